@@ -1,0 +1,175 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+func init() { Register("filesystem", openFilesystem) }
+
+// fsSource reads one local file, confined to the policy file's roots.
+type fsSource struct {
+	spec  Spec
+	abs   string   // the declared path made absolute
+	roots []string // absolute, cleaned, not yet symlink-resolved
+	max   int64
+}
+
+func openFilesystem(spec Spec, env Env) (Source, error) {
+	if spec.Path == "" {
+		return broken(fail("", ErrConfig, nil, "filesystem source has no path; write source = { type = \"filesystem\", path = \"docs/file.md\" }"))
+	}
+	if strings.ContainsRune(spec.Path, 0) {
+		return broken(fail("", ErrConfig, nil, "filesystem path %q contains a NUL byte; fix path in readproof.toml", spec.Path))
+	}
+	base := env.BaseDir
+	if base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return broken(fail("", ErrConfig, err, "filesystem source %s: no base directory: %v", spec.Path, err))
+		}
+		base = wd
+	}
+	base, err := filepath.Abs(base)
+	if err != nil {
+		return broken(fail("", ErrConfig, err, "filesystem source %s: base directory %s: %v", spec.Path, env.BaseDir, err))
+	}
+	s := &fsSource{spec: spec, max: env.MaxBytesOrDefault()}
+	s.abs = filepath.Clean(filepath.FromSlash(spec.Path))
+	if !filepath.IsAbs(s.abs) {
+		s.abs = filepath.Join(base, s.abs)
+	}
+	roots := env.Roots
+	if len(roots) == 0 {
+		roots = []string{base}
+	}
+	for _, r := range roots {
+		r = filepath.Clean(r)
+		if !filepath.IsAbs(r) {
+			r = filepath.Join(base, r)
+		}
+		s.roots = append(s.roots, r)
+	}
+	return s, nil
+}
+
+func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
+	uri := req.URI
+	if err := checkCtx(ctx, uri, "reading "+s.spec.Path); err != nil {
+		return Result{}, err
+	}
+	// Resolve every symlink first, then check containment on the result: a
+	// link that points outside the roots is refused, one that stays inside
+	// is followed.
+	final, err := filepath.EvalSymlinks(s.abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return Result{}, fail(uri, ErrNotFound, err, "no file at %s (%s); check path in readproof.toml", s.spec.Path, s.abs)
+		}
+		return Result{}, fail(uri, nil, err, "cannot resolve %s: %v", s.spec.Path, err)
+	}
+	root, rel, ok := s.contain(final)
+	if !ok {
+		return Result{}, refuse(uri, RuleRoots, "%s resolves to %s, outside the allowed roots (%s); %s", s.spec.Path, final, strings.Join(s.roots, ", "), hintRoots)
+	}
+	// Open beneath the root, so a path component swapped for a link after
+	// the check still cannot leave it, and without blocking on a FIFO.
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return Result{}, fail(uri, nil, err, "cannot open root %s: %v", root, err)
+	}
+	defer r.Close()
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Result{}, fail(uri, ErrNotFound, err, "no file at %s (%s); check path in readproof.toml", s.spec.Path, final)
+		}
+		return Result{}, fail(uri, nil, err, "cannot open %s: %v", s.spec.Path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Result{}, fail(uri, nil, err, "cannot stat %s: %v", s.spec.Path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return Result{}, refuse(uri, RuleRegular, "%s is %s, not a regular file; point path at a file", s.spec.Path, describeMode(st.Mode()))
+	}
+	if st.Size() > s.max {
+		return Result{}, fail(uri, ErrTooLarge, nil, "%s is %d bytes, over the %d-byte limit; %s", s.spec.Path, st.Size(), s.max, hintMaxBytes)
+	}
+	content, err := io.ReadAll(io.LimitReader(f, s.max+1))
+	if err != nil {
+		return Result{}, fail(uri, nil, err, "reading %s: %v", s.spec.Path, err)
+	}
+	if int64(len(content)) > s.max {
+		return Result{}, fail(uri, ErrTooLarge, nil, "%s grew past the %d-byte limit while being read; %s", s.spec.Path, s.max, hintMaxBytes)
+	}
+	if err := checkCtx(ctx, uri, "reading "+s.spec.Path); err != nil {
+		return Result{}, err
+	}
+	return Result{
+		Content:     content,
+		ContentType: contentType(final, content),
+		Revision:    shortHash(content),
+		Provenance:  map[string]string{"source_type": "filesystem", "path": s.spec.Path},
+	}, nil
+}
+
+// contain returns the root holding final and final's path relative to it.
+func (s *fsSource) contain(final string) (root, rel string, ok bool) {
+	for _, r := range s.roots {
+		resolved, err := filepath.EvalSymlinks(r)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(resolved, final)
+		if err != nil || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		return resolved, rel, true
+	}
+	return "", "", false
+}
+
+// containLexically is contain for a path that does not exist: it compares
+// the cleaned path with the roots as declared and as resolved.
+func (s *fsSource) containLexically(p string) (root, rel string, ok bool) {
+	p = filepath.Clean(p)
+	for _, r := range s.roots {
+		cands := []string{r}
+		if resolved, err := filepath.EvalSymlinks(r); err == nil {
+			cands = append(cands, resolved)
+		}
+		for _, c := range cands {
+			rel, err := filepath.Rel(c, p)
+			if err == nil && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return c, rel, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "a special file (" + m.String() + ")"
+}

@@ -1,0 +1,240 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/readproof/readproof/gitstore"
+)
+
+func init() { Register("git", openGit) }
+
+const defaultGitRef = "HEAD"
+
+// git URL kinds.
+const (
+	gitLocal  = "local"  // a path or file:// URL, confined to the roots
+	gitHTTP   = "http"   // http(s), through the guarded client
+	gitRemote = "remote" // git:// and ssh, whose hosts are checked before fetching
+)
+
+var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):`)
+
+// gitSource reads one file from any git repository through a mirror cache.
+type gitSource struct {
+	spec     Spec
+	shown    string
+	kind     string
+	local    string // absolute path, for gitLocal
+	httpURL  *url.URL
+	host     string
+	port     string
+	ref      string
+	path     string
+	cacheDir string
+	roots    []string
+	n        *netClient
+	max      int64
+	password string // from the URL's user information, kept out of errors
+}
+
+func openGit(spec Spec, env Env) (Source, error) {
+	if spec.URL == "" {
+		return broken(fail("", ErrConfig, nil, "git source has no url; write source = { type = \"git\", url = \"https://git.example.com/docs.git\", path = \"policy.md\" }"))
+	}
+	s := &gitSource{spec: spec, shown: redactURL(spec.URL), n: newNetClient(env.Network), max: env.MaxBytesOrDefault()}
+	p, err := cleanRepoPath(spec.Path)
+	if err != nil {
+		return broken(fail("", ErrConfig, nil, "git source path %q %v; write the file's path in the repository, such as docs/policy.md", spec.Path, err))
+	}
+	s.path = p
+	s.ref = orDefault(spec.Ref, defaultGitRef)
+	if s.ref != "HEAD" {
+		if err := checkRefName(s.ref); err != nil {
+			return broken(fail("", ErrConfig, nil, "git source ref %q %v; write a branch, a tag or a full commit id", s.ref, err))
+		}
+	}
+	base := env.BaseDir
+	if base == "" {
+		base, _ = os.Getwd()
+	}
+	raw := strings.TrimSpace(spec.URL)
+	switch {
+	case strings.Contains(raw, "://"):
+		u, err := parseSourceURL(raw)
+		if err != nil {
+			return broken(fail("", ErrConfig, nil, "git source url %s is malformed (%v); write a URL such as https://git.example.com/docs.git", s.shown, err))
+		}
+		if u.User != nil {
+			s.password, _ = u.User.Password()
+		}
+		switch u.Scheme {
+		case "file":
+			if u.Host != "" && u.Host != "localhost" {
+				return broken(fail("", ErrConfig, nil, "git source url %s names a host; write file:///absolute/path", s.shown))
+			}
+			s.kind, s.local = gitLocal, filepath.Clean(filepath.FromSlash(u.Path))
+		case "http", "https":
+			s.kind, s.httpURL = gitHTTP, u
+			if err := s.n.g.checkURL(u); err != nil {
+				return broken(err.(*Error))
+			}
+		case "git", "ssh", "git+ssh", "ssh+git":
+			s.kind, s.host, s.port = gitRemote, u.Hostname(), u.Port()
+			if s.host == "" {
+				return broken(fail("", ErrConfig, nil, "git source url %s has no host", s.shown))
+			}
+		default:
+			return broken(fail("", ErrConfig, nil, "git source url %s uses %s:, which readproof does not fetch; write an https, ssh, git or file URL, or a local path", s.shown, u.Scheme))
+		}
+	case scpLike.MatchString(raw) && !filepath.IsAbs(raw) && !strings.HasPrefix(raw, "."):
+		s.kind, s.host = gitRemote, scpLike.FindStringSubmatch(raw)[1]
+	default:
+		s.kind, s.local = gitLocal, filepath.Clean(filepath.FromSlash(raw))
+	}
+	if s.kind == gitLocal {
+		if !filepath.IsAbs(s.local) {
+			s.local = filepath.Join(base, s.local)
+		}
+		roots := env.Roots
+		if len(roots) == 0 {
+			roots = []string{base}
+		}
+		for _, r := range roots {
+			if !filepath.IsAbs(r) {
+				r = filepath.Join(base, r)
+			}
+			s.roots = append(s.roots, filepath.Clean(r))
+		}
+	}
+	s.cacheDir = env.CacheDir
+	if s.cacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return broken(fail("", ErrConfig, err, "git source %s: no cache directory (%v); set [sources] cache_dir in readproof.toml", s.shown, err))
+		}
+		s.cacheDir = filepath.Join(dir, "readproof", "git")
+	}
+	return s, nil
+}
+
+func (s *gitSource) what() string { return s.shown + ":" + s.path + "@" + s.ref }
+
+func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err error) {
+	uri := req.URI
+	if err := checkCtx(ctx, uri, "fetching "+s.what()); err != nil {
+		return Result{}, err
+	}
+	scrub := newScrubber([]string{s.password})
+	defer func() {
+		scrub.result(&res)
+		err = scrub.err(err)
+	}()
+
+	mirrorURL := s.spec.URL
+	opts := gitstore.MirrorOptions{}
+	switch s.kind {
+	case gitLocal:
+		// The mirror is keyed by the declared path; the roots check is on
+		// the path with every symlink resolved. A repository that is gone
+		// can still serve a commit id already in the cache.
+		mirrorURL = s.local
+		fsrc := &fsSource{roots: s.roots}
+		final, err := filepath.EvalSymlinks(s.local)
+		switch {
+		case err == nil:
+			if _, _, ok := fsrc.contain(final); !ok {
+				return Result{}, refuse(uri, RuleRoots, "git repository %s resolves to %s, outside the allowed roots (%s); %s", s.shown, final, strings.Join(s.roots, ", "), hintRoots)
+			}
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			if _, _, ok := fsrc.containLexically(s.local); !ok || !hexID.MatchString(s.ref) {
+				return Result{}, fail(uri, ErrNotFound, err, "no repository at %s; check url in readproof.toml", s.local)
+			}
+		default:
+			return Result{}, fail(uri, nil, err, "cannot resolve %s: %v", s.local, err)
+		}
+	case gitHTTP:
+		if err := s.n.g.checkURL(s.httpURL); err != nil {
+			return Result{}, withURI(uri, err)
+		}
+		opts.HTTPClient = s.n.c
+	case gitRemote:
+		if err := s.n.g.checkHost(ctx, s.host, s.port); err != nil {
+			if perr := ctx.Err(); perr != nil {
+				return Result{}, cancelled(uri, "fetching "+s.what(), perr)
+			}
+			return Result{}, withURI(uri, err)
+		}
+	}
+	m, err := gitstore.OpenMirror(s.cacheDir, mirrorURL, opts)
+	if err != nil {
+		return Result{}, fail(uri, ErrConfig, err, "git source %s: %v", s.shown, err)
+	}
+	if !(hexID.MatchString(s.ref) && m.HasCommit(s.ref)) {
+		bctx, cancel := s.n.bound(ctx)
+		err := m.Fetch(bctx)
+		cancel()
+		if err != nil {
+			return Result{}, s.fetchErr(ctx, uri, err)
+		}
+	}
+	content, commit, blob, err := m.ResolveFile(s.ref, s.path, s.max)
+	switch {
+	case err == nil:
+	case errors.Is(err, gitstore.ErrUnknownRef):
+		return Result{}, fail(uri, ErrConfig, err, "ref %q not found in %s (%v); check ref in readproof.toml: a branch, a tag or a full commit id", s.ref, s.shown, err)
+	case errors.Is(err, gitstore.ErrPathNotFound):
+		return Result{}, fail(uri, ErrNotFound, err, "no file %s in %s at %s; check path and ref in readproof.toml", s.path, s.shown, s.ref)
+	case errors.Is(err, gitstore.ErrNotFile):
+		return Result{}, refuse(uri, RuleRegular, "%v in %s; point path at a file", err, s.shown)
+	case errors.Is(err, gitstore.ErrFileTooLarge):
+		return Result{}, fail(uri, ErrTooLarge, nil, "%s is over the %d-byte limit; %s", s.what(), s.max, hintMaxBytes)
+	default:
+		return Result{}, fail(uri, nil, err, "reading %s: %v", s.what(), err)
+	}
+	return Result{
+		Content:     content,
+		ContentType: contentType(s.path, content),
+		Revision:    commit + ":" + blob,
+		Provenance: map[string]string{
+			"source_type": "git",
+			"url":         s.shown,
+			"ref":         s.ref,
+			"path":        s.path,
+			"commit":      commit,
+			"blob":        blob,
+		},
+	}, nil
+}
+
+// fetchErr explains a failed mirror fetch.
+func (s *gitSource) fetchErr(parent context.Context, uri string, err error) error {
+	if perr := parent.Err(); perr != nil {
+		return cancelled(uri, "fetching "+s.what(), perr)
+	}
+	var ae *Error
+	if errors.As(err, &ae) {
+		return withURI(uri, ae)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return fail(uri, nil, context.DeadlineExceeded, "fetching %s took longer than %s; %s", s.shown, s.n.g.timeout, hintTimeout)
+	case errors.Is(err, gitstore.ErrRepoNotFound):
+		return fail(uri, ErrNotFound, err, "no git repository at %s; check url in readproof.toml", s.shown)
+	case errors.Is(err, gitstore.ErrAuth):
+		return fail(uri, nil, err, "%s requires credentials readproof does not have; use a URL the machine can read (an ssh agent key, or user information in the URL)", s.shown)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return fail(uri, nil, err, "cannot reach %s: %v; check the url and that the server is reachable", s.shown, err)
+	}
+	return fail(uri, nil, err, "fetching %s: %v; check the url, or delete the cache %s if it is damaged", s.shown, err, s.cacheDir)
+}

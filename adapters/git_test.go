@@ -1,0 +1,198 @@
+package adapters_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/adapters"
+)
+
+func gitSpec(url, ref, path string) adapters.Spec {
+	return adapters.Spec{Type: "git", URL: url, Ref: ref, Path: path}
+}
+
+func TestGitRefsAndRevision(t *testing.T) {
+	base := t.TempDir()
+	repo := newGitRepo(t, base, "repo")
+	write(t, filepath.Join(repo, "docs", "policy.md"), "v1\n")
+	runGit(t, repo, "add", ".")
+	runGit(t, repo, "commit", "-q", "-m", "v1")
+	runGit(t, repo, "tag", "-a", "-m", "release", "v1")
+	runGit(t, repo, "tag", "light")
+	c1 := runGit(t, repo, "rev-parse", "HEAD")
+	write(t, filepath.Join(repo, "docs", "policy.md"), "v2\n")
+	runGit(t, repo, "commit", "-q", "-am", "v2")
+	c2 := runGit(t, repo, "rev-parse", "HEAD")
+	env := adapters.Env{BaseDir: base, CacheDir: t.TempDir()}
+
+	for ref, want := range map[string]string{"": "v2\n", "HEAD": "v2\n", "main": "v2\n", "refs/heads/main": "v2\n", "v1": "v1\n", "light": "v1\n", "refs/tags/v1": "v1\n", c1: "v1\n", c2: "v2\n"} {
+		r, err := fetchSpec(t, gitSpec("repo", ref, "docs/policy.md"), env)
+		if err != nil {
+			t.Fatalf("ref %q: %v", ref, err)
+		}
+		if string(r.Content) != want {
+			t.Errorf("ref %q: %q, want %q", ref, r.Content, want)
+		}
+		commit := runGit(t, repo, "rev-parse", orHEAD(ref)+"^{commit}")
+		blob := runGit(t, repo, "rev-parse", commit+":docs/policy.md")
+		if r.Revision != commit+":"+blob {
+			t.Errorf("ref %q: revision %q, want %s:%s", ref, r.Revision, commit, blob)
+		}
+		if r.Provenance["commit"] != commit || r.Provenance["blob"] != blob || r.Provenance["source_type"] != "git" || r.Provenance["path"] != "docs/policy.md" {
+			t.Errorf("ref %q: provenance %v", ref, r.Provenance)
+		}
+		if r.ContentType != "text/markdown" {
+			t.Errorf("content type %q", r.ContentType)
+		}
+	}
+
+	// A missing ref: a clear error naming the ref and the resource.
+	_, err := fetchSpec(t, gitSpec("repo", "no-such-branch", "docs/policy.md"), env)
+	if !errors.Is(err, adapters.ErrConfig) || !strings.Contains(err.Error(), uri) || !strings.Contains(err.Error(), `"no-such-branch"`) || !strings.Contains(err.Error(), "check ref") {
+		t.Errorf("missing ref: %v", err)
+	}
+	missing := strings.Repeat("ab", 20)
+	_, err = fetchSpec(t, gitSpec("repo", missing, "docs/policy.md"), env)
+	if !errors.Is(err, adapters.ErrConfig) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing commit: %v", err)
+	}
+	// Missing path, directory, symlink.
+	_, err = fetchSpec(t, gitSpec("repo", "main", "docs/nope.md"), env)
+	if !errors.Is(err, adapters.ErrNotFound) || !strings.Contains(err.Error(), "docs/nope.md") {
+		t.Errorf("missing path: %v", err)
+	}
+	_, err = fetchSpec(t, gitSpec("repo", "main", "docs"), env)
+	wantRefused(t, err, adapters.RuleRegular)
+	if err := os.Symlink("/etc/passwd", filepath.Join(repo, "link")); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, repo, "add", "link")
+	runGit(t, repo, "commit", "-q", "-m", "link")
+	_, err = fetchSpec(t, gitSpec("repo", "main", "link"), env)
+	wantRefused(t, err, adapters.RuleRegular)
+}
+
+func orHEAD(ref string) string {
+	if ref == "" {
+		return "HEAD"
+	}
+	return ref
+}
+
+func TestGitCacheIsDisposable(t *testing.T) {
+	base := t.TempDir()
+	repo := newGitRepo(t, base, "repo")
+	cache := filepath.Join(t.TempDir(), "cache")
+	env := adapters.Env{BaseDir: base, CacheDir: cache}
+	commit := runGit(t, repo, "rev-parse", "HEAD")
+	if _, err := fetchSpec(t, gitSpec("repo", "main", "README"), env); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(cache); err != nil {
+		t.Fatal(err)
+	}
+	r, err := fetchSpec(t, gitSpec("repo", "main", "README"), env)
+	if err != nil || string(r.Content) != "fixture\n" {
+		t.Fatalf("after deleting the cache: %q, %v", r.Content, err)
+	}
+
+	// A commit id already in the cache is read without fetching, so it
+	// survives the repository going away; a branch needs the remote.
+	if err := os.RemoveAll(repo); err != nil {
+		t.Fatal(err)
+	}
+	r, err = fetchSpec(t, gitSpec(repo, commit, "README"), env)
+	if err != nil || string(r.Content) != "fixture\n" {
+		t.Fatalf("pinned commit from the cache: %q, %v", r.Content, err)
+	}
+	_, err = fetchSpec(t, gitSpec(repo, "main", "README"), env)
+	if !errors.Is(err, adapters.ErrNotFound) || !strings.Contains(err.Error(), "no repository") {
+		t.Errorf("branch of a deleted repository: %v", err)
+	}
+}
+
+func TestGitLocalConfinement(t *testing.T) {
+	top := t.TempDir()
+	base := filepath.Join(top, "project")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := newGitRepo(t, top, "elsewhere")
+	env := adapters.Env{BaseDir: base, CacheDir: t.TempDir()}
+	for _, u := range []string{outside, "file://" + outside, "../elsewhere"} {
+		_, err := fetchSpec(t, gitSpec(u, "main", "README"), env)
+		wantRefused(t, err, adapters.RuleRoots)
+	}
+	if err := os.Symlink(outside, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := fetchSpec(t, gitSpec("link", "main", "README"), env)
+	wantRefused(t, err, adapters.RuleRoots)
+	env.Roots = []string{top}
+	if _, err := fetchSpec(t, gitSpec("link", "main", "README"), env); err != nil {
+		t.Fatalf("with the root declared: %v", err)
+	}
+}
+
+func TestGitNetworkPolicy(t *testing.T) {
+	base := t.TempDir()
+	newGitRepo(t, base, "repo")
+	port := startGitDaemon(t, base)
+	daemonURL := fmt.Sprintf("git://127.0.0.1:%d/repo", port)
+	env := adapters.Env{CacheDir: t.TempDir()}
+	_, err := fetchSpec(t, gitSpec(daemonURL, "main", "README"), env)
+	wantRefused(t, err, adapters.RuleLoopback)
+	_, err = fetchSpec(t, gitSpec(fmt.Sprintf("git://localhost:%d/repo", port), "main", "README"), env)
+	wantRefused(t, err, adapters.RuleLoopback)
+	env.Network = loopback
+	if _, err := fetchSpec(t, gitSpec(daemonURL, "main", "README"), env); err != nil {
+		t.Fatalf("allow-listed daemon: %v", err)
+	}
+
+	srv := startGitHTTP(t, base)
+	env = adapters.Env{CacheDir: t.TempDir()}
+	_, err = fetchSpec(t, gitSpec(srv.URL+"/repo", "main", "README"), env)
+	wantRefused(t, err, adapters.RuleLoopback)
+	// A name is caught when dialled, inside go-git's HTTP transport.
+	_, err = fetchSpec(t, gitSpec(strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+"/repo", "main", "README"), env)
+	wantRefused(t, err, adapters.RuleLoopback)
+	env.Network = loopback
+	if _, err := fetchSpec(t, gitSpec(srv.URL+"/repo", "main", "README"), env); err != nil {
+		t.Fatalf("allow-listed smart HTTP: %v", err)
+	}
+	// A missing repository on a reachable server is "not found".
+	_, err = fetchSpec(t, gitSpec(srv.URL+"/nope", "main", "README"), env)
+	if err == nil || !strings.Contains(err.Error(), uri) {
+		t.Errorf("missing repository over http: %v", err)
+	}
+
+	// Other shapes of remote URL are checked by host before go-git dials.
+	for _, u := range []string{"git@127.0.0.1:org/repo.git", "ssh://git@[::1]/repo.git", "ssh://169.254.169.254/x"} {
+		_, err := fetchSpec(t, gitSpec(u, "main", "README"), adapters.Env{CacheDir: t.TempDir()})
+		if !errors.Is(err, adapters.ErrRefused) || !strings.Contains(err.Error(), uri) {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+}
+
+func TestGitSpecValidation(t *testing.T) {
+	for _, s := range []adapters.Spec{
+		gitSpec("", "main", "a"),
+		gitSpec("https://example.com/r.git", "main", ""),
+		gitSpec("https://example.com/r.git", "main", "../a"),
+		gitSpec("https://example.com/r.git", "bad ref", "a"),
+		gitSpec("ftp://example.com/r.git", "main", "a"),
+		gitSpec("file://host/r.git", "main", "a"),
+	} {
+		if err := adapters.Check(s, adapters.Env{}); !errors.Is(err, adapters.ErrConfig) {
+			t.Errorf("Check(%+v) = %v", s, err)
+		}
+	}
+	if err := adapters.Check(gitSpec("https://example.com/r.git", "", "docs/a.md"), adapters.Env{}); err != nil {
+		t.Errorf("Check(good) = %v", err)
+	}
+}

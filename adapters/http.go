@@ -1,0 +1,193 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+func init() { Register("http", openHTTP) }
+
+// httpSource reads one URL through the guarded client.
+type httpSource struct {
+	spec    Spec
+	u       *url.URL
+	shown   string // the URL as safe to show
+	headers []declHeader
+	env     Env
+	n       *netClient
+	max     int64
+}
+
+// declHeader is a header as declared, with the variables it references.
+type declHeader struct {
+	name  string
+	value string
+	refs  []string
+}
+
+func openHTTP(spec Spec, env Env) (Source, error) {
+	if spec.URL == "" {
+		return broken(fail("", ErrConfig, nil, "http source has no url; write source = { type = \"http\", url = \"https://example.com/doc.md\" }"))
+	}
+	shown := redactURL(spec.URL)
+	u, err := parseSourceURL(spec.URL)
+	if err != nil {
+		return broken(fail("", ErrConfig, nil, "http source url %s is malformed (%v); write a full URL such as https://example.com/doc.md", shown, err))
+	}
+	s := &httpSource{spec: spec, u: u, shown: shown, env: env, n: newNetClient(env.Network), max: env.MaxBytesOrDefault()}
+	if err := s.n.g.checkURL(u); err != nil {
+		return broken(err.(*Error))
+	}
+	names := make([]string, 0, len(spec.Headers))
+	for k := range spec.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := spec.Headers[k]
+		if !validHeaderName(k) {
+			return broken(fail("", ErrConfig, nil, "header name %q is not a valid HTTP header name; fix headers in readproof.toml", k))
+		}
+		refs, err := refNames(v)
+		if err != nil {
+			return broken(fail("", ErrConfig, nil, "header %q: %v", k, err))
+		}
+		if badHeaderByte(v) {
+			return broken(fail("", ErrConfig, nil, "header %q contains a control character; fix headers in readproof.toml", k))
+		}
+		for _, name := range refs {
+			if !env.envAllowed(name) {
+				return broken(refuse("", RuleEnvAllow, "header %q references ${%s}, which readproof.toml does not allow; %s", k, name, hintEnv))
+			}
+		}
+		s.headers = append(s.headers, declHeader{name: k, value: v, refs: refs})
+		if len(refs) > 0 || credentialHeader(k, v) {
+			s.n.g.secretHeaders = append(s.n.g.secretHeaders, k)
+		}
+	}
+	return s, nil
+}
+
+// parseSourceURL parses a declared URL, describing a failure without
+// repeating the URL (which may hold user information).
+func parseSourceURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return nil, ue.Err
+		}
+		return nil, errors.New("not a URL")
+	}
+	if u.Scheme == "" {
+		return nil, errors.New("no scheme")
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" {
+		return nil, errors.New("no host")
+	}
+	return u, nil
+}
+
+// expandHeaders resolves the declared headers' ${NAME} references. It
+// returns the values it expanded, so they can be kept out of the result.
+func (s *httpSource) expandHeaders() (http.Header, []string, error) {
+	h := http.Header{}
+	var secrets []string
+	lookup := s.env.lookup()
+	for _, d := range s.headers {
+		for _, name := range d.refs {
+			if v, ok := lookup(name); ok {
+				secrets = append(secrets, v)
+			}
+		}
+		v, err := expandRefs(d.value, lookup)
+		if err != nil {
+			var unset *unsetError
+			if errors.As(err, &unset) {
+				return nil, secrets, fail("", ErrConfig, nil, "header %q: environment variable %s is not set; export it before running readproof", d.name, unset.name)
+			}
+			return nil, secrets, fail("", ErrConfig, nil, "header %q: %v", d.name, err)
+		}
+		if badHeaderByte(v) {
+			return nil, secrets, fail("", ErrConfig, nil, "header %q: a referenced variable (%s) holds a control character such as a newline; fix its value", d.name, strings.Join(d.refs, ", "))
+		}
+		h.Set(d.name, v)
+	}
+	return h, secrets, nil
+}
+
+func (s *httpSource) Fetch(ctx context.Context, req Request) (res Result, err error) {
+	uri := req.URI
+	if err := checkCtx(ctx, uri, "fetching "+s.shown); err != nil {
+		return Result{}, err
+	}
+	hdr, secrets, err := s.expandHeaders()
+	scrub := newScrubber(secrets)
+	defer func() {
+		scrub.result(&res)
+		err = scrub.err(err)
+	}()
+	if err != nil {
+		return Result{}, withURI(uri, err)
+	}
+	prev := req.Previous
+	conditional := false
+	if prev != nil {
+		if prev.ETag != "" {
+			hdr.Set("If-None-Match", prev.ETag)
+			conditional = true
+		}
+		if prev.LastModified != "" {
+			hdr.Set("If-Modified-Since", prev.LastModified)
+			conditional = true
+		}
+	}
+	bctx, cancel := s.n.bound(ctx)
+	defer cancel()
+	resp, err := s.n.get(ctx, bctx, uri, s.u, hdr, s.max, s.shown)
+	if err != nil {
+		return Result{}, err
+	}
+	prov := map[string]string{"source_type": "http", "url": s.shown, "status": strconv.Itoa(resp.status)}
+	if resp.finalURL != nil && resp.finalURL.String() != s.u.String() {
+		prov["final_url"] = redactURL(resp.finalURL.String())
+	}
+	etag := resp.header.Get("ETag")
+	lastMod := resp.header.Get("Last-Modified")
+	if etag != "" {
+		prov["etag"] = etag
+	}
+	switch {
+	case resp.status == http.StatusNotModified && conditional:
+		r := Result{NotModified: true, ETag: orDefault(etag, prev.ETag), LastModified: orDefault(lastMod, prev.LastModified), Provenance: prov}
+		r.Revision = prev.Revision
+		if etag != "" {
+			r.Revision = etag
+		}
+		return r, nil
+	case resp.status == http.StatusNotFound || resp.status == http.StatusGone:
+		return Result{}, fail(uri, ErrNotFound, nil, "%s answered %s; check url in readproof.toml", s.shown, statusText(resp.status))
+	case resp.status == http.StatusUnauthorized || resp.status == http.StatusForbidden:
+		return Result{}, fail(uri, nil, nil, "%s answered %s; check the credentials in the source's headers", s.shown, statusText(resp.status))
+	case resp.status < 200 || resp.status > 299 || resp.status == http.StatusPartialContent:
+		return Result{}, fail(uri, nil, nil, "%s answered %s; check the server or the url", s.shown, statusText(resp.status))
+	}
+	rev := etag
+	if rev == "" {
+		rev = shortHash(resp.body)
+	}
+	return Result{
+		Content:      resp.body,
+		ContentType:  httpContentType(resp.header.Get("Content-Type"), resp.finalURL.Path, resp.body),
+		Revision:     rev,
+		Provenance:   prov,
+		ETag:         etag,
+		LastModified: lastMod,
+	}, nil
+}

@@ -1,0 +1,276 @@
+package adapters
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The address policy. Every network source (http, github, git over http)
+// talks through a guard: the URL is checked before a request is built and on
+// every redirect hop, and the address actually connected is checked in the
+// dialer's Control hook, after DNS resolution, so a name that resolves (or
+// re-resolves) to a forbidden address is refused at connect time. Proxies
+// from the environment are not used.
+
+var (
+	prefixCGNAT      = netip.MustParsePrefix("100.64.0.0/10")
+	prefixThisNet    = netip.MustParsePrefix("0.0.0.0/8")
+	prefixReserved4  = netip.MustParsePrefix("240.0.0.0/4")
+	prefixIETF4      = netip.MustParsePrefix("192.0.0.0/24")
+	prefixNAT64      = netip.MustParsePrefix("64:ff9b::/96")
+	prefixNAT64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	prefix6to4       = netip.MustParsePrefix("2002::/16")
+	prefixCompat     = netip.MustParsePrefix("::/96")
+	prefixSiteLocal  = netip.MustParsePrefix("fec0::/10")
+	prefixDiscard6   = netip.MustParsePrefix("100::/64")
+)
+
+// classifyIP returns the rule that refuses ip and a description, or "" for an
+// ordinary public unicast address. IPv4 addresses embedded in IPv6 ones
+// (mapped, compatible, NAT64, 6to4) are judged by their IPv4 part.
+func classifyIP(ip netip.Addr) (rule, what string) {
+	ip = ip.WithZone("")
+	if ip.Is4In6() {
+		return classifyIP(ip.Unmap())
+	}
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case prefixNAT64.Contains(ip) || prefixNAT64Local.Contains(ip):
+			return classifyIP(netip.AddrFrom4([4]byte(b[12:16])))
+		case prefix6to4.Contains(ip):
+			return classifyIP(netip.AddrFrom4([4]byte(b[2:6])))
+		case prefixCompat.Contains(ip) && !ip.IsUnspecified() && !ip.IsLoopback():
+			return classifyIP(netip.AddrFrom4([4]byte(b[12:16])))
+		}
+	}
+	switch {
+	case !ip.IsValid():
+		return RuleReserved, "not a valid address"
+	case ip.IsUnspecified() || prefixThisNet.Contains(ip):
+		return RuleUnspecified, "an unspecified address"
+	case ip.IsLoopback():
+		return RuleLoopback, "a loopback address"
+	case ip == netip.AddrFrom4([4]byte{169, 254, 169, 254}):
+		return RuleLinkLocal, "a link-local address (the cloud metadata endpoint)"
+	case ip.IsLinkLocalUnicast():
+		return RuleLinkLocal, "a link-local address"
+	case ip.IsMulticast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast():
+		return RuleMulticast, "a multicast address"
+	case ip.Is4() && ip.IsPrivate():
+		return RulePrivate, "a private (RFC 1918) address"
+	case prefixCGNAT.Contains(ip):
+		return RulePrivate, "a shared (carrier-grade NAT) address"
+	case ip.Is6() && ip.IsPrivate():
+		return RuleUniqueLocal, "a unique-local address"
+	case prefixSiteLocal.Contains(ip):
+		return RuleUniqueLocal, "a site-local address"
+	case prefixReserved4.Contains(ip) || prefixIETF4.Contains(ip) || prefixDiscard6.Contains(ip):
+		return RuleReserved, "a reserved address"
+	}
+	return "", ""
+}
+
+// guard applies a NetPolicy to URLs and connections.
+type guard struct {
+	hosts        map[string]bool
+	cidrs        []netip.Prefix
+	timeout      time.Duration
+	maxRedirects int
+	// secretHeaders are dropped from a redirected request that leaves the
+	// first request's origin.
+	secretHeaders []string
+	// dial replaces the real connect in tests; the policy checks that run
+	// before it are the same.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func newGuard(p NetPolicy) *guard {
+	g := &guard{hosts: map[string]bool{}, cidrs: p.AllowCIDRs, timeout: p.Timeout, maxRedirects: p.MaxRedirects}
+	for _, h := range p.AllowHosts {
+		g.hosts[normHost(h)] = true
+	}
+	if g.timeout <= 0 {
+		g.timeout = DefaultTimeout
+	}
+	if g.maxRedirects == 0 {
+		g.maxRedirects = DefaultMaxRedirects
+	} else if g.maxRedirects < 0 {
+		g.maxRedirects = 0
+	}
+	return g
+}
+
+func normHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.Trim(strings.TrimSpace(h), "[]")), ".")
+}
+
+// hostAllowed reports whether host (or host:port) is allow-listed by name.
+func (g *guard) hostAllowed(host, port string) bool {
+	h := normHost(host)
+	if g.hosts[h] {
+		return true
+	}
+	if port != "" {
+		return g.hosts[net.JoinHostPort(h, port)]
+	}
+	return false
+}
+
+// checkIP refuses ip unless it is public or allow-listed. host is the name it
+// was reached by, for the message.
+func (g *guard) checkIP(host string, ip netip.Addr) error {
+	for _, p := range g.cidrs {
+		if p.Contains(ip.Unmap().WithZone("")) || p.Contains(ip.WithZone("")) {
+			return nil
+		}
+	}
+	rule, what := classifyIP(ip)
+	if rule == "" {
+		return nil
+	}
+	from := ""
+	if h := normHost(host); h != "" && h != ip.String() && h != ip.Unmap().String() {
+		from = fmt.Sprintf(" (resolved from %q)", h)
+	}
+	return refuse("", rule, "%s%s is %s; %s", ip, from, what, hintNetwork)
+}
+
+// checkURL refuses a URL whose scheme is not http(s), or whose host is an IP
+// literal the policy refuses. Names are checked again when dialled.
+func (g *guard) checkURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return refuse("", RuleScheme, "%s is a %s: URL; write an http or https URL (local files are read by a filesystem source)", redactURL(u.String()), strings.ToLower(u.Scheme))
+	}
+	host := u.Hostname()
+	if host == "" {
+		return fail("", ErrConfig, nil, "%s has no host; write a full URL such as https://example.com/doc.md", redactURL(u.String()))
+	}
+	if g.hostAllowed(host, u.Port()) {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return g.checkIP(host, ip)
+	}
+	return nil
+}
+
+// checkHost resolves host and checks every address; for transports whose
+// dialling readproof does not control (git://, ssh://). A name that
+// re-resolves between this check and the connection is not caught there.
+func (g *guard) checkHost(ctx context.Context, host, port string) error {
+	if g.hostAllowed(host, port) {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(normHost(host)); err == nil {
+		return g.checkIP(host, ip)
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return fail("", nil, err, "cannot resolve %s: %v; check the host name", host, err)
+	}
+	for _, ip := range ips {
+		if err := g.checkIP(host, ip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dialContext connects to addr, refusing any connection whose peer address
+// the policy forbids, whatever name led to it.
+func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	allowed := g.hostAllowed(host, port)
+	d := &net.Dialer{Timeout: g.timeout, KeepAlive: 30 * time.Second}
+	if !allowed {
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return refuse("", RuleReserved, "cannot check the address %q; %s", address, hintNetwork)
+			}
+			return g.checkIP(host, ap.Addr())
+		}
+	}
+	if g.dial != nil {
+		if !allowed {
+			ip, err := netip.ParseAddr(normHost(host))
+			if err != nil {
+				return nil, fmt.Errorf("test dial hook needs an IP literal, got %q", host)
+			}
+			if err := g.checkIP(host, ip); err != nil {
+				return nil, err
+			}
+		}
+		return g.dial(ctx, network, addr)
+	}
+	return d.DialContext(ctx, network, addr)
+}
+
+// checkRedirect bounds redirects, refuses loops and forbidden hops, and
+// drops headers expanded from the environment when a hop leaves the
+// original origin.
+func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
+	target := req.URL.String()
+	for _, v := range via {
+		if v.URL.String() == target {
+			chain := make([]string, 0, len(via)+1)
+			for _, v := range via {
+				chain = append(chain, redactURL(v.URL.String()))
+			}
+			chain = append(chain, redactURL(target))
+			return fail("", nil, nil, "redirect loop: %s; fix the URL or the server's redirects", strings.Join(chain, " -> "))
+		}
+	}
+	if len(via) > g.maxRedirects {
+		return fail("", nil, nil, "stopped after %d redirects (last to %s); point url at the final location or raise [network] max_redirects in readproof.toml", g.maxRedirects, redactURL(target))
+	}
+	if err := g.checkURL(req.URL); err != nil {
+		return err
+	}
+	if len(via) > 0 && !sameOrigin(via[0].URL, req.URL) {
+		for _, h := range g.secretHeaders {
+			req.Header.Del(h)
+		}
+	}
+	return nil
+}
+
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if u.Scheme == "https" {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && normHost(a.Hostname()) == normHost(b.Hostname()) && port(a) == port(b)
+}
+
+// client returns an HTTP client that applies the guard. It has no overall
+// timeout: callers bound each fetch with a context deadline.
+func (g *guard) client() *http.Client {
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           g.dialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: tr, CheckRedirect: g.checkRedirect}
+}

@@ -1,0 +1,173 @@
+package evidence
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// PayloadType is the DSSE payloadType of a signed bundle.
+const PayloadType = "application/vnd.in-toto+json"
+
+// Envelope is a DSSE envelope. Field order is the order Sign writes.
+type Envelope struct {
+	Payload     string              `json:"payload"`
+	PayloadType string              `json:"payloadType"`
+	Signatures  []EnvelopeSignature `json:"signatures"`
+}
+
+// EnvelopeSignature is one DSSE signature. KeyID is an unauthenticated hint.
+type EnvelopeSignature struct {
+	KeyID string `json:"keyid"`
+	Sig   string `json:"sig"`
+}
+
+// PAE is the DSSE pre-authentication encoding that is signed:
+// "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body, lengths in ASCII decimal.
+func PAE(payloadType string, payload []byte) []byte {
+	b := make([]byte, 0, len("DSSEv1 ")+len(payloadType)+len(payload)+42)
+	b = append(b, "DSSEv1 "...)
+	b = strconv.AppendInt(b, int64(len(payloadType)), 10)
+	b = append(b, ' ')
+	b = append(b, payloadType...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(payload)), 10)
+	b = append(b, ' ')
+	return append(b, payload...)
+}
+
+// Sign wraps payload (the exact statement bytes) in a DSSE envelope signed
+// with key. The keyid is the key's OpenSSH SHA256 fingerprint.
+func Sign(payload []byte, key ed25519.PrivateKey) ([]byte, error) {
+	if len(key) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("%w: signing key has %d bytes, want an ed25519 private key", ErrUnsupportedKey, len(key))
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	env := Envelope{
+		Payload:     base64.StdEncoding.EncodeToString(payload),
+		PayloadType: PayloadType,
+		Signatures: []EnvelopeSignature{{
+			KeyID: Fingerprint(pub),
+			Sig:   base64.StdEncoding.EncodeToString(ed25519.Sign(key, PAE(PayloadType, payload))),
+		}},
+	}
+	out, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding envelope: %v", ErrEnvelope, err)
+	}
+	return append(out, '\n'), nil
+}
+
+// Fingerprint is the OpenSSH SHA256 fingerprint of an ed25519 public key,
+// "SHA256:<unpadded base64>", as `ssh-keygen -l` prints it.
+func Fingerprint(pub ed25519.PublicKey) string {
+	k, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return ""
+	}
+	return ssh.FingerprintSHA256(k)
+}
+
+// decodeB64 accepts standard and URL-safe base64, padded or not, as DSSE
+// allows.
+func decodeB64(s string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("not base64")
+}
+
+// OpenedEnvelope is the outcome of opening an envelope.
+type OpenedEnvelope struct {
+	// Payload is the exact signed bytes.
+	Payload     []byte
+	PayloadType string
+	// Signer is the fingerprint of the trusted key whose signature verified,
+	// "" when none did.
+	Signer string
+	// SigErr says why no signature verified (nil when one did).
+	SigErr error
+}
+
+// OpenEnvelope decodes a DSSE envelope and verifies its signatures over the
+// exact payload bytes against the trusted keys; keyids are only hints. A
+// malformed envelope is an error (ErrEnvelope); a signature that does not
+// verify is reported in SigErr (ErrBadSignature or ErrUntrustedKey), so the
+// caller can still inspect the payload.
+func OpenEnvelope(data []byte, trusted []ed25519.PublicKey) (*OpenedEnvelope, error) {
+	var env rawEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrEnvelope, err)
+	}
+	return env.open(trusted)
+}
+
+type rawEnvelope struct {
+	Payload     *string             `json:"payload"`
+	PayloadType *string             `json:"payloadType"`
+	Signatures  []EnvelopeSignature `json:"signatures"`
+}
+
+func (env *rawEnvelope) present() bool {
+	return env.Payload != nil || env.PayloadType != nil || env.Signatures != nil
+}
+
+func (env *rawEnvelope) open(trusted []ed25519.PublicKey) (*OpenedEnvelope, error) {
+	if env.Payload == nil || env.PayloadType == nil {
+		return nil, fmt.Errorf("%w: payload or payloadType missing", ErrEnvelope)
+	}
+	payload, err := decodeB64(*env.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: payload is not base64", ErrEnvelope)
+	}
+	out := &OpenedEnvelope{Payload: payload, PayloadType: *env.PayloadType}
+	out.Signer, out.SigErr = verifyEnvelopeSignatures(*env.PayloadType, payload, env.Signatures, trusted)
+	return out, nil
+}
+
+func verifyEnvelopeSignatures(payloadType string, payload []byte, sigs []EnvelopeSignature, trusted []ed25519.PublicKey) (string, error) {
+	if len(sigs) == 0 {
+		return "", fmt.Errorf("%w: the envelope carries no signature", ErrBadSignature)
+	}
+	var keys []ed25519.PublicKey
+	for _, k := range trusted {
+		if len(k) == ed25519.PublicKeySize {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "", fmt.Errorf("%w: no trusted public key was given to check the envelope signature against: pass the signer's public key", ErrUntrustedKey)
+	}
+	pae := PAE(payloadType, payload)
+	malformed := 0
+	for _, s := range sigs {
+		sig, err := decodeB64(s.Sig)
+		if err != nil || len(sig) != ed25519.SignatureSize {
+			malformed++
+			continue
+		}
+		for _, k := range keys {
+			if ed25519.Verify(k, pae, sig) {
+				return Fingerprint(k), nil
+			}
+		}
+	}
+	if malformed == len(sigs) {
+		return "", fmt.Errorf("%w: no signature in the envelope is a base64 ed25519 signature", ErrBadSignature)
+	}
+	hint := ""
+	for _, s := range sigs {
+		if s.KeyID != "" {
+			hint = fmt.Sprintf(" (keyid hint %s)", s.KeyID)
+			break
+		}
+	}
+	return "", fmt.Errorf("%w: %d signature(s)%s checked against %d trusted key(s), none verifies: the payload or its type was changed, or it was signed by another key",
+		ErrBadSignature, len(sigs), hint, len(keys))
+}

@@ -1,0 +1,349 @@
+package evidence
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// KeyComment is the comment CreateKey writes into new keys.
+const KeyComment = "readproof-evidence"
+
+// maxKeyFile bounds how much of a key file is read.
+const maxKeyFile = 64 << 10
+
+// Key is an ed25519 signing key. Its String and GoString show only the
+// fingerprint: the private half never reaches output.
+type Key struct {
+	// Path is the private key file ("" for a key made in memory).
+	Path string
+	// Public is the public half.
+	Public ed25519.PublicKey
+
+	private ed25519.PrivateKey
+}
+
+// NewKey wraps an in-memory ed25519 private key.
+func NewKey(priv ed25519.PrivateKey) (Key, error) {
+	if len(priv) != ed25519.PrivateKeySize {
+		return Key{}, fmt.Errorf("%w: %d-byte private key, want ed25519", ErrUnsupportedKey, len(priv))
+	}
+	return Key{Public: priv.Public().(ed25519.PublicKey), private: priv}, nil
+}
+
+// PrivateKey returns the private half, for Sign and SignCommit.
+func (k Key) PrivateKey() ed25519.PrivateKey { return k.private }
+
+// Fingerprint is the OpenSSH SHA256 fingerprint of the public key.
+func (k Key) Fingerprint() string { return Fingerprint(k.Public) }
+
+// String shows the fingerprint only.
+func (k Key) String() string { return "ed25519 key " + k.Fingerprint() }
+
+// GoString shows the fingerprint only.
+func (k Key) GoString() string { return "evidence.Key{" + k.Fingerprint() + "}" }
+
+// AuthorizedKey is the public key in authorized_keys form,
+// "ssh-ed25519 AAAA... readproof-evidence", without a newline.
+func (k Key) AuthorizedKey() string {
+	pub, err := ssh.NewPublicKey(k.Public)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(pub))) + " " + KeyComment
+}
+
+// AllowedSignersLine is the public key as one allowed_signers line for
+// principal (an e-mail-like name), ready for gpg.ssh.allowedSignersFile.
+// A principal with spaces is quoted; quotes are dropped; "" becomes
+// "readproof".
+func (k Key) AllowedSignersLine(principal string) string {
+	principal = strings.ReplaceAll(principal, `"`, "")
+	if strings.TrimSpace(principal) == "" {
+		principal = "readproof"
+	}
+	if strings.ContainsAny(principal, " \t\r\n#") {
+		principal = `"` + strings.NewReplacer("\r", "", "\n", "").Replace(principal) + `"`
+	}
+	return principal + " " + k.AuthorizedKey()
+}
+
+// PublicPEM is the public key as PKIX "PUBLIC KEY" PEM, the form openssl
+// reads (OpenSSH 9.2 cannot export ed25519 keys this way).
+func (k Key) PublicPEM() []byte {
+	der, err := x509.MarshalPKIXPublicKey(k.Public)
+	if err != nil {
+		return nil
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+// SignEnvelope is Sign with this key.
+func (k Key) SignEnvelope(payload []byte) ([]byte, error) {
+	if k.private == nil {
+		return nil, fmt.Errorf("%w: key %s has no private half", ErrUnsupportedKey, k.Fingerprint())
+	}
+	return Sign(payload, k.private)
+}
+
+// DefaultKeyPath is where `readproof key init` puts the key by default:
+// $XDG_CONFIG_HOME/readproof/evidence_ed25519 (os.UserConfigDir).
+func DefaultKeyPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no user config directory for the signing key: %w: pass a key path", err)
+	}
+	return filepath.Join(dir, "readproof", "evidence_ed25519"), nil
+}
+
+// CreateKey makes a new ed25519 key and writes it to path as an OpenSSH
+// private key (mode 0600), with the public key beside it in path+".pub"
+// (authorized_keys form). It refuses a path inside any of the forbidden
+// directories (symlinks resolved; pass the store and the project) with
+// ErrKeyLocation, and refuses to overwrite either file with ErrKeyExists.
+func CreateKey(path string, forbidden ...string) (Key, error) {
+	if err := checkKeyLocation(path, forbidden); err != nil {
+		return Key{}, err
+	}
+	pubPath := path + ".pub"
+	for _, p := range []string{path, pubPath} {
+		if _, err := os.Lstat(p); err == nil {
+			return Key{}, fmt.Errorf("%w: %s: choose another path or remove it first", ErrKeyExists, p)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return Key{}, fmt.Errorf("key path %s: %w", p, err)
+		}
+	}
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return Key{}, fmt.Errorf("generating an ed25519 key: %w", err)
+	}
+	key, _ := NewKey(priv)
+	key.Path = path
+	block, err := ssh.MarshalPrivateKey(priv, KeyComment)
+	if err != nil {
+		return Key{}, fmt.Errorf("encoding the private key: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return Key{}, fmt.Errorf("creating the key directory for %s: %w", path, err)
+	}
+	if err := writeNew(path, pem.EncodeToMemory(block), 0o600); err != nil {
+		return Key{}, err
+	}
+	if err := writeNew(pubPath, []byte(key.AuthorizedKey()+"\n"), 0o644); err != nil {
+		os.Remove(path)
+		return Key{}, err
+	}
+	return key, nil
+}
+
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %s: choose another path or remove it first", ErrKeyExists, path)
+		}
+		return fmt.Errorf("writing key file %s: %w", path, err)
+	}
+	err = f.Chmod(mode)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("writing key file %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadKey reads an ed25519 private key: a file CreateKey wrote, an existing
+// unencrypted OpenSSH ed25519 key, or PKCS#8 PEM. It refuses a path inside a
+// forbidden directory (ErrKeyLocation), a file readable or writable by group
+// or others (ErrKeyPermissions), a passphrase-protected key
+// (ErrEncryptedKey) and any other key type (ErrUnsupportedKey).
+func LoadKey(path string, forbidden ...string) (Key, error) {
+	if err := checkKeyLocation(path, forbidden); err != nil {
+		return Key{}, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Key{}, fmt.Errorf("opening signing key %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return Key{}, fmt.Errorf("signing key %s: %w", path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return Key{}, fmt.Errorf("%w: signing key %s is not a regular file", ErrUnsupportedKey, path)
+	}
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		return Key{}, fmt.Errorf("%w: signing key %s has mode %04o, others may read it: run chmod 600 %s", ErrKeyPermissions, path, perm, path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return Key{}, fmt.Errorf("reading signing key %s: %w", path, err)
+	}
+	if len(data) > maxKeyFile {
+		return Key{}, fmt.Errorf("%w: %s is larger than any ed25519 key file", ErrUnsupportedKey, path)
+	}
+	raw, err := ssh.ParseRawPrivateKey(data)
+	if err != nil {
+		var missing *ssh.PassphraseMissingError
+		if errors.As(err, &missing) {
+			return Key{}, fmt.Errorf("%w: %s is protected by a passphrase, which readproof cannot prompt for: create a dedicated key with `readproof key init`", ErrEncryptedKey, path)
+		}
+		return Key{}, fmt.Errorf("%w: %s is not an OpenSSH or PKCS#8 private key", ErrUnsupportedKey, path)
+	}
+	var priv ed25519.PrivateKey
+	switch k := raw.(type) {
+	case ed25519.PrivateKey:
+		priv = k
+	case *ed25519.PrivateKey:
+		priv = *k
+	default:
+		return Key{}, fmt.Errorf("%w: %s holds a %T key; evidence signing keys are ed25519 (ssh-keygen -t ed25519)", ErrUnsupportedKey, path, raw)
+	}
+	key, err := NewKey(priv)
+	if err != nil {
+		return Key{}, fmt.Errorf("%s: %w", path, err)
+	}
+	key.Path = path
+	return key, nil
+}
+
+// checkKeyLocation refuses a key path inside any forbidden directory, both
+// compared after resolving symlinks.
+func checkKeyLocation(path string, forbidden []string) error {
+	if path == "" {
+		return fmt.Errorf("%w: empty key path", ErrKeyLocation)
+	}
+	real, err := resolvePath(path)
+	if err != nil {
+		return fmt.Errorf("key path %s: %w", path, err)
+	}
+	for _, dir := range forbidden {
+		if dir == "" {
+			continue
+		}
+		rdir, err := resolvePath(dir)
+		if err != nil {
+			return fmt.Errorf("directory %s: %w", dir, err)
+		}
+		if within(real, rdir) {
+			return fmt.Errorf("%w: %s is inside %s, where it could be committed or shared: keep signing keys outside every repository (the default is under the user config directory)", ErrKeyLocation, path, dir)
+		}
+	}
+	return nil
+}
+
+// resolvePath makes p absolute and resolves symlinks in its longest existing
+// prefix, so a path that does not exist yet is judged by where it would land.
+func resolvePath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	dir := abs
+	var rest []string
+	for {
+		real, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			for i := len(rest) - 1; i >= 0; i-- {
+				real = filepath.Join(real, rest[i])
+			}
+			return real, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs, nil
+		}
+		rest = append(rest, filepath.Base(dir))
+		dir = parent
+	}
+}
+
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+}
+
+// ParsePublicKeys reads trusted ed25519 public keys: PKIX "PUBLIC KEY" PEM
+// blocks if the data holds any, otherwise authorized_keys or allowed_signers
+// lines ('#' comments and blank lines ignored; the two line forms may mix).
+func ParsePublicKeys(data []byte) ([]ed25519.PublicKey, error) {
+	var keys []ed25519.PublicKey
+	rest := data
+	sawPEM := false
+	for {
+		block, r := pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		sawPEM = true
+		rest = r
+		if block.Type != "PUBLIC KEY" {
+			return nil, fmt.Errorf("%w: PEM block %q, want PUBLIC KEY", ErrUnsupportedKey, block.Type)
+		}
+		pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: PEM public key: %v", ErrUnsupportedKey, err)
+		}
+		k, ok := pub.(ed25519.PublicKey)
+		if !ok {
+			return nil, fmt.Errorf("%w: PEM holds a %T, want ed25519", ErrUnsupportedKey, pub)
+		}
+		keys = append(keys, k)
+	}
+	if sawPEM {
+		return keys, nil
+	}
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		var pub ssh.PublicKey
+		if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line)); err == nil {
+			pub = k
+		} else if s, err := parseAllowedSignersLine(line, n+1); err == nil {
+			pub = s.Key
+		} else {
+			return nil, fmt.Errorf("%w: line %d is not a PEM, authorized_keys or allowed_signers public key", ErrUnsupportedKey, n+1)
+		}
+		ck, ok := pub.(ssh.CryptoPublicKey)
+		if !ok {
+			return nil, fmt.Errorf("%w: line %d: %s key, want ssh-ed25519", ErrUnsupportedKey, n+1, pub.Type())
+		}
+		k, ok := ck.CryptoPublicKey().(ed25519.PublicKey)
+		if !ok || pub.Type() != ssh.KeyAlgoED25519 {
+			return nil, fmt.Errorf("%w: line %d: %s key, want ssh-ed25519", ErrUnsupportedKey, n+1, pub.Type())
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: no public key found", ErrUnsupportedKey)
+	}
+	return keys, nil
+}

@@ -1,0 +1,100 @@
+package evidence
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Bundles leave the building, so resource definitions are redacted again here
+// even though callers redact first: a value is replaced by "[REDACTED]" when
+// its key names a credential or the value itself is shaped like one, and URLs
+// lose their user information and credential-named query values.
+
+var secretKey = regexp.MustCompile(`(?i)(authori[sz]ation|cookie|token|secret|passw(or)?d|passphrase|api[-_]?key|auth|session|signature|credential|private[-_]?key)`)
+
+var secretValue = regexp.MustCompile(`(?i)^(bearer|basic|token|digest)\s|^(ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abprs]-|AKIA|ASIA)`)
+
+func redactValue(key string, v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = redactValue(k, x)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = redactValue(k, x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = redactValue(key, x)
+		}
+		return out
+	case []string:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = redactValue(key, x)
+		}
+		return out
+	case string:
+		if t == Redacted || t == "" {
+			return t
+		}
+		if key != "" && secretKey.MatchString(key) {
+			return Redacted
+		}
+		if secretValue.MatchString(strings.TrimSpace(t)) {
+			return Redacted
+		}
+		return redactURL(t)
+	default:
+		if key != "" && secretKey.MatchString(key) && v != nil {
+			if _, isBool := v.(bool); !isBool {
+				return Redacted
+			}
+		}
+		return v
+	}
+}
+
+// redactURL drops user information and credential-named query values from
+// something shaped like an absolute URL; anything else is returned as is.
+func redactURL(s string) string {
+	i := strings.Index(s, "://")
+	if i <= 0 {
+		return s
+	}
+	head, rest := s[:i+3], s[i+3:]
+	authorityEnd := len(rest)
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		authorityEnd = j
+	}
+	if at := strings.LastIndexByte(rest[:authorityEnd], '@'); at >= 0 {
+		rest = Redacted + "@" + rest[at+1:]
+	}
+	q := strings.IndexByte(rest, '?')
+	if q < 0 {
+		return head + rest
+	}
+	query, frag := rest[q+1:], ""
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	parts := strings.Split(query, "&")
+	for n, part := range parts {
+		k, _, hasValue := strings.Cut(part, "=")
+		if uk, err := url.QueryUnescape(k); err == nil {
+			k = uk
+		}
+		if hasValue && secretKey.MatchString(k) {
+			name, _, _ := strings.Cut(part, "=")
+			parts[n] = name + "=" + Redacted
+		}
+	}
+	return head + rest[:q+1] + strings.Join(parts, "&") + frag
+}

@@ -1,0 +1,18 @@
+// Package gitstore is the only package that talks git. It stores blobs, trees
+// and commits in a bare repository through go-git's filesystem storage, and
+// moves refs with its own implementation of git's lock-file protocol
+// (<ref>.lock, compare, write, fsync, rename), so stock git, go-git and several
+// readproof processes can share one repository safely.
+//
+// Nothing outside this package imports go-git: callers see object ids as
+// lower-case hex strings (OID) and a small set of operations: write and read
+// objects, read refs, and update refs in one compare-and-swap transaction
+// (Update). Init creates a store, Open opens any SHA-1 git repository, and
+// testing.go offers NewTestStore and Fsck to other packages' tests.
+//
+// Durability: objects are written first; Update makes every object written
+// through the Store durable before it publishes any ref, and makes the ref
+// files and their directories durable after the rename (on Linux one syncfs
+// per step, elsewhere an fsync per file and directory). A crash therefore never
+// leaves a ref naming a missing or truncated object.
+package gitstore

@@ -1,0 +1,119 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// git runs stock git on the repository and returns its trimmed stdout,
+// failing the test on error.
+func git(t testing.TB, gitDir string, args ...string) string {
+	t.Helper()
+	cmd := GitCommand(t, gitDir, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimRight(string(out), "\n")
+}
+
+// gitRaw is git without trimming the output.
+func gitRaw(t testing.TB, gitDir string, args ...string) []byte {
+	t.Helper()
+	cmd := GitCommand(t, gitDir, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+var testWhen = time.Date(2025, 3, 4, 5, 6, 7, 0, time.FixedZone("", 2*3600))
+
+func testSig() Signature {
+	return Signature{Name: "Read Proof", Email: "rp@example.invalid", When: testWhen}
+}
+
+// mkCommit writes a commit whose tree holds one file with the given content.
+func mkCommit(t testing.TB, s Store, content string, parents ...OID) OID {
+	t.Helper()
+	blob, err := s.PutBlob([]byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := s.PutTree([]TreeEntry{{Name: "f.txt", Mode: ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.PutCommit(Commit{Tree: tree, Parents: parents, Author: testSig(), Committer: testSig(), Message: content + "\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustUpdate(t testing.TB, s Store, updates ...RefUpdate) {
+	t.Helper()
+	if err := s.Update(updates...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lockFiles lists the lock files under the repository's refs and its top
+// level.
+func lockFiles(t testing.TB, gitDir string) []string {
+	t.Helper()
+	var locks []string
+	filepath.WalkDir(gitDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
+			locks = append(locks, p)
+		}
+		return nil
+	})
+	return locks
+}
+
+func assertNoLocks(t testing.TB, gitDir string) {
+	t.Helper()
+	if l := lockFiles(t, gitDir); len(l) > 0 {
+		t.Fatalf("lock files left behind: %v", l)
+	}
+}
+
+func wantRef(t testing.TB, s Store, name string, want OID) {
+	t.Helper()
+	got, err := s.Ref(name)
+	if want == "" {
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Ref(%s) = %q, %v; want ErrNotFound", name, got, err)
+		}
+		return
+	}
+	if err != nil || got != want {
+		t.Fatalf("Ref(%s) = %q, %v; want %s", name, got, err, want)
+	}
+}
+
+func fmtRefs(refs []Ref) string {
+	var b strings.Builder
+	for _, r := range refs {
+		fmt.Fprintf(&b, "%s %s\n", r.OID, r.Name)
+	}
+	return b.String()
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

@@ -1,0 +1,521 @@
+package gitstore
+
+// The mirror cache: one bare repository per remote URL under a cache
+// directory, fetched incrementally, read for single files at a ref. It is a
+// cache, not evidence: deleting it loses nothing, and the next Fetch makes it
+// again.
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Errors of the mirror cache.
+var (
+	// ErrUnknownRef: the ref names no branch, tag or commit of the mirror.
+	ErrUnknownRef = errors.New("ref not found in the repository")
+	// ErrPathNotFound: the commit has no entry at the path.
+	ErrPathNotFound = errors.New("path not found in the commit")
+	// ErrNotFile: the path names a directory, a symbolic link or a submodule.
+	ErrNotFile = errors.New("path is not a regular file")
+	// ErrFileTooLarge: the blob is larger than the caller's limit.
+	ErrFileTooLarge = errors.New("file exceeds the size limit")
+	// ErrRepoNotFound: the remote has no repository at the URL.
+	ErrRepoNotFound = errors.New("no repository at the URL")
+	// ErrAuth: the remote wants credentials readproof does not have.
+	ErrAuth = errors.New("the remote requires authentication")
+)
+
+// MirrorOptions adjust how a mirror reaches its remote.
+type MirrorOptions struct {
+	// HTTPClient carries http and https fetches (redirect and address
+	// checks included); nil means go-git's default client.
+	HTTPClient *http.Client
+}
+
+// Mirror is a bare copy of one remote repository in a cache directory.
+// Methods are safe for concurrent use, within a process and across
+// processes: a lock file beside the mirror serialises fetches and lets
+// reads share.
+type Mirror struct {
+	url  string
+	dir  string
+	lock string
+	opts MirrorOptions
+	mu   sync.Mutex
+}
+
+// OpenMirror returns the mirror of url under cacheDir, in a directory named
+// by a hash of the URL. Nothing is created or fetched until Fetch.
+func OpenMirror(cacheDir, url string, opts MirrorOptions) (*Mirror, error) {
+	if cacheDir == "" {
+		return nil, errors.New("git mirror: no cache directory")
+	}
+	if url == "" {
+		return nil, errors.New("git mirror: no url")
+	}
+	if _, err := transport.NewEndpoint(url); err != nil {
+		return nil, fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(url))
+	}
+	abs, err := filepath.Abs(cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("git mirror: cache directory %s: %w", cacheDir, err)
+	}
+	sum := sha256.Sum256([]byte(url))
+	name := hex.EncodeToString(sum[:16])
+	return &Mirror{
+		url:  url,
+		dir:  filepath.Join(abs, name+".git"),
+		lock: filepath.Join(abs, name+".lock"),
+		opts: opts,
+	}, nil
+}
+
+// Dir is the mirror's repository directory.
+func (m *Mirror) Dir() string { return m.dir }
+
+// Fetch brings the mirror up to date with the remote: every branch and tag,
+// and HEAD. Only objects the mirror lacks are transferred. Refs the remote no
+// longer has are removed, and moved refs follow the remote, forced or not.
+func (m *Mirror) Fetch(ctx context.Context) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	unlock, err := lockMirror(ctx, m.lock, false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	st, err := m.storage(true)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	ep, err := transport.NewEndpoint(m.url)
+	if err != nil {
+		return fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(m.url))
+	}
+	var tr transport.Transport
+	if (ep.Protocol == "http" || ep.Protocol == "https") && m.opts.HTTPClient != nil {
+		tr = githttp.NewClient(m.opts.HTTPClient)
+	} else if tr, err = client.NewClient(ep); err != nil {
+		return fmt.Errorf("git mirror: %w", err)
+	}
+	sess, err := tr.NewUploadPackSession(ep, nil)
+	if err != nil {
+		return remoteErr(err)
+	}
+	defer sess.Close()
+
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return syncRefs(st, map[plumbing.ReferenceName]plumbing.Hash{}, nil)
+	}
+	if err != nil {
+		return remoteErr(err)
+	}
+	remote := map[plumbing.ReferenceName]plumbing.Hash{}
+	for name, h := range ar.References {
+		n := plumbing.ReferenceName(name)
+		if n.IsBranch() || n.IsTag() {
+			remote[n] = h
+		}
+	}
+	var head *plumbing.Reference
+	for _, v := range ar.Capabilities.Get(capability.SymRef) {
+		if src, dst, ok := strings.Cut(v, ":"); ok && src == "HEAD" {
+			if _, known := remote[plumbing.ReferenceName(dst)]; known {
+				head = plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.ReferenceName(dst))
+			}
+		}
+	}
+	if head == nil && ar.Head != nil {
+		head = plumbing.NewHashReference(plumbing.HEAD, *ar.Head)
+	}
+
+	var wants []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	addWant := func(h plumbing.Hash) {
+		if !seen[h] && st.HasEncodedObject(h) != nil {
+			wants = append(wants, h)
+		}
+		seen[h] = true
+	}
+	for _, h := range remote {
+		addWant(h)
+	}
+	if head != nil && head.Type() == plumbing.HashReference {
+		addWant(head.Hash())
+	}
+	if len(wants) > 0 {
+		haves, err := localTips(st)
+		if err != nil {
+			return err
+		}
+		req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+		if ar.Capabilities.Supports(capability.NoProgress) {
+			_ = req.Capabilities.Set(capability.NoProgress)
+		}
+		req.Wants = wants
+		req.Haves = haves
+		resp, err := sess.UploadPack(ctx, req)
+		if err != nil && !errors.Is(err, transport.ErrEmptyUploadPackRequest) {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			return remoteErr(err)
+		}
+		if err == nil {
+			err = packfile.UpdateObjectStorage(st, demux(req.Capabilities, resp))
+			resp.Close()
+			if err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
+				return fmt.Errorf("git mirror: receiving objects: %w", err)
+			}
+		}
+	}
+	return syncRefs(st, remote, head)
+}
+
+func demux(caps *capability.List, r io.Reader) io.Reader {
+	switch {
+	case caps.Supports(capability.Sideband64k):
+		return sideband.NewDemuxer(sideband.Sideband64k, r)
+	case caps.Supports(capability.Sideband):
+		return sideband.NewDemuxer(sideband.Sideband, r)
+	}
+	return r
+}
+
+// remoteErr translates go-git's transport errors into the mirror's.
+func remoteErr(err error) error {
+	switch {
+	case errors.Is(err, transport.ErrRepositoryNotFound):
+		return fmt.Errorf("%w (%v)", ErrRepoNotFound, err)
+	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
+		return fmt.Errorf("%w (%v)", ErrAuth, err)
+	}
+	return fmt.Errorf("git mirror: %w", err)
+}
+
+// localTips lists the commits the mirror's refs point at: the "haves" that
+// let the remote send only what is new.
+func localTips(st *filesystem.Storage) ([]plumbing.Hash, error) {
+	iter, err := st.IterReferences()
+	if err != nil {
+		return nil, fmt.Errorf("git mirror: reading refs: %w", err)
+	}
+	var out []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	err = iter.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference && !seen[r.Hash()] && st.HasEncodedObject(r.Hash()) == nil {
+			seen[r.Hash()] = true
+			out = append(out, r.Hash())
+		}
+		return nil
+	})
+	return out, err
+}
+
+// syncRefs makes the mirror's branches and tags those of the remote.
+func syncRefs(st *filesystem.Storage, remote map[plumbing.ReferenceName]plumbing.Hash, head *plumbing.Reference) error {
+	iter, err := st.IterReferences()
+	if err != nil {
+		return fmt.Errorf("git mirror: reading refs: %w", err)
+	}
+	var stale []plumbing.ReferenceName
+	_ = iter.ForEach(func(r *plumbing.Reference) error {
+		n := r.Name()
+		if h, ok := remote[n]; (n.IsBranch() || n.IsTag()) && (!ok || r.Type() != plumbing.HashReference || r.Hash() != h) {
+			stale = append(stale, n)
+		}
+		return nil
+	})
+	for _, n := range stale {
+		if err := st.RemoveReference(n); err != nil {
+			return fmt.Errorf("git mirror: removing %s: %w", n, err)
+		}
+	}
+	for n, h := range remote {
+		if err := st.SetReference(plumbing.NewHashReference(n, h)); err != nil {
+			return fmt.Errorf("git mirror: updating %s: %w", n, err)
+		}
+	}
+	if head != nil {
+		if err := st.SetReference(head); err != nil {
+			return fmt.Errorf("git mirror: updating HEAD: %w", err)
+		}
+	}
+	return nil
+}
+
+// storage opens the mirror's repository. With create, a missing or
+// unreadable mirror is (re)made: initialised in a temporary directory and
+// renamed into place, so a half-made mirror is never seen. The caller holds
+// the exclusive lock when create is set.
+func (m *Mirror) storage(create bool) (*filesystem.Storage, error) {
+	if _, err := gogit.PlainOpen(m.dir); err != nil {
+		if !create {
+			if errors.Is(err, gogit.ErrRepositoryNotExists) {
+				return nil, fmt.Errorf("%w: the mirror has not been fetched yet", ErrUnknownRef)
+			}
+			return nil, fmt.Errorf("git mirror %s: %w", m.dir, err)
+		}
+		if err := m.recreate(); err != nil {
+			return nil, err
+		}
+	}
+	return filesystem.NewStorage(osfs.New(m.dir), cache.NewObjectLRUDefault()), nil
+}
+
+func (m *Mirror) recreate() error {
+	parent := filepath.Dir(m.dir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return fmt.Errorf("git mirror: cache directory %s: %w", parent, err)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := m.dir + ".init-" + hex.EncodeToString(rnd[:])
+	if _, err := gogit.PlainInit(tmp, true); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("git mirror: creating %s: %w", m.dir, err)
+	}
+	if err := os.RemoveAll(m.dir); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("git mirror: removing unreadable %s: %w", m.dir, err)
+	}
+	if err := os.Rename(tmp, m.dir); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("git mirror: creating %s: %w", m.dir, err)
+	}
+	return nil
+}
+
+var fullHex = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// ResolveFile returns the file at path in the commit ref names, as fetched
+// by the last Fetch: its bytes, the commit id and the blob id. ref is "" or
+// "HEAD" (the remote's default branch), a branch or tag name (tags win, as
+// in git), a full ref name, or a full commit id. Errors wrap ErrUnknownRef,
+// ErrPathNotFound, ErrNotFile or ErrFileTooLarge.
+func (m *Mirror) ResolveFile(ref, path string, maxBytes int64) (content []byte, commit, blob string, err error) {
+	p, err := cleanTreePath(path)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("path %q %w", path, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	unlock, err := lockMirror(context.Background(), m.lock, true)
+	if err != nil {
+		return nil, "", "", err
+	}
+	defer unlock()
+	st, err := m.storage(false)
+	if err != nil {
+		return nil, "", "", err
+	}
+	defer st.Close()
+
+	ch, err := resolveCommit(st, ref)
+	if err != nil {
+		return nil, "", "", err
+	}
+	c, err := object.GetCommit(st, ch)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("git mirror: commit %s: %w", ch, err)
+	}
+	entry, err := findEntry(st, c.TreeHash, p)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("%s at commit %s: %w", p, ch, err)
+	}
+	switch entry.Mode {
+	case filemode.Regular, filemode.Executable, filemode.Deprecated:
+	case filemode.Dir:
+		return nil, "", "", fmt.Errorf("%s at commit %s is a directory: %w", p, ch, ErrNotFile)
+	case filemode.Symlink:
+		return nil, "", "", fmt.Errorf("%s at commit %s is a symbolic link: %w", p, ch, ErrNotFile)
+	case filemode.Submodule:
+		return nil, "", "", fmt.Errorf("%s at commit %s is a submodule: %w", p, ch, ErrNotFile)
+	default:
+		return nil, "", "", fmt.Errorf("%s at commit %s has mode %s: %w", p, ch, entry.Mode, ErrNotFile)
+	}
+	b, err := object.GetBlob(st, entry.Hash)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+	}
+	if b.Size > maxBytes {
+		return nil, "", "", fmt.Errorf("%s at commit %s is %d bytes, over the %d-byte limit: %w", p, ch, b.Size, maxBytes, ErrFileTooLarge)
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+	}
+	defer r.Close()
+	content, err = io.ReadAll(io.LimitReader(r, maxBytes+1))
+	if err != nil {
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+	}
+	if int64(len(content)) > maxBytes {
+		return nil, "", "", fmt.Errorf("%s at commit %s is over the %d-byte limit: %w", p, ch, maxBytes, ErrFileTooLarge)
+	}
+	return content, ch.String(), entry.Hash.String(), nil
+}
+
+// HasCommit reports whether the mirror already holds the commit id, so a
+// caller pinned to a commit can skip the fetch.
+func (m *Mirror) HasCommit(id string) bool {
+	if !fullHex.MatchString(id) {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	unlock, err := lockMirror(context.Background(), m.lock, true)
+	if err != nil {
+		return false
+	}
+	defer unlock()
+	st, err := m.storage(false)
+	if err != nil {
+		return false
+	}
+	defer st.Close()
+	_, err = object.GetCommit(st, plumbing.NewHash(id))
+	return err == nil
+}
+
+// resolveCommit turns ref into a commit id, peeling annotated tags.
+func resolveCommit(st *filesystem.Storage, ref string) (plumbing.Hash, error) {
+	if ref == "" || ref == "HEAD" {
+		r, err := storer.ResolveReference(st, plumbing.HEAD)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("HEAD: the remote's default branch is unknown or empty: %w", ErrUnknownRef)
+		}
+		return peel(st, "HEAD", r.Hash())
+	}
+	if fullHex.MatchString(ref) {
+		h := plumbing.NewHash(ref)
+		if st.HasEncodedObject(h) != nil {
+			return plumbing.ZeroHash, fmt.Errorf("commit %s is not on any branch or tag of the remote: %w", ref, ErrUnknownRef)
+		}
+		return peel(st, ref, h)
+	}
+	names := []string{"refs/tags/" + ref, "refs/heads/" + ref}
+	if strings.HasPrefix(ref, "refs/") {
+		names = []string{ref}
+	}
+	for _, n := range names {
+		r, err := st.Reference(plumbing.ReferenceName(n))
+		if err == nil && r.Type() == plumbing.HashReference {
+			return peel(st, ref, r.Hash())
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("%q is not a branch, tag or full commit id of the remote: %w", ref, ErrUnknownRef)
+}
+
+func peel(st *filesystem.Storage, ref string, h plumbing.Hash) (plumbing.Hash, error) {
+	for i := 0; i < 10; i++ {
+		obj, err := st.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("%q names %s, which the mirror lacks: %w", ref, h, ErrUnknownRef)
+		}
+		switch obj.Type() {
+		case plumbing.CommitObject:
+			return h, nil
+		case plumbing.TagObject:
+			t, err := object.DecodeTag(st, obj)
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("git mirror: tag %s: %w", h, err)
+			}
+			h = t.Target
+		default:
+			return plumbing.ZeroHash, fmt.Errorf("%q names a %s, not a commit: %w", ref, obj.Type(), ErrUnknownRef)
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("%q: tag chain too long: %w", ref, ErrUnknownRef)
+}
+
+// findEntry walks the tree one segment at a time.
+func findEntry(st *filesystem.Storage, tree plumbing.Hash, p string) (*object.TreeEntry, error) {
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		t, err := object.GetTree(st, tree)
+		if err != nil {
+			return nil, fmt.Errorf("git mirror: tree %s: %w", tree, err)
+		}
+		var found *object.TreeEntry
+		for j := range t.Entries {
+			if t.Entries[j].Name == seg {
+				found = &t.Entries[j]
+				break
+			}
+		}
+		if found == nil {
+			return nil, ErrPathNotFound
+		}
+		if i == len(segs)-1 {
+			return found, nil
+		}
+		if found.Mode != filemode.Dir {
+			return nil, fmt.Errorf("%s is not a directory: %w", strings.Join(segs[:i+1], "/"), ErrPathNotFound)
+		}
+		tree = found.Hash
+	}
+	return nil, ErrPathNotFound
+}
+
+// cleanTreePath checks a path inside a repository: relative, slash
+// separated, no empty, "." or ".." segments, no NUL.
+func cleanTreePath(p string) (string, error) {
+	p = strings.TrimPrefix(p, "/")
+	if p == "" {
+		return "", errors.New("is empty")
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", errors.New("contains a NUL byte")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", errors.New("has an empty, \".\" or \"..\" segment")
+		}
+	}
+	return p, nil
+}
+
+var urlUserinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@`)
+
+func redactUserinfo(u string) string {
+	return urlUserinfo.ReplaceAllString(u, "${1}[REDACTED]@")
+}

@@ -1,0 +1,383 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Tests in this file re-execute the test binary as helper processes
+// (GITSTORE_HELPER=<role>), so locks and renames race across real processes.
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv("GITSTORE_HELPER"); role != "" {
+		if err := runHelper(role); err != nil {
+			fmt.Fprintf(os.Stderr, "helper %s: %v\n", role, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runHelper(role string) error {
+	path := os.Getenv("GITSTORE_PATH")
+	ref := os.Getenv("GITSTORE_REF")
+	n, _ := strconv.Atoi(os.Getenv("GITSTORE_N"))
+	stale, _ := time.ParseDuration(os.Getenv("GITSTORE_STALE"))
+	switch role {
+	case "append":
+		return helperAppend(path, ref, n, Options{StaleLockAge: stale}, false)
+	case "crash":
+		return helperAppend(path, ref, 1<<30, Options{StaleLockAge: stale}, true)
+	case "gitappend":
+		return helperGitAppend(path, ref, n)
+	case "reader":
+		return helperReader(path, ref, os.Getenv("GITSTORE_STOP"))
+	}
+	return fmt.Errorf("unknown helper role %q", role)
+}
+
+// helperAppend appends n commits to ref, each with the current tip as parent,
+// by compare-and-swap, retrying on conflict. It prints "ok <id>" per append.
+// With heavy set, each commit carries a fresh blob and tree, and a side ref
+// is created and deleted in the same transaction.
+func helperAppend(path, ref string, n int, opts Options, heavy bool) error {
+	s, err := OpenWithOptions(path, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	empty, err := s.PutTree(nil)
+	if err != nil {
+		return err
+	}
+	pid := os.Getpid()
+	side := ""
+	for i, attempt := 0, 0; i < n; attempt++ {
+		tip, err := s.Ref(ref)
+		if err != nil {
+			return err
+		}
+		tree := empty
+		if heavy {
+			blob, err := s.PutBlob([]byte(fmt.Sprintf("pid %d append %d attempt %d\n%s", pid, i, attempt, strings.Repeat("x", rand.IntN(8192)))))
+			if err != nil {
+				return err
+			}
+			if tree, err = s.PutTree([]TreeEntry{{Name: "data", Mode: ModeFile, OID: blob}}); err != nil {
+				return err
+			}
+		}
+		c, err := s.PutCommit(Commit{Tree: tree, Parents: []OID{tip}, Author: testSig(), Committer: testSig(),
+			Message: fmt.Sprintf("pid %d append %d attempt %d\n", pid, i, attempt)})
+		if err != nil {
+			return err
+		}
+		ups := []RefUpdate{{Name: ref, Old: tip, New: c}}
+		nextSide := side
+		if heavy {
+			if side != "" {
+				ups = append(ups, RefUpdate{Name: side, Old: c0(s, side)})
+				nextSide = ""
+			} else {
+				nextSide = fmt.Sprintf("refs/heads/side/%d-%d", pid, i)
+				ups = append(ups, RefUpdate{Name: nextSide, New: c})
+			}
+		}
+		err = s.Update(ups...)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		side = nextSide
+		fmt.Fprintln(out, "ok", c)
+		if heavy {
+			out.Flush()
+		}
+		i++
+	}
+	return nil
+}
+
+// c0 reads a ref's value, "" when absent.
+func c0(s Store, name string) OID {
+	id, _ := s.Ref(name)
+	return id
+}
+
+// helperGitAppend appends n commits with stock git commit-tree and
+// update-ref <ref> <new> <old>, retrying when git refuses.
+func helperGitAppend(path, ref string, n int) error {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return err
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(git, append([]string{"--git-dir=" + path}, args...)...)
+		cmd.Env = gitEnv()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("git %v: %w: %s", args, err, stderr.String())
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	for i, failures := 0, 0; i < n; {
+		tip, err := run("rev-parse", "--verify", ref)
+		if err != nil {
+			return err
+		}
+		c, err := run("commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-p", tip, "-m", fmt.Sprintf("git append %d", i))
+		if err != nil {
+			return err
+		}
+		if _, err := run("update-ref", ref, c, tip); err != nil {
+			if failures++; failures > 10000 {
+				return err
+			}
+			continue
+		}
+		fmt.Println("ok", c)
+		i++
+	}
+	return nil
+}
+
+// helperReader reads ref in a loop until the stop file exists; any error,
+// ErrNotFound included, fails it.
+func helperReader(path, ref, stop string) error {
+	s, err := Open(path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	reads := 0
+	for i := 0; ; i++ {
+		if i%64 == 0 && exists(stop) {
+			break
+		}
+		id, err := s.Ref(ref)
+		if err != nil {
+			return fmt.Errorf("read %d: %w", reads, err)
+		}
+		if !isHexOID(string(id)) {
+			return fmt.Errorf("read %d: bad value %q", reads, id)
+		}
+		reads++
+	}
+	fmt.Println("reads", reads)
+	return nil
+}
+
+// helper starts the test binary in a helper role.
+func helper(t *testing.T, role string, env ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append([]string{"GITSTORE_HELPER=" + role}, env...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &stdout, &stderr
+}
+
+func okIDs(out string) []OID {
+	var ids []OID
+	for _, line := range strings.Split(out, "\n") {
+		if id, ok := strings.CutPrefix(line, "ok "); ok {
+			ids = append(ids, OID(id))
+		}
+	}
+	return ids
+}
+
+// chainSet walks first parents from tip and returns every commit id.
+func chainSet(t *testing.T, s Store, tip OID) map[OID]bool {
+	t.Helper()
+	seen := map[OID]bool{}
+	for id := tip; id != ""; {
+		if seen[id] {
+			t.Fatalf("cycle at %s", id)
+		}
+		seen[id] = true
+		c, err := s.Commit(id)
+		if err != nil {
+			t.Fatalf("commit %s of the chain: %v", id, err)
+		}
+		tr, err := s.Tree(c.Tree)
+		if err != nil {
+			t.Fatalf("tree of %s: %v", id, err)
+		}
+		for _, e := range tr {
+			if _, err := s.Blob(e.OID); err != nil {
+				t.Fatalf("blob of %s: %v", id, err)
+			}
+		}
+		id = ""
+		if len(c.Parents) > 0 {
+			id = c.Parents[0]
+		}
+	}
+	return seen
+}
+
+func TestConcurrentAppendsAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	s := NewTestStore(t)
+	const ref = "refs/heads/chain"
+	root := mkCommit(t, s, "root")
+	mustUpdate(t, s, RefUpdate{Name: ref, New: root})
+	env := []string{"GITSTORE_PATH=" + s.Path(), "GITSTORE_REF=" + ref}
+	stop := filepath.Join(t.TempDir(), "stop")
+
+	reader, readerOut, readerErr := helper(t, "reader", append(env, "GITSTORE_STOP="+stop)...)
+	const procs, each, gitAppends = 8, 50, 25
+	type proc struct {
+		cmd         *exec.Cmd
+		out, errOut *bytes.Buffer
+	}
+	var ps []proc
+	for i := 0; i < procs; i++ {
+		cmd, out, errOut := helper(t, "append", append(env, "GITSTORE_N="+strconv.Itoa(each))...)
+		ps = append(ps, proc{cmd, out, errOut})
+	}
+	gcmd, gout, gerr := helper(t, "gitappend", append(env, "GITSTORE_N="+strconv.Itoa(gitAppends))...)
+	ps = append(ps, proc{gcmd, gout, gerr})
+
+	var appended []OID
+	for i, p := range ps {
+		if err := p.cmd.Wait(); err != nil {
+			t.Errorf("appender %d: %v\n%s", i, err, p.errOut.String())
+		}
+		appended = append(appended, okIDs(p.out.String())...)
+	}
+	os.WriteFile(stop, nil, 0o666)
+	if err := reader.Wait(); err != nil {
+		t.Errorf("reader: %v\n%s", err, readerErr.String())
+	}
+	t.Logf("reader: %s; %d appends", strings.TrimSpace(readerOut.String()), len(appended))
+	if want := procs*each + gitAppends; len(appended) != want {
+		t.Errorf("%d successful appends reported, want %d", len(appended), want)
+	}
+
+	tip, err := s.Ref(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := chainSet(t, s, tip)
+	if len(chain) != len(appended)+1 {
+		t.Errorf("chain has %d commits, want %d appends + root", len(chain), len(appended))
+	}
+	for _, id := range appended {
+		if !chain[id] {
+			t.Errorf("append %s was lost", id)
+		}
+	}
+	if got := git(t, s.Path(), "rev-list", "--count", ref); got != strconv.Itoa(len(appended)+1) {
+		t.Errorf("git rev-list --count = %s", got)
+	}
+	assertNoLocks(t, s.Path())
+	Fsck(t, s.Path())
+}
+
+func TestCrashDuringAppends(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	s := NewTestStore(t)
+	const ref = "refs/heads/chain"
+	mustUpdate(t, s, RefUpdate{Name: ref, New: mkCommit(t, s, "root")})
+	env := []string{"GITSTORE_PATH=" + s.Path(), "GITSTORE_REF=" + ref, "GITSTORE_STALE=300ms"}
+	total := 0
+	for round := 0; round < 6; round++ {
+		// Two writers, so one is often killed while the other waits on its locks.
+		var cmds []*exec.Cmd
+		var outs []*bytes.Buffer
+		for w := 0; w < 2; w++ {
+			cmd, out, _ := helper(t, "crash", env...)
+			cmds, outs = append(cmds, cmd), append(outs, out)
+		}
+		time.Sleep(time.Duration(100+rand.IntN(400)) * time.Millisecond)
+		for _, cmd := range cmds {
+			cmd.Process.Signal(syscall.SIGKILL)
+			time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+		}
+		for i, cmd := range cmds {
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("round %d: helper exited with %v, want killed", round, err)
+			}
+			if st, ok := ee.Sys().(syscall.WaitStatus); !ok || !st.Signaled() {
+				t.Fatalf("round %d: helper %d failed on its own: %v", round, i, err)
+			}
+			total += len(okIDs(outs[i].String()))
+		}
+		tip, err := s.Ref(ref)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		chain := chainSet(t, s, tip)
+		if len(chain) < total+1 {
+			t.Fatalf("round %d: chain has %d commits, but %d appends were reported", round, len(chain), total)
+		}
+		checkNoEmptyRefs(t, s.Path())
+		// Every side ref names a readable commit.
+		sides, err := s.Refs("refs/heads/side/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range sides {
+			if _, err := s.Commit(r.OID); err != nil {
+				t.Fatalf("round %d: side ref %s: %v", round, r.Name, err)
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("no append completed in any round: the test exercised nothing")
+	}
+	t.Logf("%d appends survived 6 rounds of SIGKILL", total)
+	git(t, s.Path(), "rev-list", "--objects", "--all")
+	Fsck(t, s.Path())
+}
+
+// checkNoEmptyRefs fails on any empty file under refs/ that is not a lock.
+func checkNoEmptyRefs(t *testing.T, gitDir string) {
+	t.Helper()
+	filepath.WalkDir(filepath.Join(gitDir, "refs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		data, _ := io.ReadAll(f)
+		if _, _, perr := parseLooseRef(data); perr != nil {
+			t.Errorf("broken ref file %s: %q", p, data)
+		}
+		return nil
+	})
+}

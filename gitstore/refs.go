@@ -1,0 +1,507 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// CheckRefName reports whether name is a full ref name git accepts
+// (`git check-ref-format`) under refs/: no "..", control characters, space,
+// '~', '^', ':', '?', '*', '[' or '\', no component that starts with '.' or
+// ends with ".lock", no "@{", no empty component, and no trailing '/' or '.'.
+func CheckRefName(name string) error {
+	if !strings.HasPrefix(name, "refs/") {
+		return fmt.Errorf("ref name %q does not start with refs/: use a full ref name such as refs/heads/main", name)
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("ref name %q %s: choose a name git check-ref-format accepts", name, why)
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c < 0x20 || c == 0x7f:
+			return bad("contains a control character")
+		case c == ' ':
+			return bad("contains a space")
+		case strings.IndexByte(`~^:?*[\`, c) >= 0:
+			return bad(fmt.Sprintf("contains %q", c))
+		}
+	}
+	switch {
+	case strings.Contains(name, ".."):
+		return bad(`contains ".."`)
+	case strings.Contains(name, "@{"):
+		return bad(`contains "@{"`)
+	case strings.HasSuffix(name, "/"):
+		return bad("ends with '/'")
+	case strings.HasSuffix(name, "."):
+		return bad("ends with '.'")
+	}
+	for _, comp := range strings.Split(name, "/") {
+		switch {
+		case comp == "":
+			return bad("has an empty component")
+		case comp[0] == '.':
+			return bad("has a component starting with '.'")
+		case strings.HasSuffix(comp, ".lock"):
+			return bad(`has a component ending with ".lock"`)
+		}
+	}
+	return nil
+}
+
+// parseLooseRef parses the content of a loose ref file: an object id
+// followed by optional white space, or "ref: <name>" for a symbolic ref.
+func parseLooseRef(data []byte) (oid OID, target string, err error) {
+	if rest, ok := bytes.CutPrefix(data, []byte("ref:")); ok {
+		target = string(bytes.TrimSpace(rest))
+		if err := CheckRefName(target); err != nil {
+			return "", "", fmt.Errorf("symbolic ref: %w", err)
+		}
+		return "", target, nil
+	}
+	if len(data) < 40 {
+		return "", "", fmt.Errorf("content %q is not an object id", truncate(data))
+	}
+	hex := strings.ToLower(string(data[:40]))
+	if !isHexOID(hex) || hex == zeroOID {
+		return "", "", fmt.Errorf("content %q is not an object id", truncate(data))
+	}
+	if len(data) > 40 {
+		switch data[40] {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return "", "", fmt.Errorf("content %q is not an object id", truncate(data))
+		}
+	}
+	return OID(hex), "", nil
+}
+
+func truncate(b []byte) string {
+	if len(b) > 60 {
+		return string(b[:60]) + "..."
+	}
+	return string(b)
+}
+
+// isMissing reports errors that mean "no loose ref file here": the file or a
+// parent is missing, a parent is a file, or the path is a directory.
+func isMissing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
+}
+
+// refPath is the loose file of a ref.
+func (s *repo) refPath(name string) string {
+	return filepath.Join(s.path, filepath.FromSlash(name))
+}
+
+// readLoose reads a loose ref. found is false when there is no loose file.
+func (s *repo) readLoose(name string) (oid OID, target string, found bool, err error) {
+	data, err := os.ReadFile(s.refPath(name))
+	if err != nil {
+		if isMissing(err) {
+			return "", "", false, nil
+		}
+		return "", "", false, fmt.Errorf("read ref %s: %w", name, err)
+	}
+	oid, target, err = parseLooseRef(data)
+	if err != nil {
+		return "", "", false, fmt.Errorf("ref %s: broken loose ref file %s: %w: %w: delete the file or set the ref with git update-ref",
+			name, s.refPath(name), ErrCorrupt, err)
+	}
+	return oid, target, true, nil
+}
+
+// Ref returns the value of a ref (loose, then packed-refs). It also accepts
+// "HEAD". A symbolic ref is followed once.
+func (s *repo) Ref(name string) (OID, error) {
+	if name != "HEAD" {
+		if err := CheckRefName(name); err != nil {
+			return "", err
+		}
+	}
+	oid, target, found, err := s.readLoose(name)
+	if err != nil {
+		return "", err
+	}
+	if found && target == "" {
+		return oid, nil
+	}
+	if found {
+		oid, t2, found, err := s.readLoose(target)
+		if err != nil {
+			return "", err
+		}
+		if t2 != "" {
+			return "", fmt.Errorf("ref %s: points to symbolic ref %s, which points to %s: chains of symbolic refs are not followed", name, target, t2)
+		}
+		if found {
+			return oid, nil
+		}
+		name = target
+	}
+	if name == "HEAD" {
+		return "", fmt.Errorf("ref %s: %w", name, ErrNotFound)
+	}
+	p, err := s.loadPacked()
+	if err != nil {
+		return "", err
+	}
+	oid, ok, err := p.find(name)
+	if err != nil {
+		return "", fmt.Errorf("ref %s: %w", name, err)
+	}
+	if ok {
+		return oid, nil
+	}
+	return "", fmt.Errorf("ref %s: %w", name, ErrNotFound)
+}
+
+// Refs lists the refs whose names start with prefix ("" means every ref
+// under refs/), loose refs winning over packed ones, sorted by name. Lock
+// files and broken loose refs are skipped, as git does.
+func (s *repo) Refs(prefix string) ([]Ref, error) {
+	if prefix == "" {
+		prefix = "refs/"
+	}
+	if !strings.HasPrefix(prefix, "refs/") {
+		return nil, fmt.Errorf("list refs %q: prefix does not start with refs/: use a prefix such as refs/heads/", prefix)
+	}
+	found := make(map[string]OID)
+	// Loose refs first, then packed-refs: git pack-refs writes packed-refs
+	// before it deletes loose files, so this order never misses a ref.
+	dir := prefix[:strings.LastIndexByte(prefix, '/')+1]
+	root := s.refPath(dir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && isMissing(err) {
+				return filepath.SkipAll
+			}
+			if isMissing(err) {
+				return nil // removed while we walked
+			}
+			return err
+		}
+		rel, rerr := filepath.Rel(s.path, p)
+		if rerr != nil {
+			return rerr
+		}
+		name := filepath.ToSlash(rel)
+		if d.IsDir() {
+			if p != root && !strings.HasPrefix(name+"/", prefix) && !strings.HasPrefix(prefix, name+"/") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasPrefix(name, prefix) || strings.HasSuffix(name, ".lock") || CheckRefName(name) != nil {
+			return nil
+		}
+		oid, target, ok, lerr := s.readLoose(name)
+		if lerr != nil || !ok {
+			return nil // broken or vanished: git ignores it too
+		}
+		if target != "" {
+			v, rerr := s.Ref(target)
+			if rerr != nil {
+				return nil // dangling symbolic ref
+			}
+			oid = v
+		}
+		found[name] = oid
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
+	}
+	p, err := s.loadPacked()
+	if err != nil {
+		return nil, err
+	}
+	err = p.scanPrefix(prefix, func(name []byte, oid OID) bool {
+		if _, ok := found[string(name)]; !ok {
+			found[string(name)] = oid
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
+	}
+	out := make([]Ref, 0, len(found))
+	for name, oid := range found {
+		out = append(out, Ref{Name: name, OID: oid})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ---- packed-refs ----
+
+// packedRefs is a packed-refs file held in memory. Lookups binary-search
+// the bytes, as git does: records are "<oid> <name>" lines sorted by name,
+// each optionally followed by a "^<oid>" line (the peeled value of an
+// annotated tag). A file whose header does not promise "sorted" is sorted
+// once when loaded.
+type packedRefs struct {
+	fi   os.FileInfo // identity of the file this was read from
+	orig []byte      // the file as read
+	data []byte      // sorted records: orig itself, or a sorted copy
+	body int         // offset of the first record in data
+}
+
+const packedHeader = "# pack-refs with:"
+
+// parsePackedRefs prepares packed-refs content for lookups. A sorted file
+// is not scanned: malformed records surface when a lookup reaches them.
+func parsePackedRefs(orig []byte) (*packedRefs, error) {
+	p := &packedRefs{orig: orig, data: orig}
+	sorted := false
+	if bytes.HasPrefix(orig, []byte(packedHeader)) {
+		eol := bytes.IndexByte(orig, '\n')
+		p.body = eol + 1
+		if eol < 0 {
+			eol, p.body = len(orig), len(orig)
+		}
+		for _, trait := range strings.Fields(string(orig[len(packedHeader):eol])) {
+			sorted = sorted || trait == "sorted"
+		}
+	}
+	if !sorted {
+		data, err := sortPackedRecords(orig[p.body:])
+		if err != nil {
+			return nil, err
+		}
+		p.data, p.body = data, 0
+	}
+	return p, nil
+}
+
+// sortPackedRecords checks every line of an unsorted packed-refs body and
+// returns its records (with their peeled lines) sorted by name.
+func sortPackedRecords(body []byte) ([]byte, error) {
+	type rec struct {
+		name  []byte
+		lines []byte
+	}
+	var recs []rec
+	for off, lineNo := 0, 1; off < len(body); lineNo++ {
+		end := bytes.IndexByte(body[off:], '\n')
+		next := off + end + 1
+		if end < 0 {
+			end = len(body) - off
+			next = len(body)
+		}
+		line := body[off : off+end]
+		switch {
+		case len(line) > 0 && line[0] == '^':
+			if len(recs) == 0 || !validPeeled(line) || bytes.Contains(recs[len(recs)-1].lines, []byte("\n^")) {
+				return nil, fmt.Errorf("packed-refs line %d: bad peeled line %q", lineNo, truncate(line))
+			}
+			r := &recs[len(recs)-1]
+			r.lines = append(append(r.lines, line...), '\n')
+		default:
+			name, _, err := parsePackedLine(line)
+			if err != nil {
+				return nil, fmt.Errorf("packed-refs line %d: %w", lineNo, err)
+			}
+			recs = append(recs, rec{name: name, lines: append(append([]byte(nil), line...), '\n')})
+		}
+		off = next
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return bytes.Compare(recs[i].name, recs[j].name) < 0 })
+	out := make([]byte, 0, len(body)+len(recs))
+	for _, r := range recs {
+		out = append(out, r.lines...)
+	}
+	return out, nil
+}
+
+func validPeeled(line []byte) bool {
+	return len(line) == 41 && isHexOID(string(line[1:]))
+}
+
+// parsePackedLine parses one "<oid> <name>" line.
+func parsePackedLine(line []byte) (name []byte, oid OID, err error) {
+	if len(line) < 42 || line[40] != ' ' || !isHexOID(string(line[:40])) {
+		return nil, "", fmt.Errorf("bad ref line %q", truncate(line))
+	}
+	name = line[41:]
+	if bytes.ContainsAny(name, " \t\r\x00") {
+		return nil, "", fmt.Errorf("bad ref name %q", truncate(name))
+	}
+	return name, OID(line[:40]), nil
+}
+
+// recordAt parses the record starting at off (< hi) and returns where the
+// next record starts.
+func (p *packedRefs) recordAt(off, hi int) (name []byte, oid OID, next int, err error) {
+	eol := bytes.IndexByte(p.data[off:hi], '\n')
+	next = off + eol + 1
+	if eol < 0 {
+		eol, next = hi-off, hi
+	}
+	name, oid, err = parsePackedLine(p.data[off : off+eol])
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("packed-refs: %w: %w: rewrite it with git pack-refs", ErrCorrupt, err)
+	}
+	if next < hi && p.data[next] == '^' {
+		e := bytes.IndexByte(p.data[next:hi], '\n')
+		if e < 0 {
+			next = hi
+		} else {
+			next += e + 1
+		}
+	}
+	return name, oid, next, nil
+}
+
+// lowerBound returns the offset of the first record whose name is not less
+// than name (len(data) if none): a binary search over the bytes.
+func (p *packedRefs) lowerBound(name string) (int, error) {
+	lo, hi := p.body, len(p.data)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		// Back up to the start of the record holding mid; a peeled line
+		// belongs to the record before it.
+		rec := mid
+		for rec > lo && (p.data[rec-1] != '\n' || p.data[rec] == '^') {
+			rec--
+		}
+		n, _, next, err := p.recordAt(rec, hi)
+		if err != nil {
+			return 0, err
+		}
+		if string(n) < name {
+			lo = next
+		} else {
+			hi = rec
+		}
+	}
+	return lo, nil
+}
+
+// find returns the value of name in packed-refs. p may be nil.
+func (p *packedRefs) find(name string) (OID, bool, error) {
+	if p == nil {
+		return "", false, nil
+	}
+	off, err := p.lowerBound(name)
+	if err != nil || off >= len(p.data) {
+		return "", false, err
+	}
+	n, oid, _, err := p.recordAt(off, len(p.data))
+	if err != nil || string(n) != name {
+		return "", false, err
+	}
+	return oid, true, nil
+}
+
+// scanPrefix calls fn for every packed ref starting with prefix, in order,
+// until fn returns false. p may be nil.
+func (p *packedRefs) scanPrefix(prefix string, fn func(name []byte, oid OID) bool) error {
+	if p == nil {
+		return nil
+	}
+	off, err := p.lowerBound(prefix)
+	if err != nil {
+		return err
+	}
+	for off < len(p.data) {
+		n, oid, next, err := p.recordAt(off, len(p.data))
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(n, []byte(prefix)) || !fn(n, oid) {
+			return nil
+		}
+		off = next
+	}
+	return nil
+}
+
+// hasPrefix reports whether some packed ref starts with prefix.
+func (p *packedRefs) hasPrefix(prefix string) (bool, error) {
+	hit := false
+	err := p.scanPrefix(prefix, func([]byte, OID) bool { hit = true; return false })
+	return hit, err
+}
+
+// without returns the file's content with the records named in drop (and
+// their peeled lines) removed, every other line kept as it was.
+func (p *packedRefs) without(drop map[string]bool) []byte {
+	out := make([]byte, 0, len(p.orig))
+	skipping := false
+	for off := 0; off < len(p.orig); {
+		end := bytes.IndexByte(p.orig[off:], '\n')
+		next := off + end + 1
+		if end < 0 {
+			next = len(p.orig)
+			end = next - off
+		}
+		line := p.orig[off : off+end]
+		switch {
+		case len(line) > 0 && line[0] == '^':
+		case len(line) > 0 && line[0] == '#':
+			skipping = false
+		default:
+			skipping = len(line) > 41 && drop[string(line[41:])]
+		}
+		if !skipping {
+			out = append(out, line...)
+			out = append(out, '\n')
+		}
+		off = next
+	}
+	return out
+}
+
+// loadPacked returns the parsed packed-refs file, or nil when there is none.
+// The parse is cached and reused while the file's identity, size and
+// modification time stay the same (git replaces the file by rename).
+func (s *repo) loadPacked() (*packedRefs, error) {
+	name := filepath.Join(s.path, "packed-refs")
+	fi, err := os.Stat(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	if p := s.packed; p != nil && sameFileVersion(p.fi, fi) {
+		return p, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	defer f.Close()
+	fi, err = f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+1))
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	p, err := parsePackedRefs(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w: rewrite it with git pack-refs", name, ErrCorrupt, err)
+	}
+	p.fi = fi
+	s.packed = p
+	return p, nil
+}
+
+func sameFileVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}

@@ -1,0 +1,78 @@
+package gitstore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// NewTestStore creates a store in a fresh temporary directory for a test and
+// closes it when the test ends. Its path is NewTestStore(t).Path().
+func NewTestStore(t testing.TB) Store {
+	t.Helper()
+	s, err := Init(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatalf("create test store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// GitCommand returns a stock git command that runs on the repository at
+// gitDir ("" for none, as for git init) with a hermetic environment (no
+// system or user config). It skips the test when git is not installed.
+func GitCommand(t testing.TB, gitDir string, args ...string) *exec.Cmd {
+	t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	if gitDir != "" {
+		args = append([]string{"--git-dir=" + gitDir}, args...)
+	}
+	cmd := exec.Command(git, args...)
+	cmd.Env = gitEnv()
+	return cmd
+}
+
+// gitEnv is the environment minus every GIT_* variable, with config files
+// and identities pinned so results do not depend on the machine.
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=git test", "GIT_AUTHOR_EMAIL=git@example.invalid",
+		"GIT_COMMITTER_NAME=git test", "GIT_COMMITTER_EMAIL=git@example.invalid",
+		"GIT_TERMINAL_PROMPT=0",
+	)
+}
+
+// Fsck runs stock `git fsck --strict --no-dangling` on the repository at
+// path and fails the test with git's output unless it is clean (notices
+// such as an unborn HEAD are fine). It skips the test when git is not
+// installed.
+func Fsck(t testing.TB, path string) {
+	t.Helper()
+	gitDir, err := findGitDir(path)
+	if err != nil {
+		t.Fatalf("fsck: %v", err)
+	}
+	out, err := GitCommand(t, gitDir, "fsck", "--strict", "--no-dangling", "--no-progress").CombinedOutput()
+	var problems []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "notice:") && !strings.HasPrefix(line, "Checking ") {
+			problems = append(problems, line)
+		}
+	}
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("git fsck --strict %s is not clean (%v):\n%s", gitDir, err, out)
+	}
+}

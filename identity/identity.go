@@ -1,0 +1,199 @@
+// Package identity parses and validates the names readproof hands out and
+// accepts: resource URIs (readproof://NAMESPACE/PATH[@TAG]), run ids and tag
+// names. Every name that ends up in a git ref or a tree path passes through
+// here first, so path traversal and ref-name tricks stop at the door.
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Scheme is the URI scheme, always lower case.
+const Scheme = "readproof://"
+
+// ErrInvalid is wrapped by every validation error.
+var ErrInvalid = errors.New("invalid name")
+
+// URI is a parsed resource identity.
+type URI struct {
+	Namespace string
+	Path      string
+	// Tag is set when the URI carried an @tag suffix.
+	Tag string
+}
+
+// String returns readproof://NAMESPACE/PATH without the tag.
+func (u URI) String() string { return Scheme + u.Namespace + "/" + u.Path }
+
+// Ref returns the URI with its @tag suffix when it has one.
+func (u URI) Ref() string {
+	if u.Tag == "" {
+		return u.String()
+	}
+	return u.String() + "@" + u.Tag
+}
+
+// Key is the URI as one path-safe string, NAMESPACE/PATH with the slashes of
+// PATH replaced by '+'. Distinct URIs have distinct keys ('+' never occurs in
+// a path) and no key is a directory prefix of another, so keys can name refs.
+func (u URI) Key() string { return u.Namespace + "/" + strings.ReplaceAll(u.Path, "/", "+") }
+
+// ParseURI parses readproof://NAMESPACE/PATH with an optional @TAG.
+//
+// NAMESPACE is lower-case letters, digits, '-', '_' and '.', starting with a
+// letter or digit, at most 64 bytes. PATH is one or more segments separated by
+// '/', each of letters, digits, '-', '_' and '.', starting with a letter,
+// digit or '_', not ending in '.' or ".lock"; at most 512 bytes. TAG follows
+// ValidateTag.
+func ParseURI(s string) (URI, error) {
+	bad := func(why string) (URI, error) {
+		return URI{}, fmt.Errorf("%w: resource URI %q: %s", ErrInvalid, s, why)
+	}
+	if !strings.HasPrefix(s, Scheme) {
+		if strings.HasPrefix(strings.ToLower(s), Scheme) {
+			return bad("the scheme must be lower-case readproof://")
+		}
+		return bad("must start with readproof://")
+	}
+	rest := s[len(Scheme):]
+	var u URI
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		u.Tag = rest[at+1:]
+		rest = rest[:at]
+		if err := ValidateTag(u.Tag); err != nil {
+			return bad(err.Error())
+		}
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		if rest == "" {
+			return bad("missing namespace and path (want readproof://NAMESPACE/PATH)")
+		}
+		return bad("missing path after the namespace (want readproof://NAMESPACE/PATH)")
+	}
+	u.Namespace, u.Path = rest[:slash], rest[slash+1:]
+	if err := validateNamespace(u.Namespace); err != nil {
+		return bad(err.Error())
+	}
+	if err := validatePath(u.Path); err != nil {
+		return bad(err.Error())
+	}
+	return u, nil
+}
+
+func validateNamespace(ns string) error {
+	if ns == "" {
+		return errors.New("empty namespace")
+	}
+	if len(ns) > 64 {
+		return errors.New("namespace longer than 64 bytes")
+	}
+	for i := 0; i < len(ns); i++ {
+		c := ns[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case (c == '-' || c == '_' || c == '.') && i > 0:
+		default:
+			return fmt.Errorf("namespace %q: character %q not allowed (lower-case letters, digits, '-', '_', '.')", ns, c)
+		}
+	}
+	if strings.Contains(ns, "..") || strings.HasSuffix(ns, ".") || strings.HasSuffix(ns, ".lock") {
+		return fmt.Errorf("namespace %q: may not contain '..' or end in '.' or '.lock'", ns)
+	}
+	return nil
+}
+
+func validatePath(p string) error {
+	if p == "" {
+		return errors.New("empty path")
+	}
+	if len(p) > 512 {
+		return errors.New("path longer than 512 bytes")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if err := validateSegment(seg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateSegment(seg string) error {
+	switch seg {
+	case "":
+		return errors.New("empty path segment (no leading, trailing or double '/')")
+	case ".", "..":
+		return fmt.Errorf("path segment %q not allowed", seg)
+	}
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
+		case (c == '-' || c == '.') && i > 0:
+		default:
+			return fmt.Errorf("path segment %q: character %q not allowed (letters, digits, '-', '_', '.')", seg, c)
+		}
+	}
+	if strings.HasSuffix(seg, ".") || strings.HasSuffix(seg, ".lock") || strings.Contains(seg, "..") {
+		return fmt.Errorf("path segment %q may not contain '..' or end in '.' or '.lock'", seg)
+	}
+	return nil
+}
+
+// ValidateTag checks a tag name: ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$, without
+// ".." and not ending in '.' or ".lock".
+func ValidateTag(t string) error { return validateName("tag name", t, 64) }
+
+// ValidateRunID checks a run id: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$, without
+// "..", not ending in '.' or ".lock", and not 40 hex digits (which would read
+// as a manifest id).
+func ValidateRunID(id string) error {
+	if err := validateName("run id", id, 128); err != nil {
+		return err
+	}
+	if IsObjectID(id) {
+		return fmt.Errorf("%w: run id %q looks like a manifest id (40 hex digits); pick another", ErrInvalid, id)
+	}
+	return nil
+}
+
+// ValidateSessionID checks a session id with the run id rules.
+func ValidateSessionID(id string) error { return validateName("session id", id, 128) }
+
+func validateName(what, s string, max int) error {
+	if s == "" {
+		return fmt.Errorf("%w: empty %s", ErrInvalid, what)
+	}
+	if len(s) > max {
+		return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalid, what, max)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case (c == '-' || c == '_' || c == '.') && i > 0:
+		default:
+			return fmt.Errorf("%w: %s %q: character %q not allowed (letters, digits, '.', '_', '-'; first a letter or digit)", ErrInvalid, what, s, c)
+		}
+	}
+	if strings.Contains(s, "..") || strings.HasSuffix(s, ".") || strings.HasSuffix(s, ".lock") {
+		return fmt.Errorf("%w: %s %q may not contain '..' or end in '.' or '.lock'", ErrInvalid, what, s)
+	}
+	return nil
+}
+
+// IsObjectID reports whether s is 40 lower-case hex digits.
+func IsObjectID(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

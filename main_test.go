@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"compress/zlib"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/readproof/readproof/commands"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"readproof": func() { os.Exit(commands.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the CLI scenarios in testdata/script. Each script runs in
+// its own directory with HOME pointing there and git's global and system
+// configuration ignored.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, "testdata/script"))
+}
+
+func scriptParams(t *testing.T, dir string) testscript.Params {
+	_, gitErr := exec.LookPath("git")
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		UpdateScripts:       os.Getenv("READPROOF_UPDATE_SCRIPTS") != "",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("HOME", e.WorkDir)
+			e.Setenv("XDG_CONFIG_HOME", filepath.Join(e.WorkDir, ".config"))
+			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
+			e.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			e.Setenv("CTRL_ID", "run\x01x")
+			e.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(e.WorkDir, ".gitconfig-none"))
+			e.Setenv("GIT_AUTHOR_NAME", "test")
+			e.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+			e.Setenv("GIT_COMMITTER_NAME", "test")
+			e.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+			return nil
+		},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"tamper": tamperCmd,
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "git":
+				return gitErr == nil, nil
+			}
+			return false, nil
+		},
+	}
+}
+
+// tamperCmd flips one byte of a loose blob in place, keeping its name, as a
+// disk error or an attacker would: `tamper STORE REV`.
+func tamperCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: tamper STORE REV")
+	}
+	store := ts.MkAbs(args[0])
+	out, err := exec.Command("git", "--git-dir", store, "rev-parse", args[1]).Output()
+	if err != nil {
+		ts.Fatalf("rev-parse %s: %v", args[1], err)
+	}
+	oid := strings.TrimSpace(string(out))
+	path := filepath.Join(store, "objects", oid[:2], oid[2:])
+	raw, err := os.ReadFile(path)
+	ts.Check(err)
+	zr, err := zlib.NewReader(bytes.NewReader(raw))
+	ts.Check(err)
+	data, err := io.ReadAll(zr)
+	ts.Check(err)
+	data[len(data)-2] ^= 0x01
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	ts.Check(os.Chmod(path, 0o644))
+	ts.Check(os.WriteFile(path, buf.Bytes(), 0o444))
+}

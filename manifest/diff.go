@@ -1,0 +1,235 @@
+package manifest
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// Change kinds.
+const (
+	Added     = "added"
+	Removed   = "removed"
+	Changed   = "changed"
+	Unchanged = "unchanged"
+)
+
+// Change is one entry's fate between two manifests. Entries are paired by
+// URI and by occurrence: the second mount of a URI in A pairs with the second
+// mount of it in B.
+type Change struct {
+	Kind string `json:"kind"`
+	URI  string `json:"uri"`
+	A    *Entry `json:"a,omitempty"`
+	B    *Entry `json:"b,omitempty"`
+}
+
+// Comparison is the result of Compare.
+type Comparison struct {
+	Changes   []Change `json:"changes"`
+	Added     int      `json:"added"`
+	Removed   int      `json:"removed"`
+	Changed   int      `json:"changed"`
+	Unchanged int      `json:"unchanged"`
+}
+
+// Compare pairs the entries of a and b. An entry is unchanged when its
+// content hash and ref are the same on both sides. Changes come in B's order,
+// then entries only in A.
+func Compare(a, b *Manifest) *Comparison {
+	type key struct {
+		uri string
+		n   int
+	}
+	seen := map[string]int{}
+	inA := map[key]*Entry{}
+	var orderA []key
+	for i := range a.Entries {
+		e := &a.Entries[i]
+		k := key{e.URI, seen[e.URI]}
+		seen[e.URI]++
+		inA[k] = e
+		orderA = append(orderA, k)
+	}
+	seen = map[string]int{}
+	used := map[key]bool{}
+	c := &Comparison{Changes: []Change{}}
+	for i := range b.Entries {
+		e := &b.Entries[i]
+		k := key{e.URI, seen[e.URI]}
+		seen[e.URI]++
+		old, ok := inA[k]
+		switch {
+		case !ok:
+			c.Changes = append(c.Changes, Change{Kind: Added, URI: e.URI, B: e})
+			c.Added++
+		case old.ContentHash == e.ContentHash && old.Ref == e.Ref:
+			used[k] = true
+			c.Changes = append(c.Changes, Change{Kind: Unchanged, URI: e.URI, A: old, B: e})
+			c.Unchanged++
+		default:
+			used[k] = true
+			c.Changes = append(c.Changes, Change{Kind: Changed, URI: e.URI, A: old, B: e})
+			c.Changed++
+		}
+	}
+	for _, k := range orderA {
+		if !used[k] {
+			e := inA[k]
+			c.Changes = append(c.Changes, Change{Kind: Removed, URI: e.URI, A: e})
+			c.Removed++
+		}
+	}
+	return c
+}
+
+// Why explains a changed entry in one line: "source revision X → Y; observed
+// T1 → T2", plus "; ref A → B" when either side was mounted by tag.
+func (c Change) Why() string {
+	if c.A == nil || c.B == nil {
+		return ""
+	}
+	parts := []string{}
+	if c.A.SourceRevision != c.B.SourceRevision {
+		parts = append(parts, fmt.Sprintf("source revision %s → %s", c.A.SourceRevision, c.B.SourceRevision))
+	} else {
+		parts = append(parts, fmt.Sprintf("source revision %s (unchanged)", c.A.SourceRevision))
+	}
+	parts = append(parts, fmt.Sprintf("observed %s → %s", stamp(c.A.ObservedAt), stamp(c.B.ObservedAt)))
+	if c.A.Ref != "" || c.B.Ref != "" {
+		parts = append(parts, fmt.Sprintf("ref %s → %s", refName(c.A.Ref), refName(c.B.Ref)))
+	}
+	if c.A.ContentHash == c.B.ContentHash {
+		parts = append(parts, "content unchanged")
+	}
+	return "why: " + strings.Join(parts, "; ")
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func refName(r string) string {
+	if r == "" {
+		return "(none)"
+	}
+	return "@" + r
+}
+
+// Unified renders a line-based unified diff of a and b with the given lines
+// of context, computed with sergi/go-diff. Bytes that are not valid UTF-8 are
+// reported as a binary difference instead.
+func Unified(nameA, nameB string, a, b []byte, context int) string {
+	if !utf8.Valid(a) || !utf8.Valid(b) {
+		if string(a) == string(b) {
+			return ""
+		}
+		return fmt.Sprintf("Binary content differs (%d → %d bytes)\n", len(a), len(b))
+	}
+	dmp := diffmatchpatch.New()
+	ra, rb, lines := dmp.DiffLinesToRunes(string(a), string(b))
+	diffs := dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines)
+
+	type op struct {
+		kind byte // ' ', '-', '+'
+		text string
+	}
+	var ops []op
+	for _, d := range diffs {
+		kind := byte(' ')
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			kind = '-'
+		case diffmatchpatch.DiffInsert:
+			kind = '+'
+		}
+		for _, l := range splitLines(d.Text) {
+			ops = append(ops, op{kind, l})
+		}
+	}
+	var out strings.Builder
+	i := 0
+	for i < len(ops) {
+		// find the next change
+		for i < len(ops) && ops[i].kind == ' ' {
+			i++
+		}
+		if i == len(ops) {
+			break
+		}
+		start := max(i-context, 0)
+		end := i
+		for {
+			for end < len(ops) && ops[end].kind != ' ' {
+				end++
+			}
+			next := end
+			for next < len(ops) && ops[next].kind == ' ' {
+				next++
+			}
+			if next < len(ops) && next-end <= 2*context {
+				end = next
+				continue
+			}
+			end = min(end+context, len(ops))
+			break
+		}
+		if out.Len() == 0 {
+			fmt.Fprintf(&out, "--- %s\n+++ %s\n", nameA, nameB)
+		}
+		// line numbers of the hunk
+		la, lb := 1, 1
+		for _, o := range ops[:start] {
+			if o.kind != '+' {
+				la++
+			}
+			if o.kind != '-' {
+				lb++
+			}
+		}
+		na, nb := 0, 0
+		for _, o := range ops[start:end] {
+			if o.kind != '+' {
+				na++
+			}
+			if o.kind != '-' {
+				nb++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(la, na), hunkRange(lb, nb))
+		for _, o := range ops[start:end] {
+			out.WriteByte(o.kind)
+			out.WriteString(o.text)
+			if !strings.HasSuffix(o.text, "\n") {
+				out.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		i = end
+	}
+	return out.String()
+}
+
+func hunkRange(start, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", start-1)
+	}
+	if n == 1 {
+		return fmt.Sprintf("%d", start)
+	}
+	return fmt.Sprintf("%d,%d", start, n)
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for s != "" {
+		j := strings.IndexByte(s, '\n')
+		if j < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:j+1])
+		s = s[j+1:]
+	}
+	return out
+}

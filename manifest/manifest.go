@@ -1,0 +1,254 @@
+// Package manifest owns the manifest format: the ordered record of what one
+// run was delivered. It encodes and decodes manifest.json, decides where each
+// entry's bytes live in a manifest commit's tree, compares two manifests and
+// renders the comparison as provenance lines and unified diffs.
+//
+// It knows nothing about git or sources: package store builds manifests from
+// resolutions and writes them as commits; this package only defines the data
+// and the rules that make them readable and diffable.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/identity"
+)
+
+// Format names the version of manifest.json.
+const Format = "readproof-manifest/1"
+
+// Decisions record why an entry holds the bytes it holds.
+const (
+	DecisionFetch      = "fetch"       // the source was read now
+	DecisionUseCurrent = "use_current" // allow_stale: the current snapshot was young enough
+	DecisionUsePinned  = "use_pinned"  // pinned: the policy names the snapshot
+	DecisionUseTag     = "use_tag"     // uri@tag: the tag names the snapshot; policy not consulted
+)
+
+// Entry is one delivered document, at one position of a run.
+type Entry struct {
+	Position       int               `json:"position"`
+	URI            string            `json:"uri"`
+	Ref            string            `json:"ref"`
+	Snapshot       string            `json:"snapshot"`
+	ContentHash    string            `json:"content_hash"`
+	SourceRevision string            `json:"source_revision"`
+	ObservedAt     time.Time         `json:"observed_at"`
+	Decision       string            `json:"decision"`
+	Bytes          int64             `json:"bytes"`
+	ContentType    string            `json:"content_type"`
+	Provenance     map[string]string `json:"provenance,omitempty"`
+	// File is the path of the delivered bytes inside the manifest tree.
+	File string `json:"file"`
+	// Probe is set when the entry was delivered with a proof-of-read
+	// sentinel appended (see docs/PROBE_PROTOCOL.md).
+	Probe *Probe `json:"probe,omitempty"`
+}
+
+// Probe records a delivery with a sentinel line: the bucket it was issued
+// for and the hash of the bytes actually delivered. The sentinel itself is
+// never stored.
+type Probe struct {
+	Bucket        int64  `json:"bucket"`
+	Length        int    `json:"length"`
+	DeliveredHash string `json:"delivered_hash"`
+	DeliveredSize int64  `json:"delivered_bytes"`
+}
+
+// Manifest is a committed run. ID is the manifest commit id; it is not part
+// of manifest.json (a commit cannot name itself).
+type Manifest struct {
+	ID        string    `json:"-"`
+	Format    string    `json:"format"`
+	RunID     string    `json:"run_id"`
+	StartedAt time.Time `json:"started_at"`
+	CreatedAt time.Time `json:"created_at"`
+	Entries   []Entry   `json:"entries"`
+}
+
+// ErrInvalid is wrapped by every decoding and validation error.
+var ErrInvalid = errors.New("invalid manifest")
+
+// Encode returns manifest.json: indented JSON with a trailing newline,
+// entries in position order, map keys sorted (encoding/json sorts maps).
+func Encode(m *Manifest) ([]byte, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	cp := *m
+	cp.Format = Format
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&cp); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode parses manifest.json strictly: unknown fields, a wrong format, bad
+// positions, invalid URIs or hashes are errors.
+func Decode(data []byte) (*Manifest, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data after the manifest object", ErrInvalid)
+	}
+	if m.Format != Format {
+		return nil, fmt.Errorf("%w: format %q, want %q", ErrInvalid, m.Format, Format)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Validate checks the invariants every manifest keeps.
+func (m *Manifest) Validate() error {
+	if err := identity.ValidateRunID(m.RunID); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	files := map[string]bool{}
+	for i, e := range m.Entries {
+		if e.Position != i {
+			return fmt.Errorf("%w: entry %d has position %d", ErrInvalid, i, e.Position)
+		}
+		u, err := identity.ParseURI(e.URI)
+		if err != nil || u.Tag != "" {
+			return fmt.Errorf("%w: entry %d: uri %q", ErrInvalid, i, e.URI)
+		}
+		if e.Ref != "" {
+			if err := identity.ValidateTag(e.Ref); err != nil {
+				return fmt.Errorf("%w: entry %d: %v", ErrInvalid, i, err)
+			}
+		}
+		if !identity.IsObjectID(e.Snapshot) {
+			return fmt.Errorf("%w: entry %d: snapshot %q is not an object id", ErrInvalid, i, e.Snapshot)
+		}
+		if !IsContentHash(e.ContentHash) {
+			return fmt.Errorf("%w: entry %d: content hash %q", ErrInvalid, i, e.ContentHash)
+		}
+		switch e.Decision {
+		case DecisionFetch, DecisionUseCurrent, DecisionUsePinned, DecisionUseTag:
+		default:
+			return fmt.Errorf("%w: entry %d: decision %q", ErrInvalid, i, e.Decision)
+		}
+		if e.Bytes < 0 {
+			return fmt.Errorf("%w: entry %d: negative size", ErrInvalid, i)
+		}
+		if e.File != "" {
+			if !strings.HasPrefix(e.File, "content/") || files[e.File] {
+				return fmt.Errorf("%w: entry %d: file %q", ErrInvalid, i, e.File)
+			}
+			files[e.File] = true
+		}
+	}
+	return nil
+}
+
+// IsContentHash reports whether s is "sha256:" followed by 64 lower-case hex.
+func IsContentHash(s string) bool {
+	const p = "sha256:"
+	if len(s) != len(p)+64 || !strings.HasPrefix(s, p) {
+		return false
+	}
+	for _, c := range s[len(p):] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// AssignFiles gives every entry its File: content/NAMESPACE/PATH, with
+// "@TAG" appended for entries mounted by tag, and "~POSITION" appended when
+// the same name is already taken in this manifest or a document's name is
+// also needed as a directory (resource a/b and a/b/c in one run).
+func AssignFiles(entries []Entry) {
+	taken := map[string]bool{}
+	dirs := map[string]bool{}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		u, _ := identity.ParseURI(e.URI)
+		name := "content/" + u.Namespace + "/" + u.Path
+		if e.Ref != "" {
+			name += "@" + e.Ref
+		}
+		names[i] = name
+		for d := name; ; {
+			j := strings.LastIndexByte(d, '/')
+			if j < 0 {
+				break
+			}
+			d = d[:j]
+			dirs[d] = true
+		}
+	}
+	for i := range entries {
+		name := names[i]
+		if taken[name] || dirs[name] {
+			name = fmt.Sprintf("%s~%d", name, entries[i].Position)
+		}
+		taken[name] = true
+		entries[i].File = name
+	}
+}
+
+// Short abbreviates an object id or content hash for tables.
+func Short(s string) string {
+	if strings.HasPrefix(s, "sha256:") && len(s) > 19 {
+		return s[:19]
+	}
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// Message is the commit message of a manifest commit: a summary line, the
+// entries as a table, and trailers naming the run.
+func Message(m *Manifest) string {
+	var b strings.Builder
+	n := len(m.Entries)
+	fmt.Fprintf(&b, "readproof run %s: %d %s\n\n", m.RunID, n, plural(n, "entry", "entries"))
+	for _, e := range m.Entries {
+		ref := e.Ref
+		if ref == "" {
+			ref = "-"
+		}
+		fmt.Fprintf(&b, "%d %s ref=%s %s %s %s\n", e.Position, e.URI, ref, Short(e.Snapshot), Short(e.ContentHash), e.Decision)
+	}
+	if n > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Readproof-Run: %s\nReadproof-Entries: %d\n", m.RunID, n)
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// SortedKeys returns a map's keys in order (for stable text output).
+func SortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

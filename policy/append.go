@@ -1,0 +1,346 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/readproof/readproof/adapters"
+)
+
+// newFileHeader starts a policy file that AppendResource creates.
+const newFileHeader = `# readproof policy file: the documents agents may read, where each one comes
+# from and how fresh it must be. readproof.toml.example documents every key.
+version = 1
+`
+
+// lockWait bounds how long AppendResource waits for another writer.
+var lockWait = 5 * time.Second
+
+// AppendResource declares r in the policy file at path (`readproof resource
+// add`). It refuses a URI the file already declares (ErrDuplicate), appends
+// one [[resource]] block as text so existing content and comments stay as
+// they are, creates the file when it is missing, re-parses the result and
+// only then replaces the file atomically. On any error the file is left
+// unchanged.
+func AppendResource(path string, r Resource) (err error) {
+	name := path
+	if name == "" {
+		return &Error{File: DefaultFileName, Msg: "no policy file path given", Hint: "pass the path of readproof.toml"}
+	}
+	target := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		target = real // write through a symlinked readproof.toml
+	}
+
+	unlock, err := lockFile(target)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	old, err := os.ReadFile(target)
+	perm := fs.FileMode(0o644)
+	switch {
+	case err == nil:
+		if st, err := os.Stat(target); err == nil {
+			perm = st.Mode().Perm()
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		old = nil
+	default:
+		return fmt.Errorf("read policy file: %w", err)
+	}
+
+	base := old
+	if base == nil {
+		base = []byte(newFileHeader)
+	}
+	f, err := Parse(name, base)
+	if err != nil {
+		return fmt.Errorf("%w (fix the policy file before adding resources)", err)
+	}
+
+	if r.URI.Tag != "" {
+		return &Error{File: name, Key: newKey(f, "uri"), Msg: fmt.Sprintf("a declared URI cannot carry a tag (@%s)", r.URI.Tag),
+			Hint: fmt.Sprintf("declare %s; tags are set with readproof tag set", r.URI.String())}
+	}
+	if r.URI.Namespace == "" || r.URI.Path == "" {
+		return &Error{File: name, Key: newKey(f, "uri"), Msg: "missing uri", Hint: "give the resource a readproof://NAMESPACE/PATH identity"}
+	}
+	if have, ok := f.Lookup(r.URI); ok {
+		idx := 1
+		for i := range f.Resources {
+			if &f.Resources[i] == have {
+				idx = i + 1
+			}
+		}
+		return &Error{File: name, Line: have.Line, Key: fmt.Sprintf("resource[%d].uri", idx), Err: ErrDuplicate,
+			Msg:  fmt.Sprintf("%s is already declared at line %d", r.URI.String(), have.Line),
+			Hint: "edit that [[resource]] block instead, or choose another URI"}
+	}
+
+	block, err := encodeResource(r)
+	if err != nil {
+		return &Error{File: name, Msg: err.Error(), Hint: "resource fields must be valid UTF-8 text"}
+	}
+	var buf strings.Builder
+	buf.Write(base)
+	if len(base) > 0 && base[len(base)-1] != '\n' {
+		buf.WriteByte('\n')
+	}
+	blockLine := strings.Count(buf.String(), "\n") + 2 // after the blank separator line
+	buf.WriteByte('\n')
+	buf.WriteString(block)
+	next := []byte(buf.String())
+
+	nf, err := Parse(name, next)
+	if err != nil {
+		var pe *Error
+		if !errors.As(err, &pe) {
+			return err
+		}
+		var syntax toml.ParseError
+		if errors.As(err, &syntax) {
+			// The file itself parsed, so the block clashes with it, as
+			// when resources are declared inline as resource = [...].
+			return &Error{File: name, Msg: "cannot append a [[resource]] block to this file: " + pe.Msg, Err: err,
+				Hint: "declare the existing resources as [[resource]] blocks instead of resource = [...]"}
+		}
+		if pe.Line >= blockLine {
+			// The problem is in the new resource: there is no such line in
+			// the file, so report the key alone.
+			out := *pe
+			out.Line, out.Column = 0, 0
+			return &out
+		}
+		return err
+	}
+	if len(nf.Resources) != len(f.Resources)+1 || !sameResource(nf.Resources[len(nf.Resources)-1], normalized(r, f)) {
+		return &Error{File: name, Msg: "internal error: the new resource reads back differently; nothing was written",
+			Hint: "report this as a bug, with the command that was run"}
+	}
+	if err := writeAtomic(target, next, perm); err != nil {
+		return fmt.Errorf("write policy file %s: %w", name, err)
+	}
+	return nil
+}
+
+// newKey names key k of the resource about to be appended to f.
+func newKey(f *File, k string) string {
+	return fmt.Sprintf("resource[%d].%s", len(f.Resources)+1, k)
+}
+
+// normalized is r as Parse reads it back from f.
+func normalized(r Resource, f *File) Resource {
+	n := r
+	n.Line = 0
+	if n.Freshness.Strategy == "" {
+		n.Freshness.Strategy = f.Defaults.Policy
+	}
+	if n.Freshness.Strategy == AllowStale && n.Freshness.MaxAge == 0 {
+		n.Freshness.MaxAge = f.Defaults.MaxAge
+	}
+	if len(n.Source.Headers) == 0 {
+		n.Source.Headers = nil
+	}
+	if inner, ok := strings.CutPrefix(n.Source.TokenEnv, "${"); ok && strings.HasSuffix(inner, "}") {
+		n.Source.TokenEnv = strings.TrimSuffix(inner, "}")
+	}
+	if n.Source.Ref == "" {
+		switch n.Source.Type {
+		case "github":
+			n.Source.Ref = DefaultGitHubRef
+		case "git":
+			n.Source.Ref = DefaultGitRef
+		}
+	}
+	return n
+}
+
+func sameResource(a, b Resource) bool {
+	a.Line, b.Line = 0, 0
+	return reflect.DeepEqual(a, b)
+}
+
+// encodeResource writes r as a [[resource]] block.
+func encodeResource(r Resource) (string, error) {
+	var b strings.Builder
+	b.WriteString("[[resource]]\n")
+	kv := func(k, v string) error {
+		if !utf8.ValidString(v) {
+			return fmt.Errorf("%s is not valid UTF-8", k)
+		}
+		fmt.Fprintf(&b, "%s = %s\n", k, quote(v))
+		return nil
+	}
+	steps := []struct{ k, v string }{
+		{"uri", r.URI.String()},
+		{"description", r.Description},
+		{"policy", string(r.Freshness.Strategy)},
+		{"max_age", ""},
+		{"snapshot", r.Freshness.Snapshot},
+		{"content_type", r.ContentType},
+	}
+	if r.Freshness.MaxAge != 0 {
+		steps[3].v = FormatDuration(r.Freshness.MaxAge)
+	}
+	for _, s := range steps {
+		if s.v == "" && s.k != "uri" {
+			continue
+		}
+		if err := kv(s.k, s.v); err != nil {
+			return "", err
+		}
+	}
+	src, err := encodeSpec(r.Source)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("source = " + src + "\n")
+	return b.String(), nil
+}
+
+// encodeSpec writes a source as an inline table, type first.
+func encodeSpec(s adapters.Spec) (string, error) {
+	var parts []string
+	for _, kv := range []struct{ k, v string }{
+		{"type", s.Type}, {"path", s.Path}, {"url", s.URL}, {"owner", s.Owner}, {"repo", s.Repo},
+		{"ref", s.Ref}, {"api_base", s.APIBase}, {"token_env", s.TokenEnv},
+	} {
+		if kv.v == "" && kv.k != "type" {
+			continue
+		}
+		if !utf8.ValidString(kv.v) {
+			return "", fmt.Errorf("source %s is not valid UTF-8", kv.k)
+		}
+		parts = append(parts, kv.k+" = "+quote(kv.v))
+	}
+	if len(s.Headers) > 0 {
+		names := make([]string, 0, len(s.Headers))
+		for k := range s.Headers {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		var hs []string
+		for _, k := range names {
+			if !utf8.ValidString(k) || !utf8.ValidString(s.Headers[k]) {
+				return "", errors.New("a source header is not valid UTF-8")
+			}
+			hs = append(hs, encodeKey(k)+" = "+quote(s.Headers[k]))
+		}
+		parts = append(parts, "headers = { "+strings.Join(hs, ", ")+" }")
+	}
+	return "{ " + strings.Join(parts, ", ") + " }", nil
+}
+
+// quote writes s as a TOML basic string.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			if r < 0x20 || r == 0x7f {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// encodeKey writes a key bare when TOML allows it, quoted otherwise.
+func encodeKey(k string) string {
+	if k == "" {
+		return `""`
+	}
+	for i := 0; i < len(k); i++ {
+		if !isBareKeyByte(k[i]) {
+			return quote(k)
+		}
+	}
+	return k
+}
+
+// lockFile takes PATH.lock with O_EXCL, as git does, so two writers cannot
+// interleave their read-modify-write of the policy file.
+func lockFile(target string) (func(), error) {
+	lock := target + ".lock"
+	deadline := time.Now().Add(lockWait)
+	for {
+		fh, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			fh.Close()
+			return func() { os.Remove(lock) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("lock policy file: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("policy file %s is locked by another readproof (%s exists); if none is running, remove the lock file", target, lock)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// writeAtomic replaces target with data: a temporary file in the same
+// directory, fsync, rename, fsync of the directory.
+func writeAtomic(target string, data []byte, perm fs.FileMode) (err error) {
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), target); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync() // best effort: not every platform syncs directories
+		d.Close()
+	}
+	return nil
+}

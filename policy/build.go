@@ -1,0 +1,631 @@
+package policy
+
+import (
+	"fmt"
+	"mime"
+	"net/netip"
+	"net/url"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/identity"
+)
+
+// Bounds on [network].max_redirects.
+const maxRedirectsLimit = 20
+
+// build checks the meaning of the decoded document and fills f.
+func (c *checker) build(f *File, raw *rawFile) {
+	if raw.Version != nil && *raw.Version != 1 {
+		c.add(root.child("version"), fmt.Sprintf("unsupported version %d", *raw.Version),
+			"this readproof reads version 1 policy files; write version = 1", nil)
+	}
+
+	dp := root.child("defaults")
+	if raw.Defaults.Policy != nil {
+		if s, ok := c.strategy(dp.child("policy"), *raw.Defaults.Policy); ok {
+			f.Defaults.Policy = s
+		}
+	}
+	if raw.Defaults.MaxAge != nil {
+		f.Defaults.MaxAge = c.duration(dp.child("max_age"), *raw.Defaults.MaxAge)
+	}
+	if raw.Defaults.MaxBytes != nil {
+		if n := c.size(dp.child("max_bytes"), raw.Defaults.MaxBytes.v); n > 0 {
+			f.Defaults.MaxBytes = n
+		}
+	}
+	if f.Defaults.Policy == AllowStale && raw.Defaults.MaxAge == nil {
+		c.add(dp.child("policy"), "allow_stale needs max_age",
+			`add max_age = "1h" (or another duration) to [defaults]`, nil)
+	}
+
+	c.sources(f, raw.Sources)
+	c.network(f, raw.Network)
+
+	f.SigningKey = c.keyFile(root.child("signing").child("key"), raw.Signing.Key, f.Dir)
+	f.AllowedSigners = c.keyFile(root.child("signing").child("allowed_signers"), raw.Signing.AllowedSigners, f.Dir)
+	f.ProbeKey = c.keyFile(root.child("probe").child("key"), raw.Probe.Key, f.Dir)
+	f.ReceiptsKey = c.keyFile(root.child("receipts").child("key"), raw.Receipts.Key, f.Dir)
+
+	seen := map[string]int{}
+	for i := range raw.Resource {
+		if r, ok := c.resource(f, i+1, &raw.Resource[i], seen); ok {
+			f.Resources = append(f.Resources, r)
+		}
+	}
+}
+
+func (c *checker) sources(f *File, s rawSources) {
+	sp := root.child("sources")
+	if s.Roots != nil {
+		rp := sp.child("roots")
+		if len(*s.Roots) == 0 {
+			c.add(rp, "roots is empty", `list at least one directory; the default is roots = ["."]`, nil)
+		}
+		var roots []string
+		for i, r := range *s.Roots {
+			abs, err := expandPath(r, f.Dir)
+			if err != nil {
+				c.add(rp.index(i+1), err.Error(), "write a directory, relative to the policy file or absolute", nil)
+				continue
+			}
+			roots = append(roots, resolveExisting(abs))
+		}
+		if len(roots) > 0 {
+			f.Roots = roots
+		}
+	}
+	for i, name := range s.Env {
+		if !validEnvName(name) {
+			c.add(sp.child("env").index(i+1), fmt.Sprintf("%q is not an environment variable name", truncate(name, 64)),
+				"use letters, digits and '_', not starting with a digit", nil)
+			continue
+		}
+		if !contains(f.EnvAllow, name) {
+			f.EnvAllow = append(f.EnvAllow, name)
+		}
+	}
+	if s.CacheDir != nil {
+		abs, err := expandPath(*s.CacheDir, f.Dir)
+		if err != nil {
+			c.add(sp.child("cache_dir"), err.Error(), "remove cache_dir to use the default, or write a directory", nil)
+		} else {
+			f.CacheDir = abs
+		}
+	}
+}
+
+func (c *checker) network(f *File, n rawNetwork) {
+	np := root.child("network")
+	for i, h := range n.AllowHosts {
+		host, msg := normalizeHost(h)
+		if msg != "" {
+			c.add(np.child("allow_hosts").index(i+1), msg,
+				"write a bare host name such as \"policies.internal\": no scheme, port, path or wildcard", nil)
+			continue
+		}
+		if !contains(f.Network.AllowHosts, host) {
+			f.Network.AllowHosts = append(f.Network.AllowHosts, host)
+		}
+	}
+	for i, s := range n.AllowCIDRs {
+		p := np.child("allow_cidrs").index(i + 1)
+		pfx, err := netip.ParsePrefix(strings.TrimSpace(s))
+		if err != nil {
+			hint := `write an address range such as "10.0.0.0/8" or "127.0.0.1/32"`
+			if a, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil {
+				hint = fmt.Sprintf("for a single address write %q", netip.PrefixFrom(a, a.BitLen()).String())
+			}
+			c.add(p, fmt.Sprintf("%q is not a CIDR range", truncate(s, 64)), hint, nil)
+			continue
+		}
+		if m := pfx.Masked(); m != pfx {
+			c.add(p, fmt.Sprintf("%q has bits set beyond the /%d prefix", s, pfx.Bits()),
+				fmt.Sprintf("write %q for the whole range or %q for the one address",
+					m.String(), netip.PrefixFrom(pfx.Addr(), pfx.Addr().BitLen()).String()), nil)
+			continue
+		}
+		f.Network.AllowCIDRs = append(f.Network.AllowCIDRs, pfx)
+	}
+	if n.Timeout != nil {
+		if d := c.duration(np.child("timeout"), *n.Timeout); d > 0 {
+			f.Network.Timeout = d
+		}
+	}
+	if n.MaxRedirects != nil {
+		if v := *n.MaxRedirects; v < 0 || v > maxRedirectsLimit {
+			c.add(np.child("max_redirects"), fmt.Sprintf("max_redirects %d is out of range", v),
+				fmt.Sprintf("use 0 (no redirects) to %d", maxRedirectsLimit), nil)
+		} else {
+			f.Network.MaxRedirects = int(v)
+		}
+	}
+}
+
+func normalizeHost(h string) (string, string) {
+	h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
+	if h == "" {
+		return "", "empty host name"
+	}
+	if strings.Contains(h, "://") {
+		return "", "a host name, not a URL, is expected"
+	}
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")); err == nil {
+		return a.String(), ""
+	}
+	if len(h) > 253 {
+		return "", "host name longer than 253 bytes"
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 {
+			return "", fmt.Sprintf("%q is not a valid host name", truncate(h, 64))
+		}
+		for i := 0; i < len(label); i++ {
+			ch := label[i]
+			if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+				return "", fmt.Sprintf("%q is not a valid host name", truncate(h, 64))
+			}
+		}
+	}
+	return h, ""
+}
+
+func (c *checker) keyFile(p *keyPath, v *string, dir string) string {
+	if v == nil {
+		return ""
+	}
+	abs, err := expandPath(*v, dir)
+	if err != nil {
+		c.add(p, err.Error(), "remove the key to leave it unset, or write a file path", nil)
+		return ""
+	}
+	return abs
+}
+
+func (c *checker) strategy(p *keyPath, s string) (Strategy, bool) {
+	for _, v := range Strategies {
+		if string(v) == s {
+			return v, true
+		}
+	}
+	valid := make([]string, len(Strategies))
+	for i, v := range Strategies {
+		valid[i] = string(v)
+	}
+	c.add(p, fmt.Sprintf("unknown policy %q", truncate(s, 64)), didYouMean(s, valid, "policies"), nil)
+	return "", false
+}
+
+func (c *checker) duration(p *keyPath, s string) time.Duration {
+	d, err := ParseDuration(s)
+	if err != nil {
+		c.add(p, err.Error(), durationHint, nil)
+		return 0
+	}
+	return d
+}
+
+func (c *checker) size(p *keyPath, v any) int64 {
+	switch v := v.(type) {
+	case int64:
+		if v <= 0 {
+			c.add(p, fmt.Sprintf("size %d must be positive", v), sizeHint, nil)
+			return 0
+		}
+		return v
+	case string:
+		n, err := ParseSize(v)
+		if err != nil {
+			c.add(p, err.Error(), sizeHint, nil)
+			return 0
+		}
+		return n
+	}
+	c.add(p, fmt.Sprintf("want a size, got %s", tomlTypeName(v)), sizeHint, nil)
+	return 0
+}
+
+func (c *checker) resource(f *File, n int, rr *rawResource, seen map[string]int) (Resource, bool) {
+	p := root.child("resource").index(n)
+	r := Resource{Line: c.pos.lineOf(p)}
+	before := len(c.errs)
+
+	if rr.URI == nil {
+		c.add(p.child("uri"), "missing uri", `add uri = "readproof://NAMESPACE/PATH" to this [[resource]]`, nil)
+	} else if u, err := identity.ParseURI(*rr.URI); err != nil {
+		c.add(p.child("uri"), err.Error(),
+			"a resource URI is readproof://NAMESPACE/PATH: a lower-case namespace, then path segments of letters, digits, '-', '_' and '.'", err)
+	} else if u.Tag != "" {
+		c.add(p.child("uri"), fmt.Sprintf("a declared URI cannot carry a tag (@%s)", u.Tag),
+			fmt.Sprintf("declare %s; tags are set with readproof tag set and read as %s", u.String(), u.Ref()), nil)
+	} else if first, dup := seen[u.String()]; dup {
+		c.add(p.child("uri"), fmt.Sprintf("%s is declared twice, at line %d and again at line %d",
+			u.String(), first, c.pos.lineOf(p.child("uri"))), "remove or rename one of the two [[resource]] blocks", ErrDuplicate)
+	} else {
+		seen[u.String()] = c.pos.lineOf(p.child("uri"))
+		r.URI = u
+	}
+
+	strat := f.Defaults.Policy
+	if rr.Policy != nil {
+		if s, ok := c.strategy(p.child("policy"), *rr.Policy); ok {
+			strat = s
+		}
+	}
+	r.Freshness.Strategy = strat
+
+	if rr.MaxAge != nil {
+		d := c.duration(p.child("max_age"), *rr.MaxAge)
+		if strat != AllowStale {
+			c.add(p.child("max_age"), fmt.Sprintf("max_age applies only to allow_stale, and this resource is %s", strat),
+				`remove max_age, or set policy = "allow_stale"`, nil)
+		}
+		r.Freshness.MaxAge = d
+	} else if strat == AllowStale {
+		r.Freshness.MaxAge = f.Defaults.MaxAge
+		if r.Freshness.MaxAge == 0 {
+			c.add(p.child("max_age"), "allow_stale needs max_age, and [defaults] sets none",
+				`add max_age = "1h" (or another duration) to this resource or to [defaults]`, nil)
+		}
+	}
+
+	if strat == Pinned {
+		switch {
+		case rr.Snapshot == nil:
+			c.add(p.child("snapshot"), "pinned needs snapshot",
+				`add snapshot = "<40-hex snapshot id>"; readproof history URI lists the snapshots`, nil)
+		case !identity.IsObjectID(*rr.Snapshot):
+			hint := "a snapshot id is 40 lower-case hex digits, as readproof history prints it"
+			if identity.IsObjectID(strings.ToLower(*rr.Snapshot)) {
+				hint = "write the snapshot id in lower case"
+			}
+			c.add(p.child("snapshot"), fmt.Sprintf("%q is not a snapshot id", truncate(*rr.Snapshot, 64)), hint, nil)
+		default:
+			r.Freshness.Snapshot = *rr.Snapshot
+		}
+	} else if rr.Snapshot != nil {
+		c.add(p.child("snapshot"), fmt.Sprintf("snapshot applies only to pinned resources, and this resource is %s", strat),
+			`remove snapshot, or set policy = "pinned"`, nil)
+	}
+
+	if rr.ContentType != nil {
+		if _, _, err := mime.ParseMediaType(*rr.ContentType); err != nil || hasControl(*rr.ContentType) {
+			c.add(p.child("content_type"), fmt.Sprintf("%q is not a media type", truncate(*rr.ContentType, 64)),
+				`write a media type such as "text/markdown" or "application/json; charset=utf-8"`, nil)
+		} else {
+			r.ContentType = *rr.ContentType
+		}
+	}
+	if rr.Description != nil {
+		if hasControl(*rr.Description) {
+			c.add(p.child("description"), "description contains a control character (a newline or an escape)",
+				"keep the description to one line of text", nil)
+		} else {
+			r.Description = *rr.Description
+		}
+	}
+
+	if rr.Source == nil {
+		c.add(p.child("source"), "missing source",
+			`add source = { type = "filesystem", path = "..." } (types: filesystem, http, github, git)`, nil)
+	} else {
+		r.Source = c.source(f, p.child("source"), *rr.Source)
+	}
+	return r, len(c.errs) == before
+}
+
+// sourceRule lists the keys a source type requires and allows.
+type sourceRule struct{ required, optional []string }
+
+var sourceRules = map[string]sourceRule{
+	"filesystem": {required: []string{"path"}},
+	"http":       {required: []string{"url"}, optional: []string{"headers"}},
+	"github":     {required: []string{"owner", "repo", "path"}, optional: []string{"ref", "api_base", "token_env"}},
+	"git":        {required: []string{"url", "path"}, optional: []string{"ref"}},
+}
+
+func (r sourceRule) allows(k string) bool {
+	return k == "type" || contains(r.required, k) || contains(r.optional, k)
+}
+
+func (r sourceRule) keys() string {
+	return strings.Join(append(append([]string{"type"}, r.required...), r.optional...), ", ")
+}
+
+var specType = reflect.TypeOf(adapters.Spec{})
+
+func (c *checker) source(f *File, sp *keyPath, spec adapters.Spec) adapters.Spec {
+	present := func(k string) bool { return c.pos.has(sp.child(k)) }
+	if !present("type") {
+		c.add(sp.child("type"), "missing source type",
+			"add type = \"filesystem\", \"http\", \"github\" or \"git\" to the source", adapters.ErrConfig)
+		return spec
+	}
+	rule, known := sourceRules[spec.Type]
+	if !known {
+		c.add(sp.child("type"), fmt.Sprintf("unknown source type %q", truncate(spec.Type, 64)),
+			didYouMean(spec.Type, SourceTypes, "known types"), adapters.ErrConfig)
+		return spec
+	}
+	typ := spec.Type
+	names, _ := tomlFields(specType)
+	for _, k := range names {
+		if present(k) && !rule.allows(k) {
+			c.add(sp.child(k), fmt.Sprintf("%s sources do not take %s", typ, k),
+				fmt.Sprintf("remove it; %s sources take %s", typ, rule.keys()), adapters.ErrConfig)
+		}
+	}
+	for _, k := range rule.required {
+		if !present(k) {
+			c.add(sp.child(k), fmt.Sprintf("missing %s (required for %s sources)", k, typ),
+				fmt.Sprintf("%s sources take %s", typ, rule.keys()), adapters.ErrConfig)
+		}
+	}
+	bad := func(k, msg, hint string) { c.add(sp.child(k), msg, hint, adapters.ErrConfig) }
+
+	switch typ {
+	case "filesystem":
+		if present("path") && (spec.Path == "" || hasControl(spec.Path) || strings.IndexByte(spec.Path, 0) >= 0) {
+			bad("path", "path is empty or contains control characters",
+				"write a file path, relative to the policy file or absolute")
+		}
+	case "http":
+		if present("url") {
+			if msg, hint := checkHTTPURL(spec.URL, "url"); msg != "" {
+				bad("url", msg, hint)
+			}
+		}
+		c.headers(f, sp.child("headers"), spec.Headers)
+		if len(spec.Headers) == 0 {
+			spec.Headers = nil
+		}
+	case "github":
+		if present("owner") && !validGitHubName(spec.Owner, false) {
+			bad("owner", fmt.Sprintf("%q is not a GitHub owner name", truncate(spec.Owner, 64)),
+				"write the user or organisation name as it appears in github.com/OWNER/REPO")
+		}
+		if present("repo") && !validGitHubName(spec.Repo, true) {
+			bad("repo", fmt.Sprintf("%q is not a GitHub repository name", truncate(spec.Repo, 64)),
+				"write the repository name as it appears in github.com/OWNER/REPO")
+		}
+		if present("path") {
+			if msg := checkRepoPath(spec.Path); msg != "" {
+				bad("path", msg, "write the file's path from the repository root, e.g. docs/policy.md")
+			}
+		}
+		if present("api_base") {
+			if msg, hint := checkHTTPURL(spec.APIBase, "api_base"); msg != "" {
+				bad("api_base", msg, hint)
+			}
+		}
+		if present("token_env") {
+			name := spec.TokenEnv
+			if inner, ok := strings.CutPrefix(name, "${"); ok && strings.HasSuffix(inner, "}") {
+				name = strings.TrimSuffix(inner, "}")
+			}
+			switch {
+			case !validEnvName(name):
+				// The value is not quoted: a token pasted here by mistake
+				// must not reach the terminal or a log.
+				bad("token_env", "token_env is not an environment variable name",
+					`write token_env = "GITHUB_TOKEN": the name of the variable, never the token itself`)
+			case !contains(f.EnvAllow, name):
+				c.add(sp.child("token_env"), fmt.Sprintf("%s is not listed in [sources].env; add it there to let this source read it", name),
+					fmt.Sprintf(`add env = [%q] to [sources]`, name), adapters.ErrRefused)
+			default:
+				spec.TokenEnv = name
+			}
+		}
+		if spec.Ref == "" && !present("ref") {
+			spec.Ref = DefaultGitHubRef
+		}
+	case "git":
+		if present("url") {
+			if msg, hint := checkGitURL(spec.URL); msg != "" {
+				bad("url", msg, hint)
+			}
+		}
+		if present("path") {
+			if msg := checkRepoPath(spec.Path); msg != "" {
+				bad("path", msg, "write the file's path from the repository root, e.g. docs/policy.md")
+			}
+		}
+		if spec.Ref == "" && !present("ref") {
+			spec.Ref = DefaultGitRef
+		}
+	}
+	if (typ == "github" || typ == "git") && present("ref") {
+		if msg := checkRef(spec.Ref); msg != "" {
+			bad("ref", msg, "write a branch, tag or commit id, e.g. main, v1.2.0 or refs/heads/release")
+		}
+	}
+	return spec
+}
+
+func (c *checker) headers(f *File, hp *keyPath, h map[string]string) {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names) // errors are ordered by line later
+	folded := map[string]string{}
+	for _, name := range names {
+		p := hp.child(name)
+		if !isToken(name) {
+			c.add(p, "invalid header name",
+				"header names are RFC 7230 tokens: letters, digits and !#$%&'*+-.^_`|~, no spaces or colons", adapters.ErrConfig)
+			continue
+		}
+		if prev, dup := folded[strings.ToLower(name)]; dup {
+			c.add(p, fmt.Sprintf("header %s repeats %s (header names ignore case)", name, prev),
+				"keep one of the two", adapters.ErrConfig)
+			continue
+		}
+		folded[strings.ToLower(name)] = name
+		v := h[name]
+		// Header values are never quoted in messages: they may hold secrets.
+		if !validFieldValue(v) {
+			c.add(p, "header value contains a control character (a newline, NUL or escape)",
+				"a header value is one line of visible characters", adapters.ErrConfig)
+			continue
+		}
+		refs, err := EnvRefs(v)
+		if err != nil {
+			c.add(p, err.Error(), "write a reference as ${NAME}, NAME being letters, digits and '_'", adapters.ErrConfig)
+			continue
+		}
+		for _, ref := range refs {
+			if !contains(f.EnvAllow, ref) {
+				c.add(p, fmt.Sprintf("${%s} is not listed in [sources].env; add it there to let this header use it", ref),
+					fmt.Sprintf(`add env = [%q] to [sources]`, ref), adapters.ErrRefused)
+			}
+		}
+		if len(refs) == 0 && literalCredential(name, v) {
+			c.add(p, "header holds a literal credential",
+				"keep secrets out of readproof.toml: put the value in an environment variable, list it in [sources].env and write ${NAME}", adapters.ErrRefused)
+		}
+	}
+}
+
+var (
+	credentialName  = regexp.MustCompile(`(?i)^(proxy-)?authorization$|^cookie$|token|secret|passw(or)?d|api-?key|credential`)
+	credentialShape = regexp.MustCompile(`(?i)^(bearer|basic|token|digest)\s+\S|^(ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abp]-|AKIA)`)
+)
+
+// literalCredential reports whether a header without ${NAME} references
+// carries what looks like a secret, by its name or by the shape of its value.
+func literalCredential(name, value string) bool {
+	return credentialName.MatchString(name) || credentialShape.MatchString(strings.TrimSpace(value))
+}
+
+func checkHTTPURL(s, key string) (msg, hint string) {
+	if s == "" {
+		return key + " is empty", `write a URL such as "https://host/path"`
+	}
+	if hasControl(s) || strings.ContainsAny(s, " \x00") {
+		return key + " contains spaces or control characters", "percent-encode them"
+	}
+	if strings.Contains(s, "${") {
+		return key + " contains a ${...} reference, and references are expanded only in headers",
+			`send the secret in a header instead, e.g. Authorization = "Bearer ${TOKEN}"`
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return key + " is not a valid URL", `write a URL such as "https://host/path"`
+	}
+	if sch := strings.ToLower(u.Scheme); sch != "http" && sch != "https" {
+		if u.Scheme == "" {
+			return key + " has no scheme", `write a URL such as "https://host/path"`
+		}
+		return fmt.Sprintf("%s scheme %q is not allowed", key, truncate(u.Scheme, 32)),
+			"only http:// and https:// URLs can be fetched; use a filesystem or git source for local files"
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return key + " has no host", `write a URL such as "https://host/path"`
+	}
+	if u.User != nil {
+		return key + " carries user credentials",
+			"remove user:password@ and send credentials in a header with a ${NAME} reference"
+	}
+	return "", ""
+}
+
+var remoteHelper = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*::`)
+
+func checkGitURL(s string) (msg, hint string) {
+	switch {
+	case s == "":
+		return "url is empty", "write a git URL such as https://host/org/repo.git, ssh://git@host/org/repo.git or file:///srv/repo.git"
+	case strings.HasPrefix(s, "-"):
+		return "url starts with '-'", "write a git URL; an argument-like value is refused"
+	case hasControl(s) || strings.IndexByte(s, 0) >= 0:
+		return "url contains control characters", "write a git URL on one line"
+	case strings.Contains(s, "${"):
+		return "url contains a ${...} reference, which is not expanded", "use an ssh key or a credential helper for private repositories"
+	case remoteHelper.MatchString(s):
+		return "url names a git remote helper (TRANSPORT::...)", "use file://, http://, https://, ssh:// or git:// URLs"
+	}
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			return "url is not a valid URL", "write a git URL such as https://host/org/repo.git"
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "file", "http", "https", "ssh", "git":
+		default:
+			return fmt.Sprintf("url scheme %q is not supported", truncate(u.Scheme, 32)),
+				"use file://, http://, https://, ssh:// or git:// URLs"
+		}
+		if _, hasPassword := u.User.Password(); u.User != nil && hasPassword {
+			return "url carries a password", "remove the password: use an ssh key or a credential helper"
+		}
+		if !strings.EqualFold(u.Scheme, "file") && u.Host == "" {
+			return "url has no host", "write a git URL such as https://host/org/repo.git"
+		}
+	}
+	return "", ""
+}
+
+func checkRepoPath(s string) string {
+	switch {
+	case s == "":
+		return "path is empty"
+	case strings.HasPrefix(s, "/"):
+		return "path must be relative to the repository root"
+	case hasControl(s) || strings.IndexByte(s, 0) >= 0:
+		return "path contains control characters"
+	}
+	for _, seg := range strings.Split(s, "/") {
+		switch seg {
+		case "":
+			return "path has an empty segment (a trailing or double '/')"
+		case ".", "..":
+			return "path may not contain '.' or '..' segments"
+		}
+	}
+	return ""
+}
+
+func checkRef(s string) string {
+	switch {
+	case s == "":
+		return "ref is empty"
+	case strings.HasPrefix(s, "-"):
+		return "ref starts with '-'"
+	case strings.Contains(s, ".."):
+		return "ref contains '..'"
+	case strings.ContainsAny(s, " ~^:?*[\\") || hasControl(s):
+		return "ref contains a character git does not allow in ref names"
+	}
+	return ""
+}
+
+func validGitHubName(s string, repo bool) bool {
+	if s == "" || len(s) > 100 || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+		case repo && (c == '_' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,21 @@
+// Package policy reads and writes readproof.toml, the policy file that
+// declares which documents agents may read (each [[resource]] with its
+// readproof:// identity, its source and its freshness rule), the defaults
+// those resources inherit, and the limits every source works within: the
+// filesystem roots, the environment variables ${NAME} may name, the network
+// allow-lists, timeouts and size limits, and the paths of the signing, probe
+// and receipt keys.
+//
+// Decoding is strict. Every problem (malformed TOML, an unknown key, a wrong
+// type, a bad duration, size, URI or CIDR, a source missing a key its type
+// needs) is reported as an *Error naming the file, the line and the key path
+// (resource[2].source.path counts [[resource]] blocks from 1), with a
+// separate hint such as a did-you-mean. The package never expands ${NAME}
+// references and never reads the environment: it only checks names against
+// [sources].env. AppendResource adds a resource as text, leaving existing
+// content and comments untouched, and replaces the file atomically.
+//
+// policy depends on identity and adapters (for the types it hands to
+// sources) and on BurntSushi/toml. It must not import gitstore, go-git, the
+// store or the CLI, and it performs no network access.
+package policy

@@ -1,0 +1,312 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/identity"
+)
+
+// Strategy is a resource's freshness policy.
+type Strategy string
+
+// The freshness strategies.
+const (
+	// RequireFresh re-reads the source on every resolve.
+	RequireFresh Strategy = "require_fresh"
+	// AllowStale reuses the current snapshot while it is younger than MaxAge.
+	AllowStale Strategy = "allow_stale"
+	// Pinned always delivers one snapshot, named by its id.
+	Pinned Strategy = "pinned"
+)
+
+// Strategies lists the valid strategies.
+var Strategies = []Strategy{RequireFresh, AllowStale, Pinned}
+
+// SourceTypes lists the source types a policy file may declare.
+var SourceTypes = []string{"filesystem", "http", "github", "git"}
+
+// Defaults applied when the policy file says nothing.
+const (
+	DefaultFileName  = "readproof.toml"
+	DefaultStrategy  = RequireFresh
+	DefaultGitHubRef = "main"
+	DefaultGitRef    = "HEAD"
+)
+
+// Freshness is the policy in force for one resource.
+type Freshness struct {
+	Strategy Strategy
+	// MaxAge is set for AllowStale only.
+	MaxAge time.Duration
+	// Snapshot is the pinned snapshot id (40 hex), set for Pinned only.
+	Snapshot string
+}
+
+// Resource is one declared document.
+type Resource struct {
+	URI    identity.URI
+	Source adapters.Spec
+	// Freshness has the file's defaults applied.
+	Freshness   Freshness
+	ContentType string
+	Description string
+	// Line is where the resource's block starts in the file (0 when not
+	// read from a file).
+	Line int
+}
+
+// Defaults are the [defaults] table with the built-in defaults applied.
+type Defaults struct {
+	Policy   Strategy
+	MaxAge   time.Duration
+	MaxBytes int64
+}
+
+// File is a parsed policy file.
+type File struct {
+	// Path and Dir are the absolute path of the file and its directory.
+	Path, Dir string
+	Version   int
+	Defaults  Defaults
+	// Roots are the directories filesystem sources may read: absolute, with
+	// symlinks resolved when they exist.
+	Roots []string
+	// EnvAllow lists the environment variables ${NAME} may expand.
+	EnvAllow []string
+	// CacheDir holds the git adapter's clones ("" when no default could be
+	// found and none is configured).
+	CacheDir string
+	Network  adapters.NetPolicy
+	// Absolute key paths ("~" expanded, relative paths against Dir), ""
+	// when unset.
+	SigningKey, AllowedSigners, ProbeKey, ReceiptsKey string
+	Resources                                         []Resource
+}
+
+// Load reads and parses the policy file at path. A missing file is an error
+// matching fs.ErrNotExist; use Empty for the defaults.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read policy file: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Empty returns the settings of a policy file that does not exist yet: the
+// defaults and no resources.
+func Empty(path string) *File {
+	if path == "" {
+		path = DefaultFileName
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = filepath.Clean(path)
+	}
+	dir := filepath.Dir(abs)
+	return &File{
+		Path:     abs,
+		Dir:      dir,
+		Version:  1,
+		Defaults: Defaults{Policy: DefaultStrategy, MaxBytes: adapters.DefaultMaxBytes},
+		Roots:    []string{resolveExisting(dir)},
+		CacheDir: defaultCacheDir(),
+		Network: adapters.NetPolicy{
+			Timeout:      adapters.DefaultTimeout,
+			MaxRedirects: adapters.DefaultMaxRedirects,
+		},
+	}
+}
+
+func defaultCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil || d == "" {
+		return ""
+	}
+	return filepath.Join(d, "readproof", "git")
+}
+
+// Parse parses data as the policy file at path; path names the file in
+// errors and anchors relative paths. Every problem is returned as an *Error
+// (the one nearest the top of the file).
+func Parse(path string, data []byte) (*File, error) {
+	name := path
+	if name == "" {
+		name = DefaultFileName
+	}
+	text := string(data)
+
+	c := &checker{file: name}
+	var raw rawFile
+	md, err := toml.Decode(text, &raw)
+	if err != nil {
+		// Malformed TOML, or a value of the wrong type somewhere. Decode
+		// the generic tree to tell which, and where.
+		var tree map[string]any
+		if _, terr := toml.Decode(text, &tree); terr != nil {
+			return nil, syntaxError(name, text, terr)
+		}
+		c.pos = scanPositions(text)
+		c.checkTypes(root, tree, rawFileType, "", "")
+		if err := c.first(); err != nil {
+			return nil, err
+		}
+		// The type check found nothing: a bug, but still an error.
+		return nil, &Error{File: name, Msg: oneLine("cannot decode: " + err.Error()), Err: err}
+	}
+	c.pos = scanPositions(text)
+
+	c.unknownKeys(md)
+	// A misspelt key makes the checks of meaning misleading (a "missing
+	// source" next to "sorce"), so structure errors come first.
+	if err := c.first(); err != nil {
+		return nil, err
+	}
+
+	f := Empty(path)
+	c.build(f, &raw)
+	if err := c.first(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// unknownKeys reports every key the schema does not name exactly. BurntSushi
+// matches struct fields case-insensitively, so md.Undecoded alone would let
+// "Cache_Dir" pass; every key in md.Keys is therefore checked against the
+// struct tags, and md.Undecoded is consulted as well. Keys come without
+// array indexes; the first occurrence in the file is the one named.
+func (c *checker) unknownKeys(md toml.MetaData) {
+	reported := map[string]bool{}
+	report := func(k toml.Key) {
+		ks := k.String()
+		if reported[ks] {
+			return
+		}
+		reported[ks] = true
+		for i := 1; i < len(k); i++ {
+			if reported[k[:i].String()] {
+				return // inside an unknown table: reported with it
+			}
+		}
+		p, ok := c.pos.firstOf(k)
+		if !ok {
+			p = root
+			for _, n := range k {
+				p = p.child(n)
+			}
+		}
+		valid, _ := validKeysAt(k[:len(k)-1])
+		c.add(p, "unknown key", unknownHint(k[len(k)-1], valid), nil)
+	}
+	type place struct {
+		names    []string
+		isStruct bool
+	}
+	places := map[string]place{}
+	for _, k := range md.Keys() {
+		parent := k[:len(k)-1].String()
+		pl, ok := places[parent]
+		if !ok {
+			pl.names, pl.isStruct = validKeysAt(k[:len(k)-1])
+			places[parent] = pl
+		}
+		if pl.isStruct && !contains(pl.names, k[len(k)-1]) {
+			report(k)
+		}
+	}
+	for _, k := range md.Undecoded() {
+		report(k)
+	}
+}
+
+// validKeysAt lists the keys the schema allows in the table named by
+// parent; ok is false when parent is not a table of the schema (a map such
+// as headers, a scalar, or an unknown key).
+func validKeysAt(parent toml.Key) (names []string, ok bool) {
+	t := rawFileType
+	deref := func() {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+	}
+	for _, n := range parent {
+		deref()
+		if t.Kind() != reflect.Struct || t == sizeType {
+			return nil, false
+		}
+		_, fields := tomlFields(t)
+		f, found := fields[n]
+		if !found {
+			return nil, false
+		}
+		t = f.Type
+	}
+	deref()
+	if t.Kind() != reflect.Struct || t == sizeType {
+		return nil, false
+	}
+	names, _ = tomlFields(t)
+	return names, true
+}
+
+func syntaxError(name, text string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		line, col := pe.Position.Line, pe.Position.Col
+		// The parser's line is one too far when the error is at a newline;
+		// the byte offset is exact, so derive line and column from it.
+		if start := pe.Position.Start; start >= 0 && start <= len(text) {
+			before := text[:start]
+			line = strings.Count(before, "\n") + 1
+			col = utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:]) + 1
+		}
+		return &Error{
+			File:   name,
+			Line:   line,
+			Column: col,
+			Msg:    oneLine("malformed TOML: " + strings.TrimSuffix(pe.Message, ".")),
+			Hint:   "fix the syntax at this position; see readproof.toml.example for the format",
+			Err:    err,
+		}
+	}
+	return &Error{File: name, Msg: oneLine("malformed TOML: " + err.Error()), Err: err}
+}
+
+// Lookup returns the resource declared for u, ignoring u.Tag.
+func (f *File) Lookup(u identity.URI) (*Resource, bool) {
+	for i := range f.Resources {
+		r := &f.Resources[i]
+		if r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// AdapterEnv is what the file allows sources to do.
+func (f *File) AdapterEnv() adapters.Env {
+	return adapters.Env{
+		BaseDir:  f.Dir,
+		Roots:    append([]string(nil), f.Roots...),
+		EnvAllow: append([]string(nil), f.EnvAllow...),
+		Network: adapters.NetPolicy{
+			AllowHosts:   append([]string(nil), f.Network.AllowHosts...),
+			AllowCIDRs:   append(f.Network.AllowCIDRs[:0:0], f.Network.AllowCIDRs...),
+			Timeout:      f.Network.Timeout,
+			MaxRedirects: f.Network.MaxRedirects,
+		},
+		MaxBytes: f.Defaults.MaxBytes,
+		CacheDir: f.CacheDir,
+	}
+}

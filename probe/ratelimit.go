@@ -1,0 +1,88 @@
+package probe
+
+import (
+	"container/list"
+	"math"
+	"sync"
+	"time"
+)
+
+// RateLimit is a token bucket: a client may spend Burst requests at once and
+// regains one every Every. The zero value means DefaultRateLimit.
+type RateLimit struct {
+	Burst int
+	Every time.Duration
+}
+
+// DefaultRateLimit allows bursts of 20 requests and 30 a minute after that,
+// per client and endpoint.
+var DefaultRateLimit = RateLimit{Burst: 20, Every: 2 * time.Second}
+
+func (r RateLimit) orDefault() RateLimit {
+	if r.Burst == 0 && r.Every == 0 {
+		return DefaultRateLimit
+	}
+	return r
+}
+
+// limiter holds one token bucket per key, at most max of them; when full it
+// forgets the least recently seen key. Forgetting a key hands that client a
+// full bucket again, so max must exceed the number of clients expected at
+// once.
+type limiter struct {
+	rate  RateLimit
+	max   int
+	clock Clock
+
+	mu    sync.Mutex
+	items map[string]*list.Element
+	lru   *list.List // front = most recently seen
+}
+
+type bucketState struct {
+	key    string
+	tokens float64
+	last   time.Time
+}
+
+func newLimiter(rate RateLimit, max int, clock Clock) *limiter {
+	return &limiter{rate: rate, max: max, clock: clock, items: make(map[string]*list.Element), lru: list.New()}
+}
+
+// allow spends one token of key. When none is left it returns false and how
+// long until one is.
+func (l *limiter) allow(key string) (bool, time.Duration) {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var st *bucketState
+	if el, ok := l.items[key]; ok {
+		l.lru.MoveToFront(el)
+		st = el.Value.(*bucketState)
+		if d := now.Sub(st.last); d > 0 {
+			st.tokens = math.Min(float64(l.rate.Burst), st.tokens+float64(d)/float64(l.rate.Every))
+			st.last = now
+		}
+		// A clock that moved backwards restores nothing and keeps last.
+	} else {
+		for l.lru.Len() >= l.max {
+			old := l.lru.Back()
+			delete(l.items, old.Value.(*bucketState).key)
+			l.lru.Remove(old)
+		}
+		st = &bucketState{key: key, tokens: float64(l.rate.Burst), last: now}
+		l.items[key] = l.lru.PushFront(st)
+	}
+	if st.tokens >= 1 {
+		st.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - st.tokens) * float64(l.rate.Every))
+}
+
+// size returns the number of tracked keys.
+func (l *limiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lru.Len()
+}

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// These tests run the real readproof binary (the test binary installed on
+// PATH by testscript.Main) as separate processes against one store.
+
+func rp(t testing.TB, dir string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command("readproof", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+func mustRP(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, errs, err := rp(t, dir, args...)
+	if err != nil {
+		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, errs)
+	}
+	return out
+}
+
+// project makes a directory with n documents declared as
+// readproof://bench/docs/dNNNN, each size bytes, and an initialised store.
+func project(t testing.TB, n, size int) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var toml strings.Builder
+	toml.WriteString("version = 1\n")
+	uris := make([]string, n)
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("d%04d", i)
+		body := bytes.Repeat([]byte(fmt.Sprintf("document %d line\n", i)), size/16+1)[:size]
+		if err := os.WriteFile(filepath.Join(dir, "docs", name+".md"), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		uris[i] = "readproof://bench/docs/" + name
+		fmt.Fprintf(&toml, "\n[[resource]]\nuri = %q\nsource = { type = \"filesystem\", path = \"docs/%s.md\" }\n", uris[i], name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "readproof.toml"), []byte(toml.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRP(t, dir, "init")
+	return dir, uris
+}
+
+func fsck(t testing.TB, store string) {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", store, "fsck", "--strict", "--no-dangling").CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Fatalf("git fsck --strict: %v\n%s", err, out)
+	}
+}
+
+type runJSON struct {
+	RunID    string `json:"run_id"`
+	Manifest string `json:"manifest"`
+	Open     bool   `json:"open"`
+}
+
+func runs(t testing.TB, dir string) []runJSON {
+	var out []runJSON
+	if err := json.Unmarshal([]byte(mustRP(t, dir, "run", "list", "--json")), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestConcurrentRunsLoseNothing(t *testing.T) {
+	requireGit(t)
+	dir, uris := project(t, 4, 512)
+	const procs, each = 8, 4
+	var wg sync.WaitGroup
+	errs := make(chan error, procs*each)
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				// every process also rewrites a shared document so the
+				// resource chains see concurrent observations
+				_ = os.WriteFile(filepath.Join(dir, "docs", "d0000.md"), []byte(fmt.Sprintf("p%d i%d\n", p, i)), 0o644)
+				args := append([]string{"run", "--id", fmt.Sprintf("p%d-r%d", p, i)}, uris...)
+				if _, e, err := rp(t, dir, args...); err != nil {
+					errs <- fmt.Errorf("%v: %s", err, e)
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := runs(t, dir)
+	if len(got) != procs*each {
+		t.Fatalf("%d runs recorded, want %d", len(got), procs*each)
+	}
+	for _, r := range got {
+		mustRP(t, dir, "replay", "--no-content", r.RunID)
+	}
+	// the journal reaches every manifest
+	out, err := exec.Command("git", "--git-dir", filepath.Join(dir, ".readproof"), "rev-list", "--count", "--first-parent", "--grep=^record run ", "main").Output()
+	if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(procs*each) {
+		t.Fatalf("journal has %s commits, want %d (%v)", out, procs*each, err)
+	}
+	// every observation of the shared document is kept: procs*each runs read it
+	hist := mustRP(t, dir, "history", "--json", uris[0])
+	var snaps []struct{ Observations int }
+	if err := json.Unmarshal([]byte(hist), &snaps); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, s := range snaps {
+		total += s.Observations
+	}
+	if total != procs*each {
+		t.Fatalf("%d observations of the shared document, want %d", total, procs*each)
+	}
+	fsck(t, filepath.Join(dir, ".readproof"))
+}
+
+func TestConcurrentMountsIntoOneRun(t *testing.T) {
+	requireGit(t)
+	dir, uris := project(t, 8, 256)
+	mustRP(t, dir, "run", "start", "shared")
+	const procs, each = 8, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, procs*each)
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if _, e, err := rp(t, dir, "run", "mount", "shared", uris[p]); err != nil {
+					errs <- fmt.Errorf("%v: %s", err, e)
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	mustRP(t, dir, "run", "commit", "shared")
+	var m struct {
+		Entries []struct {
+			Position int
+			URI      string
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRP(t, dir, "manifest", "--json", "shared")), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Entries) != procs*each {
+		t.Fatalf("%d entries, want %d", len(m.Entries), procs*each)
+	}
+	per := map[string]int{}
+	for i, e := range m.Entries {
+		if e.Position != i {
+			t.Fatalf("entry %d has position %d", i, e.Position)
+		}
+		per[e.URI]++
+	}
+	for _, u := range uris {
+		if per[u] != each {
+			t.Fatalf("%s mounted %d times, want %d", u, per[u], each)
+		}
+	}
+	mustRP(t, dir, "replay", "--no-content", "shared")
+	fsck(t, filepath.Join(dir, ".readproof"))
+}
+
+// TestKilledWriters kills real processes at random moments during mount and
+// commit, then checks that every ref names a complete object graph, that
+// every committed run replays and that the store still works.
+func TestKilledWriters(t *testing.T) {
+	requireGit(t)
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	dir, uris := project(t, 40, 1024)
+	store := filepath.Join(dir, ".readproof")
+	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE=300ms")
+	mustRP(t, dir, "run", "start", "open-run")
+	rng := rand.New(rand.NewPCG(1, 2))
+	killed := 0
+	for round := 0; round < 30; round++ {
+		var args []string
+		switch round % 3 {
+		case 0:
+			args = append([]string{"run", "--id", fmt.Sprintf("k%d", round)}, uris...)
+		case 1:
+			args = append([]string{"run", "mount", "open-run"}, uris[:10]...)
+		case 2:
+			id := fmt.Sprintf("c%d", round)
+			args = []string{"run", "start", id}
+			if _, _, err := rp(t, dir, args...); err != nil {
+				t.Fatal(err)
+			}
+			mustRP(t, dir, "run", "mount", id, uris[round%len(uris)])
+			args = []string{"run", "commit", id}
+		}
+		cmd := exec.Command("readproof", args...)
+		cmd.Dir, cmd.Env = dir, env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(40_000)) * time.Microsecond)
+		if cmd.Process.Kill() == nil {
+			killed++
+		}
+		_ = cmd.Wait()
+		checkRefs(t, store)
+	}
+	t.Logf("killed %d of 30 writers", killed)
+	time.Sleep(350 * time.Millisecond) // let any lock left by a killed writer go stale
+	fsck(t, store)
+	for _, r := range runs(t, dir) {
+		if !r.Open {
+			mustRP(t, dir, "replay", "--no-content", r.RunID)
+		}
+	}
+	// the store still takes writes
+	cmd := exec.Command("readproof", append([]string{"run", "--id", "after"}, uris...)...)
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run after kills: %v\n%s", err, out)
+	}
+	fsck(t, store)
+}
+
+// checkRefs asserts that every ref resolves to a commit whose history and
+// trees are complete.
+func checkRefs(t testing.TB, store string) {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", store, "for-each-ref", "--format=%(objectname) %(objecttype) %(refname)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if f[1] != "commit" {
+			t.Fatalf("ref %s points at a %s", f[2], f[1])
+		}
+	}
+	if out, err := exec.Command("git", "--git-dir", store, "rev-list", "--objects", "--all", "--missing=print").Output(); err != nil {
+		t.Fatalf("rev-list --objects --all: %v", err)
+	} else {
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "?") {
+				t.Fatalf("missing object %s reachable from a ref", l)
+			}
+		}
+	}
+}
+
+func requireGit(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+}

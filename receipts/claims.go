@@ -1,0 +1,282 @@
+package receipts
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/readproof/readproof/identity"
+)
+
+// Claim limits: ParseClaims refuses larger input rather than guess.
+const (
+	MaxClaimsInput = 8 << 20
+	MaxClaims      = 100000
+	MaxClaimLen    = 256
+	// maxTokenLen cuts receipt-like tokens found in free text.
+	maxTokenLen = 128
+)
+
+// ErrClaims is wrapped by ParseClaims errors.
+var ErrClaims = errors.New("invalid claims")
+
+// ParseClaims extracts the receipt ids an agent cites, first occurrence
+// first, duplicates dropped. The input is one of:
+//
+//   - a JSON array of strings: every string is a claim;
+//   - a JSON object with a "receipts" member holding an array of strings
+//     (other members ignored);
+//   - anything else, JSON or not: free text, in which every token that
+//     starts with "rcpt_" (any letter case) at a word boundary and runs over
+//     ASCII letters and digits is a claim.
+//
+// Claims are kept as written: a malformed one is later judged fabricated,
+// never dropped, so a hallucinated id cannot vanish silently.
+func ParseClaims(data []byte) ([]string, error) {
+	if len(data) > MaxClaimsInput {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrClaims, len(data), MaxClaimsInput)
+	}
+	trimmed := bytes.TrimSpace(data)
+	var list []string
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '[' && json.Valid(trimmed):
+		var err error
+		if list, err = stringList(trimmed); err != nil {
+			return nil, fmt.Errorf("%w: a JSON list of claims must hold only strings (receipt ids)", ErrClaims)
+		}
+	case len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed):
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(trimmed, &obj); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrClaims, err)
+		}
+		raw, ok := obj["receipts"]
+		if !ok {
+			list = scanText(data)
+			break
+		}
+		var err error
+		if list, err = stringList(raw); err != nil {
+			return nil, fmt.Errorf("%w: the \"receipts\" member must be a list of strings (receipt ids)", ErrClaims)
+		}
+	default:
+		list = scanText(data)
+	}
+	out := make([]string, 0, len(list))
+	seen := make(map[string]bool, len(list))
+	for i, c := range list {
+		if len(c) > MaxClaimLen {
+			return nil, fmt.Errorf("%w: claim %d is %d bytes, more than %d", ErrClaims, i+1, len(c), MaxClaimLen)
+		}
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+		if len(out) > MaxClaims {
+			return nil, fmt.Errorf("%w: more than %d distinct claims", ErrClaims, MaxClaims)
+		}
+	}
+	return out, nil
+}
+
+// stringList decodes a JSON array whose elements are all strings.
+func stringList(data []byte) ([]string, error) {
+	var ptrs []*string
+	if err := json.Unmarshal(data, &ptrs); err != nil {
+		return nil, err
+	}
+	if ptrs == nil {
+		return nil, errors.New("not a list")
+	}
+	out := make([]string, len(ptrs))
+	for i, p := range ptrs {
+		if p == nil {
+			return nil, errors.New("null in the list")
+		}
+		out[i] = *p
+	}
+	return out, nil
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// scanText finds receipt-like tokens in free text.
+func scanText(data []byte) []string {
+	var out []string
+	for i := 0; i+len(IDPrefix) <= len(data); i++ {
+		if !bytes.EqualFold(data[i:i+len(IDPrefix)], []byte(IDPrefix)) || (i > 0 && isWordByte(data[i-1])) {
+			continue
+		}
+		j := i + len(IDPrefix)
+		for j < len(data) && isAlnum(data[j]) {
+			j++
+		}
+		tok := data[i:j]
+		if len(tok) > maxTokenLen {
+			tok = tok[:maxTokenLen]
+		}
+		out = append(out, string(tok))
+		i = j - 1
+	}
+	return out
+}
+
+// Verdict classifies one claim.
+type Verdict string
+
+const (
+	// Valid: the receipt exists, its MAC verifies and it belongs to the
+	// session.
+	Valid Verdict = "valid"
+	// Fabricated: no receipt has this id (or the claim is not an id).
+	Fabricated Verdict = "fabricated"
+	// Tampered: the stored receipt fails its MAC, cannot be decoded, or is
+	// stored under another id.
+	Tampered Verdict = "tampered"
+	// OtherSession: a genuine receipt of another session.
+	OtherSession Verdict = "other_session"
+	// UnknownKey: the receipt was made under another key id (rotated key);
+	// it can be neither confirmed nor refuted with this key.
+	UnknownKey Verdict = "unknown_key"
+)
+
+// Verdicts lists every verdict in report order.
+var Verdicts = []Verdict{Valid, Fabricated, Tampered, OtherSession, UnknownKey}
+
+// FailsStrict reports whether a claim with this verdict makes --strict
+// fail: fabricated, tampered and unknown_key do (an unverifiable claim is not
+// accepted, and an edited key id must not turn "tampered" into a pass);
+// valid and other_session do not (the call really ran; the report shows it
+// belongs elsewhere).
+func (v Verdict) FailsStrict() bool {
+	return v == Fabricated || v == Tampered || v == UnknownKey
+}
+
+// ClaimResult is the verdict on one claim.
+type ClaimResult struct {
+	ID      string
+	Verdict Verdict
+	// Detail says why, in words.
+	Detail string
+	// Receipt is the stored receipt when one could be decoded.
+	Receipt *Receipt
+}
+
+// Report is the outcome of VerifyClaims.
+type Report struct {
+	Session string
+	KeyID   string
+	Claims  []ClaimResult
+	// Omitted are the session's receipts that no claim cites, in issue
+	// order, each with its own verdict (valid, tampered, unknown_key).
+	Omitted []ClaimResult
+}
+
+// Strict reports whether --strict must fail: whether any claim is
+// fabricated, tampered or under an unknown key (see Verdict.FailsStrict).
+// Omitted receipts never fail strict.
+func (r Report) Strict() bool {
+	for _, c := range r.Claims {
+		if c.Verdict.FailsStrict() {
+			return true
+		}
+	}
+	return false
+}
+
+// Count returns how many claims got verdict v.
+func (r Report) Count(v Verdict) int {
+	n := 0
+	for _, c := range r.Claims {
+		if c.Verdict == v {
+			n++
+		}
+	}
+	return n
+}
+
+// VerifyClaims classifies each claim for session (see the Verdict
+// constants) and lists the session's receipts no claim cites. The error is
+// reserved for a session id that is not valid and for store failures; every
+// property of a claim or a receipt is a verdict.
+func VerifyClaims(ledger *Ledger, key Key, session string, claims []string) (Report, error) {
+	if err := identity.ValidateSessionID(session); err != nil {
+		return Report{}, fmt.Errorf("verifying claims: %w", err)
+	}
+	if key.IsZero() {
+		return Report{}, errors.New("verifying claims: no key loaded (use LoadKey)")
+	}
+	entries, err := ledger.Scan(session)
+	if err != nil {
+		return Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
+	}
+	inSession := make(map[string]Entry, len(entries))
+	for _, e := range entries {
+		inSession[e.ID] = e
+	}
+	rep := Report{Session: session, KeyID: key.ID(), Claims: make([]ClaimResult, 0, len(claims))}
+	cited := make(map[string]bool, len(claims))
+	for _, id := range claims {
+		cited[id] = true
+		c, err := classifyClaim(ledger, key, session, id, inSession)
+		if err != nil {
+			return Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
+		}
+		rep.Claims = append(rep.Claims, c)
+	}
+	for _, e := range entries {
+		if !cited[e.ID] {
+			rep.Omitted = append(rep.Omitted, judge(key, session, e.ID, e.Receipt, e.Err, ""))
+		}
+	}
+	return rep, nil
+}
+
+func classifyClaim(ledger *Ledger, key Key, session, id string, inSession map[string]Entry) (ClaimResult, error) {
+	if !ValidID(id) {
+		return ClaimResult{ID: id, Verdict: Fabricated, Detail: "not a receipt id (" + IDPrefix + " and 32 base32 digits)"}, nil
+	}
+	if e, ok := inSession[id]; ok {
+		return judge(key, session, id, e.Receipt, e.Err, ""), nil
+	}
+	r, err := ledger.Get(id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ClaimResult{ID: id, Verdict: Fabricated, Detail: "no receipt with this id in the store"}, nil
+	case errors.Is(err, ErrCorrupt):
+		return ClaimResult{ID: id, Verdict: Tampered, Detail: err.Error()}, nil
+	case err != nil:
+		return ClaimResult{}, err
+	}
+	return judge(key, session, id, r, nil, "found in the index but not in the session chain"), nil
+}
+
+// judge classifies a stored receipt (or its read error) for session.
+func judge(key Key, session, id string, r Receipt, readErr error, note string) ClaimResult {
+	if readErr != nil {
+		return ClaimResult{ID: id, Verdict: Tampered, Detail: readErr.Error()}
+	}
+	res := ClaimResult{ID: id, Receipt: &r}
+	err := Verify(r, key)
+	switch {
+	case errors.Is(err, ErrUnknownKey):
+		res.Verdict, res.Detail = UnknownKey, fmt.Sprintf("issued under key %s, not %s (rotated key?): supply that key to check it", r.KeyID, key.ID())
+	case err != nil:
+		res.Verdict, res.Detail = Tampered, "the stored receipt fails its MAC: it was edited after it was issued"
+	case r.Session != session:
+		res.Verdict, res.Detail = OtherSession, fmt.Sprintf("genuine receipt of session %q", r.Session)
+	default:
+		res.Verdict, res.Detail = Valid, "genuine receipt of this session"
+		if note != "" {
+			res.Detail += " (" + note + ")"
+		}
+	}
+	return res
+}

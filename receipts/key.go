@@ -1,0 +1,269 @@
+package receipts
+
+import (
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// KeySize is the size of a key file: 32 random bytes, nothing else.
+const KeySize = 32
+
+// HKDF parameters (docs/receipts.md, "Keys"). The key file is the HKDF input
+// keying material; the MAC key and the key id come from different info
+// strings, so publishing the key id reveals nothing about the MAC key.
+const (
+	hkdfSalt     = "readproof receipts v1"
+	hkdfInfoMAC  = "receipt mac key"
+	hkdfInfoID   = "receipt key id"
+	keyIDLen     = 16 // hex digits: 8 bytes of HKDF output
+	keyIDByteLen = keyIDLen / 2
+)
+
+var (
+	// ErrKeyPath is returned for a key path inside a forbidden directory
+	// (a repository or the store).
+	ErrKeyPath = errors.New("key file inside a forbidden directory")
+	// ErrKeyInsecure is returned by LoadKey for a key file that group or
+	// other users can read or write.
+	ErrKeyInsecure = errors.New("key file readable by other users")
+	// ErrKeyFormat is returned for a key file that is not exactly 32 bytes.
+	ErrKeyFormat = errors.New("malformed key file")
+)
+
+// Key is a derived receipt key: the HMAC subkey and its public id. The key
+// file's bytes are not kept. A Key prints as its id only.
+type Key struct {
+	mac []byte
+	id  string
+}
+
+// NewKey derives a Key from 32 bytes of key material (the content of a key
+// file).
+func NewKey(secret []byte) (Key, error) {
+	if len(secret) != KeySize {
+		return Key{}, fmt.Errorf("%w: key material is %d bytes, want %d", ErrKeyFormat, len(secret), KeySize)
+	}
+	mac, err := hkdf.Key(sha256.New, secret, []byte(hkdfSalt), hkdfInfoMAC, sha256.Size)
+	if err != nil {
+		return Key{}, fmt.Errorf("deriving the receipt MAC key: %w", err)
+	}
+	idb, err := hkdf.Key(sha256.New, secret, []byte(hkdfSalt), hkdfInfoID, keyIDByteLen)
+	if err != nil {
+		return Key{}, fmt.Errorf("deriving the receipt key id: %w", err)
+	}
+	return Key{mac: mac, id: hex.EncodeToString(idb)}, nil
+}
+
+// ID is the key's public fingerprint, 16 lower-case hex digits. It is
+// recorded in every receipt the key makes.
+func (k Key) ID() string { return k.id }
+
+// IsZero reports whether k is the zero Key (no key loaded).
+func (k Key) IsZero() bool { return k.mac == nil }
+
+// String prints the key id, never key material.
+func (k Key) String() string { return "receipts.Key(" + k.id + ")" }
+
+// GoString prints the key id, never key material.
+func (k Key) GoString() string { return k.String() }
+
+// Format prints the key id for every verb, so %x or %v of a Key cannot leak
+// the MAC key.
+func (k Key) Format(f fmt.State, verb rune) { _, _ = io.WriteString(f, k.String()) }
+
+func (k Key) sum(r Receipt) Digest {
+	m := hmac.New(sha256.New, k.mac)
+	m.Write(r.macInput())
+	var d Digest
+	copy(d[:], m.Sum(nil))
+	return d
+}
+
+// Seal sets r.KeyID to k's id and r.MAC to the MAC of r's fields. It
+// validates r first.
+func (k Key) Seal(r Receipt) (Receipt, error) {
+	if k.IsZero() {
+		return Receipt{}, errors.New("sealing a receipt: no key loaded (use LoadKey or NewKey)")
+	}
+	r.KeyID = k.id
+	if err := r.Validate(); err != nil {
+		return Receipt{}, err
+	}
+	r.MAC = k.sum(r)
+	return r, nil
+}
+
+// Verify checks r's MAC under key. A receipt made under another key (its
+// KeyID differs) yields an error wrapping ErrUnknownKey: a rotated key is
+// not evidence of tampering. A receipt with malformed fields or a MAC that
+// does not match yields an error wrapping ErrTampered.
+func Verify(r Receipt, key Key) error {
+	if key.IsZero() {
+		return errors.New("verifying a receipt: no key loaded (use LoadKey or NewKey)")
+	}
+	if r.KeyID != key.id {
+		return fmt.Errorf("receipt %s: made under key %s, verifying with key %s: %w (supply the key it was issued with)",
+			truncate(r.ID, 80), truncate(r.KeyID, 32), key.id, ErrUnknownKey)
+	}
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrTampered, err)
+	}
+	want := key.sum(r)
+	if !hmac.Equal(want[:], r.MAC[:]) {
+		return fmt.Errorf("receipt %s: %w", r.ID, ErrTampered)
+	}
+	return nil
+}
+
+func validKeyID(s string) bool {
+	if len(s) != keyIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// CreateKey writes a new key file at path: 32 bytes from crypto/rand, mode
+// 0600, fsynced. It refuses to overwrite an existing file (fs.ErrExist) and
+// refuses a path inside any of the forbidden directories (ErrKeyPath),
+// symlinks resolved, so a key never lands in a repository or the store.
+func CreateKey(path string, forbidden ...string) error {
+	if path == "" {
+		return fmt.Errorf("creating a receipt key: empty path")
+	}
+	dir, err := resolvedDir(path)
+	if err != nil {
+		return fmt.Errorf("creating receipt key %q: %w (create the directory first)", path, err)
+	}
+	target := filepath.Join(dir, filepath.Base(path))
+	if err := checkForbidden(path, target, forbidden); err != nil {
+		return err
+	}
+	secret := make([]byte, KeySize)
+	if _, err := rand.Read(secret); err != nil {
+		return fmt.Errorf("creating receipt key %q: reading randomness: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating receipt key %q: %w: refusing to overwrite a key (remove it first if it is really unused: receipts made under it would become unverifiable)", path, fs.ErrExist)
+		}
+		return fmt.Errorf("creating receipt key %q: %w", path, err)
+	}
+	_, werr := f.Write(secret)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("creating receipt key %q: %w", path, werr)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// LoadKey reads and derives a key file. It refuses a file inside a forbidden
+// directory (ErrKeyPath), a file group or other users may read or write
+// (ErrKeyInsecure; fix with chmod 600), anything but a regular file, and a
+// file that is not exactly 32 bytes (ErrKeyFormat).
+func LoadKey(path string, forbidden ...string) (Key, error) {
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w (create one with CreateKey / readproof receipts keygen)", path, err)
+	}
+	if resolved, err = filepath.Abs(resolved); err != nil {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)
+	}
+	if err := checkForbidden(path, resolved, forbidden); err != nil {
+		return Key{}, err
+	}
+	f, err := os.Open(resolved)
+	if err != nil {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w: not a regular file", path, ErrKeyFormat)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w: mode %04o; run chmod 600 %s", path, ErrKeyInsecure, perm, path)
+	}
+	if st.Size() != KeySize {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w: %d bytes, want exactly %d", path, ErrKeyFormat, st.Size(), KeySize)
+	}
+	secret := make([]byte, KeySize+1)
+	n, err := io.ReadFull(f, secret)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)
+	}
+	if n != KeySize {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w: %d bytes, want exactly %d", path, ErrKeyFormat, n, KeySize)
+	}
+	k, err := NewKey(secret[:KeySize])
+	clear(secret)
+	return k, err
+}
+
+// resolvedDir returns the absolute, symlink-free directory that will hold
+// path.
+func resolvedDir(path string) (string, error) {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(dir)
+}
+
+// checkForbidden refuses target (absolute, symlinks resolved) when it lies
+// inside one of the forbidden directories, themselves resolved when they
+// exist.
+func checkForbidden(path, target string, forbidden []string) error {
+	for _, dir := range forbidden {
+		if dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("checking receipt key %q against %q: %w", path, dir, err)
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+		if within(abs, target) {
+			return fmt.Errorf("receipt key %q: %w %q: keep the key outside every repository and the store (for example under ~/.config/readproof/)", path, ErrKeyPath, dir)
+		}
+	}
+	return nil
+}
+
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}

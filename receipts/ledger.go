@@ -1,0 +1,456 @@
+package receipts
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+)
+
+// Ref layout (docs/receipts.md, "Storage"). Every receipt is stored twice,
+// as the same blob: in its session's chain (listing, omissions) and in one of
+// 32 index chains chosen by the first random digit of its id (lookup by id
+// alone). Both refs move in one compare-and-swap transaction.
+const (
+	RefPrefix        = "refs/heads/readproof/receipts/"
+	SessionRefPrefix = RefPrefix + "sessions/"
+	IndexRefPrefix   = RefPrefix + "index/"
+)
+
+var (
+	// ErrNotFound is returned by Get for an id no receipt has.
+	ErrNotFound = errors.New("no such receipt")
+	// ErrCorrupt is returned when a stored receipt cannot be decoded or is
+	// stored under another id: the store was edited.
+	ErrCorrupt = errors.New("stored receipt is corrupt")
+	// ErrExists is returned by Append for an id already stored with other
+	// content.
+	ErrExists = errors.New("receipt id already stored with other content")
+	// ErrBusy is returned by Append when the compare-and-swap loop gave up.
+	ErrBusy = errors.New("receipt store too busy")
+)
+
+// appendAttempts counts compare-and-swap attempts, for tests.
+var appendAttempts atomic.Int64
+
+// SessionRef is the ref holding a session's receipt chain.
+func SessionRef(session string) string { return SessionRefPrefix + session }
+
+func indexRef(id string) string { return IndexRefPrefix + id[len(IDPrefix):len(IDPrefix)+1] }
+
+// sessionPath and indexPath are the tree paths of a receipt's blob: two
+// fan-out levels of one base32 digit each (32 x 32 directories), then
+// <id>.json. The index skips the digit that already picked the ref.
+func sessionPath(id string) []string {
+	d := id[len(IDPrefix):]
+	return []string{d[0:1], d[1:2], id + ".json"}
+}
+
+func indexPath(id string) []string {
+	d := id[len(IDPrefix):]
+	return []string{d[1:2], d[2:3], id + ".json"}
+}
+
+// Ledger stores receipts in a gitstore.Store. It is safe for concurrent use
+// by several goroutines and several processes sharing one store.
+type Ledger struct {
+	store gitstore.Store
+	// MaxAttempts bounds the compare-and-swap attempts of one Append
+	// (default 500).
+	MaxAttempts int
+	// Now is the clock for commit times; time.Now when nil.
+	Now func() time.Time
+}
+
+// NewLedger returns a Ledger on store.
+func NewLedger(store gitstore.Store) *Ledger { return &Ledger{store: store} }
+
+// Append stores r durably: its session chain and its index chain each get
+// a new commit whose tree adds the receipt's canonical JSON, and both refs
+// move in one transaction. Concurrent appends from several processes all
+// land (compare-and-swap with retries). Appending a receipt that is already
+// stored with identical content is a no-op; an id stored with other content
+// yields ErrExists. Append checks the format but not the MAC.
+func (l *Ledger) Append(r Receipt) error { return l.appendCtx(context.Background(), r) }
+
+func (l *Ledger) appendCtx(ctx context.Context, r Receipt) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	blob, err := l.store.PutBlob(r.Encode())
+	if err != nil {
+		return fmt.Errorf("storing receipt %s: %w", r.ID, err)
+	}
+	attempts := l.MaxAttempts
+	if attempts <= 0 {
+		attempts = 500
+	}
+	sref, iref := SessionRef(r.Session), indexRef(r.ID)
+	var last error
+	for attempt := 0; attempt < attempts; attempt++ {
+		if attempt > 0 {
+			if err := backoff(ctx, attempt); err != nil {
+				return fmt.Errorf("storing receipt %s: %w", r.ID, err)
+			}
+		}
+		appendAttempts.Add(1)
+		done, err := l.tryAppend(r, blob, sref, iref)
+		if done || err == nil {
+			return err
+		}
+		if !errors.Is(err, gitstore.ErrConflict) && !errors.Is(err, gitstore.ErrLocked) {
+			return fmt.Errorf("storing receipt %s: %w", r.ID, err)
+		}
+		last = err
+	}
+	return fmt.Errorf("storing receipt %s: %w: %d attempts lost the race for %s (last: %v); retry later", r.ID, ErrBusy, attempts, sref, last)
+}
+
+// backoff sleeps a random time up to 1ms doubled per attempt, capped at
+// 50ms (full jitter), or until ctx is done.
+func backoff(ctx context.Context, attempt int) error {
+	ceiling := time.Millisecond << min(attempt, 6)
+	ceiling = min(ceiling, 50*time.Millisecond)
+	t := time.NewTimer(rand.N(ceiling) + time.Duration(rand.N(200))*time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// tryAppend makes one compare-and-swap attempt. done reports a final
+// outcome (success, already stored, or a non-retryable error).
+//
+// Each chain is updated only if it lacks the receipt, so an append retried
+// after a crash between the two ref renames completes the missing half.
+func (l *Ledger) tryAppend(r Receipt, blob gitstore.OID, sref, iref string) (done bool, err error) {
+	var updates []gitstore.RefUpdate
+	msg := fmt.Sprintf("receipt %s\n\nsession: %s\ntool: %s\n", r.ID, r.Session, r.Tool)
+	for _, c := range []struct {
+		ref    string
+		path   []string
+		prefix string
+	}{{sref, sessionPath(r.ID), ""}, {iref, indexPath(r.ID), "index "}} {
+		tip, err := l.ref(c.ref)
+		if err != nil {
+			return true, err
+		}
+		tree, err := l.commitTree(tip)
+		if err != nil {
+			return true, err
+		}
+		have, ok, err := l.lookup(tree, c.path)
+		if err != nil {
+			return true, err
+		}
+		if ok {
+			if have != blob {
+				return true, fmt.Errorf("%w (in %s)", ErrExists, c.ref)
+			}
+			continue
+		}
+		newTree, err := l.insert(tree, c.path, blob)
+		if err != nil {
+			return true, err
+		}
+		commit, err := l.commit(newTree, tip, c.prefix+msg)
+		if err != nil {
+			return true, err
+		}
+		updates = append(updates, gitstore.RefUpdate{Name: c.ref, Old: tip, New: commit})
+	}
+	if len(updates) == 0 {
+		return true, nil
+	}
+	return false, l.store.Update(updates...)
+}
+
+func (l *Ledger) commit(tree, parent gitstore.OID, msg string) (gitstore.OID, error) {
+	now := time.Now
+	if l.Now != nil {
+		now = l.Now
+	}
+	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: now()}
+	c := gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
+	if parent != "" {
+		c.Parents = []gitstore.OID{parent}
+	}
+	return l.store.PutCommit(c)
+}
+
+// ref reads a ref, "" when it does not exist.
+func (l *Ledger) ref(name string) (gitstore.OID, error) {
+	oid, err := l.store.Ref(name)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading ref %s: %w", name, err)
+	}
+	return oid, nil
+}
+
+func (l *Ledger) commitTree(c gitstore.OID) (gitstore.OID, error) {
+	if c == "" {
+		return "", nil
+	}
+	cm, err := l.store.Commit(c)
+	if err != nil {
+		return "", fmt.Errorf("reading receipt commit %s: %w", c, err)
+	}
+	return cm.Tree, nil
+}
+
+// lookup follows path from tree root and returns the object it names.
+func (l *Ledger) lookup(root gitstore.OID, path []string) (gitstore.OID, bool, error) {
+	cur := root
+	for _, name := range path {
+		if cur == "" {
+			return "", false, nil
+		}
+		entries, err := l.store.Tree(cur)
+		if err != nil {
+			return "", false, fmt.Errorf("reading receipt tree %s: %w", cur, err)
+		}
+		next := gitstore.OID("")
+		for _, e := range entries {
+			if e.Name == name {
+				next = e.OID
+				break
+			}
+		}
+		cur = next
+	}
+	return cur, cur != "", nil
+}
+
+// insert returns the id of tree root with blob added at path.
+func (l *Ledger) insert(root gitstore.OID, path []string, blob gitstore.OID) (gitstore.OID, error) {
+	var entries []gitstore.TreeEntry
+	if root != "" {
+		var err error
+		if entries, err = l.store.Tree(root); err != nil {
+			return "", fmt.Errorf("reading receipt tree %s: %w", root, err)
+		}
+		entries = slices.Clone(entries)
+	}
+	name := path[0]
+	i := slices.IndexFunc(entries, func(e gitstore.TreeEntry) bool { return e.Name == name })
+	var entry gitstore.TreeEntry
+	if len(path) == 1 {
+		entry = gitstore.TreeEntry{Name: name, Mode: gitstore.ModeFile, OID: blob}
+	} else {
+		child := gitstore.OID("")
+		if i >= 0 && entries[i].Mode == gitstore.ModeDir {
+			child = entries[i].OID
+		}
+		sub, err := l.insert(child, path[1:], blob)
+		if err != nil {
+			return "", err
+		}
+		entry = gitstore.TreeEntry{Name: name, Mode: gitstore.ModeDir, OID: sub}
+	}
+	if i >= 0 {
+		entries[i] = entry
+	} else {
+		entries = append(entries, entry)
+	}
+	oid, err := l.store.PutTree(entries)
+	if err != nil {
+		return "", fmt.Errorf("writing receipt tree: %w", err)
+	}
+	return oid, nil
+}
+
+// Get returns the receipt with the given id, whatever its session, in a
+// fixed number of object reads. It returns an error wrapping ErrNotFound when
+// no receipt has that id and ErrCorrupt when the stored one is unreadable.
+func (l *Ledger) Get(id string) (Receipt, error) {
+	if !ValidID(id) {
+		return Receipt{}, fmt.Errorf("receipt %q: %w (not a receipt id)", truncate(id, 80), ErrNotFound)
+	}
+	tip, err := l.ref(indexRef(id))
+	if err != nil {
+		return Receipt{}, err
+	}
+	tree, err := l.commitTree(tip)
+	if err != nil {
+		return Receipt{}, err
+	}
+	blob, ok, err := l.lookup(tree, indexPath(id))
+	if err != nil {
+		return Receipt{}, err
+	}
+	if !ok {
+		return Receipt{}, fmt.Errorf("receipt %s: %w", id, ErrNotFound)
+	}
+	return l.readReceipt(id, blob)
+}
+
+func (l *Ledger) readReceipt(id string, blob gitstore.OID) (Receipt, error) {
+	data, err := l.store.Blob(blob)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("reading receipt %s (blob %s): %w", id, blob, err)
+	}
+	r, err := DecodeReceipt(data)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("receipt %s: %w: %v", id, ErrCorrupt, err)
+	}
+	if r.ID != id {
+		return Receipt{}, fmt.Errorf("receipt %s: %w: the blob holds receipt %s", id, ErrCorrupt, r.ID)
+	}
+	return r, nil
+}
+
+// Entry is one receipt of a session chain as Scan found it: Err is set
+// (wrapping ErrCorrupt) when the stored blob could not be read as the
+// receipt its name says.
+type Entry struct {
+	ID      string
+	Receipt Receipt
+	Err     error
+}
+
+// List returns the receipts of a session in issue order (the order of its
+// chain), or an empty list for a session without receipts. A receipt that
+// cannot be decoded fails the whole listing with ErrCorrupt; use Scan to see
+// the others.
+func (l *Ledger) List(session string) ([]Receipt, error) {
+	entries, err := l.Scan(session)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Receipt, 0, len(entries))
+	for _, e := range entries {
+		if e.Err != nil {
+			return nil, fmt.Errorf("listing receipts of session %q: %w", session, e.Err)
+		}
+		out = append(out, e.Receipt)
+	}
+	return out, nil
+}
+
+// Scan returns every receipt stored in a session's chain, in issue order,
+// each decoded or with its error.
+//
+// Issue order is the first-parent history of the session ref, oldest first
+// (each append commit names its receipt on its first line). Receipts in the
+// tree that no first-parent commit names (brought in by a merge) follow,
+// ordered by end time, start time and id.
+func (l *Ledger) Scan(session string) ([]Entry, error) {
+	if err := identity.ValidateSessionID(session); err != nil {
+		return nil, fmt.Errorf("listing receipts: %w", err)
+	}
+	tip, err := l.ref(SessionRef(session))
+	if err != nil || tip == "" {
+		return nil, err
+	}
+	// The tree is authoritative for the set of receipts.
+	tipCommit, err := l.store.Commit(tip)
+	if err != nil {
+		return nil, fmt.Errorf("reading receipt commit %s: %w", tip, err)
+	}
+	blobs, bad := map[string]gitstore.OID{}, map[string]string{}
+	if err := l.collect(tipCommit.Tree, "", 0, blobs, bad); err != nil {
+		return nil, err
+	}
+	// The first-parent chain gives the order.
+	var order []string
+	seen := map[string]bool{}
+	for c, cm := tip, tipCommit; ; {
+		line, _, _ := strings.Cut(cm.Message, "\n")
+		if id, ok := strings.CutPrefix(line, "receipt "); ok && blobs[id] != "" && !seen[id] {
+			seen[id] = true
+			order = append(order, id)
+		}
+		if len(cm.Parents) == 0 {
+			break
+		}
+		c = cm.Parents[0]
+		if cm, err = l.store.Commit(c); err != nil {
+			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
+		}
+	}
+	slices.Reverse(order)
+	entries := make([]Entry, 0, len(blobs))
+	for _, id := range order {
+		r, err := l.readReceipt(id, blobs[id])
+		entries = append(entries, Entry{ID: id, Receipt: r, Err: err})
+	}
+	var rest []Entry
+	for id, blob := range blobs {
+		if !seen[id] {
+			r, err := l.readReceipt(id, blob)
+			rest = append(rest, Entry{ID: id, Receipt: r, Err: err})
+		}
+	}
+	slices.SortFunc(rest, func(a, b Entry) int {
+		return cmp.Or(a.Receipt.End.Compare(b.Receipt.End), a.Receipt.Start.Compare(b.Receipt.Start), strings.Compare(a.ID, b.ID))
+	})
+	entries = append(entries, rest...)
+	for _, path := range slices.Sorted(maps.Keys(bad)) {
+		entries = append(entries, Entry{ID: path, Err: fmt.Errorf("session %q: %s: %w: %s", session, path, ErrCorrupt, bad[path])})
+	}
+	return entries, nil
+}
+
+// collect gathers <id>.json blobs under the two fan-out levels of a session
+// tree. Entries that do not fit the layout go to bad (path -> reason), so an
+// edit of the tree shows up as a corrupt entry instead of hiding.
+func (l *Ledger) collect(tree gitstore.OID, prefix string, depth int, into map[string]gitstore.OID, bad map[string]string) error {
+	entries, err := l.store.Tree(tree)
+	if err != nil {
+		return fmt.Errorf("reading receipt tree %s: %w", tree, err)
+	}
+	for _, e := range entries {
+		switch {
+		case depth < 2 && e.Mode == gitstore.ModeDir:
+			if err := l.collect(e.OID, prefix+e.Name+"/", depth+1, into, bad); err != nil {
+				return err
+			}
+		case depth == 2 && e.Mode != gitstore.ModeDir && strings.HasSuffix(e.Name, ".json"):
+			into[strings.TrimSuffix(e.Name, ".json")] = e.OID
+		default:
+			bad[prefix+e.Name] = "unexpected entry in the receipt tree"
+		}
+	}
+	return nil
+}
+
+// Sessions lists the sessions that have receipts, sorted.
+func (l *Ledger) Sessions() ([]string, error) {
+	refs, err := l.store.Refs(SessionRefPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("listing receipt sessions: %w", err)
+	}
+	out := make([]string, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, strings.TrimPrefix(r.Name, SessionRefPrefix))
+	}
+	return out, nil
+}
+
+// GetAll returns the receipts with the given ids, in the given order.
+func (l *Ledger) GetAll(ids []string) ([]Receipt, error) {
+	out := make([]Receipt, 0, len(ids))
+	for _, id := range ids {
+		r, err := l.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
