@@ -3,12 +3,19 @@ package adapters_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/adapters/adaptertest"
 )
+
+func TestTypesRegistered(t *testing.T) {
+	if got := strings.Join(adapters.Types(), ","); got != "filesystem,git,github,http" {
+		t.Fatalf("Types() = %s", got)
+	}
+}
 
 func TestConformanceFilesystem(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Harness{New: func(t *testing.T) adaptertest.Fixture {

@@ -123,6 +123,22 @@ func TestMetadataAllowListedIsDialled(t *testing.T) {
 	}
 }
 
+func TestAllowHostsWithPort(t *testing.T) {
+	g := newGuard(NetPolicy{AllowHosts: []string{"10.0.0.5:443", "Docs.Internal."}})
+	for _, u := range []string{"https://10.0.0.5/x", "https://10.0.0.5:443/x", "http://docs.internal/x", "http://DOCS.internal:8080/x"} {
+		pu, _ := url.Parse(u)
+		if err := g.checkURL(pu); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://10.0.0.5/x", "https://10.0.0.5:8443/x"} {
+		pu, _ := url.Parse(u)
+		if err := g.checkURL(pu); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+}
+
 func TestParseRefs(t *testing.T) {
 	lookup := func(n string) (string, bool) {
 		v, ok := map[string]string{"A": "1", "TOKEN": "t0k", "EMPTY": ""}[n]

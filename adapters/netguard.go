@@ -153,7 +153,11 @@ func (g *guard) checkURL(u *url.URL) error {
 	if host == "" {
 		return fail("", ErrConfig, nil, "%s has no host; write a full URL such as https://example.com/doc.md", redactURL(u.String()))
 	}
-	if g.hostAllowed(host, u.Port()) {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if g.hostAllowed(host, port) {
 		return nil
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {

@@ -40,14 +40,14 @@ func TestRedactedHeaders(t *testing.T) {
 
 func TestRedactedURLs(t *testing.T) {
 	cases := map[string]string{
-		"https://user:pw@example.com/a.md":                       "https://[REDACTED]@example.com/a.md",
-		"https://ghp_token@github.com/o/r.git":                   "https://[REDACTED]@github.com/o/r.git",
-		"https://example.com/a.md?access_token=abc&page=2":       "https://example.com/a.md?access_token=[REDACTED]&page=2",
+		"https://user:pw@example.com/a.md":                      "https://[REDACTED]@example.com/a.md",
+		"https://ghp_token@github.com/o/r.git":                  "https://[REDACTED]@github.com/o/r.git",
+		"https://example.com/a.md?access_token=abc&page=2":      "https://example.com/a.md?access_token=[REDACTED]&page=2",
 		"https://example.com/a?X-Amz-Signature=ff&X-Amz-Date=1": "https://example.com/a?X-Amz-Signature=[REDACTED]&X-Amz-Date=1",
-		"https://example.com/a.md":                               "https://example.com/a.md",
-		"git@github.com:org/repo.git":                            "git@github.com:org/repo.git",
-		"http://u:p@exa mple.com/":                               "http://[REDACTED]@exa mple.com/",
-		"":                                                       "",
+		"https://example.com/a.md":                              "https://example.com/a.md",
+		"git@github.com:org/repo.git":                           "git@github.com:org/repo.git",
+		"http://u:p@exa mple.com/":                              "http://[REDACTED]@exa mple.com/",
+		"":                                                      "",
 	}
 	for in, want := range cases {
 		got := adapters.Spec{Type: "http", URL: in}.Redacted().URL

@@ -7,6 +7,15 @@
 // revision and provenance safe to record). Everything an adapter returns in
 // Result.Provenance and every error it returns must be free of secrets: a
 // header value expanded from the environment must never appear in either.
+//
+// Revisions: "sha256:" and 12 hex digits of the content (filesystem, and http
+// without an ETag), the ETag as sent (http), "<blob>@<commit>" (github),
+// "<commit>:<blob>" (git). Openers never fail on a bad Spec; Fetch reports
+// it as an *Error naming the resource, and Check reports it up front.
+// Spec.Redacted hides the whole value of a credential-looking header (even a
+// bare ${NAME}), keeps ${NAME} references in other headers, and strips URL
+// user information and credential query values. Only gitstore imports go-git;
+// the git source reads through gitstore's mirror cache.
 package adapters
 
 import (

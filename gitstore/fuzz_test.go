@@ -54,12 +54,12 @@ func FuzzParsePackedRefs(f *testing.F) {
 	f.Add([]byte("# pack-refs with: peeled fully-peeled sorted \n" +
 		fuzzA + " refs/heads/main\n" + fuzzB + " refs/tags/v1\n^" + fuzzA + "\n"))
 	f.Add([]byte(fuzzB + " refs/heads/z\n" + fuzzA + " refs/heads/a\n^" + fuzzB + "\n")) // unsorted, no header
-	f.Add([]byte(fuzzA + " refs/heads/a\n" + fuzzB + " refs/heads/a\n"))                // duplicate
-	f.Add([]byte(fuzzA + " refs/heads/no-newline"))                                     // no final newline
-	f.Add([]byte("^" + fuzzA + "\n"))                                                   // peeled without a record
-	f.Add([]byte("# pack-refs with: peeled \n# second comment\n"))                      // bad comment
-	f.Add([]byte("# pack-refs with: sorted"))                                           // header only
-	f.Add([]byte(fuzzA + "  refs/heads/two-spaces\n" + fuzzA + " refs/x\r\n\n\n"))      // odd spacing
+	f.Add([]byte(fuzzA + " refs/heads/a\n" + fuzzB + " refs/heads/a\n"))                 // duplicate
+	f.Add([]byte(fuzzA + " refs/heads/no-newline"))                                      // no final newline
+	f.Add([]byte("^" + fuzzA + "\n"))                                                    // peeled without a record
+	f.Add([]byte("# pack-refs with: peeled \n# second comment\n"))                       // bad comment
+	f.Add([]byte("# pack-refs with: sorted"))                                            // header only
+	f.Add([]byte(fuzzA + "  refs/heads/two-spaces\n" + fuzzA + " refs/x\r\n\n\n"))       // odd spacing
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, perr := parsePackedRefs(data)

@@ -378,20 +378,6 @@ func (s *repo) Close() error {
 	return s.st.Close()
 }
 
-// withStorage runs fn with go-git's storage while holding the store's mutex
-// (go-git repositories are not goroutine-safe). Objects may be written
-// through it; refs must not (use Update). Pack indexes are reloaded after fn,
-// so packs fn added are visible.
-func (s *repo) withStorage(fn func(st *filesystem.Storage) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
-	}
-	defer s.st.Reindex()
-	return fn(s.st)
-}
-
 // packCheckEvery bounds how often putObject lists objects/pack.
 const packCheckEvery = 100 * time.Millisecond
 

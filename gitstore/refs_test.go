@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,15 @@ func TestRefLooseAndPacked(t *testing.T) {
 	}
 	if _, err := s.Refs("heads/"); err == nil {
 		t.Error("Refs(heads/) accepted a prefix outside refs/")
+	}
+
+	// A symbolic ref is followed once, listed with its target's value, and
+	// not updated through.
+	git(t, s.Path(), "symbolic-ref", "refs/heads/alias", "refs/heads/zz")
+	want["refs/heads/alias"] = c1
+	check("symbolic", want)
+	if err := s.Update(RefUpdate{Name: "refs/heads/alias", Old: c1, New: c2}); err == nil || !strings.Contains(err.Error(), "symbolic") {
+		t.Errorf("Update through a symbolic ref: %v", err)
 	}
 
 	// An annotated tag: packed with a peeled line; Ref gives the tag object.
@@ -425,4 +435,45 @@ func chainLength(t testing.TB, s Store, ref string) int {
 		}
 	}
 	return n
+}
+
+// TestManyPackedRefs compares lookups and listings with git on a few
+// thousand packed refs, with some of them updated loose.
+func TestManyPackedRefs(t *testing.T) {
+	s := NewTestStore(t)
+	c1 := mkCommit(t, s, "one")
+	c2 := mkCommit(t, s, "two", c1)
+	var ups []RefUpdate
+	for i := 0; i < 3000; i++ {
+		ups = append(ups, RefUpdate{Name: fmt.Sprintf("refs/tags/readproof/runs/r%04d", i*7%3000), New: c1})
+	}
+	mustUpdate(t, s, ups...)
+	git(t, s.Path(), "pack-refs", "--all")
+	var moved []RefUpdate
+	for i := 0; i < 3000; i += 97 {
+		moved = append(moved, RefUpdate{Name: fmt.Sprintf("refs/tags/readproof/runs/r%04d", i), Old: c1, New: c2})
+	}
+	mustUpdate(t, s, moved...)
+	all, err := s.Refs("refs/tags/readproof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmtRefs(all), git(t, s.Path(), "for-each-ref", "--format=%(objectname) %(refname)")+"\n"; got != want {
+		t.Fatalf("Refs differs from git for-each-ref (%d refs)", len(all))
+	}
+	for i := 0; i < 3000; i += 13 {
+		name := fmt.Sprintf("refs/tags/readproof/runs/r%04d", i)
+		want := c1
+		if i%97 == 0 {
+			want = c2
+		}
+		wantRef(t, s, name, want)
+		wantRef(t, s, name+"x", "")
+	}
+	wantRef(t, s, "refs/tags/a", "")
+	wantRef(t, s, "refs/tags/zzzz", "")
+	refs, err := s.Refs("refs/tags/readproof/runs/r29")
+	if err != nil || len(refs) != 100 {
+		t.Errorf("Refs(r29) = %d refs, %v", len(refs), err)
+	}
 }

@@ -185,10 +185,12 @@ func (s *repo) Update(updates ...RefUpdate) (err error) {
 
 	// A ref may only name an object that exists.
 	s.mu.Lock()
+	checked := map[OID]bool{}
 	for _, t := range txs {
-		if t.New == "" {
+		if t.New == "" || checked[t.New] {
 			continue
 		}
+		checked[t.New] = true
 		ok, err := s.has(t.New)
 		if err == nil && !ok {
 			err = fmt.Errorf("object %s: %w: write the object before pointing a ref at it", t.New, ErrNotFound)

@@ -41,11 +41,15 @@ var (
 )
 
 // Key is a derived receipt key: the HMAC subkey and its public id. The key
-// file's bytes are not kept. A Key prints as its id only.
+// file's bytes are not kept. A Key prints as its id only, and the subkey sits
+// behind a pointer so that printing a struct holding a Key (where fmt cannot
+// call Key's methods) shows an address, not key bytes.
 type Key struct {
-	mac []byte
-	id  string
+	secret *keySecret
+	id     string
 }
+
+type keySecret struct{ mac []byte }
 
 // NewKey derives a Key from 32 bytes of key material (the content of a key
 // file).
@@ -61,7 +65,7 @@ func NewKey(secret []byte) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("deriving the receipt key id: %w", err)
 	}
-	return Key{mac: mac, id: hex.EncodeToString(idb)}, nil
+	return Key{secret: &keySecret{mac: mac}, id: hex.EncodeToString(idb)}, nil
 }
 
 // ID is the key's public fingerprint, 16 lower-case hex digits. It is
@@ -69,7 +73,7 @@ func NewKey(secret []byte) (Key, error) {
 func (k Key) ID() string { return k.id }
 
 // IsZero reports whether k is the zero Key (no key loaded).
-func (k Key) IsZero() bool { return k.mac == nil }
+func (k Key) IsZero() bool { return k.secret == nil }
 
 // String prints the key id, never key material.
 func (k Key) String() string { return "receipts.Key(" + k.id + ")" }
@@ -82,7 +86,7 @@ func (k Key) GoString() string { return k.String() }
 func (k Key) Format(f fmt.State, verb rune) { _, _ = io.WriteString(f, k.String()) }
 
 func (k Key) sum(r Receipt) Digest {
-	m := hmac.New(sha256.New, k.mac)
+	m := hmac.New(sha256.New, k.secret.mac)
 	m.Write(r.macInput())
 	var d Digest
 	copy(d[:], m.Sum(nil))

@@ -104,11 +104,11 @@ func (l *Ledger) appendCtx(ctx context.Context, r Receipt) error {
 		}
 		appendAttempts.Add(1)
 		done, err := l.tryAppend(r, blob, sref, iref)
-		if done || err == nil {
-			return err
+		if err == nil {
+			return nil
 		}
-		if !errors.Is(err, gitstore.ErrConflict) && !errors.Is(err, gitstore.ErrLocked) {
-			return fmt.Errorf("storing receipt %s: %w", r.ID, err)
+		if done || !errors.Is(err, gitstore.ErrConflict) && !errors.Is(err, gitstore.ErrLocked) {
+			return fmt.Errorf("storing receipt %s in session %q: %w", r.ID, r.Session, err)
 		}
 		last = err
 	}

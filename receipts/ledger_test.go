@@ -414,3 +414,29 @@ func TestLedgerDetectsEditThroughGit(t *testing.T) {
 		t.Errorf("stray file: last entry %+v", last)
 	}
 }
+
+// TestLedgerCompletesHalfAppend simulates a crash between the two ref
+// renames of an append: re-appending the receipt restores the missing half
+// and leaves the other untouched.
+func TestLedgerCompletesHalfAppend(t *testing.T) {
+	f := newFixture(t)
+	first := f.issue(t, "s", "a")
+	r := f.issue(t, "s", "b")
+	dir := f.store.Path()
+	stip := git(t, dir, nil, "rev-parse", SessionRef("s"))
+	git(t, dir, nil, "update-ref", SessionRef("s"), stip+"^", stip) // session half lost
+	if rs, _ := f.ledger.List("s"); len(rs) != 1 || rs[0].ID != first.ID {
+		t.Fatalf("setup: List = %v", ids(rs))
+	}
+	itip, _ := f.store.Ref(indexRef(r.ID))
+	if err := f.ledger.Append(r); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := f.ledger.List("s"); !slices.Equal(ids(rs), []string{first.ID, r.ID}) {
+		t.Errorf("after repair: List = %v", ids(rs))
+	}
+	if itip2, _ := f.store.Ref(indexRef(r.ID)); itip2 != itip {
+		t.Error("repair moved the index ref although the index had the receipt")
+	}
+	gitstore.Fsck(t, dir)
+}

@@ -207,10 +207,22 @@ func TestVerifyClassifies(t *testing.T) {
 
 func TestKeyDoesNotPrintSecret(t *testing.T) {
 	k := testKey(t, 7)
-	for _, s := range []string{fmt.Sprint(k), fmt.Sprintf("%v %+v %#v %x %s %q", k, k, k, k, k, k)} {
-		if !strings.Contains(s, k.ID()) || strings.Contains(s, fmt.Sprintf("%x", k.mac)) || strings.Contains(s, fmt.Sprintf("%x", k.mac[:4])) {
-			t.Errorf("printed key %q leaks or lacks the id", s)
+	mac := k.secret.mac
+	leaks := func(s string) bool {
+		return strings.Contains(s, fmt.Sprintf("%x", mac[:4])) || strings.Contains(s, fmt.Sprint(mac[:4])[1:8]) ||
+			strings.Contains(s, string(mac[:4]))
+	}
+	is := NewIssuer(k, nil)
+	for _, s := range []string{
+		fmt.Sprint(k), fmt.Sprintf("%v %+v %#v %x %s %q", k, k, k, k, k, k),
+		fmt.Sprintf("%v %+v %#v", is, is, is), fmt.Sprintf("%+v", []Key{k}), fmt.Sprintf("%+v", struct{ K Key }{k}),
+	} {
+		if leaks(s) {
+			t.Errorf("printing leaks the MAC key: %s", s)
 		}
+	}
+	if !strings.Contains(fmt.Sprint(k), k.ID()) {
+		t.Errorf("a printed key %q does not show its id", fmt.Sprint(k))
 	}
 	if len(k.ID()) != 16 || !validKeyID(k.ID()) {
 		t.Errorf("key id %q is not 16 hex digits", k.ID())

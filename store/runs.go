@@ -493,13 +493,18 @@ func (s *Store) Replay(target string) (*ReplayResult, error) {
 		return nil, err
 	}
 	res := &ReplayResult{Manifest: m, AllMatch: true, Entries: []ReplayEntry{}}
+	files := map[string]gitstore.OID{}
+	treeErr := s.listFiles(c.Tree, "", files)
 	for _, e := range m.Entries {
 		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
 		data, err := s.git.Blob(gitstore.OID(e.Snapshot))
 		if err == nil && e.File != "" {
-			var inTree gitstore.OID
-			inTree, err = s.file(c.Tree, e.File)
-			if err == nil && inTree != gitstore.OID(e.Snapshot) {
+			switch inTree, ok := files[e.File]; {
+			case treeErr != nil:
+				err = fmt.Errorf("manifest tree: %w", treeErr)
+			case !ok:
+				err = fmt.Errorf("tree file %s is missing", e.File)
+			case inTree != gitstore.OID(e.Snapshot):
 				err = fmt.Errorf("tree file %s is %s, entry records snapshot %s", e.File, inTree, e.Snapshot)
 			}
 		}

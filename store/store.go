@@ -219,6 +219,25 @@ func (s *Store) file(root gitstore.OID, path string) (gitstore.OID, error) {
 	return cur, nil
 }
 
+// listFiles adds every blob under tree root to files, keyed by its path
+// (prefixed with prefix).
+func (s *Store) listFiles(root gitstore.OID, prefix string, files map[string]gitstore.OID) error {
+	entries, err := s.git.Tree(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Mode == gitstore.ModeDir {
+			if err := s.listFiles(e.OID, prefix+e.Name+"/", files); err != nil {
+				return err
+			}
+			continue
+		}
+		files[prefix+e.Name] = e.OID
+	}
+	return nil
+}
+
 // readFile returns the bytes of path inside the tree of commit c.
 func (s *Store) readFile(c gitstore.Commit, path string) ([]byte, error) {
 	id, err := s.file(c.Tree, path)
