@@ -47,9 +47,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			e.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
 			return nil
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"tamper": tamperCmd,
-		},
+		Cmds: scriptCmds,
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "git":
@@ -58,6 +56,12 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			return false, nil
 		},
 	}
+}
+
+// scriptCmds are the custom testscript commands; other _test files of this
+// package add theirs in an init().
+var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
+	"tamper": tamperCmd,
 }
 
 // tamperCmd flips one byte of a loose blob in place, keeping its name, as a

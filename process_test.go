@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -200,7 +201,7 @@ func TestKilledWriters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	dir, uris := project(t, 40, 1024)
+	dir, uris := project(t, 200, 1024)
 	store := filepath.Join(dir, ".readproof")
 	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE=300ms")
 	mustRP(t, dir, "run", "start", "open-run")
@@ -228,13 +229,17 @@ func TestKilledWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(rng.IntN(40_000)) * time.Microsecond)
-		if cmd.Process.Kill() == nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			killed++
 		}
-		_ = cmd.Wait()
 		checkRefs(t, store)
 	}
-	t.Logf("killed %d of 30 writers", killed)
+	t.Logf("killed %d of 30 writers before they finished", killed)
+	if killed == 0 {
+		t.Fatal("no writer was killed mid-flight; the test proves nothing")
+	}
 	time.Sleep(350 * time.Millisecond) // let any lock left by a killed writer go stale
 	fsck(t, store)
 	for _, r := range runs(t, dir) {

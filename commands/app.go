@@ -42,6 +42,11 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// errQuiet, wrapped by withCode, makes Main exit with that code and print
+// nothing: the command already said everything (readproof exec exits with
+// the code of the command it ran).
+var errQuiet = errors.New("exit quietly")
+
 func withCode(code int, err error) error {
 	if err == nil {
 		return nil
@@ -68,6 +73,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	code := codeOf(ctx, err)
+	if errors.Is(err, errQuiet) {
+		return code
+	}
 	msg := err.Error()
 	fmt.Fprintf(stderr, "readproof: error: %s\n", strings.ReplaceAll(msg, "\n", " "))
 	if h := hint.Of(err); h != "" {

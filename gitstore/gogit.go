@@ -69,8 +69,12 @@ type repo struct {
 	// closed.
 	mu      sync.Mutex
 	st      *filesystem.Storage
-	pending []string // loose object files (relative, slash-separated) not yet synced
-	closed  bool
+	pending []string // object files (relative, slash-separated) not yet synced
+
+	buf      map[plumbing.Hash]bufObj // objects not yet written (pack.go)
+	bufOrder []plumbing.Hash
+	bufBytes int
+	closed   bool
 
 	packsSeen      string    // the .idx files go-git's index was loaded from
 	packsCheckedAt time.Time // when packsSeen was last compared with the disk
@@ -374,8 +378,12 @@ func (s *repo) Close() error {
 	if s.closed {
 		return nil
 	}
+	ferr := s.flush()
 	s.closed = true
-	return s.st.Close()
+	if err := s.st.Close(); err != nil {
+		return err
+	}
+	return ferr
 }
 
 // packCheckEvery bounds how often putObject lists objects/pack.
@@ -472,40 +480,52 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		return "", errClosed
 	}
 	h := plumbing.ComputeHash(t, data)
+	if _, ok := s.buf[h]; ok {
+		return OID(h.String()), nil
+	}
 	rel := looseRel(h)
-	if _, err := os.Lstat(filepath.Join(s.path, filepath.FromSlash(rel))); err == nil {
+	if full := filepath.Join(s.path, filepath.FromSlash(rel)); fileExists(full) && freshenLoose(full) {
 		// Another process may have written it without syncing yet: make it
-		// part of our next Sync.
+		// part of our next Sync. Re-stamped so a concurrent gc keeps it (gc.go).
 		s.pending = append(s.pending, rel)
 		return OID(h.String()), nil
 	}
 	// A stale pack index would only cost a duplicate loose object here, so
 	// the pack list is re-read at most every packCheckEvery.
 	s.refreshPacks()
-	if err := s.st.HasEncodedObject(h); err == nil {
+	if err := s.st.HasEncodedObject(h); err == nil && s.freshenPacked() {
 		return OID(h.String()), nil
 	}
+	if err := s.buffer(h, t, data); err != nil {
+		return "", fmt.Errorf("write %s object: %w", t, err)
+	}
+	return OID(h.String()), nil
+}
+
+// writeLoose writes one loose object. Called with s.mu held.
+func (s *repo) writeLoose(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
+	rel := looseRel(h)
 	w, header, err := s.st.LazyWriter()
 	if err != nil {
-		return "", fmt.Errorf("write %s object: %w", t, err)
+		return fmt.Errorf("write %s object: %w", t, err)
 	}
 	if err := header(t, int64(len(data))); err != nil {
 		w.Close()
-		return "", fmt.Errorf("write %s object: %w", t, err)
+		return fmt.Errorf("write %s object: %w", t, err)
 	}
 	if _, err := w.Write(data); err != nil {
 		w.Close()
-		return "", fmt.Errorf("write %s object: %w", t, err)
+		return fmt.Errorf("write %s object: %w", t, err)
 	}
 	if err := w.Close(); err != nil {
-		return "", fmt.Errorf("write %s object %s: %w", t, h, err)
+		return fmt.Errorf("write %s object %s: %w", t, h, err)
 	}
 	if hw, ok := w.(interface{ Hash() plumbing.Hash }); ok && hw.Hash() != h {
 		os.Remove(filepath.Join(s.path, filepath.FromSlash(looseRel(hw.Hash()))))
-		return "", fmt.Errorf("write %s object %s: wrote %s instead: %w", t, h, hw.Hash(), ErrCorrupt)
+		return fmt.Errorf("write %s object %s: wrote %s instead: %w", t, h, hw.Hash(), ErrCorrupt)
 	}
 	s.pending = append(s.pending, rel)
-	return OID(h.String()), nil
+	return nil
 }
 
 // treeSortName is the key git sorts tree entries by: directories compare as
@@ -702,6 +722,9 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if o, data, ok := s.buffered(h); ok {
+		return o, data, nil
+	}
 	o, err := s.st.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		// git gc may have packed the object, or replaced the pack we knew.
@@ -825,6 +848,9 @@ func (s *repo) has(id OID) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if _, ok := s.buf[h]; ok {
+		return true, nil
+	}
 	if _, err := os.Lstat(filepath.Join(s.path, filepath.FromSlash(looseRel(h)))); err == nil {
 		return true, nil
 	}
@@ -849,6 +875,10 @@ func (s *repo) Sync() error {
 	if s.closed {
 		s.mu.Unlock()
 		return errClosed
+	}
+	if err := s.flush(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("write objects in %s: %w", s.path, err)
 	}
 	pending := s.pending
 	s.pending = nil

@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,6 +127,7 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustSync(t, s)
 	if got := git(t, s.Path(), "cat-file", "blob", string(id)); got != "in a work tree" {
 		t.Errorf("git cat-file = %q", got)
 	}
@@ -155,6 +157,7 @@ func TestObjectRoundTrip(t *testing.T) {
 		if kind, raw, err := s.RawObject(id); err != nil || kind != "blob" || !bytes.Equal(raw, data) {
 			t.Fatalf("RawObject(%s) = %q, %v", name, kind, err)
 		}
+		mustSync(t, s)
 		if out := gitRaw(t, s.Path(), "cat-file", "blob", string(id)); !bytes.Equal(out, data) {
 			t.Fatalf("git cat-file blob %s differs", name)
 		}
@@ -190,6 +193,7 @@ func TestObjectRoundTrip(t *testing.T) {
 			t.Errorf("Tree entry %d = %v, want %v", i, got[i], want[i])
 		}
 	}
+	mustSync(t, s)
 	lsTree := git(t, s.Path(), "ls-tree", string(tree))
 	wantLs := "100644 blob " + string(ids["binary"]) + "\tbin\n" +
 		"040000 tree " + string(sub) + "\tdir\n" +
@@ -227,6 +231,7 @@ func TestObjectRoundTrip(t *testing.T) {
 	if _, off := back.Author.When.Zone(); off != -(5*3600 + 30*60) {
 		t.Errorf("author zone offset = %d", off)
 	}
+	mustSync(t, s)
 	pretty := git(t, s.Path(), "cat-file", "-p", string(mid))
 	wantPretty := "tree " + string(tree) + "\nparent " + string(root) + "\nparent " + string(other) +
 		"\nauthor A U Thor <a@example.invalid> 1700000000 -0530\ncommitter Read Proof <rp@example.invalid> " +
@@ -293,15 +298,17 @@ func TestPutBlobSkipsExisting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustSync(t, s)
 	file := filepath.Join(s.Path(), "objects", string(id[:2]), string(id[2:]))
-	old := time.Now().Add(-time.Hour).Truncate(time.Second)
-	if err := os.Chtimes(file, old, old); err != nil {
+	before, err := os.Stat(file)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if id2, err := s.PutBlob([]byte("once")); err != nil || id2 != id {
 		t.Fatalf("second PutBlob = %s, %v", id2, err)
 	}
-	if fi, _ := os.Stat(file); !fi.ModTime().Equal(old) {
+	mustSync(t, s)
+	if after, err := os.Stat(file); err != nil || !os.SameFile(before, after) {
 		t.Error("PutBlob rewrote an existing loose object")
 	}
 	// Packed objects are not written again either.
@@ -353,6 +360,7 @@ func TestReadAfterGitGC(t *testing.T) {
 func TestTamperedObject(t *testing.T) {
 	s := NewTestStore(t)
 	id, _ := s.PutBlob([]byte("the real content\n"))
+	mustSync(t, s)
 	file := filepath.Join(s.Path(), "objects", string(id[:2]), string(id[2:]))
 	os.Chmod(file, 0o644)
 	var z bytes.Buffer
@@ -366,6 +374,7 @@ func TestTamperedObject(t *testing.T) {
 		t.Errorf("Blob(tampered) = %v, want ErrCorrupt", err)
 	}
 	id2, _ := s.PutBlob([]byte("second"))
+	mustSync(t, s)
 	file2 := filepath.Join(s.Path(), "objects", string(id2[:2]), string(id2[2:]))
 	os.Chmod(file2, 0o644)
 	os.WriteFile(file2, []byte("not zlib at all"), 0o644)
@@ -401,6 +410,7 @@ func TestTreeOrderMatchesGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustSync(t, s)
 	cmd := GitCommand(t, s.Path(), "mktree")
 	cmd.Stdin = strings.NewReader(mktree.String())
 	out, err := cmd.Output()
@@ -535,6 +545,7 @@ func TestSignedCommit(t *testing.T) {
 	if err != nil || !bytes.Equal(again, payload) {
 		t.Errorf("CommitPayload(read back) differs: %v", err)
 	}
+	mustSync(t, s)
 	raw := gitRaw(t, s.Path(), "cat-file", "commit", string(id))
 	if got := stripGpgsig(raw); !bytes.Equal(got, payload) {
 		t.Errorf("git cat-file commit minus gpgsig:\n%q\nwant:\n%q", got, payload)
@@ -589,4 +600,74 @@ func stripGpgsig(raw []byte) []byte {
 	}
 	out = append(out, '\n')
 	return append(out, body...)
+}
+
+// mustSync writes buffered objects so stock git can see them.
+func mustSync(t testing.TB, s Store) {
+	t.Helper()
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBatchWritesOnePack checks that many objects written before a Sync
+// become one pack that stock git accepts, and that a few become loose
+// objects; reads see both before and after the flush.
+func TestBatchWritesOnePack(t *testing.T) {
+	s := NewTestStore(t)
+	var ids []OID
+	for i := 0; i < 300; i++ {
+		data := bytes.Repeat([]byte{byte(i)}, 100+i*37)
+		id, err := s.PutBlob(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Blob(id); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read of a buffered blob: %v", err)
+		}
+		ids = append(ids, id)
+	}
+	entries := []TreeEntry{}
+	for i, id := range ids {
+		entries = append(entries, TreeEntry{Name: fmt.Sprintf("f%03d", i), Mode: ModeFile, OID: id})
+	}
+	tree, err := s.PutTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.PutCommit(Commit{Tree: tree, Author: testSig(), Committer: testSig(), Message: "batch\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(RefUpdate{Name: "refs/heads/batch", New: c}); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(s.Path(), "objects", "pack", "pack-*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("%d packs, want 1", len(packs))
+	}
+	idx := strings.TrimSuffix(packs[0], ".pack") + ".idx"
+	out, err := GitCommand(t, s.Path(), "verify-pack", "-v", idx).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git verify-pack: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), " blob "); n != 300 {
+		t.Fatalf("verify-pack lists %d blobs, want 300", n)
+	}
+	Fsck(t, s.Path())
+	for i, id := range ids {
+		want := bytes.Repeat([]byte{byte(i)}, 100+i*37)
+		if got := gitRaw(t, s.Path(), "cat-file", "blob", string(id)); !bytes.Equal(got, want) {
+			t.Fatalf("git cat-file of packed blob %d differs", i)
+		}
+		if got, err := s.Blob(id); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("read back of packed blob %d: %v", i, err)
+		}
+	}
+	// a few objects stay loose
+	small, _ := s.PutBlob([]byte("small"))
+	mustSync(t, s)
+	if _, err := os.Stat(filepath.Join(s.Path(), "objects", string(small[:2]), string(small[2:]))); err != nil {
+		t.Fatalf("a single object was not written loose: %v", err)
+	}
 }

@@ -12,7 +12,10 @@ import (
 
 // On Linux one syncfs(2) makes everything written to the filesystem durable:
 // every pending loose object, lock file and directory entry at once. It costs
-// about one fsync, however many files an Update touches.
+// about one fsync however many files a batch holds, but it also waits for
+// other programs' dirty data on the same filesystem, so batches of at most
+// smallSync files are fsynced one by one instead.
+const smallSync = 8
 
 // syncfs flushes the filesystem holding dir.
 func syncfs(dir string) error {
@@ -41,26 +44,32 @@ func (s *repo) syncAll() error {
 }
 
 // syncObjects makes the pending loose objects durable.
-func (s *repo) syncObjects(_ []string) error {
+func (s *repo) syncObjects(pending []string) error {
+	if len(pending) <= smallSync {
+		return s.fsyncObjects(pending)
+	}
 	return syncfs(filepath.Join(s.path, "objects"))
 }
 
 // syncForUpdate makes the pending objects and the written lock files durable.
-func (s *repo) syncForUpdate(_ []*os.File) error {
-	s.mu.Lock()
-	pending := s.pending
-	s.pending = nil
-	s.mu.Unlock()
-	if err := s.syncAll(); err != nil {
-		s.mu.Lock()
-		s.pending = append(s.pending, pending...)
-		s.mu.Unlock()
-		return err
+func (s *repo) syncForUpdate(files []*os.File) error {
+	pending := s.takePending()
+	var err error
+	if len(pending)+len(files) <= smallSync {
+		err = s.syncUpdateEach(pending, files)
+	} else {
+		err = s.syncAll()
 	}
-	return nil
+	if err != nil {
+		s.restorePending(pending)
+	}
+	return err
 }
 
 // syncDirs makes renames and removals in dirs durable.
-func (s *repo) syncDirs(_ map[string]bool) error {
+func (s *repo) syncDirs(dirs map[string]bool) error {
+	if len(dirs) <= smallSync {
+		return s.fsyncDirs(dirs)
+	}
 	return syncfs(s.path)
 }

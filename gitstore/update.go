@@ -183,6 +183,11 @@ func (s *repo) Update(updates ...RefUpdate) (err error) {
 		}
 	}
 
+	// Buffered objects are written and made durable before any lock is
+	// taken, so locks are held only for the ref files themselves.
+	if err := s.Sync(); err != nil {
+		return fmt.Errorf("update refs: %w", err)
+	}
 	// A ref may only name an object that exists.
 	s.mu.Lock()
 	checked := map[OID]bool{}
@@ -343,7 +348,12 @@ func (s *repo) Update(updates ...RefUpdate) (err error) {
 		case t.New == t.cur:
 			t.lock.release()
 		default:
-			if err = os.Rename(t.lock.path, t.path); err == nil {
+			// Re-check just before the rename when the lock is old enough
+			// for another process to have judged it stale: renaming a lock
+			// someone else took could publish their unwritten value.
+			if time.Since(lockedAt) > s.opts.StaleLockAge/2 && !t.lock.owned() {
+				err = fmt.Errorf("lock %s was removed as stale by another process: %w: retry the update", t.lock.path, ErrLocked)
+			} else if err = os.Rename(t.lock.path, t.path); err == nil {
 				t.lock.done = true
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -38,6 +39,10 @@ type ExecOptions struct {
 	KillGrace time.Duration
 	// Now is the clock for the start and end times; time.Now when nil.
 	Now func() time.Time
+	// Signals, when not nil, are forwarded to the running command as they
+	// arrive, and Exec keeps waiting: a wrapper passes on the SIGTERM it
+	// received and still records how the command ended.
+	Signals <-chan os.Signal
 }
 
 // ExecResult is what Exec observed. It is complete even when Exec returns an
@@ -113,7 +118,9 @@ func Exec(ctx context.Context, opts ExecOptions) (ExecResult, error) {
 		finish()
 		return res, fmt.Errorf("running %q: %w: %w", opts.Argv[0], ErrStart, err)
 	}
+	stopForwarding := forwardSignals(cmd.Process, opts.Signals)
 	werr := cmd.Wait()
+	stopForwarding()
 	finish()
 	ps := cmd.ProcessState
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -136,4 +143,29 @@ func Exec(ctx context.Context, opts ExecOptions) (ExecResult, error) {
 		return res, fmt.Errorf("running %q: %w", opts.Argv[0], werr)
 	}
 	return res, nil
+}
+
+// forwardSignals relays every signal from sigs to p until stop is called.
+// A signal that arrives after p exited is dropped (os.Process refuses to
+// signal a finished process, so no other process can receive it).
+func forwardSignals(p *os.Process, sigs <-chan os.Signal) (stop func()) {
+	if sigs == nil {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case s := <-sigs:
+				_ = p.Signal(s)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }

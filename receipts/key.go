@@ -193,7 +193,7 @@ func CreateKey(path string, forbidden ...string) error {
 func LoadKey(path string, forbidden ...string) (Key, error) {
 	resolved, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w (create one with CreateKey / readproof receipts keygen)", path, err)
+		return Key{}, fmt.Errorf("loading receipt key %q: %w (create one with `readproof receipts key init` or CreateKey)", path, err)
 	}
 	if resolved, err = filepath.Abs(resolved); err != nil {
 		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -244,15 +246,30 @@ func (s *Store) readVerdicts(runID string, id gitstore.OID) (*VerdictRecord, git
 	if err != nil {
 		return nil, c, fmt.Errorf("%w: verdicts of run %s, commit %s: %w", ErrVerdicts, runID, id, err)
 	}
-	var r VerdictRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, c, fmt.Errorf("%w: verdicts of run %s, commit %s: %w", ErrVerdicts, runID, id, err)
-	}
-	if r.Format != VerdictsFormat || r.RunID != runID {
-		return nil, c, fmt.Errorf("%w: commit %s holds format %q for run %q, not %s verdicts of run %s", ErrVerdicts, id, r.Format, r.RunID, VerdictsFormat, runID)
+	r, err := decodeVerdicts(runID, data)
+	if err != nil {
+		return nil, c, fmt.Errorf("verdict commit %s: %w", id, err)
 	}
 	r.ID = string(id)
-	return &r, c, nil
+	return r, c, nil
+}
+
+// decodeVerdicts parses verdicts.json of runID. Unknown members are
+// refused, so a record written by a newer format is not misread.
+func decodeVerdicts(runID string, data []byte) (*VerdictRecord, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r VerdictRecord
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: verdicts of run %s: %w", ErrVerdicts, runID, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: verdicts of run %s: data after the JSON object", ErrVerdicts, runID)
+	}
+	if r.Format != VerdictsFormat || r.RunID != runID {
+		return nil, fmt.Errorf("%w: format %q for run %q, not %s verdicts of run %s", ErrVerdicts, r.Format, r.RunID, VerdictsFormat, runID)
+	}
+	return &r, nil
 }
 
 // Verdicts returns the latest proof-of-read verdicts of a run, or nil (and

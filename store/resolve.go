@@ -452,6 +452,9 @@ func (s *Store) walkChain(ref string, fn func(gitstore.OID, *Observation) bool) 
 		return err
 	}
 	return s.walkCommits(tip, func(id gitstore.OID, c gitstore.Commit) (bool, error) {
+		if len(c.Parents) > 1 {
+			return true, nil // a merge after sync repeats its newest parent's observation
+		}
 		data, err := s.readFile(c, "observation.json")
 		if err != nil {
 			return false, fmt.Errorf("observation %s: %w", id, err)

@@ -1,0 +1,232 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Garbage collection shells out to stock git: `git gc` packs loose objects
+// into delta-compressed packs (window 10, depth 50), packs refs, and prunes
+// unreachable objects older than a cutoff, and it takes git's own gc lock so
+// two collections never overlap. go-git's RepackObjects/Prune neither
+// delta-compress as well nor keep unreachable packed objects by age.
+//
+// Writers keep an object they are about to reference young (freshen, as git
+// does): putObject re-stamps an existing loose object, and touches the packs
+// when the object is packed (or writes a loose copy when cruft packs, whose
+// objects carry their own times, are present). See docs/store-format.md,
+// "Garbage collection".
+
+var (
+	// ErrGitMissing is returned by GC when stock git is not installed.
+	ErrGitMissing = errors.New("stock git is not installed")
+	// ErrGCRunning is returned by GC when another git gc holds the
+	// repository's gc lock.
+	ErrGCRunning = errors.New("another git gc is running on this store")
+)
+
+// DefaultGrace is the grace period GC uses when GCOptions.Grace is zero:
+// git's own default (gc.pruneExpire = 2.weeks.ago).
+const DefaultGrace = 14 * 24 * time.Hour
+
+// freshenSlack is how stale a pack's time may get before a writer that
+// reuses one of its objects touches it again. It must stay far below any
+// grace period used with concurrent writers.
+const freshenSlack = time.Minute
+
+// GCOptions tune GC.
+type GCOptions struct {
+	// Grace keeps unreachable objects younger than this. Zero means
+	// DefaultGrace; PruneNow removes every unreachable object.
+	Grace time.Duration
+	// PruneNow removes unreachable objects whatever their age (git gc
+	// --prune=now). Only safe when nothing else writes to the store.
+	PruneNow bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// ObjectStats describes the object database, as `git count-objects -v`
+// reports it.
+type ObjectStats struct {
+	Loose      int   `json:"loose"`
+	LooseBytes int64 `json:"loose_bytes"`
+	Packed     int   `json:"packed"`
+	Packs      int   `json:"packs"`
+	PackBytes  int64 `json:"pack_bytes"`
+}
+
+// Bytes is the space the objects take.
+func (o ObjectStats) Bytes() int64 { return o.LooseBytes + o.PackBytes }
+
+// GCResult is what GC did.
+type GCResult struct {
+	Before ObjectStats `json:"before"`
+	After  ObjectStats `json:"after"`
+	// Cutoff is the age limit: unreachable objects older than it were
+	// removed (zero with PruneNow).
+	Cutoff time.Time `json:"cutoff"`
+}
+
+// GC packs the repository at path and removes unreachable objects older
+// than the grace period, with stock `git gc`. It fails with ErrGitMissing
+// when git is not on PATH.
+func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
+	gitDir, err := findGitDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("gc %s: %w", path, err)
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, fmt.Errorf("gc %s: %w: install git (readproof gc runs `git gc`)", path, ErrGitMissing)
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	grace := opts.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	res := &GCResult{}
+	prune := "now"
+	if !opts.PruneNow {
+		res.Cutoff = now().Add(-grace).UTC().Truncate(time.Second)
+		prune = "@" + strconv.FormatInt(res.Cutoff.Unix(), 10)
+	}
+	if res.Before, err = countObjects(ctx, git, gitDir); err != nil {
+		return nil, fmt.Errorf("gc %s: %w", path, err)
+	}
+	// gc.auto=0 keeps git from deciding by itself; cruft packs stay off so
+	// every unreachable object ages by the time of its file, which writers
+	// refresh (see freshenPacked).
+	_, err = runGit(ctx, git, gitDir, "gc", "-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "-c", "gc.reflogExpire=never",
+		"-c", "gc.reflogExpireUnreachable=never", "gc", "--quiet", "--prune="+prune)
+	if err != nil {
+		if strings.Contains(err.Error(), "gc is already running") {
+			return nil, fmt.Errorf("gc %s: %w: wait for it to finish", path, ErrGCRunning)
+		}
+		return nil, fmt.Errorf("gc %s: %w", path, err)
+	}
+	if res.After, err = countObjects(ctx, git, gitDir); err != nil {
+		return nil, fmt.Errorf("gc %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// runGit runs stock git on gitDir with every GIT_* variable of the
+// environment removed (a hook's GIT_DIR or GIT_INDEX_FILE must not
+// redirect it), and returns stdout.
+func runGit(ctx context.Context, git, gitDir, what string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, git, append([]string{"--git-dir=" + gitDir}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("git %s: %s", what, strings.ReplaceAll(msg, "\n", "; "))
+	}
+	return stdout.Bytes(), nil
+}
+
+// countObjects parses `git count-objects -v`.
+func countObjects(ctx context.Context, git, gitDir string) (ObjectStats, error) {
+	out, err := runGit(ctx, git, gitDir, "count-objects", "count-objects", "-v")
+	if err != nil {
+		return ObjectStats{}, err
+	}
+	var st ObjectStats
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ": ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "count":
+			st.Loose = int(n)
+		case "size":
+			st.LooseBytes = n * 1024
+		case "in-pack":
+			st.Packed = int(n)
+		case "packs":
+			st.Packs = int(n)
+		case "size-pack":
+			st.PackBytes = n * 1024
+		}
+	}
+	return st, nil
+}
+
+// freshenLoose re-stamps a loose object a writer is about to reference
+// again, so a concurrent gc does not take it for old garbage. It reports
+// false when the file is gone (the caller then writes the object).
+func freshenLoose(path string) bool {
+	now := time.Now()
+	return os.Chtimes(path, now, now) == nil
+}
+
+// freshenPacked is called when an object a writer is about to reference
+// exists only in a pack. It touches every pack older than freshenSlack,
+// so the unreachable objects of those packs count as young, and reports
+// true. With cruft packs present (their objects age by their own recorded
+// times, not the pack's) it reports false and the caller writes a loose
+// copy instead, as git does.
+func (s *repo) freshenPacked() bool {
+	dir := filepath.Join(s.path, "objects", "pack")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	now := time.Now()
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".mtimes") {
+			return false
+		}
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".pack") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return false
+		}
+		if now.Sub(info.ModTime()) < freshenSlack {
+			continue
+		}
+		if err := os.Chtimes(filepath.Join(dir, e.Name()), now, now); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -1,0 +1,38 @@
+package gitstore
+
+import "os"
+
+// Helpers shared by sync_linux.go and sync_other.go; the per-file fsyncs
+// themselves are in sync_files.go.
+
+// syncUpdateEach makes the pending objects and the written lock files
+// durable, one fsync each.
+func (s *repo) syncUpdateEach(pending []string, files []*os.File) error {
+	if len(pending) > 0 {
+		if err := s.fsyncObjects(pending); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// takePending removes and returns the list of unsynced object files.
+func (s *repo) takePending() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending
+	s.pending = nil
+	return p
+}
+
+// restorePending puts back object files whose sync failed.
+func (s *repo) restorePending(p []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = append(s.pending, p...)
+}

@@ -1,0 +1,49 @@
+package gitstore
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+)
+
+// fsyncObjects fsyncs each pending object file (loose objects, packs and
+// their indexes), its directory and the objects directory.
+func (s *repo) fsyncObjects(pending []string) error {
+	dirs := map[string]bool{"objects": true}
+	for _, rel := range pending {
+		if err := fsyncPath(filepath.Join(s.path, filepath.FromSlash(rel))); err != nil {
+			return err
+		}
+		dirs[path.Dir(rel)] = true
+	}
+	for d := range dirs {
+		if err := syncDir(filepath.Join(s.path, filepath.FromSlash(d))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fsyncForUpdate makes the pending objects and the written lock files
+// durable one file at a time.
+func (s *repo) fsyncForUpdate(files []*os.File) error {
+	if err := s.Sync(); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fsyncDirs makes renames and removals in dirs durable.
+func (s *repo) fsyncDirs(dirs map[string]bool) error {
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,574 @@
+package gitstore
+
+// The transport: what crosses the network goes through the stock git binary,
+// so git's own transports (file paths, file://, git://, ssh, http(s)) and its
+// own authentication (ssh keys and agents, credential helpers, http settings
+// and credentials from the environment) apply unchanged, along with wire
+// protocol v2 and git's pack negotiation. Nothing here reads or stores a
+// credential.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Errors of the transport, matched with errors.Is.
+var (
+	// ErrNoGit is returned when the git binary cannot be found.
+	ErrNoGit = errors.New("git is not installed")
+	// ErrGit wraps every failure of a git command (see *GitError).
+	ErrGit = errors.New("git command failed")
+	// ErrRejected is returned by Push when the remote refused an update
+	// (not a fast-forward, or a tag that already exists). Nothing was
+	// changed on the remote: pushes are atomic.
+	ErrRejected = errors.New("push rejected by the remote")
+	// ErrNoRemote is returned for a remote name the configuration lacks.
+	ErrNoRemote = errors.New("no such remote")
+	// ErrRemoteExists is returned by AddRemote for a name already configured.
+	ErrRemoteExists = errors.New("remote already exists")
+)
+
+// GitError is a failed git command: the arguments (URLs redacted), the exit
+// code and the last lines git wrote on stderr (redacted).
+type GitError struct {
+	Args     []string
+	ExitCode int
+	Stderr   string
+	Err      error
+}
+
+func (e *GitError) Error() string {
+	msg := fmt.Sprintf("git %s: exit %d", strings.Join(e.Args, " "), e.ExitCode)
+	if e.ExitCode < 0 && e.Err != nil {
+		msg = fmt.Sprintf("git %s: %v", strings.Join(e.Args, " "), e.Err)
+	}
+	if e.Stderr != "" {
+		msg += ": " + e.Stderr
+	}
+	return msg
+}
+
+func (e *GitError) Unwrap() error { return ErrGit }
+
+// TransportOptions tune how git is run.
+type TransportOptions struct {
+	// Progress, when set, receives git's progress meter (git writes it on
+	// stderr when asked with --progress).
+	Progress io.Writer
+	// Interactive lets git ask for credentials on the terminal. Without it
+	// GIT_TERMINAL_PROMPT=0 is set, so a missing credential fails instead
+	// of waiting for input.
+	Interactive bool
+}
+
+// Transport runs the stock git binary on one repository.
+type Transport struct {
+	dir  string
+	git  string
+	opts TransportOptions
+}
+
+// RemoteConfig is a remote named in a repository's configuration.
+type RemoteConfig struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+// PushStatus is git's verdict on one ref of a push (`git push --porcelain`).
+type PushStatus struct {
+	// Flag is git's flag: ' ' fast-forward, '*' new ref, '-' deleted,
+	// '+' forced, '=' up to date, '!' rejected.
+	Flag    byte
+	From    string
+	To      string
+	Summary string
+}
+
+// Rejected reports whether the remote refused this ref.
+func (p PushStatus) Rejected() bool { return p.Flag == '!' }
+
+// RevListCommit is one line of `git rev-list --parents`.
+type RevListCommit struct {
+	ID      OID
+	Parents []OID
+}
+
+// NewTransport returns a transport for the repository at gitDir (a store's
+// Path). It fails with ErrNoGit when git is not on PATH.
+func NewTransport(gitDir string, opts TransportOptions) (*Transport, error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v: install git (https://git-scm.com) to share stores; readproof itself reads and writes stores without it", ErrNoGit, err)
+	}
+	return &Transport{dir: gitDir, git: git, opts: opts}, nil
+}
+
+// locationVars point git at another repository; a readproof run from a git
+// hook inherits them, so they are removed.
+var locationVars = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_COMMON_DIR", "GIT_PREFIX",
+	"GIT_QUARANTINE_PATH", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM"}
+
+func (t *Transport) env() []string {
+	drop := map[string]bool{}
+	for _, v := range locationVars {
+		drop[v] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if drop[name] || (!t.opts.Interactive && name == "GIT_TERMINAL_PROMPT") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	if !t.opts.Interactive {
+		env = append(env, "GIT_TERMINAL_PROMPT=0")
+	}
+	return env
+}
+
+// run runs git on the repository and returns its stdout. When progress is
+// true, git's stderr is copied to opts.Progress as it comes.
+func (t *Transport) run(ctx context.Context, progress bool, args ...string) ([]byte, error) {
+	full := append([]string{"--git-dir=" + t.dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
+	cmd := exec.CommandContext(ctx, t.git, full...)
+	cmd.Env = t.env()
+	cmd.Stdin = nil
+	cmd.WaitDelay = 5 * time.Second
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: 8 << 10}
+	cmd.Stdout = &stdout
+	if progress && t.opts.Progress != nil {
+		cmd.Stderr = io.MultiWriter(stderr, &redactingWriter{w: t.opts.Progress})
+	} else {
+		cmd.Stderr = stderr
+	}
+	err := cmd.Run()
+	if err != nil {
+		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: lastLines(RedactText(stderr.String()), 4), Err: err}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			ge.ExitCode = ee.ExitCode()
+		}
+		if ctx.Err() != nil {
+			return stdout.Bytes(), fmt.Errorf("%w: %w", ctx.Err(), ge)
+		}
+		return stdout.Bytes(), ge
+	}
+	return stdout.Bytes(), nil
+}
+
+// exitCode returns the exit code of a *GitError, or -1.
+func exitCode(err error) int {
+	var ge *GitError
+	if errors.As(err, &ge) {
+		return ge.ExitCode
+	}
+	return -1
+}
+
+// ---- remotes ----
+
+// CheckRemoteName validates a remote name: [A-Za-z0-9][A-Za-z0-9._-]{0,63},
+// no "..", not ending in "." or ".lock" (it becomes a ref component).
+func CheckRemoteName(name string) error {
+	if !remoteName.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, ".lock") {
+		return fmt.Errorf("remote name %q is not valid: use letters, digits, '.', '_' and '-', starting with a letter or digit (for example origin)", name)
+	}
+	return nil
+}
+
+var remoteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Remotes lists the remotes with a URL in the repository's configuration,
+// sorted by name. URLs are returned as configured (callers redact them
+// with RedactURL before printing).
+func (t *Transport) Remotes(ctx context.Context) ([]RemoteConfig, error) {
+	out, err := t.run(ctx, false, "config", "--null", "--get-regexp", `^remote\..*\.url$`)
+	if exitCode(err) == 1 { // no match
+		return []RemoteConfig{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list remotes: %w", err)
+	}
+	return parseRemoteConfig(out), nil
+}
+
+// parseRemoteConfig parses `git config --null --get-regexp` output for
+// remote.<name>.url keys: records "key\nvalue\x00".
+func parseRemoteConfig(out []byte) []RemoteConfig {
+	list := []RemoteConfig{}
+	seen := map[string]int{}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		key, value, ok := bytes.Cut(rec, []byte{'\n'})
+		if !ok {
+			continue
+		}
+		k := string(key)
+		if !strings.HasPrefix(k, "remote.") || !strings.HasSuffix(k, ".url") || len(k) <= len("remote..url") {
+			continue
+		}
+		name := k[len("remote.") : len(k)-len(".url")]
+		if i, dup := seen[name]; dup { // the last value wins, as in git
+			list[i].URL = string(value)
+			continue
+		}
+		seen[name] = len(list)
+		list = append(list, RemoteConfig{Name: name, URL: string(value)})
+	}
+	sortRemotes(list)
+	return list
+}
+
+func sortRemotes(list []RemoteConfig) {
+	for i := 1; i < len(list); i++ {
+		for j := i; j > 0 && list[j].Name < list[j-1].Name; j-- {
+			list[j], list[j-1] = list[j-1], list[j]
+		}
+	}
+}
+
+// RemoteURL returns the URL configured for a remote, or ErrNoRemote.
+func (t *Transport) RemoteURL(ctx context.Context, name string) (string, error) {
+	if err := CheckRemoteName(name); err != nil {
+		return "", err
+	}
+	out, err := t.run(ctx, false, "config", "--get", "remote."+name+".url")
+	if exitCode(err) == 1 {
+		return "", fmt.Errorf("remote %s: %w", name, ErrNoRemote)
+	}
+	if err != nil {
+		return "", fmt.Errorf("remote %s: %w", name, err)
+	}
+	return strings.TrimRight(string(out), "\n"), nil
+}
+
+// AddRemote configures remote name with url and the given fetch refspecs
+// (replacing git's default), and turns off automatic tag following.
+func (t *Transport) AddRemote(ctx context.Context, name, url string, fetch []string) error {
+	if err := CheckRemoteName(name); err != nil {
+		return err
+	}
+	if url == "" || strings.ContainsAny(url, "\n\x00") || strings.HasPrefix(url, "-") {
+		return fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
+	}
+	if _, err := t.RemoteURL(ctx, name); err == nil {
+		return fmt.Errorf("remote %s: %w: remove it first with `remote rm %s`, or choose another name", name, ErrRemoteExists, name)
+	}
+	if _, err := t.run(ctx, false, "remote", "add", "--no-tags", "--", name, url); err != nil {
+		if exitCode(err) == 3 {
+			return fmt.Errorf("remote %s: %w", name, ErrRemoteExists)
+		}
+		return fmt.Errorf("add remote %s: %w", name, err)
+	}
+	key := "remote." + name + ".fetch"
+	if _, err := t.run(ctx, false, "config", "--unset-all", key); err != nil && exitCode(err) != 5 {
+		return fmt.Errorf("add remote %s: %w", name, err)
+	}
+	for _, spec := range fetch {
+		if _, err := t.run(ctx, false, "config", "--add", key, spec); err != nil {
+			return fmt.Errorf("add remote %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// RemoveRemote deletes a remote's configuration and the refs its fetch
+// refspecs map to (git remote remove).
+func (t *Transport) RemoveRemote(ctx context.Context, name string) error {
+	if err := CheckRemoteName(name); err != nil {
+		return err
+	}
+	if _, err := t.RemoteURL(ctx, name); err != nil {
+		return err
+	}
+	if _, err := t.run(ctx, false, "remote", "remove", "--", name); err != nil {
+		return fmt.Errorf("remove remote %s: %w", name, err)
+	}
+	return nil
+}
+
+// ---- network ----
+
+// LsRemote lists the refs of a remote (a configured name or a URL) whose
+// names start with one of prefixes (all refs when none is given).
+func (t *Transport) LsRemote(ctx context.Context, remote string, prefixes ...string) ([]Ref, error) {
+	args := []string{"ls-remote", "--refs", "--", remote}
+	for _, p := range prefixes {
+		args = append(args, p+"*")
+	}
+	out, err := t.run(ctx, false, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
+	}
+	refs, err := parseLsRemote(out)
+	if err != nil {
+		return nil, fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
+	}
+	var keep []Ref
+	for _, r := range refs {
+		if len(prefixes) == 0 || hasAnyPrefix(r.Name, prefixes) {
+			keep = append(keep, r)
+		}
+	}
+	return keep, nil
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseLsRemote parses "<oid>\t<ref>\n" lines.
+func parseLsRemote(out []byte) ([]Ref, error) {
+	var refs []Ref
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" {
+			continue
+		}
+		oid, name, ok := strings.Cut(line, "\t")
+		if !ok || !isHexOID(oid) || CheckRefName(name) != nil {
+			return nil, fmt.Errorf("unexpected ls-remote line %q", truncate([]byte(line)))
+		}
+		refs = append(refs, Ref{Name: name, OID: OID(oid)})
+	}
+	return refs, nil
+}
+
+// Fetch runs `git fetch` from remote with the given refspecs, pruning
+// destination refs whose source is gone. It never follows tags and checks
+// incoming objects (fetch.fsckObjects).
+func (t *Transport) Fetch(ctx context.Context, remote string, refspecs []string) error {
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--prune", "--no-write-fetch-head", "--no-auto-gc"}
+	args = append(args, t.progressFlag())
+	args = append(args, "--", remote)
+	args = append(args, refspecs...)
+	if _, err := t.run(ctx, true, args...); err != nil {
+		return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
+	}
+	return nil
+}
+
+func (t *Transport) progressFlag() string {
+	if t.opts.Progress != nil {
+		return "--progress"
+	}
+	return "--quiet"
+}
+
+// Push runs one atomic `git push` of refspecs to remote (never forced: a
+// refspec starting with '+' is refused). Either every ref is updated or
+// none is. A refusal by the remote returns the statuses and an error
+// wrapping ErrRejected.
+func (t *Transport) Push(ctx context.Context, remote string, refspecs []string) ([]PushStatus, error) {
+	for _, s := range refspecs {
+		if strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-") {
+			return nil, fmt.Errorf("push refspec %q: forced updates are not allowed: pushes never overwrite remote data", s)
+		}
+	}
+	if len(refspecs) == 0 {
+		return nil, nil
+	}
+	args := []string{"push", "--atomic", "--porcelain", "--no-verify", t.progressFlag(), "--", remote}
+	args = append(args, refspecs...)
+	out, err := t.run(ctx, true, args...)
+	statuses := parsePorcelain(out)
+	var rejected []string
+	for _, s := range statuses {
+		if s.Rejected() {
+			rejected = append(rejected, fmt.Sprintf("%s (%s)", s.To, s.Summary))
+		}
+	}
+	if len(rejected) > 0 {
+		return statuses, fmt.Errorf("push to %s: %w: %s", RedactURL(remote), ErrRejected, summarizeList(rejected, 5))
+	}
+	if err != nil {
+		return statuses, fmt.Errorf("push to %s: %w", RedactURL(remote), err)
+	}
+	return statuses, nil
+}
+
+func summarizeList(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// parsePorcelain parses `git push --porcelain` output: lines
+// "<flag>\t<from>:<to>\t<summary>" between "To <url>" and "Done".
+func parsePorcelain(out []byte) []PushStatus {
+	var list []PushStatus
+	for _, line := range strings.Split(string(out), "\n") {
+		if len(line) < 3 || line[1] != '\t' || strings.IndexByte(" *-+=!", line[0]) < 0 {
+			continue
+		}
+		refs, summary, _ := strings.Cut(line[2:], "\t")
+		from, to, ok := strings.Cut(refs, ":")
+		if !ok {
+			continue
+		}
+		list = append(list, PushStatus{Flag: line[0], From: from, To: to, Summary: summary})
+	}
+	return list
+}
+
+// ---- history queries (stock git is faster than walking in Go) ----
+
+// RevList lists the commits reachable from include and not from exclude,
+// each with its parents (`git rev-list --parents`).
+func (t *Transport) RevList(ctx context.Context, include, exclude []OID) ([]RevListCommit, error) {
+	if len(include) == 0 {
+		return nil, nil
+	}
+	args := []string{"rev-list", "--parents"}
+	for _, id := range include {
+		if !isHexOID(string(id)) {
+			return nil, fmt.Errorf("rev-list: %q is not an object id", id)
+		}
+		args = append(args, string(id))
+	}
+	for _, id := range exclude {
+		if !isHexOID(string(id)) {
+			return nil, fmt.Errorf("rev-list: %q is not an object id", id)
+		}
+		args = append(args, "^"+string(id))
+	}
+	args = append(args, "--")
+	out, err := t.run(ctx, false, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list history: %w", err)
+	}
+	return parseRevList(out)
+}
+
+// parseRevList parses `git rev-list --parents` lines: ids separated by
+// single spaces.
+func parseRevList(out []byte) ([]RevListCommit, error) {
+	var list []RevListCommit
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, " ")
+		var c RevListCommit
+		for i, id := range f {
+			if !isHexOID(id) {
+				return nil, fmt.Errorf("unexpected rev-list line %q", truncate([]byte(line)))
+			}
+			if i == 0 {
+				c.ID = OID(id)
+			} else {
+				c.Parents = append(c.Parents, OID(id))
+			}
+		}
+		list = append(list, c)
+	}
+	return list, nil
+}
+
+// IsAncestor reports whether commit a is reachable from commit b (a == b
+// counts).
+func (t *Transport) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
+	if !isHexOID(string(a)) || !isHexOID(string(b)) {
+		return false, fmt.Errorf("merge-base: %q or %q is not an object id", a, b)
+	}
+	_, err := t.run(ctx, false, "merge-base", "--is-ancestor", string(a), string(b))
+	if err == nil {
+		return true, nil
+	}
+	if exitCode(err) == 1 {
+		return false, nil
+	}
+	return false, fmt.Errorf("compare history: %w", err)
+}
+
+// ---- redaction ----
+
+var (
+	urlUserinfoAny = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s'"]*@`)
+	authHeader     = regexp.MustCompile(`(?i)(authorization:\s*)\S.*`)
+)
+
+// RedactURL replaces the user information of a URL (user:password@) with
+// [REDACTED]; other strings are returned unchanged.
+func RedactURL(u string) string { return urlUserinfoAny.ReplaceAllString(u, "${1}[REDACTED]@") }
+
+// RedactText redacts every URL's user information and any Authorization
+// header value in free text (git's messages).
+func RedactText(s string) string {
+	return authHeader.ReplaceAllString(urlUserinfoAny.ReplaceAllString(s, "${1}[REDACTED]@"), "${1}[REDACTED]")
+}
+
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = RedactURL(a)
+	}
+	if len(out) > 8 {
+		out = append(out[:8:8], fmt.Sprintf("(%d more)", len(args)-8))
+	}
+	return out
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(strings.ReplaceAll(s, "\r", "\n")), "\n")
+	var keep []string
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > n {
+		keep = keep[len(keep)-n:]
+	}
+	return strings.Join(keep, "; ")
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > b.max {
+		b.buf = append([]byte(nil), b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
+// redactingWriter redacts user information from each write (git writes its
+// progress and messages a line or a meter update at a time).
+type redactingWriter struct{ w io.Writer }
+
+func (r *redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, RedactText(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

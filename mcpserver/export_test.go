@@ -1,0 +1,4 @@
+package mcpserver
+
+// Prepare exposes prepare to the external tests.
+var Prepare = prepare

@@ -1,0 +1,223 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/hint"
+	"github.com/readproof/readproof/store"
+)
+
+// PushResult says what a push sent.
+type PushResult struct {
+	Remote   string `json:"remote"`
+	UpToDate bool   `json:"up_to_date"`
+	// Runs are the run refs created on the remote.
+	Runs []RunRef `json:"runs"`
+	// Conflicts are manifests sent as conflicts because the remote's run of
+	// the same id names another manifest.
+	Conflicts []RunRef `json:"conflicts"`
+	// Refs is the number of refs created or fast-forwarded.
+	Refs int `json:"refs"`
+	// Skipped lists tags left out because they are in conflict locally
+	// (resolve them with `readproof conflicts resolve`).
+	Skipped []string `json:"skipped"`
+}
+
+// maxRefspecsPerPush keeps git's command line well under the system limit;
+// a push of more refs runs as several atomic pushes, immutable run refs
+// first and the journal last.
+const maxRefspecsPerPush = 4000
+
+// Push sends the local runs, conflicts, resource chains, tag chains and
+// journal to remote. It never forces: when the remote moved since the last
+// pull it fails with ErrRejected (hint: pull first) and changes nothing.
+// Open runs are not pushed.
+func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*PushResult, error) {
+	g := s.Git()
+	if err := gitstore.CheckRemoteName(remote); err != nil {
+		return nil, err
+	}
+	t, err := opts.transport(g)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.RemoteURL(ctx, remote); err != nil {
+		return nil, remoteHint(err, remote)
+	}
+	refs, err := t.LsRemote(ctx, remote, "refs/tags/readproof/", "refs/heads/")
+	if err != nil {
+		return nil, hint.With(fmt.Errorf("push %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it")
+	}
+	rem := stateFromRefs(refs)
+	local, err := readState(g, localPrefixes())
+	if err != nil {
+		return nil, err
+	}
+	tagConflicts, err := readTagConflicts(g)
+	if err != nil {
+		return nil, err
+	}
+	res := &PushResult{Remote: remote, Runs: []RunRef{}, Conflicts: []RunRef{}, Skipped: []string{}}
+
+	var immutable, moving []string
+	remoteNamed := rem.named()
+	sentConflict := map[string]bool{}
+	sendConflict := func(id string, m gitstore.OID) {
+		ref := conflictRunRef(id, m)
+		if remoteNamed[m] || rem.conflicts[id][m] || sentConflict[ref] {
+			return
+		}
+		sentConflict[ref] = true
+		immutable = append(immutable, string(m)+":"+ref)
+		res.Conflicts = append(res.Conflicts, RunRef{RunID: id, Manifest: string(m)})
+	}
+	for _, id := range sortedKeys(local.runs) {
+		l, r := local.runs[id], rem.runs[id]
+		switch {
+		case l == r:
+		case r == "":
+			immutable = append(immutable, string(l)+":"+store.RunsPrefix+id)
+			res.Runs = append(res.Runs, RunRef{RunID: id, Manifest: string(l)})
+		default:
+			sendConflict(id, l)
+		}
+	}
+	for _, id := range sortedKeys(local.conflicts) {
+		for _, m := range sortedOIDs(local.conflicts[id]) {
+			sendConflict(id, m)
+		}
+	}
+
+	// Moving refs go only forward; check that locally first, so a stale
+	// store gets "pull first" before anything is sent.
+	var behindRefs []string
+	forward := func(ref string, l, r gitstore.OID) (bool, error) {
+		if r == "" {
+			return true, nil
+		}
+		ok, err := g.Has(r)
+		if err != nil || !ok {
+			return false, err
+		}
+		rel, err := relate(ctx, g, t, r, l)
+		return rel == behind, err
+	}
+	for _, key := range sortedKeys(local.resources) {
+		l, r := local.resources[key], rem.resources[key]
+		if l == r {
+			continue
+		}
+		ok, err := forward(store.ResourcesPrefix+key, l, r)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			behindRefs = append(behindRefs, store.ResourcesPrefix+key)
+			continue
+		}
+		moving = append(moving, string(l)+":"+store.ResourcesPrefix+key)
+	}
+	for _, key := range sortedKeys(local.tags) {
+		l, r := local.tags[key], rem.tags[key]
+		if l == r {
+			continue
+		}
+		ok, err := forward(store.TagsPrefix+key, l, r)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if tagConflicts[key] != "" {
+				u, tag, _ := splitTagKey(key)
+				res.Skipped = append(res.Skipped, u.String()+"@"+tag)
+				continue
+			}
+			behindRefs = append(behindRefs, store.TagsPrefix+key)
+			continue
+		}
+		moving = append(moving, string(l)+":"+store.TagsPrefix+key)
+	}
+	if l, r := local.main, rem.main; l != "" && l != r {
+		ok, err := forward(store.JournalRef, l, r)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			behindRefs = append(behindRefs, store.JournalRef)
+		} else {
+			moving = append(moving, string(l)+":"+store.JournalRef)
+		}
+	}
+	if len(behindRefs) > 0 {
+		return nil, pullFirst(remote, fmt.Errorf("push %s: %w: the remote moved since your last pull: %s", remote, ErrRejected, summarize(behindRefs, 3)))
+	}
+	if len(immutable)+len(moving) == 0 {
+		res.UpToDate = len(res.Skipped) == 0
+		return res, nil
+	}
+
+	// Send everything in one atomic push; a push too large for one command
+	// line goes in batches, immutable run refs first and the journal last,
+	// each batch atomic and every ref always naming complete objects.
+	batches := [][]string{append(immutable, moving...)}
+	if len(batches[0]) > maxRefspecsPerPush {
+		batches = append(chunk(immutable, maxRefspecsPerPush), chunk(moving, maxRefspecsPerPush)...)
+	}
+	for _, b := range batches {
+		if _, err := t.Push(ctx, remote, b); err != nil {
+			if errors.Is(err, gitstore.ErrRejected) {
+				return nil, pullFirst(remote, err)
+			}
+			return nil, hint.With(fmt.Errorf("push %s: %w", remote, err), "nothing was lost: the remote keeps its old refs; push again")
+		}
+		res.Refs += len(b)
+	}
+	return res, nil
+}
+
+func pullFirst(remote string, err error) error {
+	return hint.With(err, "pull first: readproof pull "+remote+" (then push again); nothing was changed on the remote")
+}
+
+func chunk(list []string, n int) [][]string {
+	var out [][]string
+	for len(list) > n {
+		out = append(out, list[:n])
+		list = list[n:]
+	}
+	if len(list) > 0 {
+		out = append(out, list)
+	}
+	return out
+}
+
+// stateFromRefs sorts a remote's advertised refs into a state.
+func stateFromRefs(refs []gitstore.Ref) *state {
+	st := newState()
+	for _, r := range refs {
+		switch name := r.Name; {
+		case strings.HasPrefix(name, store.RunsPrefix):
+			st.runs[strings.TrimPrefix(name, store.RunsPrefix)] = r.OID
+		case strings.HasPrefix(name, ConflictRunsPrefix):
+			run, mid, ok := splitConflict(strings.TrimPrefix(name, ConflictRunsPrefix))
+			if !ok || gitstore.OID(mid) != r.OID {
+				continue
+			}
+			if st.conflicts[run] == nil {
+				st.conflicts[run] = map[gitstore.OID]bool{}
+			}
+			st.conflicts[run][r.OID] = true
+		case strings.HasPrefix(name, store.ResourcesPrefix):
+			st.resources[strings.TrimPrefix(name, store.ResourcesPrefix)] = r.OID
+		case strings.HasPrefix(name, store.TagsPrefix):
+			st.tags[strings.TrimPrefix(name, store.TagsPrefix)] = r.OID
+		case name == store.JournalRef:
+			st.main = r.OID
+		}
+	}
+	return st
+}
