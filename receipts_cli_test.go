@@ -147,6 +147,9 @@ func TestReceiptsManyProcesses(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("needs sh")
 	}
+	if testing.Short() {
+		t.Skip("slow: 800 readproof processes")
+	}
 	p := newReceiptsProject(t)
 	const procs, each = 8, 100
 	if err := os.WriteFile(filepath.Join(p.dir, "args.json"), []byte(`{"q":"x"}`), 0o644); err != nil {

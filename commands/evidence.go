@@ -170,14 +170,14 @@ func writeFileAtomic(path string, data []byte) (err error) {
 
 // verifyJSON is the --json shape of `evidence verify`.
 type verifyJSON struct {
-	OK         bool             `json:"ok"`
-	Summary    string           `json:"summary,omitempty"`
-	ManifestID string           `json:"manifest_id"`
-	RunID      string           `json:"run_id"`
-	Entries    int              `json:"entries"`
-	Root       string           `json:"merkle_root"`
-	Signer     string           `json:"signer,omitempty"`
-	Offline    bool             `json:"offline"`
+	OK         bool        `json:"ok"`
+	Summary    string      `json:"summary,omitempty"`
+	ManifestID string      `json:"manifest_id"`
+	RunID      string      `json:"run_id"`
+	Entries    int         `json:"entries"`
+	Root       string      `json:"merkle_root"`
+	Signer     string      `json:"signer,omitempty"`
+	Offline    bool        `json:"offline"`
 	Checks     []checkJSON `json:"checks"`
 }
 

@@ -55,8 +55,8 @@ func execAction(c *cli.Context) error {
 		issuer := receipts.NewIssuer(rc.key, rc.ledger)
 		// Check every field before the command runs: a command must not run
 		// when its receipt could not be sealed.
-		probe := receipts.Call{Session: session, Run: run, Tool: tool, Args: receipts.ArgvArgs(argv), Result: receipts.BytesResult(nil)}
-		if _, err := issuer.Seal(probe); err != nil {
+		draft := receipts.Call{Session: session, Run: run, Tool: tool, Args: receipts.ArgvArgs(argv), Result: receipts.BytesResult(nil)}
+		if _, err := issuer.Seal(draft); err != nil {
 			return withCode(ExitUsage, err)
 		}
 		// From here on readproof must outlive the command: signals it
@@ -64,8 +64,11 @@ func execAction(c *cli.Context) error {
 		// stored. The context is never cancelled for the same reason.
 		sigs, stopSignals := brokerSignals()
 		defer stopSignals()
+		if err := c.Context.Err(); err != nil {
+			return withCode(ExitInterrupted, fmt.Errorf("exec: interrupted before the command started: %w", err))
+		}
 		ctx := context.WithoutCancel(c.Context)
-		stderr := &tailWriter{w: c.App.ErrWriter}
+		stderr := &lastByteWriter{w: c.App.ErrWriter}
 		res, xerr := receipts.Exec(ctx, receipts.ExecOptions{
 			Argv: argv, Stdin: c.App.Reader, Stdout: c.App.Writer, Stderr: stderr, Signals: sigs,
 		})
@@ -81,10 +84,10 @@ func execAction(c *cli.Context) error {
 			fmt.Fprintf(rc.err, "readproof: exec: %s\n", xerr)
 		}
 		if ierr != nil {
-			return hint.With(fmt.Errorf("the command ran (%s) but its receipt could not be recorded: %w", outcome(res), ierr),
+			return hint.With(fmt.Errorf("the command ran (%s) but its receipt could not be recorded: %w", execOutcome(res), ierr),
 				"the call has no receipt: run it again once the store is writable")
 		}
-		fmt.Fprintf(rc.err, "readproof: receipt %s (%s)\n", r.ID, outcome(res))
+		fmt.Fprintf(rc.err, "readproof: receipt %s (%s)\n", r.ID, execOutcome(res))
 		if name := c.String("json-receipt"); name != "" {
 			if err := os.WriteFile(name, r.Encode(), 0o644); err != nil {
 				return fmt.Errorf("receipt %s is stored, but writing it to --json-receipt %s failed: %w", r.ID, name, err)
@@ -97,8 +100,8 @@ func execAction(c *cli.Context) error {
 	})
 }
 
-// outcome describes how a command ended, for the receipt line.
-func outcome(res receipts.ExecResult) string {
+// execOutcome describes how a command ended, for the receipt line.
+func execOutcome(res receipts.ExecResult) string {
 	s := "exit " + strconv.Itoa(res.ExitCode)
 	switch {
 	case res.Signal != "":
@@ -109,14 +112,14 @@ func outcome(res receipts.ExecResult) string {
 	return s
 }
 
-// tailWriter passes writes through and remembers the last byte written.
-type tailWriter struct {
+// lastByteWriter passes writes through and remembers the last byte written.
+type lastByteWriter struct {
 	w    io.Writer
 	n    int64
 	last byte
 }
 
-func (t *tailWriter) Write(p []byte) (int, error) {
+func (t *lastByteWriter) Write(p []byte) (int, error) {
 	n, err := t.w.Write(p)
 	if n > 0 {
 		t.n += int64(n)

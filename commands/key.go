@@ -45,7 +45,8 @@ func keyCommand() *cli.Command {
 				Usage: "create a signing key outside every repository (mode 0600) and print its public key as an allowed_signers line and as PKIX PEM",
 				Flags: []cli.Flag{keyFlag, principalFlag},
 				Action: func(c *cli.Context) error {
-					if err := needArgs(c, 0, 0, "[--key PATH] [--principal NAME]"); err != nil {
+					flag, err := keyArg(c, "[--key PATH | PATH] [--principal NAME]")
+					if err != nil {
 						return err
 					}
 					e, err := newEnv(c)
@@ -56,7 +57,7 @@ func keyCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					path, err := signingKeyPath(c.String("key"), pol)
+					path, err := signingKeyPath(flag, pol)
 					if err != nil {
 						return err
 					}
@@ -81,7 +82,8 @@ func keyCommand() *cli.Command {
 					&cli.StringFlag{Name: "format", Value: "all", Usage: "one of " + strings.Join(keyFormats, ", ")},
 				},
 				Action: func(c *cli.Context) error {
-					if err := needArgs(c, 0, 0, "[--key PATH] [--principal NAME] [--format FORMAT]"); err != nil {
+					flag, err := keyArg(c, "[--key PATH | PATH] [--principal NAME] [--format FORMAT]")
+					if err != nil {
 						return err
 					}
 					format := c.String("format")
@@ -96,7 +98,7 @@ func keyCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					key, err := loadSigningKey(c.String("key"), e, pol)
+					key, err := loadSigningKey(flag, e, pol)
 					if err != nil {
 						return err
 					}
@@ -107,6 +109,22 @@ func keyCommand() *cli.Command {
 	}
 }
 
+// keyArg returns the key path given as --key or as the one positional
+// argument ("" for neither).
+func keyArg(c *cli.Context, usage string) (string, error) {
+	if err := needArgs(c, 0, 1, usage); err != nil {
+		return "", err
+	}
+	if c.Args().Len() == 1 {
+		if c.String("key") != "" {
+			return "", usageError("%s: give the key path once, as --key PATH or as PATH", c.Command.FullName())
+		}
+		return c.Args().First(), nil
+	}
+	return c.String("key"), nil
+}
+
+// keyFormatKnown reports whether s is one of keyFormats.
 func keyFormatKnown(s string) bool {
 	for _, v := range keyFormats {
 		if v == s {

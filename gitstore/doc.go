@@ -12,7 +12,8 @@
 //
 // Durability: objects are written first; Update makes every object written
 // through the Store durable before it publishes any ref, and makes the ref
-// files and their directories durable after the rename (on Linux one syncfs
-// per step, elsewhere an fsync per file and directory). A crash therefore never
-// leaves a ref naming a missing or truncated object.
+// files and their directories durable after the rename (an fsync per file
+// and directory; on Linux one syncfs per step once a batch holds more than a
+// few files). A crash therefore never leaves a ref naming a missing or
+// truncated object.
 package gitstore

@@ -6,12 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Garbage collection shells out to stock git: `git gc` packs loose objects
@@ -229,4 +232,57 @@ func (s *repo) freshenPacked() bool {
 func fileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// writeLoose writes one loose object. A concurrent `git prune` removes
+// empty fan-out directories (objects/ab/), so go-git's rename of the object
+// into a directory it has just created can fail with "no such file"; the
+// write is then tried again, as git's own writers do. Called with s.mu held.
+func (s *repo) writeLoose(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
+	var err error
+	for attempt := 0; attempt < 8; attempt++ {
+		if err = s.writeLooseOnce(h, t, data); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+// afterMiss repeats a lookup that missed, re-reading the pack list first:
+// a concurrent git gc may have packed the object or replaced the pack that
+// held it. While gc is between writing its new pack and deleting the old
+// ones (and their loose objects) a lookup can miss an object that exists,
+// so the lookup is repeated, briefly backing off, as long as a gc is
+// running (gc.pid) or the pack list keeps changing. Called with s.mu held.
+func (s *repo) afterMiss(lookup func() error) error {
+	var err error
+	seen := s.packListing()
+	for attempt := 0; attempt < 6; attempt++ {
+		s.st.Reindex()
+		if err = lookup(); err == nil {
+			return nil
+		}
+		now := s.packListing()
+		if now == seen && !fileExists(filepath.Join(s.path, "gc.pid")) {
+			return err
+		}
+		seen = now
+		time.Sleep(time.Duration(1+attempt*attempt) * time.Millisecond)
+	}
+	return err
+}
+
+// packListing names the pack indexes present now.
+func (s *repo) packListing() string {
+	entries, err := os.ReadDir(filepath.Join(s.path, "objects", "pack"))
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".idx") {
+			b.WriteString(e.Name())
+		}
+	}
+	return b.String()
 }

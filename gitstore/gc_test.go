@@ -108,7 +108,8 @@ func TestGCFreshensPackedObjects(t *testing.T) {
 	}
 	a := mkCommit(t, s, "packed a")
 	b := mkCommit(t, s, "packed b")
-	if err := s.Update(RefUpdate{Name: "refs/heads/a", New: a}, RefUpdate{Name: "refs/heads/b", New: b}); err != nil {
+	keep := mkCommit(t, s, "always reachable")
+	if err := s.Update(RefUpdate{Name: "refs/heads/a", New: a}, RefUpdate{Name: "refs/heads/b", New: b}, RefUpdate{Name: "refs/heads/main", New: keep}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := GC(context.Background(), s.Path(), GCOptions{Grace: time.Hour}); err != nil {
@@ -151,6 +152,7 @@ func TestGCFreshensPackedObjects(t *testing.T) {
 	}
 	mustHave(t, s, b, false, "unreachable object left alone past the grace")
 	mustHave(t, s, blobA, false, "unreachable object left alone past the grace")
+	mustHave(t, s, keep, true, "reachable commit")
 	Fsck(t, s.Path())
 }
 

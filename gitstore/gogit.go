@@ -248,7 +248,7 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	}
 	// go-git writes loose objects through a temporary file in objects/pack.
 	_ = os.MkdirAll(filepath.Join(gitdir, "objects", "pack"), 0o777)
-	st := filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRUDefault(), filesystem.Options{})
+	st := filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
 	return &repo{path: gitdir, opts: opts.withDefaults(), st: st}, nil
 }
 
@@ -502,8 +502,9 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 	return OID(h.String()), nil
 }
 
-// writeLoose writes one loose object. Called with s.mu held.
-func (s *repo) writeLoose(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
+// writeLooseOnce writes one loose object (writeLoose, in gc.go, retries
+// it). Called with s.mu held.
+func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
 	rel := looseRel(h)
 	w, header, err := s.st.LazyWriter()
 	if err != nil {
@@ -728,8 +729,7 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 	o, err := s.st.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		// git gc may have packed the object, or replaced the pack we knew.
-		s.st.Reindex()
-		o, err = s.st.EncodedObject(plumbing.AnyObject, h)
+		err = s.afterMiss(func() (err error) { o, err = s.st.EncodedObject(plumbing.AnyObject, h); return err })
 	}
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
@@ -856,8 +856,7 @@ func (s *repo) has(id OID) (bool, error) {
 	}
 	err = s.st.HasEncodedObject(h)
 	if err != nil {
-		s.st.Reindex()
-		err = s.st.HasEncodedObject(h)
+		err = s.afterMiss(func() error { return s.st.HasEncodedObject(h) })
 	}
 	switch {
 	case err == nil:

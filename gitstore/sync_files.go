@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,12 +14,15 @@ func (s *repo) fsyncObjects(pending []string) error {
 	dirs := map[string]bool{"objects": true}
 	for _, rel := range pending {
 		if err := fsyncPath(filepath.Join(s.path, filepath.FromSlash(rel))); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // a concurrent git gc packed it (and fsynced the pack)
+			}
 			return err
 		}
 		dirs[path.Dir(rel)] = true
 	}
 	for d := range dirs {
-		if err := syncDir(filepath.Join(s.path, filepath.FromSlash(d))); err != nil {
+		if err := syncDir(filepath.Join(s.path, filepath.FromSlash(d))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -41,7 +46,8 @@ func (s *repo) fsyncForUpdate(files []*os.File) error {
 // fsyncDirs makes renames and removals in dirs durable.
 func (s *repo) fsyncDirs(dirs map[string]bool) error {
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
+		// git pack-refs may have moved the refs and removed the directory
+		if err := syncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}

@@ -572,3 +572,38 @@ func (r *redactingWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// PackRefs moves every loose ref into packed-refs (`git pack-refs --all`),
+// with git's locking, so listing many refs reads one file.
+func (t *Transport) PackRefs(ctx context.Context) error {
+	if _, err := t.run(ctx, false, "pack-refs", "--all"); err != nil {
+		return fmt.Errorf("pack refs: %w", err)
+	}
+	return nil
+}
+
+// PushURLs returns the URLs a push to the named remote goes to
+// (remote.<name>.pushurl, else its url), with git's insteadOf and
+// pushInsteadOf rewriting applied.
+func (t *Transport) PushURLs(ctx context.Context, name string) ([]string, error) {
+	if err := CheckRemoteName(name); err != nil {
+		return nil, err
+	}
+	out, err := t.run(ctx, false, "remote", "get-url", "--push", "--all", "--", name)
+	if exitCode(err) == 2 {
+		return nil, fmt.Errorf("remote %s: %w", name, ErrNoRemote)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("remote %s: %w", name, err)
+	}
+	var urls []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" {
+			urls = append(urls, l)
+		}
+	}
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("remote %s: %w: it has no URL", name, ErrNoRemote)
+	}
+	return urls, nil
+}

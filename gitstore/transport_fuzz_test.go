@@ -86,8 +86,13 @@ func FuzzRedactText(f *testing.F) {
 	f.Add("fatal: unable to access", "s3cret")
 	f.Add("remote:", "p4ss-w0rd")
 	f.Fuzz(func(t *testing.T, prefix, secret string) {
-		if len(secret) < 4 || strings.ContainsAny(secret, "/?#@ \t\r\n'\":") {
+		if len(secret) < 4 || strings.ContainsAny(secret, "/?#@'\":") {
 			return
+		}
+		for _, c := range []byte(secret) {
+			if c <= ' ' || c > '~' { // URLs carry no raw spaces or control bytes
+				return
+			}
 		}
 		templates := []string{
 			prefix + " 'https://u:%s@example.com/x'",

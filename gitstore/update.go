@@ -70,6 +70,9 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 			// The directory is missing, or git removed it as empty while
 			// pruning refs: (re)create it and try again.
 			if err := os.MkdirAll(filepath.Dir(lock), 0o777); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // a parent was pruned as empty meanwhile
+				}
 				if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
 					return nil, dirFileConflict(refName)
 				}

@@ -14,7 +14,7 @@
 // logger it is given.
 //
 // It imports store, manifest, identity, hint, receipts and the MCP go-sdk.
-// It must not import go-git, gitstore internals beyond store.Git(), or the
-// commands package; features that live in commands (evidence export, probe
-// checks, manifest and replay extras) come in as hooks in Options.
+// It must not import go-git or the commands package (which imports it);
+// what lives in commands (probed mounts, probe checks, manifest and replay
+// extras) comes in as hooks in Options.
 package mcpserver

@@ -45,7 +45,7 @@ const refundsURI = "readproof://demo/policies/refunds"
 
 // newProject writes files (relative paths) and readproof.toml, and runs
 // `readproof init`.
-func newProject(t *testing.T, toml string, files map[string]string) *project {
+func newProject(t testing.TB, toml string, files map[string]string) *project {
 	t.Helper()
 	root := t.TempDir()
 	p := &project{dir: filepath.Join(root, "proj"), home: filepath.Join(root, "home")}
@@ -67,13 +67,13 @@ func newProject(t *testing.T, toml string, files map[string]string) *project {
 }
 
 // demoProject is the refund demo: one filesystem resource.
-func demoProject(t *testing.T) *project {
+func demoProject(t testing.TB) *project {
 	return newProject(t, "version = 1\n\n[[resource]]\nuri = \""+refundsURI+"\"\ndescription = \"Refund policy\"\n"+
 		"source = { type = \"filesystem\", path = \"policies/refunds.md\" }\n",
 		map[string]string{"policies/refunds.md": "Products can be refunded within 30 days.\n"})
 }
 
-func (p *project) write(t *testing.T, name, body string) {
+func (p *project) write(t testing.TB, name, body string) {
 	t.Helper()
 	path := filepath.Join(p.dir, name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -91,7 +91,7 @@ func (p *project) env() []string {
 
 // cli runs readproof as a separate process and returns stdout; it fails
 // the test on a non-zero exit.
-func (p *project) cli(t *testing.T, args ...string) string {
+func (p *project) cli(t testing.TB, args ...string) string {
 	t.Helper()
 	out, errOut, err := p.run(args...)
 	if err != nil {
@@ -141,7 +141,7 @@ type server struct {
 // connects the go-sdk client to its stdin and stdout. At cleanup it closes
 // the session, waits for the process and checks that stdout carried only
 // JSON-RPC messages (and, without --verbose, that stderr stayed empty).
-func (p *project) start(t *testing.T, args ...string) *server {
+func (p *project) start(t testing.TB, args ...string) *server {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"--store", p.store, "--config", p.config, "mcp"}, args...)...)
 	cmd.Dir = p.dir
@@ -186,7 +186,7 @@ func (p *project) start(t *testing.T, args ...string) *server {
 }
 
 // stop closes the session (stdin EOF) and waits for the server to exit 0.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	t.Helper()
 	if s.closed {
 		return
@@ -208,7 +208,7 @@ func (s *server) stop(t *testing.T) {
 
 // checkProtocolOnly asserts that every line written to stdout is one
 // JSON-RPC 2.0 message: a response with an id, or a notification.
-func checkProtocolOnly(t *testing.T, out []byte) {
+func checkProtocolOnly(t testing.TB, out []byte) {
 	t.Helper()
 	if len(out) == 0 {
 		t.Errorf("the server wrote nothing to stdout")
@@ -254,7 +254,7 @@ func tail(b []byte) string {
 	return string(b)
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -262,7 +262,7 @@ func ctxT(t *testing.T) context.Context {
 
 // call invokes a tool and returns the result; a protocol error fails the
 // test.
-func (s *server) call(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+func (s *server) call(t testing.TB, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	if args == nil {
 		args = map[string]any{}
@@ -277,7 +277,7 @@ func (s *server) call(t *testing.T, name string, args map[string]any) *mcp.CallT
 // ok calls a tool that must succeed and returns its structured content,
 // after checking the result shape: one short text block that is not the
 // structured JSON again.
-func (s *server) ok(t *testing.T, name string, args map[string]any) map[string]any {
+func (s *server) ok(t testing.TB, name string, args map[string]any) map[string]any {
 	t.Helper()
 	res := s.call(t, name, args)
 	if res.IsError {
@@ -292,7 +292,7 @@ func (s *server) ok(t *testing.T, name string, args map[string]any) map[string]a
 }
 
 // fail calls a tool that must fail with a tool error and returns its text.
-func (s *server) fail(t *testing.T, name string, args map[string]any) string {
+func (s *server) fail(t testing.TB, name string, args map[string]any) string {
 	t.Helper()
 	res := s.call(t, name, args)
 	if !res.IsError {
@@ -304,7 +304,7 @@ func (s *server) fail(t *testing.T, name string, args map[string]any) string {
 	return text(res)
 }
 
-func checkShape(t *testing.T, name string, res *mcp.CallToolResult) {
+func checkShape(t testing.TB, name string, res *mcp.CallToolResult) {
 	t.Helper()
 	if len(res.Content) != 1 {
 		t.Fatalf("%s: %d content blocks, want exactly one text block", name, len(res.Content))
@@ -332,7 +332,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 // read reads a resource and returns its single content block.
-func (s *server) read(t *testing.T, uri string) *mcp.ResourceContents {
+func (s *server) read(t testing.TB, uri string) *mcp.ResourceContents {
 	t.Helper()
 	res, err := s.cs.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
@@ -345,7 +345,7 @@ func (s *server) read(t *testing.T, uri string) *mcp.ResourceContents {
 }
 
 // readErr reads a resource that must fail and returns the JSON-RPC error.
-func (s *server) readErr(t *testing.T, uri string) *jsonrpc.Error {
+func (s *server) readErr(t testing.TB, uri string) *jsonrpc.Error {
 	t.Helper()
 	_, err := s.cs.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: uri})
 	if err == nil {
@@ -358,7 +358,7 @@ func (s *server) readErr(t *testing.T, uri string) *jsonrpc.Error {
 	return we
 }
 
-func str(t *testing.T, m map[string]any, key string) string {
+func str(t testing.TB, m map[string]any, key string) string {
 	t.Helper()
 	v, ok := m[key].(string)
 	if !ok {
@@ -367,7 +367,7 @@ func str(t *testing.T, m map[string]any, key string) string {
 	return v
 }
 
-func num(t *testing.T, m map[string]any, key string) int64 {
+func num(t testing.TB, m map[string]any, key string) int64 {
 	t.Helper()
 	v, ok := m[key].(float64)
 	if !ok {
@@ -376,7 +376,7 @@ func num(t *testing.T, m map[string]any, key string) int64 {
 	return int64(v)
 }
 
-func obj(t *testing.T, v any) map[string]any {
+func obj(t testing.TB, v any) map[string]any {
 	t.Helper()
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -385,7 +385,7 @@ func obj(t *testing.T, v any) map[string]any {
 	return m
 }
 
-func list(t *testing.T, v any) []any {
+func list(t testing.TB, v any) []any {
 	t.Helper()
 	l, ok := v.([]any)
 	if !ok {
@@ -394,7 +394,7 @@ func list(t *testing.T, v any) []any {
 	return l
 }
 
-func mustContain(t *testing.T, what, got string, wants ...string) {
+func mustContain(t testing.TB, what, got string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {
 		if !strings.Contains(got, w) {

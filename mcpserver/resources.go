@@ -143,9 +143,15 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		meta["truncation_notice"] = in.Notice
 	}
 	c := &mcp.ResourceContents{URI: uri, MIMEType: d.ContentType, Meta: meta}
-	if in.IsText {
+	switch {
+	case in.IsText && in.Text != "":
 		c.Text = in.Text
-	} else {
+	case in.IsText:
+		// An empty document: "text" would be dropped as empty on the wire,
+		// leaving a block with neither text nor blob; an empty blob is a
+		// well-formed block.
+		c.Blob = []byte{}
+	default:
 		c.Blob = in.Blob
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil

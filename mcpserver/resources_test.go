@@ -216,7 +216,11 @@ source = { type = "filesystem", path = "latin1.txt" }
 uri = "readproof://t/vnd"
 content_type = "application/vnd.api+json"
 source = { type = "filesystem", path = "api.json" }
-`, map[string]string{
+
+[[resource]]
+uri = "readproof://t/empty"
+source = { type = "filesystem", path = "empty.md" }
+`, map[string]string{"empty.md": "",
 		"doc.json": `{"a":1}`, "img.png": png, "notes.bin": "plain words ✓\n", "fake.png": "not really a png\n",
 		"latin1.txt": latin1, "api.json": `{"data":[]}`,
 	})
@@ -232,13 +236,14 @@ source = { type = "filesystem", path = "api.json" }
 		{"readproof://t/png-but-utf8", false, "not really a png\n"},
 		{"readproof://t/latin1", false, latin1},
 		{"readproof://t/vnd", true, `{"data":[]}`},
+		{"readproof://t/empty", false, ""}, // sent as an empty blob: an empty "text" is dropped on the wire
 	} {
 		c := s.read(t, tc.uri)
 		if tc.text {
 			if c.Text != tc.body || c.Blob != nil {
 				t.Errorf("%s: want text %q, got text %q blob %q", tc.uri, tc.body, c.Text, c.Blob)
 			}
-		} else if !bytes.Equal(c.Blob, []byte(tc.body)) || c.Text != "" {
+		} else if !bytes.Equal(c.Blob, []byte(tc.body)) || c.Text != "" || c.Blob == nil {
 			t.Errorf("%s: want blob %q, got text %q blob %q", tc.uri, tc.body, c.Text, c.Blob)
 		}
 		if c.Meta["bytes"] != float64(len(tc.body)) {

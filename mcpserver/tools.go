@@ -130,7 +130,16 @@ type TargetInput struct {
 	Target string `json:"target" jsonschema:"run id or manifest id (40 hex)"`
 }
 
-func (in TargetInput) runOf() string { return in.Target }
+func (in TargetInput) runOf() string { return runOfTarget(in.Target) }
+
+// runOfTarget is the run a target names for its receipt: a run id, not a
+// manifest id.
+func runOfTarget(target string) string {
+	if identity.IsObjectID(target) {
+		return ""
+	}
+	return target
+}
 
 // DiffInput names two committed runs.
 type DiffInput struct {
@@ -147,7 +156,7 @@ type ReplayInput struct {
 	MaxBytes       int64  `json:"max_bytes,omitempty" jsonschema:"with include_content: most bytes to return per entry; 0 (default) returns every byte. Text windows end on a character boundary"`
 }
 
-func (in ReplayInput) runOf() string { return in.Target }
+func (in ReplayInput) runOf() string { return runOfTarget(in.Target) }
 
 // TagSetInput points a tag.
 type TagSetInput struct {
@@ -168,7 +177,7 @@ type EvidenceInput struct {
 	WithContent bool   `json:"with_content,omitempty" jsonschema:"embed every delivered byte (base64) in the bundle"`
 }
 
-func (in EvidenceInput) runOf() string { return in.Target }
+func (in EvidenceInput) runOf() string { return runOfTarget(in.Target) }
 
 // ClaimsInput carries the receipt ids an agent cites.
 type ClaimsInput struct {
@@ -182,7 +191,7 @@ type ProbeInput struct {
 	Answer string `json:"answer" jsonschema:"the answer text that should contain the sentinels"`
 }
 
-func (in ProbeInput) runOf() string { return in.Target }
+func (in ProbeInput) runOf() string { return runOfTarget(in.Target) }
 
 // Outputs --------------------------------------------------------------------
 

@@ -212,8 +212,9 @@ type Rename struct {
 // oldID is renamed; when exactly one conflicting manifest waits under
 // oldID, it takes the name oldID. With manifestID naming a conflicting
 // manifest of oldID, that manifest gets the name newID and the local run
-// keeps oldID.
-func RenameRun(s *store.Store, oldID, newID, manifestID string) (*Rename, error) {
+// keeps oldID. A journal commit "rename run OLD to NEW" (message body
+// "manifest <id>") records the rename at time now.
+func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (*Rename, error) {
 	for _, id := range []string{oldID, newID} {
 		if err := identity.ValidateRunID(id); err != nil {
 			return nil, hint.With(err, "run ids are letters, digits, '.', '_' and '-', starting with a letter or digit")
@@ -282,8 +283,29 @@ func RenameRun(s *store.Store, oldID, newID, manifestID string) (*Rename, error)
 	default:
 		ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l})
 	}
+	// The journal records the rename, so an auditor (and verify) can tell a
+	// renamed run from a manifest copied under another name.
+	tip, err := g.Ref(store.JournalRef)
+	if err != nil && !isNotFound(err) {
+		return nil, err
+	}
+	empty, err := g.PutTree(nil)
+	if err != nil {
+		return nil, err
+	}
+	var parents []gitstore.OID
+	if tip != "" {
+		parents = []gitstore.OID{tip}
+	}
+	sig := signature(now)
+	j, err := g.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+		Message: fmt.Sprintf("rename run %s to %s\n\nmanifest %s\n", oldID, newID, src)})
+	if err != nil {
+		return nil, err
+	}
+	ups = append(ups, gitstore.RefUpdate{Name: store.JournalRef, Old: tip, New: j})
 	if err := g.Update(ups...); err != nil {
-		return nil, fmt.Errorf("rename run %s to %s: %w", oldID, newID, err)
+		return nil, hint.With(fmt.Errorf("rename run %s to %s: %w", oldID, newID, err), "another process changed the store meanwhile; run the rename again")
 	}
 	return out, nil
 }

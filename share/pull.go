@@ -12,6 +12,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/hint"
+	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/store"
 )
 
@@ -104,6 +105,18 @@ func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	if _, err := t.RemoteURL(ctx, remote); err != nil {
 		return nil, remoteHint(err, remote)
 	}
+	// Ask first (one round trip, no object transfer): when every remote
+	// ref is already integrated, nothing is fetched.
+	refs, err := t.LsRemote(ctx, remote, "refs/tags/readproof/", "refs/heads/")
+	if err != nil {
+		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+	}
+	if ok, err := upToDate(ctx, g, t, stateFromRefs(refs)); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		return newPullResult(remote, true), nil
+	}
 	if err := t.Fetch(ctx, remote, fetchRefspecs(remote)); err != nil {
 		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 	}
@@ -115,6 +128,92 @@ func remoteHint(err error, remote string) error {
 		return hint.With(err, "add it first: readproof remote add "+remote+" URL")
 	}
 	return err
+}
+
+func newPullResult(remote string, upToDate bool) *PullResult {
+	return &PullResult{Remote: remote, UpToDate: upToDate, Journal: "unchanged", NewRuns: []RunRef{}, Resources: []string{},
+		Merged: []string{}, Tags: []string{}, Recorded: []RunRef{}, RunConflicts: []RunConflict{}, TagConflicts: []TagConflict{}}
+}
+
+// upToDate reports whether the local store already holds everything the
+// remote advertises: every run id (with its manifest, or that manifest kept
+// as a conflict or under another name), every conflict, and every chain tip
+// (equal, or an ancestor of the local tip, or a tag's known conflicting
+// value). It reads only local refs and objects.
+func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem *state) (bool, error) {
+	local, err := readState(g, localPrefixes())
+	if err != nil {
+		return false, err
+	}
+	tagConflicts, err := readTagConflicts(g)
+	if err != nil {
+		return false, err
+	}
+	named := local.named()
+	for id, r := range rem.runs {
+		if identity.ValidateRunID(id) != nil {
+			continue
+		}
+		l := local.runs[id]
+		if l == "" || (l != r && !named[r] && !local.conflicts[id][r]) {
+			return false, nil
+		}
+	}
+	for id, set := range rem.conflicts {
+		for m := range set {
+			if !named[m] && !local.conflicts[id][m] {
+				return false, nil
+			}
+		}
+	}
+	for _, set := range local.conflicts {
+		for m := range set {
+			if named[m] {
+				return false, nil // a settled conflict to clean up
+			}
+		}
+	}
+	contained := func(l, r gitstore.OID) (bool, error) {
+		if l == r {
+			return true, nil
+		}
+		if l == "" {
+			return false, nil
+		}
+		if ok, err := g.Has(r); err != nil || !ok {
+			return false, err
+		}
+		rel, err := relate(ctx, g, t, l, r)
+		return rel == ahead, err
+	}
+	for key, r := range rem.resources {
+		if _, err := keyURI(key); err != nil {
+			continue // ignored by integrate as well
+		}
+		if ok, err := contained(local.resources[key], r); err != nil || !ok {
+			return false, err
+		}
+	}
+	for key, r := range rem.tags {
+		if _, _, err := splitTagKey(key); err != nil {
+			continue
+		}
+		if c := tagConflicts[key]; c != "" {
+			if c == r {
+				continue // a known conflict, waiting for `conflicts resolve`
+			}
+			return false, nil
+		}
+		if ok, err := contained(local.tags[key], r); err != nil || !ok {
+			return false, err
+		}
+	}
+	if rem.main != "" {
+		if ok, err := contained(local.main, rem.main); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // integrate adopts the fetched state of remote. A local writer moving a ref
@@ -167,8 +266,7 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 	if err != nil {
 		return nil, nil, err
 	}
-	res := &PullResult{Remote: remote, Journal: "unchanged", NewRuns: []RunRef{}, Resources: []string{}, Merged: []string{},
-		Tags: []string{}, Recorded: []RunRef{}, RunConflicts: []RunConflict{}, TagConflicts: []TagConflict{}}
+	res := newPullResult(remote, false)
 	var ups []gitstore.RefUpdate
 	manifests := map[gitstore.OID]bool{} // to verify
 	adopted := map[gitstore.OID]string{} // manifest -> run id, newly named here
@@ -181,6 +279,9 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 	}
 	for _, id := range sortedKeys(rem.runs) {
 		r := rem.runs[id]
+		if identity.ValidateRunID(id) != nil {
+			continue // not a run id readproof writes; ignored
+		}
 		if local.runs[id] == "" {
 			ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + id, New: r})
 			finalRuns[id] = r
@@ -212,6 +313,9 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 		newConflicts[id] = append(newConflicts[id], string(m))
 	}
 	for _, id := range sortedKeys(rem.runs) {
+		if identity.ValidateRunID(id) != nil {
+			continue
+		}
 		if l := local.runs[id]; l != "" && l != rem.runs[id] {
 			addConflict(id, rem.runs[id])
 		}

@@ -63,7 +63,12 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	}
 	res := &PushResult{Remote: remote, Runs: []RunRef{}, Conflicts: []RunRef{}, Skipped: []string{}}
 
+	// Run refs: a glob refspec when every local run is new to the remote or
+	// already there (git matches explicit refspecs pairwise, which costs
+	// seconds for thousands of refs); explicit refspecs when a run id names
+	// another manifest remotely and ours goes under conflicts/.
 	var immutable, moving []string
+	var newRuns []string
 	remoteNamed := rem.named()
 	sentConflict := map[string]bool{}
 	sendConflict := func(id string, m gitstore.OID) {
@@ -80,7 +85,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		switch {
 		case l == r:
 		case r == "":
-			immutable = append(immutable, string(l)+":"+store.RunsPrefix+id)
+			newRuns = append(newRuns, string(l)+":"+store.RunsPrefix+id)
 			res.Runs = append(res.Runs, RunRef{RunID: id, Manifest: string(l)})
 		default:
 			sendConflict(id, l)
@@ -91,11 +96,18 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 			sendConflict(id, m)
 		}
 	}
+	if len(newRuns) > 0 {
+		if len(immutable) == 0 && len(newRuns) > 16 {
+			immutable = append(immutable, store.RunsPrefix+"*:"+store.RunsPrefix+"*")
+		} else {
+			immutable = append(newRuns, immutable...)
+		}
+	}
 
 	// Moving refs go only forward; check that locally first, so a stale
 	// store gets "pull first" before anything is sent.
 	var behindRefs []string
-	forward := func(ref string, l, r gitstore.OID) (bool, error) {
+	forward := func(l, r gitstore.OID, journal bool) (bool, error) {
 		if r == "" {
 			return true, nil
 		}
@@ -103,15 +115,20 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		if err != nil || !ok {
 			return false, err
 		}
+		if journal { // long history: stock git answers faster
+			return t.IsAncestor(ctx, r, l)
+		}
 		rel, err := relate(ctx, g, t, r, l)
 		return rel == behind, err
 	}
+	var resources, tags []string
+	skipped := false
 	for _, key := range sortedKeys(local.resources) {
 		l, r := local.resources[key], rem.resources[key]
 		if l == r {
 			continue
 		}
-		ok, err := forward(store.ResourcesPrefix+key, l, r)
+		ok, err := forward(l, r, false)
 		if err != nil {
 			return nil, err
 		}
@@ -119,14 +136,14 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 			behindRefs = append(behindRefs, store.ResourcesPrefix+key)
 			continue
 		}
-		moving = append(moving, string(l)+":"+store.ResourcesPrefix+key)
+		resources = append(resources, string(l)+":"+store.ResourcesPrefix+key)
 	}
 	for _, key := range sortedKeys(local.tags) {
 		l, r := local.tags[key], rem.tags[key]
 		if l == r {
 			continue
 		}
-		ok, err := forward(store.TagsPrefix+key, l, r)
+		ok, err := forward(l, r, false)
 		if err != nil {
 			return nil, err
 		}
@@ -134,15 +151,27 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 			if tagConflicts[key] != "" {
 				u, tag, _ := splitTagKey(key)
 				res.Skipped = append(res.Skipped, u.String()+"@"+tag)
+				skipped = true
 				continue
 			}
 			behindRefs = append(behindRefs, store.TagsPrefix+key)
 			continue
 		}
-		moving = append(moving, string(l)+":"+store.TagsPrefix+key)
+		tags = append(tags, string(l)+":"+store.TagsPrefix+key)
 	}
+	// Every local chain ref is equal to the remote's or ahead of it (checked
+	// above), so a glob pushes exactly the ones that moved.
+	res.Refs = len(res.Runs) + len(res.Conflicts) + len(resources) + len(tags)
+	if len(resources) > 16 {
+		resources = []string{store.ResourcesPrefix + "*:" + store.ResourcesPrefix + "*"}
+	}
+	if len(tags) > 16 && !skipped {
+		tags = []string{store.TagsPrefix + "*:" + store.TagsPrefix + "*"}
+	}
+	moving = append(moving, resources...)
+	moving = append(moving, tags...)
 	if l, r := local.main, rem.main; l != "" && l != r {
-		ok, err := forward(store.JournalRef, l, r)
+		ok, err := forward(l, r, true)
 		if err != nil {
 			return nil, err
 		}
@@ -150,6 +179,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 			behindRefs = append(behindRefs, store.JournalRef)
 		} else {
 			moving = append(moving, string(l)+":"+store.JournalRef)
+			res.Refs++
 		}
 	}
 	if len(behindRefs) > 0 {
@@ -167,14 +197,21 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	if len(batches[0]) > maxRefspecsPerPush {
 		batches = append(chunk(immutable, maxRefspecsPerPush), chunk(moving, maxRefspecsPerPush)...)
 	}
-	for _, b := range batches {
-		if _, err := t.Push(ctx, remote, b); err != nil {
-			if errors.Is(err, gitstore.ErrRejected) {
-				return nil, pullFirst(remote, err)
+	// Push to the URL rather than the remote's name: git would otherwise
+	// rewrite a tracking ref per pushed ref, which costs more than the push.
+	urls, err := t.PushURLs(ctx, remote)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range urls {
+		for _, b := range batches {
+			if _, err := t.Push(ctx, u, b); err != nil {
+				if errors.Is(err, gitstore.ErrRejected) {
+					return nil, pullFirst(remote, err)
+				}
+				return nil, hint.With(fmt.Errorf("push %s: %w", remote, err), "nothing was lost: the remote keeps its old refs; push again")
 			}
-			return nil, hint.With(fmt.Errorf("push %s: %w", remote, err), "nothing was lost: the remote keeps its old refs; push again")
 		}
-		res.Refs += len(b)
 	}
 	return res, nil
 }

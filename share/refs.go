@@ -145,7 +145,9 @@ func splitConflict(s string) (run, mid string, ok bool) {
 	return run, mid, true
 }
 
-func conflictRunRef(run string, m gitstore.OID) string { return ConflictRunsPrefix + run + "/" + string(m) }
+func conflictRunRef(run string, m gitstore.OID) string {
+	return ConflictRunsPrefix + run + "/" + string(m)
+}
 
 // splitTagKey splits "<namespace>/<path-key>/<tag>" and returns the URI and
 // the tag.

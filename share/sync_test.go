@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -209,7 +211,7 @@ func TestSameRunIDConflict(t *testing.T) {
 	}
 
 	// a renames its own run; the other manifest takes the name.
-	rn, err := RenameRun(a.s, "nightly", "nightly-a", "")
+	rn, err := RenameRun(a.s, "nightly", "nightly-a", "", a.clock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,13 +255,13 @@ func TestRenameRunConflictManifest(t *testing.T) {
 	addRemote(t, b, "origin", dir)
 	mustPush(t, a, "origin")
 	mustPull(t, b, "origin")
-	if _, err := RenameRun(b.s, "x", "x", ""); err == nil {
+	if _, err := RenameRun(b.s, "x", "x", "", b.clock()); err == nil {
 		t.Fatal("rename to the same id succeeded")
 	}
-	if _, err := RenameRun(b.s, "x", "y", strings.Repeat("ab", 20)); !errors.Is(err, ErrNoConflict) {
+	if _, err := RenameRun(b.s, "x", "y", strings.Repeat("ab", 20), b.clock()); !errors.Is(err, ErrNoConflict) {
 		t.Fatalf("rename with an unknown manifest: %v", err)
 	}
-	if _, err := RenameRun(b.s, "x", "x-from-a", ma.ID); err != nil {
+	if _, err := RenameRun(b.s, "x", "x-from-a", ma.ID, b.clock()); err != nil {
 		t.Fatal(err)
 	}
 	if r := runs(t, b.s); r["x"] != mb.ID || r["x-from-a"] != ma.ID {
@@ -270,7 +272,7 @@ func TestRenameRunConflictManifest(t *testing.T) {
 	}
 	// Renaming onto an id that names another manifest is refused.
 	b.run(t, "z", "doc")
-	if _, err := RenameRun(b.s, "x", "z", ""); !errors.Is(err, ErrRunExists) {
+	if _, err := RenameRun(b.s, "x", "z", "", b.clock()); !errors.Is(err, ErrRunExists) {
 		t.Fatalf("rename onto an existing run: %v", err)
 	}
 }
@@ -500,3 +502,94 @@ func TestRemoveRemoteDropsTracking(t *testing.T) {
 	}
 }
 
+// TestPushManyRefs exercises the glob refspecs a large push uses, and the
+// explicit ones it falls back to when a run id is in conflict or a tag is
+// skipped.
+func TestPushManyRefs(t *testing.T) {
+	dir := bareServer(t, t.TempDir(), "shared.git")
+	docs := map[string]string{}
+	var names []string
+	for i := 0; i < 20; i++ {
+		n := fmt.Sprintf("d%02d", i)
+		docs[n] = "document " + n + "\n"
+		names = append(names, n)
+	}
+	a := newProject(t, docs)
+	b := newProject(t, map[string]string{"d00": "b's own d00\n"})
+	addRemote(t, a, "origin", dir)
+	addRemote(t, b, "origin", dir)
+	for i := 0; i < 20; i++ {
+		a.run(t, fmt.Sprintf("a-%02d", i), names[i])
+		a.tag(t, names[i], "prod")
+	}
+	pr := mustPush(t, a, "origin")
+	if len(pr.Runs) != 20 || pr.Refs != 20+20+20+1 {
+		t.Fatalf("push: %d runs, %d refs", len(pr.Runs), pr.Refs)
+	}
+	if n := len(strings.Fields(git(t, dir, "for-each-ref", "--format=%(refname)", "refs/tags/readproof/runs/"))); n != 20 {
+		t.Fatalf("server has %d runs", n)
+	}
+	if n := len(strings.Fields(git(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/readproof/tags/"))); n != 20 {
+		t.Fatalf("server has %d tags", n)
+	}
+	// b: 20 runs of its own, one with an id a used.
+	for i := 0; i < 19; i++ {
+		b.run(t, fmt.Sprintf("b-%02d", i), "d00")
+	}
+	mb := b.run(t, "a-00", "d00")
+	res := mustPull(t, b, "origin")
+	if len(res.NewRuns) != 19 || len(res.RunConflicts) != 1 {
+		t.Fatalf("pull: %d new runs, conflicts %+v", len(res.NewRuns), res.RunConflicts)
+	}
+	pr = mustPush(t, b, "origin")
+	if len(pr.Runs) != 19 || len(pr.Conflicts) != 1 || pr.Conflicts[0].Manifest != mb.ID {
+		t.Fatalf("push with a conflict: %+v", pr)
+	}
+	if got := git(t, dir, "rev-parse", ConflictRunsPrefix+"a-00/"+mb.ID); got != mb.ID {
+		t.Fatalf("server conflict ref: %s", got)
+	}
+	mustPull(t, a, "origin")
+	ra, rb := runs(t, a.s), runs(t, b.s)
+	if rb["a-00"] != mb.ID || ra["a-00"] == mb.ID {
+		t.Fatalf("each store keeps its own a-00: a %s, b %s", ra["a-00"], rb["a-00"])
+	}
+	delete(ra, "a-00")
+	delete(rb, "a-00")
+	if len(ra) != 38 || !maps.Equal(ra, rb) {
+		t.Fatalf("runs: a %d, b %d", len(ra), len(rb))
+	}
+	replayAll(t, a.s)
+	replayAll(t, b.s)
+	gitstore.Fsck(t, dir)
+}
+
+// TestHookEnvironment: run from a git hook, readproof inherits GIT_DIR and
+// friends pointing at the project repository; sharing still works on the
+// store and leaves that repository alone.
+func TestHookEnvironment(t *testing.T) {
+	dir := bareServer(t, t.TempDir(), "shared.git")
+	project := t.TempDir()
+	git(t, "", "init", "--quiet", project)
+	a := newProject(t, map[string]string{"doc": "x\n"})
+	a.run(t, "r1", "doc")
+	t.Setenv("GIT_DIR", filepath.Join(project, ".git"))
+	t.Setenv("GIT_WORK_TREE", project)
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(project, ".git", "index"))
+	t.Setenv("GIT_OBJECT_DIRECTORY", filepath.Join(project, ".git", "objects"))
+	addRemote(t, a, "origin", dir)
+	mustPush(t, a, "origin")
+	if got := runs(t, a.s)["r1"]; git(t, dir, "rev-parse", "refs/tags/readproof/runs/r1") != got {
+		t.Fatal("the push did not reach the server")
+	}
+	b := newProject(t, map[string]string{"other": "y\n"})
+	addRemote(t, b, "origin", dir)
+	mustPull(t, b, "origin")
+	replayAll(t, b.s)
+	if out := git(t, filepath.Join(project, ".git"), "count-objects"); !strings.HasPrefix(out, "0 objects") {
+		t.Fatalf("objects were written into the project repository: %s", out)
+	}
+	cfg, err := os.ReadFile(filepath.Join(project, ".git", "config"))
+	if err != nil || strings.Contains(string(cfg), "remote") {
+		t.Fatalf("the project repository was changed: %s %v", cfg, err)
+	}
+}

@@ -15,8 +15,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/hiddeco/sshsig"
 
@@ -26,6 +28,7 @@ import (
 	"github.com/readproof/readproof/hint"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/policy"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -134,6 +137,28 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		Entries:           make([]evidence.Entry, len(m.Entries)),
 	}
 
+	// The resource definitions, git facts, verdicts and receipts are read
+	// while the manifest replays; the store is safe for concurrent readers.
+	type extras struct {
+		resources []evidence.Resource
+		git       *evidence.GitInfo
+		verdicts  json.RawMessage
+		receipts  []receipts.Receipt
+		err       error
+	}
+	done := make(chan extras, 1)
+	go func() {
+		var x extras
+		if x.resources, x.err = view.evidenceResources(m); x.err == nil {
+			if x.git, x.err = s.evidenceGit(m, opts.StoreHint); x.err == nil {
+				if x.verdicts, x.err = view.evidenceVerdicts(m); x.err == nil {
+					x.receipts, x.err = view.RunReceipts(m.RunID)
+				}
+			}
+		}
+		done <- x
+	}()
+
 	replay, rerr := s.Replay(m.ID)
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {
@@ -158,6 +183,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 			if replay != nil && i < len(replay.Entries) && replay.Entries[i].Content != nil {
 				en.Content = replay.Entries[i].Content
 			} else if en.Content, err = s.Content(e.Snapshot); err != nil {
+				<-done
 				return nil, hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
 					"the store lost the bytes; export without --with-content to record what it still proves, and run the store check")
 			}
@@ -168,21 +194,13 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		in.Entries[i] = en
 	}
 
-	if in.Resources, err = view.evidenceResources(m); err != nil {
-		return nil, err
+	x := <-done
+	if x.err != nil {
+		return nil, x.err
 	}
-	if in.Git, err = s.evidenceGit(m, opts.StoreHint); err != nil {
-		return nil, err
-	}
-	if in.ProofOfRead, err = view.evidenceVerdicts(m); err != nil {
-		return nil, err
-	}
-	rs, err := view.RunReceipts(m.RunID)
-	if err != nil {
-		return nil, err
-	}
-	if len(rs) > 0 {
-		if in.Receipts, err = json.Marshal(receipts.Summary(rs)); err != nil {
+	in.Resources, in.Git, in.ProofOfRead = x.resources, x.git, x.verdicts
+	if len(x.receipts) > 0 {
+		if in.Receipts, err = json.Marshal(receipts.Summary(x.receipts)); err != nil {
 			return nil, err
 		}
 	}
@@ -212,13 +230,23 @@ func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *ev
 // definition in force when it was read), else the current policy's; a URI
 // the policy no longer declares is marked missing.
 func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, error) {
-	last := map[string]time.Time{}
+	last := map[string]*manifest.Entry{}
 	var order []string
-	for _, e := range m.Entries {
+	for i := range m.Entries {
+		e := &m.Entries[i]
 		if _, ok := last[e.URI]; !ok {
 			order = append(order, e.URI)
 		}
-		last[e.URI] = e.ObservedAt
+		last[e.URI] = e
+	}
+	// policy.File.Lookup scans the list; a manifest may name thousands.
+	declared := make(map[[2]string]*policy.Resource, len(s.policy.Resources))
+	for i := range s.policy.Resources {
+		r := &s.policy.Resources[i]
+		k := [2]string{r.URI.Namespace, r.URI.Path}
+		if _, dup := declared[k]; !dup {
+			declared[k] = r
+		}
 	}
 	out := make([]evidence.Resource, 0, len(order))
 	for _, raw := range order {
@@ -227,13 +255,13 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 			return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
 		}
 		r := evidence.Resource{URI: u.String(), Namespace: u.Namespace, Path: u.Path}
-		res, declared := s.policy.Lookup(u)
-		if !declared {
+		res, ok := declared[[2]string{u.Namespace, u.Path}]
+		if !ok {
 			r.Missing = true
 			out = append(out, r)
 			continue
 		}
-		def, err := s.definitionAt(u, last[raw])
+		def, err := s.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot)
 		if err != nil {
 			return nil, err
 		}
@@ -253,16 +281,61 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 // definitionAt reads resource.json from the observation of u nearest to t:
 // the newest one observed at or before t, else the oldest. nil when the
 // chain holds none (a clone without resource chains, a store that never
-// read the source).
-func (s *Store) definitionAt(u identity.URI, t time.Time) (*Definition, error) {
-	var best, oldest gitstore.OID
-	err := s.walkChain(resourceRef(u), func(id gitstore.OID, o *Observation) bool {
-		oldest = id
-		if !o.ObservedAt.After(t) {
-			best = id
-			return false
+// read the source). An observation commit's committer time is its
+// observed_at truncated to the second, so observation.json is read only
+// for a commit of t's own second that does not hold snapshot (the bytes
+// the entry delivered); only the chosen commit's resource.json is read.
+func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string) (*Definition, error) {
+	tip, err := s.ref(resourceRef(u))
+	if err != nil || tip == "" {
+		return nil, err
+	}
+	var best, oldest gitstore.OID // resource.json blobs
+	err = s.walkCommits(tip, func(id gitstore.OID, c gitstore.Commit) (bool, error) {
+		entries, err := s.git.Tree(c.Tree)
+		if err != nil {
+			return false, fmt.Errorf("observation %s: %w", id, err)
 		}
-		return true
+		var obs, def, content gitstore.OID
+		for _, e := range entries {
+			switch {
+			case e.Mode != gitstore.ModeFile:
+			case e.Name == "observation.json":
+				obs = e.OID
+			case e.Name == "resource.json":
+				def = e.OID
+			case e.Name == "content":
+				content = e.OID
+			}
+		}
+		if obs == "" {
+			return false, fmt.Errorf("observation %s: observation.json: %w", id, gitstore.ErrNotFound)
+		}
+		oldest = def
+		at, ts := c.Committer.When.Unix(), t.Unix()
+		var before bool
+		switch {
+		case at > ts:
+			before = false
+		case at < ts || string(content) == snapshot:
+			before = true
+		default:
+			data, err := s.git.Blob(obs)
+			if err != nil {
+				return false, fmt.Errorf("observation %s: %w", id, err)
+			}
+			var o struct {
+				ObservedAt time.Time `json:"observed_at"`
+			}
+			if err := json.Unmarshal(data, &o); err != nil {
+				return false, fmt.Errorf("observation %s: %w", id, err)
+			}
+			before = !o.ObservedAt.After(t)
+		}
+		if before {
+			best = def
+		}
+		return !before, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("resource %s: %w", u, err)
@@ -273,20 +346,13 @@ func (s *Store) definitionAt(u identity.URI, t time.Time) (*Definition, error) {
 	if best == "" {
 		return nil, nil
 	}
-	c, err := s.git.Commit(best)
+	data, err := s.git.Blob(best)
 	if err != nil {
-		return nil, fmt.Errorf("resource %s: observation %s: %w", u, best, err)
-	}
-	data, err := s.readFile(c, "resource.json")
-	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("resource %s: observation %s: %w", u, best, err)
+		return nil, fmt.Errorf("resource %s: resource.json %s: %w", u, best, err)
 	}
 	var d Definition
 	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, fmt.Errorf("resource %s: observation %s: resource.json: %w", u, best, err)
+		return nil, fmt.Errorf("resource %s: resource.json %s: %w", u, best, err)
 	}
 	return &d, nil
 }
@@ -564,7 +630,7 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	dec := json.NewDecoder(bytes.NewReader(p.Receipts))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sum); err != nil {
-		add(CheckReceipts, false, "receipts is not a receipt summary: %v", err)
+		add(CheckReceipts, false, "receipts is not a receipt summary: %s", printable(err.Error()))
 		return
 	}
 	rs, err := s.RunReceipts(p.RunID)
@@ -574,14 +640,14 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	}
 	if key != nil {
 		if err := receipts.VerifySummary(sum, rs, *key); err != nil {
-			add(CheckReceipts, false, "%v", err)
+			add(CheckReceipts, false, "%s", printable(err.Error()))
 			return
 		}
 		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s", len(rs), key.ID())
 		return
 	}
 	if err := sum.Matches(rs); err != nil {
-		add(CheckReceipts, false, "%v", err)
+		add(CheckReceipts, false, "%s", printable(err.Error()))
 		return
 	}
 	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
@@ -590,11 +656,11 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 func (s *Store) checkVerdicts(p *evidence.Predicate, add addCheck) {
 	var got evidenceVerdicts
 	if err := json.Unmarshal(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
-		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %v", err)
+		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", printable(fmt.Sprint(err)))
 		return
 	}
 	if err := identity.ValidateRunID(p.RunID); err != nil {
-		add(CheckProofOfRead, false, "run id %q: %v", p.RunID, err)
+		add(CheckProofOfRead, false, "run id %q: %s", p.RunID, printable(err.Error()))
 		return
 	}
 	history, err := s.VerdictHistory(p.RunID)
@@ -627,12 +693,12 @@ func timeString(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// printable quotes s when it holds anything but printable ASCII and
-// common text, so a hostile bundle cannot write control sequences.
+// printable returns s Go-quoted when it holds a rune that is not
+// printable, so a hostile bundle cannot put control sequences into a check.
 func printable(s string) string {
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return fmt.Sprintf("%q", s)
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
 		}
 	}
 	return s
@@ -644,16 +710,20 @@ func printable(s string) string {
 // (refs/remotes/<remote>/readproof/...). Run tags travel under refs/tags/
 // in both cases.
 func (s *Store) readView() (*Store, error) {
-	own, err := s.git.Refs("refs/heads/readproof/")
-	if err != nil {
-		return nil, err
-	}
-	if len(own) > 0 {
-		return s, nil
-	}
+	// A store has no remote-tracking refs, so this listing is cheap; its
+	// own branches (one per resource) are listed only when there are some.
 	remote, err := s.git.Refs("refs/remotes/")
-	if err != nil {
-		return nil, err
+	if err != nil || len(remote) == 0 {
+		return s, err
+	}
+	for _, prefix := range []string{ResourcesPrefix, "refs/heads/readproof/receipts/", VerdictsPrefix, TagsPrefix} {
+		own, err := s.git.Refs(prefix)
+		if err != nil {
+			return nil, err
+		}
+		if len(own) > 0 {
+			return s, nil
+		}
 	}
 	names := make([]string, 0, len(remote))
 	for _, r := range remote {

@@ -543,3 +543,32 @@ func FuzzVerifyEvidence(f *testing.F) {
 		}
 	})
 }
+
+// TestDefinitionAtSameSecond: two observations within one second (commit
+// times are whole seconds) are told apart by their observed_at.
+func TestDefinitionAtSameSecond(t *testing.T) {
+	const tmpl = "[[resource]]\nuri = \"readproof://demo/doc\"\nsource = { type = \"filesystem\", path = %q }\npolicy = \"require_fresh\"\n"
+	f := newFixture(t, strings.Replace(tmpl, "%q", `"a.md"`, 1), map[string]string{"a.md": "first\n", "b.md": "second\n"})
+	ctx := context.Background()
+	if _, _, err := f.s.RunOnce(ctx, "run-a", []string{"readproof://demo/doc"}); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "readproof.toml", strings.Replace(tmpl, "%q", `"b.md"`, 1))
+	f.reopen(t, Options{})
+	f.clock.Add(300 * time.Millisecond)
+	if _, _, err := f.s.RunOnce(ctx, "run-b", []string{"readproof://demo/doc"}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(200 * time.Millisecond)
+	// run-c reads b.md again: the same bytes as run-b, observed later
+	if _, _, err := f.s.RunOnce(ctx, "run-c", []string{"readproof://demo/doc"}); err != nil {
+		t.Fatal(err)
+	}
+	for run, want := range map[string]string{"run-a": "a.md", "run-b": "b.md", "run-c": "b.md"} {
+		st, _ := exportStatement(t, f.s, run, false)
+		cfg, _ := st.Predicate.Resources[0].Source.Config["filesystem"].(map[string]any)
+		if cfg["path"] != want {
+			t.Errorf("%s: definition path %v, want %s", run, cfg["path"], want)
+		}
+	}
+}

@@ -227,4 +227,3 @@ func reopened(t *testing.T, f *fixture) *Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
-

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/storecheck"
 )
 
@@ -20,18 +22,27 @@ func buildRuns(b testing.TB, n int) *project {
 	return p
 }
 
-// BenchmarkVerify10kRuns runs the default (structure) check of a store of
-// 10,000 committed runs (target: under 10 s).
+// BenchmarkVerify10kRuns checks a store of 10,000 committed runs (target
+// for the default structure check: under 10 s), with --read-data, and the
+// structure check again after gc packed the store. Building the store
+// takes about a minute and is not timed.
 func BenchmarkVerify10kRuns(b *testing.B) {
 	p := buildRuns(b, 10000)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		rep, err := storecheck.Check(context.Background(), p.s, storecheck.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if !rep.OK() || rep.Counts.Runs != 10000 {
-			b.Fatalf("%s\n%s", rep.Summary(), problems(rep))
+	check := func(b *testing.B, opts storecheck.Options) {
+		for i := 0; i < b.N; i++ {
+			rep, err := storecheck.Check(context.Background(), p.s, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !rep.OK() || len(rep.Problems) != 0 || rep.Counts.Runs != 10000 || rep.Counts.Observations != 10000 {
+				b.Fatalf("%s\n%s", rep.Summary(), problems(rep))
+			}
 		}
 	}
+	b.Run("structure", func(b *testing.B) { check(b, storecheck.Options{}) })
+	b.Run("read-data", func(b *testing.B) { check(b, storecheck.Options{ReadData: true}) })
+	if _, err := p.s.GC(context.Background(), gitstore.GCOptions{Grace: time.Hour}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("structure-after-gc", func(b *testing.B) { check(b, storecheck.Options{}) })
 }

@@ -1,0 +1,160 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func newTransport(t *testing.T) (Store, *Transport) {
+	t.Helper()
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	s := NewTestStore(t)
+	tr, err := NewTransport(s.Path(), TransportOptions{})
+	if err != nil {
+		t.Skip(err)
+	}
+	return s, tr
+}
+
+func TestTransportRemotes(t *testing.T) {
+	ctx := context.Background()
+	s, tr := newTransport(t)
+	if list, err := tr.Remotes(ctx); err != nil || len(list) != 0 {
+		t.Fatalf("no remotes yet: %v %v", list, err)
+	}
+	spec := "+refs/heads/*:refs/mirror/o/*"
+	if err := tr.AddRemote(ctx, "o", "/srv/a.git", []string{spec}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.AddRemote(ctx, "o", "/srv/b.git", nil); !errors.Is(err, ErrRemoteExists) {
+		t.Fatalf("second add: %v", err)
+	}
+	for _, bad := range []string{"-x", "", "a\nb"} {
+		if err := tr.AddRemote(ctx, "p", bad, nil); err == nil {
+			t.Errorf("URL %q accepted", bad)
+		}
+	}
+	if got := git(t, s.Path(), "config", "--get-all", "remote.o.fetch"); got != spec {
+		t.Fatalf("fetch refspecs = %q", got)
+	}
+	if got := git(t, s.Path(), "config", "--get", "remote.o.tagOpt"); got != "--no-tags" {
+		t.Fatalf("tagOpt = %q", got)
+	}
+	if u, err := tr.RemoteURL(ctx, "o"); err != nil || u != "/srv/a.git" {
+		t.Fatalf("RemoteURL = %q, %v", u, err)
+	}
+	git(t, s.Path(), "config", "remote.o.pushurl", "gh:push.git")
+	git(t, s.Path(), "config", "url.ssh://git@example.invalid/.insteadOf", "gh:")
+	if urls, err := tr.PushURLs(ctx, "o"); err != nil || len(urls) != 1 || urls[0] != "ssh://git@example.invalid/push.git" {
+		t.Fatalf("PushURLs = %v, %v", urls, err)
+	}
+	if _, err := tr.RemoteURL(ctx, "zz"); !errors.Is(err, ErrNoRemote) {
+		t.Fatalf("unknown remote: %v", err)
+	}
+	if _, err := tr.PushURLs(ctx, "zz"); !errors.Is(err, ErrNoRemote) {
+		t.Fatalf("push URLs of an unknown remote: %v", err)
+	}
+	if err := tr.RemoveRemote(ctx, "o"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.RemoveRemote(ctx, "o"); !errors.Is(err, ErrNoRemote) {
+		t.Fatalf("second remove: %v", err)
+	}
+}
+
+// TestTransportPushAtomic: one refused ref refuses the whole push, and a
+// forced refspec is never sent.
+func TestTransportPushAtomic(t *testing.T) {
+	ctx := context.Background()
+	s, tr := newTransport(t)
+	remote := filepath.Join(t.TempDir(), "r.git")
+	git(t, "", "init", "--quiet", "--bare", remote)
+	a := mkCommit(t, s, "a")
+	b := mkCommit(t, s, "b")
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Push(ctx, remote, []string{string(a) + ":refs/tags/t"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.Push(ctx, remote, []string{string(b) + ":refs/heads/new", string(b) + ":refs/tags/t"})
+	if !errors.Is(err, ErrRejected) {
+		t.Fatalf("push over an existing tag: %v", err)
+	}
+	rejected := 0
+	for _, x := range st {
+		if x.Rejected() {
+			rejected++
+		}
+	}
+	if rejected == 0 {
+		t.Fatalf("statuses %+v name no rejection", st)
+	}
+	if out := git(t, remote, "for-each-ref", "--format=%(refname)"); out != "refs/tags/t" {
+		t.Fatalf("an atomic push that failed changed refs: %q", out)
+	}
+	if _, err := tr.Push(ctx, remote, []string{"+" + string(b) + ":refs/tags/t"}); err == nil || errors.Is(err, ErrRejected) {
+		t.Fatalf("forced refspec: %v", err)
+	}
+	refs, err := tr.LsRemote(ctx, remote, "refs/tags/")
+	if err != nil || len(refs) != 1 || refs[0].OID != a {
+		t.Fatalf("LsRemote = %+v, %v", refs, err)
+	}
+}
+
+func TestTransportHistory(t *testing.T) {
+	ctx := context.Background()
+	s, tr := newTransport(t)
+	a := mkCommit(t, s, "a")
+	b := mkCommit(t, s, "b", a)
+	c := mkCommit(t, s, "c", a)
+	m := mkCommit(t, s, "m", b, c)
+	if err := s.Sync(); err != nil { // make the objects visible to stock git
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		x, y OID
+		want bool
+	}{{a, m, true}, {b, m, true}, {m, b, false}, {b, c, false}, {a, a, true}} {
+		if got, err := tr.IsAncestor(ctx, tc.x, tc.y); err != nil || got != tc.want {
+			t.Errorf("IsAncestor(%s, %s) = %v, %v", tc.x[:7], tc.y[:7], got, err)
+		}
+	}
+	list, err := tr.RevList(ctx, []OID{m}, []OID{b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[OID][]OID{}
+	for _, x := range list {
+		got[x.ID] = x.Parents
+	}
+	if len(got) != 2 || len(got[m]) != 2 || len(got[c]) != 1 || got[c][0] != a {
+		t.Fatalf("RevList(m ^b) = %+v", list)
+	}
+	if _, err := tr.IsAncestor(ctx, "nothex", m); err == nil {
+		t.Fatal("a bad id was accepted")
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:tok@example.com/r.git": "https://[REDACTED]@example.com/r.git",
+		"https://example.com/r.git":          "https://example.com/r.git",
+		"ssh://git@host/r.git":               "ssh://[REDACTED]@host/r.git",
+		"/srv/r.git":                         "/srv/r.git",
+		"git@host:r.git":                     "git@host:r.git",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	msg := "fatal: unable to access 'https://u:p4ss@h/x/': 403\nAuthorization: Bearer abc.def"
+	if got := RedactText(msg); strings.Contains(got, "p4ss") || strings.Contains(got, "abc.def") {
+		t.Fatalf("RedactText left a secret: %q", got)
+	}
+}
