@@ -726,31 +726,39 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 	if o, data, ok := s.buffered(h); ok {
 		return o, data, nil
 	}
-	o, err := s.st.EncodedObject(plumbing.AnyObject, h)
-	if err != nil {
-		// git gc may have packed the object, or replaced the pack we knew.
-		err = s.afterMiss(func() (err error) { o, err = s.st.EncodedObject(plumbing.AnyObject, h); return err })
+	var o plumbing.EncodedObject
+	var data []byte
+	read := func() error {
+		var err error
+		if o, err = s.st.EncodedObject(plumbing.AnyObject, h); err != nil {
+			return err
+		}
+		r, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		buf := bytes.NewBuffer(make([]byte, 0, o.Size()))
+		if _, err := buf.ReadFrom(r); err != nil {
+			return err
+		}
+		data = buf.Bytes()
+		return nil
 	}
-	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
+	if err := read(); err != nil {
+		// git gc may have packed the object, or replaced the pack we knew
+		// (the index may still name a pack that was just removed).
+		err = s.afterMiss(read)
+		switch {
+		case err == nil:
+		case errors.Is(err, plumbing.ErrObjectNotFound):
 			return nil, nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
-		}
-		if errors.Is(err, fs.ErrPermission) {
+		case errors.Is(err, fs.ErrPermission):
 			return nil, nil, fmt.Errorf("read object %s: %w", id, err)
+		default:
+			return nil, nil, fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err)
 		}
-		return nil, nil, fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err)
 	}
-	r, err := o.Reader()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read object %s: %w: %w", id, ErrCorrupt, err)
-	}
-	defer r.Close()
-	data := make([]byte, 0, o.Size())
-	buf := bytes.NewBuffer(data)
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, nil, fmt.Errorf("read object %s: %w: %w", id, ErrCorrupt, err)
-	}
-	data = buf.Bytes()
 	if plumbing.ComputeHash(o.Type(), data) != h {
 		return nil, nil, fmt.Errorf("read object %s: %w: content does not match its id: the store was modified outside git; run git fsck", id, ErrCorrupt)
 	}

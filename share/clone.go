@@ -49,7 +49,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, err
 	}
 	shown := gitstore.RedactURL(url)
-	if err := t.AddRemote(ctx, "origin", url, fetchRefspecs("origin")); err != nil {
+	if err := t.AddRemote(ctx, "origin", absLocal(url), fetchRefspecs("origin")); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
 	refs, err := t.LsRemote(ctx, "origin", "refs/tags/readproof/", "refs/heads/")

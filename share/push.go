@@ -80,6 +80,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		immutable = append(immutable, string(m)+":"+ref)
 		res.Conflicts = append(res.Conflicts, RunRef{RunID: id, Manifest: string(m)})
 	}
+	differs := false // a local run id names another manifest on the remote
 	for _, id := range sortedKeys(local.runs) {
 		l, r := local.runs[id], rem.runs[id]
 		switch {
@@ -88,6 +89,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 			newRuns = append(newRuns, string(l)+":"+store.RunsPrefix+id)
 			res.Runs = append(res.Runs, RunRef{RunID: id, Manifest: string(l)})
 		default:
+			differs = true
 			sendConflict(id, l)
 		}
 	}
@@ -97,7 +99,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		}
 	}
 	if len(newRuns) > 0 {
-		if len(immutable) == 0 && len(newRuns) > 16 {
+		if !differs && len(newRuns) > 16 {
 			immutable = append(immutable, store.RunsPrefix+"*:"+store.RunsPrefix+"*")
 		} else {
 			immutable = append(newRuns, immutable...)

@@ -3,6 +3,8 @@ package share
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/hint"
@@ -30,10 +32,27 @@ func AddRemote(ctx context.Context, s *store.Store, name, url string) error {
 	if err != nil {
 		return err
 	}
-	if err := t.AddRemote(ctx, name, url, fetchRefspecs(name)); err != nil {
+	if err := t.AddRemote(ctx, name, absLocal(url), fetchRefspecs(name)); err != nil {
 		return hint.With(err, "list the remotes with: readproof remote list")
 	}
 	return nil
+}
+
+// absLocal makes a local repository path absolute, so the remote works from
+// any directory; URLs (scheme://...) and scp-like ssh addresses (host:path)
+// are returned unchanged, as git would read them.
+func absLocal(url string) string {
+	if url == "" || strings.Contains(url, "://") || strings.HasPrefix(url, "-") {
+		return url
+	}
+	if i := strings.IndexByte(url, ':'); i > 0 && !strings.Contains(url[:i], "/") {
+		return url // host:path
+	}
+	abs, err := filepath.Abs(url)
+	if err != nil {
+		return url
+	}
+	return abs
 }
 
 // ListRemotes lists the configured remotes, sorted by name.

@@ -94,8 +94,13 @@ func TestExchange(t *testing.T) {
 			if len(pr.Runs) != 2 || pr.UpToDate {
 				t.Fatalf("first push: %+v", pr)
 			}
-			// b recorded its own journal: pushing before pulling is refused.
+			// b recorded its own journal: pushing before pulling is refused
+			// and changes nothing on the server.
+			before := allRefs(t, dir)
 			_, err := Push(context.Background(), b.s, "origin", Options{})
+			if after := allRefs(t, dir); after != before {
+				t.Fatalf("a refused push changed the server:\n%s\n%s", before, after)
+			}
 			if !errors.Is(err, ErrRejected) || !strings.Contains(hint.Of(err), "pull first") {
 				t.Fatalf("push of a diverged journal: got %v (hint %q), want ErrRejected with a pull-first hint", err, hint.Of(err))
 			}
@@ -439,6 +444,9 @@ func TestRemotes(t *testing.T) {
 	a := newProject(t, map[string]string{"doc": "x\n"})
 	addRemote(t, a, "origin", "/srv/shared.git")
 	addRemote(t, a, "backup", "https://user:s3cret@example.invalid/r.git")
+	addRemote(t, a, "scp", "git@example.invalid:team/r.git")
+	t.Chdir(a.dir)
+	addRemote(t, a, "rel", "../x/r.git")
 	if err := AddRemote(ctx, a.s, "origin", "/elsewhere"); !errors.Is(err, ErrRemoteExists) {
 		t.Fatalf("duplicate add: %v", err)
 	}
@@ -454,8 +462,15 @@ func TestRemotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 2 || list[0].Name != "backup" || list[1].URL != "/srv/shared.git" {
+	want := map[string]string{"backup": "https://user:s3cret@example.invalid/r.git", "origin": "/srv/shared.git",
+		"rel": filepath.Join(filepath.Dir(a.dir), "x", "r.git"), "scp": "git@example.invalid:team/r.git"}
+	if len(list) != 4 || list[0].Name != "backup" {
 		t.Fatalf("list: %+v", list)
+	}
+	for _, r := range list {
+		if want[r.Name] != r.URL {
+			t.Errorf("remote %s: URL %q, want %q", r.Name, r.URL, want[r.Name])
+		}
 	}
 	if d := list[0].DisplayURL(); strings.Contains(d, "s3cret") || !strings.Contains(d, "example.invalid") {
 		t.Fatalf("display URL %q", d)
