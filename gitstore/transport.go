@@ -387,11 +387,21 @@ func (t *Transport) Push(ctx context.Context, remote string, refspecs []string) 
 	args = append(args, refspecs...)
 	out, err := t.run(ctx, true, args...)
 	statuses := parsePorcelain(out)
-	var rejected []string
+	// Name the refs the remote refused; with --atomic every other ref is
+	// reported "atomic push failed", which says nothing about the cause.
+	var rejected, atomic []string
 	for _, s := range statuses {
 		if s.Rejected() {
-			rejected = append(rejected, fmt.Sprintf("%s (%s)", s.To, s.Summary))
+			item := fmt.Sprintf("%s (%s)", s.To, s.Summary)
+			if strings.Contains(s.Summary, "atomic push failed") {
+				atomic = append(atomic, item)
+			} else {
+				rejected = append(rejected, item)
+			}
 		}
+	}
+	if len(rejected) == 0 {
+		rejected = atomic
 	}
 	if len(rejected) > 0 {
 		return statuses, fmt.Errorf("push to %s: %w: %s", RedactURL(remote), ErrRejected, summarizeList(rejected, 5))

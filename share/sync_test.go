@@ -563,6 +563,14 @@ func TestPushManyRefs(t *testing.T) {
 	if got := git(t, dir, "rev-parse", ConflictRunsPrefix+"a-00/"+mb.ID); got != mb.ID {
 		t.Fatalf("server conflict ref: %s", got)
 	}
+	// More runs later: a-00 still differs on the remote, its conflict ref is
+	// already there, and the push must not send b's a-00 as a run.
+	for i := 19; i < 40; i++ {
+		b.run(t, fmt.Sprintf("b-%02d", i), "d00")
+	}
+	if pr := mustPush(t, b, "origin"); len(pr.Runs) != 21 || len(pr.Conflicts) != 0 {
+		t.Fatalf("second push: %d runs, conflicts %+v", len(pr.Runs), pr.Conflicts)
+	}
 	mustPull(t, a, "origin")
 	ra, rb := runs(t, a.s), runs(t, b.s)
 	if rb["a-00"] != mb.ID || ra["a-00"] == mb.ID {
@@ -570,7 +578,7 @@ func TestPushManyRefs(t *testing.T) {
 	}
 	delete(ra, "a-00")
 	delete(rb, "a-00")
-	if len(ra) != 38 || !maps.Equal(ra, rb) {
+	if len(ra) != 59 || !maps.Equal(ra, rb) {
 		t.Fatalf("runs: a %d, b %d", len(ra), len(rb))
 	}
 	replayAll(t, a.s)

@@ -58,7 +58,7 @@ func (s *Store) MountWithPosition(ctx context.Context, runID, ref string, decora
 		}
 		return nil, unknownRun(runID)
 	}
-	b := newBatch()
+	b := newRunBatch()
 	d, err := s.resolve(ctx, ref, b)
 	if err != nil {
 		return nil, err

@@ -88,9 +88,15 @@ type pending struct {
 type batch struct {
 	obs   []*pending
 	byRef map[string]*pending
+	// run is set when the resolves are mounted into a run, whose manifest
+	// records every observation: a re-read that found exactly the current
+	// snapshot and revision then adds nothing to the resource chain.
+	run bool
 }
 
 func newBatch() *batch { return &batch{byRef: map[string]*pending{}} }
+
+func newRunBatch() *batch { b := newBatch(); b.run = true; return b }
 
 // Resolve reads one document as `readproof get` does: uri@tag delivers the
 // tagged snapshot; otherwise the resource's freshness policy decides whether
@@ -259,10 +265,14 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 	if obs.SourceRevision == "" {
 		obs.SourceRevision = obs.ContentHash
 	}
-	def := DefinitionOf(res)
-	p, err := s.stage(b, resourceRef(u), obs, &def)
-	if err != nil {
-		return nil, err
+	commit := gitstore.OID("")
+	if !(b.run && unchanged(cur, &obs) && res.Freshness.Strategy != policy.AllowStale) {
+		def := DefinitionOf(res)
+		p, err := s.stage(b, resourceRef(u), obs, &def)
+		if err != nil {
+			return nil, err
+		}
+		commit = p.commit
 	}
 	return &Delivery{
 		Entry: manifest.Entry{
@@ -271,8 +281,15 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 			Provenance: obs.Provenance,
 		},
 		Content:     content,
-		Observation: string(p.commit),
+		Observation: string(commit),
 	}, nil
+}
+
+// unchanged reports whether o found exactly what cur records: the same
+// snapshot, source revision and validators.
+func unchanged(cur, o *Observation) bool {
+	return cur != nil && cur.Snapshot == o.Snapshot && cur.SourceRevision == o.SourceRevision &&
+		cur.ETag == o.ETag && cur.LastModified == o.LastModified && cur.ContentType == o.ContentType
 }
 
 // stage builds an observation commit on top of the current tip (or the

@@ -156,7 +156,7 @@ func (s *Store) MountWith(ctx context.Context, runID, ref string, decorate func(
 		}
 		return nil, unknownRun(runID)
 	}
-	b := newBatch()
+	b := newRunBatch()
 	d, err := s.resolve(ctx, ref, b)
 	if err != nil {
 		return nil, err
@@ -298,7 +298,7 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 		return nil, nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "mount into it with `readproof run mount`, or use another id")
 	}
 	start := s.now()
-	b := newBatch()
+	b := newRunBatch()
 	var ds []*Delivery
 	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Entries: []manifest.Entry{}}
 	for i, r := range refs {

@@ -269,10 +269,23 @@ func TestManyDocumentsOneTransaction(t *testing.T) {
 	if len(m.Entries) != 51 {
 		t.Fatalf("%d entries", len(m.Entries))
 	}
+	// the second read found the same snapshot and revision: the manifest
+	// records it, the resource chain does not grow
 	u, _ := identity.ParseURI(uris[0])
 	h, _ := f.s.History(u)
-	if len(h) != 1 || h[0].Observations != 2 {
-		t.Fatalf("both observations of the doubly mounted resource kept: %+v", h)
+	if len(h) != 1 || h[0].Observations != 1 {
+		t.Fatalf("history of the doubly mounted resource: %+v", h)
+	}
+	if m.Entries[0].Snapshot != m.Entries[50].Snapshot || m.Entries[50].Decision != manifest.DecisionFetch {
+		t.Fatalf("second mount: %+v", m.Entries[50])
+	}
+	// a changed document adds an observation even inside a run
+	f.write(t, "docs/d00000.md", "changed\n")
+	if _, _, err := f.s.RunOnce(context.Background(), "big2", uris[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ = f.s.History(u); len(h) != 2 {
+		t.Fatalf("history after a change: %+v", h)
 	}
 	fsckStore(t, f.s.Path())
 }
