@@ -31,10 +31,18 @@ proj="$work/p"; mkdir -p "$proj/docs"; cd "$proj"
 "$rp" init >/dev/null
 uris=$(for i in $(seq -w 0 999); do printf 'readproof://bench/docs/d%s ' "$i"; done)
 
+# first run into a fresh store: 1,000 new resource chains (1,000 ref updates)
+first=999999999
+for i in $(seq 1 "$repeat"); do
+  rm -rf fresh.store && "$rp" --store fresh.store init >/dev/null
+  t0=$(ms); "$rp" --store fresh.store run --id first $uris >/dev/null; t1=$(ms)
+  d=$(( (t1 - t0) / 1000000 )); (( d < first )) && first=$d
+done
 run1000=$(best "$rp" run --id "big{i}" $uris)
 replay=$(best "$rp" replay --no-content big1)
-echo "run of 1,000 x 4 KiB documents: ${run1000} ms   (target < 500)"
-echo "replay of that manifest:        ${replay} ms   (target < 150)"
+echo "run of 1,000 x 4 KiB documents, fresh store: ${first} ms   (target < 500)"
+echo "run of the same 1,000, unchanged sources:    ${run1000} ms"
+echo "replay of that manifest:                     ${replay} ms   (target < 150)"
 
 "$rp" run start open >/dev/null
 mount0=$(best "$rp" run mount open readproof://bench/docs/d000)

@@ -10,13 +10,15 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/hint"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/receipts"
 	"github.com/readproof/readproof/store"
 )
 
 // Clone creates a store at dir from the repository at url (a path to a
 // repository, file://, git://, ssh:// or http(s)://), with the remote
 // "origin", and verifies everything it brought: every manifest entry by
-// entry, every resource and tag tip. On any failure, a refusal included,
+// entry, every resource and tag tip, every receipt and verdict chain. On any failure, a refusal included,
 // nothing is left at dir.
 //
 // A new store has nothing to protect, so the fetch writes the shared refs
@@ -62,7 +64,9 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		"+"+store.RunsPrefix+"*:"+store.RunsPrefix+"*",
 		"+refs/tags/readproof/conflicts/*:refs/tags/readproof/conflicts/*",
 		"+"+store.ResourcesPrefix+"*:"+store.ResourcesPrefix+"*",
-		"+"+store.TagsPrefix+"*:"+store.TagsPrefix+"*")
+		"+"+store.TagsPrefix+"*:"+store.TagsPrefix+"*",
+		"+"+receipts.RefPrefix+"*:"+receipts.RefPrefix+"*",
+		"+"+store.VerdictsPrefix+"*:"+store.VerdictsPrefix+"*")
 	if rem.main != "" {
 		specs = append(specs, "+"+store.JournalRef+":"+store.JournalRef)
 	}
@@ -142,6 +146,22 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	}
 	if err := verifyAll(g, manifests, obs, tags, map[gitstore.OID]bool{}, opts); err != nil {
 		return nil, err
+	}
+	var failures []string
+	for _, key := range sortedKeys(local.receipts) {
+		if _, _, ok := receiptChain(key); ok {
+			failures = append(failures, checkReceiptTree(g, key, local.receipts[key], "")...)
+			res.Receipts = append(res.Receipts, key)
+		}
+	}
+	for _, run := range sortedKeys(local.verdicts) {
+		if identity.ValidateRunID(run) == nil {
+			failures = append(failures, checkVerdictChain(ctx, g, t, run, local.verdicts[run], "")...)
+			res.Verdicts = append(res.Verdicts, run)
+		}
+	}
+	if len(failures) > 0 {
+		return nil, unverified(failures)
 	}
 	res.Verified = len(manifests)
 	var stray []gitstore.OID

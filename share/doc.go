@@ -6,11 +6,11 @@
 // docs/sync.md.
 //
 // It owns the refs refs/readproof-remotes/*, refs/readproof-conflicts/* and
-// refs/tags/readproof/conflicts/*, and writes merge commits on resource
-// chains and the journal and resolving moves on tag chains, in the formats of
+// refs/tags/readproof/conflicts/*, and writes merge commits on resource,
+// receipt and verdict chains and the journal and resolving moves on tag chains, in the formats of
 // docs/store-format.md. Everything that crosses the network runs through
 // gitstore.Transport (the stock git binary), so authentication is git's.
 //
-// It imports store, gitstore, identity and manifest; it must not import
+// It imports store, gitstore, identity, manifest and receipts; it must not import
 // go-git, the commands package or any adapter.
 package share

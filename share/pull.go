@@ -87,6 +87,16 @@ type PullResult struct {
 	// RunConflicts and TagConflicts are the conflicts this pull found.
 	RunConflicts []RunConflict `json:"run_conflicts"`
 	TagConflicts []TagConflict `json:"tag_conflicts"`
+	// Receipts and Verdicts list the receipt chains ("sessions/<s>",
+	// "index/<d>") and the runs whose verdict chain was adopted or
+	// fast-forwarded; ReceiptsMerged and VerdictsMerged those merged
+	// because both sides moved. ReceiptConflicts are receipt ids stored with
+	// different content on the two sides: the local receipt stays.
+	Receipts         []string          `json:"receipts_updated"`
+	ReceiptsMerged   []string          `json:"receipts_merged"`
+	ReceiptConflicts []ReceiptConflict `json:"receipt_conflicts"`
+	Verdicts         []string          `json:"verdicts_updated"`
+	VerdictsMerged   []string          `json:"verdicts_merged"`
 }
 
 // Pull fetches remote's shared refs into refs/readproof-remotes/<remote>/,
@@ -132,7 +142,8 @@ func remoteHint(err error, remote string) error {
 
 func newPullResult(remote string, upToDate bool) *PullResult {
 	return &PullResult{Remote: remote, UpToDate: upToDate, Journal: "unchanged", NewRuns: []RunRef{}, Resources: []string{},
-		Merged: []string{}, Tags: []string{}, Recorded: []RunRef{}, RunConflicts: []RunConflict{}, TagConflicts: []TagConflict{}}
+		Merged: []string{}, Tags: []string{}, Recorded: []RunRef{}, RunConflicts: []RunConflict{}, TagConflicts: []TagConflict{},
+		Receipts: []string{}, ReceiptsMerged: []string{}, ReceiptConflicts: []ReceiptConflict{}, Verdicts: []string{}, VerdictsMerged: []string{}}
 }
 
 // upToDate reports whether the local store already holds everything the
@@ -205,6 +216,22 @@ func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem 
 			return false, nil
 		}
 		if ok, err := contained(local.tags[key], r); err != nil || !ok {
+			return false, err
+		}
+	}
+	for key, r := range rem.receipts {
+		if _, _, ok := receiptChain(key); !ok {
+			continue
+		}
+		if ok, err := contained(local.receipts[key], r); err != nil || !ok {
+			return false, err
+		}
+	}
+	for run, r := range rem.verdicts {
+		if identity.ValidateRunID(run) != nil {
+			continue
+		}
+		if ok, err := contained(local.verdicts[run], r); err != nil || !ok {
 			return false, err
 		}
 	}
@@ -492,6 +519,14 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 	if err := verifyAll(g, manifests, obsTips, tagTips, verified, opts); err != nil {
 		return nil, nil, err
 	}
+	chainUps, failures, err := chainUpdates(ctx, g, t, local, rem, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(failures) > 0 {
+		return nil, nil, unverified(failures)
+	}
+	ups = append(ups, chainUps...)
 	res.Verified = len(manifests)
 
 	// Build merge commits and journal records (objects only).
@@ -583,10 +618,14 @@ func verifyAll(g gitstore.Store, manifests map[gitstore.OID]bool, obs, tags []gi
 		verified[id] = true
 	}
 	if len(failures) > 0 {
-		return hint.With(fmt.Errorf("%w: nothing was adopted: %s", ErrUnverified, summarize(failures, 3)),
-			"the remote holds records that do not replay; ask whoever pushed them to run `readproof verify --read-data` on their store, and do not adopt them")
+		return unverified(failures)
 	}
 	return nil
+}
+
+func unverified(failures []string) error {
+	return hint.With(fmt.Errorf("%w: nothing was adopted: %s", ErrUnverified, summarize(failures, 3)),
+		"the remote holds records that do not replay; ask whoever pushed them to run `readproof verify --read-data` on their store, and do not adopt them")
 }
 
 func summarize(items []string, n int) string {

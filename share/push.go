@@ -8,6 +8,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/hint"
+	"github.com/readproof/readproof/receipts"
 	"github.com/readproof/readproof/store"
 )
 
@@ -32,8 +33,8 @@ type PushResult struct {
 // first and the journal last.
 const maxRefspecsPerPush = 4000
 
-// Push sends the local runs, conflicts, resource chains, tag chains and
-// journal to remote. It never forces: when the remote moved since the last
+// Push sends the local runs, conflicts, resource chains, tag chains,
+// receipt chains, verdict chains and journal to remote. It never forces: when the remote moved since the last
 // pull it fails with ErrRejected (hint: pull first) and changes nothing.
 // Open runs are not pushed.
 func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*PushResult, error) {
@@ -161,9 +162,31 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		}
 		tags = append(tags, string(l)+":"+store.TagsPrefix+key)
 	}
+	// Receipt and verdict chains move forward like resource chains.
+	var chains []string
+	for _, c := range []struct {
+		prefix     string
+		local, rem map[string]gitstore.OID
+	}{{receipts.RefPrefix, local.receipts, rem.receipts}, {store.VerdictsPrefix, local.verdicts, rem.verdicts}} {
+		for _, key := range sortedKeys(c.local) {
+			l, r := c.local[key], c.rem[key]
+			if l == r {
+				continue
+			}
+			ok, err := forward(l, r, false)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				behindRefs = append(behindRefs, c.prefix+key)
+				continue
+			}
+			chains = append(chains, string(l)+":"+c.prefix+key)
+		}
+	}
 	// Every local chain ref is equal to the remote's or ahead of it (checked
 	// above), so a glob pushes exactly the ones that moved.
-	res.Refs = len(res.Runs) + len(res.Conflicts) + len(resources) + len(tags)
+	res.Refs = len(res.Runs) + len(res.Conflicts) + len(resources) + len(tags) + len(chains)
 	if len(resources) > 16 {
 		resources = []string{store.ResourcesPrefix + "*:" + store.ResourcesPrefix + "*"}
 	}
@@ -172,6 +195,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	}
 	moving = append(moving, resources...)
 	moving = append(moving, tags...)
+	moving = append(moving, chains...)
 	if l, r := local.main, rem.main; l != "" && l != r {
 		ok, err := forward(l, r, true)
 		if err != nil {
@@ -254,6 +278,10 @@ func stateFromRefs(refs []gitstore.Ref) *state {
 			st.resources[strings.TrimPrefix(name, store.ResourcesPrefix)] = r.OID
 		case strings.HasPrefix(name, store.TagsPrefix):
 			st.tags[strings.TrimPrefix(name, store.TagsPrefix)] = r.OID
+		case strings.HasPrefix(name, receipts.RefPrefix):
+			st.receipts[strings.TrimPrefix(name, receipts.RefPrefix)] = r.OID
+		case strings.HasPrefix(name, store.VerdictsPrefix):
+			st.verdicts[strings.TrimPrefix(name, store.VerdictsPrefix)] = r.OID
 		case name == store.JournalRef:
 			st.main = r.OID
 		}

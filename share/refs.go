@@ -6,6 +6,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/receipts"
 	"github.com/readproof/readproof/store"
 )
 
@@ -19,7 +20,8 @@ const (
 	// moved on both sides, kept until `conflicts resolve`. Local only.
 	ConflictTagsPrefix = "refs/readproof-conflicts/tags/"
 	// RemotesPrefix + <remote>/...: the last fetched state of a remote
-	// (runs/, conflicts/runs/, resources/, tags/, main). Never adopted
+	// (runs/, conflicts/runs/, resources/, tags/, receipts/, verdicts/,
+	// main). Never adopted
 	// without verification.
 	RemotesPrefix = "refs/readproof-remotes/"
 )
@@ -35,6 +37,8 @@ func fetchRefspecs(remote string) []string {
 		"+refs/tags/readproof/conflicts/*:" + base + "conflicts/*",
 		"+" + store.ResourcesPrefix + "*:" + base + "resources/*",
 		"+" + store.TagsPrefix + "*:" + base + "tags/*",
+		"+" + receipts.RefPrefix + "*:" + base + "receipts/*",
+		"+" + store.VerdictsPrefix + "*:" + base + "verdicts/*",
 		"+" + store.JournalRef + "*:" + base + "main*",
 	}
 }
@@ -45,12 +49,15 @@ type state struct {
 	conflicts map[string]map[gitstore.OID]bool // run id -> conflicting manifests
 	resources map[string]gitstore.OID          // resource key -> chain tip
 	tags      map[string]gitstore.OID          // <key>/<tag> -> chain tip
+	receipts  map[string]gitstore.OID          // sessions/<s> or index/<d> -> chain tip
+	verdicts  map[string]gitstore.OID          // run id -> verdict chain tip
 	main      gitstore.OID
 }
 
 func newState() *state {
 	return &state{runs: map[string]gitstore.OID{}, conflicts: map[string]map[gitstore.OID]bool{},
-		resources: map[string]gitstore.OID{}, tags: map[string]gitstore.OID{}}
+		resources: map[string]gitstore.OID{}, tags: map[string]gitstore.OID{},
+		receipts: map[string]gitstore.OID{}, verdicts: map[string]gitstore.OID{}}
 }
 
 // named returns the set of manifests named by a run ref.
@@ -64,15 +71,18 @@ func (st *state) named() map[gitstore.OID]bool {
 
 type prefixes struct {
 	runs, conflicts, resources, tags, main string
+	receipts, verdicts                     string
 }
 
 func localPrefixes() prefixes {
-	return prefixes{store.RunsPrefix, ConflictRunsPrefix, store.ResourcesPrefix, store.TagsPrefix, store.JournalRef}
+	return prefixes{store.RunsPrefix, ConflictRunsPrefix, store.ResourcesPrefix, store.TagsPrefix, store.JournalRef,
+		receipts.RefPrefix, store.VerdictsPrefix}
 }
 
 func trackingPrefixes(remote string) prefixes {
 	base := RemotesPrefix + remote + "/"
-	return prefixes{base + "runs/", base + "conflicts/runs/", base + "resources/", base + "tags/", base + "main"}
+	return prefixes{base + "runs/", base + "conflicts/runs/", base + "resources/", base + "tags/", base + "main",
+		base + "receipts/", base + "verdicts/"}
 }
 
 // readState reads one side's refs from the repository.
@@ -109,6 +119,17 @@ func readState(g gitstore.Store, p prefixes) (*state, error) {
 	}
 	for _, r := range refs {
 		st.tags[strings.TrimPrefix(r.Name, p.tags)] = r.OID
+	}
+	for _, c := range []struct {
+		prefix string
+		into   map[string]gitstore.OID
+	}{{p.receipts, st.receipts}, {p.verdicts, st.verdicts}} {
+		if refs, err = g.Refs(c.prefix); err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			c.into[strings.TrimPrefix(r.Name, c.prefix)] = r.OID
+		}
 	}
 	main, err := g.Ref(p.main)
 	if err != nil && !isNotFound(err) {

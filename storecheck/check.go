@@ -104,6 +104,10 @@ type checker struct {
 	// observed holds the snapshots recorded per resource key.
 	observed map[string]map[string]bool
 
+	// renames holds, per manifest, the run renames the journal records
+	// (old id -> new ids), written by `readproof conflicts rename`.
+	renames map[gitstore.OID]map[string][]string
+
 	trust   bool
 	signers evidence.AllowedSigners // nil when trust is set but unreadable
 
@@ -205,6 +209,7 @@ func (c *checker) run() error {
 		}
 	}
 	// 2. What the objects say.
+	c.renames = c.journalRenames(journal)
 	for _, r := range runs {
 		c.checkRun(r)
 	}
@@ -456,7 +461,7 @@ func (c *checker) checkRun(r gitstore.Ref) {
 		broken(string(r.OID), "", "manifest.json does not decode: %v", err)
 		return
 	}
-	if m.RunID != id {
+	if m.RunID != id && !c.renamed(r.OID, m.RunID, id) {
 		broken(string(r.OID), "", "manifest.json records run %q, but the ref names run %q", m.RunID, id)
 	}
 	for _, e := range m.Entries {
@@ -474,6 +479,58 @@ func (c *checker) checkRun(r gitstore.Ref) {
 		c.claim(e.Snapshot, claim{hash: e.ContentHash, size: e.Bytes, subject: subject, ref: r.Name, run: id, path: e.File, what: what})
 	}
 	c.checkSignature(r, cm, subject, id)
+}
+
+// journalRenames reads the renames recorded on the journal: commits whose
+// message is "rename run OLD to NEW", a blank line and "manifest ID".
+func (c *checker) journalRenames(journal []gitstore.Ref) map[gitstore.OID]map[string][]string {
+	out := map[gitstore.OID]map[string][]string{}
+	if len(journal) == 0 {
+		return out
+	}
+	for _, id := range c.commitsFrom(journal[0].OID) {
+		head, body, _ := strings.Cut(c.commits[id].Message, "\n")
+		pair, ok := strings.CutPrefix(head, "rename run ")
+		if !ok {
+			continue
+		}
+		from, to, ok := strings.Cut(pair, " to ")
+		if !ok || identity.ValidateRunID(from) != nil || identity.ValidateRunID(to) != nil {
+			continue
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if mid, ok := strings.CutPrefix(line, "manifest "); ok && identity.IsObjectID(mid) {
+				m := gitstore.OID(mid)
+				if out[m] == nil {
+					out[m] = map[string][]string{}
+				}
+				out[m][from] = append(out[m][from], to)
+			}
+		}
+	}
+	return out
+}
+
+// renamed reports whether the journal records renames of manifest m that
+// lead from run id from to run id to (a rename of a rename included).
+func (c *checker) renamed(m gitstore.OID, from, to string) bool {
+	edges := c.renames[m]
+	seen := map[string]bool{from: true}
+	queue := []string{from}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, next := range edges[cur] {
+			if next == to {
+				return true
+			}
+			if !seen[next] {
+				seen[next] = true
+				queue = append(queue, next)
+			}
+		}
+	}
+	return false
 }
 
 // checkSignature verifies a manifest commit's SSH signature against the
@@ -588,8 +645,11 @@ func (c *checker) checkResources() {
 		seen := map[string]bool{}
 		c.observed[ch.URI.Key()] = seen
 		for _, id := range c.commitsFrom(ch.Tip) {
-			c.rep.Counts.Observations++
 			cm := c.commits[id]
+			if len(cm.Parents) > 1 {
+				continue // a merge after sync repeats its newest parent's observation
+			}
+			c.rep.Counts.Observations++
 			broken := func(path, format string, args ...any) {
 				c.add(Problem{Kind: Broken, Check: "observation", Subject: subject, Ref: ch.Ref, Object: string(id), Message: path + ": " + fmt.Sprintf(format, args...)})
 			}
