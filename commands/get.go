@@ -90,7 +90,14 @@ func inspectCommand() *cli.Command {
 				}
 				fmt.Fprintf(tw, "uri:\t%s\n", ref)
 				if in.Definition != nil {
-					fmt.Fprintf(tw, "source:\t%s · %s\n", in.Definition.Source.Type, in.Definition.Source.Describe())
+					src := in.Definition.Source // redacted when stored
+					fmt.Fprintf(tw, "source:\t%s · %s\n", src.Type, src.Describe())
+					for _, k := range manifest.SortedKeys(src.Headers) {
+						fmt.Fprintf(tw, "header:\t%s: %s\n", k, src.Headers[k])
+					}
+					if src.TokenEnv != "" {
+						fmt.Fprintf(tw, "token:\tfrom $%s\n", src.TokenEnv)
+					}
 					fmt.Fprintf(tw, "policy:\t%s\n", describePolicy(in.Definition.Policy))
 					if in.Definition.ContentType != "" {
 						fmt.Fprintf(tw, "content type:\t%s (declared)\n", in.Definition.ContentType)

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"hash/crc32"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func init() {
+	scriptCmds["httpserve"] = httpServeCmd
+	scriptCmds["httpcount"] = httpCountCmd
+}
+
+type scriptServer struct {
+	srv      *httptest.Server
+	requests atomic.Int64
+	authOK   atomic.Int64
+}
+
+var scriptServers = map[string]*scriptServer{}
+
+// httpServeCmd starts an HTTP source on 127.0.0.1 for the rest of the
+// script: `httpserve NAME DIR`. GET /PATH serves DIR/PATH (404 when absent)
+// with a CRC-32 ETag (304 to a matching If-None-Match); /status500 fails.
+// Sets $NAME_URL, and counts
+// requests (and those whose Authorization is "Bearer $POLICY_TOKEN").
+func httpServeCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httpserve NAME DIR")
+	}
+	name, dir := args[0], ts.MkAbs(args[1])
+	s := &scriptServer{}
+	token := ts.Getenv("POLICY_TOKEN")
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		if token != "" && r.Header.Get("Authorization") == "Bearer "+token {
+			s.authOK.Add(1)
+		}
+		switch r.URL.Path {
+		case "/status500":
+			http.Error(w, "upstream exploded", http.StatusInternalServerError)
+			return
+		}
+		data, err := os.ReadFile(dir + "/" + strings.TrimPrefix(r.URL.Path, "/"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		etag := fmt.Sprintf(`"%08x"`, crc32.ChecksumIEEE(data))
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Content-Type", "text/markdown")
+		w.Write(data)
+	}))
+	ts.Defer(s.srv.Close)
+	scriptServers[name] = s
+	ts.Setenv(name+"_URL", s.srv.URL)
+}
+
+// httpCountCmd checks how many requests a server got: `httpcount NAME N
+// [AUTHOK]`.
+func httpCountCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: httpcount NAME N [AUTHOK]")
+	}
+	s := scriptServers[args[0]]
+	if s == nil {
+		ts.Fatalf("no server %s", args[0])
+	}
+	want, _ := strconv.Atoi(args[1])
+	got := int(s.requests.Load())
+	if (got == want) == neg {
+		ts.Fatalf("server %s got %d requests, want %d", args[0], got, want)
+	}
+	if len(args) == 3 {
+		wantAuth, _ := strconv.Atoi(args[2])
+		if got := int(s.authOK.Load()); got != wantAuth {
+			ts.Fatalf("server %s got %d requests with the expected Authorization, want %d", args[0], got, wantAuth)
+		}
+	}
+}
