@@ -361,16 +361,7 @@ func conflictsCommand() *cli.Command {
 						if e.json {
 							return printJSON(e.out, h)
 						}
-						tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "SET_AT\tACTION\tSNAPSHOT\tCONTENT_HASH\tCOMMIT")
-						for _, t := range h {
-							action, snap, hash := "set", manifest.Short(t.Snapshot), manifest.Short(t.ContentHash)
-							if t.Deleted {
-								action, snap, hash = "delete", "-", "-"
-							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.SetAt.Format(time.RFC3339Nano), action, snap, hash, manifest.Short(t.Commit))
-						}
-						return tw.Flush()
+						return printTagHistory(e, h)
 					})
 				},
 			},

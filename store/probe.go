@@ -34,7 +34,8 @@ func verdictRef(runID string) string { return VerdictsPrefix + runID }
 // Now returns the store's clock in UTC: the time mounts and checks use.
 func (s *Store) Now() time.Time { return s.now() }
 
-// MountWithPosition is MountWith for hooks that depend on the entry's
+// MountWithPosition is Mount with a hook that may change the entry (the
+// proof-of-read path sets Entry.Probe) and that depends on the entry's
 // position (the proof-of-read session is RUNID.POSITION). decorate runs
 // inside the publish step, after d.Position holds the position the entry is
 // about to be recorded at, and runs again whenever a concurrent mount takes

@@ -135,97 +135,9 @@ func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitst
 }
 
 // Mount resolves ref and records it at the next position of the open run.
+// Concurrent mounts into one run get distinct, gap-free positions.
 func (s *Store) Mount(ctx context.Context, runID, ref string) (*Delivery, error) {
-	return s.MountWith(ctx, runID, ref, nil)
-}
-
-// MountWith is Mount with a hook that may change the entry just before it
-// is recorded (the proof-of-read path sets Entry.Probe) and returns the
-// bytes to deliver.
-func (s *Store) MountWith(ctx context.Context, runID, ref string, decorate func(*Delivery) error) (*Delivery, error) {
-	if err := validRun(runID); err != nil {
-		return nil, err
-	}
-	open, committed, err := s.runStatus(runID)
-	if err != nil {
-		return nil, err
-	}
-	if open == "" {
-		if committed != "" {
-			return nil, hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
-		}
-		return nil, unknownRun(runID)
-	}
-	b := newRunBatch()
-	d, err := s.resolve(ctx, ref, b)
-	if err != nil {
-		return nil, err
-	}
-	if decorate != nil {
-		if err := decorate(d); err != nil {
-			return nil, err
-		}
-	}
-	err = s.publish(b, func() ([]gitstore.RefUpdate, error) {
-		tip, committed, err := s.runStatus(runID)
-		if err != nil {
-			return nil, err
-		}
-		if tip == "" {
-			if committed != "" {
-				return nil, hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
-			}
-			return nil, unknownRun(runID)
-		}
-		c, err := s.git.Commit(tip)
-		if err != nil {
-			return nil, err
-		}
-		root, err := s.git.Tree(c.Tree)
-		if err != nil {
-			return nil, err
-		}
-		var list []gitstore.TreeEntry
-		var rest []gitstore.TreeEntry
-		for _, e := range root {
-			if e.Name == "entries" {
-				if list, err = s.git.Tree(e.OID); err != nil {
-					return nil, err
-				}
-			} else {
-				rest = append(rest, e)
-			}
-		}
-		d.Position = len(list)
-		data, err := json.MarshalIndent(d.Entry, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		blob, err := s.git.PutBlob(append(data, '\n'))
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, gitstore.TreeEntry{Name: entryName(d.Position), Mode: gitstore.ModeFile, OID: blob})
-		sub, err := s.git.PutTree(list)
-		if err != nil {
-			return nil, err
-		}
-		tree, err := s.git.PutTree(append(rest, gitstore.TreeEntry{Name: "entries", Mode: gitstore.ModeDir, OID: sub}))
-		if err != nil {
-			return nil, err
-		}
-		sig := s.signature(s.now())
-		msg := fmt.Sprintf("mount %d %s\n", d.Position, refOf(d.Entry))
-		nc, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: msg})
-		if err != nil {
-			return nil, err
-		}
-		return []gitstore.RefUpdate{{Name: openRef(runID), Old: tip, New: nc}}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
+	return s.MountWithPosition(ctx, runID, ref, nil)
 }
 
 func refOf(e manifest.Entry) string {
