@@ -159,7 +159,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		done <- x
 	}()
 
-	replay, rerr := s.Replay(m.ID)
+	replay, rerr := s.ReplayManifest(m)
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {
 		in.Replay.Err = rerr

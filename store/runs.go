@@ -400,6 +400,11 @@ func (s *Store) Replay(target string) (*ReplayResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.ReplayManifest(m)
+}
+
+// ReplayManifest is Replay for a manifest already read with Manifest.
+func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 	c, err := s.git.Commit(gitstore.OID(m.ID))
 	if err != nil {
 		return nil, err
