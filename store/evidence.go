@@ -261,7 +261,8 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 			out = append(out, r)
 			continue
 		}
-		def, err := s.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot)
+		cur := DefinitionOf(res)
+		def, err := s.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot, &cur)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +286,11 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 // observed_at truncated to the second, so observation.json is read only
 // for a commit of t's own second that does not hold snapshot (the bytes
 // the entry delivered); only the chosen commit's resource.json is read.
-func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string) (*Definition, error) {
+//
+// current, when given, is the definition in force now: when the recorded
+// resource.json is byte-identical to it (the usual case), it is returned
+// without reading the blob.
+func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string, current *Definition) (*Definition, error) {
 	tip, err := s.ref(resourceRef(u))
 	if err != nil || tip == "" {
 		return nil, err
@@ -345,6 +350,11 @@ func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string) (*Def
 	}
 	if best == "" {
 		return nil, nil
+	}
+	if current != nil {
+		if enc, err := json.MarshalIndent(current, "", "  "); err == nil && BlobID(append(enc, '\n')) == string(best) {
+			return current, nil
+		}
 	}
 	data, err := s.git.Blob(best)
 	if err != nil {
