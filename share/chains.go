@@ -203,7 +203,7 @@ func verdictsAt(g gitstore.Store, run string, id gitstore.OID) (*store.VerdictRe
 	if err != nil {
 		return nil, c, fmt.Errorf("verdicts of run %s, commit %s: %w", run, id, err)
 	}
-	blob, err := fileAt(g, c.Tree, store.VerdictsFile)
+	blob, err := gitstore.FileAt(g, c.Tree, store.VerdictsFile)
 	if err != nil {
 		return nil, c, fmt.Errorf("verdicts of run %s, commit %s: %w", run, id, err)
 	}

@@ -158,7 +158,7 @@ func TestUnionReceiptTreesConflict(t *testing.T) {
 		t.Fatalf("conflicts %v, want [rcpt_2]", conflicts)
 	}
 	for name, want := range map[string]string{"rcpt_1.json": "one", "rcpt_2.json": "two", "rcpt_3.json": "three"} {
-		id, err := fileAt(g, u, "a/b/"+name)
+		id, err := gitstore.FileAt(g, u, "a/b/"+name)
 		if err != nil {
 			t.Fatalf("%s missing from the union: %v", name, err)
 		}

@@ -124,7 +124,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			onJournal[c.ID] = true
 			if len(c.Parents) == 0 && !manifests[c.ID] {
 				if cm, err := g.Commit(c.ID); err == nil {
-					if _, err := fileAt(g, cm.Tree, "manifest.json"); err == nil {
+					if _, err := gitstore.FileAt(g, cm.Tree, "manifest.json"); err == nil {
 						manifests[c.ID] = true
 					}
 				}

@@ -493,7 +493,7 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 			if len(c.Parents) == 0 && !manifests[c.ID] {
 				// A root commit: the journal's first commit or a manifest.
 				if cm, err := g.Commit(c.ID); err == nil {
-					if _, err := fileAt(g, cm.Tree, "manifest.json"); err == nil {
+					if _, err := gitstore.FileAt(g, cm.Tree, "manifest.json"); err == nil {
 						manifests[c.ID] = true
 					}
 				}

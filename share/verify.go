@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/manifest"
@@ -20,34 +19,8 @@ func contentHash(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// fileAt returns the blob at a slash-separated path inside tree root.
-func fileAt(g gitstore.Store, root gitstore.OID, path string) (gitstore.OID, error) {
-	cur := root
-	parts := strings.Split(path, "/")
-	for i, p := range parts {
-		entries, err := g.Tree(cur)
-		if err != nil {
-			return "", err
-		}
-		found := false
-		for _, e := range entries {
-			if e.Name == p {
-				if (i == len(parts)-1) != (e.Mode == gitstore.ModeFile) {
-					return "", fmt.Errorf("%s: %w", path, gitstore.ErrNotFound)
-				}
-				cur, found = e.OID, true
-				break
-			}
-		}
-		if !found {
-			return "", fmt.Errorf("%s: %w", path, gitstore.ErrNotFound)
-		}
-	}
-	return cur, nil
-}
-
 func readJSONFile(g gitstore.Store, c gitstore.Commit, path string, v any) error {
-	id, err := fileAt(g, c.Tree, path)
+	id, err := gitstore.FileAt(g, c.Tree, path)
 	if err != nil {
 		return err
 	}
@@ -82,7 +55,7 @@ func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
-	blob, err := fileAt(g, c.Tree, "manifest.json")
+	blob, err := gitstore.FileAt(g, c.Tree, "manifest.json")
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: no manifest.json: %w", id, err)
 	}
@@ -100,7 +73,7 @@ func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error
 			return m, fmt.Errorf("manifest %s (run %s) entry %d %s: %w", id, m.RunID, e.Position, e.URI, err)
 		}
 		if e.File != "" {
-			inTree, err := fileAt(g, c.Tree, e.File)
+			inTree, err := gitstore.FileAt(g, c.Tree, e.File)
 			if err != nil {
 				return m, fmt.Errorf("manifest %s (run %s) entry %d %s: file %s: %w", id, m.RunID, e.Position, e.URI, e.File, err)
 			}
@@ -132,7 +105,7 @@ func checkObservation(g gitstore.Store, id gitstore.OID) error {
 	if err != nil {
 		return err
 	}
-	content, err := fileAt(g, c.Tree, "content")
+	content, err := gitstore.FileAt(g, c.Tree, "content")
 	if err != nil {
 		return fmt.Errorf("observation %s of %s: %w", id, o.URI, err)
 	}
@@ -169,7 +142,7 @@ func checkTag(g gitstore.Store, id gitstore.OID) error {
 	if t.Deleted {
 		return nil
 	}
-	content, err := fileAt(g, c.Tree, "content")
+	content, err := gitstore.FileAt(g, c.Tree, "content")
 	if err != nil {
 		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
 	}

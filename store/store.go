@@ -195,28 +195,7 @@ func retry(what string, fn func() error) error {
 
 // file returns the blob at path inside tree root, or gitstore.ErrNotFound.
 func (s *Store) file(root gitstore.OID, path string) (gitstore.OID, error) {
-	cur := root
-	parts := strings.Split(path, "/")
-	for i, p := range parts {
-		entries, err := s.git.Tree(cur)
-		if err != nil {
-			return "", err
-		}
-		found := false
-		for _, e := range entries {
-			if e.Name == p {
-				if (i == len(parts)-1) != (e.Mode == gitstore.ModeFile) {
-					return "", fmt.Errorf("%s: %w", path, gitstore.ErrNotFound)
-				}
-				cur, found = e.OID, true
-				break
-			}
-		}
-		if !found {
-			return "", fmt.Errorf("%s: %w", path, gitstore.ErrNotFound)
-		}
-	}
-	return cur, nil
+	return gitstore.FileAt(s.git, root, path)
 }
 
 // listFiles adds every blob under tree root to files, keyed by its path
