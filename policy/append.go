@@ -302,11 +302,41 @@ func lockFile(target string) (func(), error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock policy file: %w", err)
 		}
+		if breakStaleLock(lock) {
+			continue
+		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("policy file %s is locked by another readproof (%s exists); if none is running, remove the lock file", target, lock)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// staleLockAge is how old a policy lock must be to be taken as left by a
+// killed process: an append holds it for milliseconds.
+var staleLockAge = 10 * time.Second
+
+// breakStaleLock removes lock when it is older than staleLockAge. It moves
+// the lock aside first and removes it only if it is still the file it
+// judged stale, so a fresh lock taken meanwhile by another process survives.
+func breakStaleLock(lock string) bool {
+	st, err := os.Stat(lock)
+	if err != nil || time.Since(st.ModTime()) < staleLockAge {
+		return false
+	}
+	aside := fmt.Sprintf("%s.stale-%d", lock, os.Getpid())
+	if os.Rename(lock, aside) != nil {
+		return false
+	}
+	if now, err := os.Stat(aside); err == nil && os.SameFile(st, now) {
+		os.Remove(aside)
+		return true
+	}
+	// someone else's fresh lock: put it back if its place is still free
+	if err := os.Link(aside, lock); err == nil {
+		os.Remove(aside)
+	}
+	return false
 }
 
 // writeAtomic replaces target with data: a temporary file in the same

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/identity"
 )
 
 func TestAppendResourceCreatesAndRoundTrips(t *testing.T) {
@@ -359,5 +360,36 @@ func TestCreateFile(t *testing.T) {
 	}
 	if !bytes.Equal(mustRead(t, path), before) {
 		t.Errorf("second CreateFile changed the file")
+	}
+}
+
+// TestAppendBreaksStaleLock: a lock left by a killed process is taken as
+// stale once it is older than staleLockAge; a fresh one is waited for.
+func TestAppendBreaksStaleLock(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "readproof.toml")
+	lock := path + ".lock"
+	if err := os.WriteFile(lock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(lock, old, old)
+	r := Resource{Source: adapters.Spec{Type: "filesystem", Path: "a.md"}, Freshness: Freshness{Strategy: RequireFresh}}
+	r.URI, _ = identity.ParseURI("readproof://demo/a")
+	if err := AppendResource(path, r); err != nil {
+		t.Fatalf("append with a stale lock: %v", err)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("lock left behind: %v", err)
+	}
+	// a fresh lock is respected
+	os.WriteFile(lock, nil, 0o600)
+	defer os.Remove(lock)
+	saved := lockWait
+	lockWait = 100 * time.Millisecond
+	defer func() { lockWait = saved }()
+	r.URI, _ = identity.ParseURI("readproof://demo/b")
+	if err := AppendResource(path, r); err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("append with a fresh lock: %v", err)
 	}
 }
