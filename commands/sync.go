@@ -224,6 +224,12 @@ func printPull(e *env, head string, res *share.PullResult) {
 	if n := len(res.Tags); n > 0 {
 		parts = append(parts, count(n, "tag updated", "tags updated"))
 	}
+	if n := len(res.Receipts) + len(res.ReceiptsMerged); n > 0 {
+		parts = append(parts, count(n, "receipt chain updated", "receipt chains updated"))
+	}
+	if n := len(res.Verdicts) + len(res.VerdictsMerged); n > 0 {
+		parts = append(parts, count(n, "verdict record updated", "verdict records updated"))
+	}
 	parts = append(parts, "journal "+res.Journal)
 	fmt.Fprintf(e.out, "%s: %s; %s verified\n", head, strings.Join(parts, ", "), count(res.Verified, "manifest", "manifests"))
 	for _, r := range res.NewRuns {
@@ -231,6 +237,9 @@ func printPull(e *env, head string, res *share.PullResult) {
 	}
 	for _, r := range res.Recorded {
 		fmt.Fprintf(e.out, "  recorded run %s (manifest %s) on the journal: the remote's journal did not reach it\n", r.RunID, r.Manifest)
+	}
+	for _, c := range res.ReceiptConflicts {
+		e.say("readproof: conflict: receipt %s in %s differs on the two sides; the local receipt stays", c.Receipt, c.Chain)
 	}
 }
 
