@@ -27,11 +27,6 @@ func init() {
 	extraCommands = append(extraCommands, evidenceCommand(), verifyCommitCommand())
 }
 
-// receiptsKeyVar names the receipts key file that `evidence verify` uses to
-// check receipt MACs; it takes precedence over [receipts] key (the same
-// variable the receipts commands read).
-const receiptsKeyVar = "READPROOF_RECEIPTS_KEY"
-
 // maxBundleBytes bounds the bundle `evidence verify` reads.
 const maxBundleBytes = 4 << 30
 
@@ -342,22 +337,15 @@ func loadTrust(path string) ([]ed25519.PublicKey, evidence.AllowedSigners, error
 }
 
 // loadReceiptsKey loads the receipts key when one is configured
-// (READPROOF_RECEIPTS_KEY, else [receipts] key); nil when none is.
+// ($READPROOF_RECEIPTS_KEY, else [receipts] key), through the same lookup
+// the receipts commands use; nil when none is.
 func loadReceiptsKey(e *env, pol *policy.File) (*receipts.Key, error) {
-	path := os.Getenv(receiptsKeyVar)
-	if path == "" && pol != nil {
-		path = pol.ReceiptsKey
-	}
-	if path == "" {
+	if os.Getenv(receiptKeyEnv) == "" && (pol == nil || pol.ReceiptsKey == "") {
 		return nil, nil
 	}
-	path, err := filepath.Abs(path)
+	k, _, err := loadReceiptKey(e, pol, "")
 	if err != nil {
 		return nil, err
-	}
-	k, err := receipts.LoadKey(path, keyForbidden(e.storePath, pol, path)...)
-	if err != nil {
-		return nil, hint.With(err, "fix the receipts key, or unset "+receiptsKeyVar+" / [receipts] key to check receipts without their MACs")
 	}
 	return &k, nil
 }

@@ -105,23 +105,13 @@ type PullResult struct {
 // (ErrUnverified) before any local ref changes.
 func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*PullResult, error) {
 	g := s.Git()
-	if err := gitstore.CheckRemoteName(remote); err != nil {
-		return nil, err
-	}
-	t, err := opts.transport(g)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := t.RemoteURL(ctx, remote); err != nil {
-		return nil, remoteHint(err, remote)
-	}
 	// Ask first (one round trip, no object transfer): when every remote
 	// ref is already integrated, nothing is fetched.
-	refs, err := t.LsRemote(ctx, remote, "refs/tags/readproof/", "refs/heads/")
+	t, rem, err := connect(ctx, g, remote, opts, "pull")
 	if err != nil {
-		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+		return nil, err
 	}
-	if ok, err := upToDate(ctx, g, t, stateFromRefs(refs)); err != nil || ok {
+	if ok, err := upToDate(ctx, g, t, rem); err != nil || ok {
 		if err != nil {
 			return nil, err
 		}
@@ -131,6 +121,27 @@ func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 	}
 	return integrate(ctx, g, t, remote, opts)
+}
+
+// connect checks the remote's name and URL and reads its shared refs (one
+// ls-remote round trip, no object transfer).
+func connect(ctx context.Context, g gitstore.Store, remote string, opts Options, verb string) (*gitstore.Transport, *state, error) {
+	if err := gitstore.CheckRemoteName(remote); err != nil {
+		return nil, nil, err
+	}
+	t, err := opts.transport(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := t.RemoteURL(ctx, remote); err != nil {
+		return nil, nil, remoteHint(err, remote)
+	}
+	refs, err := t.LsRemote(ctx, remote, "refs/tags/readproof/", "refs/heads/")
+	if err != nil {
+		return nil, nil, hint.With(fmt.Errorf("%s %s: %w", verb, remote, err),
+			"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+	}
+	return t, stateFromRefs(refs), nil
 }
 
 func remoteHint(err error, remote string) error {
@@ -597,25 +608,20 @@ func verifyAll(g gitstore.Store, manifests map[gitstore.OID]bool, obs, tags []gi
 		}
 		verified[id] = true
 	}
-	for _, id := range obs {
-		if verified[id] {
-			continue
+	for _, set := range []struct {
+		ids   []gitstore.OID
+		check func(gitstore.Store, gitstore.OID) error
+	}{{obs, checkObservation}, {tags, checkTag}} {
+		for _, id := range set.ids {
+			if verified[id] {
+				continue
+			}
+			if err := set.check(g, id); err != nil {
+				fail(err)
+				continue
+			}
+			verified[id] = true
 		}
-		if err := checkObservation(g, id); err != nil {
-			fail(err)
-			continue
-		}
-		verified[id] = true
-	}
-	for _, id := range tags {
-		if verified[id] {
-			continue
-		}
-		if err := checkTag(g, id); err != nil {
-			fail(err)
-			continue
-		}
-		verified[id] = true
 	}
 	if len(failures) > 0 {
 		return unverified(failures)

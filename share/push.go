@@ -39,21 +39,10 @@ const maxRefspecsPerPush = 4000
 // Open runs are not pushed.
 func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*PushResult, error) {
 	g := s.Git()
-	if err := gitstore.CheckRemoteName(remote); err != nil {
-		return nil, err
-	}
-	t, err := opts.transport(g)
+	t, rem, err := connect(ctx, g, remote, opts, "push")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.RemoteURL(ctx, remote); err != nil {
-		return nil, remoteHint(err, remote)
-	}
-	refs, err := t.LsRemote(ctx, remote, "refs/tags/readproof/", "refs/heads/")
-	if err != nil {
-		return nil, hint.With(fmt.Errorf("push %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it")
-	}
-	rem := stateFromRefs(refs)
 	local, err := readState(g, localPrefixes())
 	if err != nil {
 		return nil, err
@@ -124,23 +113,33 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		rel, err := relate(ctx, g, t, r, l)
 		return rel == behind, err
 	}
-	var resources, tags []string
-	skipped := false
-	for _, key := range sortedKeys(local.resources) {
-		l, r := local.resources[key], rem.resources[key]
-		if l == r {
-			continue
+	// forwardRefs returns the refspecs of the chains under prefix that moved
+	// forward locally, and notes those the remote moved past ours.
+	forwardRefs := func(prefix string, localRefs, remoteRefs map[string]gitstore.OID) ([]string, error) {
+		var specs []string
+		for _, key := range sortedKeys(localRefs) {
+			l, r := localRefs[key], remoteRefs[key]
+			if l == r {
+				continue
+			}
+			ok, err := forward(l, r, false)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				behindRefs = append(behindRefs, prefix+key)
+				continue
+			}
+			specs = append(specs, string(l)+":"+prefix+key)
 		}
-		ok, err := forward(l, r, false)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			behindRefs = append(behindRefs, store.ResourcesPrefix+key)
-			continue
-		}
-		resources = append(resources, string(l)+":"+store.ResourcesPrefix+key)
+		return specs, nil
 	}
+	resources, err := forwardRefs(store.ResourcesPrefix, local.resources, rem.resources)
+	if err != nil {
+		return nil, err
+	}
+	var tags []string
+	skipped := false
 	for _, key := range sortedKeys(local.tags) {
 		l, r := local.tags[key], rem.tags[key]
 		if l == r {
@@ -163,27 +162,15 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		tags = append(tags, string(l)+":"+store.TagsPrefix+key)
 	}
 	// Receipt and verdict chains move forward like resource chains.
-	var chains []string
-	for _, c := range []struct {
-		prefix     string
-		local, rem map[string]gitstore.OID
-	}{{receipts.RefPrefix, local.receipts, rem.receipts}, {store.VerdictsPrefix, local.verdicts, rem.verdicts}} {
-		for _, key := range sortedKeys(c.local) {
-			l, r := c.local[key], c.rem[key]
-			if l == r {
-				continue
-			}
-			ok, err := forward(l, r, false)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				behindRefs = append(behindRefs, c.prefix+key)
-				continue
-			}
-			chains = append(chains, string(l)+":"+c.prefix+key)
-		}
+	chains, err := forwardRefs(receipts.RefPrefix, local.receipts, rem.receipts)
+	if err != nil {
+		return nil, err
 	}
+	verdicts, err := forwardRefs(store.VerdictsPrefix, local.verdicts, rem.verdicts)
+	if err != nil {
+		return nil, err
+	}
+	chains = append(chains, verdicts...)
 	// Every local chain ref is equal to the remote's or ahead of it (checked
 	// above), so a glob pushes exactly the ones that moved.
 	res.Refs = len(res.Runs) + len(res.Conflicts) + len(resources) + len(tags) + len(chains)

@@ -68,8 +68,6 @@ func DefinitionOf(r *policy.Resource) Definition {
 type Delivery struct {
 	manifest.Entry
 	Content []byte `json:"-"`
-	// Observation is the commit of the resource chain the bytes come from.
-	Observation string `json:"observation"`
 }
 
 // pending is a run of observation commits on one resource chain, built but
@@ -130,18 +128,18 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (*Delivery, e
 	case policy.Pinned:
 		return s.resolvePinned(u, res)
 	case policy.AllowStale:
-		cur, commit, err := s.current(u, b)
+		cur, _, err := s.current(u, b)
 		if err != nil {
 			return nil, err
 		}
 		if cur != nil && s.now().Sub(cur.ObservedAt) <= res.Freshness.MaxAge {
-			return deliveryOf(s, cur, commit, manifest.DecisionUseCurrent, "")
+			return deliveryOf(s, cur, manifest.DecisionUseCurrent, "")
 		}
 	}
 	return s.fetch(ctx, u, res, b)
 }
 
-func deliveryOf(s *Store, o *Observation, commit gitstore.OID, decision, ref string) (*Delivery, error) {
+func deliveryOf(s *Store, o *Observation, decision, ref string) (*Delivery, error) {
 	content, err := s.git.Blob(gitstore.OID(o.Snapshot))
 	if err != nil {
 		return nil, fmt.Errorf("%s: snapshot %s: %w", o.URI, o.Snapshot, err)
@@ -155,8 +153,7 @@ func deliveryOf(s *Store, o *Observation, commit gitstore.OID, decision, ref str
 			SourceRevision: o.SourceRevision, ObservedAt: o.ObservedAt, Decision: decision,
 			Bytes: int64(len(content)), ContentType: o.ContentType, Provenance: o.Provenance,
 		},
-		Content:     content,
-		Observation: string(commit),
+		Content: content,
 	}, nil
 }
 
@@ -265,14 +262,11 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 	if obs.SourceRevision == "" {
 		obs.SourceRevision = obs.ContentHash
 	}
-	commit := gitstore.OID("")
 	if !(b.run && unchanged(cur, &obs) && res.Freshness.Strategy != policy.AllowStale) {
 		def := DefinitionOf(res)
-		p, err := s.stage(b, resourceRef(u), obs, &def)
-		if err != nil {
+		if _, err := s.stage(b, resourceRef(u), obs, &def); err != nil {
 			return nil, err
 		}
-		commit = p.commit
 	}
 	return &Delivery{
 		Entry: manifest.Entry{
@@ -280,8 +274,7 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 			ObservedAt: obs.ObservedAt, Decision: manifest.DecisionFetch, Bytes: obs.Bytes, ContentType: obs.ContentType,
 			Provenance: obs.Provenance,
 		},
-		Content:     content,
-		Observation: string(commit),
+		Content: content,
 	}, nil
 }
 
@@ -413,12 +406,12 @@ func (s *Store) publish(b *batch, extra func() ([]gitstore.RefUpdate, error)) er
 
 // resolvePinned delivers the snapshot named by a pinned policy.
 func (s *Store) resolvePinned(u identity.URI, res *policy.Resource) (*Delivery, error) {
-	o, commit, err := s.findObservation(u, res.Freshness.Snapshot)
+	o, _, err := s.findObservation(u, res.Freshness.Snapshot)
 	if err != nil {
 		return nil, hint.With(fmt.Errorf("%s is pinned to snapshot %s: %w", u, res.Freshness.Snapshot, err),
 			"pin a snapshot listed by `readproof history "+u.String()+"`")
 	}
-	return deliveryOf(s, o, commit, manifest.DecisionUsePinned, "")
+	return deliveryOf(s, o, manifest.DecisionUsePinned, "")
 }
 
 // findObservation walks u's chain for the newest observation of a snapshot

@@ -84,7 +84,7 @@ func (s *Store) resolveTag(u identity.URI) (*Delivery, error) {
 	if o == nil {
 		o = &Observation{URI: t.URI, Snapshot: t.Snapshot, ContentHash: t.ContentHash}
 	}
-	return deliveryOf(s, o, "", manifest.DecisionUseTag, u.Tag)
+	return deliveryOf(s, o, manifest.DecisionUseTag, u.Tag)
 }
 
 // SetTag points tag at a snapshot of u: the current one when snapshot is
