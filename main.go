@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"github.com/readproof/readproof/commands"
+	"github.com/readproof/readproof/internal/commands"
 )
 
 func main() {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/readproof/readproof/commands"
+	"github.com/readproof/readproof/internal/commands"
 )
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,293 @@
+// Package commands wires readproof's command line: flags, output and exit
+// codes. Each command is a thin layer over package store (and the other
+// domain packages); stdout carries data, stderr carries conversation, and
+// every error is printed as one line with a hint on the next.
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+)
+
+// Exit codes. New codes may be added; existing ones keep their meaning.
+const (
+	ExitOK          = 0   // success
+	ExitError       = 1   // the command failed (store, source, I/O, not found)
+	ExitUsage       = 2   // bad arguments, flags or names
+	ExitMismatch    = 3   // a proof failed: replay mismatch, evidence or store verification failure, strict claims
+	ExitCannotCheck = 4   // a check could not run to completion (verify)
+	ExitDrift       = 5   // status --exit-code: a source no longer matches its snapshot or tag
+	ExitInterrupted = 130 // interrupted by a signal
+)
+
+// exitError carries an explicit exit code.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// errQuiet, wrapped by withCode, makes Main exit with that code and print
+// nothing: the command already said everything (readproof exec exits with
+// the code of the command it ran).
+var errQuiet = errors.New("exit quietly")
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// usageError marks bad command-line input.
+func usageError(format string, args ...any) error {
+	return withCode(ExitUsage, fmt.Errorf(format, args...))
+}
+
+// Version is the program version, set by main at link time if desired.
+var Version = "0.1.0-dev"
+
+// Main runs readproof with args (args[0] is the program name) and returns
+// the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, permute(app, args))
+	if err == nil {
+		return ExitOK
+	}
+	code := codeOf(ctx, err)
+	if errors.Is(err, errQuiet) {
+		return code
+	}
+	msg := err.Error()
+	fmt.Fprintf(stderr, "readproof: error: %s\n", strings.ReplaceAll(msg, "\n", " "))
+	if h := hint.Of(err); h != "" {
+		fmt.Fprintf(stderr, "readproof: hint: %s\n", h)
+	}
+	return code
+}
+
+func codeOf(ctx context.Context, err error) int {
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.Is(err, store.ErrMismatch):
+		return ExitMismatch
+	case errors.Is(err, identity.ErrInvalid):
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// globalFlags are accepted before or after any command.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "store", Usage: "the readproof store (a bare git repository)", EnvVars: []string{"READPROOF_STORE"}},
+		&cli.StringFlag{Name: "config", Usage: "the policy file", EnvVars: []string{"READPROOF_CONFIG"}},
+		&cli.BoolFlag{Name: "json", Usage: "print data as JSON"},
+	}
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:                      "readproof",
+		Usage:                     "record, diff, replay and prove what AI agents read",
+		Version:                   Version,
+		Reader:                    stdin,
+		Writer:                    stdout,
+		ErrWriter:                 stderr,
+		Flags:                     globalFlags(),
+		HideHelpCommand:           true,
+		DisableSliceFlagSeparator: true,
+		Suggest:                   true,
+		ExitErrHandler:            func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return withCode(ExitUsage, hint.With(err, "see `readproof --help`"))
+		},
+		Commands: commandList(),
+	}
+	var mark func([]*cli.Command)
+	mark = func(cs []*cli.Command) {
+		for _, c := range cs {
+			name := c.Name
+			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+				return withCode(ExitUsage, hint.With(err, "see `readproof "+name+" --help`"))
+			}
+			mark(c.Subcommands)
+		}
+	}
+	mark(app.Commands)
+	return app
+}
+
+func commandList() []*cli.Command {
+	var cs []*cli.Command
+	cs = append(cs, initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(),
+		tagCommand(), runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand())
+	cs = append(cs, extraCommands...)
+	return cs
+}
+
+// extraCommands lets files of this package that belong to later features
+// (evidence, probe, receipts, sync, mcp) register their commands.
+var extraCommands []*cli.Command
+
+// permute moves flags after positional arguments to where urfave/cli v2
+// parses them: global flags before the command, command flags right after
+// the command path. Everything after "--" stays positional.
+func permute(app *cli.App, args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	globals := map[string]cli.Flag{}
+	for _, f := range app.Flags {
+		for _, n := range f.Names() {
+			globals[n] = f
+		}
+	}
+	var globalArgs, path, flagArgs, positional []string
+	cmds := app.Commands
+	var cur *cli.Command
+	local := map[string]cli.Flag{}
+	rest := args[1:]
+	dashdash := false
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			positional = append(positional, rest[i+1:]...)
+			dashdash = true
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			name := strings.TrimLeft(a, "-")
+			hasValue := false
+			if j := strings.IndexByte(name, '='); j >= 0 {
+				name, hasValue = name[:j], true
+			}
+			f, isLocal := local[name]
+			if !isLocal {
+				f = globals[name]
+			}
+			tokens := []string{a}
+			if f != nil && !hasValue && takesValue(f) && i+1 < len(rest) {
+				tokens = append(tokens, rest[i+1])
+				i++
+			}
+			if isLocal || f == nil {
+				flagArgs = append(flagArgs, tokens...)
+			} else {
+				globalArgs = append(globalArgs, tokens...)
+			}
+			continue
+		}
+		if len(positional) == 0 {
+			if c := findCommand(cmds, a); c != nil {
+				path = append(path, a)
+				cur = c
+				cmds = c.Subcommands
+				local = map[string]cli.Flag{}
+				for _, f := range c.Flags {
+					for _, n := range f.Names() {
+						local[n] = f
+					}
+				}
+				continue
+			}
+		}
+		positional = append(positional, a)
+	}
+	_ = cur
+	out := []string{args[0]}
+	out = append(out, globalArgs...)
+	out = append(out, path...)
+	out = append(out, flagArgs...)
+	if len(positional) > 0 {
+		if dashdash || hasDash(positional) {
+			out = append(out, "--")
+		}
+		out = append(out, positional...)
+	}
+	return out
+}
+
+func hasDash(ss []string) bool {
+	for _, s := range ss {
+		if strings.HasPrefix(s, "-") {
+			return true
+		}
+	}
+	return false
+}
+
+func findCommand(cs []*cli.Command, name string) *cli.Command {
+	for _, c := range cs {
+		if c.Name == name {
+			return c
+		}
+		for _, a := range c.Aliases {
+			if a == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func takesValue(f cli.Flag) bool {
+	if bf, ok := f.(*cli.BoolFlag); ok {
+		_ = bf
+		return false
+	}
+	if df, ok := f.(cli.DocGenerationFlag); ok {
+		return df.TakesValue()
+	}
+	return true
+}
+
+// output helpers --------------------------------------------------------------
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether w is a terminal (for progress lines).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// needArgs checks the number of positional arguments.
+func needArgs(c *cli.Context, min, max int, usage string) error {
+	n := c.Args().Len()
+	if n < min || (max >= 0 && n > max) {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("%s: wrong number of arguments (%d)", c.Command.FullName(), n), "usage: readproof "+c.Command.FullName()+" "+usage))
+	}
+	return nil
+}

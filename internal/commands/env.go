@@ -1,0 +1,142 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
+)
+
+// PolicyName is the policy file's name.
+const PolicyName = "readproof.toml"
+
+// env is what a command needs: where things are and where to write.
+type env struct {
+	c          *cli.Context
+	out, err   io.Writer
+	json       bool
+	policyPath string
+	storePath  string
+}
+
+func newEnv(c *cli.Context) (*env, error) {
+	e := &env{c: c, out: c.App.Writer, err: c.App.ErrWriter, json: c.Bool("json")}
+	p := c.String("config")
+	if p == "" {
+		p = findPolicy()
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	e.policyPath = abs
+	s := c.String("store")
+	if s == "" {
+		s = store.DefaultPath(filepath.Dir(abs))
+	}
+	if e.storePath, err = filepath.Abs(s); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// findPolicy looks for readproof.toml in the working directory and its
+// parents, like git looks for .git; without one it names ./readproof.toml.
+func findPolicy() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return PolicyName
+	}
+	for dir := wd; ; {
+		p := filepath.Join(dir, PolicyName)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Join(wd, PolicyName)
+		}
+		dir = parent
+	}
+}
+
+// loadPolicy reads the policy file; a missing file is an empty policy.
+func (e *env) loadPolicy() (*policy.File, error) {
+	f, err := policy.Load(e.policyPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return policy.Empty(e.policyPath), nil
+	}
+	if err != nil {
+		var pe *policy.Error
+		if errors.As(err, &pe) && pe.Hint != "" {
+			return nil, withCode(ExitUsage, hint.With(err, pe.Hint))
+		}
+		return nil, withCode(ExitUsage, hint.With(err, "fix "+e.policyPath+"; readproof.toml.example documents every key"))
+	}
+	return f, nil
+}
+
+// open opens the store with the policy in force.
+func (e *env) open() (*store.Store, error) {
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := e.storeOptions(pol)
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(e.storePath, pol, opts)
+}
+
+// storeOptions is extended by later features (commit signing).
+func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
+	var opts store.Options
+	for name, dst := range map[string]*time.Duration{
+		"READPROOF_LOCK_TIMEOUT":   &opts.Git.LockTimeout,
+		"READPROOF_STALE_LOCK_AGE": &opts.Git.StaleLockAge,
+	} {
+		if v := os.Getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return opts, usageError("%s=%q: %v", name, v, err)
+			}
+			*dst = d
+		}
+	}
+	for _, f := range optionHooks {
+		if err := f(e, pol, &opts); err != nil {
+			return opts, err
+		}
+	}
+	return opts, nil
+}
+
+var optionHooks []func(*env, *policy.File, *store.Options) error
+
+// withStore runs fn with an open store.
+func withStore(c *cli.Context, fn func(*env, *store.Store) error) error {
+	e, err := newEnv(c)
+	if err != nil {
+		return err
+	}
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(e, s)
+}
+
+func (e *env) say(format string, args ...any) {
+	fmt.Fprintf(e.err, format+"\n", args...)
+}

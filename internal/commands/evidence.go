@@ -1,0 +1,414 @@
+package commands
+
+// `readproof evidence export|verify` and `readproof verify-commit`
+// (docs/evidence.md).
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+func init() {
+	extraCommands = append(extraCommands, evidenceCommand(), verifyCommitCommand())
+}
+
+// maxBundleBytes bounds the bundle `evidence verify` reads.
+const maxBundleBytes = 4 << 30
+
+func evidenceCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "evidence",
+		Usage: "export a run as an in-toto evidence bundle (Readproof v0.3 format), optionally signed, and verify bundles",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "export",
+				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out)",
+				ArgsUsage: "RUN|MANIFEST",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "with-content", Usage: "embed the delivered bytes (content_b64)"},
+					&cli.StringFlag{Name: "out", Usage: "write the bundle to FILE (atomically) instead of stdout"},
+					&cli.BoolFlag{Name: "sign", Usage: "wrap the statement in a DSSE envelope signed with the ed25519 signing key"},
+					&cli.StringFlag{Name: "key", Usage: "the signing key for --sign (default: " + SigningKeyEnv + ", else [signing] key, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"},
+				},
+				Action: evidenceExport,
+			},
+			{
+				Name:      "verify",
+				Usage:     "verify a bundle (plain or signed): print one line when every check passes, else every check, and exit 3",
+				ArgsUsage: "FILE",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "offline", Usage: "check the file alone: skip the store checks"},
+					&cli.StringFlag{Name: "trusted-keys", Aliases: []string{"allowed-signers"}, Usage: "public keys to trust (allowed_signers, authorized_keys or PKIX PEM; default: [signing] allowed_signers)"},
+					&cli.BoolFlag{Name: "require-signature", Usage: "fail a bundle that is not a DSSE envelope signed by a trusted key"},
+				},
+				Action: evidenceVerify,
+			},
+		},
+	}
+}
+
+func verifyCommitCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify-commit",
+		Usage:     "check the SSH signature of manifest commits as `git verify-commit` with gpg.format=ssh does",
+		ArgsUsage: "RUN|MANIFEST...",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "allowed-signers", Usage: "the allowed_signers file (default: [signing] allowed_signers)"},
+		},
+		Action: verifyCommit,
+	}
+}
+
+func evidenceExport(c *cli.Context) error {
+	if err := needArgs(c, 1, 1, "RUN|MANIFEST [--with-content] [--out FILE] [--sign [--key PATH]]"); err != nil {
+		return err
+	}
+	if c.String("key") != "" && !c.Bool("sign") {
+		return usageError("evidence export: --key names the key for --sign; add --sign")
+	}
+	return withStore(c, func(e *env, s *store.Store) error {
+		var key evidence.Key
+		if c.Bool("sign") {
+			k, err := loadSigningKey(c.String("key"), e, s.Policy())
+			if err != nil {
+				return err
+			}
+			key = k
+		}
+		data, st, err := s.ExportEvidence(c.Args().First(), store.EvidenceOptions{WithContent: c.Bool("with-content"), ExporterVersion: Version})
+		if err != nil {
+			return err
+		}
+		if c.Bool("sign") {
+			if data, err = key.SignEnvelope(data); err != nil {
+				return err
+			}
+		}
+		out := c.String("out")
+		if out == "" {
+			_, err := e.out.Write(data)
+			return err
+		}
+		if err := writeFileAtomic(out, data); err != nil {
+			return err
+		}
+		p := st.Predicate
+		signed := ""
+		if c.Bool("sign") {
+			signed = ", signed by " + key.Fingerprint()
+		}
+		e.say("readproof: wrote evidence for run %s (manifest %s, %s, merkle root %s%s) to %s",
+			p.RunID, p.ManifestID, countWord(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
+		return nil
+	})
+}
+
+func countWord(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// writeFileAtomic writes data to a temporary file beside path, fsyncs it and
+// renames it over path, so a reader sees the old file or the whole new one
+// and a failure leaves nothing half-written.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return hint.With(fmt.Errorf("write %s: %w", path, err), "check that the directory exists and is writable")
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// verifyJSON is the --json shape of `evidence verify`.
+type verifyJSON struct {
+	OK         bool        `json:"ok"`
+	Summary    string      `json:"summary,omitempty"`
+	ManifestID string      `json:"manifest_id"`
+	RunID      string      `json:"run_id"`
+	Entries    int         `json:"entries"`
+	Root       string      `json:"merkle_root"`
+	Signer     string      `json:"signer,omitempty"`
+	Offline    bool        `json:"offline"`
+	Checks     []checkJSON `json:"checks"`
+}
+
+type checkJSON struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+func evidenceVerify(c *cli.Context) error {
+	if err := needArgs(c, 1, 1, "FILE [--offline] [--trusted-keys FILE] [--require-signature] [--store DIR]"); err != nil {
+		return err
+	}
+	e, err := newEnv(c)
+	if err != nil {
+		return err
+	}
+	data, err := readBundle(c, c.Args().First())
+	if err != nil {
+		return err
+	}
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	trustPath := c.String("trusted-keys")
+	if trustPath == "" {
+		trustPath = pol.AllowedSigners
+	}
+	keys, signers, err := loadTrust(trustPath)
+	if err != nil {
+		return err
+	}
+	offline := c.Bool("offline")
+	var rep evidence.Report
+	if offline {
+		rep, err = evidence.Verify(data, evidence.VerifyOptions{Offline: true, TrustedKeys: keys, RequireSignature: c.Bool("require-signature")})
+	} else {
+		s, oerr := e.open()
+		if oerr != nil {
+			if errors.Is(oerr, store.ErrNotInitialized) {
+				return withCode(ExitCannotCheck, hint.With(oerr, "point --store at the store or a clone of it (git clone works), or check the file alone with --offline"))
+			}
+			return withCode(ExitCannotCheck, oerr)
+		}
+		defer s.Close()
+		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: c.Bool("require-signature")}
+		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {
+			return withCode(ExitCannotCheck, err)
+		}
+		rep, err = s.VerifyEvidence(data, opts)
+	}
+	if err != nil {
+		return withCode(ExitCannotCheck, err)
+	}
+	if e.json {
+		j := verifyJSON{OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
+		for _, c := range rep.Checks {
+			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail})
+		}
+		if j.OK {
+			j.Summary = rep.Summary()
+		}
+		if err := printJSON(e.out, j); err != nil {
+			return err
+		}
+	} else if rep.OK() {
+		fmt.Fprintln(e.out, rep.Summary())
+	} else {
+		fmt.Fprint(e.out, rep.Listing())
+	}
+	if !rep.OK() {
+		return withCode(ExitMismatch, hint.With(rep.Err(), verifyHint(rep, len(keys) > 0)))
+	}
+	return nil
+}
+
+// verifyHint reads the pattern of failing checks.
+func verifyHint(rep evidence.Report, trusted bool) string {
+	failed := map[string]bool{}
+	offlineFailed, storeFailed := false, false
+	for _, c := range rep.Failed() {
+		failed[c.Name] = true
+		if strings.HasPrefix(c.Name, "store_replay") || c.Name == store.CheckStoreManifest {
+			storeFailed = true
+		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead {
+			offlineFailed = true
+		}
+	}
+	switch {
+	case failed["signature"] && !trusted:
+		return "pass the signer's public key with --trusted-keys FILE (allowed_signers, authorized_keys or PEM), or set [signing] allowed_signers in readproof.toml"
+	case failed["signature"] || failed["payload_type"]:
+		return "the envelope was changed after signing, or signed by a key you do not trust: do not rely on its content"
+	case storeFailed && !offlineFailed && identity.IsObjectID(rep.ManifestID):
+		return "the file is consistent but does not match the store: a re-rooted forgery, or the store changed; compare it with `readproof manifest " + rep.ManifestID + "`"
+	case storeFailed && !offlineFailed:
+		return "the file is consistent but does not match the store: a re-rooted forgery, or the store changed"
+	case offlineFailed:
+		return "the file was edited after export: export it again from the store"
+	}
+	return "see the failing checks above"
+}
+
+// readBundle reads FILE, or stdin for "-".
+func readBundle(c *cli.Context, name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = c.App.Reader
+		if r == nil {
+			r = os.Stdin
+		}
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, hint.With(fmt.Errorf("read bundle %s: %w", name, err), "give the file written by `readproof evidence export --out`, or - for stdin")
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxBundleBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read bundle %s: %w", name, err)
+	}
+	if len(data) > maxBundleBytes {
+		return nil, fmt.Errorf("bundle %s is larger than %d GiB, more than any export", name, maxBundleBytes>>30)
+	}
+	return data, nil
+}
+
+// loadTrust reads trusted public keys: for DSSE envelopes every ed25519 key
+// in the file (allowed_signers, authorized_keys or PKIX PEM); for manifest
+// commit signatures the file as allowed_signers, or, for the other forms,
+// each key vouched for under any principal. "" trusts nothing.
+func loadTrust(path string) ([]ed25519.PublicKey, evidence.AllowedSigners, error) {
+	if path == "" {
+		return nil, nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("read trusted keys %s: %w", path, err),
+			"give an allowed_signers, authorized_keys or PEM file holding the signer's public key (readproof key show prints them)"))
+	}
+	keys, err := evidence.ParsePublicKeys(data)
+	if err != nil {
+		return nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("trusted keys %s: %w", path, err),
+			"the file must hold ed25519 public keys as allowed_signers or authorized_keys lines, or PKIX PEM"))
+	}
+	signers, serr := evidence.ParseAllowedSigners(data)
+	if serr == nil && len(signers) > 0 {
+		return keys, signers, nil
+	}
+	signers = signers[:0]
+	for i, k := range keys {
+		pub, err := ssh.NewPublicKey(k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("trusted keys %s: key %d: %w", path, i+1, err)
+		}
+		signers = append(signers, evidence.AllowedSigner{Line: i + 1, Principals: "*", Key: pub})
+	}
+	return keys, signers, nil
+}
+
+// loadReceiptsKey loads the receipts key when one is configured
+// ($READPROOF_RECEIPTS_KEY, else [receipts] key), through the same lookup
+// the receipts commands use; nil when none is.
+func loadReceiptsKey(e *env, pol *policy.File) (*receipts.Key, error) {
+	if os.Getenv(receiptKeyEnv) == "" && (pol == nil || pol.ReceiptsKey == "") {
+		return nil, nil
+	}
+	k, _, err := loadReceiptKey(e, pol, "")
+	if err != nil {
+		return nil, err
+	}
+	return &k, nil
+}
+
+func verifyCommit(c *cli.Context) error {
+	if err := needArgs(c, 1, -1, "RUN|MANIFEST... [--allowed-signers FILE]"); err != nil {
+		return err
+	}
+	return withStore(c, func(e *env, s *store.Store) error {
+		path := c.String("allowed-signers")
+		if path == "" {
+			path = s.Policy().AllowedSigners
+		}
+		if path == "" {
+			return usageError("verify-commit: no allowed_signers file: pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml")
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return withCode(ExitUsage, hint.With(fmt.Errorf("read allowed signers %s: %w", path, err), "readproof key show --format allowed-signers prints a line for your key"))
+		}
+		signers, err := evidence.ParseAllowedSigners(data)
+		if err != nil {
+			return withCode(ExitUsage, hint.With(fmt.Errorf("%s: %w", path, err), "see ssh-keygen(1), ALLOWED SIGNERS"))
+		}
+		var results []any
+		bad := 0
+		for _, target := range c.Args().Slice() {
+			sig, err := s.VerifyManifestSignature(target, signers)
+			if err != nil && !isSignatureError(err) {
+				return err
+			}
+			if e.json {
+				if err != nil {
+					results = append(results, map[string]any{"target": target, "ok": false, "error": err.Error()})
+				} else {
+					results = append(results, map[string]any{"target": target, "ok": true, "signature": sig})
+				}
+			} else if err != nil {
+				fmt.Fprintf(e.out, "BAD %v\n", err)
+			} else {
+				fmt.Fprintf(e.out, "good signature on manifest %s (run %s) by %s with ED25519 key %s\n", sig.ManifestID, sig.RunID, sig.Principal, sig.Fingerprint)
+			}
+			if err != nil {
+				bad++
+			}
+		}
+		if e.json {
+			if err := printJSON(e.out, results); err != nil {
+				return err
+			}
+		}
+		if bad > 0 {
+			return withCode(ExitMismatch, fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, c.Args().Len()))
+		}
+		return nil
+	})
+}
+
+func isSignatureError(err error) bool {
+	for _, target := range []error{evidence.ErrNotSigned, evidence.ErrBadSignature, evidence.ErrUntrustedKey, evidence.ErrKeyNotValid} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,129 @@
+package commands
+
+// `readproof exec`: run a command as a brokered tool call and record its
+// receipt (docs/receipts.md).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/receipts"
+)
+
+func init() {
+	extraCommands = append(extraCommands, execCommand())
+}
+
+func execCommand() *cli.Command {
+	return &cli.Command{
+		Name: "exec",
+		Usage: "run a command, stream its output byte for byte, exit with its exit code, and record a tool receipt " +
+			"(also when it fails, cannot start or is killed; the receipt id goes to stderr)",
+		ArgsUsage: "--session S [--run R] [--tool NAME] -- COMMAND [ARGS...]",
+		Flags: []cli.Flag{
+			receiptSessionFlag(), receiptRunFlag(),
+			&cli.StringFlag{Name: "tool", Value: "exec", Usage: "the tool name recorded in the receipt"},
+			&cli.StringFlag{Name: "json-receipt", Usage: "also write the receipt's JSON to FILE"},
+			receiptKeyFlag(),
+		},
+		Action: execAction,
+	}
+}
+
+func execAction(c *cli.Context) error {
+	argv := c.Args().Slice()
+	if len(argv) == 0 {
+		return withCode(ExitUsage, hint.With(errors.New("exec: no command given"), "usage: readproof exec --session S [--run R] -- COMMAND [ARGS...]"))
+	}
+	session, err := receiptSession(c)
+	if err != nil {
+		return err
+	}
+	run, err := receiptRun(c)
+	if err != nil {
+		return err
+	}
+	tool := c.String("tool")
+	return withReceipts(c, true, func(rc *receiptsCtx) error {
+		issuer := receipts.NewIssuer(rc.key, rc.ledger)
+		// Check every field before the command runs: a command must not run
+		// when its receipt could not be sealed.
+		draft := receipts.Call{Session: session, Run: run, Tool: tool, Args: receipts.ArgvArgs(argv), Result: receipts.BytesResult(nil)}
+		if _, err := issuer.Seal(draft); err != nil {
+			return withCode(ExitUsage, err)
+		}
+		// From here on readproof must outlive the command: signals it
+		// receives go to the command, and are caught until the receipt is
+		// stored. The context is never cancelled for the same reason.
+		sigs, stopSignals := brokerSignals()
+		defer stopSignals()
+		if err := c.Context.Err(); err != nil {
+			return withCode(ExitInterrupted, fmt.Errorf("exec: interrupted before the command started: %w", err))
+		}
+		ctx := context.WithoutCancel(c.Context)
+		stderr := &lastByteWriter{w: c.App.ErrWriter}
+		res, xerr := receipts.Exec(ctx, receipts.ExecOptions{
+			Argv: argv, Stdin: c.App.Reader, Stdout: c.App.Writer, Stderr: stderr, Signals: sigs,
+		})
+		if stderr.n > 0 && stderr.last != '\n' {
+			// readproof's own lines start on a line of their own; the
+			// command's bytes before them are unchanged.
+			fmt.Fprintln(rc.err)
+		}
+		call := receipts.CommandCall(session, run, argv, res)
+		call.Tool = tool
+		r, ierr := issuer.Issue(ctx, call)
+		if xerr != nil {
+			fmt.Fprintf(rc.err, "readproof: exec: %s\n", xerr)
+		}
+		if ierr != nil {
+			return hint.With(fmt.Errorf("the command ran (%s) but its receipt could not be recorded: %w", execOutcome(res), ierr),
+				"the call has no receipt: run it again once the store is writable")
+		}
+		fmt.Fprintf(rc.err, "readproof: receipt %s (%s)\n", r.ID, execOutcome(res))
+		if name := c.String("json-receipt"); name != "" {
+			if err := os.WriteFile(name, r.Encode(), 0o644); err != nil {
+				return fmt.Errorf("receipt %s is stored, but writing it to --json-receipt %s failed: %w", r.ID, name, err)
+			}
+		}
+		if res.ExitCode == 0 {
+			return nil
+		}
+		return withCode(res.ExitCode, errQuiet)
+	})
+}
+
+// execOutcome describes how a command ended, for the receipt line.
+func execOutcome(res receipts.ExecResult) string {
+	s := "exit " + strconv.Itoa(res.ExitCode)
+	switch {
+	case res.Signal != "":
+		s += ", " + res.Signal
+	case res.ExitCode == receipts.ExitCannotStart && res.Err != "":
+		s += ", could not start"
+	}
+	return s
+}
+
+// lastByteWriter passes writes through and remembers the last byte written.
+type lastByteWriter struct {
+	w    io.Writer
+	n    int64
+	last byte
+}
+
+func (t *lastByteWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if n > 0 {
+		t.n += int64(n)
+		t.last = p[n-1]
+	}
+	return n, err
+}

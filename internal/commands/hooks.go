@@ -1,0 +1,292 @@
+package commands
+
+// `readproof hooks install|uninstall`: git hooks in the project repository
+// that run `readproof verify` and `readproof status --exit-code`.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+func init() {
+	extraCommands = append(extraCommands, hooksCommand())
+}
+
+// hookNames are the hooks readproof installs.
+var hookNames = []string{"pre-commit", "pre-push"}
+
+// hookMarker identifies a hook readproof wrote.
+const hookMarker = "# readproof-hook v1"
+
+// chainedSuffix is appended to the name of a hook readproof chains.
+const chainedSuffix = ".local"
+
+func hooksCommand() *cli.Command {
+	repoFlag := &cli.StringFlag{Name: "repo", Usage: "the project's git work tree (default: the directory of readproof.toml)"}
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "git hooks that refuse a commit or push when the store is broken or a document drifted",
+		Subcommands: []*cli.Command{
+			{
+				Name: "install",
+				Usage: "write pre-commit and pre-push hooks running `readproof verify` and `readproof status --exit-code`; " +
+					"an existing hook is kept as <hook>.local and runs first",
+				Flags: []cli.Flag{repoFlag},
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 0, 0, "[--repo DIR]"); err != nil {
+						return err
+					}
+					return hooksAction(c, true)
+				},
+			},
+			{
+				Name:  "uninstall",
+				Usage: "remove readproof's hooks and put back the hooks they chained",
+				Flags: []cli.Flag{repoFlag},
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 0, 0, "[--repo DIR]"); err != nil {
+						return err
+					}
+					return hooksAction(c, false)
+				},
+			},
+		},
+	}
+}
+
+// hookResult is one hook's outcome, for --json.
+type hookResult struct {
+	Hook    string `json:"hook"`
+	Path    string `json:"path"`
+	Action  string `json:"action"`
+	Chained string `json:"chained,omitempty"`
+}
+
+func hooksAction(c *cli.Context, install bool) error {
+	e, err := newEnv(c)
+	if err != nil {
+		return err
+	}
+	repo := c.String("repo")
+	if repo == "" {
+		repo = filepath.Dir(e.policyPath)
+	}
+	if repo, err = filepath.Abs(repo); err != nil {
+		return err
+	}
+	top, err := gitOutput(repo, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return hint.With(fmt.Errorf("hooks: %s is not inside a git work tree: %w", repo, err), "run it in the project's repository, or name it with --repo DIR")
+	}
+	dir, err := gitOutput(repo, "rev-parse", "--git-path", "hooks")
+	if err != nil {
+		return fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(repo, dir)
+	}
+	var results []hookResult
+	for _, name := range hookNames {
+		var r hookResult
+		if install {
+			script := hookScript(name, relativeTo(top, e.policyPath), storeArg(c, top, e))
+			r, err = installHook(dir, name, script)
+		} else {
+			r, err = uninstallHook(dir, name)
+		}
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+	}
+	if e.json {
+		return printJSON(e.out, results)
+	}
+	for _, r := range results {
+		switch r.Action {
+		case "installed", "updated":
+			verb := map[string]string{"installed": "Installed", "updated": "Updated"}[r.Action]
+			line := fmt.Sprintf("%s %s hook %s", verb, r.Hook, r.Path)
+			if r.Chained != "" {
+				line += " (runs the existing hook first, kept as " + filepath.Base(r.Chained) + ")"
+			}
+			fmt.Fprintln(e.out, line)
+		case "removed":
+			line := fmt.Sprintf("Removed %s hook %s", r.Hook, r.Path)
+			if r.Chained != "" {
+				line += " (restored the hook it had chained)"
+			}
+			fmt.Fprintln(e.out, line)
+		case "absent":
+			fmt.Fprintf(e.out, "No %s hook at %s\n", r.Hook, r.Path)
+		case "foreign":
+			fmt.Fprintf(e.out, "Left %s alone: readproof did not write it\n", r.Path)
+		}
+	}
+	return nil
+}
+
+// storeArg is the --store the hook passes, when the store is not the
+// default one beside readproof.toml.
+func storeArg(c *cli.Context, top string, e *env) string {
+	if c.String("store") == "" {
+		return ""
+	}
+	return relativeTo(top, e.storePath)
+}
+
+// relativeTo returns path relative to the work tree top when it lies inside
+// it (so the hook survives moving the checkout), else the absolute path.
+func relativeTo(top, path string) string {
+	if real, err := filepath.EvalSymlinks(top); err == nil {
+		top = real
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		path = filepath.Join(dir, filepath.Base(path))
+	}
+	rel, err := filepath.Rel(top, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return "$top/" + filepath.ToSlash(rel)
+}
+
+func gitOutput(dir string, args ...string) (string, error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return "", hint.With(errors.New("git is not installed"), "install git; hooks are a git feature")
+	}
+	cmd := exec.Command(git, append([]string{"-C", dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return "", fmt.Errorf("%s", msg)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// shellQuote quotes s for sh, keeping a leading $top/ expandable.
+func shellQuote(s string) string {
+	prefix := ""
+	if rest, ok := strings.CutPrefix(s, "$top/"); ok {
+		prefix, s = `"$top"/`, rest
+	}
+	return prefix + "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func hookScript(name, config, storePath string) string {
+	args := "--config " + shellQuote(config)
+	if storePath != "" {
+		args += " --store " + shellQuote(storePath)
+	}
+	return `#!/bin/sh
+` + hookMarker + `: written by ` + "`readproof hooks install`" + `; ` + "`readproof hooks uninstall`" + ` removes it.
+# Runs the hook this one replaced (kept as ` + name + chainedSuffix + `) first, then refuses the
+# ` + strings.TrimPrefix(name, "pre-") + ` when the readproof store is broken or a declared document drifted.
+hook_dir=$(dirname "$0")
+if [ -x "$hook_dir/` + name + chainedSuffix + `" ]; then
+	"$hook_dir/` + name + chainedSuffix + `" "$@" || exit $?
+fi
+top=$(git rev-parse --show-toplevel) || exit 1
+readproof=${READPROOF:-readproof}
+if ! command -v "$readproof" >/dev/null 2>&1; then
+	echo "readproof hook: $readproof is not on PATH: install readproof, or remove the hook with readproof hooks uninstall" >&2
+	exit 1
+fi
+(
+	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX
+	"$readproof" ` + args + ` verify || exit $?
+	"$readproof" ` + args + ` status --exit-code || exit $?
+) </dev/null || exit $?
+`
+}
+
+func isOurHook(path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(data, []byte(hookMarker)), nil
+}
+
+func installHook(dir, name, script string) (hookResult, error) {
+	path := filepath.Join(dir, name)
+	local := path + chainedSuffix
+	r := hookResult{Hook: name, Path: path, Action: "installed"}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return r, fmt.Errorf("hooks: %w", err)
+	}
+	ours, err := isOurHook(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return r, fmt.Errorf("hooks: read %s: %w", path, err)
+	case ours:
+		r.Action = "updated"
+	default:
+		if _, err := os.Lstat(local); err == nil {
+			return r, hint.With(fmt.Errorf("hooks: %s exists and so does %s", path, local),
+				"merge the two hooks into one, or move one away, then run readproof hooks install again")
+		}
+		if err := os.Rename(path, local); err != nil {
+			return r, fmt.Errorf("hooks: keep the existing hook: %w", err)
+		}
+	}
+	if _, err := os.Lstat(local); err == nil {
+		r.Chained = local
+	}
+	tmp := path + ".readproof-tmp"
+	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
+		return r, fmt.Errorf("hooks: write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.Remove(tmp)
+		return r, fmt.Errorf("hooks: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return r, fmt.Errorf("hooks: write %s: %w", path, err)
+	}
+	return r, nil
+}
+
+func uninstallHook(dir, name string) (hookResult, error) {
+	path := filepath.Join(dir, name)
+	local := path + chainedSuffix
+	r := hookResult{Hook: name, Path: path, Action: "removed"}
+	ours, err := isOurHook(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.Action = "absent"
+		return r, nil
+	case err != nil:
+		return r, fmt.Errorf("hooks: read %s: %w", path, err)
+	case !ours:
+		r.Action = "foreign"
+		return r, nil
+	}
+	if err := os.Remove(path); err != nil {
+		return r, fmt.Errorf("hooks: remove %s: %w", path, err)
+	}
+	if _, err := os.Lstat(local); err == nil {
+		if err := os.Rename(local, path); err != nil {
+			return r, fmt.Errorf("hooks: restore %s: %w", local, err)
+		}
+		r.Chained = local
+	}
+	return r, nil
+}

@@ -1,0 +1,232 @@
+package commands
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+// manifestJSON is the --json shape of a manifest.
+type manifestJSON struct {
+	ManifestID string `json:"manifest_id"`
+	*manifest.Manifest
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// manifestExtras lets later features add to `manifest` output (probe
+// verdicts); each returns JSON data and text lines.
+var manifestExtras []func(s *store.Store, m *manifest.Manifest) (key string, data any, lines []string, err error)
+
+func manifestCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "manifest",
+		Usage:     "show a committed manifest by run id or manifest id",
+		ArgsUsage: "RUN|MANIFEST",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, 1, "RUN|MANIFEST"); err != nil {
+				return err
+			}
+			return withStore(c, func(e *env, s *store.Store) error {
+				m, err := s.Manifest(c.Args().First())
+				if err != nil {
+					return err
+				}
+				extra := map[string]any{}
+				var lines []string
+				for _, f := range manifestExtras {
+					k, data, l, err := f(s, m)
+					if err != nil {
+						return err
+					}
+					if data != nil {
+						extra[k] = data
+					}
+					lines = append(lines, l...)
+				}
+				if e.json {
+					j := manifestJSON{ManifestID: m.ID, Manifest: m}
+					if len(extra) > 0 {
+						j.Extra = extra
+					}
+					return printJSON(e.out, j)
+				}
+				fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\nentries  %d\n\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano), len(m.Entries))
+				withRef := false
+				for _, en := range m.Entries {
+					if en.Ref != "" {
+						withRef = true
+					}
+				}
+				tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+				if withRef {
+					fmt.Fprintln(tw, "POS\tURI\tREF\tSNAPSHOT\tCONTENT_HASH\tDECISION")
+				} else {
+					fmt.Fprintln(tw, "POS\tURI\tSNAPSHOT\tCONTENT_HASH\tDECISION")
+				}
+				for _, en := range m.Entries {
+					if withRef {
+						ref := en.Ref
+						if ref == "" {
+							ref = "-"
+						}
+						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", en.Position, en.URI, ref, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+					} else {
+						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", en.Position, en.URI, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+					}
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				for _, l := range lines {
+					fmt.Fprintln(e.out, l)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// diffJSON is the --json shape of a diff.
+type diffJSON struct {
+	A       string         `json:"a"`
+	B       string         `json:"b"`
+	Changes []changeJSON   `json:"changes"`
+	Counts  map[string]int `json:"counts"`
+}
+
+type changeJSON struct {
+	manifest.Change
+	Why     string `json:"why,omitempty"`
+	Unified string `json:"unified,omitempty"`
+}
+
+func diffCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "diff",
+		Usage:     "compare two runs: which documents changed, why (source revision, observed time, tag), and how",
+		ArgsUsage: "RUN-A RUN-B",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 2, 2, "RUN-A RUN-B"); err != nil {
+				return err
+			}
+			return withStore(c, func(e *env, s *store.Store) error {
+				a, err := s.Manifest(c.Args().Get(0))
+				if err != nil {
+					return err
+				}
+				b, err := s.Manifest(c.Args().Get(1))
+				if err != nil {
+					return err
+				}
+				cmp := manifest.Compare(a, b)
+				out := diffJSON{A: a.ID, B: b.ID, Changes: []changeJSON{},
+					Counts: map[string]int{"changed": cmp.Changed, "added": cmp.Added, "removed": cmp.Removed, "unchanged": cmp.Unchanged}}
+				for _, ch := range cmp.Changes {
+					j := changeJSON{Change: ch}
+					switch ch.Kind {
+					case manifest.Changed:
+						j.Why = ch.Why()
+						if ch.A.ContentHash != ch.B.ContentHash {
+							ab, err := s.Content(ch.A.Snapshot)
+							if err != nil {
+								return fmt.Errorf("diff: %s in %s: %w", ch.URI, a.RunID, err)
+							}
+							bb, err := s.Content(ch.B.Snapshot)
+							if err != nil {
+								return fmt.Errorf("diff: %s in %s: %w", ch.URI, b.RunID, err)
+							}
+							j.Unified = manifest.Unified("a/"+ch.A.File, "b/"+ch.B.File, ab, bb, 3)
+						}
+					}
+					out.Changes = append(out.Changes, j)
+				}
+				if e.json {
+					return printJSON(e.out, out)
+				}
+				for _, ch := range out.Changes {
+					switch ch.Kind {
+					case manifest.Changed:
+						fmt.Fprintf(e.out, "~ %s\n  %s\n", ch.URI, ch.Why)
+						fmt.Fprint(e.out, ch.Unified)
+					case manifest.Added:
+						fmt.Fprintf(e.out, "+ %s (snapshot %s, %s)\n", ch.URI, manifest.Short(ch.B.Snapshot), manifest.Short(ch.B.ContentHash))
+					case manifest.Removed:
+						fmt.Fprintf(e.out, "- %s (snapshot %s, %s)\n", ch.URI, manifest.Short(ch.A.Snapshot), manifest.Short(ch.A.ContentHash))
+					}
+				}
+				fmt.Fprintf(e.out, "%d changed, %d added, %d removed, %d unchanged\n", cmp.Changed, cmp.Added, cmp.Removed, cmp.Unchanged)
+				return nil
+			})
+		},
+	}
+}
+
+// replayExtras lets later features re-check more on replay (probe
+// delivered hashes); an error marks the replay failed.
+var replayExtras []func(s *store.Store, res *store.ReplayResult) (lines []string, err error)
+
+func replayCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "rebuild a run's bytes from the store alone and re-verify every hash; non-zero on any mismatch",
+		ArgsUsage: "RUN|MANIFEST",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "no-content", Usage: "verify only; do not print the bytes"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, 1, "RUN|MANIFEST"); err != nil {
+				return err
+			}
+			return withStore(c, func(e *env, s *store.Store) error {
+				res, rerr := s.Replay(c.Args().First())
+				if res == nil {
+					return rerr
+				}
+				var extraLines []string
+				for _, f := range replayExtras {
+					l, err := f(s, res)
+					extraLines = append(extraLines, l...)
+					if err != nil && rerr == nil {
+						rerr = err
+					}
+				}
+				n := len(res.Entries)
+				if e.json {
+					if err := printJSON(e.out, map[string]any{"manifest_id": res.Manifest.ID, "run_id": res.Manifest.RunID, "all_match": res.AllMatch && rerr == nil, "matched": res.Matched, "entries": res.Entries}); err != nil {
+						return err
+					}
+					return withCode(ExitMismatch, rerr)
+				}
+				if !c.Bool("no-content") && rerr == nil {
+					for _, en := range res.Entries {
+						if _, err := e.out.Write(en.Content); err != nil {
+							return err
+						}
+					}
+				}
+				for _, l := range extraLines {
+					e.say("%s", l)
+				}
+				if rerr != nil {
+					for _, en := range res.Entries {
+						if en.Match {
+							e.say("ok    [%d] %s %s", en.Position, en.URI, manifest.Short(en.Expected))
+						} else if en.Error != "" {
+							e.say("FAIL  [%d] %s: %s", en.Position, en.URI, en.Error)
+						} else {
+							e.say("FAIL  [%d] %s: bytes hash to %s, manifest records %s", en.Position, en.URI, en.Actual, en.Expected)
+						}
+					}
+					return withCode(ExitMismatch, rerr)
+				}
+				e.say("Replay verified: SHA256 match for %d/%d entries.", res.Matched, n)
+				return nil
+			})
+		},
+	}
+}

@@ -1,0 +1,214 @@
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+func initCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "create the store (a bare git repository) and, if missing, readproof.toml",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 0, 0, ""); err != nil {
+				return err
+			}
+			e, err := newEnv(c)
+			if err != nil {
+				return err
+			}
+			if err := store.Init(e.storePath); err != nil {
+				return err
+			}
+			created := false
+			if _, err := os.Stat(e.policyPath); errors.Is(err, os.ErrNotExist) {
+				if err := policy.CreateFile(e.policyPath); err != nil {
+					return err
+				}
+				created = true
+			}
+			if e.json {
+				return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": created})
+			}
+			fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
+			if created {
+				fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
+			}
+			return nil
+		},
+	}
+}
+
+func resourceCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "resource",
+		Usage: "declare and list resources in readproof.toml",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "add",
+				Usage:     "declare a resource: its identity, source and freshness policy",
+				ArgsUsage: "URI --source-type TYPE [source flags] [--policy P]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "source-type", Usage: "filesystem, http, github or git"},
+					&cli.StringFlag{Name: "path", Usage: "file path (filesystem, relative to readproof.toml), or path in the repository (github, git)"},
+					&cli.StringFlag{Name: "url", Usage: "document URL (http) or repository URL (git)"},
+					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: value'; values may use ${VAR} for variables listed in [sources].env"},
+					&cli.StringFlag{Name: "owner", Usage: "repository owner (github)"},
+					&cli.StringFlag{Name: "repo", Usage: "repository name (github)"},
+					&cli.StringFlag{Name: "ref", Usage: "branch, tag or commit (github, git)"},
+					&cli.StringFlag{Name: "api-base", Usage: "GitHub API base URL (github)"},
+					&cli.StringFlag{Name: "token-env", Usage: "environment variable holding the GitHub token (github)"},
+					&cli.StringFlag{Name: "policy", Usage: "require_fresh, allow_stale or pinned (default: [defaults].policy)"},
+					&cli.StringFlag{Name: "max-age", Usage: "how old a snapshot allow_stale may reuse (e.g. 1h, 2d)"},
+					&cli.StringFlag{Name: "snapshot", Usage: "snapshot id for pinned"},
+					&cli.StringFlag{Name: "content-type", Usage: "override the detected content type"},
+					&cli.StringFlag{Name: "description", Usage: "what the document is"},
+				},
+				Action: resourceAdd,
+			},
+			{
+				Name:   "list",
+				Usage:  "list declared resources, their sources (redacted), policies and current snapshots",
+				Action: resourceList,
+			},
+		},
+	}
+}
+
+func resourceAdd(c *cli.Context) error {
+	if err := needArgs(c, 1, 1, "URI --source-type TYPE [...]"); err != nil {
+		return err
+	}
+	e, err := newEnv(c)
+	if err != nil {
+		return err
+	}
+	u, err := identity.ParseURI(c.Args().First())
+	if err != nil {
+		return hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
+	}
+	if u.Tag != "" {
+		return usageError("resource add %s: a declared URI takes no @tag", u.Ref())
+	}
+	if c.String("source-type") == "" {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("resource add %s: --source-type is required", u), "one of: "+strings.Join(adapters.Types(), ", ")))
+	}
+	r := policy.Resource{
+		URI: u,
+		Source: adapters.Spec{
+			Type: c.String("source-type"), Path: c.String("path"), URL: c.String("url"),
+			Owner: c.String("owner"), Repo: c.String("repo"), Ref: c.String("ref"),
+			APIBase: c.String("api-base"), TokenEnv: c.String("token-env"),
+		},
+		ContentType: c.String("content-type"),
+		Description: c.String("description"),
+	}
+	for _, h := range c.StringSlice("header") {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return usageError("resource add: header %q: want 'Name: value'", redactHeaderArg(h))
+		}
+		if r.Source.Headers == nil {
+			r.Source.Headers = map[string]string{}
+		}
+		r.Source.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	r.Freshness.Strategy = policy.Strategy(c.String("policy"))
+	if r.Freshness.Strategy == "" {
+		r.Freshness.Strategy = pol.Defaults.Policy
+	}
+	if s := c.String("max-age"); s != "" {
+		d, err := policy.ParseDuration(s)
+		if err != nil {
+			return usageError("resource add: --max-age %q: %v", s, err)
+		}
+		r.Freshness.MaxAge = d
+	} else if r.Freshness.Strategy == policy.AllowStale {
+		r.Freshness.MaxAge = pol.Defaults.MaxAge
+	}
+	r.Freshness.Snapshot = c.String("snapshot")
+	if err := policy.AppendResource(e.policyPath, r); err != nil {
+		var pe *policy.Error
+		if errors.As(err, &pe) && pe.Hint != "" {
+			return withCode(ExitUsage, hint.With(err, pe.Hint))
+		}
+		return withCode(ExitUsage, err)
+	}
+	if e.json {
+		return printJSON(e.out, map[string]any{"uri": u.String(), "policy_file": e.policyPath, "source": r.Source.Redacted(), "policy": string(r.Freshness.Strategy)})
+	}
+	fmt.Fprintf(e.out, "Added %s (%s, %s) to %s\n", u, r.Source.Type, r.Freshness.Strategy, e.policyPath)
+	return nil
+}
+
+// redactHeaderArg hides a header value in an error message.
+func redactHeaderArg(h string) string {
+	if name, _, ok := strings.Cut(h, ":"); ok {
+		return name + ": " + adapters.Redacted
+	}
+	if len(h) > 12 {
+		return h[:4] + "…"
+	}
+	return h
+}
+
+func describeSource(spec adapters.Spec) string {
+	return spec.Type + " · " + spec.Redacted().Describe()
+}
+
+func describePolicy(p store.PolicyView) string {
+	switch p.Strategy {
+	case string(policy.AllowStale):
+		return fmt.Sprintf("allow_stale (max_age %s)", time.Duration(p.MaxAgeSeconds)*time.Second)
+	case string(policy.Pinned):
+		return "pinned " + manifest.Short(p.Snapshot)
+	}
+	return p.Strategy
+}
+
+func resourceList(c *cli.Context) error {
+	return withStore(c, func(e *env, s *store.Store) error {
+		list, err := s.Resources()
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, list)
+		}
+		if len(list) == 0 {
+			e.say("no resources declared in %s; add one with `readproof resource add`", e.policyPath)
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "URI\tSOURCE\tPOLICY\tCURRENT\tTAGS")
+		for _, r := range list {
+			cur := "-"
+			if r.Current != nil {
+				cur = manifest.Short(r.Current.Snapshot)
+			}
+			tags := strings.Join(r.Tags, ",")
+			if tags == "" {
+				tags = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.URI, r.Source.Type+" · "+r.Source.Describe(), describePolicy(r.Policy), cur, tags)
+		}
+		return tw.Flush()
+	})
+}

@@ -1,0 +1,127 @@
+package commands
+
+// `readproof status`: does every declared source still match what the store
+// recorded? Reads sources, records nothing.
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+func init() {
+	extraCommands = append(extraCommands, statusCommand())
+}
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "compare every declared source, read now, with its latest snapshot and its tags (records nothing)",
+		Description: "States: up to date, changed since snapshot X, no snapshot yet, source error; each tag (and a pinned\n" +
+			"snapshot) is up to date or behind source. With --exit-code the exit status is 5 when anything drifted;\n" +
+			"it is 1 when a source could not be read.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "exit-code", Usage: "exit with status 5 when a source no longer matches its snapshot, a tag or its pin"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 0, 0, "[--exit-code]"); err != nil {
+				return err
+			}
+			return withStore(c, func(e *env, s *store.Store) error {
+				list, err := s.Status(c.Context)
+				if err != nil {
+					return err
+				}
+				drifted, failed := 0, 0
+				for _, r := range list {
+					if r.Drift {
+						drifted++
+					}
+					if r.State == store.StatusSourceError {
+						failed++
+					}
+				}
+				if e.json {
+					if err := printJSON(e.out, map[string]any{"resources": list, "drifted": drifted, "source_errors": failed}); err != nil {
+						return err
+					}
+				} else {
+					printStatus(e, list)
+				}
+				switch {
+				case failed > 0:
+					return withCode(ExitError, hint.With(fmt.Errorf("status: %d source(s) could not be read", failed),
+						"fix the sources named above (readproof inspect URI shows their definition)"))
+				case drifted > 0 && c.Bool("exit-code"):
+					return withCode(ExitDrift, hint.With(fmt.Errorf("status: %d resource(s) drifted from what the store recorded", drifted),
+						"record the new content (readproof get URI), move the tags that should follow it (readproof tag set URI TAG), or restore the source"))
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func printStatus(e *env, list []store.ResourceStatus) {
+	if len(list) == 0 {
+		fmt.Fprintln(e.out, "no resources declared in "+e.policyPath)
+		return
+	}
+	tw := tabwriter.NewWriter(e.out, 2, 4, 2, ' ', 0)
+	counts := map[string]int{}
+	behind := 0
+	for _, r := range list {
+		counts[r.State]++
+		line := r.Describe()
+		if r.State == store.StatusChanged {
+			line += " (source now " + manifest.Short(r.Source.ContentHash) + ")"
+		}
+		if r.State == store.StatusUpToDate {
+			line += " (snapshot " + manifest.Short(r.Current.Snapshot) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", r.URI, line)
+		type point struct {
+			what string
+			p    store.PointStatus
+		}
+		var points []point
+		if r.Pinned != nil {
+			points = append(points, point{"pinned snapshot", *r.Pinned})
+		}
+		for _, t := range r.Tags {
+			points = append(points, point{"tag " + t.Name, t})
+		}
+		for _, pt := range points {
+			state := "up to date"
+			switch {
+			case r.Source == nil:
+				state = "not compared (source error)"
+			case pt.p.Behind:
+				state = "behind source"
+				behind++
+			}
+			fmt.Fprintf(tw, "  %s\t%s (%s)\n", pt.what, state, manifest.Short(pt.p.Snapshot))
+		}
+	}
+	tw.Flush()
+	var parts []string
+	for _, k := range []struct{ state, word string }{
+		{store.StatusUpToDate, "up to date"}, {store.StatusChanged, "changed"},
+		{store.StatusNoSnapshot, "without snapshot"}, {store.StatusSourceError, "source errors"},
+	} {
+		if n := counts[k.state]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k.word))
+		}
+	}
+	summary := fmt.Sprintf("%d resource(s): %s", len(list), strings.Join(parts, ", "))
+	if behind > 0 {
+		summary += fmt.Sprintf("; %d tag(s) or pin(s) behind source", behind)
+	}
+	fmt.Fprintln(e.err, summary)
+}

@@ -1,0 +1,440 @@
+package commands
+
+// Sharing run history over git (package share): remote add|list|rm, push,
+// pull, clone, and the conflicts a pull can leave.
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/share"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+func init() {
+	extraCommands = append(extraCommands, remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand())
+}
+
+// shareOptions shows git's progress and lets git ask for credentials when
+// stderr is a terminal.
+func shareOptions(e *env) share.Options {
+	if isTerminal(e.err) {
+		return share.Options{Progress: e.err, Interactive: true}
+	}
+	return share.Options{}
+}
+
+// syncErr gives share's errors their exit codes.
+func syncErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, share.ErrUnverified):
+		return withCode(ExitMismatch, err)
+	case strings.HasPrefix(err.Error(), "remote name "):
+		return withCode(ExitUsage, err)
+	}
+	return err
+}
+
+func remoteArg(c *cli.Context, i int) string {
+	if c.Args().Len() > i {
+		return c.Args().Get(i)
+	}
+	return "origin"
+}
+
+func remoteCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "remote",
+		Usage: "manage the git remotes runs are shared through (kept in the store's git config)",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "add",
+				Usage:     "add a remote: a repository path, file://, git://, ssh:// or http(s):// URL",
+				ArgsUsage: "NAME URL",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 2, 2, "NAME URL"); err != nil {
+						return err
+					}
+					return withStore(c, func(e *env, s *store.Store) error {
+						name, url := c.Args().Get(0), c.Args().Get(1)
+						if err := share.AddRemote(c.Context, s, name, url); err != nil {
+							return syncErr(err)
+						}
+						r := share.Remote{Name: name, URL: url}
+						if e.json {
+							return printJSON(e.out, map[string]string{"name": name, "url": r.DisplayURL()})
+						}
+						fmt.Fprintf(e.out, "Added remote %s -> %s\n", name, r.DisplayURL())
+						return nil
+					})
+				},
+			},
+			{
+				Name:    "list",
+				Aliases: []string{"ls"},
+				Usage:   "list the remotes (passwords in URLs are redacted)",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 0, 0, ""); err != nil {
+						return err
+					}
+					return withStore(c, func(e *env, s *store.Store) error {
+						list, err := share.ListRemotes(c.Context, s)
+						if err != nil {
+							return err
+						}
+						for i := range list {
+							list[i].URL = list[i].DisplayURL()
+						}
+						if e.json {
+							return printJSON(e.out, list)
+						}
+						if len(list) == 0 {
+							e.say("no remotes; add one with `readproof remote add origin URL`")
+							return nil
+						}
+						tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+						for _, r := range list {
+							fmt.Fprintf(tw, "%s\t%s\n", r.Name, r.URL)
+						}
+						return tw.Flush()
+					})
+				},
+			},
+			{
+				Name:      "rm",
+				Aliases:   []string{"remove"},
+				Usage:     "remove a remote and its tracking refs (nothing pulled from it is touched)",
+				ArgsUsage: "NAME",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "NAME"); err != nil {
+						return err
+					}
+					return withStore(c, func(e *env, s *store.Store) error {
+						name := c.Args().First()
+						if err := share.RemoveRemote(c.Context, s, name); err != nil {
+							return syncErr(err)
+						}
+						if e.json {
+							return printJSON(e.out, map[string]string{"removed": name})
+						}
+						fmt.Fprintf(e.out, "Removed remote %s\n", name)
+						return nil
+					})
+				},
+			},
+		},
+	}
+}
+
+func pushCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "push",
+		Usage:     "send committed runs, resources, tags and the journal to a remote (never overwrites remote data)",
+		ArgsUsage: "[REMOTE]  (default origin)",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 0, 1, "[REMOTE]"); err != nil {
+				return err
+			}
+			return withStore(c, func(e *env, s *store.Store) error {
+				remote := remoteArg(c, 0)
+				res, err := share.Push(c.Context, s, remote, shareOptions(e))
+				if err != nil {
+					return syncErr(err)
+				}
+				for _, t := range res.Skipped {
+					e.say("readproof: warning: %s not pushed: it moved on both sides; settle it with `readproof conflicts resolve %s --take local|remote`", t, t)
+				}
+				if e.json {
+					return printJSON(e.out, res)
+				}
+				switch {
+				case res.UpToDate:
+					fmt.Fprintf(e.out, "Everything up to date with %s\n", remote)
+				case res.Refs == 0:
+					fmt.Fprintf(e.out, "Nothing else to push to %s\n", remote)
+				default:
+					fmt.Fprintf(e.out, "Pushed %s to %s (%d refs)\n", count(len(res.Runs), "run", "runs"), remote, res.Refs)
+				}
+				for _, r := range res.Conflicts {
+					fmt.Fprintf(e.out, "Sent run %s (manifest %s) as a conflict: %s names another manifest of that id\n", r.RunID, r.Manifest, remote)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// count says "1 run" or "3 runs".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func pullCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pull",
+		Usage:     "fetch a remote's runs, resources, tags and journal, verify them, and integrate them",
+		ArgsUsage: "[REMOTE]  (default origin)",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 0, 1, "[REMOTE]"); err != nil {
+				return err
+			}
+			return withStore(c, func(e *env, s *store.Store) error {
+				remote := remoteArg(c, 0)
+				res, err := share.Pull(c.Context, s, remote, shareOptions(e))
+				if err != nil {
+					return syncErr(err)
+				}
+				reportConflicts(e, res.RunConflicts, res.TagConflicts)
+				if e.json {
+					return printJSON(e.out, res)
+				}
+				printPull(e, "Pulled from "+remote, res)
+				return nil
+			})
+		},
+	}
+}
+
+func printPull(e *env, head string, res *share.PullResult) {
+	if res.UpToDate {
+		fmt.Fprintf(e.out, "Already up to date with %s\n", res.Remote)
+		return
+	}
+	parts := []string{count(len(res.NewRuns), "new run", "new runs")}
+	if n := len(res.Resources); n > 0 {
+		parts = append(parts, count(n, "resource updated", "resources updated"))
+	}
+	if n := len(res.Merged); n > 0 {
+		parts = append(parts, count(n, "resource merged", "resources merged"))
+	}
+	if n := len(res.Tags); n > 0 {
+		parts = append(parts, count(n, "tag updated", "tags updated"))
+	}
+	if n := len(res.Receipts) + len(res.ReceiptsMerged); n > 0 {
+		parts = append(parts, count(n, "receipt chain updated", "receipt chains updated"))
+	}
+	if n := len(res.Verdicts) + len(res.VerdictsMerged); n > 0 {
+		parts = append(parts, count(n, "verdict record updated", "verdict records updated"))
+	}
+	parts = append(parts, "journal "+res.Journal)
+	fmt.Fprintf(e.out, "%s: %s; %s verified\n", head, strings.Join(parts, ", "), count(res.Verified, "manifest", "manifests"))
+	for _, r := range res.NewRuns {
+		fmt.Fprintf(e.out, "  new run %s  manifest %s\n", r.RunID, r.Manifest)
+	}
+	for _, r := range res.Recorded {
+		fmt.Fprintf(e.out, "  recorded run %s (manifest %s) on the journal: the remote's journal did not reach it\n", r.RunID, r.Manifest)
+	}
+	for _, c := range res.ReceiptConflicts {
+		e.say("readproof: conflict: receipt %s in %s differs on the two sides; the local receipt stays", c.Receipt, c.Chain)
+	}
+}
+
+func reportConflicts(e *env, runs []share.RunConflict, tags []share.TagConflict) {
+	for _, r := range runs {
+		local := r.Local
+		if local == "" {
+			local = "(none)"
+		}
+		e.say("readproof: conflict: run %s has more than one manifest: local %s, other %s; both are kept", r.RunID, local, strings.Join(r.Others, ", "))
+		e.say("readproof: hint: give one another id: readproof conflicts rename %s NEW-ID [--manifest %s]", r.RunID, r.Others[0])
+	}
+	for _, t := range tags {
+		e.say("readproof: conflict: %s@%s moved on both sides: local %s, remote %s; the local value stays", t.URI, t.Tag, tagValue(t.Local), tagValue(t.Remote))
+		e.say("readproof: hint: settle it with: readproof conflicts resolve %s %s --take local|remote", t.URI, t.Tag)
+	}
+}
+
+func tagValue(t *store.TagState) string {
+	switch {
+	case t == nil:
+		return "(absent)"
+	case t.Deleted:
+		return "(deleted)"
+	}
+	return "snapshot " + manifest.Short(t.Snapshot)
+}
+
+func cloneCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "clone",
+		Usage:     "create a store from a remote (a repository path, file://, git://, ssh:// or http(s):// URL), verifying everything",
+		ArgsUsage: "URL [DIR]  (default: the store path, .readproof beside readproof.toml)",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 1, 2, "URL [DIR]"); err != nil {
+				return err
+			}
+			e, err := newEnv(c)
+			if err != nil {
+				return err
+			}
+			dir := e.storePath
+			if c.Args().Len() == 2 {
+				dir = c.Args().Get(1)
+			}
+			url := c.Args().First()
+			res, err := share.Clone(c.Context, url, dir, shareOptions(e))
+			if err != nil {
+				return syncErr(err)
+			}
+			reportConflicts(e, res.RunConflicts, nil)
+			if e.json {
+				return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})
+			}
+			fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", count(len(res.NewRuns), "run", "runs"),
+				gitstore.RedactURL(url), dir, count(res.Verified, "manifest", "manifests"))
+			return nil
+		},
+	}
+}
+
+func conflictsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "conflicts",
+		Usage: "list and settle what pulls left in conflict: run ids with two manifests, tags moved on both sides",
+		Subcommands: []*cli.Command{
+			{
+				Name:    "list",
+				Aliases: []string{"ls"},
+				Usage:   "list run ids with more than one manifest and tags that moved on both sides",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 0, 0, ""); err != nil {
+						return err
+					}
+					return withStore(c, func(e *env, s *store.Store) error {
+						rep, err := share.Conflicts(s)
+						if err != nil {
+							return err
+						}
+						if e.json {
+							return printJSON(e.out, rep)
+						}
+						if rep.Empty() {
+							e.say("no conflicts")
+							return nil
+						}
+						tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+						if len(rep.Runs) > 0 {
+							fmt.Fprintln(tw, "RUN\tLOCAL MANIFEST\tOTHER MANIFESTS")
+							for _, r := range rep.Runs {
+								local := r.Local
+								if local == "" {
+									local = "-"
+								}
+								fmt.Fprintf(tw, "%s\t%s\t%s\n", r.RunID, local, strings.Join(r.Others, " "))
+							}
+						}
+						if len(rep.Tags) > 0 {
+							if len(rep.Runs) > 0 {
+								fmt.Fprintln(tw)
+							}
+							fmt.Fprintln(tw, "TAG\tLOCAL\tREMOTE\tREMOTE SET_AT")
+							for _, t := range rep.Tags {
+								fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", t.URI, t.Tag, tagValue(t.Local), tagValue(t.Remote), t.Remote.SetAt.Format(time.RFC3339))
+							}
+						}
+						return tw.Flush()
+					})
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "list the moves of the remote side of a tag conflict, newest first",
+				ArgsUsage: "URI TAG  (or URI@TAG)",
+				Action: func(c *cli.Context) error {
+					u, tag, rest, err := uriAndTag(c.Args().Slice())
+					if err != nil {
+						return err
+					}
+					if len(rest) > 0 {
+						return usageError("conflicts show: too many arguments")
+					}
+					return withStore(c, func(e *env, s *store.Store) error {
+						h, err := share.ConflictTagHistory(s, u, tag)
+						if err != nil {
+							return err
+						}
+						if e.json {
+							return printJSON(e.out, h)
+						}
+						return printTagHistory(e, h)
+					})
+				},
+			},
+			{
+				Name:      "resolve",
+				Usage:     "settle a tag conflict with the local or the remote value (both histories are kept)",
+				ArgsUsage: "URI TAG --take local|remote  (or URI@TAG)",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "take", Usage: "local or remote", Required: true},
+				},
+				Action: func(c *cli.Context) error {
+					u, tag, rest, err := uriAndTag(c.Args().Slice())
+					if err != nil {
+						return err
+					}
+					if len(rest) > 0 {
+						return usageError("conflicts resolve: too many arguments")
+					}
+					take := c.String("take")
+					if take != share.TakeLocal && take != share.TakeRemote {
+						return withCode(ExitUsage, hint.With(fmt.Errorf("conflicts resolve: --take %q", take), "say --take local or --take remote"))
+					}
+					return withStore(c, func(e *env, s *store.Store) error {
+						t, err := share.ResolveTag(s, u, tag, take, time.Now())
+						if err != nil {
+							return err
+						}
+						return tagLine(e, "Resolved ("+take+")", t)
+					})
+				},
+			},
+			{
+				Name:      "rename",
+				Usage:     "give a committed run another id (the manifest is untouched); settles a run conflict",
+				ArgsUsage: "RUN NEW-ID [--manifest ID]",
+				Description: "Without --manifest, the local run RUN gets NEW-ID, and when exactly one other manifest waits\n" +
+					"under RUN it takes the name RUN. With --manifest, that conflicting manifest gets NEW-ID and the\n" +
+					"local run keeps RUN. Rename your own run to settle a conflict on every store.",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "manifest", Usage: "the manifest to rename (one listed by `conflicts list`)"},
+				},
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 2, 2, "RUN NEW-ID [--manifest ID]"); err != nil {
+						return err
+					}
+					if m := c.String("manifest"); m != "" && !identity.IsObjectID(m) {
+						return usageError("conflicts rename: --manifest %q is not a 40-hex manifest id", m)
+					}
+					return withStore(c, func(e *env, s *store.Store) error {
+						r, err := share.RenameRun(s, c.Args().Get(0), c.Args().Get(1), c.String("manifest"), time.Now())
+						if err != nil {
+							return err
+						}
+						if e.json {
+							return printJSON(e.out, r)
+						}
+						fmt.Fprintf(e.out, "Renamed run %s to %s (manifest %s)\n", r.From, r.To, r.Manifest)
+						if r.Promoted != "" {
+							fmt.Fprintf(e.out, "Run %s now names manifest %s\n", r.From, r.Promoted)
+						}
+						return nil
+					})
+				},
+			},
+		},
+	}
+}

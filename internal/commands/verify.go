@@ -1,0 +1,131 @@
+package commands
+
+// `readproof verify`: the whole-store check (package storecheck).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/storecheck"
+)
+
+func init() {
+	extraCommands = append(extraCommands, verifyCommand())
+}
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "verify",
+		Usage: "check the whole store: complete object graphs, manifests that replay, tags, signatures",
+		Description: "By default every commit, tree and record is read and decoded, every snapshot is checked to exist, and a\n" +
+			"deterministic sample of snapshots is re-hashed. --read-data re-hashes every blob; --read-data-subset N/M\n" +
+			"(or P%) re-hashes one share, so N=1..M over M checks covers everything.\n\n" +
+			"Exit codes: 0 healthy, 3 broken (a problem was found), 4 could not check (unreadable store, I/O error,\n" +
+			"allowed_signers configured but unusable).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "read-data", Usage: "read and re-hash every blob"},
+			&cli.StringFlag{Name: "read-data-subset", Usage: "re-hash one share of the snapshots: N/M or P%"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 0, 0, "[--read-data | --read-data-subset N/M]"); err != nil {
+				return err
+			}
+			opts := storecheck.Options{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset")}
+			if opts.ReadData && opts.Subset != "" {
+				return usageError("verify: --read-data and --read-data-subset exclude each other: --read-data already reads everything")
+			}
+			if opts.Subset != "" {
+				if err := storecheck.ParseSubset(opts.Subset); err != nil {
+					return withCode(ExitUsage, err)
+				}
+			}
+			e, err := newEnv(c)
+			if err != nil {
+				return err
+			}
+			s, err := e.open()
+			if err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) {
+					return err
+				}
+				return withCode(ExitCannotCheck, err)
+			}
+			defer s.Close()
+			return runVerify(c.Context, e, s, opts)
+		},
+	}
+}
+
+func runVerify(ctx context.Context, e *env, s *store.Store, opts storecheck.Options) error {
+	var stop func()
+	if isTerminal(e.err) {
+		opts.Progress, stop = progressLine(e.err, "verify")
+	}
+	rep, err := storecheck.Check(ctx, s, opts)
+	if stop != nil {
+		stop()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("verify %s: %w", s.Path(), err), "check that the store is readable; `git fsck` on it gives git's view"))
+	}
+	if e.json {
+		if err := printJSON(e.out, rep); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range rep.Problems {
+			if p.Kind == storecheck.Warning && rep.OK() {
+				fmt.Fprintln(e.err, "readproof: "+p.String())
+			} else {
+				fmt.Fprintln(e.out, p.String())
+			}
+		}
+		fmt.Fprintln(e.out, rep.Summary())
+	}
+	switch {
+	case rep.Broken() > 0:
+		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %d problem(s)", s.Path(), rep.Broken()),
+			"each problem above names the run, resource or tag affected; restore the objects from a clone (readproof pull) or a backup"))
+	case rep.CouldNotCheck() > 0:
+		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("store %s could not be fully checked: %d check(s) could not run", s.Path(), rep.CouldNotCheck()),
+			"fix what the lines above name and run readproof verify again"))
+	}
+	return nil
+}
+
+// progressLine returns a progress callback that redraws one line on w at
+// most ten times a second, and a function that clears the line.
+func progressLine(w io.Writer, what string) (func(done, total int), func()) {
+	var mu sync.Mutex
+	var last time.Time
+	drawn := false
+	update := func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || done == total {
+			last = now
+			drawn = true
+			fmt.Fprintf(w, "\r\033[K%s: %d/%d checked", what, done, total)
+		}
+	}
+	stop := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if drawn {
+			fmt.Fprint(w, "\r\033[K")
+		}
+	}
+	return update, stop
+}

@@ -1,0 +1,174 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
+)
+
+// URITemplate is the one resource template: every declared resource and
+// every uri@tag is readable through it.
+const URITemplate = "readproof://{namespace}/{+path}"
+
+func (s *Server) addResources() {
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: URITemplate,
+		Name:        "readproof-resource",
+		Title:       "readproof resource (optionally @tag)",
+		Description: "A governed document: readproof://NAMESPACE/PATH resolves under the resource's freshness policy " +
+			"(it may read the source and record a snapshot); readproof://NAMESPACE/PATH@TAG delivers exactly the tagged snapshot.",
+	}, s.readResource)
+	// resources/list is answered from the store and readproof.toml as they
+	// are now, not from a list registered at start-up.
+	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "resources/list" {
+				return next(ctx, method, req)
+			}
+			return s.listResources(ctx)
+		}
+	})
+}
+
+// listResources lists every declared resource with its current snapshot.
+func (s *Server) listResources(context.Context) (*mcp.ListResourcesResult, error) {
+	st, err := s.opts.Open()
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	defer st.Close()
+	infos, err := st.Resources()
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	out.CacheScope = "private"
+	for _, r := range infos {
+		out.Resources = append(out.Resources, resourceOf(r))
+	}
+	return out, nil
+}
+
+// resourceOf is the resources/list entry of a declared resource.
+func resourceOf(r store.ResourceInfo) *mcp.Resource {
+	meta := mcp.Meta{
+		"namespace":        r.Namespace,
+		"path":             r.Path,
+		"source":           r.Source, // already redacted by store.DefinitionOf
+		"policy":           r.Policy,
+		"current_snapshot": "",
+		"tags":             r.Tags,
+	}
+	if r.Description != "" {
+		meta["description"] = r.Description
+	}
+	res := &mcp.Resource{
+		URI:         r.URI,
+		Name:        r.Path,
+		Title:       r.URI,
+		Description: describe(r.Definition),
+		Meta:        meta,
+	}
+	if c := r.Current; c != nil {
+		res.MIMEType = c.ContentType
+		res.Size = c.Bytes
+		meta["current_snapshot"] = c.Snapshot
+		meta["content_hash"] = c.ContentHash
+		meta["observed_at"] = c.ObservedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return res
+}
+
+// describe is "<source kind> · <policy> — <redacted origin>".
+func describe(d store.Definition) string {
+	return d.Source.Type + " · " + describePolicy(d.Policy) + " — " + d.Source.Describe()
+}
+
+func describePolicy(p store.PolicyView) string {
+	switch p.Strategy {
+	case string(policy.AllowStale):
+		return fmt.Sprintf("allow_stale (max_age %s)", time.Duration(p.MaxAgeSeconds)*time.Second)
+	case string(policy.Pinned):
+		if len(p.Snapshot) > 12 {
+			return "pinned " + p.Snapshot[:12]
+		}
+		return "pinned " + p.Snapshot
+	}
+	return p.Strategy
+}
+
+// readResource resolves the URI exactly as `readproof get` does.
+func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	if _, err := identity.ParseURI(uri); err != nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	st, err := s.opts.Open()
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	defer st.Close()
+	d, err := st.Resolve(ctx, uri)
+	if err != nil {
+		if notFound(err) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		s.log.Info("resources/read", "uri", uri, "err", err)
+		return nil, rpcError(err)
+	}
+	in := prepare(d.ContentType, d.Content, d.ContentHash, InlineLimit)
+	meta := mcp.Meta{
+		"uri":             d.URI,
+		"ref":             d.Ref,
+		"snapshot":        d.Snapshot,
+		"content_hash":    d.ContentHash,
+		"source_revision": d.SourceRevision,
+		"observed_at":     d.ObservedAt.UTC().Format(time.RFC3339Nano),
+		"decision":        d.Decision,
+		"bytes":           d.Bytes,
+		"content_type":    d.ContentType,
+		"truncated":       in.Cut,
+		"total_bytes":     in.Total,
+	}
+	if in.Cut {
+		meta["shown_bytes"] = in.Shown
+		meta["truncation_notice"] = in.Notice
+	}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: d.ContentType, Meta: meta}
+	switch {
+	case in.IsText && in.Text != "":
+		c.Text = in.Text
+	case in.IsText:
+		// An empty document: "text" would be dropped as empty on the wire,
+		// leaving a block with neither text nor blob; an empty blob is a
+		// well-formed block.
+		c.Blob = []byte{}
+	default:
+		c.Blob = in.Blob
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+}
+
+// notFound reports an unknown resource or tag: not declared, no such tag,
+// or nothing recorded for a pinned or tagged read.
+func notFound(err error) bool {
+	return errors.Is(err, store.ErrNotRegistered) || errors.Is(err, store.ErrUnknownTag) || errors.Is(err, identity.ErrInvalid)
+}
+
+// rpcError is a protocol-level error for list and read: the message with
+// its hint, since the client shows only the message.
+func rpcError(err error) error {
+	msg := err.Error()
+	if h := hint.Of(err); h != "" {
+		msg += " (hint: " + h + ")"
+	}
+	return errors.New(msg)
+}

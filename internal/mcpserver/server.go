@@ -1,0 +1,296 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/receipts"
+)
+
+// ErrUnavailable is wrapped by the error of a tool whose feature is not part
+// of this build (no hook was given for it).
+var ErrUnavailable = errors.New("not available in this build")
+
+// Options configure a server. Open is required; every hook may be nil.
+type Options struct {
+	// Open opens the store with the policy file as it is now. It is called
+	// once per request, so a resource declared or a run committed by another
+	// process is seen without a restart; the server closes what it opens.
+	Open func() (*store.Store, error)
+	// Version is reported in the initialize result.
+	Version string
+	// Logger receives diagnostics; nil discards them. It must not write to
+	// the protocol stream.
+	Logger *slog.Logger
+
+	// ReceiptKey, when set (not zero), makes every executed tool call issue
+	// a tool receipt into the store under Session, and enables
+	// readproof_receipts_verify_claims.
+	ReceiptKey receipts.Key
+	// Session is the receipt session of this server; required with
+	// ReceiptKey.
+	Session string
+
+	// Mount records ref in an open run and returns the delivery and the
+	// bytes handed to the model, with a proof-of-read probe line appended
+	// when probe is set (as `readproof run mount --probe`). Nil means
+	// store.Mount, and a probed mount reports that proof of read is not
+	// available.
+	Mount func(ctx context.Context, st *store.Store, runID, ref string, probe bool) (*store.Delivery, []byte, error)
+	// ManifestExtra adds feature data to readproof_manifest (the CLI's
+	// manifest extras, e.g. proof-of-read verdicts).
+	ManifestExtra func(st *store.Store, m *manifest.Manifest) (map[string]any, error)
+	// ReplayExtra re-checks more on replay (the CLI's replay extras); an
+	// error marks the replay failed.
+	ReplayExtra func(st *store.Store, res *store.ReplayResult) ([]string, error)
+	// ProbeCheck checks an agent's answer for the proof-of-read sentinels
+	// of a run, as `readproof probe check` does. Nil: the tool
+	// readproof_probe_check is not registered.
+	ProbeCheck func(ctx context.Context, st *store.Store, target, answer string) (any, error)
+}
+
+// Instructions is the initialize result's instructions: what readproof is
+// and how a run works, before the model calls anything.
+const Instructions = `readproof governs the documents you read. Each registered document has a stable identity readproof://NAMESPACE/PATH, a freshness policy (require_fresh, allow_stale, pinned) and content-addressed snapshots kept in a git-backed store.
+
+How to read: list documents with readproof_resources_list (or resources/list). Read one with resources/read or readproof_resolve; append @TAG (readproof://ns/path@prod) to get exactly the tagged snapshot, without consulting the source. Reading has side effects: resolving a plain URI may fetch the source and record a new snapshot; that is how readproof records what you saw.
+
+How to record your work: for every task whose answer depends on documents, open a run with readproof_run_start, read each document that matters with readproof_run_mount (it returns the bytes and records them at the next position), then readproof_run_commit. The commit returns a manifest id (40 hex): cite it in your answer. With it anyone can inspect (readproof_manifest), compare (readproof_diff), re-verify byte for byte (readproof_replay) and export evidence (readproof_evidence_export). When a result carries a receipt_id, cite those receipt ids too.
+
+Large documents are cut at 1 MiB with a marker naming the full content hash; readproof_replay with include_content returns every byte. Never edit the store (the .readproof directory) by hand.`
+
+// Server is a readproof MCP server.
+type Server struct {
+	mcp  *mcp.Server
+	opts Options
+	log  *slog.Logger
+}
+
+// New builds the server: resources, the template and every tool.
+func New(opts Options) (*Server, error) {
+	if opts.Open == nil {
+		return nil, errors.New("mcpserver: Options.Open is required")
+	}
+	if !opts.ReceiptKey.IsZero() {
+		if err := identity.ValidateSessionID(opts.Session); err != nil {
+			return nil, hint.With(fmt.Errorf("receipt session %q: %w", opts.Session, err), "pass --session NAME with letters, digits, '.', '_' and '-'")
+		}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	version := opts.Version
+	if version == "" {
+		version = "devel"
+	}
+	s := &Server{opts: opts, log: log}
+	instructions := Instructions
+	if !opts.ReceiptKey.IsZero() {
+		instructions += "\n\nTool receipts are on (session " + opts.Session + "): every tool result names its receipt_id. " +
+			"List the receipt ids you relied on in your answer; readproof_receipts_verify_claims checks them."
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "readproof", Title: "readproof", Version: version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       log,
+		// Resources are listed live from the store; no list_changed
+		// notifications are sent, so none is promised. No logging
+		// capability: diagnostics go to stderr.
+		Capabilities: &mcp.ServerCapabilities{
+			Resources: &mcp.ResourceCapabilities{},
+			Tools:     &mcp.ToolCapabilities{},
+		},
+	})
+	s.addResources()
+	s.addTools()
+	return s, nil
+}
+
+// MCP returns the underlying go-sdk server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Serve runs the server over newline-delimited JSON-RPC on in and out until
+// in reaches EOF or ctx ends. Nothing but protocol messages is written to
+// out.
+func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
+	s, err := New(opts)
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx, in, out)
+}
+
+// Run serves one session over in and out.
+func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	err := s.mcp.Run(ctx, t)
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// receipted is implemented by every tool output (through the embedded
+// Receipt), so the receipt id can be set after the result is hashed.
+type receipted interface {
+	setReceipt(id, failure string)
+}
+
+// Receipt is embedded in every tool output.
+type Receipt struct {
+	ReceiptID    string `json:"receipt_id,omitempty" jsonschema:"id of the tool receipt issued for this call; cite it with the manifest id. Absent when receipts are not configured"`
+	ReceiptError string `json:"receipt_error,omitempty" jsonschema:"why no receipt could be issued for this call, when receipts are configured"`
+}
+
+func (r *Receipt) setReceipt(id, failure string) { r.ReceiptID, r.ReceiptError = id, failure }
+
+// runScoped is implemented by inputs that name a run, so the receipt records
+// it.
+type runScoped interface{ runOf() string }
+
+// reply is what a tool handler returns besides its output: the one short
+// text block and the result's _meta.
+type reply struct {
+	text string
+	meta mcp.Meta
+}
+
+// call is one executing tool call.
+type call struct {
+	st  *store.Store
+	req *mcp.CallToolRequest
+}
+
+// addTool registers a typed tool whose handler runs on a freshly opened
+// store. Errors become tool error results (isError) carrying the message,
+// the hint and the receipt id; outputs get the receipt id after the receipt
+// is issued over them.
+func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Context, *call, In) (Out, reply, error)) {
+	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
+	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		var zero Out
+		start := time.Now()
+		run := ""
+		if rs, ok := any(in).(runScoped); ok {
+			run = rs.runOf()
+		}
+		st, err := s.opts.Open()
+		if err != nil {
+			s.log.Warn("open store", "tool", t.Name, "err", err)
+			return nil, zero, toolError(err, "", "")
+		}
+		defer st.Close()
+		out, rep, err := h(ctx, &call{st: st, req: req}, in)
+		if err != nil {
+			s.log.Info("tool error", "tool", t.Name, "err", err)
+			id, rerr := s.issue(ctx, st, t.Name, req, run, start, nil, err)
+			return nil, zero, toolError(err, id, rerr)
+		}
+		data, err := json.Marshal(out)
+		if err != nil {
+			return nil, zero, fmt.Errorf("%s: encode result: %w", t.Name, err)
+		}
+		id, rerr := s.issue(ctx, st, t.Name, req, run, start, data, nil)
+		out.setReceipt(id, rerr)
+		text := rep.text
+		meta := rep.meta
+		switch {
+		case id != "":
+			text += "\nReceipt: " + id
+			if meta == nil {
+				meta = mcp.Meta{}
+			}
+			meta["receipt_id"] = id
+		case rerr != "":
+			text += "\nNo receipt: " + rerr
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: meta}, out, nil
+	})
+}
+
+// schemaFor infers the JSON schema of T and makes it portable: a Go
+// pointer or slice is inferred as the type list ["null", X], which clients
+// that map schemas onto a single-type dialect reject; every such list
+// becomes X. Outputs never carry null (slices are sent empty, optional
+// members are omitted), so the narrower schema is also the exact one.
+func schemaFor[T any]() *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
+	}
+	var fix func(*jsonschema.Schema)
+	fix = func(sc *jsonschema.Schema) {
+		if sc == nil {
+			return
+		}
+		if len(sc.Types) == 2 && sc.Types[0] == "null" {
+			sc.Type, sc.Types = sc.Types[1], nil
+		}
+		for _, p := range sc.Properties {
+			fix(p)
+		}
+		fix(sc.Items)
+		fix(sc.AdditionalProperties)
+	}
+	fix(sc)
+	return sc
+}
+
+// toolError renders err for the model: the message, then the hint, then
+// the receipt id, one per line.
+func toolError(err error, receiptID, receiptErr string) error {
+	var b strings.Builder
+	b.WriteString(err.Error())
+	if h := hint.Of(err); h != "" {
+		b.WriteString("\nhint: " + h)
+	}
+	if receiptID != "" {
+		b.WriteString("\nreceipt: " + receiptID)
+	} else if receiptErr != "" {
+		b.WriteString("\nno receipt: " + receiptErr)
+	}
+	return &renderedError{msg: b.String(), err: err}
+}
+
+type renderedError struct {
+	msg string
+	err error
+}
+
+func (e *renderedError) Error() string { return e.msg }
+func (e *renderedError) Unwrap() error { return e.err }
+
+func ptr[T any](v T) *T { return &v }
+
+// annotations for tools that change nothing.
+func readOnly(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+}
+
+// annotations for tools that write to the store only.
+func writes(title string, destructive, idempotent bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, DestructiveHint: ptr(destructive), IdempotentHint: idempotent, OpenWorldHint: ptr(false)}
+}
+
+// annotations for tools that may read the configured source (file, http,
+// github, git) and record a snapshot.
+func reads(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)}
+}

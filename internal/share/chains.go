@@ -1,0 +1,356 @@
+package share
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+// Receipt chains (docs/receipts.md) and proof-of-read verdict chains
+// (docs/store-format.md, "Proof-of-read verdicts") travel like resource
+// chains: adopted when absent, fast-forwarded when the remote contains the
+// local tip, merged when both moved (docs/sync.md, "Receipts and verdicts").
+
+// receiptChain splits a receipt ref name below receipts.RefPrefix:
+// "sessions/<session>" or "index/<digit>". ok is false for anything else,
+// which sync ignores.
+func receiptChain(name string) (session, digit string, ok bool) {
+	if s, found := strings.CutPrefix(name, "sessions/"); found {
+		return s, "", identity.ValidateSessionID(s) == nil
+	}
+	if d, found := strings.CutPrefix(name, "index/"); found {
+		return "", d, isIDDigit(d)
+	}
+	return "", "", false
+}
+
+func isIDDigit(s string) bool {
+	return len(s) == 1 && strings.Contains("0123456789abcdefghjkmnpqrstvwxyz", s)
+}
+
+// checkReceiptTree decodes every receipt blob of a receipt chain's tree
+// that the local tree old ("" for none) does not hold at the same place:
+// each is a receipt (receipts.DecodeReceipt) stored under its own id, in
+// the fan-out directories its id picks, and a session chain holds only
+// receipts of its session. MACs are not checked (that needs the key). The
+// tree of a chain's tip holds every receipt of the chain: chains only grow.
+func checkReceiptTree(g gitstore.Store, name string, tip, oldTip gitstore.OID) []string {
+	session, digit, _ := receiptChain(name)
+	tree, err := commitTree(g, tip)
+	if err != nil {
+		return []string{fmt.Sprintf("receipt chain %s: %v", name, err)}
+	}
+	var old gitstore.OID
+	if oldTip != "" {
+		if old, err = commitTree(g, oldTip); err != nil {
+			return []string{fmt.Sprintf("receipt chain %s: %v", name, err)}
+		}
+	}
+	var failures []string
+	fail := func(path, format string, args ...any) {
+		failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s) %s: %s", name, tip, path, fmt.Sprintf(format, args...)))
+	}
+	var walk func(tree, old gitstore.OID, dirs []string)
+	walk = func(tree, old gitstore.OID, dirs []string) {
+		if tree == old {
+			return
+		}
+		entries, err := g.Tree(tree)
+		if err != nil {
+			fail(strings.Join(dirs, "/"), "%v", err)
+			return
+		}
+		had := map[string]gitstore.OID{}
+		if old != "" {
+			if oldEntries, err := g.Tree(old); err == nil {
+				for _, e := range oldEntries {
+					had[e.Name] = e.OID
+				}
+			}
+		}
+		for _, e := range entries {
+			path := strings.Join(append(dirs, e.Name), "/")
+			if len(dirs) < 2 {
+				if e.Mode != gitstore.ModeDir || !isIDDigit(e.Name) {
+					fail(path, "unexpected entry in the receipt tree")
+					continue
+				}
+				walk(e.OID, had[e.Name], append(dirs, e.Name))
+				continue
+			}
+			if had[e.Name] == e.OID {
+				continue
+			}
+			id, isJSON := strings.CutSuffix(e.Name, ".json")
+			if e.Mode != gitstore.ModeFile || !isJSON || !receipts.ValidID(id) {
+				fail(path, "unexpected entry in the receipt tree")
+				continue
+			}
+			d := id[len(receipts.IDPrefix):]
+			want := []string{d[0:1], d[1:2]}
+			if digit != "" {
+				want = []string{d[1:2], d[2:3]}
+				if d[0:1] != digit {
+					fail(path, "receipt %s belongs in index chain %s", id, d[0:1])
+				}
+			}
+			if dirs[0] != want[0] || dirs[1] != want[1] {
+				fail(path, "receipt %s is stored under %s/%s, its id says %s/%s", id, dirs[0], dirs[1], want[0], want[1])
+			}
+			data, err := g.Blob(e.OID)
+			if err != nil {
+				fail(path, "%v", err)
+				continue
+			}
+			r, err := receipts.DecodeReceipt(data)
+			if err != nil {
+				fail(path, "%v", err)
+				continue
+			}
+			if r.ID != id {
+				fail(path, "the blob holds receipt %s", r.ID)
+			}
+			if session != "" && r.Session != session {
+				fail(path, "receipt of session %q in the chain of session %q", r.Session, session)
+			}
+		}
+	}
+	walk(tree, old, nil)
+	return failures
+}
+
+func commitTree(g gitstore.Store, id gitstore.OID) (gitstore.OID, error) {
+	c, err := g.Commit(id)
+	if err != nil {
+		return "", err
+	}
+	return c.Tree, nil
+}
+
+// unionReceiptTrees returns the union of two receipt trees. A receipt id
+// stored with different content on the two sides keeps the local blob (a)
+// and is appended to conflicts.
+func unionReceiptTrees(g gitstore.Store, a, b gitstore.OID, conflicts *[]string) (gitstore.OID, error) {
+	if a == b {
+		return a, nil
+	}
+	ae, err := g.Tree(a)
+	if err != nil {
+		return "", err
+	}
+	be, err := g.Tree(b)
+	if err != nil {
+		return "", err
+	}
+	out := make([]gitstore.TreeEntry, 0, len(ae)+len(be))
+	index := map[string]int{}
+	for _, e := range ae {
+		index[e.Name] = len(out)
+		out = append(out, e)
+	}
+	for _, e := range be {
+		i, ok := index[e.Name]
+		if !ok {
+			out = append(out, e)
+			continue
+		}
+		l := out[i]
+		switch {
+		case l.OID == e.OID:
+		case l.Mode == gitstore.ModeDir && e.Mode == gitstore.ModeDir:
+			sub, err := unionReceiptTrees(g, l.OID, e.OID, conflicts)
+			if err != nil {
+				return "", err
+			}
+			out[i].OID = sub
+		default:
+			*conflicts = append(*conflicts, strings.TrimSuffix(e.Name, ".json"))
+		}
+	}
+	return g.PutTree(out)
+}
+
+// mergeReceipts writes the merge of two tips of receipt chain name: both
+// are parents, the tree is the union of theirs. The commit is
+// deterministic.
+func mergeReceipts(g gitstore.Store, name string, local, remote gitstore.OID, conflicts *[]string) (gitstore.OID, error) {
+	lc, err := g.Commit(local)
+	if err != nil {
+		return "", fmt.Errorf("receipt chain %s: %w", name, err)
+	}
+	rc, err := g.Commit(remote)
+	if err != nil {
+		return "", fmt.Errorf("receipt chain %s: %w", name, err)
+	}
+	tree, err := unionReceiptTrees(g, lc.Tree, rc.Tree, conflicts)
+	if err != nil {
+		return "", fmt.Errorf("receipt chain %s: %w", name, err)
+	}
+	sig := signature(later(lc.Committer.When, rc.Committer.When))
+	return g.PutCommit(gitstore.Commit{Tree: tree, Parents: sortedPair(local, remote), Author: sig, Committer: sig,
+		Message: fmt.Sprintf("merge receipts of %s\n", name)})
+}
+
+// verdictsAt decodes verdicts.json of a verdict chain commit.
+func verdictsAt(g gitstore.Store, run string, id gitstore.OID) (*store.VerdictRecord, gitstore.Commit, error) {
+	c, err := g.Commit(id)
+	if err != nil {
+		return nil, c, fmt.Errorf("verdicts of run %s, commit %s: %w", run, id, err)
+	}
+	blob, err := gitstore.FileAt(g, c.Tree, store.VerdictsFile)
+	if err != nil {
+		return nil, c, fmt.Errorf("verdicts of run %s, commit %s: %w", run, id, err)
+	}
+	data, err := g.Blob(blob)
+	if err != nil {
+		return nil, c, fmt.Errorf("verdicts of run %s, commit %s: %w", run, id, err)
+	}
+	r, err := store.DecodeVerdicts(run, data)
+	if err != nil {
+		return nil, c, fmt.Errorf("verdict commit %s: %w", id, err)
+	}
+	r.ID = string(id)
+	return r, c, nil
+}
+
+// checkVerdictChain decodes verdicts.json of every commit of run's verdict
+// chain reachable from tip and not from oldTip ("" for none).
+func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID) []string {
+	var exclude []gitstore.OID
+	if oldTip != "" {
+		exclude = []gitstore.OID{oldTip}
+	}
+	commits, err := t.RevList(ctx, []gitstore.OID{tip}, exclude)
+	if err != nil {
+		return []string{fmt.Sprintf("verdicts of run %s: %v", run, err)}
+	}
+	var failures []string
+	for _, c := range commits {
+		if _, _, err := verdictsAt(g, run, c.ID); err != nil {
+			failures = append(failures, err.Error())
+		}
+	}
+	return failures
+}
+
+// mergeVerdicts writes the merge of two tips of run's verdict chain: both
+// are parents, the tree is the tree of the side checked last (the local one
+// on a tie), and that side is the first parent, so the chain's history
+// (store.VerdictHistory follows first parents) reads on from it.
+func mergeVerdicts(g gitstore.Store, run string, local, remote gitstore.OID) (gitstore.OID, error) {
+	lr, lc, err := verdictsAt(g, run, local)
+	if err != nil {
+		return "", err
+	}
+	rr, rc, err := verdictsAt(g, run, remote)
+	if err != nil {
+		return "", err
+	}
+	first, second, tree, newest := local, remote, lc.Tree, lr
+	if rr.CheckedAt.After(lr.CheckedAt) {
+		first, second, tree, newest = remote, local, rc.Tree, rr
+	}
+	sig := signature(later(lc.Committer.When, rc.Committer.When))
+	return g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{first, second}, Author: sig, Committer: sig,
+		Message: fmt.Sprintf("merge verdicts of run %s\n\nnewest %s\nchecked-at %s\n", run, first, newest.CheckedAt.UTC().Format(time.RFC3339))})
+}
+
+// chainUpdates plans the receipt and verdict chains of a pull: it fills
+// res, appends ref updates to ups and returns the verification failures.
+// Merge commits are written only when everything verified.
+func chainUpdates(ctx context.Context, g gitstore.Store, t *gitstore.Transport, local, rem *state, res *PullResult) ([]gitstore.RefUpdate, []string, error) {
+	var ups []gitstore.RefUpdate
+	var failures []string
+	type merge struct {
+		key           string
+		local, remote gitstore.OID
+	}
+	var receiptMerges, verdictMerges []merge
+	for _, key := range sortedKeys(rem.receipts) {
+		r, l := rem.receipts[key], local.receipts[key]
+		if l == r {
+			continue
+		}
+		if _, _, ok := receiptChain(key); !ok {
+			continue // not a chain readproof writes; ignored
+		}
+		ref := receipts.RefPrefix + key
+		rel := behind
+		if l != "" {
+			var err error
+			if rel, err = relate(ctx, g, t, l, r); err != nil {
+				return nil, nil, err
+			}
+		}
+		switch rel {
+		case behind:
+			failures = append(failures, checkReceiptTree(g, key, r, l)...)
+			ups = append(ups, gitstore.RefUpdate{Name: ref, Old: l, New: r})
+			res.Receipts = append(res.Receipts, key)
+		case diverged:
+			failures = append(failures, checkReceiptTree(g, key, r, l)...)
+			receiptMerges = append(receiptMerges, merge{key, l, r})
+			res.ReceiptsMerged = append(res.ReceiptsMerged, key)
+		}
+	}
+	for _, run := range sortedKeys(rem.verdicts) {
+		r, l := rem.verdicts[run], local.verdicts[run]
+		if l == r || identity.ValidateRunID(run) != nil {
+			continue
+		}
+		ref := store.VerdictsPrefix + run
+		rel := behind
+		if l != "" {
+			var err error
+			if rel, err = relate(ctx, g, t, l, r); err != nil {
+				return nil, nil, err
+			}
+		}
+		switch rel {
+		case behind:
+			failures = append(failures, checkVerdictChain(ctx, g, t, run, r, l)...)
+			ups = append(ups, gitstore.RefUpdate{Name: ref, Old: l, New: r})
+			res.Verdicts = append(res.Verdicts, run)
+		case diverged:
+			failures = append(failures, checkVerdictChain(ctx, g, t, run, r, l)...)
+			verdictMerges = append(verdictMerges, merge{run, l, r})
+			res.VerdictsMerged = append(res.VerdictsMerged, run)
+		}
+	}
+	if len(failures) > 0 {
+		return nil, failures, nil
+	}
+	for _, m := range receiptMerges {
+		var conflicts []string
+		id, err := mergeReceipts(g, m.key, m.local, m.remote, &conflicts)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range conflicts {
+			res.ReceiptConflicts = append(res.ReceiptConflicts, ReceiptConflict{Chain: m.key, Receipt: c})
+		}
+		ups = append(ups, gitstore.RefUpdate{Name: receipts.RefPrefix + m.key, Old: m.local, New: id})
+	}
+	for _, m := range verdictMerges {
+		id, err := mergeVerdicts(g, m.key, m.local, m.remote)
+		if err != nil {
+			return nil, nil, err
+		}
+		ups = append(ups, gitstore.RefUpdate{Name: store.VerdictsPrefix + m.key, Old: m.local, New: id})
+	}
+	return ups, nil, nil
+}
+
+// ReceiptConflict is a receipt id stored with different content on the two
+// sides of a pull: the local receipt stays in chain Chain ("sessions/<s>" or
+// "index/<d>"); the remote one was left out of the merge.
+type ReceiptConflict struct {
+	Chain   string `json:"chain"`
+	Receipt string `json:"receipt"`
+}

@@ -1,0 +1,187 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+// Clone creates a store at dir from the repository at url (a path to a
+// repository, file://, git://, ssh:// or http(s)://), with the remote
+// "origin", and verifies everything it brought: every manifest entry by
+// entry, every resource and tag tip, every receipt and verdict chain. On any failure, a refusal included,
+// nothing is left at dir.
+//
+// A new store has nothing to protect, so the fetch writes the shared refs
+// and origin's tracking refs directly; nothing is readable as a store
+// until verification has passed and Clone returns.
+func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult, err error) {
+	if gitstore.IsStore(dir) {
+		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, gitstore.ErrExists), "pull into it instead: readproof --store "+dir+" pull")
+	}
+	_, statErr := os.Stat(dir)
+	existed := statErr == nil
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("clone into %s: %w", dir, statErr)
+	}
+	g, err := gitstore.Init(dir)
+	if err != nil {
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+	}
+	defer func() {
+		g.Close()
+		if err != nil {
+			os.RemoveAll(dir)
+			if existed {
+				os.Mkdir(dir, 0o777)
+			}
+		}
+	}()
+	t, err := opts.transport(g)
+	if err != nil {
+		return nil, err
+	}
+	shown := gitstore.RedactURL(url)
+	if err := t.AddRemote(ctx, "origin", absLocal(url), fetchRefspecs("origin")); err != nil {
+		return nil, fmt.Errorf("clone %s: %w", shown, err)
+	}
+	refs, err := t.LsRemote(ctx, "origin", "refs/tags/readproof/", "refs/heads/")
+	if err != nil {
+		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+	}
+	rem := stateFromRefs(refs)
+	specs := fetchRefspecs("origin")
+	specs = append(specs,
+		"+"+store.RunsPrefix+"*:"+store.RunsPrefix+"*",
+		"+refs/tags/readproof/conflicts/*:refs/tags/readproof/conflicts/*",
+		"+"+store.ResourcesPrefix+"*:"+store.ResourcesPrefix+"*",
+		"+"+store.TagsPrefix+"*:"+store.TagsPrefix+"*",
+		"+"+receipts.RefPrefix+"*:"+receipts.RefPrefix+"*",
+		"+"+store.VerdictsPrefix+"*:"+store.VerdictsPrefix+"*")
+	if rem.main != "" {
+		specs = append(specs, "+"+store.JournalRef+":"+store.JournalRef)
+	}
+	if err := t.Fetch(ctx, "origin", specs); err != nil {
+		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+	}
+	if res, err = verifyClone(ctx, g, t, opts); err != nil {
+		return nil, err
+	}
+	if err := t.PackRefs(ctx); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// verifyClone checks everything a fresh clone holds, and records on the
+// journal any manifest the remote's journal did not reach.
+func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, opts Options) (*PullResult, error) {
+	local, err := readState(g, localPrefixes())
+	if err != nil {
+		return nil, err
+	}
+	res := newPullResult("origin", false)
+	manifests := map[gitstore.OID]bool{}
+	name := map[gitstore.OID]string{}
+	for _, id := range sortedKeys(local.runs) {
+		m := local.runs[id]
+		manifests[m] = true
+		if _, ok := name[m]; !ok {
+			name[m] = id
+		}
+		res.NewRuns = append(res.NewRuns, RunRef{RunID: id, Manifest: string(m)})
+	}
+	for _, id := range sortedKeys(local.conflicts) {
+		rc := RunConflict{RunID: id, Local: string(local.runs[id]), Others: []string{}}
+		for _, m := range sortedOIDs(local.conflicts[id]) {
+			manifests[m] = true
+			if _, ok := name[m]; !ok {
+				name[m] = id
+				rc.Others = append(rc.Others, string(m))
+			}
+		}
+		if len(rc.Others) > 0 {
+			res.RunConflicts = append(res.RunConflicts, rc)
+		}
+	}
+	onJournal := map[gitstore.OID]bool{}
+	if local.main != "" {
+		res.Journal = "adopted"
+		commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range commits {
+			onJournal[c.ID] = true
+			if len(c.Parents) == 0 && !manifests[c.ID] {
+				if cm, err := g.Commit(c.ID); err == nil {
+					if _, err := gitstore.FileAt(g, cm.Tree, "manifest.json"); err == nil {
+						manifests[c.ID] = true
+					}
+				}
+			}
+		}
+	}
+	var obs, tags []gitstore.OID
+	for _, key := range sortedKeys(local.resources) {
+		obs = append(obs, local.resources[key])
+		if u, err := keyURI(key); err == nil {
+			res.Resources = append(res.Resources, u.String())
+		}
+	}
+	for _, key := range sortedKeys(local.tags) {
+		tags = append(tags, local.tags[key])
+		if u, tag, err := splitTagKey(key); err == nil {
+			res.Tags = append(res.Tags, u.String()+"@"+tag)
+		}
+	}
+	if err := verifyAll(g, manifests, obs, tags, map[gitstore.OID]bool{}, opts); err != nil {
+		return nil, err
+	}
+	var failures []string
+	for _, key := range sortedKeys(local.receipts) {
+		if _, _, ok := receiptChain(key); ok {
+			failures = append(failures, checkReceiptTree(g, key, local.receipts[key], "")...)
+			res.Receipts = append(res.Receipts, key)
+		}
+	}
+	for _, run := range sortedKeys(local.verdicts) {
+		if identity.ValidateRunID(run) == nil {
+			failures = append(failures, checkVerdictChain(ctx, g, t, run, local.verdicts[run], "")...)
+			res.Verdicts = append(res.Verdicts, run)
+		}
+	}
+	if len(failures) > 0 {
+		return nil, unverified(failures)
+	}
+	res.Verified = len(manifests)
+	var stray []gitstore.OID
+	for m := range name {
+		if !onJournal[m] {
+			stray = append(stray, m)
+		}
+	}
+	sort.Slice(stray, func(i, j int) bool { return name[stray[i]]+string(stray[i]) < name[stray[j]]+string(stray[j]) })
+	tip := local.main
+	for _, m := range stray {
+		if tip, err = recordOnJournal(g, tip, name[m], m, opts.now()); err != nil {
+			return nil, err
+		}
+		res.Recorded = append(res.Recorded, RunRef{RunID: name[m], Manifest: string(m)})
+	}
+	if tip != local.main {
+		if err := g.Update(gitstore.RefUpdate{Name: store.JournalRef, Old: local.main, New: tip}); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,411 @@
+package share
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+func TestMain(m *testing.M) {
+	// Hermetic git: no system or user configuration, no prompts.
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	os.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	os.Setenv("GIT_TERMINAL_PROMPT", "0")
+	os.Setenv("GIT_AUTHOR_NAME", "test")
+	os.Setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")
+	os.Setenv("GIT_COMMITTER_NAME", "test")
+	os.Setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
+	os.Exit(m.Run())
+}
+
+func needGit(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+}
+
+// project is a directory with readproof.toml, documents under docs/ and a
+// store at .readproof.
+type project struct {
+	dir string
+	s   *store.Store
+	now time.Time
+}
+
+// newProject declares one filesystem resource readproof://demo/NAME per
+// document docs/NAME.md and creates the store.
+func newProject(t testing.TB, docs map[string]string) *project {
+	t.Helper()
+	needGit(t)
+	dir := t.TempDir()
+	var toml strings.Builder
+	toml.WriteString("version = 1\n[defaults]\nmax_bytes = \"256MiB\"\n\n")
+	names := make([]string, 0, len(docs))
+	for n := range docs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		writeFile(t, filepath.Join(dir, "docs", n+".md"), docs[n])
+		fmt.Fprintf(&toml, "[[resource]]\nuri = \"readproof://demo/%s\"\nsource = { type = \"filesystem\", path = \"docs/%s.md\" }\n\n", n, n)
+	}
+	writeFile(t, filepath.Join(dir, "readproof.toml"), toml.String())
+	if err := store.Init(filepath.Join(dir, ".readproof")); err != nil {
+		t.Fatal(err)
+	}
+	p := &project{dir: dir, now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	p.open(t)
+	return p
+}
+
+func (p *project) open(t testing.TB) {
+	t.Helper()
+	if p.s != nil {
+		p.s.Close()
+	}
+	pol, err := policy.Load(filepath.Join(p.dir, "readproof.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(filepath.Join(p.dir, ".readproof"), pol, store.Options{Now: p.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	p.s = s
+}
+
+// clock advances one second per call, so every event has its own time.
+func (p *project) clock() time.Time {
+	p.now = p.now.Add(time.Second)
+	return p.now
+}
+
+func (p *project) path() string { return filepath.Join(p.dir, ".readproof") }
+
+func (p *project) write(t testing.TB, name, body string) {
+	t.Helper()
+	writeFile(t, filepath.Join(p.dir, "docs", name+".md"), body)
+}
+
+func (p *project) run(t testing.TB, id string, docs ...string) *manifest.Manifest {
+	t.Helper()
+	var uris []string
+	for _, d := range docs {
+		uris = append(uris, "readproof://demo/"+d)
+	}
+	m, _, err := p.s.RunOnce(context.Background(), id, uris)
+	if err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	return m
+}
+
+func (p *project) tag(t testing.TB, doc, tag string) *store.TagState {
+	t.Helper()
+	st, err := p.s.SetTag(uri(t, doc), tag, "")
+	if err != nil {
+		t.Fatalf("tag %s@%s: %v", doc, tag, err)
+	}
+	return st
+}
+
+func uri(t testing.TB, doc string) identity.URI {
+	t.Helper()
+	u, err := identity.ParseURI("readproof://demo/" + doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func writeFile(t testing.TB, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runs returns run id -> manifest id of committed runs.
+func runs(t testing.TB, s *store.Store) map[string]string {
+	t.Helper()
+	list, err := s.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range list {
+		if !r.Open {
+			out[r.RunID] = r.Manifest
+		}
+	}
+	return out
+}
+
+// replayAll replays every committed run and fails on any mismatch.
+func replayAll(t testing.TB, s *store.Store) {
+	t.Helper()
+	for id := range runs(t, s) {
+		res, err := s.Replay(id)
+		if err != nil {
+			t.Fatalf("replay %s in %s: %v", id, s.Path(), err)
+		}
+		if !res.AllMatch {
+			t.Fatalf("replay %s in %s: not all entries match", id, s.Path())
+		}
+	}
+}
+
+// git runs stock git on gitDir ("" for none) and returns its trimmed output.
+func git(t testing.TB, gitDir string, args ...string) string {
+	t.Helper()
+	out, err := gitstore.GitCommand(t, gitDir, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// allRefs lists every ref of a repository as "name oid" lines.
+func allRefs(t testing.TB, gitDir string) string {
+	t.Helper()
+	return git(t, gitDir, "for-each-ref", "--format=%(refname) %(objectname)")
+}
+
+// refsExcept lists every ref except those under prefix.
+func refsExcept(t testing.TB, gitDir, prefix string) string {
+	t.Helper()
+	var keep []string
+	for _, l := range strings.Split(allRefs(t, gitDir), "\n") {
+		if !strings.HasPrefix(l, prefix) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// reachableFromMain reports whether commit c is reachable from main.
+func reachableFromMain(t testing.TB, gitDir, c string) bool {
+	t.Helper()
+	err := gitstore.GitCommand(t, gitDir, "merge-base", "--is-ancestor", c, "refs/heads/main").Run()
+	return err == nil
+}
+
+// ---- servers ----
+
+// bareServer creates an empty bare repository name under base.
+func bareServer(t testing.TB, base, name string) string {
+	t.Helper()
+	dir := filepath.Join(base, name)
+	git(t, "", "init", "--quiet", "--bare", "--initial-branch=main", dir)
+	git(t, dir, "config", "http.receivepack", "true")
+	return dir
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// daemon is a git daemon serving base on 127.0.0.1.
+type daemon struct {
+	base string
+	port int
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startDaemon starts `git daemon --enable=receive-pack` on a free port in
+// its own process group and waits until it answers.
+func startDaemon(t testing.TB, base string) *daemon {
+	t.Helper()
+	needGit(t)
+	return startDaemonOn(t, base, freePort(t))
+}
+
+func startDaemonOn(t testing.TB, base string, port int) *daemon {
+	t.Helper()
+	cmd := gitstore.GitCommand(t, "", "daemon", "--reuseaddr", "--base-path="+base, "--export-all",
+		"--enable=receive-pack", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start git daemon: %v", err)
+	}
+	d := &daemon{base: base, port: port, cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(d.done) }()
+	t.Cleanup(d.kill)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("git daemon did not start on port %d: %v", port, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// kill ends the daemon and every process it started (the whole group).
+func (d *daemon) kill() {
+	if d.cmd.Process == nil {
+		return
+	}
+	syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	<-d.done
+}
+
+func (d *daemon) url(name string) string { return fmt.Sprintf("git://127.0.0.1:%d/%s", d.port, name) }
+
+// startHTTP serves base over git's smart HTTP protocol through
+// git-http-backend (CGI) on 127.0.0.1.
+func startHTTP(t testing.TB, base string) string {
+	t.Helper()
+	needGit(t)
+	execPath := git(t, "", "--exec-path")
+	backend := filepath.Join(execPath, "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skipf("git-http-backend not found: %v", err)
+	}
+	h := &cgi.Handler{
+		Path: backend,
+		Env: []string{"GIT_PROJECT_ROOT=" + base, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_CONFIG_GLOBAL=" + os.DevNull},
+		InheritEnv: []string{"PATH"},
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// killingProxy forwards TCP connections to a daemon and kills the daemon's
+// whole process group once more than limit bytes went from client to
+// server: a server killed mid-transfer.
+type killingProxy struct {
+	l      net.Listener
+	limit  int64
+	d      *daemon
+	killed atomic.Bool
+	wg     sync.WaitGroup
+}
+
+func startKillingProxy(t testing.TB, d *daemon, limit int64) *killingProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &killingProxy{l: l, limit: limit, d: d}
+	t.Cleanup(func() { l.Close(); p.wg.Wait() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.wg.Add(1)
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *killingProxy) url(name string) string {
+	return fmt.Sprintf("git://%s/%s", p.l.Addr().String(), name)
+}
+
+func (p *killingProxy) serve(c net.Conn) {
+	defer p.wg.Done()
+	defer c.Close()
+	up, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", p.d.port))
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	back := make(chan struct{})
+	go func() { io.Copy(c, up); close(back) }()
+	buf := make([]byte, 32<<10)
+	var sent int64
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			if _, werr := up.Write(buf[:n]); werr != nil {
+				return
+			}
+			sent += int64(n)
+			if sent > p.limit && p.killed.CompareAndSwap(false, true) {
+				p.d.kill()
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				up.(*net.TCPConn).CloseWrite()
+				<-back
+			}
+			return
+		}
+	}
+}
+
+// corruptLoose flips one byte of a loose object in place, keeping its name,
+// as a disk error or an attacker would.
+func corruptLoose(t testing.TB, gitDir, oid string) {
+	t.Helper()
+	path := filepath.Join(gitDir, "objects", oid[:2], oid[2:])
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-2] ^= 0x01
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, buf.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+}

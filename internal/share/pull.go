@@ -1,0 +1,660 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+)
+
+// Options tune push, pull and clone.
+type Options struct {
+	// Progress receives git's progress meter and readproof's phase lines
+	// (meant for a terminal); nil means quiet.
+	Progress io.Writer
+	// Interactive lets git prompt for credentials on the terminal.
+	Interactive bool
+	// Now is the clock for journal records written by a pull; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (o Options) say(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, format, args...)
+	}
+}
+
+func (o Options) transport(g gitstore.Store) (*gitstore.Transport, error) {
+	return gitstore.NewTransport(g.Path(), gitstore.TransportOptions{Progress: o.Progress, Interactive: o.Interactive})
+}
+
+// RunRef names a committed run.
+type RunRef struct {
+	RunID    string `json:"run_id"`
+	Manifest string `json:"manifest"`
+}
+
+// RunConflict is a run id with more than one manifest: Local is the
+// manifest the local run ref names ("" when none), Others the manifests
+// kept under refs/tags/readproof/conflicts/runs/<run-id>/.
+type RunConflict struct {
+	RunID  string   `json:"run_id"`
+	Local  string   `json:"local"`
+	Others []string `json:"others"`
+}
+
+// TagConflict is a tag that moved on both sides: Local stays in force,
+// Remote is kept under refs/readproof-conflicts/tags/ until resolved.
+type TagConflict struct {
+	URI    string          `json:"uri"`
+	Tag    string          `json:"tag"`
+	Local  *store.TagState `json:"local"`
+	Remote *store.TagState `json:"remote"`
+}
+
+// PullResult says what a pull adopted.
+type PullResult struct {
+	Remote    string   `json:"remote"`
+	UpToDate  bool     `json:"up_to_date"`
+	NewRuns   []RunRef `json:"new_runs"`
+	Resources []string `json:"resources_updated"`
+	Merged    []string `json:"resources_merged"`
+	Tags      []string `json:"tags_updated"`
+	// Journal is "unchanged", "adopted", "fast-forward" or "merged".
+	Journal string `json:"journal"`
+	// Recorded lists manifests that were not on the remote's journal and
+	// were recorded on the local one, so main reaches every manifest.
+	Recorded []RunRef `json:"recorded"`
+	// Verified is the number of new manifests checked entry by entry.
+	Verified int `json:"manifests_verified"`
+	// RunConflicts and TagConflicts are the conflicts this pull found.
+	RunConflicts []RunConflict `json:"run_conflicts"`
+	TagConflicts []TagConflict `json:"tag_conflicts"`
+	// Receipts and Verdicts list the receipt chains ("sessions/<s>",
+	// "index/<d>") and the runs whose verdict chain was adopted or
+	// fast-forwarded; ReceiptsMerged and VerdictsMerged those merged
+	// because both sides moved. ReceiptConflicts are receipt ids stored with
+	// different content on the two sides: the local receipt stays.
+	Receipts         []string          `json:"receipts_updated"`
+	ReceiptsMerged   []string          `json:"receipts_merged"`
+	ReceiptConflicts []ReceiptConflict `json:"receipt_conflicts"`
+	Verdicts         []string          `json:"verdicts_updated"`
+	VerdictsMerged   []string          `json:"verdicts_merged"`
+}
+
+// Pull fetches remote's shared refs into refs/readproof-remotes/<remote>/,
+// verifies every new manifest and chain tip, and integrates them per
+// docs/sync.md in one ref transaction. Data that does not verify is refused
+// (ErrUnverified) before any local ref changes.
+func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*PullResult, error) {
+	g := s.Git()
+	// Ask first (one round trip, no object transfer): when every remote
+	// ref is already integrated, nothing is fetched.
+	t, rem, err := connect(ctx, g, remote, opts, "pull")
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := upToDate(ctx, g, t, rem); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		return newPullResult(remote, true), nil
+	}
+	if err := t.Fetch(ctx, remote, fetchRefspecs(remote)); err != nil {
+		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+	}
+	return integrate(ctx, g, t, remote, opts)
+}
+
+// connect checks the remote's name and URL and reads its shared refs (one
+// ls-remote round trip, no object transfer).
+func connect(ctx context.Context, g gitstore.Store, remote string, opts Options, verb string) (*gitstore.Transport, *state, error) {
+	if err := gitstore.CheckRemoteName(remote); err != nil {
+		return nil, nil, err
+	}
+	t, err := opts.transport(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := t.RemoteURL(ctx, remote); err != nil {
+		return nil, nil, remoteHint(err, remote)
+	}
+	refs, err := t.LsRemote(ctx, remote, "refs/tags/readproof/", "refs/heads/")
+	if err != nil {
+		return nil, nil, hint.With(fmt.Errorf("%s %s: %w", verb, remote, err),
+			"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+	}
+	return t, stateFromRefs(refs), nil
+}
+
+func remoteHint(err error, remote string) error {
+	if errors.Is(err, gitstore.ErrNoRemote) {
+		return hint.With(err, "add it first: readproof remote add "+remote+" URL")
+	}
+	return err
+}
+
+func newPullResult(remote string, upToDate bool) *PullResult {
+	return &PullResult{Remote: remote, UpToDate: upToDate, Journal: "unchanged", NewRuns: []RunRef{}, Resources: []string{},
+		Merged: []string{}, Tags: []string{}, Recorded: []RunRef{}, RunConflicts: []RunConflict{}, TagConflicts: []TagConflict{},
+		Receipts: []string{}, ReceiptsMerged: []string{}, ReceiptConflicts: []ReceiptConflict{}, Verdicts: []string{}, VerdictsMerged: []string{}}
+}
+
+// upToDate reports whether the local store already holds everything the
+// remote advertises: every run id (with its manifest, or that manifest kept
+// as a conflict or under another name), every conflict, and every chain tip
+// (equal, or an ancestor of the local tip, or a tag's known conflicting
+// value). It reads only local refs and objects.
+func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem *state) (bool, error) {
+	local, err := readState(g, localPrefixes())
+	if err != nil {
+		return false, err
+	}
+	tagConflicts, err := readTagConflicts(g)
+	if err != nil {
+		return false, err
+	}
+	named := local.named()
+	for id, r := range rem.runs {
+		if identity.ValidateRunID(id) != nil {
+			continue
+		}
+		l := local.runs[id]
+		if l == "" || (l != r && !named[r] && !local.conflicts[id][r]) {
+			return false, nil
+		}
+	}
+	for id, set := range rem.conflicts {
+		for m := range set {
+			if !named[m] && !local.conflicts[id][m] {
+				return false, nil
+			}
+		}
+	}
+	for _, set := range local.conflicts {
+		for m := range set {
+			if named[m] {
+				return false, nil // a settled conflict to clean up
+			}
+		}
+	}
+	contained := func(l, r gitstore.OID) (bool, error) {
+		if l == r {
+			return true, nil
+		}
+		if l == "" {
+			return false, nil
+		}
+		if ok, err := g.Has(r); err != nil || !ok {
+			return false, err
+		}
+		rel, err := relate(ctx, g, t, l, r)
+		return rel == ahead, err
+	}
+	for key, r := range rem.resources {
+		if _, err := keyURI(key); err != nil {
+			continue // ignored by integrate as well
+		}
+		if ok, err := contained(local.resources[key], r); err != nil || !ok {
+			return false, err
+		}
+	}
+	for key, r := range rem.tags {
+		if _, _, err := splitTagKey(key); err != nil {
+			continue
+		}
+		if c := tagConflicts[key]; c != "" {
+			if c == r {
+				continue // a known conflict, waiting for `conflicts resolve`
+			}
+			return false, nil
+		}
+		if ok, err := contained(local.tags[key], r); err != nil || !ok {
+			return false, err
+		}
+	}
+	for key, r := range rem.receipts {
+		if _, _, ok := receiptChain(key); !ok {
+			continue
+		}
+		if ok, err := contained(local.receipts[key], r); err != nil || !ok {
+			return false, err
+		}
+	}
+	for run, r := range rem.verdicts {
+		if identity.ValidateRunID(run) != nil {
+			continue
+		}
+		if ok, err := contained(local.verdicts[run], r); err != nil || !ok {
+			return false, err
+		}
+	}
+	if rem.main != "" {
+		if ok, err := contained(local.main, rem.main); err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// integrate adopts the fetched state of remote. A local writer moving a ref
+// at the same time makes the transaction fail; the plan is then rebuilt on
+// the new local refs.
+func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options) (*PullResult, error) {
+	verified := map[gitstore.OID]bool{}
+	delay := time.Millisecond
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, ups, err := plan(ctx, g, t, remote, opts, verified)
+		if err != nil {
+			return nil, err
+		}
+		if len(ups) == 0 {
+			res.UpToDate = len(res.TagConflicts) == 0
+			return res, nil
+		}
+		err = g.Update(ups...)
+		if err == nil {
+			return res, nil
+		}
+		if !errors.Is(err, gitstore.ErrConflict) {
+			return nil, fmt.Errorf("pull %s: %w", remote, err)
+		}
+		if attempt >= 50 {
+			return nil, hint.With(fmt.Errorf("pull %s: %w: local refs kept changing: %w", remote, ErrBusy, err), "try again when other readproof processes are done")
+		}
+		time.Sleep(delay/2 + rand.N(delay))
+		if delay < 50*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// plan computes the ref updates that integrate remote's tracking refs into
+// the local ones, after verifying everything it would adopt.
+func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified map[gitstore.OID]bool) (*PullResult, []gitstore.RefUpdate, error) {
+	local, err := readState(g, localPrefixes())
+	if err != nil {
+		return nil, nil, err
+	}
+	rem, err := readState(g, trackingPrefixes(remote))
+	if err != nil {
+		return nil, nil, err
+	}
+	tagConflicts, err := readTagConflicts(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := newPullResult(remote, false)
+	var ups []gitstore.RefUpdate
+	manifests := map[gitstore.OID]bool{} // to verify
+	adopted := map[gitstore.OID]string{} // manifest -> run id, newly named here
+	var obsTips, tagTips []gitstore.OID
+
+	// Runs: every run id absent locally is adopted.
+	finalRuns := make(map[string]gitstore.OID, len(local.runs))
+	for id, m := range local.runs {
+		finalRuns[id] = m
+	}
+	for _, id := range sortedKeys(rem.runs) {
+		r := rem.runs[id]
+		if identity.ValidateRunID(id) != nil {
+			continue // not a run id readproof writes; ignored
+		}
+		if local.runs[id] == "" {
+			ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + id, New: r})
+			finalRuns[id] = r
+			manifests[r] = true
+			adopted[r] = id
+			res.NewRuns = append(res.NewRuns, RunRef{RunID: id, Manifest: string(r)})
+		}
+	}
+	named := make(map[gitstore.OID]bool, len(finalRuns))
+	for _, m := range finalRuns {
+		named[m] = true
+	}
+	// The same run id naming another manifest: keep it as a conflict.
+	newConflicts := map[string][]string{}
+	addConflict := func(id string, m gitstore.OID) {
+		if named[m] || local.conflicts[id][m] {
+			return
+		}
+		for _, o := range newConflicts[id] {
+			if o == string(m) {
+				return
+			}
+		}
+		ups = append(ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), New: m})
+		manifests[m] = true
+		if _, ok := adopted[m]; !ok {
+			adopted[m] = id
+		}
+		newConflicts[id] = append(newConflicts[id], string(m))
+	}
+	for _, id := range sortedKeys(rem.runs) {
+		if identity.ValidateRunID(id) != nil {
+			continue
+		}
+		if l := local.runs[id]; l != "" && l != rem.runs[id] {
+			addConflict(id, rem.runs[id])
+		}
+	}
+	for _, id := range sortedKeys(rem.conflicts) {
+		for _, m := range sortedOIDs(rem.conflicts[id]) {
+			addConflict(id, m)
+		}
+	}
+	// A conflict whose manifest now has a run name of its own is settled.
+	for _, id := range sortedKeys(local.conflicts) {
+		for _, m := range sortedOIDs(local.conflicts[id]) {
+			if named[m] {
+				ups = append(ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), Old: m})
+			}
+		}
+	}
+	for _, id := range sortedKeys(newConflicts) {
+		others := newConflicts[id]
+		sort.Strings(others)
+		res.RunConflicts = append(res.RunConflicts, RunConflict{RunID: id, Local: string(local.runs[id]), Others: others})
+	}
+
+	// Resource chains: fast-forward, or merge when both moved.
+	type merge struct {
+		key        string
+		uri        string
+		local, rem gitstore.OID
+	}
+	var merges []merge
+	for _, key := range sortedKeys(rem.resources) {
+		r, l := rem.resources[key], local.resources[key]
+		if l == r {
+			continue
+		}
+		uri := key
+		if u, err := keyURI(key); err == nil {
+			uri = u.String()
+		} else {
+			continue // not a resource key readproof writes; ignored
+		}
+		ref := store.ResourcesPrefix + key
+		if l == "" {
+			ups = append(ups, gitstore.RefUpdate{Name: ref, New: r})
+			obsTips = append(obsTips, r)
+			res.Resources = append(res.Resources, uri)
+			continue
+		}
+		rel, err := relate(ctx, g, t, l, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch rel {
+		case behind:
+			ups = append(ups, gitstore.RefUpdate{Name: ref, Old: l, New: r})
+			obsTips = append(obsTips, r)
+			res.Resources = append(res.Resources, uri)
+		case diverged:
+			obsTips = append(obsTips, r)
+			merges = append(merges, merge{key: key, uri: uri, local: l, rem: r})
+			res.Merged = append(res.Merged, uri)
+		}
+	}
+
+	// Tag chains: fast-forward when one side moved; a conflict when both did.
+	for _, key := range sortedKeys(rem.tags) {
+		r, l, c := rem.tags[key], local.tags[key], tagConflicts[key]
+		u, tag, err := splitTagKey(key)
+		if err != nil {
+			continue // not a tag ref readproof writes; ignored
+		}
+		ref := store.TagsPrefix + key
+		settled := func(tip gitstore.OID) error { // drop a kept remote value the tip now contains
+			if c == "" {
+				return nil
+			}
+			rel, err := relate(ctx, g, t, c, tip)
+			if err != nil {
+				return err
+			}
+			if rel == same || rel == behind {
+				ups = append(ups, gitstore.RefUpdate{Name: ConflictTagsPrefix + key, Old: c})
+			}
+			return nil
+		}
+		if l == r {
+			if err := settled(l); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if l == "" {
+			ups = append(ups, gitstore.RefUpdate{Name: ref, New: r})
+			tagTips = append(tagTips, r)
+			res.Tags = append(res.Tags, u.String()+"@"+tag)
+			if err := settled(r); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		rel, err := relate(ctx, g, t, l, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch rel {
+		case behind:
+			ups = append(ups, gitstore.RefUpdate{Name: ref, Old: l, New: r})
+			tagTips = append(tagTips, r)
+			res.Tags = append(res.Tags, u.String()+"@"+tag)
+			if err := settled(r); err != nil {
+				return nil, nil, err
+			}
+		case ahead:
+			if err := settled(l); err != nil {
+				return nil, nil, err
+			}
+		case diverged:
+			tagTips = append(tagTips, r)
+			if c != r {
+				ups = append(ups, gitstore.RefUpdate{Name: ConflictTagsPrefix + key, Old: c, New: r})
+				tc := TagConflict{URI: u.String(), Tag: tag}
+				if tc.Local, _, err = tagAt(g, l); err != nil {
+					return nil, nil, err
+				}
+				if tc.Remote, _, err = tagAt(g, r); err != nil {
+					return nil, nil, fmt.Errorf("%w: nothing was adopted: %w", ErrUnverified, err)
+				}
+				res.TagConflicts = append(res.TagConflicts, tc)
+			}
+		}
+	}
+
+	// The journal.
+	newMain := local.main
+	onJournal := map[gitstore.OID]bool{}
+	var journalMerge bool
+	if r := rem.main; r != "" && r != local.main {
+		var exclude []gitstore.OID
+		if local.main != "" {
+			exclude = []gitstore.OID{local.main}
+		}
+		commits, err := t.RevList(ctx, []gitstore.OID{r}, exclude)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range commits {
+			onJournal[c.ID] = true
+			if len(c.Parents) == 0 && !manifests[c.ID] {
+				// A root commit: the journal's first commit or a manifest.
+				if cm, err := g.Commit(c.ID); err == nil {
+					if _, err := gitstore.FileAt(g, cm.Tree, "manifest.json"); err == nil {
+						manifests[c.ID] = true
+					}
+				}
+			}
+		}
+		if local.main == "" {
+			newMain, res.Journal = r, "adopted"
+		} else {
+			rel, err := relate(ctx, g, t, local.main, r)
+			if err != nil {
+				return nil, nil, err
+			}
+			switch rel {
+			case behind:
+				newMain, res.Journal = r, "fast-forward"
+			case diverged:
+				journalMerge, res.Journal = true, "merged"
+			}
+		}
+	}
+
+	// Verify before anything is adopted.
+	if err := verifyAll(g, manifests, obsTips, tagTips, verified, opts); err != nil {
+		return nil, nil, err
+	}
+	chainUps, failures, err := chainUpdates(ctx, g, t, local, rem, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(failures) > 0 {
+		return nil, nil, unverified(failures)
+	}
+	ups = append(ups, chainUps...)
+	res.Verified = len(manifests)
+
+	// Build merge commits and journal records (objects only).
+	for _, m := range merges {
+		id, err := mergeResource(g, m.uri, m.local, m.rem)
+		if err != nil {
+			return nil, nil, err
+		}
+		ups = append(ups, gitstore.RefUpdate{Name: store.ResourcesPrefix + m.key, Old: m.local, New: id})
+	}
+	if journalMerge {
+		if newMain, err = mergeJournal(g, local.main, rem.main); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Every adopted manifest must be reachable from main.
+	var stray []gitstore.OID
+	for m := range adopted {
+		if onJournal[m] {
+			continue
+		}
+		if local.main != "" {
+			ok, err := t.IsAncestor(ctx, m, local.main)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				continue
+			}
+		}
+		stray = append(stray, m)
+	}
+	sort.Slice(stray, func(i, j int) bool { return adopted[stray[i]]+string(stray[i]) < adopted[stray[j]]+string(stray[j]) })
+	for _, m := range stray {
+		if newMain, err = recordOnJournal(g, newMain, adopted[m], m, opts.now()); err != nil {
+			return nil, nil, err
+		}
+		res.Recorded = append(res.Recorded, RunRef{RunID: adopted[m], Manifest: string(m)})
+	}
+	if newMain != local.main {
+		ups = append(ups, gitstore.RefUpdate{Name: store.JournalRef, Old: local.main, New: newMain})
+	}
+
+	return res, ups, nil
+}
+
+// verifyAll checks every manifest, observation tip and tag tip a pull would
+// adopt; verified remembers what passed across retries.
+func verifyAll(g gitstore.Store, manifests map[gitstore.OID]bool, obs, tags []gitstore.OID, verified map[gitstore.OID]bool, opts Options) error {
+	var failures []string
+	fail := func(err error) {
+		failures = append(failures, err.Error())
+	}
+	ids := sortedOIDs(manifests)
+	for i, id := range ids {
+		if opts.Progress != nil && (i%100 == 0 || i == len(ids)-1) {
+			opts.say("\rVerifying manifests: %d/%d", i+1, len(ids))
+			if i == len(ids)-1 {
+				opts.say(", done.\n")
+			}
+		}
+		if verified[id] {
+			continue
+		}
+		if _, err := checkManifest(g, id); err != nil {
+			fail(err)
+			continue
+		}
+		verified[id] = true
+	}
+	for _, set := range []struct {
+		ids   []gitstore.OID
+		check func(gitstore.Store, gitstore.OID) error
+	}{{obs, checkObservation}, {tags, checkTag}} {
+		for _, id := range set.ids {
+			if verified[id] {
+				continue
+			}
+			if err := set.check(g, id); err != nil {
+				fail(err)
+				continue
+			}
+			verified[id] = true
+		}
+	}
+	if len(failures) > 0 {
+		return unverified(failures)
+	}
+	return nil
+}
+
+func unverified(failures []string) error {
+	return hint.With(fmt.Errorf("%w: nothing was adopted: %s", ErrUnverified, summarize(failures, 3)),
+		"the remote holds records that do not replay; ask whoever pushed them to run `readproof verify --read-data` on their store, and do not adopt them")
+}
+
+func summarize(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(items[:n], "; "), len(items)-n)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedOIDs(m map[gitstore.OID]bool) []gitstore.OID {
+	ids := make([]gitstore.OID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}

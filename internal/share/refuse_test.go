@@ -1,0 +1,189 @@
+package share
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+// forge records, through the object API and without readproof's checks, a
+// run "forged" whose manifest lies in the way kind says, or a resource tip
+// whose observation lies, with a journal entry for it.
+func forge(t *testing.T, p *project, kind string) {
+	t.Helper()
+	g := p.s.Git()
+	real := p.run(t, "honest", "doc")
+	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	other, err := g.PutBlob([]byte("bytes nobody recorded\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kind == "observation" {
+		ref := store.ResourcesPrefix + "demo/doc"
+		tip, err := g.Ref(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, c, err := observationAt(g, tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Snapshot = string(other) // content hash still that of the old bytes
+		data, _ := json.MarshalIndent(o, "", "  ")
+		ob, _ := g.PutBlob(append(data, '\n'))
+		tree, err := g.PutTree([]gitstore.TreeEntry{{Name: "content", Mode: gitstore.ModeFile, OID: other}, {Name: "observation.json", Mode: gitstore.ModeFile, OID: ob}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c
+		id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: "observe\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	m := *real
+	m.RunID = "forged"
+	m.Entries = append([]manifest.Entry(nil), real.Entries...)
+	files := map[string]gitstore.OID{}
+	for _, e := range m.Entries {
+		files[e.File] = gitstore.OID(e.Snapshot)
+	}
+	switch kind {
+	case "hash": // the entry records a hash its blob does not have
+		m.Entries[0].ContentHash = contentHash([]byte("something else\n"))
+	case "blob": // the entry names other bytes, keeping the old hash
+		m.Entries[0].Snapshot = string(other)
+		files[m.Entries[0].File] = other
+	case "tree": // the tree's file is not the entry's snapshot
+		files[m.Entries[0].File] = other
+	default:
+		t.Fatalf("unknown forgery %q", kind)
+	}
+	data, err := manifest.Encode(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := g.PutBlob(data)
+	// content/demo/doc
+	leaf, _ := g.PutTree([]gitstore.TreeEntry{{Name: "doc", Mode: gitstore.ModeFile, OID: files["content/demo/doc"]}})
+	demo, _ := g.PutTree([]gitstore.TreeEntry{{Name: "demo", Mode: gitstore.ModeDir, OID: leaf}})
+	tree, err := g.PutTree([]gitstore.TreeEntry{{Name: "content", Mode: gitstore.ModeDir, OID: demo}, {Name: "manifest.json", Mode: gitstore.ModeFile, OID: mb}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: manifest.Message(&m)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, _ := g.Ref(store.JournalRef)
+	j, err := recordOnJournal(g, tip, "forged", id, sig.When)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: store.RunsPrefix + "forged", New: id}, gitstore.RefUpdate{Name: store.JournalRef, Old: tip, New: j}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPullRefusesUnverified: a pull of data that does not verify is refused
+// before anything is adopted: no local ref changes (the tracking refs may
+// hold what was fetched), and a clone of it leaves nothing behind.
+func TestPullRefusesUnverified(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []string{"hash", "blob", "tree", "observation"} {
+		t.Run(kind, func(t *testing.T) {
+			base := t.TempDir()
+			dir := bareServer(t, base, "shared.git")
+			mallory := newProject(t, map[string]string{"doc": "the real text\n"})
+			addRemote(t, mallory, "origin", dir)
+			mallory.run(t, "first", "doc")
+			mustPush(t, mallory, "origin")
+
+			alice := newProject(t, map[string]string{"other": "alice's doc\n"})
+			alice.run(t, "mine", "other")
+			addRemote(t, alice, "origin", dir)
+			mustPull(t, alice, "origin")
+			mustPush(t, alice, "origin")
+			mustPull(t, mallory, "origin")
+
+			forge(t, mallory, kind)
+			mustPush(t, mallory, "origin") // push does not judge; pull does
+
+			before := refsExcept(t, alice.path(), RemotesPrefix)
+			_, err := Pull(ctx, alice.s, "origin", Options{})
+			if !errors.Is(err, ErrUnverified) {
+				t.Fatalf("pull of forged data: %v, want ErrUnverified", err)
+			}
+			t.Logf("refused: %v", err)
+			if !strings.Contains(err.Error(), "nothing was adopted") {
+				t.Fatalf("error does not say nothing was adopted: %v", err)
+			}
+			if after := refsExcept(t, alice.path(), RemotesPrefix); after != before {
+				t.Fatalf("refs changed by a refused pull:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			// Refused again on retry, however often.
+			if _, err := Pull(ctx, alice.s, "origin", Options{}); !errors.Is(err, ErrUnverified) {
+				t.Fatalf("second pull: %v", err)
+			}
+			replayAll(t, alice.s)
+			gitstore.Fsck(t, alice.path())
+
+			dst := filepath.Join(t.TempDir(), "clone")
+			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, ErrUnverified) {
+				t.Fatalf("clone of forged data: %v", err)
+			}
+			if _, err := os.Stat(dst); !os.IsNotExist(err) {
+				t.Fatalf("a refused clone left %s behind (%v)", dst, err)
+			}
+		})
+	}
+}
+
+// TestPullRefusesCorruptObject: a remote whose stored blob was altered on
+// disk cannot even be fetched (git checks every object id), and nothing is
+// adopted.
+func TestPullRefusesCorruptObject(t *testing.T) {
+	dir := bareServer(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"doc": "original bytes of the document\n"})
+	m := a.run(t, "r", "doc")
+	addRemote(t, a, "origin", dir)
+	mustPush(t, a, "origin")
+	// Unpack the server's objects so one blob can be altered in place.
+	git(t, dir, "repack", "-a", "-d", "-q")
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+	for _, p := range packs {
+		data, _ := os.ReadFile(p)
+		os.Remove(p)
+		os.Remove(strings.TrimSuffix(p, ".pack") + ".idx")
+		cmd := gitstore.GitCommand(t, dir, "unpack-objects", "-q")
+		cmd.Stdin = strings.NewReader(string(data))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("unpack: %v %s", err, out)
+		}
+	}
+	corruptLoose(t, dir, m.Entries[0].Snapshot)
+
+	b := newProject(t, map[string]string{"x": "x\n"})
+	addRemote(t, b, "origin", dir)
+	before := allRefs(t, b.path())
+	if _, err := Pull(context.Background(), b.s, "origin", Options{}); err == nil {
+		t.Fatal("pull of a corrupt object succeeded")
+	}
+	if after := allRefs(t, b.path()); after != before {
+		t.Fatalf("refs changed:\n%s\n%s", before, after)
+	}
+	gitstore.Fsck(t, b.path())
+}

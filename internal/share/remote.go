@@ -1,0 +1,99 @@
+package share
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+)
+
+// Remote is a configured remote: remote.<name>.url in the store's git
+// config, so `git remote -v` in the store lists it too.
+type Remote struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+// DisplayURL is the URL with any user:password@ part redacted.
+func (r Remote) DisplayURL() string { return gitstore.RedactURL(r.URL) }
+
+// AddRemote configures a remote. Its fetch refspecs map the shared
+// namespaces to refs/readproof-remotes/<name>/, so a plain `git fetch NAME`
+// in the store only updates the tracking refs.
+func AddRemote(ctx context.Context, s *store.Store, name, url string) error {
+	if err := gitstore.CheckRemoteName(name); err != nil {
+		return err
+	}
+	t, err := Options{}.transport(s.Git())
+	if err != nil {
+		return err
+	}
+	if err := t.AddRemote(ctx, name, absLocal(url), fetchRefspecs(name)); err != nil {
+		return hint.With(err, "list the remotes with: readproof remote list")
+	}
+	return nil
+}
+
+// absLocal makes a local repository path absolute, so the remote works from
+// any directory; URLs (scheme://...) and scp-like ssh addresses (host:path)
+// are returned unchanged, as git would read them.
+func absLocal(url string) string {
+	if url == "" || strings.Contains(url, "://") || strings.HasPrefix(url, "-") {
+		return url
+	}
+	if i := strings.IndexByte(url, ':'); i > 0 && !strings.Contains(url[:i], "/") {
+		return url // host:path
+	}
+	abs, err := filepath.Abs(url)
+	if err != nil {
+		return url
+	}
+	return abs
+}
+
+// ListRemotes lists the configured remotes, sorted by name.
+func ListRemotes(ctx context.Context, s *store.Store) ([]Remote, error) {
+	t, err := Options{}.transport(s.Git())
+	if err != nil {
+		return nil, err
+	}
+	list, err := t.Remotes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Remote, len(list))
+	for i, r := range list {
+		out[i] = Remote{Name: r.Name, URL: r.URL}
+	}
+	return out, nil
+}
+
+// RemoveRemote deletes a remote's configuration and its tracking refs.
+// Nothing adopted from it is touched.
+func RemoveRemote(ctx context.Context, s *store.Store, name string) error {
+	t, err := Options{}.transport(s.Git())
+	if err != nil {
+		return err
+	}
+	if err := t.RemoveRemote(ctx, name); err != nil {
+		return remoteHint(fmt.Errorf("remove remote: %w", err), name)
+	}
+	// git removes only refs/remotes/ refs itself.
+	g := s.Git()
+	refs, err := g.Refs(RemotesPrefix + name + "/")
+	if err != nil {
+		return err
+	}
+	var ups []gitstore.RefUpdate
+	for _, r := range refs {
+		ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID})
+	}
+	if err := g.Update(ups...); err != nil {
+		return fmt.Errorf("remove remote %s: drop its tracking refs: %w", name, err)
+	}
+	return nil
+}

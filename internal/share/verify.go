@@ -1,0 +1,156 @@
+package share
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+func isNotFound(err error) bool { return errors.Is(err, gitstore.ErrNotFound) }
+
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func readJSONFile(g gitstore.Store, c gitstore.Commit, path string, v any) error {
+	id, err := gitstore.FileAt(g, c.Tree, path)
+	if err != nil {
+		return err
+	}
+	data, err := g.Blob(id)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// checkBlob reads a snapshot blob and compares it with a recorded content
+// hash and size (size < 0: not recorded).
+func checkBlob(g gitstore.Store, snapshot, hash string, size int64) error {
+	data, err := g.Blob(gitstore.OID(snapshot))
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snapshot, err)
+	}
+	if got := contentHash(data); got != hash {
+		return fmt.Errorf("snapshot %s hashes to %s, recorded %s", snapshot, got, hash)
+	}
+	if size >= 0 && int64(len(data)) != size {
+		return fmt.Errorf("snapshot %s has %d bytes, recorded %d", snapshot, len(data), size)
+	}
+	return nil
+}
+
+// checkManifest verifies a manifest commit as replay would: manifest.json
+// decodes, and every entry's blob exists, hashes to its content_hash, has
+// its size, and is the file the entry names in the tree.
+func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error) {
+	c, err := g.Commit(id)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", id, err)
+	}
+	blob, err := gitstore.FileAt(g, c.Tree, "manifest.json")
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: no manifest.json: %w", id, err)
+	}
+	data, err := g.Blob(blob)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", id, err)
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", id, err)
+	}
+	m.ID = string(id)
+	for _, e := range m.Entries {
+		if err := checkBlob(g, e.Snapshot, e.ContentHash, e.Bytes); err != nil {
+			return m, fmt.Errorf("manifest %s (run %s) entry %d %s: %w", id, m.RunID, e.Position, e.URI, err)
+		}
+		if e.File != "" {
+			inTree, err := gitstore.FileAt(g, c.Tree, e.File)
+			if err != nil {
+				return m, fmt.Errorf("manifest %s (run %s) entry %d %s: file %s: %w", id, m.RunID, e.Position, e.URI, e.File, err)
+			}
+			if inTree != gitstore.OID(e.Snapshot) {
+				return m, fmt.Errorf("manifest %s (run %s) entry %d %s: tree file %s is %s, the entry records snapshot %s", id, m.RunID, e.Position, e.URI, e.File, inTree, e.Snapshot)
+			}
+		}
+	}
+	return m, nil
+}
+
+// observationAt reads observation.json of a resource chain commit.
+func observationAt(g gitstore.Store, id gitstore.OID) (*store.Observation, gitstore.Commit, error) {
+	c, err := g.Commit(id)
+	if err != nil {
+		return nil, c, fmt.Errorf("observation %s: %w", id, err)
+	}
+	var o store.Observation
+	if err := readJSONFile(g, c, "observation.json", &o); err != nil {
+		return nil, c, fmt.Errorf("observation %s: %w", id, err)
+	}
+	return &o, c, nil
+}
+
+// checkObservation verifies a resource chain tip: its content file is the
+// observed snapshot, which hashes to the recorded content hash.
+func checkObservation(g gitstore.Store, id gitstore.OID) error {
+	o, c, err := observationAt(g, id)
+	if err != nil {
+		return err
+	}
+	content, err := gitstore.FileAt(g, c.Tree, "content")
+	if err != nil {
+		return fmt.Errorf("observation %s of %s: %w", id, o.URI, err)
+	}
+	if string(content) != o.Snapshot {
+		return fmt.Errorf("observation %s of %s: content is %s, observation.json records %s", id, o.URI, content, o.Snapshot)
+	}
+	if err := checkBlob(g, o.Snapshot, o.ContentHash, o.Bytes); err != nil {
+		return fmt.Errorf("observation %s of %s: %w", id, o.URI, err)
+	}
+	return nil
+}
+
+// tagAt reads tag.json of a tag chain commit.
+func tagAt(g gitstore.Store, id gitstore.OID) (*store.TagState, gitstore.Commit, error) {
+	c, err := g.Commit(id)
+	if err != nil {
+		return nil, c, fmt.Errorf("tag move %s: %w", id, err)
+	}
+	var t store.TagState
+	if err := readJSONFile(g, c, "tag.json", &t); err != nil {
+		return nil, c, fmt.Errorf("tag move %s: %w", id, err)
+	}
+	t.Commit = string(id)
+	return &t, c, nil
+}
+
+// checkTag verifies a tag chain tip: a live tag's content file is its
+// snapshot, which hashes to the recorded content hash.
+func checkTag(g gitstore.Store, id gitstore.OID) error {
+	t, c, err := tagAt(g, id)
+	if err != nil {
+		return err
+	}
+	if t.Deleted {
+		return nil
+	}
+	content, err := gitstore.FileAt(g, c.Tree, "content")
+	if err != nil {
+		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
+	}
+	if string(content) != t.Snapshot {
+		return fmt.Errorf("tag move %s of %s: content is %s, tag.json records %s", id, t.Reference(), content, t.Snapshot)
+	}
+	if err := checkBlob(g, t.Snapshot, t.ContentHash, -1); err != nil {
+		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
+	}
+	return nil
+}

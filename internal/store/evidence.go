@@ -1,0 +1,784 @@
+package store
+
+// Evidence on the store: building an evidence.Input from a manifest commit,
+// replaying a manifest for evidence.Verify, the store-side checks that only a
+// store can run (the manifest as stored, its commit signature, the run's
+// receipts and proof-of-read verdicts), and the manifest-commit signature
+// check that `readproof verify-commit` and the store-wide verify call.
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/hiddeco/sshsig"
+
+	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/receipts"
+)
+
+// Names of the checks VerifyEvidence adds to those of evidence.Verify.
+const (
+	// CheckStoreManifest: the bundle's run, creation time, git facts and
+	// per-entry descriptive fields agree with the manifest as stored.
+	CheckStoreManifest = "store_manifest"
+	// CheckCommitSignature: the manifest commit's SSH signature verifies
+	// (and, given allowed signers, its key is trusted at the commit time).
+	CheckCommitSignature = "git_commit_signature"
+	// CheckReceipts: the bundle's receipt summary matches the run's
+	// receipts in the store (and their MACs, given the receipts key).
+	CheckReceipts = "receipts"
+	// CheckProofOfRead: the bundle's proof-of-read verdicts are a verdict
+	// record the store holds for the run.
+	CheckProofOfRead = "proof_of_read"
+)
+
+// EvidenceOptions shape an export.
+type EvidenceOptions struct {
+	// WithContent embeds the delivered bytes (content_b64).
+	WithContent bool
+	// ExporterVersion is predicate.exporter.version ("" means "devel").
+	ExporterVersion string
+	// StoreHint is recorded as git.store; "" leaves it out (a local path
+	// says more about the exporter's machine than an auditor needs).
+	StoreHint string
+}
+
+// EvidenceVerifyOptions shape VerifyEvidence.
+type EvidenceVerifyOptions struct {
+	// TrustedKeys may sign a DSSE envelope.
+	TrustedKeys []ed25519.PublicKey
+	// Signers vouch for manifest commit signatures. Without them a signed
+	// manifest commit is checked for validity only, and the check says so.
+	Signers evidence.AllowedSigners
+	// RequireSignature fails a bundle that is not a signed envelope.
+	RequireSignature bool
+	// ReceiptsKey, when set, also checks every receipt's MAC.
+	ReceiptsKey *receipts.Key
+}
+
+// ManifestSignature is a verified manifest commit signature.
+type ManifestSignature struct {
+	ManifestID string `json:"manifest_id"`
+	RunID      string `json:"run_id"`
+	// Principal is the allowed_signers principal that vouched for the key.
+	Principal   string    `json:"principal"`
+	Fingerprint string    `json:"fingerprint"`
+	CommittedAt time.Time `json:"committed_at"`
+}
+
+// evidenceVerdicts is the proof_of_read addition: the verdict record of the
+// run and the verdict commit it was read from.
+type evidenceVerdicts struct {
+	VerdictsCommit string `json:"verdicts_commit"`
+	*VerdictRecord
+}
+
+// ReplayHashes implements evidence.Replayer: it replays the manifest commit
+// manifestID (40 hex; a run id is refused, since a bundle names its
+// manifest) from the store's own objects with Replay and returns each
+// entry's URI and the hash of the bytes the store gave back.
+func (s *Store) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
+	if !identity.IsObjectID(manifestID) {
+		return nil, fmt.Errorf("manifest id %q is not a 40-hex manifest commit id", manifestID)
+	}
+	res, err := s.Replay(manifestID)
+	if res == nil {
+		return nil, err
+	}
+	out := make([]evidence.ReplayEntry, len(res.Entries))
+	for i, e := range res.Entries {
+		out[i] = evidence.ReplayEntry{Position: e.Position, URI: e.URI, ContentHash: e.Actual}
+		if e.Error != "" {
+			out[i].Err = errors.New(e.Error)
+			out[i].ContentHash = ""
+		}
+	}
+	return out, nil
+}
+
+// EvidenceInput gathers everything evidence.Build needs for a run or
+// manifest: the entries with their provenance (and bytes, WithContent), the
+// redacted resource definitions in force, an export-time replay, the git
+// facts of the manifest commit, and the run's proof-of-read verdicts and
+// receipt summary when the store holds any.
+func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.Input, error) {
+	m, err := s.Manifest(target)
+	if err != nil {
+		return nil, err
+	}
+	view, err := s.readView()
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	in := &evidence.Input{
+		RunID:             m.RunID,
+		ManifestID:        m.ID,
+		ManifestCreatedAt: m.CreatedAt,
+		GeneratedAt:       now,
+		ExporterVersion:   opts.ExporterVersion,
+		WithContent:       opts.WithContent,
+		Entries:           make([]evidence.Entry, len(m.Entries)),
+	}
+
+	// The resource definitions, git facts, verdicts and receipts are read
+	// while the manifest replays; the store is safe for concurrent readers.
+	type extras struct {
+		resources []evidence.Resource
+		git       *evidence.GitInfo
+		verdicts  json.RawMessage
+		receipts  []receipts.Receipt
+		err       error
+	}
+	done := make(chan extras, 1)
+	go func() {
+		var x extras
+		if x.resources, x.err = view.evidenceResources(m); x.err == nil {
+			if x.git, x.err = s.evidenceGit(m, opts.StoreHint); x.err == nil {
+				if x.verdicts, x.err = view.evidenceVerdicts(m); x.err == nil {
+					x.receipts, x.err = view.RunReceipts(m.RunID)
+				}
+			}
+		}
+		done <- x
+	}()
+
+	replay, rerr := s.ReplayManifest(m)
+	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
+	if replay == nil {
+		in.Replay.Err = rerr
+	} else {
+		for _, e := range replay.Entries {
+			re := evidence.ReplayEntry{Position: e.Position, URI: e.URI, ContentHash: e.Actual}
+			if e.Error != "" {
+				re.Err, re.ContentHash = errors.New(e.Error), ""
+			}
+			in.Replay.Entries = append(in.Replay.Entries, re)
+		}
+	}
+
+	for i, e := range m.Entries {
+		en := evidence.Entry{
+			Position: e.Position, URI: e.URI, Ref: e.Ref, SnapshotID: e.Snapshot, ContentHash: e.ContentHash,
+			SourceRevision: e.SourceRevision, ObservedAt: e.ObservedAt, ContentType: e.ContentType,
+			Bytes: e.Bytes, Provenance: e.Provenance,
+		}
+		if opts.WithContent {
+			if replay != nil && i < len(replay.Entries) && replay.Entries[i].Content != nil {
+				en.Content = replay.Entries[i].Content
+			} else if en.Content, err = s.Content(e.Snapshot); err != nil {
+				<-done
+				return nil, hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
+					"the store lost the bytes; export without --with-content to record what it still proves, and run the store check")
+			}
+			if en.Content == nil {
+				en.Content = []byte{}
+			}
+		}
+		in.Entries[i] = en
+	}
+
+	x := <-done
+	if x.err != nil {
+		return nil, x.err
+	}
+	in.Resources, in.Git, in.ProofOfRead = x.resources, x.git, x.verdicts
+	if len(x.receipts) > 0 {
+		if in.Receipts, err = json.Marshal(receipts.Summary(x.receipts)); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// ExportEvidence builds and encodes the evidence statement of a run or
+// manifest: the exact bytes to write or sign.
+func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *evidence.Statement, error) {
+	in, err := s.EvidenceInput(target, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := evidence.Build(*in)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := evidence.Marshal(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, st, nil
+}
+
+// evidenceResources lists one redacted definition per URI of m: the
+// resource.json of the observation nearest the URI's last entry (the
+// definition in force when it was read), else the current policy's; a URI
+// the policy no longer declares is marked missing.
+func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, error) {
+	last := map[string]*manifest.Entry{}
+	var order []string
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		if _, ok := last[e.URI]; !ok {
+			order = append(order, e.URI)
+		}
+		last[e.URI] = e
+	}
+	// policy.File.Lookup scans the list; a manifest may name thousands.
+	declared := make(map[[2]string]*policy.Resource, len(s.policy.Resources))
+	for i := range s.policy.Resources {
+		r := &s.policy.Resources[i]
+		k := [2]string{r.URI.Namespace, r.URI.Path}
+		if _, dup := declared[k]; !dup {
+			declared[k] = r
+		}
+	}
+	out := make([]evidence.Resource, 0, len(order))
+	for _, raw := range order {
+		u, err := identity.ParseURI(raw)
+		if err != nil {
+			return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
+		}
+		r := evidence.Resource{URI: u.String(), Namespace: u.Namespace, Path: u.Path}
+		res, ok := declared[[2]string{u.Namespace, u.Path}]
+		if !ok {
+			r.Missing = true
+			out = append(out, r)
+			continue
+		}
+		cur := DefinitionOf(res)
+		def, err := s.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot, &cur)
+		if err != nil {
+			return nil, err
+		}
+		if def == nil {
+			d := DefinitionOf(res)
+			def = &d
+		}
+		r.SourceKind = def.Source.Type
+		r.Config = specConfig(def)
+		r.Strategy = def.Policy.Strategy
+		r.MaxAgeSeconds = def.Policy.MaxAgeSeconds
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// definitionAt reads resource.json from the observation of u nearest to t:
+// the newest one observed at or before t, else the oldest. nil when the
+// chain holds none (a clone without resource chains, a store that never
+// read the source). An observation commit's committer time is its
+// observed_at truncated to the second, so observation.json is read only
+// for a commit of t's own second that does not hold snapshot (the bytes
+// the entry delivered); only the chosen commit's resource.json is read.
+//
+// current, when given, is the definition in force now: when the recorded
+// resource.json is byte-identical to it (the usual case), it is returned
+// without reading the blob.
+func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string, current *Definition) (*Definition, error) {
+	tip, err := s.ref(resourceRef(u))
+	if err != nil || tip == "" {
+		return nil, err
+	}
+	var best, oldest gitstore.OID // resource.json blobs
+	err = s.walkCommits(tip, func(id gitstore.OID, c gitstore.Commit) (bool, error) {
+		entries, err := s.git.Tree(c.Tree)
+		if err != nil {
+			return false, fmt.Errorf("observation %s: %w", id, err)
+		}
+		var obs, def, content gitstore.OID
+		for _, e := range entries {
+			switch {
+			case e.Mode != gitstore.ModeFile:
+			case e.Name == "observation.json":
+				obs = e.OID
+			case e.Name == "resource.json":
+				def = e.OID
+			case e.Name == "content":
+				content = e.OID
+			}
+		}
+		if obs == "" {
+			return false, fmt.Errorf("observation %s: observation.json: %w", id, gitstore.ErrNotFound)
+		}
+		oldest = def
+		at, ts := c.Committer.When.Unix(), t.Unix()
+		var before bool
+		switch {
+		case at > ts:
+			before = false
+		case at < ts || string(content) == snapshot:
+			before = true
+		default:
+			data, err := s.git.Blob(obs)
+			if err != nil {
+				return false, fmt.Errorf("observation %s: %w", id, err)
+			}
+			var o struct {
+				ObservedAt time.Time `json:"observed_at"`
+			}
+			if err := json.Unmarshal(data, &o); err != nil {
+				return false, fmt.Errorf("observation %s: %w", id, err)
+			}
+			before = !o.ObservedAt.After(t)
+		}
+		if before {
+			best = def
+		}
+		return !before, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resource %s: %w", u, err)
+	}
+	if best == "" {
+		best = oldest
+	}
+	if best == "" {
+		return nil, nil
+	}
+	if current != nil {
+		if enc, err := json.MarshalIndent(current, "", "  "); err == nil && BlobID(append(enc, '\n')) == string(best) {
+			return current, nil
+		}
+	}
+	data, err := s.git.Blob(best)
+	if err != nil {
+		return nil, fmt.Errorf("resource %s: resource.json %s: %w", u, best, err)
+	}
+	var d Definition
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, fmt.Errorf("resource %s: resource.json %s: %w", u, best, err)
+	}
+	return &d, nil
+}
+
+// specConfig is a source's configuration as the v0.3 format shapes it:
+// {"<kind>": {field: value, ...}} without the type and empty fields.
+func specConfig(d *Definition) map[string]any {
+	data, err := json.Marshal(d.Source)
+	fields := map[string]any{}
+	if err == nil {
+		_ = json.Unmarshal(data, &fields)
+	}
+	delete(fields, "type")
+	kind := d.Source.Type
+	if kind == "" {
+		kind = "unknown"
+	}
+	return map[string]any{kind: fields}
+}
+
+// evidenceGit records the manifest commit: its tree, run ref, the hash of
+// manifest.json and the fingerprint of the key that signed it, if any.
+func (s *Store) evidenceGit(m *manifest.Manifest, storeHint string) (*evidence.GitInfo, error) {
+	id := gitstore.OID(m.ID)
+	c, err := s.git.Commit(id)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
+	}
+	g := &evidence.GitInfo{ManifestCommit: m.ID, Tree: string(c.Tree), Store: storeHint}
+	if tip, err := s.ref(runRef(m.RunID)); err != nil {
+		return nil, err
+	} else if tip == id {
+		g.RunRef = runRef(m.RunID)
+	}
+	data, err := s.readFile(c, "manifest.json")
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
+	}
+	sum := sha256.Sum256(data)
+	g.ManifestSHA256 = hex.EncodeToString(sum[:])
+	if c.Signature != "" {
+		// A signature that does not verify is left out: the bundle still
+		// records the manifest, and the store check reports the signature.
+		if signer, _, err := s.commitSigner(id, nil); err == nil {
+			g.CommitSigner = signer.Fingerprint
+		}
+	}
+	return g, nil
+}
+
+// evidenceVerdicts returns the latest proof-of-read verdicts of m's run
+// when they are about m, shaped for the bundle.
+func (s *Store) evidenceVerdicts(m *manifest.Manifest) (json.RawMessage, error) {
+	rec, err := s.Verdicts(m.RunID)
+	if err != nil || rec == nil || rec.ManifestID != m.ID {
+		return nil, err
+	}
+	return json.Marshal(evidenceVerdicts{VerdictsCommit: rec.ID, VerdictRecord: rec})
+}
+
+// RunReceipts returns the receipts whose run is runID, session by session
+// (sessions sorted by name), each session in issue order: the order
+// receipts.Summary is computed over.
+func (s *Store) RunReceipts(runID string) ([]receipts.Receipt, error) {
+	ledger := receipts.NewLedger(s.git)
+	sessions, err := ledger.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	var out []receipts.Receipt
+	for _, session := range sessions {
+		rs, err := ledger.List(session)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			if r.Run == runID {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// commitSigner verifies the SSH signature of commit id. With signers nil
+// the signature is checked against its own key (valid, namespace git, over
+// this commit) and the principal is "".
+func (s *Store) commitSigner(id gitstore.OID, signers evidence.AllowedSigners) (evidence.CommitSigner, time.Time, error) {
+	kind, raw, err := s.git.RawObject(id)
+	if err != nil {
+		return evidence.CommitSigner{}, time.Time{}, fmt.Errorf("commit %s: %w", id, err)
+	}
+	if kind != "commit" {
+		return evidence.CommitSigner{}, time.Time{}, fmt.Errorf("object %s is a %s, not a commit", id, kind)
+	}
+	payload, armor, when, err := evidence.SplitSignedCommit(raw)
+	if err != nil {
+		return evidence.CommitSigner{}, time.Time{}, err
+	}
+	if signers == nil {
+		sig, err := sshsig.Unarmor([]byte(armor))
+		if err != nil {
+			return evidence.CommitSigner{}, when, fmt.Errorf("%w: %v", evidence.ErrBadSignature, err)
+		}
+		signers = evidence.AllowedSigners{{Line: 1, Principals: "*", Key: sig.PublicKey}}
+	}
+	cs, err := evidence.VerifyCommitSigner(payload, armor, signers, when)
+	return cs, when, err
+}
+
+// VerifyManifestSignature checks the SSH signature of a manifest commit
+// (given by run id or manifest id) as stock `git verify-commit` with
+// gpg.format=ssh and an allowed_signers file does: a valid sshsig over the
+// commit without its gpgsig header, namespace "git", by a key that signers
+// vouch for at the committer time. Errors wrap evidence.ErrNotSigned,
+// ErrBadSignature, ErrUntrustedKey or ErrKeyNotValid.
+func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedSigners) (*ManifestSignature, error) {
+	m, err := s.Manifest(target)
+	if err != nil {
+		return nil, err
+	}
+	if len(signers) == 0 {
+		return nil, hint.With(fmt.Errorf("manifest %s: %w: no allowed signers to check the signature against", m.ID, evidence.ErrUntrustedKey),
+			"give an allowed_signers file (readproof key show --format allowed-signers prints a line for your key)")
+	}
+	cs, when, err := s.commitSigner(gitstore.OID(m.ID), signers)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s of run %s: %w", m.ID, m.RunID, err)
+	}
+	return &ManifestSignature{ManifestID: m.ID, RunID: m.RunID, Principal: cs.Principal, Fingerprint: cs.Fingerprint, CommittedAt: when.UTC()}, nil
+}
+
+// VerifyEvidence verifies a bundle against this store: evidence.Verify with
+// the store as Replayer, then the checks only a store can run, appended to
+// the report: store_manifest, git_commit_signature (when the manifest commit
+// is signed or the bundle names a signer), receipts and proof_of_read (when
+// the bundle carries them). The error is for a verification that could not
+// run; a bundle that fails is a report with failing checks.
+func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidence.Report, error) {
+	rep, err := evidence.Verify(data, evidence.VerifyOptions{Store: s, TrustedKeys: opts.TrustedKeys, RequireSignature: opts.RequireSignature})
+	if err != nil || rep.Statement == nil {
+		return rep, err
+	}
+	p := &rep.Statement.Predicate
+	if !identity.IsObjectID(p.ManifestID) {
+		return rep, nil // store_replay_count already failed: nothing to compare with
+	}
+	m, err := s.ManifestAt(gitstore.OID(p.ManifestID))
+	if err != nil {
+		return rep, nil // as above
+	}
+	view, err := s.readView()
+	if err != nil {
+		return rep, err
+	}
+	add := func(name string, ok bool, format string, args ...any) {
+		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	if detail, ok := s.compareManifest(p, m); ok {
+		add(CheckStoreManifest, true, "%s", detail)
+	} else {
+		add(CheckStoreManifest, false, "%s", detail)
+	}
+	s.checkCommitSignature(p, m, opts.Signers, add)
+	if len(p.Receipts) > 0 {
+		view.checkReceipts(p, opts.ReceiptsKey, add)
+	}
+	if len(p.ProofOfRead) > 0 {
+		view.checkVerdicts(p, add)
+	}
+	return rep, nil
+}
+
+type addCheck func(name string, ok bool, format string, args ...any)
+
+// compareManifest compares what the Merkle root does not cover with the
+// manifest as stored.
+func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest) (string, bool) {
+	if p.RunID != m.RunID {
+		return fmt.Sprintf("run_id %q, the store's manifest is of run %q", p.RunID, m.RunID), false
+	}
+	if p.ManifestCreatedAt != timeString(m.CreatedAt) {
+		return fmt.Sprintf("manifest_created_at %q, the store records %s", p.ManifestCreatedAt, timeString(m.CreatedAt)), false
+	}
+	if g := p.Git; g != nil {
+		c, err := s.git.Commit(gitstore.OID(m.ID))
+		if err != nil {
+			return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false
+		}
+		if g.Tree != "" && g.Tree != string(c.Tree) {
+			return fmt.Sprintf("git.tree %q, the manifest commit's tree is %s", g.Tree, c.Tree), false
+		}
+		if g.ManifestSHA256 != "" {
+			data, err := s.readFile(c, "manifest.json")
+			if err != nil {
+				return fmt.Sprintf("reading manifest.json of %s: %v", m.ID, err), false
+			}
+			sum := sha256.Sum256(data)
+			if hex.EncodeToString(sum[:]) != g.ManifestSHA256 {
+				return fmt.Sprintf("git.manifest_sha256 %q is not the hash of the stored manifest.json", g.ManifestSHA256), false
+			}
+		}
+		if g.RunRef != "" {
+			if g.RunRef != runRef(m.RunID) {
+				return fmt.Sprintf("git.run_ref %q, the run's ref is %s", g.RunRef, runRef(m.RunID)), false
+			}
+			if tip, err := s.ref(g.RunRef); err == nil && tip != "" && tip != gitstore.OID(m.ID) {
+				return fmt.Sprintf("%s names manifest %s in this store, not %s", g.RunRef, tip, m.ID), false
+			}
+		}
+	}
+	n := min(len(p.Entries), len(m.Entries))
+	for i := 0; i < n; i++ {
+		b, e := p.Entries[i], m.Entries[i]
+		var field, got, want string
+		switch {
+		case b.SnapshotID != e.Snapshot:
+			field, got, want = "snapshot_id", b.SnapshotID, e.Snapshot
+		case b.Ref != e.Ref:
+			field, got, want = "ref", b.Ref, e.Ref
+		case b.SourceRevision != e.SourceRevision:
+			field, got, want = "source_revision", b.SourceRevision, e.SourceRevision
+		case b.ObservedAt != timeString(e.ObservedAt):
+			field, got, want = "observed_at", b.ObservedAt, timeString(e.ObservedAt)
+		case b.ContentType != e.ContentType:
+			field, got, want = "content_type", b.ContentType, e.ContentType
+		case b.Bytes != e.Bytes:
+			field, got, want = "bytes", fmt.Sprint(b.Bytes), fmt.Sprint(e.Bytes)
+		default:
+			continue
+		}
+		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, printable(got), printable(want)), false
+	}
+	word := "entries agree"
+	if n == 1 {
+		word = "entry agrees"
+	}
+	return fmt.Sprintf("run %s, created %s, %d %s with the stored manifest", m.RunID, timeString(m.CreatedAt), n, word), true
+}
+
+func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest, signers evidence.AllowedSigners, add addCheck) {
+	claimed := ""
+	if p.Git != nil {
+		claimed = p.Git.CommitSigner
+	}
+	c, err := s.git.Commit(gitstore.OID(m.ID))
+	if err != nil {
+		add(CheckCommitSignature, false, "reading manifest commit %s: %v", m.ID, err)
+		return
+	}
+	if c.Signature == "" {
+		if claimed != "" {
+			add(CheckCommitSignature, false, "the bundle names commit signer %s, the store's manifest commit is not signed", printable(claimed))
+		}
+		return
+	}
+	if len(signers) == 0 {
+		signers = nil
+	}
+	cs, _, err := s.commitSigner(gitstore.OID(m.ID), signers)
+	switch {
+	case err != nil:
+		add(CheckCommitSignature, false, "manifest commit %s: %v", m.ID, err)
+	case claimed != "" && claimed != cs.Fingerprint:
+		add(CheckCommitSignature, false, "the bundle names commit signer %s, the manifest commit is signed by %s", printable(claimed), cs.Fingerprint)
+	case signers == nil:
+		add(CheckCommitSignature, true, "valid SSH signature by %s; signer not checked against allowed signers (pass trusted keys to check it)", cs.Fingerprint)
+	default:
+		add(CheckCommitSignature, true, "signed by %s with %s", printable(cs.Principal), cs.Fingerprint)
+	}
+}
+
+func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addCheck) {
+	var sum receipts.EvidenceSummary
+	dec := json.NewDecoder(bytes.NewReader(p.Receipts))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sum); err != nil {
+		add(CheckReceipts, false, "receipts is not a receipt summary: %s", printable(err.Error()))
+		return
+	}
+	rs, err := s.RunReceipts(p.RunID)
+	if err != nil {
+		add(CheckReceipts, false, "reading the run's receipts from the store: %v", err)
+		return
+	}
+	if key != nil {
+		if err := receipts.VerifySummary(sum, rs, *key); err != nil {
+			add(CheckReceipts, false, "%s", printable(err.Error()))
+			return
+		}
+		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s", len(rs), key.ID())
+		return
+	}
+	if err := sum.Matches(rs); err != nil {
+		add(CheckReceipts, false, "%s", printable(err.Error()))
+		return
+	}
+	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
+}
+
+func (s *Store) checkVerdicts(p *evidence.Predicate, add addCheck) {
+	var got evidenceVerdicts
+	if err := json.Unmarshal(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
+		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", printable(fmt.Sprint(err)))
+		return
+	}
+	if err := identity.ValidateRunID(p.RunID); err != nil {
+		add(CheckProofOfRead, false, "run id %q: %s", p.RunID, printable(err.Error()))
+		return
+	}
+	history, err := s.VerdictHistory(p.RunID)
+	if err != nil {
+		add(CheckProofOfRead, false, "reading the run's verdicts from the store: %v", err)
+		return
+	}
+	want, _ := json.Marshal(got)
+	for _, rec := range history {
+		if rec.ID != got.VerdictsCommit {
+			continue
+		}
+		have, _ := json.Marshal(evidenceVerdicts{VerdictsCommit: rec.ID, VerdictRecord: rec})
+		if !bytes.Equal(have, want) {
+			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", printable(got.VerdictsCommit))
+			return
+		}
+		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID)
+		return
+	}
+	add(CheckProofOfRead, false, "verdict record %s is not in the store's verdict chain of run %s", printable(got.VerdictsCommit), p.RunID)
+}
+
+// timeString renders a time as bundles do: RFC 3339 in UTC, fraction
+// trimmed, "" for the zero time.
+func timeString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// printable returns s Go-quoted when it holds a rune that is not
+// printable, so a hostile bundle cannot put control sequences into a check.
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// readView is s, or for a plain (non-mirror) clone of a store, whose
+// refs/heads/ does not carry the readproof branches, a read-only view of s
+// that reads them from the remote-tracking refs of the remote that does
+// (refs/remotes/<remote>/readproof/...). Run tags travel under refs/tags/
+// in both cases.
+func (s *Store) readView() (*Store, error) {
+	// A store has no remote-tracking refs, so this listing is cheap; its
+	// own branches (one per resource) are listed only when there are some.
+	remote, err := s.git.Refs("refs/remotes/")
+	if err != nil || len(remote) == 0 {
+		return s, err
+	}
+	for _, prefix := range []string{ResourcesPrefix, "refs/heads/readproof/receipts/", VerdictsPrefix, TagsPrefix} {
+		own, err := s.git.Refs(prefix)
+		if err != nil {
+			return nil, err
+		}
+		if len(own) > 0 {
+			return s, nil
+		}
+	}
+	names := make([]string, 0, len(remote))
+	for _, r := range remote {
+		names = append(names, r.Name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		rest := strings.TrimPrefix(name, "refs/remotes/")
+		remoteName, after, ok := strings.Cut(rest, "/")
+		if ok && strings.HasPrefix(after, "readproof/") {
+			return &Store{git: remoteRefs{Store: s.git, prefix: "refs/remotes/" + remoteName + "/"}, policy: s.policy, opts: s.opts, sources: map[string]adapters.Source{}}, nil
+		}
+	}
+	return s, nil
+}
+
+// remoteRefs reads refs/heads/X as <prefix>X. It is for reading only.
+type remoteRefs struct {
+	gitstore.Store
+	prefix string
+}
+
+func (r remoteRefs) Ref(name string) (gitstore.OID, error) {
+	if rest, ok := strings.CutPrefix(name, "refs/heads/"); ok {
+		return r.Store.Ref(r.prefix + rest)
+	}
+	return r.Store.Ref(name)
+}
+
+func (r remoteRefs) Refs(prefix string) ([]gitstore.Ref, error) {
+	rest, ok := strings.CutPrefix(prefix, "refs/heads/")
+	if !ok {
+		return r.Store.Refs(prefix)
+	}
+	refs, err := r.Store.Refs(r.prefix + rest)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gitstore.Ref, len(refs))
+	for i, ref := range refs {
+		out[i] = gitstore.Ref{Name: "refs/heads/" + strings.TrimPrefix(ref.Name, r.prefix), OID: ref.OID}
+	}
+	return out, nil
+}
+
+func (r remoteRefs) Update(...gitstore.RefUpdate) error {
+	return errors.New("a view of a clone's remote-tracking refs is read-only")
+}

@@ -1,0 +1,400 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/manifest"
+)
+
+// Proof-of-read records (docs/store-format.md, "Proof-of-read verdicts").
+const (
+	// VerdictsPrefix holds one verdict chain per checked run:
+	// refs/heads/readproof/verdicts/<run-id>.
+	VerdictsPrefix = "refs/heads/readproof/verdicts/"
+	// VerdictsFormat is the "format" member of verdicts.json.
+	VerdictsFormat = "readproof-verdicts/1"
+	// verdictsFile is the one file of a verdict commit's tree.
+	verdictsFile = "verdicts.json"
+)
+
+// ErrVerdicts is wrapped by every refusal to record or read a verdict record.
+var ErrVerdicts = errors.New("invalid proof-of-read verdict record")
+
+func verdictRef(runID string) string { return VerdictsPrefix + runID }
+
+// Now returns the store's clock in UTC: the time mounts and checks use.
+func (s *Store) Now() time.Time { return s.now() }
+
+// MountWithPosition is Mount with a hook that may change the entry (the
+// proof-of-read path sets Entry.Probe) and that depends on the entry's
+// position (the proof-of-read session is RUNID.POSITION). decorate runs
+// inside the publish step, after d.Position holds the position the entry is
+// about to be recorded at, and runs again whenever a concurrent mount takes
+// that position first. It must therefore derive everything it sets from d
+// and the position alone, and whatever it hands to the caller must be taken
+// from its last invocation.
+func (s *Store) MountWithPosition(ctx context.Context, runID, ref string, decorate func(*Delivery) error) (*Delivery, error) {
+	if err := validRun(runID); err != nil {
+		return nil, err
+	}
+	committedRun := func(committed gitstore.OID) error {
+		return hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
+	}
+	open, committed, err := s.runStatus(runID)
+	if err != nil {
+		return nil, err
+	}
+	if open == "" {
+		if committed != "" {
+			return nil, committedRun(committed)
+		}
+		return nil, unknownRun(runID)
+	}
+	b := newRunBatch()
+	d, err := s.resolve(ctx, ref, b)
+	if err != nil {
+		return nil, err
+	}
+	err = s.publish(b, func() ([]gitstore.RefUpdate, error) {
+		tip, committed, err := s.runStatus(runID)
+		if err != nil {
+			return nil, err
+		}
+		if tip == "" {
+			if committed != "" {
+				return nil, committedRun(committed)
+			}
+			return nil, unknownRun(runID)
+		}
+		c, err := s.git.Commit(tip)
+		if err != nil {
+			return nil, err
+		}
+		root, err := s.git.Tree(c.Tree)
+		if err != nil {
+			return nil, err
+		}
+		var list, rest []gitstore.TreeEntry
+		for _, e := range root {
+			if e.Name == "entries" {
+				if list, err = s.git.Tree(e.OID); err != nil {
+					return nil, err
+				}
+			} else {
+				rest = append(rest, e)
+			}
+		}
+		d.Position = len(list)
+		if decorate != nil {
+			if err := decorate(d); err != nil {
+				return nil, err
+			}
+			d.Position = len(list) // the position is the store's, not the hook's
+		}
+		data, err := json.MarshalIndent(d.Entry, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		blob, err := s.git.PutBlob(append(data, '\n'))
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, gitstore.TreeEntry{Name: entryName(d.Position), Mode: gitstore.ModeFile, OID: blob})
+		sub, err := s.git.PutTree(list)
+		if err != nil {
+			return nil, err
+		}
+		tree, err := s.git.PutTree(append(rest, gitstore.TreeEntry{Name: "entries", Mode: gitstore.ModeDir, OID: sub}))
+		if err != nil {
+			return nil, err
+		}
+		sig := s.signature(s.now())
+		msg := fmt.Sprintf("mount %d %s\n", d.Position, refOf(d.Entry))
+		nc, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: msg})
+		if err != nil {
+			return nil, err
+		}
+		return []gitstore.RefUpdate{{Name: openRef(runID), Old: tip, New: nc}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// VerdictRecord is verdicts.json: the outcome of one `probe check` of a
+// committed run, with the adjudication state carried forward from earlier
+// checks. It never holds a sentinel or the answer itself.
+type VerdictRecord struct {
+	// ID is the verdict commit; it is not part of verdicts.json.
+	ID     string `json:"-"`
+	Format string `json:"format"`
+	RunID  string `json:"run_id"`
+	// ManifestID is the manifest the verdicts are about; the manifest
+	// commit itself is never changed by a check.
+	ManifestID string `json:"manifest_id"`
+	// CheckedAt is the adjudication time; ClockOverride says it was given
+	// on the command line (--at) rather than read from the clock.
+	CheckedAt     time.Time `json:"checked_at"`
+	ClockOverride bool      `json:"clock_override,omitempty"`
+	// Check counts the checks of this run, 1 for the first.
+	Check   int            `json:"check"`
+	Entries []VerdictEntry `json:"entries"`
+}
+
+// VerdictEntry is the verdict of one probed manifest entry.
+type VerdictEntry struct {
+	Position int    `json:"position"`
+	URI      string `json:"uri"`
+	// Session is the probe session of the entry: RUNID.POSITION.
+	Session string `json:"session"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+	// Bucket is the time bucket the entry's sentinel was issued for (from
+	// the manifest's probe record); AgeSeconds is set when the answer
+	// quoted the entry's own sentinel.
+	Bucket     int64  `json:"bucket"`
+	AgeSeconds *int64 `json:"age_seconds,omitempty"`
+	// AnswerSHA256 identifies the answer judged: sha256:<hex> of its bytes.
+	AnswerSHA256 string `json:"answer_sha256"`
+	// DeliveredHashVerified: the checker's key recomputed the delivered
+	// bytes and they hash to the manifest's probe.delivered_hash, so the
+	// key is the one the entry was mounted with.
+	DeliveredHashVerified bool `json:"delivered_hash_verified"`
+	// Adjudicated is true once a check gave the entry a positive verdict
+	// (READ_VERIFIED or READ_STALE); AdjudicatedVerdict and AdjudicatedAt
+	// keep that first positive verdict and its time. Later checks that see
+	// the sentinel again judge it REPLAY_SUSPECT.
+	Adjudicated        bool       `json:"adjudicated"`
+	AdjudicatedVerdict string     `json:"adjudicated_verdict,omitempty"`
+	AdjudicatedAt      *time.Time `json:"adjudicated_at,omitempty"`
+}
+
+// Entry returns the verdict of the entry at position, or nil.
+func (r *VerdictRecord) Entry(position int) *VerdictEntry {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Entries {
+		if r.Entries[i].Position == position {
+			return &r.Entries[i]
+		}
+	}
+	return nil
+}
+
+// validate checks a record against the run's manifest before it is stored.
+func (r *VerdictRecord) validate(runID string, m *manifest.Manifest) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w for run %s: %s", ErrVerdicts, runID, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case r.Format != VerdictsFormat:
+		return bad("format %q, want %q", r.Format, VerdictsFormat)
+	case r.RunID != runID:
+		return bad("record names run %q", r.RunID)
+	case r.ManifestID != m.ID:
+		return bad("record names manifest %s, the run's manifest is %s", r.ManifestID, m.ID)
+	case r.CheckedAt.IsZero():
+		return bad("no check time")
+	case r.Check < 1:
+		return bad("check number %d", r.Check)
+	case len(r.Entries) == 0:
+		return bad("no verdicts")
+	}
+	last := -1
+	for _, v := range r.Entries {
+		if v.Position <= last {
+			return bad("entries out of order at position %d", v.Position)
+		}
+		last = v.Position
+		if v.Position >= len(m.Entries) {
+			return bad("position %d is not in the manifest (%d entries)", v.Position, len(m.Entries))
+		}
+		me := m.Entries[v.Position]
+		if me.Probe == nil {
+			return bad("entry %d was not delivered with a probe", v.Position)
+		}
+		if v.URI != me.URI || v.Bucket != me.Probe.Bucket {
+			return bad("entry %d does not match the manifest", v.Position)
+		}
+		if v.Verdict == "" || strings.ContainsAny(v.Verdict+v.Reason+v.Session, "\n\r") {
+			return bad("entry %d has an empty verdict or a line break", v.Position)
+		}
+		if !strings.HasPrefix(v.AnswerSHA256, "sha256:") || len(v.AnswerSHA256) != len("sha256:")+64 {
+			return bad("entry %d: answer hash %q is not sha256:<64 hex>", v.Position, v.AnswerSHA256)
+		}
+	}
+	return nil
+}
+
+// readVerdicts decodes the record stored in verdict commit id.
+func (s *Store) readVerdicts(runID string, id gitstore.OID) (*VerdictRecord, gitstore.Commit, error) {
+	c, err := s.git.Commit(id)
+	if err != nil {
+		return nil, c, fmt.Errorf("verdicts of run %s: %w", runID, err)
+	}
+	data, err := s.readFile(c, verdictsFile)
+	if err != nil {
+		return nil, c, fmt.Errorf("%w: verdicts of run %s, commit %s: %w", ErrVerdicts, runID, id, err)
+	}
+	r, err := decodeVerdicts(runID, data)
+	if err != nil {
+		return nil, c, fmt.Errorf("verdict commit %s: %w", id, err)
+	}
+	r.ID = string(id)
+	return r, c, nil
+}
+
+// decodeVerdicts parses verdicts.json of runID. Unknown members are
+// refused, so a record written by a newer format is not misread.
+func decodeVerdicts(runID string, data []byte) (*VerdictRecord, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r VerdictRecord
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: verdicts of run %s: %w", ErrVerdicts, runID, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: verdicts of run %s: data after the JSON object", ErrVerdicts, runID)
+	}
+	if r.Format != VerdictsFormat || r.RunID != runID {
+		return nil, fmt.Errorf("%w: format %q for run %q, not %s verdicts of run %s", ErrVerdicts, r.Format, r.RunID, VerdictsFormat, runID)
+	}
+	return &r, nil
+}
+
+// Verdicts returns the latest proof-of-read verdicts of a run, or nil (and
+// no error) when the run was never checked.
+func (s *Store) Verdicts(runID string) (*VerdictRecord, error) {
+	if err := validRun(runID); err != nil {
+		return nil, err
+	}
+	tip, err := s.ref(verdictRef(runID))
+	if err != nil || tip == "" {
+		return nil, err
+	}
+	r, _, err := s.readVerdicts(runID, tip)
+	return r, err
+}
+
+// VerdictHistory returns every recorded check of a run, newest first.
+func (s *Store) VerdictHistory(runID string) ([]*VerdictRecord, error) {
+	if err := validRun(runID); err != nil {
+		return nil, err
+	}
+	tip, err := s.ref(verdictRef(runID))
+	if err != nil {
+		return nil, err
+	}
+	var out []*VerdictRecord
+	for id := tip; id != ""; {
+		r, c, err := s.readVerdicts(runID, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		id = ""
+		if len(c.Parents) > 0 {
+			id = c.Parents[0]
+		}
+	}
+	return out, nil
+}
+
+// RecordVerdicts appends one check to the verdict chain of a committed run.
+// build receives the latest record (nil for the first check) and returns
+// the new one; it runs again, on the newer record, whenever another check
+// of the same run lands first, so concurrent checks cannot both adjudicate
+// one sentinel. The manifest commit is not touched.
+func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error)) (*VerdictRecord, error) {
+	if err := validRun(runID); err != nil {
+		return nil, err
+	}
+	mid, err := s.ref(runRef(runID))
+	if err != nil {
+		return nil, err
+	}
+	if mid == "" {
+		if open, _ := s.ref(openRef(runID)); open != "" {
+			return nil, hint.With(fmt.Errorf("run %s is still open: %w", runID, ErrUnknownTarget), "commit it first: readproof run commit "+runID)
+		}
+		return nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrUnknownTarget), "list runs with: readproof run list")
+	}
+	m, err := s.ManifestAt(mid)
+	if err != nil {
+		return nil, err
+	}
+	var out *VerdictRecord
+	err = retry("probe check", func() error {
+		tip, err := s.ref(verdictRef(runID))
+		if err != nil {
+			return err
+		}
+		var prev *VerdictRecord
+		var parents []gitstore.OID
+		if tip != "" {
+			if prev, _, err = s.readVerdicts(runID, tip); err != nil {
+				return err
+			}
+			if prev.ManifestID != m.ID {
+				return fmt.Errorf("%w: the chain of run %s is about manifest %s, the run's manifest is %s", ErrVerdicts, runID, prev.ManifestID, m.ID)
+			}
+			parents = []gitstore.OID{tip}
+		}
+		r, err := build(m, prev)
+		if err != nil {
+			return err
+		}
+		if err := r.validate(runID, m); err != nil {
+			return err
+		}
+		data, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		blob, err := s.git.PutBlob(append(data, '\n'))
+		if err != nil {
+			return err
+		}
+		tree, err := s.git.PutTree([]gitstore.TreeEntry{{Name: verdictsFile, Mode: gitstore.ModeFile, OID: blob}})
+		if err != nil {
+			return err
+		}
+		sig := s.signature(s.now())
+		c, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: verdictMessage(r)})
+		if err != nil {
+			return err
+		}
+		if err := s.git.Update(gitstore.RefUpdate{Name: verdictRef(runID), Old: tip, New: c}); err != nil {
+			return err
+		}
+		r.ID = string(c)
+		out = r
+		return nil
+	})
+	return out, err
+}
+
+func verdictMessage(r *VerdictRecord) string {
+	var b strings.Builder
+	word := "verdicts"
+	if len(r.Entries) == 1 {
+		word = "verdict"
+	}
+	fmt.Fprintf(&b, "probe check %s: %d %s\n\nmanifest %s\nchecked-at %s\n\n", r.RunID, len(r.Entries), word, r.ManifestID, r.CheckedAt.UTC().Format(time.RFC3339))
+	for _, v := range r.Entries {
+		fmt.Fprintf(&b, "%d %s %s\n", v.Position, v.URI, v.Verdict)
+	}
+	fmt.Fprintf(&b, "\nReadproof-Run: %s\nReadproof-Manifest: %s\n", r.RunID, r.ManifestID)
+	return b.String()
+}

@@ -1,0 +1,520 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/manifest"
+)
+
+// Observation is one look at a resource's source, stored as observation.json
+// in a commit of the resource's chain.
+type Observation struct {
+	URI            string            `json:"uri"`
+	Snapshot       string            `json:"snapshot"`
+	ContentHash    string            `json:"content_hash"`
+	SourceRevision string            `json:"source_revision"`
+	ObservedAt     time.Time         `json:"observed_at"`
+	ContentType    string            `json:"content_type"`
+	Bytes          int64             `json:"bytes"`
+	Provenance     map[string]string `json:"provenance,omitempty"`
+	NotModified    bool              `json:"not_modified,omitempty"`
+	ETag           string            `json:"etag,omitempty"`
+	LastModified   string            `json:"last_modified,omitempty"`
+}
+
+// Definition is the redacted resource definition stored with observations
+// (resource.json) so a record shows the source and policy in force.
+type Definition struct {
+	URI         string        `json:"uri"`
+	Source      adapters.Spec `json:"source"`
+	Policy      PolicyView    `json:"policy"`
+	ContentType string        `json:"content_type,omitempty"`
+	Description string        `json:"description,omitempty"`
+}
+
+// PolicyView is a freshness policy as shown and stored.
+type PolicyView struct {
+	Strategy      string `json:"strategy"`
+	MaxAgeSeconds int64  `json:"max_age_seconds,omitempty"`
+	Snapshot      string `json:"snapshot,omitempty"`
+}
+
+// DefinitionOf returns the redacted definition of a declared resource.
+func DefinitionOf(r *policy.Resource) Definition {
+	return Definition{
+		URI:    r.URI.String(),
+		Source: r.Source.Redacted(),
+		Policy: PolicyView{
+			Strategy:      string(r.Freshness.Strategy),
+			MaxAgeSeconds: int64(r.Freshness.MaxAge / time.Second),
+			Snapshot:      r.Freshness.Snapshot,
+		},
+		ContentType: r.ContentType,
+		Description: r.Description,
+	}
+}
+
+// Delivery is a resolved document: the bytes and the record of why these.
+type Delivery struct {
+	manifest.Entry
+	Content []byte `json:"-"`
+}
+
+// pending is a run of observation commits on one resource chain, built but
+// not yet published: old is the tip they were built on, commit the newest.
+type pending struct {
+	ref    string
+	old    gitstore.OID
+	obs    []Observation
+	defs   []*Definition
+	commit gitstore.OID
+}
+
+// batch collects the ref moves of one operation so they are published in one
+// transaction, and lets later resolves in the same operation see earlier
+// pending observations as the current tip.
+type batch struct {
+	obs   []*pending
+	byRef map[string]*pending
+	// run is set when the resolves are mounted into a run, whose manifest
+	// records every observation: a re-read that found exactly the current
+	// snapshot and revision then adds nothing to the resource chain.
+	run bool
+}
+
+func newBatch() *batch { return &batch{byRef: map[string]*pending{}} }
+
+func newRunBatch() *batch { b := newBatch(); b.run = true; return b }
+
+// Resolve reads one document as `readproof get` does: uri@tag delivers the
+// tagged snapshot; otherwise the resource's freshness policy decides whether
+// the source is read. A new observation is recorded when the source is read.
+func (s *Store) Resolve(ctx context.Context, ref string) (*Delivery, error) {
+	b := newBatch()
+	d, err := s.resolve(ctx, ref, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.publish(b, nil); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (s *Store) resolve(ctx context.Context, ref string, b *batch) (*Delivery, error) {
+	u, err := identity.ParseURI(ref)
+	if err != nil {
+		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
+	}
+	if u.Tag != "" {
+		return s.resolveTag(u)
+	}
+	res, ok := s.policy.Lookup(u)
+	if !ok {
+		return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, s.policy.Path),
+			fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u))
+	}
+	switch res.Freshness.Strategy {
+	case policy.Pinned:
+		return s.resolvePinned(u, res)
+	case policy.AllowStale:
+		cur, _, err := s.current(u, b)
+		if err != nil {
+			return nil, err
+		}
+		if cur != nil && s.now().Sub(cur.ObservedAt) <= res.Freshness.MaxAge {
+			return deliveryOf(s, cur, manifest.DecisionUseCurrent, "")
+		}
+	}
+	return s.fetch(ctx, u, res, b)
+}
+
+func deliveryOf(s *Store, o *Observation, decision, ref string) (*Delivery, error) {
+	content, err := s.git.Blob(gitstore.OID(o.Snapshot))
+	if err != nil {
+		return nil, fmt.Errorf("%s: snapshot %s: %w", o.URI, o.Snapshot, err)
+	}
+	if got := contentHash(content); got != o.ContentHash {
+		return nil, fmt.Errorf("%s: snapshot %s hashes to %s, recorded %s: %w", o.URI, o.Snapshot, got, o.ContentHash, ErrMismatch)
+	}
+	return &Delivery{
+		Entry: manifest.Entry{
+			URI: o.URI, Ref: ref, Snapshot: o.Snapshot, ContentHash: o.ContentHash,
+			SourceRevision: o.SourceRevision, ObservedAt: o.ObservedAt, Decision: decision,
+			Bytes: int64(len(content)), ContentType: o.ContentType, Provenance: o.Provenance,
+		},
+		Content: content,
+	}, nil
+}
+
+// current returns the newest observation of u (pending in b first), or nil.
+func (s *Store) current(u identity.URI, b *batch) (*Observation, gitstore.OID, error) {
+	if b != nil {
+		if p := b.byRef[resourceRef(u)]; p != nil {
+			return &p.obs[len(p.obs)-1], p.commit, nil
+		}
+	}
+	tip, err := s.ref(resourceRef(u))
+	if err != nil || tip == "" {
+		return nil, "", err
+	}
+	o, err := s.observationAt(tip)
+	return o, tip, err
+}
+
+func (s *Store) observationAt(commit gitstore.OID) (*Observation, error) {
+	c, err := s.git.Commit(commit)
+	if err != nil {
+		return nil, fmt.Errorf("observation %s: %w", commit, err)
+	}
+	data, err := s.readFile(c, "observation.json")
+	if err != nil {
+		return nil, fmt.Errorf("observation %s: %w", commit, err)
+	}
+	var o Observation
+	if err := json.Unmarshal(data, &o); err != nil {
+		return nil, fmt.Errorf("observation %s: %w", commit, err)
+	}
+	return &o, nil
+}
+
+func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := res.URI.String()
+	if src, ok := s.sources[key]; ok {
+		return src, nil
+	}
+	env := s.policy.AdapterEnv()
+	src, err := s.opts.OpenSource(res.Source, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	s.sources[key] = src
+	return src, nil
+}
+
+func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource, b *batch) (*Delivery, error) {
+	src, err := s.source(res)
+	if err != nil {
+		return nil, err
+	}
+	cur, _, err := s.current(u, b)
+	if err != nil {
+		return nil, err
+	}
+	req := adapters.Request{URI: u.String()}
+	if cur != nil {
+		req.Previous = &adapters.Previous{Revision: cur.SourceRevision, ContentHash: cur.ContentHash, ETag: cur.ETag, LastModified: cur.LastModified}
+	}
+	r, err := src.Fetch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	obs := Observation{URI: u.String(), ObservedAt: s.now(), Provenance: r.Provenance, ETag: r.ETag, LastModified: r.LastModified, SourceRevision: r.Revision}
+	var content []byte
+	if r.NotModified {
+		if cur == nil {
+			return nil, fmt.Errorf("%s: the source answered \"not modified\" but no snapshot is recorded", u)
+		}
+		content, err = s.git.Blob(gitstore.OID(cur.Snapshot))
+		if err != nil {
+			return nil, fmt.Errorf("%s: current snapshot %s: %w", u, cur.Snapshot, err)
+		}
+		obs.NotModified = true
+		obs.ContentType = cur.ContentType
+		if obs.SourceRevision == "" {
+			obs.SourceRevision = cur.SourceRevision
+		}
+		if obs.ETag == "" {
+			obs.ETag = cur.ETag
+		}
+		if obs.LastModified == "" {
+			obs.LastModified = cur.LastModified
+		}
+	} else {
+		content = r.Content
+		obs.ContentType = r.ContentType
+	}
+	if res.ContentType != "" {
+		obs.ContentType = res.ContentType
+	}
+	if obs.ContentType == "" {
+		obs.ContentType = "application/octet-stream"
+	}
+	blob, err := s.git.PutBlob(content)
+	if err != nil {
+		return nil, err
+	}
+	obs.Snapshot = string(blob)
+	obs.ContentHash = contentHash(content)
+	obs.Bytes = int64(len(content))
+	if obs.SourceRevision == "" {
+		obs.SourceRevision = obs.ContentHash
+	}
+	if !(b.run && unchanged(cur, &obs) && res.Freshness.Strategy != policy.AllowStale) {
+		def := DefinitionOf(res)
+		if _, err := s.stage(b, resourceRef(u), obs, &def); err != nil {
+			return nil, err
+		}
+	}
+	return &Delivery{
+		Entry: manifest.Entry{
+			URI: obs.URI, Snapshot: obs.Snapshot, ContentHash: obs.ContentHash, SourceRevision: obs.SourceRevision,
+			ObservedAt: obs.ObservedAt, Decision: manifest.DecisionFetch, Bytes: obs.Bytes, ContentType: obs.ContentType,
+			Provenance: obs.Provenance,
+		},
+		Content: content,
+	}, nil
+}
+
+// unchanged reports whether o found exactly what cur records: the same
+// snapshot, source revision and validators.
+func unchanged(cur, o *Observation) bool {
+	return cur != nil && cur.Snapshot == o.Snapshot && cur.SourceRevision == o.SourceRevision &&
+		cur.ETag == o.ETag && cur.LastModified == o.LastModified && cur.ContentType == o.ContentType
+}
+
+// stage builds an observation commit on top of the current tip (or the
+// pending ones in b) and adds it to b.
+func (s *Store) stage(b *batch, ref string, obs Observation, def *Definition) (*pending, error) {
+	p := b.byRef[ref]
+	parent := gitstore.OID("")
+	if p == nil {
+		tip, err := s.ref(ref)
+		if err != nil {
+			return nil, err
+		}
+		p = &pending{ref: ref, old: tip}
+		parent = tip
+		b.obs = append(b.obs, p)
+		b.byRef[ref] = p
+	} else {
+		parent = p.commit
+	}
+	id, err := s.buildObservation(obs, def, parent)
+	if err != nil {
+		return nil, err
+	}
+	p.obs = append(p.obs, obs)
+	p.defs = append(p.defs, def)
+	p.commit = id
+	return p, nil
+}
+
+func (s *Store) buildObservation(obs Observation, def *Definition, parent gitstore.OID) (gitstore.OID, error) {
+	obsJSON, err := json.MarshalIndent(obs, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	defJSON, err := json.MarshalIndent(def, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	obsBlob, err := s.git.PutBlob(append(obsJSON, '\n'))
+	if err != nil {
+		return "", err
+	}
+	defBlob, err := s.git.PutBlob(append(defJSON, '\n'))
+	if err != nil {
+		return "", err
+	}
+	tree, err := s.git.PutTree([]gitstore.TreeEntry{
+		{Name: "content", Mode: gitstore.ModeFile, OID: gitstore.OID(obs.Snapshot)},
+		{Name: "observation.json", Mode: gitstore.ModeFile, OID: obsBlob},
+		{Name: "resource.json", Mode: gitstore.ModeFile, OID: defBlob},
+	})
+	if err != nil {
+		return "", err
+	}
+	var parents []gitstore.OID
+	if parent != "" {
+		parents = []gitstore.OID{parent}
+	}
+	note := ""
+	if obs.NotModified {
+		note = " (not modified)"
+	}
+	msg := fmt.Sprintf("observe %s%s\n\nsnapshot %s\ncontent-hash %s\nsource-revision %s\nobserved-at %s\n",
+		obs.URI, note, obs.Snapshot, obs.ContentHash, obs.SourceRevision, obs.ObservedAt.Format(time.RFC3339Nano))
+	sig := s.signature(obs.ObservedAt)
+	return s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+}
+
+// rebase rebuilds pending observations on the ref's current tip after a
+// conflict. Observations only accumulate, so any tip is a valid parent.
+func (s *Store) rebase(p *pending) error {
+	tip, err := s.ref(p.ref)
+	if err != nil {
+		return err
+	}
+	p.old = tip
+	parent := tip
+	for i := range p.obs {
+		id, err := s.buildObservation(p.obs[i], p.defs[i], parent)
+		if err != nil {
+			return err
+		}
+		parent = id
+	}
+	p.commit = parent
+	return nil
+}
+
+// publish moves every pending observation ref plus extra updates in one
+// transaction. On a conflict of an observation ref it rebases and retries;
+// a conflict on an extra ref is returned to the caller (via retry in the
+// caller, which rebuilds extra).
+func (s *Store) publish(b *batch, extra func() ([]gitstore.RefUpdate, error)) error {
+	return retry("record", func() error {
+		var ups []gitstore.RefUpdate
+		for _, p := range b.obs {
+			ups = append(ups, gitstore.RefUpdate{Name: p.ref, Old: p.old, New: p.commit})
+		}
+		if extra != nil {
+			more, err := extra()
+			if err != nil {
+				return err
+			}
+			ups = append(ups, more...)
+		}
+		if len(ups) == 0 {
+			return nil
+		}
+		err := s.git.Update(ups...)
+		var ce *gitstore.ConflictError
+		if errors.As(err, &ce) {
+			if p := b.byRef[ce.Ref]; p != nil {
+				if rerr := s.rebase(p); rerr != nil {
+					return rerr
+				}
+			}
+		}
+		return err
+	})
+}
+
+// resolvePinned delivers the snapshot named by a pinned policy.
+func (s *Store) resolvePinned(u identity.URI, res *policy.Resource) (*Delivery, error) {
+	o, _, err := s.findObservation(u, res.Freshness.Snapshot)
+	if err != nil {
+		return nil, hint.With(fmt.Errorf("%s is pinned to snapshot %s: %w", u, res.Freshness.Snapshot, err),
+			"pin a snapshot listed by `readproof history "+u.String()+"`")
+	}
+	return deliveryOf(s, o, manifest.DecisionUsePinned, "")
+}
+
+// findObservation walks u's chain for the newest observation of a snapshot
+// given as a full or abbreviated snapshot id or content hash.
+func (s *Store) findObservation(u identity.URI, want string) (*Observation, gitstore.OID, error) {
+	if want == "" {
+		o, c, err := s.current(u, nil)
+		if err == nil && o == nil {
+			err = hint.With(fmt.Errorf("%s: %w recorded yet", u, ErrNoSnapshot), "read it once first: readproof get "+u.String())
+		}
+		return o, c, err
+	}
+	if len(want) < 4 {
+		return nil, "", fmt.Errorf("snapshot %q: too short, give at least 4 hex digits", want)
+	}
+	var found *Observation
+	var foundAt gitstore.OID
+	err := s.walkChain(resourceRef(u), func(commit gitstore.OID, o *Observation) bool {
+		if strings.HasPrefix(o.Snapshot, want) || strings.HasPrefix(o.ContentHash, want) || strings.HasPrefix(o.ContentHash, "sha256:"+want) {
+			if found != nil && found.Snapshot != o.Snapshot {
+				found, foundAt = nil, "ambiguous"
+				return false
+			}
+			if found == nil {
+				found, foundAt = o, commit
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if foundAt == "ambiguous" {
+		return nil, "", fmt.Errorf("snapshot %q of %s is ambiguous; give more digits", want, u)
+	}
+	if found == nil {
+		return nil, "", fmt.Errorf("snapshot %q: %w recorded for %s", want, ErrNoSnapshot, u)
+	}
+	return found, foundAt, nil
+}
+
+// walkChain visits the observations of a resource chain, newest first,
+// following first parents (and every parent of a merge, once), until fn
+// returns false.
+func (s *Store) walkChain(ref string, fn func(gitstore.OID, *Observation) bool) error {
+	tip, err := s.ref(ref)
+	if err != nil || tip == "" {
+		return err
+	}
+	return s.walkCommits(tip, func(id gitstore.OID, c gitstore.Commit) (bool, error) {
+		if len(c.Parents) > 1 {
+			return true, nil // a merge after sync repeats its newest parent's observation
+		}
+		data, err := s.readFile(c, "observation.json")
+		if err != nil {
+			return false, fmt.Errorf("observation %s: %w", id, err)
+		}
+		var o Observation
+		if err := json.Unmarshal(data, &o); err != nil {
+			return false, fmt.Errorf("observation %s: %w", id, err)
+		}
+		return fn(id, &o), nil
+	})
+}
+
+// walkCommits visits the commits reachable from tip, newest committer time
+// first, each once.
+func (s *Store) walkCommits(tip gitstore.OID, fn func(gitstore.OID, gitstore.Commit) (bool, error)) error {
+	type item struct {
+		id gitstore.OID
+		c  gitstore.Commit
+	}
+	seen := map[gitstore.OID]bool{tip: true}
+	c, err := s.git.Commit(tip)
+	if err != nil {
+		return err
+	}
+	queue := []item{{tip, c}}
+	for len(queue) > 0 {
+		// pick the newest
+		best := 0
+		for i := range queue {
+			if queue[i].c.Committer.When.After(queue[best].c.Committer.When) {
+				best = i
+			}
+		}
+		it := queue[best]
+		queue = append(queue[:best], queue[best+1:]...)
+		more, err := fn(it.id, it.c)
+		if err != nil || !more {
+			return err
+		}
+		for _, p := range it.c.Parents {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			pc, err := s.git.Commit(p)
+			if err != nil {
+				return fmt.Errorf("commit %s: %w", p, err)
+			}
+			queue = append(queue, item{p, pc})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/manifest"
+)
+
+// ResourceInfo is a declared resource with its current snapshot.
+type ResourceInfo struct {
+	Definition
+	Namespace string       `json:"namespace"`
+	Path      string       `json:"path"`
+	Current   *Observation `json:"current,omitempty"`
+	Tags      []string     `json:"tags"`
+}
+
+// Resources lists the resources declared in the policy file, in file order,
+// with their current snapshots read live from the store.
+func (s *Store) Resources() ([]ResourceInfo, error) {
+	out := []ResourceInfo{}
+	for i := range s.policy.Resources {
+		info, err := s.resourceInfo(&s.policy.Resources[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *info)
+	}
+	return out, nil
+}
+
+func (s *Store) resourceInfo(r *policy.Resource) (*ResourceInfo, error) {
+	cur, _, err := s.current(r.URI, nil)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := s.Tags(r.URI)
+	if err != nil {
+		return nil, err
+	}
+	info := &ResourceInfo{Definition: DefinitionOf(r), Namespace: r.URI.Namespace, Path: r.URI.Path, Current: cur, Tags: []string{}}
+	for _, t := range tags {
+		info.Tags = append(info.Tags, t.Tag)
+	}
+	return info, nil
+}
+
+// SnapshotInfo is one distinct snapshot in a resource's history.
+type SnapshotInfo struct {
+	Snapshot       string    `json:"snapshot"`
+	ContentHash    string    `json:"content_hash"`
+	Bytes          int64     `json:"bytes"`
+	ContentType    string    `json:"content_type"`
+	SourceRevision string    `json:"source_revision"`
+	FirstObserved  time.Time `json:"first_observed"`
+	LastObserved   time.Time `json:"last_observed"`
+	Observations   int       `json:"observations"`
+	Tags           []string  `json:"tags"`
+}
+
+// History lists the distinct snapshots of u, newest first, with the tags
+// pointing at each.
+func (s *Store) History(u identity.URI) ([]SnapshotInfo, error) {
+	tags, err := s.Tags(u)
+	if err != nil {
+		return nil, err
+	}
+	index := map[string]int{}
+	out := []SnapshotInfo{}
+	err = s.walkChain(resourceRef(u), func(_ gitstore.OID, o *Observation) bool {
+		i, ok := index[o.Snapshot]
+		if !ok {
+			i = len(out)
+			index[o.Snapshot] = i
+			out = append(out, SnapshotInfo{Snapshot: o.Snapshot, ContentHash: o.ContentHash, Bytes: o.Bytes,
+				ContentType: o.ContentType, SourceRevision: o.SourceRevision, LastObserved: o.ObservedAt, Tags: []string{}})
+		}
+		out[i].FirstObserved = o.ObservedAt
+		out[i].Observations++
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		if _, declared := s.policy.Lookup(u); !declared {
+			return nil, hint.With(ErrNotRegistered, "register it with `readproof resource add`")
+		}
+	}
+	for _, t := range tags {
+		if i, ok := index[t.Snapshot]; ok {
+			out[i].Tags = append(out[i].Tags, t.Tag)
+		}
+	}
+	return out, nil
+}
+
+// Inspection shows how a reference would resolve, without reading the
+// source or recording anything.
+type Inspection struct {
+	URI        string       `json:"uri"`
+	Ref        string       `json:"ref"`
+	Declared   bool         `json:"declared"`
+	Definition *Definition  `json:"definition,omitempty"`
+	Current    *Observation `json:"current,omitempty"`
+	Tag        *TagState    `json:"tag,omitempty"`
+	Tags       []string     `json:"tags"`
+	// Decision is what `get` would decide now.
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// Inspect describes a resource or uri@tag.
+func (s *Store) Inspect(ref string) (*Inspection, error) {
+	u, err := identity.ParseURI(ref)
+	if err != nil {
+		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
+	}
+	in := &Inspection{URI: u.String(), Ref: u.Tag, Tags: []string{}}
+	if r, ok := s.policy.Lookup(u); ok {
+		d := DefinitionOf(r)
+		in.Declared, in.Definition = true, &d
+	}
+	if in.Current, _, err = s.current(u, nil); err != nil {
+		return nil, err
+	}
+	tags, err := s.Tags(u)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tags {
+		in.Tags = append(in.Tags, t.Tag)
+	}
+	switch {
+	case u.Tag != "":
+		t, err := s.Tag(u, u.Tag)
+		if err != nil {
+			return nil, err
+		}
+		in.Tag = t
+		in.Decision, in.Reason = manifest.DecisionUseTag, "the tag names snapshot "+manifest.Short(t.Snapshot)+"; no fetch, policy not consulted"
+	case !in.Declared:
+		in.Decision, in.Reason = "", "not declared in "+s.policy.Path
+	default:
+		r, _ := s.policy.Lookup(u)
+		switch r.Freshness.Strategy {
+		case policy.Pinned:
+			in.Decision, in.Reason = manifest.DecisionUsePinned, "pinned to snapshot "+manifest.Short(r.Freshness.Snapshot)
+		case policy.AllowStale:
+			if in.Current != nil && s.now().Sub(in.Current.ObservedAt) <= r.Freshness.MaxAge {
+				in.Decision, in.Reason = manifest.DecisionUseCurrent, "current snapshot observed "+s.now().Sub(in.Current.ObservedAt).Round(time.Second).String()+" ago, within max_age "+r.Freshness.MaxAge.String()
+			} else {
+				in.Decision, in.Reason = manifest.DecisionFetch, "no snapshot within max_age "+r.Freshness.MaxAge.String()
+			}
+		default:
+			in.Decision, in.Reason = manifest.DecisionFetch, "require_fresh reads the source on every resolve"
+		}
+	}
+	return in, nil
+}

@@ -1,0 +1,476 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/manifest"
+)
+
+// runState is run.json in an open run's tree.
+type runState struct {
+	RunID     string    `json:"run_id"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+func entryName(pos int) string { return fmt.Sprintf("%08d.json", pos) }
+
+func validRun(id string) error {
+	if err := identity.ValidateRunID(id); err != nil {
+		return hint.With(err, "run ids are letters, digits, '.', '_' and '-', starting with a letter or digit")
+	}
+	return nil
+}
+
+// runStatus reports the open tip and the committed manifest of a run.
+func (s *Store) runStatus(id string) (open, committed gitstore.OID, err error) {
+	if open, err = s.ref(openRef(id)); err != nil {
+		return
+	}
+	committed, err = s.ref(runRef(id))
+	return
+}
+
+func committedErr(id string, m gitstore.OID) error {
+	return hint.With(fmt.Errorf("run %s: %w as manifest %s", id, ErrRunCommitted, m), "a committed run never changes; start a new run with another id")
+}
+
+func unknownRun(id string) error {
+	return hint.With(fmt.Errorf("run %s: %w (not open)", id, ErrUnknownRun), "start it first: readproof run start "+id)
+}
+
+// StartRun opens a run.
+func (s *Store) StartRun(id string) error {
+	if err := validRun(id); err != nil {
+		return err
+	}
+	return retry("run start", func() error {
+		open, committed, err := s.runStatus(id)
+		if err != nil {
+			return err
+		}
+		if committed != "" {
+			return committedErr(id, committed)
+		}
+		if open != "" {
+			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it, or commit it: readproof run commit "+id)
+		}
+		now := s.now()
+		data, _ := json.MarshalIndent(runState{RunID: id, StartedAt: now}, "", "  ")
+		blob, err := s.git.PutBlob(append(data, '\n'))
+		if err != nil {
+			return err
+		}
+		tree, err := s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
+		if err != nil {
+			return err
+		}
+		sig := s.signature(now)
+		c, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run " + id + "\n"})
+		if err != nil {
+			return err
+		}
+		err = s.git.Update(
+			gitstore.RefUpdate{Name: openRef(id), Old: "", New: c},
+			gitstore.RefUpdate{Name: runRef(id), Old: "", New: ""},
+		)
+		var ce *gitstore.ConflictError
+		if errors.As(err, &ce) && ce.Ref == openRef(id) {
+			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it, or commit it: readproof run commit "+id)
+		}
+		return err
+	})
+}
+
+// openEntries reads run.json and the entries of an open run commit.
+func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitstore.Commit, error) {
+	var st runState
+	c, err := s.git.Commit(tip)
+	if err != nil {
+		return st, nil, c, err
+	}
+	data, err := s.readFile(c, "run.json")
+	if err != nil {
+		return st, nil, c, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, nil, c, fmt.Errorf("open run %s: %w", tip, err)
+	}
+	root, err := s.git.Tree(c.Tree)
+	if err != nil {
+		return st, nil, c, err
+	}
+	var entries []manifest.Entry
+	for _, e := range root {
+		if e.Name != "entries" {
+			continue
+		}
+		list, err := s.git.Tree(e.OID)
+		if err != nil {
+			return st, nil, c, err
+		}
+		for i, le := range list {
+			data, err := s.git.Blob(le.OID)
+			if err != nil {
+				return st, nil, c, err
+			}
+			var en manifest.Entry
+			if err := json.Unmarshal(data, &en); err != nil {
+				return st, nil, c, fmt.Errorf("open run entry %s: %w", le.Name, err)
+			}
+			if en.Position != i || le.Name != entryName(i) {
+				return st, nil, c, fmt.Errorf("open run %s: entry %s out of order", st.RunID, le.Name)
+			}
+			entries = append(entries, en)
+		}
+	}
+	return st, entries, c, nil
+}
+
+// Mount resolves ref and records it at the next position of the open run.
+// Concurrent mounts into one run get distinct, gap-free positions.
+func (s *Store) Mount(ctx context.Context, runID, ref string) (*Delivery, error) {
+	return s.MountWithPosition(ctx, runID, ref, nil)
+}
+
+func refOf(e manifest.Entry) string {
+	if e.Ref != "" {
+		return e.URI + "@" + e.Ref
+	}
+	return e.URI
+}
+
+// CommitRun freezes an open run into a manifest commit and returns it.
+func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
+	if err := validRun(runID); err != nil {
+		return nil, err
+	}
+	var out *manifest.Manifest
+	err := retry("run commit", func() error {
+		tip, committed, err := s.runStatus(runID)
+		if err != nil {
+			return err
+		}
+		if committed != "" {
+			return committedErr(runID, committed)
+		}
+		if tip == "" {
+			return unknownRun(runID)
+		}
+		st, entries, _, err := s.openEntries(tip)
+		if err != nil {
+			return err
+		}
+		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Entries: entries}
+		if m.Entries == nil {
+			m.Entries = []manifest.Entry{}
+		}
+		id, err := s.writeManifest(m)
+		if err != nil {
+			return err
+		}
+		ups, err := s.journal(runID, id)
+		if err != nil {
+			return err
+		}
+		ups = append(ups,
+			gitstore.RefUpdate{Name: runRef(runID), Old: "", New: id},
+			gitstore.RefUpdate{Name: openRef(runID), Old: tip, New: ""})
+		if err := s.git.Update(ups...); err != nil {
+			return err
+		}
+		m.ID = string(id)
+		out = m
+		return nil
+	})
+	return out, err
+}
+
+// RunOnce resolves refs into a new run and commits it: start, mount and
+// commit in one transaction.
+func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
+	if err := validRun(runID); err != nil {
+		return nil, nil, err
+	}
+	open, committed, err := s.runStatus(runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if committed != "" {
+		return nil, nil, committedErr(runID, committed)
+	}
+	if open != "" {
+		return nil, nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "mount into it with `readproof run mount`, or use another id")
+	}
+	start := s.now()
+	b := newRunBatch()
+	var ds []*Delivery
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Entries: []manifest.Entry{}}
+	for i, r := range refs {
+		d, err := s.resolve(ctx, r, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		d.Position = i
+		ds = append(ds, d)
+		m.Entries = append(m.Entries, d.Entry)
+	}
+	m.CreatedAt = s.now()
+	id, err := s.writeManifest(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = s.publish(b, func() ([]gitstore.RefUpdate, error) {
+		open, committed, err := s.runStatus(runID)
+		if err != nil {
+			return nil, err
+		}
+		if committed != "" {
+			return nil, committedErr(runID, committed)
+		}
+		if open != "" {
+			return nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "use another id")
+		}
+		ups, err := s.journal(runID, id)
+		if err != nil {
+			return nil, err
+		}
+		return append(ups,
+			gitstore.RefUpdate{Name: runRef(runID), Old: "", New: id},
+			gitstore.RefUpdate{Name: openRef(runID), Old: "", New: ""}), nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	m.ID = string(id)
+	return m, ds, nil
+}
+
+// writeManifest writes a manifest's tree and commit (no ref).
+func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
+	manifest.AssignFiles(m.Entries)
+	data, err := manifest.Encode(m)
+	if err != nil {
+		return "", err
+	}
+	blob, err := s.git.PutBlob(data)
+	if err != nil {
+		return "", err
+	}
+	files := map[string]gitstore.OID{"manifest.json": blob}
+	for _, e := range m.Entries {
+		files[e.File] = gitstore.OID(e.Snapshot)
+	}
+	tree, err := s.putTree(files)
+	if err != nil {
+		return "", err
+	}
+	sig := s.signature(m.CreatedAt)
+	c := gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: manifest.Message(m)}
+	if s.opts.SignCommit != nil {
+		payload, err := gitstore.CommitPayload(c)
+		if err != nil {
+			return "", err
+		}
+		if c.Signature, err = s.opts.SignCommit(payload); err != nil {
+			return "", fmt.Errorf("sign manifest commit: %w", err)
+		}
+	}
+	return s.git.PutCommit(c)
+}
+
+// journal builds the next commit of refs/heads/main, which records each
+// committed run with the manifest as second parent, so a plain `git clone`
+// carries every manifest and `git log` lists them.
+func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUpdate, error) {
+	tip, err := s.ref(JournalRef)
+	if err != nil {
+		return nil, err
+	}
+	empty, err := s.git.PutTree(nil)
+	if err != nil {
+		return nil, err
+	}
+	parents := []gitstore.OID{manifestID}
+	if tip != "" {
+		parents = []gitstore.OID{tip, manifestID}
+	}
+	sig := s.signature(s.now())
+	j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+		Message: fmt.Sprintf("record run %s\n\nmanifest %s\n", runID, manifestID)})
+	if err != nil {
+		return nil, err
+	}
+	return []gitstore.RefUpdate{{Name: JournalRef, Old: tip, New: j}}, nil
+}
+
+// ManifestID resolves a run id or a manifest id to the manifest commit.
+func (s *Store) ManifestID(target string) (gitstore.OID, error) {
+	if identity.IsObjectID(target) {
+		ok, err := s.git.Has(gitstore.OID(target))
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", hint.With(fmt.Errorf("manifest %s: %w", target, ErrUnknownTarget), "list runs with: readproof run list")
+		}
+		return gitstore.OID(target), nil
+	}
+	if err := identity.ValidateRunID(target); err != nil {
+		return "", hint.With(fmt.Errorf("%q is neither a run id nor a manifest id: %w", target, err), "give a run id or a 40-hex manifest id")
+	}
+	open, committed, err := s.runStatus(target)
+	if err != nil {
+		return "", err
+	}
+	if committed != "" {
+		return committed, nil
+	}
+	if open != "" {
+		return "", hint.With(fmt.Errorf("run %s is still open: %w", target, ErrUnknownTarget), "commit it first: readproof run commit "+target)
+	}
+	return "", hint.With(fmt.Errorf("run %s: %w", target, ErrUnknownTarget), "list runs with: readproof run list")
+}
+
+// Manifest reads the manifest of a run id or manifest id.
+func (s *Store) Manifest(target string) (*manifest.Manifest, error) {
+	id, err := s.ManifestID(target)
+	if err != nil {
+		return nil, err
+	}
+	return s.ManifestAt(id)
+}
+
+// ManifestAt reads the manifest stored in commit id.
+func (s *Store) ManifestAt(id gitstore.OID) (*manifest.Manifest, error) {
+	c, err := s.git.Commit(id)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", id, err)
+	}
+	data, err := s.readFile(c, "manifest.json")
+	if err != nil {
+		return nil, hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", id, err)
+	}
+	m.ID = string(id)
+	return m, nil
+}
+
+// Content returns a snapshot's bytes.
+func (s *Store) Content(snapshot string) ([]byte, error) {
+	return s.git.Blob(gitstore.OID(snapshot))
+}
+
+// ReplayEntry is the outcome of re-reading one entry from the store.
+type ReplayEntry struct {
+	Position int    `json:"position"`
+	URI      string `json:"uri"`
+	Ref      string `json:"ref,omitempty"`
+	Expected string `json:"expected_hash"`
+	Actual   string `json:"actual_hash,omitempty"`
+	Match    bool   `json:"match"`
+	Error    string `json:"error,omitempty"`
+	Content  []byte `json:"-"`
+}
+
+// ReplayResult is the outcome of Replay.
+type ReplayResult struct {
+	Manifest *manifest.Manifest `json:"-"`
+	Entries  []ReplayEntry      `json:"entries"`
+	AllMatch bool               `json:"all_match"`
+	Matched  int                `json:"matched"`
+}
+
+// Replay rebuilds a manifest's bytes from the store alone and re-hashes
+// every entry. A missing or altered object is a mismatch, never an error of
+// the call: the result says which entries failed. It returns ErrMismatch
+// (wrapped) when any entry fails.
+func (s *Store) Replay(target string) (*ReplayResult, error) {
+	m, err := s.Manifest(target)
+	if err != nil {
+		return nil, err
+	}
+	return s.ReplayManifest(m)
+}
+
+// ReplayManifest is Replay for a manifest already read with Manifest.
+func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
+	c, err := s.git.Commit(gitstore.OID(m.ID))
+	if err != nil {
+		return nil, err
+	}
+	res := &ReplayResult{Manifest: m, AllMatch: true, Entries: []ReplayEntry{}}
+	files := map[string]gitstore.OID{}
+	treeErr := s.listFiles(c.Tree, "", files)
+	for _, e := range m.Entries {
+		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
+		data, err := s.git.Blob(gitstore.OID(e.Snapshot))
+		if err == nil && e.File != "" {
+			switch inTree, ok := files[e.File]; {
+			case treeErr != nil:
+				err = fmt.Errorf("manifest tree: %w", treeErr)
+			case !ok:
+				err = fmt.Errorf("tree file %s is missing", e.File)
+			case inTree != gitstore.OID(e.Snapshot):
+				err = fmt.Errorf("tree file %s is %s, entry records snapshot %s", e.File, inTree, e.Snapshot)
+			}
+		}
+		if err != nil {
+			r.Error = err.Error()
+		} else {
+			r.Actual = contentHash(data)
+			r.Content = data
+			r.Match = r.Actual == e.ContentHash && int64(len(data)) == e.Bytes
+			if r.Actual == e.ContentHash && !r.Match {
+				r.Error = fmt.Sprintf("size %d, entry records %d", len(data), e.Bytes)
+			}
+		}
+		if r.Match {
+			res.Matched++
+		} else {
+			res.AllMatch = false
+		}
+		res.Entries = append(res.Entries, r)
+	}
+	if !res.AllMatch {
+		return res, fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch)
+	}
+	return res, nil
+}
+
+// RunInfo is one run in a listing.
+type RunInfo struct {
+	RunID    string `json:"run_id"`
+	Manifest string `json:"manifest,omitempty"`
+	Open     bool   `json:"open"`
+}
+
+// Runs lists committed runs, then open ones, each sorted by id.
+func (s *Store) Runs() ([]RunInfo, error) {
+	var out []RunInfo
+	refs, err := s.git.Refs(RunsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refs {
+		out = append(out, RunInfo{RunID: strings.TrimPrefix(r.Name, RunsPrefix), Manifest: string(r.OID)})
+	}
+	refs, err = s.git.Refs(OpenPrefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refs {
+		out = append(out, RunInfo{RunID: strings.TrimPrefix(r.Name, OpenPrefix), Open: true})
+	}
+	return out, nil
+}

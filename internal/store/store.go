@@ -1,0 +1,267 @@
+// Package store is readproof's record: resources and their observations,
+// tags, open runs and committed manifests, kept in a dedicated bare git
+// repository through package gitstore. It is the one internal API that the
+// CLI and the MCP server both call, so the two cannot drift.
+//
+// The layout it writes is specified in docs/store-format.md. Every write
+// builds all objects first and then moves refs in one compare-and-swap
+// transaction; a conflicting writer rebuilds on the new tip and tries again,
+// so concurrent processes lose nothing.
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+)
+
+// Ref namespace (docs/store-format.md).
+const (
+	RunsPrefix      = "refs/tags/readproof/runs/"
+	OpenPrefix      = "refs/heads/readproof/open/"
+	ResourcesPrefix = "refs/heads/readproof/resources/"
+	TagsPrefix      = "refs/heads/readproof/tags/"
+	JournalRef      = "refs/heads/main"
+)
+
+// Errors matched with errors.Is by callers.
+var (
+	ErrNotInitialized = errors.New("no readproof store")
+	ErrUnknownRun     = errors.New("unknown run")
+	ErrUnknownTag     = errors.New("unknown tag")
+	ErrNotRegistered  = errors.New("resource not registered")
+	ErrUnknownTarget  = errors.New("no such run or manifest")
+	ErrRunCommitted   = errors.New("run already committed")
+	ErrRunOpen        = errors.New("run already open")
+	ErrNoSnapshot     = errors.New("no snapshot")
+	ErrMismatch       = errors.New("replay mismatch")
+	ErrBusy           = errors.New("store busy")
+)
+
+// Options tune a Store.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// SignCommit, when set, signs every manifest commit: it receives the
+	// commit payload (gitstore.CommitPayload) and returns the armored
+	// signature for the gpgsig header.
+	SignCommit func(payload []byte) (string, error)
+	// OpenSource builds adapters; nil means adapters.Open.
+	OpenSource func(adapters.Spec, adapters.Env) (adapters.Source, error)
+	// Git tunes ref locking.
+	Git gitstore.Options
+}
+
+// Store is an open readproof store.
+type Store struct {
+	git    gitstore.Store
+	policy *policy.File
+	opts   Options
+
+	mu      sync.Mutex
+	sources map[string]adapters.Source
+}
+
+// DefaultPath is the store beside the policy file.
+func DefaultPath(policyDir string) string { return filepath.Join(policyDir, ".readproof") }
+
+// Init creates a store at path.
+func Init(path string) error {
+	if gitstore.IsStore(path) {
+		return hint.With(fmt.Errorf("a readproof store already exists at %s", path), "nothing to do; use it with --store or READPROOF_STORE")
+	}
+	g, err := gitstore.Init(path)
+	if err != nil {
+		return fmt.Errorf("create store %s: %w", path, err)
+	}
+	defer g.Close()
+	// The journal starts with a root commit, so that every later journal
+	// commit has the previous one as first parent and the manifest second.
+	empty, err := g.PutTree(nil)
+	if err != nil {
+		return err
+	}
+	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Now().UTC()}
+	root, err := g.PutCommit(gitstore.Commit{Tree: empty, Author: sig, Committer: sig, Message: "initialize readproof store\n"})
+	if err != nil {
+		return err
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: JournalRef, New: root}); err != nil {
+		return fmt.Errorf("create store %s: %w", path, err)
+	}
+	return nil
+}
+
+// Open opens the store at path. pol may be nil when no policy file exists;
+// resolving an unpinned, untagged URI then fails with ErrNotRegistered.
+func Open(path string, pol *policy.File, opts Options) (*Store, error) {
+	notInit := hint.With(fmt.Errorf("%w at %s", ErrNotInitialized, path),
+		"run `readproof init` first, or point --store / READPROOF_STORE at an existing store or a clone of one")
+	if _, err := os.Stat(path); err != nil {
+		return nil, notInit
+	}
+	g, err := gitstore.OpenWithOptions(path, opts.Git)
+	if errors.Is(err, gitstore.ErrNotStore) {
+		return nil, notInit
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if pol == nil {
+		pol = policy.Empty(filepath.Join(filepath.Dir(path), "readproof.toml"))
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.OpenSource == nil {
+		opts.OpenSource = adapters.Open
+	}
+	return &Store{git: g, policy: pol, opts: opts, sources: map[string]adapters.Source{}}, nil
+}
+
+// Close releases the repository.
+func (s *Store) Close() error { return s.git.Close() }
+
+// Git exposes the underlying repository to packages layered on the store
+// (evidence, receipts, sync).
+func (s *Store) Git() gitstore.Store { return s.git }
+
+// Policy returns the policy file in force.
+func (s *Store) Policy() *policy.File { return s.policy }
+
+// Path is the store directory.
+func (s *Store) Path() string { return s.git.Path() }
+
+func (s *Store) now() time.Time { return s.opts.Now().UTC() }
+
+func runRef(id string) string                { return RunsPrefix + id }
+func openRef(id string) string               { return OpenPrefix + id }
+func resourceRef(u identity.URI) string      { return ResourcesPrefix + u.Key() }
+func tagRef(u identity.URI, t string) string { return TagsPrefix + u.Key() + "/" + t }
+
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ref reads a ref, mapping "not found" to ("", nil).
+func (s *Store) ref(name string) (gitstore.OID, error) {
+	id, err := s.git.Ref(name)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return "", nil
+	}
+	return id, err
+}
+
+// signature is the identity on every commit readproof writes.
+func (s *Store) signature(t time.Time) gitstore.Signature {
+	return gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: t}
+}
+
+// retry runs fn until it does not report a ref conflict, backing off with
+// jitter. fn rebuilds its objects on the current tips each time.
+func retry(what string, fn func() error) error {
+	delay := 200 * time.Microsecond
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil || !errors.Is(err, gitstore.ErrConflict) {
+			return err
+		}
+		if attempt >= 400 {
+			return hint.With(fmt.Errorf("%s: %w: gave up after %d conflicting writers", what, ErrBusy, attempt), "try again; many processes are writing the same refs")
+		}
+		time.Sleep(delay/2 + rand.N(delay))
+		if delay < 20*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// tree helpers --------------------------------------------------------------
+
+// file returns the blob at path inside tree root, or gitstore.ErrNotFound.
+func (s *Store) file(root gitstore.OID, path string) (gitstore.OID, error) {
+	return gitstore.FileAt(s.git, root, path)
+}
+
+// listFiles adds every blob under tree root to files, keyed by its path
+// (prefixed with prefix).
+func (s *Store) listFiles(root gitstore.OID, prefix string, files map[string]gitstore.OID) error {
+	entries, err := s.git.Tree(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Mode == gitstore.ModeDir {
+			if err := s.listFiles(e.OID, prefix+e.Name+"/", files); err != nil {
+				return err
+			}
+			continue
+		}
+		files[prefix+e.Name] = e.OID
+	}
+	return nil
+}
+
+// readFile returns the bytes of path inside the tree of commit c.
+func (s *Store) readFile(c gitstore.Commit, path string) ([]byte, error) {
+	id, err := s.file(c.Tree, path)
+	if err != nil {
+		return nil, err
+	}
+	return s.git.Blob(id)
+}
+
+// putTree writes nested trees for a set of slash-separated paths.
+func (s *Store) putTree(files map[string]gitstore.OID) (gitstore.OID, error) {
+	type node struct {
+		blobs map[string]gitstore.OID
+		dirs  map[string]map[string]gitstore.OID
+	}
+	n := node{blobs: map[string]gitstore.OID{}, dirs: map[string]map[string]gitstore.OID{}}
+	for p, id := range files {
+		if i := strings.IndexByte(p, '/'); i >= 0 {
+			d := p[:i]
+			if n.dirs[d] == nil {
+				n.dirs[d] = map[string]gitstore.OID{}
+			}
+			n.dirs[d][p[i+1:]] = id
+		} else {
+			n.blobs[p] = id
+		}
+	}
+	var entries []gitstore.TreeEntry
+	for name, id := range n.blobs {
+		if _, clash := n.dirs[name]; clash {
+			return "", fmt.Errorf("tree path %q is both a file and a directory", name)
+		}
+		entries = append(entries, gitstore.TreeEntry{Name: name, Mode: gitstore.ModeFile, OID: id})
+	}
+	names := make([]string, 0, len(n.dirs))
+	for d := range n.dirs {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	for _, d := range names {
+		id, err := s.putTree(n.dirs[d])
+		if err != nil {
+			return "", err
+		}
+		entries = append(entries, gitstore.TreeEntry{Name: d, Mode: gitstore.ModeDir, OID: id})
+	}
+	return s.git.PutTree(entries)
+}

@@ -1,0 +1,242 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/manifest"
+)
+
+// TagState is one position of a tag, stored as tag.json in each commit of
+// the tag's chain. A deletion is a state with Deleted set.
+type TagState struct {
+	URI              string       `json:"uri"`
+	Tag              string       `json:"tag"`
+	Snapshot         string       `json:"snapshot,omitempty"`
+	ContentHash      string       `json:"content_hash,omitempty"`
+	PreviousSnapshot string       `json:"previous_snapshot,omitempty"`
+	Deleted          bool         `json:"deleted,omitempty"`
+	SetAt            time.Time    `json:"set_at"`
+	Observation      *Observation `json:"observation,omitempty"`
+	// Commit is the tag chain commit holding this state (not stored).
+	Commit string `json:"-"`
+}
+
+// Reference returns uri@tag.
+func (t TagState) Reference() string { return t.URI + "@" + t.Tag }
+
+func (s *Store) tagAt(commit gitstore.OID) (*TagState, error) {
+	c, err := s.git.Commit(commit)
+	if err != nil {
+		return nil, fmt.Errorf("tag commit %s: %w", commit, err)
+	}
+	data, err := s.readFile(c, "tag.json")
+	if err != nil {
+		return nil, fmt.Errorf("tag commit %s: %w", commit, err)
+	}
+	var t TagState
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("tag commit %s: %w", commit, err)
+	}
+	t.Commit = string(commit)
+	return &t, nil
+}
+
+func unknownTag(u identity.URI, tag string) error {
+	return hint.With(fmt.Errorf("%s@%s: %w", u, tag, ErrUnknownTag), "list the tags with: readproof tag list "+u.String())
+}
+
+// Tag returns the current state of a tag, or ErrUnknownTag when it does not
+// exist or was deleted.
+func (s *Store) Tag(u identity.URI, tag string) (*TagState, error) {
+	if err := identity.ValidateTag(tag); err != nil {
+		return nil, err
+	}
+	tip, err := s.ref(tagRef(u, tag))
+	if err != nil {
+		return nil, err
+	}
+	if tip == "" {
+		return nil, unknownTag(u, tag)
+	}
+	t, err := s.tagAt(tip)
+	if err != nil {
+		return nil, err
+	}
+	if t.Deleted {
+		return nil, unknownTag(u, tag)
+	}
+	return t, nil
+}
+
+func (s *Store) resolveTag(u identity.URI) (*Delivery, error) {
+	t, err := s.Tag(u, u.Tag)
+	if err != nil {
+		return nil, err
+	}
+	o := t.Observation
+	if o == nil {
+		o = &Observation{URI: t.URI, Snapshot: t.Snapshot, ContentHash: t.ContentHash}
+	}
+	return deliveryOf(s, o, manifest.DecisionUseTag, u.Tag)
+}
+
+// SetTag points tag at a snapshot of u: the current one when snapshot is
+// empty, else a recorded snapshot named by (a prefix of) its id or content
+// hash. The move is appended to the tag's history.
+func (s *Store) SetTag(u identity.URI, tag, snapshot string) (*TagState, error) {
+	if err := identity.ValidateTag(tag); err != nil {
+		return nil, err
+	}
+	o, _, err := s.findObservation(u, snapshot)
+	if err != nil {
+		return nil, err
+	}
+	return s.moveTag(u, tag, o, false)
+}
+
+// DeleteTag removes a tag. The snapshot stays, manifests that mounted it
+// still replay, and the deletion is recorded in the tag's history.
+func (s *Store) DeleteTag(u identity.URI, tag string) (*TagState, error) {
+	if _, err := s.Tag(u, tag); err != nil {
+		return nil, err
+	}
+	return s.moveTag(u, tag, nil, true)
+}
+
+// RevertTag moves a tag back to where it pointed before its latest move (a
+// deleted tag comes back), recording the revert as a new move.
+func (s *Store) RevertTag(u identity.URI, tag string) (*TagState, error) {
+	hist, err := s.TagHistory(u, tag)
+	if err != nil {
+		return nil, err
+	}
+	if len(hist) < 2 {
+		return nil, hint.With(fmt.Errorf("%s@%s has no earlier position to go back to", u, tag), "see its moves with: readproof tag history "+u.String()+" "+tag)
+	}
+	prev := hist[1]
+	if prev.Deleted {
+		return s.moveTag(u, tag, nil, true)
+	}
+	o := prev.Observation
+	if o == nil {
+		o = &Observation{URI: prev.URI, Snapshot: prev.Snapshot, ContentHash: prev.ContentHash}
+	}
+	return s.moveTag(u, tag, o, false)
+}
+
+func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool) (*TagState, error) {
+	ref := tagRef(u, tag)
+	var out *TagState
+	err := retry("tag "+tag, func() error {
+		tip, err := s.ref(ref)
+		if err != nil {
+			return err
+		}
+		st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Deleted: deleted}
+		if tip != "" {
+			prev, err := s.tagAt(tip)
+			if err != nil {
+				return err
+			}
+			if !prev.Deleted {
+				st.PreviousSnapshot = prev.Snapshot
+			}
+		}
+		files := map[string]gitstore.OID{}
+		if o != nil {
+			st.Snapshot, st.ContentHash, st.Observation = o.Snapshot, o.ContentHash, o
+			files["content"] = gitstore.OID(o.Snapshot)
+		}
+		data, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			return err
+		}
+		blob, err := s.git.PutBlob(append(data, '\n'))
+		if err != nil {
+			return err
+		}
+		files["tag.json"] = blob
+		tree, err := s.putTree(files)
+		if err != nil {
+			return err
+		}
+		var parents []gitstore.OID
+		if tip != "" {
+			parents = []gitstore.OID{tip}
+		}
+		msg := fmt.Sprintf("tag %s@%s -> %s\n", u, tag, st.Snapshot)
+		if deleted {
+			msg = fmt.Sprintf("tag %s@%s deleted\n", u, tag)
+		}
+		sig := s.signature(st.SetAt)
+		id, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+		if err != nil {
+			return err
+		}
+		if err := s.git.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
+			return err
+		}
+		st.Commit = string(id)
+		out = &st
+		return nil
+	})
+	return out, err
+}
+
+// Tags lists the live tags of u, sorted by name.
+func (s *Store) Tags(u identity.URI) ([]TagState, error) {
+	prefix := TagsPrefix + u.Key() + "/"
+	refs, err := s.git.Refs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []TagState
+	for _, r := range refs {
+		name := strings.TrimPrefix(r.Name, prefix)
+		if strings.Contains(name, "/") {
+			continue
+		}
+		t, err := s.tagAt(r.OID)
+		if err != nil {
+			return nil, err
+		}
+		if !t.Deleted {
+			out = append(out, *t)
+		}
+	}
+	return out, nil
+}
+
+// TagHistory lists every move of a tag, newest first.
+func (s *Store) TagHistory(u identity.URI, tag string) ([]TagState, error) {
+	if err := identity.ValidateTag(tag); err != nil {
+		return nil, err
+	}
+	tip, err := s.ref(tagRef(u, tag))
+	if err != nil {
+		return nil, err
+	}
+	if tip == "" {
+		return nil, unknownTag(u, tag)
+	}
+	var out []TagState
+	err = s.walkCommits(tip, func(id gitstore.OID, c gitstore.Commit) (bool, error) {
+		t, err := s.tagAt(id)
+		if err != nil {
+			return false, err
+		}
+		out = append(out, *t)
+		return true, nil
+	})
+	return out, err
+}
+
+// isNotFound reports a missing object or ref.
+func isNotFound(err error) bool { return errors.Is(err, gitstore.ErrNotFound) }

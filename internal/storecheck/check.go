@@ -1,0 +1,833 @@
+package storecheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+// Options choose how deep Check reads.
+type Options struct {
+	// ReadData reads every blob (recomputing its git id) and re-hashes every
+	// snapshot against the content hashes the records carry.
+	ReadData bool
+	// Subset re-hashes only the snapshots of one bucket: "N/M" or "P%"
+	// (see ParseSubset). Ignored when ReadData is set. Empty means the
+	// default structure sample.
+	Subset string
+	// Progress, when set, is called as refs and snapshots are checked.
+	Progress func(done, total int)
+	// AllowedSigners is the allowed_signers file that makes manifest
+	// signatures checkable; "" means [signing] allowed_signers of the
+	// store's policy file. When neither is set, signatures are counted but
+	// not verified.
+	AllowedSigners string
+}
+
+// Check verifies the whole store and returns what it found. The error is
+// non-nil only when the check could not run at all (bad options, the refs
+// cannot be listed, ctx cancelled); every finding about the store's content
+// is a Problem in the report.
+func Check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
+	c := &checker{
+		ctx:      ctx,
+		s:        s,
+		g:        s.Git(),
+		opts:     opts,
+		rep:      &Report{Problems: []Problem{}},
+		seen:     map[gitstore.OID]struct{}{},
+		bad:      map[gitstore.OID]bool{},
+		refBad:   map[string]bool{},
+		commits:  map[gitstore.OID]gitstore.Commit{},
+		trees:    map[gitstore.OID][]gitstore.TreeEntry{},
+		hashes:   map[gitstore.OID]blobHash{},
+		claims:   map[gitstore.OID][]claim{},
+		observed: map[string]map[string]bool{},
+	}
+	switch {
+	case opts.ReadData:
+		c.smp = sampler{all: true, desc: "read-data"}
+	case opts.Subset != "":
+		smp, err := parseSubset(opts.Subset)
+		if err != nil {
+			return nil, err
+		}
+		c.smp = smp
+	default:
+		c.smp = sampler{desc: "structure"}
+	}
+	c.rep.Mode = c.smp.desc
+	c.loadTrust()
+	if err := c.run(); err != nil {
+		return nil, err
+	}
+	return c.rep, nil
+}
+
+type blobHash struct {
+	hash string
+	size int64
+}
+
+// claim is one record saying what a snapshot's bytes hash to.
+type claim struct {
+	hash              string
+	size              int64 // -1 when the record carries no size
+	subject, ref, run string
+	path, what        string
+}
+
+type checker struct {
+	ctx  context.Context
+	s    *store.Store
+	g    gitstore.Store
+	opts Options
+	smp  sampler
+	rep  *Report
+
+	seen    map[gitstore.OID]struct{}
+	bad     map[gitstore.OID]bool // objects already reported
+	refBad  map[string]bool       // refs whose graph had a problem
+	commits map[gitstore.OID]gitstore.Commit
+	trees   map[gitstore.OID][]gitstore.TreeEntry
+	hashes  map[gitstore.OID]blobHash // read-data: every blob read
+	claims  map[gitstore.OID][]claim
+	// observed holds the snapshots recorded per resource key.
+	observed map[string]map[string]bool
+
+	// renames holds, per manifest, the run renames the journal records
+	// (old id -> new ids), written by `readproof conflicts rename`.
+	renames map[gitstore.OID]map[string][]string
+
+	trust   bool
+	signers evidence.AllowedSigners // nil when trust is set but unreadable
+
+	done, total int
+	steps       int
+	unsigned    int
+}
+
+// maxNamed bounds how many runs one kind of warning names one by one.
+const maxNamed = 20
+
+func (c *checker) add(p Problem) { c.rep.Problems = append(c.rep.Problems, p) }
+
+func (c *checker) progress() {
+	c.done++
+	if c.opts.Progress != nil {
+		c.opts.Progress(c.done, c.total)
+	}
+}
+
+// loadTrust reads allowed_signers when trust is configured.
+func (c *checker) loadTrust() {
+	path := c.opts.AllowedSigners
+	if path == "" && c.s.Policy() != nil {
+		path = c.s.Policy().AllowedSigners
+	}
+	if path == "" {
+		return
+	}
+	c.trust, c.rep.Trust = true, true
+	data, err := os.ReadFile(path)
+	if err == nil {
+		c.signers, err = evidence.ParseAllowedSigners(data)
+		if err == nil && len(c.signers) == 0 {
+			err = errors.New("the file lists no key")
+		}
+	}
+	if err != nil {
+		c.signers = nil
+		c.add(Problem{Kind: CouldNotCheck, Check: "signature", Subject: "store", Path: path,
+			Message: fmt.Sprintf("cannot use allowed_signers: %v; manifest signatures were not verified (fix the file named by [signing] allowed_signers in readproof.toml)", err)})
+	}
+}
+
+func (c *checker) cancelled() error {
+	c.steps++
+	if c.steps%1024 == 0 {
+		return c.ctx.Err()
+	}
+	return nil
+}
+
+func (c *checker) run() error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	all, err := c.g.Refs("refs/")
+	if err != nil {
+		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
+	}
+	c.rep.Counts.Refs = len(all)
+	broken, err := gitstore.BrokenRefs(c.g, "refs/")
+	if err != nil {
+		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
+	}
+	for _, b := range broken {
+		c.add(Problem{Kind: Broken, Check: "ref", Subject: "ref " + b.Name, Ref: b.Name,
+			Message: fmt.Sprintf("unreadable ref file: %v", b.Err)})
+	}
+
+	var runs, open, resources, tags, journal, other []gitstore.Ref
+	for _, r := range all {
+		switch {
+		case strings.HasPrefix(r.Name, store.RunsPrefix):
+			runs = append(runs, r)
+		case strings.HasPrefix(r.Name, store.OpenPrefix):
+			open = append(open, r)
+		case strings.HasPrefix(r.Name, store.ResourcesPrefix):
+			resources = append(resources, r)
+		case strings.HasPrefix(r.Name, store.TagsPrefix):
+			tags = append(tags, r)
+		case r.Name == store.JournalRef:
+			journal = append(journal, r)
+		default:
+			other = append(other, r)
+		}
+	}
+	c.total = len(all)
+
+	// 1. The object graph of every ref, in an order that names the most
+	// specific owner of a broken object: runs first, the journal (which
+	// reaches every manifest) after them.
+	for _, group := range [][]gitstore.Ref{runs, open, resources, tags, journal, other} {
+		for _, r := range group {
+			if err := c.walk(r); err != nil {
+				return err
+			}
+			c.progress()
+		}
+	}
+	// 2. What the objects say.
+	c.renames = c.journalRenames(journal)
+	for _, r := range runs {
+		c.checkRun(r)
+	}
+	for _, r := range open {
+		c.checkOpen(r)
+	}
+	c.checkResources()
+	c.checkTags()
+	c.checkJournal(runs, journal)
+	if c.unsigned > maxNamed {
+		c.add(Problem{Kind: Warning, Check: "signature", Subject: "store",
+			Message: fmt.Sprintf("%d more manifests are not signed", c.unsigned-maxNamed)})
+	}
+	if c.rep.Counts.Signed > 0 && !c.trust {
+		c.add(Problem{Kind: Warning, Check: "signature", Subject: "store",
+			Message: fmt.Sprintf("%d signed manifest%s not verified: set [signing] allowed_signers in readproof.toml to check them", c.rep.Counts.Signed, plural(c.rep.Counts.Signed))})
+	}
+	// 3. The snapshots.
+	return c.checkSnapshots()
+}
+
+func subjectOf(ref string) (subject, run string) {
+	switch {
+	case strings.HasPrefix(ref, store.RunsPrefix):
+		run = strings.TrimPrefix(ref, store.RunsPrefix)
+		return "run " + run, run
+	case strings.HasPrefix(ref, store.OpenPrefix):
+		run = strings.TrimPrefix(ref, store.OpenPrefix)
+		return "open run " + run, run
+	case strings.HasPrefix(ref, store.ResourcesPrefix):
+		if u, err := store.KeyURI(strings.TrimPrefix(ref, store.ResourcesPrefix)); err == nil {
+			return "resource " + u.String(), ""
+		}
+	case strings.HasPrefix(ref, store.TagsPrefix):
+		rest := strings.TrimPrefix(ref, store.TagsPrefix)
+		if i := strings.LastIndexByte(rest, '/'); i > 0 {
+			if u, err := store.KeyURI(rest[:i]); err == nil {
+				return "tag " + u.String() + "@" + rest[i+1:], ""
+			}
+		}
+	case ref == store.JournalRef:
+		return "journal", ""
+	}
+	return "ref " + ref, ""
+}
+
+// objectProblem records a failed read of object id, telling a missing or
+// corrupt object (broken) from an I/O error (could not check).
+func (c *checker) objectProblem(ref string, id gitstore.OID, path, want string, err error) {
+	subject, run := subjectOf(ref)
+	p := Problem{Kind: CouldNotCheck, Check: "object", Subject: subject, Ref: ref, Run: run, Object: string(id), Path: path}
+	switch {
+	case errors.Is(err, gitstore.ErrNotFound):
+		ok, herr := c.g.Has(id)
+		switch {
+		case herr != nil:
+			p.Message = fmt.Sprintf("cannot read %s: %v", want, herr)
+		case !ok:
+			p.Kind, p.Message = Broken, "missing "+want
+		default:
+			kind, _, _ := c.g.RawObject(id)
+			p.Kind, p.Message = Broken, fmt.Sprintf("expected a %s, found a %s", want, kind)
+		}
+	case errors.Is(err, gitstore.ErrCorrupt):
+		p.Kind, p.Message = Broken, fmt.Sprintf("corrupt %s: %v", want, err)
+	default:
+		p.Message = fmt.Sprintf("cannot read %s: %v", want, err)
+	}
+	c.bad[id] = true
+	c.refBad[ref] = true
+	c.add(p)
+}
+
+// walk reads the object graph reachable from one ref: commits and trees are
+// read and decoded (which recomputes their ids), blobs are checked for
+// presence, or read when every blob is to be re-hashed.
+func (c *checker) walk(r gitstore.Ref) error {
+	type item struct {
+		id   gitstore.OID
+		kind byte // 'c', 't', 'b'
+		path string
+	}
+	stack := []item{{r.OID, 'c', ""}}
+	for len(stack) > 0 {
+		if err := c.cancelled(); err != nil {
+			return err
+		}
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if _, ok := c.seen[it.id]; ok {
+			if c.bad[it.id] {
+				c.refBad[r.Name] = true
+			}
+			continue
+		}
+		c.seen[it.id] = struct{}{}
+		switch it.kind {
+		case 'c':
+			cm, err := c.g.Commit(it.id)
+			if err != nil {
+				want := "commit"
+				if it.path != "" {
+					want = "commit (" + it.path + ")"
+				}
+				c.objectProblem(r.Name, it.id, "", want, err)
+				continue
+			}
+			c.rep.Counts.Commits++
+			c.commits[it.id] = cm
+			stack = append(stack, item{cm.Tree, 't', ""})
+			for _, p := range cm.Parents {
+				stack = append(stack, item{p, 'c', "parent of " + short(it.id)})
+			}
+		case 't':
+			entries, err := c.g.Tree(it.id)
+			if err != nil {
+				c.objectProblem(r.Name, it.id, it.path, "tree", err)
+				continue
+			}
+			c.rep.Counts.Trees++
+			c.trees[it.id] = entries
+			for _, e := range entries {
+				p := e.Name
+				if it.path != "" {
+					p = it.path + "/" + e.Name
+				}
+				switch e.Mode {
+				case gitstore.ModeDir:
+					stack = append(stack, item{e.OID, 't', p})
+				case gitstore.ModeFile:
+					stack = append(stack, item{e.OID, 'b', p})
+				default:
+					subject, run := subjectOf(r.Name)
+					c.add(Problem{Kind: Warning, Check: "object", Subject: subject, Ref: r.Name, Run: run, Object: string(e.OID), Path: p,
+						Message: fmt.Sprintf("tree entry with mode %o, which readproof never writes; not followed", uint32(e.Mode))})
+				}
+			}
+		case 'b':
+			c.rep.Counts.Blobs++
+			if c.smp.all {
+				data, err := c.g.Blob(it.id)
+				if err != nil {
+					c.objectProblem(r.Name, it.id, it.path, "blob", err)
+					continue
+				}
+				c.hashes[it.id] = blobHash{hash: store.ContentHash(data), size: int64(len(data))}
+				continue
+			}
+			ok, err := c.g.Has(it.id)
+			if err != nil {
+				c.objectProblem(r.Name, it.id, it.path, "blob", err)
+			} else if !ok {
+				c.objectProblem(r.Name, it.id, it.path, "blob", fmt.Errorf("blob %s: %w", it.id, gitstore.ErrNotFound))
+			}
+		}
+	}
+	return nil
+}
+
+func short(id gitstore.OID) string {
+	if len(id) > 12 {
+		return string(id[:12])
+	}
+	return string(id)
+}
+
+// lookup finds path in a tree already read by walk. ok is false when the
+// path is absent; known is false when part of the tree could not be read
+// (already reported).
+func (c *checker) lookup(root gitstore.OID, path string) (id gitstore.OID, ok, known bool) {
+	cur := root
+	parts := strings.Split(path, "/")
+	for i, name := range parts {
+		entries, read := c.trees[cur]
+		if !read {
+			return "", false, false
+		}
+		found := false
+		for _, e := range entries {
+			if e.Name == name {
+				last := i == len(parts)-1
+				if last != (e.Mode == gitstore.ModeFile) {
+					return "", false, true
+				}
+				cur, found = e.OID, true
+				break
+			}
+		}
+		if !found {
+			return "", false, true
+		}
+	}
+	return cur, true, true
+}
+
+// file reads the blob at path in a commit's tree. It reports a missing file
+// as broken (naming what) and returns ok false; unreadable objects were
+// reported by walk or are reported here.
+func (c *checker) file(ref string, cm gitstore.Commit, commit gitstore.OID, path, check string) ([]byte, bool) {
+	id, ok, known := c.lookup(cm.Tree, path)
+	if !known {
+		return nil, false
+	}
+	subject, run := subjectOf(ref)
+	if !ok {
+		c.add(Problem{Kind: Broken, Check: check, Subject: subject, Ref: ref, Run: run, Object: string(commit),
+			Message: fmt.Sprintf("commit has no %s: not a readproof %s record", path, check)})
+		return nil, false
+	}
+	if c.bad[id] {
+		return nil, false
+	}
+	data, err := c.g.Blob(id)
+	if err != nil {
+		c.objectProblem(ref, id, path, "blob", err)
+		return nil, false
+	}
+	return data, true
+}
+
+func (c *checker) claim(id string, cl claim) {
+	c.claims[gitstore.OID(id)] = append(c.claims[gitstore.OID(id)], cl)
+}
+
+// checkRun checks a committed run: the manifest decodes, names this run,
+// and every entry's file in the tree is its snapshot.
+func (c *checker) checkRun(r gitstore.Ref) {
+	c.rep.Counts.Runs++
+	subject, id := subjectOf(r.Name)
+	broken := func(object, path, format string, args ...any) {
+		c.add(Problem{Kind: Broken, Check: "manifest", Subject: subject, Ref: r.Name, Run: id, Object: object, Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if err := identity.ValidateRunID(id); err != nil {
+		broken("", "", "ref name is not a valid run id: %v", err)
+	}
+	cm, ok := c.commits[r.OID]
+	if !ok {
+		return
+	}
+	if len(cm.Parents) != 0 {
+		broken(string(r.OID), "", "manifest commit has %d parent(s); a manifest is a root commit", len(cm.Parents))
+	}
+	data, ok := c.file(r.Name, cm, r.OID, "manifest.json", "manifest")
+	if !ok {
+		return
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		broken(string(r.OID), "", "manifest.json does not decode: %v", err)
+		return
+	}
+	if m.RunID != id && !c.renamed(r.OID, m.RunID, id) {
+		broken(string(r.OID), "", "manifest.json records run %q, but the ref names run %q", m.RunID, id)
+	}
+	for _, e := range m.Entries {
+		what := fmt.Sprintf("entry %d %s", e.Position, e.URI)
+		if e.File != "" {
+			f, ok, known := c.lookup(cm.Tree, e.File)
+			switch {
+			case !known:
+			case !ok:
+				broken(string(r.OID), "", "%s: file %s is missing from the manifest tree", what, e.File)
+			case string(f) != e.Snapshot:
+				broken(string(f), e.File, "%s: tree file is blob %s, the entry records snapshot %s", what, f, e.Snapshot)
+			}
+		}
+		c.claim(e.Snapshot, claim{hash: e.ContentHash, size: e.Bytes, subject: subject, ref: r.Name, run: id, path: e.File, what: what})
+	}
+	c.checkSignature(r, cm, subject, id)
+}
+
+// journalRenames reads the renames recorded on the journal: commits whose
+// message is "rename run OLD to NEW", a blank line and "manifest ID".
+func (c *checker) journalRenames(journal []gitstore.Ref) map[gitstore.OID]map[string][]string {
+	out := map[gitstore.OID]map[string][]string{}
+	if len(journal) == 0 {
+		return out
+	}
+	for _, id := range c.commitsFrom(journal[0].OID) {
+		head, body, _ := strings.Cut(c.commits[id].Message, "\n")
+		pair, ok := strings.CutPrefix(head, "rename run ")
+		if !ok {
+			continue
+		}
+		from, to, ok := strings.Cut(pair, " to ")
+		if !ok || identity.ValidateRunID(from) != nil || identity.ValidateRunID(to) != nil {
+			continue
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if mid, ok := strings.CutPrefix(line, "manifest "); ok && identity.IsObjectID(mid) {
+				m := gitstore.OID(mid)
+				if out[m] == nil {
+					out[m] = map[string][]string{}
+				}
+				out[m][from] = append(out[m][from], to)
+			}
+		}
+	}
+	return out
+}
+
+// renamed reports whether the journal records renames of manifest m that
+// lead from run id from to run id to (a rename of a rename included).
+func (c *checker) renamed(m gitstore.OID, from, to string) bool {
+	edges := c.renames[m]
+	seen := map[string]bool{from: true}
+	queue := []string{from}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, next := range edges[cur] {
+			if next == to {
+				return true
+			}
+			if !seen[next] {
+				seen[next] = true
+				queue = append(queue, next)
+			}
+		}
+	}
+	return false
+}
+
+// checkSignature verifies a manifest commit's SSH signature against the
+// configured allowed signers.
+func (c *checker) checkSignature(r gitstore.Ref, cm gitstore.Commit, subject, run string) {
+	p := Problem{Kind: Broken, Check: "signature", Subject: subject, Ref: r.Name, Run: run, Object: string(r.OID)}
+	if cm.Signature == "" {
+		if c.trust {
+			c.unsigned++
+			if c.unsigned <= maxNamed {
+				p.Kind, p.Message = Warning, "manifest commit is not signed, although [signing] allowed_signers is configured"
+				c.add(p)
+			}
+		}
+		return
+	}
+	c.rep.Counts.Signed++
+	if !c.trust || c.signers == nil {
+		return
+	}
+	_, raw, err := c.g.RawObject(r.OID)
+	if err != nil {
+		c.objectProblem(r.Name, r.OID, "", "commit", err)
+		return
+	}
+	payload, armor, when, err := evidence.SplitSignedCommit(raw)
+	if err == nil {
+		err = evidence.VerifyCommitSignature(payload, armor, c.signers, when)
+	}
+	if err != nil {
+		p.Message = fmt.Sprintf("bad signature: %v", err)
+		c.add(p)
+		return
+	}
+	c.rep.Counts.Verified++
+}
+
+// checkOpen checks that an open run decodes and names existing snapshots.
+func (c *checker) checkOpen(r gitstore.Ref) {
+	c.rep.Counts.OpenRuns++
+	subject, id := subjectOf(r.Name)
+	p := Problem{Kind: Broken, Check: "open-run", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID)}
+	if err := identity.ValidateRunID(id); err != nil {
+		p.Message = fmt.Sprintf("ref name is not a valid run id: %v", err)
+		c.add(p)
+		return
+	}
+	if c.refBad[r.Name] {
+		return
+	}
+	st, err := c.s.OpenRunAt(r.OID)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			p.Kind = CouldNotCheck
+		}
+		p.Message = fmt.Sprintf("open run does not decode: %v", err)
+		c.add(p)
+		return
+	}
+	if st.RunID != id {
+		p.Message = fmt.Sprintf("run.json records run %q, but the ref names run %q", st.RunID, id)
+		c.add(p)
+	}
+	for _, e := range st.Entries {
+		what := fmt.Sprintf("entry %d %s", e.Position, e.URI)
+		if !identity.IsObjectID(e.Snapshot) || !manifest.IsContentHash(e.ContentHash) {
+			p.Message = fmt.Sprintf("%s: snapshot %q or content hash %q is malformed", what, e.Snapshot, e.ContentHash)
+			c.add(p)
+			continue
+		}
+		c.claim(e.Snapshot, claim{hash: e.ContentHash, size: e.Bytes, subject: subject, ref: r.Name, run: id, path: "entries/" + fmt.Sprintf("%08d.json", e.Position), what: what})
+	}
+}
+
+// commitsFrom lists the commits reachable from tip that walk read, in no
+// particular order.
+func (c *checker) commitsFrom(tip gitstore.OID) []gitstore.OID {
+	var out []gitstore.OID
+	seen := map[gitstore.OID]bool{tip: true}
+	stack := []gitstore.OID{tip}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		cm, ok := c.commits[id]
+		if !ok {
+			continue
+		}
+		out = append(out, id)
+		for _, p := range cm.Parents {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return out
+}
+
+// checkResources checks every observation of every resource chain.
+func (c *checker) checkResources() {
+	chains, bad, err := c.s.ResourceChains()
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "observation", Subject: "store", Message: fmt.Sprintf("cannot list resource chains: %v", err)})
+		return
+	}
+	for _, b := range bad {
+		c.add(Problem{Kind: Broken, Check: "ref", Subject: "store", Message: b.Error()})
+	}
+	for _, ch := range chains {
+		c.rep.Counts.Resources++
+		subject := "resource " + ch.URI.String()
+		seen := map[string]bool{}
+		c.observed[ch.URI.Key()] = seen
+		for _, id := range c.commitsFrom(ch.Tip) {
+			cm := c.commits[id]
+			if len(cm.Parents) > 1 {
+				continue // a merge after sync repeats its newest parent's observation
+			}
+			c.rep.Counts.Observations++
+			broken := func(path, format string, args ...any) {
+				c.add(Problem{Kind: Broken, Check: "observation", Subject: subject, Ref: ch.Ref, Object: string(id), Message: path + ": " + fmt.Sprintf(format, args...)})
+			}
+			data, ok := c.file(ch.Ref, cm, id, "observation.json", "observation")
+			if !ok {
+				continue
+			}
+			o, err := store.DecodeObservation(data)
+			if err != nil {
+				broken("observation.json", "observation does not decode: %v", err)
+				continue
+			}
+			if o.URI != ch.URI.String() {
+				broken("observation.json", "observation of %s on the chain of %s", o.URI, ch.URI)
+			}
+			if f, ok, known := c.lookup(cm.Tree, "content"); known && (!ok || string(f) != o.Snapshot) {
+				broken("content", "content is %q, observation.json records snapshot %s", f, o.Snapshot)
+			}
+			if _, ok, known := c.lookup(cm.Tree, "resource.json"); known && !ok {
+				broken("resource.json", "observation commit has no resource.json")
+			}
+			seen[o.Snapshot] = true
+			c.claim(o.Snapshot, claim{hash: o.ContentHash, size: o.Bytes, subject: subject, ref: ch.Ref, path: "content", what: "observation " + short(id)})
+		}
+	}
+}
+
+// checkTags checks every move of every tag: it decodes, belongs to its ref,
+// and names a snapshot recorded in its resource's chain.
+func (c *checker) checkTags() {
+	tags, bad, err := c.s.TagRefs()
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "tag", Subject: "store", Message: fmt.Sprintf("cannot list tags: %v", err)})
+		return
+	}
+	for _, b := range bad {
+		c.add(Problem{Kind: Broken, Check: "ref", Subject: "store", Message: b.Error()})
+	}
+	for _, tr := range tags {
+		c.rep.Counts.Tags++
+		subject := "tag " + tr.URI.String() + "@" + tr.Tag
+		recorded := c.observed[tr.URI.Key()]
+		for _, id := range c.commitsFrom(tr.Tip) {
+			c.rep.Counts.TagMoves++
+			cm := c.commits[id]
+			broken := func(path, format string, args ...any) {
+				c.add(Problem{Kind: Broken, Check: "tag", Subject: subject, Ref: tr.Ref, Object: string(id), Message: path + ": " + fmt.Sprintf(format, args...)})
+			}
+			data, ok := c.file(tr.Ref, cm, id, "tag.json", "tag")
+			if !ok {
+				continue
+			}
+			t, err := store.DecodeTagState(data)
+			if err != nil {
+				broken("tag.json", "tag move does not decode: %v", err)
+				continue
+			}
+			if t.URI != tr.URI.String() || t.Tag != tr.Tag {
+				broken("tag.json", "move of %s@%s on the chain of %s@%s", t.URI, t.Tag, tr.URI, tr.Tag)
+			}
+			f, ok, known := c.lookup(cm.Tree, "content")
+			if t.Deleted {
+				if known && ok {
+					broken("content", "a deletion carries content %s", f)
+				}
+				continue
+			}
+			if known && (!ok || string(f) != t.Snapshot) {
+				broken("content", "content is %q, tag.json records snapshot %s", f, t.Snapshot)
+			}
+			if t.Observation != nil && t.Observation.Snapshot != t.Snapshot {
+				broken("tag.json", "the observation copy names snapshot %s, the tag %s", t.Observation.Snapshot, t.Snapshot)
+			}
+			if !recorded[t.Snapshot] {
+				broken("tag.json", "snapshot %s is not recorded in the observation chain of %s", t.Snapshot, tr.URI)
+			}
+			c.claim(t.Snapshot, claim{hash: t.ContentHash, size: -1, subject: subject, ref: tr.Ref, path: "content", what: "tag move " + short(id)})
+		}
+	}
+}
+
+// checkJournal warns about committed runs the journal does not reach: the
+// runs are intact, but `git log` on a clone will not list them.
+func (c *checker) checkJournal(runs, journal []gitstore.Ref) {
+	if len(journal) == 0 {
+		if len(runs) > 0 {
+			c.add(Problem{Kind: Warning, Check: "journal", Subject: "journal", Ref: store.JournalRef,
+				Message: "no journal: refs/heads/main is missing, so a plain clone's default branch lists no run"})
+		}
+		return
+	}
+	reached := map[gitstore.OID]bool{}
+	for _, id := range c.commitsFrom(journal[0].OID) {
+		reached[id] = true
+	}
+	missed := 0
+	for _, r := range runs {
+		if reached[r.OID] {
+			continue
+		}
+		missed++
+		if missed <= maxNamed {
+			subject, run := subjectOf(r.Name)
+			c.add(Problem{Kind: Warning, Check: "journal", Subject: subject, Ref: r.Name, Run: run, Object: string(r.OID),
+				Message: "the journal (refs/heads/main) does not reach this manifest; the run is intact, but `git log` on a clone will not list it"})
+		}
+	}
+	if missed > maxNamed {
+		c.add(Problem{Kind: Warning, Check: "journal", Subject: "journal", Ref: store.JournalRef,
+			Message: fmt.Sprintf("%d more runs are not reached by the journal", missed-maxNamed)})
+	}
+}
+
+// checkSnapshots confirms every snapshot a record names exists, and
+// re-hashes the sampled ones against every content hash recorded for them.
+func (c *checker) checkSnapshots() error {
+	ids := make([]gitstore.OID, 0, len(c.claims))
+	for id := range c.claims {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	c.rep.Counts.Snapshots = len(ids)
+	c.total += len(ids)
+	for _, id := range ids {
+		if err := c.cancelled(); err != nil {
+			return err
+		}
+		c.progress()
+		cls := c.claims[id]
+		if c.bad[id] {
+			continue
+		}
+		first := cls[0]
+		if !c.smp.pick(id, len(ids)) {
+			if _, seen := c.seen[id]; !seen {
+				ok, err := c.g.Has(id)
+				if err != nil || !ok {
+					if err == nil {
+						err = fmt.Errorf("blob %s: %w", id, gitstore.ErrNotFound)
+					}
+					c.objectProblem(first.ref, id, first.path, "snapshot blob named by "+first.what, err)
+				}
+			}
+			continue
+		}
+		h, ok := c.hashes[id]
+		if !ok {
+			data, err := c.g.Blob(id)
+			if err != nil {
+				c.objectProblem(first.ref, id, first.path, "snapshot blob named by "+first.what, err)
+				continue
+			}
+			h = blobHash{hash: store.ContentHash(data), size: int64(len(data))}
+		}
+		c.rep.Counts.Rehashed++
+		c.rep.Counts.RehashedBytes += h.size
+		reported := 0
+		for _, cl := range cls {
+			var msg string
+			switch {
+			case cl.hash != h.hash:
+				msg = fmt.Sprintf("%s records content hash %s, but the snapshot blob hashes to %s", cl.what, cl.hash, h.hash)
+			case cl.size >= 0 && cl.size != h.size:
+				msg = fmt.Sprintf("%s records %d bytes, but the snapshot blob has %d", cl.what, cl.size, h.size)
+			default:
+				continue
+			}
+			reported++
+			if reported > 5 {
+				continue
+			}
+			c.refBad[cl.ref] = true
+			c.add(Problem{Kind: Broken, Check: "content", Subject: cl.subject, Ref: cl.ref, Run: cl.run, Object: string(id), Path: cl.path, Message: msg})
+		}
+		if reported > 5 {
+			c.add(Problem{Kind: Broken, Check: "content", Subject: "snapshot " + string(id), Object: string(id),
+				Message: fmt.Sprintf("%d more records disagree with this snapshot's content", reported-5)})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,446 @@
+package storecheck_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/storecheck"
+	"github.com/readproof/readproof/manifest"
+)
+
+var twoDocs = map[string]string{
+	"policies/refunds.md":  "Products can be refunded within 30 days.\n",
+	"policies/shipping.md": "We ship within 2 days.\n",
+}
+
+// healthy builds a store with two resources, three runs, a tag moved twice
+// and deleted once, and one open run.
+func healthy(t testing.TB) *project {
+	p := newProject(t, twoDocs, "")
+	refunds, shipping := uriOf("policies/refunds.md"), uriOf("policies/shipping.md")
+	p.run(t, "run-a", refunds, shipping)
+	writeFile(t, filepath.Join(p.dir, "policies/refunds.md"), "Products can be refunded within 14 days.\n")
+	p.run(t, "run-b", refunds)
+	u := mustURI(t, refunds)
+	if _, err := p.s.SetTag(u, "prod", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.SetTag(u, "old", p.snapshotOf(t, "run-a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.DeleteTag(u, "old"); err != nil {
+		t.Fatal(err)
+	}
+	p.run(t, "run-c", refunds+"@prod", shipping)
+	if err := p.s.StartRun("open-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.Mount(context.Background(), "open-1", shipping); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHealthyStore(t *testing.T) {
+	p := healthy(t)
+	gitstore.Fsck(t, p.storePath())
+	for _, opts := range []storecheck.Options{{}, {ReadData: true}, {Subset: "1/2"}, {Subset: "50%"}} {
+		var calls, lastDone, lastTotal int
+		opts.Progress = func(done, total int) { calls++; lastDone, lastTotal = done, total }
+		rep := p.check(t, opts)
+		if !rep.OK() || len(rep.Problems) != 0 {
+			t.Fatalf("%+v: healthy store reported problems:\n%s", opts, problems(rep))
+		}
+		c := rep.Counts
+		// Three observations: run-c re-read shipping unchanged, which only its manifest records.
+		want := storecheck.Counts{Runs: 3, OpenRuns: 1, Resources: 2, Observations: 3, Tags: 2, TagMoves: 3, Snapshots: 3}
+		if c.Runs != want.Runs || c.OpenRuns != want.OpenRuns || c.Resources != want.Resources || c.Observations != want.Observations ||
+			c.Tags != want.Tags || c.TagMoves != want.TagMoves || c.Snapshots != want.Snapshots {
+			t.Errorf("%+v: counts %+v, want %+v", opts, c, want)
+		}
+		if calls == 0 || lastDone != lastTotal || lastTotal != c.Refs+c.Snapshots {
+			t.Errorf("%+v: progress ended at %d/%d after %d calls; refs %d, snapshots %d", opts, lastDone, lastTotal, calls, c.Refs, c.Snapshots)
+		}
+		if !strings.HasPrefix(rep.Summary(), "store ok; 3 runs, 1 open, 2 resources (3 observations), 2 tags") {
+			t.Errorf("summary %q", rep.Summary())
+		}
+	}
+	// A small store is re-hashed completely by the default check, and by
+	// --read-data.
+	if rep := p.check(t, storecheck.Options{}); rep.Counts.Rehashed != 3 || rep.Mode != "structure" {
+		t.Errorf("structure check re-hashed %d of 3 snapshots, mode %q", rep.Counts.Rehashed, rep.Mode)
+	}
+	if rep := p.check(t, storecheck.Options{ReadData: true}); rep.Counts.Rehashed != 3 || rep.Mode != "read-data" {
+		t.Errorf("read-data re-hashed %d of 3 snapshots, mode %q", rep.Counts.Rehashed, rep.Mode)
+	}
+}
+
+func TestCorruptedBlob(t *testing.T) {
+	p := healthy(t)
+	snap := p.snapshotOf(t, "run-a")
+	p.rewriteObject(t, snap, func(b []byte) []byte { return bytes.Replace(b, []byte("30"), []byte("90"), 1) })
+	for _, opts := range []storecheck.Options{{}, {ReadData: true}} {
+		rep := p.check(t, opts)
+		got := find(rep, storecheck.Broken, snap, "corrupt")
+		if len(got) != 1 || rep.OK() {
+			t.Fatalf("%+v: want one problem naming corrupt object %s, got:\n%s", opts, snap, problems(rep))
+		}
+		if got[0].Run != "run-a" || got[0].Path != "content/demo/policies/refunds" {
+			t.Errorf("%+v: problem names run %q path %q, want run-a and the entry's file", opts, got[0].Run, got[0].Path)
+		}
+		if rep.Broken() != 1 {
+			t.Errorf("%+v: one corrupt blob gave %d problems:\n%s", opts, rep.Broken(), problems(rep))
+		}
+	}
+}
+
+func TestMissingObject(t *testing.T) {
+	p := healthy(t)
+	m, err := p.s.Manifest("run-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.s.Git().Commit(gitstore.OID(m.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the manifest's root tree, then (separately) a snapshot blob
+	if err := os.Remove(p.looseObject(string(c.Tree))); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.check(t, storecheck.Options{})
+	if got := find(rep, storecheck.Broken, "run run-b", string(c.Tree), "missing tree"); len(got) != 1 {
+		t.Fatalf("want the missing tree of run-b named, got:\n%s", problems(rep))
+	}
+
+	p = healthy(t)
+	snap := p.snapshotOf(t, "run-b")
+	if err := os.Remove(p.looseObject(snap)); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []storecheck.Options{{}, {ReadData: true}, {Subset: "1/1000"}} {
+		rep := p.check(t, opts)
+		got := find(rep, storecheck.Broken, snap, "missing blob")
+		if len(got) != 1 || got[0].Run != "run-b" {
+			t.Fatalf("%+v: want missing blob %s named with run-b, got:\n%s", opts, snap, problems(rep))
+		}
+	}
+}
+
+// forgeRun writes a manifest commit through gitstore whose first entry
+// records content hash hash for the bytes content, and points a run ref at
+// it.
+func forgeRun(t testing.TB, p *project, run, content, hash string) gitstore.OID {
+	t.Helper()
+	g := p.s.Git()
+	blob, err := g.PutBlob([]byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: run, StartedAt: sig().When, CreatedAt: sig().When, Entries: []manifest.Entry{{
+		URI: uriOf("policies/refunds.md"), Snapshot: string(blob), ContentHash: hash, SourceRevision: hash,
+		ObservedAt: sig().When, Decision: manifest.DecisionFetch, Bytes: int64(len(content)), ContentType: "text/markdown",
+	}}}
+	manifest.AssignFiles(m.Entries)
+	data, err := manifest.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := g.PutBlob(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := putFiles(t, g, map[string]gitstore.OID{"manifest.json": mb, m.Entries[0].File: blob})
+	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig(), Committer: sig(), Message: manifest.Message(m)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: store.RunsPrefix + run, New: id}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestManifestHashMismatch(t *testing.T) {
+	p := healthy(t)
+	wrong := store.ContentHash([]byte("something else"))
+	forgeRun(t, p, "forged", "Products can be refunded within 365 days.\n", wrong)
+	for _, opts := range []storecheck.Options{{}, {ReadData: true}} {
+		rep := p.check(t, opts)
+		got := find(rep, storecheck.Broken, "run forged", "entry 0 readproof://demo/policies/refunds records content hash "+wrong)
+		if len(got) != 1 || got[0].Check != "content" {
+			t.Fatalf("%+v: want the forged entry named, got:\n%s", opts, problems(rep))
+		}
+		// the forged run is not in the journal: a warning, not a failure
+		if len(find(rep, storecheck.Warning, "run forged", "journal")) != 1 {
+			t.Errorf("%+v: want a journal warning for the forged run, got:\n%s", opts, problems(rep))
+		}
+		if rep.Broken() != 1 {
+			t.Errorf("%+v: want exactly one broken problem, got:\n%s", opts, problems(rep))
+		}
+	}
+}
+
+func TestJournalGapIsAWarning(t *testing.T) {
+	p := healthy(t)
+	content := "Products can be refunded within 30 days.\n"
+	forgeRun(t, p, "side", content, store.ContentHash([]byte(content)))
+	rep := p.check(t, storecheck.Options{})
+	if !rep.OK() || rep.Warnings() != 1 || len(find(rep, storecheck.Warning, "run side", "does not reach")) != 1 {
+		t.Fatalf("want only a journal warning, got:\n%s", problems(rep))
+	}
+}
+
+func TestRefToMissingObject(t *testing.T) {
+	p := healthy(t)
+	ghost := strings.Repeat("ab", 20)
+	writeFile(t, filepath.Join(p.storePath(), "refs/tags/readproof/runs/ghost"), ghost+"\n")
+	writeFile(t, filepath.Join(p.storePath(), "refs/heads/readproof/resources/demo/junk"), "not an object id\n")
+	rep := p.check(t, storecheck.Options{})
+	got := find(rep, storecheck.Broken, "run ghost", ghost, "missing commit")
+	if len(got) != 1 || got[0].Ref != "refs/tags/readproof/runs/ghost" {
+		t.Fatalf("want the ghost ref named, got:\n%s", problems(rep))
+	}
+	if len(find(rep, storecheck.Broken, "refs/heads/readproof/resources/demo/junk", "unreadable ref file")) != 1 {
+		t.Fatalf("want the junk ref file named, got:\n%s", problems(rep))
+	}
+	if rep.Broken() != 2 {
+		t.Errorf("want two problems, got:\n%s", problems(rep))
+	}
+}
+
+func TestRefToNonCommit(t *testing.T) {
+	p := healthy(t)
+	blob, err := p.s.Git().PutBlob([]byte("not a commit\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.s.Git().Update(gitstore.RefUpdate{Name: store.OpenPrefix + "weird", New: blob}); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.check(t, storecheck.Options{})
+	if len(find(rep, storecheck.Broken, "open run weird", "expected a commit, found a blob")) != 1 {
+		t.Fatalf("want the blob-valued ref named, got:\n%s", problems(rep))
+	}
+}
+
+func TestTagChecks(t *testing.T) {
+	p := healthy(t)
+	g := p.s.Git()
+	// A tag move naming bytes that were never observed for the resource.
+	u := mustURI(t, uriOf("policies/shipping.md"))
+	content := []byte("never observed\n")
+	blob, _ := g.PutBlob(content)
+	st := fmt.Sprintf(`{"uri": %q, "tag": "rogue", "snapshot": %q, "content_hash": %q, "set_at": "2026-11-30T00:00:00Z"}`+"\n",
+		u.String(), blob, store.ContentHash(content))
+	tj, _ := g.PutBlob([]byte(st))
+	tree := putFiles(t, g, map[string]gitstore.OID{"content": blob, "tag.json": tj})
+	c, err := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig(), Committer: sig(), Message: "tag\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: store.TagsPrefix + u.Key() + "/rogue", New: c}); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.check(t, storecheck.Options{})
+	if len(find(rep, storecheck.Broken, "tag readproof://demo/policies/shipping@rogue", "not recorded in the observation chain")) != 1 || rep.Broken() != 1 {
+		t.Fatalf("want the rogue tag named, got:\n%s", problems(rep))
+	}
+}
+
+func TestObservationChecks(t *testing.T) {
+	p := healthy(t)
+	// Rewrite one observation.json so it no longer decodes: the blob's id
+	// no longer matches, which the check reports as corruption of that
+	// observation's blob, named with the resource.
+	tip, err := p.s.Git().Ref(store.ResourcesPrefix + mustURI(t, uriOf("policies/shipping.md")).Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p.s.Git().Commit(tip)
+	entries, _ := p.s.Git().Tree(c.Tree)
+	var obs gitstore.OID
+	for _, e := range entries {
+		if e.Name == "observation.json" {
+			obs = e.OID
+		}
+	}
+	p.rewriteObject(t, string(obs), func(b []byte) []byte { return []byte("{") })
+	p.reopen(t, store.Options{}) // the open store may hold the blob read before the rewrite
+	rep := p.check(t, storecheck.Options{})
+	if len(find(rep, storecheck.Broken, "resource readproof://demo/policies/shipping", string(obs), "corrupt")) != 1 {
+		t.Fatalf("want the corrupt observation named, got:\n%s", problems(rep))
+	}
+}
+
+// signingProject is a project whose manifests are signed with key, and
+// whose readproof.toml trusts it through allowed_signers.
+func signingProject(t testing.TB) (*project, evidence.Key) {
+	seed := bytes.Repeat([]byte{7}, ed25519.SeedSize)
+	key, err := evidence.NewKey(ed25519.NewKeyFromSeed(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, twoDocs, "[signing]\nallowed_signers = \"allowed_signers\"\n")
+	writeFile(t, filepath.Join(p.dir, "allowed_signers"), key.AllowedSignersLine("team@example.com")+"\n")
+	p.reopen(t, store.Options{SignCommit: func(payload []byte) (string, error) { return evidence.SignCommit(payload, key) }})
+	return p, key
+}
+
+func TestSignatures(t *testing.T) {
+	p, _ := signingProject(t)
+	p.run(t, "signed-a", uriOf("policies/refunds.md"))
+	p.run(t, "signed-b", uriOf("policies/shipping.md"))
+	rep := p.check(t, storecheck.Options{})
+	if !rep.OK() || rep.Counts.Signed != 2 || rep.Counts.Verified != 2 || !rep.Trust {
+		t.Fatalf("signed store: %s\n%s", rep.Summary(), problems(rep))
+	}
+
+	// A manifest commit whose gpgsig header signs something else.
+	g := p.s.Git()
+	id, err := p.s.ManifestID("signed-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := g.Commit(id)
+	other, _ := g.Commit(mustManifest(t, p, "signed-b"))
+	bad := good
+	bad.Signature = other.Signature
+	bad.Message = strings.Replace(good.Message, "signed-a", "resigned", 1)
+	badID, err := g.PutCommit(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: store.RunsPrefix + "signed-a-copy", New: badID}); err != nil {
+		t.Fatal(err)
+	}
+	// A manifest signed by a key nobody trusts.
+	stranger, _ := evidence.NewKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, ed25519.SeedSize)))
+	untrusted := good
+	untrusted.Message += "\n"
+	payload, err := gitstore.CommitPayload(untrusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if untrusted.Signature, err = evidence.SignCommit(payload, stranger); err != nil {
+		t.Fatal(err)
+	}
+	untrustedID, err := g.PutCommit(untrusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: store.RunsPrefix + "signed-a-stranger", New: untrustedID}); err != nil {
+		t.Fatal(err)
+	}
+	rep = p.check(t, storecheck.Options{})
+	t.Logf("problems:\n%s", problems(rep))
+	if got := find(rep, storecheck.Broken, "run signed-a-copy", "bad signature", "changed after signing"); len(got) != 1 || got[0].Check != "signature" {
+		t.Fatalf("want the bad signature named, got:\n%s", problems(rep))
+	}
+	if got := find(rep, storecheck.Broken, "run signed-a-stranger", "bad signature"); len(got) != 1 || !strings.Contains(got[0].Message, "trusted") && !strings.Contains(got[0].Message, "allowed") {
+		t.Fatalf("want the untrusted signature named, got:\n%s", problems(rep))
+	}
+	// The manifest names run signed-a while the ref names another run.
+	if len(find(rep, storecheck.Broken, "run signed-a-copy", "manifest.json records run \"signed-a\"")) != 1 {
+		t.Errorf("want the run id mismatch named, got:\n%s", problems(rep))
+	}
+
+	// Trust configured but the allowed_signers file is gone: could not check.
+	if err := os.Remove(filepath.Join(p.dir, "allowed_signers")); err != nil {
+		t.Fatal(err)
+	}
+	rep = p.check(t, storecheck.Options{})
+	if len(find(rep, storecheck.CouldNotCheck, "allowed_signers")) != 1 || rep.Counts.Verified != 0 {
+		t.Fatalf("want could-not-check for the missing allowed_signers, got:\n%s", problems(rep))
+	}
+}
+
+func mustManifest(t testing.TB, p *project, run string) gitstore.OID {
+	t.Helper()
+	id, err := p.s.ManifestID(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestUnsignedWithTrustWarns(t *testing.T) {
+	p, _ := signingProject(t)
+	p.reopen(t, store.Options{})
+	p.run(t, "plain", uriOf("policies/refunds.md"))
+	rep := p.check(t, storecheck.Options{})
+	if !rep.OK() || len(find(rep, storecheck.Warning, "run plain", "not signed")) != 1 {
+		t.Fatalf("want an unsigned warning, got:\n%s", problems(rep))
+	}
+}
+
+func TestSubsetsCoverEverySnapshotOnce(t *testing.T) {
+	p := buildRuns(t, 40)
+	total := 0
+	for n := 1; n <= 4; n++ {
+		rep := p.check(t, storecheck.Options{Subset: fmt.Sprintf("%d/4", n)})
+		if !rep.OK() {
+			t.Fatal(problems(rep))
+		}
+		total += rep.Counts.Rehashed
+	}
+	if total != 40 {
+		t.Fatalf("subsets 1/4..4/4 re-hashed %d snapshots, want 40", total)
+	}
+	if rep := p.check(t, storecheck.Options{Subset: "100%"}); rep.Counts.Rehashed != 40 {
+		t.Fatalf("100%% re-hashed %d", rep.Counts.Rehashed)
+	}
+	for _, bad := range []string{"0/4", "5/4", "1/0", "x", "0%", "101%", "1/2/3", "-1/2", "NaN%"} {
+		if _, err := storecheck.Check(context.Background(), p.s, storecheck.Options{Subset: bad}); !errors.Is(err, storecheck.ErrSubset) {
+			t.Errorf("subset %q: err %v, want ErrSubset", bad, err)
+		}
+	}
+}
+
+// TestVerifyManyRuns is the healthy-store case at a size a test can build
+// quickly; BenchmarkVerify10kRuns runs the 10,000-run store.
+func TestVerifyManyRuns(t *testing.T) {
+	p := buildRuns(t, 400)
+	rep := p.check(t, storecheck.Options{})
+	if !rep.OK() || len(rep.Problems) != 0 || rep.Counts.Runs != 400 || rep.Counts.Observations != 400 || rep.Counts.Snapshots != 400 {
+		t.Fatalf("%s\n%s", rep.Summary(), problems(rep))
+	}
+	// more than defaultSampleAll snapshots: about one in 16 is re-hashed
+	if r := rep.Counts.Rehashed; r < 5 || r > 60 {
+		t.Errorf("default sample re-hashed %d of 400 snapshots", r)
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	p := healthy(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := storecheck.Check(ctx, p.s, storecheck.Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+func FuzzParseSubset(f *testing.F) {
+	for _, s := range []string{"1/5", "5/5", "10%", "0.5%", "100%", "0/1", "1/65537", "", "%", "/", "1/", "1e2%", " 2/3 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := storecheck.ParseSubset(s)
+		if err != nil && !errors.Is(err, storecheck.ErrSubset) {
+			t.Fatalf("%q: error %v does not wrap ErrSubset", s, err)
+		}
+		if err == nil && !strings.Contains(s, "/") && !strings.HasSuffix(strings.TrimSpace(s), "%") {
+			t.Fatalf("%q accepted without / or %%", s)
+		}
+	})
+}
