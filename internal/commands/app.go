@@ -87,6 +87,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func codeOf(ctx context.Context, err error) int {
 	var ee *exitError
 	switch {
+	case errors.Is(err, store.ErrNotAStore):
+		return ExitUsage
 	case errors.As(err, &ee):
 		return ee.code
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):

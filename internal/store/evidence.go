@@ -14,15 +14,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 	"unicode"
 
 	"github.com/hiddeco/sshsig"
 
-	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -712,73 +709,4 @@ func printable(s string) string {
 		}
 	}
 	return s
-}
-
-// readView is s, or for a plain (non-mirror) clone of a store, whose
-// refs/heads/ does not carry the readproof branches, a read-only view of s
-// that reads them from the remote-tracking refs of the remote that does
-// (refs/remotes/<remote>/readproof/...). Run tags travel under refs/tags/
-// in both cases.
-func (s *Store) readView() (*Store, error) {
-	// A store has no remote-tracking refs, so this listing is cheap; its
-	// own branches (one per resource) are listed only when there are some.
-	remote, err := s.git.Refs("refs/remotes/")
-	if err != nil || len(remote) == 0 {
-		return s, err
-	}
-	for _, prefix := range []string{ResourcesPrefix, "refs/heads/readproof/receipts/", VerdictsPrefix, TagsPrefix} {
-		own, err := s.git.Refs(prefix)
-		if err != nil {
-			return nil, err
-		}
-		if len(own) > 0 {
-			return s, nil
-		}
-	}
-	names := make([]string, 0, len(remote))
-	for _, r := range remote {
-		names = append(names, r.Name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		rest := strings.TrimPrefix(name, "refs/remotes/")
-		remoteName, after, ok := strings.Cut(rest, "/")
-		if ok && strings.HasPrefix(after, "readproof/") {
-			return &Store{git: remoteRefs{Store: s.git, prefix: "refs/remotes/" + remoteName + "/"}, policy: s.policy, opts: s.opts, sources: map[string]adapters.Source{}}, nil
-		}
-	}
-	return s, nil
-}
-
-// remoteRefs reads refs/heads/X as <prefix>X. It is for reading only.
-type remoteRefs struct {
-	gitstore.Store
-	prefix string
-}
-
-func (r remoteRefs) Ref(name string) (gitstore.OID, error) {
-	if rest, ok := strings.CutPrefix(name, "refs/heads/"); ok {
-		return r.Store.Ref(r.prefix + rest)
-	}
-	return r.Store.Ref(name)
-}
-
-func (r remoteRefs) Refs(prefix string) ([]gitstore.Ref, error) {
-	rest, ok := strings.CutPrefix(prefix, "refs/heads/")
-	if !ok {
-		return r.Store.Refs(prefix)
-	}
-	refs, err := r.Store.Refs(r.prefix + rest)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]gitstore.Ref, len(refs))
-	for i, ref := range refs {
-		out[i] = gitstore.Ref{Name: "refs/heads/" + strings.TrimPrefix(ref.Name, r.prefix), OID: ref.OID}
-	}
-	return out, nil
-}
-
-func (r remoteRefs) Update(...gitstore.RefUpdate) error {
-	return errors.New("a view of a clone's remote-tracking refs is read-only")
 }

@@ -108,6 +108,12 @@ func Init(path string) error {
 
 // Open opens the store at path. pol may be nil when no policy file exists;
 // resolving an unpinned, untagged URI then fails with ErrNotRegistered.
+//
+// path is a store made by Init (its config carries the marker), or a copy of
+// one made by stock git (its journal starts at a store's root commit); a
+// plain `git clone` is then read through its remote-tracking refs and
+// refuses writes with ErrReadOnlyView. Any other git repository gives
+// ErrNotAStore, and a path holding no repository ErrNotInitialized.
 func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 	notInit := hint.With(fmt.Errorf("%w at %s", ErrNotInitialized, path),
 		"run `readproof init` first, or point --store / READPROOF_STORE at an existing store or a clone of one")
@@ -120,6 +126,16 @@ func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if !gitstore.IsStore(path) {
+		// No marker: only a copy of a store made by stock git is accepted,
+		// and a plain clone is read through its remote-tracking refs.
+		view, err := recognise(g, path)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		g = view
 	}
 	if pol == nil {
 		pol = policy.Empty(filepath.Join(filepath.Dir(path), "readproof.toml"))

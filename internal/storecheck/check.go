@@ -169,7 +169,7 @@ func (c *checker) run() error {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
 	}
 	c.rep.Counts.Refs = len(all)
-	broken, err := gitstore.BrokenRefs(c.g, "refs/")
+	broken, err := c.s.BrokenRefs("refs/")
 	if err != nil {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
 	}
