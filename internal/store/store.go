@@ -41,6 +41,7 @@ const (
 // Errors matched with errors.Is by callers.
 var (
 	ErrNotInitialized = errors.New("no readproof store")
+	ErrExists         = errors.New("a readproof store already exists")
 	ErrUnknownRun     = errors.New("unknown run")
 	ErrUnknownTag     = errors.New("unknown tag")
 	ErrNotRegistered  = errors.New("resource not registered")
@@ -79,10 +80,11 @@ type Store struct {
 // DefaultPath is the store beside the policy file.
 func DefaultPath(policyDir string) string { return filepath.Join(policyDir, ".readproof") }
 
-// Init creates a store at path.
+// Init creates a store at path, with its IgnoreFile. An existing store gives
+// an error wrapping ErrExists (EnsureIgnored updates an older one).
 func Init(path string) error {
 	if gitstore.IsStore(path) {
-		return hint.With(fmt.Errorf("a readproof store already exists at %s", path), "nothing to do; use it with --store or READPROOF_STORE")
+		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do; use it with --store or READPROOF_STORE")
 	}
 	g, err := gitstore.Init(path)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -227,6 +228,7 @@ func (c *checker) run() error {
 		c.add(Problem{Kind: Warning, Check: "signature", Subject: "store",
 			Message: fmt.Sprintf("%d signed manifest%s not verified: set [signing] allowed_signers in readproof.toml to check them", c.rep.Counts.Signed, plural(c.rep.Counts.Signed))})
 	}
+	c.checkIgnored()
 	// 3. The snapshots.
 	return c.checkSnapshots()
 }
@@ -830,4 +832,22 @@ func (c *checker) checkSnapshots() error {
 		}
 	}
 	return nil
+}
+
+// checkIgnored warns when a store made by readproof (it carries the marker)
+// lacks its ignore file, so an enclosing work tree would pick it up.
+func (c *checker) checkIgnored() {
+	path := c.s.Path()
+	if filepath.Base(path) == ".git" || !gitstore.IsStore(path) {
+		return
+	}
+	ok, err := store.Ignored(path)
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "ignore", Subject: "store", Message: fmt.Sprintf("read %s: %v", store.IgnoreFile, err)})
+		return
+	}
+	if !ok {
+		c.add(Problem{Kind: Warning, Check: "ignore", Subject: "store",
+			Message: fmt.Sprintf("%s has no %s with the line `*`, so a git work tree around it can pick the store up: run `readproof init` to add it", path, store.IgnoreFile)})
+	}
 }
