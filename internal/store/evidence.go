@@ -444,6 +444,17 @@ func (s *Store) RunReceipts(runID string) ([]receipts.Receipt, error) {
 	return out, nil
 }
 
+// CommitSigner verifies the SSH signature of commit id, for every reader
+// that checks signatures (`verify`, `evidence verify`), so they agree on
+// every case. With signers nil (no allowed_signers configured) the
+// signature must still verify against its own key, with namespace git, over
+// this commit: a signature that does not is broken whoever is trusted; only
+// "who signed" needs signers, and the principal is then "". Errors wrap
+// evidence.ErrBadSignature, ErrUntrustedKey or ErrKeyNotValid.
+func (s *Store) CommitSigner(id gitstore.OID, signers evidence.AllowedSigners) (evidence.CommitSigner, time.Time, error) {
+	return s.commitSigner(id, signers)
+}
+
 // commitSigner verifies the SSH signature of commit id. With signers nil
 // the signature is checked against its own key (valid, namespace git, over
 // this commit) and the principal is "".
