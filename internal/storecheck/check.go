@@ -748,6 +748,7 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref) {
 	for _, id := range c.commitsFrom(journal[0].OID) {
 		reached[id] = true
 	}
+	c.checkJournalRecords(runs, journal[0].OID)
 	missed := 0
 	for _, r := range runs {
 		if reached[r.OID] {
@@ -850,5 +851,60 @@ func (c *checker) checkIgnored() {
 	if !ok {
 		c.add(Problem{Kind: Warning, Check: "ignore", Subject: "store",
 			Message: fmt.Sprintf("%s has no %s with the line `*`, so a git work tree around it can pick the store up: run `readproof init` to add it", path, store.IgnoreFile)})
+	}
+}
+
+// checkJournalRecords checks that every run the journal records still has
+// its run ref: a "record run ID" commit names manifest M (its second
+// parent), so refs/tags/readproof/runs/ID must name M, or the journal must
+// record a rename of M from ID to a run whose ref names M, or a same-id
+// conflict ref (refs/tags/readproof/conflicts/runs/ID/M) must hold it. A run
+// ref deleted while the journal still records the run is broken.
+func (c *checker) checkJournalRecords(runs []gitstore.Ref, main gitstore.OID) {
+	byRun := map[string]gitstore.OID{}
+	byManifest := map[gitstore.OID][]string{}
+	for _, r := range runs {
+		id := strings.TrimPrefix(r.Name, store.RunsPrefix)
+		byRun[id] = r.OID
+		byManifest[r.OID] = append(byManifest[r.OID], id)
+	}
+	ids := c.commitsFrom(main)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	reported := map[string]bool{}
+	for _, jid := range ids {
+		cm := c.commits[jid]
+		head, _, _ := strings.Cut(cm.Message, "\n")
+		runID, ok := strings.CutPrefix(head, "record run ")
+		if !ok || len(cm.Parents) != 2 || identity.ValidateRunID(runID) != nil {
+			continue
+		}
+		m := cm.Parents[1]
+		if byRun[runID] == m {
+			continue
+		}
+		moved := false
+		for _, other := range byManifest[m] {
+			if c.renamed(m, runID, other) {
+				moved = true
+				break
+			}
+		}
+		if moved {
+			continue
+		}
+		if id, err := c.g.Ref("refs/tags/readproof/conflicts/runs/" + runID + "/" + string(m)); err == nil && id == m {
+			continue
+		}
+		if reported[runID+" "+string(m)] {
+			continue
+		}
+		reported[runID+" "+string(m)] = true
+		msg := fmt.Sprintf("the journal records run %s (manifest %s, journal commit %s) but %s%s is missing: the run ref was deleted; restore it with `git update-ref %s%s %s` or from a clone",
+			runID, m, short(jid), store.RunsPrefix, runID, store.RunsPrefix, runID, m)
+		if cur, ok := byRun[runID]; ok {
+			msg = fmt.Sprintf("the journal records run %s as manifest %s (journal commit %s) but %s%s names %s and no rename is recorded",
+				runID, m, short(jid), store.RunsPrefix, runID, cur)
+		}
+		c.add(Problem{Kind: Broken, Check: "journal", Subject: "run " + runID, Ref: store.RunsPrefix + runID, Run: runID, Object: string(m), Message: msg})
 	}
 }
