@@ -209,6 +209,11 @@ func (c *checker) run() error {
 			c.progress()
 		}
 	}
+	if c.smp.all {
+		if err := c.checkRaw(); err != nil {
+			return err
+		}
+	}
 	// 2. What the objects say.
 	c.renames = c.journalRenames(journal)
 	for _, r := range runs {
@@ -907,4 +912,39 @@ func (c *checker) checkJournalRecords(runs []gitstore.Ref, main gitstore.OID) {
 		}
 		c.add(Problem{Kind: Broken, Check: "journal", Subject: "run " + runID, Ref: store.RunsPrefix + runID, Run: runID, Object: string(m), Message: msg})
 	}
+}
+
+// checkRaw (--read-data) checks git's own checksums: every loose object
+// read by walk decompresses whole with a matching Adler-32 and hashes to its
+// name, and every pack and index matches its trailing SHA-1.
+func (c *checker) checkRaw() error {
+	ids := make([]gitstore.OID, 0, len(c.seen))
+	for id := range c.seen {
+		if !c.bad[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		if err := c.cancelled(); err != nil {
+			return err
+		}
+		if err := c.s.CheckLooseObject(id); err != nil {
+			p := Problem{Kind: Broken, Check: "object", Subject: "object " + short(id), Object: string(id),
+				Message: fmt.Sprintf("%v; restore the object from a clone (readproof pull) or a backup", err)}
+			if !errors.Is(err, gitstore.ErrCorrupt) {
+				p.Kind, p.Message = CouldNotCheck, fmt.Sprintf("cannot read loose object %s: %v", id, err)
+			}
+			c.bad[id] = true
+			c.add(p)
+		}
+	}
+	bad, err := c.s.CheckPacks()
+	for _, b := range bad {
+		c.add(Problem{Kind: Broken, Check: "object", Subject: "store", Message: b.Error()})
+	}
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "object", Subject: "store", Message: fmt.Sprintf("cannot read packs: %v", err)})
+	}
+	return nil
 }
