@@ -176,7 +176,7 @@ func mcpProbeCheck(_ context.Context, s *store.Store, target, answer string) (an
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.RecordVerdicts(m.RunID, judgeAnswer(keys, s, []byte(answer), s.Now(), false))
+	rec, err := s.RecordVerdictsWithKey(m.RunID, keys, judgeAnswer(keys, s, []byte(answer), s.Now(), false))
 	if err != nil {
 		return nil, err
 	}

@@ -318,7 +318,7 @@ func probeCheck(c *cli.Context) error {
 		if !at.IsZero() {
 			now, override = at, true
 		}
-		rec, err := s.RecordVerdicts(m.RunID, judgeAnswer(keys, s, answer, now, override))
+		rec, err := s.RecordVerdictsWithKey(m.RunID, keys, judgeAnswer(keys, s, answer, now, override))
 		if err != nil {
 			return err
 		}
