@@ -60,6 +60,9 @@ func verifyCommand() *cli.Command {
 				return withCode(ExitCannotCheck, err)
 			}
 			defer s.Close()
+			if keys, _, kerr := loadProbeKeys("", s); kerr == nil {
+				opts.ProbeKeys = &keys // verdict record MACs are checked when the key is at hand
+			}
 			return runVerify(c.Context, e, s, opts)
 		},
 	}

@@ -375,16 +375,15 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 		var prev *VerdictRecord
 		var parents []gitstore.OID
 		if from != "" {
-			var pc gitstore.Commit
-			if prev, pc, err = s.readVerdicts(runID, from); err != nil {
+			if prev, _, err = s.readVerdicts(runID, from); err != nil {
 				return err
 			}
 			if prev.ManifestID != m.ID {
 				return fmt.Errorf("%w: the chain of run %s is about manifest %s, the run's manifest is %s", ErrVerdicts, runID, prev.ManifestID, m.ID)
 			}
-			var grand gitstore.OID
-			if len(pc.Parents) > 0 {
-				grand = pc.Parents[0]
+			grand, err := s.VerdictMACParent(from)
+			if err != nil {
+				return err
 			}
 			if err := CheckVerdictMAC(prev, grand, keys); keys.Valid() && errors.Is(err, ErrVerdictMAC) {
 				return hint.With(fmt.Errorf("%w: %w", ErrVerdicts, err),

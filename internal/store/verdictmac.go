@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
 
@@ -162,4 +163,40 @@ type JournalCheck struct {
 	Check    int
 	Verdicts gitstore.OID // the verdict commit
 	Journal  gitstore.OID // the journal commit recording it
+}
+
+// Validate checks a decoded record against the run's manifest, as a check
+// does before it stores one.
+func (r *VerdictRecord) Validate(runID string, m *manifest.Manifest) error {
+	return r.validate(runID, m)
+}
+
+// IsVerdictMergeCopy reports whether commit c of a verdict chain is a merge
+// written by sync that carries its first parent's record unchanged (two
+// parents, the tree of the first); parentTree is the first parent's tree.
+func IsVerdictMergeCopy(c gitstore.Commit, parentTree gitstore.OID) bool {
+	return len(c.Parents) == 2 && strings.HasPrefix(c.Message, "merge verdicts of run ") && c.Tree == parentTree
+}
+
+// VerdictMACParent returns the first parent that the MAC of the record in
+// verdict commit id was computed with: the commit's first parent, or for a
+// sync merge that copies its first parent's record, that record's.
+func (s *Store) VerdictMACParent(id gitstore.OID) (gitstore.OID, error) {
+	for {
+		c, err := s.git.Commit(id)
+		if err != nil {
+			return "", err
+		}
+		if len(c.Parents) == 0 {
+			return "", nil
+		}
+		p, err := s.git.Commit(c.Parents[0])
+		if err != nil {
+			return "", err
+		}
+		if !IsVerdictMergeCopy(c, p.Tree) {
+			return c.Parents[0], nil
+		}
+		id = c.Parents[0]
+	}
 }

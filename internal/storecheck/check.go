@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
 )
 
 // Options choose how deep Check reads.
@@ -32,6 +33,10 @@ type Options struct {
 	// store's policy file. When neither is set, signatures are counted but
 	// not verified.
 	AllowedSigners string
+	// ProbeKeys, when set, checks the MAC of every verdict record
+	// (docs/PROBE_PROTOCOL.md §10.6); without it the MACs are counted and
+	// a warning says they were not checked.
+	ProbeKeys *probe.Keys
 }
 
 // Check verifies the whole store and returns what it found. The error is
@@ -179,9 +184,11 @@ func (c *checker) run() error {
 			Message: fmt.Sprintf("unreadable ref file: %v", b.Err)})
 	}
 
-	var runs, open, resources, tags, journal, other []gitstore.Ref
+	var runs, open, resources, tags, journal, verdicts, other []gitstore.Ref
 	for _, r := range all {
 		switch {
+		case strings.HasPrefix(r.Name, store.VerdictsPrefix):
+			verdicts = append(verdicts, r)
 		case strings.HasPrefix(r.Name, store.RunsPrefix):
 			runs = append(runs, r)
 		case strings.HasPrefix(r.Name, store.OpenPrefix):
@@ -201,7 +208,7 @@ func (c *checker) run() error {
 	// 1. The object graph of every ref, in an order that names the most
 	// specific owner of a broken object: runs first, the journal (which
 	// reaches every manifest) after them.
-	for _, group := range [][]gitstore.Ref{runs, open, resources, tags, journal, other} {
+	for _, group := range [][]gitstore.Ref{runs, open, resources, tags, journal, verdicts, other} {
 		for _, r := range group {
 			if err := c.walk(r); err != nil {
 				return err
@@ -225,6 +232,8 @@ func (c *checker) run() error {
 	c.checkResources()
 	c.checkTags()
 	c.checkJournal(runs, journal)
+	c.checkVerdicts(verdicts)
+	c.checkReceipts()
 	if c.unsigned > maxNamed {
 		c.add(Problem{Kind: Warning, Check: "signature", Subject: "store",
 			Message: fmt.Sprintf("%d more manifests are not signed", c.unsigned-maxNamed)})
