@@ -220,6 +220,9 @@ func evidenceVerify(c *cli.Context) error {
 		}
 		defer s.Close()
 		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: c.Bool("require-signature")}
+		if keys, _, kerr := loadProbeKeys("", s); kerr == nil {
+			opts.ProbeKeys = &keys // the verdict record's MAC is checked when the key is at hand
+		}
 		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {
 			return withCode(ExitCannotCheck, err)
 		}

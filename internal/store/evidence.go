@@ -26,6 +26,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -67,6 +68,9 @@ type EvidenceVerifyOptions struct {
 	RequireSignature bool
 	// ReceiptsKey, when set, also checks every receipt's MAC.
 	ReceiptsKey *receipts.Key
+	// ProbeKeys, when set, also checks the MAC of the verdict record the
+	// bundle carries (docs/PROBE_PROTOCOL.md §10.6).
+	ProbeKeys *probe.Keys
 }
 
 // ManifestSignature is a verified manifest commit signature.
@@ -539,7 +543,7 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 		view.checkReceipts(p, opts.ReceiptsKey, add)
 	}
 	if len(p.ProofOfRead) > 0 {
-		view.checkVerdicts(p, add)
+		view.checkVerdicts(p, opts.ProbeKeys, add)
 	}
 	return rep, nil
 }
@@ -671,7 +675,7 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
 }
 
-func (s *Store) checkVerdicts(p *evidence.Predicate, add addCheck) {
+func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCheck) {
 	var got evidenceVerdicts
 	if err := json.Unmarshal(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
 		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", printable(fmt.Sprint(err)))
@@ -696,7 +700,25 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, add addCheck) {
 			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", printable(got.VerdictsCommit))
 			return
 		}
-		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID)
+		auth := "its MAC was not checked (no probe key)"
+		if keys != nil {
+			parent, err := s.VerdictMACParent(gitstore.OID(rec.ID))
+			if err == nil {
+				err = CheckVerdictMAC(rec, parent, *keys)
+			}
+			switch {
+			case err == nil:
+				auth = "its MAC verifies under the probe key"
+			case errors.Is(err, ErrVerdictUnauthenticated):
+				auth = "it carries no MAC (recorded before verdict records were authenticated)"
+			case errors.Is(err, ErrVerdictOtherKey):
+				auth = "it is authenticated under another probe key, so its MAC was not checked"
+			default:
+				add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, printable(err.Error()))
+				return
+			}
+		}
+		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s; %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID, auth)
 		return
 	}
 	add(CheckProofOfRead, false, "verdict record %s is not in the store's verdict chain of run %s", printable(got.VerdictsCommit), p.RunID)
