@@ -7,13 +7,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/readproof/readproof/internal/keyfile"
 )
 
 // KeyComment is the comment CreateKey writes into new keys.
@@ -106,21 +106,29 @@ func DefaultKeyPath() (string, error) {
 	return filepath.Join(dir, "readproof", "evidence_ed25519"), nil
 }
 
+// keyKind is the key-file policy for signing keys (internal/keyfile).
+var keyKind = keyfile.Kind{
+	Name:     "signing key",
+	Location: ErrKeyLocation,
+	Mode:     ErrKeyPermissions,
+	Invalid:  ErrUnsupportedKey,
+	Exists:   ErrKeyExists,
+}
+
 // CreateKey makes a new ed25519 key and writes it to path as an OpenSSH
 // private key (mode 0600), with the public key beside it in path+".pub"
 // (authorized_keys form). It refuses a path inside any of the forbidden
-// directories (symlinks resolved; pass the store and the project) with
-// ErrKeyLocation, and refuses to overwrite either file with ErrKeyExists.
+// directories or inside a git repository (symlinks resolved; pass the store
+// and the project) with ErrKeyLocation, and refuses to overwrite either file
+// with ErrKeyExists.
 func CreateKey(path string, forbidden ...string) (Key, error) {
-	if err := checkKeyLocation(path, forbidden); err != nil {
+	if _, err := keyKind.CheckLocation(path, forbidden); err != nil {
 		return Key{}, err
 	}
 	pubPath := path + ".pub"
 	for _, p := range []string{path, pubPath} {
-		if _, err := os.Lstat(p); err == nil {
-			return Key{}, fmt.Errorf("%w: %s: choose another path or remove it first", ErrKeyExists, p)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return Key{}, fmt.Errorf("key path %s: %w", p, err)
+		if err := keyKind.CheckAbsent(p); err != nil {
+			return Key{}, err
 		}
 	}
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -133,75 +141,30 @@ func CreateKey(path string, forbidden ...string) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("encoding the private key: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return Key{}, fmt.Errorf("creating the key directory for %s: %w", path, err)
-	}
-	if err := writeNew(path, pem.EncodeToMemory(block), 0o600); err != nil {
+	pemBytes := pem.EncodeToMemory(block)
+	defer clear(pemBytes)
+	if err := keyKind.Write(path, forbidden, pemBytes, keyfile.WriteOptions{Mode: 0o600, MkdirAll: true}); err != nil {
 		return Key{}, err
 	}
-	if err := writeNew(pubPath, []byte(key.AuthorizedKey()+"\n"), 0o644); err != nil {
+	if err := keyKind.Write(pubPath, forbidden, []byte(key.AuthorizedKey()+"\n"), keyfile.WriteOptions{Mode: 0o644}); err != nil {
 		os.Remove(path)
 		return Key{}, err
 	}
 	return key, nil
 }
 
-func writeNew(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s: choose another path or remove it first", ErrKeyExists, path)
-		}
-		return fmt.Errorf("writing key file %s: %w", path, err)
-	}
-	err = f.Chmod(mode)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("writing key file %s: %w", path, err)
-	}
-	return nil
-}
-
 // LoadKey reads an ed25519 private key: a file CreateKey wrote, an existing
 // unencrypted OpenSSH ed25519 key, or PKCS#8 PEM. It refuses a path inside a
-// forbidden directory (ErrKeyLocation), a file readable or writable by group
-// or others (ErrKeyPermissions), a passphrase-protected key
-// (ErrEncryptedKey) and any other key type (ErrUnsupportedKey).
+// forbidden directory or a git repository (ErrKeyLocation), a file readable
+// or writable by group or others (ErrKeyPermissions), a passphrase-protected
+// key (ErrEncryptedKey) and any other key type (ErrUnsupportedKey). A missing
+// file is an error wrapping fs.ErrNotExist.
 func LoadKey(path string, forbidden ...string) (Key, error) {
-	if err := checkKeyLocation(path, forbidden); err != nil {
+	data, err := keyKind.Read(path, forbidden, maxKeyFile)
+	if err != nil {
 		return Key{}, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Key{}, fmt.Errorf("opening signing key %s: %w", path, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return Key{}, fmt.Errorf("signing key %s: %w", path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return Key{}, fmt.Errorf("%w: signing key %s is not a regular file", ErrUnsupportedKey, path)
-	}
-	if perm := info.Mode().Perm(); perm&0o077 != 0 {
-		return Key{}, fmt.Errorf("%w: signing key %s has mode %04o, others may read it: run chmod 600 %s", ErrKeyPermissions, path, perm, path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return Key{}, fmt.Errorf("reading signing key %s: %w", path, err)
-	}
-	if len(data) > maxKeyFile {
-		return Key{}, fmt.Errorf("%w: %s is larger than any ed25519 key file", ErrUnsupportedKey, path)
-	}
+	defer clear(data)
 	raw, err := ssh.ParseRawPrivateKey(data)
 	if err != nil {
 		var missing *ssh.PassphraseMissingError
@@ -225,68 +188,6 @@ func LoadKey(path string, forbidden ...string) (Key, error) {
 	}
 	key.Path = path
 	return key, nil
-}
-
-// checkKeyLocation refuses a key path inside any forbidden directory, both
-// compared after resolving symlinks.
-func checkKeyLocation(path string, forbidden []string) error {
-	if path == "" {
-		return fmt.Errorf("%w: empty key path", ErrKeyLocation)
-	}
-	real, err := resolvePath(path)
-	if err != nil {
-		return fmt.Errorf("key path %s: %w", path, err)
-	}
-	for _, dir := range forbidden {
-		if dir == "" {
-			continue
-		}
-		rdir, err := resolvePath(dir)
-		if err != nil {
-			return fmt.Errorf("directory %s: %w", dir, err)
-		}
-		if within(real, rdir) {
-			return fmt.Errorf("%w: %s is inside %s, where it could be committed or shared: keep signing keys outside every repository (the default is under the user config directory)", ErrKeyLocation, path, dir)
-		}
-	}
-	return nil
-}
-
-// resolvePath makes p absolute and resolves symlinks in its longest existing
-// prefix, so a path that does not exist yet is judged by where it would land.
-func resolvePath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	dir := abs
-	var rest []string
-	for {
-		real, err := filepath.EvalSymlinks(dir)
-		if err == nil {
-			for i := len(rest) - 1; i >= 0; i-- {
-				real = filepath.Join(real, rest[i])
-			}
-			return real, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs, nil
-		}
-		rest = append(rest, filepath.Base(dir))
-		dir = parent
-	}
-}
-
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
 
 // ParsePublicKeys reads trusted ed25519 public keys: PKIX "PUBLIC KEY" PEM
