@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -99,11 +98,11 @@ func (k Key) SignEnvelope(payload []byte) ([]byte, error) {
 // DefaultKeyPath is where `readproof key init` puts the key by default:
 // $XDG_CONFIG_HOME/readproof/evidence_ed25519 (os.UserConfigDir).
 func DefaultKeyPath() (string, error) {
-	dir, err := os.UserConfigDir()
+	p, err := keyfile.DefaultPath("evidence_ed25519")
 	if err != nil {
-		return "", fmt.Errorf("no user config directory for the signing key: %w: pass a key path", err)
+		return "", fmt.Errorf("signing key: %w: pass a key path", err)
 	}
-	return filepath.Join(dir, "readproof", "evidence_ed25519"), nil
+	return p, nil
 }
 
 // keyKind is the key-file policy for signing keys (internal/keyfile).

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 
 	"github.com/readproof/readproof/internal/keyfile"
-	"path/filepath"
 )
 
 // Key file errors; match them with errors.Is. Messages never contain key bytes.
@@ -30,11 +28,11 @@ const maxKeyFileBytes = 66
 // DefaultKeyPath returns the suggested key file location,
 // $XDG_CONFIG_HOME/readproof/probe.key (os.UserConfigDir).
 func DefaultKeyPath() (string, error) {
-	dir, err := os.UserConfigDir()
+	p, err := keyfile.DefaultPath("probe.key")
 	if err != nil {
-		return "", fmt.Errorf("%w: no user config directory (%w); pass a key path explicitly", ErrKeyFile, err)
+		return "", fmt.Errorf("%w: %w; pass a key path explicitly", ErrKeyFile, err)
 	}
-	return filepath.Join(dir, "readproof", "probe.key"), nil
+	return p, nil
 }
 
 // keyKind is the key-file policy for probe keys (internal/keyfile). Every

@@ -97,6 +97,16 @@ type wrapped struct {
 func (w *wrapped) Error() string   { return w.err.Error() }
 func (w *wrapped) Unwrap() []error { return []error{w.err, w.also} }
 
+// DefaultPath is where key files live by default: name under
+// $XDG_CONFIG_HOME/readproof (os.UserConfigDir), outside every repository.
+func DefaultPath(name string) (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no user config directory for key files: %w", err)
+	}
+	return filepath.Join(dir, "readproof", name), nil
+}
+
 // CheckLocation applies the location policy to path and returns the path
 // made absolute with links resolved in its longest existing prefix.
 func (k Kind) CheckLocation(path string, forbidden []string) (string, error) {
