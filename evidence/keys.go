@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -28,6 +29,10 @@ type Key struct {
 	Path string
 	// Public is the public half.
 	Public ed25519.PublicKey
+	// Principal is the name the key was created for (`key init
+	// --principal`), read from the file PrincipalPath(Path) beside the key;
+	// "" when none was recorded.
+	Principal string
 
 	private ed25519.PrivateKey
 }
@@ -64,10 +69,13 @@ func (k Key) AuthorizedKey() string {
 
 // AllowedSignersLine is the public key as one allowed_signers line for
 // principal (an e-mail-like name), ready for gpg.ssh.allowedSignersFile.
-// A principal with spaces is quoted; quotes are dropped; "" becomes
-// "readproof".
+// A principal with spaces is quoted; quotes are dropped; "" becomes the
+// key's recorded Principal, or "readproof" when it has none.
 func (k Key) AllowedSignersLine(principal string) string {
 	principal = strings.ReplaceAll(principal, `"`, "")
+	if strings.TrimSpace(principal) == "" {
+		principal = strings.ReplaceAll(k.Principal, `"`, "")
+	}
 	if strings.TrimSpace(principal) == "" {
 		principal = "readproof"
 	}
@@ -114,6 +122,13 @@ var keyKind = keyfile.Kind{
 	Exists:   ErrKeyExists,
 }
 
+// maxPrincipal bounds a recorded principal.
+const maxPrincipal = 256
+
+// PrincipalPath is the file beside a key that records its principal: one
+// line, the name `key init --principal` was given.
+func PrincipalPath(keyPath string) string { return keyPath + ".principal" }
+
 // CreateKey makes a new ed25519 key and writes it to path as an OpenSSH
 // private key (mode 0600), with the public key beside it in path+".pub"
 // (authorized_keys form). It refuses a path inside any of the forbidden
@@ -121,11 +136,26 @@ var keyKind = keyfile.Kind{
 // and the project) with ErrKeyLocation, and refuses to overwrite either file
 // with ErrKeyExists.
 func CreateKey(path string, forbidden ...string) (Key, error) {
+	return CreateKeyFor(path, "", forbidden...)
+}
+
+// CreateKeyFor is CreateKey that also records principal (when not "") in
+// PrincipalPath(path), so LoadKey returns it and AllowedSignersLine("")
+// names it. A principal with a line break, a control character or a quote,
+// or longer than 256 bytes, is refused with ErrInvalidInput.
+func CreateKeyFor(path, principal string, forbidden ...string) (Key, error) {
+	if err := checkPrincipal(principal); err != nil {
+		return Key{}, err
+	}
 	if _, err := keyKind.CheckLocation(path, forbidden); err != nil {
 		return Key{}, err
 	}
 	pubPath := path + ".pub"
-	for _, p := range []string{path, pubPath} {
+	files := []string{path, pubPath}
+	if principal != "" {
+		files = append(files, PrincipalPath(path))
+	}
+	for _, p := range files {
 		if err := keyKind.CheckAbsent(p); err != nil {
 			return Key{}, err
 		}
@@ -149,7 +179,55 @@ func CreateKey(path string, forbidden ...string) (Key, error) {
 		os.Remove(path)
 		return Key{}, err
 	}
+	if principal != "" {
+		if err := keyKind.Write(PrincipalPath(path), forbidden, []byte(principal+"\n"), keyfile.WriteOptions{Mode: 0o644}); err != nil {
+			os.Remove(path)
+			os.Remove(pubPath)
+			return Key{}, err
+		}
+		key.Principal = principal
+	}
 	return key, nil
+}
+
+func checkPrincipal(p string) error {
+	if len(p) > maxPrincipal {
+		return fmt.Errorf("%w: principal is %d bytes, at most %d", ErrInvalidInput, len(p), maxPrincipal)
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '"' || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%w: principal %q: no quotes, line breaks or control characters", ErrInvalidInput, p)
+		}
+	}
+	if p != strings.TrimSpace(p) {
+		return fmt.Errorf("%w: principal %q starts or ends with white space", ErrInvalidInput, p)
+	}
+	return nil
+}
+
+// readPrincipal returns the principal recorded beside the key at path, ""
+// when there is no such file.
+func readPrincipal(path string) (string, error) {
+	pp := PrincipalPath(path)
+	fi, err := os.Lstat(pp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("signing key principal %s: %w", pp, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxPrincipal+2 {
+		return "", fmt.Errorf("%w: %s is not a principal file (one line, at most %d bytes)", ErrUnsupportedKey, pp, maxPrincipal)
+	}
+	data, err := os.ReadFile(pp)
+	if err != nil {
+		return "", fmt.Errorf("signing key principal %s: %w", pp, err)
+	}
+	p := strings.TrimRight(string(data), "\r\n")
+	if err := checkPrincipal(p); err != nil {
+		return "", fmt.Errorf("%s: %w", pp, err)
+	}
+	return p, nil
 }
 
 // LoadKey reads an ed25519 private key: a file CreateKey wrote, an existing
@@ -186,6 +264,9 @@ func LoadKey(path string, forbidden ...string) (Key, error) {
 		return Key{}, fmt.Errorf("%s: %w", path, err)
 	}
 	key.Path = path
+	if key.Principal, err = readPrincipal(path); err != nil {
+		return Key{}, err
+	}
 	return key, nil
 }
 

@@ -35,7 +35,7 @@ var keyFormats = []string{"all", "allowed-signers", "pem", "authorized-key", "fi
 
 func keyCommand() *cli.Command {
 	keyFlag := &cli.StringFlag{Name: "key", Usage: "the private key file (default: " + SigningKeyEnv + ", else [signing] key in readproof.toml, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"}
-	principalFlag := &cli.StringFlag{Name: "principal", Value: "readproof", Usage: "the principal of the allowed_signers line"}
+	principalFlag := &cli.StringFlag{Name: "principal", Usage: "the principal of the allowed_signers line; key init records it beside the key (default: the recorded one, else \"readproof\")"}
 	return &cli.Command{
 		Name:  "key",
 		Usage: "manage the ed25519 key that signs evidence bundles and manifest commits",
@@ -61,7 +61,7 @@ func keyCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					key, err := evidence.CreateKey(path, keyForbidden(e.storePath, pol, path)...)
+					key, err := evidence.CreateKeyFor(path, c.String("principal"), keyForbidden(e.storePath, pol, path)...)
 					if err != nil {
 						return keyHint(err, path)
 					}
