@@ -18,6 +18,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -258,9 +259,4 @@ func replayProbes(s *store.Store, res *store.ReplayResult) ([]string, error) {
 	return lines, nil
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+func plural(n int, one, many string) string { return text.Plural(n, one, many) }

@@ -17,6 +17,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
 )
@@ -912,16 +913,5 @@ func probeSummary(target string, rep map[string]any) string {
 	return strings.TrimSuffix(b.String(), ";") + ". Details are in report."
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func pluralY(n int) string {
-	if n == 1 {
-		return "y"
-	}
-	return "ies"
-}
+func plural(n int) string  { return text.Plural(n, "", "s") }
+func pluralY(n int) string { return text.Plural(n, "y", "ies") }
