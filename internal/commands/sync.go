@@ -152,6 +152,9 @@ func pushCommand() *cli.Command {
 				if err != nil {
 					return syncErr(err)
 				}
+				for _, w := range res.Warnings {
+					e.say("readproof: warning: %s", w)
+				}
 				for _, t := range res.Skipped {
 					e.say("readproof: warning: %s not pushed: it moved on both sides; settle it with `readproof conflicts resolve %s --take local|remote`", t, t)
 				}

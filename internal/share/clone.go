@@ -54,9 +54,9 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	if err := t.AddRemote(ctx, "origin", absLocal(url), fetchRefspecs("origin")); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
-	refs, err := t.LsRemote(ctx, "origin", "refs/tags/readproof/", "refs/heads/")
+	refs, err := recognize(ctx, g, t, "origin", "clone "+shown)
 	if err != nil {
-		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+		return nil, err
 	}
 	rem := stateFromRefs(refs)
 	specs := fetchRefspecs("origin")

@@ -136,10 +136,9 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	if _, err := t.RemoteURL(ctx, remote); err != nil {
 		return nil, nil, remoteHint(err, remote)
 	}
-	refs, err := t.LsRemote(ctx, remote, "refs/tags/readproof/", "refs/heads/")
+	refs, err := recognize(ctx, g, t, remote, verb+" "+remote)
 	if err != nil {
-		return nil, nil, hint.With(fmt.Errorf("%s %s: %w", verb, remote, err),
-			"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+		return nil, nil, err
 	}
 	return t, stateFromRefs(refs), nil
 }

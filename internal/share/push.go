@@ -26,6 +26,8 @@ type PushResult struct {
 	// Skipped lists tags left out because they are in conflict locally
 	// (resolve them with `readproof conflicts resolve`).
 	Skipped []string `json:"skipped"`
+	// Warnings are notices for the user (the remote's HEAD is not main).
+	Warnings []string `json:"warnings"`
 }
 
 // maxRefspecsPerPush keeps git's command line well under the system limit;
@@ -51,7 +53,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	if err != nil {
 		return nil, err
 	}
-	res := &PushResult{Remote: remote, Runs: []RunRef{}, Conflicts: []RunRef{}, Skipped: []string{}}
+	res := &PushResult{Remote: remote, Runs: []RunRef{}, Conflicts: []RunRef{}, Skipped: []string{}, Warnings: []string{}}
 
 	// Run refs: a glob refspec when every local run is new to the remote or
 	// already there (git matches explicit refspecs pairwise, which costs
@@ -200,6 +202,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	}
 	if len(immutable)+len(moving) == 0 {
 		res.UpToDate = len(res.Skipped) == 0
+		res.Warnings = warnHead(ctx, t, remote, rem.main != "")
 		return res, nil
 	}
 
@@ -226,6 +229,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 			}
 		}
 	}
+	res.Warnings = warnHead(ctx, t, remote, local.main != "" || rem.main != "")
 	return res, nil
 }
 
