@@ -114,6 +114,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		}
 	}
 	onJournal := map[gitstore.OID]bool{}
+	verified := verifiedSet{}
 	if local.main != "" {
 		res.Journal = "adopted"
 		commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
@@ -122,13 +123,9 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		}
 		for _, c := range commits {
 			onJournal[c.ID] = true
-			if len(c.Parents) == 0 && !manifests[c.ID] {
-				if cm, err := g.Commit(c.ID); err == nil {
-					if _, err := gitstore.FileAt(g, cm.Tree, "manifest.json"); err == nil {
-						manifests[c.ID] = true
-					}
-				}
-			}
+		}
+		if failures := checkJournal(g, local.main, commits, manifests, verified); len(failures) > 0 {
+			return nil, unverified(failures)
 		}
 	}
 	var obs, tags []gitstore.OID
@@ -144,7 +141,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			res.Tags = append(res.Tags, u.String()+"@"+tag)
 		}
 	}
-	if err := verifyAll(g, manifests, obs, tags, map[gitstore.OID]bool{}, opts); err != nil {
+	if err := verifyAll(g, manifests, obs, tags, verified, opts); err != nil {
 		return nil, err
 	}
 	var failures []string
