@@ -170,7 +170,7 @@ func pushCommand() *cli.Command {
 					fmt.Fprintf(e.out, "Pushed %s to %s (%d refs)\n", count(len(res.Runs), "run", "runs"), remote, res.Refs)
 				}
 				for _, r := range res.Conflicts {
-					fmt.Fprintf(e.out, "Sent run %s (manifest %s) as a conflict: %s names another manifest of that id\n", r.RunID, r.Manifest, remote)
+					e.say("readproof: warning: run %s (manifest %s) not pushed: %s's run %s names another manifest; share it under another id: readproof conflicts rename %s NEW-ID", r.RunID, r.Manifest, remote, r.RunID, r.RunID)
 				}
 				return nil
 			})

@@ -62,7 +62,6 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	specs := fetchRefspecs("origin")
 	specs = append(specs,
 		"+"+store.RunsPrefix+"*:"+store.RunsPrefix+"*",
-		"+refs/tags/readproof/conflicts/*:refs/tags/readproof/conflicts/*",
 		"+"+store.ResourcesPrefix+"*:"+store.ResourcesPrefix+"*",
 		"+"+store.TagsPrefix+"*:"+store.TagsPrefix+"*",
 		"+"+receipts.RefPrefix+"*:"+receipts.RefPrefix+"*",

@@ -180,13 +180,6 @@ func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem 
 			return false, nil
 		}
 	}
-	for id, set := range rem.conflicts {
-		for m := range set {
-			if !named[m] && !local.conflicts[id][m] {
-				return false, nil
-			}
-		}
-	}
 	for _, set := range local.conflicts {
 		for m := range set {
 			if named[m] {
@@ -355,11 +348,6 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 		}
 		if l := local.runs[id]; l != "" && l != rem.runs[id] {
 			addConflict(id, rem.runs[id])
-		}
-	}
-	for _, id := range sortedKeys(rem.conflicts) {
-		for _, m := range sortedOIDs(rem.conflicts[id]) {
-			addConflict(id, m)
 		}
 	}
 	// A conflict whose manifest now has a run name of its own is settled.
