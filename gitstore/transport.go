@@ -68,6 +68,9 @@ type TransportOptions struct {
 	// GIT_TERMINAL_PROMPT=0 is set, so a missing credential fails instead
 	// of waiting for input.
 	Interactive bool
+	// HookObjects keeps git's object-directory variables (a pre-receive
+	// hook's quarantine), so git sees the objects of the push being judged.
+	HookObjects bool
 }
 
 // Transport runs the stock git binary on one repository.
@@ -122,6 +125,9 @@ func (t *Transport) env() []string {
 	drop := map[string]bool{}
 	for _, v := range locationVars {
 		drop[v] = true
+	}
+	if t.opts.HookObjects {
+		drop["GIT_OBJECT_DIRECTORY"], drop["GIT_ALTERNATE_OBJECT_DIRECTORIES"], drop["GIT_QUARANTINE_PATH"] = false, false, false
 	}
 	var env []string
 	for _, kv := range os.Environ() {

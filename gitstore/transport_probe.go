@@ -65,3 +65,20 @@ func (t *Transport) ProbeCommit(ctx context.Context, remote, ref string) (raw []
 	}
 	return raw, strings.Count(string(tree), "\n"), nil
 }
+
+// InitBare creates a bare repository at the transport's directory with HEAD
+// on refs/heads/main (when create is set; otherwise the repository must
+// exist) and sets each key/value pair in its configuration.
+func (t *Transport) InitBare(ctx context.Context, create bool, config [][2]string) error {
+	if create {
+		if _, err := t.run(ctx, false, "init", "--quiet", "--bare", "--initial-branch=main"); err != nil {
+			return fmt.Errorf("create a bare repository: %w", err)
+		}
+	}
+	for _, kv := range config {
+		if _, err := t.run(ctx, false, "config", "--", kv[0], kv[1]); err != nil {
+			return fmt.Errorf("set %s: %w", kv[0], err)
+		}
+	}
+	return nil
+}

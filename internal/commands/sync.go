@@ -58,6 +58,7 @@ func remoteCommand() *cli.Command {
 		Name:  "remote",
 		Usage: "manage the git remotes runs are shared through (kept in the store's git config)",
 		Subcommands: []*cli.Command{
+			remoteInitCommand(),
 			{
 				Name:      "add",
 				Usage:     "add a remote: a repository path, file://, git://, ssh:// or http(s):// URL",
