@@ -5,6 +5,7 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -81,4 +82,67 @@ func (t *Transport) InitBare(ctx context.Context, create bool, config [][2]strin
 		}
 	}
 	return nil
+}
+
+// PushError is a push the remote refused (errors.Is ErrRejected): git's
+// per-ref verdicts and every message the server sent.
+type PushError struct {
+	msg      string
+	Statuses []PushStatus
+	// Remote holds the server's "remote: " lines (see GitError.Remote).
+	Remote []string
+	err    error
+}
+
+func newPushError(msg string, statuses []PushStatus, err error) *PushError {
+	e := &PushError{msg: msg, Statuses: statuses, err: err}
+	var ge *GitError
+	if errors.As(err, &ge) {
+		e.Remote = ge.Remote
+	}
+	return e
+}
+
+func (e *PushError) Error() string { return e.msg }
+
+// Unwrap matches ErrRejected and the failed git command.
+func (e *PushError) Unwrap() []error {
+	if e.err == nil {
+		return []error{ErrRejected}
+	}
+	return []error{ErrRejected, e.err}
+}
+
+// isAtomicFollower reports whether a rejected ref's summary only says that
+// another ref of the atomic push failed: the client spells it "atomic push
+// failed", the server "atomic push failure"; neither is the cause.
+func isAtomicFollower(summary string) bool {
+	return strings.Contains(summary, "atomic push failed") || strings.Contains(summary, "atomic push failure")
+}
+
+// remoteLines returns the server's messages in git's stderr: the text of
+// each "remote: " line, without progress meters and empty lines.
+func remoteLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.ReplaceAll(stderr, "\r", "\n"), "\n") {
+		rest, ok := strings.CutPrefix(l, "remote:")
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSpace(strings.ReplaceAll(rest, "\x1b[K", ""))
+		if rest == "" || progressLine(rest) {
+			continue
+		}
+		out = append(out, rest)
+	}
+	return out
+}
+
+func progressLine(s string) bool {
+	for _, p := range []string{"Counting objects", "Compressing objects", "Enumerating objects", "Total ", "Resolving deltas", "Writing objects"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
