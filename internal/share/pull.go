@@ -26,6 +26,9 @@ type Options struct {
 	// Now is the clock for journal records written by a pull; nil means
 	// time.Now.
 	Now func() time.Time
+	// StaleLockAge is the age after which push removes a ref lock left on
+	// a remote on this machine; zero means gitstore.DefaultStaleLockAge.
+	StaleLockAge time.Duration
 }
 
 func (o Options) now() time.Time {

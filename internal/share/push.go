@@ -2,7 +2,6 @@ package share
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -207,11 +206,8 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	}
 	for _, u := range urls {
 		for _, b := range batches {
-			if _, err := t.Push(ctx, u, b); err != nil {
-				if errors.Is(err, gitstore.ErrRejected) {
-					return nil, pullFirst(remote, err)
-				}
-				return nil, hint.With(fmt.Errorf("push %s: %w", remote, err), "nothing was lost: the remote keeps its old refs; push again")
+			if err := pushBatch(ctx, t, remote, u, b, opts); err != nil {
+				return nil, err
 			}
 		}
 	}
