@@ -147,6 +147,7 @@ func commandList() []*cli.Command {
 	cs = append(cs, initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(),
 		tagCommand(), runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand())
 	cs = append(cs, extraCommands...)
+	cs = append(cs, hookCommand()) // share: guarded remote (integrator: move into the command list)
 	return cs
 }
 
