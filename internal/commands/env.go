@@ -21,7 +21,7 @@ const PolicyName = "readproof.toml"
 
 // env is what a command needs: where things are and where to write.
 type env struct {
-	c          *cli.Context
+	in         io.Reader
 	out, err   io.Writer
 	json       bool
 	policyPath string
@@ -29,7 +29,7 @@ type env struct {
 }
 
 func newEnv(c *cli.Context) (*env, error) {
-	e := &env{c: c, out: c.App.Writer, err: c.App.ErrWriter, json: c.Bool("json")}
+	e := &env{in: c.App.Reader, out: c.App.Writer, err: c.App.ErrWriter, json: c.Bool("json")}
 	p := c.String("config")
 	if p == "" {
 		p = findPolicy()
@@ -98,7 +98,8 @@ func (e *env) open() (*store.Store, error) {
 	return store.Open(e.storePath, pol, opts)
 }
 
-// storeOptions is extended by later features (commit signing).
+// storeOptions are the store's options from the environment and the
+// policy: lock timings and commit signing.
 func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 	var opts store.Options
 	for name, dst := range map[string]*time.Duration{
@@ -113,15 +114,11 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 			*dst = d
 		}
 	}
-	for _, f := range optionHooks {
-		if err := f(e, pol, &opts); err != nil {
-			return opts, err
-		}
+	if err := signCommits(e, pol, &opts); err != nil {
+		return opts, err
 	}
 	return opts, nil
 }
-
-var optionHooks []func(*env, *policy.File, *store.Options) error
 
 // withStore runs fn with an open store.
 func withStore(c *cli.Context, fn func(*env, *store.Store) error) error {
@@ -129,12 +126,27 @@ func withStore(c *cli.Context, fn func(*env, *store.Store) error) error {
 	if err != nil {
 		return err
 	}
+	return e.withStore(func(s *store.Store) error { return fn(e, s) })
+}
+
+// withEnv is the adapter from a cli.Context to a command's run function:
+// it reads the global options and hands them to fn.
+func withEnv(c *cli.Context, fn func(*env) error) error {
+	e, err := newEnv(c)
+	if err != nil {
+		return err
+	}
+	return fn(e)
+}
+
+// withStore runs fn with the store opened under the policy in force.
+func (e *env) withStore(fn func(*store.Store) error) error {
 	s, err := e.open()
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	return fn(e, s)
+	return fn(s)
 }
 
 func (e *env) say(format string, args ...any) {

@@ -17,10 +17,6 @@ import (
 	"github.com/readproof/readproof/receipts"
 )
 
-func init() {
-	extraCommands = append(extraCommands, execCommand())
-}
-
 func execCommand() *cli.Command {
 	return &cli.Command{
 		Name: "exec",

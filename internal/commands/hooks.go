@@ -18,12 +18,8 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 )
 
-func init() {
-	extraCommands = append(extraCommands, hooksCommand())
-}
-
 // hookNames are the hooks readproof installs.
-var hookNames = []string{"pre-commit", "pre-push"}
+func hookNames() []string { return []string{"pre-commit", "pre-push"} }
 
 // hookMarker identifies a hook readproof wrote.
 const hookMarker = "# readproof-hook v1"
@@ -96,7 +92,7 @@ func hooksAction(c *cli.Context, install bool) error {
 		dir = filepath.Join(repo, dir)
 	}
 	var results []hookResult
-	for _, name := range hookNames {
+	for _, name := range hookNames() {
 		var r hookResult
 		if install {
 			script := hookScript(name, relativeTo(top, e.policyPath), storeArg(c, top, e))

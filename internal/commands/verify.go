@@ -17,10 +17,6 @@ import (
 	"github.com/readproof/readproof/internal/storecheck"
 )
 
-func init() {
-	extraCommands = append(extraCommands, verifyCommand())
-}
-
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
