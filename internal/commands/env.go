@@ -25,13 +25,18 @@ type env struct {
 	out, err   io.Writer
 	json       bool
 	policyPath string
-	storePath  string
+	// policyNamed is set when --config or READPROOF_CONFIG named the
+	// policy file: then it must exist (only init creates it).
+	policyNamed bool
+	storePath   string
 }
 
 func newEnv(c *cli.Context) (*env, error) {
 	e := &env{in: c.App.Reader, out: c.App.Writer, err: c.App.ErrWriter, json: c.Bool("json")}
 	p := c.String("config")
-	if p == "" {
+	if p != "" {
+		e.policyNamed = true
+	} else {
 		p = findPolicy()
 	}
 	abs, err := filepath.Abs(p)
@@ -69,10 +74,16 @@ func findPolicy() string {
 	}
 }
 
-// loadPolicy reads the policy file; a missing file is an empty policy.
+// loadPolicy reads the policy file. A missing file is an empty policy,
+// unless --config or READPROOF_CONFIG named it: a named file that does not
+// exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
 	f, err := policy.Load(e.policyPath)
 	if errors.Is(err, fs.ErrNotExist) {
+		if e.policyNamed {
+			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG): %w", e.policyPath, err),
+				"fix the path, or create the file with `readproof --config "+e.policyPath+" init`"))
+		}
 		return policy.Empty(e.policyPath), nil
 	}
 	if err != nil {
@@ -109,7 +120,10 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 		if v := os.Getenv(name); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {
-				return opts, usageError("%s=%q: %v", name, v, err)
+				return opts, withCode(ExitUsage, hint.With(fmt.Errorf("%s=%q: %w", name, v, err), "give a duration such as 10s or 2m, or unset "+name+" for the default"))
+			}
+			if d <= 0 {
+				return opts, withCode(ExitUsage, hint.With(fmt.Errorf("%s=%q: the duration must be positive", name, v), "give a duration such as 10s or 2m, or unset "+name+" for the default"))
 			}
 			*dst = d
 		}
