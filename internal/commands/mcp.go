@@ -55,7 +55,12 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		return err
 	}
 	pol := st.Policy()
-	st.Close()
+	opened := st
+	defer func() {
+		if opened != nil {
+			opened.Close()
+		}
+	}()
 
 	diag := io.Discard
 	var logger *slog.Logger
@@ -79,9 +84,14 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		if err := identity.ValidateSessionID(session); err != nil {
 			return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --session %q: %w", session, err), "session ids are letters, digits, '.', '_' and '-', starting with a letter or digit"))
 		}
+		if err := preflightReceipt(e, st, session, "mcp: not serving"); err != nil {
+			return err
+		}
 		opts.ReceiptKey, opts.Session = key, session
 		fmt.Fprintf(diag, "readproof: mcp: tool receipts on, session %s, key %s\n", session, key.ID())
 	}
+	opened.Close()
+	opened = nil
 	fmt.Fprintf(diag, "readproof: mcp: serving store %s with %s\n", e.storePath, e.policyPath)
 	err = mcpserver.Serve(ctx, opts, e.in, e.out)
 	if err != nil && ctx.Err() != nil {
