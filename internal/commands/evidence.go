@@ -19,13 +19,10 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/receipts"
 )
-
-func init() {
-	extraCommands = append(extraCommands, evidenceCommand(), verifyCommitCommand())
-}
 
 // maxBundleBytes bounds the bundle `evidence verify` reads.
 const maxBundleBytes = 4 << 30
@@ -220,7 +217,7 @@ func evidenceVerify(c *cli.Context) error {
 		}
 		defer s.Close()
 		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: c.Bool("require-signature")}
-		if keys, _, kerr := loadProbeKeys("", s); kerr == nil {
+		if keys, _, kerr := proofread.LoadKeys("", s); kerr == nil {
 			opts.ProbeKeys = &keys // the verdict record's MAC is checked when the key is at hand
 		}
 		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {

@@ -14,10 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/hiddeco/sshsig"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 	"github.com/readproof/readproof/receipts"
@@ -610,7 +609,7 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 		// No summary: still name the run's receipts that cannot be read.
 		if _, bad, err := view.RunReceiptsChecked(p.RunID); err == nil {
 			for _, u := range bad {
-				add(CheckReceipts, false, "%s", printable(u.String()))
+				add(CheckReceipts, false, "%s", text.Printable(u.String()))
 			}
 		}
 	} else {
@@ -680,7 +679,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest) (st
 		default:
 			continue
 		}
-		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, printable(got), printable(want)), false
+		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false
 	}
 	word := "entries agree"
 	if n == 1 {
@@ -701,7 +700,7 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 	}
 	if c.Signature == "" {
 		if claimed != "" {
-			add(CheckCommitSignature, false, "the bundle names commit signer %s, the store's manifest commit is not signed", printable(claimed))
+			add(CheckCommitSignature, false, "the bundle names commit signer %s, the store's manifest commit is not signed", text.Printable(claimed))
 		}
 		return
 	}
@@ -713,11 +712,11 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 	case err != nil:
 		add(CheckCommitSignature, false, "manifest commit %s: %v", m.ID, err)
 	case claimed != "" && claimed != cs.Fingerprint:
-		add(CheckCommitSignature, false, "the bundle names commit signer %s, the manifest commit is signed by %s", printable(claimed), cs.Fingerprint)
+		add(CheckCommitSignature, false, "the bundle names commit signer %s, the manifest commit is signed by %s", text.Printable(claimed), cs.Fingerprint)
 	case signers == nil:
 		add(CheckCommitSignature, true, "valid SSH signature by %s; signer not checked against allowed signers (pass trusted keys to check it)", cs.Fingerprint)
 	default:
-		add(CheckCommitSignature, true, "signed by %s with %s", printable(cs.Principal), cs.Fingerprint)
+		add(CheckCommitSignature, true, "signed by %s with %s", text.Printable(cs.Principal), cs.Fingerprint)
 	}
 }
 
@@ -726,7 +725,7 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	dec := json.NewDecoder(bytes.NewReader(p.Receipts))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sum); err != nil {
-		add(CheckReceipts, false, "receipts is not a receipt summary: %s", printable(err.Error()))
+		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
 		return
 	}
 	rs, bad, err := s.RunReceiptsChecked(p.RunID)
@@ -736,20 +735,20 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	}
 	if len(bad) > 0 {
 		for _, u := range bad {
-			add(CheckReceipts, false, "%s", printable(u.String()))
+			add(CheckReceipts, false, "%s", text.Printable(u.String()))
 		}
 		return
 	}
 	if key != nil {
 		if err := receipts.VerifySummary(sum, rs, *key); err != nil {
-			add(CheckReceipts, false, "%s", printable(err.Error()))
+			add(CheckReceipts, false, "%s", text.Printable(err.Error()))
 			return
 		}
 		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s", len(rs), key.ID())
 		return
 	}
 	if err := sum.Matches(rs); err != nil {
-		add(CheckReceipts, false, "%s", printable(err.Error()))
+		add(CheckReceipts, false, "%s", text.Printable(err.Error()))
 		return
 	}
 	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
@@ -758,11 +757,11 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCheck) {
 	var got evidenceVerdicts
 	if err := json.Unmarshal(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
-		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", printable(fmt.Sprint(err)))
+		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", text.Printable(fmt.Sprint(err)))
 		return
 	}
 	if err := identity.ValidateRunID(p.RunID); err != nil {
-		add(CheckProofOfRead, false, "run id %q: %s", p.RunID, printable(err.Error()))
+		add(CheckProofOfRead, false, "run id %q: %s", p.RunID, text.Printable(err.Error()))
 		return
 	}
 	history, err := s.VerdictHistory(p.RunID)
@@ -777,7 +776,7 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 		}
 		have, _ := json.Marshal(evidenceVerdicts{VerdictsCommit: rec.ID, VerdictRecord: rec})
 		if !bytes.Equal(have, want) {
-			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", printable(got.VerdictsCommit))
+			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", text.Printable(got.VerdictsCommit))
 			return
 		}
 		auth := "its MAC was not checked (no probe key)"
@@ -794,14 +793,14 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			case errors.Is(err, ErrVerdictOtherKey):
 				auth = "it is authenticated under another probe key, so its MAC was not checked"
 			default:
-				add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, printable(err.Error()))
+				add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, text.Printable(err.Error()))
 				return
 			}
 		}
 		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s; %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID, auth)
 		return
 	}
-	add(CheckProofOfRead, false, "verdict record %s is not in the store's verdict chain of run %s", printable(got.VerdictsCommit), p.RunID)
+	add(CheckProofOfRead, false, "verdict record %s is not in the store's verdict chain of run %s", text.Printable(got.VerdictsCommit), p.RunID)
 }
 
 // timeString renders a time as bundles do: RFC 3339 in UTC, fraction
@@ -811,15 +810,4 @@ func timeString(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// printable returns s Go-quoted when it holds a rune that is not
-// printable, so a hostile bundle cannot put control sequences into a check.
-func printable(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }

@@ -98,7 +98,7 @@ func Init(path string) error {
 		return err
 	}
 	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Now().UTC()}
-	root, err := g.PutCommit(gitstore.Commit{Tree: empty, Author: sig, Committer: sig, Message: "initialize readproof store\n"})
+	root, err := g.PutCommit(gitstore.Commit{Tree: empty, Author: sig, Committer: sig, Message: "initialize readproof store\n\nReadproof-Store: 1\n"})
 	if err != nil {
 		return err
 	}

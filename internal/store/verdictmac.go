@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -81,7 +82,7 @@ func CheckVerdictMAC(r *VerdictRecord, parent gitstore.OID, keys probe.Keys) err
 		return fmt.Errorf("verdict record %s of run %s (check %d): %w", r.ID, r.RunID, r.Check, ErrVerdictUnauthenticated)
 	case r.MACKey != keys.RecordKeyID():
 		return fmt.Errorf("verdict record %s of run %s (check %d) names key %q, the probe key in use is %q: %w",
-			r.ID, r.RunID, r.Check, printable(r.MACKey), keys.RecordKeyID(), ErrVerdictOtherKey)
+			r.ID, r.RunID, r.Check, text.Printable(r.MACKey), keys.RecordKeyID(), ErrVerdictOtherKey)
 	}
 	if err := keys.CheckRecordMAC(VerdictMACInput(r, string(parent)), r.MAC); err != nil {
 		return fmt.Errorf("verdict record %s of run %s (check %d): %w: it was edited, forged or moved after it was recorded", r.ID, r.RunID, r.Check, ErrVerdictMAC)

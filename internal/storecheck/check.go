@@ -13,6 +13,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -240,7 +241,7 @@ func (c *checker) run() error {
 	}
 	if c.rep.Counts.Signed > 0 && !c.trust {
 		c.add(Problem{Kind: Warning, Check: "signature", Subject: "store",
-			Message: fmt.Sprintf("%d signed manifest%s not verified: set [signing] allowed_signers in readproof.toml to check them", c.rep.Counts.Signed, plural(c.rep.Counts.Signed))})
+			Message: fmt.Sprintf("%d signed manifest%s not verified: set [signing] allowed_signers in readproof.toml to check them", c.rep.Counts.Signed, text.Plural(c.rep.Counts.Signed, "", "s"))})
 	}
 	c.checkIgnored()
 	// 3. The snapshots.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -126,15 +127,15 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 	}
 	if unauth > 0 {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
-			Message: fmt.Sprintf("%d verdict record%s carry no MAC (recorded before verdict records were authenticated, or without the probe key)", unauth, plural(unauth))})
+			Message: fmt.Sprintf("%d verdict record%s carry no MAC (recorded before verdict records were authenticated, or without the probe key)", unauth, text.Plural(unauth, "", "s"))})
 	}
 	if otherKey > 0 {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
-			Message: fmt.Sprintf("%d verdict record%s authenticated under another probe key (rotated since) could not be checked", otherKey, plural(otherKey))})
+			Message: fmt.Sprintf("%d verdict record%s authenticated under another probe key (rotated since) could not be checked", otherKey, text.Plural(otherKey, "", "s"))})
 	}
 	if noKey > 0 {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
-			Message: fmt.Sprintf("%d verdict record MAC%s not checked: no probe key (create or name it: readproof probe key init, [probe] key)", noKey, plural(noKey))})
+			Message: fmt.Sprintf("%d verdict record MAC%s not checked: no probe key (create or name it: readproof probe key init, [probe] key)", noKey, text.Plural(noKey, "", "s"))})
 	}
 	c.rep.Counts.Verdicts = verified
 	c.checkRecordedChecks()
