@@ -27,6 +27,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/receipts"
 )
 
 // Ref namespace (docs/store-format.md).
@@ -136,9 +137,18 @@ func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 // Close releases the repository.
 func (s *Store) Close() error { return s.git.Close() }
 
-// Git exposes the underlying repository to packages layered on the store
-// (evidence, receipts, sync).
+// Git exposes the underlying repository, writes included, to the one
+// package that moves refs outside the store's own operations: internal/share
+// (fetch, push, merges of the journal and chains). Other packages use
+// Objects (read-only) or Receipts.
 func (s *Store) Git() gitstore.Store { return s.git }
+
+// Objects is the repository read-only: objects and refs, for checks and
+// views (storecheck).
+func (s *Store) Objects() gitstore.Reader { return s.git }
+
+// Receipts is the store's receipt ledger (refs/heads/readproof/receipts/).
+func (s *Store) Receipts() *receipts.Ledger { return receipts.NewLedger(s.git) }
 
 // Policy returns the policy file in force.
 func (s *Store) Policy() *policy.File { return s.policy }

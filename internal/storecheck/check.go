@@ -42,7 +42,7 @@ func Check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
 	c := &checker{
 		ctx:      ctx,
 		s:        s,
-		g:        s.Git(),
+		g:        s.Objects(),
 		opts:     opts,
 		rep:      &Report{Problems: []Problem{}},
 		seen:     map[gitstore.OID]struct{}{},
@@ -90,7 +90,7 @@ type claim struct {
 type checker struct {
 	ctx  context.Context
 	s    *store.Store
-	g    gitstore.Store
+	g    gitstore.Reader
 	opts Options
 	smp  sampler
 	rep  *Report
