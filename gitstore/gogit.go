@@ -30,6 +30,9 @@ type Options struct {
 	// is taken to be left behind by a crashed process and is removed. Zero
 	// means DefaultStaleLockAge.
 	StaleLockAge time.Duration
+	// Sharing is who may read a new store (InitWithOptions only; an open
+	// store keeps what its config says). Zero means SharePrivate.
+	Sharing Sharing
 }
 
 const (
@@ -67,6 +70,8 @@ type repo struct {
 	mu      sync.Mutex
 	st      *filesystem.Storage
 	pending []string // object files (relative, slash-separated) not yet synced
+	perm    perms     // modes of new files, from core.sharedRepository
+	sweptAt time.Time // last sweep for stale temporary and lock files
 
 	buf      map[plumbing.Hash]bufObj // objects not yet written (pack.go)
 	bufOrder []plumbing.Hash
@@ -117,6 +122,11 @@ func InitWithOptions(path string, opts Options) (Store, error) {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
 
+	sharing := opts.Sharing
+	if sharing == "" {
+		sharing = SharePrivate
+	}
+	perm := perms{group: sharing == ShareGroup}
 	parent := filepath.Dir(abs)
 	if err := os.MkdirAll(parent, 0o777); err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
@@ -131,7 +141,7 @@ func InitWithOptions(path string, opts Options) (Store, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err := buildRepo(tmp); err != nil {
+	if err := buildRepo(tmp, sharing, perm); err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, abs); err != nil {
@@ -150,31 +160,36 @@ func InitWithOptions(path string, opts Options) (Store, error) {
 	return OpenWithOptions(abs, opts)
 }
 
-const initConfig = "[core]\n" +
-	"\trepositoryformatversion = 0\n" +
-	"\tfilemode = true\n" +
-	"\tbare = true\n" +
-	"[readproof]\n" +
-	"\tstore = 1\n"
+// initConfig is the config of a new store; core.sharedRepository records
+// its Sharing, in the form stock git honours too.
+func initConfig(sharing Sharing) string {
+	return "[core]\n" +
+		"\trepositoryformatversion = 0\n" +
+		"\tfilemode = true\n" +
+		"\tbare = true\n" +
+		"\tsharedRepository = " + sharing.configValue() + "\n" +
+		"[readproof]\n" +
+		"\tstore = 1\n"
+}
 
 // buildRepo lays out a bare repository in dir and makes it durable.
-func buildRepo(dir string) error {
-	if err := os.Chmod(dir, 0o755); err != nil {
+func buildRepo(dir string, sharing Sharing, perm perms) error {
+	if err := os.Chmod(dir, perm.dir()); err != nil {
 		return err
 	}
 	dirs := []string{"objects", "objects/info", "objects/pack", "refs", "refs/heads", "refs/tags"}
 	for _, d := range dirs {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o777); err != nil {
+		if err := perm.mkdirAll(filepath.Join(dir, d)); err != nil {
 			return err
 		}
 	}
 	files := []struct{ name, content string }{
 		{"HEAD", "ref: refs/heads/main\n"},
-		{"config", initConfig},
+		{"config", initConfig(sharing)},
 		{"description", "readproof evidence store\n"},
 	}
 	for _, f := range files {
-		if err := writeFileSync(filepath.Join(dir, f.name), []byte(f.content)); err != nil {
+		if err := writeFileSync(filepath.Join(dir, f.name), []byte(f.content), perm); err != nil {
 			return err
 		}
 	}
@@ -186,8 +201,8 @@ func buildRepo(dir string) error {
 	return syncDir(dir)
 }
 
-func writeFileSync(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+func writeFileSync(name string, data []byte, perm perms) error {
+	f, err := perm.create(name, perm.file())
 	if err != nil {
 		return err
 	}
@@ -243,10 +258,14 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	if err := checkFormat(gitdir); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	// go-git writes loose objects through a temporary file in objects/pack.
-	_ = os.MkdirAll(filepath.Join(gitdir, "objects", "pack"), 0o777)
+	perm := perms{}
+	if cfg, err := readConfig(gitdir); err == nil {
+		perm.group = sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup
+	}
+	// Loose objects are written through a temporary file in objects/pack.
+	_ = perm.mkdirAll(filepath.Join(gitdir, "objects", "pack"))
 	st := filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	return &repo{path: gitdir, opts: opts.withDefaults(), st: st}, nil
+	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm}, nil
 }
 
 // IsStore reports whether path holds a git repository created by Init (its

@@ -50,7 +50,7 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 	lock := target + ".lock"
 	backoff := time.Millisecond
 	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err := s.perm.create(lock, s.perm.file())
 		if err == nil {
 			fi, err := f.Stat()
 			if err != nil {
@@ -68,7 +68,7 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 		case errors.Is(err, fs.ErrNotExist) && attempt < 64:
 			// The directory is missing, or git removed it as empty while
 			// pruning refs: (re)create it and try again.
-			if err := os.MkdirAll(filepath.Dir(lock), 0o777); err != nil {
+			if err := s.perm.mkdirAll(filepath.Dir(lock)); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue // a parent was pruned as empty meanwhile
 				}

@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"bufio"
+	"compress/zlib"
 	"crypto/sha1"
 	"errors"
 	"fmt"
@@ -97,30 +99,61 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 }
 
 // writeLooseOnce writes one loose object (writeLoose, in gc.go, retries
-// it). Called with s.mu held.
+// it): zlib-compressed into objects/pack/tmp_obj_* (where git and go-git put
+// theirs, so the stale sweep finds a killed writer's), then linked into
+// place. On any failure the temporary file is removed; a full disk gives an
+// error for which errors.Is(err, syscall.ENOSPC) holds, with a hint. Called
+// with s.mu held.
 func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
 	rel := looseRel(h)
-	w, header, err := s.st.LazyWriter()
+	full := filepath.Join(s.path, filepath.FromSlash(rel))
+	if err := s.perm.mkdirAll(filepath.Dir(full)); err != nil {
+		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
+	}
+	tmp, err := s.createTemp(filepath.Join(s.path, "objects", "pack"), "tmp_obj_")
 	if err != nil {
-		return fmt.Errorf("write %s object: %w", t, err)
+		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
 	}
-	if err := header(t, int64(len(data))); err != nil {
-		w.Close()
-		return fmt.Errorf("write %s object: %w", t, err)
+	name := tmp.Name()
+	err = writeZlib(tmpWriter(tmp), t, data)
+	if err == nil {
+		err = tmp.Chmod(s.perm.object())
 	}
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return fmt.Errorf("write %s object: %w", t, err)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("write %s object %s: %w", t, h, err)
+	if err == nil {
+		// Link, not rename: an object another process wrote meanwhile is
+		// kept as it is (same id, same content).
+		if err = os.Link(name, full); errors.Is(err, fs.ErrExist) {
+			err = nil
+		}
 	}
-	if hw, ok := w.(interface{ Hash() plumbing.Hash }); ok && hw.Hash() != h {
-		os.Remove(filepath.Join(s.path, filepath.FromSlash(looseRel(hw.Hash()))))
-		return fmt.Errorf("write %s object %s: wrote %s instead: %w", t, h, hw.Hash(), ErrCorrupt)
+	os.Remove(name)
+	if err != nil {
+		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
 	}
 	s.pending = append(s.pending, rel)
 	return nil
+}
+
+// writeZlib writes a loose object's content: zlib("<type> <size>\x00" data).
+func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	zw, err := zlib.NewWriterLevel(bw, zlib.BestSpeed)
+	if err != nil {
+		return err
+	}
+	if _, err := zw.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00")); err != nil {
+		return err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // ---- reading objects ----

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
@@ -22,15 +23,22 @@ func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "init",
 		Usage: "create the store (a bare git repository) and, if missing, readproof.toml",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "shared", Value: "private", Usage: "who may read the store: private (owner only: directories 0700, files 0600) or group (the directory's group too), whatever the umask"},
+		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 0, 0, ""); err != nil {
+			if err := needArgs(c, 0, 0, "[--shared private|group]"); err != nil {
 				return err
+			}
+			sharing, err := gitstore.ParseSharing(c.String("shared"))
+			if err != nil {
+				return usageError("init: --shared: %v", err)
 			}
 			e, err := newEnv(c)
 			if err != nil {
 				return err
 			}
-			if err := store.Init(e.storePath); err != nil {
+			if err := store.InitShared(e.storePath, sharing); err != nil {
 				return err
 			}
 			created := false

@@ -80,12 +80,16 @@ type Store struct {
 // DefaultPath is the store beside the policy file.
 func DefaultPath(policyDir string) string { return filepath.Join(policyDir, ".readproof") }
 
-// Init creates a store at path.
-func Init(path string) error {
+// Init creates a private store at path (gitstore.SharePrivate).
+func Init(path string) error { return InitShared(path, gitstore.SharePrivate) }
+
+// InitShared creates a store at path whose files only its owner
+// (gitstore.SharePrivate) or also its group (gitstore.ShareGroup) may read.
+func InitShared(path string, sharing gitstore.Sharing) error {
 	if gitstore.IsStore(path) {
 		return hint.With(fmt.Errorf("a readproof store already exists at %s", path), "nothing to do; use it with --store or READPROOF_STORE")
 	}
-	g, err := gitstore.Init(path)
+	g, err := gitstore.InitWithOptions(path, gitstore.Options{Sharing: sharing})
 	if err != nil {
 		return fmt.Errorf("create store %s: %w", path, err)
 	}
