@@ -75,7 +75,7 @@ var exactImports = map[string][]string{
 	"probe":                {"internal/keyfile", "internal/text"},
 	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/text"},
 	"internal/policy":      {"adapters/sourcespec", "identity"},
-	"gitstore":             {"gitstore/gitobj"},
+	"gitstore":             {"gitstore/gitobj", "internal/hint"},
 	"adapters":             {"adapters/sourcespec", "gitstore"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
