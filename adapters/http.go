@@ -70,6 +70,25 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 			s.n.g.secretHeaders = append(s.n.g.secretHeaders, k)
 		}
 	}
+	// Public headers are sent as written: no references, nothing secret.
+	public := make([]string, 0, len(spec.PublicHeaders))
+	for k := range spec.PublicHeaders {
+		public = append(public, k)
+	}
+	sort.Strings(public)
+	for _, k := range public {
+		v := spec.PublicHeaders[k]
+		if !validHeaderName(k) {
+			return broken(fail("", ErrConfig, nil, "header name %q is not a valid HTTP header name; fix public_headers in readproof.toml", k))
+		}
+		if badHeaderByte(v) {
+			return broken(fail("", ErrConfig, nil, "public header %q contains a control character; fix public_headers in readproof.toml", k))
+		}
+		if _, dup := spec.Headers[k]; dup {
+			return broken(fail("", ErrConfig, nil, "header %q is declared in both headers and public_headers; keep one", k))
+		}
+		s.headers = append(s.headers, declHeader{name: k, value: strings.ReplaceAll(v, "$", "$$")})
+	}
 	return s, nil
 }
 

@@ -73,7 +73,8 @@ func resourceCommand() *cli.Command {
 					&cli.StringFlag{Name: "source-type", Usage: "filesystem, http, github or git"},
 					&cli.StringFlag{Name: "path", Usage: "file path (filesystem, relative to readproof.toml), or path in the repository (github, git)"},
 					&cli.StringFlag{Name: "url", Usage: "document URL (http) or repository URL (git)"},
-					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: value'; values may use ${VAR} for variables listed in [sources].env"},
+					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: ${VAR}' (http); the value names a variable listed in [sources].env, expanded at fetch time and never stored"},
+					&cli.StringSliceFlag{Name: "public-header", Usage: "HTTP header 'Name: value' that is not secret (http); stored and shown as written"},
 					&cli.StringFlag{Name: "owner", Usage: "repository owner (github)"},
 					&cli.StringFlag{Name: "repo", Usage: "repository name (github)"},
 					&cli.StringFlag{Name: "ref", Usage: "branch, tag or commit (github, git)"},
@@ -133,6 +134,16 @@ func resourceAdd(c *cli.Context) error {
 			r.Source.Headers = map[string]string{}
 		}
 		r.Source.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	for _, h := range c.StringSlice("public-header") {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return usageError("resource add: public header %q: want 'Name: value'", redactHeaderArg(h))
+		}
+		if r.Source.PublicHeaders == nil {
+			r.Source.PublicHeaders = map[string]string{}
+		}
+		r.Source.PublicHeaders[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	}
 	pol, err := e.loadPolicy()
 	if err != nil {
