@@ -67,7 +67,8 @@ var exactImports = map[string][]string{
 	"adapters/sourcespec": {},
 	"internal/text":       {},
 	"internal/hint":       {},
-	"internal/keyfile":    {"gitstore/gitobj"},
+	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
+	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj"},
 	"manifest":            {"identity", "internal/text"},
 	// an auditor's verifier builds on evidence alone
@@ -76,14 +77,14 @@ var exactImports = map[string][]string{
 	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/text"},
 	"internal/policy":      {"adapters/sourcespec", "identity"},
 	"gitstore":             {"gitstore/gitobj", "internal/hint"},
-	"adapters":             {"adapters/sourcespec", "gitstore"},
+	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
 }
 
 // noGoGit lists packages that must not reach go-git (nor gitstore) at all.
 var noGoGit = []string{
-	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/hint", "internal/keyfile",
+	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/hint", "internal/keyfile", "internal/fspath",
 	"identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
 }
 
