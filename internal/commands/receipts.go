@@ -253,7 +253,7 @@ type receiptsCtx struct {
 // cannot be loaded is an error; without it the command runs with keyErr set.
 func withReceipts(c *cli.Context, needKey bool, fn func(*receiptsCtx) error) error {
 	return withStore(c, func(e *env, s *store.Store) error {
-		rc := &receiptsCtx{env: e, store: s, ledger: receipts.NewLedger(s.Git())}
+		rc := &receiptsCtx{env: e, store: s, ledger: s.Receipts()}
 		rc.key, rc.keyPath, rc.keyErr = loadReceiptKey(e, s.Policy(), c.String("key"))
 		if rc.keyErr != nil && needKey {
 			return rc.keyErr

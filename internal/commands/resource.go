@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
@@ -23,15 +24,22 @@ func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "init",
 		Usage: "create the store (a bare git repository) and, if missing, readproof.toml",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "shared", Value: "private", Usage: "who may read the store: private (owner only: directories 0700, files 0600) or group (the directory's group too), whatever the umask"},
+		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 0, 0, ""); err != nil {
+			if err := needArgs(c, 0, 0, "[--shared private|group]"); err != nil {
 				return err
+			}
+			sharing, err := gitstore.ParseSharing(c.String("shared"))
+			if err != nil {
+				return usageError("init: --shared: %v", err)
 			}
 			e, err := newEnv(c)
 			if err != nil {
 				return err
 			}
-			if err := store.Init(e.storePath); errors.Is(err, store.ErrExists) {
+			if err := store.InitShared(e.storePath, sharing); errors.Is(err, store.ErrExists) {
 				// A store made before the ignore file existed gets it now.
 				if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
 					return errors.Join(err, ierr)
@@ -73,7 +81,8 @@ func resourceCommand() *cli.Command {
 					&cli.StringFlag{Name: "source-type", Usage: "filesystem, http, github or git"},
 					&cli.StringFlag{Name: "path", Usage: "file path (filesystem, relative to readproof.toml), or path in the repository (github, git)"},
 					&cli.StringFlag{Name: "url", Usage: "document URL (http) or repository URL (git)"},
-					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: value'; values may use ${VAR} for variables listed in [sources].env"},
+					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: ${VAR}' (http); the value names a variable listed in [sources].env, expanded at fetch time and never stored"},
+					&cli.StringSliceFlag{Name: "public-header", Usage: "HTTP header 'Name: value' that is not secret (http); stored and shown as written"},
 					&cli.StringFlag{Name: "owner", Usage: "repository owner (github)"},
 					&cli.StringFlag{Name: "repo", Usage: "repository name (github)"},
 					&cli.StringFlag{Name: "ref", Usage: "branch, tag or commit (github, git)"},
@@ -133,6 +142,16 @@ func resourceAdd(c *cli.Context) error {
 			r.Source.Headers = map[string]string{}
 		}
 		r.Source.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	for _, h := range c.StringSlice("public-header") {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return usageError("resource add: public header %q: want 'Name: value'", redactHeaderArg(h))
+		}
+		if r.Source.PublicHeaders == nil {
+			r.Source.PublicHeaders = map[string]string{}
+		}
+		r.Source.PublicHeaders[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	}
 	pol, err := e.loadPolicy()
 	if err != nil {
