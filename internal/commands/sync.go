@@ -20,10 +20,6 @@ import (
 	"github.com/readproof/readproof/manifest"
 )
 
-func init() {
-	extraCommands = append(extraCommands, remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand())
-}
-
 // shareOptions shows git's progress and lets git ask for credentials when
 // stderr is a terminal.
 func shareOptions(e *env) share.Options {
