@@ -19,6 +19,10 @@ const emptyTree gitstore.OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 // by this version (docs/store-format.md, "Recognising a store").
 const StoreMarker = "Readproof-Store: 1"
 
+// journalCheckPrefix starts the first line of a journal commit that records
+// a proof-of-read check (store.ParseJournalCheck).
+const journalCheckPrefix = "record check "
+
 // sharedNamespace reports whether a ref on a remote may belong to a
 // readproof store: the journal, the shared namespaces, and the local-only
 // namespaces a `git push --mirror` of a store carries.
@@ -133,6 +137,8 @@ func journalShape(emptyTree bool, parents int, message string) error {
 		ok = parents <= 1
 	case first == "merge journals":
 		ok = parents == 2
+	case strings.HasPrefix(first, journalCheckPrefix):
+		ok = parents == 2
 	default:
 		return fmt.Errorf("message %q is not a journal record", truncateLine(first))
 	}
@@ -167,4 +173,81 @@ func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain
 	}
 	return []string{fmt.Sprintf("%s's HEAD names %s, not %s: a plain `git clone` of it will not check out the journal; on the server run: git symbolic-ref HEAD %s",
 		remote, what, store.JournalRef, store.JournalRef)}
+}
+
+// checkJournal checks the commits new on a journal (commits: every commit
+// reachable from tip and not from the local main). It walks from tip along
+// the journal's own edges, within the new commits: each is a journal
+// commit (journalShape); a `record run` commit's last parent is a manifest
+// (added to manifests, for the manifest check); a `record check` commit's
+// second parent is a verdict record of that run. Commits the journal merely
+// points at (manifests, verdict chains) are not journal commits.
+func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevListCommit, manifests map[gitstore.OID]bool, verified verifiedSet) []string {
+	isNew := make(map[gitstore.OID]bool, len(commits))
+	for _, c := range commits {
+		isNew[c.ID] = true
+	}
+	var failures []string
+	fail := func(id gitstore.OID, format string, args ...any) {
+		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
+	}
+	isManifest := func(id gitstore.OID) bool {
+		if manifests[id] {
+			return true
+		}
+		cm, err := g.Commit(id)
+		if err != nil || len(cm.Parents) != 0 {
+			return false
+		}
+		_, err = gitstore.FileAt(g, cm.Tree, "manifest.json")
+		return err == nil
+	}
+	seen := map[gitstore.OID]bool{tip: true}
+	stack := []gitstore.OID{tip}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !isNew[id] {
+			continue // known: reachable from the local journal
+		}
+		cm, err := g.Commit(id)
+		if err != nil {
+			fail(id, "%v", err)
+			continue
+		}
+		if err := journalShape(cm.Tree == emptyTree, len(cm.Parents), cm.Message); err != nil {
+			fail(id, "%v", err)
+			continue
+		}
+		parents := cm.Parents
+		switch first, _, _ := strings.Cut(cm.Message, "\n"); {
+		case strings.HasPrefix(first, "record run "):
+			m := parents[len(parents)-1]
+			parents = parents[:len(parents)-1]
+			if !isManifest(m) {
+				fail(id, "it records %s, which is not a manifest", m)
+				continue
+			}
+			manifests[m] = true
+		case strings.HasPrefix(first, journalCheckPrefix):
+			run, _, ok := store.ParseJournalCheck(cm)
+			if !ok {
+				fail(id, "%q is not a check record", truncateLine(first))
+				continue
+			}
+			v := parents[1]
+			parents = parents[:1]
+			if err := verified.check("verdict", v, func() error { _, _, err := verdictsAt(g, run, v); return err }); err != nil {
+				fail(id, "it records %s, which is not a verdict record of run %s: %v", v, run, err)
+				continue
+			}
+		}
+		for _, p := range parents {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return failures
 }

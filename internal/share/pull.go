@@ -341,54 +341,6 @@ func (v verifiedSet) check(kind string, id gitstore.OID, fn func() error) error 
 	return nil
 }
 
-// checkJournal checks the commits new on a remote journal: each is a
-// manifest (a root commit with manifest.json, added to manifests for the
-// manifest check) or a journal commit (empty tree, one of the journal's
-// forms, docs/store-format.md); the last parent of every `record run`
-// commit is a manifest, and the tip is a journal commit.
-func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevListCommit, manifests map[gitstore.OID]bool, verified verifiedSet) []string {
-	var failures []string
-	fail := func(id gitstore.OID, format string, args ...any) {
-		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
-	}
-	isManifest := func(id gitstore.OID) bool {
-		if manifests[id] {
-			return true
-		}
-		cm, err := g.Commit(id)
-		if err != nil || len(cm.Parents) != 0 {
-			return false
-		}
-		_, err = gitstore.FileAt(g, cm.Tree, "manifest.json")
-		return err == nil
-	}
-	for _, c := range commits {
-		if c.ID != tip && len(c.Parents) == 0 && isManifest(c.ID) {
-			manifests[c.ID] = true
-			continue
-		}
-		err := verified.check("journal", c.ID, func() error {
-			cm, err := g.Commit(c.ID)
-			if err != nil {
-				return err
-			}
-			if err := journalShape(cm.Tree == emptyTree, len(cm.Parents), cm.Message); err != nil {
-				return err
-			}
-			if strings.HasPrefix(cm.Message, "record run ") {
-				if m := cm.Parents[len(cm.Parents)-1]; !isManifest(m) {
-					return fmt.Errorf("it records %s, which is not a manifest", m)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			fail(c.ID, "%v", err)
-		}
-	}
-	return failures
-}
-
 func unverified(failures []string) error {
 	return hint.With(fmt.Errorf("%w: nothing was adopted: %s", ErrUnverified, summarize(failures, 3)),
 		"the remote holds records that do not replay; ask whoever pushed them to run `readproof verify --read-data` on their store, and do not adopt them")

@@ -318,6 +318,9 @@ func LostRuns(g gitstore.Store) ([]LostRun, error) {
 		}
 		parents := c.Parents
 		first, _, _ := strings.Cut(c.Message, "\n")
+		if strings.HasPrefix(first, journalCheckPrefix) && len(parents) == 2 {
+			parents = parents[:1] // the second parent is a verdict record
+		}
 		if run, ok := strings.CutPrefix(first, "record run "); ok && len(parents) > 0 && c.Tree == emptyTree {
 			m := parents[len(parents)-1]
 			parents = parents[:len(parents)-1]
