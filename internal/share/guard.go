@@ -103,8 +103,11 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 }
 
 func notStore(remote, what, why string) error {
-	return hint.With(fmt.Errorf("%s: %w: %s; nothing was fetched or sent", what, ErrNotStore, why),
-		"point the remote at a readproof store: a new one from `readproof remote init PATH`, an empty bare repository, or a clone of a store (`readproof remote rm "+remote+"`, then `readproof remote add "+remote+" URL`)")
+	err := fmt.Errorf("%s: %w: %s; nothing was fetched or sent", what, ErrNotStore, why)
+	if strings.HasPrefix(what, "clone ") {
+		return hint.With(err, "clone a readproof store's remote (one made by `readproof remote init PATH` and pushed to), not a project's repository")
+	}
+	return hint.With(err, "point the remote at a readproof store: a new one from `readproof remote init PATH`, an empty bare repository, or a clone of a store (`readproof remote rm "+remote+"`, then `readproof remote add "+remote+" URL`)")
 }
 
 // parseRawCommit returns the parent count and the message of a commit in
