@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -184,13 +185,13 @@ func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain
 // commit (journalShape); a `record run` commit's last parent is a manifest
 // (added to manifests, for the manifest check); a `record check` commit's
 // second parent is a verdict record of that run. Commits the journal merely
-// points at (manifests, verdict chains) are not journal commits.
-func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevListCommit, manifests map[gitstore.OID]bool, verified verifiedSet) []string {
+// points at (manifests, verdict chains) are not journal commits. It also
+// returns what the new `record run` commits record (run id and manifest).
+func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevListCommit, manifests map[gitstore.OID]bool, verified verifiedSet) (failures []string, records []RunRef) {
 	isNew := make(map[gitstore.OID]bool, len(commits))
 	for _, c := range commits {
 		isNew[c.ID] = true
 	}
-	var failures []string
 	fail := func(id gitstore.OID, format string, args ...any) {
 		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
 	}
@@ -232,6 +233,7 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 				continue
 			}
 			manifests[m] = true
+			records = append(records, RunRef{RunID: strings.TrimPrefix(first, "record run "), Manifest: string(m)})
 		case strings.HasPrefix(first, journalCheckPrefix):
 			run, _, ok := store.ParseJournalCheck(cm)
 			if !ok {
@@ -252,5 +254,26 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 			}
 		}
 	}
-	return failures
+	return failures, records
+}
+
+// journalConflicts returns the journal records (run id, manifest) whose run
+// id names another manifest in runs while no run ref names the manifest:
+// the other side of a same-id conflict, which reaches a store with the
+// journal (conflict refs are never shared). Each is kept as a local
+// conflict ref, unless known already.
+func journalConflicts(records []RunRef, runs map[string]gitstore.OID, named map[gitstore.OID]bool, known map[string]map[gitstore.OID]bool) []RunRef {
+	var out []RunRef
+	seen := map[RunRef]bool{}
+	for _, r := range records {
+		m := gitstore.OID(r.Manifest)
+		cur, ok := runs[r.RunID]
+		if !ok || cur == m || named[m] || known[r.RunID][m] || seen[r] || identity.ValidateRunID(r.RunID) != nil {
+			continue
+		}
+		seen[r] = true
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].RunID+out[i].Manifest < out[j].RunID+out[j].Manifest })
+	return out
 }

@@ -25,6 +25,10 @@ type planner struct {
 	res          *PullResult
 	ups          []gitstore.RefUpdate
 
+	finalRuns    map[string]gitstore.OID // run refs after this pull
+	named        map[gitstore.OID]bool   // manifests a final run ref names
+	newConflicts map[string][]string     // run id -> manifests kept as conflicts here
+
 	manifests map[gitstore.OID]bool   // to verify entry by entry
 	adopted   map[gitstore.OID]string // manifest -> run id, newly named here
 	failures  []string                // chain checks that failed
@@ -67,6 +71,7 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 			return nil, nil, err
 		}
 	}
+	p.reportConflicts()
 	// Verify before anything is adopted.
 	if err := verifyAll(g, p.manifests, nil, nil, verified, opts); err != nil {
 		return nil, nil, err
@@ -92,9 +97,9 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 // run id in use as a local conflict, and drops settled conflicts.
 func (p *planner) runs() {
 	local, rem := p.local, p.rem
-	finalRuns := make(map[string]gitstore.OID, len(local.runs))
+	p.finalRuns = make(map[string]gitstore.OID, len(local.runs))
 	for id, m := range local.runs {
-		finalRuns[id] = m
+		p.finalRuns[id] = m
 	}
 	for _, id := range sortedKeys(rem.runs) {
 		r := rem.runs[id]
@@ -103,43 +108,58 @@ func (p *planner) runs() {
 		}
 		if local.runs[id] == "" {
 			p.ups = append(p.ups, gitstore.RefUpdate{Name: store.RunsPrefix + id, New: r})
-			finalRuns[id] = r
+			p.finalRuns[id] = r
 			p.manifests[r] = true
 			p.adopted[r] = id
 			p.res.NewRuns = append(p.res.NewRuns, RunRef{RunID: id, Manifest: string(r)})
 		}
 	}
-	named := make(map[gitstore.OID]bool, len(finalRuns))
-	for _, m := range finalRuns {
-		named[m] = true
+	p.named = make(map[gitstore.OID]bool, len(p.finalRuns))
+	for _, m := range p.finalRuns {
+		p.named[m] = true
 	}
 	// The same run id naming another manifest: keep it as a conflict.
-	newConflicts := map[string][]string{}
+	p.newConflicts = map[string][]string{}
 	for _, id := range sortedKeys(rem.runs) {
-		m := rem.runs[id]
-		l := local.runs[id]
-		if identity.ValidateRunID(id) != nil || l == "" || l == m || named[m] || local.conflicts[id][m] {
-			continue
+		if identity.ValidateRunID(id) == nil && local.runs[id] != "" {
+			p.addConflict(id, rem.runs[id])
 		}
-		p.ups = append(p.ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), New: m})
-		p.manifests[m] = true
-		if _, ok := p.adopted[m]; !ok {
-			p.adopted[m] = id
-		}
-		newConflicts[id] = append(newConflicts[id], string(m))
 	}
 	// A conflict whose manifest now has a run name of its own is settled.
 	for _, id := range sortedKeys(local.conflicts) {
 		for _, m := range sortedOIDs(local.conflicts[id]) {
-			if named[m] {
+			if p.named[m] {
 				p.ups = append(p.ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), Old: m})
 			}
 		}
 	}
-	for _, id := range sortedKeys(newConflicts) {
-		others := newConflicts[id]
+}
+
+// addConflict keeps manifest m under run id as a local conflict ref, unless
+// a run ref names m or it is kept already.
+func (p *planner) addConflict(id string, m gitstore.OID) {
+	if p.finalRuns[id] == m || p.named[m] || p.local.conflicts[id][m] {
+		return
+	}
+	for _, o := range p.newConflicts[id] {
+		if o == string(m) {
+			return
+		}
+	}
+	p.ups = append(p.ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), New: m})
+	p.manifests[m] = true
+	if _, ok := p.adopted[m]; !ok {
+		p.adopted[m] = id
+	}
+	p.newConflicts[id] = append(p.newConflicts[id], string(m))
+}
+
+// reportConflicts lists the conflicts this pull kept.
+func (p *planner) reportConflicts() {
+	for _, id := range sortedKeys(p.newConflicts) {
+		others := p.newConflicts[id]
 		sort.Strings(others)
-		p.res.RunConflicts = append(p.res.RunConflicts, RunConflict{RunID: id, Local: string(local.runs[id]), Others: others})
+		p.res.RunConflicts = append(p.res.RunConflicts, RunConflict{RunID: id, Local: string(p.local.runs[id]), Others: others})
 	}
 }
 
@@ -336,8 +356,13 @@ func (p *planner) journal() error {
 	for _, c := range commits {
 		p.onJournal[c.ID] = true
 	}
-	if failures := checkJournal(p.g, r, commits, p.manifests, p.verified); len(failures) > 0 {
+	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified)
+	if len(failures) > 0 {
 		return unverified(failures)
+	}
+	// The other side of a same-id conflict arrives with the journal.
+	for _, c := range journalConflicts(records, p.finalRuns, p.named, p.local.conflicts) {
+		p.addConflict(c.RunID, gitstore.OID(c.Manifest))
 	}
 	if p.local.main == "" {
 		p.newMain, p.res.Journal = r, "adopted"

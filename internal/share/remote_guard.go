@@ -236,7 +236,8 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				continue
 			}
 			manifests := map[gitstore.OID]bool{}
-			for _, f := range checkJournal(g, in.New, commits, manifests, verified) {
+			failures, _ := checkJournal(g, in.New, commits, manifests, verified)
+			for _, f := range failures {
 				no(in, "%s", f)
 			}
 			for _, m := range sortedOIDs(manifests) {
