@@ -64,13 +64,13 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	res := p.res
 	if len(immutable)+len(moving) == 0 {
 		res.UpToDate = len(res.Skipped) == 0 && len(res.Conflicts) == 0
-		res.Warnings = warnHead(ctx, t, remote, rem.main != "")
+		res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, rem.main != "")...)
 		return res, nil
 	}
 	if err := send(ctx, t, remote, immutable, moving, opts); err != nil {
 		return nil, err
 	}
-	res.Warnings = warnHead(ctx, t, remote, p.local.main != "" || rem.main != "")
+	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "")...)
 	return res, nil
 }
 
@@ -150,9 +150,15 @@ func (p *pusher) movingSpecs() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		switch {
+		case !ok:
 			p.behind = append(p.behind, store.JournalRef)
-		} else {
+		case len(p.res.Conflicts) > 0:
+			// The journal records the runs left out; sent before they are
+			// renamed, it would record on the remote a run whose id names
+			// another manifest there.
+			p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("%s not pushed until the run id conflicts are settled (readproof conflicts rename)", store.JournalRef))
+		default:
 			moving = append(moving, string(l)+":"+store.JournalRef)
 			p.res.Refs++
 		}
