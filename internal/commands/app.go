@@ -95,6 +95,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func codeOf(ctx context.Context, err error) int {
 	var ee *exitError
 	switch {
+	case errors.Is(err, store.ErrNotAStore):
+		return ExitUsage
 	case errors.As(err, &ee):
 		return ee.code
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
@@ -163,6 +165,8 @@ func commandList() []*cli.Command {
 		verifyCommand(), gcCommand(), hooksCommand(),
 		// Sharing: remotes, push, pull, clone, conflicts.
 		remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(),
+		// The guarded shared remote: git hook commands it installs.
+		hookCommand(),
 		// Agents: the MCP server.
 		mcpCommand(),
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
 )
@@ -918,16 +919,5 @@ func mount(ctx context.Context, st *store.Store, runID, ref string, probed bool)
 	return pm.Delivery, nil
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func pluralY(n int) string {
-	if n == 1 {
-		return "y"
-	}
-	return "ies"
-}
+func plural(n int) string  { return text.Plural(n, "", "s") }
+func pluralY(n int) string { return text.Plural(n, "y", "ies") }

@@ -59,7 +59,7 @@ func Check(_ context.Context, s *store.Store, m *manifest.Manifest, answer []byt
 	if !opts.At.IsZero() {
 		now, override = opts.At, true
 	}
-	return s.RecordVerdicts(m.RunID, Judge(opts.Keys, s, answer, now, override))
+	return s.RecordVerdictsWithKey(m.RunID, opts.Keys, Judge(opts.Keys, s, answer, now, override))
 }
 
 func probedCount(m *manifest.Manifest) int {
