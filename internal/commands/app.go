@@ -27,6 +27,7 @@ import (
 
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/store"
 )
 
@@ -103,7 +104,7 @@ func codeOf(ctx context.Context, err error) int {
 		return ExitInterrupted
 	case errors.Is(err, store.ErrMismatch):
 		return ExitMismatch
-	case errors.Is(err, identity.ErrInvalid):
+	case errors.Is(err, identity.ErrInvalid), errors.Is(err, keyloc.ErrConfig):
 		return ExitUsage
 	}
 	return ExitError

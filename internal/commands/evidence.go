@@ -18,6 +18,7 @@ import (
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/receipts"
@@ -39,7 +40,7 @@ func evidenceCommand() *cli.Command {
 					&cli.BoolFlag{Name: "with-content", Usage: "embed the delivered bytes (content_b64)"},
 					&cli.StringFlag{Name: "out", Usage: "write the bundle to FILE (atomically) instead of stdout"},
 					&cli.BoolFlag{Name: "sign", Usage: "wrap the statement in a DSSE envelope signed with the ed25519 signing key"},
-					&cli.StringFlag{Name: "key", Usage: "the signing key for --sign (default: " + SigningKeyEnv + ", else [signing] key, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"},
+					&cli.StringFlag{Name: "key", Usage: "the signing key for --sign (default: " + keyloc.SigningKeyEnv + ", else [signing] key, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"},
 				},
 				Action: evidenceExport,
 			},
@@ -80,7 +81,7 @@ func evidenceExport(c *cli.Context) error {
 	return withStore(c, func(e *env, s *store.Store) error {
 		var key evidence.Key
 		if c.Bool("sign") {
-			k, err := loadSigningKey(c.String("key"), e, s.Policy())
+			k, err := keyloc.LoadSigning(c.String("key"), e.storePath, s.Policy())
 			if err != nil {
 				return err
 			}
@@ -336,10 +337,10 @@ func loadTrust(path string) ([]ed25519.PublicKey, evidence.AllowedSigners, error
 // ($READPROOF_RECEIPTS_KEY, else [receipts] key), through the same lookup
 // the receipts commands use; nil when none is.
 func loadReceiptsKey(e *env, pol *policy.File) (*receipts.Key, error) {
-	if os.Getenv(receiptKeyEnv) == "" && (pol == nil || pol.ReceiptsKey == "") {
+	if !keyloc.ReceiptsConfigured(pol) {
 		return nil, nil
 	}
-	k, _, err := loadReceiptKey(e, pol, "")
+	k, _, err := keyloc.LoadReceipts("", e.storePath, pol)
 	if err != nil {
 		return nil, err
 	}

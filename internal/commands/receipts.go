@@ -21,16 +21,16 @@ import (
 
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
-	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/receipts"
 )
 
 // receiptKeyEnv names the environment variable holding the receipt key
 // file's path.
-const receiptKeyEnv = "READPROOF_RECEIPTS_KEY"
+const receiptKeyEnv = keyloc.ReceiptsKeyEnv
 
-const keyInitHint = "create the key with `readproof receipts key init` (or name an existing key file with --key, " + receiptKeyEnv + " or [receipts] key in readproof.toml)"
+const keyInitHint = keyloc.ReceiptsInitHint
 
 func receiptKeyFlag() cli.Flag {
 	return &cli.StringFlag{Name: "key", Usage: "the receipt key file (default: $" + receiptKeyEnv + ", then [receipts] key in readproof.toml, then $XDG_CONFIG_HOME/readproof/receipts.key)"}
@@ -111,83 +111,6 @@ func receiptsCommand() *cli.Command {
 	}
 }
 
-// Key location ---------------------------------------------------------------
-
-// DefaultReceiptKeyPath is $XDG_CONFIG_HOME/readproof/receipts.key (per
-// os.UserConfigDir).
-func DefaultReceiptKeyPath() (string, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", hint.With(fmt.Errorf("locating the receipt key: no user config directory: %w", err),
-			"name the key file with --key PATH, "+receiptKeyEnv+" or [receipts] key in readproof.toml")
-	}
-	return filepath.Join(dir, "readproof", "receipts.key"), nil
-}
-
-// receiptKeyPath picks the key file: --key, then $READPROOF_RECEIPTS_KEY,
-// then [receipts] key in the policy file, then the default. It returns the
-// absolute path and where it came from.
-func receiptKeyPath(flag string, pol *policy.File) (string, string, error) {
-	var p, from string
-	switch {
-	case flag != "":
-		p, from = flag, "--key"
-	case os.Getenv(receiptKeyEnv) != "":
-		p, from = os.Getenv(receiptKeyEnv), receiptKeyEnv
-	case pol != nil && pol.ReceiptsKey != "":
-		p, from = pol.ReceiptsKey, "[receipts] key in "+pol.Path
-	default:
-		d, err := DefaultReceiptKeyPath()
-		if err != nil {
-			return "", "", err
-		}
-		p, from = d, "the default location"
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", "", fmt.Errorf("receipt key %q (from %s): %w", p, from, err)
-	}
-	return abs, from, nil
-}
-
-// receiptKeyForbidden lists the directories a receipt key may not be in:
-// the store, the project directory when a readproof.toml exists there, and
-// the git repository (work tree or bare) that encloses the key path, if any.
-func receiptKeyForbidden(e *env, pol *policy.File, keyPath string) []string {
-	dirs := []string{e.storePath}
-	if _, err := os.Stat(e.policyPath); err == nil {
-		dirs = append(dirs, filepath.Dir(e.policyPath))
-	}
-	if pol != nil && pol.Path != "" && pol.Dir != "" {
-		if _, err := os.Stat(pol.Path); err == nil {
-			dirs = append(dirs, pol.Dir)
-		}
-	}
-	return dirs
-}
-
-// loadReceiptKey finds and loads the receipt key, with hints a user can act
-// on. It returns the key's path even when loading failed.
-func loadReceiptKey(e *env, pol *policy.File, flag string) (receipts.Key, string, error) {
-	path, from, err := receiptKeyPath(flag, pol)
-	if err != nil {
-		return receipts.Key{}, "", err
-	}
-	k, err := receipts.LoadKey(path, receiptKeyForbidden(e, pol, path)...)
-	if err == nil {
-		return k, path, nil
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return receipts.Key{}, path, hint.With(fmt.Errorf("no receipt key at %s (from %s): %w", path, from, err), keyInitHint)
-	case errors.Is(err, receipts.ErrKeyPath):
-		return receipts.Key{}, path, hint.With(err, "move the key outside the store, the project and every git repository, and name it with --key PATH, "+receiptKeyEnv+" or [receipts] key")
-	case errors.Is(err, receipts.ErrKeyInsecure):
-		return receipts.Key{}, path, hint.With(err, "run chmod 600 "+path)
-	}
-	return receipts.Key{}, path, fmt.Errorf("%w (key from %s)", err, from)
-}
-
 // receiptsKeyInit creates the key file.
 func receiptsKeyInit(c *cli.Context) error {
 	if err := needArgs(c, 0, 0, "[--key PATH]"); err != nil {
@@ -201,11 +124,11 @@ func receiptsKeyInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	path, _, err := receiptKeyPath(c.String("key"), pol)
+	path, _, err := keyloc.ReceiptsPath(c.String("key"), pol)
 	if err != nil {
 		return err
 	}
-	forbidden := receiptKeyForbidden(e, pol, path)
+	forbidden := keyloc.Forbidden(e.storePath, pol)
 	if err := receipts.CheckKeyLocation(path, forbidden...); err != nil {
 		return withCode(ExitUsage, hint.With(err,
 			"keep the key outside the store, the project and every git repository: pass --key PATH (for example under ~/.config/readproof/)"))
@@ -254,7 +177,7 @@ type receiptsCtx struct {
 func withReceipts(c *cli.Context, needKey bool, fn func(*receiptsCtx) error) error {
 	return withStore(c, func(e *env, s *store.Store) error {
 		rc := &receiptsCtx{env: e, store: s, ledger: receipts.NewLedger(s.Git())}
-		rc.key, rc.keyPath, rc.keyErr = loadReceiptKey(e, s.Policy(), c.String("key"))
+		rc.key, rc.keyPath, rc.keyErr = keyloc.LoadReceipts(c.String("key"), e.storePath, s.Policy())
 		if rc.keyErr != nil && needKey {
 			return rc.keyErr
 		}
