@@ -243,23 +243,7 @@ func conflictsCommand() *cli.Command {
 				Usage:     "list the moves of the remote side of a tag conflict, newest first",
 				ArgsUsage: "URI TAG  (or URI@TAG)",
 				Action: func(c *cli.Context) error {
-					u, tag, rest, err := uriAndTag(c.Args().Slice())
-					if err != nil {
-						return err
-					}
-					if len(rest) > 0 {
-						return usageError("conflicts show: too many arguments")
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						h, err := share.ConflictTagHistory(s, u, tag)
-						if err != nil {
-							return err
-						}
-						if e.json {
-							return printJSON(e.out, h)
-						}
-						return printTagHistory(e, h)
-					})
+					return withEnv(c, func(e *env) error { return runConflictsShow(c.Context, e, c.Args().Slice()) })
 				},
 			},
 			{
@@ -270,24 +254,8 @@ func conflictsCommand() *cli.Command {
 					&cli.StringFlag{Name: "take", Usage: "local or remote", Required: true},
 				},
 				Action: func(c *cli.Context) error {
-					u, tag, rest, err := uriAndTag(c.Args().Slice())
-					if err != nil {
-						return err
-					}
-					if len(rest) > 0 {
-						return usageError("conflicts resolve: too many arguments")
-					}
-					take := c.String("take")
-					if take != share.TakeLocal && take != share.TakeRemote {
-						return withCode(ExitUsage, hint.With(fmt.Errorf("conflicts resolve: --take %q", take), "say --take local or --take remote"))
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						t, err := share.ResolveTag(s, u, tag, take, time.Now())
-						if err != nil {
-							return err
-						}
-						return tagLine(e, "Resolved ("+take+")", t)
-					})
+					opts := conflictsResolveOptions{Take: c.String("take")}
+					return withEnv(c, func(e *env) error { return runConflictsResolve(c.Context, e, opts, c.Args().Slice()) })
 				},
 			},
 			{
@@ -304,23 +272,8 @@ func conflictsCommand() *cli.Command {
 					if err := needArgs(c, 2, 2, "RUN NEW-ID [--manifest ID]"); err != nil {
 						return err
 					}
-					if m := c.String("manifest"); m != "" && !identity.IsObjectID(m) {
-						return usageError("conflicts rename: --manifest %q is not a 40-hex manifest id", m)
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						r, err := share.RenameRun(s, c.Args().Get(0), c.Args().Get(1), c.String("manifest"), time.Now())
-						if err != nil {
-							return err
-						}
-						if e.json {
-							return printJSON(e.out, r)
-						}
-						fmt.Fprintf(e.out, "Renamed run %s to %s (manifest %s)\n", r.From, r.To, r.Manifest)
-						if r.Promoted != "" {
-							fmt.Fprintf(e.out, "Run %s now names manifest %s\n", r.From, r.Promoted)
-						}
-						return nil
-					})
+					opts := conflictsRenameOptions{Manifest: c.String("manifest")}
+					return withEnv(c, func(e *env) error { return runConflictsRename(c.Context, e, opts, c.Args().Slice()) })
 				},
 			},
 		},
@@ -467,5 +420,81 @@ func runConflictsList(_ context.Context, e *env) error {
 			}
 		}
 		return tw.Flush()
+	})
+}
+
+// runConflictsShow is `readproof conflicts show`.
+func runConflictsShow(_ context.Context, e *env, args []string) error {
+
+	u, tag, rest, err := uriAndTag(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("conflicts show: too many arguments")
+	}
+	return e.withStore(func(s *store.Store) error {
+		h, err := share.ConflictTagHistory(s, u, tag)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, h)
+		}
+		return printTagHistory(e, h)
+	})
+}
+
+// conflictsResolveOptions are the flags of `readproof conflicts resolve`.
+type conflictsResolveOptions struct {
+	Take string
+}
+
+// runConflictsResolve is `readproof conflicts resolve`.
+func runConflictsResolve(_ context.Context, e *env, opts conflictsResolveOptions, args []string) error {
+
+	u, tag, rest, err := uriAndTag(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("conflicts resolve: too many arguments")
+	}
+	take := opts.Take
+	if take != share.TakeLocal && take != share.TakeRemote {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("conflicts resolve: --take %q", take), "say --take local or --take remote"))
+	}
+	return e.withStore(func(s *store.Store) error {
+		t, err := share.ResolveTag(s, u, tag, take, time.Now())
+		if err != nil {
+			return err
+		}
+		return tagLine(e, "Resolved ("+take+")", t)
+	})
+}
+
+// conflictsRenameOptions are the flags of `readproof conflicts rename`.
+type conflictsRenameOptions struct {
+	Manifest string
+}
+
+// runConflictsRename is `readproof conflicts rename`.
+func runConflictsRename(_ context.Context, e *env, opts conflictsRenameOptions, args []string) error {
+	if m := opts.Manifest; m != "" && !identity.IsObjectID(m) {
+		return usageError("conflicts rename: --manifest %q is not a 40-hex manifest id", m)
+	}
+	return e.withStore(func(s *store.Store) error {
+		r, err := share.RenameRun(s, args[0], args[1], opts.Manifest, time.Now())
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, r)
+		}
+		fmt.Fprintf(e.out, "Renamed run %s to %s (manifest %s)\n", r.From, r.To, r.Manifest)
+		if r.Promoted != "" {
+			fmt.Fprintf(e.out, "Run %s now names manifest %s\n", r.From, r.Promoted)
+		}
+		return nil
 	})
 }
