@@ -114,10 +114,11 @@ type receiptsCtx struct {
 
 // withReceipts opens the store and loads the key. With needKey a key that
 // cannot be loaded is an error; without it the command runs with keyErr set.
-func withReceipts(c *cli.Context, needKey bool, fn func(*receiptsCtx) error) error {
-	return withStore(c, func(e *env, s *store.Store) error {
+// keyFile is the --key flag ("" for the configured key).
+func (e *env) withReceipts(keyFile string, needKey bool, fn func(*receiptsCtx) error) error {
+	return e.withStore(func(s *store.Store) error {
 		rc := &receiptsCtx{env: e, store: s, ledger: receipts.NewLedger(s.Git())}
-		rc.key, rc.keyPath, rc.keyErr = keyloc.LoadReceipts(c.String("key"), e.storePath, s.Policy())
+		rc.key, rc.keyPath, rc.keyErr = keyloc.LoadReceipts(keyFile, e.storePath, s.Policy())
 		if rc.keyErr != nil && needKey {
 			return rc.keyErr
 		}
@@ -125,11 +126,10 @@ func withReceipts(c *cli.Context, needKey bool, fn func(*receiptsCtx) error) err
 	})
 }
 
-// receiptSession reads and validates --session.
-func receiptSession(c *cli.Context) (string, error) {
-	s := c.String("session")
+// receiptSession validates --session s of command cmd.
+func receiptSession(cmd, s string) (string, error) {
 	if s == "" {
-		return "", withCode(ExitUsage, hint.With(fmt.Errorf("%s: missing --session", c.Command.FullName()), "name the agent session the receipts belong to: --session ID"))
+		return "", withCode(ExitUsage, hint.With(fmt.Errorf("%s: missing --session", cmd), "name the agent session the receipts belong to: --session ID"))
 	}
 	if err := identity.ValidateSessionID(s); err != nil {
 		return "", withCode(ExitUsage, hint.With(err, "session ids match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"))
@@ -137,9 +137,8 @@ func receiptSession(c *cli.Context) (string, error) {
 	return s, nil
 }
 
-// receiptRun reads and validates --run ("" when absent).
-func receiptRun(c *cli.Context) (string, error) {
-	r := c.String("run")
+// receiptRun validates --run r ("" when absent).
+func receiptRun(r string) (string, error) {
 	if r == "" {
 		return "", nil
 	}

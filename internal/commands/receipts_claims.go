@@ -3,6 +3,7 @@ package commands
 // `readproof receipts verify-claims`.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,45 +23,8 @@ func receiptsVerifyClaims(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "--session S [--strict] CLAIMS  (CLAIMS: a file, or - for stdin)"); err != nil {
 		return err
 	}
-	session, err := receiptSession(c)
-	if err != nil {
-		return err
-	}
-	data, err := readReceiptInput(c, "claims", c.Args().First(), receipts.MaxClaimsInput)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return withCode(ExitUsage, err)
-		}
-		return err
-	}
-	claims, err := receipts.ParseClaims(data)
-	if err != nil {
-		return withCode(ExitUsage, hint.With(err, `give a JSON list of receipt ids, {"receipts": [...]}, or free text citing rcpt_ ids`))
-	}
-	return withReceipts(c, false, func(rc *receiptsCtx) error {
-		if rc.keyErr != nil {
-			return withCode(ExitCannotCheck, rc.keyErr)
-		}
-		rep, err := receipts.VerifyClaims(rc.ledger, rc.key, session, claims)
-		if err != nil {
-			return err
-		}
-		if rc.json {
-			if err := printJSON(rc.out, rep.JSON()); err != nil {
-				return err
-			}
-		} else {
-			printClaims(rc.out, rep, c.Bool("strict"))
-		}
-		if c.Bool("strict") && rep.Strict() {
-			n := rep.Count(receipts.Fabricated) + rep.Count(receipts.Tampered) + rep.Count(receipts.UnknownKey)
-			return withCode(ExitMismatch, hint.With(
-				fmt.Errorf("claims of session %s: %d of %d claims fail --strict (%d fabricated, %d tampered, %d unknown key)",
-					session, n, len(rep.Claims), rep.Count(receipts.Fabricated), rep.Count(receipts.Tampered), rep.Count(receipts.UnknownKey)),
-				"every cited receipt id must be one this store issued for a real call, unaltered, under the key supplied"))
-		}
-		return nil
-	})
+	opts := receiptsVerifyClaimsOptions{Session: c.String("session"), Key: c.String("key"), Strict: c.Bool("strict")}
+	return withEnv(c, func(e *env) error { return runReceiptsVerifyClaims(c.Context, e, opts, c.Args().Slice()) })
 }
 
 func printClaims(w io.Writer, rep receipts.Report, strict bool) {
@@ -98,4 +62,54 @@ func printClaims(w io.Writer, rep receipts.Report, strict bool) {
 	default:
 		fmt.Fprintln(w, "\nreport only: --strict would pass")
 	}
+}
+
+// receiptsVerifyClaimsOptions are the flags of `readproof receipts verify-claims`.
+type receiptsVerifyClaimsOptions struct {
+	Session string
+	Key     string
+	Strict  bool
+}
+
+// runReceiptsVerifyClaims is `readproof receipts verify-claims`.
+func runReceiptsVerifyClaims(_ context.Context, e *env, opts receiptsVerifyClaimsOptions, args []string) error {
+	session, err := receiptSession("receipts verify-claims", opts.Session)
+	if err != nil {
+		return err
+	}
+	data, err := readReceiptInput(e.in, "claims", args[0], receipts.MaxClaimsInput)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return withCode(ExitUsage, err)
+		}
+		return err
+	}
+	claims, err := receipts.ParseClaims(data)
+	if err != nil {
+		return withCode(ExitUsage, hint.With(err, `give a JSON list of receipt ids, {"receipts": [...]}, or free text citing rcpt_ ids`))
+	}
+	return e.withReceipts(opts.Key, false, func(rc *receiptsCtx) error {
+		if rc.keyErr != nil {
+			return withCode(ExitCannotCheck, rc.keyErr)
+		}
+		rep, err := receipts.VerifyClaims(rc.ledger, rc.key, session, claims)
+		if err != nil {
+			return err
+		}
+		if rc.json {
+			if err := printJSON(rc.out, rep.JSON()); err != nil {
+				return err
+			}
+		} else {
+			printClaims(rc.out, rep, opts.Strict)
+		}
+		if opts.Strict && rep.Strict() {
+			n := rep.Count(receipts.Fabricated) + rep.Count(receipts.Tampered) + rep.Count(receipts.UnknownKey)
+			return withCode(ExitMismatch, hint.With(
+				fmt.Errorf("claims of session %s: %d of %d claims fail --strict (%d fabricated, %d tampered, %d unknown key)",
+					session, n, len(rep.Claims), rep.Count(receipts.Fabricated), rep.Count(receipts.Tampered), rep.Count(receipts.UnknownKey)),
+				"every cited receipt id must be one this store issued for a real call, unaltered, under the key supplied"))
+		}
+		return nil
+	})
 }

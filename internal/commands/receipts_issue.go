@@ -4,6 +4,7 @@ package commands
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,10 +20,10 @@ import (
 )
 
 // readReceiptInput reads a file, or stdin for "-", refusing more than limit bytes.
-func readReceiptInput(c *cli.Context, what, name string, limit int64) ([]byte, error) {
+func readReceiptInput(stdin io.Reader, what, name string, limit int64) ([]byte, error) {
 	var r io.Reader
 	if name == "-" {
-		r = c.App.Reader
+		r = stdin
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
@@ -74,10 +75,10 @@ func parseReceiptTime(flag, s string) (time.Time, error) {
 func issueCall(c *cli.Context) (receipts.Call, error) {
 	var call receipts.Call
 	var err error
-	if call.Session, err = receiptSession(c); err != nil {
+	if call.Session, err = receiptSession(c.Command.FullName(), c.String("session")); err != nil {
 		return call, err
 	}
-	if call.Run, err = receiptRun(c); err != nil {
+	if call.Run, err = receiptRun(c.String("run")); err != nil {
 		return call, err
 	}
 	if call.Tool = c.String("tool"); call.Tool == "" {
@@ -96,13 +97,13 @@ func issueCall(c *cli.Context) (receipts.Call, error) {
 	case a != "" && j != "":
 		return call, usageError("receipts issue: give --args or --args-json, not both")
 	case a != "":
-		data, err := readReceiptInput(c, "arguments", a, maxIssueInput)
+		data, err := readReceiptInput(c.App.Reader, "arguments", a, maxIssueInput)
 		if err != nil {
 			return call, err
 		}
 		call.Args = receipts.ArgvArgs(splitNULArgs(data))
 	case j != "":
-		data, err := readReceiptInput(c, "JSON arguments", j, maxIssueInput)
+		data, err := readReceiptInput(c.App.Reader, "JSON arguments", j, maxIssueInput)
 		if err != nil {
 			return call, err
 		}
@@ -141,7 +142,7 @@ func issueCall(c *cli.Context) (receipts.Call, error) {
 		var streams [2][]byte
 		for i, f := range []string{"stdout", "stderr"} {
 			if name := c.String(f); name != "" {
-				if streams[i], err = readReceiptInput(c, f, name, maxIssueInput); err != nil {
+				if streams[i], err = readReceiptInput(c.App.Reader, f, name, maxIssueInput); err != nil {
 					return call, err
 				}
 			}
@@ -174,8 +175,21 @@ func receiptsIssue(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return withReceipts(c, true, func(rc *receiptsCtx) error {
-		r, err := receipts.NewIssuer(rc.key, rc.ledger).Issue(c.Context, call)
+	opts := receiptsIssueOptions{Call: call, Key: c.String("key")}
+	return withEnv(c, func(e *env) error { return runReceiptsIssue(c.Context, e, opts) })
+}
+
+// receiptsIssueOptions are the flags of `readproof receipts issue`: the
+// call they describe (issueCall) and the key file.
+type receiptsIssueOptions struct {
+	Call receipts.Call
+	Key  string
+}
+
+// runReceiptsIssue is `readproof receipts issue`.
+func runReceiptsIssue(ctx context.Context, e *env, opts receiptsIssueOptions) error {
+	return e.withReceipts(opts.Key, true, func(rc *receiptsCtx) error {
+		r, err := receipts.NewIssuer(rc.key, rc.ledger).Issue(ctx, opts.Call)
 		if errors.Is(err, receipts.ErrInvalid) {
 			return withCode(ExitUsage, err)
 		}

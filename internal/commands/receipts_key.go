@@ -3,6 +3,7 @@ package commands
 // `readproof receipts key init`.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,15 +22,22 @@ func receiptsKeyInit(c *cli.Context) error {
 	if err := needArgs(c, 0, 0, "[--key PATH]"); err != nil {
 		return err
 	}
-	e, err := newEnv(c)
-	if err != nil {
-		return err
-	}
+	opts := receiptsKeyInitOptions{Key: c.String("key")}
+	return withEnv(c, func(e *env) error { return runReceiptsKeyInit(c.Context, e, opts) })
+}
+
+// receiptsKeyInitOptions are the flags of `readproof receipts key init`.
+type receiptsKeyInitOptions struct {
+	Key string
+}
+
+// runReceiptsKeyInit is `readproof receipts key init`.
+func runReceiptsKeyInit(_ context.Context, e *env, opts receiptsKeyInitOptions) error {
 	pol, err := e.loadPolicy()
 	if err != nil {
 		return err
 	}
-	path, _, err := keyloc.ReceiptsPath(c.String("key"), pol)
+	path, _, err := keyloc.ReceiptsPath(opts.Key, pol)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package commands
 // `readproof receipts list` and `receipts show`, and the receipt JSON shape.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -79,11 +80,85 @@ func receiptsList(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "SESSION"); err != nil {
 		return err
 	}
-	session := c.Args().First()
+	opts := receiptsListOptions{Key: c.String("key")}
+	return withEnv(c, func(e *env) error { return runReceiptsList(c.Context, e, opts, c.Args().Slice()) })
+}
+
+// receiptTableTime shortens a receipt time to milliseconds for tables.
+func receiptTableTime(s string) string {
+	t, err := time.Parse(receiptTimeLayout, s)
+	if err != nil {
+		return s
+	}
+	return t.Format("2006-01-02T15:04:05.000Z")
+}
+
+// receiptText quotes a string that holds spaces or characters a table or a
+// terminal would mangle.
+func receiptText(s string) string {
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || r == '"' || r == '\\' || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func receiptsShow(c *cli.Context) error {
+	if err := needArgs(c, 1, 1, "ID"); err != nil {
+		return err
+	}
+	opts := receiptsShowOptions{Key: c.String("key")}
+	return withEnv(c, func(e *env) error { return runReceiptsShow(c.Context, e, opts, c.Args().Slice()) })
+}
+
+func printReceipt(w io.Writer, r receipts.Receipt, check, detail string) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("receipt", r.ID)
+	row("session", r.Session)
+	if r.Run != "" {
+		row("run", r.Run)
+	}
+	row("tool", receiptText(r.Tool))
+	row("args", "sha256:"+r.ArgsSHA256.String())
+	row("result", "sha256:"+r.ResultSHA256.String())
+	row("start", r.Start.UTC().Format(receiptTimeLayout))
+	row("end", r.End.UTC().Format(receiptTimeLayout))
+	if r.ExitCode != nil {
+		row("exit", strconv.Itoa(*r.ExitCode))
+	}
+	if r.Signal != "" {
+		row("signal", receiptText(r.Signal))
+	}
+	if r.Error != "" {
+		row("error", receiptText(r.Error))
+	}
+	row("key", r.KeyID)
+	row("mac", r.MAC.String())
+	row("check", check+": "+detail)
+	_ = tw.Flush()
+}
+
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// receiptsListOptions are the flags of `readproof receipts list`.
+type receiptsListOptions struct {
+	Key string
+}
+
+// runReceiptsList is `readproof receipts list`.
+func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args []string) error {
+	session := args[0]
 	if err := identity.ValidateSessionID(session); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	return withReceipts(c, false, func(rc *receiptsCtx) error {
+	return e.withReceipts(opts.Key, false, func(rc *receiptsCtx) error {
 		entries, err := rc.ledger.Scan(session)
 		if err != nil {
 			return err
@@ -124,35 +199,18 @@ func receiptsList(c *cli.Context) error {
 	})
 }
 
-// receiptTableTime shortens a receipt time to milliseconds for tables.
-func receiptTableTime(s string) string {
-	t, err := time.Parse(receiptTimeLayout, s)
-	if err != nil {
-		return s
-	}
-	return t.Format("2006-01-02T15:04:05.000Z")
+// receiptsShowOptions are the flags of `readproof receipts show`.
+type receiptsShowOptions struct {
+	Key string
 }
 
-// receiptText quotes a string that holds spaces or characters a table or a
-// terminal would mangle.
-func receiptText(s string) string {
-	for _, r := range s {
-		if r <= ' ' || r == 0x7f || r == '"' || r == '\\' || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
-func receiptsShow(c *cli.Context) error {
-	if err := needArgs(c, 1, 1, "ID"); err != nil {
-		return err
-	}
-	id := c.Args().First()
+// runReceiptsShow is `readproof receipts show`.
+func runReceiptsShow(_ context.Context, e *env, opts receiptsShowOptions, args []string) error {
+	id := args[0]
 	if !receipts.ValidID(id) {
 		return withCode(ExitUsage, hint.With(fmt.Errorf("%q is not a receipt id", cutText(id, 80)), "receipt ids are rcpt_ followed by 32 base32 digits"))
 	}
-	return withReceipts(c, false, func(rc *receiptsCtx) error {
+	return e.withReceipts(opts.Key, false, func(rc *receiptsCtx) error {
 		r, err := rc.ledger.Get(id)
 		switch {
 		case errors.Is(err, receipts.ErrNotFound):
@@ -175,39 +233,4 @@ func receiptsShow(c *cli.Context) error {
 		}
 		return nil
 	})
-}
-
-func printReceipt(w io.Writer, r receipts.Receipt, check, detail string) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
-	row("receipt", r.ID)
-	row("session", r.Session)
-	if r.Run != "" {
-		row("run", r.Run)
-	}
-	row("tool", receiptText(r.Tool))
-	row("args", "sha256:"+r.ArgsSHA256.String())
-	row("result", "sha256:"+r.ResultSHA256.String())
-	row("start", r.Start.UTC().Format(receiptTimeLayout))
-	row("end", r.End.UTC().Format(receiptTimeLayout))
-	if r.ExitCode != nil {
-		row("exit", strconv.Itoa(*r.ExitCode))
-	}
-	if r.Signal != "" {
-		row("signal", receiptText(r.Signal))
-	}
-	if r.Error != "" {
-		row("error", receiptText(r.Error))
-	}
-	row("key", r.KeyID)
-	row("mac", r.MAC.String())
-	row("check", check+": "+detail)
-	_ = tw.Flush()
-}
-
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
