@@ -29,6 +29,7 @@ type env struct {
 	// policy file: then it must exist (only init creates it).
 	policyNamed bool
 	storePath   string
+	storeNamed  bool // --store or READPROOF_STORE named the store
 }
 
 func newEnv(c *cli.Context) (*env, error) {
@@ -45,6 +46,7 @@ func newEnv(c *cli.Context) (*env, error) {
 	}
 	e.policyPath = abs
 	s := c.String("store")
+	e.storeNamed = s != ""
 	if s == "" {
 		s = store.DefaultPath(filepath.Dir(abs))
 	}

@@ -5,6 +5,7 @@ package commands
 // SSH signature, namespace "git", that stock `git verify-commit` accepts).
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -40,30 +41,8 @@ func keyCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					e, err := newEnv(c)
-					if err != nil {
-						return err
-					}
-					pol, err := e.loadPolicy()
-					if err != nil {
-						return err
-					}
-					path, err := keyloc.SigningPath(flag, pol)
-					if err != nil {
-						return err
-					}
-					key, err := keyloc.CreateSigning(path, c.String("principal"), e.storePath, pol)
-					if err != nil {
-						return err
-					}
-					if err := printKey(e, key, c.String("principal"), "all"); err != nil {
-						return err
-					}
-					e.say("readproof: created ed25519 signing key %s (mode 0600), public key in %s.pub, fingerprint %s", path, path, key.Fingerprint())
-					if configured, _ := keyloc.ConfiguredSigning(pol); configured != path {
-						e.say("readproof: to sign manifest commits with it, set [signing] key = %q in readproof.toml (or %s); `evidence export --sign --key %s` signs bundles", path, SigningKeyEnv, path)
-					}
-					return nil
+					opts := keyOptions{Key: flag, Principal: c.String("principal")}
+					return withEnv(c, func(e *env) error { return runKeyInit(c.Context, e, opts) })
 				},
 			},
 			{
@@ -77,27 +56,59 @@ func keyCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					format := c.String("format")
-					if !keyFormatKnown(format) {
-						return usageError("key show: unknown --format %q: use one of %s", format, strings.Join(keyFormats(), ", "))
-					}
-					e, err := newEnv(c)
-					if err != nil {
-						return err
-					}
-					pol, err := e.loadPolicy()
-					if err != nil {
-						return err
-					}
-					key, err := keyloc.LoadSigning(flag, e.storePath, pol)
-					if err != nil {
-						return err
-					}
-					return printKey(e, key, c.String("principal"), format)
+					opts := keyOptions{Key: flag, Principal: c.String("principal"), Format: c.String("format")}
+					return withEnv(c, func(e *env) error { return runKeyShow(c.Context, e, opts) })
 				},
 			},
 		},
 	}
+}
+
+// keyOptions are the flags of `readproof key init|show`.
+type keyOptions struct {
+	Key       string // the key file, from --key or the argument ("" for the configured one)
+	Principal string // the principal of the allowed_signers line
+	Format    string // key show --format
+}
+
+// runKeyInit is `readproof key init`.
+func runKeyInit(_ context.Context, e *env, opts keyOptions) error {
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	path, err := keyloc.SigningPath(opts.Key, pol)
+	if err != nil {
+		return err
+	}
+	key, err := keyloc.CreateSigning(path, opts.Principal, e.storePath, pol)
+	if err != nil {
+		return err
+	}
+	if err := printKey(e, key, opts.Principal, "all"); err != nil {
+		return err
+	}
+	e.say("readproof: created ed25519 signing key %s (mode 0600), public key in %s.pub, fingerprint %s", path, path, key.Fingerprint())
+	if configured, _ := keyloc.ConfiguredSigning(pol); configured != path {
+		e.say("readproof: to sign manifest commits with it, set [signing] key = %q in readproof.toml (or %s); `evidence export --sign --key %s` signs bundles", path, SigningKeyEnv, path)
+	}
+	return nil
+}
+
+// runKeyShow is `readproof key show`.
+func runKeyShow(_ context.Context, e *env, opts keyOptions) error {
+	if !keyFormatKnown(opts.Format) {
+		return usageError("key show: unknown --format %q: use one of %s", opts.Format, strings.Join(keyFormats(), ", "))
+	}
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	key, err := keyloc.LoadSigning(opts.Key, e.storePath, pol)
+	if err != nil {
+		return err
+	}
+	return printKey(e, key, opts.Principal, opts.Format)
 }
 
 // keyArg returns the key path given as --key or as the one positional

@@ -28,35 +28,7 @@ func initCommand() *cli.Command {
 			if err := needArgs(c, 0, 0, ""); err != nil {
 				return err
 			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
-			if err := store.Init(e.storePath); errors.Is(err, store.ErrExists) {
-				// A store made before the ignore file existed gets it now.
-				if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
-					return errors.Join(err, ierr)
-				}
-				fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
-				return nil
-			} else if err != nil {
-				return err
-			}
-			created := false
-			if _, err := os.Stat(e.policyPath); errors.Is(err, os.ErrNotExist) {
-				if err := policy.CreateFile(e.policyPath); err != nil {
-					return err
-				}
-				created = true
-			}
-			if e.json {
-				return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": created})
-			}
-			fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
-			if created {
-				fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
-			}
-			return nil
+			return withEnv(c, func(e *env) error { return runInit(c.Context, e) })
 		},
 	}
 }
@@ -245,4 +217,33 @@ func runResourceList(_ context.Context, e *env) error {
 		}
 		return tw.Flush()
 	})
+}
+
+// runInit is `readproof init`.
+func runInit(_ context.Context, e *env) error {
+	if err := store.Init(e.storePath); errors.Is(err, store.ErrExists) {
+		// A store made before the ignore file existed gets it now.
+		if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
+			return errors.Join(err, ierr)
+		}
+		fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
+		return nil
+	} else if err != nil {
+		return err
+	}
+	created := false
+	if _, err := os.Stat(e.policyPath); errors.Is(err, os.ErrNotExist) {
+		if err := policy.CreateFile(e.policyPath); err != nil {
+			return err
+		}
+		created = true
+	}
+	if e.json {
+		return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": created})
+	}
+	fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
+	if created {
+		fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
+	}
+	return nil
 }

@@ -198,26 +198,7 @@ func cloneCommand() *cli.Command {
 			if err := needArgs(c, 1, 2, "URL [DIR]"); err != nil {
 				return err
 			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
-			dir := e.storePath
-			if c.Args().Len() == 2 {
-				dir = c.Args().Get(1)
-			}
-			url := c.Args().First()
-			res, err := share.Clone(c.Context, url, dir, shareOptions(e))
-			if err != nil {
-				return syncErr(err)
-			}
-			reportConflicts(e, res.RunConflicts, nil)
-			if e.json {
-				return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})
-			}
-			fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", count(len(res.NewRuns), "run", "runs"),
-				gitstore.RedactURL(url), dir, count(res.Verified, "manifest", "manifests"))
-			return nil
+			return withEnv(c, func(e *env) error { return runClone(c.Context, e, c.Args().Slice()) })
 		},
 	}
 }
@@ -497,4 +478,24 @@ func runConflictsRename(_ context.Context, e *env, opts conflictsRenameOptions, 
 		}
 		return nil
 	})
+}
+
+// runClone is `readproof clone`.
+func runClone(ctx context.Context, e *env, args []string) error {
+	dir := e.storePath
+	if len(args) == 2 {
+		dir = args[1]
+	}
+	url := args[0]
+	res, err := share.Clone(ctx, url, dir, shareOptions(e))
+	if err != nil {
+		return syncErr(err)
+	}
+	reportConflicts(e, res.RunConflicts, nil)
+	if e.json {
+		return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})
+	}
+	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", count(len(res.NewRuns), "run", "runs"),
+		gitstore.RedactURL(url), dir, count(res.Verified, "manifest", "manifests"))
+	return nil
 }
