@@ -136,15 +136,6 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 	return opts, nil
 }
 
-// withStore runs fn with an open store.
-func withStore(c *cli.Context, fn func(*env, *store.Store) error) error {
-	e, err := newEnv(c)
-	if err != nil {
-		return err
-	}
-	return e.withStore(func(s *store.Store) error { return fn(e, s) })
-}
-
 // withEnv is the adapter from a cli.Context to a command's run function:
 // it reads the global options and hands them to fn.
 func withEnv(c *cli.Context, fn func(*env) error) error {
