@@ -38,7 +38,7 @@ type lineTransport struct {
 }
 
 // drainTimeout bounds the wait for answers to requests read before EOF.
-const drainTimeout = 5 * time.Minute
+const drainTimeout = 30 * time.Second
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	limit := t.maxLine
