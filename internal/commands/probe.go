@@ -19,6 +19,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -302,18 +303,11 @@ func runProbeCheck(ctx context.Context, e *env, opts probeCheckOptions, args []s
 			}
 		}
 		e.say("readproof: recorded %d %s for run %s (check %d, verdict commit %s); manifest %s unchanged",
-			len(rec.Entries), plural(len(rec.Entries), "verdict", "verdicts"), rec.RunID, rec.Check, manifest.Short(rec.ID), rec.ManifestID)
+			len(rec.Entries), text.Plural(len(rec.Entries), "verdict", "verdicts"), rec.RunID, rec.Check, manifest.Short(rec.ID), rec.ManifestID)
 		if opts.Strict && notVerified > 0 {
 			return withCode(ExitMismatch, hint.With(fmt.Errorf("run %s: %d of %d probed entries are not READ_VERIFIED", rec.RunID, notVerified, len(rec.Entries)),
 				"the verdicts are recorded; see them with: readproof manifest "+rec.RunID))
 		}
 		return nil
 	})
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

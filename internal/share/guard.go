@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -133,6 +134,11 @@ func journalShape(emptyTree bool, parents int, message string) error {
 		ok = parents <= 1
 	case first == "merge journals":
 		ok = parents == 2
+	case strings.HasPrefix(first, "record check "):
+		// A proof-of-read check (docs/store-format.md, "Journal"): the
+		// second parent is the verdict commit.
+		run, n, cut := strings.Cut(strings.TrimPrefix(first, "record check "), " ")
+		ok = cut && parents == 2 && identity.ValidateRunID(run) == nil && positiveInt(n)
 	default:
 		return fmt.Errorf("message %q is not a journal record", truncateLine(first))
 	}
@@ -140,6 +146,11 @@ func journalShape(emptyTree bool, parents int, message string) error {
 		return fmt.Errorf("%q with %d parents is not a journal record", truncateLine(first), parents)
 	}
 	return nil
+}
+
+func positiveInt(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n > 0 && strconv.Itoa(n) == s
 }
 
 func truncateLine(s string) string {

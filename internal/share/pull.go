@@ -647,9 +647,36 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 		_, err = gitstore.FileAt(g, cm.Tree, "manifest.json")
 		return err == nil
 	}
+	// The verdict commits a `record check` journal commit points at, and
+	// their history, belong to the verdict chain, which is verified as such.
+	verdicts := map[gitstore.OID]bool{}
+	for _, c := range commits {
+		if len(c.Parents) != 2 {
+			continue
+		}
+		if cm, err := g.Commit(c.ID); err == nil && cm.Tree == emptyTree && strings.HasPrefix(cm.Message, "record check ") {
+			verdicts[c.Parents[1]] = true
+		}
+	}
+	for grew := len(verdicts) > 0; grew; {
+		grew = false
+		for _, c := range commits {
+			if !verdicts[c.ID] {
+				continue
+			}
+			for _, p := range c.Parents {
+				if !verdicts[p] && !isManifest(p) {
+					verdicts[p], grew = true, true
+				}
+			}
+		}
+	}
 	for _, c := range commits {
 		if c.ID != tip && len(c.Parents) == 0 && isManifest(c.ID) {
 			manifests[c.ID] = true
+			continue
+		}
+		if verdicts[c.ID] {
 			continue
 		}
 		err := verified.check("journal", c.ID, func() error {
