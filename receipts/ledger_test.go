@@ -237,7 +237,9 @@ func TestLedgerManyProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns 8 processes")
 	}
-	const procs, each = 8, 100
+	t.Parallel()
+	const procs = 8
+	each := testSize(t, 15, 100)
 	store := gitstore.NewTestStore(t)
 	path := store.Path()
 	secret := bytes.Repeat([]byte{9}, KeySize)
