@@ -26,7 +26,7 @@ func TestInterruptedPush(t *testing.T) {
 	dir := bareServer(t, base, "shared.git")
 	d := startDaemon(t, base)
 	size := testSize(t, 1<<20, 2<<20) // either way well past the 1 MiB the proxy lets through
-	big := func() string { // incompressible, so the transfer takes a while
+	big := func() string {            // incompressible, so the transfer takes a while
 		b := make([]byte, size)
 		rand.Read(b)
 		return hex.EncodeToString(b)
