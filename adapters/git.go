@@ -17,8 +17,6 @@ import (
 
 func init() { Register("git", openGit) }
 
-const defaultGitRef = "HEAD"
-
 // git URL kinds.
 const (
 	gitLocal  = "local"  // a path or file:// URL, confined to the roots

@@ -22,8 +22,6 @@ import (
 func init() { Register("github", openGitHub) }
 
 const (
-	defaultGitHubAPI = "https://api.github.com"
-	defaultGitHubRef = "main"
 	githubAPIVersion = "2022-11-28"
 )
 
@@ -74,7 +72,7 @@ func openGitHub(spec Spec, env Env) (Source, error) {
 		if !validEnvName(spec.TokenEnv) {
 			return broken(fail("", ErrConfig, nil, "github source token_env %q is not a variable name; write token_env = \"GITHUB_TOKEN\"", spec.TokenEnv))
 		}
-		if !env.envAllowed(spec.TokenEnv) {
+		if !env.EnvAllowed(spec.TokenEnv) {
 			return broken(refuse("", RuleEnvAllow, "token_env names %s, which readproof.toml does not allow; %s", spec.TokenEnv, hintEnv))
 		}
 	}
@@ -139,7 +137,7 @@ func (s *githubSource) Fetch(ctx context.Context, req Request) (res Result, err 
 	hdr.Set("X-GitHub-Api-Version", githubAPIVersion)
 	var secrets []string
 	if s.spec.TokenEnv != "" {
-		tok, ok := s.env.lookup()(s.spec.TokenEnv)
+		tok, ok := s.env.Lookup()(s.spec.TokenEnv)
 		if !ok {
 			return Result{}, fail(uri, ErrConfig, nil, "token_env names %s, which is not set; export it before running readproof", s.spec.TokenEnv)
 		}

@@ -61,7 +61,7 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 			return broken(fail("", ErrConfig, nil, "header %q contains a control character; fix headers in readproof.toml", k))
 		}
 		for _, name := range refs {
-			if !env.envAllowed(name) {
+			if !env.EnvAllowed(name) {
 				return broken(refuse("", RuleEnvAllow, "header %q references ${%s}, which readproof.toml does not allow; %s", k, name, hintEnv))
 			}
 		}
@@ -99,7 +99,7 @@ func parseSourceURL(raw string) (*url.URL, error) {
 func (s *httpSource) expandHeaders() (http.Header, []string, error) {
 	h := http.Header{}
 	var secrets []string
-	lookup := s.env.lookup()
+	lookup := s.env.Lookup()
 	for _, d := range s.headers {
 		for _, name := range d.refs {
 			if v, ok := lookup(name); ok {
@@ -110,7 +110,7 @@ func (s *httpSource) expandHeaders() (http.Header, []string, error) {
 		if err != nil {
 			var unset *unsetError
 			if errors.As(err, &unset) {
-				return nil, secrets, fail("", ErrConfig, nil, "header %q: environment variable %s is not set; export it before running readproof", d.name, unset.name)
+				return nil, secrets, fail("", ErrConfig, nil, "header %q: environment variable %s is not set; export it before running readproof", d.name, unset.Name)
 			}
 			return nil, secrets, fail("", ErrConfig, nil, "header %q: %v", d.name, err)
 		}

@@ -171,7 +171,7 @@ func TestParseRefs(t *testing.T) {
 	}
 	_, err := expandRefs("${NOPE}", lookup)
 	var unset *unsetError
-	if !errors.As(err, &unset) || unset.name != "NOPE" {
+	if !errors.As(err, &unset) || unset.Name != "NOPE" {
 		t.Errorf("unset variable: %v", err)
 	}
 	names, _ := refNames("${B} ${A} ${B}")
@@ -193,13 +193,13 @@ func FuzzParseRefs(f *testing.F) {
 		// value that parses to the same parts.
 		var b strings.Builder
 		for _, p := range parts {
-			if p.ref {
-				if !validEnvName(p.text) {
-					t.Fatalf("invalid name %q accepted from %q", p.text, v)
+			if p.Ref {
+				if !validEnvName(p.Text) {
+					t.Fatalf("invalid name %q accepted from %q", p.Text, v)
 				}
-				b.WriteString("${" + p.text + "}")
+				b.WriteString("${" + p.Text + "}")
 			} else {
-				b.WriteString(strings.ReplaceAll(p.text, "$", "$$"))
+				b.WriteString(strings.ReplaceAll(p.Text, "$", "$$"))
 			}
 		}
 		again, err := parseRefs(b.String())

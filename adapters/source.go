@@ -22,59 +22,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
+	"github.com/readproof/readproof/adapters/sourcespec"
 	"sort"
 	"strings"
-	"time"
 )
 
-// Spec is a resource's source as declared in readproof.toml. Values keep
-// their ${NAME} references; adapters expand them at fetch time.
-type Spec struct {
-	Type     string            `toml:"type" json:"type"`
-	Path     string            `toml:"path,omitempty" json:"path,omitempty"`
-	URL      string            `toml:"url,omitempty" json:"url,omitempty"`
-	Headers  map[string]string `toml:"headers,omitempty" json:"headers,omitempty"`
-	Owner    string            `toml:"owner,omitempty" json:"owner,omitempty"`
-	Repo     string            `toml:"repo,omitempty" json:"repo,omitempty"`
-	Ref      string            `toml:"ref,omitempty" json:"ref,omitempty"`
-	APIBase  string            `toml:"api_base,omitempty" json:"api_base,omitempty"`
-	TokenEnv string            `toml:"token_env,omitempty" json:"token_env,omitempty"`
-}
+// Spec, Env, NetPolicy, the defaults and ErrConfig/ErrRefused live in
+// adapters/sourcespec, a leaf package the policy file parser can import
+// without pulling in the adapters (and gitstore behind the git source).
+type (
+	// Spec is sourcespec.Spec.
+	Spec = sourcespec.Spec
+	// Env is sourcespec.Env.
+	Env = sourcespec.Env
+	// NetPolicy is sourcespec.NetPolicy.
+	NetPolicy = sourcespec.NetPolicy
+)
 
-// Env is what the policy file allows sources to do.
-type Env struct {
-	// BaseDir is the directory of readproof.toml; relative paths are
-	// relative to it.
-	BaseDir string
-	// Roots are the directories filesystem sources may read (absolute).
-	// Empty means BaseDir only.
-	Roots []string
-	// EnvAllow lists the environment variables ${NAME} may expand.
-	EnvAllow []string
-	// LookupEnv reads the environment; nil means os.LookupEnv.
-	LookupEnv func(string) (string, bool)
-	// Network is the address policy for http, github and git over http.
-	Network NetPolicy
-	// MaxBytes bounds one document. Zero means DefaultMaxBytes.
-	MaxBytes int64
-	// CacheDir holds the git adapter's clones, outside the evidence store.
-	CacheDir string
-}
-
-// NetPolicy bounds network sources.
-type NetPolicy struct {
-	AllowHosts   []string
-	AllowCIDRs   []netip.Prefix
-	Timeout      time.Duration
-	MaxRedirects int
-}
-
-// Defaults used when the policy file says nothing.
+// Defaults used when the policy file says nothing (sourcespec's).
 const (
-	DefaultMaxBytes     = 10 << 20
-	DefaultTimeout      = 30 * time.Second
-	DefaultMaxRedirects = 5
+	DefaultMaxBytes     = sourcespec.DefaultMaxBytes
+	DefaultTimeout      = sourcespec.DefaultTimeout
+	DefaultMaxRedirects = sourcespec.DefaultMaxRedirects
 )
 
 // Previous describes the snapshot currently recorded for the resource, so an
@@ -120,8 +89,8 @@ type Source interface {
 var (
 	ErrNotFound = errors.New("document not found at the source")
 	ErrTooLarge = errors.New("document exceeds the size limit")
-	ErrRefused  = errors.New("refused by policy")
-	ErrConfig   = errors.New("invalid source configuration")
+	ErrRefused  = sourcespec.ErrRefused
+	ErrConfig   = sourcespec.ErrConfig
 )
 
 // Error is an adapter failure that names the resource and, for policy
@@ -172,12 +141,4 @@ func Open(spec Spec, env Env) (Source, error) {
 		return nil, fmt.Errorf("unknown source type %q (known: %s): %w", spec.Type, strings.Join(Types(), ", "), ErrConfig)
 	}
 	return open(spec, env)
-}
-
-// MaxBytes returns env's size limit with the default applied.
-func (e Env) MaxBytesOrDefault() int64 {
-	if e.MaxBytes > 0 {
-		return e.MaxBytes
-	}
-	return DefaultMaxBytes
 }

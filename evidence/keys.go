@@ -7,13 +7,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/readproof/readproof/internal/keyfile"
 )
 
 // KeyComment is the comment CreateKey writes into new keys.
@@ -29,6 +29,10 @@ type Key struct {
 	Path string
 	// Public is the public half.
 	Public ed25519.PublicKey
+	// Principal is the name the key was created for (`key init
+	// --principal`), read from the file PrincipalPath(Path) beside the key;
+	// "" when none was recorded.
+	Principal string
 
 	private ed25519.PrivateKey
 }
@@ -65,10 +69,13 @@ func (k Key) AuthorizedKey() string {
 
 // AllowedSignersLine is the public key as one allowed_signers line for
 // principal (an e-mail-like name), ready for gpg.ssh.allowedSignersFile.
-// A principal with spaces is quoted; quotes are dropped; "" becomes
-// "readproof".
+// A principal with spaces is quoted; quotes are dropped; "" becomes the
+// key's recorded Principal, or "readproof" when it has none.
 func (k Key) AllowedSignersLine(principal string) string {
 	principal = strings.ReplaceAll(principal, `"`, "")
+	if strings.TrimSpace(principal) == "" {
+		principal = strings.ReplaceAll(k.Principal, `"`, "")
+	}
 	if strings.TrimSpace(principal) == "" {
 		principal = "readproof"
 	}
@@ -99,28 +106,58 @@ func (k Key) SignEnvelope(payload []byte) ([]byte, error) {
 // DefaultKeyPath is where `readproof key init` puts the key by default:
 // $XDG_CONFIG_HOME/readproof/evidence_ed25519 (os.UserConfigDir).
 func DefaultKeyPath() (string, error) {
-	dir, err := os.UserConfigDir()
+	p, err := keyfile.DefaultPath("evidence_ed25519")
 	if err != nil {
-		return "", fmt.Errorf("no user config directory for the signing key: %w: pass a key path", err)
+		return "", fmt.Errorf("signing key: %w: pass a key path", err)
 	}
-	return filepath.Join(dir, "readproof", "evidence_ed25519"), nil
+	return p, nil
 }
+
+// keyKind is the key-file policy for signing keys (internal/keyfile).
+var keyKind = keyfile.Kind{
+	Name:     "signing key",
+	Location: ErrKeyLocation,
+	Mode:     ErrKeyPermissions,
+	Invalid:  ErrUnsupportedKey,
+	Exists:   ErrKeyExists,
+}
+
+// maxPrincipal bounds a recorded principal.
+const maxPrincipal = 256
+
+// PrincipalPath is the file beside a key that records its principal: one
+// line, the name `key init --principal` was given.
+func PrincipalPath(keyPath string) string { return keyPath + ".principal" }
 
 // CreateKey makes a new ed25519 key and writes it to path as an OpenSSH
 // private key (mode 0600), with the public key beside it in path+".pub"
 // (authorized_keys form). It refuses a path inside any of the forbidden
-// directories (symlinks resolved; pass the store and the project) with
-// ErrKeyLocation, and refuses to overwrite either file with ErrKeyExists.
+// directories or inside a git repository (symlinks resolved; pass the store
+// and the project) with ErrKeyLocation, and refuses to overwrite either file
+// with ErrKeyExists.
 func CreateKey(path string, forbidden ...string) (Key, error) {
-	if err := checkKeyLocation(path, forbidden); err != nil {
+	return CreateKeyFor(path, "", forbidden...)
+}
+
+// CreateKeyFor is CreateKey that also records principal (when not "") in
+// PrincipalPath(path), so LoadKey returns it and AllowedSignersLine("")
+// names it. A principal with a line break, a control character or a quote,
+// or longer than 256 bytes, is refused with ErrInvalidInput.
+func CreateKeyFor(path, principal string, forbidden ...string) (Key, error) {
+	if err := checkPrincipal(principal); err != nil {
+		return Key{}, err
+	}
+	if _, err := keyKind.CheckLocation(path, forbidden); err != nil {
 		return Key{}, err
 	}
 	pubPath := path + ".pub"
-	for _, p := range []string{path, pubPath} {
-		if _, err := os.Lstat(p); err == nil {
-			return Key{}, fmt.Errorf("%w: %s: choose another path or remove it first", ErrKeyExists, p)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return Key{}, fmt.Errorf("key path %s: %w", p, err)
+	files := []string{path, pubPath}
+	if principal != "" {
+		files = append(files, PrincipalPath(path))
+	}
+	for _, p := range files {
+		if err := keyKind.CheckAbsent(p); err != nil {
+			return Key{}, err
 		}
 	}
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -133,75 +170,78 @@ func CreateKey(path string, forbidden ...string) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("encoding the private key: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return Key{}, fmt.Errorf("creating the key directory for %s: %w", path, err)
-	}
-	if err := writeNew(path, pem.EncodeToMemory(block), 0o600); err != nil {
+	pemBytes := pem.EncodeToMemory(block)
+	defer clear(pemBytes)
+	if err := keyKind.Write(path, forbidden, pemBytes, keyfile.WriteOptions{Mode: 0o600, MkdirAll: true}); err != nil {
 		return Key{}, err
 	}
-	if err := writeNew(pubPath, []byte(key.AuthorizedKey()+"\n"), 0o644); err != nil {
+	if err := keyKind.Write(pubPath, forbidden, []byte(key.AuthorizedKey()+"\n"), keyfile.WriteOptions{Mode: 0o644}); err != nil {
 		os.Remove(path)
 		return Key{}, err
+	}
+	if principal != "" {
+		if err := keyKind.Write(PrincipalPath(path), forbidden, []byte(principal+"\n"), keyfile.WriteOptions{Mode: 0o644}); err != nil {
+			os.Remove(path)
+			os.Remove(pubPath)
+			return Key{}, err
+		}
+		key.Principal = principal
 	}
 	return key, nil
 }
 
-func writeNew(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s: choose another path or remove it first", ErrKeyExists, path)
+func checkPrincipal(p string) error {
+	if len(p) > maxPrincipal {
+		return fmt.Errorf("%w: principal is %d bytes, at most %d", ErrInvalidInput, len(p), maxPrincipal)
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '"' || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%w: principal %q: no quotes, line breaks or control characters", ErrInvalidInput, p)
 		}
-		return fmt.Errorf("writing key file %s: %w", path, err)
 	}
-	err = f.Chmod(mode)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return fmt.Errorf("writing key file %s: %w", path, err)
+	if p != strings.TrimSpace(p) {
+		return fmt.Errorf("%w: principal %q starts or ends with white space", ErrInvalidInput, p)
 	}
 	return nil
 }
 
+// readPrincipal returns the principal recorded beside the key at path, ""
+// when there is no such file.
+func readPrincipal(path string) (string, error) {
+	pp := PrincipalPath(path)
+	fi, err := os.Lstat(pp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("signing key principal %s: %w", pp, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxPrincipal+2 {
+		return "", fmt.Errorf("%w: %s is not a principal file (one line, at most %d bytes)", ErrUnsupportedKey, pp, maxPrincipal)
+	}
+	data, err := os.ReadFile(pp)
+	if err != nil {
+		return "", fmt.Errorf("signing key principal %s: %w", pp, err)
+	}
+	p := strings.TrimRight(string(data), "\r\n")
+	if err := checkPrincipal(p); err != nil {
+		return "", fmt.Errorf("%s: %w", pp, err)
+	}
+	return p, nil
+}
+
 // LoadKey reads an ed25519 private key: a file CreateKey wrote, an existing
 // unencrypted OpenSSH ed25519 key, or PKCS#8 PEM. It refuses a path inside a
-// forbidden directory (ErrKeyLocation), a file readable or writable by group
-// or others (ErrKeyPermissions), a passphrase-protected key
-// (ErrEncryptedKey) and any other key type (ErrUnsupportedKey).
+// forbidden directory or a git repository (ErrKeyLocation), a file readable
+// or writable by group or others (ErrKeyPermissions), a passphrase-protected
+// key (ErrEncryptedKey) and any other key type (ErrUnsupportedKey). A missing
+// file is an error wrapping fs.ErrNotExist.
 func LoadKey(path string, forbidden ...string) (Key, error) {
-	if err := checkKeyLocation(path, forbidden); err != nil {
+	data, err := keyKind.Read(path, forbidden, maxKeyFile)
+	if err != nil {
 		return Key{}, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Key{}, fmt.Errorf("opening signing key %s: %w", path, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return Key{}, fmt.Errorf("signing key %s: %w", path, err)
-	}
-	if !info.Mode().IsRegular() {
-		return Key{}, fmt.Errorf("%w: signing key %s is not a regular file", ErrUnsupportedKey, path)
-	}
-	if perm := info.Mode().Perm(); perm&0o077 != 0 {
-		return Key{}, fmt.Errorf("%w: signing key %s has mode %04o, others may read it: run chmod 600 %s", ErrKeyPermissions, path, perm, path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return Key{}, fmt.Errorf("reading signing key %s: %w", path, err)
-	}
-	if len(data) > maxKeyFile {
-		return Key{}, fmt.Errorf("%w: %s is larger than any ed25519 key file", ErrUnsupportedKey, path)
-	}
+	defer clear(data)
 	raw, err := ssh.ParseRawPrivateKey(data)
 	if err != nil {
 		var missing *ssh.PassphraseMissingError
@@ -224,69 +264,10 @@ func LoadKey(path string, forbidden ...string) (Key, error) {
 		return Key{}, fmt.Errorf("%s: %w", path, err)
 	}
 	key.Path = path
+	if key.Principal, err = readPrincipal(path); err != nil {
+		return Key{}, err
+	}
 	return key, nil
-}
-
-// checkKeyLocation refuses a key path inside any forbidden directory, both
-// compared after resolving symlinks.
-func checkKeyLocation(path string, forbidden []string) error {
-	if path == "" {
-		return fmt.Errorf("%w: empty key path", ErrKeyLocation)
-	}
-	real, err := resolvePath(path)
-	if err != nil {
-		return fmt.Errorf("key path %s: %w", path, err)
-	}
-	for _, dir := range forbidden {
-		if dir == "" {
-			continue
-		}
-		rdir, err := resolvePath(dir)
-		if err != nil {
-			return fmt.Errorf("directory %s: %w", dir, err)
-		}
-		if within(real, rdir) {
-			return fmt.Errorf("%w: %s is inside %s, where it could be committed or shared: keep signing keys outside every repository (the default is under the user config directory)", ErrKeyLocation, path, dir)
-		}
-	}
-	return nil
-}
-
-// resolvePath makes p absolute and resolves symlinks in its longest existing
-// prefix, so a path that does not exist yet is judged by where it would land.
-func resolvePath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	dir := abs
-	var rest []string
-	for {
-		real, err := filepath.EvalSymlinks(dir)
-		if err == nil {
-			for i := len(rest) - 1; i >= 0; i-- {
-				real = filepath.Join(real, rest[i])
-			}
-			return real, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs, nil
-		}
-		rest = append(rest, filepath.Base(dir))
-		dir = parent
-	}
-}
-
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
 
 // ParsePublicKeys reads trusted ed25519 public keys: PKIX "PUBLIC KEY" PEM

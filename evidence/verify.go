@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/readproof/readproof/gitstore/gitobj"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // VerifyOptions says what Verify checks besides the bundle itself.
@@ -102,7 +104,7 @@ func (r Report) Err() error {
 func (r Report) Summary() string {
 	var b strings.Builder
 	b.WriteString("evidence verified: ")
-	b.WriteString(plural(r.Entries, "entry", "entries"))
+	b.WriteString(text.Count(r.Entries, "entry", "entries"))
 	root := r.Root
 	if len(root) > 12 {
 		root = root[:12] + "…"
@@ -234,7 +236,7 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		r.add("subject", false, "%s: sha256 digest %q is not 64 lower-case hex digits", st.Subject[0].Name, st.Subject[0].Digest["sha256"])
 	default:
 		subjectRoot = st.Subject[0].Digest["sha256"]
-		r.add("subject", true, "%s sha256 %s", printable(st.Subject[0].Name), abbrevRoot(subjectRoot))
+		r.add("subject", true, "%s sha256 %s", text.Printable(st.Subject[0].Name), abbrevRoot(subjectRoot))
 	}
 
 	leaves, lerr := entryLeaves(entries)
@@ -245,9 +247,9 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		root := Root(leaves)
 		r.Root = hex.EncodeToString(root[:])
 		if subjectRoot == r.Root {
-			r.add("merkle_root", true, "%s (%s)", abbrevRoot(r.Root), plural(n, "entry", "entries"))
+			r.add("merkle_root", true, "%s (%s)", abbrevRoot(r.Root), text.Count(n, "entry", "entries"))
 		} else {
-			r.add("merkle_root", false, "the %s hash to %s, the subject records %s", plural(n, "listed entry", "listed entries"), abbrevRoot(r.Root), abbrevRoot(subjectRoot))
+			r.add("merkle_root", false, "the %s hash to %s, the subject records %s", text.Count(n, "listed entry", "listed entries"), abbrevRoot(r.Root), abbrevRoot(subjectRoot))
 		}
 		switch {
 		case p.Merkle.Algorithm != MerkleAlgorithm:
@@ -272,7 +274,7 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		case e.URI == "":
 			orderOK, orderDetail = false, fmt.Sprintf("entry %d has no uri", i)
 		case !contentHashRE.MatchString(e.ContentHash):
-			orderOK, orderDetail = false, fmt.Sprintf("entry %d (%s): content_hash %q is not sha256:<64 lower-case hex>", i, printable(e.URI), e.ContentHash)
+			orderOK, orderDetail = false, fmt.Sprintf("entry %d (%s): content_hash %q is not sha256:<64 lower-case hex>", i, text.Printable(e.URI), e.ContentHash)
 		}
 		if !orderOK {
 			break
@@ -291,14 +293,14 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		countOK = countOK && len(p.Replay.Entries) == n
 	}
 	if len(compared) == 0 {
-		r.add("entry_count", true, "%s (no recorded count to compare)", plural(n, "entry", "entries"))
+		r.add("entry_count", true, "%s (no recorded count to compare)", text.Count(n, "entry", "entries"))
 	} else {
-		r.add("entry_count", countOK, "%s listed; %s", plural(n, "entry", "entries"), strings.Join(compared, ", "))
+		r.add("entry_count", countOK, "%s listed; %s", text.Count(n, "entry", "entries"), strings.Join(compared, ", "))
 	}
 
 	if p.Git != nil {
 		if p.Git.ManifestCommit == p.ManifestID {
-			r.add("git_commit", true, "manifest commit %s", printable(p.Git.ManifestCommit))
+			r.add("git_commit", true, "manifest commit %s", text.Printable(p.Git.ManifestCommit))
 		} else {
 			r.add("git_commit", false, "git.manifest_commit %q is not the manifest_id %q", p.Git.ManifestCommit, p.ManifestID)
 		}
@@ -315,21 +317,21 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		name := "content[" + strconv.Itoa(i) + "]"
 		content, err := decodeB64(e.ContentB64)
 		if err != nil {
-			r.add(name, false, "%s: content_b64 is not base64", printable(e.URI))
+			r.add(name, false, "%s: content_b64 is not base64", text.Printable(e.URI))
 			continue
 		}
 		sum := sha256.Sum256(content)
 		got := "sha256:" + hex.EncodeToString(sum[:])
 		switch {
 		case got != e.ContentHash:
-			r.add(name, false, "%s: embedded content hashes to %s, entry records %s", printable(e.URI), abbrevHash(got), abbrevHash(e.ContentHash))
+			r.add(name, false, "%s: embedded content hashes to %s, entry records %s", text.Printable(e.URI), abbrevHash(got), abbrevHash(e.ContentHash))
 		case e.Bytes != int64(len(content)):
-			r.add(name, false, "%s: embedded content is %d bytes, entry records %d", printable(e.URI), len(content), e.Bytes)
-		case isGitOID(e.SnapshotID) && gitBlobID(content) != e.SnapshotID:
-			r.add(name, false, "%s: embedded content is git blob %s, entry records snapshot %s", printable(e.URI), gitBlobID(content)[:12], e.SnapshotID[:12])
+			r.add(name, false, "%s: embedded content is %d bytes, entry records %d", text.Printable(e.URI), len(content), e.Bytes)
+		case gitobj.IsObjectID(e.SnapshotID) && gitBlobID(content) != e.SnapshotID:
+			r.add(name, false, "%s: embedded content is git blob %s, entry records snapshot %s", text.Printable(e.URI), gitBlobID(content)[:12], e.SnapshotID[:12])
 		default:
 			r.ContentOK++
-			r.add(name, true, "%s: %s", printable(e.URI), abbrevHash(e.ContentHash))
+			r.add(name, true, "%s: %s", text.Printable(e.URI), abbrevHash(e.ContentHash))
 		}
 	}
 
@@ -356,22 +358,22 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		re, ok := byPos[e.Position]
 		switch {
 		case !ok:
-			r.add(name, false, "%s: the store's manifest has no entry at position %d", printable(e.URI), e.Position)
+			r.add(name, false, "%s: the store's manifest has no entry at position %d", text.Printable(e.URI), e.Position)
 		case re.Err != nil:
-			r.add(name, false, "%s: the store cannot reconstruct it: %v", printable(e.URI), re.Err)
+			r.add(name, false, "%s: the store cannot reconstruct it: %v", text.Printable(e.URI), re.Err)
 		case re.URI != e.URI:
-			r.add(name, false, "%s: the store's entry at position %d is %s", printable(e.URI), e.Position, printable(re.URI))
+			r.add(name, false, "%s: the store's entry at position %d is %s", text.Printable(e.URI), e.Position, text.Printable(re.URI))
 		case re.ContentHash != e.ContentHash:
-			r.add(name, false, "%s: the store replays %s, the bundle records %s", printable(e.URI), abbrevHash(re.ContentHash), abbrevHash(e.ContentHash))
+			r.add(name, false, "%s: the store replays %s, the bundle records %s", text.Printable(e.URI), abbrevHash(re.ContentHash), abbrevHash(e.ContentHash))
 		default:
 			r.StoreOK++
-			r.add(name, true, "%s: %s", printable(e.URI), abbrevHash(re.ContentHash))
+			r.add(name, true, "%s: %s", text.Printable(e.URI), abbrevHash(re.ContentHash))
 		}
 	}
 	if dupes > 0 {
 		r.add("store_replay_count", false, "the store returned %d duplicate positions", dupes)
 	} else {
-		r.add("store_replay_count", len(replayed) == n, "the store replays %s, the bundle lists %d", plural(len(replayed), "entry", "entries"), n)
+		r.add("store_replay_count", len(replayed) == n, "the store replays %s, the bundle lists %d", text.Count(len(replayed), "entry", "entries"), n)
 	}
 }
 
@@ -405,19 +407,6 @@ func checkRecordedReplay(r *Report, rp *BundleReplay, entries []BundleEntry) {
 	r.add(name, true, "export-time replay matched %d/%d at %s", matched, len(entries), rp.VerifiedAt)
 }
 
-func isGitOID(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // abbrevRoot shortens a hex root to 8…4 characters; anything else is quoted.
 func abbrevRoot(h string) string {
 	if hex64.MatchString(h) {
@@ -435,23 +424,4 @@ func abbrevHash(h string) string {
 		return `""`
 	}
 	return strconv.Quote(h)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-// printable returns s unchanged when every rune is printable and otherwise
-// Go-quoted, so a hostile bundle cannot put terminal control sequences into
-// the listing.
-func printable(s string) string {
-	for _, c := range s {
-		if !unicode.IsPrint(c) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }

@@ -249,7 +249,7 @@ func FuzzCommitRoundTrip(f *testing.F) {
 			return
 		}
 		when := time.Unix(unix, 0).In(time.FixedZone("", zoneMin*60))
-		c := Commit{Tree: fuzzA, Parents: []OID{fuzzB}, Author: Signature{name, email, when}, Committer: Signature{name, email, when},
+		c := Commit{Tree: fuzzA, Parents: []OID{fuzzB}, Author: Signature{Name: name, Email: email, When: when}, Committer: Signature{Name: name, Email: email, When: when},
 			Message: msg, Signature: signature}
 		data, err := encodeCommit(c)
 		if err != nil {

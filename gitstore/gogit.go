@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/readproof/readproof/gitstore/gitobj"
+
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -177,6 +179,8 @@ func buildRepo(dir string) error {
 		{"HEAD", "ref: refs/heads/main\n"},
 		{"config", initConfig},
 		{"description", "readproof evidence store\n"},
+		// Keeps the store out of an enclosing work tree (docs/store-format.md).
+		{".gitignore", "*\n"},
 	}
 	for _, f := range files {
 		if err := writeFileSync(filepath.Join(dir, f.name), []byte(f.content)); err != nil {
@@ -282,12 +286,12 @@ func findGitDir(path string) (string, error) {
 		}
 		return "", fmt.Errorf("open store %s: %w", path, err)
 	}
-	if isGitDir(abs) {
+	if gitobj.IsGitDir(abs) {
 		return abs, nil
 	}
 	dotgit := filepath.Join(abs, ".git")
 	if fi, err := os.Stat(dotgit); err == nil {
-		if fi.IsDir() && isGitDir(dotgit) {
+		if fi.IsDir() && gitobj.IsGitDir(dotgit) {
 			return dotgit, nil
 		}
 		if fi.Mode().IsRegular() {
@@ -299,7 +303,7 @@ func findGitDir(path string) (string, error) {
 					if !filepath.IsAbs(target) {
 						target = filepath.Join(abs, target)
 					}
-					if isGitDir(target) {
+					if gitobj.IsGitDir(target) {
 						return filepath.Clean(target), nil
 					}
 				}
@@ -307,26 +311,6 @@ func findGitDir(path string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("open store %s: %w: no git repository there; create one with init", path, ErrNotStore)
-}
-
-// isGitDir applies git's own test: a HEAD naming a ref or an object, and
-// objects/ and refs/ directories.
-func isGitDir(dir string) bool {
-	head, err := os.ReadFile(filepath.Join(dir, "HEAD"))
-	if err != nil {
-		return false
-	}
-	h := strings.TrimSpace(string(head))
-	if !strings.HasPrefix(h, "ref: refs/") && !isHexOID(strings.ToLower(h)) {
-		return false
-	}
-	for _, d := range []string{"objects", "refs"} {
-		fi, err := os.Stat(filepath.Join(dir, d))
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	return true
 }
 
 func readConfig(gitdir string) (*gitconfig.Config, error) {
@@ -416,18 +400,8 @@ func (s *repo) refreshPacks() {
 
 // ---- object ids ----
 
-func isHexOID(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// isHexOID is gitobj.IsObjectID.
+func isHexOID(s string) bool { return gitobj.IsObjectID(s) }
 
 const zeroOID = "0000000000000000000000000000000000000000"
 

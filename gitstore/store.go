@@ -1,144 +1,37 @@
 package gitstore
 
-import (
-	"errors"
-	"fmt"
-	"time"
+import "github.com/readproof/readproof/gitstore/gitobj"
+
+// The value and interface types live in gitstore/gitobj, which does not
+// import go-git; these aliases keep gitstore's API whole.
+type (
+	OID           = gitobj.OID
+	Mode          = gitobj.Mode
+	TreeEntry     = gitobj.TreeEntry
+	Signature     = gitobj.Signature
+	Commit        = gitobj.Commit
+	Ref           = gitobj.Ref
+	RefUpdate     = gitobj.RefUpdate
+	ConflictError = gitobj.ConflictError
+	// Store is gitobj.Store: a bare git repository used as readproof's
+	// evidence store. Open and Init return go-git's implementation.
+	Store = gitobj.Store
 )
 
-// OID is a git object id: 40 lower-case hex digits (SHA-1 repositories).
-type OID string
-
-// Mode is a tree entry mode. Only the two modes below are written, which keeps
-// `git fsck --strict` quiet.
-type Mode uint32
-
+// Tree entry modes (gitobj's).
 const (
-	ModeFile Mode = 0o100644
-	ModeDir  Mode = 0o040000
+	ModeFile = gitobj.ModeFile
+	ModeDir  = gitobj.ModeDir
 )
 
-// TreeEntry is one entry of a tree object.
-type TreeEntry struct {
-	Name string
-	Mode Mode
-	OID  OID
-}
-
-// Signature is an author or committer identity.
-type Signature struct {
-	Name  string
-	Email string
-	When  time.Time
-}
-
-// Commit is a commit object. Signature, when set, is the armored signature
-// stored in the commit's gpgsig header; it signs CommitPayload of the same
-// commit with Signature empty.
-type Commit struct {
-	Tree      OID
-	Parents   []OID
-	Author    Signature
-	Committer Signature
-	Message   string
-	Signature string
-}
-
-// Ref is a reference and the object it points at.
-type Ref struct {
-	Name string
-	OID  OID
-}
-
-// RefUpdate is one compare-and-swap step of a transaction.
-//
-// Old is the value the ref must have now: "" means the ref must not exist.
-// New is the value to store: "" deletes the ref.
-type RefUpdate struct {
-	Name string
-	Old  OID
-	New  OID
-}
-
+// Errors (gitobj's); match with errors.Is.
 var (
-	// ErrNotFound is returned when an object or ref does not exist.
-	ErrNotFound = errors.New("not found")
-	// ErrConflict is returned (wrapped in *ConflictError) when a ref did not
-	// have the value a RefUpdate expected.
-	ErrConflict = errors.New("ref changed concurrently")
-	// ErrLocked is returned when a ref lock could not be taken before the
-	// lock timeout.
-	ErrLocked = errors.New("ref is locked by another process")
-	// ErrNotStore is returned by Open for a path that is not a git repository.
-	ErrNotStore = errors.New("not a readproof store")
-	// ErrCorrupt is returned when an object cannot be decoded.
-	ErrCorrupt = errors.New("corrupt object")
+	ErrNotFound = gitobj.ErrNotFound
+	ErrConflict = gitobj.ErrConflict
+	ErrLocked   = gitobj.ErrLocked
+	ErrNotStore = gitobj.ErrNotStore
+	ErrCorrupt  = gitobj.ErrCorrupt
 )
-
-// ConflictError says which ref did not match and what it held.
-type ConflictError struct {
-	Ref      string
-	Expected OID
-	Actual   OID
-}
-
-func (e *ConflictError) Error() string {
-	show := func(o OID) string {
-		if o == "" {
-			return "(absent)"
-		}
-		return string(o)
-	}
-	return fmt.Sprintf("ref %s: expected %s, found %s: %v", e.Ref, show(e.Expected), show(e.Actual), ErrConflict)
-}
-
-func (e *ConflictError) Unwrap() error { return ErrConflict }
-
-// Store is a bare git repository used as readproof's evidence store.
-//
-// A Store is safe for use by several goroutines; several processes may use
-// the same repository at once.
-type Store interface {
-	// Path is the repository directory.
-	Path() string
-
-	// PutBlob writes data as a blob and returns its id. Writing bytes that
-	// are already stored writes nothing.
-	PutBlob(data []byte) (OID, error)
-	// Blob returns a blob's bytes, or ErrNotFound.
-	Blob(id OID) ([]byte, error)
-	// PutTree writes a tree. Entries may come in any order; PutTree sorts
-	// them in git order and refuses names git fsck would flag.
-	PutTree(entries []TreeEntry) (OID, error)
-	// Tree returns a tree's entries in git order, or ErrNotFound.
-	Tree(id OID) ([]TreeEntry, error)
-	// PutCommit writes a commit.
-	PutCommit(c Commit) (OID, error)
-	// Commit returns a decoded commit, or ErrNotFound.
-	Commit(id OID) (Commit, error)
-	// RawObject returns an object's type ("blob", "tree", "commit", "tag")
-	// and its uncompressed content, or ErrNotFound.
-	RawObject(id OID) (kind string, data []byte, err error)
-	// Has reports whether an object exists.
-	Has(id OID) (bool, error)
-
-	// Ref returns the value of a ref (loose, then packed-refs) or
-	// ErrNotFound. It never scans every ref.
-	Ref(name string) (OID, error)
-	// Refs lists the refs whose names start with prefix, sorted by name.
-	Refs(prefix string) ([]Ref, error)
-	// Update applies the updates as one compare-and-swap transaction: it
-	// locks every ref (git's <ref>.lock protocol), checks every Old value,
-	// makes all objects durable, then renames the new values into place.
-	// If any Old value does not match, nothing is changed and the error
-	// wraps *ConflictError (errors.Is(err, ErrConflict)).
-	Update(updates ...RefUpdate) error
-
-	// Sync makes every object written so far durable.
-	Sync() error
-	// Close releases the repository.
-	Close() error
-}
 
 // CommitPayload returns the bytes of a commit object as git hashes and signs
 // them, without any signature header: the data a commit signature covers.

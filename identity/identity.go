@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/readproof/readproof/gitstore/gitobj"
 )
 
 // Scheme is the URI scheme, always lower case.
@@ -184,16 +186,6 @@ func validateName(what, s string, max int) error {
 	return nil
 }
 
-// IsObjectID reports whether s is 40 lower-case hex digits.
-func IsObjectID(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// IsObjectID reports whether s is 40 lower-case hex digits
+// (gitobj.IsObjectID).
+func IsObjectID(s string) bool { return gitobj.IsObjectID(s) }

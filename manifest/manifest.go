@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Format names the version of manifest.json.
@@ -221,7 +222,7 @@ func Short(s string) string {
 func Message(m *Manifest) string {
 	var b strings.Builder
 	n := len(m.Entries)
-	fmt.Fprintf(&b, "readproof run %s: %d %s\n\n", m.RunID, n, plural(n, "entry", "entries"))
+	fmt.Fprintf(&b, "readproof run %s: %d %s\n\n", m.RunID, n, text.Plural(n, "entry", "entries"))
 	for _, e := range m.Entries {
 		ref := e.Ref
 		if ref == "" {
@@ -234,13 +235,6 @@ func Message(m *Manifest) string {
 	}
 	fmt.Fprintf(&b, "Readproof-Run: %s\nReadproof-Entries: %d\n", m.RunID, n)
 	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // SortedKeys returns a map's keys in order (for stable text output).

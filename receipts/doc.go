@@ -10,9 +10,9 @@
 //
 // The package owns the receipt format, key files (0600, outside every
 // repository), the refs under refs/heads/readproof/receipts/ and the claims
-// report. It talks to git only through the gitstore.Store interface and must
-// not import go-git, nor any command, evidence or manifest package: those
-// build on it.
+// report. It talks to git only through the gitobj.Store interface (a
+// gitstore.Store is one) and must not import gitstore or go-git, nor any
+// command, evidence or manifest package: those build on it.
 //
 // Example:
 //

@@ -10,9 +10,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
+
+	"github.com/readproof/readproof/internal/keyfile"
 )
 
 // KeySize is the size of a key file: 32 random bytes, nothing else.
@@ -141,133 +140,55 @@ func validKeyID(s string) bool {
 	return true
 }
 
+// keyKind is the key-file policy for receipt keys (internal/keyfile).
+var keyKind = keyfile.Kind{
+	Name:     "receipt key",
+	Location: ErrKeyPath,
+	Mode:     ErrKeyInsecure,
+	Invalid:  ErrKeyFormat,
+}
+
 // CreateKey writes a new key file at path: 32 bytes from crypto/rand, mode
-// 0600, fsynced. It refuses to overwrite an existing file (fs.ErrExist) and
-// refuses a path inside any of the forbidden directories (ErrKeyPath),
+// 0600, fsynced, placed atomically. The directory must exist. It refuses to
+// overwrite an existing file (fs.ErrExist) and refuses a path inside any of
+// the forbidden directories or inside a git repository (ErrKeyPath),
 // symlinks resolved, so a key never lands in a repository or the store.
 func CreateKey(path string, forbidden ...string) error {
-	if path == "" {
-		return fmt.Errorf("creating a receipt key: empty path")
-	}
-	dir, err := resolvedDir(path)
-	if err != nil {
-		return fmt.Errorf("creating receipt key %q: %w (create the directory first)", path, err)
-	}
-	target := filepath.Join(dir, filepath.Base(path))
-	if err := checkForbidden(path, target, forbidden); err != nil {
-		return err
-	}
 	secret := make([]byte, KeySize)
+	defer clear(secret)
 	if _, err := rand.Read(secret); err != nil {
 		return fmt.Errorf("creating receipt key %q: reading randomness: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("creating receipt key %q: %w: refusing to overwrite a key (remove it first if it is really unused: receipts made under it would become unverifiable)", path, fs.ErrExist)
-		}
-		return fmt.Errorf("creating receipt key %q: %w", path, err)
+	err := keyKind.Write(path, forbidden, secret, keyfile.WriteOptions{Mode: 0o600})
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w (receipts made under it would become unverifiable if it were replaced)", err)
 	}
-	_, werr := f.Write(secret)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = os.Remove(path)
-		return fmt.Errorf("creating receipt key %q: %w", path, werr)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
+	return err
+}
+
+// CheckKeyLocation applies CreateKey's location check alone, so a caller can
+// refuse a key path before it creates anything.
+func CheckKeyLocation(path string, forbidden ...string) error {
+	_, err := keyKind.CheckLocation(path, forbidden)
+	return err
 }
 
 // LoadKey reads and derives a key file. It refuses a file inside a forbidden
-// directory (ErrKeyPath), a file group or other users may read or write
-// (ErrKeyInsecure; fix with chmod 600), anything but a regular file, and a
-// file that is not exactly 32 bytes (ErrKeyFormat).
+// directory or a git repository (ErrKeyPath), a file group or other users
+// may read or write (ErrKeyInsecure; fix with chmod 600), anything but a
+// regular file, and a file that is not exactly 32 bytes (ErrKeyFormat). A
+// missing file is an error wrapping fs.ErrNotExist.
 func LoadKey(path string, forbidden ...string) (Key, error) {
-	resolved, err := filepath.EvalSymlinks(path)
+	secret, err := keyKind.Read(path, forbidden, KeySize)
 	if err != nil {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w (create one with `readproof receipts key init` or CreateKey)", path, err)
-	}
-	if resolved, err = filepath.Abs(resolved); err != nil {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)
-	}
-	if err := checkForbidden(path, resolved, forbidden); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Key{}, fmt.Errorf("%w (create one with `readproof receipts key init` or CreateKey)", err)
+		}
 		return Key{}, err
 	}
-	f, err := os.Open(resolved)
-	if err != nil {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)
+	defer clear(secret)
+	if len(secret) != KeySize {
+		return Key{}, fmt.Errorf("loading receipt key %q: %w: %d bytes, want exactly %d", path, ErrKeyFormat, len(secret), KeySize)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w: not a regular file", path, ErrKeyFormat)
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w: mode %04o; run chmod 600 %s", path, ErrKeyInsecure, perm, path)
-	}
-	if st.Size() != KeySize {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w: %d bytes, want exactly %d", path, ErrKeyFormat, st.Size(), KeySize)
-	}
-	secret := make([]byte, KeySize+1)
-	n, err := io.ReadFull(f, secret)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w", path, err)
-	}
-	if n != KeySize {
-		return Key{}, fmt.Errorf("loading receipt key %q: %w: %d bytes, want exactly %d", path, ErrKeyFormat, n, KeySize)
-	}
-	k, err := NewKey(secret[:KeySize])
-	clear(secret)
-	return k, err
-}
-
-// resolvedDir returns the absolute, symlink-free directory that will hold
-// path.
-func resolvedDir(path string) (string, error) {
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(dir)
-}
-
-// checkForbidden refuses target (absolute, symlinks resolved) when it lies
-// inside one of the forbidden directories, themselves resolved when they
-// exist.
-func checkForbidden(path, target string, forbidden []string) error {
-	for _, dir := range forbidden {
-		if dir == "" {
-			continue
-		}
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return fmt.Errorf("checking receipt key %q against %q: %w", path, dir, err)
-		}
-		if r, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = r
-		}
-		if within(abs, target) {
-			return fmt.Errorf("receipt key %q: %w %q: keep the key outside every repository and the store (for example under ~/.config/readproof/)", path, ErrKeyPath, dir)
-		}
-	}
-	return nil
-}
-
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+	return NewKey(secret)
 }

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/identity"
 )
 
@@ -60,10 +60,10 @@ func indexPath(id string) []string {
 	return []string{d[1:2], d[2:3], id + ".json"}
 }
 
-// Ledger stores receipts in a gitstore.Store. It is safe for concurrent use
+// Ledger stores receipts in a gitobj.Store. It is safe for concurrent use
 // by several goroutines and several processes sharing one store.
 type Ledger struct {
-	store gitstore.Store
+	store gitobj.Store
 	// MaxAttempts bounds the compare-and-swap attempts of one Append
 	// (default 500).
 	MaxAttempts int
@@ -72,7 +72,7 @@ type Ledger struct {
 }
 
 // NewLedger returns a Ledger on store.
-func NewLedger(store gitstore.Store) *Ledger { return &Ledger{store: store} }
+func NewLedger(store gitobj.Store) *Ledger { return &Ledger{store: store} }
 
 // Append stores r durably: its session chain and its index chain each get
 // a new commit whose tree adds the receipt's canonical JSON, and both refs
@@ -107,7 +107,7 @@ func (l *Ledger) appendCtx(ctx context.Context, r Receipt) error {
 		if err == nil {
 			return nil
 		}
-		if done || !errors.Is(err, gitstore.ErrConflict) && !errors.Is(err, gitstore.ErrLocked) {
+		if done || !errors.Is(err, gitobj.ErrConflict) && !errors.Is(err, gitobj.ErrLocked) {
 			return fmt.Errorf("storing receipt %s in session %q: %w", r.ID, r.Session, err)
 		}
 		last = err
@@ -135,8 +135,8 @@ func backoff(ctx context.Context, attempt int) error {
 //
 // Each chain is updated only if it lacks the receipt, so an append retried
 // after a crash between the two ref renames completes the missing half.
-func (l *Ledger) tryAppend(r Receipt, blob gitstore.OID, sref, iref string) (done bool, err error) {
-	var updates []gitstore.RefUpdate
+func (l *Ledger) tryAppend(r Receipt, blob gitobj.OID, sref, iref string) (done bool, err error) {
+	var updates []gitobj.RefUpdate
 	msg := fmt.Sprintf("receipt %s\n\nsession: %s\ntool: %s\n", r.ID, r.Session, r.Tool)
 	for _, c := range []struct {
 		ref    string
@@ -169,7 +169,7 @@ func (l *Ledger) tryAppend(r Receipt, blob gitstore.OID, sref, iref string) (don
 		if err != nil {
 			return true, err
 		}
-		updates = append(updates, gitstore.RefUpdate{Name: c.ref, Old: tip, New: commit})
+		updates = append(updates, gitobj.RefUpdate{Name: c.ref, Old: tip, New: commit})
 	}
 	if len(updates) == 0 {
 		return true, nil
@@ -177,23 +177,23 @@ func (l *Ledger) tryAppend(r Receipt, blob gitstore.OID, sref, iref string) (don
 	return false, l.store.Update(updates...)
 }
 
-func (l *Ledger) commit(tree, parent gitstore.OID, msg string) (gitstore.OID, error) {
+func (l *Ledger) commit(tree, parent gitobj.OID, msg string) (gitobj.OID, error) {
 	now := time.Now
 	if l.Now != nil {
 		now = l.Now
 	}
-	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: now()}
-	c := gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
+	sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: now()}
+	c := gitobj.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
 	if parent != "" {
-		c.Parents = []gitstore.OID{parent}
+		c.Parents = []gitobj.OID{parent}
 	}
 	return l.store.PutCommit(c)
 }
 
 // ref reads a ref, "" when it does not exist.
-func (l *Ledger) ref(name string) (gitstore.OID, error) {
+func (l *Ledger) ref(name string) (gitobj.OID, error) {
 	oid, err := l.store.Ref(name)
-	if errors.Is(err, gitstore.ErrNotFound) {
+	if errors.Is(err, gitobj.ErrNotFound) {
 		return "", nil
 	}
 	if err != nil {
@@ -202,7 +202,7 @@ func (l *Ledger) ref(name string) (gitstore.OID, error) {
 	return oid, nil
 }
 
-func (l *Ledger) commitTree(c gitstore.OID) (gitstore.OID, error) {
+func (l *Ledger) commitTree(c gitobj.OID) (gitobj.OID, error) {
 	if c == "" {
 		return "", nil
 	}
@@ -214,7 +214,7 @@ func (l *Ledger) commitTree(c gitstore.OID) (gitstore.OID, error) {
 }
 
 // lookup follows path from tree root and returns the object it names.
-func (l *Ledger) lookup(root gitstore.OID, path []string) (gitstore.OID, bool, error) {
+func (l *Ledger) lookup(root gitobj.OID, path []string) (gitobj.OID, bool, error) {
 	cur := root
 	for _, name := range path {
 		if cur == "" {
@@ -224,7 +224,7 @@ func (l *Ledger) lookup(root gitstore.OID, path []string) (gitstore.OID, bool, e
 		if err != nil {
 			return "", false, fmt.Errorf("reading receipt tree %s: %w", cur, err)
 		}
-		next := gitstore.OID("")
+		next := gitobj.OID("")
 		for _, e := range entries {
 			if e.Name == name {
 				next = e.OID
@@ -237,8 +237,8 @@ func (l *Ledger) lookup(root gitstore.OID, path []string) (gitstore.OID, bool, e
 }
 
 // insert returns the id of tree root with blob added at path.
-func (l *Ledger) insert(root gitstore.OID, path []string, blob gitstore.OID) (gitstore.OID, error) {
-	var entries []gitstore.TreeEntry
+func (l *Ledger) insert(root gitobj.OID, path []string, blob gitobj.OID) (gitobj.OID, error) {
+	var entries []gitobj.TreeEntry
 	if root != "" {
 		var err error
 		if entries, err = l.store.Tree(root); err != nil {
@@ -247,20 +247,20 @@ func (l *Ledger) insert(root gitstore.OID, path []string, blob gitstore.OID) (gi
 		entries = slices.Clone(entries)
 	}
 	name := path[0]
-	i := slices.IndexFunc(entries, func(e gitstore.TreeEntry) bool { return e.Name == name })
-	var entry gitstore.TreeEntry
+	i := slices.IndexFunc(entries, func(e gitobj.TreeEntry) bool { return e.Name == name })
+	var entry gitobj.TreeEntry
 	if len(path) == 1 {
-		entry = gitstore.TreeEntry{Name: name, Mode: gitstore.ModeFile, OID: blob}
+		entry = gitobj.TreeEntry{Name: name, Mode: gitobj.ModeFile, OID: blob}
 	} else {
-		child := gitstore.OID("")
-		if i >= 0 && entries[i].Mode == gitstore.ModeDir {
+		child := gitobj.OID("")
+		if i >= 0 && entries[i].Mode == gitobj.ModeDir {
 			child = entries[i].OID
 		}
 		sub, err := l.insert(child, path[1:], blob)
 		if err != nil {
 			return "", err
 		}
-		entry = gitstore.TreeEntry{Name: name, Mode: gitstore.ModeDir, OID: sub}
+		entry = gitobj.TreeEntry{Name: name, Mode: gitobj.ModeDir, OID: sub}
 	}
 	if i >= 0 {
 		entries[i] = entry
@@ -299,7 +299,7 @@ func (l *Ledger) Get(id string) (Receipt, error) {
 	return l.readReceipt(id, blob)
 }
 
-func (l *Ledger) readReceipt(id string, blob gitstore.OID) (Receipt, error) {
+func (l *Ledger) readReceipt(id string, blob gitobj.OID) (Receipt, error) {
 	data, err := l.store.Blob(blob)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("reading receipt %s (blob %s): %w", id, blob, err)
@@ -362,7 +362,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading receipt commit %s: %w", tip, err)
 	}
-	blobs, bad := map[string]gitstore.OID{}, map[string]string{}
+	blobs, bad := map[string]gitobj.OID{}, map[string]string{}
 	if err := l.collect(tipCommit.Tree, "", 0, blobs, bad); err != nil {
 		return nil, err
 	}
@@ -409,18 +409,18 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 // collect gathers <id>.json blobs under the two fan-out levels of a session
 // tree. Entries that do not fit the layout go to bad (path -> reason), so an
 // edit of the tree shows up as a corrupt entry instead of hiding.
-func (l *Ledger) collect(tree gitstore.OID, prefix string, depth int, into map[string]gitstore.OID, bad map[string]string) error {
+func (l *Ledger) collect(tree gitobj.OID, prefix string, depth int, into map[string]gitobj.OID, bad map[string]string) error {
 	entries, err := l.store.Tree(tree)
 	if err != nil {
 		return fmt.Errorf("reading receipt tree %s: %w", tree, err)
 	}
 	for _, e := range entries {
 		switch {
-		case depth < 2 && e.Mode == gitstore.ModeDir:
+		case depth < 2 && e.Mode == gitobj.ModeDir:
 			if err := l.collect(e.OID, prefix+e.Name+"/", depth+1, into, bad); err != nil {
 				return err
 			}
-		case depth == 2 && e.Mode != gitstore.ModeDir && strings.HasSuffix(e.Name, ".json"):
+		case depth == 2 && e.Mode != gitobj.ModeDir && strings.HasSuffix(e.Name, ".json"):
 			into[strings.TrimSuffix(e.Name, ".json")] = e.OID
 		default:
 			bad[prefix+e.Name] = "unexpected entry in the receipt tree"

@@ -21,21 +21,18 @@ import (
 	"github.com/readproof/readproof/internal/store"
 )
 
-func init() {
-	extraCommands = append(extraCommands, keyCommand())
-	optionHooks = append(optionHooks, signCommitsHook)
-}
-
 // SigningKeyEnv names the signing key file; it takes precedence over
 // [signing] key in readproof.toml.
 const SigningKeyEnv = "READPROOF_SIGNING_KEY"
 
 // keyFormats are the forms `key show --format` prints.
-var keyFormats = []string{"all", "allowed-signers", "pem", "authorized-key", "fingerprint"}
+func keyFormats() []string {
+	return []string{"all", "allowed-signers", "pem", "authorized-key", "fingerprint"}
+}
 
 func keyCommand() *cli.Command {
 	keyFlag := &cli.StringFlag{Name: "key", Usage: "the private key file (default: " + SigningKeyEnv + ", else [signing] key in readproof.toml, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"}
-	principalFlag := &cli.StringFlag{Name: "principal", Value: "readproof", Usage: "the principal of the allowed_signers line"}
+	principalFlag := &cli.StringFlag{Name: "principal", Usage: "the principal of the allowed_signers line; key init records it beside the key (default: the recorded one, else \"readproof\")"}
 	return &cli.Command{
 		Name:  "key",
 		Usage: "manage the ed25519 key that signs evidence bundles and manifest commits",
@@ -61,7 +58,7 @@ func keyCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					key, err := evidence.CreateKey(path, keyForbidden(e.storePath, pol, path)...)
+					key, err := evidence.CreateKeyFor(path, c.String("principal"), keyForbidden(e.storePath, pol, path)...)
 					if err != nil {
 						return keyHint(err, path)
 					}
@@ -79,7 +76,7 @@ func keyCommand() *cli.Command {
 				Name:  "show",
 				Usage: "print the signing key's public key (an existing OpenSSH ed25519 key works too)",
 				Flags: []cli.Flag{keyFlag, principalFlag,
-					&cli.StringFlag{Name: "format", Value: "all", Usage: "one of " + strings.Join(keyFormats, ", ")},
+					&cli.StringFlag{Name: "format", Value: "all", Usage: "one of " + strings.Join(keyFormats(), ", ")},
 				},
 				Action: func(c *cli.Context) error {
 					flag, err := keyArg(c, "[--key PATH | PATH] [--principal NAME] [--format FORMAT]")
@@ -88,7 +85,7 @@ func keyCommand() *cli.Command {
 					}
 					format := c.String("format")
 					if !keyFormatKnown(format) {
-						return usageError("key show: unknown --format %q: use one of %s", format, strings.Join(keyFormats, ", "))
+						return usageError("key show: unknown --format %q: use one of %s", format, strings.Join(keyFormats(), ", "))
 					}
 					e, err := newEnv(c)
 					if err != nil {
@@ -126,7 +123,7 @@ func keyArg(c *cli.Context, usage string) (string, error) {
 
 // keyFormatKnown reports whether s is one of keyFormats.
 func keyFormatKnown(s string) bool {
-	for _, v := range keyFormats {
+	for _, v := range keyFormats() {
 		if v == s {
 			return true
 		}
@@ -209,8 +206,8 @@ func loadSigningKey(flag string, e *env, pol *policy.File) (evidence.Key, error)
 }
 
 // keyForbidden lists the directories a signing key may not be in: the
-// store, the project directory (when readproof.toml exists) and every git
-// repository or work tree that encloses path.
+// store and the project directory (when readproof.toml exists); evidence
+// itself refuses every git repository that encloses path.
 func keyForbidden(storePath string, pol *policy.File, path string) []string {
 	dirs := []string{storePath}
 	if pol != nil && pol.Path != "" {
@@ -218,68 +215,7 @@ func keyForbidden(storePath string, pol *policy.File, path string) []string {
 			dirs = append(dirs, pol.Dir)
 		}
 	}
-	return append(dirs, enclosingRepos(path)...)
-}
-
-// enclosingRepos returns every ancestor directory of path (as given and
-// with symlinks resolved) that is a git work tree (holds .git) or a git
-// directory itself (a bare repository).
-func enclosingRepos(path string) []string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, start := range []string{filepath.Dir(abs), resolveKeyDir(filepath.Dir(abs))} {
-		for dir := start; ; {
-			if !seen[dir] {
-				seen[dir] = true
-				if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil || isGitDirectory(dir) {
-					out = append(out, dir)
-				}
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	return out
-}
-
-// resolveKeyDir resolves symlinks in the longest existing prefix of p.
-func resolveKeyDir(p string) string {
-	var rest []string
-	for dir := p; ; {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			for i := len(rest) - 1; i >= 0; i-- {
-				real = filepath.Join(real, rest[i])
-			}
-			return real
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return p
-		}
-		rest = append(rest, filepath.Base(dir))
-		dir = parent
-	}
-}
-
-// isGitDirectory applies git's test for a repository directory: a HEAD
-// file and objects/ and refs/ directories.
-func isGitDirectory(dir string) bool {
-	if fi, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	for _, d := range []string{"objects", "refs"} {
-		if fi, err := os.Stat(filepath.Join(dir, d)); err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	return true
+	return dirs
 }
 
 // keyHint adds what a user can do about a key error.
@@ -297,10 +233,10 @@ func keyHint(err error, path string) error {
 	return err
 }
 
-// signCommitsHook signs every manifest commit with the configured key. The
+// signCommits signs every manifest commit with the configured key. The
 // key is loaded on the first commit, so commands that only read work even
 // when it is missing.
-func signCommitsHook(e *env, pol *policy.File, opts *store.Options) error {
+func signCommits(e *env, pol *policy.File, opts *store.Options) error {
 	path, err := configuredSigningKey(pol)
 	if err != nil || path == "" {
 		return err

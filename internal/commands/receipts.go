@@ -26,10 +26,6 @@ import (
 	"github.com/readproof/readproof/receipts"
 )
 
-func init() {
-	extraCommands = append(extraCommands, receiptsCommand())
-}
-
 // receiptKeyEnv names the environment variable holding the receipt key
 // file's path.
 const receiptKeyEnv = "READPROOF_RECEIPTS_KEY"
@@ -167,60 +163,7 @@ func receiptKeyForbidden(e *env, pol *policy.File, keyPath string) []string {
 			dirs = append(dirs, pol.Dir)
 		}
 	}
-	if repo := enclosingGitRepo(keyPath); repo != "" {
-		dirs = append(dirs, repo)
-	}
 	return dirs
-}
-
-// enclosingGitRepo returns the nearest directory at or above path's directory
-// (links resolved in the part that exists) that is a git repository: a work
-// tree root holding .git, or a bare repository. It returns "" when there is
-// none.
-func enclosingGitRepo(path string) string {
-	dir := resolveExistingPath(filepath.Dir(path))
-	for {
-		if isGitRepoDir(dir) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// resolveExistingPath resolves symbolic links in the longest existing prefix of
-// an absolute path and appends the rest as written.
-func resolveExistingPath(p string) string {
-	head, tail := p, ""
-	for {
-		if r, err := filepath.EvalSymlinks(head); err == nil {
-			return filepath.Join(r, tail)
-		}
-		parent := filepath.Dir(head)
-		if parent == head {
-			return p
-		}
-		tail = filepath.Join(filepath.Base(head), tail)
-		head = parent
-	}
-}
-
-func isGitRepoDir(dir string) bool {
-	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-		return true
-	}
-	if fi, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	for _, sub := range []string{"objects", "refs"} {
-		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	return true
 }
 
 // loadReceiptKey finds and loads the receipt key, with hints a user can act
@@ -263,12 +206,9 @@ func receiptsKeyInit(c *cli.Context) error {
 		return err
 	}
 	forbidden := receiptKeyForbidden(e, pol, path)
-	target := resolveExistingPath(path)
-	for _, d := range forbidden {
-		if d != "" && (keyWithin(resolveExistingPath(d), target) || keyWithin(d, path)) {
-			return withCode(ExitUsage, hint.With(fmt.Errorf("receipt key %s: %w %s", path, receipts.ErrKeyPath, d),
-				"keep the key outside the store, the project and every git repository: pass --key PATH (for example under ~/.config/readproof/)"))
-		}
+	if err := receipts.CheckKeyLocation(path, forbidden...); err != nil {
+		return withCode(ExitUsage, hint.With(err,
+			"keep the key outside the store, the project and every git repository: pass --key PATH (for example under ~/.config/readproof/)"))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating the directory of receipt key %s: %w", path, err)
@@ -295,15 +235,6 @@ func receiptsKeyInit(c *cli.Context) error {
 	fmt.Fprintf(e.out, "Created receipt key %s (key id %s)\n", path, k.ID())
 	e.say("readproof: keep it secret and outside every repository; anyone holding it can issue receipts. Back it up: receipts made under it cannot be checked without it.")
 	return nil
-}
-
-// keyWithin reports whether p is dir or lies below it.
-func keyWithin(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
 // Shared plumbing ------------------------------------------------------------

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,7 +31,14 @@ func initCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := store.Init(e.storePath); err != nil {
+			if err := store.Init(e.storePath); errors.Is(err, store.ErrExists) {
+				// A store made before the ignore file existed gets it now.
+				if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
+					return errors.Join(err, ierr)
+				}
+				fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
+				return nil
+			} else if err != nil {
 				return err
 			}
 			created := false

@@ -14,7 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
 // newFileHeader starts a policy file that AppendResource creates.
@@ -211,7 +211,7 @@ func encodeResource(r Resource) (string, error) {
 }
 
 // encodeSpec writes a source as an inline table, type first.
-func encodeSpec(s adapters.Spec) (string, error) {
+func encodeSpec(s sourcespec.Spec) (string, error) {
 	var parts []string
 	for _, kv := range []struct{ k, v string }{
 		{"type", s.Type}, {"path", s.Path}, {"url", s.URL}, {"owner", s.Owner}, {"repo", s.Repo},

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/adapters/sourcespec"
 	"github.com/readproof/readproof/identity"
 )
 
@@ -25,7 +25,7 @@ func TestAppendResourceCreatesAndRoundTrips(t *testing.T) {
 	// file is then extended by hand and later adds must keep that text.
 	first := Resource{
 		URI:         mustURI(t, "readproof://demo/policies/refunds"),
-		Source:      adapters.Spec{Type: "filesystem", Path: `policies/re"funds\ ü.md`},
+		Source:      sourcespec.Spec{Type: "filesystem", Path: `policies/re"funds\ ü.md`},
 		Freshness:   Freshness{Strategy: RequireFresh},
 		Description: `Quotes "like this", a backslash \ and unicode: ünïcødé ✓ 日本語`,
 	}
@@ -47,7 +47,7 @@ func TestAppendResourceCreatesAndRoundTrips(t *testing.T) {
 	added := []Resource{
 		{
 			URI: mustURI(t, "readproof://demo/policies/shipping"),
-			Source: adapters.Spec{Type: "http", URL: "https://policies.internal/shipping.md?a=1&b=\"2\"", Headers: map[string]string{
+			Source: sourcespec.Spec{Type: "http", URL: "https://policies.internal/shipping.md?a=1&b=\"2\"", Headers: map[string]string{
 				"Authorization": "Bearer ${POLICY_TOKEN}", "X-Note": `tab	"quoted" \back`, "X-Api-Version": "2",
 			}},
 			Freshness:   Freshness{Strategy: AllowStale, MaxAge: 90 * time.Minute},
@@ -55,18 +55,18 @@ func TestAppendResourceCreatesAndRoundTrips(t *testing.T) {
 		},
 		{
 			URI:       mustURI(t, "readproof://acme/runbooks/oncall"),
-			Source:    adapters.Spec{Type: "github", Owner: "acme", Repo: "docs", Path: "run books/on-call.md", TokenEnv: "GITHUB_TOKEN"},
+			Source:    sourcespec.Spec{Type: "github", Owner: "acme", Repo: "docs", Path: "run books/on-call.md", TokenEnv: "GITHUB_TOKEN"},
 			Freshness: Freshness{Strategy: AllowStale, MaxAge: 7 * 24 * time.Hour},
 		},
 		{
 			URI:       mustURI(t, "readproof://acme/specs/pricing"),
-			Source:    adapters.Spec{Type: "git", URL: "file:///srv/git/specs.git", Path: "pricing.md", Ref: "v1.0"},
+			Source:    sourcespec.Spec{Type: "git", URL: "file:///srv/git/specs.git", Path: "pricing.md", Ref: "v1.0"},
 			Freshness: Freshness{Strategy: Pinned, Snapshot: "1ae984e288457551a53914820e8411431331791c"},
 		},
 		{
 			// No strategy: inherits [defaults] (require_fresh).
 			URI:    mustURI(t, "readproof://acme/specs/other"),
-			Source: adapters.Spec{Type: "git", URL: "ssh://git@git.internal/specs.git", Path: "other.md"},
+			Source: sourcespec.Spec{Type: "git", URL: "ssh://git@git.internal/specs.git", Path: "other.md"},
 		},
 	}
 	for _, r := range added {
@@ -146,7 +146,7 @@ env = ["POLICY_TOKEN"]
 uri = "readproof://demo/a"
 source = { type = "filesystem", path = "a.md" } # no trailing newline`
 	fs := func(uri string) Resource {
-		return Resource{URI: mustURI(t, uri), Source: adapters.Spec{Type: "filesystem", Path: "x.md"}}
+		return Resource{URI: mustURI(t, uri), Source: sourcespec.Spec{Type: "filesystem", Path: "x.md"}}
 	}
 	tagged := fs("readproof://demo/t")
 	tagged.URI.Tag = "prod"
@@ -161,22 +161,22 @@ source = { type = "filesystem", path = "a.md" } # no trailing newline`
 		{name: "duplicate", content: original, r: fs("readproof://demo/a"), key: "resource[1].uri",
 			msg: "readproof://demo/a is already declared at line 6", line: 6, is: ErrDuplicate},
 		{name: "tagged uri", content: original, r: tagged, key: "resource[2].uri", msg: "cannot carry a tag"},
-		{name: "no uri", content: original, r: Resource{Source: adapters.Spec{Type: "filesystem", Path: "x"}}, key: "resource[2].uri", msg: "missing uri"},
+		{name: "no uri", content: original, r: Resource{Source: sourcespec.Spec{Type: "filesystem", Path: "x"}}, key: "resource[2].uri", msg: "missing uri"},
 		{name: "unknown source type", content: original,
-			r:   Resource{URI: mustURI(t, "readproof://demo/b"), Source: adapters.Spec{Type: "s3", Path: "x"}},
+			r:   Resource{URI: mustURI(t, "readproof://demo/b"), Source: sourcespec.Spec{Type: "s3", Path: "x"}},
 			key: "resource[2].source.type", msg: `unknown source type "s3"`},
 		{name: "env not allowed", content: original,
-			r: Resource{URI: mustURI(t, "readproof://demo/b"), Source: adapters.Spec{Type: "http", URL: "https://x.example/",
+			r: Resource{URI: mustURI(t, "readproof://demo/b"), Source: sourcespec.Spec{Type: "http", URL: "https://x.example/",
 				Headers: map[string]string{"Authorization": "Bearer ${OTHER}"}}},
 			key: "resource[2].source.headers.Authorization", msg: "${OTHER} is not listed in [sources].env"},
 		{name: "allow_stale without max_age", content: original,
-			r:   Resource{URI: mustURI(t, "readproof://demo/b"), Source: adapters.Spec{Type: "filesystem", Path: "b"}, Freshness: Freshness{Strategy: AllowStale}},
+			r:   Resource{URI: mustURI(t, "readproof://demo/b"), Source: sourcespec.Spec{Type: "filesystem", Path: "b"}, Freshness: Freshness{Strategy: AllowStale}},
 			key: "resource[2].max_age", msg: "allow_stale needs max_age"},
 		{name: "pinned bad snapshot", content: original,
-			r:   Resource{URI: mustURI(t, "readproof://demo/b"), Source: adapters.Spec{Type: "filesystem", Path: "b"}, Freshness: Freshness{Strategy: Pinned, Snapshot: "nope"}},
+			r:   Resource{URI: mustURI(t, "readproof://demo/b"), Source: sourcespec.Spec{Type: "filesystem", Path: "b"}, Freshness: Freshness{Strategy: Pinned, Snapshot: "nope"}},
 			key: "resource[2].snapshot", msg: "is not a snapshot id"},
 		{name: "invalid utf-8", content: original,
-			r:   Resource{URI: mustURI(t, "readproof://demo/b"), Source: adapters.Spec{Type: "filesystem", Path: "b\xff"}},
+			r:   Resource{URI: mustURI(t, "readproof://demo/b"), Source: sourcespec.Spec{Type: "filesystem", Path: "b\xff"}},
 			msg: "not valid UTF-8"},
 		{name: "inline resource array", content: "resource = [{ uri = \"readproof://demo/a\", source = { type = \"filesystem\", path = \"a\" } }]\n",
 			r: fs("readproof://demo/b"), msg: "cannot append a [[resource]] block to this file"},
@@ -215,7 +215,7 @@ source = { type = "filesystem", path = "a.md" } # no trailing newline`
 	t.Run("missing file and invalid resource", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "readproof.toml")
-		err := AppendResource(path, Resource{URI: mustURI(t, "readproof://demo/b"), Source: adapters.Spec{Type: "http", URL: "ftp://x/"}})
+		err := AppendResource(path, Resource{URI: mustURI(t, "readproof://demo/b"), Source: sourcespec.Spec{Type: "http", URL: "ftp://x/"}})
 		if err == nil || !strings.Contains(err.Error(), `url scheme "ftp" is not allowed`) {
 			t.Fatalf("error = %v", err)
 		}
@@ -231,7 +231,7 @@ func TestAppendResourceNoTrailingNewline(t *testing.T) {
 	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := Resource{URI: mustURI(t, "readproof://demo/a"), Source: adapters.Spec{Type: "filesystem", Path: "a.md"}}
+	r := Resource{URI: mustURI(t, "readproof://demo/a"), Source: sourcespec.Spec{Type: "filesystem", Path: "a.md"}}
 	if err := AppendResource(path, r); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestAppendResourceThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	r := Resource{URI: mustURI(t, "readproof://demo/a"), Source: adapters.Spec{Type: "filesystem", Path: "a.md"}}
+	r := Resource{URI: mustURI(t, "readproof://demo/a"), Source: sourcespec.Spec{Type: "filesystem", Path: "a.md"}}
 	if err := AppendResource(link, r); err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestAppendResourceConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			r := Resource{URI: mustURI(t, fmt.Sprintf("readproof://demo/doc-%d", i)), Source: adapters.Spec{Type: "filesystem", Path: "a.md"}}
+			r := Resource{URI: mustURI(t, fmt.Sprintf("readproof://demo/doc-%d", i)), Source: sourcespec.Spec{Type: "filesystem", Path: "a.md"}}
 			errs <- AppendResource(path, r)
 		}(i)
 	}
@@ -307,7 +307,7 @@ func TestAppendResourceLocked(t *testing.T) {
 	if err := os.WriteFile(path+".lock", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := Resource{URI: mustURI(t, "readproof://demo/a"), Source: adapters.Spec{Type: "filesystem", Path: "a.md"}}
+	r := Resource{URI: mustURI(t, "readproof://demo/a"), Source: sourcespec.Spec{Type: "filesystem", Path: "a.md"}}
 	err := AppendResource(path, r)
 	if err == nil || !strings.Contains(err.Error(), "locked by another readproof") {
 		t.Fatalf("error = %v", err)
@@ -374,7 +374,7 @@ func TestAppendBreaksStaleLock(t *testing.T) {
 	}
 	old := time.Now().Add(-time.Minute)
 	os.Chtimes(lock, old, old)
-	r := Resource{Source: adapters.Spec{Type: "filesystem", Path: "a.md"}, Freshness: Freshness{Strategy: RequireFresh}}
+	r := Resource{Source: sourcespec.Spec{Type: "filesystem", Path: "a.md"}, Freshness: Freshness{Strategy: RequireFresh}}
 	r.URI, _ = identity.ParseURI("readproof://demo/a")
 	if err := AppendResource(path, r); err != nil {
 		t.Fatalf("append with a stale lock: %v", err)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/adapters/sourcespec"
 	"github.com/readproof/readproof/identity"
 )
 
@@ -337,19 +337,19 @@ func (r sourceRule) keys() string {
 	return strings.Join(append(append([]string{"type"}, r.required...), r.optional...), ", ")
 }
 
-var specType = reflect.TypeOf(adapters.Spec{})
+var specType = reflect.TypeOf(sourcespec.Spec{})
 
-func (c *checker) source(f *File, sp *keyPath, spec adapters.Spec) adapters.Spec {
+func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.Spec {
 	present := func(k string) bool { return c.pos.has(sp.child(k)) }
 	if !present("type") {
 		c.add(sp.child("type"), "missing source type",
-			"add type = \"filesystem\", \"http\", \"github\" or \"git\" to the source", adapters.ErrConfig)
+			"add type = \"filesystem\", \"http\", \"github\" or \"git\" to the source", sourcespec.ErrConfig)
 		return spec
 	}
 	rule, known := sourceRules[spec.Type]
 	if !known {
 		c.add(sp.child("type"), fmt.Sprintf("unknown source type %q", truncate(spec.Type, 64)),
-			didYouMean(spec.Type, SourceTypes, "known types"), adapters.ErrConfig)
+			didYouMean(spec.Type, SourceTypes, "known types"), sourcespec.ErrConfig)
 		return spec
 	}
 	typ := spec.Type
@@ -357,16 +357,16 @@ func (c *checker) source(f *File, sp *keyPath, spec adapters.Spec) adapters.Spec
 	for _, k := range names {
 		if present(k) && !rule.allows(k) {
 			c.add(sp.child(k), fmt.Sprintf("%s sources do not take %s", typ, k),
-				fmt.Sprintf("remove it; %s sources take %s", typ, rule.keys()), adapters.ErrConfig)
+				fmt.Sprintf("remove it; %s sources take %s", typ, rule.keys()), sourcespec.ErrConfig)
 		}
 	}
 	for _, k := range rule.required {
 		if !present(k) {
 			c.add(sp.child(k), fmt.Sprintf("missing %s (required for %s sources)", k, typ),
-				fmt.Sprintf("%s sources take %s", typ, rule.keys()), adapters.ErrConfig)
+				fmt.Sprintf("%s sources take %s", typ, rule.keys()), sourcespec.ErrConfig)
 		}
 	}
-	bad := func(k, msg, hint string) { c.add(sp.child(k), msg, hint, adapters.ErrConfig) }
+	bad := func(k, msg, hint string) { c.add(sp.child(k), msg, hint, sourcespec.ErrConfig) }
 
 	switch typ {
 	case "filesystem":
@@ -416,7 +416,7 @@ func (c *checker) source(f *File, sp *keyPath, spec adapters.Spec) adapters.Spec
 					`write token_env = "GITHUB_TOKEN": the name of the variable, never the token itself`)
 			case !contains(f.EnvAllow, name):
 				c.add(sp.child("token_env"), fmt.Sprintf("%s is not listed in [sources].env; add it there to let this source read it", name),
-					fmt.Sprintf(`add env = [%q] to [sources]`, name), adapters.ErrRefused)
+					fmt.Sprintf(`add env = [%q] to [sources]`, name), sourcespec.ErrRefused)
 			default:
 				spec.TokenEnv = name
 			}
@@ -458,12 +458,12 @@ func (c *checker) headers(f *File, hp *keyPath, h map[string]string) {
 		p := hp.child(name)
 		if !isToken(name) {
 			c.add(p, "invalid header name",
-				"header names are RFC 7230 tokens: letters, digits and !#$%&'*+-.^_`|~, no spaces or colons", adapters.ErrConfig)
+				"header names are RFC 7230 tokens: letters, digits and !#$%&'*+-.^_`|~, no spaces or colons", sourcespec.ErrConfig)
 			continue
 		}
 		if prev, dup := folded[strings.ToLower(name)]; dup {
 			c.add(p, fmt.Sprintf("header %s repeats %s (header names ignore case)", name, prev),
-				"keep one of the two", adapters.ErrConfig)
+				"keep one of the two", sourcespec.ErrConfig)
 			continue
 		}
 		folded[strings.ToLower(name)] = name
@@ -471,23 +471,23 @@ func (c *checker) headers(f *File, hp *keyPath, h map[string]string) {
 		// Header values are never quoted in messages: they may hold secrets.
 		if !validFieldValue(v) {
 			c.add(p, "header value contains a control character (a newline, NUL or escape)",
-				"a header value is one line of visible characters", adapters.ErrConfig)
+				"a header value is one line of visible characters", sourcespec.ErrConfig)
 			continue
 		}
 		refs, err := EnvRefs(v)
 		if err != nil {
-			c.add(p, err.Error(), "write a reference as ${NAME}, NAME being letters, digits and '_'", adapters.ErrConfig)
+			c.add(p, err.Error(), "write a reference as ${NAME}, NAME being letters, digits and '_'", sourcespec.ErrConfig)
 			continue
 		}
 		for _, ref := range refs {
 			if !contains(f.EnvAllow, ref) {
 				c.add(p, fmt.Sprintf("${%s} is not listed in [sources].env; add it there to let this header use it", ref),
-					fmt.Sprintf(`add env = [%q] to [sources]`, ref), adapters.ErrRefused)
+					fmt.Sprintf(`add env = [%q] to [sources]`, ref), sourcespec.ErrRefused)
 			}
 		}
 		if len(refs) == 0 && literalCredential(name, v) {
 			c.add(p, "header holds a literal credential",
-				"keep secrets out of readproof.toml: put the value in an environment variable, list it in [sources].env and write ${NAME}", adapters.ErrRefused)
+				"keep secrets out of readproof.toml: put the value in an environment variable, list it in [sources].env and write ${NAME}", sourcespec.ErrRefused)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
 // The raw document: what BurntSushi/toml decodes into. Pointers mark keys
@@ -55,13 +55,13 @@ type rawKey struct {
 }
 
 type rawResource struct {
-	URI         *string        `toml:"uri" hint:"write uri = \"readproof://NAMESPACE/PATH\""`
-	Policy      *string        `toml:"policy" hint:"write policy = \"require_fresh\", \"allow_stale\" or \"pinned\""`
-	MaxAge      *string        `toml:"max_age" want:"a duration string" hint:"write a duration such as \"90s\", \"15m\", \"1h\" or \"7d\""`
-	Snapshot    *string        `toml:"snapshot" want:"a snapshot id string"`
-	ContentType *string        `toml:"content_type"`
-	Description *string        `toml:"description"`
-	Source      *adapters.Spec `toml:"source" hint:"write source = { type = \"filesystem\", path = \"docs/file.md\" }"`
+	URI         *string          `toml:"uri" hint:"write uri = \"readproof://NAMESPACE/PATH\""`
+	Policy      *string          `toml:"policy" hint:"write policy = \"require_fresh\", \"allow_stale\" or \"pinned\""`
+	MaxAge      *string          `toml:"max_age" want:"a duration string" hint:"write a duration such as \"90s\", \"15m\", \"1h\" or \"7d\""`
+	Snapshot    *string          `toml:"snapshot" want:"a snapshot id string"`
+	ContentType *string          `toml:"content_type"`
+	Description *string          `toml:"description"`
+	Source      *sourcespec.Spec `toml:"source" hint:"write source = { type = \"filesystem\", path = \"docs/file.md\" }"`
 }
 
 // sizeValue accepts a size string ("10MiB") or a plain integer.

@@ -15,7 +15,8 @@
 // [sources].env. AppendResource adds a resource as text, leaving existing
 // content and comments untouched, and replaces the file atomically.
 //
-// policy depends on identity and adapters (for the types it hands to
-// sources) and on BurntSushi/toml. It must not import gitstore, go-git, the
-// store or the CLI, and it performs no network access.
+// policy depends on identity and adapters/sourcespec (the types it hands to
+// sources) and on BurntSushi/toml. It must not import adapters, gitstore,
+// go-git, the store or the CLI (internal/layering's test enforces it), and it
+// performs no network access.
 package policy

@@ -77,7 +77,7 @@ func withoutLines(f *File) *File {
 
 func TestEncodeFileRoundTrip(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	for _, name := range []string{"testdata/valid.toml", "../readproof.toml.example"} {
+	for _, name := range []string{"testdata/valid.toml", "../../readproof.toml.example"} {
 		f, err := Parse("/srv/policy/readproof.toml", mustRead(t, name))
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func roundTrip(t *testing.T, f *File) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"testdata/valid.toml", "../readproof.toml.example"} {
+	for _, name := range []string{"testdata/valid.toml", "../../readproof.toml.example"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/adapters/sourcespec"
 	"github.com/readproof/readproof/identity"
 )
 
@@ -55,7 +55,7 @@ type Freshness struct {
 // Resource is one declared document.
 type Resource struct {
 	URI    identity.URI
-	Source adapters.Spec
+	Source sourcespec.Spec
 	// Freshness has the file's defaults applied.
 	Freshness   Freshness
 	ContentType string
@@ -86,7 +86,7 @@ type File struct {
 	// CacheDir holds the git adapter's clones ("" when no default could be
 	// found and none is configured).
 	CacheDir string
-	Network  adapters.NetPolicy
+	Network  sourcespec.NetPolicy
 	// Absolute key paths ("~" expanded, relative paths against Dir), ""
 	// when unset.
 	SigningKey, AllowedSigners, ProbeKey, ReceiptsKey string
@@ -118,12 +118,12 @@ func Empty(path string) *File {
 		Path:     abs,
 		Dir:      dir,
 		Version:  1,
-		Defaults: Defaults{Policy: DefaultStrategy, MaxBytes: adapters.DefaultMaxBytes},
+		Defaults: Defaults{Policy: DefaultStrategy, MaxBytes: sourcespec.DefaultMaxBytes},
 		Roots:    []string{resolveExisting(dir)},
 		CacheDir: defaultCacheDir(),
-		Network: adapters.NetPolicy{
-			Timeout:      adapters.DefaultTimeout,
-			MaxRedirects: adapters.DefaultMaxRedirects,
+		Network: sourcespec.NetPolicy{
+			Timeout:      sourcespec.DefaultTimeout,
+			MaxRedirects: sourcespec.DefaultMaxRedirects,
 		},
 	}
 }
@@ -295,12 +295,12 @@ func (f *File) Lookup(u identity.URI) (*Resource, bool) {
 }
 
 // AdapterEnv is what the file allows sources to do.
-func (f *File) AdapterEnv() adapters.Env {
-	return adapters.Env{
+func (f *File) AdapterEnv() sourcespec.Env {
+	return sourcespec.Env{
 		BaseDir:  f.Dir,
 		Roots:    append([]string(nil), f.Roots...),
 		EnvAllow: append([]string(nil), f.EnvAllow...),
-		Network: adapters.NetPolicy{
+		Network: sourcespec.NetPolicy{
 			AllowHosts:   append([]string(nil), f.Network.AllowHosts...),
 			AllowCIDRs:   append(f.Network.AllowCIDRs[:0:0], f.Network.AllowCIDRs...),
 			Timeout:      f.Network.Timeout,

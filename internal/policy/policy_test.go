@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/adapters/sourcespec"
 	"github.com/readproof/readproof/identity"
 )
 
@@ -67,7 +67,7 @@ func TestParseValid(t *testing.T) {
 	if want := filepath.Join(dir, "cache", "git"); f.CacheDir != want {
 		t.Errorf("CacheDir = %q, want %q", f.CacheDir, want)
 	}
-	wantNet := adapters.NetPolicy{
+	wantNet := sourcespec.NetPolicy{
 		AllowHosts:   []string{"policies.internal", "127.0.0.1"},
 		AllowCIDRs:   []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("fd00::/8")},
 		Timeout:      45 * time.Second,
@@ -90,14 +90,14 @@ func TestParseValid(t *testing.T) {
 	want := []Resource{
 		{
 			URI:         mustURI(t, "readproof://demo/policies/refunds"),
-			Source:      adapters.Spec{Type: "filesystem", Path: "policies/refunds.md"},
+			Source:      sourcespec.Spec{Type: "filesystem", Path: "policies/refunds.md"},
 			Freshness:   Freshness{Strategy: AllowStale, MaxAge: 2 * time.Hour},
 			Description: `Refunds: "30 days" \ ünïcødé ✓`,
 			Line:        31,
 		},
 		{
 			URI: mustURI(t, "readproof://demo/policies/shipping"),
-			Source: adapters.Spec{Type: "http", URL: "https://policies.internal/shipping.md", Headers: map[string]string{
+			Source: sourcespec.Spec{Type: "http", URL: "https://policies.internal/shipping.md", Headers: map[string]string{
 				"Authorization": "Bearer ${POLICY_TOKEN}", "Accept": "text/markdown", "X-Cost": "$$5 per ${POLICY_TOKEN}",
 			}},
 			Freshness:   Freshness{Strategy: RequireFresh},
@@ -106,14 +106,14 @@ func TestParseValid(t *testing.T) {
 		},
 		{
 			URI: mustURI(t, "readproof://acme/runbooks/oncall"),
-			Source: adapters.Spec{Type: "github", Owner: "acme", Repo: "company-docs", Path: "runbooks/oncall.md",
+			Source: sourcespec.Spec{Type: "github", Owner: "acme", Repo: "company-docs", Path: "runbooks/oncall.md",
 				Ref: "main", TokenEnv: "GITHUB_TOKEN", APIBase: "https://ghe.example.com/api/v3"},
 			Freshness: Freshness{Strategy: AllowStale, MaxAge: 7 * 24 * time.Hour},
 			Line:      47,
 		},
 		{
 			URI:       mustURI(t, "readproof://acme/specs/pricing"),
-			Source:    adapters.Spec{Type: "git", URL: "file:///srv/git/specs.git", Path: "pricing.md", Ref: "HEAD"},
+			Source:    sourcespec.Spec{Type: "git", URL: "file:///srv/git/specs.git", Path: "pricing.md", Ref: "HEAD"},
 			Freshness: Freshness{Strategy: Pinned, Snapshot: "1ae984e288457551a53914820e8411431331791c"},
 			Line:      52,
 		},
@@ -130,7 +130,7 @@ func TestParseValid(t *testing.T) {
 
 func TestExampleFile(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	f, err := Load("../readproof.toml.example")
+	f, err := Load("../../readproof.toml.example")
 	if err != nil {
 		var pe *Error
 		if errors.As(err, &pe) {
@@ -164,7 +164,7 @@ func TestExampleFile(t *testing.T) {
 	}
 	// Every top-level table of the schema appears in the example.
 	names, _ := tomlFields(rawFileType)
-	text := string(mustRead(t, "../readproof.toml.example"))
+	text := string(mustRead(t, "../../readproof.toml.example"))
 	for _, n := range names {
 		if !containsLine(text, n) {
 			t.Errorf("example does not document %q", n)
@@ -181,13 +181,13 @@ func TestEmpty(t *testing.T) {
 	dir := t.TempDir()
 	f := Empty(filepath.Join(dir, "readproof.toml"))
 	rdir, _ := filepath.EvalSymlinks(dir)
-	if f.Dir != dir || f.Version != 1 || f.Defaults.Policy != RequireFresh || f.Defaults.MaxBytes != adapters.DefaultMaxBytes {
+	if f.Dir != dir || f.Version != 1 || f.Defaults.Policy != RequireFresh || f.Defaults.MaxBytes != sourcespec.DefaultMaxBytes {
 		t.Errorf("Empty = %+v", f)
 	}
 	if !reflect.DeepEqual(f.Roots, []string{rdir}) {
 		t.Errorf("Roots = %q, want [%q]", f.Roots, rdir)
 	}
-	if f.Network.Timeout != adapters.DefaultTimeout || f.Network.MaxRedirects != adapters.DefaultMaxRedirects {
+	if f.Network.Timeout != sourcespec.DefaultTimeout || f.Network.MaxRedirects != sourcespec.DefaultMaxRedirects {
 		t.Errorf("Network = %+v", f.Network)
 	}
 	// Parsing an empty file gives the same settings.

@@ -14,20 +14,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/hiddeco/sshsig"
 
-	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
 )
@@ -447,6 +443,17 @@ func (s *Store) RunReceipts(runID string) ([]receipts.Receipt, error) {
 	return out, nil
 }
 
+// CommitSigner verifies the SSH signature of commit id, for every reader
+// that checks signatures (`verify`, `evidence verify`), so they agree on
+// every case. With signers nil (no allowed_signers configured) the
+// signature must still verify against its own key, with namespace git, over
+// this commit: a signature that does not is broken whoever is trusted; only
+// "who signed" needs signers, and the principal is then "". Errors wrap
+// evidence.ErrBadSignature, ErrUntrustedKey or ErrKeyNotValid.
+func (s *Store) CommitSigner(id gitstore.OID, signers evidence.AllowedSigners) (evidence.CommitSigner, time.Time, error) {
+	return s.commitSigner(id, signers)
+}
+
 // commitSigner verifies the SSH signature of commit id. With signers nil
 // the signature is checked against its own key (valid, namespace git, over
 // this commit) and the principal is "".
@@ -594,7 +601,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest) (st
 		default:
 			continue
 		}
-		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, printable(got), printable(want)), false
+		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false
 	}
 	word := "entries agree"
 	if n == 1 {
@@ -615,7 +622,7 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 	}
 	if c.Signature == "" {
 		if claimed != "" {
-			add(CheckCommitSignature, false, "the bundle names commit signer %s, the store's manifest commit is not signed", printable(claimed))
+			add(CheckCommitSignature, false, "the bundle names commit signer %s, the store's manifest commit is not signed", text.Printable(claimed))
 		}
 		return
 	}
@@ -627,11 +634,11 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 	case err != nil:
 		add(CheckCommitSignature, false, "manifest commit %s: %v", m.ID, err)
 	case claimed != "" && claimed != cs.Fingerprint:
-		add(CheckCommitSignature, false, "the bundle names commit signer %s, the manifest commit is signed by %s", printable(claimed), cs.Fingerprint)
+		add(CheckCommitSignature, false, "the bundle names commit signer %s, the manifest commit is signed by %s", text.Printable(claimed), cs.Fingerprint)
 	case signers == nil:
 		add(CheckCommitSignature, true, "valid SSH signature by %s; signer not checked against allowed signers (pass trusted keys to check it)", cs.Fingerprint)
 	default:
-		add(CheckCommitSignature, true, "signed by %s with %s", printable(cs.Principal), cs.Fingerprint)
+		add(CheckCommitSignature, true, "signed by %s with %s", text.Printable(cs.Principal), cs.Fingerprint)
 	}
 }
 
@@ -640,7 +647,7 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	dec := json.NewDecoder(bytes.NewReader(p.Receipts))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sum); err != nil {
-		add(CheckReceipts, false, "receipts is not a receipt summary: %s", printable(err.Error()))
+		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
 		return
 	}
 	rs, err := s.RunReceipts(p.RunID)
@@ -650,14 +657,14 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	}
 	if key != nil {
 		if err := receipts.VerifySummary(sum, rs, *key); err != nil {
-			add(CheckReceipts, false, "%s", printable(err.Error()))
+			add(CheckReceipts, false, "%s", text.Printable(err.Error()))
 			return
 		}
 		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s", len(rs), key.ID())
 		return
 	}
 	if err := sum.Matches(rs); err != nil {
-		add(CheckReceipts, false, "%s", printable(err.Error()))
+		add(CheckReceipts, false, "%s", text.Printable(err.Error()))
 		return
 	}
 	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
@@ -666,11 +673,11 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 func (s *Store) checkVerdicts(p *evidence.Predicate, add addCheck) {
 	var got evidenceVerdicts
 	if err := json.Unmarshal(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
-		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", printable(fmt.Sprint(err)))
+		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", text.Printable(fmt.Sprint(err)))
 		return
 	}
 	if err := identity.ValidateRunID(p.RunID); err != nil {
-		add(CheckProofOfRead, false, "run id %q: %s", p.RunID, printable(err.Error()))
+		add(CheckProofOfRead, false, "run id %q: %s", p.RunID, text.Printable(err.Error()))
 		return
 	}
 	history, err := s.VerdictHistory(p.RunID)
@@ -685,13 +692,13 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, add addCheck) {
 		}
 		have, _ := json.Marshal(evidenceVerdicts{VerdictsCommit: rec.ID, VerdictRecord: rec})
 		if !bytes.Equal(have, want) {
-			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", printable(got.VerdictsCommit))
+			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", text.Printable(got.VerdictsCommit))
 			return
 		}
 		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID)
 		return
 	}
-	add(CheckProofOfRead, false, "verdict record %s is not in the store's verdict chain of run %s", printable(got.VerdictsCommit), p.RunID)
+	add(CheckProofOfRead, false, "verdict record %s is not in the store's verdict chain of run %s", text.Printable(got.VerdictsCommit), p.RunID)
 }
 
 // timeString renders a time as bundles do: RFC 3339 in UTC, fraction
@@ -701,84 +708,4 @@ func timeString(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// printable returns s Go-quoted when it holds a rune that is not
-// printable, so a hostile bundle cannot put control sequences into a check.
-func printable(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
-// readView is s, or for a plain (non-mirror) clone of a store, whose
-// refs/heads/ does not carry the readproof branches, a read-only view of s
-// that reads them from the remote-tracking refs of the remote that does
-// (refs/remotes/<remote>/readproof/...). Run tags travel under refs/tags/
-// in both cases.
-func (s *Store) readView() (*Store, error) {
-	// A store has no remote-tracking refs, so this listing is cheap; its
-	// own branches (one per resource) are listed only when there are some.
-	remote, err := s.git.Refs("refs/remotes/")
-	if err != nil || len(remote) == 0 {
-		return s, err
-	}
-	for _, prefix := range []string{ResourcesPrefix, "refs/heads/readproof/receipts/", VerdictsPrefix, TagsPrefix} {
-		own, err := s.git.Refs(prefix)
-		if err != nil {
-			return nil, err
-		}
-		if len(own) > 0 {
-			return s, nil
-		}
-	}
-	names := make([]string, 0, len(remote))
-	for _, r := range remote {
-		names = append(names, r.Name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		rest := strings.TrimPrefix(name, "refs/remotes/")
-		remoteName, after, ok := strings.Cut(rest, "/")
-		if ok && strings.HasPrefix(after, "readproof/") {
-			return &Store{git: remoteRefs{Store: s.git, prefix: "refs/remotes/" + remoteName + "/"}, policy: s.policy, opts: s.opts, sources: map[string]adapters.Source{}}, nil
-		}
-	}
-	return s, nil
-}
-
-// remoteRefs reads refs/heads/X as <prefix>X. It is for reading only.
-type remoteRefs struct {
-	gitstore.Store
-	prefix string
-}
-
-func (r remoteRefs) Ref(name string) (gitstore.OID, error) {
-	if rest, ok := strings.CutPrefix(name, "refs/heads/"); ok {
-		return r.Store.Ref(r.prefix + rest)
-	}
-	return r.Store.Ref(name)
-}
-
-func (r remoteRefs) Refs(prefix string) ([]gitstore.Ref, error) {
-	rest, ok := strings.CutPrefix(prefix, "refs/heads/")
-	if !ok {
-		return r.Store.Refs(prefix)
-	}
-	refs, err := r.Store.Refs(r.prefix + rest)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]gitstore.Ref, len(refs))
-	for i, ref := range refs {
-		out[i] = gitstore.Ref{Name: "refs/heads/" + strings.TrimPrefix(ref.Name, r.prefix), OID: ref.OID}
-	}
-	return out, nil
-}
-
-func (r remoteRefs) Update(...gitstore.RefUpdate) error {
-	return errors.New("a view of a clone's remote-tracking refs is read-only")
 }

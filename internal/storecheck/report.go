@@ -3,6 +3,8 @@ package storecheck
 import (
 	"fmt"
 	"strings"
+
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Kind says how bad a problem is.
@@ -74,6 +76,8 @@ type Counts struct {
 	// Signed manifests, and how many signatures were verified.
 	Signed   int `json:"signed"`
 	Verified int `json:"signatures_verified"`
+	// Verdicts is the number of verdict records whose MAC was checked.
+	Verdicts int `json:"verdict_macs_verified"`
 }
 
 // Report is the outcome of Check.
@@ -113,30 +117,23 @@ func (r *Report) Summary() string {
 	var b strings.Builder
 	switch {
 	case r.Broken() > 0:
-		fmt.Fprintf(&b, "store is broken: %d problem%s", r.Broken(), plural(r.Broken()))
+		fmt.Fprintf(&b, "store is broken: %d problem%s", r.Broken(), text.Plural(r.Broken(), "", "s"))
 		if n := r.CouldNotCheck(); n > 0 {
-			fmt.Fprintf(&b, ", %d check%s could not run", n, plural(n))
+			fmt.Fprintf(&b, ", %d check%s could not run", n, text.Plural(n, "", "s"))
 		}
 	case r.CouldNotCheck() > 0:
-		fmt.Fprintf(&b, "store could not be fully checked: %d check%s could not run", r.CouldNotCheck(), plural(r.CouldNotCheck()))
+		fmt.Fprintf(&b, "store could not be fully checked: %d check%s could not run", r.CouldNotCheck(), text.Plural(r.CouldNotCheck(), "", "s"))
 	default:
 		b.WriteString("store ok")
 	}
 	fmt.Fprintf(&b, "; %d run%s, %d open, %d resource%s (%d observation%s), %d tag%s; %d objects; %d/%d snapshots re-hashed (%s)",
-		c.Runs, plural(c.Runs), c.OpenRuns, c.Resources, plural(c.Resources), c.Observations, plural(c.Observations),
-		c.Tags, plural(c.Tags), c.Commits+c.Trees+c.Blobs, c.Rehashed, c.Snapshots, r.Mode)
+		c.Runs, text.Plural(c.Runs, "", "s"), c.OpenRuns, c.Resources, text.Plural(c.Resources, "", "s"), c.Observations, text.Plural(c.Observations, "", "s"),
+		c.Tags, text.Plural(c.Tags, "", "s"), c.Commits+c.Trees+c.Blobs, c.Rehashed, c.Snapshots, r.Mode)
 	if c.Signed > 0 {
 		fmt.Fprintf(&b, "; %d/%d signatures verified", c.Verified, c.Signed)
 	}
 	if n := r.Warnings(); n > 0 {
-		fmt.Fprintf(&b, "; %d warning%s", n, plural(n))
+		fmt.Fprintf(&b, "; %d warning%s", n, text.Plural(n, "", "s"))
 	}
 	return b.String()
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -1,4 +1,4 @@
-package adapters
+package sourcespec
 
 import (
 	"net/url"
@@ -36,28 +36,28 @@ func (s Spec) Redacted() Spec {
 	if s.Headers != nil {
 		out.Headers = make(map[string]string, len(s.Headers))
 		for k, v := range s.Headers {
-			if credentialHeader(k, v) {
+			if CredentialHeader(k, v) {
 				v = Redacted
 			}
 			out.Headers[k] = v
 		}
 	}
-	out.URL = redactURL(s.URL)
-	out.APIBase = redactURL(s.APIBase)
+	out.URL = RedactURL(s.URL)
+	out.APIBase = RedactURL(s.APIBase)
 	return out
 }
 
-// credentialHeader reports whether a declared header must be hidden.
-func credentialHeader(name, value string) bool {
+// CredentialHeader reports whether a declared header must be hidden.
+func CredentialHeader(name, value string) bool {
 	if credentialName.MatchString(name) {
 		return true
 	}
 	literal := value
-	if parts, err := parseRefs(value); err == nil {
+	if parts, err := ParseRefs(value); err == nil {
 		var b strings.Builder
 		for _, p := range parts {
-			if !p.ref {
-				b.WriteString(p.text)
+			if !p.Ref {
+				b.WriteString(p.Text)
 			} else {
 				b.WriteByte(' ')
 			}
@@ -80,10 +80,10 @@ func isLetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 
 var userinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@`)
 
-// redactURL hides a URL's user information and the values of its
+// RedactURL hides a URL's user information and the values of its
 // credential-looking query parameters. A string that does not parse as a
 // URL still loses anything that looks like user information.
-func redactURL(s string) string {
+func RedactURL(s string) string {
 	if s == "" {
 		return s
 	}
@@ -122,15 +122,15 @@ func (s Spec) Describe() string {
 	case "filesystem":
 		return s.Path
 	case "http":
-		return redactURL(s.URL)
+		return RedactURL(s.URL)
 	case "github":
-		d := s.Owner + "/" + s.Repo + ":" + strings.TrimPrefix(s.Path, "/") + "@" + orDefault(s.Ref, defaultGitHubRef)
-		if base := strings.TrimRight(s.APIBase, "/"); base != "" && base != defaultGitHubAPI {
-			d += " via " + redactURL(base)
+		d := s.Owner + "/" + s.Repo + ":" + strings.TrimPrefix(s.Path, "/") + "@" + orDefault(s.Ref, DefaultGitHubRef)
+		if base := strings.TrimRight(s.APIBase, "/"); base != "" && base != DefaultGitHubAPI {
+			d += " via " + RedactURL(base)
 		}
 		return d
 	case "git":
-		return redactURL(s.URL) + ":" + strings.TrimPrefix(s.Path, "/") + "@" + orDefault(s.Ref, defaultGitRef)
+		return RedactURL(s.URL) + ":" + strings.TrimPrefix(s.Path, "/") + "@" + orDefault(s.Ref, DefaultGitRef)
 	}
 	var parts []string
 	for _, v := range []string{s.URL, s.Owner, s.Repo, s.Path, s.Ref} {
@@ -139,7 +139,7 @@ func (s Spec) Describe() string {
 		}
 	}
 	if len(parts) > 0 {
-		parts[0] = redactURL(parts[0])
+		parts[0] = RedactURL(parts[0])
 	}
 	return s.Type + " " + strings.Join(parts, " ")
 }
@@ -150,3 +150,10 @@ func orDefault(v, def string) string {
 	}
 	return v
 }
+
+// Defaults of the github and git sources, named by Describe.
+const (
+	DefaultGitHubAPI = "https://api.github.com"
+	DefaultGitHubRef = "main"
+	DefaultGitRef    = "HEAD"
+)

@@ -1,8 +1,7 @@
-package adapters
+package sourcespec
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -10,19 +9,19 @@ import (
 // [A-Za-z_][A-Za-z0-9_]*. "$$" stands for one "$"; a "$" followed by anything
 // else is literal. Anything else starting with "${" is malformed.
 
-// refPart is one piece of a parsed value: literal text or a reference.
-type refPart struct {
-	text string
-	ref  bool
+// Part is one piece of a parsed value: literal text or a reference.
+type Part struct {
+	Text string // the literal text, or the variable name
+	Ref  bool   // Text names a variable
 }
 
-// parseRefs splits v into literal text and ${NAME} references.
-func parseRefs(v string) ([]refPart, error) {
-	var parts []refPart
+// ParseRefs splits v into literal text and ${NAME} references.
+func ParseRefs(v string) ([]Part, error) {
+	var parts []Part
 	var lit strings.Builder
 	flush := func() {
 		if lit.Len() > 0 {
-			parts = append(parts, refPart{text: lit.String()})
+			parts = append(parts, Part{Text: lit.String()})
 			lit.Reset()
 		}
 	}
@@ -42,11 +41,11 @@ func parseRefs(v string) ([]refPart, error) {
 				return nil, fmt.Errorf("unterminated ${ at byte %d; write ${NAME}, or $${ for a literal ${", i)
 			}
 			name := v[i+2 : i+2+end]
-			if !validEnvName(name) {
+			if !ValidEnvName(name) {
 				return nil, fmt.Errorf("invalid variable name %q at byte %d; names are letters, digits and _, not starting with a digit", name, i)
 			}
 			flush()
-			parts = append(parts, refPart{text: name, ref: true})
+			parts = append(parts, Part{Text: name, Ref: true})
 			i += 2 + end
 		default:
 			lit.WriteByte('$')
@@ -56,7 +55,7 @@ func parseRefs(v string) ([]refPart, error) {
 	return parts, nil
 }
 
-func validEnvName(s string) bool {
+func ValidEnvName(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -72,70 +71,53 @@ func validEnvName(s string) bool {
 	return true
 }
 
-// refNames lists the variables v references, in order, without repeats.
-func refNames(v string) ([]string, error) {
-	parts, err := parseRefs(v)
+// RefNames lists the variables v references, in order, without repeats.
+func RefNames(v string) ([]string, error) {
+	parts, err := ParseRefs(v)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	seen := map[string]bool{}
 	for _, p := range parts {
-		if p.ref && !seen[p.text] {
-			seen[p.text] = true
-			names = append(names, p.text)
+		if p.Ref && !seen[p.Text] {
+			seen[p.Text] = true
+			names = append(names, p.Text)
 		}
 	}
 	return names, nil
 }
 
-// unsetError names a referenced variable that is not set.
-type unsetError struct{ name string }
+// UnsetError names a referenced variable that is not set.
+type UnsetError struct{ Name string }
 
-func (e *unsetError) Error() string { return "environment variable " + e.name + " is not set" }
+func (e *UnsetError) Error() string { return "environment variable " + e.Name + " is not set" }
 
-// expandRefs resolves v's references with lookup. It never puts a
+// ExpandRefs resolves v's references with lookup. It never puts a
 // variable's value into an error.
-func expandRefs(v string, lookup func(string) (string, bool)) (string, error) {
-	parts, err := parseRefs(v)
+func ExpandRefs(v string, lookup func(string) (string, bool)) (string, error) {
+	parts, err := ParseRefs(v)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		if !p.ref {
-			b.WriteString(p.text)
+		if !p.Ref {
+			b.WriteString(p.Text)
 			continue
 		}
-		val, ok := lookup(p.text)
+		val, ok := lookup(p.Text)
 		if !ok {
-			return "", &unsetError{name: p.text}
+			return "", &UnsetError{Name: p.Text}
 		}
 		b.WriteString(val)
 	}
 	return b.String(), nil
 }
 
-// envAllowed reports whether name is in env's allow-list.
-func (e Env) envAllowed(name string) bool {
-	for _, n := range e.EnvAllow {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
-func (e Env) lookup() func(string) (string, bool) {
-	if e.LookupEnv != nil {
-		return e.LookupEnv
-	}
-	return os.LookupEnv
-}
-
-// badHeaderByte reports whether s holds a byte that may not appear in an HTTP
+// BadHeaderByte reports whether s holds a byte that may not appear in an HTTP
 // header value (control characters other than tab, and DEL).
-func badHeaderByte(s string) bool {
+func BadHeaderByte(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; (c < 0x20 && c != '\t') || c == 0x7f {
 			return true
@@ -144,8 +126,8 @@ func badHeaderByte(s string) bool {
 	return false
 }
 
-// validHeaderName reports whether s is an HTTP token.
-func validHeaderName(s string) bool {
+// ValidHeaderName reports whether s is an HTTP token.
+func ValidHeaderName(s string) bool {
 	if s == "" {
 		return false
 	}

@@ -1,0 +1,93 @@
+package sourcespec
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+	"time"
+)
+
+// Spec is a resource's source as declared in readproof.toml. Values keep
+// their ${NAME} references; adapters expand them at fetch time.
+type Spec struct {
+	Type     string            `toml:"type" json:"type"`
+	Path     string            `toml:"path,omitempty" json:"path,omitempty"`
+	URL      string            `toml:"url,omitempty" json:"url,omitempty"`
+	Headers  map[string]string `toml:"headers,omitempty" json:"headers,omitempty"`
+	Owner    string            `toml:"owner,omitempty" json:"owner,omitempty"`
+	Repo     string            `toml:"repo,omitempty" json:"repo,omitempty"`
+	Ref      string            `toml:"ref,omitempty" json:"ref,omitempty"`
+	APIBase  string            `toml:"api_base,omitempty" json:"api_base,omitempty"`
+	TokenEnv string            `toml:"token_env,omitempty" json:"token_env,omitempty"`
+}
+
+// Env is what the policy file allows sources to do.
+type Env struct {
+	// BaseDir is the directory of readproof.toml; relative paths are
+	// relative to it.
+	BaseDir string
+	// Roots are the directories filesystem sources may read (absolute).
+	// Empty means BaseDir only.
+	Roots []string
+	// EnvAllow lists the environment variables ${NAME} may expand.
+	EnvAllow []string
+	// LookupEnv reads the environment; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Network is the address policy for http, github and git over http.
+	Network NetPolicy
+	// MaxBytes bounds one document. Zero means DefaultMaxBytes.
+	MaxBytes int64
+	// CacheDir holds the git adapter's clones, outside the evidence store.
+	CacheDir string
+}
+
+// NetPolicy bounds network sources.
+type NetPolicy struct {
+	AllowHosts   []string
+	AllowCIDRs   []netip.Prefix
+	Timeout      time.Duration
+	MaxRedirects int
+}
+
+// Defaults used when the policy file says nothing.
+const (
+	DefaultMaxBytes     = 10 << 20
+	DefaultTimeout      = 30 * time.Second
+	DefaultMaxRedirects = 5
+)
+
+// Errors shared by the policy file parser and the adapters; match them with
+// errors.Is.
+var (
+	// ErrRefused: a source or value is refused by policy.
+	ErrRefused = errors.New("refused by policy")
+	// ErrConfig: a source is declared wrongly.
+	ErrConfig = errors.New("invalid source configuration")
+)
+
+// MaxBytes returns env's size limit with the default applied.
+func (e Env) MaxBytesOrDefault() int64 {
+	if e.MaxBytes > 0 {
+		return e.MaxBytes
+	}
+	return DefaultMaxBytes
+}
+
+// EnvAllowed reports whether name is in env's allow-list.
+func (e Env) EnvAllowed(name string) bool {
+	for _, n := range e.EnvAllow {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup returns the function that reads the environment: LookupEnv, or
+// os.LookupEnv when it is nil.
+func (e Env) Lookup() func(string) (string, bool) {
+	if e.LookupEnv != nil {
+		return e.LookupEnv
+	}
+	return os.LookupEnv
+}

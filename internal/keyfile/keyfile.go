@@ -1,0 +1,331 @@
+// Package keyfile is readproof's one implementation of key-file policy: where
+// a secret key file may live, which modes it may have, and how it is read and
+// written. The evidence signing key (package evidence), the receipts key
+// (package receipts) and the probe key (package probe) all go through it.
+//
+// The policy, for every key kind:
+//   - a key path may not lie inside a forbidden directory the caller names
+//     (the store, the project directory), compared both as written and with
+//     symbolic links resolved in the longest existing prefix;
+//   - it may not lie inside a git repository (a work tree holding .git, or a
+//     bare repository), found by walking up from the key's directory, again as
+//     written and resolved, so a key is never committed or pushed;
+//   - a key file must be a regular file that grants nothing to group or
+//     others (mode &0o077 == 0);
+//   - a new key file is written to a temporary file, fsynced, and then linked
+//     (or renamed, when replacing) into place, and the directory is fsynced:
+//     a crash leaves either no key or the whole key, never a partial one.
+//
+// Errors wrap this package's sentinels (ErrLocation, ErrMode, ErrInvalid,
+// ErrExists, and fs.ErrNotExist for a missing file) and the caller's own
+// sentinels named in its Kind, so each key package keeps its error API.
+//
+// keyfile imports only the standard library and gitstore/gitobj.
+package keyfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore/gitobj"
+)
+
+var (
+	// ErrLocation: the key path lies inside a forbidden directory or a git
+	// repository.
+	ErrLocation = errors.New("key file location refused")
+	// ErrMode: the key file grants permissions to group or others.
+	ErrMode = errors.New("key file open to other users")
+	// ErrInvalid: the key path is not a regular file, or the file is larger
+	// than any key of its kind.
+	ErrInvalid = errors.New("not a key file")
+	// ErrExists: a new key would overwrite an existing file. Errors wrapping
+	// it also wrap fs.ErrExist.
+	ErrExists = errors.New("key file already exists")
+)
+
+// Kind names a kind of key file and the caller's sentinel errors, which the
+// errors of this package wrap in addition to their own. A nil sentinel is
+// not wrapped.
+type Kind struct {
+	// Name is used in messages: "signing key", "receipt key", "probe key".
+	Name string
+	// Location is wrapped with ErrLocation.
+	Location error
+	// Mode is wrapped with ErrMode.
+	Mode error
+	// Invalid is wrapped with ErrInvalid.
+	Invalid error
+	// Exists is wrapped with ErrExists.
+	Exists error
+	// Any is wrapped by every error reading or writing a key file fails with
+	// (location refusals included), for a package with one catch-all
+	// sentinel.
+	Any error
+}
+
+// wrap builds an error whose message starts with the most specific sentinel
+// the Kind names (its specific one, else its catch-all, else base) and which
+// wraps base, specific and the catch-all for errors.Is.
+func (k Kind) wrap(base, specific error, format string, args ...any) error {
+	head := base
+	for _, s := range []error{k.Any, specific} {
+		if s != nil {
+			head = s
+		}
+	}
+	var err error = fmt.Errorf("%w: "+format, append([]any{head}, args...)...)
+	for _, s := range []error{base, specific, k.Any} {
+		if s != nil && !errors.Is(err, s) {
+			err = &wrapped{err: err, also: s}
+		}
+	}
+	return err
+}
+
+// wrapped adds one more sentinel for errors.Is without changing the message.
+type wrapped struct {
+	err  error
+	also error
+}
+
+func (w *wrapped) Error() string   { return w.err.Error() }
+func (w *wrapped) Unwrap() []error { return []error{w.err, w.also} }
+
+// DefaultPath is where key files live by default: name under
+// $XDG_CONFIG_HOME/readproof (os.UserConfigDir), outside every repository.
+func DefaultPath(name string) (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no user config directory for key files: %w", err)
+	}
+	return filepath.Join(dir, "readproof", name), nil
+}
+
+// CheckLocation applies the location policy to path and returns the path
+// made absolute with links resolved in its longest existing prefix.
+func (k Kind) CheckLocation(path string, forbidden []string) (string, error) {
+	if path == "" {
+		return "", k.wrap(ErrLocation, k.Location, "empty %s path: name a file outside the store and every repository", k.Name)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", k.wrap(ErrLocation, k.Location, "%s %s: %v", k.Name, path, err)
+	}
+	real, err := Resolve(abs)
+	if err != nil {
+		return "", k.wrap(ErrLocation, k.Location, "%s %s: %v", k.Name, path, err)
+	}
+	for _, dir := range forbidden {
+		if dir == "" {
+			continue
+		}
+		dabs, err := filepath.Abs(dir)
+		if err != nil {
+			return "", k.wrap(ErrLocation, k.Location, "%s %s: directory %s: %v", k.Name, path, dir, err)
+		}
+		dreal, err := Resolve(dabs)
+		if err != nil {
+			return "", k.wrap(ErrLocation, k.Location, "%s %s: directory %s: %v", k.Name, path, dir, err)
+		}
+		for _, d := range []string{dabs, dreal} {
+			if Within(d, abs) || Within(d, real) {
+				return "", k.wrap(ErrLocation, k.Location, "%s %s is inside %s, where it could be committed or shared: keep key files outside the store and every repository (the default is under the user config directory)", k.Name, path, dir)
+			}
+		}
+	}
+	if repo := EnclosingRepository(abs, real); repo != "" {
+		return "", k.wrap(ErrLocation, k.Location, "%s %s is inside the git repository %s, where it could be committed or pushed: keep key files outside every repository (the default is under the user config directory)", k.Name, path, repo)
+	}
+	return real, nil
+}
+
+// EnclosingRepository returns the nearest directory at or above the parent of
+// any of paths (absolute) that is a git repository (gitobj.IsRepository), or
+// "" when there is none.
+func EnclosingRepository(paths ...string) string {
+	for _, p := range paths {
+		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+			if gitobj.IsRepository(d) {
+				return d
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return ""
+}
+
+// Resolve makes p absolute and resolves symbolic links in its longest
+// existing prefix, appending the missing rest as written, so a path that does
+// not exist yet is judged by where it would land.
+func Resolve(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	head, tail := abs, ""
+	for {
+		r, err := filepath.EvalSymlinks(head)
+		if err == nil {
+			return filepath.Join(r, tail), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrInvalid) {
+			return "", err
+		}
+		parent := filepath.Dir(head)
+		if parent == head {
+			return abs, nil
+		}
+		tail = filepath.Join(filepath.Base(head), tail)
+		head = parent
+	}
+}
+
+// Within reports whether p is dir or lies below it; both are absolute and
+// cleaned.
+func Within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}
+
+// Read checks path's location, then reads the key file: a regular file
+// (checked before it is opened, so a FIFO cannot block, and again on the
+// opened file) with no permission for group or others, at most max bytes.
+// The caller clears the returned bytes when done.
+func (k Kind) Read(path string, forbidden []string, max int) ([]byte, error) {
+	real, err := k.CheckLocation(path, forbidden)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, k.wrap(fs.ErrNotExist, k.Any, "%s %s does not exist", k.Name, path)
+		}
+		return nil, k.wrap(ErrInvalid, k.Any, "%s %s: %v", k.Name, path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, k.wrap(ErrInvalid, k.Invalid, "%s %s is not a regular file: point at the key file itself", k.Name, path)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, k.wrap(ErrInvalid, k.Any, "opening %s %s: %v", k.Name, path, err)
+	}
+	defer f.Close()
+	ofi, err := f.Stat()
+	if err != nil {
+		return nil, k.wrap(ErrInvalid, k.Any, "%s %s: %v", k.Name, path, err)
+	}
+	if !os.SameFile(fi, ofi) {
+		return nil, k.wrap(ErrInvalid, k.Invalid, "%s %s changed while it was being opened; try again", k.Name, path)
+	}
+	if perm := ofi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, k.wrap(ErrMode, k.Mode, "%s %s has mode %04o, open to group or others: run chmod 600 %s", k.Name, path, perm, path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		clear(data)
+		return nil, k.wrap(ErrInvalid, k.Any, "reading %s %s: %v", k.Name, path, err)
+	}
+	if len(data) > max {
+		clear(data)
+		return nil, k.wrap(ErrInvalid, k.Invalid, "%s %s is larger than any key of its kind (%d bytes at most)", k.Name, path, max)
+	}
+	return data, nil
+}
+
+// WriteOptions says how Write places a file.
+type WriteOptions struct {
+	// Mode is the file's permission bits (0o600 for a secret).
+	Mode fs.FileMode
+	// Replace allows replacing an existing file (rotation); otherwise an
+	// existing file is refused with ErrExists.
+	Replace bool
+	// MkdirAll creates missing parent directories with mode 0700; otherwise
+	// a missing directory is an error.
+	MkdirAll bool
+}
+
+// Write checks path's location and writes data there atomically: into a
+// temporary file beside it, fsynced, then linked (new file) or renamed
+// (Replace) into place, and the directory fsynced. On any failure nothing is
+// left behind.
+func (k Kind) Write(path string, forbidden []string, data []byte, o WriteOptions) error {
+	real, err := k.CheckLocation(path, forbidden)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(real)
+	if o.MkdirAll {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return k.wrap(ErrInvalid, k.Any, "creating the directory of %s %s: %v", k.Name, path, err)
+		}
+	}
+	if !o.Replace {
+		if err := k.CheckAbsent(path); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.CreateTemp(dir, ".readproof-key-*")
+	if err != nil {
+		return k.wrap(ErrInvalid, k.Any, "writing %s %s: %v (create the directory first)", k.Name, path, err)
+	}
+	name := tmp.Name()
+	err = tmp.Chmod(o.Mode)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if o.Replace {
+			err = os.Rename(name, real)
+		} else {
+			err = os.Link(name, real)
+		}
+	}
+	_ = os.Remove(name) // after Link: the temporary name; after Rename: nothing
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return k.exists(path)
+		}
+		return k.wrap(ErrInvalid, k.Any, "writing %s %s: %v", k.Name, path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// CheckAbsent returns nil when nothing is at path, and otherwise the error
+// Write gives for an existing file (ErrExists, fs.ErrExist).
+func (k Kind) CheckAbsent(path string) error {
+	_, err := os.Lstat(path)
+	switch {
+	case err == nil:
+		return k.exists(path)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	}
+	return k.wrap(ErrInvalid, k.Any, "%s %s: %v", k.Name, path, err)
+}
+
+func (k Kind) exists(path string) error {
+	err := k.wrap(ErrExists, k.Exists, "%s %s: refusing to overwrite a key file that exists: choose another path or remove it first", k.Name, path)
+	return &wrapped{err: err, also: fs.ErrExist}
+}

@@ -1,0 +1,43 @@
+// Package text holds the small string helpers every output path shares:
+// Printable, which keeps hostile bytes (terminal control sequences, invalid
+// UTF-8) out of what readproof prints, and Plural and Count for messages.
+//
+// text imports only the standard library.
+package text
+
+import (
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Printable returns s unchanged when it is valid UTF-8 and every rune is
+// printable (unicode.IsPrint: letters, marks, numbers, punctuation, symbols
+// and the ASCII space), and otherwise s Go-quoted, so a hostile store, bundle
+// or report cannot put control sequences or invalid bytes into a terminal.
+func Printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// Plural returns one when n is 1 and many otherwise: Plural(n, "entry",
+// "entries"), or Plural(n, "", "s") for a suffix.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Count returns n followed by the word for it: Count(3, "run", "runs") is
+// "3 runs".
+func Count(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + Plural(n, one, many)
+}

@@ -1,0 +1,44 @@
+package text
+
+import "testing"
+
+func TestPrintable(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"readproof://demo/policies/refunds", "readproof://demo/policies/refunds"},
+		{"a b", "a b"},
+		{"héllo – ünïcode ✓", "héllo – ünïcode ✓"},
+		{"\x1b[31mred", `"\x1b[31mred"`},
+		{"line\nbreak", `"line\nbreak"`},
+		{"tab\there", `"tab\there"`},
+		{"bell\a", `"bell\a"`},
+		{"nul\x00", `"nul\x00"`},
+		{"del\x7f", `"del\x7f"`},
+		{"c1\u0085", `"c1\u0085"`},
+		{"bidi\u202eevil", `"bidi\u202eevil"`},
+		{"bad\xffutf8", `"bad\xffutf8"`},
+	} {
+		if got := Printable(c.in); got != c.want {
+			t.Errorf("Printable(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n         int
+		word, cnt string
+	}{
+		{0, "entries", "0 entries"}, {1, "entry", "1 entry"}, {2, "entries", "2 entries"}, {-1, "entries", "-1 entries"},
+	} {
+		if got := Plural(c.n, "entry", "entries"); got != c.word {
+			t.Errorf("Plural(%d) = %q, want %q", c.n, got, c.word)
+		}
+		if got := Count(c.n, "entry", "entries"); got != c.cnt {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.cnt)
+		}
+	}
+	if Plural(1, "", "s") != "" || Plural(2, "", "s") != "s" {
+		t.Error("suffix form")
+	}
+}
