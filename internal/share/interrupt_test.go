@@ -25,8 +25,10 @@ func TestInterruptedPush(t *testing.T) {
 	base := t.TempDir()
 	dir := bareServer(t, base, "shared.git")
 	d := startDaemon(t, base)
-	size := testSize(t, 1<<20, 2<<20) // either way well past the 1 MiB the proxy lets through
-	big := func() string {            // incompressible, so the transfer takes a while
+	// Incompressible, so the transfer takes a while; either size is well
+	// past the 1 MiB the proxy lets through.
+	size := testSize(t, 1<<20, 2<<20)
+	big := func() string {
 		b := make([]byte, size)
 		rand.Read(b)
 		return hex.EncodeToString(b)
