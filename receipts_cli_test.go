@@ -24,10 +24,6 @@ import (
 // separate process, so every check here is made by a process started after
 // the one that issued the receipt.
 
-func init() {
-	scriptCmds["exits"] = exitsCmd
-}
-
 // exitsCmd runs a command and checks its exact exit status, keeping its
 // stdout and stderr for the next commands: `exits N COMMAND [ARGS...]`.
 func exitsCmd(ts *testscript.TestScript, neg bool, args []string) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/readproof/readproof/internal/testproc"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Run(m))
 }
 
 func runHelper(role string) error {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // TestMain doubles as the worker of TestLedgerManyProcesses: the test
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RECEIPTS_TEST_WORKER") != "" {
 		os.Exit(worker())
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Run(m))
 }
 
 func worker() int {

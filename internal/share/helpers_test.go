@@ -28,6 +28,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -60,7 +61,7 @@ func TestMain(m *testing.M) {
 	} else {
 		flag.Set("test.parallel", "4")
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Run(m))
 }
 
 func needGit(t testing.TB) {
