@@ -108,20 +108,20 @@ func resourceList(c *cli.Context) error {
 
 // resourceAddOptions are the flags of `readproof resource add`.
 type resourceAddOptions struct {
-	SourceType  string
-	Path        string
-	Url         string
-	Owner       string
-	Repo        string
-	Ref         string
-	ApiBase     string
-	TokenEnv    string
-	ContentType string
-	Description string
-	Header      []string
-	Policy      string
-	MaxAge      string
-	Snapshot    string
+	SourceType  string   // filesystem, http, github or git
+	Path        string   // file path (filesystem, relative to readproof.toml), or path in the ...
+	Url         string   // document URL (http) or repository URL (git)
+	Owner       string   // repository owner (github)
+	Repo        string   // repository name (github)
+	Ref         string   // branch, tag or commit (github, git)
+	ApiBase     string   // GitHub API base URL (github)
+	TokenEnv    string   // environment variable holding the GitHub token (github)
+	ContentType string   // override the detected content type
+	Description string   // what the document is
+	Header      []string // HTTP header 'Name: value'; values may use ${VAR} for variables listed in ...
+	Policy      string   // require_fresh, allow_stale or pinned (default: [defaults].policy)
+	MaxAge      string   // how old a snapshot allow_stale may reuse (e.g. 1h, 2d)
+	Snapshot    string   // snapshot id for pinned
 }
 
 // runResourceAdd is `readproof resource add`.
