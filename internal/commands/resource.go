@@ -88,10 +88,6 @@ func redactHeaderArg(h string) string {
 	return h
 }
 
-func describeSource(spec adapters.Spec) string {
-	return spec.Type + " · " + spec.Redacted().Describe()
-}
-
 func describePolicy(p store.PolicyView) string {
 	switch p.Strategy {
 	case string(policy.AllowStale):
