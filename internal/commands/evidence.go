@@ -21,6 +21,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/receipts"
 )
@@ -415,6 +416,9 @@ func runEvidenceVerify(_ context.Context, e *env, opts evidenceVerifyOptions, ar
 		}
 		defer s.Close()
 		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: opts.RequireSignature}
+		if keys, _, kerr := proofread.LoadKeys("", s); kerr == nil {
+			opts.ProbeKeys = &keys // the verdict record's MAC is checked when the key is at hand
+		}
 		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {
 			return withCode(ExitCannotCheck, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
@@ -24,11 +25,18 @@ func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "init",
 		Usage: "create the store (a bare git repository) and, if missing, readproof.toml",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "shared", Value: "private", Usage: "who may read the store: private (owner only: directories 0700, files 0600) or group (the directory's group too), whatever the umask"},
+		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 0, 0, ""); err != nil {
+			if err := needArgs(c, 0, 0, "[--shared private|group]"); err != nil {
 				return err
 			}
-			return withEnv(c, func(e *env) error { return runInit(c.Context, e) })
+			sharing, err := gitstore.ParseSharing(c.String("shared"))
+			if err != nil {
+				return usageError("init: --shared: %v", err)
+			}
+			return withEnv(c, func(e *env) error { return runInit(c.Context, e, initOptions{Sharing: sharing}) })
 		},
 	}
 }
@@ -46,7 +54,8 @@ func resourceCommand() *cli.Command {
 					&cli.StringFlag{Name: "source-type", Usage: "filesystem, http, github or git"},
 					&cli.StringFlag{Name: "path", Usage: "file path (filesystem, relative to readproof.toml), or path in the repository (github, git)"},
 					&cli.StringFlag{Name: "url", Usage: "document URL (http) or repository URL (git)"},
-					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: value'; values may use ${VAR} for variables listed in [sources].env"},
+					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: ${VAR}' (http); the value names a variable listed in [sources].env, expanded at fetch time and never stored"},
+					&cli.StringSliceFlag{Name: "public-header", Usage: "HTTP header 'Name: value' that is not secret (http); stored and shown as written"},
 					&cli.StringFlag{Name: "owner", Usage: "repository owner (github)"},
 					&cli.StringFlag{Name: "repo", Usage: "repository name (github)"},
 					&cli.StringFlag{Name: "ref", Usage: "branch, tag or commit (github, git)"},
@@ -73,7 +82,7 @@ func resourceAdd(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "URI --source-type TYPE [...]"); err != nil {
 		return err
 	}
-	opts := resourceAddOptions{SourceType: c.String("source-type"), Path: c.String("path"), Url: c.String("url"), Owner: c.String("owner"), Repo: c.String("repo"), Ref: c.String("ref"), ApiBase: c.String("api-base"), TokenEnv: c.String("token-env"), ContentType: c.String("content-type"), Description: c.String("description"), Header: c.StringSlice("header"), Policy: c.String("policy"), MaxAge: c.String("max-age"), Snapshot: c.String("snapshot")}
+	opts := resourceAddOptions{SourceType: c.String("source-type"), Path: c.String("path"), URL: c.String("url"), Owner: c.String("owner"), Repo: c.String("repo"), Ref: c.String("ref"), APIBase: c.String("api-base"), TokenEnv: c.String("token-env"), ContentType: c.String("content-type"), Description: c.String("description"), Header: c.StringSlice("header"), PublicHeader: c.StringSlice("public-header"), Policy: c.String("policy"), MaxAge: c.String("max-age"), Snapshot: c.String("snapshot")}
 	return withEnv(c, func(e *env) error { return runResourceAdd(c.Context, e, opts, c.Args().Slice()) })
 }
 
@@ -104,20 +113,21 @@ func resourceList(c *cli.Context) error {
 
 // resourceAddOptions are the flags of `readproof resource add`.
 type resourceAddOptions struct {
-	SourceType  string   // filesystem, http, github or git
-	Path        string   // file path (filesystem, relative to readproof.toml), or path in the ...
-	Url         string   // document URL (http) or repository URL (git)
-	Owner       string   // repository owner (github)
-	Repo        string   // repository name (github)
-	Ref         string   // branch, tag or commit (github, git)
-	ApiBase     string   // GitHub API base URL (github)
-	TokenEnv    string   // environment variable holding the GitHub token (github)
-	ContentType string   // override the detected content type
-	Description string   // what the document is
-	Header      []string // HTTP header 'Name: value'; values may use ${VAR} for variables listed in ...
-	Policy      string   // require_fresh, allow_stale or pinned (default: [defaults].policy)
-	MaxAge      string   // how old a snapshot allow_stale may reuse (e.g. 1h, 2d)
-	Snapshot    string   // snapshot id for pinned
+	SourceType   string   // filesystem, http, github or git
+	Path         string   // file path (filesystem, relative to readproof.toml), or path in the ...
+	URL          string   // document URL (http) or repository URL (git)
+	Owner        string   // repository owner (github)
+	Repo         string   // repository name (github)
+	Ref          string   // branch, tag or commit (github, git)
+	APIBase      string   // GitHub API base URL (github)
+	TokenEnv     string   // environment variable holding the GitHub token (github)
+	ContentType  string   // override the detected content type
+	Description  string   // what the document is
+	Header       []string // HTTP header 'Name: value'; values may use ${VAR} for variables listed in ...
+	PublicHeader []string // HTTP header that is not secret (http); stored and shown as written
+	Policy       string   // require_fresh, allow_stale or pinned (default: [defaults].policy)
+	MaxAge       string   // how old a snapshot allow_stale may reuse (e.g. 1h, 2d)
+	Snapshot     string   // snapshot id for pinned
 }
 
 // runResourceAdd is `readproof resource add`.
@@ -135,9 +145,9 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	r := policy.Resource{
 		URI: u,
 		Source: adapters.Spec{
-			Type: opts.SourceType, Path: opts.Path, URL: opts.Url,
+			Type: opts.SourceType, Path: opts.Path, URL: opts.URL,
 			Owner: opts.Owner, Repo: opts.Repo, Ref: opts.Ref,
-			APIBase: opts.ApiBase, TokenEnv: opts.TokenEnv,
+			APIBase: opts.APIBase, TokenEnv: opts.TokenEnv,
 		},
 		ContentType: opts.ContentType,
 		Description: opts.Description,
@@ -151,6 +161,16 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 			r.Source.Headers = map[string]string{}
 		}
 		r.Source.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	for _, h := range opts.PublicHeader {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return usageError("resource add: public header %q: want 'Name: value'", redactHeaderArg(h))
+		}
+		if r.Source.PublicHeaders == nil {
+			r.Source.PublicHeaders = map[string]string{}
+		}
+		r.Source.PublicHeaders[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	}
 	pol, err := e.loadPolicy()
 	if err != nil {
@@ -216,8 +236,13 @@ func runResourceList(_ context.Context, e *env) error {
 }
 
 // runInit is `readproof init`.
-func runInit(_ context.Context, e *env) error {
-	if err := store.Init(e.storePath); errors.Is(err, store.ErrExists) {
+// initOptions are the flags of `readproof init`.
+type initOptions struct {
+	Sharing gitstore.Sharing // who may read the new store's files
+}
+
+func runInit(_ context.Context, e *env, opts initOptions) error {
+	if err := store.InitShared(e.storePath, opts.Sharing); errors.Is(err, store.ErrExists) {
 		// A store made before the ignore file existed gets it now.
 		if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
 			return errors.Join(err, ierr)
