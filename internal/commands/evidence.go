@@ -272,10 +272,10 @@ func isSignatureError(err error) bool {
 
 // evidenceExportOptions are the flags of `readproof evidence export`.
 type evidenceExportOptions struct {
-	Key         string
-	Sign        bool
-	WithContent bool
-	Out         string
+	Key         string // the signing key for --sign ("" for the configured one)
+	Sign        bool   // wrap the statement in a DSSE envelope signed with the ed25519 signing key
+	WithContent bool   // embed the delivered bytes (content_b64)
+	Out         string // write the bundle to FILE (atomically) instead of stdout
 }
 
 // runEvidenceExport is `readproof evidence export`.
@@ -322,7 +322,7 @@ func runEvidenceExport(_ context.Context, e *env, opts evidenceExportOptions, ar
 
 // verifyCommitOptions are the flags of `readproof verify-commit`.
 type verifyCommitOptions struct {
-	AllowedSigners string
+	AllowedSigners string // the allowed_signers file (default: [signing] allowed_signers)
 }
 
 // runVerifyCommit is `readproof verify-commit`.
@@ -379,9 +379,9 @@ func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args [
 
 // evidenceVerifyOptions are the flags of `readproof evidence verify`.
 type evidenceVerifyOptions struct {
-	TrustedKeys      string
-	Offline          bool
-	RequireSignature bool
+	TrustedKeys      string // public keys to trust (allowed_signers, authorized_keys or PKIX PEM; default: ...
+	Offline          bool   // check the file alone: skip the store checks
+	RequireSignature bool   // fail a bundle that is not a DSSE envelope signed by a trusted key
 }
 
 // runEvidenceVerify is `readproof evidence verify`.

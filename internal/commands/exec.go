@@ -99,11 +99,11 @@ const receiptIDDigits = "0123456789abcdefghjkmnpqrstvwxyz"
 
 // execOptions are the flags of `readproof exec`.
 type execOptions struct {
-	Session     string
-	Run         string
-	Tool        string
-	Key         string
-	JSONReceipt string
+	Session     string // the receipt session
+	Run         string // the run the call belongs to ("" for none)
+	Tool        string // the tool name recorded in the receipt
+	Key         string // the receipts key file ("" for the configured one)
+	JSONReceipt string // also write the receipt's JSON to FILE
 }
 
 // runExec is `readproof exec`.

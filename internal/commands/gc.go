@@ -99,7 +99,7 @@ func sizeString(n int64) string {
 
 // gcOptions are the flags of `readproof gc`.
 type gcOptions struct {
-	Grace string
+	Grace string // keep unreachable objects younger than this (e.g. 1h, 3d, 2w, now)
 }
 
 // runGC is `readproof gc`.

@@ -11,7 +11,8 @@ import (
 
 // TestNoPackageState keeps this package a thin layer: no init functions and
 // no package-level variables, so every command is wired in commandList and
-// gets what it needs through its options. Allowed: error sentinels made by
+// gets what it needs through its options; and every runX function takes a
+// context first and no *cli.Context. Allowed: error sentinels made by
 // errors.New or fmt.Errorf, and blank-identifier interface checks
 // (var _ I = T{}).
 func TestNoPackageState(t *testing.T) {
@@ -35,6 +36,9 @@ func TestNoPackageState(t *testing.T) {
 			case *ast.FuncDecl:
 				if d.Recv == nil && d.Name.Name == "init" {
 					t.Errorf("%s: func init: register the command in commandList instead", fset.Position(d.Pos()))
+				}
+				if why := badRunFunc(d); why != "" {
+					t.Errorf("%s: %s: %s", fset.Position(d.Pos()), d.Name.Name, why)
 				}
 			case *ast.GenDecl:
 				if d.Tok != token.VAR {
@@ -92,4 +96,36 @@ func names(vs *ast.ValueSpec) string {
 		out = append(out, n.Name)
 	}
 	return strings.Join(out, ", ")
+}
+
+// badRunFunc checks the shape of a command's run function (runX): it takes
+// a context.Context first and never a *cli.Context, which stays in the
+// command's adapter.
+func badRunFunc(d *ast.FuncDecl) string {
+	name := d.Name.Name
+	if d.Recv != nil || len(name) < 4 || !strings.HasPrefix(name, "run") || name[3] < 'A' || name[3] > 'Z' || strings.HasSuffix(name, "Command") {
+		return ""
+	}
+	params := d.Type.Params.List
+	if len(params) == 0 || typeString(params[0].Type) != "context.Context" {
+		return "a run function takes a context.Context first"
+	}
+	for _, p := range params {
+		if typeString(p.Type) == "*cli.Context" {
+			return "a run function takes options, not a *cli.Context: read the flags in the command's adapter"
+		}
+	}
+	return ""
+}
+
+func typeString(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return "*" + typeString(e.X)
+	case *ast.SelectorExpr:
+		return typeString(e.X) + "." + e.Sel.Name
+	case *ast.Ident:
+		return e.Name
+	}
+	return ""
 }

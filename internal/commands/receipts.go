@@ -19,8 +19,6 @@ import (
 // file's path.
 const receiptKeyEnv = keyloc.ReceiptsKeyEnv
 
-const keyInitHint = keyloc.ReceiptsInitHint
-
 func receiptKeyFlag() cli.Flag {
 	return &cli.StringFlag{Name: "key", Usage: "the receipt key file (default: $" + receiptKeyEnv + ", then [receipts] key in readproof.toml, then $XDG_CONFIG_HOME/readproof/receipts.key)"}
 }

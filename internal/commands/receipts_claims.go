@@ -66,9 +66,9 @@ func printClaims(w io.Writer, rep receipts.Report, strict bool) {
 
 // receiptsVerifyClaimsOptions are the flags of `readproof receipts verify-claims`.
 type receiptsVerifyClaimsOptions struct {
-	Session string
-	Key     string
-	Strict  bool
+	Session string // the receipt session the claims are judged against
+	Key     string // the receipts key file ("" for the configured one)
+	Strict  bool   // exit 3 when a claim is fabricated, tampered or under an unknown key
 }
 
 // runReceiptsVerifyClaims is `readproof receipts verify-claims`.

@@ -182,8 +182,8 @@ func receiptsIssue(c *cli.Context) error {
 // receiptsIssueOptions are the flags of `readproof receipts issue`: the
 // call they describe (issueCall) and the key file.
 type receiptsIssueOptions struct {
-	Call receipts.Call
-	Key  string
+	Call receipts.Call // the call the flags describe
+	Key  string        // the receipts key file ("" for the configured one)
 }
 
 // runReceiptsIssue is `readproof receipts issue`.

@@ -28,7 +28,7 @@ func receiptsKeyInit(c *cli.Context) error {
 
 // receiptsKeyInitOptions are the flags of `readproof receipts key init`.
 type receiptsKeyInitOptions struct {
-	Key string
+	Key string // the key file ("" for the configured place)
 }
 
 // runReceiptsKeyInit is `readproof receipts key init`.

@@ -149,7 +149,7 @@ func cutText(s string, n int) string {
 
 // receiptsListOptions are the flags of `readproof receipts list`.
 type receiptsListOptions struct {
-	Key string
+	Key string // the receipts key file ("" for the configured one)
 }
 
 // runReceiptsList is `readproof receipts list`.
@@ -201,7 +201,7 @@ func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args [
 
 // receiptsShowOptions are the flags of `readproof receipts show`.
 type receiptsShowOptions struct {
-	Key string
+	Key string // the receipts key file ("" for the configured one)
 }
 
 // runReceiptsShow is `readproof receipts show`.

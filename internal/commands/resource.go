@@ -82,7 +82,7 @@ func resourceAdd(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "URI --source-type TYPE [...]"); err != nil {
 		return err
 	}
-	opts := resourceAddOptions{SourceType: c.String("source-type"), Path: c.String("path"), Url: c.String("url"), Owner: c.String("owner"), Repo: c.String("repo"), Ref: c.String("ref"), ApiBase: c.String("api-base"), TokenEnv: c.String("token-env"), ContentType: c.String("content-type"), Description: c.String("description"), Header: c.StringSlice("header"), PublicHeader: c.StringSlice("public-header"), Policy: c.String("policy"), MaxAge: c.String("max-age"), Snapshot: c.String("snapshot")}
+	opts := resourceAddOptions{SourceType: c.String("source-type"), Path: c.String("path"), URL: c.String("url"), Owner: c.String("owner"), Repo: c.String("repo"), Ref: c.String("ref"), APIBase: c.String("api-base"), TokenEnv: c.String("token-env"), ContentType: c.String("content-type"), Description: c.String("description"), Header: c.StringSlice("header"), PublicHeader: c.StringSlice("public-header"), Policy: c.String("policy"), MaxAge: c.String("max-age"), Snapshot: c.String("snapshot")}
 	return withEnv(c, func(e *env) error { return runResourceAdd(c.Context, e, opts, c.Args().Slice()) })
 }
 
@@ -95,10 +95,6 @@ func redactHeaderArg(h string) string {
 		return h[:4] + "…"
 	}
 	return h
-}
-
-func describeSource(spec adapters.Spec) string {
-	return spec.Type + " · " + spec.Redacted().Describe()
 }
 
 func describePolicy(p store.PolicyView) string {
@@ -117,21 +113,21 @@ func resourceList(c *cli.Context) error {
 
 // resourceAddOptions are the flags of `readproof resource add`.
 type resourceAddOptions struct {
-	SourceType   string
-	Path         string
-	Url          string
-	Owner        string
-	Repo         string
-	Ref          string
-	ApiBase      string
-	TokenEnv     string
-	ContentType  string
-	Description  string
-	Header       []string
-	PublicHeader []string
-	Policy       string
-	MaxAge       string
-	Snapshot     string
+	SourceType   string   // filesystem, http, github or git
+	Path         string   // file path (filesystem, relative to readproof.toml), or path in the ...
+	URL          string   // document URL (http) or repository URL (git)
+	Owner        string   // repository owner (github)
+	Repo         string   // repository name (github)
+	Ref          string   // branch, tag or commit (github, git)
+	APIBase      string   // GitHub API base URL (github)
+	TokenEnv     string   // environment variable holding the GitHub token (github)
+	ContentType  string   // override the detected content type
+	Description  string   // what the document is
+	Header       []string // HTTP header 'Name: value'; values may use ${VAR} for variables listed in ...
+	PublicHeader []string // HTTP header that is not secret (http); stored and shown as written
+	Policy       string   // require_fresh, allow_stale or pinned (default: [defaults].policy)
+	MaxAge       string   // how old a snapshot allow_stale may reuse (e.g. 1h, 2d)
+	Snapshot     string   // snapshot id for pinned
 }
 
 // runResourceAdd is `readproof resource add`.
@@ -149,9 +145,9 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	r := policy.Resource{
 		URI: u,
 		Source: adapters.Spec{
-			Type: opts.SourceType, Path: opts.Path, URL: opts.Url,
+			Type: opts.SourceType, Path: opts.Path, URL: opts.URL,
 			Owner: opts.Owner, Repo: opts.Repo, Ref: opts.Ref,
-			APIBase: opts.ApiBase, TokenEnv: opts.TokenEnv,
+			APIBase: opts.APIBase, TokenEnv: opts.TokenEnv,
 		},
 		ContentType: opts.ContentType,
 		Description: opts.Description,

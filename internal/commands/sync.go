@@ -428,7 +428,7 @@ func runConflictsShow(_ context.Context, e *env, args []string) error {
 
 // conflictsResolveOptions are the flags of `readproof conflicts resolve`.
 type conflictsResolveOptions struct {
-	Take string
+	Take string // local or remote
 }
 
 // runConflictsResolve is `readproof conflicts resolve`.
@@ -456,7 +456,7 @@ func runConflictsResolve(_ context.Context, e *env, opts conflictsResolveOptions
 
 // conflictsRenameOptions are the flags of `readproof conflicts rename`.
 type conflictsRenameOptions struct {
-	Manifest string
+	Manifest string // the manifest to rename (one listed by `conflicts list`)
 }
 
 // runConflictsRename is `readproof conflicts rename`.

@@ -175,8 +175,9 @@ func rpcError(err error) error {
 	return errors.New(msg)
 }
 
-// resourceNotFound is mcp.ResourceNotFoundError with its data encoded as
-// JSON: the SDK quotes the URI with Go's %q, which is not JSON for a URI
+// resourceNotFound is mcp.ResourceNotFoundError (code -32602, invalid
+// params, as the specification says since SEP-2164) with its data encoded
+// as JSON: the SDK quotes the URI with Go's %q, which is not JSON for a URI
 // holding a control character or invalid UTF-8.
 func resourceNotFound(uri string) error {
 	data, err := json.Marshal(struct {
@@ -185,5 +186,5 @@ func resourceNotFound(uri string) error {
 	if err != nil {
 		data = nil
 	}
-	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found", Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found", Data: data}
 }

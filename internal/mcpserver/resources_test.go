@@ -2,11 +2,13 @@ package mcpserver_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/internal/mcpserver"
@@ -25,8 +27,8 @@ func TestInitializeInstructions(t *testing.T) {
 	if init.Capabilities.Resources == nil || init.Capabilities.Tools == nil {
 		t.Errorf("capabilities %+v: want resources and tools", init.Capabilities)
 	}
-	if init.Capabilities.Logging != nil {
-		t.Errorf("capabilities advertise logging; diagnostics go to stderr")
+	if caps, err := json.Marshal(init.Capabilities); err != nil || strings.Contains(string(caps), `"logging"`) {
+		t.Errorf("capabilities %s advertise logging; diagnostics go to stderr", caps)
 	}
 }
 
@@ -165,12 +167,12 @@ func TestResourcesRead(t *testing.T) {
 	// Unknown URI, unknown tag, invalid URI: resource not found.
 	for _, uri := range []string{"readproof://demo/policies/nope", refundsURI + "@staging", "readproof://demo/../etc"} {
 		e := s.readErr(t, uri)
-		if e.Code != mcp.CodeResourceNotFound {
-			t.Errorf("%s: code %d (%s), want %d", uri, e.Code, e.Message, mcp.CodeResourceNotFound)
+		if e.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%s: code %d (%s), want %d", uri, e.Code, e.Message, jsonrpc.CodeInvalidParams)
 		}
 	}
 	// Outside the template: also not found.
-	if e := s.readErr(t, "file:///etc/passwd"); e.Code != mcp.CodeResourceNotFound {
+	if e := s.readErr(t, "file:///etc/passwd"); e.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("file URI: code %d", e.Code)
 	}
 
@@ -179,7 +181,7 @@ func TestResourcesRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := s.readErr(t, refundsURI)
-	if e.Code == mcp.CodeResourceNotFound || !strings.Contains(e.Message, "refunds") {
+	if e.Code == jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "refunds") {
 		t.Errorf("missing source file: code %d message %q", e.Code, e.Message)
 	}
 	// @prod still reads from the store.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/readproof/readproof/internal/store"
 )
 
@@ -93,4 +94,25 @@ func (w *syncWriter) Bytes() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]byte(nil), w.buf.Bytes()...)
+}
+
+// TestLineTooLong: a line over the size limit is answered with a parse
+// error and skipped up to its newline; the next line is read as usual.
+func TestLineTooLong(t *testing.T) {
+	in := strings.NewReader(strings.Repeat("x", 200) + "\n" + `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
+	var out syncWriter
+	conn, err := (&lineTransport{in: in, out: &out, maxLine: 64}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := conn.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out.Bytes()), `"code":-32700`) {
+		t.Errorf("no parse error for the long line: %s", out.Bytes())
+	}
+	if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "ping" {
+		t.Errorf("next message %#v, want the ping request", msg)
+	}
 }
