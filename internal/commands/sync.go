@@ -6,9 +6,9 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
