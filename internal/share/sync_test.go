@@ -16,7 +16,9 @@ import (
 )
 
 // servers returns, for each way of reaching a repository, a function that
-// creates a fresh bare repository and returns its URL.
+// creates a fresh bare repository and returns its URL. Each kind starts its
+// server lazily on first use, so parallel subtests may share the map as
+// long as each kind is used by one subtest at a time.
 func servers(t *testing.T) map[string]func(name string) (url, dir string) {
 	base := t.TempDir()
 	var d *daemon
@@ -77,9 +79,11 @@ func addRemote(t testing.TB, p *project, name, u string) {
 // both, stock git fsck is clean everywhere, and a tag moved on one side
 // fast-forwards on the other.
 func TestExchange(t *testing.T) {
+	t.Parallel()
 	srv := servers(t)
 	for _, kind := range []string{"path", "file", "daemon", "http"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			u, dir := srv[kind]("shared-" + kind + ".git")
 			a := newProject(t, map[string]string{"policy": "refunds within 30 days\n", "faq": "faq v1\n"})
 			b := newProject(t, map[string]string{"runbook": "drain, then deploy\n"})
@@ -169,6 +173,7 @@ func TestExchange(t *testing.T) {
 // manifest ids, every manifest stays reachable from main, and renaming one
 // settles it everywhere.
 func TestSameRunIDConflict(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir := bareServer(t, base, "shared.git")
 	a := newProject(t, map[string]string{"doc": "a's version\n"})
@@ -296,6 +301,7 @@ func TestSameRunIDConflict(t *testing.T) {
 // TestRenameRunConflictManifest renames the other side's manifest instead:
 // the local run keeps its name.
 func TestRenameRunConflictManifest(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"doc": "a\n"})
 	b := newProject(t, map[string]string{"doc": "b\n"})
@@ -331,6 +337,7 @@ func TestRenameRunConflictManifest(t *testing.T) {
 // stays, the remote value is kept and inspectable, push leaves the tag out,
 // and resolving it either way converges both stores.
 func TestTagConflict(t *testing.T) {
+	t.Parallel()
 	for _, take := range []string{TakeRemote, TakeLocal} {
 		t.Run(take, func(t *testing.T) {
 			dir := bareServer(t, t.TempDir(), "shared.git")
@@ -434,6 +441,7 @@ func TestTagConflict(t *testing.T) {
 // whose current observation is the newest one, and history lists every
 // observation of both sides once.
 func TestResourceMerge(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"doc": "v1\n"})
 	addRemote(t, a, "origin", dir)
@@ -543,6 +551,7 @@ func TestRemotes(t *testing.T) {
 // TestRemoveRemoteDropsTracking: removing a remote drops its tracking refs
 // and nothing it adopted.
 func TestRemoveRemoteDropsTracking(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"doc": "x\n"})
 	a.run(t, "r1", "doc")
@@ -566,6 +575,7 @@ func TestRemoveRemoteDropsTracking(t *testing.T) {
 // explicit ones it falls back to when a run id is in conflict or a tag is
 // skipped.
 func TestPushManyRefs(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	docs := map[string]string{}
 	var names []string
