@@ -27,9 +27,9 @@ import (
 // ErrRefused: a pre-receive check refused a push.
 var ErrRefused = errors.New("push refused by the readproof guard")
 
-// GuardConfig is the git configuration `remote init` sets; `remote init`
-// also sets readproof.remote = 1, by which push recognises a guarded remote
-// on a path (and may break its stale ref locks).
+// GuardConfig is the git configuration `remote init` sets: git's own
+// guards, and readproof.remote = 1, which tells people and tools that the
+// repository is a guarded shared remote.
 var GuardConfig = [][2]string{
 	{"receive.denyDeletes", "true"},
 	{"receive.denyNonFastForwards", "true"},
