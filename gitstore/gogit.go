@@ -187,6 +187,8 @@ func buildRepo(dir string, sharing Sharing, perm perms) error {
 		{"HEAD", "ref: refs/heads/main\n"},
 		{"config", initConfig(sharing)},
 		{"description", "readproof evidence store\n"},
+		// Keeps the store out of an enclosing work tree (docs/store-format.md).
+		{".gitignore", "*\n"},
 	}
 	for _, f := range files {
 		if err := writeFileSync(filepath.Join(dir, f.name), []byte(f.content), perm); err != nil {

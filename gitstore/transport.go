@@ -44,6 +44,9 @@ type GitError struct {
 	ExitCode int
 	Stderr   string
 	Err      error
+	// Remote holds every message the server sent (git's "remote: " lines,
+	// progress meters left out), redacted: a hook's or a host's reason.
+	Remote []string
 }
 
 func (e *GitError) Error() string {
@@ -68,6 +71,9 @@ type TransportOptions struct {
 	// GIT_TERMINAL_PROMPT=0 is set, so a missing credential fails instead
 	// of waiting for input.
 	Interactive bool
+	// HookObjects keeps git's object-directory variables (a pre-receive
+	// hook's quarantine), so git sees the objects of the push being judged.
+	HookObjects bool
 }
 
 // Transport runs the stock git binary on one repository.
@@ -123,6 +129,9 @@ func (t *Transport) env() []string {
 	for _, v := range locationVars {
 		drop[v] = true
 	}
+	if t.opts.HookObjects {
+		drop["GIT_OBJECT_DIRECTORY"], drop["GIT_ALTERNATE_OBJECT_DIRECTORIES"], drop["GIT_QUARANTINE_PATH"] = false, false, false
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -155,7 +164,8 @@ func (t *Transport) run(ctx context.Context, progress bool, args ...string) ([]b
 	}
 	err := cmd.Run()
 	if err != nil {
-		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: lastLines(RedactText(stderr.String()), 4), Err: err}
+		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: lastLines(RedactText(stderr.String()), 4), Err: err,
+			Remote: remoteLines(RedactText(stderr.String()))}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			ge.ExitCode = ee.ExitCode()
@@ -393,7 +403,7 @@ func (t *Transport) Push(ctx context.Context, remote string, refspecs []string) 
 	for _, s := range statuses {
 		if s.Rejected() {
 			item := fmt.Sprintf("%s (%s)", s.To, s.Summary)
-			if strings.Contains(s.Summary, "atomic push failed") {
+			if isAtomicFollower(s.Summary) {
 				atomic = append(atomic, item)
 			} else {
 				rejected = append(rejected, item)
@@ -404,7 +414,7 @@ func (t *Transport) Push(ctx context.Context, remote string, refspecs []string) 
 		rejected = atomic
 	}
 	if len(rejected) > 0 {
-		return statuses, fmt.Errorf("push to %s: %w: %s", RedactURL(remote), ErrRejected, summarizeList(rejected, 5))
+		return statuses, newPushError(fmt.Sprintf("push to %s: %v: %s", RedactURL(remote), ErrRejected, summarizeList(rejected, 5)), statuses, err)
 	}
 	if err != nil {
 		return statuses, fmt.Errorf("push to %s: %w", RedactURL(remote), err)
@@ -514,14 +524,30 @@ var (
 	authHeader     = regexp.MustCompile(`(?i)(authorization:\s*)\S.*`)
 )
 
-// RedactURL replaces the user information of a URL (user:password@) with
-// [REDACTED]; other strings are returned unchanged.
-func RedactURL(u string) string { return urlUserinfoAny.ReplaceAllString(u, "${1}[REDACTED]@") }
+// RedactURL replaces the user information of a URL with [REDACTED] when it
+// can hold a secret: any user:password@, and a lone user@ of http(s) and
+// other schemes where it is a token. The user of an ssh URL
+// (ssh://git@host/...) is a login name, not a credential, and is kept;
+// other strings are returned unchanged.
+func RedactURL(u string) string { return urlUserinfoAny.ReplaceAllStringFunc(u, redactURLUserinfo) }
 
-// RedactText redacts every URL's user information and any Authorization
-// header value in free text (git's messages).
+func redactURLUserinfo(m string) string {
+	scheme, info, _ := strings.Cut(m, "://")
+	info = strings.TrimSuffix(info, "@")
+	switch strings.ToLower(scheme) {
+	case "ssh", "git+ssh", "ssh+git":
+		if !strings.Contains(info, ":") {
+			return m
+		}
+	}
+	return scheme + "://[REDACTED]@"
+}
+
+// RedactText redacts every URL's user information that can hold a secret
+// (RedactURL) and any Authorization header value in free text (git's
+// messages).
 func RedactText(s string) string {
-	return authHeader.ReplaceAllString(urlUserinfoAny.ReplaceAllString(s, "${1}[REDACTED]@"), "${1}[REDACTED]")
+	return authHeader.ReplaceAllString(urlUserinfoAny.ReplaceAllStringFunc(s, redactURLUserinfo), "${1}[REDACTED]")
 }
 
 func redactArgs(args []string) []string {

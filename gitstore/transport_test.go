@@ -145,7 +145,9 @@ func TestRedactURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://user:tok@example.com/r.git": "https://[REDACTED]@example.com/r.git",
 		"https://example.com/r.git":          "https://example.com/r.git",
-		"ssh://git@host/r.git":               "ssh://[REDACTED]@host/r.git",
+		"ssh://git@host/r.git":               "ssh://git@host/r.git",
+		"ssh://git:pw@host/r.git":            "ssh://[REDACTED]@host/r.git",
+		"https://ghp_token@example.com/r":    "https://[REDACTED]@example.com/r",
 		"/srv/r.git":                         "/srv/r.git",
 		"git@host:r.git":                     "git@host:r.git",
 	} {

@@ -26,6 +26,8 @@ const (
 	InfoSentinel = "readproof/probe/v1/sentinel-key"
 	// InfoAudit is the HKDF-Expand info string of the audit subkey.
 	InfoAudit = "readproof/probe/v1/audit-key"
+	// InfoVerdict is the HKDF-Expand info string of the verdict-record subkey.
+	InfoVerdict = "readproof/probe/v1/verdict-key"
 	// ClientLabel starts the MAC input that pepper-hashes a client address.
 	ClientLabel = "readproof/probe/v1/client"
 
@@ -61,6 +63,7 @@ var encoding = base64.RawURLEncoding.Strict()
 type Keys struct {
 	sentinel [32]byte
 	audit    [32]byte
+	verdict  [32]byte
 	ok       bool
 }
 
@@ -80,10 +83,16 @@ func DeriveKeys(master []byte) (Keys, error) {
 	if err != nil {
 		return Keys{}, fmt.Errorf("derive probe audit subkey: %w", err)
 	}
+	v, err := hkdf.Key(sha256.New, master, []byte(HKDFSalt), InfoVerdict, 32)
+	if err != nil {
+		return Keys{}, fmt.Errorf("derive probe verdict subkey: %w", err)
+	}
 	copy(k.sentinel[:], s)
 	copy(k.audit[:], a)
+	copy(k.verdict[:], v)
 	clear(s)
 	clear(a)
+	clear(v)
 	k.ok = true
 	return k, nil
 }

@@ -1,7 +1,15 @@
-// Package commands wires readproof's command line: flags, output and exit
-// codes. Each command is a thin layer over package store (and the other
-// domain packages); stdout carries data, stderr carries conversation, and
-// every error is printed as one line with a hint on the next.
+// Package commands is readproof's command line: flags, output and exit
+// codes, and nothing else. Every command is listed once in commandList; its
+// cli.Command reads the flags into an options struct in a tiny adapter and
+// calls runX(ctx, env, options, args), which calls the domain packages
+// (store, proofread, share, storecheck, evidence, receipts) and prints what
+// they return. stdout carries data, stderr carries conversation, and every
+// error is printed as one line with a hint on the next.
+//
+// The package holds no domain logic and no package-level state: no init
+// functions, no registries, no variables other than error sentinels
+// (TestNoPackageState enforces it). The MCP server (internal/mcpserver)
+// calls the same domain functions directly, not this package.
 package commands
 
 import (
@@ -59,8 +67,8 @@ func usageError(format string, args ...any) error {
 	return withCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
-// Version is the program version, set by main at link time if desired.
-var Version = "0.1.0-dev"
+// Version is the program version.
+const Version = "0.1.0-dev"
 
 // Main runs readproof with args (args[0] is the program name) and returns
 // the exit code.
@@ -87,6 +95,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func codeOf(ctx context.Context, err error) int {
 	var ee *exitError
 	switch {
+	case errors.Is(err, store.ErrNotAStore):
+		return ExitUsage
 	case errors.As(err, &ee):
 		return ee.code
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
@@ -140,17 +150,25 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
+// commandList is every command, in the order `readproof --help` lists
+// them. A new command is added here, in its group; its file holds the
+// cli.Command (flags and a tiny adapter) and its runX function.
 func commandList() []*cli.Command {
-	var cs []*cli.Command
-	cs = append(cs, initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(),
-		tagCommand(), runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand())
-	cs = append(cs, extraCommands...)
-	return cs
+	return []*cli.Command{
+		// Documents: declare sources, read them, tag snapshots, watch drift.
+		initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(), tagCommand(), statusCommand(),
+		// Runs: record what a piece of work reads, and look at it again.
+		runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand(),
+		// Proof: evidence, signing keys, proof of read, tool receipts.
+		evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand(), execCommand(),
+		// Store upkeep and git integration.
+		verifyCommand(), gcCommand(), hooksCommand(),
+		// Sharing: remotes, push, pull, clone, conflicts.
+		remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand(),
+		// Agents: the MCP server.
+		mcpCommand(),
+	}
 }
-
-// extraCommands lets files of this package that belong to later features
-// (evidence, probe, receipts, sync, mcp) register their commands.
-var extraCommands []*cli.Command
 
 // permute moves flags after positional arguments to where urfave/cli v2
 // parses them: global flags before the command, command flags right after

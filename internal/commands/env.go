@@ -21,17 +21,22 @@ const PolicyName = "readproof.toml"
 
 // env is what a command needs: where things are and where to write.
 type env struct {
-	c          *cli.Context
+	in         io.Reader
 	out, err   io.Writer
 	json       bool
 	policyPath string
-	storePath  string
+	// policyNamed is set when --config or READPROOF_CONFIG named the
+	// policy file: then it must exist (only init creates it).
+	policyNamed bool
+	storePath   string
 }
 
 func newEnv(c *cli.Context) (*env, error) {
-	e := &env{c: c, out: c.App.Writer, err: c.App.ErrWriter, json: c.Bool("json")}
+	e := &env{in: c.App.Reader, out: c.App.Writer, err: c.App.ErrWriter, json: c.Bool("json")}
 	p := c.String("config")
-	if p == "" {
+	if p != "" {
+		e.policyNamed = true
+	} else {
 		p = findPolicy()
 	}
 	abs, err := filepath.Abs(p)
@@ -69,10 +74,16 @@ func findPolicy() string {
 	}
 }
 
-// loadPolicy reads the policy file; a missing file is an empty policy.
+// loadPolicy reads the policy file. A missing file is an empty policy,
+// unless --config or READPROOF_CONFIG named it: a named file that does not
+// exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
 	f, err := policy.Load(e.policyPath)
 	if errors.Is(err, fs.ErrNotExist) {
+		if e.policyNamed {
+			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG): %w", e.policyPath, err),
+				"fix the path, or create the file with `readproof --config "+e.policyPath+" init`"))
+		}
 		return policy.Empty(e.policyPath), nil
 	}
 	if err != nil {
@@ -98,7 +109,8 @@ func (e *env) open() (*store.Store, error) {
 	return store.Open(e.storePath, pol, opts)
 }
 
-// storeOptions is extended by later features (commit signing).
+// storeOptions are the store's options from the environment and the
+// policy: lock timings and commit signing.
 func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 	var opts store.Options
 	for name, dst := range map[string]*time.Duration{
@@ -108,20 +120,19 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 		if v := os.Getenv(name); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {
-				return opts, usageError("%s=%q: %v", name, v, err)
+				return opts, withCode(ExitUsage, hint.With(fmt.Errorf("%s=%q: %w", name, v, err), "give a duration such as 10s or 2m, or unset "+name+" for the default"))
+			}
+			if d <= 0 {
+				return opts, withCode(ExitUsage, hint.With(fmt.Errorf("%s=%q: the duration must be positive", name, v), "give a duration such as 10s or 2m, or unset "+name+" for the default"))
 			}
 			*dst = d
 		}
 	}
-	for _, f := range optionHooks {
-		if err := f(e, pol, &opts); err != nil {
-			return opts, err
-		}
+	if err := signCommits(e, pol, &opts); err != nil {
+		return opts, err
 	}
 	return opts, nil
 }
-
-var optionHooks []func(*env, *policy.File, *store.Options) error
 
 // withStore runs fn with an open store.
 func withStore(c *cli.Context, fn func(*env, *store.Store) error) error {
@@ -129,12 +140,27 @@ func withStore(c *cli.Context, fn func(*env, *store.Store) error) error {
 	if err != nil {
 		return err
 	}
+	return e.withStore(func(s *store.Store) error { return fn(e, s) })
+}
+
+// withEnv is the adapter from a cli.Context to a command's run function:
+// it reads the global options and hands them to fn.
+func withEnv(c *cli.Context, fn func(*env) error) error {
+	e, err := newEnv(c)
+	if err != nil {
+		return err
+	}
+	return fn(e)
+}
+
+// withStore runs fn with the store opened under the policy in force.
+func (e *env) withStore(fn func(*store.Store) error) error {
 	s, err := e.open()
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	return fn(e, s)
+	return fn(s)
 }
 
 func (e *env) say(format string, args ...any) {

@@ -23,10 +23,6 @@ import (
 	"github.com/readproof/readproof/receipts"
 )
 
-func init() {
-	extraCommands = append(extraCommands, evidenceCommand(), verifyCommitCommand())
-}
-
 // maxBundleBytes bounds the bundle `evidence verify` reads.
 const maxBundleBytes = 4 << 30
 

@@ -14,12 +14,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/preflight"
+	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/receipts"
 )
-
-func init() {
-	extraCommands = append(extraCommands, execCommand())
-}
 
 func execCommand() *cli.Command {
 	return &cli.Command{
@@ -58,6 +56,11 @@ func execAction(c *cli.Context) error {
 		draft := receipts.Call{Session: session, Run: run, Tool: tool, Args: receipts.ArgvArgs(argv), Result: receipts.BytesResult(nil)}
 		if _, err := issuer.Seal(draft); err != nil {
 			return withCode(ExitUsage, err)
+		}
+		// ... and that the store takes the receipt: objects can be written
+		// and the receipt refs' locks can be taken.
+		if err := preflightReceipt(rc.env, rc.store, session, "exec: the command was not run"); err != nil {
+			return err
 		}
 		// From here on readproof must outlive the command: signals it
 		// receives go to the command, and are caught until the receipt is
@@ -127,3 +130,32 @@ func (t *lastByteWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// preflightReceipt checks that a receipt of session can be stored in st
+// now: the store accepts new objects and the locks of the session chain,
+// the index chains and packed-refs can be taken. what says what was not
+// done, for the message.
+func preflightReceipt(e *env, st *store.Store, session, what string) error {
+	opts, err := e.storeOptions(st.Policy())
+	if err != nil {
+		return err
+	}
+	refs := []string{receipts.SessionRef(session)}
+	for _, d := range receiptIDDigits {
+		refs = append(refs, receipts.IndexRefPrefix+string(d))
+	}
+	err = preflight.Write(st.Path(), refs, preflight.Options{LockTimeout: opts.Git.LockTimeout, StaleLockAge: opts.Git.StaleLockAge})
+	switch {
+	case errors.Is(err, preflight.ErrLocked):
+		return hint.With(fmt.Errorf("%s: receipts could not be stored: %w", what, err),
+			"wait for the other writer, or remove a lock file that a killed process left behind; then run it again")
+	case err != nil:
+		return hint.With(fmt.Errorf("%s: receipts could not be stored: %w", what, err),
+			"make the store writable (or use one that is: --store), then run it again")
+	}
+	return nil
+}
+
+// receiptIDDigits are the first digits a receipt id can start with
+// (receipts' id alphabet); each picks one index chain.
+const receiptIDDigits = "0123456789abcdefghjkmnpqrstvwxyz"

@@ -18,10 +18,6 @@ import (
 	"github.com/readproof/readproof/internal/store"
 )
 
-func init() {
-	extraCommands = append(extraCommands, gcCommand())
-}
-
 // minSafeGrace is the shortest grace period readproof gc accepts without a
 // warning: shorter ones are only safe when nothing else writes.
 const minSafeGrace = time.Hour

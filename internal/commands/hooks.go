@@ -1,7 +1,8 @@
 package commands
 
 // `readproof hooks install|uninstall`: git hooks in the project repository
-// that run `readproof verify` and `readproof status --exit-code`.
+// (pre-commit, pre-merge-commit, pre-push) that run `readproof verify` and
+// `readproof status --exit-code`.
 
 import (
 	"bytes"
@@ -18,12 +19,21 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 )
 
-func init() {
-	extraCommands = append(extraCommands, hooksCommand())
-}
+// hookNames are the hooks readproof installs. pre-merge-commit (git 2.24+)
+// covers `git merge`, which does not run pre-commit when it creates the
+// merge commit itself; older git ignores it.
+func hookNames() []string { return []string{"pre-commit", "pre-merge-commit", "pre-push"} }
 
-// hookNames are the hooks readproof installs.
-var hookNames = []string{"pre-commit", "pre-push"}
+// hookRefuses names what a hook refuses, for its header comment.
+func hookRefuses(name string) string {
+	switch name {
+	case "pre-merge-commit":
+		return "merge commit"
+	case "pre-push":
+		return "push"
+	}
+	return "commit"
+}
 
 // hookMarker identifies a hook readproof wrote.
 const hookMarker = "# readproof-hook v1"
@@ -39,7 +49,7 @@ func hooksCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name: "install",
-				Usage: "write pre-commit and pre-push hooks running `readproof verify` and `readproof status --exit-code`; " +
+				Usage: "write pre-commit, pre-merge-commit and pre-push hooks running `readproof verify` and `readproof status --exit-code`; " +
 					"an existing hook is kept as <hook>.local and runs first",
 				Flags: []cli.Flag{repoFlag},
 				Action: func(c *cli.Context) error {
@@ -96,7 +106,7 @@ func hooksAction(c *cli.Context, install bool) error {
 		dir = filepath.Join(repo, dir)
 	}
 	var results []hookResult
-	for _, name := range hookNames {
+	for _, name := range hookNames() {
 		var r hookResult
 		if install {
 			script := hookScript(name, relativeTo(top, e.policyPath), storeArg(c, top, e))
@@ -196,7 +206,7 @@ func hookScript(name, config, storePath string) string {
 	return `#!/bin/sh
 ` + hookMarker + `: written by ` + "`readproof hooks install`" + `; ` + "`readproof hooks uninstall`" + ` removes it.
 # Runs the hook this one replaced (kept as ` + name + chainedSuffix + `) first, then refuses the
-# ` + strings.TrimPrefix(name, "pre-") + ` when the readproof store is broken or a declared document drifted.
+# ` + hookRefuses(name) + ` when the readproof store is broken or a declared document drifted.
 hook_dir=$(dirname "$0")
 if [ -x "$hook_dir/` + name + chainedSuffix + `" ]; then
 	"$hook_dir/` + name + chainedSuffix + `" "$@" || exit $?

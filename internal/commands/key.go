@@ -21,17 +21,14 @@ import (
 	"github.com/readproof/readproof/internal/store"
 )
 
-func init() {
-	extraCommands = append(extraCommands, keyCommand())
-	optionHooks = append(optionHooks, signCommitsHook)
-}
-
 // SigningKeyEnv names the signing key file; it takes precedence over
 // [signing] key in readproof.toml.
 const SigningKeyEnv = "READPROOF_SIGNING_KEY"
 
 // keyFormats are the forms `key show --format` prints.
-var keyFormats = []string{"all", "allowed-signers", "pem", "authorized-key", "fingerprint"}
+func keyFormats() []string {
+	return []string{"all", "allowed-signers", "pem", "authorized-key", "fingerprint"}
+}
 
 func keyCommand() *cli.Command {
 	keyFlag := &cli.StringFlag{Name: "key", Usage: "the private key file (default: " + SigningKeyEnv + ", else [signing] key in readproof.toml, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"}
@@ -79,7 +76,7 @@ func keyCommand() *cli.Command {
 				Name:  "show",
 				Usage: "print the signing key's public key (an existing OpenSSH ed25519 key works too)",
 				Flags: []cli.Flag{keyFlag, principalFlag,
-					&cli.StringFlag{Name: "format", Value: "all", Usage: "one of " + strings.Join(keyFormats, ", ")},
+					&cli.StringFlag{Name: "format", Value: "all", Usage: "one of " + strings.Join(keyFormats(), ", ")},
 				},
 				Action: func(c *cli.Context) error {
 					flag, err := keyArg(c, "[--key PATH | PATH] [--principal NAME] [--format FORMAT]")
@@ -88,7 +85,7 @@ func keyCommand() *cli.Command {
 					}
 					format := c.String("format")
 					if !keyFormatKnown(format) {
-						return usageError("key show: unknown --format %q: use one of %s", format, strings.Join(keyFormats, ", "))
+						return usageError("key show: unknown --format %q: use one of %s", format, strings.Join(keyFormats(), ", "))
 					}
 					e, err := newEnv(c)
 					if err != nil {
@@ -126,7 +123,7 @@ func keyArg(c *cli.Context, usage string) (string, error) {
 
 // keyFormatKnown reports whether s is one of keyFormats.
 func keyFormatKnown(s string) bool {
-	for _, v := range keyFormats {
+	for _, v := range keyFormats() {
 		if v == s {
 			return true
 		}
@@ -236,10 +233,10 @@ func keyHint(err error, path string) error {
 	return err
 }
 
-// signCommitsHook signs every manifest commit with the configured key. The
+// signCommits signs every manifest commit with the configured key. The
 // key is loaded on the first commit, so commands that only read work even
 // when it is missing.
-func signCommitsHook(e *env, pol *policy.File, opts *store.Options) error {
+func signCommits(e *env, pol *policy.File, opts *store.Options) error {
 	path, err := configuredSigningKey(pol)
 	if err != nil || path == "" {
 		return err

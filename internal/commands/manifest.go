@@ -1,12 +1,14 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
 )
@@ -18,10 +20,6 @@ type manifestJSON struct {
 	Extra map[string]any `json:"extra,omitempty"`
 }
 
-// manifestExtras lets later features add to `manifest` output (probe
-// verdicts); each returns JSON data and text lines.
-var manifestExtras []func(s *store.Store, m *manifest.Manifest) (key string, data any, lines []string, err error)
-
 func manifestCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "manifest",
@@ -31,64 +29,62 @@ func manifestCommand() *cli.Command {
 			if err := needArgs(c, 1, 1, "RUN|MANIFEST"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				m, err := s.Manifest(c.Args().First())
-				if err != nil {
-					return err
-				}
-				extra := map[string]any{}
-				var lines []string
-				for _, f := range manifestExtras {
-					k, data, l, err := f(s, m)
-					if err != nil {
-						return err
-					}
-					if data != nil {
-						extra[k] = data
-					}
-					lines = append(lines, l...)
-				}
-				if e.json {
-					j := manifestJSON{ManifestID: m.ID, Manifest: m}
-					if len(extra) > 0 {
-						j.Extra = extra
-					}
-					return printJSON(e.out, j)
-				}
-				fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\nentries  %d\n\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano), len(m.Entries))
-				withRef := false
-				for _, en := range m.Entries {
-					if en.Ref != "" {
-						withRef = true
-					}
-				}
-				tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-				if withRef {
-					fmt.Fprintln(tw, "POS\tURI\tREF\tSNAPSHOT\tCONTENT_HASH\tDECISION")
-				} else {
-					fmt.Fprintln(tw, "POS\tURI\tSNAPSHOT\tCONTENT_HASH\tDECISION")
-				}
-				for _, en := range m.Entries {
-					if withRef {
-						ref := en.Ref
-						if ref == "" {
-							ref = "-"
-						}
-						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", en.Position, en.URI, ref, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
-					} else {
-						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", en.Position, en.URI, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
-					}
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
-				for _, l := range lines {
-					fmt.Fprintln(e.out, l)
-				}
-				return nil
-			})
+			return withEnv(c, func(e *env) error { return runManifest(c.Context, e, c.Args().Slice()) })
 		},
 	}
+}
+
+// runManifest prints the manifest args[0] names, with its proof-of-read
+// verdicts.
+func runManifest(_ context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		m, err := s.Manifest(args[0])
+		if err != nil {
+			return err
+		}
+		por, lines, err := proofread.ManifestPart(s, m)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			j := manifestJSON{ManifestID: m.ID, Manifest: m}
+			if por != nil {
+				j.Extra = map[string]any{proofread.ExtraKey: por}
+			}
+			return printJSON(e.out, j)
+		}
+		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\nentries  %d\n\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano), len(m.Entries))
+		withRef := false
+		for _, en := range m.Entries {
+			if en.Ref != "" {
+				withRef = true
+			}
+		}
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		if withRef {
+			fmt.Fprintln(tw, "POS\tURI\tREF\tSNAPSHOT\tCONTENT_HASH\tDECISION")
+		} else {
+			fmt.Fprintln(tw, "POS\tURI\tSNAPSHOT\tCONTENT_HASH\tDECISION")
+		}
+		for _, en := range m.Entries {
+			if withRef {
+				ref := en.Ref
+				if ref == "" {
+					ref = "-"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", en.Position, en.URI, ref, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+			} else {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", en.Position, en.URI, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, l := range lines {
+			fmt.Fprintln(e.out, l)
+		}
+		return nil
+	})
 }
 
 // diffJSON is the --json shape of a diff.
@@ -166,10 +162,6 @@ func diffCommand() *cli.Command {
 	}
 }
 
-// replayExtras lets later features re-check more on replay (probe
-// delivered hashes); an error marks the replay failed.
-var replayExtras []func(s *store.Store, res *store.ReplayResult) (lines []string, err error)
-
 func replayCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "replay",
@@ -182,51 +174,59 @@ func replayCommand() *cli.Command {
 			if err := needArgs(c, 1, 1, "RUN|MANIFEST"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				res, rerr := s.Replay(c.Args().First())
-				if res == nil {
-					return rerr
-				}
-				var extraLines []string
-				for _, f := range replayExtras {
-					l, err := f(s, res)
-					extraLines = append(extraLines, l...)
-					if err != nil && rerr == nil {
-						rerr = err
-					}
-				}
-				n := len(res.Entries)
-				if e.json {
-					if err := printJSON(e.out, map[string]any{"manifest_id": res.Manifest.ID, "run_id": res.Manifest.RunID, "all_match": res.AllMatch && rerr == nil, "matched": res.Matched, "entries": res.Entries}); err != nil {
-						return err
-					}
-					return withCode(ExitMismatch, rerr)
-				}
-				if !c.Bool("no-content") && rerr == nil {
-					for _, en := range res.Entries {
-						if _, err := e.out.Write(en.Content); err != nil {
-							return err
-						}
-					}
-				}
-				for _, l := range extraLines {
-					e.say("%s", l)
-				}
-				if rerr != nil {
-					for _, en := range res.Entries {
-						if en.Match {
-							e.say("ok    [%d] %s %s", en.Position, en.URI, manifest.Short(en.Expected))
-						} else if en.Error != "" {
-							e.say("FAIL  [%d] %s: %s", en.Position, en.URI, en.Error)
-						} else {
-							e.say("FAIL  [%d] %s: bytes hash to %s, manifest records %s", en.Position, en.URI, en.Actual, en.Expected)
-						}
-					}
-					return withCode(ExitMismatch, rerr)
-				}
-				e.say("Replay verified: SHA256 match for %d/%d entries.", res.Matched, n)
-				return nil
-			})
+			opts := replayOptions{NoContent: c.Bool("no-content")}
+			return withEnv(c, func(e *env) error { return runReplay(c.Context, e, opts, c.Args().Slice()) })
 		},
 	}
+}
+
+// replayOptions are the flags of `replay`.
+type replayOptions struct {
+	NoContent bool // verify only; do not print the bytes
+}
+
+// runReplay rebuilds the run args[0] names from the store and re-verifies
+// every hash, the delivered hashes of probed entries included.
+func runReplay(_ context.Context, e *env, opts replayOptions, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		res, rerr := s.Replay(args[0])
+		if res == nil {
+			return rerr
+		}
+		extraLines, err := proofread.ReplayLines(s, res)
+		if err != nil && rerr == nil {
+			rerr = err
+		}
+		n := len(res.Entries)
+		if e.json {
+			if err := printJSON(e.out, map[string]any{"manifest_id": res.Manifest.ID, "run_id": res.Manifest.RunID, "all_match": res.AllMatch && rerr == nil, "matched": res.Matched, "entries": res.Entries}); err != nil {
+				return err
+			}
+			return withCode(ExitMismatch, rerr)
+		}
+		if !opts.NoContent && rerr == nil {
+			for _, en := range res.Entries {
+				if _, err := e.out.Write(en.Content); err != nil {
+					return err
+				}
+			}
+		}
+		for _, l := range extraLines {
+			e.say("%s", l)
+		}
+		if rerr != nil {
+			for _, en := range res.Entries {
+				if en.Match {
+					e.say("ok    [%d] %s %s", en.Position, en.URI, manifest.Short(en.Expected))
+				} else if en.Error != "" {
+					e.say("FAIL  [%d] %s: %s", en.Position, en.URI, en.Error)
+				} else {
+					e.say("FAIL  [%d] %s: bytes hash to %s, manifest records %s", en.Position, en.URI, en.Actual, en.Expected)
+				}
+			}
+			return withCode(ExitMismatch, rerr)
+		}
+		e.say("Replay verified: SHA256 match for %d/%d entries.", res.Matched, n)
+		return nil
+	})
 }

@@ -17,20 +17,15 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
 
-func init() {
-	extraCommands = append(extraCommands, probeCommand())
-}
-
 // DefaultProbeAddr is where `probe serve` listens without --addr.
 const DefaultProbeAddr = "127.0.0.1:8787"
-
-// maxAnswerBytes bounds the answer file of `probe check`.
-const maxAnswerBytes = 16 << 20
 
 func probeCommand() *cli.Command {
 	return &cli.Command{
@@ -166,33 +161,33 @@ func probeKeyInit(c *cli.Context) error {
 	if c.Args().Len() != 0 {
 		return usageError("probe key init takes no arguments; give the path with --key PATH")
 	}
-	e, err := newEnv(c)
-	if err != nil {
-		return err
-	}
+	opts := probeKeyInitOptions{Key: c.String("key"), Rotate: c.Bool("rotate")}
+	return withEnv(c, func(e *env) error { return runProbeKeyInit(c.Context, e, opts) })
+}
+
+// probeKeyInitOptions are the flags of `probe key init`.
+type probeKeyInitOptions struct {
+	Key    string // the key file ("" for the configured one)
+	Rotate bool   // replace an existing key
+}
+
+func runProbeKeyInit(_ context.Context, e *env, opts probeKeyInitOptions) error {
 	pol, err := e.loadPolicy()
 	if err != nil {
 		return err
 	}
-	path, err := probeKeyPath(c.String("key"), pol)
+	path, err := proofread.KeyPath(opts.Key, pol)
 	if err != nil {
 		return err
 	}
-	forbidden := probeForbidden(e.storePath, pol)
-	rotate := c.Bool("rotate")
-	if rotate {
-		err = probe.RotateKeyFile(path, forbidden...)
-	} else {
-		err = probe.CreateKeyFile(path, forbidden...)
-	}
-	if err != nil {
-		return probeKeyHint(err, path)
+	if err := proofread.InitKey(path, opts.Rotate, e.storePath, pol); err != nil {
+		return err
 	}
 	if e.json {
-		return printJSON(e.out, map[string]any{"path": path, "rotated": rotate})
+		return printJSON(e.out, map[string]any{"path": path, "rotated": opts.Rotate})
 	}
 	fmt.Fprintln(e.out, path)
-	if rotate {
+	if opts.Rotate {
 		e.say("readproof: replaced the probe key: every outstanding sentinel now checks as HALLUCINATED, and replay can no longer re-check the delivered hashes of earlier probed runs")
 	} else {
 		e.say("readproof: created the probe key (mode 0600); keep it outside every repository, and never commit or share it")
@@ -200,10 +195,10 @@ func probeKeyInit(c *cli.Context) error {
 	return nil
 }
 
-func readAnswer(c *cli.Context, name string) ([]byte, error) {
+func readAnswer(stdin io.Reader, name string) ([]byte, error) {
 	var r io.Reader
 	if name == "-" {
-		r = c.App.Reader
+		r = stdin
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
@@ -212,113 +207,61 @@ func readAnswer(c *cli.Context, name string) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxAnswerBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, proofread.MaxAnswerBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read answer %s: %w", name, err)
 	}
-	if len(data) > maxAnswerBytes {
-		return nil, hint.With(fmt.Errorf("answer %s is larger than %d MiB", name, maxAnswerBytes>>20), "pass only the agent's answer")
+	if len(data) > proofread.MaxAnswerBytes {
+		return nil, hint.With(fmt.Errorf("answer %s is larger than %d MiB", name, proofread.MaxAnswerBytes>>20), "pass only the agent's answer")
 	}
 	return data, nil
-}
-
-// judgeAnswer builds the verdict record of one check from the manifest and
-// the previous record (which says which sentinels were already adjudicated).
-func judgeAnswer(keys probe.Keys, s *store.Store, answer []byte, now time.Time, override bool) func(*manifest.Manifest, *store.VerdictRecord) (*store.VerdictRecord, error) {
-	answerHash := sha256Hex(answer)
-	return func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
-		var entries []manifest.Entry
-		var issued []probe.Issued
-		var adjudicated []bool
-		for _, en := range m.Entries {
-			if en.Probe == nil {
-				continue
-			}
-			sess, err := probe.EntrySession(m.RunID, en.Position)
-			if err != nil {
-				return nil, err
-			}
-			entries = append(entries, en)
-			issued = append(issued, probe.Issued{Session: sess, Bucket: en.Probe.Bucket, Length: en.Probe.Length})
-			pv := prev.Entry(en.Position)
-			adjudicated = append(adjudicated, pv != nil && pv.Adjudicated)
-		}
-		results, err := keys.CheckAnswer(issued, string(answer), now, probe.AnswerOptions{Adjudicated: adjudicated})
-		if err != nil {
-			return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
-		}
-		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: m.RunID, ManifestID: m.ID, CheckedAt: now.UTC(), ClockOverride: override, Check: 1}
-		if prev != nil {
-			r.Check = prev.Check + 1
-		}
-		for i, en := range entries {
-			res := results[i]
-			v := store.VerdictEntry{Position: en.Position, URI: en.URI, Session: issued[i].Session, Verdict: string(res.Verdict),
-				Reason: res.Reason, Bucket: issued[i].Bucket, AnswerSHA256: answerHash}
-			if res.Matched {
-				age := res.AgeSeconds
-				v.AgeSeconds = &age
-			}
-			if content, err := s.Content(en.Snapshot); err == nil && sha256Hex(content) == en.ContentHash {
-				out, err := keys.Deliver(content, issued[i])
-				v.DeliveredHashVerified = err == nil && sha256Hex(out) == en.Probe.DeliveredHash
-			}
-			if pv := prev.Entry(en.Position); pv != nil && pv.Adjudicated {
-				v.Adjudicated, v.AdjudicatedVerdict, v.AdjudicatedAt = true, pv.AdjudicatedVerdict, pv.AdjudicatedAt
-			} else if res.Verdict == probe.ReadVerified || res.Verdict == probe.ReadStale {
-				at := r.CheckedAt
-				v.Adjudicated, v.AdjudicatedVerdict, v.AdjudicatedAt = true, string(res.Verdict), &at
-			}
-			r.Entries = append(r.Entries, v)
-		}
-		return r, nil
-	}
 }
 
 func probeCheck(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "RUN --answer FILE"); err != nil {
 		return err
 	}
-	answerPath := c.String("answer")
-	if answerPath == "" {
+	opts := probeCheckOptions{Answer: c.String("answer"), At: c.String("at"), Key: c.String("key"), Strict: c.Bool("strict")}
+	return withEnv(c, func(e *env) error { return runProbeCheck(c.Context, e, opts, c.Args().Slice()) })
+}
+
+// probeCheckOptions are the flags of `probe check`.
+type probeCheckOptions struct {
+	Answer string // the answer file, - for stdin
+	At     string // adjudicate as of this RFC 3339 time
+	Key    string // the probe key file ("" for the configured one)
+	Strict bool   // exit 3 when a verdict is not READ_VERIFIED
+}
+
+func runProbeCheck(ctx context.Context, e *env, opts probeCheckOptions, args []string) error {
+	if opts.Answer == "" {
 		return withCode(ExitUsage, hint.With(errors.New("probe check: no answer given"), "usage: readproof probe check RUN --answer FILE (- for stdin)"))
 	}
 	var at time.Time
-	if v := c.String("at"); v != "" {
+	if v := opts.At; v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
 			return usageError("--at %q: %v; give an RFC 3339 time such as 2026-09-15T13:09:37Z", v, err)
 		}
 		at = t
 	}
-	return withStore(c, func(e *env, s *store.Store) error {
-		m, err := s.Manifest(c.Args().First())
+	return e.withStore(func(s *store.Store) error {
+		m, err := proofread.Manifest(s, args[0])
+		if errors.Is(err, proofread.ErrNotProbed) {
+			return hint.With(err, "mount documents with a probe line: readproof run mount --probe RUN URI...")
+		}
 		if err != nil {
 			return err
 		}
-		probed := 0
-		for _, en := range m.Entries {
-			if en.Probe != nil {
-				probed++
-			}
-		}
-		if probed == 0 {
-			return hint.With(fmt.Errorf("run %s has no probed entries: nothing to check", m.RunID),
-				"mount documents with a probe line: readproof run mount --probe RUN URI...")
-		}
-		keys, _, err := loadProbeKeys(c.String("key"), s)
+		keys, _, err := proofread.LoadKeys(opts.Key, s)
 		if err != nil {
 			return err
 		}
-		answer, err := readAnswer(c, answerPath)
+		answer, err := readAnswer(e.in, opts.Answer)
 		if err != nil {
 			return err
 		}
-		now, override := s.Now(), false
-		if !at.IsZero() {
-			now, override = at, true
-		}
-		rec, err := s.RecordVerdicts(m.RunID, judgeAnswer(keys, s, answer, now, override))
+		rec, err := proofread.Check(ctx, s, m, answer, proofread.CheckOptions{Keys: keys, At: at})
 		if err != nil {
 			return err
 		}
@@ -332,7 +275,7 @@ func probeCheck(c *cli.Context) error {
 			}
 		}
 		if e.json {
-			if err := printJSON(e.out, verdictsJSON{Commit: rec.ID, VerdictRecord: rec}); err != nil {
+			if err := printJSON(e.out, proofread.Report{Commit: rec.ID, VerdictRecord: rec}); err != nil {
 				return err
 			}
 		} else {
@@ -346,8 +289,8 @@ func probeCheck(c *cli.Context) error {
 			}
 		}
 		e.say("readproof: recorded %d %s for run %s (check %d, verdict commit %s); manifest %s unchanged",
-			len(rec.Entries), plural(len(rec.Entries), "verdict", "verdicts"), rec.RunID, rec.Check, manifest.Short(rec.ID), rec.ManifestID)
-		if c.Bool("strict") && notVerified > 0 {
+			len(rec.Entries), text.Plural(len(rec.Entries), "verdict", "verdicts"), rec.RunID, rec.Check, manifest.Short(rec.ID), rec.ManifestID)
+		if opts.Strict && notVerified > 0 {
 			return withCode(ExitMismatch, hint.With(fmt.Errorf("run %s: %d of %d probed entries are not READ_VERIFIED", rec.RunID, notVerified, len(rec.Entries)),
 				"the verdicts are recorded; see them with: readproof manifest "+rec.RunID))
 		}

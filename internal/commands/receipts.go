@@ -26,10 +26,6 @@ import (
 	"github.com/readproof/readproof/receipts"
 )
 
-func init() {
-	extraCommands = append(extraCommands, receiptsCommand())
-}
-
 // receiptKeyEnv names the environment variable holding the receipt key
 // file's path.
 const receiptKeyEnv = "READPROOF_RECEIPTS_KEY"

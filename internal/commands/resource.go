@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -38,7 +39,14 @@ func initCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := store.InitShared(e.storePath, sharing); err != nil {
+			if err := store.InitShared(e.storePath, sharing); errors.Is(err, store.ErrExists) {
+				// A store made before the ignore file existed gets it now.
+				if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
+					return errors.Join(err, ierr)
+				}
+				fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
+				return nil
+			} else if err != nil {
 				return err
 			}
 			created := false

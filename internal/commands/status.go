@@ -15,10 +15,6 @@ import (
 	"github.com/readproof/readproof/manifest"
 )
 
-func init() {
-	extraCommands = append(extraCommands, statusCommand())
-}
-
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",

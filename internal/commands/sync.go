@@ -20,10 +20,6 @@ import (
 	"github.com/readproof/readproof/manifest"
 )
 
-func init() {
-	extraCommands = append(extraCommands, remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand())
-}
-
 // shareOptions shows git's progress and lets git ask for credentials when
 // stderr is a terminal.
 func shareOptions(e *env) share.Options {
@@ -58,6 +54,7 @@ func remoteCommand() *cli.Command {
 		Name:  "remote",
 		Usage: "manage the git remotes runs are shared through (kept in the store's git config)",
 		Subcommands: []*cli.Command{
+			remoteInitCommand(),
 			{
 				Name:      "add",
 				Usage:     "add a remote: a repository path, file://, git://, ssh:// or http(s):// URL",
@@ -152,6 +149,9 @@ func pushCommand() *cli.Command {
 				if err != nil {
 					return syncErr(err)
 				}
+				for _, w := range res.Warnings {
+					e.say("readproof: warning: %s", w)
+				}
 				for _, t := range res.Skipped {
 					e.say("readproof: warning: %s not pushed: it moved on both sides; settle it with `readproof conflicts resolve %s --take local|remote`", t, t)
 				}
@@ -167,7 +167,7 @@ func pushCommand() *cli.Command {
 					fmt.Fprintf(e.out, "Pushed %s to %s (%d refs)\n", count(len(res.Runs), "run", "runs"), remote, res.Refs)
 				}
 				for _, r := range res.Conflicts {
-					fmt.Fprintf(e.out, "Sent run %s (manifest %s) as a conflict: %s names another manifest of that id\n", r.RunID, r.Manifest, remote)
+					e.say("readproof: warning: run %s (manifest %s) not pushed: %s's run %s names another manifest; share it under another id: readproof conflicts rename %s NEW-ID", r.RunID, r.Manifest, remote, r.RunID, r.RunID)
 				}
 				return nil
 			})

@@ -13,13 +13,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
 )
-
-func init() {
-	extraCommands = append(extraCommands, verifyCommand())
-}
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{
@@ -60,6 +57,9 @@ func verifyCommand() *cli.Command {
 				return withCode(ExitCannotCheck, err)
 			}
 			defer s.Close()
+			if keys, _, kerr := proofread.LoadKeys("", s); kerr == nil {
+				opts.ProbeKeys = &keys // verdict record MACs are checked when the key is at hand
+			}
 			return runVerify(c.Context, e, s, opts)
 		},
 	}

@@ -13,8 +13,8 @@
 // stdout belongs to the protocol; the package writes diagnostics only to the
 // logger it is given.
 //
-// It imports store, manifest, identity, hint, receipts and the MCP go-sdk.
-// It must not import go-git or the commands package (which imports it);
-// what lives in commands (probed mounts, probe checks, manifest and replay
-// extras) comes in as hooks in Options.
+// It calls the domain packages the CLI calls (store, proofread for probed
+// mounts, probe checks and the proof-of-read parts of manifest and replay,
+// receipts), with no hooks and no CLI types in between. It must not import
+// go-git, the CLI library or the commands package (which imports it).
 package mcpserver

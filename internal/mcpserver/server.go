@@ -16,15 +16,10 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
-	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
 )
 
-// ErrUnavailable is wrapped by the error of a tool whose feature is not part
-// of this build (no hook was given for it).
-var ErrUnavailable = errors.New("not available in this build")
-
-// Options configure a server. Open is required; every hook may be nil.
+// Options configure a server. Open is required.
 type Options struct {
 	// Open opens the store with the policy file as it is now. It is called
 	// once per request, so a resource declared or a run committed by another
@@ -43,23 +38,6 @@ type Options struct {
 	// Session is the receipt session of this server; required with
 	// ReceiptKey.
 	Session string
-
-	// Mount records ref in an open run and returns the delivery and the
-	// bytes handed to the model, with a proof-of-read probe line appended
-	// when probe is set (as `readproof run mount --probe`). Nil means
-	// store.Mount, and a probed mount reports that proof of read is not
-	// available.
-	Mount func(ctx context.Context, st *store.Store, runID, ref string, probe bool) (*store.Delivery, []byte, error)
-	// ManifestExtra adds feature data to readproof_manifest (the CLI's
-	// manifest extras, e.g. proof-of-read verdicts).
-	ManifestExtra func(st *store.Store, m *manifest.Manifest) (map[string]any, error)
-	// ReplayExtra re-checks more on replay (the CLI's replay extras); an
-	// error marks the replay failed.
-	ReplayExtra func(st *store.Store, res *store.ReplayResult) ([]string, error)
-	// ProbeCheck checks an agent's answer for the proof-of-read sentinels
-	// of a run, as `readproof probe check` does. Nil: the tool
-	// readproof_probe_check is not registered.
-	ProbeCheck func(ctx context.Context, st *store.Store, target, answer string) (any, error)
 }
 
 // Instructions is the initialize result's instructions: what readproof is

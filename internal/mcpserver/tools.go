@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
@@ -87,12 +87,10 @@ func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{Name: ToolReceiptsVerifyClms, Annotations: readOnly("Check cited receipts"),
 		Description: "Check the tool receipt ids cited in a text (or a JSON list of ids) against the store: each is valid, fabricated, " +
 			"tampered, from another session or under an unknown key; receipts of the session that were not cited are listed as omitted."}, s.verifyClaims)
-	if s.opts.ProbeCheck != nil {
-		addTool(s, &mcp.Tool{Name: ToolProbeCheck, Annotations: writes("Check proof of read", false, false),
-			Description: "Check an answer for the proof-of-read sentinels delivered in a run's probed mounts (readproof_run_mount with probe), " +
-				"as `readproof probe check` does: each probed entry gets a verdict (READ_VERIFIED, READ_STALE, HALLUCINATED, REPLAY_SUSPECT), " +
-				"and the verdicts are recorded in the store."}, s.probeCheck)
-	}
+	addTool(s, &mcp.Tool{Name: ToolProbeCheck, Annotations: writes("Check proof of read", false, false),
+		Description: "Check an answer for the proof-of-read sentinels delivered in a run's probed mounts (readproof_run_mount with probe), " +
+			"as `readproof probe check` does: each probed entry gets a verdict (READ_VERIFIED, READ_STALE, HALLUCINATED, REPLAY_SUSPECT), " +
+			"and the verdicts are recorded in the store."}, s.probeCheck)
 }
 
 // Inputs ---------------------------------------------------------------------
@@ -403,22 +401,11 @@ type MountOutput struct {
 }
 
 func (s *Server) runMount(ctx context.Context, c *call, in MountInput) (*MountOutput, reply, error) {
-	var d *store.Delivery
-	var content []byte
-	var err error
-	switch {
-	case s.opts.Mount != nil:
-		d, content, err = s.opts.Mount(ctx, c.st, in.RunID, in.URI, in.Probe)
-	case in.Probe:
-		err = hint.With(fmt.Errorf("proof of read is %w", ErrUnavailable), "mount without probe")
-	default:
-		if d, err = c.st.Mount(ctx, in.RunID, in.URI); err == nil {
-			content = d.Content
-		}
-	}
+	d, err := mount(ctx, c.st, in.RunID, in.URI, in.Probe)
 	if err != nil {
 		return nil, reply{}, err
 	}
+	content := d.Content
 	doc, inl := documentOf(d, content)
 	text := fmt.Sprintf("Mounted at position %d of run %s. %s", d.Position, in.RunID, documentLine(doc))
 	return &MountOutput{RunID: in.RunID, Position: d.Position, Probe: d.Probe, Document: doc}, reply{text: text, meta: documentMeta(doc, inl)}, nil
@@ -466,14 +453,12 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 	for i := range out.Entries {
 		out.Entries[i].Provenance = redactProvenance(out.Entries[i].Provenance)
 	}
-	if s.opts.ManifestExtra != nil {
-		extra, err := s.opts.ManifestExtra(c.st, m)
-		if err != nil {
-			return nil, reply{}, err
-		}
-		if len(extra) > 0 {
-			out.Extra = extra
-		}
+	por, _, err := proofread.ManifestPart(c.st, m)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	if por != nil {
+		out.Extra = map[string]any{proofread.ExtraKey: por}
 	}
 	var uris []string
 	for _, e := range m.Entries {
@@ -626,13 +611,11 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 		return nil, reply{}, hint.With(fmt.Errorf("replay %s: no entry at position %d (the run has %d)", in.Target, *in.Position, len(res.Entries)), "positions count from 0")
 	}
 	out := &ReplayOutput{ManifestID: res.Manifest.ID, RunID: res.Manifest.RunID, AllMatch: res.AllMatch, Matched: res.Matched, Entries: []ReplayEntry{}}
-	if s.opts.ReplayExtra != nil {
-		notes, err := s.opts.ReplayExtra(c.st, res)
-		out.Notes = notes
-		if err != nil {
-			out.AllMatch = false
-			out.Notes = append(out.Notes, err.Error())
-		}
+	notes, err := proofread.ReplayLines(c.st, res)
+	out.Notes = notes
+	if err != nil {
+		out.AllMatch = false
+		out.Notes = append(out.Notes, err.Error())
 	}
 	for i, e := range res.Entries {
 		me := res.Manifest.Entries[i]
@@ -874,40 +857,44 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 	return &ClaimsOutput{JSON: j}, reply{text: text}, nil
 }
 
-// ProbeOutput is a proof-of-read report, as the probe feature shapes it.
+// ProbeOutput is a proof-of-read report.
 type ProbeOutput struct {
-	Target string         `json:"target"`
-	Report map[string]any `json:"report" jsonschema:"the proof-of-read report, as readproof probe check --json prints it"`
+	Target string           `json:"target"`
+	Report proofread.Report `json:"report" jsonschema:"the proof-of-read report, as readproof probe check --json prints it"`
 	Receipt
 }
 
 func (s *Server) probeCheck(ctx context.Context, c *call, in ProbeInput) (*ProbeOutput, reply, error) {
-	rep, err := s.opts.ProbeCheck(ctx, c.st, in.Target, in.Answer)
+	m, err := proofread.Manifest(c.st, in.Target)
+	if errors.Is(err, proofread.ErrNotProbed) {
+		return nil, reply{}, hint.With(err, "mount documents with readproof_run_mount and probe set to true")
+	}
 	if err != nil {
 		return nil, reply{}, err
 	}
-	data, err := json.Marshal(rep)
+	if len(in.Answer) > proofread.MaxAnswerBytes {
+		return nil, reply{}, hint.With(proofread.ErrAnswerTooLarge, "pass only the agent's answer")
+	}
+	keys, _, err := proofread.LoadKeys("", c.st)
 	if err != nil {
 		return nil, reply{}, err
 	}
-	out := &ProbeOutput{Target: in.Target}
-	if err := json.Unmarshal(data, &out.Report); err != nil || out.Report == nil {
-		return nil, reply{}, fmt.Errorf("probe check %s: the report is not a JSON object", in.Target)
+	rec, err := proofread.Check(ctx, c.st, m, []byte(in.Answer), proofread.CheckOptions{Keys: keys})
+	if err != nil {
+		return nil, reply{}, err
 	}
-	return out, reply{text: probeSummary(in.Target, out.Report)}, nil
+	rep := proofread.Report{Commit: rec.ID, VerdictRecord: rec}
+	return &ProbeOutput{Target: in.Target, Report: rep}, reply{text: probeSummary(in.Target, rec)}, nil
 }
 
-// probeSummary lists the verdict of each probed entry, from the report's
-// entries (position, uri, verdict).
-func probeSummary(target string, rep map[string]any) string {
+// probeSummary lists the verdict of each probed entry.
+func probeSummary(target string, rec *store.VerdictRecord) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Proof-of-read check of %s:", target)
-	entries, _ := rep["entries"].([]any)
-	for _, e := range entries {
-		m, _ := e.(map[string]any)
-		fmt.Fprintf(&b, " [%v] %v %v;", m["position"], m["uri"], m["verdict"])
+	for _, e := range rec.Entries {
+		fmt.Fprintf(&b, " [%d] %s %s;", e.Position, e.URI, e.Verdict)
 	}
-	if len(entries) == 0 {
+	if len(rec.Entries) == 0 {
 		b.WriteString(" no verdicts;")
 	}
 	return strings.TrimSuffix(b.String(), ";") + ". Details are in report."
@@ -915,3 +902,22 @@ func probeSummary(target string, rep map[string]any) string {
 
 func plural(n int) string  { return text.Plural(n, "", "s") }
 func pluralY(n int) string { return text.Plural(n, "y", "ies") }
+
+// mount records ref in the open run, with a proof-of-read probe line when
+// probed is set (the key is [probe] key or the default location), as
+// `readproof run mount [--probe]` does. The delivery's Content holds the
+// bytes handed to the model.
+func mount(ctx context.Context, st *store.Store, runID, ref string, probed bool) (*store.Delivery, error) {
+	if !probed {
+		return st.Mount(ctx, runID, ref)
+	}
+	keys, _, err := proofread.LoadKeys("", st)
+	if err != nil {
+		return nil, err
+	}
+	pm, err := proofread.Mount(ctx, st, keys, runID, ref)
+	if err != nil {
+		return nil, err
+	}
+	return pm.Delivery, nil
+}

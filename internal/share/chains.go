@@ -46,6 +46,9 @@ func checkReceiptTree(g gitstore.Store, name string, tip, oldTip gitstore.OID) [
 	if err != nil {
 		return []string{fmt.Sprintf("receipt chain %s: %v", name, err)}
 	}
+	if tree == emptyTree {
+		return []string{fmt.Sprintf("receipt chain %s (commit %s): an empty tree is not a receipt chain", name, tip)}
+	}
 	var old gitstore.OID
 	if oldTip != "" {
 		if old, err = commitTree(g, oldTip); err != nil {

@@ -54,15 +54,14 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	if err := t.AddRemote(ctx, "origin", absLocal(url), fetchRefspecs("origin")); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
-	refs, err := t.LsRemote(ctx, "origin", "refs/tags/readproof/", "refs/heads/")
+	refs, err := recognize(ctx, g, t, "origin", "clone "+shown)
 	if err != nil {
-		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+		return nil, err
 	}
 	rem := stateFromRefs(refs)
 	specs := fetchRefspecs("origin")
 	specs = append(specs,
 		"+"+store.RunsPrefix+"*:"+store.RunsPrefix+"*",
-		"+refs/tags/readproof/conflicts/*:refs/tags/readproof/conflicts/*",
 		"+"+store.ResourcesPrefix+"*:"+store.ResourcesPrefix+"*",
 		"+"+store.TagsPrefix+"*:"+store.TagsPrefix+"*",
 		"+"+receipts.RefPrefix+"*:"+receipts.RefPrefix+"*",
@@ -114,6 +113,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		}
 	}
 	onJournal := map[gitstore.OID]bool{}
+	verified := verifiedSet{}
 	if local.main != "" {
 		res.Journal = "adopted"
 		commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
@@ -122,13 +122,9 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		}
 		for _, c := range commits {
 			onJournal[c.ID] = true
-			if len(c.Parents) == 0 && !manifests[c.ID] {
-				if cm, err := g.Commit(c.ID); err == nil {
-					if _, err := gitstore.FileAt(g, cm.Tree, "manifest.json"); err == nil {
-						manifests[c.ID] = true
-					}
-				}
-			}
+		}
+		if failures := checkJournal(g, local.main, commits, manifests, verified); len(failures) > 0 {
+			return nil, unverified(failures)
 		}
 	}
 	var obs, tags []gitstore.OID
@@ -144,7 +140,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			res.Tags = append(res.Tags, u.String()+"@"+tag)
 		}
 	}
-	if err := verifyAll(g, manifests, obs, tags, map[gitstore.OID]bool{}, opts); err != nil {
+	if err := verifyAll(g, manifests, obs, tags, verified, opts); err != nil {
 		return nil, err
 	}
 	var failures []string

@@ -23,6 +23,9 @@ var (
 	ErrNoConflict = errors.New("no such conflict")
 	// ErrRunExists: a rename targets a run id that names another manifest.
 	ErrRunExists = errors.New("run id already names another manifest")
+	// ErrNotStore: the remote is not a readproof store (a project's
+	// repository, say). Nothing was fetched from it or pushed to it.
+	ErrNotStore = errors.New("not a readproof store")
 	// ErrBusy: local writers kept moving refs while a pull integrated.
 	ErrBusy = errors.New("store busy")
 )

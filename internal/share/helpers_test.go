@@ -29,6 +29,19 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The pre-receive hook of a remote from InitRemote in these tests runs
+	// this test binary as `hook pre-receive`.
+	if len(os.Args) == 3 && os.Args[1] == "hook" && os.Args[2] == "pre-receive" {
+		dir := os.Getenv("GIT_DIR")
+		if dir == "" {
+			dir = "."
+		}
+		if err := Guard(context.Background(), dir, os.Stdin); err != nil {
+			fmt.Fprintf(os.Stderr, "readproof guard: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	// Hermetic git: no system or user configuration, no prompts.
 	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	os.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)

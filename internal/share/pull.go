@@ -26,6 +26,9 @@ type Options struct {
 	// Now is the clock for journal records written by a pull; nil means
 	// time.Now.
 	Now func() time.Time
+	// StaleLockAge is the age after which push removes a ref lock left on
+	// a remote on this machine; zero means gitstore.DefaultStaleLockAge.
+	StaleLockAge time.Duration
 }
 
 func (o Options) now() time.Time {
@@ -136,10 +139,9 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	if _, err := t.RemoteURL(ctx, remote); err != nil {
 		return nil, nil, remoteHint(err, remote)
 	}
-	refs, err := t.LsRemote(ctx, remote, "refs/tags/readproof/", "refs/heads/")
+	refs, err := recognize(ctx, g, t, remote, verb+" "+remote)
 	if err != nil {
-		return nil, nil, hint.With(fmt.Errorf("%s %s: %w", verb, remote, err),
-			"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+		return nil, nil, err
 	}
 	return t, stateFromRefs(refs), nil
 }
@@ -179,13 +181,6 @@ func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem 
 		l := local.runs[id]
 		if l == "" || (l != r && !named[r] && !local.conflicts[id][r]) {
 			return false, nil
-		}
-	}
-	for id, set := range rem.conflicts {
-		for m := range set {
-			if !named[m] && !local.conflicts[id][m] {
-				return false, nil
-			}
 		}
 	}
 	for _, set := range local.conflicts {
@@ -258,7 +253,7 @@ func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem 
 // at the same time makes the transaction fail; the plan is then rebuilt on
 // the new local refs.
 func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options) (*PullResult, error) {
-	verified := map[gitstore.OID]bool{}
+	verified := verifiedSet{}
 	delay := time.Millisecond
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -291,7 +286,7 @@ func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 
 // plan computes the ref updates that integrate remote's tracking refs into
 // the local ones, after verifying everything it would adopt.
-func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified map[gitstore.OID]bool) (*PullResult, []gitstore.RefUpdate, error) {
+func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet) (*PullResult, []gitstore.RefUpdate, error) {
 	local, err := readState(g, localPrefixes())
 	if err != nil {
 		return nil, nil, err
@@ -356,11 +351,6 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 		}
 		if l := local.runs[id]; l != "" && l != rem.runs[id] {
 			addConflict(id, rem.runs[id])
-		}
-	}
-	for _, id := range sortedKeys(rem.conflicts) {
-		for _, m := range sortedOIDs(rem.conflicts[id]) {
-			addConflict(id, m)
 		}
 	}
 	// A conflict whose manifest now has a run name of its own is settled.
@@ -501,14 +491,9 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 		}
 		for _, c := range commits {
 			onJournal[c.ID] = true
-			if len(c.Parents) == 0 && !manifests[c.ID] {
-				// A root commit: the journal's first commit or a manifest.
-				if cm, err := g.Commit(c.ID); err == nil {
-					if _, err := gitstore.FileAt(g, cm.Tree, "manifest.json"); err == nil {
-						manifests[c.ID] = true
-					}
-				}
-			}
+		}
+		if failures := checkJournal(g, r, commits, manifests, verified); len(failures) > 0 {
+			return nil, nil, unverified(failures)
 		}
 		if local.main == "" {
 			newMain, res.Journal = r, "adopted"
@@ -584,13 +569,21 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 	return res, ups, nil
 }
 
+// verifiedSet remembers, across the retries of one pull, which commit
+// passed the check of which kind. A commit that verified as a manifest has
+// not verified as a tag move: each ref is checked as what its namespace
+// says it is.
+type verifiedSet map[verifiedKey]bool
+
+type verifiedKey struct {
+	kind string
+	id   gitstore.OID
+}
+
 // verifyAll checks every manifest, observation tip and tag tip a pull would
-// adopt; verified remembers what passed across retries.
-func verifyAll(g gitstore.Store, manifests map[gitstore.OID]bool, obs, tags []gitstore.OID, verified map[gitstore.OID]bool, opts Options) error {
+// adopt, each as its own kind.
+func verifyAll(g gitstore.Store, manifests map[gitstore.OID]bool, obs, tags []gitstore.OID, verified verifiedSet, opts Options) error {
 	var failures []string
-	fail := func(err error) {
-		failures = append(failures, err.Error())
-	}
 	ids := sortedOIDs(manifests)
 	for i, id := range ids {
 		if opts.Progress != nil && (i%100 == 0 || i == len(ids)-1) {
@@ -599,34 +592,113 @@ func verifyAll(g gitstore.Store, manifests map[gitstore.OID]bool, obs, tags []gi
 				opts.say(", done.\n")
 			}
 		}
-		if verified[id] {
-			continue
+		if err := verified.check("manifest", id, func() error { _, err := checkManifest(g, id); return err }); err != nil {
+			failures = append(failures, err.Error())
 		}
-		if _, err := checkManifest(g, id); err != nil {
-			fail(err)
-			continue
-		}
-		verified[id] = true
 	}
 	for _, set := range []struct {
+		kind  string
 		ids   []gitstore.OID
 		check func(gitstore.Store, gitstore.OID) error
-	}{{obs, checkObservation}, {tags, checkTag}} {
+	}{{"observation", obs, checkObservation}, {"tag", tags, checkTag}} {
 		for _, id := range set.ids {
-			if verified[id] {
-				continue
+			if err := verified.check(set.kind, id, func() error { return set.check(g, id) }); err != nil {
+				failures = append(failures, err.Error())
 			}
-			if err := set.check(g, id); err != nil {
-				fail(err)
-				continue
-			}
-			verified[id] = true
 		}
 	}
 	if len(failures) > 0 {
 		return unverified(failures)
 	}
 	return nil
+}
+
+// check runs fn unless id already passed as kind, and remembers a pass.
+func (v verifiedSet) check(kind string, id gitstore.OID, fn func() error) error {
+	k := verifiedKey{kind, id}
+	if v[k] {
+		return nil
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	v[k] = true
+	return nil
+}
+
+// checkJournal checks the commits new on a remote journal: each is a
+// manifest (a root commit with manifest.json, added to manifests for the
+// manifest check) or a journal commit (empty tree, one of the journal's
+// forms, docs/store-format.md); the last parent of every `record run`
+// commit is a manifest, and the tip is a journal commit.
+func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevListCommit, manifests map[gitstore.OID]bool, verified verifiedSet) []string {
+	var failures []string
+	fail := func(id gitstore.OID, format string, args ...any) {
+		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
+	}
+	isManifest := func(id gitstore.OID) bool {
+		if manifests[id] {
+			return true
+		}
+		cm, err := g.Commit(id)
+		if err != nil || len(cm.Parents) != 0 {
+			return false
+		}
+		_, err = gitstore.FileAt(g, cm.Tree, "manifest.json")
+		return err == nil
+	}
+	// The verdict commits a `record check` journal commit points at, and
+	// their history, belong to the verdict chain, which is verified as such.
+	verdicts := map[gitstore.OID]bool{}
+	for _, c := range commits {
+		if len(c.Parents) != 2 {
+			continue
+		}
+		if cm, err := g.Commit(c.ID); err == nil && cm.Tree == emptyTree && strings.HasPrefix(cm.Message, "record check ") {
+			verdicts[c.Parents[1]] = true
+		}
+	}
+	for grew := len(verdicts) > 0; grew; {
+		grew = false
+		for _, c := range commits {
+			if !verdicts[c.ID] {
+				continue
+			}
+			for _, p := range c.Parents {
+				if !verdicts[p] && !isManifest(p) {
+					verdicts[p], grew = true, true
+				}
+			}
+		}
+	}
+	for _, c := range commits {
+		if c.ID != tip && len(c.Parents) == 0 && isManifest(c.ID) {
+			manifests[c.ID] = true
+			continue
+		}
+		if verdicts[c.ID] {
+			continue
+		}
+		err := verified.check("journal", c.ID, func() error {
+			cm, err := g.Commit(c.ID)
+			if err != nil {
+				return err
+			}
+			if err := journalShape(cm.Tree == emptyTree, len(cm.Parents), cm.Message); err != nil {
+				return err
+			}
+			if strings.HasPrefix(cm.Message, "record run ") {
+				if m := cm.Parents[len(cm.Parents)-1]; !isManifest(m) {
+					return fmt.Errorf("it records %s, which is not a manifest", m)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			fail(c.ID, "%v", err)
+		}
+	}
+	return failures
 }
 
 func unverified(failures []string) error {

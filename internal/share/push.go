@@ -2,7 +2,6 @@ package share
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -18,14 +17,17 @@ type PushResult struct {
 	UpToDate bool   `json:"up_to_date"`
 	// Runs are the run refs created on the remote.
 	Runs []RunRef `json:"runs"`
-	// Conflicts are manifests sent as conflicts because the remote's run of
-	// the same id names another manifest.
+	// Conflicts are local runs not sent because the remote's run of the
+	// same id names another manifest: rename them (`readproof conflicts
+	// rename`) to share them under another id.
 	Conflicts []RunRef `json:"conflicts"`
 	// Refs is the number of refs created or fast-forwarded.
 	Refs int `json:"refs"`
 	// Skipped lists tags left out because they are in conflict locally
 	// (resolve them with `readproof conflicts resolve`).
 	Skipped []string `json:"skipped"`
+	// Warnings are notices for the user (the remote's HEAD is not main).
+	Warnings []string `json:"warnings"`
 }
 
 // maxRefspecsPerPush keeps git's command line well under the system limit;
@@ -51,26 +53,16 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	if err != nil {
 		return nil, err
 	}
-	res := &PushResult{Remote: remote, Runs: []RunRef{}, Conflicts: []RunRef{}, Skipped: []string{}}
+	res := &PushResult{Remote: remote, Runs: []RunRef{}, Conflicts: []RunRef{}, Skipped: []string{}, Warnings: []string{}}
 
 	// Run refs: a glob refspec when every local run is new to the remote or
 	// already there (git matches explicit refspecs pairwise, which costs
-	// seconds for thousands of refs); explicit refspecs when a run id names
-	// another manifest remotely and ours goes under conflicts/.
+	// seconds for thousands of refs). A run whose id names another manifest
+	// on the remote stays local: conflict refs are never shared
+	// (docs/sync.md), and the journal carries the manifest itself.
 	var immutable, moving []string
 	var newRuns []string
-	remoteNamed := rem.named()
-	sentConflict := map[string]bool{}
-	sendConflict := func(id string, m gitstore.OID) {
-		ref := conflictRunRef(id, m)
-		if remoteNamed[m] || rem.conflicts[id][m] || sentConflict[ref] {
-			return
-		}
-		sentConflict[ref] = true
-		immutable = append(immutable, string(m)+":"+ref)
-		res.Conflicts = append(res.Conflicts, RunRef{RunID: id, Manifest: string(m)})
-	}
-	differs := false // a local run id names another manifest on the remote
+	differs := false
 	for _, id := range sortedKeys(local.runs) {
 		l, r := local.runs[id], rem.runs[id]
 		switch {
@@ -80,19 +72,14 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 			res.Runs = append(res.Runs, RunRef{RunID: id, Manifest: string(l)})
 		default:
 			differs = true
-			sendConflict(id, l)
-		}
-	}
-	for _, id := range sortedKeys(local.conflicts) {
-		for _, m := range sortedOIDs(local.conflicts[id]) {
-			sendConflict(id, m)
+			res.Conflicts = append(res.Conflicts, RunRef{RunID: id, Manifest: string(l)})
 		}
 	}
 	if len(newRuns) > 0 {
 		if !differs && len(newRuns) > 16 {
 			immutable = append(immutable, store.RunsPrefix+"*:"+store.RunsPrefix+"*")
 		} else {
-			immutable = append(newRuns, immutable...)
+			immutable = newRuns
 		}
 	}
 
@@ -173,7 +160,7 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	chains = append(chains, verdicts...)
 	// Every local chain ref is equal to the remote's or ahead of it (checked
 	// above), so a glob pushes exactly the ones that moved.
-	res.Refs = len(res.Runs) + len(res.Conflicts) + len(resources) + len(tags) + len(chains)
+	res.Refs = len(res.Runs) + len(resources) + len(tags) + len(chains)
 	if len(resources) > 16 {
 		resources = []string{store.ResourcesPrefix + "*:" + store.ResourcesPrefix + "*"}
 	}
@@ -199,7 +186,8 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		return nil, pullFirst(remote, fmt.Errorf("push %s: %w: the remote moved since your last pull: %s", remote, ErrRejected, summarize(behindRefs, 3)))
 	}
 	if len(immutable)+len(moving) == 0 {
-		res.UpToDate = len(res.Skipped) == 0
+		res.UpToDate = len(res.Skipped) == 0 && len(res.Conflicts) == 0
+		res.Warnings = warnHead(ctx, t, remote, rem.main != "")
 		return res, nil
 	}
 
@@ -218,14 +206,12 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	}
 	for _, u := range urls {
 		for _, b := range batches {
-			if _, err := t.Push(ctx, u, b); err != nil {
-				if errors.Is(err, gitstore.ErrRejected) {
-					return nil, pullFirst(remote, err)
-				}
-				return nil, hint.With(fmt.Errorf("push %s: %w", remote, err), "nothing was lost: the remote keeps its old refs; push again")
+			if err := pushBatch(ctx, t, remote, u, b, opts); err != nil {
+				return nil, err
 			}
 		}
 	}
+	res.Warnings = warnHead(ctx, t, remote, local.main != "" || rem.main != "")
 	return res, nil
 }
 

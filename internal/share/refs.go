@@ -13,8 +13,9 @@ import (
 // Ref namespaces owned by this package (docs/sync.md).
 const (
 	// ConflictRunsPrefix + <run-id>/<manifest-id>: another manifest committed
-	// under a run id this store (or the remote) uses for a different
-	// manifest. Immutable, pushed and pulled like runs.
+	// under a run id this store uses for a different manifest, found by a
+	// pull. Local only: never pushed, and ignored on a remote (older
+	// versions pushed them); removed once a run ref names the manifest.
 	ConflictRunsPrefix = "refs/tags/readproof/conflicts/runs/"
 	// ConflictTagsPrefix + <key>/<tag>: the remote position of a tag that
 	// moved on both sides, kept until `conflicts resolve`. Local only.
@@ -34,7 +35,6 @@ func fetchRefspecs(remote string) []string {
 	base := RemotesPrefix + remote + "/"
 	return []string{
 		"+" + store.RunsPrefix + "*:" + base + "runs/*",
-		"+refs/tags/readproof/conflicts/*:" + base + "conflicts/*",
 		"+" + store.ResourcesPrefix + "*:" + base + "resources/*",
 		"+" + store.TagsPrefix + "*:" + base + "tags/*",
 		"+" + receipts.RefPrefix + "*:" + base + "receipts/*",

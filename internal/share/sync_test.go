@@ -190,21 +190,23 @@ func TestSameRunIDConflict(t *testing.T) {
 	if !reachableFromMain(t, b.path(), ma.ID) || !reachableFromMain(t, b.path(), mb.ID) {
 		t.Fatal("b: both manifests must be reachable from main")
 	}
-	mustPush(t, b, "origin")
-	if got := git(t, dir, "rev-parse", ConflictRunsPrefix+"nightly/"+mb.ID); got != mb.ID {
-		t.Fatalf("server: conflict ref for b's manifest = %q", got)
+	// Conflict refs are never shared (issue 12.7): b's run stays local, the
+	// journal carries its manifest, and a learns of no conflict.
+	pr := mustPush(t, b, "origin")
+	if fmt.Sprint(pr.Conflicts) != fmt.Sprint([]RunRef{{RunID: "nightly", Manifest: mb.ID}}) {
+		t.Fatalf("push from b: conflicts %+v", pr.Conflicts)
+	}
+	if refs := git(t, dir, "for-each-ref", "refs/tags/readproof/conflicts/"); refs != "" {
+		t.Fatalf("server holds conflict refs: %s", refs)
 	}
 	if got := git(t, dir, "rev-parse", "refs/tags/readproof/runs/nightly"); got != ma.ID {
 		t.Fatalf("server: nightly moved to %s; the first push must stay", got)
 	}
-	res = mustPull(t, a, "origin")
-	want = []RunConflict{{RunID: "nightly", Local: ma.ID, Others: []string{mb.ID}}}
-	if fmt.Sprint(res.RunConflicts) != fmt.Sprint(want) {
-		t.Fatalf("pull into a: conflicts %+v, want %+v", res.RunConflicts, want)
+	if res = mustPull(t, a, "origin"); len(res.RunConflicts) != 0 {
+		t.Fatalf("pull into a: conflicts %+v, want none", res.RunConflicts)
 	}
-	rep, err := Conflicts(a.s)
-	if err != nil || fmt.Sprint(rep.Runs) != fmt.Sprint(want) {
-		t.Fatalf("Conflicts(a) = %+v, %v", rep, err)
+	if !reachableFromMain(t, a.path(), mb.ID) {
+		t.Fatal("a: b's manifest must arrive with the journal")
 	}
 	// Both manifests replay from each store.
 	for _, p := range []*project{a, b} {
@@ -215,34 +217,49 @@ func TestSameRunIDConflict(t *testing.T) {
 		}
 	}
 
-	// a renames its own run; the other manifest takes the name.
-	rn, err := RenameRun(a.s, "nightly", "nightly-a", "", a.clock())
+	// b renames its own run; the other manifest takes the name, and b's
+	// conflict ref is gone where it was created.
+	rn, err := RenameRun(b.s, "nightly", "nightly-b", "", b.clock())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rn.Manifest != ma.ID || rn.Promoted != mb.ID {
+	if rn.Manifest != mb.ID || rn.Promoted != ma.ID {
 		t.Fatalf("rename: %+v", rn)
 	}
-	if r := runs(t, a.s); r["nightly-a"] != ma.ID || r["nightly"] != mb.ID {
-		t.Fatalf("a's runs after rename: %v", r)
+	if r := runs(t, b.s); r["nightly-b"] != mb.ID || r["nightly"] != ma.ID {
+		t.Fatalf("b's runs after rename: %v", r)
 	}
-	if rep, _ := Conflicts(a.s); !rep.Empty() {
-		t.Fatalf("a still has conflicts after rename: %+v", rep)
+	if refs := git(t, b.path(), "for-each-ref", ConflictRunsPrefix); refs != "" {
+		t.Fatalf("b keeps settled conflict refs: %s", refs)
 	}
-	mustPush(t, a, "origin")
-	mustPull(t, b, "origin")
-	if rep, _ := Conflicts(b.s); !rep.Empty() {
-		t.Fatalf("b still has conflicts after a's rename: %+v", rep)
+	if pr := mustPush(t, b, "origin"); len(pr.Conflicts) != 0 || len(pr.Runs) != 1 {
+		t.Fatalf("push after rename: %+v", pr)
 	}
-	if r := runs(t, b.s); r["nightly-a"] != ma.ID || r["nightly"] != mb.ID {
-		t.Fatalf("b's runs: %v", r)
+	res = mustPull(t, a, "origin")
+	if r := runs(t, a.s); r["nightly-b"] != mb.ID || r["nightly"] != ma.ID || len(res.RunConflicts) != 0 {
+		t.Fatalf("a's runs: %v, conflicts %+v", r, res.RunConflicts)
 	}
-	// A further pull on a brings no conflict back.
+	for _, p := range []*project{a, b} {
+		if rep, _ := Conflicts(p.s); !rep.Empty() {
+			t.Fatalf("%s: %+v", p.dir, rep)
+		}
+	}
+
+	// A remote written by an older version holds a conflict ref: a pull
+	// ignores it (it is nobody's record), and the clone does not copy it.
+	git(t, dir, "update-ref", ConflictRunsPrefix+"nightly/"+mb.ID, mb.ID)
 	if res := mustPull(t, a, "origin"); len(res.RunConflicts) != 0 {
-		t.Fatalf("conflict came back: %+v", res.RunConflicts)
+		t.Fatalf("legacy conflict ref adopted: %+v", res.RunConflicts)
 	}
-	if rep, _ := Conflicts(a.s); !rep.Empty() {
-		t.Fatalf("a: %+v", rep)
+	if refs := git(t, a.path(), "for-each-ref", "refs/tags/readproof/conflicts/"); refs != "" {
+		t.Fatalf("a adopted a legacy conflict ref: %s", refs)
+	}
+	c := filepath.Join(t.TempDir(), "c")
+	if _, err := Clone(context.Background(), dir, c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if refs := git(t, c, "for-each-ref", "refs/tags/readproof/conflicts/"); refs != "" {
+		t.Fatalf("the clone copied a legacy conflict ref: %s", refs)
 	}
 	gitstore.Fsck(t, a.path())
 	gitstore.Fsck(t, b.path())
@@ -560,15 +577,15 @@ func TestPushManyRefs(t *testing.T) {
 	if len(pr.Runs) != 19 || len(pr.Conflicts) != 1 || pr.Conflicts[0].Manifest != mb.ID {
 		t.Fatalf("push with a conflict: %+v", pr)
 	}
-	if got := git(t, dir, "rev-parse", ConflictRunsPrefix+"a-00/"+mb.ID); got != mb.ID {
-		t.Fatalf("server conflict ref: %s", got)
+	if refs := git(t, dir, "for-each-ref", ConflictRunsPrefix); refs != "" {
+		t.Fatalf("server holds conflict refs: %s", refs)
 	}
-	// More runs later: a-00 still differs on the remote, its conflict ref is
-	// already there, and the push must not send b's a-00 as a run.
+	// More runs later: a-00 still differs on the remote, and the push must
+	// not send b's a-00 as a run.
 	for i := 19; i < 40; i++ {
 		b.run(t, fmt.Sprintf("b-%02d", i), "d00")
 	}
-	if pr := mustPush(t, b, "origin"); len(pr.Runs) != 21 || len(pr.Conflicts) != 0 {
+	if pr := mustPush(t, b, "origin"); len(pr.Runs) != 21 || len(pr.Conflicts) != 1 {
 		t.Fatalf("second push: %d runs, conflicts %+v", len(pr.Runs), pr.Conflicts)
 	}
 	mustPull(t, a, "origin")

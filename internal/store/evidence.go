@@ -14,13 +14,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/hiddeco/sshsig"
 
-	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -446,6 +443,17 @@ func (s *Store) RunReceipts(runID string) ([]receipts.Receipt, error) {
 	return out, nil
 }
 
+// CommitSigner verifies the SSH signature of commit id, for every reader
+// that checks signatures (`verify`, `evidence verify`), so they agree on
+// every case. With signers nil (no allowed_signers configured) the
+// signature must still verify against its own key, with namespace git, over
+// this commit: a signature that does not is broken whoever is trusted; only
+// "who signed" needs signers, and the principal is then "". Errors wrap
+// evidence.ErrBadSignature, ErrUntrustedKey or ErrKeyNotValid.
+func (s *Store) CommitSigner(id gitstore.OID, signers evidence.AllowedSigners) (evidence.CommitSigner, time.Time, error) {
+	return s.commitSigner(id, signers)
+}
+
 // commitSigner verifies the SSH signature of commit id. With signers nil
 // the signature is checked against its own key (valid, namespace git, over
 // this commit) and the principal is "".
@@ -700,73 +708,4 @@ func timeString(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// readView is s, or for a plain (non-mirror) clone of a store, whose
-// refs/heads/ does not carry the readproof branches, a read-only view of s
-// that reads them from the remote-tracking refs of the remote that does
-// (refs/remotes/<remote>/readproof/...). Run tags travel under refs/tags/
-// in both cases.
-func (s *Store) readView() (*Store, error) {
-	// A store has no remote-tracking refs, so this listing is cheap; its
-	// own branches (one per resource) are listed only when there are some.
-	remote, err := s.git.Refs("refs/remotes/")
-	if err != nil || len(remote) == 0 {
-		return s, err
-	}
-	for _, prefix := range []string{ResourcesPrefix, "refs/heads/readproof/receipts/", VerdictsPrefix, TagsPrefix} {
-		own, err := s.git.Refs(prefix)
-		if err != nil {
-			return nil, err
-		}
-		if len(own) > 0 {
-			return s, nil
-		}
-	}
-	names := make([]string, 0, len(remote))
-	for _, r := range remote {
-		names = append(names, r.Name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		rest := strings.TrimPrefix(name, "refs/remotes/")
-		remoteName, after, ok := strings.Cut(rest, "/")
-		if ok && strings.HasPrefix(after, "readproof/") {
-			return &Store{git: remoteRefs{Store: s.git, prefix: "refs/remotes/" + remoteName + "/"}, policy: s.policy, opts: s.opts, sources: map[string]adapters.Source{}}, nil
-		}
-	}
-	return s, nil
-}
-
-// remoteRefs reads refs/heads/X as <prefix>X. It is for reading only.
-type remoteRefs struct {
-	gitstore.Store
-	prefix string
-}
-
-func (r remoteRefs) Ref(name string) (gitstore.OID, error) {
-	if rest, ok := strings.CutPrefix(name, "refs/heads/"); ok {
-		return r.Store.Ref(r.prefix + rest)
-	}
-	return r.Store.Ref(name)
-}
-
-func (r remoteRefs) Refs(prefix string) ([]gitstore.Ref, error) {
-	rest, ok := strings.CutPrefix(prefix, "refs/heads/")
-	if !ok {
-		return r.Store.Refs(prefix)
-	}
-	refs, err := r.Store.Refs(r.prefix + rest)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]gitstore.Ref, len(refs))
-	for i, ref := range refs {
-		out[i] = gitstore.Ref{Name: "refs/heads/" + strings.TrimPrefix(ref.Name, r.prefix), OID: ref.OID}
-	}
-	return out, nil
-}
-
-func (r remoteRefs) Update(...gitstore.RefUpdate) error {
-	return errors.New("a view of a clone's remote-tracking refs is read-only")
 }

@@ -469,35 +469,39 @@ func TestReadViewClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := gitstore.Signature{Name: "t", Email: "t@t", When: time.Unix(1e9, 0)}
-	c, err := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "m\n"})
+	c, err := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: journalRootMessage + "\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Update(gitstore.RefUpdate{Name: "refs/remotes/origin/readproof/receipts/sessions/s1", New: c},
-		gitstore.RefUpdate{Name: "refs/remotes/origin/main", New: c}); err != nil {
+		gitstore.RefUpdate{Name: "refs/remotes/origin/main", New: c},
+		gitstore.RefUpdate{Name: "refs/heads/main", New: c}); err != nil {
 		t.Fatal(err)
 	}
-	s := &Store{git: g}
-	v, err := s.readView()
-	if err != nil || v == s {
-		t.Fatalf("readView = %v, %v; want a remote view", v, err)
+	v, err := plainCloneView(g)
+	if err != nil || v == g {
+		t.Fatalf("plainCloneView = %v, %v; want a remote view", v, err)
 	}
-	if id, err := v.git.Ref("refs/heads/readproof/receipts/sessions/s1"); err != nil || id != c {
+	if id, err := v.Ref("refs/heads/readproof/receipts/sessions/s1"); err != nil || id != c {
 		t.Fatalf("Ref through the view = %s, %v", id, err)
 	}
-	refs, err := v.git.Refs("refs/heads/readproof/receipts/sessions/")
+	refs, err := v.Refs("refs/heads/readproof/receipts/sessions/")
 	if err != nil || len(refs) != 1 || refs[0].Name != "refs/heads/readproof/receipts/sessions/s1" {
 		t.Fatalf("Refs through the view = %+v, %v", refs, err)
 	}
-	if err := v.git.Update(gitstore.RefUpdate{Name: "refs/heads/x", New: c}); err == nil {
-		t.Fatal("the view accepted a write")
+	all, err := v.Refs("refs/")
+	if err != nil || len(all) != 2 || all[0].Name != "refs/heads/main" || all[1].Name != "refs/heads/readproof/receipts/sessions/s1" {
+		t.Fatalf("all refs through the view = %+v, %v", all, err)
+	}
+	if err := v.Update(gitstore.RefUpdate{Name: "refs/heads/x", New: c}); !errors.Is(err, ErrReadOnlyView) {
+		t.Fatalf("the view accepted a write: %v", err)
 	}
 	// a store with its own readproof branches is its own view
 	if err := g.Update(gitstore.RefUpdate{Name: "refs/heads/readproof/resources/a+b", New: c}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := s.readView(); err != nil || v != s {
-		t.Fatalf("readView of a store = %v, %v", v, err)
+	if v, err := plainCloneView(g); err != nil || v != g {
+		t.Fatalf("plainCloneView of a store = %v, %v", v, err)
 	}
 }
 

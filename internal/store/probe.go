@@ -13,6 +13,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
 )
 
 // Proof-of-read records (docs/store-format.md, "Proof-of-read verdicts").
@@ -149,6 +150,12 @@ type VerdictRecord struct {
 	// Check counts the checks of this run, 1 for the first.
 	Check   int            `json:"check"`
 	Entries []VerdictEntry `json:"entries"`
+	// MACKey names the probe key the record is authenticated under
+	// (probe.Keys.RecordKeyID) and MAC authenticates every other member and
+	// the record's place in its chain (VerdictMACInput). Both are absent in
+	// records written before verdict records were authenticated.
+	MACKey string `json:"mac_key,omitempty"`
+	MAC    string `json:"mac,omitempty"`
 }
 
 // VerdictEntry is the verdict of one probed manifest entry.
@@ -311,12 +318,27 @@ func (s *Store) VerdictHistory(runID string) ([]*VerdictRecord, error) {
 	return out, nil
 }
 
-// RecordVerdicts appends one check to the verdict chain of a committed run.
+// RecordVerdicts is RecordVerdictsWithKey without a probe key: the record
+// carries no MAC, which verify reports. It is for tests and tools that hold
+// no key; the CLI and the MCP server pass theirs.
+func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error)) (*VerdictRecord, error) {
+	return s.RecordVerdictsWithKey(runID, probe.Keys{}, build)
+}
+
+// RecordVerdictsWithKey appends one check to the verdict chain of a committed run.
 // build receives the latest record (nil for the first check) and returns
 // the new one; it runs again, on the newer record, whenever another check
 // of the same run lands first, so concurrent checks cannot both adjudicate
 // one sentinel. The manifest commit is not touched.
-func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error)) (*VerdictRecord, error) {
+//
+// The new record is authenticated under keys (CheckVerdictMAC), and the
+// latest record is checked under them before its adjudication state is
+// carried forward: a record that fails its MAC is refused. The check is also
+// recorded on the journal, in the same ref transaction; when the chain's
+// ref is missing but the journal records a check of the run, the chain is
+// continued from that record (and its ref restored), so deleting the ref
+// does not reset replay protection.
+func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(m *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error)) (*VerdictRecord, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}
@@ -340,16 +362,34 @@ func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, pr
 		if err != nil {
 			return err
 		}
+		from := tip // the record to continue from
+		if tip == "" {
+			recorded, err := s.RecordedChecks()
+			if err != nil {
+				return err
+			}
+			if jc, ok := recorded[runID]; ok {
+				from = jc.Verdicts
+			}
+		}
 		var prev *VerdictRecord
 		var parents []gitstore.OID
-		if tip != "" {
-			if prev, _, err = s.readVerdicts(runID, tip); err != nil {
+		if from != "" {
+			if prev, _, err = s.readVerdicts(runID, from); err != nil {
 				return err
 			}
 			if prev.ManifestID != m.ID {
 				return fmt.Errorf("%w: the chain of run %s is about manifest %s, the run's manifest is %s", ErrVerdicts, runID, prev.ManifestID, m.ID)
 			}
-			parents = []gitstore.OID{tip}
+			grand, err := s.VerdictMACParent(from)
+			if err != nil {
+				return err
+			}
+			if err := CheckVerdictMAC(prev, grand, keys); keys.Valid() && errors.Is(err, ErrVerdictMAC) {
+				return hint.With(fmt.Errorf("%w: %w", ErrVerdicts, err),
+					"the verdict chain of run "+runID+" was changed by someone without the probe key; `readproof verify` names the record; restore the chain from a clone before checking again")
+			}
+			parents = []gitstore.OID{from}
 		}
 		r, err := build(m, prev)
 		if err != nil {
@@ -357,6 +397,12 @@ func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, pr
 		}
 		if err := r.validate(runID, m); err != nil {
 			return err
+		}
+		r.MACKey, r.MAC = "", ""
+		if keys.Valid() {
+			if err := r.seal(keys, from); err != nil {
+				return err
+			}
 		}
 		data, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
@@ -375,7 +421,23 @@ func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, pr
 		if err != nil {
 			return err
 		}
-		if err := s.git.Update(gitstore.RefUpdate{Name: verdictRef(runID), Old: tip, New: c}); err != nil {
+		ups := []gitstore.RefUpdate{{Name: verdictRef(runID), Old: tip, New: c}}
+		main, err := s.ref(JournalRef)
+		if err != nil {
+			return err
+		}
+		if main != "" {
+			empty, err := s.git.PutTree(nil)
+			if err != nil {
+				return err
+			}
+			j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: []gitstore.OID{main, c}, Author: sig, Committer: sig, Message: journalCheckMessage(r, c)})
+			if err != nil {
+				return err
+			}
+			ups = append(ups, gitstore.RefUpdate{Name: JournalRef, Old: main, New: j})
+		}
+		if err := s.git.Update(ups...); err != nil {
 			return err
 		}
 		r.ID = string(c)

@@ -415,6 +415,11 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 	for _, e := range m.Entries {
 		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
 		data, err := s.git.Blob(gitstore.OID(e.Snapshot))
+		if err == nil {
+			// git's own checksum of the object file, which reading the
+			// content alone does not reach.
+			err = s.CheckLooseObject(gitstore.OID(e.Snapshot))
+		}
 		if err == nil && e.File != "" {
 			switch inTree, ok := files[e.File]; {
 			case treeErr != nil:

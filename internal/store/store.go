@@ -42,6 +42,7 @@ const (
 // Errors matched with errors.Is by callers.
 var (
 	ErrNotInitialized = errors.New("no readproof store")
+	ErrExists         = errors.New("a readproof store already exists")
 	ErrUnknownRun     = errors.New("unknown run")
 	ErrUnknownTag     = errors.New("unknown tag")
 	ErrNotRegistered  = errors.New("resource not registered")
@@ -80,14 +81,17 @@ type Store struct {
 // DefaultPath is the store beside the policy file.
 func DefaultPath(policyDir string) string { return filepath.Join(policyDir, ".readproof") }
 
-// Init creates a private store at path (gitstore.SharePrivate).
+// Init creates a private store at path (gitstore.SharePrivate); see
+// InitShared.
 func Init(path string) error { return InitShared(path, gitstore.SharePrivate) }
 
-// InitShared creates a store at path whose files only its owner
-// (gitstore.SharePrivate) or also its group (gitstore.ShareGroup) may read.
+// InitShared creates a store at path, with its IgnoreFile, whose files only
+// its owner (gitstore.SharePrivate) or also its group (gitstore.ShareGroup)
+// may read. An existing store gives an error wrapping ErrExists
+// (EnsureIgnored updates an older one).
 func InitShared(path string, sharing gitstore.Sharing) error {
 	if gitstore.IsStore(path) {
-		return hint.With(fmt.Errorf("a readproof store already exists at %s", path), "nothing to do; use it with --store or READPROOF_STORE")
+		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do; use it with --store or READPROOF_STORE")
 	}
 	g, err := gitstore.InitWithOptions(path, gitstore.Options{Sharing: sharing})
 	if err != nil {
@@ -101,7 +105,7 @@ func InitShared(path string, sharing gitstore.Sharing) error {
 		return err
 	}
 	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Now().UTC()}
-	root, err := g.PutCommit(gitstore.Commit{Tree: empty, Author: sig, Committer: sig, Message: "initialize readproof store\n"})
+	root, err := g.PutCommit(gitstore.Commit{Tree: empty, Author: sig, Committer: sig, Message: "initialize readproof store\n\nReadproof-Store: 1\n"})
 	if err != nil {
 		return err
 	}
@@ -113,6 +117,12 @@ func InitShared(path string, sharing gitstore.Sharing) error {
 
 // Open opens the store at path. pol may be nil when no policy file exists;
 // resolving an unpinned, untagged URI then fails with ErrNotRegistered.
+//
+// path is a store made by Init (its config carries the marker), or a copy of
+// one made by stock git (its journal starts at a store's root commit); a
+// plain `git clone` is then read through its remote-tracking refs and
+// refuses writes with ErrReadOnlyView. Any other git repository gives
+// ErrNotAStore, and a path holding no repository ErrNotInitialized.
 func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 	notInit := hint.With(fmt.Errorf("%w at %s", ErrNotInitialized, path),
 		"run `readproof init` first, or point --store / READPROOF_STORE at an existing store or a clone of one")
@@ -125,6 +135,16 @@ func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if !gitstore.IsStore(path) {
+		// No marker: only a copy of a store made by stock git is accepted,
+		// and a plain clone is read through its remote-tracking refs.
+		view, err := recognise(g, path)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		g = view
 	}
 	if pol == nil {
 		pol = policy.Empty(filepath.Join(filepath.Dir(path), "readproof.toml"))

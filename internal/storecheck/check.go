@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
 )
 
 // Options choose how deep Check reads.
@@ -32,6 +34,10 @@ type Options struct {
 	// store's policy file. When neither is set, signatures are counted but
 	// not verified.
 	AllowedSigners string
+	// ProbeKeys, when set, checks the MAC of every verdict record
+	// (docs/PROBE_PROTOCOL.md §10.6); without it the MACs are counted and
+	// a warning says they were not checked.
+	ProbeKeys *probe.Keys
 }
 
 // Check verifies the whole store and returns what it found. The error is
@@ -170,7 +176,7 @@ func (c *checker) run() error {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
 	}
 	c.rep.Counts.Refs = len(all)
-	broken, err := gitstore.BrokenRefs(c.g, "refs/")
+	broken, err := c.s.BrokenRefs("refs/")
 	if err != nil {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
 	}
@@ -179,9 +185,11 @@ func (c *checker) run() error {
 			Message: fmt.Sprintf("unreadable ref file: %v", b.Err)})
 	}
 
-	var runs, open, resources, tags, journal, other []gitstore.Ref
+	var runs, open, resources, tags, journal, verdicts, other []gitstore.Ref
 	for _, r := range all {
 		switch {
+		case strings.HasPrefix(r.Name, store.VerdictsPrefix):
+			verdicts = append(verdicts, r)
 		case strings.HasPrefix(r.Name, store.RunsPrefix):
 			runs = append(runs, r)
 		case strings.HasPrefix(r.Name, store.OpenPrefix):
@@ -201,12 +209,17 @@ func (c *checker) run() error {
 	// 1. The object graph of every ref, in an order that names the most
 	// specific owner of a broken object: runs first, the journal (which
 	// reaches every manifest) after them.
-	for _, group := range [][]gitstore.Ref{runs, open, resources, tags, journal, other} {
+	for _, group := range [][]gitstore.Ref{runs, open, resources, tags, journal, verdicts, other} {
 		for _, r := range group {
 			if err := c.walk(r); err != nil {
 				return err
 			}
 			c.progress()
+		}
+	}
+	if c.smp.all {
+		if err := c.checkRaw(); err != nil {
+			return err
 		}
 	}
 	// 2. What the objects say.
@@ -220,6 +233,8 @@ func (c *checker) run() error {
 	c.checkResources()
 	c.checkTags()
 	c.checkJournal(runs, journal)
+	c.checkVerdicts(verdicts)
+	c.checkReceipts()
 	if c.unsigned > maxNamed {
 		c.add(Problem{Kind: Warning, Check: "signature", Subject: "store",
 			Message: fmt.Sprintf("%d more manifests are not signed", c.unsigned-maxNamed)})
@@ -228,6 +243,7 @@ func (c *checker) run() error {
 		c.add(Problem{Kind: Warning, Check: "signature", Subject: "store",
 			Message: fmt.Sprintf("%d signed manifest%s not verified: set [signing] allowed_signers in readproof.toml to check them", c.rep.Counts.Signed, text.Plural(c.rep.Counts.Signed, "", "s"))})
 	}
+	c.checkIgnored()
 	// 3. The snapshots.
 	return c.checkSnapshots()
 }
@@ -549,24 +565,25 @@ func (c *checker) checkSignature(r gitstore.Ref, cm gitstore.Commit, subject, ru
 		return
 	}
 	c.rep.Counts.Signed++
-	if !c.trust || c.signers == nil {
-		return
+	// Without usable allowed signers the signature is still checked against
+	// its own key: only "who signed" needs trust (store.CommitSigner, which
+	// evidence verify uses too).
+	var signers evidence.AllowedSigners
+	if c.trust && c.signers != nil {
+		signers = c.signers
 	}
-	_, raw, err := c.g.RawObject(r.OID)
-	if err != nil {
-		c.objectProblem(r.Name, r.OID, "", "commit", err)
-		return
-	}
-	payload, armor, when, err := evidence.SplitSignedCommit(raw)
-	if err == nil {
-		err = evidence.VerifyCommitSignature(payload, armor, c.signers, when)
-	}
-	if err != nil {
+	if _, _, err := c.s.CommitSigner(r.OID, signers); err != nil {
+		if errors.Is(err, gitstore.ErrNotFound) || errors.Is(err, gitstore.ErrCorrupt) {
+			c.objectProblem(r.Name, r.OID, "", "commit", err)
+			return
+		}
 		p.Message = fmt.Sprintf("bad signature: %v", err)
 		c.add(p)
 		return
 	}
-	c.rep.Counts.Verified++
+	if signers != nil {
+		c.rep.Counts.Verified++
+	}
 }
 
 // checkOpen checks that an open run decodes and names existing snapshots.
@@ -746,6 +763,7 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref) {
 	for _, id := range c.commitsFrom(journal[0].OID) {
 		reached[id] = true
 	}
+	c.checkJournalRecords(runs, journal[0].OID)
 	missed := 0
 	for _, r := range runs {
 		if reached[r.OID] {
@@ -829,6 +847,114 @@ func (c *checker) checkSnapshots() error {
 			c.add(Problem{Kind: Broken, Check: "content", Subject: "snapshot " + string(id), Object: string(id),
 				Message: fmt.Sprintf("%d more records disagree with this snapshot's content", reported-5)})
 		}
+	}
+	return nil
+}
+
+// checkIgnored warns when a store made by readproof (it carries the marker)
+// lacks its ignore file, so an enclosing work tree would pick it up.
+func (c *checker) checkIgnored() {
+	path := c.s.Path()
+	if filepath.Base(path) == ".git" || !gitstore.IsStore(path) {
+		return
+	}
+	ok, err := store.Ignored(path)
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "ignore", Subject: "store", Message: fmt.Sprintf("read %s: %v", store.IgnoreFile, err)})
+		return
+	}
+	if !ok {
+		c.add(Problem{Kind: Warning, Check: "ignore", Subject: "store",
+			Message: fmt.Sprintf("%s has no %s with the line `*`, so a git work tree around it can pick the store up: run `readproof init` to add it", path, store.IgnoreFile)})
+	}
+}
+
+// checkJournalRecords checks that every run the journal records still has
+// its run ref: a "record run ID" commit names manifest M (its second
+// parent), so refs/tags/readproof/runs/ID must name M, or the journal must
+// record a rename of M from ID to a run whose ref names M, or a same-id
+// conflict ref (refs/tags/readproof/conflicts/runs/ID/M) must hold it. A run
+// ref deleted while the journal still records the run is broken.
+func (c *checker) checkJournalRecords(runs []gitstore.Ref, main gitstore.OID) {
+	byRun := map[string]gitstore.OID{}
+	byManifest := map[gitstore.OID][]string{}
+	for _, r := range runs {
+		id := strings.TrimPrefix(r.Name, store.RunsPrefix)
+		byRun[id] = r.OID
+		byManifest[r.OID] = append(byManifest[r.OID], id)
+	}
+	ids := c.commitsFrom(main)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	reported := map[string]bool{}
+	for _, jid := range ids {
+		cm := c.commits[jid]
+		head, _, _ := strings.Cut(cm.Message, "\n")
+		runID, ok := strings.CutPrefix(head, "record run ")
+		if !ok || len(cm.Parents) != 2 || identity.ValidateRunID(runID) != nil {
+			continue
+		}
+		m := cm.Parents[1]
+		if byRun[runID] == m {
+			continue
+		}
+		moved := false
+		for _, other := range byManifest[m] {
+			if c.renamed(m, runID, other) {
+				moved = true
+				break
+			}
+		}
+		if moved {
+			continue
+		}
+		if id, err := c.g.Ref("refs/tags/readproof/conflicts/runs/" + runID + "/" + string(m)); err == nil && id == m {
+			continue
+		}
+		if reported[runID+" "+string(m)] {
+			continue
+		}
+		reported[runID+" "+string(m)] = true
+		msg := fmt.Sprintf("the journal records run %s (manifest %s, journal commit %s) but %s%s is missing: the run ref was deleted; restore it with `git update-ref %s%s %s` or from a clone",
+			runID, m, short(jid), store.RunsPrefix, runID, store.RunsPrefix, runID, m)
+		if cur, ok := byRun[runID]; ok {
+			msg = fmt.Sprintf("the journal records run %s as manifest %s (journal commit %s) but %s%s names %s and no rename is recorded",
+				runID, m, short(jid), store.RunsPrefix, runID, cur)
+		}
+		c.add(Problem{Kind: Broken, Check: "journal", Subject: "run " + runID, Ref: store.RunsPrefix + runID, Run: runID, Object: string(m), Message: msg})
+	}
+}
+
+// checkRaw (--read-data) checks git's own checksums: every loose object
+// read by walk decompresses whole with a matching Adler-32 and hashes to its
+// name, and every pack and index matches its trailing SHA-1.
+func (c *checker) checkRaw() error {
+	ids := make([]gitstore.OID, 0, len(c.seen))
+	for id := range c.seen {
+		if !c.bad[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		if err := c.cancelled(); err != nil {
+			return err
+		}
+		if err := c.s.CheckLooseObject(id); err != nil {
+			p := Problem{Kind: Broken, Check: "object", Subject: "object " + short(id), Object: string(id),
+				Message: fmt.Sprintf("%v; restore the object from a clone (readproof pull) or a backup", err)}
+			if !errors.Is(err, gitstore.ErrCorrupt) {
+				p.Kind, p.Message = CouldNotCheck, fmt.Sprintf("cannot read loose object %s: %v", id, err)
+			}
+			c.bad[id] = true
+			c.add(p)
+		}
+	}
+	bad, err := c.s.CheckPacks()
+	for _, b := range bad {
+		c.add(Problem{Kind: Broken, Check: "object", Subject: "store", Message: b.Error()})
+	}
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "object", Subject: "store", Message: fmt.Sprintf("cannot read packs: %v", err)})
 	}
 	return nil
 }

@@ -76,6 +76,8 @@ type Counts struct {
 	// Signed manifests, and how many signatures were verified.
 	Signed   int `json:"signed"`
 	Verified int `json:"signatures_verified"`
+	// Verdicts is the number of verdict records whose MAC was checked.
+	Verdicts int `json:"verdict_macs_verified"`
 }
 
 // Report is the outcome of Check.

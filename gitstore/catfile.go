@@ -1,0 +1,240 @@
+package gitstore
+
+// A read-only Store over the stock git binary (`git cat-file --batch`). It
+// exists for git hooks: a pre-receive hook sees the pushed objects only
+// through the quarantine git announces in its environment
+// (GIT_OBJECT_DIRECTORY, GIT_ALTERNATE_OBJECT_DIRECTORIES), which only git
+// itself reads.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrReadOnly is returned by the write methods of a Store opened with
+// OpenGitReader.
+var ErrReadOnly = errors.New("read-only repository view")
+
+type gitReader struct {
+	dir string
+	git string
+	env []string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+}
+
+// OpenGitReader returns a read-only Store of the repository at gitDir that
+// reads through `git cat-file --batch` in the current environment, so a
+// hook sees the objects of the push it judges. Writes fail with
+// ErrReadOnly. Close ends the git process.
+func OpenGitReader(ctx context.Context, gitDir string) (Store, error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoGit, err)
+	}
+	r := &gitReader{dir: gitDir, git: git, env: os.Environ()}
+	r.cmd = exec.CommandContext(ctx, git, "--git-dir="+gitDir, "cat-file", "--batch")
+	r.cmd.Env = r.env
+	r.cmd.WaitDelay = 5 * time.Second
+	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	r.stdout = bufio.NewReaderSize(out, 64<<10)
+	if err := r.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start git cat-file: %w", err)
+	}
+	return r, nil
+}
+
+func (r *gitReader) Path() string { return r.dir }
+
+func (r *gitReader) RawObject(id OID) (string, []byte, error) {
+	if !isHexOID(string(id)) {
+		return "", nil, fmt.Errorf("object %q: %w", id, ErrNotFound)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := io.WriteString(r.stdin, string(id)+"\n"); err != nil {
+		return "", nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	head, err := r.stdout.ReadString('\n')
+	if err != nil {
+		return "", nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	f := strings.Fields(head)
+	if len(f) == 2 && f[1] == "missing" {
+		return "", nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
+	}
+	if len(f) != 3 {
+		return "", nil, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
+	}
+	size, err := strconv.Atoi(f[2])
+	if err != nil || size < 0 {
+		return "", nil, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
+	}
+	data := make([]byte, size+1)
+	if _, err := io.ReadFull(r.stdout, data); err != nil {
+		return "", nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	return f[1], data[:size], nil
+}
+
+func (r *gitReader) object(id OID, want string) ([]byte, error) {
+	kind, data, err := r.RawObject(id)
+	if err != nil {
+		return nil, err
+	}
+	if kind != want {
+		return nil, fmt.Errorf("object %s is a %s, not a %s: %w", id, kind, want, ErrNotFound)
+	}
+	return data, nil
+}
+
+func (r *gitReader) Blob(id OID) ([]byte, error) { return r.object(id, "blob") }
+
+func (r *gitReader) Has(id OID) (bool, error) {
+	_, _, err := r.RawObject(id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (r *gitReader) Tree(id OID) ([]TreeEntry, error) {
+	data, err := r.object(id, "tree")
+	if err != nil {
+		return nil, err
+	}
+	var entries []TreeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		nul := bytes.IndexByte(data, 0)
+		if sp < 0 || nul < sp || len(data) < nul+21 {
+			return nil, fmt.Errorf("tree %s: %w", id, ErrCorrupt)
+		}
+		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("tree %s: %w", id, ErrCorrupt)
+		}
+		entries = append(entries, TreeEntry{Name: string(data[sp+1 : nul]), Mode: Mode(mode), OID: OID(hex.EncodeToString(data[nul+1 : nul+21]))})
+		data = data[nul+21:]
+	}
+	return entries, nil
+}
+
+func (r *gitReader) Commit(id OID) (Commit, error) {
+	data, err := r.object(id, "commit")
+	if err != nil {
+		return Commit{}, err
+	}
+	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
+	c := Commit{Message: string(msg)}
+	var sig []string
+	inSig := false
+	for _, line := range strings.Split(string(head), "\n") {
+		if inSig && strings.HasPrefix(line, " ") {
+			sig = append(sig, line[1:])
+			continue
+		}
+		inSig = false
+		key, val, _ := strings.Cut(line, " ")
+		switch key {
+		case "tree":
+			c.Tree = OID(val)
+		case "parent":
+			c.Parents = append(c.Parents, OID(val))
+		case "author":
+			c.Author = parseIdent(val)
+		case "committer":
+			c.Committer = parseIdent(val)
+		case "gpgsig":
+			sig, inSig = []string{val}, true
+		}
+	}
+	if len(sig) > 0 {
+		c.Signature = strings.Join(sig, "\n") + "\n"
+	}
+	if !isHexOID(string(c.Tree)) {
+		return Commit{}, fmt.Errorf("commit %s: %w", id, ErrCorrupt)
+	}
+	return c, nil
+}
+
+// parseIdent parses "Name <email> 1700000000 +0000".
+func parseIdent(s string) Signature {
+	var sig Signature
+	lt, gt := strings.IndexByte(s, '<'), strings.LastIndexByte(s, '>')
+	if lt < 0 || gt < lt {
+		return sig
+	}
+	sig.Name, sig.Email = strings.TrimSpace(s[:lt]), s[lt+1:gt]
+	f := strings.Fields(s[gt+1:])
+	if len(f) == 2 {
+		secs, err1 := strconv.ParseInt(f[0], 10, 64)
+		tz, err2 := strconv.Atoi(f[1])
+		if err1 == nil && err2 == nil {
+			off := (tz/100*60 + tz%100) * 60
+			sig.When = time.Unix(secs, 0).In(time.FixedZone("", off))
+		}
+	}
+	return sig
+}
+
+func (r *gitReader) Ref(name string) (OID, error) {
+	refs, err := r.Refs(name)
+	if err != nil {
+		return "", err
+	}
+	for _, ref := range refs {
+		if ref.Name == name {
+			return ref.OID, nil
+		}
+	}
+	return "", fmt.Errorf("ref %s: %w", name, ErrNotFound)
+}
+
+func (r *gitReader) Refs(prefix string) ([]Ref, error) {
+	cmd := exec.Command(r.git, "--git-dir="+r.dir, "for-each-ref", "--format=%(objectname) %(refname)")
+	cmd.Env = r.env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("list refs: %w", err)
+	}
+	var refs []Ref
+	for _, line := range strings.Split(string(out), "\n") {
+		oid, name, ok := strings.Cut(line, " ")
+		if ok && strings.HasPrefix(name, prefix) && isHexOID(oid) {
+			refs = append(refs, Ref{Name: name, OID: OID(oid)})
+		}
+	}
+	return refs, nil
+}
+
+func (r *gitReader) PutBlob([]byte) (OID, error)      { return "", ErrReadOnly }
+func (r *gitReader) PutTree([]TreeEntry) (OID, error) { return "", ErrReadOnly }
+func (r *gitReader) PutCommit(Commit) (OID, error)    { return "", ErrReadOnly }
+func (r *gitReader) Update(...RefUpdate) error        { return ErrReadOnly }
+func (r *gitReader) Sync() error                      { return nil }
+
+func (r *gitReader) Close() error {
+	r.stdin.Close()
+	return r.cmd.Wait()
+}

@@ -1,0 +1,86 @@
+package proofread
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/probe"
+)
+
+// KeyPath picks the probe key file: the path given (a flag), then [probe]
+// key in the policy, then probe.DefaultKeyPath.
+func KeyPath(given string, pol *policy.File) (string, error) {
+	if given != "" {
+		return filepath.Abs(given)
+	}
+	if pol != nil && pol.ProbeKey != "" {
+		return pol.ProbeKey, nil
+	}
+	p, err := probe.DefaultKeyPath()
+	if err != nil {
+		return "", hint.With(err, "name the key file with --key or [probe] key in readproof.toml")
+	}
+	return p, nil
+}
+
+// Forbidden lists the directories a probe key file may not be in: the
+// store, and the project directory when a readproof.toml exists there.
+func Forbidden(storePath string, pol *policy.File) []string {
+	dirs := []string{storePath}
+	if pol != nil && pol.Path != "" {
+		if _, err := os.Stat(pol.Path); err == nil {
+			dirs = append(dirs, pol.Dir)
+		}
+	}
+	return dirs
+}
+
+// LoadKeys loads the offline probe key for s (given names the file, "" for
+// the configured one) and returns it with the path it came from.
+func LoadKeys(given string, s *store.Store) (probe.Keys, string, error) {
+	path, err := KeyPath(given, s.Policy())
+	if err != nil {
+		return probe.Keys{}, "", err
+	}
+	keys, err := probe.LoadKeys(path, Forbidden(s.Path(), s.Policy())...)
+	if err != nil {
+		return probe.Keys{}, path, KeyHint(err, path)
+	}
+	return keys, path, nil
+}
+
+// InitKey creates (or, with rotate, replaces) the probe key file at path.
+func InitKey(path string, rotate bool, storePath string, pol *policy.File) error {
+	forbidden := Forbidden(storePath, pol)
+	var err error
+	if rotate {
+		err = probe.RotateKeyFile(path, forbidden...)
+	} else {
+		err = probe.CreateKeyFile(path, forbidden...)
+	}
+	return KeyHint(err, path)
+}
+
+// KeyHint adds what a user can do about a probe key error.
+func KeyHint(err error, path string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, probe.ErrKeyLocation):
+		return hint.With(err, "keep the key outside the store, the project and every git repository: pass --key PATH or set [probe] key in readproof.toml")
+	case errors.Is(err, probe.ErrKeyExists):
+		return hint.With(err, "keep it, or replace it with `readproof probe key init --rotate`, which ends every outstanding sentinel")
+	case errors.Is(err, os.ErrNotExist) || (errors.Is(err, probe.ErrKeyFile) && !fileExists(path)):
+		return hint.With(err, "create the key first: readproof probe key init")
+	}
+	return err
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

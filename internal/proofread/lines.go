@@ -1,0 +1,136 @@
+package proofread
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
+)
+
+// ExtraKey names the proof-of-read part of a manifest's extra data.
+const ExtraKey = "proof_of_read"
+
+// NotChecked is the proof-of-read part of a manifest whose probed entries
+// have no verdict yet.
+type NotChecked struct {
+	Checked bool `json:"checked"`
+}
+
+func verdictLine(v store.VerdictEntry, r *store.VerdictRecord) string {
+	l := fmt.Sprintf("proof of read: [%d] %s %s checked %s (check %d)", v.Position, v.URI, v.Verdict, r.CheckedAt.UTC().Format(time.RFC3339), r.Check)
+	if v.Adjudicated && v.AdjudicatedVerdict != "" && v.AdjudicatedAt != nil && !v.AdjudicatedAt.Equal(r.CheckedAt) {
+		l += fmt.Sprintf("; first adjudicated %s at %s", v.AdjudicatedVerdict, v.AdjudicatedAt.UTC().Format(time.RFC3339))
+	}
+	return l
+}
+
+// verdictLines gives the proof-of-read lines of a manifest: the latest
+// verdict of each probed entry, or "not checked".
+func verdictLines(s *store.Store, m *manifest.Manifest) (*store.VerdictRecord, []string, error) {
+	if probedCount(m) == 0 {
+		return nil, nil, nil
+	}
+	rec, err := s.Verdicts(m.RunID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec != nil && rec.ManifestID != m.ID {
+		rec = nil
+	}
+	var lines []string
+	for _, en := range m.Entries {
+		if en.Probe == nil {
+			continue
+		}
+		if v := rec.Entry(en.Position); v != nil {
+			lines = append(lines, verdictLine(*v, rec))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("proof of read: [%d] %s probed, not checked (readproof probe check %s --answer FILE)", en.Position, en.URI, m.RunID))
+	}
+	return rec, lines, nil
+}
+
+// ManifestPart returns the proof-of-read part of a manifest: data for
+// --json (a Report, or NotChecked; nil for a run without probed entries)
+// and the text lines `manifest` prints after the entries.
+func ManifestPart(s *store.Store, m *manifest.Manifest) (any, []string, error) {
+	rec, lines, err := verdictLines(s, m)
+	if err != nil || lines == nil {
+		return nil, nil, err
+	}
+	lines = append([]string{""}, lines...)
+	if rec == nil {
+		return NotChecked{}, lines, nil
+	}
+	return Report{Commit: rec.ID, VerdictRecord: rec}, lines, nil
+}
+
+// ReplayLines re-derives the delivered bytes of every probed entry with the
+// configured key and compares their hash with the manifest's record. An
+// error (wrapping store.ErrMismatch) marks the replay failed.
+func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
+	m := res.Manifest
+	var probed []manifest.Entry
+	for _, en := range m.Entries {
+		if en.Probe != nil {
+			probed = append(probed, en)
+		}
+	}
+	if len(probed) == 0 {
+		return nil, nil
+	}
+	keys, path, kerr := LoadKeys("", s)
+	var lines []string
+	bad := 0
+	for _, en := range probed {
+		var content []byte
+		for _, r := range res.Entries {
+			if r.Position == en.Position && r.Match {
+				content = r.Content
+			}
+		}
+		switch {
+		case content == nil:
+			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash not re-checked: the snapshot did not reproduce", en.Position, en.URI))
+			continue
+		case kerr != nil:
+			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash %s could not be re-checked: no usable probe key at %s", en.Position, en.URI, manifest.Short(en.Probe.DeliveredHash), path))
+			continue
+		}
+		sess, err := probe.EntrySession(m.RunID, en.Position)
+		if err != nil {
+			return lines, err
+		}
+		out, err := keys.Deliver(content, probe.Issued{Session: sess, Bucket: en.Probe.Bucket, Length: en.Probe.Length})
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash mismatch: the probe record is invalid: %v", en.Position, en.URI, err))
+			bad++
+			continue
+		}
+		if got := SHA256(out); got != en.Probe.DeliveredHash || int64(len(out)) != en.Probe.DeliveredSize {
+			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash mismatch: the key gives %s (%d bytes), the manifest records %s (%d bytes)",
+				en.Position, en.URI, manifest.Short(got), len(out), manifest.Short(en.Probe.DeliveredHash), en.Probe.DeliveredSize))
+			bad++
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered bytes verified (%s, %d bytes)", en.Position, en.URI, manifest.Short(en.Probe.DeliveredHash), en.Probe.DeliveredSize))
+	}
+	_, vl, err := verdictLines(s, m)
+	if err != nil {
+		return lines, err
+	}
+	lines = append(lines, vl...)
+	if bad > 0 {
+		noun := "entries"
+		if bad == 1 {
+			noun = "entry"
+		}
+		return lines, hint.With(fmt.Errorf("manifest %s: %d probed %s: delivered bytes do not match the recorded hash: %w", m.ID, bad, noun, store.ErrMismatch),
+			"the probe key was rotated since the run, or the record was altered; with the original key the hash must match")
+	}
+	return lines, nil
+}

@@ -1,0 +1,70 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+// TestRefKindsVerified plants a commit of each wrong kind under each shared
+// namespace of a remote; clone and pull both refuse it (issue 12.3: one
+// `verified` set shared between kinds let a manifest pass as a tag move).
+func TestRefKindsVerified(t *testing.T) {
+	base := t.TempDir()
+	good := bareServer(t, base, "good.git")
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, a, "origin", good)
+	probedRun(t, a, "r1", "a")
+	check(t, a, "r1", "READ_VERIFIED", a.clock())
+	a.tag(t, "a", "v1")
+	issue(t, a, testKey(t), "s1", 1)
+	mustPush(t, a, "origin")
+
+	ref := func(name string) string { return git(t, good, "rev-parse", name) }
+	kinds := map[string]string{
+		"manifest":    ref(store.RunsPrefix + "r1"),
+		"observation": ref(store.ResourcesPrefix + "demo/a"),
+		"tag":         ref(store.TagsPrefix + "demo/a/v1"),
+		"journal":     ref(store.JournalRef),
+		"receipt":     ref(receipts.RefPrefix + "sessions/s1"),
+		"verdict":     ref(store.VerdictsPrefix + "r1"),
+	}
+	spots := map[string]string{ // the namespace's kind -> a new ref in it
+		"manifest":    store.RunsPrefix + "planted",
+		"observation": store.ResourcesPrefix + "demo/planted",
+		"tag":         store.TagsPrefix + "demo/a/planted",
+		"journal":     store.JournalRef,
+		"receipt":     receipts.RefPrefix + "sessions/planted",
+		"verdict":     store.VerdictsPrefix + "r1-planted",
+	}
+	for spot, name := range spots {
+		for kind, id := range kinds {
+			if kind == spot {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s-as-%s", kind, spot), func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "bad.git")
+				git(t, "", "clone", "--quiet", "--mirror", good, dir)
+				git(t, dir, "update-ref", name, id)
+				ctx := context.Background()
+				if _, err := Clone(ctx, dir, filepath.Join(t.TempDir(), "c"), Options{}); !errors.Is(err, ErrUnverified) {
+					t.Fatalf("clone: %v, want ErrUnverified", err)
+				}
+				b := newProject(t, map[string]string{"a": "alpha\n"})
+				addRemote(t, b, "origin", dir)
+				before := refsExcept(t, b.path(), RemotesPrefix)
+				if _, err := Pull(ctx, b.s, "origin", Options{}); !errors.Is(err, ErrUnverified) {
+					t.Fatalf("pull: %v, want ErrUnverified", err)
+				}
+				if after := refsExcept(t, b.path(), RemotesPrefix); after != before {
+					t.Fatalf("refs changed by a refused pull:\n%s\nwas\n%s", after, before)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// Push failures, told apart so the hint helps (issue 13.6). Each is
+// matched with errors.Is; ErrRejected alone means the remote moved.
+var (
+	// ErrDenied: the server refused the push (permissions, a pre-receive
+	// or update hook, a host's branch protection). Pulling does not help;
+	// the error carries every message the server sent.
+	ErrDenied = errors.New("the remote refused the push")
+	// ErrRemoteLocked: a lock file left on the remote (a push killed on
+	// the server) blocks a ref.
+	ErrRemoteLocked = errors.New("a ref is locked on the remote")
+	// ErrUnreachable: git could not talk to the remote (network, DNS, TLS,
+	// a server that went away). Nothing changed on the remote.
+	ErrUnreachable = errors.New("cannot reach the remote")
+)
+
+// pushFailure is the kind of a failed git push.
+type pushFailure int
+
+const (
+	failMoved pushFailure = iota
+	failDenied
+	failLocked
+	failTransport
+)
+
+// classifyPush sorts a failed push by git's per-ref verdicts and the
+// server's messages.
+func classifyPush(err error) (kind pushFailure, refs, remote []string) {
+	var pe *gitstore.PushError
+	var ge *gitstore.GitError
+	var text []string
+	if errors.As(err, &pe) {
+		remote = pe.Remote
+		client, server := false, false
+		for _, s := range pe.Statuses {
+			if !s.Rejected() {
+				continue
+			}
+			refs = append(refs, fmt.Sprintf("%s %s", s.To, s.Summary))
+			text = append(text, s.Summary)
+			switch {
+			case strings.Contains(s.Summary, "[remote rejected]"):
+				if !strings.Contains(s.Summary, "atomic push fail") {
+					server = true
+				}
+			case strings.Contains(s.Summary, "[rejected]"), strings.Contains(s.Summary, "stale info"):
+				client = true
+			}
+		}
+		text = append(text, remote...)
+		switch {
+		case lockMessage(strings.Join(text, "\n")):
+			return failLocked, refs, remote
+		case server:
+			return failDenied, refs, remote
+		case client:
+			return failMoved, refs, remote
+		}
+		return failDenied, refs, remote
+	}
+	if errors.As(err, &ge) {
+		remote = ge.Remote
+		all := ge.Stderr + "\n" + strings.Join(remote, "\n")
+		switch {
+		case lockMessage(all):
+			return failLocked, nil, remote
+		case deniedMessage(all) || len(remote) > 0:
+			return failDenied, nil, remote
+		}
+	}
+	return failTransport, nil, remote
+}
+
+func lockMessage(s string) bool {
+	l := strings.ToLower(s)
+	return strings.Contains(l, ".lock': file exists") || strings.Contains(l, "cannot lock ref") ||
+		strings.Contains(l, "failed to lock") || strings.Contains(l, "atomic transaction failed")
+}
+
+func deniedMessage(s string) bool {
+	l := strings.ToLower(s)
+	for _, p := range []string{"permission denied", "denied", "not allowed", "forbidden", "403", "401",
+		"authentication failed", "could not read username", "read-only", "unauthorized", "hook declined"} {
+		if strings.Contains(l, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// pushError turns a failed git push into the error the user sees: what
+// happened, the server's own messages, and a hint that fits.
+func pushError(remote string, err error, kind pushFailure, refs, said []string, locks []string) error {
+	var msg strings.Builder
+	if len(said) > 0 {
+		msg.WriteString("\n  remote: " + strings.Join(said, "\n  remote: "))
+	}
+	list := summarize(refs, 8)
+	switch kind {
+	case failMoved:
+		return pullFirst(remote, err)
+	case failDenied:
+		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrDenied, orText(list, "the server gave no ref verdicts"), msg.String())
+		return hint.With(e, "pulling will not help: the server's reason is above (permissions, a hook or a protected ref); nothing was changed on the remote")
+	case failLocked:
+		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteLocked, orText(list, "a ref lock"), msg.String())
+		if len(locks) > 0 {
+			return hint.With(e, "lock files younger than the stale-lock age are left on the remote ("+strings.Join(locks, ", ")+"); if no push is running, push again in a few seconds")
+		}
+		return hint.With(e, "a push killed on the server left a <ref>.lock file; ask the server's administrator to remove the lock files named above once no push is running, then push again")
+	}
+	return hint.With(fmt.Errorf("push %s: %w: %w", remote, ErrUnreachable, err), "nothing was lost: the remote keeps its old refs; check the network and the URL (`readproof remote list`), then push again")
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// localRepo returns the directory of a remote URL that names a bare
+// repository on this machine (a path or file://), or "".
+func localRepo(u string) string {
+	p := u
+	if strings.HasPrefix(u, "file://") {
+		pu, err := url.Parse(u)
+		if err != nil {
+			return ""
+		}
+		p = pu.Path
+	} else if strings.Contains(u, "://") || absLocal(u) != u || !filepath.IsAbs(u) {
+		return ""
+	}
+	if fi, err := os.Stat(filepath.Join(p, "objects")); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return p
+}
+
+// breakRemoteLocks removes ref lock files older than age from the bare
+// repository dir (loose ref locks under refs/, packed-refs.lock, HEAD.lock),
+// as the local store does with its own stale locks. It returns the locks
+// removed and those still too young.
+func breakRemoteLocks(dir string, age time.Duration) (removed, young []string) {
+	now := time.Now()
+	consider := func(path string) {
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.Mode().IsRegular() {
+			return
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if now.Sub(fi.ModTime()) < age {
+			young = append(young, rel)
+			return
+		}
+		if os.Remove(path) == nil {
+			removed = append(removed, rel)
+		}
+	}
+	filepath.WalkDir(filepath.Join(dir, "refs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".lock") {
+			consider(path)
+		}
+		return nil
+	})
+	consider(filepath.Join(dir, "packed-refs.lock"))
+	consider(filepath.Join(dir, "HEAD.lock"))
+	return removed, young
+}
+
+// pushBatch pushes one batch to u and classifies a failure. A ref lock left
+// on a remote on this machine that is older than the stale-lock age is
+// removed and the push tried once more.
+func pushBatch(ctx context.Context, t *gitstore.Transport, remote, u string, batch []string, opts Options) error {
+	_, err := t.Push(ctx, u, batch)
+	if err == nil {
+		return nil
+	}
+	kind, refs, said := classifyPush(err)
+	var young []string
+	if kind == failLocked {
+		if dir := localRepo(u); dir != "" {
+			age := opts.StaleLockAge
+			if age <= 0 {
+				age = gitstore.DefaultStaleLockAge
+			}
+			var removed []string
+			removed, young = breakRemoteLocks(dir, age)
+			if len(removed) > 0 {
+				opts.say("readproof: removed stale lock files on %s: %s\n", remote, strings.Join(removed, ", "))
+				if _, err = t.Push(ctx, u, batch); err == nil {
+					return nil
+				}
+				kind, refs, said = classifyPush(err)
+			}
+		}
+	}
+	return pushError(remote, err, kind, refs, said, young)
+}

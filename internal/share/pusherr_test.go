@@ -1,0 +1,146 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+)
+
+func writeHook(t *testing.T, dir, name, body string) {
+	t.Helper()
+	path := filepath.Join(dir, "hooks", name)
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPushFailuresToldApart (issue 13.6): a hook's refusal, a per-ref
+// update hook, a lock left on the remote and an unreachable server each get
+// their own error and hint, with the server's own lines; only a remote that
+// moved says "pull first".
+func TestPushFailuresToldApart(t *testing.T) {
+	base := t.TempDir()
+	d := startDaemon(t, base)
+	ctx := context.Background()
+	setup := func(t *testing.T, name string) (*project, string) {
+		dir := bareServer(t, base, name)
+		p := newProject(t, map[string]string{"a": "alpha\n"})
+		addRemote(t, p, "origin", d.url(name))
+		p.run(t, "r1", "a")
+		mustPush(t, p, "origin")
+		for i := 0; i < 7; i++ { // more refs than the old message kept
+			p.tag(t, "a", fmt.Sprintf("t%d", i))
+		}
+		p.run(t, "r2", "a")
+		return p, dir
+	}
+	noPullHint := func(t *testing.T, err error) {
+		t.Helper()
+		if strings.Contains(hint.Of(err), "readproof pull") || strings.Contains(hint.Of(err), "pull first") {
+			t.Errorf("hint %q tells to pull", hint.Of(err))
+		}
+	}
+
+	t.Run("pre-receive", func(t *testing.T) {
+		p, dir := setup(t, "pre.git")
+		writeHook(t, dir, "pre-receive", "echo 'FATAL: W any runs carol DENIED by fallthru' >&2\necho 'second line of the reason' >&2\nexit 1\n")
+		_, err := Push(ctx, p.s, "origin", Options{})
+		if !errors.Is(err, ErrDenied) {
+			t.Fatalf("push: %v, want ErrDenied", err)
+		}
+		for _, want := range []string{"remote: FATAL: W any runs carol DENIED by fallthru", "remote: second line of the reason", "pre-receive hook declined"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error lacks %q:\n%v", want, err)
+			}
+		}
+		noPullHint(t, err)
+	})
+	t.Run("update", func(t *testing.T) {
+		p, dir := setup(t, "upd.git")
+		writeHook(t, dir, "update", "case \"$1\" in refs/heads/main) echo \"main is protected here\" >&2; exit 1;; esac\nexit 0\n")
+		_, err := Push(ctx, p.s, "origin", Options{})
+		if !errors.Is(err, ErrDenied) {
+			t.Fatalf("push: %v, want ErrDenied", err)
+		}
+		for _, want := range []string{"remote: main is protected here", "refs/heads/main [remote rejected] (hook declined)"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error lacks %q:\n%v", want, err)
+			}
+		}
+		noPullHint(t, err)
+	})
+	t.Run("lock", func(t *testing.T) {
+		p, dir := setup(t, "lock.git")
+		lock := filepath.Join(dir, "refs", "heads", "main.lock")
+		writeFile(t, lock, "")
+		_, err := Push(ctx, p.s, "origin", Options{})
+		if !errors.Is(err, ErrRemoteLocked) || !strings.Contains(hint.Of(err), "administrator") {
+			t.Fatalf("push over git daemon with a lock left: %v (hint %q), want ErrRemoteLocked", err, hint.Of(err))
+		}
+		noPullHint(t, err)
+		// The same remote by path: a stale lock is broken, a young one named.
+		addRemote(t, p, "bypath", dir)
+		_, err = Push(ctx, p.s, "bypath", Options{StaleLockAge: time.Hour})
+		if !errors.Is(err, ErrRemoteLocked) || !strings.Contains(hint.Of(err), "refs/heads/main.lock") {
+			t.Fatalf("push by path with a young lock: %v (hint %q)", err, hint.Of(err))
+		}
+		old := time.Now().Add(-time.Minute)
+		os.Chtimes(lock, old, old)
+		mustPush(t, p, "bypath")
+		if _, err := os.Stat(lock); err == nil {
+			t.Fatal("the stale lock is still there")
+		}
+		if got := git(t, dir, "rev-parse", store.RunsPrefix+"r2"); got == "" {
+			t.Fatal("r2 not pushed")
+		}
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		p, _ := setup(t, "gone.git")
+		git(t, p.path(), "remote", "set-url", "origin", fmt.Sprintf("git://127.0.0.1:%d/gone.git", freePort(t)))
+		_, err := Push(ctx, p.s, "origin", Options{})
+		// connect fails first (ls-remote); a push whose connection dies is
+		// the transport case of classifyPush.
+		if err == nil || strings.Contains(hint.Of(err), "pull first") {
+			t.Fatalf("push to a closed port: %v (hint %q)", err, hint.Of(err))
+		}
+	})
+	t.Run("moved", func(t *testing.T) {
+		p, _ := setup(t, "moved.git")
+		q := newProject(t, map[string]string{"a": "other\n"})
+		addRemote(t, q, "origin", d.url("moved.git"))
+		mustPull(t, q, "origin")
+		q.run(t, "q1", "a")
+		mustPush(t, q, "origin")
+		_, err := Push(ctx, p.s, "origin", Options{})
+		if !errors.Is(err, ErrRejected) || !strings.Contains(hint.Of(err), "pull first") {
+			t.Fatalf("push behind the remote: %v (hint %q)", err, hint.Of(err))
+		}
+	})
+}
+
+// TestClassifyTransport: a push whose connection fails is a transport
+// failure, not a refusal.
+func TestClassifyTransport(t *testing.T) {
+	d := startDaemon(t, t.TempDir())
+	bareServer(t, d.base, "x.git")
+	p := newProject(t, map[string]string{"a": "alpha\n"})
+	p.run(t, "r1", "a")
+	tr, err := Options{}.transport(p.s.Git())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := d.url("x.git")
+	d.kill()
+	err = pushBatch(context.Background(), tr, "origin", u, []string{"refs/heads/main:refs/heads/main"}, Options{})
+	if !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("push to a dead daemon: %v, want ErrUnreachable", err)
+	}
+}

@@ -1,0 +1,335 @@
+package share
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+// A guarded remote (docs/sync.md, "A guarded shared remote"): a bare
+// repository whose git configuration refuses deletions, non-fast-forward
+// updates and malformed objects, and whose pre-receive hook runs
+// CheckIncoming, so that plain git (`git push --mirror` from a stale store,
+// a forced push) cannot lose runs on it.
+
+// ErrRefused: a pre-receive check refused a push.
+var ErrRefused = errors.New("push refused by the readproof guard")
+
+// GuardConfig is the git configuration `remote init` sets; `remote init`
+// also sets readproof.remote = 1, by which push recognises a guarded remote
+// on a path (and may break its stale ref locks).
+var GuardConfig = [][2]string{
+	{"receive.denyDeletes", "true"},
+	{"receive.denyNonFastForwards", "true"},
+	{"receive.fsckObjects", "true"},
+	{"readproof.remote", "1"},
+}
+
+// HookScript returns the pre-receive hook that runs exe (an absolute path)
+// as `readproof hook pre-receive`; when exe is gone (readproof was moved or
+// reinstalled), the readproof found on PATH runs instead.
+func HookScript(exe string) string {
+	q := "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+	return "#!/bin/sh\n" +
+		"# Installed by `readproof remote init`: refuse pushes that would lose or forge readproof records.\n" +
+		"rp=" + q + "\n" +
+		"if [ ! -x \"$rp\" ]; then\n" +
+		"\trp=$(command -v readproof) || { echo \"readproof guard: readproof is not at $rp nor on PATH; reinstall the hook with: readproof remote init --hook-only .\" >&2; exit 1; }\n" +
+		"fi\n" +
+		"exec \"$rp\" hook pre-receive\n"
+}
+
+// InitRemoteResult says what InitRemote created.
+type InitRemoteResult struct {
+	Path string `json:"path"`
+	Hook string `json:"hook"`
+	Exe  string `json:"readproof"`
+}
+
+// InitRemote creates a bare repository at path (which must not exist or be
+// an empty directory) set up as a guarded shared remote: GuardConfig, HEAD
+// on main, and the pre-receive hook running exe. With hookOnly, path must
+// already be a bare repository: the configuration and hook are installed
+// into it (to guard an existing remote or to repair the hook's path).
+func InitRemote(ctx context.Context, path, exe string, hookOnly bool) (*InitRemoteResult, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(exe) {
+		return nil, fmt.Errorf("remote init: the hook needs readproof's absolute path, got %q", exe)
+	}
+	if !hookOnly {
+		entries, err := os.ReadDir(abs)
+		if err == nil && len(entries) > 0 {
+			return nil, hint.With(fmt.Errorf("remote init %s: the directory is not empty", path),
+				"choose a new path; to guard an existing bare repository run: readproof remote init --hook-only "+path)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("remote init %s: %w", path, err)
+		}
+	} else if fi, err := os.Stat(filepath.Join(abs, "objects")); err != nil || !fi.IsDir() {
+		return nil, hint.With(fmt.Errorf("remote init --hook-only %s: not a bare git repository", path), "create a new guarded remote with: readproof remote init PATH")
+	}
+	t, err := gitstore.NewTransport(abs, gitstore.TransportOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := t.InitBare(ctx, !hookOnly, GuardConfig); err != nil {
+		return nil, fmt.Errorf("remote init %s: %w", path, err)
+	}
+	hook := filepath.Join(abs, "hooks", "pre-receive")
+	if err := os.MkdirAll(filepath.Dir(hook), 0o777); err != nil {
+		return nil, fmt.Errorf("remote init %s: %w", path, err)
+	}
+	tmp := hook + ".tmp"
+	if err := os.WriteFile(tmp, []byte(HookScript(exe)), 0o755); err != nil {
+		return nil, fmt.Errorf("remote init %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, hook); err != nil {
+		return nil, fmt.Errorf("remote init %s: %w", path, err)
+	}
+	return &InitRemoteResult{Path: abs, Hook: hook, Exe: exe}, nil
+}
+
+// Incoming is one line of a pre-receive hook's input.
+type Incoming struct {
+	Old, New gitstore.OID
+	Ref      string
+}
+
+const zeroOID gitstore.OID = "0000000000000000000000000000000000000000"
+
+// ReadIncoming parses "<old> <new> <ref>" lines (git's pre-receive input).
+func ReadIncoming(r io.Reader) ([]Incoming, error) {
+	var list []Incoming
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 || !identity.IsObjectID(f[0]) || !identity.IsObjectID(f[1]) {
+			return nil, fmt.Errorf("pre-receive input: unexpected line %q", sc.Text())
+		}
+		in := Incoming{Old: gitstore.OID(f[0]), New: gitstore.OID(f[1]), Ref: f[2]}
+		if in.Old == zeroOID {
+			in.Old = ""
+		}
+		if in.New == zeroOID {
+			in.New = ""
+		}
+		list = append(list, in)
+	}
+	return list, sc.Err()
+}
+
+// CheckIncoming judges a push to a shared remote as its pre-receive hook:
+// g and t must see the pushed objects (gitstore.OpenGitReader and a
+// transport with HookObjects in the hook's environment). It returns one
+// reason per refused ref; none means the push may land. The rules:
+//   - only the shared namespaces are accepted (run tags, resource, tag,
+//     receipt and verdict chains, main); nothing is ever deleted;
+//   - a run tag is created once, never moved, and names a manifest that
+//     verifies entry by entry;
+//   - a chain only moves forward, and its new tip verifies as its kind;
+//   - main only moves forward and every new commit on it is a journal
+//     commit or a manifest that verifies.
+func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport, updates []Incoming) []string {
+	var refused []string
+	no := func(in Incoming, format string, args ...any) {
+		refused = append(refused, fmt.Sprintf("%s: %s", in.Ref, fmt.Sprintf(format, args...)))
+	}
+	forward := func(in Incoming) bool {
+		if in.Old == "" {
+			return true
+		}
+		ok, err := t.IsAncestor(ctx, in.Old, in.New)
+		if err != nil {
+			no(in, "%v", err)
+			return false
+		}
+		if !ok {
+			no(in, "not a fast-forward: chains only move forward (pull, then push)")
+		}
+		return ok
+	}
+	verified := verifiedSet{}
+	for _, in := range updates {
+		if in.New == "" {
+			no(in, "deleting refs is refused: shared records are never removed")
+			continue
+		}
+		name := in.Ref
+		switch {
+		case strings.HasPrefix(name, store.RunsPrefix):
+			id := strings.TrimPrefix(name, store.RunsPrefix)
+			if err := identity.ValidateRunID(id); err != nil {
+				no(in, "%v", err)
+			} else if in.Old != "" {
+				no(in, "run tags are created once and never moved")
+			} else if err := verified.check("manifest", in.New, func() error { _, err := checkManifest(g, in.New); return err }); err != nil {
+				no(in, "%v", err)
+			}
+		case strings.HasPrefix(name, store.ResourcesPrefix):
+			if _, err := keyURI(strings.TrimPrefix(name, store.ResourcesPrefix)); err != nil {
+				no(in, "%v", err)
+			} else if forward(in) {
+				if err := checkObservation(g, in.New); err != nil {
+					no(in, "%v", err)
+				}
+			}
+		case strings.HasPrefix(name, store.TagsPrefix):
+			if _, _, err := splitTagKey(strings.TrimPrefix(name, store.TagsPrefix)); err != nil {
+				no(in, "%v", err)
+			} else if forward(in) {
+				if err := checkTag(g, in.New); err != nil {
+					no(in, "%v", err)
+				}
+			}
+		case strings.HasPrefix(name, receipts.RefPrefix):
+			key := strings.TrimPrefix(name, receipts.RefPrefix)
+			if _, _, ok := receiptChain(key); !ok {
+				no(in, "not a receipt chain name")
+			} else if forward(in) {
+				for _, f := range checkReceiptTree(g, key, in.New, in.Old) {
+					no(in, "%s", f)
+				}
+			}
+		case strings.HasPrefix(name, store.VerdictsPrefix):
+			run := strings.TrimPrefix(name, store.VerdictsPrefix)
+			if err := identity.ValidateRunID(run); err != nil {
+				no(in, "%v", err)
+			} else if forward(in) {
+				for _, f := range checkVerdictChain(ctx, g, t, run, in.New, in.Old) {
+					no(in, "%s", f)
+				}
+			}
+		case name == store.JournalRef:
+			if !forward(in) {
+				continue
+			}
+			var exclude []gitstore.OID
+			if in.Old != "" {
+				exclude = []gitstore.OID{in.Old}
+			}
+			commits, err := t.RevList(ctx, []gitstore.OID{in.New}, exclude)
+			if err != nil {
+				no(in, "%v", err)
+				continue
+			}
+			manifests := map[gitstore.OID]bool{}
+			for _, f := range checkJournal(g, in.New, commits, manifests, verified) {
+				no(in, "%s", f)
+			}
+			for _, m := range sortedOIDs(manifests) {
+				if err := verified.check("manifest", m, func() error { _, err := checkManifest(g, m); return err }); err != nil {
+					no(in, "%v", err)
+				}
+			}
+		default:
+			no(in, "not a shared readproof ref (runs, resources, tags, receipts, verdicts, main)")
+		}
+	}
+	return refused
+}
+
+// Guard runs the pre-receive check on the repository at gitDir in the
+// hook's environment, reading git's input from r. A refusal returns an
+// error wrapping ErrRefused that lists every refused ref.
+func Guard(ctx context.Context, gitDir string, r io.Reader) error {
+	updates, err := ReadIncoming(r)
+	if err != nil {
+		return err
+	}
+	g, err := gitstore.OpenGitReader(ctx, gitDir)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	t, err := gitstore.NewTransport(gitDir, gitstore.TransportOptions{HookObjects: true})
+	if err != nil {
+		return err
+	}
+	if refused := CheckIncoming(ctx, g, t, updates); len(refused) > 0 {
+		return fmt.Errorf("%w:\n  %s", ErrRefused, strings.Join(refused, "\n  "))
+	}
+	return nil
+}
+
+// LostRun is a run the journal records but no run tag of that id exists
+// and no ref names its manifest: a run the store (or remote) once had and
+// lost, for example to a `git push --mirror` from a stale store.
+type LostRun struct {
+	RunID    string `json:"run_id"`
+	Manifest string `json:"manifest"`
+	Journal  string `json:"journal_commit"`
+}
+
+// LostRuns lists the runs the journal on main records (`record run <id>`
+// commits) whose run tag is gone: no run tag of that id exists and no run
+// or conflict ref names the manifest. A run id that names another manifest
+// (the other side of a same-id conflict) is not lost.
+func LostRuns(ctx context.Context, g gitstore.Store, t *gitstore.Transport) ([]LostRun, error) {
+	main, err := g.Ref(store.JournalRef)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	local, err := readState(g, localPrefixes())
+	if err != nil {
+		return nil, err
+	}
+	named := local.named()
+	for _, set := range local.conflicts {
+		for m := range set {
+			named[m] = true
+		}
+	}
+	commits, err := t.RevList(ctx, []gitstore.OID{main}, nil)
+	if err != nil {
+		return nil, err
+	}
+	lost := []LostRun{}
+	for _, rc := range commits {
+		if len(rc.Parents) == 0 {
+			continue
+		}
+		m := rc.Parents[len(rc.Parents)-1]
+		if named[m] {
+			continue
+		}
+		c, err := g.Commit(rc.ID)
+		if err != nil {
+			return nil, err
+		}
+		first, _, _ := strings.Cut(c.Message, "\n")
+		id, ok := strings.CutPrefix(first, "record run ")
+		if !ok || c.Tree != emptyTree {
+			continue
+		}
+		if _, exists := local.runs[id]; exists {
+			continue
+		}
+		lost = append(lost, LostRun{RunID: id, Manifest: string(m), Journal: string(rc.ID)})
+	}
+	return lost, nil
+}

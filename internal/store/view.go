@@ -1,0 +1,217 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// ErrNotAStore is returned by Open for a git repository that is not a
+// readproof store: its config lacks the `[readproof] store` marker and its
+// journal (main) does not start at a store's root commit. readproof never
+// writes to such a repository (a project's own repository, for example).
+var ErrNotAStore = errors.New("not a readproof store")
+
+// ErrReadOnlyView is returned by every write to a plain `git clone` of a
+// store, which Open reads through its remote-tracking refs.
+var ErrReadOnlyView = errors.New("a plain git clone of a store is read-only")
+
+// journalRootMessage starts the message of the root commit that Init
+// writes on main; a copy of a store made by stock git is recognised by it.
+const journalRootMessage = "initialize readproof store"
+
+// recognise decides whether g, a git repository without the marker, is a
+// copy of a readproof store made by stock git (`git clone`, `git clone
+// --mirror`, `git clone --bare`), and returns the git view to read it
+// through. A plain clone keeps the store's branches as remote-tracking refs,
+// so it is read through them (see remoteRefs); a mirror or bare clone has
+// them under refs/heads/ and is read as it is. Anything else gives
+// ErrNotAStore.
+func recognise(g gitstore.Store, path string) (gitstore.Store, error) {
+	view, err := plainCloneView(g)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	ok, err := journalRooted(view)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if !ok {
+		return nil, hint.With(fmt.Errorf("%s is a git repository but %w: readproof writes only to its own stores", path, ErrNotAStore),
+			"run `readproof init` to create a store (default .readproof beside readproof.toml), or point --store / READPROOF_STORE at a readproof store")
+	}
+	return view, nil
+}
+
+// journalRooted reports whether main's first-parent chain ends at the root
+// commit Init writes, or, when there is no main, whether every branch is a
+// readproof branch (and there is at least one readproof ref).
+func journalRooted(g gitstore.Store) (bool, error) {
+	id, err := g.Ref(JournalRef)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		// No journal: a repository that holds nothing but readproof's
+		// records (receipt chains pushed to a bare repository, say).
+		own, err := g.Refs("refs/heads/")
+		if err != nil {
+			return false, err
+		}
+		tags, err := g.Refs("refs/tags/readproof/")
+		if err != nil {
+			return false, err
+		}
+		if len(own)+len(tags) == 0 {
+			return false, nil
+		}
+		for _, r := range own {
+			if !strings.HasPrefix(r.Name, "refs/heads/readproof/") {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for {
+		c, err := g.Commit(id)
+		if errors.Is(err, gitstore.ErrNotFound) || errors.Is(err, gitstore.ErrCorrupt) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if len(c.Parents) == 0 {
+			return strings.HasPrefix(c.Message, journalRootMessage), nil
+		}
+		id = c.Parents[0]
+	}
+}
+
+// plainCloneView returns g, or for a plain (non-mirror) clone of a store,
+// whose refs/heads/ does not carry the readproof branches, a read-only view
+// of g that reads them and main from the remote-tracking refs of the remote
+// that does (refs/remotes/<remote>/readproof/...). Run tags travel under
+// refs/tags/ in both cases.
+func plainCloneView(g gitstore.Store) (gitstore.Store, error) {
+	remote, err := g.Refs("refs/remotes/")
+	if err != nil || len(remote) == 0 {
+		return g, err
+	}
+	own, err := g.Refs("refs/heads/readproof/")
+	if err != nil {
+		return nil, err
+	}
+	if len(own) > 0 {
+		return g, nil
+	}
+	names := make([]string, 0, len(remote))
+	for _, r := range remote {
+		names = append(names, r.Name)
+	}
+	sort.Strings(names)
+	var candidates []string
+	for _, name := range names {
+		rest := strings.TrimPrefix(name, "refs/remotes/")
+		remoteName, after, ok := strings.Cut(rest, "/")
+		if ok && (strings.HasPrefix(after, "readproof/") || after == "main") {
+			if len(candidates) == 0 || candidates[len(candidates)-1] != remoteName {
+				candidates = append(candidates, remoteName)
+			}
+		}
+	}
+	// origin first: it is what `git clone` names the remote.
+	sort.SliceStable(candidates, func(i, j int) bool { return candidates[i] == "origin" && candidates[j] != "origin" })
+	for _, name := range candidates {
+		v := remoteRefs{Store: g, prefix: "refs/remotes/" + name + "/"}
+		if ok, err := journalRooted(v); err != nil {
+			return nil, err
+		} else if ok {
+			return v, nil
+		}
+	}
+	return g, nil
+}
+
+// remoteRefs reads refs/heads/X as <prefix>X. It is for reading only.
+type remoteRefs struct {
+	gitstore.Store
+	prefix string
+}
+
+func (r remoteRefs) Ref(name string) (gitstore.OID, error) {
+	if rest, ok := strings.CutPrefix(name, "refs/heads/"); ok {
+		return r.Store.Ref(r.prefix + rest)
+	}
+	return r.Store.Ref(name)
+}
+
+// Refs lists as a store would hold them: the remote's branches appear under
+// refs/heads/, and the clone's own branches and other remote-tracking refs
+// are not listed.
+func (r remoteRefs) Refs(prefix string) ([]gitstore.Ref, error) {
+	if prefix == "" {
+		prefix = "refs/"
+	}
+	if rest, ok := strings.CutPrefix(prefix, "refs/heads/"); ok {
+		return r.mapped(r.prefix + rest)
+	}
+	all, err := r.Store.Refs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix("refs/heads/", prefix) {
+		return all, nil // refs/tags/...: read as they are
+	}
+	out := make([]gitstore.Ref, 0, len(all))
+	for _, ref := range all {
+		if !strings.HasPrefix(ref.Name, "refs/heads/") && !strings.HasPrefix(ref.Name, "refs/remotes/") {
+			out = append(out, ref)
+		}
+	}
+	heads, err := r.mapped(r.prefix)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, heads...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (r remoteRefs) mapped(prefix string) ([]gitstore.Ref, error) {
+	refs, err := r.Store.Refs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gitstore.Ref, 0, len(refs))
+	for _, ref := range refs {
+		rest := strings.TrimPrefix(ref.Name, r.prefix)
+		if rest == "HEAD" {
+			continue // the remote's symbolic HEAD, not a branch
+		}
+		out = append(out, gitstore.Ref{Name: "refs/heads/" + rest, OID: ref.OID})
+	}
+	return out, nil
+}
+
+func (r remoteRefs) Update(...gitstore.RefUpdate) error {
+	return hint.With(fmt.Errorf("%s: %w: it is read through its remote-tracking refs (%s)", r.Path(), ErrReadOnlyView, strings.TrimSuffix(r.prefix, "/")),
+		"make a store you can write to with `readproof clone URL DIR`, or write to the store it was cloned from")
+}
+
+// BrokenRefs lists the store's loose ref files under prefix that do not
+// parse (gitstore.BrokenRefs), through the view Open chose.
+func (s *Store) BrokenRefs(prefix string) ([]gitstore.BrokenRef, error) {
+	g := s.git
+	if v, ok := g.(remoteRefs); ok {
+		g = v.Store
+	}
+	return gitstore.BrokenRefs(g, prefix)
+}
+
+// readView is the store itself: Open already chose the view (see
+// plainCloneView). Kept so that readers name the view they read.
+func (s *Store) readView() (*Store, error) { return s, nil }

@@ -1,0 +1,188 @@
+package storecheck
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
+	"github.com/readproof/readproof/receipts"
+)
+
+// checkReceipts decodes every receipt of every session chain and index
+// chain and cross-checks the two (receipts.Ledger.Check).
+func (c *checker) checkReceipts() {
+	issues, err := receipts.ReadLedger(c.g).Check()
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "receipts", Subject: "receipts", Message: err.Error()})
+		return
+	}
+	for _, is := range issues {
+		c.add(Problem{Kind: Broken, Check: "receipts", Subject: "receipts " + strings.TrimPrefix(is.Ref, receipts.RefPrefix), Ref: is.Ref,
+			Path: is.ID, Message: is.Message})
+	}
+}
+
+// checkVerdicts decodes every record of every verdict chain: it names the
+// run's manifest and fits it, check numbers count up by one along the
+// chain, an adjudicated entry stays adjudicated with its first verdict, and
+// with the probe key every record's MAC authenticates it. Then every check
+// the journal records must still be in its run's chain.
+func (c *checker) checkVerdicts(refs []gitstore.Ref) {
+	var unauth, otherKey, noKey, verified int
+	for _, r := range refs {
+		run := strings.TrimPrefix(r.Name, store.VerdictsPrefix)
+		subject := "verdicts of run " + run
+		broken := func(id gitstore.OID, format string, args ...any) {
+			c.add(Problem{Kind: Broken, Check: "verdicts", Subject: subject, Ref: r.Name, Run: run, Object: string(id), Message: fmt.Sprintf(format, args...)})
+		}
+		if c.refBad[r.Name] {
+			continue // its objects were reported
+		}
+		mid, err := c.g.Ref(store.RunsPrefix + run)
+		if err != nil {
+			broken(r.OID, "a verdict chain for run %s, which has no run ref", run)
+			continue
+		}
+		m, err := c.s.ManifestAt(mid)
+		if err != nil {
+			continue // the run's own check reports it
+		}
+		var newer *store.VerdictRecord
+		var newerID gitstore.OID
+		sawCurrentKey := false
+		for id := r.OID; id != ""; {
+			cm, ok := c.commits[id]
+			if !ok {
+				break
+			}
+			next := gitstore.OID("")
+			if len(cm.Parents) > 0 {
+				next = cm.Parents[0]
+			}
+			if next != "" {
+				if pc, ok := c.commits[next]; ok && store.IsVerdictMergeCopy(cm, pc.Tree) {
+					id = next // a sync merge repeats its first parent's record
+					continue
+				}
+			}
+			data, ok := c.file(r.Name, cm, id, store.VerdictsFile, "verdicts")
+			if !ok {
+				break
+			}
+			rec, err := store.DecodeVerdicts(run, data)
+			if err == nil {
+				err = rec.Validate(run, m)
+			}
+			if err != nil {
+				broken(id, "record does not decode: %v", err)
+				break
+			}
+			rec.ID = string(id)
+			if newer != nil {
+				if newer.Check != rec.Check+1 {
+					broken(newerID, "check %d follows check %d: the chain lost or reordered a record", newer.Check, rec.Check)
+				}
+				for _, v := range rec.Entries {
+					nv := newer.Entry(v.Position)
+					if v.Adjudicated && (nv == nil || !nv.Adjudicated || nv.AdjudicatedVerdict != v.AdjudicatedVerdict) {
+						broken(newerID, "check %d drops the adjudication of entry %d that check %d recorded: replay protection was reset", newer.Check, v.Position, rec.Check)
+					}
+				}
+			} else if next == "" && rec.Check != 1 {
+				broken(id, "the chain starts at check %d, not 1", rec.Check)
+			}
+			switch {
+			case c.opts.ProbeKeys == nil:
+				if rec.MAC != "" {
+					noKey++
+				}
+			default:
+				err := store.CheckVerdictMAC(rec, next, *c.opts.ProbeKeys)
+				switch {
+				case err == nil:
+					verified++
+					sawCurrentKey = true
+				case errors.Is(err, store.ErrVerdictUnauthenticated):
+					unauth++
+				case errors.Is(err, store.ErrVerdictOtherKey):
+					if sawCurrentKey {
+						broken(id, "%v; a later record is under the probe key in use, and keys only rotate forward", err)
+					} else {
+						otherKey++
+					}
+				default:
+					broken(id, "%v", err)
+				}
+			}
+			if newer != nil && newer.MAC == "" && rec.MAC != "" {
+				broken(newerID, "check %d carries no MAC although check %d does: it was written or edited without the probe key", newer.Check, rec.Check)
+			}
+			newer, newerID = rec, id
+			id = next
+		}
+	}
+	if unauth > 0 {
+		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
+			Message: fmt.Sprintf("%d verdict record%s carry no MAC (recorded before verdict records were authenticated, or without the probe key)", unauth, text.Plural(unauth, "", "s"))})
+	}
+	if otherKey > 0 {
+		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
+			Message: fmt.Sprintf("%d verdict record%s authenticated under another probe key (rotated since) could not be checked", otherKey, text.Plural(otherKey, "", "s"))})
+	}
+	if noKey > 0 {
+		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
+			Message: fmt.Sprintf("%d verdict record MAC%s not checked: no probe key (create or name it: readproof probe key init, [probe] key)", noKey, text.Plural(noKey, "", "s"))})
+	}
+	c.rep.Counts.Verdicts = verified
+	c.checkRecordedChecks()
+}
+
+// checkRecordedChecks: every check the journal records must be in its run's
+// verdict chain; a deleted or rewound chain would otherwise reset replay
+// protection unnoticed.
+func (c *checker) checkRecordedChecks() {
+	recorded, err := c.s.RecordedChecks()
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "verdicts", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot read the checks the journal records: %v", err)})
+		return
+	}
+	for _, run := range sortedKeys(recorded) {
+		jc := recorded[run]
+		ref := store.VerdictsPrefix + run
+		p := Problem{Kind: Broken, Check: "verdicts", Subject: "verdicts of run " + run, Ref: ref, Run: run, Object: string(jc.Verdicts)}
+		tip, err := c.g.Ref(ref)
+		if errors.Is(err, gitstore.ErrNotFound) {
+			p.Message = fmt.Sprintf("the journal records check %d of run %s (verdict commit %s, journal commit %s) but %s is missing: the verdict chain was deleted; the next `readproof probe check` continues it from the journal, or restore it from a clone",
+				jc.Check, run, short(jc.Verdicts), short(jc.Journal), ref)
+			c.add(p)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		found := false
+		for _, id := range c.commitsFrom(tip) {
+			if id == jc.Verdicts {
+				found = true
+				break
+			}
+		}
+		if !found {
+			p.Message = fmt.Sprintf("the journal records check %d of run %s (verdict commit %s) but the verdict chain does not contain it: the chain was rewound or replaced", jc.Check, run, short(jc.Verdicts))
+			c.add(p)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,158 @@
+package receipts
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore/gitobj"
+)
+
+// Issue is one problem Check found in the stored receipts.
+type Issue struct {
+	// Ref is the chain the problem is in; ID the receipt (or the tree
+	// path, for an entry that is not a receipt), "" for the chain itself.
+	Ref, ID string
+	Message string
+}
+
+func (i Issue) String() string {
+	if i.ID == "" {
+		return i.Ref + ": " + i.Message
+	}
+	return i.Ref + ": " + i.ID + ": " + i.Message
+}
+
+type stored struct {
+	path string
+	blob gitobj.OID
+}
+
+// Check reads every session chain and every index chain and reports what
+// does not hold (docs/receipts.md, "Storage"): each tree entry is a receipt
+// stored at its own path, that decodes, whose id is its name, of the
+// session of its chain; each receipt of a session is in its index chain as
+// the same blob, and the index holds nothing no session holds. Receipt MACs
+// are not checked (they need the receipts key: Verify does). The error is
+// for a chain that cannot be listed at all.
+func (l *Ledger) Check() ([]Issue, error) {
+	var issues []Issue
+	add := func(ref, id, format string, args ...any) {
+		issues = append(issues, Issue{Ref: ref, ID: id, Message: fmt.Sprintf(format, args...)})
+	}
+	sessions, err := l.r.Refs(SessionRefPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("listing receipt sessions: %w", err)
+	}
+	inSession := map[string]gitobj.OID{}
+	for _, ref := range sessions {
+		session := strings.TrimPrefix(ref.Name, SessionRefPrefix)
+		items, err := l.chainTree(ref.OID, ref.Name, add)
+		if err != nil {
+			add(ref.Name, "", "%v", err)
+			continue
+		}
+		for _, id := range sortedIDs(items) {
+			it := items[id]
+			if !ValidID(id) {
+				add(ref.Name, it.path, "not a receipt id")
+				continue
+			}
+			want := strings.Join(sessionPath(id), "/")
+			if it.path != want {
+				add(ref.Name, id, "stored at %s, a receipt with this id belongs at %s", it.path, want)
+				continue
+			}
+			r, err := l.readReceipt(id, it.blob)
+			if err != nil {
+				add(ref.Name, id, "%v", err)
+				continue
+			}
+			if r.Session != session {
+				add(ref.Name, id, "the receipt is of session %q, stored in the chain of session %q", r.Session, session)
+			}
+			inSession[id] = it.blob
+		}
+	}
+	index, err := l.r.Refs(IndexRefPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("listing receipt index chains: %w", err)
+	}
+	inIndex := map[string]bool{}
+	for _, ref := range index {
+		digit := strings.TrimPrefix(ref.Name, IndexRefPrefix)
+		items, err := l.chainTree(ref.OID, ref.Name, add)
+		if err != nil {
+			add(ref.Name, "", "%v", err)
+			continue
+		}
+		for _, id := range sortedIDs(items) {
+			it := items[id]
+			if !ValidID(id) || indexRef(id) != ref.Name || it.path != strings.Join(indexPath(id), "/") {
+				add(ref.Name, id, "index entry %s is not where the index keeps receipt %s (index %s)", it.path, id, digit)
+				continue
+			}
+			inIndex[id] = true
+			blob, ok := inSession[id]
+			switch {
+			case !ok:
+				if _, err := l.readReceipt(id, it.blob); err != nil {
+					add(ref.Name, id, "%v", err)
+				} else {
+					add(ref.Name, id, "the index holds a receipt that no session chain holds")
+				}
+			case blob != it.blob:
+				add(ref.Name, id, "the index holds blob %s, the session chain blob %s", it.blob, blob)
+			}
+		}
+	}
+	for _, id := range sortedIDs(inSession) {
+		if !inIndex[id] {
+			add(indexRef(id), id, "receipt of a session chain is missing from the index")
+		}
+	}
+	return issues, nil
+}
+
+// chainTree returns the receipts in the tree of a chain's tip, keyed by id,
+// with their paths; tree entries that do not fit the layout are reported.
+func (l *Ledger) chainTree(tip gitobj.OID, ref string, add func(ref, id, format string, args ...any)) (map[string]stored, error) {
+	c, err := l.r.Commit(tip)
+	if err != nil {
+		return nil, fmt.Errorf("reading receipt commit %s: %w", tip, err)
+	}
+	out := map[string]stored{}
+	var walk func(tree gitobj.OID, prefix string, depth int) error
+	walk = func(tree gitobj.OID, prefix string, depth int) error {
+		entries, err := l.r.Tree(tree)
+		if err != nil {
+			return fmt.Errorf("reading receipt tree %s: %w", tree, err)
+		}
+		for _, e := range entries {
+			switch {
+			case depth < 2 && e.Mode == gitobj.ModeDir:
+				if err := walk(e.OID, prefix+e.Name+"/", depth+1); err != nil {
+					return err
+				}
+			case depth == 2 && e.Mode != gitobj.ModeDir && strings.HasSuffix(e.Name, ".json"):
+				out[strings.TrimSuffix(e.Name, ".json")] = stored{path: prefix + e.Name, blob: e.OID}
+			default:
+				add(ref, prefix+e.Name, "unexpected entry in the receipt tree")
+			}
+		}
+		return nil
+	}
+	if err := walk(c.Tree, "", 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func sortedIDs[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
