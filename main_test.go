@@ -13,13 +13,19 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/readproof/readproof/internal/commands"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// testproc.Run fails the run if a test leaves a process behind.
+	testscript.Main(procChecked{m}, map[string]func(){
 		"readproof": func() { os.Exit(commands.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
+
+type procChecked struct{ m *testing.M }
+
+func (p procChecked) Run() int { return testproc.Run(p.m) }
 
 // TestScripts runs the CLI scenarios in testdata/script. Each script runs in
 // its own directory with HOME pointing there and git's global and system
@@ -66,6 +72,8 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 // package add theirs in an init().
 var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"tamper": tamperCmd,
+	// exits N COMMAND [ARGS...]: the exact exit status (receipts_cli_test.go)
+	"exits": exitsCmd,
 }
 
 // tamperCmd flips one byte of a loose blob in place, keeping its name, as a

@@ -88,6 +88,7 @@ func runs(t testing.TB, dir string) []runJSON {
 }
 
 func TestConcurrentRunsLoseNothing(t *testing.T) {
+	t.Parallel()
 	requireGit(t)
 	dir, uris := project(t, 4, 512)
 	const procs, each = 8, 4
@@ -149,6 +150,7 @@ func TestConcurrentRunsLoseNothing(t *testing.T) {
 }
 
 func TestConcurrentMountsIntoOneRun(t *testing.T) {
+	t.Parallel()
 	requireGit(t)
 	dir, uris := project(t, 8, 256)
 	mustRP(t, dir, "run", "start", "shared")
@@ -204,6 +206,7 @@ func TestConcurrentMountsIntoOneRun(t *testing.T) {
 // commit, then checks that every ref names a complete object graph, that
 // every committed run replays and that the store still works.
 func TestKilledWriters(t *testing.T) {
+	t.Parallel()
 	requireGit(t)
 	if testing.Short() {
 		t.Skip("slow")
@@ -214,7 +217,8 @@ func TestKilledWriters(t *testing.T) {
 	mustRP(t, dir, "run", "start", "open-run")
 	rng := rand.New(rand.NewPCG(1, 2))
 	killed := 0
-	for round := 0; round < 30; round++ {
+	rounds := testSize(t, 12, 30)
+	for round := 0; round < rounds; round++ {
 		var args []string
 		switch round % 3 {
 		case 0:
@@ -243,7 +247,7 @@ func TestKilledWriters(t *testing.T) {
 		}
 		checkRefs(t, store)
 	}
-	t.Logf("killed %d of 30 writers before they finished", killed)
+	t.Logf("killed %d of %d writers before they finished", killed, rounds)
 	if killed == 0 {
 		t.Fatal("no writer was killed mid-flight; the test proves nothing")
 	}

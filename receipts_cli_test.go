@@ -24,10 +24,6 @@ import (
 // separate process, so every check here is made by a process started after
 // the one that issued the receipt.
 
-func init() {
-	scriptCmds["exits"] = exitsCmd
-}
-
 // exitsCmd runs a command and checks its exact exit status, keeping its
 // stdout and stderr for the next commands: `exits N COMMAND [ARGS...]`.
 func exitsCmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -141,7 +137,8 @@ func (p *receiptsProject) verify(t testing.TB, session string, claims []string) 
 	return rep
 }
 
-// Acceptance 2: 8 processes issuing 100 receipts each at once lose none,
+// Acceptance 2: 8 processes issuing 100 receipts each at once lose none
+// (12 each unless READPROOF_LONG_TESTS=1),
 // and a later process verifies every one of them.
 func TestReceiptsManyProcesses(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
@@ -150,8 +147,10 @@ func TestReceiptsManyProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: 800 readproof processes")
 	}
+	t.Parallel()
 	p := newReceiptsProject(t)
-	const procs, each = 8, 100
+	const procs = 8
+	each := testSize(t, 12, 100)
 	if err := os.WriteFile(filepath.Join(p.dir, "args.json"), []byte(`{"q":"x"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +229,7 @@ done`
 // Acceptance 4: exec passes stdout and stderr through byte for byte, exits
 // with the command's status and records exactly the bytes it passed.
 func TestExecPreservesOutput(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("needs sh")
 	}
@@ -316,6 +316,7 @@ func TestExecPreservesOutput(t *testing.T) {
 // readproof exec itself receives a signal: it passes it on, waits for the
 // command, records the receipt, then exits with the command's status.
 func TestExecForwardsSignalsAndRecords(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("needs sh")
 	}

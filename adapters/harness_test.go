@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -414,11 +415,15 @@ func startGitDaemon(t *testing.T, base string) int {
 	cmd := exec.Command("git", "daemon", "--export-all", "--base-path="+base, "--listen=127.0.0.1",
 		"--port="+strconv.Itoa(port), "--reuseaddr", "--informative-errors", base)
 	cmd.Env = gitEnv(base)
+	// `git daemon` runs git-daemon as its child: start it in a process
+	// group of its own and end the whole group, or the daemon outlives
+	// the test (TestMain checks that none does).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Skipf("git daemon unavailable: %v", err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
 	deadline := time.Now().Add(5 * time.Second)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/readproof/readproof/internal/testproc"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Run(m))
 }
 
 func runHelper(role string) error {
@@ -244,6 +245,7 @@ func TestConcurrentAppendsAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
+	t.Parallel()
 	s := NewTestStore(t)
 	const ref = "refs/heads/chain"
 	root := mkCommit(t, s, "root")
@@ -252,7 +254,8 @@ func TestConcurrentAppendsAcrossProcesses(t *testing.T) {
 	stop := filepath.Join(t.TempDir(), "stop")
 
 	reader, readerOut, readerErr := helper(t, "reader", append(env, "GITSTORE_STOP="+stop)...)
-	const procs, each, gitAppends = 8, 50, 25
+	const procs = 8
+	each, gitAppends := testSize(t, 12, 50), testSize(t, 8, 25)
 	type proc struct {
 		cmd         *exec.Cmd
 		out, errOut *bytes.Buffer
@@ -305,12 +308,14 @@ func TestCrashDuringAppends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
+	t.Parallel()
 	s := NewTestStore(t)
 	const ref = "refs/heads/chain"
 	mustUpdate(t, s, RefUpdate{Name: ref, New: mkCommit(t, s, "root")})
 	env := []string{"GITSTORE_PATH=" + s.Path(), "GITSTORE_REF=" + ref, "GITSTORE_STALE=1s"}
 	total := 0
-	for round := 0; round < 6; round++ {
+	rounds := testSize(t, 3, 6)
+	for round := 0; round < rounds; round++ {
 		// Two writers, so one is often killed while the other waits on its
 		// locks. Each is killed at a random moment after its first append.
 		type writer struct {

@@ -25,10 +25,13 @@ func (r RateLimit) orDefault() RateLimit {
 	return r
 }
 
-// limiter holds one token bucket per key, at most max of them; when full it
-// forgets the least recently seen key. Forgetting a key hands that client a
-// full bucket again, so max must exceed the number of clients expected at
-// once.
+// limiter holds one token bucket per key, at most max of them. Forgetting a
+// key hands that client a full bucket again, so when the table is full it
+// forgets, in this order: the least recently seen key whose bucket has
+// refilled completely (nothing is lost), else the least recently seen key
+// that is not throttled (it has a token left), else the key with the most
+// tokens. A throttled client therefore stays throttled however many other
+// clients arrive, unless every tracked client is throttled as well.
 type limiter struct {
 	rate  RateLimit
 	max   int
@@ -66,9 +69,7 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 		// A clock that moved backwards restores nothing and keeps last.
 	} else {
 		for l.lru.Len() >= l.max {
-			old := l.lru.Back()
-			delete(l.items, old.Value.(*bucketState).key)
-			l.lru.Remove(old)
+			l.evict(now)
 		}
 		st = &bucketState{key: key, tokens: float64(l.rate.Burst), last: now}
 		l.items[key] = l.lru.PushFront(st)
@@ -78,6 +79,45 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 		return true, 0
 	}
 	return false, time.Duration((1 - st.tokens) * float64(l.rate.Every))
+}
+
+// tokensAt is the number of tokens st holds at now, without changing it.
+func (l *limiter) tokensAt(st *bucketState, now time.Time) float64 {
+	t := st.tokens
+	if d := now.Sub(st.last); d > 0 {
+		t = math.Min(float64(l.rate.Burst), t+float64(d)/float64(l.rate.Every))
+	}
+	return t
+}
+
+// evict forgets one key, chosen as the limiter's doc says. It scans from the
+// least recently seen end and stops at the first refilled bucket; callers
+// hold l.mu.
+func (l *limiter) evict(now time.Time) {
+	var open, most *list.Element
+	mostTokens := -1.0
+	for el := l.lru.Back(); el != nil; el = el.Prev() {
+		t := l.tokensAt(el.Value.(*bucketState), now)
+		if t >= float64(l.rate.Burst) {
+			open = el
+			break
+		}
+		if open == nil && t >= 1 {
+			open = el
+		}
+		if t > mostTokens {
+			most, mostTokens = el, t
+		}
+	}
+	victim := open
+	if victim == nil {
+		victim = most
+	}
+	if victim == nil {
+		return
+	}
+	delete(l.items, victim.Value.(*bucketState).key)
+	l.lru.Remove(victim)
 }
 
 // size returns the number of tracked keys.

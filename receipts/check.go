@@ -40,7 +40,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 	add := func(ref, id, format string, args ...any) {
 		issues = append(issues, Issue{Ref: ref, ID: id, Message: fmt.Sprintf(format, args...)})
 	}
-	sessions, err := l.r.Refs(SessionRefPrefix)
+	sessions, err := l.store.Refs(SessionRefPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("listing receipt sessions: %w", err)
 	}
@@ -74,7 +74,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 			inSession[id] = it.blob
 		}
 	}
-	index, err := l.r.Refs(IndexRefPrefix)
+	index, err := l.store.Refs(IndexRefPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("listing receipt index chains: %w", err)
 	}
@@ -117,14 +117,14 @@ func (l *Ledger) Check() ([]Issue, error) {
 // chainTree returns the receipts in the tree of a chain's tip, keyed by id,
 // with their paths; tree entries that do not fit the layout are reported.
 func (l *Ledger) chainTree(tip gitobj.OID, ref string, add func(ref, id, format string, args ...any)) (map[string]stored, error) {
-	c, err := l.r.Commit(tip)
+	c, err := l.store.Commit(tip)
 	if err != nil {
 		return nil, fmt.Errorf("reading receipt commit %s: %w", tip, err)
 	}
 	out := map[string]stored{}
 	var walk func(tree gitobj.OID, prefix string, depth int) error
 	walk = func(tree gitobj.OID, prefix string, depth int) error {
-		entries, err := l.r.Tree(tree)
+		entries, err := l.store.Tree(tree)
 		if err != nil {
 			return fmt.Errorf("reading receipt tree %s: %w", tree, err)
 		}

@@ -63,8 +63,7 @@ func indexPath(id string) []string {
 // Ledger stores receipts in a gitobj.Store. It is safe for concurrent use
 // by several goroutines and several processes sharing one store.
 type Ledger struct {
-	store gitobj.Store  // nil for a read-only ledger (ReadLedger)
-	r     gitobj.Reader // every read goes through it
+	store gitobj.Store
 	// MaxAttempts bounds the compare-and-swap attempts of one Append
 	// (default 500).
 	MaxAttempts int
@@ -73,11 +72,7 @@ type Ledger struct {
 }
 
 // NewLedger returns a Ledger on store.
-func NewLedger(store gitobj.Store) *Ledger { return &Ledger{store: store, r: store} }
-
-// ReadLedger returns a read-only Ledger on r, for checks and listings;
-// Append on it fails.
-func ReadLedger(r gitobj.Reader) *Ledger { return &Ledger{r: r} }
+func NewLedger(store gitobj.Store) *Ledger { return &Ledger{store: store} }
 
 // Append stores r durably: its session chain and its index chain each get
 // a new commit whose tree adds the receipt's canonical JSON, and both refs
@@ -88,9 +83,6 @@ func ReadLedger(r gitobj.Reader) *Ledger { return &Ledger{r: r} }
 func (l *Ledger) Append(r Receipt) error { return l.appendCtx(context.Background(), r) }
 
 func (l *Ledger) appendCtx(ctx context.Context, r Receipt) error {
-	if l.store == nil {
-		return errors.New("appending a receipt: the ledger is read-only (ReadLedger); open it with NewLedger")
-	}
 	if err := r.Validate(); err != nil {
 		return err
 	}
@@ -200,7 +192,7 @@ func (l *Ledger) commit(tree, parent gitobj.OID, msg string) (gitobj.OID, error)
 
 // ref reads a ref, "" when it does not exist.
 func (l *Ledger) ref(name string) (gitobj.OID, error) {
-	oid, err := l.r.Ref(name)
+	oid, err := l.store.Ref(name)
 	if errors.Is(err, gitobj.ErrNotFound) {
 		return "", nil
 	}
@@ -214,7 +206,7 @@ func (l *Ledger) commitTree(c gitobj.OID) (gitobj.OID, error) {
 	if c == "" {
 		return "", nil
 	}
-	cm, err := l.r.Commit(c)
+	cm, err := l.store.Commit(c)
 	if err != nil {
 		return "", fmt.Errorf("reading receipt commit %s: %w", c, err)
 	}
@@ -228,7 +220,7 @@ func (l *Ledger) lookup(root gitobj.OID, path []string) (gitobj.OID, bool, error
 		if cur == "" {
 			return "", false, nil
 		}
-		entries, err := l.r.Tree(cur)
+		entries, err := l.store.Tree(cur)
 		if err != nil {
 			return "", false, fmt.Errorf("reading receipt tree %s: %w", cur, err)
 		}
@@ -249,7 +241,7 @@ func (l *Ledger) insert(root gitobj.OID, path []string, blob gitobj.OID) (gitobj
 	var entries []gitobj.TreeEntry
 	if root != "" {
 		var err error
-		if entries, err = l.r.Tree(root); err != nil {
+		if entries, err = l.store.Tree(root); err != nil {
 			return "", fmt.Errorf("reading receipt tree %s: %w", root, err)
 		}
 		entries = slices.Clone(entries)
@@ -308,7 +300,7 @@ func (l *Ledger) Get(id string) (Receipt, error) {
 }
 
 func (l *Ledger) readReceipt(id string, blob gitobj.OID) (Receipt, error) {
-	data, err := l.r.Blob(blob)
+	data, err := l.store.Blob(blob)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("reading receipt %s (blob %s): %w", id, blob, err)
 	}
@@ -366,7 +358,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 		return nil, err
 	}
 	// The tree is authoritative for the set of receipts.
-	tipCommit, err := l.r.Commit(tip)
+	tipCommit, err := l.store.Commit(tip)
 	if err != nil {
 		return nil, fmt.Errorf("reading receipt commit %s: %w", tip, err)
 	}
@@ -387,7 +379,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 			break
 		}
 		c = cm.Parents[0]
-		if cm, err = l.r.Commit(c); err != nil {
+		if cm, err = l.store.Commit(c); err != nil {
 			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
 		}
 	}
@@ -418,7 +410,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 // tree. Entries that do not fit the layout go to bad (path -> reason), so an
 // edit of the tree shows up as a corrupt entry instead of hiding.
 func (l *Ledger) collect(tree gitobj.OID, prefix string, depth int, into map[string]gitobj.OID, bad map[string]string) error {
-	entries, err := l.r.Tree(tree)
+	entries, err := l.store.Tree(tree)
 	if err != nil {
 		return fmt.Errorf("reading receipt tree %s: %w", tree, err)
 	}
@@ -439,7 +431,7 @@ func (l *Ledger) collect(tree gitobj.OID, prefix string, depth int, into map[str
 
 // Sessions lists the sessions that have receipts, sorted.
 func (l *Ledger) Sessions() ([]string, error) {
-	refs, err := l.r.Refs(SessionRefPrefix)
+	refs, err := l.store.Refs(SessionRefPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("listing receipt sessions: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // TestMain doubles as the worker of TestLedgerManyProcesses: the test
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("RECEIPTS_TEST_WORKER") != "" {
 		os.Exit(worker())
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Run(m))
 }
 
 func worker() int {
@@ -237,7 +238,9 @@ func TestLedgerManyProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns 8 processes")
 	}
-	const procs, each = 8, 100
+	t.Parallel()
+	const procs = 8
+	each := testSize(t, 15, 100)
 	store := gitstore.NewTestStore(t)
 	path := store.Path()
 	secret := bytes.Repeat([]byte{9}, KeySize)

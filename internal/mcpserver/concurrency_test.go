@@ -11,6 +11,7 @@ import (
 // handles them concurrently, each on its own store handle): mounts into one
 // run all land, at distinct positions, and the manifest lists them all.
 func TestConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	for i := 0; i < 4; i++ {
 		p.write(t, fmt.Sprintf("docs/d%d.md", i), fmt.Sprintf("document %d\n", i))

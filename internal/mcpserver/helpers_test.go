@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/internal/commands"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // The test binary doubles as the readproof binary: with this variable set,
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(commands.Main(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(testproc.Run(m))
 }
 
 // project is a directory with readproof.toml, documents and a store.

@@ -32,6 +32,7 @@ func contentHash(b []byte) string {
 }
 
 func TestLargeDocumentTruncatedAndReplayedWhole(t *testing.T) {
+	t.Parallel()
 	full := bigText()
 	hash := contentHash([]byte(full))
 	bin := make([]byte, 2*mib+123)
@@ -154,6 +155,7 @@ source = { type = "filesystem", path = "blob.bin" }
 }
 
 func TestRuneCutNeverSplitsRunes(t *testing.T) {
+	t.Parallel()
 	// Every limit around a four-byte rune keeps the text valid and as long
 	// as possible.
 	doc := []byte("x😀y😀z")

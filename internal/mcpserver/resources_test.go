@@ -13,6 +13,7 @@ import (
 )
 
 func TestInitializeInstructions(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	s := p.start(t)
 	init := s.cs.InitializeResult()
@@ -30,6 +31,7 @@ func TestInitializeInstructions(t *testing.T) {
 }
 
 func TestResourcesListLive(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, `version = 1
 
 [sources]
@@ -110,6 +112,7 @@ source = { type = "http", url = "https://policies.example/shipping.md?token=s3cr
 }
 
 func TestResourceTemplates(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	s := p.start(t)
 	res, err := s.cs.ListResourceTemplates(ctxT(t), &mcp.ListResourceTemplatesParams{})
@@ -122,6 +125,7 @@ func TestResourceTemplates(t *testing.T) {
 }
 
 func TestResourcesRead(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	s := p.start(t)
 
@@ -185,6 +189,7 @@ func TestResourcesRead(t *testing.T) {
 }
 
 func TestResourcesTextOrBlob(t *testing.T) {
+	t.Parallel()
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 	latin1 := "caf\xe9\n"
 	p := newProject(t, `version = 1
@@ -253,6 +258,7 @@ source = { type = "filesystem", path = "empty.md" }
 }
 
 func TestIsText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ct   string
 		body string

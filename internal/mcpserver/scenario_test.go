@@ -19,6 +19,7 @@ import (
 // list, read, tag and read @prod, edit the source and read both, the run
 // trio, diff, replay and export, then checks the CLI sees the same record.
 func TestTryIt(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	s := p.start(t)
 	const v30, v14 = "Products can be refunded within 30 days.\n", "Products can be refunded within 14 days.\n"
@@ -117,6 +118,7 @@ func receiptsProject(t *testing.T) (*project, string) {
 }
 
 func TestToolReceipts(t *testing.T) {
+	t.Parallel()
 	p, keyPath := receiptsProject(t)
 	s := p.start(t, "--session", "agent-7")
 	mustContain(t, "instructions", s.cs.InitializeResult().Instructions, "Tool receipts are on (session agent-7)")
@@ -225,6 +227,7 @@ func TestToolReceipts(t *testing.T) {
 }
 
 func TestProbeOverMCP(t *testing.T) {
+	t.Parallel()
 	p, _ := receiptsProject(t)
 	s := p.start(t)
 	s.ok(t, "readproof_run_start", map[string]any{"run_id": "pr"})
@@ -253,6 +256,7 @@ func TestProbeOverMCP(t *testing.T) {
 }
 
 func TestVerboseLogsToStderrOnly(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	s := p.start(t, "--verbose")
 	s.fail(t, "readproof_run_mount", map[string]any{"run_id": "nope", "uri": refundsURI})
@@ -262,6 +266,7 @@ func TestVerboseLogsToStderrOnly(t *testing.T) {
 }
 
 func TestStartFailsWithoutStore(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	if err := os.RemoveAll(p.store); err != nil {
 		t.Fatal(err)

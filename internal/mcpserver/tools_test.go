@@ -32,6 +32,7 @@ var sideEffectReads = map[string]bool{"readproof_resolve": true, "readproof_run_
 var hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 func TestToolsSchemasAndAnnotations(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	s := p.start(t)
 	res, err := s.cs.ListTools(ctxT(t), &mcp.ListToolsParams{})
@@ -141,6 +142,7 @@ func TestToolsSchemasAndAnnotations(t *testing.T) {
 // TestToolsValidAndInvalid calls every tool with valid arguments and with
 // arguments it must refuse, checking results, errors and hints.
 func TestToolsValidAndInvalid(t *testing.T) {
+	t.Parallel()
 	p := demoProject(t)
 	s := p.start(t)
 

@@ -83,6 +83,7 @@ func blobID(b []byte) string {
 // TestImportRunsIsAStore checks the benchmark's generator: what it writes
 // replays and syncs like runs recorded by readproof.
 func TestImportRunsIsAStore(t *testing.T) {
+	t.Parallel()
 	needGit(t)
 	base := t.TempDir()
 	dir := bareServer(t, base, "s.git")

@@ -64,6 +64,7 @@ func claimsValid(t testing.TB, p *project, key receipts.Key, session string, ids
 // repository (pull and clone) and verify there; receipts issued on both
 // sides in one session merge into the union on both sides.
 func TestReceiptsTravel(t *testing.T) {
+	t.Parallel()
 	key := testKey(t)
 	srvDir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"policy": "refunds within 30 days\n"})
@@ -128,6 +129,7 @@ func refOf(t testing.TB, p *project, name string) gitstore.OID {
 // TestUnionReceiptTreesConflict: an id with other content on the remote side
 // keeps the local blob and is reported.
 func TestUnionReceiptTreesConflict(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, map[string]string{"x": "x\n"})
 	g := p.s.Git()
 	put := func(files map[string]string) gitstore.OID {
@@ -171,6 +173,7 @@ func TestUnionReceiptTreesConflict(t *testing.T) {
 // TestPullRefusesBadReceipt: a receipt chain holding a blob that is not a
 // receipt is refused, and nothing is adopted.
 func TestPullRefusesBadReceipt(t *testing.T) {
+	t.Parallel()
 	key := testKey(t)
 	srvDir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"policy": "p\n"})
@@ -249,6 +252,7 @@ func check(t testing.TB, p *project, run, verdict string, at time.Time) *store.V
 // TestVerdictsTravel: a verdict chain reaches a clone and a pull; checks
 // recorded on both sides merge, the later check's record on top.
 func TestVerdictsTravel(t *testing.T) {
+	t.Parallel()
 	srvDir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"policy": "p\n"})
 	addRemote(t, a, "origin", srvDir)
@@ -307,6 +311,7 @@ func TestVerdictsTravel(t *testing.T) {
 // TestPullRefusesBadVerdicts: a verdict chain whose verdicts.json does not
 // decode is refused.
 func TestPullRefusesBadVerdicts(t *testing.T) {
+	t.Parallel()
 	srvDir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"policy": "p\n"})
 	b := newProject(t, map[string]string{"runbook": "r\n"})

@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +28,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -50,7 +54,14 @@ func TestMain(m *testing.M) {
 	os.Setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")
 	os.Setenv("GIT_COMMITTER_NAME", "test")
 	os.Setenv("GIT_COMMITTER_EMAIL", "test@example.invalid")
-	os.Exit(m.Run())
+	// The tests here mostly wait on git subprocesses and servers, so run
+	// more of them at once than there are CPUs (an explicit -parallel wins).
+	if n := 2 * runtime.GOMAXPROCS(0); n > 4 {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	} else {
+		flag.Set("test.parallel", "4")
+	}
+	os.Exit(testproc.Run(m))
 }
 
 func needGit(t testing.TB) {

@@ -20,12 +20,16 @@ import (
 // a complete object graph, the server's refs unchanged), and a retry
 // against a restarted server succeeds.
 func TestInterruptedPush(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := t.TempDir()
 	dir := bareServer(t, base, "shared.git")
 	d := startDaemon(t, base)
-	big := func() string { // incompressible, so the transfer takes a while
-		b := make([]byte, 2<<20)
+	// Incompressible, so the transfer takes a while; either size is well
+	// past the 1 MiB the proxy lets through.
+	size := testSize(t, 1<<20, 2<<20)
+	big := func() string {
+		b := make([]byte, size)
 		rand.Read(b)
 		return hex.EncodeToString(b)
 	}
@@ -101,6 +105,7 @@ func checkConnected(t *testing.T, gitDir string) {
 // clone` of the shared repository replays every run and `git log` shows the
 // manifest commits.
 func TestAuditorStockClone(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir := bareServer(t, base, "shared.git")
 	d := startDaemon(t, base)
@@ -139,10 +144,12 @@ func TestAuditorStockClone(t *testing.T) {
 // TestCloneURLKinds clones through every kind of URL and refuses to clone
 // over an existing store.
 func TestCloneURLKinds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := servers(t)
 	for _, kind := range []string{"path", "file", "daemon", "http"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			u, _ := srv[kind]("c-" + kind + ".git")
 			a := newProject(t, map[string]string{"doc": "hello " + kind + "\n"})
 			a.run(t, "r1", "doc")

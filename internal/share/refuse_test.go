@@ -102,6 +102,7 @@ func forge(t *testing.T, p *project, kind string) {
 // before anything is adopted: no local ref changes (the tracking refs may
 // hold what was fetched), and a clone of it leaves nothing behind.
 func TestPullRefusesUnverified(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, kind := range []string{"hash", "blob", "tree", "observation"} {
 		t.Run(kind, func(t *testing.T) {
@@ -156,6 +157,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 // disk cannot even be fetched (git checks every object id), and nothing is
 // adopted.
 func TestPullRefusesCorruptObject(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"doc": "original bytes of the document\n"})
 	m := a.run(t, "r", "doc")

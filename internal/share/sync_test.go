@@ -16,7 +16,9 @@ import (
 )
 
 // servers returns, for each way of reaching a repository, a function that
-// creates a fresh bare repository and returns its URL.
+// creates a fresh bare repository and returns its URL. Each kind starts its
+// server lazily on first use, so parallel subtests may share the map as
+// long as each kind is used by one subtest at a time.
 func servers(t *testing.T) map[string]func(name string) (url, dir string) {
 	base := t.TempDir()
 	var d *daemon
@@ -77,9 +79,11 @@ func addRemote(t testing.TB, p *project, name, u string) {
 // both, stock git fsck is clean everywhere, and a tag moved on one side
 // fast-forwards on the other.
 func TestExchange(t *testing.T) {
+	t.Parallel()
 	srv := servers(t)
 	for _, kind := range []string{"path", "file", "daemon", "http"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			u, dir := srv[kind]("shared-" + kind + ".git")
 			a := newProject(t, map[string]string{"policy": "refunds within 30 days\n", "faq": "faq v1\n"})
 			b := newProject(t, map[string]string{"runbook": "drain, then deploy\n"})
@@ -169,6 +173,7 @@ func TestExchange(t *testing.T) {
 // manifest ids, every manifest stays reachable from main, and renaming one
 // settles it everywhere.
 func TestSameRunIDConflict(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir := bareServer(t, base, "shared.git")
 	a := newProject(t, map[string]string{"doc": "a's version\n"})
@@ -190,11 +195,14 @@ func TestSameRunIDConflict(t *testing.T) {
 	if !reachableFromMain(t, b.path(), ma.ID) || !reachableFromMain(t, b.path(), mb.ID) {
 		t.Fatal("b: both manifests must be reachable from main")
 	}
-	// Conflict refs are never shared (issue 12.7): b's run stays local, the
-	// journal carries its manifest, and a learns of no conflict.
+	// Conflict refs are never shared (issue 12.7): b's run stays local, and
+	// so does b's journal, which records it, until b renames it.
 	pr := mustPush(t, b, "origin")
 	if fmt.Sprint(pr.Conflicts) != fmt.Sprint([]RunRef{{RunID: "nightly", Manifest: mb.ID}}) {
 		t.Fatalf("push from b: conflicts %+v", pr.Conflicts)
+	}
+	if len(pr.Warnings) != 1 || !strings.Contains(pr.Warnings[0], "refs/heads/main not pushed") {
+		t.Fatalf("push from b: warnings %q", pr.Warnings)
 	}
 	if refs := git(t, dir, "for-each-ref", "refs/tags/readproof/conflicts/"); refs != "" {
 		t.Fatalf("server holds conflict refs: %s", refs)
@@ -202,11 +210,33 @@ func TestSameRunIDConflict(t *testing.T) {
 	if got := git(t, dir, "rev-parse", "refs/tags/readproof/runs/nightly"); got != ma.ID {
 		t.Fatalf("server: nightly moved to %s; the first push must stay", got)
 	}
+	if reachableFromMain(t, dir, mb.ID) {
+		t.Fatal("server: the journal records b's clashing run before its rename")
+	}
 	if res = mustPull(t, a, "origin"); len(res.RunConflicts) != 0 {
 		t.Fatalf("pull into a: conflicts %+v, want none", res.RunConflicts)
 	}
+	// A journal that records the clash anyway (pushed with plain git) makes
+	// every copy keep the other manifest as a local conflict ref.
+	git(t, b.path(), "push", "--quiet", dir, "refs/heads/main:refs/heads/main")
+	res = mustPull(t, a, "origin")
+	want = []RunConflict{{RunID: "nightly", Local: ma.ID, Others: []string{mb.ID}}}
+	if fmt.Sprint(res.RunConflicts) != fmt.Sprint(want) {
+		t.Fatalf("pull into a: conflicts %+v, want %+v", res.RunConflicts, want)
+	}
+	if got := git(t, a.path(), "rev-parse", ConflictRunsPrefix+"nightly/"+mb.ID); got != mb.ID {
+		t.Fatalf("a: conflict ref from the journal = %q", got)
+	}
 	if !reachableFromMain(t, a.path(), mb.ID) {
 		t.Fatal("a: b's manifest must arrive with the journal")
+	}
+	c0 := filepath.Join(t.TempDir(), "c0")
+	cres, err := Clone(context.Background(), dir, c0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(cres.RunConflicts) != fmt.Sprint(want) {
+		t.Fatalf("clone: conflicts %+v, want %+v", cres.RunConflicts, want)
 	}
 	// Both manifests replay from each store.
 	for _, p := range []*project{a, b} {
@@ -239,6 +269,9 @@ func TestSameRunIDConflict(t *testing.T) {
 	if r := runs(t, a.s); r["nightly-b"] != mb.ID || r["nightly"] != ma.ID || len(res.RunConflicts) != 0 {
 		t.Fatalf("a's runs: %v, conflicts %+v", r, res.RunConflicts)
 	}
+	if refs := git(t, a.path(), "for-each-ref", ConflictRunsPrefix); refs != "" {
+		t.Fatalf("a keeps a settled conflict ref: %s", refs)
+	}
 	for _, p := range []*project{a, b} {
 		if rep, _ := Conflicts(p.s); !rep.Empty() {
 			t.Fatalf("%s: %+v", p.dir, rep)
@@ -268,6 +301,7 @@ func TestSameRunIDConflict(t *testing.T) {
 // TestRenameRunConflictManifest renames the other side's manifest instead:
 // the local run keeps its name.
 func TestRenameRunConflictManifest(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"doc": "a\n"})
 	b := newProject(t, map[string]string{"doc": "b\n"})
@@ -303,6 +337,7 @@ func TestRenameRunConflictManifest(t *testing.T) {
 // stays, the remote value is kept and inspectable, push leaves the tag out,
 // and resolving it either way converges both stores.
 func TestTagConflict(t *testing.T) {
+	t.Parallel()
 	for _, take := range []string{TakeRemote, TakeLocal} {
 		t.Run(take, func(t *testing.T) {
 			dir := bareServer(t, t.TempDir(), "shared.git")
@@ -406,6 +441,7 @@ func TestTagConflict(t *testing.T) {
 // whose current observation is the newest one, and history lists every
 // observation of both sides once.
 func TestResourceMerge(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"doc": "v1\n"})
 	addRemote(t, a, "origin", dir)
@@ -515,6 +551,7 @@ func TestRemotes(t *testing.T) {
 // TestRemoveRemoteDropsTracking: removing a remote drops its tracking refs
 // and nothing it adopted.
 func TestRemoveRemoteDropsTracking(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"doc": "x\n"})
 	a.run(t, "r1", "doc")
@@ -538,6 +575,7 @@ func TestRemoveRemoteDropsTracking(t *testing.T) {
 // explicit ones it falls back to when a run id is in conflict or a tag is
 // skipped.
 func TestPushManyRefs(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "shared.git")
 	docs := map[string]string{}
 	var names []string

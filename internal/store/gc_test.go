@@ -89,7 +89,7 @@ func dirBytes(t testing.TB, dir string) (apparent, allocated int64) {
 	return apparent, allocated
 }
 
-// handbook records 50 runs reading 200 documents of a few KiB of prose,
+// handbook records runs (50 in the acceptance test) reading 200 documents of a few KiB of prose,
 // 2% of them edited before each run, and returns the fixture and the bytes
 // of distinct snapshot content.
 //
@@ -97,8 +97,8 @@ func dirBytes(t testing.TB, dir string) (apparent, allocated int64) {
 // observations per run. Otherwise the documents are allow_stale and a
 // watcher re-reads exactly the edited ones before each run (one
 // observation per change); runs then deliver the current snapshots.
-func handbook(t testing.TB, refetchAll bool) (*fixture, int64) {
-	const docs, runs, changed = 200, 50, 4
+func handbook(t testing.TB, refetchAll bool, runs int) (*fixture, int64) {
+	const docs, changed = 200, 4
 	r := rand.New(rand.NewPCG(1, 2))
 	files := map[string]string{}
 	var toml, fresh strings.Builder
@@ -183,12 +183,15 @@ func gcRatio(t testing.TB, f *fixture, content int64) float64 {
 // TestGCStorageRatio is acceptance 4 of the sharing issue: 50 runs each
 // reading all 200 documents (require_fresh), 2% of them edited before each
 // run; after gc the objects take at most 1.5x the bytes of the distinct
-// snapshot contents, git fsck is clean and every run replays.
+// snapshot contents, git fsck is clean and every run replays. By default it
+// records 15 runs; READPROOF_LONG_TESTS=1 records the full 50.
 func TestGCStorageRatio(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	f, content := handbook(t, true)
+	t.Parallel()
+	runs := testSize(t, 15, 50)
+	f, content := handbook(t, true, runs)
 	if ratio := gcRatio(t, f, content); ratio > 1.5 {
 		t.Errorf("after gc the objects take %.2fx the distinct content, want at most 1.5x", ratio)
 	}
@@ -196,7 +199,7 @@ func TestGCStorageRatio(t *testing.T) {
 	// every run still replays, through the store that was open during gc
 	// and through a fresh one
 	for _, s := range []*Store{f.s, reopened(t, f)} {
-		for run := 0; run < 50; run++ {
+		for run := 0; run < runs; run++ {
 			res, err := s.Replay(fmt.Sprintf("run-%02d", run))
 			if err != nil || !res.AllMatch || res.Matched != 200 {
 				t.Fatalf("replay run-%02d after gc: %v", run, err)
@@ -211,7 +214,7 @@ func BenchmarkGCStorageRatio(b *testing.B) {
 	for _, refetch := range []bool{false, true} {
 		b.Run(fmt.Sprintf("refetch-all=%v", refetch), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				f, content := handbook(b, refetch)
+				f, content := handbook(b, refetch, 50)
 				b.ReportMetric(gcRatio(b, f, content), "x-content")
 			}
 		})

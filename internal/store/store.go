@@ -81,14 +81,14 @@ type Store struct {
 // DefaultPath is the store beside the policy file.
 func DefaultPath(policyDir string) string { return filepath.Join(policyDir, ".readproof") }
 
-// Init creates a private store at path (gitstore.SharePrivate); see
-// InitShared.
+// Init creates a private store at path (gitstore.SharePrivate), with its
+// IgnoreFile. An existing store gives an error wrapping ErrExists
+// (EnsureIgnored updates an older one).
 func Init(path string) error { return InitShared(path, gitstore.SharePrivate) }
 
 // InitShared creates a store at path, with its IgnoreFile, whose files only
 // its owner (gitstore.SharePrivate) or also its group (gitstore.ShareGroup)
-// may read. An existing store gives an error wrapping ErrExists
-// (EnsureIgnored updates an older one).
+// may read. An existing store gives an error wrapping ErrExists.
 func InitShared(path string, sharing gitstore.Sharing) error {
 	if gitstore.IsStore(path) {
 		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do; use it with --store or READPROOF_STORE")

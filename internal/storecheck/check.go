@@ -763,6 +763,7 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref) {
 	for _, id := range c.commitsFrom(journal[0].OID) {
 		reached[id] = true
 	}
+	c.checkJournalShape(journal[0].OID)
 	c.checkJournalRecords(runs, journal[0].OID)
 	missed := 0
 	for _, r := range runs {

@@ -385,6 +385,7 @@ func TestUnsignedWithTrustWarns(t *testing.T) {
 }
 
 func TestSubsetsCoverEverySnapshotOnce(t *testing.T) {
+	t.Parallel()
 	p := buildRuns(t, 40)
 	total := 0
 	for n := 1; n <= 4; n++ {
@@ -410,14 +411,16 @@ func TestSubsetsCoverEverySnapshotOnce(t *testing.T) {
 // TestVerifyManyRuns is the healthy-store case at a size a test can build
 // quickly; BenchmarkVerify10kRuns runs the 10,000-run store.
 func TestVerifyManyRuns(t *testing.T) {
-	p := buildRuns(t, 400)
+	t.Parallel()
+	n := testSize(t, 300, 400) // both above defaultSampleAll (256)
+	p := buildRuns(t, n)
 	rep := p.check(t, storecheck.Options{})
-	if !rep.OK() || len(rep.Problems) != 0 || rep.Counts.Runs != 400 || rep.Counts.Observations != 400 || rep.Counts.Snapshots != 400 {
+	if !rep.OK() || len(rep.Problems) != 0 || rep.Counts.Runs != n || rep.Counts.Observations != n || rep.Counts.Snapshots != n {
 		t.Fatalf("%s\n%s", rep.Summary(), problems(rep))
 	}
 	// more than defaultSampleAll snapshots: about one in 16 is re-hashed
 	if r := rep.Counts.Rehashed; r < 5 || r > 60 {
-		t.Errorf("default sample re-hashed %d of 400 snapshots", r)
+		t.Errorf("default sample re-hashed %d of %d snapshots", r, n)
 	}
 }
 

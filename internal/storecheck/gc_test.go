@@ -23,6 +23,7 @@ import (
 // lost: every run a writer reported is committed with the manifest it
 // reported, replays, and the whole store verifies with --read-data.
 func TestGCWhileWriting(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

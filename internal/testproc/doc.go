@@ -1,0 +1,12 @@
+// Package testproc checks that a test binary leaves no process behind.
+//
+// A test that starts a server (git daemon, git http-backend, a readproof
+// child) must end it, and end what it started in turn: `git daemon` runs
+// git-daemon as a child, so killing the `git` process alone leaves the
+// daemon listening. [Run] wraps a package's tests: on Linux the test
+// process becomes a child subreaper, so orphaned descendants are
+// reparented to it rather than to init, and after the tests it fails the
+// run if any descendant is still alive, naming and killing each.
+//
+// It imports the standard library only and is imported by tests only.
+package testproc

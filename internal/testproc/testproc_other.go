@@ -1,0 +1,14 @@
+//go:build !linux
+
+package testproc
+
+import "errors"
+
+var errUnsupported = errors.New("testproc: listing descendants is implemented for Linux only")
+
+func adoptOrphans() error { return errUnsupported }
+
+// Leftovers is not implemented outside Linux.
+func Leftovers() ([]Proc, error) { return nil, errUnsupported }
+
+func kill([]Proc) {}

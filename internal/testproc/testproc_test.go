@@ -1,0 +1,48 @@
+package testproc
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// An orphan (the shell that started it has exited) is still found: the
+// test process adopted it.
+func TestLeftoversFindsOrphans(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	if err := adoptOrphans(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := Leftovers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []Proc
+	for _, p := range left {
+		if p.PID == pid {
+			found = append(found, p)
+		}
+	}
+	kill(found)
+	if len(found) != 1 || !strings.HasPrefix(found[0].Cmdline, "sleep 60") {
+		t.Fatalf("orphan %d not listed: %+v", pid, left)
+	}
+	if left, _ := Leftovers(); len(left) != 0 {
+		t.Fatalf("after kill: %+v", left)
+	}
+}
+
+func TestMain(m *testing.M) { os.Exit(Run(m)) }
