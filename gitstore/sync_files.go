@@ -3,7 +3,6 @@ package gitstore
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 )
@@ -23,20 +22,6 @@ func (s *repo) fsyncObjects(pending []string) error {
 	}
 	for d := range dirs {
 		if err := syncDir(filepath.Join(s.path, filepath.FromSlash(d))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
-// fsyncForUpdate makes the pending objects and the written lock files
-// durable one file at a time.
-func (s *repo) fsyncForUpdate(files []*os.File) error {
-	if err := s.Sync(); err != nil {
-		return err
-	}
-	for _, f := range files {
-		if err := f.Sync(); err != nil {
 			return err
 		}
 	}

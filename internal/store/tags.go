@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -238,5 +237,3 @@ func (s *Store) TagHistory(u identity.URI, tag string) ([]TagState, error) {
 	return out, err
 }
 
-// isNotFound reports a missing object or ref.
-func isNotFound(err error) bool { return errors.Is(err, gitstore.ErrNotFound) }
