@@ -16,6 +16,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/share"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
@@ -353,9 +354,22 @@ func runPush(ctx context.Context, e *env, args []string) error {
 func runPull(ctx context.Context, e *env, args []string) error {
 	return e.withStore(func(s *store.Store) error {
 		remote := remoteArg(args, 0)
-		res, err := share.Pull(ctx, s, remote, shareOptions(e))
+		opts := shareOptions(e)
+		// with the probe key, every verdict record pulled in is checked
+		// against its MAC before anything is adopted
+		keys, keyPath, keyWarn := proofread.CheckKeys(s)
+		opts.ProbeKeys = keys
+		res, err := share.Pull(ctx, s, remote, opts)
 		if err != nil {
 			return syncErr(err)
+		}
+		if n := len(res.Verdicts) + len(res.VerdictsMerged); keys == nil && n > 0 {
+			switch {
+			case keyWarn != nil:
+				e.say("readproof: warning: %s", proofread.NotCheckedWarning(keyWarn))
+			default:
+				e.say("readproof: warning: verdict record MACs not checked: no probe key at %s; `readproof verify` checks them once the key is there", keyPathOrDefault(keyPath))
+			}
 		}
 		reportConflicts(e, res.RunConflicts, res.TagConflicts)
 		if e.json {
@@ -364,6 +378,15 @@ func runPull(ctx context.Context, e *env, args []string) error {
 		printPull(e, "Pulled from "+remote, res)
 		return nil
 	})
+}
+
+// keyPathOrDefault names the probe key file looked for, or says none could be
+// named.
+func keyPathOrDefault(p string) string {
+	if p == "" {
+		return "the default path (no user config directory)"
+	}
+	return p
 }
 
 // runConflictsList is `readproof conflicts list`.
