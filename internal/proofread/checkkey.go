@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/probe"
 )
@@ -20,16 +21,25 @@ import (
 // refused place), warn says so, naming the path and the reason, so the
 // caller can tell the user that MACs were not checked (NotCheckedWarning).
 func CheckKeys(s *store.Store) (keys *probe.Keys, path string, warn error) {
-	k, path, err := LoadKeys("", s)
+	return CheckKeysFor(s.Path(), s.Policy())
+}
+
+// CheckKeysFor is CheckKeys for the store at storePath under pol, which
+// need not be open yet (clone checks the records it fetches before the
+// store is usable).
+func CheckKeysFor(storePath string, pol *policy.File) (keys *probe.Keys, path string, warn error) {
+	path, err := KeyPath("", pol)
+	if err != nil {
+		return nil, "", nil
+	}
+	k, err := probe.LoadKeys(path, Forbidden(storePath, pol)...)
 	if err == nil {
 		return &k, path, nil
-	}
-	if path == "" {
-		return nil, "", nil
 	}
 	if _, serr := os.Lstat(path); errors.Is(serr, fs.ErrNotExist) {
 		return nil, path, nil
 	}
+	err = KeyHint(err, path)
 	if !strings.Contains(err.Error(), path) {
 		err = fmt.Errorf("probe key %s: %w", path, err)
 	}
