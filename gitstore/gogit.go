@@ -69,7 +69,7 @@ type repo struct {
 	// closed.
 	mu      sync.Mutex
 	st      *filesystem.Storage
-	pending []string // object files (relative, slash-separated) not yet synced
+	pending []string  // object files (relative, slash-separated) not yet synced
 	perm    perms     // modes of new files, from core.sharedRepository
 	sweptAt time.Time // last sweep for stale temporary and lock files
 

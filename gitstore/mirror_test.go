@@ -340,7 +340,9 @@ func TestMirrorConcurrentFetches(t *testing.T) {
 	errs := make(chan error, 64)
 	var commits atomic.Int32
 	stop := make(chan struct{})
+	committerDone := make(chan struct{})
 	go func() {
+		defer close(committerDone)
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -378,6 +380,7 @@ func TestMirrorConcurrentFetches(t *testing.T) {
 	}
 	wg.Wait()
 	close(stop)
+	<-committerDone // its last commit must end before the directories are removed
 	close(errs)
 	for err := range errs {
 		t.Error(err)

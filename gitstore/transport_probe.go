@@ -31,40 +31,36 @@ func (t *Transport) RemoteHead(ctx context.Context, remote string) (string, erro
 
 // ProbeCommit fetches the one commit that ref names on remote (a configured
 // remote name or a URL) into a temporary repository, with depth 1, and
-// returns its raw text (headers, a blank line, the message) and its tree's
-// entry count. Nothing is written to this repository: a remote that turns
-// out not to be a readproof store leaves no object behind.
-func (t *Transport) ProbeCommit(ctx context.Context, remote, ref string) (raw []byte, entries int, err error) {
+// returns its raw text (headers, a blank line, the message). Nothing is
+// written to this repository: a remote that turns out not to be a readproof
+// store leaves no object behind.
+func (t *Transport) ProbeCommit(ctx context.Context, remote, ref string) ([]byte, error) {
 	if CheckRefName(ref) != nil {
-		return nil, 0, fmt.Errorf("probe %s: %q is not a ref name", RedactURL(remote), ref)
+		return nil, fmt.Errorf("probe %s: %q is not a ref name", RedactURL(remote), ref)
 	}
 	out, err := t.run(ctx, false, "ls-remote", "--get-url", "--", remote)
 	if err != nil {
-		return nil, 0, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
 	}
 	url := strings.TrimRight(string(out), "\n")
 	tmp, err := os.MkdirTemp("", "readproof-probe-")
 	if err != nil {
-		return nil, 0, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
 	}
 	defer os.RemoveAll(tmp)
 	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
 	if _, err := p.run(ctx, false, "init", "--quiet", "--bare"); err != nil {
-		return nil, 0, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
 	}
 	if _, err := p.run(ctx, false, "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
 		"--", url, "+"+ref+":refs/probe"); err != nil {
-		return nil, 0, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
 	}
-	raw, err = p.run(ctx, false, "cat-file", "commit", "refs/probe")
+	raw, err := p.run(ctx, false, "cat-file", "commit", "refs/probe")
 	if err != nil {
-		return nil, 0, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
 	}
-	tree, err := p.run(ctx, false, "ls-tree", "refs/probe")
-	if err != nil {
-		return nil, 0, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
-	}
-	return raw, strings.Count(string(tree), "\n"), nil
+	return raw, nil
 }
 
 // InitBare creates a bare repository at the transport's directory with HEAD

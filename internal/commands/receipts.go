@@ -115,7 +115,7 @@ type receiptsCtx struct {
 // keyFile is the --key flag ("" for the configured key).
 func (e *env) withReceipts(keyFile string, needKey bool, fn func(*receiptsCtx) error) error {
 	return e.withStore(func(s *store.Store) error {
-		rc := &receiptsCtx{env: e, store: s, ledger: receipts.NewLedger(s.Git())}
+		rc := &receiptsCtx{env: e, store: s, ledger: s.Receipts()}
 		rc.key, rc.keyPath, rc.keyErr = keyloc.LoadReceipts(keyFile, e.storePath, s.Policy())
 		if rc.keyErr != nil && needKey {
 			return rc.keyErr

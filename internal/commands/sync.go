@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,10 +27,15 @@ import (
 // shareOptions shows git's progress and lets git ask for credentials when
 // stderr is a terminal.
 func shareOptions(e *env) share.Options {
+	var o share.Options
 	if isTerminal(e.err) {
-		return share.Options{Progress: e.err, Interactive: true}
+		o = share.Options{Progress: e.err, Interactive: true}
 	}
-	return share.Options{}
+	// A ref lock left on a remote on this machine goes stale like a local one.
+	if d, err := time.ParseDuration(os.Getenv("READPROOF_STALE_LOCK_AGE")); err == nil && d > 0 {
+		o.StaleLockAge = d
+	}
+	return o
 }
 
 // syncErr gives share's errors their exit codes.

@@ -1,8 +1,10 @@
 package layering
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -172,6 +174,46 @@ func TestLayering(t *testing.T) {
 		}
 		if len(bad) > 0 {
 			t.Errorf("%s must not reach gitstore or go-git, but `go list -deps` shows %d such packages (first %s)", sp, len(bad), bad[0])
+		}
+	}
+}
+
+// TestRawWriterOnlyInShare: the store's raw repository (store.Git(), every
+// object and ref write) is handed to internal/share only; other packages use
+// store.Objects() (read-only) or the store's own operations. Tests may use
+// it to plant corruption.
+func TestRawWriterOnlyInShare(t *testing.T) {
+	pkgs := listPackages(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	out, err := exec.Command(goBin, "list", "-f", "{{.Dir}}\t{{.ImportPath}}\t{{join .GoFiles \" \"}}", mod+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	call := regexp.MustCompile(`\.Git\(\)`)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			continue
+		}
+		sp := short(f[1])
+		if sp == "internal/share" || sp == "internal/store" {
+			continue
+		}
+		if _, ok := pkgs[f[1]]; !ok {
+			continue
+		}
+		for _, name := range strings.Fields(f[2]) {
+			data, err := os.ReadFile(filepath.Join(f[0], name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loc := call.FindIndex(data); loc != nil {
+				line := 1 + strings.Count(string(data[:loc[0]]), "\n")
+				t.Errorf("%s/%s:%d calls .Git(): only internal/share gets the raw repository; use store.Objects(), store.Receipts() or a store operation", sp, name, line)
+			}
 		}
 	}
 }

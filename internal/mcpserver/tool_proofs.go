@@ -67,7 +67,7 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 	if err != nil {
 		return nil, reply{}, hint.With(err, "pass the text that cites rcpt_ ids, or a JSON list of ids")
 	}
-	rep, err := receipts.VerifyClaims(receipts.NewLedger(c.st.Git()), s.opts.ReceiptKey, session, claims)
+	rep, err := receipts.VerifyClaims(c.st.Receipts(), s.opts.ReceiptKey, session, claims)
 	if err != nil {
 		return nil, reply{}, err
 	}

@@ -86,16 +86,15 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		if err != nil {
 			why = err
 		} else {
-			why = journalShape(c.Tree == emptyTree, len(c.Parents), c.Message)
+			why = journalShape(c)
 		}
 	} else if others == 0 {
-		raw, entries, err := t.ProbeCommit(ctx, remote, store.JournalRef)
+		raw, err := t.ProbeCommit(ctx, remote, store.JournalRef)
 		if err != nil {
 			return nil, hint.With(fmt.Errorf("%s: %w", what, err),
 				"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 		}
-		parents, msg := parseRawCommit(raw)
-		why = journalShape(entries == 0, parents, msg)
+		why = journalShape(parseRawCommit(raw))
 	}
 	if why != nil {
 		return nil, notStore(remote, what, fmt.Sprintf("its main (%s) is not a readproof journal: %v", main, why))
@@ -111,43 +110,32 @@ func notStore(remote, what, why string) error {
 	return hint.With(err, "point the remote at a readproof store: a new one from `readproof remote init PATH`, an empty bare repository, or a clone of a store (`readproof remote rm "+remote+"`, then `readproof remote add "+remote+" URL`)")
 }
 
-// parseRawCommit returns the parent count and the message of a commit in
-// git's raw form.
-func parseRawCommit(raw []byte) (parents int, message string) {
+// parseRawCommit reads the tree, the parents and the message of a commit
+// in git's raw form (the rest is not needed to judge its shape).
+func parseRawCommit(raw []byte) gitstore.Commit {
+	var c gitstore.Commit
 	head, msg, _ := strings.Cut(string(raw), "\n\n")
+	c.Message = msg
 	for _, l := range strings.Split(head, "\n") {
-		if strings.HasPrefix(l, "parent ") {
-			parents++
+		if id, ok := strings.CutPrefix(l, "tree "); ok {
+			c.Tree = gitstore.OID(id)
+		} else if id, ok := strings.CutPrefix(l, "parent "); ok {
+			c.Parents = append(c.Parents, gitstore.OID(id))
 		}
 	}
-	return parents, msg
+	return c
 }
 
-// journalShape checks one commit against the journal's forms
-// (docs/store-format.md): the empty tree, and a message and parent count of
-// a store's root, a recorded run, a rename or a merge of journals.
-func journalShape(emptyTree bool, parents int, message string) error {
-	if !emptyTree {
+// journalShape says why c is not a journal commit (store.IsJournalCommit:
+// the empty tree, and one of the journal's forms with its parent count,
+// docs/store-format.md), or nil when it is one.
+func journalShape(c gitstore.Commit) error {
+	if c.Tree != emptyTree {
 		return fmt.Errorf("its tree is not empty")
 	}
-	first, _, _ := strings.Cut(message, "\n")
-	ok := false
-	switch {
-	case first == "initialize readproof store":
-		ok = parents == 0
-	case strings.HasPrefix(first, "record run "):
-		ok = (parents == 1 || parents == 2) && identity.ValidateRunID(strings.TrimPrefix(first, "record run ")) == nil
-	case strings.HasPrefix(first, "rename run "):
-		ok = parents <= 1
-	case first == "merge journals":
-		ok = parents == 2
-	case strings.HasPrefix(first, journalCheckPrefix):
-		ok = parents == 2
-	default:
-		return fmt.Errorf("message %q is not a journal record", truncateLine(first))
-	}
-	if !ok {
-		return fmt.Errorf("%q with %d parents is not a journal record", truncateLine(first), parents)
+	if !store.IsJournalCommit(c) {
+		first, _, _ := strings.Cut(c.Message, "\n")
+		return fmt.Errorf("%q with %d parents is not a journal record", truncateLine(first), len(c.Parents))
 	}
 	return nil
 }
@@ -219,7 +207,7 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 			fail(id, "%v", err)
 			continue
 		}
-		if err := journalShape(cm.Tree == emptyTree, len(cm.Parents), cm.Message); err != nil {
+		if err := journalShape(cm); err != nil {
 			fail(id, "%v", err)
 			continue
 		}

@@ -32,7 +32,8 @@ func TestForeignRemoteRefused(t *testing.T) {
 	dir := projectRemote(t, base, "projremote.git")
 	before := allRefs(t, dir)
 	d := startDaemon(t, base)
-	for name, u := range map[string]string{"path": dir, "daemon": d.url("projremote.git")} {
+	h := startHTTP(t, base)
+	for name, u := range map[string]string{"path": dir, "daemon": d.url("projremote.git"), "http": h + "/projremote.git"} {
 		t.Run(name, func(t *testing.T) {
 			p := newProject(t, map[string]string{"a": "alpha\n"})
 			p.run(t, "r1", "a")

@@ -115,8 +115,8 @@ func deniedMessage(s string) bool {
 // happened, the server's own messages, and a hint that fits.
 func pushError(remote string, err error, kind pushFailure, refs, said []string, locks []string) error {
 	var msg strings.Builder
-	if len(said) > 0 {
-		msg.WriteString("\n  remote: " + strings.Join(said, "\n  remote: "))
+	for _, l := range said {
+		msg.WriteString("; remote: " + l)
 	}
 	list := summarize(refs, 8)
 	switch kind {

@@ -63,6 +63,17 @@ func TestPushFailuresToldApart(t *testing.T) {
 		}
 		noPullHint(t, err)
 	})
+	t.Run("pre-receive-http", func(t *testing.T) {
+		p, dir := setup(t, "prehttp.git")
+		h := startHTTP(t, base)
+		git(t, p.path(), "remote", "set-url", "origin", h+"/prehttp.git")
+		writeHook(t, dir, "pre-receive", "echo 'runs are read-only for you' >&2\nexit 1\n")
+		_, err := Push(ctx, p.s, "origin", Options{})
+		if !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "remote: runs are read-only for you") {
+			t.Fatalf("push over http: %v, want ErrDenied with the hook's line", err)
+		}
+		noPullHint(t, err)
+	})
 	t.Run("update", func(t *testing.T) {
 		p, dir := setup(t, "upd.git")
 		writeHook(t, dir, "update", "case \"$1\" in refs/heads/main) echo \"main is protected here\" >&2; exit 1;; esac\nexit 0\n")

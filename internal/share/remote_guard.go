@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -28,9 +27,9 @@ import (
 // ErrRefused: a pre-receive check refused a push.
 var ErrRefused = errors.New("push refused by the readproof guard")
 
-// GuardConfig is the git configuration `remote init` sets; `remote init`
-// also sets readproof.remote = 1, by which push recognises a guarded remote
-// on a path (and may break its stale ref locks).
+// GuardConfig is the git configuration `remote init` sets: git's own
+// guards, and readproof.remote = 1, which tells people and tools that the
+// repository is a guarded shared remote.
 var GuardConfig = [][2]string{
 	{"receive.denyDeletes", "true"},
 	{"receive.denyNonFastForwards", "true"},
@@ -273,69 +272,4 @@ func Guard(ctx context.Context, gitDir string, r io.Reader) error {
 		return fmt.Errorf("%w:\n  %s", ErrRefused, strings.Join(refused, "\n  "))
 	}
 	return nil
-}
-
-// LostRun is a run the journal records but no run tag of that id exists
-// and no ref names its manifest: a run the store (or remote) once had and
-// lost, for example to a `git push --mirror` from a stale store.
-type LostRun struct {
-	RunID    string `json:"run_id"`
-	Manifest string `json:"manifest"`
-	Journal  string `json:"journal_commit"`
-}
-
-// LostRuns lists the runs the journal on main records (`record run <id>`
-// commits) whose run tag is gone: no run tag of that id exists and no run
-// or conflict ref names the manifest. A run id that names another manifest
-// (the other side of a same-id conflict) is not lost. It walks the journal
-// only (never into manifests), so it needs nothing but the repository.
-func LostRuns(g gitstore.Store) ([]LostRun, error) {
-	lost := []LostRun{}
-	main, err := g.Ref(store.JournalRef)
-	if isNotFound(err) {
-		return lost, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	local, err := readState(g, localPrefixes())
-	if err != nil {
-		return nil, err
-	}
-	named := local.named()
-	for _, set := range local.conflicts {
-		for m := range set {
-			named[m] = true
-		}
-	}
-	seen := map[gitstore.OID]bool{main: true}
-	queue := []gitstore.OID{main}
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		c, err := g.Commit(id)
-		if err != nil {
-			return nil, fmt.Errorf("journal commit %s: %w", id, err)
-		}
-		parents := c.Parents
-		first, _, _ := strings.Cut(c.Message, "\n")
-		if strings.HasPrefix(first, journalCheckPrefix) && len(parents) == 2 {
-			parents = parents[:1] // the second parent is a verdict record
-		}
-		if run, ok := strings.CutPrefix(first, "record run "); ok && len(parents) > 0 && c.Tree == emptyTree {
-			m := parents[len(parents)-1]
-			parents = parents[:len(parents)-1]
-			if _, exists := local.runs[run]; !exists && !named[m] {
-				lost = append(lost, LostRun{RunID: run, Manifest: string(m), Journal: string(id)})
-			}
-		}
-		for _, p := range parents {
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	sort.Slice(lost, func(i, j int) bool { return lost[i].RunID+lost[i].Journal < lost[j].RunID+lost[j].Journal })
-	return lost, nil
 }

@@ -158,30 +158,6 @@ func gitOut(t *testing.T, gitDir, stdin string, args ...string) string {
 	return string(out)
 }
 
-// TestLostRuns: a remote that lost a run tag the journal still records
-// reports the run.
-func TestLostRuns(t *testing.T) {
-	dir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"a": "alpha\n"})
-	addRemote(t, a, "origin", dir)
-	m1 := a.run(t, "r1", "a")
-	a.run(t, "r2", "a")
-	mustPush(t, a, "origin")
-	git(t, dir, "update-ref", "-d", store.RunsPrefix+"r1")
-	g, err := gitstore.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	lost, err := LostRuns(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lost) != 1 || lost[0].RunID != "r1" || lost[0].Manifest != m1.ID {
-		t.Fatalf("lost = %+v, want r1 (%s)", lost, m1.ID)
-	}
-}
-
 // TestGuardHookOnly: --hook-only guards an existing bare repository that
 // allows deletions in its git configuration: the hook refuses them.
 func TestGuardHookOnly(t *testing.T) {
