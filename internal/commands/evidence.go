@@ -137,6 +137,19 @@ type verifyJSON struct {
 	Signer     string      `json:"signer,omitempty"`
 	Offline    bool        `json:"offline"`
 	Checks     []checkJSON `json:"checks"`
+	// Warnings say what could not be checked (a probe key file that is
+	// there but unusable leaves the verdict record's MAC unchecked).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// hasCheck reports whether rep ran the check named name.
+func hasCheck(rep evidence.Report, name string) bool {
+	for _, c := range rep.Checks {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 type checkJSON struct {
@@ -404,6 +417,7 @@ func runEvidenceVerify(_ context.Context, e *env, opts evidenceVerifyOptions, ar
 	}
 	offline := opts.Offline
 	var rep evidence.Report
+	var keyWarn error // a probe key file that is there but unusable
 	if offline {
 		rep, err = evidence.Verify(data, evidence.VerifyOptions{Offline: true, TrustedKeys: keys, RequireSignature: opts.RequireSignature})
 	} else {
@@ -416,9 +430,8 @@ func runEvidenceVerify(_ context.Context, e *env, opts evidenceVerifyOptions, ar
 		}
 		defer s.Close()
 		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: opts.RequireSignature}
-		if keys, _, kerr := proofread.LoadKeys("", s); kerr == nil {
-			opts.ProbeKeys = &keys // the verdict record's MAC is checked when the key is at hand
-		}
+		// the verdict record's MAC is checked when the key is at hand
+		opts.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
 		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {
 			return withCode(ExitCannotCheck, err)
 		}
@@ -427,8 +440,13 @@ func runEvidenceVerify(_ context.Context, e *env, opts evidenceVerifyOptions, ar
 	if err != nil {
 		return withCode(ExitCannotCheck, err)
 	}
+	var warnings []string
+	if keyWarn != nil && hasCheck(rep, store.CheckProofOfRead) {
+		warnings = append(warnings, proofread.NotCheckedWarning(keyWarn))
+		e.say("readproof: warning: %s", warnings[len(warnings)-1])
+	}
 	if e.json {
-		j := verifyJSON{OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
+		j := verifyJSON{Warnings: warnings, OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
 		for _, c := range rep.Checks {
 			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail})
 		}

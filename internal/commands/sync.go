@@ -17,9 +17,11 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/share"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
 )
 
 // shareOptions shows git's progress and lets git ask for credentials when
@@ -359,10 +361,16 @@ func runPush(ctx context.Context, e *env, args []string) error {
 func runPull(ctx context.Context, e *env, args []string) error {
 	return e.withStore(func(s *store.Store) error {
 		remote := remoteArg(args, 0)
-		res, err := share.Pull(ctx, s, remote, shareOptions(e))
+		opts := shareOptions(e)
+		// with the probe key, every verdict record pulled in is checked
+		// against its MAC before anything is adopted
+		keys, keyPath, keyWarn := proofread.CheckKeys(s)
+		opts.ProbeKeys = keys
+		res, err := share.Pull(ctx, s, remote, opts)
 		if err != nil {
 			return syncErr(err)
 		}
+		warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 		reportConflicts(e, res.RunConflicts, res.TagConflicts)
 		if e.json {
 			return printJSON(e.out, res)
@@ -370,6 +378,28 @@ func runPull(ctx context.Context, e *env, args []string) error {
 		printPull(e, "Pulled from "+remote, res)
 		return nil
 	})
+}
+
+// warnVerdictMACs says once that the verdict records a pull or clone
+// adopted were not checked against their MACs, when no probe key was usable.
+func warnVerdictMACs(e *env, res *share.PullResult, keys *probe.Keys, keyPath string, keyWarn error) {
+	if keys != nil || len(res.Verdicts)+len(res.VerdictsMerged) == 0 {
+		return
+	}
+	if keyWarn != nil {
+		e.say("readproof: warning: %s", proofread.NotCheckedWarning(keyWarn))
+		return
+	}
+	e.say("readproof: warning: verdict record MACs not checked: no probe key at %s; `readproof verify` checks them once the key is there", keyPathOrDefault(keyPath))
+}
+
+// keyPathOrDefault names the probe key file looked for, or says none could be
+// named.
+func keyPathOrDefault(p string) string {
+	if p == "" {
+		return "the default path (no user config directory)"
+	}
+	return p
 }
 
 // runConflictsList is `readproof conflicts list`.
@@ -493,10 +523,20 @@ func runClone(ctx context.Context, e *env, args []string) error {
 		dir = args[1]
 	}
 	url := args[0]
-	res, err := share.Clone(ctx, url, dir, shareOptions(e))
+	opts := shareOptions(e)
+	// with the probe key, every verdict record fetched is checked against
+	// its MAC before the clone is kept
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	keys, keyPath, keyWarn := proofread.CheckKeysFor(dir, pol)
+	opts.ProbeKeys = keys
+	res, err := share.Clone(ctx, url, dir, opts)
 	if err != nil {
 		return syncErr(err)
 	}
+	warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 	reportConflicts(e, res.RunConflicts, nil)
 	if e.json {
 		return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})

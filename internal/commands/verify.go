@@ -68,9 +68,9 @@ func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
 		return withCode(ExitCannotCheck, err)
 	}
 	defer s.Close()
-	if keys, _, kerr := proofread.LoadKeys("", s); kerr == nil {
-		opts.ProbeKeys = &keys // verdict record MACs are checked when the key is at hand
-	}
+	// verdict record MACs are checked when the key is at hand; a key file
+	// that is there but unusable is reported as a warning
+	opts.ProbeKeys, _, opts.ProbeKeyUnusable = proofread.CheckKeys(s)
 	return checkStore(ctx, e, s, opts)
 }
 

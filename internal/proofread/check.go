@@ -25,6 +25,11 @@ var ErrAnswerTooLarge = fmt.Errorf("answer is larger than %d MiB", MaxAnswerByte
 type Report struct {
 	Commit string `json:"verdict_commit"`
 	*store.VerdictRecord
+	// MACCheck is the outcome of checking the record's MAC when it is
+	// shown (`manifest`): one of the MAC* constants; "" when not checked
+	// there. MACProblem says what failed.
+	MACCheck   string `json:"mac_check,omitempty"`
+	MACProblem string `json:"mac_problem,omitempty"`
 }
 
 // CheckOptions say how to judge an answer.

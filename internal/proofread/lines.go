@@ -1,9 +1,11 @@
 package proofread
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
@@ -41,6 +43,11 @@ func verdictLines(s *store.Store, m *manifest.Manifest) (*store.VerdictRecord, [
 		rec = nil
 	}
 	var lines []string
+	if rec != nil {
+		if l := authLine(RecordMAC(s, rec)); l != "" {
+			lines = append(lines, l)
+		}
+	}
 	for _, en := range m.Entries {
 		if en.Probe == nil {
 			continue
@@ -66,7 +73,70 @@ func ManifestPart(s *store.Store, m *manifest.Manifest) (any, []string, error) {
 	if rec == nil {
 		return NotChecked{}, lines, nil
 	}
-	return Report{Commit: rec.ID, VerdictRecord: rec}, lines, nil
+	auth := RecordMAC(s, rec)
+	return Report{Commit: rec.ID, VerdictRecord: rec, MACCheck: auth.Status, MACProblem: auth.Problem}, lines, nil
+}
+
+// MAC check outcomes of a verdict record (Report.MACCheck).
+const (
+	MACVerified        = "verified"        // the MAC authenticates the record under the probe key
+	MACFailed          = "failed"          // the record was edited, forged or moved: NOT AUTHENTIC
+	MACMissing         = "missing"         // the record carries no MAC
+	MACOtherKey        = "other-key"       // under another (rotated) probe key: not checkable here
+	MACNotChecked      = "not-checked"     // no probe key at hand
+	MACKeyUnusable     = "key-unusable"    // a probe key file is there but cannot be loaded
+	MACCheckImpossible = "could-not-check" // the chain could not be read
+)
+
+// MACResult is the outcome of checking one verdict record's MAC.
+type MACResult struct {
+	Status  string // one of the MAC* constants
+	Problem string // what failed, for every status but verified and not-checked
+}
+
+// RecordMAC checks the MAC of verdict record rec (rec.ID its commit) with
+// the probe key when one is at hand (CheckKeys).
+func RecordMAC(s *store.Store, rec *store.VerdictRecord) MACResult {
+	keys, _, warn := CheckKeys(s)
+	switch {
+	case warn != nil:
+		return MACResult{Status: MACKeyUnusable, Problem: warn.Error()}
+	case keys == nil:
+		return MACResult{Status: MACNotChecked}
+	}
+	parent, err := s.VerdictMACParent(gitstore.OID(rec.ID))
+	if err != nil {
+		return MACResult{Status: MACCheckImpossible, Problem: err.Error()}
+	}
+	err = store.CheckVerdictMAC(rec, parent, *keys)
+	switch {
+	case err == nil:
+		return MACResult{Status: MACVerified}
+	case errors.Is(err, store.ErrVerdictUnauthenticated):
+		return MACResult{Status: MACMissing, Problem: err.Error()}
+	case errors.Is(err, store.ErrVerdictOtherKey):
+		return MACResult{Status: MACOtherKey, Problem: err.Error()}
+	}
+	return MACResult{Status: MACFailed, Problem: err.Error()}
+}
+
+// authLine is the line `manifest` and `replay` print about the verdict
+// record's MAC: nothing when it verifies or no key is at hand, a clear
+// mark when it does not authenticate the record.
+func authLine(r MACResult) string {
+	switch r.Status {
+	case MACFailed:
+		return "proof of read: verdicts: NOT AUTHENTIC (MAC mismatch): " + r.Problem
+	case MACMissing:
+		return "proof of read: verdicts: not authenticated (the record carries no MAC)"
+	case MACOtherKey:
+		return "proof of read: verdicts: MAC not checked: " + r.Problem
+	case MACKeyUnusable:
+		return "proof of read: verdicts: " + NotCheckedWarning(errors.New(r.Problem))
+	case MACCheckImpossible:
+		return "proof of read: verdicts: MAC could not be checked: " + r.Problem
+	}
+	return ""
 }
 
 // ReplayLines re-derives the delivered bytes of every probed entry with the

@@ -159,6 +159,13 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			res.Verdicts = append(res.Verdicts, run)
 		}
 	}
+	if opts.ProbeKeys != nil && len(failures) == 0 { // verdict MACs (verdicts.go)
+		macFailures, err := checkIncomingVerdicts(ctx, g, t, local.verdicts, nil, *opts.ProbeKeys)
+		if err != nil {
+			return nil, err
+		}
+		failures = macFailures
+	}
 	if len(failures) > 0 {
 		return nil, unverified(failures)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/probe"
 )
 
 // Options tune push, pull and clone.
@@ -29,6 +30,9 @@ type Options struct {
 	// StaleLockAge is the age after which push removes a ref lock left on
 	// a remote on this machine; zero means gitstore.DefaultStaleLockAge.
 	StaleLockAge time.Duration
+	// ProbeKeys, when set, makes a pull check the MAC of every verdict
+	// record it would adopt and refuse the pull when one fails (verdicts.go).
+	ProbeKeys *probe.Keys
 }
 
 func (o Options) now() time.Time {
@@ -122,6 +126,9 @@ func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	}
 	if err := t.Fetch(ctx, remote, fetchRefspecs(remote)); err != nil {
 		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+	}
+	if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
+		return nil, err
 	}
 	return integrate(ctx, g, t, remote, opts)
 }

@@ -38,6 +38,10 @@ type Options struct {
 	// (docs/PROBE_PROTOCOL.md §10.6); without it the MACs are counted and
 	// a warning says they were not checked.
 	ProbeKeys *probe.Keys
+	// ProbeKeyUnusable, when set (and ProbeKeys is not), is why a probe key
+	// file that exists could not be loaded; a warning names it, so MACs
+	// left unchecked are not mistaken for a store without a key.
+	ProbeKeyUnusable error
 }
 
 // Check verifies the whole store and returns what it found. The error is

@@ -133,7 +133,10 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
 			Message: fmt.Sprintf("%d verdict record%s authenticated under another probe key (rotated since) could not be checked", otherKey, text.Plural(otherKey, "", "s"))})
 	}
-	if noKey > 0 {
+	if c.opts.ProbeKeys == nil && c.opts.ProbeKeyUnusable != nil {
+		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "probe key",
+			Message: fmt.Sprintf("%d verdict record MAC%s not checked: %v", noKey, text.Plural(noKey, "", "s"), c.opts.ProbeKeyUnusable)})
+	} else if noKey > 0 {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
 			Message: fmt.Sprintf("%d verdict record MAC%s not checked: no probe key (create or name it: readproof probe key init, [probe] key)", noKey, text.Plural(noKey, "", "s"))})
 	}

@@ -1,0 +1,188 @@
+package share
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
+)
+
+// checkKeyed records one check of run in p, authenticated under keys.
+func checkKeyed(t testing.TB, p *project, keys probe.Keys, run, verdict string, at time.Time) *store.VerdictRecord {
+	t.Helper()
+	sum := sha256.Sum256([]byte("answer"))
+	r, err := p.s.RecordVerdictsWithKey(run, keys, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
+		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: at, Check: 1}
+		if prev != nil {
+			r.Check = prev.Check + 1
+		}
+		for _, e := range m.Entries {
+			r.Entries = append(r.Entries, store.VerdictEntry{Position: e.Position, URI: e.URI, Session: fmt.Sprintf("%s.%d", run, e.Position),
+				Verdict: verdict, Reason: "test", Bucket: e.Probe.Bucket, AnswerSHA256: "sha256:" + hex.EncodeToString(sum[:])})
+		}
+		return r, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// rewriteTip replaces the tip of run's verdict chain in p by a commit with
+// the same parents and message whose verdicts.json is edit's output.
+func rewriteTip(t testing.TB, p *project, run string, edit func(map[string]any)) {
+	t.Helper()
+	g := p.s.Git()
+	tip := refOf(t, p, store.VerdictsPrefix+run)
+	c, err := g.Commit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := gitstore.FileAt(g, c.Tree, store.VerdictsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := g.Blob(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	edit(rec)
+	data, _ = json.MarshalIndent(rec, "", "  ")
+	nb, _ := g.PutBlob(append(data, '\n'))
+	nt, _ := g.PutTree([]gitstore.TreeEntry{{Name: store.VerdictsFile, Mode: gitstore.ModeFile, OID: nb}})
+	c.Tree = nt
+	nc, err := g.PutCommit(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: store.VerdictsPrefix + run, Old: tip, New: nc}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPullVerdictMACs: with the probe key, a pull checks the MAC of every
+// verdict record it brings in: intact chains (a new one, a fast-forward, a
+// sync merge on both sides) are adopted; an edited record and a record whose
+// MAC was stripped are refused with nothing adopted; without the key the
+// same pull goes through.
+func TestPullVerdictMACs(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withKey := Options{ProbeKeys: &keys}
+	srvDir := bareServer(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"policy": "p\n"})
+	b := newProject(t, map[string]string{"runbook": "r\n"})
+	addRemote(t, a, "origin", srvDir)
+	addRemote(t, b, "origin", srvDir)
+	probedRun(t, a, "r1", "policy")
+	checkKeyed(t, a, keys, "r1", "HALLUCINATED", a.clock())
+	mustPush(t, a, "origin")
+	res, err := Pull(context.Background(), b.s, "origin", withKey)
+	if err != nil || !slices.Equal(res.Verdicts, []string{"r1"}) {
+		t.Fatalf("pull of an intact chain: %+v, %v", res, err)
+	}
+
+	// Both sides check: B merges A's check, A then takes B's merge (a
+	// record copied by a sync merge is checked through its first parent).
+	checkKeyed(t, a, keys, "r1", "HALLUCINATED", a.clock())
+	checkKeyed(t, b, keys, "r1", "HALLUCINATED", b.clock().Add(time.Hour))
+	mustPush(t, a, "origin")
+	if res, err = Pull(context.Background(), b.s, "origin", withKey); err != nil || !slices.Equal(res.VerdictsMerged, []string{"r1"}) {
+		t.Fatalf("pull merging two checks: %+v, %v", res, err)
+	}
+	if _, err := Push(context.Background(), b.s, "origin", Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = Pull(context.Background(), a.s, "origin", withKey); err != nil || !slices.Equal(res.Verdicts, []string{"r1"}) {
+		t.Fatalf("pull of B's merge: %+v, %v", res, err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		edit func(map[string]any)
+		want string
+	}{
+		{"edited", func(r map[string]any) {
+			r["entries"].([]any)[0].(map[string]any)["verdict"] = "READ_VERIFIED"
+		}, "fails its MAC"},
+		{"stripped", func(r map[string]any) { delete(r, "mac"); delete(r, "mac_key") }, "carries no MAC, although check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := bareServer(t, t.TempDir(), "shared.git")
+			c := newProject(t, map[string]string{"policy": "p\n"})
+			d := newProject(t, map[string]string{"runbook": "r\n"})
+			addRemote(t, c, "origin", srv)
+			addRemote(t, d, "origin", srv)
+			probedRun(t, c, "r1", "policy")
+			checkKeyed(t, c, keys, "r1", "HALLUCINATED", c.clock())
+			mustPush(t, c, "origin")
+			if _, err := Pull(context.Background(), d.s, "origin", withKey); err != nil {
+				t.Fatal(err)
+			}
+			checkKeyed(t, c, keys, "r1", "HALLUCINATED", c.clock())
+			rewriteTip(t, c, "r1", tc.edit)
+			mustPush(t, c, "origin")
+			before := refsExcept(t, d.path(), RemotesPrefix)
+			_, err := Pull(context.Background(), d.s, "origin", withKey)
+			if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "of run r1 (check 2)") {
+				t.Fatalf("pull of a %s record: %v, want ErrUnverified naming run r1, check 2 and %q", tc.name, err, tc.want)
+			}
+			if after := refsExcept(t, d.path(), RemotesPrefix); after != before {
+				t.Fatalf("refused pull changed refs:\n%s\nwant\n%s", after, before)
+			}
+			// Without the key the MACs are not checked here (the CLI says so).
+			if res, err := Pull(context.Background(), d.s, "origin", Options{}); err != nil || !slices.Equal(res.Verdicts, []string{"r1"}) {
+				t.Fatalf("pull without the key: %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// TestPullVerdictMACsUndecodable: with the key, a verdict record that does
+// not decode is still refused by the chain check, with its own message and
+// hint, not reported as an edited record.
+func TestPullVerdictMACsUndecodable(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvDir := bareServer(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"policy": "p\n"})
+	b := newProject(t, map[string]string{"runbook": "r\n"})
+	addRemote(t, a, "origin", srvDir)
+	addRemote(t, b, "origin", srvDir)
+	probedRun(t, a, "r1", "policy")
+	g := a.s.Git()
+	blob, _ := g.PutBlob([]byte(`{"format":"readproof-verdicts/1","run_id":"other"}`))
+	tree, _ := g.PutTree([]gitstore.TreeEntry{{Name: store.VerdictsFile, Mode: gitstore.ModeFile, OID: blob}})
+	sig := signature(a.clock())
+	c, _ := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "probe check r1\n"})
+	if err := g.Update(gitstore.RefUpdate{Name: store.VerdictsPrefix + "r1", New: c}); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, a, "origin")
+	_, err = Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
+	if !errors.Is(err, ErrUnverified) || strings.Contains(err.Error(), "MAC") || strings.Contains(hint.Of(err), "edited") {
+		t.Fatalf("pull of an undecodable verdict record with the key: %v (hint %q), want the chain check's refusal", err, hint.Of(err))
+	}
+}
