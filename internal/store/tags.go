@@ -236,4 +236,3 @@ func (s *Store) TagHistory(u identity.URI, tag string) ([]TagState, error) {
 	})
 	return out, err
 }
-
