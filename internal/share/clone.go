@@ -73,7 +73,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
 	}
 	if res, err = verifyClone(ctx, g, t, opts); err != nil {
-		return nil, err
+		return nil, nameRemote(err, "clone "+shown)
 	}
 	if err := t.PackRefs(ctx); err != nil {
 		return nil, err

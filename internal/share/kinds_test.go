@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/internal/store"
@@ -54,12 +55,16 @@ func TestRefKindsVerified(t *testing.T) {
 				ctx := context.Background()
 				if _, err := Clone(ctx, dir, filepath.Join(t.TempDir(), "c"), Options{}); !errors.Is(err, ErrUnverified) {
 					t.Fatalf("clone: %v, want ErrUnverified", err)
+				} else if !strings.HasPrefix(err.Error(), "clone "+dir+": ") {
+					t.Fatalf("clone: %v, want the error to name the remote", err)
 				}
 				b := newProject(t, map[string]string{"a": "alpha\n"})
 				addRemote(t, b, "origin", dir)
 				before := refsExcept(t, b.path(), RemotesPrefix)
 				if _, err := Pull(ctx, b.s, "origin", Options{}); !errors.Is(err, ErrUnverified) {
 					t.Fatalf("pull: %v, want ErrUnverified", err)
+				} else if !strings.HasPrefix(err.Error(), "pull origin: ") || strings.Count(err.Error(), "pull origin") != 1 {
+					t.Fatalf("pull: %v, want the error to name the remote once", err)
 				}
 				if after := refsExcept(t, b.path(), RemotesPrefix); after != before {
 					t.Fatalf("refs changed by a refused pull:\n%s\nwas\n%s", after, before)

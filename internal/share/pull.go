@@ -268,7 +268,7 @@ func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		}
 		res, ups, err := plan(ctx, g, t, remote, opts, verified)
 		if err != nil {
-			return nil, err
+			return nil, nameRemote(err, "pull "+remote)
 		}
 		if len(ups) == 0 {
 			res.UpToDate = len(res.TagConflicts) == 0
@@ -346,6 +346,15 @@ func (v verifiedSet) check(kind string, id gitstore.OID, fn func() error) error 
 	}
 	v[k] = true
 	return nil
+}
+
+// nameRemote prefixes what ("pull origin") to an error that does not name
+// the remote yet, so the user learns which remote holds the bad data.
+func nameRemote(err error, what string) error {
+	if strings.HasPrefix(err.Error(), what+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func unverified(failures []string) error {
