@@ -222,6 +222,25 @@ func TestFilesystemOutsideRootsBeforeExistence(t *testing.T) {
 	}
 	// Through a missing directory, too.
 	answer(filepath.Join("no", "such", "dir.txt"))
+	// Through a link inside the roots: a dangling link to a missing file
+	// outside is answered as a link to an existing one is.
+	if err := os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(base, "present.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "nothing.txt"), filepath.Join(base, "dangling.md")); err != nil {
+		t.Fatal(err)
+	}
+	linked := func(name string) string {
+		_, err := fetchSpec(t, adapters.Spec{Type: "filesystem", Path: name}, env)
+		wantRefused(t, err, adapters.RuleRoots)
+		if errors.Is(err, adapters.ErrNotFound) {
+			t.Fatalf("%s: %v reveals that no file is there", name, err)
+		}
+		return strings.ReplaceAll(err.Error(), name, "NAME")
+	}
+	if present, missing := linked("present.md"), linked("dangling.md"); present != missing {
+		t.Errorf("through a link, an existing and a missing file outside the roots are answered differently:\n%s\n%s", present, missing)
+	}
 	// Inside the roots a missing file is still "not found".
 	_, err := fetchSpec(t, adapters.Spec{Type: "filesystem", Path: "missing.md"}, env)
 	if !errors.Is(err, adapters.ErrNotFound) {

@@ -9,6 +9,7 @@ package fspath
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,8 +17,18 @@ import (
 
 // Resolve makes p absolute and resolves symbolic links in its longest
 // existing prefix, appending the missing rest as written, so a path that does
-// not exist yet is judged by where it would land.
+// not exist yet is judged by where it would land. A dangling link in the
+// path is followed to where it points, so it lands where the file would be
+// if it existed (not on the link itself).
 func Resolve(p string) (string, error) {
+	return resolve(p, 0)
+}
+
+// maxLinks bounds the dangling links Resolve follows (as the kernel's
+// ELOOP limit does).
+const maxLinks = 40
+
+func resolve(p string, links int) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", err
@@ -30,6 +41,19 @@ func Resolve(p string) (string, error) {
 		}
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrInvalid) && !errors.Is(err, syscall.ENOTDIR) {
 			return "", err
+		}
+		if fi, lerr := os.Lstat(head); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(head)
+			if err != nil {
+				return "", err
+			}
+			if links >= maxLinks {
+				return "", &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(head), target)
+			}
+			return resolve(filepath.Join(target, tail), links+1)
 		}
 		parent := filepath.Dir(head)
 		if parent == head {

@@ -1,0 +1,56 @@
+package fspath
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestResolveDanglingLink: a link whose target does not exist is judged by
+// where it points, like a link whose target exists; a missing rest after it
+// is appended; a loop of dangling links is an error, not a hang.
+func TestResolveDanglingLink(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	for _, d := range []string{in, out} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(out, "present"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := func(name, target string) string {
+		p := filepath.Join(in, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct{ path, want string }{
+		{link("present", "../out/present"), filepath.Join(out, "present")},
+		{link("absent", "../out/absent"), filepath.Join(out, "absent")},
+		{link("absabs", filepath.Join(out, "absent")), filepath.Join(out, "absent")},
+		{filepath.Join(link("dirlink", "../out/nodir"), "file"), filepath.Join(out, "nodir", "file")},
+		{link("chain", "absent"), filepath.Join(out, "absent")},
+	} {
+		got, err := Resolve(tc.path)
+		if err != nil || got != tc.want {
+			t.Errorf("Resolve(%s) = %q, %v; want %q", tc.path, got, err, tc.want)
+		}
+		if Within(in, got) {
+			t.Errorf("Resolve(%s) = %q lies inside %s", tc.path, got, in)
+		}
+	}
+	if got, err := Resolve(filepath.Join(in, "missing", "file")); err != nil || got != filepath.Join(in, "missing", "file") {
+		t.Errorf("Resolve of a missing path without links = %q, %v", got, err)
+	}
+	link("loop1", "loop2")
+	link("loop2", "loop1")
+	if got, err := Resolve(filepath.Join(in, "loop1")); err == nil {
+		t.Errorf("Resolve of a link loop = %q, want an error", got)
+	}
+}
