@@ -137,18 +137,56 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: commandList(),
 	}
-	var mark func([]*cli.Command)
-	mark = func(cs []*cli.Command) {
+	app.Action = unknownCommand("", app.Commands, cli.ShowAppHelp)
+	var mark func(string, []*cli.Command)
+	mark = func(prefix string, cs []*cli.Command) {
 		for _, c := range cs {
-			name := c.Name
+			name := prefix + c.Name
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 				return withCode(ExitUsage, hint.With(err, "see `readproof "+name+" --help`"))
 			}
-			mark(c.Subcommands)
+			if len(c.Subcommands) > 0 && c.Action == nil {
+				c.Action = unknownCommand(name+" ", c.Subcommands, cli.ShowSubcommandHelp)
+			}
+			mark(name+" ", c.Subcommands)
 		}
 	}
-	mark(app.Commands)
+	mark("", app.Commands)
 	return app
+}
+
+// unknownCommand is the action of the app and of each command that only
+// groups subcommands: without arguments it shows the help, with an unknown
+// subcommand it is a usage error (exit 2) with a hint; urfave/cli's own
+// answer exits 1 without one.
+func unknownCommand(prefix string, cs []*cli.Command, help func(*cli.Context) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if !c.Args().Present() {
+			return help(c)
+		}
+		name := c.Args().First()
+		h := "see `readproof " + prefix + "--help`"
+		if cli.SuggestCommand != nil {
+			if s := cli.SuggestCommand(cs, name); s != "" {
+				h = strings.ToLower(s[:1]) + s[1:] + " (" + h + ")"
+			}
+		}
+		return withCode(ExitUsage, hint.With(fmt.Errorf("unknown command %q", strings.TrimSpace(prefix+name)), h))
+	}
+}
+
+// commandPath is the command's name as typed after readproof ("tag list").
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, x := range c.Lineage() {
+		if x.Command != nil && x.Command.Name != "" && x.Command.Name != x.App.Name {
+			names = append([]string{x.Command.Name}, names...)
+		}
+	}
+	if len(names) == 0 && c.Command != nil {
+		return c.Command.Name
+	}
+	return strings.Join(names, " ")
 }
 
 // commandList is every command, in the order `readproof --help` lists
@@ -311,7 +349,8 @@ func isTerminal(w io.Writer) bool {
 func needArgs(c *cli.Context, min, max int, usage string) error {
 	n := c.Args().Len()
 	if n < min || (max >= 0 && n > max) {
-		return withCode(ExitUsage, hint.With(fmt.Errorf("%s: wrong number of arguments (%d)", c.Command.FullName(), n), "usage: readproof "+c.Command.FullName()+" "+usage))
+		name := commandPath(c)
+		return withCode(ExitUsage, hint.With(fmt.Errorf("%s: wrong number of arguments (%d)", name, n), "usage: readproof "+name+" "+usage))
 	}
 	return nil
 }

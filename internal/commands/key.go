@@ -119,7 +119,7 @@ func keyArg(c *cli.Context, usage string) (string, error) {
 	}
 	if c.Args().Len() == 1 {
 		if c.String("key") != "" {
-			return "", usageError("%s: give the key path once, as --key PATH or as PATH", c.Command.FullName())
+			return "", usageError("%s: give the key path once, as --key PATH or as PATH", commandPath(c))
 		}
 		return c.Args().First(), nil
 	}

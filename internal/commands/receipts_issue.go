@@ -75,7 +75,7 @@ func parseReceiptTime(flag, s string) (time.Time, error) {
 func issueCall(c *cli.Context) (receipts.Call, error) {
 	var call receipts.Call
 	var err error
-	if call.Session, err = receiptSession(c.Command.FullName(), c.String("session")); err != nil {
+	if call.Session, err = receiptSession(commandPath(c), c.String("session")); err != nil {
 		return call, err
 	}
 	if call.Run, err = receiptRun(c.String("run")); err != nil {
