@@ -23,6 +23,7 @@ import (
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -79,13 +80,6 @@ func evidenceExport(c *cli.Context) error {
 	}
 	opts := evidenceExportOptions{Key: c.String("key"), Sign: c.Bool("sign"), WithContent: c.Bool("with-content"), Out: c.String("out")}
 	return withEnv(c, func(e *env) error { return runEvidenceExport(c.Context, e, opts, c.Args().Slice()) })
-}
-
-func countWord(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // writeFileAtomic writes data to a temporary file beside path, fsyncs it and
@@ -328,7 +322,7 @@ func runEvidenceExport(_ context.Context, e *env, opts evidenceExportOptions, ar
 			signed = ", signed by " + key.Fingerprint()
 		}
 		e.say("readproof: wrote evidence for run %s (manifest %s, %s, merkle root %s%s) to %s",
-			p.RunID, p.ManifestID, countWord(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
+			p.RunID, p.ManifestID, text.Count(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
 		return nil
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -17,12 +18,7 @@ func committedLine(e *env, m *manifest.Manifest) error {
 	if e.json {
 		return printJSON(e.out, map[string]any{"manifest_id": m.ID, "run_id": m.RunID, "entries": len(m.Entries), "created_at": m.CreatedAt})
 	}
-	n := len(m.Entries)
-	word := "entries"
-	if n == 1 {
-		word = "entry"
-	}
-	fmt.Fprintf(e.out, "Committed manifest %s for run %s (%d %s)\n", m.ID, m.RunID, n, word)
+	fmt.Fprintf(e.out, "Committed manifest %s for run %s (%s)\n", m.ID, m.RunID, text.Count(len(m.Entries), "entry", "entries"))
 	return nil
 }
 

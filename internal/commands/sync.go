@@ -20,6 +20,7 @@ import (
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/share"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -116,14 +117,6 @@ func pushCommand() *cli.Command {
 	}
 }
 
-// count says "1 run" or "3 runs".
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 func pullCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "pull",
@@ -143,24 +136,24 @@ func printPull(e *env, head string, res *share.PullResult) {
 		fmt.Fprintf(e.out, "Already up to date with %s\n", res.Remote)
 		return
 	}
-	parts := []string{count(len(res.NewRuns), "new run", "new runs")}
+	parts := []string{text.Count(len(res.NewRuns), "new run", "new runs")}
 	if n := len(res.Resources); n > 0 {
-		parts = append(parts, count(n, "resource updated", "resources updated"))
+		parts = append(parts, text.Count(n, "resource updated", "resources updated"))
 	}
 	if n := len(res.Merged); n > 0 {
-		parts = append(parts, count(n, "resource merged", "resources merged"))
+		parts = append(parts, text.Count(n, "resource merged", "resources merged"))
 	}
 	if n := len(res.Tags); n > 0 {
-		parts = append(parts, count(n, "tag updated", "tags updated"))
+		parts = append(parts, text.Count(n, "tag updated", "tags updated"))
 	}
 	if n := len(res.Receipts) + len(res.ReceiptsMerged); n > 0 {
-		parts = append(parts, count(n, "receipt chain updated", "receipt chains updated"))
+		parts = append(parts, text.Count(n, "receipt chain updated", "receipt chains updated"))
 	}
 	if n := len(res.Verdicts) + len(res.VerdictsMerged); n > 0 {
-		parts = append(parts, count(n, "verdict record updated", "verdict records updated"))
+		parts = append(parts, text.Count(n, "verdict record updated", "verdict records updated"))
 	}
 	parts = append(parts, "journal "+res.Journal)
-	fmt.Fprintf(e.out, "%s: %s; %s verified\n", head, strings.Join(parts, ", "), count(res.Verified, "manifest", "manifests"))
+	fmt.Fprintf(e.out, "%s: %s; %s verified\n", head, strings.Join(parts, ", "), text.Count(res.Verified, "manifest", "manifests"))
 	for _, r := range res.NewRuns {
 		fmt.Fprintf(e.out, "  new run %s  manifest %s\n", r.RunID, r.Manifest)
 	}
@@ -348,7 +341,7 @@ func runPush(ctx context.Context, e *env, args []string) error {
 		case res.Refs == 0:
 			fmt.Fprintf(e.out, "Nothing else to push to %s\n", remote)
 		default:
-			fmt.Fprintf(e.out, "Pushed %s to %s (%d refs)\n", count(len(res.Runs), "run", "runs"), remote, res.Refs)
+			fmt.Fprintf(e.out, "Pushed %s to %s (%d refs)\n", text.Count(len(res.Runs), "run", "runs"), remote, res.Refs)
 		}
 		for _, r := range res.Conflicts {
 			e.say("readproof: warning: run %s (manifest %s) not pushed: %s's run %s names another manifest; share it under another id: readproof conflicts rename %s NEW-ID", r.RunID, r.Manifest, remote, r.RunID, r.RunID)
@@ -541,7 +534,7 @@ func runClone(ctx context.Context, e *env, args []string) error {
 	if e.json {
 		return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})
 	}
-	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", count(len(res.NewRuns), "run", "runs"),
-		gitstore.RedactURL(url), dir, count(res.Verified, "manifest", "manifests"))
+	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", text.Count(len(res.NewRuns), "run", "runs"),
+		gitstore.RedactURL(url), dir, text.Count(res.Verified, "manifest", "manifests"))
 	return nil
 }

@@ -681,11 +681,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest) (st
 		}
 		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false
 	}
-	word := "entries agree"
-	if n == 1 {
-		word = "entry agrees"
-	}
-	return fmt.Sprintf("run %s, created %s, %d %s with the stored manifest", m.RunID, timeString(m.CreatedAt), n, word), true
+	return fmt.Sprintf("run %s, created %s, %s with the stored manifest", m.RunID, timeString(m.CreatedAt), text.Count(n, "entry agrees", "entries agree")), true
 }
 
 func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest, signers evidence.AllowedSigners, add addCheck) {
