@@ -229,7 +229,6 @@ func permute(app *cli.App, args []string) []string {
 	}
 	var globalArgs, path, flagArgs, positional []string
 	cmds := app.Commands
-	var cur *cli.Command
 	local := map[string]cli.Flag{}
 	rest := args[1:]
 	dashdash := false
@@ -265,7 +264,6 @@ func permute(app *cli.App, args []string) []string {
 		if len(positional) == 0 {
 			if c := findCommand(cmds, a); c != nil {
 				path = append(path, a)
-				cur = c
 				cmds = c.Subcommands
 				local = map[string]cli.Flag{}
 				for _, f := range c.Flags {
@@ -278,7 +276,6 @@ func permute(app *cli.App, args []string) []string {
 		}
 		positional = append(positional, a)
 	}
-	_ = cur
 	out := []string{args[0]}
 	out = append(out, globalArgs...)
 	out = append(out, path...)
@@ -316,8 +313,7 @@ func findCommand(cs []*cli.Command, name string) *cli.Command {
 }
 
 func takesValue(f cli.Flag) bool {
-	if bf, ok := f.(*cli.BoolFlag); ok {
-		_ = bf
+	if _, ok := f.(*cli.BoolFlag); ok {
 		return false
 	}
 	if df, ok := f.(cli.DocGenerationFlag); ok {
