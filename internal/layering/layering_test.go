@@ -224,3 +224,27 @@ func goTool(t *testing.T) string {
 	t.Skip("no go command on PATH and GOROOT unset: the import rules cannot be listed")
 	return ""
 }
+
+// TestArchitectureNamesEveryPackage: docs/architecture.md's package table
+// has a row for every package of the module, so a new package comes with
+// the sentence that says what it owns.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)`").FindAllStringSubmatch(string(data), -1) {
+		rows[strings.TrimSuffix(strings.Fields(m[1])[0], " (main)")] = true
+	}
+	var missing []string
+	for p := range listPackages(t) {
+		if sp := short(p); !rows[sp] {
+			missing = append(missing, sp)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("docs/architecture.md has no row for %s: add one to its package table", strings.Join(missing, ", "))
+	}
+}
