@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // Errors of the transport, matched with errors.Is.
@@ -193,7 +195,13 @@ func exitCode(err error) int {
 // no "..", not ending in "." or ".lock" (it becomes a ref component).
 func CheckRemoteName(name string) error {
 	if !remoteName.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, ".lock") {
-		return fmt.Errorf("remote name %q is not valid: use letters, digits, '.', '_' and '-', starting with a letter or digit (for example origin)", name)
+		// A URL given where a name belongs (`readproof push https://u:TOKEN@host/r.git`)
+		// is shown with its password or token redacted.
+		err := fmt.Errorf("remote name %q is not valid: use letters, digits, '.', '_' and '-', starting with a letter or digit (for example origin)", RedactURL(name))
+		if strings.Contains(name, "://") || strings.Contains(name, "@") {
+			return hint.With(err, "commands take a remote's name, not its URL: add the URL once with `readproof remote add NAME URL`, then use NAME")
+		}
+		return hint.With(err, "`readproof remote list` shows the remotes configured for this store")
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 func newTransport(t *testing.T) (Store, *Transport) {
@@ -158,5 +160,29 @@ func TestRedactURL(t *testing.T) {
 	msg := "fatal: unable to access 'https://u:p4ss@h/x/': 403\nAuthorization: Bearer abc.def"
 	if got := RedactText(msg); strings.Contains(got, "p4ss") || strings.Contains(got, "abc.def") {
 		t.Fatalf("RedactText left a secret: %q", got)
+	}
+}
+
+// TestCheckRemoteNameRedacts: a URL given where a remote name belongs is
+// refused without showing its password or token, with a hint to add it as a
+// remote.
+func TestCheckRemoteNameRedacts(t *testing.T) {
+	for _, name := range []string{"https://u:s3cr3t@host/r.git", "https://s3cr3t@host/r.git", "ssh://git:s3cr3t@host/r.git"} {
+		err := CheckRemoteName(name)
+		if err == nil {
+			t.Fatalf("CheckRemoteName(%q) = nil", name)
+		}
+		if strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("CheckRemoteName(%q) shows the secret: %v", name, err)
+		}
+		if h := hint.Of(err); !strings.Contains(h, "remote add NAME URL") {
+			t.Errorf("CheckRemoteName(%q): hint %q, want one naming `remote add`", name, h)
+		}
+	}
+	if err := CheckRemoteName("bad name"); err == nil || hint.Of(err) == "" {
+		t.Errorf("CheckRemoteName(bad name) = %v, want an error with a hint", err)
+	}
+	if err := CheckRemoteName("origin"); err != nil {
+		t.Errorf("CheckRemoteName(origin) = %v", err)
 	}
 }
