@@ -28,7 +28,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	if gitstore.IsStore(dir) {
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, gitstore.ErrExists), "pull into it instead: readproof --store "+dir+" pull")
 	}
-	_, statErr := os.Stat(dir)
+	fi, statErr := os.Stat(dir)
 	existed := statErr == nil
 	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
 		return nil, fmt.Errorf("clone into %s: %w", dir, statErr)
@@ -42,7 +42,9 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if err != nil {
 			os.RemoveAll(dir)
 			if existed {
-				os.Mkdir(dir, 0o777)
+				// the empty directory the user gave, as it was
+				os.Mkdir(dir, 0o700)
+				os.Chmod(dir, fi.Mode())
 			}
 		}
 	}()
@@ -56,6 +58,11 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	}
 	refs, err := recognize(ctx, g, t, "origin", "clone "+shown)
 	if err != nil {
+		if !errors.Is(err, ErrNotStore) {
+			// recognize's hint names the store being made, which a failed
+			// clone removes again.
+			err = hint.With(err, "check the URL and that git can reach it: git ls-remote "+shown)
+		}
 		return nil, err
 	}
 	rem := stateFromRefs(refs)

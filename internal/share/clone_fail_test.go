@@ -1,0 +1,44 @@
+package share
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// TestCloneFailureLeavesDirAsItWas: a clone from a remote git cannot reach
+// into an existing empty directory leaves that directory as it was (its
+// mode too), and its hint does not point at the store the failed clone
+// removed again.
+func TestCloneFailureLeavesDirAsItWas(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "into")
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-remote.git")
+	_, err := Clone(context.Background(), missing, dir, Options{})
+	if err == nil {
+		t.Fatal("clone of a missing remote succeeded")
+	}
+	fi, serr := os.Stat(dir)
+	if serr != nil {
+		t.Fatalf("the directory given is gone: %v", serr)
+	}
+	if fi.Mode().Perm() != 0o750 {
+		t.Errorf("directory mode %o after a failed clone, want 750", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed clone left %d entries in %s", len(entries), dir)
+	}
+	h := hint.Of(err)
+	if strings.Contains(h, dir) || !strings.Contains(h, "git ls-remote "+missing) {
+		t.Errorf("hint %q: want `git ls-remote %s`, not the removed store", h, missing)
+	}
+}
