@@ -47,6 +47,13 @@ func (s *Store) tagAt(commit gitstore.OID) (*TagState, error) {
 	return &t, nil
 }
 
+// brokenTag names the tag whose record does not decode (a commit of another
+// kind planted under its ref, an edited tag.json) and points at verify.
+func brokenTag(u identity.URI, tag string, err error) error {
+	return hint.With(fmt.Errorf("tag %s@%s: %w", u, tag, err),
+		"the tag's record is damaged: `readproof verify` names every broken record; restore the tag from a clone (readproof pull) or a backup")
+}
+
 func unknownTag(u identity.URI, tag string) error {
 	return hint.With(fmt.Errorf("%s@%s: %w", u, tag, ErrUnknownTag), "list the tags with: readproof tag list "+u.String())
 }
@@ -66,7 +73,7 @@ func (s *Store) Tag(u identity.URI, tag string) (*TagState, error) {
 	}
 	t, err := s.tagAt(tip)
 	if err != nil {
-		return nil, err
+		return nil, brokenTag(u, tag, err)
 	}
 	if t.Deleted {
 		return nil, unknownTag(u, tag)
@@ -142,7 +149,7 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 		if tip != "" {
 			prev, err := s.tagAt(tip)
 			if err != nil {
-				return err
+				return brokenTag(u, tag, err)
 			}
 			if !prev.Deleted {
 				st.PreviousSnapshot = prev.Snapshot
@@ -204,7 +211,7 @@ func (s *Store) Tags(u identity.URI) ([]TagState, error) {
 		}
 		t, err := s.tagAt(r.OID)
 		if err != nil {
-			return nil, err
+			return nil, brokenTag(u, name, err)
 		}
 		if !t.Deleted {
 			out = append(out, *t)
@@ -229,7 +236,7 @@ func (s *Store) TagHistory(u identity.URI, tag string) ([]TagState, error) {
 	err = s.walkCommits(tip, func(id gitstore.OID, c gitstore.Commit) (bool, error) {
 		t, err := s.tagAt(id)
 		if err != nil {
-			return false, err
+			return false, brokenTag(u, tag, err)
 		}
 		out = append(out, *t)
 		return true, nil
