@@ -448,7 +448,8 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 		res.Entries = append(res.Entries, r)
 	}
 	if !res.AllMatch {
-		return res, fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch)
+		return res, hint.With(fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch),
+			"the FAIL lines name each entry; `readproof verify --read-data` checks the whole store; restore the objects from a clone (readproof pull) or a backup")
 	}
 	return res, nil
 }
