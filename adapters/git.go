@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/fspath"
 )
 
 func init() { Register("git", openGit) }
@@ -146,6 +147,14 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 		// can still serve a commit id already in the cache.
 		mirrorURL = s.local
 		fsrc := &fsSource{roots: s.roots}
+		// As the filesystem source does: the roots first, on where the
+		// path lands, so a path outside them gets the same answer whether
+		// a repository is there or not.
+		if landed, err := fspath.Resolve(s.local); err != nil {
+			return Result{}, refuse(uri, RuleRoots, "git repository %s cannot be placed inside the allowed roots (%s); %s", s.shown, strings.Join(s.roots, ", "), hintRoots)
+		} else if _, _, ok := fsrc.containLexically(landed); !ok {
+			return Result{}, refuse(uri, RuleRoots, "git repository %s is outside the allowed roots (%s); %s", s.shown, strings.Join(s.roots, ", "), hintRoots)
+		}
 		final, err := filepath.EvalSymlinks(s.local)
 		switch {
 		case err == nil:

@@ -127,6 +127,19 @@ func TestGitLocalConfinement(t *testing.T) {
 		_, err := fetchSpec(t, gitSpec(u, "main", "README"), env)
 		wantRefused(t, err, adapters.RuleRoots)
 	}
+	// Outside the roots, a repository that exists and one that does not
+	// get the same answer (issue 13.9, as for the filesystem source).
+	answer := func(u string) string {
+		_, err := fetchSpec(t, gitSpec(u, "main", "README"), env)
+		wantRefused(t, err, adapters.RuleRoots)
+		if errors.Is(err, adapters.ErrNotFound) {
+			t.Fatalf("%s: %v reveals that no repository is there", u, err)
+		}
+		return strings.ReplaceAll(err.Error(), u, "URL")
+	}
+	if present, missing := answer("../elsewhere"), answer("../nowhere"); present != missing {
+		t.Errorf("outside the roots, an existing and a missing repository are answered differently:\n%s\n%s", present, missing)
+	}
 	if err := os.Symlink(outside, filepath.Join(base, "link")); err != nil {
 		t.Fatal(err)
 	}
