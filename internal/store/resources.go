@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
@@ -88,7 +89,8 @@ func (s *Store) History(u identity.URI) ([]SnapshotInfo, error) {
 	}
 	if len(out) == 0 {
 		if _, declared := s.policy.Lookup(u); !declared {
-			return nil, hint.With(ErrNotRegistered, "register it with `readproof resource add`")
+			return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, s.policy.Path),
+				fmt.Sprintf("check the URI's spelling (`readproof resource list`), or register it: readproof resource add %s --source-type filesystem --path FILE", u))
 		}
 	}
 	for _, t := range tags {
