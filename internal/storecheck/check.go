@@ -872,6 +872,16 @@ func (c *checker) checkIgnored() {
 		c.add(Problem{Kind: Warning, Check: "ignore", Subject: "store",
 			Message: fmt.Sprintf("%s has no %s with the line `*`, so a git work tree around it can pick the store up: run `readproof init` to add it", path, store.IgnoreFile)})
 	}
+	// A store committed into the project before it had the file stays
+	// tracked: the ignore file does not untrack it.
+	if top, files := gitstore.TrackedByWorkTree(c.ctx, path); len(files) > 0 {
+		rel, err := filepath.Rel(top, path)
+		if err != nil {
+			rel = path
+		}
+		c.add(Problem{Kind: Warning, Check: "ignore", Subject: "store",
+			Message: fmt.Sprintf("the git repository %s tracks %s of the store (%s…), committed before the store ignored itself: every run changes them; run `git rm -r --cached -- %s` there and commit", top, text.Count(len(files), "file", "files"), files[0], rel)})
+	}
 }
 
 // checkJournalRecords checks that every run the journal records still has

@@ -1,0 +1,69 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// TrackedByWorkTree reports the files below dir that the git work tree
+// around dir tracks (its index lists them): a store committed into a
+// project's repository before the store carried its .gitignore. top is the
+// work tree's top directory. It returns no files when dir is not inside a
+// work tree, when git is not installed, or when git cannot answer: the
+// check is advice, never a failure.
+func TrackedByWorkTree(ctx context.Context, dir string) (top string, files []string) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil
+	}
+	parent := filepath.Dir(abs)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	run := func(args ...string) ([]byte, bool) {
+		cmd := exec.CommandContext(ctx, git, append([]string{"-C", parent}, args...)...)
+		// git finds the work tree from the directory: a hook's GIT_DIR,
+		// GIT_INDEX_FILE and the like (often relative) must not steer it.
+		cmd.Env = withoutLocationVars()
+		out, err := cmd.Output()
+		return out, err == nil
+	}
+	out, ok := run("rev-parse", "--is-inside-work-tree", "--show-toplevel")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if !ok || len(lines) != 2 || lines[0] != "true" {
+		return "", nil
+	}
+	top = lines[1]
+	out, ok = run("ls-files", "-z", "--full-name", "--", filepath.Base(abs))
+	if !ok {
+		return "", nil
+	}
+	for _, f := range bytes.Split(out, []byte{0}) {
+		if len(f) > 0 {
+			files = append(files, string(f))
+		}
+	}
+	return top, files
+}
+
+func withoutLocationVars() []string {
+	drop := map[string]bool{}
+	for _, v := range locationVars {
+		drop[v] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
