@@ -26,6 +26,9 @@ func TrackedByWorkTree(ctx context.Context, dir string) (top string, files []str
 		return "", nil
 	}
 	parent := filepath.Dir(abs)
+	if !belowDotGit(parent) {
+		return "", nil // no repository around: spare the git processes
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	run := func(args ...string) ([]byte, bool) {
@@ -66,4 +69,19 @@ func withoutLocationVars() []string {
 		}
 	}
 	return env
+}
+
+// belowDotGit reports whether dir or one of its parents holds a .git entry
+// (a repository's directory, or the file of a linked work tree).
+func belowDotGit(dir string) bool {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
