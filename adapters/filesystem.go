@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/readproof/readproof/internal/fspath"
 )
 
 func init() { Register("filesystem", openFilesystem) }
@@ -64,9 +66,18 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 	if err := checkCtx(ctx, uri, "reading "+s.spec.Path); err != nil {
 		return Result{}, err
 	}
-	// Resolve every symlink first, then check containment on the result: a
-	// link that points outside the roots is refused, one that stays inside
-	// is followed.
+	// The roots are checked before the file is looked for, so the answer
+	// for a path outside them is the same whether a file is there or not:
+	// links are resolved in the part of the path that exists, and a path
+	// that lands outside every root is refused without a lookup of its own.
+	if landed, err := fspath.Resolve(s.abs); err != nil {
+		return Result{}, refuse(uri, RuleRoots, "%s cannot be placed inside the allowed roots (%s); %s", s.spec.Path, strings.Join(s.roots, ", "), hintRoots)
+	} else if _, _, ok := s.containLexically(landed); !ok {
+		return Result{}, refuse(uri, RuleRoots, "%s is outside the allowed roots (%s); %s", s.spec.Path, strings.Join(s.roots, ", "), hintRoots)
+	}
+	// Resolve every symlink, then check containment on the result: a link
+	// that points outside the roots is refused, one that stays inside is
+	// followed.
 	final, err := filepath.EvalSymlinks(s.abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {

@@ -199,3 +199,32 @@ func TestFilesystemErrors(t *testing.T) {
 		t.Errorf("fetch without a path: %v", err)
 	}
 }
+
+// TestFilesystemOutsideRootsBeforeExistence (issue 13.9): a path outside the
+// allowed roots is refused with the same answer whether a file is there or
+// not, so the error does not reveal which files exist; the missing-file error
+// is kept for paths inside the roots.
+func TestFilesystemOutsideRootsBeforeExistence(t *testing.T) {
+	base := t.TempDir()
+	outside := t.TempDir()
+	write(t, filepath.Join(outside, "secret.txt"), "exists\n")
+	env := adapters.Env{BaseDir: base}
+	answer := func(name string) string {
+		_, err := fetchSpec(t, adapters.Spec{Type: "filesystem", Path: filepath.Join(outside, name)}, env)
+		wantRefused(t, err, adapters.RuleRoots)
+		if errors.Is(err, adapters.ErrNotFound) {
+			t.Fatalf("%s: %v reveals that no file is there", name, err)
+		}
+		return strings.ReplaceAll(err.Error(), name, "NAME")
+	}
+	if present, missing := answer("secret.txt"), answer("nothing.txt"); present != missing {
+		t.Errorf("outside the roots, an existing and a missing file are answered differently:\n%s\n%s", present, missing)
+	}
+	// Through a missing directory, too.
+	answer(filepath.Join("no", "such", "dir.txt"))
+	// Inside the roots a missing file is still "not found".
+	_, err := fetchSpec(t, adapters.Spec{Type: "filesystem", Path: "missing.md"}, env)
+	if !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("missing file inside the roots: %v, want ErrNotFound", err)
+	}
+}

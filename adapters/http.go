@@ -50,15 +50,12 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 	sort.Strings(names)
 	for _, k := range names {
 		v := spec.Headers[k]
-		if !validHeaderName(k) {
-			return broken(fail("", ErrConfig, nil, "header name %q is not a valid HTTP header name; fix headers in readproof.toml", k))
+		if err := checkHeader(k, v, "headers"); err != nil {
+			return broken(err)
 		}
 		refs, err := refNames(v)
 		if err != nil {
 			return broken(fail("", ErrConfig, nil, "header %q: %v", k, err))
-		}
-		if badHeaderByte(v) {
-			return broken(fail("", ErrConfig, nil, "header %q contains a control character; fix headers in readproof.toml", k))
 		}
 		for _, name := range refs {
 			if !env.EnvAllowed(name) {
@@ -70,7 +67,35 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 			s.n.g.secretHeaders = append(s.n.g.secretHeaders, k)
 		}
 	}
+	// Public headers are sent as written: no references, nothing secret.
+	public := make([]string, 0, len(spec.PublicHeaders))
+	for k := range spec.PublicHeaders {
+		public = append(public, k)
+	}
+	sort.Strings(public)
+	for _, k := range public {
+		v := spec.PublicHeaders[k]
+		if err := checkHeader(k, v, "public_headers"); err != nil {
+			return broken(err)
+		}
+		if _, dup := spec.Headers[k]; dup {
+			return broken(fail("", ErrConfig, nil, "header %q is declared in both headers and public_headers; keep one", k))
+		}
+		s.headers = append(s.headers, declHeader{name: k, value: strings.ReplaceAll(v, "$", "$$")})
+	}
 	return s, nil
+}
+
+// checkHeader refuses a declared header whose name is not an HTTP token or
+// whose value holds a control character; table names where it is declared.
+func checkHeader(name, value, table string) *Error {
+	if !validHeaderName(name) {
+		return fail("", ErrConfig, nil, "header name %q is not a valid HTTP header name; fix %s in readproof.toml", name, table)
+	}
+	if badHeaderByte(value) {
+		return fail("", ErrConfig, nil, "header %q contains a control character; fix %s in readproof.toml", name, table)
+	}
+	return nil
 }
 
 // parseSourceURL parses a declared URL, describing a failure without

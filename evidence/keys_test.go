@@ -233,3 +233,49 @@ func TestPublicKeyForms(t *testing.T) {
 		t.Fatalf("default path %s", p)
 	}
 }
+
+// TestKeyPrincipal (issue 12.9): the principal given when the key is created
+// is recorded beside it and names the allowed_signers line; an explicit
+// principal still wins; a key without one says "readproof".
+func TestKeyPrincipal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "k")
+	created, err := CreateKeyFor(path, "auditor@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Principal != "auditor@example.com" {
+		t.Errorf("created key principal %q", created.Principal)
+	}
+	k, err := LoadKey(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := k.AllowedSignersLine(""); !strings.HasPrefix(got, "auditor@example.com ssh-ed25519 ") {
+		t.Errorf("AllowedSignersLine(\"\") = %q, want the recorded principal", got)
+	}
+	if got := k.AllowedSignersLine("ops@example.com"); !strings.HasPrefix(got, "ops@example.com ") {
+		t.Errorf("explicit principal: %q", got)
+	}
+	plain, err := CreateKey(filepath.Join(dir, "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plain.AllowedSignersLine(""); !strings.HasPrefix(got, "readproof ssh-ed25519 ") {
+		t.Errorf("no principal recorded: %q", got)
+	}
+	for _, bad := range []string{"a\nb", `"quoted"`, " padded", strings.Repeat("x", 300)} {
+		p := filepath.Join(dir, "bad")
+		if _, err := CreateKeyFor(p, bad); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("principal %q: %v, want ErrInvalidInput", bad, err)
+		}
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("principal %q refused but the key was written", bad)
+		}
+	}
+	// A tampered principal file is refused, not printed.
+	os.WriteFile(PrincipalPath(path), []byte("evil\x1b[31m\n"), 0o644)
+	if _, err := LoadKey(path); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("control character in the principal file: %v", err)
+	}
+}

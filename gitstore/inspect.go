@@ -19,7 +19,7 @@ type BrokenRef struct {
 
 // BrokenRefs lists the loose ref files under prefix ("" means refs/) that
 // do not parse. Lock files are ignored.
-func BrokenRefs(s Store, prefix string) ([]BrokenRef, error) {
+func BrokenRefs(s Reader, prefix string) ([]BrokenRef, error) {
 	r, ok := s.(*repo)
 	if !ok {
 		return nil, fmt.Errorf("broken refs: %T is not a repository opened by gitstore", s)

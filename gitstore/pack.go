@@ -89,6 +89,7 @@ func (s *repo) flush() error {
 		return err
 	}
 	s.buf, s.bufOrder, s.bufBytes = nil, nil, 0
+	s.sweepStale()
 	return nil
 }
 
@@ -97,12 +98,9 @@ func (s *repo) flush() error {
 // without an index). Called with s.mu held.
 func (s *repo) writePack() error {
 	dir := filepath.Join(s.path, "objects", "pack")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "tmp_pack_")
+	tmp, err := s.createTemp(dir, "tmp_pack_")
 	if err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		return diskError(fmt.Errorf("write pack: %w", err))
 	}
 	defer os.Remove(tmp.Name())
 	type entry struct {
@@ -112,7 +110,7 @@ func (s *repo) writePack() error {
 	}
 	entries := make([]entry, 0, len(s.bufOrder))
 	sum := sha1.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(tmp, sum), 1<<20)
+	bw := bufio.NewWriterSize(io.MultiWriter(tmpWriter(tmp), sum), 1<<20)
 	var off uint64
 	write := func(p []byte) {
 		bw.Write(p)
@@ -142,15 +140,19 @@ func (s *repo) writePack() error {
 	}
 	if err := bw.Flush(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write pack: %w", err)
+		return diskError(fmt.Errorf("write pack: %w", err))
 	}
 	packSum := sum.Sum(nil)
-	if _, err := tmp.Write(packSum); err != nil {
+	if _, err := tmpWriter(tmp).Write(packSum); err != nil {
+		tmp.Close()
+		return diskError(fmt.Errorf("write pack: %w", err))
+	}
+	if err := tmp.Chmod(s.perm.object()); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write pack: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		return diskError(fmt.Errorf("write pack: %w", err))
 	}
 
 	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
@@ -204,11 +206,9 @@ func (s *repo) writePack() error {
 	if err := os.Rename(tmp.Name(), packPath); err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	if err := writeFileAtomic(idxPath, idx.Bytes()); err != nil {
-		return fmt.Errorf("write pack index: %w", err)
+	if err := s.writeFileAtomic(idxPath, idx.Bytes()); err != nil {
+		return diskError(fmt.Errorf("write pack index: %w", err))
 	}
-	os.Chmod(packPath, 0o444)
-	os.Chmod(idxPath, 0o444)
 	s.pending = append(s.pending, "objects/pack/"+name+".pack", "objects/pack/"+name+".idx")
 	s.st.Reindex()
 	s.packsCheckedAt = s.packsCheckedAt.Add(-packCheckEvery)
@@ -227,14 +227,19 @@ func packHeader(t plumbing.ObjectType, size int) []byte {
 	return b
 }
 
-// writeFileAtomic writes data to a temp file beside path and renames it.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "tmp_idx_")
+// writeFileAtomic writes data to a temp file beside path, with the object
+// mode, and renames it into place. The temp file never outlives a failure.
+func (s *repo) writeFileAtomic(path string, data []byte) error {
+	tmp, err := s.createTemp(filepath.Dir(path), "tmp_idx_")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
+	if _, err := tmpWriter(tmp).Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(s.perm.object()); err != nil {
 		tmp.Close()
 		return err
 	}

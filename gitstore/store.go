@@ -16,6 +16,8 @@ type (
 	// Store is gitobj.Store: a bare git repository used as readproof's
 	// evidence store. Open and Init return go-git's implementation.
 	Store = gitobj.Store
+	// Reader is gitobj.Reader, the read-only half of a Store.
+	Reader = gitobj.Reader
 )
 
 // Tree entry modes (gitobj's).

@@ -1,140 +1,15 @@
 package gitstore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
-
-// heldLock is a lock file we created with O_CREAT|O_EXCL.
-type heldLock struct {
-	path string      // the lock file
-	f    *os.File    // open until its content is durable
-	fi   os.FileInfo // identity of our lock file
-	done bool        // renamed into place or removed
-}
-
-// release closes the lock and removes it if it is still ours.
-func (l *heldLock) release() {
-	if l == nil || l.done {
-		return
-	}
-	if l.f != nil {
-		l.f.Close()
-		l.f = nil
-	}
-	if fi, err := os.Lstat(l.path); err == nil && os.SameFile(fi, l.fi) {
-		os.Remove(l.path)
-	}
-	l.done = true
-}
-
-// owned reports whether the lock file is still the one we created.
-func (l *heldLock) owned() bool {
-	fi, err := os.Lstat(l.path)
-	return err == nil && os.SameFile(fi, l.fi)
-}
-
-// lockFile takes target+".lock" with git's protocol: O_CREAT|O_EXCL, retried
-// with jittered backoff until deadline. A lock file older than StaleLockAge
-// is taken to be left by a crashed process and removed.
-func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, error) {
-	lock := target + ".lock"
-	backoff := time.Millisecond
-	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil {
-			fi, err := f.Stat()
-			if err != nil {
-				f.Close()
-				os.Remove(lock)
-				return nil, fmt.Errorf("lock %s: %w", lock, err)
-			}
-			return &heldLock{path: lock, f: f, fi: fi}, nil
-		}
-		switch {
-		case errors.Is(err, fs.ErrExist):
-			if s.breakStaleLock(lock) {
-				continue
-			}
-		case errors.Is(err, fs.ErrNotExist) && attempt < 64:
-			// The directory is missing, or git removed it as empty while
-			// pruning refs: (re)create it and try again.
-			if err := os.MkdirAll(filepath.Dir(lock), 0o777); err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					continue // a parent was pruned as empty meanwhile
-				}
-				if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
-					return nil, dirFileConflict(refName)
-				}
-				return nil, fmt.Errorf("lock %s: %w", lock, err)
-			}
-			continue
-		case errors.Is(err, syscall.ENOTDIR):
-			return nil, dirFileConflict(refName)
-		default:
-			return nil, fmt.Errorf("lock %s: %w", lock, err)
-		}
-		now := time.Now()
-		if !now.Before(deadline) {
-			return nil, fmt.Errorf("lock %s: %w: still held after %s; if no git or readproof process is using the store, remove the file",
-				lock, ErrLocked, s.opts.LockTimeout)
-		}
-		sleep := backoff/2 + time.Duration(mrand.Int64N(int64(backoff)))
-		if rest := deadline.Sub(now); sleep > rest {
-			sleep = rest
-		}
-		time.Sleep(sleep)
-		if backoff < 64*time.Millisecond {
-			backoff *= 2
-		}
-	}
-}
-
-func dirFileConflict(name string) error {
-	return fmt.Errorf("update %s: a ref cannot also be a directory of refs (%s or one of its parents is taken): choose another name", name, name)
-}
-
-// breakStaleLock removes lock if it is older than StaleLockAge. It reports
-// whether the caller should retry at once (the lock is gone).
-func (s *repo) breakStaleLock(lock string) bool {
-	fi, err := os.Lstat(lock)
-	if err != nil {
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	if time.Since(fi.ModTime()) < s.opts.StaleLockAge {
-		return false
-	}
-	// Move it aside first and check it is the file we judged stale: another
-	// process may have broken it and taken a fresh lock meanwhile. The
-	// aside name ends in ".lock" so git never reads it as a ref.
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	aside := strings.TrimSuffix(lock, ".lock") + ".stale-" + hex.EncodeToString(rnd[:]) + ".lock"
-	if err := os.Rename(lock, aside); err != nil {
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	got, err := os.Lstat(aside)
-	if err == nil && os.SameFile(got, fi) {
-		os.Remove(aside)
-		return true
-	}
-	// We moved a fresh lock: put it back unless the name is taken again.
-	if os.Link(aside, lock) != nil {
-		os.Rename(aside, lock) // fails harmlessly where links are unsupported
-	}
-	os.Remove(aside)
-	return false
-}
 
 // refTx is one ref of an Update.
 type refTx struct {
@@ -146,9 +21,25 @@ type refTx struct {
 	inPacked bool // packed-refs has the ref
 }
 
+// txn is one Update in progress. Its steps run in order: newTxn checks the
+// request, checkTargets the objects, lock takes the locks, compare checks
+// the old values, stage writes the new ones into the locks, makeDurable
+// syncs them, publish renames them into place; release undoes what is left.
+type txn struct {
+	s       *repo
+	refs    []*refTx // sorted by name
+	deletes bool     // some update deletes a ref
+
+	packedPath    string
+	packedLock    *heldLock // taken when deletes
+	packed        *packedRefs
+	rewritePacked bool // packed-refs loses a deleted ref
+	lockedAt      time.Time
+}
+
 // Update applies updates as one compare-and-swap transaction with git's
 // lock-file protocol; see Store.Update.
-func (s *repo) Update(updates ...RefUpdate) (err error) {
+func (s *repo) Update(updates ...RefUpdate) error {
 	if len(updates) == 0 {
 		return nil
 	}
@@ -158,43 +49,72 @@ func (s *repo) Update(updates ...RefUpdate) (err error) {
 	if closed {
 		return errClosed
 	}
-
-	txs := make([]*refTx, len(updates))
-	deletes := false
-	for i, u := range updates {
-		if err := CheckRefName(u.Name); err != nil {
-			return fmt.Errorf("update refs: %w", err)
-		}
-		if u.Old != "" {
-			if _, err := parseOID(u.Old); err != nil {
-				return fmt.Errorf("update %s: old value: %w", u.Name, err)
-			}
-		}
-		if u.New != "" {
-			if _, err := parseOID(u.New); err != nil {
-				return fmt.Errorf("update %s: new value: %w", u.Name, err)
-			}
-		} else {
-			deletes = true
-		}
-		txs[i] = &refTx{RefUpdate: u, path: s.refPath(u.Name)}
+	tx, err := s.newTxn(updates)
+	if err != nil {
+		return err
 	}
-	sort.Slice(txs, func(i, j int) bool { return txs[i].Name < txs[j].Name })
-	for i := 1; i < len(txs); i++ {
-		if txs[i].Name == txs[i-1].Name {
-			return fmt.Errorf("update refs: %s appears twice: give each ref one update", txs[i].Name)
-		}
-	}
-
 	// Buffered objects are written and made durable before any lock is
 	// taken, so locks are held only for the ref files themselves.
 	if err := s.Sync(); err != nil {
 		return fmt.Errorf("update refs: %w", err)
 	}
-	// A ref may only name an object that exists.
+	if err := tx.checkTargets(); err != nil {
+		return err
+	}
+	defer tx.release()
+	if err := tx.lock(); err != nil {
+		return err
+	}
+	if err := tx.compare(); err != nil {
+		return err
+	}
+	files, err := tx.stage()
+	if err != nil {
+		return err
+	}
+	if err := tx.makeDurable(files); err != nil {
+		return err
+	}
+	return tx.publish()
+}
+
+// newTxn validates the updates: ref names, object ids, one update per ref.
+func (s *repo) newTxn(updates []RefUpdate) (*txn, error) {
+	tx := &txn{s: s, refs: make([]*refTx, len(updates)), packedPath: filepath.Join(s.path, "packed-refs")}
+	for i, u := range updates {
+		if err := CheckRefName(u.Name); err != nil {
+			return nil, fmt.Errorf("update refs: %w", err)
+		}
+		if u.Old != "" {
+			if _, err := parseOID(u.Old); err != nil {
+				return nil, fmt.Errorf("update %s: old value: %w", u.Name, err)
+			}
+		}
+		if u.New != "" {
+			if _, err := parseOID(u.New); err != nil {
+				return nil, fmt.Errorf("update %s: new value: %w", u.Name, err)
+			}
+		} else {
+			tx.deletes = true
+		}
+		tx.refs[i] = &refTx{RefUpdate: u, path: s.refPath(u.Name)}
+	}
+	sort.Slice(tx.refs, func(i, j int) bool { return tx.refs[i].Name < tx.refs[j].Name })
+	for i := 1; i < len(tx.refs); i++ {
+		if tx.refs[i].Name == tx.refs[i-1].Name {
+			return nil, fmt.Errorf("update refs: %s appears twice: give each ref one update", tx.refs[i].Name)
+		}
+	}
+	return tx, nil
+}
+
+// checkTargets refuses a ref that would name an object that does not exist.
+func (tx *txn) checkTargets() error {
+	s := tx.s
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	checked := map[OID]bool{}
-	for _, t := range txs {
+	for _, t := range tx.refs {
 		if t.New == "" || checked[t.New] {
 			continue
 		}
@@ -204,42 +124,51 @@ func (s *repo) Update(updates ...RefUpdate) (err error) {
 			err = fmt.Errorf("object %s: %w: write the object before pointing a ref at it", t.New, ErrNotFound)
 		}
 		if err != nil {
-			s.mu.Unlock()
 			return fmt.Errorf("update %s: %w", t.Name, err)
 		}
 	}
-	s.mu.Unlock()
+	return nil
+}
 
-	// Lock every ref in name order, then packed-refs (git's order).
-	deadline := time.Now().Add(s.opts.LockTimeout)
-	var packedLock *heldLock
-	defer func() {
-		for _, t := range txs {
-			t.lock.release()
-		}
-		packedLock.release()
-	}()
-	for _, t := range txs {
-		if t.lock, err = s.lockFile(t.path, t.Name, deadline); err != nil {
+// lock takes every ref's lock in name order, then packed-refs (git's order).
+func (tx *txn) lock() error {
+	deadline := time.Now().Add(tx.s.opts.LockTimeout)
+	for _, t := range tx.refs {
+		var err error
+		if t.lock, err = tx.s.lockFile(t.path, t.Name, deadline); err != nil {
 			return err
 		}
 	}
-	lockedAt := time.Now()
-	packedPath := filepath.Join(s.path, "packed-refs")
-	if deletes {
+	tx.lockedAt = time.Now()
+	if tx.deletes {
 		// Always, like git: a concurrent pack-refs could otherwise pack a
 		// ref we are about to delete.
-		if packedLock, err = s.lockFile(packedPath, "packed-refs", deadline); err != nil {
+		var err error
+		if tx.packedLock, err = tx.s.lockFile(tx.packedPath, "packed-refs", deadline); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Compare.
+// release removes every lock that is still held.
+func (tx *txn) release() {
+	for _, t := range tx.refs {
+		t.lock.release()
+	}
+	tx.packedLock.release()
+}
+
+// compare reads each ref's current value (loose, else packed) and checks it
+// against the expected old value, and git's directory/file rule for new refs.
+func (tx *txn) compare() error {
+	s := tx.s
 	packed, err := s.loadPacked()
 	if err != nil {
 		return fmt.Errorf("update refs: %w", err)
 	}
-	for _, t := range txs {
+	tx.packed = packed
+	for _, t := range tx.refs {
 		oid, target, found, err := s.readLoose(t.Name)
 		if err != nil {
 			return fmt.Errorf("update %s: %w", t.Name, err)
@@ -266,57 +195,65 @@ func (s *repo) Update(updates ...RefUpdate) (err error) {
 			}
 		}
 	}
+	return nil
+}
 
-	// Write the new values into the locks, and packed-refs without the
-	// deleted refs into its lock.
+// stage writes the new values into the ref locks, and packed-refs without
+// the deleted refs into its lock. It returns the files to make durable.
+func (tx *txn) stage() ([]*os.File, error) {
 	var files []*os.File
-	for _, t := range txs {
+	for _, t := range tx.refs {
 		if t.New == "" || t.New == t.cur {
 			continue
 		}
 		if _, err := t.lock.f.WriteString(string(t.New) + "\n"); err != nil {
-			return fmt.Errorf("update %s: write %s: %w", t.Name, t.lock.path, err)
+			return nil, fmt.Errorf("update %s: write %s: %w", t.Name, t.lock.path, err)
 		}
 		files = append(files, t.lock.f)
 	}
-	rewritePacked := false
-	if packedLock != nil {
-		drop := map[string]bool{}
-		for _, t := range txs {
-			if t.New == "" && t.inPacked {
-				drop[t.Name] = true
-			}
-		}
-		if len(drop) > 0 {
-			rewritePacked = true
-			if _, err := packedLock.f.Write(packed.without(drop)); err != nil {
-				return fmt.Errorf("update refs: write %s: %w", packedLock.path, err)
-			}
-			files = append(files, packedLock.f)
+	if tx.packedLock == nil {
+		return files, nil
+	}
+	drop := map[string]bool{}
+	for _, t := range tx.refs {
+		if t.New == "" && t.inPacked {
+			drop[t.Name] = true
 		}
 	}
+	if len(drop) > 0 {
+		tx.rewritePacked = true
+		if _, err := tx.packedLock.f.Write(tx.packed.without(drop)); err != nil {
+			return nil, fmt.Errorf("update refs: write %s: %w", tx.packedLock.path, err)
+		}
+		files = append(files, tx.packedLock.f)
+	}
+	return files, nil
+}
 
-	// Objects, then the new ref values, become durable before any rename.
-	if err := s.syncForUpdate(files); err != nil {
+// makeDurable syncs objects and the staged values before any rename, closes
+// the lock files, and checks that a lock held long enough to look stale is
+// still ours.
+func (tx *txn) makeDurable(files []*os.File) error {
+	if err := tx.s.syncForUpdate(files); err != nil {
 		return fmt.Errorf("update refs: sync: %w", err)
 	}
-	for _, t := range txs {
+	for _, t := range tx.refs {
 		if err := t.lock.f.Close(); err != nil {
 			return fmt.Errorf("update %s: close %s: %w", t.Name, t.lock.path, err)
 		}
 		t.lock.f = nil
 	}
-	if packedLock != nil {
-		if err := packedLock.f.Close(); err != nil {
-			return fmt.Errorf("update refs: close %s: %w", packedLock.path, err)
+	if tx.packedLock != nil {
+		if err := tx.packedLock.f.Close(); err != nil {
+			return fmt.Errorf("update refs: close %s: %w", tx.packedLock.path, err)
 		}
-		packedLock.f = nil
+		tx.packedLock.f = nil
 	}
 	// A lock held longer than half the stale age may have been broken by
 	// another process: make sure every lock is still ours.
-	if time.Since(lockedAt) > s.opts.StaleLockAge/2 {
-		all := []*heldLock{packedLock}
-		for _, t := range txs {
+	if tx.heldLong() {
+		all := []*heldLock{tx.packedLock}
+		for _, t := range tx.refs {
 			all = append(all, t.lock)
 		}
 		for _, l := range all {
@@ -325,48 +262,59 @@ func (s *repo) Update(updates ...RefUpdate) (err error) {
 			}
 		}
 	}
+	return nil
+}
 
-	// Publish: packed-refs first (so a deleted ref never shows its old
-	// packed value), then each loose ref.
+// heldLong reports whether the locks have been held long enough for another
+// process to judge them stale.
+func (tx *txn) heldLong() bool { return time.Since(tx.lockedAt) > tx.s.opts.StaleLockAge/2 }
+
+// publish renames packed-refs first (so a deleted ref never shows its old
+// packed value), then each loose ref, and syncs the directories.
+func (tx *txn) publish() error {
 	dirs := map[string]bool{}
-	if rewritePacked {
-		if err := os.Rename(packedLock.path, packedPath); err != nil {
+	if tx.rewritePacked {
+		if err := os.Rename(tx.packedLock.path, tx.packedPath); err != nil {
 			return fmt.Errorf("update refs: replace packed-refs: %w", err)
 		}
-		packedLock.done = true
-		dirs[s.path] = true
+		tx.packedLock.done = true
+		dirs[tx.s.path] = true
 	}
-	for i, t := range txs {
-		var err error
-		switch {
-		case t.New == "":
-			if t.loose {
-				if err = os.Remove(t.path); err != nil && errors.Is(err, fs.ErrNotExist) {
-					err = nil
-				}
-			}
-			if err == nil {
-				t.lock.release()
-			}
-		case t.New == t.cur:
-			t.lock.release()
-		default:
-			// Re-check just before the rename when the lock is old enough
-			// for another process to have judged it stale: renaming a lock
-			// someone else took could publish their unwritten value.
-			if time.Since(lockedAt) > s.opts.StaleLockAge/2 && !t.lock.owned() {
-				err = fmt.Errorf("lock %s was removed as stale by another process: %w: retry the update", t.lock.path, ErrLocked)
-			} else if err = os.Rename(t.lock.path, t.path); err == nil {
-				t.lock.done = true
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("update refs: %s: %w (%d of %d refs were updated)", t.Name, err, i, len(txs))
+	for i, t := range tx.refs {
+		if err := tx.publishRef(t); err != nil {
+			return fmt.Errorf("update refs: %s: %w (%d of %d refs were updated)", t.Name, err, i, len(tx.refs))
 		}
 		dirs[filepath.Dir(t.path)] = true
 	}
-	if err := s.syncDirs(dirs); err != nil {
+	if err := tx.s.syncDirs(dirs); err != nil {
 		return fmt.Errorf("update refs: sync: %w", err)
+	}
+	return nil
+}
+
+// publishRef deletes, keeps or renames one ref's lock into place.
+func (tx *txn) publishRef(t *refTx) error {
+	switch {
+	case t.New == "":
+		if t.loose {
+			if err := os.Remove(t.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		t.lock.release()
+	case t.New == t.cur:
+		t.lock.release()
+	default:
+		// Re-check just before the rename when the lock is old enough for
+		// another process to have judged it stale: renaming a lock someone
+		// else took could publish their unwritten value.
+		if tx.heldLong() && !t.lock.owned() {
+			return fmt.Errorf("lock %s was removed as stale by another process: %w: retry the update", t.lock.path, ErrLocked)
+		}
+		if err := os.Rename(t.lock.path, t.path); err != nil {
+			return err
+		}
+		t.lock.done = true
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/gitstore/gitobj"
 )
 
 // Issue is one problem Check found in the stored receipts.
@@ -25,7 +25,7 @@ func (i Issue) String() string {
 
 type stored struct {
 	path string
-	blob gitstore.OID
+	blob gitobj.OID
 }
 
 // Check reads every session chain and every index chain and reports what
@@ -44,7 +44,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing receipt sessions: %w", err)
 	}
-	inSession := map[string]gitstore.OID{}
+	inSession := map[string]gitobj.OID{}
 	for _, ref := range sessions {
 		session := strings.TrimPrefix(ref.Name, SessionRefPrefix)
 		items, err := l.chainTree(ref.OID, ref.Name, add)
@@ -116,25 +116,25 @@ func (l *Ledger) Check() ([]Issue, error) {
 
 // chainTree returns the receipts in the tree of a chain's tip, keyed by id,
 // with their paths; tree entries that do not fit the layout are reported.
-func (l *Ledger) chainTree(tip gitstore.OID, ref string, add func(ref, id, format string, args ...any)) (map[string]stored, error) {
+func (l *Ledger) chainTree(tip gitobj.OID, ref string, add func(ref, id, format string, args ...any)) (map[string]stored, error) {
 	c, err := l.store.Commit(tip)
 	if err != nil {
 		return nil, fmt.Errorf("reading receipt commit %s: %w", tip, err)
 	}
 	out := map[string]stored{}
-	var walk func(tree gitstore.OID, prefix string, depth int) error
-	walk = func(tree gitstore.OID, prefix string, depth int) error {
+	var walk func(tree gitobj.OID, prefix string, depth int) error
+	walk = func(tree gitobj.OID, prefix string, depth int) error {
 		entries, err := l.store.Tree(tree)
 		if err != nil {
 			return fmt.Errorf("reading receipt tree %s: %w", tree, err)
 		}
 		for _, e := range entries {
 			switch {
-			case depth < 2 && e.Mode == gitstore.ModeDir:
+			case depth < 2 && e.Mode == gitobj.ModeDir:
 				if err := walk(e.OID, prefix+e.Name+"/", depth+1); err != nil {
 					return err
 				}
-			case depth == 2 && e.Mode != gitstore.ModeDir && strings.HasSuffix(e.Name, ".json"):
+			case depth == 2 && e.Mode != gitobj.ModeDir && strings.HasSuffix(e.Name, ".json"):
 				out[strings.TrimSuffix(e.Name, ".json")] = stored{path: prefix + e.Name, blob: e.OID}
 			default:
 				add(ref, prefix+e.Name, "unexpected entry in the receipt tree")

@@ -1,8 +1,10 @@
 package sourcespec
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // A header value is literal text with ${NAME} references, NAME being
@@ -38,11 +40,11 @@ func ParseRefs(v string) ([]Part, error) {
 		case '{':
 			end := strings.IndexByte(v[i+2:], '}')
 			if end < 0 {
-				return nil, fmt.Errorf("unterminated ${ at byte %d; write ${NAME}, or $${ for a literal ${", i)
+				return nil, errors.New(`unterminated ${ (write ${NAME}, or $${ for a literal "${")`)
 			}
 			name := v[i+2 : i+2+end]
 			if !ValidEnvName(name) {
-				return nil, fmt.Errorf("invalid variable name %q at byte %d; names are letters, digits and _, not starting with a digit", name, i)
+				return nil, fmt.Errorf("malformed reference ${%s}: names are letters, digits and _, not starting with a digit", truncate(name, 40))
 			}
 			flush()
 			parts = append(parts, Part{Text: name, Ref: true})
@@ -141,4 +143,15 @@ func ValidHeaderName(s string) bool {
 		}
 	}
 	return true
+}
+
+// truncate shortens s to at most n bytes (on a rune boundary), marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }

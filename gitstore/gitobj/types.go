@@ -94,26 +94,16 @@ func (e *ConflictError) Error() string {
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
-// Store is a bare git repository used as readproof's evidence store.
-//
-// A Store is safe for use by several goroutines; several processes may use
-// the same repository at once.
-type Store interface {
+// Reader is the read-only half of a Store: objects and refs, no writes.
+// Packages that only check or show a store (storecheck) are given a Reader.
+type Reader interface {
 	// Path is the repository directory.
 	Path() string
 
-	// PutBlob writes data as a blob and returns its id. Writing bytes that
-	// are already stored writes nothing.
-	PutBlob(data []byte) (OID, error)
 	// Blob returns a blob's bytes, or ErrNotFound.
 	Blob(id OID) ([]byte, error)
-	// PutTree writes a tree. Entries may come in any order; PutTree sorts
-	// them in git order and refuses names git fsck would flag.
-	PutTree(entries []TreeEntry) (OID, error)
 	// Tree returns a tree's entries in git order, or ErrNotFound.
 	Tree(id OID) ([]TreeEntry, error)
-	// PutCommit writes a commit.
-	PutCommit(c Commit) (OID, error)
 	// Commit returns a decoded commit, or ErrNotFound.
 	Commit(id OID) (Commit, error)
 	// RawObject returns an object's type ("blob", "tree", "commit", "tag")
@@ -127,6 +117,24 @@ type Store interface {
 	Ref(name string) (OID, error)
 	// Refs lists the refs whose names start with prefix, sorted by name.
 	Refs(prefix string) ([]Ref, error)
+}
+
+// Store is a bare git repository used as readproof's evidence store.
+//
+// A Store is safe for use by several goroutines; several processes may use
+// the same repository at once.
+type Store interface {
+	Reader
+
+	// PutBlob writes data as a blob and returns its id. Writing bytes that
+	// are already stored writes nothing.
+	PutBlob(data []byte) (OID, error)
+	// PutTree writes a tree. Entries may come in any order; PutTree sorts
+	// them in git order and refuses names git fsck would flag.
+	PutTree(entries []TreeEntry) (OID, error)
+	// PutCommit writes a commit.
+	PutCommit(c Commit) (OID, error)
+
 	// Update applies the updates as one compare-and-swap transaction: it
 	// locks every ref (git's <ref>.lock protocol), checks every Old value,
 	// makes all objects durable, then renames the new values into place.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/store"
 )
 
@@ -103,7 +104,7 @@ func codeOf(ctx context.Context, err error) int {
 		return ExitInterrupted
 	case errors.Is(err, store.ErrMismatch):
 		return ExitMismatch
-	case errors.Is(err, identity.ErrInvalid):
+	case errors.Is(err, identity.ErrInvalid), errors.Is(err, keyloc.ErrConfig):
 		return ExitUsage
 	}
 	return ExitError
@@ -154,20 +155,25 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // them. A new command is added here, in its group; its file holds the
 // cli.Command (flags and a tiny adapter) and its runX function.
 func commandList() []*cli.Command {
-	return []*cli.Command{
-		// Documents: declare sources, read them, tag snapshots, watch drift.
-		initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(), tagCommand(), statusCommand(),
-		// Runs: record what a piece of work reads, and look at it again.
-		runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand(),
-		// Proof: evidence, signing keys, proof of read, tool receipts.
-		evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand(), execCommand(),
-		// Store upkeep and git integration.
-		verifyCommand(), gcCommand(), hooksCommand(),
-		// Sharing: remotes, push, pull, clone, conflicts.
-		remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand(),
-		// Agents: the MCP server.
-		mcpCommand(),
+	var cs []*cli.Command
+	for _, g := range []struct {
+		category string
+		commands []*cli.Command
+	}{
+		{"documents", []*cli.Command{initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(), tagCommand(), statusCommand()}},
+		{"runs", []*cli.Command{runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand()}},
+		{"proof", []*cli.Command{evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand(), execCommand()}},
+		{"store", []*cli.Command{verifyCommand(), gcCommand(), hooksCommand()}},
+		// hook is run by the guarded shared remote's pre-receive hook.
+		{"sharing", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
+		{"agents", []*cli.Command{mcpCommand()}},
+	} {
+		for _, c := range g.commands {
+			c.Category = g.category
+		}
+		cs = append(cs, g.commands...)
 	}
+	return cs
 }
 
 // permute moves flags after positional arguments to where urfave/cli v2

@@ -29,6 +29,7 @@ type env struct {
 	// policy file: then it must exist (only init creates it).
 	policyNamed bool
 	storePath   string
+	storeNamed  bool // --store or READPROOF_STORE named the store
 }
 
 func newEnv(c *cli.Context) (*env, error) {
@@ -45,6 +46,7 @@ func newEnv(c *cli.Context) (*env, error) {
 	}
 	e.policyPath = abs
 	s := c.String("store")
+	e.storeNamed = s != ""
 	if s == "" {
 		s = store.DefaultPath(filepath.Dir(abs))
 	}
@@ -132,15 +134,6 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 		return opts, err
 	}
 	return opts, nil
-}
-
-// withStore runs fn with an open store.
-func withStore(c *cli.Context, fn func(*env, *store.Store) error) error {
-	e, err := newEnv(c)
-	if err != nil {
-		return err
-	}
-	return e.withStore(func(s *store.Store) error { return fn(e, s) })
 }
 
 // withEnv is the adapter from a cli.Context to a command's run function:

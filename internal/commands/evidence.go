@@ -4,6 +4,7 @@ package commands
 // (docs/evidence.md).
 
 import (
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -18,7 +19,9 @@ import (
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/receipts"
 )
@@ -39,7 +42,7 @@ func evidenceCommand() *cli.Command {
 					&cli.BoolFlag{Name: "with-content", Usage: "embed the delivered bytes (content_b64)"},
 					&cli.StringFlag{Name: "out", Usage: "write the bundle to FILE (atomically) instead of stdout"},
 					&cli.BoolFlag{Name: "sign", Usage: "wrap the statement in a DSSE envelope signed with the ed25519 signing key"},
-					&cli.StringFlag{Name: "key", Usage: "the signing key for --sign (default: " + SigningKeyEnv + ", else [signing] key, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"},
+					&cli.StringFlag{Name: "key", Usage: "the signing key for --sign (default: " + keyloc.SigningKeyEnv + ", else [signing] key, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"},
 				},
 				Action: evidenceExport,
 			},
@@ -74,44 +77,8 @@ func evidenceExport(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "RUN|MANIFEST [--with-content] [--out FILE] [--sign [--key PATH]]"); err != nil {
 		return err
 	}
-	if c.String("key") != "" && !c.Bool("sign") {
-		return usageError("evidence export: --key names the key for --sign; add --sign")
-	}
-	return withStore(c, func(e *env, s *store.Store) error {
-		var key evidence.Key
-		if c.Bool("sign") {
-			k, err := loadSigningKey(c.String("key"), e, s.Policy())
-			if err != nil {
-				return err
-			}
-			key = k
-		}
-		data, st, err := s.ExportEvidence(c.Args().First(), store.EvidenceOptions{WithContent: c.Bool("with-content"), ExporterVersion: Version})
-		if err != nil {
-			return err
-		}
-		if c.Bool("sign") {
-			if data, err = key.SignEnvelope(data); err != nil {
-				return err
-			}
-		}
-		out := c.String("out")
-		if out == "" {
-			_, err := e.out.Write(data)
-			return err
-		}
-		if err := writeFileAtomic(out, data); err != nil {
-			return err
-		}
-		p := st.Predicate
-		signed := ""
-		if c.Bool("sign") {
-			signed = ", signed by " + key.Fingerprint()
-		}
-		e.say("readproof: wrote evidence for run %s (manifest %s, %s, merkle root %s%s) to %s",
-			p.RunID, p.ManifestID, countWord(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
-		return nil
-	})
+	opts := evidenceExportOptions{Key: c.String("key"), Sign: c.Bool("sign"), WithContent: c.Bool("with-content"), Out: c.String("out")}
+	return withEnv(c, func(e *env) error { return runEvidenceExport(c.Context, e, opts, c.Args().Slice()) })
 }
 
 func countWord(n int, one, many string) string {
@@ -182,68 +149,8 @@ func evidenceVerify(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "FILE [--offline] [--trusted-keys FILE] [--require-signature] [--store DIR]"); err != nil {
 		return err
 	}
-	e, err := newEnv(c)
-	if err != nil {
-		return err
-	}
-	data, err := readBundle(c, c.Args().First())
-	if err != nil {
-		return err
-	}
-	pol, err := e.loadPolicy()
-	if err != nil {
-		return err
-	}
-	trustPath := c.String("trusted-keys")
-	if trustPath == "" {
-		trustPath = pol.AllowedSigners
-	}
-	keys, signers, err := loadTrust(trustPath)
-	if err != nil {
-		return err
-	}
-	offline := c.Bool("offline")
-	var rep evidence.Report
-	if offline {
-		rep, err = evidence.Verify(data, evidence.VerifyOptions{Offline: true, TrustedKeys: keys, RequireSignature: c.Bool("require-signature")})
-	} else {
-		s, oerr := e.open()
-		if oerr != nil {
-			if errors.Is(oerr, store.ErrNotInitialized) {
-				return withCode(ExitCannotCheck, hint.With(oerr, "point --store at the store or a clone of it (git clone works), or check the file alone with --offline"))
-			}
-			return withCode(ExitCannotCheck, oerr)
-		}
-		defer s.Close()
-		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: c.Bool("require-signature")}
-		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {
-			return withCode(ExitCannotCheck, err)
-		}
-		rep, err = s.VerifyEvidence(data, opts)
-	}
-	if err != nil {
-		return withCode(ExitCannotCheck, err)
-	}
-	if e.json {
-		j := verifyJSON{OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
-		for _, c := range rep.Checks {
-			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail})
-		}
-		if j.OK {
-			j.Summary = rep.Summary()
-		}
-		if err := printJSON(e.out, j); err != nil {
-			return err
-		}
-	} else if rep.OK() {
-		fmt.Fprintln(e.out, rep.Summary())
-	} else {
-		fmt.Fprint(e.out, rep.Listing())
-	}
-	if !rep.OK() {
-		return withCode(ExitMismatch, hint.With(rep.Err(), verifyHint(rep, len(keys) > 0)))
-	}
-	return nil
+	opts := evidenceVerifyOptions{TrustedKeys: c.String("trusted-keys"), Offline: c.Bool("offline"), RequireSignature: c.Bool("require-signature")}
+	return withEnv(c, func(e *env) error { return runEvidenceVerify(c.Context, e, opts, c.Args().Slice()) })
 }
 
 // verifyHint reads the pattern of failing checks.
@@ -274,10 +181,10 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 }
 
 // readBundle reads FILE, or stdin for "-".
-func readBundle(c *cli.Context, name string) ([]byte, error) {
+func readBundle(stdin io.Reader, name string) ([]byte, error) {
 	var r io.Reader
 	if name == "-" {
-		r = c.App.Reader
+		r = stdin
 		if r == nil {
 			r = os.Stdin
 		}
@@ -336,10 +243,10 @@ func loadTrust(path string) ([]ed25519.PublicKey, evidence.AllowedSigners, error
 // ($READPROOF_RECEIPTS_KEY, else [receipts] key), through the same lookup
 // the receipts commands use; nil when none is.
 func loadReceiptsKey(e *env, pol *policy.File) (*receipts.Key, error) {
-	if os.Getenv(receiptKeyEnv) == "" && (pol == nil || pol.ReceiptsKey == "") {
+	if !keyloc.ReceiptsConfigured(pol) {
 		return nil, nil
 	}
-	k, _, err := loadReceiptKey(e, pol, "")
+	k, _, err := keyloc.LoadReceipts("", e.storePath, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -350,8 +257,78 @@ func verifyCommit(c *cli.Context) error {
 	if err := needArgs(c, 1, -1, "RUN|MANIFEST... [--allowed-signers FILE]"); err != nil {
 		return err
 	}
-	return withStore(c, func(e *env, s *store.Store) error {
-		path := c.String("allowed-signers")
+	opts := verifyCommitOptions{AllowedSigners: c.String("allowed-signers")}
+	return withEnv(c, func(e *env) error { return runVerifyCommit(c.Context, e, opts, c.Args().Slice()) })
+}
+
+func isSignatureError(err error) bool {
+	for _, target := range []error{evidence.ErrNotSigned, evidence.ErrBadSignature, evidence.ErrUntrustedKey, evidence.ErrKeyNotValid} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// evidenceExportOptions are the flags of `readproof evidence export`.
+type evidenceExportOptions struct {
+	Key         string
+	Sign        bool
+	WithContent bool
+	Out         string
+}
+
+// runEvidenceExport is `readproof evidence export`.
+func runEvidenceExport(_ context.Context, e *env, opts evidenceExportOptions, args []string) error {
+	if opts.Key != "" && !opts.Sign {
+		return usageError("evidence export: --key names the key for --sign; add --sign")
+	}
+	return e.withStore(func(s *store.Store) error {
+		var key evidence.Key
+		if opts.Sign {
+			k, err := keyloc.LoadSigning(opts.Key, e.storePath, s.Policy())
+			if err != nil {
+				return err
+			}
+			key = k
+		}
+		data, st, err := s.ExportEvidence(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: Version})
+		if err != nil {
+			return err
+		}
+		if opts.Sign {
+			if data, err = key.SignEnvelope(data); err != nil {
+				return err
+			}
+		}
+		out := opts.Out
+		if out == "" {
+			_, err := e.out.Write(data)
+			return err
+		}
+		if err := writeFileAtomic(out, data); err != nil {
+			return err
+		}
+		p := st.Predicate
+		signed := ""
+		if opts.Sign {
+			signed = ", signed by " + key.Fingerprint()
+		}
+		e.say("readproof: wrote evidence for run %s (manifest %s, %s, merkle root %s%s) to %s",
+			p.RunID, p.ManifestID, countWord(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
+		return nil
+	})
+}
+
+// verifyCommitOptions are the flags of `readproof verify-commit`.
+type verifyCommitOptions struct {
+	AllowedSigners string
+}
+
+// runVerifyCommit is `readproof verify-commit`.
+func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		path := opts.AllowedSigners
 		if path == "" {
 			path = s.Policy().AllowedSigners
 		}
@@ -368,7 +345,7 @@ func verifyCommit(c *cli.Context) error {
 		}
 		var results []any
 		bad := 0
-		for _, target := range c.Args().Slice() {
+		for _, target := range args {
 			sig, err := s.VerifyManifestSignature(target, signers)
 			if err != nil && !isSignatureError(err) {
 				return err
@@ -394,17 +371,80 @@ func verifyCommit(c *cli.Context) error {
 			}
 		}
 		if bad > 0 {
-			return withCode(ExitMismatch, fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, c.Args().Len()))
+			return withCode(ExitMismatch, fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, len(args)))
 		}
 		return nil
 	})
 }
 
-func isSignatureError(err error) bool {
-	for _, target := range []error{evidence.ErrNotSigned, evidence.ErrBadSignature, evidence.ErrUntrustedKey, evidence.ErrKeyNotValid} {
-		if errors.Is(err, target) {
-			return true
-		}
+// evidenceVerifyOptions are the flags of `readproof evidence verify`.
+type evidenceVerifyOptions struct {
+	TrustedKeys      string
+	Offline          bool
+	RequireSignature bool
+}
+
+// runEvidenceVerify is `readproof evidence verify`.
+func runEvidenceVerify(_ context.Context, e *env, opts evidenceVerifyOptions, args []string) error {
+	data, err := readBundle(e.in, args[0])
+	if err != nil {
+		return err
 	}
-	return false
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	trustPath := opts.TrustedKeys
+	if trustPath == "" {
+		trustPath = pol.AllowedSigners
+	}
+	keys, signers, err := loadTrust(trustPath)
+	if err != nil {
+		return err
+	}
+	offline := opts.Offline
+	var rep evidence.Report
+	if offline {
+		rep, err = evidence.Verify(data, evidence.VerifyOptions{Offline: true, TrustedKeys: keys, RequireSignature: opts.RequireSignature})
+	} else {
+		s, oerr := e.open()
+		if oerr != nil {
+			if errors.Is(oerr, store.ErrNotInitialized) {
+				return withCode(ExitCannotCheck, hint.With(oerr, "point --store at the store or a clone of it (git clone works), or check the file alone with --offline"))
+			}
+			return withCode(ExitCannotCheck, oerr)
+		}
+		defer s.Close()
+		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: opts.RequireSignature}
+		if keys, _, kerr := proofread.LoadKeys("", s); kerr == nil {
+			opts.ProbeKeys = &keys // the verdict record's MAC is checked when the key is at hand
+		}
+		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {
+			return withCode(ExitCannotCheck, err)
+		}
+		rep, err = s.VerifyEvidence(data, opts)
+	}
+	if err != nil {
+		return withCode(ExitCannotCheck, err)
+	}
+	if e.json {
+		j := verifyJSON{OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
+		for _, c := range rep.Checks {
+			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail})
+		}
+		if j.OK {
+			j.Summary = rep.Summary()
+		}
+		if err := printJSON(e.out, j); err != nil {
+			return err
+		}
+	} else if rep.OK() {
+		fmt.Fprintln(e.out, rep.Summary())
+	} else {
+		fmt.Fprint(e.out, rep.Listing())
+	}
+	if !rep.OK() {
+		return withCode(ExitMismatch, hint.With(rep.Err(), verifyHint(rep, len(keys) > 0)))
+	}
+	return nil
 }

@@ -36,71 +36,8 @@ func execCommand() *cli.Command {
 }
 
 func execAction(c *cli.Context) error {
-	argv := c.Args().Slice()
-	if len(argv) == 0 {
-		return withCode(ExitUsage, hint.With(errors.New("exec: no command given"), "usage: readproof exec --session S [--run R] -- COMMAND [ARGS...]"))
-	}
-	session, err := receiptSession(c)
-	if err != nil {
-		return err
-	}
-	run, err := receiptRun(c)
-	if err != nil {
-		return err
-	}
-	tool := c.String("tool")
-	return withReceipts(c, true, func(rc *receiptsCtx) error {
-		issuer := receipts.NewIssuer(rc.key, rc.ledger)
-		// Check every field before the command runs: a command must not run
-		// when its receipt could not be sealed.
-		draft := receipts.Call{Session: session, Run: run, Tool: tool, Args: receipts.ArgvArgs(argv), Result: receipts.BytesResult(nil)}
-		if _, err := issuer.Seal(draft); err != nil {
-			return withCode(ExitUsage, err)
-		}
-		// ... and that the store takes the receipt: objects can be written
-		// and the receipt refs' locks can be taken.
-		if err := preflightReceipt(rc.env, rc.store, session, "exec: the command was not run"); err != nil {
-			return err
-		}
-		// From here on readproof must outlive the command: signals it
-		// receives go to the command, and are caught until the receipt is
-		// stored. The context is never cancelled for the same reason.
-		sigs, stopSignals := brokerSignals()
-		defer stopSignals()
-		if err := c.Context.Err(); err != nil {
-			return withCode(ExitInterrupted, fmt.Errorf("exec: interrupted before the command started: %w", err))
-		}
-		ctx := context.WithoutCancel(c.Context)
-		stderr := &lastByteWriter{w: c.App.ErrWriter}
-		res, xerr := receipts.Exec(ctx, receipts.ExecOptions{
-			Argv: argv, Stdin: c.App.Reader, Stdout: c.App.Writer, Stderr: stderr, Signals: sigs,
-		})
-		if stderr.n > 0 && stderr.last != '\n' {
-			// readproof's own lines start on a line of their own; the
-			// command's bytes before them are unchanged.
-			fmt.Fprintln(rc.err)
-		}
-		call := receipts.CommandCall(session, run, argv, res)
-		call.Tool = tool
-		r, ierr := issuer.Issue(ctx, call)
-		if xerr != nil {
-			fmt.Fprintf(rc.err, "readproof: exec: %s\n", xerr)
-		}
-		if ierr != nil {
-			return hint.With(fmt.Errorf("the command ran (%s) but its receipt could not be recorded: %w", execOutcome(res), ierr),
-				"the call has no receipt: run it again once the store is writable")
-		}
-		fmt.Fprintf(rc.err, "readproof: receipt %s (%s)\n", r.ID, execOutcome(res))
-		if name := c.String("json-receipt"); name != "" {
-			if err := os.WriteFile(name, r.Encode(), 0o644); err != nil {
-				return fmt.Errorf("receipt %s is stored, but writing it to --json-receipt %s failed: %w", r.ID, name, err)
-			}
-		}
-		if res.ExitCode == 0 {
-			return nil
-		}
-		return withCode(res.ExitCode, errQuiet)
-	})
+	opts := execOptions{Session: c.String("session"), Run: c.String("run"), Tool: c.String("tool"), Key: c.String("key"), JSONReceipt: c.String("json-receipt")}
+	return withEnv(c, func(e *env) error { return runExec(c.Context, e, opts, c.Args().Slice()) })
 }
 
 // execOutcome describes how a command ended, for the receipt line.
@@ -159,3 +96,81 @@ func preflightReceipt(e *env, st *store.Store, session, what string) error {
 // receiptIDDigits are the first digits a receipt id can start with
 // (receipts' id alphabet); each picks one index chain.
 const receiptIDDigits = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// execOptions are the flags of `readproof exec`.
+type execOptions struct {
+	Session     string
+	Run         string
+	Tool        string
+	Key         string
+	JSONReceipt string
+}
+
+// runExec is `readproof exec`.
+func runExec(ctx context.Context, e *env, opts execOptions, args []string) error {
+	argv := args
+	if len(argv) == 0 {
+		return withCode(ExitUsage, hint.With(errors.New("exec: no command given"), "usage: readproof exec --session S [--run R] -- COMMAND [ARGS...]"))
+	}
+	session, err := receiptSession("exec", opts.Session)
+	if err != nil {
+		return err
+	}
+	run, err := receiptRun(opts.Run)
+	if err != nil {
+		return err
+	}
+	tool := opts.Tool
+	return e.withReceipts(opts.Key, true, func(rc *receiptsCtx) error {
+		issuer := receipts.NewIssuer(rc.key, rc.ledger)
+		// Check every field before the command runs: a command must not run
+		// when its receipt could not be sealed.
+		draft := receipts.Call{Session: session, Run: run, Tool: tool, Args: receipts.ArgvArgs(argv), Result: receipts.BytesResult(nil)}
+		if _, err := issuer.Seal(draft); err != nil {
+			return withCode(ExitUsage, err)
+		}
+		// ... and that the store takes the receipt: objects can be written
+		// and the receipt refs' locks can be taken.
+		if err := preflightReceipt(rc.env, rc.store, session, "exec: the command was not run"); err != nil {
+			return err
+		}
+		// From here on readproof must outlive the command: signals it
+		// receives go to the command, and are caught until the receipt is
+		// stored. The context is never cancelled for the same reason.
+		sigs, stopSignals := brokerSignals()
+		defer stopSignals()
+		if err := ctx.Err(); err != nil {
+			return withCode(ExitInterrupted, fmt.Errorf("exec: interrupted before the command started: %w", err))
+		}
+		ctx := context.WithoutCancel(ctx)
+		stderr := &lastByteWriter{w: e.err}
+		res, xerr := receipts.Exec(ctx, receipts.ExecOptions{
+			Argv: argv, Stdin: e.in, Stdout: e.out, Stderr: stderr, Signals: sigs,
+		})
+		if stderr.n > 0 && stderr.last != '\n' {
+			// readproof's own lines start on a line of their own; the
+			// command's bytes before them are unchanged.
+			fmt.Fprintln(rc.err)
+		}
+		call := receipts.CommandCall(session, run, argv, res)
+		call.Tool = tool
+		r, ierr := issuer.Issue(ctx, call)
+		if xerr != nil {
+			fmt.Fprintf(rc.err, "readproof: exec: %s\n", xerr)
+		}
+		if ierr != nil {
+			return hint.With(fmt.Errorf("the command ran (%s) but its receipt could not be recorded: %w", execOutcome(res), ierr),
+				"the call has no receipt: run it again once the store is writable")
+		}
+		fmt.Fprintf(rc.err, "readproof: receipt %s (%s)\n", r.ID, execOutcome(res))
+		if name := opts.JSONReceipt; name != "" {
+			if err := os.WriteFile(name, r.Encode(), 0o644); err != nil {
+				return fmt.Errorf("receipt %s is stored, but writing it to --json-receipt %s failed: %w", r.ID, name, err)
+			}
+		}
+		if res.ExitCode == 0 {
+			return nil
+		}
+		return withCode(res.ExitCode, errQuiet)
+	})
+}

@@ -4,6 +4,7 @@ package commands
 // stock git (gitstore.GC).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -37,36 +38,8 @@ func gcCommand() *cli.Command {
 			if err := needArgs(c, 0, 0, "[--grace 2w]"); err != nil {
 				return err
 			}
-			grace, now, err := parseGrace(c.String("grace"))
-			if err != nil {
-				return withCode(ExitUsage, hint.With(err, "write a duration such as 1h, 3d or 2w, or now"))
-			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				if now || grace < minSafeGrace {
-					e.say("readproof: warning: a grace period under %s can remove objects another readproof process is about to reference; use it only when nothing else writes to the store", minSafeGrace)
-				}
-				res, err := s.GC(c.Context, gitstore.GCOptions{Grace: grace, PruneNow: now})
-				if errors.Is(err, gitstore.ErrGitMissing) {
-					return hint.With(err, "install git: readproof gc runs `git gc --prune=<date>`")
-				}
-				if err != nil {
-					return err
-				}
-				if e.json {
-					return printJSON(e.out, map[string]any{
-						"store": s.Path(), "grace": graceString(grace, now), "cutoff": res.Cutoff,
-						"before": res.Before, "after": res.After,
-						"bytes_before": res.Before.Bytes(), "bytes_after": res.After.Bytes(),
-					})
-				}
-				removed := "unreachable objects older than " + graceString(grace, now)
-				if now {
-					removed = "every unreachable object"
-				}
-				fmt.Fprintf(e.out, "Packed the store: %d objects in %d pack(s), %d loose; %s -> %s; removed %s\n",
-					res.After.Packed, res.After.Packs, res.After.Loose, sizeString(res.Before.Bytes()), sizeString(res.After.Bytes()), removed)
-				return nil
-			})
+			opts := gcOptions{Grace: c.String("grace")}
+			return withEnv(c, func(e *env) error { return runGC(c.Context, e, opts) })
 		},
 	}
 }
@@ -122,4 +95,43 @@ func sizeString(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// gcOptions are the flags of `readproof gc`.
+type gcOptions struct {
+	Grace string
+}
+
+// runGC is `readproof gc`.
+func runGC(ctx context.Context, e *env, opts gcOptions) error {
+	grace, now, err := parseGrace(opts.Grace)
+	if err != nil {
+		return withCode(ExitUsage, hint.With(err, "write a duration such as 1h, 3d or 2w, or now"))
+	}
+	return e.withStore(func(s *store.Store) error {
+		if now || grace < minSafeGrace {
+			e.say("readproof: warning: a grace period under %s can remove objects another readproof process is about to reference; use it only when nothing else writes to the store", minSafeGrace)
+		}
+		res, err := s.GC(ctx, gitstore.GCOptions{Grace: grace, PruneNow: now})
+		if errors.Is(err, gitstore.ErrGitMissing) {
+			return hint.With(err, "install git: readproof gc runs `git gc --prune=<date>`")
+		}
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, map[string]any{
+				"store": s.Path(), "grace": graceString(grace, now), "cutoff": res.Cutoff,
+				"before": res.Before, "after": res.After,
+				"bytes_before": res.Before.Bytes(), "bytes_after": res.After.Bytes(),
+			})
+		}
+		removed := "unreachable objects older than " + graceString(grace, now)
+		if now {
+			removed = "every unreachable object"
+		}
+		fmt.Fprintf(e.out, "Packed the store: %d objects in %d pack(s), %d loose; %s -> %s; removed %s\n",
+			res.After.Packed, res.After.Packs, res.After.Loose, sizeString(res.Before.Bytes()), sizeString(res.After.Bytes()), removed)
+		return nil
+	})
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -50,18 +51,7 @@ func getCommand() *cli.Command {
 			if err := needArgs(c, 1, 1, "URI[@TAG]"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				d, err := s.Resolve(c.Context, c.Args().First())
-				if err != nil {
-					return err
-				}
-				if e.json {
-					return printJSON(e.out, toDeliveryJSON(d))
-				}
-				e.say("readproof: %s", provenanceLine(d))
-				_, err = e.out.Write(d.Content)
-				return err
-			})
+			return withEnv(c, func(e *env) error { return runGet(c.Context, e, c.Args().Slice()) })
 		},
 	}
 }
@@ -75,62 +65,7 @@ func inspectCommand() *cli.Command {
 			if err := needArgs(c, 1, 1, "URI[@TAG]"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				in, err := s.Inspect(c.Args().First())
-				if err != nil {
-					return err
-				}
-				if e.json {
-					return printJSON(e.out, in)
-				}
-				tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-				ref := in.URI
-				if in.Ref != "" {
-					ref += "@" + in.Ref
-				}
-				fmt.Fprintf(tw, "uri:\t%s\n", ref)
-				if in.Definition != nil {
-					src := in.Definition.Source // redacted when stored
-					fmt.Fprintf(tw, "source:\t%s · %s\n", src.Type, src.Describe())
-					for _, k := range manifest.SortedKeys(src.Headers) {
-						fmt.Fprintf(tw, "header:\t%s: %s\n", k, src.Headers[k])
-					}
-					if src.TokenEnv != "" {
-						fmt.Fprintf(tw, "token:\tfrom $%s\n", src.TokenEnv)
-					}
-					fmt.Fprintf(tw, "policy:\t%s\n", describePolicy(in.Definition.Policy))
-					if in.Definition.ContentType != "" {
-						fmt.Fprintf(tw, "content type:\t%s (declared)\n", in.Definition.ContentType)
-					}
-					if in.Definition.Description != "" {
-						fmt.Fprintf(tw, "description:\t%s\n", in.Definition.Description)
-					}
-				} else {
-					fmt.Fprintf(tw, "declared:\tno\n")
-				}
-				if in.Current != nil {
-					o := in.Current
-					fmt.Fprintf(tw, "current:\tsnapshot %s\n", o.Snapshot)
-					fmt.Fprintf(tw, "\t%s, %d bytes, %s\n", o.ContentHash, o.Bytes, o.ContentType)
-					fmt.Fprintf(tw, "\tsource revision %s, observed %s\n", o.SourceRevision, o.ObservedAt.Format(time.RFC3339))
-				} else {
-					fmt.Fprintf(tw, "current:\tnone recorded\n")
-				}
-				if in.Tag != nil {
-					fmt.Fprintf(tw, "tag:\t%s -> snapshot %s (set %s)\n", in.Ref, in.Tag.Snapshot, in.Tag.SetAt.Format(time.RFC3339))
-				}
-				tags := strings.Join(in.Tags, ", ")
-				if tags == "" {
-					tags = "none"
-				}
-				fmt.Fprintf(tw, "tags:\t%s\n", tags)
-				if in.Decision != "" {
-					fmt.Fprintf(tw, "decision:\t%s (%s)\n", in.Decision, in.Reason)
-				} else {
-					fmt.Fprintf(tw, "decision:\tnone (%s)\n", in.Reason)
-				}
-				return tw.Flush()
-			})
+			return withEnv(c, func(e *env) error { return runInspect(c.Context, e, c.Args().Slice()) })
 		},
 	}
 }
@@ -144,34 +79,7 @@ func historyCommand() *cli.Command {
 			if err := needArgs(c, 1, 1, "URI"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				u, err := parsePlainURI(c.Args().First())
-				if err != nil {
-					return err
-				}
-				h, err := s.History(u)
-				if err != nil {
-					return err
-				}
-				if e.json {
-					return printJSON(e.out, h)
-				}
-				if len(h) == 0 {
-					e.say("%s: no snapshots recorded yet; read it with `readproof get %s`", u, u)
-					return nil
-				}
-				tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "SNAPSHOT\tCONTENT_HASH\tBYTES\tLAST_OBSERVED\tSOURCE_REVISION\tTAGS")
-				for _, sn := range h {
-					tags := strings.Join(sn.Tags, ",")
-					if tags == "" {
-						tags = "-"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", manifest.Short(sn.Snapshot), manifest.Short(sn.ContentHash), sn.Bytes,
-						sn.LastObserved.Format(time.RFC3339), sn.SourceRevision, tags)
-				}
-				return tw.Flush()
-			})
+			return withEnv(c, func(e *env) error { return runHistory(c.Context, e, c.Args().Slice()) })
 		},
 	}
 }
@@ -185,4 +93,112 @@ func parsePlainURI(s string) (identity.URI, error) {
 		return u, usageError("%s: this command takes a URI without @tag", s)
 	}
 	return u, nil
+}
+
+// runGet is `readproof get`.
+func runGet(ctx context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		d, err := s.Resolve(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, toDeliveryJSON(d))
+		}
+		e.say("readproof: %s", provenanceLine(d))
+		_, err = e.out.Write(d.Content)
+		return err
+	})
+}
+
+// runInspect is `readproof inspect`.
+func runInspect(_ context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		in, err := s.Inspect(args[0])
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, in)
+		}
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		ref := in.URI
+		if in.Ref != "" {
+			ref += "@" + in.Ref
+		}
+		fmt.Fprintf(tw, "uri:\t%s\n", ref)
+		if in.Definition != nil {
+			src := in.Definition.Source // redacted when stored
+			fmt.Fprintf(tw, "source:\t%s · %s\n", src.Type, src.Describe())
+			for _, k := range manifest.SortedKeys(src.Headers) {
+				fmt.Fprintf(tw, "header:\t%s: %s\n", k, src.Headers[k])
+			}
+			if src.TokenEnv != "" {
+				fmt.Fprintf(tw, "token:\tfrom $%s\n", src.TokenEnv)
+			}
+			fmt.Fprintf(tw, "policy:\t%s\n", describePolicy(in.Definition.Policy))
+			if in.Definition.ContentType != "" {
+				fmt.Fprintf(tw, "content type:\t%s (declared)\n", in.Definition.ContentType)
+			}
+			if in.Definition.Description != "" {
+				fmt.Fprintf(tw, "description:\t%s\n", in.Definition.Description)
+			}
+		} else {
+			fmt.Fprintf(tw, "declared:\tno\n")
+		}
+		if in.Current != nil {
+			o := in.Current
+			fmt.Fprintf(tw, "current:\tsnapshot %s\n", o.Snapshot)
+			fmt.Fprintf(tw, "\t%s, %d bytes, %s\n", o.ContentHash, o.Bytes, o.ContentType)
+			fmt.Fprintf(tw, "\tsource revision %s, observed %s\n", o.SourceRevision, o.ObservedAt.Format(time.RFC3339))
+		} else {
+			fmt.Fprintf(tw, "current:\tnone recorded\n")
+		}
+		if in.Tag != nil {
+			fmt.Fprintf(tw, "tag:\t%s -> snapshot %s (set %s)\n", in.Ref, in.Tag.Snapshot, in.Tag.SetAt.Format(time.RFC3339))
+		}
+		tags := strings.Join(in.Tags, ", ")
+		if tags == "" {
+			tags = "none"
+		}
+		fmt.Fprintf(tw, "tags:\t%s\n", tags)
+		if in.Decision != "" {
+			fmt.Fprintf(tw, "decision:\t%s (%s)\n", in.Decision, in.Reason)
+		} else {
+			fmt.Fprintf(tw, "decision:\tnone (%s)\n", in.Reason)
+		}
+		return tw.Flush()
+	})
+}
+
+// runHistory is `readproof history`.
+func runHistory(_ context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		u, err := parsePlainURI(args[0])
+		if err != nil {
+			return err
+		}
+		h, err := s.History(u)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, h)
+		}
+		if len(h) == 0 {
+			e.say("%s: no snapshots recorded yet; read it with `readproof get %s`", u, u)
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SNAPSHOT\tCONTENT_HASH\tBYTES\tLAST_OBSERVED\tSOURCE_REVISION\tTAGS")
+		for _, sn := range h {
+			tags := strings.Join(sn.Tags, ",")
+			if tags == "" {
+				tags = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", manifest.Short(sn.Snapshot), manifest.Short(sn.ContentHash), sn.Bytes,
+				sn.LastObserved.Format(time.RFC3339), sn.SourceRevision, tags)
+		}
+		return tw.Flush()
+	})
 }

@@ -6,6 +6,7 @@ package commands
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -56,7 +57,8 @@ func hooksCommand() *cli.Command {
 					if err := needArgs(c, 0, 0, "[--repo DIR]"); err != nil {
 						return err
 					}
-					return hooksAction(c, true)
+					opts := hooksOptions{Repo: c.String("repo"), Install: true}
+					return withEnv(c, func(e *env) error { return runHooks(c.Context, e, opts) })
 				},
 			},
 			{
@@ -67,7 +69,8 @@ func hooksCommand() *cli.Command {
 					if err := needArgs(c, 0, 0, "[--repo DIR]"); err != nil {
 						return err
 					}
-					return hooksAction(c, false)
+					opts := hooksOptions{Repo: c.String("repo")}
+					return withEnv(c, func(e *env) error { return runHooks(c.Context, e, opts) })
 				},
 			},
 		},
@@ -82,12 +85,17 @@ type hookResult struct {
 	Chained string `json:"chained,omitempty"`
 }
 
-func hooksAction(c *cli.Context, install bool) error {
-	e, err := newEnv(c)
-	if err != nil {
-		return err
-	}
-	repo := c.String("repo")
+// hooksOptions are the flags of `readproof hooks install|uninstall`.
+type hooksOptions struct {
+	Repo    string // the project's git work tree ("" for the directory of readproof.toml)
+	Install bool   // install (else uninstall)
+}
+
+// runHooks is `readproof hooks install` and `hooks uninstall`.
+func runHooks(_ context.Context, e *env, opts hooksOptions) error {
+	install := opts.Install
+	repo := opts.Repo
+	var err error
 	if repo == "" {
 		repo = filepath.Dir(e.policyPath)
 	}
@@ -109,7 +117,7 @@ func hooksAction(c *cli.Context, install bool) error {
 	for _, name := range hookNames() {
 		var r hookResult
 		if install {
-			script := hookScript(name, relativeTo(top, e.policyPath), storeArg(c, top, e))
+			script := hookScript(name, relativeTo(top, e.policyPath), storeArg(top, e))
 			r, err = installHook(dir, name, script)
 		} else {
 			r, err = uninstallHook(dir, name)
@@ -148,8 +156,8 @@ func hooksAction(c *cli.Context, install bool) error {
 
 // storeArg is the --store the hook passes, when the store is not the
 // default one beside readproof.toml.
-func storeArg(c *cli.Context, top string, e *env) string {
-	if c.String("store") == "" {
+func storeArg(top string, e *env) string {
+	if !e.storeNamed {
 		return ""
 	}
 	return relativeTo(top, e.storePath)

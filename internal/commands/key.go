@@ -5,25 +5,20 @@ package commands
 // SSH signature, namespace "git", that stock `git verify-commit` accepts).
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/evidence"
-	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 )
 
-// SigningKeyEnv names the signing key file; it takes precedence over
-// [signing] key in readproof.toml.
-const SigningKeyEnv = "READPROOF_SIGNING_KEY"
+// SigningKeyEnv names the signing key file (keyloc.SigningKeyEnv).
+const SigningKeyEnv = keyloc.SigningKeyEnv
 
 // keyFormats are the forms `key show --format` prints.
 func keyFormats() []string {
@@ -46,30 +41,8 @@ func keyCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					e, err := newEnv(c)
-					if err != nil {
-						return err
-					}
-					pol, err := e.loadPolicy()
-					if err != nil {
-						return err
-					}
-					path, err := signingKeyPath(flag, pol)
-					if err != nil {
-						return err
-					}
-					key, err := evidence.CreateKeyFor(path, c.String("principal"), keyForbidden(e.storePath, pol, path)...)
-					if err != nil {
-						return keyHint(err, path)
-					}
-					if err := printKey(e, key, c.String("principal"), "all"); err != nil {
-						return err
-					}
-					e.say("readproof: created ed25519 signing key %s (mode 0600), public key in %s.pub, fingerprint %s", path, path, key.Fingerprint())
-					if configured, _ := configuredSigningKey(pol); configured != path {
-						e.say("readproof: to sign manifest commits with it, set [signing] key = %q in readproof.toml (or %s); `evidence export --sign --key %s` signs bundles", path, SigningKeyEnv, path)
-					}
-					return nil
+					opts := keyOptions{Key: flag, Principal: c.String("principal")}
+					return withEnv(c, func(e *env) error { return runKeyInit(c.Context, e, opts) })
 				},
 			},
 			{
@@ -83,27 +56,59 @@ func keyCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					format := c.String("format")
-					if !keyFormatKnown(format) {
-						return usageError("key show: unknown --format %q: use one of %s", format, strings.Join(keyFormats(), ", "))
-					}
-					e, err := newEnv(c)
-					if err != nil {
-						return err
-					}
-					pol, err := e.loadPolicy()
-					if err != nil {
-						return err
-					}
-					key, err := loadSigningKey(flag, e, pol)
-					if err != nil {
-						return err
-					}
-					return printKey(e, key, c.String("principal"), format)
+					opts := keyOptions{Key: flag, Principal: c.String("principal"), Format: c.String("format")}
+					return withEnv(c, func(e *env) error { return runKeyShow(c.Context, e, opts) })
 				},
 			},
 		},
 	}
+}
+
+// keyOptions are the flags of `readproof key init|show`.
+type keyOptions struct {
+	Key       string // the key file, from --key or the argument ("" for the configured one)
+	Principal string // the principal of the allowed_signers line
+	Format    string // key show --format
+}
+
+// runKeyInit is `readproof key init`.
+func runKeyInit(_ context.Context, e *env, opts keyOptions) error {
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	path, err := keyloc.SigningPath(opts.Key, pol)
+	if err != nil {
+		return err
+	}
+	key, err := keyloc.CreateSigning(path, opts.Principal, e.storePath, pol)
+	if err != nil {
+		return err
+	}
+	if err := printKey(e, key, opts.Principal, "all"); err != nil {
+		return err
+	}
+	e.say("readproof: created ed25519 signing key %s (mode 0600), public key in %s.pub, fingerprint %s", path, path, key.Fingerprint())
+	if configured, _ := keyloc.ConfiguredSigning(pol); configured != path {
+		e.say("readproof: to sign manifest commits with it, set [signing] key = %q in readproof.toml (or %s); `evidence export --sign --key %s` signs bundles", path, SigningKeyEnv, path)
+	}
+	return nil
+}
+
+// runKeyShow is `readproof key show`.
+func runKeyShow(_ context.Context, e *env, opts keyOptions) error {
+	if !keyFormatKnown(opts.Format) {
+		return usageError("key show: unknown --format %q: use one of %s", opts.Format, strings.Join(keyFormats(), ", "))
+	}
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	key, err := keyloc.LoadSigning(opts.Key, e.storePath, pol)
+	if err != nil {
+		return err
+	}
+	return printKey(e, key, opts.Principal, opts.Format)
 }
 
 // keyArg returns the key path given as --key or as the one positional
@@ -157,105 +162,13 @@ func printKey(e *env, key evidence.Key, principal, format string) error {
 	return nil
 }
 
-// configuredSigningKey is the key that signs manifest commits:
-// READPROOF_SIGNING_KEY, else [signing] key; "" when neither is set.
-func configuredSigningKey(pol *policy.File) (string, error) {
-	if v := os.Getenv(SigningKeyEnv); v != "" {
-		if rest, ok := strings.CutPrefix(v, "~/"); ok {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", usageError("%s=%q: no home directory to expand ~ in: give an absolute path", SigningKeyEnv, v)
-			}
-			v = filepath.Join(home, rest)
-		}
-		return filepath.Abs(v)
-	}
-	if pol != nil {
-		return pol.SigningKey, nil
-	}
-	return "", nil
-}
-
-// signingKeyPath picks the key file: the flag, then the configured key,
-// then evidence.DefaultKeyPath.
-func signingKeyPath(flag string, pol *policy.File) (string, error) {
-	if flag != "" {
-		return filepath.Abs(flag)
-	}
-	if p, err := configuredSigningKey(pol); err != nil || p != "" {
-		return p, err
-	}
-	p, err := evidence.DefaultKeyPath()
-	if err != nil {
-		return "", hint.With(err, "name the key with --key, "+SigningKeyEnv+" or [signing] key in readproof.toml")
-	}
-	return p, nil
-}
-
-// loadSigningKey loads the key signingKeyPath picks.
-func loadSigningKey(flag string, e *env, pol *policy.File) (evidence.Key, error) {
-	path, err := signingKeyPath(flag, pol)
-	if err != nil {
-		return evidence.Key{}, err
-	}
-	key, err := evidence.LoadKey(path, keyForbidden(e.storePath, pol, path)...)
-	if err != nil {
-		return evidence.Key{}, keyHint(err, path)
-	}
-	return key, nil
-}
-
-// keyForbidden lists the directories a signing key may not be in: the
-// store and the project directory (when readproof.toml exists); evidence
-// itself refuses every git repository that encloses path.
-func keyForbidden(storePath string, pol *policy.File, path string) []string {
-	dirs := []string{storePath}
-	if pol != nil && pol.Path != "" {
-		if _, err := os.Stat(pol.Path); err == nil {
-			dirs = append(dirs, pol.Dir)
-		}
-	}
-	return dirs
-}
-
-// keyHint adds what a user can do about a key error.
-func keyHint(err error, path string) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, evidence.ErrKeyLocation):
-		return hint.With(err, "keep the signing key outside the store, the project and every git repository: pass --key PATH, or point "+SigningKeyEnv+" / [signing] key elsewhere")
-	case errors.Is(err, evidence.ErrKeyExists):
-		return hint.With(err, "print the existing key with `readproof key show --key "+path+"`, or choose another path with --key")
-	case errors.Is(err, fs.ErrNotExist):
-		return hint.With(err, "create a key with `readproof key init --key "+path+"`, or name an existing OpenSSH ed25519 key")
-	}
-	return err
-}
-
-// signCommits signs every manifest commit with the configured key. The
-// key is loaded on the first commit, so commands that only read work even
-// when it is missing.
+// signCommits signs every manifest commit with the configured key
+// (keyloc.CommitSigner).
 func signCommits(e *env, pol *policy.File, opts *store.Options) error {
-	path, err := configuredSigningKey(pol)
-	if err != nil || path == "" {
+	sign, err := keyloc.CommitSigner(e.storePath, pol)
+	if err != nil {
 		return err
 	}
-	forbidden := keyForbidden(e.storePath, pol, path)
-	var (
-		once sync.Once
-		key  evidence.Key
-		kerr error
-	)
-	opts.SignCommit = func(payload []byte) (string, error) {
-		once.Do(func() {
-			key, kerr = evidence.LoadKey(path, forbidden...)
-			kerr = keyHint(kerr, path)
-		})
-		if kerr != nil {
-			return "", kerr
-		}
-		return evidence.SignCommit(payload, key)
-	}
+	opts.SignCommit = sign
 	return nil
 }

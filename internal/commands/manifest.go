@@ -110,54 +110,7 @@ func diffCommand() *cli.Command {
 			if err := needArgs(c, 2, 2, "RUN-A RUN-B"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				a, err := s.Manifest(c.Args().Get(0))
-				if err != nil {
-					return err
-				}
-				b, err := s.Manifest(c.Args().Get(1))
-				if err != nil {
-					return err
-				}
-				cmp := manifest.Compare(a, b)
-				out := diffJSON{A: a.ID, B: b.ID, Changes: []changeJSON{},
-					Counts: map[string]int{"changed": cmp.Changed, "added": cmp.Added, "removed": cmp.Removed, "unchanged": cmp.Unchanged}}
-				for _, ch := range cmp.Changes {
-					j := changeJSON{Change: ch}
-					switch ch.Kind {
-					case manifest.Changed:
-						j.Why = ch.Why()
-						if ch.A.ContentHash != ch.B.ContentHash {
-							ab, err := s.Content(ch.A.Snapshot)
-							if err != nil {
-								return fmt.Errorf("diff: %s in %s: %w", ch.URI, a.RunID, err)
-							}
-							bb, err := s.Content(ch.B.Snapshot)
-							if err != nil {
-								return fmt.Errorf("diff: %s in %s: %w", ch.URI, b.RunID, err)
-							}
-							j.Unified = manifest.Unified("a/"+ch.A.File, "b/"+ch.B.File, ab, bb, 3)
-						}
-					}
-					out.Changes = append(out.Changes, j)
-				}
-				if e.json {
-					return printJSON(e.out, out)
-				}
-				for _, ch := range out.Changes {
-					switch ch.Kind {
-					case manifest.Changed:
-						fmt.Fprintf(e.out, "~ %s\n  %s\n", ch.URI, ch.Why)
-						fmt.Fprint(e.out, ch.Unified)
-					case manifest.Added:
-						fmt.Fprintf(e.out, "+ %s (snapshot %s, %s)\n", ch.URI, manifest.Short(ch.B.Snapshot), manifest.Short(ch.B.ContentHash))
-					case manifest.Removed:
-						fmt.Fprintf(e.out, "- %s (snapshot %s, %s)\n", ch.URI, manifest.Short(ch.A.Snapshot), manifest.Short(ch.A.ContentHash))
-					}
-				}
-				fmt.Fprintf(e.out, "%d changed, %d added, %d removed, %d unchanged\n", cmp.Changed, cmp.Added, cmp.Removed, cmp.Unchanged)
-				return nil
-			})
+			return withEnv(c, func(e *env) error { return runDiff(c.Context, e, c.Args().Slice()) })
 		},
 	}
 }
@@ -227,6 +180,58 @@ func runReplay(_ context.Context, e *env, opts replayOptions, args []string) err
 			return withCode(ExitMismatch, rerr)
 		}
 		e.say("Replay verified: SHA256 match for %d/%d entries.", res.Matched, n)
+		return nil
+	})
+}
+
+// runDiff is `readproof diff`.
+func runDiff(_ context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		a, err := s.Manifest(args[0])
+		if err != nil {
+			return err
+		}
+		b, err := s.Manifest(args[1])
+		if err != nil {
+			return err
+		}
+		cmp := manifest.Compare(a, b)
+		out := diffJSON{A: a.ID, B: b.ID, Changes: []changeJSON{},
+			Counts: map[string]int{"changed": cmp.Changed, "added": cmp.Added, "removed": cmp.Removed, "unchanged": cmp.Unchanged}}
+		for _, ch := range cmp.Changes {
+			j := changeJSON{Change: ch}
+			switch ch.Kind {
+			case manifest.Changed:
+				j.Why = ch.Why()
+				if ch.A.ContentHash != ch.B.ContentHash {
+					ab, err := s.Content(ch.A.Snapshot)
+					if err != nil {
+						return fmt.Errorf("diff: %s in %s: %w", ch.URI, a.RunID, err)
+					}
+					bb, err := s.Content(ch.B.Snapshot)
+					if err != nil {
+						return fmt.Errorf("diff: %s in %s: %w", ch.URI, b.RunID, err)
+					}
+					j.Unified = manifest.Unified("a/"+ch.A.File, "b/"+ch.B.File, ab, bb, 3)
+				}
+			}
+			out.Changes = append(out.Changes, j)
+		}
+		if e.json {
+			return printJSON(e.out, out)
+		}
+		for _, ch := range out.Changes {
+			switch ch.Kind {
+			case manifest.Changed:
+				fmt.Fprintf(e.out, "~ %s\n  %s\n", ch.URI, ch.Why)
+				fmt.Fprint(e.out, ch.Unified)
+			case manifest.Added:
+				fmt.Fprintf(e.out, "+ %s (snapshot %s, %s)\n", ch.URI, manifest.Short(ch.B.Snapshot), manifest.Short(ch.B.ContentHash))
+			case manifest.Removed:
+				fmt.Fprintf(e.out, "- %s (snapshot %s, %s)\n", ch.URI, manifest.Short(ch.A.Snapshot), manifest.Short(ch.A.ContentHash))
+			}
+		}
+		fmt.Fprintf(e.out, "%d changed, %d added, %d removed, %d unchanged\n", cmp.Changed, cmp.Added, cmp.Removed, cmp.Unchanged)
 		return nil
 	})
 }

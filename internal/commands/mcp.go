@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/mcpserver"
 )
 
@@ -24,7 +24,7 @@ func mcpCommand() *cli.Command {
 		Description: "Started by the MCP client (Claude Code, Claude Desktop, Cursor), never by hand: stdout carries only\n" +
 			"protocol messages. Declared resources are readproof:// resources, and the readproof_* tools run, mount,\n" +
 			"commit, diff, replay, tag and export exactly as the CLI does. readproof.toml and the store are re-read\n" +
-			"for every request. With a receipt key (" + receiptKeyEnv + " or [receipts] key) every tool call gets a\n" +
+			"for every request. With a receipt key (" + keyloc.ReceiptsKeyEnv + " or [receipts] key) every tool call gets a\n" +
 			"receipt in --session.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verbose", Usage: "log requests and errors to stderr"},
@@ -72,8 +72,8 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	// Receipts are on when a key is configured: READPROOF_RECEIPTS_KEY
 	// or [receipts] key (the receipts commands' own lookup, without
 	// falling back to the default location).
-	if os.Getenv(receiptKeyEnv) != "" || pol.ReceiptsKey != "" {
-		key, _, err := loadReceiptKey(e, pol, "")
+	if keyloc.ReceiptsConfigured(pol) {
+		key, _, err := keyloc.LoadReceipts("", e.storePath, pol)
 		if err != nil {
 			return err
 		}

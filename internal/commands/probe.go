@@ -110,15 +110,29 @@ func probeServe(c *cli.Context) error {
 	if c.Args().Len() != 0 {
 		return usageError("probe serve takes no arguments; give the address with --addr HOST:PORT")
 	}
-	stderr := c.App.ErrWriter
-	addr, public := c.String("addr"), c.Bool("public")
+	opts := probeServeOptions{Addr: c.String("addr"), Public: c.Bool("public"), AuditLog: c.String("audit-log"), TrustedProxy: c.StringSlice("trusted-proxy")}
+	return runProbeServe(c.Context, c.App.ErrWriter, opts)
+}
+
+// probeServeOptions are the flags of `readproof probe serve`.
+type probeServeOptions struct {
+	Addr         string   // HOST:PORT to listen on
+	Public       bool     // allow a non-loopback address
+	AuditLog     string   // append the audit log to this file ("" for stderr)
+	TrustedProxy []string // CIDRs of proxies whose X-Forwarded-For is believed
+}
+
+// runProbeServe is `readproof probe serve`. It needs no store or policy,
+// only where to talk.
+func runProbeServe(ctx context.Context, stderr io.Writer, o probeServeOptions) error {
+	addr, public := o.Addr, o.Public
 	if !public {
-		if err := requireLoopback(c.Context, addr); err != nil {
+		if err := requireLoopback(ctx, addr); err != nil {
 			return err
 		}
 	}
 	opts := probe.ServerOptions{Audit: stderr, ErrorLog: log.New(stderr, "readproof: probe server: ", 0)}
-	if cidrs := c.StringSlice("trusted-proxy"); len(cidrs) > 0 {
+	if cidrs := o.TrustedProxy; len(cidrs) > 0 {
 		var trusted []netip.Prefix
 		for _, s := range cidrs {
 			p, err := netip.ParsePrefix(s)
@@ -129,8 +143,8 @@ func probeServe(c *cli.Context) error {
 		}
 		opts.ClientAddr = probe.TrustForwardedFor(trusted...)
 	}
-	if p := c.String("audit-log"); p != "" {
-		// rotated at 10 MiB, 5 old files kept (PROBE_PROTOCOL.md §8)
+	if p := o.AuditLog; p != "" {
+		// rotated at 10 MiB, 5 old files kept (PROBE_PROTOCOL.md §10)
 		f, err := probe.OpenAuditLog(p, probe.AuditLogOptions{})
 		if err != nil {
 			return hint.With(fmt.Errorf("open audit log %s: %w", p, err), "name a writable file with --audit-log, or leave it out to log to stderr")
@@ -143,17 +157,17 @@ func probeServe(c *cli.Context) error {
 		return err
 	}
 	var lc net.ListenConfig
-	ln, err := lc.Listen(c.Context, "tcp", addr)
+	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
 		return hint.With(fmt.Errorf("probe serve: listen on %s: %w", addr, err), "pick another port with --addr, or 127.0.0.1:0 for a free one")
 	}
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !public && !ta.IP.IsLoopback() {
 		ln.Close()
-		return requireLoopback(c.Context, ta.String())
+		return requireLoopback(ctx, ta.String())
 	}
 	fmt.Fprintf(stderr, "readproof: probe server listening on http://%s\n", ln.Addr())
 	fmt.Fprintf(stderr, "readproof: GET %s{session} serves a probe, POST %s judges a report; the secret lives in this process only, so stopping it ends every sentinel\n", probe.PathPrefix, probe.VerifyPath)
-	err = srv.Serve(c.Context, ln)
+	err = srv.Serve(ctx, ln)
 	fmt.Fprintln(stderr, "readproof: probe server stopped")
 	return err
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
@@ -23,39 +25,18 @@ func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "init",
 		Usage: "create the store (a bare git repository) and, if missing, readproof.toml",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "shared", Value: "private", Usage: "who may read the store: private (owner only: directories 0700, files 0600) or group (the directory's group too), whatever the umask"},
+		},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 0, 0, ""); err != nil {
+			if err := needArgs(c, 0, 0, "[--shared private|group]"); err != nil {
 				return err
 			}
-			e, err := newEnv(c)
+			sharing, err := gitstore.ParseSharing(c.String("shared"))
 			if err != nil {
-				return err
+				return usageError("init: --shared: %v", err)
 			}
-			if err := store.Init(e.storePath); errors.Is(err, store.ErrExists) {
-				// A store made before the ignore file existed gets it now.
-				if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
-					return errors.Join(err, ierr)
-				}
-				fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
-				return nil
-			} else if err != nil {
-				return err
-			}
-			created := false
-			if _, err := os.Stat(e.policyPath); errors.Is(err, os.ErrNotExist) {
-				if err := policy.CreateFile(e.policyPath); err != nil {
-					return err
-				}
-				created = true
-			}
-			if e.json {
-				return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": created})
-			}
-			fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
-			if created {
-				fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
-			}
-			return nil
+			return withEnv(c, func(e *env) error { return runInit(c.Context, e, initOptions{Sharing: sharing}) })
 		},
 	}
 }
@@ -73,7 +54,8 @@ func resourceCommand() *cli.Command {
 					&cli.StringFlag{Name: "source-type", Usage: "filesystem, http, github or git"},
 					&cli.StringFlag{Name: "path", Usage: "file path (filesystem, relative to readproof.toml), or path in the repository (github, git)"},
 					&cli.StringFlag{Name: "url", Usage: "document URL (http) or repository URL (git)"},
-					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: value'; values may use ${VAR} for variables listed in [sources].env"},
+					&cli.StringSliceFlag{Name: "header", Usage: "HTTP header 'Name: ${VAR}' (http); the value names a variable listed in [sources].env, expanded at fetch time and never stored"},
+					&cli.StringSliceFlag{Name: "public-header", Usage: "HTTP header 'Name: value' that is not secret (http); stored and shown as written"},
 					&cli.StringFlag{Name: "owner", Usage: "repository owner (github)"},
 					&cli.StringFlag{Name: "repo", Usage: "repository name (github)"},
 					&cli.StringFlag{Name: "ref", Usage: "branch, tag or commit (github, git)"},
@@ -100,70 +82,8 @@ func resourceAdd(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "URI --source-type TYPE [...]"); err != nil {
 		return err
 	}
-	e, err := newEnv(c)
-	if err != nil {
-		return err
-	}
-	u, err := identity.ParseURI(c.Args().First())
-	if err != nil {
-		return hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
-	}
-	if u.Tag != "" {
-		return usageError("resource add %s: a declared URI takes no @tag", u.Ref())
-	}
-	if c.String("source-type") == "" {
-		return withCode(ExitUsage, hint.With(fmt.Errorf("resource add %s: --source-type is required", u), "one of: "+strings.Join(adapters.Types(), ", ")))
-	}
-	r := policy.Resource{
-		URI: u,
-		Source: adapters.Spec{
-			Type: c.String("source-type"), Path: c.String("path"), URL: c.String("url"),
-			Owner: c.String("owner"), Repo: c.String("repo"), Ref: c.String("ref"),
-			APIBase: c.String("api-base"), TokenEnv: c.String("token-env"),
-		},
-		ContentType: c.String("content-type"),
-		Description: c.String("description"),
-	}
-	for _, h := range c.StringSlice("header") {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return usageError("resource add: header %q: want 'Name: value'", redactHeaderArg(h))
-		}
-		if r.Source.Headers == nil {
-			r.Source.Headers = map[string]string{}
-		}
-		r.Source.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
-	}
-	pol, err := e.loadPolicy()
-	if err != nil {
-		return err
-	}
-	r.Freshness.Strategy = policy.Strategy(c.String("policy"))
-	if r.Freshness.Strategy == "" {
-		r.Freshness.Strategy = pol.Defaults.Policy
-	}
-	if s := c.String("max-age"); s != "" {
-		d, err := policy.ParseDuration(s)
-		if err != nil {
-			return usageError("resource add: --max-age %q: %v", s, err)
-		}
-		r.Freshness.MaxAge = d
-	} else if r.Freshness.Strategy == policy.AllowStale {
-		r.Freshness.MaxAge = pol.Defaults.MaxAge
-	}
-	r.Freshness.Snapshot = c.String("snapshot")
-	if err := policy.AppendResource(e.policyPath, r); err != nil {
-		var pe *policy.Error
-		if errors.As(err, &pe) && pe.Hint != "" {
-			return withCode(ExitUsage, hint.With(err, pe.Hint))
-		}
-		return withCode(ExitUsage, err)
-	}
-	if e.json {
-		return printJSON(e.out, map[string]any{"uri": u.String(), "policy_file": e.policyPath, "source": r.Source.Redacted(), "policy": string(r.Freshness.Strategy)})
-	}
-	fmt.Fprintf(e.out, "Added %s (%s, %s) to %s\n", u, r.Source.Type, r.Freshness.Strategy, e.policyPath)
-	return nil
+	opts := resourceAddOptions{SourceType: c.String("source-type"), Path: c.String("path"), Url: c.String("url"), Owner: c.String("owner"), Repo: c.String("repo"), Ref: c.String("ref"), ApiBase: c.String("api-base"), TokenEnv: c.String("token-env"), ContentType: c.String("content-type"), Description: c.String("description"), Header: c.StringSlice("header"), PublicHeader: c.StringSlice("public-header"), Policy: c.String("policy"), MaxAge: c.String("max-age"), Snapshot: c.String("snapshot")}
+	return withEnv(c, func(e *env) error { return runResourceAdd(c.Context, e, opts, c.Args().Slice()) })
 }
 
 // redactHeaderArg hides a header value in an error message.
@@ -192,7 +112,105 @@ func describePolicy(p store.PolicyView) string {
 }
 
 func resourceList(c *cli.Context) error {
-	return withStore(c, func(e *env, s *store.Store) error {
+	return withEnv(c, func(e *env) error { return runResourceList(c.Context, e) })
+}
+
+// resourceAddOptions are the flags of `readproof resource add`.
+type resourceAddOptions struct {
+	SourceType   string
+	Path         string
+	Url          string
+	Owner        string
+	Repo         string
+	Ref          string
+	ApiBase      string
+	TokenEnv     string
+	ContentType  string
+	Description  string
+	Header       []string
+	PublicHeader []string
+	Policy       string
+	MaxAge       string
+	Snapshot     string
+}
+
+// runResourceAdd is `readproof resource add`.
+func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []string) error {
+	u, err := identity.ParseURI(args[0])
+	if err != nil {
+		return hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
+	}
+	if u.Tag != "" {
+		return usageError("resource add %s: a declared URI takes no @tag", u.Ref())
+	}
+	if opts.SourceType == "" {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("resource add %s: --source-type is required", u), "one of: "+strings.Join(adapters.Types(), ", ")))
+	}
+	r := policy.Resource{
+		URI: u,
+		Source: adapters.Spec{
+			Type: opts.SourceType, Path: opts.Path, URL: opts.Url,
+			Owner: opts.Owner, Repo: opts.Repo, Ref: opts.Ref,
+			APIBase: opts.ApiBase, TokenEnv: opts.TokenEnv,
+		},
+		ContentType: opts.ContentType,
+		Description: opts.Description,
+	}
+	for _, h := range opts.Header {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return usageError("resource add: header %q: want 'Name: value'", redactHeaderArg(h))
+		}
+		if r.Source.Headers == nil {
+			r.Source.Headers = map[string]string{}
+		}
+		r.Source.Headers[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	for _, h := range opts.PublicHeader {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return usageError("resource add: public header %q: want 'Name: value'", redactHeaderArg(h))
+		}
+		if r.Source.PublicHeaders == nil {
+			r.Source.PublicHeaders = map[string]string{}
+		}
+		r.Source.PublicHeaders[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return err
+	}
+	r.Freshness.Strategy = policy.Strategy(opts.Policy)
+	if r.Freshness.Strategy == "" {
+		r.Freshness.Strategy = pol.Defaults.Policy
+	}
+	if s := opts.MaxAge; s != "" {
+		d, err := policy.ParseDuration(s)
+		if err != nil {
+			return usageError("resource add: --max-age %q: %v", s, err)
+		}
+		r.Freshness.MaxAge = d
+	} else if r.Freshness.Strategy == policy.AllowStale {
+		r.Freshness.MaxAge = pol.Defaults.MaxAge
+	}
+	r.Freshness.Snapshot = opts.Snapshot
+	if err := policy.AppendResource(e.policyPath, r); err != nil {
+		var pe *policy.Error
+		if errors.As(err, &pe) && pe.Hint != "" {
+			return withCode(ExitUsage, hint.With(err, pe.Hint))
+		}
+		return withCode(ExitUsage, err)
+	}
+	if e.json {
+		return printJSON(e.out, map[string]any{"uri": u.String(), "policy_file": e.policyPath, "source": r.Source.Redacted(), "policy": string(r.Freshness.Strategy)})
+	}
+	fmt.Fprintf(e.out, "Added %s (%s, %s) to %s\n", u, r.Source.Type, r.Freshness.Strategy, e.policyPath)
+	return nil
+}
+
+// runResourceList is `readproof resource list`.
+func runResourceList(_ context.Context, e *env) error {
+	return e.withStore(func(s *store.Store) error {
 		list, err := s.Resources()
 		if err != nil {
 			return err
@@ -219,4 +237,38 @@ func resourceList(c *cli.Context) error {
 		}
 		return tw.Flush()
 	})
+}
+
+// runInit is `readproof init`.
+// initOptions are the flags of `readproof init`.
+type initOptions struct {
+	Sharing gitstore.Sharing // who may read the new store's files
+}
+
+func runInit(_ context.Context, e *env, opts initOptions) error {
+	if err := store.InitShared(e.storePath, opts.Sharing); errors.Is(err, store.ErrExists) {
+		// A store made before the ignore file existed gets it now.
+		if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
+			return errors.Join(err, ierr)
+		}
+		fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
+		return nil
+	} else if err != nil {
+		return err
+	}
+	created := false
+	if _, err := os.Stat(e.policyPath); errors.Is(err, os.ErrNotExist) {
+		if err := policy.CreateFile(e.policyPath); err != nil {
+			return err
+		}
+		created = true
+	}
+	if e.json {
+		return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": created})
+	}
+	fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
+	if created {
+		fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ package commands
 // recorded? Reads sources, records nothing.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -29,37 +30,8 @@ func statusCommand() *cli.Command {
 			if err := needArgs(c, 0, 0, "[--exit-code]"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				list, err := s.Status(c.Context)
-				if err != nil {
-					return err
-				}
-				drifted, failed := 0, 0
-				for _, r := range list {
-					if r.Drift {
-						drifted++
-					}
-					if r.State == store.StatusSourceError {
-						failed++
-					}
-				}
-				if e.json {
-					if err := printJSON(e.out, map[string]any{"resources": list, "drifted": drifted, "source_errors": failed}); err != nil {
-						return err
-					}
-				} else {
-					printStatus(e, list)
-				}
-				switch {
-				case failed > 0:
-					return withCode(ExitError, hint.With(fmt.Errorf("status: %d source(s) could not be read", failed),
-						"fix the sources named above (readproof inspect URI shows their definition)"))
-				case drifted > 0 && c.Bool("exit-code"):
-					return withCode(ExitDrift, hint.With(fmt.Errorf("status: %d resource(s) drifted from what the store recorded", drifted),
-						"record the new content (readproof get URI), move the tags that should follow it (readproof tag set URI TAG), or restore the source"))
-				}
-				return nil
-			})
+			opts := statusOptions{ExitCode: c.Bool("exit-code")}
+			return withEnv(c, func(e *env) error { return runStatus(c.Context, e, opts) })
 		},
 	}
 }
@@ -120,4 +92,44 @@ func printStatus(e *env, list []store.ResourceStatus) {
 		summary += fmt.Sprintf("; %d tag(s) or pin(s) behind source", behind)
 	}
 	fmt.Fprintln(e.err, summary)
+}
+
+// statusOptions are the flags of `readproof status`.
+type statusOptions struct {
+	ExitCode bool // exit 5 when a resource drifted
+}
+
+// runStatus is `readproof status`.
+func runStatus(ctx context.Context, e *env, opts statusOptions) error {
+	return e.withStore(func(s *store.Store) error {
+		list, err := s.Status(ctx)
+		if err != nil {
+			return err
+		}
+		drifted, failed := 0, 0
+		for _, r := range list {
+			if r.Drift {
+				drifted++
+			}
+			if r.State == store.StatusSourceError {
+				failed++
+			}
+		}
+		if e.json {
+			if err := printJSON(e.out, map[string]any{"resources": list, "drifted": drifted, "source_errors": failed}); err != nil {
+				return err
+			}
+		} else {
+			printStatus(e, list)
+		}
+		switch {
+		case failed > 0:
+			return withCode(ExitError, hint.With(fmt.Errorf("status: %d source(s) could not be read", failed),
+				"fix the sources named above (readproof inspect URI shows their definition)"))
+		case drifted > 0 && opts.ExitCode:
+			return withCode(ExitDrift, hint.With(fmt.Errorf("status: %d resource(s) drifted from what the store recorded", drifted),
+				"record the new content (readproof get URI), move the tags that should follow it (readproof tag set URI TAG), or restore the source"))
+		}
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ package commands
 // pull, clone, and the conflicts a pull can leave.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,9 +43,9 @@ func syncErr(err error) error {
 	return err
 }
 
-func remoteArg(c *cli.Context, i int) string {
-	if c.Args().Len() > i {
-		return c.Args().Get(i)
+func remoteArg(args []string, i int) string {
+	if len(args) > i {
+		return args[i]
 	}
 	return "origin"
 }
@@ -63,18 +64,7 @@ func remoteCommand() *cli.Command {
 					if err := needArgs(c, 2, 2, "NAME URL"); err != nil {
 						return err
 					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						name, url := c.Args().Get(0), c.Args().Get(1)
-						if err := share.AddRemote(c.Context, s, name, url); err != nil {
-							return syncErr(err)
-						}
-						r := share.Remote{Name: name, URL: url}
-						if e.json {
-							return printJSON(e.out, map[string]string{"name": name, "url": r.DisplayURL()})
-						}
-						fmt.Fprintf(e.out, "Added remote %s -> %s\n", name, r.DisplayURL())
-						return nil
-					})
+					return withEnv(c, func(e *env) error { return runRemoteAdd(c.Context, e, c.Args().Slice()) })
 				},
 			},
 			{
@@ -85,27 +75,7 @@ func remoteCommand() *cli.Command {
 					if err := needArgs(c, 0, 0, ""); err != nil {
 						return err
 					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						list, err := share.ListRemotes(c.Context, s)
-						if err != nil {
-							return err
-						}
-						for i := range list {
-							list[i].URL = list[i].DisplayURL()
-						}
-						if e.json {
-							return printJSON(e.out, list)
-						}
-						if len(list) == 0 {
-							e.say("no remotes; add one with `readproof remote add origin URL`")
-							return nil
-						}
-						tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-						for _, r := range list {
-							fmt.Fprintf(tw, "%s\t%s\n", r.Name, r.URL)
-						}
-						return tw.Flush()
-					})
+					return withEnv(c, func(e *env) error { return runRemoteList(c.Context, e) })
 				},
 			},
 			{
@@ -117,17 +87,7 @@ func remoteCommand() *cli.Command {
 					if err := needArgs(c, 1, 1, "NAME"); err != nil {
 						return err
 					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						name := c.Args().First()
-						if err := share.RemoveRemote(c.Context, s, name); err != nil {
-							return syncErr(err)
-						}
-						if e.json {
-							return printJSON(e.out, map[string]string{"removed": name})
-						}
-						fmt.Fprintf(e.out, "Removed remote %s\n", name)
-						return nil
-					})
+					return withEnv(c, func(e *env) error { return runRemoteRm(c.Context, e, c.Args().Slice()) })
 				},
 			},
 		},
@@ -143,34 +103,7 @@ func pushCommand() *cli.Command {
 			if err := needArgs(c, 0, 1, "[REMOTE]"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				remote := remoteArg(c, 0)
-				res, err := share.Push(c.Context, s, remote, shareOptions(e))
-				if err != nil {
-					return syncErr(err)
-				}
-				for _, w := range res.Warnings {
-					e.say("readproof: warning: %s", w)
-				}
-				for _, t := range res.Skipped {
-					e.say("readproof: warning: %s not pushed: it moved on both sides; settle it with `readproof conflicts resolve %s --take local|remote`", t, t)
-				}
-				if e.json {
-					return printJSON(e.out, res)
-				}
-				switch {
-				case res.UpToDate:
-					fmt.Fprintf(e.out, "Everything up to date with %s\n", remote)
-				case res.Refs == 0:
-					fmt.Fprintf(e.out, "Nothing else to push to %s\n", remote)
-				default:
-					fmt.Fprintf(e.out, "Pushed %s to %s (%d refs)\n", count(len(res.Runs), "run", "runs"), remote, res.Refs)
-				}
-				for _, r := range res.Conflicts {
-					e.say("readproof: warning: run %s (manifest %s) not pushed: %s's run %s names another manifest; share it under another id: readproof conflicts rename %s NEW-ID", r.RunID, r.Manifest, remote, r.RunID, r.RunID)
-				}
-				return nil
-			})
+			return withEnv(c, func(e *env) error { return runPush(c.Context, e, c.Args().Slice()) })
 		},
 	}
 }
@@ -192,19 +125,7 @@ func pullCommand() *cli.Command {
 			if err := needArgs(c, 0, 1, "[REMOTE]"); err != nil {
 				return err
 			}
-			return withStore(c, func(e *env, s *store.Store) error {
-				remote := remoteArg(c, 0)
-				res, err := share.Pull(c.Context, s, remote, shareOptions(e))
-				if err != nil {
-					return syncErr(err)
-				}
-				reportConflicts(e, res.RunConflicts, res.TagConflicts)
-				if e.json {
-					return printJSON(e.out, res)
-				}
-				printPull(e, "Pulled from "+remote, res)
-				return nil
-			})
+			return withEnv(c, func(e *env) error { return runPull(c.Context, e, c.Args().Slice()) })
 		},
 	}
 }
@@ -277,26 +198,7 @@ func cloneCommand() *cli.Command {
 			if err := needArgs(c, 1, 2, "URL [DIR]"); err != nil {
 				return err
 			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
-			dir := e.storePath
-			if c.Args().Len() == 2 {
-				dir = c.Args().Get(1)
-			}
-			url := c.Args().First()
-			res, err := share.Clone(c.Context, url, dir, shareOptions(e))
-			if err != nil {
-				return syncErr(err)
-			}
-			reportConflicts(e, res.RunConflicts, nil)
-			if e.json {
-				return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})
-			}
-			fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", count(len(res.NewRuns), "run", "runs"),
-				gitstore.RedactURL(url), dir, count(res.Verified, "manifest", "manifests"))
-			return nil
+			return withEnv(c, func(e *env) error { return runClone(c.Context, e, c.Args().Slice()) })
 		},
 	}
 }
@@ -314,40 +216,7 @@ func conflictsCommand() *cli.Command {
 					if err := needArgs(c, 0, 0, ""); err != nil {
 						return err
 					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						rep, err := share.Conflicts(s)
-						if err != nil {
-							return err
-						}
-						if e.json {
-							return printJSON(e.out, rep)
-						}
-						if rep.Empty() {
-							e.say("no conflicts")
-							return nil
-						}
-						tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-						if len(rep.Runs) > 0 {
-							fmt.Fprintln(tw, "RUN\tLOCAL MANIFEST\tOTHER MANIFESTS")
-							for _, r := range rep.Runs {
-								local := r.Local
-								if local == "" {
-									local = "-"
-								}
-								fmt.Fprintf(tw, "%s\t%s\t%s\n", r.RunID, local, strings.Join(r.Others, " "))
-							}
-						}
-						if len(rep.Tags) > 0 {
-							if len(rep.Runs) > 0 {
-								fmt.Fprintln(tw)
-							}
-							fmt.Fprintln(tw, "TAG\tLOCAL\tREMOTE\tREMOTE SET_AT")
-							for _, t := range rep.Tags {
-								fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", t.URI, t.Tag, tagValue(t.Local), tagValue(t.Remote), t.Remote.SetAt.Format(time.RFC3339))
-							}
-						}
-						return tw.Flush()
-					})
+					return withEnv(c, func(e *env) error { return runConflictsList(c.Context, e) })
 				},
 			},
 			{
@@ -355,23 +224,7 @@ func conflictsCommand() *cli.Command {
 				Usage:     "list the moves of the remote side of a tag conflict, newest first",
 				ArgsUsage: "URI TAG  (or URI@TAG)",
 				Action: func(c *cli.Context) error {
-					u, tag, rest, err := uriAndTag(c.Args().Slice())
-					if err != nil {
-						return err
-					}
-					if len(rest) > 0 {
-						return usageError("conflicts show: too many arguments")
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						h, err := share.ConflictTagHistory(s, u, tag)
-						if err != nil {
-							return err
-						}
-						if e.json {
-							return printJSON(e.out, h)
-						}
-						return printTagHistory(e, h)
-					})
+					return withEnv(c, func(e *env) error { return runConflictsShow(c.Context, e, c.Args().Slice()) })
 				},
 			},
 			{
@@ -382,24 +235,8 @@ func conflictsCommand() *cli.Command {
 					&cli.StringFlag{Name: "take", Usage: "local or remote", Required: true},
 				},
 				Action: func(c *cli.Context) error {
-					u, tag, rest, err := uriAndTag(c.Args().Slice())
-					if err != nil {
-						return err
-					}
-					if len(rest) > 0 {
-						return usageError("conflicts resolve: too many arguments")
-					}
-					take := c.String("take")
-					if take != share.TakeLocal && take != share.TakeRemote {
-						return withCode(ExitUsage, hint.With(fmt.Errorf("conflicts resolve: --take %q", take), "say --take local or --take remote"))
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						t, err := share.ResolveTag(s, u, tag, take, time.Now())
-						if err != nil {
-							return err
-						}
-						return tagLine(e, "Resolved ("+take+")", t)
-					})
+					opts := conflictsResolveOptions{Take: c.String("take")}
+					return withEnv(c, func(e *env) error { return runConflictsResolve(c.Context, e, opts, c.Args().Slice()) })
 				},
 			},
 			{
@@ -416,25 +253,249 @@ func conflictsCommand() *cli.Command {
 					if err := needArgs(c, 2, 2, "RUN NEW-ID [--manifest ID]"); err != nil {
 						return err
 					}
-					if m := c.String("manifest"); m != "" && !identity.IsObjectID(m) {
-						return usageError("conflicts rename: --manifest %q is not a 40-hex manifest id", m)
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						r, err := share.RenameRun(s, c.Args().Get(0), c.Args().Get(1), c.String("manifest"), time.Now())
-						if err != nil {
-							return err
-						}
-						if e.json {
-							return printJSON(e.out, r)
-						}
-						fmt.Fprintf(e.out, "Renamed run %s to %s (manifest %s)\n", r.From, r.To, r.Manifest)
-						if r.Promoted != "" {
-							fmt.Fprintf(e.out, "Run %s now names manifest %s\n", r.From, r.Promoted)
-						}
-						return nil
-					})
+					opts := conflictsRenameOptions{Manifest: c.String("manifest")}
+					return withEnv(c, func(e *env) error { return runConflictsRename(c.Context, e, opts, c.Args().Slice()) })
 				},
 			},
 		},
 	}
+}
+
+// runRemoteAdd is `readproof remote add`.
+func runRemoteAdd(ctx context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		name, url := args[0], args[1]
+		if err := share.AddRemote(ctx, s, name, url); err != nil {
+			return syncErr(err)
+		}
+		r := share.Remote{Name: name, URL: url}
+		if e.json {
+			return printJSON(e.out, map[string]string{"name": name, "url": r.DisplayURL()})
+		}
+		fmt.Fprintf(e.out, "Added remote %s -> %s\n", name, r.DisplayURL())
+		return nil
+	})
+}
+
+// runRemoteList is `readproof remote list`.
+func runRemoteList(ctx context.Context, e *env) error {
+	return e.withStore(func(s *store.Store) error {
+		list, err := share.ListRemotes(ctx, s)
+		if err != nil {
+			return err
+		}
+		for i := range list {
+			list[i].URL = list[i].DisplayURL()
+		}
+		if e.json {
+			return printJSON(e.out, list)
+		}
+		if len(list) == 0 {
+			e.say("no remotes; add one with `readproof remote add origin URL`")
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		for _, r := range list {
+			fmt.Fprintf(tw, "%s\t%s\n", r.Name, r.URL)
+		}
+		return tw.Flush()
+	})
+}
+
+// runRemoteRm is `readproof remote rm`.
+func runRemoteRm(ctx context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		name := args[0]
+		if err := share.RemoveRemote(ctx, s, name); err != nil {
+			return syncErr(err)
+		}
+		if e.json {
+			return printJSON(e.out, map[string]string{"removed": name})
+		}
+		fmt.Fprintf(e.out, "Removed remote %s\n", name)
+		return nil
+	})
+}
+
+// runPush is `readproof push`.
+func runPush(ctx context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		remote := remoteArg(args, 0)
+		res, err := share.Push(ctx, s, remote, shareOptions(e))
+		if err != nil {
+			return syncErr(err)
+		}
+		for _, w := range res.Warnings {
+			e.say("readproof: warning: %s", w)
+		}
+		for _, t := range res.Skipped {
+			e.say("readproof: warning: %s not pushed: it moved on both sides; settle it with `readproof conflicts resolve %s --take local|remote`", t, t)
+		}
+		if e.json {
+			return printJSON(e.out, res)
+		}
+		switch {
+		case res.UpToDate:
+			fmt.Fprintf(e.out, "Everything up to date with %s\n", remote)
+		case res.Refs == 0:
+			fmt.Fprintf(e.out, "Nothing else to push to %s\n", remote)
+		default:
+			fmt.Fprintf(e.out, "Pushed %s to %s (%d refs)\n", count(len(res.Runs), "run", "runs"), remote, res.Refs)
+		}
+		for _, r := range res.Conflicts {
+			e.say("readproof: warning: run %s (manifest %s) not pushed: %s's run %s names another manifest; share it under another id: readproof conflicts rename %s NEW-ID", r.RunID, r.Manifest, remote, r.RunID, r.RunID)
+		}
+		return nil
+	})
+}
+
+// runPull is `readproof pull`.
+func runPull(ctx context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		remote := remoteArg(args, 0)
+		res, err := share.Pull(ctx, s, remote, shareOptions(e))
+		if err != nil {
+			return syncErr(err)
+		}
+		reportConflicts(e, res.RunConflicts, res.TagConflicts)
+		if e.json {
+			return printJSON(e.out, res)
+		}
+		printPull(e, "Pulled from "+remote, res)
+		return nil
+	})
+}
+
+// runConflictsList is `readproof conflicts list`.
+func runConflictsList(_ context.Context, e *env) error {
+	return e.withStore(func(s *store.Store) error {
+		rep, err := share.Conflicts(s)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, rep)
+		}
+		if rep.Empty() {
+			e.say("no conflicts")
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		if len(rep.Runs) > 0 {
+			fmt.Fprintln(tw, "RUN\tLOCAL MANIFEST\tOTHER MANIFESTS")
+			for _, r := range rep.Runs {
+				local := r.Local
+				if local == "" {
+					local = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.RunID, local, strings.Join(r.Others, " "))
+			}
+		}
+		if len(rep.Tags) > 0 {
+			if len(rep.Runs) > 0 {
+				fmt.Fprintln(tw)
+			}
+			fmt.Fprintln(tw, "TAG\tLOCAL\tREMOTE\tREMOTE SET_AT")
+			for _, t := range rep.Tags {
+				fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", t.URI, t.Tag, tagValue(t.Local), tagValue(t.Remote), t.Remote.SetAt.Format(time.RFC3339))
+			}
+		}
+		return tw.Flush()
+	})
+}
+
+// runConflictsShow is `readproof conflicts show`.
+func runConflictsShow(_ context.Context, e *env, args []string) error {
+
+	u, tag, rest, err := uriAndTag(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("conflicts show: too many arguments")
+	}
+	return e.withStore(func(s *store.Store) error {
+		h, err := share.ConflictTagHistory(s, u, tag)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, h)
+		}
+		return printTagHistory(e, h)
+	})
+}
+
+// conflictsResolveOptions are the flags of `readproof conflicts resolve`.
+type conflictsResolveOptions struct {
+	Take string
+}
+
+// runConflictsResolve is `readproof conflicts resolve`.
+func runConflictsResolve(_ context.Context, e *env, opts conflictsResolveOptions, args []string) error {
+
+	u, tag, rest, err := uriAndTag(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("conflicts resolve: too many arguments")
+	}
+	take := opts.Take
+	if take != share.TakeLocal && take != share.TakeRemote {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("conflicts resolve: --take %q", take), "say --take local or --take remote"))
+	}
+	return e.withStore(func(s *store.Store) error {
+		t, err := share.ResolveTag(s, u, tag, take, time.Now())
+		if err != nil {
+			return err
+		}
+		return tagLine(e, "Resolved ("+take+")", t)
+	})
+}
+
+// conflictsRenameOptions are the flags of `readproof conflicts rename`.
+type conflictsRenameOptions struct {
+	Manifest string
+}
+
+// runConflictsRename is `readproof conflicts rename`.
+func runConflictsRename(_ context.Context, e *env, opts conflictsRenameOptions, args []string) error {
+	if m := opts.Manifest; m != "" && !identity.IsObjectID(m) {
+		return usageError("conflicts rename: --manifest %q is not a 40-hex manifest id", m)
+	}
+	return e.withStore(func(s *store.Store) error {
+		r, err := share.RenameRun(s, args[0], args[1], opts.Manifest, time.Now())
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, r)
+		}
+		fmt.Fprintf(e.out, "Renamed run %s to %s (manifest %s)\n", r.From, r.To, r.Manifest)
+		if r.Promoted != "" {
+			fmt.Fprintf(e.out, "Run %s now names manifest %s\n", r.From, r.Promoted)
+		}
+		return nil
+	})
+}
+
+// runClone is `readproof clone`.
+func runClone(ctx context.Context, e *env, args []string) error {
+	dir := e.storePath
+	if len(args) == 2 {
+		dir = args[1]
+	}
+	url := args[0]
+	res, err := share.Clone(ctx, url, dir, shareOptions(e))
+	if err != nil {
+		return syncErr(err)
+	}
+	reportConflicts(e, res.RunConflicts, nil)
+	if e.json {
+		return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})
+	}
+	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", count(len(res.NewRuns), "run", "runs"),
+		gitstore.RedactURL(url), dir, count(res.Verified, "manifest", "manifests"))
+	return nil
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -59,24 +60,7 @@ func tagCommand() *cli.Command {
 				Usage:     "point a tag at a snapshot (default: the current one); the move is recorded",
 				ArgsUsage: "URI TAG [SNAPSHOT]  (or URI@TAG [SNAPSHOT])",
 				Action: func(c *cli.Context) error {
-					u, tag, rest, err := uriAndTag(c.Args().Slice())
-					if err != nil {
-						return err
-					}
-					if len(rest) > 1 {
-						return usageError("tag set: too many arguments")
-					}
-					snap := ""
-					if len(rest) == 1 {
-						snap = rest[0]
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						t, err := s.SetTag(u, tag, snap)
-						if err != nil {
-							return err
-						}
-						return tagLine(e, "Tagged", t)
-					})
+					return withEnv(c, func(e *env) error { return runTagSet(c.Context, e, c.Args().Slice()) })
 				},
 			},
 			{
@@ -87,32 +71,7 @@ func tagCommand() *cli.Command {
 					if err := needArgs(c, 1, 1, "URI"); err != nil {
 						return err
 					}
-					u, err := parsePlainURI(c.Args().First())
-					if err != nil {
-						return err
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						tags, err := s.Tags(u)
-						if err != nil {
-							return err
-						}
-						if e.json {
-							if tags == nil {
-								tags = []store.TagState{}
-							}
-							return printJSON(e.out, tags)
-						}
-						if len(tags) == 0 {
-							e.say("%s has no tags; set one with `readproof tag set %s TAG`", u, u)
-							return nil
-						}
-						tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "TAG\tSNAPSHOT\tCONTENT_HASH\tSET_AT\tREFERENCE")
-						for _, t := range tags {
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Tag, manifest.Short(t.Snapshot), manifest.Short(t.ContentHash), t.SetAt.Format(time.RFC3339), t.Reference())
-						}
-						return tw.Flush()
-					})
+					return withEnv(c, func(e *env) error { return runTagList(c.Context, e, c.Args().Slice()) })
 				},
 			},
 			{
@@ -121,20 +80,7 @@ func tagCommand() *cli.Command {
 				Usage:     "remove a tag (recorded in its history; snapshots and manifests are untouched)",
 				ArgsUsage: "URI TAG",
 				Action: func(c *cli.Context) error {
-					u, tag, rest, err := uriAndTag(c.Args().Slice())
-					if err != nil {
-						return err
-					}
-					if len(rest) > 0 {
-						return usageError("tag rm: too many arguments")
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						t, err := s.DeleteTag(u, tag)
-						if err != nil {
-							return err
-						}
-						return tagLine(e, "Deleted", t)
-					})
+					return withEnv(c, func(e *env) error { return runTagRm(c.Context, e, c.Args().Slice()) })
 				},
 			},
 			{
@@ -142,23 +88,7 @@ func tagCommand() *cli.Command {
 				Usage:     "list every move of a tag, newest first",
 				ArgsUsage: "URI TAG",
 				Action: func(c *cli.Context) error {
-					u, tag, rest, err := uriAndTag(c.Args().Slice())
-					if err != nil {
-						return err
-					}
-					if len(rest) > 0 {
-						return usageError("tag history: too many arguments")
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						h, err := s.TagHistory(u, tag)
-						if err != nil {
-							return err
-						}
-						if e.json {
-							return printJSON(e.out, h)
-						}
-						return printTagHistory(e, h)
-					})
+					return withEnv(c, func(e *env) error { return runTagHistory(c.Context, e, c.Args().Slice()) })
 				},
 			},
 			{
@@ -166,20 +96,7 @@ func tagCommand() *cli.Command {
 				Usage:     "move a tag back to where it pointed before its latest move",
 				ArgsUsage: "URI TAG",
 				Action: func(c *cli.Context) error {
-					u, tag, rest, err := uriAndTag(c.Args().Slice())
-					if err != nil {
-						return err
-					}
-					if len(rest) > 0 {
-						return usageError("tag revert: too many arguments")
-					}
-					return withStore(c, func(e *env, s *store.Store) error {
-						t, err := s.RevertTag(u, tag)
-						if err != nil {
-							return err
-						}
-						return tagLine(e, "Reverted", t)
-					})
+					return withEnv(c, func(e *env) error { return runTagRevert(c.Context, e, c.Args().Slice()) })
 				},
 			},
 		},
@@ -198,4 +115,117 @@ func printTagHistory(e *env, h []store.TagState) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.SetAt.Format(time.RFC3339Nano), action, snap, hash, manifest.Short(t.Commit))
 	}
 	return tw.Flush()
+}
+
+// runTagSet is `readproof tag set`.
+func runTagSet(_ context.Context, e *env, args []string) error {
+
+	u, tag, rest, err := uriAndTag(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 1 {
+		return usageError("tag set: too many arguments")
+	}
+	snap := ""
+	if len(rest) == 1 {
+		snap = rest[0]
+	}
+	return e.withStore(func(s *store.Store) error {
+		t, err := s.SetTag(u, tag, snap)
+		if err != nil {
+			return err
+		}
+		return tagLine(e, "Tagged", t)
+	})
+}
+
+// runTagList is `readproof tag list`.
+func runTagList(_ context.Context, e *env, args []string) error {
+	u, err := parsePlainURI(args[0])
+	if err != nil {
+		return err
+	}
+	return e.withStore(func(s *store.Store) error {
+		tags, err := s.Tags(u)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			if tags == nil {
+				tags = []store.TagState{}
+			}
+			return printJSON(e.out, tags)
+		}
+		if len(tags) == 0 {
+			e.say("%s has no tags; set one with `readproof tag set %s TAG`", u, u)
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TAG\tSNAPSHOT\tCONTENT_HASH\tSET_AT\tREFERENCE")
+		for _, t := range tags {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Tag, manifest.Short(t.Snapshot), manifest.Short(t.ContentHash), t.SetAt.Format(time.RFC3339), t.Reference())
+		}
+		return tw.Flush()
+	})
+}
+
+// runTagRm is `readproof tag rm`.
+func runTagRm(_ context.Context, e *env, args []string) error {
+
+	u, tag, rest, err := uriAndTag(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("tag rm: too many arguments")
+	}
+	return e.withStore(func(s *store.Store) error {
+		t, err := s.DeleteTag(u, tag)
+		if err != nil {
+			return err
+		}
+		return tagLine(e, "Deleted", t)
+	})
+}
+
+// runTagHistory is `readproof tag history`.
+func runTagHistory(_ context.Context, e *env, args []string) error {
+
+	u, tag, rest, err := uriAndTag(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("tag history: too many arguments")
+	}
+	return e.withStore(func(s *store.Store) error {
+		h, err := s.TagHistory(u, tag)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, h)
+		}
+		return printTagHistory(e, h)
+	})
+}
+
+// runTagRevert is `readproof tag revert`.
+func runTagRevert(_ context.Context, e *env, args []string) error {
+
+	u, tag, rest, err := uriAndTag(args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError("tag revert: too many arguments")
+	}
+	return e.withStore(func(s *store.Store) error {
+		t, err := s.RevertTag(u, tag)
+		if err != nil {
+			return err
+		}
+		return tagLine(e, "Reverted", t)
+	})
 }

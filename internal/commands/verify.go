@@ -35,37 +35,47 @@ func verifyCommand() *cli.Command {
 			if err := needArgs(c, 0, 0, "[--read-data | --read-data-subset N/M]"); err != nil {
 				return err
 			}
-			opts := storecheck.Options{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset")}
-			if opts.ReadData && opts.Subset != "" {
-				return usageError("verify: --read-data and --read-data-subset exclude each other: --read-data already reads everything")
-			}
-			if opts.Subset != "" {
-				if err := storecheck.ParseSubset(opts.Subset); err != nil {
-					return withCode(ExitUsage, err)
-				}
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
-			s, err := e.open()
-			if err != nil {
-				var ee *exitError
-				if errors.As(err, &ee) {
-					return err
-				}
-				return withCode(ExitCannotCheck, err)
-			}
-			defer s.Close()
-			if keys, _, kerr := proofread.LoadKeys("", s); kerr == nil {
-				opts.ProbeKeys = &keys // verdict record MACs are checked when the key is at hand
-			}
-			return runVerify(c.Context, e, s, opts)
+			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset")}
+			return withEnv(c, func(e *env) error { return runVerify(c.Context, e, opts) })
 		},
 	}
 }
 
-func runVerify(ctx context.Context, e *env, s *store.Store, opts storecheck.Options) error {
+// verifyOptions are the flags of `readproof verify`.
+type verifyOptions struct {
+	ReadData bool   // re-hash every blob
+	Subset   string // re-hash one share of the snapshots: N/M or P%
+}
+
+// runVerify is `readproof verify`: it checks the store and reports; a
+// store that cannot be opened cannot be checked (exit 4).
+func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
+	opts := storecheck.Options{ReadData: vo.ReadData, Subset: vo.Subset}
+	if opts.ReadData && opts.Subset != "" {
+		return usageError("verify: --read-data and --read-data-subset exclude each other: --read-data already reads everything")
+	}
+	if opts.Subset != "" {
+		if err := storecheck.ParseSubset(opts.Subset); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	s, err := e.open()
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return withCode(ExitCannotCheck, err)
+	}
+	defer s.Close()
+	if keys, _, kerr := proofread.LoadKeys("", s); kerr == nil {
+		opts.ProbeKeys = &keys // verdict record MACs are checked when the key is at hand
+	}
+	return checkStore(ctx, e, s, opts)
+}
+
+// checkStore runs storecheck on s and prints the report.
+func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Options) error {
 	var stop func()
 	if isTerminal(e.err) {
 		opts.Progress, stop = progressLine(e.err, "verify")

@@ -30,9 +30,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
+	"github.com/readproof/readproof/internal/fspath"
 )
 
 var (
@@ -162,41 +162,11 @@ func EnclosingRepository(paths ...string) string {
 	return ""
 }
 
-// Resolve makes p absolute and resolves symbolic links in its longest
-// existing prefix, appending the missing rest as written, so a path that does
-// not exist yet is judged by where it would land.
-func Resolve(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	head, tail := abs, ""
-	for {
-		r, err := filepath.EvalSymlinks(head)
-		if err == nil {
-			return filepath.Join(r, tail), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrInvalid) {
-			return "", err
-		}
-		parent := filepath.Dir(head)
-		if parent == head {
-			return abs, nil
-		}
-		tail = filepath.Join(filepath.Base(head), tail)
-		head = parent
-	}
-}
+// Resolve is fspath.Resolve.
+func Resolve(p string) (string, error) { return fspath.Resolve(p) }
 
-// Within reports whether p is dir or lies below it; both are absolute and
-// cleaned.
-func Within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
-}
+// Within is fspath.Within.
+func Within(dir, p string) bool { return fspath.Within(dir, p) }
 
 // Read checks path's location, then reads the key file: a regular file
 // (checked before it is opened, so a FIFO cannot block, and again on the

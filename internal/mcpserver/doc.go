@@ -9,7 +9,9 @@
 //
 // It owns the MCP surface only: result shapes, the 1 MiB inline cap and its
 // truncation marker, text-or-blob delivery, error results with hints, and
-// tool receipts for every executed call when a receipts key is configured.
+// tool receipts for every executed call when a receipts key is configured,
+// and its own stdio transport (transport.go), which answers a line that is
+// not a JSON-RPC message with a JSON-RPC error instead of ending the session.
 // stdout belongs to the protocol; the package writes diagnostics only to the
 // logger it is given.
 //

@@ -56,7 +56,7 @@ func (s *Server) issue(ctx context.Context, st *store.Store, tool string, req *m
 	if identity.ValidateRunID(run) != nil {
 		run = ""
 	}
-	issuer := receipts.NewIssuer(s.opts.ReceiptKey, receipts.NewLedger(st.Git()))
+	issuer := receipts.NewIssuer(s.opts.ReceiptKey, st.Receipts())
 	r, err := issuer.Issue(context.WithoutCancel(ctx), receipts.Call{
 		Session: s.opts.Session, Run: run, Tool: tool,
 		Args: args, Result: res, Start: start, End: time.Now(),

@@ -2,10 +2,12 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/identity"
@@ -109,7 +111,7 @@ func describePolicy(p store.PolicyView) string {
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	if _, err := identity.ParseURI(uri); err != nil {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, resourceNotFound(uri)
 	}
 	st, err := s.opts.Open()
 	if err != nil {
@@ -119,7 +121,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	d, err := st.Resolve(ctx, uri)
 	if err != nil {
 		if notFound(err) {
-			return nil, mcp.ResourceNotFoundError(uri)
+			return nil, resourceNotFound(uri)
 		}
 		s.log.Info("resources/read", "uri", uri, "err", err)
 		return nil, rpcError(err)
@@ -171,4 +173,17 @@ func rpcError(err error) error {
 		msg += " (hint: " + h + ")"
 	}
 	return errors.New(msg)
+}
+
+// resourceNotFound is mcp.ResourceNotFoundError with its data encoded as
+// JSON: the SDK quotes the URI with Go's %q, which is not JSON for a URI
+// holding a control character or invalid UTF-8.
+func resourceNotFound(uri string) error {
+	data, err := json.Marshal(struct {
+		URI string `json:"uri"`
+	}{uri})
+	if err != nil {
+		data = nil
+	}
+	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found", Data: data}
 }

@@ -111,19 +111,16 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	return s.Run(ctx, in, out)
 }
 
-// Run serves one session over in and out.
+// Run serves one session over in and out. A line that is not a JSON-RPC
+// message is answered with a JSON-RPC error and the session goes on; it
+// ends at the end of in, once the requests read have been answered.
 func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
-	err := s.mcp.Run(ctx, t)
+	err := s.mcp.Run(ctx, &lineTransport{in: in, out: out})
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // receipted is implemented by every tool output (through the embedded
 // Receipt), so the receipt id can be set after the result is hashed.

@@ -153,6 +153,9 @@ func normalized(r Resource, f *File) Resource {
 	if len(n.Source.Headers) == 0 {
 		n.Source.Headers = nil
 	}
+	if len(n.Source.PublicHeaders) == 0 {
+		n.Source.PublicHeaders = nil
+	}
 	if inner, ok := strings.CutPrefix(n.Source.TokenEnv, "${"); ok && strings.HasSuffix(inner, "}") {
 		n.Source.TokenEnv = strings.TrimSuffix(inner, "}")
 	}
@@ -225,20 +228,26 @@ func encodeSpec(s sourcespec.Spec) (string, error) {
 		}
 		parts = append(parts, kv.k+" = "+quote(kv.v))
 	}
-	if len(s.Headers) > 0 {
-		names := make([]string, 0, len(s.Headers))
-		for k := range s.Headers {
+	for _, tbl := range []struct {
+		key string
+		h   map[string]string
+	}{{"headers", s.Headers}, {"public_headers", s.PublicHeaders}} {
+		if len(tbl.h) == 0 {
+			continue
+		}
+		names := make([]string, 0, len(tbl.h))
+		for k := range tbl.h {
 			names = append(names, k)
 		}
 		sort.Strings(names)
 		var hs []string
 		for _, k := range names {
-			if !utf8.ValidString(k) || !utf8.ValidString(s.Headers[k]) {
+			if !utf8.ValidString(k) || !utf8.ValidString(tbl.h[k]) {
 				return "", errors.New("a source header is not valid UTF-8")
 			}
-			hs = append(hs, encodeKey(k)+" = "+quote(s.Headers[k]))
+			hs = append(hs, encodeKey(k)+" = "+quote(tbl.h[k]))
 		}
-		parts = append(parts, "headers = { "+strings.Join(hs, ", ")+" }")
+		parts = append(parts, tbl.key+" = { "+strings.Join(hs, ", ")+" }")
 	}
 	return "{ " + strings.Join(parts, ", ") + " }", nil
 }

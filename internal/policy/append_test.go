@@ -48,8 +48,8 @@ func TestAppendResourceCreatesAndRoundTrips(t *testing.T) {
 		{
 			URI: mustURI(t, "readproof://demo/policies/shipping"),
 			Source: sourcespec.Spec{Type: "http", URL: "https://policies.internal/shipping.md?a=1&b=\"2\"", Headers: map[string]string{
-				"Authorization": "Bearer ${POLICY_TOKEN}", "X-Note": `tab	"quoted" \back`, "X-Api-Version": "2",
-			}},
+				"Authorization": "Bearer ${POLICY_TOKEN}",
+			}, PublicHeaders: map[string]string{"X-Note": `tab	"quoted" \back`, "X-Api-Version": "2"}},
 			Freshness:   Freshness{Strategy: AllowStale, MaxAge: 90 * time.Minute},
 			ContentType: "text/markdown; charset=utf-8",
 		},
@@ -106,7 +106,7 @@ func TestAppendResourceCreatesAndRoundTrips(t *testing.T) {
 	text := string(mustRead(t, path))
 	for _, s := range []string{
 		`description = "Quotes \"like this\", a backslash \\ and unicode: ünïcødé ✓ 日本語"`,
-		`source = { type = "http", url = "https://policies.internal/shipping.md?a=1&b=\"2\"", headers = { Authorization = "Bearer ${POLICY_TOKEN}", X-Api-Version = "2", X-Note = "tab\t\"quoted\" \\back" } }`,
+		`source = { type = "http", url = "https://policies.internal/shipping.md?a=1&b=\"2\"", headers = { Authorization = "Bearer ${POLICY_TOKEN}" }, public_headers = { X-Api-Version = "2", X-Note = "tab\t\"quoted\" \\back" } }`,
 		`max_age = "1h30m"`,
 		`max_age = "7d"`,
 		"# hand-written comment, kept as is\n[sources] # trailing comment\n",

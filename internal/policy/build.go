@@ -324,7 +324,7 @@ type sourceRule struct{ required, optional []string }
 
 var sourceRules = map[string]sourceRule{
 	"filesystem": {required: []string{"path"}},
-	"http":       {required: []string{"url"}, optional: []string{"headers"}},
+	"http":       {required: []string{"url"}, optional: []string{"headers", "public_headers"}},
 	"github":     {required: []string{"owner", "repo", "path"}, optional: []string{"ref", "api_base", "token_env"}},
 	"git":        {required: []string{"url", "path"}, optional: []string{"ref"}},
 }
@@ -380,9 +380,13 @@ func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.
 				bad("url", msg, hint)
 			}
 		}
-		c.headers(f, sp.child("headers"), spec.Headers)
+		folded := c.headers(f, sp.child("headers"), spec.Headers)
+		c.publicHeaders(sp.child("public_headers"), spec.PublicHeaders, folded)
 		if len(spec.Headers) == 0 {
 			spec.Headers = nil
+		}
+		if len(spec.PublicHeaders) == 0 {
+			spec.PublicHeaders = nil
 		}
 	case "github":
 		if present("owner") && !validGitHubName(spec.Owner, false) {
@@ -447,7 +451,10 @@ func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.
 	return spec
 }
 
-func (c *checker) headers(f *File, hp *keyPath, h map[string]string) {
+// headers checks [headers]: every value references an allow-listed
+// variable (${NAME}); a literal value is refused, a credential-looking one
+// with its own message. It returns the header names seen, lower-cased.
+func (c *checker) headers(f *File, hp *keyPath, h map[string]string) map[string]string {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)
@@ -485,10 +492,53 @@ func (c *checker) headers(f *File, hp *keyPath, h map[string]string) {
 					fmt.Sprintf(`add env = [%q] to [sources]`, ref), sourcespec.ErrRefused)
 			}
 		}
-		if len(refs) == 0 && literalCredential(name, v) {
+		switch {
+		case len(refs) == 0 && literalCredential(name, v):
 			c.add(p, "header holds a literal credential",
 				"keep secrets out of readproof.toml: put the value in an environment variable, list it in [sources].env and write ${NAME}", sourcespec.ErrRefused)
+		case len(refs) == 0:
+			c.add(p, "header value is literal text: readproof would store it in observations and print it",
+				fmt.Sprintf(`a header value names a variable (${NAME}, the variable listed in [sources].env); a value that is not secret goes under public_headers, e.g. public_headers = { %s = "..." }`, encodeKey(name)), sourcespec.ErrRefused)
 		}
+	}
+	return folded
+}
+
+// publicHeaders checks [public_headers]: literal values the policy file
+// declares public. They may not reference variables, may not look like
+// credentials, and may not repeat a name from headers.
+func (c *checker) publicHeaders(hp *keyPath, h map[string]string, folded map[string]string) {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := hp.child(name)
+		v := h[name]
+		switch {
+		case !isToken(name):
+			c.add(p, "invalid header name",
+				"header names are RFC 7230 tokens: letters, digits and !#$%&'*+-.^_`|~, no spaces or colons", sourcespec.ErrConfig)
+			continue
+		case folded[strings.ToLower(name)] != "":
+			c.add(p, fmt.Sprintf("header %s is declared twice (headers and public_headers, names ignore case)", name),
+				"keep one of the two", sourcespec.ErrConfig)
+			continue
+		case !validFieldValue(v):
+			c.add(p, "header value contains a control character (a newline, NUL or escape)",
+				"a header value is one line of visible characters", sourcespec.ErrConfig)
+			continue
+		case strings.Contains(v, "${"):
+			c.add(p, "a public header cannot reference a variable: its value is stored and shown as written",
+				"move it to headers, where ${NAME} references are expanded at fetch time and never stored", sourcespec.ErrConfig)
+			continue
+		case literalCredential(name, v):
+			c.add(p, "public header holds what looks like a credential",
+				"keep secrets out of readproof.toml: put the value in an environment variable, list it in [sources].env and write ${NAME} under headers", sourcespec.ErrRefused)
+			continue
+		}
+		folded[strings.ToLower(name)] = name
 	}
 }
 

@@ -98,8 +98,8 @@ func TestParseValid(t *testing.T) {
 		{
 			URI: mustURI(t, "readproof://demo/policies/shipping"),
 			Source: sourcespec.Spec{Type: "http", URL: "https://policies.internal/shipping.md", Headers: map[string]string{
-				"Authorization": "Bearer ${POLICY_TOKEN}", "Accept": "text/markdown", "X-Cost": "$$5 per ${POLICY_TOKEN}",
-			}},
+				"Authorization": "Bearer ${POLICY_TOKEN}", "X-Cost": "$$5 per ${POLICY_TOKEN}",
+			}, PublicHeaders: map[string]string{"Accept": "text/markdown"}},
 			Freshness:   Freshness{Strategy: RequireFresh},
 			ContentType: "text/markdown; charset=utf-8",
 			Line:        36,

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
 // ParseDuration reads a Go duration ("90s", "1h30m") or a whole number of
@@ -107,50 +109,13 @@ func allDigits(s string) bool {
 }
 
 // validEnvName reports whether s can name an environment variable.
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+func validEnvName(s string) bool { return sourcespec.ValidEnvName(s) }
 
 // EnvRefs returns the NAMEs of the ${NAME} references in s, in order, with
-// the grammar the adapters expand: "$$" is a literal "$", a "$" followed by
-// anything but "{" or "$" is literal, and any other "${" that does not start
-// a well-formed ${NAME} is an error.
-func EnvRefs(s string) ([]string, error) {
-	var names []string
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			i++
-		case '{':
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				return names, errors.New(`unterminated ${ (write ${NAME}, or $${ for a literal "${")`)
-			}
-			name := s[i+2 : i+2+end]
-			if !validEnvName(name) {
-				return names, fmt.Errorf("malformed reference ${%s}", truncate(name, 40))
-			}
-			names = append(names, name)
-			i += 2 + end
-		}
-	}
-	return names, nil
-}
+// the grammar the adapters expand (sourcespec.RefNames): "$$" is a literal
+// "$", a "$" followed by anything but "{" or "$" is literal, and any other
+// "${" that does not start a well-formed ${NAME} is an error.
+func EnvRefs(s string) ([]string, error) { return sourcespec.RefNames(s) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

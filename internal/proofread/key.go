@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/probe"
@@ -30,13 +31,7 @@ func KeyPath(given string, pol *policy.File) (string, error) {
 // Forbidden lists the directories a probe key file may not be in: the
 // store, and the project directory when a readproof.toml exists there.
 func Forbidden(storePath string, pol *policy.File) []string {
-	dirs := []string{storePath}
-	if pol != nil && pol.Path != "" {
-		if _, err := os.Stat(pol.Path); err == nil {
-			dirs = append(dirs, pol.Dir)
-		}
-	}
-	return dirs
+	return keyloc.Forbidden(storePath, pol)
 }
 
 // LoadKeys loads the offline probe key for s (given names the file, "" for

@@ -114,6 +114,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	}
 	onJournal := map[gitstore.OID]bool{}
 	verified := verifiedSet{}
+	var journalKept []RunRef // the other side of same-id conflicts, from the journal
 	if local.main != "" {
 		res.Journal = "adopted"
 		commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
@@ -123,9 +124,11 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		for _, c := range commits {
 			onJournal[c.ID] = true
 		}
-		if failures := checkJournal(g, local.main, commits, manifests, verified); len(failures) > 0 {
+		failures, records := checkJournal(g, local.main, commits, manifests, verified)
+		if len(failures) > 0 {
 			return nil, unverified(failures)
 		}
+		journalKept = journalConflicts(records, local.runs, local.named(), local.conflicts)
 	}
 	var obs, tags []gitstore.OID
 	for _, key := range sortedKeys(local.resources) {
@@ -174,8 +177,20 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		}
 		res.Recorded = append(res.Recorded, RunRef{RunID: name[m], Manifest: string(m)})
 	}
+	var ups []gitstore.RefUpdate
 	if tip != local.main {
-		if err := g.Update(gitstore.RefUpdate{Name: store.JournalRef, Old: local.main, New: tip}); err != nil {
+		ups = append(ups, gitstore.RefUpdate{Name: store.JournalRef, Old: local.main, New: tip})
+	}
+	byRun := map[string][]string{}
+	for _, c := range journalKept {
+		ups = append(ups, gitstore.RefUpdate{Name: conflictRunRef(c.RunID, gitstore.OID(c.Manifest)), New: gitstore.OID(c.Manifest)})
+		byRun[c.RunID] = append(byRun[c.RunID], c.Manifest)
+	}
+	for _, id := range sortedKeys(byRun) {
+		res.RunConflicts = append(res.RunConflicts, RunConflict{RunID: id, Local: string(local.runs[id]), Others: byRun[id]})
+	}
+	if len(ups) > 0 {
+		if err := g.Update(ups...); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -18,6 +19,10 @@ const emptyTree gitstore.OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 // StoreMarker is the trailer on the journal's root commit of stores created
 // by this version (docs/store-format.md, "Recognising a store").
 const StoreMarker = "Readproof-Store: 1"
+
+// journalCheckPrefix starts the first line of a journal commit that records
+// a proof-of-read check (store.ParseJournalCheck).
+const journalCheckPrefix = "record check "
 
 // sharedNamespace reports whether a ref on a remote may belong to a
 // readproof store: the journal, the shared namespaces, and the local-only
@@ -99,8 +104,11 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 }
 
 func notStore(remote, what, why string) error {
-	return hint.With(fmt.Errorf("%s: %w: %s; nothing was fetched or sent", what, ErrNotStore, why),
-		"point the remote at a readproof store: a new one from `readproof remote init PATH`, an empty bare repository, or a clone of a store (`readproof remote rm "+remote+"`, then `readproof remote add "+remote+" URL`)")
+	err := fmt.Errorf("%s: %w: %s; nothing was fetched or sent", what, ErrNotStore, why)
+	if strings.HasPrefix(what, "clone ") {
+		return hint.With(err, "clone a readproof store's remote (one made by `readproof remote init PATH` and pushed to), not a project's repository")
+	}
+	return hint.With(err, "point the remote at a readproof store: a new one from `readproof remote init PATH`, an empty bare repository, or a clone of a store (`readproof remote rm "+remote+"`, then `readproof remote add "+remote+" URL`)")
 }
 
 // parseRawCommit returns the parent count and the message of a commit in
@@ -132,6 +140,8 @@ func journalShape(emptyTree bool, parents int, message string) error {
 	case strings.HasPrefix(first, "rename run "):
 		ok = parents <= 1
 	case first == "merge journals":
+		ok = parents == 2
+	case strings.HasPrefix(first, journalCheckPrefix):
 		ok = parents == 2
 	default:
 		return fmt.Errorf("message %q is not a journal record", truncateLine(first))
@@ -167,4 +177,103 @@ func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain
 	}
 	return []string{fmt.Sprintf("%s's HEAD names %s, not %s: a plain `git clone` of it will not check out the journal; on the server run: git symbolic-ref HEAD %s",
 		remote, what, store.JournalRef, store.JournalRef)}
+}
+
+// checkJournal checks the commits new on a journal (commits: every commit
+// reachable from tip and not from the local main). It walks from tip along
+// the journal's own edges, within the new commits: each is a journal
+// commit (journalShape); a `record run` commit's last parent is a manifest
+// (added to manifests, for the manifest check); a `record check` commit's
+// second parent is a verdict record of that run. Commits the journal merely
+// points at (manifests, verdict chains) are not journal commits. It also
+// returns what the new `record run` commits record (run id and manifest).
+func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevListCommit, manifests map[gitstore.OID]bool, verified verifiedSet) (failures []string, records []RunRef) {
+	isNew := make(map[gitstore.OID]bool, len(commits))
+	for _, c := range commits {
+		isNew[c.ID] = true
+	}
+	fail := func(id gitstore.OID, format string, args ...any) {
+		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
+	}
+	isManifest := func(id gitstore.OID) bool {
+		if manifests[id] {
+			return true
+		}
+		cm, err := g.Commit(id)
+		if err != nil || len(cm.Parents) != 0 {
+			return false
+		}
+		_, err = gitstore.FileAt(g, cm.Tree, "manifest.json")
+		return err == nil
+	}
+	seen := map[gitstore.OID]bool{tip: true}
+	stack := []gitstore.OID{tip}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !isNew[id] {
+			continue // known: reachable from the local journal
+		}
+		cm, err := g.Commit(id)
+		if err != nil {
+			fail(id, "%v", err)
+			continue
+		}
+		if err := journalShape(cm.Tree == emptyTree, len(cm.Parents), cm.Message); err != nil {
+			fail(id, "%v", err)
+			continue
+		}
+		parents := cm.Parents
+		switch first, _, _ := strings.Cut(cm.Message, "\n"); {
+		case strings.HasPrefix(first, "record run "):
+			m := parents[len(parents)-1]
+			parents = parents[:len(parents)-1]
+			if !isManifest(m) {
+				fail(id, "it records %s, which is not a manifest", m)
+				continue
+			}
+			manifests[m] = true
+			records = append(records, RunRef{RunID: strings.TrimPrefix(first, "record run "), Manifest: string(m)})
+		case strings.HasPrefix(first, journalCheckPrefix):
+			run, _, ok := store.ParseJournalCheck(cm)
+			if !ok {
+				fail(id, "%q is not a check record", truncateLine(first))
+				continue
+			}
+			v := parents[1]
+			parents = parents[:1]
+			if err := verified.check("verdict", v, func() error { _, _, err := verdictsAt(g, run, v); return err }); err != nil {
+				fail(id, "it records %s, which is not a verdict record of run %s: %v", v, run, err)
+				continue
+			}
+		}
+		for _, p := range parents {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return failures, records
+}
+
+// journalConflicts returns the journal records (run id, manifest) whose run
+// id names another manifest in runs while no run ref names the manifest:
+// the other side of a same-id conflict, which reaches a store with the
+// journal (conflict refs are never shared). Each is kept as a local
+// conflict ref, unless known already.
+func journalConflicts(records []RunRef, runs map[string]gitstore.OID, named map[gitstore.OID]bool, known map[string]map[gitstore.OID]bool) []RunRef {
+	var out []RunRef
+	seen := map[RunRef]bool{}
+	for _, r := range records {
+		m := gitstore.OID(r.Manifest)
+		cur, ok := runs[r.RunID]
+		if !ok || cur == m || named[m] || known[r.RunID][m] || seen[r] || identity.ValidateRunID(r.RunID) != nil {
+			continue
+		}
+		seen[r] = true
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].RunID+out[i].Manifest < out[j].RunID+out[j].Manifest })
+	return out
 }

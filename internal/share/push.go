@@ -35,166 +35,208 @@ type PushResult struct {
 // first and the journal last.
 const maxRefspecsPerPush = 4000
 
-// Push sends the local runs, conflicts, resource chains, tag chains,
-// receipt chains, verdict chains and journal to remote. It never forces: when the remote moved since the last
-// pull it fails with ErrRejected (hint: pull first) and changes nothing.
-// Open runs are not pushed.
+// Push sends the local runs, resource chains, tag chains, receipt chains,
+// verdict chains and journal to remote. It never forces: when the remote
+// moved since the last pull it fails with ErrRejected (hint: pull first)
+// and changes nothing. Open runs and conflict refs are not pushed.
 func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*PushResult, error) {
 	g := s.Git()
 	t, rem, err := connect(ctx, g, remote, opts, "push")
 	if err != nil {
 		return nil, err
 	}
-	local, err := readState(g, localPrefixes())
+	p := &pusher{ctx: ctx, g: g, t: t, rem: rem,
+		res: &PushResult{Remote: remote, Runs: []RunRef{}, Conflicts: []RunRef{}, Skipped: []string{}, Warnings: []string{}}}
+	if p.local, err = readState(g, localPrefixes()); err != nil {
+		return nil, err
+	}
+	if p.tagConflicts, err = readTagConflicts(g); err != nil {
+		return nil, err
+	}
+	immutable := p.runSpecs()
+	moving, err := p.movingSpecs()
 	if err != nil {
 		return nil, err
 	}
-	tagConflicts, err := readTagConflicts(g)
-	if err != nil {
+	if len(p.behind) > 0 {
+		return nil, pullFirst(remote, fmt.Errorf("push %s: %w: the remote moved since your last pull: %s", remote, ErrRejected, summarize(p.behind, 3)))
+	}
+	res := p.res
+	if len(immutable)+len(moving) == 0 {
+		res.UpToDate = len(res.Skipped) == 0 && len(res.Conflicts) == 0
+		res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, rem.main != "")...)
+		return res, nil
+	}
+	if err := send(ctx, t, remote, immutable, moving, opts); err != nil {
 		return nil, err
 	}
-	res := &PushResult{Remote: remote, Runs: []RunRef{}, Conflicts: []RunRef{}, Skipped: []string{}, Warnings: []string{}}
+	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "")...)
+	return res, nil
+}
 
-	// Run refs: a glob refspec when every local run is new to the remote or
-	// already there (git matches explicit refspecs pairwise, which costs
-	// seconds for thousands of refs). A run whose id names another manifest
-	// on the remote stays local: conflict refs are never shared
-	// (docs/sync.md), and the journal carries the manifest itself.
-	var immutable, moving []string
+// pusher plans one push: the refspecs to send and the refs the remote moved
+// past (behind).
+type pusher struct {
+	ctx          context.Context
+	g            gitstore.Store
+	t            *gitstore.Transport
+	local, rem   *state
+	tagConflicts map[string]gitstore.OID
+	res          *PushResult
+	behind       []string
+}
+
+// runSpecs returns the refspecs of the run refs the remote lacks: a glob
+// when every local run is new to the remote or already there (git matches
+// explicit refspecs pairwise, which costs seconds for thousands of refs). A
+// run whose id names another manifest on the remote stays local: conflict
+// refs are never shared (docs/sync.md), and the journal carries the
+// manifest itself.
+func (p *pusher) runSpecs() []string {
 	var newRuns []string
 	differs := false
-	for _, id := range sortedKeys(local.runs) {
-		l, r := local.runs[id], rem.runs[id]
+	for _, id := range sortedKeys(p.local.runs) {
+		l, r := p.local.runs[id], p.rem.runs[id]
 		switch {
 		case l == r:
 		case r == "":
 			newRuns = append(newRuns, string(l)+":"+store.RunsPrefix+id)
-			res.Runs = append(res.Runs, RunRef{RunID: id, Manifest: string(l)})
+			p.res.Runs = append(p.res.Runs, RunRef{RunID: id, Manifest: string(l)})
 		default:
 			differs = true
-			res.Conflicts = append(res.Conflicts, RunRef{RunID: id, Manifest: string(l)})
+			p.res.Conflicts = append(p.res.Conflicts, RunRef{RunID: id, Manifest: string(l)})
 		}
 	}
-	if len(newRuns) > 0 {
-		if !differs && len(newRuns) > 16 {
-			immutable = append(immutable, store.RunsPrefix+"*:"+store.RunsPrefix+"*")
-		} else {
-			immutable = newRuns
-		}
+	if !differs && len(newRuns) > 16 {
+		return []string{store.RunsPrefix + "*:" + store.RunsPrefix + "*"}
 	}
+	return newRuns
+}
 
-	// Moving refs go only forward; check that locally first, so a stale
-	// store gets "pull first" before anything is sent.
-	var behindRefs []string
-	forward := func(l, r gitstore.OID, journal bool) (bool, error) {
-		if r == "" {
-			return true, nil
-		}
-		ok, err := g.Has(r)
-		if err != nil || !ok {
-			return false, err
-		}
-		if journal { // long history: stock git answers faster
-			return t.IsAncestor(ctx, r, l)
-		}
-		rel, err := relate(ctx, g, t, r, l)
-		return rel == behind, err
-	}
-	// forwardRefs returns the refspecs of the chains under prefix that moved
-	// forward locally, and notes those the remote moved past ours.
-	forwardRefs := func(prefix string, localRefs, remoteRefs map[string]gitstore.OID) ([]string, error) {
-		var specs []string
-		for _, key := range sortedKeys(localRefs) {
-			l, r := localRefs[key], remoteRefs[key]
-			if l == r {
-				continue
-			}
-			ok, err := forward(l, r, false)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				behindRefs = append(behindRefs, prefix+key)
-				continue
-			}
-			specs = append(specs, string(l)+":"+prefix+key)
-		}
-		return specs, nil
-	}
-	resources, err := forwardRefs(store.ResourcesPrefix, local.resources, rem.resources)
+// movingSpecs returns the refspecs of the chains and the journal that moved
+// forward locally. Moving refs go only forward: this is checked locally
+// first, so a stale store gets "pull first" before anything is sent.
+func (p *pusher) movingSpecs() ([]string, error) {
+	resources, err := p.chainSpecs(store.ResourcesPrefix, p.local.resources, p.rem.resources)
 	if err != nil {
 		return nil, err
 	}
-	var tags []string
-	skipped := false
-	for _, key := range sortedKeys(local.tags) {
-		l, r := local.tags[key], rem.tags[key]
-		if l == r {
-			continue
-		}
-		ok, err := forward(l, r, false)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			if tagConflicts[key] != "" {
-				u, tag, _ := splitTagKey(key)
-				res.Skipped = append(res.Skipped, u.String()+"@"+tag)
-				skipped = true
-				continue
-			}
-			behindRefs = append(behindRefs, store.TagsPrefix+key)
-			continue
-		}
-		tags = append(tags, string(l)+":"+store.TagsPrefix+key)
+	tags, skipped, err := p.tagSpecs()
+	if err != nil {
+		return nil, err
 	}
 	// Receipt and verdict chains move forward like resource chains.
-	chains, err := forwardRefs(receipts.RefPrefix, local.receipts, rem.receipts)
+	chains, err := p.chainSpecs(receipts.RefPrefix, p.local.receipts, p.rem.receipts)
 	if err != nil {
 		return nil, err
 	}
-	verdicts, err := forwardRefs(store.VerdictsPrefix, local.verdicts, rem.verdicts)
+	verdicts, err := p.chainSpecs(store.VerdictsPrefix, p.local.verdicts, p.rem.verdicts)
 	if err != nil {
 		return nil, err
 	}
 	chains = append(chains, verdicts...)
 	// Every local chain ref is equal to the remote's or ahead of it (checked
 	// above), so a glob pushes exactly the ones that moved.
-	res.Refs = len(res.Runs) + len(resources) + len(tags) + len(chains)
+	p.res.Refs = len(p.res.Runs) + len(resources) + len(tags) + len(chains)
 	if len(resources) > 16 {
 		resources = []string{store.ResourcesPrefix + "*:" + store.ResourcesPrefix + "*"}
 	}
 	if len(tags) > 16 && !skipped {
 		tags = []string{store.TagsPrefix + "*:" + store.TagsPrefix + "*"}
 	}
-	moving = append(moving, resources...)
-	moving = append(moving, tags...)
-	moving = append(moving, chains...)
-	if l, r := local.main, rem.main; l != "" && l != r {
-		ok, err := forward(l, r, true)
+	moving := append(append(resources, tags...), chains...)
+	if l, r := p.local.main, p.rem.main; l != "" && l != r {
+		ok, err := p.forward(l, r, true)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case !ok:
+			p.behind = append(p.behind, store.JournalRef)
+		case len(p.res.Conflicts) > 0:
+			// The journal records the runs left out; sent before they are
+			// renamed, it would record on the remote a run whose id names
+			// another manifest there.
+			p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("%s not pushed until the run id conflicts are settled (readproof conflicts rename)", store.JournalRef))
+		default:
+			moving = append(moving, string(l)+":"+store.JournalRef)
+			p.res.Refs++
+		}
+	}
+	return moving, nil
+}
+
+// forward reports whether local tip l contains remote tip r.
+func (p *pusher) forward(l, r gitstore.OID, journal bool) (bool, error) {
+	if r == "" {
+		return true, nil
+	}
+	ok, err := p.g.Has(r)
+	if err != nil || !ok {
+		return false, err
+	}
+	if journal { // long history: stock git answers faster
+		return p.t.IsAncestor(p.ctx, r, l)
+	}
+	rel, err := relate(p.ctx, p.g, p.t, r, l)
+	return rel == behind, err
+}
+
+// chainSpecs returns the refspecs of the chains under prefix that moved
+// forward locally, and notes those the remote moved past ours.
+func (p *pusher) chainSpecs(prefix string, localRefs, remoteRefs map[string]gitstore.OID) ([]string, error) {
+	var specs []string
+	for _, key := range sortedKeys(localRefs) {
+		l, r := localRefs[key], remoteRefs[key]
+		if l == r {
+			continue
+		}
+		ok, err := p.forward(l, r, false)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			behindRefs = append(behindRefs, store.JournalRef)
-		} else {
-			moving = append(moving, string(l)+":"+store.JournalRef)
-			res.Refs++
+			p.behind = append(p.behind, prefix+key)
+			continue
 		}
+		specs = append(specs, string(l)+":"+prefix+key)
 	}
-	if len(behindRefs) > 0 {
-		return nil, pullFirst(remote, fmt.Errorf("push %s: %w: the remote moved since your last pull: %s", remote, ErrRejected, summarize(behindRefs, 3)))
-	}
-	if len(immutable)+len(moving) == 0 {
-		res.UpToDate = len(res.Skipped) == 0 && len(res.Conflicts) == 0
-		res.Warnings = warnHead(ctx, t, remote, rem.main != "")
-		return res, nil
-	}
+	return specs, nil
+}
 
-	// Send everything in one atomic push; a push too large for one command
-	// line goes in batches, immutable run refs first and the journal last,
-	// each batch atomic and every ref always naming complete objects.
-	batches := [][]string{append(immutable, moving...)}
+// tagSpecs is chainSpecs for tags, leaving out (skipped) a tag in conflict
+// locally.
+func (p *pusher) tagSpecs() (specs []string, skipped bool, err error) {
+	for _, key := range sortedKeys(p.local.tags) {
+		l, r := p.local.tags[key], p.rem.tags[key]
+		if l == r {
+			continue
+		}
+		ok, err := p.forward(l, r, false)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			if p.tagConflicts[key] != "" {
+				u, tag, _ := splitTagKey(key)
+				p.res.Skipped = append(p.res.Skipped, u.String()+"@"+tag)
+				skipped = true
+				continue
+			}
+			p.behind = append(p.behind, store.TagsPrefix+key)
+			continue
+		}
+		specs = append(specs, string(l)+":"+store.TagsPrefix+key)
+	}
+	return specs, skipped, nil
+}
+
+// send pushes everything in one atomic push to each push URL; a push too
+// large for one command line goes in batches, immutable run refs first and
+// the journal last, each batch atomic and every ref always naming complete
+// objects.
+func send(ctx context.Context, t *gitstore.Transport, remote string, immutable, moving []string, opts Options) error {
+	batches := [][]string{append(append([]string{}, immutable...), moving...)}
 	if len(batches[0]) > maxRefspecsPerPush {
 		batches = append(chunk(immutable, maxRefspecsPerPush), chunk(moving, maxRefspecsPerPush)...)
 	}
@@ -202,17 +244,16 @@ func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	// rewrite a tracking ref per pushed ref, which costs more than the push.
 	urls, err := t.PushURLs(ctx, remote)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, u := range urls {
 		for _, b := range batches {
 			if err := pushBatch(ctx, t, remote, u, b, opts); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	res.Warnings = warnHead(ctx, t, remote, local.main != "" || rem.main != "")
-	return res, nil
+	return nil
 }
 
 func pullFirst(remote string, err error) error {

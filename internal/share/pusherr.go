@@ -49,11 +49,16 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 	if errors.As(err, &pe) {
 		remote = pe.Remote
 		client, server := false, false
+		var followers []string // "atomic push failed/failure": not the cause, listed last
 		for _, s := range pe.Statuses {
 			if !s.Rejected() {
 				continue
 			}
-			refs = append(refs, fmt.Sprintf("%s %s", s.To, s.Summary))
+			if item := fmt.Sprintf("%s %s", s.To, s.Summary); strings.Contains(s.Summary, "atomic push fail") {
+				followers = append(followers, item)
+			} else {
+				refs = append(refs, item)
+			}
 			text = append(text, s.Summary)
 			switch {
 			case strings.Contains(s.Summary, "[remote rejected]"):
@@ -64,6 +69,7 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 				client = true
 			}
 		}
+		refs = append(refs, followers...)
 		text = append(text, remote...)
 		switch {
 		case lockMessage(strings.Join(text, "\n")):

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -235,7 +236,8 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				continue
 			}
 			manifests := map[gitstore.OID]bool{}
-			for _, f := range checkJournal(g, in.New, commits, manifests, verified) {
+			failures, _ := checkJournal(g, in.New, commits, manifests, verified)
+			for _, f := range failures {
 				no(in, "%s", f)
 			}
 			for _, m := range sortedOIDs(manifests) {
@@ -285,11 +287,13 @@ type LostRun struct {
 // LostRuns lists the runs the journal on main records (`record run <id>`
 // commits) whose run tag is gone: no run tag of that id exists and no run
 // or conflict ref names the manifest. A run id that names another manifest
-// (the other side of a same-id conflict) is not lost.
-func LostRuns(ctx context.Context, g gitstore.Store, t *gitstore.Transport) ([]LostRun, error) {
+// (the other side of a same-id conflict) is not lost. It walks the journal
+// only (never into manifests), so it needs nothing but the repository.
+func LostRuns(g gitstore.Store) ([]LostRun, error) {
+	lost := []LostRun{}
 	main, err := g.Ref(store.JournalRef)
 	if isNotFound(err) {
-		return nil, nil
+		return lost, nil
 	}
 	if err != nil {
 		return nil, err
@@ -304,32 +308,34 @@ func LostRuns(ctx context.Context, g gitstore.Store, t *gitstore.Transport) ([]L
 			named[m] = true
 		}
 	}
-	commits, err := t.RevList(ctx, []gitstore.OID{main}, nil)
-	if err != nil {
-		return nil, err
-	}
-	lost := []LostRun{}
-	for _, rc := range commits {
-		if len(rc.Parents) == 0 {
-			continue
-		}
-		m := rc.Parents[len(rc.Parents)-1]
-		if named[m] {
-			continue
-		}
-		c, err := g.Commit(rc.ID)
+	seen := map[gitstore.OID]bool{main: true}
+	queue := []gitstore.OID{main}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		c, err := g.Commit(id)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("journal commit %s: %w", id, err)
 		}
+		parents := c.Parents
 		first, _, _ := strings.Cut(c.Message, "\n")
-		id, ok := strings.CutPrefix(first, "record run ")
-		if !ok || c.Tree != emptyTree {
-			continue
+		if strings.HasPrefix(first, journalCheckPrefix) && len(parents) == 2 {
+			parents = parents[:1] // the second parent is a verdict record
 		}
-		if _, exists := local.runs[id]; exists {
-			continue
+		if run, ok := strings.CutPrefix(first, "record run "); ok && len(parents) > 0 && c.Tree == emptyTree {
+			m := parents[len(parents)-1]
+			parents = parents[:len(parents)-1]
+			if _, exists := local.runs[run]; !exists && !named[m] {
+				lost = append(lost, LostRun{RunID: run, Manifest: string(m), Journal: string(id)})
+			}
 		}
-		lost = append(lost, LostRun{RunID: id, Manifest: string(m), Journal: string(rc.ID)})
+		for _, p := range parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
 	}
+	sort.Slice(lost, func(i, j int) bool { return lost[i].RunID+lost[i].Journal < lost[j].RunID+lost[j].Journal })
 	return lost, nil
 }

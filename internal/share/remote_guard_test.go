@@ -173,15 +173,36 @@ func TestLostRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	tr, err := gitstore.NewTransport(dir, gitstore.TransportOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost, err := LostRuns(context.Background(), g, tr)
+	lost, err := LostRuns(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(lost) != 1 || lost[0].RunID != "r1" || lost[0].Manifest != m1.ID {
 		t.Fatalf("lost = %+v, want r1 (%s)", lost, m1.ID)
+	}
+}
+
+// TestGuardHookOnly: --hook-only guards an existing bare repository that
+// allows deletions in its git configuration: the hook refuses them.
+func TestGuardHookOnly(t *testing.T) {
+	dir := bareServer(t, t.TempDir(), "old.git")
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, a, "origin", dir)
+	a.run(t, "r1", "a")
+	mustPush(t, a, "origin")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InitRemote(context.Background(), dir, exe, true); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "config", "receive.denyDeletes", "false")
+	out := pushRefused(t, a.path(), dir, ":"+store.RunsPrefix+"r1")
+	if !strings.Contains(out, "deleting refs is refused") {
+		t.Fatalf("deletion: %s", out)
+	}
+	if _, err := InitRemote(context.Background(), dir, exe, false); err == nil {
+		t.Fatal("remote init over an existing repository succeeded")
 	}
 }

@@ -195,11 +195,14 @@ func TestSameRunIDConflict(t *testing.T) {
 	if !reachableFromMain(t, b.path(), ma.ID) || !reachableFromMain(t, b.path(), mb.ID) {
 		t.Fatal("b: both manifests must be reachable from main")
 	}
-	// Conflict refs are never shared (issue 12.7): b's run stays local, the
-	// journal carries its manifest, and a learns of no conflict.
+	// Conflict refs are never shared (issue 12.7): b's run stays local, and
+	// so does b's journal, which records it, until b renames it.
 	pr := mustPush(t, b, "origin")
 	if fmt.Sprint(pr.Conflicts) != fmt.Sprint([]RunRef{{RunID: "nightly", Manifest: mb.ID}}) {
 		t.Fatalf("push from b: conflicts %+v", pr.Conflicts)
+	}
+	if len(pr.Warnings) != 1 || !strings.Contains(pr.Warnings[0], "refs/heads/main not pushed") {
+		t.Fatalf("push from b: warnings %q", pr.Warnings)
 	}
 	if refs := git(t, dir, "for-each-ref", "refs/tags/readproof/conflicts/"); refs != "" {
 		t.Fatalf("server holds conflict refs: %s", refs)
@@ -207,11 +210,33 @@ func TestSameRunIDConflict(t *testing.T) {
 	if got := git(t, dir, "rev-parse", "refs/tags/readproof/runs/nightly"); got != ma.ID {
 		t.Fatalf("server: nightly moved to %s; the first push must stay", got)
 	}
+	if reachableFromMain(t, dir, mb.ID) {
+		t.Fatal("server: the journal records b's clashing run before its rename")
+	}
 	if res = mustPull(t, a, "origin"); len(res.RunConflicts) != 0 {
 		t.Fatalf("pull into a: conflicts %+v, want none", res.RunConflicts)
 	}
+	// A journal that records the clash anyway (pushed with plain git) makes
+	// every copy keep the other manifest as a local conflict ref.
+	git(t, b.path(), "push", "--quiet", dir, "refs/heads/main:refs/heads/main")
+	res = mustPull(t, a, "origin")
+	want = []RunConflict{{RunID: "nightly", Local: ma.ID, Others: []string{mb.ID}}}
+	if fmt.Sprint(res.RunConflicts) != fmt.Sprint(want) {
+		t.Fatalf("pull into a: conflicts %+v, want %+v", res.RunConflicts, want)
+	}
+	if got := git(t, a.path(), "rev-parse", ConflictRunsPrefix+"nightly/"+mb.ID); got != mb.ID {
+		t.Fatalf("a: conflict ref from the journal = %q", got)
+	}
 	if !reachableFromMain(t, a.path(), mb.ID) {
 		t.Fatal("a: b's manifest must arrive with the journal")
+	}
+	c0 := filepath.Join(t.TempDir(), "c0")
+	cres, err := Clone(context.Background(), dir, c0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(cres.RunConflicts) != fmt.Sprint(want) {
+		t.Fatalf("clone: conflicts %+v, want %+v", cres.RunConflicts, want)
 	}
 	// Both manifests replay from each store.
 	for _, p := range []*project{a, b} {
@@ -243,6 +268,9 @@ func TestSameRunIDConflict(t *testing.T) {
 	res = mustPull(t, a, "origin")
 	if r := runs(t, a.s); r["nightly-b"] != mb.ID || r["nightly"] != ma.ID || len(res.RunConflicts) != 0 {
 		t.Fatalf("a's runs: %v, conflicts %+v", r, res.RunConflicts)
+	}
+	if refs := git(t, a.path(), "for-each-ref", ConflictRunsPrefix); refs != "" {
+		t.Fatalf("a keeps a settled conflict ref: %s", refs)
 	}
 	for _, p := range []*project{a, b} {
 		if rep, _ := Conflicts(p.s); !rep.Empty() {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hiddeco/sshsig"
@@ -25,6 +26,7 @@ import (
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -66,6 +68,9 @@ type EvidenceVerifyOptions struct {
 	RequireSignature bool
 	// ReceiptsKey, when set, also checks every receipt's MAC.
 	ReceiptsKey *receipts.Key
+	// ProbeKeys, when set, also checks the MAC of the verdict record the
+	// bundle carries (docs/PROBE_PROTOCOL.md §10.6).
+	ProbeKeys *probe.Keys
 }
 
 // ManifestSignature is a verified manifest commit signature.
@@ -140,6 +145,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		git       *evidence.GitInfo
 		verdicts  json.RawMessage
 		receipts  []receipts.Receipt
+		bad       []UnreadableReceipt
 		err       error
 	}
 	done := make(chan extras, 1)
@@ -148,7 +154,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		if x.resources, x.err = view.evidenceResources(m); x.err == nil {
 			if x.git, x.err = s.evidenceGit(m, opts.StoreHint); x.err == nil {
 				if x.verdicts, x.err = view.evidenceVerdicts(m); x.err == nil {
-					x.receipts, x.err = view.RunReceipts(m.RunID)
+					x.receipts, x.bad, x.err = view.RunReceiptsChecked(m.RunID)
 				}
 			}
 		}
@@ -195,7 +201,9 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		return nil, x.err
 	}
 	in.Resources, in.Git, in.ProofOfRead = x.resources, x.git, x.verdicts
-	if len(x.receipts) > 0 {
+	// A receipt that cannot be read is left out of the summary, which is
+	// then present even if empty, so that evidence verify names it.
+	if len(x.receipts) > 0 || len(x.bad) > 0 {
 		if in.Receipts, err = json.Marshal(receipts.Summary(x.receipts)); err != nil {
 			return nil, err
 		}
@@ -421,26 +429,89 @@ func (s *Store) evidenceVerdicts(m *manifest.Manifest) (json.RawMessage, error) 
 
 // RunReceipts returns the receipts whose run is runID, session by session
 // (sessions sorted by name), each session in issue order: the order
-// receipts.Summary is computed over.
+// receipts.Summary is computed over. A stored receipt that cannot be
+// decoded is left out; RunReceiptsChecked names it.
 func (s *Store) RunReceipts(runID string) ([]receipts.Receipt, error) {
+	rs, _, err := s.RunReceiptsChecked(runID)
+	return rs, err
+}
+
+// UnreadableReceipt is a stored receipt that could not be decoded and may
+// belong to the run asked for.
+type UnreadableReceipt struct {
+	Session, ID string
+	Err         error
+}
+
+func (u UnreadableReceipt) String() string {
+	return fmt.Sprintf("receipt %s of session %s cannot be read: %v", u.ID, u.Session, u.Err)
+}
+
+// RunReceiptsChecked is RunReceipts that also returns the stored receipts
+// that cannot be decoded and may be the run's: those whose "run" member
+// still reads as runID, or cannot be read at all. One bad record is thus
+// reported against the runs it may belong to, and never fails the others.
+func (s *Store) RunReceiptsChecked(runID string) ([]receipts.Receipt, []UnreadableReceipt, error) {
 	ledger := receipts.NewLedger(s.git)
 	sessions, err := ledger.Sessions()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []receipts.Receipt
+	var bad []UnreadableReceipt
 	for _, session := range sessions {
-		rs, err := ledger.List(session)
+		entries, err := ledger.Scan(session)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, r := range rs {
-			if r.Run == runID {
-				out = append(out, r)
+		for _, e := range entries {
+			if e.Err != nil {
+				if run, ok := looseRun(s, session, e.ID); !ok || run == runID {
+					bad = append(bad, UnreadableReceipt{Session: session, ID: e.ID, Err: e.Err})
+				}
+				continue
+			}
+			if e.Receipt.Run == runID {
+				out = append(out, e.Receipt)
 			}
 		}
 	}
-	return out, nil
+	return out, bad, nil
+}
+
+// looseRun reads the "run" member of a stored receipt that does not decode
+// as a receipt, ignoring everything else; ok is false when even that fails.
+func looseRun(s *Store, session, id string) (string, bool) {
+	if !receipts.ValidID(id) {
+		return "", false
+	}
+	tip, err := s.git.Ref(receipts.SessionRef(session))
+	if err != nil {
+		return "", false
+	}
+	c, err := s.git.Commit(tip)
+	if err != nil {
+		return "", false
+	}
+	d := strings.TrimPrefix(id, receipts.IDPrefix)
+	blob, err := gitstore.FileAt(s.git, c.Tree, d[0:1]+"/"+d[1:2]+"/"+id+".json")
+	if err != nil {
+		return "", false
+	}
+	data, err := s.git.Blob(blob)
+	if err != nil {
+		return "", false
+	}
+	var v struct {
+		Run *string `json:"run"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return "", false
+	}
+	if v.Run == nil {
+		return "", true // a receipt of no run
+	}
+	return *v.Run, true
 }
 
 // CommitSigner verifies the SSH signature of commit id, for every reader
@@ -534,11 +605,18 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 		add(CheckStoreManifest, false, "%s", detail)
 	}
 	s.checkCommitSignature(p, m, opts.Signers, add)
-	if len(p.Receipts) > 0 {
+	if len(p.Receipts) == 0 {
+		// No summary: still name the run's receipts that cannot be read.
+		if _, bad, err := view.RunReceiptsChecked(p.RunID); err == nil {
+			for _, u := range bad {
+				add(CheckReceipts, false, "%s", text.Printable(u.String()))
+			}
+		}
+	} else {
 		view.checkReceipts(p, opts.ReceiptsKey, add)
 	}
 	if len(p.ProofOfRead) > 0 {
-		view.checkVerdicts(p, add)
+		view.checkVerdicts(p, opts.ProbeKeys, add)
 	}
 	return rep, nil
 }
@@ -650,9 +728,15 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
 		return
 	}
-	rs, err := s.RunReceipts(p.RunID)
+	rs, bad, err := s.RunReceiptsChecked(p.RunID)
 	if err != nil {
 		add(CheckReceipts, false, "reading the run's receipts from the store: %v", err)
+		return
+	}
+	if len(bad) > 0 {
+		for _, u := range bad {
+			add(CheckReceipts, false, "%s", text.Printable(u.String()))
+		}
 		return
 	}
 	if key != nil {
@@ -670,7 +754,7 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
 }
 
-func (s *Store) checkVerdicts(p *evidence.Predicate, add addCheck) {
+func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCheck) {
 	var got evidenceVerdicts
 	if err := json.Unmarshal(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
 		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", text.Printable(fmt.Sprint(err)))
@@ -695,7 +779,25 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, add addCheck) {
 			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", text.Printable(got.VerdictsCommit))
 			return
 		}
-		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID)
+		auth := "its MAC was not checked (no probe key)"
+		if keys != nil {
+			parent, err := s.VerdictMACParent(gitstore.OID(rec.ID))
+			if err == nil {
+				err = CheckVerdictMAC(rec, parent, *keys)
+			}
+			switch {
+			case err == nil:
+				auth = "its MAC verifies under the probe key"
+			case errors.Is(err, ErrVerdictUnauthenticated):
+				auth = "it carries no MAC (recorded before verdict records were authenticated)"
+			case errors.Is(err, ErrVerdictOtherKey):
+				auth = "it is authenticated under another probe key, so its MAC was not checked"
+			default:
+				add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, text.Printable(err.Error()))
+				return
+			}
+		}
+		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s; %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID, auth)
 		return
 	}
 	add(CheckProofOfRead, false, "verdict record %s is not in the store's verdict chain of run %s", text.Printable(got.VerdictsCommit), p.RunID)

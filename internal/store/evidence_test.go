@@ -469,13 +469,21 @@ func TestReadViewClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := gitstore.Signature{Name: "t", Email: "t@t", When: time.Unix(1e9, 0)}
-	c, err := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: journalRootMessage + "\n"})
+	c, err := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "m\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := g.PutTree(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := g.PutCommit(gitstore.Commit{Tree: empty, Author: sig, Committer: sig, Message: journalRootMessage + "\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Update(gitstore.RefUpdate{Name: "refs/remotes/origin/readproof/receipts/sessions/s1", New: c},
-		gitstore.RefUpdate{Name: "refs/remotes/origin/main", New: c},
-		gitstore.RefUpdate{Name: "refs/heads/main", New: c}); err != nil {
+		gitstore.RefUpdate{Name: "refs/remotes/origin/main", New: root},
+		gitstore.RefUpdate{Name: "refs/heads/main", New: root}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := plainCloneView(g)

@@ -398,6 +398,14 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 		if err := r.validate(runID, m); err != nil {
 			return err
 		}
+		// Times are stored in UTC, the form the MAC input uses.
+		r.CheckedAt = r.CheckedAt.UTC()
+		for i := range r.Entries {
+			if at := r.Entries[i].AdjudicatedAt; at != nil {
+				u := at.UTC()
+				r.Entries[i].AdjudicatedAt = &u
+			}
+		}
 		r.MACKey, r.MAC = "", ""
 		if keys.Valid() {
 			if err := r.seal(keys, from); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/receipts"
 )
 
 // Ref namespace (docs/store-format.md).
@@ -80,13 +81,19 @@ type Store struct {
 // DefaultPath is the store beside the policy file.
 func DefaultPath(policyDir string) string { return filepath.Join(policyDir, ".readproof") }
 
-// Init creates a store at path, with its IgnoreFile. An existing store gives
-// an error wrapping ErrExists (EnsureIgnored updates an older one).
-func Init(path string) error {
+// Init creates a private store at path (gitstore.SharePrivate), with its
+// IgnoreFile. An existing store gives an error wrapping ErrExists
+// (EnsureIgnored updates an older one).
+func Init(path string) error { return InitShared(path, gitstore.SharePrivate) }
+
+// InitShared creates a store at path, with its IgnoreFile, whose files only
+// its owner (gitstore.SharePrivate) or also its group (gitstore.ShareGroup)
+// may read. An existing store gives an error wrapping ErrExists.
+func InitShared(path string, sharing gitstore.Sharing) error {
 	if gitstore.IsStore(path) {
 		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do; use it with --store or READPROOF_STORE")
 	}
-	g, err := gitstore.Init(path)
+	g, err := gitstore.InitWithOptions(path, gitstore.Options{Sharing: sharing})
 	if err != nil {
 		return fmt.Errorf("create store %s: %w", path, err)
 	}
@@ -154,9 +161,18 @@ func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 // Close releases the repository.
 func (s *Store) Close() error { return s.git.Close() }
 
-// Git exposes the underlying repository to packages layered on the store
-// (evidence, receipts, sync).
+// Git exposes the underlying repository, writes included, to the one
+// package that moves refs outside the store's own operations: internal/share
+// (fetch, push, merges of the journal and chains). Other packages use
+// Objects (read-only) or Receipts.
 func (s *Store) Git() gitstore.Store { return s.git }
+
+// Objects is the repository read-only: objects and refs, for checks and
+// views (storecheck).
+func (s *Store) Objects() gitstore.Reader { return s.git }
+
+// Receipts is the store's receipt ledger (refs/heads/readproof/receipts/).
+func (s *Store) Receipts() *receipts.Ledger { return receipts.NewLedger(s.git) }
 
 // Policy returns the policy file in force.
 func (s *Store) Policy() *policy.File { return s.policy }

@@ -183,15 +183,23 @@ func IsVerdictMergeCopy(c gitstore.Commit, parentTree gitstore.OID) bool {
 // verdict commit id was computed with: the commit's first parent, or for a
 // sync merge that copies its first parent's record, that record's.
 func (s *Store) VerdictMACParent(id gitstore.OID) (gitstore.OID, error) {
+	return VerdictMACParentIn(s.git, id)
+}
+
+// VerdictMACParentIn is VerdictMACParent on a bare repository, for sync,
+// which checks records before they are adopted: with the record r of
+// verdict commit id (DecodeVerdicts, r.ID set), a caller holding the probe
+// key checks CheckVerdictMAC(r, VerdictMACParentIn(g, id), keys).
+func VerdictMACParentIn(g gitstore.Store, id gitstore.OID) (gitstore.OID, error) {
 	for {
-		c, err := s.git.Commit(id)
+		c, err := g.Commit(id)
 		if err != nil {
 			return "", err
 		}
 		if len(c.Parents) == 0 {
 			return "", nil
 		}
-		p, err := s.git.Commit(c.Parents[0])
+		p, err := g.Commit(c.Parents[0])
 		if err != nil {
 			return "", err
 		}

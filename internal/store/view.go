@@ -47,9 +47,12 @@ func recognise(g gitstore.Store, path string) (gitstore.Store, error) {
 	return view, nil
 }
 
-// journalRooted reports whether main's first-parent chain ends at the root
-// commit Init writes, or, when there is no main, whether every branch is a
-// readproof branch (and there is at least one readproof ref).
+// journalRooted reports whether g holds a readproof journal: main's tip is
+// a journal commit (the empty tree, and the message and parent count of one
+// of the journal's forms, docs/store-format.md "Journal"), so a copy made by
+// stock git is recognised in one commit read, as sync recognises a remote.
+// Without main, every branch must be a readproof branch (and there must be
+// at least one readproof ref).
 func journalRooted(g gitstore.Store) (bool, error) {
 	id, err := g.Ref(JournalRef)
 	if errors.Is(err, gitstore.ErrNotFound) {
@@ -76,19 +79,42 @@ func journalRooted(g gitstore.Store) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for {
-		c, err := g.Commit(id)
-		if errors.Is(err, gitstore.ErrNotFound) || errors.Is(err, gitstore.ErrCorrupt) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		if len(c.Parents) == 0 {
-			return strings.HasPrefix(c.Message, journalRootMessage), nil
-		}
-		id = c.Parents[0]
+	c, err := g.Commit(id)
+	if errors.Is(err, gitstore.ErrNotFound) || errors.Is(err, gitstore.ErrCorrupt) {
+		return false, nil
 	}
+	if err != nil {
+		return false, err
+	}
+	return IsJournalCommit(c), nil
+}
+
+// emptyTreeID is git's empty tree, the tree of every journal commit.
+const emptyTreeID = gitstore.OID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+// IsJournalCommit reports whether c has the shape of a journal commit: the
+// empty tree, and one of the journal's forms with its parent count
+// (`initialize readproof store` 0, `record run` 1 or 2, `record check` 2,
+// `rename run` 0 or 1, `merge journals` 2).
+func IsJournalCommit(c gitstore.Commit) bool {
+	if c.Tree != emptyTreeID {
+		return false
+	}
+	head, _, _ := strings.Cut(c.Message, "\n")
+	n := len(c.Parents)
+	switch {
+	case strings.HasPrefix(head, journalRootMessage):
+		return n == 0
+	case strings.HasPrefix(head, "record run "):
+		return n == 1 || n == 2
+	case strings.HasPrefix(head, journalCheckPrefix):
+		return n == 2
+	case strings.HasPrefix(head, "rename run "):
+		return n <= 1
+	case head == "merge journals":
+		return n == 2
+	}
+	return false
 }
 
 // plainCloneView returns g, or for a plain (non-mirror) clone of a store,

@@ -48,7 +48,7 @@ func Check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
 	c := &checker{
 		ctx:      ctx,
 		s:        s,
-		g:        s.Git(),
+		g:        s.Objects(),
 		opts:     opts,
 		rep:      &Report{Problems: []Problem{}},
 		seen:     map[gitstore.OID]struct{}{},
@@ -96,7 +96,7 @@ type claim struct {
 type checker struct {
 	ctx  context.Context
 	s    *store.Store
-	g    gitstore.Store
+	g    gitstore.Reader
 	opts Options
 	smp  sampler
 	rep  *Report
@@ -763,6 +763,7 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref) {
 	for _, id := range c.commitsFrom(journal[0].OID) {
 		reached[id] = true
 	}
+	c.checkJournalShape(journal[0].OID)
 	c.checkJournalRecords(runs, journal[0].OID)
 	missed := 0
 	for _, r := range runs {

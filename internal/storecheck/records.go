@@ -15,7 +15,7 @@ import (
 // checkReceipts decodes every receipt of every session chain and index
 // chain and cross-checks the two (receipts.Ledger.Check).
 func (c *checker) checkReceipts() {
-	issues, err := receipts.NewLedger(c.g).Check()
+	issues, err := receipts.NewReadOnlyLedger(c.g).Check()
 	if err != nil {
 		c.add(Problem{Kind: CouldNotCheck, Check: "receipts", Subject: "receipts", Message: err.Error()})
 		return
@@ -185,4 +185,74 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// emptyTree is the id of git's empty tree, the tree of every journal commit.
+const emptyTree = gitstore.OID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+// checkJournalShape checks that main is a journal (docs/store-format.md,
+// "Journal"): every commit its journal history holds has the empty tree and
+// is the store's root, a run record (last parent a manifest), a check record
+// (second parent a verdict commit), a rename or a merge of journals.
+func (c *checker) checkJournalShape(main gitstore.OID) {
+	named := 0
+	broken := func(id gitstore.OID, format string, args ...any) {
+		named++
+		if named <= maxNamed {
+			c.add(Problem{Kind: Broken, Check: "journal", Subject: "journal", Ref: store.JournalRef, Object: string(id), Message: fmt.Sprintf(format, args...)})
+		}
+	}
+	has := func(id gitstore.OID, file string) bool {
+		cm, ok := c.commits[id]
+		if !ok {
+			return true // unreadable: reported by walk
+		}
+		_, found, known := c.lookup(cm.Tree, file)
+		return found || !known
+	}
+	seen := map[gitstore.OID]bool{main: true}
+	stack := []gitstore.OID{main}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		cm, ok := c.commits[id]
+		if !ok {
+			continue
+		}
+		head, _, _ := strings.Cut(cm.Message, "\n")
+		var next []gitstore.OID
+		switch {
+		case cm.Tree != emptyTree:
+			broken(id, "commit %s on the journal has a non-empty tree (%q): refs/heads/main must be the readproof journal", short(id), head)
+			continue
+		case strings.HasPrefix(head, "initialize readproof store") && len(cm.Parents) == 0:
+		case strings.HasPrefix(head, "record run ") && (len(cm.Parents) == 1 || len(cm.Parents) == 2):
+			m := cm.Parents[len(cm.Parents)-1]
+			if !has(m, "manifest.json") {
+				broken(id, "journal commit %s (%q) names %s, which is not a manifest", short(id), head, short(m))
+			}
+			next = cm.Parents[:len(cm.Parents)-1]
+		case strings.HasPrefix(head, "record check ") && len(cm.Parents) == 2:
+			if !has(cm.Parents[1], store.VerdictsFile) {
+				broken(id, "journal commit %s (%q) names %s, which is not a verdict record", short(id), head, short(cm.Parents[1]))
+			}
+			next = cm.Parents[:1]
+		case strings.HasPrefix(head, "rename run ") && len(cm.Parents) <= 1:
+			next = cm.Parents
+		case head == "merge journals" && len(cm.Parents) == 2:
+			next = cm.Parents
+		default:
+			broken(id, "commit %s on the journal is not a journal record (%q, %d parents)", short(id), head, len(cm.Parents))
+			continue
+		}
+		for _, p := range next {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	if named > maxNamed {
+		c.add(Problem{Kind: Broken, Check: "journal", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("%d more commits on the journal are not journal records", named-maxNamed)})
+	}
 }

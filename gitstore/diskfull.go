@@ -1,0 +1,110 @@
+package gitstore
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// ErrDiskFull is wrapped by a write that failed because the file system
+// holding the store is full (ENOSPC) or the user's quota is used up
+// (EDQUOT). errors.Is(err, syscall.ENOSPC) holds as well for a full disk.
+var ErrDiskFull = errors.New("no space left for the store")
+
+// diskError marks err, when the disk is full, with ErrDiskFull and a hint.
+// Other errors are returned unchanged.
+func diskError(err error) error {
+	if err == nil || !(errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
+		return err
+	}
+	return hint.With(&diskFull{err}, "free space on the file system that holds the store (df shows it), then retry: nothing was recorded by the failed write, and its temporary files were removed")
+}
+
+type diskFull struct{ err error }
+
+func (d *diskFull) Error() string   { return "the disk is full: " + d.err.Error() }
+func (d *diskFull) Unwrap() []error { return []error{ErrDiskFull, d.err} }
+
+// createTemp is os.CreateTemp in dir, creating dir if needed with the
+// store's directory mode.
+func (s *repo) createTemp(dir, pattern string) (*os.File, error) {
+	if err := s.perm.mkdirAll(dir); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(dir, pattern)
+}
+
+// tmpWriter is f, or with a test's writeFault set, a writer whose writes
+// fail as that fault says.
+func tmpWriter(f *os.File) io.Writer {
+	if writeFault != nil {
+		if err := writeFault(f.Name()); err != nil {
+			return faultyWriter{&os.PathError{Op: "write", Path: f.Name(), Err: err}}
+		}
+	}
+	return f
+}
+
+type faultyWriter struct{ err error }
+
+func (w faultyWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// writeFault, when a test sets it, is asked about each temporary file the
+// store writes (tmp_obj_*, tmp_pack_*, tmp_idx_*); a non-nil error (such as
+// syscall.ENOSPC) makes every write to that file fail, as on a full disk.
+var writeFault func(name string) error
+
+// sweepEvery bounds how often a store sweeps for stale temporary and lock
+// files.
+const sweepEvery = time.Minute
+
+// sweepStale removes temporary object files (tmp_obj_*, tmp_pack_*,
+// tmp_idx_* in objects/ and objects/pack/) and lock files (*.lock under
+// refs/ and at the top of the store) older than the stale-lock age: what a
+// killed writer leaves behind. Called after a successful write, with s.mu
+// held; at most once per sweepEvery.
+func (s *repo) sweepStale() {
+	now := time.Now()
+	if now.Sub(s.sweptAt) < sweepEvery {
+		return
+	}
+	s.sweptAt = now
+	old := func(fi os.FileInfo) bool { return now.Sub(fi.ModTime()) > s.opts.StaleLockAge }
+	for _, dir := range []string{filepath.Join(s.path, "objects", "pack"), filepath.Join(s.path, "objects")} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			n := e.Name()
+			if e.IsDir() || !(strings.HasPrefix(n, "tmp_obj_") || strings.HasPrefix(n, "tmp_pack_") || strings.HasPrefix(n, "tmp_idx_")) {
+				continue
+			}
+			if fi, err := e.Info(); err == nil && old(fi) {
+				os.Remove(filepath.Join(dir, n))
+			}
+		}
+	}
+	removeLock := func(path string) {
+		fi, err := os.Lstat(path)
+		if err == nil && fi.Mode().IsRegular() && old(fi) {
+			s.breakStaleLock(path)
+		}
+	}
+	if entries, err := os.ReadDir(s.path); err == nil {
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".lock") {
+				removeLock(filepath.Join(s.path, e.Name()))
+			}
+		}
+	}
+	filepath.WalkDir(filepath.Join(s.path, "refs"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".lock") {
+			removeLock(path)
+		}
+		return nil
+	})
+}

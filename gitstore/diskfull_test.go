@@ -1,0 +1,164 @@
+package gitstore
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// tmpFiles lists the temporary object files in a store.
+func tmpFiles(t *testing.T, gitDir string) []string {
+	t.Helper()
+	var out []string
+	for _, pat := range []string{"objects/pack/tmp_*", "objects/tmp_*", "objects/??/tmp_*"} {
+		m, err := filepath.Glob(filepath.Join(gitDir, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	return out
+}
+
+// TestDiskFullLeavesNoTemporaryFiles (issue 13.5): each object write that
+// fails with ENOSPC, loose or packed, removes its temporary file, and the
+// error says the disk is full (errors.Is ENOSPC and ErrDiskFull) with a
+// hint. Before the fix every failed loose write left objects/pack/tmp_obj_*.
+func TestDiskFullLeavesNoTemporaryFiles(t *testing.T) {
+	s := NewTestStore(t)
+	writeFault = func(string) error { return syscall.ENOSPC }
+	t.Cleanup(func() { writeFault = nil })
+
+	for i := 0; i < 20; i++ {
+		// One object: written loose at Sync.
+		if _, err := s.PutBlob([]byte(fmt.Sprintf("document %d\n", i))); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Sync()
+		if err == nil {
+			t.Fatal("Sync on a full disk succeeded")
+		}
+		if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrDiskFull) {
+			t.Fatalf("error %v does not match ENOSPC and ErrDiskFull", err)
+		}
+		if !strings.Contains(err.Error(), "disk is full") || !strings.Contains(hint.Of(err), "free space") {
+			t.Fatalf("error %q, hint %q: want the disk named full and a hint", err, hint.Of(err))
+		}
+		if left := tmpFiles(t, s.Path()); len(left) > 0 {
+			t.Fatalf("after failed loose write %d: %d temporary files left: %v", i, len(left), left)
+		}
+	}
+	// Many objects at once: written as a pack.
+	for i := 0; i < packThreshold+5; i++ {
+		if _, err := s.PutBlob([]byte(fmt.Sprintf("packed %d\n", i))); err != nil && !errors.Is(err, syscall.ENOSPC) {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("pack write on a full disk: %v", err)
+	}
+	if left := tmpFiles(t, s.Path()); len(left) > 0 {
+		t.Fatalf("after a failed pack write: temporary files left: %v", left)
+	}
+
+	// Space again: the buffered objects are written, the store is sound.
+	writeFault = nil
+	id, err := s.PutBlob([]byte("after the disk was freed\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Blob(id); err != nil || string(got) != "after the disk was freed\n" {
+		t.Fatalf("Blob = %q, %v", got, err)
+	}
+	Fsck(t, s.Path())
+}
+
+// TestDiskFullOnTmpfs repeats the check on a real full file system: a 1 MiB
+// tmpfs (root only; skipped elsewhere).
+func TestDiskFullOnTmpfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	s, err := Init(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	big := make([]byte, 300<<10)
+	var full error
+	for i := 0; i < 40 && full == nil; i++ {
+		rand.Read(big) // incompressible
+		if _, err := s.PutBlob(append([]byte(nil), big...)); err != nil {
+			full = err
+			break
+		}
+		full = s.Sync()
+	}
+	if !errors.Is(full, syscall.ENOSPC) {
+		t.Fatalf("writing until the tmpfs is full: %v, want ENOSPC", full)
+	}
+	if left := tmpFiles(t, s.Path()); len(left) > 0 {
+		t.Fatalf("temporary files left on the full disk: %v", left)
+	}
+}
+
+// TestSweepStaleFiles (issue 13.5): temporary object files and lock files a
+// killed writer left behind are removed by the next successful write once
+// older than the stale-lock age; fresh ones (a writer at work) are kept.
+func TestSweepStaleFiles(t *testing.T) {
+	s := NewTestStore(t)
+	dir := s.Path()
+	old := time.Now().Add(-time.Hour)
+	stale := []string{
+		"objects/pack/tmp_obj_123", "objects/pack/tmp_pack_abc", "objects/pack/tmp_idx_abc", "objects/tmp_obj_9",
+		"refs/heads/readproof/runs/r1.lock", "packed-refs.lock", "HEAD.lock",
+	}
+	fresh := []string{"objects/pack/tmp_obj_fresh", "refs/heads/main.lock"}
+	for _, f := range append(append([]string{}, stale...), fresh...) {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("left by a killed writer"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range stale {
+		if err := os.Chtimes(filepath.Join(dir, f), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.PutBlob([]byte("the next write\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range stale {
+		if exists(filepath.Join(dir, f)) {
+			t.Errorf("stale %s survived the next successful write", f)
+		}
+	}
+	for _, f := range fresh {
+		if !exists(filepath.Join(dir, f)) {
+			t.Errorf("fresh %s was removed: a writer may still be using it", f)
+		}
+	}
+}

@@ -1,0 +1,366 @@
+package gitstore
+
+import (
+	"bufio"
+	"compress/zlib"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/readproof/readproof/gitstore/gitobj"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ---- object ids ----
+
+// isHexOID is gitobj.IsObjectID.
+func isHexOID(s string) bool { return gitobj.IsObjectID(s) }
+
+const zeroOID = "0000000000000000000000000000000000000000"
+
+// parseOID checks that id is 40 lower-case hex digits and not the null id.
+func parseOID(id OID) (plumbing.Hash, error) {
+	if !isHexOID(string(id)) || id == zeroOID {
+		return plumbing.ZeroHash, fmt.Errorf("object id %q is not 40 lower-case hex digits: pass an id returned by the store", string(id))
+	}
+	return plumbing.NewHash(string(id)), nil
+}
+
+func looseRel(h plumbing.Hash) string {
+	hex := h.String()
+	return "objects/" + hex[:2] + "/" + hex[2:]
+}
+
+// ---- writing objects ----
+
+// PutBlob stores data as a blob.
+func (s *repo) PutBlob(data []byte) (OID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.putObject(plumbing.BlobObject, data)
+}
+
+// PutTree stores a tree after sorting and checking its entries.
+func (s *repo) PutTree(entries []TreeEntry) (OID, error) {
+	data, err := encodeTree(entries)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.putObject(plumbing.TreeObject, data)
+}
+
+// PutCommit stores a commit, with its signature in the gpgsig header.
+func (s *repo) PutCommit(c Commit) (OID, error) {
+	data, err := encodeCommit(c)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.putObject(plumbing.CommitObject, data)
+}
+
+// putObject writes data as an object of type t unless it is already stored
+// (loose or packed). Called with s.mu held.
+func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
+	if s.closed {
+		return "", errClosed
+	}
+	h := plumbing.ComputeHash(t, data)
+	if _, ok := s.buf[h]; ok {
+		return OID(h.String()), nil
+	}
+	rel := looseRel(h)
+	if full := filepath.Join(s.path, filepath.FromSlash(rel)); fileExists(full) && freshenLoose(full) {
+		// Another process may have written it without syncing yet: make it
+		// part of our next Sync. Re-stamped so a concurrent gc keeps it (gc.go).
+		s.pending = append(s.pending, rel)
+		return OID(h.String()), nil
+	}
+	// A stale pack index would only cost a duplicate loose object here, so
+	// the pack list is re-read at most every packCheckEvery.
+	s.refreshPacks()
+	if err := s.st.HasEncodedObject(h); err == nil && s.freshenPacked() {
+		return OID(h.String()), nil
+	}
+	if err := s.buffer(h, t, data); err != nil {
+		return "", fmt.Errorf("write %s object: %w", t, err)
+	}
+	return OID(h.String()), nil
+}
+
+// writeLooseOnce writes one loose object (writeLoose, in gc.go, retries
+// it): zlib-compressed into objects/pack/tmp_obj_* (where git and go-git put
+// theirs, so the stale sweep finds a killed writer's), then linked into
+// place. On any failure the temporary file is removed; a full disk gives an
+// error for which errors.Is(err, syscall.ENOSPC) holds, with a hint. Called
+// with s.mu held.
+func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
+	rel := looseRel(h)
+	full := filepath.Join(s.path, filepath.FromSlash(rel))
+	if err := s.perm.mkdirAll(filepath.Dir(full)); err != nil {
+		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
+	}
+	tmp, err := s.createTemp(filepath.Join(s.path, "objects", "pack"), "tmp_obj_")
+	if err != nil {
+		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
+	}
+	name := tmp.Name()
+	err = writeZlib(tmpWriter(tmp), t, data)
+	if err == nil {
+		err = tmp.Chmod(s.perm.object())
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// Link, not rename: an object another process wrote meanwhile is
+		// kept as it is (same id, same content).
+		if err = os.Link(name, full); errors.Is(err, fs.ErrExist) {
+			err = nil
+		}
+	}
+	os.Remove(name)
+	if err != nil {
+		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
+	}
+	s.pending = append(s.pending, rel)
+	return nil
+}
+
+// writeZlib writes a loose object's content: zlib("<type> <size>\x00" data).
+func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	zw, err := zlib.NewWriterLevel(bw, zlib.BestSpeed)
+	if err != nil {
+		return err
+	}
+	if _, err := zw.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00")); err != nil {
+		return err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// ---- reading objects ----
+
+// readObject returns an object whose content matches its id. Called with
+// s.mu held.
+func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
+	if s.closed {
+		return nil, nil, errClosed
+	}
+	h, err := parseOID(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o, data, ok := s.buffered(h); ok {
+		return o, data, nil
+	}
+	var o plumbing.EncodedObject
+	var data []byte
+	read := func() error {
+		var err error
+		if o, err = s.st.EncodedObject(plumbing.AnyObject, h); err != nil {
+			return err
+		}
+		r, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		// exactly the declared size, then nothing more
+		data = make([]byte, o.Size())
+		if _, err := io.ReadFull(r, data); err != nil {
+			return err
+		}
+		var one [1]byte
+		if n, _ := r.Read(one[:]); n != 0 {
+			return fmt.Errorf("object longer than its declared %d bytes", o.Size())
+		}
+		return nil
+	}
+	if err := read(); err != nil {
+		// git gc may have packed the object, or replaced the pack we knew
+		// (the index may still name a pack that was just removed).
+		err = s.afterMiss(read)
+		switch {
+		case err == nil:
+		case errors.Is(err, plumbing.ErrObjectNotFound):
+			return nil, nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
+		case errors.Is(err, fs.ErrPermission):
+			return nil, nil, fmt.Errorf("read object %s: %w", id, err)
+		default:
+			return nil, nil, fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err)
+		}
+	}
+	if objectHash(o.Type(), data) != h {
+		return nil, nil, fmt.Errorf("read object %s: %w: content does not match its id: the store was modified outside git; run git fsck", id, ErrCorrupt)
+	}
+	return o, data, nil
+}
+
+// RawObject returns an object's type and content.
+func (s *repo) RawObject(id OID) (string, []byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, data, err := s.readObject(id)
+	if err != nil {
+		return "", nil, err
+	}
+	return o.Type().String(), data, nil
+}
+
+// Blob returns a blob's bytes.
+func (s *repo) Blob(id OID) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, data, err := s.readObject(id)
+	if err != nil {
+		return nil, err
+	}
+	if o.Type() != plumbing.BlobObject {
+		return nil, fmt.Errorf("blob %s: object is a %s: %w", id, o.Type(), ErrNotFound)
+	}
+	return data, nil
+}
+
+// Tree returns a tree's entries in git order.
+func (s *repo) Tree(id OID) ([]TreeEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, _, err := s.readObject(id)
+	if err != nil {
+		return nil, err
+	}
+	if o.Type() != plumbing.TreeObject {
+		return nil, fmt.Errorf("tree %s: object is a %s: %w", id, o.Type(), ErrNotFound)
+	}
+	var t object.Tree
+	if err := t.Decode(o); err != nil {
+		return nil, fmt.Errorf("tree %s: %w: %w", id, ErrCorrupt, err)
+	}
+	out := make([]TreeEntry, len(t.Entries))
+	for i, e := range t.Entries {
+		out[i] = TreeEntry{Name: e.Name, Mode: Mode(e.Mode), OID: OID(e.Hash.String())}
+	}
+	return out, nil
+}
+
+// Commit returns a decoded commit, signature included.
+func (s *repo) Commit(id OID) (Commit, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, _, err := s.readObject(id)
+	if err != nil {
+		return Commit{}, err
+	}
+	if o.Type() != plumbing.CommitObject {
+		return Commit{}, fmt.Errorf("commit %s: object is a %s: %w", id, o.Type(), ErrNotFound)
+	}
+	var gc object.Commit
+	if err := gc.Decode(o); err != nil {
+		return Commit{}, fmt.Errorf("commit %s: %w: %w", id, ErrCorrupt, err)
+	}
+	c := Commit{
+		Tree:      OID(gc.TreeHash.String()),
+		Author:    Signature{Name: gc.Author.Name, Email: gc.Author.Email, When: gc.Author.When},
+		Committer: Signature{Name: gc.Committer.Name, Email: gc.Committer.Email, When: gc.Committer.When},
+		Message:   gc.Message,
+		Signature: gc.PGPSignature,
+	}
+	for _, p := range gc.ParentHashes {
+		c.Parents = append(c.Parents, OID(p.String()))
+	}
+	return c, nil
+}
+
+// Has reports whether an object exists, loose or packed.
+func (s *repo) Has(id OID) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.has(id)
+}
+
+// has is Has with s.mu held.
+func (s *repo) has(id OID) (bool, error) {
+	if s.closed {
+		return false, errClosed
+	}
+	h, err := parseOID(id)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := s.buf[h]; ok {
+		return true, nil
+	}
+	if _, err := os.Lstat(filepath.Join(s.path, filepath.FromSlash(looseRel(h)))); err == nil {
+		return true, nil
+	}
+	err = s.st.HasEncodedObject(h)
+	if err != nil {
+		err = s.afterMiss(func() error { return s.st.HasEncodedObject(h) })
+	}
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, plumbing.ErrObjectNotFound):
+		return false, nil
+	default:
+		return false, fmt.Errorf("look up object %s: %w", id, err)
+	}
+}
+
+// Sync makes every object written through this Store durable.
+func (s *repo) Sync() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed
+	}
+	if err := s.flush(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("write objects in %s: %w", s.path, err)
+	}
+	pending := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	if err := s.syncObjects(pending); err != nil {
+		s.mu.Lock()
+		s.pending = append(s.pending, pending...)
+		s.mu.Unlock()
+		return fmt.Errorf("sync objects in %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// objectHash is the git object id of data, computed with the standard
+// library's SHA-1 (hardware accelerated). It checks what was read against
+// the id it was asked for; go-git's collision-detecting SHA-1 still names
+// every object written.
+func objectHash(t plumbing.ObjectType, data []byte) plumbing.Hash {
+	h := sha1.New()
+	h.Write(t.Bytes())
+	h.Write([]byte(" " + strconv.Itoa(len(data)) + "\x00"))
+	h.Write(data)
+	var out plumbing.Hash
+	copy(out[:], h.Sum(nil))
+	return out
+}

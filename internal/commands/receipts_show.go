@@ -1,0 +1,236 @@
+package commands
+
+// `readproof receipts list` and `receipts show`, and the receipt JSON shape.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/receipts"
+)
+
+// Listing and showing ----------------------------------------------------------
+
+// check is the verdict of one stored receipt under the loaded key:
+// "valid", "tampered", "unknown_key", or "?" without a key.
+func (rc *receiptsCtx) check(r receipts.Receipt) (string, string) {
+	if rc.key.IsZero() {
+		return "?", "not checked: " + keyProblem(rc.keyErr)
+	}
+	err := receipts.Verify(r, rc.key)
+	switch {
+	case err == nil:
+		return string(receipts.Valid), "the MAC verifies under key " + rc.key.ID()
+	case errors.Is(err, receipts.ErrUnknownKey):
+		return string(receipts.UnknownKey), fmt.Sprintf("issued under key %s, not %s (rotated key?): supply that key to check it", r.KeyID, rc.key.ID())
+	}
+	return string(receipts.Tampered), "the MAC does not verify: the receipt was edited after it was issued"
+}
+
+func keyProblem(err error) string {
+	if err == nil {
+		return "no key loaded"
+	}
+	return err.Error()
+}
+
+// receiptJSON is one receipt in `list --json` and `show --json`: the stored
+// members plus the check.
+type receiptJSON struct {
+	ID       string `json:"id"`
+	Session  string `json:"session,omitempty"`
+	Run      string `json:"run,omitempty"`
+	Tool     string `json:"tool,omitempty"`
+	Args     string `json:"args_sha256,omitempty"`
+	Result   string `json:"result_sha256,omitempty"`
+	Start    string `json:"start,omitempty"`
+	End      string `json:"end,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	Error    string `json:"error,omitempty"`
+	KeyID    string `json:"key_id,omitempty"`
+	MAC      string `json:"mac,omitempty"`
+	Check    string `json:"check"`
+	Detail   string `json:"detail"`
+}
+
+const receiptTimeLayout = "2006-01-02T15:04:05.000000000Z"
+
+func toReceiptJSON(r receipts.Receipt, check, detail string) receiptJSON {
+	return receiptJSON{
+		ID: r.ID, Session: r.Session, Run: r.Run, Tool: r.Tool,
+		Args: r.ArgsSHA256.String(), Result: r.ResultSHA256.String(),
+		Start: r.Start.UTC().Format(receiptTimeLayout), End: r.End.UTC().Format(receiptTimeLayout),
+		ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, KeyID: r.KeyID, MAC: r.MAC.String(),
+		Check: check, Detail: detail,
+	}
+}
+
+func receiptsList(c *cli.Context) error {
+	if err := needArgs(c, 1, 1, "SESSION"); err != nil {
+		return err
+	}
+	opts := receiptsListOptions{Key: c.String("key")}
+	return withEnv(c, func(e *env) error { return runReceiptsList(c.Context, e, opts, c.Args().Slice()) })
+}
+
+// receiptTableTime shortens a receipt time to milliseconds for tables.
+func receiptTableTime(s string) string {
+	t, err := time.Parse(receiptTimeLayout, s)
+	if err != nil {
+		return s
+	}
+	return t.Format("2006-01-02T15:04:05.000Z")
+}
+
+// receiptText quotes a string that holds spaces or characters a table or a
+// terminal would mangle.
+func receiptText(s string) string {
+	for _, r := range s {
+		if r <= ' ' || r == 0x7f || r == '"' || r == '\\' || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func receiptsShow(c *cli.Context) error {
+	if err := needArgs(c, 1, 1, "ID"); err != nil {
+		return err
+	}
+	opts := receiptsShowOptions{Key: c.String("key")}
+	return withEnv(c, func(e *env) error { return runReceiptsShow(c.Context, e, opts, c.Args().Slice()) })
+}
+
+func printReceipt(w io.Writer, r receipts.Receipt, check, detail string) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("receipt", r.ID)
+	row("session", r.Session)
+	if r.Run != "" {
+		row("run", r.Run)
+	}
+	row("tool", receiptText(r.Tool))
+	row("args", "sha256:"+r.ArgsSHA256.String())
+	row("result", "sha256:"+r.ResultSHA256.String())
+	row("start", r.Start.UTC().Format(receiptTimeLayout))
+	row("end", r.End.UTC().Format(receiptTimeLayout))
+	if r.ExitCode != nil {
+		row("exit", strconv.Itoa(*r.ExitCode))
+	}
+	if r.Signal != "" {
+		row("signal", receiptText(r.Signal))
+	}
+	if r.Error != "" {
+		row("error", receiptText(r.Error))
+	}
+	row("key", r.KeyID)
+	row("mac", r.MAC.String())
+	row("check", check+": "+detail)
+	_ = tw.Flush()
+}
+
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// receiptsListOptions are the flags of `readproof receipts list`.
+type receiptsListOptions struct {
+	Key string
+}
+
+// runReceiptsList is `readproof receipts list`.
+func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args []string) error {
+	session := args[0]
+	if err := identity.ValidateSessionID(session); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	return e.withReceipts(opts.Key, false, func(rc *receiptsCtx) error {
+		entries, err := rc.ledger.Scan(session)
+		if err != nil {
+			return err
+		}
+		if rc.keyErr != nil {
+			rc.say("readproof: receipts not checked (VALID ?): %s", strings.ReplaceAll(rc.keyErr.Error(), "\n", " "))
+		}
+		rows := make([]receiptJSON, 0, len(entries))
+		for _, en := range entries {
+			if en.Err != nil {
+				rows = append(rows, receiptJSON{ID: en.ID, Check: string(receipts.Tampered), Detail: en.Err.Error()})
+				continue
+			}
+			check, detail := rc.check(en.Receipt)
+			rows = append(rows, toReceiptJSON(en.Receipt, check, detail))
+		}
+		if rc.json {
+			return printJSON(rc.out, rows)
+		}
+		if len(rows) == 0 {
+			rc.say("session %s has no receipts; issue one with `readproof exec --session %s -- COMMAND` or `readproof receipts issue`", session, session)
+			return nil
+		}
+		tw := tabwriter.NewWriter(rc.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tTOOL\tSTART\tEND\tEXIT\tVALID")
+		for _, r := range rows {
+			if r.Tool == "" {
+				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\n", r.ID, r.Check)
+				continue
+			}
+			exit := "-"
+			if r.ExitCode != nil {
+				exit = strconv.Itoa(*r.ExitCode)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, receiptText(r.Tool), receiptTableTime(r.Start), receiptTableTime(r.End), exit, r.Check)
+		}
+		return tw.Flush()
+	})
+}
+
+// receiptsShowOptions are the flags of `readproof receipts show`.
+type receiptsShowOptions struct {
+	Key string
+}
+
+// runReceiptsShow is `readproof receipts show`.
+func runReceiptsShow(_ context.Context, e *env, opts receiptsShowOptions, args []string) error {
+	id := args[0]
+	if !receipts.ValidID(id) {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("%q is not a receipt id", cutText(id, 80)), "receipt ids are rcpt_ followed by 32 base32 digits"))
+	}
+	return e.withReceipts(opts.Key, false, func(rc *receiptsCtx) error {
+		r, err := rc.ledger.Get(id)
+		switch {
+		case errors.Is(err, receipts.ErrNotFound):
+			return hint.With(err, "list a session's receipts with `readproof receipts list SESSION`; an id no receipt has was never issued by this store (or the store was not pulled)")
+		case errors.Is(err, receipts.ErrCorrupt):
+			return withCode(ExitMismatch, hint.With(err, "the store was edited: the receipt cannot be trusted"))
+		case err != nil:
+			return err
+		}
+		check, detail := rc.check(r)
+		if rc.json {
+			if err := printJSON(rc.out, toReceiptJSON(r, check, detail)); err != nil {
+				return err
+			}
+		} else {
+			printReceipt(rc.out, r, check, detail)
+		}
+		if check == string(receipts.Tampered) {
+			return withCode(ExitMismatch, fmt.Errorf("receipt %s: %w", id, receipts.ErrTampered))
+		}
+		return nil
+	})
+}

@@ -1,0 +1,86 @@
+package keyloc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/receipts"
+)
+
+// ReceiptsKeyEnv names the receipts key file; it takes precedence over
+// [receipts] key in readproof.toml.
+const ReceiptsKeyEnv = "READPROOF_RECEIPTS_KEY"
+
+// ReceiptsInitHint is the hint for a receipts key that does not exist.
+const ReceiptsInitHint = "create the key with `readproof receipts key init` (or name an existing key file with --key, " + ReceiptsKeyEnv + " or [receipts] key in readproof.toml)"
+
+// DefaultReceiptsPath is $XDG_CONFIG_HOME/readproof/receipts.key (per
+// os.UserConfigDir).
+func DefaultReceiptsPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", hint.With(fmt.Errorf("locating the receipt key: no user config directory: %w", err),
+			"name the key file with --key PATH, "+ReceiptsKeyEnv+" or [receipts] key in readproof.toml")
+	}
+	return filepath.Join(dir, "readproof", "receipts.key"), nil
+}
+
+// ReceiptsConfigured reports whether a receipts key is configured
+// (READPROOF_RECEIPTS_KEY or [receipts] key), without the default.
+func ReceiptsConfigured(pol *policy.File) bool {
+	return os.Getenv(ReceiptsKeyEnv) != "" || (pol != nil && pol.ReceiptsKey != "")
+}
+
+// ReceiptsPath picks the receipts key file: given (a --key flag), then
+// READPROOF_RECEIPTS_KEY, then [receipts] key, then the default. It returns
+// the absolute path and where it came from.
+func ReceiptsPath(given string, pol *policy.File) (path, from string, err error) {
+	var p string
+	switch {
+	case given != "":
+		p, from = given, "--key"
+	case os.Getenv(ReceiptsKeyEnv) != "":
+		p, from = os.Getenv(ReceiptsKeyEnv), ReceiptsKeyEnv
+	case pol != nil && pol.ReceiptsKey != "":
+		p, from = pol.ReceiptsKey, "[receipts] key in "+pol.Path
+	default:
+		d, err := DefaultReceiptsPath()
+		if err != nil {
+			return "", "", err
+		}
+		p, from = d, "the default location"
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", "", fmt.Errorf("receipt key %q (from %s): %w", p, from, err)
+	}
+	return abs, from, nil
+}
+
+// LoadReceipts finds and loads the receipts key for the store at
+// storePath, with hints a user can act on. It returns the key's path even
+// when loading failed.
+func LoadReceipts(given, storePath string, pol *policy.File) (receipts.Key, string, error) {
+	path, from, err := ReceiptsPath(given, pol)
+	if err != nil {
+		return receipts.Key{}, "", err
+	}
+	k, err := receipts.LoadKey(path, Forbidden(storePath, pol)...)
+	if err == nil {
+		return k, path, nil
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return receipts.Key{}, path, hint.With(fmt.Errorf("no receipt key at %s (from %s): %w", path, from, err), ReceiptsInitHint)
+	case errors.Is(err, receipts.ErrKeyPath):
+		return receipts.Key{}, path, hint.With(err, "move the key outside the store, the project and every git repository, and name it with --key PATH, "+ReceiptsKeyEnv+" or [receipts] key")
+	case errors.Is(err, receipts.ErrKeyInsecure):
+		return receipts.Key{}, path, hint.With(err, "run chmod 600 "+path)
+	}
+	return receipts.Key{}, path, fmt.Errorf("%w (key from %s)", err, from)
+}

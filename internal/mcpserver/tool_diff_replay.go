@@ -1,0 +1,233 @@
+package mcpserver
+
+// Diff and replay: comparing two runs, and re-reading a run from the store
+// with windows over its bytes.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/proofread"
+	"github.com/readproof/readproof/manifest"
+)
+
+// DiffChange is one entry's fate between two runs.
+type DiffChange struct {
+	Kind             string          `json:"kind" jsonschema:"added, removed, changed or unchanged"`
+	URI              string          `json:"uri"`
+	A                *manifest.Entry `json:"a,omitempty" jsonschema:"the entry in run a"`
+	B                *manifest.Entry `json:"b,omitempty" jsonschema:"the entry in run b"`
+	Why              string          `json:"why,omitempty" jsonschema:"for changed entries: source revision, observation time and tag on each side"`
+	Unified          string          `json:"unified,omitempty" jsonschema:"unified diff of the content, for changed entries"`
+	UnifiedTruncated bool            `json:"unified_truncated,omitempty" jsonschema:"the unified diff was cut or left out to keep the result under 1 MiB"`
+}
+
+// DiffCounts counts changes by kind.
+type DiffCounts struct {
+	Changed   int `json:"changed"`
+	Added     int `json:"added"`
+	Removed   int `json:"removed"`
+	Unchanged int `json:"unchanged"`
+}
+
+// DiffOutput compares two runs.
+type DiffOutput struct {
+	A       string       `json:"a" jsonschema:"manifest id of run a"`
+	B       string       `json:"b" jsonschema:"manifest id of run b"`
+	RunA    string       `json:"run_a"`
+	RunB    string       `json:"run_b"`
+	Counts  DiffCounts   `json:"counts"`
+	Changes []DiffChange `json:"changes"`
+	Receipt
+}
+
+func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, reply, error) {
+	a, err := c.st.Manifest(in.A)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	b, err := c.st.Manifest(in.B)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	cmp := manifest.Compare(a, b)
+	out := &DiffOutput{A: a.ID, B: b.ID, RunA: a.RunID, RunB: b.RunID, Changes: []DiffChange{},
+		Counts: DiffCounts{Changed: cmp.Changed, Added: cmp.Added, Removed: cmp.Removed, Unchanged: cmp.Unchanged}}
+	budget := InlineLimit
+	var lines []string
+	for _, ch := range cmp.Changes {
+		dc := DiffChange{Kind: ch.Kind, URI: ch.URI, A: redactEntry(ch.A), B: redactEntry(ch.B)}
+		if ch.Kind == manifest.Changed {
+			dc.Why = ch.Why()
+			lines = append(lines, ch.URI+" changed; "+dc.Why)
+			if ch.A.ContentHash != ch.B.ContentHash {
+				ab, err := c.st.Content(ch.A.Snapshot)
+				if err != nil {
+					return nil, reply{}, fmt.Errorf("diff: %s in %s: %w", ch.URI, a.RunID, err)
+				}
+				bb, err := c.st.Content(ch.B.Snapshot)
+				if err != nil {
+					return nil, reply{}, fmt.Errorf("diff: %s in %s: %w", ch.URI, b.RunID, err)
+				}
+				u := manifest.Unified("a/"+ch.A.File, "b/"+ch.B.File, ab, bb, 3)
+				if len(u) > budget {
+					n := runeCut([]byte(u), budget)
+					u = u[:n]
+					dc.UnifiedTruncated = true
+				}
+				budget -= len(u)
+				dc.Unified = u
+			}
+		} else if ch.Kind != manifest.Unchanged {
+			lines = append(lines, ch.URI+" "+ch.Kind)
+		}
+		out.Changes = append(out.Changes, dc)
+	}
+	text := fmt.Sprintf("%s (%s) → %s (%s): %d changed, %d added, %d removed, %d unchanged.",
+		a.RunID, manifest.Short(a.ID), b.RunID, manifest.Short(b.ID), cmp.Changed, cmp.Added, cmp.Removed, cmp.Unchanged)
+	if len(lines) > 0 {
+		text += "\n" + strings.Join(lines, "\n")
+	}
+	return out, reply{text: text}, nil
+}
+
+func redactEntry(e *manifest.Entry) *manifest.Entry {
+	if e == nil {
+		return nil
+	}
+	cp := *e
+	cp.Provenance = redactProvenance(cp.Provenance)
+	return &cp
+}
+
+// ReplayEntry is one replayed entry.
+type ReplayEntry struct {
+	Position      int    `json:"position"`
+	URI           string `json:"uri"`
+	Ref           string `json:"ref,omitempty"`
+	ExpectedHash  string `json:"expected_hash" jsonschema:"content hash the manifest records"`
+	ActualHash    string `json:"actual_hash,omitempty" jsonschema:"hash of the bytes rebuilt from the store"`
+	Match         bool   `json:"match"`
+	Error         string `json:"error,omitempty"`
+	TotalBytes    int64  `json:"total_bytes" jsonschema:"size of the entry's bytes"`
+	Encoding      string `json:"encoding,omitempty" jsonschema:"with include_content: text (bytes in content) or base64 (bytes in content_b64)"`
+	Content       string `json:"content,omitempty" jsonschema:"with include_content: the replayed text"`
+	ContentB64    string `json:"content_b64,omitempty" jsonschema:"with include_content: the replayed bytes in base64"`
+	ContentOffset int64  `json:"content_offset,omitempty" jsonschema:"offset of the first returned byte"`
+	ContentBytes  int64  `json:"content_bytes,omitempty" jsonschema:"number of bytes returned"`
+	Complete      bool   `json:"complete,omitempty" jsonschema:"with include_content: the returned window reaches the end of the entry"`
+	NextOffset    int64  `json:"next_offset,omitempty" jsonschema:"offset to pass to continue a window, when not complete"`
+}
+
+// ReplayOutput is the outcome of a replay.
+type ReplayOutput struct {
+	ManifestID string        `json:"manifest_id"`
+	RunID      string        `json:"run_id"`
+	AllMatch   bool          `json:"all_match" jsonschema:"every entry re-hashes to its recorded content hash"`
+	Matched    int           `json:"matched"`
+	Entries    []ReplayEntry `json:"entries"`
+	Notes      []string      `json:"notes,omitempty" jsonschema:"further checks by optional features"`
+	Truncated  bool          `json:"truncated" jsonschema:"true when some returned content is a window (max_bytes or offset) rather than every byte"`
+	TotalBytes int64         `json:"total_bytes" jsonschema:"bytes of all entries"`
+	Receipt
+}
+
+func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutput, reply, error) {
+	if !in.IncludeContent && (in.Position != nil || in.Offset != 0 || in.MaxBytes != 0) {
+		return nil, reply{}, hint.With(errors.New("replay: position, offset and max_bytes select content: they need include_content"), "set include_content to true")
+	}
+	if in.Offset < 0 || in.MaxBytes < 0 {
+		return nil, reply{}, hint.With(fmt.Errorf("replay: offset %d and max_bytes %d must not be negative", in.Offset, in.MaxBytes), "pass 0 or a positive number")
+	}
+	res, rerr := c.st.Replay(in.Target)
+	if res == nil {
+		return nil, reply{}, rerr
+	}
+	if in.Position != nil && (*in.Position < 0 || *in.Position >= len(res.Entries)) {
+		return nil, reply{}, hint.With(fmt.Errorf("replay %s: no entry at position %d (the run has %d)", in.Target, *in.Position, len(res.Entries)), "positions count from 0")
+	}
+	out := &ReplayOutput{ManifestID: res.Manifest.ID, RunID: res.Manifest.RunID, AllMatch: res.AllMatch, Matched: res.Matched, Entries: []ReplayEntry{}}
+	notes, err := proofread.ReplayLines(c.st, res)
+	out.Notes = notes
+	if err != nil {
+		out.AllMatch = false
+		out.Notes = append(out.Notes, err.Error())
+	}
+	for i, e := range res.Entries {
+		me := res.Manifest.Entries[i]
+		re := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, ExpectedHash: e.Expected, ActualHash: e.Actual,
+			Match: e.Match, Error: e.Error, TotalBytes: me.Bytes}
+		if in.IncludeContent && e.Match && (in.Position == nil || *in.Position == e.Position) {
+			window(&re, me.ContentType, e.Content, in.Offset, in.MaxBytes)
+			if !re.Complete || re.ContentOffset > 0 {
+				out.Truncated = true
+			}
+		}
+		out.TotalBytes += me.Bytes
+		out.Entries = append(out.Entries, re)
+	}
+	var text string
+	if out.AllMatch {
+		text = fmt.Sprintf("Replay verified: SHA-256 match for %d/%d entries of run %s (manifest %s), rebuilt from the store alone.",
+			res.Matched, len(res.Entries), res.Manifest.RunID, res.Manifest.ID)
+	} else {
+		text = fmt.Sprintf("REPLAY FAILED for run %s (manifest %s): %d of %d entries reproduce.", res.Manifest.RunID, res.Manifest.ID, res.Matched, len(res.Entries))
+		for _, e := range out.Entries {
+			if !e.Match {
+				why := e.Error
+				if why == "" {
+					why = "bytes hash to " + e.ActualHash + ", manifest records " + e.ExpectedHash
+				}
+				text += fmt.Sprintf("\n[%d] %s: %s", e.Position, e.URI, why)
+			}
+		}
+		for _, n := range out.Notes {
+			text += "\n" + n
+		}
+	}
+	if in.IncludeContent {
+		if out.Truncated {
+			text += " Content returned as windows; continue with offset = next_offset."
+		} else if out.AllMatch {
+			text += " Every byte is in content / content_b64."
+		}
+	}
+	return out, reply{text: text, meta: mcp.Meta{"truncated": out.Truncated, "total_bytes": out.TotalBytes, "all_match": out.AllMatch}}, nil
+}
+
+// window fills re with content[offset : offset+max] (all when max is 0),
+// as text when the entry is text and the window is valid UTF-8, else base64.
+func window(re *ReplayEntry, contentType string, content []byte, offset, max int64) {
+	total := int64(len(content))
+	if offset > total {
+		offset = total
+	}
+	end := total
+	if max > 0 && offset+max < total {
+		end = offset + max
+	}
+	text := IsText(contentType, content)
+	if text && end < total {
+		cut := int64(runeCut(content[offset:], int(end-offset)))
+		if cut > 0 {
+			end = offset + cut
+		}
+	}
+	part := content[offset:end]
+	if text && utf8.Valid(part) && (offset == 0 || offset == total || utf8.RuneStart(content[offset])) {
+		re.Encoding, re.Content = "text", string(part)
+	} else {
+		re.Encoding, re.ContentB64 = "base64", b64(part)
+	}
+	re.ContentOffset, re.ContentBytes = offset, int64(len(part))
+	re.Complete = end == total
+	if !re.Complete {
+		re.NextOffset = end
+	}
+}

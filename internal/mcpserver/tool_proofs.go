@@ -1,0 +1,125 @@
+package mcpserver
+
+// Proofs: evidence export, receipt claims and proof-of-read checks.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/proofread"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+// EvidenceOutput is an exported bundle.
+type EvidenceOutput struct {
+	Target       string `json:"target"`
+	RunID        string `json:"run_id"`
+	ManifestID   string `json:"manifest_id"`
+	MerkleRoot   string `json:"merkle_root" jsonschema:"the Merkle root over the entries: the statement's subject digest"`
+	Entries      int    `json:"entries"`
+	WithContent  bool   `json:"with_content"`
+	Bundle       string `json:"bundle" jsonschema:"the bundle file's exact bytes (JSON); save it verbatim to verify it later with readproof evidence verify"`
+	BundleBytes  int    `json:"bundle_bytes"`
+	BundleSHA256 string `json:"bundle_sha256" jsonschema:"sha256 of the bundle bytes"`
+	Receipt
+}
+
+func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*EvidenceOutput, reply, error) {
+	data, st, err := c.st.ExportEvidence(in.Target, store.EvidenceOptions{WithContent: in.WithContent, ExporterVersion: s.opts.Version})
+	if err != nil {
+		return nil, reply{}, err
+	}
+	sum := sha256.Sum256(data)
+	out := &EvidenceOutput{Target: in.Target, WithContent: in.WithContent, Bundle: string(data), BundleBytes: len(data), BundleSHA256: hex.EncodeToString(sum[:])}
+	p := st.Predicate
+	out.RunID, out.ManifestID, out.MerkleRoot, out.Entries = p.RunID, p.ManifestID, p.Merkle.Root, len(p.Entries)
+	what := "without content"
+	if in.WithContent {
+		what = "with content"
+	}
+	return out, reply{text: fmt.Sprintf("Evidence bundle for run %s (manifest %s, %d entr%s, Merkle root %s), %s: %d bytes, sha256 %s. "+
+		"Its exact bytes are in bundle; save them verbatim and check them with `readproof evidence verify FILE`.",
+		p.RunID, p.ManifestID, len(p.Entries), pluralY(len(p.Entries)), p.Merkle.Root, what, len(data), out.BundleSHA256)}, nil
+}
+
+// ClaimsOutput is a claims report (receipts.JSON).
+type ClaimsOutput struct {
+	receipts.JSON
+	Receipt
+}
+
+func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*ClaimsOutput, reply, error) {
+	if s.opts.ReceiptKey.IsZero() {
+		return nil, reply{}, hint.With(errors.New("tool receipts are not configured for this server"),
+			"set [receipts] key in readproof.toml (create the key with readproof receipts keygen) and restart the MCP server")
+	}
+	session := in.Session
+	if session == "" {
+		session = s.opts.Session
+	}
+	claims, err := receipts.ParseClaims([]byte(in.Claims))
+	if err != nil {
+		return nil, reply{}, hint.With(err, "pass the text that cites rcpt_ ids, or a JSON list of ids")
+	}
+	rep, err := receipts.VerifyClaims(receipts.NewLedger(c.st.Git()), s.opts.ReceiptKey, session, claims)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	j := rep.JSON()
+	text := fmt.Sprintf("Session %s: %d claim%s: %d valid, %d fabricated, %d tampered, %d from another session, %d under an unknown key; %d receipt%s not cited.",
+		session, j.Counts.Claims, plural(j.Counts.Claims), j.Counts.Valid, j.Counts.Fabricated, j.Counts.Tampered, j.Counts.OtherSession,
+		j.Counts.UnknownKey, j.Counts.Omitted, plural(j.Counts.Omitted))
+	if j.StrictFail {
+		text += " STRICT CHECK FAILS: a cited receipt is fabricated, tampered or unverifiable."
+	}
+	return &ClaimsOutput{JSON: j}, reply{text: text}, nil
+}
+
+// ProbeOutput is a proof-of-read report.
+type ProbeOutput struct {
+	Target string           `json:"target"`
+	Report proofread.Report `json:"report" jsonschema:"the proof-of-read report, as readproof probe check --json prints it"`
+	Receipt
+}
+
+func (s *Server) probeCheck(ctx context.Context, c *call, in ProbeInput) (*ProbeOutput, reply, error) {
+	m, err := proofread.Manifest(c.st, in.Target)
+	if errors.Is(err, proofread.ErrNotProbed) {
+		return nil, reply{}, hint.With(err, "mount documents with readproof_run_mount and probe set to true")
+	}
+	if err != nil {
+		return nil, reply{}, err
+	}
+	if len(in.Answer) > proofread.MaxAnswerBytes {
+		return nil, reply{}, hint.With(proofread.ErrAnswerTooLarge, "pass only the agent's answer")
+	}
+	keys, _, err := proofread.LoadKeys("", c.st)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	rec, err := proofread.Check(ctx, c.st, m, []byte(in.Answer), proofread.CheckOptions{Keys: keys})
+	if err != nil {
+		return nil, reply{}, err
+	}
+	rep := proofread.Report{Commit: rec.ID, VerdictRecord: rec}
+	return &ProbeOutput{Target: in.Target, Report: rep}, reply{text: probeSummary(in.Target, rec)}, nil
+}
+
+// probeSummary lists the verdict of each probed entry.
+func probeSummary(target string, rec *store.VerdictRecord) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Proof-of-read check of %s:", target)
+	for _, e := range rec.Entries {
+		fmt.Fprintf(&b, " [%d] %s %s;", e.Position, e.URI, e.Verdict)
+	}
+	if len(rec.Entries) == 0 {
+		b.WriteString(" no verdicts;")
+	}
+	return strings.TrimSuffix(b.String(), ";") + ". Details are in report."
+}

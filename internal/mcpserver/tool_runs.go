@@ -1,0 +1,134 @@
+package mcpserver
+
+// Runs: start, mount (with proof of read), commit and the manifest.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/readproof/readproof/internal/proofread"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+)
+
+// RunOutput is an opened run.
+type RunOutput struct {
+	RunID string `json:"run_id"`
+	Open  bool   `json:"open"`
+	Receipt
+}
+
+func (s *Server) runStart(_ context.Context, c *call, in RunInput) (*RunOutput, reply, error) {
+	if err := c.st.StartRun(in.RunID); err != nil {
+		return nil, reply{}, err
+	}
+	return &RunOutput{RunID: in.RunID, Open: true},
+		reply{text: fmt.Sprintf("Started run %s. Mount documents with readproof_run_mount, then commit with readproof_run_commit.", in.RunID)}, nil
+}
+
+// MountOutput is a document recorded in a run.
+type MountOutput struct {
+	RunID    string          `json:"run_id"`
+	Position int             `json:"position" jsonschema:"the entry's position in the run, from 0"`
+	Probe    *manifest.Probe `json:"probe,omitempty" jsonschema:"set when a probe line was appended: the delivered bytes differ from the snapshot by that line"`
+	Document
+	Receipt
+}
+
+func (s *Server) runMount(ctx context.Context, c *call, in MountInput) (*MountOutput, reply, error) {
+	d, err := mount(ctx, c.st, in.RunID, in.URI, in.Probe)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	content := d.Content
+	doc, inl := documentOf(d, content)
+	text := fmt.Sprintf("Mounted at position %d of run %s. %s", d.Position, in.RunID, documentLine(doc))
+	return &MountOutput{RunID: in.RunID, Position: d.Position, Probe: d.Probe, Document: doc}, reply{text: text, meta: documentMeta(doc, inl)}, nil
+}
+
+// CommitOutput is a committed run.
+type CommitOutput struct {
+	ManifestID string    `json:"manifest_id" jsonschema:"the manifest id (40 hex): cite it"`
+	RunID      string    `json:"run_id"`
+	Entries    int       `json:"entries"`
+	CreatedAt  time.Time `json:"created_at"`
+	Receipt
+}
+
+func (s *Server) runCommit(_ context.Context, c *call, in RunInput) (*CommitOutput, reply, error) {
+	m, err := c.st.CommitRun(in.RunID)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	return &CommitOutput{ManifestID: m.ID, RunID: m.RunID, Entries: len(m.Entries), CreatedAt: m.CreatedAt},
+		reply{text: fmt.Sprintf("Committed manifest %s for run %s (%d entr%s).", m.ID, m.RunID, len(m.Entries), pluralY(len(m.Entries))),
+			meta: mcp.Meta{"manifest_id": m.ID}}, nil
+}
+
+// ManifestOutput is a committed manifest.
+type ManifestOutput struct {
+	ManifestID string           `json:"manifest_id"`
+	RunID      string           `json:"run_id"`
+	StartedAt  time.Time        `json:"started_at"`
+	CreatedAt  time.Time        `json:"created_at"`
+	Entries    []manifest.Entry `json:"entries"`
+	Extra      map[string]any   `json:"extra,omitempty" jsonschema:"data added by optional features (proof-of-read verdicts)"`
+	Receipt
+}
+
+func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*ManifestOutput, reply, error) {
+	m, err := c.st.Manifest(in.Target)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	out := &ManifestOutput{ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Entries: m.Entries}
+	if out.Entries == nil {
+		out.Entries = []manifest.Entry{}
+	}
+	for i := range out.Entries {
+		out.Entries[i].Provenance = redactProvenance(out.Entries[i].Provenance)
+	}
+	por, _, err := proofread.ManifestPart(c.st, m)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	if por != nil {
+		out.Extra = map[string]any{proofread.ExtraKey: por}
+	}
+	var uris []string
+	for _, e := range m.Entries {
+		r := e.URI
+		if e.Ref != "" {
+			r += "@" + e.Ref
+		}
+		uris = append(uris, r)
+	}
+	text := fmt.Sprintf("Manifest %s of run %s, created %s: %d entr%s", m.ID, m.RunID, m.CreatedAt.UTC().Format(time.RFC3339), len(m.Entries), pluralY(len(m.Entries)))
+	if len(uris) > 0 {
+		text += ": " + strings.Join(uris, ", ")
+	}
+	return out, reply{text: text + "."}, nil
+}
+
+// mount records ref in the open run, with a proof-of-read probe line when
+// probed is set (the key is [probe] key or the default location), as
+// `readproof run mount [--probe]` does. The delivery's Content holds the
+// bytes handed to the model.
+func mount(ctx context.Context, st *store.Store, runID, ref string, probed bool) (*store.Delivery, error) {
+	if !probed {
+		return st.Mount(ctx, runID, ref)
+	}
+	keys, _, err := proofread.LoadKeys("", st)
+	if err != nil {
+		return nil, err
+	}
+	pm, err := proofread.Mount(ctx, st, keys, runID, ref)
+	if err != nil {
+		return nil, err
+	}
+	return pm.Delivery, nil
+}

@@ -1,0 +1,422 @@
+package share
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+// planner holds one planning pass of a pull: both sides' refs, what the
+// pass adopts, and the checks still to pass before anything is adopted.
+type planner struct {
+	ctx      context.Context
+	g        gitstore.Store
+	t        *gitstore.Transport
+	opts     Options
+	verified verifiedSet
+
+	local, rem   *state
+	tagConflicts map[string]gitstore.OID
+	res          *PullResult
+	ups          []gitstore.RefUpdate
+
+	finalRuns    map[string]gitstore.OID // run refs after this pull
+	named        map[gitstore.OID]bool   // manifests a final run ref names
+	newConflicts map[string][]string     // run id -> manifests kept as conflicts here
+
+	manifests map[gitstore.OID]bool   // to verify entry by entry
+	adopted   map[gitstore.OID]string // manifest -> run id, newly named here
+	failures  []string                // chain checks that failed
+	merges    []func() (gitstore.RefUpdate, error)
+
+	// The journal.
+	onJournal    map[gitstore.OID]bool
+	journalMerge bool
+	newMain      gitstore.OID
+}
+
+// plan computes the ref updates that integrate remote's tracking refs into
+// the local ones, after verifying everything it would adopt. Each step
+// adds its ref updates and checks; merge commits and journal records are
+// written only once every check passed.
+func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet) (*PullResult, []gitstore.RefUpdate, error) {
+	p := &planner{ctx: ctx, g: g, t: t, opts: opts, verified: verified, res: newPullResult(remote, false),
+		manifests: map[gitstore.OID]bool{}, adopted: map[gitstore.OID]string{}, onJournal: map[gitstore.OID]bool{}}
+	var err error
+	if p.local, err = readState(g, localPrefixes()); err != nil {
+		return nil, nil, err
+	}
+	if p.rem, err = readState(g, trackingPrefixes(remote)); err != nil {
+		return nil, nil, err
+	}
+	if p.tagConflicts, err = readTagConflicts(g); err != nil {
+		return nil, nil, err
+	}
+	p.newMain = p.local.main
+	p.runs()
+	steps := []func() error{
+		func() error { return p.chain(resourceChains) },
+		p.tags,
+		func() error { return p.chain(receiptChains) },
+		func() error { return p.chain(verdictChains) },
+		p.journal,
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, nil, err
+		}
+	}
+	p.reportConflicts()
+	// Verify before anything is adopted.
+	if err := verifyAll(g, p.manifests, nil, nil, verified, opts); err != nil {
+		return nil, nil, err
+	}
+	if len(p.failures) > 0 {
+		return nil, nil, unverified(p.failures)
+	}
+	p.res.Verified = len(p.manifests)
+	for _, m := range p.merges {
+		up, err := m()
+		if err != nil {
+			return nil, nil, err
+		}
+		p.ups = append(p.ups, up)
+	}
+	if err := p.recordJournal(); err != nil {
+		return nil, nil, err
+	}
+	return p.res, p.ups, nil
+}
+
+// runs adopts every run id absent locally, keeps another manifest under a
+// run id in use as a local conflict, and drops settled conflicts.
+func (p *planner) runs() {
+	local, rem := p.local, p.rem
+	p.finalRuns = make(map[string]gitstore.OID, len(local.runs))
+	for id, m := range local.runs {
+		p.finalRuns[id] = m
+	}
+	for _, id := range sortedKeys(rem.runs) {
+		r := rem.runs[id]
+		if identity.ValidateRunID(id) != nil {
+			continue // not a run id readproof writes; ignored
+		}
+		if local.runs[id] == "" {
+			p.ups = append(p.ups, gitstore.RefUpdate{Name: store.RunsPrefix + id, New: r})
+			p.finalRuns[id] = r
+			p.manifests[r] = true
+			p.adopted[r] = id
+			p.res.NewRuns = append(p.res.NewRuns, RunRef{RunID: id, Manifest: string(r)})
+		}
+	}
+	p.named = make(map[gitstore.OID]bool, len(p.finalRuns))
+	for _, m := range p.finalRuns {
+		p.named[m] = true
+	}
+	// The same run id naming another manifest: keep it as a conflict.
+	p.newConflicts = map[string][]string{}
+	for _, id := range sortedKeys(rem.runs) {
+		if identity.ValidateRunID(id) == nil && local.runs[id] != "" {
+			p.addConflict(id, rem.runs[id])
+		}
+	}
+	// A conflict whose manifest now has a run name of its own is settled.
+	for _, id := range sortedKeys(local.conflicts) {
+		for _, m := range sortedOIDs(local.conflicts[id]) {
+			if p.named[m] {
+				p.ups = append(p.ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), Old: m})
+			}
+		}
+	}
+}
+
+// addConflict keeps manifest m under run id as a local conflict ref, unless
+// a run ref names m or it is kept already.
+func (p *planner) addConflict(id string, m gitstore.OID) {
+	if p.finalRuns[id] == m || p.named[m] || p.local.conflicts[id][m] {
+		return
+	}
+	for _, o := range p.newConflicts[id] {
+		if o == string(m) {
+			return
+		}
+	}
+	p.ups = append(p.ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), New: m})
+	p.manifests[m] = true
+	if _, ok := p.adopted[m]; !ok {
+		p.adopted[m] = id
+	}
+	p.newConflicts[id] = append(p.newConflicts[id], string(m))
+}
+
+// reportConflicts lists the conflicts this pull kept.
+func (p *planner) reportConflicts() {
+	for _, id := range sortedKeys(p.newConflicts) {
+		others := p.newConflicts[id]
+		sort.Strings(others)
+		p.res.RunConflicts = append(p.res.RunConflicts, RunConflict{RunID: id, Local: string(p.local.runs[id]), Others: others})
+	}
+}
+
+// chainKind describes a kind of chain that is adopted when absent,
+// fast-forwarded when the remote contains the local tip, left alone when
+// the local tip contains the remote one, and merged when both moved.
+type chainKind struct {
+	prefix string
+	side   func(*state) map[string]gitstore.OID
+	// label names a chain in the result; ok is false for a ref name
+	// readproof does not write, which is ignored.
+	label func(key string) (string, bool)
+	// check verifies what taking the remote tip brings (old: the local tip).
+	check func(p *planner, key string, tip, old gitstore.OID) []string
+	// merge writes the merge of both tips.
+	merge         func(p *planner, key, label string, local, remote gitstore.OID) (gitstore.OID, error)
+	taken, merged func(*PullResult) *[]string
+}
+
+var resourceChains = chainKind{
+	prefix: store.ResourcesPrefix,
+	side:   func(s *state) map[string]gitstore.OID { return s.resources },
+	label: func(key string) (string, bool) {
+		u, err := keyURI(key)
+		return u.String(), err == nil
+	},
+	check: func(p *planner, _ string, tip, _ gitstore.OID) []string {
+		if err := p.verified.check("observation", tip, func() error { return checkObservation(p.g, tip) }); err != nil {
+			return []string{err.Error()}
+		}
+		return nil
+	},
+	merge: func(p *planner, _, uri string, l, r gitstore.OID) (gitstore.OID, error) {
+		return mergeResource(p.g, uri, l, r)
+	},
+	taken:  func(r *PullResult) *[]string { return &r.Resources },
+	merged: func(r *PullResult) *[]string { return &r.Merged },
+}
+
+var receiptChains = chainKind{
+	prefix: receipts.RefPrefix,
+	side:   func(s *state) map[string]gitstore.OID { return s.receipts },
+	label: func(key string) (string, bool) {
+		_, _, ok := receiptChain(key)
+		return key, ok
+	},
+	check: func(p *planner, key string, tip, old gitstore.OID) []string {
+		return checkReceiptTree(p.g, key, tip, old)
+	},
+	merge: func(p *planner, key, _ string, l, r gitstore.OID) (gitstore.OID, error) {
+		var conflicts []string
+		id, err := mergeReceipts(p.g, key, l, r, &conflicts)
+		for _, c := range conflicts {
+			p.res.ReceiptConflicts = append(p.res.ReceiptConflicts, ReceiptConflict{Chain: key, Receipt: c})
+		}
+		return id, err
+	},
+	taken:  func(r *PullResult) *[]string { return &r.Receipts },
+	merged: func(r *PullResult) *[]string { return &r.ReceiptsMerged },
+}
+
+var verdictChains = chainKind{
+	prefix: store.VerdictsPrefix,
+	side:   func(s *state) map[string]gitstore.OID { return s.verdicts },
+	label:  func(run string) (string, bool) { return run, identity.ValidateRunID(run) == nil },
+	check: func(p *planner, run string, tip, old gitstore.OID) []string {
+		return checkVerdictChain(p.ctx, p.g, p.t, run, tip, old)
+	},
+	merge: func(p *planner, run, _ string, l, r gitstore.OID) (gitstore.OID, error) {
+		return mergeVerdicts(p.g, run, l, r)
+	},
+	taken:  func(r *PullResult) *[]string { return &r.Verdicts },
+	merged: func(r *PullResult) *[]string { return &r.VerdictsMerged },
+}
+
+// chain plans every chain of one kind.
+func (p *planner) chain(k chainKind) error {
+	local, rem := k.side(p.local), k.side(p.rem)
+	for _, key := range sortedKeys(rem) {
+		r, l := rem[key], local[key]
+		if l == r {
+			continue
+		}
+		label, ok := k.label(key)
+		if !ok {
+			continue // not a chain readproof writes; ignored
+		}
+		rel := behind
+		if l != "" {
+			var err error
+			if rel, err = relate(p.ctx, p.g, p.t, l, r); err != nil {
+				return err
+			}
+		}
+		switch rel {
+		case behind:
+			p.failures = append(p.failures, k.check(p, key, r, l)...)
+			p.ups = append(p.ups, gitstore.RefUpdate{Name: k.prefix + key, Old: l, New: r})
+			*k.taken(p.res) = append(*k.taken(p.res), label)
+		case diverged:
+			p.failures = append(p.failures, k.check(p, key, r, l)...)
+			key, label := key, label
+			p.merges = append(p.merges, func() (gitstore.RefUpdate, error) {
+				id, err := k.merge(p, key, label, l, r)
+				return gitstore.RefUpdate{Name: k.prefix + key, Old: l, New: id}, err
+			})
+			*k.merged(p.res) = append(*k.merged(p.res), label)
+		}
+	}
+	return nil
+}
+
+// tags plans the tag chains: fast-forward when one side moved; a conflict
+// when both did (the remote tip is kept under refs/readproof-conflicts/),
+// and a kept remote value the new tip contains is dropped.
+func (p *planner) tags() error {
+	for _, key := range sortedKeys(p.rem.tags) {
+		r, l, c := p.rem.tags[key], p.local.tags[key], p.tagConflicts[key]
+		u, tag, err := splitTagKey(key)
+		if err != nil {
+			continue // not a tag ref readproof writes; ignored
+		}
+		settled := func(tip gitstore.OID) error { // drop a kept remote value the tip now contains
+			if c == "" {
+				return nil
+			}
+			rel, err := relate(p.ctx, p.g, p.t, c, tip)
+			if err != nil {
+				return err
+			}
+			if rel == same || rel == behind {
+				p.ups = append(p.ups, gitstore.RefUpdate{Name: ConflictTagsPrefix + key, Old: c})
+			}
+			return nil
+		}
+		take := func() {
+			if err := p.verified.check("tag", r, func() error { return checkTag(p.g, r) }); err != nil {
+				p.failures = append(p.failures, err.Error())
+			}
+		}
+		rel := same
+		if l == "" {
+			rel = behind
+		} else if l != r {
+			if rel, err = relate(p.ctx, p.g, p.t, l, r); err != nil {
+				return err
+			}
+		}
+		switch rel {
+		case same, ahead:
+			if err := settled(l); err != nil {
+				return err
+			}
+		case behind:
+			p.ups = append(p.ups, gitstore.RefUpdate{Name: store.TagsPrefix + key, Old: l, New: r})
+			take()
+			p.res.Tags = append(p.res.Tags, u.String()+"@"+tag)
+			if err := settled(r); err != nil {
+				return err
+			}
+		case diverged:
+			take()
+			if c != r {
+				p.ups = append(p.ups, gitstore.RefUpdate{Name: ConflictTagsPrefix + key, Old: c, New: r})
+				tc := TagConflict{URI: u.String(), Tag: tag}
+				if tc.Local, _, err = tagAt(p.g, l); err != nil {
+					return err
+				}
+				if tc.Remote, _, err = tagAt(p.g, r); err != nil {
+					return fmt.Errorf("%w: nothing was adopted: %w", ErrUnverified, err)
+				}
+				p.res.TagConflicts = append(p.res.TagConflicts, tc)
+			}
+		}
+	}
+	return nil
+}
+
+// journal plans main: adopt, fast-forward or merge, after checking every
+// commit new on the remote journal.
+func (p *planner) journal() error {
+	r := p.rem.main
+	if r == "" || r == p.local.main {
+		return nil
+	}
+	var exclude []gitstore.OID
+	if p.local.main != "" {
+		exclude = []gitstore.OID{p.local.main}
+	}
+	commits, err := p.t.RevList(p.ctx, []gitstore.OID{r}, exclude)
+	if err != nil {
+		return err
+	}
+	for _, c := range commits {
+		p.onJournal[c.ID] = true
+	}
+	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified)
+	if len(failures) > 0 {
+		return unverified(failures)
+	}
+	// The other side of a same-id conflict arrives with the journal.
+	for _, c := range journalConflicts(records, p.finalRuns, p.named, p.local.conflicts) {
+		p.addConflict(c.RunID, gitstore.OID(c.Manifest))
+	}
+	if p.local.main == "" {
+		p.newMain, p.res.Journal = r, "adopted"
+		return nil
+	}
+	rel, err := relate(p.ctx, p.g, p.t, p.local.main, r)
+	if err != nil {
+		return err
+	}
+	switch rel {
+	case behind:
+		p.newMain, p.res.Journal = r, "fast-forward"
+	case diverged:
+		p.journalMerge, p.res.Journal = true, "merged"
+	}
+	return nil
+}
+
+// recordJournal writes the journal merge and records on the journal every
+// adopted manifest main does not reach.
+func (p *planner) recordJournal() error {
+	var err error
+	if p.journalMerge {
+		if p.newMain, err = mergeJournal(p.g, p.local.main, p.rem.main); err != nil {
+			return err
+		}
+	}
+	var stray []gitstore.OID
+	for m := range p.adopted {
+		if p.onJournal[m] {
+			continue
+		}
+		if p.local.main != "" {
+			ok, err := p.t.IsAncestor(p.ctx, m, p.local.main)
+			if err != nil {
+				return err
+			}
+			if ok {
+				continue
+			}
+		}
+		stray = append(stray, m)
+	}
+	sort.Slice(stray, func(i, j int) bool {
+		return p.adopted[stray[i]]+string(stray[i]) < p.adopted[stray[j]]+string(stray[j])
+	})
+	for _, m := range stray {
+		if p.newMain, err = recordOnJournal(p.g, p.newMain, p.adopted[m], m, p.opts.now()); err != nil {
+			return err
+		}
+		p.res.Recorded = append(p.res.Recorded, RunRef{RunID: p.adopted[m], Manifest: string(m)})
+	}
+	if p.newMain != p.local.main {
+		p.ups = append(p.ups, gitstore.RefUpdate{Name: store.JournalRef, Old: p.local.main, New: p.newMain})
+	}
+	return nil
+}

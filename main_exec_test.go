@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExecReadOnlyStore is issue 13.7 on a store whose files the user may
+// not write (permission bits): `readproof exec` fails before it runs the
+// command, so the command's side effect never happens. Permission bits do
+// not stop root, so as root the check runs as the user nobody (setpriv).
+func TestExecReadOnlyStore(t *testing.T) {
+	requireGit(t)
+	var asUser []string
+	if os.Geteuid() == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("running as root without setpriv: permission bits cannot be tested")
+		}
+		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+	}
+	// Everything the other user touches lives in a tree it can reach: a
+	// world-searchable directory under /tmp, with a copy of the binary.
+	root, err := os.MkdirTemp("", "readproof-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { os.Chmod(p, 0o755); return nil })
+		os.RemoveAll(root)
+	})
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, "bin", "readproof")
+	self, err := exec.LookPath("readproof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, self, bin, 0o755)
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
+	run := func(user bool, args ...string) (string, error) {
+		t.Helper()
+		argv := append([]string{bin}, args...)
+		if user {
+			argv = append(append([]string(nil), asUser...), argv...)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = proj, env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for _, args := range [][]string{{"init"}, {"receipts", "key", "init"}} {
+		if out, err := run(false, args...); err != nil {
+			t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if os.Geteuid() == 0 {
+		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+	}
+	store := filepath.Join(proj, ".readproof")
+	filepath.Walk(store, func(p string, fi os.FileInfo, _ error) error {
+		return os.Chmod(p, fi.Mode().Perm()&^0o222)
+	})
+
+	marker := filepath.Join(root, "ran")
+	out, err := run(true, "exec", "--session", "s1", "--", "touch", marker)
+	var ee *exec.ExitError
+	if err == nil || !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exec on a read-only store: %v, want exit 1\n%s", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the command ran although its receipt could not be stored\n%s", out)
+	}
+	if !strings.Contains(out, "the command was not run: receipts could not be stored: the store cannot be written") {
+		t.Errorf("unexpected message:\n%s", out)
+	}
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
