@@ -91,7 +91,8 @@ func TestConcurrentRunsLoseNothing(t *testing.T) {
 	t.Parallel()
 	requireGit(t)
 	dir, uris := project(t, 4, 512)
-	const procs, each = 8, 4
+	const procs = 8
+	each := testSize(t, 2, 4)
 	var wg sync.WaitGroup
 	errs := make(chan error, procs*each)
 	for p := 0; p < procs; p++ {
@@ -154,7 +155,8 @@ func TestConcurrentMountsIntoOneRun(t *testing.T) {
 	requireGit(t)
 	dir, uris := project(t, 8, 256)
 	mustRP(t, dir, "run", "start", "shared")
-	const procs, each = 8, 5
+	const procs = 8
+	each := testSize(t, 2, 5)
 	var wg sync.WaitGroup
 	errs := make(chan error, procs*each)
 	for p := 0; p < procs; p++ {
