@@ -250,6 +250,10 @@ next_write() { # DIR ID: retries while a killed writer's lock goes stale
   return 1
 }
 say "phase 3: next successful write and checks"
+# A killed writer's temporary files are removed by the next write once they
+# are older than the stale-lock age (10 s): a younger one may belong to a
+# writer that is still running. Wait that long, as a later user would.
+sleep "${SOAK_STALE_WAIT:-11}"
 next_write "$proj" after-soak "$docs" || fail "the write after the soak failed"
 (cd "$proj" && readproof pull >/dev/null 2>"$work/push.err" && readproof push >/dev/null 2>>"$work/push.err") || fail "pull and push after the soak failed: $(tail -2 "$work/push.err" | tr '\n' ' ')"
 
