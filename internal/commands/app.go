@@ -136,6 +136,13 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return withCode(ExitUsage, hint.With(err, "see `readproof --help`"))
 		},
 		Commands: commandList(),
+		// Reached only when the first argument names no command.
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageError("unknown command %q: see `readproof --help` for the commands", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
 	}
 	var mark func([]*cli.Command)
 	mark = func(cs []*cli.Command) {
