@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 // These tests run the real readproof binary (the test binary installed on
@@ -91,7 +93,8 @@ func TestConcurrentRunsLoseNothing(t *testing.T) {
 	t.Parallel()
 	requireGit(t)
 	dir, uris := project(t, 4, 512)
-	const procs, each = 8, 4
+	const procs = 8
+	each := testsize.Pick(t, 2, 4)
 	var wg sync.WaitGroup
 	errs := make(chan error, procs*each)
 	for p := 0; p < procs; p++ {
@@ -154,7 +157,8 @@ func TestConcurrentMountsIntoOneRun(t *testing.T) {
 	requireGit(t)
 	dir, uris := project(t, 8, 256)
 	mustRP(t, dir, "run", "start", "shared")
-	const procs, each = 8, 5
+	const procs = 8
+	each := testsize.Pick(t, 2, 5)
 	var wg sync.WaitGroup
 	errs := make(chan error, procs*each)
 	for p := 0; p < procs; p++ {
@@ -217,7 +221,7 @@ func TestKilledWriters(t *testing.T) {
 	mustRP(t, dir, "run", "start", "open-run")
 	rng := rand.New(rand.NewPCG(1, 2))
 	killed := 0
-	rounds := testSize(t, 12, 30)
+	rounds := testsize.Pick(t, 12, 30)
 	for round := 0; round < rounds; round++ {
 		var args []string
 		switch round % 3 {

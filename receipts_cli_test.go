@@ -17,6 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/readproof/readproof/internal/testsize"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -150,7 +151,7 @@ func TestReceiptsManyProcesses(t *testing.T) {
 	t.Parallel()
 	p := newReceiptsProject(t)
 	const procs = 8
-	each := testSize(t, 12, 100)
+	each := testsize.Pick(t, 12, 100)
 	if err := os.WriteFile(filepath.Join(p.dir, "args.json"), []byte(`{"q":"x"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -130,12 +130,6 @@ func (s *docServer) Source(t *testing.T, maxBytes int64) adapters.Source {
 	return mustOpen(t, adapters.Spec{Type: "http", URL: s.srv.URL + "/doc"}, adapters.Env{Network: loopback, MaxBytes: maxBytes})
 }
 
-func (s *docServer) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.requests)
-}
-
 // ---- github ----
 
 type fakeCommit struct {
@@ -358,11 +352,10 @@ func runGit(t *testing.T, dir string, args ...string) string {
 
 // gitFixture is a repository built with stock git, reached through url(dir).
 type gitFixture struct {
-	base  string // the directory holding the repository (and the roots)
-	repo  string
-	cache string
-	url   string
-	env   adapters.Env
+	base string // the directory holding the repository (and the roots)
+	repo string
+	url  string
+	env  adapters.Env
 }
 
 func newGitRepo(t *testing.T, base, name string) string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/readproof/readproof/internal/testproc"
+	"github.com/readproof/readproof/internal/testsize"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -255,7 +256,7 @@ func TestConcurrentAppendsAcrossProcesses(t *testing.T) {
 
 	reader, readerOut, readerErr := helper(t, "reader", append(env, "GITSTORE_STOP="+stop)...)
 	const procs = 8
-	each, gitAppends := testSize(t, 12, 50), testSize(t, 8, 25)
+	each, gitAppends := testsize.Pick(t, 12, 50), testsize.Pick(t, 8, 25)
 	type proc struct {
 		cmd         *exec.Cmd
 		out, errOut *bytes.Buffer
@@ -314,7 +315,7 @@ func TestCrashDuringAppends(t *testing.T) {
 	mustUpdate(t, s, RefUpdate{Name: ref, New: mkCommit(t, s, "root")})
 	env := []string{"GITSTORE_PATH=" + s.Path(), "GITSTORE_REF=" + ref, "GITSTORE_STALE=1s"}
 	total := 0
-	rounds := testSize(t, 3, 6)
+	rounds := testsize.Pick(t, 3, 6)
 	for round := 0; round < rounds; round++ {
 		// Two writers, so one is often killed while the other waits on its
 		// locks. Each is killed at a random moment after its first append.

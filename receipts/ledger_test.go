@@ -19,6 +19,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/testproc"
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 // TestMain doubles as the worker of TestLedgerManyProcesses: the test
@@ -240,7 +241,7 @@ func TestLedgerManyProcesses(t *testing.T) {
 	}
 	t.Parallel()
 	const procs = 8
-	each := testSize(t, 15, 100)
+	each := testsize.Pick(t, 15, 100)
 	store := gitstore.NewTestStore(t)
 	path := store.Path()
 	secret := bytes.Repeat([]byte{9}, KeySize)

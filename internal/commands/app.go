@@ -137,6 +137,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: commandList(),
 	}
+	// Reached only when the first argument names no command.
 	app.Action = unknownCommand("", app.Commands, cli.ShowAppHelp)
 	var mark func(string, []*cli.Command)
 	mark = func(prefix string, cs []*cli.Command) {

@@ -38,7 +38,7 @@ func probeCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "addr", Value: DefaultProbeAddr, Usage: "HOST:PORT to listen on; port 0 picks a free port"},
 					&cli.BoolFlag{Name: "public", Usage: "allow a non-loopback address (the endpoints are oracles; put a TLS proxy in front)"},
-					&cli.StringFlag{Name: "audit-log", Usage: "append the JSON-lines audit log to FILE (default: stderr)"},
+					&cli.StringFlag{Name: "audit-log", Usage: "append the JSON-lines audit log to FILE, rotated at 10 MiB into FILE.1 to FILE.5 (default: stderr)"},
 					&cli.StringSliceFlag{Name: "trusted-proxy", Usage: "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)"},
 				},
 				Action: probeServe,
@@ -144,7 +144,8 @@ func runProbeServe(ctx context.Context, stderr io.Writer, o probeServeOptions) e
 		opts.ClientAddr = probe.TrustForwardedFor(trusted...)
 	}
 	if p := o.AuditLog; p != "" {
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		// rotated at 10 MiB, 5 old files kept (PROBE_PROTOCOL.md §10)
+		f, err := probe.OpenAuditLog(p, probe.AuditLogOptions{})
 		if err != nil {
 			return hint.With(fmt.Errorf("open audit log %s: %w", p, err), "name a writable file with --audit-log, or leave it out to log to stderr")
 		}

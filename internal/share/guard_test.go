@@ -28,6 +28,7 @@ func projectRemote(t *testing.T, base, name string) string {
 // neither merged by pull nor overwritten by push nor cloned; its main is
 // untouched and nothing of it reaches the store.
 func TestForeignRemoteRefused(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir := projectRemote(t, base, "projremote.git")
 	before := allRefs(t, dir)
@@ -78,6 +79,7 @@ func TestForeignRemoteRefused(t *testing.T) {
 // only a store's first journal commit is recognised by fetching its tip
 // alone; an old store whose root commit has no marker trailer is too.
 func TestStoreRemoteRecognised(t *testing.T) {
+	t.Parallel()
 	srv := servers(t)
 	u, dir := srv["daemon"]("store.git")
 	a := newProject(t, map[string]string{"a": "alpha\n"})
@@ -104,6 +106,7 @@ func TestStoreRemoteRecognised(t *testing.T) {
 // TestPushWarnsHead: a remote whose HEAD names another branch than main
 // gets a warning.
 func TestPushWarnsHead(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "r.git")
 	git(t, "", "init", "--quiet", "--bare", "--initial-branch=trunk", dir)
 	p := newProject(t, map[string]string{"a": "alpha\n"})

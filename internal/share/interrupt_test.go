@@ -12,6 +12,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 // TestInterruptedPush kills the git daemon (and the receive-pack it runs)
@@ -27,7 +28,7 @@ func TestInterruptedPush(t *testing.T) {
 	d := startDaemon(t, base)
 	// Incompressible, so the transfer takes a while; either size is well
 	// past the 1 MiB the proxy lets through.
-	size := testSize(t, 1<<20, 2<<20)
+	size := testsize.Pick(t, 1<<20, 2<<20)
 	big := func() string {
 		b := make([]byte, size)
 		rand.Read(b)

@@ -16,6 +16,7 @@ import (
 // namespace of a remote; clone and pull both refuse it (issue 12.3: one
 // `verified` set shared between kinds let a manifest pass as a tag move).
 func TestRefKindsVerified(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	good := bareServer(t, base, "good.git")
 	a := newProject(t, map[string]string{"a": "alpha\n"})

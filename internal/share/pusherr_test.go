@@ -27,6 +27,7 @@ func writeHook(t *testing.T, dir, name, body string) {
 // their own error and hint, with the server's own lines; only a remote that
 // moved says "pull first".
 func TestPushFailuresToldApart(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	d := startDaemon(t, base)
 	ctx := context.Background()
@@ -140,6 +141,7 @@ func TestPushFailuresToldApart(t *testing.T) {
 // TestClassifyTransport: a push whose connection fails is a transport
 // failure, not a refusal.
 func TestClassifyTransport(t *testing.T) {
+	t.Parallel()
 	d := startDaemon(t, t.TempDir())
 	bareServer(t, d.base, "x.git")
 	p := newProject(t, map[string]string{"a": "alpha\n"})

@@ -43,6 +43,7 @@ func pushRefused(t *testing.T, gitDir, url string, args ...string) string {
 // a --mirror push from a stale store, a moved run tag, a rewound chain, a
 // planted record of the wrong kind, a forged manifest, a project branch.
 func TestGuardedRemote(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir := guardedRemote(t, base, "shared.git")
 	for _, kv := range GuardConfig {
@@ -161,6 +162,7 @@ func gitOut(t *testing.T, gitDir, stdin string, args ...string) string {
 // TestGuardHookOnly: --hook-only guards an existing bare repository that
 // allows deletions in its git configuration: the hook refuses them.
 func TestGuardHookOnly(t *testing.T) {
+	t.Parallel()
 	dir := bareServer(t, t.TempDir(), "old.git")
 	a := newProject(t, map[string]string{"a": "alpha\n"})
 	addRemote(t, a, "origin", dir)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 var words = strings.Fields(`the customer may request a refund within days of delivery provided that
@@ -190,7 +191,7 @@ func TestGCStorageRatio(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	t.Parallel()
-	runs := testSize(t, 15, 50)
+	runs := testsize.Pick(t, 15, 50)
 	f, content := handbook(t, true, runs)
 	if ratio := gcRatio(t, f, content); ratio > 1.5 {
 		t.Errorf("after gc the objects take %.2fx the distinct content, want at most 1.5x", ratio)

@@ -3,6 +3,7 @@ package testproc
 import (
 	"fmt"
 	"os"
+	"time"
 )
 
 // TestingM is what *testing.M provides (and testscript.Main accepts).
@@ -19,10 +20,19 @@ func Run(m TestingM) int {
 	if !supported {
 		return code
 	}
-	left, err := Leftovers()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "testproc: cannot list processes: %v\n", err)
-		return code
+	// A process may still be on its way out (a killed server's children,
+	// a detached git gc): give them a moment before naming them.
+	var left []Proc
+	var err error
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left, err = Leftovers()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testproc: cannot list processes: %v\n", err)
+			return code
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	if len(left) == 0 {
 		return code
