@@ -56,7 +56,6 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	}
 	var foreign []string
 	var main gitstore.OID
-	others := 0
 	var shared []gitstore.Ref
 	for _, r := range all {
 		switch {
@@ -65,8 +64,6 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		case !sharedNamespace(r.Name):
 			foreign = append(foreign, r.Name)
 			continue
-		default:
-			others++
 		}
 		if strings.HasPrefix(r.Name, "refs/heads/") || strings.HasPrefix(r.Name, "refs/tags/readproof/") {
 			shared = append(shared, r)
@@ -88,7 +85,11 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		} else {
 			why = journalShape(c)
 		}
-	} else if others == 0 {
+	} else {
+		// main is new to this store: read that one commit alone (into a
+		// scratch repository) before fetching anything into the store, even
+		// when readproof refs sit beside it, so a project's history never
+		// reaches the store.
 		raw, err := t.ProbeCommit(ctx, remote, store.JournalRef)
 		if err != nil {
 			return nil, hint.With(fmt.Errorf("%s: %w", what, err),

@@ -124,13 +124,54 @@ func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		}
 		return newPullResult(remote, true), nil
 	}
+	tracking, err := g.Refs(RemotesPrefix + remote + "/")
+	if err != nil {
+		return nil, err
+	}
 	if err := t.Fetch(ctx, remote, fetchRefspecs(remote)); err != nil {
 		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 	}
-	if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
-		return nil, err
+	res, err := func() (*PullResult, error) {
+		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
+			return nil, err
+		}
+		return integrate(ctx, g, t, remote, opts)
+	}()
+	if errors.Is(err, ErrUnverified) {
+		// Refused data leaves no ref behind: the remote-tracking refs go
+		// back to what they were, so nothing names the refused commits.
+		if rerr := restoreRefs(g, RemotesPrefix+remote+"/", tracking); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restore %s%s/: %w", RemotesPrefix, remote, rerr))
+		}
 	}
-	return integrate(ctx, g, t, remote, opts)
+	return res, err
+}
+
+// restoreRefs sets the refs under prefix back to before: refs that moved go
+// back, refs that appeared are deleted, in one transaction.
+func restoreRefs(g gitstore.Store, prefix string, before []gitstore.Ref) error {
+	now, err := g.Refs(prefix)
+	if err != nil {
+		return err
+	}
+	was := map[string]gitstore.OID{}
+	for _, r := range before {
+		was[r.Name] = r.OID
+	}
+	var ups []gitstore.RefUpdate
+	for _, r := range now {
+		if old := was[r.Name]; old != r.OID {
+			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID, New: old})
+		}
+		delete(was, r.Name)
+	}
+	for name, old := range was {
+		ups = append(ups, gitstore.RefUpdate{Name: name, New: old})
+	}
+	if len(ups) == 0 {
+		return nil
+	}
+	return g.Update(ups...)
 }
 
 // connect checks the remote's name and URL and reads its shared refs (one

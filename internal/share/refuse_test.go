@@ -123,7 +123,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 			forge(t, mallory, kind)
 			mustPush(t, mallory, "origin") // push does not judge; pull does
 
-			before := refsExcept(t, alice.path(), RemotesPrefix)
+			before := refsExcept(t, alice.path(), "refs/nothing-excluded/")
 			_, err := Pull(ctx, alice.s, "origin", Options{})
 			if !errors.Is(err, ErrUnverified) {
 				t.Fatalf("pull of forged data: %v, want ErrUnverified", err)
@@ -132,7 +132,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 			if !strings.Contains(err.Error(), "nothing was adopted") {
 				t.Fatalf("error does not say nothing was adopted: %v", err)
 			}
-			if after := refsExcept(t, alice.path(), RemotesPrefix); after != before {
+			if after := refsExcept(t, alice.path(), "refs/nothing-excluded/"); after != before {
 				t.Fatalf("refs changed by a refused pull:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 			// Refused again on retry, however often.
