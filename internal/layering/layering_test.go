@@ -235,7 +235,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 	}
 	rows := map[string]bool{}
 	name := regexp.MustCompile("`([^`]+)`")
-	for _, row := range regexp.MustCompile("(?m)^\\| ([^|]+) \\|").FindAllStringSubmatch(string(data), -1) {
+	for _, row := range regexp.MustCompile(`(?m)^\| ([^|]+) \|`).FindAllStringSubmatch(string(data), -1) {
 		for _, m := range name.FindAllStringSubmatch(row[1], -1) {
 			rows[m[1]] = true // "`internal/testproc`, `internal/testsize`" names two
 		}
