@@ -74,6 +74,10 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"tamper": tamperCmd,
 	// exits N COMMAND [ARGS...]: the exact exit status (receipts_cli_test.go)
 	"exits": exitsCmd,
+	// gitdaemon BASEDIR: git:// with receive-pack on 127.0.0.1, sets $DAEMON (main_daemon_test.go)
+	"gitdaemon": gitDaemonCmd,
+	// race [-win N] DIR... -- COMMAND [ARGS...]: concurrent runs, either order (main_daemon_test.go)
+	"race": raceCmd,
 }
 
 // tamperCmd flips one byte of a loose blob in place, keeping its name, as a

@@ -72,6 +72,10 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 		refs = append(refs, followers...)
 		text = append(text, remote...)
 		switch {
+		case movedMessage(strings.Join(remote, "\n")):
+			// another push updated the ref between our look and our
+			// update (a race lost on the server): the remote moved
+			return failMoved, refs, remote
 		case lockMessage(strings.Join(text, "\n")):
 			return failLocked, refs, remote
 		case server:
@@ -99,6 +103,10 @@ func lockMessage(s string) bool {
 	return strings.Contains(l, ".lock': file exists") || strings.Contains(l, "cannot lock ref") ||
 		strings.Contains(l, "failed to lock") || strings.Contains(l, "atomic transaction failed")
 }
+
+// movedMessage: git's ref transaction found the ref at another commit than
+// the push expected ("cannot lock ref 'R': is at X but expected Y").
+func movedMessage(s string) bool { return strings.Contains(s, "but expected") }
 
 func deniedMessage(s string) bool {
 	l := strings.ToLower(s)

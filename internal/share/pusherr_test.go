@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 )
@@ -155,5 +156,22 @@ func TestClassifyTransport(t *testing.T) {
 	err = pushBatch(context.Background(), tr, "origin", u, []string{"refs/heads/main:refs/heads/main"}, Options{})
 	if !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("push to a dead daemon: %v, want ErrUnreachable", err)
+	}
+}
+
+// TestClassifyRaceLost: a push that loses a race on the server (the ref
+// moved between the advertisement and the update) is told to pull first,
+// not that a lock file was left (git says "cannot lock ref ... but
+// expected" for both; seen in testdata/script/team.txtar).
+func TestClassifyRaceLost(t *testing.T) {
+	err := &gitstore.PushError{
+		Statuses: []gitstore.PushStatus{
+			{Flag: '!', From: "refs/heads/main", To: "refs/heads/main", Summary: "[remote rejected] (atomic transaction failed)"},
+			{Flag: '!', From: "refs/tags/readproof/runs/b-2", To: "refs/tags/readproof/runs/b-2", Summary: "[remote rejected] (atomic transaction failed)"},
+		},
+		Remote: []string{"error: cannot lock ref 'refs/heads/main': is at efcd51ee803b4562d3cd8216399c581e6d5a5877 but expected 322583c587e8c466c9b7ab0f4059a0e48cb667cc"},
+	}
+	if kind, _, _ := classifyPush(err); kind != failMoved {
+		t.Fatalf("a push that lost the race on the server: kind %d, want failMoved", kind)
 	}
 }
