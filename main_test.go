@@ -68,8 +68,8 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	}
 }
 
-// scriptCmds are the custom testscript commands; other _test files of this
-// package add theirs in an init().
+// scriptCmds are the custom testscript commands, every one listed here (the
+// functions live in the _test file named beside each).
 var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"tamper": tamperCmd,
 	// exits N COMMAND [ARGS...]: the exact exit status (receipts_cli_test.go)
