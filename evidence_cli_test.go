@@ -20,12 +20,6 @@ import (
 
 // Custom testscript commands for testdata/script/evidence*.txtar.
 
-func init() {
-	scriptCmds["evedit"] = evEditCmd
-	scriptCmds["commitedit"] = commitEditCmd
-	scriptCmds["mksigners"] = mkSignersCmd
-}
-
 // evEditCmd edits an exported bundle in place the way a tamperer would:
 // `evedit FILE OP`. Plain statements: content (flip a byte of entry 0's
 // embedded bytes), hash (change entry 0's content_hash), reorder (swap

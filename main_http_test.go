@@ -13,11 +13,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
-	scriptCmds["httpserve"] = httpServeCmd
-	scriptCmds["httpcount"] = httpCountCmd
-}
-
 type scriptServer struct {
 	srv      *httptest.Server
 	requests atomic.Int64

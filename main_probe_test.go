@@ -24,10 +24,6 @@ import (
 	"github.com/readproof/readproof/probe"
 )
 
-func init() {
-	scriptCmds["extract-probe-line"] = extractProbeLineCmd
-}
-
 var probeLineRE = regexp.MustCompile(probe.ProbeLinePattern)
 
 // extractProbeLineCmd copies a probe line printed by `run mount --probe`

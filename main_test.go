@@ -78,6 +78,15 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"gitdaemon": gitDaemonCmd,
 	// race [-win N] DIR... -- COMMAND [ARGS...]: concurrent runs, either order (main_daemon_test.go)
 	"race": raceCmd,
+	// evedit, commitedit, mksigners: tamper with bundles and commits (evidence_cli_test.go)
+	"evedit":     evEditCmd,
+	"commitedit": commitEditCmd,
+	"mksigners":  mkSignersCmd,
+	// httpserve, httpcount: an httptest source and its request count (main_http_test.go)
+	"httpserve": httpServeCmd,
+	"httpcount": httpCountCmd,
+	// extract-probe-line: the probe line `run mount --probe` printed (main_probe_test.go)
+	"extract-probe-line": extractProbeLineCmd,
 }
 
 // tamperCmd flips one byte of a loose blob in place, keeping its name, as a
