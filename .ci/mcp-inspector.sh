@@ -141,7 +141,10 @@ say "readproof manifest ci-1 shows $mid"
 (cd "$proj" && "$rp" manifest ci-1 --json) >"$work/manifest.json" || fail "readproof manifest ci-1 failed"
 check "$work/manifest.json" 'r.manifest_id === "'"$mid"'" && r.run_id === "ci-1" && r.entries.length === 1 && r.entries[0].ref === "prod"' \
   "readproof manifest shows the manifest id the MCP commit returned"
-(cd "$proj" && "$rp" manifest "$mid") | grep -q "^manifest $mid" || fail "readproof manifest $mid does not show it"
+# Read the whole output before matching: with pipefail, grep -q closing the
+# pipe early can fail the pipeline through SIGPIPE (a flake seen in CI).
+shown=$(cd "$proj" && "$rp" manifest "$mid") || fail "readproof manifest $mid failed"
+grep -q "^manifest $mid" <<<"$shown" || fail "readproof manifest $mid does not show it"
 
 say "readproof_replay through MCP"
 insp "$work/replay.json" --method tools/call --tool-name readproof_replay --tool-args-json '{"target":"'"$mid"'","include_content":true}'

@@ -277,7 +277,7 @@ check_store() { # LABEL PROJECTDIR OKLOG
       fi ;;
     receipt)
       nrec=$((nrec + 1))
-      if [ -z "$b" ] || ! (cd "$dir" && readproof receipts list --json "$a" 2>/dev/null) | grep -q "\"$b\""; then
+      if [ -z "$b" ] || ! grep -q "\"$b\"" <<<"$(cd "$dir" && readproof receipts list --json "$a" 2>/dev/null)"; then
         lost=$((lost + 1)); echo "soak:   lost receipt $a $b"
       fi ;;
     esac
