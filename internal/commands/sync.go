@@ -32,6 +32,7 @@ func shareOptions(e *env) share.Options {
 	if isTerminal(e.err) {
 		o = share.Options{Progress: e.err, Interactive: true}
 	}
+	o.Notice = e.err
 	// A ref lock left on a remote on this machine goes stale like a local one.
 	if d, err := time.ParseDuration(os.Getenv("READPROOF_STALE_LOCK_AGE")); err == nil && d > 0 {
 		o.StaleLockAge = d

@@ -33,6 +33,19 @@ type Options struct {
 	// ProbeKeys, when set, makes a pull check the MAC of every verdict
 	// record it would adopt and refuse the pull when one fails (verdicts.go).
 	ProbeKeys *probe.Keys
+	// Notice receives what the user must hear even when nothing is a
+	// terminal: a change readproof made on the remote (a stale lock file it
+	// removed). nil sends it to Progress.
+	Notice io.Writer
+}
+
+// notice tells the user of a change made outside the local store.
+func (o Options) notice(format string, args ...any) {
+	if o.Notice != nil {
+		fmt.Fprintf(o.Notice, format, args...)
+		return
+	}
+	o.say(format, args...)
 }
 
 func (o Options) now() time.Time {

@@ -219,7 +219,7 @@ func pushBatch(ctx context.Context, t *gitstore.Transport, remote, u string, bat
 			var removed []string
 			removed, young = breakRemoteLocks(dir, age)
 			if len(removed) > 0 {
-				opts.say("readproof: removed stale lock files on %s: %s\n", remote, strings.Join(removed, ", "))
+				opts.notice("readproof: warning: removed stale lock files on %s (older than %s): %s\n", remote, age, strings.Join(removed, ", "))
 				if _, err = t.Push(ctx, u, batch); err == nil {
 					return nil
 				}
