@@ -190,9 +190,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// emptyTree is the id of git's empty tree, the tree of every journal commit.
-const emptyTree = gitstore.OID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
-
 // checkJournalShape checks that main is a journal (docs/store-format.md,
 // "Journal"): every commit its journal history holds has the empty tree and
 // is the store's root, a run record (last parent a manifest), a check record
@@ -225,7 +222,7 @@ func (c *checker) checkJournalShape(main gitstore.OID) {
 		head, _, _ := strings.Cut(cm.Message, "\n")
 		var next []gitstore.OID
 		switch {
-		case cm.Tree != emptyTree:
+		case cm.Tree != store.EmptyTree:
 			broken(id, "commit %s on the journal has a non-empty tree (%q): refs/heads/main must be the readproof journal", short(id), head)
 			continue
 		case strings.HasPrefix(head, "initialize readproof store") && len(cm.Parents) == 0:
