@@ -238,7 +238,3 @@ func (s *Store) BrokenRefs(prefix string) ([]gitstore.BrokenRef, error) {
 	}
 	return gitstore.BrokenRefs(g, prefix)
 }
-
-// readView is the store itself: Open already chose the view (see
-// plainCloneView). Kept so that readers name the view they read.
-func (s *Store) readView() (*Store, error) { return s, nil }
