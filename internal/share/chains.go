@@ -46,7 +46,7 @@ func checkReceiptTree(g gitstore.Store, name string, tip, oldTip gitstore.OID) [
 	if err != nil {
 		return []string{fmt.Sprintf("receipt chain %s: %v", name, err)}
 	}
-	if tree == emptyTree {
+	if tree == store.EmptyTree {
 		return []string{fmt.Sprintf("receipt chain %s (commit %s): an empty tree is not a receipt chain", name, tip)}
 	}
 	var old gitstore.OID

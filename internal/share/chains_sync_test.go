@@ -312,6 +312,24 @@ func TestVerdictsTravel(t *testing.T) {
 // decode is refused.
 func TestPullRefusesBadVerdicts(t *testing.T) {
 	t.Parallel()
+	srvDir, b := pushedUndecodableVerdicts(t)
+	_, err := Pull(context.Background(), b.s, "origin", Options{})
+	if !errors.Is(err, ErrUnverified) {
+		t.Fatalf("pull of a forged verdict chain: %v, want ErrUnverified", err)
+	}
+	if id := refOf(t, b, store.VerdictsPrefix+"r1"); id != "" {
+		t.Fatalf("refused verdict chain adopted at %s", id)
+	}
+	if _, err := Clone(context.Background(), srvDir, filepath.Join(t.TempDir(), "c"), Options{}); !errors.Is(err, ErrUnverified) {
+		t.Fatalf("clone of a forged verdict chain: %v, want ErrUnverified", err)
+	}
+}
+
+// pushedUndecodableVerdicts pushes, from a project with run r1, a verdict
+// chain of r1 whose verdicts.json does not decode to a new shared remote,
+// and returns the remote and a second project with it as origin.
+func pushedUndecodableVerdicts(t *testing.T) (string, *project) {
+	t.Helper()
 	srvDir := bareServer(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"policy": "p\n"})
 	b := newProject(t, map[string]string{"runbook": "r\n"})
@@ -327,14 +345,5 @@ func TestPullRefusesBadVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPush(t, a, "origin")
-	_, err := Pull(context.Background(), b.s, "origin", Options{})
-	if !errors.Is(err, ErrUnverified) {
-		t.Fatalf("pull of a forged verdict chain: %v, want ErrUnverified", err)
-	}
-	if id := refOf(t, b, store.VerdictsPrefix+"r1"); id != "" {
-		t.Fatalf("refused verdict chain adopted at %s", id)
-	}
-	if _, err := Clone(context.Background(), srvDir, filepath.Join(t.TempDir(), "c"), Options{}); !errors.Is(err, ErrUnverified) {
-		t.Fatalf("clone of a forged verdict chain: %v, want ErrUnverified", err)
-	}
+	return srvDir, b
 }

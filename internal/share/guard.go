@@ -12,10 +12,6 @@ import (
 	"github.com/readproof/readproof/internal/store"
 )
 
-// emptyTree is the id of git's empty tree (SHA-1 repositories): every
-// journal commit has it.
-const emptyTree gitstore.OID = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
 // StoreMarker is the trailer on the journal's root commit of stores created
 // by this version (docs/store-format.md, "Recognising a store").
 const StoreMarker = "Readproof-Store: 1"
@@ -131,7 +127,7 @@ func parseRawCommit(raw []byte) gitstore.Commit {
 // the empty tree, and one of the journal's forms with its parent count,
 // docs/store-format.md), or nil when it is one.
 func journalShape(c gitstore.Commit) error {
-	if c.Tree != emptyTree {
+	if c.Tree != store.EmptyTree {
 		return fmt.Errorf("its tree is not empty")
 	}
 	if !store.IsJournalCommit(c) {

@@ -59,16 +59,20 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 // checkVerdictRecordMAC checks the record of verdict commit id of run and
 // returns "" when it passes, else what is wrong with it.
 func checkVerdictRecordMAC(g gitstore.Store, run string, id gitstore.OID, keys probe.Keys) string {
-	parent, err := store.VerdictMACParentIn(g, id)
-	if err != nil {
-		return fmt.Sprintf("verdicts of run %s, commit %s: %v", run, id, err)
-	}
 	c, err := g.Commit(id)
 	if err != nil {
 		return fmt.Sprintf("verdicts of run %s, commit %s: %v", run, id, err)
 	}
-	if len(c.Parents) > 0 && parent != c.Parents[0] {
-		return "" // a merge copying its first parent's record: that record is checked on its own
+	var parent gitstore.OID // the MAC's parent (store.VerdictMACParentIn)
+	if len(c.Parents) > 0 {
+		p, err := g.Commit(c.Parents[0])
+		if err != nil {
+			return fmt.Sprintf("verdicts of run %s, commit %s: %v", run, id, err)
+		}
+		if store.IsVerdictMergeCopy(c, p.Tree) {
+			return "" // a merge copying its first parent's record: that record is checked on its own
+		}
+		parent = c.Parents[0]
 	}
 	rec, _, err := verdictsAt(g, run, id)
 	if err != nil {

@@ -166,21 +166,7 @@ func TestPullVerdictMACsUndecodable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srvDir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"policy": "p\n"})
-	b := newProject(t, map[string]string{"runbook": "r\n"})
-	addRemote(t, a, "origin", srvDir)
-	addRemote(t, b, "origin", srvDir)
-	probedRun(t, a, "r1", "policy")
-	g := a.s.Git()
-	blob, _ := g.PutBlob([]byte(`{"format":"readproof-verdicts/1","run_id":"other"}`))
-	tree, _ := g.PutTree([]gitstore.TreeEntry{{Name: store.VerdictsFile, Mode: gitstore.ModeFile, OID: blob}})
-	sig := signature(a.clock())
-	c, _ := g.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "probe check r1\n"})
-	if err := g.Update(gitstore.RefUpdate{Name: store.VerdictsPrefix + "r1", New: c}); err != nil {
-		t.Fatal(err)
-	}
-	mustPush(t, a, "origin")
+	_, b := pushedUndecodableVerdicts(t)
 	_, err = Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
 	if !errors.Is(err, ErrUnverified) || strings.Contains(err.Error(), "MAC") || strings.Contains(hint.Of(err), "edited") {
 		t.Fatalf("pull of an undecodable verdict record with the key: %v (hint %q), want the chain check's refusal", err, hint.Of(err))

@@ -123,10 +123,6 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	if err != nil {
 		return nil, err
 	}
-	view, err := s.readView()
-	if err != nil {
-		return nil, err
-	}
 	now := s.now()
 	in := &evidence.Input{
 		RunID:             m.RunID,
@@ -151,10 +147,10 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	done := make(chan extras, 1)
 	go func() {
 		var x extras
-		if x.resources, x.err = view.evidenceResources(m); x.err == nil {
+		if x.resources, x.err = s.evidenceResources(m); x.err == nil {
 			if x.git, x.err = s.evidenceGit(m, opts.StoreHint); x.err == nil {
-				if x.verdicts, x.err = view.evidenceVerdicts(m); x.err == nil {
-					x.receipts, x.bad, x.err = view.RunReceiptsChecked(m.RunID)
+				if x.verdicts, x.err = s.evidenceVerdicts(m); x.err == nil {
+					x.receipts, x.bad, x.err = s.RunReceiptsChecked(m.RunID)
 				}
 			}
 		}
@@ -592,10 +588,6 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	if err != nil {
 		return rep, nil // as above
 	}
-	view, err := s.readView()
-	if err != nil {
-		return rep, err
-	}
 	add := func(name string, ok bool, format string, args ...any) {
 		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
@@ -607,16 +599,16 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	s.checkCommitSignature(p, m, opts.Signers, add)
 	if len(p.Receipts) == 0 {
 		// No summary: still name the run's receipts that cannot be read.
-		if _, bad, err := view.RunReceiptsChecked(p.RunID); err == nil {
+		if _, bad, err := s.RunReceiptsChecked(p.RunID); err == nil {
 			for _, u := range bad {
 				add(CheckReceipts, false, "%s", text.Printable(u.String()))
 			}
 		}
 	} else {
-		view.checkReceipts(p, opts.ReceiptsKey, add)
+		s.checkReceipts(p, opts.ReceiptsKey, add)
 	}
 	if len(p.ProofOfRead) > 0 {
-		view.checkVerdicts(p, opts.ProbeKeys, add)
+		s.checkVerdicts(p, opts.ProbeKeys, add)
 	}
 	return rep, nil
 }

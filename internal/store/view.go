@@ -89,15 +89,16 @@ func journalRooted(g gitstore.Store) (bool, error) {
 	return IsJournalCommit(c), nil
 }
 
-// emptyTreeID is git's empty tree, the tree of every journal commit.
-const emptyTreeID = gitstore.OID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+// EmptyTree is git's empty tree (SHA-1 repositories), the tree of every
+// journal commit.
+const EmptyTree = gitstore.OID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 // IsJournalCommit reports whether c has the shape of a journal commit: the
 // empty tree, and one of the journal's forms with its parent count
 // (`initialize readproof store` 0, `record run` 1 or 2, `record check` 2,
 // `rename run` 0 or 1, `merge journals` 2).
 func IsJournalCommit(c gitstore.Commit) bool {
-	if c.Tree != emptyTreeID {
+	if c.Tree != EmptyTree {
 		return false
 	}
 	head, _, _ := strings.Cut(c.Message, "\n")
@@ -237,7 +238,3 @@ func (s *Store) BrokenRefs(prefix string) ([]gitstore.BrokenRef, error) {
 	}
 	return gitstore.BrokenRefs(g, prefix)
 }
-
-// readView is the store itself: Open already chose the view (see
-// plainCloneView). Kept so that readers name the view they read.
-func (s *Store) readView() (*Store, error) { return s, nil }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -227,7 +228,11 @@ func (c *checker) run() error {
 		}
 	}
 	// 2. What the objects say.
-	c.renames = c.journalRenames(journal)
+	var reach []gitstore.OID // every commit reachable from the journal's tip
+	if len(journal) > 0 {
+		reach = c.commitsFrom(journal[0].OID)
+	}
+	c.renames = c.journalRenames(reach)
 	for _, r := range runs {
 		c.checkRun(r)
 	}
@@ -236,7 +241,7 @@ func (c *checker) run() error {
 	}
 	c.checkResources()
 	c.checkTags()
-	c.checkJournal(runs, journal)
+	c.checkJournal(runs, journal, reach)
 	c.checkVerdicts(verdicts)
 	c.checkReceipts()
 	if c.unsigned > maxNamed {
@@ -502,14 +507,12 @@ func (c *checker) checkRun(r gitstore.Ref) {
 	c.checkSignature(r, cm, subject, id)
 }
 
-// journalRenames reads the renames recorded on the journal: commits whose
-// message is "rename run OLD to NEW", a blank line and "manifest ID".
-func (c *checker) journalRenames(journal []gitstore.Ref) map[gitstore.OID]map[string][]string {
+// journalRenames reads the renames recorded on the journal (reach: the
+// commits reachable from its tip): commits whose message is "rename run OLD
+// to NEW", a blank line and "manifest ID".
+func (c *checker) journalRenames(reach []gitstore.OID) map[gitstore.OID]map[string][]string {
 	out := map[gitstore.OID]map[string][]string{}
-	if len(journal) == 0 {
-		return out
-	}
-	for _, id := range c.commitsFrom(journal[0].OID) {
+	for _, id := range reach {
 		head, body, _ := strings.Cut(c.commits[id].Message, "\n")
 		pair, ok := strings.CutPrefix(head, "rename run ")
 		if !ok {
@@ -754,8 +757,9 @@ func (c *checker) checkTags() {
 }
 
 // checkJournal warns about committed runs the journal does not reach: the
-// runs are intact, but `git log` on a clone will not list them.
-func (c *checker) checkJournal(runs, journal []gitstore.Ref) {
+// runs are intact, but `git log` on a clone will not list them. reach is
+// every commit reachable from the journal's tip.
+func (c *checker) checkJournal(runs, journal []gitstore.Ref, reach []gitstore.OID) {
 	if len(journal) == 0 {
 		if len(runs) > 0 {
 			c.add(Problem{Kind: Warning, Check: "journal", Subject: "journal", Ref: store.JournalRef,
@@ -764,11 +768,11 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref) {
 		return
 	}
 	reached := map[gitstore.OID]bool{}
-	for _, id := range c.commitsFrom(journal[0].OID) {
+	for _, id := range reach {
 		reached[id] = true
 	}
 	c.checkJournalShape(journal[0].OID)
-	c.checkJournalRecords(runs, journal[0].OID)
+	c.checkJournalRecords(runs, reach)
 	missed := 0
 	for _, r := range runs {
 		if reached[r.OID] {
@@ -890,7 +894,7 @@ func (c *checker) checkIgnored() {
 // record a rename of M from ID to a run whose ref names M, or a same-id
 // conflict ref (refs/tags/readproof/conflicts/runs/ID/M) must hold it. A run
 // ref deleted while the journal still records the run is broken.
-func (c *checker) checkJournalRecords(runs []gitstore.Ref, main gitstore.OID) {
+func (c *checker) checkJournalRecords(runs []gitstore.Ref, reach []gitstore.OID) {
 	byRun := map[string]gitstore.OID{}
 	byManifest := map[gitstore.OID][]string{}
 	for _, r := range runs {
@@ -898,7 +902,7 @@ func (c *checker) checkJournalRecords(runs []gitstore.Ref, main gitstore.OID) {
 		byRun[id] = r.OID
 		byManifest[r.OID] = append(byManifest[r.OID], id)
 	}
-	ids := c.commitsFrom(main)
+	ids := slices.Clone(reach)
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	reported := map[string]bool{}
 	for _, jid := range ids {

@@ -190,9 +190,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// emptyTree is the id of git's empty tree, the tree of every journal commit.
-const emptyTree = gitstore.OID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
-
 // checkJournalShape checks that main is a journal (docs/store-format.md,
 // "Journal"): every commit its journal history holds has the empty tree and
 // is the store's root, a run record (last parent a manifest), a check record
@@ -223,30 +220,27 @@ func (c *checker) checkJournalShape(main gitstore.OID) {
 			continue
 		}
 		head, _, _ := strings.Cut(cm.Message, "\n")
-		var next []gitstore.OID
-		switch {
-		case cm.Tree != emptyTree:
+		if cm.Tree != store.EmptyTree {
 			broken(id, "commit %s on the journal has a non-empty tree (%q): refs/heads/main must be the readproof journal", short(id), head)
 			continue
-		case strings.HasPrefix(head, "initialize readproof store") && len(cm.Parents) == 0:
-		case strings.HasPrefix(head, "record run ") && (len(cm.Parents) == 1 || len(cm.Parents) == 2):
+		}
+		if !store.IsJournalCommit(cm) {
+			broken(id, "commit %s on the journal is not a journal record (%q, %d parents)", short(id), head, len(cm.Parents))
+			continue
+		}
+		next := cm.Parents
+		switch {
+		case strings.HasPrefix(head, "record run "):
 			m := cm.Parents[len(cm.Parents)-1]
 			if !has(m, "manifest.json") {
 				broken(id, "journal commit %s (%q) names %s, which is not a manifest", short(id), head, short(m))
 			}
 			next = cm.Parents[:len(cm.Parents)-1]
-		case strings.HasPrefix(head, "record check ") && len(cm.Parents) == 2:
+		case strings.HasPrefix(head, "record check "):
 			if !has(cm.Parents[1], store.VerdictsFile) {
 				broken(id, "journal commit %s (%q) names %s, which is not a verdict record", short(id), head, short(cm.Parents[1]))
 			}
 			next = cm.Parents[:1]
-		case strings.HasPrefix(head, "rename run ") && len(cm.Parents) <= 1:
-			next = cm.Parents
-		case head == "merge journals" && len(cm.Parents) == 2:
-			next = cm.Parents
-		default:
-			broken(id, "commit %s on the journal is not a journal record (%q, %d parents)", short(id), head, len(cm.Parents))
-			continue
 		}
 		for _, p := range next {
 			if !seen[p] {
