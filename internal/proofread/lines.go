@@ -100,6 +100,11 @@ type MACResult struct {
 // the probe key when one is at hand (CheckKeys).
 func RecordMAC(s *store.Store, rec *store.VerdictRecord) MACResult {
 	keys, _, warn := CheckKeys(s)
+	return recordMAC(s, rec, keys, warn)
+}
+
+// recordMAC is RecordMAC with the probe key already looked for (CheckKeys).
+func recordMAC(s *store.Store, rec *store.VerdictRecord, keys *probe.Keys, warn error) MACResult {
 	switch {
 	case warn != nil:
 		return MACResult{Status: MACKeyUnusable, Problem: warn.Error()}
@@ -155,7 +160,7 @@ func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
 	if len(probed) == 0 {
 		return nil, nil
 	}
-	keys, path, kerr := LoadKeys("", s)
+	keys, path, warn := CheckKeys(s)
 	var lines []string
 	bad := 0
 	for _, en := range probed {
@@ -169,7 +174,7 @@ func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
 		case content == nil:
 			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash not re-checked: the snapshot did not reproduce", en.Position, en.URI))
 			continue
-		case kerr != nil:
+		case keys == nil:
 			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash %s could not be re-checked: no usable probe key at %s", en.Position, en.URI, manifest.Short(en.Probe.DeliveredHash), path))
 			continue
 		}
@@ -191,7 +196,7 @@ func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
 		}
 		lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered bytes verified (%s, %d bytes)", en.Position, en.URI, manifest.Short(en.Probe.DeliveredHash), en.Probe.DeliveredSize))
 	}
-	_, _, vl, err := verdictLines(s, m, func(rec *store.VerdictRecord) MACResult { return RecordMAC(s, rec) })
+	_, _, vl, err := verdictLines(s, m, func(rec *store.VerdictRecord) MACResult { return recordMAC(s, rec, keys, warn) })
 	if err != nil {
 		return lines, err
 	}
