@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/probe"
@@ -32,7 +33,7 @@ func CheckKeysFor(storePath string, pol *policy.File) (keys *probe.Keys, path st
 	if err != nil {
 		return nil, "", nil
 	}
-	k, err := probe.LoadKeys(path, Forbidden(storePath, pol)...)
+	k, err := probe.LoadKeys(path, keyloc.Forbidden(storePath, pol)...)
 	if err == nil {
 		return &k, path, nil
 	}
