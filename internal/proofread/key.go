@@ -31,11 +31,17 @@ func KeyPath(given string, pol *policy.File) (string, error) {
 // LoadKeys loads the offline probe key for s (given names the file, "" for
 // the configured one) and returns it with the path it came from.
 func LoadKeys(given string, s *store.Store) (probe.Keys, string, error) {
-	path, err := KeyPath(given, s.Policy())
+	return loadKeys(given, s.Path(), s.Policy())
+}
+
+// loadKeys is LoadKeys for the store at storePath under pol. The path is ""
+// when no key file could be named.
+func loadKeys(given, storePath string, pol *policy.File) (probe.Keys, string, error) {
+	path, err := KeyPath(given, pol)
 	if err != nil {
 		return probe.Keys{}, "", err
 	}
-	keys, err := probe.LoadKeys(path, keyloc.Forbidden(s.Path(), s.Policy())...)
+	keys, err := probe.LoadKeys(path, keyloc.Forbidden(storePath, pol)...)
 	if err != nil {
 		return probe.Keys{}, path, KeyHint(err, path)
 	}
