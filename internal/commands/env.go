@@ -104,6 +104,11 @@ func (e *env) open() (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.openWith(pol)
+}
+
+// openWith opens the store under pol, the policy in force already loaded.
+func (e *env) openWith(pol *policy.File) (*store.Store, error) {
 	opts, err := e.storeOptions(pol)
 	if err != nil {
 		return nil, err

@@ -415,7 +415,7 @@ func runEvidenceVerify(_ context.Context, e *env, opts evidenceVerifyOptions, ar
 	if offline {
 		rep, err = evidence.Verify(data, evidence.VerifyOptions{Offline: true, TrustedKeys: keys, RequireSignature: opts.RequireSignature})
 	} else {
-		s, oerr := e.open()
+		s, oerr := e.openWith(pol)
 		if oerr != nil {
 			if errors.Is(oerr, store.ErrNotInitialized) {
 				return withCode(ExitCannotCheck, hint.With(oerr, "point --store at the store or a clone of it (git clone works), or check the file alone with --offline"))

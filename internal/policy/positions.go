@@ -192,23 +192,28 @@ func (sc *scanner) document() {
 			}
 			cur = sc.header(names, arr, line)
 		} else {
-			names := sc.keys()
-			sc.skipSpace()
-			if sc.peek() == '=' {
-				sc.i++
-			}
-			sc.skipSpace()
-			p := cur
-			for _, n := range names {
-				p = p.child(n)
-				sc.pos.record(p, line)
-			}
-			sc.value(p)
+			sc.keyValue(cur, line)
 		}
 		if sc.i == start {
 			sc.adv()
 		}
 	}
+}
+
+// keyValue scans a key = value pair under the table at p, recording the
+// position (line) of each key path it names.
+func (sc *scanner) keyValue(p *keyPath, line int) {
+	names := sc.keys()
+	sc.skipSpace()
+	if sc.peek() == '=' {
+		sc.i++
+	}
+	sc.skipSpace()
+	for _, n := range names {
+		p = p.child(n)
+		sc.pos.record(p, line)
+	}
+	sc.value(p)
 }
 
 // header resolves a [a.b] or [[a.b]] header to the path of the table it
@@ -377,19 +382,8 @@ func (sc *scanner) value(p *keyPath) {
 				sc.i++
 				return
 			}
-			before, line := sc.i, sc.line
-			names := sc.keys()
-			sc.skipSpace()
-			if sc.peek() == '=' {
-				sc.i++
-			}
-			sc.skipSpace()
-			q := p
-			for _, n := range names {
-				q = q.child(n)
-				sc.pos.record(q, line)
-			}
-			sc.value(q)
+			before := sc.i
+			sc.keyValue(p, sc.line)
 			sc.skipBlank()
 			if sc.peek() == ',' {
 				sc.i++

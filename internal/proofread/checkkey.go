@@ -28,18 +28,16 @@ func CheckKeys(s *store.Store) (keys *probe.Keys, path string, warn error) {
 // need not be open yet (clone checks the records it fetches before the
 // store is usable).
 func CheckKeysFor(storePath string, pol *policy.File) (keys *probe.Keys, path string, warn error) {
-	path, err := KeyPath("", pol)
-	if err != nil {
-		return nil, "", nil
-	}
-	k, err := probe.LoadKeys(path, Forbidden(storePath, pol)...)
-	if err == nil {
+	k, path, err := loadKeys("", storePath, pol)
+	switch {
+	case err == nil:
 		return &k, path, nil
+	case path == "": // no key file could be named
+		return nil, "", nil
 	}
 	if _, serr := os.Lstat(path); errors.Is(serr, fs.ErrNotExist) {
 		return nil, path, nil
 	}
-	err = KeyHint(err, path)
 	if !strings.Contains(err.Error(), path) {
 		err = fmt.Errorf("probe key %s: %w", path, err)
 	}

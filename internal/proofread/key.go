@@ -28,20 +28,20 @@ func KeyPath(given string, pol *policy.File) (string, error) {
 	return p, nil
 }
 
-// Forbidden lists the directories a probe key file may not be in: the
-// store, and the project directory when a readproof.toml exists there.
-func Forbidden(storePath string, pol *policy.File) []string {
-	return keyloc.Forbidden(storePath, pol)
-}
-
 // LoadKeys loads the offline probe key for s (given names the file, "" for
 // the configured one) and returns it with the path it came from.
 func LoadKeys(given string, s *store.Store) (probe.Keys, string, error) {
-	path, err := KeyPath(given, s.Policy())
+	return loadKeys(given, s.Path(), s.Policy())
+}
+
+// loadKeys is LoadKeys for the store at storePath under pol. The path is ""
+// when no key file could be named.
+func loadKeys(given, storePath string, pol *policy.File) (probe.Keys, string, error) {
+	path, err := KeyPath(given, pol)
 	if err != nil {
 		return probe.Keys{}, "", err
 	}
-	keys, err := probe.LoadKeys(path, Forbidden(s.Path(), s.Policy())...)
+	keys, err := probe.LoadKeys(path, keyloc.Forbidden(storePath, pol)...)
 	if err != nil {
 		return probe.Keys{}, path, KeyHint(err, path)
 	}
@@ -50,7 +50,7 @@ func LoadKeys(given string, s *store.Store) (probe.Keys, string, error) {
 
 // InitKey creates (or, with rotate, replaces) the probe key file at path.
 func InitKey(path string, rotate bool, storePath string, pol *policy.File) error {
-	forbidden := Forbidden(storePath, pol)
+	forbidden := keyloc.Forbidden(storePath, pol)
 	var err error
 	if rotate {
 		err = probe.RotateKeyFile(path, forbidden...)

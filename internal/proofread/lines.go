@@ -30,21 +30,24 @@ func verdictLine(v store.VerdictEntry, r *store.VerdictRecord) string {
 }
 
 // verdictLines gives the proof-of-read lines of a manifest: the latest
-// verdict of each probed entry, or "not checked".
-func verdictLines(s *store.Store, m *manifest.Manifest) (*store.VerdictRecord, []string, error) {
+// verdict of each probed entry, or "not checked"; and the MAC check of the
+// verdict record, made by mac (only when there is a record).
+func verdictLines(s *store.Store, m *manifest.Manifest, mac func(*store.VerdictRecord) MACResult) (*store.VerdictRecord, MACResult, []string, error) {
 	if probedCount(m) == 0 {
-		return nil, nil, nil
+		return nil, MACResult{}, nil, nil
 	}
 	rec, err := s.Verdicts(m.RunID)
 	if err != nil {
-		return nil, nil, err
+		return nil, MACResult{}, nil, err
 	}
 	if rec != nil && rec.ManifestID != m.ID {
 		rec = nil
 	}
 	var lines []string
+	var auth MACResult
 	if rec != nil {
-		if l := authLine(RecordMAC(s, rec)); l != "" {
+		auth = mac(rec)
+		if l := authLine(auth); l != "" {
 			lines = append(lines, l)
 		}
 	}
@@ -58,14 +61,14 @@ func verdictLines(s *store.Store, m *manifest.Manifest) (*store.VerdictRecord, [
 		}
 		lines = append(lines, fmt.Sprintf("proof of read: [%d] %s probed, not checked (readproof probe check %s --answer FILE)", en.Position, en.URI, m.RunID))
 	}
-	return rec, lines, nil
+	return rec, auth, lines, nil
 }
 
 // ManifestPart returns the proof-of-read part of a manifest: data for
 // --json (a Report, or NotChecked; nil for a run without probed entries)
 // and the text lines `manifest` prints after the entries.
 func ManifestPart(s *store.Store, m *manifest.Manifest) (any, []string, error) {
-	rec, lines, err := verdictLines(s, m)
+	rec, auth, lines, err := verdictLines(s, m, func(rec *store.VerdictRecord) MACResult { return RecordMAC(s, rec) })
 	if err != nil || lines == nil {
 		return nil, nil, err
 	}
@@ -73,7 +76,6 @@ func ManifestPart(s *store.Store, m *manifest.Manifest) (any, []string, error) {
 	if rec == nil {
 		return NotChecked{}, lines, nil
 	}
-	auth := RecordMAC(s, rec)
 	return Report{Commit: rec.ID, VerdictRecord: rec, MACCheck: auth.Status, MACProblem: auth.Problem}, lines, nil
 }
 
@@ -98,6 +100,11 @@ type MACResult struct {
 // the probe key when one is at hand (CheckKeys).
 func RecordMAC(s *store.Store, rec *store.VerdictRecord) MACResult {
 	keys, _, warn := CheckKeys(s)
+	return recordMAC(s, rec, keys, warn)
+}
+
+// recordMAC is RecordMAC with the probe key already looked for (CheckKeys).
+func recordMAC(s *store.Store, rec *store.VerdictRecord, keys *probe.Keys, warn error) MACResult {
 	switch {
 	case warn != nil:
 		return MACResult{Status: MACKeyUnusable, Problem: warn.Error()}
@@ -153,7 +160,7 @@ func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
 	if len(probed) == 0 {
 		return nil, nil
 	}
-	keys, path, kerr := LoadKeys("", s)
+	keys, path, warn := CheckKeys(s)
 	var lines []string
 	bad := 0
 	for _, en := range probed {
@@ -167,7 +174,7 @@ func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
 		case content == nil:
 			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash not re-checked: the snapshot did not reproduce", en.Position, en.URI))
 			continue
-		case kerr != nil:
+		case keys == nil:
 			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash %s could not be re-checked: no usable probe key at %s", en.Position, en.URI, manifest.Short(en.Probe.DeliveredHash), path))
 			continue
 		}
@@ -189,7 +196,7 @@ func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
 		}
 		lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered bytes verified (%s, %d bytes)", en.Position, en.URI, manifest.Short(en.Probe.DeliveredHash), en.Probe.DeliveredSize))
 	}
-	_, vl, err := verdictLines(s, m)
+	_, _, vl, err := verdictLines(s, m, func(rec *store.VerdictRecord) MACResult { return recordMAC(s, rec, keys, warn) })
 	if err != nil {
 		return lines, err
 	}
