@@ -20,7 +20,8 @@
 // ErrExists, and fs.ErrNotExist for a missing file) and the caller's own
 // sentinels named in its Kind, so each key package keeps its error API.
 //
-// keyfile imports only the standard library and gitstore/gitobj.
+// keyfile imports only the standard library, gitstore/gitobj and
+// internal/fspath.
 package keyfile
 
 import (
@@ -117,7 +118,7 @@ func (k Kind) CheckLocation(path string, forbidden []string) (string, error) {
 	if err != nil {
 		return "", k.wrap(ErrLocation, k.Location, "%s %s: %v", k.Name, path, err)
 	}
-	real, err := Resolve(abs)
+	real, err := fspath.Resolve(abs)
 	if err != nil {
 		return "", k.wrap(ErrLocation, k.Location, "%s %s: %v", k.Name, path, err)
 	}
@@ -129,12 +130,12 @@ func (k Kind) CheckLocation(path string, forbidden []string) (string, error) {
 		if err != nil {
 			return "", k.wrap(ErrLocation, k.Location, "%s %s: directory %s: %v", k.Name, path, dir, err)
 		}
-		dreal, err := Resolve(dabs)
+		dreal, err := fspath.Resolve(dabs)
 		if err != nil {
 			return "", k.wrap(ErrLocation, k.Location, "%s %s: directory %s: %v", k.Name, path, dir, err)
 		}
 		for _, d := range []string{dabs, dreal} {
-			if Within(d, abs) || Within(d, real) {
+			if fspath.Within(d, abs) || fspath.Within(d, real) {
 				return "", k.wrap(ErrLocation, k.Location, "%s %s is inside %s, where it could be committed or shared: keep key files outside the store and every repository (the default is under the user config directory)", k.Name, path, dir)
 			}
 		}
@@ -161,12 +162,6 @@ func EnclosingRepository(paths ...string) string {
 	}
 	return ""
 }
-
-// Resolve is fspath.Resolve.
-func Resolve(p string) (string, error) { return fspath.Resolve(p) }
-
-// Within is fspath.Within.
-func Within(dir, p string) bool { return fspath.Within(dir, p) }
 
 // Read checks path's location, then reads the key file: a regular file
 // (checked before it is opened, so a FIFO cannot block, and again on the
