@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/fspath"
@@ -150,7 +151,10 @@ func (k Kind) CheckLocation(path string, forbidden []string) (string, error) {
 // any of paths (absolute) that is a git repository (gitobj.IsRepository), or
 // "" when there is none.
 func EnclosingRepository(paths ...string) string {
-	for _, p := range paths {
+	for i, p := range paths {
+		if slices.Contains(paths[:i], p) {
+			continue // walked already (a path without links resolves to itself)
+		}
 		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
 			if gitobj.IsRepository(d) {
 				return d
