@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/readproof/readproof/adapters/sourcespec"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/fspath"
 )
@@ -49,13 +50,13 @@ func openGit(spec Spec, env Env) (Source, error) {
 	if spec.URL == "" {
 		return broken(fail("", ErrConfig, nil, "git source has no url; write source = { type = \"git\", url = \"https://git.example.com/docs.git\", path = \"policy.md\" }"))
 	}
-	s := &gitSource{spec: spec, shown: redactURL(spec.URL), n: newNetClient(env.Network), max: env.MaxBytesOrDefault()}
+	s := &gitSource{spec: spec, shown: sourcespec.RedactURL(spec.URL), n: newNetClient(env.Network), max: env.MaxBytesOrDefault()}
 	p, err := cleanRepoPath(spec.Path)
 	if err != nil {
 		return broken(fail("", ErrConfig, nil, "git source path %q %v; write the file's path in the repository, such as docs/policy.md", spec.Path, err))
 	}
 	s.path = p
-	s.ref = orDefault(spec.Ref, defaultGitRef)
+	s.ref = orDefault(spec.Ref, sourcespec.DefaultGitRef)
 	if s.ref != "HEAD" {
 		if err := checkRefName(s.ref); err != nil {
 			return broken(fail("", ErrConfig, nil, "git source ref %q %v; write a branch, a tag or a full commit id", s.ref, err))

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
 func init() { Register("github", openGitHub) }
@@ -51,12 +53,12 @@ func openGitHub(spec Spec, env Env) (Source, error) {
 	if err != nil {
 		return broken(fail("", ErrConfig, nil, "github source path %q %v; write the file's path in the repository, such as docs/policy.md", spec.Path, err))
 	}
-	ref := orDefault(spec.Ref, defaultGitHubRef)
+	ref := orDefault(spec.Ref, sourcespec.DefaultGitHubRef)
 	if err := checkRefName(ref); err != nil {
 		return broken(fail("", ErrConfig, nil, "github source ref %q %v; write a branch, a tag or a commit id", ref, err))
 	}
-	rawBase := strings.TrimRight(orDefault(spec.APIBase, defaultGitHubAPI), "/")
-	shown := redactURL(rawBase)
+	rawBase := strings.TrimRight(orDefault(spec.APIBase, sourcespec.DefaultGitHubAPI), "/")
+	shown := sourcespec.RedactURL(rawBase)
 	base, err := parseSourceURL(rawBase)
 	if err != nil {
 		return broken(fail("", ErrConfig, nil, "github source api_base %s is malformed (%v); write a URL such as https://github.example.com/api/v3", shown, err))
@@ -69,7 +71,7 @@ func openGitHub(spec Spec, env Env) (Source, error) {
 		return broken(err.(*Error))
 	}
 	if spec.TokenEnv != "" {
-		if !validEnvName(spec.TokenEnv) {
+		if !sourcespec.ValidEnvName(spec.TokenEnv) {
 			return broken(fail("", ErrConfig, nil, "github source token_env %q is not a variable name; write token_env = \"GITHUB_TOKEN\"", spec.TokenEnv))
 		}
 		if !env.EnvAllowed(spec.TokenEnv) {
@@ -142,7 +144,7 @@ func (s *githubSource) Fetch(ctx context.Context, req Request) (res Result, err 
 			return Result{}, fail(uri, ErrConfig, nil, "token_env names %s, which is not set; export it before running readproof", s.spec.TokenEnv)
 		}
 		secrets = append(secrets, tok)
-		if badHeaderByte(tok) {
+		if sourcespec.BadHeaderByte(tok) {
 			return Result{}, fail(uri, ErrConfig, nil, "the token in %s holds a control character such as a newline; fix its value", s.spec.TokenEnv)
 		}
 		hdr.Set("Authorization", "Bearer "+tok)
@@ -243,7 +245,7 @@ func (s *githubSource) Fetch(ctx context.Context, req Request) (res Result, err 
 		"commit":      commit,
 		"blob":        info.SHA,
 	}
-	if s.baseShown != defaultGitHubAPI {
+	if s.baseShown != sourcespec.DefaultGitHubAPI {
 		prov["api_base"] = s.baseShown
 	}
 	return Result{

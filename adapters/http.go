@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
 func init() { Register("http", openHTTP) }
@@ -34,7 +36,7 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 	if spec.URL == "" {
 		return broken(fail("", ErrConfig, nil, "http source has no url; write source = { type = \"http\", url = \"https://example.com/doc.md\" }"))
 	}
-	shown := redactURL(spec.URL)
+	shown := sourcespec.RedactURL(spec.URL)
 	u, err := parseSourceURL(spec.URL)
 	if err != nil {
 		return broken(fail("", ErrConfig, nil, "http source url %s is malformed (%v); write a full URL such as https://example.com/doc.md", shown, err))
@@ -53,7 +55,7 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 		if err := checkHeader(k, v, "headers"); err != nil {
 			return broken(err)
 		}
-		refs, err := refNames(v)
+		refs, err := sourcespec.RefNames(v)
 		if err != nil {
 			return broken(fail("", ErrConfig, nil, "header %q: %v", k, err))
 		}
@@ -63,7 +65,7 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 			}
 		}
 		s.headers = append(s.headers, declHeader{name: k, value: v, refs: refs})
-		if len(refs) > 0 || credentialHeader(k, v) {
+		if len(refs) > 0 || sourcespec.CredentialHeader(k, v) {
 			s.n.g.secretHeaders = append(s.n.g.secretHeaders, k)
 		}
 	}
@@ -89,10 +91,10 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 // checkHeader refuses a declared header whose name is not an HTTP token or
 // whose value holds a control character; table names where it is declared.
 func checkHeader(name, value, table string) *Error {
-	if !validHeaderName(name) {
+	if !sourcespec.ValidHeaderName(name) {
 		return fail("", ErrConfig, nil, "header name %q is not a valid HTTP header name; fix %s in readproof.toml", name, table)
 	}
-	if badHeaderByte(value) {
+	if sourcespec.BadHeaderByte(value) {
 		return fail("", ErrConfig, nil, "header %q contains a control character; fix %s in readproof.toml", name, table)
 	}
 	return nil
@@ -131,15 +133,15 @@ func (s *httpSource) expandHeaders() (http.Header, []string, error) {
 				secrets = append(secrets, v)
 			}
 		}
-		v, err := expandRefs(d.value, lookup)
+		v, err := sourcespec.ExpandRefs(d.value, lookup)
 		if err != nil {
-			var unset *unsetError
+			var unset *sourcespec.UnsetError
 			if errors.As(err, &unset) {
 				return nil, secrets, fail("", ErrConfig, nil, "header %q: environment variable %s is not set; export it before running readproof", d.name, unset.Name)
 			}
 			return nil, secrets, fail("", ErrConfig, nil, "header %q: %v", d.name, err)
 		}
-		if badHeaderByte(v) {
+		if sourcespec.BadHeaderByte(v) {
 			return nil, secrets, fail("", ErrConfig, nil, "header %q: a referenced variable (%s) holds a control character such as a newline; fix its value", d.name, strings.Join(d.refs, ", "))
 		}
 		h.Set(d.name, v)
@@ -181,7 +183,7 @@ func (s *httpSource) Fetch(ctx context.Context, req Request) (res Result, err er
 	}
 	prov := map[string]string{"source_type": "http", "url": s.shown, "status": strconv.Itoa(resp.status)}
 	if resp.finalURL != nil && resp.finalURL.String() != s.u.String() {
-		prov["final_url"] = redactURL(resp.finalURL.String())
+		prov["final_url"] = sourcespec.RedactURL(resp.finalURL.String())
 	}
 	etag := resp.header.Get("ETag")
 	lastMod := resp.header.Get("Last-Modified")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
 func TestClassifyIP(t *testing.T) {
@@ -159,22 +161,22 @@ func TestParseRefs(t *testing.T) {
 		"ünïcode ${TOKEN} tail": "ünïcode t0k tail",
 	}
 	for in, want := range good {
-		got, err := expandRefs(in, lookup)
+		got, err := sourcespec.ExpandRefs(in, lookup)
 		if err != nil || got != want {
 			t.Errorf("expandRefs(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"${", "${A", "${}", "${1A}", "${A-B}", "${ A}", "x ${A} ${"} {
-		if _, err := expandRefs(in, lookup); err == nil {
+		if _, err := sourcespec.ExpandRefs(in, lookup); err == nil {
 			t.Errorf("expandRefs(%q) accepted a malformed reference", in)
 		}
 	}
-	_, err := expandRefs("${NOPE}", lookup)
-	var unset *unsetError
+	_, err := sourcespec.ExpandRefs("${NOPE}", lookup)
+	var unset *sourcespec.UnsetError
 	if !errors.As(err, &unset) || unset.Name != "NOPE" {
 		t.Errorf("unset variable: %v", err)
 	}
-	names, _ := refNames("${B} ${A} ${B}")
+	names, _ := sourcespec.RefNames("${B} ${A} ${B}")
 	if strings.Join(names, ",") != "B,A" {
 		t.Errorf("refNames = %v", names)
 	}
@@ -185,7 +187,7 @@ func FuzzParseRefs(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		parts, err := parseRefs(v)
+		parts, err := sourcespec.ParseRefs(v)
 		if err != nil {
 			return
 		}
@@ -194,7 +196,7 @@ func FuzzParseRefs(f *testing.F) {
 		var b strings.Builder
 		for _, p := range parts {
 			if p.Ref {
-				if !validEnvName(p.Text) {
+				if !sourcespec.ValidEnvName(p.Text) {
 					t.Fatalf("invalid name %q accepted from %q", p.Text, v)
 				}
 				b.WriteString("${" + p.Text + "}")
@@ -202,7 +204,7 @@ func FuzzParseRefs(f *testing.F) {
 				b.WriteString(strings.ReplaceAll(p.Text, "$", "$$"))
 			}
 		}
-		again, err := parseRefs(b.String())
+		again, err := sourcespec.ParseRefs(b.String())
 		if err != nil {
 			t.Fatalf("re-encoded %q of %q does not parse: %v", b.String(), v, err)
 		}
@@ -216,7 +218,7 @@ func FuzzParseRefs(f *testing.F) {
 		}
 		// A value without "$" is its own expansion.
 		if !strings.Contains(v, "$") {
-			got, err := expandRefs(v, func(string) (string, bool) { return "", false })
+			got, err := sourcespec.ExpandRefs(v, func(string) (string, bool) { return "", false })
 			if err != nil || got != v {
 				t.Fatalf("expandRefs(%q) = %q, %v", v, got, err)
 			}
@@ -277,20 +279,20 @@ func FuzzRedactURL(f *testing.F) {
 	f.Add("docs/a.md", "s3cr3t-value")
 	f.Fuzz(func(t *testing.T, raw, pw string) {
 		if len(pw) < 4 || !utf8.ValidString(pw) || strings.ContainsAny(pw, "@/?#%:[]") || strings.Contains(url.PathEscape(raw), pw) || strings.Contains(raw, pw) {
-			_ = redactURL(raw) // must not panic
+			_ = sourcespec.RedactURL(raw) // must not panic
 			return
 		}
 		// A password placed in user information never survives.
 		u := "https://reader:" + pw + "@example.com/" + url.PathEscape(raw)
-		if got := redactURL(u); strings.Contains(got, pw) || strings.Contains(got, url.UserPassword("reader", pw).String()) {
+		if got := sourcespec.RedactURL(u); strings.Contains(got, pw) || strings.Contains(got, url.UserPassword("reader", pw).String()) {
 			t.Fatalf("redactURL(%q) = %q keeps the password", u, got)
 		}
 		// And a credential query parameter loses its value.
 		q := "https://example.com/doc?access_token=" + url.QueryEscape(pw)
-		if got := redactURL(q); strings.Contains(got, url.QueryEscape(pw)) {
+		if got := sourcespec.RedactURL(q); strings.Contains(got, url.QueryEscape(pw)) {
 			t.Fatalf("redactURL(%q) = %q keeps the token", q, got)
 		}
-		_ = redactURL(raw) // must not panic
+		_ = sourcespec.RedactURL(raw) // must not panic
 	})
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
 // The address policy. Every network source (http, github, git over http)
@@ -147,11 +149,11 @@ func (g *guard) checkIP(host string, ip netip.Addr) error {
 // literal the policy refuses. Names are checked again when dialled.
 func (g *guard) checkURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return refuse("", RuleScheme, "%s is a %s: URL; write an http or https URL (local files are read by a filesystem source)", redactURL(u.String()), strings.ToLower(u.Scheme))
+		return refuse("", RuleScheme, "%s is a %s: URL; write an http or https URL (local files are read by a filesystem source)", sourcespec.RedactURL(u.String()), strings.ToLower(u.Scheme))
 	}
 	host := u.Hostname()
 	if host == "" {
-		return fail("", ErrConfig, nil, "%s has no host; write a full URL such as https://example.com/doc.md", redactURL(u.String()))
+		return fail("", ErrConfig, nil, "%s has no host; write a full URL such as https://example.com/doc.md", sourcespec.RedactURL(u.String()))
 	}
 	port := u.Port()
 	if port == "" {
@@ -230,14 +232,14 @@ func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
 		if v.URL.String() == target {
 			chain := make([]string, 0, len(via)+1)
 			for _, v := range via {
-				chain = append(chain, redactURL(v.URL.String()))
+				chain = append(chain, sourcespec.RedactURL(v.URL.String()))
 			}
-			chain = append(chain, redactURL(target))
+			chain = append(chain, sourcespec.RedactURL(target))
 			return fail("", nil, nil, "redirect loop: %s; fix the URL or the server's redirects", strings.Join(chain, " -> "))
 		}
 	}
 	if len(via) > g.maxRedirects {
-		return fail("", nil, nil, "stopped after %d redirects (last to %s); point url at the final location or raise [network] max_redirects in readproof.toml", g.maxRedirects, redactURL(target))
+		return fail("", nil, nil, "stopped after %d redirects (last to %s); point url at the final location or raise [network] max_redirects in readproof.toml", g.maxRedirects, sourcespec.RedactURL(target))
 	}
 	if err := g.checkURL(req.URL); err != nil {
 		return err

@@ -8,9 +8,7 @@ package gitstore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrReadOnly is returned by the write methods of a Store opened with
@@ -108,6 +108,15 @@ func (r *gitReader) object(id OID, want string) ([]byte, error) {
 	return data, nil
 }
 
+// memObject holds an object's content as go-git does, for the decoders the
+// native store uses (decodeTree, decodeCommit).
+func memObject(t plumbing.ObjectType, data []byte) plumbing.EncodedObject {
+	o := &plumbing.MemoryObject{}
+	o.SetType(t)
+	o.Write(data)
+	return o
+}
+
 func (r *gitReader) Blob(id OID) ([]byte, error) { return r.object(id, "blob") }
 
 func (r *gitReader) Has(id OID) (bool, error) {
@@ -123,21 +132,7 @@ func (r *gitReader) Tree(id OID) ([]TreeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var entries []TreeEntry
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		nul := bytes.IndexByte(data, 0)
-		if sp < 0 || nul < sp || len(data) < nul+21 {
-			return nil, fmt.Errorf("tree %s: %w", id, ErrCorrupt)
-		}
-		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
-		if err != nil {
-			return nil, fmt.Errorf("tree %s: %w", id, ErrCorrupt)
-		}
-		entries = append(entries, TreeEntry{Name: string(data[sp+1 : nul]), Mode: Mode(mode), OID: OID(hex.EncodeToString(data[nul+1 : nul+21]))})
-		data = data[nul+21:]
-	}
-	return entries, nil
+	return decodeTree(id, memObject(plumbing.TreeObject, data))
 }
 
 func (r *gitReader) Commit(id OID) (Commit, error) {
@@ -145,57 +140,12 @@ func (r *gitReader) Commit(id OID) (Commit, error) {
 	if err != nil {
 		return Commit{}, err
 	}
-	head, msg, _ := bytes.Cut(data, []byte("\n\n"))
-	c := Commit{Message: string(msg)}
-	var sig []string
-	inSig := false
-	for _, line := range strings.Split(string(head), "\n") {
-		if inSig && strings.HasPrefix(line, " ") {
-			sig = append(sig, line[1:])
-			continue
-		}
-		inSig = false
-		key, val, _ := strings.Cut(line, " ")
-		switch key {
-		case "tree":
-			c.Tree = OID(val)
-		case "parent":
-			c.Parents = append(c.Parents, OID(val))
-		case "author":
-			c.Author = parseIdent(val)
-		case "committer":
-			c.Committer = parseIdent(val)
-		case "gpgsig":
-			sig, inSig = []string{val}, true
-		}
-	}
-	if len(sig) > 0 {
-		c.Signature = strings.Join(sig, "\n") + "\n"
-	}
-	if !isHexOID(string(c.Tree)) {
+	c, err := decodeCommit(id, memObject(plumbing.CommitObject, data))
+	if err == nil && c.Tree == zeroOID {
+		// go-git reads a malformed tree line as the null id.
 		return Commit{}, fmt.Errorf("commit %s: %w", id, ErrCorrupt)
 	}
-	return c, nil
-}
-
-// parseIdent parses "Name <email> 1700000000 +0000".
-func parseIdent(s string) Signature {
-	var sig Signature
-	lt, gt := strings.IndexByte(s, '<'), strings.LastIndexByte(s, '>')
-	if lt < 0 || gt < lt {
-		return sig
-	}
-	sig.Name, sig.Email = strings.TrimSpace(s[:lt]), s[lt+1:gt]
-	f := strings.Fields(s[gt+1:])
-	if len(f) == 2 {
-		secs, err1 := strconv.ParseInt(f[0], 10, 64)
-		tz, err2 := strconv.Atoi(f[1])
-		if err1 == nil && err2 == nil {
-			off := (tz/100*60 + tz%100) * 60
-			sig.When = time.Unix(secs, 0).In(time.FixedZone("", off))
-		}
-	}
-	return sig
+	return c, err
 }
 
 func (r *gitReader) Ref(name string) (OID, error) {

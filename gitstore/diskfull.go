@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,9 +32,14 @@ type diskFull struct{ err error }
 func (d *diskFull) Error() string   { return "the disk is full: " + d.err.Error() }
 func (d *diskFull) Unwrap() []error { return []error{ErrDiskFull, d.err} }
 
-// createTemp is os.CreateTemp in dir, creating dir if needed with the
-// store's directory mode.
+// createTemp is os.CreateTemp in dir, creating dir with the store's
+// directory mode when it is missing (Open creates objects/pack, so that is
+// rare: the common case costs no extra system call).
 func (s *repo) createTemp(dir, pattern string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return f, err
+	}
 	if err := s.perm.mkdirAll(dir); err != nil {
 		return nil, err
 	}

@@ -257,11 +257,12 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFormat(gitdir); err != nil {
+	cfg, err := checkFormat(gitdir)
+	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	perm := perms{}
-	if cfg, err := readConfig(gitdir); err == nil {
+	if cfg != nil {
 		perm.group = sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup
 	}
 	// Loose objects are written through a temporary file in objects/pack.
@@ -339,31 +340,31 @@ func readConfig(gitdir string) (*gitconfig.Config, error) {
 }
 
 // checkFormat refuses repositories whose format this package cannot read or
-// write correctly.
-func checkFormat(gitdir string) error {
+// write correctly. It returns the config it read (nil when there is none).
+func checkFormat(gitdir string) (*gitconfig.Config, error) {
 	cfg, err := readConfig(gitdir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // git accepts a repository without config
+		return nil, nil // git accepts a repository without config
 	}
 	if err != nil {
-		return fmt.Errorf("read config: %w: repair or remove the config file", err)
+		return nil, fmt.Errorf("read config: %w: repair or remove the config file", err)
 	}
 	version := strings.TrimSpace(cfg.Section("core").Options.Get("repositoryformatversion"))
 	switch version {
 	case "", "0":
-		return nil
+		return cfg, nil
 	case "1":
 	default:
-		return fmt.Errorf("repository format version %s is not supported: use a repository made by git init", version)
+		return nil, fmt.Errorf("repository format version %s is not supported: use a repository made by git init", version)
 	}
 	ext := cfg.Section("extensions").Options
 	if f := strings.ToLower(strings.TrimSpace(ext.Get("objectformat"))); f != "" && f != "sha1" {
-		return fmt.Errorf("object format %s is not supported: readproof stores use sha1 repositories", f)
+		return nil, fmt.Errorf("object format %s is not supported: readproof stores use sha1 repositories", f)
 	}
 	if r := strings.ToLower(strings.TrimSpace(ext.Get("refstorage"))); r != "" && r != "files" {
-		return fmt.Errorf("ref storage %s is not supported: readproof stores use the files ref backend", r)
+		return nil, fmt.Errorf("ref storage %s is not supported: readproof stores use the files ref backend", r)
 	}
-	return nil
+	return cfg, nil
 }
 
 // Path returns the git directory.

@@ -250,6 +250,11 @@ func (s *repo) Tree(id OID) ([]TreeEntry, error) {
 	if o.Type() != plumbing.TreeObject {
 		return nil, fmt.Errorf("tree %s: object is a %s: %w", id, o.Type(), ErrNotFound)
 	}
+	return decodeTree(id, o)
+}
+
+// decodeTree decodes the tree object o (id names it in errors).
+func decodeTree(id OID, o plumbing.EncodedObject) ([]TreeEntry, error) {
 	var t object.Tree
 	if err := t.Decode(o); err != nil {
 		return nil, fmt.Errorf("tree %s: %w: %w", id, ErrCorrupt, err)
@@ -272,6 +277,12 @@ func (s *repo) Commit(id OID) (Commit, error) {
 	if o.Type() != plumbing.CommitObject {
 		return Commit{}, fmt.Errorf("commit %s: object is a %s: %w", id, o.Type(), ErrNotFound)
 	}
+	return decodeCommit(id, o)
+}
+
+// decodeCommit decodes the commit object o, signature included (id names
+// it in errors).
+func decodeCommit(id OID, o plumbing.EncodedObject) (Commit, error) {
 	var gc object.Commit
 	if err := gc.Decode(o); err != nil {
 		return Commit{}, fmt.Errorf("commit %s: %w: %w", id, ErrCorrupt, err)

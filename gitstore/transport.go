@@ -166,8 +166,8 @@ func (t *Transport) run(ctx context.Context, progress bool, args ...string) ([]b
 	}
 	err := cmd.Run()
 	if err != nil {
-		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: lastLines(RedactText(stderr.String()), 4), Err: err,
-			Remote: remoteLines(RedactText(stderr.String()))}
+		text := RedactText(stderr.String())
+		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: lastLines(text, 4), Err: err, Remote: remoteLines(text)}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			ge.ExitCode = ee.ExitCode()

@@ -57,18 +57,10 @@ func TrackedByWorkTree(ctx context.Context, dir string) (top string, files []str
 	return top, files
 }
 
+// withoutLocationVars is the environment with the location variables
+// removed: an interactive Transport's, which adds nothing.
 func withoutLocationVars() []string {
-	drop := map[string]bool{}
-	for _, v := range locationVars {
-		drop[v] = true
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
-			env = append(env, kv)
-		}
-	}
-	return env
+	return (&Transport{opts: TransportOptions{Interactive: true}}).env()
 }
 
 // belowDotGit reports whether dir or one of its parents holds a .git entry

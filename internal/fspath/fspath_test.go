@@ -54,3 +54,25 @@ func TestResolveDanglingLink(t *testing.T) {
 		t.Errorf("Resolve of a link loop = %q, want an error", got)
 	}
 }
+
+func TestWithinAndResolve(t *testing.T) {
+	for _, c := range []struct {
+		dir, p string
+		want   bool
+	}{
+		{"/a", "/a", true}, {"/a", "/a/b", true}, {"/a", "/ab", false},
+		{"/a/b", "/a", false}, {"/a", "/b/../a/c", true}, {"/a", "/..a", false},
+	} {
+		if got := Within(filepath.Clean(c.dir), filepath.Clean(c.p)); got != c.want {
+			t.Errorf("Within(%q, %q) = %v", c.dir, c.p, got)
+		}
+	}
+	root := t.TempDir()
+	real, _ := filepath.EvalSymlinks(root)
+	os.Symlink(filepath.Join(real, "target"), filepath.Join(root, "link"))
+	os.Mkdir(filepath.Join(root, "target"), 0o700)
+	got, err := Resolve(filepath.Join(root, "link", "missing", "k"))
+	if want := filepath.Join(real, "target", "missing", "k"); err != nil || got != want {
+		t.Errorf("Resolve = %q, %v; want %q", got, err, want)
+	}
+}

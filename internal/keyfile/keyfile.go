@@ -20,7 +20,8 @@
 // ErrExists, and fs.ErrNotExist for a missing file) and the caller's own
 // sentinels named in its Kind, so each key package keeps its error API.
 //
-// keyfile imports only the standard library and gitstore/gitobj.
+// keyfile imports only the standard library, gitstore/gitobj and
+// internal/fspath.
 package keyfile
 
 import (
@@ -30,6 +31,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/fspath"
@@ -117,7 +119,7 @@ func (k Kind) CheckLocation(path string, forbidden []string) (string, error) {
 	if err != nil {
 		return "", k.wrap(ErrLocation, k.Location, "%s %s: %v", k.Name, path, err)
 	}
-	real, err := Resolve(abs)
+	real, err := fspath.Resolve(abs)
 	if err != nil {
 		return "", k.wrap(ErrLocation, k.Location, "%s %s: %v", k.Name, path, err)
 	}
@@ -129,12 +131,12 @@ func (k Kind) CheckLocation(path string, forbidden []string) (string, error) {
 		if err != nil {
 			return "", k.wrap(ErrLocation, k.Location, "%s %s: directory %s: %v", k.Name, path, dir, err)
 		}
-		dreal, err := Resolve(dabs)
+		dreal, err := fspath.Resolve(dabs)
 		if err != nil {
 			return "", k.wrap(ErrLocation, k.Location, "%s %s: directory %s: %v", k.Name, path, dir, err)
 		}
 		for _, d := range []string{dabs, dreal} {
-			if Within(d, abs) || Within(d, real) {
+			if fspath.Within(d, abs) || fspath.Within(d, real) {
 				return "", k.wrap(ErrLocation, k.Location, "%s %s is inside %s, where it could be committed or shared: keep key files outside the store and every repository (the default is under the user config directory)", k.Name, path, dir)
 			}
 		}
@@ -149,7 +151,10 @@ func (k Kind) CheckLocation(path string, forbidden []string) (string, error) {
 // any of paths (absolute) that is a git repository (gitobj.IsRepository), or
 // "" when there is none.
 func EnclosingRepository(paths ...string) string {
-	for _, p := range paths {
+	for i, p := range paths {
+		if slices.Contains(paths[:i], p) {
+			continue // walked already (a path without links resolves to itself)
+		}
 		for d := filepath.Dir(p); ; d = filepath.Dir(d) {
 			if gitobj.IsRepository(d) {
 				return d
@@ -161,12 +166,6 @@ func EnclosingRepository(paths ...string) string {
 	}
 	return ""
 }
-
-// Resolve is fspath.Resolve.
-func Resolve(p string) (string, error) { return fspath.Resolve(p) }
-
-// Within is fspath.Within.
-func Within(dir, p string) bool { return fspath.Within(dir, p) }
 
 // Read checks path's location, then reads the key file: a regular file
 // (checked before it is opened, so a FIFO cannot block, and again on the
