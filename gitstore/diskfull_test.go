@@ -162,3 +162,63 @@ func TestSweepStaleFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepWalksRefsRarely: every command is a new process, so the walk of
+// refs/ for stale locks is bounded across processes by SweepStamp: a stale
+// ref lock alone waits for the next walk (at most sweepEvery later), while a
+// killed writer's temporary file, or a stamp older than sweepEvery, makes
+// the next write walk refs/ at once.
+func TestSweepWalksRefsRarely(t *testing.T) {
+	dir := NewTestStore(t).Path()
+	old := time.Now().Add(-time.Hour)
+	write := func(what string) { // one write by a new process
+		t.Helper()
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.PutBlob([]byte(what)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plant := func(rel string) string {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("first\n") // walks refs/ and leaves the stamp
+	if !exists(filepath.Join(dir, SweepStamp)) {
+		t.Fatalf("no %s after the first write", SweepStamp)
+	}
+	lock := plant("refs/tags/readproof/runs/r2.lock")
+	write("second\n")
+	if !exists(lock) {
+		t.Fatal("refs/ was walked again within sweepEvery with nothing stale elsewhere")
+	}
+	tmp := plant("objects/pack/tmp_obj_77")
+	write("third\n")
+	if exists(tmp) || exists(lock) {
+		t.Fatalf("a killed writer's temporary file did not make the write walk refs/: tmp left %v, lock left %v", exists(tmp), exists(lock))
+	}
+	lock = plant("refs/heads/readproof/open/x.lock")
+	if err := os.Chtimes(filepath.Join(dir, SweepStamp), old, old); err != nil {
+		t.Fatal(err)
+	}
+	write("fourth\n")
+	if exists(lock) {
+		t.Fatal("a stamp older than sweepEvery did not make the write walk refs/")
+	}
+}
