@@ -200,22 +200,63 @@ func breakRemoteLocks(dir string, age time.Duration) (removed, young []string) {
 	return removed, young
 }
 
+// sweepRemoteQuarantine removes, from the bare repository dir, the
+// quarantine directories (objects/tmp_objdir-incoming-*) that a receive-pack
+// killed mid-push left behind: git moves a push's objects into place from
+// there only when the push succeeds, and never removes the directory of a
+// killed one. A directory counts as left behind when nothing in it changed
+// for age, since a push still receiving writes to its pack file there.
+func sweepRemoteQuarantine(dir string, age time.Duration) (removed []string) {
+	objects := filepath.Join(dir, "objects")
+	entries, err := os.ReadDir(objects)
+	if err != nil {
+		return nil
+	}
+	now := time.Now()
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "tmp_objdir-incoming-") {
+			continue
+		}
+		q := filepath.Join(objects, e.Name())
+		fresh := false
+		filepath.WalkDir(q, func(_ string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if fi, err := d.Info(); err == nil && now.Sub(fi.ModTime()) < age {
+				fresh = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if !fresh && os.RemoveAll(q) == nil {
+			removed = append(removed, filepath.Join("objects", e.Name()))
+		}
+	}
+	return removed
+}
+
 // pushBatch pushes one batch to u and classifies a failure. A ref lock left
 // on a remote on this machine that is older than the stale-lock age is
 // removed and the push tried once more.
 func pushBatch(ctx context.Context, t *gitstore.Transport, remote, u string, batch []string, opts Options) error {
+	age := opts.StaleLockAge
+	if age <= 0 {
+		age = gitstore.DefaultStaleLockAge
+	}
 	_, err := t.Push(ctx, u, batch)
 	if err == nil {
+		if dir := localRepo(u); dir != "" {
+			if removed := sweepRemoteQuarantine(dir, age); len(removed) > 0 {
+				opts.notice("readproof: warning: removed what killed pushes left on %s (unchanged for %s): %s\n", remote, age, strings.Join(removed, ", "))
+			}
+		}
 		return nil
 	}
 	kind, refs, said := classifyPush(err)
 	var young []string
 	if kind == failLocked {
 		if dir := localRepo(u); dir != "" {
-			age := opts.StaleLockAge
-			if age <= 0 {
-				age = gitstore.DefaultStaleLockAge
-			}
 			var removed []string
 			removed, young = breakRemoteLocks(dir, age)
 			if len(removed) > 0 {

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -175,3 +176,51 @@ func TestClassifyRaceLost(t *testing.T) {
 		t.Fatalf("a push that lost the race on the server: kind %d, want failMoved", kind)
 	}
 }
+
+// TestPushSweepsKilledQuarantine: a receive-pack killed mid-push leaves its
+// quarantine directory on a remote on this machine; the next successful
+// push removes it once nothing in it changed for the stale-lock age, says
+// so, and leaves a quarantine that is still being written alone.
+func TestPushSweepsKilledQuarantine(t *testing.T) {
+	t.Parallel()
+	remote := bareServer(t, t.TempDir(), "shared.git")
+	old := time.Now().Add(-time.Hour)
+	plant := func(name string, stale bool) string {
+		q := filepath.Join(remote, "objects", name)
+		f := filepath.Join(q, "pack", "tmp_pack_x")
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("half a pack"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if stale {
+			for _, p := range []string{f, filepath.Dir(f), q} {
+				if err := os.Chtimes(p, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return q
+	}
+	killed := plant("tmp_objdir-incoming-killed", true)
+	live := plant("tmp_objdir-incoming-live", false)
+	p := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, p, "origin", remote)
+	p.run(t, "r1", "a")
+	var said bytes.Buffer
+	if _, err := Push(context.Background(), p.s, "origin", Options{Notice: &said}); err != nil {
+		t.Fatal(err)
+	}
+	if pathExists(killed) {
+		t.Error("the killed push's quarantine survived the next successful push")
+	}
+	if !pathExists(live) {
+		t.Error("a quarantine still being written was removed")
+	}
+	if !strings.Contains(said.String(), "objects/tmp_objdir-incoming-killed") {
+		t.Errorf("the removal was not reported: %q", said.String())
+	}
+}
+
+func pathExists(p string) bool { _, err := os.Stat(p); return err == nil }
