@@ -64,6 +64,7 @@ var exactImports = map[string][]string{
 	"gitstore/gitobj":     {},
 	"adapters/sourcespec": {},
 	"internal/text":       {},
+	"internal/markdown":   {},
 	"internal/hint":       {},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
@@ -83,7 +84,7 @@ var exactImports = map[string][]string{
 // noGoGit lists packages that must not reach go-git (nor gitstore) at all.
 var noGoGit = []string{
 	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/hint", "internal/keyfile", "internal/fspath",
-	"identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
+	"internal/markdown", "identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
 }
 
 // cliOnly may be imported only by the packages listed with them.
@@ -98,6 +99,7 @@ var thirdPartyOnly = map[string][]string{
 	"github.com/urfave/cli":            {".", "internal/commands"},
 	"github.com/modelcontextprotocol/": {"internal/mcpserver", "internal/commands", "."},
 	"github.com/BurntSushi/toml":       {"internal/policy"},
+	"github.com/rhysd/actionlint":      {},
 }
 
 func TestLayering(t *testing.T) {
