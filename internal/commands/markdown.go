@@ -49,7 +49,7 @@ func mdShort(s string) string {
 
 // markdownDiff writes `diff A B --format markdown`.
 func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON) {
-	fmt.Fprintf(w, "### readproof diff: run %s → run %s\n\n", markdown.Text(a.RunID), markdown.Text(b.RunID))
+	fmt.Fprintf(w, "### readproof diff: run %s → run %s\n\n", markdown.Code(a.RunID), markdown.Code(b.RunID))
 	fmt.Fprintf(w, "Manifests %s → %s: **%d changed, %d added, %d removed, %d unchanged**\n\n",
 		mdShort(d.A), mdShort(d.B), d.Counts["changed"], d.Counts["added"], d.Counts["removed"], d.Counts["unchanged"])
 	if len(d.Changes) == 0 {
@@ -58,7 +58,7 @@ func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON) {
 	}
 	var rows [][]string
 	for _, ch := range d.Changes {
-		row := []string{"", markdown.Text(ch.URI), "-", "-", ""}
+		row := []string{"", markdown.Code(ch.URI), "-", "-", ""}
 		if ch.A != nil {
 			row[2] = mdShort(ch.A.ContentHash)
 		}
@@ -69,25 +69,25 @@ func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON) {
 		case manifest.Changed:
 			row[0], row[4] = "changed", markdown.Text(ch.Why)
 		case manifest.Added:
-			row[0], row[4] = "added", "new in run "+markdown.Text(b.RunID)
+			row[0], row[4] = "added", "new in run "+markdown.Code(b.RunID)
 		case manifest.Removed:
-			row[0], row[4] = "removed", "not in run "+markdown.Text(b.RunID)
+			row[0], row[4] = "removed", "not in run "+markdown.Code(b.RunID)
 		}
 		rows = append(rows, row)
 	}
-	markdown.Table(w, []string{"change", "document", "run " + markdown.Text(a.RunID), "run " + markdown.Text(b.RunID), "why"}, rows)
+	markdown.Table(w, []string{"change", "document", "run " + markdown.Code(a.RunID), "run " + markdown.Code(b.RunID), "why"}, rows)
 	for _, ch := range d.Changes {
 		if ch.Kind != manifest.Changed || ch.Unified == "" {
 			continue
 		}
-		fmt.Fprintf(w, "\n#### %s\n\n%s\n\n", markdown.Text(ch.URI), markdown.Text(ch.Why))
+		fmt.Fprintf(w, "\n#### %s\n\n%s\n\n", markdown.Code(ch.URI), markdown.Text(ch.Why))
 		markdown.Block(w, "diff of "+ch.URI, "diff", ch.Unified)
 	}
 }
 
 // markdownManifest writes `manifest RUN --format markdown`.
 func markdownManifest(w io.Writer, m *manifest.Manifest, porLines []string) {
-	fmt.Fprintf(w, "### readproof manifest: run %s\n\n", markdown.Text(m.RunID))
+	fmt.Fprintf(w, "### readproof manifest: run %s\n\n", markdown.Code(m.RunID))
 	fmt.Fprintf(w, "Manifest %s, created %s, %s\n\n", markdown.Code(m.ID), m.CreatedAt.UTC().Format(time.RFC3339), text.Count(len(m.Entries), "entry", "entries"))
 	var rows [][]string
 	for _, en := range m.Entries {
@@ -95,7 +95,7 @@ func markdownManifest(w io.Writer, m *manifest.Manifest, porLines []string) {
 		if en.Ref != "" {
 			ref = markdown.Text(en.Ref)
 		}
-		rows = append(rows, []string{fmt.Sprint(en.Position), markdown.Text(en.URI), ref, mdShort(en.Snapshot), mdShort(en.ContentHash),
+		rows = append(rows, []string{fmt.Sprint(en.Position), markdown.Code(en.URI), ref, mdShort(en.Snapshot), mdShort(en.ContentHash),
 			fmt.Sprint(en.Bytes), markdown.Text(en.Decision), markdown.Text(en.SourceRevision)})
 	}
 	markdown.Table(w, []string{"#", "document", "tag", "snapshot", "content hash", "bytes", "decision", "source revision"}, rows)
@@ -135,7 +135,7 @@ func markdownStatus(w io.Writer, list []store.ResourceStatus, policyPath string)
 		if r.Drift || r.State == store.StatusSourceError {
 			mark = "⚠️"
 		}
-		rows = append(rows, []string{mark, markdown.Text(r.URI), markdown.Text(r.Describe()), detail})
+		rows = append(rows, []string{mark, markdown.Code(r.URI), markdown.Text(r.Describe()), detail})
 		type point struct {
 			what string
 			p    store.PointStatus

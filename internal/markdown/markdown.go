@@ -20,7 +20,7 @@ import (
 
 // Text escapes s for inline markdown: ASCII punctuation that markdown or
 // GitHub gives a meaning (emphasis, code, links, tables, mentions, math,
-// autolinks) is backslash-escaped, and so is a heading, list, quote or
+// the colon of an autolink's "://") is backslash-escaped, and so is a heading, list, quote or
 // rule marker at the start of s; &, < and > become entities,
 // and line breaks and other control characters become spaces, so s renders
 // as the same characters on one line and nothing else.
@@ -28,7 +28,7 @@ func Text(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	start := true // block markers (#, +, -, =, >) matter only first
-	for _, r := range s {
+	for i, r := range s {
 		first := start
 		if r != ' ' {
 			start = false
@@ -47,7 +47,8 @@ func Text(s string) string {
 			b.WriteString("&lt;")
 		case r == '>':
 			b.WriteString("&gt;")
-		case r < 0x80 && strings.ContainsRune("\\`*_{}[]()!|~@:$", r):
+		case r < 0x80 && strings.ContainsRune("\\`*_{}[]()!|~@$", r),
+			r == ':' && strings.HasPrefix(s[i+1:], "//"): // no autolink
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case r == unicode.ReplacementChar || unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
