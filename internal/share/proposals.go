@@ -263,3 +263,26 @@ func (p *planner) planProposalMerges(u identity.URI, tag string, l, r gitstore.O
 	}
 	return proposalMerges(p.g, u, tag, commits)
 }
+
+// proposalsFetched reports whether the tracking refs already hold every
+// proposal branch the remote lists, so a pull with nothing else to adopt
+// can skip the fetch.
+func proposalsFetched(g gitstore.Store, remote string, rem *state) bool {
+	have, err := g.Refs(proposalTracking(remote))
+	if err != nil {
+		return false
+	}
+	if len(have) != len(rem.proposals) {
+		return false
+	}
+	m := make(map[string]gitstore.OID, len(have))
+	for _, r := range have {
+		m[strings.TrimPrefix(r.Name, proposalTracking(remote))] = r.OID
+	}
+	for _, p := range rem.proposals {
+		if m[strings.TrimPrefix(p.ref, store.ProposalsPrefix)] != p.id {
+			return false
+		}
+	}
+	return true
+}

@@ -135,7 +135,7 @@ func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	if err != nil {
 		return nil, err
 	}
-	if ok, err := upToDate(ctx, g, t, rem); err != nil || ok {
+	if ok, err := upToDate(ctx, g, t, rem); err != nil || (ok && proposalsFetched(g, remote, rem)) {
 		if err != nil {
 			return nil, err
 		}
