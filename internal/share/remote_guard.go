@@ -252,7 +252,7 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				}
 			}
 		default:
-			no(in, "not a shared readproof ref (runs, resources, tags, receipts, verdicts, main)")
+			no(in, "not a shared readproof ref (runs, resources, tags, tag proposals, receipts, verdicts, main)")
 		}
 	}
 	return refused
