@@ -26,6 +26,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/store"
@@ -68,15 +69,16 @@ func usageError(format string, args ...any) error {
 	return withCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
-// Version is the program version.
-const Version = "0.1.0-dev"
-
 // Main runs readproof with args (args[0] is the program name) and returns
 // the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
+	if words, ok := isCompletion(args); ok {
+		complete(app, words, stdout)
+		return ExitOK
+	}
 	err := app.RunContext(ctx, permute(app, args))
 	if err == nil {
 		return ExitOK
@@ -110,12 +112,34 @@ func codeOf(ctx context.Context, err error) int {
 	return ExitError
 }
 
+// appHelpTemplate is urfave/cli's AppHelpTemplate with the commands listed
+// in commandList's order, a heading at each change of group.
+const appHelpTemplate = `NAME:
+   {{template "helpNameTemplate" .}}
+
+USAGE:
+   {{.HelpName}} [global options] command [command options] [arguments...]
+
+VERSION:
+   {{.Version}}
+
+COMMANDS:{{$group := ""}}{{range .VisibleCommands}}{{if ne .Category $group}}{{$group = .Category}}
+   {{.Category}}:{{end}}
+     {{join .Names ", "}}{{"\t"}}{{.Usage}}{{end}}
+
+GLOBAL OPTIONS:{{template "visibleFlagTemplate" .}}
+
+Run 'readproof help COMMAND [SUBCOMMAND]' for a command's help.
+`
+
 // globalFlags are accepted before or after any command.
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "store", Usage: "the readproof store (a bare git repository)", EnvVars: []string{"READPROOF_STORE"}},
 		&cli.StringFlag{Name: "config", Usage: "the policy file", EnvVars: []string{"READPROOF_CONFIG"}},
 		&cli.BoolFlag{Name: "json", Usage: "print data as JSON"},
+		// declared here because the help command hides urfave/cli's own --help
+		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help", DisableDefaultText: true},
 	}
 }
 
@@ -123,7 +147,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:                      "readproof",
 		Usage:                     "record, diff, replay and prove what AI agents read",
-		Version:                   Version,
+		Version:                   buildinfo.Read().String(),
+		CustomAppHelpTemplate:     appHelpTemplate,
+		EnableBashCompletion:      true,
 		Reader:                    stdin,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,
@@ -165,14 +191,7 @@ func unknownCommand(prefix string, cs []*cli.Command, help func(*cli.Context) er
 		if !c.Args().Present() {
 			return help(c)
 		}
-		name := c.Args().First()
-		h := "see `readproof " + prefix + "--help`"
-		if cli.SuggestCommand != nil {
-			if s := cli.SuggestCommand(cs, name); s != "" {
-				h = strings.ToLower(s[:1]) + s[1:] + " (" + h + ")"
-			}
-		}
-		return withCode(ExitUsage, hint.With(fmt.Errorf("unknown command %q", strings.TrimSpace(prefix+name)), h))
+		return unknownCommandError(prefix, cs, c.Args().First())
 	}
 }
 
@@ -191,7 +210,8 @@ func commandPath(c *cli.Context) string {
 }
 
 // commandList is every command, in the order `readproof --help` lists
-// them. A new command is added here, in its group; its file holds the
+// them: grouped by task, the groups in this order (appHelpTemplate keeps
+// it; urfave/cli would sort the groups by name). A new command is added here, in its group; its file holds the
 // cli.Command (flags and a tiny adapter) and its runX function.
 func commandList() []*cli.Command {
 	var cs []*cli.Command
@@ -199,13 +219,14 @@ func commandList() []*cli.Command {
 		category string
 		commands []*cli.Command
 	}{
-		{"documents", []*cli.Command{initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(), tagCommand(), statusCommand()}},
-		{"runs", []*cli.Command{runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand()}},
-		{"proof", []*cli.Command{evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand(), execCommand()}},
-		{"store", []*cli.Command{verifyCommand(), gcCommand(), hooksCommand()}},
+		{"record", []*cli.Command{initCommand(), resourceCommand(), getCommand(), runCommand(), tagCommand(), execCommand()}},
+		{"inspect", []*cli.Command{inspectCommand(), historyCommand(), statusCommand(), manifestCommand(), diffCommand()}},
 		// hook is run by the guarded shared remote's pre-receive hook.
-		{"sharing", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
-		{"agents", []*cli.Command{mcpCommand()}},
+		{"share", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
+		{"prove", []*cli.Command{replayCommand(), verifyCommand(), evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand()}},
+		{"agent", []*cli.Command{mcpCommand()}},
+		{"store", []*cli.Command{gcCommand(), hooksCommand()}},
+		{"help", []*cli.Command{helpCommand(), versionCommand(), completionCommand(), manCommand(), demoCommand()}},
 	} {
 		for _, c := range g.commands {
 			c.Category = g.category

@@ -18,6 +18,7 @@ import (
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
@@ -299,7 +300,7 @@ func runEvidenceExport(_ context.Context, e *env, opts evidenceExportOptions, ar
 			}
 			key = k
 		}
-		data, st, err := s.ExportEvidence(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: Version})
+		data, st, err := s.ExportEvidence(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: buildinfo.Read().Version})
 		if err != nil {
 			return err
 		}
