@@ -159,7 +159,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Suggest:                   true,
 		ExitErrHandler:            func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return withCode(ExitUsage, hint.With(err, "see `readproof --help`"))
+			return flagUsageError("", globalFlags(), err)
 		},
 		Commands: commandList(),
 	}
@@ -169,8 +169,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	mark = func(prefix string, cs []*cli.Command) {
 		for _, c := range cs {
 			name := prefix + c.Name
+			flags := append(append([]cli.Flag{}, c.Flags...), globalFlags()...)
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-				return withCode(ExitUsage, hint.With(err, "see `readproof "+name+" --help`"))
+				return flagUsageError(name, flags, err)
 			}
 			if len(c.Subcommands) > 0 && c.Action == nil {
 				c.Action = unknownCommand(name+" ", c.Subcommands, cli.ShowSubcommandHelp)
@@ -180,6 +181,59 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	mark("", app.Commands)
 	return app
+}
+
+// flagUsageError is a usage error (exit 2) of the command at path ("" for
+// readproof itself) that names the command and, for an unknown flag,
+// suggests the closest one of flags.
+func flagUsageError(path string, flags []cli.Flag, err error) error {
+	h := "see `readproof " + path + " --help`"
+	if path == "" {
+		h = "see `readproof --help`"
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		typed := "--" + name
+		if len(name) == 1 {
+			typed = "-" + name
+		}
+		err = fmt.Errorf("%w %s", errUnknownFlag, typed)
+		if cli.SuggestFlag != nil {
+			if s := cli.SuggestFlag(flags, name, false); s != "" && closeEnough(name, strings.TrimLeft(s, "-")) {
+				h = fmt.Sprintf("did you mean %q? (%s)", s, h)
+			}
+		}
+	}
+	if path != "" {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return withCode(ExitUsage, hint.With(err, h))
+}
+
+// errUnknownFlag is the cause of an unknown-flag usage error.
+var errUnknownFlag = errors.New("unknown flag")
+
+// closeEnough reports whether a suggestion is near what was typed: an edit
+// distance of at most a third of the longer name (at least 1).
+func closeEnough(typed, suggestion string) bool {
+	a, b := []rune(typed), []rune(suggestion)
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)] <= max(1, max(len(a), len(b))/3)
 }
 
 // unknownCommand is the action of the app and of each command that only
@@ -246,7 +300,9 @@ func permute(app *cli.App, args []string) []string {
 	globals := map[string]cli.Flag{}
 	for _, f := range app.Flags {
 		for _, n := range f.Names() {
-			globals[n] = f
+			if n != "help" && n != "h" { // --help asks for the help of the command it follows
+				globals[n] = f
+			}
 		}
 	}
 	var globalArgs, path, flagArgs, positional []string

@@ -22,6 +22,8 @@ func helpCommand() *cli.Command {
 		Name:      "help",
 		Usage:     "show the help of readproof or of a command (`readproof help resource add`)",
 		ArgsUsage: "[COMMAND [SUBCOMMAND]]",
+		// `help --help` reaches runHelp: urfave/cli would show the app's help.
+		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			return runHelp(c.Context, helpOptions{app: c.App}, c.Args().Slice())
 		},
@@ -33,9 +35,24 @@ type helpOptions struct {
 }
 
 func runHelp(ctx context.Context, opts helpOptions, args []string) error {
-	path, err := resolvePath(opts.app.Commands, args)
+	var words []string
+	for _, a := range args {
+		if a != "--help" && a != "-h" && a != "--" {
+			words = append(words, a)
+		}
+	}
+	if len(words) == 0 && len(args) > 0 {
+		words = []string{"help"} // help --help
+	}
+	path, err := resolvePath(opts.app.Commands, words)
 	if err != nil {
 		return err
+	}
+	if len(path) == 1 && path[0] == "help" {
+		// help's own help, printed here: `readproof help --help` would
+		// come back to this function.
+		cli.HelpPrinter(opts.app.Writer, cli.CommandHelpTemplate, findCommand(opts.app.Commands, "help"))
+		return nil
 	}
 	app := newApp(opts.app.Reader, opts.app.Writer, opts.app.ErrWriter)
 	return app.RunContext(ctx, append(append([]string{opts.app.Name}, path...), "--help"))
@@ -99,7 +116,7 @@ func runVersion(_ context.Context, opts versionOptions) error {
 	if opts.json {
 		return printJSON(opts.out, opts.info)
 	}
-	_, err := fmt.Fprintf(opts.out, "readproof %s\n", opts.info)
+	_, err := fmt.Fprintf(opts.out, "readproof version %s\n", opts.info)
 	return err
 }
 

@@ -65,6 +65,7 @@ var exactImports = map[string][]string{
 	"adapters/sourcespec": {},
 	"internal/text":       {},
 	"internal/hint":       {},
+	"internal/buildinfo":  {},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj"},
