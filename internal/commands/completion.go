@@ -184,16 +184,20 @@ func completionArgs() map[string]argSpec {
 // the program name, the protocol flag removed. It prints one candidate a
 // line on out and never fails: a store that cannot be read offers no values.
 func complete(app *cli.App, words []string, out io.Writer) {
-	flagPrefix := ""
-	if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "-") {
-		flagPrefix = words[n-1]
-		words = words[:n-1]
-	}
 	globals := map[string]cli.Flag{}
 	for _, f := range app.Flags {
 		for _, n := range f.Names() {
 			globals[n] = f
 		}
+	}
+	// The protocol's one ambiguity: a last word starting with "-" is
+	// the flag being typed, unless it is a whole flag that takes a value
+	// (`--store <TAB>`): then the value is being typed and the shell
+	// offers files.
+	flagPrefix := ""
+	if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "-") {
+		flagPrefix = words[n-1]
+		words = words[:n-1]
 	}
 	var (
 		path       []string
@@ -249,6 +253,10 @@ func complete(app *cli.App, words []string, out io.Writer) {
 		positional = append(positional, w)
 	}
 	if flagPrefix != "" {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(flagPrefix, "-"), "=")
+		if f, _ := flagOf(name); f != nil && takesValue(f) && !hasValue {
+			return
+		}
 		var fs []cli.Flag
 		if cmd != nil {
 			fs = append(fs, cmd.Flags...)
