@@ -120,6 +120,8 @@ func runVersion(_ context.Context, opts versionOptions) error {
 	return err
 }
 
+//go:generate go run ../.. man ../../docs/man
+
 // manCommand is `readproof man [DIR]`: the manual page, generated from the
 // command definitions, to stdout or to DIR/readproof.1. docs/man/readproof.1
 // is regenerated with `go run . man docs/man` (TestManPageCurrent fails
