@@ -29,6 +29,7 @@ import (
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
 )
 
@@ -410,14 +411,7 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // isTerminal reports whether w is a terminal (for progress lines).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(w io.Writer) bool { return progress.Terminal(w) }
 
 // needArgs checks the number of positional arguments.
 func needArgs(c *cli.Context, min, max int, usage string) error {

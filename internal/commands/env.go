@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -164,6 +165,21 @@ func (e *env) withStore(fn func(*store.Store) error) error {
 		return err
 	}
 	defer s.Close()
+	return fn(s)
+}
+
+// withStoreCtx is withStore for work that interruptible may abandon when
+// ctx ends: the store is then left open for it (the process exits next).
+func (e *env) withStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if ctx.Err() == nil {
+			s.Close()
+		}
+	}()
 	return fn(s)
 }
 

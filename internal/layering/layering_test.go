@@ -66,6 +66,7 @@ var exactImports = map[string][]string{
 	"internal/text":       {},
 	"internal/hint":       {},
 	"internal/buildinfo":  {},
+	"internal/progress":   {},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj"},
