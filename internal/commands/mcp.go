@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/mcpserver"
@@ -68,7 +69,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		diag = e.err
 		logger = slog.New(slog.NewTextHandler(e.err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	opts := mcpserver.Options{Open: e.open, Version: Version, Logger: logger}
+	opts := mcpserver.Options{Open: e.open, Version: buildinfo.Read().Version, Logger: logger}
 	// Receipts are on when a key is configured: READPROOF_RECEIPTS_KEY
 	// or [receipts] key (the receipts commands' own lookup, without
 	// falling back to the default location).

@@ -65,6 +65,8 @@ var exactImports = map[string][]string{
 	"adapters/sourcespec": {},
 	"internal/text":       {},
 	"internal/hint":       {},
+	"internal/buildinfo":  {},
+	"internal/progress":   {},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj"},
