@@ -30,7 +30,8 @@ var readmeNotYetHeld = map[string]string{
 }
 
 // TestREADMEBlocksHeld: every bash or sh block of the README is run as
-// pasted by CI (.ci/run) or contained verbatim in a script test, or is
+// pasted by CI (.ci/run and the .ci/*.sh scripts it runs) or contained
+// verbatim in a script test (testdata/script, testdata/example), or is
 // listed in readmeNotYetHeld with its reason.
 func TestREADMEBlocksHeld(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
@@ -43,9 +44,13 @@ func TestREADMEBlocksHeld(t *testing.T) {
 	}
 	var held strings.Builder
 	held.Write(ci)
-	scripts, err := filepath.Glob("testdata/script/*.txtar")
-	if err != nil {
-		t.Fatal(err)
+	var scripts []string
+	for _, pattern := range []string{"testdata/script/*.txtar", "testdata/example/*.txtar", ".ci/*.sh"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scripts = append(scripts, m...)
 	}
 	for _, p := range scripts {
 		b, err := os.ReadFile(p)
