@@ -14,10 +14,6 @@ import (
 // block is neither held nor listed here, and when a listed block is held
 // now or gone, so the list cannot drift from the README.
 var readmeNotYetHeld = map[string]string{
-	"git --git-dir .readproof log --oneline main                 # one journal commit per run, with its manifest": "inspection commands on an existing store; issue 15",
-	"readproof remote add origin git@example.com:team/readproof-runs.git":                                         "needs a hosted ssh remote",
-	"readproof conflicts list": "needs a conflicted store; team.txtar runs the same verbs on its own data",
-	"# push everything shared (open runs under refs/heads/readproof/open/ stay local)":                                    "plain-git sharing against origin; gitinterop.txtar runs the refspecs on its own remote",
 	"readproof evidence export run-a --with-content --out bundle.json   # by run id or manifest id; stdout without --out": "issue 15",
 	"readproof probe key init                      # once: a 0600 key file outside every repository":                      "issue 15; probe.txtar runs the same verbs",
 	"readproof receipts key init          # 32 random bytes, mode 0600, at $XDG_CONFIG_HOME/readproof/receipts.key":       "issue 15; receipts_key.txtar runs it",
