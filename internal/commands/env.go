@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
@@ -56,6 +57,9 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 	e.storeNamed = s != ""
 	if s == "" {
 		s = store.DefaultPath(filepath.Dir(abs))
+		if !e.policyNamed {
+			s = storeHere(abs, s)
+		}
 	}
 	if e.storePath, err = filepath.Abs(s); err != nil {
 		return nil, err
@@ -81,6 +85,21 @@ func findPolicy() string {
 		}
 		dir = parent
 	}
+}
+
+// storeHere is the store commands use when neither --store nor
+// READPROOF_STORE names one: the working directory when it is a store itself
+// and no policy file was found (as git works inside a bare repository: a
+// `readproof clone URL DIR` used from DIR), else def, beside the policy file.
+func storeHere(policyPath, def string) string {
+	if _, err := os.Stat(policyPath); err == nil {
+		return def
+	}
+	wd, err := os.Getwd()
+	if err != nil || !gitstore.IsStore(wd) {
+		return def
+	}
+	return wd
 }
 
 // loadPolicy reads the policy file. A missing file is an empty policy,
