@@ -78,7 +78,7 @@ var exactImports = map[string][]string{
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
-	"internal/mcpauth":     {"internal/keyfile"},
+	"internal/mcpauth":     {"identity", "internal/keyfile"},
 }
 
 // noGoGit lists packages that must not reach go-git (nor gitstore) at all.

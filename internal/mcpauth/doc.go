@@ -9,8 +9,8 @@
 // bits). It is shown once, when it is added; only its hash is kept, so a
 // lost token is revoked and replaced, never recovered.
 //
-// mcpauth imports only the standard library, internal/keyfile and
-// internal/hint; the MCP SDK's middleware is wired to Verifier.Verify by
+// mcpauth imports only the standard library, identity and
+// internal/keyfile; the MCP SDK's middleware is wired to Verifier.Verify by
 // internal/mcpserver.
 //
 //	tf, _ := mcpauth.Load(path, forbidden)

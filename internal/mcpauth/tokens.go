@@ -12,6 +12,8 @@ import (
 	"io"
 	"sort"
 	"time"
+
+	"github.com/readproof/readproof/identity"
 )
 
 // TokenPrefix starts every token.
@@ -27,7 +29,7 @@ const TokenLen = len(TokenPrefix) + tokenHexLen
 const Format = "readproof-mcp-tokens/1"
 
 // MaxNameLen bounds a token (caller) name.
-const MaxNameLen = 64
+const MaxNameLen = identity.MaxCallerLen
 
 // Scope is what a token may do.
 type Scope string
@@ -96,19 +98,12 @@ type Caller struct {
 // CanWrite reports whether the caller may use tools that write.
 func (c Caller) CanWrite() bool { return c.Scope == ScopeWrite }
 
-// ValidateName accepts 1 to 64 letters, digits, '.', '_' and '-', starting
-// with a letter or digit: the name is recorded in manifests, tag moves and
-// receipts, and printed.
+// ValidateName checks a token name with identity.ValidateCaller (1 to 64
+// letters, digits, '.', '_' and '-', starting with a letter or digit): the
+// name is recorded as the caller in manifests, tag moves and receipts.
 func ValidateName(name string) error {
-	if name == "" || len(name) > MaxNameLen {
-		return fmt.Errorf("%w %q: 1 to %d characters", ErrName, name, MaxNameLen)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return fmt.Errorf("%w %q: letters, digits, '.', '_' and '-', starting with a letter or digit", ErrName, name)
-		}
+	if err := identity.ValidateCaller(name); err != nil {
+		return fmt.Errorf("%w: %v", ErrName, err)
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func TestValidateName(t *testing.T) {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "-a", ".a", "a b", "a/b", "é", "a\n", strings.Repeat("x", 65)} {
+	for _, bad := range []string{"", "-a", ".a", "a b", "a/b", "é", "a\n", "a..b", "a.lock", strings.Repeat("x", 65)} {
 		if err := ValidateName(bad); !errors.Is(err, ErrName) {
 			t.Errorf("%q: %v", bad, err)
 		}
