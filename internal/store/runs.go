@@ -168,7 +168,7 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 		if err != nil {
 			return err
 		}
-		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Entries: entries}
+		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Caller: s.opts.Caller, Entries: entries}
 		if m.Entries == nil {
 			m.Entries = []manifest.Entry{}
 		}
@@ -212,7 +212,7 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
-	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Entries: []manifest.Entry{}}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
 	for i, r := range refs {
 		d, err := s.resolve(ctx, r, b)
 		if err != nil {
