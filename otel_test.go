@@ -365,3 +365,71 @@ func names(spans []*tracepb.Span) []string {
 	}
 	return out
 }
+
+// TestOTelExecPassesTraceparent: `readproof exec` gives the command it runs
+// a TRACEPARENT naming the exec span (exported, in the caller's trace);
+// unconfigured, the command sees the TRACEPARENT readproof was given.
+func TestOTelExecPassesTraceparent(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("needs sh")
+	}
+	const (
+		traceID  = "0af7651916cd43dd8448eb211c80319c"
+		parentID = "b7ad6b7169203331"
+	)
+	recv := newOTLPReceiver(t)
+	dir, home := t.TempDir(), t.TempDir()
+	base := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "TRACEPARENT=00-" + traceID + "-" + parentID + "-01"}
+	for _, args := range [][]string{{"init"}, {"receipts", "key", "init"}} {
+		if _, stderr, err := readproofCmd(t, dir, base, args...); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr)
+		}
+	}
+	show := []string{"exec", "--session", "s1", "--", "sh", "-c", `echo "$TRACEPARENT"`}
+
+	// Off: the incoming TRACEPARENT passes through unchanged.
+	stdout, stderr, err := readproofCmd(t, dir, base, show...)
+	if err != nil {
+		t.Fatalf("exec: %v\n%s", err, stderr)
+	}
+	if got, want := strings.TrimSpace(stdout), "00-"+traceID+"-"+parentID+"-01"; got != want {
+		t.Errorf("unconfigured: the command saw TRACEPARENT %q, want %q", got, want)
+	}
+
+	// On: the exec span's context.
+	on := append(append([]string(nil), base...), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+recv.srv.URL+"/v1/traces")
+	stdout, stderr, err = readproofCmd(t, dir, on, show...)
+	if err != nil {
+		t.Fatalf("exec: %v\n%s", err, stderr)
+	}
+	m := regexp.MustCompile(`^00-([0-9a-f]{32})-([0-9a-f]{16})-01$`).FindStringSubmatch(strings.TrimSpace(stdout))
+	if m == nil {
+		t.Fatalf("the command saw TRACEPARENT %q", stdout)
+	}
+	spans, _ := recv.spans()
+	var execSpan, cmdSpan *tracepb.Span
+	for _, s := range spans {
+		switch s.Name {
+		case "readproof.exec":
+			execSpan = s
+		case "exec":
+			cmdSpan = s
+		}
+	}
+	if execSpan == nil || cmdSpan == nil {
+		t.Fatalf("want the exec command span and its readproof.exec span, got %v", names(spans))
+	}
+	if m[1] != traceID || m[2] != hex.EncodeToString(execSpan.SpanId) {
+		t.Errorf("the command saw trace %s span %s, want trace %s span %s (readproof.exec)", m[1], m[2], traceID, hex.EncodeToString(execSpan.SpanId))
+	}
+	if !bytes.Equal(execSpan.ParentSpanId, cmdSpan.SpanId) || hex.EncodeToString(cmdSpan.ParentSpanId) != parentID {
+		t.Errorf("spans not nested as caller > exec > readproof.exec")
+	}
+	if got, _ := attrString(execSpan.Attributes, "process.executable.name"); got != "sh" {
+		t.Errorf("process.executable.name %q, want sh (never the arguments)", got)
+	}
+}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -124,3 +125,29 @@ func Extract(ctx context.Context, traceparent, tracestate string) context.Contex
 
 // codeString is an exit code as error.type spells it.
 func codeString(code int) string { return "exit_" + strconv.Itoa(code) }
+
+// ChildEnv returns the environment for a child process started from ctx:
+// environ with TRACEPARENT and TRACESTATE naming ctx's span, when
+// telemetry is recording; nil (inherit environ unchanged, with whatever
+// TRACEPARENT came in) otherwise.
+func ChildEnv(ctx context.Context, environ []string) []string {
+	if !Enabled(ctx) {
+		return nil
+	}
+	tp, ts := Traceparent(ctx)
+	if tp == "" {
+		return nil
+	}
+	out := make([]string, 0, len(environ)+2)
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "TRACEPARENT=") || strings.HasPrefix(kv, "TRACESTATE=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out, "TRACEPARENT="+tp)
+	if ts != "" {
+		out = append(out, "TRACESTATE="+ts)
+	}
+	return out
+}
