@@ -433,3 +433,74 @@ func TestOTelExecPassesTraceparent(t *testing.T) {
 		t.Errorf("process.executable.name %q, want sh (never the arguments)", got)
 	}
 }
+
+// TestOTelSyncSpans: push, pull and verify each export their span under the
+// command span, in the caller's trace, with counts and the remote's name.
+func TestOTelSyncSpans(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	const traceID = "5b8efff798038103d269b633813fc60c"
+	recv := newOTLPReceiver(t)
+	dir, home := t.TempDir(), t.TempDir()
+	shared := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", "--initial-branch=main", shared).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "policy.md"), []byte("Refund within 30 days.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	on := append(append([]string(nil), base...), "TRACEPARENT=00-"+traceID+"-eee19b7ec3c1b174-01",
+		"OTEL_EXPORTER_OTLP_ENDPOINT="+recv.srv.URL, "OTEL_EXPORTER_OTLP_COMPRESSION=gzip")
+	for _, step := range []struct {
+		env  []string
+		args []string
+	}{
+		{base, []string{"init"}},
+		{base, []string{"resource", "add", "readproof://demo/policy", "--source-type", "filesystem", "--path", "policy.md"}},
+		{base, []string{"run", "--id", "a-1", "readproof://demo/policy"}},
+		{base, []string{"remote", "add", "origin", shared}},
+		{on, []string{"push", "origin"}},
+		{on, []string{"pull", "origin"}},
+		{on, []string{"verify"}},
+	} {
+		if _, stderr, err := readproofCmd(t, dir, step.env, step.args...); err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, stderr)
+		}
+	}
+	spans, _ := recv.spans()
+	byName := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		byName[s.Name] = s
+	}
+	for cmd, child := range map[string]string{"push": "readproof.push", "pull": "readproof.pull", "verify": "readproof.verify"} {
+		c, s := byName[cmd], byName[child]
+		if c == nil || s == nil {
+			t.Errorf("no %s command span or no %s span: got %v", cmd, child, names(spans))
+			continue
+		}
+		if !bytes.Equal(s.ParentSpanId, c.SpanId) || hex.EncodeToString(c.TraceId) != traceID {
+			t.Errorf("%s is not a child of the %s command span in the caller's trace", child, cmd)
+		}
+	}
+	if s := byName["readproof.push"]; s != nil {
+		if got, _ := attrString(s.Attributes, "readproof.remote"); got != "origin" {
+			t.Errorf("push span remote %q, want origin", got)
+		}
+		var runs int64 = -1
+		for _, kv := range s.Attributes {
+			if kv.Key == "readproof.runs" {
+				runs = kv.GetValue().GetIntValue()
+			}
+		}
+		if runs != 1 {
+			t.Errorf("push span readproof.runs = %d, want 1", runs)
+		}
+	}
+	if s := byName["readproof.verify"]; s != nil {
+		if got, _ := attrString(s.Attributes, "readproof.verify.mode"); got == "" {
+			t.Errorf("verify span without its mode")
+		}
+	}
+}

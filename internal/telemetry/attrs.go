@@ -25,8 +25,12 @@ const (
 	KeyEntries     = "readproof.entries"     // entries in the manifest
 	KeyMerkleRoot  = "readproof.merkle_root" // evidence Merkle root over the entries (hex)
 	KeyRemote      = "readproof.remote"      // a remote's name (never its URL)
-	KeyRefs        = "readproof.refs"        // refs a push/pull moved
-	KeyProblems    = "readproof.problems"    // problems verify found
+	KeyRefs        = "readproof.refs"        // refs a push created or moved
+	KeyRuns        = "readproof.runs"        // runs a push sent or a pull adopted
+	KeyUpToDate    = "readproof.up_to_date"  // push/pull had nothing to do
+	KeyProblems    = "readproof.problems"    // problems (and warnings) verify found
+	KeyOK          = "readproof.ok"          // verify found the store sound
+	KeyVerifyMode  = "readproof.verify.mode" // structure, read-data, subset ...
 	KeyReceiptID   = "readproof.receipt_id"
 	KeyExecutable  = "process.executable.name" // base name of the program exec runs (no arguments)
 
