@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -47,22 +48,21 @@ type ToolCall struct {
 
 // StartMCP starts the span of one MCP tool call or resource read, with the
 // GenAI and MCP semantic-convention attributes: "execute_tool TOOL" for a
-// tool call, "resources/read" for a read. base supplies the tracer
-// provider when ctx has none (the MCP SDK runs handlers on the session's
-// context, not on the HTTP request's).
-func StartMCP(ctx, base context.Context, call ToolCall) (context.Context, trace.Span) {
-	if providerOf(ctx) == nil {
-		if tp := providerOf(base); tp != nil {
-			ctx = WithProvider(ctx, tp)
-		}
+// tool call, "resources/read" for a read. ctx supplies the tracer provider
+// (the command's context over stdio; over HTTP the session's, which the
+// SDK derives from the request that opened the session, so Middleware puts
+// the provider there). A call that came over HTTP belongs to the trace its
+// own traceparent header names, or starts a new one: never to the trace of
+// the request that opened the session.
+func StartMCP(ctx context.Context, call ToolCall) (context.Context, trace.Span) {
+	if !Enabled(ctx) {
+		return ctx, noopSpan(ctx)
 	}
 	if call.Header != nil {
+		ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
 		if tpv := call.Header.Get("traceparent"); tpv != "" {
 			ctx = Extract(ctx, tpv, call.Header.Get("tracestate"))
 		}
-	}
-	if !Enabled(ctx) {
-		return ctx, noopSpan(ctx)
 	}
 	attrs := []attribute.KeyValue{attribute.String(KeyMCPMethod, call.Method)}
 	name := call.Method
@@ -80,4 +80,14 @@ func StartMCP(ctx, base context.Context, call ToolCall) (context.Context, trace.
 		}
 	}
 	return StartKind(ctx, name, trace.SpanKindServer, attrs...)
+}
+
+// EndMCP ends an MCP span; failed is a tool result that reports an error
+// (isError), err a protocol error.
+func EndMCP(span trace.Span, failed bool, err error) {
+	if failed && err == nil && span.IsRecording() {
+		span.SetStatus(codes.Error, "")
+		span.SetAttributes(attribute.String(KeyErrorType, "tool_error"))
+	}
+	End(span, err)
 }
