@@ -96,6 +96,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
+// exitCode is the code Main exits with for err (0 for nil).
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	return codeOf(ctx, err)
+}
+
 func codeOf(ctx context.Context, err error) int {
 	var ee *exitError
 	switch {

@@ -11,6 +11,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -149,6 +150,19 @@ func refOf(e manifest.Entry) string {
 
 // CommitRun freezes an open run into a manifest commit and returns it.
 func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
+	return s.CommitRunContext(context.Background(), runID)
+}
+
+// CommitRunContext is CommitRun in ctx's trace: its span is a child of
+// ctx's and the manifest records ctx's trace id.
+func (s *Store) CommitRunContext(ctx context.Context, runID string) (_ *manifest.Manifest, err error) {
+	ctx, span := startCommit(ctx, runID)
+	m, err := s.commitRun(ctx, runID)
+	endCommit(ctx, span, m, err)
+	return m, err
+}
+
+func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}
@@ -172,6 +186,7 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 		if m.Entries == nil {
 			m.Entries = []manifest.Entry{}
 		}
+		m.TraceID = telemetry.TraceID(ctx)
 		id, err := s.writeManifest(m)
 		if err != nil {
 			return err
@@ -195,7 +210,7 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 
 // RunOnce resolves refs into a new run and commits it: start, mount and
 // commit in one transaction.
-func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
+func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *manifest.Manifest, _ []*Delivery, err error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -223,6 +238,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 		m.Entries = append(m.Entries, d.Entry)
 	}
 	m.CreatedAt = s.now()
+	m.TraceID = telemetry.TraceID(ctx)
+	ctx, span := startCommit(ctx, runID)
+	defer func() { endCommit(ctx, span, m, err) }()
 	id, err := s.writeManifest(m)
 	if err != nil {
 		return nil, nil, err
