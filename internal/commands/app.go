@@ -202,7 +202,7 @@ func commandList() []*cli.Command {
 		{"documents", []*cli.Command{initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(), tagCommand(), statusCommand()}},
 		{"runs", []*cli.Command{runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand()}},
 		{"proof", []*cli.Command{evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand(), execCommand()}},
-		{"store", []*cli.Command{verifyCommand(), gcCommand(), hooksCommand()}},
+		{"store", []*cli.Command{verifyCommand(), gcCommand(), migrateCommand(), hooksCommand()}},
 		// hook is run by the guarded shared remote's pre-receive hook.
 		{"sharing", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
 		{"agents", []*cli.Command{mcpCommand()}},

@@ -127,9 +127,6 @@ func parseRawCommit(raw []byte) gitstore.Commit {
 // the empty tree, and one of the journal's forms with its parent count,
 // docs/store-format.md), or nil when it is one.
 func journalShape(c gitstore.Commit) error {
-	if c.Tree != store.EmptyTree {
-		return fmt.Errorf("its tree is not empty")
-	}
 	if !store.IsJournalCommit(c) {
 		first, _, _ := strings.Cut(c.Message, "\n")
 		return fmt.Errorf("%q with %d parents is not a journal record", truncateLine(first), len(c.Parents))
