@@ -141,10 +141,9 @@ func resolveDocument(ed *gitstore.TreeEditor, segs []string) error {
 	return nil
 }
 
-// applyRun folds one run into the view being edited: each entry in
-// position order sets its document to the entry's snapshot, and run.json
-// names the run.
-func applyRun(ed *gitstore.TreeEditor, putBlob func([]byte) (gitstore.OID, error), r viewRun) error {
+// applyRun folds one run's documents into the view being edited: each
+// entry in position order sets its document to the entry's snapshot.
+func applyRun(ed *gitstore.TreeEditor, r viewRun) error {
 	for _, e := range r.entries {
 		segs, err := DocumentPath(e.URI, e.Ref)
 		if err != nil {
@@ -160,15 +159,7 @@ func applyRun(ed *gitstore.TreeEditor, putBlob func([]byte) (gitstore.OID, error
 			return fmt.Errorf("journal view: manifest %s entry %d: %w", r.key.manifest, e.Position, err)
 		}
 	}
-	data, err := encodeViewIndex(r.key)
-	if err != nil {
-		return err
-	}
-	blob, err := putBlob(data)
-	if err != nil {
-		return err
-	}
-	return ed.Set(blob, ViewIndexFile)
+	return nil
 }
 
 func encodeViewIndex(k runKey) ([]byte, error) {
@@ -306,7 +297,21 @@ func (b viewBuilder) fold(root gitstore.OID, runs []viewRun) (gitstore.OID, erro
 	}
 	ed := b.editor(root)
 	for _, r := range runs {
-		if err := applyRun(ed, b.putBlob, r); err != nil {
+		if err := applyRun(ed, r); err != nil {
+			return "", err
+		}
+	}
+	if len(runs) > 0 {
+		// run.json names the newest run.
+		data, err := encodeViewIndex(runs[len(runs)-1].key)
+		if err != nil {
+			return "", err
+		}
+		blob, err := b.putBlob(data)
+		if err != nil {
+			return "", err
+		}
+		if err := ed.Set(blob, ViewIndexFile); err != nil {
 			return "", err
 		}
 	}
