@@ -288,7 +288,7 @@ func commandList() []*cli.Command {
 		{"share", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
 		{"prove", []*cli.Command{replayCommand(), verifyCommand(), evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand()}},
 		{"agent", []*cli.Command{mcpCommand()}},
-		{"store", []*cli.Command{gcCommand(), hooksCommand()}},
+		{"store", []*cli.Command{gcCommand(), migrateCommand(), hooksCommand()}},
 		{"help", []*cli.Command{helpCommand(), versionCommand(), completionCommand(), manCommand(), demoCommand()}},
 	} {
 		for _, c := range g.commands {

@@ -306,22 +306,27 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 
 // journal builds the next commit of refs/heads/main, which records each
 // committed run with the manifest as second parent, so a plain `git clone`
-// carries every manifest and `git log` lists them.
+// carries every manifest and `git log` lists them; its tree is the journal
+// view with the run applied (JournalTree).
 func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUpdate, error) {
 	tip, err := s.ref(JournalRef)
 	if err != nil {
 		return nil, err
 	}
-	empty, err := s.git.PutTree(nil)
+	parents := []gitstore.OID{manifestID}
+	var journalParents []gitstore.OID
+	if tip != "" {
+		parents = []gitstore.OID{tip, manifestID}
+		journalParents = []gitstore.OID{tip}
+	}
+	// The view is computed from the tip read above, so a writer that loses
+	// the compare-and-swap computes it again on the new tip.
+	tree, err := JournalTree(s.git, journalParents, manifestID)
 	if err != nil {
 		return nil, err
 	}
-	parents := []gitstore.OID{manifestID}
-	if tip != "" {
-		parents = []gitstore.OID{tip, manifestID}
-	}
 	sig := s.signature(s.now())
-	j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+	j, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
 		Message: fmt.Sprintf("record run %s\n\nmanifest %s\n", runID, manifestID)})
 	if err != nil {
 		return nil, err
