@@ -84,7 +84,7 @@ func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
 // md).
 func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Options, md bool) error {
 	var stop func()
-	if isTerminal(e.err) {
+	if isTerminal(e.err) && !e.json {
 		opts.Progress, stop = progressLine(e.err, "verify")
 	}
 	rep, err := storecheck.Check(ctx, s, opts)
