@@ -105,9 +105,9 @@ var thirdPartyOnly = map[string][]string{
 	"github.com/urfave/cli":            {".", "internal/commands"},
 	"github.com/modelcontextprotocol/": {"internal/mcpserver", "internal/commands", "."},
 	"github.com/BurntSushi/toml":       {"internal/policy"},
-	"github.com/rhysd/actionlint":      {},
 	// the OpenTelemetry SDK is built only by telemetry (the API is free)
 	"go.opentelemetry.io/otel/sdk": {"internal/telemetry"},
+	"github.com/rhysd/actionlint":  {},
 }
 
 func TestLayering(t *testing.T) {

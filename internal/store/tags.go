@@ -163,7 +163,7 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 		if err != nil {
 			return err
 		}
-		st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Deleted: deleted, Caller: s.opts.Caller, Action: meta.action, From: meta.from}
+		st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Deleted: deleted, Action: meta.action, From: meta.from, Caller: s.opts.Caller}
 		if tip != "" {
 			prev, err := s.tagAt(tip)
 			if err != nil {
