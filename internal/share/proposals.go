@@ -194,12 +194,7 @@ func short(id gitstore.OID) string {
 // once, one commit whose parent is a move of the tag and whose tag.json is
 // a proposed move of that tag on that branch, with content that verifies.
 func checkIncomingProposal(g gitstore.Store, in Incoming) error {
-	rest := strings.TrimPrefix(in.Ref, store.ProposalsPrefix)
-	i := strings.LastIndexByte(rest, '/')
-	if i <= 0 {
-		return errors.New("not a proposal branch name (<key>/<tag>/<name>)")
-	}
-	u, tag, err := splitTagKey(rest[:i])
+	u, tag, _, err := splitProposalRef(in.Ref)
 	if err != nil {
 		return err
 	}
@@ -285,4 +280,24 @@ func proposalsFetched(g gitstore.Store, remote string, rem *state) bool {
 		}
 	}
 	return true
+}
+
+// splitProposalRef splits refs/heads/readproof/proposals/<key>/<tag>/<name>
+// into the tag's URI, the tag and the proposal's name (one ref component,
+// as ProposalBranch makes it).
+func splitProposalRef(ref string) (identity.URI, string, string, error) {
+	rest, ok := strings.CutPrefix(ref, store.ProposalsPrefix)
+	i := strings.LastIndexByte(rest, '/')
+	if !ok || i <= 0 || i == len(rest)-1 {
+		return identity.URI{}, "", "", errors.New("not a proposal branch name (" + store.ProposalsPrefix + "<key>/<tag>/<name>)")
+	}
+	u, tag, err := splitTagKey(rest[:i])
+	if err != nil {
+		return u, "", "", err
+	}
+	name := rest[i+1:]
+	if err := identity.ValidateTag(name); err != nil {
+		return u, "", "", fmt.Errorf("proposal name %q: %w", name, err)
+	}
+	return u, tag, name, nil
 }
