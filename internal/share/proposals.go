@@ -148,6 +148,19 @@ func proposalMerges(g gitstore.Store, u identity.URI, tag string, commits []gits
 			return nil, fmt.Errorf("tag move %s: %w", rc.ID, err)
 		}
 		if !store.IsProposalMerge(c) {
+			// a proposal taken as it is (fast-forward), or squashed or
+			// rebased by the host onto the tag: its parent must be the
+			// base it was proposed on
+			if len(c.Parents) != 1 {
+				continue
+			}
+			st, _, err := tagAt(g, rc.ID)
+			if err != nil || st.Action != store.ActionPropose || st.Base == "" || gitstore.OID(st.Base) == c.Parents[0] {
+				continue // a direct move, or one checkTag/verify judge
+			}
+			out = append(out, ProposalRefusal{URI: u.String(), Tag: tag, Proposal: st.Proposal, Merge: string(rc.ID), Base: st.Base,
+				TagTip: string(c.Parents[0]), Reason: fmt.Sprintf("proposal %s was based on the tag's move %s, but was applied onto %s (squashed or rebased after the tag moved)",
+					st.Proposal, short(gitstore.OID(st.Base)), short(c.Parents[0]))})
 			continue
 		}
 		ref := ProposalRefusal{URI: u.String(), Tag: tag, Merge: string(rc.ID), TagTip: string(c.Parents[0])}

@@ -149,7 +149,7 @@ func (s *Store) ProposeTag(u identity.URI, tag, snapshot, fromTag string) (*Prop
 	} else if id != "" {
 		return s.ProposalAt(u, tag, branch, id)
 	}
-	st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Action: ActionPropose, From: fromTag, Proposal: branch,
+	st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Action: ActionPropose, From: fromTag, Proposal: branch, Base: string(base),
 		Snapshot: o.Snapshot, ContentHash: o.ContentHash, Observation: o}
 	if !cur.Deleted {
 		st.PreviousSnapshot = cur.Snapshot
