@@ -314,3 +314,27 @@ func splitProposalRef(ref string) (identity.URI, string, string, error) {
 	}
 	return u, tag, name, nil
 }
+
+// staleProposals lists this store's pending proposals of the tags a pull
+// moved ("uri@tag") whose base the tag has left.
+func staleProposals(s *store.Store, moved []string) []store.Proposal {
+	out := []store.Proposal{}
+	for _, ref := range moved {
+		u, err := identity.ParseURI(ref)
+		if err != nil || u.Tag == "" {
+			continue
+		}
+		tag := u.Tag
+		u.Tag = ""
+		ps, err := s.LocalProposals(u, tag)
+		if err != nil {
+			continue
+		}
+		for _, p := range ps {
+			if p.Stale {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
