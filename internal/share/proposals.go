@@ -142,10 +142,19 @@ func Proposals(s *store.Store, u identity.URI, tag string) ([]store.Proposal, er
 // moved meanwhile is refused, never applied silently.
 func proposalMerges(g gitstore.Store, u identity.URI, tag string, commits []gitstore.RevListCommit) ([]ProposalRefusal, error) {
 	var out []ProposalRefusal
+	read := make(map[gitstore.OID]gitstore.Commit, len(commits))
 	for _, rc := range commits {
 		c, err := g.Commit(rc.ID)
 		if err != nil {
 			return nil, fmt.Errorf("tag move %s: %w", rc.ID, err)
+		}
+		read[rc.ID] = c
+	}
+	settled := settledByResolution(read)
+	for _, rc := range commits {
+		c := read[rc.ID]
+		if settled[rc.ID] {
+			continue // adopted deliberately by `conflicts resolve` since
 		}
 		if !store.IsProposalMerge(c) {
 			// a proposal taken as it is (fast-forward), or squashed or
@@ -261,11 +270,10 @@ func checkIncomingTagMerges(ctx context.Context, g gitstore.Store, t *gitstore.T
 // key from l to r: it returns the refusals (none when every merge on the
 // way is a proposal merged onto its own base).
 func (p *planner) planProposalMerges(u identity.URI, tag string, l, r gitstore.OID) ([]ProposalRefusal, error) {
-	var exclude []gitstore.OID
-	if l != "" {
-		exclude = []gitstore.OID{l}
+	if l == "" {
+		return nil, nil // no local value to keep: taken as the remote holds it, as clone does
 	}
-	commits, err := p.t.RevList(p.ctx, []gitstore.OID{r}, exclude)
+	commits, err := p.t.RevList(p.ctx, []gitstore.OID{r}, []gitstore.OID{l})
 	if err != nil {
 		return nil, err
 	}
@@ -337,4 +345,29 @@ func staleProposals(s *store.Store, moved []string) []store.Proposal {
 		}
 	}
 	return out
+}
+
+// settledByResolution returns the commits (among read, the new commits of a
+// chain) that a `conflicts resolve` commit among them reaches: a merge
+// refused once and then taken deliberately on some store is not refused
+// again where the resolution arrives with it.
+func settledByResolution(read map[gitstore.OID]gitstore.Commit) map[gitstore.OID]bool {
+	settled := map[gitstore.OID]bool{}
+	var queue []gitstore.OID
+	for _, c := range read {
+		if len(c.Parents) > 1 && !store.IsProposalMerge(c) {
+			queue = append(queue, c.Parents...)
+		}
+	}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		c, ok := read[id]
+		if !ok || settled[id] {
+			continue
+		}
+		settled[id] = true
+		queue = append(queue, c.Parents...)
+	}
+	return settled
 }
