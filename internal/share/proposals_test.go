@@ -95,6 +95,18 @@ func TestProposalMerges(t *testing.T) {
 	if r := check(gitstore.OID(moved.Commit)); len(r) != 0 {
 		t.Errorf("a direct move was refused: %+v", r)
 	}
+	// a stale merge taken deliberately by `conflicts resolve` travels with
+	// the resolution
+	stale := merge(pc.Tree, gitstore.OID(moved.Commit), gitstore.OID(prop.Commit))
+	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: pc.Committer.When}
+	resolved, err := g.PutCommit(gitstore.Commit{Tree: pc.Tree, Parents: []gitstore.OID{gitstore.OID(moved.Commit), stale}, Author: sig, Committer: sig,
+		Message: "tag x@prod -> y\n\nresolve conflict: take remote\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := check(resolved, stale); len(r) != 0 {
+		t.Errorf("a stale merge settled by a resolution was refused: %+v", r)
+	}
 	// a conflict resolution readproof wrote is not a host's merge
 	if store.IsProposalMerge(gitstore.Commit{Parents: []gitstore.OID{"a", "b"}, Message: "tag x -> y\n\nresolve conflict: take remote\n"}) {
 		t.Error("a conflict resolution was taken for a proposal merge")
