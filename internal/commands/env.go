@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,8 +35,14 @@ type env struct {
 }
 
 func newEnv(c *cli.Context) (*env, error) {
-	e := &env{in: c.App.Reader, out: c.App.Writer, err: c.App.ErrWriter, json: c.Bool("json")}
-	p := c.String("config")
+	return envFor(c.App.Reader, c.App.Writer, c.App.ErrWriter, c.String("config"), c.String("store"), c.Bool("json"))
+}
+
+// envFor is newEnv from the global options' values (config and store
+// empty when not given).
+func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bool) (*env, error) {
+	e := &env{in: in, out: out, err: errw, json: json}
+	p := config
 	if p != "" {
 		e.policyNamed = true
 	} else {
@@ -46,7 +53,7 @@ func newEnv(c *cli.Context) (*env, error) {
 		return nil, err
 	}
 	e.policyPath = abs
-	s := c.String("store")
+	s := storeFlag
 	e.storeNamed = s != ""
 	if s == "" {
 		s = store.DefaultPath(filepath.Dir(abs))
@@ -177,6 +184,21 @@ func (e *env) withStore(fn func(*store.Store) error) error {
 		return err
 	}
 	defer s.Close()
+	return fn(s)
+}
+
+// withStoreCtx is withStore for work that interruptible may abandon when
+// ctx ends: the store is then left open for it (the process exits next).
+func (e *env) withStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if ctx.Err() == nil {
+			s.Close()
+		}
+	}()
 	return fn(s)
 }
 

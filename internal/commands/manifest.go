@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
@@ -140,9 +141,19 @@ type replayOptions struct {
 
 // runReplay rebuilds the run args[0] names from the store and re-verifies
 // every hash, the delivered hashes of probed entries included.
-func runReplay(_ context.Context, e *env, opts replayOptions, args []string) error {
-	return e.withStore(func(s *store.Store) error {
-		res, rerr := s.Replay(args[0])
+func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) error {
+	return e.withStoreCtx(ctx, func(s *store.Store) error {
+		var res *store.ReplayResult
+		var rerr error
+		line := progress.Start(e.err, "replay", "entries", e.json)
+		err := interruptible(ctx, func() error {
+			res, rerr = s.ReplayContext(ctx, args[0], line.Update)
+			return nil
+		})
+		line.Stop()
+		if err != nil {
+			return err
+		}
 		if res == nil {
 			return rerr
 		}
@@ -159,6 +170,9 @@ func runReplay(_ context.Context, e *env, opts replayOptions, args []string) err
 		}
 		if !opts.NoContent && rerr == nil {
 			for _, en := range res.Entries {
+				if ctx.Err() != nil {
+					return interrupted(ctx)
+				}
 				if _, err := e.out.Write(en.Content); err != nil {
 					return err
 				}

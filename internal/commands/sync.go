@@ -32,6 +32,9 @@ func shareOptions(e *env) share.Options {
 	var o share.Options
 	if isTerminal(e.err) {
 		o = share.Options{Progress: e.err, Interactive: true}
+		if e.json {
+			o.Progress = nil // machine output: no progress bytes
+		}
 	}
 	o.Notice = e.err
 	// A ref lock left on a remote on this machine goes stale like a local one.

@@ -77,7 +77,7 @@ func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
 // checkStore runs storecheck on s and prints the report.
 func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Options) error {
 	var stop func()
-	if isTerminal(e.err) {
+	if isTerminal(e.err) && !e.json {
 		opts.Progress, stop = progressLine(e.err, "verify")
 	}
 	rep, err := storecheck.Check(ctx, s, opts)

@@ -65,6 +65,8 @@ var exactImports = map[string][]string{
 	"adapters/sourcespec": {},
 	"internal/text":       {},
 	"internal/hint":       {},
+	"internal/buildinfo":  {},
+	"internal/progress":   {},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj"},
@@ -78,12 +80,14 @@ var exactImports = map[string][]string{
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
+	"internal/mcpauth":     {"identity", "internal/keyfile"},
 }
 
 // noGoGit lists packages that must not reach go-git (nor gitstore) at all.
 var noGoGit = []string{
 	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/hint", "internal/keyfile", "internal/fspath",
 	"identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
+	"internal/mcpauth",
 }
 
 // cliOnly may be imported only by the packages listed with them.

@@ -15,14 +15,17 @@ import (
 // TagState is one position of a tag, stored as tag.json in each commit of
 // the tag's chain. A deletion is a state with Deleted set.
 type TagState struct {
-	URI              string       `json:"uri"`
-	Tag              string       `json:"tag"`
-	Snapshot         string       `json:"snapshot,omitempty"`
-	ContentHash      string       `json:"content_hash,omitempty"`
-	PreviousSnapshot string       `json:"previous_snapshot,omitempty"`
-	Deleted          bool         `json:"deleted,omitempty"`
-	SetAt            time.Time    `json:"set_at"`
-	Observation      *Observation `json:"observation,omitempty"`
+	URI              string    `json:"uri"`
+	Tag              string    `json:"tag"`
+	Snapshot         string    `json:"snapshot,omitempty"`
+	ContentHash      string    `json:"content_hash,omitempty"`
+	PreviousSnapshot string    `json:"previous_snapshot,omitempty"`
+	Deleted          bool      `json:"deleted,omitempty"`
+	SetAt            time.Time `json:"set_at"`
+	// Caller names who moved the tag through an authenticated front end
+	// (an MCP token's name); omitted otherwise.
+	Caller      string       `json:"caller,omitempty"`
+	Observation *Observation `json:"observation,omitempty"`
 	// Commit is the tag chain commit holding this state (not stored).
 	Commit string `json:"-"`
 }
@@ -145,7 +148,7 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 		if err != nil {
 			return err
 		}
-		st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Deleted: deleted}
+		st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Deleted: deleted, Caller: s.opts.Caller}
 		if tip != "" {
 			prev, err := s.tagAt(tip)
 			if err != nil {
