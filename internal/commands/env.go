@@ -13,9 +13,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/telemetry"
 )
 
 // PolicyName is the policy file's name.
@@ -169,11 +171,17 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 
 // withEnv is the adapter from a cli.Context to a command's run function:
 // it reads the global options and hands them to fn.
-func withEnv(c *cli.Context, fn func(*env) error) error {
+func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 	e, err := newEnv(c)
 	if err != nil {
 		return err
 	}
+	// The command's root span (when OTEL_* configures traces) and the
+	// incoming TRACEPARENT reach the action through c.Context.
+	ctx, end := telemetry.Command(c.Context, telemetry.CommandOptions{Getenv: os.Getenv, Path: commandPath(c), Version: buildinfo.Read().Version,
+		Warn: func(s string) { fmt.Fprintf(e.err, "readproof: telemetry: %s\n", s) }})
+	c.Context = ctx
+	defer func() { end(exitCode(ctx, err)) }()
 	return fn(e)
 }
 

@@ -123,7 +123,7 @@ type PullResult struct {
 // verifies every new manifest and chain tip, and integrates them per
 // docs/sync.md in one ref transaction. Data that does not verify is refused
 // (ErrUnverified) before any local ref changes.
-func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*PullResult, error) {
+func pull(ctx context.Context, s *store.Store, remote string, opts Options) (*PullResult, error) {
 	g := s.Git()
 	// Ask first (one round trip, no object transfer): when every remote
 	// ref is already integrated, nothing is fetched.
