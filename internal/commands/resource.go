@@ -247,6 +247,12 @@ func storeToCreate(e *env, pol *policy.File) (bool, error) {
 	if e.storeNamed {
 		return false, nil
 	}
+	if e.storePath == filepath.Dir(e.policyPath) {
+		// run inside a store (a clone DIR) with no readproof.toml around:
+		// the policy file would land inside the store
+		return false, withCode(ExitUsage, hint.With(fmt.Errorf("resource add: the working directory %s is a readproof store, and readproof.toml does not belong inside it; nothing was written", e.storePath),
+			"run resource add in the project directory, or name the policy file with --config and the store with --store"))
+	}
 	fi, err := os.Lstat(e.storePath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
