@@ -80,6 +80,7 @@ func shapeOf(shown string) *regexp.Regexp {
 // them, interleaved) with the lines the README shows under it, line for
 // line (issue 15: the walkthrough's first run failed as pasted).
 func TestREADMEConsoleBlocks(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
