@@ -191,10 +191,17 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		r.Freshness.MaxAge = pol.Defaults.MaxAge
 	}
 	r.Freshness.Snapshot = opts.Snapshot
-	// A file outside the roots is refused now, with the answer `get` would
-	// give later, naming the flag that gave the path.
-	if r.Source.Type == "filesystem" && opts.Path != "" {
-		if err := adapters.CheckRoots(u.String(), r.Source, pol.AdapterEnv(), "--path "+opts.Path); err != nil {
+	// A file or local repository outside the roots is refused now, with the
+	// answer `get` would give later, naming the flag that gave the path.
+	flag := ""
+	switch {
+	case r.Source.Type == "filesystem" && opts.Path != "":
+		flag = "--path"
+	case r.Source.Type == "git" && opts.URL != "":
+		flag = "--url"
+	}
+	if flag != "" {
+		if err := adapters.CheckRoots(u.String(), r.Source, pol.AdapterEnv(), flag); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
