@@ -370,6 +370,7 @@ func runPull(ctx context.Context, e *env, args []string) error {
 		}
 		warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 		reportConflicts(e, res.RunConflicts, res.TagConflicts)
+		reportRefusedProposals(e, res.ProposalsRefused)
 		if e.json {
 			return printJSON(e.out, res)
 		}
@@ -456,7 +457,7 @@ func runConflictsShow(_ context.Context, e *env, args []string) error {
 		if e.json {
 			return printJSON(e.out, h)
 		}
-		return printTagHistory(e, h)
+		return printTagHistory(e, movesOf(h))
 	})
 }
 

@@ -64,6 +64,7 @@ var exactImports = map[string][]string{
 	"gitstore/gitobj":     {},
 	"adapters/sourcespec": {},
 	"internal/text":       {},
+	"internal/markdown":   {},
 	"internal/hint":       {},
 	"internal/buildinfo":  {},
 	"internal/progress":   {},
@@ -88,7 +89,7 @@ var exactImports = map[string][]string{
 // noGoGit lists packages that must not reach go-git (nor gitstore) at all.
 var noGoGit = []string{
 	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/hint", "internal/keyfile", "internal/fspath",
-	"identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
+	"internal/markdown", "identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
 	"internal/mcpauth",
 }
 
@@ -106,6 +107,7 @@ var thirdPartyOnly = map[string][]string{
 	"github.com/BurntSushi/toml":       {"internal/policy"},
 	// the OpenTelemetry SDK is built only by telemetry (the API is free)
 	"go.opentelemetry.io/otel/sdk": {"internal/telemetry"},
+	"github.com/rhysd/actionlint":  {},
 }
 
 func TestLayering(t *testing.T) {
