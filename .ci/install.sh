@@ -34,7 +34,7 @@ printf '{"Version":"%s","Time":"%s"}\n' "$version" "$(TZ=UTC git show -s --forma
 cp "$dir/$version.info" "$work/proxy/$mod/@latest"
 cp go.mod "$dir/$version.mod"
 git archive --format=zip --prefix="$mod@$version/" -o "$dir/$version.zip" HEAD
-go mod download # the dependencies, into the module cache the proxy chain reads
+go mod download all # every module of the graph, into the module cache the proxy chain reads
 
 echo "== README install block (go install ...@latest from a proxy serving $version)"
 (
