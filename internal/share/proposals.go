@@ -48,12 +48,12 @@ func proposalTracking(remote string) string { return RemotesPrefix + remote + "/
 // proved a readproof store first, and must hold the tag at the local tip
 // (the pull request's target), else nothing is written.
 func Propose(ctx context.Context, s *store.Store, u identity.URI, tag, snapshot, fromTag, remote string, opts Options) (*ProposeResult, error) {
+	if err := identity.ValidateTag(tag); err != nil {
+		return nil, err
+	}
 	g := s.Git()
 	t, rem, err := connect(ctx, g, remote, opts, "propose")
 	if err != nil {
-		return nil, err
-	}
-	if err := identity.ValidateTag(tag); err != nil {
 		return nil, err
 	}
 	key := tagKey(u, tag)
@@ -88,8 +88,14 @@ func Propose(ctx context.Context, s *store.Store, u identity.URI, tag, snapshot,
 	res := &ProposeResult{Proposal: *p, Remote: remote}
 	ref := "refs/heads/" + p.Branch
 	for _, have := range rem.proposals {
-		if have.ref == ref && string(have.id) == p.Commit {
+		switch {
+		case have.ref != ref:
+		case string(have.id) == p.Commit:
 			return res, nil
+		default:
+			// the same move from the same base, proposed by another store
+			return nil, hint.With(fmt.Errorf("propose %s@%s: %w: %s already holds this move on %s (commit %s, proposed elsewhere)", u, tag, ErrRejected, remote, p.Branch, short(have.id)),
+				"open the pull request from that branch: it proposes the same snapshot on the same base")
 		}
 	}
 	if err := send(ctx, t, remote, nil, []string{p.Commit + ":" + ref}, opts); err != nil {
