@@ -93,7 +93,11 @@ func Propose(ctx context.Context, s *store.Store, u identity.URI, tag, snapshot,
 		case string(have.id) == p.Commit:
 			return res, nil
 		default:
-			// the same move from the same base, proposed by another store
+			// the same move from the same base, proposed by another store:
+			// ours is not needed
+			if err := s.DropProposal(p.Branch, p.Commit); err != nil {
+				return nil, err
+			}
 			return nil, hint.With(fmt.Errorf("propose %s@%s: %w: %s already holds this move on %s (commit %s, proposed elsewhere)", u, tag, ErrRejected, remote, p.Branch, short(have.id)),
 				"open the pull request from that branch: it proposes the same snapshot on the same base")
 		}

@@ -325,3 +325,13 @@ func ActionOf(t *TagState, c gitstore.Commit, onLine bool) string {
 func IsProposalMerge(c gitstore.Commit) bool {
 	return len(c.Parents) > 1 && !strings.Contains(c.Message, "\nresolve conflict: ")
 }
+
+// DropProposal removes this store's proposal branch when it still names id
+// (a proposal that could not be sent: the remote holds the same move from
+// another store).
+func (s *Store) DropProposal(branch string, id string) error {
+	if !strings.HasPrefix("refs/heads/"+branch, ProposalsPrefix) {
+		return fmt.Errorf("%s is not a proposal branch", branch)
+	}
+	return s.git.Update(gitstore.RefUpdate{Name: "refs/heads/" + branch, Old: gitstore.OID(id)})
+}
