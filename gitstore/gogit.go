@@ -13,11 +13,8 @@ import (
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Options tune how a Store waits for ref locks. The zero value gives the
@@ -59,16 +56,16 @@ var ErrExists = errors.New("store already exists")
 // errClosed is returned by every method called after Close.
 var errClosed = errors.New("store is closed")
 
-// repo is the Store implementation: go-git's filesystem storage for objects,
-// our own code for refs.
+// repo is the Store implementation: our own readers of loose objects and
+// packs (odb.go) and our own code for refs; go-git's codecs for trees and
+// commits.
 type repo struct {
 	path string // the git directory, absolute
 	opts Options
 
-	// mu guards st (go-git storages are not goroutine-safe), pending and
-	// closed.
+	// mu guards st, pending and closed.
 	mu      sync.Mutex
-	st      *filesystem.Storage
+	st      *odb
 	pending []string  // object files (relative, slash-separated) not yet synced
 	perm    perms     // modes of new files, from core.sharedRepository
 	sweptAt time.Time // last sweep for stale temporary and lock files
@@ -267,7 +264,7 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	}
 	// Loose objects are written through a temporary file in objects/pack.
 	_ = perm.mkdirAll(filepath.Join(gitdir, "objects", "pack"))
-	st := filesystem.NewStorageWithOptions(osfs.New(gitdir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
+	st := newODB(filepath.Join(gitdir, "objects"))
 	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm}, nil
 }
 
@@ -388,7 +385,7 @@ func (s *repo) Close() error {
 // packCheckEvery bounds how often putObject lists objects/pack.
 const packCheckEvery = 100 * time.Millisecond
 
-// refreshPacks makes go-git reload its pack indexes when the set of packs
+// refreshPacks makes the object reader list the packs again when the set of packs
 // changed (git gc or repack ran). Called with s.mu held.
 func (s *repo) refreshPacks() {
 	if time.Since(s.packsCheckedAt) < packCheckEvery {

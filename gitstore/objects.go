@@ -174,24 +174,11 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 	var o plumbing.EncodedObject
 	var data []byte
 	read := func() error {
-		var err error
-		if o, err = s.st.EncodedObject(plumbing.AnyObject, h); err != nil {
-			return err
-		}
-		r, err := o.Reader()
+		t, d, err := s.st.read(h)
 		if err != nil {
 			return err
 		}
-		defer r.Close()
-		// exactly the declared size, then nothing more
-		data = make([]byte, o.Size())
-		if _, err := io.ReadFull(r, data); err != nil {
-			return err
-		}
-		var one [1]byte
-		if n, _ := r.Read(one[:]); n != 0 {
-			return fmt.Errorf("object longer than its declared %d bytes", o.Size())
-		}
+		o, data = &rawObject{t: t, data: d}, d
 		return nil
 	}
 	if err := read(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -489,14 +490,20 @@ func (s *repo) loadPacked() (*packedRefs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read packed-refs: %w", err)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+1))
-	if _, err := buf.ReadFrom(f); err != nil {
+	// Mapped, not read: a lookup touches only the pages its binary search
+	// visits, so a store with many packed refs opens as fast as an empty one.
+	data, release, err := mapFile(f, fi.Size())
+	if err != nil {
 		return nil, fmt.Errorf("read packed-refs: %w", err)
 	}
-	p, err := parsePackedRefs(buf.Bytes())
+	p, err := parsePackedRefs(data)
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("%s: %w: %w: rewrite it with git pack-refs", name, ErrCorrupt, err)
 	}
+	// Unmapped once nothing uses this version any more (no slice of it
+	// outlives p: names and ids are copied out).
+	runtime.AddCleanup(p, func(release func()) { release() }, release)
 	p.fi = fi
 	s.packed = p
 	return p, nil

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package gitstore
+
+import "os"
+
+// mapFile reads the first size bytes of f (no mapping on this platform).
+func mapFile(f *os.File, size int64) (data []byte, release func(), err error) {
+	return readAllFile(f, size)
+}

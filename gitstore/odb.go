@@ -1,0 +1,290 @@
+package gitstore
+
+// Reading objects by id from a git object directory without loading any
+// pack index whole: a lookup is a binary search over the mapped .idx (the
+// fan-out table narrows it to one first byte), then one read of the entry
+// in the .pack, with deltas resolved through a small cache of bases. So the
+// cost of opening a store and reading a few objects does not grow with the
+// number of objects stored. go-git's filesystem storage decodes every index
+// in full (and hashes it) on first use, which made every command on a large
+// packed store pay for the whole store.
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// odb is an object directory: loose objects, packs and the object
+// directories its objects/info/alternates names. Not safe for concurrent
+// use (the repo's mutex guards it).
+type odb struct {
+	dir string // the objects directory
+
+	scanned bool        // packs holds the listing of objects/pack
+	packs   []*packFile // newest first
+	alts    []*odb
+	altRead bool
+	depth   int // alternates nesting
+
+	cache baseCache
+}
+
+func newODB(objectsDir string) *odb { return &odb{dir: objectsDir} }
+
+// maxAlternateDepth bounds chains of alternates, as git does.
+const maxAlternateDepth = 5
+
+// Reindex makes the next lookup list objects/pack again (a gc or repack may
+// have replaced the packs). Packs whose index is still there stay open.
+func (d *odb) Reindex() {
+	d.scanned = false
+	for _, a := range d.alts {
+		a.Reindex()
+	}
+}
+
+// Close releases every mapped index and open pack.
+func (d *odb) Close() error {
+	for _, p := range d.packs {
+		p.close()
+	}
+	d.packs, d.scanned = nil, false
+	for _, a := range d.alts {
+		a.Close()
+	}
+	d.alts, d.altRead = nil, false
+	d.cache = baseCache{}
+	return nil
+}
+
+// scan lists objects/pack and opens the index of each pack not open yet.
+// An index that cannot be read is skipped, as git skips it.
+func (d *odb) scan() {
+	if d.scanned {
+		return
+	}
+	d.scanned = true
+	entries, err := os.ReadDir(filepath.Join(d.dir, "pack"))
+	if err != nil {
+		for _, p := range d.packs {
+			p.close()
+		}
+		d.packs = nil
+		return
+	}
+	old := make(map[string]*packFile, len(d.packs))
+	for _, p := range d.packs {
+		old[p.name] = p
+	}
+	var packs []*packFile
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".idx")
+		if !ok || !strings.HasPrefix(name, "pack-") {
+			continue
+		}
+		if p := old[name]; p != nil {
+			delete(old, name)
+			packs = append(packs, p)
+			continue
+		}
+		p, err := openPackIndex(filepath.Join(d.dir, "pack"), name)
+		if err != nil {
+			continue
+		}
+		packs = append(packs, p)
+	}
+	for _, p := range old {
+		d.cache.dropPack(p)
+		p.close()
+	}
+	// Newest first: recent objects are the ones read most.
+	sort.SliceStable(packs, func(i, j int) bool { return packs[i].mtime.After(packs[j].mtime) })
+	d.packs = packs
+}
+
+// alternates returns the object directories objects/info/alternates names.
+func (d *odb) alternates() []*odb {
+	if d.altRead || d.depth >= maxAlternateDepth {
+		return d.alts
+	}
+	d.altRead = true
+	data, err := os.ReadFile(filepath.Join(d.dir, "info", "alternates"))
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(d.dir, line)
+		}
+		a := newODB(filepath.Clean(line))
+		a.depth = d.depth + 1
+		d.alts = append(d.alts, a)
+	}
+	return d.alts
+}
+
+// findPacked returns the pack holding h and the entry's offset.
+func (d *odb) findPacked(h plumbing.Hash) (*packFile, int64, bool, error) {
+	d.scan()
+	for _, p := range d.packs {
+		off, ok, err := p.find(h)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		if ok {
+			return p, off, true, nil
+		}
+	}
+	return nil, 0, false, nil
+}
+
+// HasEncodedObject reports (nil) whether h is packed here or in an
+// alternate, or stored loose in an alternate (the repo checks its own loose
+// objects itself); plumbing.ErrObjectNotFound when it is not.
+func (d *odb) HasEncodedObject(h plumbing.Hash) error {
+	if _, _, ok, err := d.findPacked(h); err != nil || ok {
+		return err
+	}
+	for _, a := range d.alternates() {
+		if fileExists(filepath.Join(a.dir, filepath.FromSlash(strings.TrimPrefix(looseRel(h), "objects/")))) {
+			return nil
+		}
+		if err := a.HasEncodedObject(h); err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
+			return err
+		}
+	}
+	return plumbing.ErrObjectNotFound
+}
+
+// read returns an object's type and content: packed, loose, then from an
+// alternate. A miss is plumbing.ErrObjectNotFound. The content is the
+// caller's. It is not checked against h here (readObject does that).
+func (d *odb) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	return d.readDepth(h, 0)
+}
+
+// maxRefDeltaDepth bounds how many objects named by id (REF_DELTA bases)
+// one read may go through, so a corrupt pack whose deltas name each other
+// cannot loop.
+const maxRefDeltaDepth = 64
+
+func (d *odb) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+	if depth > maxRefDeltaDepth {
+		return 0, nil, fmt.Errorf("object %s: delta chain through more than %d objects named by id: %w", h, maxRefDeltaDepth, errPackCorrupt)
+	}
+	p, off, ok, err := d.findPacked(h)
+	if err != nil {
+		return 0, nil, err
+	}
+	if ok {
+		t, data, err := d.readPackedAt(p, off, depth)
+		if !errors.Is(err, errPackGone) {
+			return t, data, err
+		}
+		// Removed by a gc since we listed it: look elsewhere.
+	}
+	t, data, err := readLooseObject(filepath.Join(d.dir, h.String()[:2], h.String()[2:]))
+	if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return t, data, err
+	}
+	for _, a := range d.alternates() {
+		t, data, err := a.readDepth(h, depth)
+		if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
+			return t, data, err
+		}
+	}
+	return 0, nil, plumbing.ErrObjectNotFound
+}
+
+// readLooseObject reads and inflates a loose object file:
+// zlib("<type> <size>\x00" content).
+func readLooseObject(path string) (plumbing.ObjectType, []byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil, plumbing.ErrObjectNotFound
+		}
+		return 0, nil, err
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 16<<10))
+	if err != nil {
+		return 0, nil, fmt.Errorf("loose object %s: %w", path, err)
+	}
+	defer zr.Close()
+	br := bufio.NewReaderSize(zr, 512)
+	head, err := br.ReadSlice(0)
+	if err != nil {
+		return 0, nil, fmt.Errorf("loose object %s: bad header: %w", path, err)
+	}
+	kind, size, ok := strings.Cut(string(head[:len(head)-1]), " ")
+	t, terr := plumbing.ParseObjectType(kind)
+	n, nerr := strconv.ParseInt(size, 10, 64)
+	if !ok || terr != nil || nerr != nil || n < 0 || t < plumbing.CommitObject || t > plumbing.TagObject {
+		return 0, nil, fmt.Errorf("loose object %s: bad header %q", path, truncate(head))
+	}
+	data, err := readExactly(br, n)
+	if err != nil {
+		return 0, nil, fmt.Errorf("loose object %s: %w", path, err)
+	}
+	return t, data, nil
+}
+
+// readExactly reads exactly n bytes from r and checks that nothing follows.
+// Memory is reserved as the bytes arrive, so a corrupt size cannot make it
+// allocate more than the stream holds (past a first 64 MiB).
+func readExactly(r io.Reader, n int64) ([]byte, error) {
+	const prealloc = 64 << 20
+	c := n
+	if c > prealloc {
+		c = prealloc
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, c+1))
+	got, err := buf.ReadFrom(io.LimitReader(r, n+1))
+	if err != nil {
+		return nil, err
+	}
+	if got != n {
+		return nil, fmt.Errorf("content is %d bytes, its header says %d", got, n)
+	}
+	return buf.Bytes(), nil
+}
+
+// readAllFile reads the first size bytes of f.
+func readAllFile(f *os.File, size int64) ([]byte, func(), error) {
+	data := make([]byte, size)
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), data); err != nil {
+		return nil, nil, err
+	}
+	return data, func() {}, nil
+}
+
+// rawObject is an object held in memory, for go-git's decoders.
+type rawObject struct {
+	t    plumbing.ObjectType
+	data []byte
+}
+
+func (o *rawObject) Hash() plumbing.Hash             { return plumbing.ComputeHash(o.t, o.data) }
+func (o *rawObject) Type() plumbing.ObjectType       { return o.t }
+func (o *rawObject) SetType(t plumbing.ObjectType)   { o.t = t }
+func (o *rawObject) Size() int64                     { return int64(len(o.data)) }
+func (o *rawObject) SetSize(int64)                   {}
+func (o *rawObject) Reader() (io.ReadCloser, error)  { return io.NopCloser(bytes.NewReader(o.data)), nil }
+func (o *rawObject) Writer() (io.WriteCloser, error) { return nil, errors.New("read-only object") }

@@ -1,0 +1,545 @@
+package gitstore
+
+// Pack indexes and packs, read in place (see odb.go). Formats: git's
+// Documentation/gitformat-pack.txt. An index (version 2) is
+//
+//	"\377tOc" 00 00 00 02 | fan-out: 256 x uint32 | N sorted 20-byte names |
+//	N x CRC32 | N x uint32 offset (MSB set: index into the next table) |
+//	M x uint64 offset | pack checksum | index checksum
+//
+// (version 1: fan-out, then N x (uint32 offset, name), then the checksums).
+// A pack is "PACK", version, count, then entries: a type-and-size header,
+// for OFS_DELTA the distance back to the base and for REF_DELTA its name,
+// then the zlib-compressed content or delta.
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+var (
+	// errPackCorrupt marks a pack or index that does not follow the format.
+	errPackCorrupt = errors.New("corrupt pack")
+	// errPackGone is a pack removed (by gc) after its index was listed.
+	errPackGone = errors.New("pack removed")
+)
+
+type packFile struct {
+	dir, name string // objects/pack, "pack-<checksum>"
+	mtime     time.Time
+
+	idx     []byte // the mapped .idx
+	release func()
+	version int
+	count   int
+
+	pack     *os.File // opened on first read
+	packSize int64
+	packErr  error
+}
+
+const (
+	idxHeader = 8
+	fanout    = 256 * 4
+)
+
+// openPackIndex maps dir/name.idx and checks its shape (not its checksum:
+// what is read from the pack is checked against the id asked for).
+func openPackIndex(dir, name string) (*packFile, error) {
+	f, err := os.Open(filepath.Join(dir, name+".idx"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data, release, err := mapFile(f, fi.Size())
+	if err != nil {
+		return nil, err
+	}
+	p := &packFile{dir: dir, name: name, mtime: fi.ModTime(), idx: data, release: release}
+	if err := p.checkIndex(); err != nil {
+		release()
+		return nil, fmt.Errorf("%s.idx: %w", name, err)
+	}
+	return p, nil
+}
+
+func (p *packFile) checkIndex() error {
+	d := p.idx
+	fan := d
+	if len(d) >= idxHeader && bytes.Equal(d[:4], []byte{0xff, 't', 'O', 'c'}) {
+		if v := binary.BigEndian.Uint32(d[4:]); v != 2 {
+			return fmt.Errorf("%w: index version %d", errPackCorrupt, v)
+		}
+		p.version = 2
+		fan = d[idxHeader:]
+	} else {
+		p.version = 1
+	}
+	if len(fan) < fanout {
+		return fmt.Errorf("%w: index too short", errPackCorrupt)
+	}
+	prev := uint32(0)
+	for i := 0; i < 256; i++ {
+		v := binary.BigEndian.Uint32(fan[i*4:])
+		if v < prev {
+			return fmt.Errorf("%w: index fan-out not ascending", errPackCorrupt)
+		}
+		prev = v
+	}
+	n := int64(prev)
+	p.count = int(prev)
+	switch p.version {
+	case 1:
+		if int64(len(d)) != fanout+n*24+40 {
+			return fmt.Errorf("%w: index size %d does not fit %d objects", errPackCorrupt, len(d), n)
+		}
+	case 2:
+		min := idxHeader + fanout + n*28 + 40
+		if int64(len(d)) < min || (int64(len(d))-min)%8 != 0 {
+			return fmt.Errorf("%w: index size %d does not fit %d objects", errPackCorrupt, len(d), n)
+		}
+	}
+	return nil
+}
+
+func (p *packFile) close() {
+	if p.release != nil {
+		p.release()
+		p.release, p.idx = nil, nil
+	}
+	if p.pack != nil {
+		p.pack.Close()
+		p.pack = nil
+	}
+}
+
+// find binary-searches the index for h and returns its entry's offset.
+func (p *packFile) find(h plumbing.Hash) (int64, bool, error) {
+	if p.idx == nil {
+		return 0, false, nil
+	}
+	fan, names, stride := p.idx[idxHeader:], idxHeader+fanout, 20
+	if p.version == 1 {
+		fan, names, stride = p.idx, fanout+4, 24
+	}
+	lo := 0
+	if h[0] > 0 {
+		lo = int(binary.BigEndian.Uint32(fan[(int(h[0])-1)*4:]))
+	}
+	hi := int(binary.BigEndian.Uint32(fan[int(h[0])*4:]))
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		at := names + mid*stride
+		switch c := bytes.Compare(p.idx[at:at+20], h[:]); {
+		case c == 0:
+			off, err := p.offsetOf(mid)
+			return off, err == nil, err
+		case c < 0:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0, false, nil
+}
+
+// offsetOf is the pack offset of the i-th entry of the index.
+func (p *packFile) offsetOf(i int) (int64, error) {
+	if p.version == 1 {
+		return int64(binary.BigEndian.Uint32(p.idx[fanout+i*24:])), nil
+	}
+	n := p.count
+	offs := idxHeader + fanout + n*24
+	v := binary.BigEndian.Uint32(p.idx[offs+i*4:])
+	if v&0x80000000 == 0 {
+		return int64(v), nil
+	}
+	large := offs + n*4 + int(v&0x7fffffff)*8
+	if large+8 > len(p.idx)-40 {
+		return 0, fmt.Errorf("%s.idx: %w: large offset out of range", p.name, errPackCorrupt)
+	}
+	return int64(binary.BigEndian.Uint64(p.idx[large:])), nil
+}
+
+// openPack opens the .pack on first use and checks its header against the
+// index.
+func (p *packFile) openPack() error {
+	if p.pack != nil || p.packErr != nil {
+		return p.packErr
+	}
+	f, err := os.Open(filepath.Join(p.dir, p.name+".pack"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errPackGone // not remembered: it may come back
+		}
+		p.packErr = err
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	var hdr [12]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil || !bytes.Equal(hdr[:4], []byte("PACK")) {
+		f.Close()
+		p.packErr = fmt.Errorf("%s.pack: %w: bad header", p.name, errPackCorrupt)
+		return p.packErr
+	}
+	if v := binary.BigEndian.Uint32(hdr[4:]); v != 2 && v != 3 {
+		f.Close()
+		p.packErr = fmt.Errorf("%s.pack: %w: version %d", p.name, errPackCorrupt, v)
+		return p.packErr
+	}
+	if c := binary.BigEndian.Uint32(hdr[8:]); int64(c) != int64(p.count) {
+		f.Close()
+		p.packErr = fmt.Errorf("%s.pack: %w: %d objects, its index lists %d", p.name, errPackCorrupt, c, p.count)
+		return p.packErr
+	}
+	p.pack, p.packSize = f, fi.Size()
+	return nil
+}
+
+// entry is the header of one pack entry.
+type entry struct {
+	t       plumbing.ObjectType // 1-4, or OFS/REF delta
+	size    int64               // inflated size of the content or delta
+	data    int64               // offset of the compressed data
+	baseOff int64               // OFS_DELTA: the base's offset
+	baseID  plumbing.Hash       // REF_DELTA: the base's name
+}
+
+// entryAt parses the entry header at off.
+func (p *packFile) entryAt(off int64) (entry, error) {
+	bad := func(why string) (entry, error) {
+		return entry{}, fmt.Errorf("%s.pack offset %d: %w: %s", p.name, off, errPackCorrupt, why)
+	}
+	end := p.packSize - 20
+	if off < 12 || off >= end {
+		return bad("offset outside the pack")
+	}
+	var buf [64]byte
+	n, err := p.pack.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
+	if n == 0 && err != nil {
+		return entry{}, err
+	}
+	b := buf[:n]
+	i := 0
+	c := b[i]
+	i++
+	e := entry{t: plumbing.ObjectType(c >> 4 & 7), size: int64(c & 0x0f)}
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if i >= len(b) || shift > 56 {
+			return bad("size header too long")
+		}
+		c = b[i]
+		i++
+		e.size |= int64(c&0x7f) << shift
+	}
+	switch e.t {
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+	case plumbing.OFSDeltaObject:
+		if i >= len(b) {
+			return bad("truncated delta offset")
+		}
+		c = b[i]
+		i++
+		back := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if i >= len(b) || back >= 1<<56 {
+				return bad("delta offset too long")
+			}
+			c = b[i]
+			i++
+			back = (back+1)<<7 | int64(c&0x7f)
+		}
+		if back <= 0 || back >= off {
+			return bad("delta base outside the pack")
+		}
+		e.baseOff = off - back
+	case plumbing.REFDeltaObject:
+		if i+20 > len(b) {
+			return bad("truncated delta base id")
+		}
+		copy(e.baseID[:], b[i:i+20])
+		i += 20
+	default:
+		return bad(fmt.Sprintf("object type %d", e.t))
+	}
+	e.data = off + int64(i)
+	return e, nil
+}
+
+// inflate returns the n bytes compressed at e.data.
+func (p *packFile) inflate(e entry, zr *zlibReader) ([]byte, error) {
+	sr := io.NewSectionReader(p.pack, e.data, p.packSize-20-e.data)
+	if err := zr.reset(sr); err != nil {
+		return nil, fmt.Errorf("%s.pack offset %d: %w: %w", p.name, e.data, errPackCorrupt, err)
+	}
+	data, err := readExactly(zr.r, e.size)
+	if err != nil {
+		return nil, fmt.Errorf("%s.pack offset %d: %w: %w", p.name, e.data, errPackCorrupt, err)
+	}
+	return data, nil
+}
+
+// zlibReader is a reusable inflater.
+type zlibReader struct {
+	br *bufio.Reader
+	r  io.ReadCloser
+}
+
+func (z *zlibReader) reset(src io.Reader) error {
+	if z.br == nil {
+		z.br = bufio.NewReaderSize(src, 32<<10)
+	} else {
+		z.br.Reset(src)
+	}
+	if z.r == nil {
+		r, err := zlib.NewReader(z.br)
+		if err != nil {
+			return err
+		}
+		z.r = r
+		return nil
+	}
+	return z.r.(zlib.Resetter).Reset(z.br, nil)
+}
+
+// maxDeltaChain bounds a chain of OFS_DELTA entries (git's default depth
+// is 50; each base lies before its delta, so a chain cannot loop).
+const maxDeltaChain = 10000
+
+// readPackedAt returns the object at off in p, resolving deltas. Results
+// come from and go to d.cache; what is returned is the caller's own.
+func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+	if err := p.openPack(); err != nil {
+		return 0, nil, err
+	}
+	if t, data, ok := d.cache.get(p, off); ok {
+		return t, bytes.Clone(data), nil
+	}
+	var zr zlibReader
+	type link struct {
+		off int64
+		e   entry
+	}
+	var chain []link
+	var baseT plumbing.ObjectType
+	var base []byte
+	cur := off
+	for {
+		if t, data, ok := d.cache.get(p, cur); ok {
+			baseT, base = t, data
+			break
+		}
+		e, err := p.entryAt(cur)
+		if err != nil {
+			return 0, nil, err
+		}
+		if e.t == plumbing.OFSDeltaObject || e.t == plumbing.REFDeltaObject {
+			chain = append(chain, link{cur, e})
+			if len(chain) > maxDeltaChain {
+				return 0, nil, fmt.Errorf("%s.pack offset %d: %w: delta chain longer than %d", p.name, off, errPackCorrupt, maxDeltaChain)
+			}
+			if e.t == plumbing.OFSDeltaObject {
+				cur = e.baseOff
+				continue
+			}
+			// REF_DELTA: the base is normally in the same pack.
+			if bo, ok, err := p.find(e.baseID); err != nil {
+				return 0, nil, err
+			} else if ok {
+				cur = bo
+				continue
+			}
+			t, data, err := d.readDepth(e.baseID, depth+1)
+			if err != nil {
+				if errors.Is(err, plumbing.ErrObjectNotFound) {
+					err = fmt.Errorf("%s.pack offset %d: %w: delta base %s is missing", p.name, cur, errPackCorrupt, e.baseID)
+				}
+				return 0, nil, err
+			}
+			baseT, base = t, data
+			break
+		}
+		data, err := p.inflate(e, &zr)
+		if err != nil {
+			return 0, nil, err
+		}
+		baseT, base = e.t, data
+		if len(chain) > 0 {
+			d.cache.put(p, cur, baseT, base)
+		}
+		break
+	}
+	if len(chain) == 0 {
+		return baseT, base, nil // inflated just now: the caller's
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		delta, err := p.inflate(chain[i].e, &zr)
+		if err != nil {
+			return 0, nil, err
+		}
+		out, err := applyDelta(base, delta)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%s.pack offset %d: %w: %w", p.name, chain[i].off, errPackCorrupt, err)
+		}
+		base = out
+		if i > 0 {
+			d.cache.put(p, chain[i].off, baseT, base)
+		}
+	}
+	return baseT, base, nil
+}
+
+// applyDelta applies a git delta (source size, target size, then copy and
+// insert instructions) to base.
+func applyDelta(base, delta []byte) ([]byte, error) {
+	src, delta, ok := deltaSize(delta)
+	if !ok || src != uint64(len(base)) {
+		return nil, errors.New("delta does not fit its base")
+	}
+	dst, delta, ok := deltaSize(delta)
+	if !ok {
+		return nil, errors.New("bad delta header")
+	}
+	out := make([]byte, 0, min(dst, 64<<20))
+	for len(delta) > 0 {
+		op := delta[0]
+		delta = delta[1:]
+		switch {
+		case op&0x80 != 0:
+			var off, n uint64
+			for i := 0; i < 4; i++ {
+				if op&(1<<i) != 0 {
+					if len(delta) == 0 {
+						return nil, errors.New("truncated copy")
+					}
+					off |= uint64(delta[0]) << (8 * i)
+					delta = delta[1:]
+				}
+			}
+			for i := 0; i < 3; i++ {
+				if op&(0x10<<i) != 0 {
+					if len(delta) == 0 {
+						return nil, errors.New("truncated copy")
+					}
+					n |= uint64(delta[0]) << (8 * i)
+					delta = delta[1:]
+				}
+			}
+			if n == 0 {
+				n = 0x10000
+			}
+			if off+n > uint64(len(base)) || uint64(len(out))+n > dst {
+				return nil, errors.New("copy outside the base or the target")
+			}
+			out = append(out, base[off:off+n]...)
+		case op != 0:
+			n := uint64(op)
+			if n > uint64(len(delta)) || uint64(len(out))+n > dst {
+				return nil, errors.New("insert outside the delta or the target")
+			}
+			out = append(out, delta[:n]...)
+			delta = delta[n:]
+		default:
+			return nil, errors.New("reserved delta instruction 0")
+		}
+	}
+	if uint64(len(out)) != dst {
+		return nil, errors.New("delta result shorter than its header says")
+	}
+	return out, nil
+}
+
+// deltaSize reads a little-endian base-128 size from the start of a delta.
+func deltaSize(b []byte) (uint64, []byte, bool) {
+	var v uint64
+	for i, shift := 0, 0; i < len(b) && shift < 64; i, shift = i+1, shift+7 {
+		v |= uint64(b[i]&0x7f) << shift
+		if b[i]&0x80 == 0 {
+			return v, b[i+1:], true
+		}
+	}
+	return 0, nil, false
+}
+
+// baseCache holds recently resolved delta bases, bounded in bytes. Its
+// slices are never handed out (readPackedAt clones them).
+type baseCache struct {
+	m     map[baseKey]baseVal
+	order []baseKey // insertion order, for eviction
+	bytes int
+}
+
+type baseKey struct {
+	p   *packFile
+	off int64
+}
+
+type baseVal struct {
+	t    plumbing.ObjectType
+	data []byte
+}
+
+const (
+	baseCacheBytes = 32 << 20
+	baseCacheMax   = 4 << 20 // larger objects are not kept
+)
+
+func (c *baseCache) get(p *packFile, off int64) (plumbing.ObjectType, []byte, bool) {
+	v, ok := c.m[baseKey{p, off}]
+	return v.t, v.data, ok
+}
+
+func (c *baseCache) put(p *packFile, off int64, t plumbing.ObjectType, data []byte) {
+	if len(data) > baseCacheMax {
+		return
+	}
+	k := baseKey{p, off}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if c.m == nil {
+		c.m = map[baseKey]baseVal{}
+	}
+	for c.bytes+len(data) > baseCacheBytes && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.bytes -= len(c.m[old].data)
+		delete(c.m, old)
+	}
+	c.m[k] = baseVal{t, data}
+	c.order = append(c.order, k)
+	c.bytes += len(data)
+}
+
+// dropPack forgets the bases of a pack that is being closed.
+func (c *baseCache) dropPack(p *packFile) {
+	keep := c.order[:0]
+	for _, k := range c.order {
+		if k.p == p {
+			c.bytes -= len(c.m[k].data)
+			delete(c.m, k)
+			continue
+		}
+		keep = append(keep, k)
+	}
+	c.order = keep
+}
