@@ -248,9 +248,9 @@ func readLooseObject(path string) (plumbing.ObjectType, []byte, error) {
 
 // readExactly reads exactly n bytes from r and checks that nothing follows.
 // Memory is reserved as the bytes arrive, so a corrupt size cannot make it
-// allocate more than the stream holds (past a first 64 MiB).
+// allocate much more than the stream holds (past a first 8 MiB).
 func readExactly(r io.Reader, n int64) ([]byte, error) {
-	const prealloc = 64 << 20
+	const prealloc = 8 << 20
 	c := n
 	if c > prealloc {
 		c = prealloc

@@ -44,7 +44,8 @@ type packFile struct {
 	version int
 	count   int
 
-	pack     *os.File // opened on first read
+	pack     io.ReaderAt // the .pack, opened on first read
+	packFile *os.File
 	packSize int64
 	packErr  error
 }
@@ -122,9 +123,9 @@ func (p *packFile) close() {
 		p.release()
 		p.release, p.idx = nil, nil
 	}
-	if p.pack != nil {
-		p.pack.Close()
-		p.pack = nil
+	if p.packFile != nil {
+		p.packFile.Close()
+		p.pack, p.packFile = nil, nil
 	}
 }
 
@@ -211,7 +212,7 @@ func (p *packFile) openPack() error {
 		p.packErr = fmt.Errorf("%s.pack: %w: %d objects, its index lists %d", p.name, errPackCorrupt, c, p.count)
 		return p.packErr
 	}
-	p.pack, p.packSize = f, fi.Size()
+	p.pack, p.packFile, p.packSize = f, f, fi.Size()
 	return nil
 }
 
@@ -419,7 +420,7 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 	if !ok {
 		return nil, errors.New("bad delta header")
 	}
-	out := make([]byte, 0, min(dst, 64<<20))
+	out := make([]byte, 0, min(dst, 8<<20))
 	for len(delta) > 0 {
 		op := delta[0]
 		delta = delta[1:]
