@@ -8,3 +8,6 @@ import "os"
 func mapFile(f *os.File, size int64) (data []byte, release func(), err error) {
 	return readAllFile(f, size)
 }
+
+// canMap says packs are read with pread (mapFile would read them whole).
+const canMap = false

@@ -25,3 +25,6 @@ func mapFile(f *os.File, size int64) (data []byte, release func(), err error) {
 	}
 	return data, func() { unix.Munmap(data) }, nil
 }
+
+// canMap says packs are mapped rather than read with pread.
+const canMap = true

@@ -39,6 +39,7 @@ type odb struct {
 	depth   int // alternates nesting
 
 	cache baseCache
+	zr    zlibReader
 }
 
 func newODB(objectsDir string) *odb { return &odb{dir: objectsDir} }

@@ -45,6 +45,8 @@ type packFile struct {
 	count   int
 
 	pack     io.ReaderAt // the .pack, opened on first read
+	mapped   []byte      // the .pack mapped, where the platform maps
+	unmap    func()
 	packFile *os.File
 	packSize int64
 	packErr  error
@@ -122,6 +124,10 @@ func (p *packFile) close() {
 	if p.release != nil {
 		p.release()
 		p.release, p.idx = nil, nil
+	}
+	if p.unmap != nil {
+		p.unmap()
+		p.unmap, p.mapped = nil, nil
 	}
 	if p.packFile != nil {
 		p.packFile.Close()
@@ -213,6 +219,12 @@ func (p *packFile) openPack() error {
 		return p.packErr
 	}
 	p.pack, p.packFile, p.packSize = f, f, fi.Size()
+	if canMap {
+		if data, unmap, err := mapFile(f, fi.Size()); err == nil {
+			p.mapped, p.unmap = data, unmap
+			p.pack = bytes.NewReader(data)
+		}
+	}
 	return nil
 }
 
@@ -288,8 +300,13 @@ func (p *packFile) entryAt(off int64) (entry, error) {
 
 // inflate returns the n bytes compressed at e.data.
 func (p *packFile) inflate(e entry, zr *zlibReader) ([]byte, error) {
-	sr := io.NewSectionReader(p.pack, e.data, p.packSize-20-e.data)
-	if err := zr.reset(sr); err != nil {
+	var src io.Reader
+	if p.mapped != nil {
+		src = bytes.NewReader(p.mapped[e.data : p.packSize-20]) // a ByteReader: read in place
+	} else {
+		src = io.NewSectionReader(p.pack, e.data, p.packSize-20-e.data)
+	}
+	if err := zr.reset(src); err != nil {
 		return nil, fmt.Errorf("%s.pack offset %d: %w: %w", p.name, e.data, errPackCorrupt, err)
 	}
 	data, err := readExactly(zr.r, e.size)
@@ -306,20 +323,24 @@ type zlibReader struct {
 }
 
 func (z *zlibReader) reset(src io.Reader) error {
-	if z.br == nil {
-		z.br = bufio.NewReaderSize(src, 32<<10)
-	} else {
-		z.br.Reset(src)
+	if _, ok := src.(io.ByteReader); !ok {
+		// flate reads ahead from anything that is not a ByteReader.
+		if z.br == nil {
+			z.br = bufio.NewReaderSize(src, 4<<10)
+		} else {
+			z.br.Reset(src)
+		}
+		src = z.br
 	}
 	if z.r == nil {
-		r, err := zlib.NewReader(z.br)
+		r, err := zlib.NewReader(src)
 		if err != nil {
 			return err
 		}
 		z.r = r
 		return nil
 	}
-	return z.r.(zlib.Resetter).Reset(z.br, nil)
+	return z.r.(zlib.Resetter).Reset(src, nil)
 }
 
 // maxDeltaChain bounds a chain of OFS_DELTA entries (git's default depth
@@ -335,7 +356,7 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 	if t, data, ok := d.cache.get(p, off); ok {
 		return t, bytes.Clone(data), nil
 	}
-	var zr zlibReader
+	zr := &d.zr
 	type link struct {
 		off int64
 		e   entry
@@ -379,7 +400,7 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 			baseT, base = t, data
 			break
 		}
-		data, err := p.inflate(e, &zr)
+		data, err := p.inflate(e, zr)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -390,10 +411,15 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 		break
 	}
 	if len(chain) == 0 {
-		return baseT, base, nil // inflated just now: the caller's
+		// Inflated just now: the caller's. Small objects are kept too (trees
+		// and commits are read again and again by walks).
+		if len(base) <= finalCacheMax {
+			d.cache.put(p, off, baseT, bytes.Clone(base))
+		}
+		return baseT, base, nil
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		delta, err := p.inflate(chain[i].e, &zr)
+		delta, err := p.inflate(chain[i].e, zr)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -405,6 +431,9 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 		if i > 0 {
 			d.cache.put(p, chain[i].off, baseT, base)
 		}
+	}
+	if len(base) <= finalCacheMax {
+		d.cache.put(p, off, baseT, bytes.Clone(base))
 	}
 	return baseT, base, nil
 }
@@ -501,7 +530,8 @@ type baseVal struct {
 
 const (
 	baseCacheBytes = 32 << 20
-	baseCacheMax   = 4 << 20 // larger objects are not kept
+	baseCacheMax   = 4 << 20  // larger bases are not kept
+	finalCacheMax  = 64 << 10 // nor objects read that are no base (yet)
 )
 
 func (c *baseCache) get(p *packFile, off int64) (plumbing.ObjectType, []byte, bool) {
