@@ -10,9 +10,7 @@ package gitstore
 // packed store pay for the whole store.
 
 import (
-	"bufio"
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -200,7 +198,7 @@ func (d *odb) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte
 		}
 		// Removed by a gc since we listed it: look elsewhere.
 	}
-	t, data, err := readLooseObject(filepath.Join(d.dir, h.String()[:2], h.String()[2:]))
+	t, data, err := d.readLoose(filepath.Join(d.dir, h.String()[:2], h.String()[2:]))
 	if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
 		return t, data, err
 	}
@@ -213,58 +211,79 @@ func (d *odb) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte
 	return 0, nil, plumbing.ErrObjectNotFound
 }
 
-// readLooseObject reads and inflates a loose object file:
+// readLoose reads and inflates a loose object file:
 // zlib("<type> <size>\x00" content).
-func readLooseObject(path string) (plumbing.ObjectType, []byte, error) {
-	f, err := os.Open(path)
+func (d *odb) readLoose(path string) (plumbing.ObjectType, []byte, error) {
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, nil, plumbing.ErrObjectNotFound
 		}
 		return 0, nil, err
 	}
-	defer f.Close()
-	zr, err := zlib.NewReader(bufio.NewReaderSize(f, 16<<10))
-	if err != nil {
+	if err := d.zr.reset(bytes.NewReader(raw)); err != nil {
 		return 0, nil, fmt.Errorf("loose object %s: %w", path, err)
 	}
-	defer zr.Close()
-	br := bufio.NewReaderSize(zr, 512)
-	head, err := br.ReadSlice(0)
-	if err != nil {
-		return 0, nil, fmt.Errorf("loose object %s: bad header: %w", path, err)
+	var head [64]byte
+	n := 0
+	for {
+		if n == len(head) {
+			return 0, nil, fmt.Errorf("loose object %s: header too long", path)
+		}
+		if _, err := io.ReadFull(d.zr.r, head[n:n+1]); err != nil {
+			return 0, nil, fmt.Errorf("loose object %s: bad header: %w", path, err)
+		}
+		if head[n] == 0 {
+			break
+		}
+		n++
 	}
-	kind, size, ok := strings.Cut(string(head[:len(head)-1]), " ")
+	kind, size, ok := strings.Cut(string(head[:n]), " ")
 	t, terr := plumbing.ParseObjectType(kind)
-	n, nerr := strconv.ParseInt(size, 10, 64)
-	if !ok || terr != nil || nerr != nil || n < 0 || t < plumbing.CommitObject || t > plumbing.TagObject {
-		return 0, nil, fmt.Errorf("loose object %s: bad header %q", path, truncate(head))
+	sz, nerr := strconv.ParseInt(size, 10, 64)
+	if !ok || terr != nil || nerr != nil || sz < 0 || t < plumbing.CommitObject || t > plumbing.TagObject {
+		return 0, nil, fmt.Errorf("loose object %s: bad header %q", path, truncate(head[:n]))
 	}
-	data, err := readExactly(br, n)
+	data, err := readExactly(d.zr.r, sz)
 	if err != nil {
 		return 0, nil, fmt.Errorf("loose object %s: %w", path, err)
 	}
 	return t, data, nil
 }
 
-// readExactly reads exactly n bytes from r and checks that nothing follows.
+// readExactly reads exactly n bytes from r and checks that no more follow.
 // Memory is reserved as the bytes arrive, so a corrupt size cannot make it
-// allocate much more than the stream holds (past a first 8 MiB).
+// allocate much more than the stream holds (past a first 8 MiB). Errors
+// after the n-th byte (zlib's trailing checksum) are not this read's
+// concern: the content is checked against its id, and verify --read-data
+// checks git's own checksums.
 func readExactly(r io.Reader, n int64) ([]byte, error) {
 	const prealloc = 8 << 20
-	c := n
-	if c > prealloc {
-		c = prealloc
+	var data []byte
+	if n <= prealloc {
+		data = make([]byte, n)
+		if got, err := io.ReadFull(r, data); int64(got) != n {
+			return nil, shortContent(int64(got), n, err)
+		}
+	} else {
+		buf := bytes.NewBuffer(make([]byte, 0, prealloc))
+		if got, err := buf.ReadFrom(io.LimitReader(r, n)); got != n {
+			return nil, shortContent(got, n, err)
+		}
+		data = buf.Bytes()
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, c+1))
-	got, err := buf.ReadFrom(io.LimitReader(r, n+1))
-	if err != nil {
-		return nil, err
+	var one [1]byte
+	if m, _ := r.Read(one[:]); m != 0 {
+		return nil, fmt.Errorf("content is longer than the %d bytes its header says", n)
 	}
-	if got != n {
-		return nil, fmt.Errorf("content is %d bytes, its header says %d", got, n)
+	return data, nil
+}
+
+func shortContent(got, n int64, err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("content is %d bytes, its header says %d", got, n)
 	}
-	return buf.Bytes(), nil
+	return err
 }
 
 // readAllFile reads the first size bytes of f.
