@@ -75,7 +75,10 @@ type repo struct {
 	bufBytes int
 	closed   bool
 
-	packsSeen      string    // the .idx files go-git's index was loaded from
+	looseDirs []string // fan-out directories written since the last Update (maintain.go)
+	autoPack  int      // loose objects past which a write packs them (maintain.go)
+
+	packsSeen      string    // the .idx files the object reader last listed
 	packsCheckedAt time.Time // when packsSeen was last compared with the disk
 
 	// pmu guards packed, the parsed packed-refs file.
@@ -265,7 +268,7 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	// Loose objects are written through a temporary file in objects/pack.
 	_ = perm.mkdirAll(filepath.Join(gitdir, "objects", "pack"))
 	st := newODB(filepath.Join(gitdir, "objects"))
-	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm}, nil
+	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm, autoPack: autoPackFromConfig(cfg)}, nil
 }
 
 // IsStore reports whether path holds a git repository created by Init (its

@@ -78,12 +78,15 @@ func (s *repo) flush() error {
 	if len(s.bufOrder) >= packThreshold {
 		err = s.writePack()
 	} else {
+		hexes := make([]string, 0, len(s.bufOrder))
 		for _, h := range s.bufOrder {
 			b := s.buf[h]
 			if err = s.writeLoose(h, b.t, b.data); err != nil {
 				break
 			}
+			hexes = append(hexes, h.String())
 		}
+		s.noteLooseDirs(hexes)
 	}
 	if err != nil {
 		return err

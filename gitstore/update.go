@@ -75,7 +75,14 @@ func (s *repo) Update(updates ...RefUpdate) error {
 	if err := tx.makeDurable(files); err != nil {
 		return err
 	}
-	return tx.publish()
+	if err := tx.publish(); err != nil {
+		return err
+	}
+	tx.release()
+	// Objects and refs are in place: pack loose objects if they piled up
+	// (maintain.go).
+	s.maybeMaintain()
+	return nil
 }
 
 // newTxn validates the updates: ref names, object ids, one update per ref.

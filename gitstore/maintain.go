@@ -1,0 +1,173 @@
+package gitstore
+
+// Automatic maintenance: small writes leave loose objects (fewer than
+// packThreshold per write, see pack.go), one file each, which take far more
+// space than the same objects packed and slow down every copy of the store.
+// After an Update whose objects went out loose, the store estimates how many
+// loose objects it holds from the fan-out directories it has just written
+// into (as git's gc.auto samples objects/17), and past DefaultAutoPack
+// packs them with `git repack --geometric=2 -d`: the loose objects and the
+// smallest packs are rolled into one delta-compressed pack, so the packs
+// stay few (each at least twice the size of the next smaller) and no write
+// repacks the whole store.
+//
+// This never deletes an object anyone may need: a geometric repack copies
+// every object of the packs it rolls up (reachable or not) and every loose
+// object into the new pack before it removes them, so concurrent writers
+// and in-flight objects keep existing, and unreachable objects keep their
+// place until `readproof gc` prunes them after its grace period. One
+// maintenance runs at a time (a lock file in the git directory; a killed
+// one's lock is taken over after maintenanceStaleAge), and none while
+// `git gc` runs.
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+)
+
+// DefaultAutoPack is the estimated number of loose objects past which a
+// write packs them. The config value gc.auto overrides it (0 turns
+// automatic maintenance off), as it does for git's own `gc --auto`.
+const DefaultAutoPack = 256
+
+const (
+	maintenanceLock     = "readproof-maintenance.lock"
+	maintenanceStaleAge = 30 * time.Minute
+	maintenanceTimeout  = 10 * time.Minute
+	// sampleDirs bounds how many fan-out directories one estimate reads.
+	sampleDirs = 8
+)
+
+// autoPackFromConfig returns the loose-object threshold gc.auto sets, or
+// DefaultAutoPack.
+func autoPackFromConfig(cfg *gitconfig.Config) int {
+	if cfg == nil {
+		return DefaultAutoPack
+	}
+	v := strings.TrimSpace(cfg.Section("gc").Options.Get("auto"))
+	if v == "" {
+		return DefaultAutoPack
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return DefaultAutoPack
+	}
+	return n
+}
+
+// noteLooseDirs remembers the fan-out directories a flush wrote loose
+// objects into. Called with s.mu held.
+func (s *repo) noteLooseDirs(hexes []string) {
+	for _, h := range hexes {
+		if len(s.looseDirs) >= sampleDirs {
+			return
+		}
+		d := h[:2]
+		dup := false
+		for _, have := range s.looseDirs {
+			dup = dup || have == d
+		}
+		if !dup {
+			s.looseDirs = append(s.looseDirs, d)
+		}
+	}
+}
+
+// estimateLoose estimates the loose objects of the store, besides those
+// just written, from the number of entries in the fan-out directories
+// just written into (each holds 1/256 of the others on average).
+func estimateLoose(objects string, dirs []string) int {
+	if len(dirs) == 0 {
+		return 0
+	}
+	total := 0
+	for _, d := range dirs {
+		f, err := os.Open(filepath.Join(objects, d))
+		if err != nil {
+			continue
+		}
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, n := range names {
+			if len(n) == 38 {
+				total++
+			}
+		}
+		// Not counting the object this write put there (the directory was
+		// chosen because it holds one).
+		total--
+	}
+	if total <= 0 {
+		return 0
+	}
+	return total * 256 / len(dirs)
+}
+
+// maybeMaintain packs the loose objects when the estimate says there are
+// more than the threshold. Failures are not the write's: the next write
+// tries again, and `readproof gc` does everything this does.
+func (s *repo) maybeMaintain() {
+	s.mu.Lock()
+	dirs := s.looseDirs
+	s.looseDirs = nil
+	limit := s.autoPack
+	s.mu.Unlock()
+	if limit <= 0 || len(dirs) == 0 {
+		return
+	}
+	if estimateLoose(filepath.Join(s.path, "objects"), dirs) < limit {
+		return
+	}
+	s.maintain(context.Background())
+}
+
+// maintain runs one geometric repack unless another maintenance or a git
+// gc is running. It reports whether it ran.
+func (s *repo) maintain(ctx context.Context) bool {
+	if fileExists(filepath.Join(s.path, "gc.pid")) {
+		return false
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return false
+	}
+	lock := filepath.Join(s.path, maintenanceLock)
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		fi, serr := os.Stat(lock)
+		if serr != nil || time.Since(fi.ModTime()) < maintenanceStaleAge {
+			return false
+		}
+		// Left behind by a killed process: take it over (one winner).
+		stale := lock + ".stale." + strconv.Itoa(os.Getpid())
+		if os.Rename(lock, stale) != nil {
+			return false
+		}
+		os.Remove(stale)
+		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	}
+	if err != nil {
+		return false
+	}
+	f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+	f.Close()
+	defer os.Remove(lock)
+	ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
+	defer cancel()
+	// -n: no info/refs for dumb HTTP (it lists every ref); no bitmaps (they
+	// need one pack of everything); -l: local objects only.
+	_, err = runGit(ctx, git, s.path, "repack", "-c", "gc.auto=0", "repack", "--geometric=2", "-d", "-l", "-n", "-q", "--no-write-bitmap-index")
+	s.mu.Lock()
+	s.st.Reindex()
+	s.mu.Unlock()
+	return err == nil
+}
