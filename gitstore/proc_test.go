@@ -42,6 +42,8 @@ func runHelper(role string) error {
 	switch role {
 	case "append":
 		return helperAppend(path, ref, n, Options{StaleLockAge: stale}, false)
+	case "heavyappend":
+		return helperAppend(path, ref, n, Options{StaleLockAge: stale}, true)
 	case "crash":
 		return helperAppend(path, ref, 1<<30, Options{StaleLockAge: stale}, true)
 	case "gitappend":
