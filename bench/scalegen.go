@@ -91,7 +91,17 @@ func run(store, tmpl string, n int, prefix string) error {
 	startRe := regexp.MustCompile(`"started_at": "[^"]*"`)
 	createdRe := regexp.MustCompile(`"created_at": "[^"]*"`)
 	manifestRe := regexp.MustCompile(`"manifest": "[^"]*"`)
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// The new runs come after the template in run order (the journal's
+	// view names the newest run by created_at).
+	m0 := createdRe.Find(manifest)
+	if m0 == nil {
+		return fmt.Errorf("template manifest has no created_at")
+	}
+	t0, err := time.Parse(time.RFC3339Nano, strings.TrimSuffix(strings.TrimPrefix(string(m0), `"created_at": "`), `"`))
+	if err != nil {
+		return fmt.Errorf("template manifest: %w", err)
+	}
+	base := t0.UTC().Truncate(time.Second)
 	data := func(b []byte) {
 		fmt.Fprintf(w, "data %d\n", len(b))
 		w.Write(b)
