@@ -97,7 +97,7 @@ func parsePlainURI(s string) (identity.URI, error) {
 
 // runGet is `readproof get`.
 func runGet(ctx context.Context, e *env, args []string) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		d, err := s.Resolve(ctx, args[0])
 		if err != nil {
 			return err
@@ -113,7 +113,7 @@ func runGet(ctx context.Context, e *env, args []string) error {
 
 // runInspect is `readproof inspect`.
 func runInspect(_ context.Context, e *env, args []string) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		in, err := s.Inspect(args[0])
 		if err != nil {
 			return err
@@ -173,7 +173,7 @@ func runInspect(_ context.Context, e *env, args []string) error {
 
 // runHistory is `readproof history`.
 func runHistory(_ context.Context, e *env, args []string) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		u, err := parsePlainURI(args[0])
 		if err != nil {
 			return err

@@ -91,6 +91,11 @@ type File struct {
 	// when unset.
 	SigningKey, AllowedSigners, ProbeKey, ReceiptsKey string
 	Resources                                         []Resource
+
+	// byURI indexes Resources by namespace and path for Lookup; Parse
+	// fills it. Lookup scans instead when it is nil (a File built by hand)
+	// or no longer matches Resources (appended to after parsing).
+	byURI map[[2]string]int
 }
 
 // Load reads and parses the policy file at path. A missing file is an error
@@ -178,6 +183,7 @@ func Parse(path string, data []byte) (*File, error) {
 	if err := c.first(); err != nil {
 		return nil, err
 	}
+	f.index()
 	return f, nil
 }
 
@@ -283,8 +289,29 @@ func syntaxError(name, text string, err error) error {
 	return &Error{File: name, Msg: oneLine("malformed TOML: " + err.Error()), Err: err}
 }
 
-// Lookup returns the resource declared for u, ignoring u.Tag.
+// index builds byURI. Parse refuses duplicate URIs, so every key is one
+// resource.
+func (f *File) index() {
+	f.byURI = make(map[[2]string]int, len(f.Resources))
+	for i := range f.Resources {
+		u := f.Resources[i].URI
+		f.byURI[[2]string{u.Namespace, u.Path}] = i
+	}
+}
+
+// Lookup returns the resource declared for u, ignoring u.Tag. A parsed
+// file answers from its index, in constant time; a run that mounts every
+// declared resource would otherwise scan the list once per URI.
 func (f *File) Lookup(u identity.URI) (*Resource, bool) {
+	if f.byURI != nil && len(f.byURI) == len(f.Resources) {
+		if i, ok := f.byURI[[2]string{u.Namespace, u.Path}]; ok {
+			if r := &f.Resources[i]; r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
+				return r, true
+			}
+		} else {
+			return nil, false
+		}
+	}
 	for i := range f.Resources {
 		r := &f.Resources[i]
 		if r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
