@@ -290,8 +290,11 @@ func syntaxError(name, text string, err error) error {
 }
 
 // index builds byURI. Parse refuses duplicate URIs, so every key is one
-// resource.
+// resource. A file without resources keeps byURI nil, as Empty has it.
 func (f *File) index() {
+	if len(f.Resources) == 0 {
+		return
+	}
 	f.byURI = make(map[[2]string]int, len(f.Resources))
 	for i := range f.Resources {
 		u := f.Resources[i].URI
