@@ -144,13 +144,48 @@ func defaultCacheDir() string {
 // Parse parses data as the policy file at path; path names the file in
 // errors and anchors relative paths. Every problem is returned as an *Error
 // (the one nearest the top of the file).
+//
+// A file is read in one pass by fastRead when it keeps to the TOML policy
+// files are written in and is accepted; anything else (other TOML, and every
+// file with a problem) is read again by BurntSushi/toml and the position
+// scanner, which word the errors. Both readers give the same File for every
+// input (FuzzParseFastMatchesSlow).
 func Parse(path string, data []byte) (*File, error) {
 	name := path
 	if name == "" {
 		name = DefaultFileName
 	}
 	text := string(data)
+	if f, ok := parseFast(path, name, text); ok {
+		return f, nil
+	}
+	return parseSlow(path, name, text)
+}
 
+// parseFast is Parse by fastRead; ok is false when it gave up or found a
+// problem.
+func parseFast(path, name, text string) (*File, bool) {
+	tree, ok := fastRead(text)
+	if !ok {
+		return nil, false
+	}
+	raw, ok := fastDecode(tree)
+	if !ok {
+		return nil, false
+	}
+	c := &checker{file: name, fast: &fastIndex{root: fval{kind: fTable, t: tree}}}
+	f := Empty(path)
+	c.build(f, raw)
+	if len(c.errs) > 0 {
+		return nil, false
+	}
+	f.index()
+	return f, true
+}
+
+// parseSlow is Parse by BurntSushi/toml: a decode into rawFile, and the
+// position scanner for lines.
+func parseSlow(path, name, text string) (*File, error) {
 	c := &checker{file: name}
 	var raw rawFile
 	md, err := toml.Decode(text, &raw)
