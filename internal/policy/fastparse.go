@@ -28,7 +28,6 @@ type ftable struct {
 	line int
 }
 
-
 // fentry is one key of a table.
 type fentry struct {
 	key  string
