@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -239,9 +240,24 @@ func (e *env) withStore(fn func(*store.Store) error) error {
 }
 
 // withReadStore is withStore for a command that reads what is recorded: the
-// policy file is read only if fn needs it (openRead).
+// policy file is read only if fn needs it (openRead), and stdout is
+// buffered (a manifest's table or a replay's bytes are thousands of small
+// writes otherwise).
 func (e *env) withReadStore(fn func(*store.Store) error) error {
-	return withOpened(e.openRead, fn)
+	return e.bufferedOut(func() error { return withOpened(e.openRead, fn) })
+}
+
+// bufferedOut runs fn with e.out buffered, and flushes it after fn.
+func (e *env) bufferedOut(fn func() error) error {
+	w := bufio.NewWriterSize(e.out, 64<<10)
+	out := e.out
+	e.out = w
+	err := fn()
+	e.out = out
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 func withOpened(open func() (*store.Store, error), fn func(*store.Store) error) error {
@@ -260,9 +276,9 @@ func (e *env) withStoreCtx(ctx context.Context, fn func(*store.Store) error) err
 }
 
 // withReadStoreCtx is withStoreCtx with the policy read only if fn needs it
-// (openRead).
+// (openRead) and stdout buffered.
 func (e *env) withReadStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
-	return withOpenedCtx(ctx, e.openRead, fn)
+	return e.bufferedOut(func() error { return withOpenedCtx(ctx, e.openRead, fn) })
 }
 
 func withOpenedCtx(ctx context.Context, open func() (*store.Store, error), fn func(*store.Store) error) error {
