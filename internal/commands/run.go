@@ -54,12 +54,13 @@ func runCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "probe", Usage: "append a proof-of-read probe line to each document (needs a key: readproof probe key init)"},
 					&cli.StringFlag{Name: "probe-key", Usage: "the probe key file (default: [probe] key in readproof.toml, else $XDG_CONFIG_HOME/readproof/probe.key)"},
+					&cli.BoolFlag{Name: "verbose", Usage: "a stderr line per mounted document instead of one summary line"},
 				},
 				Action: func(c *cli.Context) error {
 					if err := needArgs(c, 2, -1, "ID URI[@TAG]..."); err != nil {
 						return err
 					}
-					opts := mountOptions{Probe: c.Bool("probe"), ProbeKey: c.String("probe-key")}
+					opts := mountOptions{Probe: c.Bool("probe"), ProbeKey: c.String("probe-key"), Verbose: c.Bool("verbose")}
 					return withEnv(c, func(e *env) error { return runMount(c.Context, e, opts, c.Args().Slice()) })
 				},
 			},
@@ -124,6 +125,7 @@ func runStart(_ context.Context, e *env, args []string) error {
 type mountOptions struct {
 	Probe    bool   // append a proof-of-read probe line
 	ProbeKey string // the probe key file ("" for the configured one)
+	Verbose  bool   // a stderr line per entry instead of one summary
 }
 
 // runMount mounts args[1:] in the open run args[0] and prints the bytes
@@ -138,6 +140,9 @@ func runMount(ctx context.Context, e *env, opts mountOptions, args []string) err
 				return err
 			}
 			keys = k
+		}
+		if !opts.Probe {
+			return mountMany(ctx, e, s, opts, id, args[1:])
 		}
 		var out []deliveryJSON
 		for _, ref := range args[1:] {
@@ -169,6 +174,35 @@ func runMount(ctx context.Context, e *env, opts mountOptions, args []string) err
 		}
 		return nil
 	})
+}
+
+// mountMany mounts refs in one store commit and prints the bytes in order
+// (or, with --json, the deliveries); stderr gets one summary line, or a
+// line per entry with --verbose or for a single URI.
+func mountMany(ctx context.Context, e *env, s *store.Store, opts mountOptions, id string, refs []string) error {
+	ds, err := s.MountMany(ctx, id, refs)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		out := make([]deliveryJSON, 0, len(ds))
+		for _, d := range ds {
+			out = append(out, toDeliveryJSON(d))
+		}
+		return printJSON(e.out, out)
+	}
+	for _, d := range ds {
+		if opts.Verbose || len(ds) == 1 {
+			e.say("readproof: mounted at position %d: %s", d.Position, provenanceLine(d))
+		}
+		if _, err := e.out.Write(d.Content); err != nil {
+			return err
+		}
+	}
+	if len(ds) > 1 && !opts.Verbose {
+		e.say("readproof: mounted %d documents in run %s at positions %d-%d (--verbose lists each)", len(ds), id, ds[0].Position, ds[len(ds)-1].Position)
+	}
+	return nil
 }
 
 func runCommit(_ context.Context, e *env, args []string) error {
