@@ -177,11 +177,19 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	requireGit(t)
 	t.Parallel()
 	dir := bigRun(t, 2, 3, 64<<10)
-	for _, args := range [][]string{{"replay", "--no-content", "big"}, {"evidence", "export", "big", "--out", "b.json"}, {"verify"}} {
+	mustRP(t, dir, "run", "start", "open")
+	d0, d1 := "readproof://bench/docs/d0000", "readproof://bench/docs/d0001"
+	for _, args := range [][]string{
+		{"replay", "--no-content", "big"},
+		{"evidence", "export", "big", "--out", "b.json"},
+		{"verify"},
+		{"run", "mount", "open", d0, d1, d0, d1},
+	} {
 		name := strings.Join(args, " ")
 		what := args[0]
-		if args[0] == "evidence" {
-			what = "evidence export"
+		switch args[0] {
+		case "evidence", "run":
+			what = args[0] + " " + args[1]
 		}
 		// a terminal: the line is drawn (\r-updated, then erased)
 		cmd, out := startOnPty(t, dir, nil, "", args...)

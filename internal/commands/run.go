@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
@@ -99,7 +100,9 @@ func runOnce(ctx context.Context, e *env, opts runOnceOptions, args []string) er
 		return usageError("run --id %s: no URIs to mount", opts.ID)
 	}
 	return e.withStore(func(s *store.Store) error {
-		m, _, err := s.RunOnce(ctx, opts.ID, args)
+		line := progress.Start(e.err, "run", "documents", e.json)
+		m, _, err := s.RunOnceProgress(ctx, opts.ID, args, progressOver(line, 2))
+		line.Stop()
 		if err != nil {
 			return err
 		}
@@ -180,7 +183,9 @@ func runMount(ctx context.Context, e *env, opts mountOptions, args []string) err
 // (or, with --json, the deliveries); stderr gets one summary line, or a
 // line per entry with --verbose or for a single URI.
 func mountMany(ctx context.Context, e *env, s *store.Store, opts mountOptions, id string, refs []string) error {
-	ds, err := s.MountMany(ctx, id, refs)
+	line := progress.Start(e.err, "run mount", "documents", e.json)
+	ds, err := s.MountMany(ctx, id, refs, progressOver(line, 2))
+	line.Stop()
 	if err != nil {
 		return err
 	}
@@ -238,4 +243,17 @@ func runList(_ context.Context, e *env) error {
 		}
 		return tw.Flush()
 	})
+}
+
+// progressOver is line's Update for work of more than min units, else nil:
+// a run of one document draws no line.
+func progressOver(line *progress.Line, min int) func(done, total int) {
+	if line == nil {
+		return nil
+	}
+	return func(done, total int) {
+		if total > min {
+			line.Update(done, total)
+		}
+	}
 }

@@ -16,8 +16,9 @@ import (
 // entries tree that grows with every call). Concurrent mounts into the run
 // still get distinct, gap-free positions; this call's entries stay
 // together. It stops with ctx's error, recording nothing, when ctx ends
-// before the commit.
-func (s *Store) MountMany(ctx context.Context, runID string, refs []string) ([]*Delivery, error) {
+// before the commit. progress (nil: none) hears each document resolved as
+// (done, total).
+func (s *Store) MountMany(ctx context.Context, runID string, refs []string, progress func(done, total int)) ([]*Delivery, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}
@@ -36,15 +37,21 @@ func (s *Store) MountMany(ctx context.Context, runID string, refs []string) ([]*
 	}
 	b := newRunBatch()
 	ds := make([]*Delivery, 0, len(refs))
-	for _, ref := range refs {
+	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if progress != nil {
+			progress(i, len(refs))
 		}
 		d, err := s.resolve(ctx, ref, b)
 		if err != nil {
 			return nil, err
 		}
 		ds = append(ds, d)
+	}
+	if progress != nil {
+		progress(len(refs), len(refs))
 	}
 	if len(ds) == 0 {
 		return ds, nil

@@ -196,6 +196,12 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 // RunOnce resolves refs into a new run and commits it: start, mount and
 // commit in one transaction.
 func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
+	return s.RunOnceProgress(ctx, runID, refs, nil)
+}
+
+// RunOnceProgress is RunOnce reporting each document resolved to progress
+// as (done, total).
+func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, []*Delivery, error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -214,6 +220,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 	var ds []*Delivery
 	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Entries: []manifest.Entry{}}
 	for i, r := range refs {
+		if progress != nil {
+			progress(i, len(refs))
+		}
 		d, err := s.resolve(ctx, r, b)
 		if err != nil {
 			return nil, nil, err
@@ -221,6 +230,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 		d.Position = i
 		ds = append(ds, d)
 		m.Entries = append(m.Entries, d.Entry)
+	}
+	if progress != nil {
+		progress(len(refs), len(refs))
 	}
 	m.CreatedAt = s.now()
 	id, err := s.writeManifest(m)
