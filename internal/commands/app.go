@@ -96,6 +96,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
+// exitCode is the code Main exits with for err (0 for nil).
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	return codeOf(ctx, err)
+}
+
 func codeOf(ctx context.Context, err error) int {
 	var ee *exitError
 	switch {
@@ -280,7 +288,7 @@ func commandList() []*cli.Command {
 		{"share", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
 		{"prove", []*cli.Command{replayCommand(), verifyCommand(), evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand()}},
 		{"agent", []*cli.Command{mcpCommand()}},
-		{"store", []*cli.Command{gcCommand(), hooksCommand()}},
+		{"store", []*cli.Command{gcCommand(), migrateCommand(), hooksCommand()}},
 		{"help", []*cli.Command{helpCommand(), versionCommand(), completionCommand(), manCommand(), demoCommand()}},
 	} {
 		for _, c := range g.commands {

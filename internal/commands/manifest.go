@@ -26,18 +26,24 @@ func manifestCommand() *cli.Command {
 		Name:      "manifest",
 		Usage:     "show a committed manifest by run id or manifest id",
 		ArgsUsage: "RUN|MANIFEST",
+		Flags:     []cli.Flag{formatFlag()},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 1, 1, "RUN|MANIFEST"); err != nil {
 				return err
 			}
-			return withEnv(c, func(e *env) error { return runManifest(c.Context, e, c.Args().Slice()) })
+			opts := formatOptions{Format: c.String("format")}
+			return withEnv(c, func(e *env) error { return runManifest(c.Context, e, opts, c.Args().Slice()) })
 		},
 	}
 }
 
 // runManifest prints the manifest args[0] names, with its proof-of-read
 // verdicts.
-func runManifest(_ context.Context, e *env, args []string) error {
+func runManifest(_ context.Context, e *env, opts formatOptions, args []string) error {
+	md, err := checkFormat(opts.Format, e.json)
+	if err != nil {
+		return err
+	}
 	return e.withStore(func(s *store.Store) error {
 		m, err := s.Manifest(args[0])
 		if err != nil {
@@ -53,6 +59,10 @@ func runManifest(_ context.Context, e *env, args []string) error {
 				j.Extra = map[string]any{proofread.ExtraKey: por}
 			}
 			return printJSON(e.out, j)
+		}
+		if md {
+			markdownManifest(e.out, m, lines)
+			return nil
 		}
 		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\nentries  %d\n\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano), len(m.Entries))
 		withRef := false
@@ -88,6 +98,11 @@ func runManifest(_ context.Context, e *env, args []string) error {
 	})
 }
 
+// formatOptions is the --format flag of diff and manifest.
+type formatOptions struct {
+	Format string // text or markdown
+}
+
 // diffJSON is the --json shape of a diff.
 type diffJSON struct {
 	A       string         `json:"a"`
@@ -107,11 +122,13 @@ func diffCommand() *cli.Command {
 		Name:      "diff",
 		Usage:     "compare two runs: which documents changed, why (source revision, observed time, tag), and how",
 		ArgsUsage: "RUN-A RUN-B",
+		Flags:     []cli.Flag{formatFlag()},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 2, 2, "RUN-A RUN-B"); err != nil {
 				return err
 			}
-			return withEnv(c, func(e *env) error { return runDiff(c.Context, e, c.Args().Slice()) })
+			opts := formatOptions{Format: c.String("format")}
+			return withEnv(c, func(e *env) error { return runDiff(c.Context, e, opts, c.Args().Slice()) })
 		},
 	}
 }
@@ -199,7 +216,11 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 }
 
 // runDiff is `readproof diff`.
-func runDiff(_ context.Context, e *env, args []string) error {
+func runDiff(_ context.Context, e *env, opts formatOptions, args []string) error {
+	md, err := checkFormat(opts.Format, e.json)
+	if err != nil {
+		return err
+	}
 	return e.withStore(func(s *store.Store) error {
 		a, err := s.Manifest(args[0])
 		if err != nil {
@@ -233,6 +254,10 @@ func runDiff(_ context.Context, e *env, args []string) error {
 		}
 		if e.json {
 			return printJSON(e.out, out)
+		}
+		if md {
+			markdownDiff(e.out, a, b, out)
+			return nil
 		}
 		for _, ch := range out.Changes {
 			switch ch.Kind {

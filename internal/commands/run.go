@@ -210,9 +210,9 @@ func mountMany(ctx context.Context, e *env, s *store.Store, opts mountOptions, i
 	return nil
 }
 
-func runCommit(_ context.Context, e *env, args []string) error {
+func runCommit(ctx context.Context, e *env, args []string) error {
 	return e.withStore(func(s *store.Store) error {
-		m, err := s.CommitRun(args[0])
+		m, err := s.CommitRunContext(ctx, args[0])
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,17 @@ import (
 // before the commit. progress (nil: none) hears each document resolved as
 // (done, total).
 func (s *Store) MountMany(ctx context.Context, runID string, refs []string, progress func(done, total int)) ([]*Delivery, error) {
+	ctx, span := startMount(ctx, runID)
+	ds, err := s.mountMany(ctx, runID, refs, progress)
+	var one *Delivery // the span names the document when there is one
+	if len(ds) == 1 {
+		one = ds[0]
+	}
+	endMount(span, one, err)
+	return ds, err
+}
+
+func (s *Store) mountMany(ctx context.Context, runID string, refs []string, progress func(done, total int)) ([]*Delivery, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}

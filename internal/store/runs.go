@@ -11,6 +11,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -149,6 +150,19 @@ func refOf(e manifest.Entry) string {
 
 // CommitRun freezes an open run into a manifest commit and returns it.
 func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
+	return s.CommitRunContext(context.Background(), runID)
+}
+
+// CommitRunContext is CommitRun in ctx's trace: its span is a child of
+// ctx's and the manifest records ctx's trace id.
+func (s *Store) CommitRunContext(ctx context.Context, runID string) (_ *manifest.Manifest, err error) {
+	ctx, span := startCommit(ctx, runID)
+	m, err := s.commitRun(ctx, runID)
+	endCommit(ctx, span, m, err)
+	return m, err
+}
+
+func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}
@@ -168,10 +182,11 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 		if err != nil {
 			return err
 		}
-		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Entries: entries}
+		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Caller: s.opts.Caller, Entries: entries}
 		if m.Entries == nil {
 			m.Entries = []manifest.Entry{}
 		}
+		m.TraceID = telemetry.TraceID(ctx)
 		id, err := s.writeManifest(m)
 		if err != nil {
 			return err
@@ -201,7 +216,7 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 
 // RunOnceProgress is RunOnce reporting each document resolved to progress
 // as (done, total).
-func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, []*Delivery, error) {
+func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (_ *manifest.Manifest, _ []*Delivery, err error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -218,7 +233,7 @@ func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
-	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Entries: []manifest.Entry{}}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
 	for i, r := range refs {
 		if progress != nil {
 			progress(i, len(refs))
@@ -235,6 +250,9 @@ func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string
 		progress(len(refs), len(refs))
 	}
 	m.CreatedAt = s.now()
+	m.TraceID = telemetry.TraceID(ctx)
+	ctx, span := startCommit(ctx, runID)
+	defer func() { endCommit(ctx, span, m, err) }()
 	id, err := s.writeManifest(m)
 	if err != nil {
 		return nil, nil, err
@@ -300,22 +318,27 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 
 // journal builds the next commit of refs/heads/main, which records each
 // committed run with the manifest as second parent, so a plain `git clone`
-// carries every manifest and `git log` lists them.
+// carries every manifest and `git log` lists them; its tree is the journal
+// view with the run applied (JournalTree).
 func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUpdate, error) {
 	tip, err := s.ref(JournalRef)
 	if err != nil {
 		return nil, err
 	}
-	empty, err := s.git.PutTree(nil)
+	parents := []gitstore.OID{manifestID}
+	var journalParents []gitstore.OID
+	if tip != "" {
+		parents = []gitstore.OID{tip, manifestID}
+		journalParents = []gitstore.OID{tip}
+	}
+	// The view is computed from the tip read above, so a writer that loses
+	// the compare-and-swap computes it again on the new tip.
+	tree, err := JournalTree(s.git, journalParents, manifestID)
 	if err != nil {
 		return nil, err
 	}
-	parents := []gitstore.OID{manifestID}
-	if tip != "" {
-		parents = []gitstore.OID{tip, manifestID}
-	}
 	sig := s.signature(s.now())
-	j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+	j, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
 		Message: fmt.Sprintf("record run %s\n\nmanifest %s\n", runID, manifestID)})
 	if err != nil {
 		return nil, err
