@@ -176,6 +176,8 @@ func completionArgs() map[string]argSpec {
 		"tag rm":          {kinds: []argKind{argURI, argTag}},
 		"tag history":     {kinds: []argKind{argURI, argTag}},
 		"tag revert":      {kinds: []argKind{argURI, argTag}},
+		"tag promote":     {kinds: []argKind{argURI, argTag, argTag}},
+		"tag propose":     {kinds: []argKind{argURI, argTag}},
 		"help":            {kinds: []argKind{argCommand}, many: true},
 	}
 }
