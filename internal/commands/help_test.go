@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,6 +49,33 @@ func TestHelpEveryCommand(t *testing.T) {
 	if code := Main([]string{"readproof", "help"}, strings.NewReader(""), &out, &errb); code != ExitOK || !strings.Contains(out.String(), "COMMANDS:") {
 		t.Errorf("readproof help: exit %d, output %q", code, out.String())
 	}
+}
+
+// TestFlagPlaceholders: urfave/cli turns the first `quoted` text of a flag's
+// usage into its placeholder (--manifest ID); a phrase there rendered as
+// "--manifest conflicts list" (issue 15).
+func TestFlagPlaceholders(t *testing.T) {
+	placeholder := regexp.MustCompile("^[A-Z][A-Z0-9_|-]*$")
+	var walk func(path string, cs []*cli.Command)
+	walk = func(path string, cs []*cli.Command) {
+		for _, c := range cs {
+			p := strings.TrimSpace(path + " " + c.Name)
+			for _, f := range c.Flags {
+				df, ok := f.(cli.DocGenerationFlag)
+				if !ok {
+					continue
+				}
+				u := df.GetUsage()
+				if i := strings.IndexByte(u, '`'); i >= 0 {
+					if j := strings.IndexByte(u[i+1:], '`'); j >= 0 && !placeholder.MatchString(u[i+1:i+1+j]) {
+						t.Errorf("readproof %s --%s: the usage quotes %q, which becomes the flag's placeholder", p, f.Names()[0], u[i+1:i+1+j])
+					}
+				}
+			}
+			walk(p, c.Subcommands)
+		}
+	}
+	walk("", newApp(nil, nil, nil).Commands)
 }
 
 // TestHelpListsGroupsInOrder: `readproof --help` lists the commands grouped
