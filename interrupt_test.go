@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -23,6 +24,15 @@ import (
 func bigRun(t *testing.T, docs, repeats, size int) string {
 	t.Helper()
 	dir, uris := project(t, docs, size)
+	toml := filepath.Join(dir, "readproof.toml")
+	data, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("version = 1\n"), []byte(fmt.Sprintf("version = 1\n\n[defaults]\nmax_bytes = %d\n", 2*size)), 1)
+	if err := os.WriteFile(toml, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"run", "--id", "big"}
 	for r := 0; r < repeats; r++ {
 		args = append(args, uris...)
@@ -105,8 +115,14 @@ func exitCode(err error) int {
 func TestSIGINTStopsLongReads(t *testing.T) {
 	requireGit(t)
 	t.Parallel()
+	// small: 60 entries of 2 MiB; full: 12 entries of 32 MiB (a replay
+	// holds every entry's bytes in memory)
 	size := testsize.Pick(t, 2<<20, 32<<20)
-	dir := bigRun(t, 3, 10, size)
+	repeats := 10
+	if testsize.Long() {
+		repeats = 4
+	}
+	dir := bigRun(t, 3, repeats, size)
 	mustRP(t, dir, "evidence", "export", "big", "--out", "bundle.json")
 
 	for _, tc := range []struct {
