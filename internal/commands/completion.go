@@ -399,9 +399,17 @@ func completionValues(e *env, kind argKind, prev string) []string {
 
 // isCompletion reports whether args (args[0] is the program) are a
 // completion request, and returns the words to complete from.
+// After "--" every word is an argument (`readproof exec -- CMD ...` passes
+// them on), so a line with "--" is never a request, as in urfave/cli.
 func isCompletion(args []string) ([]string, bool) {
-	if n := len(args); n >= 2 && args[n-1] == completeFlag {
-		return args[1 : n-1], true
+	n := len(args)
+	if n < 2 || args[n-1] != completeFlag {
+		return nil, false
 	}
-	return nil, false
+	for _, a := range args[1 : n-1] {
+		if a == "--" {
+			return nil, false
+		}
+	}
+	return args[1 : n-1], true
 }

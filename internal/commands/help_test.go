@@ -140,3 +140,22 @@ func TestManPageCurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestIsCompletion: the protocol flag ends a request only before any "--"
+// (exec passes the words after it on to the command it runs).
+func TestIsCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"readproof", "--generate-bash-completion"}, true},
+		{[]string{"readproof", "tag", "--generate-bash-completion"}, true},
+		{[]string{"readproof", "exec", "--session", "s", "--", "echo", "--generate-bash-completion"}, false},
+		{[]string{"readproof", "tag", "list"}, false},
+		{[]string{"readproof"}, false},
+	} {
+		if _, got := isCompletion(tc.args); got != tc.want {
+			t.Errorf("isCompletion(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
