@@ -235,3 +235,43 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestPushProgressOnlyOnATerminal: push shows git's progress meter on a
+// terminal, and neither piped nor with --json.
+func TestPushProgressOnlyOnATerminal(t *testing.T) {
+	requireGit(t)
+	t.Parallel()
+	dir := bigRun(t, 2, 1, 4<<10)
+	for i, mode := range []string{"terminal", "json", "pipe"} {
+		name := fmt.Sprintf("r%d", i)
+		bare := filepath.Join(dir, name+".git")
+		if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		mustRP(t, dir, "remote", "add", name, bare)
+		var stderr string
+		switch mode {
+		case "terminal", "json":
+			args := []string{"push", name}
+			if mode == "json" {
+				args = append([]string{"--json"}, args...)
+			}
+			cmd, out := startOnPty(t, dir, io.Discard, "", args...)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("push on a terminal (%s): %v\n%s", mode, err, out.String())
+			}
+			<-out.done
+			stderr = out.String()
+		case "pipe":
+			_, errs, err := rp(t, dir, "push", name)
+			if err != nil {
+				t.Fatalf("push piped: %v\n%s", err, errs)
+			}
+			stderr = errs
+		}
+		meter := strings.Contains(stderr, "objects:") && strings.Contains(stderr, "\r")
+		if meter != (mode == "terminal") {
+			t.Errorf("push, stderr %s: progress meter shown %v: %q", mode, meter, stderr)
+		}
+	}
+}
