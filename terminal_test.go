@@ -1,5 +1,9 @@
 package main
 
+// Tests of what a terminal sees: progress lines (only on a terminal, never
+// piped or with --json) and Ctrl-C during long reads. They run readproof
+// under a pseudo-terminal (github.com/creack/pty).
+
 import (
 	"bytes"
 	"errors"
