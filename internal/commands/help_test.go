@@ -33,7 +33,11 @@ func TestHelpEveryCommand(t *testing.T) {
 	}
 	for _, p := range paths {
 		name := strings.Join(p, " ")
-		for _, args := range [][]string{append([]string{"help"}, p...), append(append([]string{}, p...), "--help")} {
+		forms := [][]string{append([]string{"help"}, p...), append(append([]string{}, p...), "--help")}
+		if len(p) > 1 { // tag help set
+			forms = append(forms, append(append(append([]string{}, p[:len(p)-1]...), "help"), p[len(p)-1]))
+		}
+		for _, args := range forms {
 			var out, errb bytes.Buffer
 			code := Main(append([]string{"readproof"}, args...), strings.NewReader(""), &out, &errb)
 			if code != ExitOK {
