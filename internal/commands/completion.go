@@ -146,6 +146,7 @@ const (
 	argTag             // a tag of the URI before it
 	argRun             // a committed run id
 	argOpenRun         // an open run id
+	argAnyRun          // a run id, open or committed
 	argCommand         // a command path (help)
 )
 
@@ -166,6 +167,7 @@ func completionArgs() map[string]argSpec {
 		"run":             {kinds: []argKind{argURITag}, many: true},
 		"run mount":       {kinds: []argKind{argOpenRun, argURITag}, many: true},
 		"run commit":      {kinds: []argKind{argOpenRun}},
+		"run show":        {kinds: []argKind{argAnyRun}},
 		"manifest":        {kinds: []argKind{argRun}},
 		"diff":            {kinds: []argKind{argRun, argRun}},
 		"replay":          {kinds: []argKind{argRun}},
@@ -385,10 +387,10 @@ func completionValues(e *env, kind argKind, prev string) []string {
 		for _, t := range tags {
 			out = append(out, t.Tag)
 		}
-	case argRun, argOpenRun:
+	case argRun, argOpenRun, argAnyRun:
 		runs, _ := s.Runs()
 		for _, r := range runs {
-			if r.Open == (kind == argOpenRun) {
+			if kind == argAnyRun || r.Open == (kind == argOpenRun) {
 				out = append(out, r.RunID)
 			}
 		}

@@ -2,11 +2,14 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
@@ -74,6 +77,17 @@ func runCommand() *cli.Command {
 						return err
 					}
 					return withEnv(c, func(e *env) error { return runCommit(c.Context, e, c.Args().Slice()) })
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "show an open run: when it started and the entries mounted so far (a committed run: its manifest)",
+				ArgsUsage: "ID",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "ID"); err != nil {
+						return err
+					}
+					return withEnv(c, func(e *env) error { return runShow(c.Context, e, c.Args().Slice()) })
 				},
 			},
 			{
@@ -256,4 +270,49 @@ func progressOver(line *progress.Line, min int) func(done, total int) {
 			line.Update(done, total)
 		}
 	}
+}
+
+// runShow is `readproof run show ID`: an open run's entries so far; a
+// committed run is shown as `readproof manifest ID` shows it.
+func runShow(ctx context.Context, e *env, args []string) error {
+	var committed bool
+	err := e.withStore(func(s *store.Store) error {
+		r, err := s.OpenRunNamed(args[0])
+		if errors.Is(err, store.ErrRunCommitted) {
+			committed = true
+			return nil
+		}
+		if errors.Is(err, store.ErrUnknownRun) {
+			return hint.With(fmt.Errorf("run %s: %w", args[0], store.ErrUnknownRun), "`readproof run list` lists the open and committed runs")
+		}
+		if err != nil {
+			return err
+		}
+		if e.json {
+			entries := r.Entries
+			if entries == nil {
+				entries = []manifest.Entry{}
+			}
+			return printJSON(e.out, map[string]any{"run_id": r.RunID, "open": true, "started_at": r.StartedAt, "entries": entries})
+		}
+		fmt.Fprintf(e.out, "run      %s (open)\nstarted  %s\nentries  %d\n", r.RunID, r.StartedAt.Format(time.RFC3339Nano), len(r.Entries))
+		if len(r.Entries) == 0 {
+			return nil
+		}
+		fmt.Fprintln(e.out)
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "POS\tURI\tREF\tSNAPSHOT\tCONTENT_HASH\tDECISION")
+		for _, en := range r.Entries {
+			ref := en.Ref
+			if ref == "" {
+				ref = "-"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", en.Position, en.URI, ref, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+		}
+		return tw.Flush()
+	})
+	if err == nil && committed {
+		return runManifest(ctx, e, formatOptions{}, args)
+	}
+	return err
 }
