@@ -370,7 +370,7 @@ func runPull(ctx context.Context, e *env, args []string) error {
 		}
 		warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 		reportConflicts(e, res.RunConflicts, res.TagConflicts)
-		reportRefusedProposals(e, res.ProposalsRefused)
+		reportRefusedProposals(e, res.ProposalsRefused, res.ProposalsStale)
 		if e.json {
 			return printJSON(e.out, res)
 		}
