@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/buildinfo"
 )
 
 // versionCommand is `readproof version [--json]`; `readproof --version`
