@@ -105,14 +105,33 @@ func tagCommand() *cli.Command {
 
 // printTagHistory prints a tag's moves, newest first.
 func printTagHistory(e *env, h []store.TagState) error {
+	// The BY column appears when a move names its caller (a move made
+	// over mcp --http with a token).
+	withCaller := false
+	for _, t := range h {
+		if t.Caller != "" {
+			withCaller = true
+		}
+	}
 	tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SET_AT\tACTION\tSNAPSHOT\tCONTENT_HASH\tCOMMIT")
+	if withCaller {
+		fmt.Fprintln(tw, "SET_AT\tACTION\tSNAPSHOT\tCONTENT_HASH\tCOMMIT\tBY")
+	} else {
+		fmt.Fprintln(tw, "SET_AT\tACTION\tSNAPSHOT\tCONTENT_HASH\tCOMMIT")
+	}
 	for _, t := range h {
 		action, snap, hash := "set", manifest.Short(t.Snapshot), manifest.Short(t.ContentHash)
 		if t.Deleted {
 			action, snap, hash = "delete", "-", "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.SetAt.Format(time.RFC3339Nano), action, snap, hash, manifest.Short(t.Commit))
+		by := ""
+		if withCaller {
+			by = "\t-"
+			if t.Caller != "" {
+				by = "\t" + t.Caller
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", t.SetAt.Format(time.RFC3339Nano), action, snap, hash, manifest.Short(t.Commit), by)
 	}
 	return tw.Flush()
 }
