@@ -471,3 +471,51 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		t.Fatalf("the mount in flight at SIGTERM was not recorded: %v %d", err, len(m.Entries))
 	}
 }
+
+// TestHTTPCallerShown: what a token's caller writes names it, and the CLI
+// shows it: `manifest` (caller line and --json), `tag history` (BY) and
+// `receipts list` (CALLER) / `receipts show`.
+func TestHTTPCallerShown(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	key := filepath.Join(p.home, "keys", "receipts.key")
+	p.cli(t, "receipts", "key", "init", "--key", key)
+	p.extra = []string{"READPROOF_RECEIPTS_KEY=" + key}
+	tok := p.token(t, "agent-7")
+	srv := p.serveHTTP(t, "--session", "s-http")
+	s := srv.connect(t, tok)
+	s.ok(t, "readproof_run_start", map[string]any{"run_id": "r1"})
+	s.ok(t, "readproof_run_mount", map[string]any{"run_id": "r1", "uri": refundsURI})
+	s.ok(t, "readproof_run_commit", map[string]any{"run_id": "r1"})
+	s.ok(t, "readproof_tag_set", map[string]any{"uri": refundsURI, "tag": "prod"})
+	m := s.ok(t, "readproof_manifest", map[string]any{"target": "r1"})
+	if m["caller"] != "agent-7" {
+		t.Errorf("readproof_manifest caller: %v", m["caller"])
+	}
+
+	mustContain(t, "manifest", p.cli(t, "manifest", "r1"), "\ncaller   agent-7\n")
+	mustContain(t, "manifest --json", p.cli(t, "--json", "manifest", "r1"), `"caller": "agent-7"`)
+	hist := p.cli(t, "tag", "history", refundsURI, "prod")
+	mustContain(t, "tag history", hist, "BY\n", " agent-7\n")
+	list := p.cli(t, "receipts", "list", "s-http")
+	mustContain(t, "receipts list", list, "CALLER", "readproof_run_commit  agent-7")
+	if strings.Count(list, "agent-7") != 5 || strings.Count(list, "VALID\n")+strings.Count(list, " valid") < 1 {
+		t.Errorf("receipts list: want 5 receipts by agent-7, all valid:\n%s", list)
+	}
+	var rows []struct {
+		ID     string `json:"id"`
+		Caller string `json:"caller"`
+		Check  string `json:"check"`
+	}
+	if err := json.Unmarshal([]byte(p.cli(t, "--json", "receipts", "list", "s-http")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Caller != "agent-7" {
+			t.Errorf("receipt %s: caller %q, check %s", r.ID, r.Caller, r.Check)
+		}
+	}
+	if len(rows) > 0 {
+		mustContain(t, "receipts show", p.cli(t, "receipts", "show", rows[0].ID), "caller   agent-7")
+	}
+}
