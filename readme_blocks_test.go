@@ -26,7 +26,6 @@ var readmeNotYetHeld = map[string]string{
 	"readproof verify              # the whole store: exit 0 healthy, 3 broken, 4 could not check":                        "issue 15; verify.txtar runs it",
 	"readproof hooks install     # in the project repository (or --repo DIR)":                                             "issue 15; hooks.txtar runs it",
 	"readproof gc                # pack with stock git; remove unreachable objects older than 2 weeks":                    "issue 15; gc.txtar runs it",
-	"claude mcp add readproof -- /abs/path/to/readproof mcp --config /abs/path/to/project/readproof.toml":                 "needs the Claude Code CLI",
 }
 
 // TestREADMEBlocksHeld: every bash or sh block of the README is run as
