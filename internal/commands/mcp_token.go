@@ -3,6 +3,7 @@ package commands
 // `readproof mcp token add|list|revoke`: the bearer tokens of mcp --http.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,7 +42,7 @@ func mcpTokenCommand() *cli.Command {
 						return err
 					}
 					o := mcpTokenOptions{Tokens: c.String("tokens"), Scope: c.String("scope"), Expires: c.String("expires"), Now: time.Now}
-					return withEnv(c, func(e *env) error { return runMCPTokenAdd(e, o, c.Args().First()) })
+					return withEnv(c, func(e *env) error { return runMCPTokenAdd(c.Context, e, o, c.Args().First()) })
 				},
 			},
 			{
@@ -53,7 +54,7 @@ func mcpTokenCommand() *cli.Command {
 						return err
 					}
 					o := mcpTokenOptions{Tokens: c.String("tokens"), Now: time.Now}
-					return withEnv(c, func(e *env) error { return runMCPTokenList(e, o) })
+					return withEnv(c, func(e *env) error { return runMCPTokenList(c.Context, e, o) })
 				},
 			},
 			{
@@ -66,7 +67,7 @@ func mcpTokenCommand() *cli.Command {
 						return err
 					}
 					o := mcpTokenOptions{Tokens: c.String("tokens"), Now: time.Now}
-					return withEnv(c, func(e *env) error { return runMCPTokenRevoke(e, o, c.Args().First()) })
+					return withEnv(c, func(e *env) error { return runMCPTokenRevoke(c.Context, e, o, c.Args().First()) })
 				},
 			},
 		},
@@ -132,7 +133,7 @@ func tokenHint(err error, path string) error {
 
 // runMCPTokenAdd issues a token: the token on stdout, once; what was done
 // on stderr.
-func runMCPTokenAdd(e *env, o mcpTokenOptions, name string) error {
+func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) error {
 	scope, err := mcpauth.ParseScope(o.Scope)
 	if err != nil {
 		return withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --scope: %w", err), "give --scope read or --scope write"))
@@ -190,7 +191,7 @@ func tokenJSONOf(en mcpauth.Entry, now time.Time, token string) tokenJSON {
 	return tokenJSON{Name: en.Name, Scope: string(en.Scope), State: en.State(now), CreatedAt: en.CreatedAt, ExpiresAt: en.ExpiresAt, RevokedAt: en.RevokedAt, Token: token}
 }
 
-func runMCPTokenList(e *env, o mcpTokenOptions) error {
+func runMCPTokenList(_ context.Context, e *env, o mcpTokenOptions) error {
 	path, from, forbidden, err := e.tokenFile(o.Tokens)
 	if err != nil {
 		return err
@@ -223,7 +224,7 @@ func runMCPTokenList(e *env, o mcpTokenOptions) error {
 	return tw.Flush()
 }
 
-func runMCPTokenRevoke(e *env, o mcpTokenOptions, name string) error {
+func runMCPTokenRevoke(_ context.Context, e *env, o mcpTokenOptions, name string) error {
 	path, _, forbidden, err := e.tokenFile(o.Tokens)
 	if err != nil {
 		return err

@@ -164,4 +164,3 @@ func TestHTTPTaggedReadBudget(t *testing.T) {
 		t.Errorf("16 clients: %.0f reads/s, budget 500", many.perSecond)
 	}
 }
-
