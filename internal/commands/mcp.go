@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/mcpauth"
@@ -129,7 +130,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		diag = e.err
 		logger = slog.New(slog.NewTextHandler(e.err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	opts := mcpserver.Options{Open: e.open, Version: Version, Logger: logger}
+	opts := mcpserver.Options{Open: e.open, Version: buildinfo.Read().Version, Logger: logger}
 	var verifier *mcpauth.Verifier
 	if o.HTTP != "" {
 		path, from, err := keyloc.MCPTokensPath(o.Tokens)

@@ -496,7 +496,7 @@ func TestHTTPCallerShown(t *testing.T) {
 	mustContain(t, "manifest", p.cli(t, "manifest", "r1"), "\ncaller   agent-7\n")
 	mustContain(t, "manifest --json", p.cli(t, "--json", "manifest", "r1"), `"caller": "agent-7"`)
 	hist := p.cli(t, "tag", "history", refundsURI, "prod")
-	mustContain(t, "tag history", hist, "BY\n", " agent-7\n")
+	mustContain(t, "tag history", hist, "NOTE\n", "by agent-7")
 	list := p.cli(t, "receipts", "list", "s-http")
 	mustContain(t, "receipts list", list, "CALLER", "readproof_run_commit  agent-7")
 	if strings.Count(list, "agent-7") != 5 || strings.Count(list, "VALID\n")+strings.Count(list, " valid") < 1 {

@@ -95,6 +95,7 @@ func New(opts Options) (*Server, error) {
 	})
 	s.addResources()
 	s.addTools()
+	s.addTelemetry()
 	return s, nil
 }
 

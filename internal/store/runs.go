@@ -11,6 +11,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -149,6 +150,19 @@ func refOf(e manifest.Entry) string {
 
 // CommitRun freezes an open run into a manifest commit and returns it.
 func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
+	return s.CommitRunContext(context.Background(), runID)
+}
+
+// CommitRunContext is CommitRun in ctx's trace: its span is a child of
+// ctx's and the manifest records ctx's trace id.
+func (s *Store) CommitRunContext(ctx context.Context, runID string) (_ *manifest.Manifest, err error) {
+	ctx, span := startCommit(ctx, runID)
+	m, err := s.commitRun(ctx, runID)
+	endCommit(ctx, span, m, err)
+	return m, err
+}
+
+func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}
@@ -172,6 +186,7 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 		if m.Entries == nil {
 			m.Entries = []manifest.Entry{}
 		}
+		m.TraceID = telemetry.TraceID(ctx)
 		id, err := s.writeManifest(m)
 		if err != nil {
 			return err
@@ -195,7 +210,7 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 
 // RunOnce resolves refs into a new run and commits it: start, mount and
 // commit in one transaction.
-func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
+func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *manifest.Manifest, _ []*Delivery, err error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -223,6 +238,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 		m.Entries = append(m.Entries, d.Entry)
 	}
 	m.CreatedAt = s.now()
+	m.TraceID = telemetry.TraceID(ctx)
+	ctx, span := startCommit(ctx, runID)
+	defer func() { endCommit(ctx, span, m, err) }()
 	id, err := s.writeManifest(m)
 	if err != nil {
 		return nil, nil, err
@@ -288,22 +306,27 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 
 // journal builds the next commit of refs/heads/main, which records each
 // committed run with the manifest as second parent, so a plain `git clone`
-// carries every manifest and `git log` lists them.
+// carries every manifest and `git log` lists them; its tree is the journal
+// view with the run applied (JournalTree).
 func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUpdate, error) {
 	tip, err := s.ref(JournalRef)
 	if err != nil {
 		return nil, err
 	}
-	empty, err := s.git.PutTree(nil)
+	parents := []gitstore.OID{manifestID}
+	var journalParents []gitstore.OID
+	if tip != "" {
+		parents = []gitstore.OID{tip, manifestID}
+		journalParents = []gitstore.OID{tip}
+	}
+	// The view is computed from the tip read above, so a writer that loses
+	// the compare-and-swap computes it again on the new tip.
+	tree, err := JournalTree(s.git, journalParents, manifestID)
 	if err != nil {
 		return nil, err
 	}
-	parents := []gitstore.OID{manifestID}
-	if tip != "" {
-		parents = []gitstore.OID{tip, manifestID}
-	}
 	sig := s.signature(s.now())
-	j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+	j, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
 		Message: fmt.Sprintf("record run %s\n\nmanifest %s\n", runID, manifestID)})
 	if err != nil {
 		return nil, err
@@ -396,15 +419,28 @@ type ReplayResult struct {
 // the call: the result says which entries failed. It returns ErrMismatch
 // (wrapped) when any entry fails.
 func (s *Store) Replay(target string) (*ReplayResult, error) {
+	return s.ReplayContext(context.Background(), target, nil)
+}
+
+// ReplayContext is Replay that stops with ctx's error (and no result) when
+// ctx ends, checked before each entry, and reports each entry done to
+// progress (nil: none) as (done, total).
+func (s *Store) ReplayContext(ctx context.Context, target string, progress func(done, total int)) (*ReplayResult, error) {
 	m, err := s.Manifest(target)
 	if err != nil {
 		return nil, err
 	}
-	return s.ReplayManifest(m)
+	return s.ReplayManifestContext(ctx, m, progress)
 }
 
 // ReplayManifest is Replay for a manifest already read with Manifest.
 func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
+	return s.ReplayManifestContext(context.Background(), m, nil)
+}
+
+// ReplayManifestContext is ReplayManifest with ReplayContext's ctx and
+// progress.
+func (s *Store) ReplayManifestContext(ctx context.Context, m *manifest.Manifest, progress func(done, total int)) (*ReplayResult, error) {
 	c, err := s.git.Commit(gitstore.OID(m.ID))
 	if err != nil {
 		return nil, err
@@ -412,7 +448,13 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 	res := &ReplayResult{Manifest: m, AllMatch: true, Entries: []ReplayEntry{}}
 	files := map[string]gitstore.OID{}
 	treeErr := s.listFiles(c.Tree, "", files)
-	for _, e := range m.Entries {
+	for i, e := range m.Entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(i, len(m.Entries))
+		}
 		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
 		data, err := s.git.Blob(gitstore.OID(e.Snapshot))
 		if err == nil {
@@ -446,6 +488,9 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 			res.AllMatch = false
 		}
 		res.Entries = append(res.Entries, r)
+	}
+	if progress != nil {
+		progress(len(m.Entries), len(m.Entries))
 	}
 	if !res.AllMatch {
 		return res, hint.With(fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch),
