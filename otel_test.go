@@ -549,6 +549,12 @@ func TestOTelOffRecordsTraceID(t *testing.T) {
 	if m := show("without"); strings.Contains(m, "trace_id") {
 		t.Errorf("a run without a trace has a trace_id field:\n%s", m)
 	}
+	if out, _, err := readproofCmd(t, dir, base, "manifest", "with-trace"); err != nil || !strings.Contains(out, "\ntrace    6e0c63257de34c926f9efcd03927272e\n") {
+		t.Errorf("manifest does not show the trace id (%v):\n%s", err, out)
+	}
+	if out, _, err := readproofCmd(t, dir, base, "manifest", "without"); err != nil || strings.Contains(out, "trace ") {
+		t.Errorf("manifest shows a trace line for a run without one (%v):\n%s", err, out)
+	}
 	if _, stderr, err := readproofCmd(t, dir, base, "verify"); err != nil {
 		t.Fatalf("verify: %v\n%s", err, stderr)
 	}

@@ -53,7 +53,11 @@ func runManifest(_ context.Context, e *env, args []string) error {
 			}
 			return printJSON(e.out, j)
 		}
-		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\nentries  %d\n\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano), len(m.Entries))
+		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\nentries  %d\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano), len(m.Entries))
+		if m.TraceID != "" {
+			fmt.Fprintf(e.out, "trace    %s\n", m.TraceID)
+		}
+		fmt.Fprintln(e.out)
 		withRef := false
 		for _, en := range m.Entries {
 			if en.Ref != "" {
