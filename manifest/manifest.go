@@ -70,7 +70,11 @@ type Manifest struct {
 	RunID     string    `json:"run_id"`
 	StartedAt time.Time `json:"started_at"`
 	CreatedAt time.Time `json:"created_at"`
-	Entries   []Entry   `json:"entries"`
+	// Caller names who committed the run, when it came through an
+	// authenticated front end (the token name of `readproof mcp --http`);
+	// "" (omitted) otherwise.
+	Caller  string  `json:"caller,omitempty"`
+	Entries []Entry `json:"entries"`
 
 	// TraceID is the W3C trace id (32 lowercase hex) of the trace the run
 	// was committed in: the TRACEPARENT readproof was started with, or its
@@ -125,6 +129,11 @@ func Decode(data []byte) (*Manifest, error) {
 func (m *Manifest) Validate() error {
 	if err := identity.ValidateRunID(m.RunID); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if m.Caller != "" {
+		if err := identity.ValidateCaller(m.Caller); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
 	}
 	files := map[string]bool{}
 	for i, e := range m.Entries {

@@ -298,6 +298,8 @@ func stateFromRefs(refs []gitstore.Ref) *state {
 			st.verdicts[strings.TrimPrefix(name, store.VerdictsPrefix)] = r.OID
 		case name == store.JournalRef:
 			st.main = r.OID
+		case strings.HasPrefix(name, store.ProposalsPrefix):
+			st.proposals = append(st.proposals, proposalRef{ref: name, id: r.OID})
 		}
 	}
 	return st

@@ -442,11 +442,11 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 			return err
 		}
 		if main != "" {
-			empty, err := s.git.PutTree(nil)
+			tree, err := JournalTree(s.git, []gitstore.OID{main}, "")
 			if err != nil {
 				return err
 			}
-			j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: []gitstore.OID{main, c}, Author: sig, Committer: sig, Message: journalCheckMessage(r, c)})
+			j, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{main, c}, Author: sig, Committer: sig, Message: journalCheckMessage(r, c)})
 			if err != nil {
 				return err
 			}

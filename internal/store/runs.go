@@ -182,7 +182,7 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if err != nil {
 			return err
 		}
-		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Entries: entries}
+		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Caller: s.opts.Caller, Entries: entries}
 		if m.Entries == nil {
 			m.Entries = []manifest.Entry{}
 		}
@@ -227,7 +227,7 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *ma
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
-	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Entries: []manifest.Entry{}}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
 	for i, r := range refs {
 		d, err := s.resolve(ctx, r, b)
 		if err != nil {
@@ -306,22 +306,27 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 
 // journal builds the next commit of refs/heads/main, which records each
 // committed run with the manifest as second parent, so a plain `git clone`
-// carries every manifest and `git log` lists them.
+// carries every manifest and `git log` lists them; its tree is the journal
+// view with the run applied (JournalTree).
 func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUpdate, error) {
 	tip, err := s.ref(JournalRef)
 	if err != nil {
 		return nil, err
 	}
-	empty, err := s.git.PutTree(nil)
+	parents := []gitstore.OID{manifestID}
+	var journalParents []gitstore.OID
+	if tip != "" {
+		parents = []gitstore.OID{tip, manifestID}
+		journalParents = []gitstore.OID{tip}
+	}
+	// The view is computed from the tip read above, so a writer that loses
+	// the compare-and-swap computes it again on the new tip.
+	tree, err := JournalTree(s.git, journalParents, manifestID)
 	if err != nil {
 		return nil, err
 	}
-	parents := []gitstore.OID{manifestID}
-	if tip != "" {
-		parents = []gitstore.OID{tip, manifestID}
-	}
 	sig := s.signature(s.now())
-	j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+	j, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
 		Message: fmt.Sprintf("record run %s\n\nmanifest %s\n", runID, manifestID)})
 	if err != nil {
 		return nil, err
@@ -414,15 +419,28 @@ type ReplayResult struct {
 // the call: the result says which entries failed. It returns ErrMismatch
 // (wrapped) when any entry fails.
 func (s *Store) Replay(target string) (*ReplayResult, error) {
+	return s.ReplayContext(context.Background(), target, nil)
+}
+
+// ReplayContext is Replay that stops with ctx's error (and no result) when
+// ctx ends, checked before each entry, and reports each entry done to
+// progress (nil: none) as (done, total).
+func (s *Store) ReplayContext(ctx context.Context, target string, progress func(done, total int)) (*ReplayResult, error) {
 	m, err := s.Manifest(target)
 	if err != nil {
 		return nil, err
 	}
-	return s.ReplayManifest(m)
+	return s.ReplayManifestContext(ctx, m, progress)
 }
 
 // ReplayManifest is Replay for a manifest already read with Manifest.
 func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
+	return s.ReplayManifestContext(context.Background(), m, nil)
+}
+
+// ReplayManifestContext is ReplayManifest with ReplayContext's ctx and
+// progress.
+func (s *Store) ReplayManifestContext(ctx context.Context, m *manifest.Manifest, progress func(done, total int)) (*ReplayResult, error) {
 	c, err := s.git.Commit(gitstore.OID(m.ID))
 	if err != nil {
 		return nil, err
@@ -430,7 +448,13 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 	res := &ReplayResult{Manifest: m, AllMatch: true, Entries: []ReplayEntry{}}
 	files := map[string]gitstore.OID{}
 	treeErr := s.listFiles(c.Tree, "", files)
-	for _, e := range m.Entries {
+	for i, e := range m.Entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(i, len(m.Entries))
+		}
 		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
 		data, err := s.git.Blob(gitstore.OID(e.Snapshot))
 		if err == nil {
@@ -464,6 +488,9 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 			res.AllMatch = false
 		}
 		res.Entries = append(res.Entries, r)
+	}
+	if progress != nil {
+		progress(len(m.Entries), len(m.Entries))
 	}
 	if !res.AllMatch {
 		return res, hint.With(fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch),

@@ -772,6 +772,7 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref, reach []gitstore.OI
 		reached[id] = true
 	}
 	c.checkJournalShape(journal[0].OID)
+	c.checkJournalView(journal[0].OID)
 	c.checkJournalRecords(runs, reach)
 	missed := 0
 	for _, r := range runs {
