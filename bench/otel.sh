@@ -13,21 +13,36 @@
 # for both binaries, which a busy machine does not blur, and `uptime`: the
 # wall-time ratios are only as good as the machine is quiet.
 #
-#   bash bench/otel.sh            # N=20, BASE=$(git merge-base HEAD main)
-#   N=40 BASE=v0.1.0 bash bench/otel.sh
+#   bash bench/otel.sh                        # N=20
+#   N=40 BASE=2601c03 NEW=1ef3c39 bash bench/otel.sh  # one branch alone
 set -euo pipefail
 
 N=${N:-20}
 root=$(cd "$(dirname "$0")/.." && pwd)
-BASE=${BASE:-$(git -C "$root" merge-base HEAD main)}
+if [ -z "${BASE:-}" ]; then
+	# main as it was before telemetry: the newest first-parent commit of
+	# main without internal/telemetry
+	for c in $(git -C "$root" rev-list --first-parent main); do
+		if ! git -C "$root" cat-file -e "$c:internal/telemetry" 2>/dev/null; then
+			BASE=$c
+			break
+		fi
+	done
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/readproof-otel-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-echo "building $BASE and the work tree in $work"
+echo "building $BASE and ${NEW:-the work tree} in $work"
 mkdir "$work/base"
 git -C "$root" archive "$BASE" | tar -x -C "$work/base"
 (cd "$work/base" && go build -o "$work/readproof-base" .)
-(cd "$root" && go build -o "$work/readproof-new" .)
+if [ -n "${NEW:-}" ]; then
+	mkdir "$work/new"
+	git -C "$root" archive "$NEW" | tar -x -C "$work/new"
+	(cd "$work/new" && go build -o "$work/readproof-new" .)
+else
+	(cd "$root" && go build -o "$work/readproof-new" .)
+fi
 (cd "$root" && go build -o "$work/pairtime" bench/pairtime.go)
 
 # A project with one small document, and one store per side.
