@@ -197,3 +197,25 @@ func TestEndMarksErrors(t *testing.T) {
 		t.Errorf("status %v", st.Status)
 	}
 }
+
+// TestAnnotateStopsAtMCPCalls: a commit inside an MCP call does not write
+// its manifest onto the long-lived `mcp` command span.
+func TestAnnotateStopsAtMCPCalls(t *testing.T) {
+	mem := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem))
+	ctx := WithProvider(context.Background(), tp)
+	ctx, root := tp.Tracer(ScopeName).Start(ctx, "mcp")
+	ctx = context.WithValue(ctx, rootKey{}, root)
+	Annotate(ctx, attribute.String(KeyManifestID, "cli"))
+	cctx, call := StartMCP(ctx, ToolCall{Method: "tools/call", Tool: "readproof_run_commit"})
+	Annotate(cctx, attribute.String(KeyManifestID, "from-call"))
+	call.End()
+	root.End()
+	for _, s := range mem.GetSpans() {
+		for _, kv := range s.Attributes {
+			if kv.Key == KeyManifestID && s.Name == "mcp" && kv.Value.AsString() != "cli" {
+				t.Errorf("the mcp command span got %s from a call", kv.Value.AsString())
+			}
+		}
+	}
+}
