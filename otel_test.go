@@ -330,6 +330,14 @@ source = { type = "filesystem", path = "shipping.md" }
 
 	// No exported string holds a secret or a document's bytes.
 	forbidden := []string{sourceToken, otlpToken, envSecret, docSecret, fsSecret, "Refunds within 30 days", "Shipping takes five days"}
+	// ... nor any value of the command's environment (the service name
+	// excepted: it is the resource's name by design).
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "OTEL_SERVICE_NAME" && len(v) >= 8 {
+			forbidden = append(forbidden, v)
+		}
+	}
 	var all []string
 	for _, kvs := range resources {
 		all = append(all, values(kvs)...)
