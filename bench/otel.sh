@@ -11,7 +11,9 @@
 #
 # It also prints the package-initialisation time GODEBUG=inittrace reports
 # for both binaries, which a busy machine does not blur, and `uptime`: the
-# wall-time ratios are only as good as the machine is quiet.
+# wall-time ratios are only as good as the machine is quiet. Changes merged
+# between BASE and NEW count too: to measure telemetry alone, name a NEW
+# on the same line as BASE (the otel branch before a merge of main).
 #
 #   bash bench/otel.sh                        # N=20
 #   N=40 BASE=2601c03 NEW=1ef3c39 bash bench/otel.sh  # one branch alone
@@ -20,14 +22,10 @@ set -euo pipefail
 N=${N:-20}
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${BASE:-}" ]; then
-	# main as it was before telemetry: the newest first-parent commit of
-	# main without internal/telemetry
-	for c in $(git -C "$root" rev-list --first-parent main); do
-		if ! git -C "$root" cat-file -e "$c:internal/telemetry" 2>/dev/null; then
-			BASE=$c
-			break
-		fi
-	done
+	# the tree just before telemetry came in: the parent of the commit
+	# that added internal/telemetry
+	first=$(git -C "$root" log --diff-filter=A --format=%H -- internal/telemetry/doc.go | tail -1)
+	BASE=$(git -C "$root" rev-parse "$first^")
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/readproof-otel-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
