@@ -68,7 +68,11 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 		if m.Caller != "" {
 			fmt.Fprintf(e.out, "caller   %s\n", m.Caller)
 		}
-		fmt.Fprintf(e.out, "entries  %d\n\n", len(m.Entries))
+		fmt.Fprintf(e.out, "entries  %d\n", len(m.Entries))
+		if m.TraceID != "" {
+			fmt.Fprintf(e.out, "trace    %s\n", m.TraceID)
+		}
+		fmt.Fprintln(e.out)
 		withRef := false
 		for _, en := range m.Entries {
 			if en.Ref != "" {
