@@ -278,6 +278,27 @@ type viewBuilder struct {
 	g       gitstore.Reader
 	editor  func(root gitstore.OID) *gitstore.TreeEditor
 	putBlob func([]byte) (gitstore.OID, error)
+	// known is a manifest the caller holds decoded (the one it just
+	// wrote), so it is not read back.
+	known *viewRun
+}
+
+// withRun gives the builder manifest id, already decoded as m.
+func (b viewBuilder) withRun(id gitstore.OID, m *manifest.Manifest) viewBuilder {
+	if m == nil {
+		return b
+	}
+	entries := append([]manifest.Entry(nil), m.Entries...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
+	b.known = &viewRun{key: runKey{at: m.CreatedAt.UTC(), run: m.RunID, manifest: id}, entries: entries}
+	return b
+}
+
+func (b viewBuilder) readRun(id gitstore.OID) (viewRun, error) {
+	if b.known != nil && b.known.key.manifest == id {
+		return *b.known, nil
+	}
+	return readViewRun(b.g, id)
 }
 
 func writingBuilder(g gitstore.Store) viewBuilder {
@@ -327,7 +348,7 @@ func (b viewBuilder) readRuns(ms map[gitstore.OID]bool) ([]viewRun, error) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	runs := make([]viewRun, 0, len(ids))
 	for _, m := range ids {
-		r, err := readViewRun(b.g, m)
+		r, err := b.readRun(m)
 		if err != nil {
 			return nil, err
 		}
@@ -377,7 +398,7 @@ func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore
 		if record == "" {
 			return EmptyTree, nil
 		}
-		r, err := readViewRun(b.g, record)
+		r, err := b.readRun(record)
 		if err != nil {
 			return "", err
 		}
@@ -396,7 +417,7 @@ func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore
 		if record == "" {
 			return c.Tree, nil
 		}
-		r, err := readViewRun(b.g, record)
+		r, err := b.readRun(record)
 		if err != nil {
 			return "", err
 		}
