@@ -208,6 +208,11 @@ func readViewIndex(g gitstore.Reader, tree gitstore.OID) (*viewIndex, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeViewIndex(data)
+}
+
+// decodeViewIndex parses run.json strictly.
+func decodeViewIndex(data []byte) (*viewIndex, error) {
 	var idx viewIndex
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
