@@ -427,8 +427,12 @@ func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore
 			return "", err
 		}
 		if idx != nil && !idx.key().less(r.key) {
-			// Recorded out of run order (a clock behind another
-			// store's): fold every run again.
+			// Recorded out of run order (a concurrent writer that
+			// committed first, a clock behind another store's): fold it
+			// again with the runs that sort after it.
+			if tree, ok, err := b.suffix(parents[0], r); err != nil || ok {
+				return tree, err
+			}
 			return b.full(parents, record)
 		}
 		return b.fold(c.Tree, []viewRun{r})
@@ -436,6 +440,70 @@ func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore
 		return b.merge(parents[0], parents[1], record)
 	}
 	return "", fmt.Errorf("journal view: %d journal parents", len(parents))
+}
+
+// suffixBudget bounds the journal commits suffix walks before it leaves
+// the work to a whole recompute.
+const suffixBudget = 4096
+
+// suffix computes the view of tip's runs plus r, a run that sorts before
+// tip's newest, from the newest view whose runs all sort before r: it walks
+// back from tip along journal edges, stopping at commits whose newest run
+// sorts before r, and when exactly one such commit X bounds the walk and
+// every run met on the way sorts after all of X's, folds those runs and r
+// onto X's view. It reports false when the history does not have that
+// shape (the caller then folds every run).
+func (b viewBuilder) suffix(tip gitstore.OID, r viewRun) (gitstore.OID, bool, error) {
+	var frontier []gitstore.OID
+	met := map[gitstore.OID]bool{}
+	seen := map[gitstore.OID]bool{tip: true}
+	stack := []gitstore.OID{tip}
+	for len(stack) > 0 {
+		if len(seen) > suffixBudget {
+			return "", false, nil
+		}
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kind, c, idx, err := viewState(b.g, id)
+		if err != nil {
+			return "", false, err
+		}
+		switch {
+		case kind == viewEmpty, kind == viewOK && idx.key().less(r.key):
+			frontier = append(frontier, id)
+			continue
+		case kind != viewOK:
+			return "", false, nil
+		}
+		ps, m := journalEdges(c)
+		if m != "" {
+			met[m] = true
+		}
+		for _, p := range ps {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	if len(frontier) != 1 {
+		return "", false, nil
+	}
+	kind, base, idx, err := viewState(b.g, frontier[0])
+	if err != nil {
+		return "", false, err
+	}
+	runs, err := b.readRuns(met)
+	if err != nil {
+		return "", false, err
+	}
+	for _, m := range runs {
+		if kind == viewOK && !idx.key().less(m.key) {
+			return "", false, nil
+		}
+	}
+	tree, err := b.fold(base.Tree, append(runs, r))
+	return tree, err == nil, err
 }
 
 func (b viewBuilder) merge(x, y, record gitstore.OID) (gitstore.OID, error) {
