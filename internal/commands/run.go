@@ -171,9 +171,9 @@ func runMount(ctx context.Context, e *env, opts mountOptions, args []string) err
 	})
 }
 
-func runCommit(_ context.Context, e *env, args []string) error {
+func runCommit(ctx context.Context, e *env, args []string) error {
 	return e.withStore(func(s *store.Store) error {
-		m, err := s.CommitRun(args[0])
+		m, err := s.CommitRunContext(ctx, args[0])
 		if err != nil {
 			return err
 		}

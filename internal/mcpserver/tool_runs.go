@@ -59,8 +59,8 @@ type CommitOutput struct {
 	Receipt
 }
 
-func (s *Server) runCommit(_ context.Context, c *call, in RunInput) (*CommitOutput, reply, error) {
-	m, err := c.st.CommitRun(in.RunID)
+func (s *Server) runCommit(ctx context.Context, c *call, in RunInput) (*CommitOutput, reply, error) {
+	m, err := c.st.CommitRunContext(ctx, in.RunID)
 	if err != nil {
 		return nil, reply{}, err
 	}

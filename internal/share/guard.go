@@ -28,7 +28,16 @@ func sharedNamespace(name string) bool {
 		strings.HasPrefix(name, "refs/heads/readproof/") ||
 		strings.HasPrefix(name, "refs/tags/readproof/") ||
 		strings.HasPrefix(name, RemotesPrefix) ||
-		strings.HasPrefix(name, "refs/readproof-conflicts/")
+		strings.HasPrefix(name, "refs/readproof-conflicts/") ||
+		hostReviewRef(name)
+}
+
+// hostReviewRef reports whether a ref is one a git host keeps for the pull
+// requests opened against a store's branches (GitHub and Gitea
+// refs/pull/N/head, GitLab refs/merge-requests/N/head): listed by the
+// host, never fetched, never read as records.
+func hostReviewRef(name string) bool {
+	return strings.HasPrefix(name, "refs/pull/") || strings.HasPrefix(name, "refs/merge-requests/")
 }
 
 // recognize lists every ref of remote and refuses a repository that is not

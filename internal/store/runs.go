@@ -11,6 +11,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -149,6 +150,19 @@ func refOf(e manifest.Entry) string {
 
 // CommitRun freezes an open run into a manifest commit and returns it.
 func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
+	return s.CommitRunContext(context.Background(), runID)
+}
+
+// CommitRunContext is CommitRun in ctx's trace: its span is a child of
+// ctx's and the manifest records ctx's trace id.
+func (s *Store) CommitRunContext(ctx context.Context, runID string) (_ *manifest.Manifest, err error) {
+	ctx, span := startCommit(ctx, runID)
+	m, err := s.commitRun(ctx, runID)
+	endCommit(ctx, span, m, err)
+	return m, err
+}
+
+func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}
@@ -168,10 +182,11 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 		if err != nil {
 			return err
 		}
-		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Entries: entries}
+		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Caller: s.opts.Caller, Entries: entries}
 		if m.Entries == nil {
 			m.Entries = []manifest.Entry{}
 		}
+		m.TraceID = telemetry.TraceID(ctx)
 		id, err := s.writeManifest(m)
 		if err != nil {
 			return err
@@ -195,7 +210,7 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 
 // RunOnce resolves refs into a new run and commits it: start, mount and
 // commit in one transaction.
-func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
+func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *manifest.Manifest, _ []*Delivery, err error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -212,7 +227,7 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
-	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Entries: []manifest.Entry{}}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
 	for i, r := range refs {
 		d, err := s.resolve(ctx, r, b)
 		if err != nil {
@@ -223,6 +238,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 		m.Entries = append(m.Entries, d.Entry)
 	}
 	m.CreatedAt = s.now()
+	m.TraceID = telemetry.TraceID(ctx)
+	ctx, span := startCommit(ctx, runID)
+	defer func() { endCommit(ctx, span, m, err) }()
 	id, err := s.writeManifest(m)
 	if err != nil {
 		return nil, nil, err
@@ -401,15 +419,28 @@ type ReplayResult struct {
 // the call: the result says which entries failed. It returns ErrMismatch
 // (wrapped) when any entry fails.
 func (s *Store) Replay(target string) (*ReplayResult, error) {
+	return s.ReplayContext(context.Background(), target, nil)
+}
+
+// ReplayContext is Replay that stops with ctx's error (and no result) when
+// ctx ends, checked before each entry, and reports each entry done to
+// progress (nil: none) as (done, total).
+func (s *Store) ReplayContext(ctx context.Context, target string, progress func(done, total int)) (*ReplayResult, error) {
 	m, err := s.Manifest(target)
 	if err != nil {
 		return nil, err
 	}
-	return s.ReplayManifest(m)
+	return s.ReplayManifestContext(ctx, m, progress)
 }
 
 // ReplayManifest is Replay for a manifest already read with Manifest.
 func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
+	return s.ReplayManifestContext(context.Background(), m, nil)
+}
+
+// ReplayManifestContext is ReplayManifest with ReplayContext's ctx and
+// progress.
+func (s *Store) ReplayManifestContext(ctx context.Context, m *manifest.Manifest, progress func(done, total int)) (*ReplayResult, error) {
 	c, err := s.git.Commit(gitstore.OID(m.ID))
 	if err != nil {
 		return nil, err
@@ -417,7 +448,13 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 	res := &ReplayResult{Manifest: m, AllMatch: true, Entries: []ReplayEntry{}}
 	files := map[string]gitstore.OID{}
 	treeErr := s.listFiles(c.Tree, "", files)
-	for _, e := range m.Entries {
+	for i, e := range m.Entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(i, len(m.Entries))
+		}
 		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
 		data, err := s.git.Blob(gitstore.OID(e.Snapshot))
 		if err == nil {
@@ -451,6 +488,9 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 			res.AllMatch = false
 		}
 		res.Entries = append(res.Entries, r)
+	}
+	if progress != nil {
+		progress(len(m.Entries), len(m.Entries))
 	}
 	if !res.AllMatch {
 		return res, hint.With(fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch),
