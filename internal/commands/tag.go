@@ -159,6 +159,10 @@ func printTagHistory(e *env, h []historyEntry) error {
 			snap, hash = "-", "-"
 		}
 		var note []string
+		if t.Caller != "" {
+			// moved over mcp --http with this token
+			note = append(note, "by "+t.Caller)
+		}
 		if t.From != "" {
 			note = append(note, "from "+t.From)
 		}

@@ -191,7 +191,7 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if err != nil {
 			return err
 		}
-		ups, err := s.journal(runID, id)
+		ups, err := s.journal(runID, id, m)
 		if err != nil {
 			return err
 		}
@@ -268,7 +268,7 @@ func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string
 		if open != "" {
 			return nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "use another id")
 		}
-		ups, err := s.journal(runID, id)
+		ups, err := s.journal(runID, id, m)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +320,7 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 // committed run with the manifest as second parent, so a plain `git clone`
 // carries every manifest and `git log` lists them; its tree is the journal
 // view with the run applied (JournalTree).
-func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUpdate, error) {
+func (s *Store) journal(runID string, manifestID gitstore.OID, m *manifest.Manifest) ([]gitstore.RefUpdate, error) {
 	tip, err := s.ref(JournalRef)
 	if err != nil {
 		return nil, err
@@ -333,7 +333,7 @@ func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUp
 	}
 	// The view is computed from the tip read above, so a writer that loses
 	// the compare-and-swap computes it again on the new tip.
-	tree, err := JournalTree(s.git, journalParents, manifestID)
+	tree, err := writingBuilder(s.git).withRun(manifestID, m).tree(journalParents, manifestID)
 	if err != nil {
 		return nil, err
 	}
