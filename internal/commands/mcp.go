@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,10 +91,6 @@ type mcpOptions struct {
 	Rate            float64
 	Burst           int
 	ShutdownTimeout time.Duration
-
-	// Wrap wraps the HTTP handler, outermost: the place for the
-	// trace-context (traceparent) middleware; nil for none.
-	Wrap func(http.Handler) http.Handler
 }
 
 // runMCP serves the MCP protocol on e.in and e.out until EOF or ctx ends,
@@ -193,7 +188,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		Verify:       verifier.Verify,
 		MaxBodyBytes: o.MaxBody, MaxConcurrent: o.MaxConcurrent,
 		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout,
-		TLSCert: o.TLSCert, TLSKey: o.TLSKey, Wrap: o.Wrap,
+		TLSCert: o.TLSCert, TLSKey: o.TLSKey,
 	}
 	if err := mcpserver.ServeHTTP(ctx, opts, ho, ln); err != nil {
 		return err
