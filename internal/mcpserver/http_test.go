@@ -519,3 +519,50 @@ func TestHTTPCallerShown(t *testing.T) {
 		mustContain(t, "receipts show", p.cli(t, "receipts", "show", rows[0].ID), "caller   agent-7")
 	}
 }
+
+// TestHTTPConcurrencyLimit: with every slot taken, a request waits for one
+// and then gets 503 with Retry-After; a slot freed serves the next.
+func TestHTTPConcurrencyLimit(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	entered := make(chan struct{}, 4)
+	h := mcpserver.LimitConcurrency(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+	}), 1, 100*time.Millisecond)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	done := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(srv.URL + "/slow")
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	<-entered
+	resp, err := http.Get(srv.URL + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("with the only slot taken: %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(release)
+	if c := <-done; c != http.StatusOK {
+		t.Errorf("the slow request: %d", c)
+	}
+	resp, err = http.Get(srv.URL + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("after the slot was freed: %d", resp.StatusCode)
+	}
+}
