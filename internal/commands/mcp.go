@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -100,6 +101,12 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		// Refuse a bad address or an unsafe exposure before anything else.
 		if err := checkListen(o); err != nil {
 			return err
+		}
+	}
+	if o.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err != nil {
+			return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --tls-cert %s --tls-key %s: %w", o.TLSCert, o.TLSKey, err),
+				"give a PEM certificate (with its chain) and the PEM private key that matches it"))
 		}
 	}
 	if err := mcpPolicyBesideStore(e); err != nil {

@@ -6,8 +6,17 @@ package mcpserver_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,7 +57,7 @@ func (p *project) token(t testing.TB, name string, args ...string) string {
 	return tok
 }
 
-var listening = regexp.MustCompile(`on (http://127\.0\.0\.1:[0-9]+/)`)
+var listening = regexp.MustCompile(`on (https?://127\.0\.0\.1:[0-9]+/)`)
 
 // serveHTTP starts the server and waits until it listens. At cleanup it
 // sends SIGTERM and expects exit 0.
@@ -565,4 +574,67 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("after the slot was freed: %d", resp.StatusCode)
 	}
+}
+
+// TestHTTPTLS: with --tls-cert and --tls-key the server speaks HTTPS (and
+// --public is allowed on it); a certificate that does not load is refused
+// at start with exit 2.
+func TestHTTPTLS(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	tok := p.token(t, "w")
+	certPEM, keyPEM := selfSigned(t)
+	cert, key := filepath.Join(p.home, "cert.pem"), filepath.Join(p.home, "key.pem")
+	if err := os.WriteFile(cert, certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, err := p.run("mcp", "--http", "127.0.0.1:0", "--tokens", p.tokens(), "--tls-cert", key, "--tls-key", key); err == nil || !strings.Contains(errOut, "hint: give a PEM certificate") {
+		t.Errorf("a key given as the certificate: %v\n%s", err, errOut)
+	}
+	srv := p.serveHTTP(t, "--public", "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(srv.url, "https://") {
+		t.Fatalf("TLS server URL %s", srv.url)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(listTools))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("tools/list over HTTPS: %d", resp.StatusCode)
+	}
+}
+
+// selfSigned returns a PEM certificate for 127.0.0.1 and its PEM key.
+func selfSigned(t testing.TB) ([]byte, []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
