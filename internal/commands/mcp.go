@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -25,6 +26,8 @@ import (
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
 )
 
 func mcpCommand() *cli.Command {
@@ -132,7 +135,8 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		diag = e.err
 		logger = slog.New(slog.NewTextHandler(e.err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	opts := mcpserver.Options{Open: e.open, Version: buildinfo.Read().Version, Logger: logger}
+	pc := &policyCache{}
+	opts := mcpserver.Options{Open: func() (*store.Store, error) { return pc.open(e) }, Version: buildinfo.Read().Version, Logger: logger}
 	var verifier *mcpauth.Verifier
 	if o.HTTP != "" {
 		path, from, err := keyloc.MCPTokensPath(o.Tokens)
@@ -274,6 +278,40 @@ func mcpPolicyBesideStore(e *env) error {
 	}
 	return withCode(ExitUsage, hint.With(fmt.Errorf("mcp: no %s: looked at %s; the server would list no resources", PolicyName, looked),
 		"start it from the project directory, or name the policy with --config PATH (READPROOF_CONFIG) or the store beside it with --store"))
+}
+
+// policyCache keeps the parsed readproof.toml between requests and parses
+// it again when the file's size, modification time or identity changed, so
+// the server still reads the policy live (an edit applies to the next
+// request) without parsing it for every request. A *policy.File is never
+// changed after it is parsed, so requests share it.
+type policyCache struct {
+	mu  sync.Mutex
+	fi  os.FileInfo
+	pol *policy.File
+}
+
+// open opens the store under the policy as it is now.
+func (c *policyCache) open(e *env) (*store.Store, error) {
+	fi, err := os.Stat(e.policyPath)
+	if err != nil {
+		return e.open() // missing or unreadable: the usual errors
+	}
+	c.mu.Lock()
+	pol := c.pol
+	if pol == nil || !fi.ModTime().Equal(c.fi.ModTime()) || fi.Size() != c.fi.Size() || !os.SameFile(fi, c.fi) {
+		pol = nil
+	}
+	c.mu.Unlock()
+	if pol == nil {
+		if pol, err = e.loadPolicy(); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.fi, c.pol = fi, pol
+		c.mu.Unlock()
+	}
+	return e.openWith(pol)
 }
 
 // newMCPSession names a receipt session: mcp-20260921T101500Z-1a2b3c4d.

@@ -638,3 +638,22 @@ func selfSigned(t testing.TB) ([]byte, []byte) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
+
+// TestHTTPPolicyReadLive: a resource added to readproof.toml while the
+// server runs is listed by the next request (the parsed policy is kept
+// only while the file is unchanged).
+func TestHTTPPolicyReadLive(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	tok := p.token(t, "r", "--scope", "read")
+	srv := p.serveHTTP(t)
+	s := srv.connect(t, tok)
+	if n := len(list(t, s.ok(t, "readproof_resources_list", nil)["resources"])); n != 1 {
+		t.Fatalf("%d resources before, want 1", n)
+	}
+	p.write(t, "policies/late.md", "late\n")
+	p.cli(t, "resource", "add", "readproof://demo/policies/late", "--source-type", "filesystem", "--path", "policies/late.md")
+	if n := len(list(t, s.ok(t, "readproof_resources_list", nil)["resources"])); n != 2 {
+		t.Fatalf("%d resources after resource add, want 2", n)
+	}
+}
