@@ -219,6 +219,17 @@ func checkListen(o mcpOptions) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %q: port %q is not a number from 0 to 65535", o.HTTP, port), "give HOST:PORT, such as 127.0.0.1:8765"))
 	}
+	for _, f := range []struct {
+		name string
+		bad  bool
+	}{
+		{"max-body", o.MaxBody <= 0}, {"max-concurrent", o.MaxConcurrent <= 0}, {"rate", !(o.Rate > 0)},
+		{"burst", o.Burst <= 0}, {"shutdown-timeout", o.ShutdownTimeout <= 0},
+	} {
+		if f.bad {
+			return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --%s: must be positive", f.name), "leave it out for the default (see readproof mcp --help)"))
+		}
+	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return withCode(ExitUsage, hint.With(errors.New("mcp: --tls-cert and --tls-key go together"), "give both files, or neither"))
 	}
