@@ -208,6 +208,11 @@ func readViewIndex(g gitstore.Reader, tree gitstore.OID) (*viewIndex, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeViewIndex(data)
+}
+
+// decodeViewIndex parses run.json strictly.
+func decodeViewIndex(data []byte) (*viewIndex, error) {
 	var idx viewIndex
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
@@ -278,6 +283,27 @@ type viewBuilder struct {
 	g       gitstore.Reader
 	editor  func(root gitstore.OID) *gitstore.TreeEditor
 	putBlob func([]byte) (gitstore.OID, error)
+	// known is a manifest the caller holds decoded (the one it just
+	// wrote), so it is not read back.
+	known *viewRun
+}
+
+// withRun gives the builder manifest id, already decoded as m.
+func (b viewBuilder) withRun(id gitstore.OID, m *manifest.Manifest) viewBuilder {
+	if m == nil {
+		return b
+	}
+	entries := append([]manifest.Entry(nil), m.Entries...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
+	b.known = &viewRun{key: runKey{at: m.CreatedAt.UTC(), run: m.RunID, manifest: id}, entries: entries}
+	return b
+}
+
+func (b viewBuilder) readRun(id gitstore.OID) (viewRun, error) {
+	if b.known != nil && b.known.key.manifest == id {
+		return *b.known, nil
+	}
+	return readViewRun(b.g, id)
 }
 
 func writingBuilder(g gitstore.Store) viewBuilder {
@@ -327,7 +353,7 @@ func (b viewBuilder) readRuns(ms map[gitstore.OID]bool) ([]viewRun, error) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	runs := make([]viewRun, 0, len(ids))
 	for _, m := range ids {
-		r, err := readViewRun(b.g, m)
+		r, err := b.readRun(m)
 		if err != nil {
 			return nil, err
 		}
@@ -377,7 +403,7 @@ func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore
 		if record == "" {
 			return EmptyTree, nil
 		}
-		r, err := readViewRun(b.g, record)
+		r, err := b.readRun(record)
 		if err != nil {
 			return "", err
 		}
@@ -396,13 +422,17 @@ func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore
 		if record == "" {
 			return c.Tree, nil
 		}
-		r, err := readViewRun(b.g, record)
+		r, err := b.readRun(record)
 		if err != nil {
 			return "", err
 		}
 		if idx != nil && !idx.key().less(r.key) {
-			// Recorded out of run order (a clock behind another
-			// store's): fold every run again.
+			// Recorded out of run order (a concurrent writer that
+			// committed first, a clock behind another store's): fold it
+			// again with the runs that sort after it.
+			if tree, ok, err := b.suffix(parents[0], r); err != nil || ok {
+				return tree, err
+			}
 			return b.full(parents, record)
 		}
 		return b.fold(c.Tree, []viewRun{r})
@@ -410,6 +440,70 @@ func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore
 		return b.merge(parents[0], parents[1], record)
 	}
 	return "", fmt.Errorf("journal view: %d journal parents", len(parents))
+}
+
+// suffixBudget bounds the journal commits suffix walks before it leaves
+// the work to a whole recompute.
+const suffixBudget = 4096
+
+// suffix computes the view of tip's runs plus r, a run that sorts before
+// tip's newest, from the newest view whose runs all sort before r: it walks
+// back from tip along journal edges, stopping at commits whose newest run
+// sorts before r, and when exactly one such commit X bounds the walk and
+// every run met on the way sorts after all of X's, folds those runs and r
+// onto X's view. It reports false when the history does not have that
+// shape (the caller then folds every run).
+func (b viewBuilder) suffix(tip gitstore.OID, r viewRun) (gitstore.OID, bool, error) {
+	var frontier []gitstore.OID
+	met := map[gitstore.OID]bool{}
+	seen := map[gitstore.OID]bool{tip: true}
+	stack := []gitstore.OID{tip}
+	for len(stack) > 0 {
+		if len(seen) > suffixBudget {
+			return "", false, nil
+		}
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kind, c, idx, err := viewState(b.g, id)
+		if err != nil {
+			return "", false, err
+		}
+		switch {
+		case kind == viewEmpty, kind == viewOK && idx.key().less(r.key):
+			frontier = append(frontier, id)
+			continue
+		case kind != viewOK:
+			return "", false, nil
+		}
+		ps, m := journalEdges(c)
+		if m != "" {
+			met[m] = true
+		}
+		for _, p := range ps {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	if len(frontier) != 1 {
+		return "", false, nil
+	}
+	kind, base, idx, err := viewState(b.g, frontier[0])
+	if err != nil {
+		return "", false, err
+	}
+	runs, err := b.readRuns(met)
+	if err != nil {
+		return "", false, err
+	}
+	for _, m := range runs {
+		if kind == viewOK && !idx.key().less(m.key) {
+			return "", false, nil
+		}
+	}
+	tree, err := b.fold(base.Tree, append(runs, r))
+	return tree, err == nil, err
 }
 
 func (b viewBuilder) merge(x, y, record gitstore.OID) (gitstore.OID, error) {
