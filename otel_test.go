@@ -441,6 +441,9 @@ func TestOTelExecPassesTraceparent(t *testing.T) {
 	if got, _ := attrString(execSpan.Attributes, "process.executable.name"); got != "sh" {
 		t.Errorf("process.executable.name %q, want sh (never the arguments)", got)
 	}
+	if got, _ := attrString(cmdSpan.Attributes, "readproof.receipt_id"); !strings.HasPrefix(got, "rcpt_") {
+		t.Errorf("the exec command span's readproof.receipt_id is %q", got)
+	}
 }
 
 // TestOTelSyncSpans: push, pull and verify each export their span under the
