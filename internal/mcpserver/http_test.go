@@ -527,6 +527,8 @@ func TestHTTPCallerShown(t *testing.T) {
 	if len(rows) > 0 {
 		mustContain(t, "receipts show", p.cli(t, "receipts", "show", rows[0].ID), "caller   agent-7")
 	}
+	// Records that name a caller pass verify: manifests, tag moves, receipts.
+	p.cli(t, "verify")
 }
 
 // TestHTTPConcurrencyLimit: with every slot taken, a request waits for one
