@@ -208,6 +208,7 @@ func TestLedgerAppendListGet(t *testing.T) {
 }
 
 func TestLedgerConcurrentGoroutines(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var wg sync.WaitGroup
 	const g, n = 6, 15
