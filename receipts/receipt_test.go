@@ -327,7 +327,7 @@ func TestMACInputInjective(t *testing.T) {
 		}
 		byEncoding[string(enc)] = want
 	}
-	if len(byEncoding) < 100000 {
+	if len(byEncoding) < n/2 { // at least half the receipts encode differently
 		t.Fatalf("only %d distinct encodings: the generator is too narrow to mean anything", len(byEncoding))
 	}
 }
