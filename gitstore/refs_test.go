@@ -324,6 +324,7 @@ func TestStaleLockIsBroken(t *testing.T) {
 }
 
 func TestHeldLockTimesOut(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "store")
 	s, err := InitWithOptions(dir, Options{LockTimeout: 300 * time.Millisecond, StaleLockAge: time.Hour})
 	if err != nil {
@@ -369,6 +370,7 @@ func TestHeldLockTimesOut(t *testing.T) {
 
 // TestUpdateGoroutines races CAS appends from goroutines sharing one Store.
 func TestUpdateGoroutines(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	root := mkCommit(t, s, "root")
 	const ref = "refs/heads/chain"
@@ -443,6 +445,7 @@ func chainLength(t testing.TB, s Store, ref string) int {
 // refs (300 by default, 1500 under READPROOF_LONG_TESTS=1), with some of
 // them updated loose.
 func TestManyPackedRefs(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	c1 := mkCommit(t, s, "one")
 	c2 := mkCommit(t, s, "two", c1)
