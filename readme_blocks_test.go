@@ -33,6 +33,7 @@ var readmeNotYetHeld = map[string]string{
 // pasted by CI (.ci/run) or contained verbatim in a script test, or is
 // listed in readmeNotYetHeld with its reason.
 func TestREADMEBlocksHeld(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
