@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/readproof/readproof/internal/fspath"
 )
 
 func init() { Register("filesystem", openFilesystem) }
@@ -70,10 +68,8 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 	// for a path outside them is the same whether a file is there or not:
 	// links are resolved in the part of the path that exists, and a path
 	// that lands outside every root is refused without a lookup of its own.
-	if landed, err := fspath.Resolve(s.abs); err != nil {
-		return Result{}, refuse(uri, RuleRoots, "%s cannot be placed inside the allowed roots (%s); %s", s.spec.Path, strings.Join(s.roots, ", "), hintRoots)
-	} else if _, _, ok := s.containLexically(landed); !ok {
-		return Result{}, refuse(uri, RuleRoots, "%s is outside the allowed roots (%s); %s", s.spec.Path, strings.Join(s.roots, ", "), hintRoots)
+	if err := s.checkRoots(uri, s.spec.Path); err != nil {
+		return Result{}, err
 	}
 	// Resolve every symlink, then check containment on the result: a link
 	// that points outside the roots is refused, one that stays inside is

@@ -7,7 +7,7 @@ import (
 
 // FileAt returns the blob at a slash-separated path inside tree root, or an
 // error wrapping ErrNotFound when the path is absent or names a directory.
-func FileAt(s Store, root OID, path string) (OID, error) {
+func FileAt(s Reader, root OID, path string) (OID, error) {
 	cur := root
 	parts := strings.Split(path, "/")
 	for i, p := range parts {

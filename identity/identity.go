@@ -164,6 +164,14 @@ func ValidateRunID(id string) error {
 // ValidateSessionID checks a session id with the run id rules.
 func ValidateSessionID(id string) error { return validateName("session id", id, 128) }
 
+// MaxCallerLen bounds a caller name.
+const MaxCallerLen = 64
+
+// ValidateCaller checks a caller name (the name of the MCP token a write
+// was made with, recorded in manifests, tag moves and receipts) with the run
+// id rules, at most 64 bytes.
+func ValidateCaller(name string) error { return validateName("caller name", name, MaxCallerLen) }
+
 func validateName(what, s string, max int) error {
 	if s == "" {
 		return fmt.Errorf("%w: empty %s", ErrInvalid, what)

@@ -70,7 +70,17 @@ type Manifest struct {
 	RunID     string    `json:"run_id"`
 	StartedAt time.Time `json:"started_at"`
 	CreatedAt time.Time `json:"created_at"`
-	Entries   []Entry   `json:"entries"`
+	// Caller names who committed the run, when it came through an
+	// authenticated front end (the token name of `readproof mcp --http`);
+	// "" (omitted) otherwise.
+	Caller  string  `json:"caller,omitempty"`
+	Entries []Entry `json:"entries"`
+
+	// TraceID is the W3C trace id (32 lowercase hex) of the trace the run
+	// was committed in: the TRACEPARENT readproof was started with, or its
+	// own trace when OTEL_* configures one (docs/observability.md). Runs
+	// committed without a trace have no trace_id field.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // ErrInvalid is wrapped by every decoding and validation error.
@@ -120,6 +130,11 @@ func (m *Manifest) Validate() error {
 	if err := identity.ValidateRunID(m.RunID); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	if m.Caller != "" {
+		if err := identity.ValidateCaller(m.Caller); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+	}
 	files := map[string]bool{}
 	for i, e := range m.Entries {
 		if e.Position != i {
@@ -155,7 +170,24 @@ func (m *Manifest) Validate() error {
 			files[e.File] = true
 		}
 	}
+	if m.TraceID != "" && !IsTraceID(m.TraceID) {
+		return fmt.Errorf("%w: trace_id %q is not a W3C trace id (32 lowercase hex digits, not all zero)", ErrInvalid, m.TraceID)
+	}
 	return nil
+}
+
+// IsTraceID reports whether s is a W3C trace id: 32 lowercase hex digits,
+// not all zero.
+func IsTraceID(s string) bool {
+	if len(s) != 32 || strings.Trim(s, "0") == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // IsContentHash reports whether s is "sha256:" followed by 64 lower-case hex.

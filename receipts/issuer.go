@@ -22,6 +22,8 @@ type Call struct {
 	// Start and End are when the call ran. A zero End means "now" by the
 	// issuer's clock; a zero Start means End.
 	Start, End time.Time
+	// Caller names who made the call (an MCP token's name), or "".
+	Caller string
 }
 
 // CommandCall is the Call for a command run by Exec: tool "exec", the argv
@@ -104,7 +106,7 @@ func (is *Issuer) Seal(c Call) (Receipt, error) {
 		ID: id, Session: c.Session, Run: c.Run, Tool: c.Tool,
 		ArgsSHA256: c.Args.sum, ResultSHA256: c.Result.sum,
 		Start: start.UTC(), End: end.UTC(),
-		Signal: c.Result.signal, Error: c.Result.err,
+		Signal: c.Result.signal, Error: c.Result.err, Caller: c.Caller,
 	}
 	if c.Result.exitCode != nil {
 		code := *c.Result.exitCode

@@ -100,7 +100,10 @@ type Receipt struct {
 	Error string
 	// KeyID is the public fingerprint of the key that made MAC.
 	KeyID string
-	MAC   Digest
+	// Caller names who made the call through an authenticated front end
+	// (the MCP token's name, identity.ValidateCaller), or "".
+	Caller string
+	MAC    Digest
 }
 
 // NewID returns a fresh receipt id with 160 bits from crypto/rand.
@@ -187,6 +190,11 @@ func (r Receipt) Validate() error {
 	if !validKeyID(r.KeyID) {
 		return bad("key id must be %d lower-case hex digits", keyIDLen)
 	}
+	if r.Caller != "" {
+		if err := identity.ValidateCaller(r.Caller); err != nil {
+			return bad("%v", err)
+		}
+	}
 	return nil
 }
 
@@ -226,9 +234,10 @@ func validTime(t time.Time) error {
 
 // macInput is the injective encoding the MAC covers (docs/receipts.md,
 // "MAC input"): the version byte, then 12 fields, each as a 4-byte big-endian
-// length followed by the bytes.
+// length followed by the bytes, and a 13th field, the caller, only when it is
+// not empty (so receipts without one keep their MACs).
 func (r Receipt) macInput() []byte {
-	n := 1 + 12*4 + len(r.ID) + len(r.Session) + len(r.Run) + len(r.Tool) + 32 + 32 + 8 + 8 + 4 +
+	n := 1 + 13*4 + len(r.Caller) + len(r.ID) + len(r.Session) + len(r.Run) + len(r.Tool) + 32 + 32 + 8 + 8 + 4 +
 		len(r.Signal) + len(r.Error) + len(r.KeyID)
 	b := make([]byte, 0, n)
 	b = append(b, Version)
@@ -256,6 +265,9 @@ func (r Receipt) macInput() []byte {
 	str(r.Signal)
 	str(r.Error)
 	str(r.KeyID)
+	if r.Caller != "" {
+		str(r.Caller)
+	}
 	return b
 }
 
@@ -274,6 +286,7 @@ type wireReceipt struct {
 	Signal       string  `json:"signal,omitempty"`
 	Error        string  `json:"error,omitempty"`
 	KeyID        string  `json:"key_id"`
+	Caller       string  `json:"caller,omitempty"`
 	MAC          *Digest `json:"mac"`
 }
 
@@ -301,7 +314,7 @@ func (r Receipt) Encode() []byte {
 		V: Version, ID: r.ID, Session: r.Session, Run: r.Run, Tool: r.Tool,
 		ArgsSHA256: &args, ResultSHA256: &result,
 		Start: formatTime(r.Start), End: formatTime(r.End),
-		ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, KeyID: r.KeyID, MAC: &mac,
+		ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, KeyID: r.KeyID, Caller: r.Caller, MAC: &mac,
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -354,7 +367,7 @@ func DecodeReceipt(data []byte) (Receipt, error) {
 		ID: w.ID, Session: w.Session, Run: w.Run, Tool: w.Tool,
 		ArgsSHA256: *w.ArgsSHA256, ResultSHA256: *w.ResultSHA256,
 		Start: start, End: end, ExitCode: w.ExitCode, Signal: w.Signal, Error: w.Error,
-		KeyID: w.KeyID, MAC: *w.MAC,
+		KeyID: w.KeyID, Caller: w.Caller, MAC: *w.MAC,
 	}
 	if err := r.Validate(); err != nil {
 		return Receipt{}, err

@@ -112,6 +112,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		},
 		func(r *Receipt) { r.ExitCode = intp(-1) },
 		func(r *Receipt) { r.Tool = "mcp:github/search é" },
+		func(r *Receipt) { r.Caller = "ci-bot" },
 	} {
 		c := r
 		mod(&c)
@@ -188,6 +189,7 @@ func TestVerifyClassifies(t *testing.T) {
 		"exit 1":   func(r *Receipt) { r.ExitCode = intp(1) },
 		"signal":   func(r *Receipt) { r.Signal = "SIGTERM" },
 		"error":    func(r *Receipt) { r.Error = "x" },
+		"caller":   func(r *Receipt) { r.Caller = "mallory" },
 		"mac":      func(r *Receipt) { r.MAC[5] ^= 4 },
 		"invalid":  func(r *Receipt) { r.Tool = "" },
 	}
@@ -372,5 +374,35 @@ func TestMACInputBoundaries(t *testing.T) {
 		if f, err := decodeMACInput([]byte(enc)); err != nil || !sameTuple(f, tupleOf(r)) {
 			t.Errorf("variant %q does not parse back: %v", v.name, err)
 		}
+	}
+}
+
+// TestCallerIsCoveredAndOptional: a receipt with a caller carries it in its
+// JSON and under its MAC (changing or dropping it is tampering); a receipt
+// without one encodes exactly as before the field existed.
+func TestCallerIsCoveredAndOptional(t *testing.T) {
+	key := testKey(t, 1)
+	r := sampleReceipt(t, key)
+	if bytes.Contains(r.Encode(), []byte(`"caller"`)) {
+		t.Fatalf("a receipt without a caller names one: %s", r.Encode())
+	}
+	c := r
+	c.Caller = "agent-7"
+	c, err := key.Seal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(c.Encode(), []byte(`"caller":"agent-7","mac"`)) {
+		t.Fatalf("caller not stored before the mac: %s", c.Encode())
+	}
+	dropped := c
+	dropped.Caller = ""
+	if err := Verify(dropped, key); !errors.Is(err, ErrTampered) {
+		t.Fatalf("dropping the caller: %v", err)
+	}
+	bad := c
+	bad.Caller = "a b"
+	if _, err := key.Seal(bad); err == nil {
+		t.Fatal("a caller with a space was sealed")
 	}
 }

@@ -26,8 +26,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
 )
 
@@ -68,15 +70,16 @@ func usageError(format string, args ...any) error {
 	return withCode(ExitUsage, fmt.Errorf(format, args...))
 }
 
-// Version is the program version.
-const Version = "0.1.0-dev"
-
 // Main runs readproof with args (args[0] is the program name) and returns
 // the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
+	if words, ok := isCompletion(args); ok {
+		complete(app, words, stdout)
+		return ExitOK
+	}
 	err := app.RunContext(ctx, permute(app, args))
 	if err == nil {
 		return ExitOK
@@ -91,6 +94,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "readproof: hint: %s\n", h)
 	}
 	return code
+}
+
+// exitCode is the code Main exits with for err (0 for nil).
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	return codeOf(ctx, err)
 }
 
 func codeOf(ctx context.Context, err error) int {
@@ -110,12 +121,34 @@ func codeOf(ctx context.Context, err error) int {
 	return ExitError
 }
 
+// appHelpTemplate is urfave/cli's AppHelpTemplate with the commands listed
+// in commandList's order, a heading at each change of group.
+const appHelpTemplate = `NAME:
+   {{template "helpNameTemplate" .}}
+
+USAGE:
+   {{.HelpName}} [global options] command [command options] [arguments...]
+
+VERSION:
+   {{.Version}}
+
+COMMANDS:{{$group := ""}}{{range .VisibleCommands}}{{if ne .Category $group}}{{$group = .Category}}
+   {{.Category}}:{{end}}
+     {{join .Names ", "}}{{"\t"}}{{.Usage}}{{end}}
+
+GLOBAL OPTIONS:{{template "visibleFlagTemplate" .}}
+
+Run 'readproof help COMMAND [SUBCOMMAND]' for a command's help.
+`
+
 // globalFlags are accepted before or after any command.
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "store", Usage: "the readproof store (a bare git repository)", EnvVars: []string{"READPROOF_STORE"}},
 		&cli.StringFlag{Name: "config", Usage: "the policy file", EnvVars: []string{"READPROOF_CONFIG"}},
 		&cli.BoolFlag{Name: "json", Usage: "print data as JSON"},
+		// declared here because the help command hides urfave/cli's own --help
+		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help", DisableDefaultText: true},
 	}
 }
 
@@ -123,7 +156,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:                      "readproof",
 		Usage:                     "record, diff, replay and prove what AI agents read",
-		Version:                   Version,
+		Version:                   buildinfo.Read().String(),
+		CustomAppHelpTemplate:     appHelpTemplate,
+		EnableBashCompletion:      true,
 		Reader:                    stdin,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,
@@ -133,7 +168,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Suggest:                   true,
 		ExitErrHandler:            func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return withCode(ExitUsage, hint.With(err, "see `readproof --help`"))
+			return flagUsageError("", globalFlags(), err)
 		},
 		Commands: commandList(),
 	}
@@ -143,17 +178,78 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	mark = func(prefix string, cs []*cli.Command) {
 		for _, c := range cs {
 			name := prefix + c.Name
+			flags := append(append([]cli.Flag{}, c.Flags...), globalFlags()...)
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-				return withCode(ExitUsage, hint.With(err, "see `readproof "+name+" --help`"))
+				return flagUsageError(name, flags, err)
 			}
-			if len(c.Subcommands) > 0 && c.Action == nil {
-				c.Action = unknownCommand(name+" ", c.Subcommands, cli.ShowSubcommandHelp)
+			if len(c.Subcommands) > 0 {
+				// `readproof tag help set` is readproof's help, not
+				// urfave/cli's (which answers "No help topic", exit 1)
+				c.HideHelpCommand = true
+				if c.Action == nil {
+					c.Action = unknownCommand(name+" ", c.Subcommands, cli.ShowSubcommandHelp)
+				} else {
+					c.Action = helpFirst(name, c.Action)
+				}
 			}
 			mark(name+" ", c.Subcommands)
 		}
 	}
 	mark("", app.Commands)
 	return app
+}
+
+// flagUsageError is a usage error (exit 2) of the command at path ("" for
+// readproof itself) that names the command and, for an unknown flag,
+// suggests the closest one of flags.
+func flagUsageError(path string, flags []cli.Flag, err error) error {
+	h := "see `readproof " + path + " --help`"
+	if path == "" {
+		h = "see `readproof --help`"
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		typed := "--" + name
+		if len(name) == 1 {
+			typed = "-" + name
+		}
+		err = fmt.Errorf("%w %s", errUnknownFlag, typed)
+		if cli.SuggestFlag != nil {
+			if s := cli.SuggestFlag(flags, name, false); s != "" && closeEnough(name, strings.TrimLeft(s, "-")) {
+				h = fmt.Sprintf("did you mean %q? (%s)", s, h)
+			}
+		}
+	}
+	if path != "" {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return withCode(ExitUsage, hint.With(err, h))
+}
+
+// errUnknownFlag is the cause of an unknown-flag usage error.
+var errUnknownFlag = errors.New("unknown flag")
+
+// closeEnough reports whether a suggestion is near what was typed: an edit
+// distance of at most a third of the longer name (at least 1).
+func closeEnough(typed, suggestion string) bool {
+	a, b := []rune(typed), []rune(suggestion)
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)] <= max(1, max(len(a), len(b))/3)
 }
 
 // unknownCommand is the action of the app and of each command that only
@@ -165,14 +261,22 @@ func unknownCommand(prefix string, cs []*cli.Command, help func(*cli.Context) er
 		if !c.Args().Present() {
 			return help(c)
 		}
-		name := c.Args().First()
-		h := "see `readproof " + prefix + "--help`"
-		if cli.SuggestCommand != nil {
-			if s := cli.SuggestCommand(cs, name); s != "" {
-				h = strings.ToLower(s[:1]) + s[1:] + " (" + h + ")"
-			}
+		if c.Args().First() == "help" {
+			return runHelp(c.Context, helpOptions{app: c.App}, append(strings.Fields(prefix), c.Args().Tail()...))
 		}
-		return withCode(ExitUsage, hint.With(fmt.Errorf("unknown command %q", strings.TrimSpace(prefix+name)), h))
+		return unknownCommandError(prefix, cs, c.Args().First())
+	}
+}
+
+// helpFirst is the action of a command that has subcommands and an action
+// of its own (run --id): `readproof run help mount` is help, anything else
+// is the command's.
+func helpFirst(path string, action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.Args().First() == "help" {
+			return runHelp(c.Context, helpOptions{app: c.App}, append(strings.Fields(path), c.Args().Tail()...))
+		}
+		return action(c)
 	}
 }
 
@@ -191,7 +295,8 @@ func commandPath(c *cli.Context) string {
 }
 
 // commandList is every command, in the order `readproof --help` lists
-// them. A new command is added here, in its group; its file holds the
+// them: grouped by task, the groups in this order (appHelpTemplate keeps
+// it; urfave/cli would sort the groups by name). A new command is added here, in its group; its file holds the
 // cli.Command (flags and a tiny adapter) and its runX function.
 func commandList() []*cli.Command {
 	var cs []*cli.Command
@@ -199,13 +304,14 @@ func commandList() []*cli.Command {
 		category string
 		commands []*cli.Command
 	}{
-		{"documents", []*cli.Command{initCommand(), resourceCommand(), getCommand(), inspectCommand(), historyCommand(), tagCommand(), statusCommand()}},
-		{"runs", []*cli.Command{runCommand(), manifestCommand(), diffCommand(), replayCommand(), demoCommand()}},
-		{"proof", []*cli.Command{evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand(), execCommand()}},
-		{"store", []*cli.Command{verifyCommand(), gcCommand(), hooksCommand()}},
+		{"record", []*cli.Command{initCommand(), resourceCommand(), getCommand(), runCommand(), tagCommand(), execCommand()}},
+		{"inspect", []*cli.Command{inspectCommand(), historyCommand(), statusCommand(), manifestCommand(), diffCommand()}},
 		// hook is run by the guarded shared remote's pre-receive hook.
-		{"sharing", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
-		{"agents", []*cli.Command{mcpCommand()}},
+		{"share", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
+		{"prove", []*cli.Command{replayCommand(), verifyCommand(), evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand()}},
+		{"agent", []*cli.Command{mcpCommand()}},
+		{"store", []*cli.Command{gcCommand(), migrateCommand(), hooksCommand()}},
+		{"help", []*cli.Command{helpCommand(), versionCommand(), completionCommand(), manCommand(), demoCommand()}},
 	} {
 		for _, c := range g.commands {
 			c.Category = g.category
@@ -225,7 +331,9 @@ func permute(app *cli.App, args []string) []string {
 	globals := map[string]cli.Flag{}
 	for _, f := range app.Flags {
 		for _, n := range f.Names() {
-			globals[n] = f
+			if n != "help" && n != "h" { // --help asks for the help of the command it follows
+				globals[n] = f
+			}
 		}
 	}
 	var globalArgs, path, flagArgs, positional []string
@@ -333,14 +441,7 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // isTerminal reports whether w is a terminal (for progress lines).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(w io.Writer) bool { return progress.Terminal(w) }
 
 // needArgs checks the number of positional arguments.
 func needArgs(c *cli.Context, min, max int, usage string) error {

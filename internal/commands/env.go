@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +12,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/telemetry"
 )
 
 // PolicyName is the policy file's name.
@@ -33,8 +37,14 @@ type env struct {
 }
 
 func newEnv(c *cli.Context) (*env, error) {
-	e := &env{in: c.App.Reader, out: c.App.Writer, err: c.App.ErrWriter, json: c.Bool("json")}
-	p := c.String("config")
+	return envFor(c.App.Reader, c.App.Writer, c.App.ErrWriter, c.String("config"), c.String("store"), c.Bool("json"))
+}
+
+// envFor is newEnv from the global options' values (config and store
+// empty when not given).
+func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bool) (*env, error) {
+	e := &env{in: in, out: out, err: errw, json: json}
+	p := config
 	if p != "" {
 		e.policyNamed = true
 	} else {
@@ -45,10 +55,13 @@ func newEnv(c *cli.Context) (*env, error) {
 		return nil, err
 	}
 	e.policyPath = abs
-	s := c.String("store")
+	s := storeFlag
 	e.storeNamed = s != ""
 	if s == "" {
 		s = store.DefaultPath(filepath.Dir(abs))
+		if !e.policyNamed {
+			s = storeHere(abs, s)
+		}
 	}
 	if e.storePath, err = filepath.Abs(s); err != nil {
 		return nil, err
@@ -74,6 +87,21 @@ func findPolicy() string {
 		}
 		dir = parent
 	}
+}
+
+// storeHere is the store commands use when neither --store nor
+// READPROOF_STORE names one: the working directory when it is a store itself
+// and no policy file was found (as git works inside a bare repository: a
+// `readproof clone URL DIR` used from DIR), else def, beside the policy file.
+func storeHere(policyPath, def string) string {
+	if _, err := os.Stat(policyPath); err == nil {
+		return def
+	}
+	wd, err := os.Getwd()
+	if err != nil || !gitstore.IsStore(wd) {
+		return def
+	}
+	return wd
 }
 
 // loadPolicy reads the policy file. A missing file is an empty policy,
@@ -143,11 +171,17 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 
 // withEnv is the adapter from a cli.Context to a command's run function:
 // it reads the global options and hands them to fn.
-func withEnv(c *cli.Context, fn func(*env) error) error {
+func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 	e, err := newEnv(c)
 	if err != nil {
 		return err
 	}
+	// The command's root span (when OTEL_* configures traces) and the
+	// incoming TRACEPARENT reach the action through c.Context.
+	ctx, end := telemetry.Command(c.Context, telemetry.CommandOptions{Getenv: os.Getenv, Path: commandPath(c), Version: buildinfo.Read().Version,
+		Warn: func(s string) { fmt.Fprintf(e.err, "readproof: telemetry: %s\n", s) }})
+	c.Context = ctx
+	defer func() { end(exitCode(ctx, err)) }()
 	return fn(e)
 }
 
@@ -158,6 +192,21 @@ func (e *env) withStore(fn func(*store.Store) error) error {
 		return err
 	}
 	defer s.Close()
+	return fn(s)
+}
+
+// withStoreCtx is withStore for work that interruptible may abandon when
+// ctx ends: the store is then left open for it (the process exits next).
+func (e *env) withStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
+	s, err := e.open()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if ctx.Err() == nil {
+			s.Close()
+		}
+	}()
 	return fn(s)
 }
 

@@ -18,9 +18,11 @@ import (
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
@@ -286,11 +288,11 @@ type evidenceExportOptions struct {
 }
 
 // runEvidenceExport is `readproof evidence export`.
-func runEvidenceExport(_ context.Context, e *env, opts evidenceExportOptions, args []string) error {
+func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, args []string) error {
 	if opts.Key != "" && !opts.Sign {
 		return usageError("evidence export: --key names the key for --sign; add --sign")
 	}
-	return e.withStore(func(s *store.Store) error {
+	return e.withStoreCtx(ctx, func(s *store.Store) error {
 		var key evidence.Key
 		if opts.Sign {
 			k, err := keyloc.LoadSigning(opts.Key, e.storePath, s.Policy())
@@ -299,19 +301,32 @@ func runEvidenceExport(_ context.Context, e *env, opts evidenceExportOptions, ar
 			}
 			key = k
 		}
-		data, st, err := s.ExportEvidence(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: Version})
-		if err != nil {
-			return err
-		}
-		if opts.Sign {
-			if data, err = key.SignEnvelope(data); err != nil {
+		line := progress.Start(e.err, "evidence export", "entries", e.json)
+		var data []byte
+		var st *evidence.Statement
+		err := interruptible(ctx, func() error {
+			var err error
+			data, st, err = s.ExportEvidence(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: buildinfo.Read().Version,
+				Context: ctx, Progress: line.Update})
+			if err != nil {
 				return err
 			}
+			if opts.Sign {
+				data, err = key.SignEnvelope(data)
+			}
+			return err
+		})
+		line.Stop()
+		if err != nil {
+			return err
 		}
 		out := opts.Out
 		if out == "" {
 			_, err := e.out.Write(data)
 			return err
+		}
+		if ctx.Err() != nil {
+			return interrupted(ctx)
 		}
 		if err := writeFileAtomic(out, data); err != nil {
 			return err
@@ -392,7 +407,7 @@ type evidenceVerifyOptions struct {
 }
 
 // runEvidenceVerify is `readproof evidence verify`.
-func runEvidenceVerify(_ context.Context, e *env, opts evidenceVerifyOptions, args []string) error {
+func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, args []string) error {
 	data, err := readBundle(e.in, args[0])
 	if err != nil {
 		return err
@@ -422,14 +437,27 @@ func runEvidenceVerify(_ context.Context, e *env, opts evidenceVerifyOptions, ar
 			}
 			return withCode(ExitCannotCheck, oerr)
 		}
-		defer s.Close()
-		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: opts.RequireSignature}
+		// left open when interrupted: the abandoned check may still read it
+		defer func() {
+			if ctx.Err() == nil {
+				s.Close()
+			}
+		}()
+		line := progress.Start(e.err, "evidence verify", "entries", e.json)
+		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: opts.RequireSignature, Context: ctx, Progress: line.Update}
 		// the verdict record's MAC is checked when the key is at hand
 		opts.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
 		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {
 			return withCode(ExitCannotCheck, err)
 		}
-		rep, err = s.VerifyEvidence(data, opts)
+		ierr := interruptible(ctx, func() error {
+			rep, err = s.VerifyEvidence(data, opts)
+			return nil
+		})
+		line.Stop()
+		if ierr != nil {
+			return ierr
+		}
 	}
 	if err != nil {
 		return withCode(ExitCannotCheck, err)

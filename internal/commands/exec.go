@@ -9,13 +9,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/preflight"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -144,9 +147,13 @@ func runExec(ctx context.Context, e *env, opts execOptions, args []string) error
 		}
 		ctx := context.WithoutCancel(ctx)
 		stderr := &lastByteWriter{w: e.err}
-		res, xerr := receipts.Exec(ctx, receipts.ExecOptions{
-			Argv: argv, Stdin: e.in, Stdout: e.out, Stderr: stderr, Signals: sigs,
+		// The command runs in the exec span; TRACEPARENT names it.
+		xctx, span := telemetry.Start(ctx, telemetry.SpanExec, attribute.String(telemetry.KeyExecutable, filepath.Base(argv[0])))
+		res, xerr := receipts.Exec(xctx, receipts.ExecOptions{
+			Argv: argv, Stdin: e.in, Stdout: e.out, Stderr: stderr, Signals: sigs, Env: telemetry.ChildEnv(xctx, os.Environ()),
 		})
+		span.SetAttributes(attribute.Int(telemetry.KeyExitCode, res.ExitCode))
+		telemetry.End(span, xerr)
 		if stderr.n > 0 && stderr.last != '\n' {
 			// readproof's own lines start on a line of their own; the
 			// command's bytes before them are unchanged.
@@ -163,6 +170,7 @@ func runExec(ctx context.Context, e *env, opts execOptions, args []string) error
 				"the call has no receipt: run it again once the store is writable")
 		}
 		fmt.Fprintf(rc.err, "readproof: receipt %s (%s)\n", r.ID, execOutcome(res))
+		telemetry.Annotate(ctx, attribute.String(telemetry.KeyReceiptID, r.ID))
 		if name := opts.JSONReceipt; name != "" {
 			if err := os.WriteFile(name, r.Encode(), 0o644); err != nil {
 				return fmt.Errorf("receipt %s is stored, but writing it to --json-receipt %s failed: %w", r.ID, name, err)

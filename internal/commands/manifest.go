@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
@@ -25,18 +26,24 @@ func manifestCommand() *cli.Command {
 		Name:      "manifest",
 		Usage:     "show a committed manifest by run id or manifest id",
 		ArgsUsage: "RUN|MANIFEST",
+		Flags:     []cli.Flag{formatFlag()},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 1, 1, "RUN|MANIFEST"); err != nil {
 				return err
 			}
-			return withEnv(c, func(e *env) error { return runManifest(c.Context, e, c.Args().Slice()) })
+			opts := formatOptions{Format: c.String("format")}
+			return withEnv(c, func(e *env) error { return runManifest(c.Context, e, opts, c.Args().Slice()) })
 		},
 	}
 }
 
 // runManifest prints the manifest args[0] names, with its proof-of-read
 // verdicts.
-func runManifest(_ context.Context, e *env, args []string) error {
+func runManifest(_ context.Context, e *env, opts formatOptions, args []string) error {
+	md, err := checkFormat(opts.Format, e.json)
+	if err != nil {
+		return err
+	}
 	return e.withStore(func(s *store.Store) error {
 		m, err := s.Manifest(args[0])
 		if err != nil {
@@ -53,7 +60,19 @@ func runManifest(_ context.Context, e *env, args []string) error {
 			}
 			return printJSON(e.out, j)
 		}
-		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\nentries  %d\n\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano), len(m.Entries))
+		if md {
+			markdownManifest(e.out, m, lines)
+			return nil
+		}
+		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano))
+		if m.Caller != "" {
+			fmt.Fprintf(e.out, "caller   %s\n", m.Caller)
+		}
+		fmt.Fprintf(e.out, "entries  %d\n", len(m.Entries))
+		if m.TraceID != "" {
+			fmt.Fprintf(e.out, "trace    %s\n", m.TraceID)
+		}
+		fmt.Fprintln(e.out)
 		withRef := false
 		for _, en := range m.Entries {
 			if en.Ref != "" {
@@ -87,6 +106,11 @@ func runManifest(_ context.Context, e *env, args []string) error {
 	})
 }
 
+// formatOptions is the --format flag of diff and manifest.
+type formatOptions struct {
+	Format string // text or markdown
+}
+
 // diffJSON is the --json shape of a diff.
 type diffJSON struct {
 	A       string         `json:"a"`
@@ -106,11 +130,13 @@ func diffCommand() *cli.Command {
 		Name:      "diff",
 		Usage:     "compare two runs: which documents changed, why (source revision, observed time, tag), and how",
 		ArgsUsage: "RUN-A RUN-B",
+		Flags:     []cli.Flag{formatFlag()},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 2, 2, "RUN-A RUN-B"); err != nil {
 				return err
 			}
-			return withEnv(c, func(e *env) error { return runDiff(c.Context, e, c.Args().Slice()) })
+			opts := formatOptions{Format: c.String("format")}
+			return withEnv(c, func(e *env) error { return runDiff(c.Context, e, opts, c.Args().Slice()) })
 		},
 	}
 }
@@ -140,9 +166,19 @@ type replayOptions struct {
 
 // runReplay rebuilds the run args[0] names from the store and re-verifies
 // every hash, the delivered hashes of probed entries included.
-func runReplay(_ context.Context, e *env, opts replayOptions, args []string) error {
-	return e.withStore(func(s *store.Store) error {
-		res, rerr := s.Replay(args[0])
+func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) error {
+	return e.withStoreCtx(ctx, func(s *store.Store) error {
+		var res *store.ReplayResult
+		var rerr error
+		line := progress.Start(e.err, "replay", "entries", e.json)
+		err := interruptible(ctx, func() error {
+			res, rerr = s.ReplayContext(ctx, args[0], line.Update)
+			return nil
+		})
+		line.Stop()
+		if err != nil {
+			return err
+		}
 		if res == nil {
 			return rerr
 		}
@@ -159,6 +195,9 @@ func runReplay(_ context.Context, e *env, opts replayOptions, args []string) err
 		}
 		if !opts.NoContent && rerr == nil {
 			for _, en := range res.Entries {
+				if ctx.Err() != nil {
+					return interrupted(ctx)
+				}
 				if _, err := e.out.Write(en.Content); err != nil {
 					return err
 				}
@@ -185,7 +224,11 @@ func runReplay(_ context.Context, e *env, opts replayOptions, args []string) err
 }
 
 // runDiff is `readproof diff`.
-func runDiff(_ context.Context, e *env, args []string) error {
+func runDiff(_ context.Context, e *env, opts formatOptions, args []string) error {
+	md, err := checkFormat(opts.Format, e.json)
+	if err != nil {
+		return err
+	}
 	return e.withStore(func(s *store.Store) error {
 		a, err := s.Manifest(args[0])
 		if err != nil {
@@ -219,6 +262,10 @@ func runDiff(_ context.Context, e *env, args []string) error {
 		}
 		if e.json {
 			return printJSON(e.out, out)
+		}
+		if md {
+			markdownDiff(e.out, a, b, out)
+			return nil
 		}
 		for _, ch := range out.Changes {
 			switch ch.Kind {

@@ -4,37 +4,74 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
+	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
 )
 
 func mcpCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "mcp",
-		Usage: "serve readproof to an agent host over the Model Context Protocol on stdin/stdout",
-		Description: "Started by the MCP client (Claude Code, Claude Desktop, Cursor), never by hand: stdout carries only\n" +
-			"protocol messages. Declared resources are readproof:// resources, and the readproof_* tools run, mount,\n" +
-			"commit, diff, replay, tag and export exactly as the CLI does. readproof.toml and the store are re-read\n" +
-			"for every request. With a receipt key (" + keyloc.ReceiptsKeyEnv + " or [receipts] key) every tool call gets a\n" +
-			"receipt in --session.",
+		Usage: "serve readproof to agent hosts over the Model Context Protocol (stdio, or streamable HTTP with --http)",
+		Description: "Without --http it is started by the MCP client (Claude Code, Claude Desktop, Cursor), never by hand:\n" +
+			"stdout carries only protocol messages. With --http ADDR it serves many clients at once on one store over\n" +
+			"the streamable HTTP transport, each with its own bearer token (readproof mcp token add NAME); it listens on\n" +
+			"loopback only unless --public, and --public needs --tls-cert/--tls-key or --insecure-public.\n" +
+			"Declared resources are readproof:// resources, and the readproof_* tools run, mount, commit, diff, replay,\n" +
+			"tag and export exactly as the CLI does. readproof.toml and the store are re-read for every request. With a\n" +
+			"receipt key (" + keyloc.ReceiptsKeyEnv + " or [receipts] key) every tool call gets a receipt in --session.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verbose", Usage: "log requests and errors to stderr"},
 			&cli.StringFlag{Name: "session", Usage: "receipt session for this server's tool calls (default: mcp-TIME-RANDOM)", EnvVars: []string{"READPROOF_SESSION"}},
+			&cli.StringFlag{Name: "http", Usage: "serve the streamable HTTP transport on `ADDR` (host:port; 127.0.0.1:0 picks a port) instead of stdio"},
+			&cli.BoolFlag{Name: "public", Usage: "with --http: allow an address that is not loopback (needs --tls-cert/--tls-key or --insecure-public)"},
+			&cli.BoolFlag{Name: "insecure-public", Usage: "with --public: serve plain HTTP off loopback (tokens cross the network in clear text)"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "with --http: serve HTTPS with this PEM certificate `FILE`"},
+			&cli.StringFlag{Name: "tls-key", Usage: "with --http: the PEM private key `FILE` of --tls-cert"},
+			&cli.StringFlag{Name: "tokens", Usage: "the MCP token `FILE` (default: $" + keyloc.MCPTokensEnv + ", then $XDG_CONFIG_HOME/readproof/mcp-tokens.json)"},
+			&cli.Int64Flag{Name: "max-body", Value: mcpserver.DefaultMaxBodyBytes, Usage: "with --http: largest request body in `BYTES` (413 beyond)"},
+			&cli.IntFlag{Name: "max-concurrent", Value: mcpserver.DefaultMaxConcurrent, Usage: "with --http: requests executing at once (others wait, then 503)"},
+			&cli.Float64Flag{Name: "rate", Value: mcpserver.DefaultRate, Usage: "with --http: requests per second per token (429 beyond, with Retry-After)"},
+			&cli.IntFlag{Name: "burst", Value: mcpserver.DefaultBurst, Usage: "with --http: requests a token may make at once above --rate"},
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: mcpserver.DefaultShutdownTimeout, Usage: "with --http: on SIGTERM or SIGINT, how long requests in flight may take to finish"},
 		},
+		Subcommands: []*cli.Command{mcpTokenCommand()},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 0, 0, ""); err != nil {
+			if err := needArgs(c, 0, 0, "[--http ADDR] | token add|list|revoke"); err != nil {
 				return err
 			}
-			opts := mcpOptions{Verbose: c.Bool("verbose"), Session: c.String("session")}
+			opts := mcpOptions{
+				Verbose: c.Bool("verbose"), Session: c.String("session"),
+				HTTP: c.String("http"), Public: c.Bool("public"), InsecurePublic: c.Bool("insecure-public"),
+				TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), Tokens: c.String("tokens"),
+				MaxBody: c.Int64("max-body"), MaxConcurrent: c.Int("max-concurrent"),
+				Rate: c.Float64("rate"), Burst: c.Int("burst"), ShutdownTimeout: c.Duration("shutdown-timeout"),
+			}
+			if opts.HTTP == "" {
+				for _, f := range []string{"public", "insecure-public", "tls-cert", "tls-key", "tokens", "max-body", "max-concurrent", "rate", "burst", "shutdown-timeout"} {
+					if c.IsSet(f) {
+						return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --%s applies to --http only", f), "add --http 127.0.0.1:PORT, or drop --"+f))
+					}
+				}
+			}
 			return withEnv(c, func(e *env) error { return runMCP(c.Context, e, opts) })
 		},
 	}
@@ -44,10 +81,35 @@ func mcpCommand() *cli.Command {
 type mcpOptions struct {
 	Verbose bool   // log requests and errors to stderr
 	Session string // receipt session ("" for a new one)
+
+	HTTP            string // listen address; "" serves stdio
+	Public          bool
+	InsecurePublic  bool
+	TLSCert, TLSKey string
+	Tokens          string // token file ("" for the default)
+	MaxBody         int64
+	MaxConcurrent   int
+	Rate            float64
+	Burst           int
+	ShutdownTimeout time.Duration
+
+	// Wrap wraps the HTTP handler, outermost: the place for the
+	// trace-context (traceparent) middleware; nil for none.
+	Wrap func(http.Handler) http.Handler
 }
 
-// runMCP serves the MCP protocol on e.in and e.out until EOF or ctx ends.
+// runMCP serves the MCP protocol on e.in and e.out until EOF or ctx ends,
+// or over HTTP with --http until ctx ends.
 func runMCP(ctx context.Context, e *env, o mcpOptions) error {
+	if o.HTTP != "" {
+		// Refuse a bad address or an unsafe exposure before anything else.
+		if err := checkListen(o); err != nil {
+			return err
+		}
+	}
+	if err := mcpPolicyBesideStore(e); err != nil {
+		return err
+	}
 	// Fail at start, where the client shows stderr, rather than on
 	// every request.
 	st, err := e.open()
@@ -68,7 +130,22 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		diag = e.err
 		logger = slog.New(slog.NewTextHandler(e.err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	opts := mcpserver.Options{Open: e.open, Version: Version, Logger: logger}
+	opts := mcpserver.Options{Open: e.open, Version: buildinfo.Read().Version, Logger: logger}
+	var verifier *mcpauth.Verifier
+	if o.HTTP != "" {
+		path, from, err := keyloc.MCPTokensPath(o.Tokens)
+		if err != nil {
+			return err
+		}
+		verifier, err = mcpauth.NewVerifier(path, keyloc.Forbidden(e.storePath, pol), nil)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, mcpauth.ErrNotFound) {
+				return hint.With(fmt.Errorf("mcp --http: no active token in %s (from %s): %w", path, from, err),
+					"every HTTP client needs a token: create one with `readproof mcp token add NAME` (name the file with --tokens or "+keyloc.MCPTokensEnv+")")
+			}
+			return hint.With(fmt.Errorf("mcp --http: token file %s (from %s): %w", path, from, err), "fix or recreate the token file: `readproof mcp token list` shows what it holds")
+		}
+	}
 	// Receipts are on when a key is configured: READPROOF_RECEIPTS_KEY
 	// or [receipts] key (the receipts commands' own lookup, without
 	// falling back to the default location).
@@ -92,12 +169,109 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	}
 	opened.Close()
 	opened = nil
-	fmt.Fprintf(diag, "readproof: mcp: serving store %s with %s\n", e.storePath, e.policyPath)
-	err = mcpserver.Serve(ctx, opts, e.in, e.out)
-	if err != nil && ctx.Err() != nil {
-		return ctx.Err()
+	if o.HTTP == "" {
+		fmt.Fprintf(diag, "readproof: mcp: serving store %s with %s\n", e.storePath, e.policyPath)
+		err = mcpserver.Serve(ctx, opts, e.in, e.out)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
 	}
-	return err
+
+	ln, err := net.Listen("tcp", o.HTTP)
+	if err != nil {
+		return hint.With(fmt.Errorf("mcp --http %s: %w", o.HTTP, err), "pick another port, or 127.0.0.1:0 for any free one")
+	}
+	scheme := "http"
+	if o.TLSCert != "" {
+		scheme = "https"
+	}
+	// The address goes to stderr whatever --verbose says: with port 0 it
+	// is the only way to learn it.
+	fmt.Fprintf(e.err, "readproof: mcp: serving store %s with %s on %s://%s/\n", e.storePath, e.policyPath, scheme, ln.Addr())
+	ho := mcpserver.HTTPOptions{
+		Verify:       verifier.Verify,
+		MaxBodyBytes: o.MaxBody, MaxConcurrent: o.MaxConcurrent,
+		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout,
+		TLSCert: o.TLSCert, TLSKey: o.TLSKey, Wrap: o.Wrap,
+	}
+	if err := mcpserver.ServeHTTP(ctx, opts, ho, ln); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.err, "readproof: mcp: stopped; requests in flight finished\n")
+	return nil
+}
+
+// checkListen applies the exposure rules of --http: a host:port address;
+// loopback unless --public; --public only with TLS or --insecure-public;
+// --tls-cert and --tls-key together.
+func checkListen(o mcpOptions) error {
+	host, port, err := net.SplitHostPort(o.HTTP)
+	if err != nil {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %q: %w", o.HTTP, err), "give HOST:PORT, such as 127.0.0.1:8765"))
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %q: port %q is not a number from 0 to 65535", o.HTTP, port), "give HOST:PORT, such as 127.0.0.1:8765"))
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return withCode(ExitUsage, hint.With(errors.New("mcp: --tls-cert and --tls-key go together"), "give both files, or neither"))
+	}
+	if o.InsecurePublic && !o.Public {
+		return withCode(ExitUsage, hint.With(errors.New("mcp: --insecure-public without --public"), "add --public to listen off loopback, or drop --insecure-public"))
+	}
+	if isLoopback(host) {
+		return nil
+	}
+	if !o.Public {
+		what := "host " + host
+		if host == "" {
+			what = "every interface"
+		}
+		return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %s: %s is not loopback: refused without --public", o.HTTP, what),
+			"serve on 127.0.0.1 and let clients on this machine connect, or expose it with --public and --tls-cert/--tls-key"))
+	}
+	if o.TLSCert == "" && !o.InsecurePublic {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %s --public: refused without TLS: bearer tokens would cross the network in clear text", o.HTTP),
+			"give --tls-cert FILE --tls-key FILE, or accept clear text behind your own TLS proxy with --insecure-public"))
+	}
+	return nil
+}
+
+// isLoopback reports whether host names only loopback addresses: localhost
+// or a loopback IP.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// mcpPolicyBesideStore makes `mcp --store DIR` use the policy file of that
+// store's project when it was started from elsewhere: readproof.toml beside
+// DIR when it exists and --config did not name one; else the file found from
+// the working directory. When neither exists the server would serve an
+// empty list without a word, so it refuses, naming where it looked.
+func mcpPolicyBesideStore(e *env) error {
+	if e.policyNamed {
+		return nil
+	}
+	beside := filepath.Join(filepath.Dir(e.storePath), PolicyName)
+	if e.storeNamed && beside != e.policyPath {
+		if _, err := os.Stat(beside); err == nil {
+			e.policyPath = beside
+			return nil
+		}
+	}
+	if _, err := os.Stat(e.policyPath); err == nil {
+		return nil
+	}
+	looked := e.policyPath
+	if e.storeNamed && beside != e.policyPath {
+		looked = beside + " (beside the store) and " + e.policyPath + " (from the working directory)"
+	}
+	return withCode(ExitUsage, hint.With(fmt.Errorf("mcp: no %s: looked at %s; the server would list no resources", PolicyName, looked),
+		"start it from the project directory, or name the policy with --config PATH (READPROOF_CONFIG) or the store beside it with --store"))
 }
 
 // newMCPSession names a receipt session: mcp-20260921T101500Z-1a2b3c4d.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,18 +191,104 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		r.Freshness.MaxAge = pol.Defaults.MaxAge
 	}
 	r.Freshness.Snapshot = opts.Snapshot
-	if err := policy.AppendResource(e.policyPath, r); err != nil {
-		var pe *policy.Error
-		if errors.As(err, &pe) && pe.Hint != "" {
-			return withCode(ExitUsage, hint.With(err, pe.Hint))
+	// A file or local repository outside the roots is refused now, with the
+	// answer `get` would give later, naming the flag that gave the path.
+	flag := ""
+	switch {
+	case r.Source.Type == "filesystem" && opts.Path != "":
+		flag = "--path"
+	case r.Source.Type == "git" && opts.URL != "":
+		flag = "--url"
+	}
+	if flag != "" {
+		if err := adapters.CheckRoots(u.String(), r.Source, pol.AdapterEnv(), flag); err != nil {
+			return withCode(ExitUsage, err)
 		}
-		return withCode(ExitUsage, err)
+	}
+	create, err := storeToCreate(e, pol)
+	if err != nil {
+		return err
+	}
+	var created bool
+	makeStore := func() error {
+		if !create {
+			return nil
+		}
+		if err := store.Init(e.storePath); err != nil && !errors.Is(err, store.ErrExists) {
+			return fmt.Errorf("resource add: %w", err)
+		} else if err == nil {
+			created = true
+		}
+		return nil
+	}
+	if err := policy.AppendResourceThen(e.policyPath, r, makeStore); err != nil {
+		var pe *policy.Error
+		switch {
+		case errors.As(err, &pe) && pe.Hint != "":
+			return withCode(ExitUsage, hint.With(err, pe.Hint))
+		case errors.As(err, &pe):
+			return withCode(ExitUsage, err)
+		}
+		return err
+	}
+	if created {
+		e.say("readproof: created an empty readproof store in %s (beside %s)", e.storePath, filepath.Base(e.policyPath))
 	}
 	if e.json {
-		return printJSON(e.out, map[string]any{"uri": u.String(), "policy_file": e.policyPath, "source": r.Source.Redacted(), "policy": string(r.Freshness.Strategy)})
+		out := map[string]any{"uri": u.String(), "policy_file": e.policyPath, "source": r.Source.Redacted(), "policy": string(r.Freshness.Strategy)}
+		if created {
+			out["store_created"] = e.storePath
+		}
+		return printJSON(e.out, out)
 	}
 	fmt.Fprintf(e.out, "Added %s (%s, %s) to %s\n", u, r.Source.Type, r.Freshness.Strategy, e.policyPath)
 	return nil
+}
+
+// storeToCreate says whether `resource add` creates the store: only at the
+// default place beside the policy file (never one --store or
+// READPROOF_STORE names), and only where nothing is yet or an empty
+// directory. A store, or a git copy of one, is used as it is; anything else
+// there refuses the add before anything is written.
+func storeToCreate(e *env, pol *policy.File) (bool, error) {
+	if e.storeNamed {
+		return false, nil
+	}
+	if e.storePath == filepath.Dir(e.policyPath) {
+		// run inside a store (a clone DIR) with no readproof.toml around:
+		// the policy file would land inside the store
+		return false, withCode(ExitUsage, hint.With(fmt.Errorf("resource add: the working directory %s is a readproof store, and readproof.toml does not belong inside it; nothing was written", e.storePath),
+			"run resource add in the project directory, or name the policy file with --config and the store with --store"))
+	}
+	fi, err := os.Lstat(e.storePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("resource add: store %s: %w", e.storePath, err)
+	}
+	if fi.IsDir() {
+		names, err := os.ReadDir(e.storePath)
+		if err != nil {
+			return false, fmt.Errorf("resource add: store %s: %w", e.storePath, err)
+		}
+		if len(names) == 0 {
+			return true, nil
+		}
+	}
+	s, err := store.Open(e.storePath, pol, store.Options{})
+	if err == nil {
+		s.Close()
+		return false, nil
+	}
+	h := "move it away so that readproof can create the store there, or name a store with --store or READPROOF_STORE"
+	switch {
+	case errors.Is(err, store.ErrNotInitialized):
+		return false, hint.With(fmt.Errorf("resource add: %s is in the store's place and is not a readproof store; nothing was written", e.storePath), h)
+	case errors.Is(err, store.ErrNotAStore):
+		return false, hint.With(fmt.Errorf("resource add: %s is in the store's place and is a git repository, %w; nothing was written", e.storePath, store.ErrNotAStore), h)
+	}
+	return false, fmt.Errorf("resource add: %w", err)
 }
 
 // runResourceList is `readproof resource list`.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -25,12 +26,13 @@ func statusCommand() *cli.Command {
 			"it is 1 when a source could not be read.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "exit-code", Usage: "exit with status 5 when a source no longer matches its snapshot, a tag or its pin"},
+			formatFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 0, 0, "[--exit-code]"); err != nil {
 				return err
 			}
-			opts := statusOptions{ExitCode: c.Bool("exit-code")}
+			opts := statusOptions{ExitCode: c.Bool("exit-code"), Format: c.String("format")}
 			return withEnv(c, func(e *env) error { return runStatus(c.Context, e, opts) })
 		},
 	}
@@ -96,11 +98,16 @@ func printStatus(e *env, list []store.ResourceStatus) {
 
 // statusOptions are the flags of `readproof status`.
 type statusOptions struct {
-	ExitCode bool // exit 5 when a resource drifted
+	ExitCode bool   // exit 5 when a resource drifted
+	Format   string // text or markdown
 }
 
 // runStatus is `readproof status`.
 func runStatus(ctx context.Context, e *env, opts statusOptions) error {
+	md, err := checkFormat(opts.Format, e.json)
+	if err != nil {
+		return err
+	}
 	return e.withStore(func(s *store.Store) error {
 		list, err := s.Status(ctx)
 		if err != nil {
@@ -115,12 +122,26 @@ func runStatus(ctx context.Context, e *env, opts statusOptions) error {
 				failed++
 			}
 		}
+		// open runs: an interrupted piece of work leaves one behind
+		open := []string{}
+		if runs, err := s.Runs(); err == nil {
+			for _, r := range runs {
+				if r.Open {
+					open = append(open, r.RunID)
+				}
+			}
+		}
 		if e.json {
-			if err := printJSON(e.out, map[string]any{"resources": list, "drifted": drifted, "source_errors": failed}); err != nil {
+			if err := printJSON(e.out, map[string]any{"resources": list, "drifted": drifted, "source_errors": failed, "open_runs": open}); err != nil {
 				return err
 			}
+		} else if md {
+			markdownStatus(e.out, list, e.policyPath)
 		} else {
 			printStatus(e, list)
+			if len(open) > 0 {
+				e.say("readproof: %s open: %s (readproof run show ID lists what each holds so far)", text.Count(len(open), "run", "runs"), strings.Join(open, ", "))
+			}
 		}
 		switch {
 		case failed > 0:

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,6 +32,9 @@ func shareOptions(e *env) share.Options {
 	var o share.Options
 	if isTerminal(e.err) {
 		o = share.Options{Progress: e.err, Interactive: true}
+		if e.json {
+			o.Progress = nil // machine output: no progress bytes
+		}
 	}
 	o.Notice = e.err
 	// A ref lock left on a remote on this machine goes stale like a local one.
@@ -249,7 +253,7 @@ func conflictsCommand() *cli.Command {
 					"under RUN it takes the name RUN. With --manifest, that conflicting manifest gets NEW-ID and the\n" +
 					"local run keeps RUN. Rename your own run to settle a conflict on every store.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "manifest", Usage: "the manifest to rename (one listed by `conflicts list`)"},
+					&cli.StringFlag{Name: "manifest", Usage: "the manifest to rename (an id listed by readproof conflicts list)"},
 				},
 				Action: func(c *cli.Context) error {
 					if err := needArgs(c, 2, 2, "RUN NEW-ID [--manifest ID]"); err != nil {
@@ -366,6 +370,7 @@ func runPull(ctx context.Context, e *env, args []string) error {
 		}
 		warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 		reportConflicts(e, res.RunConflicts, res.TagConflicts)
+		reportRefusedProposals(e, res.ProposalsRefused, res.ProposalsStale)
 		if e.json {
 			return printJSON(e.out, res)
 		}
@@ -452,7 +457,7 @@ func runConflictsShow(_ context.Context, e *env, args []string) error {
 		if e.json {
 			return printJSON(e.out, h)
 		}
-		return printTagHistory(e, h)
+		return printTagHistory(e, movesOf(h))
 	})
 }
 
@@ -537,5 +542,21 @@ func runClone(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", text.Count(len(res.NewRuns), "run", "runs"),
 		gitstore.RedactURL(url), dir, text.Count(res.Verified, "manifest", "manifests"))
+	sayHowToUse(e, dir)
 	return nil
+}
+
+// sayHowToUse tells, on stderr, how to reach a clone that the commands run
+// here would not find: they look for .readproof beside readproof.toml, or
+// use the working directory when it is a store itself.
+func sayHowToUse(e *env, dir string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil || abs == e.storePath {
+		return
+	}
+	q := abs
+	if strings.Trim(abs, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@,=") != "" {
+		q = shellQuote(abs)
+	}
+	e.say("readproof: to use this store, run readproof inside it (cd %s), or name it from anywhere with --store %s or READPROOF_STORE=%s", q, q, q)
 }

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
@@ -30,12 +30,13 @@ func verifyCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "read-data", Usage: "read and re-hash every blob"},
 			&cli.StringFlag{Name: "read-data-subset", Usage: "re-hash one share of the snapshots: N/M or P%"},
+			formatFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 0, 0, "[--read-data | --read-data-subset N/M]"); err != nil {
 				return err
 			}
-			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset")}
+			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset"), Format: c.String("format")}
 			return withEnv(c, func(e *env) error { return runVerify(c.Context, e, opts) })
 		},
 	}
@@ -45,12 +46,17 @@ func verifyCommand() *cli.Command {
 type verifyOptions struct {
 	ReadData bool   // re-hash every blob
 	Subset   string // re-hash one share of the snapshots: N/M or P%
+	Format   string // text or markdown
 }
 
 // runVerify is `readproof verify`: it checks the store and reports; a
 // store that cannot be opened cannot be checked (exit 4).
 func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
 	opts := storecheck.Options{ReadData: vo.ReadData, Subset: vo.Subset}
+	md, err := checkFormat(vo.Format, e.json)
+	if err != nil {
+		return err
+	}
 	if opts.ReadData && opts.Subset != "" {
 		return usageError("verify: --read-data and --read-data-subset exclude each other: --read-data already reads everything")
 	}
@@ -71,13 +77,14 @@ func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
 	// verdict record MACs are checked when the key is at hand; a key file
 	// that is there but unusable is reported as a warning
 	opts.ProbeKeys, _, opts.ProbeKeyUnusable = proofread.CheckKeys(s)
-	return checkStore(ctx, e, s, opts)
+	return checkStore(ctx, e, s, opts, md)
 }
 
-// checkStore runs storecheck on s and prints the report.
-func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Options) error {
+// checkStore runs storecheck on s and prints the report (as markdown when
+// md).
+func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Options, md bool) error {
 	var stop func()
-	if isTerminal(e.err) {
+	if isTerminal(e.err) && !e.json {
 		opts.Progress, stop = progressLine(e.err, "verify")
 	}
 	rep, err := storecheck.Check(ctx, s, opts)
@@ -94,6 +101,8 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 		if err := printJSON(e.out, rep); err != nil {
 			return err
 		}
+	} else if md {
+		markdownVerify(e.out, rep)
 	} else {
 		for _, p := range rep.Problems {
 			if p.Kind == storecheck.Warning && rep.OK() {
@@ -118,24 +127,6 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 // progressLine returns a progress callback that redraws one line on w at
 // most ten times a second, and a function that clears the line.
 func progressLine(w io.Writer, what string) (func(done, total int), func()) {
-	var mu sync.Mutex
-	var last time.Time
-	drawn := false
-	update := func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || done == total {
-			last = now
-			drawn = true
-			fmt.Fprintf(w, "\r\033[K%s: %d/%d checked", what, done, total)
-		}
-	}
-	stop := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if drawn {
-			fmt.Fprint(w, "\r\033[K")
-		}
-	}
-	return update, stop
+	l := progress.New(w, what, "checked", time.Now)
+	return l.Update, l.Stop
 }

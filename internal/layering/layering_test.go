@@ -64,7 +64,10 @@ var exactImports = map[string][]string{
 	"gitstore/gitobj":     {},
 	"adapters/sourcespec": {},
 	"internal/text":       {},
+	"internal/markdown":   {},
 	"internal/hint":       {},
+	"internal/buildinfo":  {},
+	"internal/progress":   {},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj"},
@@ -78,12 +81,16 @@ var exactImports = map[string][]string{
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
+	"internal/mcpauth":     {"identity", "internal/keyfile"},
+	// every layer may start spans; telemetry depends on none of them
+	"internal/telemetry": {},
 }
 
 // noGoGit lists packages that must not reach go-git (nor gitstore) at all.
 var noGoGit = []string{
 	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/hint", "internal/keyfile", "internal/fspath",
-	"identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
+	"internal/markdown", "identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
+	"internal/mcpauth",
 }
 
 // cliOnly may be imported only by the packages listed with them.
@@ -98,6 +105,9 @@ var thirdPartyOnly = map[string][]string{
 	"github.com/urfave/cli":            {".", "internal/commands"},
 	"github.com/modelcontextprotocol/": {"internal/mcpserver", "internal/commands", "."},
 	"github.com/BurntSushi/toml":       {"internal/policy"},
+	// the OpenTelemetry SDK is built only by telemetry (the API is free)
+	"go.opentelemetry.io/otel/sdk": {"internal/telemetry"},
+	"github.com/rhysd/actionlint":  {},
 }
 
 func TestLayering(t *testing.T) {

@@ -53,13 +53,14 @@ func (s *Server) issue(ctx context.Context, st *store.Store, tool string, req *m
 		}
 		res = receipts.BytesResult(canon)
 	}
+	caller, _ := callerOf(req)
 	if identity.ValidateRunID(run) != nil {
 		run = ""
 	}
 	issuer := receipts.NewIssuer(s.opts.ReceiptKey, st.Receipts())
 	r, err := issuer.Issue(context.WithoutCancel(ctx), receipts.Call{
 		Session: s.opts.Session, Run: run, Tool: tool,
-		Args: args, Result: res, Start: start, End: time.Now(),
+		Args: args, Result: res, Start: start, End: time.Now(), Caller: caller,
 	})
 	if err != nil {
 		s.log.Warn("receipt", "tool", tool, "err", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ func New(opts Options) (*Server, error) {
 	}
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	version := opts.Version
 	if version == "" {
@@ -94,6 +95,7 @@ func New(opts Options) (*Server, error) {
 	})
 	s.addResources()
 	s.addTools()
+	s.addTelemetry()
 	return s, nil
 }
 
@@ -166,12 +168,17 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		if rs, ok := any(in).(runScoped); ok {
 			run = rs.runOf()
 		}
+		caller, canWrite := callerOf(req)
+		if !canWrite && WritesStore(t.Name) {
+			return nil, zero, toolError(readOnlyRefusal(t.Name, caller), "", "")
+		}
 		st, err := s.opts.Open()
 		if err != nil {
 			s.log.Warn("open store", "tool", t.Name, "err", err)
 			return nil, zero, toolError(err, "", "")
 		}
 		defer st.Close()
+		st.SetCaller(caller)
 		out, rep, err := h(ctx, &call{st: st, req: req}, in)
 		if err != nil {
 			s.log.Info("tool error", "tool", t.Name, "err", err)
@@ -253,6 +260,24 @@ func (e *renderedError) Error() string { return e.msg }
 func (e *renderedError) Unwrap() error { return e.err }
 
 func ptr[T any](v T) *T { return &v }
+
+// callerOf is who made a call: the name and scope of the bearer token it
+// came with over HTTP. A call without a token (stdio: the user who started
+// the server) has no name and may write.
+func callerOf(req *mcp.CallToolRequest) (name string, canWrite bool) {
+	if req == nil || req.Extra == nil || req.Extra.TokenInfo == nil {
+		return "", true
+	}
+	ti := req.Extra.TokenInfo
+	return ti.UserID, slices.Contains(ti.Scopes, ScopeWrite)
+}
+
+// readOnlyRefusal is the tool error a read-only token gets from a tool
+// that writes.
+func readOnlyRefusal(tool, caller string) error {
+	return hint.With(fmt.Errorf("%s writes to the store, and the token %q has scope read: refused", tool, caller),
+		"read-only tokens may list, read, resolve, compare, replay and export; for runs, tags and probe checks ask for a write token (readproof mcp token add NAME --scope write)")
+}
 
 // annotations for tools that change nothing.
 func readOnly(title string) *mcp.ToolAnnotations {

@@ -25,6 +25,26 @@ const (
 	ToolReceiptsVerifyClms = "readproof_receipts_verify_claims"
 )
 
+// Token scopes of `readproof mcp --http` (mcpauth.ScopeRead and
+// ScopeWrite), as the SDK's TokenInfo carries them.
+const (
+	ScopeRead  = "read"
+	ScopeWrite = "write"
+)
+
+// WritesStore reports whether a tool needs a write-scoped token: it opens,
+// fills or commits a run, moves a tag or records proof-of-read verdicts.
+// Every other tool is open to read tokens; readproof_resolve (like
+// resources/read) may record a new snapshot of a source, which is what
+// reading through readproof means, and receipts are issued for every call.
+func WritesStore(tool string) bool {
+	switch tool {
+	case ToolRunStart, ToolRunMount, ToolRunCommit, ToolTagSet, ToolTagDelete, ToolProbeCheck:
+		return true
+	}
+	return false
+}
+
 func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{Name: ToolResourcesList, Annotations: readOnly("List readproof resources"),
 		Description: "List every document registered in readproof.toml: its readproof:// URI, source (credentials redacted), " +

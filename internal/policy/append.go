@@ -32,7 +32,16 @@ var lockWait = 5 * time.Second
 // they are, creates the file when it is missing, re-parses the result and
 // only then replaces the file atomically. On any error the file is left
 // unchanged.
-func AppendResource(path string, r Resource) (err error) {
+func AppendResource(path string, r Resource) error {
+	return AppendResourceThen(path, r, nil)
+}
+
+// AppendResourceThen is AppendResource with beforeWrite called, under the
+// file's lock, once the new resource has been checked and just before the
+// file is replaced: `resource add` creates the store there, so that a
+// resource the file refuses leaves no store behind. An error from
+// beforeWrite is returned and the file is left unchanged.
+func AppendResourceThen(path string, r Resource, beforeWrite func() error) (err error) {
 	name := path
 	if name == "" {
 		return &Error{File: DefaultFileName, Msg: "no policy file path given", Hint: "pass the path of readproof.toml"}
@@ -128,6 +137,11 @@ func AppendResource(path string, r Resource) (err error) {
 	if len(nf.Resources) != len(f.Resources)+1 || !sameResource(nf.Resources[len(nf.Resources)-1], normalized(r, f)) {
 		return &Error{File: name, Msg: "internal error: the new resource reads back differently; nothing was written",
 			Hint: "report this as a bug, with the command that was run"}
+	}
+	if beforeWrite != nil {
+		if err := beforeWrite(); err != nil {
+			return err
+		}
 	}
 	if err := writeAtomic(target, next, perm); err != nil {
 		return fmt.Errorf("write policy file %s: %w", name, err)

@@ -289,16 +289,16 @@ func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (
 	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
-	empty, err := g.PutTree(nil)
-	if err != nil {
-		return nil, err
-	}
 	var parents []gitstore.OID
 	if tip != "" {
 		parents = []gitstore.OID{tip}
 	}
+	tree, err := store.JournalTree(g, parents, "")
+	if err != nil {
+		return nil, err
+	}
 	sig := signature(now)
-	j, err := g.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+	j, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
 		Message: fmt.Sprintf("rename run %s to %s\n\nmanifest %s\n", oldID, newID, src)})
 	if err != nil {
 		return nil, err

@@ -28,7 +28,16 @@ func sharedNamespace(name string) bool {
 		strings.HasPrefix(name, "refs/heads/readproof/") ||
 		strings.HasPrefix(name, "refs/tags/readproof/") ||
 		strings.HasPrefix(name, RemotesPrefix) ||
-		strings.HasPrefix(name, "refs/readproof-conflicts/")
+		strings.HasPrefix(name, "refs/readproof-conflicts/") ||
+		hostReviewRef(name)
+}
+
+// hostReviewRef reports whether a ref is one a git host keeps for the pull
+// requests opened against a store's branches (GitHub and Gitea
+// refs/pull/N/head, GitLab refs/merge-requests/N/head): listed by the
+// host, never fetched, never read as records.
+func hostReviewRef(name string) bool {
+	return strings.HasPrefix(name, "refs/pull/") || strings.HasPrefix(name, "refs/merge-requests/")
 }
 
 // recognize lists every ref of remote and refuses a repository that is not
@@ -37,8 +46,8 @@ func sharedNamespace(name string) bool {
 //   - no refs at all: an empty repository, fine to push to;
 //   - a ref outside readproof's namespaces (a project's branch or tag): not
 //     a store;
-//   - main: its tip must be a journal commit (empty tree, one of the
-//     journal's messages). When the tip is not in the local store and the
+//   - main: its tip must be a journal commit (one of the journal's
+//     messages with its parent count). When the tip is not in the local store and the
 //     remote holds nothing else of readproof's, the tip alone is fetched
 //     into a temporary repository to look at it.
 //
@@ -124,10 +133,12 @@ func parseRawCommit(raw []byte) gitstore.Commit {
 }
 
 // journalShape says why c is not a journal commit (store.IsJournalCommit:
-// the empty tree, and one of the journal's forms with its parent count,
-// docs/store-format.md), or nil when it is one.
+// one of the journal's forms with its parent count, docs/store-format.md),
+// or nil when it is one. Its tree is checked by checkJournal, which has the
+// objects (store.ViewShape, store.ExpectedJournalTree).
 func journalShape(c gitstore.Commit) error {
-	if c.Tree != store.EmptyTree {
+	if !store.IsJournalCommit(c) && c.Tree != store.EmptyTree {
+		// A project's commit, as a rule: name its files first.
 		return fmt.Errorf("its tree is not empty")
 	}
 	if !store.IsJournalCommit(c) {
@@ -207,6 +218,23 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 		if err := journalShape(cm); err != nil {
 			fail(id, "%v", err)
 			continue
+		}
+		if err := store.ViewShape(g, cm.Tree); err != nil {
+			fail(id, "%v", err)
+			continue
+		}
+		if cm.Tree != store.EmptyTree {
+			// The view is derived data: it must be the one this store
+			// computes from the runs the journal records.
+			want, err := store.ExpectedJournalTree(g, id)
+			if err != nil {
+				fail(id, "cannot compute its document view: %v", err)
+				continue
+			}
+			if want != cm.Tree {
+				fail(id, "its tree %s is not the document view of the runs it records (%s)", cm.Tree, want)
+				continue
+			}
 		}
 		parents := cm.Parents
 		switch first, _, _ := strings.Cut(cm.Message, "\n"); {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
 )
 
 // relation is how a local tip relates to a remote one.
@@ -141,7 +142,9 @@ func mergeResource(g gitstore.Store, uri string, a, b gitstore.OID) (gitstore.OI
 }
 
 // mergeJournal writes a journal commit with both journal tips as parents
-// and the empty tree. The commit is deterministic.
+// and the journal view of every run either records (store.JournalTree). The
+// commit is deterministic: two stores merging the same tips write the same
+// commit, tree included.
 func mergeJournal(g gitstore.Store, a, b gitstore.OID) (gitstore.OID, error) {
 	ac, err := g.Commit(a)
 	if err != nil {
@@ -151,12 +154,12 @@ func mergeJournal(g gitstore.Store, a, b gitstore.OID) (gitstore.OID, error) {
 	if err != nil {
 		return "", fmt.Errorf("journal %s: %w", b, err)
 	}
-	empty, err := g.PutTree(nil)
+	tree, err := store.JournalTree(g, sortedPair(a, b), "")
 	if err != nil {
 		return "", err
 	}
 	sig := signature(later(ac.Committer.When, bc.Committer.When))
-	return g.PutCommit(gitstore.Commit{Tree: empty, Parents: sortedPair(a, b), Author: sig, Committer: sig,
+	return g.PutCommit(gitstore.Commit{Tree: tree, Parents: sortedPair(a, b), Author: sig, Committer: sig,
 		Message: "merge journals\n"})
 }
 
@@ -164,15 +167,17 @@ func mergeJournal(g gitstore.Store, a, b gitstore.OID) (gitstore.OID, error) {
 // of store.CommitRun's journal commits), so the manifest is reachable from
 // main.
 func recordOnJournal(g gitstore.Store, tip gitstore.OID, runID string, m gitstore.OID, now time.Time) (gitstore.OID, error) {
-	empty, err := g.PutTree(nil)
+	parents := []gitstore.OID{m}
+	var journalParents []gitstore.OID
+	if tip != "" {
+		parents = []gitstore.OID{tip, m}
+		journalParents = []gitstore.OID{tip}
+	}
+	tree, err := store.JournalTree(g, journalParents, m)
 	if err != nil {
 		return "", err
 	}
-	parents := []gitstore.OID{m}
-	if tip != "" {
-		parents = []gitstore.OID{tip, m}
-	}
 	sig := signature(now)
-	return g.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+	return g.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
 		Message: fmt.Sprintf("record run %s\n\nmanifest %s\n", runID, m)})
 }

@@ -117,13 +117,20 @@ type PullResult struct {
 	ReceiptConflicts []ReceiptConflict `json:"receipt_conflicts"`
 	Verdicts         []string          `json:"verdicts_updated"`
 	VerdictsMerged   []string          `json:"verdicts_merged"`
+	// ProposalsRefused are merges of tag proposals on the remote that were
+	// not adopted (the proposal's base moved before the merge): the local
+	// tag stays, the remote tip is kept as a tag conflict.
+	ProposalsRefused []ProposalRefusal `json:"proposals_refused"`
+	// ProposalsStale are this store's own pending proposals of tags this
+	// pull moved: their base is no longer the tag's position.
+	ProposalsStale []store.Proposal `json:"proposals_stale"`
 }
 
 // Pull fetches remote's shared refs into refs/readproof-remotes/<remote>/,
 // verifies every new manifest and chain tip, and integrates them per
 // docs/sync.md in one ref transaction. Data that does not verify is refused
 // (ErrUnverified) before any local ref changes.
-func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*PullResult, error) {
+func pull(ctx context.Context, s *store.Store, remote string, opts Options) (*PullResult, error) {
 	g := s.Git()
 	// Ask first (one round trip, no object transfer): when every remote
 	// ref is already integrated, nothing is fetched.
@@ -131,7 +138,7 @@ func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	if err != nil {
 		return nil, err
 	}
-	if ok, err := upToDate(ctx, g, t, rem); err != nil || ok {
+	if ok, err := upToDate(ctx, g, t, rem); err != nil || (ok && proposalsFetched(g, remote, rem)) {
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +155,11 @@ func Pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
 			return nil, err
 		}
-		return integrate(ctx, g, t, remote, opts)
+		res, err := integrate(ctx, g, t, remote, opts)
+		if err == nil {
+			res.ProposalsStale = staleProposals(s, res.Tags)
+		}
+		return res, err
 	}()
 	if errors.Is(err, ErrUnverified) {
 		// Refused data leaves no ref behind: the remote-tracking refs go
@@ -217,7 +228,8 @@ func remoteHint(err error, remote string) error {
 func newPullResult(remote string, upToDate bool) *PullResult {
 	return &PullResult{Remote: remote, UpToDate: upToDate, Journal: "unchanged", NewRuns: []RunRef{}, Resources: []string{},
 		Merged: []string{}, Tags: []string{}, Recorded: []RunRef{}, RunConflicts: []RunConflict{}, TagConflicts: []TagConflict{},
-		Receipts: []string{}, ReceiptsMerged: []string{}, ReceiptConflicts: []ReceiptConflict{}, Verdicts: []string{}, VerdictsMerged: []string{}}
+		Receipts: []string{}, ReceiptsMerged: []string{}, ReceiptConflicts: []ReceiptConflict{}, Verdicts: []string{}, VerdictsMerged: []string{},
+		ProposalsRefused: []ProposalRefusal{}, ProposalsStale: []store.Proposal{}}
 }
 
 // upToDate reports whether the local store already holds everything the

@@ -314,6 +314,19 @@ func (p *planner) tags() error {
 				return err
 			}
 		case behind:
+			refused, err := p.planProposalMerges(u, tag, l, r)
+			if err != nil {
+				return err
+			}
+			if len(refused) > 0 {
+				// a proposal whose base moved: reported, never applied
+				if c != r {
+					take()
+					p.ups = append(p.ups, gitstore.RefUpdate{Name: ConflictTagsPrefix + key, Old: c, New: r})
+					p.res.ProposalsRefused = append(p.res.ProposalsRefused, refused...)
+				}
+				continue
+			}
 			p.ups = append(p.ups, gitstore.RefUpdate{Name: store.TagsPrefix + key, Old: l, New: r})
 			take()
 			p.res.Tags = append(p.res.Tags, u.String()+"@"+tag)

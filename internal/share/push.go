@@ -39,7 +39,7 @@ const maxRefspecsPerPush = 4000
 // verdict chains and journal to remote. It never forces: when the remote
 // moved since the last pull it fails with ErrRejected (hint: pull first)
 // and changes nothing. Open runs and conflict refs are not pushed.
-func Push(ctx context.Context, s *store.Store, remote string, opts Options) (*PushResult, error) {
+func push(ctx context.Context, s *store.Store, remote string, opts Options) (*PushResult, error) {
 	g := s.Git()
 	t, rem, err := connect(ctx, g, remote, opts, "push")
 	if err != nil {
@@ -298,6 +298,8 @@ func stateFromRefs(refs []gitstore.Ref) *state {
 			st.verdicts[strings.TrimPrefix(name, store.VerdictsPrefix)] = r.OID
 		case name == store.JournalRef:
 			st.main = r.OID
+		case strings.HasPrefix(name, store.ProposalsPrefix):
+			st.proposals = append(st.proposals, proposalRef{ref: name, id: r.OID})
 		}
 	}
 	return st

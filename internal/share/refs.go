@@ -39,6 +39,7 @@ func fetchRefspecs(remote string) []string {
 		"+" + store.TagsPrefix + "*:" + base + "tags/*",
 		"+" + receipts.RefPrefix + "*:" + base + "receipts/*",
 		"+" + store.VerdictsPrefix + "*:" + base + "verdicts/*",
+		"+" + store.ProposalsPrefix + "*:" + base + "proposals/*",
 		"+" + store.JournalRef + "*:" + base + "main*",
 	}
 }
@@ -52,6 +53,7 @@ type state struct {
 	receipts  map[string]gitstore.OID          // sessions/<s> or index/<d> -> chain tip
 	verdicts  map[string]gitstore.OID          // run id -> verdict chain tip
 	main      gitstore.OID
+	proposals []proposalRef // a remote's proposal branches (ls-remote only)
 }
 
 func newState() *state {

@@ -195,12 +195,19 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 					no(in, "%v", err)
 				}
 			}
+		case strings.HasPrefix(name, store.ProposalsPrefix):
+			if err := checkIncomingProposal(g, in); err != nil {
+				no(in, "%v", err)
+			}
 		case strings.HasPrefix(name, store.TagsPrefix):
 			if _, _, err := splitTagKey(strings.TrimPrefix(name, store.TagsPrefix)); err != nil {
 				no(in, "%v", err)
 			} else if forward(in) {
 				if err := checkTag(g, in.New); err != nil {
 					no(in, "%v", err)
+				}
+				for _, f := range checkIncomingTagMerges(ctx, g, t, in) {
+					no(in, "%s", f)
 				}
 			}
 		case strings.HasPrefix(name, receipts.RefPrefix):
@@ -245,7 +252,7 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				}
 			}
 		default:
-			no(in, "not a shared readproof ref (runs, resources, tags, receipts, verdicts, main)")
+			no(in, "not a shared readproof ref (runs, resources, tags, tag proposals, receipts, verdicts, main)")
 		}
 	}
 	return refused

@@ -8,6 +8,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,6 +56,10 @@ type EvidenceOptions struct {
 	// StoreHint is recorded as git.store; "" leaves it out (a local path
 	// says more about the exporter's machine than an auditor needs).
 	StoreHint string
+	// Context, when set, stops the export with its error when it ends.
+	Context context.Context
+	// Progress, when set, hears each replayed entry as (done, total).
+	Progress func(done, total int)
 }
 
 // EvidenceVerifyOptions shape VerifyEvidence.
@@ -71,6 +76,29 @@ type EvidenceVerifyOptions struct {
 	// ProbeKeys, when set, also checks the MAC of the verdict record the
 	// bundle carries (docs/PROBE_PROTOCOL.md §10.6).
 	ProbeKeys *probe.Keys
+	// Context, when set, stops the store replay with its error when it
+	// ends; Progress, when set, hears each replayed entry.
+	Context  context.Context
+	Progress func(done, total int)
+}
+
+// ctxReplayer is the store as an evidence.Replayer whose replay stops when
+// ctx ends and reports progress.
+type ctxReplayer struct {
+	s        *Store
+	ctx      context.Context
+	progress func(done, total int)
+}
+
+func (r ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
+	return r.s.replayHashes(r.ctx, manifestID, r.progress)
+}
+
+func orBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
 }
 
 // ManifestSignature is a verified manifest commit signature.
@@ -95,10 +123,14 @@ type evidenceVerdicts struct {
 // manifest) from the store's own objects with Replay and returns each
 // entry's URI and the hash of the bytes the store gave back.
 func (s *Store) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
+	return s.replayHashes(context.Background(), manifestID, nil)
+}
+
+func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int)) ([]evidence.ReplayEntry, error) {
 	if !identity.IsObjectID(manifestID) {
 		return nil, fmt.Errorf("manifest id %q is not a 40-hex manifest commit id", manifestID)
 	}
-	res, err := s.Replay(manifestID)
+	res, err := s.ReplayContext(ctx, manifestID, progress)
 	if res == nil {
 		return nil, err
 	}
@@ -157,7 +189,12 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		done <- x
 	}()
 
-	replay, rerr := s.ReplayManifest(m)
+	ctx := orBackground(opts.Context)
+	replay, rerr := s.ReplayManifestContext(ctx, m, opts.Progress)
+	if err := ctx.Err(); err != nil {
+		<-done
+		return nil, err
+	}
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {
 		in.Replay.Err = rerr
@@ -172,6 +209,10 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	}
 
 	for i, e := range m.Entries {
+		if err := ctx.Err(); err != nil {
+			<-done
+			return nil, err
+		}
 		en := evidence.Entry{
 			Position: e.Position, URI: e.URI, Ref: e.Ref, SnapshotID: e.Snapshot, ContentHash: e.ContentHash,
 			SourceRevision: e.SourceRevision, ObservedAt: e.ObservedAt, ContentType: e.ContentType,
@@ -576,7 +617,11 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 // the bundle carries them). The error is for a verification that could not
 // run; a bundle that fails is a report with failing checks.
 func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidence.Report, error) {
-	rep, err := evidence.Verify(data, evidence.VerifyOptions{Store: s, TrustedKeys: opts.TrustedKeys, RequireSignature: opts.RequireSignature})
+	replayer := ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
+	rep, err := evidence.Verify(data, evidence.VerifyOptions{Store: replayer, TrustedKeys: opts.TrustedKeys, RequireSignature: opts.RequireSignature})
+	if err == nil {
+		err = replayer.ctx.Err()
+	}
 	if err != nil || rep.Statement == nil {
 		return rep, err
 	}

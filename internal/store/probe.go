@@ -44,6 +44,13 @@ func (s *Store) Now() time.Time { return s.now() }
 // and the position alone, and whatever it hands to the caller must be taken
 // from its last invocation.
 func (s *Store) MountWithPosition(ctx context.Context, runID, ref string, decorate func(*Delivery) error) (*Delivery, error) {
+	ctx, span := startMount(ctx, runID)
+	d, err := s.mountWithPosition(ctx, runID, ref, decorate)
+	endMount(span, d, err)
+	return d, err
+}
+
+func (s *Store) mountWithPosition(ctx context.Context, runID, ref string, decorate func(*Delivery) error) (*Delivery, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}
@@ -435,11 +442,11 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 			return err
 		}
 		if main != "" {
-			empty, err := s.git.PutTree(nil)
+			tree, err := JournalTree(s.git, []gitstore.OID{main}, "")
 			if err != nil {
 				return err
 			}
-			j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: []gitstore.OID{main, c}, Author: sig, Committer: sig, Message: journalCheckMessage(r, c)})
+			j, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{main, c}, Author: sig, Committer: sig, Message: journalCheckMessage(r, c)})
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -111,7 +112,9 @@ func (s *Store) Resolve(ctx context.Context, ref string) (*Delivery, error) {
 	return d, nil
 }
 
-func (s *Store) resolve(ctx context.Context, ref string, b *batch) (*Delivery, error) {
+func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery, err error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanResolve)
+	defer func() { s.endResolve(span, ref, d, err) }()
 	u, err := identity.ParseURI(ref)
 	if err != nil {
 		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
@@ -217,7 +220,9 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 	if cur != nil {
 		req.Previous = &adapters.Previous{Revision: cur.SourceRevision, ContentHash: cur.ContentHash, ETag: cur.ETag, LastModified: cur.LastModified}
 	}
-	r, err := src.Fetch(ctx, req)
+	fctx, fspan := startFetch(ctx, res)
+	r, err := src.Fetch(fctx, req)
+	endFetch(fspan, r, err)
 	if err != nil {
 		return nil, err
 	}

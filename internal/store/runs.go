@@ -11,6 +11,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -149,6 +150,19 @@ func refOf(e manifest.Entry) string {
 
 // CommitRun freezes an open run into a manifest commit and returns it.
 func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
+	return s.CommitRunContext(context.Background(), runID)
+}
+
+// CommitRunContext is CommitRun in ctx's trace: its span is a child of
+// ctx's and the manifest records ctx's trace id.
+func (s *Store) CommitRunContext(ctx context.Context, runID string) (_ *manifest.Manifest, err error) {
+	ctx, span := startCommit(ctx, runID)
+	m, err := s.commitRun(ctx, runID)
+	endCommit(ctx, span, m, err)
+	return m, err
+}
+
+func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest, error) {
 	if err := validRun(runID); err != nil {
 		return nil, err
 	}
@@ -168,15 +182,16 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 		if err != nil {
 			return err
 		}
-		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Entries: entries}
+		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Caller: s.opts.Caller, Entries: entries}
 		if m.Entries == nil {
 			m.Entries = []manifest.Entry{}
 		}
+		m.TraceID = telemetry.TraceID(ctx)
 		id, err := s.writeManifest(m)
 		if err != nil {
 			return err
 		}
-		ups, err := s.journal(runID, id)
+		ups, err := s.journal(runID, id, m)
 		if err != nil {
 			return err
 		}
@@ -196,6 +211,12 @@ func (s *Store) CommitRun(runID string) (*manifest.Manifest, error) {
 // RunOnce resolves refs into a new run and commits it: start, mount and
 // commit in one transaction.
 func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
+	return s.RunOnceProgress(ctx, runID, refs, nil)
+}
+
+// RunOnceProgress is RunOnce reporting each document resolved to progress
+// as (done, total).
+func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (_ *manifest.Manifest, _ []*Delivery, err error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -212,8 +233,11 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
-	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Entries: []manifest.Entry{}}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
 	for i, r := range refs {
+		if progress != nil {
+			progress(i, len(refs))
+		}
 		d, err := s.resolve(ctx, r, b)
 		if err != nil {
 			return nil, nil, err
@@ -222,7 +246,13 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 		ds = append(ds, d)
 		m.Entries = append(m.Entries, d.Entry)
 	}
+	if progress != nil {
+		progress(len(refs), len(refs))
+	}
 	m.CreatedAt = s.now()
+	m.TraceID = telemetry.TraceID(ctx)
+	ctx, span := startCommit(ctx, runID)
+	defer func() { endCommit(ctx, span, m, err) }()
 	id, err := s.writeManifest(m)
 	if err != nil {
 		return nil, nil, err
@@ -238,7 +268,7 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 		if open != "" {
 			return nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "use another id")
 		}
-		ups, err := s.journal(runID, id)
+		ups, err := s.journal(runID, id, m)
 		if err != nil {
 			return nil, err
 		}
@@ -288,22 +318,27 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 
 // journal builds the next commit of refs/heads/main, which records each
 // committed run with the manifest as second parent, so a plain `git clone`
-// carries every manifest and `git log` lists them.
-func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUpdate, error) {
+// carries every manifest and `git log` lists them; its tree is the journal
+// view with the run applied (JournalTree).
+func (s *Store) journal(runID string, manifestID gitstore.OID, m *manifest.Manifest) ([]gitstore.RefUpdate, error) {
 	tip, err := s.ref(JournalRef)
 	if err != nil {
 		return nil, err
 	}
-	empty, err := s.git.PutTree(nil)
+	parents := []gitstore.OID{manifestID}
+	var journalParents []gitstore.OID
+	if tip != "" {
+		parents = []gitstore.OID{tip, manifestID}
+		journalParents = []gitstore.OID{tip}
+	}
+	// The view is computed from the tip read above, so a writer that loses
+	// the compare-and-swap computes it again on the new tip.
+	tree, err := writingBuilder(s.git).withRun(manifestID, m).tree(journalParents, manifestID)
 	if err != nil {
 		return nil, err
 	}
-	parents := []gitstore.OID{manifestID}
-	if tip != "" {
-		parents = []gitstore.OID{tip, manifestID}
-	}
 	sig := s.signature(s.now())
-	j, err := s.git.PutCommit(gitstore.Commit{Tree: empty, Parents: parents, Author: sig, Committer: sig,
+	j, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
 		Message: fmt.Sprintf("record run %s\n\nmanifest %s\n", runID, manifestID)})
 	if err != nil {
 		return nil, err
@@ -396,15 +431,28 @@ type ReplayResult struct {
 // the call: the result says which entries failed. It returns ErrMismatch
 // (wrapped) when any entry fails.
 func (s *Store) Replay(target string) (*ReplayResult, error) {
+	return s.ReplayContext(context.Background(), target, nil)
+}
+
+// ReplayContext is Replay that stops with ctx's error (and no result) when
+// ctx ends, checked before each entry, and reports each entry done to
+// progress (nil: none) as (done, total).
+func (s *Store) ReplayContext(ctx context.Context, target string, progress func(done, total int)) (*ReplayResult, error) {
 	m, err := s.Manifest(target)
 	if err != nil {
 		return nil, err
 	}
-	return s.ReplayManifest(m)
+	return s.ReplayManifestContext(ctx, m, progress)
 }
 
 // ReplayManifest is Replay for a manifest already read with Manifest.
 func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
+	return s.ReplayManifestContext(context.Background(), m, nil)
+}
+
+// ReplayManifestContext is ReplayManifest with ReplayContext's ctx and
+// progress.
+func (s *Store) ReplayManifestContext(ctx context.Context, m *manifest.Manifest, progress func(done, total int)) (*ReplayResult, error) {
 	c, err := s.git.Commit(gitstore.OID(m.ID))
 	if err != nil {
 		return nil, err
@@ -412,7 +460,13 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 	res := &ReplayResult{Manifest: m, AllMatch: true, Entries: []ReplayEntry{}}
 	files := map[string]gitstore.OID{}
 	treeErr := s.listFiles(c.Tree, "", files)
-	for _, e := range m.Entries {
+	for i, e := range m.Entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(i, len(m.Entries))
+		}
 		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
 		data, err := s.git.Blob(gitstore.OID(e.Snapshot))
 		if err == nil {
@@ -446,6 +500,9 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 			res.AllMatch = false
 		}
 		res.Entries = append(res.Entries, r)
+	}
+	if progress != nil {
+		progress(len(m.Entries), len(m.Entries))
 	}
 	if !res.AllMatch {
 		return res, hint.With(fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch),

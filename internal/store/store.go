@@ -66,6 +66,10 @@ type Options struct {
 	OpenSource func(adapters.Spec, adapters.Env) (adapters.Source, error)
 	// Git tunes ref locking.
 	Git gitstore.Options
+	// Caller names who this store handle writes for (an MCP token's name,
+	// identity.ValidateCaller); it is recorded in the manifests and tag
+	// moves written through it. "" records none.
+	Caller string
 }
 
 // Store is an open readproof store.
@@ -91,7 +95,7 @@ func Init(path string) error { return InitShared(path, gitstore.SharePrivate) }
 // may read. An existing store gives an error wrapping ErrExists.
 func InitShared(path string, sharing gitstore.Sharing) error {
 	if gitstore.IsStore(path) {
-		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do; use it with --store or READPROOF_STORE")
+		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do: the store is ready to use (`readproof status` shows what it holds)")
 	}
 	g, err := gitstore.InitWithOptions(path, gitstore.Options{Sharing: sharing})
 	if err != nil {
@@ -157,6 +161,13 @@ func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 	}
 	return &Store{git: g, policy: pol, opts: opts, sources: map[string]adapters.Source{}}, nil
 }
+
+// SetCaller sets Options.Caller on a handle opened for one caller's request;
+// call it before the first write.
+func (s *Store) SetCaller(name string) { s.opts.Caller = name }
+
+// Caller is the name set by SetCaller or Options.Caller.
+func (s *Store) Caller() string { return s.opts.Caller }
 
 // Close releases the repository.
 func (s *Store) Close() error { return s.git.Close() }

@@ -15,14 +15,30 @@ import (
 // TagState is one position of a tag, stored as tag.json in each commit of
 // the tag's chain. A deletion is a state with Deleted set.
 type TagState struct {
-	URI              string       `json:"uri"`
-	Tag              string       `json:"tag"`
-	Snapshot         string       `json:"snapshot,omitempty"`
-	ContentHash      string       `json:"content_hash,omitempty"`
-	PreviousSnapshot string       `json:"previous_snapshot,omitempty"`
-	Deleted          bool         `json:"deleted,omitempty"`
-	SetAt            time.Time    `json:"set_at"`
-	Observation      *Observation `json:"observation,omitempty"`
+	URI              string    `json:"uri"`
+	Tag              string    `json:"tag"`
+	Snapshot         string    `json:"snapshot,omitempty"`
+	ContentHash      string    `json:"content_hash,omitempty"`
+	PreviousSnapshot string    `json:"previous_snapshot,omitempty"`
+	Deleted          bool      `json:"deleted,omitempty"`
+	SetAt            time.Time `json:"set_at"`
+	// Caller names who moved the tag through an authenticated front end
+	// (an MCP token's name); omitted otherwise.
+	Caller      string       `json:"caller,omitempty"`
+	Observation *Observation `json:"observation,omitempty"`
+	// Action says what made the move: "set", "delete", "revert", "promote"
+	// or "propose" (moves recorded before the field existed have none:
+	// ActionOf derives it). In a history, merges of proposals made by a git
+	// host show as "merged" and proposal commits as "proposed".
+	Action string `json:"action,omitempty"`
+	// From is the tag whose snapshot a promotion or a proposal took.
+	From string `json:"from,omitempty"`
+	// Proposal is the branch (below refs/heads/) a proposed move was
+	// written on, for review as a pull request.
+	Proposal string `json:"proposal,omitempty"`
+	// Base is the tag's tip a proposed move was written on (its parent);
+	// a squash or rebase merge of the proposal must keep it as parent.
+	Base string `json:"base,omitempty"`
 	// Commit is the tag chain commit holding this state (not stored).
 	Commit string `json:"-"`
 }
@@ -104,7 +120,7 @@ func (s *Store) SetTag(u identity.URI, tag, snapshot string) (*TagState, error) 
 	if err != nil {
 		return nil, err
 	}
-	return s.moveTag(u, tag, o, false)
+	return s.moveTag(u, tag, o, false, moveMeta{action: ActionSet})
 }
 
 // DeleteTag removes a tag. The snapshot stays, manifests that mounted it
@@ -113,7 +129,7 @@ func (s *Store) DeleteTag(u identity.URI, tag string) (*TagState, error) {
 	if _, err := s.Tag(u, tag); err != nil {
 		return nil, err
 	}
-	return s.moveTag(u, tag, nil, true)
+	return s.moveTag(u, tag, nil, true, moveMeta{action: ActionDelete})
 }
 
 // RevertTag moves a tag back to where it pointed before its latest move (a
@@ -128,16 +144,21 @@ func (s *Store) RevertTag(u identity.URI, tag string) (*TagState, error) {
 	}
 	prev := hist[1]
 	if prev.Deleted {
-		return s.moveTag(u, tag, nil, true)
+		return s.moveTag(u, tag, nil, true, moveMeta{action: ActionRevert})
 	}
 	o := prev.Observation
 	if o == nil {
 		o = &Observation{URI: prev.URI, Snapshot: prev.Snapshot, ContentHash: prev.ContentHash}
 	}
-	return s.moveTag(u, tag, o, false)
+	return s.moveTag(u, tag, o, false, moveMeta{action: ActionRevert})
 }
 
-func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool) (*TagState, error) {
+// moveMeta is what a move records about where it came from.
+type moveMeta struct {
+	action, from string
+}
+
+func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool, meta moveMeta) (*TagState, error) {
 	ref := tagRef(u, tag)
 	var out *TagState
 	err := retry("tag "+tag, func() error {
@@ -145,7 +166,7 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 		if err != nil {
 			return err
 		}
-		st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Deleted: deleted}
+		st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Deleted: deleted, Action: meta.action, From: meta.from, Caller: s.opts.Caller}
 		if tip != "" {
 			prev, err := s.tagAt(tip)
 			if err != nil {
@@ -155,23 +176,8 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 				st.PreviousSnapshot = prev.Snapshot
 			}
 		}
-		files := map[string]gitstore.OID{}
 		if o != nil {
 			st.Snapshot, st.ContentHash, st.Observation = o.Snapshot, o.ContentHash, o
-			files["content"] = gitstore.OID(o.Snapshot)
-		}
-		data, err := json.MarshalIndent(st, "", "  ")
-		if err != nil {
-			return err
-		}
-		blob, err := s.git.PutBlob(append(data, '\n'))
-		if err != nil {
-			return err
-		}
-		files["tag.json"] = blob
-		tree, err := s.putTree(files)
-		if err != nil {
-			return err
 		}
 		var parents []gitstore.OID
 		if tip != "" {
@@ -181,8 +187,10 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 		if deleted {
 			msg = fmt.Sprintf("tag %s@%s deleted\n", u, tag)
 		}
-		sig := s.signature(st.SetAt)
-		id, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+		if meta.from != "" {
+			msg += fmt.Sprintf("\n%s from %s\n", meta.action, meta.from)
+		}
+		id, err := s.putTagCommit(st, parents, msg)
 		if err != nil {
 			return err
 		}
@@ -194,6 +202,30 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 		return nil
 	})
 	return out, err
+}
+
+// putTagCommit writes one tag move: tag.json and, unless the move deletes
+// the tag, the snapshot as content.
+func (s *Store) putTagCommit(st TagState, parents []gitstore.OID, msg string) (gitstore.OID, error) {
+	files := map[string]gitstore.OID{}
+	if !st.Deleted {
+		files["content"] = gitstore.OID(st.Snapshot)
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	blob, err := s.git.PutBlob(append(data, '\n'))
+	if err != nil {
+		return "", err
+	}
+	files["tag.json"] = blob
+	tree, err := s.putTree(files)
+	if err != nil {
+		return "", err
+	}
+	sig := s.signature(st.SetAt)
+	return s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
 }
 
 // Tags lists the live tags of u, sorted by name.
@@ -218,28 +250,4 @@ func (s *Store) Tags(u identity.URI) ([]TagState, error) {
 		}
 	}
 	return out, nil
-}
-
-// TagHistory lists every move of a tag, newest first.
-func (s *Store) TagHistory(u identity.URI, tag string) ([]TagState, error) {
-	if err := identity.ValidateTag(tag); err != nil {
-		return nil, err
-	}
-	tip, err := s.ref(tagRef(u, tag))
-	if err != nil {
-		return nil, err
-	}
-	if tip == "" {
-		return nil, unknownTag(u, tag)
-	}
-	var out []TagState
-	err = s.walkCommits(tip, func(id gitstore.OID, c gitstore.Commit) (bool, error) {
-		t, err := s.tagAt(id)
-		if err != nil {
-			return false, brokenTag(u, tag, err)
-		}
-		out = append(out, *t)
-		return true, nil
-	})
-	return out, err
 }

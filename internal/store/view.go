@@ -86,21 +86,19 @@ func journalRooted(g gitstore.Store) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return IsJournalCommit(c), nil
+	return IsJournalCommit(c) && ViewShape(g, c.Tree) == nil, nil
 }
 
 // EmptyTree is git's empty tree (SHA-1 repositories), the tree of every
-// journal commit.
+// journal commit of format 1 and of the journal's root.
 const EmptyTree = gitstore.OID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
-// IsJournalCommit reports whether c has the shape of a journal commit: the
-// empty tree, and one of the journal's forms with its parent count
-// (`initialize readproof store` 0, `record run` 1 or 2, `record check` 2,
-// `rename run` 0 or 1, `merge journals` 2).
+// IsJournalCommit reports whether c has the shape of a journal commit: one
+// of the journal's forms with its parent count (`initialize readproof
+// store` 0, `record run` 1 or 2, `record check` 2, `rename run` 0 or 1,
+// `merge journals` 2, `rebuild journal view` 1). Its tree is checked apart
+// (ViewShape), since that needs the tree itself.
 func IsJournalCommit(c gitstore.Commit) bool {
-	if c.Tree != EmptyTree {
-		return false
-	}
 	head, _, _ := strings.Cut(c.Message, "\n")
 	n := len(c.Parents)
 	switch {
@@ -114,8 +112,51 @@ func IsJournalCommit(c gitstore.Commit) bool {
 		return n <= 1
 	case head == "merge journals":
 		return n == 2
+	case head == journalRebuildMessage:
+		return n == 1
 	}
 	return false
+}
+
+// ViewShape says why tree cannot be a journal commit's tree, or nil: the
+// empty tree (format 1, or no runs yet), or a view (format 2) whose root
+// holds the directory documents/ and the file run.json and nothing else.
+// Whether the view is the right one is ExpectedJournalTree's question.
+func ViewShape(g gitstore.Reader, tree gitstore.OID) error {
+	if tree == EmptyTree {
+		return nil
+	}
+	entries, err := g.Tree(tree)
+	if err != nil {
+		return fmt.Errorf("its tree: %w", err)
+	}
+	if err := CheckViewRoot(entries); err != nil {
+		return err
+	}
+	if _, err := readViewIndex(g, tree); err != nil {
+		return fmt.Errorf("its tree is not a journal view: %w", err)
+	}
+	return nil
+}
+
+// CheckViewRoot is ViewShape's check of a non-empty tree's root entries
+// alone (for a checker that has already read them): documents/ and
+// run.json, nothing else.
+func CheckViewRoot(entries []gitstore.TreeEntry) error {
+	index := false
+	for _, e := range entries {
+		switch {
+		case e.Name == ViewDocumentsDir && e.Mode == gitstore.ModeDir:
+		case e.Name == ViewIndexFile && e.Mode == gitstore.ModeFile:
+			index = true
+		default:
+			return fmt.Errorf("its tree holds %q, which a journal view does not", e.Name)
+		}
+	}
+	if !index {
+		return fmt.Errorf("its tree is not a journal view: %s is missing", ViewIndexFile)
+	}
+	return nil
 }
 
 // plainCloneView returns g, or for a plain (non-mirror) clone of a store,

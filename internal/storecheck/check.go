@@ -49,7 +49,7 @@ type Options struct {
 // non-nil only when the check could not run at all (bad options, the refs
 // cannot be listed, ctx cancelled); every finding about the store's content
 // is a Problem in the report.
-func Check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
+func check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
 	c := &checker{
 		ctx:      ctx,
 		s:        s,
@@ -772,6 +772,7 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref, reach []gitstore.OI
 		reached[id] = true
 	}
 	c.checkJournalShape(journal[0].OID)
+	c.checkJournalView(journal[0].OID)
 	c.checkJournalRecords(runs, reach)
 	missed := 0
 	for _, r := range runs {

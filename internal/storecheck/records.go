@@ -191,8 +191,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // checkJournalShape checks that main is a journal (docs/store-format.md,
-// "Journal"): every commit its journal history holds has the empty tree and
-// is the store's root, a run record (last parent a manifest), a check record
+// "Journal"): every commit its journal history holds has the empty tree or
+// a journal view as its tree, and is the store's root, a run record (last parent a manifest), a check record
 // (second parent a verdict commit), a rename or a merge of journals.
 func (c *checker) checkJournalShape(main gitstore.OID) {
 	named := 0
@@ -220,12 +220,18 @@ func (c *checker) checkJournalShape(main gitstore.OID) {
 			continue
 		}
 		head, _, _ := strings.Cut(cm.Message, "\n")
-		if cm.Tree != store.EmptyTree {
-			broken(id, "commit %s on the journal has a non-empty tree (%q): refs/heads/main must be the readproof journal", short(id), head)
-			continue
-		}
 		if !store.IsJournalCommit(cm) {
 			broken(id, "commit %s on the journal is not a journal record (%q, %d parents)", short(id), head, len(cm.Parents))
+			continue
+		}
+		var shape error
+		if entries, read := c.trees[cm.Tree]; read && cm.Tree != store.EmptyTree && id != main {
+			shape = store.CheckViewRoot(entries) // the tip's run.json is decoded below
+		} else {
+			shape = store.ViewShape(c.g, cm.Tree)
+		}
+		if err := shape; err != nil {
+			broken(id, "commit %s on the journal (%q): %v: refs/heads/main must be the readproof journal", short(id), head, err)
 			continue
 		}
 		next := cm.Parents
@@ -251,5 +257,40 @@ func (c *checker) checkJournalShape(main gitstore.OID) {
 	}
 	if named > maxNamed {
 		c.add(Problem{Kind: Broken, Check: "journal", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("%d more commits on the journal are not journal records", named-maxNamed)})
+	}
+}
+
+// checkJournalView checks the journal's document view (docs/store-format.md,
+// "Journal view"): a journal still in format 1 (empty trees on a journal
+// that records runs) gets a warning naming the migration; a view at the tip
+// that is not the view of the runs the journal records is broken (it is
+// derived data: `readproof migrate` writes the right one). The recompute
+// reads every manifest the journal records, so it runs with --read-data.
+func (c *checker) checkJournalView(main gitstore.OID) {
+	format, err := store.JournalFormat(c.g, main)
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "journal", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot read the journal's view: %v", err)})
+		return
+	}
+	if format < store.JournalFormatVersion {
+		c.add(Problem{Kind: Warning, Check: "journal", Subject: "journal", Ref: store.JournalRef, Object: string(main),
+			Message: fmt.Sprintf("the journal is in store format %d (no document view on main); run `readproof migrate` to bring it to format %d (one commit on main; nothing else changes)", format, store.JournalFormatVersion)})
+		return
+	}
+	if !c.opts.ReadData {
+		return
+	}
+	cm, ok := c.commits[main]
+	if !ok {
+		return
+	}
+	want, err := store.FullJournalTree(c.g, main)
+	if err != nil {
+		c.add(Problem{Kind: CouldNotCheck, Check: "journal", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot compute the journal's view: %v", err)})
+		return
+	}
+	if want != cm.Tree && !(want == store.EmptyTree && cm.Tree == store.EmptyTree) {
+		c.add(Problem{Kind: Broken, Check: "journal", Subject: "journal", Ref: store.JournalRef, Object: string(main),
+			Message: fmt.Sprintf("the journal's tree %s is not the view of the runs it records (expected %s); run `readproof migrate` to write the right one", short(cm.Tree), short(want))})
 	}
 }

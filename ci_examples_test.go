@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/rhysd/actionlint"
+	"github.com/rogpeppe/go-internal/testscript"
+	yaml "go.yaml.in/yaml/v4"
+)
+
+// The CI recipes in examples/ci, checked by `cijob` in
+// testdata/script/ci_examples.txtar: the GitHub workflow is linted with
+// actionlint, and the shell of both jobs runs against a real store with the
+// readproof under test on PATH.
+const (
+	githubWorkflow = "examples/ci/github/readproof.yml"
+	gitlabJob      = "examples/ci/gitlab/.gitlab-ci.yml"
+)
+
+// ciExpr is a GitHub expression inside a step's env or run.
+var ciExpr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
+
+// ciJobCmd is `cijob github|gitlab`: it runs the job's shell in the
+// script's current directory, as the CI system would (GitHub: each `run`
+// step with bash -eo pipefail, stopping at the first failure; GitLab: the
+// job's script lines in one bash -eo pipefail). Steps that install
+// readproof (the GitHub `install` step, actions, GitLab's before_script)
+// are left out: the readproof under test is on PATH. Expressions resolve
+// vars.NAME from the script's environment and steps.ID.outputs.NAME from
+// earlier steps' $GITHUB_OUTPUT; any other expression fails the command,
+// so the example stays runnable here. The job's log goes to stdout; the
+// job summary to $WORK/github-summary.md. `! cijob` expects the job to
+// fail.
+func ciJobCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: cijob github|gitlab")
+	}
+	var ok bool
+	switch args[0] {
+	case "github":
+		ok = runGitHubJob(ts)
+	case "gitlab":
+		ok = runGitLabJob(ts)
+	default:
+		ts.Fatalf("cijob: unknown CI %q", args[0])
+	}
+	switch {
+	case ok && neg:
+		ts.Fatalf("the %s job passed; expected it to fail", args[0])
+	case !ok && !neg:
+		ts.Fatalf("the %s job failed", args[0])
+	}
+}
+
+func repoFile(ts *testscript.TestScript, name string) []byte {
+	// custom commands run in the test process, whose directory is the
+	// module root
+	b, err := os.ReadFile(name)
+	ts.Check(err)
+	return b
+}
+
+func runGitHubJob(ts *testscript.TestScript) bool {
+	src := repoFile(ts, githubWorkflow)
+	lint, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{Color: actionlint.ColorOptionKindNever})
+	ts.Check(err)
+	errs, err := lint.Lint(githubWorkflow, src, nil)
+	ts.Check(err)
+	for _, e := range errs {
+		ts.Logf("actionlint: %s", e.Error())
+	}
+	if len(errs) > 0 {
+		ts.Fatalf("actionlint: %d problem(s) in %s", len(errs), githubWorkflow)
+	}
+	wf, perrs := actionlint.Parse(src)
+	if len(perrs) > 0 {
+		ts.Fatalf("parse %s: %v", githubWorkflow, perrs[0])
+	}
+	if len(wf.Jobs) != 1 {
+		ts.Fatalf("%s: want one job, found %d", githubWorkflow, len(wf.Jobs))
+	}
+	var job *actionlint.Job
+	for _, j := range wf.Jobs {
+		job = j
+	}
+	dir := ts.MkAbs(".")
+	summary := filepath.Join(ts.Getenv("WORK"), "github-summary.md")
+	outputs := map[string]map[string]string{}
+	expr := func(e string) string {
+		parts := strings.Split(e, ".")
+		switch {
+		case len(parts) == 2 && parts[0] == "vars":
+			return ts.Getenv(parts[1])
+		case len(parts) == 4 && parts[0] == "steps" && parts[2] == "outputs":
+			return outputs[parts[1]][parts[3]]
+		case e == "github.workspace":
+			return dir
+		}
+		ts.Fatalf("%s: expression %q is not one this test resolves", githubWorkflow, e)
+		return ""
+	}
+	subst := func(s string) string {
+		return ciExpr.ReplaceAllStringFunc(s, func(m string) string { return expr(ciExpr.FindStringSubmatch(m)[1]) })
+	}
+	ran := 0
+	for i, st := range job.Steps {
+		run, isRun := st.Exec.(*actionlint.ExecRun)
+		id := ""
+		if st.ID != nil {
+			id = st.ID.Value
+		}
+		if !isRun || id == "install" {
+			continue
+		}
+		if st.If != nil {
+			ts.Fatalf("%s: step %d has an if: condition, which this test does not evaluate", githubWorkflow, i)
+		}
+		env := append(scriptEnv(ts), "GITHUB_STEP_SUMMARY="+summary, "GITHUB_WORKSPACE="+dir, "CI=true", "GITHUB_ACTIONS=true")
+		out := filepath.Join(ts.Getenv("WORK"), fmt.Sprintf("github-output-%d", i))
+		ts.Check(os.WriteFile(out, nil, 0o600))
+		env = append(env, "GITHUB_OUTPUT="+out)
+		if st.Env != nil {
+			names := make([]string, 0, len(st.Env.Vars))
+			for k := range st.Env.Vars {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				v := st.Env.Vars[k]
+				env = append(env, v.Name.Value+"="+subst(v.Value.Value))
+			}
+		}
+		name := id
+		if st.Name != nil {
+			name = st.Name.Value
+		}
+		code := runShell(ts, dir, env, name, subst(run.Run.Value))
+		ran++
+		if id != "" {
+			outputs[id] = readOutputs(ts, out)
+		}
+		if code != 0 {
+			return false
+		}
+	}
+	if ran == 0 {
+		ts.Fatalf("%s: no run step was run", githubWorkflow)
+	}
+	return true
+}
+
+func readOutputs(ts *testscript.TestScript, path string) map[string]string {
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	m := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// runShell runs script with bash -eo pipefail (GitHub's and GitLab's
+// default) and returns its exit code; its output goes to the script's
+// stdout under a header naming the step.
+func runShell(ts *testscript.TestScript, dir string, env []string, name, script string) int {
+	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		ts.Check(err)
+	}
+	fmt.Fprintf(ts.Stdout(), "== step %s: exit %d\n%s", name, code, out.String())
+	return code
+}
+
+// gitlabJobDef is what this test reads of a GitLab job.
+type gitlabJobDef struct {
+	Image        string   `yaml:"image"`
+	BeforeScript []string `yaml:"before_script"`
+	Script       []string `yaml:"script"`
+	Artifacts    struct {
+		When     string   `yaml:"when"`
+		ExposeAs string   `yaml:"expose_as"`
+		Paths    []string `yaml:"paths"`
+	} `yaml:"artifacts"`
+}
+
+func runGitLabJob(ts *testscript.TestScript) bool {
+	var jobs map[string]gitlabJobDef
+	if err := yaml.Unmarshal(repoFile(ts, gitlabJob), &jobs); err != nil {
+		ts.Fatalf("parse %s: %v", gitlabJob, err)
+	}
+	job, ok := jobs["readproof"]
+	if !ok || len(job.Script) == 0 {
+		ts.Fatalf("%s: no job readproof with a script", gitlabJob)
+	}
+	if job.Artifacts.When != "always" || len(job.Artifacts.Paths) == 0 {
+		ts.Fatalf("%s: the summary artifact must be kept when the job fails (artifacts: when: always, paths)", gitlabJob)
+	}
+	dir := ts.MkAbs(".")
+	env := append(scriptEnv(ts), "CI=true", "GITLAB_CI=true", "CI_PROJECT_DIR="+dir, "READPROOF_STORE_URL="+ts.Getenv("READPROOF_STORE_URL"))
+	code := runShell(ts, dir, env, "script", strings.Join(job.Script, "\n"))
+	for _, p := range job.Artifacts.Paths {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			ts.Fatalf("%s: artifact %s was not written: %v", gitlabJob, p, err)
+		}
+	}
+	return code == 0
+}

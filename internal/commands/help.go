@@ -1,0 +1,169 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// helpCommand is `readproof help [COMMAND [SUBCOMMAND]]`: the same text as
+// `readproof COMMAND SUBCOMMAND --help`. urfave/cli's own help command is
+// hidden (App.HideHelpCommand) because it cannot reach subcommands.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "show the help of readproof or of a command (`readproof help resource add`)",
+		ArgsUsage: "[COMMAND [SUBCOMMAND]]",
+		// `help --help` reaches runHelp: urfave/cli would show the app's help.
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			return runHelp(c.Context, helpOptions{app: c.App}, c.Args().Slice())
+		},
+	}
+}
+
+type helpOptions struct {
+	app *cli.App // the running app: its writers and command tree
+}
+
+func runHelp(ctx context.Context, opts helpOptions, args []string) error {
+	var words []string
+	for _, a := range args {
+		if a != "--help" && a != "-h" && a != "--" {
+			words = append(words, a)
+		}
+	}
+	if len(words) == 0 && len(args) > 0 {
+		words = []string{"help"} // help --help
+	}
+	path, err := resolvePath(opts.app.Commands, words)
+	if err != nil {
+		return err
+	}
+	if len(path) == 1 && path[0] == "help" {
+		// help's own help, printed here: `readproof help --help` would
+		// come back to this function.
+		cli.HelpPrinter(opts.app.Writer, cli.CommandHelpTemplate, findCommand(opts.app.Commands, "help"))
+		return nil
+	}
+	app := newApp(opts.app.Reader, opts.app.Writer, opts.app.ErrWriter)
+	return app.RunContext(ctx, append(append([]string{opts.app.Name}, path...), "--help"))
+}
+
+// resolvePath checks that args name a command path (aliases allowed) and
+// returns it with canonical names; an unknown name is a usage error with a
+// suggestion.
+func resolvePath(cs []*cli.Command, args []string) ([]string, error) {
+	var path []string
+	for _, a := range args {
+		c := findCommand(cs, a)
+		if c == nil {
+			prefix := strings.Join(path, " ")
+			if prefix != "" {
+				prefix += " "
+			}
+			return nil, unknownCommandError(prefix, cs, a)
+		}
+		path = append(path, c.Name)
+		cs = c.Subcommands
+	}
+	return path, nil
+}
+
+// unknownCommandError is the usage error (exit 2) for an unknown command
+// name under prefix ("" or "tag "), with urfave/cli's suggestion when one is
+// close enough.
+func unknownCommandError(prefix string, cs []*cli.Command, name string) error {
+	h := "see `readproof " + prefix + "--help`"
+	if cli.SuggestCommand != nil {
+		if s := cli.SuggestCommand(cs, name); s != "" {
+			h = strings.ToLower(s[:1]) + s[1:] + " (" + h + ")"
+		}
+	}
+	return withCode(ExitUsage, hint.With(fmt.Errorf("unknown command %q", strings.TrimSpace(prefix+name)), h))
+}
+
+//go:generate go run ../.. man ../../docs/man
+
+// manCommand is `readproof man [DIR]`: the manual page, generated from the
+// command definitions, to stdout or to DIR/readproof.1. docs/man/readproof.1
+// is regenerated with `go run . man docs/man` (TestManPageCurrent fails
+// when it is stale).
+func manCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "man",
+		Usage:     "print the manual page (roff), or write it to DIR/readproof.1",
+		ArgsUsage: "[DIR]",
+		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 0, 1, "[DIR]"); err != nil {
+				return err
+			}
+			return runMan(c.Context, manOptions{out: c.App.Writer, err: c.App.ErrWriter, app: c.App}, c.Args().First())
+		},
+	}
+}
+
+type manOptions struct {
+	out, err io.Writer
+	app      *cli.App
+}
+
+// ManPage renders readproof's manual page (section 1).
+func ManPage() (string, error) {
+	return manPage(newApp(nil, io.Discard, io.Discard))
+}
+
+func manPage(app *cli.App) (string, error) {
+	// The page does not depend on the build: no version in it.
+	saved := app.Version
+	app.Version = ""
+	defer func() { app.Version = saved }()
+	page, err := app.ToManWithSection(1)
+	if err != nil {
+		return "", fmt.Errorf("man page: %w", err)
+	}
+	return page, nil
+}
+
+func runMan(_ context.Context, opts manOptions, dir string) error {
+	page, err := manPage(newApp(nil, io.Discard, io.Discard))
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		_, err := io.WriteString(opts.out, page)
+		return err
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("man: %s is not a directory", dir), "create it first, or leave DIR out to print the page"))
+	}
+	path := filepath.Join(dir, "readproof.1")
+	tmp, err := os.CreateTemp(dir, ".readproof.1-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.WriteString(tmp, page); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.err, "readproof: wrote %s\n", path)
+	return nil
+}

@@ -1,0 +1,165 @@
+package commands
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// commandPaths lists every command path of the tree, hidden ones included
+// ("tag", "tag list", ...).
+func commandPaths(cs []*cli.Command, prefix []string) [][]string {
+	var out [][]string
+	for _, c := range cs {
+		p := append(append([]string{}, prefix...), c.Name)
+		out = append(out, p)
+		out = append(out, commandPaths(c.Subcommands, p)...)
+	}
+	return out
+}
+
+// TestHelpEveryCommand walks the command tree: `readproof help PATH...` and
+// `readproof PATH... --help` exit 0 and print a usage line naming the full
+// command path (issue 15: "help CMD" answered "No help topic").
+func TestHelpEveryCommand(t *testing.T) {
+	paths := commandPaths(newApp(nil, nil, nil).Commands, nil)
+	if len(paths) < 60 {
+		t.Fatalf("only %d command paths: is the tree walked?", len(paths))
+	}
+	for _, p := range paths {
+		name := strings.Join(p, " ")
+		forms := [][]string{append([]string{"help"}, p...), append(append([]string{}, p...), "--help")}
+		if len(p) > 1 { // tag help set
+			forms = append(forms, append(append(append([]string{}, p[:len(p)-1]...), "help"), p[len(p)-1]))
+		}
+		for _, args := range forms {
+			var out, errb bytes.Buffer
+			code := Main(append([]string{"readproof"}, args...), strings.NewReader(""), &out, &errb)
+			if code != ExitOK {
+				t.Errorf("readproof %s: exit %d, stderr %q", strings.Join(args, " "), code, errb.String())
+				continue
+			}
+			if !strings.Contains(out.String(), "USAGE:\n   readproof "+name+" ") && !strings.Contains(out.String(), "USAGE:\n   readproof "+name+"\n") {
+				t.Errorf("readproof %s: the usage does not name %q:\n%s", strings.Join(args, " "), "readproof "+name, out.String())
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"readproof", "help"}, strings.NewReader(""), &out, &errb); code != ExitOK || !strings.Contains(out.String(), "COMMANDS:") {
+		t.Errorf("readproof help: exit %d, output %q", code, out.String())
+	}
+}
+
+// TestFlagPlaceholders: urfave/cli turns the first `quoted` text of a flag's
+// usage into its placeholder (--manifest ID); a phrase there rendered as
+// "--manifest conflicts list" (issue 15).
+func TestFlagPlaceholders(t *testing.T) {
+	placeholder := regexp.MustCompile("^[A-Z][A-Z0-9_|-]*$")
+	var walk func(path string, cs []*cli.Command)
+	walk = func(path string, cs []*cli.Command) {
+		for _, c := range cs {
+			p := strings.TrimSpace(path + " " + c.Name)
+			for _, f := range c.Flags {
+				df, ok := f.(cli.DocGenerationFlag)
+				if !ok {
+					continue
+				}
+				u := df.GetUsage()
+				if i := strings.IndexByte(u, '`'); i >= 0 {
+					if j := strings.IndexByte(u[i+1:], '`'); j >= 0 && !placeholder.MatchString(u[i+1:i+1+j]) {
+						t.Errorf("readproof %s --%s: the usage quotes %q, which becomes the flag's placeholder", p, f.Names()[0], u[i+1:i+1+j])
+					}
+				}
+			}
+			walk(p, c.Subcommands)
+		}
+	}
+	walk("", newApp(nil, nil, nil).Commands)
+}
+
+// TestHelpListsGroupsInOrder: `readproof --help` lists the commands grouped
+// by task in commandList's order, not urfave/cli's alphabetical one.
+func TestHelpListsGroupsInOrder(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"readproof", "--help"}, strings.NewReader(""), &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	last := -1
+	for _, g := range []string{"record:", "inspect:", "share:", "prove:", "agent:", "store:", "help:"} {
+		i := strings.Index(out.String(), "\n   "+g+"\n")
+		if i < 0 || i < last {
+			t.Fatalf("group %q missing or out of order in:\n%s", g, out.String())
+		}
+		last = i
+	}
+	for _, c := range newApp(nil, nil, nil).Commands {
+		if !c.Hidden && !strings.Contains(out.String(), "\n     "+c.Name+" ") {
+			t.Errorf("--help does not list %s", c.Name)
+		}
+	}
+}
+
+// TestCompletionArgsNameCommands keeps completionArgs in step with the
+// command tree.
+func TestCompletionArgsNameCommands(t *testing.T) {
+	known := map[string]bool{}
+	for _, p := range commandPaths(newApp(nil, nil, nil).Commands, nil) {
+		known[strings.Join(p, " ")] = true
+	}
+	for path := range completionArgs() {
+		if !known[path] {
+			t.Errorf("completionArgs names %q, which is not a command", path)
+		}
+	}
+}
+
+// TestManPageCurrent fails when docs/man/readproof.1 is not what the
+// command definitions generate. Regenerate: go run . man docs/man
+func TestManPageCurrent(t *testing.T) {
+	page, err := ManPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "docs", "man", "readproof.1")
+	if os.Getenv("READPROOF_UPDATE_MAN") != "" {
+		if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	have, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (generate it: go run . man docs/man)", err)
+	}
+	if string(have) != page {
+		t.Fatalf("%s is stale: regenerate it with `go run . man docs/man`", path)
+	}
+	for _, p := range commandPaths(newApp(nil, nil, nil).Commands, nil) {
+		if !strings.Contains(page, strings.Join(p, " ")) && !strings.Contains(page, p[len(p)-1]) {
+			t.Errorf("the man page does not mention %s", strings.Join(p, " "))
+		}
+	}
+}
+
+// TestIsCompletion: the protocol flag ends a request only before any "--"
+// (exec passes the words after it on to the command it runs).
+func TestIsCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"readproof", "--generate-bash-completion"}, true},
+		{[]string{"readproof", "tag", "--generate-bash-completion"}, true},
+		{[]string{"readproof", "exec", "--session", "s", "--", "echo", "--generate-bash-completion"}, false},
+		{[]string{"readproof", "tag", "list"}, false},
+		{[]string{"readproof"}, false},
+	} {
+		if _, got := isCompletion(tc.args); got != tc.want {
+			t.Errorf("isCompletion(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

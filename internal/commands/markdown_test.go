@@ -1,0 +1,171 @@
+package commands
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/storecheck"
+	"github.com/readproof/readproof/manifest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/*.md from the renderers")
+
+// hostile is text a document, a source or a path could carry: markup,
+// HTML, a mention, a link, a table pipe, a fence and a line break.
+const hostile = "<script>alert(1)</script> **bold** @team [x](https://evil.example) a|b ``` `code`\n# heading"
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/commands -run TestMarkdown -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the renderer's output (go test ./internal/commands -run TestMarkdown -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func hex40(c byte) string { return strings.Repeat(string(c), 40) }
+func hash(c byte) string  { return "sha256:" + strings.Repeat(string(c), 64) }
+
+func entry(pos int, uri, ref string, c byte, rev string, at time.Time) manifest.Entry {
+	return manifest.Entry{Position: pos, URI: uri, Ref: ref, Snapshot: hex40(c), ContentHash: hash(c), SourceRevision: rev,
+		ObservedAt: at, Decision: manifest.DecisionFetch, Bytes: 41, ContentType: "text/markdown", File: "content/" + strings.TrimPrefix(uri, "readproof://")}
+}
+
+func TestMarkdownDiff(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+	a := &manifest.Manifest{ID: hex40('a'), RunID: "run-a", CreatedAt: t0, Entries: []manifest.Entry{
+		entry(0, "readproof://demo/policies/refunds", "", '1', "sha256:111111111111", t0),
+		entry(1, "readproof://demo/handbook", "prod", '2', hostile, t0),
+		entry(2, "readproof://demo/gone", "", '3', "r3", t0),
+	}}
+	b := &manifest.Manifest{ID: hex40('b'), RunID: "run-b", CreatedAt: t0.Add(time.Hour), Entries: []manifest.Entry{
+		entry(0, "readproof://demo/policies/refunds", "", '4', "sha256:444444444444", t0.Add(time.Hour)),
+		entry(1, "readproof://demo/handbook", "prod", '5', "r5", t0.Add(time.Hour)),
+		entry(2, "readproof://demo/new", "", '6', "r6", t0.Add(time.Hour)),
+	}}
+	cmp := manifest.Compare(a, b)
+	d := diffJSON{A: a.ID, B: b.ID, Changes: []changeJSON{},
+		Counts: map[string]int{"changed": cmp.Changed, "added": cmp.Added, "removed": cmp.Removed, "unchanged": cmp.Unchanged}}
+	var long1, long2 strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&long1, "line %d\n", i)
+		fmt.Fprintf(&long2, "line %d changed\n", i)
+	}
+	long2.WriteString("```\n</details>\n<img src=x onerror=alert(1)>\n")
+	for _, ch := range cmp.Changes {
+		j := changeJSON{Change: ch}
+		if ch.Kind == manifest.Changed {
+			j.Why = ch.Why()
+			switch ch.URI {
+			case "readproof://demo/policies/refunds":
+				j.Unified = manifest.Unified("a/"+ch.A.File, "b/"+ch.B.File, []byte("Products can be refunded within 30 days.\n"), []byte("Products can be refunded within 14 days.\n"), 3)
+			default:
+				j.Unified = manifest.Unified("a/"+ch.A.File, "b/"+ch.B.File, []byte(long1.String()), []byte(long2.String()), 3)
+			}
+		}
+		d.Changes = append(d.Changes, j)
+	}
+	var out bytes.Buffer
+	markdownDiff(&out, a, b, d)
+	golden(t, "diff.md", out.Bytes())
+	checkInert(t, out.String())
+
+	out.Reset()
+	markdownDiff(&out, a, a, diffJSON{A: a.ID, B: a.ID, Counts: map[string]int{"unchanged": 3}})
+	golden(t, "diff-same.md", out.Bytes())
+}
+
+func TestMarkdownManifest(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+	m := &manifest.Manifest{ID: hex40('c'), RunID: "run-c", CreatedAt: t0, Entries: []manifest.Entry{
+		entry(0, "readproof://demo/policies/refunds", "", '1', "sha256:111111111111", t0),
+		entry(1, "readproof://demo/handbook", "prod", '2', hostile, t0),
+	}}
+	var out bytes.Buffer
+	markdownManifest(&out, m, []string{"proof of read: " + hostile})
+	golden(t, "manifest.md", out.Bytes())
+	checkInert(t, out.String())
+}
+
+func TestMarkdownStatus(t *testing.T) {
+	obs := func(c byte) *store.Observation {
+		return &store.Observation{URI: "x", Snapshot: hex40(c), ContentHash: hash(c)}
+	}
+	list := []store.ResourceStatus{
+		{URI: "readproof://demo/policies/refunds", State: store.StatusUpToDate, Current: obs('1'), Source: &store.Peeked{Snapshot: hex40('1'), ContentHash: hash('1')},
+			Tags: []store.PointStatus{{Name: "prod", Snapshot: hex40('1')}}},
+		{URI: "readproof://demo/handbook", State: store.StatusChanged, Current: obs('2'), Source: &store.Peeked{Snapshot: hex40('3'), ContentHash: hash('3')},
+			Tags: []store.PointStatus{{Name: "prod", Snapshot: hex40('2'), Behind: true}}, Drift: true},
+		{URI: "readproof://demo/api", State: store.StatusSourceError, Error: hostile, Tags: []store.PointStatus{{Name: "staging", Snapshot: hex40('4')}}},
+		{URI: "readproof://demo/new", State: store.StatusNoSnapshot, Source: &store.Peeked{Snapshot: hex40('5'), ContentHash: hash('5')}, Drift: true},
+	}
+	var out bytes.Buffer
+	markdownStatus(&out, list, "readproof.toml")
+	golden(t, "status.md", out.Bytes())
+	checkInert(t, out.String())
+}
+
+func TestMarkdownVerify(t *testing.T) {
+	counts := storecheck.Counts{Runs: 3, Resources: 2, Observations: 5, Tags: 1, Commits: 20, Trees: 30, Blobs: 10, Snapshots: 4, Rehashed: 4}
+	var out bytes.Buffer
+	markdownVerify(&out, &storecheck.Report{Mode: "structure", Counts: counts})
+	golden(t, "verify-ok.md", out.Bytes())
+
+	out.Reset()
+	markdownVerify(&out, &storecheck.Report{Mode: "read-data", Counts: counts, Problems: []storecheck.Problem{
+		{Kind: storecheck.Broken, Check: "manifest", Subject: "run run-a", Object: hex40('d'), Path: "content/demo/x", Message: "snapshot hashes to " + hash('e')},
+		{Kind: storecheck.Warning, Check: "journal", Subject: "journal", Message: hostile},
+	}})
+	golden(t, "verify-broken.md", out.Bytes())
+	checkInert(t, out.String())
+}
+
+// checkInert checks that hostile text left no markup of its own: no raw
+// HTML tag, no unescaped mention or link, no heading line from a document.
+func checkInert(t *testing.T, md string) {
+	t.Helper()
+	inFence := ""
+	for _, l := range strings.Split(md, "\n") {
+		if inFence != "" {
+			if l == inFence {
+				inFence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(l, "```") {
+			inFence = strings.TrimRight(l, "abcdefghijklmnopqrstuvwxyz")
+			continue
+		}
+		for _, bad := range []string{"<script", "<img", " @team", "](https", "https://"} {
+			if strings.Contains(l, bad) {
+				t.Errorf("hostile text became markup: %q in line %q", bad, l)
+			}
+		}
+		if strings.HasPrefix(l, "# ") {
+			t.Errorf("hostile text became a heading: %q", l)
+		}
+	}
+	if inFence != "" {
+		t.Errorf("a fence was left open (a document closed ours?):\n%s", md)
+	}
+}

@@ -1,0 +1,238 @@
+package commands
+
+// `readproof mcp token add|list|revoke`: the bearer tokens of mcp --http.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
+	"github.com/readproof/readproof/internal/mcpauth"
+)
+
+func mcpTokensFlag() cli.Flag {
+	return &cli.StringFlag{Name: "tokens", Usage: "the MCP token `FILE` (default: $" + keyloc.MCPTokensEnv + ", then $XDG_CONFIG_HOME/readproof/mcp-tokens.json)"}
+}
+
+func mcpTokenCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "token",
+		Usage: "manage the bearer tokens of mcp --http (only their hashes are stored, in a 0600 file outside every repository)",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "add",
+				Usage:     "issue a token for a caller; prints it once on stdout (the name is recorded in what the caller writes)",
+				ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					mcpTokensFlag(),
+					&cli.StringFlag{Name: "scope", Value: string(mcpauth.ScopeWrite), Usage: "read (every tool that changes nothing) or write (runs, tags and probe checks too)"},
+					&cli.StringFlag{Name: "expires", Usage: "lifetime, such as 12h or 30d (default: never)"},
+				},
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "NAME [--scope read|write] [--expires DURATION]"); err != nil {
+						return err
+					}
+					o := mcpTokenOptions{Tokens: c.String("tokens"), Scope: c.String("scope"), Expires: c.String("expires"), Now: time.Now}
+					return withEnv(c, func(e *env) error { return runMCPTokenAdd(c.Context, e, o, c.Args().First()) })
+				},
+			},
+			{
+				Name:  "list",
+				Usage: "list the tokens: name, scope, state (active, expired, revoked), created, expires",
+				Flags: []cli.Flag{mcpTokensFlag()},
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 0, 0, ""); err != nil {
+						return err
+					}
+					o := mcpTokenOptions{Tokens: c.String("tokens"), Now: time.Now}
+					return withEnv(c, func(e *env) error { return runMCPTokenList(c.Context, e, o) })
+				},
+			},
+			{
+				Name:      "revoke",
+				Usage:     "revoke a token: a running server refuses it (401) from its next request",
+				ArgsUsage: "NAME",
+				Flags:     []cli.Flag{mcpTokensFlag()},
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "NAME"); err != nil {
+						return err
+					}
+					o := mcpTokenOptions{Tokens: c.String("tokens"), Now: time.Now}
+					return withEnv(c, func(e *env) error { return runMCPTokenRevoke(c.Context, e, o, c.Args().First()) })
+				},
+			},
+		},
+	}
+}
+
+// mcpTokenOptions are the flags of `mcp token`.
+type mcpTokenOptions struct {
+	Tokens  string // token file ("" for the default)
+	Scope   string // add: read or write
+	Expires string // add: lifetime ("" for none)
+	Now     func() time.Time
+}
+
+// tokenFile is where the token file is and the directories it must stay
+// out of.
+func (e *env) tokenFile(given string) (path, from string, forbidden []string, err error) {
+	path, from, err = keyloc.MCPTokensPath(given)
+	if err != nil {
+		return "", "", nil, err
+	}
+	pol, err := e.loadPolicy()
+	if err != nil {
+		return "", "", nil, err
+	}
+	return path, from, keyloc.Forbidden(e.storePath, pol), nil
+}
+
+// parseLifetime reads --expires: a Go duration (90m, 12h) or a number of
+// days (30d).
+func parseLifetime(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	var d time.Duration
+	var err error
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		var days uint64
+		days, err = strconv.ParseUint(n, 10, 16)
+		d = time.Duration(days) * 24 * time.Hour
+	} else {
+		d, err = time.ParseDuration(s)
+	}
+	if err != nil || d <= 0 {
+		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: not a positive duration", s), "give a lifetime such as 90m, 12h or 30d, or leave --expires out for a token that does not expire"))
+	}
+	return d, nil
+}
+
+func tokenHint(err error, path string) error {
+	switch {
+	case errors.Is(err, mcpauth.ErrName):
+		return withCode(ExitUsage, hint.With(err, "token names are letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64"))
+	case errors.Is(err, mcpauth.ErrExists):
+		return withCode(ExitUsage, hint.With(err, "revoke it first (readproof mcp token revoke NAME) or choose another name"))
+	case errors.Is(err, mcpauth.ErrNotFound):
+		return hint.With(err, "see the names with: readproof mcp token list")
+	case errors.Is(err, mcpauth.ErrFile):
+		return hint.With(err, "the token file "+path+" is damaged: restore it, or move it away and add the tokens again")
+	}
+	return hint.With(err, "the token file must be a 0600 file outside the store, the project and every git repository; name another with --tokens or "+keyloc.MCPTokensEnv)
+}
+
+// runMCPTokenAdd issues a token: the token on stdout, once; what was done
+// on stderr.
+func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) error {
+	scope, err := mcpauth.ParseScope(o.Scope)
+	if err != nil {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --scope: %w", err), "give --scope read or --scope write"))
+	}
+	if err := mcpauth.ValidateName(name); err != nil {
+		return tokenHint(err, "")
+	}
+	ttl, err := parseLifetime(o.Expires)
+	if err != nil {
+		return err
+	}
+	path, _, forbidden, err := e.tokenFile(o.Tokens)
+	if err != nil {
+		return err
+	}
+	now := o.Now()
+	var token string
+	var entry mcpauth.Entry
+	err = mcpauth.Update(path, forbidden, func(f *mcpauth.File) error {
+		var err error
+		if token, err = f.Add(name, scope, ttl, now, nil); err != nil {
+			return err
+		}
+		entry, _ = f.Find(name)
+		return nil
+	})
+	if err != nil {
+		return tokenHint(err, path)
+	}
+	if e.json {
+		return printJSON(e.out, tokenJSONOf(entry, now, token))
+	}
+	fmt.Fprintln(e.out, token)
+	exp := "never expires"
+	if entry.ExpiresAt != nil {
+		exp = "expires " + entry.ExpiresAt.Format(time.RFC3339)
+	}
+	fmt.Fprintf(e.err, "readproof: mcp token %s added (scope %s, %s); only its hash is kept, in %s: copy the token now, it is not shown again\n", name, scope, exp, path)
+	return nil
+}
+
+// tokenJSON is one token in `mcp token list --json` (and add --json, the
+// only place Token is set).
+type tokenJSON struct {
+	Name      string     `json:"name"`
+	Scope     string     `json:"scope"`
+	State     string     `json:"state"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	Token     string     `json:"token,omitempty"`
+}
+
+func tokenJSONOf(en mcpauth.Entry, now time.Time, token string) tokenJSON {
+	return tokenJSON{Name: en.Name, Scope: string(en.Scope), State: en.State(now), CreatedAt: en.CreatedAt, ExpiresAt: en.ExpiresAt, RevokedAt: en.RevokedAt, Token: token}
+}
+
+func runMCPTokenList(_ context.Context, e *env, o mcpTokenOptions) error {
+	path, from, forbidden, err := e.tokenFile(o.Tokens)
+	if err != nil {
+		return err
+	}
+	f, err := mcpauth.Load(path, forbidden)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return tokenHint(err, path)
+	}
+	now := o.Now()
+	out := []tokenJSON{}
+	for _, en := range f.Tokens {
+		out = append(out, tokenJSONOf(en, now, ""))
+	}
+	if e.json {
+		return printJSON(e.out, out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(e.err, "readproof: no MCP tokens in %s (from %s); add one with: readproof mcp token add NAME\n", path, from)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSCOPE\tSTATE\tCREATED\tEXPIRES")
+	for _, t := range out {
+		exp := "never"
+		if t.ExpiresAt != nil {
+			exp = t.ExpiresAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Scope, t.State, t.CreatedAt.Format(time.RFC3339), exp)
+	}
+	return tw.Flush()
+}
+
+func runMCPTokenRevoke(_ context.Context, e *env, o mcpTokenOptions, name string) error {
+	path, _, forbidden, err := e.tokenFile(o.Tokens)
+	if err != nil {
+		return err
+	}
+	err = mcpauth.Update(path, forbidden, func(f *mcpauth.File) error { return f.Revoke(name, o.Now()) })
+	if err != nil {
+		return tokenHint(err, path)
+	}
+	fmt.Fprintf(e.err, "readproof: mcp token %s revoked; a running server refuses it from its next request\n", name)
+	return nil
+}

@@ -1,0 +1,199 @@
+// Package markdown writes GitHub-flavoured markdown for pull-request
+// comments and CI job summaries: escaped inline text, tables, fenced
+// blocks and collapsed sections.
+//
+// Every string that a document, a source or a store controls goes through
+// [Text] (inline) or [Fenced] (verbatim blocks), so no document or path can
+// add markup, links, HTML, mentions or a fence of its own to the page. The
+// package is a leaf: it imports nothing of the module.
+//
+//	var b strings.Builder
+//	markdown.Table(&b, []string{"document", "state"}, [][]string{{markdown.Text(uri), "up to date"}})
+package markdown
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+)
+
+// Text escapes s for inline markdown: ASCII punctuation that markdown or
+// GitHub gives a meaning (emphasis, code, links, tables, mentions, math,
+// the colon of an autolink's "://") is backslash-escaped, and so is a heading, list, quote or
+// rule marker at the start of s; &, < and > become entities,
+// and line breaks and other control characters become spaces, so s renders
+// as the same characters on one line and nothing else.
+func Text(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	start := true // block markers (#, +, -, =, >) matter only first
+	for i, r := range s {
+		first := start
+		if r != ' ' {
+			start = false
+		}
+		switch {
+		case first && r < 0x80 && strings.ContainsRune("#+-=>", r):
+			if r == '>' {
+				b.WriteString("&gt;")
+			} else {
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			}
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r < 0x80 && strings.ContainsRune("\\`*_{}[]()!|~@$", r),
+			r == ':' && strings.HasPrefix(s[i+1:], "//"): // no autolink
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == unicode.ReplacementChar || unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// HTML escapes s for text inside an HTML element (a <summary>): &, <, >
+// and quotes become entities, control characters spaces, and characters
+// markdown would read inside the element are left inert by the entities.
+func HTML(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '"':
+			b.WriteString("&quot;")
+		case r == '\'':
+			b.WriteString("&#39;")
+		case r < 0x80 && strings.ContainsRune("\\`*_[]|~@#", r):
+			fmt.Fprintf(&b, "&#%d;", r)
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Code returns s as an inline code span, for identifiers (object ids,
+// hashes): the delimiters are longer than any run of backticks in s, and
+// line breaks become spaces.
+func Code(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if s == "" {
+		return ""
+	}
+	// inside a table cell a pipe ends the cell even in a code span
+	s = strings.ReplaceAll(s, "|", "\\|")
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+func longestRun(s string, c rune) int {
+	best, n := 0, 0
+	for _, r := range s {
+		if r == c {
+			n++
+			if n > best {
+				best = n
+			}
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// Table writes a table; cells must already be markdown (escaped with Text
+// or Code). An empty cell is written as a space.
+func Table(w io.Writer, header []string, rows [][]string) {
+	line := func(cells []string) {
+		fmt.Fprint(w, "|")
+		for _, c := range cells {
+			if c == "" {
+				c = " "
+			}
+			fmt.Fprintf(w, " %s |", c)
+		}
+		fmt.Fprintln(w)
+	}
+	line(header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	line(sep)
+	for _, r := range rows {
+		line(r)
+	}
+}
+
+// Fenced writes body verbatim in a fenced code block tagged lang. The fence
+// is longer than any run of backticks at the start of a line of body, so
+// the body cannot close it; a body without a final newline gets one.
+func Fenced(w io.Writer, lang, body string) {
+	n := 3
+	for _, l := range strings.Split(body, "\n") {
+		t := strings.TrimLeft(l, " ")
+		if k := leadingRun(t, '`'); k >= n {
+			n = k + 1
+		}
+	}
+	fence := strings.Repeat("`", n)
+	fmt.Fprintf(w, "%s%s\n", fence, lang)
+	fmt.Fprint(w, body)
+	if body != "" && !strings.HasSuffix(body, "\n") {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, fence)
+}
+
+func leadingRun(s string, c byte) int {
+	n := 0
+	for n < len(s) && s[n] == c {
+		n++
+	}
+	return n
+}
+
+// CollapseLines is the length (in lines) above which Block collapses its
+// body into a <details> element.
+const CollapseLines = 20
+
+// Block writes body as a fenced block tagged lang, inside a collapsed
+// <details> element whose summary is summary (plain text, escaped here)
+// when body has more than CollapseLines lines.
+func Block(w io.Writer, summary, lang, body string) {
+	lines := strings.Count(body, "\n")
+	if !strings.HasSuffix(body, "\n") && body != "" {
+		lines++
+	}
+	if lines <= CollapseLines {
+		Fenced(w, lang, body)
+		return
+	}
+	fmt.Fprintf(w, "<details><summary>%s (%d lines)</summary>\n\n", HTML(summary), lines)
+	Fenced(w, lang, body)
+	fmt.Fprint(w, "\n</details>\n")
+}

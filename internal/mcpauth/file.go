@@ -1,0 +1,178 @@
+package mcpauth
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/readproof/readproof/internal/keyfile"
+)
+
+// MaxFileSize bounds the token file (thousands of tokens).
+const MaxFileSize = 1 << 20
+
+// kind is the token file's key-file policy: the same as every key's.
+func kind() keyfile.Kind { return keyfile.Kind{Name: "MCP token file"} }
+
+// Load reads the token file at path under the key-file policy (outside the
+// forbidden directories and every git repository, mode 0600). A file that
+// does not exist is returned as empty along with an error wrapping
+// fs.ErrNotExist, so `token add` can create it and the server can refuse.
+func Load(path string, forbidden []string) (*File, error) {
+	data, err := kind().Read(path, forbidden, MaxFileSize)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Empty(), err
+		}
+		return nil, err
+	}
+	defer clear(data)
+	f, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Update applies fn to the token file at path under an exclusive lock
+// (path + ".lock", so two `token add` at once cannot lose one) and writes
+// the result atomically with mode 0600, creating the file and its
+// directory when missing.
+func Update(path string, forbidden []string, fn func(*File) error) error {
+	if _, err := kind().CheckLocation(path, forbidden); err != nil {
+		return err
+	}
+	unlock, err := lock(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := Load(path, forbidden)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := fn(f); err != nil {
+		return err
+	}
+	return kind().Write(path, forbidden, f.Encode(), keyfile.WriteOptions{Mode: 0o600, Replace: true, MkdirAll: true})
+}
+
+// lockWait bounds the wait for another process's lock; a lock older than
+// staleLock is left by a killed process and is taken over.
+const (
+	lockWait  = 10 * time.Second
+	staleLock = time.Minute
+)
+
+func lock(path string) (func(), error) {
+	name := path + ".lock"
+	deadline := time.Now().Add(lockWait)
+	for {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err == nil {
+			f.Close()
+			return func() { _ = os.Remove(name) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			if errors.Is(err, fs.ErrNotExist) {
+				if err := os.MkdirAll(dirOf(path), 0o700); err == nil {
+					continue
+				}
+			}
+			return nil, fmt.Errorf("locking the MCP token file: %w", err)
+		}
+		if fi, err := os.Stat(name); err == nil && time.Since(fi.ModTime()) > staleLock {
+			_ = os.Remove(name)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("locking the MCP token file: %s is held by another readproof for %s (remove it if no readproof is running)", name, lockWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func dirOf(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if os.IsPathSeparator(path[i]) {
+			if i == 0 {
+				return path[:1]
+			}
+			return path[:i]
+		}
+	}
+	return "."
+}
+
+// Verifier checks presented tokens against the token file, re-reading it
+// when it changes (a token added or revoked while the server runs takes
+// effect on the next request). It is safe for concurrent use.
+type Verifier struct {
+	path      string
+	forbidden []string
+	now       func() time.Time
+
+	mu    sync.Mutex
+	file  *File
+	stamp stamp
+}
+
+type stamp struct {
+	mod  time.Time
+	size int64
+	ino  os.FileInfo
+}
+
+// NewVerifier loads the token file; it refuses a missing file or one
+// without a single active token, since nobody could call the server.
+func NewVerifier(path string, forbidden []string, now func() time.Time) (*Verifier, error) {
+	if now == nil {
+		now = time.Now
+	}
+	v := &Verifier{path: path, forbidden: forbidden, now: now}
+	f, err := v.current()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range f.Tokens {
+		if e.State(now()) == "active" {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s holds no active token", ErrNotFound, path)
+}
+
+// current returns the file as it is now, re-read when its size, time or
+// identity changed.
+func (v *Verifier) current() (*File, error) {
+	fi, err := os.Stat(v.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("MCP token file %s does not exist: %w", v.path, err)
+		}
+		return nil, fmt.Errorf("MCP token file %s: %w", v.path, err)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.file != nil && fi.ModTime().Equal(v.stamp.mod) && fi.Size() == v.stamp.size && os.SameFile(fi, v.stamp.ino) {
+		return v.file, nil
+	}
+	f, err := Load(v.path, v.forbidden)
+	if err != nil {
+		return nil, err
+	}
+	v.file, v.stamp = f, stamp{mod: fi.ModTime(), size: fi.Size(), ino: fi}
+	return f, nil
+}
+
+// Verify returns the caller of a presented token (see File.Verify).
+func (v *Verifier) Verify(token string) (Caller, error) {
+	f, err := v.current()
+	if err != nil {
+		return Caller{}, err
+	}
+	return f.Verify(token, v.now())
+}

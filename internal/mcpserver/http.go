@@ -1,0 +1,310 @@
+package mcpserver
+
+// The streamable HTTP front end of `readproof mcp --http`: bearer tokens
+// (the SDK's auth.RequireBearerToken over internal/mcpauth), a per-token
+// rate limit, a concurrency limit, a request body limit and a graceful
+// shutdown that lets in-flight calls finish.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
+
+	"github.com/readproof/readproof/internal/mcpauth"
+	"github.com/readproof/readproof/internal/telemetry"
+)
+
+// HTTP defaults; each has a flag of `readproof mcp`.
+const (
+	DefaultMaxBodyBytes    = 4 << 20 // bytes of one request body
+	DefaultMaxConcurrent   = 32      // requests executing at once, all tokens together
+	DefaultRate            = 50      // requests per second per token, sustained
+	DefaultBurst           = 100     // requests per token above the rate, at once
+	DefaultQueueWait       = 10 * time.Second
+	DefaultShutdownTimeout = 60 * time.Second
+)
+
+// HTTPOptions configure the HTTP front end. Verify is required.
+type HTTPOptions struct {
+	// Verify checks a presented bearer token. Errors wrapping
+	// mcpauth.ErrMalformed, ErrUnknown, ErrExpired or ErrRevoked answer 401;
+	// any other error answers 500 without its message.
+	Verify func(token string) (mcpauth.Caller, error)
+	// MaxBodyBytes limits one request body (413 beyond it).
+	MaxBodyBytes int64
+	// MaxConcurrent limits the requests executing at once; a request
+	// waits up to QueueWait for a slot, then gets 503.
+	MaxConcurrent int
+	QueueWait     time.Duration
+	// Rate and Burst are each token's budget (a token bucket): a token
+	// over it gets 429 with Retry-After while other tokens are served.
+	Rate  float64
+	Burst int
+	// Wrap, when set, wraps the whole handler, outermost (before
+	// authentication): the place for the trace-context middleware
+	// (traceparent header) of the telemetry package.
+	Wrap func(http.Handler) http.Handler
+	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
+	// requests when its context ends.
+	ShutdownTimeout time.Duration
+	// TLSCert and TLSKey, when both set, serve HTTPS.
+	TLSCert, TLSKey string
+}
+
+func (o *HTTPOptions) defaults() {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if o.QueueWait <= 0 {
+		o.QueueWait = DefaultQueueWait
+	}
+	if o.Rate <= 0 {
+		o.Rate = DefaultRate
+	}
+	if o.Burst <= 0 {
+		o.Burst = DefaultBurst
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+}
+
+// HTTPHandler is the server as an http.Handler: the MCP streamable HTTP
+// transport, stateless (every POST carries whole requests; no session
+// state lives in the server, so any number of clients share one store and a
+// restart loses nothing) with JSON responses, behind the token check, the
+// rate limit and the concurrency limit.
+func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
+	if o.Verify == nil {
+		return nil, errors.New("mcpserver: HTTPOptions.Verify is required")
+	}
+	o.defaults()
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		JSONResponse:        true,
+		Logger:              s.log,
+		MaxRequestBodyBytes: o.MaxBodyBytes,
+	})
+	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
+	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
+	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	h = s.accessLog(h)
+	if o.Wrap != nil {
+		h = o.Wrap(h)
+	}
+	return h, nil
+}
+
+// verifier adapts mcpauth to the SDK: the caller's name becomes the
+// TokenInfo's UserID and its scope the one scope.
+func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.TokenVerifier {
+	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		c, err := verify(token)
+		switch {
+		case errors.Is(err, mcpauth.ErrRevoked):
+			return nil, fmt.Errorf("%w: the token was revoked", auth.ErrInvalidToken)
+		case errors.Is(err, mcpauth.ErrExpired):
+			return nil, fmt.Errorf("%w: the token has expired", auth.ErrInvalidToken)
+		case errors.Is(err, mcpauth.ErrMalformed), errors.Is(err, mcpauth.ErrUnknown):
+			return nil, fmt.Errorf("%w: not a token of this server", auth.ErrInvalidToken)
+		case err != nil:
+			s.log.Error("token check", "err", err)
+			return nil, errors.New("the token could not be checked; see the server's log")
+		}
+		return &auth.TokenInfo{UserID: c.Name, Scopes: []string{string(c.Scope)}, Expiration: c.ExpiresAt}, nil
+	}
+}
+
+// callerName is the verified caller of an HTTP request, or "".
+func callerName(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
+}
+
+// rateLimiter keeps one token bucket per caller.
+type rateLimiter struct {
+	rate  rate.Limit
+	burst int
+	mu    sync.Mutex
+	byKey map[string]*rate.Limiter
+}
+
+func newRateLimiter(r float64, burst int) *rateLimiter {
+	return &rateLimiter{rate: rate.Limit(r), burst: burst, byKey: map[string]*rate.Limiter{}}
+}
+
+func (l *rateLimiter) limiter(name string) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.byKey[name]
+	if lim == nil {
+		lim = rate.NewLimiter(l.rate, l.burst)
+		l.byKey[name] = lim
+	}
+	return lim
+}
+
+func (l *rateLimiter) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := callerName(r)
+		if v, ok := r.Context().Value(callerSlot{}).(*atomic.Value); ok {
+			v.Store(name)
+		}
+		lim := l.limiter(name)
+		res := lim.Reserve()
+		if d := res.Delay(); d > 0 {
+			res.Cancel()
+			secs := int(d/time.Second) + 1
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			http.Error(w, "too many requests for this token: slow down (the limit is per token; see mcp --rate and --burst)", http.StatusTooManyRequests)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitConcurrency lets at most n requests execute at once; the others wait
+// up to wait for a slot, then get 503 with Retry-After.
+func limitConcurrency(next http.Handler, n int, wait time.Duration) http.Handler {
+	slots := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+		default:
+			t := time.NewTimer(wait)
+			select {
+			case slots <- struct{}{}:
+				t.Stop()
+			case <-t.C:
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "server busy: too many requests at once (see mcp --max-concurrent)", http.StatusServiceUnavailable)
+				return
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		defer func() { <-slots }()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter remembers the status code for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// accessLog logs method, path, status, caller and duration at info level;
+// never a header value.
+func (s *Server) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.log.Enabled(r.Context(), slog.LevelInfo) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		// The caller is known only inside the auth middleware; record it
+		// from there.
+		var who atomic.Value
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), callerSlot{}, &who)))
+		name, _ := who.Load().(string)
+		s.log.Info("http", "method", r.Method, "path", r.URL.Path, "status", sw.code, "caller", name, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+type callerSlot struct{}
+
+// ServeHTTP serves the MCP streamable HTTP transport on ln until ctx ends,
+// then stops accepting, lets the requests in flight finish (their writes
+// commit) for at most ShutdownTimeout and returns nil.
+func ServeHTTP(ctx context.Context, opts Options, ho HTTPOptions, ln net.Listener) error {
+	s, err := New(opts)
+	if err != nil {
+		return err
+	}
+	return s.ServeHTTP(ctx, ho, ln)
+}
+
+// ServeHTTP is the package function ServeHTTP on an existing server.
+func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener) error {
+	ho.defaults()
+	h, err := s.HTTPHandler(ho)
+	if err != nil {
+		return err
+	}
+	// Calls join the trace of their traceparent header, exported by ctx's
+	// tracer provider when OTEL_* configures one.
+	h = telemetry.Middleware(ctx)(h)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// Request contexts do not derive from ctx: the end of ctx stops
+		// the listener, not the calls in flight.
+		BaseContext: func(net.Listener) context.Context { return context.Background() },
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if ho.TLSCert != "" && ho.TLSKey != "" {
+			errc <- srv.ServeTLS(ln, ho.TLSCert, ho.TLSKey)
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), ho.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	<-errc
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("mcp: requests still running after %s were cut off: %w", ho.ShutdownTimeout, err)
+	}
+	return nil
+}

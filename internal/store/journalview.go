@@ -1,0 +1,631 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/manifest"
+)
+
+// The journal view (docs/store-format.md, "Journal"): every journal commit
+// of format 2 carries a tree that shows each document as the runs recorded
+// so far last delivered it,
+//
+//	documents/<namespace>/<path segments...>[@<tag>]   the snapshot blob
+//	run.json                                             the newest run
+//
+// The view is derived data: it is a function of the set of runs the journal
+// records (their manifests), folded in run order (manifest created_at, then
+// run id, then manifest id). Two stores holding the same runs compute the
+// same tree, byte for byte.
+
+const (
+	// JournalFormatVersion is the store format whose journal carries the
+	// document view (docs/store-format.md): 2. Stores of format 1 have the
+	// empty tree on every journal commit; `readproof migrate` converts them.
+	JournalFormatVersion = 2
+	// ViewFormat is the format of run.json in a journal view.
+	ViewFormat = "readproof-journal-view/1"
+	// ViewIndexFile names the newest run of the view.
+	ViewIndexFile = "run.json"
+	// ViewDocumentsDir holds the documents.
+	ViewDocumentsDir = "documents"
+	// journalRebuildMessage is the first line of the journal commit that
+	// `readproof migrate` writes: it records no run and sets the view.
+	journalRebuildMessage = "rebuild journal view"
+)
+
+// viewIndex is run.json: the newest run of the view in run order.
+type viewIndex struct {
+	Format    string    `json:"format"`
+	RunID     string    `json:"run_id"`
+	Manifest  string    `json:"manifest"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// runKey orders runs in the view.
+type runKey struct {
+	at       time.Time
+	run      string
+	manifest gitstore.OID
+}
+
+func (a runKey) less(b runKey) bool {
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
+	}
+	if a.run != b.run {
+		return a.run < b.run
+	}
+	return a.manifest < b.manifest
+}
+
+func (v *viewIndex) key() runKey {
+	return runKey{at: v.CreatedAt, run: v.RunID, manifest: gitstore.OID(v.Manifest)}
+}
+
+// viewRun is what the view needs of one manifest.
+type viewRun struct {
+	key     runKey
+	entries []manifest.Entry
+}
+
+func readViewRun(g gitstore.Reader, id gitstore.OID) (viewRun, error) {
+	c, err := g.Commit(id)
+	if err != nil {
+		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
+	}
+	blob, err := gitstore.FileAt(g, c.Tree, "manifest.json")
+	if err != nil {
+		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
+	}
+	data, err := g.Blob(blob)
+	if err != nil {
+		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
+	}
+	entries := append([]manifest.Entry(nil), m.Entries...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
+	return viewRun{key: runKey{at: m.CreatedAt.UTC(), run: m.RunID, manifest: id}, entries: entries}, nil
+}
+
+// DocumentPath returns the path in a journal view where the document
+// delivered for uri (mounted by tag when tag is not empty) lives when no
+// other document claims the name first: documents/NS/PATH[@TAG]. The
+// identity rules keep every segment a valid tree name that never contains
+// '~', '@' or '+', so the '~' that resolves a clash (applyRun) and the '@'
+// of a tag never meet a document's own name.
+func DocumentPath(uri, tag string) ([]string, error) {
+	u, err := identity.ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	if u.Tag != "" {
+		return nil, fmt.Errorf("journal view: %q carries a tag: give the tag apart", uri)
+	}
+	segs := append([]string{ViewDocumentsDir, u.Namespace}, strings.Split(u.Path, "/")...)
+	if tag != "" {
+		if err := identity.ValidateTag(tag); err != nil {
+			return nil, err
+		}
+		segs[len(segs)-1] += "@" + tag
+	}
+	return segs, nil
+}
+
+// resolveDocument applies the clash rule to a document path in the view
+// being edited: a directory name that an earlier document holds as a file
+// is used with '~' appended (every later document below it goes there too),
+// and a file name that an earlier document holds as a directory gets '~'
+// appended. Documents are never removed, so a name once taken keeps its
+// kind, and the outcome depends only on the order of runs.
+func resolveDocument(ed *gitstore.TreeEditor, segs []string) error {
+	for i := 2; i < len(segs); i++ {
+		mode, _, err := ed.Lookup(segs[:i+1]...)
+		if err != nil {
+			return err
+		}
+		last := i == len(segs)-1
+		if (!last && mode == gitstore.ModeFile) || (last && mode == gitstore.ModeDir) {
+			segs[i] += "~"
+		}
+	}
+	return nil
+}
+
+// applyRun folds one run's documents into the view being edited: each
+// entry in position order sets its document to the entry's snapshot.
+func applyRun(ed *gitstore.TreeEditor, r viewRun) error {
+	for _, e := range r.entries {
+		segs, err := DocumentPath(e.URI, e.Ref)
+		if err != nil {
+			return fmt.Errorf("journal view: manifest %s entry %d: %w", r.key.manifest, e.Position, err)
+		}
+		if !identity.IsObjectID(e.Snapshot) {
+			return fmt.Errorf("journal view: manifest %s entry %d: snapshot %q is not an object id", r.key.manifest, e.Position, e.Snapshot)
+		}
+		if err := resolveDocument(ed, segs); err != nil {
+			return err
+		}
+		if err := ed.Set(gitstore.OID(e.Snapshot), segs...); err != nil {
+			return fmt.Errorf("journal view: manifest %s entry %d: %w", r.key.manifest, e.Position, err)
+		}
+	}
+	return nil
+}
+
+func encodeViewIndex(k runKey) ([]byte, error) {
+	data, err := json.MarshalIndent(viewIndex{Format: ViewFormat, RunID: k.run, Manifest: string(k.manifest), CreatedAt: k.at.UTC()}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// viewKind says what a journal commit's tree is.
+type viewKind int
+
+const (
+	viewNone  viewKind = iota // format 1: the empty tree on a journal that records runs
+	viewEmpty                 // no runs yet: the empty tree on the journal's root
+	viewOK                    // a view with run.json
+	viewBad                   // a non-empty tree whose run.json does not decode
+)
+
+// viewState reads what the tree of journal commit id holds.
+func viewState(g gitstore.Reader, id gitstore.OID) (viewKind, gitstore.Commit, *viewIndex, error) {
+	c, err := g.Commit(id)
+	if err != nil {
+		return viewBad, c, nil, fmt.Errorf("journal %s: %w", id, err)
+	}
+	if c.Tree == EmptyTree {
+		if len(c.Parents) == 0 {
+			return viewEmpty, c, nil, nil
+		}
+		return viewNone, c, nil, nil
+	}
+	idx, err := readViewIndex(g, c.Tree)
+	if err != nil {
+		return viewBad, c, nil, nil
+	}
+	return viewOK, c, idx, nil
+}
+
+func readViewIndex(g gitstore.Reader, tree gitstore.OID) (*viewIndex, error) {
+	blob, err := gitstore.FileAt(g, tree, ViewIndexFile)
+	if err != nil {
+		return nil, err
+	}
+	data, err := g.Blob(blob)
+	if err != nil {
+		return nil, err
+	}
+	return decodeViewIndex(data)
+}
+
+// decodeViewIndex parses run.json strictly.
+func decodeViewIndex(data []byte) (*viewIndex, error) {
+	var idx viewIndex
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&idx); err != nil {
+		return nil, fmt.Errorf("%s: %w", ViewIndexFile, err)
+	}
+	if idx.Format != ViewFormat || !identity.IsObjectID(idx.Manifest) {
+		return nil, fmt.Errorf("%s: not a %s index", ViewIndexFile, ViewFormat)
+	}
+	return &idx, nil
+}
+
+// journalEdges returns the journal parents of a journal commit and the
+// manifest it records ("" for none). A commit that is not a journal record
+// has no journal parents.
+func journalEdges(c gitstore.Commit) ([]gitstore.OID, gitstore.OID) {
+	if !IsJournalCommit(c) {
+		return nil, ""
+	}
+	head, _, _ := strings.Cut(c.Message, "\n")
+	n := len(c.Parents)
+	switch {
+	case strings.HasPrefix(head, "record run "):
+		return c.Parents[:n-1], c.Parents[n-1]
+	case strings.HasPrefix(head, journalCheckPrefix):
+		return c.Parents[:1], ""
+	}
+	return c.Parents, ""
+}
+
+// journalWalk returns every journal commit reachable from heads along
+// journal edges, with the manifest each records.
+func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]gitstore.OID, map[gitstore.OID][]gitstore.OID, error) {
+	records := map[gitstore.OID]gitstore.OID{}
+	parents := map[gitstore.OID][]gitstore.OID{}
+	stack := []gitstore.OID{}
+	for _, h := range heads {
+		if _, ok := parents[h]; !ok && h != "" {
+			parents[h] = nil
+			stack = append(stack, h)
+		}
+	}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		c, err := g.Commit(id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("journal view: walk %s: %w", id, err)
+		}
+		ps, m := journalEdges(c)
+		parents[id] = ps
+		if m != "" {
+			records[id] = m
+		}
+		for _, p := range ps {
+			if _, ok := parents[p]; !ok {
+				parents[p] = nil
+				stack = append(stack, p)
+			}
+		}
+	}
+	return records, parents, nil
+}
+
+// viewBuilder computes views; put is PutTree (writing) or HashTree
+// (checking), putBlob likewise.
+type viewBuilder struct {
+	g       gitstore.Reader
+	editor  func(root gitstore.OID) *gitstore.TreeEditor
+	putBlob func([]byte) (gitstore.OID, error)
+	// known is a manifest the caller holds decoded (the one it just
+	// wrote), so it is not read back.
+	known *viewRun
+}
+
+// withRun gives the builder manifest id, already decoded as m.
+func (b viewBuilder) withRun(id gitstore.OID, m *manifest.Manifest) viewBuilder {
+	if m == nil {
+		return b
+	}
+	entries := append([]manifest.Entry(nil), m.Entries...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
+	b.known = &viewRun{key: runKey{at: m.CreatedAt.UTC(), run: m.RunID, manifest: id}, entries: entries}
+	return b
+}
+
+func (b viewBuilder) readRun(id gitstore.OID) (viewRun, error) {
+	if b.known != nil && b.known.key.manifest == id {
+		return *b.known, nil
+	}
+	return readViewRun(b.g, id)
+}
+
+func writingBuilder(g gitstore.Store) viewBuilder {
+	return viewBuilder{g: g, putBlob: g.PutBlob, editor: func(root gitstore.OID) *gitstore.TreeEditor { return gitstore.NewTreeEditor(g, root) }}
+}
+
+func hashingBuilder(g gitstore.Reader) viewBuilder {
+	return viewBuilder{g: g, putBlob: hashBlob, editor: func(root gitstore.OID) *gitstore.TreeEditor { return gitstore.NewTreeHasher(g, root) }}
+}
+
+// fold applies runs in run order onto root (the view of runs that all sort
+// before them).
+func (b viewBuilder) fold(root gitstore.OID, runs []viewRun) (gitstore.OID, error) {
+	sort.Slice(runs, func(i, j int) bool { return runs[i].key.less(runs[j].key) })
+	if root == EmptyTree {
+		root = ""
+	}
+	ed := b.editor(root)
+	for _, r := range runs {
+		if err := applyRun(ed, r); err != nil {
+			return "", err
+		}
+	}
+	if len(runs) > 0 {
+		// run.json names the newest run.
+		data, err := encodeViewIndex(runs[len(runs)-1].key)
+		if err != nil {
+			return "", err
+		}
+		blob, err := b.putBlob(data)
+		if err != nil {
+			return "", err
+		}
+		if err := ed.Set(blob, ViewIndexFile); err != nil {
+			return "", err
+		}
+	}
+	return ed.Write()
+}
+
+// readRuns reads the manifests, each once.
+func (b viewBuilder) readRuns(ms map[gitstore.OID]bool) ([]viewRun, error) {
+	ids := make([]gitstore.OID, 0, len(ms))
+	for m := range ms {
+		ids = append(ids, m)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	runs := make([]viewRun, 0, len(ids))
+	for _, m := range ids {
+		r, err := b.readRun(m)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// full computes the view of every run the journal records from heads,
+// plus extra, from nothing.
+func (b viewBuilder) full(heads []gitstore.OID, extra gitstore.OID) (gitstore.OID, error) {
+	tree, _, err := b.fullCount(heads, extra)
+	return tree, err
+}
+
+func (b viewBuilder) fullCount(heads []gitstore.OID, extra gitstore.OID) (gitstore.OID, int, error) {
+	records, _, err := journalWalk(b.g, heads...)
+	if err != nil {
+		return "", 0, err
+	}
+	ms := map[gitstore.OID]bool{}
+	for _, m := range records {
+		ms[m] = true
+	}
+	if extra != "" {
+		ms[extra] = true
+	}
+	runs, err := b.readRuns(ms)
+	if err != nil {
+		return "", 0, err
+	}
+	tree, err := b.fold("", runs)
+	return tree, len(runs), err
+}
+
+// tree returns the tree of a journal commit whose journal parents are
+// parents and which records manifest record ("" for a commit that records
+// no run: a check, a rename, a merge). It reads only what changed where it
+// can: a run that sorts after every run of its parent's view is applied to
+// that view, touching only the trees of the documents it changed; a merge
+// folds the runs new on either side onto the view of their merge base. A
+// journal still in format 1 (empty trees) stays so until `readproof
+// migrate`; a merge with a side in format 2 computes the whole view.
+func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore.OID, error) {
+	switch len(parents) {
+	case 0:
+		if record == "" {
+			return EmptyTree, nil
+		}
+		r, err := b.readRun(record)
+		if err != nil {
+			return "", err
+		}
+		return b.fold("", []viewRun{r})
+	case 1:
+		kind, c, idx, err := viewState(b.g, parents[0])
+		if err != nil {
+			return "", err
+		}
+		switch kind {
+		case viewNone:
+			return EmptyTree, nil
+		case viewBad:
+			return b.full(parents, record)
+		}
+		if record == "" {
+			return c.Tree, nil
+		}
+		r, err := b.readRun(record)
+		if err != nil {
+			return "", err
+		}
+		if idx != nil && !idx.key().less(r.key) {
+			// Recorded out of run order (a concurrent writer that
+			// committed first, a clock behind another store's): fold it
+			// again with the runs that sort after it.
+			if tree, ok, err := b.suffix(parents[0], r); err != nil || ok {
+				return tree, err
+			}
+			return b.full(parents, record)
+		}
+		return b.fold(c.Tree, []viewRun{r})
+	case 2:
+		return b.merge(parents[0], parents[1], record)
+	}
+	return "", fmt.Errorf("journal view: %d journal parents", len(parents))
+}
+
+// suffixBudget bounds the journal commits suffix walks before it leaves
+// the work to a whole recompute.
+const suffixBudget = 4096
+
+// suffix computes the view of tip's runs plus r, a run that sorts before
+// tip's newest, from the newest view whose runs all sort before r: it walks
+// back from tip along journal edges, stopping at commits whose newest run
+// sorts before r, and when exactly one such commit X bounds the walk and
+// every run met on the way sorts after all of X's, folds those runs and r
+// onto X's view. It reports false when the history does not have that
+// shape (the caller then folds every run).
+func (b viewBuilder) suffix(tip gitstore.OID, r viewRun) (gitstore.OID, bool, error) {
+	var frontier []gitstore.OID
+	met := map[gitstore.OID]bool{}
+	seen := map[gitstore.OID]bool{tip: true}
+	stack := []gitstore.OID{tip}
+	for len(stack) > 0 {
+		if len(seen) > suffixBudget {
+			return "", false, nil
+		}
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kind, c, idx, err := viewState(b.g, id)
+		if err != nil {
+			return "", false, err
+		}
+		switch {
+		case kind == viewEmpty, kind == viewOK && idx.key().less(r.key):
+			frontier = append(frontier, id)
+			continue
+		case kind != viewOK:
+			return "", false, nil
+		}
+		ps, m := journalEdges(c)
+		if m != "" {
+			met[m] = true
+		}
+		for _, p := range ps {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	if len(frontier) != 1 {
+		return "", false, nil
+	}
+	kind, base, idx, err := viewState(b.g, frontier[0])
+	if err != nil {
+		return "", false, err
+	}
+	runs, err := b.readRuns(met)
+	if err != nil {
+		return "", false, err
+	}
+	for _, m := range runs {
+		if kind == viewOK && !idx.key().less(m.key) {
+			return "", false, nil
+		}
+	}
+	tree, err := b.fold(base.Tree, append(runs, r))
+	return tree, err == nil, err
+}
+
+func (b viewBuilder) merge(x, y, record gitstore.OID) (gitstore.OID, error) {
+	kx, _, _, err := viewState(b.g, x)
+	if err != nil {
+		return "", err
+	}
+	ky, _, _, err := viewState(b.g, y)
+	if err != nil {
+		return "", err
+	}
+	if record == "" && (kx == viewNone || kx == viewEmpty) && (ky == viewNone || ky == viewEmpty) {
+		return EmptyTree, nil // neither side has a view: format 1 stays
+	}
+	rx, px, err := journalWalk(b.g, x)
+	if err != nil {
+		return "", err
+	}
+	ry, py, err := journalWalk(b.g, y)
+	if err != nil {
+		return "", err
+	}
+	// The merge base: the common commits no other common commit has as a
+	// journal parent.
+	var bases []gitstore.OID
+	covered := map[gitstore.OID]bool{}
+	for id := range px {
+		if _, ok := py[id]; ok {
+			for _, p := range px[id] {
+				covered[p] = true
+			}
+		}
+	}
+	for id := range px {
+		if _, ok := py[id]; ok && !covered[id] {
+			bases = append(bases, id)
+		}
+	}
+	fresh := map[gitstore.OID]bool{}
+	for id, m := range rx {
+		if _, common := py[id]; !common {
+			fresh[m] = true
+		}
+	}
+	for id, m := range ry {
+		if _, common := px[id]; !common {
+			fresh[m] = true
+		}
+	}
+	if record != "" {
+		fresh[record] = true
+	}
+	if len(bases) == 1 {
+		kind, c, idx, err := viewState(b.g, bases[0])
+		if err != nil {
+			return "", err
+		}
+		if kind == viewOK || kind == viewEmpty {
+			runs, err := b.readRuns(fresh)
+			if err != nil {
+				return "", err
+			}
+			after := true
+			for _, r := range runs {
+				if idx != nil && !idx.key().less(r.key) {
+					after = false
+					break
+				}
+			}
+			if after {
+				return b.fold(c.Tree, runs)
+			}
+		}
+	}
+	return b.full([]gitstore.OID{x, y}, record)
+}
+
+// JournalTree returns the tree of a new journal commit (docs/store-format.md,
+// "Journal"): parents are its journal parents (none, the previous tip, or
+// the two tips a merge joins) and record is the manifest it records, or ""
+// when it records none. It writes the trees it needs into g.
+func JournalTree(g gitstore.Store, parents []gitstore.OID, record gitstore.OID) (gitstore.OID, error) {
+	return writingBuilder(g).tree(parents, record)
+}
+
+// ExpectedJournalTree returns, without writing anything, the tree journal
+// commit id should carry: the view of every run its journal records,
+// computed from its journal parents as a writer computes it (so a format-1
+// commit expects the empty tree).
+func ExpectedJournalTree(g gitstore.Reader, id gitstore.OID) (gitstore.OID, error) {
+	c, err := g.Commit(id)
+	if err != nil {
+		return "", err
+	}
+	ps, m := journalEdges(c)
+	head, _, _ := strings.Cut(c.Message, "\n")
+	if head == journalRebuildMessage {
+		return hashingBuilder(g).full(ps, "")
+	}
+	return hashingBuilder(g).tree(ps, m)
+}
+
+// FullJournalTree returns, without writing anything, the view of every run
+// the journal at tip records, computed from nothing.
+func FullJournalTree(g gitstore.Reader, tip gitstore.OID) (gitstore.OID, error) {
+	return hashingBuilder(g).full([]gitstore.OID{tip}, "")
+}
+
+// JournalFormat says which format the journal at tip is in: 2 when its tree
+// is a view (or it records nothing yet), 1 when it records runs with the
+// empty tree. `readproof migrate` brings a format-1 journal to format 2.
+func JournalFormat(g gitstore.Reader, tip gitstore.OID) (int, error) {
+	kind, _, _, err := viewState(g, tip)
+	if err != nil {
+		return 0, err
+	}
+	if kind == viewNone {
+		return 1, nil
+	}
+	return 2, nil
+}
+
+func hashBlob(data []byte) (gitstore.OID, error) {
+	return gitstore.HashObject("blob", data), nil
+}

@@ -1,0 +1,108 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// CommandOptions configure Command.
+type CommandOptions struct {
+	// Getenv reads the environment (os.Getenv).
+	Getenv func(string) string
+	// Path is the command path ("run", "tag set"), the root span's name.
+	Path string
+	// Version is readproof's version (service.version).
+	Version string
+	// Warn receives one line per telemetry problem (a setting that cannot
+	// be honoured, a failed export); telemetry never fails a command.
+	Warn func(string)
+}
+
+// Command begins one command. It returns ctx carrying the trace context
+// that came in through TRACEPARENT and TRACESTATE, and, when the
+// environment configures traces, the tracer provider and the command's
+// root span. end ends the root span with the command's exit code and
+// flushes the spans, waiting at most FlushTimeout (or the export timeout,
+// when smaller). Unconfigured, no SDK is built and end does nothing.
+func Command(ctx context.Context, opts CommandOptions) (_ context.Context, end func(code int)) {
+	ctx = Extract(ctx, opts.Getenv("TRACEPARENT"), opts.Getenv("TRACESTATE"))
+	cfg, on, err := ConfigFromEnv(opts.Getenv)
+	if err != nil && opts.Warn != nil {
+		opts.Warn(err.Error())
+	}
+	if !on {
+		return ctx, func(int) {}
+	}
+	tp := newProvider(ctx, cfg, opts)
+	ctx = WithProvider(ctx, tp)
+	ctx, root := tp.Tracer(ScopeName).Start(ctx, opts.Path,
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attribute.String(KeyCommand, opts.Path)))
+	ctx = context.WithValue(ctx, rootKey{}, root)
+	return ctx, func(code int) {
+		root.SetAttributes(attribute.Int(KeyExitCode, code))
+		if code != 0 {
+			root.SetStatus(codes.Error, "")
+			root.SetAttributes(attribute.String(KeyErrorType, codeString(code)))
+		}
+		root.End()
+		wait := FlushTimeout
+		if cfg.Timeout < wait {
+			wait = cfg.Timeout
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+		defer cancel()
+		if err := tp.Shutdown(sctx); err != nil && opts.Warn != nil {
+			opts.Warn(fmt.Sprintf("spans not exported within %s: %v", wait, err))
+		}
+	}
+}
+
+// newProvider builds the SDK: resource, sampler (the SDK reads
+// OTEL_TRACES_SAMPLER), batching and the exporter. Export failures go to
+// opts.Warn once.
+func newProvider(ctx context.Context, cfg Config, opts CommandOptions) *sdktrace.TracerProvider {
+	var once sync.Once
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		once.Do(func() {
+			if opts.Warn != nil {
+				opts.Warn(err.Error())
+			}
+		})
+	}))
+	version := opts.Version
+	if version == "" {
+		version = "devel"
+	}
+	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override these.
+	res, err := resource.Merge(
+		resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("readproof"), semconv.ServiceVersion(version)),
+		envResource(ctx),
+	)
+	if err != nil {
+		res = resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("readproof"), semconv.ServiceVersion(version))
+	}
+	return sdktrace.NewTracerProvider(
+		sdktrace.WithResource(res),
+		sdktrace.WithBatcher(newExporter(cfg), sdktrace.WithBatchTimeout(time.Second), sdktrace.WithExportTimeout(cfg.Timeout)),
+	)
+}
+
+// envResource is the resource OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES describe (empty when neither is set).
+func envResource(ctx context.Context) *resource.Resource {
+	r, err := resource.New(ctx, resource.WithFromEnv())
+	if err != nil || r == nil {
+		return resource.Empty()
+	}
+	return r
+}

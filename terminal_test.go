@@ -1,0 +1,287 @@
+package main
+
+// Tests of what a terminal sees: progress lines (only on a terminal, never
+// piped or with --json) and Ctrl-C during long reads. They run readproof
+// under a pseudo-terminal (github.com/creack/pty).
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/readproof/readproof/internal/testsize"
+)
+
+// bigRun makes a project whose run "big" mounts docs large documents, each
+// repeats times, so that replaying it reads docs*repeats*size bytes.
+func bigRun(t *testing.T, docs, repeats, size int) string {
+	t.Helper()
+	dir, uris := project(t, docs, size)
+	toml := filepath.Join(dir, "readproof.toml")
+	data, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("version = 1\n"), []byte(fmt.Sprintf("version = 1\n\n[defaults]\nmax_bytes = %d\n", 2*size)), 1)
+	if err := os.WriteFile(toml, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--id", "big"}
+	for r := 0; r < repeats; r++ {
+		args = append(args, uris...)
+	}
+	mustRP(t, dir, args...)
+	return dir
+}
+
+// ptyOutput collects what a command writes to a pseudo-terminal.
+type ptyOutput struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	seen chan struct{} // closed when want first appears
+	want string
+	done chan struct{}
+}
+
+func (p *ptyOutput) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.buf.String()
+}
+
+// startOnPty starts readproof ARGS in dir with stderr on a new
+// pseudo-terminal (stdout to stdout, a file or nil) and collects stderr;
+// want, when seen on the terminal, closes seen.
+func startOnPty(t *testing.T, dir string, stdout io.Writer, want string, args ...string) (*exec.Cmd, *ptyOutput) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	cmd := exec.Command("readproof", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=")
+	cmd.Stdout = stdout
+	cmd.Stderr = tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	out := &ptyOutput{seen: make(chan struct{}), want: want, done: make(chan struct{})}
+	go func() {
+		defer close(out.done)
+		b := make([]byte, 4096)
+		closed := false
+		for {
+			n, err := ptmx.Read(b)
+			out.mu.Lock()
+			out.buf.Write(b[:n])
+			if !closed && want != "" && strings.Contains(out.buf.String(), want) {
+				close(out.seen)
+				closed = true
+			}
+			out.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return cmd, out
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// TestSIGINTStopsLongReads (issue 15): SIGINT during a long replay,
+// evidence export and evidence verify exits 130 within a second and writes
+// no output file. The signal is sent once the command's progress line shows
+// that it is in its loop, under a pseudo-terminal.
+func TestSIGINTStopsLongReads(t *testing.T) {
+	requireGit(t)
+	t.Parallel()
+	// small: 60 entries of 2 MiB; full: 12 entries of 32 MiB (a replay
+	// holds every entry's bytes in memory)
+	size := testsize.Pick(t, 2<<20, 32<<20)
+	repeats := 10
+	if testsize.Long() {
+		repeats = 4
+	}
+	dir := bigRun(t, 3, repeats, size)
+	mustRP(t, dir, "evidence", "export", "big", "--out", "bundle.json")
+
+	for _, tc := range []struct {
+		name, progress string
+		args           []string
+		out            string // a file the command must not leave behind
+	}{
+		{"replay", "replay: ", []string{"replay", "big"}, "replayed.bin"},
+		{"evidence export", "evidence export: ", []string{"evidence", "export", "big", "--with-content", "--out", "export.json"}, "export.json"},
+		{"evidence verify", "evidence verify: ", []string{"evidence", "verify", "bundle.json"}, ""},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			var stdout io.Writer
+			if tc.out == "replayed.bin" {
+				f, err := os.Create(filepath.Join(dir, tc.out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				stdout = f
+			}
+			cmd, out := startOnPty(t, dir, stdout, tc.progress, tc.args...)
+			select {
+			case <-out.seen:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("no progress line %q within 60 s; the terminal shows %q", tc.progress, out.String())
+			}
+			sent := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatalf("the command ended before the signal: %v", err)
+			}
+			err := cmd.Wait()
+			took := time.Since(sent)
+			<-out.done
+			if code := exitCode(err); code != 130 {
+				t.Fatalf("exit %d after SIGINT, want 130; terminal: %q", code, out.String())
+			}
+			if took > time.Second {
+				t.Errorf("exited %v after SIGINT, want within 1 s", took)
+			}
+			t.Logf("%s: exit 130 %v after SIGINT", tc.name, took.Round(time.Millisecond))
+			if !strings.Contains(out.String(), "interrupted") {
+				t.Errorf("stderr does not say it was interrupted: %q", out.String())
+			}
+			if tc.out == "replayed.bin" {
+				if st, err := os.Stat(filepath.Join(dir, tc.out)); err != nil || st.Size() != 0 {
+					t.Errorf("replay wrote %d bytes to stdout before stopping", st.Size())
+				}
+			} else if tc.out != "" {
+				if _, err := os.Stat(filepath.Join(dir, tc.out)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s exists after the interrupted export", tc.out)
+				}
+			}
+			left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+			if len(left) > 0 {
+				t.Errorf("temporary files left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestProgressOnlyOnATerminal (issue 15): a long replay, evidence export
+// and verify draw a progress line on a terminal's stderr, and never when
+// stderr is a pipe or --json asks for machine output.
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	requireGit(t)
+	t.Parallel()
+	dir := bigRun(t, 2, 3, 64<<10)
+	mustRP(t, dir, "run", "start", "open")
+	d0, d1 := "readproof://bench/docs/d0000", "readproof://bench/docs/d0001"
+	for _, args := range [][]string{
+		{"replay", "--no-content", "big"},
+		{"evidence", "export", "big", "--out", "b.json"},
+		{"verify"},
+		{"run", "mount", "open", d0, d1, d0, d1},
+		{"gc"},
+	} {
+		name := strings.Join(args, " ")
+		what := args[0]
+		switch args[0] {
+		case "evidence", "run":
+			what = args[0] + " " + args[1]
+		}
+		// a terminal: the line is drawn (\r-updated, then erased); gc
+		// shows git's own meter
+		cmd, out := startOnPty(t, dir, nil, "", args...)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s on a terminal: %v\n%s", name, err, out.String())
+		}
+		<-out.done
+		drawn := strings.Contains(out.String(), "\r\x1b[K"+what+": ")
+		if what == "gc" {
+			drawn = strings.Contains(out.String(), "objects:") && strings.Contains(out.String(), "\r")
+		}
+		if !drawn {
+			t.Errorf("%s: no progress line on the terminal: %q", name, out.String())
+		}
+		// --json on a terminal: none
+		cmd, out = startOnPty(t, dir, io.Discard, "", append([]string{"--json"}, args...)...)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s --json: %v\n%s", name, err, out.String())
+		}
+		<-out.done
+		if strings.Contains(out.String(), "\r") && (strings.Contains(out.String(), what+": ") || strings.Contains(out.String(), "objects:")) {
+			t.Errorf("%s --json: progress on the terminal: %q", name, out.String())
+		}
+		// a pipe: none
+		_, errs, err := rp(t, dir, args...)
+		if err != nil {
+			t.Fatalf("%s piped: %v\n%s", name, err, errs)
+		}
+		if strings.ContainsAny(errs, "\r\x1b") {
+			t.Errorf("%s piped: progress bytes on stderr: %q", name, errs)
+		}
+	}
+}
+
+// TestPushProgressOnlyOnATerminal: push shows git's progress meter on a
+// terminal, and neither piped nor with --json.
+func TestPushProgressOnlyOnATerminal(t *testing.T) {
+	requireGit(t)
+	t.Parallel()
+	dir := bigRun(t, 2, 1, 4<<10)
+	for i, mode := range []string{"terminal", "json", "pipe"} {
+		name := fmt.Sprintf("r%d", i)
+		bare := filepath.Join(dir, name+".git")
+		if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		mustRP(t, dir, "remote", "add", name, bare)
+		var stderr string
+		switch mode {
+		case "terminal", "json":
+			args := []string{"push", name}
+			if mode == "json" {
+				args = append([]string{"--json"}, args...)
+			}
+			cmd, out := startOnPty(t, dir, io.Discard, "", args...)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("push on a terminal (%s): %v\n%s", mode, err, out.String())
+			}
+			<-out.done
+			stderr = out.String()
+		case "pipe":
+			_, errs, err := rp(t, dir, "push", name)
+			if err != nil {
+				t.Fatalf("push piped: %v\n%s", err, errs)
+			}
+			stderr = errs
+		}
+		meter := strings.Contains(stderr, "objects:") && strings.Contains(stderr, "\r")
+		if meter != (mode == "terminal") {
+			t.Errorf("push, stderr %s: progress meter shown %v: %q", mode, meter, stderr)
+		}
+	}
+}
