@@ -346,3 +346,42 @@ func TestJournalViewLateRunReadsTheSuffix(t *testing.T) {
 		t.Fatalf("the late run read %d blobs; the suffix is one run", cr.blobs)
 	}
 }
+
+// TestJournalMergeReadsTheNewRuns: merging two journals that diverged
+// after a long common history reads the runs new on either side, not the
+// history; a side carrying a run older than the common history's newest
+// folds everything again, and still gives the view of all runs.
+func TestJournalMergeReadsTheNewRuns(t *testing.T) {
+	h := newViewHelper(t)
+	tip := h.root()
+	for i := 0; i < 40; i++ {
+		m, _ := h.run(fmt.Sprintf("base%02d", i), 10+i, fmt.Sprintf("readproof://demo/d%d=v%d", i%5, i))
+		tip = h.record(tip, m)
+	}
+	l1, _ := h.run("l1", 100, "readproof://demo/d1=left")
+	r1, _ := h.run("r1", 101, "readproof://demo/d1=right", "readproof://demo/n=n")
+	left, right := h.record(tip, l1), h.record(tip, r1)
+	merged := h.merge(left, right)
+	full, err := FullJournalTree(h.s.git, merged)
+	if err != nil || full != h.tree(merged) {
+		t.Fatalf("merge: tree %s, full recompute %s (%v)", h.tree(merged), full, err)
+	}
+	cr := &countingReader{Reader: h.s.git}
+	if want, err := ExpectedJournalTree(cr, merged); err != nil || want != full {
+		t.Fatalf("expected tree %s (%v), want %s", want, err, full)
+	}
+	if cr.blobs > 10 {
+		t.Fatalf("the merge read %d blobs for two new runs", cr.blobs)
+	}
+
+	// A run created before the whole common history, on one side.
+	early, _ := h.run("early", 0, "readproof://demo/d1=early", "readproof://demo/old=old")
+	m2 := h.merge(left, h.record(right, early))
+	full2, err := FullJournalTree(h.s.git, m2)
+	if err != nil || full2 != h.tree(m2) {
+		t.Fatalf("merge with an early run: tree %s, full recompute %s (%v)", h.tree(m2), full2, err)
+	}
+	if got := h.files(full2); got["documents/demo/d1"] != "right" || got["documents/demo/old"] != "old" {
+		t.Fatalf("view after an early run: %v", got)
+	}
+}
