@@ -94,12 +94,13 @@ func BenchmarkJournalMerge1000x1000(b *testing.B) {
 		cpu := cpuTime()
 		defer func() { b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op") }()
 		for i := 0; i < b.N; i++ {
+			views := CachingReader(f.s.git)
 			for id := right; id != base; {
 				c, err := f.s.git.Commit(id)
 				if err != nil {
 					b.Fatal(err)
 				}
-				want, err := ExpectedJournalTree(f.s.git, id)
+				want, err := ExpectedJournalTree(views, id)
 				if err != nil || want != c.Tree {
 					b.Fatalf("commit %s: tree %s, expected %s (%v)", id, c.Tree, want, err)
 				}

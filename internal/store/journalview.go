@@ -683,3 +683,48 @@ func JournalFormat(g gitstore.Reader, tip gitstore.OID) (int, error) {
 func hashBlob(data []byte) (gitstore.OID, error) {
 	return gitstore.HashObject("blob", data), nil
 }
+
+// CachingReader wraps g for a caller that computes many views in a row (a
+// pull checking each new journal commit): trees and commits, which never
+// change, are read once. Blobs are not cached. It is not safe for
+// concurrent use.
+func CachingReader(g gitstore.Reader) gitstore.Reader {
+	return &cachingReader{Reader: g, trees: map[gitstore.OID][]gitstore.TreeEntry{}, commits: map[gitstore.OID]gitstore.Commit{}}
+}
+
+type cachingReader struct {
+	gitstore.Reader
+	trees   map[gitstore.OID][]gitstore.TreeEntry
+	commits map[gitstore.OID]gitstore.Commit
+}
+
+// cacheLimit bounds each cache; past it the cache starts over.
+const cacheLimit = 1 << 16
+
+func (c *cachingReader) Tree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
+	if t, ok := c.trees[id]; ok {
+		return t, nil
+	}
+	t, err := c.Reader.Tree(id)
+	if err == nil {
+		if len(c.trees) >= cacheLimit {
+			clear(c.trees)
+		}
+		c.trees[id] = t
+	}
+	return t, err
+}
+
+func (c *cachingReader) Commit(id gitstore.OID) (gitstore.Commit, error) {
+	if cm, ok := c.commits[id]; ok {
+		return cm, nil
+	}
+	cm, err := c.Reader.Commit(id)
+	if err == nil {
+		if len(c.commits) >= cacheLimit {
+			clear(c.commits)
+		}
+		c.commits[id] = cm
+	}
+	return cm, err
+}
