@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,10 +78,12 @@ func shapeOf(shown string) *regexp.Regexp {
 
 // TestREADMEConsoleBlocks runs every console block of the README as pasted,
 // command by command in a new empty directory with readproof on PATH, and
-// compares what each command prints (stdout and stderr as a terminal shows
-// them, interleaved) with the lines the README shows under it, line for
-// line (issue 15: the walkthrough's first run failed as pasted).
+// compares what each command prints with the lines the README shows under
+// it, line for line and stream by stream: lines that start with
+// "readproof:", and replay's verdict, on stderr, the rest on stdout, as the
+// README says (issue 15: the walkthrough's first run failed as pasted).
 func TestREADMEConsoleBlocks(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
@@ -103,25 +107,52 @@ func TestREADMEConsoleBlocks(t *testing.T) {
 		for _, st := range steps {
 			cmd := exec.Command("sh", "-c", st.cmd)
 			cmd.Dir, cmd.Env = dir, env
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("console block %d: $ %s\n%v\n%s", i+1, st.cmd, err, out)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("console block %d: $ %s\n%v\n%s%s", i+1, st.cmd, err, stdout.String(), stderr.String())
 			}
-			var got []string
-			for _, l := range strings.Split(strings.ReplaceAll(string(out), dir, readmeConsoleDir), "\n") {
-				if strings.TrimSpace(l) != "" {
-					got = append(got, l)
+			var wantOut, wantErr []string
+			for _, l := range st.want {
+				if onStderr(l) {
+					wantErr = append(wantErr, l)
+				} else {
+					wantOut = append(wantOut, l)
 				}
 			}
-			if len(got) != len(st.want) {
-				t.Errorf("console block %d: $ %s\nprinted %d lines, the README shows %d:\n%s\nREADME:\n%s", i+1, st.cmd, len(got), len(st.want), strings.Join(got, "\n"), strings.Join(st.want, "\n"))
-				continue
-			}
-			for j := range got {
-				if got[j] != st.want[j] && !shapeOf(st.want[j]).MatchString(got[j]) {
-					t.Errorf("console block %d: $ %s\nline %d printed\n\t%s\nthe README shows\n\t%s", i+1, st.cmd, j+1, got[j], st.want[j])
-				}
-			}
+			compareShown(t, fmt.Sprintf("console block %d: $ %s: stdout", i+1, st.cmd), lines(stdout.String(), dir), wantOut)
+			compareShown(t, fmt.Sprintf("console block %d: $ %s: stderr", i+1, st.cmd), lines(stderr.String(), dir), wantErr)
+		}
+	}
+}
+
+// onStderr tells which lines the README says go to stderr: readproof's
+// notes, errors and hints, and replay's verdict.
+func onStderr(shown string) bool {
+	return strings.HasPrefix(shown, "readproof:") || strings.HasPrefix(shown, "Replay verified:")
+}
+
+// lines is out's non-blank lines, with dir shown as the README shows it.
+func lines(out, dir string) []string {
+	var got []string
+	for _, l := range strings.Split(strings.ReplaceAll(out, dir, readmeConsoleDir), "\n") {
+		if strings.TrimSpace(l) != "" {
+			got = append(got, l)
+		}
+	}
+	return got
+}
+
+// compareShown checks got against the README's lines, one for one.
+func compareShown(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: printed %d lines, the README shows %d:\n%s\nREADME:\n%s", what, len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
+		return
+	}
+	for j := range got {
+		if got[j] != want[j] && !shapeOf(want[j]).MatchString(got[j]) {
+			t.Errorf("%s: line %d printed\n\t%s\nthe README shows\n\t%s", what, j+1, got[j], want[j])
 		}
 	}
 }

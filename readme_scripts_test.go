@@ -16,6 +16,7 @@ import (
 // repository would, and the go command works offline with this machine's
 // build cache (the `exec -- go test ./...` example).
 func TestREADMEScripts(t *testing.T) {
+	t.Parallel()
 	example, err := os.ReadFile("readproof.toml.example")
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,10 @@ printf '{"Version":"%s","Time":"%s"}\n' "$version" "$(TZ=UTC git show -s --forma
 cp "$dir/$version.info" "$work/proxy/$mod/@latest"
 cp go.mod "$dir/$version.mod"
 git archive --format=zip --prefix="$mod@$version/" -o "$dir/$version.zip" HEAD
-go mod download # the dependencies, into the module cache the proxy chain reads
+# into the module cache the proxy chain reads: the modules the build needs,
+# and the go.mod of every module in the graph (neither touches go.sum)
+go mod download
+go list -m all >/dev/null
 
 echo "== README install block (go install ...@latest from a proxy serving $version)"
 (

@@ -7,26 +7,28 @@ import (
 	"github.com/readproof/readproof/internal/fspath"
 )
 
-// CheckRoots reports, without opening the document, whether spec's file
-// lies outside the roots env allows: the check a filesystem source's Fetch
-// makes before it looks for the file, so `readproof resource add` can refuse
-// the path when it is given instead of at the first read. shown names the
-// path in the message (a flag such as "--path x" when a flag was the input);
-// empty, it is spec.Path. The refusal is the *Error Fetch would return
-// (ErrRefused, Rule RuleRoots) for resource uri. Other source types, and a
-// spec Check refuses, give nil: Check reports those.
-func CheckRoots(uri string, spec Spec, env Env, shown string) error {
+// CheckRoots reports, without opening the document, whether spec's file (or
+// local git repository) lies outside the roots env allows: the check Fetch
+// makes before it looks for it, so `readproof resource add` can refuse the
+// path when it is given instead of at the first read. flag, when a
+// command-line flag gave the path ("--path", "--url"), is named before the
+// path in the message. The refusal is the *Error Fetch would return
+// (ErrRefused, Rule RuleRoots) for resource uri. A git source is checked when
+// its url is a local path or file:// URL; other source types, and a spec
+// Check refuses, give nil: Check reports those.
+func CheckRoots(uri string, spec Spec, env Env, flag string) error {
 	src, err := Open(spec, env)
 	if err != nil {
 		return nil
+	}
+	if g, ok := src.(*gitSource); ok {
+		return g.checkRoots(uri, withFlag(flag, g.shown))
 	}
 	s, ok := src.(*fsSource)
 	if !ok {
 		return nil
 	}
-	if shown == "" {
-		shown = s.spec.Path
-	}
+	shown := withFlag(flag, s.spec.Path)
 	if err := s.checkRoots(uri, shown); err != nil {
 		return err
 	}
@@ -53,4 +55,35 @@ func (s *fsSource) checkRoots(uri, shown string) error {
 		return refuse(uri, RuleRoots, "%s is outside the allowed roots (%s); %s", shown, strings.Join(s.roots, ", "), hintRoots)
 	}
 	return nil
+}
+
+// checkRoots is the roots check of a local git source's Fetch, made without
+// the repository: where the path lands, and where its links lead when it
+// exists. shown names the url in the message.
+func (g *gitSource) checkRoots(uri, shown string) error {
+	if g.kind != gitLocal {
+		return nil
+	}
+	fsrc := &fsSource{roots: g.roots}
+	landed, err := fspath.Resolve(g.local)
+	if err != nil {
+		return refuse(uri, RuleRoots, "git repository %s cannot be placed inside the allowed roots (%s); %s", shown, strings.Join(g.roots, ", "), hintRoots)
+	}
+	if _, _, ok := fsrc.containLexically(landed); !ok {
+		return refuse(uri, RuleRoots, "git repository %s is outside the allowed roots (%s); %s", shown, strings.Join(g.roots, ", "), hintRoots)
+	}
+	if final, err := filepath.EvalSymlinks(g.local); err == nil {
+		if _, _, ok := fsrc.contain(final); !ok {
+			return refuse(uri, RuleRoots, "git repository %s resolves to %s, outside the allowed roots (%s); %s", shown, final, strings.Join(g.roots, ", "), hintRoots)
+		}
+	}
+	return nil
+}
+
+// withFlag is path as a message names it: after the flag that gave it, if any.
+func withFlag(flag, path string) string {
+	if flag == "" {
+		return path
+	}
+	return flag + " " + path
 }

@@ -112,7 +112,11 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 		if now || grace < minSafeGrace {
 			e.say("readproof: warning: a grace period under %s can remove objects another readproof process is about to reference; use it only when nothing else writes to the store", minSafeGrace)
 		}
-		res, err := s.GC(ctx, gitstore.GCOptions{Grace: grace, PruneNow: now})
+		gopts := gitstore.GCOptions{Grace: grace, PruneNow: now}
+		if isTerminal(e.err) && !e.json {
+			gopts.Progress = e.err // git's own meter, drawn on the terminal
+		}
+		res, err := s.GC(ctx, gopts)
 		if errors.Is(err, gitstore.ErrGitMissing) {
 			return hint.With(err, "install git: readproof gc runs `git gc --prune=<date>`")
 		}

@@ -118,6 +118,11 @@ func runInspect(_ context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
+		if !in.Declared && in.Current == nil && in.Tag == nil && len(in.Tags) == 0 {
+			// neither declared nor ever recorded: a typo, most likely
+			return hint.With(fmt.Errorf("%s: %w in %s, and nothing recorded for it", in.URI, store.ErrNotRegistered, s.Policy().Path),
+				"check the URI's spelling (`readproof resource list`), or register it: readproof resource add "+in.URI+" --source-type filesystem --path FILE")
+		}
 		if e.json {
 			return printJSON(e.out, in)
 		}

@@ -64,7 +64,15 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 			markdownManifest(e.out, m, lines)
 			return nil
 		}
-		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\nentries  %d\n\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano), len(m.Entries))
+		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano))
+		if m.Caller != "" {
+			fmt.Fprintf(e.out, "caller   %s\n", m.Caller)
+		}
+		fmt.Fprintf(e.out, "entries  %d\n", len(m.Entries))
+		if m.TraceID != "" {
+			fmt.Fprintf(e.out, "trace    %s\n", m.TraceID)
+		}
+		fmt.Fprintln(e.out)
 		withRef := false
 		for _, en := range m.Entries {
 			if en.Ref != "" {

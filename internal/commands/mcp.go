@@ -93,18 +93,14 @@ type mcpOptions struct {
 	Burst           int
 	ShutdownTimeout time.Duration
 
-	// Wrap wraps the HTTP handler (the trace-context middleware); nil
-	// for none.
+	// Wrap wraps the HTTP handler, outermost: the place for the
+	// trace-context (traceparent) middleware; nil for none.
 	Wrap func(http.Handler) http.Handler
-	// Listening, when set, is called with the address the HTTP server
-	// listens on (tests).
-	Listening func(net.Addr)
 }
 
 // runMCP serves the MCP protocol on e.in and e.out until EOF or ctx ends,
 // or over HTTP with --http until ctx ends.
 func runMCP(ctx context.Context, e *env, o mcpOptions) error {
-	var ln net.Listener
 	if o.HTTP != "" {
 		// Refuse a bad address or an unsafe exposure before anything else.
 		if err := checkListen(o); err != nil {
@@ -182,7 +178,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		return err
 	}
 
-	ln, err = net.Listen("tcp", o.HTTP)
+	ln, err := net.Listen("tcp", o.HTTP)
 	if err != nil {
 		return hint.With(fmt.Errorf("mcp --http %s: %w", o.HTTP, err), "pick another port, or 127.0.0.1:0 for any free one")
 	}
@@ -193,9 +189,6 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	// The address goes to stderr whatever --verbose says: with port 0 it
 	// is the only way to learn it.
 	fmt.Fprintf(e.err, "readproof: mcp: serving store %s with %s on %s://%s/\n", e.storePath, e.policyPath, scheme, ln.Addr())
-	if o.Listening != nil {
-		o.Listening(ln.Addr())
-	}
 	ho := mcpserver.HTTPOptions{
 		Verify:       verifier.Verify,
 		MaxBodyBytes: o.MaxBody, MaxConcurrent: o.MaxConcurrent,

@@ -191,10 +191,17 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		r.Freshness.MaxAge = pol.Defaults.MaxAge
 	}
 	r.Freshness.Snapshot = opts.Snapshot
-	// A file outside the roots is refused now, with the answer `get` would
-	// give later, naming the flag that gave the path.
-	if r.Source.Type == "filesystem" && opts.Path != "" {
-		if err := adapters.CheckRoots(u.String(), r.Source, pol.AdapterEnv(), "--path "+opts.Path); err != nil {
+	// A file or local repository outside the roots is refused now, with the
+	// answer `get` would give later, naming the flag that gave the path.
+	flag := ""
+	switch {
+	case r.Source.Type == "filesystem" && opts.Path != "":
+		flag = "--path"
+	case r.Source.Type == "git" && opts.URL != "":
+		flag = "--url"
+	}
+	if flag != "" {
+		if err := adapters.CheckRoots(u.String(), r.Source, pol.AdapterEnv(), flag); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
@@ -246,6 +253,12 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 func storeToCreate(e *env, pol *policy.File) (bool, error) {
 	if e.storeNamed {
 		return false, nil
+	}
+	if e.storePath == filepath.Dir(e.policyPath) {
+		// run inside a store (a clone DIR) with no readproof.toml around:
+		// the policy file would land inside the store
+		return false, withCode(ExitUsage, hint.With(fmt.Errorf("resource add: the working directory %s is a readproof store, and readproof.toml does not belong inside it; nothing was written", e.storePath),
+			"run resource add in the project directory, or name the policy file with --config and the store with --store"))
 	}
 	fi, err := os.Lstat(e.storePath)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -159,6 +159,10 @@ func printTagHistory(e *env, h []historyEntry) error {
 			snap, hash = "-", "-"
 		}
 		var note []string
+		if t.Caller != "" {
+			// moved over mcp --http with this token
+			note = append(note, "by "+t.Caller)
+		}
 		if t.From != "" {
 			note = append(note, "from "+t.From)
 		}
@@ -399,8 +403,13 @@ func runTagRevert(_ context.Context, e *env, args []string) error {
 }
 
 // reportRefusedProposals tells the user of every merged proposal a pull did
-// not adopt (stderr; the --json result lists them under proposals_refused).
-func reportRefusedProposals(e *env, refused []share.ProposalRefusal) {
+// not adopt, and of their own pending proposals the pull made stale (stderr;
+// the --json result lists them under proposals_refused and
+// proposals_stale).
+func reportRefusedProposals(e *env, refused []share.ProposalRefusal, stale []store.Proposal) {
+	for _, p := range stale {
+		e.say("readproof: warning: your proposal %s for %s@%s is stale: the tag moved since it was proposed; merged as it is, it would be refused; propose again: readproof tag propose %s %s ...", text.Printable(p.Branch), p.URI, p.Tag, p.URI, p.Tag)
+	}
 	for _, r := range refused {
 		name := r.Proposal
 		if name == "" {

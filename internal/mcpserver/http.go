@@ -22,6 +22,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/readproof/readproof/internal/mcpauth"
+	"github.com/readproof/readproof/internal/telemetry"
 )
 
 // HTTP defaults; each has a flag of `readproof mcp`.
@@ -271,6 +272,9 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 	if err != nil {
 		return err
 	}
+	// Calls join the trace of their traceparent header, exported by ctx's
+	// tracer provider when OTEL_* configures one.
+	h = telemetry.Middleware(ctx)(h)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -70,7 +70,7 @@ func New(opts Options) (*Server, error) {
 	}
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	version := opts.Version
 	if version == "" {

@@ -3,6 +3,9 @@ package share
 import (
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/store"
 )
 
 // The ref-name parsers of this package read names a remote chose: anything
@@ -53,6 +56,33 @@ func FuzzSplitTagKey(f *testing.F) {
 		}
 		if tagKey(u, tag) != key {
 			t.Fatalf("splitTagKey(%q) = %+v %q", key, u, tag)
+		}
+	})
+}
+
+// FuzzSplitProposalRef: a proposal ref the guard accepts names a valid tag
+// of a valid URI, and reads back as the branch ProposalBranch makes.
+func FuzzSplitProposalRef(f *testing.F) {
+	for _, s := range []string{
+		store.ProposalsPrefix + "demo/policy/prod/0123456789ab-on-ba9876543210",
+		store.ProposalsPrefix + "demo/a+b/prod/x",
+		store.ProposalsPrefix + "demo/policy/prod/",
+		store.ProposalsPrefix + "demo/policy/prod",
+		store.ProposalsPrefix + "../x/y/z",
+		"refs/heads/readproof/tags/demo/policy/prod",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		u, tag, name, err := splitProposalRef(ref)
+		if err != nil {
+			return
+		}
+		if identity.ValidateTag(tag) != nil || identity.ValidateTag(name) != nil {
+			t.Fatalf("%q: accepted tag %q, name %q", ref, tag, name)
+		}
+		if got := store.ProposalsPrefix + u.Key() + "/" + tag + "/" + name; got != ref {
+			t.Fatalf("%q reads back as %q", ref, got)
 		}
 	})
 }

@@ -48,12 +48,12 @@ func proposalTracking(remote string) string { return RemotesPrefix + remote + "/
 // proved a readproof store first, and must hold the tag at the local tip
 // (the pull request's target), else nothing is written.
 func Propose(ctx context.Context, s *store.Store, u identity.URI, tag, snapshot, fromTag, remote string, opts Options) (*ProposeResult, error) {
+	if err := identity.ValidateTag(tag); err != nil {
+		return nil, err
+	}
 	g := s.Git()
 	t, rem, err := connect(ctx, g, remote, opts, "propose")
 	if err != nil {
-		return nil, err
-	}
-	if err := identity.ValidateTag(tag); err != nil {
 		return nil, err
 	}
 	key := tagKey(u, tag)
@@ -88,8 +88,18 @@ func Propose(ctx context.Context, s *store.Store, u identity.URI, tag, snapshot,
 	res := &ProposeResult{Proposal: *p, Remote: remote}
 	ref := "refs/heads/" + p.Branch
 	for _, have := range rem.proposals {
-		if have.ref == ref && string(have.id) == p.Commit {
+		switch {
+		case have.ref != ref:
+		case string(have.id) == p.Commit:
 			return res, nil
+		default:
+			// the same move from the same base, proposed by another store:
+			// ours is not needed
+			if err := s.DropProposal(p.Branch, p.Commit); err != nil {
+				return nil, err
+			}
+			return nil, hint.With(fmt.Errorf("propose %s@%s: %w: %s already holds this move on %s (commit %s, proposed elsewhere)", u, tag, ErrRejected, remote, p.Branch, short(have.id)),
+				"open the pull request from that branch: it proposes the same snapshot on the same base")
 		}
 	}
 	if err := send(ctx, t, remote, nil, []string{p.Commit + ":" + ref}, opts); err != nil {
@@ -142,12 +152,34 @@ func Proposals(s *store.Store, u identity.URI, tag string) ([]store.Proposal, er
 // moved meanwhile is refused, never applied silently.
 func proposalMerges(g gitstore.Store, u identity.URI, tag string, commits []gitstore.RevListCommit) ([]ProposalRefusal, error) {
 	var out []ProposalRefusal
+	read := make(map[gitstore.OID]gitstore.Commit, len(commits))
 	for _, rc := range commits {
 		c, err := g.Commit(rc.ID)
 		if err != nil {
 			return nil, fmt.Errorf("tag move %s: %w", rc.ID, err)
 		}
+		read[rc.ID] = c
+	}
+	settled := settledByResolution(read)
+	for _, rc := range commits {
+		c := read[rc.ID]
+		if settled[rc.ID] {
+			continue // adopted deliberately by `conflicts resolve` since
+		}
 		if !store.IsProposalMerge(c) {
+			// a proposal taken as it is (fast-forward), or squashed or
+			// rebased by the host onto the tag: its parent must be the
+			// base it was proposed on
+			if len(c.Parents) != 1 {
+				continue
+			}
+			st, _, err := tagAt(g, rc.ID)
+			if err != nil || st.Action != store.ActionPropose || st.Base == "" || gitstore.OID(st.Base) == c.Parents[0] {
+				continue // a direct move, or one checkTag/verify judge
+			}
+			out = append(out, ProposalRefusal{URI: u.String(), Tag: tag, Proposal: st.Proposal, Merge: string(rc.ID), Base: st.Base,
+				TagTip: string(c.Parents[0]), Reason: fmt.Sprintf("proposal %s was based on the tag's move %s, but was applied onto %s (squashed or rebased after the tag moved)",
+					st.Proposal, short(gitstore.OID(st.Base)), short(c.Parents[0]))})
 			continue
 		}
 		ref := ProposalRefusal{URI: u.String(), Tag: tag, Merge: string(rc.ID), TagTip: string(c.Parents[0])}
@@ -194,12 +226,7 @@ func short(id gitstore.OID) string {
 // once, one commit whose parent is a move of the tag and whose tag.json is
 // a proposed move of that tag on that branch, with content that verifies.
 func checkIncomingProposal(g gitstore.Store, in Incoming) error {
-	rest := strings.TrimPrefix(in.Ref, store.ProposalsPrefix)
-	i := strings.LastIndexByte(rest, '/')
-	if i <= 0 {
-		return errors.New("not a proposal branch name (<key>/<tag>/<name>)")
-	}
-	u, tag, err := splitTagKey(rest[:i])
+	u, tag, _, err := splitProposalRef(in.Ref)
 	if err != nil {
 		return err
 	}
@@ -253,11 +280,10 @@ func checkIncomingTagMerges(ctx context.Context, g gitstore.Store, t *gitstore.T
 // key from l to r: it returns the refusals (none when every merge on the
 // way is a proposal merged onto its own base).
 func (p *planner) planProposalMerges(u identity.URI, tag string, l, r gitstore.OID) ([]ProposalRefusal, error) {
-	var exclude []gitstore.OID
-	if l != "" {
-		exclude = []gitstore.OID{l}
+	if l == "" {
+		return nil, nil // no local value to keep: taken as the remote holds it, as clone does
 	}
-	commits, err := p.t.RevList(p.ctx, []gitstore.OID{r}, exclude)
+	commits, err := p.t.RevList(p.ctx, []gitstore.OID{r}, []gitstore.OID{l})
 	if err != nil {
 		return nil, err
 	}
@@ -285,4 +311,73 @@ func proposalsFetched(g gitstore.Store, remote string, rem *state) bool {
 		}
 	}
 	return true
+}
+
+// splitProposalRef splits refs/heads/readproof/proposals/<key>/<tag>/<name>
+// into the tag's URI, the tag and the proposal's name (one ref component,
+// as ProposalBranch makes it).
+func splitProposalRef(ref string) (identity.URI, string, string, error) {
+	rest, ok := strings.CutPrefix(ref, store.ProposalsPrefix)
+	i := strings.LastIndexByte(rest, '/')
+	if !ok || i <= 0 || i == len(rest)-1 {
+		return identity.URI{}, "", "", errors.New("not a proposal branch name (" + store.ProposalsPrefix + "<key>/<tag>/<name>)")
+	}
+	u, tag, err := splitTagKey(rest[:i])
+	if err != nil {
+		return u, "", "", err
+	}
+	name := rest[i+1:]
+	if err := identity.ValidateTag(name); err != nil {
+		return u, "", "", fmt.Errorf("proposal name %q: %w", name, err)
+	}
+	return u, tag, name, nil
+}
+
+// staleProposals lists this store's pending proposals of the tags a pull
+// moved ("uri@tag") whose base the tag has left.
+func staleProposals(s *store.Store, moved []string) []store.Proposal {
+	out := []store.Proposal{}
+	for _, ref := range moved {
+		u, err := identity.ParseURI(ref)
+		if err != nil || u.Tag == "" {
+			continue
+		}
+		tag := u.Tag
+		u.Tag = ""
+		ps, err := s.LocalProposals(u, tag)
+		if err != nil {
+			continue
+		}
+		for _, p := range ps {
+			if p.Stale {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// settledByResolution returns the commits (among read, the new commits of a
+// chain) that a `conflicts resolve` commit among them reaches: a merge
+// refused once and then taken deliberately on some store is not refused
+// again where the resolution arrives with it.
+func settledByResolution(read map[gitstore.OID]gitstore.Commit) map[gitstore.OID]bool {
+	settled := map[gitstore.OID]bool{}
+	var queue []gitstore.OID
+	for _, c := range read {
+		if len(c.Parents) > 1 && !store.IsProposalMerge(c) {
+			queue = append(queue, c.Parents...)
+		}
+	}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		c, ok := read[id]
+		if !ok || settled[id] {
+			continue
+		}
+		settled[id] = true
+		queue = append(queue, c.Parents...)
+	}
+	return settled
 }

@@ -83,6 +83,30 @@ func TestProposalMerges(t *testing.T) {
 			t.Errorf("%s: refusals %+v, want one saying %q", name, r, tc.want)
 		}
 	}
+	// taken as it is (fast-forward): accepted; squashed onto the moved tag:
+	// refused, since tag.json keeps the base it was proposed on
+	if r := check(gitstore.OID(prop.Commit)); len(r) != 0 {
+		t.Errorf("a fast-forward to the proposal was refused: %+v", r)
+	}
+	squash := merge(pc.Tree, gitstore.OID(moved.Commit))
+	if r := check(squash); len(r) != 1 || !strings.Contains(r[0].Reason, "squashed or rebased after the tag moved") {
+		t.Errorf("a proposal squashed onto a moved tag: refusals %+v", r)
+	}
+	if r := check(gitstore.OID(moved.Commit)); len(r) != 0 {
+		t.Errorf("a direct move was refused: %+v", r)
+	}
+	// a stale merge taken deliberately by `conflicts resolve` travels with
+	// the resolution
+	stale := merge(pc.Tree, gitstore.OID(moved.Commit), gitstore.OID(prop.Commit))
+	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: pc.Committer.When}
+	resolved, err := g.PutCommit(gitstore.Commit{Tree: pc.Tree, Parents: []gitstore.OID{gitstore.OID(moved.Commit), stale}, Author: sig, Committer: sig,
+		Message: "tag x@prod -> y\n\nresolve conflict: take remote\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := check(resolved, stale); len(r) != 0 {
+		t.Errorf("a stale merge settled by a resolution was refused: %+v", r)
+	}
 	// a conflict resolution readproof wrote is not a host's merge
 	if store.IsProposalMerge(gitstore.Commit{Parents: []gitstore.OID{"a", "b"}, Message: "tag x -> y\n\nresolve conflict: take remote\n"}) {
 		t.Error("a conflict resolution was taken for a proposal merge")

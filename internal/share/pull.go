@@ -121,6 +121,9 @@ type PullResult struct {
 	// not adopted (the proposal's base moved before the merge): the local
 	// tag stays, the remote tip is kept as a tag conflict.
 	ProposalsRefused []ProposalRefusal `json:"proposals_refused"`
+	// ProposalsStale are this store's own pending proposals of tags this
+	// pull moved: their base is no longer the tag's position.
+	ProposalsStale []store.Proposal `json:"proposals_stale"`
 }
 
 // Pull fetches remote's shared refs into refs/readproof-remotes/<remote>/,
@@ -152,7 +155,11 @@ func pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
 			return nil, err
 		}
-		return integrate(ctx, g, t, remote, opts)
+		res, err := integrate(ctx, g, t, remote, opts)
+		if err == nil {
+			res.ProposalsStale = staleProposals(s, res.Tags)
+		}
+		return res, err
 	}()
 	if errors.Is(err, ErrUnverified) {
 		// Refused data leaves no ref behind: the remote-tracking refs go
@@ -222,7 +229,7 @@ func newPullResult(remote string, upToDate bool) *PullResult {
 	return &PullResult{Remote: remote, UpToDate: upToDate, Journal: "unchanged", NewRuns: []RunRef{}, Resources: []string{},
 		Merged: []string{}, Tags: []string{}, Recorded: []RunRef{}, RunConflicts: []RunConflict{}, TagConflicts: []TagConflict{},
 		Receipts: []string{}, ReceiptsMerged: []string{}, ReceiptConflicts: []ReceiptConflict{}, Verdicts: []string{}, VerdictsMerged: []string{},
-		ProposalsRefused: []ProposalRefusal{}}
+		ProposalsRefused: []ProposalRefusal{}, ProposalsStale: []store.Proposal{}}
 }
 
 // upToDate reports whether the local store already holds everything the

@@ -210,7 +210,13 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 
 // RunOnce resolves refs into a new run and commits it: start, mount and
 // commit in one transaction.
-func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *manifest.Manifest, _ []*Delivery, err error) {
+func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
+	return s.RunOnceProgress(ctx, runID, refs, nil)
+}
+
+// RunOnceProgress is RunOnce reporting each document resolved to progress
+// as (done, total).
+func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (_ *manifest.Manifest, _ []*Delivery, err error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -229,6 +235,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *ma
 	var ds []*Delivery
 	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
 	for i, r := range refs {
+		if progress != nil {
+			progress(i, len(refs))
+		}
 		d, err := s.resolve(ctx, r, b)
 		if err != nil {
 			return nil, nil, err
@@ -236,6 +245,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *ma
 		d.Position = i
 		ds = append(ds, d)
 		m.Entries = append(m.Entries, d.Entry)
+	}
+	if progress != nil {
+		progress(len(refs), len(refs))
 	}
 	m.CreatedAt = s.now()
 	m.TraceID = telemetry.TraceID(ctx)

@@ -95,7 +95,7 @@ func Init(path string) error { return InitShared(path, gitstore.SharePrivate) }
 // may read. An existing store gives an error wrapping ErrExists.
 func InitShared(path string, sharing gitstore.Sharing) error {
 	if gitstore.IsStore(path) {
-		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do; use it with --store or READPROOF_STORE")
+		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do: the store is ready to use (`readproof status` shows what it holds)")
 	}
 	g, err := gitstore.InitWithOptions(path, gitstore.Options{Sharing: sharing})
 	if err != nil {

@@ -149,7 +149,7 @@ func (s *Store) ProposeTag(u identity.URI, tag, snapshot, fromTag string) (*Prop
 	} else if id != "" {
 		return s.ProposalAt(u, tag, branch, id)
 	}
-	st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Action: ActionPropose, From: fromTag, Proposal: branch,
+	st := TagState{URI: u.String(), Tag: tag, SetAt: s.now(), Action: ActionPropose, From: fromTag, Proposal: branch, Base: string(base),
 		Snapshot: o.Snapshot, ContentHash: o.ContentHash, Observation: o}
 	if !cur.Deleted {
 		st.PreviousSnapshot = cur.Snapshot
@@ -324,4 +324,14 @@ func ActionOf(t *TagState, c gitstore.Commit, onLine bool) string {
 // git host wrote (not a readproof conflict resolution).
 func IsProposalMerge(c gitstore.Commit) bool {
 	return len(c.Parents) > 1 && !strings.Contains(c.Message, "\nresolve conflict: ")
+}
+
+// DropProposal removes this store's proposal branch when it still names id
+// (a proposal that could not be sent: the remote holds the same move from
+// another store).
+func (s *Store) DropProposal(branch string, id string) error {
+	if !strings.HasPrefix("refs/heads/"+branch, ProposalsPrefix) {
+		return fmt.Errorf("%s is not a proposal branch", branch)
+	}
+	return s.git.Update(gitstore.RefUpdate{Name: "refs/heads/" + branch, Old: gitstore.OID(id)})
 }

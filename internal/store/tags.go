@@ -36,6 +36,9 @@ type TagState struct {
 	// Proposal is the branch (below refs/heads/) a proposed move was
 	// written on, for review as a pull request.
 	Proposal string `json:"proposal,omitempty"`
+	// Base is the tag's tip a proposed move was written on (its parent);
+	// a squash or rebase merge of the proposal must keep it as parent.
+	Base string `json:"base,omitempty"`
 	// Commit is the tag chain commit holding this state (not stored).
 	Commit string `json:"-"`
 }

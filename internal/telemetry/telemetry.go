@@ -81,9 +81,10 @@ func End(span trace.Span, err error) {
 	span.End()
 }
 
-// Annotate sets attrs on the command's root span in ctx (as well as on the
-// caller's own span): the command span carries the outcome of the command,
-// such as the manifest a run committed.
+// Annotate sets attrs on the command's root span in ctx: the command span
+// carries the outcome of the command, such as the manifest a run
+// committed. Inside an MCP call (StartMCP) it does nothing: the call's own
+// spans carry what it did.
 func Annotate(ctx context.Context, attrs ...attribute.KeyValue) {
 	if root, ok := ctx.Value(rootKey{}).(trace.Span); ok {
 		root.SetAttributes(attrs...)
