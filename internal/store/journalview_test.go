@@ -385,3 +385,39 @@ func TestJournalMergeReadsTheNewRuns(t *testing.T) {
 		t.Fatalf("view after an early run: %v", got)
 	}
 }
+
+// TestJournalMergeWithFormat1Side: during an upgrade a store of format 2
+// pulls a journal still in format 1 (empty trees): the merge carries the
+// view of every run of both sides, as a full recompute gives it.
+func TestJournalMergeWithFormat1Side(t *testing.T) {
+	h := newViewHelper(t)
+	root := h.root()
+	a, _ := h.run("a", 1, "readproof://demo/p=a")
+	b, _ := h.run("b", 2, "readproof://demo/p=b", "readproof://demo/q=q")
+	c, _ := h.run("c", 3, "readproof://demo/r=r")
+	sig := h.s.signature(h.at)
+	old := root
+	for _, m := range []gitstore.OID{a, b} {
+		var err error
+		if old, err = h.s.git.PutCommit(gitstore.Commit{Tree: EmptyTree, Parents: []gitstore.OID{old, m}, Author: sig, Committer: sig,
+			Message: fmt.Sprintf("record run x\n\nmanifest %s\n", m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f, _ := JournalFormat(h.s.git, old); f != 1 {
+		t.Fatalf("format %d, want 1", f)
+	}
+	migrated := h.record(h.record(root, a), c)
+	m := h.merge(migrated, old)
+	full, err := FullJournalTree(h.s.git, m)
+	if err != nil || full != h.tree(m) {
+		t.Fatalf("merge with a format-1 side: %s, full %s (%v)", h.tree(m), full, err)
+	}
+	if got := h.files(full); got["documents/demo/p"] != "b" || got["documents/demo/r"] != "r" {
+		t.Fatalf("view %v", got)
+	}
+	// Both sides in format 1: the merge keeps the empty tree.
+	if tree, err := JournalTree(h.s.git, []gitstore.OID{old, old}, ""); err != nil || tree != EmptyTree {
+		t.Fatalf("merge of format-1 sides: %s (%v)", tree, err)
+	}
+}
