@@ -421,3 +421,92 @@ func TestJournalMergeWithFormat1Side(t *testing.T) {
 		t.Fatalf("merge of format-1 sides: %s (%v)", tree, err)
 	}
 }
+
+// TestMigrateAlongsideWriters: a migration that loses its compare-and-swap
+// to a run committed meanwhile computes the view again on the new tip, so
+// main ends with the view of every run, whatever the interleaving; a second
+// migration finds nothing to do.
+func TestMigrateAlongsideWriters(t *testing.T) {
+	t.Parallel()
+	toml, files, uris := manyDocs(3, 64)
+	f := newFixture(t, toml, files)
+	f.reopen(t, Options{Now: time.Now})
+	// A format-1 journal: two runs recorded with the empty tree.
+	for i := 0; i < 2; i++ {
+		if _, _, err := f.s.RunOnce(context.Background(), fmt.Sprintf("old-%d", i), uris); err != nil {
+			t.Fatal(err)
+		}
+		tip, err := f.s.ref(JournalRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.s.git.Commit(tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Tree = EmptyTree
+		flat, err := f.s.git.PutCommit(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.git.Update(gitstore.RefUpdate{Name: JournalRef, Old: tip, New: flat}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := &fixture{dir: f.dir, clock: f.clock}
+	g.reopen(t, Options{Now: time.Now})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 6; i++ {
+			if _, _, err := g.s.RunOnce(context.Background(), fmt.Sprintf("new-%d", i), uris[i%3:i%3+1]); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 3; i++ {
+			if _, err := f.s.Migrate(); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// Whatever the interleaving, main is either still in format 1 (every
+	// run landed before the first migration) or carries the right view.
+	mid, _ := f.s.ref(JournalRef)
+	if format, _ := JournalFormat(f.s.git, mid); format == 2 {
+		want, err := FullJournalTree(f.s.git, mid)
+		c, _ := f.s.git.Commit(mid)
+		if err != nil || c.Tree != want {
+			t.Fatalf("after concurrent writes: tree %s, the view of its runs %s (%v)", c.Tree, want, err)
+		}
+	}
+	res, err := f.s.Migrate()
+	if err != nil || res.Runs != 8 {
+		t.Fatalf("final migrate: %+v (%v)", res, err)
+	}
+	again, err := f.s.Migrate()
+	if err != nil || again.Changed {
+		t.Fatalf("a second migrate changed something: %+v (%v)", again, err)
+	}
+	tip, _ := f.s.ref(JournalRef)
+	full, err := FullJournalTree(f.s.git, tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := f.s.git.Commit(tip)
+	if c.Tree != full {
+		t.Fatalf("main's tree %s, the view of its runs %s", c.Tree, full)
+	}
+	fsckStore(t, f.s.Path())
+}
