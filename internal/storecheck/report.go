@@ -58,12 +58,12 @@ func (p Problem) String() string {
 
 // Counts says how much was checked.
 type Counts struct {
-	Refs         int `json:"refs"`
-	Runs         int `json:"runs"`
-	OpenRuns     int `json:"open_runs"`
+	Refs     int `json:"refs"`
+	Runs     int `json:"runs"`
+	OpenRuns int `json:"open_runs"`
 	// AbortedRuns counts the aborted open runs (store.AbortedPrefix) gc
 	// has not removed yet.
-	AbortedRuns int `json:"aborted_runs"`
+	AbortedRuns  int `json:"aborted_runs"`
 	Resources    int `json:"resources"`
 	Observations int `json:"observations"`
 	Tags         int `json:"tags"`
