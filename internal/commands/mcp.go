@@ -121,7 +121,11 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	if err != nil {
 		return err
 	}
-	pol := st.Policy()
+	pol, err := st.Policy()
+	if err != nil {
+		st.Close()
+		return err
+	}
 	opened := st
 	defer func() {
 		if opened != nil {
