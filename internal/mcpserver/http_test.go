@@ -356,7 +356,9 @@ func TestHTTPFloodGets429OtherTokenServed(t *testing.T) {
 	p := demoProject(t)
 	flood := p.token(t, "flood")
 	calm := p.token(t, "calm")
-	srv := p.serveHTTP(t, "--rate", "5", "--burst", "10")
+	// One request per 100 s beyond the burst: however slow the machine,
+	// the flooding token's bucket cannot refill before the checks below.
+	srv := p.serveHTTP(t, "--rate", "0.01", "--burst", "10")
 	var wg sync.WaitGroup
 	var n429, n200 atomic.Int64
 	for i := 0; i < 8; i++ {
