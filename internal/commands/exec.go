@@ -174,6 +174,7 @@ func runExec(ctx context.Context, e *env, opts execOptions, args []string) error
 				"the call has no receipt: run it again once the store is writable")
 		}
 		fmt.Fprintf(rc.err, "readproof: receipt %s (%s)\n", r.ID, execOutcome(res))
+		telemetry.Annotate(ctx, attribute.String(telemetry.KeyReceiptID, r.ID))
 		if name := opts.JSONReceipt; name != "" {
 			if err := os.WriteFile(name, r.Encode(), 0o644); err != nil {
 				return fmt.Errorf("receipt %s is stored, but writing it to --json-receipt %s failed: %w", r.ID, name, err)
