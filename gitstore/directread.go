@@ -142,12 +142,14 @@ func (s *repo) directRead(h plumbing.Hash) (t plumbing.ObjectType, data []byte, 
 	if s.direct == nil {
 		s.loadDirectPacks()
 	}
-	if t, data, ok = s.direct.inf.readLoose(s.path, h); ok {
-		return t, data, true
-	}
+	// packs first, as git looks: most objects of a store that was ever
+	// packed are there, and a loose lookup is a system call
 	t, data, ok, indexed := s.directPacked(h)
 	if ok || indexed {
 		return t, data, ok // a delta, or damaged: go-git's turn
+	}
+	if t, data, ok = s.direct.inf.readLoose(s.path, h); ok {
+		return t, data, true
 	}
 	if now := s.packListing(); now != s.direct.listing {
 		s.loadDirectPacks()
