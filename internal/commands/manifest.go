@@ -44,7 +44,7 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 	if err != nil {
 		return err
 	}
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		m, err := s.Manifest(args[0])
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ type replayOptions struct {
 // runReplay rebuilds the run args[0] names from the store and re-verifies
 // every hash, the delivered hashes of probed entries included.
 func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) error {
-	return e.withStoreCtx(ctx, func(s *store.Store) error {
+	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
 		var res *store.ReplayResult
 		var rerr error
 		line := progress.Start(e.err, "replay", "entries", e.json)
@@ -229,7 +229,7 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	return e.withStoreCtx(ctx, func(s *store.Store) error {
+	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
 		a, err := s.Manifest(args[0])
 		if err != nil {
 			return err

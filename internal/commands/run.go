@@ -259,7 +259,7 @@ func runCommit(ctx context.Context, e *env, args []string) error {
 }
 
 func runList(_ context.Context, e *env) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		runs, err := s.Runs()
 		if err != nil {
 			return err

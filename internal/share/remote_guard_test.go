@@ -54,6 +54,7 @@ func TestGuardedRemote(t *testing.T) {
 	d := startDaemon(t, base)
 	for _, kind := range []string{"path", "daemon"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			remoteDir := guardedRemote(t, base, kind+".git")
 			u := remoteDir
 			if kind == "daemon" {

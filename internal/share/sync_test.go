@@ -360,6 +360,7 @@ func TestTagConflict(t *testing.T) {
 	t.Parallel()
 	for _, take := range []string{TakeRemote, TakeLocal} {
 		t.Run(take, func(t *testing.T) {
+			t.Parallel()
 			dir := bareServer(t, t.TempDir(), "shared.git")
 			a := newProject(t, map[string]string{"doc": "v1\n"})
 			addRemote(t, a, "origin", dir)

@@ -143,8 +143,10 @@ func (c *checker) progress() {
 // loadTrust reads allowed_signers when trust is configured.
 func (c *checker) loadTrust() {
 	path := c.opts.AllowedSigners
-	if path == "" && c.s.Policy() != nil {
-		path = c.s.Policy().AllowedSigners
+	if path == "" {
+		if pol, err := c.s.Policy(); err == nil {
+			path = pol.AllowedSigners
+		}
 	}
 	if path == "" {
 		return

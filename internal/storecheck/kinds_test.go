@@ -106,6 +106,7 @@ func kindsProject(t *testing.T) (*project, map[string]gitstore.OID, map[string]s
 // TestEveryRefByItsKind (issue 12.3, verify side): a commit of another kind
 // planted under any readproof namespace is reported as broken.
 func TestEveryRefByItsKind(t *testing.T) {
+	t.Parallel()
 	p, commits, refs := kindsProject(t)
 	if rep := p.check(t, storecheck.Options{}); !rep.OK() {
 		t.Fatalf("healthy store:\n%s", problems(rep))
