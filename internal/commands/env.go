@@ -254,6 +254,11 @@ func (e *env) bufferedOut(fn func() error) error {
 	e.out = w
 	err := fn()
 	e.out = out
+	if errors.Is(err, context.Canceled) {
+		// Interrupted: what is buffered is part of an answer that will not
+		// be finished; write nothing more of it.
+		return err
+	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
