@@ -306,3 +306,24 @@ func TestGCWhileAborting(t *testing.T) {
 	t.Logf("%d gcs ran while %d runs were aborted, reopened and aborted again", gcs, cycles)
 	gitstore.Fsck(t, f.s.Path())
 }
+
+// FuzzSplitAbortedRef: an aborted run's ref name parses only when it is
+// exactly <valid run id>/<40 hex>, and then rebuilds to itself.
+func FuzzSplitAbortedRef(f *testing.F) {
+	for _, s := range []string{"r1/0123456789abcdef0123456789abcdef01234567", "r1", "r1/", "/0123456789abcdef0123456789abcdef01234567",
+		"a/b/0123456789abcdef0123456789abcdef01234567", "../0123456789abcdef0123456789abcdef01234567", "r1/0123456789ABCDEF0123456789abcdef01234567"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rest string) {
+		id, commit, err := SplitAbortedRef(rest)
+		if err != nil {
+			return
+		}
+		if validRun(id) != nil || len(commit) != 40 || id+"/"+string(commit) != rest {
+			t.Fatalf("%q parsed as run %q, commit %q", rest, id, commit)
+		}
+		if abortedRef(id, commit) != AbortedPrefix+rest {
+			t.Fatalf("%q does not rebuild", rest)
+		}
+	})
+}
