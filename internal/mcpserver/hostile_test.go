@@ -133,7 +133,7 @@ func TestHostileInput(t *testing.T) {
 		id := 10 + i
 		w.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"resources/read","params":{"uri":"` + uri + `"}}`)
 		r := w.next()
-		if string(r.ID) != itoa(id) || r.Error == nil || r.Error.Message != "Resource not found" {
+		if string(r.ID) != itoa(id) || r.Error == nil || !strings.HasPrefix(r.Error.Message, "Resource not found: ") {
 			t.Fatalf("resources/read %s: %s %+v", uri, r.Result, r.Error)
 		}
 		if !json.Valid(r.Error.Data) {

@@ -94,6 +94,23 @@ func TestGuardedRemote(t *testing.T) {
 			if !strings.Contains(out, "not a shared readproof ref") {
 				t.Errorf("project branch: %s", out)
 			}
+			// Open and aborted runs are local (issue 15: run abort): plain
+			// git cannot share them either.
+			if err := a.s.StartRun("wip"); err != nil {
+				t.Fatal(err)
+			}
+			out = pushRefused(t, a.path(), u, store.OpenPrefix+"wip:"+store.OpenPrefix+"wip")
+			if !strings.Contains(out, "not a shared readproof ref") {
+				t.Errorf("open run: %s", out)
+			}
+			ab, err := a.s.AbortRun("wip")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = pushRefused(t, a.path(), u, ab.Ref+":"+ab.Ref)
+			if !strings.Contains(out, "not a shared readproof ref") {
+				t.Errorf("aborted run: %s", out)
+			}
 			// A forged manifest: the entry's bytes are not what it records.
 			forged := forgeManifest(t, a.path(), r2)
 			out = pushRefused(t, a.path(), u, forged+":"+store.RunsPrefix+"forged")
