@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"compress/zlib"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,12 +28,19 @@ func TestMain(m *testing.M) {
 
 type procChecked struct{ m *testing.M }
 
-func (p procChecked) Run() int { return testproc.Run(p.m) }
+func (p procChecked) Run() int {
+	// The scripts and process tests mostly wait on the readproof and git
+	// processes they start (and on their fsyncs), so run more of them at
+	// once than there are CPUs; an explicit -parallel wins.
+	flag.Set("test.parallel", strconv.Itoa(max(4, 2*runtime.GOMAXPROCS(0))))
+	return testproc.Run(p.m)
+}
 
 // TestScripts runs the CLI scenarios in testdata/script. Each script runs in
 // its own directory with HOME pointing there and git's global and system
 // configuration ignored.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, scriptParams(t, "testdata/script"))
 }
 

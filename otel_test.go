@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -161,6 +162,7 @@ func readproofCmd(t *testing.T, dir string, env []string, args ...string) (stdou
 }
 
 func TestOTelRunExportsCommandSpan(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
@@ -175,11 +177,10 @@ func TestOTelRunExportsCommandSpan(t *testing.T) {
 	)
 	docHTTP := "# Refunds\nRefunds within 30 days. " + docSecret + "\n"
 	docFS := "Shipping takes five days; " + fsSecret + "\n"
-	var srcAuthOK sync.Once
-	authSeen := false
+	var authSeen atomic.Bool
 	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "Bearer "+sourceToken {
-			srcAuthOK.Do(func() { authSeen = true })
+			authSeen.Store(true)
 		}
 		w.Header().Set("Content-Type", "text/markdown")
 		io.WriteString(w, docHTTP)
@@ -236,7 +237,7 @@ source = { type = "filesystem", path = "shipping.md" }
 	if err := json.Unmarshal([]byte(stdout), &committed); err != nil || len(committed.ManifestID) != 40 {
 		t.Fatalf("run --json printed %q (%v)", stdout, err)
 	}
-	if !authSeen {
+	if !authSeen.Load() {
 		t.Fatal("the http source never saw the token: the secret was not exercised")
 	}
 
@@ -330,6 +331,15 @@ source = { type = "filesystem", path = "shipping.md" }
 
 	// No exported string holds a secret or a document's bytes.
 	forbidden := []string{sourceToken, otlpToken, envSecret, docSecret, fsSecret, "Refunds within 30 days", "Shipping takes five days"}
+	// ... nor any value of the command's environment (except the service
+	// name, the resource's name, and TRACESTATE, which W3C trace context
+	// carries on every span by design).
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "OTEL_SERVICE_NAME" && k != "TRACESTATE" && len(v) >= 8 {
+			forbidden = append(forbidden, v)
+		}
+	}
 	var all []string
 	for _, kvs := range resources {
 		all = append(all, values(kvs)...)
@@ -370,6 +380,7 @@ func names(spans []*tracepb.Span) []string {
 // a TRACEPARENT naming the exec span (exported, in the caller's trace);
 // unconfigured, the command sees the TRACEPARENT readproof was given.
 func TestOTelExecPassesTraceparent(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
@@ -432,11 +443,15 @@ func TestOTelExecPassesTraceparent(t *testing.T) {
 	if got, _ := attrString(execSpan.Attributes, "process.executable.name"); got != "sh" {
 		t.Errorf("process.executable.name %q, want sh (never the arguments)", got)
 	}
+	if got, _ := attrString(cmdSpan.Attributes, "readproof.receipt_id"); !strings.HasPrefix(got, "rcpt_") {
+		t.Errorf("the exec command span's readproof.receipt_id is %q", got)
+	}
 }
 
 // TestOTelSyncSpans: push, pull and verify each export their span under the
 // command span, in the caller's trace, with counts and the remote's name.
 func TestOTelSyncSpans(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
@@ -502,5 +517,61 @@ func TestOTelSyncSpans(t *testing.T) {
 		if got, _ := attrString(s.Attributes, "readproof.verify.mode"); got == "" {
 			t.Errorf("verify span without its mode")
 		}
+	}
+}
+
+// TestOTelOffRecordsTraceID: unconfigured, readproof exports nothing and
+// prints nothing about telemetry, but a run started under TRACEPARENT
+// records its trace id; without TRACEPARENT the manifest has no trace_id
+// field at all.
+func TestOTelOffRecordsTraceID(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir, home := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "policy.md"), []byte("Refund within 30 days.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	traced := append(append([]string(nil), base...), "TRACEPARENT=00-6e0c63257de34c926f9efcd03927272e-f1e2d3c4b5a69788-01")
+	for _, step := range []struct {
+		env  []string
+		args []string
+	}{
+		{base, []string{"init"}},
+		{base, []string{"resource", "add", "readproof://demo/policy", "--source-type", "filesystem", "--path", "policy.md"}},
+		{traced, []string{"run", "--id", "with-trace", "readproof://demo/policy"}},
+		{base, []string{"run", "--id", "without", "readproof://demo/policy"}},
+	} {
+		_, stderr, err := readproofCmd(t, dir, step.env, step.args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, stderr)
+		}
+		if strings.Contains(stderr, "telemetry") {
+			t.Errorf("%v: %s", step.args, stderr)
+		}
+	}
+	show := func(run string) string {
+		out, err := exec.Command("git", "--git-dir", filepath.Join(dir, ".readproof"), "show", "refs/tags/readproof/runs/"+run+":manifest.json").Output()
+		if err != nil {
+			t.Fatalf("git show %s: %v", run, err)
+		}
+		return string(out)
+	}
+	if m := show("with-trace"); !strings.Contains(m, `"trace_id": "6e0c63257de34c926f9efcd03927272e"`) {
+		t.Errorf("the traced run's manifest has no trace id:\n%s", m)
+	}
+	if m := show("without"); strings.Contains(m, "trace_id") {
+		t.Errorf("a run without a trace has a trace_id field:\n%s", m)
+	}
+	if out, _, err := readproofCmd(t, dir, base, "manifest", "with-trace"); err != nil || !strings.Contains(out, "\ntrace    6e0c63257de34c926f9efcd03927272e\n") {
+		t.Errorf("manifest does not show the trace id (%v):\n%s", err, out)
+	}
+	if out, _, err := readproofCmd(t, dir, base, "manifest", "without"); err != nil || strings.Contains(out, "trace ") {
+		t.Errorf("manifest shows a trace line for a run without one (%v):\n%s", err, out)
+	}
+	if _, stderr, err := readproofCmd(t, dir, base, "verify"); err != nil {
+		t.Fatalf("verify: %v\n%s", err, stderr)
 	}
 }

@@ -44,7 +44,9 @@ func TestConformanceGitHub(t *testing.T) {
 }
 
 func TestConformanceGit(t *testing.T) {
+	t.Parallel()
 	t.Run("Path", func(t *testing.T) {
+		t.Parallel()
 		adaptertest.Run(t, adaptertest.Harness{New: func(t *testing.T) adaptertest.Fixture {
 			base := t.TempDir()
 			repo := newGitRepo(t, base, "repo")
@@ -52,6 +54,7 @@ func TestConformanceGit(t *testing.T) {
 		}})
 	})
 	t.Run("FileURL", func(t *testing.T) {
+		t.Parallel()
 		adaptertest.Run(t, adaptertest.Harness{New: func(t *testing.T) adaptertest.Fixture {
 			base := t.TempDir()
 			repo := newGitRepo(t, base, "repo")
@@ -59,6 +62,7 @@ func TestConformanceGit(t *testing.T) {
 		}})
 	})
 	t.Run("Daemon", func(t *testing.T) {
+		t.Parallel()
 		base := t.TempDir()
 		port := startGitDaemon(t, base)
 		var n atomic.Int32
@@ -70,6 +74,7 @@ func TestConformanceGit(t *testing.T) {
 		}})
 	})
 	t.Run("SmartHTTP", func(t *testing.T) {
+		t.Parallel()
 		base := t.TempDir()
 		srv := startGitHTTP(t, base)
 		var n atomic.Int32

@@ -16,6 +16,7 @@ func gitSpec(url, ref, path string) adapters.Spec {
 }
 
 func TestGitRefsAndRevision(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	repo := newGitRepo(t, base, "repo")
 	write(t, filepath.Join(repo, "docs", "policy.md"), "v1\n")
@@ -84,6 +85,7 @@ func orHEAD(ref string) string {
 }
 
 func TestGitCacheIsDisposable(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	repo := newGitRepo(t, base, "repo")
 	cache := filepath.Join(t.TempDir(), "cache")
@@ -116,6 +118,7 @@ func TestGitCacheIsDisposable(t *testing.T) {
 }
 
 func TestGitLocalConfinement(t *testing.T) {
+	t.Parallel()
 	top := t.TempDir()
 	base := filepath.Join(top, "project")
 	if err := os.MkdirAll(base, 0o755); err != nil {
@@ -152,6 +155,7 @@ func TestGitLocalConfinement(t *testing.T) {
 }
 
 func TestGitNetworkPolicy(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	newGitRepo(t, base, "repo")
 	port := startGitDaemon(t, base)

@@ -4,21 +4,30 @@
 // median wall and CPU (user+system) time of each and their ratio: a paired
 // comparison that a busy machine disturbs less than two separate series.
 //
-//	go run bench/pairtime.go -n 20 -a BASE -b NEW [-env K=V]... -- ARGS...
+//	go run bench/pairtime.go -n 20 -a BASE -b NEW [-env K=V]... [-otlp] -- ARGS...
 //
 // Each command runs as "BINARY ARGS..." with stdout and stderr discarded,
 // in the current directory; -env adds to the environment of B only (and
-// -env-a to A only). A failing run is an error: the comparison is only
-// worth something when both sides did the work.
+// -env-a to A only). In ARGS, {side} becomes "a" or "b" and {i} the run's
+// number, so each run can use a fresh run id and each side its own store.
+// With -otlp an OTLP/HTTP receiver that accepts everything listens on
+// 127.0.0.1 and {otlp} in -env values becomes its URL; the number of
+// exports it took is printed. A failing run is an error: the comparison is
+// only worth something when both sides did the work.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,7 +44,28 @@ func main() {
 	var envA, envB multi
 	flag.Var(&envA, "env-a", "K=V added to A's environment (repeatable)")
 	flag.Var(&envB, "env", "K=V added to B's environment (repeatable)")
+	otlp := flag.Bool("otlp", false, "run a local OTLP/HTTP receiver; {otlp} in -env values is its URL")
 	flag.Parse()
+	var exports atomic.Int64
+	if *otlp {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pairtime:", err)
+			os.Exit(1)
+		}
+		go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			exports.Add(1)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		}))
+		url := "http://" + ln.Addr().String()
+		for i := range envB {
+			envB[i] = strings.ReplaceAll(envB[i], "{otlp}", url)
+		}
+		for i := range envA {
+			envA[i] = strings.ReplaceAll(envA[i], "{otlp}", url)
+		}
+	}
 	if *a == "" || *b == "" {
 		fmt.Fprintln(os.Stderr, "pairtime: give -a BASE and -b NEW")
 		os.Exit(2)
@@ -49,11 +79,11 @@ func main() {
 			order = []bool{false, true}
 		}
 		for _, isA := range order {
-			bin, env := *b, envB
+			bin, env, side := *b, envB, "b"
 			if isA {
-				bin, env = *a, envA
+				bin, env, side = *a, envA, "a"
 			}
-			w, c, err := once(bin, args, env)
+			w, c, err := once(bin, expand(args, side, i), env)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "pairtime: %s %s: %v\n", bin, strings.Join(args, " "), err)
 				os.Exit(1)
@@ -68,6 +98,17 @@ func main() {
 	ma, mb, mca, mcb := median(wa), median(wb), median(ca), median(cb)
 	fmt.Printf("%s wall A %s B %s ratio %.3f | cpu A %s B %s ratio %.3f (median of %d, paired)\n",
 		*label, ms(ma), ms(mb), float64(mb)/float64(ma), ms(mca), ms(mcb), float64(mcb)/float64(mca), *n)
+	if *otlp {
+		fmt.Printf("%s receiver took %d exports\n", *label, exports.Load())
+	}
+}
+
+func expand(args []string, side string, i int) []string {
+	out := make([]string, len(args))
+	for j, a := range args {
+		out[j] = strings.ReplaceAll(strings.ReplaceAll(a, "{side}", side), "{i}", strconv.Itoa(i))
+	}
+	return out
 }
 
 func once(bin string, args, env []string) (wall, cpu time.Duration, err error) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -56,6 +57,11 @@ type GCOptions struct {
 	PruneNow bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Progress, when set, gets git gc's stderr as it comes, progress meter
+	// included: give it the terminal's *os.File, since git draws the meter
+	// only when its stderr is a terminal. A failure's message then goes
+	// there too. Nil keeps git quiet.
+	Progress io.Writer
 }
 
 // ObjectStats describes the object database, as `git count-objects -v`
@@ -112,8 +118,12 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	// gc.auto=0 keeps git from deciding by itself; cruft packs stay off so
 	// every unreachable object ages by the time of its file, which writers
 	// refresh (see freshenPacked).
-	_, err = runGit(ctx, git, gitDir, "gc", "-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "-c", "gc.reflogExpire=never",
-		"-c", "gc.reflogExpireUnreachable=never", "gc", "--quiet", "--prune="+prune)
+	args := []string{"-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "-c", "gc.reflogExpire=never",
+		"-c", "gc.reflogExpireUnreachable=never", "gc", "--prune=" + prune}
+	if opts.Progress == nil {
+		args = append(args, "--quiet")
+	}
+	_, err = runGitTo(ctx, git, gitDir, "gc", opts.Progress, args...)
 	if err != nil {
 		if strings.Contains(err.Error(), "gc is already running") {
 			return nil, fmt.Errorf("gc %s: %w: wait for it to finish", path, ErrGCRunning)
@@ -130,6 +140,12 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 // environment removed (a hook's GIT_DIR or GIT_INDEX_FILE must not
 // redirect it), and returns stdout.
 func runGit(ctx context.Context, git, gitDir, what string, args ...string) ([]byte, error) {
+	return runGitTo(ctx, git, gitDir, what, nil, args...)
+}
+
+// runGitTo is runGit with git's stderr given to progress as it is (nil:
+// kept for the error message).
+func runGitTo(ctx context.Context, git, gitDir, what string, progress io.Writer, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, git, append([]string{"--git-dir=" + gitDir}, args...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GIT_") {
@@ -139,6 +155,9 @@ func runGit(ctx context.Context, git, gitDir, what string, args ...string) ([]by
 	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if progress != nil {
+		cmd.Stderr = progress
+	}
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

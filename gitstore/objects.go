@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 
@@ -137,23 +138,44 @@ func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byt
 	return nil
 }
 
-// writeZlib writes a loose object's content: zlib("<type> <size>\x00" data).
-func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
+// looseWriter is a zlib compressor and its output buffer, reused between
+// loose objects: building a new compressor allocates about 1 MiB, which
+// was a fifth of the CPU time of a store write.
+type looseWriter struct {
+	bw *bufio.Writer
+	zw *zlib.Writer
+}
+
+var looseWriters = sync.Pool{New: func() any {
+	bw := bufio.NewWriterSize(nil, 64<<10)
 	zw, err := zlib.NewWriterLevel(bw, zlib.BestSpeed)
 	if err != nil {
+		panic(err) // BestSpeed is a valid level
+	}
+	return &looseWriter{bw: bw, zw: zw}
+}}
+
+// writeZlib writes a loose object's content: zlib("<type> <size>\x00" data).
+func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
+	lw := looseWriters.Get().(*looseWriter)
+	defer func() {
+		// drop the reference to w before the writer goes back to the pool
+		lw.bw.Reset(nil)
+		lw.zw.Reset(lw.bw)
+		looseWriters.Put(lw)
+	}()
+	lw.bw.Reset(w)
+	lw.zw.Reset(lw.bw)
+	if _, err := lw.zw.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00")); err != nil {
 		return err
 	}
-	if _, err := zw.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00")); err != nil {
+	if _, err := lw.zw.Write(data); err != nil {
 		return err
 	}
-	if _, err := zw.Write(data); err != nil {
+	if err := lw.zw.Close(); err != nil {
 		return err
 	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return lw.bw.Flush()
 }
 
 // ---- reading objects ----
@@ -170,6 +192,9 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 	}
 	if o, data, ok := s.buffered(h); ok {
 		return o, data, nil
+	}
+	if t, data, ok := s.directRead(h); ok { // checked against h
+		return &rawObject{h: h, t: t, data: data}, data, nil
 	}
 	var o plumbing.EncodedObject
 	var data []byte

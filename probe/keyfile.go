@@ -52,7 +52,7 @@ func LoadKeyFile(path string, forbidden ...string) ([]byte, error) {
 	data, err := keyKind.Read(path, forbidden, maxKeyFileBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w; create a key file first (CreateKeyFile)", err)
+			return nil, fmt.Errorf("%w; create a key file first (readproof probe key init)", err)
 		}
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func parseKey(path string, data []byte) ([]byte, error) {
 	case bytes.HasSuffix(text, []byte("\n")):
 		text = text[:len(text)-1]
 	}
-	bad := fmt.Errorf("%w: %s must hold exactly 64 hex digits and an optional line break; replace it with a new key file (RotateKeyFile)", ErrKeyFile, path)
+	bad := fmt.Errorf("%w: %s must hold exactly 64 hex digits and an optional line break; replace it with a new key file (readproof probe key init --rotate)", ErrKeyFile, path)
 	if len(text) != 2*MasterSize {
 		return nil, bad
 	}
@@ -82,7 +82,7 @@ func parseKey(path string, data []byte) ([]byte, error) {
 		zero = zero && b == 0
 	}
 	if zero {
-		return nil, fmt.Errorf("%w: %s holds an all-zero key; replace it with a new key file (RotateKeyFile)", ErrKeyFile, path)
+		return nil, fmt.Errorf("%w: %s holds an all-zero key; replace it with a new key file (readproof probe key init --rotate)", ErrKeyFile, path)
 	}
 	return key, nil
 }
@@ -124,7 +124,7 @@ func writeKeyFile(path string, forbidden []string, replace bool) error {
 	text[len(text)-1] = '\n'
 	err := keyKind.Write(path, forbidden, text, keyfile.WriteOptions{Mode: 0o600, Replace: replace, MkdirAll: true})
 	if errors.Is(err, ErrKeyExists) {
-		return fmt.Errorf("%w; keep it, or replace it with RotateKeyFile, which ends every outstanding sentinel", err)
+		return fmt.Errorf("%w; keep it, or replace it with `readproof probe key init --rotate`, which ends every outstanding sentinel", err)
 	}
 	return err
 }

@@ -182,7 +182,7 @@ func LoadKey(path string, forbidden ...string) (Key, error) {
 	secret, err := keyKind.Read(path, forbidden, KeySize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Key{}, fmt.Errorf("%w (create one with `readproof receipts key init` or CreateKey)", err)
+			return Key{}, fmt.Errorf("%w (create one with `readproof receipts key init`)", err)
 		}
 		return Key{}, err
 	}

@@ -182,8 +182,15 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 				return flagUsageError(name, flags, err)
 			}
-			if len(c.Subcommands) > 0 && c.Action == nil {
-				c.Action = unknownCommand(name+" ", c.Subcommands, cli.ShowSubcommandHelp)
+			if len(c.Subcommands) > 0 {
+				// `readproof tag help set` is readproof's help, not
+				// urfave/cli's (which answers "No help topic", exit 1)
+				c.HideHelpCommand = true
+				if c.Action == nil {
+					c.Action = unknownCommand(name+" ", c.Subcommands, cli.ShowSubcommandHelp)
+				} else {
+					c.Action = helpFirst(name, c.Action)
+				}
 			}
 			mark(name+" ", c.Subcommands)
 		}
@@ -254,7 +261,22 @@ func unknownCommand(prefix string, cs []*cli.Command, help func(*cli.Context) er
 		if !c.Args().Present() {
 			return help(c)
 		}
+		if c.Args().First() == "help" {
+			return runHelp(c.Context, helpOptions{app: c.App}, append(strings.Fields(prefix), c.Args().Tail()...))
+		}
 		return unknownCommandError(prefix, cs, c.Args().First())
+	}
+}
+
+// helpFirst is the action of a command that has subcommands and an action
+// of its own (run --id): `readproof run help mount` is help, anything else
+// is the command's.
+func helpFirst(path string, action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.Args().First() == "help" {
+			return runHelp(c.Context, helpOptions{app: c.App}, append(strings.Fields(path), c.Args().Tail()...))
+		}
+		return action(c)
 	}
 }
 

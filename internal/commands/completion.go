@@ -140,13 +140,15 @@ complete -c readproof -f -a '(__readproof_values)'
 type argKind int
 
 const (
-	argNone    argKind = iota
-	argURI             // a resource URI
-	argURITag          // a resource URI, or URI@TAG
-	argTag             // a tag of the URI before it
-	argRun             // a committed run id
-	argOpenRun         // an open run id
-	argCommand         // a command path (help)
+	argNone       argKind = iota
+	argURI                // a resource URI
+	argURITag             // a resource URI, or URI@TAG
+	argTag                // a tag of the URI before it
+	argRun                // a committed run id
+	argOpenRun            // an open run id
+	argAnyRun             // a run id, open or committed
+	argAbortedRun         // an aborted run id
+	argCommand            // a command path (help)
 )
 
 // argSpec says what a command's positional arguments take; the last kind
@@ -166,6 +168,9 @@ func completionArgs() map[string]argSpec {
 		"run":             {kinds: []argKind{argURITag}, many: true},
 		"run mount":       {kinds: []argKind{argOpenRun, argURITag}, many: true},
 		"run commit":      {kinds: []argKind{argOpenRun}},
+		"run show":        {kinds: []argKind{argAnyRun}},
+		"run abort":       {kinds: []argKind{argOpenRun}},
+		"run reopen":      {kinds: []argKind{argAbortedRun}},
 		"manifest":        {kinds: []argKind{argRun}},
 		"diff":            {kinds: []argKind{argRun, argRun}},
 		"replay":          {kinds: []argKind{argRun}},
@@ -176,6 +181,8 @@ func completionArgs() map[string]argSpec {
 		"tag rm":          {kinds: []argKind{argURI, argTag}},
 		"tag history":     {kinds: []argKind{argURI, argTag}},
 		"tag revert":      {kinds: []argKind{argURI, argTag}},
+		"tag promote":     {kinds: []argKind{argURI, argTag, argTag}},
+		"tag propose":     {kinds: []argKind{argURI, argTag}},
 		"help":            {kinds: []argKind{argCommand}, many: true},
 	}
 }
@@ -383,11 +390,18 @@ func completionValues(e *env, kind argKind, prev string) []string {
 		for _, t := range tags {
 			out = append(out, t.Tag)
 		}
-	case argRun, argOpenRun:
+	case argRun, argOpenRun, argAnyRun:
 		runs, _ := s.Runs()
 		for _, r := range runs {
-			if r.Open == (kind == argOpenRun) {
+			if kind == argAnyRun || r.Open == (kind == argOpenRun) {
 				out = append(out, r.RunID)
+			}
+		}
+	case argAbortedRun:
+		aborted, _ := s.AbortedRuns()
+		for _, a := range aborted {
+			if len(out) == 0 || out[len(out)-1] != a.RunID {
+				out = append(out, a.RunID)
 			}
 		}
 	}
@@ -397,9 +411,17 @@ func completionValues(e *env, kind argKind, prev string) []string {
 
 // isCompletion reports whether args (args[0] is the program) are a
 // completion request, and returns the words to complete from.
+// After "--" every word is an argument (`readproof exec -- CMD ...` passes
+// them on), so a line with "--" is never a request, as in urfave/cli.
 func isCompletion(args []string) ([]string, bool) {
-	if n := len(args); n >= 2 && args[n-1] == completeFlag {
-		return args[1 : n-1], true
+	n := len(args)
+	if n < 2 || args[n-1] != completeFlag {
+		return nil, false
 	}
-	return nil, false
+	for _, a := range args[1 : n-1] {
+		if a == "--" {
+			return nil, false
+		}
+	}
+	return args[1 : n-1], true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,7 +33,11 @@ func TestHelpEveryCommand(t *testing.T) {
 	}
 	for _, p := range paths {
 		name := strings.Join(p, " ")
-		for _, args := range [][]string{append([]string{"help"}, p...), append(append([]string{}, p...), "--help")} {
+		forms := [][]string{append([]string{"help"}, p...), append(append([]string{}, p...), "--help")}
+		if len(p) > 1 { // tag help set
+			forms = append(forms, append(append(append([]string{}, p[:len(p)-1]...), "help"), p[len(p)-1]))
+		}
+		for _, args := range forms {
 			var out, errb bytes.Buffer
 			code := Main(append([]string{"readproof"}, args...), strings.NewReader(""), &out, &errb)
 			if code != ExitOK {
@@ -48,6 +53,33 @@ func TestHelpEveryCommand(t *testing.T) {
 	if code := Main([]string{"readproof", "help"}, strings.NewReader(""), &out, &errb); code != ExitOK || !strings.Contains(out.String(), "COMMANDS:") {
 		t.Errorf("readproof help: exit %d, output %q", code, out.String())
 	}
+}
+
+// TestFlagPlaceholders: urfave/cli turns the first `quoted` text of a flag's
+// usage into its placeholder (--manifest ID); a phrase there rendered as
+// "--manifest conflicts list" (issue 15).
+func TestFlagPlaceholders(t *testing.T) {
+	placeholder := regexp.MustCompile("^[A-Z][A-Z0-9_|-]*$")
+	var walk func(path string, cs []*cli.Command)
+	walk = func(path string, cs []*cli.Command) {
+		for _, c := range cs {
+			p := strings.TrimSpace(path + " " + c.Name)
+			for _, f := range c.Flags {
+				df, ok := f.(cli.DocGenerationFlag)
+				if !ok {
+					continue
+				}
+				u := df.GetUsage()
+				if i := strings.IndexByte(u, '`'); i >= 0 {
+					if j := strings.IndexByte(u[i+1:], '`'); j >= 0 && !placeholder.MatchString(u[i+1:i+1+j]) {
+						t.Errorf("readproof %s --%s: the usage quotes %q, which becomes the flag's placeholder", p, f.Names()[0], u[i+1:i+1+j])
+					}
+				}
+			}
+			walk(p, c.Subcommands)
+		}
+	}
+	walk("", newApp(nil, nil, nil).Commands)
 }
 
 // TestHelpListsGroupsInOrder: `readproof --help` lists the commands grouped
@@ -109,6 +141,25 @@ func TestManPageCurrent(t *testing.T) {
 	for _, p := range commandPaths(newApp(nil, nil, nil).Commands, nil) {
 		if !strings.Contains(page, strings.Join(p, " ")) && !strings.Contains(page, p[len(p)-1]) {
 			t.Errorf("the man page does not mention %s", strings.Join(p, " "))
+		}
+	}
+}
+
+// TestIsCompletion: the protocol flag ends a request only before any "--"
+// (exec passes the words after it on to the command it runs).
+func TestIsCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"readproof", "--generate-bash-completion"}, true},
+		{[]string{"readproof", "tag", "--generate-bash-completion"}, true},
+		{[]string{"readproof", "exec", "--session", "s", "--", "echo", "--generate-bash-completion"}, false},
+		{[]string{"readproof", "tag", "list"}, false},
+		{[]string{"readproof"}, false},
+	} {
+		if _, got := isCompletion(tc.args); got != tc.want {
+			t.Errorf("isCompletion(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
 }

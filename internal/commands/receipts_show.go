@@ -59,6 +59,7 @@ type receiptJSON struct {
 	Signal   string `json:"signal,omitempty"`
 	Error    string `json:"error,omitempty"`
 	KeyID    string `json:"key_id,omitempty"`
+	Caller   string `json:"caller,omitempty"`
 	MAC      string `json:"mac,omitempty"`
 	Check    string `json:"check"`
 	Detail   string `json:"detail"`
@@ -71,7 +72,7 @@ func toReceiptJSON(r receipts.Receipt, check, detail string) receiptJSON {
 		ID: r.ID, Session: r.Session, Run: r.Run, Tool: r.Tool,
 		Args: r.ArgsSHA256.String(), Result: r.ResultSHA256.String(),
 		Start: r.Start.UTC().Format(receiptTimeLayout), End: r.End.UTC().Format(receiptTimeLayout),
-		ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, KeyID: r.KeyID, MAC: r.MAC.String(),
+		ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, KeyID: r.KeyID, Caller: r.Caller, MAC: r.MAC.String(),
 		Check: check, Detail: detail,
 	}
 }
@@ -135,6 +136,9 @@ func printReceipt(w io.Writer, r receipts.Receipt, check, detail string) {
 		row("error", receiptText(r.Error))
 	}
 	row("key", r.KeyID)
+	if r.Caller != "" {
+		row("caller", r.Caller)
+	}
 	row("mac", r.MAC.String())
 	row("check", check+": "+detail)
 	_ = tw.Flush()
@@ -182,18 +186,37 @@ func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args [
 			rc.say("session %s has no receipts; issue one with `readproof exec --session %s -- COMMAND` or `readproof receipts issue`", session, session)
 			return nil
 		}
-		tw := tabwriter.NewWriter(rc.out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tTOOL\tSTART\tEND\tEXIT\tVALID")
+		// The CALLER column appears when a receipt names one (calls made
+		// over mcp --http with a token).
+		withCaller := false
 		for _, r := range rows {
+			if r.Caller != "" {
+				withCaller = true
+			}
+		}
+		tw := tabwriter.NewWriter(rc.out, 0, 4, 2, ' ', 0)
+		head := "ID\tTOOL\tSTART\tEND\tEXIT\tVALID"
+		if withCaller {
+			head = "ID\tTOOL\tCALLER\tSTART\tEND\tEXIT\tVALID"
+		}
+		fmt.Fprintln(tw, head)
+		for _, r := range rows {
+			caller := ""
+			if withCaller {
+				caller = "-\t"
+				if r.Caller != "" {
+					caller = r.Caller + "\t"
+				}
+			}
 			if r.Tool == "" {
-				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\n", r.ID, r.Check)
+				fmt.Fprintf(tw, "%s\t-\t%s-\t-\t-\t%s\n", r.ID, caller, r.Check)
 				continue
 			}
 			exit := "-"
 			if r.ExitCode != nil {
 				exit = strconv.Itoa(*r.ExitCode)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, receiptText(r.Tool), receiptTableTime(r.Start), receiptTableTime(r.End), exit, r.Check)
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\n", r.ID, receiptText(r.Tool), caller, receiptTableTime(r.Start), receiptTableTime(r.End), exit, r.Check)
 		}
 		return tw.Flush()
 	})

@@ -2,11 +2,15 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
@@ -54,12 +58,13 @@ func runCommand() *cli.Command {
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "probe", Usage: "append a proof-of-read probe line to each document (needs a key: readproof probe key init)"},
 					&cli.StringFlag{Name: "probe-key", Usage: "the probe key file (default: [probe] key in readproof.toml, else $XDG_CONFIG_HOME/readproof/probe.key)"},
+					&cli.BoolFlag{Name: "verbose", Usage: "a stderr line per mounted document instead of one summary line"},
 				},
 				Action: func(c *cli.Context) error {
 					if err := needArgs(c, 2, -1, "ID URI[@TAG]..."); err != nil {
 						return err
 					}
-					opts := mountOptions{Probe: c.Bool("probe"), ProbeKey: c.String("probe-key")}
+					opts := mountOptions{Probe: c.Bool("probe"), ProbeKey: c.String("probe-key"), Verbose: c.Bool("verbose")}
 					return withEnv(c, func(e *env) error { return runMount(c.Context, e, opts, c.Args().Slice()) })
 				},
 			},
@@ -75,8 +80,43 @@ func runCommand() *cli.Command {
 				},
 			},
 			{
+				Name:      "show",
+				Usage:     "show an open run: when it started and the entries mounted so far (a committed run: its manifest)",
+				ArgsUsage: "ID",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "ID"); err != nil {
+						return err
+					}
+					return withEnv(c, func(e *env) error { return runShow(c.Context, e, c.Args().Slice()) })
+				},
+			},
+			{
+				Name:      "abort",
+				Usage:     "discard an open run; reversible with run reopen until gc's grace period has passed",
+				ArgsUsage: "ID",
+				Description: "The open run's entries are kept under an aborted ref (local, never pushed) until `readproof gc`\n" +
+					"runs after its grace period (default 2w); `readproof run reopen ID` opens the run again before that.",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "ID"); err != nil {
+						return err
+					}
+					return withEnv(c, func(e *env) error { return runAbort(c.Context, e, c.Args().Slice()) })
+				},
+			},
+			{
+				Name:      "reopen",
+				Usage:     "undo the newest abort of a run: it is open again with the entries it had",
+				ArgsUsage: "ID",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "ID"); err != nil {
+						return err
+					}
+					return withEnv(c, func(e *env) error { return runReopen(c.Context, e, c.Args().Slice()) })
+				},
+			},
+			{
 				Name:  "list",
-				Usage: "list committed and open runs",
+				Usage: "list committed, open and aborted runs",
 				Action: func(c *cli.Context) error {
 					return withEnv(c, func(e *env) error { return runList(c.Context, e) })
 				},
@@ -98,7 +138,9 @@ func runOnce(ctx context.Context, e *env, opts runOnceOptions, args []string) er
 		return usageError("run --id %s: no URIs to mount", opts.ID)
 	}
 	return e.withStore(func(s *store.Store) error {
-		m, _, err := s.RunOnce(ctx, opts.ID, args)
+		line := progress.Start(e.err, "run", "documents", e.json)
+		m, _, err := s.RunOnceProgress(ctx, opts.ID, args, progressOver(line, 2))
+		line.Stop()
 		if err != nil {
 			return err
 		}
@@ -124,6 +166,7 @@ func runStart(_ context.Context, e *env, args []string) error {
 type mountOptions struct {
 	Probe    bool   // append a proof-of-read probe line
 	ProbeKey string // the probe key file ("" for the configured one)
+	Verbose  bool   // a stderr line per entry instead of one summary
 }
 
 // runMount mounts args[1:] in the open run args[0] and prints the bytes
@@ -138,6 +181,9 @@ func runMount(ctx context.Context, e *env, opts mountOptions, args []string) err
 				return err
 			}
 			keys = k
+		}
+		if !opts.Probe {
+			return mountMany(ctx, e, s, opts, id, args[1:])
 		}
 		var out []deliveryJSON
 		for _, ref := range args[1:] {
@@ -171,6 +217,37 @@ func runMount(ctx context.Context, e *env, opts mountOptions, args []string) err
 	})
 }
 
+// mountMany mounts refs in one store commit and prints the bytes in order
+// (or, with --json, the deliveries); stderr gets one summary line, or a
+// line per entry with --verbose or for a single URI.
+func mountMany(ctx context.Context, e *env, s *store.Store, opts mountOptions, id string, refs []string) error {
+	line := progress.Start(e.err, "run mount", "documents", e.json)
+	ds, err := s.MountMany(ctx, id, refs, progressOver(line, 2))
+	line.Stop()
+	if err != nil {
+		return err
+	}
+	if e.json {
+		out := make([]deliveryJSON, 0, len(ds))
+		for _, d := range ds {
+			out = append(out, toDeliveryJSON(d))
+		}
+		return printJSON(e.out, out)
+	}
+	for _, d := range ds {
+		if opts.Verbose || len(ds) == 1 {
+			e.say("readproof: mounted at position %d: %s", d.Position, provenanceLine(d))
+		}
+		if _, err := e.out.Write(d.Content); err != nil {
+			return err
+		}
+	}
+	if len(ds) > 1 && !opts.Verbose {
+		e.say("readproof: mounted %d documents in run %s at positions %d-%d (--verbose lists each)", len(ds), id, ds[0].Position, ds[len(ds)-1].Position)
+	}
+	return nil
+}
+
 func runCommit(ctx context.Context, e *env, args []string) error {
 	return e.withStore(func(s *store.Store) error {
 		m, err := s.CommitRunContext(ctx, args[0])
@@ -182,10 +259,18 @@ func runCommit(ctx context.Context, e *env, args []string) error {
 }
 
 func runList(_ context.Context, e *env) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		runs, err := s.Runs()
 		if err != nil {
 			return err
+		}
+		aborted, err := s.AbortedRuns()
+		if err != nil {
+			return err
+		}
+		for _, a := range aborted {
+			at := a.AbortedAt
+			runs = append(runs, store.RunInfo{RunID: a.RunID, Aborted: true, AbortedAt: &at})
 		}
 		if e.json {
 			if runs == nil {
@@ -197,11 +282,111 @@ func runList(_ context.Context, e *env) error {
 		fmt.Fprintln(tw, "RUN\tSTATE\tMANIFEST")
 		for _, r := range runs {
 			state, m := "committed", r.Manifest
-			if r.Open {
+			switch {
+			case r.Open:
 				state, m = "open", "-"
+			case r.Aborted:
+				state, m = "aborted "+r.AbortedAt.Format(time.RFC3339), "-"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.RunID, state, m)
 		}
 		return tw.Flush()
+	})
+}
+
+// progressOver is line's Update for work of more than min units, else nil:
+// a run of one document draws no line.
+func progressOver(line *progress.Line, min int) func(done, total int) {
+	if line == nil {
+		return nil
+	}
+	return func(done, total int) {
+		if total > min {
+			line.Update(done, total)
+		}
+	}
+}
+
+// runShow is `readproof run show ID`: an open run's entries so far; a
+// committed run is shown as `readproof manifest ID` shows it.
+func runShow(ctx context.Context, e *env, args []string) error {
+	var committed bool
+	err := e.withStore(func(s *store.Store) error {
+		r, err := s.OpenRunNamed(args[0])
+		if errors.Is(err, store.ErrRunCommitted) {
+			committed = true
+			return nil
+		}
+		if errors.Is(err, store.ErrUnknownRun) {
+			if aborted, aerr := s.AbortedRuns(); aerr == nil {
+				for _, a := range aborted {
+					if a.RunID == args[0] {
+						return hint.With(fmt.Errorf("run %s: %w (aborted %s with %s)", args[0], store.ErrUnknownRun, a.AbortedAt.Format(time.RFC3339), text.Count(a.Entries, "entry", "entries")),
+							"open it again with: readproof run reopen "+args[0])
+					}
+				}
+			}
+			return hint.With(fmt.Errorf("run %s: %w", args[0], store.ErrUnknownRun), "`readproof run list` lists the open, aborted and committed runs")
+		}
+		if err != nil {
+			return err
+		}
+		if e.json {
+			entries := r.Entries
+			if entries == nil {
+				entries = []manifest.Entry{}
+			}
+			return printJSON(e.out, map[string]any{"run_id": r.RunID, "open": true, "started_at": r.StartedAt, "entries": entries})
+		}
+		fmt.Fprintf(e.out, "run      %s (open)\nstarted  %s\nentries  %d\n", r.RunID, r.StartedAt.Format(time.RFC3339Nano), len(r.Entries))
+		if len(r.Entries) == 0 {
+			return nil
+		}
+		fmt.Fprintln(e.out)
+		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "POS\tURI\tREF\tSNAPSHOT\tCONTENT_HASH\tDECISION")
+		for _, en := range r.Entries {
+			ref := en.Ref
+			if ref == "" {
+				ref = "-"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", en.Position, en.URI, ref, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+		}
+		return tw.Flush()
+	})
+	if err == nil && committed {
+		return runManifest(ctx, e, formatOptions{}, args)
+	}
+	return err
+}
+
+// runAbort is `readproof run abort ID`.
+func runAbort(_ context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		a, err := s.AbortRun(args[0])
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, a)
+		}
+		fmt.Fprintf(e.out, "Aborted run %s (%s mounted)\n", a.RunID, text.Count(a.Entries, "entry", "entries"))
+		e.say("readproof: hint: `readproof run reopen %s` opens it again until gc runs after its grace period (default 2w)", a.RunID)
+		return nil
+	})
+}
+
+// runReopen is `readproof run reopen ID`.
+func runReopen(_ context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		a, err := s.ReopenRun(args[0])
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, map[string]any{"run_id": a.RunID, "open": true, "entries": a.Entries, "aborted_at": a.AbortedAt})
+		}
+		fmt.Fprintf(e.out, "Reopened run %s (%s mounted)\n", a.RunID, text.Count(a.Entries, "entry", "entries"))
+		return nil
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -121,14 +122,26 @@ func runStatus(ctx context.Context, e *env, opts statusOptions) error {
 				failed++
 			}
 		}
+		// open runs: an interrupted piece of work leaves one behind
+		open := []string{}
+		if runs, err := s.Runs(); err == nil {
+			for _, r := range runs {
+				if r.Open {
+					open = append(open, r.RunID)
+				}
+			}
+		}
 		if e.json {
-			if err := printJSON(e.out, map[string]any{"resources": list, "drifted": drifted, "source_errors": failed}); err != nil {
+			if err := printJSON(e.out, map[string]any{"resources": list, "drifted": drifted, "source_errors": failed, "open_runs": open}); err != nil {
 				return err
 			}
 		} else if md {
 			markdownStatus(e.out, list, e.policyPath)
 		} else {
 			printStatus(e, list)
+			if len(open) > 0 {
+				e.say("readproof: %s open: %s (readproof run show ID lists what each holds so far)", text.Count(len(open), "run", "runs"), strings.Join(open, ", "))
+			}
 		}
 		switch {
 		case failed > 0:

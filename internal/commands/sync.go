@@ -253,7 +253,7 @@ func conflictsCommand() *cli.Command {
 					"under RUN it takes the name RUN. With --manifest, that conflicting manifest gets NEW-ID and the\n" +
 					"local run keeps RUN. Rename your own run to settle a conflict on every store.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "manifest", Usage: "the manifest to rename (one listed by `conflicts list`)"},
+					&cli.StringFlag{Name: "manifest", Usage: "the manifest to rename (an id listed by readproof conflicts list)"},
 				},
 				Action: func(c *cli.Context) error {
 					if err := needArgs(c, 2, 2, "RUN NEW-ID [--manifest ID]"); err != nil {

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
@@ -93,7 +93,7 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return err
+			return interrupted(ctx)
 		}
 		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("verify %s: %w", s.Path(), err), "check that the store is readable; `git fsck` on it gives git's view"))
 	}
@@ -127,24 +127,6 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 // progressLine returns a progress callback that redraws one line on w at
 // most ten times a second, and a function that clears the line.
 func progressLine(w io.Writer, what string) (func(done, total int), func()) {
-	var mu sync.Mutex
-	var last time.Time
-	drawn := false
-	update := func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || done == total {
-			last = now
-			drawn = true
-			fmt.Fprintf(w, "\r\033[K%s: %d/%d checked", what, done, total)
-		}
-	}
-	stop := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if drawn {
-			fmt.Fprint(w, "\r\033[K")
-		}
-	}
-	return update, stop
+	l := progress.New(w, what, "checked", time.Now)
+	return l.Update, l.Stop
 }

@@ -15,14 +15,14 @@ import (
 const MaxFileSize = 1 << 20
 
 // kind is the token file's key-file policy: the same as every key's.
-var kind = keyfile.Kind{Name: "MCP token file"}
+func kind() keyfile.Kind { return keyfile.Kind{Name: "MCP token file"} }
 
 // Load reads the token file at path under the key-file policy (outside the
 // forbidden directories and every git repository, mode 0600). A file that
 // does not exist is returned as empty along with an error wrapping
 // fs.ErrNotExist, so `token add` can create it and the server can refuse.
 func Load(path string, forbidden []string) (*File, error) {
-	data, err := kind.Read(path, forbidden, MaxFileSize)
+	data, err := kind().Read(path, forbidden, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Empty(), err
@@ -42,7 +42,7 @@ func Load(path string, forbidden []string) (*File, error) {
 // the result atomically with mode 0600, creating the file and its
 // directory when missing.
 func Update(path string, forbidden []string, fn func(*File) error) error {
-	if _, err := kind.CheckLocation(path, forbidden); err != nil {
+	if _, err := kind().CheckLocation(path, forbidden); err != nil {
 		return err
 	}
 	unlock, err := lock(path)
@@ -57,7 +57,7 @@ func Update(path string, forbidden []string, fn func(*File) error) error {
 	if err := fn(f); err != nil {
 		return err
 	}
-	return kind.Write(path, forbidden, f.Encode(), keyfile.WriteOptions{Mode: 0o600, Replace: true, MkdirAll: true})
+	return kind().Write(path, forbidden, f.Encode(), keyfile.WriteOptions{Mode: 0o600, Replace: true, MkdirAll: true})
 }
 
 // lockWait bounds the wait for another process's lock; a lock older than

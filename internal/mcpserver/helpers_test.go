@@ -40,6 +40,7 @@ type project struct {
 	config string
 	store  string
 	home   string
+	extra  []string // more environment for every process
 }
 
 const refundsURI = "readproof://demo/policies/refunds"
@@ -86,8 +87,9 @@ func (p *project) write(t testing.TB, name, body string) {
 }
 
 func (p *project) env() []string {
-	return append(os.Environ(), mainEnv+"=1", "HOME="+p.home, "XDG_CONFIG_HOME="+filepath.Join(p.home, ".config"),
-		"XDG_CACHE_HOME="+filepath.Join(p.home, ".cache"), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_SESSION=", "READPROOF_RECEIPTS_KEY=", "READPROOF_SIGNING_KEY=")
+	env := append(os.Environ(), mainEnv+"=1", "HOME="+p.home, "XDG_CONFIG_HOME="+filepath.Join(p.home, ".config"),
+		"XDG_CACHE_HOME="+filepath.Join(p.home, ".cache"), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_SESSION=", "READPROOF_RECEIPTS_KEY=", "READPROOF_SIGNING_KEY=", "READPROOF_MCP_TOKENS=")
+	return append(env, p.extra...)
 }
 
 // cli runs readproof as a separate process and returns stdout; it fails

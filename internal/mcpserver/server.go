@@ -70,7 +70,7 @@ func New(opts Options) (*Server, error) {
 	}
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	version := opts.Version
 	if version == "" {
@@ -239,9 +239,9 @@ func schemaFor[T any]() *jsonschema.Schema {
 // the receipt id, one per line.
 func toolError(err error, receiptID, receiptErr string) error {
 	var b strings.Builder
-	b.WriteString(err.Error())
+	b.WriteString(forModel(err.Error()))
 	if h := hint.Of(err); h != "" {
-		b.WriteString("\nhint: " + h)
+		b.WriteString("\nhint: " + forModel(h))
 	}
 	if receiptID != "" {
 		b.WriteString("\nreceipt: " + receiptID)

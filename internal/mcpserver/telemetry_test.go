@@ -2,8 +2,10 @@ package mcpserver_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
@@ -124,4 +127,75 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeHTTPJoinsTraceparent: `mcp --http` (ServeHTTP, stateless, behind
+// the token check) exports each call's span with ctx's provider, as a child
+// of the call's traceparent header; the token is not in any attribute.
+func TestServeHTTPJoinsTraceparent(t *testing.T) {
+	p := demoProject(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	open := func() (*store.Store, error) {
+		pol, err := policy.Load(p.config)
+		if err != nil {
+			return nil, err
+		}
+		return store.Open(p.store, pol, store.Options{})
+	}
+	const token = "rp-token-9c2e71d05ab34f68"
+	verify := func(tok string) (mcpauth.Caller, error) {
+		if tok != token {
+			return mcpauth.Caller{}, mcpauth.ErrUnknown
+		}
+		return mcpauth.Caller{Name: "agent-1", Scope: mcpauth.ScopeWrite}, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(telemetry.WithProvider(context.Background(), tp))
+	done := make(chan error, 1)
+	go func() {
+		done <- mcpserver.ServeHTTP(ctx, mcpserver.Options{Open: open}, mcpserver.HTTPOptions{Verify: verify}, ln)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	const parent = "00-7a3c1e5f9b2d4086a1c3e5f7092b4d6f-1122334455667788-01"
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String(),
+		HTTPClient: &http.Client{Transport: headerTransport{"traceparent": parent, "Authorization": "Bearer " + token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "readproof_resolve", Arguments: map[string]any{"uri": refundsURI}})
+	if err != nil || res.IsError {
+		t.Fatalf("resolve: %v %v", err, res)
+	}
+	var call *tracetest.SpanStub
+	spans := exp.GetSpans()
+	for i, sp := range spans {
+		if sp.Name == "execute_tool readproof_resolve" {
+			call = &spans[i]
+		}
+		for _, kv := range sp.Attributes {
+			if strings.Contains(kv.Value.Emit(), token) {
+				t.Errorf("span %s attribute %s holds the token", sp.Name, kv.Key)
+			}
+		}
+	}
+	if call == nil {
+		t.Fatalf("no execute_tool span among %d", len(spans))
+	}
+	if call.SpanContext.TraceID().String() != "7a3c1e5f9b2d4086a1c3e5f7092b4d6f" || call.Parent.SpanID().String() != "1122334455667788" {
+		t.Errorf("the call's span is in trace %s under %s, want the traceparent header's", call.SpanContext.TraceID(), call.Parent.SpanID())
+	}
 }

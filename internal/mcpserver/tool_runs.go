@@ -75,6 +75,7 @@ type ManifestOutput struct {
 	RunID      string           `json:"run_id"`
 	StartedAt  time.Time        `json:"started_at"`
 	CreatedAt  time.Time        `json:"created_at"`
+	Caller     string           `json:"caller,omitempty" jsonschema:"who committed the run: the token name when it came over mcp --http"`
 	Entries    []manifest.Entry `json:"entries"`
 	Extra      map[string]any   `json:"extra,omitempty" jsonschema:"data added by optional features (proof-of-read verdicts)"`
 	Receipt
@@ -85,7 +86,7 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 	if err != nil {
 		return nil, reply{}, err
 	}
-	out := &ManifestOutput{ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Entries: m.Entries}
+	out := &ManifestOutput{ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Caller: m.Caller, Entries: m.Entries}
 	if out.Entries == nil {
 		out.Entries = []manifest.Entry{}
 	}

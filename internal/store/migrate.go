@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // MigrateResult says what Migrate did.
@@ -53,7 +54,8 @@ func (s *Store) Migrate() (*MigrateResult, error) {
 		}
 		tree, n, err := writingBuilder(s.git).fullCount([]gitstore.OID{tip}, "")
 		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
+			return hint.With(fmt.Errorf("migrate: %w", err),
+				"nothing was changed; `readproof verify` names what cannot be read: restore it from a copy of the store (readproof pull), then migrate again")
 		}
 		res.Runs, res.Previous, res.Journal, res.Tree = n, string(tip), string(tip), string(tree)
 		if tree == c.Tree {

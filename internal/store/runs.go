@@ -61,7 +61,7 @@ func (s *Store) StartRun(id string) error {
 			return committedErr(id, committed)
 		}
 		if open != "" {
-			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it, or commit it: readproof run commit "+id)
+			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
 		}
 		now := s.now()
 		data, _ := json.MarshalIndent(runState{RunID: id, StartedAt: now}, "", "  ")
@@ -84,7 +84,7 @@ func (s *Store) StartRun(id string) error {
 		)
 		var ce *gitstore.ConflictError
 		if errors.As(err, &ce) && ce.Ref == openRef(id) {
-			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it, or commit it: readproof run commit "+id)
+			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
 		}
 		return err
 	})
@@ -191,7 +191,7 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if err != nil {
 			return err
 		}
-		ups, err := s.journal(runID, id)
+		ups, err := s.journal(runID, id, m)
 		if err != nil {
 			return err
 		}
@@ -210,7 +210,13 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 
 // RunOnce resolves refs into a new run and commits it: start, mount and
 // commit in one transaction.
-func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *manifest.Manifest, _ []*Delivery, err error) {
+func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
+	return s.RunOnceProgress(ctx, runID, refs, nil)
+}
+
+// RunOnceProgress is RunOnce reporting each document resolved to progress
+// as (done, total).
+func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (_ *manifest.Manifest, _ []*Delivery, err error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -229,6 +235,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *ma
 	var ds []*Delivery
 	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
 	for i, r := range refs {
+		if progress != nil {
+			progress(i, len(refs))
+		}
 		d, err := s.resolve(ctx, r, b)
 		if err != nil {
 			return nil, nil, err
@@ -236,6 +245,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *ma
 		d.Position = i
 		ds = append(ds, d)
 		m.Entries = append(m.Entries, d.Entry)
+	}
+	if progress != nil {
+		progress(len(refs), len(refs))
 	}
 	m.CreatedAt = s.now()
 	m.TraceID = telemetry.TraceID(ctx)
@@ -256,7 +268,7 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (_ *ma
 		if open != "" {
 			return nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "use another id")
 		}
-		ups, err := s.journal(runID, id)
+		ups, err := s.journal(runID, id, m)
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +320,7 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 // committed run with the manifest as second parent, so a plain `git clone`
 // carries every manifest and `git log` lists them; its tree is the journal
 // view with the run applied (JournalTree).
-func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUpdate, error) {
+func (s *Store) journal(runID string, manifestID gitstore.OID, m *manifest.Manifest) ([]gitstore.RefUpdate, error) {
 	tip, err := s.ref(JournalRef)
 	if err != nil {
 		return nil, err
@@ -321,7 +333,7 @@ func (s *Store) journal(runID string, manifestID gitstore.OID) ([]gitstore.RefUp
 	}
 	// The view is computed from the tip read above, so a writer that loses
 	// the compare-and-swap computes it again on the new tip.
-	tree, err := JournalTree(s.git, journalParents, manifestID)
+	tree, err := writingBuilder(s.git).withRun(manifestID, m).tree(journalParents, manifestID)
 	if err != nil {
 		return nil, err
 	}
@@ -504,6 +516,10 @@ type RunInfo struct {
 	RunID    string `json:"run_id"`
 	Manifest string `json:"manifest,omitempty"`
 	Open     bool   `json:"open"`
+	// Aborted runs are listed by the commands that show them (run list),
+	// from AbortedRuns; Runs never returns one.
+	Aborted   bool       `json:"aborted,omitempty"`
+	AbortedAt *time.Time `json:"aborted_at,omitempty"`
 }
 
 // Runs lists committed runs, then open ones, each sorted by id.

@@ -130,16 +130,31 @@ func ViewShape(g gitstore.Reader, tree gitstore.OID) error {
 	if err != nil {
 		return fmt.Errorf("its tree: %w", err)
 	}
+	if err := CheckViewRoot(entries); err != nil {
+		return err
+	}
+	if _, err := readViewIndex(g, tree); err != nil {
+		return fmt.Errorf("its tree is not a journal view: %w", err)
+	}
+	return nil
+}
+
+// CheckViewRoot is ViewShape's check of a non-empty tree's root entries
+// alone (for a checker that has already read them): documents/ and
+// run.json, nothing else.
+func CheckViewRoot(entries []gitstore.TreeEntry) error {
+	index := false
 	for _, e := range entries {
 		switch {
 		case e.Name == ViewDocumentsDir && e.Mode == gitstore.ModeDir:
 		case e.Name == ViewIndexFile && e.Mode == gitstore.ModeFile:
+			index = true
 		default:
 			return fmt.Errorf("its tree holds %q, which a journal view does not", e.Name)
 		}
 	}
-	if _, err := readViewIndex(g, tree); err != nil {
-		return fmt.Errorf("its tree is not a journal view: %w", err)
+	if !index {
+		return fmt.Errorf("its tree is not a journal view: %s is missing", ViewIndexFile)
 	}
 	return nil
 }

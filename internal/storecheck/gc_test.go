@@ -15,6 +15,7 @@ import (
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 // TestGCWhileWriting runs readproof gc over and over while several
@@ -63,8 +64,12 @@ func TestGCWhileWriting(t *testing.T) {
 	}
 	ctx := context.Background()
 	gcs := 0
+	// The writers commit until the gcs are done, so their work (and the
+	// replays and the check below) grows with the number of gcs: 3 by
+	// default, 8 under READPROOF_LONG_TESTS=1.
+	rounds := testsize.Pick(t, 3, 8)
 	deadline := time.Now().Add(20 * time.Second)
-	for gcs < 8 && time.Now().Before(deadline) {
+	for gcs < rounds && time.Now().Before(deadline) {
 		if _, err := p.s.GC(ctx, gitstore.GCOptions{Grace: time.Hour}); err != nil {
 			t.Errorf("gc %d: %v", gcs, err)
 			break

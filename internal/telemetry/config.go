@@ -31,7 +31,7 @@ type Config struct {
 }
 
 // errConfig marks a setting readproof cannot honour; traces stay off.
-var errConfig = errors.New("telemetry not started")
+var errConfig = errors.New("traces off")
 
 // ConfigFromEnv reads the standard variables through getenv. on is false
 // when traces are not configured (no endpoint and OTEL_TRACES_EXPORTER not

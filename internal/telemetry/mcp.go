@@ -79,6 +79,9 @@ func StartMCP(ctx context.Context, call ToolCall) (context.Context, trace.Span) 
 			attrs = append(attrs, attribute.String(KeyMCPResourceURI, call.DataSources[0]))
 		}
 	}
+	// A call is its own unit: what it commits is on its span, not on the
+	// long-lived span of the `readproof mcp` command.
+	ctx = context.WithValue(ctx, rootKey{}, nil)
 	return StartKind(ctx, name, trace.SpanKindServer, attrs...)
 }
 

@@ -1,8 +1,13 @@
 package main
 
+// Tests of what a terminal sees: progress lines (only on a terminal, never
+// piped or with --json) and Ctrl-C during long reads. They run readproof
+// under a pseudo-terminal (github.com/creack/pty).
+
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -23,6 +28,15 @@ import (
 func bigRun(t *testing.T, docs, repeats, size int) string {
 	t.Helper()
 	dir, uris := project(t, docs, size)
+	toml := filepath.Join(dir, "readproof.toml")
+	data, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("version = 1\n"), []byte(fmt.Sprintf("version = 1\n\n[defaults]\nmax_bytes = %d\n", 2*size)), 1)
+	if err := os.WriteFile(toml, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"run", "--id", "big"}
 	for r := 0; r < repeats; r++ {
 		args = append(args, uris...)
@@ -105,8 +119,14 @@ func exitCode(err error) int {
 func TestSIGINTStopsLongReads(t *testing.T) {
 	requireGit(t)
 	t.Parallel()
+	// small: 60 entries of 2 MiB; full: 12 entries of 32 MiB (a replay
+	// holds every entry's bytes in memory)
 	size := testsize.Pick(t, 2<<20, 32<<20)
-	dir := bigRun(t, 3, 10, size)
+	repeats := 10
+	if testsize.Long() {
+		repeats = 4
+	}
+	dir := bigRun(t, 3, repeats, size)
 	mustRP(t, dir, "evidence", "export", "big", "--out", "bundle.json")
 
 	for _, tc := range []struct {
@@ -177,19 +197,33 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	requireGit(t)
 	t.Parallel()
 	dir := bigRun(t, 2, 3, 64<<10)
-	for _, args := range [][]string{{"replay", "--no-content", "big"}, {"evidence", "export", "big", "--out", "b.json"}, {"verify"}} {
+	mustRP(t, dir, "run", "start", "open")
+	d0, d1 := "readproof://bench/docs/d0000", "readproof://bench/docs/d0001"
+	for _, args := range [][]string{
+		{"replay", "--no-content", "big"},
+		{"evidence", "export", "big", "--out", "b.json"},
+		{"verify"},
+		{"run", "mount", "open", d0, d1, d0, d1},
+		{"gc"},
+	} {
 		name := strings.Join(args, " ")
 		what := args[0]
-		if args[0] == "evidence" {
-			what = "evidence export"
+		switch args[0] {
+		case "evidence", "run":
+			what = args[0] + " " + args[1]
 		}
-		// a terminal: the line is drawn (\r-updated, then erased)
+		// a terminal: the line is drawn (\r-updated, then erased); gc
+		// shows git's own meter
 		cmd, out := startOnPty(t, dir, nil, "", args...)
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("%s on a terminal: %v\n%s", name, err, out.String())
 		}
 		<-out.done
-		if !strings.Contains(out.String(), "\r\x1b[K"+what+": ") {
+		drawn := strings.Contains(out.String(), "\r\x1b[K"+what+": ")
+		if what == "gc" {
+			drawn = strings.Contains(out.String(), "objects:") && strings.Contains(out.String(), "\r")
+		}
+		if !drawn {
 			t.Errorf("%s: no progress line on the terminal: %q", name, out.String())
 		}
 		// --json on a terminal: none
@@ -198,7 +232,7 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 			t.Fatalf("%s --json: %v\n%s", name, err, out.String())
 		}
 		<-out.done
-		if strings.Contains(out.String(), "\r") && strings.Contains(out.String(), what+": ") {
+		if strings.Contains(out.String(), "\r") && (strings.Contains(out.String(), what+": ") || strings.Contains(out.String(), "objects:")) {
 			t.Errorf("%s --json: progress on the terminal: %q", name, out.String())
 		}
 		// a pipe: none
@@ -208,6 +242,46 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		}
 		if strings.ContainsAny(errs, "\r\x1b") {
 			t.Errorf("%s piped: progress bytes on stderr: %q", name, errs)
+		}
+	}
+}
+
+// TestPushProgressOnlyOnATerminal: push shows git's progress meter on a
+// terminal, and neither piped nor with --json.
+func TestPushProgressOnlyOnATerminal(t *testing.T) {
+	requireGit(t)
+	t.Parallel()
+	dir := bigRun(t, 2, 1, 4<<10)
+	for i, mode := range []string{"terminal", "json", "pipe"} {
+		name := fmt.Sprintf("r%d", i)
+		bare := filepath.Join(dir, name+".git")
+		if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		mustRP(t, dir, "remote", "add", name, bare)
+		var stderr string
+		switch mode {
+		case "terminal", "json":
+			args := []string{"push", name}
+			if mode == "json" {
+				args = append([]string{"--json"}, args...)
+			}
+			cmd, out := startOnPty(t, dir, io.Discard, "", args...)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("push on a terminal (%s): %v\n%s", mode, err, out.String())
+			}
+			<-out.done
+			stderr = out.String()
+		case "pipe":
+			_, errs, err := rp(t, dir, "push", name)
+			if err != nil {
+				t.Fatalf("push piped: %v\n%s", err, errs)
+			}
+			stderr = errs
+		}
+		meter := strings.Contains(stderr, "objects:") && strings.Contains(stderr, "\r")
+		if meter != (mode == "terminal") {
+			t.Errorf("push, stderr %s: progress meter shown %v: %q", mode, meter, stderr)
 		}
 	}
 }

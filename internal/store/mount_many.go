@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// MountMany resolves refs in order and records them at consecutive
+// positions of the open run runID in one commit, so that mounting 1,000
+// URIs in one call costs about what RunOnce of them costs (Mount per URI
+// writes a commit and moves the run's ref each time, and rewrites an
+// entries tree that grows with every call). Concurrent mounts into the run
+// still get distinct, gap-free positions; this call's entries stay
+// together. It stops with ctx's error, recording nothing, when ctx ends
+// before the commit. progress (nil: none) hears each document resolved as
+// (done, total).
+func (s *Store) MountMany(ctx context.Context, runID string, refs []string, progress func(done, total int)) ([]*Delivery, error) {
+	ctx, span := startMount(ctx, runID)
+	ds, err := s.mountMany(ctx, runID, refs, progress)
+	var one *Delivery // the span names the document when there is one
+	if len(ds) == 1 {
+		one = ds[0]
+	}
+	endMount(span, one, err)
+	return ds, err
+}
+
+func (s *Store) mountMany(ctx context.Context, runID string, refs []string, progress func(done, total int)) ([]*Delivery, error) {
+	if err := validRun(runID); err != nil {
+		return nil, err
+	}
+	committedRun := func(committed gitstore.OID) error {
+		return hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
+	}
+	open, committed, err := s.runStatus(runID)
+	if err != nil {
+		return nil, err
+	}
+	if open == "" {
+		if committed != "" {
+			return nil, committedRun(committed)
+		}
+		return nil, unknownRun(runID)
+	}
+	b := newRunBatch()
+	ds := make([]*Delivery, 0, len(refs))
+	for i, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(i, len(refs))
+		}
+		d, err := s.resolve(ctx, ref, b)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+	}
+	if progress != nil {
+		progress(len(refs), len(refs))
+	}
+	if len(ds) == 0 {
+		return ds, nil
+	}
+	// Entry blobs do not depend on the position but through it: they are
+	// written when the position is known, inside publish (a retry after a
+	// concurrent mount writes them again at the new positions).
+	err = s.publish(b, func() ([]gitstore.RefUpdate, error) {
+		tip, committed, err := s.runStatus(runID)
+		if err != nil {
+			return nil, err
+		}
+		if tip == "" {
+			if committed != "" {
+				return nil, committedRun(committed)
+			}
+			return nil, unknownRun(runID)
+		}
+		c, err := s.git.Commit(tip)
+		if err != nil {
+			return nil, err
+		}
+		root, err := s.git.Tree(c.Tree)
+		if err != nil {
+			return nil, err
+		}
+		var list, rest []gitstore.TreeEntry
+		for _, e := range root {
+			if e.Name == "entries" {
+				if list, err = s.git.Tree(e.OID); err != nil {
+					return nil, err
+				}
+			} else {
+				rest = append(rest, e)
+			}
+		}
+		first := len(list)
+		for i, d := range ds {
+			d.Position = first + i
+			data, err := json.MarshalIndent(d.Entry, "", "  ")
+			if err != nil {
+				return nil, err
+			}
+			blob, err := s.git.PutBlob(append(data, '\n'))
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, gitstore.TreeEntry{Name: entryName(d.Position), Mode: gitstore.ModeFile, OID: blob})
+		}
+		sub, err := s.git.PutTree(list)
+		if err != nil {
+			return nil, err
+		}
+		tree, err := s.git.PutTree(append(rest, gitstore.TreeEntry{Name: "entries", Mode: gitstore.ModeDir, OID: sub}))
+		if err != nil {
+			return nil, err
+		}
+		sig := s.signature(s.now())
+		msg := fmt.Sprintf("mount %d %s\n", first, refOf(ds[0].Entry))
+		if len(ds) > 1 {
+			msg = fmt.Sprintf("mount %d-%d (%d documents)\n", first, first+len(ds)-1, len(ds))
+		}
+		nc, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: msg})
+		if err != nil {
+			return nil, err
+		}
+		return []gitstore.RefUpdate{{Name: openRef(runID), Old: tip, New: nc}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
