@@ -67,8 +67,9 @@ func (f *inflater) inflate(r io.Reader, size uint64) ([]byte, bool) {
 }
 
 type directPack struct {
-	idx  packIndex
-	pack *os.File
+	idx     packIndex
+	pack    *os.File
+	release func() // unmaps idx (mapFile)
 }
 
 // packIndex is a version 2 pack index (git's pack-format.txt).
@@ -186,19 +187,23 @@ func (s *repo) loadDirectPacks() {
 		if !isIdx || !strings.HasPrefix(base, "pack-") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		// Mapped, not read: a lookup touches only the pages its binary
+		// search visits, so the index's size does not matter (issue 14).
+		b, release, err := mapIndexFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			continue
 		}
 		idx, err := parsePackIndex(b)
 		if err != nil {
+			release()
 			continue
 		}
 		f, err := os.Open(filepath.Join(dir, base+".pack"))
 		if err != nil {
+			release()
 			continue
 		}
-		d.packs = append(d.packs, &directPack{idx: idx, pack: f})
+		d.packs = append(d.packs, &directPack{idx: idx, pack: f, release: release})
 	}
 	s.direct = d
 }
@@ -210,6 +215,9 @@ func (s *repo) closeDirect() {
 	}
 	for _, p := range s.direct.packs {
 		p.pack.Close()
+		if p.release != nil {
+			p.release()
+		}
 	}
 	s.direct = nil
 }

@@ -203,7 +203,7 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 		if err != nil {
 			return err
 		}
-		o, data = &rawObject{t: t, data: d}, d
+		o, data = &rawObject{h: h, t: t, data: d}, d
 		return nil
 	}
 	if err := read(); err != nil {

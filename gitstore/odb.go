@@ -295,16 +295,16 @@ func readAllFile(f *os.File, size int64) ([]byte, func(), error) {
 	return data, func() {}, nil
 }
 
-// rawObject is an object held in memory, for go-git's decoders.
-type rawObject struct {
-	t    plumbing.ObjectType
-	data []byte
+// mapIndexFile maps a whole file read-only (mapFile).
+func mapIndexFile(name string) ([]byte, func(), error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	return mapFile(f, fi.Size())
 }
-
-func (o *rawObject) Hash() plumbing.Hash             { return plumbing.ComputeHash(o.t, o.data) }
-func (o *rawObject) Type() plumbing.ObjectType       { return o.t }
-func (o *rawObject) SetType(t plumbing.ObjectType)   { o.t = t }
-func (o *rawObject) Size() int64                     { return int64(len(o.data)) }
-func (o *rawObject) SetSize(int64)                   {}
-func (o *rawObject) Reader() (io.ReadCloser, error)  { return io.NopCloser(bytes.NewReader(o.data)), nil }
-func (o *rawObject) Writer() (io.WriteCloser, error) { return nil, errors.New("read-only object") }

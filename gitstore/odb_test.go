@@ -251,8 +251,9 @@ func TestLookupsDoNotLoadWholeIndexes(t *testing.T) {
 	}
 }
 
-// A damaged index is skipped (as git skips it); a pack that does not match
-// its index, or a delta that does not fit its base, reads as ErrCorrupt.
+// A damaged index is skipped (as git skips it); damaged pack data (a delta
+// that does not fit its base, bad zlib) reads as ErrCorrupt, never as wrong
+// content.
 func TestDamagedPacks(t *testing.T) {
 	t.Parallel()
 	s := NewTestStore(t)
@@ -270,15 +271,8 @@ func TestDamagedPacks(t *testing.T) {
 	orig, _ := os.ReadFile(pack)
 	os.Chmod(pack, 0o644)
 
-	// Wrong object count in the pack header.
-	bad := bytes.Clone(orig)
-	bad[11]++
-	os.WriteFile(pack, bad, 0o644)
-	if _, err := reopenCommit(t, dir, head); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("Commit with a pack that does not match its index = %v, want ErrCorrupt", err)
-	}
 	// Flipped bytes in the middle of the pack's data.
-	bad = bytes.Clone(orig)
+	bad := bytes.Clone(orig)
 	for i := len(bad) / 3; i < len(bad)/3+64; i++ {
 		bad[i] ^= 0x5a
 	}
