@@ -37,7 +37,7 @@ import (
 // DefaultAutoPack is the estimated number of loose objects past which a
 // write packs them. The config value gc.auto overrides it (0 turns
 // automatic maintenance off), as it does for git's own `gc --auto`.
-const DefaultAutoPack = 256
+const DefaultAutoPack = 512
 
 const (
 	maintenanceLock     = "readproof-maintenance.lock"
