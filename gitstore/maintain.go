@@ -16,14 +16,13 @@ package gitstore
 // object into the new pack before it removes them, so concurrent writers
 // and in-flight objects keep existing, and unreachable objects keep their
 // place until `readproof gc` prunes them after its grace period. One
-// maintenance runs at a time (a lock file in the git directory; a killed
-// one's lock is taken over after maintenanceStaleAge), and none while
-// `git gc` runs.
+// maintenance runs at a time (an flock on objects/pack, which the kernel
+// drops when a process dies; where there is no flock, a lock file that a
+// killed process's successor takes over after maintenanceStaleAge), and
+// none while `git gc` runs.
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,27 +139,11 @@ func (s *repo) maintain(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	lock := filepath.Join(s.path, maintenanceLock)
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		fi, serr := os.Stat(lock)
-		if serr != nil || time.Since(fi.ModTime()) < maintenanceStaleAge {
-			return false
-		}
-		// Left behind by a killed process: take it over (one winner).
-		stale := lock + ".stale." + strconv.Itoa(os.Getpid())
-		if os.Rename(lock, stale) != nil {
-			return false
-		}
-		os.Remove(stale)
-		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	}
-	if err != nil {
+	unlock, ok := lockMaintenance(s.path)
+	if !ok {
 		return false
 	}
-	f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
-	f.Close()
-	defer os.Remove(lock)
+	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
 	defer cancel()
 	// -n: no info/refs for dumb HTTP (it lists every ref); no bitmaps (they

@@ -1,0 +1,37 @@
+//go:build !unix
+
+package gitstore
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// lockMaintenance creates the lock file maintenanceLock in the git
+// directory; one older than maintenanceStaleAge was left by a killed
+// process and is taken over.
+func lockMaintenance(gitDir string) (unlock func(), ok bool) {
+	lock := filepath.Join(gitDir, maintenanceLock)
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		fi, serr := os.Stat(lock)
+		if serr != nil || time.Since(fi.ModTime()) < maintenanceStaleAge {
+			return nil, false
+		}
+		stale := lock + ".stale." + strconv.Itoa(os.Getpid())
+		if os.Rename(lock, stale) != nil {
+			return nil, false
+		}
+		os.Remove(stale)
+		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	}
+	if err != nil {
+		return nil, false
+	}
+	f.Close()
+	return func() { os.Remove(lock) }, true
+}
