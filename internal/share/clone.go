@@ -12,7 +12,6 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
-	"github.com/readproof/readproof/receipts"
 )
 
 // Clone creates a store at dir from the repository at url (a path to a
@@ -65,19 +64,30 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		}
 		return nil, err
 	}
-	rem := stateFromRefs(refs)
-	specs := fetchRefspecs("origin")
-	specs = append(specs,
-		"+"+store.RunsPrefix+"*:"+store.RunsPrefix+"*",
-		"+"+store.ResourcesPrefix+"*:"+store.ResourcesPrefix+"*",
-		"+"+store.TagsPrefix+"*:"+store.TagsPrefix+"*",
-		"+"+receipts.RefPrefix+"*:"+receipts.RefPrefix+"*",
-		"+"+store.VerdictsPrefix+"*:"+store.VerdictsPrefix+"*")
-	if rem.main != "" {
-		specs = append(specs, "+"+store.JournalRef+":"+store.JournalRef)
+	// The objects first, with no ref written; then every ref in one
+	// packed-refs file (the store has none yet): one write and one fsync
+	// instead of a loose ref file per ref for git fetch and again for
+	// pack-refs. The refs are the ones the remote listed and recognize
+	// accepted; a remote that moved in between is listed again.
+	var newRefs []gitstore.Ref
+	for attempt := 0; ; attempt++ {
+		newRefs = cloneRefs(refs)
+		tips := make([]gitstore.OID, 0, len(refs))
+		for _, r := range refs {
+			tips = append(tips, r.OID)
+		}
+		err := t.FetchObjects(ctx, "origin", tips)
+		if err == nil {
+			break
+		}
+		again, lerr := recognize(ctx, g, t, "origin", "clone "+shown)
+		if attempt >= 2 || lerr != nil || sameRefs(again, refs) {
+			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+		}
+		refs = again
 	}
-	if err := t.Fetch(ctx, "origin", specs); err != nil {
-		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+	if err := gitstore.WriteNewRefs(g, newRefs); err != nil {
+		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
 	if res, err = verifyClone(ctx, g, t, opts); err != nil {
 		return nil, nameRemote(err, "clone "+shown)

@@ -1,0 +1,67 @@
+package share
+
+import (
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+// cloneRefs maps the remote's shared refs (as recognize returned them) to
+// the refs a new clone holds: origin's tracking ref of each
+// (fetchRefspecs), and the store's own ref for runs, resources, tags,
+// receipts, verdicts and the journal. Proposals get a tracking ref only.
+// It is what `git fetch` with those refspecs would write into an empty
+// repository.
+func cloneRefs(remote []gitstore.Ref) []gitstore.Ref {
+	specs := fetchRefspecs("origin")
+	for _, p := range []string{store.RunsPrefix, store.ResourcesPrefix, store.TagsPrefix, receipts.RefPrefix, store.VerdictsPrefix} {
+		specs = append(specs, "+"+p+"*:"+p+"*")
+	}
+	specs = append(specs, "+"+store.JournalRef+":"+store.JournalRef)
+	seen := map[string]bool{}
+	var out []gitstore.Ref
+	for _, r := range remote {
+		for _, spec := range specs {
+			dst, ok := mapRefspec(spec, r.Name)
+			if ok && !seen[dst] {
+				seen[dst] = true
+				out = append(out, gitstore.Ref{Name: dst, OID: r.OID})
+			}
+		}
+	}
+	return out
+}
+
+// mapRefspec applies one fetch refspec ("+SRC:DST", each side with at most
+// one '*') to a remote ref name, as git does.
+func mapRefspec(spec, name string) (string, bool) {
+	src, dst, ok := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
+	if !ok {
+		return "", false
+	}
+	sp, ss, sglob := strings.Cut(src, "*")
+	if !sglob {
+		return dst, name == src
+	}
+	if len(name) < len(sp)+len(ss) || !strings.HasPrefix(name, sp) || !strings.HasSuffix(name, ss) {
+		return "", false
+	}
+	mid := name[len(sp) : len(name)-len(ss)]
+	dp, ds, _ := strings.Cut(dst, "*")
+	return dp + mid + ds, true
+}
+
+// sameRefs reports whether two ref listings are equal, order included.
+func sameRefs(a, b []gitstore.Ref) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
