@@ -50,6 +50,11 @@ func WriteNewRefs(g Store, refs []Ref) error {
 			}
 		}
 	}
+	// Objects written through this Store are buffered: write them and make
+	// them durable before any ref can name them (objects before refs).
+	if err := s.Sync(); err != nil {
+		return fmt.Errorf("write refs: %w", err)
+	}
 	packedPath := filepath.Join(s.path, "packed-refs")
 	lock, err := s.lockFile(packedPath, "packed-refs", time.Now().Add(s.opts.LockTimeout))
 	if err != nil {

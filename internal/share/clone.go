@@ -92,9 +92,8 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	if res, err = verifyClone(ctx, g, t, opts); err != nil {
 		return nil, nameRemote(err, "clone "+shown)
 	}
-	if err := t.PackRefs(ctx); err != nil {
-		return nil, err
-	}
+	// No pack-refs pass: every fetched ref is packed already; the few refs
+	// verification may add (journal records, conflicts) stay loose.
 	return res, nil
 }
 
