@@ -371,19 +371,7 @@ type verifiedKey struct {
 // verifyAll checks every manifest, observation tip and tag tip a pull would
 // adopt, each as its own kind.
 func verifyAll(g gitstore.Store, manifests map[gitstore.OID]bool, obs, tags []gitstore.OID, verified verifiedSet, opts Options) error {
-	var failures []string
-	ids := sortedOIDs(manifests)
-	for i, id := range ids {
-		if opts.Progress != nil && (i%100 == 0 || i == len(ids)-1) {
-			opts.say("\rVerifying manifests: %d/%d", i+1, len(ids))
-			if i == len(ids)-1 {
-				opts.say(", done.\n")
-			}
-		}
-		if err := verified.check("manifest", id, func() error { _, err := checkManifest(g, id); return err }); err != nil {
-			failures = append(failures, err.Error())
-		}
-	}
+	failures := verifyManifests(g, sortedOIDs(manifests), verified, opts)
 	for _, set := range []struct {
 		kind  string
 		ids   []gitstore.OID
