@@ -1,6 +1,7 @@
 package share
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -35,6 +36,7 @@ func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet,
 		defer h.Close()
 		readers = append(readers, h)
 	}
+	facts := &snapshotFacts{m: map[string]snapshotFact{}}
 	jobs := make(chan int)
 	done := make(chan int, len(todo))
 	var wg sync.WaitGroup
@@ -43,7 +45,7 @@ func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet,
 		go func(r gitstore.Store) {
 			defer wg.Done()
 			for i := range jobs {
-				_, errs[i] = checkManifest(r, todo[i])
+				_, errs[i] = checkManifestWith(r, todo[i], facts)
 				done <- i
 			}
 		}(r)
@@ -73,4 +75,44 @@ func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet,
 		}
 	}
 	return failures
+}
+
+// snapshotFacts remembers what each snapshot blob read so far hashes to
+// and how long it is. Safe for concurrent use.
+type snapshotFacts struct {
+	mu sync.Mutex
+	m  map[string]snapshotFact
+}
+
+type snapshotFact struct {
+	hash string
+	size int64
+}
+
+// check is checkBlob, reading and hashing each snapshot once. A nil
+// *snapshotFacts reads every time.
+func (f *snapshotFacts) check(g gitstore.Store, snapshot, hash string, size int64) error {
+	if f == nil {
+		return checkBlob(g, snapshot, hash, size)
+	}
+	f.mu.Lock()
+	got, ok := f.m[snapshot]
+	f.mu.Unlock()
+	if !ok {
+		data, err := g.Blob(gitstore.OID(snapshot))
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", snapshot, err)
+		}
+		got = snapshotFact{hash: contentHash(data), size: int64(len(data))}
+		f.mu.Lock()
+		f.m[snapshot] = got
+		f.mu.Unlock()
+	}
+	if got.hash != hash {
+		return fmt.Errorf("snapshot %s hashes to %s, recorded %s", snapshot, got.hash, hash)
+	}
+	if size >= 0 && got.size != size {
+		return fmt.Errorf("snapshot %s has %d bytes, recorded %d", snapshot, got.size, size)
+	}
+	return nil
 }
