@@ -1,6 +1,8 @@
 package share
 
 import (
+	"context"
+	"errors"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -64,4 +66,46 @@ func sameRefs(a, b []gitstore.Ref) bool {
 		}
 	}
 	return true
+}
+
+// fetchListed is `git fetch --prune` of remote's shared refs into its
+// tracking refs, with the listing connect already made: the objects of the
+// listed tips (git skips those the store has), then every tracking ref
+// that changed in one ref transaction, compared with tracking (their values
+// before). So a pull lists the remote's refs once, not once for the
+// recognition and again for the fetch, and git writes no ref file of its
+// own. An error means nothing was written, or tracking refs only: the
+// caller falls back to git fetch, which lists again and forces them.
+func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed, tracking []gitstore.Ref) error {
+	if listed == nil {
+		return errors.New("no listing")
+	}
+	specs := fetchRefspecs(remote)
+	want := map[string]gitstore.OID{}
+	var tips []gitstore.OID
+	for _, r := range listed {
+		for _, spec := range specs {
+			if dst, ok := mapRefspec(spec, r.Name); ok {
+				want[dst] = r.OID
+				tips = append(tips, r.OID)
+				break
+			}
+		}
+	}
+	if err := t.FetchObjects(ctx, remote, tips); err != nil {
+		return err
+	}
+	var ups []gitstore.RefUpdate
+	for _, r := range tracking {
+		if w, ok := want[r.Name]; !ok {
+			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID}) // pruned
+		} else if w != r.OID {
+			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID, New: w})
+		}
+		delete(want, r.Name)
+	}
+	for name, oid := range want {
+		ups = append(ups, gitstore.RefUpdate{Name: name, New: oid})
+	}
+	return g.Update(ups...)
 }

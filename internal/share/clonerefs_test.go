@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
 )
 
 // TestCloneWritesRefsPacked: a clone writes its refs as one packed-refs file
@@ -90,4 +91,43 @@ func TestMapRefspec(t *testing.T) {
 	if strings.Join(names, " ") != "refs/heads/main refs/readproof-remotes/origin/main refs/readproof-remotes/origin/proposals/k/t/n" {
 		t.Errorf("cloneRefs: %v", names)
 	}
+}
+
+// TestPullTrackingRefsFromListing: a pull moves the tracking refs to what
+// the remote listed, as git fetch --prune with the remote's refspecs would:
+// new refs created, moved refs moved, refs gone from the remote removed.
+func TestPullTrackingRefsFromListing(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	base := t.TempDir()
+	dir := bareServer(t, base, "s.git")
+	importRuns(t, dir, 0, 20)
+	gitOut(t, dir, "", "update-ref", "refs/heads/readproof/proposals/x/t/p1", "refs/tags/readproof/runs/run-00003")
+	dst := filepath.Join(t.TempDir(), "clone")
+	if _, err := Clone(context.Background(), dir, dst, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	importRuns(t, dir, 20, 15)
+	gitOut(t, dir, "", "update-ref", "-d", "refs/heads/readproof/proposals/x/t/p1")
+	s, err := store.Open(dst, nil, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := Pull(context.Background(), s, "origin", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NewRuns) != 15 {
+		t.Fatalf("pulled %d runs, want 15", len(res.NewRuns))
+	}
+	got := gitOut(t, dst, "", "for-each-ref", "--format=%(objectname) %(refname)", RemotesPrefix+"origin/")
+	ref := filepath.Join(t.TempDir(), "ref.git")
+	gitOut(t, "", "", "init", "-q", "--bare", ref)
+	gitOut(t, ref, "", append([]string{"fetch", "-q", "--no-tags", dir}, fetchRefspecs("origin")...)...)
+	want := gitOut(t, ref, "", "for-each-ref", "--format=%(objectname) %(refname)", RemotesPrefix+"origin/")
+	if got != want {
+		t.Errorf("tracking refs after pull:\n%s\nwant (git fetch):\n%s", got, want)
+	}
+	gitstore.Fsck(t, dst)
 }

@@ -54,6 +54,7 @@ type state struct {
 	verdicts  map[string]gitstore.OID          // run id -> verdict chain tip
 	main      gitstore.OID
 	proposals []proposalRef // a remote's proposal branches (ls-remote only)
+	listed    []gitstore.Ref // a remote's shared refs as listed (ls-remote only)
 }
 
 func newState() *state {
