@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -175,11 +176,10 @@ func TestOTelRunExportsCommandSpan(t *testing.T) {
 	)
 	docHTTP := "# Refunds\nRefunds within 30 days. " + docSecret + "\n"
 	docFS := "Shipping takes five days; " + fsSecret + "\n"
-	var srcAuthOK sync.Once
-	authSeen := false
+	var authSeen atomic.Bool
 	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "Bearer "+sourceToken {
-			srcAuthOK.Do(func() { authSeen = true })
+			authSeen.Store(true)
 		}
 		w.Header().Set("Content-Type", "text/markdown")
 		io.WriteString(w, docHTTP)
@@ -236,7 +236,7 @@ source = { type = "filesystem", path = "shipping.md" }
 	if err := json.Unmarshal([]byte(stdout), &committed); err != nil || len(committed.ManifestID) != 40 {
 		t.Fatalf("run --json printed %q (%v)", stdout, err)
 	}
-	if !authSeen {
+	if !authSeen.Load() {
 		t.Fatal("the http source never saw the token: the secret was not exercised")
 	}
 
@@ -440,6 +440,9 @@ func TestOTelExecPassesTraceparent(t *testing.T) {
 	}
 	if got, _ := attrString(execSpan.Attributes, "process.executable.name"); got != "sh" {
 		t.Errorf("process.executable.name %q, want sh (never the arguments)", got)
+	}
+	if got, _ := attrString(cmdSpan.Attributes, "readproof.receipt_id"); !strings.HasPrefix(got, "rcpt_") {
+		t.Errorf("the exec command span's readproof.receipt_id is %q", got)
 	}
 }
 

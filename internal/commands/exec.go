@@ -76,7 +76,11 @@ func (t *lastByteWriter) Write(p []byte) (int, error) {
 // the index chains and packed-refs can be taken. what says what was not
 // done, for the message.
 func preflightReceipt(e *env, st *store.Store, session, what string) error {
-	opts, err := e.storeOptions(st.Policy())
+	pol, err := st.Policy()
+	if err != nil {
+		return err
+	}
+	opts, err := e.storeOptions(pol)
 	if err != nil {
 		return err
 	}
@@ -170,6 +174,7 @@ func runExec(ctx context.Context, e *env, opts execOptions, args []string) error
 				"the call has no receipt: run it again once the store is writable")
 		}
 		fmt.Fprintf(rc.err, "readproof: receipt %s (%s)\n", r.ID, execOutcome(res))
+		telemetry.Annotate(ctx, attribute.String(telemetry.KeyReceiptID, r.ID))
 		if name := opts.JSONReceipt; name != "" {
 			if err := os.WriteFile(name, r.Encode(), 0o644); err != nil {
 				return fmt.Errorf("receipt %s is stored, but writing it to --json-receipt %s failed: %w", r.ID, name, err)

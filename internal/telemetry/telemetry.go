@@ -66,8 +66,9 @@ func StartKind(ctx context.Context, name string, kind trace.SpanKind, attrs ...a
 	return tp.Tracer(ScopeName).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
 
-// noopSpan is a span that records nothing; it keeps ctx's span context so
-// Traceparent of a context derived from it still names the caller's span.
+// noopSpan is the span of a context without a provider: it records nothing.
+// The caller keeps its ctx unchanged, so the trace context that came in
+// (TRACEPARENT) still names the caller's span.
 func noopSpan(context.Context) trace.Span { return noop.Span{} }
 
 // End ends span, marking it failed when err is not nil. The error's text is
