@@ -33,6 +33,16 @@ import (
 type directPacks struct {
 	listing string // packListing when loaded
 	packs   []*directPack
+	in      inflater // reused by every read (repo.mu is held)
+}
+
+// inflater is the read buffer and zlib state a packed read needs, kept
+// between reads: allocating them per object (a 32 KiB buffer and a 32 KiB
+// window) was most of the cost of reading thousands of small objects.
+type inflater struct {
+	sr io.SectionReader
+	br *bufio.Reader
+	z  io.ReadCloser // implements zlib.Resetter once made
 }
 
 type directPack struct {
@@ -130,7 +140,7 @@ func (s *repo) directPacked(h plumbing.Hash) (plumbing.ObjectType, []byte, bool)
 		if !found {
 			continue
 		}
-		t, data, ok := readPacked(p.pack, off)
+		t, data, ok := s.direct.in.readPacked(p.pack, off)
 		if !ok || objectHash(t, data) != h {
 			return 0, nil, false
 		}
@@ -180,6 +190,12 @@ func (s *repo) closeDirect() {
 
 // readPacked reads the undeltified object at off of pack f.
 func readPacked(f io.ReaderAt, off int64) (plumbing.ObjectType, []byte, bool) {
+	var in inflater
+	return in.readPacked(f, off)
+}
+
+// readPacked is readPacked reusing in's buffers.
+func (in *inflater) readPacked(f io.ReaderAt, off int64) (plumbing.ObjectType, []byte, bool) {
 	if off < 0 {
 		return 0, nil, false
 	}
@@ -207,8 +223,26 @@ func readPacked(f io.ReaderAt, off int64) (plumbing.ObjectType, []byte, bool) {
 	default:
 		return 0, nil, false // a delta: go-git resolves it
 	}
-	data, ok := inflate(bufio.NewReaderSize(io.NewSectionReader(f, off+int64(i), 1<<62), 32<<10), size)
-	return t, data, ok
+	in.sr = *io.NewSectionReader(f, off+int64(i), 1<<62)
+	if in.br == nil {
+		in.br = bufio.NewReaderSize(&in.sr, 32<<10)
+	} else {
+		in.br.Reset(&in.sr)
+	}
+	if in.z == nil {
+		z, err := zlib.NewReader(in.br)
+		if err != nil {
+			return 0, nil, false
+		}
+		in.z = z
+	} else if err := in.z.(zlib.Resetter).Reset(in.br, nil); err != nil {
+		return 0, nil, false
+	}
+	data, ok := readSized(in.z, size)
+	if !ok || !atEOF(in.z) {
+		return 0, nil, false // longer than declared: go-git says so
+	}
+	return t, data, true
 }
 
 // maxDirectObject bounds the objects the direct reader reads; bigger ones

@@ -72,11 +72,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	var newRefs []gitstore.Ref
 	for attempt := 0; ; attempt++ {
 		newRefs = cloneRefs(refs)
-		tips := make([]gitstore.OID, 0, len(refs))
-		for _, r := range refs {
-			tips = append(tips, r.OID)
-		}
-		err := t.FetchObjects(ctx, "origin", tips)
+		err := fetchTips(ctx, g, t, "origin", refs)
 		if err == nil {
 			break
 		}

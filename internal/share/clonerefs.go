@@ -82,17 +82,15 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 	}
 	specs := fetchRefspecs(remote)
 	want := map[string]gitstore.OID{}
-	var tips []gitstore.OID
 	for _, r := range listed {
 		for _, spec := range specs {
 			if dst, ok := mapRefspec(spec, r.Name); ok {
 				want[dst] = r.OID
-				tips = append(tips, r.OID)
 				break
 			}
 		}
 	}
-	if err := t.FetchObjects(ctx, remote, tips); err != nil {
+	if err := fetchTips(ctx, g, t, remote, listed); err != nil {
 		return err
 	}
 	var ups []gitstore.RefUpdate
@@ -108,4 +106,41 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 		ups = append(ups, gitstore.RefUpdate{Name: name, New: oid})
 	}
 	return g.Update(ups...)
+}
+
+// fetchTips fetches the objects of the listed refs without writing a ref,
+// in two steps, because git fetch handles many object ids on stdin slowly
+// (more than linearly: 10^5 ids cost minutes): first the tips of every ref
+// but the run refs (the journal, which reaches every manifest it records,
+// and the chains, which grow with resources, not runs), then the run refs'
+// manifests the store still lacks (usually none: a run the journal does not
+// record yet).
+func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref) error {
+	var first, runs []gitstore.OID
+	for _, r := range listed {
+		if strings.HasPrefix(r.Name, store.RunsPrefix) {
+			runs = append(runs, r.OID)
+		} else {
+			first = append(first, r.OID)
+		}
+	}
+	if err := t.FetchObjects(ctx, remote, first); err != nil {
+		return err
+	}
+	var missing []gitstore.OID
+	seen := make(map[gitstore.OID]bool, len(runs))
+	for _, o := range runs {
+		if seen[o] {
+			continue
+		}
+		seen[o] = true
+		ok, err := g.Has(o)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			missing = append(missing, o)
+		}
+	}
+	return t.FetchObjects(ctx, remote, missing)
 }
