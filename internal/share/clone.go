@@ -127,11 +127,26 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	onJournal := map[gitstore.OID]bool{}
 	verified := verifiedSet{}
 	var journalKept []RunRef // the other side of same-id conflicts, from the journal
+	// git lists the journal while the manifests the refs name are checked
+	// (both cores busy); the journal's own failures are still reported
+	// first, and the manifests only it records are checked after it.
+	var commits []gitstore.RevListCommit
+	var revErr error
+	revDone := make(chan struct{})
+	if local.main != "" {
+		go func() {
+			defer close(revDone)
+			commits, revErr = t.RevList(ctx, []gitstore.OID{local.main}, nil)
+		}()
+	} else {
+		close(revDone)
+	}
+	early := verifyManifests(g, sortedOIDs(manifests), verified, opts)
+	<-revDone
 	if local.main != "" {
 		res.Journal = "adopted"
-		commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
-		if err != nil {
-			return nil, err
+		if revErr != nil {
+			return nil, revErr
 		}
 		for _, c := range commits {
 			onJournal[c.ID] = true
@@ -154,6 +169,9 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		if u, tag, err := splitTagKey(key); err == nil {
 			res.Tags = append(res.Tags, u.String()+"@"+tag)
 		}
+	}
+	if len(early) > 0 {
+		return nil, unverified(early)
 	}
 	if err := verifyAll(g, manifests, obs, tags, verified, opts); err != nil {
 		return nil, err
