@@ -37,7 +37,11 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	// --refmap= turns off git's update of the configured tracking refs for
 	// the fetched tips; --stdin reads the ids as refspecs without a
 	// destination.
-	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin"}
+	// The store's branches (the journal, which reaches every manifest, and
+	// the chains) are the haves offered to the remote: offering every ref,
+	// one run tag and one tracking ref per run, costs more than it saves.
+	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin",
+		"--negotiation-tip=refs/heads/*"}
 	args = append(args, t.progressFlag())
 	args = append(args, "--", remote)
 	if _, err := t.runInput(ctx, true, strings.NewReader(in.String()), args...); err != nil {
