@@ -1,66 +1,66 @@
 #!/usr/bin/env bash
-# Issue 14, acceptance 2 (second half): `run mount` and `manifest` on a store
-# holding N runs stay within 1.25x of an empty store, both with loose refs (as
-# the runs were written) and after `readproof gc` (packed refs, one packed
-# index of every object).
-#
-# The N runs are made by bench/scalegen.go through one `git fast-import`,
-# copies of one run the CLI committed (each with its own manifest, run tag and
-# journal commit), so building 50,000 takes seconds, not hours.
-#
-# Usage: bench/scale.sh [N] [PAIRS]   (N runs, default 50000; PAIRS timed pairs
-# per comparison, default 20). Needs go and git; writes only under a temp dir
-# (SCALE_KEEP=1 keeps it). Each line compares the empty store (A) with the big
-# one (B): median wall and CPU time of PAIRS alternating runs, and B/A.
+# Issue 14, acceptance 5: how clone, pull, push and git ls-remote grow with
+# the number of runs. For each N in SIZES (default "10000 100000") a store
+# of N runs is built with git fast-import (bench/mkstore.go) and served by
+# git daemon on 127.0.0.1; then, once each (these are minutes, not
+# medians): git ls-remote (time, bytes), git clone --mirror, readproof clone,
+# readproof pull and push with nothing new, and a pull of 100 new runs.
+# SYNTH=M adds a synthetic row: the largest store's refs copied into
+# packed-refs M times over (refs/tags/readproof/runs/synK-<id> naming the
+# same manifests), so the ref advertisement and the ref store have M x N
+# refs while the objects stay those of N runs.
+# Usage: SIZES="10000 100000" SYNTH=10 bench/scale.sh   (quick: SIZES=1000 bench/scale.sh)
 set -euo pipefail
-n=${1:-50000}
-pairs=${2:-20}
+sizes=${SIZES:-"10000 100000"}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-if [ "${SCALE_KEEP:-}" = 1 ]; then echo "work directory: $work"; else trap 'rm -rf "$work"' EXIT; fi
+dpid=""
+trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/readproof" "$here"
-go build -o "$work/pairtime" "$here/bench/pairtime.go"
-go build -o "$work/scalegen" "$here/bench/scalegen.go"
 rp="$work/readproof"
-
-proj="$work/p"; mkdir -p "$proj/docs"; cd "$proj"
-docs=10
-{ echo "version = 1"; for i in $(seq 1 $docs); do
-    head -c 3000 /dev/urandom | base64 -w 76 > "docs/d$i.md"
-    printf '\n[[resource]]\nuri = "readproof://bench/docs/d%s"\nsource = { type = "filesystem", path = "docs/d%s.md" }\n' "$i" "$i"
-  done; } > readproof.toml
-uris=$(for i in $(seq 1 $docs); do printf 'readproof://bench/docs/d%s ' "$i"; done)
-"$rp" --store empty.store init >/dev/null
-# shellcheck disable=SC2086
-"$rp" --store empty.store run --id t0 $uris >/dev/null
-cp -a empty.store big.store
-
-t0=$(date +%s%N)
-"$work/scalegen" -store big.store -template t0 -n "$n"
-t1=$(date +%s%N)
-echo "built $n runs with git fast-import in $(( (t1 - t0) / 1000000 )) ms"
-for s in empty big; do "$rp" --store $s.store run start open >/dev/null; done
-
-compare() { # LABEL ARGS...: empty store (A) against the big one (B)
-  local label=$1; shift
-  "$work/pairtime" -n "$pairs" -label "$label" -a "$rp" -b "$rp" \
-    -env-a READPROOF_STORE=empty.store -env READPROOF_STORE=big.store -- "$@"
+(cd "$here" && go build -o "$work/mkstore" bench/mkstore.go)
+ms() { date +%s%N; }
+t() { local t0; t0=$(ms); "$@" >/dev/null 2>"$work/err" || { echo "failed: $*" >&2; tail -3 "$work/err" >&2; echo -1; return; }; echo $(( ($(ms) - t0) / 1000000 )); }
+mkdir -p "$work/srv"
+port=$(( 20000 + RANDOM % 20000 ))
+git daemon --base-path="$work/srv" --export-all --reuseaddr --listen=127.0.0.1 --port="$port" "$work/srv" 2>/dev/null &
+dpid=$!
+sleep 1
+echo "load: $(uptime)"
+printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' runs refs ls-remote "ls bytes" "git clone" "rp clone" "pull =" "push =" "pull +100"
+printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' --- --- "ms" "" "ms" "ms" "ms" "ms" "ms"
+row() { # row N REPO
+  local n=$1 name=$2 url="git://127.0.0.1:$port/$2"
+  local refs lsb lst gc rc pu pp pn
+  refs=$(git -C "$work/srv/$name" for-each-ref | wc -l)
+  lst=$(t git ls-remote "$url")
+  lsb=$(git ls-remote "$url" | wc -c)
+  rm -rf "$work/m" "$work/c"
+  gc=$(t git clone -q --mirror "$url" "$work/m")
+  rc=$(t "$rp" clone "$url" "$work/c")
+  pu=$(t "$rp" --store "$work/c" pull)
+  pp=$(t "$rp" --store "$work/c" push)
+  "$work/mkstore" -first 9000000 -n 100 -from "$(git -C "$work/srv/$name" rev-parse refs/heads/main)" | git -C "$work/srv/$name" fast-import --quiet
+  pn=$(t "$rp" --store "$work/c" pull)
+  printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' "$n" "$refs" "$lst" "$lsb" "$gc" "$rc" "$pu" "$pp" "$pn"
 }
-state() {
-  printf '%s: ' "$1"
-  git --git-dir big.store count-objects -v | awk -F': ' '/^(count|in-pack|packs)/ {printf "%s %s  ", $1, $2}'
-  printf 'loose refs %s, packed-refs %s bytes\n' \
-    "$(find big.store/refs -type f | wc -l)" "$(stat -c %s big.store/packed-refs 2>/dev/null || echo 0)"
-}
-
-echo "load: $(uptime | sed 's/.*load average: //')"
-state "big store as written"
-compare "run mount (loose refs)     " run mount open readproof://bench/docs/d1
-compare "manifest  (loose refs)     " manifest t0
-"$rp" --store empty.store gc >/dev/null
-"$rp" --store big.store gc >/dev/null
-state "big store after gc"
-compare "run mount (after gc)       " run mount open readproof://bench/docs/d2
-compare "manifest  (after gc)       " manifest t0
-echo "load: $(uptime | sed 's/.*load average: //')"
-"$rp" --store big.store verify >/dev/null && echo "big store verifies"
+last=""
+for n in $sizes; do
+  d="$work/srv/s$n.git"
+  (cd "$work" && "$rp" init --store "$d" >/dev/null 2>&1 && rm -f readproof.toml)
+  "$work/mkstore" -n "$n" -from "$(git -C "$d" rev-parse refs/heads/main)" | git -C "$d" fast-import --quiet
+  git -C "$d" pack-refs --all
+  row "$n" "s$n.git"
+  last=$n
+done
+if [ -n "${SYNTH:-}" ] && [ -n "$last" ]; then
+  d="$work/srv/s$last.git"; s="$work/srv/synth.git"
+  cp -a "$d" "$s"
+  git -C "$s" pack-refs --all
+  { grep -v '^#' "$s/packed-refs" | grep -v '^\^'
+    for k in $(seq 2 "$SYNTH"); do
+      grep ' refs/tags/readproof/runs/run-' "$d/packed-refs" | sed "s# refs/tags/readproof/runs/run-# refs/tags/readproof/runs/syn$k-#"
+    done; } | LC_ALL=C sort -k2 > "$work/pr"
+  { echo '# pack-refs with: sorted '; cat "$work/pr"; } > "$s/packed-refs"
+  row "$((last * SYNTH)) synth" synth.git
+fi

@@ -6,7 +6,7 @@
 // manifest commit under refs/tags/readproof/runs/, and a journal commit on
 // main whose run.json names it, exactly as `readproof run --id` writes them
 // (docs/store-format.md). The documents are the template run's, so the new
-// runs deliver the same snapshots. bench/scale.sh uses it.
+// runs deliver the same snapshots. bench/flat.sh uses it.
 //
 //	go run bench/scalegen.go -store DIR -template RUN -n N [-prefix s]
 package main

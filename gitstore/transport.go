@@ -151,10 +151,15 @@ func (t *Transport) env() []string {
 // run runs git on the repository and returns its stdout. When progress is
 // true, git's stderr is copied to opts.Progress as it comes.
 func (t *Transport) run(ctx context.Context, progress bool, args ...string) ([]byte, error) {
+	return t.runInput(ctx, progress, nil, args...)
+}
+
+// runInput is run with stdin read from in (nil: no input).
+func (t *Transport) runInput(ctx context.Context, progress bool, in io.Reader, args ...string) ([]byte, error) {
 	full := append([]string{"--git-dir=" + t.dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
 	cmd := exec.CommandContext(ctx, t.git, full...)
 	cmd.Env = t.env()
-	cmd.Stdin = nil
+	cmd.Stdin = in
 	cmd.WaitDelay = 5 * time.Second
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: 8 << 10}
