@@ -76,6 +76,8 @@ type repo struct {
 	buf      map[plumbing.Hash]bufObj // objects not yet written (pack.go)
 	bufOrder []plumbing.Hash
 	bufBytes int
+	spill    *spillFile // objects past the first few (pack.go)
+	spillErr error      // a failed spill write, for the next flush
 	closed   bool
 
 	packsSeen      string    // the .idx files go-git's index was loaded from
