@@ -15,6 +15,7 @@ import (
 // command, so the command's side effect never happens. Permission bits do
 // not stop root, so as root the check runs as the user nobody (setpriv).
 func TestExecReadOnlyStore(t *testing.T) {
+	t.Parallel()
 	requireGit(t)
 	var asUser []string
 	if os.Geteuid() == 0 {

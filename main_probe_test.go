@@ -57,6 +57,7 @@ func extractProbeLineCmd(ts *testscript.TestScript, neg bool, args []string) {
 // TestProbeServeRefusesPublicAddresses: without --public the server never
 // listens beyond loopback.
 func TestProbeServeRefusesPublicAddresses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0"} {
 		_, errs, err := rp(t, dir, "probe", "serve", "--addr", addr)
@@ -78,6 +79,7 @@ func TestProbeServeRefusesPublicAddresses(t *testing.T) {
 // REPLAY_SUSPECT, a made-up value HALLUCINATED; SIGTERM shuts it down
 // cleanly; the audit log holds neither the address nor the sentinel.
 func TestProbeServeLoopback(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	auditPath := filepath.Join(dir, "audit.jsonl")
 	cmd := exec.Command("readproof", "probe", "serve", "--addr", "127.0.0.1:0", "--audit-log", auditPath)
@@ -217,6 +219,7 @@ func rpEnv(t testing.TB, dir string, env []string, args ...string) (string, stri
 // manifest records at the position they were given, even when a mount had
 // to retry at another position; replay confirms every delivered hash.
 func TestProbeConcurrentMountsDeliverWhatIsRecorded(t *testing.T) {
+	t.Parallel()
 	requireGit(t)
 	dir, uris := project(t, 3, 200)
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(t.TempDir(), "config")}

@@ -40,6 +40,7 @@ func (p procChecked) Run() int {
 // its own directory with HOME pointing there and git's global and system
 // configuration ignored.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, scriptParams(t, "testdata/script"))
 }
 

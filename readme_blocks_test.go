@@ -20,6 +20,7 @@ var readmeNotYetHeld = map[string]string{}
 // verbatim in a script test (testdata/script, testdata/readme), or is
 // listed in readmeNotYetHeld with its reason.
 func TestREADMEBlocksHeld(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)

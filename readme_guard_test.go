@@ -12,6 +12,7 @@ import (
 // TestREADMEGuardBlocks: the README's "A guarded shared remote" shell blocks
 // are the files readme_guard.txtar runs, byte for byte.
 func TestREADMEGuardBlocks(t *testing.T) {
+	t.Parallel()
 	text := readREADME(t)
 	start := strings.Index(text, "### A guarded shared remote")
 	if start < 0 {

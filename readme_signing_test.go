@@ -10,6 +10,7 @@ import (
 // must equal the four sh blocks of README.md from "### Signing" to
 // "## Proof of read", in order.
 func TestREADMESigningBlocks(t *testing.T) {
+	t.Parallel()
 	text := readREADME(t)
 	start, end := strings.Index(text, "### Signing"), strings.Index(text, "## Proof of read")
 	if start < 0 || end < start {

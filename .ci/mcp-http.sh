@@ -22,7 +22,7 @@ A="readproof://demo/policies/refunds"
 B="readproof://demo/policies/shipping"
 
 fail() { echo "mcp-http: FAIL: $*" >&2; [ -f "${work:-}/server.err" ] && tail -n 20 "$work/server.err" >&2; exit 1; }
-say() { echo "mcp-http: $*"; }
+say() { echo "mcp-http: [${SECONDS}s] $*"; }
 
 command -v node >/dev/null && command -v npm >/dev/null || {
   echo "mcp-http: SKIP: node/npm not installed" >&2; exit 0; }
@@ -43,7 +43,9 @@ say "installing examples/agent-ts (npm ci, from its package-lock.json)"
 if ! (cd examples/agent-ts && npm ci --no-audit --no-fund) >"$work/npm.log" 2>&1; then
   echo "mcp-http: SKIP: npm ci failed (offline?):" >&2; tail -n 5 "$work/npm.log" >&2; exit 0
 fi
-if ! npx --yes -p "$INSPECTOR" true >"$work/fetch.log" 2>&1; then
+# Fetch the Inspector once and call its binary directly (npx per call costs
+# seconds).
+if ! inspector=$(npx --yes -p "$INSPECTOR" -c 'command -v mcp-inspector' 2>"$work/fetch.log") || [ -z "$inspector" ]; then
   echo "mcp-http: SKIP: npx cannot fetch $INSPECTOR:" >&2; tail -n 5 "$work/fetch.log" >&2; exit 0
 fi
 
@@ -96,7 +98,7 @@ say "manifest $mid: 2 entries, caller ci-agent"
 insp() {
   local out=$1 tok=$2; shift 2
   set +e
-  (cd "$work" && npx --yes "$INSPECTOR" --cli "$url" --transport http --header "Authorization: Bearer $tok" "$@" --format json) >"$out" 2>"$out.err"
+  (cd "$work" && "$inspector" --cli "$url" --transport http --header "Authorization: Bearer $tok" "$@" --format json) >"$out" 2>"$out.err"
   rc=$?
   set -e
 }

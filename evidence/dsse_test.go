@@ -18,6 +18,7 @@ import (
 )
 
 func TestPAESpecVector(t *testing.T) {
+	t.Parallel()
 	const want = "DSSEv1 29 http://example.com/HelloWorld 11 hello world"
 	if got := string(PAE("http://example.com/HelloWorld", []byte("hello world"))); got != want {
 		t.Fatalf("PAE = %q, want %q", got, want)
@@ -31,6 +32,7 @@ func TestPAESpecVector(t *testing.T) {
 }
 
 func TestSignEnvelopeShape(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, 1)
 	payload := []byte(`{"_type":"x"}` + "\n")
 	env, err := k.SignEnvelope(payload)
@@ -79,6 +81,7 @@ func (o oracle) KeyID() (string, error)   { return dsse.SHA256KeyID(o.pub) }
 func (o oracle) Public() crypto.PublicKey { return o.pub }
 
 func TestDSSECrossVerify(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, 3)
 	o := oracle{priv: k.PrivateKey(), pub: k.Public}
 	in, _ := threeInput(t)
@@ -135,6 +138,7 @@ func TestDSSECrossVerify(t *testing.T) {
 }
 
 func TestVerifyEnvelopeTamper(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, 1)
 	trusted := []ed25519.PublicKey{k.Public}
 	in, store := threeInput(t)
@@ -200,6 +204,7 @@ func TestVerifyEnvelopeTamper(t *testing.T) {
 }
 
 func TestOpenEnvelope(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, 4)
 	env, _ := Sign([]byte("hello"), k.PrivateKey())
 	o, err := OpenEnvelope(env, []ed25519.PublicKey{k.Public})
@@ -222,6 +227,7 @@ func TestOpenEnvelope(t *testing.T) {
 // TestDSSEWithOpenSSL checks our signatures with a stock tool, and a stock
 // tool's signature with our verifier.
 func TestDSSEWithOpenSSL(t *testing.T) {
+	t.Parallel()
 	openssl, err := exec.LookPath("openssl")
 	if err != nil {
 		t.Skip("openssl not installed")
@@ -269,6 +275,7 @@ func TestDSSEWithOpenSSL(t *testing.T) {
 // TestAuditorScript runs the shell steps docs/evidence.md gives auditors
 // (kept in testdata/dsse-verify.sh and quoted verbatim in the doc).
 func TestAuditorScript(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"sh", "openssl", "jq", "base64", "wc"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
@@ -334,6 +341,7 @@ func checkQuotedInDocs(t *testing.T, name string, script []byte) {
 // TestAuditorMerkleScript runs the documented shell recomputation of the
 // Merkle root (testdata/merkle-root.sh) on a vector and on a bundle.
 func TestAuditorMerkleScript(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"sh", "jq", "xxd", "sha256sum", "mktemp"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)

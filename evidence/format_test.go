@@ -50,6 +50,7 @@ func keyOrder(t *testing.T, data []byte, path ...string) []string {
 }
 
 func TestBundleFieldOrder(t *testing.T) {
+	t.Parallel()
 	in, _ := threeInput(t)
 	in.ProofOfRead = json.RawMessage(`{"verdicts":[{"z":1,"a":2}]}`)
 	in.Receipts = json.RawMessage(`{"total":3}`)
@@ -113,6 +114,7 @@ func TestBundleFieldOrder(t *testing.T) {
 }
 
 func TestMarshalMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	in, _ := threeInput(t)
 	in.RunID = "run <a> & \"b\"\t\u2028 ünïcödé \x01"
 	in.Entries[0].Provenance["weird"] = "line\nbreak <tag> \\ \u2029"
@@ -157,6 +159,7 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 }
 
 func TestExportDeterministic(t *testing.T) {
+	t.Parallel()
 	in, store := threeInput(t)
 	a := mustBundle(t, in)
 	// Same manifest exported later, resources and provenance given in
@@ -187,6 +190,7 @@ func TestExportDeterministic(t *testing.T) {
 }
 
 func TestBuildRedactsResources(t *testing.T) {
+	t.Parallel()
 	in, _ := threeInput(t)
 	in.Resources[1].Config = map[string]any{"http": map[string]any{
 		"url":     "https://user:hunter2@example.com/doc?token=s3cr3t&page=2",
@@ -216,6 +220,7 @@ func TestBuildRedactsResources(t *testing.T) {
 }
 
 func TestBuildContent(t *testing.T) {
+	t.Parallel()
 	in, _ := threeInput(t)
 	in.WithContent = false
 	if data := mustBundle(t, in); bytes.Contains(data, []byte("content_b64")) {
@@ -232,6 +237,7 @@ func TestBuildContent(t *testing.T) {
 }
 
 func TestBuildRejects(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		edit func(*Input)
 		want error
@@ -258,6 +264,7 @@ func TestBuildRejects(t *testing.T) {
 }
 
 func TestBuildReplayOutcomes(t *testing.T) {
+	t.Parallel()
 	in, store := threeInput(t)
 	in.Replay = nil
 	st, _ := Build(in)

@@ -25,6 +25,7 @@ func pkcs8PEM(t testing.TB, k Key) []byte {
 }
 
 func TestCreateAndLoadKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config", "readproof", "evidence_ed25519")
 	k, err := CreateKey(path)
@@ -71,6 +72,7 @@ func TestCreateAndLoadKey(t *testing.T) {
 }
 
 func TestKeyLocation(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	project := filepath.Join(root, "project")
 	store := filepath.Join(project, ".readproof")
@@ -113,6 +115,7 @@ func TestKeyLocation(t *testing.T) {
 }
 
 func TestLoadKeyRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "k")
 	os.WriteFile(p, pkcs8PEM(t, testKey(t, 1)), 0o640)
@@ -150,6 +153,7 @@ func TestLoadKeyRefuses(t *testing.T) {
 // TestKeysWithSSHKeygen checks interchange with OpenSSH: a key ssh-keygen
 // made loads here, ours loads in ssh-keygen, fingerprints agree.
 func TestKeysWithSSHKeygen(t *testing.T) {
+	t.Parallel()
 	keygen, err := exec.LookPath("ssh-keygen")
 	if err != nil {
 		t.Skip("ssh-keygen not installed")
@@ -191,6 +195,7 @@ func TestKeysWithSSHKeygen(t *testing.T) {
 }
 
 func TestPublicKeyForms(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, 1)
 	pemKey := k.PublicPEM()
 	if !strings.HasPrefix(string(pemKey), "-----BEGIN PUBLIC KEY-----\n") {
@@ -238,6 +243,7 @@ func TestPublicKeyForms(t *testing.T) {
 // is recorded beside it and names the allowed_signers line; an explicit
 // principal still wins; a key without one says "readproof".
 func TestKeyPrincipal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "k")
 	created, err := CreateKeyFor(path, "auditor@example.com")

@@ -37,6 +37,7 @@ func loadVector(t *testing.T, name string) merkleVector {
 }
 
 func TestMerkleVectors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		n    int
@@ -80,6 +81,7 @@ func TestMerkleVectors(t *testing.T) {
 }
 
 func TestPublishedExample(t *testing.T) {
+	t.Parallel()
 	if got := hashOf([]byte(refundsText)); got != refundsHash {
 		t.Fatalf("content hash = %s, want %s", got, refundsHash)
 	}
@@ -97,6 +99,7 @@ func TestPublishedExample(t *testing.T) {
 // and the same list with its last leaf repeated share a root, so a root
 // alone never proves how many entries there were.
 func TestMerkleDuplicateLastNode(t *testing.T) {
+	t.Parallel()
 	a, b, c := Leaf(0, "readproof://x/a", refundsHash), Leaf(1, "readproof://x/b", refundsHash), Leaf(2, "readproof://x/c", refundsHash)
 	if Root([][32]byte{a, b, c}) != Root([][32]byte{a, b, c, c}) {
 		t.Fatal("[a,b,c] and [a,b,c,c] should share a root under the duplicate-last rule")
@@ -112,6 +115,7 @@ func TestMerkleDuplicateLastNode(t *testing.T) {
 }
 
 func TestLeafSeparators(t *testing.T) {
+	t.Parallel()
 	// The 0x00 separators keep uri/hash boundaries unambiguous.
 	if Leaf(0, "readproof://a/b", "sha256:1") == Leaf(0, "readproof://a/bsha256:1", "") {
 		t.Fatal("separator missing between uri and content hash")

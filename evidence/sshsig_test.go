@@ -40,6 +40,7 @@ func signedCommit(t testing.TB, k Key, msg string) []byte {
 }
 
 func TestSignCommitRoundTrip(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, 1)
 	payload := rawCommit("manifest run-a\n")
 	armor, err := SignCommit(payload, k)
@@ -79,6 +80,7 @@ func TestSignCommitRoundTrip(t *testing.T) {
 }
 
 func TestParseAllowedSigners(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, 1).AuthorizedKey()
 	file := strings.Join([]string{
 		"# comment",
@@ -136,6 +138,7 @@ func TestParseAllowedSigners(t *testing.T) {
 }
 
 func TestMatchPatternList(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		s, list string
 		want    int
@@ -211,6 +214,7 @@ func (g *gitRepo) verify(id, allowed string) (bool, string) {
 // with stock git, and checks that `git verify-commit` and
 // VerifyCommitSignature reach the same verdict in every case.
 func TestCommitSignaturesAgreeWithGit(t *testing.T) {
+	t.Parallel()
 	g := newGitRepo(t)
 	alice, other := testKey(t, 1), testKey(t, 2)
 	ak := alice.AuthorizedKey()
@@ -286,6 +290,7 @@ func TestCommitSignaturesAgreeWithGit(t *testing.T) {
 // gpg.format=ssh, which runs ssh-keygen -Y sign) with a key CreateKey wrote,
 // and checks that we split and verify git's object, and rebuild it exactly.
 func TestGitSignedCommit(t *testing.T) {
+	t.Parallel()
 	g := newGitRepo(t)
 	keyPath := filepath.Join(t.TempDir(), "signing_key")
 	k, err := CreateKey(keyPath)
@@ -317,6 +322,7 @@ func TestGitSignedCommit(t *testing.T) {
 }
 
 func TestSSHKeygenVerifiesSignCommit(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("ssh-keygen"); err != nil {
 		t.Skip("ssh-keygen not installed")
 	}
@@ -334,6 +340,7 @@ func TestSSHKeygenVerifiesSignCommit(t *testing.T) {
 }
 
 func TestSplitSignedCommitEdges(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, 1)
 	obj := signedCommit(t, k, "m\n")
 	// A mergetag-style multi-line header before the signature stays in the

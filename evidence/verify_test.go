@@ -11,6 +11,7 @@ import (
 )
 
 func TestVerifyGoodBundle(t *testing.T) {
+	t.Parallel()
 	in, store := threeInput(t)
 	data := mustBundle(t, in)
 	r, err := Verify(data, VerifyOptions{Store: store})
@@ -46,6 +47,7 @@ func TestVerifyGoodBundle(t *testing.T) {
 }
 
 func TestVerifyPublishedSummary(t *testing.T) {
+	t.Parallel()
 	in := Input{RunID: "run-a", ManifestID: manifestA, ManifestCreatedAt: t0, GeneratedAt: t1,
 		Entries: []Entry{mkEntry(0, refundsURI, refundsText)}, WithContent: true}
 	store := storeFor(manifestA, in.Entries)
@@ -66,6 +68,7 @@ func TestVerifyPublishedSummary(t *testing.T) {
 // A bundle written to the Readproof v0.3 format by hand (ids from that
 // implementation, none of our additions) verifies.
 func TestVerifyV03Bundle(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/v03-bundle.json")
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +89,7 @@ func TestVerifyV03Bundle(t *testing.T) {
 }
 
 func TestVerifyListing(t *testing.T) {
+	t.Parallel()
 	in, store := threeInput(t)
 	data := editBundle(t, mustBundle(t, in), func(p map[string]any) {
 		e := p["entries"].([]any)[0].(map[string]any)
@@ -108,6 +112,7 @@ func TestVerifyListing(t *testing.T) {
 }
 
 func TestVerifyTamper(t *testing.T) {
+	t.Parallel()
 	in, store := threeInput(t)
 	good := mustBundle(t, in)
 	metaIn := in
@@ -262,6 +267,7 @@ func entry(p map[string]any, i int) map[string]any {
 // internally consistent, so offline verification passes; the store check
 // and a signature catch it.
 func TestVerifyRerootedForgery(t *testing.T) {
+	t.Parallel()
 	in, store := threeInput(t)
 	realKey := testKey(t, 1)
 	genuine := mustBundle(t, in)
@@ -304,6 +310,7 @@ func TestVerifyRerootedForgery(t *testing.T) {
 }
 
 func TestVerifyStoreProblems(t *testing.T) {
+	t.Parallel()
 	in, store := threeInput(t)
 	data := mustBundle(t, in)
 	if _, err := Verify(data, VerifyOptions{}); !errors.Is(err, ErrNoStore) {
@@ -325,6 +332,7 @@ func TestVerifyStoreProblems(t *testing.T) {
 }
 
 func TestVerifyRecordedReplayFailure(t *testing.T) {
+	t.Parallel()
 	in, store := threeInput(t)
 	in.Replay = Replay(fakeStore{err: errors.New("store unreachable")}, manifestA, t1)
 	r, _ := Verify(mustBundle(t, in), VerifyOptions{Store: store})
@@ -335,6 +343,7 @@ func TestVerifyRecordedReplayFailure(t *testing.T) {
 }
 
 func TestVerifyGarbage(t *testing.T) {
+	t.Parallel()
 	for name, data := range map[string]string{
 		"empty":      "",
 		"not json":   "hello",
@@ -362,6 +371,7 @@ func TestVerifyGarbage(t *testing.T) {
 }
 
 func TestVerifyHostileStrings(t *testing.T) {
+	t.Parallel()
 	in, _ := threeInput(t)
 	data := editBundle(t, mustBundle(t, in), func(p map[string]any) {
 		entry(p, 0)["uri"] = "readproof://x/\x1b[31mred"

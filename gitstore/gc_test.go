@@ -102,6 +102,7 @@ func TestGCKeepsYoungAndReachable(t *testing.T) {
 // become unreachable is kept while a writer reuses it, and removed once it
 // stays unused past the grace.
 func TestGCFreshensPackedObjects(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	if _, err := lookGit(); err != nil {
 		t.Skip("git is not installed")

@@ -83,6 +83,8 @@ type repo struct {
 	packsSeen      string    // the .idx files go-git's index was loaded from
 	packsCheckedAt time.Time // when packsSeen was last compared with the disk
 
+	direct *directPacks // the direct reader's packs (directread.go)
+
 	// pmu guards packed, the parsed packed-refs file.
 	pmu    sync.Mutex
 	packed *packedRefs
@@ -381,6 +383,7 @@ func (s *repo) Close() error {
 	}
 	ferr := s.flush()
 	s.closed = true
+	s.closeDirect()
 	if err := s.st.Close(); err != nil {
 		return err
 	}

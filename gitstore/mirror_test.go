@@ -80,6 +80,7 @@ func fetched(t testing.TB, cache, url string) *Mirror {
 }
 
 func TestMirrorResolve(t *testing.T) {
+	t.Parallel()
 	up := upstream(t)
 	c1 := mirrorGit(t, up, "rev-parse", "HEAD")
 	mirrorGit(t, up, "tag", "-a", "-m", "release", "v1")
@@ -184,6 +185,7 @@ func packStats(t *testing.T, dir string) (packs, objects int) {
 }
 
 func TestMirrorIncrementalFetch(t *testing.T) {
+	t.Parallel()
 	up := upstream(t)
 	for i := 0; i < 5; i++ {
 		commitFile(t, up, fmt.Sprintf("file%d.md", i), strings.Repeat("x", i+1))
@@ -334,6 +336,7 @@ func TestMirrorEmptyAndMissingRemotes(t *testing.T) {
 }
 
 func TestMirrorConcurrentFetches(t *testing.T) {
+	t.Parallel()
 	up := upstream(t)
 	cache := t.TempDir()
 	var wg sync.WaitGroup

@@ -193,6 +193,9 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 	if o, data, ok := s.buffered(h); ok {
 		return o, data, nil
 	}
+	if t, data, ok := s.directRead(h); ok { // checked against h
+		return &rawObject{h: h, t: t, data: data}, data, nil
+	}
 	var o plumbing.EncodedObject
 	var data []byte
 	read := func() error {

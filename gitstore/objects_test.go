@@ -329,6 +329,7 @@ func TestPutBlobSkipsExisting(t *testing.T) {
 }
 
 func TestReadAfterGitGC(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	c1 := mkCommit(t, s, "one")
 	mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", New: c1})
@@ -614,6 +615,7 @@ func mustSync(t testing.TB, s Store) {
 // become one pack that stock git accepts, and that a few become loose
 // objects; reads see both before and after the flush.
 func TestBatchWritesOnePack(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	var ids []OID
 	for i := 0; i < 300; i++ {

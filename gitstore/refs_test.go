@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 func TestCheckRefNameAgreesWithGit(t *testing.T) {
@@ -322,6 +324,7 @@ func TestStaleLockIsBroken(t *testing.T) {
 }
 
 func TestHeldLockTimesOut(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "store")
 	s, err := InitWithOptions(dir, Options{LockTimeout: 300 * time.Millisecond, StaleLockAge: time.Hour})
 	if err != nil {
@@ -367,6 +370,7 @@ func TestHeldLockTimesOut(t *testing.T) {
 
 // TestUpdateGoroutines races CAS appends from goroutines sharing one Store.
 func TestUpdateGoroutines(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	root := mkCommit(t, s, "root")
 	const ref = "refs/heads/chain"
@@ -437,20 +441,23 @@ func chainLength(t testing.TB, s Store, ref string) int {
 	return n
 }
 
-// TestManyPackedRefs compares lookups and listings with git on a few
-// thousand packed refs, with some of them updated loose.
+// TestManyPackedRefs compares lookups and listings with git on many packed
+// refs (300 by default, 1500 under READPROOF_LONG_TESTS=1), with some of
+// them updated loose.
 func TestManyPackedRefs(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	c1 := mkCommit(t, s, "one")
 	c2 := mkCommit(t, s, "two", c1)
+	n := testsize.Pick(t, 300, 1500) // a multiple of 100, prime to 7
 	var ups []RefUpdate
-	for i := 0; i < 1500; i++ {
-		ups = append(ups, RefUpdate{Name: fmt.Sprintf("refs/tags/readproof/runs/r%04d", i*7%1500), New: c1})
+	for i := 0; i < n; i++ {
+		ups = append(ups, RefUpdate{Name: fmt.Sprintf("refs/tags/readproof/runs/r%04d", i*7%n), New: c1})
 	}
 	mustUpdate(t, s, ups...)
 	git(t, s.Path(), "pack-refs", "--all")
 	var moved []RefUpdate
-	for i := 0; i < 1500; i += 97 {
+	for i := 0; i < n; i += 97 {
 		moved = append(moved, RefUpdate{Name: fmt.Sprintf("refs/tags/readproof/runs/r%04d", i), Old: c1, New: c2})
 	}
 	mustUpdate(t, s, moved...)
@@ -461,7 +468,7 @@ func TestManyPackedRefs(t *testing.T) {
 	if got, want := fmtRefs(all), git(t, s.Path(), "for-each-ref", "--format=%(objectname) %(refname)")+"\n"; got != want {
 		t.Fatalf("Refs differs from git for-each-ref (%d refs)", len(all))
 	}
-	for i := 0; i < 1500; i += 13 {
+	for i := 0; i < n; i += 13 {
 		name := fmt.Sprintf("refs/tags/readproof/runs/r%04d", i)
 		want := c1
 		if i%97 == 0 {
@@ -472,8 +479,10 @@ func TestManyPackedRefs(t *testing.T) {
 	}
 	wantRef(t, s, "refs/tags/a", "")
 	wantRef(t, s, "refs/tags/zzzz", "")
-	refs, err := s.Refs("refs/tags/readproof/runs/r14")
+	// the last hundred: r1400..r1499 at full size
+	last := fmt.Sprintf("refs/tags/readproof/runs/r%02d", n/100-1)
+	refs, err := s.Refs(last)
 	if err != nil || len(refs) != 100 {
-		t.Errorf("Refs(r14) = %d refs, %v", len(refs), err)
+		t.Errorf("Refs(%s) = %d refs, %v", last, len(refs), err)
 	}
 }

@@ -107,6 +107,24 @@ func Encode(m *Manifest) ([]byte, error) {
 // Decode parses manifest.json strictly: unknown fields, a wrong format, bad
 // positions, invalid URIs or hashes are errors.
 func Decode(data []byte) (*Manifest, error) {
+	m, ok := decodeFast(data)
+	if !ok {
+		var err error
+		if m, err = decodeJSON(data); err != nil {
+			return nil, err
+		}
+	}
+	if m.Format != Format {
+		return nil, fmt.Errorf("%w: format %q, want %q", ErrInvalid, m.Format, Format)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// decodeJSON is Decode's reading of any JSON, with encoding/json.
+func decodeJSON(data []byte) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
@@ -115,12 +133,6 @@ func Decode(data []byte) (*Manifest, error) {
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the manifest object", ErrInvalid)
-	}
-	if m.Format != Format {
-		return nil, fmt.Errorf("%w: format %q, want %q", ErrInvalid, m.Format, Format)
-	}
-	if err := m.Validate(); err != nil {
-		return nil, err
 	}
 	return &m, nil
 }

@@ -208,6 +208,7 @@ func TestLedgerAppendListGet(t *testing.T) {
 }
 
 func TestLedgerConcurrentGoroutines(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var wg sync.WaitGroup
 	const g, n = 6, 15
@@ -241,7 +242,9 @@ func TestLedgerManyProcesses(t *testing.T) {
 	}
 	t.Parallel()
 	const procs = 8
-	each := testsize.Pick(t, 15, 100)
+	// 8 each by default (64 concurrent appends to one session), 100 each
+	// (800) under READPROOF_LONG_TESTS=1.
+	each := testsize.Pick(t, 8, 100)
 	store := gitstore.NewTestStore(t)
 	path := store.Path()
 	secret := bytes.Repeat([]byte{9}, KeySize)
@@ -310,7 +313,7 @@ func TestLedgerManyProcesses(t *testing.T) {
 		}
 	}
 	listed := time.Since(start) - elapsed
-	for _, r := range rs[:100] {
+	for _, r := range rs[:min(100, len(rs))] {
 		if got, err := ledger.Get(r.ID); err != nil || !got.Equal(r) {
 			t.Errorf("Get(%s): %v", r.ID, err)
 		}

@@ -140,14 +140,15 @@ complete -c readproof -f -a '(__readproof_values)'
 type argKind int
 
 const (
-	argNone    argKind = iota
-	argURI             // a resource URI
-	argURITag          // a resource URI, or URI@TAG
-	argTag             // a tag of the URI before it
-	argRun             // a committed run id
-	argOpenRun         // an open run id
-	argAnyRun          // a run id, open or committed
-	argCommand         // a command path (help)
+	argNone       argKind = iota
+	argURI                // a resource URI
+	argURITag             // a resource URI, or URI@TAG
+	argTag                // a tag of the URI before it
+	argRun                // a committed run id
+	argOpenRun            // an open run id
+	argAnyRun             // a run id, open or committed
+	argAbortedRun         // an aborted run id
+	argCommand            // a command path (help)
 )
 
 // argSpec says what a command's positional arguments take; the last kind
@@ -168,6 +169,8 @@ func completionArgs() map[string]argSpec {
 		"run mount":       {kinds: []argKind{argOpenRun, argURITag}, many: true},
 		"run commit":      {kinds: []argKind{argOpenRun}},
 		"run show":        {kinds: []argKind{argAnyRun}},
+		"run abort":       {kinds: []argKind{argOpenRun}},
+		"run reopen":      {kinds: []argKind{argAbortedRun}},
 		"manifest":        {kinds: []argKind{argRun}},
 		"diff":            {kinds: []argKind{argRun, argRun}},
 		"replay":          {kinds: []argKind{argRun}},
@@ -392,6 +395,13 @@ func completionValues(e *env, kind argKind, prev string) []string {
 		for _, r := range runs {
 			if kind == argAnyRun || r.Open == (kind == argOpenRun) {
 				out = append(out, r.RunID)
+			}
+		}
+	case argAbortedRun:
+		aborted, _ := s.AbortedRuns()
+		for _, a := range aborted {
+			if len(out) == 0 || out[len(out)-1] != a.RunID {
+				out = append(out, a.RunID)
 			}
 		}
 	}

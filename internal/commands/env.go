@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -144,9 +145,60 @@ func (e *env) openWith(pol *policy.File) (*store.Store, error) {
 	return store.Open(e.storePath, pol, opts)
 }
 
+// openRead opens the store for a command that reads what is recorded
+// (manifest, diff, replay, history, inspect, run list, tag list and history,
+// get, evidence export, verify-commit): the policy file is read when the
+// command first needs it (to resolve or describe a declared resource, or
+// for a key path it names), with the errors, exit code and hint open gives,
+// and not at all otherwise, so a large readproof.toml costs nothing to a
+// command that never consults it. A --config or READPROOF_CONFIG naming a
+// file that does not exist is still refused up front. Writes made through
+// the handle are signed as open's are; the signing key is looked up when a
+// manifest commit is made.
+func (e *env) openRead() (*store.Store, error) {
+	if e.policyNamed {
+		if _, err := os.Stat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
+			_, err := e.loadPolicy() // the usage error
+			return nil, err
+		}
+	}
+	opts, err := e.lockOptions()
+	if err != nil {
+		return nil, err
+	}
+	pol := policy.NewLazy(e.loadPolicy)
+	opts.SignCommit = func(payload []byte) (string, error) {
+		f, err := pol.Get()
+		if err != nil {
+			return "", err
+		}
+		var o store.Options
+		if err := signCommits(e, f, &o); err != nil {
+			return "", err
+		}
+		if o.SignCommit == nil {
+			return "", nil // not configured: unsigned, as open makes it
+		}
+		return o.SignCommit(payload)
+	}
+	return store.OpenLazy(e.storePath, pol, opts)
+}
+
 // storeOptions are the store's options from the environment and the
 // policy: lock timings and commit signing.
 func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
+	opts, err := e.lockOptions()
+	if err != nil {
+		return opts, err
+	}
+	if err := signCommits(e, pol, &opts); err != nil {
+		return opts, err
+	}
+	return opts, nil
+}
+
+// lockOptions are the store's lock timings from the environment.
+func (e *env) lockOptions() (store.Options, error) {
 	var opts store.Options
 	for name, dst := range map[string]*time.Duration{
 		"READPROOF_LOCK_TIMEOUT":   &opts.Git.LockTimeout,
@@ -162,9 +214,6 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 			}
 			*dst = d
 		}
-	}
-	if err := signCommits(e, pol, &opts); err != nil {
-		return opts, err
 	}
 	return opts, nil
 }
@@ -187,7 +236,37 @@ func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 
 // withStore runs fn with the store opened under the policy in force.
 func (e *env) withStore(fn func(*store.Store) error) error {
-	s, err := e.open()
+	return withOpened(e.open, fn)
+}
+
+// withReadStore is withStore for a command that reads what is recorded: the
+// policy file is read only if fn needs it (openRead), and stdout is
+// buffered (a manifest's table or a replay's bytes are thousands of small
+// writes otherwise).
+func (e *env) withReadStore(fn func(*store.Store) error) error {
+	return e.bufferedOut(func() error { return withOpened(e.openRead, fn) })
+}
+
+// bufferedOut runs fn with e.out buffered, and flushes it after fn.
+func (e *env) bufferedOut(fn func() error) error {
+	w := bufio.NewWriterSize(e.out, 64<<10)
+	out := e.out
+	e.out = w
+	err := fn()
+	e.out = out
+	if errors.Is(err, context.Canceled) {
+		// Interrupted: what is buffered is part of an answer that will not
+		// be finished; write nothing more of it.
+		return err
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func withOpened(open func() (*store.Store, error), fn func(*store.Store) error) error {
+	s, err := open()
 	if err != nil {
 		return err
 	}
@@ -198,7 +277,17 @@ func (e *env) withStore(fn func(*store.Store) error) error {
 // withStoreCtx is withStore for work that interruptible may abandon when
 // ctx ends: the store is then left open for it (the process exits next).
 func (e *env) withStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
-	s, err := e.open()
+	return withOpenedCtx(ctx, e.open, fn)
+}
+
+// withReadStoreCtx is withStoreCtx with the policy read only if fn needs it
+// (openRead) and stdout buffered.
+func (e *env) withReadStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
+	return e.bufferedOut(func() error { return withOpenedCtx(ctx, e.openRead, fn) })
+}
+
+func withOpenedCtx(ctx context.Context, open func() (*store.Store, error), fn func(*store.Store) error) error {
+	s, err := open()
 	if err != nil {
 		return err
 	}

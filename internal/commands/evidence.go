@@ -292,10 +292,14 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 	if opts.Key != "" && !opts.Sign {
 		return usageError("evidence export: --key names the key for --sign; add --sign")
 	}
-	return e.withStoreCtx(ctx, func(s *store.Store) error {
+	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
 		var key evidence.Key
 		if opts.Sign {
-			k, err := keyloc.LoadSigning(opts.Key, e.storePath, s.Policy())
+			pol, err := s.Policy()
+			if err != nil {
+				return err
+			}
+			k, err := keyloc.LoadSigning(opts.Key, e.storePath, pol)
 			if err != nil {
 				return err
 			}
@@ -349,10 +353,14 @@ type verifyCommitOptions struct {
 
 // runVerifyCommit is `readproof verify-commit`.
 func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args []string) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		path := opts.AllowedSigners
 		if path == "" {
-			path = s.Policy().AllowedSigners
+			pol, err := s.Policy()
+			if err != nil {
+				return err
+			}
+			path = pol.AllowedSigners
 		}
 		if path == "" {
 			return usageError("verify-commit: no allowed_signers file: pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml")

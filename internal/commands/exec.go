@@ -76,7 +76,11 @@ func (t *lastByteWriter) Write(p []byte) (int, error) {
 // the index chains and packed-refs can be taken. what says what was not
 // done, for the message.
 func preflightReceipt(e *env, st *store.Store, session, what string) error {
-	opts, err := e.storeOptions(st.Policy())
+	pol, err := st.Policy()
+	if err != nil {
+		return err
+	}
+	opts, err := e.storeOptions(pol)
 	if err != nil {
 		return err
 	}

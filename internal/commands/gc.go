@@ -28,6 +28,7 @@ func gcCommand() *cli.Command {
 		Name:  "gc",
 		Usage: "pack loose objects into delta-compressed packs and remove unreachable objects older than a grace period",
 		Description: "Runs stock `git gc` on the store (git must be installed). Everything reachable from a ref is kept;\n" +
+			"runs aborted (readproof run abort) longer ago than --grace are removed first, with their entries;\n" +
 			"unreachable objects are removed only once older than --grace (default 2w), so gc is safe while other\n" +
 			"readproof processes write. --grace takes s, m, h, d and w units; --grace now removes every unreachable\n" +
 			"object and is only safe when nothing else uses the store.",
@@ -128,6 +129,7 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 				"store": s.Path(), "grace": graceString(grace, now), "cutoff": res.Cutoff,
 				"before": res.Before, "after": res.After,
 				"bytes_before": res.Before.Bytes(), "bytes_after": res.After.Bytes(),
+				"dropped_aborted_runs": dropped(res.Dropped),
 			})
 		}
 		removed := "unreachable objects older than " + graceString(grace, now)
@@ -136,6 +138,17 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 		}
 		fmt.Fprintf(e.out, "Packed the store: %d objects in %d pack(s), %d loose; %s -> %s; removed %s\n",
 			res.After.Packed, res.After.Packs, res.After.Loose, sizeString(res.Before.Bytes()), sizeString(res.After.Bytes()), removed)
+		for _, a := range res.Dropped {
+			e.say("readproof: removed run %s, aborted %s (older than the grace period)", a.RunID, a.AbortedAt.Format(time.RFC3339))
+		}
 		return nil
 	})
+}
+
+// dropped is the JSON list of aborted runs gc removed (never null).
+func dropped(runs []store.AbortedRun) []store.AbortedRun {
+	if runs == nil {
+		return []store.AbortedRun{}
+	}
+	return runs
 }

@@ -97,7 +97,7 @@ func parsePlainURI(s string) (identity.URI, error) {
 
 // runGet is `readproof get`.
 func runGet(ctx context.Context, e *env, args []string) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		d, err := s.Resolve(ctx, args[0])
 		if err != nil {
 			return err
@@ -113,14 +113,18 @@ func runGet(ctx context.Context, e *env, args []string) error {
 
 // runInspect is `readproof inspect`.
 func runInspect(_ context.Context, e *env, args []string) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		in, err := s.Inspect(args[0])
 		if err != nil {
 			return err
 		}
 		if !in.Declared && in.Current == nil && in.Tag == nil && len(in.Tags) == 0 {
 			// neither declared nor ever recorded: a typo, most likely
-			return hint.With(fmt.Errorf("%s: %w in %s, and nothing recorded for it", in.URI, store.ErrNotRegistered, s.Policy().Path),
+			pol, err := s.Policy()
+			if err != nil {
+				return err
+			}
+			return hint.With(fmt.Errorf("%s: %w in %s, and nothing recorded for it", in.URI, store.ErrNotRegistered, pol.Path),
 				"check the URI's spelling (`readproof resource list`), or register it: readproof resource add "+in.URI+" --source-type filesystem --path FILE")
 		}
 		if e.json {
@@ -178,7 +182,7 @@ func runInspect(_ context.Context, e *env, args []string) error {
 
 // runHistory is `readproof history`.
 func runHistory(_ context.Context, e *env, args []string) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		u, err := parsePlainURI(args[0])
 		if err != nil {
 			return err

@@ -44,7 +44,7 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 	if err != nil {
 		return err
 	}
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		m, err := s.Manifest(args[0])
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ type replayOptions struct {
 // runReplay rebuilds the run args[0] names from the store and re-verifies
 // every hash, the delivered hashes of probed entries included.
 func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) error {
-	return e.withStoreCtx(ctx, func(s *store.Store) error {
+	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
 		var res *store.ReplayResult
 		var rerr error
 		line := progress.Start(e.err, "replay", "entries", e.json)
@@ -224,12 +224,12 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 }
 
 // runDiff is `readproof diff`.
-func runDiff(_ context.Context, e *env, opts formatOptions, args []string) error {
+func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) error {
 	md, err := checkFormat(opts.Format, e.json)
 	if err != nil {
 		return err
 	}
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
 		a, err := s.Manifest(args[0])
 		if err != nil {
 			return err
@@ -241,24 +241,39 @@ func runDiff(_ context.Context, e *env, opts formatOptions, args []string) error
 		cmp := manifest.Compare(a, b)
 		out := diffJSON{A: a.ID, B: b.ID, Changes: []changeJSON{},
 			Counts: map[string]int{"changed": cmp.Changed, "added": cmp.Added, "removed": cmp.Removed, "unchanged": cmp.Unchanged}}
-		for _, ch := range cmp.Changes {
-			j := changeJSON{Change: ch}
-			switch ch.Kind {
-			case manifest.Changed:
-				j.Why = ch.Why()
-				if ch.A.ContentHash != ch.B.ContentHash {
-					ab, err := s.Content(ch.A.Snapshot)
-					if err != nil {
-						return fmt.Errorf("diff: %s in %s: %w", ch.URI, a.RunID, err)
-					}
-					bb, err := s.Content(ch.B.Snapshot)
-					if err != nil {
-						return fmt.Errorf("diff: %s in %s: %w", ch.URI, b.RunID, err)
-					}
-					j.Unified = manifest.Unified("a/"+ch.A.File, "b/"+ch.B.File, ab, bb, 3)
+		// The unified diffs read and compare document bytes: the long part,
+		// drawn as progress and stopped by Ctrl-C (exit 130, nothing
+		// printed: the output is written only once every diff is made).
+		line := progress.Start(e.err, "diff", "entries", e.json)
+		err = interruptible(ctx, func() error {
+			for i, ch := range cmp.Changes {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
+				line.Update(i, len(cmp.Changes))
+				j := changeJSON{Change: ch}
+				switch ch.Kind {
+				case manifest.Changed:
+					j.Why = ch.Why()
+					if ch.A.ContentHash != ch.B.ContentHash {
+						ab, err := s.Content(ch.A.Snapshot)
+						if err != nil {
+							return fmt.Errorf("diff: %s in %s: %w", ch.URI, a.RunID, err)
+						}
+						bb, err := s.Content(ch.B.Snapshot)
+						if err != nil {
+							return fmt.Errorf("diff: %s in %s: %w", ch.URI, b.RunID, err)
+						}
+						j.Unified = manifest.Unified("a/"+ch.A.File, "b/"+ch.B.File, ab, bb, 3)
+					}
+				}
+				out.Changes = append(out.Changes, j)
 			}
-			out.Changes = append(out.Changes, j)
+			return nil
+		})
+		line.Stop()
+		if err != nil {
+			return err
 		}
 		if e.json {
 			return printJSON(e.out, out)

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,11 +11,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -25,6 +26,8 @@ import (
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
 )
 
 func mcpCommand() *cli.Command {
@@ -92,10 +95,6 @@ type mcpOptions struct {
 	Rate            float64
 	Burst           int
 	ShutdownTimeout time.Duration
-
-	// Wrap wraps the HTTP handler, outermost: the place for the
-	// trace-context (traceparent) middleware; nil for none.
-	Wrap func(http.Handler) http.Handler
 }
 
 // runMCP serves the MCP protocol on e.in and e.out until EOF or ctx ends,
@@ -107,6 +106,12 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 			return err
 		}
 	}
+	if o.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err != nil {
+			return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --tls-cert %s --tls-key %s: %w", o.TLSCert, o.TLSKey, err),
+				"give a PEM certificate (with its chain) and the PEM private key that matches it"))
+		}
+	}
 	if err := mcpPolicyBesideStore(e); err != nil {
 		return err
 	}
@@ -116,7 +121,11 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	if err != nil {
 		return err
 	}
-	pol := st.Policy()
+	pol, err := st.Policy()
+	if err != nil {
+		st.Close()
+		return err
+	}
 	opened := st
 	defer func() {
 		if opened != nil {
@@ -130,7 +139,8 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		diag = e.err
 		logger = slog.New(slog.NewTextHandler(e.err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	opts := mcpserver.Options{Open: e.open, Version: buildinfo.Read().Version, Logger: logger}
+	pc := &policyCache{}
+	opts := mcpserver.Options{Open: func() (*store.Store, error) { return pc.open(e) }, Version: buildinfo.Read().Version, Logger: logger}
 	var verifier *mcpauth.Verifier
 	if o.HTTP != "" {
 		path, from, err := keyloc.MCPTokensPath(o.Tokens)
@@ -193,7 +203,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		Verify:       verifier.Verify,
 		MaxBodyBytes: o.MaxBody, MaxConcurrent: o.MaxConcurrent,
 		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout,
-		TLSCert: o.TLSCert, TLSKey: o.TLSKey, Wrap: o.Wrap,
+		TLSCert: o.TLSCert, TLSKey: o.TLSKey,
 	}
 	if err := mcpserver.ServeHTTP(ctx, opts, ho, ln); err != nil {
 		return err
@@ -212,6 +222,17 @@ func checkListen(o mcpOptions) error {
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %q: port %q is not a number from 0 to 65535", o.HTTP, port), "give HOST:PORT, such as 127.0.0.1:8765"))
+	}
+	for _, f := range []struct {
+		name string
+		bad  bool
+	}{
+		{"max-body", o.MaxBody <= 0}, {"max-concurrent", o.MaxConcurrent <= 0}, {"rate", !(o.Rate > 0)},
+		{"burst", o.Burst <= 0}, {"shutdown-timeout", o.ShutdownTimeout <= 0},
+	} {
+		if f.bad {
+			return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --%s: must be positive", f.name), "leave it out for the default (see readproof mcp --help)"))
+		}
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return withCode(ExitUsage, hint.With(errors.New("mcp: --tls-cert and --tls-key go together"), "give both files, or neither"))
@@ -272,6 +293,40 @@ func mcpPolicyBesideStore(e *env) error {
 	}
 	return withCode(ExitUsage, hint.With(fmt.Errorf("mcp: no %s: looked at %s; the server would list no resources", PolicyName, looked),
 		"start it from the project directory, or name the policy with --config PATH (READPROOF_CONFIG) or the store beside it with --store"))
+}
+
+// policyCache keeps the parsed readproof.toml between requests and parses
+// it again when the file's size, modification time or identity changed, so
+// the server still reads the policy live (an edit applies to the next
+// request) without parsing it for every request. A *policy.File is never
+// changed after it is parsed, so requests share it.
+type policyCache struct {
+	mu  sync.Mutex
+	fi  os.FileInfo
+	pol *policy.File
+}
+
+// open opens the store under the policy as it is now.
+func (c *policyCache) open(e *env) (*store.Store, error) {
+	fi, err := os.Stat(e.policyPath)
+	if err != nil {
+		return e.open() // missing or unreadable: the usual errors
+	}
+	c.mu.Lock()
+	pol := c.pol
+	if pol == nil || !fi.ModTime().Equal(c.fi.ModTime()) || fi.Size() != c.fi.Size() || !os.SameFile(fi, c.fi) {
+		pol = nil
+	}
+	c.mu.Unlock()
+	if pol == nil {
+		if pol, err = e.loadPolicy(); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.fi, c.pol = fi, pol
+		c.mu.Unlock()
+	}
+	return e.openWith(pol)
 }
 
 // newMCPSession names a receipt session: mcp-20260921T101500Z-1a2b3c4d.

@@ -116,7 +116,11 @@ type receiptsCtx struct {
 func (e *env) withReceipts(keyFile string, needKey bool, fn func(*receiptsCtx) error) error {
 	return e.withStore(func(s *store.Store) error {
 		rc := &receiptsCtx{env: e, store: s, ledger: s.Receipts()}
-		rc.key, rc.keyPath, rc.keyErr = keyloc.LoadReceipts(keyFile, e.storePath, s.Policy())
+		pol, err := s.Policy()
+		if err != nil {
+			return err
+		}
+		rc.key, rc.keyPath, rc.keyErr = keyloc.LoadReceipts(keyFile, e.storePath, pol)
 		if rc.keyErr != nil && needKey {
 			return rc.keyErr
 		}

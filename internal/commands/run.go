@@ -91,8 +91,32 @@ func runCommand() *cli.Command {
 				},
 			},
 			{
+				Name:      "abort",
+				Usage:     "discard an open run; reversible with run reopen until gc's grace period has passed",
+				ArgsUsage: "ID",
+				Description: "The open run's entries are kept under an aborted ref (local, never pushed) until `readproof gc`\n" +
+					"runs after its grace period (default 2w); `readproof run reopen ID` opens the run again before that.",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "ID"); err != nil {
+						return err
+					}
+					return withEnv(c, func(e *env) error { return runAbort(c.Context, e, c.Args().Slice()) })
+				},
+			},
+			{
+				Name:      "reopen",
+				Usage:     "undo the newest abort of a run: it is open again with the entries it had",
+				ArgsUsage: "ID",
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 1, 1, "ID"); err != nil {
+						return err
+					}
+					return withEnv(c, func(e *env) error { return runReopen(c.Context, e, c.Args().Slice()) })
+				},
+			},
+			{
 				Name:  "list",
-				Usage: "list committed and open runs",
+				Usage: "list committed, open and aborted runs",
 				Action: func(c *cli.Context) error {
 					return withEnv(c, func(e *env) error { return runList(c.Context, e) })
 				},
@@ -235,10 +259,18 @@ func runCommit(ctx context.Context, e *env, args []string) error {
 }
 
 func runList(_ context.Context, e *env) error {
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		runs, err := s.Runs()
 		if err != nil {
 			return err
+		}
+		aborted, err := s.AbortedRuns()
+		if err != nil {
+			return err
+		}
+		for _, a := range aborted {
+			at := a.AbortedAt
+			runs = append(runs, store.RunInfo{RunID: a.RunID, Aborted: true, AbortedAt: &at})
 		}
 		if e.json {
 			if runs == nil {
@@ -250,8 +282,11 @@ func runList(_ context.Context, e *env) error {
 		fmt.Fprintln(tw, "RUN\tSTATE\tMANIFEST")
 		for _, r := range runs {
 			state, m := "committed", r.Manifest
-			if r.Open {
+			switch {
+			case r.Open:
 				state, m = "open", "-"
+			case r.Aborted:
+				state, m = "aborted "+r.AbortedAt.Format(time.RFC3339), "-"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.RunID, state, m)
 		}
@@ -283,7 +318,15 @@ func runShow(ctx context.Context, e *env, args []string) error {
 			return nil
 		}
 		if errors.Is(err, store.ErrUnknownRun) {
-			return hint.With(fmt.Errorf("run %s: %w", args[0], store.ErrUnknownRun), "`readproof run list` lists the open and committed runs")
+			if aborted, aerr := s.AbortedRuns(); aerr == nil {
+				for _, a := range aborted {
+					if a.RunID == args[0] {
+						return hint.With(fmt.Errorf("run %s: %w (aborted %s with %s)", args[0], store.ErrUnknownRun, a.AbortedAt.Format(time.RFC3339), text.Count(a.Entries, "entry", "entries")),
+							"open it again with: readproof run reopen "+args[0])
+					}
+				}
+			}
+			return hint.With(fmt.Errorf("run %s: %w", args[0], store.ErrUnknownRun), "`readproof run list` lists the open, aborted and committed runs")
 		}
 		if err != nil {
 			return err
@@ -315,4 +358,35 @@ func runShow(ctx context.Context, e *env, args []string) error {
 		return runManifest(ctx, e, formatOptions{}, args)
 	}
 	return err
+}
+
+// runAbort is `readproof run abort ID`.
+func runAbort(_ context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		a, err := s.AbortRun(args[0])
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, a)
+		}
+		fmt.Fprintf(e.out, "Aborted run %s (%s mounted)\n", a.RunID, text.Count(a.Entries, "entry", "entries"))
+		e.say("readproof: hint: `readproof run reopen %s` opens it again until gc runs after its grace period (default 2w)", a.RunID)
+		return nil
+	})
+}
+
+// runReopen is `readproof run reopen ID`.
+func runReopen(_ context.Context, e *env, args []string) error {
+	return e.withStore(func(s *store.Store) error {
+		a, err := s.ReopenRun(args[0])
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return printJSON(e.out, map[string]any{"run_id": a.RunID, "open": true, "entries": a.Entries, "aborted_at": a.AbortedAt})
+		}
+		fmt.Fprintf(e.out, "Reopened run %s (%s mounted)\n", a.RunID, text.Count(a.Entries, "entry", "entries"))
+		return nil
+	})
 }

@@ -318,7 +318,7 @@ func runTagList(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		tags, err := s.Tags(u)
 		if err != nil {
 			return err
@@ -371,7 +371,7 @@ func runTagHistory(_ context.Context, e *env, args []string) error {
 	if len(rest) > 0 {
 		return usageError("tag history: too many arguments")
 	}
-	return e.withStore(func(s *store.Store) error {
+	return e.withReadStore(func(s *store.Store) error {
 		h, err := tagHistory(s, u, tag)
 		if err != nil {
 			return err

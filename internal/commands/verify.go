@@ -93,7 +93,7 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return err
+			return interrupted(ctx)
 		}
 		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("verify %s: %w", s.Path(), err), "check that the store is readable; `git fsck` on it gives git's view"))
 	}

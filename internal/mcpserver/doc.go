@@ -8,10 +8,15 @@
 // request, so readproof.toml and the store are read live.
 //
 // It owns the MCP surface only: result shapes, the 1 MiB inline cap and its
-// truncation marker, text-or-blob delivery, error results with hints, and
+// truncation marker, text-or-blob delivery, error results with hints,
 // tool receipts for every executed call when a receipts key is configured,
-// and its own stdio transport (transport.go), which answers a line that is
-// not a JSON-RPC message with a JSON-RPC error instead of ending the session.
+// its own stdio transport (transport.go), which answers a line that is
+// not a JSON-RPC message with a JSON-RPC error instead of ending the session,
+// and the streamable HTTP front end (http.go): the SDK's handler, stateless,
+// behind bearer tokens checked by internal/mcpauth, a per-token rate limit, a
+// body limit and a concurrency limit, with a graceful shutdown. Over HTTP the
+// token's name is the caller recorded in what a call writes, and a read-only
+// token is refused on the tools that write (WritesStore). Over stdio,
 // stdout belongs to the protocol; the package writes diagnostics only to the
 // logger it is given.
 //

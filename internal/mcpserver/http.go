@@ -51,10 +51,6 @@ type HTTPOptions struct {
 	// over it gets 429 with Retry-After while other tokens are served.
 	Rate  float64
 	Burst int
-	// Wrap, when set, wraps the whole handler, outermost (before
-	// authentication): the place for the trace-context middleware
-	// (traceparent header) of the telemetry package.
-	Wrap func(http.Handler) http.Handler
 	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
 	// requests when its context ends.
 	ShutdownTimeout time.Duration
@@ -103,9 +99,6 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	h = s.accessLog(h)
-	if o.Wrap != nil {
-		h = o.Wrap(h)
-	}
 	return h, nil
 }
 

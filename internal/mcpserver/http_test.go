@@ -6,8 +6,17 @@ package mcpserver_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,7 +57,7 @@ func (p *project) token(t testing.TB, name string, args ...string) string {
 	return tok
 }
 
-var listening = regexp.MustCompile(`on (http://127\.0\.0\.1:[0-9]+/)`)
+var listening = regexp.MustCompile(`on (https?://127\.0\.0\.1:[0-9]+/)`)
 
 // serveHTTP starts the server and waits until it listens. At cleanup it
 // sends SIGTERM and expects exit 0.
@@ -517,5 +526,134 @@ func TestHTTPCallerShown(t *testing.T) {
 	}
 	if len(rows) > 0 {
 		mustContain(t, "receipts show", p.cli(t, "receipts", "show", rows[0].ID), "caller   agent-7")
+	}
+}
+
+// TestHTTPConcurrencyLimit: with every slot taken, a request waits for one
+// and then gets 503 with Retry-After; a slot freed serves the next.
+func TestHTTPConcurrencyLimit(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	entered := make(chan struct{}, 4)
+	h := mcpserver.LimitConcurrency(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+	}), 1, 100*time.Millisecond)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	done := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(srv.URL + "/slow")
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	<-entered
+	resp, err := http.Get(srv.URL + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("with the only slot taken: %d, Retry-After %q; want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(release)
+	if c := <-done; c != http.StatusOK {
+		t.Errorf("the slow request: %d", c)
+	}
+	resp, err = http.Get(srv.URL + "/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("after the slot was freed: %d", resp.StatusCode)
+	}
+}
+
+// TestHTTPTLS: with --tls-cert and --tls-key the server speaks HTTPS (and
+// --public is allowed on it); a certificate that does not load is refused
+// at start with exit 2.
+func TestHTTPTLS(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	tok := p.token(t, "w")
+	certPEM, keyPEM := selfSigned(t)
+	cert, key := filepath.Join(p.home, "cert.pem"), filepath.Join(p.home, "key.pem")
+	if err := os.WriteFile(cert, certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, err := p.run("mcp", "--http", "127.0.0.1:0", "--tokens", p.tokens(), "--tls-cert", key, "--tls-key", key); err == nil || !strings.Contains(errOut, "hint: give a PEM certificate") {
+		t.Errorf("a key given as the certificate: %v\n%s", err, errOut)
+	}
+	srv := p.serveHTTP(t, "--public", "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(srv.url, "https://") {
+		t.Fatalf("TLS server URL %s", srv.url)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(listTools))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("tools/list over HTTPS: %d", resp.StatusCode)
+	}
+}
+
+// selfSigned returns a PEM certificate for 127.0.0.1 and its PEM key.
+func selfSigned(t testing.TB) ([]byte, []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+// TestHTTPPolicyReadLive: a resource added to readproof.toml while the
+// server runs is listed by the next request (the parsed policy is kept
+// only while the file is unchanged).
+func TestHTTPPolicyReadLive(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	tok := p.token(t, "r", "--scope", "read")
+	srv := p.serveHTTP(t)
+	s := srv.connect(t, tok)
+	if n := len(list(t, s.ok(t, "readproof_resources_list", nil)["resources"])); n != 1 {
+		t.Fatalf("%d resources before, want 1", n)
+	}
+	p.write(t, "policies/late.md", "late\n")
+	p.cli(t, "resource", "add", "readproof://demo/policies/late", "--source-type", "filesystem", "--path", "policies/late.md")
+	if n := len(list(t, s.ok(t, "readproof_resources_list", nil)["resources"])); n != 2 {
+		t.Fatalf("%d resources after resource add, want 2", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,12 +31,22 @@ func (s *Server) addResources() {
 	}, s.readResource)
 	// resources/list is answered from the store and readproof.toml as they
 	// are now, not from a list registered at start-up.
+	// resources/read of a URI that is not a readproof URI (outside the
+	// template, or malformed inside it) is answered here, saying so, rather
+	// than by the SDK's bare "Resource not found".
 	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "resources/list" {
-				return next(ctx, method, req)
+			switch method {
+			case "resources/list":
+				return s.listResources(ctx)
+			case "resources/read":
+				if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
+					if _, err := identity.ParseURI(r.Params.URI); err != nil {
+						return nil, resourceNotFound(r.Params.URI, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG"))
+					}
+				}
 			}
-			return s.listResources(ctx)
+			return next(ctx, method, req)
 		}
 	})
 }
@@ -111,7 +122,7 @@ func describePolicy(p store.PolicyView) string {
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	if _, err := identity.ParseURI(uri); err != nil {
-		return nil, resourceNotFound(uri)
+		return nil, resourceNotFound(uri, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG"))
 	}
 	st, err := s.opts.Open()
 	if err != nil {
@@ -121,7 +132,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	d, err := st.Resolve(ctx, uri)
 	if err != nil {
 		if notFound(err) {
-			return nil, resourceNotFound(uri)
+			return nil, resourceNotFound(uri, err)
 		}
 		s.log.Info("resources/read", "uri", uri, "err", err)
 		return nil, rpcError(err)
@@ -168,23 +179,51 @@ func notFound(err error) bool {
 // rpcError is a protocol-level error for list and read: the message with
 // its hint, since the client shows only the message.
 func rpcError(err error) error {
-	msg := err.Error()
+	msg := forModel(err.Error())
 	if h := hint.Of(err); h != "" {
-		msg += " (hint: " + h + ")"
+		msg += " (hint: " + forModel(h) + ")"
 	}
 	return errors.New(msg)
+}
+
+// Why a resources/read found nothing (issue 15: the tools said which, the
+// resource read did not): the error's message starts "Resource not found: "
+// and one of these, and its data carries it as "reason".
+const (
+	reasonNotURI        = "not a readproof URI"
+	reasonNotRegistered = "not registered"
+	reasonUnknownTag    = "unknown tag"
+)
+
+// notFoundReason names which of the three err is.
+func notFoundReason(err error) string {
+	switch {
+	case errors.Is(err, store.ErrUnknownTag):
+		return reasonUnknownTag
+	case errors.Is(err, store.ErrNotRegistered):
+		return reasonNotRegistered
+	}
+	return reasonNotURI
 }
 
 // resourceNotFound is mcp.ResourceNotFoundError (code -32602, invalid
 // params, as the specification says since SEP-2164) with its data encoded
 // as JSON: the SDK quotes the URI with Go's %q, which is not JSON for a URI
-// holding a control character or invalid UTF-8.
-func resourceNotFound(uri string) error {
+// holding a control character or invalid UTF-8. The message says which of
+// the reasons above applies, then the error and its hint; the data holds
+// the URI and the reason.
+func resourceNotFound(uri string, cause error) error {
+	reason := notFoundReason(cause)
 	data, err := json.Marshal(struct {
-		URI string `json:"uri"`
-	}{uri})
+		URI    string `json:"uri"`
+		Reason string `json:"reason"`
+	}{uri, reason})
 	if err != nil {
 		data = nil
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found", Data: data}
+	msg := "Resource not found: " + reason + ": " + forModel(cause.Error())
+	if h := hint.Of(cause); h != "" {
+		msg += " (hint: " + forModel(h) + ")"
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: strings.ToValidUTF8(msg, "\uFFFD"), Data: data}
 }

@@ -164,16 +164,28 @@ func TestResourcesRead(t *testing.T) {
 		t.Errorf("@prod content uri %q", c.URI)
 	}
 
-	// Unknown URI, unknown tag, invalid URI: resource not found.
-	for _, uri := range []string{"readproof://demo/policies/nope", refundsURI + "@staging", "readproof://demo/../etc"} {
+	// Unknown URI, unknown tag, invalid URI: resource not found, saying
+	// which (issue 15), in the message and as the data's reason.
+	for uri, reason := range map[string]string{
+		"readproof://demo/policies/nope": "not registered",
+		refundsURI + "@staging":          "unknown tag",
+		"readproof://demo/../etc":        "not a readproof URI",
+		"file:///etc/passwd":             "not a readproof URI", // outside the template
+	} {
 		e := s.readErr(t, uri)
 		if e.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("%s: code %d (%s), want %d", uri, e.Code, e.Message, jsonrpc.CodeInvalidParams)
 		}
-	}
-	// Outside the template: also not found.
-	if e := s.readErr(t, "file:///etc/passwd"); e.Code != jsonrpc.CodeInvalidParams {
-		t.Errorf("file URI: code %d", e.Code)
+		if !strings.HasPrefix(e.Message, "Resource not found: "+reason+": ") || !strings.Contains(e.Message, "(hint: ") {
+			t.Errorf("%s: message %q, want the reason %q and a hint", uri, e.Message, reason)
+		}
+		var data struct{ URI, Reason string }
+		if err := json.Unmarshal(e.Data, &data); err != nil || data.URI != uri || data.Reason != reason {
+			t.Errorf("%s: data %s (%v), want the URI and reason %q", uri, e.Data, err, reason)
+		}
+		if strings.Contains(e.Message, "readproof resource add") && !strings.Contains(e.Message, "an operator's command") {
+			t.Errorf("%s: the hint names a CLI command as if the model could run it: %s", uri, e.Message)
+		}
 	}
 
 	// A source that fails is an error with the reason, not "not found".

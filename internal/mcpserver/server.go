@@ -239,9 +239,9 @@ func schemaFor[T any]() *jsonschema.Schema {
 // the receipt id, one per line.
 func toolError(err error, receiptID, receiptErr string) error {
 	var b strings.Builder
-	b.WriteString(err.Error())
+	b.WriteString(forModel(err.Error()))
 	if h := hint.Of(err); h != "" {
-		b.WriteString("\nhint: " + h)
+		b.WriteString("\nhint: " + forModel(h))
 	}
 	if receiptID != "" {
 		b.WriteString("\nreceipt: " + receiptID)

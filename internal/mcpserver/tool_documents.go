@@ -142,7 +142,7 @@ func (s *Server) resourcesList(_ context.Context, c *call, _ NoInput) (*Resource
 		names = append(names, r.URI)
 	}
 	out.Count = len(out.Resources)
-	text := "No resources are declared; add one with `readproof resource add`."
+	text := "No resources are declared; the operator declares them in readproof.toml (`readproof resource add`)."
 	if out.Count > 0 {
 		text = fmt.Sprintf("%d resource%s: %s", out.Count, plural(out.Count), strings.Join(names, ", "))
 	}

@@ -57,7 +57,7 @@ type ClaimsOutput struct {
 func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*ClaimsOutput, reply, error) {
 	if s.opts.ReceiptKey.IsZero() {
 		return nil, reply{}, hint.With(errors.New("tool receipts are not configured for this server"),
-			"set [receipts] key in readproof.toml (create the key with readproof receipts keygen) and restart the MCP server")
+			"the operator sets [receipts] key in readproof.toml (a key file made with `readproof receipts key init`) and restarts the MCP server")
 	}
 	session := in.Session
 	if session == "" {

@@ -178,12 +178,12 @@ func TestToolsValidAndInvalid(t *testing.T) {
 	}
 	snap := str(t, d, "snapshot")
 	msg := s.fail(t, "readproof_resolve", map[string]any{"uri": "readproof://demo/policies/nope"})
-	mustContain(t, "resolve unknown", msg, "not registered", "hint: register it: readproof resource add readproof://demo/policies/nope")
+	mustContain(t, "resolve unknown", msg, "not registered", "register it: `readproof resource add readproof://demo/policies/nope", "(an operator's command: no tool does this)")
 	msg = s.fail(t, "readproof_resolve", map[string]any{"uri": "https://example.com/x"})
 	mustContain(t, "resolve bad uri", msg, "hint: resource URIs look like readproof://")
 	s.fail(t, "readproof_resolve", map[string]any{})
 	msg = s.fail(t, "readproof_resolve", map[string]any{"uri": refundsURI + "@nope"})
-	mustContain(t, "resolve unknown tag", msg, "unknown tag", "hint: list the tags")
+	mustContain(t, "resolve unknown tag", msg, "unknown tag", "hint: list the tags with: the tool readproof_tag_list (readproof://demo/policies/refunds)")
 
 	// readproof_history
 	h := s.ok(t, "readproof_history", map[string]any{"uri": refundsURI})
@@ -347,7 +347,7 @@ func TestToolsValidAndInvalid(t *testing.T) {
 
 	// readproof_receipts_verify_claims without receipts configured.
 	mustContain(t, "verify claims", s.fail(t, "readproof_receipts_verify_claims", map[string]any{"claims": "rcpt_x"}),
-		"not configured", "hint: set [receipts] key")
+		"not configured", "hint: the operator sets [receipts] key", "`readproof receipts key init` (an operator's command: no tool does this)")
 
 	// readproof_probe_check: a run without probed entries.
 	mustContain(t, "probe check", s.fail(t, "readproof_probe_check", map[string]any{"target": "run-a", "answer": "30 days"}),

@@ -99,6 +99,7 @@ func (w *syncWriter) Bytes() []byte {
 // TestLineTooLong: a line over the size limit is answered with a parse
 // error and skipped up to its newline; the next line is read as usual.
 func TestLineTooLong(t *testing.T) {
+	t.Parallel()
 	in := strings.NewReader(strings.Repeat("x", 200) + "\n" + `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
 	var out syncWriter
 	conn, err := (&lineTransport{in: in, out: &out, maxLine: 64}).Connect(context.Background())

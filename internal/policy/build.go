@@ -52,9 +52,13 @@ func (c *checker) build(f *File, raw *rawFile) {
 	f.ProbeKey = c.keyFile(root.child("probe").child("key"), raw.Probe.Key, f.Dir)
 	f.ReceiptsKey = c.keyFile(root.child("receipts").child("key"), raw.Receipts.Key, f.Dir)
 
-	seen := map[string]int{}
+	seen := make(map[[2]string]*keyPath, len(raw.Resource))
+	if len(raw.Resource) > 0 {
+		f.Resources = make([]Resource, 0, len(raw.Resource))
+	}
+	rp := root.child("resource")
 	for i := range raw.Resource {
-		if r, ok := c.resource(f, i+1, &raw.Resource[i], seen); ok {
+		if r, ok := c.resource(f, rp.index(i+1), &raw.Resource[i], seen); ok {
 			f.Resources = append(f.Resources, r)
 		}
 	}
@@ -161,7 +165,7 @@ func normalizeHost(h string) (string, string) {
 	if len(h) > 253 {
 		return "", "host name longer than 253 bytes"
 	}
-	for _, label := range strings.Split(h, ".") {
+	for label := range strings.SplitSeq(h, ".") {
 		if label == "" || len(label) > 63 {
 			return "", fmt.Sprintf("%q is not a valid host name", truncate(h, 64))
 		}
@@ -230,9 +234,12 @@ func (c *checker) size(p *keyPath, v any) int64 {
 	return 0
 }
 
-func (c *checker) resource(f *File, n int, rr *rawResource, seen map[string]int) (Resource, bool) {
-	p := root.child("resource").index(n)
-	r := Resource{Line: c.pos.lineOf(p)}
+// resource checks the resource at p, resource[n].
+//
+// seen maps each URI declared so far (namespace and path) to the first
+// resource declaring it.
+func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]string]*keyPath) (Resource, bool) {
+	r := Resource{Line: c.lineOf(p)}
 	before := len(c.errs)
 
 	if rr.URI == nil {
@@ -243,11 +250,11 @@ func (c *checker) resource(f *File, n int, rr *rawResource, seen map[string]int)
 	} else if u.Tag != "" {
 		c.add(p.child("uri"), fmt.Sprintf("a declared URI cannot carry a tag (@%s)", u.Tag),
 			fmt.Sprintf("declare %s; tags are set with readproof tag set and read as %s", u.String(), u.Ref()), nil)
-	} else if first, dup := seen[u.String()]; dup {
+	} else if first, dup := seen[[2]string{u.Namespace, u.Path}]; dup {
 		c.add(p.child("uri"), fmt.Sprintf("%s is declared twice, at line %d and again at line %d",
-			u.String(), first, c.pos.lineOf(p.child("uri"))), "remove or rename one of the two [[resource]] blocks", ErrDuplicate)
+			u.String(), c.lineOf(first.child("uri")), c.lineOf(p.child("uri"))), "remove or rename one of the two [[resource]] blocks", ErrDuplicate)
 	} else {
-		seen[u.String()] = c.pos.lineOf(p.child("uri"))
+		seen[[2]string{u.Namespace, u.Path}] = p
 		r.URI = u
 	}
 
@@ -340,7 +347,8 @@ func (r sourceRule) keys() string {
 var specType = reflect.TypeOf(sourcespec.Spec{})
 
 func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.Spec {
-	present := func(k string) bool { return c.pos.has(sp.child(k)) }
+	keys := c.presence(sp)
+	present := keys.has
 	if !present("type") {
 		c.add(sp.child("type"), "missing source type",
 			"add type = \"filesystem\", \"http\", \"github\" or \"git\" to the source", sourcespec.ErrConfig)
@@ -354,6 +362,14 @@ func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.
 	}
 	typ := spec.Type
 	names, _ := tomlFields(specType)
+	if keys.t != nil {
+		names = names[:0:0] // the keys set, from the fast reader's table
+		for _, e := range keys.t.ents {
+			if !rule.allows(e.key) {
+				names = append(names, e.key)
+			}
+		}
+	}
 	for _, k := range names {
 		if present(k) && !rule.allows(k) {
 			c.add(sp.child(k), fmt.Sprintf("%s sources do not take %s", typ, k),
@@ -455,6 +471,9 @@ func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.
 // variable (${NAME}); a literal value is refused, a credential-looking one
 // with its own message. It returns the header names seen, lower-cased.
 func (c *checker) headers(f *File, hp *keyPath, h map[string]string) map[string]string {
+	if len(h) == 0 {
+		return nil
+	}
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)
@@ -508,6 +527,12 @@ func (c *checker) headers(f *File, hp *keyPath, h map[string]string) map[string]
 // declares public. They may not reference variables, may not look like
 // credentials, and may not repeat a name from headers.
 func (c *checker) publicHeaders(hp *keyPath, h map[string]string, folded map[string]string) {
+	if len(h) == 0 {
+		return
+	}
+	if folded == nil {
+		folded = map[string]string{}
+	}
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)
@@ -630,7 +655,7 @@ func checkRepoPath(s string) string {
 	case hasControl(s) || strings.IndexByte(s, 0) >= 0:
 		return "path contains control characters"
 	}
-	for _, seg := range strings.Split(s, "/") {
+	for seg := range strings.SplitSeq(s, "/") {
 		switch seg {
 		case "":
 			return "path has an empty segment (a trailing or double '/')"

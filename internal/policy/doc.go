@@ -15,6 +15,13 @@
 // [sources].env. AppendResource adds a resource as text, leaving existing
 // content and comments untouched, and replaces the file atomically.
 //
+// Parse reads a file in one pass (fastRead, fastDecode) when it keeps to
+// the TOML policy files are written in and is accepted; other TOML and every
+// file with a problem are read by BurntSushi/toml and a position scanner,
+// which word the errors. FuzzParseMatchesTOML holds the two to each other.
+// A parsed File answers Lookup from an index; Lazy defers reading the file
+// to the first command that needs it.
+//
 // policy depends on identity and adapters/sourcespec (the types it hands to
 // sources) and on BurntSushi/toml. It must not import adapters, gitstore,
 // go-git, the store or the CLI (internal/layering's test enforces it), and it

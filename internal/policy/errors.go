@@ -72,13 +72,15 @@ func oneLine(s string) string {
 type checker struct {
 	file string
 	pos  *positions
+	// fast, when set, answers for pos: the file was read by fastRead.
+	fast *fastIndex
 	errs []*Error
 }
 
 func (c *checker) add(p *keyPath, msg, hint string, cause error) {
 	c.errs = append(c.errs, &Error{
 		File: c.file,
-		Line: c.pos.lineOf(p),
+		Line: c.lineOf(p),
 		Key:  p.String(),
 		Msg:  oneLine(msg),
 		Hint: oneLine(hint),

@@ -91,6 +91,11 @@ type File struct {
 	// when unset.
 	SigningKey, AllowedSigners, ProbeKey, ReceiptsKey string
 	Resources                                         []Resource
+
+	// byURI indexes Resources by namespace and path for Lookup; Parse
+	// fills it. Lookup scans instead when it is nil (a File built by hand)
+	// or no longer matches Resources (appended to after parsing).
+	byURI map[[2]string]int
 }
 
 // Load reads and parses the policy file at path. A missing file is an error
@@ -139,13 +144,48 @@ func defaultCacheDir() string {
 // Parse parses data as the policy file at path; path names the file in
 // errors and anchors relative paths. Every problem is returned as an *Error
 // (the one nearest the top of the file).
+//
+// A file is read in one pass by fastRead when it keeps to the TOML policy
+// files are written in and is accepted; anything else (other TOML, and every
+// file with a problem) is read again by BurntSushi/toml and the position
+// scanner, which word the errors. Both readers give the same File for every
+// input (FuzzParseFastMatchesSlow).
 func Parse(path string, data []byte) (*File, error) {
 	name := path
 	if name == "" {
 		name = DefaultFileName
 	}
 	text := string(data)
+	if f, ok := parseFast(path, name, text); ok {
+		return f, nil
+	}
+	return parseSlow(path, name, text)
+}
 
+// parseFast is Parse by fastRead; ok is false when it gave up or found a
+// problem.
+func parseFast(path, name, text string) (*File, bool) {
+	tree, ok := fastRead(text)
+	if !ok {
+		return nil, false
+	}
+	raw, ok := fastDecode(tree)
+	if !ok {
+		return nil, false
+	}
+	c := &checker{file: name, fast: &fastIndex{root: fval{kind: fTable, t: tree}}}
+	f := Empty(path)
+	c.build(f, raw)
+	if len(c.errs) > 0 {
+		return nil, false
+	}
+	f.index()
+	return f, true
+}
+
+// parseSlow is Parse by BurntSushi/toml: a decode into rawFile, and the
+// position scanner for lines.
+func parseSlow(path, name, text string) (*File, error) {
 	c := &checker{file: name}
 	var raw rawFile
 	md, err := toml.Decode(text, &raw)
@@ -178,6 +218,7 @@ func Parse(path string, data []byte) (*File, error) {
 	if err := c.first(); err != nil {
 		return nil, err
 	}
+	f.index()
 	return f, nil
 }
 
@@ -283,8 +324,32 @@ func syntaxError(name, text string, err error) error {
 	return &Error{File: name, Msg: oneLine("malformed TOML: " + err.Error()), Err: err}
 }
 
-// Lookup returns the resource declared for u, ignoring u.Tag.
+// index builds byURI. Parse refuses duplicate URIs, so every key is one
+// resource. A file without resources keeps byURI nil, as Empty has it.
+func (f *File) index() {
+	if len(f.Resources) == 0 {
+		return
+	}
+	f.byURI = make(map[[2]string]int, len(f.Resources))
+	for i := range f.Resources {
+		u := f.Resources[i].URI
+		f.byURI[[2]string{u.Namespace, u.Path}] = i
+	}
+}
+
+// Lookup returns the resource declared for u, ignoring u.Tag. A parsed
+// file answers from its index, in constant time; a run that mounts every
+// declared resource would otherwise scan the list once per URI.
 func (f *File) Lookup(u identity.URI) (*Resource, bool) {
+	if f.byURI != nil && len(f.byURI) == len(f.Resources) {
+		if i, ok := f.byURI[[2]string{u.Namespace, u.Path}]; ok {
+			if r := &f.Resources[i]; r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
+				return r, true
+			}
+		} else {
+			return nil, false
+		}
+	}
 	for i := range f.Resources {
 		r := &f.Resources[i]
 		if r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {

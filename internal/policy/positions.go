@@ -13,29 +13,38 @@ import (
 // *keyPath is the document root.
 type keyPath struct {
 	parent *keyPath
-	s      string // the whole path, as shown
+	s      string // the whole path, as shown; made by String on first use
 	name   string // raw key name of the last element; "" for an index
 	isIdx  bool
+	n      int // the index, counted from 1, when isIdx
 }
 
 // root is the path of the document itself.
 var root *keyPath
 
 func (p *keyPath) child(name string) *keyPath {
-	s := encodeKey(name)
-	if p != nil && p.s != "" {
-		s = p.s + "." + s
-	}
-	return &keyPath{parent: p, s: s, name: name}
+	return &keyPath{parent: p, name: name}
 }
 
 func (p *keyPath) index(n int) *keyPath {
-	return &keyPath{parent: p, s: p.String() + "[" + strconv.Itoa(n) + "]", isIdx: true}
+	return &keyPath{parent: p, isIdx: true, n: n}
 }
 
+// String is the path as errors show it. Every path but the root's is
+// non-empty, so s == "" means not made yet; a path's string is only needed
+// for an error or by the position scanner, not when a file is accepted.
 func (p *keyPath) String() string {
 	if p == nil {
 		return ""
+	}
+	if p.s == "" {
+		if p.isIdx {
+			p.s = p.parent.String() + "[" + strconv.Itoa(p.n) + "]"
+		} else if ps := p.parent.String(); ps != "" {
+			p.s = ps + "." + encodeKey(p.name)
+		} else {
+			p.s = encodeKey(p.name)
+		}
 	}
 	return p.s
 }
@@ -62,8 +71,8 @@ type positions struct {
 }
 
 func (ps *positions) record(p *keyPath, line int) {
-	if _, ok := ps.lines[p.s]; !ok {
-		ps.lines[p.s] = line
+	if _, ok := ps.lines[p.String()]; !ok {
+		ps.lines[p.String()] = line
 		ps.order = append(ps.order, p)
 	}
 }
@@ -73,11 +82,49 @@ func (ps *positions) has(p *keyPath) bool {
 	return ok
 }
 
+// lineOf is the line of p: from the fast reader's record when the file was
+// read by it, else from the position scanner's.
+func (c *checker) lineOf(p *keyPath) int {
+	if c.fast != nil {
+		return c.fast.lineOf(p)
+	}
+	return c.pos.lineOf(p)
+}
+
+// keySet says which keys the file sets in one table.
+type keySet struct {
+	c      *checker
+	parent *keyPath
+	t      *ftable // the table, when the fast reader read the file
+}
+
+// presence reports which keys the file sets in the table at parent.
+func (c *checker) presence(parent *keyPath) keySet {
+	ks := keySet{c: c, parent: parent}
+	if c.fast != nil {
+		if v, _, ok := c.fast.find(parent); ok && v.kind == fTable {
+			ks.t = v.t
+		}
+	}
+	return ks
+}
+
+func (ks keySet) has(name string) bool {
+	if ks.c.fast != nil {
+		if ks.t == nil {
+			return false
+		}
+		_, i := ks.t.get(name)
+		return i >= 0
+	}
+	return ks.c.pos.has(ks.parent.child(name))
+}
+
 // lineOf returns the line of p, or of its nearest recorded ancestor when p
 // itself is absent (a missing key is reported where its table starts).
 func (ps *positions) lineOf(p *keyPath) int {
 	for q := p; q != nil; q = q.parent {
-		if l, ok := ps.lines[q.s]; ok {
+		if l, ok := ps.lines[q.String()]; ok {
 			return l
 		}
 	}

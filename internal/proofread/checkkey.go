@@ -20,8 +20,15 @@ import (
 // file is there but cannot be used (too open, unreadable, malformed, in a
 // refused place), warn says so, naming the path and the reason, so the
 // caller can tell the user that MACs were not checked (NotCheckedWarning).
+//
+// A policy file that cannot be read (the store opened with OpenLazy) is
+// warn too: the key it would name is unknown.
 func CheckKeys(s *store.Store) (keys *probe.Keys, path string, warn error) {
-	return CheckKeysFor(s.Path(), s.Policy())
+	pol, err := s.Policy()
+	if err != nil {
+		return nil, "", err
+	}
+	return CheckKeysFor(s.Path(), pol)
 }
 
 // CheckKeysFor is CheckKeys for the store at storePath under pol, which

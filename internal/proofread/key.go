@@ -31,7 +31,11 @@ func KeyPath(given string, pol *policy.File) (string, error) {
 // LoadKeys loads the offline probe key for s (given names the file, "" for
 // the configured one) and returns it with the path it came from.
 func LoadKeys(given string, s *store.Store) (probe.Keys, string, error) {
-	return loadKeys(given, s.Path(), s.Policy())
+	pol, err := s.Policy()
+	if err != nil {
+		return probe.Keys{}, "", err
+	}
+	return loadKeys(given, s.Path(), pol)
 }
 
 // loadKeys is LoadKeys for the store at storePath under pol. The path is ""

@@ -202,6 +202,7 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 		_, err = gitstore.FileAt(g, cm.Tree, "manifest.json")
 		return err == nil
 	}
+	views := store.CachingReader(g)
 	seen := map[gitstore.OID]bool{tip: true}
 	stack := []gitstore.OID{tip}
 	for len(stack) > 0 {
@@ -226,7 +227,7 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 		if cm.Tree != store.EmptyTree {
 			// The view is derived data: it must be the one this store
 			// computes from the runs the journal records.
-			want, err := store.ExpectedJournalTree(g, id)
+			want, err := store.ExpectedJournalTree(views, id)
 			if err != nil {
 				fail(id, "cannot compute its document view: %v", err)
 				continue

@@ -106,6 +106,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []string{"hash", "blob", "tree", "observation"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			base := t.TempDir()
 			dir := bareServer(t, base, "shared.git")
 			mallory := newProject(t, map[string]string{"doc": "the real text\n"})

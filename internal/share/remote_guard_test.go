@@ -54,6 +54,7 @@ func TestGuardedRemote(t *testing.T) {
 	d := startDaemon(t, base)
 	for _, kind := range []string{"path", "daemon"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			remoteDir := guardedRemote(t, base, kind+".git")
 			u := remoteDir
 			if kind == "daemon" {
@@ -92,6 +93,23 @@ func TestGuardedRemote(t *testing.T) {
 			out = pushRefused(t, a.path(), u, r1+":refs/heads/feature")
 			if !strings.Contains(out, "not a shared readproof ref") {
 				t.Errorf("project branch: %s", out)
+			}
+			// Open and aborted runs are local (issue 15: run abort): plain
+			// git cannot share them either.
+			if err := a.s.StartRun("wip"); err != nil {
+				t.Fatal(err)
+			}
+			out = pushRefused(t, a.path(), u, store.OpenPrefix+"wip:"+store.OpenPrefix+"wip")
+			if !strings.Contains(out, "not a shared readproof ref") {
+				t.Errorf("open run: %s", out)
+			}
+			ab, err := a.s.AbortRun("wip")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = pushRefused(t, a.path(), u, ab.Ref+":"+ab.Ref)
+			if !strings.Contains(out, "not a shared readproof ref") {
+				t.Errorf("aborted run: %s", out)
 			}
 			// A forged manifest: the entry's bytes are not what it records.
 			forged := forgeManifest(t, a.path(), r2)

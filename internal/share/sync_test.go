@@ -13,6 +13,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
 )
 
 // servers returns, for each way of reaching a repository, a function that
@@ -163,6 +164,25 @@ func TestExchange(t *testing.T) {
 			mustPush(t, a, "origin")
 			if out := git(t, dir, "for-each-ref", "refs/heads/readproof/open/"); out != "" {
 				t.Fatalf("an open run was pushed: %s", out)
+			}
+			// So do aborted ones (issue 15: run abort), and a pull does
+			// not take them from a remote that has them.
+			if _, err := a.s.AbortRun("wip"); err != nil {
+				t.Fatal(err)
+			}
+			mustPush(t, a, "origin")
+			if out := git(t, dir, "for-each-ref", store.AbortedPrefix); out != "" {
+				t.Fatalf("an aborted run was pushed: %s", out)
+			}
+			aborted := git(t, a.path(), "for-each-ref", "--format=%(refname) %(objectname)", store.AbortedPrefix)
+			if f := strings.Fields(aborted); len(f) != 2 {
+				t.Fatalf("a's aborted run: %q", aborted)
+			} else {
+				git(t, dir, "fetch", "--quiet", a.path(), f[0]+":"+f[0])
+			}
+			mustPull(t, b, "origin")
+			if out := git(t, b.path(), "for-each-ref", store.AbortedPrefix); out != "" {
+				t.Fatalf("pull took an aborted run: %s", out)
 			}
 		})
 	}
@@ -340,6 +360,7 @@ func TestTagConflict(t *testing.T) {
 	t.Parallel()
 	for _, take := range []string{TakeRemote, TakeLocal} {
 		t.Run(take, func(t *testing.T) {
+			t.Parallel()
 			dir := bareServer(t, t.TempDir(), "shared.git")
 			a := newProject(t, map[string]string{"doc": "v1\n"})
 			addRemote(t, a, "origin", dir)

@@ -127,6 +127,7 @@ func TestPullVerdictMACs(t *testing.T) {
 		{"stripped", func(r map[string]any) { delete(r, "mac"); delete(r, "mac_key") }, "carries no MAC, although check"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := bareServer(t, t.TempDir(), "shared.git")
 			c := newProject(t, map[string]string{"policy": "p\n"})
 			d := newProject(t, map[string]string{"runbook": "r\n"})

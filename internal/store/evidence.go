@@ -24,7 +24,6 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
-	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
@@ -280,14 +279,9 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 		}
 		last[e.URI] = e
 	}
-	// policy.File.Lookup scans the list; a manifest may name thousands.
-	declared := make(map[[2]string]*policy.Resource, len(s.policy.Resources))
-	for i := range s.policy.Resources {
-		r := &s.policy.Resources[i]
-		k := [2]string{r.URI.Namespace, r.URI.Path}
-		if _, dup := declared[k]; !dup {
-			declared[k] = r
-		}
+	pol, err := s.Policy()
+	if err != nil {
+		return nil, err
 	}
 	out := make([]evidence.Resource, 0, len(order))
 	for _, raw := range order {
@@ -296,7 +290,7 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 			return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
 		}
 		r := evidence.Resource{URI: u.String(), Namespace: u.Namespace, Path: u.Path}
-		res, ok := declared[[2]string{u.Namespace, u.Path}]
+		res, ok := pol.Lookup(u)
 		if !ok {
 			r.Missing = true
 			out = append(out, r)

@@ -82,6 +82,7 @@ func checkNamed(rep evidence.Report, name string) *evidence.Check {
 // TestEvidenceExportRoundTrip exports a run with content and verifies it
 // against the store and offline; the seed's vector root comes out.
 func TestEvidenceExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "Products can be refunded within 30 days.\n"})
 	m, _, err := f.s.RunOnce(context.Background(), "run-a", []string{"readproof://demo/policies/refunds"})
 	if err != nil {
@@ -134,6 +135,7 @@ func TestEvidenceExportRoundTrip(t *testing.T) {
 // (resource.json of the observation), not today's; redacted; missing when
 // the resource is no longer declared.
 func TestEvidenceResources(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "v1\n"})
 	if _, _, err := f.s.RunOnce(context.Background(), "run-a", []string{"readproof://demo/policies/refunds"}); err != nil {
 		t.Fatal(err)
@@ -186,6 +188,7 @@ func TestEvidenceResources(t *testing.T) {
 // TestEvidenceResourceRedacted: a declared http resource's credentials never
 // reach the bundle.
 func TestEvidenceResourceRedacted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "v1\n"})
 	m := &manifest.Manifest{ID: "x", RunID: "r", Entries: []manifest.Entry{{URI: "readproof://demo/policies/returns"}}}
 	rs, err := f.s.evidenceResources(m)
@@ -213,6 +216,7 @@ func TestEvidenceResourceRedacted(t *testing.T) {
 // TestReplayHashes: the Replayer re-hashes the store's bytes and refuses a
 // run id in place of a manifest id.
 func TestReplayHashes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "v1\n"})
 	m, _, err := f.s.RunOnce(context.Background(), "run-a", []string{"readproof://demo/policies/refunds", "readproof://demo/policies/refunds"})
 	if err != nil {
@@ -254,6 +258,7 @@ func TestReplayHashes(t *testing.T) {
 // TestVerifyManifestSignature: the same cases stock git verify-commit
 // distinguishes (the CLI scripts run git itself on them).
 func TestVerifyManifestSignature(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "v1\n"})
 	ctx := context.Background()
 	if _, _, err := f.s.RunOnce(ctx, "unsigned", []string{"readproof://demo/policies/refunds"}); err != nil {
@@ -337,6 +342,7 @@ func TestVerifyManifestSignature(t *testing.T) {
 // TestVerifyEvidenceStoreManifest: fields the Merkle root does not cover
 // are compared with the stored manifest.
 func TestVerifyEvidenceStoreManifest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "v1\n"})
 	if _, _, err := f.s.RunOnce(context.Background(), "run-a", []string{"readproof://demo/policies/refunds"}); err != nil {
 		t.Fatal(err)
@@ -374,6 +380,7 @@ func TestVerifyEvidenceStoreManifest(t *testing.T) {
 // TestEvidenceReceipts: the run's receipts (and only its) are summarised;
 // the store check notices an added receipt and, with the key, a forged one.
 func TestEvidenceReceipts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "v1\n"})
 	if _, _, err := f.s.RunOnce(context.Background(), "run-a", []string{"readproof://demo/policies/refunds"}); err != nil {
 		t.Fatal(err)
@@ -418,6 +425,7 @@ func TestEvidenceReceipts(t *testing.T) {
 // TestEvidenceProofOfRead: the latest verdict record of the run travels in
 // the bundle and is checked against the verdict chain.
 func TestEvidenceProofOfRead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
 	m := probedRun(t, f, "r", 2)
 	rec, err := f.s.RecordVerdicts("r", func(got *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error) {
@@ -459,6 +467,7 @@ func TestEvidenceProofOfRead(t *testing.T) {
 // TestReadViewClone: in a plain clone the readproof branches are
 // remote-tracking refs; the read view finds them there.
 func TestReadViewClone(t *testing.T) {
+	t.Parallel()
 	g := gitstore.NewTestStore(t)
 	blob, err := g.PutBlob([]byte("x"))
 	if err != nil {
@@ -559,6 +568,7 @@ func FuzzVerifyEvidence(f *testing.F) {
 // TestDefinitionAtSameSecond: two observations within one second (commit
 // times are whole seconds) are told apart by their observed_at.
 func TestDefinitionAtSameSecond(t *testing.T) {
+	t.Parallel()
 	const tmpl = "[[resource]]\nuri = \"readproof://demo/doc\"\nsource = { type = \"filesystem\", path = %q }\npolicy = \"require_fresh\"\n"
 	f := newFixture(t, strings.Replace(tmpl, "%q", `"a.md"`, 1), map[string]string{"a.md": "first\n", "b.md": "second\n"})
 	ctx := context.Background()

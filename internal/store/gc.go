@@ -2,14 +2,45 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/readproof/readproof/gitstore"
 )
 
-// GC packs the store's loose objects into delta-compressed packs and
-// removes unreachable objects older than the grace period, with stock git
-// (gitstore.GC). It is safe while other readproof processes write: see
-// "Garbage collection" in docs/store-format.md.
-func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*gitstore.GCResult, error) {
-	return gitstore.GC(ctx, s.Path(), opts)
+// GCResult is what GC did: git's packing and pruning, and the aborted runs
+// whose refs it deleted.
+type GCResult struct {
+	*gitstore.GCResult
+	// Dropped lists the runs aborted before the grace period began; their
+	// refs are gone and git pruned their objects.
+	Dropped []AbortedRun `json:"dropped_aborted_runs"`
+}
+
+// GC deletes the refs of runs aborted longer ago than the grace period
+// (AbortRun), then packs the store's loose objects into delta-compressed
+// packs and removes unreachable objects older than the grace period, with
+// stock git (gitstore.GC). It is safe while other readproof processes
+// write: see "Garbage collection" in docs/store-format.md.
+func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*GCResult, error) {
+	now := s.now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	grace := opts.Grace
+	if grace <= 0 {
+		grace = gitstore.DefaultGrace
+	}
+	cutoff := now().Add(-grace)
+	if opts.PruneNow {
+		cutoff = now().Add(time.Second)
+	}
+	dropped, err := s.dropAborted(ctx, cutoff)
+	if err != nil {
+		return nil, err
+	}
+	res, err := gitstore.GC(ctx, s.Path(), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &GCResult{GCResult: res, Dropped: dropped}, nil
 }

@@ -224,7 +224,7 @@ func BenchmarkGCStorageRatio(b *testing.B) {
 
 func reopened(t *testing.T, f *fixture) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(f.dir, ".readproof"), f.s.Policy(), Options{Now: f.clock.Now})
+	s, err := OpenLazy(filepath.Join(f.dir, ".readproof"), f.s.policy, Options{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

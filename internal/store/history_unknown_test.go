@@ -13,6 +13,7 @@ import (
 // nor recorded names the URI and the policy file, as get does, instead of
 // a bare "resource not registered".
 func TestHistoryUnknownNamesURI(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "x\n"})
 	u := identity.URI{Namespace: "demo", Path: "nosuch"}
 	_, err := f.s.History(u)

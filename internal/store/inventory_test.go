@@ -14,6 +14,7 @@ import (
 )
 
 func TestKeyURI(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"readproof://demo/a", "readproof://demo/policies/refunds", "readproof://n.s-1/a/b_c/d.e"} {
 		u, _ := identity.ParseURI(s)
 		got, err := KeyURI(u.Key())
@@ -78,6 +79,7 @@ func FuzzDecodeObservation(f *testing.F) {
 }
 
 func TestBlobIDMatchesGit(t *testing.T) {
+	t.Parallel()
 	git, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")
@@ -98,6 +100,7 @@ func TestBlobIDMatchesGit(t *testing.T) {
 // TestPeekRecordsNothing: Peek and Status read the source (conditionally)
 // and leave every ref and object as they were.
 func TestPeekRecordsNothing(t *testing.T) {
+	t.Parallel()
 	src := &scripted{next: adapters.Result{Content: []byte("v1\n"), ContentType: "text/plain", Revision: `"etag-1"`, ETag: `"etag-1"`}}
 	f := newFixture(t, `
 [[resource]]

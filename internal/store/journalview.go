@@ -75,6 +75,21 @@ type viewRun struct {
 	entries []manifest.Entry
 }
 
+// viewManifest is the part of manifest.json the view reads. The manifests
+// a journal records were checked when they were written or pulled, so the
+// view decodes only these fields (strict decoding costs more than the rest
+// of a merge).
+type viewManifest struct {
+	RunID     string    `json:"run_id"`
+	CreatedAt time.Time `json:"created_at"`
+	Entries   []struct {
+		Position int    `json:"position"`
+		URI      string `json:"uri"`
+		Ref      string `json:"ref"`
+		Snapshot string `json:"snapshot"`
+	} `json:"entries"`
+}
+
 func readViewRun(g gitstore.Reader, id gitstore.OID) (viewRun, error) {
 	c, err := g.Commit(id)
 	if err != nil {
@@ -88,13 +103,19 @@ func readViewRun(g gitstore.Reader, id gitstore.OID) (viewRun, error) {
 	if err != nil {
 		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
 	}
-	m, err := manifest.Decode(data)
-	if err != nil {
+	var vm viewManifest
+	if err := json.Unmarshal(data, &vm); err != nil {
 		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
 	}
-	entries := append([]manifest.Entry(nil), m.Entries...)
+	if err := identity.ValidateRunID(vm.RunID); err != nil {
+		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
+	}
+	entries := make([]manifest.Entry, len(vm.Entries))
+	for i, e := range vm.Entries {
+		entries[i] = manifest.Entry{Position: e.Position, URI: e.URI, Ref: e.Ref, Snapshot: e.Snapshot}
+	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
-	return viewRun{key: runKey{at: m.CreatedAt.UTC(), run: m.RunID, manifest: id}, entries: entries}, nil
+	return viewRun{key: runKey{at: vm.CreatedAt.UTC(), run: vm.RunID, manifest: id}, entries: entries}, nil
 }
 
 // DocumentPath returns the path in a journal view where the document
@@ -518,67 +539,100 @@ func (b viewBuilder) merge(x, y, record gitstore.OID) (gitstore.OID, error) {
 	if record == "" && (kx == viewNone || kx == viewEmpty) && (ky == viewNone || ky == viewEmpty) {
 		return EmptyTree, nil // neither side has a view: format 1 stays
 	}
-	rx, px, err := journalWalk(b.g, x)
-	if err != nil {
-		return "", err
+	if tree, ok, err := b.converge(x, y, record); err != nil || ok {
+		return tree, err
 	}
-	ry, py, err := journalWalk(b.g, y)
-	if err != nil {
-		return "", err
+	return b.full([]gitstore.OID{x, y}, record)
+}
+
+// walkItem is a journal commit waiting in converge's walk.
+type walkItem struct {
+	id   gitstore.OID
+	kind viewKind
+	c    gitstore.Commit
+	idx  *viewIndex
+}
+
+// converge finds the view a merge of x and y starts from without walking
+// either journal to its root: it walks back from both tips, newest view
+// first (a commit's newest run never sorts before its parents'), until a
+// single commit X is left to visit. Then the runs of both sides are X's
+// runs and the runs of the commits visited; when every visited run sorts
+// after X's newest, the merge is those runs folded onto X's view. Otherwise
+// (a run recorded out of order) the walk goes on below X. It reports false
+// when it reaches a commit without a view or the walk budget.
+func (b viewBuilder) converge(x, y, record gitstore.OID) (gitstore.OID, bool, error) {
+	var queue []walkItem
+	seen := map[gitstore.OID]bool{}
+	push := func(id gitstore.OID) error {
+		if seen[id] {
+			return nil
+		}
+		seen[id] = true
+		kind, c, idx, err := viewState(b.g, id)
+		if err != nil {
+			return err
+		}
+		queue = append(queue, walkItem{id: id, kind: kind, c: c, idx: idx})
+		return nil
 	}
-	// The merge base: the common commits no other common commit has as a
-	// journal parent.
-	var bases []gitstore.OID
-	covered := map[gitstore.OID]bool{}
-	for id := range px {
-		if _, ok := py[id]; ok {
-			for _, p := range px[id] {
-				covered[p] = true
+	if err := push(x); err != nil {
+		return "", false, err
+	}
+	if err := push(y); err != nil {
+		return "", false, err
+	}
+	met := map[gitstore.OID]bool{}
+	if record != "" {
+		met[record] = true
+	}
+	for len(queue) > 0 {
+		if len(seen) > 4*suffixBudget {
+			return "", false, nil
+		}
+		for _, q := range queue {
+			if q.kind != viewOK && q.kind != viewEmpty {
+				return "", false, nil
 			}
 		}
-	}
-	for id := range px {
-		if _, ok := py[id]; ok && !covered[id] {
-			bases = append(bases, id)
-		}
-	}
-	fresh := map[gitstore.OID]bool{}
-	for id, m := range rx {
-		if _, common := py[id]; !common {
-			fresh[m] = true
-		}
-	}
-	for id, m := range ry {
-		if _, common := px[id]; !common {
-			fresh[m] = true
-		}
-	}
-	if record != "" {
-		fresh[record] = true
-	}
-	if len(bases) == 1 {
-		kind, c, idx, err := viewState(b.g, bases[0])
-		if err != nil {
-			return "", err
-		}
-		if kind == viewOK || kind == viewEmpty {
-			runs, err := b.readRuns(fresh)
+		if len(queue) == 1 {
+			base := queue[0]
+			runs, err := b.readRuns(met)
 			if err != nil {
-				return "", err
+				return "", false, err
 			}
 			after := true
 			for _, r := range runs {
-				if idx != nil && !idx.key().less(r.key) {
+				if base.idx != nil && !base.idx.key().less(r.key) {
 					after = false
 					break
 				}
 			}
 			if after {
-				return b.fold(c.Tree, runs)
+				tree, err := b.fold(base.c.Tree, runs)
+				return tree, err == nil, err
+			}
+		}
+		// Visit the commit with the newest view.
+		top := 0
+		for i, q := range queue {
+			if q.idx != nil && (queue[top].idx == nil || queue[top].idx.key().less(q.idx.key())) {
+				top = i
+			}
+		}
+		q := queue[top]
+		queue = append(queue[:top], queue[top+1:]...)
+		ps, m := journalEdges(q.c)
+		if m != "" {
+			met[m] = true
+		}
+		for _, p := range ps {
+			if err := push(p); err != nil {
+				return "", false, err
 			}
 		}
 	}
-	return b.full([]gitstore.OID{x, y}, record)
+	return "", false, nil
 }
 
 // JournalTree returns the tree of a new journal commit (docs/store-format.md,
@@ -628,4 +682,49 @@ func JournalFormat(g gitstore.Reader, tip gitstore.OID) (int, error) {
 
 func hashBlob(data []byte) (gitstore.OID, error) {
 	return gitstore.HashObject("blob", data), nil
+}
+
+// CachingReader wraps g for a caller that computes many views in a row (a
+// pull checking each new journal commit): trees and commits, which never
+// change, are read once. Blobs are not cached. It is not safe for
+// concurrent use.
+func CachingReader(g gitstore.Reader) gitstore.Reader {
+	return &cachingReader{Reader: g, trees: map[gitstore.OID][]gitstore.TreeEntry{}, commits: map[gitstore.OID]gitstore.Commit{}}
+}
+
+type cachingReader struct {
+	gitstore.Reader
+	trees   map[gitstore.OID][]gitstore.TreeEntry
+	commits map[gitstore.OID]gitstore.Commit
+}
+
+// cacheLimit bounds each cache; past it the cache starts over.
+const cacheLimit = 1 << 16
+
+func (c *cachingReader) Tree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
+	if t, ok := c.trees[id]; ok {
+		return t, nil
+	}
+	t, err := c.Reader.Tree(id)
+	if err == nil {
+		if len(c.trees) >= cacheLimit {
+			clear(c.trees)
+		}
+		c.trees[id] = t
+	}
+	return t, err
+}
+
+func (c *cachingReader) Commit(id gitstore.OID) (gitstore.Commit, error) {
+	if cm, ok := c.commits[id]; ok {
+		return cm, nil
+	}
+	cm, err := c.Reader.Commit(id)
+	if err == nil {
+		if len(c.commits) >= cacheLimit {
+			clear(c.commits)
+		}
+		c.commits[id] = cm
+	}
+	return cm, err
 }

@@ -346,3 +346,167 @@ func TestJournalViewLateRunReadsTheSuffix(t *testing.T) {
 		t.Fatalf("the late run read %d blobs; the suffix is one run", cr.blobs)
 	}
 }
+
+// TestJournalMergeReadsTheNewRuns: merging two journals that diverged
+// after a long common history reads the runs new on either side, not the
+// history; a side carrying a run older than the common history's newest
+// folds everything again, and still gives the view of all runs.
+func TestJournalMergeReadsTheNewRuns(t *testing.T) {
+	h := newViewHelper(t)
+	tip := h.root()
+	for i := 0; i < 40; i++ {
+		m, _ := h.run(fmt.Sprintf("base%02d", i), 10+i, fmt.Sprintf("readproof://demo/d%d=v%d", i%5, i))
+		tip = h.record(tip, m)
+	}
+	l1, _ := h.run("l1", 100, "readproof://demo/d1=left")
+	r1, _ := h.run("r1", 101, "readproof://demo/d1=right", "readproof://demo/n=n")
+	left, right := h.record(tip, l1), h.record(tip, r1)
+	merged := h.merge(left, right)
+	full, err := FullJournalTree(h.s.git, merged)
+	if err != nil || full != h.tree(merged) {
+		t.Fatalf("merge: tree %s, full recompute %s (%v)", h.tree(merged), full, err)
+	}
+	cr := &countingReader{Reader: h.s.git}
+	if want, err := ExpectedJournalTree(cr, merged); err != nil || want != full {
+		t.Fatalf("expected tree %s (%v), want %s", want, err, full)
+	}
+	if cr.blobs > 10 {
+		t.Fatalf("the merge read %d blobs for two new runs", cr.blobs)
+	}
+
+	// A run created before the whole common history, on one side.
+	early, _ := h.run("early", 0, "readproof://demo/d1=early", "readproof://demo/old=old")
+	m2 := h.merge(left, h.record(right, early))
+	full2, err := FullJournalTree(h.s.git, m2)
+	if err != nil || full2 != h.tree(m2) {
+		t.Fatalf("merge with an early run: tree %s, full recompute %s (%v)", h.tree(m2), full2, err)
+	}
+	if got := h.files(full2); got["documents/demo/d1"] != "right" || got["documents/demo/old"] != "old" {
+		t.Fatalf("view after an early run: %v", got)
+	}
+}
+
+// TestJournalMergeWithFormat1Side: during an upgrade a store of format 2
+// pulls a journal still in format 1 (empty trees): the merge carries the
+// view of every run of both sides, as a full recompute gives it.
+func TestJournalMergeWithFormat1Side(t *testing.T) {
+	h := newViewHelper(t)
+	root := h.root()
+	a, _ := h.run("a", 1, "readproof://demo/p=a")
+	b, _ := h.run("b", 2, "readproof://demo/p=b", "readproof://demo/q=q")
+	c, _ := h.run("c", 3, "readproof://demo/r=r")
+	sig := h.s.signature(h.at)
+	old := root
+	for _, m := range []gitstore.OID{a, b} {
+		var err error
+		if old, err = h.s.git.PutCommit(gitstore.Commit{Tree: EmptyTree, Parents: []gitstore.OID{old, m}, Author: sig, Committer: sig,
+			Message: fmt.Sprintf("record run x\n\nmanifest %s\n", m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f, _ := JournalFormat(h.s.git, old); f != 1 {
+		t.Fatalf("format %d, want 1", f)
+	}
+	migrated := h.record(h.record(root, a), c)
+	m := h.merge(migrated, old)
+	full, err := FullJournalTree(h.s.git, m)
+	if err != nil || full != h.tree(m) {
+		t.Fatalf("merge with a format-1 side: %s, full %s (%v)", h.tree(m), full, err)
+	}
+	if got := h.files(full); got["documents/demo/p"] != "b" || got["documents/demo/r"] != "r" {
+		t.Fatalf("view %v", got)
+	}
+	// Both sides in format 1: the merge keeps the empty tree.
+	if tree, err := JournalTree(h.s.git, []gitstore.OID{old, old}, ""); err != nil || tree != EmptyTree {
+		t.Fatalf("merge of format-1 sides: %s (%v)", tree, err)
+	}
+}
+
+// TestMigrateAlongsideWriters: a migration that loses its compare-and-swap
+// to a run committed meanwhile computes the view again on the new tip, so
+// main ends with the view of every run, whatever the interleaving; a second
+// migration finds nothing to do.
+func TestMigrateAlongsideWriters(t *testing.T) {
+	t.Parallel()
+	toml, files, uris := manyDocs(3, 64)
+	f := newFixture(t, toml, files)
+	f.reopen(t, Options{Now: time.Now})
+	// A format-1 journal: two runs recorded with the empty tree.
+	for i := 0; i < 2; i++ {
+		if _, _, err := f.s.RunOnce(context.Background(), fmt.Sprintf("old-%d", i), uris); err != nil {
+			t.Fatal(err)
+		}
+		tip, err := f.s.ref(JournalRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.s.git.Commit(tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Tree = EmptyTree
+		flat, err := f.s.git.PutCommit(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.git.Update(gitstore.RefUpdate{Name: JournalRef, Old: tip, New: flat}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := &fixture{dir: f.dir, clock: f.clock}
+	g.reopen(t, Options{Now: time.Now})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 6; i++ {
+			if _, _, err := g.s.RunOnce(context.Background(), fmt.Sprintf("new-%d", i), uris[i%3:i%3+1]); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 3; i++ {
+			if _, err := f.s.Migrate(); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// Whatever the interleaving, main is either still in format 1 (every
+	// run landed before the first migration) or carries the right view.
+	mid, _ := f.s.ref(JournalRef)
+	if format, _ := JournalFormat(f.s.git, mid); format == 2 {
+		want, err := FullJournalTree(f.s.git, mid)
+		c, _ := f.s.git.Commit(mid)
+		if err != nil || c.Tree != want {
+			t.Fatalf("after concurrent writes: tree %s, the view of its runs %s (%v)", c.Tree, want, err)
+		}
+	}
+	res, err := f.s.Migrate()
+	if err != nil || res.Runs != 8 {
+		t.Fatalf("final migrate: %+v (%v)", res, err)
+	}
+	again, err := f.s.Migrate()
+	if err != nil || again.Changed {
+		t.Fatalf("a second migrate changed something: %+v (%v)", again, err)
+	}
+	tip, _ := f.s.ref(JournalRef)
+	full, err := FullJournalTree(f.s.git, tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := f.s.git.Commit(tip)
+	if c.Tree != full {
+		t.Fatalf("main's tree %s, the view of its runs %s", c.Tree, full)
+	}
+	fsckStore(t, f.s.Path())
+}

@@ -33,6 +33,7 @@ func probeDecorate(seen *[]int) func(*Delivery) error {
 // hook runs takes the position; the hook runs again for the next position,
 // and the recorded entry carries the second computation.
 func TestMountWithPositionRecomputesOnConflict(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
 	ctx := context.Background()
 	if err := f.s.StartRun("r"); err != nil {
@@ -84,6 +85,7 @@ func TestMountWithPositionRecomputesOnConflict(t *testing.T) {
 }
 
 func TestMountWithPositionHookErrorRecordsNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
 	if err := f.s.StartRun("r"); err != nil {
 		t.Fatal(err)
@@ -139,6 +141,7 @@ func record(m *manifest.Manifest, prev *VerdictRecord, verdict string, at time.T
 }
 
 func TestRecordVerdictsChain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
 	m := probedRun(t, f, "r", 2)
 	if r, err := f.s.Verdicts("r"); r != nil || err != nil {
@@ -191,6 +194,7 @@ func TestRecordVerdictsChain(t *testing.T) {
 // another is being built makes the other rebuild on it, so two checks can
 // never both see "not adjudicated".
 func TestRecordVerdictsConcurrentCheckRebuilds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
 	probedRun(t, f, "r", 1)
 	calls := 0
@@ -222,6 +226,7 @@ func TestRecordVerdictsConcurrentCheckRebuilds(t *testing.T) {
 }
 
 func TestRecordVerdictsRefusesBadRecords(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
 	m := probedRun(t, f, "r", 2)
 	if err := f.s.StartRun("plain"); err != nil {
@@ -287,6 +292,7 @@ func TestRecordVerdictsRefusesBadRecords(t *testing.T) {
 }
 
 func TestDecodeVerdicts(t *testing.T) {
+	t.Parallel()
 	good := `{"format":"readproof-verdicts/1","run_id":"r","manifest_id":"m","checked_at":"2026-01-01T00:00:00Z","check":1,"entries":[]}`
 	if _, err := decodeVerdicts("r", []byte(good+"\n")); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // works for every run; evidence verify of the run the receipt belongs to
 // fails a check that names it, and the other run verifies.
 func TestUndecodableReceiptFailsOnlyItsRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "Products can be refunded within 30 days.\n"})
 	for _, run := range []string{"run-a", "run-b"} {
 		if _, _, err := f.s.RunOnce(context.Background(), run, []string{"readproof://demo/policies/refunds"}); err != nil {

@@ -122,9 +122,13 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 	if u.Tag != "" {
 		return s.resolveTag(u)
 	}
-	res, ok := s.policy.Lookup(u)
+	pol, err := s.Policy()
+	if err != nil {
+		return nil, err
+	}
+	res, ok := pol.Lookup(u)
 	if !ok {
-		return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, s.policy.Path),
+		return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, pol.Path),
 			fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u))
 	}
 	switch res.Freshness.Strategy {
@@ -198,7 +202,11 @@ func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
 	if src, ok := s.sources[key]; ok {
 		return src, nil
 	}
-	env := s.policy.AdapterEnv()
+	pol, err := s.Policy()
+	if err != nil {
+		return nil, err
+	}
+	env := pol.AdapterEnv()
 	src, err := s.opts.OpenSource(res.Source, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)

@@ -23,9 +23,13 @@ type ResourceInfo struct {
 // Resources lists the resources declared in the policy file, in file order,
 // with their current snapshots read live from the store.
 func (s *Store) Resources() ([]ResourceInfo, error) {
+	pol, err := s.Policy()
+	if err != nil {
+		return nil, err
+	}
 	out := []ResourceInfo{}
-	for i := range s.policy.Resources {
-		info, err := s.resourceInfo(&s.policy.Resources[i])
+	for i := range pol.Resources {
+		info, err := s.resourceInfo(&pol.Resources[i])
 		if err != nil {
 			return nil, err
 		}
@@ -88,8 +92,12 @@ func (s *Store) History(u identity.URI) ([]SnapshotInfo, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		if _, declared := s.policy.Lookup(u); !declared {
-			return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, s.policy.Path),
+		pol, err := s.Policy()
+		if err != nil {
+			return nil, err
+		}
+		if _, declared := pol.Lookup(u); !declared {
+			return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, pol.Path),
 				fmt.Sprintf("check the URI's spelling (`readproof resource list`), or register it: readproof resource add %s --source-type filesystem --path FILE", u))
 		}
 	}
@@ -122,8 +130,12 @@ func (s *Store) Inspect(ref string) (*Inspection, error) {
 	if err != nil {
 		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
 	}
+	pol, err := s.Policy()
+	if err != nil {
+		return nil, err
+	}
 	in := &Inspection{URI: u.String(), Ref: u.Tag, Tags: []string{}}
-	if r, ok := s.policy.Lookup(u); ok {
+	if r, ok := pol.Lookup(u); ok {
 		d := DefinitionOf(r)
 		in.Declared, in.Definition = true, &d
 	}
@@ -146,9 +158,9 @@ func (s *Store) Inspect(ref string) (*Inspection, error) {
 		in.Tag = t
 		in.Decision, in.Reason = manifest.DecisionUseTag, "the tag names snapshot "+manifest.Short(t.Snapshot)+"; no fetch, policy not consulted"
 	case !in.Declared:
-		in.Decision, in.Reason = "", "not declared in "+s.policy.Path
+		in.Decision, in.Reason = "", "not declared in "+pol.Path
 	default:
-		r, _ := s.policy.Lookup(u)
+		r, _ := pol.Lookup(u)
 		switch r.Freshness.Strategy {
 		case policy.Pinned:
 			in.Decision, in.Reason = manifest.DecisionUsePinned, "pinned to snapshot "+manifest.Short(r.Freshness.Snapshot)

@@ -525,6 +525,10 @@ type RunInfo struct {
 	RunID    string `json:"run_id"`
 	Manifest string `json:"manifest,omitempty"`
 	Open     bool   `json:"open"`
+	// Aborted runs are listed by the commands that show them (run list),
+	// from AbortedRuns; Runs never returns one.
+	Aborted   bool       `json:"aborted,omitempty"`
+	AbortedAt *time.Time `json:"aborted_at,omitempty"`
 }
 
 // Runs lists committed runs, then open ones, each sorted by id.

@@ -41,9 +41,13 @@ func BlobID(data []byte) string {
 // against the current snapshot when the source supports one, and records
 // nothing: no observation, no object, no ref.
 func (s *Store) Peek(ctx context.Context, u identity.URI) (*Peeked, error) {
-	res, ok := s.policy.Lookup(u)
+	pol, err := s.Policy()
+	if err != nil {
+		return nil, err
+	}
+	res, ok := pol.Lookup(u)
 	if !ok {
-		return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, s.policy.Path),
+		return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, pol.Path),
 			fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u))
 	}
 	cur, _, err := s.current(u, nil)
@@ -139,12 +143,16 @@ func (r *ResourceStatus) Describe() string {
 // each live tag and the pinned snapshot. A source that cannot be read is
 // reported in its ResourceStatus, not as an error of the call.
 func (s *Store) Status(ctx context.Context) ([]ResourceStatus, error) {
+	pol, err := s.Policy()
+	if err != nil {
+		return nil, err
+	}
 	out := []ResourceStatus{}
-	for i := range s.policy.Resources {
+	for i := range pol.Resources {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res := &s.policy.Resources[i]
+		res := &pol.Resources[i]
 		st, err := s.statusOf(ctx, res)
 		if err != nil {
 			return nil, err

@@ -75,7 +75,7 @@ type Options struct {
 // Store is an open readproof store.
 type Store struct {
 	git    gitstore.Store
-	policy *policy.File
+	policy *policy.Lazy
 	opts   Options
 
 	mu      sync.Mutex
@@ -128,6 +128,17 @@ func InitShared(path string, sharing gitstore.Sharing) error {
 // refuses writes with ErrReadOnlyView. Any other git repository gives
 // ErrNotAStore, and a path holding no repository ErrNotInitialized.
 func Open(path string, pol *policy.File, opts Options) (*Store, error) {
+	if pol == nil {
+		return OpenLazy(path, nil, opts)
+	}
+	return OpenLazy(path, policy.Loaded(pol), opts)
+}
+
+// OpenLazy is Open with a policy file read on first use: a command that
+// never resolves, lists or describes a declared resource never reads it,
+// and one that does gets the policy's error (as returned by pol's loader)
+// from the call that needed it. pol may be nil, as in Open.
+func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 	notInit := hint.With(fmt.Errorf("%w at %s", ErrNotInitialized, path),
 		"run `readproof init` first, or point --store / READPROOF_STORE at an existing store or a clone of one")
 	if _, err := os.Stat(path); err != nil {
@@ -151,7 +162,7 @@ func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 		g = view
 	}
 	if pol == nil {
-		pol = policy.Empty(filepath.Join(filepath.Dir(path), "readproof.toml"))
+		pol = policy.Loaded(policy.Empty(filepath.Join(filepath.Dir(path), "readproof.toml")))
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -185,8 +196,19 @@ func (s *Store) Objects() gitstore.Reader { return s.git }
 // Receipts is the store's receipt ledger (refs/heads/readproof/receipts/).
 func (s *Store) Receipts() *receipts.Ledger { return receipts.NewLedger(s.git) }
 
-// Policy returns the policy file in force.
-func (s *Store) Policy() *policy.File { return s.policy }
+// Policy returns the policy file in force, reading it now if the store was
+// opened with OpenLazy and nothing has needed it yet; the error is the
+// loader's.
+func (s *Store) Policy() (*policy.File, error) {
+	f, err := s.policy.Get()
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		f = policy.Empty(filepath.Join(filepath.Dir(s.Path()), "readproof.toml"))
+	}
+	return f, nil
+}
 
 // Path is the store directory.
 func (s *Store) Path() string { return s.git.Path() }

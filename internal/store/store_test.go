@@ -29,6 +29,7 @@ source = { type = "filesystem", path = "policies/cached.md" }
 var v1 = "Products can be refunded within 30 days.\n"
 
 func TestResolveDecisionsAndObservations(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": v1, "policies/cached.md": "cached v1\n"})
 	ctx := context.Background()
 
@@ -79,6 +80,7 @@ func TestResolveDecisionsAndObservations(t *testing.T) {
 }
 
 func TestPinnedDeliversTheNamedSnapshot(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": v1, "policies/cached.md": "x\n"})
 	d, err := f.s.Resolve(context.Background(), "readproof://demo/policies/refunds")
 	if err != nil {
@@ -100,6 +102,7 @@ source = { type = "filesystem", path = "policies/refunds.md" }
 }
 
 func TestNotModifiedReusesCurrentSnapshot(t *testing.T) {
+	t.Parallel()
 	src := &scripted{next: adapters.Result{Content: []byte("v1\n"), ContentType: "text/plain", Revision: `"etag-1"`, ETag: `"etag-1"`}}
 	f := newFixture(t, `
 [[resource]]
@@ -142,6 +145,7 @@ source = { type = "http", url = "https://example.com/doc" }
 }
 
 func TestRunLifecycleAndReplay(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": v1, "policies/cached.md": "c\n"})
 	ctx := context.Background()
 	if err := f.s.StartRun("r1"); err != nil {
@@ -201,6 +205,7 @@ func TestRunLifecycleAndReplay(t *testing.T) {
 }
 
 func TestTagsMoveRevertDelete(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": v1, "policies/cached.md": "c\n"})
 	ctx := context.Background()
 	u, _ := identity.ParseURI("readproof://demo/policies/refunds")
@@ -258,6 +263,7 @@ func TestTagsMoveRevertDelete(t *testing.T) {
 }
 
 func TestManyDocumentsOneTransaction(t *testing.T) {
+	t.Parallel()
 	toml, files, uris := manyDocs(50, 300)
 	f := newFixture(t, toml, files)
 	refs := append([]string{}, uris...)

@@ -15,6 +15,7 @@ import (
 // that names the tag and a hint, not a bare "tag commit <id>: tag.json: not
 // found".
 func TestBrokenTagNamed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "Products can be refunded within 30 days.\n"})
 	ctx := context.Background()
 	m, _, err := f.s.RunOnce(ctx, "r1", []string{"readproof://demo/policies/refunds"})

@@ -38,8 +38,10 @@ func (s *Store) endResolve(span trace.Span, ref string, d *Delivery, err error) 
 			if tag != "" {
 				span.SetAttributes(attribute.String(telemetry.KeyTag, tag))
 			}
-			if res, ok := s.policy.Lookup(u); ok {
-				span.SetAttributes(sourceAttrs(res)...)
+			if pol, err := s.Policy(); err == nil {
+				if res, ok := pol.Lookup(u); ok {
+					span.SetAttributes(sourceAttrs(res)...)
+				}
 			}
 		}
 		if d != nil {

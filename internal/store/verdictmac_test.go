@@ -67,6 +67,7 @@ const vectorParent = "3493c9787de4fd33f153fc02fde098532b0e925e"
 // TestVerdictMACVector reproduces testdata/verdictmac/record-1.json, and
 // the Python checker (written from the protocol text) agrees with it.
 func TestVerdictMACVector(t *testing.T) {
+	t.Parallel()
 	keys, master := vectorKeys(t)
 	rec := vectorRecord()
 	if err := rec.seal(keys, vectorParent); err != nil {
@@ -130,6 +131,7 @@ func TestVerdictMACVector(t *testing.T) {
 // TestVerdictMACEveryField: changing any member of a sealed record breaks
 // its MAC; so do another key and a stripped MAC.
 func TestVerdictMACEveryField(t *testing.T) {
+	t.Parallel()
 	keys, _ := vectorKeys(t)
 	other, err := probe.NewRandomKeys()
 	if err != nil {

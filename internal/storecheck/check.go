@@ -143,8 +143,10 @@ func (c *checker) progress() {
 // loadTrust reads allowed_signers when trust is configured.
 func (c *checker) loadTrust() {
 	path := c.opts.AllowedSigners
-	if path == "" && c.s.Policy() != nil {
-		path = c.s.Policy().AllowedSigners
+	if path == "" {
+		if pol, err := c.s.Policy(); err == nil {
+			path = pol.AllowedSigners
+		}
 	}
 	if path == "" {
 		return
@@ -190,7 +192,7 @@ func (c *checker) run() error {
 			Message: fmt.Sprintf("unreadable ref file: %v", b.Err)})
 	}
 
-	var runs, open, resources, tags, journal, verdicts, other []gitstore.Ref
+	var runs, open, aborted, resources, tags, journal, verdicts, other []gitstore.Ref
 	for _, r := range all {
 		switch {
 		case strings.HasPrefix(r.Name, store.VerdictsPrefix):
@@ -199,6 +201,8 @@ func (c *checker) run() error {
 			runs = append(runs, r)
 		case strings.HasPrefix(r.Name, store.OpenPrefix):
 			open = append(open, r)
+		case strings.HasPrefix(r.Name, store.AbortedPrefix):
+			aborted = append(aborted, r)
 		case strings.HasPrefix(r.Name, store.ResourcesPrefix):
 			resources = append(resources, r)
 		case strings.HasPrefix(r.Name, store.TagsPrefix):
@@ -214,7 +218,7 @@ func (c *checker) run() error {
 	// 1. The object graph of every ref, in an order that names the most
 	// specific owner of a broken object: runs first, the journal (which
 	// reaches every manifest) after them.
-	for _, group := range [][]gitstore.Ref{runs, open, resources, tags, journal, verdicts, other} {
+	for _, group := range [][]gitstore.Ref{runs, open, aborted, resources, tags, journal, verdicts, other} {
 		for _, r := range group {
 			if err := c.walk(r); err != nil {
 				return err
@@ -238,6 +242,9 @@ func (c *checker) run() error {
 	}
 	for _, r := range open {
 		c.checkOpen(r)
+	}
+	for _, r := range aborted {
+		c.checkAborted(r)
 	}
 	c.checkResources()
 	c.checkTags()
@@ -265,6 +272,10 @@ func subjectOf(ref string) (subject, run string) {
 	case strings.HasPrefix(ref, store.OpenPrefix):
 		run = strings.TrimPrefix(ref, store.OpenPrefix)
 		return "open run " + run, run
+	case strings.HasPrefix(ref, store.AbortedPrefix):
+		if id, _, err := store.SplitAbortedRef(strings.TrimPrefix(ref, store.AbortedPrefix)); err == nil {
+			return "aborted run " + id, id
+		}
 	case strings.HasPrefix(ref, store.ResourcesPrefix):
 		if u, err := store.KeyURI(strings.TrimPrefix(ref, store.ResourcesPrefix)); err == nil {
 			return "resource " + u.String(), ""
@@ -618,6 +629,43 @@ func (c *checker) checkOpen(r gitstore.Ref) {
 	if st.RunID != id {
 		p.Message = fmt.Sprintf("run.json records run %q, but the ref names run %q", st.RunID, id)
 		c.add(p)
+	}
+	for _, e := range st.Entries {
+		what := fmt.Sprintf("entry %d %s", e.Position, e.URI)
+		if !identity.IsObjectID(e.Snapshot) || !manifest.IsContentHash(e.ContentHash) {
+			p.Message = fmt.Sprintf("%s: snapshot %q or content hash %q is malformed", what, e.Snapshot, e.ContentHash)
+			c.add(p)
+			continue
+		}
+		c.claim(e.Snapshot, claim{hash: e.ContentHash, size: e.Bytes, subject: subject, ref: r.Name, run: id, path: "entries/" + fmt.Sprintf("%08d.json", e.Position), what: what})
+	}
+}
+
+// checkAborted checks an aborted run (store.AbortedPrefix): the ref names
+// its run and abort commit, the abort commit sits on the open run's tip
+// with the same tree, and the entries claim their snapshots as an open
+// run's do.
+func (c *checker) checkAborted(r gitstore.Ref) {
+	c.rep.Counts.AbortedRuns++
+	subject, id := subjectOf(r.Name)
+	p := Problem{Kind: Broken, Check: "aborted-run", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID)}
+	if c.refBad[r.Name] {
+		return
+	}
+	a, err := c.s.AbortedRunAt(r)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			p.Kind = CouldNotCheck
+		}
+		p.Message = fmt.Sprintf("aborted run does not decode: %v", err)
+		c.add(p)
+		return
+	}
+	st, err := c.s.OpenRunAt(a.Tip)
+	if err != nil {
+		p.Message = fmt.Sprintf("aborted run does not decode: %v", err)
+		c.add(p)
+		return
 	}
 	for _, e := range st.Entries {
 		what := fmt.Sprintf("entry %d %s", e.Position, e.URI)

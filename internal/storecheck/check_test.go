@@ -53,6 +53,7 @@ func healthy(t testing.TB) *project {
 }
 
 func TestHealthyStore(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	gitstore.Fsck(t, p.storePath())
 	for _, opts := range []storecheck.Options{{}, {ReadData: true}, {Subset: "1/2"}, {Subset: "50%"}} {
@@ -87,6 +88,7 @@ func TestHealthyStore(t *testing.T) {
 }
 
 func TestCorruptedBlob(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	snap := p.snapshotOf(t, "run-a")
 	p.rewriteObject(t, snap, func(b []byte) []byte { return bytes.Replace(b, []byte("30"), []byte("90"), 1) })
@@ -106,6 +108,7 @@ func TestCorruptedBlob(t *testing.T) {
 }
 
 func TestMissingObject(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	m, err := p.s.Manifest("run-b")
 	if err != nil {
@@ -173,6 +176,7 @@ func forgeRun(t testing.TB, p *project, run, content, hash string) gitstore.OID 
 }
 
 func TestManifestHashMismatch(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	wrong := store.ContentHash([]byte("something else"))
 	forgeRun(t, p, "forged", "Products can be refunded within 365 days.\n", wrong)
@@ -193,6 +197,7 @@ func TestManifestHashMismatch(t *testing.T) {
 }
 
 func TestJournalGapIsAWarning(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	content := "Products can be refunded within 30 days.\n"
 	forgeRun(t, p, "side", content, store.ContentHash([]byte(content)))
@@ -203,6 +208,7 @@ func TestJournalGapIsAWarning(t *testing.T) {
 }
 
 func TestRefToMissingObject(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	ghost := strings.Repeat("ab", 20)
 	writeFile(t, filepath.Join(p.storePath(), "refs/tags/readproof/runs/ghost"), ghost+"\n")
@@ -221,6 +227,7 @@ func TestRefToMissingObject(t *testing.T) {
 }
 
 func TestRefToNonCommit(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	blob, err := p.s.Git().PutBlob([]byte("not a commit\n"))
 	if err != nil {
@@ -236,6 +243,7 @@ func TestRefToNonCommit(t *testing.T) {
 }
 
 func TestTagChecks(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	g := p.s.Git()
 	// A tag move naming bytes that were never observed for the resource.
@@ -260,6 +268,7 @@ func TestTagChecks(t *testing.T) {
 }
 
 func TestObservationChecks(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	// Rewrite one observation.json so it no longer decodes: the blob's id
 	// no longer matches, which the check reports as corruption of that
@@ -299,6 +308,7 @@ func signingProject(t testing.TB) (*project, evidence.Key) {
 }
 
 func TestSignatures(t *testing.T) {
+	t.Parallel()
 	p, _ := signingProject(t)
 	p.run(t, "signed-a", uriOf("policies/refunds.md"))
 	p.run(t, "signed-b", uriOf("policies/shipping.md"))
@@ -376,6 +386,7 @@ func mustManifest(t testing.TB, p *project, run string) gitstore.OID {
 }
 
 func TestUnsignedWithTrustWarns(t *testing.T) {
+	t.Parallel()
 	p, _ := signingProject(t)
 	p.reopen(t, store.Options{})
 	p.run(t, "plain", uriOf("policies/refunds.md"))
@@ -426,6 +437,7 @@ func TestVerifyManyRuns(t *testing.T) {
 }
 
 func TestCancelled(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

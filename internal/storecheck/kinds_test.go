@@ -61,6 +61,22 @@ func kindsProject(t *testing.T) (*project, map[string]gitstore.OID, map[string]s
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := p.s.StartRun("run-x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.Mount(ctx, "run-x", refunds); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.s.StartRun("run-o"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.Mount(ctx, "run-o", refunds); err != nil {
+		t.Fatal(err)
+	}
+	ab, err := p.s.AbortRun("run-x")
+	if err != nil {
+		t.Fatal(err)
+	}
 	g := p.s.Git()
 	indexRef := receipts.IndexRefPrefix + r.ID[len(receipts.IDPrefix):len(receipts.IDPrefix)+1]
 	// One ref of every namespace, and the commit of its own kind.
@@ -72,6 +88,8 @@ func kindsProject(t *testing.T) (*project, map[string]gitstore.OID, map[string]s
 		"receipts":    receipts.SessionRef("s1"),
 		"index":       indexRef,
 		"verdicts":    store.VerdictsPrefix + "run-p",
+		"open run":    store.OpenPrefix + "run-o",
+		"aborted run": ab.Ref,
 	}
 	commits := map[string]gitstore.OID{}
 	for kind, ref := range refs {
@@ -88,6 +106,7 @@ func kindsProject(t *testing.T) (*project, map[string]gitstore.OID, map[string]s
 // TestEveryRefByItsKind (issue 12.3, verify side): a commit of another kind
 // planted under any readproof namespace is reported as broken.
 func TestEveryRefByItsKind(t *testing.T) {
+	t.Parallel()
 	p, commits, refs := kindsProject(t)
 	if rep := p.check(t, storecheck.Options{}); !rep.OK() {
 		t.Fatalf("healthy store:\n%s", problems(rep))

@@ -14,6 +14,7 @@ import (
 // TestDeletedRunRef (issue 13.1): a run ref deleted while the journal still
 // records the run is broken.
 func TestDeletedRunRef(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, twoDocs, "")
 	p.run(t, "run-a", uriOf("policies/refunds.md"))
 	m := p.run(t, "run-b", uriOf("policies/shipping.md"))
@@ -33,6 +34,7 @@ func TestDeletedRunRef(t *testing.T) {
 // checksum flipped: the content still reads, but git fsck fails; verify
 // --read-data and replay fail too.
 func TestFlippedChecksumByte(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, twoDocs, "")
 	p.run(t, "run-a", uriOf("policies/refunds.md"))
 	snap := p.snapshotOf(t, "run-a")

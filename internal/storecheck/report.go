@@ -58,9 +58,12 @@ func (p Problem) String() string {
 
 // Counts says how much was checked.
 type Counts struct {
-	Refs         int `json:"refs"`
-	Runs         int `json:"runs"`
-	OpenRuns     int `json:"open_runs"`
+	Refs     int `json:"refs"`
+	Runs     int `json:"runs"`
+	OpenRuns int `json:"open_runs"`
+	// AbortedRuns counts the aborted open runs (store.AbortedPrefix) gc
+	// has not removed yet.
+	AbortedRuns  int `json:"aborted_runs"`
 	Resources    int `json:"resources"`
 	Observations int `json:"observations"`
 	Tags         int `json:"tags"`
@@ -126,8 +129,12 @@ func (r *Report) Summary() string {
 	default:
 		b.WriteString("store ok")
 	}
-	fmt.Fprintf(&b, "; %d run%s, %d open, %d resource%s (%d observation%s), %d tag%s; %d objects; %d/%d snapshots re-hashed (%s)",
-		c.Runs, text.Plural(c.Runs, "", "s"), c.OpenRuns, c.Resources, text.Plural(c.Resources, "", "s"), c.Observations, text.Plural(c.Observations, "", "s"),
+	open := fmt.Sprintf("%d open", c.OpenRuns)
+	if c.AbortedRuns > 0 {
+		open += fmt.Sprintf(", %d aborted", c.AbortedRuns)
+	}
+	fmt.Fprintf(&b, "; %d run%s, %s, %d resource%s (%d observation%s), %d tag%s; %d objects; %d/%d snapshots re-hashed (%s)",
+		c.Runs, text.Plural(c.Runs, "", "s"), open, c.Resources, text.Plural(c.Resources, "", "s"), c.Observations, text.Plural(c.Observations, "", "s"),
 		c.Tags, text.Plural(c.Tags, "", "s"), c.Commits+c.Trees+c.Blobs, c.Rehashed, c.Snapshots, r.Mode)
 	if c.Signed > 0 {
 		fmt.Fprintf(&b, "; %d/%d signatures verified", c.Verified, c.Signed)

@@ -19,6 +19,7 @@ import (
 // a signature that does not verify against its own key is broken even when
 // no allowed_signers is configured.
 func TestSignatureCasesAgree(t *testing.T) {
+	t.Parallel()
 	key, _ := evidence.NewKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize)))
 	stranger, _ := evidence.NewKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, ed25519.SeedSize)))
 	cases := []struct {

@@ -15,6 +15,7 @@ import (
 // the rename too; a ref naming another run's manifest without a recorded
 // rename is still broken.
 func TestRenamedRunIsNotBroken(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	if _, err := share.RenameRun(p.s, "run-a", "run-z", "", p.clock.Now()); err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestRenamedRunIsNotBroken(t *testing.T) {
 // (written by a pull when both sides observed) is neither counted nor
 // decoded as an observation.
 func TestResourceMergeIsNotAnObservation(t *testing.T) {
+	t.Parallel()
 	p := healthy(t)
 	before := p.check(t, storecheck.Options{}).Counts.Observations
 	chains, _, err := p.s.ResourceChains()

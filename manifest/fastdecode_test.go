@@ -1,0 +1,170 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// checkFastMatchesJSON: whatever decodeFast accepts, encoding/json (as
+// Decode used it alone) accepts with the same Manifest.
+func checkFastMatchesJSON(t *testing.T, data []byte) {
+	t.Helper()
+	m, ok := decodeFast(data)
+	if !ok {
+		return
+	}
+	want, err := decodeJSON(data)
+	if err != nil {
+		t.Fatalf("decodeFast accepted what encoding/json refuses (%v):\n%q", err, data)
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Fatalf("decodeFast reads differently:\n got %+v\nwant %+v\n%q", m, want, data)
+	}
+}
+
+func fastManifestSeeds(t testing.TB) [][]byte {
+	good, err := Encode(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact := new(bytes.Buffer)
+	if err := json.Compact(compact, good); err != nil {
+		t.Fatal(err)
+	}
+	seeds := [][]byte{good, compact.Bytes()}
+	for _, name := range []string{"testdata/manifest.json", "testdata/manifest-trace.json"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, data)
+	}
+	for _, s := range []string{
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":null}`,
+		`{"format":"readproof-manifest/1","run_id":"r","run_id":"s","entries":[]}`,
+		`{"Format":"readproof-manifest/1","run_id":"r","entries":[]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[]} `,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[]}}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[]}{}`,
+		` {"format":"readproof-manifest/1","r\u0075n_id":"\u00e9\ud83d\ude00\n\t\"\\\/","entries":[]}`,
+		`{"format":"readproof-manifest/1","run_id":"\ud800","entries":[]}`,
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"\xff\",\"entries\":[]}",
+		`{"format":"readproof-manifest/1","run_id":"r","started_at":"2026-01-02T03:04:05.123456789+01:00","created_at":"2026-01-02T03:04:05Z","entries":[]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","created_at":"2026-01-02 03:04:05Z","entries":[]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","created_at":"2026-01-02T03:04:05\u005a","entries":[]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"uri":"readproof://a/b","bytes":1e3}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":-0,"uri":"readproof://a/b","bytes":01}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"bytes":9223372036854775808}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"provenance":{},"probe":{"bucket":1,"length":2,"delivered_hash":"h","delivered_bytes":3}}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"provenance":{"a":"1","a":"2"}}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"probe":null}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","caller":"ci","trace_id":"0af7651916cd43dd8448eb211c80319c","entries":[]}`,
+		`[]`, `{`, `{}`, `{"entries":[{}]}`, `{"x":1}`, ``,
+	} {
+		seeds = append(seeds, []byte(s))
+	}
+	return seeds
+}
+
+func TestDecodeFastMatchesJSONSeeds(t *testing.T) {
+	for _, s := range fastManifestSeeds(t) {
+		checkFastMatchesJSON(t, s)
+	}
+}
+
+// Manifests as readproof writes them take the fast path: otherwise the
+// speed is silently lost.
+func TestDecodeFastTaken(t *testing.T) {
+	for _, s := range fastManifestSeeds(t)[:4] {
+		if _, ok := decodeFast(s); !ok {
+			t.Errorf("not read by decodeFast:\n%s", s)
+		}
+	}
+	big, err := Encode(manifestOf(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := decodeFast(big); !ok {
+		t.Error("a 1,000-entry manifest is not read by decodeFast")
+	}
+}
+
+// FuzzDecodeFastMatchesJSON holds decodeFast to encoding/json: on any input
+// it accepts, encoding/json accepts too and reads the same manifest.
+//
+// Seeds and inputs are kept under maxFuzzManifest: the fuzzer minimizes
+// every input that finds new coverage, at a cost quadratic in its length,
+// and with whole manifests as seeds it spent its time minimizing.
+func FuzzDecodeFastMatchesJSON(f *testing.F) {
+	one := manifestOf(1)
+	one.Entries[0].Probe = &Probe{Bucket: 1, Length: 2, DeliveredHash: "h", DeliveredSize: 3}
+	small, err := json.Marshal(one)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(small)
+	for _, s := range fastManifestSeeds(f) {
+		if len(s) <= maxFuzzManifest {
+			f.Add(s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > maxFuzzManifest {
+			return
+		}
+		checkFastMatchesJSON(t, data)
+	})
+}
+
+const maxFuzzManifest = 1 << 10
+
+// manifestOf is sample() with n entries.
+func manifestOf(n int) *Manifest {
+	m := sample()
+	proto := m.Entries[0]
+	m.Entries = nil
+	for i := 0; i < n; i++ {
+		e := proto
+		e.Position = i
+		e.URI = fmt.Sprintf("readproof://bench/docs/d%d", i)
+		e.File = fmt.Sprintf("content/bench/docs/d%d", i)
+		e.Provenance = map[string]string{"path": fmt.Sprintf("docs/d%d.md", i), "source_type": "filesystem"}
+		m.Entries = append(m.Entries, e)
+	}
+	return m
+}
+
+// BenchmarkDecode1000 decodes a manifest of 1,000 entries, what manifest,
+// diff, replay and evidence export read first.
+func BenchmarkDecode1000(b *testing.B) {
+	data, err := Encode(manifestOf(1000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeJSON1000(b *testing.B) {
+	data, err := Encode(manifestOf(1000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeJSON(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

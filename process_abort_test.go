@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/readproof/readproof/internal/testsize"
+)
+
+// TestKilledAborts kills `run abort` and `run reopen` at random moments
+// (issue 15): every ref still names a complete object graph, and each run
+// is then exactly one of open or aborted, with all its entries.
+func TestKilledAborts(t *testing.T) {
+	t.Parallel()
+	requireGit(t)
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	dir, uris := project(t, 20, 1024)
+	store := filepath.Join(dir, ".readproof")
+	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE=300ms")
+	rng := rand.New(rand.NewPCG(3, 4))
+	killed := 0
+	rounds := testsize.Pick(t, 6, 30)
+	for round := 0; round < rounds; round++ {
+		id := fmt.Sprintf("a%d", round)
+		mustRP(t, dir, "run", "start", id)
+		mustRP(t, dir, append([]string{"run", "mount", id}, uris[:5]...)...)
+		verb := "abort"
+		if round%2 == 1 {
+			mustRP(t, dir, "run", "abort", id)
+			verb = "reopen"
+		}
+		cmd := exec.Command("readproof", "run", verb, id)
+		cmd.Dir, cmd.Env = dir, env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(25_000)) * time.Microsecond)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			killed++
+		}
+		checkRefs(t, store)
+		open, aborted := refCount(t, store, "refs/heads/readproof/open/"+id), refCount(t, store, "refs/heads/readproof/aborted/"+id+"/")
+		if open+aborted != 1 {
+			t.Fatalf("round %d (%s killed): %d open and %d aborted refs for %s, want exactly one", round, verb, open, aborted, id)
+		}
+		if open == 0 {
+			rpWith(t, dir, env, "run", "reopen", id)
+		}
+		var st struct {
+			Entries []json.RawMessage `json:"entries"`
+		}
+		if err := json.Unmarshal([]byte(mustRP(t, dir, "--json", "run", "show", id)), &st); err != nil || len(st.Entries) != 5 {
+			t.Fatalf("round %d: run %s has %d entries (%v), want 5", round, id, len(st.Entries), err)
+		}
+		rpWith(t, dir, env, "run", "abort", id)
+	}
+	t.Logf("killed %d of %d aborts/reopens before they finished", killed, rounds)
+	if killed == 0 {
+		t.Fatal("no process was killed mid-flight; the test proves nothing")
+	}
+	mustRP(t, dir, "verify")
+	fsck(t, store)
+}
+
+// refCount counts the refs under prefix (or the one ref named).
+func refCount(t testing.TB, store, prefix string) int {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", store, "for-each-ref", "--format=%(refname)", prefix).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(strings.Fields(string(out)))
+}
+
+// rpWith runs readproof with env (a short stale-lock age, so a lock left by
+// a killed process is taken over at once) and fails the test on an error.
+func rpWith(t testing.TB, dir string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("readproof", args...)
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
