@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestLargeBatchHoldsNoBytes (issue 14, memory): past packThreshold objects
@@ -75,4 +76,59 @@ func TestLargeBatchHoldsNoBytes(t *testing.T) {
 	if left := tmpFiles(t, s.Path()); len(left) > 0 {
 		t.Fatalf("temporary files left: %v", left)
 	}
+}
+
+// TestPutSkipsPackedObjects: an object a pack holds is not written again,
+// whether git gc packed it or a batch of ours did; the lookup is a binary
+// search of the pack indexes (packedHas), which replaced go-git's
+// HasEncodedObject on the write path (issue 14: it resolved the loose path
+// through EvalSymlinks for every object written). Checked after Sync, when a
+// duplicate would be on disk.
+func TestPutSkipsPackedObjects(t *testing.T) {
+	st := NewTestStore(t)
+	s := st.(*repo)
+	var ids []OID
+	for i := 0; i < 2*packThreshold; i++ {
+		id, err := s.PutBlob([]byte(fmt.Sprintf("batch object %d\n", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	mustSync(t, s)
+	if _, err := s.PutBlob([]byte("a loose object\n")); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, s)
+	packs := func() []string {
+		p, _ := filepath.Glob(filepath.Join(s.Path(), "objects", "pack", "pack-*.pack"))
+		return p
+	}
+	if len(packs()) != 1 {
+		t.Fatalf("%d packs after the batch, want 1", len(packs()))
+	}
+	time.Sleep(packCheckEvery)
+	for i := range ids {
+		if _, err := s.PutBlob([]byte(fmt.Sprintf("batch object %d\n", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSync(t, s)
+	if n := len(packs()); n != 1 {
+		t.Fatalf("writing the batch again made %d packs, want 1", n)
+	}
+	if loose := looseObjects(t, s.Path()); len(loose) != 1 {
+		t.Fatalf("loose objects %v: want only the one written alone", loose)
+	}
+}
+
+func looseObjects(t *testing.T, gitDir string) []string {
+	t.Helper()
+	var out []string
+	dirs, _ := filepath.Glob(filepath.Join(gitDir, "objects", "??"))
+	for _, d := range dirs {
+		files, _ := filepath.Glob(filepath.Join(d, "*"))
+		out = append(out, files...)
+	}
+	return out
 }
