@@ -54,10 +54,18 @@ type bufObj struct {
 type spillFile struct {
 	f   *os.File
 	w   *bufio.Writer
-	zw  *zlib.Writer
+	zw  *zlib.Writer // BestSpeed, for documents
+	zs  *zlib.Writer // stored blocks, for small objects
 	z   bytes.Buffer
 	off int64
 }
+
+// storeBelow is the size under which a spilled object is stored in its zlib
+// stream without compression: the records of a run (observations,
+// definitions, trees, commits) are a few hundred bytes each, where building
+// deflate's Huffman tables cost more CPU than the whole rest of the write
+// and saved a few hundred bytes that the next gc recompresses anyway.
+const storeBelow = 1024
 
 // buffer adds an object to the write buffer. Called with s.mu held.
 func (s *repo) buffer(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
@@ -101,7 +109,8 @@ func (s *repo) startSpill() error {
 	// where the name stays until Close and the stale sweep covers it).
 	os.Remove(f.Name())
 	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	sp := &spillFile{f: f, w: bufio.NewWriterSize(tmpWriter(f), 256<<10), zw: zw}
+	zs, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
+	sp := &spillFile{f: f, w: bufio.NewWriterSize(tmpWriter(f), 256<<10), zw: zw, zs: zs}
 	moved := make(map[plumbing.Hash]bufObj, len(s.bufOrder))
 	for _, h := range s.bufOrder {
 		b := s.buf[h]
@@ -125,9 +134,13 @@ func (s *repo) startSpill() error {
 // add compresses one object into the spill file.
 func (sp *spillFile) add(t plumbing.ObjectType, data []byte) (bufObj, error) {
 	sp.z.Reset()
-	sp.zw.Reset(&sp.z)
-	sp.zw.Write(data)
-	if err := sp.zw.Close(); err != nil {
+	zw := sp.zw
+	if len(data) < storeBelow {
+		zw = sp.zs
+	}
+	zw.Reset(&sp.z)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
 		return bufObj{}, err
 	}
 	head := packHeader(t, len(data))
