@@ -77,7 +77,7 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		return "", errClosed
 	}
 	h := plumbing.ComputeHash(t, data)
-	if _, ok := s.buf[h]; ok {
+	if s.isBuffered(h) {
 		return OID(h.String()), nil
 	}
 	rel := looseRel(h)
@@ -341,7 +341,7 @@ func (s *repo) has(id OID) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, ok := s.buf[h]; ok {
+	if s.isBuffered(h) {
 		return true, nil
 	}
 	if _, err := os.Lstat(filepath.Join(s.path, filepath.FromSlash(looseRel(h)))); err == nil {

@@ -40,24 +40,33 @@ const (
 
 type bufObj struct {
 	t    plumbing.ObjectType
-	data []byte // nil once the object is in the spill file
-	size int
-	// in the spill file: where the entry header starts, the lengths of the
-	// header and of the zlib stream after it, and the entry's CRC-32
-	off        int64
-	hlen, zlen int
-	crc        uint32
+	data []byte
+}
+
+// spilledObj is where a spilled object's pack entry is in the spill file:
+// its header starts at off, the zlib stream after it is zlen bytes long.
+// About 50 bytes an object, with its place in spillFile.at.
+type spilledObj struct {
+	h    plumbing.Hash
+	off  int64
+	size uint32
+	zlen uint32
+	crc  uint32
+	hlen uint8
+	t    plumbing.ObjectType
 }
 
 // spillFile is the unnamed file spilled objects are written to, as pack
-// entries without the pack header.
+// entries without the pack header, and the index of what it holds.
 type spillFile struct {
-	f   *os.File
-	w   *bufio.Writer
-	zw  *zlib.Writer // BestSpeed, for documents
-	zs  *zlib.Writer // stored blocks, for small objects
-	z   bytes.Buffer
-	off int64
+	f    *os.File
+	w    *bufio.Writer
+	zw   *zlib.Writer // BestSpeed, for documents
+	zs   *zlib.Writer // stored blocks, for small objects
+	z    bytes.Buffer
+	off  int64
+	objs []spilledObj
+	at   map[plumbing.Hash]int32
 }
 
 // storeBelow is the size under which a spilled object is stored in its zlib
@@ -67,30 +76,53 @@ type spillFile struct {
 // and saved a few hundred bytes that the next gc recompresses anyway.
 const storeBelow = 1024
 
-// buffer adds an object to the write buffer. Called with s.mu held.
-func (s *repo) buffer(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
-	if s.buf == nil {
-		s.buf = map[plumbing.Hash]bufObj{}
-	}
+// maxSpilled is the largest object that is spilled; a larger one (which
+// PutBlob's caller held in memory anyway) stays in memory.
+const maxSpilled = 1<<32 - 1
+
+// isBuffered reports whether h is held for the next flush, in memory or
+// spilled. Called with s.mu held.
+func (s *repo) isBuffered(h plumbing.Hash) bool {
 	if _, ok := s.buf[h]; ok {
-		return nil
+		return true
 	}
 	if s.spill != nil {
-		b, err := s.spill.add(t, data)
-		if err != nil {
+		_, ok := s.spill.at[h]
+		return ok
+	}
+	return false
+}
+
+// bufCount is how many objects are held for the next flush.
+func (s *repo) bufCount() int {
+	n := len(s.bufOrder)
+	if s.spill != nil {
+		n += len(s.spill.objs)
+	}
+	return n
+}
+
+// buffer adds an object to the write buffer. Called with s.mu held.
+func (s *repo) buffer(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
+	if s.isBuffered(h) {
+		return nil
+	}
+	if s.spill != nil && len(data) <= maxSpilled {
+		if err := s.spill.add(h, t, data); err != nil {
 			s.dropSpill(err)
 			return diskError(fmt.Errorf("write pack: %w", err))
 		}
-		s.buf[h] = b
-		s.bufOrder = append(s.bufOrder, h)
 		return nil
+	}
+	if s.buf == nil {
+		s.buf = map[plumbing.Hash]bufObj{}
 	}
 	cp := make([]byte, len(data))
 	copy(cp, data)
-	s.buf[h] = bufObj{t: t, data: cp, size: len(cp)}
+	s.buf[h] = bufObj{t: t, data: cp}
 	s.bufOrder = append(s.bufOrder, h)
 	s.bufBytes += len(cp)
-	if len(s.bufOrder) >= packThreshold || s.bufBytes > memLimit {
+	if s.spill == nil && (s.bufCount() >= packThreshold || s.bufBytes > memLimit) {
 		if err := s.startSpill(); err != nil {
 			return diskError(fmt.Errorf("write pack: %w", err))
 		}
@@ -110,29 +142,33 @@ func (s *repo) startSpill() error {
 	os.Remove(f.Name())
 	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
 	zs, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
-	sp := &spillFile{f: f, w: bufio.NewWriterSize(tmpWriter(f), 256<<10), zw: zw, zs: zs}
-	moved := make(map[plumbing.Hash]bufObj, len(s.bufOrder))
+	sp := &spillFile{f: f, w: bufio.NewWriterSize(tmpWriter(f), 256<<10), zw: zw, zs: zs, at: map[plumbing.Hash]int32{}}
+	var kept []plumbing.Hash
 	for _, h := range s.bufOrder {
 		b := s.buf[h]
-		if b.data == nil {
+		if len(b.data) > maxSpilled {
+			kept = append(kept, h)
 			continue
 		}
-		nb, err := sp.add(b.t, b.data)
-		if err != nil {
+		if err := sp.add(h, b.t, b.data); err != nil {
 			sp.close()
 			return err
 		}
-		moved[h] = nb
 	}
-	for h, b := range moved {
-		s.buf[h] = b
+	held := 0
+	for h := range s.buf {
+		if _, ok := sp.at[h]; ok {
+			delete(s.buf, h)
+		} else {
+			held += len(s.buf[h].data)
+		}
 	}
-	s.spill, s.bufBytes = sp, 0
+	s.spill, s.bufOrder, s.bufBytes = sp, kept, held
 	return nil
 }
 
 // add compresses one object into the spill file.
-func (sp *spillFile) add(t plumbing.ObjectType, data []byte) (bufObj, error) {
+func (sp *spillFile) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
 	sp.z.Reset()
 	zw := sp.zw
 	if len(data) < storeBelow {
@@ -141,34 +177,44 @@ func (sp *spillFile) add(t plumbing.ObjectType, data []byte) (bufObj, error) {
 	zw.Reset(&sp.z)
 	zw.Write(data)
 	if err := zw.Close(); err != nil {
-		return bufObj{}, err
+		return err
+	}
+	if sp.z.Len() > maxSpilled {
+		return fmt.Errorf("object %s: %d compressed bytes: too large for the spill file", h, sp.z.Len())
 	}
 	head := packHeader(t, len(data))
 	crc := crc32.Update(crc32.ChecksumIEEE(head), crc32.IEEETable, sp.z.Bytes())
-	b := bufObj{t: t, size: len(data), off: sp.off, hlen: len(head), zlen: sp.z.Len(), crc: crc}
+	o := spilledObj{h: h, t: t, size: uint32(len(data)), off: sp.off, hlen: uint8(len(head)), zlen: uint32(sp.z.Len()), crc: crc}
 	sp.w.Write(head)
 	if _, err := sp.w.Write(sp.z.Bytes()); err != nil {
-		return bufObj{}, err
+		return err
 	}
 	sp.off += int64(len(head) + sp.z.Len())
-	return b, nil
+	sp.at[h] = int32(len(sp.objs))
+	sp.objs = append(sp.objs, o)
+	return nil
 }
 
 // read inflates a spilled object.
-func (sp *spillFile) read(b bufObj) ([]byte, error) {
-	if err := sp.w.Flush(); err != nil {
-		return nil, err
+func (sp *spillFile) read(h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
+	i, ok := sp.at[h]
+	if !ok {
+		return 0, nil, false
 	}
-	zr, err := zlib.NewReader(io.NewSectionReader(sp.f, b.off+int64(b.hlen), int64(b.zlen)))
+	o := sp.objs[i]
+	if err := sp.w.Flush(); err != nil {
+		return 0, nil, false
+	}
+	zr, err := zlib.NewReader(io.NewSectionReader(sp.f, o.off+int64(o.hlen), int64(o.zlen)))
 	if err != nil {
-		return nil, err
+		return 0, nil, false
 	}
 	defer zr.Close()
-	data := make([]byte, b.size)
+	data := make([]byte, o.size)
 	if _, err := io.ReadFull(zr, data); err != nil {
-		return nil, err
+		return 0, nil, false
 	}
-	return data, nil
+	return o.t, data, true
 }
 
 func (sp *spillFile) close() {
@@ -182,34 +228,23 @@ func (sp *spillFile) close() {
 func (s *repo) dropSpill(err error) {
 	s.spill.close()
 	s.spill = nil
-	kept := s.bufOrder[:0]
-	for _, h := range s.bufOrder {
-		if s.buf[h].data == nil {
-			delete(s.buf, h)
-		} else {
-			kept = append(kept, h)
-		}
-	}
-	s.bufOrder = kept
 	s.spillErr = err
 }
 
 // buffered returns an object still in the write buffer. Called with s.mu
 // held.
 func (s *repo) buffered(h plumbing.Hash) (plumbing.EncodedObject, []byte, bool) {
-	b, ok := s.buf[h]
-	if !ok {
+	var t plumbing.ObjectType
+	var data []byte
+	if b, ok := s.buf[h]; ok {
+		t, data = b.t, b.data
+	} else if s.spill == nil {
+		return nil, nil, false
+	} else if t, data, ok = s.spill.read(h); !ok {
 		return nil, nil, false
 	}
-	data := b.data
-	if data == nil {
-		var err error
-		if data, err = s.spill.read(b); err != nil {
-			return nil, nil, false
-		}
-	}
 	mo := &plumbing.MemoryObject{}
-	mo.SetType(b.t)
+	mo.SetType(t)
 	mo.SetSize(int64(len(data)))
 	mo.Write(data)
 	return mo, data, true
@@ -222,7 +257,7 @@ func (s *repo) flush() error {
 		s.spillErr = nil
 		return diskError(fmt.Errorf("write pack: %w", err))
 	}
-	if len(s.bufOrder) == 0 {
+	if s.bufCount() == 0 {
 		return nil
 	}
 	var err error
@@ -231,7 +266,9 @@ func (s *repo) flush() error {
 	}
 	if err == nil && s.spill != nil {
 		err = s.writePack()
-	} else if err == nil {
+	}
+	if err == nil {
+		// what was not spilled: a few objects, or ones too large to spill
 		for _, h := range s.bufOrder {
 			b := s.buf[h]
 			if err = s.writeLoose(h, b.t, b.data); err != nil {
@@ -278,14 +315,9 @@ func (s *repo) writePack() (err error) {
 		offset uint64
 		crc    uint32
 	}
-	entries := make([]entry, 0, len(s.bufOrder))
-	for _, h := range s.bufOrder {
-		b := s.buf[h]
-		if b.data != nil {
-			tmp.Close()
-			return fmt.Errorf("object %s was not spilled", h)
-		}
-		entries = append(entries, entry{h: h, offset: uint64(12 + b.off), crc: b.crc})
+	entries := make([]entry, 0, len(sp.objs))
+	for _, o := range sp.objs {
+		entries = append(entries, entry{h: o.h, offset: uint64(12 + o.off), crc: o.crc})
 	}
 	sum := sha1.New()
 	mw := io.MultiWriter(tmpWriter(tmp), sum)
