@@ -119,6 +119,9 @@ func (t *TreeEditor) Set(id OID, path ...string) error {
 	if err := CheckTreeName(path[len(path)-1]); err != nil {
 		return fmt.Errorf("edit tree: %w", err)
 	}
+	if _, err := parseOID(id); err != nil {
+		return fmt.Errorf("edit tree: %s: %w", path[len(path)-1], err)
+	}
 	n := t.root
 	var trail []*editNode
 	for _, name := range path[:len(path)-1] {

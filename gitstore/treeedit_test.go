@@ -101,6 +101,11 @@ func TestTreeEditorRefusesClashes(t *testing.T) {
 	if err := ed.Set(id, ".git", "x"); err == nil {
 		t.Fatal(".git accepted")
 	}
+	// The null id names no object (FuzzViewManifest found it accepted by
+	// Set and refused only by Write).
+	if err := ed.Set("0000000000000000000000000000000000000000", "null"); err == nil {
+		t.Fatal("the null id accepted")
+	}
 	if m, _, err := ed.Lookup("a", "b"); err != nil || m != ModeFile {
 		t.Fatalf("lookup a/b: mode %o, %v", m, err)
 	}

@@ -239,12 +239,18 @@ func TestKeyDoesNotPrintSecret(t *testing.T) {
 // decodeMACInput is a test-only parser of the MAC input. That it recovers
 // every field from the bytes alone is the proof that the encoding is
 // injective: equal encodings give equal parses, hence equal tuples.
-func decodeMACInput(b []byte) (fields [12][]byte, err error) {
+//
+// Twelve fields always, then the caller (field 13) only when bytes remain; an
+// encoder never writes an empty caller, so a present one is never empty.
+func decodeMACInput(b []byte) (fields [13][]byte, err error) {
 	if len(b) == 0 || b[0] != Version {
 		return fields, errors.New("bad version byte")
 	}
 	b = b[1:]
 	for i := range fields {
+		if i == 12 && len(b) == 0 {
+			break
+		}
 		if len(b) < 4 {
 			return fields, fmt.Errorf("field %d: short length", i)
 		}
@@ -258,24 +264,31 @@ func decodeMACInput(b []byte) (fields [12][]byte, err error) {
 	if len(b) != 0 {
 		return fields, errors.New("trailing bytes")
 	}
+	if fields[12] != nil && len(fields[12]) == 0 {
+		return fields, errors.New("an empty caller is written as no field")
+	}
 	return fields, nil
 }
 
-func tupleOf(r Receipt) [12][]byte {
+func tupleOf(r Receipt) [13][]byte {
 	exit := []byte(nil)
 	if r.ExitCode != nil {
 		exit = binary.BigEndian.AppendUint32(nil, uint32(int32(*r.ExitCode)))
 	}
-	return [12][]byte{
+	var caller []byte
+	if r.Caller != "" {
+		caller = []byte(r.Caller)
+	}
+	return [13][]byte{
 		[]byte(r.ID), []byte(r.Session), []byte(r.Run), []byte(r.Tool),
 		r.ArgsSHA256[:], r.ResultSHA256[:],
 		binary.BigEndian.AppendUint64(nil, uint64(r.Start.UnixNano())),
 		binary.BigEndian.AppendUint64(nil, uint64(r.End.UnixNano())),
-		exit, []byte(r.Signal), []byte(r.Error), []byte(r.KeyID),
+		exit, []byte(r.Signal), []byte(r.Error), []byte(r.KeyID), caller,
 	}
 }
 
-func sameTuple(a, b [12][]byte) bool {
+func sameTuple(a, b [13][]byte) bool {
 	for i := range a {
 		if !bytes.Equal(a[i], b[i]) {
 			return false
@@ -308,13 +321,16 @@ func randomReceipt(rng *rand.Rand) Receipt {
 		r.ExitCode = intp(rng.IntN(3) - 1)
 	}
 	r.Signal, r.Error, r.KeyID = str(3), str(3), str(3)
+	if rng.IntN(2) == 0 {
+		r.Caller = str(3)
+	}
 	return r
 }
 
 func TestMACInputInjective(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
-	byEncoding := map[string][12][]byte{}
+	byEncoding := map[string][13][]byte{}
 	n := testsize.Pick(t, 50000, 200000)
 	for i := 0; i < n; i++ {
 		r := randomReceipt(rng)
@@ -361,6 +377,8 @@ func TestMACInputBoundaries(t *testing.T) {
 		{"exit max", func(r *Receipt) { r.ExitCode = intp(math.MaxInt32) }},
 		{"exit min", func(r *Receipt) { r.ExitCode = intp(math.MinInt32) }},
 		{"signal with length bytes", func(r *Receipt) { r.Signal = "\x00\x00\x00\x01" }},
+		{"caller", func(r *Receipt) { r.Caller = "agent-7" }},
+		{"caller a", func(r *Receipt) { r.Caller = "a" }},
 	}
 	seen := map[string]string{}
 	for _, v := range variants {

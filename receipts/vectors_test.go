@@ -69,6 +69,7 @@ type vector struct {
 	Error         string       `json:"error"`
 	StartUnixNano int64        `json:"start_unix_nano"`
 	EndUnixNano   int64        `json:"end_unix_nano"`
+	Caller        string       `json:"caller,omitempty"`
 	Expect        vectorExpect `json:"expect"`
 }
 
@@ -110,7 +111,7 @@ func issueFromPackage(t *testing.T, v vector) (receipts.Key, receipts.Receipt) {
 	is.Rand = bytes.NewReader(mustHex(t, v.IDRandom))
 	r, err := is.Issue(t.Context(), receipts.Call{
 		Session: v.Session, Run: v.Run, Tool: v.Tool, Args: args, Result: res,
-		Start: time.Unix(0, v.StartUnixNano), End: time.Unix(0, v.EndUnixNano),
+		Start: time.Unix(0, v.StartUnixNano), End: time.Unix(0, v.EndUnixNano), Caller: v.Caller,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -120,8 +121,8 @@ func issueFromPackage(t *testing.T, v vector) (receipts.Key, receipts.Receipt) {
 
 func TestVectors(t *testing.T) {
 	files, err := filepath.Glob("testdata/vectors/*.json")
-	if err != nil || len(files) < 5 {
-		t.Fatalf("want at least 5 vector files, found %d (%v)", len(files), err)
+	if err != nil || len(files) < 6 {
+		t.Fatalf("want at least 6 vector files, found %d (%v)", len(files), err)
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
@@ -252,6 +253,9 @@ func independent(t *testing.T, v vector) vectorExpect {
 		argsSum, resultSum, i64(v.StartUnixNano), i64(v.EndUnixNano),
 		exit, []byte(signal), []byte(v.Error), []byte(keyID),
 	)...)
+	if v.Caller != "" { // field 13, only when present
+		input = append(input, frame([]byte(v.Caller))...)
+	}
 	m := hmac.New(sha256.New, macKey)
 	m.Write(input)
 	mac := hex.EncodeToString(m.Sum(nil))
@@ -274,7 +278,11 @@ func independent(t *testing.T, v vector) vectorExpect {
 	if v.Error != "" {
 		j.WriteString(`,"error":` + jsonString(v.Error))
 	}
-	j.WriteString(`,"key_id":"` + keyID + `","mac":"` + mac + `"}`)
+	j.WriteString(`,"key_id":"` + keyID + `"`)
+	if v.Caller != "" {
+		j.WriteString(`,"caller":` + jsonString(v.Caller))
+	}
+	j.WriteString(`,"mac":"` + mac + `"}`)
 
 	return vectorExpect{
 		MACKey: hex.EncodeToString(macKey), KeyID: keyID, ID: id,

@@ -1,6 +1,10 @@
 package mcpserver
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +37,45 @@ func TestForModel(t *testing.T) {
 	for _, c := range cliTools {
 		if !tools[c.tool] {
 			t.Errorf("%s maps to %s, which is not a tool", c.cmd, c.tool)
+		}
+	}
+}
+
+// TestNoCLIInstructionsForModel: the texts this package writes for a model
+// name a readproof command only where they also say a tool cannot do it,
+// or where they compare a tool with the command ("as `readproof get`
+// does"); issue 15 found "readproof receipts keygen", which does not exist.
+func TestNoCLIInstructionsForModel(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "hints.go" {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, lit := range quoted.FindAllString(string(src), -1) {
+			if lit == `"readproof resource (optionally @tag)"` { // the resource template's title
+				continue
+			}
+			if !cliCommand.MatchString(lit) || strings.Contains(lit, "keygen") {
+				if strings.Contains(lit, "keygen") {
+					t.Errorf("%s: %s names a command that does not exist", f, lit)
+				}
+				continue
+			}
+			ok := strings.Contains(lit, "no tool does this") || strings.Contains(lit, "the operator") ||
+				regexp.MustCompile("as `?readproof [a-z ]+`?( --json)? (does|prints|writes)").MatchString(lit) ||
+				strings.Contains(lit, "readproof mcp token") // readOnlyRefusal: rewritten by forModel in toolError
+			if !ok {
+				t.Errorf("%s: %s tells a model to run a CLI command; name the tool, or say the operator must run it", f, lit)
+			}
 		}
 	}
 }

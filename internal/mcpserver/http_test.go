@@ -356,7 +356,9 @@ func TestHTTPFloodGets429OtherTokenServed(t *testing.T) {
 	p := demoProject(t)
 	flood := p.token(t, "flood")
 	calm := p.token(t, "calm")
-	srv := p.serveHTTP(t, "--rate", "5", "--burst", "10")
+	// One request per 100 s beyond the burst: however slow the machine,
+	// the flooding token's bucket cannot refill before the checks below.
+	srv := p.serveHTTP(t, "--rate", "0.01", "--burst", "10")
 	var wg sync.WaitGroup
 	var n429, n200 atomic.Int64
 	for i := 0; i < 8; i++ {
@@ -527,6 +529,8 @@ func TestHTTPCallerShown(t *testing.T) {
 	if len(rows) > 0 {
 		mustContain(t, "receipts show", p.cli(t, "receipts", "show", rows[0].ID), "caller   agent-7")
 	}
+	// Records that name a caller pass verify: manifests, tag moves, receipts.
+	p.cli(t, "verify")
 }
 
 // TestHTTPConcurrencyLimit: with every slot taken, a request waits for one

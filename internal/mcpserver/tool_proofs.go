@@ -24,7 +24,7 @@ type EvidenceOutput struct {
 	MerkleRoot   string `json:"merkle_root" jsonschema:"the Merkle root over the entries: the statement's subject digest"`
 	Entries      int    `json:"entries"`
 	WithContent  bool   `json:"with_content"`
-	Bundle       string `json:"bundle" jsonschema:"the bundle file's exact bytes (JSON); save it verbatim to verify it later with readproof evidence verify"`
+	Bundle       string `json:"bundle" jsonschema:"the bundle file's exact bytes (JSON); save it verbatim; whoever holds the file verifies it with the command readproof evidence verify (no tool does this)"`
 	BundleBytes  int    `json:"bundle_bytes"`
 	BundleSHA256 string `json:"bundle_sha256" jsonschema:"sha256 of the bundle bytes"`
 	Receipt
@@ -44,7 +44,7 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 		what = "with content"
 	}
 	return out, reply{text: fmt.Sprintf("Evidence bundle for run %s (manifest %s, %d entr%s, Merkle root %s), %s: %d bytes, sha256 %s. "+
-		"Its exact bytes are in bundle; save them verbatim and check them with `readproof evidence verify FILE`.",
+		"Its exact bytes are in bundle; save them verbatim: whoever holds the file checks it with `readproof evidence verify FILE`, a command (no tool does this, and it needs no store).",
 		p.RunID, p.ManifestID, len(p.Entries), pluralY(len(p.Entries)), p.Merkle.Root, what, len(data), out.BundleSHA256)}, nil
 }
 

@@ -93,7 +93,7 @@ func BenchmarkPullDivergedJournals1000x1000(b *testing.B) {
 		pool[i] = fmt.Sprintf("readproof://bench/area%d/doc%03d", i%7, i)
 	}
 	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	var total, view time.Duration
+	var total, view, totalCPU, viewCPU time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		local := newProject(b, map[string]string{})
@@ -105,18 +105,18 @@ func BenchmarkPullDivergedJournals1000x1000(b *testing.B) {
 		writeRuns(b, remote, "remote", 1000, 20, pool, start.Add(time.Hour+time.Second/2))
 		addRemote(b, local, "origin", remote.path())
 		b.StartTimer()
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime()
 		res, err := Pull(context.Background(), local.s, "origin", Options{})
-		total += time.Since(t0)
+		total, totalCPU = total+time.Since(t0), totalCPU+cpuTime()-c0
 		if err != nil || res.Journal != "merged" || len(res.NewRuns) != 1000 {
 			b.Fatalf("pull: %+v, %v", res, err)
 		}
 		b.StopTimer()
 		lm := gitstore.OID(git(b, local.path(), "rev-parse", "main^1"))
 		rm := gitstore.OID(git(b, local.path(), "rev-parse", "main^2"))
-		t1 := time.Now()
+		t1, c1 := time.Now(), cpuTime()
 		tree, err := store.JournalTree(local.s.Git(), []gitstore.OID{lm, rm}, "")
-		view += time.Since(t1)
+		view, viewCPU = view+time.Since(t1), viewCPU+cpuTime()-c1
 		if err != nil || string(tree) != git(b, local.path(), "rev-parse", "main^{tree}") {
 			b.Fatalf("merged view %s (%v)", tree, err)
 		}
@@ -124,4 +124,6 @@ func BenchmarkPullDivergedJournals1000x1000(b *testing.B) {
 	}
 	b.ReportMetric(total.Seconds()/float64(b.N), "s/pull")
 	b.ReportMetric(view.Seconds()/float64(b.N), "s/view")
+	b.ReportMetric(totalCPU.Seconds()/float64(b.N), "cpu-s/pull")
+	b.ReportMetric(viewCPU.Seconds()/float64(b.N), "cpu-s/view")
 }

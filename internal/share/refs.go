@@ -28,7 +28,8 @@ const (
 )
 
 // fetchRefspecs maps a remote's shared namespaces to its tracking refs.
-// Open runs (refs/heads/readproof/open/) are local work in progress and are
+// Open runs (refs/heads/readproof/open/) and aborted runs
+// (refs/heads/readproof/aborted/) are local work in progress and are
 // neither fetched nor pushed. The journal pattern "main*" matches
 // refs/heads/main without failing when the remote has none.
 func fetchRefspecs(remote string) []string {

@@ -235,3 +235,95 @@ func requireGitBinary(t *testing.T) {
 		t.Skip("needs git")
 	}
 }
+
+// TestGCWhileAborting: gc (packing, pruning unreachable objects older than
+// an hour) runs while runs are started, mounted, aborted and reopened; no
+// abort commit or entry is lost and stock git fsck is clean: abort writes
+// its commit before the refs move, as every writer does.
+func TestGCWhileAborting(t *testing.T) {
+	t.Parallel()
+	requireGitBinary(t)
+	f := abortFixture(t)
+	ctx := context.Background()
+	const cycles = 6
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			for i := 0; i < cycles; i++ {
+				id := fmt.Sprintf("g%d", i)
+				if err := f.s.StartRun(id); err != nil {
+					return err
+				}
+				if _, err := f.s.Mount(ctx, id, refunds); err != nil {
+					return err
+				}
+				if _, err := f.s.AbortRun(id); err != nil {
+					return err
+				}
+				if _, err := f.s.ReopenRun(id); err != nil {
+					return err
+				}
+				if _, err := f.s.Mount(ctx, id, cached); err != nil {
+					return err
+				}
+				if _, err := f.s.AbortRun(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+	}()
+	gcs := 0
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+		}
+		if _, err := f.s.GC(ctx, gitstore.GCOptions{Grace: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		gcs++
+	}
+	if gcs < 2 {
+		t.Fatal("the writer finished before the first gc: the test proves nothing")
+	}
+	list, err := f.s.AbortedRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != cycles {
+		t.Fatalf("%d aborted runs after %d gcs, want %d: %+v", len(list), gcs, cycles, list)
+	}
+	for _, a := range list {
+		if a.Entries != 2 {
+			t.Errorf("aborted run %s holds %d entries, want 2", a.RunID, a.Entries)
+		}
+	}
+	t.Logf("%d gcs ran while %d runs were aborted, reopened and aborted again", gcs, cycles)
+	gitstore.Fsck(t, f.s.Path())
+}
+
+// FuzzSplitAbortedRef: an aborted run's ref name parses only when it is
+// exactly <valid run id>/<40 hex>, and then rebuilds to itself.
+func FuzzSplitAbortedRef(f *testing.F) {
+	for _, s := range []string{"r1/0123456789abcdef0123456789abcdef01234567", "r1", "r1/", "/0123456789abcdef0123456789abcdef01234567",
+		"a/b/0123456789abcdef0123456789abcdef01234567", "../0123456789abcdef0123456789abcdef01234567", "r1/0123456789ABCDEF0123456789abcdef01234567"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rest string) {
+		id, commit, err := SplitAbortedRef(rest)
+		if err != nil {
+			return
+		}
+		if validRun(id) != nil || len(commit) != 40 || id+"/"+string(commit) != rest {
+			t.Fatalf("%q parsed as run %q, commit %q", rest, id, commit)
+		}
+		if abortedRef(id, commit) != AbortedPrefix+rest {
+			t.Fatalf("%q does not rebuild", rest)
+		}
+	})
+}

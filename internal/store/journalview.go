@@ -103,12 +103,21 @@ func readViewRun(g gitstore.Reader, id gitstore.OID) (viewRun, error) {
 	if err != nil {
 		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
 	}
-	var vm viewManifest
-	if err := json.Unmarshal(data, &vm); err != nil {
+	r, err := decodeViewRun(data, id)
+	if err != nil {
 		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
 	}
+	return r, nil
+}
+
+// decodeViewRun reads what the view needs of manifest.json.
+func decodeViewRun(data []byte, id gitstore.OID) (viewRun, error) {
+	var vm viewManifest
+	if err := json.Unmarshal(data, &vm); err != nil {
+		return viewRun{}, err
+	}
 	if err := identity.ValidateRunID(vm.RunID); err != nil {
-		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
+		return viewRun{}, err
 	}
 	entries := make([]manifest.Entry, len(vm.Entries))
 	for i, e := range vm.Entries {

@@ -61,7 +61,7 @@ func (s *Store) StartRun(id string) error {
 			return committedErr(id, committed)
 		}
 		if open != "" {
-			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it, or commit it: readproof run commit "+id)
+			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
 		}
 		now := s.now()
 		data, _ := json.MarshalIndent(runState{RunID: id, StartedAt: now}, "", "  ")
@@ -84,7 +84,7 @@ func (s *Store) StartRun(id string) error {
 		)
 		var ce *gitstore.ConflictError
 		if errors.As(err, &ce) && ce.Ref == openRef(id) {
-			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it, or commit it: readproof run commit "+id)
+			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
 		}
 		return err
 	})
