@@ -162,6 +162,7 @@ func readproofCmd(t *testing.T, dir string, env []string, args ...string) (stdou
 }
 
 func TestOTelRunExportsCommandSpan(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
@@ -379,6 +380,7 @@ func names(spans []*tracepb.Span) []string {
 // a TRACEPARENT naming the exec span (exported, in the caller's trace);
 // unconfigured, the command sees the TRACEPARENT readproof was given.
 func TestOTelExecPassesTraceparent(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
@@ -449,6 +451,7 @@ func TestOTelExecPassesTraceparent(t *testing.T) {
 // TestOTelSyncSpans: push, pull and verify each export their span under the
 // command span, in the caller's trace, with counts and the remote's name.
 func TestOTelSyncSpans(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}
@@ -522,6 +525,7 @@ func TestOTelSyncSpans(t *testing.T) {
 // records its trace id; without TRACEPARENT the manifest has no trace_id
 // field at all.
 func TestOTelOffRecordsTraceID(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
 	}

@@ -159,6 +159,7 @@ func compareShown(t *testing.T, what string, got, want []string) {
 
 // TestConsoleShapes pins the matching rules themselves.
 func TestConsoleShapes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		shown, printed string
 		match          bool

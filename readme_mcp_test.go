@@ -30,6 +30,7 @@ type mcpServerConfig struct {
 // through the pinned mcp-remote bridge. Together with readme_mcp.txtar (the
 // shell blocks) it holds the whole set-up section.
 func TestREADMEMCPConfigs(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)

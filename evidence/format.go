@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -241,7 +242,9 @@ type Input struct {
 	Receipts    json.RawMessage // any JSON; re-encoded with sorted keys
 }
 
-var contentHashRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+var contentHashRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+})
 
 // Build assembles the statement for one manifest. It checks what it is given:
 // positions 0..n-1 in order, well-formed content hashes, and with WithContent
@@ -267,7 +270,7 @@ func Build(in Input) (*Statement, error) {
 		if e.URI == "" {
 			return bad("entry %d has no uri", i)
 		}
-		if !contentHashRE.MatchString(e.ContentHash) {
+		if !contentHashRE().MatchString(e.ContentHash) {
 			return bad("entry %d (%s): content hash %q is not sha256:<64 lower-case hex>", i, e.URI, e.ContentHash)
 		}
 		be := BundleEntry{
@@ -284,7 +287,7 @@ func Build(in Input) (*Statement, error) {
 			Ref:               e.Ref,
 		}
 		for k, v := range e.Provenance {
-			if secretKey.MatchString(k) {
+			if secretKey().MatchString(k) {
 				v = Redacted
 			}
 			be.Provenance[k] = redactURL(v)

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Bundles leave the building, so resource definitions are redacted again here
@@ -11,9 +12,13 @@ import (
 // its key names a credential or the value itself is shaped like one, and URLs
 // lose their user information and credential-named query values.
 
-var secretKey = regexp.MustCompile(`(?i)(authori[sz]ation|cookie|token|secret|passw(or)?d|passphrase|api[-_]?key|auth|session|signature|credential|private[-_]?key)`)
+var secretKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(authori[sz]ation|cookie|token|secret|passw(or)?d|passphrase|api[-_]?key|auth|session|signature|credential|private[-_]?key)`)
+})
 
-var secretValue = regexp.MustCompile(`(?i)^(bearer|basic|token|digest)\s|^(ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abprs]-|AKIA|ASIA)`)
+var secretValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(bearer|basic|token|digest)\s|^(ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abprs]-|AKIA|ASIA)`)
+})
 
 func redactValue(key string, v any) any {
 	switch t := v.(type) {
@@ -45,15 +50,15 @@ func redactValue(key string, v any) any {
 		if t == Redacted || t == "" {
 			return t
 		}
-		if key != "" && secretKey.MatchString(key) {
+		if key != "" && secretKey().MatchString(key) {
 			return Redacted
 		}
-		if secretValue.MatchString(strings.TrimSpace(t)) {
+		if secretValue().MatchString(strings.TrimSpace(t)) {
 			return Redacted
 		}
 		return redactURL(t)
 	default:
-		if key != "" && secretKey.MatchString(key) && v != nil {
+		if key != "" && secretKey().MatchString(key) && v != nil {
 			if _, isBool := v.(bool); !isBool {
 				return Redacted
 			}
@@ -91,7 +96,7 @@ func redactURL(s string) string {
 		if uk, err := url.QueryUnescape(k); err == nil {
 			k = uk
 		}
-		if hasValue && secretKey.MatchString(k) {
+		if hasValue && secretKey().MatchString(k) {
 			name, _, _ := strings.Cut(part, "=")
 			parts[n] = name + "=" + Redacted
 		}

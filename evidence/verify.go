@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/text"
@@ -158,7 +159,9 @@ type document struct {
 	rawEnvelope
 }
 
-var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hex64 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{64}$`)
+})
 
 // Verify checks a bundle: a plain statement or a DSSE envelope around one.
 // It recomputes every leaf and the root from the listed entries (never trusts
@@ -232,7 +235,7 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		r.add("subject", false, "statement has %d subjects, want exactly 1", len(st.Subject))
 	case st.Subject[0].Name == "" || st.Subject[0].Name != p.ManifestID:
 		r.add("subject", false, "subject name %q is not the predicate's manifest_id %q", st.Subject[0].Name, p.ManifestID)
-	case !hex64.MatchString(st.Subject[0].Digest["sha256"]):
+	case !hex64().MatchString(st.Subject[0].Digest["sha256"]):
 		r.add("subject", false, "%s: sha256 digest %q is not 64 lower-case hex digits", st.Subject[0].Name, st.Subject[0].Digest["sha256"])
 	default:
 		subjectRoot = st.Subject[0].Digest["sha256"]
@@ -273,7 +276,7 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 			orderOK, orderDetail = false, fmt.Sprintf("entry %d has position %d, want %d: entries were reordered, removed or duplicated", i, e.Position, i)
 		case e.URI == "":
 			orderOK, orderDetail = false, fmt.Sprintf("entry %d has no uri", i)
-		case !contentHashRE.MatchString(e.ContentHash):
+		case !contentHashRE().MatchString(e.ContentHash):
 			orderOK, orderDetail = false, fmt.Sprintf("entry %d (%s): content_hash %q is not sha256:<64 lower-case hex>", i, text.Printable(e.URI), e.ContentHash)
 		}
 		if !orderOK {
@@ -409,7 +412,7 @@ func checkRecordedReplay(r *Report, rp *BundleReplay, entries []BundleEntry) {
 
 // abbrevRoot shortens a hex root to 8…4 characters; anything else is quoted.
 func abbrevRoot(h string) string {
-	if hex64.MatchString(h) {
+	if hex64().MatchString(h) {
 		return h[:8] + "…" + h[60:]
 	}
 	return strconv.Quote(h)
@@ -417,7 +420,7 @@ func abbrevRoot(h string) string {
 
 // abbrevHash shortens "sha256:<hex>" to "sha256:<6 hex>…".
 func abbrevHash(h string) string {
-	if contentHashRE.MatchString(h) {
+	if contentHashRE().MatchString(h) {
 		return h[:13] + "…"
 	}
 	if h == "" {

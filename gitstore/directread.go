@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -34,6 +33,37 @@ import (
 type directPacks struct {
 	listing string // packListing when loaded
 	packs   []*directPack
+	inf     inflater
+}
+
+// inflater keeps one zlib reader and one buffered reader for every object
+// read: a new flate decompressor per 4 KiB document was a fifth of replay.
+type inflater struct {
+	br *bufio.Reader
+	z  io.ReadCloser
+}
+
+// inflate reads exactly size bytes of zlib data from r.
+func (f *inflater) inflate(r io.Reader, size uint64) ([]byte, bool) {
+	if f.br == nil {
+		f.br = bufio.NewReaderSize(r, 32<<10)
+	} else {
+		f.br.Reset(r)
+	}
+	if f.z == nil {
+		z, err := zlib.NewReader(f.br)
+		if err != nil {
+			return nil, false
+		}
+		f.z = z
+	} else if err := f.z.(zlib.Resetter).Reset(f.br, nil); err != nil {
+		return nil, false
+	}
+	data, ok := readSized(f.z, size)
+	if !ok || !atEOF(f.z) {
+		return nil, false // longer than declared: go-git says so
+	}
+	return data, true
 }
 
 type directPack struct {
@@ -109,35 +139,40 @@ func (x packIndex) offset(h plumbing.Hash) (int64, bool) {
 // directRead reads object h without go-git; ok is false when it cannot
 // (then readObject takes the go-git path). Called with s.mu held.
 func (s *repo) directRead(h plumbing.Hash) (t plumbing.ObjectType, data []byte, ok bool) {
-	if t, data, ok = s.directLoose(h); ok {
-		return t, data, true
-	}
 	if s.direct == nil {
 		s.loadDirectPacks()
 	}
-	if t, data, ok = s.directPacked(h); ok {
+	// packs first, as git looks: most objects of a store that was ever
+	// packed are there, and a loose lookup is a system call
+	t, data, ok, indexed := s.directPacked(h)
+	if ok || indexed {
+		return t, data, ok // a delta, or damaged: go-git's turn
+	}
+	if t, data, ok = s.direct.inf.readLoose(s.path, h); ok {
 		return t, data, true
 	}
 	if now := s.packListing(); now != s.direct.listing {
 		s.loadDirectPacks()
-		return s.directPacked(h)
+		t, data, ok, _ = s.directPacked(h)
 	}
-	return 0, nil, false
+	return t, data, ok
 }
 
-func (s *repo) directPacked(h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
+// directPacked reads h from the packs it knows; indexed is true when an
+// index holds h, whether or not it could be read.
+func (s *repo) directPacked(h plumbing.Hash) (t plumbing.ObjectType, data []byte, ok, indexed bool) {
 	for _, p := range s.direct.packs {
 		off, found := p.idx.offset(h)
 		if !found {
 			continue
 		}
-		t, data, ok := readPacked(p.pack, off)
+		t, data, ok := s.direct.inf.readPacked(p.pack, off)
 		if !ok || objectHash(t, data) != h {
-			return 0, nil, false
+			return 0, nil, false, true
 		}
-		return t, data, true
+		return t, data, true, true
 	}
-	return 0, nil, false
+	return 0, nil, false, false
 }
 
 // loadDirectPacks (re)reads the pack directory's indexes.
@@ -181,6 +216,11 @@ func (s *repo) closeDirect() {
 
 // readPacked reads the undeltified object at off of pack f.
 func readPacked(f io.ReaderAt, off int64) (plumbing.ObjectType, []byte, bool) {
+	var inf inflater
+	return inf.readPacked(f, off)
+}
+
+func (inf *inflater) readPacked(f io.ReaderAt, off int64) (plumbing.ObjectType, []byte, bool) {
 	if off < 0 {
 		return 0, nil, false
 	}
@@ -208,41 +248,8 @@ func readPacked(f io.ReaderAt, off int64) (plumbing.ObjectType, []byte, bool) {
 	default:
 		return 0, nil, false // a delta: go-git resolves it
 	}
-	ir := inflaters.Get().(*inflater)
-	defer inflaters.Put(ir)
-	ir.br.Reset(io.NewSectionReader(f, off+int64(i), 1<<62))
-	defer ir.br.Reset(nil)
-	data, ok := ir.inflate(ir.br, size)
+	data, ok := inf.inflate(io.NewSectionReader(f, off+int64(i), 1<<62), size)
 	return t, data, ok
-}
-
-// inflater is a zlib reader and a read buffer, reused between objects: a
-// new zlib reader allocates its 32 KiB window and tables, which was a third
-// of the CPU time of `evidence export` (thousands of small objects).
-type inflater struct {
-	br *bufio.Reader
-	zr io.ReadCloser
-}
-
-var inflaters = sync.Pool{New: func() any { return &inflater{br: bufio.NewReaderSize(nil, 8<<10)} }}
-
-// inflate reads exactly size bytes of zlib data from r, with the pooled
-// zlib reader.
-func (ir *inflater) inflate(r io.Reader, size uint64) ([]byte, bool) {
-	if ir.zr == nil {
-		z, err := zlib.NewReader(r)
-		if err != nil {
-			return nil, false
-		}
-		ir.zr = z
-	} else if err := ir.zr.(zlib.Resetter).Reset(r, nil); err != nil {
-		return nil, false
-	}
-	data, ok := readSized(ir.zr, size)
-	if !ok || !atEOF(ir.zr) {
-		return nil, false // longer than declared: go-git says so
-	}
-	return data, true
 }
 
 // maxDirectObject bounds the objects the direct reader reads; bigger ones
@@ -276,25 +283,42 @@ func atEOF(r io.Reader) bool {
 	return n == 0 && err == io.EOF
 }
 
-// directLoose reads a loose object: "TYPE SIZE\x00" and the content,
+// readLoose reads a loose object: "TYPE SIZE\x00" and the content,
 // deflated.
-func (s *repo) directLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
-	f, err := os.Open(filepath.Join(s.path, filepath.FromSlash(looseRel(h))))
+func (inf *inflater) readLoose(gitDir string, h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
+	f, err := os.Open(filepath.Join(gitDir, filepath.FromSlash(looseRel(h))))
 	if err != nil {
 		return 0, nil, false
 	}
 	defer f.Close()
-	z, err := zlib.NewReader(bufio.NewReaderSize(f, 32<<10))
-	if err != nil {
+	if inf.br == nil {
+		inf.br = bufio.NewReaderSize(f, 32<<10)
+	} else {
+		inf.br.Reset(f)
+	}
+	if inf.z == nil {
+		if inf.z, err = zlib.NewReader(inf.br); err != nil {
+			inf.z = nil
+			return 0, nil, false
+		}
+	} else if err := inf.z.(zlib.Resetter).Reset(inf.br, nil); err != nil {
 		return 0, nil, false
 	}
-	defer z.Close()
-	br := bufio.NewReaderSize(z, 64)
-	head, err := br.ReadString(0)
-	if err != nil || len(head) > 32 {
-		return 0, nil, false
+	var head [32]byte
+	n := 0
+	for {
+		if n == len(head) {
+			return 0, nil, false
+		}
+		if _, err := io.ReadFull(inf.z, head[n:n+1]); err != nil {
+			return 0, nil, false
+		}
+		if head[n] == 0 {
+			break
+		}
+		n++
 	}
-	name, sz, found := strings.Cut(head[:len(head)-1], " ")
+	name, sz, found := strings.Cut(string(head[:n]), " ")
 	if !found {
 		return 0, nil, false
 	}
@@ -306,8 +330,8 @@ func (s *repo) directLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, bool) 
 	if err != nil {
 		return 0, nil, false
 	}
-	data, ok := readSized(br, size)
-	if !ok || !atEOF(br) {
+	data, ok := readSized(inf.z, size)
+	if !ok || !atEOF(inf.z) {
 		return 0, nil, false
 	}
 	if objectHash(t, data) != h {

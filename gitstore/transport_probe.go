@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -43,6 +44,16 @@ func (t *Transport) ProbeCommit(ctx context.Context, remote, ref string) ([]byte
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
 	}
 	url := strings.TrimRight(string(out), "\n")
+	if dir, ok := localRepoPath(url); ok {
+		// A repository on this machine is read in place: one git process
+		// instead of a scratch repository and a shallow fetch (whose
+		// server side walks the history). Anything unexpected takes the
+		// fetch path below.
+		l := &Transport{dir: dir, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
+		if raw, err := l.run(ctx, false, "cat-file", "commit", ref); err == nil {
+			return raw, nil
+		}
+	}
 	tmp, err := os.MkdirTemp("", "readproof-probe-")
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
@@ -141,4 +152,23 @@ func progressLine(s string) bool {
 		}
 	}
 	return false
+}
+
+// localRepoPath returns the git directory a remote URL names when it is a
+// repository on this machine (an absolute path or a file:// URL to a bare
+// repository), as git's local transport would read it.
+func localRepoPath(url string) (string, bool) {
+	p := url
+	if rest, ok := strings.CutPrefix(url, "file://"); ok {
+		p = rest
+	} else if strings.Contains(url, "://") {
+		return "", false
+	}
+	if !filepath.IsAbs(p) {
+		return "", false
+	}
+	if fi, err := os.Stat(filepath.Join(p, "objects")); err != nil || !fi.IsDir() {
+		return "", false // not a bare repository (or not there): fetch decides
+	}
+	return filepath.Clean(p), true
 }

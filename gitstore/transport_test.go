@@ -186,3 +186,19 @@ func TestCheckRemoteNameRedacts(t *testing.T) {
 		t.Errorf("CheckRemoteName(origin) = %v", err)
 	}
 }
+
+// TestCheckRemoteNameShape pins the documented shape
+// [A-Za-z0-9][A-Za-z0-9._-]{0,63} at its edges: the length is checked apart
+// from the pattern, so 64 characters pass and 65 do not.
+func TestCheckRemoteNameShape(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"o": true, "origin": true, "a.b_c-d": true, "9x": true,
+		"a" + strings.Repeat("b", 63): true, "a" + strings.Repeat("b", 64): false,
+		"": false, "-x": false, ".x": false, "_x": false, "a b": false, "a/b": false, "é": false,
+		"a..b": false, "x.": false, "x.lock": false,
+	} {
+		if err := CheckRemoteName(name); (err == nil) != ok {
+			t.Errorf("CheckRemoteName(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}

@@ -4,22 +4,31 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Redacted is the placeholder shown instead of a credential-looking value.
 const Redacted = "[REDACTED]"
 
+// The patterns below are compiled on first use, not at start-up: every
+// readproof process imports this package, and most never redact anything
+// (compiling them took about 1 ms of each process's start).
+
 // credentialName matches header and query parameter names that carry
 // credentials.
-var credentialName = regexp.MustCompile(`(?i)(authorization|cookie|token|secret|password|passwd|pwd|api[-_]?key|apikey|(^|[-_])key($|[-_])|auth|session|signature|sig$|credential|private)`)
+var credentialName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(authorization|cookie|token|secret|password|passwd|pwd|api[-_]?key|apikey|(^|[-_])key($|[-_])|auth|session|signature|sig$|credential|private)`)
+})
 
 // credentialValue matches values shaped like credentials whatever their
 // header is called.
-var credentialValue = regexp.MustCompile(`(?i)^(bearer|basic|token|digest|negotiate)\s|(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|xox[abpr]-|AKIA|ASIA|eyJ[A-Za-z0-9_-]{8,}\.)`)
+var credentialValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(bearer|basic|token|digest|negotiate)\s|(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk-|xox[abpr]-|AKIA|ASIA|eyJ[A-Za-z0-9_-]{8,}\.)`)
+})
 
 // opaqueToken matches a long run of token characters mixing letters and
 // digits, the shape of most API keys.
-var opaqueToken = regexp.MustCompile(`^[A-Za-z0-9_\-+/=.~]{24,}$`)
+var opaqueToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_\-+/=.~]{24,}$`) })
 
 // Redacted returns a copy of s that is safe to show or store.
 //
@@ -49,7 +58,7 @@ func (s Spec) Redacted() Spec {
 
 // CredentialHeader reports whether a declared header must be hidden.
 func CredentialHeader(name, value string) bool {
-	if credentialName.MatchString(name) {
+	if credentialName().MatchString(name) {
 		return true
 	}
 	literal := value
@@ -65,11 +74,11 @@ func CredentialHeader(name, value string) bool {
 		literal = b.String()
 	}
 	literal = strings.TrimSpace(literal)
-	if credentialValue.MatchString(literal) {
+	if credentialValue().MatchString(literal) {
 		return true
 	}
 	for _, f := range strings.Fields(literal) {
-		if opaqueToken.MatchString(f) && strings.ContainsAny(f, "0123456789") && strings.IndexFunc(f, isLetter) >= 0 {
+		if opaqueToken().MatchString(f) && strings.ContainsAny(f, "0123456789") && strings.IndexFunc(f, isLetter) >= 0 {
 			return true
 		}
 	}
@@ -78,7 +87,7 @@ func CredentialHeader(name, value string) bool {
 
 func isLetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
 
-var userinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@`)
+var userinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@`) })
 
 // RedactURL hides a URL's user information and the values of its
 // credential-looking query parameters. A string that does not parse as a
@@ -89,7 +98,7 @@ func RedactURL(s string) string {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Opaque != "" {
-		return userinfo.ReplaceAllString(s, "${1}"+Redacted+"@")
+		return userinfo().ReplaceAllString(s, "${1}"+Redacted+"@")
 	}
 	if u.User != nil {
 		u.User = url.User(Redacted)
@@ -102,7 +111,7 @@ func RedactURL(s string) string {
 			if err != nil {
 				name = k
 			}
-			if ok && credentialName.MatchString(name) {
+			if ok && credentialName().MatchString(name) {
 				q[i] = k + "=" + Redacted
 			}
 		}

@@ -274,14 +274,9 @@ func withOpened(open func() (*store.Store, error), fn func(*store.Store) error) 
 	return fn(s)
 }
 
-// withStoreCtx is withStore for work that interruptible may abandon when
-// ctx ends: the store is then left open for it (the process exits next).
-func (e *env) withStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
-	return withOpenedCtx(ctx, e.open, fn)
-}
-
-// withReadStoreCtx is withStoreCtx with the policy read only if fn needs it
-// (openRead) and stdout buffered.
+// withReadStoreCtx is withReadStore for work that interruptible may abandon
+// when ctx ends: the store is then left open for it (the process exits
+// next).
 func (e *env) withReadStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
 	return e.bufferedOut(func() error { return withOpenedCtx(ctx, e.openRead, fn) })
 }

@@ -78,7 +78,7 @@ func TestToolCallSpans(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range mount.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, want := range map[string]string{
 		"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "readproof_run_mount",
@@ -187,7 +187,7 @@ func TestServeHTTPJoinsTraceparent(t *testing.T) {
 			call = &spans[i]
 		}
 		for _, kv := range sp.Attributes {
-			if strings.Contains(kv.Value.Emit(), token) {
+			if strings.Contains(kv.Value.String(), token) {
 				t.Errorf("span %s attribute %s holds the token", sp.Name, kv.Key)
 			}
 		}

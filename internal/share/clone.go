@@ -12,7 +12,6 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
-	"github.com/readproof/readproof/receipts"
 )
 
 // Clone creates a store at dir from the repository at url (a path to a
@@ -65,26 +64,32 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		}
 		return nil, err
 	}
-	rem := stateFromRefs(refs)
-	specs := fetchRefspecs("origin")
-	specs = append(specs,
-		"+"+store.RunsPrefix+"*:"+store.RunsPrefix+"*",
-		"+"+store.ResourcesPrefix+"*:"+store.ResourcesPrefix+"*",
-		"+"+store.TagsPrefix+"*:"+store.TagsPrefix+"*",
-		"+"+receipts.RefPrefix+"*:"+receipts.RefPrefix+"*",
-		"+"+store.VerdictsPrefix+"*:"+store.VerdictsPrefix+"*")
-	if rem.main != "" {
-		specs = append(specs, "+"+store.JournalRef+":"+store.JournalRef)
+	// The objects first, with no ref written; then every ref in one
+	// packed-refs file (the store has none yet): one write and one fsync
+	// instead of a loose ref file per ref for git fetch and again for
+	// pack-refs. The refs are the ones the remote listed and recognize
+	// accepted; a remote that moved in between is listed again.
+	var newRefs []gitstore.Ref
+	for attempt := 0; ; attempt++ {
+		newRefs = cloneRefs(refs)
+		err := fetchTips(ctx, g, t, "origin", refs)
+		if err == nil {
+			break
+		}
+		again, lerr := recognize(ctx, g, t, "origin", "clone "+shown)
+		if attempt >= 2 || lerr != nil || sameRefs(again, refs) {
+			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+		}
+		refs = again
 	}
-	if err := t.Fetch(ctx, "origin", specs); err != nil {
-		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+	if err := gitstore.WriteNewRefs(g, newRefs); err != nil {
+		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
 	if res, err = verifyClone(ctx, g, t, opts); err != nil {
 		return nil, nameRemote(err, "clone "+shown)
 	}
-	if err := t.PackRefs(ctx); err != nil {
-		return nil, err
-	}
+	// No pack-refs pass: every fetched ref is packed already; the few refs
+	// verification may add (journal records, conflicts) stay loose.
 	return res, nil
 }
 
@@ -122,11 +127,26 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	onJournal := map[gitstore.OID]bool{}
 	verified := verifiedSet{}
 	var journalKept []RunRef // the other side of same-id conflicts, from the journal
+	// git lists the journal while the manifests the refs name are checked
+	// (both cores busy); the journal's own failures are still reported
+	// first, and the manifests only it records are checked after it.
+	var commits []gitstore.RevListCommit
+	var revErr error
+	revDone := make(chan struct{})
+	if local.main != "" {
+		go func() {
+			defer close(revDone)
+			commits, revErr = t.RevList(ctx, []gitstore.OID{local.main}, nil)
+		}()
+	} else {
+		close(revDone)
+	}
+	early := verifyManifests(g, sortedOIDs(manifests), verified, opts)
+	<-revDone
 	if local.main != "" {
 		res.Journal = "adopted"
-		commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
-		if err != nil {
-			return nil, err
+		if revErr != nil {
+			return nil, revErr
 		}
 		for _, c := range commits {
 			onJournal[c.ID] = true
@@ -149,6 +169,9 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		if u, tag, err := splitTagKey(key); err == nil {
 			res.Tags = append(res.Tags, u.String()+"@"+tag)
 		}
+	}
+	if len(early) > 0 {
+		return nil, unverified(early)
 	}
 	if err := verifyAll(g, manifests, obs, tags, verified, opts); err != nil {
 		return nil, err

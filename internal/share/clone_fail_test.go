@@ -15,6 +15,7 @@ import (
 // mode too), and its hint does not point at the store the failed clone
 // removed again.
 func TestCloneFailureLeavesDirAsItWas(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "into")
 	if err := os.Mkdir(dir, 0o750); err != nil {
 		t.Fatal(err)

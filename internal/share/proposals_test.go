@@ -14,6 +14,7 @@ import (
 // that is not a proposal of this tag, a merge whose tree was edited, an
 // octopus.
 func TestProposalMerges(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, map[string]string{"doc": "v1\n", "other": "o1\n"})
 	u, other := uri(t, "doc"), uri(t, "other")
 	p.run(t, "r1", "doc", "other")
@@ -116,6 +117,7 @@ func TestProposalMerges(t *testing.T) {
 // TestPromoteRecordsWhereItCameFrom: one move, action promote, from the
 // source tag, and history derives the action of moves recorded before.
 func TestPromoteRecordsWhereItCameFrom(t *testing.T) {
+	t.Parallel()
 	p := newProject(t, map[string]string{"doc": "v1\n"})
 	u := uri(t, "doc")
 	p.run(t, "r1", "doc")

@@ -148,7 +148,12 @@ func pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	if err != nil {
 		return nil, err
 	}
-	if err := t.Fetch(ctx, remote, fetchRefspecs(remote)); err != nil {
+	if err = fetchListed(ctx, g, t, remote, rem.listed, tracking); err != nil {
+		// the remote moved since it was listed, or another pull moved the
+		// tracking refs: git fetch lists again and forces them
+		err = t.Fetch(ctx, remote, fetchRefspecs(remote))
+	}
+	if err != nil {
 		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 	}
 	res, err := func() (*PullResult, error) {
@@ -215,7 +220,9 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	if err != nil {
 		return nil, nil, err
 	}
-	return t, stateFromRefs(refs), nil
+	st := stateFromRefs(refs)
+	st.listed = refs
+	return t, st, nil
 }
 
 func remoteHint(err error, remote string) error {
@@ -371,19 +378,7 @@ type verifiedKey struct {
 // verifyAll checks every manifest, observation tip and tag tip a pull would
 // adopt, each as its own kind.
 func verifyAll(g gitstore.Store, manifests map[gitstore.OID]bool, obs, tags []gitstore.OID, verified verifiedSet, opts Options) error {
-	var failures []string
-	ids := sortedOIDs(manifests)
-	for i, id := range ids {
-		if opts.Progress != nil && (i%100 == 0 || i == len(ids)-1) {
-			opts.say("\rVerifying manifests: %d/%d", i+1, len(ids))
-			if i == len(ids)-1 {
-				opts.say(", done.\n")
-			}
-		}
-		if err := verified.check("manifest", id, func() error { _, err := checkManifest(g, id); return err }); err != nil {
-			failures = append(failures, err.Error())
-		}
-	}
+	failures := verifyManifests(g, sortedOIDs(manifests), verified, opts)
 	for _, set := range []struct {
 		kind  string
 		ids   []gitstore.OID

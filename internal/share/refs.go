@@ -54,7 +54,8 @@ type state struct {
 	receipts  map[string]gitstore.OID          // sessions/<s> or index/<d> -> chain tip
 	verdicts  map[string]gitstore.OID          // run id -> verdict chain tip
 	main      gitstore.OID
-	proposals []proposalRef // a remote's proposal branches (ls-remote only)
+	proposals []proposalRef  // a remote's proposal branches (ls-remote only)
+	listed    []gitstore.Ref // a remote's shared refs as listed (ls-remote only)
 }
 
 func newState() *state {

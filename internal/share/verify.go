@@ -51,6 +51,15 @@ func checkBlob(g gitstore.Store, snapshot, hash string, size int64) error {
 // decodes, and every entry's blob exists, hashes to its content_hash, has
 // its size, and is the file the entry names in the tree.
 func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error) {
+	return checkManifestWith(g, id, nil)
+}
+
+// checkManifestWith is checkManifest with the hashes of snapshots already
+// read (facts, shared by the workers of one verification; nil for none): a
+// snapshot id names its bytes, so each is read and hashed once however
+// many manifests deliver it, and each manifest's record is still compared
+// with what the bytes hash to.
+func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) (*manifest.Manifest, error) {
 	c, err := g.Commit(id)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", id, err)
@@ -69,7 +78,7 @@ func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error
 	}
 	m.ID = string(id)
 	for _, e := range m.Entries {
-		if err := checkBlob(g, e.Snapshot, e.ContentHash, e.Bytes); err != nil {
+		if err := facts.check(g, e.Snapshot, e.ContentHash, e.Bytes); err != nil {
 			return m, fmt.Errorf("manifest %s (run %s) entry %d %s: %w", id, m.RunID, e.Position, e.URI, err)
 		}
 		if e.File != "" {

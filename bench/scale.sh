@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Issue 14, acceptance 5: how clone, pull, push and git ls-remote grow with
+# the number of runs. For each N in SIZES (default "10000 100000") a store
+# of N runs is built with git fast-import (bench/mkstore.go) and served by
+# git daemon on 127.0.0.1; then, once each (these are minutes, not
+# medians): git ls-remote (time, bytes), git clone --mirror, readproof clone,
+# readproof pull and push with nothing new, and a pull of 100 new runs.
+# SYNTH=M adds a synthetic row: the largest store's refs copied into
+# packed-refs M times over (refs/tags/readproof/runs/synK-<id> naming the
+# same manifests), so the ref advertisement and the ref store have M x N
+# refs while the objects stay those of N runs.
+# Usage: SIZES="10000 100000" SYNTH=10 bench/scale.sh   (quick: SIZES=1000 bench/scale.sh)
+set -euo pipefail
+sizes=${SIZES:-"10000 100000"}
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+dpid=""
+trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; rm -rf "$work"' EXIT
+go build -o "$work/readproof" "$here"
+rp="$work/readproof"
+(cd "$here" && go build -o "$work/mkstore" bench/mkstore.go)
+ms() { date +%s%N; }
+t() { local t0; t0=$(ms); "$@" >/dev/null 2>"$work/err" || { echo "failed: $*" >&2; tail -3 "$work/err" >&2; echo -1; return; }; echo $(( ($(ms) - t0) / 1000000 )); }
+mkdir -p "$work/srv"
+port=$(( 20000 + RANDOM % 20000 ))
+git daemon --base-path="$work/srv" --export-all --reuseaddr --listen=127.0.0.1 --port="$port" "$work/srv" 2>/dev/null &
+dpid=$!
+sleep 1
+echo "load: $(uptime)"
+printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' runs refs ls-remote "ls bytes" "git clone" "rp clone" "pull =" "push =" "pull +100"
+printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' --- --- "ms" "" "ms" "ms" "ms" "ms" "ms"
+row() { # row N REPO
+  local n=$1 name=$2 url="git://127.0.0.1:$port/$2"
+  local refs lsb lst gc rc pu pp pn
+  refs=$(git -C "$work/srv/$name" for-each-ref | wc -l)
+  lst=$(t git ls-remote "$url")
+  lsb=$(git ls-remote "$url" | wc -c)
+  rm -rf "$work/m" "$work/c"
+  gc=$(t git clone -q --mirror "$url" "$work/m")
+  rc=$(t "$rp" clone "$url" "$work/c")
+  pu=$(t "$rp" --store "$work/c" pull)
+  pp=$(t "$rp" --store "$work/c" push)
+  "$work/mkstore" -first 9000000 -n 100 -from "$(git -C "$work/srv/$name" rev-parse refs/heads/main)" | git -C "$work/srv/$name" fast-import --quiet
+  pn=$(t "$rp" --store "$work/c" pull)
+  printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' "$n" "$refs" "$lst" "$lsb" "$gc" "$rc" "$pu" "$pp" "$pn"
+}
+last=""
+for n in $sizes; do
+  d="$work/srv/s$n.git"
+  (cd "$work" && "$rp" init --store "$d" >/dev/null 2>&1 && rm -f readproof.toml)
+  "$work/mkstore" -n "$n" -from "$(git -C "$d" rev-parse refs/heads/main)" | git -C "$d" fast-import --quiet
+  git -C "$d" pack-refs --all
+  row "$n" "s$n.git"
+  last=$n
+done
+if [ -n "${SYNTH:-}" ] && [ -n "$last" ]; then
+  d="$work/srv/s$last.git"; s="$work/srv/synth.git"
+  cp -a "$d" "$s"
+  git -C "$s" pack-refs --all
+  { grep -v '^#' "$s/packed-refs" | grep -v '^\^'
+    for k in $(seq 2 "$SYNTH"); do
+      grep ' refs/tags/readproof/runs/run-' "$d/packed-refs" | sed "s# refs/tags/readproof/runs/run-# refs/tags/readproof/runs/syn$k-#"
+    done; } | LC_ALL=C sort -k2 > "$work/pr"
+  { echo '# pack-refs with: sorted '; cat "$work/pr"; } > "$s/packed-refs"
+  row "$((last * SYNTH)) synth" synth.git
+fi

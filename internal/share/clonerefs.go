@@ -1,0 +1,146 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
+)
+
+// cloneRefs maps the remote's shared refs (as recognize returned them) to
+// the refs a new clone holds: origin's tracking ref of each
+// (fetchRefspecs), and the store's own ref for runs, resources, tags,
+// receipts, verdicts and the journal. Proposals get a tracking ref only.
+// It is what `git fetch` with those refspecs would write into an empty
+// repository.
+func cloneRefs(remote []gitstore.Ref) []gitstore.Ref {
+	specs := fetchRefspecs("origin")
+	for _, p := range []string{store.RunsPrefix, store.ResourcesPrefix, store.TagsPrefix, receipts.RefPrefix, store.VerdictsPrefix} {
+		specs = append(specs, "+"+p+"*:"+p+"*")
+	}
+	specs = append(specs, "+"+store.JournalRef+":"+store.JournalRef)
+	seen := map[string]bool{}
+	var out []gitstore.Ref
+	for _, r := range remote {
+		for _, spec := range specs {
+			dst, ok := mapRefspec(spec, r.Name)
+			if ok && !seen[dst] {
+				seen[dst] = true
+				out = append(out, gitstore.Ref{Name: dst, OID: r.OID})
+			}
+		}
+	}
+	return out
+}
+
+// mapRefspec applies one fetch refspec ("+SRC:DST", each side with at most
+// one '*') to a remote ref name, as git does.
+func mapRefspec(spec, name string) (string, bool) {
+	src, dst, ok := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
+	if !ok {
+		return "", false
+	}
+	sp, ss, sglob := strings.Cut(src, "*")
+	if !sglob {
+		return dst, name == src
+	}
+	if len(name) < len(sp)+len(ss) || !strings.HasPrefix(name, sp) || !strings.HasSuffix(name, ss) {
+		return "", false
+	}
+	mid := name[len(sp) : len(name)-len(ss)]
+	dp, ds, _ := strings.Cut(dst, "*")
+	return dp + mid + ds, true
+}
+
+// sameRefs reports whether two ref listings are equal, order included.
+func sameRefs(a, b []gitstore.Ref) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// fetchListed is `git fetch --prune` of remote's shared refs into its
+// tracking refs, with the listing connect already made: the objects of the
+// listed tips (git skips those the store has), then every tracking ref
+// that changed in one ref transaction, compared with tracking (their values
+// before). So a pull lists the remote's refs once, not once for the
+// recognition and again for the fetch, and git writes no ref file of its
+// own. An error means nothing was written, or tracking refs only: the
+// caller falls back to git fetch, which lists again and forces them.
+func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed, tracking []gitstore.Ref) error {
+	if listed == nil {
+		return errors.New("no listing")
+	}
+	specs := fetchRefspecs(remote)
+	want := map[string]gitstore.OID{}
+	for _, r := range listed {
+		for _, spec := range specs {
+			if dst, ok := mapRefspec(spec, r.Name); ok {
+				want[dst] = r.OID
+				break
+			}
+		}
+	}
+	if err := fetchTips(ctx, g, t, remote, listed); err != nil {
+		return err
+	}
+	var ups []gitstore.RefUpdate
+	for _, r := range tracking {
+		if w, ok := want[r.Name]; !ok {
+			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID}) // pruned
+		} else if w != r.OID {
+			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID, New: w})
+		}
+		delete(want, r.Name)
+	}
+	for name, oid := range want {
+		ups = append(ups, gitstore.RefUpdate{Name: name, New: oid})
+	}
+	return g.Update(ups...)
+}
+
+// fetchTips fetches the objects of the listed refs without writing a ref,
+// in two steps, because git fetch handles many object ids on stdin slowly
+// (more than linearly: 10^5 ids cost minutes): first the tips of every ref
+// but the run refs (the journal, which reaches every manifest it records,
+// and the chains, which grow with resources, not runs), then the run refs'
+// manifests the store still lacks (usually none: a run the journal does not
+// record yet).
+func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref) error {
+	var first, runs []gitstore.OID
+	for _, r := range listed {
+		if strings.HasPrefix(r.Name, store.RunsPrefix) {
+			runs = append(runs, r.OID)
+		} else {
+			first = append(first, r.OID)
+		}
+	}
+	if err := t.FetchObjects(ctx, remote, first); err != nil {
+		return err
+	}
+	var missing []gitstore.OID
+	seen := make(map[gitstore.OID]bool, len(runs))
+	for _, o := range runs {
+		if seen[o] {
+			continue
+		}
+		seen[o] = true
+		ok, err := g.Has(o)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			missing = append(missing, o)
+		}
+	}
+	return t.FetchObjects(ctx, remote, missing)
+}

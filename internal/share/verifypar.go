@@ -1,0 +1,118 @@
+package share
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/readproof/readproof/gitstore"
+)
+
+// maxVerifyWorkers bounds the goroutines that check manifests: each reads
+// through its own handle on the repository, and git objects are small, so
+// more than a few buys nothing but memory.
+const maxVerifyWorkers = 4
+
+// verifyManifests checks every manifest in ids that has not passed yet
+// (checkManifest: the manifest entry by entry, each snapshot hashed) on
+// one goroutine per core, each reading through its own repository handle,
+// and returns the failures in the order of ids. Progress is reported from
+// the calling goroutine.
+func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet, opts Options) []string {
+	var todo []gitstore.OID
+	for _, id := range ids {
+		if !verified[verifiedKey{"manifest", id}] {
+			todo = append(todo, id)
+		}
+	}
+	errs := make([]error, len(todo))
+	readers := []gitstore.Store{g}
+	workers := min(runtime.GOMAXPROCS(0), maxVerifyWorkers, 1+len(todo)/64)
+	for len(readers) < workers {
+		h, ok, err := gitstore.NewReader(g)
+		if err != nil || !ok {
+			break // g alone: slower, not less checked
+		}
+		defer h.Close()
+		readers = append(readers, h)
+	}
+	facts := &snapshotFacts{m: map[string]snapshotFact{}}
+	jobs := make(chan int)
+	done := make(chan int, len(todo))
+	var wg sync.WaitGroup
+	for _, r := range readers {
+		wg.Add(1)
+		go func(r gitstore.Store) {
+			defer wg.Done()
+			for i := range jobs {
+				_, errs[i] = checkManifestWith(r, todo[i], facts)
+				done <- i
+			}
+		}(r)
+	}
+	go func() {
+		for i := range todo {
+			jobs <- i
+		}
+		close(jobs)
+	}()
+	for n := 1; n <= len(todo); n++ {
+		<-done
+		if opts.Progress != nil && (n%100 == 1 || n == len(todo)) {
+			opts.say("\rVerifying manifests: %d/%d", n, len(todo))
+			if n == len(todo) {
+				opts.say(", done.\n")
+			}
+		}
+	}
+	wg.Wait()
+	var failures []string
+	for i, id := range todo {
+		if errs[i] != nil {
+			failures = append(failures, errs[i].Error())
+		} else {
+			verified[verifiedKey{"manifest", id}] = true
+		}
+	}
+	return failures
+}
+
+// snapshotFacts remembers what each snapshot blob read so far hashes to
+// and how long it is. Safe for concurrent use.
+type snapshotFacts struct {
+	mu sync.Mutex
+	m  map[string]snapshotFact
+}
+
+type snapshotFact struct {
+	hash string
+	size int64
+}
+
+// check is checkBlob, reading and hashing each snapshot once. A nil
+// *snapshotFacts reads every time.
+func (f *snapshotFacts) check(g gitstore.Store, snapshot, hash string, size int64) error {
+	if f == nil {
+		return checkBlob(g, snapshot, hash, size)
+	}
+	f.mu.Lock()
+	got, ok := f.m[snapshot]
+	f.mu.Unlock()
+	if !ok {
+		data, err := g.Blob(gitstore.OID(snapshot))
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", snapshot, err)
+		}
+		got = snapshotFact{hash: contentHash(data), size: int64(len(data))}
+		f.mu.Lock()
+		f.m[snapshot] = got
+		f.mu.Unlock()
+	}
+	if got.hash != hash {
+		return fmt.Errorf("snapshot %s hashes to %s, recorded %s", snapshot, got.hash, hash)
+	}
+	if size >= 0 && got.size != size {
+		return fmt.Errorf("snapshot %s has %d bytes, recorded %d", snapshot, got.size, size)
+	}
+	return nil
+}
