@@ -26,6 +26,9 @@ func run() int {
 			defer stop()
 		}
 	}
+	if path := os.Getenv("READPROOF_MEMPROFILE"); path != "" {
+		defer writeMemProfile(path)
+	}
 	return commands.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)
 }
 

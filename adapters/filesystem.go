@@ -110,7 +110,7 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 	if st.Size() > s.max {
 		return Result{}, fail(uri, ErrTooLarge, nil, "%s is %d bytes, over the %d-byte limit; %s", s.spec.Path, st.Size(), s.max, hintMaxBytes)
 	}
-	content, err := io.ReadAll(io.LimitReader(f, s.max+1))
+	content, err := readSized(f, st.Size(), s.max)
 	if err != nil {
 		return Result{}, fail(uri, nil, err, "reading %s: %v", s.spec.Path, err)
 	}
@@ -179,4 +179,29 @@ func describeMode(m fs.FileMode) string {
 		return "a symbolic link"
 	}
 	return "a special file (" + m.String() + ")"
+}
+
+// readSized reads r, whose size was size when it was checked, up to max+1
+// bytes: into one buffer of the expected size (io.ReadAll would grow it by
+// doubling, allocating about twice the document), still correct when the
+// file grew or shrank meanwhile.
+func readSized(r io.Reader, size, max int64) ([]byte, error) {
+	if size < 0 || size > max {
+		size = max
+	}
+	r = io.LimitReader(r, max+1)
+	buf := make([]byte, 0, size+1) // +1: the end is seen without growing
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -53,24 +54,38 @@ func encodeTree(entries []TreeEntry) ([]byte, error) {
 	sort.Slice(es, func(i, j int) bool {
 		return treeSortName(es[i].Name, Mode(es[i].Mode)) < treeSortName(es[j].Name, Mode(es[j].Mode))
 	})
-	mo := &plumbing.MemoryObject{}
+	mo := &encodedContent{}
+	mo.b.Grow(len(es) * 56) // mode, a short name, the id
 	if err := (&object.Tree{Entries: es}).Encode(mo); err != nil {
 		return nil, fmt.Errorf("put tree: %w", err)
 	}
 	return objectBytes(mo)
 }
 
-func objectBytes(mo *plumbing.MemoryObject) ([]byte, error) {
-	r, err := mo.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	data := make([]byte, 0, mo.Size())
-	buf := bytes.NewBuffer(data)
-	_, err = buf.ReadFrom(r)
-	return buf.Bytes(), err
+func objectBytes(mo *encodedContent) ([]byte, error) { return mo.b.Bytes(), nil }
+
+// encodedContent is the object go-git's encoders write into: their output
+// is the content itself, with no copy out of a plumbing.MemoryObject
+// (whose reader, copied into a buffer of the object's size, made every tree
+// and commit allocate twice its size).
+type encodedContent struct {
+	t plumbing.ObjectType
+	b bytes.Buffer
 }
+
+func (o *encodedContent) Hash() plumbing.Hash           { return plumbing.ZeroHash }
+func (o *encodedContent) Type() plumbing.ObjectType     { return o.t }
+func (o *encodedContent) SetType(t plumbing.ObjectType) { o.t = t }
+func (o *encodedContent) Size() int64                   { return int64(o.b.Len()) }
+func (o *encodedContent) SetSize(int64)                 {}
+func (o *encodedContent) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.b.Bytes())), nil
+}
+func (o *encodedContent) Writer() (io.WriteCloser, error) { return nopWriteCloser{&o.b}, nil }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // encodeCommit checks c and returns the content of its commit object.
 func encodeCommit(c Commit) ([]byte, error) {
@@ -104,7 +119,7 @@ func encodeCommit(c Commit) ([]byte, error) {
 		Message:      c.Message,
 		PGPSignature: c.Signature,
 	}
-	mo := &plumbing.MemoryObject{}
+	mo := &encodedContent{}
 	if err := gc.Encode(mo); err != nil {
 		return nil, fmt.Errorf("put commit: %w", err)
 	}

@@ -73,6 +73,8 @@ type repo struct {
 	buf      map[plumbing.Hash]bufObj // objects not yet written (pack.go)
 	bufOrder []plumbing.Hash
 	bufBytes int
+	spill    *spillFile // objects past the first few (pack.go)
+	spillErr error      // a failed spill write, for the next flush
 	closed   bool
 
 	looseDirs []string // fan-out directories written since the last Update (maintain.go)

@@ -77,7 +77,7 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		return "", errClosed
 	}
 	h := plumbing.ComputeHash(t, data)
-	if _, ok := s.buf[h]; ok {
+	if s.isBuffered(h) {
 		return OID(h.String()), nil
 	}
 	rel := looseRel(h)
@@ -90,7 +90,7 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 	// A stale pack index would only cost a duplicate loose object here, so
 	// the pack list is re-read at most every packCheckEvery.
 	s.refreshPacks()
-	if err := s.st.HasEncodedObject(h); err == nil && s.freshenPacked() {
+	if s.packedHas(h) && s.freshenPacked() {
 		return OID(h.String()), nil
 	}
 	if err := s.buffer(h, t, data); err != nil {
@@ -328,7 +328,7 @@ func (s *repo) has(id OID) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, ok := s.buf[h]; ok {
+	if s.isBuffered(h) {
 		return true, nil
 	}
 	if _, err := os.Lstat(filepath.Join(s.path, filepath.FromSlash(looseRel(h)))); err == nil {

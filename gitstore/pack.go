@@ -18,16 +18,24 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// Objects written through a Store are held in memory until the next Sync or
-// Update, then written in one go: as loose objects when there are few, as
+// Objects written through a Store are held back until the next Sync or
+// Update, then published in one go: as loose objects when there are few, as
 // one pack (and its index) when there are at least packThreshold of them,
 // so a run that records a thousand documents creates two files instead of
-// several thousand. Reads see buffered objects at once; other processes see
-// them once they are flushed, which always happens before any ref can name
-// them.
+// several thousand. Reads see held objects at once; other processes see
+// them once they are published, which always happens before any ref can
+// name them.
+//
+// Only the first few objects are held in memory. Past packThreshold objects
+// (or memLimit bytes) every object is compressed as it arrives into a spill
+// file, an unnamed temporary file in objects/pack, and only its place there
+// is remembered: a run holds per-object state, not per-object bytes. The
+// spill has no name, so a killed writer leaves nothing behind and no sweep
+// can take it from a slow writer; publishing copies it behind a pack header
+// into a tmp_pack_* file that is renamed into place.
 const (
 	packThreshold = 64
-	bufferLimit   = 64 << 20 // flush early past this many buffered bytes
+	memLimit      = 8 << 20 // bytes held in memory before objects are spilled
 )
 
 type bufObj struct {
@@ -35,49 +43,232 @@ type bufObj struct {
 	data []byte
 }
 
+// spilledObj is where a spilled object's pack entry is in the spill file:
+// its header starts at off, the zlib stream after it is zlen bytes long.
+// About 50 bytes an object, with its place in spillFile.at.
+type spilledObj struct {
+	h    plumbing.Hash
+	off  int64
+	size uint32
+	zlen uint32
+	crc  uint32
+	hlen uint8
+	t    plumbing.ObjectType
+}
+
+// spillFile is the unnamed file spilled objects are written to, as pack
+// entries without the pack header, and the index of what it holds.
+type spillFile struct {
+	f    *os.File
+	w    *bufio.Writer
+	zw   *zlib.Writer // BestSpeed, for documents
+	zs   *zlib.Writer // stored blocks, for small objects
+	z    bytes.Buffer
+	off  int64
+	objs []spilledObj
+	at   map[plumbing.Hash]int32
+}
+
+// storeBelow is the size under which a spilled object is stored in its zlib
+// stream without compression: the records of a run (observations,
+// definitions, trees, commits) are a few hundred bytes each, where building
+// deflate's Huffman tables cost more CPU than the whole rest of the write
+// and saved a few hundred bytes that the next gc recompresses anyway.
+const storeBelow = 1024
+
+// maxSpilled is the largest object that is spilled; a larger one (which
+// PutBlob's caller held in memory anyway) stays in memory.
+const maxSpilled = 1<<32 - 1
+
+// isBuffered reports whether h is held for the next flush, in memory or
+// spilled. Called with s.mu held.
+func (s *repo) isBuffered(h plumbing.Hash) bool {
+	if _, ok := s.buf[h]; ok {
+		return true
+	}
+	if s.spill != nil {
+		_, ok := s.spill.at[h]
+		return ok
+	}
+	return false
+}
+
+// bufCount is how many objects are held for the next flush.
+func (s *repo) bufCount() int {
+	n := len(s.bufOrder)
+	if s.spill != nil {
+		n += len(s.spill.objs)
+	}
+	return n
+}
+
 // buffer adds an object to the write buffer. Called with s.mu held.
 func (s *repo) buffer(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
+	if s.isBuffered(h) {
+		return nil
+	}
+	if s.spill != nil && len(data) <= maxSpilled {
+		if err := s.spill.add(h, t, data); err != nil {
+			s.dropSpill(err)
+			return diskError(fmt.Errorf("write pack: %w", err))
+		}
+		return nil
+	}
 	if s.buf == nil {
 		s.buf = map[plumbing.Hash]bufObj{}
-	}
-	if _, ok := s.buf[h]; ok {
-		return nil
 	}
 	cp := make([]byte, len(data))
 	copy(cp, data)
 	s.buf[h] = bufObj{t: t, data: cp}
 	s.bufOrder = append(s.bufOrder, h)
 	s.bufBytes += len(cp)
-	if s.bufBytes > bufferLimit {
-		return s.flush()
+	if s.spill == nil && (s.bufCount() >= packThreshold || s.bufBytes > memLimit) {
+		if err := s.startSpill(); err != nil {
+			return diskError(fmt.Errorf("write pack: %w", err))
+		}
 	}
 	return nil
+}
+
+// startSpill creates the spill file and moves the objects held in memory
+// into it. On failure they stay in memory. Called with s.mu held.
+func (s *repo) startSpill() error {
+	f, err := s.createTemp(filepath.Join(s.path, "objects", "pack"), "tmp_pack_")
+	if err != nil {
+		return err
+	}
+	// Unnamed from here on where the system allows it (not on Windows,
+	// where the name stays until Close and the stale sweep covers it).
+	os.Remove(f.Name())
+	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	zs, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
+	sp := &spillFile{f: f, w: bufio.NewWriterSize(tmpWriter(f), 256<<10), zw: zw, zs: zs, at: map[plumbing.Hash]int32{}}
+	var kept []plumbing.Hash
+	for _, h := range s.bufOrder {
+		b := s.buf[h]
+		if len(b.data) > maxSpilled {
+			kept = append(kept, h)
+			continue
+		}
+		if err := sp.add(h, b.t, b.data); err != nil {
+			sp.close()
+			return err
+		}
+	}
+	held := 0
+	for h := range s.buf {
+		if _, ok := sp.at[h]; ok {
+			delete(s.buf, h)
+		} else {
+			held += len(s.buf[h].data)
+		}
+	}
+	s.spill, s.bufOrder, s.bufBytes = sp, kept, held
+	return nil
+}
+
+// add compresses one object into the spill file.
+func (sp *spillFile) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
+	sp.z.Reset()
+	zw := sp.zw
+	if len(data) < storeBelow {
+		zw = sp.zs
+	}
+	zw.Reset(&sp.z)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if sp.z.Len() > maxSpilled {
+		return fmt.Errorf("object %s: %d compressed bytes: too large for the spill file", h, sp.z.Len())
+	}
+	head := packHeader(t, len(data))
+	crc := crc32.Update(crc32.ChecksumIEEE(head), crc32.IEEETable, sp.z.Bytes())
+	o := spilledObj{h: h, t: t, size: uint32(len(data)), off: sp.off, hlen: uint8(len(head)), zlen: uint32(sp.z.Len()), crc: crc}
+	sp.w.Write(head)
+	if _, err := sp.w.Write(sp.z.Bytes()); err != nil {
+		return err
+	}
+	sp.off += int64(len(head) + sp.z.Len())
+	sp.at[h] = int32(len(sp.objs))
+	sp.objs = append(sp.objs, o)
+	return nil
+}
+
+// read inflates a spilled object.
+func (sp *spillFile) read(h plumbing.Hash) (plumbing.ObjectType, []byte, bool) {
+	i, ok := sp.at[h]
+	if !ok {
+		return 0, nil, false
+	}
+	o := sp.objs[i]
+	if err := sp.w.Flush(); err != nil {
+		return 0, nil, false
+	}
+	zr, err := zlib.NewReader(io.NewSectionReader(sp.f, o.off+int64(o.hlen), int64(o.zlen)))
+	if err != nil {
+		return 0, nil, false
+	}
+	defer zr.Close()
+	data := make([]byte, o.size)
+	if _, err := io.ReadFull(zr, data); err != nil {
+		return 0, nil, false
+	}
+	return o.t, data, true
+}
+
+func (sp *spillFile) close() {
+	sp.f.Close()
+	os.Remove(sp.f.Name()) // where the name could not be removed at once
+}
+
+// dropSpill abandons the spill file after a failed write: the objects in it
+// are forgotten (no ref can name them yet, and a later write stores them
+// anew) and err is kept for the next flush to report. Called with s.mu held.
+func (s *repo) dropSpill(err error) {
+	s.spill.close()
+	s.spill = nil
+	s.spillErr = err
 }
 
 // buffered returns an object still in the write buffer. Called with s.mu
 // held.
 func (s *repo) buffered(h plumbing.Hash) (plumbing.EncodedObject, []byte, bool) {
-	b, ok := s.buf[h]
-	if !ok {
+	var t plumbing.ObjectType
+	var data []byte
+	if b, ok := s.buf[h]; ok {
+		t, data = b.t, b.data
+	} else if s.spill == nil {
+		return nil, nil, false
+	} else if t, data, ok = s.spill.read(h); !ok {
 		return nil, nil, false
 	}
 	mo := &plumbing.MemoryObject{}
-	mo.SetType(b.t)
-	mo.SetSize(int64(len(b.data)))
-	mo.Write(b.data)
-	return mo, b.data, true
+	mo.SetType(t)
+	mo.SetSize(int64(len(data)))
+	mo.Write(data)
+	return mo, data, true
 }
 
 // flush writes the buffered objects, adding the files written to
 // s.pending for the next sync. Called with s.mu held.
 func (s *repo) flush() error {
-	if len(s.bufOrder) == 0 {
+	if err := s.spillErr; err != nil {
+		s.spillErr = nil
+		return diskError(fmt.Errorf("write pack: %w", err))
+	}
+	if s.bufCount() == 0 {
 		return nil
 	}
 	var err error
-	if len(s.bufOrder) >= packThreshold {
+	if s.spill == nil && len(s.bufOrder) >= packThreshold {
+		err = s.startSpill()
+	}
+	if err == nil && s.spill != nil {
 		err = s.writePack()
-	} else {
+	}
+	if err == nil {
+		// what was not spilled: a few objects, or ones too large to spill
 		hexes := make([]string, 0, len(s.bufOrder))
 		for _, h := range s.bufOrder {
 			b := s.buf[h]
@@ -96,14 +287,30 @@ func (s *repo) flush() error {
 	return nil
 }
 
-// writePack writes the buffered objects as one pack and its version 2
-// index, renaming the pack into place before the index (git ignores a pack
-// without an index). Called with s.mu held.
-func (s *repo) writePack() error {
+// writePack publishes the spill file as one pack and its version 2 index:
+// the pack header, then the spilled entries, copied into a tmp_pack_* file
+// that is renamed into place before the index (git ignores a pack without
+// an index). The spill is closed, whatever the outcome: on failure its
+// objects are forgotten as in dropSpill. Called with s.mu held.
+func (s *repo) writePack() (err error) {
+	sp := s.spill
+	defer func() {
+		if err != nil {
+			s.dropSpill(err)
+			s.spillErr = nil
+			err = diskError(fmt.Errorf("write pack: %w", err))
+		} else {
+			sp.close()
+			s.spill = nil
+		}
+	}()
+	if err := sp.w.Flush(); err != nil {
+		return err
+	}
 	dir := filepath.Join(s.path, "objects", "pack")
 	tmp, err := s.createTemp(dir, "tmp_pack_")
 	if err != nil {
-		return diskError(fmt.Errorf("write pack: %w", err))
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	type entry struct {
@@ -111,51 +318,35 @@ func (s *repo) writePack() error {
 		offset uint64
 		crc    uint32
 	}
-	entries := make([]entry, 0, len(s.bufOrder))
-	sum := sha1.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(tmpWriter(tmp), sum), 1<<20)
-	var off uint64
-	write := func(p []byte) {
-		bw.Write(p)
-		off += uint64(len(p))
+	entries := make([]entry, 0, len(sp.objs))
+	for _, o := range sp.objs {
+		entries = append(entries, entry{h: o.h, offset: uint64(12 + o.off), crc: o.crc})
 	}
+	sum := sha1.New()
+	mw := io.MultiWriter(tmpWriter(tmp), sum)
 	var hdr [12]byte
 	copy(hdr[:], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(s.bufOrder)))
-	write(hdr[:])
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
-	for _, h := range s.bufOrder {
-		b := s.buf[h]
-		z.Reset()
-		zw.Reset(&z)
-		zw.Write(b.data)
-		if err := zw.Close(); err != nil {
-			tmp.Close()
-			return fmt.Errorf("write pack: %w", err)
-		}
-		head := packHeader(b.t, len(b.data))
-		crc := crc32.Update(crc32.ChecksumIEEE(head), crc32.IEEETable, z.Bytes())
-		entries = append(entries, entry{h: h, offset: off, crc: crc})
-		write(head)
-		write(z.Bytes())
-	}
-	if err := bw.Flush(); err != nil {
+	binary.BigEndian.PutUint32(hdr[8:], uint32(len(entries)))
+	if _, err := mw.Write(hdr[:]); err != nil {
 		tmp.Close()
-		return diskError(fmt.Errorf("write pack: %w", err))
+		return err
+	}
+	if _, err := io.CopyBuffer(mw, io.NewSectionReader(sp.f, 0, sp.off), make([]byte, 256<<10)); err != nil {
+		tmp.Close()
+		return err
 	}
 	packSum := sum.Sum(nil)
 	if _, err := tmpWriter(tmp).Write(packSum); err != nil {
 		tmp.Close()
-		return diskError(fmt.Errorf("write pack: %w", err))
+		return err
 	}
 	if err := tmp.Chmod(s.perm.object()); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write pack: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return diskError(fmt.Errorf("write pack: %w", err))
+		return err
 	}
 
 	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
@@ -207,15 +398,33 @@ func (s *repo) writePack() error {
 	packPath := filepath.Join(dir, name+".pack")
 	idxPath := filepath.Join(dir, name+".idx")
 	if err := os.Rename(tmp.Name(), packPath); err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		return err
 	}
 	if err := s.writeFileAtomic(idxPath, idx.Bytes()); err != nil {
-		return diskError(fmt.Errorf("write pack index: %w", err))
+		return fmt.Errorf("index: %w", err)
 	}
 	s.pending = append(s.pending, "objects/pack/"+name+".pack", "objects/pack/"+name+".idx")
 	s.st.Reindex()
 	s.packsCheckedAt = s.packsCheckedAt.Add(-packCheckEvery)
 	return nil
+}
+
+// packedHas reports whether a pack holds h, by a binary search of the
+// direct reader's indexes (directread.go), reloaded when refreshPacks saw
+// the pack list change. go-git's HasEncodedObject, which it replaces on
+// the write path, resolved the loose path through its chroot helper
+// (EvalSymlinks, several Lstats) for every object written. A pack it cannot
+// read costs at most a duplicate object. Called with s.mu held.
+func (s *repo) packedHas(h plumbing.Hash) bool {
+	if s.direct == nil || s.direct.listing != s.packsSeen {
+		s.loadDirectPacks()
+	}
+	for _, p := range s.direct.packs {
+		if _, ok := p.idx.offset(h); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // packHeader encodes an object's type and size as a pack entry header.

@@ -94,13 +94,48 @@ func Encode(m *Manifest) ([]byte, error) {
 	}
 	cp := *m
 	cp.Format = Format
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	if len(m.Entries) > 0 {
+		cp.Entries = []Entry{}
+	}
+	// The document without its entries, then each entry encoded on its own
+	// into the one buffer: the same bytes as encoding the whole manifest
+	// (TestEncodeMatchesWholeDocument), without encoding/json's scratch
+	// copies of the whole document (about nine times a 10,000-entry
+	// manifest's 6 MB).
+	var head bytes.Buffer
+	enc := json.NewEncoder(&head)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(&cp); err != nil {
 		return nil, err
 	}
+	if len(m.Entries) == 0 {
+		return head.Bytes(), nil
+	}
+	const mark = "\n  \"entries\": []"
+	cut := bytes.Index(head.Bytes(), []byte(mark))
+	if cut < 0 {
+		return nil, errors.New("encode manifest: no entries field")
+	}
+	cut += len(mark) - 1 // at the closing bracket
+	var buf bytes.Buffer
+	buf.Grow(head.Len() + 700*len(m.Entries))
+	buf.Write(head.Bytes()[:cut])
+	enc = json.NewEncoder(&buf)
+	enc.SetIndent("    ", "  ")
+	enc.SetEscapeHTML(false)
+	for i := range m.Entries {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString("\n    ")
+		if err := enc.Encode(&m.Entries[i]); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+	}
+	buf.WriteString("\n  ")
+	buf.Write(head.Bytes()[cut:])
 	return buf.Bytes(), nil
 }
 

@@ -211,12 +211,18 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 // RunOnce resolves refs into a new run and commits it: start, mount and
 // commit in one transaction.
 func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*manifest.Manifest, []*Delivery, error) {
-	return s.RunOnceProgress(ctx, runID, refs, nil)
+	return s.runOnce(ctx, runID, refs, nil, true)
 }
 
 // RunOnceProgress is RunOnce reporting each document resolved to progress
-// as (done, total).
-func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (_ *manifest.Manifest, _ []*Delivery, err error) {
+// as (done, total). The deliveries it returns carry no Content: a run of
+// many documents holds each document's record, not its bytes, once the
+// document is stored.
+func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, []*Delivery, error) {
+	return s.runOnce(ctx, runID, refs, progress, false)
+}
+
+func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progress func(done, total int), keepContent bool) (_ *manifest.Manifest, _ []*Delivery, err error) {
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
@@ -243,6 +249,9 @@ func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string
 			return nil, nil, err
 		}
 		d.Position = i
+		if !keepContent {
+			d.Content = nil
+		}
 		ds = append(ds, d)
 		m.Entries = append(m.Entries, d.Entry)
 	}

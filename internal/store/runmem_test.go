@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"testing"
+)
+
+// TestRunOnceProgressHoldsNoContent (issue 14, memory): the CLI's
+// single-shot run keeps each document's record, not its bytes; before, every
+// delivery kept its content until the run was committed (40 MiB of a
+// 10,000-document run). RunOnce still hands the content to its caller, and
+// the manifest is the same either way.
+func TestRunOnceProgressHoldsNoContent(t *testing.T) {
+	toml, files, uris := manyDocs(5, 300)
+	f := newFixture(t, toml, files)
+	ctx := context.Background()
+	m, ds, err := f.s.RunOnceProgress(ctx, "lean", uris, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if d.Content != nil {
+			t.Fatalf("%s: delivery holds %d bytes of content", d.URI, len(d.Content))
+		}
+	}
+	m2, ds2, err := f.s.RunOnce(ctx, "full", uris)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range ds2 {
+		if len(d.Content) != 300 {
+			t.Fatalf("%s: RunOnce delivered %d bytes", d.URI, len(d.Content))
+		}
+		if m.Entries[i].Snapshot != m2.Entries[i].Snapshot || m.Entries[i].Bytes != 300 {
+			t.Fatalf("entry %d differs: %+v vs %+v", i, m.Entries[i], m2.Entries[i])
+		}
+	}
+}
