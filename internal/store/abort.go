@@ -198,9 +198,26 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 			return hint.With(fmt.Errorf("run %s: %w", id, ErrNotAborted),
 				"`readproof run list` shows the aborted runs; gc removes them once older than its grace period")
 		}
+		// The open ref gets a new commit (the tip's tree, on top of the
+		// abort commit), never the tip it had: git pack-refs prunes a loose
+		// ref it packed by comparing values, so a pack-refs that packed the
+		// tip before the abort, then pruned after this reopen, would find
+		// the value it expects and delete the reopened run (an A-B-A race
+		// seen with gc running beside abort and reopen).
+		tc, err := s.git.Commit(a.Tip)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		sig := s.signature(now)
+		rc, err := s.git.PutCommit(gitstore.Commit{Tree: tc.Tree, Parents: []gitstore.OID{a.Commit}, Author: sig, Committer: sig,
+			Message: fmt.Sprintf("reopen run %s\n", id)})
+		if err != nil {
+			return err
+		}
 		if err := s.git.Update(
 			gitstore.RefUpdate{Name: a.Ref, Old: a.Commit, New: ""},
-			gitstore.RefUpdate{Name: openRef(id), Old: "", New: a.Tip},
+			gitstore.RefUpdate{Name: openRef(id), Old: "", New: rc},
 			gitstore.RefUpdate{Name: runRef(id), Old: "", New: ""},
 		); err != nil {
 			return err

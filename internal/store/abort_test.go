@@ -91,6 +91,24 @@ func TestAbortReopen(t *testing.T) {
 	if err != nil || len(st.Entries) != 1 {
 		t.Fatalf("reopened run: %+v %v", st, err)
 	}
+	// the open ref never gets back its pre-abort value (git pack-refs
+	// prunes by value: an A-B-A would lose the run): a reopen commit on
+	// the abort commit, with the tip's tree
+	tip, err = f.s.ref(openRef("r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := f.s.git.Commit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt, err := f.s.git.Commit(b.Tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tip == b.Tip || len(rc.Parents) != 1 || rc.Parents[0] != b.Commit || rc.Tree != bt.Tree || rc.Message != "reopen run r1\n" {
+		t.Fatalf("reopened tip %s: %+v (abort %s, pre-abort tip %s)", tip, rc, b.Commit, b.Tip)
+	}
 	mustMount(t, f, "r1", cached)
 	m, err := f.s.CommitRun("r1")
 	if err != nil || len(m.Entries) != 2 {
