@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/policy"
 )
 
 // readmeNotYetHeld lists the README's shell blocks that no test runs as
@@ -69,6 +71,61 @@ func TestREADMEBlocksHeld(t *testing.T) {
 	for first := range readmeNotYetHeld {
 		if !seen[first] {
 			t.Errorf("readmeNotYetHeld names %q, which is no longer a README block", first)
+		}
+	}
+}
+
+// TestREADMETOMLBlocksParse: every toml block of the README is a policy file
+// readproof accepts as shown (the Sources section declares one resource of
+// each source type), so a key renamed in the code cannot leave the README
+// teaching the old one.
+func TestREADMETOMLBlocksParse(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```toml\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
+	if len(blocks) == 0 {
+		t.Fatal("no toml block in README.md: the Sources section shows one")
+	}
+	for _, b := range blocks {
+		f, err := policy.Parse(filepath.Join(t.TempDir(), "readproof.toml"), []byte(b[1]))
+		if err != nil {
+			t.Errorf("README toml block does not parse: %v\n%s", err, b[1])
+			continue
+		}
+		if len(f.Resources) == 0 {
+			t.Errorf("README toml block declares no resource:\n%s", b[1])
+		}
+	}
+}
+
+// TestREADMEFencesHeld: every fenced block of the README is of a kind some
+// test holds: bash and sh (TestREADMEBlocksHeld), console
+// (TestREADMEConsoleBlocks), json (the MCP client configurations,
+// readme_mcp_test.go), toml (TestREADMETOMLBlocksParse), or an unlabelled
+// block of sample output. A new kind (a yaml workflow, say) needs a test
+// before it goes into the README.
+func TestREADMEFencesHeld(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]bool{"bash": true, "sh": true, "console": true, "json": true, "toml": true, "": true}
+	open := false
+	for i, line := range strings.Split(string(readme), "\n") {
+		if !strings.HasPrefix(line, "```") {
+			continue
+		}
+		if open {
+			open = false
+			continue
+		}
+		open = true
+		if lang := strings.TrimPrefix(line, "```"); !held[lang] {
+			t.Errorf("README.md:%d: a %q block, which no test runs or checks: add a test for it, or link a tested file instead", i+1, lang)
 		}
 	}
 }
