@@ -8,9 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/readproof/readproof/internal/testsize"
 )
@@ -39,15 +37,7 @@ func TestKilledAborts(t *testing.T) {
 			mustRP(t, dir, "run", "abort", id)
 			verb = "reopen"
 		}
-		cmd := exec.Command("readproof", "run", verb, id)
-		cmd.Dir, cmd.Env = dir, env
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(rng.IntN(25_000)) * time.Microsecond)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		if killWithin(t, dir, env, rng, 25_000, "run", verb, id) {
 			killed++
 		}
 		checkRefs(t, store)

@@ -206,6 +206,23 @@ func TestConcurrentMountsIntoOneRun(t *testing.T) {
 	fsck(t, filepath.Join(dir, ".readproof"))
 }
 
+// killWithin starts readproof ARGS in dir with env, kills it after a random
+// wait of under maxMicros microseconds and reports whether the kill landed
+// (the process died of the signal rather than finishing first).
+func killWithin(t testing.TB, dir string, env []string, rng *rand.Rand, maxMicros int, args ...string) bool {
+	t.Helper()
+	cmd := exec.Command("readproof", args...)
+	cmd.Dir, cmd.Env = dir, env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Duration(rng.IntN(maxMicros)) * time.Microsecond)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
+}
+
 // TestKilledWriters kills real processes at random moments during mount and
 // commit, then checks that every ref names a complete object graph, that
 // every committed run replays and that the store still works.
@@ -238,15 +255,7 @@ func TestKilledWriters(t *testing.T) {
 			mustRP(t, dir, "run", "mount", id, uris[round%len(uris)])
 			args = []string{"run", "commit", id}
 		}
-		cmd := exec.Command("readproof", args...)
-		cmd.Dir, cmd.Env = dir, env
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(rng.IntN(40_000)) * time.Microsecond)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		if killWithin(t, dir, env, rng, 40_000, args...) {
 			killed++
 		}
 		checkRefs(t, store)

@@ -23,6 +23,7 @@ B="readproof://demo/policies/shipping"
 
 fail() { echo "mcp-http: FAIL: $*" >&2; [ -f "${work:-}/server.err" ] && tail -n 20 "$work/server.err" >&2; exit 1; }
 say() { echo "mcp-http: [${SECONDS}s] $*"; }
+. .ci/lib-mcp.sh
 
 command -v node >/dev/null && command -v npm >/dev/null || {
   echo "mcp-http: SKIP: node/npm not installed" >&2; exit 0; }
@@ -97,22 +98,7 @@ say "manifest $mid: 2 entries, caller ci-agent"
 # OUT, exit code in $rc.
 insp() {
   local out=$1 tok=$2; shift 2
-  set +e
-  (cd "$work" && "$inspector" --cli "$url" --transport http --header "Authorization: Bearer $tok" "$@" --format json) >"$out" 2>"$out.err"
-  rc=$?
-  set -e
-}
-check() {
-  node -e '
-    const fs = require("fs");
-    const [file, expr, what] = process.argv.slice(1);
-    let r;
-    try { r = JSON.parse(fs.readFileSync(file, "utf8")); } catch (e) {
-      console.error("not JSON: " + fs.readFileSync(file, "utf8").slice(0, 500)); process.exit(1); }
-    let ok = false;
-    try { ok = Function("r", "return (" + expr + ");")(r); } catch (e) { console.error(e.message); }
-    if (!ok) { console.error("mismatch: " + what + "\n" + JSON.stringify(r).slice(0, 1500)); process.exit(1); }
-  ' "$1" "$2" "$3" || fail "$3"
+  capture "$out" "$inspector" --cli "$url" --transport http --header "Authorization: Bearer $tok" "$@" --format json
 }
 
 say "Inspector CLI over HTTP: tools/list"

@@ -15,6 +15,7 @@ URI="readproof://demo/policies/refunds"
 
 fail() { echo "mcp-inspector: FAIL: $*" >&2; exit 1; }
 say() { echo "mcp-inspector: $*"; }
+. .ci/lib-mcp.sh
 
 command -v node >/dev/null && command -v npx >/dev/null || {
   echo "mcp-inspector: SKIP: node/npx not installed" >&2; exit 0; }
@@ -52,26 +53,8 @@ printf 'Products can be refunded within 14 days.\n' >"$proj/policies/refunds.md"
 # stdout to OUT, the exit code in $rc.
 insp() {
   local out=$1; shift
-  set +e
-  (cd "$work" && npx --yes "$INSPECTOR" --cli "$rp" --store "$proj/.readproof" --config "$proj/readproof.toml" mcp -- \
-    "$@" --format json) >"$out" 2>"$out.err"
-  rc=$?
-  set -e
-}
-
-# check FILE JS-EXPR DESCRIPTION: evaluate a JavaScript expression over the
-# parsed JSON in `r`; it must be true.
-check() {
-  node -e '
-    const fs = require("fs");
-    const [file, expr, what] = process.argv.slice(1);
-    let r;
-    try { r = JSON.parse(fs.readFileSync(file, "utf8")); } catch (e) {
-      console.error("not JSON: " + fs.readFileSync(file, "utf8").slice(0, 500)); process.exit(1); }
-    let ok = false;
-    try { ok = Function("r", "return (" + expr + ");")(r); } catch (e) { console.error(e.message); }
-    if (!ok) { console.error("mismatch: " + what + "\n" + JSON.stringify(r).slice(0, 1500)); process.exit(1); }
-  ' "$1" "$2" "$3" || fail "$3"
+  capture "$out" npx --yes "$INSPECTOR" --cli "$rp" --store "$proj/.readproof" --config "$proj/readproof.toml" mcp -- \
+    "$@" --format json
 }
 
 field() { node -e 'const r=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); console.log(Function("r","return ("+process.argv[2]+");")(r))' "$1" "$2"; }

@@ -236,7 +236,7 @@ func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 
 // withStore runs fn with the store opened under the policy in force.
 func (e *env) withStore(fn func(*store.Store) error) error {
-	return withOpened(e.open, fn)
+	return withOpened(context.Background(), e.open, fn)
 }
 
 // withReadStore is withStore for a command that reads what is recorded: the
@@ -244,7 +244,7 @@ func (e *env) withStore(fn func(*store.Store) error) error {
 // buffered (a manifest's table or a replay's bytes are thousands of small
 // writes otherwise).
 func (e *env) withReadStore(fn func(*store.Store) error) error {
-	return e.bufferedOut(func() error { return withOpened(e.openRead, fn) })
+	return e.withReadStoreCtx(context.Background(), fn)
 }
 
 // bufferedOut runs fn with e.out buffered, and flushes it after fn.
@@ -265,23 +265,17 @@ func (e *env) bufferedOut(fn func() error) error {
 	return err
 }
 
-func withOpened(open func() (*store.Store, error), fn func(*store.Store) error) error {
-	s, err := open()
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return fn(s)
-}
-
 // withReadStoreCtx is withReadStore for work that interruptible may abandon
 // when ctx ends: the store is then left open for it (the process exits
 // next).
 func (e *env) withReadStoreCtx(ctx context.Context, fn func(*store.Store) error) error {
-	return e.bufferedOut(func() error { return withOpenedCtx(ctx, e.openRead, fn) })
+	return e.bufferedOut(func() error { return withOpened(ctx, e.openRead, fn) })
 }
 
-func withOpenedCtx(ctx context.Context, open func() (*store.Store, error), fn func(*store.Store) error) error {
+// withOpened runs fn with the store open returns, and closes it after fn
+// unless ctx has ended by then (see withReadStoreCtx); with a ctx that
+// never ends (context.Background) it always closes.
+func withOpened(ctx context.Context, open func() (*store.Store, error), fn func(*store.Store) error) error {
 	s, err := open()
 	if err != nil {
 		return err

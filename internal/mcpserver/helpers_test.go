@@ -19,6 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/internal/commands"
+	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/testproc"
 )
 
@@ -73,6 +75,18 @@ func demoProject(t testing.TB) *project {
 	return newProject(t, "version = 1\n\n[[resource]]\nuri = \""+refundsURI+"\"\ndescription = \"Refund policy\"\n"+
 		"source = { type = \"filesystem\", path = \"policies/refunds.md\" }\n",
 		map[string]string{"policies/refunds.md": "Products can be refunded within 30 days.\n"})
+}
+
+// opener opens p's store in process with p's policy, as Options.Open
+// wants: a fresh Store for each call.
+func (p *project) opener() func() (*store.Store, error) {
+	return func() (*store.Store, error) {
+		pol, err := policy.Load(p.config)
+		if err != nil {
+			return nil, err
+		}
+		return store.Open(p.store, pol, store.Options{})
+	}
 }
 
 func (p *project) write(t testing.TB, name, body string) {

@@ -24,8 +24,6 @@ import (
 
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
-	"github.com/readproof/readproof/internal/policy"
-	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/testsize"
 )
 
@@ -41,13 +39,7 @@ func inProcessHTTP(tb testing.TB, p *project) (string, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	open := func() (*store.Store, error) {
-		pol, err := policy.Load(p.config)
-		if err != nil {
-			return nil, err
-		}
-		return store.Open(p.store, pol, store.Options{})
-	}
+	open := p.opener()
 	s, err := mcpserver.New(mcpserver.Options{Open: open})
 	if err != nil {
 		tb.Fatal(err)

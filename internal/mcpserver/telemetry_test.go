@@ -15,8 +15,6 @@ import (
 
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
-	"github.com/readproof/readproof/internal/policy"
-	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/telemetry"
 )
 
@@ -30,13 +28,7 @@ func TestToolCallSpans(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
-	open := func() (*store.Store, error) {
-		pol, err := policy.Load(p.config)
-		if err != nil {
-			return nil, err
-		}
-		return store.Open(p.store, pol, store.Options{})
-	}
+	open := p.opener()
 	s, err := mcpserver.New(mcpserver.Options{Open: open})
 	if err != nil {
 		t.Fatal(err)
@@ -137,13 +129,7 @@ func TestServeHTTPJoinsTraceparent(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
-	open := func() (*store.Store, error) {
-		pol, err := policy.Load(p.config)
-		if err != nil {
-			return nil, err
-		}
-		return store.Open(p.store, pol, store.Options{})
-	}
+	open := p.opener()
 	const token = "rp-token-9c2e71d05ab34f68"
 	verify := func(tok string) (mcpauth.Caller, error) {
 		if tok != token {

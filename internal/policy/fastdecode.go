@@ -85,9 +85,7 @@ func fastDecode(root *ftable) (raw *rawFile, ok bool) {
 		case "resource":
 			var elems []fval
 			switch v.kind {
-			case fTables:
-				elems = v.arr
-			case fArray:
+			case fTables, fArray:
 				elems = v.arr
 			default:
 				return nil, false
