@@ -400,18 +400,8 @@ func (s *repo) refreshPacks() {
 		return
 	}
 	s.packsCheckedAt = time.Now()
-	entries, err := os.ReadDir(filepath.Join(s.path, "objects", "pack"))
-	if err != nil {
-		return
-	}
-	var b strings.Builder
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".idx") {
-			b.WriteString(e.Name())
-		}
-	}
-	if b.String() != s.packsSeen {
-		s.packsSeen = b.String()
+	if now := s.packListing(); now != s.packsSeen {
+		s.packsSeen = now
 		s.st.Reindex()
 	}
 }

@@ -324,8 +324,6 @@ func (m *Mirror) recreate() error {
 	return nil
 }
 
-var fullHex = regexp.MustCompile(`^[0-9a-f]{40}$`)
-
 // ResolveFile returns the file at path in the commit ref names, as fetched
 // by the last Fetch: its bytes, the commit id and the blob id. ref is "" or
 // "HEAD" (the remote's default branch), a branch or tag name (tags win, as
@@ -397,7 +395,7 @@ func (m *Mirror) ResolveFile(ref, path string, maxBytes int64) (content []byte, 
 // HasCommit reports whether the mirror already holds the commit id, so a
 // caller pinned to a commit can skip the fetch.
 func (m *Mirror) HasCommit(id string) bool {
-	if !fullHex.MatchString(id) {
+	if !isHexOID(id) {
 		return false
 	}
 	m.mu.Lock()
@@ -425,7 +423,7 @@ func resolveCommit(st *filesystem.Storage, ref string) (plumbing.Hash, error) {
 		}
 		return peel(st, "HEAD", r.Hash())
 	}
-	if fullHex.MatchString(ref) {
+	if isHexOID(ref) {
 		h := plumbing.NewHash(ref)
 		if st.HasEncodedObject(h) != nil {
 			return plumbing.ZeroHash, fmt.Errorf("commit %s is not on any branch or tag of the remote: %w", ref, ErrUnknownRef)

@@ -410,21 +410,15 @@ func (s *repo) writePack() (err error) {
 }
 
 // packedHas reports whether a pack holds h, by a binary search of the
-// direct reader's indexes (directread.go), reloaded when refreshPacks saw
-// the pack list change. go-git's HasEncodedObject, which it replaces on
-// the write path, resolved the loose path through its chroot helper
-// (EvalSymlinks, several Lstats) for every object written. A pack it cannot
-// read costs at most a duplicate object. Called with s.mu held.
+// mapped pack indexes of the object reader (odb.findPacked), which
+// refreshPacks and writePack make list the packs again when they changed.
+// go-git's HasEncodedObject, which it replaces on the write path, resolved
+// the loose path through its chroot helper (EvalSymlinks, several Lstats)
+// for every object written. A pack it cannot read costs at most a
+// duplicate object. Called with s.mu held.
 func (s *repo) packedHas(h plumbing.Hash) bool {
-	if s.direct == nil || s.direct.listing != s.packsSeen {
-		s.loadDirectPacks()
-	}
-	for _, p := range s.direct.packs {
-		if _, ok := p.idx.offset(h); ok {
-			return true
-		}
-	}
-	return false
+	_, _, ok, err := s.st.findPacked(h)
+	return ok && err == nil
 }
 
 // packHeader encodes an object's type and size as a pack entry header.
