@@ -35,6 +35,8 @@ type AbortedRun struct {
 	AbortedAt time.Time    `json:"aborted_at"`
 	StartedAt time.Time    `json:"started_at"`
 	Entries   int          `json:"entries"`
+
+	tree gitstore.OID // the tip's tree (and the abort commit's), as read
 }
 
 func abortedRef(id string, commit gitstore.OID) string {
@@ -161,7 +163,7 @@ func (s *Store) abortedAt(r gitstore.Ref) (*AbortedRun, error) {
 		return nil, fmt.Errorf("aborted run %s: run.json records run %q", id, st.RunID)
 	}
 	return &AbortedRun{RunID: id, Ref: r.Name, Commit: r.OID, Tip: c.Parents[0], AbortedAt: c.Committer.When.UTC(),
-		StartedAt: st.StartedAt, Entries: len(entries)}, nil
+		StartedAt: st.StartedAt, Entries: len(entries), tree: c.Tree}, nil
 }
 
 // ReopenRun undoes the newest abort of run id: its open ref points at the
@@ -204,13 +206,11 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 		// tip before the abort, then pruned after this reopen, would find
 		// the value it expects and delete the reopened run (an A-B-A race
 		// seen with gc running beside abort and reopen).
-		tc, err := s.git.Commit(a.Tip)
-		if err != nil {
-			return err
-		}
+		// abortedAt read the tip and checked that its tree is the abort
+		// commit's: a.tree is that tree.
 		now := s.now()
 		sig := s.signature(now)
-		rc, err := s.git.PutCommit(gitstore.Commit{Tree: tc.Tree, Parents: []gitstore.OID{a.Commit}, Author: sig, Committer: sig,
+		rc, err := s.git.PutCommit(gitstore.Commit{Tree: a.tree, Parents: []gitstore.OID{a.Commit}, Author: sig, Committer: sig,
 			Message: fmt.Sprintf("reopen run %s\n", id)})
 		if err != nil {
 			return err
