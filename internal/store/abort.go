@@ -109,8 +109,12 @@ func plural(n int, one, many string) string {
 // AbortedRuns lists the aborted runs, by run id, then newest abort first.
 // Refs under AbortedPrefix that do not parse or do not decode are skipped
 // (verify reports them).
-func (s *Store) AbortedRuns() ([]AbortedRun, error) {
-	refs, err := s.git.Refs(AbortedPrefix)
+func (s *Store) AbortedRuns() ([]AbortedRun, error) { return s.abortedRuns(AbortedPrefix) }
+
+// abortedRuns is AbortedRuns over the refs under prefix (AbortedPrefix, or
+// AbortedPrefix + id + "/" for one run's aborts).
+func (s *Store) abortedRuns(prefix string) ([]AbortedRun, error) {
+	refs, err := s.git.Refs(prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +189,7 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 		if open != "" {
 			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "commit or abort the open run first: readproof run abort "+id)
 		}
-		all, err := s.AbortedRuns()
+		all, err := s.abortedRuns(AbortedPrefix + id + "/") // this run's aborts only: each decodes its entries
 		if err != nil {
 			return err
 		}
