@@ -35,6 +35,8 @@ type AbortedRun struct {
 	AbortedAt time.Time    `json:"aborted_at"`
 	StartedAt time.Time    `json:"started_at"`
 	Entries   int          `json:"entries"`
+
+	tree gitstore.OID // the tip's tree (and the abort commit's), as read
 }
 
 func abortedRef(id string, commit gitstore.OID) string {
@@ -107,8 +109,12 @@ func plural(n int, one, many string) string {
 // AbortedRuns lists the aborted runs, by run id, then newest abort first.
 // Refs under AbortedPrefix that do not parse or do not decode are skipped
 // (verify reports them).
-func (s *Store) AbortedRuns() ([]AbortedRun, error) {
-	refs, err := s.git.Refs(AbortedPrefix)
+func (s *Store) AbortedRuns() ([]AbortedRun, error) { return s.abortedRuns(AbortedPrefix) }
+
+// abortedRuns is AbortedRuns over the refs under prefix (AbortedPrefix, or
+// AbortedPrefix + id + "/" for one run's aborts).
+func (s *Store) abortedRuns(prefix string) ([]AbortedRun, error) {
+	refs, err := s.git.Refs(prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +167,7 @@ func (s *Store) abortedAt(r gitstore.Ref) (*AbortedRun, error) {
 		return nil, fmt.Errorf("aborted run %s: run.json records run %q", id, st.RunID)
 	}
 	return &AbortedRun{RunID: id, Ref: r.Name, Commit: r.OID, Tip: c.Parents[0], AbortedAt: c.Committer.When.UTC(),
-		StartedAt: st.StartedAt, Entries: len(entries)}, nil
+		StartedAt: st.StartedAt, Entries: len(entries), tree: c.Tree}, nil
 }
 
 // ReopenRun undoes the newest abort of run id: its open ref points at the
@@ -183,7 +189,7 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 		if open != "" {
 			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "commit or abort the open run first: readproof run abort "+id)
 		}
-		all, err := s.AbortedRuns()
+		all, err := s.abortedRuns(AbortedPrefix + id + "/") // this run's aborts only: each decodes its entries
 		if err != nil {
 			return err
 		}
@@ -204,13 +210,11 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 		// tip before the abort, then pruned after this reopen, would find
 		// the value it expects and delete the reopened run (an A-B-A race
 		// seen with gc running beside abort and reopen).
-		tc, err := s.git.Commit(a.Tip)
-		if err != nil {
-			return err
-		}
+		// abortedAt read the tip and checked that its tree is the abort
+		// commit's: a.tree is that tree.
 		now := s.now()
 		sig := s.signature(now)
-		rc, err := s.git.PutCommit(gitstore.Commit{Tree: tc.Tree, Parents: []gitstore.OID{a.Commit}, Author: sig, Committer: sig,
+		rc, err := s.git.PutCommit(gitstore.Commit{Tree: a.tree, Parents: []gitstore.OID{a.Commit}, Author: sig, Committer: sig,
 			Message: fmt.Sprintf("reopen run %s\n", id)})
 		if err != nil {
 			return err

@@ -30,21 +30,8 @@ func (s *Store) MountMany(ctx context.Context, runID string, refs []string, prog
 }
 
 func (s *Store) mountMany(ctx context.Context, runID string, refs []string, progress func(done, total int)) ([]*Delivery, error) {
-	if err := validRun(runID); err != nil {
+	if _, err := s.mountTip(runID); err != nil {
 		return nil, err
-	}
-	committedRun := func(committed gitstore.OID) error {
-		return hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
-	}
-	open, committed, err := s.runStatus(runID)
-	if err != nil {
-		return nil, err
-	}
-	if open == "" {
-		if committed != "" {
-			return nil, committedRun(committed)
-		}
-		return nil, unknownRun(runID)
 	}
 	b := newRunBatch()
 	ds := make([]*Delivery, 0, len(refs))
@@ -70,69 +57,98 @@ func (s *Store) mountMany(ctx context.Context, runID string, refs []string, prog
 	// Entry blobs do not depend on the position but through it: they are
 	// written when the position is known, inside publish (a retry after a
 	// concurrent mount writes them again at the new positions).
-	err = s.publish(b, func() ([]gitstore.RefUpdate, error) {
-		tip, committed, err := s.runStatus(runID)
-		if err != nil {
-			return nil, err
-		}
-		if tip == "" {
-			if committed != "" {
-				return nil, committedRun(committed)
-			}
-			return nil, unknownRun(runID)
-		}
-		c, err := s.git.Commit(tip)
-		if err != nil {
-			return nil, err
-		}
-		root, err := s.git.Tree(c.Tree)
-		if err != nil {
-			return nil, err
-		}
-		var list, rest []gitstore.TreeEntry
-		for _, e := range root {
-			if e.Name == "entries" {
-				if list, err = s.git.Tree(e.OID); err != nil {
-					return nil, err
-				}
-			} else {
-				rest = append(rest, e)
-			}
-		}
-		first := len(list)
-		for i, d := range ds {
-			d.Position = first + i
-			data, err := json.MarshalIndent(d.Entry, "", "  ")
-			if err != nil {
-				return nil, err
-			}
-			blob, err := s.git.PutBlob(append(data, '\n'))
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, gitstore.TreeEntry{Name: entryName(d.Position), Mode: gitstore.ModeFile, OID: blob})
-		}
-		sub, err := s.git.PutTree(list)
-		if err != nil {
-			return nil, err
-		}
-		tree, err := s.git.PutTree(append(rest, gitstore.TreeEntry{Name: "entries", Mode: gitstore.ModeDir, OID: sub}))
-		if err != nil {
-			return nil, err
-		}
-		sig := s.signature(s.now())
-		msg := fmt.Sprintf("mount %d %s\n", first, refOf(ds[0].Entry))
-		if len(ds) > 1 {
-			msg = fmt.Sprintf("mount %d-%d (%d documents)\n", first, first+len(ds)-1, len(ds))
-		}
-		nc, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: msg})
-		if err != nil {
-			return nil, err
-		}
-		return []gitstore.RefUpdate{{Name: openRef(runID), Old: tip, New: nc}}, nil
+	err := s.publish(b, func() ([]gitstore.RefUpdate, error) {
+		return s.appendEntries(runID, ds, nil)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return ds, nil
+}
+
+// mountTip returns the open tip of runID, or the refusal to mount into it:
+// an invalid id, a committed run or a run never started.
+func (s *Store) mountTip(runID string) (gitstore.OID, error) {
+	if err := validRun(runID); err != nil {
+		return "", err
+	}
+	tip, committed, err := s.runStatus(runID)
+	if err != nil {
+		return "", err
+	}
+	if tip == "" {
+		if committed != "" {
+			return "", hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
+		}
+		return "", unknownRun(runID)
+	}
+	return tip, nil
+}
+
+// appendEntries writes ds at the next positions of the open run runID, in
+// order, as one commit on its tip, and returns the ref update that moves the
+// run to it (the body of a publish step: it runs again on a conflict, so it
+// reads the tip afresh and sets each d.Position each time). decorate (nil:
+// none) runs on each delivery once its position is set and may change its
+// entry, not its position.
+func (s *Store) appendEntries(runID string, ds []*Delivery, decorate func(*Delivery) error) ([]gitstore.RefUpdate, error) {
+	tip, err := s.mountTip(runID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.git.Commit(tip)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.git.Tree(c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	var list, rest []gitstore.TreeEntry
+	for _, e := range root {
+		if e.Name == "entries" {
+			if list, err = s.git.Tree(e.OID); err != nil {
+				return nil, err
+			}
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	first := len(list)
+	for i, d := range ds {
+		d.Position = first + i
+		if decorate != nil {
+			if err := decorate(d); err != nil {
+				return nil, err
+			}
+			d.Position = first + i // the position is the store's, not the hook's
+		}
+		data, err := json.MarshalIndent(d.Entry, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		blob, err := s.git.PutBlob(append(data, '\n'))
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, gitstore.TreeEntry{Name: entryName(d.Position), Mode: gitstore.ModeFile, OID: blob})
+	}
+	sub, err := s.git.PutTree(list)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := s.git.PutTree(append(rest, gitstore.TreeEntry{Name: "entries", Mode: gitstore.ModeDir, OID: sub}))
+	if err != nil {
+		return nil, err
+	}
+	sig := s.signature(s.now())
+	msg := fmt.Sprintf("mount %d %s\n", first, refOf(ds[0].Entry))
+	if len(ds) > 1 {
+		msg = fmt.Sprintf("mount %d-%d (%d documents)\n", first, first+len(ds)-1, len(ds))
+	}
+	nc, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: msg})
+	if err != nil {
+		return nil, err
+	}
+	return []gitstore.RefUpdate{{Name: openRef(runID), Old: tip, New: nc}}, nil
 }

@@ -51,21 +51,8 @@ func (s *Store) MountWithPosition(ctx context.Context, runID, ref string, decora
 }
 
 func (s *Store) mountWithPosition(ctx context.Context, runID, ref string, decorate func(*Delivery) error) (*Delivery, error) {
-	if err := validRun(runID); err != nil {
+	if _, err := s.mountTip(runID); err != nil {
 		return nil, err
-	}
-	committedRun := func(committed gitstore.OID) error {
-		return hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
-	}
-	open, committed, err := s.runStatus(runID)
-	if err != nil {
-		return nil, err
-	}
-	if open == "" {
-		if committed != "" {
-			return nil, committedRun(committed)
-		}
-		return nil, unknownRun(runID)
 	}
 	b := newRunBatch()
 	d, err := s.resolve(ctx, ref, b)
@@ -73,65 +60,7 @@ func (s *Store) mountWithPosition(ctx context.Context, runID, ref string, decora
 		return nil, err
 	}
 	err = s.publish(b, func() ([]gitstore.RefUpdate, error) {
-		tip, committed, err := s.runStatus(runID)
-		if err != nil {
-			return nil, err
-		}
-		if tip == "" {
-			if committed != "" {
-				return nil, committedRun(committed)
-			}
-			return nil, unknownRun(runID)
-		}
-		c, err := s.git.Commit(tip)
-		if err != nil {
-			return nil, err
-		}
-		root, err := s.git.Tree(c.Tree)
-		if err != nil {
-			return nil, err
-		}
-		var list, rest []gitstore.TreeEntry
-		for _, e := range root {
-			if e.Name == "entries" {
-				if list, err = s.git.Tree(e.OID); err != nil {
-					return nil, err
-				}
-			} else {
-				rest = append(rest, e)
-			}
-		}
-		d.Position = len(list)
-		if decorate != nil {
-			if err := decorate(d); err != nil {
-				return nil, err
-			}
-			d.Position = len(list) // the position is the store's, not the hook's
-		}
-		data, err := json.MarshalIndent(d.Entry, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		blob, err := s.git.PutBlob(append(data, '\n'))
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, gitstore.TreeEntry{Name: entryName(d.Position), Mode: gitstore.ModeFile, OID: blob})
-		sub, err := s.git.PutTree(list)
-		if err != nil {
-			return nil, err
-		}
-		tree, err := s.git.PutTree(append(rest, gitstore.TreeEntry{Name: "entries", Mode: gitstore.ModeDir, OID: sub}))
-		if err != nil {
-			return nil, err
-		}
-		sig := s.signature(s.now())
-		msg := fmt.Sprintf("mount %d %s\n", d.Position, refOf(d.Entry))
-		nc, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: msg})
-		if err != nil {
-			return nil, err
-		}
-		return []gitstore.RefUpdate{{Name: openRef(runID), Old: tip, New: nc}}, nil
+		return s.appendEntries(runID, []*Delivery{d}, decorate)
 	})
 	if err != nil {
 		return nil, err
