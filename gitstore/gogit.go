@@ -83,8 +83,6 @@ type repo struct {
 	packsSeen      string    // the .idx files the object reader last listed
 	packsCheckedAt time.Time // when packsSeen was last compared with the disk
 
-	direct *directPacks // the direct reader's packs (directread.go)
-
 	// pmu guards packed, the parsed packed-refs file.
 	pmu    sync.Mutex
 	packed *packedRefs
@@ -383,7 +381,6 @@ func (s *repo) Close() error {
 	}
 	ferr := s.flush()
 	s.closed = true
-	s.closeDirect()
 	if err := s.st.Close(); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
 	"errors"
@@ -192,9 +193,6 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 	}
 	if o, data, ok := s.buffered(h); ok {
 		return o, data, nil
-	}
-	if t, data, ok := s.directRead(h); ok { // checked against h
-		return &rawObject{h: h, t: t, data: data}, data, nil
 	}
 	var o plumbing.EncodedObject
 	var data []byte
@@ -387,3 +385,21 @@ func objectHash(t plumbing.ObjectType, data []byte) plumbing.Hash {
 	copy(out[:], h.Sum(nil))
 	return out
 }
+
+// rawObject is a read object handed to the decoders (decodeTree, the
+// commit decoder) without copying its content.
+type rawObject struct {
+	h    plumbing.Hash
+	t    plumbing.ObjectType
+	data []byte
+}
+
+func (o *rawObject) Hash() plumbing.Hash           { return o.h }
+func (o *rawObject) Type() plumbing.ObjectType     { return o.t }
+func (o *rawObject) SetType(t plumbing.ObjectType) { o.t = t }
+func (o *rawObject) Size() int64                   { return int64(len(o.data)) }
+func (o *rawObject) SetSize(int64)                 {}
+func (o *rawObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.data)), nil
+}
+func (o *rawObject) Writer() (io.WriteCloser, error) { return nil, errors.New("read-only object") }

@@ -294,17 +294,3 @@ func readAllFile(f *os.File, size int64) ([]byte, func(), error) {
 	}
 	return data, func() {}, nil
 }
-
-// mapIndexFile maps a whole file read-only (mapFile).
-func mapIndexFile(name string) ([]byte, func(), error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	return mapFile(f, fi.Size())
-}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -180,7 +181,11 @@ func (p *packFile) offsetOf(i int) (int64, error) {
 	if large+8 > len(p.idx)-40 {
 		return 0, fmt.Errorf("%s.idx: %w: large offset out of range", p.name, errPackCorrupt)
 	}
-	return int64(binary.BigEndian.Uint64(p.idx[large:])), nil
+	off := binary.BigEndian.Uint64(p.idx[large:])
+	if off > math.MaxInt64 {
+		return 0, fmt.Errorf("%s.idx: %w: large offset %d out of range", p.name, errPackCorrupt, off)
+	}
+	return int64(off), nil
 }
 
 // openPack opens the .pack on first use and checks its header against the

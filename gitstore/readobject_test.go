@@ -46,11 +46,9 @@ func directFixture(t *testing.T) (path string, objects map[string]string) {
 	return path, objects
 }
 
-// TestDirectReadMatchesGit: every object the direct reader returns is what
-// stock git says it is; deltified objects (which it leaves to go-git) and
-// loose ones are both in the fixture, and readObject returns git's bytes for
-// every object either way.
-func TestDirectReadMatchesGit(t *testing.T) {
+// TestReadObjectMatchesGit: readObject returns stock git's bytes for every
+// object of a store holding loose objects and a pack with deltas.
+func TestReadObjectMatchesGit(t *testing.T) {
 	path, objects := directFixture(t)
 	st, err := Open(path)
 	if err != nil {
@@ -58,38 +56,20 @@ func TestDirectReadMatchesGit(t *testing.T) {
 	}
 	defer st.Close()
 	r := st.(*repo)
-	direct, fallback := 0, 0
 	for id, typ := range objects {
 		want := gitRaw(t, path, "cat-file", typ, id)
-		h := plumbing.NewHash(id)
 		r.mu.Lock()
-		dt, data, ok := r.directRead(h)
 		o, full, err := r.readObject(OID(id))
 		r.mu.Unlock()
-		if ok {
-			direct++
-			if dt.String() != typ || !bytes.Equal(data, want) {
-				t.Fatalf("direct read of %s %s: %s of %d bytes, git has %d bytes", typ, id, dt, len(data), len(want))
-			}
-		} else {
-			fallback++
-		}
 		if err != nil || o.Type().String() != typ || !bytes.Equal(full, want) {
 			t.Fatalf("readObject(%s): %v", id, err)
 		}
 	}
-	if direct < len(objects)/3 || fallback == 0 {
-		t.Fatalf("direct %d, via go-git %d of %d objects: the fixture does not exercise both paths", direct, fallback, len(objects))
-	}
-	t.Logf("%d objects: %d read directly, %d through go-git", len(objects), direct, fallback)
-	if r.direct == nil || len(r.direct.packs) != 1 {
-		t.Fatalf("direct reader packs: %+v", r.direct)
-	}
 }
 
-// TestDirectReadDamagedPack: with a byte of the pack changed, every read
+// TestReadObjectDamagedPack: with a byte of the pack changed, every read
 // gives git's bytes or an error, never other bytes.
-func TestDirectReadDamagedPack(t *testing.T) {
+func TestReadObjectDamagedPack(t *testing.T) {
 	path, objects := directFixture(t)
 	packs, _ := filepath.Glob(filepath.Join(path, "objects", "pack", "*.pack"))
 	if len(packs) != 1 {
@@ -135,9 +115,15 @@ func TestDirectReadDamagedPack(t *testing.T) {
 	}
 }
 
-func TestParsePackIndexRefuses(t *testing.T) {
+// parseIndex checks b as openPackIndex checks a mapped .idx.
+func parseIndex(b []byte) (*packFile, error) {
+	p := &packFile{name: "pack-test", idx: b}
+	return p, p.checkIndex()
+}
+
+func TestPackIndexRefuses(t *testing.T) {
 	good := minimalIndex(plumbing.NewHash("1234567890123456789012345678901234567890"), 12)
-	if _, err := parsePackIndex(good); err != nil {
+	if _, err := parseIndex(good); err != nil {
 		t.Fatalf("minimal index refused: %v", err)
 	}
 	for name, b := range map[string][]byte{
@@ -150,15 +136,15 @@ func TestParsePackIndexRefuses(t *testing.T) {
 			return b
 		}(),
 	} {
-		if _, err := parsePackIndex(b); err == nil {
+		if _, err := parseIndex(b); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	x, _ := parsePackIndex(good)
-	if off, ok := x.offset(plumbing.NewHash("1234567890123456789012345678901234567890")); !ok || off != 12 {
-		t.Errorf("offset = %d, %v", off, ok)
+	x, _ := parseIndex(good)
+	if off, ok, err := x.find(plumbing.NewHash("1234567890123456789012345678901234567890")); !ok || err != nil || off != 12 {
+		t.Errorf("offset = %d, %v, %v", off, ok, err)
 	}
-	if _, ok := x.offset(plumbing.NewHash("1234567890123456789012345678901234567891")); ok {
+	if _, ok, _ := x.find(plumbing.NewHash("1234567890123456789012345678901234567891")); ok {
 		t.Error("found an object the index does not hold")
 	}
 }
@@ -181,25 +167,10 @@ func minimalIndex(h plumbing.Hash, off uint32) []byte {
 	return b.Bytes()
 }
 
-// FuzzDirectRead: no pack bytes make the direct reader panic, loop or
-// allocate beyond what is there (readObject then checks what it returns
-// against the id asked for).
-func FuzzDirectRead(f *testing.F) {
-	f.Add([]byte{0x35, 0x78, 0x9c, 0x4b, 0x4c, 0x4a, 0x06, 0x00, 0x02, 0x4d, 0x01, 0x27})
-	f.Add([]byte{0x65, 0x01})
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
-	f.Fuzz(func(t *testing.T, pack []byte) {
-		if len(pack) > 512 {
-			return
-		}
-		readPacked(bytes.NewReader(pack), 0)
-	})
-}
-
-// FuzzPackIndex: no index makes offset panic or return an offset outside
+// FuzzPackIndex: no index that checkIndex accepts makes find panic or return an offset outside
 // the file's tables. The input is the index after its fan-out table, which
 // is computed from the names so that inputs stay small (a fan-out table is
-// 1 KiB; TestParsePackIndexRefuses covers bad ones).
+// 1 KiB; TestPackIndexRefuses covers bad ones).
 func FuzzPackIndex(f *testing.F) {
 	h := plumbing.NewHash("1234567890123456789012345678901234567890")
 	f.Add(minimalIndex(h, 12)[8+256*4:], h[:])
@@ -224,14 +195,14 @@ func FuzzPackIndex(f *testing.F) {
 			binary.Write(&b, binary.BigEndian, sum)
 		}
 		b.Write(tables)
-		x, err := parsePackIndex(b.Bytes())
+		x, err := parseIndex(b.Bytes())
 		if err != nil {
 			return
 		}
 		var ph plumbing.Hash
 		copy(ph[:], probe)
 		for _, q := range []plumbing.Hash{ph, h, {}} {
-			if off, ok := x.offset(q); ok && off < 0 {
+			if off, ok, _ := x.find(q); ok && off < 0 {
 				t.Fatalf("negative offset %d", off)
 			}
 		}
