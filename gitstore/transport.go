@@ -279,7 +279,8 @@ func (t *Transport) RemoteURL(ctx context.Context, name string) (string, error) 
 }
 
 // AddRemote configures remote name with url and the given fetch refspecs
-// (replacing git's default), and turns off automatic tag following.
+// (replacing git's default), and turns off automatic tag following. It
+// fails with ErrRemoteExists when the name is configured already.
 func (t *Transport) AddRemote(ctx context.Context, name, url string, fetch []string) error {
 	if err := CheckRemoteName(name); err != nil {
 		return err
@@ -287,23 +288,18 @@ func (t *Transport) AddRemote(ctx context.Context, name, url string, fetch []str
 	if url == "" || strings.ContainsAny(url, "\n\x00") || strings.HasPrefix(url, "-") {
 		return fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
 	}
-	if _, err := t.RemoteURL(ctx, name); err == nil {
+	taken, err := t.remoteTaken(ctx, name)
+	if err != nil {
+		return fmt.Errorf("add remote %s: %w", name, err)
+	}
+	if taken {
 		return fmt.Errorf("remote %s: %w: remove it first with `remote rm %s`, or choose another name", name, ErrRemoteExists, name)
 	}
-	if _, err := t.run(ctx, false, "remote", "add", "--no-tags", "--", name, url); err != nil {
-		if exitCode(err) == 3 {
-			return fmt.Errorf("remote %s: %w", name, ErrRemoteExists)
-		}
+	// One git process asked; the section is written here, in the bytes `git
+	// remote add`, `git config --unset-all` and `git config --add` per
+	// refspec wrote (transport_config.go).
+	if err := t.appendConfig(remoteSection(name, url, fetch)); err != nil {
 		return fmt.Errorf("add remote %s: %w", name, err)
-	}
-	key := "remote." + name + ".fetch"
-	if _, err := t.run(ctx, false, "config", "--unset-all", key); err != nil && exitCode(err) != 5 {
-		return fmt.Errorf("add remote %s: %w", name, err)
-	}
-	for _, spec := range fetch {
-		if _, err := t.run(ctx, false, "config", "--add", key, spec); err != nil {
-			return fmt.Errorf("add remote %s: %w", name, err)
-		}
 	}
 	return nil
 }
