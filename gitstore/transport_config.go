@@ -24,20 +24,24 @@ import (
 // `git config --get` found), or the repository's own configuration (local
 // or worktree scope) sets any remote.<name>.* key, or a legacy remotes/ or
 // branches/ file names it (what makes `git remote add` exit 3).
-func (t *Transport) remoteTaken(ctx context.Context, name string) (bool, error) {
+//
+// The same git process lists the url.<base>.insteadOf rules: rewrites
+// reports whether there is any, which is when git may fetch from another
+// URL than the one configured.
+func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrites bool, err error) {
 	for _, legacy := range []string{"remotes", "branches"} {
 		if _, err := os.Stat(filepath.Join(t.dir, legacy, name)); err == nil {
-			return true, nil
+			return true, false, nil
 		}
 	}
 	// remote.<name>.<key>: a subsection "<name>.x" is another remote
-	pattern := `^remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+$`
+	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.insteadof)$`
 	out, err := t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
 	if exitCode(err) == 1 { // no key matches
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	urlKey := "remote." + name + ".url"
 	// records: scope NUL key [LF value] NUL
@@ -45,15 +49,19 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (bool, error) 
 	for i := 0; i+1 < len(fields); i += 2 {
 		scope := string(fields[i])
 		key, _, _ := strings.Cut(string(fields[i+1]), "\n")
+		if strings.HasPrefix(key, "url.") && strings.HasSuffix(key, ".insteadof") {
+			rewrites = true
+			continue
+		}
 		rest, ok := strings.CutPrefix(key, "remote."+name+".")
 		if !ok || strings.Contains(rest, ".") {
 			continue
 		}
 		if key == urlKey || scope == "local" || scope == "worktree" {
-			return true, nil
+			taken = true
 		}
 	}
-	return false, nil
+	return taken, rewrites, nil
 }
 
 // remoteSection is the text `git remote add --no-tags NAME URL`, `git config
