@@ -56,7 +56,7 @@ func TestPackLooseSameObjects(t *testing.T) {
 	big := make([]byte, 200<<10) // several stored blocks of 64 KiB
 	rng.Read(big)
 	putBlob(t, s, string(big))
-	putBlob(t, s, "")                          // empty
+	putBlob(t, s, "")                           // empty
 	putBlob(t, s, "unreachable, never named\n") // no ref reaches it
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
