@@ -283,7 +283,7 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 		in.WriteString(h.String())
 		in.WriteByte('\n')
 	}
-	out, err := runGitWith(ctx, git, s.path, "pack-objects", &in, []string{"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + dir},
+	out, err := runGitWith(ctx, git, s.path, "pack-objects", &in, []string{"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + quoteAlternate(dir)},
 		"-c", "gc.auto=0", "pack-objects", "--no-reuse-object", "--delta-base-offset", "-q",
 		filepath.Join(objects, "pack", "pack"))
 	if err != nil {
@@ -312,6 +312,25 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 		os.Remove(filepath.Join(objects, hexID[:2], hexID[2:]))
 	}
 	return nil
+}
+
+// quoteAlternate writes dir as one entry of GIT_ALTERNATE_OBJECT_DIRECTORIES:
+// as it is, or, when it holds the list separator or a quote, in double
+// quotes with backslash escapes, which git unquotes (C style).
+func quoteAlternate(dir string) string {
+	if !strings.ContainsAny(dir, string(os.PathListSeparator)+`"\`) {
+		return dir
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(dir); i++ {
+		if c := dir[i]; c == '"' || c == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(dir[i])
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // removeStaging removes staging directories a killed maintenance left.
