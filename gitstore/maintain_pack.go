@@ -307,9 +307,17 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 	if len(packed) != len(staged) {
 		return errors.New("git pack-objects: the new pack lacks objects it was given")
 	}
+	emptied := map[byte]bool{}
 	for _, h := range packed {
 		hexID := h.String()
 		os.Remove(filepath.Join(objects, hexID[:2], hexID[2:]))
+		emptied[h[0]] = true
+	}
+	// As git prune-packed does: a fan-out directory left empty goes (it
+	// takes a block of disk); a writer that loses the race re-creates it
+	// and retries (writeLoose). rmdir fails on one that is not empty.
+	for b := range emptied {
+		os.Remove(filepath.Join(objects, hex.EncodeToString([]byte{b})))
 	}
 	return nil
 }

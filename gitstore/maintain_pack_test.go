@@ -90,6 +90,9 @@ func TestPackLooseSameObjects(t *testing.T) {
 	if loose, _ := looseAndPacks(t, s.path); loose != 0 {
 		t.Errorf("%d loose objects left", loose)
 	}
+	if m, _ := filepath.Glob(filepath.Join(s.path, "objects", "[0-9a-f][0-9a-f]")); len(m) != 0 {
+		t.Errorf("empty fan-out directories left: %v", m)
+	}
 	if m, _ := filepath.Glob(filepath.Join(s.path, stagingPrefix+"*")); len(m) != 0 {
 		t.Errorf("staging directory left: %v", m)
 	}
