@@ -8,10 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -242,9 +240,11 @@ type Input struct {
 	Receipts    json.RawMessage // any JSON; re-encoded with sorted keys
 }
 
-var contentHashRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-})
+// isContentHash reports whether h is "sha256:" and 64 lower-case hex
+// digits.
+func isContentHash(h string) bool {
+	return len(h) == len("sha256:")+64 && h[:7] == "sha256:" && isLowerHex(h[7:])
+}
 
 // Build assembles the statement for one manifest. It checks what it is given:
 // positions 0..n-1 in order, well-formed content hashes, and with WithContent
@@ -270,7 +270,7 @@ func Build(in Input) (*Statement, error) {
 		if e.URI == "" {
 			return bad("entry %d has no uri", i)
 		}
-		if !contentHashRE().MatchString(e.ContentHash) {
+		if !isContentHash(e.ContentHash) {
 			return bad("entry %d (%s): content hash %q is not sha256:<64 lower-case hex>", i, e.URI, e.ContentHash)
 		}
 		be := BundleEntry{
