@@ -220,6 +220,9 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		if opts.WithContent {
 			if replay != nil && i < len(replay.Entries) && replay.Entries[i].Content != nil {
 				en.Content = replay.Entries[i].Content
+				// the replay hashed these very bytes and found the
+				// recorded hash: Build need not hash them again
+				en.ContentVerified = replay.Entries[i].Match && replay.Entries[i].Actual == e.ContentHash
 			} else if en.Content, err = s.Content(e.Snapshot); err != nil {
 				<-done
 				return nil, hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
@@ -248,21 +251,14 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 }
 
 // ExportEvidence builds and encodes the evidence statement of a run or
-// manifest: the exact bytes to write or sign.
+// manifest: the exact bytes to write or sign, and the statement without
+// its entries' content_b64 (evidence.Export).
 func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *evidence.Statement, error) {
 	in, err := s.EvidenceInput(target, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := evidence.Build(*in)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := evidence.Marshal(st)
-	if err != nil {
-		return nil, nil, err
-	}
-	return data, st, nil
+	return evidence.Export(*in)
 }
 
 // evidenceResources lists one redacted definition per URI of m: the
