@@ -82,15 +82,17 @@ type EvidenceVerifyOptions struct {
 }
 
 // ctxReplayer is the store as an evidence.Replayer whose replay stops when
-// ctx ends and reports progress.
+// ctx ends and reports progress. It keeps the manifest it replayed, for
+// the store checks that follow.
 type ctxReplayer struct {
 	s        *Store
 	ctx      context.Context
 	progress func(done, total int)
+	manifest *manifest.Manifest
 }
 
-func (r ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return r.s.replayHashes(r.ctx, manifestID, r.progress)
+func (r *ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
+	return r.s.replayHashes(r.ctx, manifestID, r.progress, &r.manifest)
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -122,14 +124,23 @@ type evidenceVerdicts struct {
 // manifest) from the store's own objects with Replay and returns each
 // entry's URI and the hash of the bytes the store gave back.
 func (s *Store) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return s.replayHashes(context.Background(), manifestID, nil)
+	return s.replayHashes(context.Background(), manifestID, nil, nil)
 }
 
-func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int)) ([]evidence.ReplayEntry, error) {
+// replayHashes is ReplayHashes; it stores the manifest it read in *read
+// when read is not nil.
+func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int), read **manifest.Manifest) ([]evidence.ReplayEntry, error) {
 	if !identity.IsObjectID(manifestID) {
 		return nil, fmt.Errorf("manifest id %q is not a 40-hex manifest commit id", manifestID)
 	}
-	res, err := s.ReplayContext(ctx, manifestID, progress)
+	m, err := s.Manifest(manifestID)
+	if err != nil {
+		return nil, err
+	}
+	if read != nil {
+		*read = m
+	}
+	res, err := s.ReplayManifestContext(ctx, m, progress)
 	if res == nil {
 		return nil, err
 	}
@@ -607,7 +618,7 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 // the bundle carries them). The error is for a verification that could not
 // run; a bundle that fails is a report with failing checks.
 func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidence.Report, error) {
-	replayer := ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
+	replayer := &ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
 	rep, err := evidence.Verify(data, evidence.VerifyOptions{Store: replayer, TrustedKeys: opts.TrustedKeys, RequireSignature: opts.RequireSignature})
 	if err == nil {
 		err = replayer.ctx.Err()
@@ -619,9 +630,11 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	if !identity.IsObjectID(p.ManifestID) {
 		return rep, nil // store_replay_count already failed: nothing to compare with
 	}
-	m, err := s.ManifestAt(gitstore.OID(p.ManifestID))
-	if err != nil {
-		return rep, nil // as above
+	m := replayer.manifest // read by the replay, when it could read it
+	if m == nil || m.ID != p.ManifestID {
+		if m, err = s.ManifestAt(gitstore.OID(p.ManifestID)); err != nil {
+			return rep, nil // as above
+		}
 	}
 	add := func(name string, ok bool, format string, args ...any) {
 		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
