@@ -44,14 +44,15 @@ type huffTable struct {
 }
 
 const (
-	entryLink = 1 << 4
+	entryLink    = 1 << 4
+	entryLiteral = 1 << 5 // first-level entries of literals (the lit table)
 )
 
 // build makes the decoding tables of a canonical code from its code
 // lengths. It refuses what compress/flate's huffmanDecoder.init refuses
 // (over-subscribed or incomplete codes, except one code of length 1), and
 // an empty code (which compress/flate accepts until a symbol is read).
-func (h *huffTable) build(lengths []uint8, primaryBits uint) bool {
+func (h *huffTable) build(lengths []uint8, primaryBits uint, literals bool) bool {
 	var count [16]int
 	maxLen := 0
 	for _, n := range lengths {
@@ -120,6 +121,9 @@ func (h *huffTable) build(lengths []uint8, primaryBits uint) bool {
 		next[n]++
 		if int(n) <= int(primaryBits) {
 			e := uint32(sym)<<16 | uint32(n)
+			if literals && sym < 256 {
+				e |= entryLiteral
+			}
 			for i := rev; i < size; i += 1 << n {
 				h.primary[i] = e
 			}
@@ -287,7 +291,7 @@ func (f *inflater) fixed() bool {
 	for i := range d {
 		d[i] = 5
 	}
-	return f.fixedLit.build(l[:], litBits) && f.fixedDist.build(d[:], distBits)
+	return f.fixedLit.build(l[:], litBits, true) && f.fixedDist.build(d[:], distBits, false)
 }
 
 // dynamic reads a dynamic block's code lengths and builds its tables.
@@ -323,7 +327,7 @@ func (f *inflater) dynamic(bp *uint64, nbp *uint, posp *int, refill func() bool)
 		b >>= 3
 		nb -= 3
 	}
-	if !f.clen.build(cl[:], 7) {
+	if !f.clen.build(cl[:], 7, false) {
 		return false
 	}
 	l := f.lengths[:nlit+ndist]
@@ -372,14 +376,14 @@ func (f *inflater) dynamic(bp *uint64, nbp *uint, posp *int, refill func() bool)
 		}
 	}
 	*bp, *nbp = b, nb
-	if !f.lit.build(l[:nlit], litBits) {
+	if !f.lit.build(l[:nlit], litBits, true) {
 		return false
 	}
 	// No distance codes at all is allowed (a block of literals only); a
 	// length code then fails in codes, as in compress/flate.
 	for _, n := range l[nlit:] {
 		if n != 0 {
-			return f.dist.build(l[nlit:], distBits)
+			return f.dist.build(l[nlit:], distBits, false)
 		}
 	}
 	f.dist.primary, f.dist.sub = f.dist.primary[:0], f.dist.sub[:0]
@@ -389,8 +393,13 @@ func (f *inflater) dynamic(bp *uint64, nbp *uint, posp *int, refill func() bool)
 // codes decodes the symbols of one block up to its end-of-block code.
 func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *uint, posp *int) (int, error) {
 	b, nb, pos := *bp, *nbp, *posp
-	lit, litSub := lt.primary, lt.sub
-	dist, distSub := dt.primary, dt.sub
+	lit := (*[1 << litBits]uint32)(lt.primary)
+	litSub := lt.sub
+	var dist *[1 << distBits]uint32
+	if len(dt.primary) != 0 {
+		dist = (*[1 << distBits]uint32)(dt.primary)
+	}
+	distSub := dt.sub
 	const litMask = 1<<litBits - 1
 	const distMask = 1<<distBits - 1
 	for {
@@ -412,7 +421,29 @@ func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *ui
 				}
 			}
 		}
+		// At least 48 bits are in b: up to three literals of the
+		// first-level table (at most litBits each) are decoded without
+		// checking again.
 		e := lit[b&litMask]
+		if e&entryLiteral != 0 {
+			for k := 0; ; {
+				if uint(o) >= uint(len(dst)) {
+					return o, errInflate
+				}
+				dst[o] = byte(e >> 16)
+				o++
+				n := uint(e & 15)
+				b >>= n
+				nb -= n
+				if k++; k == 3 {
+					break
+				}
+				if e = lit[b&litMask]; e&entryLiteral == 0 {
+					break
+				}
+			}
+			continue
+		}
 		if e&entryLink != 0 {
 			b >>= litBits
 			nb -= litBits
@@ -426,7 +457,7 @@ func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *ui
 		nb -= n
 		sym := int(e >> 16)
 		if sym < 256 {
-			if o >= len(dst) {
+			if uint(o) >= uint(len(dst)) {
 				return o, errInflate
 			}
 			dst[o] = byte(sym)
@@ -444,7 +475,7 @@ func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *ui
 		length := int(lengthBase[sym]) + int(b&(1<<lengthExtra[sym]-1))
 		b >>= lengthExtra[sym]
 		nb -= uint(lengthExtra[sym])
-		if len(dist) == 0 {
+		if dist == nil {
 			return o, errInflate
 		}
 		e = dist[b&distMask]
