@@ -224,7 +224,7 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 		if !isNew[id] {
 			continue // known: reachable from the local journal
 		}
-		cm, err := g.Commit(id)
+		cm, err := commitFields(g, id) // tree, parents and message are all this reads
 		if err != nil {
 			fail(id, "%v", err)
 			continue
