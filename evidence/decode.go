@@ -64,6 +64,9 @@ type fastDecoder struct {
 	i     int
 	depth int
 	early *early // hears of decoded entries and the manifest id; may be nil
+	// content is the text of the last content_b64 decoded, a slice of
+	// data (for early, which decodes the base64 from it without a copy).
+	content []byte
 }
 
 func (d *fastDecoder) ws() {
@@ -606,11 +609,12 @@ func (d *fastDecoder) predicate(p *Predicate) bool {
 			_, ok := d.array(func() bool {
 				p.Entries = append(p.Entries, BundleEntry{})
 				i := len(p.Entries) - 1
+				d.content = nil
 				if !d.entry(&p.Entries[i]) {
 					return false
 				}
 				if d.early != nil {
-					d.early.entry(i, &p.Entries[i])
+					d.early.entry(i, &p.Entries[i], d.content)
 				}
 				return true
 			})
@@ -699,7 +703,12 @@ func (d *fastDecoder) entry(e *BundleEntry) bool {
 		case "provenance":
 			return once(&seen, 9) && d.anyMap(&e.Provenance)
 		case "content_b64":
-			return once(&seen, 10) && d.str(&e.ContentB64)
+			if !once(&seen, 10) {
+				return false
+			}
+			s, ok := d.strBytes()
+			e.ContentB64, d.content = string(s), s
+			return ok
 		case "ref":
 			return once(&seen, 11) && d.str(&e.Ref)
 		}

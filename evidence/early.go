@@ -28,8 +28,9 @@ type early struct {
 }
 
 type earlyEntry struct {
-	i int
-	e BundleEntry
+	i   int
+	e   BundleEntry
+	b64 []byte // e.ContentB64's text in the decoded input
 }
 
 type earlyCheck struct {
@@ -42,8 +43,9 @@ func newEarly(store Replayer) *early {
 	return &early{store: store}
 }
 
-// entry is the decoder's hook for entry i, complete.
-func (x *early) entry(i int, e *BundleEntry) {
+// entry is the decoder's hook for entry i, complete; b64 is the text of
+// its content_b64 in the input (equal to e.ContentB64).
+func (x *early) entry(i int, e *BundleEntry, b64 []byte) {
 	if e.ContentB64 == "" {
 		return
 	}
@@ -57,12 +59,12 @@ func (x *early) entry(i int, e *BundleEntry) {
 				defer x.workers.Done()
 				c := contentChecker{sha1: sha1.New()}
 				for it := range x.entries {
-					x.results[w] = append(x.results[w], earlyCheck{i: it.i, e: it.e, c: c.check(it.i, &it.e)})
+					x.results[w] = append(x.results[w], earlyCheck{i: it.i, e: it.e, c: c.checkB64(it.i, &it.e, it.b64)})
 				}
 			}()
 		}
 	}
-	x.entries <- earlyEntry{i: i, e: *e}
+	x.entries <- earlyEntry{i: i, e: *e, b64: b64}
 }
 
 // manifestID is the decoder's hook for predicate.manifest_id.
