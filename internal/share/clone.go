@@ -128,22 +128,40 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	onJournal := map[gitstore.OID]bool{}
 	verified := verifiedSet{}
 	var journalKept []RunRef // the other side of same-id conflicts, from the journal
-	// git lists the journal while the manifests the refs name are checked
-	// (both cores busy); the journal's own failures are still reported
-	// first, and the manifests only it records are checked after it.
+	// git lists the journal, and the journal is checked, while the
+	// manifests the refs name are checked (both cores busy); the journal's
+	// own failures are still reported first, and the manifests only it
+	// records are checked after it. The journal goroutine reads through its
+	// own handle and records what it verified in its own set (merged after):
+	// it shares no map the manifest workers touch.
+	ids := sortedOIDs(manifests)
 	var commits []gitstore.RevListCommit
 	var revErr error
+	var journalFailures []string
+	var records []RunRef
+	journalVerified := verifiedSet{}
 	revDone := make(chan struct{})
 	if local.main != "" {
+		jr := gitstore.Store(g)
+		if h, ok, err := gitstore.NewReader(g); err == nil && ok {
+			jr = h
+			defer h.Close()
+		}
 		go func() {
 			defer close(revDone)
 			commits, revErr = t.RevList(ctx, []gitstore.OID{local.main}, nil)
+			if revErr == nil {
+				journalFailures, records = checkJournal(jr, local.main, commits, manifests, journalVerified)
+			}
 		}()
 	} else {
 		close(revDone)
 	}
-	early := verifyManifests(g, sortedOIDs(manifests), verified, opts)
+	early := verifyManifests(g, ids, verified, opts)
 	<-revDone
+	for k, v := range journalVerified {
+		verified[k] = v
+	}
 	if local.main != "" {
 		res.Journal = "adopted"
 		if revErr != nil {
@@ -152,9 +170,8 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		for _, c := range commits {
 			onJournal[c.ID] = true
 		}
-		failures, records := checkJournal(g, local.main, commits, manifests, verified)
-		if len(failures) > 0 {
-			return nil, unverified(failures)
+		if len(journalFailures) > 0 {
+			return nil, unverified(journalFailures)
 		}
 		journalKept = journalConflicts(records, local.runs, local.named(), local.conflicts)
 	}

@@ -150,15 +150,22 @@ func TestCheckManifestMemoSameAnswers(t *testing.T) {
 	if id, err := g.PutCommit(missingTree); err == nil {
 		ids = append(ids, id)
 	}
+	// shared: the subtrees one manifest read serve the next ones (the
+	// forged manifests share the sound one's subtrees but the one edited)
+	shared := &snapshotFacts{m: map[string]snapshotFact{}}
 	for i, id := range ids {
 		_, want := checkManifestUncached(g, id)
 		_, got := checkManifestWith(g, id, nil)
 		_, gotFacts := checkManifestWith(g, id, &snapshotFacts{m: map[string]snapshotFact{}})
-		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotFacts) != fmt.Sprint(want) {
-			t.Fatalf("manifest %d: uncached %v; memo %v; memo with facts %v", i, want, got, gotFacts)
+		_, gotShared := checkManifestWith(g, id, shared)
+		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotFacts) != fmt.Sprint(want) || fmt.Sprint(gotShared) != fmt.Sprint(want) {
+			t.Fatalf("manifest %d: uncached %v; memo %v; memo with facts %v; with shared facts %v", i, want, got, gotFacts, gotShared)
 		}
 		if (i == 0) != (want == nil) {
 			t.Fatalf("manifest %d: verdict %v (file %q)", i, want, file)
 		}
+	}
+	if len(shared.trees) == 0 {
+		t.Fatal("no subtree shared")
 	}
 }
