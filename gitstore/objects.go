@@ -247,7 +247,7 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 		}
 	}
 	if objectHash(o.Type(), data) != h {
-		return nil, nil, fmt.Errorf("read object %s: %w: content does not match its id: the store was modified outside git; run git fsck", id, ErrCorrupt)
+		return nil, nil, errContentMismatch(id)
 	}
 	return o, data, nil
 }

@@ -52,10 +52,11 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, err
 	}
 	shown := gitstore.RedactURL(url)
-	if err := t.AddRemote(ctx, "origin", absLocal(url), fetchRefspecs("origin")); err != nil {
+	fetchURL, err := t.AddRemoteURL(ctx, "origin", absLocal(url), fetchRefspecs("origin"))
+	if err != nil {
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
-	refs, err := recognize(ctx, g, t, "origin", "clone "+shown)
+	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown)
 	if err != nil {
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
@@ -76,7 +77,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if err == nil {
 			break
 		}
-		again, lerr := recognize(ctx, g, t, "origin", "clone "+shown)
+		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown)
 		if attempt >= 2 || lerr != nil || sameRefs(again, refs) {
 			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
 		}

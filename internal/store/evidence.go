@@ -82,15 +82,17 @@ type EvidenceVerifyOptions struct {
 }
 
 // ctxReplayer is the store as an evidence.Replayer whose replay stops when
-// ctx ends and reports progress.
+// ctx ends and reports progress. It keeps the manifest it replayed, for
+// the store checks that follow.
 type ctxReplayer struct {
 	s        *Store
 	ctx      context.Context
 	progress func(done, total int)
+	manifest *manifest.Manifest
 }
 
-func (r ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return r.s.replayHashes(r.ctx, manifestID, r.progress)
+func (r *ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
+	return r.s.replayHashes(r.ctx, manifestID, r.progress, &r.manifest)
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -122,14 +124,23 @@ type evidenceVerdicts struct {
 // manifest) from the store's own objects with Replay and returns each
 // entry's URI and the hash of the bytes the store gave back.
 func (s *Store) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return s.replayHashes(context.Background(), manifestID, nil)
+	return s.replayHashes(context.Background(), manifestID, nil, nil)
 }
 
-func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int)) ([]evidence.ReplayEntry, error) {
+// replayHashes is ReplayHashes; it stores the manifest it read in *read
+// when read is not nil.
+func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int), read **manifest.Manifest) ([]evidence.ReplayEntry, error) {
 	if !identity.IsObjectID(manifestID) {
 		return nil, fmt.Errorf("manifest id %q is not a 40-hex manifest commit id", manifestID)
 	}
-	res, err := s.ReplayContext(ctx, manifestID, progress)
+	m, err := s.Manifest(manifestID)
+	if err != nil {
+		return nil, err
+	}
+	if read != nil {
+		*read = m
+	}
+	res, err := s.ReplayManifestContext(ctx, m, progress)
 	if res == nil {
 		return nil, err
 	}
@@ -220,6 +231,9 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		if opts.WithContent {
 			if replay != nil && i < len(replay.Entries) && replay.Entries[i].Content != nil {
 				en.Content = replay.Entries[i].Content
+				// the replay hashed these very bytes and found the
+				// recorded hash: Build need not hash them again
+				en.ContentVerified = replay.Entries[i].Match && replay.Entries[i].Actual == e.ContentHash
 			} else if en.Content, err = s.Content(e.Snapshot); err != nil {
 				<-done
 				return nil, hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
@@ -248,21 +262,14 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 }
 
 // ExportEvidence builds and encodes the evidence statement of a run or
-// manifest: the exact bytes to write or sign.
+// manifest: the exact bytes to write or sign, and the statement without
+// its entries' content_b64 (evidence.Export).
 func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *evidence.Statement, error) {
 	in, err := s.EvidenceInput(target, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := evidence.Build(*in)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := evidence.Marshal(st)
-	if err != nil {
-		return nil, nil, err
-	}
-	return data, st, nil
+	return evidence.Export(*in)
 }
 
 // evidenceResources lists one redacted definition per URI of m: the
@@ -611,7 +618,7 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 // the bundle carries them). The error is for a verification that could not
 // run; a bundle that fails is a report with failing checks.
 func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidence.Report, error) {
-	replayer := ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
+	replayer := &ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
 	rep, err := evidence.Verify(data, evidence.VerifyOptions{Store: replayer, TrustedKeys: opts.TrustedKeys, RequireSignature: opts.RequireSignature})
 	if err == nil {
 		err = replayer.ctx.Err()
@@ -623,9 +630,11 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	if !identity.IsObjectID(p.ManifestID) {
 		return rep, nil // store_replay_count already failed: nothing to compare with
 	}
-	m, err := s.ManifestAt(gitstore.OID(p.ManifestID))
-	if err != nil {
-		return rep, nil // as above
+	m := replayer.manifest // read by the replay, when it could read it
+	if m == nil || m.ID != p.ManifestID {
+		if m, err = s.ManifestAt(gitstore.OID(p.ManifestID)); err != nil {
+			return rep, nil // as above
+		}
 	}
 	add := func(name string, ok bool, format string, args ...any) {
 		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})

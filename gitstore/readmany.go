@@ -1,0 +1,352 @@
+package gitstore
+
+// Reading many blobs at once, on several cores. A repo's object reader
+// (odb) is not safe for concurrent use: its inflater, base cache and open
+// packs are shared, and the repo's mutex serializes every read. ReadBlobs
+// gives each worker goroutine an object reader of its own over the same
+// object directory (its own mapped indexes, packs, cache and inflater), so
+// workers share nothing but the read-only files, and hands the blobs to the
+// caller in the order asked for. Anything a worker's reader cannot answer
+// by itself (a miss, a pack removed by a concurrent gc, an alternate, a
+// corrupt object) is read again through the repo, under its mutex, so the
+// result and the error are exactly Blob's.
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// BlobsOptions tune ReadBlobs. The zero value reads on GOMAXPROCS workers
+// and checks every blob as Blob does.
+type BlobsOptions struct {
+	// Workers is how many goroutines read (0: runtime.GOMAXPROCS(0)).
+	Workers int
+	// Ahead bounds how many blobs may be read and held before fn has taken
+	// them (0: 32 per worker), which bounds the memory held besides what
+	// fn keeps.
+	Ahead int
+	// OnRead, when set, is called on the worker goroutine that read blob i,
+	// right after reading it and only when it was read without error, with
+	// its bytes: per-blob work the caller wants spread over the workers too
+	// (hashing, say). Calls for different blobs run concurrently; each i is
+	// seen once. fn then sees the same bytes, in order.
+	OnRead func(i int, data []byte)
+	// ContentChecked says the caller checks every blob's bytes against a
+	// hash of its own that covers the same bytes (a manifest's SHA-256, for
+	// example), so the SHA-1 of each blob is not computed again against its
+	// id. The caller must then pass bytes that fail its own check to
+	// VerifyBlob, which gives the error Blob would have given for a corrupt
+	// object.
+	ContentChecked bool
+	// CheckLoose also checks, for a blob stored as a loose object, what
+	// reading its content stops short of: that the zlib stream ends with
+	// its Adler-32 checksum and nothing follows it (CheckLooseObject's
+	// check, made on the bytes already read). Its error is given as the
+	// blob's error.
+	CheckLoose bool
+}
+
+// ReadBlobs reads the blobs ids names and calls fn(i, data, err) for each,
+// in the order of ids, on the calling goroutine. err is the error Blob
+// would return for ids[i] (or CheckLooseObject's, with opts.CheckLoose);
+// data is then nil. Reading runs ahead of fn on opts.Workers goroutines
+// when g is a repository opened by Open or Init; any other Reader is read
+// one blob after the other through its Blob. ReadBlobs stops at the first
+// error fn returns, or when ctx ends, and returns that error; it returns
+// once no worker is running. data is fn's own.
+//
+// It is safe to use g from other goroutines meanwhile; objects written
+// through g and not yet flushed are read through g.
+func ReadBlobs(ctx context.Context, g Reader, ids []OID, opts BlobsOptions, fn func(i int, data []byte, err error) error) error {
+	if s, ok := g.(*repo); ok {
+		return s.readBlobs(ctx, ids, opts, fn)
+	}
+	for i, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, err := g.Blob(id)
+		if err == nil && opts.CheckLoose {
+			err = CheckLooseObject(g.Path(), id)
+		}
+		if err != nil {
+			data = nil
+		} else if opts.OnRead != nil {
+			opts.OnRead(i, data)
+		}
+		if err := fn(i, data, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// VerifyBlob checks that data is the content of the blob id, and returns
+// the error Blob gives for an object whose content does not match its id
+// (wrapping ErrCorrupt) when it is not. For callers of ReadBlobs with
+// ContentChecked.
+func VerifyBlob(id OID, data []byte) error {
+	h, err := parseOID(id)
+	if err != nil {
+		return err
+	}
+	if objectHash(plumbing.BlobObject, data) != h {
+		return errContentMismatch(id)
+	}
+	return nil
+}
+
+// errContentMismatch is readObject's error for content that does not hash
+// to its id.
+func errContentMismatch(id OID) error {
+	return fmt.Errorf("read object %s: %w: content does not match its id: the store was modified outside git; run git fsck", id, ErrCorrupt)
+}
+
+// CheckLooseObject checks git's own integrity of the loose object file of
+// id in the repository gitDir, as `git fsck` does: the whole zlib stream
+// decompresses and its Adler-32 checksum matches, nothing follows it, and
+// the SHA-1 of the decompressed object is id. Reading an object's content
+// stops at its end and so never sees a flipped checksum byte. An object
+// that is not loose (packed, or missing) gives nil; errors wrap
+// ErrCorrupt, or are I/O errors.
+func CheckLooseObject(gitDir string, id OID) error {
+	if len(id) != 40 {
+		return nil
+	}
+	raw, err := os.ReadFile(filepath.Join(gitDir, "objects", string(id[:2]), string(id[2:])))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	br := bytes.NewReader(raw)
+	zr, err := zlib.NewReader(br)
+	if err != nil {
+		return fmt.Errorf("loose object %s: %w: %v", id, ErrCorrupt, err)
+	}
+	h := sha1.New()
+	if _, err := io.Copy(h, zr); err != nil {
+		return fmt.Errorf("loose object %s: %w: %v (git fsck reports the same)", id, ErrCorrupt, err)
+	}
+	if err := zr.Close(); err != nil {
+		return fmt.Errorf("loose object %s: %w: %v", id, ErrCorrupt, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != string(id) {
+		return fmt.Errorf("loose object %s: %w: its content hashes to %s", id, ErrCorrupt, got)
+	}
+	if br.Len() > 0 {
+		return fmt.Errorf("loose object %s: %w: %d bytes follow the compressed object", id, ErrCorrupt, br.Len())
+	}
+	return nil
+}
+
+// looseStreamEnd reads zr, the inflater of a loose object file held in br,
+// to the end of its stream (zlib checks the Adler-32 checksum there), and
+// checks that nothing follows the stream in the file.
+func looseStreamEnd(id string, zr io.Reader, br *bytes.Reader) error {
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		return fmt.Errorf("loose object %s: %w: %v (git fsck reports the same)", id, ErrCorrupt, err)
+	}
+	if br.Len() > 0 {
+		return fmt.Errorf("loose object %s: %w: %d bytes follow the compressed object", id, ErrCorrupt, br.Len())
+	}
+	return nil
+}
+
+// readBlobs is ReadBlobs for a repository.
+func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn func(i int, data []byte, err error) error) error {
+	s.mu.Lock()
+	own := !s.closed && s.bufCount() == 0
+	dir := s.st.dir
+	s.mu.Unlock()
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(ids))
+	if !own || workers <= 1 {
+		// One at a time, on this goroutine: through the repo itself when
+		// it holds objects not flushed yet (or is closed), else through a
+		// reader of its own.
+		var r *blobReader
+		if own {
+			r = newBlobReader(s, dir, opts)
+			defer r.close()
+		}
+		for i, id := range ids {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var data []byte
+			var err error
+			if r != nil {
+				data, err = r.read(id)
+			} else {
+				data, err = s.blobChecked(id, opts.CheckLoose)
+			}
+			if err == nil && opts.OnRead != nil {
+				opts.OnRead(i, data)
+			}
+			if err := fn(i, data, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ahead := opts.Ahead
+	if ahead <= 0 {
+		ahead = 32 * workers
+	}
+	ahead = max(ahead, workers)
+	// A ring of ahead slots: blob i goes to slot i%ahead. The feeder hands
+	// out blob i only for a token, and fn's side gives a token back once
+	// it has taken a blob, so at most ahead blobs are between a worker and
+	// fn, and a slot is free again before the blob ahead places after it
+	// is read.
+	type slot struct {
+		data []byte
+		err  error
+	}
+	slots := make([]slot, ahead)
+	ready := make([]chan struct{}, ahead)
+	for i := range ready {
+		ready[i] = make(chan struct{}, 1)
+	}
+	tokens := make(chan struct{}, ahead)
+	for range ahead {
+		tokens <- struct{}{}
+	}
+	jobs := make(chan int)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(jobs)
+		for i := range ids {
+			select {
+			case <-tokens:
+			case <-quit:
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-quit:
+				return
+			}
+		}
+	})
+	for range workers {
+		wg.Go(func() {
+			r := newBlobReader(s, dir, opts)
+			defer r.close()
+			for i := range jobs {
+				data, err := r.read(ids[i])
+				if err == nil && opts.OnRead != nil {
+					opts.OnRead(i, data)
+				}
+				slots[i%ahead] = slot{data, err}
+				ready[i%ahead] <- struct{}{}
+			}
+		})
+	}
+	stop := func() {
+		close(quit)
+		wg.Wait()
+	}
+	for i := range ids {
+		select {
+		case <-ready[i%ahead]:
+		case <-ctx.Done():
+			stop()
+			return ctx.Err()
+		}
+		sl := slots[i%ahead]
+		slots[i%ahead] = slot{}
+		tokens <- struct{}{}
+		if err := fn(i, sl.data, sl.err); err != nil {
+			stop()
+			return err
+		}
+	}
+	stop()
+	return nil
+}
+
+// blobChecked is Blob, then CheckLoose's check when asked for.
+func (s *repo) blobChecked(id OID, checkLoose bool) ([]byte, error) {
+	data, err := s.Blob(id)
+	if err == nil && checkLoose {
+		err = CheckLooseObject(s.path, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// blobReader is one ReadBlobs worker's object reader: an odb of its own
+// over the repo's object directory, read without the repo's mutex.
+type blobReader struct {
+	s    *repo
+	d    *odb
+	opts BlobsOptions
+}
+
+func newBlobReader(s *repo, dir string, opts BlobsOptions) *blobReader {
+	d := newODB(dir)
+	d.private = true
+	return &blobReader{s: s, d: d, opts: opts}
+}
+
+func (r *blobReader) close() { r.d.Close() }
+
+// read returns blob id's bytes as Blob does. The worker's own reader
+// answers what it finds in this repository's packs and loose objects;
+// everything else (a miss, a pack gone, an alternate, a wrong type or
+// content, a bad object) is read again through the repo, which gives
+// Blob's answer and error (a concurrent gc included).
+func (r *blobReader) read(id OID) ([]byte, error) {
+	h, err := parseOID(id)
+	if err != nil {
+		return r.s.blobChecked(id, r.opts.CheckLoose)
+	}
+	t, data, streamErr, err := r.readOwn(h)
+	if err != nil || t != plumbing.BlobObject {
+		return r.s.blobChecked(id, r.opts.CheckLoose)
+	}
+	if !r.opts.ContentChecked && objectHash(t, data) != h {
+		return r.s.blobChecked(id, r.opts.CheckLoose)
+	}
+	if streamErr != nil {
+		return nil, streamErr
+	}
+	return data, nil
+}
+
+// readOwn reads h from the worker's packs, then from the loose objects;
+// never from an alternate.
+func (r *blobReader) readOwn(h plumbing.Hash) (plumbing.ObjectType, []byte, error, error) {
+	d := r.d
+	p, off, ok, err := d.findPacked(h)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if ok {
+		t, data, err := d.readPackedAt(p, off, 0)
+		return t, data, nil, err
+	}
+	return d.readLooseStream(filepath.Join(d.dir, h.String()[:2], h.String()[2:]), r.opts.CheckLoose)
+}
