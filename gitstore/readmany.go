@@ -267,6 +267,10 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 		wg.Wait()
 	}
 	for i := range ids {
+		if err := ctx.Err(); err != nil {
+			stop()
+			return err
+		}
 		select {
 		case <-ready[i%ahead]:
 		case <-ctx.Done():
