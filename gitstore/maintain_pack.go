@@ -8,16 +8,20 @@ package gitstore
 // Why: stock git reads a loose object through several open/mmap/inflate
 // cycles (to list it, to learn its type and size, for the delta search and
 // to write it), which cost about 0.1 ms of system time an object, more than
-// the delta search itself; git repack then walks and empties every fan-out
-// directory. Here each loose file is read once, its id checked against its
-// content, and its bytes copied, stored uncompressed, into a pack in a
-// private directory that git is given as an alternate object directory
-// (GIT_ALTERNATE_OBJECT_DIRECTORIES): git finds the objects there before
-// it looks for loose files. --no-reuse-object makes git compress every
-// object itself and search deltas among all of them (a pack's own
-// non-delta objects are otherwise never tried against each other), so the
-// new pack is as small as git repack makes it. The staging pack is never
-// part of the store: readers never see it and removing it is always safe.
+// the delta search itself. Here each loose file is read once, its id
+// checked against its content, and its bytes copied, stored uncompressed,
+// into a pack in a private directory laid out as a bare repository (HEAD,
+// refs/, objects/pack/, and a copy of the store's config so pack.*,
+// core.compression and core.sharedRepository still apply). git runs in
+// that repository and writes its pack straight into the store's
+// objects/pack: it finds every object in the staging pack, and it does not
+// read the store's refs (pack-objects reads every tag to order what it
+// writes, and each run is a tag: a file each until refs are packed).
+// --no-reuse-object makes git compress every object itself and search
+// deltas among all of them (a pack's own non-delta objects are otherwise
+// never tried against each other), so the new pack is as small as git
+// repack makes it. The staging repository is never part of the store:
+// readers never see it and removing it is always safe.
 
 import (
 	"bufio"
@@ -93,7 +97,7 @@ func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, erro
 	if err := os.MkdirAll(filepath.Join(dir, "pack"), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(filepath.Join(dir, "pack"), "tmp_pack_")
+	f, err := os.CreateTemp(filepath.Join(dir, "pack"), "tmp_stage_")
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +277,10 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	staged, err := stageLoose(objects, dir, ids)
+	if err := stagingRepo(s.path, dir); err != nil {
+		return err
+	}
+	staged, err := stageLoose(objects, filepath.Join(dir, "objects"), ids)
 	if err != nil || len(staged) == 0 {
 		return err
 	}
@@ -283,7 +290,10 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 		in.WriteString(h.String())
 		in.WriteByte('\n')
 	}
-	out, err := runGitWith(ctx, git, s.path, "pack-objects", &in, []string{"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + quoteAlternate(dir)},
+	// git creates its temporary files in the staging repository and
+	// renames them into the store (the same file system): the pack, then
+	// its index, each synced first as git syncs packs.
+	out, err := runGitWith(ctx, git, dir, "pack-objects", &in, nil,
 		"-c", "gc.auto=0", "pack-objects", "--no-reuse-object", "--delta-base-offset", "-q",
 		filepath.Join(objects, "pack", "pack"))
 	if err != nil {
@@ -322,23 +332,22 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 	return nil
 }
 
-// quoteAlternate writes dir as one entry of GIT_ALTERNATE_OBJECT_DIRECTORIES:
-// as it is, or, when it holds the list separator or a quote, in double
-// quotes with backslash escapes, which git unquotes (C style).
-func quoteAlternate(dir string) string {
-	if !strings.ContainsAny(dir, string(os.PathListSeparator)+`"\`) {
-		return dir
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(dir); i++ {
-		if c := dir[i]; c == '"' || c == '\\' {
-			b.WriteByte('\\')
+// stagingRepo lays dir out as a bare repository git accepts (HEAD, refs/,
+// objects/pack/) with a copy of the store's config.
+func stagingRepo(gitDir, dir string) error {
+	for _, d := range []string{"refs", filepath.Join("objects", "pack")} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return err
 		}
-		b.WriteByte(dir[i])
 	}
-	b.WriteByte('"')
-	return b.String()
+	if err := os.WriteFile(filepath.Join(dir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o600); err != nil {
+		return err
+	}
+	cfg, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config"), cfg, 0o600)
 }
 
 // removeStaging removes staging directories a killed maintenance left.

@@ -201,27 +201,3 @@ func TestNeedsRollup(t *testing.T) {
 		}
 	}
 }
-
-// The staging directory reaches git as an alternate object directory even
-// when its path holds the list separator, a quote or a backslash (git
-// would otherwise read the loose objects: slower, same result).
-func TestQuoteAlternate(t *testing.T) {
-	t.Parallel()
-	other := filepath.Join(t.TempDir(), `odd`+string(os.PathListSeparator)+`"st\ore`)
-	st, err := Init(other)
-	if err != nil {
-		t.Skipf("no store at %q here: %v", other, err)
-	}
-	id := putBlob(t, st, "only in the alternate\n")
-	st.Close()
-	s := maintenanceOff(t)
-	cmd := GitCommand(t, s.path, "cat-file", "-p", string(id))
-	cmd.Env = append(cmd.Env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+quoteAlternate(filepath.Join(other, "objects")))
-	out, err := cmd.CombinedOutput()
-	if err != nil || string(out) != "only in the alternate\n" {
-		t.Errorf("git cat-file through alternate %s: %q, %v", quoteAlternate(other), out, err)
-	}
-	if got := quoteAlternate("/plain/path"); got != "/plain/path" {
-		t.Errorf("quoteAlternate(/plain/path) = %q", got)
-	}
-}
