@@ -51,7 +51,7 @@ func decodeSeeds(t testing.TB) [][]byte {
 	}
 	bench := benchInput(20, 100)
 	bench.Resources = []Resource{{URI: "readproof://a/b", Namespace: "a", Path: "b", SourceKind: "http",
-		Config: map[string]any{"http": map[string]any{"n": 1.5, "list": []any{true, false, nil, -0.0, 1e300, "ü"}, "o": map[string]any{}}}}}
+		Config: map[string]any{"http": map[string]any{"n": 1.5, "list": []any{true, false, nil, 0.25, 1e300, "ü"}, "o": map[string]any{}}}}}
 	bench.ProofOfRead = json.RawMessage(`{"verdicts":[{"a":2,"z":1e5,"s":"x\"y\u00e9"}],"e":[],"n":null}`)
 	bench.Receipts = json.RawMessage(`"summary"`)
 	v03, err := os.ReadFile("testdata/v03-bundle.json")

@@ -20,9 +20,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hiddeco/sshsig"
 
+	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -461,10 +463,13 @@ func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string, curre
 // specConfig is a source's configuration as the v0.3 format shapes it:
 // {"<kind>": {field: value, ...}} without the type and empty fields.
 func specConfig(d *Definition) map[string]any {
-	data, err := json.Marshal(d.Source)
-	fields := map[string]any{}
-	if err == nil {
-		_ = json.Unmarshal(data, &fields)
+	fields, ok := specFields(d.Source)
+	if !ok {
+		data, err := json.Marshal(d.Source)
+		fields = map[string]any{}
+		if err == nil {
+			_ = json.Unmarshal(data, &fields)
+		}
 	}
 	delete(fields, "type")
 	kind := d.Source.Type
@@ -472,6 +477,44 @@ func specConfig(d *Definition) map[string]any {
 		kind = "unknown"
 	}
 	return map[string]any{kind: fields}
+}
+
+// specFields is the JSON round trip of sp (json.Marshal, then Unmarshal
+// into a map) without the encoding: the non-empty fields by their JSON
+// names, the header maps as map[string]any. ok is false when a string is
+// not valid UTF-8 (the round trip would replace bytes); the caller then
+// makes the round trip. TestSpecFieldsRoundTrip holds the two equal and
+// fails when Spec gains a field.
+func specFields(sp adapters.Spec) (map[string]any, bool) {
+	fields := map[string]any{"type": sp.Type}
+	ok := utf8.ValidString(sp.Type)
+	str := func(name, v string) {
+		if v != "" {
+			fields[name] = v
+			ok = ok && utf8.ValidString(v)
+		}
+	}
+	strMap := func(name string, m map[string]string) {
+		if len(m) == 0 {
+			return
+		}
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			out[k] = v
+			ok = ok && utf8.ValidString(k) && utf8.ValidString(v)
+		}
+		fields[name] = out
+	}
+	str("path", sp.Path)
+	str("url", sp.URL)
+	strMap("headers", sp.Headers)
+	strMap("public_headers", sp.PublicHeaders)
+	str("owner", sp.Owner)
+	str("repo", sp.Repo)
+	str("ref", sp.Ref)
+	str("api_base", sp.APIBase)
+	str("token_env", sp.TokenEnv)
+	return fields, ok
 }
 
 // evidenceGit records the manifest commit: its tree, run ref, the hash of

@@ -2,13 +2,16 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/identity"
 )
 
@@ -71,5 +74,52 @@ func TestEvidenceResourcesParallel(t *testing.T) {
 	_, err2 := f.s.evidenceResourcesOn(m, 2)
 	if err1 == nil || err2 == nil || err1.Error() != err2.Error() || !strings.Contains(err1.Error(), "d00031") {
 		t.Fatalf("broken chains: one reader: %v\ntwo readers: %v", err1, err2)
+	}
+}
+
+// TestSpecFieldsRoundTrip: specFields is the JSON round trip specConfig
+// made before, for every field of adapters.Spec; a new Spec field fails
+// here until specFields writes it.
+func TestSpecFieldsRoundTrip(t *testing.T) {
+	t.Parallel()
+	var tags []string
+	st := reflect.TypeOf(adapters.Spec{})
+	for i := 0; i < st.NumField(); i++ {
+		tags = append(tags, st.Field(i).Tag.Get("json"))
+	}
+	const want = "type path,omitempty url,omitempty headers,omitempty public_headers,omitempty owner,omitempty repo,omitempty ref,omitempty api_base,omitempty token_env,omitempty"
+	if strings.Join(tags, " ") != want {
+		t.Fatalf("adapters.Spec fields are now %q: teach specFields the new ones", strings.Join(tags, " "))
+	}
+	roundTrip := func(sp adapters.Spec) map[string]any {
+		data, err := json.Marshal(sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]any{}
+		if err := json.Unmarshal(data, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, sp := range []adapters.Spec{
+		{},
+		{Type: "filesystem", Path: "docs/a.md"},
+		{Type: "http", URL: "https://x.example/a?b=<c>&d", Headers: map[string]string{"Authorization": "Bearer ${T}"}, PublicHeaders: map[string]string{}},
+		{Type: "github", Owner: "o", Repo: "r", Ref: "main", Path: "p", APIBase: "https://api", TokenEnv: "GH", PublicHeaders: map[string]string{"Accept": "text/markdown", "ü": "\u2028"}},
+		{Type: "http", URL: "bad \xff utf8"},
+		{Type: "http", Headers: map[string]string{"k\xfe": "v"}},
+	} {
+		got, ok := specFields(sp)
+		want := roundTrip(sp)
+		if !ok {
+			if utf8.ValidString(sp.URL) && len(sp.Headers) == 0 {
+				t.Fatalf("%+v: gave up on valid UTF-8", sp)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%+v:\nspecFields %#v\nround trip %#v", sp, got, want)
+		}
 	}
 }
