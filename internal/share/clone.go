@@ -125,22 +125,20 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			res.RunConflicts = append(res.RunConflicts, rc)
 		}
 	}
-	onJournal := map[gitstore.OID]bool{}
 	verified := verifiedSet{}
 	var journalKept []RunRef // the other side of same-id conflicts, from the journal
-	// git lists the journal, and the journal is checked, while the
-	// manifests the refs name are checked (both cores busy); the journal's
-	// own failures are still reported first, and the manifests only it
-	// records are checked after it. The journal goroutine reads through its
-	// own handle and records what it verified in its own set (merged after):
-	// it shares no map the manifest workers touch.
+	// The journal is checked while the manifests the refs name are checked
+	// (both cores busy); the journal's own failures are still reported
+	// first, and the manifests only it records are checked after it. The
+	// journal goroutine reads through its own handle and records what it
+	// verified in its own set (merged after): it shares no map the manifest
+	// workers touch. The store had no journal, so every commit reachable
+	// from main is new: the walk needs no `git rev-list` of it.
 	ids := sortedOIDs(manifests)
-	var commits []gitstore.RevListCommit
-	var revErr error
 	var journalFailures []string
 	var records []RunRef
 	journalVerified := verifiedSet{}
-	revDone := make(chan struct{})
+	journalDone := make(chan struct{})
 	if local.main != "" {
 		jr := gitstore.Store(g)
 		if h, ok, err := gitstore.NewReader(g); err == nil && ok {
@@ -148,32 +146,42 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			defer h.Close()
 		}
 		go func() {
-			defer close(revDone)
-			commits, revErr = t.RevList(ctx, []gitstore.OID{local.main}, nil)
-			if revErr == nil {
-				journalFailures, records = checkJournal(jr, local.main, commits, manifests, journalVerified)
-			}
+			defer close(journalDone)
+			journalFailures, records = checkJournalWhere(jr, local.main, func(gitstore.OID) bool { return true }, manifests, journalVerified)
 		}()
 	} else {
-		close(revDone)
+		close(journalDone)
 	}
 	early := verifyManifests(g, ids, verified, opts)
-	<-revDone
+	<-journalDone
 	for k, v := range journalVerified {
 		verified[k] = v
 	}
+	onJournal := map[gitstore.OID]bool{}
 	if local.main != "" {
 		res.Journal = "adopted"
-		if revErr != nil {
-			return nil, revErr
-		}
-		for _, c := range commits {
-			onJournal[c.ID] = true
-		}
 		if len(journalFailures) > 0 {
 			return nil, unverified(journalFailures)
 		}
 		journalKept = journalConflicts(records, local.runs, local.named(), local.conflicts)
+		// A manifest a `record run` commit records is reachable from main.
+		// Whether another one named by a ref is (by some other path) is
+		// git's answer, asked only when there is one.
+		for _, r := range records {
+			onJournal[gitstore.OID(r.Manifest)] = true
+		}
+		for m := range name {
+			if !onJournal[m] {
+				commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range commits {
+					onJournal[c.ID] = true
+				}
+				break
+			}
+		}
 	}
 	var obs, tags []gitstore.OID
 	for _, key := range sortedKeys(local.resources) {

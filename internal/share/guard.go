@@ -201,6 +201,14 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 	for _, c := range commits {
 		isNew[c.ID] = true
 	}
+	return checkJournalWhere(g, tip, func(id gitstore.OID) bool { return isNew[id] }, manifests, verified)
+}
+
+// checkJournalWhere is checkJournal with the new commits given as a
+// predicate: a clone, whose store has no journal yet, passes one that holds
+// for every commit (everything reachable from tip is new), which is what
+// checkJournal does with the whole `git rev-list` of tip, without listing it.
+func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.OID) bool, manifests map[gitstore.OID]bool, verified verifiedSet) (failures []string, records []RunRef) {
 	fail := func(id gitstore.OID, format string, args ...any) {
 		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
 	}
@@ -221,10 +229,10 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 	for len(stack) > 0 {
 		id := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if !isNew[id] {
+		if !isNew(id) {
 			continue // known: reachable from the local journal
 		}
-		cm, err := g.Commit(id)
+		cm, err := commitFields(g, id) // tree, parents and message are all this reads
 		if err != nil {
 			fail(id, "%v", err)
 			continue

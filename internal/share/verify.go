@@ -60,7 +60,7 @@ func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error
 // many manifests deliver it, and each manifest's record is still compared
 // with what the bytes hash to.
 func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) (*manifest.Manifest, error) {
-	c, err := g.Commit(id)
+	c, err := commitFields(g, id) // the tree is all this needs
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
