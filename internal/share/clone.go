@@ -52,10 +52,11 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, err
 	}
 	shown := gitstore.RedactURL(url)
-	if err := t.AddRemote(ctx, "origin", absLocal(url), fetchRefspecs("origin")); err != nil {
+	fetchURL, err := t.AddRemoteURL(ctx, "origin", absLocal(url), fetchRefspecs("origin"))
+	if err != nil {
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
-	refs, err := recognize(ctx, g, t, "origin", "clone "+shown)
+	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown)
 	if err != nil {
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
@@ -76,7 +77,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if err == nil {
 			break
 		}
-		again, lerr := recognize(ctx, g, t, "origin", "clone "+shown)
+		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown)
 		if attempt >= 2 || lerr != nil || sameRefs(again, refs) {
 			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
 		}
@@ -127,22 +128,40 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	onJournal := map[gitstore.OID]bool{}
 	verified := verifiedSet{}
 	var journalKept []RunRef // the other side of same-id conflicts, from the journal
-	// git lists the journal while the manifests the refs name are checked
-	// (both cores busy); the journal's own failures are still reported
-	// first, and the manifests only it records are checked after it.
+	// git lists the journal, and the journal is checked, while the
+	// manifests the refs name are checked (both cores busy); the journal's
+	// own failures are still reported first, and the manifests only it
+	// records are checked after it. The journal goroutine reads through its
+	// own handle and records what it verified in its own set (merged after):
+	// it shares no map the manifest workers touch.
+	ids := sortedOIDs(manifests)
 	var commits []gitstore.RevListCommit
 	var revErr error
+	var journalFailures []string
+	var records []RunRef
+	journalVerified := verifiedSet{}
 	revDone := make(chan struct{})
 	if local.main != "" {
+		jr := gitstore.Store(g)
+		if h, ok, err := gitstore.NewReader(g); err == nil && ok {
+			jr = h
+			defer h.Close()
+		}
 		go func() {
 			defer close(revDone)
 			commits, revErr = t.RevList(ctx, []gitstore.OID{local.main}, nil)
+			if revErr == nil {
+				journalFailures, records = checkJournal(jr, local.main, commits, manifests, journalVerified)
+			}
 		}()
 	} else {
 		close(revDone)
 	}
-	early := verifyManifests(g, sortedOIDs(manifests), verified, opts)
+	early := verifyManifests(g, ids, verified, opts)
 	<-revDone
+	for k, v := range journalVerified {
+		verified[k] = v
+	}
 	if local.main != "" {
 		res.Journal = "adopted"
 		if revErr != nil {
@@ -151,9 +170,8 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		for _, c := range commits {
 			onJournal[c.ID] = true
 		}
-		failures, records := checkJournal(g, local.main, commits, manifests, verified)
-		if len(failures) > 0 {
-			return nil, unverified(failures)
+		if len(journalFailures) > 0 {
+			return nil, unverified(journalFailures)
 		}
 		journalKept = journalConflicts(records, local.runs, local.named(), local.conflicts)
 	}

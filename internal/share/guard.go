@@ -51,12 +51,15 @@ func hostReviewRef(name string) bool {
 //     remote holds nothing else of readproof's, the tip alone is fetched
 //     into a temporary repository to look at it.
 //
-// It returns the remote's shared refs. what names the operation in errors
-// ("pull origin").
-func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, what string) ([]gitstore.Ref, error) {
-	all, err := t.LsRemote(ctx, remote)
+// It returns the remote's shared refs and the ref its HEAD names (the same
+// listing; "" when none). what names the operation in errors ("pull
+// origin"). url is the URL git fetches from for remote (RemoteFetchURL),
+// or "" when not known yet: it is asked for only when the journal's tip
+// has to be probed.
+func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, url, what string) ([]gitstore.Ref, string, error) {
+	all, head, err := t.LsRemoteHead(ctx, remote)
 	if err != nil {
-		return nil, hint.With(fmt.Errorf("%s: %w", what, err),
+		return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
 			"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 	}
 	var foreign []string
@@ -75,14 +78,14 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		}
 	}
 	if len(foreign) > 0 {
-		return nil, notStore(remote, what, fmt.Sprintf("it has refs outside readproof's namespaces: %s", summarize(foreign, 3)))
+		return nil, "", notStore(remote, what, fmt.Sprintf("it has refs outside readproof's namespaces: %s", summarize(foreign, 3)))
 	}
 	if main == "" {
-		return shared, nil
+		return shared, head, nil
 	}
 	var why error
 	if ok, err := g.Has(main); err != nil {
-		return nil, err
+		return nil, "", err
 	} else if ok {
 		c, err := g.Commit(main)
 		if err != nil {
@@ -95,17 +98,23 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		// scratch repository) before fetching anything into the store, even
 		// when readproof refs sit beside it, so a project's history never
 		// reaches the store.
-		raw, err := t.ProbeCommit(ctx, remote, store.JournalRef)
+		if url == "" {
+			if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
+				return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
+					"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+			}
+		}
+		raw, err := t.ProbeCommitAt(ctx, url, store.JournalRef)
 		if err != nil {
-			return nil, hint.With(fmt.Errorf("%s: %w", what, err),
+			return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
 				"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 		}
 		why = journalShape(parseRawCommit(raw))
 	}
 	if why != nil {
-		return nil, notStore(remote, what, fmt.Sprintf("its main (%s) is not a readproof journal: %v", main, why))
+		return nil, "", notStore(remote, what, fmt.Sprintf("its main (%s) is not a readproof journal: %v", main, why))
 	}
-	return shared, nil
+	return shared, head, nil
 }
 
 func notStore(remote, what, why string) error {
@@ -159,8 +168,12 @@ func truncateLine(s string) string {
 // HEAD names another branch, or one the remote lacks: a plain `git clone`
 // of it would then not check out the journal. git lists HEAD only when it
 // names an existing ref, so "no HEAD listed" counts as another branch.
-func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain bool) []string {
-	if !hasMain {
+// listed is what HEAD named in the listing made before the push: main
+// there needs no second question (a push does not move HEAD); anything
+// else is asked again, since HEAD may name main only now that the push
+// created it.
+func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain bool, listed string) []string {
+	if !hasMain || listed == store.JournalRef {
 		return []string{}
 	}
 	head, err := t.RemoteHead(ctx, remote)

@@ -15,7 +15,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hiddeco/sshsig"
@@ -82,15 +85,17 @@ type EvidenceVerifyOptions struct {
 }
 
 // ctxReplayer is the store as an evidence.Replayer whose replay stops when
-// ctx ends and reports progress.
+// ctx ends and reports progress. It keeps the manifest it replayed, for
+// the store checks that follow.
 type ctxReplayer struct {
 	s        *Store
 	ctx      context.Context
 	progress func(done, total int)
+	manifest *manifest.Manifest
 }
 
-func (r ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return r.s.replayHashes(r.ctx, manifestID, r.progress)
+func (r *ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
+	return r.s.replayHashes(r.ctx, manifestID, r.progress, &r.manifest)
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -122,14 +127,23 @@ type evidenceVerdicts struct {
 // manifest) from the store's own objects with Replay and returns each
 // entry's URI and the hash of the bytes the store gave back.
 func (s *Store) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return s.replayHashes(context.Background(), manifestID, nil)
+	return s.replayHashes(context.Background(), manifestID, nil, nil)
 }
 
-func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int)) ([]evidence.ReplayEntry, error) {
+// replayHashes is ReplayHashes; it stores the manifest it read in *read
+// when read is not nil.
+func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int), read **manifest.Manifest) ([]evidence.ReplayEntry, error) {
 	if !identity.IsObjectID(manifestID) {
 		return nil, fmt.Errorf("manifest id %q is not a 40-hex manifest commit id", manifestID)
 	}
-	res, err := s.ReplayContext(ctx, manifestID, progress)
+	m, err := s.Manifest(manifestID)
+	if err != nil {
+		return nil, err
+	}
+	if read != nil {
+		*read = m
+	}
+	res, err := s.ReplayManifestContext(ctx, m, progress)
 	if res == nil {
 		return nil, err
 	}
@@ -220,6 +234,9 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		if opts.WithContent {
 			if replay != nil && i < len(replay.Entries) && replay.Entries[i].Content != nil {
 				en.Content = replay.Entries[i].Content
+				// the replay hashed these very bytes and found the
+				// recorded hash: Build need not hash them again
+				en.ContentVerified = replay.Entries[i].Match && replay.Entries[i].Actual == e.ContentHash
 			} else if en.Content, err = s.Content(e.Snapshot); err != nil {
 				<-done
 				return nil, hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
@@ -248,21 +265,14 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 }
 
 // ExportEvidence builds and encodes the evidence statement of a run or
-// manifest: the exact bytes to write or sign.
+// manifest: the exact bytes to write or sign, and the statement without
+// its entries' content_b64 (evidence.Export).
 func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *evidence.Statement, error) {
 	in, err := s.EvidenceInput(target, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := evidence.Build(*in)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := evidence.Marshal(st)
-	if err != nil {
-		return nil, nil, err
-	}
-	return data, st, nil
+	return evidence.Export(*in)
 }
 
 // evidenceResources lists one redacted definition per URI of m: the
@@ -270,6 +280,12 @@ func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *ev
 // definition in force when it was read), else the current policy's; a URI
 // the policy no longer declares is marked missing.
 func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, error) {
+	return s.evidenceResourcesOn(m, runtime.GOMAXPROCS(0))
+}
+
+// evidenceResourcesOn is evidenceResources reading through up to readers
+// handles on the repository at once.
+func (s *Store) evidenceResourcesOn(m *manifest.Manifest, readers int) ([]evidence.Resource, error) {
 	last := map[string]*manifest.Entry{}
 	var order []string
 	for i := range m.Entries {
@@ -283,23 +299,26 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 	if err != nil {
 		return nil, err
 	}
-	out := make([]evidence.Resource, 0, len(order))
-	for _, raw := range order {
+	out := make([]evidence.Resource, len(order))
+	errs := make([]error, len(order))
+	// one fills out[i] reading through t.
+	one := func(t *Store, i int) error {
+		raw := order[i]
 		u, err := identity.ParseURI(raw)
 		if err != nil {
-			return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
+			return fmt.Errorf("manifest %s: %w", m.ID, err)
 		}
 		r := evidence.Resource{URI: u.String(), Namespace: u.Namespace, Path: u.Path}
 		res, ok := pol.Lookup(u)
 		if !ok {
 			r.Missing = true
-			out = append(out, r)
-			continue
+			out[i] = r
+			return nil
 		}
 		cur := DefinitionOf(res)
-		def, err := s.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot, &cur)
+		def, err := t.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot, &cur)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if def == nil {
 			d := DefinitionOf(res)
@@ -309,7 +328,44 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 		r.Config = specConfig(def)
 		r.Strategy = def.Policy.Strategy
 		r.MaxAgeSeconds = def.Policy.MaxAgeSeconds
-		out = append(out, r)
+		out[i] = r
+		return nil
+	}
+	// Each definition is a few object reads. Many resources are shared
+	// between this store and a second reader of the same repository (a
+	// store serializes its reads), taken in turns; the first error in the
+	// manifest's order is the one reported, as one at a time reports it:
+	// every resource before a failing one is still resolved.
+	stores := []*Store{s}
+	if len(order) >= 64 && readers > 1 {
+		if h, ok, err := gitstore.NewReader(s.git); err == nil && ok {
+			defer h.Close()
+			stores = append(stores, &Store{git: h, policy: s.policy, opts: s.opts})
+		}
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for _, t := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(order) {
+					return
+				}
+				if errs[i] = one(t, i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -611,7 +667,7 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 // the bundle carries them). The error is for a verification that could not
 // run; a bundle that fails is a report with failing checks.
 func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidence.Report, error) {
-	replayer := ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
+	replayer := &ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
 	rep, err := evidence.Verify(data, evidence.VerifyOptions{Store: replayer, TrustedKeys: opts.TrustedKeys, RequireSignature: opts.RequireSignature})
 	if err == nil {
 		err = replayer.ctx.Err()
@@ -623,9 +679,11 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	if !identity.IsObjectID(p.ManifestID) {
 		return rep, nil // store_replay_count already failed: nothing to compare with
 	}
-	m, err := s.ManifestAt(gitstore.OID(p.ManifestID))
-	if err != nil {
-		return rep, nil // as above
+	m := replayer.manifest // read by the replay, when it could read it
+	if m == nil || m.ID != p.ManifestID {
+		if m, err = s.ManifestAt(gitstore.OID(p.ManifestID)); err != nil {
+			return rep, nil // as above
+		}
 	}
 	add := func(name string, ok bool, format string, args ...any) {
 		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})

@@ -215,9 +215,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 }
 
 // RunOnceProgress is RunOnce reporting each document resolved to progress
-// as (done, total). The deliveries it returns carry no Content: a run of
-// many documents holds each document's record, not its bytes, once the
-// document is stored.
+// as (done, total). It returns no deliveries: a run of many documents holds
+// each document's record (the manifest entry), not its bytes nor a second
+// copy of the record, once the document is stored.
 func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, []*Delivery, error) {
 	return s.runOnce(ctx, runID, refs, progress, false)
 }
@@ -239,7 +239,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
-	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: make([]manifest.Entry, 0, len(refs))}
 	for i, r := range refs {
 		if progress != nil {
 			progress(i, len(refs))
@@ -249,10 +249,9 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 			return nil, nil, err
 		}
 		d.Position = i
-		if !keepContent {
-			d.Content = nil
+		if keepContent {
+			ds = append(ds, d)
 		}
-		ds = append(ds, d)
 		m.Entries = append(m.Entries, d.Entry)
 	}
 	if progress != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,12 +49,21 @@ func TestGCWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The writers commit until the gcs are done, so their work (and the
+	// replays and the check below) grows with the number of gcs: 3 by
+	// default, 8 under READPROOF_LONG_TESTS=1. Each writer also stops at
+	// maxRuns: where writes are much cheaper than a gc (a store on tmpfs,
+	// where fsync costs nothing) the writers would otherwise commit
+	// hundreds of runs per gc, and each gc, replay and check would grow with
+	// them (50 s of CPU instead of 6).
+	rounds := testsize.Pick(t, 3, 8)
+	maxRuns := 4 * rounds
 	stop := filepath.Join(p.dir, "stop")
 	var cmds []*exec.Cmd
 	var outs []*strings.Builder
 	for w := 0; w < writers; w++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestGCWriterProcess$", "-test.v=false")
-		cmd.Env = append(os.Environ(), "STORECHECK_WRITER="+fmt.Sprint(w), "STORECHECK_DIR="+p.dir, "STORECHECK_STOP="+stop)
+		cmd.Env = append(os.Environ(), "STORECHECK_WRITER="+fmt.Sprint(w), "STORECHECK_DIR="+p.dir, "STORECHECK_STOP="+stop, "STORECHECK_MAX="+fmt.Sprint(maxRuns))
 		out := &strings.Builder{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
@@ -64,10 +74,6 @@ func TestGCWhileWriting(t *testing.T) {
 	}
 	ctx := context.Background()
 	gcs := 0
-	// The writers commit until the gcs are done, so their work (and the
-	// replays and the check below) grows with the number of gcs: 3 by
-	// default, 8 under READPROOF_LONG_TESTS=1.
-	rounds := testsize.Pick(t, 3, 8)
 	deadline := time.Now().Add(20 * time.Second)
 	for gcs < rounds && time.Now().Before(deadline) {
 		if _, err := p.s.GC(ctx, gitstore.GCOptions{Grace: time.Hour}); err != nil {
@@ -123,7 +129,8 @@ func TestGCWhileWriting(t *testing.T) {
 }
 
 // TestGCWriterProcess is a writer for TestGCWhileWriting, run in its own
-// process: it commits runs until the stop file exists, printing
+// process: it commits runs until the stop file exists (at least 3, at most
+// STORECHECK_MAX, then it waits for the stop file), printing
 // "ok RUN MANIFEST" for each.
 func TestGCWriterProcess(t *testing.T) {
 	w := os.Getenv("STORECHECK_WRITER")
@@ -131,6 +138,10 @@ func TestGCWriterProcess(t *testing.T) {
 		t.Skip("helper process for TestGCWhileWriting")
 	}
 	dir, stop := os.Getenv("STORECHECK_DIR"), os.Getenv("STORECHECK_STOP")
+	maxRuns, err := strconv.Atoi(os.Getenv("STORECHECK_MAX"))
+	if err != nil {
+		t.Fatalf("STORECHECK_MAX: %v", err)
+	}
 	pol, err := policy.Load(filepath.Join(dir, "readproof.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +156,15 @@ func TestGCWriterProcess(t *testing.T) {
 	for i := 0; ; i++ {
 		if _, err := os.Stat(stop); err == nil && i >= 3 {
 			return
+		}
+		if i >= maxRuns {
+			// done writing: wait for the stop file, without spinning
+			for {
+				if _, err := os.Stat(stop); err == nil {
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 		}
 		if err := os.WriteFile(doc, []byte(fmt.Sprintf("writer %s, version %d\n%s", w, i, strings.Repeat("text ", i%50))), 0o644); err != nil {
 			t.Fatal(err)
