@@ -376,7 +376,9 @@ func (r *blobReader) read(id OID) ([]byte, error) {
 	if err != nil || t != plumbing.BlobObject {
 		return r.s.blobChecked(id, r.opts.CheckLoose)
 	}
-	if !r.opts.ContentChecked && objectHash(t, data) != h {
+	// With ContentChecked the id is checked only where the stream is bad
+	// too: a changed object is Blob's error before it is the stream's.
+	if (!r.opts.ContentChecked || streamErr != nil) && objectHash(t, data) != h {
 		return r.s.blobChecked(id, r.opts.CheckLoose)
 	}
 	if streamErr != nil {
