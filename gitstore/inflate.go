@@ -88,14 +88,18 @@ func (h *huffTable) build(lengths []uint8, primaryBits uint, literals bool) bool
 		h.primary = make([]uint32, size)
 	} else {
 		h.primary = h.primary[:size]
-		clear(h.primary)
+		if code != 1<<maxLen {
+			// A complete code writes every entry below; the single
+			// one-bit code leaves half of them empty.
+			clear(h.primary)
+		}
 	}
 	h.sub = h.sub[:0]
 	mask := size - 1
-	// Second-level tables: for each primary index that longer codes share,
-	// the widest of them sets the table's width.
-	var width [1 << litBits]uint8
 	if maxLen > int(primaryBits) {
+		// Second-level tables: for each primary index that longer codes
+		// share, the widest of them sets the table's width.
+		var width [1 << litBits]uint8
 		c := next
 		for _, n := range lengths {
 			if int(n) <= int(primaryBits) {
@@ -488,27 +492,48 @@ func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *ui
 				}
 			}
 		}
-		// At least 48 bits are in b: up to three literals of the
+		// At least 48 bits are in b: up to four literals of the
 		// first-level table (at most litBits each) are decoded without
 		// checking again.
 		e := lit[b&litMask]
 		if e&entryLiteral != 0 {
-			for k := 0; ; {
+			if uint(o)+4 > uint(len(dst)) {
+				// Near the end: one at a time.
 				if uint(o) >= uint(len(dst)) {
 					return o, errFull
 				}
 				dst[o] = byte(e >> 16)
 				o++
-				n := uint(e & 15)
-				b >>= n
-				nb -= n
-				if k++; k == 3 {
-					break
-				}
-				if e = lit[b&litMask]; e&entryLiteral == 0 {
-					break
-				}
+				b >>= e & 15
+				nb -= uint(e & 15)
+				continue
 			}
+			d := dst[o : o+4 : o+4]
+			d[0] = byte(e >> 16)
+			b >>= e & 15
+			nb -= uint(e & 15)
+			if e = lit[b&litMask]; e&entryLiteral == 0 {
+				o++
+				continue
+			}
+			d[1] = byte(e >> 16)
+			b >>= e & 15
+			nb -= uint(e & 15)
+			if e = lit[b&litMask]; e&entryLiteral == 0 {
+				o += 2
+				continue
+			}
+			d[2] = byte(e >> 16)
+			b >>= e & 15
+			nb -= uint(e & 15)
+			if e = lit[b&litMask]; e&entryLiteral == 0 {
+				o += 3
+				continue
+			}
+			d[3] = byte(e >> 16)
+			b >>= e & 15
+			nb -= uint(e & 15)
+			o += 4
 			continue
 		}
 		if e&entryLink != 0 {

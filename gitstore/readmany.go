@@ -238,9 +238,30 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 		tokens <- struct{}{}
 	}
 	var next atomic.Int64
+	// readChunk claims the next chunk and reads it with r into its place;
+	// false when every chunk is claimed. The caller holds a token.
+	readChunk := func(r *blobReader) bool {
+		c := int(next.Add(1) - 1)
+		if c >= nchunks {
+			return false
+		}
+		place := slots[c%ring*chunk:][:chunk]
+		for k, i := 0, c*chunk; k < chunk && i < len(ids); k, i = k+1, i+1 {
+			data, err := r.read(ids[i])
+			if err == nil && opts.OnRead != nil {
+				opts.OnRead(i, data)
+			}
+			place[k] = slot{data, err}
+		}
+		ready[c%ring] <- struct{}{}
+		return true
+	}
+	// workers-1 goroutines read; the calling goroutine is the last worker:
+	// while the chunk fn needs next is not read yet, it reads the next
+	// unclaimed one itself rather than wait.
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	for range workers {
+	for range workers - 1 {
 		wg.Go(func() {
 			r := newBlobReader(s, dir, opts)
 			defer r.close()
@@ -250,36 +271,49 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 				case <-quit:
 					return
 				}
-				c := int(next.Add(1) - 1)
-				if c >= nchunks {
+				if !readChunk(r) {
 					return
 				}
-				place := slots[c%ring*chunk:][:chunk]
-				for k, i := 0, c*chunk; k < chunk && i < len(ids); k, i = k+1, i+1 {
-					data, err := r.read(ids[i])
-					if err == nil && opts.OnRead != nil {
-						opts.OnRead(i, data)
-					}
-					place[k] = slot{data, err}
-				}
-				ready[c%ring] <- struct{}{}
 			}
 		})
 	}
+	mine := newBlobReader(s, dir, opts)
+	defer mine.close()
 	stop := func() {
 		close(quit)
 		wg.Wait()
 	}
+	claimed := false // every chunk is claimed: nothing left to read here
 	for c := range nchunks {
-		if err := ctx.Err(); err != nil {
-			stop()
-			return err
-		}
-		select {
-		case <-ready[c%ring]:
-		case <-ctx.Done():
-			stop()
-			return ctx.Err()
+	wait:
+		for {
+			if err := ctx.Err(); err != nil {
+				stop()
+				return err
+			}
+			select {
+			case <-ready[c%ring]:
+				break wait
+			default:
+			}
+			if !claimed {
+				select {
+				case <-tokens:
+					if !readChunk(mine) {
+						claimed = true
+						tokens <- struct{}{}
+					}
+					continue
+				default:
+				}
+			}
+			select {
+			case <-ready[c%ring]:
+				break wait
+			case <-ctx.Done():
+				stop()
+				return ctx.Err()
+			}
 		}
 		place := slots[c%ring*chunk:][:chunk]
 		for k, i := 0, c*chunk; k < chunk && i < len(ids); k, i = k+1, i+1 {
@@ -342,7 +376,9 @@ func (r *blobReader) read(id OID) ([]byte, error) {
 	if err != nil || t != plumbing.BlobObject {
 		return r.s.blobChecked(id, r.opts.CheckLoose)
 	}
-	if !r.opts.ContentChecked && objectHash(t, data) != h {
+	// With ContentChecked the id is checked only where the stream is bad
+	// too: a changed object is Blob's error before it is the stream's.
+	if (!r.opts.ContentChecked || streamErr != nil) && objectHash(t, data) != h {
 		return r.s.blobChecked(id, r.opts.CheckLoose)
 	}
 	if streamErr != nil {

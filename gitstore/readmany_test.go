@@ -145,7 +145,7 @@ func TestReadBlobsCorrupt(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(path, "objects", string(ids[0][:2]), string(ids[0][2:]))); err != nil {
 		t.Skipf("blobs are not loose here: %v", err)
 	}
-	changed, flipped := ids[7], ids[23]
+	changed, flipped, both := ids[7], ids[23], ids[31]
 	var b bytes.Buffer
 	zw := zlib.NewWriter(&b)
 	io.WriteString(zw, "blob 11\x00document 8\n")
@@ -157,6 +157,20 @@ func TestReadBlobsCorrupt(t *testing.T) {
 	}
 	raw[len(raw)-1] ^= 1
 	rewriteLoose(t, path, flipped, raw)
+	// A content byte changed in a stored (uncompressed) stream: other
+	// content, and a checksum that no longer matches.
+	blob31, err := s.Blob(both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	zs, _ := zlib.NewWriterLevel(&b, zlib.NoCompression)
+	io.WriteString(zs, "blob "+fmt.Sprint(len(blob31))+"\x00")
+	zs.Write(blob31)
+	zs.Close()
+	stored := b.Bytes()
+	stored[len(stored)-20] ^= 1 // in the content, before the empty final block and the checksum
+	rewriteLoose(t, path, both, stored)
 
 	st, err := Open(path)
 	if err != nil {
@@ -175,6 +189,10 @@ func TestReadBlobsCorrupt(t *testing.T) {
 	if !errors.Is(checkErr, ErrCorrupt) {
 		t.Fatalf("CheckLooseObject of a flipped checksum: %v", checkErr)
 	}
+	_, bothErr := st.Blob(both)
+	if !errors.Is(bothErr, ErrCorrupt) {
+		t.Fatalf("Blob of a changed stored object: %v", bothErr)
+	}
 	for _, workers := range []int{1, 2} {
 		_, errs := readAll(t, st, ids, BlobsOptions{Workers: workers})
 		if errs[7] != blobErr.Error() || errs[23] != "" {
@@ -190,8 +208,11 @@ func TestReadBlobsCorrupt(t *testing.T) {
 		if errs[23] != checkErr.Error() {
 			t.Fatalf("workers %d CheckLoose: %q, want %q", workers, errs[23], checkErr)
 		}
+		if errs[31] != bothErr.Error() {
+			t.Fatalf("workers %d changed and checksum wrong: %q, want Blob's %q", workers, errs[31], bothErr)
+		}
 		for i, d := range data {
-			if i != 7 && i != 23 {
+			if i != 7 && i != 23 && i != 31 {
 				if err := VerifyBlob(ids[i], d); err != nil {
 					t.Fatal(err)
 				}
