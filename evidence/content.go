@@ -64,7 +64,7 @@ func checkContents(entries []BundleEntry) []Check {
 
 // contentChecker holds one worker's buffers.
 type contentChecker struct {
-	src, dst []byte
+	buf, dst []byte
 	sha1     hash.Hash
 }
 
@@ -72,10 +72,15 @@ type contentChecker struct {
 // to content_hash, has bytes bytes, and when snapshot_id is a git object
 // id, is that blob.
 func (c *contentChecker) check(i int, e *BundleEntry) Check {
+	c.buf = append(c.buf[:0], e.ContentB64...)
+	return c.checkB64(i, e, c.buf)
+}
+
+// checkB64 is check with e.ContentB64's bytes at hand in b64.
+func (c *contentChecker) checkB64(i int, e *BundleEntry, b64 []byte) Check {
 	name := "content[" + strconv.Itoa(i) + "]"
 	uri := text.Printable(e.URI)
-	c.src = append(c.src[:0], e.ContentB64...)
-	content, ok := c.decodeB64()
+	content, ok := c.decodeB64(b64)
 	if !ok {
 		return Check{Name: name, Detail: uri + ": content_b64 is not base64"}
 	}
@@ -96,15 +101,15 @@ func (c *contentChecker) check(i int, e *BundleEntry) Check {
 	return Check{Name: name, OK: true, Detail: uri + ": " + abbrevHash(e.ContentHash)}
 }
 
-// decodeB64 is decodeB64 of c.src into c.dst: standard and URL-safe
+// decodeB64 is decodeB64 of src into c.dst: standard and URL-safe
 // base64, padded or not, the first encoding that decodes it.
-func (c *contentChecker) decodeB64() ([]byte, bool) {
+func (c *contentChecker) decodeB64(src []byte) ([]byte, bool) {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if n := enc.DecodedLen(len(c.src)); cap(c.dst) < n {
+		if n := enc.DecodedLen(len(src)); cap(c.dst) < n {
 			c.dst = make([]byte, n)
 		}
-		c.dst = c.dst[:enc.DecodedLen(len(c.src))]
-		if n, err := enc.Decode(c.dst, c.src); err == nil {
+		c.dst = c.dst[:enc.DecodedLen(len(src))]
+		if n, err := enc.Decode(c.dst, src); err == nil {
 			return c.dst[:n], true
 		}
 	}

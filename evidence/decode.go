@@ -25,7 +25,14 @@ import (
 // and FuzzFastDecode hold it to that), and the verifier's strictness and its
 // parse errors are those of encoding/json.
 func decodeDocument(data []byte, doc *document, envelope bool) bool {
-	d := fastDecoder{data: data}
+	return decodeDocumentWith(data, doc, envelope, nil)
+}
+
+// decodeDocumentWith is decodeDocument that tells x (when not nil) of each
+// entry once it is decoded and of the manifest id, for the work that can
+// start before the rest is read.
+func decodeDocumentWith(data []byte, doc *document, envelope bool, x *early) bool {
+	d := fastDecoder{data: data, early: x}
 	if !d.document(doc, envelope) {
 		return false
 	}
@@ -36,8 +43,12 @@ func decodeDocument(data []byte, doc *document, envelope bool) bool {
 // decodeStatement is decodeDocument for a statement alone (an envelope's
 // payload): envelope members are unknown members there.
 func decodeStatement(data []byte, st *Statement) bool {
+	return decodeStatementWith(data, st, nil)
+}
+
+func decodeStatementWith(data []byte, st *Statement, x *early) bool {
 	var doc document
-	if !decodeDocument(data, &doc, false) {
+	if !decodeDocumentWith(data, &doc, false, x) {
 		return false
 	}
 	*st = doc.Statement
@@ -52,6 +63,10 @@ type fastDecoder struct {
 	data  []byte
 	i     int
 	depth int
+	early *early // hears of decoded entries and the manifest id; may be nil
+	// content is the text of the last content_b64 decoded, a slice of
+	// data (for early, which decodes the base64 from it without a copy).
+	content []byte
 }
 
 func (d *fastDecoder) ws() {
@@ -559,7 +574,13 @@ func (d *fastDecoder) predicate(p *Predicate) bool {
 		case "run_id":
 			return once(&seen, 0) && d.str(&p.RunID)
 		case "manifest_id":
-			return once(&seen, 1) && d.str(&p.ManifestID)
+			if !once(&seen, 1) || !d.str(&p.ManifestID) {
+				return false
+			}
+			if d.early != nil {
+				d.early.manifestID(p.ManifestID)
+			}
+			return true
 		case "manifest_created_at":
 			return once(&seen, 2) && d.str(&p.ManifestCreatedAt)
 		case "generated_at":
@@ -587,7 +608,15 @@ func (d *fastDecoder) predicate(p *Predicate) bool {
 			p.Entries = make([]BundleEntry, 0, d.countHint(p.Merkle.LeafCount))
 			_, ok := d.array(func() bool {
 				p.Entries = append(p.Entries, BundleEntry{})
-				return d.entry(&p.Entries[len(p.Entries)-1])
+				i := len(p.Entries) - 1
+				d.content = nil
+				if !d.entry(&p.Entries[i]) {
+					return false
+				}
+				if d.early != nil {
+					d.early.entry(i, &p.Entries[i], d.content)
+				}
+				return true
 			})
 			return ok
 		case "resources":
@@ -674,7 +703,12 @@ func (d *fastDecoder) entry(e *BundleEntry) bool {
 		case "provenance":
 			return once(&seen, 9) && d.anyMap(&e.Provenance)
 		case "content_b64":
-			return once(&seen, 10) && d.str(&e.ContentB64)
+			if !once(&seen, 10) {
+				return false
+			}
+			s, ok := d.strBytes()
+			e.ContentB64, d.content = string(s), s
+			return ok
 		case "ref":
 			return once(&seen, 11) && d.str(&e.Ref)
 		}

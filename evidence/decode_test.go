@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -50,7 +51,7 @@ func decodeSeeds(t testing.TB) [][]byte {
 	}
 	bench := benchInput(20, 100)
 	bench.Resources = []Resource{{URI: "readproof://a/b", Namespace: "a", Path: "b", SourceKind: "http",
-		Config: map[string]any{"http": map[string]any{"n": 1.5, "list": []any{true, false, nil, -0.0, 1e300, "ü"}, "o": map[string]any{}}}}}
+		Config: map[string]any{"http": map[string]any{"n": 1.5, "list": []any{true, false, nil, 0.25, 1e300, "ü"}, "o": map[string]any{}}}}}
 	bench.ProofOfRead = json.RawMessage(`{"verdicts":[{"a":2,"z":1e5,"s":"x\"y\u00e9"}],"e":[],"n":null}`)
 	bench.Receipts = json.RawMessage(`"summary"`)
 	v03, err := os.ReadFile("testdata/v03-bundle.json")
@@ -148,7 +149,7 @@ func TestVerifyFastAndJSONAgree(t *testing.T) {
 		var want Report
 		want.Payload = data
 		want.Statement = &doc.Statement
-		verifyStatement(&want, &doc.Statement, VerifyOptions{Offline: true})
+		verifyStatement(&want, &doc.Statement, VerifyOptions{Offline: true}, nil)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("on %q\nVerify:\n%s\nencoding/json:\n%s", data, got.Listing(), want.Listing())
 		}
@@ -185,5 +186,64 @@ func BenchmarkVerifyOffline1k(b *testing.B) {
 		if err != nil || !r.OK() {
 			b.Fatalf("%v\n%s", err, r.Listing())
 		}
+	}
+}
+
+// countingStore records the manifest ids it was asked to replay.
+type countingStore struct {
+	fakeStore
+	mu  sync.Mutex
+	ids []string
+}
+
+func (c *countingStore) ReplayHashes(id string) ([]ReplayEntry, error) {
+	c.mu.Lock()
+	c.ids = append(c.ids, id)
+	c.mu.Unlock()
+	return c.fakeStore.ReplayHashes(id)
+}
+
+// TestVerifyEarlyWork: the content checks and the store replay that start
+// while a bundle is decoded give the report of checks run afterwards, also
+// when the fast decoder gives up half way and encoding/json decodes a
+// different statement (here: a repeated manifest_id, whose last value
+// counts).
+func TestVerifyEarlyWork(t *testing.T) {
+	t.Parallel()
+	in, fake := threeInput(t)
+	good := mustBundle(t, in)
+	// entry 0's content tampered, an unknown member in the last entry
+	tampered := bytes.Replace(good, []byte(`"content_b64": "UHJvZHVjdHMg`), []byte(`"content_b64": "UHJvZHVjdHNn`), 1)
+	last := bytes.LastIndex(tampered, []byte(`"position": 2`))
+	unknown := append(append(append([]byte(nil), tampered[:last]...), []byte(`"extra": 1, `)...), tampered[last:]...)
+	dupID := bytes.Replace(good, []byte(`"manifest_id": "`+manifestA+`"`), []byte(`"manifest_id": "`+strings.Repeat("0", 40)+`", "manifest_id": "`+manifestA+`"`), 1)
+	for name, data := range map[string][]byte{"good": good, "tampered": tampered, "unknown member": unknown, "repeated manifest_id": dupID} {
+		for _, offline := range []bool{true, false} {
+			store := &countingStore{fakeStore: fake}
+			opts := VerifyOptions{Offline: offline, Store: store}
+			got, err := Verify(data, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc document
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			ref := &countingStore{fakeStore: fake}
+			want := Report{Payload: data, Statement: &doc.Statement}
+			verifyStatement(&want, &doc.Statement, VerifyOptions{Offline: offline, Store: ref}, nil)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s (offline %v):\nVerify:\n%s\nchecks run afterwards:\n%s", name, offline, got.Listing(), want.Listing())
+			}
+			if offline && len(store.ids) != 0 {
+				t.Fatalf("%s: offline verify replayed %v", name, store.ids)
+			}
+			if !offline && (len(store.ids) == 0 || store.ids[len(store.ids)-1] != manifestA) {
+				t.Fatalf("%s: replayed %v, last must be %s", name, store.ids, manifestA)
+			}
+		}
+	}
+	if r, _ := Verify(tampered, VerifyOptions{Offline: true}); r.OK() {
+		t.Fatal("tampered content verified")
 	}
 }

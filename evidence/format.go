@@ -296,7 +296,7 @@ func build(in Input, lazyContent bool) (*Statement, error) {
 	entries := make([]BundleEntry, len(in.Entries))
 	leaves := make([][32]byte, len(in.Entries))
 	h := sha256.New()
-	secretKeys := map[string]bool{} // provenance keys repeat: match each once
+	red := newRedactor() // provenance keys repeat: each is matched once
 	for i, e := range in.Entries {
 		if e.Position != i {
 			return bad("entry %d has position %d: entries must be in position order 0..n-1", i, e.Position)
@@ -321,12 +321,7 @@ func build(in Input, lazyContent bool) (*Statement, error) {
 			Ref:               e.Ref,
 		}
 		for k, v := range e.Provenance {
-			secret, seen := secretKeys[k]
-			if !seen {
-				secret = secretKey().MatchString(k)
-				secretKeys[k] = secret
-			}
-			if secret {
+			if red.secretKey(k) {
 				v = Redacted
 			}
 			be.Provenance[k] = redactURL(v)
@@ -360,7 +355,7 @@ func build(in Input, lazyContent bool) (*Statement, error) {
 	rootHex := hex.EncodeToString(root[:])
 	n := len(entries)
 
-	resources, err := buildResources(in.Resources)
+	resources, err := buildResources(in.Resources, red)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -402,7 +397,7 @@ func build(in Input, lazyContent bool) (*Statement, error) {
 	}, nil
 }
 
-func buildResources(in []Resource) ([]BundleResource, error) {
+func buildResources(in []Resource, red *redactor) ([]BundleResource, error) {
 	out := make([]BundleResource, 0, len(in))
 	seen := make(map[string]bool, len(in))
 	for _, r := range in {
@@ -415,7 +410,7 @@ func buildResources(in []Resource) ([]BundleResource, error) {
 		seen[r.URI] = true
 		br := BundleResource{URI: r.URI, Namespace: r.Namespace, Path: r.Path, Missing: r.Missing}
 		if !r.Missing {
-			cfg, _ := redactValue("", r.Config).(map[string]any)
+			cfg, _ := red.value("", r.Config).(map[string]any)
 			if cfg == nil {
 				cfg = map[string]any{}
 			}

@@ -187,8 +187,17 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 	if !opts.Offline && opts.Store == nil {
 		return r, fmt.Errorf("%w: the store check needs a store: point verify at a store or verify offline", ErrNoStore)
 	}
+	// Content checks and the store replay start while the bundle is still
+	// being decoded (early); every goroutine they use has ended when
+	// Verify returns.
+	var store Replayer
+	if !opts.Offline {
+		store = opts.Store
+	}
+	x := newEarly(store)
+	defer func() { x.wait() }() // x is replaced for an envelope's payload
 	var doc document
-	if !decodeDocument(data, &doc, true) {
+	if !decodeDocumentWith(data, &doc, true, x) {
 		// outside the fast decoder's subset: encoding/json decides
 		doc = document{}
 		if err := json.Unmarshal(data, &doc); err != nil {
@@ -218,7 +227,9 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 		}
 		r.Payload = opened.Payload
 		st = &Statement{}
-		if !decodeStatement(opened.Payload, st) {
+		x.wait()
+		x = newEarly(store)
+		if !decodeStatementWith(opened.Payload, st, x) {
 			*st = Statement{}
 			if err := json.Unmarshal(opened.Payload, st); err != nil {
 				r.add("parse", false, "envelope payload is not a JSON statement: %v", err)
@@ -229,11 +240,16 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 		r.add("signature", false, "bundle is a plain statement, not a signed DSSE envelope: export it signed")
 	}
 	r.Statement = st
-	verifyStatement(&r, st, opts)
+	verifyStatement(&r, st, opts, x)
 	return r, nil
 }
 
-func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
+// verifyStatement runs the checks of a decoded statement; x, when not nil,
+// holds work started while decoding it.
+func verifyStatement(r *Report, st *Statement, opts VerifyOptions, x *early) {
+	if x == nil {
+		x = newEarly(nil)
+	}
 	p := &st.Predicate
 	entries := p.Entries
 	n := len(entries)
@@ -325,7 +341,7 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		checkRecordedReplay(r, p.Replay, entries)
 	}
 
-	for _, c := range checkContents(entries) {
+	for _, c := range x.contents(entries) {
 		r.ContentChecked++
 		if c.OK {
 			r.ContentOK++
@@ -337,7 +353,7 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions) {
 		return
 	}
 	r.StoreChecked = true
-	replayed, err := opts.Store.ReplayHashes(p.ManifestID)
+	replayed, err := x.replayHashes(opts.Store, p.ManifestID)
 	if err != nil {
 		r.add("store_replay_count", false, "the store cannot replay manifest %q: %v", p.ManifestID, err)
 		return

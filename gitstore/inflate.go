@@ -17,12 +17,19 @@ package gitstore
 // same (FuzzInflate compares the two).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/adler32"
 	"math/bits"
+	"strconv"
 )
 
-var errInflate = errors.New("inflate: not decodable here")
+var (
+	errInflate = errors.New("inflate: not decodable here")
+	// errFull: the stream holds more than dst takes.
+	errFull = errors.New("inflate: more output than expected")
+)
 
 const (
 	litBits  = 10 // bits of the first-level table of literals/lengths
@@ -81,14 +88,18 @@ func (h *huffTable) build(lengths []uint8, primaryBits uint, literals bool) bool
 		h.primary = make([]uint32, size)
 	} else {
 		h.primary = h.primary[:size]
-		clear(h.primary)
+		if code != 1<<maxLen {
+			// A complete code writes every entry below; the single
+			// one-bit code leaves half of them empty.
+			clear(h.primary)
+		}
 	}
 	h.sub = h.sub[:0]
 	mask := size - 1
-	// Second-level tables: for each primary index that longer codes share,
-	// the widest of them sets the table's width.
-	var width [1 << litBits]uint8
 	if maxLen > int(primaryBits) {
+		// Second-level tables: for each primary index that longer codes
+		// share, the widest of them sets the table's width.
+		var width [1 << litBits]uint8
 		c := next
 		for _, n := range lengths {
 			if int(n) <= int(primaryBits) {
@@ -164,20 +175,69 @@ func (f *inflater) inflateZlibSized(src []byte, size int64) ([]byte, bool) {
 	if size < 0 || size > maxFastInflate || len(src) < 2 {
 		return nil, false
 	}
-	// zlib header: CM 8, CINFO <= 7, no preset dictionary, FCHECK.
-	if src[0]&0x0f != 8 || src[0]>>4 > 7 || src[1]&0x20 != 0 || (uint16(src[0])<<8|uint16(src[1]))%31 != 0 {
+	if !zlibHeaderOK(src) {
 		return nil, false
 	}
 	dst := make([]byte, size)
-	if err := f.inflate(dst, src[2:]); err != nil {
+	if _, _, err := f.inflate(dst, src[2:], false); err != nil {
 		return nil, false
 	}
 	return dst, true
 }
 
+// zlibHeaderOK checks a zlib header as compress/zlib does (CM 8, CINFO at
+// most 7, FCHECK), and refuses a preset dictionary (git never uses one).
+func zlibHeaderOK(src []byte) bool {
+	return len(src) >= 2 && src[0]&0x0f == 8 && src[0]>>4 <= 7 && src[1]&0x20 == 0 && (uint16(src[0])<<8|uint16(src[1]))%31 == 0
+}
+
+// inflateLoose decodes a loose object file held in raw:
+// zlib("<type> <size>\x00" content). It returns the header (without the
+// NUL) and the content. With whole, the stream must also end with its
+// Adler-32 checksum, correct, and nothing after it. ok is false for
+// anything it does not decode, or does not find whole; the caller then
+// reads raw with compress/zlib, which says what is wrong.
+func (f *inflater) inflateLoose(raw []byte, whole bool) (header, data []byte, ok bool) {
+	if !zlibHeaderOK(raw) {
+		return nil, nil, false
+	}
+	src := raw[2:]
+	// The header first: the start of the stream, decoded into a small
+	// buffer, says how large the object is.
+	var head [64]byte
+	n, _, err := f.inflate(head[:], src, true)
+	if err != nil {
+		return nil, nil, false
+	}
+	hlen := bytes.IndexByte(head[:n], 0)
+	if hlen < 0 {
+		return nil, nil, false
+	}
+	_, size, found := bytes.Cut(head[:hlen], []byte(" "))
+	sz, perr := strconv.ParseInt(string(size), 10, 64)
+	if !found || perr != nil || sz < 0 || sz > maxFastInflate {
+		return nil, nil, false
+	}
+	buf := make([]byte, int64(hlen)+1+sz)
+	_, used, err := f.inflate(buf, src, false)
+	if err != nil {
+		return nil, nil, false
+	}
+	if whole {
+		rest := src[used:]
+		if len(rest) != 4 || binary.BigEndian.Uint32(rest) != adler32.Checksum(buf) {
+			return nil, nil, false
+		}
+	}
+	return buf[:hlen], buf[hlen+1:], true
+}
+
 // inflate decodes the raw DEFLATE stream at the start of src into dst,
-// which it must fill exactly.
-func (f *inflater) inflate(dst, src []byte) error {
+// which it must fill exactly, and returns the bytes written and the bytes
+// of src the stream took (up to the byte its last bit is in). With
+// prefix, it stops without error once dst is full, and a stream that ends
+// before is no error either: n says how much of dst it filled.
+func (f *inflater) inflate(dst, src []byte, prefix bool) (n, used int, err error) {
 	var (
 		b   uint64 // bit buffer, next bit lowest
 		nb  uint   // bits in b
@@ -208,7 +268,7 @@ func (f *inflater) inflate(dst, src []byte) error {
 	}
 	for {
 		if nb < 3 && !refill() {
-			return errInflate
+			return o, 0, errInflate
 		}
 		final := b&1 != 0
 		typ := b >> 1 & 3
@@ -220,18 +280,25 @@ func (f *inflater) inflate(dst, src []byte) error {
 			b >>= drop
 			nb -= drop
 			if nb < 32 && !refill() {
-				return errInflate
+				return o, 0, errInflate
 			}
 			n := int(b & 0xffff)
 			if uint16(b>>16) != ^uint16(n) {
-				return errInflate
+				return o, 0, errInflate
 			}
 			b >>= 32
 			nb -= 32
 			// Give back the whole bytes still in b, then copy.
 			start := pos - int(nb/8)
-			if start+n > len(src) || o+n > len(dst) {
-				return errInflate
+			if start+n > len(src) {
+				return o, 0, errInflate
+			}
+			if o+n > len(dst) {
+				if prefix {
+					copy(dst[o:], src[start:])
+					return len(dst), 0, nil
+				}
+				return o, 0, errInflate
 			}
 			copy(dst[o:], src[start:start+n])
 			o += n
@@ -241,30 +308,34 @@ func (f *inflater) inflate(dst, src []byte) error {
 			lit, dist := &f.fixedLit, &f.fixedDist
 			if typ == 1 {
 				if !f.fixed() {
-					return errInflate
+					return o, 0, errInflate
 				}
 			} else {
 				if !f.dynamic(&b, &nb, &pos, refill) {
-					return errInflate
+					return o, 0, errInflate
 				}
 				lit, dist = &f.lit, &f.dist
 			}
 			var err error
 			if o, err = codes(lit, dist, dst, o, src, &b, &nb, &pos); err != nil {
-				return err
+				if prefix && err == errFull {
+					return o, 0, nil
+				}
+				return o, 0, errInflate
 			}
 		default:
-			return errInflate
+			return o, 0, errInflate
 		}
 		if final {
 			break
 		}
 	}
 	// Bits past the end of src were consumed: the stream was cut short.
-	if pos*8-int(nb) > len(src)*8 || o != len(dst) {
-		return errInflate
+	bitsUsed := pos*8 - int(nb)
+	if bitsUsed > len(src)*8 || (o != len(dst) && !prefix) {
+		return o, 0, errInflate
 	}
-	return nil
+	return o, (bitsUsed + 7) / 8, nil
 }
 
 // fixed sets the tables of the fixed codes (RFC 1951 3.2.6), built once.
@@ -421,27 +492,48 @@ func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *ui
 				}
 			}
 		}
-		// At least 48 bits are in b: up to three literals of the
+		// At least 48 bits are in b: up to four literals of the
 		// first-level table (at most litBits each) are decoded without
 		// checking again.
 		e := lit[b&litMask]
 		if e&entryLiteral != 0 {
-			for k := 0; ; {
+			if uint(o)+4 > uint(len(dst)) {
+				// Near the end: one at a time.
 				if uint(o) >= uint(len(dst)) {
-					return o, errInflate
+					return o, errFull
 				}
 				dst[o] = byte(e >> 16)
 				o++
-				n := uint(e & 15)
-				b >>= n
-				nb -= n
-				if k++; k == 3 {
-					break
-				}
-				if e = lit[b&litMask]; e&entryLiteral == 0 {
-					break
-				}
+				b >>= e & 15
+				nb -= uint(e & 15)
+				continue
 			}
+			d := dst[o : o+4 : o+4]
+			d[0] = byte(e >> 16)
+			b >>= e & 15
+			nb -= uint(e & 15)
+			if e = lit[b&litMask]; e&entryLiteral == 0 {
+				o++
+				continue
+			}
+			d[1] = byte(e >> 16)
+			b >>= e & 15
+			nb -= uint(e & 15)
+			if e = lit[b&litMask]; e&entryLiteral == 0 {
+				o += 2
+				continue
+			}
+			d[2] = byte(e >> 16)
+			b >>= e & 15
+			nb -= uint(e & 15)
+			if e = lit[b&litMask]; e&entryLiteral == 0 {
+				o += 3
+				continue
+			}
+			d[3] = byte(e >> 16)
+			b >>= e & 15
+			nb -= uint(e & 15)
+			o += 4
 			continue
 		}
 		if e&entryLink != 0 {
@@ -458,7 +550,7 @@ func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *ui
 		sym := int(e >> 16)
 		if sym < 256 {
 			if uint(o) >= uint(len(dst)) {
-				return o, errInflate
+				return o, errFull
 			}
 			dst[o] = byte(sym)
 			o++
@@ -497,8 +589,11 @@ func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *ui
 		d := int(distBase[ds]) + int(b&(1<<distExtra[ds]-1))
 		b >>= distExtra[ds]
 		nb -= uint(distExtra[ds])
-		if d > o || o+length > len(dst) {
+		if d > o {
 			return o, errInflate
+		}
+		if o+length > len(dst) {
+			return o, errFull
 		}
 		if d >= length {
 			copy(dst[o:o+length], dst[o-d:])

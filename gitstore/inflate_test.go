@@ -5,8 +5,10 @@ import (
 	"compress/flate"
 	"compress/zlib"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -150,4 +152,82 @@ func BenchmarkInflate(b *testing.B) {
 		}
 	})
 	_ = io.EOF
+}
+
+// looseOf is a loose object file of data at level: zlib("blob N\0" data).
+func looseOf(t testing.TB, data []byte, level int) []byte {
+	return zlibOf(t, append([]byte("blob "+strconv.Itoa(len(data))+"\x00"), data...), level)
+}
+
+// decodeBoth reads raw as a loose object with the in-place decoder first
+// and with compress/zlib alone, and fails unless both give the same type,
+// content and errors.
+func decodeBoth(t *testing.T, raw []byte, whole bool) {
+	t.Helper()
+	fast, ref := newODB("objects"), newODB("objects") // decodeLoose reads no file
+	ref.zlibOnly = true
+	t1, d1, s1, e1 := fast.decodeLoose("obj", raw, whole)
+	t2, d2, s2, e2 := ref.decodeLoose("obj", raw, whole)
+	if t1 != t2 || !bytes.Equal(d1, d2) || fmt.Sprint(s1) != fmt.Sprint(s2) || fmt.Sprint(e1) != fmt.Sprint(e2) {
+		t.Fatalf("in place: %v %d bytes %v %v; compress/zlib: %v %d bytes %v %v", t1, len(d1), s1, e1, t2, len(d2), s2, e2)
+	}
+}
+
+// TestInflateLoose: loose objects decode in place to what compress/zlib
+// gives, and whatever is wrong with one (a flipped checksum byte, bytes
+// after the stream, a cut, a bad header) is reported in the same words.
+func TestInflateLoose(t *testing.T) {
+	var f inflater
+	for i, data := range inflateSamples() {
+		for _, level := range []int{flate.NoCompression, flate.BestSpeed, flate.DefaultCompression, flate.HuffmanOnly} {
+			raw := looseOf(t, data, level)
+			head, got, ok := f.inflateLoose(raw, true)
+			if !ok || !bytes.Equal(got, data) || string(head) != "blob "+strconv.Itoa(len(data)) {
+				t.Fatalf("sample %d level %d: ok %v, %q, %d bytes", i, level, ok, head, len(got))
+			}
+			for _, whole := range []bool{false, true} {
+				decodeBoth(t, raw, whole)
+				flipped := bytes.Clone(raw)
+				flipped[len(flipped)-1] ^= 1
+				decodeBoth(t, flipped, whole)
+				decodeBoth(t, append(bytes.Clone(raw), 0), whole)
+				decodeBoth(t, raw[:len(raw)-6], whole)
+			}
+			if _, _, ok := f.inflateLoose(append(bytes.Clone(raw), 0), true); ok {
+				t.Fatalf("sample %d level %d: a byte after the stream passed", i, level)
+			}
+		}
+	}
+	for _, raw := range [][]byte{
+		zlibOf(t, []byte("blob 3\x00abcd"), 6),      // longer than its header
+		zlibOf(t, []byte("blob 5\x00abcd"), 6),      // shorter
+		zlibOf(t, []byte("blob x\x00abcd"), 6),      // bad size
+		zlibOf(t, []byte("blub 4\x00abcd"), 6),      // bad type
+		zlibOf(t, bytes.Repeat([]byte("a"), 80), 6), // no header end
+		{0x78},
+	} {
+		for _, whole := range []bool{false, true} {
+			decodeBoth(t, raw, whole)
+		}
+	}
+}
+
+// FuzzInflateLoose: a loose object file gives the same type, content and
+// errors with the in-place decoder as with compress/zlib alone.
+func FuzzInflateLoose(f *testing.F) {
+	for _, data := range inflateSamples() {
+		if len(data) > 3000 {
+			data = data[:3000]
+		}
+		for _, level := range []int{0, 1, 6, -2} {
+			var b bytes.Buffer
+			w, _ := zlib.NewWriterLevel(&b, level)
+			w.Write(append([]byte("blob "+strconv.Itoa(len(data))+"\x00"), data...))
+			w.Close()
+			f.Add(b.Bytes(), true)
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, whole bool) {
+		decodeBoth(t, raw, whole)
+	})
 }

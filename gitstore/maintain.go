@@ -131,8 +131,8 @@ func (s *repo) maybeMaintain() {
 
 // maintain packs the loose objects (packLoose, one git pack-objects) and,
 // when the packs no longer double in size from one to the next, rolls the
-// smallest up with git repack --geometric=2 -d, unless another maintenance
-// or a git gc is running. It reports whether it ran and succeeded.
+// smallest up as git repack --geometric=2 -d does (rollUp), unless another
+// maintenance or a git gc is running. It reports whether it ran and succeeded.
 func (s *repo) maintain(ctx context.Context) bool {
 	if fileExists(filepath.Join(s.path, "gc.pid")) {
 		return false
@@ -149,13 +149,8 @@ func (s *repo) maintain(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
 	defer cancel()
 	err = s.packLoose(ctx, git)
-	if err == nil && needsRollup(filepath.Join(s.path, "objects", "pack")) {
-		// The packs rolled up are read as they are: their deltas are
-		// reused, only objects stored whole in different packs are tried
-		// against each other. -n: no info/refs for dumb HTTP (it lists
-		// every ref); no bitmaps (they need one pack of everything); -l:
-		// local objects only.
-		_, err = runGit(ctx, git, s.path, "repack", "-c", "gc.auto=0", "repack", "--geometric=2", "-d", "-l", "-n", "-q", "--no-write-bitmap-index")
+	if err == nil {
+		err = s.rollUp(ctx, git)
 	}
 	s.mu.Lock()
 	s.st.Reindex()

@@ -8,16 +8,20 @@ package gitstore
 // Why: stock git reads a loose object through several open/mmap/inflate
 // cycles (to list it, to learn its type and size, for the delta search and
 // to write it), which cost about 0.1 ms of system time an object, more than
-// the delta search itself; git repack then walks and empties every fan-out
-// directory. Here each loose file is read once, its id checked against its
-// content, and its bytes copied, stored uncompressed, into a pack in a
-// private directory that git is given as an alternate object directory
-// (GIT_ALTERNATE_OBJECT_DIRECTORIES): git finds the objects there before
-// it looks for loose files. --no-reuse-object makes git compress every
-// object itself and search deltas among all of them (a pack's own
-// non-delta objects are otherwise never tried against each other), so the
-// new pack is as small as git repack makes it. The staging pack is never
-// part of the store: readers never see it and removing it is always safe.
+// the delta search itself. Here each loose file is read once, its id
+// checked against its content, and its bytes copied, stored uncompressed,
+// into a pack in a private directory laid out as a bare repository (HEAD,
+// refs/, objects/pack/, and a copy of the store's config so pack.*,
+// core.compression and core.sharedRepository still apply). git runs in
+// that repository and writes its pack straight into the store's
+// objects/pack: it finds every object in the staging pack, and it does not
+// read the store's refs (pack-objects reads every tag to order what it
+// writes, and each run is a tag: a file each until refs are packed).
+// --no-reuse-object makes git compress every object itself and search
+// deltas among all of them (a pack's own non-delta objects are otherwise
+// never tried against each other), so the new pack is as small as git
+// repack makes it. The staging repository is never part of the store:
+// readers never see it and removing it is always safe.
 
 import (
 	"bufio"
@@ -93,7 +97,7 @@ func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, erro
 	if err := os.MkdirAll(filepath.Join(dir, "pack"), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(filepath.Join(dir, "pack"), "tmp_pack_")
+	f, err := os.CreateTemp(filepath.Join(dir, "pack"), "tmp_stage_")
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +277,10 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	staged, err := stageLoose(objects, dir, ids)
+	if err := stagingRepo(s.path, dir); err != nil {
+		return err
+	}
+	staged, err := stageLoose(objects, filepath.Join(dir, "objects"), ids)
 	if err != nil || len(staged) == 0 {
 		return err
 	}
@@ -283,7 +290,10 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 		in.WriteString(h.String())
 		in.WriteByte('\n')
 	}
-	out, err := runGitWith(ctx, git, s.path, "pack-objects", &in, []string{"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + quoteAlternate(dir)},
+	// git creates its temporary files in the staging repository and
+	// renames them into the store (the same file system): the pack, then
+	// its index, each synced first as git syncs packs.
+	out, err := runGitWith(ctx, git, dir, "pack-objects", &in, nil,
 		"-c", "gc.auto=0", "pack-objects", "--no-reuse-object", "--delta-base-offset", "-q",
 		filepath.Join(objects, "pack", "pack"))
 	if err != nil {
@@ -322,23 +332,22 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 	return nil
 }
 
-// quoteAlternate writes dir as one entry of GIT_ALTERNATE_OBJECT_DIRECTORIES:
-// as it is, or, when it holds the list separator or a quote, in double
-// quotes with backslash escapes, which git unquotes (C style).
-func quoteAlternate(dir string) string {
-	if !strings.ContainsAny(dir, string(os.PathListSeparator)+`"\`) {
-		return dir
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(dir); i++ {
-		if c := dir[i]; c == '"' || c == '\\' {
-			b.WriteByte('\\')
+// stagingRepo lays dir out as a bare repository git accepts (HEAD, refs/,
+// objects/pack/) with a copy of the store's config.
+func stagingRepo(gitDir, dir string) error {
+	for _, d := range []string{"refs", filepath.Join("objects", "pack")} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return err
 		}
-		b.WriteByte(dir[i])
 	}
-	b.WriteByte('"')
-	return b.String()
+	if err := os.WriteFile(filepath.Join(dir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o600); err != nil {
+		return err
+	}
+	cfg, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config"), cfg, 0o600)
 }
 
 // removeStaging removes staging directories a killed maintenance left.
@@ -354,17 +363,22 @@ func removeStaging(gitDir string) {
 	}
 }
 
-// needsRollup reports whether the store's packs break the geometric
-// progression git repack --geometric=2 keeps (sorted by object count, each
-// pack at least twice the one before it), read from the headers of the
-// .idx files (version 2, or version 1 which has no header); packs with a
-// .keep file are not counted, as git does not roll them up.
-func needsRollup(packDir string) bool {
+// rollPack is a pack a roll-up may take: its name ("pack-<checksum>") and
+// object count.
+type rollPack struct {
+	name  string
+	count uint32
+}
+
+// listRollPacks lists the store's packs, fewest objects first, read from
+// the headers of their .idx files; packs with a .keep file are left out,
+// as git repack leaves them alone. ok is false when an index cannot be
+// read.
+func listRollPacks(packDir string) (packs []rollPack, ok bool) {
 	entries, err := os.ReadDir(packDir)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	var counts []uint32
 	for _, e := range entries {
 		n := e.Name()
 		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".idx") {
@@ -376,17 +390,163 @@ func needsRollup(packDir string) bool {
 		}
 		c, ok := idxObjectCount(filepath.Join(packDir, n))
 		if !ok {
-			return true // let git decide
+			return nil, false
 		}
-		counts = append(counts, c)
+		packs = append(packs, rollPack{base, c})
 	}
-	sort.Slice(counts, func(i, j int) bool { return counts[i] < counts[j] })
-	for i := 1; i < len(counts); i++ {
-		if uint64(counts[i]) < 2*uint64(counts[i-1]) {
-			return true
+	sort.Slice(packs, func(i, j int) bool { return packs[i].count < packs[j].count })
+	return packs, true
+}
+
+// rollupSplit returns how many of the smallest packs (sorted as
+// listRollPacks sorts them) git repack --geometric=2 would roll into one:
+// every pack below the highest that holds fewer than twice the objects of
+// the one before it, then as many of the next as hold fewer than twice
+// the objects rolled so far (git 2.39's split_pack_geometry). 0: none.
+func rollupSplit(packs []rollPack) int {
+	i := len(packs) - 1
+	for ; i > 0; i-- {
+		if uint64(packs[i].count) < 2*uint64(packs[i-1].count) {
+			break
 		}
 	}
-	return false
+	if i <= 0 {
+		return 0
+	}
+	split := i + 1
+	var total uint64
+	for _, p := range packs[:split] {
+		total += uint64(p.count)
+	}
+	for split < len(packs) && uint64(packs[split].count) < 2*total {
+		total += uint64(packs[split].count)
+		split++
+	}
+	return split
+}
+
+// rollUp rolls the smallest packs into one when they break the geometric
+// progression, as git repack --geometric=2 -d does, but with git running
+// in a staging repository (see the top of this file) whose alternate is
+// the store's object directory, so it reads neither the store's refs nor
+// its fan-out directories: git pack-objects --stdin-packs is given the
+// packs to roll and, excluded, the others. It copies every object of the
+// rolled packs that the others lack (deltas reused; objects stored whole
+// in different packs are tried against each other) into a new pack in
+// objects/pack. The rolled packs are removed only after every object they
+// hold has been found in the new pack or in a pack that stays.
+func (s *repo) rollUp(ctx context.Context, git string) error {
+	packDir := filepath.Join(s.path, "objects", "pack")
+	packs, ok := listRollPacks(packDir)
+	objects := filepath.Join(s.path, "objects")
+	if !ok || strings.ContainsAny(objects, "\n\"") {
+		// an index this cannot read, or a path the alternates file cannot
+		// hold as it is: stock git decides
+		_, err := runGit(ctx, git, s.path, "repack", "-c", "gc.auto=0", "repack", "--geometric=2", "-d", "-l", "-n", "-q", "--no-write-bitmap-index")
+		return err
+	}
+	split := rollupSplit(packs)
+	if split < 2 {
+		return nil
+	}
+	dir, err := os.MkdirTemp(s.path, stagingPrefix)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := stagingRepo(s.path, dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "objects", "info"), 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "objects", "info", "alternates"), []byte(objects+"\n"), 0o600); err != nil {
+		return err
+	}
+	var in bytes.Buffer
+	for i, p := range packs {
+		if i >= split {
+			in.WriteByte('^')
+		}
+		in.WriteString(p.name + ".pack\n")
+	}
+	out, err := runGitWith(ctx, git, dir, "pack-objects", &in, nil,
+		"-c", "gc.auto=0", "pack-objects", "--stdin-packs", "--delta-base-offset", "-q", filepath.Join(packDir, "pack"))
+	if err != nil {
+		return err
+	}
+	name := "pack-" + strings.TrimSpace(string(out))
+	if len(name) != 45 || !fileExists(filepath.Join(packDir, name+".idx")) {
+		return fmt.Errorf("git pack-objects --stdin-packs: no pack written (%q)", out)
+	}
+	// Every object of the rolled packs must be in the new pack or in one
+	// that stays before any rolled pack goes.
+	keep := []string{name}
+	for _, p := range packs[split:] {
+		keep = append(keep, p.name)
+	}
+	var survivors []*packFile
+	defer func() {
+		for _, p := range survivors {
+			p.close()
+		}
+	}()
+	for _, n := range keep {
+		p, err := openPackIndex(packDir, n)
+		if err != nil {
+			return err
+		}
+		survivors = append(survivors, p)
+	}
+	for _, rp := range packs[:split] {
+		if rp.name == name {
+			continue
+		}
+		if err := allFound(packDir, rp.name, survivors); err != nil {
+			return err
+		}
+	}
+	for _, rp := range packs[:split] {
+		if rp.name == name || fileExists(filepath.Join(packDir, rp.name+".keep")) {
+			continue
+		}
+		// git's order (unlink_pack_path): the pack, then its index and the
+		// rest; a reader that still lists it finds the object again in the
+		// new pack (afterMiss).
+		for _, ext := range []string{".pack", ".idx", ".rev", ".bitmap", ".promisor", ".mtimes"} {
+			os.Remove(filepath.Join(packDir, rp.name+ext))
+		}
+	}
+	return nil
+}
+
+// allFound checks that every object of the pack index name is found in
+// one of packs.
+func allFound(packDir, name string, packs []*packFile) error {
+	p, err := openPackIndex(packDir, name)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	names, stride := idxHeader+fanout, 20
+	if p.version == 1 {
+		names, stride = fanout+4, 24
+	}
+	var h plumbing.Hash
+	for i := 0; i < p.count; i++ {
+		copy(h[:], p.idx[names+i*stride:])
+		found := false
+		for _, q := range packs {
+			if _, ok, err := q.find(h); ok && err == nil {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("roll-up: %s of %s is in no pack that stays; nothing removed", h, name)
+		}
+	}
+	return nil
 }
 
 // idxObjectCount reads the number of objects of a pack index: the last

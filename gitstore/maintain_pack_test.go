@@ -168,22 +168,26 @@ func TestPackLooseLeavesCorrupt(t *testing.T) {
 	}
 }
 
-// needsRollup says what git repack --geometric=2 would do: roll up when
-// the packs, by object count, do not double from one to the next.
-func TestNeedsRollup(t *testing.T) {
+// rollupSplit says what git repack --geometric=2 would roll up: the
+// packs, by object count, that do not double from one to the next, and
+// then those the rolled pack would not double; .keep packs stay out.
+func TestRollupSplit(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		counts []uint32
 		keep   int // index of a pack with a .keep file, or -1
-		want   bool
+		want   int
 	}{
-		{nil, -1, false},
-		{[]uint32{500}, -1, false},
-		{[]uint32{500, 1000}, -1, false},
-		{[]uint32{4000, 500, 1000}, -1, false},
-		{[]uint32{500, 600}, -1, true},
-		{[]uint32{4000, 1100, 600}, -1, true},
-		{[]uint32{500, 600}, 1, false},
+		{nil, -1, 0},
+		{[]uint32{500}, -1, 0},
+		{[]uint32{500, 1000}, -1, 0},
+		{[]uint32{4000, 500, 1000}, -1, 0},
+		{[]uint32{500, 600}, -1, 2},
+		{[]uint32{4000, 1100, 600}, -1, 2},
+		{[]uint32{500, 600, 2100}, -1, 3}, // 1100 rolled, then 2100 < 2200
+		{[]uint32{500, 600, 2300}, -1, 2},
+		{[]uint32{500, 1000, 1500, 10000}, -1, 3},
+		{[]uint32{500, 600}, 1, 0},
 	} {
 		dir := t.TempDir()
 		for i, c := range tc.counts {
@@ -196,32 +200,83 @@ func TestNeedsRollup(t *testing.T) {
 				os.WriteFile(name+".keep", nil, 0o600)
 			}
 		}
-		if got := needsRollup(dir); got != tc.want {
-			t.Errorf("packs of %v objects (keep %d): needsRollup %v, want %v", tc.counts, tc.keep, got, tc.want)
+		packs, ok := listRollPacks(dir)
+		if !ok {
+			t.Fatalf("%v: packs not listed", tc.counts)
+		}
+		if got := rollupSplit(packs); got != tc.want {
+			t.Errorf("packs of %v objects (keep %d): rollupSplit %d, want %d", tc.counts, tc.keep, got, tc.want)
 		}
 	}
 }
 
-// The staging directory reaches git as an alternate object directory even
-// when its path holds the list separator, a quote or a backslash (git
-// would otherwise read the loose objects: slower, same result).
-func TestQuoteAlternate(t *testing.T) {
+// A roll-up leaves the same objects, byte for byte, in fewer packs: the
+// smallest packs go, the large one and a .keep pack stay.
+func TestRollUpSameObjects(t *testing.T) {
 	t.Parallel()
-	other := filepath.Join(t.TempDir(), `odd`+string(os.PathListSeparator)+`"st\ore`)
-	st, err := Init(other)
-	if err != nil {
-		t.Skipf("no store at %q here: %v", other, err)
-	}
-	id := putBlob(t, st, "only in the alternate\n")
-	st.Close()
 	s := maintenanceOff(t)
-	cmd := GitCommand(t, s.path, "cat-file", "-p", string(id))
-	cmd.Env = append(cmd.Env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+quoteAlternate(filepath.Join(other, "objects")))
-	out, err := cmd.CombinedOutput()
-	if err != nil || string(out) != "only in the alternate\n" {
-		t.Errorf("git cat-file through alternate %s: %q, %v", quoteAlternate(other), out, err)
+	gitBin, err := lookGit()
+	if err != nil {
+		t.Skip("git is not installed")
 	}
-	if got := quoteAlternate("/plain/path"); got != "/plain/path" {
-		t.Errorf("quoteAlternate(/plain/path) = %q", got)
+	var tip OID
+	step := func(n int) {
+		for i := 0; i < n; i++ {
+			var parents []OID
+			if tip != "" {
+				parents = []OID{tip}
+			}
+			c := mkCommit(t, s, fmt.Sprintf("version %d of a document\n%s", i, strings.Repeat("same text\n", 50)), parents...)
+			mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", Old: tip, New: c})
+			tip = c
+		}
+		putBlob(t, s, fmt.Sprintf("unreachable %d\n", n))
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.packLoose(context.Background(), gitBin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(40) // 121 objects
+	keepPack, _ := filepath.Glob(filepath.Join(s.path, "objects", "pack", "*.pack"))
+	step(5) // 6 objects (blobs and trees repeat): a .keep pack, never rolled
+	packs, _ := filepath.Glob(filepath.Join(s.path, "objects", "pack", "*.pack"))
+	var kept string
+	for _, p := range packs {
+		if p != keepPack[0] {
+			kept = strings.TrimSuffix(p, ".pack")
+		}
+	}
+	os.WriteFile(kept+".keep", nil, 0o600)
+	step(10) // 11
+	step(12) // 13: 11 and 13 roll up, 121 stays
+	rp, _ := listRollPacks(filepath.Join(s.path, "objects", "pack"))
+	t.Logf("packs before: %v", rp)
+	before := allObjects(t, s.path)
+	if _, packs := looseAndPacks(t, s.path); packs != 4 {
+		t.Fatalf("%d packs before the roll-up, want 4", packs)
+	}
+	if err := s.rollUp(context.Background(), gitBin); err != nil {
+		t.Fatal(err)
+	}
+	if _, packs := looseAndPacks(t, s.path); packs != 3 {
+		t.Errorf("%d packs after the roll-up, want 3 (the large one, the kept one, the rolled one)", packs)
+	}
+	if !fileExists(keepPack[0]) || !fileExists(kept+".pack") {
+		t.Error("the roll-up removed a pack it must leave")
+	}
+	if after := allObjects(t, s.path); !bytes.Equal(before, after) {
+		t.Error("the objects read differently after the roll-up")
+	}
+	if m, _ := filepath.Glob(filepath.Join(s.path, stagingPrefix+"*")); len(m) != 0 {
+		t.Errorf("staging directory left: %v", m)
+	}
+	Fsck(t, s.path)
+	if err := s.rollUp(context.Background(), gitBin); err != nil {
+		t.Fatal(err)
+	}
+	if _, packs := looseAndPacks(t, s.path); packs != 3 {
+		t.Errorf("%d packs after a second roll-up with nothing to roll, want 3", packs)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -35,8 +36,9 @@ type BlobsOptions struct {
 	// Workers is how many goroutines read (0: runtime.GOMAXPROCS(0)).
 	Workers int
 	// Ahead bounds how many blobs may be read and held before fn has taken
-	// them (0: 32 per worker), which bounds the memory held besides what
-	// fn keeps.
+	// them (0: 32 per worker; at least one chunk per worker: blobs are
+	// handed over in chunks of up to 32), which bounds the memory held
+	// besides what fn keeps.
 	Ahead int
 	// OnRead, when set, is called on the worker goroutine that read blob i,
 	// right after reading it and only when it was read without error, with
@@ -211,75 +213,122 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 	if ahead <= 0 {
 		ahead = 32 * workers
 	}
-	ahead = max(ahead, workers)
-	// A ring of ahead slots: blob i goes to slot i%ahead. The feeder hands
-	// out blob i only for a token, and fn's side gives a token back once
-	// it has taken a blob, so at most ahead blobs are between a worker and
-	// fn, and a slot is free again before the blob ahead places after it
-	// is read.
+	// Blobs are handed out and handed back in chunks of consecutive ones,
+	// so that the goroutines wait for each other (and, on a busy machine,
+	// for the scheduler) once per chunk rather than once per blob.
+	chunk := max(1, min(32, ahead/(2*workers), len(ids)/(4*workers)))
+	nchunks := (len(ids) + chunk - 1) / chunk
+	ring := max(ahead/chunk, workers)
+	// A ring of ring chunk places: chunk c goes to place c%ring. A worker
+	// takes a token before it claims the next chunk, and fn's side gives a
+	// token back once it has taken a chunk's blobs, so at most ring chunks
+	// are between the workers and fn, and a place is free again before the
+	// chunk ring places after it is claimed (chunks are claimed in order).
 	type slot struct {
 		data []byte
 		err  error
 	}
-	slots := make([]slot, ahead)
-	ready := make([]chan struct{}, ahead)
+	slots := make([]slot, ring*chunk)
+	ready := make([]chan struct{}, ring)
 	for i := range ready {
 		ready[i] = make(chan struct{}, 1)
 	}
-	tokens := make(chan struct{}, ahead)
-	for range ahead {
+	tokens := make(chan struct{}, ring)
+	for range ring {
 		tokens <- struct{}{}
 	}
-	jobs := make(chan int)
+	var next atomic.Int64
+	// readChunk claims the next chunk and reads it with r into its place;
+	// false when every chunk is claimed. The caller holds a token.
+	readChunk := func(r *blobReader) bool {
+		c := int(next.Add(1) - 1)
+		if c >= nchunks {
+			return false
+		}
+		place := slots[c%ring*chunk:][:chunk]
+		for k, i := 0, c*chunk; k < chunk && i < len(ids); k, i = k+1, i+1 {
+			data, err := r.read(ids[i])
+			if err == nil && opts.OnRead != nil {
+				opts.OnRead(i, data)
+			}
+			place[k] = slot{data, err}
+		}
+		ready[c%ring] <- struct{}{}
+		return true
+	}
+	// workers-1 goroutines read; the calling goroutine is the last worker:
+	// while the chunk fn needs next is not read yet, it reads the next
+	// unclaimed one itself rather than wait.
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(jobs)
-		for i := range ids {
-			select {
-			case <-tokens:
-			case <-quit:
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-quit:
-				return
-			}
-		}
-	})
-	for range workers {
+	for range workers - 1 {
 		wg.Go(func() {
 			r := newBlobReader(s, dir, opts)
 			defer r.close()
-			for i := range jobs {
-				data, err := r.read(ids[i])
-				if err == nil && opts.OnRead != nil {
-					opts.OnRead(i, data)
+			for {
+				select {
+				case <-tokens:
+				case <-quit:
+					return
 				}
-				slots[i%ahead] = slot{data, err}
-				ready[i%ahead] <- struct{}{}
+				if !readChunk(r) {
+					return
+				}
 			}
 		})
 	}
+	mine := newBlobReader(s, dir, opts)
+	defer mine.close()
 	stop := func() {
 		close(quit)
 		wg.Wait()
 	}
-	for i := range ids {
-		select {
-		case <-ready[i%ahead]:
-		case <-ctx.Done():
-			stop()
-			return ctx.Err()
+	claimed := false // every chunk is claimed: nothing left to read here
+	for c := range nchunks {
+	wait:
+		for {
+			if err := ctx.Err(); err != nil {
+				stop()
+				return err
+			}
+			select {
+			case <-ready[c%ring]:
+				break wait
+			default:
+			}
+			if !claimed {
+				select {
+				case <-tokens:
+					if !readChunk(mine) {
+						claimed = true
+						tokens <- struct{}{}
+					}
+					continue
+				default:
+				}
+			}
+			select {
+			case <-ready[c%ring]:
+				break wait
+			case <-ctx.Done():
+				stop()
+				return ctx.Err()
+			}
 		}
-		sl := slots[i%ahead]
-		slots[i%ahead] = slot{}
+		place := slots[c%ring*chunk:][:chunk]
+		for k, i := 0, c*chunk; k < chunk && i < len(ids); k, i = k+1, i+1 {
+			if err := ctx.Err(); err != nil {
+				stop()
+				return err
+			}
+			sl := place[k]
+			place[k] = slot{}
+			if err := fn(i, sl.data, sl.err); err != nil {
+				stop()
+				return err
+			}
+		}
 		tokens <- struct{}{}
-		if err := fn(i, sl.data, sl.err); err != nil {
-			stop()
-			return err
-		}
 	}
 	stop()
 	return nil
@@ -327,7 +376,9 @@ func (r *blobReader) read(id OID) ([]byte, error) {
 	if err != nil || t != plumbing.BlobObject {
 		return r.s.blobChecked(id, r.opts.CheckLoose)
 	}
-	if !r.opts.ContentChecked && objectHash(t, data) != h {
+	// With ContentChecked the id is checked only where the stream is bad
+	// too: a changed object is Blob's error before it is the stream's.
+	if (!r.opts.ContentChecked || streamErr != nil) && objectHash(t, data) != h {
 		return r.s.blobChecked(id, r.opts.CheckLoose)
 	}
 	if streamErr != nil {

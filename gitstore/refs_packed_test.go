@@ -246,3 +246,44 @@ func TestPackedAndLooseWritersLoseNothing(t *testing.T) {
 	assertNoLocks(t, s.Path())
 	Fsck(t, s.Path())
 }
+
+// TestMergedPackedRefs: the rewrite of packed-refs by a many-ref Update
+// keeps every record it does not set (peeled lines with them), sorts a file
+// that was not sorted, adds a newline to a last record without one, and
+// drops "fully-peeled" but keeps the other traits.
+func TestMergedPackedRefs(t *testing.T) {
+	a, b, c := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
+	for _, tc := range []struct{ in, want string }{
+		{ // no file yet
+			"",
+			"# pack-refs with: peeled sorted \n" + b + " refs/heads/m\n" + c + " refs/heads/x\n",
+		},
+		{ // unsorted, no header, a peeled tag, no final newline
+			b + " refs/tags/t\n^" + a + "\n" + a + " refs/heads/z\n" + a + " refs/heads/a",
+			"# pack-refs with: sorted \n" + a + " refs/heads/a\n" + b + " refs/heads/m\n" + c + " refs/heads/x\n" + b + " refs/tags/t\n^" + a + "\n",
+		},
+		{ // sorted with traits; x replaced, d dropped
+			"# pack-refs with: peeled fully-peeled sorted \n" + a + " refs/heads/d\n" + a + " refs/heads/x\n" + b + " refs/tags/t\n^" + a + "\n",
+			"# pack-refs with: peeled sorted \n" + b + " refs/heads/m\n" + c + " refs/heads/x\n" + b + " refs/tags/t\n^" + a + "\n",
+		},
+	} {
+		var p *packedRefs
+		if tc.in != "" {
+			var err error
+			if p, err = parsePackedRefs([]byte(tc.in)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sets := []*refTx{
+			{RefUpdate: RefUpdate{Name: "refs/heads/m", New: OID(b)}},
+			{RefUpdate: RefUpdate{Name: "refs/heads/x", New: OID(c)}},
+		}
+		got, err := p.merged(sets, map[string]bool{"refs/heads/d": true, "refs/heads/z": true})
+		if err != nil || string(got) != tc.want {
+			t.Errorf("merged(%q) =\n%s (%v)\nwant\n%s", tc.in, got, err, tc.want)
+		}
+		if _, err := parsePackedRefs(got); err != nil {
+			t.Errorf("merged output does not parse: %v", err)
+		}
+	}
+}

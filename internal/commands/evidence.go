@@ -434,11 +434,23 @@ type evidenceVerifyOptions struct {
 
 // runEvidenceVerify is `readproof evidence verify`.
 func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, args []string) error {
+	// readproof.toml is parsed while the bundle is read (both are needed;
+	// the bundle's error, if any, is reported first, as before)
+	type loaded struct {
+		pol *policy.File
+		err error
+	}
+	polc := make(chan loaded, 1)
+	go func() {
+		pol, err := e.loadPolicy()
+		polc <- loaded{pol, err}
+	}()
 	data, err := readBundle(e.in, args[0])
+	l := <-polc
 	if err != nil {
 		return err
 	}
-	pol, err := e.loadPolicy()
+	pol, err := l.pol, l.err
 	if err != nil {
 		return err
 	}

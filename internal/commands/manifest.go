@@ -230,13 +230,23 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 		return err
 	}
 	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
+		// The two manifests are read and decoded side by side (the store
+		// is safe for concurrent readers); A's error comes first, as when
+		// they were read one after the other.
+		var b *manifest.Manifest
+		var berr error
+		bRead := make(chan struct{})
+		go func() {
+			defer close(bRead)
+			b, berr = s.Manifest(args[1])
+		}()
 		a, err := s.Manifest(args[0])
+		<-bRead
 		if err != nil {
 			return err
 		}
-		b, err := s.Manifest(args[1])
-		if err != nil {
-			return err
+		if berr != nil {
+			return berr
 		}
 		cmp := manifest.Compare(a, b)
 		out := diffJSON{A: a.ID, B: b.ID, Changes: []changeJSON{},

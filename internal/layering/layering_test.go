@@ -1,12 +1,14 @@
 package layering
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -15,33 +17,51 @@ const mod = "github.com/readproof/readproof"
 // pkg is what go list reports for one package.
 type pkg struct {
 	path    string
+	dir     string
+	goFiles []string // its non-test Go files, in dir
 	imports []string // direct imports
 	deps    []string // every package it reaches, transitively
+}
+
+// listed is one `go list` of the module, shared by the tests here (each
+// run of the go command costs a few tenths of a second of CPU).
+var listed struct {
+	once sync.Once
+	pkgs map[string]pkg
+	err  string
 }
 
 func listPackages(t *testing.T) map[string]pkg {
 	t.Helper()
 	goBin := goTool(t)
-	cmd := exec.Command(goBin, "list", "-f", "{{.ImportPath}}\t{{join .Imports \" \"}}\t{{join .Deps \" \"}}", mod+"/...")
+	listed.once.Do(func() { listed.pkgs, listed.err = goList(goBin) })
+	if listed.err != "" {
+		t.Fatal(listed.err)
+	}
+	return listed.pkgs
+}
+
+func goList(goBin string) (map[string]pkg, string) {
+	cmd := exec.Command(goBin, "list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}}\t{{join .Imports \" \"}}\t{{join .Deps \" \"}}", mod+"/...")
 	out, err := cmd.Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+			return nil, fmt.Sprintf("go list: %v\n%s", err, ee.Stderr)
 		}
-		t.Fatalf("go list: %v", err)
+		return nil, fmt.Sprintf("go list: %v", err)
 	}
 	pkgs := map[string]pkg{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Split(line, "\t")
-		if len(f) != 3 {
-			t.Fatalf("go list line %q", line)
+		if len(f) != 5 {
+			return nil, fmt.Sprintf("go list line %q", line)
 		}
-		pkgs[f[0]] = pkg{path: f[0], imports: strings.Fields(f[1]), deps: strings.Fields(f[2])}
+		pkgs[f[0]] = pkg{path: f[0], dir: f[1], goFiles: strings.Fields(f[2]), imports: strings.Fields(f[3]), deps: strings.Fields(f[4])}
 	}
 	if len(pkgs) < 10 {
-		t.Fatalf("go list found %d packages: is the test running inside the module?", len(pkgs))
+		return nil, fmt.Sprintf("go list found %d packages: is the test running inside the module?", len(pkgs))
 	}
-	return pkgs
+	return pkgs, ""
 }
 
 // short drops the module prefix: "internal/policy", "" for the root.
@@ -189,27 +209,14 @@ func TestLayering(t *testing.T) {
 // store.Objects() (read-only) or the store's own operations. Tests may use
 // it to plant corruption.
 func TestRawWriterOnlyInShare(t *testing.T) {
-	pkgs := listPackages(t)
-	goBin := goTool(t)
-	out, err := exec.Command(goBin, "list", "-f", "{{.Dir}}\t{{.ImportPath}}\t{{join .GoFiles \" \"}}", mod+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	call := regexp.MustCompile(`\.Git\(\)`)
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Split(line, "\t")
-		if len(f) != 3 {
-			continue
-		}
-		sp := short(f[1])
+	for _, p := range listPackages(t) {
+		sp := short(p.path)
 		if sp == "internal/share" || sp == "internal/store" {
 			continue
 		}
-		if _, ok := pkgs[f[1]]; !ok {
-			continue
-		}
-		for _, name := range strings.Fields(f[2]) {
-			data, err := os.ReadFile(filepath.Join(f[0], name))
+		for _, name := range p.goFiles {
+			data, err := os.ReadFile(filepath.Join(p.dir, name))
 			if err != nil {
 				t.Fatal(err)
 			}

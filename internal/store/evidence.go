@@ -15,11 +15,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hiddeco/sshsig"
 
+	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -277,6 +282,12 @@ func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *ev
 // definition in force when it was read), else the current policy's; a URI
 // the policy no longer declares is marked missing.
 func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, error) {
+	return s.evidenceResourcesOn(m, runtime.GOMAXPROCS(0))
+}
+
+// evidenceResourcesOn is evidenceResources reading through up to readers
+// handles on the repository at once.
+func (s *Store) evidenceResourcesOn(m *manifest.Manifest, readers int) ([]evidence.Resource, error) {
 	last := map[string]*manifest.Entry{}
 	var order []string
 	for i := range m.Entries {
@@ -290,23 +301,26 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 	if err != nil {
 		return nil, err
 	}
-	out := make([]evidence.Resource, 0, len(order))
-	for _, raw := range order {
+	out := make([]evidence.Resource, len(order))
+	errs := make([]error, len(order))
+	// one fills out[i] reading through t.
+	one := func(t *Store, i int) error {
+		raw := order[i]
 		u, err := identity.ParseURI(raw)
 		if err != nil {
-			return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
+			return fmt.Errorf("manifest %s: %w", m.ID, err)
 		}
 		r := evidence.Resource{URI: u.String(), Namespace: u.Namespace, Path: u.Path}
 		res, ok := pol.Lookup(u)
 		if !ok {
 			r.Missing = true
-			out = append(out, r)
-			continue
+			out[i] = r
+			return nil
 		}
 		cur := DefinitionOf(res)
-		def, err := s.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot, &cur)
+		def, err := t.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot, &cur)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if def == nil {
 			d := DefinitionOf(res)
@@ -316,7 +330,44 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 		r.Config = specConfig(def)
 		r.Strategy = def.Policy.Strategy
 		r.MaxAgeSeconds = def.Policy.MaxAgeSeconds
-		out = append(out, r)
+		out[i] = r
+		return nil
+	}
+	// Each definition is a few object reads. Many resources are shared
+	// between this store and a second reader of the same repository (a
+	// store serializes its reads), taken in turns; the first error in the
+	// manifest's order is the one reported, as one at a time reports it:
+	// every resource before a failing one is still resolved.
+	stores := []*Store{s}
+	if len(order) >= 64 && readers > 1 {
+		if h, ok, err := gitstore.NewReader(s.git); err == nil && ok {
+			defer h.Close()
+			stores = append(stores, &Store{git: h, policy: s.policy, opts: s.opts})
+		}
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for _, t := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(order) {
+					return
+				}
+				if errs[i] = one(t, i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -412,10 +463,13 @@ func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string, curre
 // specConfig is a source's configuration as the v0.3 format shapes it:
 // {"<kind>": {field: value, ...}} without the type and empty fields.
 func specConfig(d *Definition) map[string]any {
-	data, err := json.Marshal(d.Source)
-	fields := map[string]any{}
-	if err == nil {
-		_ = json.Unmarshal(data, &fields)
+	fields, ok := specFields(d.Source)
+	if !ok {
+		data, err := json.Marshal(d.Source)
+		fields = map[string]any{}
+		if err == nil {
+			_ = json.Unmarshal(data, &fields)
+		}
 	}
 	delete(fields, "type")
 	kind := d.Source.Type
@@ -423,6 +477,44 @@ func specConfig(d *Definition) map[string]any {
 		kind = "unknown"
 	}
 	return map[string]any{kind: fields}
+}
+
+// specFields is the JSON round trip of sp (json.Marshal, then Unmarshal
+// into a map) without the encoding: the non-empty fields by their JSON
+// names, the header maps as map[string]any. ok is false when a string is
+// not valid UTF-8 (the round trip would replace bytes); the caller then
+// makes the round trip. TestSpecFieldsRoundTrip holds the two equal and
+// fails when Spec gains a field.
+func specFields(sp adapters.Spec) (map[string]any, bool) {
+	fields := map[string]any{"type": sp.Type}
+	ok := utf8.ValidString(sp.Type)
+	str := func(name, v string) {
+		if v != "" {
+			fields[name] = v
+			ok = ok && utf8.ValidString(v)
+		}
+	}
+	strMap := func(name string, m map[string]string) {
+		if len(m) == 0 {
+			return
+		}
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			out[k] = v
+			ok = ok && utf8.ValidString(k) && utf8.ValidString(v)
+		}
+		fields[name] = out
+	}
+	str("path", sp.Path)
+	str("url", sp.URL)
+	strMap("headers", sp.Headers)
+	strMap("public_headers", sp.PublicHeaders)
+	str("owner", sp.Owner)
+	str("repo", sp.Repo)
+	str("ref", sp.Ref)
+	str("api_base", sp.APIBase)
+	str("token_env", sp.TokenEnv)
+	return fields, ok
 }
 
 // evidenceGit records the manifest commit: its tree, run ref, the hash of

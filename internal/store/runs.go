@@ -239,7 +239,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
-	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: make([]manifest.Entry, 0, len(refs))}
 	for i, r := range refs {
 		if progress != nil {
 			progress(i, len(refs))

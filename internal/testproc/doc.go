@@ -6,7 +6,9 @@
 // daemon listening. [Run] wraps a package's tests: on Linux the test
 // process becomes a child subreaper, so orphaned descendants are
 // reparented to it rather than to init, and after the tests it fails the
-// run if any descendant is still alive, naming and killing each.
+// run if any descendant is still alive, naming and killing each. With
+// TMPDIR unset it also gives the tests a scratch directory on a memory
+// filesystem ([MemoryScratch]).
 //
 // It imports the standard library only and is imported by tests only.
 package testproc

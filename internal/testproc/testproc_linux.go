@@ -11,6 +11,20 @@ import (
 
 const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER from linux/prctl.h
 
+// memoryDir is where MemoryScratch makes its directory.
+const memoryDir = "/dev/shm"
+
+const tmpfsMagic = 0x01021994 // TMPFS_MAGIC from linux/magic.h
+
+// memoryFS reports whether dir is a writable directory on tmpfs.
+func memoryFS(dir string) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil || st.Type != tmpfsMagic {
+		return false
+	}
+	return syscall.Access(dir, 2 /* W_OK */) == nil
+}
+
 // adoptOrphans makes this process the reaper of its orphaned descendants.
 func adoptOrphans() error {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {

@@ -46,3 +46,28 @@ func TestLeftoversFindsOrphans(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { os.Exit(Run(m)) }
+
+// MemoryScratch leaves an explicit TMPDIR alone; without one, on Linux with
+// /dev/shm on tmpfs, it makes a fresh directory there.
+func TestMemoryScratch(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	if dir, ok := MemoryScratch(); ok {
+		os.RemoveAll(dir)
+		t.Fatalf("TMPDIR set: MemoryScratch made %s", dir)
+	}
+	os.Unsetenv("TMPDIR") // t.Setenv restores it
+	dir, ok := MemoryScratch()
+	if !memoryFS(memoryDir) {
+		if ok {
+			t.Fatalf("no memory filesystem, yet MemoryScratch made %s", dir)
+		}
+		t.Skip("no memory filesystem here")
+	}
+	if !ok {
+		t.Fatal("TMPDIR unset and /dev/shm is tmpfs: MemoryScratch made nothing")
+	}
+	defer os.RemoveAll(dir)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o755 || !strings.HasPrefix(dir, memoryDir+"/readproof-test-") {
+		t.Fatalf("MemoryScratch made %q (%v)", dir, err)
+	}
+}
