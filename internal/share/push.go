@@ -175,11 +175,46 @@ func (p *pusher) forward(l, r gitstore.OID, journal bool) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	if journal { // long history: stock git answers faster
+	if journal { // long history: stock git answers faster, unless r is a few commits back
+		if nearAncestor(p.g, r, l, nearAncestorBudget) {
+			return true, nil
+		}
 		return p.t.IsAncestor(p.ctx, r, l)
 	}
 	rel, err := relate(p.ctx, p.g, p.t, r, l)
 	return rel == behind, err
+}
+
+// nearAncestorBudget is how many commits nearAncestor reads before it
+// leaves the question to git: a push of a few runs finds the remote's
+// journal tip within a few record commits (each with its manifest).
+const nearAncestorBudget = 64
+
+// nearAncestor reports whether a is reachable from b within budget commits
+// read (a == b counts), walking b's parents breadth first. false means "not
+// found so soon" (git merge-base answers then), never "not an ancestor"; a
+// commit that cannot be read ends the walk the same way.
+func nearAncestor(g gitstore.Store, a, b gitstore.OID, budget int) bool {
+	queue := []gitstore.OID{b}
+	seen := map[gitstore.OID]bool{b: true}
+	for n := 0; len(queue) > 0 && n < budget; n++ {
+		id := queue[0]
+		queue = queue[1:]
+		if id == a {
+			return true
+		}
+		c, err := commitFields(g, id)
+		if err != nil {
+			return false
+		}
+		for _, p := range c.Parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false
 }
 
 // chainSpecs returns the refspecs of the chains under prefix that moved
