@@ -94,10 +94,11 @@ type ctxReplayer struct {
 	ctx      context.Context
 	progress func(done, total int)
 	manifest *manifest.Manifest
+	sum      string // SHA-256 (hex) of manifest's manifest.json
 }
 
 func (r *ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return r.s.replayHashes(r.ctx, manifestID, r.progress, &r.manifest)
+	return r.s.replayHashes(r.ctx, manifestID, r.progress, r)
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -132,18 +133,18 @@ func (s *Store) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) 
 	return s.replayHashes(context.Background(), manifestID, nil, nil)
 }
 
-// replayHashes is ReplayHashes; it stores the manifest it read in *read
-// when read is not nil.
-func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int), read **manifest.Manifest) ([]evidence.ReplayEntry, error) {
+// replayHashes is ReplayHashes; it keeps the manifest it read, and the hash
+// of its manifest.json, in keep when keep is not nil.
+func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int), keep *ctxReplayer) ([]evidence.ReplayEntry, error) {
 	if !identity.IsObjectID(manifestID) {
 		return nil, fmt.Errorf("manifest id %q is not a 40-hex manifest commit id", manifestID)
 	}
-	m, err := s.Manifest(manifestID)
+	m, sum, err := s.manifestWithSum(manifestID)
 	if err != nil {
 		return nil, err
 	}
-	if read != nil {
-		*read = m
+	if keep != nil {
+		keep.manifest, keep.sum = m, sum
 	}
 	res, err := s.ReplayManifestContext(ctx, m, progress)
 	if res == nil {
@@ -160,13 +161,39 @@ func (s *Store) replayHashes(ctx context.Context, manifestID string, progress fu
 	return out, nil
 }
 
+// manifestWithSum is Manifest(target) that also returns the SHA-256 (hex)
+// of the manifest.json bytes it decoded, for the callers that record or
+// check that hash (git.manifest_sha256) without reading the blob again. Its
+// errors are Manifest's (TestManifestWithSum).
+func (s *Store) manifestWithSum(target string) (*manifest.Manifest, string, error) {
+	id, err := s.ManifestID(target)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := s.git.Commit(id)
+	if err != nil {
+		return nil, "", fmt.Errorf("manifest %s: %w", id, err)
+	}
+	data, err := s.readFile(c, "manifest.json")
+	if err != nil {
+		return nil, "", hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("manifest %s: %w", id, err)
+	}
+	m.ID = string(id)
+	sum := sha256.Sum256(data)
+	return m, hex.EncodeToString(sum[:]), nil
+}
+
 // EvidenceInput gathers everything evidence.Build needs for a run or
 // manifest: the entries with their provenance (and bytes, WithContent), the
 // redacted resource definitions in force, an export-time replay, the git
 // facts of the manifest commit, and the run's proof-of-read verdicts and
 // receipt summary when the store holds any.
 func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.Input, error) {
-	m, err := s.Manifest(target)
+	m, sum, err := s.manifestWithSum(target)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +222,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	go func() {
 		var x extras
 		if x.resources, x.err = s.evidenceResources(m); x.err == nil {
-			if x.git, x.err = s.evidenceGit(m, opts.StoreHint); x.err == nil {
+			if x.git, x.err = s.evidenceGit(m, opts.StoreHint, sum); x.err == nil {
 				if x.verdicts, x.err = s.evidenceVerdicts(m); x.err == nil {
 					x.receipts, x.bad, x.err = s.RunReceiptsChecked(m.RunID)
 				}
@@ -519,7 +546,8 @@ func specFields(sp adapters.Spec) (map[string]any, bool) {
 
 // evidenceGit records the manifest commit: its tree, run ref, the hash of
 // manifest.json and the fingerprint of the key that signed it, if any.
-func (s *Store) evidenceGit(m *manifest.Manifest, storeHint string) (*evidence.GitInfo, error) {
+// sum is the SHA-256 (hex) of the manifest.json m was decoded from.
+func (s *Store) evidenceGit(m *manifest.Manifest, storeHint, sum string) (*evidence.GitInfo, error) {
 	id := gitstore.OID(m.ID)
 	c, err := s.git.Commit(id)
 	if err != nil {
@@ -531,12 +559,7 @@ func (s *Store) evidenceGit(m *manifest.Manifest, storeHint string) (*evidence.G
 	} else if tip == id {
 		g.RunRef = runRef(m.RunID)
 	}
-	data, err := s.readFile(c, "manifest.json")
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
-	}
-	sum := sha256.Sum256(data)
-	g.ManifestSHA256 = hex.EncodeToString(sum[:])
+	g.ManifestSHA256 = sum
 	if c.Signature != "" {
 		// A signature that does not verify is left out: the bundle still
 		// records the manifest, and the store check reports the signature.
@@ -722,16 +745,16 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	if !identity.IsObjectID(p.ManifestID) {
 		return rep, nil // store_replay_count already failed: nothing to compare with
 	}
-	m := replayer.manifest // read by the replay, when it could read it
+	m, sum := replayer.manifest, replayer.sum // read by the replay, when it could read it
 	if m == nil || m.ID != p.ManifestID {
-		if m, err = s.ManifestAt(gitstore.OID(p.ManifestID)); err != nil {
+		if m, sum, err = s.manifestWithSum(p.ManifestID); err != nil {
 			return rep, nil // as above
 		}
 	}
 	add := func(name string, ok bool, format string, args ...any) {
 		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
-	if detail, ok := s.compareManifest(p, m); ok {
+	if detail, ok := s.compareManifest(p, m, sum); ok {
 		add(CheckStoreManifest, true, "%s", detail)
 	} else {
 		add(CheckStoreManifest, false, "%s", detail)
@@ -756,8 +779,9 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 type addCheck func(name string, ok bool, format string, args ...any)
 
 // compareManifest compares what the Merkle root does not cover with the
-// manifest as stored.
-func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest) (string, bool) {
+// manifest as stored; sum is the SHA-256 (hex) of the manifest.json m was
+// decoded from.
+func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum string) (string, bool) {
 	if p.RunID != m.RunID {
 		return fmt.Sprintf("run_id %q, the store's manifest is of run %q", p.RunID, m.RunID), false
 	}
@@ -773,12 +797,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest) (st
 			return fmt.Sprintf("git.tree %q, the manifest commit's tree is %s", g.Tree, c.Tree), false
 		}
 		if g.ManifestSHA256 != "" {
-			data, err := s.readFile(c, "manifest.json")
-			if err != nil {
-				return fmt.Sprintf("reading manifest.json of %s: %v", m.ID, err), false
-			}
-			sum := sha256.Sum256(data)
-			if hex.EncodeToString(sum[:]) != g.ManifestSHA256 {
+			if sum != g.ManifestSHA256 {
 				return fmt.Sprintf("git.manifest_sha256 %q is not the hash of the stored manifest.json", g.ManifestSHA256), false
 			}
 		}

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,7 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // TestEvidenceResourcesParallel: resource definitions read on two handles
@@ -120,6 +125,45 @@ func TestSpecFieldsRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%+v:\nspecFields %#v\nround trip %#v", sp, got, want)
+		}
+	}
+}
+
+// TestManifestWithSum: manifestWithSum reads what Manifest reads, with the
+// same errors, and the SHA-256 of the stored manifest.json.
+func TestManifestWithSum(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "v1\n"})
+	m0, _, err := f.s.RunOnce(context.Background(), "run-a", []string{"readproof://demo/policies/refunds"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal, err := f.s.git.Ref(JournalRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"run-a", m0.ID, string(journal), strings.Repeat("ab", 20), "no-such-run", "not a run"} {
+		want, werr := f.s.Manifest(target)
+		got, sum, gerr := f.s.manifestWithSum(target)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || hint.Of(werr) != hint.Of(gerr) {
+			t.Fatalf("%s: Manifest: %v (%s)\nmanifestWithSum: %v (%s)", target, werr, hint.Of(werr), gerr, hint.Of(gerr))
+		}
+		if werr != nil {
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: manifests differ", target)
+		}
+		c, err := f.s.git.Commit(gitstore.OID(want.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := f.s.readFile(c, "manifest.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := sha256.Sum256(data); hex.EncodeToString(s[:]) != sum {
+			t.Fatalf("%s: sum %s is not the manifest.json's", target, sum)
 		}
 	}
 }
