@@ -6,20 +6,20 @@ package gitstore
 // After an Update whose objects went out loose, the store estimates how many
 // loose objects it holds from the fan-out directories it has just written
 // into (as git's gc.auto samples objects/17), and past DefaultAutoPack
-// packs them with `git repack --geometric=2 -d`: the loose objects and the
-// smallest packs are rolled into one delta-compressed pack, so the packs
-// stay few (each at least twice the size of the next smaller) and no write
-// repacks the whole store.
+// packs them into one delta-compressed pack (packLoose, maintain_pack.go),
+// then, when the packs no longer each hold twice the objects of the next
+// smaller one, rolls the smallest into one as git repack --geometric=2 -d
+// does (rollUp): the packs stay few and no write repacks the whole store.
 //
-// This never deletes an object anyone may need: a geometric repack copies
-// every object of the packs it rolls up (reachable or not) and every loose
-// object into the new pack before it removes them, so concurrent writers
-// and in-flight objects keep existing, and unreachable objects keep their
-// place until `readproof gc` prunes them after its grace period. One
-// maintenance runs at a time (an flock on objects/pack, which the kernel
-// drops when a process dies; where there is no flock, a lock file that a
-// killed process's successor takes over after maintenanceStaleAge), and
-// none while `git gc` runs.
+// This never deletes an object anyone may need: a loose file goes only once
+// its object is in a pack, and a rolled-up pack only once each of its
+// objects (reachable or not) is found in the new pack or in one that stays,
+// so concurrent writers and in-flight objects keep existing, and
+// unreachable objects keep their place until `readproof gc` prunes them
+// after its grace period. One maintenance runs at a time (an flock on
+// objects/pack, which the kernel drops when a process dies; where there is
+// no flock, a lock file that a killed process's successor takes over after
+// maintenanceStaleAge), and none while `git gc` runs.
 
 import (
 	"context"

@@ -293,7 +293,7 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 	// git creates its temporary files in the staging repository and
 	// renames them into the store (the same file system): the pack, then
 	// its index, each synced first as git syncs packs.
-	out, err := runGitWith(ctx, git, dir, "pack-objects", &in, nil,
+	out, err := runGitWith(ctx, git, dir, "pack-objects", &in,
 		"-c", "gc.auto=0", "pack-objects", "--no-reuse-object", "--delta-base-offset", "-q",
 		filepath.Join(objects, "pack", "pack"))
 	if err != nil {
@@ -470,7 +470,7 @@ func (s *repo) rollUp(ctx context.Context, git string) error {
 		}
 		in.WriteString(p.name + ".pack\n")
 	}
-	out, err := runGitWith(ctx, git, dir, "pack-objects", &in, nil,
+	out, err := runGitWith(ctx, git, dir, "pack-objects", &in,
 		"-c", "gc.auto=0", "pack-objects", "--stdin-packs", "--delta-base-offset", "-q", filepath.Join(packDir, "pack"))
 	if err != nil {
 		return err
