@@ -527,6 +527,7 @@ type baseCache struct {
 	m     map[baseKey]baseVal
 	order []baseKey // insertion order, for eviction
 	bytes int
+	limit int // bytes kept at most; 0: baseCacheBytes
 }
 
 type baseKey struct {
@@ -561,7 +562,11 @@ func (c *baseCache) put(p *packFile, off int64, t plumbing.ObjectType, data []by
 	if c.m == nil {
 		c.m = map[baseKey]baseVal{}
 	}
-	for c.bytes+len(data) > baseCacheBytes && len(c.order) > 0 {
+	limit := c.limit
+	if limit == 0 {
+		limit = baseCacheBytes
+	}
+	for c.bytes+len(data) > limit && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
 		c.bytes -= len(c.m[old].data)

@@ -186,7 +186,7 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 		// reader of its own.
 		var r *blobReader
 		if own {
-			r = newBlobReader(s, dir, opts)
+			r = newBlobReader(s, dir, opts, 1)
 			defer r.close()
 		}
 		for i, id := range ids {
@@ -263,7 +263,7 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Go(func() {
-			r := newBlobReader(s, dir, opts)
+			r := newBlobReader(s, dir, opts, workers)
 			defer r.close()
 			for {
 				select {
@@ -277,7 +277,7 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 			}
 		})
 	}
-	mine := newBlobReader(s, dir, opts)
+	mine := newBlobReader(s, dir, opts, workers)
 	defer mine.close()
 	stop := func() {
 		close(quit)
@@ -354,9 +354,11 @@ type blobReader struct {
 	opts BlobsOptions
 }
 
-func newBlobReader(s *repo, dir string, opts BlobsOptions) *blobReader {
+func newBlobReader(s *repo, dir string, opts BlobsOptions, workers int) *blobReader {
 	d := newODB(dir)
 	d.private = true
+	// The workers' delta base caches share the one repo's budget.
+	d.cache.limit = max(baseCacheBytes/workers, baseCacheMax)
 	return &blobReader{s: s, d: d, opts: opts}
 }
 

@@ -56,7 +56,9 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	if err != nil {
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
-	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown)
+	// The store is empty: any main is new, so it is read alone while the
+	// refs are listed.
+	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true)
 	if err != nil {
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
@@ -77,7 +79,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if err == nil {
 			break
 		}
-		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown)
+		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false)
 		if attempt >= 2 || lerr != nil || sameRefs(again, refs) {
 			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
 		}

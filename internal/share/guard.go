@@ -56,7 +56,28 @@ func hostReviewRef(name string) bool {
 // origin"). url is the URL git fetches from for remote (RemoteFetchURL),
 // or "" when not known yet: it is asked for only when the journal's tip
 // has to be probed.
-func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, url, what string) ([]gitstore.Ref, string, error) {
+//
+// eager (a clone into an empty store, where any main is new) reads main
+// alone while the refs are listed, when url is known: the read goes to its
+// own scratch repository, so nothing reaches the store whatever the listing
+// then says; a failed early read is made again after the listing, as
+// without eager.
+func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, url, what string, eager bool) ([]gitstore.Ref, string, error) {
+	var early func() ([]byte, error)
+	if eager && url != "" {
+		pctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		var raw []byte
+		var perr error
+		go func() {
+			defer close(done)
+			raw, perr = t.ProbeCommitAt(pctx, url, store.JournalRef)
+		}()
+		// the probe ends (its scratch repository removed) before recognize
+		// returns
+		defer func() { cancel(); <-done }()
+		early = func() ([]byte, error) { <-done; return raw, perr }
+	}
 	all, head, err := t.LsRemoteHead(ctx, remote)
 	if err != nil {
 		return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
@@ -98,13 +119,19 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		// scratch repository) before fetching anything into the store, even
 		// when readproof refs sit beside it, so a project's history never
 		// reaches the store.
-		if url == "" {
-			if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
-				return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
-					"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
-			}
+		var raw []byte
+		if early != nil {
+			raw, err = early()
 		}
-		raw, err := t.ProbeCommitAt(ctx, url, store.JournalRef)
+		if early == nil || err != nil {
+			if url == "" {
+				if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
+					return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
+						"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+				}
+			}
+			raw, err = t.ProbeCommitAt(ctx, url, store.JournalRef)
+		}
 		if err != nil {
 			return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
 				"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)

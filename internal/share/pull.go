@@ -230,7 +230,7 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	} else if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
 		return nil, nil, remoteHint(err, remote)
 	}
-	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote)
+	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false)
 	if err != nil {
 		return nil, nil, err
 	}
