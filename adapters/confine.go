@@ -52,9 +52,14 @@ func (s *fsSource) checkRoots(uri, shown string) error {
 		return refuse(uri, RuleRoots, "%s cannot be placed inside the allowed roots (%s); %s", shown, strings.Join(s.roots, ", "), hintRoots)
 	}
 	if _, _, ok := s.containLexically(landed); !ok {
-		return refuse(uri, RuleRoots, "%s is outside the allowed roots (%s); %s", shown, strings.Join(s.roots, ", "), hintRoots)
+		return s.outsideRoots(uri, shown)
 	}
 	return nil
+}
+
+// outsideRoots is checkRoots' refusal of a path that lands outside the roots.
+func (s *fsSource) outsideRoots(uri, shown string) error {
+	return refuse(uri, RuleRoots, "%s is outside the allowed roots (%s); %s", shown, strings.Join(s.roots, ", "), hintRoots)
 }
 
 // checkRoots is the roots check of a local git source's Fetch, made without

@@ -64,24 +64,33 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 	if err := checkCtx(ctx, uri, "reading "+s.spec.Path); err != nil {
 		return Result{}, err
 	}
-	// The roots are checked before the file is looked for, so the answer
-	// for a path outside them is the same whether a file is there or not:
-	// links are resolved in the part of the path that exists, and a path
-	// that lands outside every root is refused without a lookup of its own.
-	if err := s.checkRoots(uri, s.spec.Path); err != nil {
-		return Result{}, err
-	}
+	// The answer for a path outside the roots is the same whether a file is
+	// there or not: links are resolved in the part of the path that exists,
+	// and a path that lands outside every root is refused with checkRoots'
+	// refusal, before anything is opened.
+	//
 	// Resolve every symlink, then check containment on the result: a link
 	// that points outside the roots is refused, one that stays inside is
-	// followed.
+	// followed. When the whole path resolves, that one resolution is also
+	// where checkRoots finds it lands (fspath.Resolve of an existing path is
+	// its EvalSymlinks; TestFetchResolvesOnce), and the roots are resolved
+	// once for both checks: a document costs half the lstat calls.
+	roots := s.resolvedRoots()
 	final, err := filepath.EvalSymlinks(s.abs)
+	if err == nil {
+		if _, _, ok := s.containLexicallyIn(final, roots); !ok {
+			return Result{}, s.outsideRoots(uri, s.spec.Path)
+		}
+	} else if cerr := s.checkRoots(uri, s.spec.Path); cerr != nil {
+		return Result{}, cerr
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return Result{}, fail(uri, ErrNotFound, err, "no file at %s (%s); check path in readproof.toml", s.spec.Path, s.abs)
 		}
 		return Result{}, fail(uri, nil, err, "cannot resolve %s: %v", s.spec.Path, err)
 	}
-	root, rel, ok := s.contain(final)
+	root, rel, ok := s.containIn(final, roots)
 	if !ok {
 		return Result{}, refuse(uri, RuleRoots, "%s resolves to %s, outside the allowed roots (%s); %s", s.spec.Path, final, strings.Join(s.roots, ", "), hintRoots)
 	}
@@ -128,11 +137,27 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 	}, nil
 }
 
+// resolvedRoots returns each root with its links resolved, "" where that
+// fails.
+func (s *fsSource) resolvedRoots() []string {
+	out := make([]string, len(s.roots))
+	for i, r := range s.roots {
+		if resolved, err := filepath.EvalSymlinks(r); err == nil {
+			out[i] = resolved
+		}
+	}
+	return out
+}
+
 // contain returns the root holding final and final's path relative to it.
 func (s *fsSource) contain(final string) (root, rel string, ok bool) {
-	for _, r := range s.roots {
-		resolved, err := filepath.EvalSymlinks(r)
-		if err != nil {
+	return s.containIn(final, s.resolvedRoots())
+}
+
+// containIn is contain with the roots already resolved (resolvedRoots).
+func (s *fsSource) containIn(final string, roots []string) (root, rel string, ok bool) {
+	for _, resolved := range roots {
+		if resolved == "" {
 			continue
 		}
 		rel, err := filepath.Rel(resolved, final)
@@ -147,11 +172,17 @@ func (s *fsSource) contain(final string) (root, rel string, ok bool) {
 // containLexically is contain for a path that does not exist: it compares
 // the cleaned path with the roots as declared and as resolved.
 func (s *fsSource) containLexically(p string) (root, rel string, ok bool) {
+	return s.containLexicallyIn(p, s.resolvedRoots())
+}
+
+// containLexicallyIn is containLexically with the roots already resolved
+// (resolvedRoots).
+func (s *fsSource) containLexicallyIn(p string, roots []string) (root, rel string, ok bool) {
 	p = filepath.Clean(p)
-	for _, r := range s.roots {
+	for i, r := range s.roots {
 		cands := []string{r}
-		if resolved, err := filepath.EvalSymlinks(r); err == nil {
-			cands = append(cands, resolved)
+		if roots[i] != "" {
+			cands = append(cands, roots[i])
 		}
 		for _, c := range cands {
 			rel, err := filepath.Rel(c, p)

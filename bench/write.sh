@@ -25,13 +25,28 @@
 # `resource add` (untimed; about 20-50 ms each) into a template data
 # directory that each timed run starts from a copy of.
 # Needs go, git and GNU time (/usr/bin/time); writes only under a temp dir.
+#
+# WORK=DIR uses DIR as the work directory and keeps it: a second run with the
+# same WORK and N reuses its documents and the peer's registered resources
+# (the 10,000 case's ~10 minutes of `resource add` are paid once).
 set -euo pipefail
 n=${1:-1000}
 pairs=${2:-5}
 peer=${PEER:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${WORK:-}" ]; then
+  work=$WORK
+  mkdir -p "$work"
+  rm -rf "$work"/ours.* "$work"/peer.record "$work"/peer.export "$work"/peer.verify "$work"/peer.verifystore \
+    "$work"/peer.run1 "$work"/peer.get "$work"/fastimport.*
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+reuse=
+if [ -n "${WORK:-}" ] && [ -s "$work/p/names" ] && [ "$(cat "$work/n" 2>/dev/null)" = "$n" ]; then
+  reuse=1
+fi
 [ -x /usr/bin/time ] || { echo "bench/write.sh: needs GNU time at /usr/bin/time" >&2; exit 1; }
 if [ -n "$peer" ] && [ ! -x "$peer" ]; then
   echo "bench/write.sh: PEER=$peer is not an executable" >&2; exit 1
@@ -43,12 +58,17 @@ echo "# load before: $(uptime)"
 
 # ---- the documents: one random stream cut into files of 53 base64 lines
 # (4,081 bytes each), one process for any N
-proj="$work/p"; mkdir -p "$proj/docs"; cd "$proj"
-head -c $((3000 * n + 3000)) /dev/urandom | base64 -w 76 |
-  split -l 53 -d -a 5 --additional-suffix=.md - docs/d
-ls docs | sort | head -n "$n" > names
-# anything past N (the last, short piece) is not a document
-ls docs | sort | tail -n +$((n + 1)) | sed 's|^|docs/|' | xargs -r rm -f
+proj="$work/p"
+if [ -z "$reuse" ]; then
+  rm -rf "$proj" "$work/peer.tpl" "$work/peer.tpl.done" "$work/n"
+  mkdir -p "$proj/docs"; cd "$proj"
+  head -c $((3000 * n + 3000)) /dev/urandom | base64 -w 76 |
+    split -l 53 -d -a 5 --additional-suffix=.md - docs/d
+  ls docs | sort | head -n "$n" > names
+  # anything past N (the last, short piece) is not a document
+  ls docs | sort | tail -n +$((n + 1)) | sed 's|^|docs/|' | xargs -r rm -f
+fi
+cd "$proj"
 awk 'BEGIN { print "version = 1" } { sub(/\.md$/, ""); printf "\n[[resource]]\nuri = \"readproof://bench/docs/%s\"\nsource = { type = \"filesystem\", path = \"docs/%s.md\" }\n", $0, $0 }' names > readproof.toml
 sed 's|^\(.*\)\.md$|readproof://bench/docs/\1|' names > uris
 one=$(head -n 1 uris)
@@ -70,14 +90,17 @@ mapfile -t uris < uris
   printf '\n'
 } > "$work/fast-import.stream"
 
-# ---- the peer's resources, registered once
-if [ -n "$peer" ]; then
+# ---- the peer's resources, registered once (and kept with WORK)
+if [ -n "$peer" ] && [ ! -e "$work/peer.tpl.done" ]; then
   echo "# registering $n resources with the peer (untimed)..." >&2
+  rm -rf "$work/peer.tpl"
   while read -r f; do
     "$peer" --data-dir "$work/peer.tpl" resource add "readproof://bench/docs/${f%.md}" \
       --source-type filesystem --path "docs/$f" --policy require_fresh >/dev/null
   done < names
+  : > "$work/peer.tpl.done"
 fi
+echo "$n" > "$work/n"
 
 # measure NAME CMD...: appends "wall cpu rss_kib" of one run to $work/NAME
 measure() {

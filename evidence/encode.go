@@ -2,10 +2,15 @@ package evidence
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Marshal encodes a statement deterministically: fields in format order, map
@@ -29,7 +34,7 @@ func Marshal(st *Statement) ([]byte, error) {
 func estimateSize(st *Statement) int {
 	n := 4096 + 512*len(st.Predicate.Resources)
 	for i := range st.Predicate.Entries {
-		n += 1024 + len(st.Predicate.Entries[i].ContentB64)
+		n += 1024 + len(st.Predicate.Entries[i].ContentB64) + base64.StdEncoding.EncodedLen(len(st.Predicate.Entries[i].content))
 	}
 	if st.Predicate.Replay != nil {
 		n += 384 * len(st.Predicate.Replay.Entries)
@@ -173,7 +178,7 @@ func (e *encoder) predicate(p *Predicate) error {
 	e.b = append(e.b, '}')
 
 	e.field(d, "entries", false)
-	if err := array(e, d, p.Entries, (*encoder).entry); err != nil {
+	if err := e.entries(d, p.Entries); err != nil {
 		return err
 	}
 	e.field(d, "resources", false)
@@ -233,6 +238,90 @@ func array[T any](e *encoder, d int, items []T, one func(*encoder, int, *T) erro
 	return nil
 }
 
+// entries writes the entries array as array does; a long one is split in
+// runs of entries encoded on all cores, each into a buffer of its own, and
+// joined in order.
+func (e *encoder) entries(d int, items []BundleEntry) error {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || len(items) < 64 {
+		return array(e, d, items, (*encoder).entry)
+	}
+	workers = min(workers, 8)
+	chunk := (len(items) + 4*workers - 1) / (4 * workers)
+	parts := make([]encoder, (len(items)+chunk-1)/chunk)
+	errs := make([]error, len(parts))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(parts) {
+					return
+				}
+				from, to := k*chunk, min((k+1)*chunk, len(items))
+				size := 0
+				for i := from; i < to; i++ {
+					size += 1024 + len(items[i].ContentB64) + base64.StdEncoding.EncodedLen(len(items[i].content))
+				}
+				p := &parts[k]
+				p.b = make([]byte, 0, size)
+				for i := from; i < to && errs[k] == nil; i++ {
+					if i > 0 {
+						p.b = append(p.b, ',')
+					}
+					p.nl(d + 1)
+					errs[k] = p.entry(d+1, &items[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	e.b = append(e.b, '[')
+	for k := range parts {
+		e.b = append(e.b, parts[k].b...)
+	}
+	e.nl(d)
+	e.b = append(e.b, ']')
+	return nil
+}
+
+// stringMap writes a map as generic does; one whose values are all strings
+// (provenance always) is written here: keys sorted bytewise, one member a
+// line.
+func (e *encoder) stringMap(d int, m map[string]any) error {
+	if m == nil {
+		return e.generic(d, m)
+	}
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if _, ok := v.(string); !ok {
+			return e.generic(d, m)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		e.b = append(e.b, '{', '}')
+		return nil
+	}
+	sort.Strings(keys)
+	e.b = append(e.b, '{')
+	for i, k := range keys {
+		e.field(d+1, k, i == 0)
+		e.str(m[k].(string))
+	}
+	e.nl(d)
+	e.b = append(e.b, '}')
+	return nil
+}
+
 func (e *encoder) entry(d int, x *BundleEntry) error {
 	e.b = append(e.b, '{')
 	e.field(d+1, "position", true)
@@ -254,12 +343,19 @@ func (e *encoder) entry(d int, x *BundleEntry) error {
 	e.field(d+1, "bytes", false)
 	e.int(x.Bytes)
 	e.field(d+1, "provenance", false)
-	if err := e.generic(d+1, x.Provenance); err != nil {
+	if err := e.stringMap(d+1, x.Provenance); err != nil {
 		return err
 	}
 	if x.ContentB64 != "" {
 		e.field(d+1, "content_b64", false)
 		e.str(x.ContentB64)
+	} else if len(x.content) > 0 {
+		// what e.str(base64 of content) writes: the alphabet needs no
+		// escaping
+		e.field(d+1, "content_b64", false)
+		e.b = append(e.b, '"')
+		e.b = base64.StdEncoding.AppendEncode(e.b, x.content)
+		e.b = append(e.b, '"')
 	}
 	if x.Ref != "" {
 		e.field(d+1, "ref", false)

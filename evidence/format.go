@@ -8,10 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -98,6 +96,10 @@ type BundleEntry struct {
 	Provenance        map[string]any `json:"provenance"`
 	ContentB64        string         `json:"content_b64,omitempty"`
 	Ref               string         `json:"ref,omitempty"`
+
+	// content is the bytes content_b64 encodes when Export left
+	// ContentB64 empty: Marshal encodes them straight into the output.
+	content []byte
 }
 
 // BundleResource is a resource definition, redacted. Source and Policy are
@@ -173,6 +175,10 @@ type Entry struct {
 	Bytes          int64
 	Provenance     map[string]string
 	Content        []byte // nil unless the bundle embeds content
+	// ContentVerified says the caller has hashed Content itself and found
+	// ContentHash (a replay from the store does): Build then does not hash
+	// the bytes a second time.
+	ContentVerified bool
 }
 
 // Resource is a resource definition handed to Build. Config must already be
@@ -242,15 +248,42 @@ type Input struct {
 	Receipts    json.RawMessage // any JSON; re-encoded with sorted keys
 }
 
-var contentHashRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-})
+// isContentHash reports whether h is "sha256:" and 64 lower-case hex
+// digits.
+func isContentHash(h string) bool {
+	return len(h) == len("sha256:")+64 && h[:7] == "sha256:" && isLowerHex(h[7:])
+}
 
 // Build assembles the statement for one manifest. It checks what it is given:
 // positions 0..n-1 in order, well-formed content hashes, and with WithContent
 // that every entry carries bytes that hash to its content hash (errors wrap
 // ErrInvalidInput or ErrDigestMismatch).
 func Build(in Input) (*Statement, error) {
+	return build(in, false)
+}
+
+// Export is Marshal(Build(in)), the same bytes (a test holds it to that),
+// in one pass: embedded content is base64-encoded straight into the output
+// and the entries are encoded on all cores. The statement it returns is
+// Build's without the entries' ContentB64 (the bytes are in data only).
+func Export(in Input) ([]byte, *Statement, error) {
+	st, err := build(in, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := Marshal(st)
+	for i := range st.Predicate.Entries {
+		st.Predicate.Entries[i].content = nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, st, nil
+}
+
+// build is Build; with lazyContent it keeps embedded bytes in the entries'
+// content for Marshal instead of filling ContentB64.
+func build(in Input, lazyContent bool) (*Statement, error) {
 	bad := func(format string, args ...any) (*Statement, error) {
 		return nil, fmt.Errorf("%w: manifest %q: %s", ErrInvalidInput, in.ManifestID, fmt.Sprintf(format, args...))
 	}
@@ -263,6 +296,7 @@ func Build(in Input) (*Statement, error) {
 	entries := make([]BundleEntry, len(in.Entries))
 	leaves := make([][32]byte, len(in.Entries))
 	h := sha256.New()
+	red := newRedactor() // provenance keys repeat: each is matched once
 	for i, e := range in.Entries {
 		if e.Position != i {
 			return bad("entry %d has position %d: entries must be in position order 0..n-1", i, e.Position)
@@ -270,7 +304,7 @@ func Build(in Input) (*Statement, error) {
 		if e.URI == "" {
 			return bad("entry %d has no uri", i)
 		}
-		if !contentHashRE().MatchString(e.ContentHash) {
+		if !isContentHash(e.ContentHash) {
 			return bad("entry %d (%s): content hash %q is not sha256:<64 lower-case hex>", i, e.URI, e.ContentHash)
 		}
 		be := BundleEntry{
@@ -287,7 +321,7 @@ func Build(in Input) (*Statement, error) {
 			Ref:               e.Ref,
 		}
 		for k, v := range e.Provenance {
-			if secretKey().MatchString(k) {
+			if red.secretKey(k) {
 				v = Redacted
 			}
 			be.Provenance[k] = redactURL(v)
@@ -296,16 +330,23 @@ func Build(in Input) (*Statement, error) {
 			if e.Content == nil {
 				return bad("entry %d (%s) has no content to embed: load the snapshot bytes or export without content", i, e.URI)
 			}
-			if got := "sha256:" + hex.EncodeToString(sha256Sum(e.Content)); got != e.ContentHash {
-				return nil, fmt.Errorf("%w: manifest %q entry %d (%s): content hashes to %s, entry records %s: the store is damaged; run the store check",
-					ErrDigestMismatch, in.ManifestID, i, e.URI, got, e.ContentHash)
+			// (with ContentVerified the caller hashed these bytes already)
+			if !e.ContentVerified {
+				if got := "sha256:" + hex.EncodeToString(sha256Sum(e.Content)); got != e.ContentHash {
+					return nil, fmt.Errorf("%w: manifest %q entry %d (%s): content hashes to %s, entry records %s: the store is damaged; run the store check",
+						ErrDigestMismatch, in.ManifestID, i, e.URI, got, e.ContentHash)
+				}
 			}
 			if be.Bytes == 0 {
 				be.Bytes = int64(len(e.Content))
 			} else if be.Bytes != int64(len(e.Content)) {
 				return bad("entry %d (%s) records %d bytes but its content has %d", i, e.URI, be.Bytes, len(e.Content))
 			}
-			be.ContentB64 = base64.StdEncoding.EncodeToString(e.Content)
+			if lazyContent {
+				be.content = e.Content
+			} else {
+				be.ContentB64 = base64.StdEncoding.EncodeToString(e.Content)
+			}
 		}
 		entries[i] = be
 		leaves[i] = leafWith(h, uint32(e.Position), e.URI, e.ContentHash)
@@ -314,7 +355,7 @@ func Build(in Input) (*Statement, error) {
 	rootHex := hex.EncodeToString(root[:])
 	n := len(entries)
 
-	resources, err := buildResources(in.Resources)
+	resources, err := buildResources(in.Resources, red)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -356,7 +397,7 @@ func Build(in Input) (*Statement, error) {
 	}, nil
 }
 
-func buildResources(in []Resource) ([]BundleResource, error) {
+func buildResources(in []Resource, red *redactor) ([]BundleResource, error) {
 	out := make([]BundleResource, 0, len(in))
 	seen := make(map[string]bool, len(in))
 	for _, r := range in {
@@ -369,7 +410,7 @@ func buildResources(in []Resource) ([]BundleResource, error) {
 		seen[r.URI] = true
 		br := BundleResource{URI: r.URI, Namespace: r.Namespace, Path: r.Path, Missing: r.Missing}
 		if !r.Missing {
-			cfg, _ := redactValue("", r.Config).(map[string]any)
+			cfg, _ := red.value("", r.Config).(map[string]any)
 			if cfg == nil {
 				cfg = map[string]any{}
 			}

@@ -20,37 +20,56 @@ var secretValue = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^(bearer|basic|token|digest)\s|^(ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abprs]-|AKIA|ASIA)`)
 })
 
-func redactValue(key string, v any) any {
+// redactor redacts resource definitions and provenance, matching each key
+// against the credential pattern once (a bundle repeats the same few keys
+// in every entry and resource).
+type redactor struct {
+	secret map[string]bool
+}
+
+func newRedactor() *redactor { return &redactor{secret: map[string]bool{}} }
+
+// secretKey reports whether key names a credential.
+func (r *redactor) secretKey(key string) bool {
+	v, ok := r.secret[key]
+	if !ok {
+		v = secretKey().MatchString(key)
+		r.secret[key] = v
+	}
+	return v
+}
+
+func (r *redactor) value(key string, v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, x := range t {
-			out[k] = redactValue(k, x)
+			out[k] = r.value(k, x)
 		}
 		return out
 	case map[string]string:
 		out := make(map[string]any, len(t))
 		for k, x := range t {
-			out[k] = redactValue(k, x)
+			out[k] = r.value(k, x)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = redactValue(key, x)
+			out[i] = r.value(key, x)
 		}
 		return out
 	case []string:
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = redactValue(key, x)
+			out[i] = r.value(key, x)
 		}
 		return out
 	case string:
 		if t == Redacted || t == "" {
 			return t
 		}
-		if key != "" && secretKey().MatchString(key) {
+		if key != "" && r.secretKey(key) {
 			return Redacted
 		}
 		if secretValue().MatchString(strings.TrimSpace(t)) {
@@ -58,7 +77,7 @@ func redactValue(key string, v any) any {
 		}
 		return redactURL(t)
 	default:
-		if key != "" && secretKey().MatchString(key) && v != nil {
+		if key != "" && r.secretKey(key) && v != nil {
 			if _, isBool := v.(bool); !isBool {
 				return Redacted
 			}

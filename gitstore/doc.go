@@ -10,6 +10,14 @@
 // (Update). Init creates a store, Open opens any SHA-1 git repository, and
 // testing.go offers NewTestStore and Fsck to other packages' tests.
 //
+// Reading: a Store serializes its own reads (one mutex per open repository).
+// ReadBlobs reads many blobs on several goroutines, each with an object
+// reader of its own, and hands them to the caller in order, with Blob's
+// bytes and errors; its options let a caller that checks the bytes with a
+// hash of its own skip the SHA-1 against the id (ContentChecked, then
+// VerifyBlob on a mismatch) and check loose objects' zlib checksums in the
+// same pass (CheckLoose).
+//
 // Durability: objects are written first; Update makes every object written
 // through the Store durable before it publishes any ref, and makes the ref
 // files and their directories durable after the rename (an fsync per file

@@ -146,6 +146,15 @@ func runGit(ctx context.Context, git, gitDir, what string, args ...string) ([]by
 // runGitTo is runGit with git's stderr given to progress as it is (nil:
 // kept for the error message).
 func runGitTo(ctx context.Context, git, gitDir, what string, progress io.Writer, args ...string) ([]byte, error) {
+	return runGitFull(ctx, git, gitDir, what, progress, nil, nil, args...)
+}
+
+// runGitWith is runGit with stdin and variables added to the environment.
+func runGitWith(ctx context.Context, git, gitDir, what string, stdin io.Reader, env []string, args ...string) ([]byte, error) {
+	return runGitFull(ctx, git, gitDir, what, nil, stdin, env, args...)
+}
+
+func runGitFull(ctx context.Context, git, gitDir, what string, progress io.Writer, stdin io.Reader, env []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, git, append([]string{"--git-dir=" + gitDir}, args...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GIT_") {
@@ -153,6 +162,8 @@ func runGitTo(ctx context.Context, git, gitDir, what string, progress io.Writer,
 		}
 	}
 	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if progress != nil {

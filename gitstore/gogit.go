@@ -76,6 +76,9 @@ type repo struct {
 	spill    *spillFile // objects past the first few (pack.go)
 	spillErr error      // a failed spill write, for the next flush
 	closed   bool
+	// fanout is what putObject found of each objects/xx directory since the
+	// last flush: 0 not looked, fanoutAbsent, fanoutPresent (objects.go).
+	fanout [256]uint8
 
 	looseDirs []string // fan-out directories written since the last Update (maintain.go)
 	autoPack  int      // loose objects past which a write packs them (maintain.go)

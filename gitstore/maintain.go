@@ -129,8 +129,10 @@ func (s *repo) maybeMaintain() {
 	s.maintain(context.Background())
 }
 
-// maintain runs one geometric repack unless another maintenance or a git
-// gc is running. It reports whether it ran.
+// maintain packs the loose objects (packLoose, one git pack-objects) and,
+// when the packs no longer double in size from one to the next, rolls the
+// smallest up as git repack --geometric=2 -d does (rollUp), unless another
+// maintenance or a git gc is running. It reports whether it ran and succeeded.
 func (s *repo) maintain(ctx context.Context) bool {
 	if fileExists(filepath.Join(s.path, "gc.pid")) {
 		return false
@@ -146,9 +148,10 @@ func (s *repo) maintain(ctx context.Context) bool {
 	defer unlock()
 	ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
 	defer cancel()
-	// -n: no info/refs for dumb HTTP (it lists every ref); no bitmaps (they
-	// need one pack of everything); -l: local objects only.
-	_, err = runGit(ctx, git, s.path, "repack", "-c", "gc.auto=0", "repack", "--geometric=2", "-d", "-l", "-n", "-q", "--no-write-bitmap-index")
+	err = s.packLoose(ctx, git)
+	if err == nil {
+		err = s.rollUp(ctx, git)
+	}
 	s.mu.Lock()
 	s.st.Reindex()
 	s.mu.Unlock()

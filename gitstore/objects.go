@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -82,7 +83,7 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		return OID(h.String()), nil
 	}
 	rel := looseRel(h)
-	if full := filepath.Join(s.path, filepath.FromSlash(rel)); fileExists(full) && freshenLoose(full) {
+	if full := filepath.Join(s.path, filepath.FromSlash(rel)); s.mayBeLoose(h) && fileExists(full) && freshenLoose(full) {
 		// Another process may have written it without syncing yet: make it
 		// part of our next Sync. Re-stamped so a concurrent gc keeps it (gc.go).
 		s.pending = append(s.pending, rel)
@@ -98,6 +99,33 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		return "", fmt.Errorf("write %s object: %w", t, err)
 	}
 	return OID(h.String()), nil
+}
+
+const (
+	fanoutAbsent  = 1
+	fanoutPresent = 2
+)
+
+// mayBeLoose reports whether h may exist as a loose object: false when its
+// fan-out directory objects/xx was missing when first looked for since the
+// last flush, so a batch into a store with few loose objects costs one
+// lstat a directory instead of one an object. A loose copy written by
+// another process since then is missed, which costs only a second copy in
+// our own write (as a stale pack list does). Called with s.mu held.
+func (s *repo) mayBeLoose(h plumbing.Hash) bool {
+	switch s.fanout[h[0]] {
+	case fanoutAbsent:
+		return false
+	case fanoutPresent:
+		return true
+	}
+	dir := filepath.Join(s.path, "objects", hex.EncodeToString(h[:1]))
+	if _, err := os.Lstat(dir); err != nil && errors.Is(err, fs.ErrNotExist) {
+		s.fanout[h[0]] = fanoutAbsent
+		return false
+	}
+	s.fanout[h[0]] = fanoutPresent
+	return true
 }
 
 // writeLooseOnce writes one loose object (writeLoose, in gc.go, retries
@@ -219,7 +247,7 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 		}
 	}
 	if objectHash(o.Type(), data) != h {
-		return nil, nil, fmt.Errorf("read object %s: %w: content does not match its id: the store was modified outside git; run git fsck", id, ErrCorrupt)
+		return nil, nil, errContentMismatch(id)
 	}
 	return o, data, nil
 }

@@ -38,6 +38,15 @@ type odb struct {
 
 	cache baseCache
 	zr    zlibReader
+	fi    inflater
+
+	// zlibOnly turns the in-place decoder off (tests compare the two).
+	zlibOnly bool
+
+	// private marks an odb of ReadBlobs' own (readmany.go): objects read
+	// that are no delta base are not copied into cache (a batch reads each
+	// once).
+	private bool
 }
 
 func newODB(objectsDir string) *odb { return &odb{dir: objectsDir} }
@@ -214,24 +223,49 @@ func (d *odb) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte
 // readLoose reads and inflates a loose object file:
 // zlib("<type> <size>\x00" content).
 func (d *odb) readLoose(path string) (plumbing.ObjectType, []byte, error) {
+	t, data, _, err := d.readLooseStream(path, false)
+	return t, data, err
+}
+
+// readLooseStream is readLoose that, with whole, also reads the zlib stream
+// to its end: streamErr is then what reading the content stops short of
+// (the stream's Adler-32 checksum, bytes after the stream), in the words of
+// CheckLooseObject. err is readLoose's error; streamErr matters only
+// without one.
+func (d *odb) readLooseStream(path string, whole bool) (t plumbing.ObjectType, data []byte, streamErr, err error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return 0, nil, plumbing.ErrObjectNotFound
+			return 0, nil, nil, plumbing.ErrObjectNotFound
 		}
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
-	if err := d.zr.reset(bytes.NewReader(raw)); err != nil {
-		return 0, nil, fmt.Errorf("loose object %s: %w", path, err)
+	return d.decodeLoose(path, raw, whole)
+}
+
+// decodeLoose is readLooseStream on the file's bytes: decoded in place
+// (inflateLoose) when it can be, else, and for every error, by
+// compress/zlib.
+func (d *odb) decodeLoose(path string, raw []byte, whole bool) (t plumbing.ObjectType, data []byte, streamErr, err error) {
+	if head, data, ok := d.fi.inflateLoose(raw, whole); ok && !d.zlibOnly {
+		kind, _, _ := strings.Cut(string(head), " ")
+		if t, err := plumbing.ParseObjectType(kind); err == nil && t >= plumbing.CommitObject && t <= plumbing.TagObject {
+			return t, data, nil, nil
+		}
+		// A bad header: compress/zlib's path below says so.
+	}
+	br := bytes.NewReader(raw)
+	if err := d.zr.reset(br); err != nil {
+		return 0, nil, nil, fmt.Errorf("loose object %s: %w", path, err)
 	}
 	var head [64]byte
 	n := 0
 	for {
 		if n == len(head) {
-			return 0, nil, fmt.Errorf("loose object %s: header too long", path)
+			return 0, nil, nil, fmt.Errorf("loose object %s: header too long", path)
 		}
 		if _, err := io.ReadFull(d.zr.r, head[n:n+1]); err != nil {
-			return 0, nil, fmt.Errorf("loose object %s: bad header: %w", path, err)
+			return 0, nil, nil, fmt.Errorf("loose object %s: bad header: %w", path, err)
 		}
 		if head[n] == 0 {
 			break
@@ -242,13 +276,16 @@ func (d *odb) readLoose(path string) (plumbing.ObjectType, []byte, error) {
 	t, terr := plumbing.ParseObjectType(kind)
 	sz, nerr := strconv.ParseInt(size, 10, 64)
 	if !ok || terr != nil || nerr != nil || sz < 0 || t < plumbing.CommitObject || t > plumbing.TagObject {
-		return 0, nil, fmt.Errorf("loose object %s: bad header %q", path, truncate(head[:n]))
+		return 0, nil, nil, fmt.Errorf("loose object %s: bad header %q", path, truncate(head[:n]))
 	}
-	data, err := readExactly(d.zr.r, sz)
+	data, err = readExactly(d.zr.r, sz)
 	if err != nil {
-		return 0, nil, fmt.Errorf("loose object %s: %w", path, err)
+		return 0, nil, nil, fmt.Errorf("loose object %s: %w", path, err)
 	}
-	return t, data, nil
+	if whole {
+		streamErr = looseStreamEnd(filepath.Base(filepath.Dir(path))+filepath.Base(path), d.zr.r, br)
+	}
+	return t, data, streamErr, nil
 }
 
 // readExactly reads exactly n bytes from r and checks that no more follow.

@@ -283,6 +283,7 @@ func (s *repo) flush() error {
 		return err
 	}
 	s.buf, s.bufOrder, s.bufBytes = nil, nil, 0
+	s.fanout = [256]uint8{}
 	s.sweepStale()
 	return nil
 }

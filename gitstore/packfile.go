@@ -303,10 +303,15 @@ func (p *packFile) entryAt(off int64) (entry, error) {
 	return e, nil
 }
 
-// inflate returns the n bytes compressed at e.data.
-func (p *packFile) inflate(e entry, zr *zlibReader) ([]byte, error) {
+// inflate returns the n bytes compressed at e.data: decoded in place by fi
+// when the pack is mapped, else (and whenever fi does not decode it) by
+// zr, whose result and errors are the reference.
+func (p *packFile) inflate(e entry, zr *zlibReader, fi *inflater) ([]byte, error) {
 	var src io.Reader
 	if p.mapped != nil {
+		if data, ok := fi.inflateZlibSized(p.mapped[e.data:p.packSize-20], e.size); ok {
+			return data, nil
+		}
 		src = bytes.NewReader(p.mapped[e.data : p.packSize-20]) // a ByteReader: read in place
 	} else {
 		src = io.NewSectionReader(p.pack, e.data, p.packSize-20-e.data)
@@ -405,7 +410,7 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 			baseT, base = t, data
 			break
 		}
-		data, err := p.inflate(e, zr)
+		data, err := p.inflate(e, zr, &d.fi)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -417,14 +422,15 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 	}
 	if len(chain) == 0 {
 		// Inflated just now: the caller's. Small objects are kept too (trees
-		// and commits are read again and again by walks).
-		if len(base) <= finalCacheMax {
+		// and commits are read again and again by walks), except by a
+		// ReadBlobs worker, which reads each blob once.
+		if len(base) <= finalCacheMax && !d.private {
 			d.cache.put(p, off, baseT, bytes.Clone(base))
 		}
 		return baseT, base, nil
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		delta, err := p.inflate(chain[i].e, zr)
+		delta, err := p.inflate(chain[i].e, zr, &d.fi)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -437,7 +443,7 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 			d.cache.put(p, chain[i].off, baseT, base)
 		}
 	}
-	if len(base) <= finalCacheMax {
+	if len(base) <= finalCacheMax && !d.private {
 		d.cache.put(p, off, baseT, bytes.Clone(base))
 	}
 	return baseT, base, nil
@@ -521,6 +527,7 @@ type baseCache struct {
 	m     map[baseKey]baseVal
 	order []baseKey // insertion order, for eviction
 	bytes int
+	limit int // bytes kept at most; 0: baseCacheBytes
 }
 
 type baseKey struct {
@@ -555,7 +562,11 @@ func (c *baseCache) put(p *packFile, off int64, t plumbing.ObjectType, data []by
 	if c.m == nil {
 		c.m = map[baseKey]baseVal{}
 	}
-	for c.bytes+len(data) > baseCacheBytes && len(c.order) > 0 {
+	limit := c.limit
+	if limit == 0 {
+		limit = baseCacheBytes
+	}
+	for c.bytes+len(data) > limit && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
 		c.bytes -= len(c.m[old].data)

@@ -512,3 +512,74 @@ func (s *repo) loadPacked() (*packedRefs, error) {
 func sameFileVersion(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
+
+// merged returns packed-refs content with sets written (their new values)
+// and the records named in drop removed, every other record (with its
+// peeled line) kept as it was, in name order. sets are sorted by name and
+// name no ref under refs/tags/. p may be nil (no packed-refs file yet).
+//
+// The header keeps the file's traits but "fully-peeled", which would claim
+// that a set ref naming an annotated tag has no peeled value; "peeled"
+// speaks only of refs/tags/, which are never set here. The result is
+// always "sorted".
+func (p *packedRefs) merged(sets []*refTx, drop map[string]bool) ([]byte, error) {
+	traits := []string{"peeled", "sorted"}
+	var body []byte
+	if p != nil {
+		traits = traits[:0]
+		if bytes.HasPrefix(p.orig, []byte(packedHeader)) {
+			eol := bytes.IndexByte(p.orig, '\n')
+			if eol < 0 {
+				eol = len(p.orig)
+			}
+			for _, t := range strings.Fields(string(p.orig[len(packedHeader):eol])) {
+				if t != "fully-peeled" && t != "sorted" {
+					traits = append(traits, t)
+				}
+			}
+		}
+		traits = append(traits, "sorted")
+		body = p.data[p.body:]
+	}
+	out := make([]byte, 0, len(body)+len(sets)*(42+len("refs/heads/readproof/resources/")+32)+64)
+	out = append(out, packedHeader...)
+	for _, t := range traits {
+		out = append(out, ' ')
+		out = append(out, t...)
+	}
+	out = append(out, " \n"...)
+	put := func(t *refTx) {
+		out = append(out, t.New...)
+		out = append(out, ' ')
+		out = append(out, t.Name...)
+		out = append(out, '\n')
+	}
+	i := 0
+	for off := 0; off < len(body); {
+		name, _, next, err := p.recordAt(p.body+off, len(p.data))
+		if err != nil {
+			return nil, err
+		}
+		next -= p.body
+		for i < len(sets) && sets[i].Name < string(name) {
+			put(sets[i])
+			i++
+		}
+		switch {
+		case i < len(sets) && sets[i].Name == string(name):
+			put(sets[i]) // replaces the record and its peeled line
+			i++
+		case drop[string(name)]:
+		default:
+			out = append(out, body[off:next]...)
+			if out[len(out)-1] != '\n' {
+				out = append(out, '\n')
+			}
+		}
+		off = next
+	}
+	for ; i < len(sets); i++ {
+		put(sets[i])
+	}
+	return out, nil
+}

@@ -278,34 +278,68 @@ func (t *Transport) RemoteURL(ctx context.Context, name string) (string, error) 
 	return strings.TrimRight(string(out), "\n"), nil
 }
 
-// AddRemote configures remote name with url and the given fetch refspecs
-// (replacing git's default), and turns off automatic tag following.
-func (t *Transport) AddRemote(ctx context.Context, name, url string, fetch []string) error {
+// RemoteFetchURL returns the URL git fetches from for a configured remote:
+// its first URL with url.<base>.insteadOf applied, what `git ls-remote
+// --get-url NAME` prints. A remote missing from the configuration gives
+// ErrNoRemote, as RemoteURL does. One git process (`git remote get-url`)
+// answers both questions; a remote that command does not know (one set
+// only in a global configuration) is looked up as before, with RemoteURL
+// and `git ls-remote --get-url`.
+func (t *Transport) RemoteFetchURL(ctx context.Context, name string) (string, error) {
 	if err := CheckRemoteName(name); err != nil {
-		return err
+		return "", err
+	}
+	if out, err := t.run(ctx, false, "remote", "get-url", "--", name); err == nil {
+		if u := strings.TrimRight(string(out), "\n"); u != "" && !strings.Contains(u, "\n") {
+			return u, nil
+		}
+	}
+	if _, err := t.RemoteURL(ctx, name); err != nil {
+		return "", err
+	}
+	out, err := t.run(ctx, false, "ls-remote", "--get-url", "--", name)
+	if err != nil {
+		return "", fmt.Errorf("remote %s: %w", name, err)
+	}
+	return strings.TrimRight(string(out), "\n"), nil
+}
+
+// AddRemote configures remote name with url and the given fetch refspecs
+// (replacing git's default), and turns off automatic tag following. It
+// fails with ErrRemoteExists when the name is configured already.
+func (t *Transport) AddRemote(ctx context.Context, name, url string, fetch []string) error {
+	_, err := t.AddRemoteURL(ctx, name, url, fetch)
+	return err
+}
+
+// AddRemoteURL is AddRemote that also returns the URL git will fetch from
+// (RemoteFetchURL) when it is url itself, which is when no
+// url.<base>.insteadOf rule is configured; otherwise "" (ask
+// RemoteFetchURL).
+func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []string) (string, error) {
+	if err := CheckRemoteName(name); err != nil {
+		return "", err
 	}
 	if url == "" || strings.ContainsAny(url, "\n\x00") || strings.HasPrefix(url, "-") {
-		return fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
+		return "", fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
 	}
-	if _, err := t.RemoteURL(ctx, name); err == nil {
-		return fmt.Errorf("remote %s: %w: remove it first with `remote rm %s`, or choose another name", name, ErrRemoteExists, name)
+	taken, rewrites, err := t.remoteTaken(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("add remote %s: %w", name, err)
 	}
-	if _, err := t.run(ctx, false, "remote", "add", "--no-tags", "--", name, url); err != nil {
-		if exitCode(err) == 3 {
-			return fmt.Errorf("remote %s: %w", name, ErrRemoteExists)
-		}
-		return fmt.Errorf("add remote %s: %w", name, err)
+	if taken {
+		return "", fmt.Errorf("remote %s: %w: remove it first with `remote rm %s`, or choose another name", name, ErrRemoteExists, name)
 	}
-	key := "remote." + name + ".fetch"
-	if _, err := t.run(ctx, false, "config", "--unset-all", key); err != nil && exitCode(err) != 5 {
-		return fmt.Errorf("add remote %s: %w", name, err)
+	// One git process asked; the section is written here, in the bytes `git
+	// remote add`, `git config --unset-all` and `git config --add` per
+	// refspec wrote (transport_config.go).
+	if err := t.appendConfig(remoteSection(name, url, fetch)); err != nil {
+		return "", fmt.Errorf("add remote %s: %w", name, err)
 	}
-	for _, spec := range fetch {
-		if _, err := t.run(ctx, false, "config", "--add", key, spec); err != nil {
-			return fmt.Errorf("add remote %s: %w", name, err)
-		}
+	if rewrites {
+		return "", nil
 	}
-	return nil
+	return url, nil
 }
 
 // RemoveRemote deletes a remote's configuration and the refs its fetch
@@ -347,6 +381,46 @@ func (t *Transport) LsRemote(ctx context.Context, remote string, prefixes ...str
 		}
 	}
 	return keep, nil
+}
+
+// LsRemoteHead lists every ref of a remote (a configured name or a URL), as
+// LsRemote with no prefix does, and the ref the remote's HEAD names (""
+// when HEAD is detached or names no existing ref), as RemoteHead returns
+// it: one `git ls-remote --symref` instead of two listings.
+func (t *Transport) LsRemoteHead(ctx context.Context, remote string) ([]Ref, string, error) {
+	out, err := t.run(ctx, false, "ls-remote", "--symref", "--", remote)
+	if err != nil {
+		return nil, "", fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
+	}
+	refs, head, err := parseLsRemoteHead(out)
+	if err != nil {
+		return nil, "", fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
+	}
+	return refs, head, nil
+}
+
+// parseLsRemoteHead parses `git ls-remote --symref` output: the refs as
+// parseLsRemote reads `--refs` output, leaving out what --refs leaves out
+// (HEAD and peeled "^{}" lines), and HEAD's target from its "ref: " line.
+func parseLsRemoteHead(out []byte) ([]Ref, string, error) {
+	var keep bytes.Buffer
+	head := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "ref: "); ok {
+			target, name, _ := strings.Cut(rest, "\t")
+			if name == "HEAD" && CheckRefName(target) == nil {
+				head = target
+			}
+			continue
+		}
+		if _, name, ok := strings.Cut(line, "\t"); ok && (name == "HEAD" || strings.HasSuffix(name, "^{}")) {
+			continue
+		}
+		keep.WriteString(line)
+		keep.WriteByte('\n')
+	}
+	refs, err := parseLsRemote(keep.Bytes())
+	return refs, head, err
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

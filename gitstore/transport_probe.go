@@ -7,9 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // RemoteHead returns the ref the remote's HEAD names (for example
@@ -43,12 +46,24 @@ func (t *Transport) ProbeCommit(ctx context.Context, remote, ref string) ([]byte
 	if err != nil {
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
 	}
-	url := strings.TrimRight(string(out), "\n")
+	return t.ProbeCommitAt(ctx, strings.TrimRight(string(out), "\n"), ref)
+}
+
+// ProbeCommitAt is ProbeCommit of a URL git already resolved (RemoteFetchURL,
+// or `git ls-remote --get-url`): the remote's name is not looked up again.
+func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte, error) {
+	if CheckRefName(ref) != nil {
+		return nil, fmt.Errorf("probe %s: %q is not a ref name", RedactURL(url), ref)
+	}
 	if dir, ok := localRepoPath(url); ok {
-		// A repository on this machine is read in place: one git process
-		// instead of a scratch repository and a shallow fetch (whose
-		// server side walks the history). Anything unexpected takes the
-		// fetch path below.
+		// A repository on this machine is read in place: its ref and
+		// object are read here (readLocalCommit), or by one git process
+		// when that cannot (a symbolic ref, a tag to peel), instead of a
+		// scratch repository and a shallow fetch (whose server side walks
+		// the history). Anything unexpected takes the fetch path below.
+		if raw, ok := readLocalCommit(dir, ref); ok {
+			return raw, nil
+		}
 		l := &Transport{dir: dir, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
 		if raw, err := l.run(ctx, false, "cat-file", "commit", ref); err == nil {
 			return raw, nil
@@ -56,22 +71,72 @@ func (t *Transport) ProbeCommit(ctx context.Context, remote, ref string) ([]byte
 	}
 	tmp, err := os.MkdirTemp("", "readproof-probe-")
 	if err != nil {
-		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
 	defer os.RemoveAll(tmp)
-	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
-	if _, err := p.run(ctx, false, "init", "--quiet", "--bare"); err != nil {
-		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+	// The scratch repository is laid out here (what `git init --bare`
+	// makes and fetch needs: HEAD, objects/, refs/), not by a git process.
+	for _, d := range []string{"objects", "refs"} {
+		if err := os.Mkdir(filepath.Join(tmp, d), 0o700); err != nil {
+			return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
+		}
 	}
-	if _, err := p.run(ctx, false, "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
+	if err := os.WriteFile(filepath.Join(tmp, "HEAD"), []byte("ref: refs/heads/main\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
+	}
+	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
+	if _, err := p.run(ctx, false, "-c", "core.bare=true", "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
 		"--", url, "+"+ref+":refs/probe"); err != nil {
-		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
+	}
+	if raw, ok := readLocalCommit(tmp, "refs/probe"); ok {
+		return raw, nil
 	}
 	raw, err := p.run(ctx, false, "cat-file", "commit", "refs/probe")
 	if err != nil {
-		return nil, fmt.Errorf("probe %s: %w", RedactURL(remote), err)
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
 	return raw, nil
+}
+
+// readLocalCommit reads the commit a branch or tag of the repository at
+// gitDir names, as `git cat-file commit REF` prints it, without a git
+// process: the loose ref, else its packed-refs line; the object, checked
+// against its id. It reports false for anything else (a symbolic ref, an
+// object that is not a commit, a read error): the caller asks git then.
+// Nothing is written to the repository.
+func readLocalCommit(gitDir, ref string) ([]byte, bool) {
+	var id OID
+	if b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref))); err == nil {
+		id = OID(strings.TrimRight(string(b), "\n"))
+	} else if errors.Is(err, fs.ErrNotExist) {
+		b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+		if err != nil {
+			return nil, false
+		}
+		p, err := parsePackedRefs(b)
+		if err != nil {
+			return nil, false
+		}
+		found, ok, err := p.find(ref)
+		if err != nil || !ok {
+			return nil, false
+		}
+		id = found
+	} else {
+		return nil, false
+	}
+	h, err := parseOID(id)
+	if err != nil {
+		return nil, false
+	}
+	d := newODB(filepath.Join(gitDir, "objects"))
+	defer d.Close()
+	typ, data, err := d.read(h)
+	if err != nil || typ != plumbing.CommitObject || objectHash(typ, data) != h {
+		return nil, false
+	}
+	return data, true
 }
 
 // InitBare creates a bare repository at the transport's directory with HEAD

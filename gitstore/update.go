@@ -19,6 +19,9 @@ type refTx struct {
 	cur      OID  // current value
 	loose    bool // a loose file exists
 	inPacked bool // packed-refs has the ref
+	// packed: the new value goes into packed-refs instead of a loose file
+	// (see planPacked); no lock file of its own is taken.
+	packed bool
 }
 
 // txn is one Update in progress. Its steps run in order: newTxn checks the
@@ -34,8 +37,39 @@ type txn struct {
 	packedLock    *heldLock // taken when deletes
 	packed        *packedRefs
 	rewritePacked bool // packed-refs loses a deleted ref
+	packedWrite   bool // some ref is written into packed-refs
 	lockedAt      time.Time
 }
+
+// Writing many refs as loose files costs a lock file each, and creating a
+// file is the expensive part (about a quarter of a millisecond here): a run
+// of a thousand new documents moves a thousand resource refs. An Update
+// that sets at least packedMin refs therefore writes the ones that have no
+// loose file straight into packed-refs, under the packed-refs lock alone,
+// as git's own pack-refs does; refs that have a loose file are still
+// written loose, under their own lock.
+//
+// That is safe against other writers because every Update that writes a
+// ref which has no loose file also holds the packed-refs lock from its
+// compare to its rename (lockPackedIfNeeded): two writers of such a ref are
+// serialized by that lock, and the packed writer checks, under it, that no
+// loose file has appeared. A ref with a loose file is only ever written by
+// a holder of its own lock, as before. git's pack-refs takes the
+// packed-refs lock too, and prunes loose files only by value. (Only
+// readproof writes the refs records live in; git fetch writes tracking
+// refs of its own.)
+const (
+	packedMin = 32
+	// packedPerRef bounds the rewrite: packed-refs is rewritten whole, so
+	// it is used only while the file is at most this many bytes per ref
+	// set (a lock file costs about as much as writing 64 KiB).
+	packedPerRef = 64 << 10
+)
+
+// errReplan is returned inside Update when a ref chosen for packed-refs
+// got a loose file before the packed-refs lock was taken: the transaction
+// is planned again, that ref now loose.
+var errReplan = errors.New("a ref chosen for packed-refs got a loose file")
 
 // Update applies updates as one compare-and-swap transaction with git's
 // lock-file protocol; see Store.Update.
@@ -61,7 +95,25 @@ func (s *repo) Update(updates ...RefUpdate) error {
 	if err := tx.checkTargets(); err != nil {
 		return err
 	}
+	for attempt := 0; ; attempt++ {
+		err := tx.apply()
+		if !errors.Is(err, errReplan) || attempt >= 8 {
+			if errors.Is(err, errReplan) {
+				err = fmt.Errorf("update refs: %w: %w: retry the update", err, ErrLocked)
+			}
+			return err
+		}
+		if tx, err = s.newTxn(updates); err != nil {
+			return err
+		}
+	}
+}
+
+// apply runs the transaction from its locks on.
+func (tx *txn) apply() error {
+	s := tx.s
 	defer tx.release()
+	tx.planPacked()
 	if err := tx.lock(); err != nil {
 		return err
 	}
@@ -137,19 +189,63 @@ func (tx *txn) checkTargets() error {
 	return nil
 }
 
-// lock takes every ref's lock in name order, then packed-refs (git's order).
+// planPacked chooses the refs written into packed-refs: in an Update that
+// sets at least packedMin refs, each one set that has no loose file (and is
+// not under refs/tags/, whose packed entries would need peeled lines for
+// annotated tags), while packed-refs is small enough to rewrite. A loose
+// file that appears after this look is caught by compare.
+func (tx *txn) planPacked() {
+	sets := 0
+	for _, t := range tx.refs {
+		if t.New != "" {
+			sets++
+		}
+	}
+	if sets < packedMin {
+		return
+	}
+	if fi, err := os.Stat(tx.packedPath); err == nil && fi.Size() > int64(sets)*packedPerRef {
+		return
+	}
+	for _, t := range tx.refs {
+		if t.New == "" || strings.HasPrefix(t.Name, "refs/tags/") {
+			continue
+		}
+		if _, err := os.Lstat(t.path); err != nil && isMissing(err) {
+			t.packed = true
+			tx.packedWrite = true
+		}
+	}
+}
+
+// lock takes every loose-written ref's lock in name order, then packed-refs
+// (git's order) when the transaction deletes a ref, writes into
+// packed-refs, or writes a ref that has no loose file.
 func (tx *txn) lock() error {
 	deadline := time.Now().Add(tx.s.opts.LockTimeout)
+	needPacked := tx.deletes || tx.packedWrite
 	for _, t := range tx.refs {
+		if t.packed {
+			continue
+		}
 		var err error
 		if t.lock, err = tx.s.lockFile(t.path, t.Name, deadline); err != nil {
 			return err
 		}
+		// With its lock held nobody else can give the ref a loose file. A
+		// ref without one may be written into packed-refs by another
+		// Update, which holds the packed-refs lock: take it too, so the
+		// two are serialized.
+		if !needPacked && t.New != "" {
+			if _, err := os.Lstat(t.path); err != nil && isMissing(err) {
+				needPacked = true
+			}
+		}
 	}
 	tx.lockedAt = time.Now()
-	if tx.deletes {
-		// Always, like git: a concurrent pack-refs could otherwise pack a
-		// ref we are about to delete.
+	if needPacked {
+		// Always for deletes, like git: a concurrent pack-refs could
+		// otherwise pack a ref we are about to delete.
 		var err error
 		if tx.packedLock, err = tx.s.lockFile(tx.packedPath, "packed-refs", deadline); err != nil {
 			return err
@@ -184,6 +280,14 @@ func (tx *txn) compare() error {
 			return fmt.Errorf("update %s: it is a symbolic ref to %s: update %s instead", t.Name, target, target)
 		}
 		t.loose = found
+		if t.packed && found {
+			// A loose file appeared since planPacked looked: a conflict if
+			// it moved the ref, else plan again with the ref loose.
+			if oid != t.Old {
+				return fmt.Errorf("update refs: %w", &ConflictError{Ref: t.Name, Expected: t.Old, Actual: oid})
+			}
+			return fmt.Errorf("update %s: %w", t.Name, errReplan)
+		}
 		pv, inPacked, err := packed.find(t.Name)
 		if err != nil {
 			return fmt.Errorf("update %s: %w", t.Name, err)
@@ -202,6 +306,35 @@ func (tx *txn) compare() error {
 			}
 		}
 	}
+	if tx.packedWrite {
+		return tx.checkPackedNames()
+	}
+	return nil
+}
+
+// checkPackedNames applies git's directory/file rule where no lock file
+// does it for us: a ref created into packed-refs may not sit below a loose
+// ref file, nor be a parent of another ref created in the same Update.
+func (tx *txn) checkPackedNames() error {
+	checked := map[string]bool{}
+	for i, t := range tx.refs {
+		if !t.packed || t.cur != "" {
+			continue
+		}
+		if i+1 < len(tx.refs) && tx.refs[i+1].New != "" && strings.HasPrefix(tx.refs[i+1].Name, t.Name+"/") {
+			return dirFileConflict(tx.refs[i+1].Name)
+		}
+		for j := strings.LastIndexByte(t.Name, '/'); j > len("refs"); j = strings.LastIndexByte(t.Name[:j], '/') {
+			parent := t.Name[:j]
+			if checked[parent] {
+				break // this parent and the ones above it were checked
+			}
+			checked[parent] = true
+			if fi, err := os.Lstat(tx.s.refPath(parent)); err == nil && !fi.IsDir() {
+				return dirFileConflict(t.Name)
+			}
+		}
+	}
 	return nil
 }
 
@@ -209,8 +342,13 @@ func (tx *txn) compare() error {
 // the deleted refs into its lock. It returns the files to make durable.
 func (tx *txn) stage() ([]*os.File, error) {
 	var files []*os.File
+	var sets []*refTx // written into packed-refs
 	for _, t := range tx.refs {
 		if t.New == "" || t.New == t.cur {
+			continue
+		}
+		if t.packed {
+			sets = append(sets, t)
 			continue
 		}
 		if _, err := t.lock.f.WriteString(string(t.New) + "\n"); err != nil {
@@ -227,7 +365,17 @@ func (tx *txn) stage() ([]*os.File, error) {
 			drop[t.Name] = true
 		}
 	}
-	if len(drop) > 0 {
+	if len(sets) > 0 {
+		data, err := tx.packed.merged(sets, drop)
+		if err != nil {
+			return nil, fmt.Errorf("update refs: %w", err)
+		}
+		tx.rewritePacked = true
+		if _, err := tx.packedLock.f.Write(data); err != nil {
+			return nil, fmt.Errorf("update refs: write %s: %w", tx.packedLock.path, err)
+		}
+		files = append(files, tx.packedLock.f)
+	} else if len(drop) > 0 {
 		tx.rewritePacked = true
 		if _, err := tx.packedLock.f.Write(tx.packed.without(drop)); err != nil {
 			return nil, fmt.Errorf("update refs: write %s: %w", tx.packedLock.path, err)
@@ -245,6 +393,9 @@ func (tx *txn) makeDurable(files []*os.File) error {
 		return fmt.Errorf("update refs: sync: %w", err)
 	}
 	for _, t := range tx.refs {
+		if t.lock == nil {
+			continue // written into packed-refs
+		}
 		if err := t.lock.f.Close(); err != nil {
 			return fmt.Errorf("update %s: close %s: %w", t.Name, t.lock.path, err)
 		}
@@ -261,7 +412,9 @@ func (tx *txn) makeDurable(files []*os.File) error {
 	if tx.heldLong() {
 		all := []*heldLock{tx.packedLock}
 		for _, t := range tx.refs {
-			all = append(all, t.lock)
+			if t.lock != nil {
+				all = append(all, t.lock)
+			}
 		}
 		for _, l := range all {
 			if l != nil && !l.owned() {
@@ -288,6 +441,9 @@ func (tx *txn) publish() error {
 		dirs[tx.s.path] = true
 	}
 	for i, t := range tx.refs {
+		if t.packed {
+			continue // in packed-refs, renamed above
+		}
 		if err := tx.publishRef(t); err != nil {
 			return fmt.Errorf("update refs: %s: %w (%d of %d refs were updated)", t.Name, err, i, len(tx.refs))
 		}

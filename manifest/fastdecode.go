@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -39,7 +40,10 @@ func decodeFast(data []byte) (m *Manifest, ok bool) {
 			bit, ok = 32, d.str(&m.TraceID)
 		case "entries":
 			bit = 64
-			m.Entries = make([]Entry, 0, 16)
+			// Room for every entry at once (each has one "position"; a
+			// wrong count only costs growth or spare room): growing by
+			// doubling copied and faulted in twice the bytes.
+			m.Entries = make([]Entry, 0, max(16, bytes.Count(data[d.i:], []byte(`"position"`))))
 			ok = d.array(func() bool {
 				m.Entries = append(m.Entries, Entry{})
 				return d.entry(&m.Entries[len(m.Entries)-1])

@@ -182,7 +182,7 @@ func (m *Manifest) Validate() error {
 			return fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 	}
-	files := map[string]bool{}
+	files := make(map[string]bool, len(m.Entries))
 	for i, e := range m.Entries {
 		if e.Position != i {
 			return fmt.Errorf("%w: entry %d has position %d", ErrInvalid, i, e.Position)

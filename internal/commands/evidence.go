@@ -192,6 +192,7 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 // readBundle reads FILE, or stdin for "-".
 func readBundle(stdin io.Reader, name string) ([]byte, error) {
 	var r io.Reader
+	var data []byte
 	if name == "-" {
 		r = stdin
 		if r == nil {
@@ -204,11 +205,28 @@ func readBundle(stdin io.Reader, name string) ([]byte, error) {
 		}
 		defer f.Close()
 		r = f
+		// A file is read into one buffer of its size (io.ReadAll doubles
+		// its way up to tens of megabytes); a file that grows meanwhile
+		// is read on as a stream.
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && fi.Size() <= maxBundleBytes {
+			data = make([]byte, 0, fi.Size()+1)
+			for len(data) < cap(data) {
+				n, err := f.Read(data[len(data):cap(data)])
+				data = data[:len(data)+n]
+				if err == io.EOF {
+					return data, nil
+				}
+				if err != nil {
+					return nil, fmt.Errorf("read bundle %s: %w", name, err)
+				}
+			}
+		}
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxBundleBytes+1))
+	rest, err := io.ReadAll(io.LimitReader(r, maxBundleBytes+1-int64(len(data))))
 	if err != nil {
 		return nil, fmt.Errorf("read bundle %s: %w", name, err)
 	}
+	data = append(data, rest...)
 	if len(data) > maxBundleBytes {
 		return nil, fmt.Errorf("bundle %s is larger than %d GiB, more than any export", name, maxBundleBytes>>30)
 	}
@@ -416,11 +434,23 @@ type evidenceVerifyOptions struct {
 
 // runEvidenceVerify is `readproof evidence verify`.
 func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, args []string) error {
+	// readproof.toml is parsed while the bundle is read (both are needed;
+	// the bundle's error, if any, is reported first, as before)
+	type loaded struct {
+		pol *policy.File
+		err error
+	}
+	polc := make(chan loaded, 1)
+	go func() {
+		pol, err := e.loadPolicy()
+		polc <- loaded{pol, err}
+	}()
 	data, err := readBundle(e.in, args[0])
+	l := <-polc
 	if err != nil {
 		return err
 	}
-	pol, err := e.loadPolicy()
+	pol, err := l.pol, l.err
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -79,11 +79,11 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 				withRef = true
 			}
 		}
-		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+		rows := make([][]string, 0, len(m.Entries)+1)
 		if withRef {
-			fmt.Fprintln(tw, "POS\tURI\tREF\tSNAPSHOT\tCONTENT_HASH\tDECISION")
+			rows = append(rows, []string{"POS", "URI", "REF", "SNAPSHOT", "CONTENT_HASH", "DECISION"})
 		} else {
-			fmt.Fprintln(tw, "POS\tURI\tSNAPSHOT\tCONTENT_HASH\tDECISION")
+			rows = append(rows, []string{"POS", "URI", "SNAPSHOT", "CONTENT_HASH", "DECISION"})
 		}
 		for _, en := range m.Entries {
 			if withRef {
@@ -91,12 +91,12 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 				if ref == "" {
 					ref = "-"
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", en.Position, en.URI, ref, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+				rows = append(rows, []string{strconv.Itoa(en.Position), en.URI, ref, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision})
 			} else {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", en.Position, en.URI, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+				rows = append(rows, []string{strconv.Itoa(en.Position), en.URI, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision})
 			}
 		}
-		if err := tw.Flush(); err != nil {
+		if err := writeTable(e.out, rows); err != nil {
 			return err
 		}
 		for _, l := range lines {
@@ -230,13 +230,23 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 		return err
 	}
 	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
+		// The two manifests are read and decoded side by side (the store
+		// is safe for concurrent readers); A's error comes first, as when
+		// they were read one after the other.
+		var b *manifest.Manifest
+		var berr error
+		bRead := make(chan struct{})
+		go func() {
+			defer close(bRead)
+			b, berr = s.Manifest(args[1])
+		}()
 		a, err := s.Manifest(args[0])
+		<-bRead
 		if err != nil {
 			return err
 		}
-		b, err := s.Manifest(args[1])
-		if err != nil {
-			return err
+		if berr != nil {
+			return berr
 		}
 		cmp := manifest.Compare(a, b)
 		out := diffJSON{A: a.ID, B: b.ID, Changes: []changeJSON{},

@@ -52,10 +52,13 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, err
 	}
 	shown := gitstore.RedactURL(url)
-	if err := t.AddRemote(ctx, "origin", absLocal(url), fetchRefspecs("origin")); err != nil {
+	fetchURL, err := t.AddRemoteURL(ctx, "origin", absLocal(url), fetchRefspecs("origin"))
+	if err != nil {
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
-	refs, err := recognize(ctx, g, t, "origin", "clone "+shown)
+	// The store is empty: any main is new, so it is read alone while the
+	// refs are listed.
+	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true)
 	if err != nil {
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
@@ -76,7 +79,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if err == nil {
 			break
 		}
-		again, lerr := recognize(ctx, g, t, "origin", "clone "+shown)
+		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false)
 		if attempt >= 2 || lerr != nil || sameRefs(again, refs) {
 			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
 		}
@@ -124,38 +127,63 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			res.RunConflicts = append(res.RunConflicts, rc)
 		}
 	}
-	onJournal := map[gitstore.OID]bool{}
 	verified := verifiedSet{}
 	var journalKept []RunRef // the other side of same-id conflicts, from the journal
-	// git lists the journal while the manifests the refs name are checked
+	// The journal is checked while the manifests the refs name are checked
 	// (both cores busy); the journal's own failures are still reported
-	// first, and the manifests only it records are checked after it.
-	var commits []gitstore.RevListCommit
-	var revErr error
-	revDone := make(chan struct{})
+	// first, and the manifests only it records are checked after it. The
+	// journal goroutine reads through its own handle and records what it
+	// verified in its own set (merged after): it shares no map the manifest
+	// workers touch. The store had no journal, so every commit reachable
+	// from main is new: the walk needs no `git rev-list` of it.
+	ids := sortedOIDs(manifests)
+	var journalFailures []string
+	var records []RunRef
+	journalVerified := verifiedSet{}
+	journalDone := make(chan struct{})
 	if local.main != "" {
+		jr := gitstore.Store(g)
+		if h, ok, err := gitstore.NewReader(g); err == nil && ok {
+			jr = h
+			defer h.Close()
+		}
 		go func() {
-			defer close(revDone)
-			commits, revErr = t.RevList(ctx, []gitstore.OID{local.main}, nil)
+			defer close(journalDone)
+			journalFailures, records = checkJournalWhere(jr, local.main, func(gitstore.OID) bool { return true }, manifests, journalVerified)
 		}()
 	} else {
-		close(revDone)
+		close(journalDone)
 	}
-	early := verifyManifests(g, sortedOIDs(manifests), verified, opts)
-	<-revDone
+	early := verifyManifests(g, ids, verified, opts)
+	<-journalDone
+	for k, v := range journalVerified {
+		verified[k] = v
+	}
+	onJournal := map[gitstore.OID]bool{}
 	if local.main != "" {
 		res.Journal = "adopted"
-		if revErr != nil {
-			return nil, revErr
-		}
-		for _, c := range commits {
-			onJournal[c.ID] = true
-		}
-		failures, records := checkJournal(g, local.main, commits, manifests, verified)
-		if len(failures) > 0 {
-			return nil, unverified(failures)
+		if len(journalFailures) > 0 {
+			return nil, unverified(journalFailures)
 		}
 		journalKept = journalConflicts(records, local.runs, local.named(), local.conflicts)
+		// A manifest a `record run` commit records is reachable from main.
+		// Whether another one named by a ref is (by some other path) is
+		// git's answer, asked only when there is one.
+		for _, r := range records {
+			onJournal[gitstore.OID(r.Manifest)] = true
+		}
+		for m := range name {
+			if !onJournal[m] {
+				commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range commits {
+					onJournal[c.ID] = true
+				}
+				break
+			}
+		}
 	}
 	var obs, tags []gitstore.OID
 	for _, key := range sortedKeys(local.resources) {

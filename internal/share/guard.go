@@ -51,12 +51,36 @@ func hostReviewRef(name string) bool {
 //     remote holds nothing else of readproof's, the tip alone is fetched
 //     into a temporary repository to look at it.
 //
-// It returns the remote's shared refs. what names the operation in errors
-// ("pull origin").
-func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, what string) ([]gitstore.Ref, error) {
-	all, err := t.LsRemote(ctx, remote)
+// It returns the remote's shared refs and the ref its HEAD names (the same
+// listing; "" when none). what names the operation in errors ("pull
+// origin"). url is the URL git fetches from for remote (RemoteFetchURL),
+// or "" when not known yet: it is asked for only when the journal's tip
+// has to be probed.
+//
+// eager (a clone into an empty store, where any main is new) reads main
+// alone while the refs are listed, when url is known: the read goes to its
+// own scratch repository, so nothing reaches the store whatever the listing
+// then says; a failed early read is made again after the listing, as
+// without eager.
+func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, url, what string, eager bool) ([]gitstore.Ref, string, error) {
+	var early func() ([]byte, error)
+	if eager && url != "" {
+		pctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		var raw []byte
+		var perr error
+		go func() {
+			defer close(done)
+			raw, perr = t.ProbeCommitAt(pctx, url, store.JournalRef)
+		}()
+		// the probe ends (its scratch repository removed) before recognize
+		// returns
+		defer func() { cancel(); <-done }()
+		early = func() ([]byte, error) { <-done; return raw, perr }
+	}
+	all, head, err := t.LsRemoteHead(ctx, remote)
 	if err != nil {
-		return nil, hint.With(fmt.Errorf("%s: %w", what, err),
+		return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
 			"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 	}
 	var foreign []string
@@ -75,14 +99,14 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		}
 	}
 	if len(foreign) > 0 {
-		return nil, notStore(remote, what, fmt.Sprintf("it has refs outside readproof's namespaces: %s", summarize(foreign, 3)))
+		return nil, "", notStore(remote, what, fmt.Sprintf("it has refs outside readproof's namespaces: %s", summarize(foreign, 3)))
 	}
 	if main == "" {
-		return shared, nil
+		return shared, head, nil
 	}
 	var why error
 	if ok, err := g.Has(main); err != nil {
-		return nil, err
+		return nil, "", err
 	} else if ok {
 		c, err := g.Commit(main)
 		if err != nil {
@@ -95,17 +119,29 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		// scratch repository) before fetching anything into the store, even
 		// when readproof refs sit beside it, so a project's history never
 		// reaches the store.
-		raw, err := t.ProbeCommit(ctx, remote, store.JournalRef)
+		var raw []byte
+		if early != nil {
+			raw, err = early()
+		}
+		if early == nil || err != nil {
+			if url == "" {
+				if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
+					return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
+						"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+				}
+			}
+			raw, err = t.ProbeCommitAt(ctx, url, store.JournalRef)
+		}
 		if err != nil {
-			return nil, hint.With(fmt.Errorf("%s: %w", what, err),
+			return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
 				"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 		}
 		why = journalShape(parseRawCommit(raw))
 	}
 	if why != nil {
-		return nil, notStore(remote, what, fmt.Sprintf("its main (%s) is not a readproof journal: %v", main, why))
+		return nil, "", notStore(remote, what, fmt.Sprintf("its main (%s) is not a readproof journal: %v", main, why))
 	}
-	return shared, nil
+	return shared, head, nil
 }
 
 func notStore(remote, what, why string) error {
@@ -159,8 +195,12 @@ func truncateLine(s string) string {
 // HEAD names another branch, or one the remote lacks: a plain `git clone`
 // of it would then not check out the journal. git lists HEAD only when it
 // names an existing ref, so "no HEAD listed" counts as another branch.
-func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain bool) []string {
-	if !hasMain {
+// listed is what HEAD named in the listing made before the push: main
+// there needs no second question (a push does not move HEAD); anything
+// else is asked again, since HEAD may name main only now that the push
+// created it.
+func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain bool, listed string) []string {
+	if !hasMain || listed == store.JournalRef {
 		return []string{}
 	}
 	head, err := t.RemoteHead(ctx, remote)
@@ -188,6 +228,14 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 	for _, c := range commits {
 		isNew[c.ID] = true
 	}
+	return checkJournalWhere(g, tip, func(id gitstore.OID) bool { return isNew[id] }, manifests, verified)
+}
+
+// checkJournalWhere is checkJournal with the new commits given as a
+// predicate: a clone, whose store has no journal yet, passes one that holds
+// for every commit (everything reachable from tip is new), which is what
+// checkJournal does with the whole `git rev-list` of tip, without listing it.
+func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.OID) bool, manifests map[gitstore.OID]bool, verified verifiedSet) (failures []string, records []RunRef) {
 	fail := func(id gitstore.OID, format string, args ...any) {
 		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
 	}
@@ -208,10 +256,10 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 	for len(stack) > 0 {
 		id := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if !isNew[id] {
+		if !isNew(id) {
 			continue // known: reachable from the local journal
 		}
-		cm, err := g.Commit(id)
+		cm, err := commitFields(g, id) // tree, parents and message are all this reads
 		if err != nil {
 			fail(id, "%v", err)
 			continue

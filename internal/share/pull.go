@@ -204,7 +204,10 @@ func restoreRefs(g gitstore.Store, prefix string, before []gitstore.Ref) error {
 }
 
 // connect checks the remote's name and URL and reads its shared refs (one
-// ls-remote round trip, no object transfer).
+// ls-remote round trip, no object transfer). The URL is resolved once, by
+// the question that proves the remote is configured: the push URLs for a
+// push or a proposal (send pushes to them), the fetch URL otherwise
+// (recognize probes it).
 func connect(ctx context.Context, g gitstore.Store, remote string, opts Options, verb string) (*gitstore.Transport, *state, error) {
 	if err := gitstore.CheckRemoteName(remote); err != nil {
 		return nil, nil, err
@@ -213,15 +216,26 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := t.RemoteURL(ctx, remote); err != nil {
+	var url string
+	var pushURLs []string
+	var pushErr error
+	if verb == "push" || verb == "propose" {
+		if pushURLs, pushErr = t.PushURLs(ctx, remote); pushErr != nil {
+			// as before: a remote missing from the configuration fails
+			// here; any other failure to name a push URL fails in send
+			if _, err := t.RemoteURL(ctx, remote); err != nil {
+				return nil, nil, remoteHint(err, remote)
+			}
+		}
+	} else if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
 		return nil, nil, remoteHint(err, remote)
 	}
-	refs, err := recognize(ctx, g, t, remote, verb+" "+remote)
+	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	st := stateFromRefs(refs)
-	st.listed = refs
+	st.listed, st.head, st.pushURLs, st.pushErr = refs, head, pushURLs, pushErr
 	return t, st, nil
 }
 

@@ -64,13 +64,13 @@ func push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	res := p.res
 	if len(immutable)+len(moving) == 0 {
 		res.UpToDate = len(res.Skipped) == 0 && len(res.Conflicts) == 0
-		res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, rem.main != "")...)
+		res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, rem.main != "", rem.head)...)
 		return res, nil
 	}
-	if err := send(ctx, t, remote, immutable, moving, opts); err != nil {
+	if err := send(ctx, t, rem, remote, immutable, moving, opts); err != nil {
 		return nil, err
 	}
-	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "")...)
+	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "", rem.head)...)
 	return res, nil
 }
 
@@ -235,14 +235,18 @@ func (p *pusher) tagSpecs() (specs []string, skipped bool, err error) {
 // large for one command line goes in batches, immutable run refs first and
 // the journal last, each batch atomic and every ref always naming complete
 // objects.
-func send(ctx context.Context, t *gitstore.Transport, remote string, immutable, moving []string, opts Options) error {
+func send(ctx context.Context, t *gitstore.Transport, rem *state, remote string, immutable, moving []string, opts Options) error {
 	batches := [][]string{append(append([]string{}, immutable...), moving...)}
 	if len(batches[0]) > maxRefspecsPerPush {
 		batches = append(chunk(immutable, maxRefspecsPerPush), chunk(moving, maxRefspecsPerPush)...)
 	}
 	// Push to the URL rather than the remote's name: git would otherwise
 	// rewrite a tracking ref per pushed ref, which costs more than the push.
-	urls, err := t.PushURLs(ctx, remote)
+	// connect asked for them already
+	urls, err := rem.pushURLs, rem.pushErr
+	if urls == nil && err == nil {
+		urls, err = t.PushURLs(ctx, remote)
+	}
 	if err != nil {
 		return err
 	}

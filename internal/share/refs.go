@@ -56,6 +56,11 @@ type state struct {
 	main      gitstore.OID
 	proposals []proposalRef  // a remote's proposal branches (ls-remote only)
 	listed    []gitstore.Ref // a remote's shared refs as listed (ls-remote only)
+	head      string         // the ref a remote's HEAD named in the listing
+	// a remote's push URLs (connect for a push: send pushes to them), or
+	// the error naming them gave
+	pushURLs []string
+	pushErr  error
 }
 
 func newState() *state {

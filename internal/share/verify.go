@@ -60,11 +60,16 @@ func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error
 // many manifests deliver it, and each manifest's record is still compared
 // with what the bytes hash to.
 func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) (*manifest.Manifest, error) {
-	c, err := g.Commit(id)
+	c, err := commitFields(g, id) // the tree is all this needs
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
-	blob, err := gitstore.FileAt(g, c.Tree, "manifest.json")
+	// Each tree of the manifest is read and decoded once, however many
+	// entries look a file up in it (FileAt reads the root tree per call).
+	// Subtrees, which manifests recording the same documents share, are
+	// read once per verification (facts).
+	trees := &treeMemo{Reader: g, trees: map[gitstore.OID][]gitstore.TreeEntry{}, root: c.Tree, facts: facts}
+	blob, err := gitstore.FileAt(trees, c.Tree, "manifest.json")
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: no manifest.json: %w", id, err)
 	}
@@ -82,7 +87,7 @@ func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) 
 			return m, fmt.Errorf("manifest %s (run %s) entry %d %s: %w", id, m.RunID, e.Position, e.URI, err)
 		}
 		if e.File != "" {
-			inTree, err := gitstore.FileAt(g, c.Tree, e.File)
+			inTree, err := gitstore.FileAt(trees, c.Tree, e.File)
 			if err != nil {
 				return m, fmt.Errorf("manifest %s (run %s) entry %d %s: file %s: %w", id, m.RunID, e.Position, e.URI, e.File, err)
 			}
@@ -92,6 +97,39 @@ func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) 
 		}
 	}
 	return m, nil
+}
+
+// treeMemo is a Reader that keeps the trees it read: the same entries, in
+// the same order, as a second read would return; a failed read is not kept
+// (it fails again, with the same error). Not safe for concurrent use.
+// Trees below root are looked up in facts first (when not nil), shared by
+// every manifest of one verification: a tree id names its bytes, which the
+// reader checked against the id when it first read them.
+type treeMemo struct {
+	gitstore.Reader
+	trees map[gitstore.OID][]gitstore.TreeEntry
+	root  gitstore.OID
+	facts *snapshotFacts
+}
+
+func (m *treeMemo) Tree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
+	if t, ok := m.trees[id]; ok {
+		return t, nil
+	}
+	if id != m.root && m.facts != nil {
+		if t, ok := m.facts.tree(id); ok {
+			m.trees[id] = t
+			return t, nil
+		}
+	}
+	t, err := m.Reader.Tree(id)
+	if err == nil {
+		m.trees[id] = t
+		if id != m.root && m.facts != nil {
+			m.facts.keepTree(id, t)
+		}
+	}
+	return t, err
 }
 
 // observationAt reads observation.json of a resource chain commit.

@@ -78,10 +78,33 @@ func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet,
 }
 
 // snapshotFacts remembers what each snapshot blob read so far hashes to
-// and how long it is. Safe for concurrent use.
+// and how long it is, and the entries of the subtrees read so far (up to
+// maxSharedTrees of them). Safe for concurrent use.
 type snapshotFacts struct {
-	mu sync.Mutex
-	m  map[string]snapshotFact
+	mu    sync.Mutex
+	m     map[string]snapshotFact
+	trees map[gitstore.OID][]gitstore.TreeEntry
+}
+
+// maxSharedTrees bounds the subtrees one verification keeps (a few MB).
+const maxSharedTrees = 1 << 14
+
+func (f *snapshotFacts) tree(id gitstore.OID) ([]gitstore.TreeEntry, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.trees[id]
+	return t, ok
+}
+
+func (f *snapshotFacts) keepTree(id gitstore.OID, t []gitstore.TreeEntry) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.trees == nil {
+		f.trees = map[gitstore.OID][]gitstore.TreeEntry{}
+	}
+	if len(f.trees) < maxSharedTrees {
+		f.trees[id] = t
+	}
 }
 
 type snapshotFact struct {

@@ -15,11 +15,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hiddeco/sshsig"
 
+	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -82,15 +87,18 @@ type EvidenceVerifyOptions struct {
 }
 
 // ctxReplayer is the store as an evidence.Replayer whose replay stops when
-// ctx ends and reports progress.
+// ctx ends and reports progress. It keeps the manifest it replayed, for
+// the store checks that follow.
 type ctxReplayer struct {
 	s        *Store
 	ctx      context.Context
 	progress func(done, total int)
+	manifest *manifest.Manifest
+	sum      string // SHA-256 (hex) of manifest's manifest.json
 }
 
-func (r ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return r.s.replayHashes(r.ctx, manifestID, r.progress)
+func (r *ctxReplayer) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
+	return r.s.replayHashes(r.ctx, manifestID, r.progress, r)
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -122,14 +130,23 @@ type evidenceVerdicts struct {
 // manifest) from the store's own objects with Replay and returns each
 // entry's URI and the hash of the bytes the store gave back.
 func (s *Store) ReplayHashes(manifestID string) ([]evidence.ReplayEntry, error) {
-	return s.replayHashes(context.Background(), manifestID, nil)
+	return s.replayHashes(context.Background(), manifestID, nil, nil)
 }
 
-func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int)) ([]evidence.ReplayEntry, error) {
+// replayHashes is ReplayHashes; it keeps the manifest it read, and the hash
+// of its manifest.json, in keep when keep is not nil.
+func (s *Store) replayHashes(ctx context.Context, manifestID string, progress func(done, total int), keep *ctxReplayer) ([]evidence.ReplayEntry, error) {
 	if !identity.IsObjectID(manifestID) {
 		return nil, fmt.Errorf("manifest id %q is not a 40-hex manifest commit id", manifestID)
 	}
-	res, err := s.ReplayContext(ctx, manifestID, progress)
+	m, sum, err := s.manifestWithSum(manifestID)
+	if err != nil {
+		return nil, err
+	}
+	if keep != nil {
+		keep.manifest, keep.sum = m, sum
+	}
+	res, err := s.ReplayManifestContext(ctx, m, progress)
 	if res == nil {
 		return nil, err
 	}
@@ -144,13 +161,39 @@ func (s *Store) replayHashes(ctx context.Context, manifestID string, progress fu
 	return out, nil
 }
 
+// manifestWithSum is Manifest(target) that also returns the SHA-256 (hex)
+// of the manifest.json bytes it decoded, for the callers that record or
+// check that hash (git.manifest_sha256) without reading the blob again. Its
+// errors are Manifest's (TestManifestWithSum).
+func (s *Store) manifestWithSum(target string) (*manifest.Manifest, string, error) {
+	id, err := s.ManifestID(target)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := s.git.Commit(id)
+	if err != nil {
+		return nil, "", fmt.Errorf("manifest %s: %w", id, err)
+	}
+	data, err := s.readFile(c, "manifest.json")
+	if err != nil {
+		return nil, "", hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("manifest %s: %w", id, err)
+	}
+	m.ID = string(id)
+	sum := sha256.Sum256(data)
+	return m, hex.EncodeToString(sum[:]), nil
+}
+
 // EvidenceInput gathers everything evidence.Build needs for a run or
 // manifest: the entries with their provenance (and bytes, WithContent), the
 // redacted resource definitions in force, an export-time replay, the git
 // facts of the manifest commit, and the run's proof-of-read verdicts and
 // receipt summary when the store holds any.
 func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.Input, error) {
-	m, err := s.Manifest(target)
+	m, sum, err := s.manifestWithSum(target)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +222,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	go func() {
 		var x extras
 		if x.resources, x.err = s.evidenceResources(m); x.err == nil {
-			if x.git, x.err = s.evidenceGit(m, opts.StoreHint); x.err == nil {
+			if x.git, x.err = s.evidenceGit(m, opts.StoreHint, sum); x.err == nil {
 				if x.verdicts, x.err = s.evidenceVerdicts(m); x.err == nil {
 					x.receipts, x.bad, x.err = s.RunReceiptsChecked(m.RunID)
 				}
@@ -220,6 +263,9 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		if opts.WithContent {
 			if replay != nil && i < len(replay.Entries) && replay.Entries[i].Content != nil {
 				en.Content = replay.Entries[i].Content
+				// the replay hashed these very bytes and found the
+				// recorded hash: Build need not hash them again
+				en.ContentVerified = replay.Entries[i].Match && replay.Entries[i].Actual == e.ContentHash
 			} else if en.Content, err = s.Content(e.Snapshot); err != nil {
 				<-done
 				return nil, hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
@@ -248,21 +294,14 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 }
 
 // ExportEvidence builds and encodes the evidence statement of a run or
-// manifest: the exact bytes to write or sign.
+// manifest: the exact bytes to write or sign, and the statement without
+// its entries' content_b64 (evidence.Export).
 func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *evidence.Statement, error) {
 	in, err := s.EvidenceInput(target, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := evidence.Build(*in)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := evidence.Marshal(st)
-	if err != nil {
-		return nil, nil, err
-	}
-	return data, st, nil
+	return evidence.Export(*in)
 }
 
 // evidenceResources lists one redacted definition per URI of m: the
@@ -270,6 +309,12 @@ func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *ev
 // definition in force when it was read), else the current policy's; a URI
 // the policy no longer declares is marked missing.
 func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, error) {
+	return s.evidenceResourcesOn(m, runtime.GOMAXPROCS(0))
+}
+
+// evidenceResourcesOn is evidenceResources reading through up to readers
+// handles on the repository at once.
+func (s *Store) evidenceResourcesOn(m *manifest.Manifest, readers int) ([]evidence.Resource, error) {
 	last := map[string]*manifest.Entry{}
 	var order []string
 	for i := range m.Entries {
@@ -283,23 +328,26 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 	if err != nil {
 		return nil, err
 	}
-	out := make([]evidence.Resource, 0, len(order))
-	for _, raw := range order {
+	out := make([]evidence.Resource, len(order))
+	errs := make([]error, len(order))
+	// one fills out[i] reading through t.
+	one := func(t *Store, i int) error {
+		raw := order[i]
 		u, err := identity.ParseURI(raw)
 		if err != nil {
-			return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
+			return fmt.Errorf("manifest %s: %w", m.ID, err)
 		}
 		r := evidence.Resource{URI: u.String(), Namespace: u.Namespace, Path: u.Path}
 		res, ok := pol.Lookup(u)
 		if !ok {
 			r.Missing = true
-			out = append(out, r)
-			continue
+			out[i] = r
+			return nil
 		}
 		cur := DefinitionOf(res)
-		def, err := s.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot, &cur)
+		def, err := t.definitionAt(u, last[raw].ObservedAt, last[raw].Snapshot, &cur)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if def == nil {
 			d := DefinitionOf(res)
@@ -309,7 +357,44 @@ func (s *Store) evidenceResources(m *manifest.Manifest) ([]evidence.Resource, er
 		r.Config = specConfig(def)
 		r.Strategy = def.Policy.Strategy
 		r.MaxAgeSeconds = def.Policy.MaxAgeSeconds
-		out = append(out, r)
+		out[i] = r
+		return nil
+	}
+	// Each definition is a few object reads. Many resources are shared
+	// between this store and a second reader of the same repository (a
+	// store serializes its reads), taken in turns; the first error in the
+	// manifest's order is the one reported, as one at a time reports it:
+	// every resource before a failing one is still resolved.
+	stores := []*Store{s}
+	if len(order) >= 64 && readers > 1 {
+		if h, ok, err := gitstore.NewReader(s.git); err == nil && ok {
+			defer h.Close()
+			stores = append(stores, &Store{git: h, policy: s.policy, opts: s.opts})
+		}
+	}
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for _, t := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(order) {
+					return
+				}
+				if errs[i] = one(t, i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -405,10 +490,13 @@ func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string, curre
 // specConfig is a source's configuration as the v0.3 format shapes it:
 // {"<kind>": {field: value, ...}} without the type and empty fields.
 func specConfig(d *Definition) map[string]any {
-	data, err := json.Marshal(d.Source)
-	fields := map[string]any{}
-	if err == nil {
-		_ = json.Unmarshal(data, &fields)
+	fields, ok := specFields(d.Source)
+	if !ok {
+		data, err := json.Marshal(d.Source)
+		fields = map[string]any{}
+		if err == nil {
+			_ = json.Unmarshal(data, &fields)
+		}
 	}
 	delete(fields, "type")
 	kind := d.Source.Type
@@ -418,9 +506,48 @@ func specConfig(d *Definition) map[string]any {
 	return map[string]any{kind: fields}
 }
 
+// specFields is the JSON round trip of sp (json.Marshal, then Unmarshal
+// into a map) without the encoding: the non-empty fields by their JSON
+// names, the header maps as map[string]any. ok is false when a string is
+// not valid UTF-8 (the round trip would replace bytes); the caller then
+// makes the round trip. TestSpecFieldsRoundTrip holds the two equal and
+// fails when Spec gains a field.
+func specFields(sp adapters.Spec) (map[string]any, bool) {
+	fields := map[string]any{"type": sp.Type}
+	ok := utf8.ValidString(sp.Type)
+	str := func(name, v string) {
+		if v != "" {
+			fields[name] = v
+			ok = ok && utf8.ValidString(v)
+		}
+	}
+	strMap := func(name string, m map[string]string) {
+		if len(m) == 0 {
+			return
+		}
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			out[k] = v
+			ok = ok && utf8.ValidString(k) && utf8.ValidString(v)
+		}
+		fields[name] = out
+	}
+	str("path", sp.Path)
+	str("url", sp.URL)
+	strMap("headers", sp.Headers)
+	strMap("public_headers", sp.PublicHeaders)
+	str("owner", sp.Owner)
+	str("repo", sp.Repo)
+	str("ref", sp.Ref)
+	str("api_base", sp.APIBase)
+	str("token_env", sp.TokenEnv)
+	return fields, ok
+}
+
 // evidenceGit records the manifest commit: its tree, run ref, the hash of
 // manifest.json and the fingerprint of the key that signed it, if any.
-func (s *Store) evidenceGit(m *manifest.Manifest, storeHint string) (*evidence.GitInfo, error) {
+// sum is the SHA-256 (hex) of the manifest.json m was decoded from.
+func (s *Store) evidenceGit(m *manifest.Manifest, storeHint, sum string) (*evidence.GitInfo, error) {
 	id := gitstore.OID(m.ID)
 	c, err := s.git.Commit(id)
 	if err != nil {
@@ -432,12 +559,7 @@ func (s *Store) evidenceGit(m *manifest.Manifest, storeHint string) (*evidence.G
 	} else if tip == id {
 		g.RunRef = runRef(m.RunID)
 	}
-	data, err := s.readFile(c, "manifest.json")
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", m.ID, err)
-	}
-	sum := sha256.Sum256(data)
-	g.ManifestSHA256 = hex.EncodeToString(sum[:])
+	g.ManifestSHA256 = sum
 	if c.Signature != "" {
 		// A signature that does not verify is left out: the bundle still
 		// records the manifest, and the store check reports the signature.
@@ -611,7 +733,7 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 // the bundle carries them). The error is for a verification that could not
 // run; a bundle that fails is a report with failing checks.
 func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidence.Report, error) {
-	replayer := ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
+	replayer := &ctxReplayer{s: s, ctx: orBackground(opts.Context), progress: opts.Progress}
 	rep, err := evidence.Verify(data, evidence.VerifyOptions{Store: replayer, TrustedKeys: opts.TrustedKeys, RequireSignature: opts.RequireSignature})
 	if err == nil {
 		err = replayer.ctx.Err()
@@ -623,14 +745,16 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	if !identity.IsObjectID(p.ManifestID) {
 		return rep, nil // store_replay_count already failed: nothing to compare with
 	}
-	m, err := s.ManifestAt(gitstore.OID(p.ManifestID))
-	if err != nil {
-		return rep, nil // as above
+	m, sum := replayer.manifest, replayer.sum // read by the replay, when it could read it
+	if m == nil || m.ID != p.ManifestID {
+		if m, sum, err = s.manifestWithSum(p.ManifestID); err != nil {
+			return rep, nil // as above
+		}
 	}
 	add := func(name string, ok bool, format string, args ...any) {
 		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
-	if detail, ok := s.compareManifest(p, m); ok {
+	if detail, ok := s.compareManifest(p, m, sum); ok {
 		add(CheckStoreManifest, true, "%s", detail)
 	} else {
 		add(CheckStoreManifest, false, "%s", detail)
@@ -655,8 +779,9 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 type addCheck func(name string, ok bool, format string, args ...any)
 
 // compareManifest compares what the Merkle root does not cover with the
-// manifest as stored.
-func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest) (string, bool) {
+// manifest as stored; sum is the SHA-256 (hex) of the manifest.json m was
+// decoded from.
+func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum string) (string, bool) {
 	if p.RunID != m.RunID {
 		return fmt.Sprintf("run_id %q, the store's manifest is of run %q", p.RunID, m.RunID), false
 	}
@@ -672,12 +797,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest) (st
 			return fmt.Sprintf("git.tree %q, the manifest commit's tree is %s", g.Tree, c.Tree), false
 		}
 		if g.ManifestSHA256 != "" {
-			data, err := s.readFile(c, "manifest.json")
-			if err != nil {
-				return fmt.Sprintf("reading manifest.json of %s: %v", m.ID, err), false
-			}
-			sum := sha256.Sum256(data)
-			if hex.EncodeToString(sum[:]) != g.ManifestSHA256 {
+			if sum != g.ManifestSHA256 {
 				return fmt.Sprintf("git.manifest_sha256 %q is not the hash of the stored manifest.json", g.ManifestSHA256), false
 			}
 		}

@@ -2,9 +2,7 @@ package store
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,45 +16,12 @@ import (
 // CheckLooseObject checks git's own integrity of the loose object file of
 // id, as `git fsck` does: the whole zlib stream decompresses and its
 // Adler-32 checksum matches, nothing follows it, and the SHA-1 of the
-// decompressed object is id. Reading an object through the repository
-// stops at the end of its content and so never sees a flipped checksum
-// byte. An object that is not loose (packed, or missing) gives nil; errors
-// wrap gitstore.ErrCorrupt, or are I/O errors.
+// decompressed object is id (gitstore.CheckLooseObject). Reading an object
+// through the repository stops at the end of its content and so never sees
+// a flipped checksum byte. An object that is not loose (packed, or
+// missing) gives nil; errors wrap gitstore.ErrCorrupt, or are I/O errors.
 func (s *Store) CheckLooseObject(id gitstore.OID) error {
-	if len(id) != 40 {
-		return nil
-	}
-	path := filepath.Join(s.Path(), "objects", string(id[:2]), string(id[2:]))
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return checkLooseBytes(id, raw)
-}
-
-func checkLooseBytes(id gitstore.OID, raw []byte) error {
-	br := bytes.NewReader(raw)
-	zr, err := zlib.NewReader(br)
-	if err != nil {
-		return fmt.Errorf("loose object %s: %w: %v", id, gitstore.ErrCorrupt, err)
-	}
-	h := sha1.New()
-	if _, err := io.Copy(h, zr); err != nil {
-		return fmt.Errorf("loose object %s: %w: %v (git fsck reports the same)", id, gitstore.ErrCorrupt, err)
-	}
-	if err := zr.Close(); err != nil {
-		return fmt.Errorf("loose object %s: %w: %v", id, gitstore.ErrCorrupt, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != string(id) {
-		return fmt.Errorf("loose object %s: %w: its content hashes to %s", id, gitstore.ErrCorrupt, got)
-	}
-	if br.Len() > 0 {
-		return fmt.Errorf("loose object %s: %w: %d bytes follow the compressed object", id, gitstore.ErrCorrupt, br.Len())
-	}
-	return nil
+	return gitstore.CheckLooseObject(s.Path(), id)
 }
 
 // CheckPacks checks the trailing SHA-1 of every pack file and pack index

@@ -72,13 +72,15 @@ type Delivery struct {
 }
 
 // pending is a run of observation commits on one resource chain, built but
-// not yet published: old is the tip they were built on, commit the newest.
+// not yet published: old is the tip they were built on, commits the chain
+// built on it, oldest first, commit the newest. It holds ids, not the
+// observations: a run of many documents keeps a few words per resource, and
+// a rebase or a later resolve in the batch reads a commit back.
 type pending struct {
-	ref    string
-	old    gitstore.OID
-	obs    []Observation
-	defs   []*Definition
-	commit gitstore.OID
+	ref     string
+	old     gitstore.OID
+	commits []gitstore.OID
+	commit  gitstore.OID
 }
 
 // batch collects the ref moves of one operation so they are published in one
@@ -168,7 +170,8 @@ func deliveryOf(s *Store, o *Observation, decision, ref string) (*Delivery, erro
 func (s *Store) current(u identity.URI, b *batch) (*Observation, gitstore.OID, error) {
 	if b != nil {
 		if p := b.byRef[resourceRef(u)]; p != nil {
-			return &p.obs[len(p.obs)-1], p.commit, nil
+			o, err := s.observationAt(p.commit)
+			return o, p.commit, err
 		}
 	}
 	tip, err := s.ref(resourceRef(u))
@@ -319,8 +322,7 @@ func (s *Store) stage(b *batch, ref string, obs Observation, def *Definition) (*
 	if err != nil {
 		return nil, err
 	}
-	p.obs = append(p.obs, obs)
-	p.defs = append(p.defs, def)
+	p.commits = append(p.commits, id)
 	p.commit = id
 	return p, nil
 }
@@ -365,7 +367,9 @@ func (s *Store) buildObservation(obs Observation, def *Definition, parent gitsto
 }
 
 // rebase rebuilds pending observations on the ref's current tip after a
-// conflict. Observations only accumulate, so any tip is a valid parent.
+// conflict. Observations only accumulate, so any tip is a valid parent. Each
+// commit is the one buildObservation made, with the new parent: the same
+// tree, signatures and message, read back from the store.
 func (s *Store) rebase(p *pending) error {
 	tip, err := s.ref(p.ref)
 	if err != nil {
@@ -373,12 +377,19 @@ func (s *Store) rebase(p *pending) error {
 	}
 	p.old = tip
 	parent := tip
-	for i := range p.obs {
-		id, err := s.buildObservation(p.obs[i], p.defs[i], parent)
+	for i, id := range p.commits {
+		c, err := s.git.Commit(id)
 		if err != nil {
+			return fmt.Errorf("rebase %s: %w", p.ref, err)
+		}
+		c.Parents = nil
+		if parent != "" {
+			c.Parents = []gitstore.OID{parent}
+		}
+		if parent, err = s.git.PutCommit(c); err != nil {
 			return err
 		}
-		parent = id
+		p.commits[i] = parent
 	}
 	p.commit = parent
 	return nil

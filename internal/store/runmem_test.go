@@ -18,10 +18,8 @@ func TestRunOnceProgressHoldsNoContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range ds {
-		if d.Content != nil {
-			t.Fatalf("%s: delivery holds %d bytes of content", d.URI, len(d.Content))
-		}
+	if ds != nil {
+		t.Fatalf("RunOnceProgress returned %d deliveries; it keeps the manifest entries only", len(ds))
 	}
 	m2, ds2, err := f.s.RunOnce(ctx, "full", uris)
 	if err != nil {

@@ -215,9 +215,9 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 }
 
 // RunOnceProgress is RunOnce reporting each document resolved to progress
-// as (done, total). The deliveries it returns carry no Content: a run of
-// many documents holds each document's record, not its bytes, once the
-// document is stored.
+// as (done, total). It returns no deliveries: a run of many documents holds
+// each document's record (the manifest entry), not its bytes nor a second
+// copy of the record, once the document is stored.
 func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, []*Delivery, error) {
 	return s.runOnce(ctx, runID, refs, progress, false)
 }
@@ -239,7 +239,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
-	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: []manifest.Entry{}}
+	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: make([]manifest.Entry, 0, len(refs))}
 	for i, r := range refs {
 		if progress != nil {
 			progress(i, len(refs))
@@ -249,10 +249,9 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 			return nil, nil, err
 		}
 		d.Position = i
-		if !keepContent {
-			d.Content = nil
+		if keepContent {
+			ds = append(ds, d)
 		}
-		ds = append(ds, d)
 		m.Entries = append(m.Entries, d.Entry)
 	}
 	if progress != nil {
@@ -413,111 +412,6 @@ func (s *Store) ManifestAt(id gitstore.OID) (*manifest.Manifest, error) {
 // Content returns a snapshot's bytes.
 func (s *Store) Content(snapshot string) ([]byte, error) {
 	return s.git.Blob(gitstore.OID(snapshot))
-}
-
-// ReplayEntry is the outcome of re-reading one entry from the store.
-type ReplayEntry struct {
-	Position int    `json:"position"`
-	URI      string `json:"uri"`
-	Ref      string `json:"ref,omitempty"`
-	Expected string `json:"expected_hash"`
-	Actual   string `json:"actual_hash,omitempty"`
-	Match    bool   `json:"match"`
-	Error    string `json:"error,omitempty"`
-	Content  []byte `json:"-"`
-}
-
-// ReplayResult is the outcome of Replay.
-type ReplayResult struct {
-	Manifest *manifest.Manifest `json:"-"`
-	Entries  []ReplayEntry      `json:"entries"`
-	AllMatch bool               `json:"all_match"`
-	Matched  int                `json:"matched"`
-}
-
-// Replay rebuilds a manifest's bytes from the store alone and re-hashes
-// every entry. A missing or altered object is a mismatch, never an error of
-// the call: the result says which entries failed. It returns ErrMismatch
-// (wrapped) when any entry fails.
-func (s *Store) Replay(target string) (*ReplayResult, error) {
-	return s.ReplayContext(context.Background(), target, nil)
-}
-
-// ReplayContext is Replay that stops with ctx's error (and no result) when
-// ctx ends, checked before each entry, and reports each entry done to
-// progress (nil: none) as (done, total).
-func (s *Store) ReplayContext(ctx context.Context, target string, progress func(done, total int)) (*ReplayResult, error) {
-	m, err := s.Manifest(target)
-	if err != nil {
-		return nil, err
-	}
-	return s.ReplayManifestContext(ctx, m, progress)
-}
-
-// ReplayManifest is Replay for a manifest already read with Manifest.
-func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
-	return s.ReplayManifestContext(context.Background(), m, nil)
-}
-
-// ReplayManifestContext is ReplayManifest with ReplayContext's ctx and
-// progress.
-func (s *Store) ReplayManifestContext(ctx context.Context, m *manifest.Manifest, progress func(done, total int)) (*ReplayResult, error) {
-	c, err := s.git.Commit(gitstore.OID(m.ID))
-	if err != nil {
-		return nil, err
-	}
-	res := &ReplayResult{Manifest: m, AllMatch: true, Entries: []ReplayEntry{}}
-	files := map[string]gitstore.OID{}
-	treeErr := s.listFiles(c.Tree, "", files)
-	for i, e := range m.Entries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if progress != nil {
-			progress(i, len(m.Entries))
-		}
-		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
-		data, err := s.git.Blob(gitstore.OID(e.Snapshot))
-		if err == nil {
-			// git's own checksum of the object file, which reading the
-			// content alone does not reach.
-			err = s.CheckLooseObject(gitstore.OID(e.Snapshot))
-		}
-		if err == nil && e.File != "" {
-			switch inTree, ok := files[e.File]; {
-			case treeErr != nil:
-				err = fmt.Errorf("manifest tree: %w", treeErr)
-			case !ok:
-				err = fmt.Errorf("tree file %s is missing", e.File)
-			case inTree != gitstore.OID(e.Snapshot):
-				err = fmt.Errorf("tree file %s is %s, entry records snapshot %s", e.File, inTree, e.Snapshot)
-			}
-		}
-		if err != nil {
-			r.Error = err.Error()
-		} else {
-			r.Actual = contentHash(data)
-			r.Content = data
-			r.Match = r.Actual == e.ContentHash && int64(len(data)) == e.Bytes
-			if r.Actual == e.ContentHash && !r.Match {
-				r.Error = fmt.Sprintf("size %d, entry records %d", len(data), e.Bytes)
-			}
-		}
-		if r.Match {
-			res.Matched++
-		} else {
-			res.AllMatch = false
-		}
-		res.Entries = append(res.Entries, r)
-	}
-	if progress != nil {
-		progress(len(m.Entries), len(m.Entries))
-	}
-	if !res.AllMatch {
-		return res, hint.With(fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch),
-			"the FAIL lines name each entry; `readproof verify --read-data` checks the whole store; restore the objects from a clone (readproof pull) or a backup")
-	}
-	return res, nil
 }
 
 // RunInfo is one run in a listing.

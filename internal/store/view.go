@@ -279,3 +279,13 @@ func (s *Store) BrokenRefs(prefix string) ([]gitstore.BrokenRef, error) {
 	}
 	return gitstore.BrokenRefs(g, prefix)
 }
+
+// objects is the repository to read objects from: the one under the view
+// Open chose (a remoteRefs view maps refs only), so that readers that need
+// the repository itself (gitstore.ReadBlobs) get it.
+func (s *Store) objects() gitstore.Reader {
+	if v, ok := s.git.(remoteRefs); ok {
+		return v.Store
+	}
+	return s.git
+}

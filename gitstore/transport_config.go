@@ -1,0 +1,162 @@
+package gitstore
+
+// Writing a remote's configuration without one git process per key: `git
+// remote add` followed by `git config --unset-all` and one `git config
+// --add` per fetch refspec cost ten processes. AddRemote asks git once
+// whether the name is taken (with git's own scopes and includes) and then
+// appends the section to the repository's config file itself, under git's
+// lock protocol (config.lock, created exclusively, renamed over config), in
+// the bytes those ten commands wrote.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// remoteTaken reports whether AddRemote must refuse name, as the commands
+// it replaces did: remote.<name>.url is set in any configuration scope (what
+// `git config --get` found), or the repository's own configuration (local
+// or worktree scope) sets any remote.<name>.* key, or a legacy remotes/ or
+// branches/ file names it (what makes `git remote add` exit 3).
+//
+// The same git process lists the url.<base>.insteadOf rules: rewrites
+// reports whether there is any, which is when git may fetch from another
+// URL than the one configured.
+func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrites bool, err error) {
+	for _, legacy := range []string{"remotes", "branches"} {
+		if _, err := os.Stat(filepath.Join(t.dir, legacy, name)); err == nil {
+			return true, false, nil
+		}
+	}
+	// remote.<name>.<key>: a subsection "<name>.x" is another remote
+	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.insteadof)$`
+	out, err := t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
+	if exitCode(err) == 1 { // no key matches
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	urlKey := "remote." + name + ".url"
+	// records: scope NUL key [LF value] NUL
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(fields); i += 2 {
+		scope := string(fields[i])
+		key, _, _ := strings.Cut(string(fields[i+1]), "\n")
+		if strings.HasPrefix(key, "url.") && strings.HasSuffix(key, ".insteadof") {
+			rewrites = true
+			continue
+		}
+		rest, ok := strings.CutPrefix(key, "remote."+name+".")
+		if !ok || strings.Contains(rest, ".") {
+			continue
+		}
+		if key == urlKey || scope == "local" || scope == "worktree" {
+			taken = true
+		}
+	}
+	return taken, rewrites, nil
+}
+
+// remoteSection is the text `git remote add --no-tags NAME URL`, `git config
+// --unset-all remote.NAME.fetch` and `git config --add remote.NAME.fetch
+// SPEC` (per spec) append to a config file that has no such remote.
+func remoteSection(name, url string, fetch []string) string {
+	var b strings.Builder
+	b.WriteString("[remote \"" + name + "\"]\n")
+	writeConfigPair(&b, "url", url)
+	writeConfigPair(&b, "tagOpt", "--no-tags")
+	for _, spec := range fetch {
+		writeConfigPair(&b, "fetch", spec)
+	}
+	return b.String()
+}
+
+// writeConfigPair writes "\tkey = value\n" as git's config writer does: the
+// value in double quotes when it starts or ends with a space or holds ';'
+// or '#', with newline, tab, '"' and '\' escaped.
+func writeConfigPair(b *strings.Builder, key, value string) {
+	quote := ""
+	if strings.HasPrefix(value, " ") || strings.HasSuffix(value, " ") || strings.ContainsAny(value, ";#") {
+		quote = `"`
+	}
+	b.WriteString("\t" + key + " = " + quote)
+	for i := 0; i < len(value); i++ {
+		switch c := value[i]; c {
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString(quote + "\n")
+}
+
+// appendConfig appends text to the repository's config file the way git
+// changes it: config.lock is created exclusively (a concurrent `git config`
+// or AddRemote fails instead of losing a change), receives the old content
+// and text, keeps the old file's permissions, is made durable and renamed
+// over config; the directory is synced after.
+func (t *Transport) appendConfig(text string) error {
+	path := filepath.Join(t.dir, "config")
+	mode := fs.FileMode(0o666)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	lock := path + ".lock"
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("could not lock config file %s: %w: another git or readproof process is changing it; try again, or remove %s if none is running", path, err, lock)
+		}
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(lock)
+		}
+	}()
+	// Read under the lock: no other writer's change is lost.
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var buf bytes.Buffer
+	buf.Write(old)
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		buf.WriteByte('\n')
+	}
+	buf.WriteString(text)
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil { // umask narrowed the create
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(lock, path); err != nil {
+		return err
+	}
+	done = true
+	return syncDir(t.dir)
+}

@@ -1,0 +1,137 @@
+package store
+
+// Replaying a run: its bytes rebuilt from the store alone, every hash
+// checked again.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/manifest"
+)
+
+// ReplayEntry is the outcome of re-reading one entry from the store.
+type ReplayEntry struct {
+	Position int    `json:"position"`
+	URI      string `json:"uri"`
+	Ref      string `json:"ref,omitempty"`
+	Expected string `json:"expected_hash"`
+	Actual   string `json:"actual_hash,omitempty"`
+	Match    bool   `json:"match"`
+	Error    string `json:"error,omitempty"`
+	Content  []byte `json:"-"`
+}
+
+// ReplayResult is the outcome of Replay.
+type ReplayResult struct {
+	Manifest *manifest.Manifest `json:"-"`
+	Entries  []ReplayEntry      `json:"entries"`
+	AllMatch bool               `json:"all_match"`
+	Matched  int                `json:"matched"`
+}
+
+// Replay rebuilds a manifest's bytes from the store alone and re-hashes
+// every entry. A missing or altered object is a mismatch, never an error of
+// the call: the result says which entries failed. It returns ErrMismatch
+// (wrapped) when any entry fails.
+func (s *Store) Replay(target string) (*ReplayResult, error) {
+	return s.ReplayContext(context.Background(), target, nil)
+}
+
+// ReplayContext is Replay that stops with ctx's error (and no result) when
+// ctx ends, checked before each entry, and reports each entry done to
+// progress (nil: none) as (done, total).
+func (s *Store) ReplayContext(ctx context.Context, target string, progress func(done, total int)) (*ReplayResult, error) {
+	m, err := s.Manifest(target)
+	if err != nil {
+		return nil, err
+	}
+	return s.ReplayManifestContext(ctx, m, progress)
+}
+
+// ReplayManifest is Replay for a manifest already read with Manifest.
+func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
+	return s.ReplayManifestContext(context.Background(), m, nil)
+}
+
+// ReplayManifestContext is ReplayManifest with ReplayContext's ctx and
+// progress.
+//
+// The blobs are read with gitstore.ReadBlobs, on every core, and each is
+// hashed (SHA-256) on the worker that read it. The SHA-256 the manifest
+// records covers the same bytes as git's SHA-1 of the blob, so the SHA-1
+// is not computed again for each blob (ContentChecked): only bytes whose
+// SHA-256 differs are checked against their id (gitstore.VerifyBlob), so a
+// corrupt object is still reported with the error reading it gives. Loose
+// objects also have their zlib checksum and end checked as git fsck does
+// (CheckLoose), in the same pass.
+func (s *Store) ReplayManifestContext(ctx context.Context, m *manifest.Manifest, progress func(done, total int)) (*ReplayResult, error) {
+	c, err := s.git.Commit(gitstore.OID(m.ID))
+	if err != nil {
+		return nil, err
+	}
+	res := &ReplayResult{Manifest: m, AllMatch: true, Entries: make([]ReplayEntry, 0, len(m.Entries))}
+	files := map[string]gitstore.OID{}
+	treeErr := s.listFiles(c.Tree, "", files)
+	ids := make([]gitstore.OID, len(m.Entries))
+	for i, e := range m.Entries {
+		ids[i] = gitstore.OID(e.Snapshot)
+	}
+	hashes := make([]string, len(ids))
+	opts := gitstore.BlobsOptions{
+		ContentChecked: true,
+		CheckLoose:     true,
+		OnRead:         func(i int, data []byte) { hashes[i] = contentHash(data) },
+	}
+	err = gitstore.ReadBlobs(ctx, s.objects(), ids, opts, func(i int, data []byte, err error) error {
+		if progress != nil {
+			progress(i, len(m.Entries))
+		}
+		e := m.Entries[i]
+		r := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Expected: e.ContentHash}
+		if err == nil && hashes[i] != e.ContentHash {
+			// Not the recorded bytes: a corrupt object is reported as such.
+			err = gitstore.VerifyBlob(ids[i], data)
+		}
+		if err == nil && e.File != "" {
+			switch inTree, ok := files[e.File]; {
+			case treeErr != nil:
+				err = fmt.Errorf("manifest tree: %w", treeErr)
+			case !ok:
+				err = fmt.Errorf("tree file %s is missing", e.File)
+			case inTree != gitstore.OID(e.Snapshot):
+				err = fmt.Errorf("tree file %s is %s, entry records snapshot %s", e.File, inTree, e.Snapshot)
+			}
+		}
+		if err != nil {
+			r.Error = err.Error()
+		} else {
+			r.Actual = hashes[i]
+			r.Content = data
+			r.Match = r.Actual == e.ContentHash && int64(len(data)) == e.Bytes
+			if r.Actual == e.ContentHash && !r.Match {
+				r.Error = fmt.Sprintf("size %d, entry records %d", len(data), e.Bytes)
+			}
+		}
+		if r.Match {
+			res.Matched++
+		} else {
+			res.AllMatch = false
+		}
+		res.Entries = append(res.Entries, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		progress(len(m.Entries), len(m.Entries))
+	}
+	if !res.AllMatch {
+		return res, hint.With(fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch),
+			"the FAIL lines name each entry; `readproof verify --read-data` checks the whole store; restore the objects from a clone (readproof pull) or a backup")
+	}
+	return res, nil
+}
