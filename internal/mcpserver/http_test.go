@@ -77,7 +77,9 @@ func (p *project) serveHTTP(t testing.TB, args ...string) *httpServer {
 	}
 	pw.Close()
 	found := make(chan string, 1)
+	eof := make(chan struct{})
 	go func() {
+		defer close(eof)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
@@ -90,7 +92,16 @@ func (p *project) serveHTTP(t testing.TB, args ...string) *httpServer {
 			}
 		}
 	}()
-	go func() { s.done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		// done says the server exited and what it wrote is all in stderr:
+		// Wait does not wait for the reader of the pipe
+		select {
+		case <-eof:
+		case <-time.After(5 * time.Second): // a child still holds the pipe
+		}
+		s.done <- err
+	}()
 	select {
 	case s.url = <-found:
 	case err := <-s.done:

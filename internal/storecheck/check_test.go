@@ -424,7 +424,7 @@ func TestSubsetsCoverEverySnapshotOnce(t *testing.T) {
 // quickly; BenchmarkVerify10kRuns runs the 10,000-run store.
 func TestVerifyManyRuns(t *testing.T) {
 	t.Parallel()
-	n := testsize.Pick(t, 300, 400) // both above defaultSampleAll (256)
+	n := testsize.Pick(t, 264, 400) // both above defaultSampleAll (256)
 	p := buildRuns(t, n)
 	rep := p.check(t, storecheck.Options{})
 	if !rep.OK() || len(rep.Problems) != 0 || rep.Counts.Runs != n || rep.Counts.Observations != n || rep.Counts.Snapshots != n {
