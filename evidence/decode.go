@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -67,6 +68,19 @@ type fastDecoder struct {
 	// content is the text of the last content_b64 decoded, a slice of
 	// data (for early, which decodes the base64 from it without a copy).
 	content []byte
+	// arena holds the content_b64 strings, one after the other: one
+	// allocation for the bulk of a bundle instead of one per entry.
+	arena strings.Builder
+}
+
+// keep returns s as a string held in d.arena.
+func (d *fastDecoder) keep(s []byte) string {
+	if d.arena.Cap() == 0 {
+		d.arena.Grow(len(d.data) - d.i) // what is left can hold no more
+	}
+	off := d.arena.Len()
+	d.arena.Write(s)
+	return d.arena.String()[off:]
 }
 
 func (d *fastDecoder) ws() {
@@ -707,7 +721,9 @@ func (d *fastDecoder) entry(e *BundleEntry) bool {
 				return false
 			}
 			s, ok := d.strBytes()
-			e.ContentB64, d.content = string(s), s
+			if ok {
+				e.ContentB64, d.content = d.keep(s), s
+			}
 			return ok
 		case "ref":
 			return once(&seen, 11) && d.str(&e.Ref)
