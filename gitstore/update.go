@@ -321,8 +321,12 @@ func (tx *txn) checkPackedNames() error {
 		if !t.packed || t.cur != "" {
 			continue
 		}
-		if i+1 < len(tx.refs) && tx.refs[i+1].New != "" && strings.HasPrefix(tx.refs[i+1].Name, t.Name+"/") {
-			return dirFileConflict(tx.refs[i+1].Name)
+		// Its children sort from t.Name+"/" on, not always right after it:
+		// "a-x" and "a.x" sort between "a" and "a/b".
+		for j := i + 1; j < len(tx.refs) && tx.refs[j].Name < t.Name+"0"; j++ {
+			if tx.refs[j].New != "" && strings.HasPrefix(tx.refs[j].Name, t.Name+"/") {
+				return dirFileConflict(tx.refs[j].Name)
+			}
 		}
 		for j := strings.LastIndexByte(t.Name, '/'); j > len("refs"); j = strings.LastIndexByte(t.Name[:j], '/') {
 			parent := t.Name[:j]
