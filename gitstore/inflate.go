@@ -44,10 +44,9 @@ const (
 // set for a link to a second-level table, bits 8-11 the index width of
 // that table, bits 16-31 the symbol or, for a link, the table's offset.
 type huffTable struct {
-	primary  []uint32
-	sub      []uint32
-	bits     uint
-	complete bool
+	primary []uint32
+	sub     []uint32
+	bits    uint
 }
 
 const (

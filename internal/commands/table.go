@@ -27,7 +27,7 @@ func writeTable(w io.Writer, rows [][]string) error {
 			return writeTabwriter(w, rows)
 		}
 		for j, c := range r {
-			if strings.ContainsAny(c, "\t\n\v\f\xff") {
+			if strings.ContainsAny(c, "\t\n\v\f") || strings.IndexByte(c, 0xff) >= 0 {
 				return writeTabwriter(w, rows)
 			}
 			if j < n-1 {
