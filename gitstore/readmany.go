@@ -389,6 +389,9 @@ func (r *blobReader) read(id OID) ([]byte, error) {
 	return data, nil
 }
 
+// errLooseToo: a packed blob also has a loose file, which CheckLoose checks.
+var errLooseToo = errors.New("packed object also stored loose")
+
 // readOwn reads h from the worker's packs, then from the loose objects;
 // never from an alternate.
 func (r *blobReader) readOwn(h plumbing.Hash) (plumbing.ObjectType, []byte, error, error) {
@@ -399,6 +402,13 @@ func (r *blobReader) readOwn(h plumbing.Hash) (plumbing.ObjectType, []byte, erro
 	}
 	if ok {
 		t, data, err := d.readPackedAt(p, off, 0)
+		if err == nil && r.opts.CheckLoose {
+			// CheckLooseObject checks a loose copy of a packed object too:
+			// when there may be one, the repo answers (blobChecked).
+			if _, serr := os.Lstat(filepath.Join(d.dir, h.String()[:2], h.String()[2:])); !errors.Is(serr, fs.ErrNotExist) {
+				return 0, nil, nil, errLooseToo
+			}
+		}
 		return t, data, nil, err
 	}
 	return d.readLooseStream(filepath.Join(d.dir, h.String()[:2], h.String()[2:]), r.opts.CheckLoose)

@@ -79,11 +79,13 @@ func remoteSection(name, url string, fetch []string) string {
 }
 
 // writeConfigPair writes "\tkey = value\n" as git's config writer does: the
-// value in double quotes when it starts or ends with a space or holds ';'
-// or '#', with newline, tab, '"' and '\' escaped.
+// value in double quotes when it starts or ends with a space or holds ';',
+// '#' or a carriage return (git quotes that since CVE-2025-48384: a CR
+// left bare before the end of the line is dropped when git reads the
+// file), with newline, tab, '"' and '\' escaped.
 func writeConfigPair(b *strings.Builder, key, value string) {
 	quote := ""
-	if strings.HasPrefix(value, " ") || strings.HasSuffix(value, " ") || strings.ContainsAny(value, ";#") {
+	if strings.HasPrefix(value, " ") || strings.HasSuffix(value, " ") || strings.ContainsAny(value, ";#\r") {
 		quote = `"`
 	}
 	b.WriteString("\t" + key + " = " + quote)
