@@ -317,6 +317,12 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 	if len(packed) != len(staged) {
 		return errors.New("git pack-objects: the new pack lacks objects it was given")
 	}
+	// git synced the pack and its index but not the directory that now
+	// names them: without this a power loss after the unlinks below could
+	// keep the unlinks and lose the renames, and with them the objects.
+	if err := syncDir(filepath.Join(objects, "pack")); err != nil {
+		return err
+	}
 	emptied := map[byte]bool{}
 	for _, h := range packed {
 		hexID := h.String()
@@ -505,6 +511,11 @@ func (s *repo) rollUp(ctx context.Context, git string) error {
 		if err := allFound(packDir, rp.name, survivors); err != nil {
 			return err
 		}
+	}
+	// The rolled-up pack's name must be durable before the packs it
+	// replaces lose theirs (see packLoose).
+	if err := syncDir(packDir); err != nil {
+		return err
 	}
 	for _, rp := range packs[:split] {
 		if rp.name == name || fileExists(filepath.Join(packDir, rp.name+".keep")) {
