@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -45,27 +46,22 @@ func gitDaemonCmd(ts *testscript.TestScript, neg bool, args []string) {
 	for try := 0; try < 5; try++ {
 		port, err := freeLoopbackPort()
 		ts.Check(err)
-		cmd := exec.Command("git", "daemon", "--reuseaddr", "--base-path="+base, "--export-all",
+		cmd := exec.Command("git", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
 			"--enable=receive-pack", "--informative-errors", "--listen=127.0.0.1",
 			"--port="+strconv.Itoa(port), base)
 		cmd.Env = scriptEnv(ts)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		var errb strings.Builder
-		cmd.Stderr = &errb
-		ts.Check(cmd.Start())
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		stop := func() {
+		done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
+		if err != nil {
+			lastErr = err // the port was taken meanwhile: try another
+			continue
+		}
+		ts.Defer(func() {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
-		}
-		if lastErr = waitListening(port, done); lastErr == nil {
-			ts.Defer(stop)
-			ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", port))
-			return
-		}
-		stop()
-		lastErr = fmt.Errorf("%w: %s", lastErr, strings.TrimSpace(errb.String()))
+		})
+		ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", port))
+		return
 	}
 	ts.Fatalf("git daemon did not start: %v", lastErr)
 }
@@ -79,28 +75,6 @@ func freeLoopbackPort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// waitListening waits until port accepts connections, or the daemon exited
-// (a port taken meanwhile), or 10 s passed.
-func waitListening(port int, exited <-chan struct{}) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("git daemon exited before listening on port %d", port)
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nothing listens on port %d after 10s: %w", port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // raceCmd runs one command in several directories at once, with the

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/readproof/readproof/internal/testproc"
 	"io"
 	"net"
 	"net/http"
@@ -405,31 +406,22 @@ func startGitDaemon(t *testing.T, base string) int {
 		}
 	}
 	port := freePort(t)
-	cmd := exec.Command("git", "daemon", "--export-all", "--base-path="+base, "--listen=127.0.0.1",
+	cmd := exec.Command("git", "daemon", "--verbose", "--export-all", "--base-path="+base, "--listen=127.0.0.1",
 		"--port="+strconv.Itoa(port), "--reuseaddr", "--informative-errors", base)
 	cmd.Env = gitEnv(base)
 	// `git daemon` runs git-daemon as its child: start it in a process
 	// group of its own and end the whole group, or the daemon outlives
 	// the test (TestMain checks that none does).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Skipf("git daemon unavailable: %v", err)
+	done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
+	if err != nil {
+		t.Fatalf("git daemon on port %d: %v", port, err)
 	}
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
+		<-done
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err == nil {
-			c.Close()
-			return port
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Skip("git daemon did not start listening within 5s")
-	return 0
+	return port
 }
 
 func freePort(t *testing.T) int {

@@ -267,7 +267,7 @@ type daemon struct {
 	base string
 	port int
 	cmd  *exec.Cmd
-	done chan struct{}
+	done <-chan struct{}
 }
 
 // startDaemon starts `git daemon --enable=receive-pack` on a free port in
@@ -280,28 +280,16 @@ func startDaemon(t testing.TB, base string) *daemon {
 
 func startDaemonOn(t testing.TB, base string, port int) *daemon {
 	t.Helper()
-	cmd := gitstore.GitCommand(t, "", "daemon", "--reuseaddr", "--base-path="+base, "--export-all",
+	cmd := gitstore.GitCommand(t, "", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
 		"--enable=receive-pack", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start git daemon: %v", err)
+	done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
+	if err != nil {
+		t.Fatalf("git daemon on port %d: %v", port, err)
 	}
-	d := &daemon{base: base, port: port, cmd: cmd, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(d.done) }()
+	d := &daemon{base: base, port: port, cmd: cmd, done: done}
 	t.Cleanup(d.kill)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("git daemon did not start on port %d: %v", port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return d
 }
 
 // kill ends the daemon and every process it started (the whole group).
