@@ -21,7 +21,7 @@ import (
 // err carries what it printed, e.g. that the port was taken.
 func StartGitDaemon(cmd *exec.Cmd, timeout time.Duration) (exited <-chan struct{}, err error) {
 	if !strings.Contains(strings.Join(cmd.Args, " "), "--verbose") {
-		return nil, errors.New("StartGitDaemon: the command needs --verbose (it waits for \"Ready to rumble\")")
+		return nil, errors.New("git daemon: start it with --verbose, which prints the line that says it listens")
 	}
 	r, err := cmd.StderrPipe()
 	if err != nil {
