@@ -21,10 +21,7 @@ import (
 func decodeFast(data []byte) (m *Manifest, ok bool) {
 	d := &fastJSON{b: data, s: string(data)}
 	m = &Manifest{}
-	var seen uint
-	ok = d.object(func(key []byte) bool {
-		var bit uint
-		var ok bool
+	ok = d.fields(func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "format":
 			bit, ok = 1, d.str(&m.Format)
@@ -49,11 +46,7 @@ func decodeFast(data []byte) (m *Manifest, ok bool) {
 				return d.entry(&m.Entries[len(m.Entries)-1])
 			})
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return
 	})
 	if !ok || !d.end() {
 		return nil, false
@@ -62,10 +55,7 @@ func decodeFast(data []byte) (m *Manifest, ok bool) {
 }
 
 func (d *fastJSON) entry(e *Entry) bool {
-	var seen uint
-	return d.object(func(key []byte) bool {
-		var bit uint
-		var ok bool
+	return d.fields(func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "position":
 			var n int64
@@ -111,19 +101,12 @@ func (d *fastJSON) entry(e *Entry) bool {
 			e.Probe = &Probe{}
 			ok = d.probe(e.Probe)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return
 	})
 }
 
 func (d *fastJSON) probe(p *Probe) bool {
-	var seen uint
-	return d.object(func(key []byte) bool {
-		var bit uint
-		var ok bool
+	return d.fields(func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
 		case "bucket":
 			bit, ok = 1, d.int(&p.Bucket, 64)
@@ -136,11 +119,7 @@ func (d *fastJSON) probe(p *Probe) bool {
 		case "delivered_bytes":
 			bit, ok = 8, d.int(&p.DeliveredSize, 64)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return
 	})
 }
 
@@ -198,6 +177,21 @@ func (d *fastJSON) object(field func(key []byte) bool) bool {
 		}
 		return d.byte('}')
 	}
+}
+
+// fields is object for a struct: field reads the value of key and names
+// its bit (0 with ok false for a key the struct lacks); a key read twice
+// gives up, as encoding/json would merge the two.
+func (d *fastJSON) fields(field func(key []byte) (bit uint, ok bool)) bool {
+	var seen uint
+	return d.object(func(key []byte) bool {
+		bit, ok := field(key)
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
 }
 
 func (d *fastJSON) array(elem func() bool) bool {
