@@ -63,6 +63,7 @@ func fastManifestSeeds(t testing.TB) [][]byte {
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"provenance":{},"probe":{"bucket":1,"length":2,"delivered_hash":"h","delivered_bytes":3}}]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"provenance":{"a":"1","a":"2"}}]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"probe":null}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"provenance":{"a":"1"},"provenance":{"b":"2"},"probe":{"bucket":1},"probe":{"length":2}}]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","caller":"ci","trace_id":"0af7651916cd43dd8448eb211c80319c","entries":[]}`,
 		`[]`, `{`, `{}`, `{"entries":[{}]}`, `{"x":1}`, ``,
 	} {
