@@ -116,7 +116,7 @@ func (c *contentChecker) decodeB64(src []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// blobID is gitBlobID with the worker's hash.
+// blobID is the id git gives a blob holding b, with the worker's hash.
 func (c *contentChecker) blobID(b []byte) string {
 	h := c.sha1
 	h.Reset()

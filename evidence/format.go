@@ -2,14 +2,12 @@ package evidence
 
 import (
 	"bytes"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 )
 
@@ -465,14 +463,6 @@ func formatTime(t time.Time) string {
 func sha256Sum(b []byte) []byte {
 	s := sha256.Sum256(b)
 	return s[:]
-}
-
-// gitBlobID is the id git gives a blob holding b.
-func gitBlobID(b []byte) string {
-	h := sha1.New()
-	h.Write([]byte("blob " + strconv.Itoa(len(b)) + "\x00"))
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // canonicalJSON re-encodes arbitrary JSON with sorted object keys, keeping

@@ -1,12 +1,14 @@
 package evidence
 
 import (
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,4 +163,13 @@ func wantFailed(t *testing.T, r Report, names ...string) {
 	if len(names) > 0 && r.Err() == nil {
 		t.Fatalf("Err() = nil with failing checks")
 	}
+}
+
+// gitBlobID is the id git gives a blob holding b, computed apart from
+// contentChecker.blobID.
+func gitBlobID(b []byte) string {
+	h := sha1.New()
+	h.Write([]byte("blob " + strconv.Itoa(len(b)) + "\x00"))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
 }
