@@ -25,14 +25,10 @@ import (
 // accepts the same input and yields the same value (TestFastDecodeMatchesJSON
 // and FuzzFastDecode hold it to that), and the verifier's strictness and its
 // parse errors are those of encoding/json.
-func decodeDocument(data []byte, doc *document, envelope bool) bool {
-	return decodeDocumentWith(data, doc, envelope, nil)
-}
-
-// decodeDocumentWith is decodeDocument that tells x (when not nil) of each
-// entry once it is decoded and of the manifest id, for the work that can
-// start before the rest is read.
-func decodeDocumentWith(data []byte, doc *document, envelope bool, x *early) bool {
+//
+// It tells x (when not nil) of each entry once it is decoded and of the
+// manifest id, for the work that can start before the rest is read.
+func decodeDocument(data []byte, doc *document, envelope bool, x *early) bool {
 	d := fastDecoder{data: data, early: x}
 	if !d.document(doc, envelope) {
 		return false
@@ -43,13 +39,9 @@ func decodeDocumentWith(data []byte, doc *document, envelope bool, x *early) boo
 
 // decodeStatement is decodeDocument for a statement alone (an envelope's
 // payload): envelope members are unknown members there.
-func decodeStatement(data []byte, st *Statement) bool {
-	return decodeStatementWith(data, st, nil)
-}
-
-func decodeStatementWith(data []byte, st *Statement, x *early) bool {
+func decodeStatement(data []byte, st *Statement, x *early) bool {
 	var doc document
-	if !decodeDocumentWith(data, &doc, false, x) {
+	if !decodeDocument(data, &doc, false, x) {
 		return false
 	}
 	*st = doc.Statement

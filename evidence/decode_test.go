@@ -19,7 +19,7 @@ import (
 func sameAsJSON(t *testing.T, data []byte) bool {
 	t.Helper()
 	var fast, slow document
-	ok := decodeDocument(data, &fast, true)
+	ok := decodeDocument(data, &fast, true, nil)
 	err := json.Unmarshal(data, &slow)
 	if ok {
 		if err != nil {
@@ -30,7 +30,7 @@ func sameAsJSON(t *testing.T, data []byte) bool {
 		}
 	}
 	var fastSt, slowSt Statement
-	if decodeStatement(data, &fastSt) {
+	if decodeStatement(data, &fastSt, nil) {
 		if err := json.Unmarshal(data, &slowSt); err != nil {
 			t.Fatalf("fast statement decoder accepted what encoding/json refuses (%v):\n%q", err, data)
 		}

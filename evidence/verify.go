@@ -197,7 +197,7 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 	x := newEarly(store)
 	defer func() { x.wait() }() // x is replaced for an envelope's payload
 	var doc document
-	if !decodeDocumentWith(data, &doc, true, x) {
+	if !decodeDocument(data, &doc, true, x) {
 		// outside the fast decoder's subset: encoding/json decides
 		doc = document{}
 		if err := json.Unmarshal(data, &doc); err != nil {
@@ -229,7 +229,7 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 		st = &Statement{}
 		x.wait()
 		x = newEarly(store)
-		if !decodeStatementWith(opened.Payload, st, x) {
+		if !decodeStatement(opened.Payload, st, x) {
 			*st = Statement{}
 			if err := json.Unmarshal(opened.Payload, st); err != nil {
 				r.add("parse", false, "envelope payload is not a JSON statement: %v", err)
