@@ -210,8 +210,8 @@ func (c *countingStore) ReplayHashes(id string) ([]ReplayEntry, error) {
 // TestVerifyEarlyWork: the content checks and the store replay that start
 // while a bundle is decoded give the report of checks run afterwards, also
 // when the fast decoder gives up half way and encoding/json decodes a
-// different statement (here: a repeated manifest_id, whose last value
-// counts).
+// different statement (here: a repeated manifest_id or entries, whose last
+// value counts).
 func TestVerifyEarlyWork(t *testing.T) {
 	t.Parallel()
 	in, fake := threeInput(t)
@@ -221,7 +221,18 @@ func TestVerifyEarlyWork(t *testing.T) {
 	last := bytes.LastIndex(tampered, []byte(`"position": 2`))
 	unknown := append(append(append([]byte(nil), tampered[:last]...), []byte(`"extra": 1, `)...), tampered[last:]...)
 	dupID := bytes.Replace(good, []byte(`"manifest_id": "`+manifestA+`"`), []byte(`"manifest_id": "`+strings.Repeat("0", 40)+`", "manifest_id": "`+manifestA+`"`), 1)
-	for name, data := range map[string][]byte{"good": good, "tampered": tampered, "unknown member": unknown, "repeated manifest_id": dupID} {
+	// entries given twice: the fast decoder reads the good ones (their
+	// content checked early) and gives up; encoding/json keeps the tampered
+	var top struct {
+		Predicate struct {
+			Entries json.RawMessage `json:"entries"`
+		} `json:"predicate"`
+	}
+	if err := json.Unmarshal(good, &top); err != nil {
+		t.Fatal(err)
+	}
+	dupEntries := bytes.Replace(tampered, []byte(`"entries": [`), append(append([]byte(`"entries": `), top.Predicate.Entries...), []byte(`, "entries": [`)...), 1)
+	for name, data := range map[string][]byte{"good": good, "tampered": tampered, "unknown member": unknown, "repeated manifest_id": dupID, "repeated entries": dupEntries} {
 		for _, offline := range []bool{true, false} {
 			store := &countingStore{fakeStore: fake}
 			opts := VerifyOptions{Offline: offline, Store: store}
