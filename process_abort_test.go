@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,13 +17,7 @@ import (
 // is then exactly one of open or aborted, with all its entries.
 func TestKilledAborts(t *testing.T) {
 	t.Parallel()
-	requireGit(t)
-	if testing.Short() {
-		t.Skip("slow")
-	}
-	dir, uris := project(t, 20, 1024)
-	store := filepath.Join(dir, ".readproof")
-	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE=300ms")
+	dir, uris, store, env := killProject(t, 20)
 	rng := rand.New(rand.NewPCG(3, 4))
 	killed := 0
 	rounds := testsize.Pick(t, 6, 30)

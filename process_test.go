@@ -206,6 +206,22 @@ func TestConcurrentMountsIntoOneRun(t *testing.T) {
 	fsck(t, filepath.Join(dir, ".readproof"))
 }
 
+// killProject sets up a kill test (skipped under -short): a project of n
+// documents, its store, and the environment for the processes killed, with
+// a short stale-lock age so a lock a killed process left is taken over at
+// once.
+func killProject(t *testing.T, n int) (dir string, uris []string, store string, env []string) {
+	t.Helper()
+	requireGit(t)
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	dir, uris = project(t, n, 1024)
+	store = filepath.Join(dir, ".readproof")
+	env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE=300ms")
+	return dir, uris, store, env
+}
+
 // killWithin starts readproof ARGS in dir with env, kills it after a random
 // wait of under maxMicros microseconds and reports whether the kill landed
 // (the process died of the signal rather than finishing first).
@@ -228,13 +244,7 @@ func killWithin(t testing.TB, dir string, env []string, rng *rand.Rand, maxMicro
 // every committed run replays and that the store still works.
 func TestKilledWriters(t *testing.T) {
 	t.Parallel()
-	requireGit(t)
-	if testing.Short() {
-		t.Skip("slow")
-	}
-	dir, uris := project(t, 200, 1024)
-	store := filepath.Join(dir, ".readproof")
-	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE=300ms")
+	dir, uris, store, env := killProject(t, 200)
 	mustRP(t, dir, "run", "start", "open-run")
 	rng := rand.New(rand.NewPCG(1, 2))
 	killed := 0

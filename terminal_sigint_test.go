@@ -25,7 +25,7 @@ func TestSIGINTStopsDiffAndVerify(t *testing.T) {
 	t.Parallel()
 	t.Run("diff", func(t *testing.T) {
 		t.Parallel()
-		// small: 24 entries of 1 MiB; full: 40 of 8 MiB. Every 50th line
+		// small: 24 entries of 1 MiB; full: 39 of 8 MiB. Every 50th line
 		// differs between the runs, so each entry's diff has many hunks.
 		size := testsize.Pick(t, 1<<20, 8<<20)
 		docs, repeats := 3, 8

@@ -4,6 +4,7 @@ package commands
 // (docs/evidence.md).
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -192,7 +193,7 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 // readBundle reads FILE, or stdin for "-".
 func readBundle(stdin io.Reader, name string) ([]byte, error) {
 	var r io.Reader
-	var data []byte
+	var buf bytes.Buffer
 	if name == "-" {
 		r = stdin
 		if r == nil {
@@ -207,30 +208,18 @@ func readBundle(stdin io.Reader, name string) ([]byte, error) {
 		r = f
 		// A file is read into one buffer of its size (io.ReadAll doubles
 		// its way up to tens of megabytes); a file that grows meanwhile
-		// is read on as a stream.
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && fi.Size() <= maxBundleBytes {
-			data = make([]byte, 0, fi.Size()+1)
-			for len(data) < cap(data) {
-				n, err := f.Read(data[len(data):cap(data)])
-				data = data[:len(data)+n]
-				if err == io.EOF {
-					return data, nil
-				}
-				if err != nil {
-					return nil, fmt.Errorf("read bundle %s: %w", name, err)
-				}
-			}
+		// is read on.
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() <= maxBundleBytes {
+			buf.Grow(int(fi.Size()) + bytes.MinRead)
 		}
 	}
-	rest, err := io.ReadAll(io.LimitReader(r, maxBundleBytes+1-int64(len(data))))
-	if err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(r, maxBundleBytes+1)); err != nil {
 		return nil, fmt.Errorf("read bundle %s: %w", name, err)
 	}
-	data = append(data, rest...)
-	if len(data) > maxBundleBytes {
+	if buf.Len() > maxBundleBytes {
 		return nil, fmt.Errorf("bundle %s is larger than %d GiB, more than any export", name, maxBundleBytes>>30)
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
 // loadTrust reads trusted public keys: for DSSE envelopes every ed25519 key

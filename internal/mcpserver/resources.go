@@ -42,7 +42,7 @@ func (s *Server) addResources() {
 			case "resources/read":
 				if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
 					if _, err := identity.ParseURI(r.Params.URI); err != nil {
-						return nil, resourceNotFound(r.Params.URI, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG"))
+						return nil, notReadproofURI(r.Params.URI, err)
 					}
 				}
 			}
@@ -122,7 +122,7 @@ func describePolicy(p store.PolicyView) string {
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	if _, err := identity.ParseURI(uri); err != nil {
-		return nil, resourceNotFound(uri, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG"))
+		return nil, notReadproofURI(uri, err)
 	}
 	st, err := s.opts.Open()
 	if err != nil {
@@ -204,6 +204,12 @@ func notFoundReason(err error) string {
 		return reasonNotRegistered
 	}
 	return reasonNotURI
+}
+
+// notReadproofURI is the resource-not-found error for a URI that
+// identity.ParseURI refused with err.
+func notReadproofURI(uri string, err error) error {
+	return resourceNotFound(uri, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG"))
 }
 
 // resourceNotFound is mcp.ResourceNotFoundError (code -32602, invalid
