@@ -68,10 +68,7 @@ func listLoose(objects string) []plumbing.Hash {
 			if len(n) != 38 {
 				continue
 			}
-			var h plumbing.Hash
-			if _, err := hex.Decode(h[:1], name); err != nil {
-				continue
-			}
+			h := plumbing.Hash{byte(i)}
 			if _, err := hex.Decode(h[1:], []byte(n)); err != nil {
 				continue
 			}
