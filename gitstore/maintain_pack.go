@@ -84,9 +84,6 @@ func listLoose(objects string) []plumbing.Hash {
 // out (and so stays loose, for verify and git fsck to report). It returns
 // the ids staged.
 func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "pack"), 0o700); err != nil {
-		return nil, err
-	}
 	f, err := os.CreateTemp(filepath.Join(dir, "pack"), "tmp_stage_")
 	if err != nil {
 		return nil, err
