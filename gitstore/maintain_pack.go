@@ -33,6 +33,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -161,11 +162,7 @@ func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, erro
 // stageOne appends to entry the pack entry of the loose object at path:
 // its header, then its content in an uncompressed zlib stream. It reports
 // false when the file cannot be read or is not the object h.
-func stageOne(path string, h plumbing.Hash, entry *bytes.Buffer, zr *io.ReadCloser, br *bufio.Reader, zw *zlib.Writer, sum interface {
-	io.Writer
-	Sum([]byte) []byte
-	Reset()
-}) bool {
+func stageOne(path string, h plumbing.Hash, entry *bytes.Buffer, zr *io.ReadCloser, br *bufio.Reader, zw *zlib.Writer, sum hash.Hash) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
