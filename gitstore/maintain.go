@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,12 +71,7 @@ func (s *repo) noteLooseDirs(hexes []string) {
 		if len(s.looseDirs) >= sampleDirs {
 			return
 		}
-		d := h[:2]
-		dup := false
-		for _, have := range s.looseDirs {
-			dup = dup || have == d
-		}
-		if !dup {
+		if d := h[:2]; !slices.Contains(s.looseDirs, d) {
 			s.looseDirs = append(s.looseDirs, d)
 		}
 	}

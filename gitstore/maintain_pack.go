@@ -33,6 +33,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -68,10 +69,7 @@ func listLoose(objects string) []plumbing.Hash {
 			if len(n) != 38 {
 				continue
 			}
-			var h plumbing.Hash
-			if _, err := hex.Decode(h[:1], name); err != nil {
-				continue
-			}
+			h := plumbing.Hash{byte(i)}
 			if _, err := hex.Decode(h[1:], []byte(n)); err != nil {
 				continue
 			}
@@ -81,22 +79,12 @@ func listLoose(objects string) []plumbing.Hash {
 	return ids
 }
 
-// stagedEntry is one object of a staging pack.
-type stagedEntry struct {
-	h   plumbing.Hash
-	off uint64
-	crc uint32
-}
-
 // stageLoose writes the loose objects ids into one pack (and its version 2
 // index) under dir/pack, each object stored uncompressed. A loose object
 // that cannot be read, or whose content does not hash to its id, is left
 // out (and so stays loose, for verify and git fsck to report). It returns
 // the ids staged.
 func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "pack"), 0o700); err != nil {
-		return nil, err
-	}
 	f, err := os.CreateTemp(filepath.Join(dir, "pack"), "tmp_stage_")
 	if err != nil {
 		return nil, err
@@ -110,7 +98,7 @@ func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, erro
 	off := uint64(len(hdr))
 
 	var (
-		entries []stagedEntry
+		entries []indexEntry
 		entry   bytes.Buffer
 		zr      io.ReadCloser
 		br      = bufio.NewReaderSize(nil, 32<<10)
@@ -126,7 +114,7 @@ func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, erro
 		if !stageOne(string(path), h, &entry, &zr, br, zw, sum) {
 			continue
 		}
-		entries = append(entries, stagedEntry{h: h, off: off, crc: crc32.ChecksumIEEE(entry.Bytes())})
+		entries = append(entries, indexEntry{h: h, off: off, crc: crc32.ChecksumIEEE(entry.Bytes())})
 		off += uint64(entry.Len())
 		if _, err := w.Write(entry.Bytes()); err != nil {
 			return nil, err
@@ -174,11 +162,7 @@ func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, erro
 // stageOne appends to entry the pack entry of the loose object at path:
 // its header, then its content in an uncompressed zlib stream. It reports
 // false when the file cannot be read or is not the object h.
-func stageOne(path string, h plumbing.Hash, entry *bytes.Buffer, zr *io.ReadCloser, br *bufio.Reader, zw *zlib.Writer, sum interface {
-	io.Writer
-	Sum([]byte) []byte
-	Reset()
-}) bool {
+func stageOne(path string, h plumbing.Hash, entry *bytes.Buffer, zr *io.ReadCloser, br *bufio.Reader, zw *zlib.Writer, sum hash.Hash) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -217,49 +201,6 @@ func stageOne(path string, h plumbing.Hash, entry *bytes.Buffer, zr *io.ReadClos
 	var got plumbing.Hash
 	copy(got[:], sum.Sum(nil))
 	return got == h
-}
-
-// encodeIndex encodes a version 2 pack index of entries (sorted here).
-func encodeIndex(entries []stagedEntry, packSum []byte) []byte {
-	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
-	var idx bytes.Buffer
-	idx.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
-	var fan [256]uint32
-	for _, e := range entries {
-		fan[e.h[0]]++
-	}
-	var total uint32
-	var b [8]byte
-	for _, v := range fan {
-		total += v
-		binary.BigEndian.PutUint32(b[:4], total)
-		idx.Write(b[:4])
-	}
-	for _, e := range entries {
-		idx.Write(e.h[:])
-	}
-	for _, e := range entries {
-		binary.BigEndian.PutUint32(b[:4], e.crc)
-		idx.Write(b[:4])
-	}
-	var large []uint64
-	for _, e := range entries {
-		v := uint32(e.off)
-		if e.off >= 1<<31 {
-			v = 1<<31 | uint32(len(large))
-			large = append(large, e.off)
-		}
-		binary.BigEndian.PutUint32(b[:4], v)
-		idx.Write(b[:4])
-	}
-	for _, v := range large {
-		binary.BigEndian.PutUint64(b[:], v)
-		idx.Write(b[:])
-	}
-	idx.Write(packSum)
-	s := sha1.Sum(idx.Bytes())
-	idx.Write(s[:])
-	return idx.Bytes()
 }
 
 // packLoose packs the store's loose objects into one new delta-compressed

@@ -314,14 +314,9 @@ func (s *repo) writePack() (err error) {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	type entry struct {
-		h      plumbing.Hash
-		offset uint64
-		crc    uint32
-	}
-	entries := make([]entry, 0, len(sp.objs))
+	entries := make([]indexEntry, 0, len(sp.objs))
 	for _, o := range sp.objs {
-		entries = append(entries, entry{h: o.h, offset: uint64(12 + o.off), crc: o.crc})
+		entries = append(entries, indexEntry{h: o.h, off: uint64(12 + o.off), crc: o.crc})
 	}
 	sum := sha1.New()
 	mw := io.MultiWriter(tmpWriter(tmp), sum)
@@ -350,64 +345,69 @@ func (s *repo) writePack() (err error) {
 		return err
 	}
 
-	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
-	var idx bytes.Buffer
-	isum := sha1.New()
-	iw := io.MultiWriter(&idx, isum)
-	iw.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
-	var fan [256]uint32
-	for _, e := range entries {
-		fan[e.h[0]]++
-	}
-	var total uint32
-	for i := range fan {
-		total += fan[i]
-		fan[i] = total
-	}
-	putU32 := func(w io.Writer, v uint32) {
-		var b [4]byte
-		binary.BigEndian.PutUint32(b[:], v)
-		w.Write(b[:])
-	}
-	for _, v := range fan {
-		putU32(iw, v)
-	}
-	for _, e := range entries {
-		iw.Write(e.h[:])
-	}
-	for _, e := range entries {
-		putU32(iw, e.crc)
-	}
-	var large []uint64
-	for _, e := range entries {
-		if e.offset < 1<<31 {
-			putU32(iw, uint32(e.offset))
-		} else {
-			putU32(iw, 1<<31|uint32(len(large)))
-			large = append(large, e.offset)
-		}
-	}
-	for _, v := range large {
-		var b [8]byte
-		binary.BigEndian.PutUint64(b[:], v)
-		iw.Write(b[:])
-	}
-	iw.Write(packSum)
-	idx.Write(isum.Sum(nil))
-
 	name := "pack-" + hex.EncodeToString(packSum)
 	packPath := filepath.Join(dir, name+".pack")
 	idxPath := filepath.Join(dir, name+".idx")
 	if err := os.Rename(tmp.Name(), packPath); err != nil {
 		return err
 	}
-	if err := s.writeFileAtomic(idxPath, idx.Bytes()); err != nil {
+	if err := s.writeFileAtomic(idxPath, encodeIndex(entries, packSum)); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
 	s.pending = append(s.pending, "objects/pack/"+name+".pack", "objects/pack/"+name+".idx")
 	s.st.Reindex()
 	s.packsCheckedAt = s.packsCheckedAt.Add(-packCheckEvery)
 	return nil
+}
+
+// indexEntry is one object of a pack being indexed (encodeIndex).
+type indexEntry struct {
+	h   plumbing.Hash
+	off uint64
+	crc uint32
+}
+
+// encodeIndex encodes a version 2 pack index of entries (sorted here).
+func encodeIndex(entries []indexEntry, packSum []byte) []byte {
+	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
+	var idx bytes.Buffer
+	idx.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	var fan [256]uint32
+	for _, e := range entries {
+		fan[e.h[0]]++
+	}
+	var total uint32
+	var b [8]byte
+	for _, v := range fan {
+		total += v
+		binary.BigEndian.PutUint32(b[:4], total)
+		idx.Write(b[:4])
+	}
+	for _, e := range entries {
+		idx.Write(e.h[:])
+	}
+	for _, e := range entries {
+		binary.BigEndian.PutUint32(b[:4], e.crc)
+		idx.Write(b[:4])
+	}
+	var large []uint64
+	for _, e := range entries {
+		v := uint32(e.off)
+		if e.off >= 1<<31 {
+			v = 1<<31 | uint32(len(large))
+			large = append(large, e.off)
+		}
+		binary.BigEndian.PutUint32(b[:4], v)
+		idx.Write(b[:4])
+	}
+	for _, v := range large {
+		binary.BigEndian.PutUint64(b[:], v)
+		idx.Write(b[:])
+	}
+	idx.Write(packSum)
+	s := sha1.Sum(idx.Bytes())
+	idx.Write(s[:])
+	return idx.Bytes()
 }
 
 // packedHas reports whether a pack holds h, by a binary search of the
