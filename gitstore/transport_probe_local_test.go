@@ -29,6 +29,18 @@ func TestProbeCommitLocal(t *testing.T) {
 			t.Fatalf("%s: probe read\n%s\nwant\n%s", url, raw, want)
 		}
 	}
+	// In place means without git: a transport whose git binary does not
+	// exist still reads the local remote (the fetch path would fail).
+	noGit := Transport{dir: tr.dir, git: filepath.Join(t.TempDir(), "no-such-git"), opts: tr.opts}
+	for _, url := range []string{remote.Path(), "file://" + remote.Path()} {
+		raw, err := noGit.ProbeCommitAt(ctx, url, "refs/heads/main")
+		if err != nil {
+			t.Fatalf("%s: not read in place: %v", url, err)
+		}
+		if want := gitRaw(t, remote.Path(), "cat-file", "commit", string(c)); string(raw) != string(want) {
+			t.Fatalf("%s: in-place read\n%s\nwant\n%s", url, raw, want)
+		}
+	}
 	for _, c := range []struct {
 		url string
 		ok  bool
