@@ -274,14 +274,14 @@ func journalEdges(c gitstore.Commit) ([]gitstore.OID, gitstore.OID) {
 }
 
 // journalWalk returns every journal commit reachable from heads along
-// journal edges, with the manifest each records.
-func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]gitstore.OID, map[gitstore.OID][]gitstore.OID, error) {
+// journal edges that records a manifest, with the manifest it records.
+func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]gitstore.OID, error) {
 	records := map[gitstore.OID]gitstore.OID{}
-	parents := map[gitstore.OID][]gitstore.OID{}
+	seen := map[gitstore.OID]bool{}
 	stack := []gitstore.OID{}
 	for _, h := range heads {
-		if _, ok := parents[h]; !ok && h != "" {
-			parents[h] = nil
+		if !seen[h] && h != "" {
+			seen[h] = true
 			stack = append(stack, h)
 		}
 	}
@@ -290,21 +290,20 @@ func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]git
 		stack = stack[:len(stack)-1]
 		c, err := g.Commit(id)
 		if err != nil {
-			return nil, nil, fmt.Errorf("journal view: walk %s: %w", id, err)
+			return nil, fmt.Errorf("journal view: walk %s: %w", id, err)
 		}
 		ps, m := journalEdges(c)
-		parents[id] = ps
 		if m != "" {
 			records[id] = m
 		}
 		for _, p := range ps {
-			if _, ok := parents[p]; !ok {
-				parents[p] = nil
+			if !seen[p] {
+				seen[p] = true
 				stack = append(stack, p)
 			}
 		}
 	}
-	return records, parents, nil
+	return records, nil
 }
 
 // viewBuilder computes views; put is PutTree (writing) or HashTree
@@ -400,7 +399,7 @@ func (b viewBuilder) full(heads []gitstore.OID, extra gitstore.OID) (gitstore.OI
 }
 
 func (b viewBuilder) fullCount(heads []gitstore.OID, extra gitstore.OID) (gitstore.OID, int, error) {
-	records, _, err := journalWalk(b.g, heads...)
+	records, err := journalWalk(b.g, heads...)
 	if err != nil {
 		return "", 0, err
 	}
