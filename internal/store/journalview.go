@@ -123,8 +123,14 @@ func decodeViewRun(data []byte, id gitstore.OID) (viewRun, error) {
 	for i, e := range vm.Entries {
 		entries[i] = manifest.Entry{Position: e.Position, URI: e.URI, Ref: e.Ref, Snapshot: e.Snapshot}
 	}
+	return newViewRun(id, vm.CreatedAt, vm.RunID, entries), nil
+}
+
+// newViewRun is manifest id's run, its entries (which it sorts in place)
+// in position order.
+func newViewRun(id gitstore.OID, createdAt time.Time, runID string, entries []manifest.Entry) viewRun {
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
-	return viewRun{key: runKey{at: vm.CreatedAt.UTC(), run: vm.RunID, manifest: id}, entries: entries}, nil
+	return viewRun{key: runKey{at: createdAt.UTC(), run: runID, manifest: id}, entries: entries}
 }
 
 // DocumentPath returns the path in a journal view where the document
@@ -322,9 +328,8 @@ func (b viewBuilder) withRun(id gitstore.OID, m *manifest.Manifest) viewBuilder 
 	if m == nil {
 		return b
 	}
-	entries := append([]manifest.Entry(nil), m.Entries...)
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
-	b.known = &viewRun{key: runKey{at: m.CreatedAt.UTC(), run: m.RunID, manifest: id}, entries: entries}
+	r := newViewRun(id, m.CreatedAt, m.RunID, append([]manifest.Entry(nil), m.Entries...))
+	b.known = &r
 	return b
 }
 
