@@ -715,29 +715,24 @@ type cachingReader struct {
 const cacheLimit = 1 << 16
 
 func (c *cachingReader) Tree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
-	if t, ok := c.trees[id]; ok {
-		return t, nil
-	}
-	t, err := c.Reader.Tree(id)
-	if err == nil {
-		if len(c.trees) >= cacheLimit {
-			clear(c.trees)
-		}
-		c.trees[id] = t
-	}
-	return t, err
+	return readCached(c.trees, id, c.Reader.Tree)
 }
 
 func (c *cachingReader) Commit(id gitstore.OID) (gitstore.Commit, error) {
-	if cm, ok := c.commits[id]; ok {
-		return cm, nil
+	return readCached(c.commits, id, c.Reader.Commit)
+}
+
+// readCached is m[id], read with read and kept when not there yet.
+func readCached[V any](m map[gitstore.OID]V, id gitstore.OID, read func(gitstore.OID) (V, error)) (V, error) {
+	if v, ok := m[id]; ok {
+		return v, nil
 	}
-	cm, err := c.Reader.Commit(id)
+	v, err := read(id)
 	if err == nil {
-		if len(c.commits) >= cacheLimit {
-			clear(c.commits)
+		if len(m) >= cacheLimit {
+			clear(m)
 		}
-		c.commits[id] = cm
+		m[id] = v
 	}
-	return cm, err
+	return v, err
 }
