@@ -523,7 +523,7 @@ func (b viewBuilder) suffix(tip gitstore.OID, r viewRun) (gitstore.OID, bool, er
 	if len(frontier) != 1 {
 		return "", false, nil
 	}
-	kind, base, idx, err := viewState(b.g, frontier[0])
+	_, base, idx, err := viewState(b.g, frontier[0])
 	if err != nil {
 		return "", false, err
 	}
@@ -531,12 +531,20 @@ func (b viewBuilder) suffix(tip gitstore.OID, r viewRun) (gitstore.OID, bool, er
 	if err != nil {
 		return "", false, err
 	}
-	for _, m := range runs {
-		if kind == viewOK && !idx.key().less(m.key) {
+	// r sorts after idx's run: the frontier stopped the walk there
+	return b.foldAfter(base.Tree, idx, append(runs, r))
+}
+
+// foldAfter folds runs onto the view tree whose newest run is idx's (nil:
+// none) when every run sorts after that one, and reports false, folding
+// nothing, when one does not.
+func (b viewBuilder) foldAfter(tree gitstore.OID, idx *viewIndex, runs []viewRun) (gitstore.OID, bool, error) {
+	for _, r := range runs {
+		if idx != nil && !idx.key().less(r.key) {
 			return "", false, nil
 		}
 	}
-	tree, err := b.fold(base.Tree, append(runs, r))
+	tree, err := b.fold(tree, runs)
 	return tree, err == nil, err
 }
 
@@ -614,16 +622,8 @@ func (b viewBuilder) converge(x, y, record gitstore.OID) (gitstore.OID, bool, er
 			if err != nil {
 				return "", false, err
 			}
-			after := true
-			for _, r := range runs {
-				if base.idx != nil && !base.idx.key().less(r.key) {
-					after = false
-					break
-				}
-			}
-			if after {
-				tree, err := b.fold(base.c.Tree, runs)
-				return tree, err == nil, err
+			if tree, ok, err := b.foldAfter(base.c.Tree, base.idx, runs); err != nil || ok {
+				return tree, ok, err
 			}
 		}
 		// Visit the commit with the newest view.
