@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/readproof/readproof/gitstore"
@@ -80,7 +81,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 			break
 		}
 		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false)
-		if attempt >= 2 || lerr != nil || sameRefs(again, refs) {
+		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {
 			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
 		}
 		refs = again

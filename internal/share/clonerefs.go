@@ -55,19 +55,6 @@ func mapRefspec(spec, name string) (string, bool) {
 	return dp + mid + ds, true
 }
 
-// sameRefs reports whether two ref listings are equal, order included.
-func sameRefs(a, b []gitstore.Ref) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // fetchListed is `git fetch --prune` of remote's shared refs into its
 // tracking refs, with the listing connect already made: the objects of the
 // listed tips (git skips those the store has), then every tracking ref

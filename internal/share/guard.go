@@ -80,8 +80,7 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	}
 	all, head, err := t.LsRemoteHead(ctx, remote)
 	if err != nil {
-		return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
-			"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+		return nil, "", unreachable(g, remote, what, err)
 	}
 	var foreign []string
 	var main gitstore.OID
@@ -126,15 +125,13 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		if early == nil || err != nil {
 			if url == "" {
 				if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
-					return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
-						"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+					return nil, "", unreachable(g, remote, what, err)
 				}
 			}
 			raw, err = t.ProbeCommitAt(ctx, url, store.JournalRef)
 		}
 		if err != nil {
-			return nil, "", hint.With(fmt.Errorf("%s: %w", what, err),
-				"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+			return nil, "", unreachable(g, remote, what, err)
 		}
 		why = journalShape(parseRawCommit(raw))
 	}
@@ -142,6 +139,13 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		return nil, "", notStore(remote, what, fmt.Sprintf("its main (%s) is not a readproof journal: %v", main, why))
 	}
 	return shared, head, nil
+}
+
+// unreachable is err of operation what ("pull origin") on remote, with
+// the hint to check that git reaches it.
+func unreachable(g gitstore.Store, remote, what string, err error) error {
+	return hint.With(fmt.Errorf("%s: %w", what, err),
+		"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
 }
 
 func notStore(remote, what, why string) error {

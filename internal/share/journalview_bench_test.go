@@ -9,6 +9,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -105,18 +106,18 @@ func BenchmarkPullDivergedJournals1000x1000(b *testing.B) {
 		writeRuns(b, remote, "remote", 1000, 20, pool, start.Add(time.Hour+time.Second/2))
 		addRemote(b, local, "origin", remote.path())
 		b.StartTimer()
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), testproc.CPUTime()
 		res, err := Pull(context.Background(), local.s, "origin", Options{})
-		total, totalCPU = total+time.Since(t0), totalCPU+cpuTime()-c0
+		total, totalCPU = total+time.Since(t0), totalCPU+testproc.CPUTime()-c0
 		if err != nil || res.Journal != "merged" || len(res.NewRuns) != 1000 {
 			b.Fatalf("pull: %+v, %v", res, err)
 		}
 		b.StopTimer()
 		lm := gitstore.OID(git(b, local.path(), "rev-parse", "main^1"))
 		rm := gitstore.OID(git(b, local.path(), "rev-parse", "main^2"))
-		t1, c1 := time.Now(), cpuTime()
+		t1, c1 := time.Now(), testproc.CPUTime()
 		tree, err := store.JournalTree(local.s.Git(), []gitstore.OID{lm, rm}, "")
-		view, viewCPU = view+time.Since(t1), viewCPU+cpuTime()-c1
+		view, viewCPU = view+time.Since(t1), viewCPU+testproc.CPUTime()-c1
 		if err != nil || string(tree) != git(b, local.path(), "rev-parse", "main^{tree}") {
 			b.Fatalf("merged view %s (%v)", tree, err)
 		}

@@ -154,7 +154,7 @@ func pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		err = t.Fetch(ctx, remote, fetchRefspecs(remote))
 	}
 	if err != nil {
-		return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err), "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+		return nil, unreachable(g, remote, "pull "+remote, err)
 	}
 	res, err := func() (*PullResult, error) {
 		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {

@@ -34,17 +34,11 @@ func readJSONFile(g gitstore.Store, c gitstore.Commit, path string, v any) error
 // checkBlob reads a snapshot blob and compares it with a recorded content
 // hash and size (size < 0: not recorded).
 func checkBlob(g gitstore.Store, snapshot, hash string, size int64) error {
-	data, err := g.Blob(gitstore.OID(snapshot))
+	got, err := readSnapshotFact(g, snapshot)
 	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", snapshot, err)
+		return err
 	}
-	if got := contentHash(data); got != hash {
-		return fmt.Errorf("snapshot %s hashes to %s, recorded %s", snapshot, got, hash)
-	}
-	if size >= 0 && int64(len(data)) != size {
-		return fmt.Errorf("snapshot %s has %d bytes, recorded %d", snapshot, len(data), size)
-	}
-	return nil
+	return got.match(snapshot, hash, size)
 }
 
 // checkManifest verifies a manifest commit as replay would: manifest.json

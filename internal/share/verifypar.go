@@ -122,15 +122,29 @@ func (f *snapshotFacts) check(g gitstore.Store, snapshot, hash string, size int6
 	got, ok := f.m[snapshot]
 	f.mu.Unlock()
 	if !ok {
-		data, err := g.Blob(gitstore.OID(snapshot))
-		if err != nil {
-			return fmt.Errorf("snapshot %s: %w", snapshot, err)
+		var err error
+		if got, err = readSnapshotFact(g, snapshot); err != nil {
+			return err
 		}
-		got = snapshotFact{hash: contentHash(data), size: int64(len(data))}
 		f.mu.Lock()
 		f.m[snapshot] = got
 		f.mu.Unlock()
 	}
+	return got.match(snapshot, hash, size)
+}
+
+// readSnapshotFact reads a snapshot blob and hashes it.
+func readSnapshotFact(g gitstore.Store, snapshot string) (snapshotFact, error) {
+	data, err := g.Blob(gitstore.OID(snapshot))
+	if err != nil {
+		return snapshotFact{}, fmt.Errorf("snapshot %s: %w", snapshot, err)
+	}
+	return snapshotFact{hash: contentHash(data), size: int64(len(data))}, nil
+}
+
+// match compares what a snapshot hashes to with a recorded content hash
+// and size (size < 0: not recorded).
+func (got snapshotFact) match(snapshot, hash string, size int64) error {
 	if got.hash != hash {
 		return fmt.Errorf("snapshot %s hashes to %s, recorded %s", snapshot, got.hash, hash)
 	}

@@ -189,18 +189,12 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 		if open != "" {
 			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "commit or abort the open run first: readproof run abort "+id)
 		}
-		all, err := s.abortedRuns(AbortedPrefix + id + "/") // this run's aborts only: each decodes its entries
+		// this run's aborts only (each decodes its entries), newest first
+		all, err := s.abortedRuns(AbortedPrefix + id + "/")
 		if err != nil {
 			return err
 		}
-		var a *AbortedRun
-		for i := range all {
-			if all[i].RunID == id {
-				a = &all[i]
-				break
-			}
-		}
-		if a == nil {
+		if len(all) == 0 {
 			return hint.With(fmt.Errorf("run %s: %w", id, ErrNotAborted),
 				"`readproof run list` shows the aborted runs; gc removes them once older than its grace period")
 		}
@@ -212,6 +206,7 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 		// seen with gc running beside abort and reopen).
 		// abortedAt read the tip and checked that its tree is the abort
 		// commit's: a.tree is that tree.
+		a := &all[0]
 		now := s.now()
 		sig := s.signature(now)
 		rc, err := s.git.PutCommit(gitstore.Commit{Tree: a.tree, Parents: []gitstore.OID{a.Commit}, Author: sig, Committer: sig,

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // BenchmarkCommitRun1000Changed20 commits a run of 1,000 documents of which
@@ -34,10 +36,10 @@ func BenchmarkCommitRun1000Changed20(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		c0 := cpuTime()
+		c0 := testproc.CPUTime()
 		if _, _, err := f.s.RunOnce(ctx, fmt.Sprintf("run-%d", i), uris); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c0
+		cpu += testproc.CPUTime() - c0
 	}
 }

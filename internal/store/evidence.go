@@ -170,19 +170,10 @@ func (s *Store) manifestWithSum(target string) (*manifest.Manifest, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	c, err := s.git.Commit(id)
+	m, data, err := s.manifestData(id)
 	if err != nil {
-		return nil, "", fmt.Errorf("manifest %s: %w", id, err)
+		return nil, "", err
 	}
-	data, err := s.readFile(c, "manifest.json")
-	if err != nil {
-		return nil, "", hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
-	}
-	m, err := manifest.Decode(data)
-	if err != nil {
-		return nil, "", fmt.Errorf("manifest %s: %w", id, err)
-	}
-	m.ID = string(id)
 	sum := sha256.Sum256(data)
 	return m, hex.EncodeToString(sum[:]), nil
 }

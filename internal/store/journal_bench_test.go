@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -82,17 +83,17 @@ func BenchmarkJournalMerge1000x1000(b *testing.B) {
 	left := benchJournal(b, f.s, base, "left", 1000, 20, pool, at.Add(time.Hour))
 	right := benchJournal(b, f.s, base, "right", 1000, 20, pool, at.Add(time.Hour+time.Second/2))
 	b.Run("merge", func(b *testing.B) {
-		cpu := cpuTime()
+		cpu := testproc.CPUTime()
 		for i := 0; i < b.N; i++ {
 			if _, err := JournalTree(f.s.git, []gitstore.OID{left, right}, ""); err != nil {
 				b.Fatal(err)
 			}
 		}
-		b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+		b.ReportMetric((testproc.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 	})
 	b.Run("check-1000-new-commits", func(b *testing.B) {
-		cpu := cpuTime()
-		defer func() { b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op") }()
+		cpu := testproc.CPUTime()
+		defer func() { b.ReportMetric((testproc.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op") }()
 		for i := 0; i < b.N; i++ {
 			views := CachingReader(f.s.git)
 			for id := right; id != base; {
@@ -147,11 +148,11 @@ func BenchmarkJournalApply1000Changed20(b *testing.B) {
 	}
 	mid2, m2 := benchManifest(b, f.s, "next", at.Add(time.Second), pool, next)
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := testproc.CPUTime()
 	for i := 0; i < b.N; i++ {
 		if _, err := writingBuilder(f.s.git).withRun(mid2, m2).tree([]gitstore.OID{tip}, mid2); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((testproc.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }

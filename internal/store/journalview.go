@@ -123,8 +123,14 @@ func decodeViewRun(data []byte, id gitstore.OID) (viewRun, error) {
 	for i, e := range vm.Entries {
 		entries[i] = manifest.Entry{Position: e.Position, URI: e.URI, Ref: e.Ref, Snapshot: e.Snapshot}
 	}
+	return newViewRun(id, vm.CreatedAt, vm.RunID, entries), nil
+}
+
+// newViewRun is manifest id's run, its entries (which it sorts in place)
+// in position order.
+func newViewRun(id gitstore.OID, createdAt time.Time, runID string, entries []manifest.Entry) viewRun {
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
-	return viewRun{key: runKey{at: vm.CreatedAt.UTC(), run: vm.RunID, manifest: id}, entries: entries}, nil
+	return viewRun{key: runKey{at: createdAt.UTC(), run: runID, manifest: id}, entries: entries}
 }
 
 // DocumentPath returns the path in a journal view where the document
@@ -274,14 +280,14 @@ func journalEdges(c gitstore.Commit) ([]gitstore.OID, gitstore.OID) {
 }
 
 // journalWalk returns every journal commit reachable from heads along
-// journal edges, with the manifest each records.
-func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]gitstore.OID, map[gitstore.OID][]gitstore.OID, error) {
+// journal edges that records a manifest, with the manifest it records.
+func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]gitstore.OID, error) {
 	records := map[gitstore.OID]gitstore.OID{}
-	parents := map[gitstore.OID][]gitstore.OID{}
+	seen := map[gitstore.OID]bool{}
 	stack := []gitstore.OID{}
 	for _, h := range heads {
-		if _, ok := parents[h]; !ok && h != "" {
-			parents[h] = nil
+		if !seen[h] && h != "" {
+			seen[h] = true
 			stack = append(stack, h)
 		}
 	}
@@ -290,21 +296,20 @@ func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]git
 		stack = stack[:len(stack)-1]
 		c, err := g.Commit(id)
 		if err != nil {
-			return nil, nil, fmt.Errorf("journal view: walk %s: %w", id, err)
+			return nil, fmt.Errorf("journal view: walk %s: %w", id, err)
 		}
 		ps, m := journalEdges(c)
-		parents[id] = ps
 		if m != "" {
 			records[id] = m
 		}
 		for _, p := range ps {
-			if _, ok := parents[p]; !ok {
-				parents[p] = nil
+			if !seen[p] {
+				seen[p] = true
 				stack = append(stack, p)
 			}
 		}
 	}
-	return records, parents, nil
+	return records, nil
 }
 
 // viewBuilder computes views; put is PutTree (writing) or HashTree
@@ -323,9 +328,8 @@ func (b viewBuilder) withRun(id gitstore.OID, m *manifest.Manifest) viewBuilder 
 	if m == nil {
 		return b
 	}
-	entries := append([]manifest.Entry(nil), m.Entries...)
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Position < entries[j].Position })
-	b.known = &viewRun{key: runKey{at: m.CreatedAt.UTC(), run: m.RunID, manifest: id}, entries: entries}
+	r := newViewRun(id, m.CreatedAt, m.RunID, append([]manifest.Entry(nil), m.Entries...))
+	b.known = &r
 	return b
 }
 
@@ -400,7 +404,7 @@ func (b viewBuilder) full(heads []gitstore.OID, extra gitstore.OID) (gitstore.OI
 }
 
 func (b viewBuilder) fullCount(heads []gitstore.OID, extra gitstore.OID) (gitstore.OID, int, error) {
-	records, _, err := journalWalk(b.g, heads...)
+	records, err := journalWalk(b.g, heads...)
 	if err != nil {
 		return "", 0, err
 	}
@@ -519,7 +523,7 @@ func (b viewBuilder) suffix(tip gitstore.OID, r viewRun) (gitstore.OID, bool, er
 	if len(frontier) != 1 {
 		return "", false, nil
 	}
-	kind, base, idx, err := viewState(b.g, frontier[0])
+	_, base, idx, err := viewState(b.g, frontier[0])
 	if err != nil {
 		return "", false, err
 	}
@@ -527,12 +531,20 @@ func (b viewBuilder) suffix(tip gitstore.OID, r viewRun) (gitstore.OID, bool, er
 	if err != nil {
 		return "", false, err
 	}
-	for _, m := range runs {
-		if kind == viewOK && !idx.key().less(m.key) {
+	// r sorts after idx's run: the frontier stopped the walk there
+	return b.foldAfter(base.Tree, idx, append(runs, r))
+}
+
+// foldAfter folds runs onto the view tree whose newest run is idx's (nil:
+// none) when every run sorts after that one, and reports false, folding
+// nothing, when one does not.
+func (b viewBuilder) foldAfter(tree gitstore.OID, idx *viewIndex, runs []viewRun) (gitstore.OID, bool, error) {
+	for _, r := range runs {
+		if idx != nil && !idx.key().less(r.key) {
 			return "", false, nil
 		}
 	}
-	tree, err := b.fold(base.Tree, append(runs, r))
+	tree, err := b.fold(tree, runs)
 	return tree, err == nil, err
 }
 
@@ -610,16 +622,8 @@ func (b viewBuilder) converge(x, y, record gitstore.OID) (gitstore.OID, bool, er
 			if err != nil {
 				return "", false, err
 			}
-			after := true
-			for _, r := range runs {
-				if base.idx != nil && !base.idx.key().less(r.key) {
-					after = false
-					break
-				}
-			}
-			if after {
-				tree, err := b.fold(base.c.Tree, runs)
-				return tree, err == nil, err
+			if tree, ok, err := b.foldAfter(base.c.Tree, base.idx, runs); err != nil || ok {
+				return tree, ok, err
 			}
 		}
 		// Visit the commit with the newest view.
@@ -711,29 +715,24 @@ type cachingReader struct {
 const cacheLimit = 1 << 16
 
 func (c *cachingReader) Tree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
-	if t, ok := c.trees[id]; ok {
-		return t, nil
-	}
-	t, err := c.Reader.Tree(id)
-	if err == nil {
-		if len(c.trees) >= cacheLimit {
-			clear(c.trees)
-		}
-		c.trees[id] = t
-	}
-	return t, err
+	return readCached(c.trees, id, c.Reader.Tree)
 }
 
 func (c *cachingReader) Commit(id gitstore.OID) (gitstore.Commit, error) {
-	if cm, ok := c.commits[id]; ok {
-		return cm, nil
+	return readCached(c.commits, id, c.Reader.Commit)
+}
+
+// readCached is m[id], read with read and kept when not there yet.
+func readCached[V any](m map[gitstore.OID]V, id gitstore.OID, read func(gitstore.OID) (V, error)) (V, error) {
+	if v, ok := m[id]; ok {
+		return v, nil
 	}
-	cm, err := c.Reader.Commit(id)
+	v, err := read(id)
 	if err == nil {
-		if len(c.commits) >= cacheLimit {
-			clear(c.commits)
+		if len(m) >= cacheLimit {
+			clear(m)
 		}
-		c.commits[id] = cm
+		m[id] = v
 	}
-	return cm, err
+	return v, err
 }

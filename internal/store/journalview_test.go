@@ -264,7 +264,7 @@ func TestJournalConcurrentWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	records, _, err := journalWalk(f.s.git, tip)
+	records, err := journalWalk(f.s.git, tip)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -393,20 +393,27 @@ func (s *Store) Manifest(target string) (*manifest.Manifest, error) {
 
 // ManifestAt reads the manifest stored in commit id.
 func (s *Store) ManifestAt(id gitstore.OID) (*manifest.Manifest, error) {
+	m, _, err := s.manifestData(id)
+	return m, err
+}
+
+// manifestData is ManifestAt that also returns the manifest.json bytes m
+// was decoded from.
+func (s *Store) manifestData(id gitstore.OID) (*manifest.Manifest, []byte, error) {
 	c, err := s.git.Commit(id)
 	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", id, err)
+		return nil, nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
 	data, err := s.readFile(c, "manifest.json")
 	if err != nil {
-		return nil, hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
+		return nil, nil, hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
 	}
 	m, err := manifest.Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", id, err)
+		return nil, nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
 	m.ID = string(id)
-	return m, nil
+	return m, data, nil
 }
 
 // Content returns a snapshot's bytes.

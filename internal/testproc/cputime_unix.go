@@ -1,15 +1,15 @@
 //go:build unix
 
-package store
+package testproc
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user + system) this process used so far, so a
+// CPUTime is the CPU time (user + system) this process used so far, so a
 // benchmark can report its cost apart from the machine's load.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
