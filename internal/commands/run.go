@@ -139,7 +139,7 @@ func runOnce(ctx context.Context, e *env, opts runOnceOptions, args []string) er
 	}
 	return e.withStore(func(s *store.Store) error {
 		line := progress.Start(e.err, "run", "documents", e.json)
-		m, _, err := s.RunOnceProgress(ctx, opts.ID, args, progressOver(line, 2))
+		m, err := s.RunOnceProgress(ctx, opts.ID, args, progressOver(line, 2))
 		line.Stop()
 		if err != nil {
 			return err

@@ -14,16 +14,16 @@ func TestRunOnceProgressHoldsNoContent(t *testing.T) {
 	toml, files, uris := manyDocs(5, 300)
 	f := newFixture(t, toml, files)
 	ctx := context.Background()
-	m, ds, err := f.s.RunOnceProgress(ctx, "lean", uris, nil)
+	m, err := f.s.RunOnceProgress(ctx, "lean", uris, nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if ds != nil {
-		t.Fatalf("RunOnceProgress returned %d deliveries; it keeps the manifest entries only", len(ds))
 	}
 	m2, ds2, err := f.s.RunOnce(ctx, "full", uris)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(ds2) != len(uris) || len(m.Entries) != len(uris) || len(m2.Entries) != len(uris) {
+		t.Fatalf("%d documents: RunOnce delivered %d, the manifests hold %d and %d entries", len(uris), len(ds2), len(m.Entries), len(m2.Entries))
 	}
 	for i, d := range ds2 {
 		if len(d.Content) != 300 {

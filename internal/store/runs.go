@@ -215,11 +215,12 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 }
 
 // RunOnceProgress is RunOnce reporting each document resolved to progress
-// as (done, total). It returns no deliveries: a run of many documents holds
+// as (done, total). It returns the manifest only: a run of many documents holds
 // each document's record (the manifest entry), not its bytes nor a second
 // copy of the record, once the document is stored.
-func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, []*Delivery, error) {
-	return s.runOnce(ctx, runID, refs, progress, false)
+func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, error) {
+	m, _, err := s.runOnce(ctx, runID, refs, progress, false)
+	return m, err
 }
 
 func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progress func(done, total int), keepContent bool) (_ *manifest.Manifest, _ []*Delivery, err error) {
