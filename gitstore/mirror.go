@@ -512,8 +512,8 @@ func cleanTreePath(p string) (string, error) {
 	return p, nil
 }
 
-var urlUserinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@`)
+var urlUserinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@`) })
 
 func redactUserinfo(u string) string {
-	return urlUserinfo.ReplaceAllString(u, "${1}[REDACTED]@")
+	return urlUserinfo().ReplaceAllString(u, "${1}[REDACTED]@")
 }
