@@ -21,7 +21,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
-	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -32,8 +31,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -126,10 +126,8 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(m.url))
 	}
-	var tr transport.Transport
-	if (ep.Protocol == "http" || ep.Protocol == "https") && m.opts.HTTPClient != nil {
-		tr = githttp.NewClient(m.opts.HTTPClient)
-	} else if tr, err = client.NewClient(ep); err != nil {
+	tr, err := m.transport(ep)
+	if err != nil {
 		return fmt.Errorf("git mirror: %w", err)
 	}
 	sess, err := tr.NewUploadPackSession(ep, nil)
@@ -210,6 +208,31 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	return syncRefs(st, remote, head)
 }
 
+// transport picks the client for the endpoint's scheme: the schemes
+// go-git's transport/client registers (http, https, ssh, git, file), each
+// imported alone, so that what go-git's file transport package carries
+// along (its in-process server, and with it go-git's object model and
+// OpenPGP code) stays out of every binary that links gitstore. http and
+// https go through opts.HTTPClient when the caller gives one (its redirect
+// and address checks); file (paths included) through stock git's
+// upload-pack, as go-git's file transport did.
+func (m *Mirror) transport(ep *transport.Endpoint) (transport.Transport, error) {
+	switch ep.Protocol {
+	case "http", "https":
+		if m.opts.HTTPClient != nil {
+			return githttp.NewClient(m.opts.HTTPClient), nil
+		}
+		return githttp.DefaultClient, nil
+	case "ssh":
+		return gitssh.DefaultClient, nil
+	case "git":
+		return gitproto.DefaultClient, nil
+	case "file":
+		return localTransport{}, nil
+	}
+	return nil, fmt.Errorf("unsupported scheme %q", ep.Protocol)
+}
+
 func demux(caps *capability.List, r io.Reader) io.Reader {
 	switch {
 	case caps.Supports(capability.Sideband64k):
@@ -287,9 +310,9 @@ func syncRefs(st *filesystem.Storage, remote map[plumbing.ReferenceName]plumbing
 // renamed into place, so a half-made mirror is never seen. The caller holds
 // the exclusive lock when create is set.
 func (m *Mirror) storage(create bool) (*filesystem.Storage, error) {
-	if _, err := gogit.PlainOpen(m.dir); err != nil {
+	if err := checkMirror(m.dir); err != nil {
 		if !create {
-			if errors.Is(err, gogit.ErrRepositoryNotExists) {
+			if errors.Is(err, errNoMirror) {
 				return nil, fmt.Errorf("%w: the mirror has not been fetched yet", ErrUnknownRef)
 			}
 			return nil, fmt.Errorf("git mirror %s: %w", m.dir, err)
@@ -301,6 +324,52 @@ func (m *Mirror) storage(create bool) (*filesystem.Storage, error) {
 	return filesystem.NewStorage(osfs.New(m.dir), cache.NewObjectLRUDefault()), nil
 }
 
+// errNoMirror: the mirror's directory, or its HEAD, is missing (go-git's
+// ErrRepositoryNotExists, whose text it keeps).
+var errNoMirror = errors.New("repository does not exist")
+
+// checkMirror makes the checks go-git's PlainOpen made of a bare
+// repository: the directory exists, HEAD is there, the config reads.
+func checkMirror(dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		if os.IsNotExist(err) {
+			return errNoMirror
+		}
+		return err
+	}
+	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
+	defer st.Close()
+	if _, err := st.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return errNoMirror
+	}
+	_, err := st.Config()
+	return err
+}
+
+// initMirror makes an empty bare repository at dir, as go-git's PlainInit
+// did: the directories, HEAD naming refs/heads/master, core.bare = true.
+func initMirror(dir string) error {
+	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
+	defer st.Close()
+	if err := st.Init(); err != nil {
+		return err
+	}
+	if _, err := st.Reference(plumbing.HEAD); err == nil {
+		return errors.New("repository already exists")
+	} else if !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return err
+	}
+	if err := st.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.Master)); err != nil {
+		return err
+	}
+	cfg, err := st.Config()
+	if err != nil {
+		return err
+	}
+	cfg.Core.IsBare = true
+	return st.SetConfig(cfg)
+}
+
 func (m *Mirror) recreate() error {
 	parent := filepath.Dir(m.dir)
 	if err := os.MkdirAll(parent, 0o700); err != nil {
@@ -309,7 +378,7 @@ func (m *Mirror) recreate() error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := m.dir + ".init-" + hex.EncodeToString(rnd[:])
-	if _, err := gogit.PlainInit(tmp, true); err != nil {
+	if err := initMirror(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("git mirror: creating %s: %w", m.dir, err)
 	}
