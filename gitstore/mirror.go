@@ -25,7 +25,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
@@ -420,15 +419,15 @@ func (m *Mirror) ResolveFile(ref, path string, maxBytes int64) (content []byte, 
 	if err != nil {
 		return nil, "", "", err
 	}
-	c, err := object.GetCommit(st, ch)
+	c, err := mirrorCommit(st, ch)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("git mirror: commit %s: %w", ch, err)
 	}
-	entry, err := findEntry(st, c.TreeHash, p)
+	entry, err := findEntry(st, c.tree, p)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s at commit %s: %w", p, ch, err)
 	}
-	switch entry.Mode {
+	switch mode := filemode.FileMode(entry.mode); mode {
 	case filemode.Regular, filemode.Executable, filemode.Deprecated:
 	case filemode.Dir:
 		return nil, "", "", fmt.Errorf("%s at commit %s is a directory: %w", p, ch, ErrNotFile)
@@ -437,28 +436,28 @@ func (m *Mirror) ResolveFile(ref, path string, maxBytes int64) (content []byte, 
 	case filemode.Submodule:
 		return nil, "", "", fmt.Errorf("%s at commit %s is a submodule: %w", p, ch, ErrNotFile)
 	default:
-		return nil, "", "", fmt.Errorf("%s at commit %s has mode %s: %w", p, ch, entry.Mode, ErrNotFile)
+		return nil, "", "", fmt.Errorf("%s at commit %s has mode %s: %w", p, ch, mode, ErrNotFile)
 	}
-	b, err := object.GetBlob(st, entry.Hash)
+	b, err := st.EncodedObject(plumbing.BlobObject, entry.hash)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.hash, err)
 	}
-	if b.Size > maxBytes {
-		return nil, "", "", fmt.Errorf("%s at commit %s is %d bytes, over the %d-byte limit: %w", p, ch, b.Size, maxBytes, ErrFileTooLarge)
+	if b.Size() > maxBytes {
+		return nil, "", "", fmt.Errorf("%s at commit %s is %d bytes, over the %d-byte limit: %w", p, ch, b.Size(), maxBytes, ErrFileTooLarge)
 	}
 	r, err := b.Reader()
 	if err != nil {
-		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.hash, err)
 	}
 	defer r.Close()
 	content, err = io.ReadAll(io.LimitReader(r, maxBytes+1))
 	if err != nil {
-		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.hash, err)
 	}
 	if int64(len(content)) > maxBytes {
 		return nil, "", "", fmt.Errorf("%s at commit %s is over the %d-byte limit: %w", p, ch, maxBytes, ErrFileTooLarge)
 	}
-	return content, ch.String(), entry.Hash.String(), nil
+	return content, ch.String(), entry.hash.String(), nil
 }
 
 // HasCommit reports whether the mirror already holds the commit id, so a
@@ -479,8 +478,31 @@ func (m *Mirror) HasCommit(id string) bool {
 		return false
 	}
 	defer st.Close()
-	_, err = object.GetCommit(st, plumbing.NewHash(id))
+	_, err = mirrorCommit(st, plumbing.NewHash(id))
 	return err == nil
+}
+
+// mirrorContent reads the content of the object h, which must be of type t.
+func mirrorContent(st *filesystem.Storage, t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+	o, err := st.EncodedObject(t, h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// mirrorCommit reads and decodes the commit h.
+func mirrorCommit(st *filesystem.Storage, h plumbing.Hash) (commitFields, error) {
+	data, err := mirrorContent(st, plumbing.CommitObject, h)
+	if err != nil {
+		return commitFields{}, err
+	}
+	return parseCommit(data)
 }
 
 // resolveCommit turns ref into a commit id, peeling annotated tags.
@@ -522,11 +544,11 @@ func peel(st *filesystem.Storage, ref string, h plumbing.Hash) (plumbing.Hash, e
 		case plumbing.CommitObject:
 			return h, nil
 		case plumbing.TagObject:
-			t, err := object.DecodeTag(st, obj)
+			target, err := tagTarget(obj)
 			if err != nil {
 				return plumbing.ZeroHash, fmt.Errorf("git mirror: tag %s: %w", h, err)
 			}
-			h = t.Target
+			h = target
 		default:
 			return plumbing.ZeroHash, fmt.Errorf("%q names a %s, not a commit: %w", ref, obj.Type(), ErrUnknownRef)
 		}
@@ -534,18 +556,36 @@ func peel(st *filesystem.Storage, ref string, h plumbing.Hash) (plumbing.Hash, e
 	return plumbing.ZeroHash, fmt.Errorf("%q: tag chain too long: %w", ref, ErrUnknownRef)
 }
 
+// tagTarget decodes the tag object o and returns what it points at.
+func tagTarget(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	r, err := o.Reader()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return parseTagTarget(data)
+}
+
 // findEntry walks the tree one segment at a time.
-func findEntry(st *filesystem.Storage, tree plumbing.Hash, p string) (*object.TreeEntry, error) {
+func findEntry(st *filesystem.Storage, tree plumbing.Hash, p string) (*treeEnt, error) {
 	segs := strings.Split(p, "/")
 	for i, seg := range segs {
-		t, err := object.GetTree(st, tree)
+		data, err := mirrorContent(st, plumbing.TreeObject, tree)
 		if err != nil {
 			return nil, fmt.Errorf("git mirror: tree %s: %w", tree, err)
 		}
-		var found *object.TreeEntry
-		for j := range t.Entries {
-			if t.Entries[j].Name == seg {
-				found = &t.Entries[j]
+		entries, err := parseTreeEntries(data)
+		if err != nil {
+			return nil, fmt.Errorf("git mirror: tree %s: %w", tree, err)
+		}
+		var found *treeEnt
+		for j := range entries {
+			if entries[j].name == seg {
+				found = &entries[j]
 				break
 			}
 		}
@@ -555,10 +595,10 @@ func findEntry(st *filesystem.Storage, tree plumbing.Hash, p string) (*object.Tr
 		if i == len(segs)-1 {
 			return found, nil
 		}
-		if found.Mode != filemode.Dir {
+		if filemode.FileMode(found.mode) != filemode.Dir {
 			return nil, fmt.Errorf("%s is not a directory: %w", strings.Join(segs[:i+1], "/"), ErrPathNotFound)
 		}
-		tree = found.Hash
+		tree = found.hash
 	}
 	return nil, ErrPathNotFound
 }
