@@ -190,9 +190,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	mark = func(prefix string, cs []*cli.Command) {
 		for _, c := range cs {
 			name := prefix + c.Name
-			flags := append(append([]cli.Flag{}, c.Flags...), globalFlags()...)
+			// The flags as declared (urfave/cli adds its own later), put
+			// together with the global ones only when a usage error needs
+			// them: not for each of some 70 commands at every start.
+			own := c.Flags
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-				return flagUsageError(name, flags, err)
+				return flagUsageError(name, append(append([]cli.Flag{}, own...), globalFlags()...), err)
 			}
 			if len(c.Subcommands) > 0 {
 				// `readproof tag help set` is readproof's help, not
