@@ -19,10 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -74,8 +71,12 @@ func usageError(format string, args ...any) error {
 // Main runs readproof with args (args[0] is the program name) and returns
 // the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// SIGINT and SIGTERM cancel ctx once a command's action runs (signals.go).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := &interrupts{cancel: cancel}
+	defer sigs.stop()
+	ctx = context.WithValue(ctx, interruptsKey{}, sigs)
 	var help *bufio.Writer
 	if len(args) == 1 || len(args) == 2 && (args[1] == "--help" || args[1] == "-h") {
 		// readproof's own help and nothing else (no command runs): urfave/cli
@@ -207,11 +208,24 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 					c.Action = helpFirst(name, c.Action)
 				}
 			}
+			if c.Action != nil && !ignoresInterrupts(name) {
+				c.Action = listening(c.Action)
+			}
 			mark(name+" ", c.Subcommands)
 		}
 	}
 	mark("", app.Commands)
 	return app
+}
+
+// ignoresInterrupts names the commands that never read their context:
+// they print and exit, and run without a signal handler (signals.go).
+func ignoresInterrupts(name string) bool {
+	switch name {
+	case "version", "help", "man":
+		return true
+	}
+	return false
 }
 
 // flagUsageError is a usage error (exit 2) of the command at path ("" for
