@@ -12,5 +12,8 @@
 //     allow-list names;
 //   - internal/commands is imported by main only, internal/mcpserver by main
 //     and commands only; urfave/cli stays in the CLI, the MCP SDK in the MCP
-//     server and the CLI, BurntSushi/toml in internal/policy.
+//     server and the CLI, BurntSushi/toml in internal/policy;
+//   - no package reaches go-git's root package, plumbing/object,
+//     transport/client or transport/file, nor ProtonMail's OpenPGP: they cost
+//     every process start-up time (docs/startup.md).
 package layering

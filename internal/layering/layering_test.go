@@ -204,6 +204,36 @@ func TestLayering(t *testing.T) {
 	}
 }
 
+// heavyDeps are packages no package of the module may reach (tests may):
+// each costs every readproof process start-up time or binary size for
+// nothing it uses (docs/startup.md). go-git's root package, transport/client
+// and transport/file bring its in-process server, revision walker and object
+// model; plumbing/object brings go-git's diff code and ProtonMail's OpenPGP,
+// whose elliptic-curve tables are built at every start. gitstore has its own
+// codecs (objcodec.go) and imports the transports it uses one by one
+// (mirror.go).
+var heavyDeps = []string{
+	"github.com/go-git/go-git/v5",
+	"github.com/go-git/go-git/v5/plumbing/object",
+	"github.com/go-git/go-git/v5/plumbing/transport/client",
+	"github.com/go-git/go-git/v5/plumbing/transport/file",
+	"github.com/go-git/go-git/v5/plumbing/transport/server",
+	"github.com/ProtonMail/go-crypto/",
+	"github.com/cloudflare/circl/",
+}
+
+func TestNoHeavyDeps(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, d := range p.deps {
+			for _, h := range heavyDeps {
+				if d == h || strings.HasSuffix(h, "/") && strings.HasPrefix(d, h) {
+					t.Errorf("%s reaches %s: it costs every process start-up time (docs/startup.md); use what gitstore already has", short(p.path), d)
+				}
+			}
+		}
+	}
+}
+
 // TestRawWriterOnlyInShare: the store's raw repository (store.Git(), every
 // object and ref write) is handed to internal/share only; other packages use
 // store.Objects() (read-only) or the store's own operations. Tests may use
