@@ -113,7 +113,7 @@ type RevListCommit struct {
 // NewTransport returns a transport for the repository at gitDir (a store's
 // Path). It fails with ErrNoGit when git is not on PATH.
 func NewTransport(gitDir string, opts TransportOptions) (*Transport, error) {
-	git, err := exec.LookPath("git")
+	git, err := findGit()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v: install git (https://git-scm.com) to share stores; readproof itself reads and writes stores without it", ErrNoGit, err)
 	}
@@ -159,7 +159,11 @@ func (t *Transport) runInput(ctx context.Context, progress bool, in io.Reader, a
 	full := append([]string{"--git-dir=" + t.dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
 	cmd := exec.CommandContext(ctx, t.git, full...)
 	cmd.Env = t.env()
-	cmd.Stdin = in
+	if in != nil {
+		cmd.Stdin = in
+	} else if null := devNull(); null != nil {
+		cmd.Stdin = null
+	}
 	cmd.WaitDelay = 5 * time.Second
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: 8 << 10}
@@ -171,6 +175,7 @@ func (t *Transport) runInput(ctx context.Context, progress bool, in io.Reader, a
 	}
 	err := cmd.Run()
 	if err != nil {
+		forgetGit(t.git, err)
 		text := RedactText(stderr.String())
 		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: lastLines(text, 4), Err: err, Remote: remoteLines(text)}
 		var ee *exec.ExitError
