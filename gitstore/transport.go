@@ -348,13 +348,17 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 }
 
 // RemoveRemote deletes a remote's configuration and the refs its fetch
-// refspecs map to (git remote remove).
+// refspecs map to (git remote remove). A remote not configured gives
+// ErrNoRemote; one whose URL the repository's config file sets is removed
+// without asking git first (RemoteInRepoConfig).
 func (t *Transport) RemoveRemote(ctx context.Context, name string) error {
 	if err := CheckRemoteName(name); err != nil {
 		return err
 	}
-	if _, err := t.RemoteURL(ctx, name); err != nil {
-		return err
+	if !t.RemoteInRepoConfig(name) {
+		if _, err := t.RemoteURL(ctx, name); err != nil {
+			return err
+		}
 	}
 	if _, err := t.run(ctx, false, "remote", "remove", "--", name); err != nil {
 		return fmt.Errorf("remove remote %s: %w", name, err)

@@ -1,0 +1,119 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// gitLog puts a git on PATH that logs each command readproof runs (its
+// arguments on one line) before running the real git, and returns the
+// function that reads and clears the log. git's own children find git in
+// its exec path first, so only readproof's commands are logged.
+func gitLog(t *testing.T) func() []string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "log")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() []string {
+		t.Helper()
+		data, err := os.ReadFile(log)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		os.Remove(log)
+		var cmds []string
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if l != "" {
+				// drop --git-dir=... and the -c options every command carries
+				cmds = append(cmds, strings.TrimPrefix(l[strings.Index(l, "maintenance.auto=false")+len("maintenance.auto=false"):], " "))
+			}
+		}
+		return cmds
+	}
+}
+
+// TestGitProcessesUpToDate: a push or a pull with nothing to do runs one
+// git process (the remote's listing) when the store's config file names
+// the remote, where it ran two (push: three, with HEAD asked again) to
+// resolve the remote's URLs first; removing a remote runs one; and a
+// remote configured elsewhere (the environment) is still resolved by git
+// as before.
+func TestGitProcessesUpToDate(t *testing.T) {
+	ctx := context.Background()
+	srv := t.TempDir()
+	dir := filepath.Join(srv, "r.git")
+	git(t, "", "init", "--quiet", "--bare", "--initial-branch=trunk", dir) // HEAD on a branch it lacks
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	a.run(t, "r1", "a")
+	addRemote(t, a, "origin", dir)
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, b, "origin", dir)
+	mustPull(t, b, "origin")
+
+	logged := gitLog(t)
+	pr := mustPush(t, a, "origin")
+	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "ls-remote --symref") {
+		t.Fatalf("push with nothing to send ran %q, want the listing alone", cmds)
+	}
+	if !pr.UpToDate || len(pr.Warnings) != 1 || !strings.Contains(pr.Warnings[0], "HEAD names a branch it does not have") {
+		t.Fatalf("push: %+v, want up to date with the HEAD warning", pr)
+	}
+	if res := mustPull(t, b, "origin"); !res.UpToDate {
+		t.Fatalf("pull: %+v, want up to date", res)
+	}
+	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "ls-remote --symref") {
+		t.Fatalf("pull with nothing to fetch ran %q, want the listing alone", cmds)
+	}
+
+	// a push with something to send asks for the push URLs, once, and
+	// HEAD again (it named no branch before the push)
+	a.run(t, "r2", "a")
+	mustPush(t, a, "origin")
+	if cmds := logged(); len(cmds) != 4 || !strings.HasPrefix(cmds[1], "remote get-url --push --all") || !strings.HasPrefix(cmds[2], "push ") ||
+		cmds[3] != "ls-remote --symref -- origin HEAD" {
+		t.Fatalf("push of a run ran %q", cmds)
+	}
+
+	if err := RemoveRemote(ctx, b.s, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "remote remove") {
+		t.Fatalf("remote rm ran %q, want git remote remove alone", cmds)
+	}
+	if err := RemoveRemote(ctx, b.s, "origin"); !errors.Is(err, gitstore.ErrNoRemote) {
+		t.Fatalf("second remote rm: %v, want ErrNoRemote", err)
+	}
+	logged()
+
+	// configured in the environment only: git resolves it, as before
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "remote.env.url")
+	t.Setenv("GIT_CONFIG_VALUE_0", dir)
+	if res, err := Pull(ctx, b.s, "env", Options{}); err != nil || len(res.NewRuns) != 1 {
+		t.Fatalf("pull of a remote from the environment: %v", err)
+	}
+	if cmds := logged(); len(cmds) < 2 || !strings.HasPrefix(cmds[0], "remote get-url") {
+		t.Fatalf("pull of a remote from the environment ran %q, want the URL asked first", cmds)
+	}
+	_, err := Pull(ctx, b.s, "nothere", Options{})
+	if !errors.Is(err, gitstore.ErrNoRemote) || !strings.Contains(hint.Of(err), "remote add nothere") {
+		t.Fatalf("pull of an unknown remote: %v (hint %q)", err, hint.Of(err))
+	}
+}
