@@ -286,13 +286,20 @@ func (t *Transport) RemoteURL(ctx context.Context, name string) (string, error) 
 // RemoteFetchURL returns the URL git fetches from for a configured remote:
 // its first URL with url.<base>.insteadOf applied, what `git ls-remote
 // --get-url NAME` prints. A remote missing from the configuration gives
-// ErrNoRemote, as RemoteURL does. One git process (`git remote get-url`)
-// answers both questions; a remote that command does not know (one set
-// only in a global configuration) is looked up as before, with RemoteURL
-// and `git ls-remote --get-url`.
+// ErrNoRemote, as RemoteURL does. One git process (`git config`,
+// transport_urls.go) answers both questions; what that does not settle is
+// asked as before: `git remote get-url`, and for a remote that command
+// does not know (one set only in a global configuration) RemoteURL and
+// `git ls-remote --get-url`.
 func (t *Transport) RemoteFetchURL(ctx context.Context, name string) (string, error) {
 	if err := CheckRemoteName(name); err != nil {
 		return "", err
+	}
+	switch r, answer := t.readRemoteURLs(ctx, name); answer {
+	case urlsKnown:
+		return r.fetchURL(), nil
+	case urlsNone:
+		return "", fmt.Errorf("remote %s: %w", name, ErrNoRemote)
 	}
 	if out, err := t.run(ctx, false, "remote", "get-url", "--", name); err == nil {
 		if u := strings.TrimRight(string(out), "\n"); u != "" && !strings.Contains(u, "\n") {
@@ -726,11 +733,55 @@ func (t *Transport) PackRefs(ctx context.Context) error {
 
 // PushURLs returns the URLs a push to the named remote goes to
 // (remote.<name>.pushurl, else its url), with git's insteadOf and
-// pushInsteadOf rewriting applied.
+// pushInsteadOf rewriting applied: what `git remote get-url --push --all`
+// prints, read from one `git config` (transport_urls.go) when that settles
+// it. A remote that command does not know gives ErrNoRemote.
 func (t *Transport) PushURLs(ctx context.Context, name string) ([]string, error) {
-	if err := CheckRemoteName(name); err != nil {
-		return nil, err
+	urls, pushErr, _, asked := t.pushTargets(ctx, name)
+	if asked {
+		return urls, pushErr
 	}
+	return t.pushURLsGit(ctx, name)
+}
+
+// PushTargets is PushURLs (urls, or pushErr) that also says, when no push
+// URL can be named, whether the remote is configured at all: err is
+// RemoteURL's error then (ErrNoRemote for a remote no scope configures).
+// One git process answers both, where PushURLs and RemoteURL ran two.
+func (t *Transport) PushTargets(ctx context.Context, name string) (urls []string, pushErr, err error) {
+	urls, pushErr, err, asked := t.pushTargets(ctx, name)
+	if asked {
+		return urls, pushErr, err
+	}
+	if urls, pushErr = t.pushURLsGit(ctx, name); pushErr != nil {
+		if _, err := t.RemoteURL(ctx, name); err != nil {
+			return nil, pushErr, err
+		}
+	}
+	return urls, pushErr, nil
+}
+
+// pushTargets answers PushTargets from one `git config` (asked), or
+// leaves it to git (not asked).
+func (t *Transport) pushTargets(ctx context.Context, name string) (urls []string, pushErr, err error, asked bool) {
+	if err := CheckRemoteName(name); err != nil {
+		return nil, err, err, true
+	}
+	switch r, answer := t.readRemoteURLs(ctx, name); answer {
+	case urlsKnown:
+		if !r.inRepo { // what get-url's exit 2 said; RemoteURL finds the url
+			return nil, fmt.Errorf("remote %s: %w", name, ErrNoRemote), nil, true
+		}
+		return r.pushTo(), nil, nil, true
+	case urlsNone:
+		err := fmt.Errorf("remote %s: %w", name, ErrNoRemote)
+		return nil, err, err, true
+	}
+	return nil, nil, nil, false
+}
+
+// pushURLsGit asks `git remote get-url --push --all`.
+func (t *Transport) pushURLsGit(ctx context.Context, name string) ([]string, error) {
 	out, err := t.run(ctx, false, "remote", "get-url", "--push", "--all", "--", name)
 	if exitCode(err) == 2 {
 		return nil, fmt.Errorf("remote %s: %w", name, ErrNoRemote)

@@ -51,9 +51,10 @@ func gitLog(t *testing.T) func() []string {
 // TestGitProcessesUpToDate: a push or a pull with nothing to do runs one
 // git process (the remote's listing) when the store's config file names
 // the remote, where it ran two (push: three, with HEAD asked again) to
-// resolve the remote's URLs first; removing a remote runs one; and a
-// remote configured elsewhere (the environment) is still resolved by git
-// as before.
+// resolve the remote's URLs first; removing a remote runs one; a remote
+// configured elsewhere (the environment) has its URL read by one git
+// config (were three processes: remote get-url, config --get, ls-remote
+// --get-url).
 func TestGitProcessesUpToDate(t *testing.T) {
 	ctx := context.Background()
 	srv := t.TempDir()
@@ -86,7 +87,7 @@ func TestGitProcessesUpToDate(t *testing.T) {
 	// HEAD again (it named no branch before the push)
 	a.run(t, "r2", "a")
 	mustPush(t, a, "origin")
-	if cmds := logged(); len(cmds) != 4 || !strings.HasPrefix(cmds[1], "remote get-url --push --all") || !strings.HasPrefix(cmds[2], "push ") ||
+	if cmds := logged(); len(cmds) != 4 || !strings.HasPrefix(cmds[1], "config --show-scope --null --get-regexp") || !strings.HasPrefix(cmds[2], "push ") ||
 		cmds[3] != "ls-remote --symref -- origin HEAD" {
 		t.Fatalf("push of a run ran %q", cmds)
 	}
@@ -109,8 +110,8 @@ func TestGitProcessesUpToDate(t *testing.T) {
 	if res, err := Pull(ctx, b.s, "env", Options{}); err != nil || len(res.NewRuns) != 1 {
 		t.Fatalf("pull of a remote from the environment: %v", err)
 	}
-	if cmds := logged(); len(cmds) < 2 || !strings.HasPrefix(cmds[0], "remote get-url") {
-		t.Fatalf("pull of a remote from the environment ran %q, want the URL asked first", cmds)
+	if cmds := logged(); len(cmds) < 2 || !strings.HasPrefix(cmds[0], "config --show-scope") || !strings.HasPrefix(cmds[1], "ls-remote --symref") {
+		t.Fatalf("pull of a remote from the environment ran %q, want its URL read by one git config first", cmds)
 	}
 	_, err := Pull(ctx, b.s, "nothere", Options{})
 	if !errors.Is(err, gitstore.ErrNoRemote) || !strings.Contains(hint.Of(err), "remote add nothere") {

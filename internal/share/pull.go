@@ -251,12 +251,10 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 // fetch URL otherwise.
 func remoteURLs(ctx context.Context, t *gitstore.Transport, remote, verb string) (url string, pushURLs []string, pushErr, err error) {
 	if verb == "push" || verb == "propose" {
-		if pushURLs, pushErr = t.PushURLs(ctx, remote); pushErr != nil {
-			// as before: a remote missing from the configuration fails
-			// here; any other failure to name a push URL fails in send
-			if _, err := t.RemoteURL(ctx, remote); err != nil {
-				return "", nil, nil, remoteHint(err, remote)
-			}
+		// a remote missing from the configuration fails here; any other
+		// failure to name a push URL fails in send
+		if pushURLs, pushErr, err = t.PushTargets(ctx, remote); err != nil {
+			return "", nil, nil, remoteHint(err, remote)
 		}
 		return "", pushURLs, pushErr, nil
 	}
