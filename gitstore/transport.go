@@ -156,9 +156,35 @@ func (t *Transport) run(ctx context.Context, progress bool, args ...string) ([]b
 
 // runInput is run with stdin read from in (nil: no input).
 func (t *Transport) runInput(ctx context.Context, progress bool, in io.Reader, args ...string) ([]byte, error) {
-	full := append([]string{"--git-dir=" + t.dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
+	return t.runAt(ctx, progress, in, "", args...)
+}
+
+// urlEnv carries the URL of pinnedURL's rule to git.
+const urlEnv = "READPROOF_GIT_URL"
+
+// runAt is runInput of a command given the URL url that git already
+// rewrote (PushURLs, RemoteFetchURL): git rewrites every URL it is given
+// by the url.<base>.insteadOf rules (for a push, pushInsteadOf first), so
+// a URL a rule rewrote could be rewritten once more (rules b -> c and
+// a -> b took a remote's a:r to c:r, where git's own push or fetch goes to
+// b:r). A rule rewriting url to itself, longer than any other rule that
+// matches it (the whole URL), pins it; it reaches git through the
+// environment (--config-env), so the URL is never split at an '='.
+// With url "", nothing is pinned.
+func (t *Transport) runAt(ctx context.Context, progress bool, in io.Reader, url string, args ...string) ([]byte, error) {
+	full := []string{"--git-dir=" + t.dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
+	env := t.env()
+	if url != "" {
+		kind := "insteadOf"
+		if len(args) > 0 && args[0] == "push" {
+			kind = "pushInsteadOf"
+		}
+		full = append(full, "--config-env=url."+url+"."+kind+"="+urlEnv)
+		env = append(env, urlEnv+"="+url)
+	}
+	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, t.git, full...)
-	cmd.Env = t.env()
+	cmd.Env = env
 	if in != nil {
 		cmd.Stdin = in
 	} else if null := devNull(); null != nil {
@@ -494,7 +520,8 @@ func (t *Transport) progressFlag() string {
 }
 
 // Push runs one atomic `git push` of refspecs to remote (never forced: a
-// refspec starting with '+' is refused). Either every ref is updated or
+// refspec starting with '+' is refused): a URL as PushURLs names it, which
+// git takes as it is (runAt), or a remote's name. Either every ref is updated or
 // none is. A refusal by the remote returns the statuses and an error
 // wrapping ErrRejected.
 func (t *Transport) Push(ctx context.Context, remote string, refspecs []string) ([]PushStatus, error) {
@@ -508,7 +535,11 @@ func (t *Transport) Push(ctx context.Context, remote string, refspecs []string) 
 	}
 	args := []string{"push", "--atomic", "--porcelain", "--no-verify", t.progressFlag(), "--", remote}
 	args = append(args, refspecs...)
-	out, err := t.run(ctx, true, args...)
+	pin := remote
+	if CheckRemoteName(remote) == nil {
+		pin = "" // a remote's name: git resolves it
+	}
+	out, err := t.runAt(ctx, true, nil, pin, args...)
 	statuses := parsePorcelain(out)
 	// Name the refs the remote refused; with --atomic every other ref is
 	// reported "atomic push failed", which says nothing about the cause.

@@ -87,7 +87,7 @@ func TestGitProcessesUpToDate(t *testing.T) {
 	// HEAD again (it named no branch before the push)
 	a.run(t, "r2", "a")
 	mustPush(t, a, "origin")
-	if cmds := logged(); len(cmds) != 4 || !strings.HasPrefix(cmds[1], "config --show-scope --null --get-regexp") || !strings.HasPrefix(cmds[2], "push ") ||
+	if cmds := logged(); len(cmds) != 4 || !strings.HasPrefix(cmds[1], "config --show-scope --null --get-regexp") || !strings.Contains(cmds[2], " push --atomic") ||
 		cmds[3] != "ls-remote --symref -- origin HEAD" {
 		t.Fatalf("push of a run ran %q", cmds)
 	}
@@ -116,5 +116,66 @@ func TestGitProcessesUpToDate(t *testing.T) {
 	_, err := Pull(ctx, b.s, "nothere", Options{})
 	if !errors.Is(err, gitstore.ErrNoRemote) || !strings.Contains(hint.Of(err), "remote add nothere") {
 		t.Fatalf("pull of an unknown remote: %v (hint %q)", err, hint.Of(err))
+	}
+}
+
+// TestURLRewrittenOnce: git rewrites a remote's URL by one insteadOf rule,
+// never by a chain of them: with rules a/ -> b/ and b/ -> c/, `git push
+// origin` and `git fetch origin` of a remote at a/r.git go to b/r.git. A
+// push and the journal probe of a pull go to the URL git resolved, which
+// git is given with a rule that keeps it as it is: they went to c/r.git
+// (the push landed in another repository than the one listed; the probe,
+// made in a scratch repository that sees rules of the global scope, read
+// a repository without the journal). The rules are in the store's config,
+// then in the global one.
+func TestURLRewrittenOnce(t *testing.T) {
+	for _, scope := range []string{"local", "global"} {
+		t.Run(scope, func(t *testing.T) {
+			base := t.TempDir()
+			for _, d := range []string{"b", "c"} {
+				os.MkdirAll(filepath.Join(base, d), 0o755)
+				bareServer(t, filepath.Join(base, d), "r.git")
+			}
+			d := startDaemon(t, base)
+			rules := "[url \"" + d.url("b/") + "\"]\n\tinsteadOf = " + d.url("a/") + "\n[url \"" + d.url("c/") + "\"]\n\tinsteadOf = " + d.url("b/") + "\n"
+			chain := func(p *project) {
+				addRemote(t, p, "origin", d.url("a/r.git"))
+				cfg := filepath.Join(base, "global")
+				if scope == "local" {
+					cfg = filepath.Join(p.path(), "config")
+				}
+				f, err := os.OpenFile(cfg, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString(rules)
+				f.Close()
+				if scope == "global" {
+					t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+				}
+				cmd := exec.Command("git", "--git-dir="+p.path(), "ls-remote", "--get-url", "origin")
+				out, err := cmd.Output()
+				if got, want := strings.TrimSpace(string(out)), d.url("b/r.git"); err != nil || got != want {
+					t.Fatalf("git resolves origin to %s (%v), want %s", got, err, want)
+				}
+			}
+			a := newProject(t, map[string]string{"a": "alpha\n"})
+			a.run(t, "r1", "a")
+			chain(a)
+			if pr := mustPush(t, a, "origin"); len(pr.Runs) != 1 {
+				t.Fatalf("push: %+v", pr)
+			}
+			if refs := allRefs(t, filepath.Join(base, "b", "r.git")); !strings.Contains(refs, "refs/heads/main") {
+				t.Fatalf("b/r.git (where git pushes) holds %q", refs)
+			}
+			if refs := allRefs(t, filepath.Join(base, "c", "r.git")); refs != "" {
+				t.Fatalf("c/r.git (the rewrite of the rewrite) holds %q", refs)
+			}
+			b := newProject(t, map[string]string{"a": "alpha\n"})
+			chain(b)
+			if res := mustPull(t, b, "origin"); len(res.NewRuns) != 1 {
+				t.Fatalf("pull: %+v", res)
+			}
+		})
 	}
 }
