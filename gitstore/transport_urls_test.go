@@ -3,11 +3,14 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 // remoteFetchURLWithGit is how RemoteFetchURL answered before it read one
@@ -177,6 +180,63 @@ func TestRewriteURL(t *testing.T) {
 		got, ok := rewriteURL(c[0], rules)
 		if got != c[1] || fmt.Sprint(ok) != c[2] {
 			t.Fatalf("rewriteURL(%q) = %q, %v; want %q, %s", c[0], got, ok, c[1], c[2])
+		}
+	}
+}
+
+// TestRemoteURLsRandomSameAsGit: random rule sets over a few prefixes and
+// bases that overlap (ties, prefixes of prefixes, a base that is another
+// rule's prefix, rules of one base split around others) give the URLs git
+// names, wherever the one git config settles them.
+func TestRemoteURLsRandomSameAsGit(t *testing.T) {
+	ctx := context.Background()
+	_, tr := newTransport(t)
+	dir := filepath.Join(t.TempDir(), "r.git")
+	git(t, "", "init", "--quiet", "--bare", dir)
+	initial, err := os.ReadFile(filepath.Join(dir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Transport{dir: dir, git: tr.git}
+	rng := rand.New(rand.NewPCG(14, uint64(testsize.Pick(t, 1, 2))))
+	pick := func(list ...string) string { return list[rng.IntN(len(list))] }
+	n := testsize.Pick(t, 25, 300)
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		b.Write(initial)
+		var remote strings.Builder
+		for k := rng.IntN(3) + 1; k > 0; k-- {
+			fmt.Fprintf(&remote, "\turl = %s\n", pick("a:b/r", "a:r", "b:r", "x:r", "ab:r"))
+		}
+		for k := rng.IntN(3) - 1; k > 0; k-- {
+			fmt.Fprintf(&remote, "\tpushurl = %s\n", pick("a:p", "b:p", "q:p"))
+		}
+		rules := rng.IntN(6)
+		wrote := false
+		for k := 0; k < rules; k++ {
+			if !wrote && rng.IntN(3) == 0 {
+				b.WriteString("[remote \"o\"]\n" + remote.String())
+				wrote = true
+			}
+			fmt.Fprintf(&b, "[url %q]\n\t%s = %s\n", pick("P/", "Q/", "a:", "b:", "ab"), pick("insteadOf", "insteadOf", "pushInsteadOf"), pick("a", "a:", "a:b", "b:", "x", "ab:", "q:"))
+		}
+		if !wrote {
+			b.WriteString("[remote \"o\"]\n" + remote.String())
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, answer := l.readRemoteURLs(ctx, "o")
+		if answer != urlsKnown {
+			t.Fatalf("config %d not settled:\n%s", i, b.String())
+		}
+		out, err := l.run(ctx, false, "ls-remote", "--get-url", "--", "o")
+		if want := strings.TrimRight(string(out), "\n"); err != nil || r.fetchURL() != want {
+			t.Fatalf("config %d:\n%s\nfetch URL %q, git %q (%v)", i, b.String(), r.fetchURL(), want, err)
+		}
+		out, err = l.run(ctx, false, "remote", "get-url", "--push", "--all", "--", "o")
+		if want := strings.Split(strings.TrimRight(string(out), "\n"), "\n"); err != nil || !reflect.DeepEqual(r.pushTo(), want) {
+			t.Fatalf("config %d:\n%s\npush URLs %q, git %q (%v)", i, b.String(), r.pushTo(), want, err)
 		}
 	}
 }
