@@ -83,8 +83,9 @@ type repo struct {
 	looseDirs []string // fan-out directories written since the last Update (maintain.go)
 	autoPack  int      // loose objects past which a write packs them (maintain.go)
 
-	packsSeen      string    // the .idx files the object reader last listed
-	packsCheckedAt time.Time // when packsSeen was last compared with the disk
+	packsCheckedAt time.Time // when the reader's pack list was last compared with the disk
+	freshGen       uint64    // the reader's list of packs freshenPacked last saw (odb.gen; 0: none)
+	freshUntil     time.Time // until when that freshening holds
 
 	// pmu guards packed, the parsed packed-refs file.
 	pmu    sync.Mutex
@@ -393,15 +394,22 @@ func (s *repo) Close() error {
 // packCheckEvery bounds how often putObject lists objects/pack.
 const packCheckEvery = 100 * time.Millisecond
 
-// refreshPacks makes the object reader list the packs again when the set of packs
-// changed (git gc or repack ran). Called with s.mu held.
+// refreshPacks makes the object reader take a new list of the packs when
+// the set of packs changed (git gc or repack ran). A reader that has not
+// listed them yet (or was told to list them again) lists them at its next
+// lookup, so it is left alone; otherwise the listing made here to compare
+// is the reader's new list. Called with s.mu held.
 func (s *repo) refreshPacks() {
 	if time.Since(s.packsCheckedAt) < packCheckEvery {
 		return
 	}
 	s.packsCheckedAt = time.Now()
-	if now := s.packListing(); now != s.packsSeen {
-		s.packsSeen = now
+	if !s.st.scanned {
+		return
+	}
+	entries, err := s.readPackDir()
+	if idxListing(entries) != s.st.listing {
 		s.st.Reindex()
+		s.st.scanFrom(entries, err)
 	}
 }

@@ -83,9 +83,11 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		return OID(h.String()), nil
 	}
 	rel := looseRel(h)
-	if full := filepath.Join(s.path, filepath.FromSlash(rel)); s.mayBeLoose(h) && fileExists(full) && freshenLoose(full) {
+	if full := filepath.Join(s.path, filepath.FromSlash(rel)); s.mayBeLoose(h) && freshenLoose(full) {
 		// Another process may have written it without syncing yet: make it
 		// part of our next Sync. Re-stamped so a concurrent gc keeps it (gc.go).
+		// freshenLoose fails on a missing file, so it is also the lookup:
+		// no stat before it.
 		s.pending = append(s.pending, rel)
 		return OID(h.String()), nil
 	}
@@ -137,9 +139,6 @@ func (s *repo) mayBeLoose(h plumbing.Hash) bool {
 func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
 	rel := looseRel(h)
 	full := filepath.Join(s.path, filepath.FromSlash(rel))
-	if err := s.perm.mkdirAll(filepath.Dir(full)); err != nil {
-		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
-	}
 	tmp, err := s.createTemp(filepath.Join(s.path, "objects", "pack"), "tmp_obj_")
 	if err != nil {
 		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
@@ -155,9 +154,7 @@ func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byt
 	if err == nil {
 		// Link, not rename: an object another process wrote meanwhile is
 		// kept as it is (same id, same content).
-		if err = os.Link(name, full); errors.Is(err, fs.ErrExist) {
-			err = nil
-		}
+		err = s.linkLoose(name, full)
 	}
 	os.Remove(name)
 	if err != nil {
@@ -165,6 +162,26 @@ func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byt
 	}
 	s.pending = append(s.pending, rel)
 	return nil
+}
+
+// linkLoose links the written temporary file name to the loose object
+// path full. The fan-out directory is created only when the link finds it
+// missing: most objects go into a directory that exists, where looking for
+// it first (and again in os.MkdirAll) cost three to five stat calls an
+// object. An object another process linked first counts as written. Called
+// with s.mu held.
+func (s *repo) linkLoose(name, full string) error {
+	err := os.Link(name, full)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = s.perm.mkdir(filepath.Dir(full)); err != nil {
+			return err
+		}
+		err = os.Link(name, full)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		err = nil
+	}
+	return err
 }
 
 // looseWriter is a zlib compressor and its output buffer, reused between

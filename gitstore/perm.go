@@ -111,6 +111,28 @@ func (p perms) mkdirAll(dir string) error {
 	return nil
 }
 
+// mkdir creates dir with the directory mode, as mkdirAll does, in one
+// mkdir call when its parent exists; a directory that exists already is
+// fine. Otherwise it is mkdirAll.
+func (p perms) mkdir(dir string) error {
+	err := os.Mkdir(dir, p.dir().Perm())
+	switch {
+	case err == nil:
+		if p.group {
+			os.Chmod(dir, p.dir())
+		}
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			return nil
+		}
+		return err
+	case errors.Is(err, fs.ErrNotExist):
+		return p.mkdirAll(dir)
+	}
+	return err
+}
+
 // create opens a new file (O_EXCL) with mode, set explicitly so the umask
 // cannot change it.
 func (p perms) create(name string, mode fs.FileMode) (*os.File, error) {
