@@ -83,6 +83,7 @@ type repo struct {
 	looseDirs []string // fan-out directories written since the last Update (maintain.go)
 	autoPack  int      // loose objects past which a write packs them (maintain.go)
 
+	marked         bool      // the config carried the readproof marker when opened (IsOpenStore)
 	packsCheckedAt time.Time // when the reader's pack list was last compared with the disk
 	freshGen       uint64    // the reader's list of packs freshenPacked last saw (odb.gen; 0: none)
 	freshUntil     time.Time // until when that freshening holds
@@ -271,10 +272,11 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	if cfg != nil {
 		perm.group = sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup
 	}
-	// Loose objects are written through a temporary file in objects/pack.
-	_ = perm.mkdirAll(filepath.Join(gitdir, "objects", "pack"))
+	// Loose objects are written through a temporary file in objects/pack;
+	// createTemp makes the directory when it is missing, so opening the
+	// store does not look for it.
 	st := newODB(filepath.Join(gitdir, "objects"))
-	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm, autoPack: autoPackFromConfig(cfg)}, nil
+	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm, autoPack: autoPackFromConfig(cfg), marked: hasMarker(cfg)}, nil
 }
 
 // IsStore reports whether path holds a git repository created by Init (its
@@ -288,7 +290,21 @@ func IsStore(path string) bool {
 	if err != nil {
 		return false
 	}
-	return strings.TrimSpace(cfg.Section("readproof").Options.Get("store")) == "1"
+	return hasMarker(cfg)
+}
+
+// IsOpenStore is IsStore for a store already open: what its config said
+// when it was opened, without finding and reading the repository again.
+// A Store of another kind is asked IsStore of its path.
+func IsOpenStore(s Store) bool {
+	if r, ok := s.(*repo); ok {
+		return r.marked
+	}
+	return IsStore(s.Path())
+}
+
+func hasMarker(cfg *gitconfig.Config) bool {
+	return cfg != nil && strings.TrimSpace(cfg.Section("readproof").Options.Get("store")) == "1"
 }
 
 // findGitDir returns the absolute git directory for path: path itself when it
@@ -299,14 +315,16 @@ func findGitDir(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("open store %s: %w", path, err)
 	}
+	// A git directory is recognised first: the stat that tells a missing
+	// path from one that holds no repository is needed only when it is not.
+	if gitobj.IsGitDir(abs) {
+		return abs, nil
+	}
 	if _, err := os.Stat(abs); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("open store %s: %w: the directory does not exist; create it with init", path, ErrNotStore)
 		}
 		return "", fmt.Errorf("open store %s: %w", path, err)
-	}
-	if gitobj.IsGitDir(abs) {
-		return abs, nil
 	}
 	dotgit := filepath.Join(abs, ".git")
 	if fi, err := os.Stat(dotgit); err == nil {
