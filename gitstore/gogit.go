@@ -81,6 +81,9 @@ type repo struct {
 	fanout [256]uint8
 
 	looseDirs []string // fan-out directories written since the last Update (maintain.go)
+	// madeDirs counts the objects linked into each fan-out directory this
+	// store created since the last Update (linkLoose), for estimateLoose.
+	madeDirs map[byte]int
 	autoPack  int      // loose objects past which a write packs them (maintain.go)
 
 	marked         bool      // the config carried the readproof marker when opened (IsOpenStore)
@@ -224,18 +227,6 @@ func writeFileSync(name string, data []byte, perm perms) error {
 		return err
 	}
 	return f.Close()
-}
-
-func fsyncPath(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func isEmptyDir(dir string) (bool, error) {

@@ -154,7 +154,7 @@ func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byt
 	if err == nil {
 		// Link, not rename: an object another process wrote meanwhile is
 		// kept as it is (same id, same content).
-		err = s.linkLoose(name, full)
+		err = s.linkLoose(name, full, h[0])
 	}
 	os.Remove(name)
 	if err != nil {
@@ -165,21 +165,33 @@ func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byt
 }
 
 // linkLoose links the written temporary file name to the loose object
-// path full. The fan-out directory is created only when the link finds it
-// missing: most objects go into a directory that exists, where looking for
-// it first (and again in os.MkdirAll) cost three to five stat calls an
-// object. An object another process linked first counts as written. Called
+// path full, of an object whose id starts with the byte fan. The fan-out
+// directory is created only when the link finds it missing: most objects
+// go into a directory that exists, where looking for it first (and again
+// in os.MkdirAll) cost three to five stat calls an object. An object
+// another process linked first counts as written. The objects linked into
+// a directory this store created are counted for estimateLoose. Called
 // with s.mu held.
-func (s *repo) linkLoose(name, full string) error {
+func (s *repo) linkLoose(name, full string, fan byte) error {
 	err := os.Link(name, full)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = s.perm.mkdir(filepath.Dir(full)); err != nil {
-			return err
+		made, merr := s.perm.mkdir(filepath.Dir(full))
+		if merr != nil {
+			return merr
+		}
+		if made {
+			if s.madeDirs == nil {
+				s.madeDirs = map[byte]int{}
+			}
+			s.madeDirs[fan] = 0
 		}
 		err = os.Link(name, full)
 	}
 	if errors.Is(err, fs.ErrExist) {
 		err = nil
+	}
+	if n, ok := s.madeDirs[fan]; ok && err == nil {
+		s.madeDirs[fan] = n + 1
 	}
 	return err
 }
