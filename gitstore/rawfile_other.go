@@ -20,3 +20,5 @@ func fsyncPath(name string) error {
 	}
 	return err
 }
+
+func renameFile(oldname, newname string) error { return os.Rename(oldname, newname) }

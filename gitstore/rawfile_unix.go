@@ -53,3 +53,22 @@ func fsyncPath(name string) error {
 	}
 	return err
 }
+
+// renameFile is os.Rename for a file the store replaces (a ref from its
+// lock, packed-refs, a new pack or index), without the lstat os.Rename makes
+// of newname first to refuse renaming over a directory: rename(2) refuses
+// that itself (EISDIR), reported as os.Rename reports it (EEXIST).
+func renameFile(oldname, newname string) error {
+	for {
+		err := syscall.Rename(oldname, newname)
+		switch err {
+		case nil:
+			return nil
+		case syscall.EINTR:
+			continue
+		case syscall.EISDIR:
+			err = syscall.EEXIST
+		}
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
+	}
+}
