@@ -386,6 +386,14 @@ func (s *repo) has(id OID) (bool, error) {
 	if s.isBuffered(h) {
 		return true, nil
 	}
+	// The pack indexes first when they are mapped already: a lookup there
+	// costs no system call, and an Update of a batch checks objects that
+	// were just packed.
+	if s.st.scanned {
+		if _, _, ok, err := s.st.findPacked(h); ok && err == nil {
+			return true, nil
+		}
+	}
 	if _, err := os.Lstat(filepath.Join(s.path, filepath.FromSlash(looseRel(h)))); err == nil {
 		return true, nil
 	}

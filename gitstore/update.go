@@ -172,6 +172,12 @@ func (tx *txn) checkTargets() error {
 	s := tx.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(tx.refs) >= 8 {
+		// Many targets (a batch, whose objects are mostly in the pack it
+		// just wrote): list the packs now, so has() finds them in the
+		// mapped indexes before it looks for loose files.
+		s.st.scan()
+	}
 	checked := map[OID]bool{}
 	for _, t := range tx.refs {
 		if t.New == "" || checked[t.New] {
