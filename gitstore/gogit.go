@@ -78,13 +78,14 @@ type repo struct {
 	closed   bool
 	// fanout is what putObject found of each objects/xx directory since the
 	// last flush: 0 not looked, fanoutAbsent, fanoutPresent (objects.go).
-	fanout [256]uint8
+	fanout   [256]uint8
+	fanLooks int // fan-out directories looked for since the last flush
 
 	looseDirs []string // fan-out directories written since the last Update (maintain.go)
 	// madeDirs counts the objects linked into each fan-out directory this
 	// store created since the last Update (linkLoose), for estimateLoose.
 	madeDirs map[byte]int
-	autoPack  int      // loose objects past which a write packs them (maintain.go)
+	autoPack int // loose objects past which a write packs them (maintain.go)
 
 	marked         bool      // the config carried the readproof marker when opened (IsOpenStore)
 	packsCheckedAt time.Time // when the reader's pack list was last compared with the disk

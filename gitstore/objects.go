@@ -121,6 +121,22 @@ func (s *repo) mayBeLoose(h plumbing.Hash) bool {
 	case fanoutPresent:
 		return true
 	}
+	if s.fanLooks++; s.fanLooks > fanoutLstats {
+		// A batch meeting many fan-out directories: one listing of
+		// objects/ answers for all of them (an entry named xx is there
+		// exactly when the lstat of objects/xx finds something).
+		if fan := looseFanout(filepath.Join(s.path, "objects")); fan != nil {
+			for i, there := range fan {
+				if s.fanout[i] == 0 {
+					s.fanout[i] = fanoutAbsent
+					if there {
+						s.fanout[i] = fanoutPresent
+					}
+				}
+			}
+			return s.fanout[h[0]] == fanoutPresent
+		}
+	}
 	dir := filepath.Join(s.path, "objects", hex.EncodeToString(h[:1]))
 	if _, err := os.Lstat(dir); err != nil && errors.Is(err, fs.ErrNotExist) {
 		s.fanout[h[0]] = fanoutAbsent
@@ -129,6 +145,10 @@ func (s *repo) mayBeLoose(h plumbing.Hash) bool {
 	s.fanout[h[0]] = fanoutPresent
 	return true
 }
+
+// fanoutLstats is how many fan-out directories mayBeLoose looks for one by
+// one after a flush before it lists objects/ instead.
+const fanoutLstats = 8
 
 // writeLooseOnce writes one loose object (writeLoose, in gc.go, retries
 // it): zlib-compressed into objects/pack/tmp_obj_* (where git and go-git put

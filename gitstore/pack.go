@@ -283,7 +283,7 @@ func (s *repo) flush() error {
 		return err
 	}
 	s.buf, s.bufOrder, s.bufBytes = nil, nil, 0
-	s.fanout = [256]uint8{}
+	s.fanout, s.fanLooks = [256]uint8{}, 0
 	s.sweepStale()
 	return nil
 }
