@@ -59,6 +59,17 @@ func runHelp(ctx context.Context, opts helpOptions, args []string) error {
 		_ = out.Flush()
 		return nil
 	}
+	if len(path) == 0 && opts.app.ExtraInfo == nil {
+		// readproof's own help, from the running app: what `readproof
+		// --help` prints (urfave/cli's ShowAppHelp), without a second app.
+		tpl := opts.app.CustomAppHelpTemplate
+		if tpl == "" {
+			tpl = cli.AppHelpTemplate
+		}
+		cli.HelpPrinter(out, tpl, opts.app)
+		_ = out.Flush()
+		return nil
+	}
 	app := newApp(opts.app.Reader, out, opts.app.ErrWriter)
 	err = app.RunContext(ctx, append(append([]string{opts.app.Name}, path...), "--help"))
 	_ = out.Flush()
