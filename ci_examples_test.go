@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	yaml "go.yaml.in/yaml/v4"
@@ -24,7 +25,7 @@ const (
 )
 
 // ciExpr is a GitHub expression inside a step's env or run.
-var ciExpr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
+var ciExpr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`) })
 
 // ciJobCmd is `cijob github|gitlab`: it runs the job's shell in the
 // script's current directory, as the CI system would (GitHub: each `run`
@@ -116,7 +117,7 @@ func runGitHubJob(ts *testscript.TestScript) bool {
 		return ""
 	}
 	subst := func(s string) string {
-		return ciExpr.ReplaceAllStringFunc(s, func(m string) string { return expr(ciExpr.FindStringSubmatch(m)[1]) })
+		return ciExpr().ReplaceAllStringFunc(s, func(m string) string { return expr(ciExpr().FindStringSubmatch(m)[1]) })
 	}
 	ran := 0
 	for i, st := range steps {

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ import (
 	"github.com/readproof/readproof/probe"
 )
 
-var probeLineRE = regexp.MustCompile(probe.ProbeLinePattern)
+var probeLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(probe.ProbeLinePattern) })
 
 // extractProbeLineCmd copies a probe line printed by `run mount --probe`
 // into an answer file, as an agent quoting it would, and optionally puts
@@ -44,7 +45,7 @@ func extractProbeLineCmd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	data, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
-	lines := probeLineRE.FindAllStringSubmatch(string(data), -1)
+	lines := probeLineRE().FindAllStringSubmatch(string(data), -1)
 	if n >= len(lines) {
 		ts.Fatalf("extract-probe-line: %s holds %d probe lines, want line %d", args[0], len(lines), n)
 	}
@@ -132,7 +133,7 @@ func TestProbeServeLoopback(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Cache-Control"), "no-store") {
 		t.Fatalf("GET probe: %s, Cache-Control %q\n%s", resp.Status, resp.Header.Get("Cache-Control"), body)
 	}
-	m := probeLineRE.FindStringSubmatch(string(body))
+	m := probeLineRE().FindStringSubmatch(string(body))
 	if m == nil {
 		t.Fatalf("probe document has no probe line:\n%s", body)
 	}
@@ -278,7 +279,7 @@ func TestProbeConcurrentMountsDeliverWhatIsRecorded(t *testing.T) {
 		if e.Probe == nil || sha256Text(out) != e.Probe.DeliveredHash || len(out) != e.Probe.Bytes {
 			t.Fatalf("entry %d: printed %d bytes hashing to %s, manifest records %+v", e.Position, len(out), sha256Text(out), e.Probe)
 		}
-		if sha256Text(out) == e.ContentHash || !probeLineRE.MatchString(out) {
+		if sha256Text(out) == e.ContentHash || !probeLineRE().MatchString(out) {
 			t.Fatalf("entry %d: printed bytes lack the probe line", e.Position)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -46,8 +47,8 @@ func parseConsole(block string) []consoleStep {
 
 var (
 	// a hex prefix cut with an ellipsis stands for any id of that shape
-	shownHexPrefix = regexp.MustCompile(`[0-9a-f]{4,}…`)
-	shownTime      = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+	shownHexPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9a-f]{4,}…`) })
+	shownTime      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`) })
 )
 
 // shapeOf turns a line the README shows into a pattern for the line the
@@ -58,8 +59,8 @@ func shapeOf(shown string) *regexp.Regexp {
 	b.WriteString("^")
 	rest := shown
 	for rest != "" {
-		h := shownHexPrefix.FindStringIndex(rest)
-		tm := shownTime.FindStringIndex(rest)
+		h := shownHexPrefix().FindStringIndex(rest)
+		tm := shownTime().FindStringIndex(rest)
 		switch {
 		case h == nil && tm == nil:
 			b.WriteString(regexp.QuoteMeta(rest))
