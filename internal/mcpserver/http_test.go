@@ -57,7 +57,7 @@ func (p *project) token(t testing.TB, name string, args ...string) string {
 	return tok
 }
 
-var listening = regexp.MustCompile(`on (https?://127\.0\.0\.1:[0-9]+/)`)
+var listening = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`on (https?://127\.0\.0\.1:[0-9]+/)`) })
 
 // serveHTTP starts the server and waits until it listens. At cleanup it
 // sends SIGTERM and expects exit 0.
@@ -84,7 +84,7 @@ func (p *project) serveHTTP(t testing.TB, args ...string) *httpServer {
 		for sc.Scan() {
 			line := sc.Text()
 			s.stderr.Write([]byte(line + "\n"))
-			if m := listening.FindStringSubmatch(line); m != nil {
+			if m := listening().FindStringSubmatch(line); m != nil {
 				select {
 				case found <- m[1]:
 				default:
