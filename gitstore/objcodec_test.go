@@ -136,7 +136,7 @@ func when(t time.Time) string {
 	return fmt.Sprintf("%v %d %s", t.IsZero(), t.Unix(), t.Format("-0700 MST"))
 }
 
-func errText(err error) string {
+func codecErrText(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
@@ -148,7 +148,7 @@ func checkCommitDecode(t *testing.T, data []byte) {
 	got, err := parseCommit(data)
 	var gc object.Commit
 	werr := gc.Decode(goGitObject(plumbing.CommitObject, data))
-	if errText(err) != errText(werr) {
+	if codecErrText(err) != codecErrText(werr) {
 		t.Fatalf("%q: error %v, go-git's %v", data, err, werr)
 	}
 	if err != nil {
@@ -168,7 +168,7 @@ func checkTreeDecode(t *testing.T, data []byte) {
 	got, err := parseTreeEntries(data)
 	var gt object.Tree
 	werr := gt.Decode(goGitObject(plumbing.TreeObject, data))
-	if errText(err) != errText(werr) {
+	if codecErrText(err) != codecErrText(werr) {
 		t.Fatalf("%q: error %v, go-git's %v", data, err, werr)
 	}
 	if err != nil {
@@ -189,7 +189,7 @@ func checkTagDecode(t *testing.T, data []byte) {
 	got, err := parseTagTarget(data)
 	var tag object.Tag
 	werr := tag.Decode(goGitObject(plumbing.TagObject, data))
-	if errText(err) != errText(werr) {
+	if codecErrText(err) != codecErrText(werr) {
 		t.Fatalf("%q: error %v, go-git's %v", data, err, werr)
 	}
 	if err == nil && got != tag.Target {
