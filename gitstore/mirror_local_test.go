@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -151,5 +152,26 @@ func TestUploadPackFirstLine(t *testing.T) {
 	f.Write([]byte(strings.Repeat("x", 5000)))
 	if n := len(f.firstLine()); n != 4096 {
 		t.Errorf("kept %d bytes of stderr, want 4096", n)
+	}
+}
+
+// TestMirrorLocalPathLikeAnOption: a local repository named like an option
+// of upload-pack, given as a relative path, is fetched.
+func TestMirrorLocalPathLikeAnOption(t *testing.T) {
+	up := upstream(t)
+	dir := t.TempDir()
+	if err := os.Rename(up, filepath.Join(dir, "-strict")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	m, err := OpenMirror(t.TempDir(), "-strict", MirrorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fetch(context.Background()); err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	if content, _, _, err := m.ResolveFile("main", "doc.md", 100); err != nil || string(content) != "v1\n" {
+		t.Fatalf("ResolveFile: %q, %v", content, err)
 	}
 }
