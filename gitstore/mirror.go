@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -341,8 +342,49 @@ func checkMirror(dir string) error {
 	if _, err := st.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return errNoMirror
 	}
-	_, err := st.Config()
-	return err
+	cfg, err := st.Config()
+	if err != nil {
+		return err
+	}
+	return checkMirrorFormat(cfg)
+}
+
+// checkMirrorFormat refuses what go-git's PlainOpen refused (its
+// verifyExtensions, same texts): a repository format version other than 0
+// and 1, an extension version 0 does not allow, an extension go-git does
+// not know (all but "noop" and "noop-v1"). Such a mirror is made again.
+func checkMirrorFormat(cfg *config.Config) error {
+	version := cfg.Core.RepositoryFormatVersion
+	switch version {
+	case "", "0", "1":
+	default:
+		return fmt.Errorf("core.repositoryformatversion not supported: %q", version)
+	}
+	if cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return nil
+	}
+	var names, notV0, unknown []string
+	for _, opt := range cfg.Raw.Section("extensions").Options {
+		names = append(names, strings.ToLower(opt.Key))
+	}
+	for _, n := range names {
+		// go-git's list for version 0 also names partialClone,
+		// preciousObjects and worktreeConfig, but compares it with the
+		// names lowercased, so only noop passes
+		if n != "noop" {
+			notV0 = append(notV0, n)
+		}
+		if n != "noop" && n != "noop-v1" {
+			unknown = append(unknown, n)
+		}
+	}
+	if (version == "" || version == "0") && len(notV0) > 0 {
+		return fmt.Errorf("core.repositoryformatversion does not support extension: %s", strings.Join(notV0, ", "))
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("unknown extension: %s", strings.Join(unknown, ", "))
+	}
+	return nil
 }
 
 // initMirror makes an empty bare repository at dir, as go-git's PlainInit

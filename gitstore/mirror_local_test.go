@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -173,5 +174,44 @@ func TestMirrorLocalPathLikeAnOption(t *testing.T) {
 	}
 	if content, _, _, err := m.ResolveFile("main", "doc.md", 100); err != nil || string(content) != "v1\n" {
 		t.Fatalf("ResolveFile: %q, %v", content, err)
+	}
+}
+
+// TestCheckMirrorFormatMatchesGoGit: a mirror whose config names a format
+// version or extensions go-git's PlainOpen refused is refused with the
+// same text (and then made again by Fetch).
+func TestCheckMirrorFormatMatchesGoGit(t *testing.T) {
+	refused := 0
+	defer func() {
+		if refused < 4 {
+			t.Errorf("go-git refused %d of the configs: the cases no longer test a refusal", refused)
+		}
+	}()
+	for _, extra := range []string{
+		"", "\trepositoryformatversion = 0\n", "\trepositoryformatversion = 1\n", "\trepositoryformatversion = 2\n",
+		"\trepositoryformatversion = 0\n[extensions]\n\tnoop = true\n",
+		"\trepositoryformatversion = 0\n[extensions]\n\tpartialClone = origin\n",
+		"\trepositoryformatversion = 0\n[extensions]\n\tworktreeConfig = true\n\tnoop-v1 = x\n",
+		"\trepositoryformatversion = 1\n[extensions]\n\tnoop-v1 = true\n\tNoop = true\n",
+		"\trepositoryformatversion = 1\n[extensions]\n\tobjectFormat = sha256\n",
+		"[extensions]\n\tpreciousObjects = true\n",
+		"\trepositoryformatversion = 1\n[extensions]\n",
+	} {
+		dir := filepath.Join(t.TempDir(), "m")
+		if err := initMirror(dir); err != nil {
+			t.Fatal(err)
+		}
+		cfg := "[core]\n\tbare = true\n" + extra
+		if err := os.WriteFile(filepath.Join(dir, "config"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ours := checkMirror(dir)
+		_, theirs := gogit.PlainOpen(dir)
+		if theirs != nil {
+			refused++
+		}
+		if fmt.Sprint(ours) != fmt.Sprint(theirs) {
+			t.Errorf("config %q: %v, go-git's PlainOpen: %v", cfg, ours, theirs)
+		}
 	}
 }
