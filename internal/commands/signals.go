@@ -13,10 +13,11 @@ import (
 // interrupts is what signal.NotifyContext did for Main, started only when
 // a command's action begins: SIGINT and SIGTERM cancel the command's
 // context (Main then exits 130), and the handler stays until Main returns.
-// Installing it costs a process three threads and a tenth of its start-up
-// time (os/signal locks a thread for the signal mask, and its loop holds
-// another), which `readproof version`, `help`, `man`, `--help` and shell
-// completion, which never read the context, do not pay.
+// Installing it costs a process up to three threads (os/signal locks one
+// for the signal mask, and its loop holds another) and, in paired runs,
+// 7 to 13% of `readproof version`'s task-clock: `version`, `help`, `man`,
+// `--help` and shell completion, which never read the context, do not pay
+// it.
 type interrupts struct {
 	cancel context.CancelFunc
 	once   sync.Once
