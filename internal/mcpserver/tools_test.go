@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,7 +30,7 @@ var readOnlyTools = map[string]bool{
 // sideEffectReads read the source and may record a snapshot.
 var sideEffectReads = map[string]bool{"readproof_resolve": true, "readproof_run_mount": true}
 
-var hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var hex40 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 
 func TestToolsSchemasAndAnnotations(t *testing.T) {
 	t.Parallel()
@@ -173,7 +174,7 @@ func TestToolsValidAndInvalid(t *testing.T) {
 	d := s.ok(t, "readproof_resolve", map[string]any{"uri": refundsURI})
 	if str(t, d, "content") != "Products can be refunded within 30 days.\n" || str(t, d, "encoding") != "text" ||
 		str(t, d, "decision") != "fetch" || num(t, d, "total_bytes") != 41 || num(t, d, "shown_bytes") != 41 || d["truncated"] != false ||
-		!hex40.MatchString(str(t, d, "snapshot")) || str(t, d, "content_hash") != "sha256:c8b0bb212e93151d720746e36ff3b7076727cb577614feafa0d61f168965aedb" {
+		!hex40().MatchString(str(t, d, "snapshot")) || str(t, d, "content_hash") != "sha256:c8b0bb212e93151d720746e36ff3b7076727cb577614feafa0d61f168965aedb" {
 		t.Errorf("resolve %s", jsonOf(d))
 	}
 	snap := str(t, d, "snapshot")
@@ -217,7 +218,7 @@ func TestToolsValidAndInvalid(t *testing.T) {
 	// readproof_run_commit
 	c := s.ok(t, "readproof_run_commit", map[string]any{"run_id": "run-a"})
 	id := str(t, c, "manifest_id")
-	if !hex40.MatchString(id) || num(t, c, "entries") != 1 {
+	if !hex40().MatchString(id) || num(t, c, "entries") != 1 {
 		t.Fatalf("run_commit %s", jsonOf(c))
 	}
 	var cliManifest struct {
