@@ -230,7 +230,7 @@ func exitCode(err error) int {
 // CheckRemoteName validates a remote name: [A-Za-z0-9][A-Za-z0-9._-]{0,63},
 // no "..", not ending in "." or ".lock" (it becomes a ref component).
 func CheckRemoteName(name string) error {
-	if len(name) > 64 || !remoteName.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, ".lock") {
+	if len(name) > 64 || !remoteName().MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, ".lock") {
 		// A URL given where a name belongs (`readproof push https://u:TOKEN@host/r.git`)
 		// is shown with its password or token redacted.
 		err := fmt.Errorf("remote name %q is not valid: use letters, digits, '.', '_' and '-', starting with a letter or digit (for example origin)", RedactURL(name))
@@ -244,7 +244,7 @@ func CheckRemoteName(name string) error {
 
 // remoteName is checked with the length apart: a bounded repetition
 // ({0,63}) cost every readproof process about 0.2 ms to compile at start.
-var remoteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var remoteName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 
 // Remotes lists the remotes with a URL in the repository's configuration,
 // sorted by name. URLs are returned as configured (callers redact them
@@ -664,8 +664,8 @@ func (t *Transport) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
 // ---- redaction ----
 
 var (
-	urlUserinfoAny = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s'"]*@`)
-	authHeader     = regexp.MustCompile(`(?i)(authorization:\s*)\S.*`)
+	urlUserinfoAny = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s'"]*@`) })
+	authHeader     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(authorization:\s*)\S.*`) })
 )
 
 // RedactURL replaces the user information of a URL with [REDACTED] when it
@@ -673,7 +673,7 @@ var (
 // other schemes where it is a token. The user of an ssh URL
 // (ssh://git@host/...) is a login name, not a credential, and is kept;
 // other strings are returned unchanged.
-func RedactURL(u string) string { return urlUserinfoAny.ReplaceAllStringFunc(u, redactURLUserinfo) }
+func RedactURL(u string) string { return urlUserinfoAny().ReplaceAllStringFunc(u, redactURLUserinfo) }
 
 func redactURLUserinfo(m string) string {
 	scheme, info, _ := strings.Cut(m, "://")
@@ -691,7 +691,7 @@ func redactURLUserinfo(m string) string {
 // (RedactURL) and any Authorization header value in free text (git's
 // messages).
 func RedactText(s string) string {
-	return authHeader.ReplaceAllString(urlUserinfoAny.ReplaceAllStringFunc(s, redactURLUserinfo), "${1}[REDACTED]")
+	return authHeader().ReplaceAllString(urlUserinfoAny().ReplaceAllStringFunc(s, redactURLUserinfo), "${1}[REDACTED]")
 }
 
 func redactArgs(args []string) []string {
