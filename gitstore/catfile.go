@@ -40,7 +40,7 @@ type gitReader struct {
 // hook sees the objects of the push it judges. Writes fail with
 // ErrReadOnly. Close ends the git process.
 func OpenGitReader(ctx context.Context, gitDir string) (Store, error) {
-	git, err := exec.LookPath("git")
+	git, err := findGit()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGit, err)
 	}

@@ -94,7 +94,7 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	git, err := exec.LookPath("git")
+	git, err := findGit()
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w: install git (readproof gc runs `git gc`)", path, ErrGitMissing)
 	}

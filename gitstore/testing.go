@@ -25,7 +25,7 @@ func NewTestStore(t testing.TB) Store {
 // system or user config). It skips the test when git is not installed.
 func GitCommand(t testing.TB, gitDir string, args ...string) *exec.Cmd {
 	t.Helper()
-	git, err := exec.LookPath("git")
+	git, err := findGit() // exec.LookPath, once per PATH
 	if err != nil {
 		t.Skip("git is not installed")
 	}

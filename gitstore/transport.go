@@ -159,7 +159,7 @@ func (t *Transport) runInput(ctx context.Context, progress bool, in io.Reader, a
 	return t.runAt(ctx, progress, in, "", args...)
 }
 
-// urlEnv carries the URL of pinnedURL's rule to git.
+// urlEnv carries the URL of runAt's rule to git.
 const urlEnv = "READPROOF_GIT_URL"
 
 // runAt is runInput of a command given the URL url that git already

@@ -20,7 +20,8 @@ package gitstore
 // Whatever these rules do not settle is left to git, as before: a key
 // without a value, an empty url, pushurl or rule, a value holding a
 // newline, a remote with no url, a remote named by a file under remotes/
-// or branches/ (git's legacy remotes), a git that failed.
+// or branches/ (git's legacy remotes), GIT_CONFIG set (it redirects `git
+// config` alone), a git that failed.
 
 import (
 	"bytes"
@@ -61,6 +62,10 @@ const (
 // git process. It answers urlsAskGit when the rules above do not settle
 // the answer (or git failed): the caller then asks git as before.
 func (t *Transport) readRemoteURLs(ctx context.Context, name string) (remoteURLs, urlAnswer) {
+	if os.Getenv("GIT_CONFIG") != "" {
+		// `git config` alone reads that file instead of the configuration
+		return remoteURLs{}, urlsAskGit
+	}
 	for _, legacy := range []string{"remotes", "branches"} {
 		if _, err := os.Lstat(filepath.Join(t.dir, legacy, name)); !errors.Is(err, fs.ErrNotExist) {
 			return remoteURLs{}, urlsAskGit

@@ -56,6 +56,7 @@ func TestRemoteURLsSameAsGit(t *testing.T) {
 		local, global string
 		env           [][2]string
 		legacy        string // content of remotes/o
+		gitConfig     string // content of the file GIT_CONFIG names
 		settled       bool   // answered from the one git config
 	}
 	scenarios := []scenario{
@@ -78,6 +79,7 @@ func TestRemoteURLsSameAsGit(t *testing.T) {
 		{name: "no url", local: "[remote \"o\"]\n\tfetch = +refs/heads/*:refs/remotes/o/*\n"},
 		{name: "empty rule", local: "[url \"/srv/\"]\n\tinsteadOf =\n[remote \"o\"]\n\turl = r.git\n"},
 		{name: "legacy remotes file", legacy: "URL: /srv/legacy.git\n"},
+		{name: "GIT_CONFIG", local: "[remote \"o\"]\n\turl = /srv/a.git\n", gitConfig: "[remote \"o\"]\n\turl = /srv/other.git\n"},
 		{name: "legacy remotes file and config", local: "[remote \"o\"]\n\turl = /srv/a.git\n", legacy: "URL: /srv/legacy.git\n"},
 	}
 	for _, sc := range scenarios {
@@ -108,6 +110,13 @@ func TestRemoteURLsSameAsGit(t *testing.T) {
 					t.Setenv(fmt.Sprintf("GIT_CONFIG_KEY_%d", i), kv[0])
 					t.Setenv(fmt.Sprintf("GIT_CONFIG_VALUE_%d", i), kv[1])
 				}
+			}
+			if sc.gitConfig != "" {
+				g := filepath.Join(tmp, "gitconfig")
+				if err := os.WriteFile(g, []byte(sc.gitConfig), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("GIT_CONFIG", g)
 			}
 			if sc.legacy != "" {
 				os.MkdirAll(filepath.Join(dir, "remotes"), 0o755)

@@ -17,7 +17,7 @@ import (
 // work tree, when git is not installed, or when git cannot answer: the
 // check is advice, never a failure.
 func TrackedByWorkTree(ctx context.Context, dir string) (top string, files []string) {
-	git, err := exec.LookPath("git")
+	git, err := findGit()
 	if err != nil {
 		return "", nil
 	}

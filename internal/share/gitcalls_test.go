@@ -179,3 +179,39 @@ func TestURLRewrittenOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestKnownRemoteErrorsAsBefore: a push or pull of a remote the store's
+// config names, which skips the URL question before the listing, still
+// fails as it did when that question came first: with a global config git
+// cannot read, the error is the URL question's (what connect returned
+// before), not the listing's.
+func TestKnownRemoteErrorsAsBefore(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "r.git")
+	git(t, "", "init", "--quiet", "--bare", "--initial-branch=main", dir)
+	p := newProject(t, map[string]string{"a": "alpha\n"})
+	p.run(t, "r1", "a")
+	addRemote(t, p, "origin", dir)
+	broken := filepath.Join(t.TempDir(), "gitconfig")
+	writeFile(t, broken, "[broken\n")
+	t.Setenv("GIT_CONFIG_GLOBAL", broken)
+	tr, err := Options{}.transport(p.s.Git())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.RemoteInRepoConfig("origin") {
+		t.Fatal("the remote is not read from the store's config: the test proves nothing")
+	}
+	for _, verb := range []string{"push", "pull"} {
+		var got error
+		if verb == "push" {
+			_, got = Push(ctx, p.s, "origin", Options{})
+		} else {
+			_, got = Pull(ctx, p.s, "origin", Options{})
+		}
+		_, _, _, want := remoteURLs(ctx, tr, "origin", verb)
+		if got == nil || want == nil || got.Error() != want.Error() || hint.Of(got) != hint.Of(want) {
+			t.Fatalf("%s with a broken global config: %v (hint %q); the URL question: %v (hint %q)", verb, got, hint.Of(got), want, hint.Of(want))
+		}
+	}
+}

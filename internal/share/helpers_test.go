@@ -66,9 +66,7 @@ func TestMain(m *testing.M) {
 
 func needGit(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	gitstore.GitCommand(t, "", "version") // skips the test without git; found once per PATH
 }
 
 // project is a directory with readproof.toml, documents under docs/ and a

@@ -231,7 +231,7 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	}
 	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false)
 	if err != nil {
-		if known && !errors.Is(err, ErrNotStore) {
+		if known && !errors.Is(err, ErrNotStore) && ctx.Err() == nil {
 			// A failure that the URL question would have met first is
 			// reported as it was (a config git cannot read, say).
 			if _, _, _, uerr := remoteURLs(ctx, t, remote, verb); uerr != nil {
