@@ -357,7 +357,10 @@ func TestMirrorConcurrentFetches(t *testing.T) {
 			}
 			commitFile(t, up, "doc.md", fmt.Sprintf("v%d\n", i+2))
 			commits.Add(1)
-			time.Sleep(10 * time.Millisecond)
+			// About one commit per fetch (the fetches take turns on the
+			// mirror's lock): with 10 ms the committer made some 190
+			// commits, three git processes each, during the 32 fetches.
+			time.Sleep(40 * time.Millisecond)
 		}
 	}()
 	for g := 0; g < 8; g++ {
