@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,18 +34,31 @@ type diskFull struct{ err error }
 func (d *diskFull) Error() string   { return "the disk is full: " + d.err.Error() }
 func (d *diskFull) Unwrap() []error { return []error{ErrDiskFull, d.err} }
 
-// createTemp is os.CreateTemp in dir, creating dir with the store's
-// directory mode when it is missing (Open creates objects/pack, so that is
-// rare: the common case costs no extra system call).
+// createTemp is os.CreateTemp in dir (a new file named pattern followed by
+// random digits, mode 0600, open for reading and writing), opened with
+// openNoPoll, creating dir with the store's directory mode when it is
+// missing (a store git made may lack objects/pack; the common case costs
+// no extra system call).
 func (s *repo) createTemp(dir, pattern string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, pattern)
+	f, err := createTempIn(dir, pattern)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return f, err
 	}
 	if err := s.perm.mkdirAll(dir); err != nil {
 		return nil, err
 	}
-	return os.CreateTemp(dir, pattern)
+	return createTempIn(dir, pattern)
+}
+
+func createTempIn(dir, pattern string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, pattern+strconv.FormatUint(uint64(mrand.Uint32()), 10))
+		f, err := openNoPoll(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // tmpWriter is f, or with a test's writeFault set, a writer whose writes

@@ -228,18 +228,29 @@ func freshenLoose(path string) bool {
 // true. With cruft packs present (their objects age by their own recorded
 // times, not the pack's) it reports false and the caller writes a loose
 // copy instead, as git does.
+//
+// A call that found nothing to touch or touched what it had to holds until
+// the oldest pack it left would need touching again (freshUntil), as long
+// as the object reader keeps the list of packs it had then, which was the
+// one this call saw (refreshPacks takes a new list within packCheckEvery of
+// any change): a run that reuses many packed objects lists objects/pack
+// and stats each pack once, not once an object. Called with s.mu held.
 func (s *repo) freshenPacked() bool {
+	now := time.Now()
+	if s.freshGen != 0 && s.st.scanned && s.st.gen == s.freshGen && now.Before(s.freshUntil) {
+		return true
+	}
 	dir := filepath.Join(s.path, "objects", "pack")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return false
 	}
-	now := time.Now()
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".mtimes") {
 			return false
 		}
 	}
+	oldest := now
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".pack") {
 			continue
@@ -249,11 +260,18 @@ func (s *repo) freshenPacked() bool {
 			return false
 		}
 		if now.Sub(info.ModTime()) < freshenSlack {
+			if info.ModTime().Before(oldest) {
+				oldest = info.ModTime()
+			}
 			continue
 		}
 		if err := os.Chtimes(filepath.Join(dir, e.Name()), now, now); err != nil {
 			return false
 		}
+	}
+	s.freshGen = 0
+	if s.st.scanned && s.st.listing == idxListing(entries) {
+		s.freshGen, s.freshUntil = s.st.gen, oldest.Add(freshenSlack)
 	}
 	return true
 }
@@ -283,15 +301,21 @@ func (s *repo) writeLoose(h plumbing.Hash, t plumbing.ObjectType, data []byte) e
 // ones (and their loose objects) a lookup can miss an object that exists,
 // so the lookup is repeated, briefly backing off, as long as a gc is
 // running (gc.pid) or the pack list keeps changing. Called with s.mu held.
+//
+// The listing taken to compare with is handed to the reader as its new
+// list of packs, so each attempt lists objects/pack twice, not three times.
 func (s *repo) afterMiss(lookup func() error) error {
 	var err error
-	seen := s.packListing()
+	entries, lerr := s.readPackDir()
+	seen := idxListing(entries)
 	for attempt := 0; attempt < 6; attempt++ {
 		s.st.Reindex()
+		s.st.scanFrom(entries, lerr)
 		if err = lookup(); err == nil {
 			return nil
 		}
-		now := s.packListing()
+		entries, lerr = s.readPackDir()
+		now := idxListing(entries)
 		if now == seen && !fileExists(filepath.Join(s.path, "gc.pid")) {
 			return err
 		}
@@ -301,17 +325,7 @@ func (s *repo) afterMiss(lookup func() error) error {
 	return err
 }
 
-// packListing names the pack indexes present now.
-func (s *repo) packListing() string {
-	entries, err := os.ReadDir(filepath.Join(s.path, "objects", "pack"))
-	if err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".idx") {
-			b.WriteString(e.Name())
-		}
-	}
-	return b.String()
+// readPackDir lists objects/pack.
+func (s *repo) readPackDir() ([]os.DirEntry, error) {
+	return os.ReadDir(filepath.Join(s.path, "objects", "pack"))
 }

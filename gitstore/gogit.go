@@ -78,13 +78,19 @@ type repo struct {
 	closed   bool
 	// fanout is what putObject found of each objects/xx directory since the
 	// last flush: 0 not looked, fanoutAbsent, fanoutPresent (objects.go).
-	fanout [256]uint8
+	fanout   [256]uint8
+	fanLooks int // fan-out directories looked for since the last flush
 
 	looseDirs []string // fan-out directories written since the last Update (maintain.go)
-	autoPack  int      // loose objects past which a write packs them (maintain.go)
+	// madeDirs counts the objects linked into each fan-out directory this
+	// store created since the last Update (linkLoose), for estimateLoose.
+	madeDirs map[byte]int
+	autoPack int // loose objects past which a write packs them (maintain.go)
 
-	packsSeen      string    // the .idx files the object reader last listed
-	packsCheckedAt time.Time // when packsSeen was last compared with the disk
+	marked         bool      // the config carried the readproof marker when opened (IsOpenStore)
+	packsCheckedAt time.Time // when the reader's pack list was last compared with the disk
+	freshGen       uint64    // the reader's list of packs freshenPacked last saw (odb.gen; 0: none)
+	freshUntil     time.Time // until when that freshening holds
 
 	// pmu guards packed, the parsed packed-refs file.
 	pmu    sync.Mutex
@@ -224,18 +230,6 @@ func writeFileSync(name string, data []byte, perm perms) error {
 	return f.Close()
 }
 
-func fsyncPath(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 func isEmptyDir(dir string) (bool, error) {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -270,10 +264,11 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	if cfg != nil {
 		perm.group = sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup
 	}
-	// Loose objects are written through a temporary file in objects/pack.
-	_ = perm.mkdirAll(filepath.Join(gitdir, "objects", "pack"))
+	// Loose objects are written through a temporary file in objects/pack;
+	// createTemp makes the directory when it is missing, so opening the
+	// store does not look for it.
 	st := newODB(filepath.Join(gitdir, "objects"))
-	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm, autoPack: autoPackFromConfig(cfg)}, nil
+	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm, autoPack: autoPackFromConfig(cfg), marked: hasMarker(cfg)}, nil
 }
 
 // IsStore reports whether path holds a git repository created by Init (its
@@ -287,7 +282,21 @@ func IsStore(path string) bool {
 	if err != nil {
 		return false
 	}
-	return strings.TrimSpace(cfg.Section("readproof").Options.Get("store")) == "1"
+	return hasMarker(cfg)
+}
+
+// IsOpenStore is IsStore for a store already open: what its config said
+// when it was opened, without finding and reading the repository again.
+// A Store of another kind is asked IsStore of its path.
+func IsOpenStore(s Store) bool {
+	if r, ok := s.(*repo); ok {
+		return r.marked
+	}
+	return IsStore(s.Path())
+}
+
+func hasMarker(cfg *gitconfig.Config) bool {
+	return cfg != nil && strings.TrimSpace(cfg.Section("readproof").Options.Get("store")) == "1"
 }
 
 // findGitDir returns the absolute git directory for path: path itself when it
@@ -298,14 +307,16 @@ func findGitDir(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("open store %s: %w", path, err)
 	}
+	// A git directory is recognised first: the stat that tells a missing
+	// path from one that holds no repository is needed only when it is not.
+	if gitobj.IsGitDir(abs) {
+		return abs, nil
+	}
 	if _, err := os.Stat(abs); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("open store %s: %w: the directory does not exist; create it with init", path, ErrNotStore)
 		}
 		return "", fmt.Errorf("open store %s: %w", path, err)
-	}
-	if gitobj.IsGitDir(abs) {
-		return abs, nil
 	}
 	dotgit := filepath.Join(abs, ".git")
 	if fi, err := os.Stat(dotgit); err == nil {
@@ -393,15 +404,22 @@ func (s *repo) Close() error {
 // packCheckEvery bounds how often putObject lists objects/pack.
 const packCheckEvery = 100 * time.Millisecond
 
-// refreshPacks makes the object reader list the packs again when the set of packs
-// changed (git gc or repack ran). Called with s.mu held.
+// refreshPacks makes the object reader take a new list of the packs when
+// the set of packs changed (git gc or repack ran). A reader that has not
+// listed them yet (or was told to list them again) lists them at its next
+// lookup, so it is left alone; otherwise the listing made here to compare
+// is the reader's new list. Called with s.mu held.
 func (s *repo) refreshPacks() {
 	if time.Since(s.packsCheckedAt) < packCheckEvery {
 		return
 	}
 	s.packsCheckedAt = time.Now()
-	if now := s.packListing(); now != s.packsSeen {
-		s.packsSeen = now
+	if !s.st.scanned {
+		return
+	}
+	entries, err := s.readPackDir()
+	if idxListing(entries) != s.st.listing {
 		s.st.Reindex()
+		s.st.scanFrom(entries, err)
 	}
 }

@@ -79,13 +79,21 @@ func (s *repo) noteLooseDirs(hexes []string) {
 
 // estimateLoose estimates the loose objects of the store, besides those
 // just written, from the number of entries in the fan-out directories
-// just written into (each holds 1/256 of the others on average).
-func estimateLoose(objects string, dirs []string) int {
+// just written into (each holds 1/256 of the others on average). A
+// directory this store created since (made, by first byte) holds the
+// objects it linked there, which are counted without listing it.
+func estimateLoose(objects string, dirs []string, made map[byte]int) int {
 	if len(dirs) == 0 {
 		return 0
 	}
 	total := 0
 	for _, d := range dirs {
+		if b, err := strconv.ParseUint(d, 16, 8); err == nil {
+			if n, ok := made[byte(b)]; ok {
+				total += n - 1
+				continue
+			}
+		}
 		f, err := os.Open(filepath.Join(objects, d))
 		if err != nil {
 			continue
@@ -112,14 +120,14 @@ func estimateLoose(objects string, dirs []string) int {
 // tries again, and `readproof gc` does everything this does.
 func (s *repo) maybeMaintain() {
 	s.mu.Lock()
-	dirs := s.looseDirs
-	s.looseDirs = nil
+	dirs, made := s.looseDirs, s.madeDirs
+	s.looseDirs, s.madeDirs = nil, nil
 	limit := s.autoPack
 	s.mu.Unlock()
 	if limit <= 0 || len(dirs) == 0 {
 		return
 	}
-	if estimateLoose(filepath.Join(s.path, "objects"), dirs) < limit {
+	if estimateLoose(filepath.Join(s.path, "objects"), dirs, made) < limit {
 		return
 	}
 	s.maintain(context.Background())

@@ -53,11 +53,16 @@ const stagingPrefix = "readproof-maint-"
 
 // listLoose returns the ids of the loose objects under objects/, reading
 // the 256 fan-out directories (entries that are not an object id are
-// skipped, as git does).
+// skipped, as git does). Only the directories a listing of objects/ shows
+// are opened (a packed store has few).
 func listLoose(objects string) []plumbing.Hash {
 	var ids []plumbing.Hash
+	fan := looseFanout(objects)
 	name := []byte("00")
 	for i := 0; i < 256; i++ {
+		if fan != nil && !fan[i] {
+			continue
+		}
 		hex.Encode(name, []byte{byte(i)})
 		f, err := os.Open(filepath.Join(objects, string(name)))
 		if err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/readproof/readproof/gitstore/gitobj"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ---- object ids ----
@@ -83,9 +82,11 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		return OID(h.String()), nil
 	}
 	rel := looseRel(h)
-	if full := filepath.Join(s.path, filepath.FromSlash(rel)); s.mayBeLoose(h) && fileExists(full) && freshenLoose(full) {
+	if full := filepath.Join(s.path, filepath.FromSlash(rel)); s.mayBeLoose(h) && freshenLoose(full) {
 		// Another process may have written it without syncing yet: make it
 		// part of our next Sync. Re-stamped so a concurrent gc keeps it (gc.go).
+		// freshenLoose fails on a missing file, so it is also the lookup:
+		// no stat before it.
 		s.pending = append(s.pending, rel)
 		return OID(h.String()), nil
 	}
@@ -119,6 +120,22 @@ func (s *repo) mayBeLoose(h plumbing.Hash) bool {
 	case fanoutPresent:
 		return true
 	}
+	if s.fanLooks++; s.fanLooks > fanoutLstats {
+		// A batch meeting many fan-out directories: one listing of
+		// objects/ answers for all of them (an entry named xx is there
+		// exactly when the lstat of objects/xx finds something).
+		if fan := looseFanout(filepath.Join(s.path, "objects")); fan != nil {
+			for i, there := range fan {
+				if s.fanout[i] == 0 {
+					s.fanout[i] = fanoutAbsent
+					if there {
+						s.fanout[i] = fanoutPresent
+					}
+				}
+			}
+			return s.fanout[h[0]] == fanoutPresent
+		}
+	}
 	dir := filepath.Join(s.path, "objects", hex.EncodeToString(h[:1]))
 	if _, err := os.Lstat(dir); err != nil && errors.Is(err, fs.ErrNotExist) {
 		s.fanout[h[0]] = fanoutAbsent
@@ -127,6 +144,10 @@ func (s *repo) mayBeLoose(h plumbing.Hash) bool {
 	s.fanout[h[0]] = fanoutPresent
 	return true
 }
+
+// fanoutLstats is how many fan-out directories mayBeLoose looks for one by
+// one after a flush before it lists objects/ instead.
+const fanoutLstats = 8
 
 // writeLooseOnce writes one loose object (writeLoose, in gc.go, retries
 // it): zlib-compressed into objects/pack/tmp_obj_* (where git and go-git put
@@ -137,9 +158,6 @@ func (s *repo) mayBeLoose(h plumbing.Hash) bool {
 func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
 	rel := looseRel(h)
 	full := filepath.Join(s.path, filepath.FromSlash(rel))
-	if err := s.perm.mkdirAll(filepath.Dir(full)); err != nil {
-		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
-	}
 	tmp, err := s.createTemp(filepath.Join(s.path, "objects", "pack"), "tmp_obj_")
 	if err != nil {
 		return diskError(fmt.Errorf("write %s object %s: %w", t, h, err))
@@ -155,9 +173,7 @@ func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byt
 	if err == nil {
 		// Link, not rename: an object another process wrote meanwhile is
 		// kept as it is (same id, same content).
-		if err = os.Link(name, full); errors.Is(err, fs.ErrExist) {
-			err = nil
-		}
+		err = s.linkLoose(name, full, h[0])
 	}
 	os.Remove(name)
 	if err != nil {
@@ -165,6 +181,38 @@ func (s *repo) writeLooseOnce(h plumbing.Hash, t plumbing.ObjectType, data []byt
 	}
 	s.pending = append(s.pending, rel)
 	return nil
+}
+
+// linkLoose links the written temporary file name to the loose object
+// path full, of an object whose id starts with the byte fan. The fan-out
+// directory is created only when the link finds it missing: most objects
+// go into a directory that exists, where looking for it first (and again
+// in os.MkdirAll) cost three to five stat calls an object. An object
+// another process linked first counts as written. The objects linked into
+// a directory this store created are counted for estimateLoose. Called
+// with s.mu held.
+func (s *repo) linkLoose(name, full string, fan byte) error {
+	err := os.Link(name, full)
+	if errors.Is(err, fs.ErrNotExist) {
+		made, merr := s.perm.mkdir(filepath.Dir(full))
+		if merr != nil {
+			return merr
+		}
+		if made {
+			if s.madeDirs == nil {
+				s.madeDirs = map[byte]int{}
+			}
+			s.madeDirs[fan] = 0
+		}
+		err = os.Link(name, full)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		err = nil
+	}
+	if n, ok := s.madeDirs[fan]; ok && err == nil {
+		s.madeDirs[fan] = n + 1
+	}
+	return err
 }
 
 // looseWriter is a zlib compressor and its output buffer, reused between
@@ -281,25 +329,25 @@ func (s *repo) Blob(id OID) ([]byte, error) {
 func (s *repo) Tree(id OID) ([]TreeEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o, _, err := s.readObject(id)
+	o, data, err := s.readObject(id)
 	if err != nil {
 		return nil, err
 	}
 	if o.Type() != plumbing.TreeObject {
 		return nil, fmt.Errorf("tree %s: object is a %s: %w", id, o.Type(), ErrNotFound)
 	}
-	return decodeTree(id, o)
+	return decodeTree(id, data)
 }
 
-// decodeTree decodes the tree object o (id names it in errors).
-func decodeTree(id OID, o plumbing.EncodedObject) ([]TreeEntry, error) {
-	var t object.Tree
-	if err := t.Decode(o); err != nil {
+// decodeTree decodes the content of a tree object (id names it in errors).
+func decodeTree(id OID, data []byte) ([]TreeEntry, error) {
+	es, err := parseTreeEntries(data)
+	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w: %w", id, ErrCorrupt, err)
 	}
-	out := make([]TreeEntry, len(t.Entries))
-	for i, e := range t.Entries {
-		out[i] = TreeEntry{Name: e.Name, Mode: Mode(e.Mode), OID: OID(e.Hash.String())}
+	out := make([]TreeEntry, len(es))
+	for i, e := range es {
+		out[i] = TreeEntry{Name: e.name, Mode: Mode(e.mode), OID: OID(e.hash.String())}
 	}
 	return out, nil
 }
@@ -308,31 +356,31 @@ func decodeTree(id OID, o plumbing.EncodedObject) ([]TreeEntry, error) {
 func (s *repo) Commit(id OID) (Commit, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o, _, err := s.readObject(id)
+	o, data, err := s.readObject(id)
 	if err != nil {
 		return Commit{}, err
 	}
 	if o.Type() != plumbing.CommitObject {
 		return Commit{}, fmt.Errorf("commit %s: object is a %s: %w", id, o.Type(), ErrNotFound)
 	}
-	return decodeCommit(id, o)
+	return decodeCommit(id, data)
 }
 
-// decodeCommit decodes the commit object o, signature included (id names
-// it in errors).
-func decodeCommit(id OID, o plumbing.EncodedObject) (Commit, error) {
-	var gc object.Commit
-	if err := gc.Decode(o); err != nil {
+// decodeCommit decodes the content of a commit object, signature included
+// (id names it in errors).
+func decodeCommit(id OID, data []byte) (Commit, error) {
+	gc, err := parseCommit(data)
+	if err != nil {
 		return Commit{}, fmt.Errorf("commit %s: %w: %w", id, ErrCorrupt, err)
 	}
 	c := Commit{
-		Tree:      OID(gc.TreeHash.String()),
-		Author:    Signature{Name: gc.Author.Name, Email: gc.Author.Email, When: gc.Author.When},
-		Committer: Signature{Name: gc.Committer.Name, Email: gc.Committer.Email, When: gc.Committer.When},
-		Message:   gc.Message,
-		Signature: gc.PGPSignature,
+		Tree:      OID(gc.tree.String()),
+		Author:    gc.author,
+		Committer: gc.committer,
+		Message:   gc.message,
+		Signature: gc.signature,
 	}
-	for _, p := range gc.ParentHashes {
+	for _, p := range gc.parents {
 		c.Parents = append(c.Parents, OID(p.String()))
 	}
 	return c, nil
@@ -356,6 +404,14 @@ func (s *repo) has(id OID) (bool, error) {
 	}
 	if s.isBuffered(h) {
 		return true, nil
+	}
+	// The pack indexes first when they are mapped already: a lookup there
+	// costs no system call, and an Update of a batch checks objects that
+	// were just packed.
+	if s.st.scanned {
+		if _, _, ok, err := s.st.findPacked(h); ok && err == nil {
+			return true, nil
+		}
 	}
 	if _, err := os.Lstat(filepath.Join(s.path, filepath.FromSlash(looseRel(h)))); err == nil {
 		return true, nil

@@ -31,6 +31,8 @@ type odb struct {
 	dir string // the objects directory
 
 	scanned bool        // packs holds the listing of objects/pack
+	listing string      // the .idx names that listing held (idxListing's form)
+	gen     uint64      // counts listings taken (scanFrom), from 1
 	packs   []*packFile // newest first
 	alts    []*odb
 	altRead bool
@@ -83,8 +85,17 @@ func (d *odb) scan() {
 	if d.scanned {
 		return
 	}
-	d.scanned = true
 	entries, err := os.ReadDir(filepath.Join(d.dir, "pack"))
+	d.scanFrom(entries, err)
+}
+
+// scanFrom is scan with objects/pack already listed (entries, err from
+// os.ReadDir), so a caller that listed it to see whether the packs changed
+// does not make the reader list it again.
+func (d *odb) scanFrom(entries []os.DirEntry, err error) {
+	d.scanned = true
+	d.gen++
+	d.listing = idxListing(entries)
 	if err != nil {
 		for _, p := range d.packs {
 			p.close()
@@ -120,6 +131,18 @@ func (d *odb) scan() {
 	// Newest first: recent objects are the ones read most.
 	sort.SliceStable(packs, func(i, j int) bool { return packs[i].mtime.After(packs[j].mtime) })
 	d.packs = packs
+}
+
+// idxListing names the pack indexes among entries of objects/pack, in the
+// form the odb's listing keeps.
+func idxListing(entries []os.DirEntry) string {
+	var b strings.Builder
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".idx") {
+			b.WriteString(e.Name())
+		}
+	}
+	return b.String()
 }
 
 // alternates returns the object directories objects/info/alternates names.

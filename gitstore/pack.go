@@ -283,7 +283,7 @@ func (s *repo) flush() error {
 		return err
 	}
 	s.buf, s.bufOrder, s.bufBytes = nil, nil, 0
-	s.fanout = [256]uint8{}
+	s.fanout, s.fanLooks = [256]uint8{}, 0
 	s.sweepStale()
 	return nil
 }
@@ -348,7 +348,7 @@ func (s *repo) writePack() (err error) {
 	name := "pack-" + hex.EncodeToString(packSum)
 	packPath := filepath.Join(dir, name+".pack")
 	idxPath := filepath.Join(dir, name+".idx")
-	if err := os.Rename(tmp.Name(), packPath); err != nil {
+	if err := renameFile(tmp.Name(), packPath); err != nil {
 		return err
 	}
 	if err := s.writeFileAtomic(idxPath, encodeIndex(entries, packSum)); err != nil {
@@ -453,7 +453,7 @@ func (s *repo) writeFileAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return renameFile(tmp.Name(), path)
 }
 
 var _ hash.Hash = sha1.New()

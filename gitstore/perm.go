@@ -111,10 +111,33 @@ func (p perms) mkdirAll(dir string) error {
 	return nil
 }
 
+// mkdir creates dir with the directory mode, as mkdirAll does, in one
+// mkdir call when its parent exists; a directory that exists already is
+// fine. Otherwise it is mkdirAll. made reports that this call created dir
+// with that one mkdir.
+func (p perms) mkdir(dir string) (made bool, err error) {
+	err = os.Mkdir(dir, p.dir().Perm())
+	switch {
+	case err == nil:
+		if p.group {
+			os.Chmod(dir, p.dir())
+		}
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			return false, nil
+		}
+		return false, err
+	case errors.Is(err, fs.ErrNotExist):
+		return false, p.mkdirAll(dir)
+	}
+	return false, err
+}
+
 // create opens a new file (O_EXCL) with mode, set explicitly so the umask
-// cannot change it.
+// cannot change it. The file is the store's to write (openNoPoll).
 func (p perms) create(name string, mode fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	f, err := openNoPoll(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return nil, err
 	}

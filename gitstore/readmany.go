@@ -180,13 +180,17 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, len(ids))
+	var fan *[256]bool
+	if own && opts.CheckLoose {
+		fan = looseFanout(dir)
+	}
 	if !own || workers <= 1 {
 		// One at a time, on this goroutine: through the repo itself when
 		// it holds objects not flushed yet (or is closed), else through a
 		// reader of its own.
 		var r *blobReader
 		if own {
-			r = newBlobReader(s, dir, opts, 1)
+			r = newBlobReader(s, dir, opts, 1, fan)
 			defer r.close()
 		}
 		for i, id := range ids {
@@ -263,7 +267,7 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Go(func() {
-			r := newBlobReader(s, dir, opts, workers)
+			r := newBlobReader(s, dir, opts, workers, fan)
 			defer r.close()
 			for {
 				select {
@@ -277,7 +281,7 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 			}
 		})
 	}
-	mine := newBlobReader(s, dir, opts, workers)
+	mine := newBlobReader(s, dir, opts, workers, fan)
 	defer mine.close()
 	stop := func() {
 		close(quit)
@@ -352,14 +356,40 @@ type blobReader struct {
 	s    *repo
 	d    *odb
 	opts BlobsOptions
+	// fan, with CheckLoose, says which fan-out directories objects/xx
+	// existed when the read began (looseFanout); nil: look for every one.
+	fan *[256]bool
 }
 
-func newBlobReader(s *repo, dir string, opts BlobsOptions, workers int) *blobReader {
+func newBlobReader(s *repo, dir string, opts BlobsOptions, workers int, fan *[256]bool) *blobReader {
 	d := newODB(dir)
 	d.private = true
 	// The workers' delta base caches share the one repo's budget.
 	d.cache.limit = max(baseCacheBytes/workers, baseCacheMax)
-	return &blobReader{s: s, d: d, opts: opts}
+	return &blobReader{s: s, d: d, opts: opts, fan: fan}
+}
+
+// looseFanout lists the objects directory once for a ReadBlobs with
+// CheckLoose: an object whose fan-out directory objects/xx is not there
+// (a store packed by maintenance or gc keeps few of them) has no loose
+// copy, so it is not looked for with an lstat of its own. Any entry named
+// xx counts, whatever it is. A loose copy written into a new fan-out
+// directory after the listing is not checked by this read (it is by the
+// next). nil when the directory cannot be listed.
+func looseFanout(objects string) *[256]bool {
+	entries, err := os.ReadDir(objects)
+	if err != nil {
+		return nil
+	}
+	var fan [256]bool
+	for _, e := range entries {
+		if n := e.Name(); len(n) == 2 {
+			if b, err := hex.DecodeString(n); err == nil { // any case: "AB" is "ab" where names fold
+				fan[b[0]] = true
+			}
+		}
+	}
+	return &fan
 }
 
 func (r *blobReader) close() { r.d.Close() }
@@ -405,6 +435,9 @@ func (r *blobReader) readOwn(h plumbing.Hash) (plumbing.ObjectType, []byte, erro
 		if err == nil && r.opts.CheckLoose {
 			// CheckLooseObject checks a loose copy of a packed object too:
 			// when there may be one, the repo answers (blobChecked).
+			if r.fan != nil && !r.fan[h[0]] {
+				return t, data, nil, err
+			}
 			if _, serr := os.Lstat(filepath.Join(d.dir, h.String()[:2], h.String()[2:])); !errors.Is(serr, fs.ErrNotExist) {
 				return 0, nil, nil, errLooseToo
 			}

@@ -104,19 +104,27 @@ func (s *repo) refPath(name string) string {
 
 // readLoose reads a loose ref. found is false when there is no loose file.
 func (s *repo) readLoose(name string) (oid OID, target string, found bool, err error) {
+	oid, target, found, _, err = s.readLooseMiss(name)
+	return oid, target, found, err
+}
+
+// readLooseMiss is readLoose that also says, when there is no loose file,
+// whether that is because nothing is at the path (or a parent is a file)
+// rather than because a directory is there (or the read failed so).
+func (s *repo) readLooseMiss(name string) (oid OID, target string, found, nothing bool, err error) {
 	data, err := os.ReadFile(s.refPath(name))
 	if err != nil {
 		if isMissing(err) {
-			return "", "", false, nil
+			return "", "", false, errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR), nil
 		}
-		return "", "", false, fmt.Errorf("read ref %s: %w", name, err)
+		return "", "", false, false, fmt.Errorf("read ref %s: %w", name, err)
 	}
 	oid, target, err = parseLooseRef(data)
 	if err != nil {
-		return "", "", false, fmt.Errorf("ref %s: broken loose ref file %s: %w: %w: delete the file or set the ref with git update-ref",
+		return "", "", false, false, fmt.Errorf("ref %s: broken loose ref file %s: %w: %w: delete the file or set the ref with git update-ref",
 			name, s.refPath(name), ErrCorrupt, err)
 	}
-	return oid, target, true, nil
+	return oid, target, true, false, nil
 }
 
 // Ref returns the value of a ref (loose, then packed-refs). It also accepts

@@ -172,6 +172,12 @@ func (tx *txn) checkTargets() error {
 	s := tx.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(tx.refs) >= 8 {
+		// Many targets (a batch, whose objects are mostly in the pack it
+		// just wrote): list the packs now, so has() finds them in the
+		// mapped indexes before it looks for loose files.
+		s.st.scan()
+	}
 	checked := map[OID]bool{}
 	for _, t := range tx.refs {
 		if t.New == "" || checked[t.New] {
@@ -207,15 +213,67 @@ func (tx *txn) planPacked() {
 	if fi, err := os.Stat(tx.packedPath); err == nil && fi.Size() > int64(sets)*packedPerRef {
 		return
 	}
+	byDir := map[string][]*refTx{}
+	var dirs []string
 	for _, t := range tx.refs {
 		if t.New == "" || strings.HasPrefix(t.Name, "refs/tags/") {
 			continue
 		}
-		if _, err := os.Lstat(t.path); err != nil && isMissing(err) {
+		d := filepath.Dir(t.path)
+		if byDir[d] == nil {
+			dirs = append(dirs, d)
+		}
+		byDir[d] = append(byDir[d], t)
+	}
+	for _, d := range dirs {
+		for _, t := range missingLoose(d, byDir[d]) {
 			t.packed = true
 			tx.packedWrite = true
 		}
 	}
+}
+
+// listAtLeast is how many refs of one Update in one directory make
+// planPacked list the directory instead of looking for each ref's file.
+const listAtLeast = 16
+
+// missingLoose returns the refs of refs (all in directory dir) that have no
+// loose file: the lstat of its path fails as missing. From listAtLeast refs
+// on, dir is listed once instead, which answers the same for a directory
+// that can be listed (one that is missing, or whose parent is a file, holds
+// no file); one that cannot be listed gets the lstats.
+func missingLoose(dir string, refs []*refTx) []*refTx {
+	var out []*refTx
+	if len(refs) >= listAtLeast {
+		names, err := readDirNames(dir)
+		if err == nil || isMissing(err) {
+			have := make(map[string]bool, len(names))
+			for _, n := range names {
+				have[n] = true
+			}
+			for _, t := range refs {
+				if !have[filepath.Base(t.path)] {
+					out = append(out, t)
+				}
+			}
+			return out
+		}
+	}
+	for _, t := range refs {
+		if _, err := os.Lstat(t.path); err != nil && isMissing(err) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func readDirNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 // lock takes every loose-written ref's lock in name order, then packed-refs
@@ -272,7 +330,7 @@ func (tx *txn) compare() error {
 	}
 	tx.packed = packed
 	for _, t := range tx.refs {
-		oid, target, found, err := s.readLoose(t.Name)
+		oid, target, found, nothing, err := s.readLooseMiss(t.Name)
 		if err != nil {
 			return fmt.Errorf("update %s: %w", t.Name, err)
 		}
@@ -301,7 +359,9 @@ func (tx *txn) compare() error {
 			return fmt.Errorf("update refs: %w", &ConflictError{Ref: t.Name, Expected: t.Old, Actual: t.cur})
 		}
 		if t.cur == "" && t.New != "" {
-			if err := s.checkDirFile(t.Name, t.path, packed); err != nil {
+			// When the read found nothing at the path, no directory is
+			// there either: checkDirFile need not look.
+			if err := s.checkDirFile(t.Name, t.path, packed, !nothing); err != nil {
 				return err
 			}
 		}
@@ -438,7 +498,7 @@ func (tx *txn) heldLong() bool { return time.Since(tx.lockedAt) > tx.s.opts.Stal
 func (tx *txn) publish() error {
 	dirs := map[string]bool{}
 	if tx.rewritePacked {
-		if err := os.Rename(tx.packedLock.path, tx.packedPath); err != nil {
+		if err := renameFile(tx.packedLock.path, tx.packedPath); err != nil {
 			return fmt.Errorf("update refs: replace packed-refs: %w", err)
 		}
 		tx.packedLock.done = true
@@ -478,7 +538,7 @@ func (tx *txn) publishRef(t *refTx) error {
 		if tx.heldLong() && !t.lock.owned() {
 			return fmt.Errorf("lock %s was removed as stale by another process: %w: retry the update", t.lock.path, ErrLocked)
 		}
-		if err := os.Rename(t.lock.path, t.path); err != nil {
+		if err := renameFile(t.lock.path, t.path); err != nil {
 			return err
 		}
 		t.lock.done = true
@@ -488,11 +548,15 @@ func (tx *txn) publishRef(t *refTx) error {
 
 // checkDirFile refuses to create a ref where a directory of refs exists, or
 // under a name that is a ref itself (git's D/F rule), loose or packed.
-func (s *repo) checkDirFile(name, path string, packed *packedRefs) error {
-	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
-		// An empty directory is left over from deleted refs: git removes it.
-		if os.Remove(path) != nil {
-			return dirFileConflict(name)
+// lookAtPath false skips the look for a directory at path (the caller's
+// read found nothing there).
+func (s *repo) checkDirFile(name, path string, packed *packedRefs, lookAtPath bool) error {
+	if lookAtPath {
+		if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+			// An empty directory is left over from deleted refs: git removes it.
+			if os.Remove(path) != nil {
+				return dirFileConflict(name)
+			}
 		}
 	}
 	if packed == nil {

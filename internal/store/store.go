@@ -151,7 +151,7 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if !gitstore.IsStore(path) {
+	if !gitstore.IsOpenStore(g) {
 		// No marker: only a copy of a store made by stock git is accepted,
 		// and a plain clone is read through its remote-tracking refs.
 		view, err := recognise(g, path)

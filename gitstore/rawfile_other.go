@@ -1,0 +1,24 @@
+//go:build !unix
+
+package gitstore
+
+import "os"
+
+// openNoPoll is os.OpenFile (rawfile_unix.go says why it differs there).
+func openNoPoll(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+func fsyncPath(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func renameFile(oldname, newname string) error { return os.Rename(oldname, newname) }
