@@ -25,7 +25,11 @@ import (
 // nothing to do on these small repositories.
 func mirrorGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
+	git, err := findGit() // once per PATH, not a PATH walk per command
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	cmd := exec.Command(git, args...)
 	cmd.Dir = dir
 	cmd.Env = append(gitEnv(), "HOME="+dir, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=maintenance.auto", "GIT_CONFIG_VALUE_0=false")
 	out, err := cmd.CombinedOutput()
