@@ -206,6 +206,7 @@ func noSecret(t *testing.T, what string, r adapters.Result, err error) {
 }
 
 func TestHTTPSecretHeader(t *testing.T) {
+	t.Parallel()
 	spec := func(url string) adapters.Spec {
 		return adapters.Spec{Type: "http", URL: url, Headers: map[string]string{"Authorization": "Bearer ${POLICY_TOKEN}"}}
 	}
@@ -363,6 +364,7 @@ func TestHTTPSecretDroppedOnCrossOriginRedirect(t *testing.T) {
 }
 
 func TestHTTPFailures(t *testing.T) {
+	t.Parallel()
 	stall := make(chan struct{})
 	t.Cleanup(func() { close(stall) })
 	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {

@@ -25,7 +25,11 @@ import (
 // nothing to do on these small repositories.
 func mirrorGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
+	git, err := findGit() // once per PATH, not a PATH walk per command
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	cmd := exec.Command(git, args...)
 	cmd.Dir = dir
 	cmd.Env = append(gitEnv(), "HOME="+dir, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=maintenance.auto", "GIT_CONFIG_VALUE_0=false")
 	out, err := cmd.CombinedOutput()
@@ -357,7 +361,10 @@ func TestMirrorConcurrentFetches(t *testing.T) {
 			}
 			commitFile(t, up, "doc.md", fmt.Sprintf("v%d\n", i+2))
 			commits.Add(1)
-			time.Sleep(10 * time.Millisecond)
+			// About one commit per fetch (the fetches take turns on the
+			// mirror's lock): with 10 ms the committer made some 190
+			// commits, three git processes each, during the 32 fetches.
+			time.Sleep(40 * time.Millisecond)
 		}
 	}()
 	for g := 0; g < 8; g++ {

@@ -66,6 +66,7 @@ func auditFiles(t *testing.T, path string, keep int, max int64) [][]string {
 // keeping 2 old files leave three files of at most 1,000 bytes, whole JSON
 // lines only, the newest requests in PATH.
 func TestServerAuditLogRotates(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	const max, keep = 1000, 2
 	alog, err := probe.OpenAuditLog(path, probe.AuditLogOptions{MaxBytes: max, Keep: keep})

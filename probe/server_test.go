@@ -310,6 +310,7 @@ func rawPost(t *testing.T, base string, body []byte, chunked bool) *http.Respons
 }
 
 func TestServerBodyLimit(t *testing.T) {
+	t.Parallel()
 	k := testKeys(t, "body")
 	ts := startServer(t, probe.ServerOptions{Keys: &k, Clock: newFakeClock(at(b0, 0))})
 	big := bytes.Repeat([]byte("A"), 1<<20)

@@ -169,6 +169,7 @@ func TestVectorsIndependent(t *testing.T) {
 // TestVectorsPython runs the Python checker (hmac/hashlib only) when a
 // python3 is installed.
 func TestVectorsPython(t *testing.T) {
+	t.Parallel()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not installed")

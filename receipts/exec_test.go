@@ -108,6 +108,7 @@ func TestExecCannotStart(t *testing.T) {
 }
 
 func TestExecContextCancel(t *testing.T) {
+	t.Parallel()
 	needSh(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

@@ -8,5 +8,12 @@ import (
 )
 
 // TestMain fails the run if a test leaves a process behind, and puts the
-// tests' files on a memory filesystem when TMPDIR is unset (testproc.Run).
-func TestMain(m *testing.M) { os.Exit(testproc.Run(m)) }
+// tests' files on a memory filesystem when TMPDIR is unset (testproc.Run);
+// then it removes the store healthy copies.
+func TestMain(m *testing.M) {
+	code := testproc.Run(m)
+	if healthyTemplate.dir != "" {
+		os.RemoveAll(healthyTemplate.dir)
+	}
+	os.Exit(code)
+}
