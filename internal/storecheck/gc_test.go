@@ -36,6 +36,13 @@ func TestGCWhileWriting(t *testing.T) {
 	}
 	p := newProject(t, docs, "")
 	p.run(t, "seed", uriOf("shared.md"))
+	// The writers' automatic maintenance is off: packing the loose garbage
+	// below into a new pack would restart its grace period (a pack's time is
+	// its objects' age), so whether gc removes it would depend on which came
+	// first. Maintenance alongside gc and writers is TestMaintenanceWhileWriting's.
+	if out, err := gitstore.GitCommand(t, p.storePath(), "config", "gc.auto", "0").CombinedOutput(); err != nil {
+		t.Fatalf("git config gc.auto 0: %v\n%s", err, out)
+	}
 	// Old unreachable garbage, which gc must remove meanwhile.
 	garbage, err := p.s.Git().PutBlob([]byte("garbage from a crashed writer two days ago\n"))
 	if err != nil {
