@@ -343,7 +343,7 @@ func findGitDir(path string) (string, error) {
 }
 
 func readConfig(gitdir string) (*gitconfig.Config, error) {
-	f, err := os.Open(filepath.Join(gitdir, "config"))
+	f, err := openRead(filepath.Join(gitdir, "config"))
 	if err != nil {
 		return nil, err
 	}
