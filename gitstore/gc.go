@@ -247,7 +247,7 @@ func (s *repo) freshenPacked(listed []os.DirEntry) bool {
 	entries := listed
 	if entries == nil {
 		var err error
-		if entries, err = os.ReadDir(dir); err != nil {
+		if entries, err = readDir(dir); err != nil {
 			return false
 		}
 	}
@@ -333,7 +333,7 @@ func (s *repo) afterMiss(lookup func() error) error {
 
 // readPackDir lists objects/pack.
 func (s *repo) readPackDir() ([]os.DirEntry, error) {
-	return os.ReadDir(filepath.Join(s.path, "objects", "pack"))
+	return readDir(filepath.Join(s.path, "objects", "pack"))
 }
 
 // packListing names the pack indexes present now.

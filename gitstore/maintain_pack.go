@@ -64,7 +64,7 @@ func listLoose(objects string) []plumbing.Hash {
 			continue
 		}
 		hex.Encode(name, []byte{byte(i)})
-		f, err := os.Open(filepath.Join(objects, string(name)))
+		f, err := openRead(filepath.Join(objects, string(name)))
 		if err != nil {
 			continue
 		}

@@ -85,7 +85,7 @@ func (d *odb) scan() {
 	if d.scanned {
 		return
 	}
-	entries, err := os.ReadDir(filepath.Join(d.dir, "pack"))
+	entries, err := readDir(filepath.Join(d.dir, "pack"))
 	d.scanFrom(entries, err)
 }
 

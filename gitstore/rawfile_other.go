@@ -26,3 +26,5 @@ func renameFile(oldname, newname string) error { return os.Rename(oldname, newna
 func openRead(name string) (*os.File, error) { return os.Open(name) }
 
 func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+func readDir(name string) ([]os.DirEntry, error) { return os.ReadDir(name) }

@@ -4,6 +4,8 @@ package gitstore
 
 import (
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -91,4 +93,17 @@ func readFile(name string) ([]byte, error) {
 	}
 	defer f.Close()
 	return readWhole(f)
+}
+
+// readDir is os.ReadDir (entries sorted by name, those read before an
+// error returned with it, O_DIRECTORY) opened as openRead opens.
+func readDir(name string) ([]os.DirEntry, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	dirs, err := f.ReadDir(-1)
+	slices.SortFunc(dirs, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return dirs, err
 }

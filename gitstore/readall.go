@@ -34,3 +34,13 @@ func readWhole(f *os.File) ([]byte, error) {
 		}
 	}
 }
+
+// readDirNames is the names in directory dir (unsorted), through openRead.
+func readDirNames(dir string) ([]string, error) {
+	f, err := openRead(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

@@ -37,3 +37,26 @@ func TestReadFileSameAsOS(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDirSameAsOS: readDir gives os.ReadDir's entries, in its order,
+// and its errors.
+func TestReadDirSameAsOS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, n := range []string{"b", "a", "pack-2.idx", "pack-1.idx", "Z", "tmp_obj_1"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o600)
+	}
+	os.Mkdir(filepath.Join(dir, "sub"), 0o700)
+	for _, p := range []string{dir, filepath.Join(dir, "missing"), filepath.Join(dir, "a")} {
+		got, err := readDir(p)
+		want, werr := os.ReadDir(p)
+		if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) || len(got) != len(want) {
+			t.Fatalf("%s: %v, %v; os.ReadDir %v, %v", p, got, err, want, werr)
+		}
+		for i := range got {
+			if got[i].Name() != want[i].Name() || got[i].IsDir() != want[i].IsDir() {
+				t.Errorf("%s: entry %d %s, os.ReadDir %s", p, i, got[i].Name(), want[i].Name())
+			}
+		}
+	}
+}

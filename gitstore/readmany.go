@@ -377,7 +377,7 @@ func newBlobReader(s *repo, dir string, opts BlobsOptions, workers int, fan *[25
 // directory after the listing is not checked by this read (it is by the
 // next). nil when the directory cannot be listed.
 func looseFanout(objects string) *[256]bool {
-	entries, err := os.ReadDir(objects)
+	entries, err := readDir(objects)
 	if err != nil {
 		return nil
 	}

@@ -267,15 +267,6 @@ func missingLoose(dir string, refs []*refTx) []*refTx {
 	return out
 }
 
-func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
-}
-
 // lock takes every loose-written ref's lock in name order, then packed-refs
 // (git's order) when the transaction deletes a ref, writes into
 // packed-refs, or writes a ref that has no loose file.
