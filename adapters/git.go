@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/readproof/readproof/adapters/sourcespec"
@@ -26,7 +27,7 @@ const (
 	gitRemote = "remote" // git:// and ssh, whose hosts are checked before fetching
 )
 
-var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):`)
+var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):`) })
 
 // gitSource reads one file from any git repository through a mirror cache.
 type gitSource struct {
@@ -95,8 +96,8 @@ func openGit(spec Spec, env Env) (Source, error) {
 		default:
 			return broken(fail("", ErrConfig, nil, "git source url %s uses %s:, which readproof does not fetch; write an https, ssh, git or file URL, or a local path", s.shown, u.Scheme))
 		}
-	case scpLike.MatchString(raw) && !filepath.IsAbs(raw) && !strings.HasPrefix(raw, "."):
-		s.kind, s.host = gitRemote, scpLike.FindStringSubmatch(raw)[1]
+	case scpLike().MatchString(raw) && !filepath.IsAbs(raw) && !strings.HasPrefix(raw, "."):
+		s.kind, s.host = gitRemote, scpLike().FindStringSubmatch(raw)[1]
 	default:
 		s.kind, s.local = gitLocal, filepath.Clean(filepath.FromSlash(raw))
 	}
@@ -163,7 +164,7 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 				return Result{}, refuse(uri, RuleRoots, "git repository %s resolves to %s, outside the allowed roots (%s); %s", s.shown, final, strings.Join(s.roots, ", "), hintRoots)
 			}
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-			if _, _, ok := fsrc.containLexically(s.local); !ok || !hexID.MatchString(s.ref) {
+			if _, _, ok := fsrc.containLexically(s.local); !ok || !hexID().MatchString(s.ref) {
 				return Result{}, fail(uri, ErrNotFound, err, "no repository at %s; check url in readproof.toml", s.local)
 			}
 		default:
@@ -186,7 +187,7 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 	if err != nil {
 		return Result{}, fail(uri, ErrConfig, err, "git source %s: %v", s.shown, err)
 	}
-	if !(hexID.MatchString(s.ref) && m.HasCommit(s.ref)) {
+	if !(hexID().MatchString(s.ref) && m.HasCommit(s.ref)) {
 		bctx, cancel := s.n.bound(ctx)
 		err := m.Fetch(bctx)
 		cancel()

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -27,7 +28,7 @@ const (
 	githubAPIVersion = "2022-11-28"
 )
 
-var githubName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+var githubName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+$`) })
 
 // githubSource reads one file through the GitHub contents API: first the
 // commit the ref names (so the file and its commit agree even if the branch
@@ -45,7 +46,7 @@ type githubSource struct {
 
 func openGitHub(spec Spec, env Env) (Source, error) {
 	for _, f := range []struct{ key, v string }{{"owner", spec.Owner}, {"repo", spec.Repo}} {
-		if f.v == "" || f.v == "." || f.v == ".." || !githubName.MatchString(f.v) {
+		if f.v == "" || f.v == "." || f.v == ".." || !githubName().MatchString(f.v) {
 			return broken(fail("", ErrConfig, nil, "github source %s %q is not a GitHub name; write %s = \"...\" with letters, digits, '.', '-' or '_'", f.key, f.v, f.key))
 		}
 	}
@@ -327,20 +328,20 @@ func githubMessage(body []byte) string {
 	return m
 }
 
-var hexID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+var hexID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`) })
 
 // parseCommitSHA reads the commit id from a commits answer: the bare id of
 // the application/vnd.github.sha media type, or a JSON object's "sha" from
 // a server that ignored it.
 func parseCommitSHA(body []byte) (string, error) {
 	t := strings.ToLower(strings.TrimSpace(string(body)))
-	if hexID.MatchString(t) {
+	if hexID().MatchString(t) {
 		return t, nil
 	}
 	var c struct {
 		SHA string `json:"sha"`
 	}
-	if err := json.Unmarshal(body, &c); err == nil && hexID.MatchString(strings.ToLower(c.SHA)) {
+	if err := json.Unmarshal(body, &c); err == nil && hexID().MatchString(strings.ToLower(c.SHA)) {
 		return strings.ToLower(c.SHA), nil
 	}
 	return "", errors.New("expected a 40- or 64-digit hex id")
@@ -375,7 +376,7 @@ func parseContents(body []byte) (ghContent, error) {
 	if c.Size < 0 {
 		return c, errors.New("negative size")
 	}
-	if c.Type == "file" && !hexID.MatchString(c.SHA) {
+	if c.Type == "file" && !hexID().MatchString(c.SHA) {
 		return c, errors.New("no blob id")
 	}
 	return c, nil

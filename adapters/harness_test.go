@@ -330,9 +330,13 @@ func (g *fakeGitHub) contentsHandler(w http.ResponseWriter, r *http.Request) {
 // ---- git ----
 
 // gitEnv isolates the stock git binary from the machine's configuration.
+// Auto maintenance is off: the fixtures' commits would each start a `git
+// maintenance run --auto` (91 processes in this package) on repositories
+// far too small for it to do anything.
 func gitEnv(home string) []string {
 	return append(os.Environ(),
 		"HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(home, ".gitconfig"),
+		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=maintenance.auto", "GIT_CONFIG_VALUE_0=false",
 		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
 		"GIT_TERMINAL_PROMPT=0",

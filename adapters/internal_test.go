@@ -241,7 +241,7 @@ func FuzzParseContents(f *testing.F) {
 		if c.Type == "" || c.Size < 0 {
 			t.Fatalf("accepted %+v", c)
 		}
-		if c.Type == "file" && !hexID.MatchString(c.SHA) {
+		if c.Type == "file" && !hexID().MatchString(c.SHA) {
 			t.Fatalf("accepted a file without a blob id: %+v", c)
 		}
 		if c.Encoding == "base64" {

@@ -18,8 +18,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrReadOnly is returned by the write methods of a Store opened with
@@ -108,15 +106,6 @@ func (r *gitReader) object(id OID, want string) ([]byte, error) {
 	return data, nil
 }
 
-// memObject holds an object's content as go-git does, for the decoders the
-// native store uses (decodeTree, decodeCommit).
-func memObject(t plumbing.ObjectType, data []byte) plumbing.EncodedObject {
-	o := &plumbing.MemoryObject{}
-	o.SetType(t)
-	o.Write(data)
-	return o
-}
-
 func (r *gitReader) Blob(id OID) ([]byte, error) { return r.object(id, "blob") }
 
 func (r *gitReader) Has(id OID) (bool, error) {
@@ -132,7 +121,7 @@ func (r *gitReader) Tree(id OID) ([]TreeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeTree(id, memObject(plumbing.TreeObject, data))
+	return decodeTree(id, data)
 }
 
 func (r *gitReader) Commit(id OID) (Commit, error) {
@@ -140,7 +129,7 @@ func (r *gitReader) Commit(id OID) (Commit, error) {
 	if err != nil {
 		return Commit{}, err
 	}
-	c, err := decodeCommit(id, memObject(plumbing.CommitObject, data))
+	c, err := decodeCommit(id, data)
 	if err == nil && c.Tree == zeroOID {
 		// go-git reads a malformed tree line as the null id.
 		return Commit{}, fmt.Errorf("commit %s: %w", id, ErrCorrupt)

@@ -1,16 +1,12 @@
 package gitstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ---- encoding objects ----
@@ -26,7 +22,7 @@ func treeSortName(name string, mode Mode) string {
 
 // encodeTree checks, sorts and encodes entries as a tree object's content.
 func encodeTree(entries []TreeEntry) ([]byte, error) {
-	es := make([]object.TreeEntry, len(entries))
+	es := make([]treeEnt, len(entries))
 	seen := make(map[string]struct{}, len(entries))
 	for i, e := range entries {
 		if err := CheckTreeName(e.Name); err != nil {
@@ -36,12 +32,8 @@ func encodeTree(entries []TreeEntry) ([]byte, error) {
 			return nil, fmt.Errorf("put tree: entry %q appears twice: tree entry names must be unique", e.Name)
 		}
 		seen[e.Name] = struct{}{}
-		var fm filemode.FileMode
 		switch e.Mode {
-		case ModeFile:
-			fm = filemode.Regular
-		case ModeDir:
-			fm = filemode.Dir
+		case ModeFile, ModeDir:
 		default:
 			return nil, fmt.Errorf("put tree: entry %q has mode %o: use ModeFile or ModeDir", e.Name, uint32(e.Mode))
 		}
@@ -49,43 +41,14 @@ func encodeTree(entries []TreeEntry) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("put tree: entry %q: %w", e.Name, err)
 		}
-		es[i] = object.TreeEntry{Name: e.Name, Mode: fm, Hash: h}
+		es[i] = treeEnt{mode: uint32(e.Mode), name: e.Name, hash: h}
 	}
 	sort.Slice(es, func(i, j int) bool {
-		return treeSortName(es[i].Name, Mode(es[i].Mode)) < treeSortName(es[j].Name, Mode(es[j].Mode))
+		return treeSortName(es[i].name, Mode(es[i].mode)) < treeSortName(es[j].name, Mode(es[j].mode))
 	})
-	mo := &encodedContent{}
-	mo.b.Grow(len(es) * 56) // mode, a short name, the id
-	if err := (&object.Tree{Entries: es}).Encode(mo); err != nil {
-		return nil, fmt.Errorf("put tree: %w", err)
-	}
-	return objectBytes(mo)
+	// mode, a short name, the id
+	return appendTreeEntries(make([]byte, 0, len(es)*56), es), nil
 }
-
-func objectBytes(mo *encodedContent) ([]byte, error) { return mo.b.Bytes(), nil }
-
-// encodedContent is the object go-git's encoders write into: their output
-// is the content itself, with no copy out of a plumbing.MemoryObject
-// (whose reader, copied into a buffer of the object's size, made every tree
-// and commit allocate twice its size).
-type encodedContent struct {
-	t plumbing.ObjectType
-	b bytes.Buffer
-}
-
-func (o *encodedContent) Hash() plumbing.Hash           { return plumbing.ZeroHash }
-func (o *encodedContent) Type() plumbing.ObjectType     { return o.t }
-func (o *encodedContent) SetType(t plumbing.ObjectType) { o.t = t }
-func (o *encodedContent) Size() int64                   { return int64(o.b.Len()) }
-func (o *encodedContent) SetSize(int64)                 {}
-func (o *encodedContent) Reader() (io.ReadCloser, error) {
-	return io.NopCloser(bytes.NewReader(o.b.Bytes())), nil
-}
-func (o *encodedContent) Writer() (io.WriteCloser, error) { return nopWriteCloser{&o.b}, nil }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // encodeCommit checks c and returns the content of its commit object.
 func encodeCommit(c Commit) ([]byte, error) {
@@ -111,19 +74,14 @@ func encodeCommit(c Commit) ([]byte, error) {
 	if c.Signature != "" && (strings.IndexByte(c.Signature, 0) >= 0 || strings.Contains(c.Signature, "\r") || !strings.HasSuffix(c.Signature, "\n")) {
 		return nil, errors.New("put commit: signature contains NUL or CR, or does not end with a newline: pass the armored signature exactly as the signer produced it")
 	}
-	gc := &object.Commit{
-		TreeHash:     tree,
-		ParentHashes: parents,
-		Author:       object.Signature{Name: c.Author.Name, Email: c.Author.Email, When: c.Author.When},
-		Committer:    object.Signature{Name: c.Committer.Name, Email: c.Committer.Email, When: c.Committer.When},
-		Message:      c.Message,
-		PGPSignature: c.Signature,
-	}
-	mo := &encodedContent{}
-	if err := gc.Encode(mo); err != nil {
-		return nil, fmt.Errorf("put commit: %w", err)
-	}
-	return objectBytes(mo)
+	return appendCommit(nil, &commitFields{
+		tree:      tree,
+		parents:   parents,
+		author:    c.Author,
+		committer: c.Committer,
+		message:   c.Message,
+		signature: c.Signature,
+	}), nil
 }
 
 // CommitPayload returns the content of c's commit object without any

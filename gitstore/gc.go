@@ -335,9 +335,3 @@ func (s *repo) afterMiss(lookup func() error) error {
 func (s *repo) readPackDir() ([]os.DirEntry, error) {
 	return readDir(filepath.Join(s.path, "objects", "pack"))
 }
-
-// packListing names the pack indexes present now.
-func (s *repo) packListing() string {
-	entries, _ := s.readPackDir()
-	return idxListing(entries)
-}

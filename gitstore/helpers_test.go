@@ -1,9 +1,11 @@
 package gitstore
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,6 +39,51 @@ func gitRaw(t testing.TB, gitDir string, args ...string) []byte {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return out
+}
+
+// gitObject is one object as stock git reads it.
+type gitObject struct {
+	Kind string
+	Data []byte
+}
+
+// gitObjects reads the objects ids with one `git cat-file --batch`, in
+// order; each comes back with the type and the bytes `git cat-file TYPE ID`
+// prints for it. One process instead of one per object (TestBatchWritesOnePack
+// read 300 blobs with 300 processes); a missing object fails the test.
+func gitObjects(t testing.TB, gitDir string, ids []OID) []gitObject {
+	t.Helper()
+	var in bytes.Buffer
+	for _, id := range ids {
+		in.WriteString(string(id) + "\n")
+	}
+	cmd := GitCommand(t, gitDir, "cat-file", "--batch")
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git cat-file --batch: %v\n%s", err, stderr.String())
+	}
+	r := bufio.NewReader(bytes.NewReader(out))
+	objs := make([]gitObject, len(ids))
+	for i, id := range ids {
+		header, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("git cat-file --batch: no answer for %s: %v", id, err)
+		}
+		var gotID, kind string
+		var size int
+		if n, _ := fmt.Sscanf(header, "%s %s %d\n", &gotID, &kind, &size); n != 3 || gotID != string(id) {
+			t.Fatalf("git cat-file --batch for %s: %q", id, header)
+		}
+		data := make([]byte, size+1) // the content and a newline
+		if _, err := io.ReadFull(r, data); err != nil || data[size] != '\n' {
+			t.Fatalf("git cat-file --batch: content of %s: %v", id, err)
+		}
+		objs[i] = gitObject{Kind: kind, Data: data[:size]}
+	}
+	return objs
 }
 
 var testWhen = time.Date(2025, 3, 4, 5, 6, 7, 0, time.FixedZone("", 2*3600))

@@ -21,19 +21,18 @@ import (
 	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
-	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -126,10 +125,8 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(m.url))
 	}
-	var tr transport.Transport
-	if (ep.Protocol == "http" || ep.Protocol == "https") && m.opts.HTTPClient != nil {
-		tr = githttp.NewClient(m.opts.HTTPClient)
-	} else if tr, err = client.NewClient(ep); err != nil {
+	tr, err := m.transport(ep)
+	if err != nil {
 		return fmt.Errorf("git mirror: %w", err)
 	}
 	sess, err := tr.NewUploadPackSession(ep, nil)
@@ -210,6 +207,31 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	return syncRefs(st, remote, head)
 }
 
+// transport picks the client for the endpoint's scheme: the schemes
+// go-git's transport/client registers (http, https, ssh, git, file), each
+// imported alone, so that what go-git's file transport package carries
+// along (its in-process server, and with it go-git's object model and
+// OpenPGP code) stays out of every binary that links gitstore. http and
+// https go through opts.HTTPClient when the caller gives one (its redirect
+// and address checks); file (paths included) through stock git's
+// upload-pack, as go-git's file transport did.
+func (m *Mirror) transport(ep *transport.Endpoint) (transport.Transport, error) {
+	switch ep.Protocol {
+	case "http", "https":
+		if m.opts.HTTPClient != nil {
+			return githttp.NewClient(m.opts.HTTPClient), nil
+		}
+		return githttp.DefaultClient, nil
+	case "ssh":
+		return gitssh.DefaultClient, nil
+	case "git":
+		return gitproto.DefaultClient, nil
+	case "file":
+		return localTransport{}, nil
+	}
+	return nil, fmt.Errorf("unsupported scheme %q", ep.Protocol)
+}
+
 func demux(caps *capability.List, r io.Reader) io.Reader {
 	switch {
 	case caps.Supports(capability.Sideband64k):
@@ -287,9 +309,9 @@ func syncRefs(st *filesystem.Storage, remote map[plumbing.ReferenceName]plumbing
 // renamed into place, so a half-made mirror is never seen. The caller holds
 // the exclusive lock when create is set.
 func (m *Mirror) storage(create bool) (*filesystem.Storage, error) {
-	if _, err := gogit.PlainOpen(m.dir); err != nil {
+	if err := checkMirror(m.dir); err != nil {
 		if !create {
-			if errors.Is(err, gogit.ErrRepositoryNotExists) {
+			if errors.Is(err, errNoMirror) {
 				return nil, fmt.Errorf("%w: the mirror has not been fetched yet", ErrUnknownRef)
 			}
 			return nil, fmt.Errorf("git mirror %s: %w", m.dir, err)
@@ -301,6 +323,52 @@ func (m *Mirror) storage(create bool) (*filesystem.Storage, error) {
 	return filesystem.NewStorage(osfs.New(m.dir), cache.NewObjectLRUDefault()), nil
 }
 
+// errNoMirror: the mirror's directory, or its HEAD, is missing (go-git's
+// ErrRepositoryNotExists, whose text it keeps).
+var errNoMirror = errors.New("repository does not exist")
+
+// checkMirror makes the checks go-git's PlainOpen made of a bare
+// repository: the directory exists, HEAD is there, the config reads.
+func checkMirror(dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		if os.IsNotExist(err) {
+			return errNoMirror
+		}
+		return err
+	}
+	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
+	defer st.Close()
+	if _, err := st.Reference(plumbing.HEAD); errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return errNoMirror
+	}
+	_, err := st.Config()
+	return err
+}
+
+// initMirror makes an empty bare repository at dir, as go-git's PlainInit
+// did: the directories, HEAD naming refs/heads/master, core.bare = true.
+func initMirror(dir string) error {
+	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
+	defer st.Close()
+	if err := st.Init(); err != nil {
+		return err
+	}
+	if _, err := st.Reference(plumbing.HEAD); err == nil {
+		return errors.New("repository already exists")
+	} else if !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return err
+	}
+	if err := st.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.Master)); err != nil {
+		return err
+	}
+	cfg, err := st.Config()
+	if err != nil {
+		return err
+	}
+	cfg.Core.IsBare = true
+	return st.SetConfig(cfg)
+}
+
 func (m *Mirror) recreate() error {
 	parent := filepath.Dir(m.dir)
 	if err := os.MkdirAll(parent, 0o700); err != nil {
@@ -309,7 +377,7 @@ func (m *Mirror) recreate() error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := m.dir + ".init-" + hex.EncodeToString(rnd[:])
-	if _, err := gogit.PlainInit(tmp, true); err != nil {
+	if err := initMirror(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("git mirror: creating %s: %w", m.dir, err)
 	}
@@ -351,15 +419,15 @@ func (m *Mirror) ResolveFile(ref, path string, maxBytes int64) (content []byte, 
 	if err != nil {
 		return nil, "", "", err
 	}
-	c, err := object.GetCommit(st, ch)
+	c, err := mirrorCommit(st, ch)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("git mirror: commit %s: %w", ch, err)
 	}
-	entry, err := findEntry(st, c.TreeHash, p)
+	entry, err := findEntry(st, c.tree, p)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s at commit %s: %w", p, ch, err)
 	}
-	switch entry.Mode {
+	switch mode := filemode.FileMode(entry.mode); mode {
 	case filemode.Regular, filemode.Executable, filemode.Deprecated:
 	case filemode.Dir:
 		return nil, "", "", fmt.Errorf("%s at commit %s is a directory: %w", p, ch, ErrNotFile)
@@ -368,28 +436,28 @@ func (m *Mirror) ResolveFile(ref, path string, maxBytes int64) (content []byte, 
 	case filemode.Submodule:
 		return nil, "", "", fmt.Errorf("%s at commit %s is a submodule: %w", p, ch, ErrNotFile)
 	default:
-		return nil, "", "", fmt.Errorf("%s at commit %s has mode %s: %w", p, ch, entry.Mode, ErrNotFile)
+		return nil, "", "", fmt.Errorf("%s at commit %s has mode %s: %w", p, ch, mode, ErrNotFile)
 	}
-	b, err := object.GetBlob(st, entry.Hash)
+	b, err := st.EncodedObject(plumbing.BlobObject, entry.hash)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.hash, err)
 	}
-	if b.Size > maxBytes {
-		return nil, "", "", fmt.Errorf("%s at commit %s is %d bytes, over the %d-byte limit: %w", p, ch, b.Size, maxBytes, ErrFileTooLarge)
+	if b.Size() > maxBytes {
+		return nil, "", "", fmt.Errorf("%s at commit %s is %d bytes, over the %d-byte limit: %w", p, ch, b.Size(), maxBytes, ErrFileTooLarge)
 	}
 	r, err := b.Reader()
 	if err != nil {
-		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.hash, err)
 	}
 	defer r.Close()
 	content, err = io.ReadAll(io.LimitReader(r, maxBytes+1))
 	if err != nil {
-		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.Hash, err)
+		return nil, "", "", fmt.Errorf("git mirror: blob %s: %w", entry.hash, err)
 	}
 	if int64(len(content)) > maxBytes {
 		return nil, "", "", fmt.Errorf("%s at commit %s is over the %d-byte limit: %w", p, ch, maxBytes, ErrFileTooLarge)
 	}
-	return content, ch.String(), entry.Hash.String(), nil
+	return content, ch.String(), entry.hash.String(), nil
 }
 
 // HasCommit reports whether the mirror already holds the commit id, so a
@@ -410,8 +478,31 @@ func (m *Mirror) HasCommit(id string) bool {
 		return false
 	}
 	defer st.Close()
-	_, err = object.GetCommit(st, plumbing.NewHash(id))
+	_, err = mirrorCommit(st, plumbing.NewHash(id))
 	return err == nil
+}
+
+// mirrorContent reads the content of the object h, which must be of type t.
+func mirrorContent(st *filesystem.Storage, t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
+	o, err := st.EncodedObject(t, h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// mirrorCommit reads and decodes the commit h.
+func mirrorCommit(st *filesystem.Storage, h plumbing.Hash) (commitFields, error) {
+	data, err := mirrorContent(st, plumbing.CommitObject, h)
+	if err != nil {
+		return commitFields{}, err
+	}
+	return parseCommit(data)
 }
 
 // resolveCommit turns ref into a commit id, peeling annotated tags.
@@ -453,11 +544,11 @@ func peel(st *filesystem.Storage, ref string, h plumbing.Hash) (plumbing.Hash, e
 		case plumbing.CommitObject:
 			return h, nil
 		case plumbing.TagObject:
-			t, err := object.DecodeTag(st, obj)
+			target, err := tagTarget(obj)
 			if err != nil {
 				return plumbing.ZeroHash, fmt.Errorf("git mirror: tag %s: %w", h, err)
 			}
-			h = t.Target
+			h = target
 		default:
 			return plumbing.ZeroHash, fmt.Errorf("%q names a %s, not a commit: %w", ref, obj.Type(), ErrUnknownRef)
 		}
@@ -465,18 +556,36 @@ func peel(st *filesystem.Storage, ref string, h plumbing.Hash) (plumbing.Hash, e
 	return plumbing.ZeroHash, fmt.Errorf("%q: tag chain too long: %w", ref, ErrUnknownRef)
 }
 
+// tagTarget decodes the tag object o and returns what it points at.
+func tagTarget(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	r, err := o.Reader()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return parseTagTarget(data)
+}
+
 // findEntry walks the tree one segment at a time.
-func findEntry(st *filesystem.Storage, tree plumbing.Hash, p string) (*object.TreeEntry, error) {
+func findEntry(st *filesystem.Storage, tree plumbing.Hash, p string) (*treeEnt, error) {
 	segs := strings.Split(p, "/")
 	for i, seg := range segs {
-		t, err := object.GetTree(st, tree)
+		data, err := mirrorContent(st, plumbing.TreeObject, tree)
 		if err != nil {
 			return nil, fmt.Errorf("git mirror: tree %s: %w", tree, err)
 		}
-		var found *object.TreeEntry
-		for j := range t.Entries {
-			if t.Entries[j].Name == seg {
-				found = &t.Entries[j]
+		entries, err := parseTreeEntries(data)
+		if err != nil {
+			return nil, fmt.Errorf("git mirror: tree %s: %w", tree, err)
+		}
+		var found *treeEnt
+		for j := range entries {
+			if entries[j].name == seg {
+				found = &entries[j]
 				break
 			}
 		}
@@ -486,10 +595,10 @@ func findEntry(st *filesystem.Storage, tree plumbing.Hash, p string) (*object.Tr
 		if i == len(segs)-1 {
 			return found, nil
 		}
-		if found.Mode != filemode.Dir {
+		if filemode.FileMode(found.mode) != filemode.Dir {
 			return nil, fmt.Errorf("%s is not a directory: %w", strings.Join(segs[:i+1], "/"), ErrPathNotFound)
 		}
-		tree = found.Hash
+		tree = found.hash
 	}
 	return nil, ErrPathNotFound
 }
@@ -512,8 +621,8 @@ func cleanTreePath(p string) (string, error) {
 	return p, nil
 }
 
-var urlUserinfo = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@`)
+var urlUserinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@`) })
 
 func redactUserinfo(u string) string {
-	return urlUserinfo.ReplaceAllString(u, "${1}[REDACTED]@")
+	return urlUserinfo().ReplaceAllString(u, "${1}[REDACTED]@")
 }

@@ -19,12 +19,15 @@ import (
 	"time"
 )
 
-// mirrorGit runs stock git in dir (a work tree or a bare repository).
+// mirrorGit runs stock git in dir (a work tree or a bare repository),
+// with auto maintenance off: each commit to an upstream would start a `git
+// maintenance run --auto` (about 200 processes in this package) that has
+// nothing to do on these small repositories.
 func mirrorGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(gitEnv(), "HOME="+dir)
+	cmd.Env = append(gitEnv(), "HOME="+dir, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=maintenance.auto", "GIT_CONFIG_VALUE_0=false")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -18,7 +18,6 @@ import (
 	"github.com/readproof/readproof/gitstore/gitobj"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ---- object ids ----
@@ -330,25 +329,25 @@ func (s *repo) Blob(id OID) ([]byte, error) {
 func (s *repo) Tree(id OID) ([]TreeEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o, _, err := s.readObject(id)
+	o, data, err := s.readObject(id)
 	if err != nil {
 		return nil, err
 	}
 	if o.Type() != plumbing.TreeObject {
 		return nil, fmt.Errorf("tree %s: object is a %s: %w", id, o.Type(), ErrNotFound)
 	}
-	return decodeTree(id, o)
+	return decodeTree(id, data)
 }
 
-// decodeTree decodes the tree object o (id names it in errors).
-func decodeTree(id OID, o plumbing.EncodedObject) ([]TreeEntry, error) {
-	var t object.Tree
-	if err := t.Decode(o); err != nil {
+// decodeTree decodes the content of a tree object (id names it in errors).
+func decodeTree(id OID, data []byte) ([]TreeEntry, error) {
+	es, err := parseTreeEntries(data)
+	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w: %w", id, ErrCorrupt, err)
 	}
-	out := make([]TreeEntry, len(t.Entries))
-	for i, e := range t.Entries {
-		out[i] = TreeEntry{Name: e.Name, Mode: Mode(e.Mode), OID: OID(e.Hash.String())}
+	out := make([]TreeEntry, len(es))
+	for i, e := range es {
+		out[i] = TreeEntry{Name: e.name, Mode: Mode(e.mode), OID: OID(e.hash.String())}
 	}
 	return out, nil
 }
@@ -357,31 +356,31 @@ func decodeTree(id OID, o plumbing.EncodedObject) ([]TreeEntry, error) {
 func (s *repo) Commit(id OID) (Commit, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o, _, err := s.readObject(id)
+	o, data, err := s.readObject(id)
 	if err != nil {
 		return Commit{}, err
 	}
 	if o.Type() != plumbing.CommitObject {
 		return Commit{}, fmt.Errorf("commit %s: object is a %s: %w", id, o.Type(), ErrNotFound)
 	}
-	return decodeCommit(id, o)
+	return decodeCommit(id, data)
 }
 
-// decodeCommit decodes the commit object o, signature included (id names
-// it in errors).
-func decodeCommit(id OID, o plumbing.EncodedObject) (Commit, error) {
-	var gc object.Commit
-	if err := gc.Decode(o); err != nil {
+// decodeCommit decodes the content of a commit object, signature included
+// (id names it in errors).
+func decodeCommit(id OID, data []byte) (Commit, error) {
+	gc, err := parseCommit(data)
+	if err != nil {
 		return Commit{}, fmt.Errorf("commit %s: %w: %w", id, ErrCorrupt, err)
 	}
 	c := Commit{
-		Tree:      OID(gc.TreeHash.String()),
-		Author:    Signature{Name: gc.Author.Name, Email: gc.Author.Email, When: gc.Author.When},
-		Committer: Signature{Name: gc.Committer.Name, Email: gc.Committer.Email, When: gc.Committer.When},
-		Message:   gc.Message,
-		Signature: gc.PGPSignature,
+		Tree:      OID(gc.tree.String()),
+		Author:    gc.author,
+		Committer: gc.committer,
+		Message:   gc.message,
+		Signature: gc.signature,
 	}
-	for _, p := range gc.ParentHashes {
+	for _, p := range gc.parents {
 		c.Parents = append(c.Parents, OID(p.String()))
 	}
 	return c, nil

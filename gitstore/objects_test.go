@@ -657,9 +657,10 @@ func TestBatchWritesOnePack(t *testing.T) {
 		t.Fatalf("verify-pack lists %d blobs, want 300", n)
 	}
 	Fsck(t, s.Path())
+	fromGit := gitObjects(t, s.Path(), ids)
 	for i, id := range ids {
 		want := bytes.Repeat([]byte{byte(i)}, 100+i*37)
-		if got := gitRaw(t, s.Path(), "cat-file", "blob", string(id)); !bytes.Equal(got, want) {
+		if got := fromGit[i]; got.Kind != "blob" || !bytes.Equal(got.Data, want) {
 			t.Fatalf("git cat-file of packed blob %d differs", i)
 		}
 		if got, err := s.Blob(id); err != nil || !bytes.Equal(got, want) {

@@ -31,7 +31,7 @@ type odb struct {
 	dir string // the objects directory
 
 	scanned bool        // packs holds the listing of objects/pack
-	listing string      // the .idx names that listing held (packListing's form)
+	listing string      // the .idx names that listing held (idxListing's form)
 	gen     uint64      // counts listings taken (scanFrom), from 1
 	packs   []*packFile // newest first
 	alts    []*odb
@@ -133,8 +133,8 @@ func (d *odb) scanFrom(entries []os.DirEntry, err error) {
 	d.packs = packs
 }
 
-// idxListing names the pack indexes among entries of objects/pack, as
-// packListing does.
+// idxListing names the pack indexes among entries of objects/pack, in the
+// form the odb's listing keeps.
 func idxListing(entries []os.DirEntry) string {
 	var b strings.Builder
 	for _, e := range entries {

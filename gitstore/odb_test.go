@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -123,13 +124,18 @@ func TestPackedObjectsMatchGit(t *testing.T) {
 		{"index-v1", [][2]string{{"pack.indexVersion", "1"}}, []string{"repack", "-a", "-d", "-f", "-q"}},
 		{"gc-aggressive", nil, []string{"gc", "--aggressive", "--prune=now", "--quiet"}},
 	}
+	// The four cases repack the same store: it is filled once and copied
+	// (cp -a) for each.
+	tmpl := NewTestStore(t)
+	fillDeltaRepo(t, tmpl)
+	tmpl.Close()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			s := NewTestStore(t)
-			dir := s.Path()
-			fillDeltaRepo(t, s)
-			s.Close()
+			dir := filepath.Join(t.TempDir(), "store")
+			if out, err := exec.Command("cp", "-a", tmpl.Path(), dir).CombinedOutput(); err != nil {
+				t.Fatalf("copy the filled store: %v\n%s", err, out)
+			}
 			for _, kv := range c.config {
 				git(t, dir, "config", kv[0], kv[1])
 			}

@@ -69,8 +69,8 @@ func TestLargeBatchHoldsNoBytes(t *testing.T) {
 		t.Fatalf("%d packs, want 1", len(packs))
 	}
 	Fsck(t, s.Path())
-	for i, id := range ids {
-		if got := gitRaw(t, s.Path(), "cat-file", "blob", string(id)); !bytes.Equal(got, docs[i]) {
+	for i, got := range gitObjects(t, s.Path(), ids) {
+		if got.Kind != "blob" || !bytes.Equal(got.Data, docs[i]) {
 			t.Fatalf("git cat-file of packed blob %d differs", i)
 		}
 	}

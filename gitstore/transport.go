@@ -113,7 +113,7 @@ type RevListCommit struct {
 // NewTransport returns a transport for the repository at gitDir (a store's
 // Path). It fails with ErrNoGit when git is not on PATH.
 func NewTransport(gitDir string, opts TransportOptions) (*Transport, error) {
-	git, err := exec.LookPath("git")
+	git, err := findGit()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v: install git (https://git-scm.com) to share stores; readproof itself reads and writes stores without it", ErrNoGit, err)
 	}
@@ -156,10 +156,40 @@ func (t *Transport) run(ctx context.Context, progress bool, args ...string) ([]b
 
 // runInput is run with stdin read from in (nil: no input).
 func (t *Transport) runInput(ctx context.Context, progress bool, in io.Reader, args ...string) ([]byte, error) {
-	full := append([]string{"--git-dir=" + t.dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
+	return t.runAt(ctx, progress, in, "", args...)
+}
+
+// urlEnv carries the URL of pinnedURL's rule to git.
+const urlEnv = "READPROOF_GIT_URL"
+
+// runAt is runInput of a command given the URL url that git already
+// rewrote (PushURLs, RemoteFetchURL): git rewrites every URL it is given
+// by the url.<base>.insteadOf rules (for a push, pushInsteadOf first), so
+// a URL a rule rewrote could be rewritten once more (rules b -> c and
+// a -> b took a remote's a:r to c:r, where git's own push or fetch goes to
+// b:r). A rule rewriting url to itself, longer than any other rule that
+// matches it (the whole URL), pins it; it reaches git through the
+// environment (--config-env), so the URL is never split at an '='.
+// With url "", nothing is pinned.
+func (t *Transport) runAt(ctx context.Context, progress bool, in io.Reader, url string, args ...string) ([]byte, error) {
+	full := []string{"--git-dir=" + t.dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
+	env := t.env()
+	if url != "" {
+		kind := "insteadOf"
+		if len(args) > 0 && args[0] == "push" {
+			kind = "pushInsteadOf"
+		}
+		full = append(full, "--config-env=url."+url+"."+kind+"="+urlEnv)
+		env = append(env, urlEnv+"="+url)
+	}
+	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, t.git, full...)
-	cmd.Env = t.env()
-	cmd.Stdin = in
+	cmd.Env = env
+	if in != nil {
+		cmd.Stdin = in
+	} else if null := devNull(); null != nil {
+		cmd.Stdin = null
+	}
 	cmd.WaitDelay = 5 * time.Second
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: 8 << 10}
@@ -171,6 +201,7 @@ func (t *Transport) runInput(ctx context.Context, progress bool, in io.Reader, a
 	}
 	err := cmd.Run()
 	if err != nil {
+		forgetGit(t.git, err)
 		text := RedactText(stderr.String())
 		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: lastLines(text, 4), Err: err, Remote: remoteLines(text)}
 		var ee *exec.ExitError
@@ -199,7 +230,7 @@ func exitCode(err error) int {
 // CheckRemoteName validates a remote name: [A-Za-z0-9][A-Za-z0-9._-]{0,63},
 // no "..", not ending in "." or ".lock" (it becomes a ref component).
 func CheckRemoteName(name string) error {
-	if len(name) > 64 || !remoteName.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, ".lock") {
+	if len(name) > 64 || !remoteName().MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, ".lock") {
 		// A URL given where a name belongs (`readproof push https://u:TOKEN@host/r.git`)
 		// is shown with its password or token redacted.
 		err := fmt.Errorf("remote name %q is not valid: use letters, digits, '.', '_' and '-', starting with a letter or digit (for example origin)", RedactURL(name))
@@ -213,7 +244,7 @@ func CheckRemoteName(name string) error {
 
 // remoteName is checked with the length apart: a bounded repetition
 // ({0,63}) cost every readproof process about 0.2 ms to compile at start.
-var remoteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var remoteName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 
 // Remotes lists the remotes with a URL in the repository's configuration,
 // sorted by name. URLs are returned as configured (callers redact them
@@ -281,13 +312,20 @@ func (t *Transport) RemoteURL(ctx context.Context, name string) (string, error) 
 // RemoteFetchURL returns the URL git fetches from for a configured remote:
 // its first URL with url.<base>.insteadOf applied, what `git ls-remote
 // --get-url NAME` prints. A remote missing from the configuration gives
-// ErrNoRemote, as RemoteURL does. One git process (`git remote get-url`)
-// answers both questions; a remote that command does not know (one set
-// only in a global configuration) is looked up as before, with RemoteURL
-// and `git ls-remote --get-url`.
+// ErrNoRemote, as RemoteURL does. One git process (`git config`,
+// transport_urls.go) answers both questions; what that does not settle is
+// asked as before: `git remote get-url`, and for a remote that command
+// does not know (one set only in a global configuration) RemoteURL and
+// `git ls-remote --get-url`.
 func (t *Transport) RemoteFetchURL(ctx context.Context, name string) (string, error) {
 	if err := CheckRemoteName(name); err != nil {
 		return "", err
+	}
+	switch r, answer := t.readRemoteURLs(ctx, name); answer {
+	case urlsKnown:
+		return r.fetchURL(), nil
+	case urlsNone:
+		return "", fmt.Errorf("remote %s: %w", name, ErrNoRemote)
 	}
 	if out, err := t.run(ctx, false, "remote", "get-url", "--", name); err == nil {
 		if u := strings.TrimRight(string(out), "\n"); u != "" && !strings.Contains(u, "\n") {
@@ -343,13 +381,17 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 }
 
 // RemoveRemote deletes a remote's configuration and the refs its fetch
-// refspecs map to (git remote remove).
+// refspecs map to (git remote remove). A remote not configured gives
+// ErrNoRemote; one whose URL the repository's config file sets is removed
+// without asking git first (RemoteInRepoConfig).
 func (t *Transport) RemoveRemote(ctx context.Context, name string) error {
 	if err := CheckRemoteName(name); err != nil {
 		return err
 	}
-	if _, err := t.RemoteURL(ctx, name); err != nil {
-		return err
+	if !t.RemoteInRepoConfig(name) {
+		if _, err := t.RemoteURL(ctx, name); err != nil {
+			return err
+		}
 	}
 	if _, err := t.run(ctx, false, "remote", "remove", "--", name); err != nil {
 		return fmt.Errorf("remove remote %s: %w", name, err)
@@ -478,7 +520,8 @@ func (t *Transport) progressFlag() string {
 }
 
 // Push runs one atomic `git push` of refspecs to remote (never forced: a
-// refspec starting with '+' is refused). Either every ref is updated or
+// refspec starting with '+' is refused): a URL as PushURLs names it, which
+// git takes as it is (runAt), or a remote's name. Either every ref is updated or
 // none is. A refusal by the remote returns the statuses and an error
 // wrapping ErrRejected.
 func (t *Transport) Push(ctx context.Context, remote string, refspecs []string) ([]PushStatus, error) {
@@ -492,7 +535,11 @@ func (t *Transport) Push(ctx context.Context, remote string, refspecs []string) 
 	}
 	args := []string{"push", "--atomic", "--porcelain", "--no-verify", t.progressFlag(), "--", remote}
 	args = append(args, refspecs...)
-	out, err := t.run(ctx, true, args...)
+	pin := remote
+	if CheckRemoteName(remote) == nil {
+		pin = "" // a remote's name: git resolves it
+	}
+	out, err := t.runAt(ctx, true, nil, pin, args...)
 	statuses := parsePorcelain(out)
 	// Name the refs the remote refused; with --atomic every other ref is
 	// reported "atomic push failed", which says nothing about the cause.
@@ -617,8 +664,8 @@ func (t *Transport) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
 // ---- redaction ----
 
 var (
-	urlUserinfoAny = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s'"]*@`)
-	authHeader     = regexp.MustCompile(`(?i)(authorization:\s*)\S.*`)
+	urlUserinfoAny = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s'"]*@`) })
+	authHeader     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(authorization:\s*)\S.*`) })
 )
 
 // RedactURL replaces the user information of a URL with [REDACTED] when it
@@ -626,7 +673,7 @@ var (
 // other schemes where it is a token. The user of an ssh URL
 // (ssh://git@host/...) is a login name, not a credential, and is kept;
 // other strings are returned unchanged.
-func RedactURL(u string) string { return urlUserinfoAny.ReplaceAllStringFunc(u, redactURLUserinfo) }
+func RedactURL(u string) string { return urlUserinfoAny().ReplaceAllStringFunc(u, redactURLUserinfo) }
 
 func redactURLUserinfo(m string) string {
 	scheme, info, _ := strings.Cut(m, "://")
@@ -644,7 +691,7 @@ func redactURLUserinfo(m string) string {
 // (RedactURL) and any Authorization header value in free text (git's
 // messages).
 func RedactText(s string) string {
-	return authHeader.ReplaceAllString(urlUserinfoAny.ReplaceAllStringFunc(s, redactURLUserinfo), "${1}[REDACTED]")
+	return authHeader().ReplaceAllString(urlUserinfoAny().ReplaceAllStringFunc(s, redactURLUserinfo), "${1}[REDACTED]")
 }
 
 func redactArgs(args []string) []string {
@@ -717,11 +764,55 @@ func (t *Transport) PackRefs(ctx context.Context) error {
 
 // PushURLs returns the URLs a push to the named remote goes to
 // (remote.<name>.pushurl, else its url), with git's insteadOf and
-// pushInsteadOf rewriting applied.
+// pushInsteadOf rewriting applied: what `git remote get-url --push --all`
+// prints, read from one `git config` (transport_urls.go) when that settles
+// it. A remote that command does not know gives ErrNoRemote.
 func (t *Transport) PushURLs(ctx context.Context, name string) ([]string, error) {
-	if err := CheckRemoteName(name); err != nil {
-		return nil, err
+	urls, pushErr, _, asked := t.pushTargets(ctx, name)
+	if asked {
+		return urls, pushErr
 	}
+	return t.pushURLsGit(ctx, name)
+}
+
+// PushTargets is PushURLs (urls, or pushErr) that also says, when no push
+// URL can be named, whether the remote is configured at all: err is
+// RemoteURL's error then (ErrNoRemote for a remote no scope configures).
+// One git process answers both, where PushURLs and RemoteURL ran two.
+func (t *Transport) PushTargets(ctx context.Context, name string) (urls []string, pushErr, err error) {
+	urls, pushErr, err, asked := t.pushTargets(ctx, name)
+	if asked {
+		return urls, pushErr, err
+	}
+	if urls, pushErr = t.pushURLsGit(ctx, name); pushErr != nil {
+		if _, err := t.RemoteURL(ctx, name); err != nil {
+			return nil, pushErr, err
+		}
+	}
+	return urls, pushErr, nil
+}
+
+// pushTargets answers PushTargets from one `git config` (asked), or
+// leaves it to git (not asked).
+func (t *Transport) pushTargets(ctx context.Context, name string) (urls []string, pushErr, err error, asked bool) {
+	if err := CheckRemoteName(name); err != nil {
+		return nil, err, err, true
+	}
+	switch r, answer := t.readRemoteURLs(ctx, name); answer {
+	case urlsKnown:
+		if !r.inRepo { // what get-url's exit 2 said; RemoteURL finds the url
+			return nil, fmt.Errorf("remote %s: %w", name, ErrNoRemote), nil, true
+		}
+		return r.pushTo(), nil, nil, true
+	case urlsNone:
+		err := fmt.Errorf("remote %s: %w", name, ErrNoRemote)
+		return nil, err, err, true
+	}
+	return nil, nil, nil, false
+}
+
+// pushURLsGit asks `git remote get-url --push --all`.
+func (t *Transport) pushURLsGit(ctx context.Context, name string) ([]string, error) {
 	out, err := t.run(ctx, false, "remote", "get-url", "--push", "--all", "--", name)
 	if exitCode(err) == 2 {
 		return nil, fmt.Errorf("remote %s: %w", name, ErrNoRemote)

@@ -162,3 +162,126 @@ func (t *Transport) appendConfig(text string) error {
 	done = true
 	return syncDir(t.dir)
 }
+
+// RemoteInRepoConfig reports whether the repository's own config file
+// sets remote.<name>.url, read here without a git process, in a file whose
+// reading leaves no doubt that git knows the remote from it: `git remote
+// get-url` and the commands given the remote's name (ls-remote, fetch,
+// push) then use its configured URLs. It reports false, and the caller asks
+// git, whenever git could read anything else: a line this reader does not
+// take apart simply (a quote, a backslash, a continuation, a carriage
+// return, the legacy [remote.name] header, a section header with more on
+// its line), an include, an [extensions] section (a worktree config), a
+// repository whose config lives elsewhere (commondir), configuration from
+// the environment (GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT, GIT_CONFIG),
+// or a url of the remote that is empty or has no value (newer git reads an
+// empty url as clearing the list). It says nothing about which URL git
+// uses: insteadOf rules of any scope still apply, in git.
+func (t *Transport) RemoteInRepoConfig(name string) bool {
+	if CheckRemoteName(name) != nil {
+		return false
+	}
+	for _, v := range []string{"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG"} {
+		if os.Getenv(v) != "" {
+			return false
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(t.dir, "commondir")); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(t.dir, "config"))
+	if err != nil {
+		return false
+	}
+	return simpleConfigHasURL(data, name)
+}
+
+// simpleConfigHasURL reports whether data, a config file made only of
+// simple lines (no quote outside a section header), sets remote.<name>.url to a non-empty value (and never to
+// an empty one or to no value); false for a file with any other line.
+func simpleConfigHasURL(data []byte, name string) bool {
+	if bytes.ContainsAny(data, "\r\\\x00") || bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return false
+	}
+	found := false
+	inSection, inRemote := false, false
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimLeft(line, " \t")
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			section, sub, ok := simpleSectionHeader(line)
+			if !ok {
+				return false
+			}
+			switch s := strings.ToLower(section); {
+			case s == "include" || s == "includeif" || s == "extensions":
+				return false
+			default:
+				inSection, inRemote = true, s == "remote" && sub == name
+			}
+			continue
+		}
+		if !inSection || strings.ContainsRune(line, '"') {
+			return false
+		}
+		key, value, hasValue := strings.Cut(line, "=")
+		key = strings.TrimRight(key, " \t")
+		if !configKey(key) {
+			return false
+		}
+		if !inRemote || !strings.EqualFold(key, "url") {
+			continue
+		}
+		if i := strings.IndexAny(value, "#;"); i >= 0 {
+			value = value[:i]
+		}
+		if !hasValue || strings.Trim(value, " \t") == "" {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// simpleSectionHeader parses `[section]` or `[section "subsection"]` with
+// nothing after it but blanks and a comment; the subsection holds no quote
+// or backslash (the caller refused a backslash anywhere). The legacy `[section.sub]` form
+// is refused.
+func simpleSectionHeader(line string) (section, sub string, ok bool) {
+	end := strings.IndexByte(line, ']')
+	if end < 0 {
+		return "", "", false
+	}
+	if rest := strings.TrimLeft(line[end+1:], " \t"); rest != "" && rest[0] != '#' && rest[0] != ';' {
+		return "", "", false
+	}
+	head := line[1:end]
+	section, quoted, hasSub := strings.Cut(head, " ")
+	if section == "" || strings.Trim(section, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != "" {
+		return "", "", false
+	}
+	if !hasSub {
+		return section, "", true
+	}
+	// git's writer puts one space; the subsection is quoted
+	quoted = strings.TrimLeft(quoted, " \t")
+	if len(quoted) < 2 || quoted[0] != '"' || quoted[len(quoted)-1] != '"' {
+		return "", "", false
+	}
+	sub = quoted[1 : len(quoted)-1]
+	if strings.ContainsRune(sub, '"') {
+		return "", "", false
+	}
+	return section, sub, true
+}
+
+// configKey reports whether s is a variable name as git reads one: a
+// letter, then letters, digits and '-'.
+func configKey(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == ""
+}

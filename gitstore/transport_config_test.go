@@ -43,18 +43,25 @@ func TestAddRemoteSameBytes(t *testing.T) {
 	specs := []string{"+refs/tags/readproof/runs/*:refs/readproof-remotes/o/runs/*", "+refs/heads/main*:refs/readproof-remotes/o/main*"}
 	urls := []string{"/srv/a.git", "git://127.0.0.1:9418/shared.git", "/srv/with space/a#b;c.git", " lead", "trail ",
 		`/srv/quote"back\slash`, "/srv/tab\there", "https://user:tok@example.invalid/r.git", "host:path/r.git"}
+	// Two bare repositories made once; each case starts them again from
+	// the config git init wrote (the commands compared write nothing else).
+	dirs := [2]string{}
+	var pristine [2][]byte
+	for k := range dirs {
+		dirs[k] = filepath.Join(t.TempDir(), "r.git")
+		git(t, "", "init", "--quiet", "--bare", dirs[k])
+		data, err := os.ReadFile(filepath.Join(dirs[k], "config"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pristine[k] = data
+	}
 	for i, u := range urls {
 		for _, fetch := range [][]string{specs, nil} {
 			for _, noNewline := range []bool{false, true} {
-				dirs := [2]string{}
 				for k := range dirs {
-					dirs[k] = filepath.Join(t.TempDir(), "r.git")
-					git(t, "", "init", "--quiet", "--bare", dirs[k])
 					cfg := filepath.Join(dirs[k], "config")
-					data, err := os.ReadFile(cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
+					data := append([]byte(nil), pristine[k]...)
 					if noNewline {
 						data = append(data, "[x]\n\ty = 1"...)
 					}

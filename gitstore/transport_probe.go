@@ -50,7 +50,8 @@ func (t *Transport) ProbeCommit(ctx context.Context, remote, ref string) ([]byte
 }
 
 // ProbeCommitAt is ProbeCommit of a URL git already resolved (RemoteFetchURL,
-// or `git ls-remote --get-url`): the remote's name is not looked up again.
+// or `git ls-remote --get-url`): the remote's name is not looked up again,
+// nor is the URL rewritten again (runAt).
 func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte, error) {
 	if CheckRefName(ref) != nil {
 		return nil, fmt.Errorf("probe %s: %q is not a ref name", RedactURL(url), ref)
@@ -85,7 +86,7 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
 	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
-	if _, err := p.run(ctx, false, "-c", "core.bare=true", "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
+	if _, err := p.runAt(ctx, false, nil, url, "-c", "core.bare=true", "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
 		"--", url, "+"+ref+":refs/probe"); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}

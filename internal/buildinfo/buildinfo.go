@@ -15,6 +15,7 @@ package buildinfo
 
 import (
 	"runtime/debug"
+	"sync"
 )
 
 // Link-time overrides (-ldflags -X); empty means "from the build info".
@@ -38,10 +39,15 @@ type Info struct {
 
 // Read returns the running binary's build information, with the link-time
 // overrides applied.
-func Read() Info {
+func Read() Info { return read() }
+
+// read is Read's value, worked out once per process: the build
+// information does not change while the program runs, and parsing it is a
+// noticeable part of a short command's start.
+var read = sync.OnceValue(func() Info {
 	bi, ok := debug.ReadBuildInfo()
 	return From(bi, ok, Overrides{Version: version, Revision: revision, Time: vcsTime, Modified: modified})
-}
+})
 
 // Overrides are values given at link time; an empty field keeps the build
 // info's value. Modified is "true" or "false".

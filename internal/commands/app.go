@@ -13,6 +13,7 @@
 package commands
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,12 +76,23 @@ func usageError(format string, args ...any) error {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var help *bufio.Writer
+	if len(args) == 1 || len(args) == 2 && (args[1] == "--help" || args[1] == "-h") {
+		// readproof's own help and nothing else (no command runs): urfave/cli
+		// writes it a cell at a time, so gather it and write it once (write
+		// errors ignored, as urfave/cli's help printer ignores them).
+		help = bufio.NewWriter(stdout)
+		stdout = help
+	}
 	app := newApp(stdin, stdout, stderr)
 	if words, ok := isCompletion(args); ok {
 		complete(app, words, stdout)
 		return ExitOK
 	}
 	err := app.RunContext(ctx, permute(app, args))
+	if help != nil {
+		_ = help.Flush()
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -178,9 +190,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	mark = func(prefix string, cs []*cli.Command) {
 		for _, c := range cs {
 			name := prefix + c.Name
-			flags := append(append([]cli.Flag{}, c.Flags...), globalFlags()...)
+			// The flags as declared (urfave/cli adds its own later), put
+			// together with the global ones only when a usage error needs
+			// them: not for each of some 70 commands at every start.
+			own := c.Flags
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-				return flagUsageError(name, flags, err)
+				return flagUsageError(name, append(append([]cli.Flag{}, own...), globalFlags()...), err)
 			}
 			if len(c.Subcommands) > 0 {
 				// `readproof tag help set` is readproof's help, not

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -47,14 +48,21 @@ func runHelp(ctx context.Context, opts helpOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	// urfave/cli writes help a cell at a time (over 200 writes for the
+	// command list): gather it and write it once. Write errors are ignored,
+	// as urfave/cli's help printer ignores them.
+	out := bufio.NewWriter(opts.app.Writer)
 	if len(path) == 1 && path[0] == "help" {
 		// help's own help, printed here: `readproof help --help` would
 		// come back to this function.
-		cli.HelpPrinter(opts.app.Writer, cli.CommandHelpTemplate, findCommand(opts.app.Commands, "help"))
+		cli.HelpPrinter(out, cli.CommandHelpTemplate, findCommand(opts.app.Commands, "help"))
+		_ = out.Flush()
 		return nil
 	}
-	app := newApp(opts.app.Reader, opts.app.Writer, opts.app.ErrWriter)
-	return app.RunContext(ctx, append(append([]string{opts.app.Name}, path...), "--help"))
+	app := newApp(opts.app.Reader, out, opts.app.ErrWriter)
+	err = app.RunContext(ctx, append(append([]string{opts.app.Name}, path...), "--help"))
+	_ = out.Flush()
+	return err
 }
 
 // resolvePath checks that args name a command path (aliases allowed) and

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Hints and messages come from the store, written for a person at a shell:
@@ -34,7 +35,9 @@ var cliTools = [...]struct{ cmd, tool string }{
 // commands (not readproof:// URIs, readproof.toml or tool names), optionally
 // in backquotes; the arguments end at a backquote, a closing parenthesis,
 // a comma or semicolon, or the end of the text.
-var cliCommand = regexp.MustCompile("`?readproof ((?:init|resource|get|run|tag|exec|inspect|history|status|manifest|diff|remote|push|pull|clone|conflicts|replay|verify|evidence|verify-commit|key|probe|receipts|mcp|gc|migrate|hooks)\\b[^`),;\\n]*)`?")
+var cliCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("`?readproof ((?:init|resource|get|run|tag|exec|inspect|history|status|manifest|diff|remote|push|pull|clone|conflicts|replay|verify|evidence|verify-commit|key|probe|receipts|mcp|gc|migrate|hooks)\\b[^`),;\\n]*)`?")
+})
 
 // forModel rewrites the readproof commands in s for a model: a command
 // this server has a tool for becomes "the tool TOOL (ARGS)", any other
@@ -42,7 +45,7 @@ var cliCommand = regexp.MustCompile("`?readproof ((?:init|resource|get|run|tag|e
 // reads right wherever the command stood ("create one with ...",
 // "register it: ...").
 func forModel(s string) string {
-	return cliCommand.ReplaceAllStringFunc(s, func(m string) string {
+	return cliCommand().ReplaceAllStringFunc(s, func(m string) string {
 		line := strings.TrimSpace(strings.Trim(m, "`"))
 		trail := ""
 		if strings.HasSuffix(m, " ") {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/readproof/readproof/adapters/sourcespec"
@@ -568,14 +569,18 @@ func (c *checker) publicHeaders(hp *keyPath, h map[string]string, folded map[str
 }
 
 var (
-	credentialName  = regexp.MustCompile(`(?i)^(proxy-)?authorization$|^cookie$|token|secret|passw(or)?d|api-?key|credential`)
-	credentialShape = regexp.MustCompile(`(?i)^(bearer|basic|token|digest)\s+\S|^(ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abp]-|AKIA)`)
+	credentialName = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(proxy-)?authorization$|^cookie$|token|secret|passw(or)?d|api-?key|credential`)
+	})
+	credentialShape = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^(bearer|basic|token|digest)\s+\S|^(ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|sk-|xox[abp]-|AKIA)`)
+	})
 )
 
 // literalCredential reports whether a header without ${NAME} references
 // carries what looks like a secret, by its name or by the shape of its value.
 func literalCredential(name, value string) bool {
-	return credentialName.MatchString(name) || credentialShape.MatchString(strings.TrimSpace(value))
+	return credentialName().MatchString(name) || credentialShape().MatchString(strings.TrimSpace(value))
 }
 
 func checkHTTPURL(s, key string) (msg, hint string) {
@@ -610,7 +615,7 @@ func checkHTTPURL(s, key string) (msg, hint string) {
 	return "", ""
 }
 
-var remoteHelper = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*::`)
+var remoteHelper = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*::`) })
 
 func checkGitURL(s string) (msg, hint string) {
 	switch {
@@ -622,7 +627,7 @@ func checkGitURL(s string) (msg, hint string) {
 		return "url contains control characters", "write a git URL on one line"
 	case strings.Contains(s, "${"):
 		return "url contains a ${...} reference, which is not expanded", "use an ssh key or a credential helper for private repositories"
-	case remoteHelper.MatchString(s):
+	case remoteHelper().MatchString(s):
 		return "url names a git remote helper (TRANSPORT::...)", "use file://, http://, https://, ssh:// or git:// URLs"
 	}
 	if strings.Contains(s, "://") {

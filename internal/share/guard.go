@@ -199,17 +199,21 @@ func truncateLine(s string) string {
 // HEAD names another branch, or one the remote lacks: a plain `git clone`
 // of it would then not check out the journal. git lists HEAD only when it
 // names an existing ref, so "no HEAD listed" counts as another branch.
-// listed is what HEAD named in the listing made before the push: main
-// there needs no second question (a push does not move HEAD); anything
-// else is asked again, since HEAD may name main only now that the push
-// created it.
-func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain bool, listed string) []string {
+// listed is what HEAD named in the listing made before the push: a ref
+// there needs no second question (a push moves no HEAD and deletes no
+// branch), nor does anything when nothing was pushed (the listing is the
+// remote as it is); only "none listed" after a push is asked again, since
+// HEAD may name main only now that the push created it.
+func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain bool, listed string, pushed bool) []string {
 	if !hasMain || listed == store.JournalRef {
 		return []string{}
 	}
-	head, err := t.RemoteHead(ctx, remote)
-	if err != nil || head == store.JournalRef {
-		return []string{}
+	head := listed
+	if pushed && listed == "" {
+		var err error
+		if head, err = t.RemoteHead(ctx, remote); err != nil || head == store.JournalRef {
+			return []string{}
+		}
 	}
 	what := "a branch it does not have"
 	if head != "" {

@@ -207,7 +207,11 @@ func restoreRefs(g gitstore.Store, prefix string, before []gitstore.Ref) error {
 // ls-remote round trip, no object transfer). The URL is resolved once, by
 // the question that proves the remote is configured: the push URLs for a
 // push or a proposal (send pushes to them), the fetch URL otherwise
-// (recognize probes it).
+// (recognize probes it). A remote whose URL the store's own config file
+// sets (gitstore.RemoteInRepoConfig) needs no such proof: its URLs are
+// asked for only when needed (send, with something to send; recognize,
+// with a new journal tip to probe), so a push or pull with nothing to do
+// runs one git process, the listing.
 func connect(ctx context.Context, g gitstore.Store, remote string, opts Options, verb string) (*gitstore.Transport, *state, error) {
 	if err := gitstore.CheckRemoteName(remote); err != nil {
 		return nil, nil, err
@@ -219,24 +223,45 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	var url string
 	var pushURLs []string
 	var pushErr error
-	if verb == "push" || verb == "propose" {
-		if pushURLs, pushErr = t.PushURLs(ctx, remote); pushErr != nil {
-			// as before: a remote missing from the configuration fails
-			// here; any other failure to name a push URL fails in send
-			if _, err := t.RemoteURL(ctx, remote); err != nil {
-				return nil, nil, remoteHint(err, remote)
-			}
+	known := t.RemoteInRepoConfig(remote)
+	if !known {
+		if url, pushURLs, pushErr, err = remoteURLs(ctx, t, remote, verb); err != nil {
+			return nil, nil, err
 		}
-	} else if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
-		return nil, nil, remoteHint(err, remote)
 	}
 	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false)
 	if err != nil {
+		if known && !errors.Is(err, ErrNotStore) {
+			// A failure that the URL question would have met first is
+			// reported as it was (a config git cannot read, say).
+			if _, _, _, uerr := remoteURLs(ctx, t, remote, verb); uerr != nil {
+				return nil, nil, uerr
+			}
+		}
 		return nil, nil, err
 	}
 	st := stateFromRefs(refs)
 	st.listed, st.head, st.pushURLs, st.pushErr = refs, head, pushURLs, pushErr
 	return t, st, nil
+}
+
+// remoteURLs asks git for the URLs of remote that verb needs: the push
+// URLs for a push or a proposal (pushErr: the reason git named none, for
+// send to report; err when the remote is not configured at all), the
+// fetch URL otherwise.
+func remoteURLs(ctx context.Context, t *gitstore.Transport, remote, verb string) (url string, pushURLs []string, pushErr, err error) {
+	if verb == "push" || verb == "propose" {
+		// a remote missing from the configuration fails here; any other
+		// failure to name a push URL fails in send
+		if pushURLs, pushErr, err = t.PushTargets(ctx, remote); err != nil {
+			return "", nil, nil, remoteHint(err, remote)
+		}
+		return "", pushURLs, pushErr, nil
+	}
+	if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
+		return "", nil, nil, remoteHint(err, remote)
+	}
+	return url, nil, nil, nil
 }
 
 func remoteHint(err error, remote string) error {

@@ -64,13 +64,13 @@ func push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	res := p.res
 	if len(immutable)+len(moving) == 0 {
 		res.UpToDate = len(res.Skipped) == 0 && len(res.Conflicts) == 0
-		res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, rem.main != "", rem.head)...)
+		res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, rem.main != "", rem.head, false)...)
 		return res, nil
 	}
 	if err := send(ctx, t, rem, remote, immutable, moving, opts); err != nil {
 		return nil, err
 	}
-	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "", rem.head)...)
+	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "", rem.head, true)...)
 	return res, nil
 }
 

@@ -13,11 +13,28 @@ import (
 // buildRuns returns a project with n committed runs, each reading one tiny
 // document whose content changes every run (so every run records a new
 // observation and a new snapshot).
-func buildRuns(b testing.TB, n int) *project {
-	p := newProject(b, map[string]string{"doc.md": "version 0\n"}, "")
+func buildRuns(b testing.TB, n int) *project { return buildRunsOf(b, n, 1) }
+
+// buildRunsOf returns a project with n committed runs, each reading the
+// same per documents, every one of them changed before every run: n*per
+// observations of n*per distinct snapshots.
+func buildRunsOf(b testing.TB, n, per int) *project {
+	docs := map[string]string{}
+	var uris []string
+	for d := 0; d < per; d++ {
+		name := fmt.Sprintf("doc%d.md", d)
+		if per == 1 {
+			name = "doc.md"
+		}
+		docs[name] = "version 0\n"
+		uris = append(uris, uriOf(name))
+	}
+	p := newProject(b, docs, "")
 	for i := 0; i < n; i++ {
-		writeFile(b, p.dir+"/doc.md", fmt.Sprintf("version %d\n", i))
-		p.run(b, fmt.Sprintf("run-%05d", i), uriOf("doc.md"))
+		for name := range docs {
+			writeFile(b, p.dir+"/"+name, fmt.Sprintf("%s version %d\n", name, i))
+		}
+		p.run(b, fmt.Sprintf("run-%05d", i), uris...)
 	}
 	return p
 }

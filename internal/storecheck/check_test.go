@@ -421,13 +421,21 @@ func TestSubsetsCoverEverySnapshotOnce(t *testing.T) {
 }
 
 // TestVerifyManyRuns is the healthy-store case at a size a test can build
-// quickly; BenchmarkVerify10kRuns runs the 10,000-run store.
+// quickly; BenchmarkVerify10kRuns runs the 10,000-run store. By default its
+// 264 snapshots (above defaultSampleAll) come from 66 runs of 4 documents,
+// which builds in a third of the time 264 runs of one took (a run's commit,
+// journal entry and ref moves cost more than a document's snapshot);
+// READPROOF_LONG_TESTS=1 records 400 runs of one document.
 func TestVerifyManyRuns(t *testing.T) {
 	t.Parallel()
-	n := testsize.Pick(t, 264, 400) // both above defaultSampleAll (256)
-	p := buildRuns(t, n)
+	runs, per := testsize.Pick(t, 66, 400), 4
+	if testsize.Long() {
+		per = 1
+	}
+	n := runs * per // snapshots: both sizes above defaultSampleAll (256)
+	p := buildRunsOf(t, runs, per)
 	rep := p.check(t, storecheck.Options{})
-	if !rep.OK() || len(rep.Problems) != 0 || rep.Counts.Runs != n || rep.Counts.Observations != n || rep.Counts.Snapshots != n {
+	if !rep.OK() || len(rep.Problems) != 0 || rep.Counts.Runs != runs || rep.Counts.Observations != n || rep.Counts.Snapshots != n {
 		t.Fatalf("%s\n%s", rep.Summary(), problems(rep))
 	}
 	// more than defaultSampleAll snapshots: about one in 16 is re-hashed

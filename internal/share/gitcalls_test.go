@@ -1,0 +1,181 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// gitLog puts a git on PATH that logs each command readproof runs (its
+// arguments on one line) before running the real git, and returns the
+// function that reads and clears the log. git's own children find git in
+// its exec path first, so only readproof's commands are logged.
+func gitLog(t *testing.T) func() []string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "log")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() []string {
+		t.Helper()
+		data, err := os.ReadFile(log)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		os.Remove(log)
+		var cmds []string
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if l != "" {
+				// drop --git-dir=... and the -c options every command carries
+				cmds = append(cmds, strings.TrimPrefix(l[strings.Index(l, "maintenance.auto=false")+len("maintenance.auto=false"):], " "))
+			}
+		}
+		return cmds
+	}
+}
+
+// TestGitProcessesUpToDate: a push or a pull with nothing to do runs one
+// git process (the remote's listing) when the store's config file names
+// the remote, where it ran two (push: three, with HEAD asked again) to
+// resolve the remote's URLs first; removing a remote runs one; a remote
+// configured elsewhere (the environment) has its URL read by one git
+// config (were three processes: remote get-url, config --get, ls-remote
+// --get-url).
+func TestGitProcessesUpToDate(t *testing.T) {
+	ctx := context.Background()
+	srv := t.TempDir()
+	dir := filepath.Join(srv, "r.git")
+	git(t, "", "init", "--quiet", "--bare", "--initial-branch=trunk", dir) // HEAD on a branch it lacks
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	a.run(t, "r1", "a")
+	addRemote(t, a, "origin", dir)
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, b, "origin", dir)
+	mustPull(t, b, "origin")
+
+	logged := gitLog(t)
+	pr := mustPush(t, a, "origin")
+	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "ls-remote --symref") {
+		t.Fatalf("push with nothing to send ran %q, want the listing alone", cmds)
+	}
+	if !pr.UpToDate || len(pr.Warnings) != 1 || !strings.Contains(pr.Warnings[0], "HEAD names a branch it does not have") {
+		t.Fatalf("push: %+v, want up to date with the HEAD warning", pr)
+	}
+	if res := mustPull(t, b, "origin"); !res.UpToDate {
+		t.Fatalf("pull: %+v, want up to date", res)
+	}
+	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "ls-remote --symref") {
+		t.Fatalf("pull with nothing to fetch ran %q, want the listing alone", cmds)
+	}
+
+	// a push with something to send asks for the push URLs, once, and
+	// HEAD again (it named no branch before the push)
+	a.run(t, "r2", "a")
+	mustPush(t, a, "origin")
+	if cmds := logged(); len(cmds) != 4 || !strings.HasPrefix(cmds[1], "config --show-scope --null --get-regexp") || !strings.Contains(cmds[2], " push --atomic") ||
+		cmds[3] != "ls-remote --symref -- origin HEAD" {
+		t.Fatalf("push of a run ran %q", cmds)
+	}
+
+	if err := RemoveRemote(ctx, b.s, "origin"); err != nil {
+		t.Fatal(err)
+	}
+	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "remote remove") {
+		t.Fatalf("remote rm ran %q, want git remote remove alone", cmds)
+	}
+	if err := RemoveRemote(ctx, b.s, "origin"); !errors.Is(err, gitstore.ErrNoRemote) {
+		t.Fatalf("second remote rm: %v, want ErrNoRemote", err)
+	}
+	logged()
+
+	// configured in the environment only: git resolves it, as before
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "remote.env.url")
+	t.Setenv("GIT_CONFIG_VALUE_0", dir)
+	if res, err := Pull(ctx, b.s, "env", Options{}); err != nil || len(res.NewRuns) != 1 {
+		t.Fatalf("pull of a remote from the environment: %v", err)
+	}
+	if cmds := logged(); len(cmds) < 2 || !strings.HasPrefix(cmds[0], "config --show-scope") || !strings.HasPrefix(cmds[1], "ls-remote --symref") {
+		t.Fatalf("pull of a remote from the environment ran %q, want its URL read by one git config first", cmds)
+	}
+	_, err := Pull(ctx, b.s, "nothere", Options{})
+	if !errors.Is(err, gitstore.ErrNoRemote) || !strings.Contains(hint.Of(err), "remote add nothere") {
+		t.Fatalf("pull of an unknown remote: %v (hint %q)", err, hint.Of(err))
+	}
+}
+
+// TestURLRewrittenOnce: git rewrites a remote's URL by one insteadOf rule,
+// never by a chain of them: with rules a/ -> b/ and b/ -> c/, `git push
+// origin` and `git fetch origin` of a remote at a/r.git go to b/r.git. A
+// push and the journal probe of a pull go to the URL git resolved, which
+// git is given with a rule that keeps it as it is: they went to c/r.git
+// (the push landed in another repository than the one listed; the probe,
+// made in a scratch repository that sees rules of the global scope, read
+// a repository without the journal). The rules are in the store's config,
+// then in the global one.
+func TestURLRewrittenOnce(t *testing.T) {
+	for _, scope := range []string{"local", "global"} {
+		t.Run(scope, func(t *testing.T) {
+			base := t.TempDir()
+			for _, d := range []string{"b", "c"} {
+				os.MkdirAll(filepath.Join(base, d), 0o755)
+				bareServer(t, filepath.Join(base, d), "r.git")
+			}
+			d := startDaemon(t, base)
+			rules := "[url \"" + d.url("b/") + "\"]\n\tinsteadOf = " + d.url("a/") + "\n[url \"" + d.url("c/") + "\"]\n\tinsteadOf = " + d.url("b/") + "\n"
+			chain := func(p *project) {
+				addRemote(t, p, "origin", d.url("a/r.git"))
+				cfg := filepath.Join(base, "global")
+				if scope == "local" {
+					cfg = filepath.Join(p.path(), "config")
+				}
+				f, err := os.OpenFile(cfg, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString(rules)
+				f.Close()
+				if scope == "global" {
+					t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+				}
+				cmd := exec.Command("git", "--git-dir="+p.path(), "ls-remote", "--get-url", "origin")
+				out, err := cmd.Output()
+				if got, want := strings.TrimSpace(string(out)), d.url("b/r.git"); err != nil || got != want {
+					t.Fatalf("git resolves origin to %s (%v), want %s", got, err, want)
+				}
+			}
+			a := newProject(t, map[string]string{"a": "alpha\n"})
+			a.run(t, "r1", "a")
+			chain(a)
+			if pr := mustPush(t, a, "origin"); len(pr.Runs) != 1 {
+				t.Fatalf("push: %+v", pr)
+			}
+			if refs := allRefs(t, filepath.Join(base, "b", "r.git")); !strings.Contains(refs, "refs/heads/main") {
+				t.Fatalf("b/r.git (where git pushes) holds %q", refs)
+			}
+			if refs := allRefs(t, filepath.Join(base, "c", "r.git")); refs != "" {
+				t.Fatalf("c/r.git (the rewrite of the rewrite) holds %q", refs)
+			}
+			b := newProject(t, map[string]string{"a": "alpha\n"})
+			chain(b)
+			if res := mustPull(t, b, "origin"); len(res.NewRuns) != 1 {
+				t.Fatalf("pull: %+v", res)
+			}
+		})
+	}
+}
