@@ -107,7 +107,7 @@ func (s *repo) sweepStale() {
 	old := func(fi os.FileInfo) bool { return now.Sub(fi.ModTime()) > s.opts.StaleLockAge }
 	crashed := false
 	for _, dir := range []string{filepath.Join(s.path, "objects", "pack"), filepath.Join(s.path, "objects")} {
-		entries, _ := os.ReadDir(dir)
+		entries, _ := readDir(dir)
 		for _, e := range entries {
 			n := e.Name()
 			if e.IsDir() || !(strings.HasPrefix(n, "tmp_obj_") || strings.HasPrefix(n, "tmp_pack_") || strings.HasPrefix(n, "tmp_idx_")) {
@@ -126,7 +126,7 @@ func (s *repo) sweepStale() {
 			crashed = true
 		}
 	}
-	if entries, err := os.ReadDir(s.path); err == nil {
+	if entries, err := readDir(s.path); err == nil {
 		for _, e := range entries {
 			if strings.HasSuffix(e.Name(), ".lock") {
 				removeLock(filepath.Join(s.path, e.Name()))

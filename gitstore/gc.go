@@ -235,15 +235,21 @@ func freshenLoose(path string) bool {
 // one this call saw (refreshPacks takes a new list within packCheckEvery of
 // any change): a run that reuses many packed objects lists objects/pack
 // and stats each pack once, not once an object. Called with s.mu held.
-func (s *repo) freshenPacked() bool {
+//
+// listed, when not nil, is a listing of objects/pack refreshPacks took
+// just now, used instead of listing it again.
+func (s *repo) freshenPacked(listed []os.DirEntry) bool {
 	now := time.Now()
 	if s.freshGen != 0 && s.st.scanned && s.st.gen == s.freshGen && now.Before(s.freshUntil) {
 		return true
 	}
 	dir := filepath.Join(s.path, "objects", "pack")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
+	entries := listed
+	if entries == nil {
+		var err error
+		if entries, err = readDir(dir); err != nil {
+			return false
+		}
 	}
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".mtimes") {
@@ -327,5 +333,5 @@ func (s *repo) afterMiss(lookup func() error) error {
 
 // readPackDir lists objects/pack.
 func (s *repo) readPackDir() ([]os.DirEntry, error) {
-	return os.ReadDir(filepath.Join(s.path, "objects", "pack"))
+	return readDir(filepath.Join(s.path, "objects", "pack"))
 }

@@ -343,7 +343,7 @@ func findGitDir(path string) (string, error) {
 }
 
 func readConfig(gitdir string) (*gitconfig.Config, error) {
-	f, err := os.Open(filepath.Join(gitdir, "config"))
+	f, err := openRead(filepath.Join(gitdir, "config"))
 	if err != nil {
 		return nil, err
 	}
@@ -409,17 +409,24 @@ const packCheckEvery = 100 * time.Millisecond
 // listed them yet (or was told to list them again) lists them at its next
 // lookup, so it is left alone; otherwise the listing made here to compare
 // is the reader's new list. Called with s.mu held.
-func (s *repo) refreshPacks() {
+//
+// It returns the listing it took (nil when it took none), which a caller
+// about to list objects/pack again at once may use instead.
+func (s *repo) refreshPacks() []os.DirEntry {
 	if time.Since(s.packsCheckedAt) < packCheckEvery {
-		return
+		return nil
 	}
 	s.packsCheckedAt = time.Now()
 	if !s.st.scanned {
-		return
+		return nil
 	}
 	entries, err := s.readPackDir()
 	if idxListing(entries) != s.st.listing {
 		s.st.Reindex()
 		s.st.scanFrom(entries, err)
 	}
+	if err != nil {
+		return nil
+	}
+	return entries
 }

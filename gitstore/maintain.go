@@ -23,7 +23,6 @@ package gitstore
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -94,7 +93,7 @@ func estimateLoose(objects string, dirs []string, made map[byte]int) int {
 				continue
 			}
 		}
-		f, err := os.Open(filepath.Join(objects, d))
+		f, err := openRead(filepath.Join(objects, d))
 		if err != nil {
 			continue
 		}

@@ -64,7 +64,7 @@ func listLoose(objects string) []plumbing.Hash {
 			continue
 		}
 		hex.Encode(name, []byte{byte(i)})
-		f, err := os.Open(filepath.Join(objects, string(name)))
+		f, err := openRead(filepath.Join(objects, string(name)))
 		if err != nil {
 			continue
 		}
@@ -168,7 +168,7 @@ func stageLoose(objects, dir string, ids []plumbing.Hash) ([]plumbing.Hash, erro
 // its header, then its content in an uncompressed zlib stream. It reports
 // false when the file cannot be read or is not the object h.
 func stageOne(path string, h plumbing.Hash, entry *bytes.Buffer, zr *io.ReadCloser, br *bufio.Reader, zw *zlib.Writer, sum hash.Hash) bool {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return false
 	}
@@ -509,7 +509,7 @@ func allFound(packDir, name string, packs []*packFile) error {
 // idxObjectCount reads the number of objects of a pack index: the last
 // fan-out entry.
 func idxObjectCount(path string) (uint32, bool) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return 0, false
 	}

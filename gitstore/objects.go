@@ -92,8 +92,8 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 	}
 	// A stale pack index would only cost a duplicate loose object here, so
 	// the pack list is re-read at most every packCheckEvery.
-	s.refreshPacks()
-	if s.packedHas(h) && s.freshenPacked() {
+	listed := s.refreshPacks()
+	if s.packedHas(h) && s.freshenPacked(listed) {
 		return OID(h.String()), nil
 	}
 	if err := s.buffer(h, t, data); err != nil {

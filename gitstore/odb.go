@@ -85,7 +85,7 @@ func (d *odb) scan() {
 	if d.scanned {
 		return
 	}
-	entries, err := os.ReadDir(filepath.Join(d.dir, "pack"))
+	entries, err := readDir(filepath.Join(d.dir, "pack"))
 	d.scanFrom(entries, err)
 }
 
@@ -256,7 +256,7 @@ func (d *odb) readLoose(path string) (plumbing.ObjectType, []byte, error) {
 // CheckLooseObject. err is readLoose's error; streamErr matters only
 // without one.
 func (d *odb) readLooseStream(path string, whole bool) (t plumbing.ObjectType, data []byte, streamErr, err error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, nil, nil, plumbing.ErrObjectNotFound

@@ -61,7 +61,7 @@ const (
 // openPackIndex maps dir/name.idx and checks its shape (not its checksum:
 // what is read from the pack is checked against the id asked for).
 func openPackIndex(dir, name string) (*packFile, error) {
-	f, err := os.Open(filepath.Join(dir, name+".idx"))
+	f, err := openRead(filepath.Join(dir, name+".idx"))
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func (p *packFile) openPack() error {
 	if p.pack != nil || p.packErr != nil {
 		return p.packErr
 	}
-	f, err := os.Open(filepath.Join(p.dir, p.name+".pack"))
+	f, err := openRead(filepath.Join(p.dir, p.name+".pack"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return errPackGone // not remembered: it may come back

@@ -22,3 +22,9 @@ func fsyncPath(name string) error {
 }
 
 func renameFile(oldname, newname string) error { return os.Rename(oldname, newname) }
+
+func openRead(name string) (*os.File, error) { return os.Open(name) }
+
+func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
+
+func readDir(name string) ([]os.DirEntry, error) { return os.ReadDir(name) }

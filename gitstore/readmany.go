@@ -128,7 +128,7 @@ func CheckLooseObject(gitDir string, id OID) error {
 	if len(id) != 40 {
 		return nil
 	}
-	raw, err := os.ReadFile(filepath.Join(gitDir, "objects", string(id[:2]), string(id[2:])))
+	raw, err := readFile(filepath.Join(gitDir, "objects", string(id[:2]), string(id[2:])))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -377,7 +377,7 @@ func newBlobReader(s *repo, dir string, opts BlobsOptions, workers int, fan *[25
 // directory after the listing is not checked by this read (it is by the
 // next). nil when the directory cannot be listed.
 func looseFanout(objects string) *[256]bool {
-	entries, err := os.ReadDir(objects)
+	entries, err := readDir(objects)
 	if err != nil {
 		return nil
 	}

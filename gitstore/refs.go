@@ -112,7 +112,7 @@ func (s *repo) readLoose(name string) (oid OID, target string, found bool, err e
 // whether that is because nothing is at the path (or a parent is a file)
 // rather than because a directory is there (or the read failed so).
 func (s *repo) readLooseMiss(name string) (oid OID, target string, found, nothing bool, err error) {
-	data, err := os.ReadFile(s.refPath(name))
+	data, err := readFile(s.refPath(name))
 	if err != nil {
 		if isMissing(err) {
 			return "", "", false, errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR), nil
@@ -486,7 +486,7 @@ func (s *repo) loadPacked() (*packedRefs, error) {
 	if p := s.packed; p != nil && sameFileVersion(p.fi, fi) {
 		return p, nil
 	}
-	f, err := os.Open(name)
+	f, err := openRead(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

@@ -267,15 +267,6 @@ func missingLoose(dir string, refs []*refTx) []*refTx {
 	return out
 }
 
-func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
-}
-
 // lock takes every loose-written ref's lock in name order, then packed-refs
 // (git's order) when the transaction deletes a ref, writes into
 // packed-refs, or writes a ref that has no loose file.
@@ -329,9 +320,14 @@ func (tx *txn) compare() error {
 		return fmt.Errorf("update refs: %w", err)
 	}
 	tx.packed = packed
+	absent := tx.packedAbsent()
 	for _, t := range tx.refs {
-		oid, target, found, nothing, err := s.readLooseMiss(t.Name)
-		if err != nil {
+		var oid OID
+		var target string
+		var found, nothing bool
+		if absent[t] {
+			nothing = true
+		} else if oid, target, found, nothing, err = s.readLooseMiss(t.Name); err != nil {
 			return fmt.Errorf("update %s: %w", t.Name, err)
 		}
 		if target != "" {
@@ -370,6 +366,43 @@ func (tx *txn) compare() error {
 		return tx.checkPackedNames()
 	}
 	return nil
+}
+
+// packedAbsent returns the refs chosen for packed-refs that have no loose
+// file, found by listing each directory that holds at least listAtLeast of
+// them (missingLoose) instead of reading each ref; the others are read as
+// before. Called with the packed-refs lock held, under which no loose file
+// can appear for a ref that has none (see packedMin), so the listing tells
+// what the reads would.
+func (tx *txn) packedAbsent() map[*refTx]bool {
+	if !tx.packedWrite {
+		return nil
+	}
+	byDir := map[string][]*refTx{}
+	for _, t := range tx.refs {
+		if t.packed {
+			d := filepath.Dir(t.path)
+			byDir[d] = append(byDir[d], t)
+		}
+	}
+	absent := map[*refTx]bool{}
+	for d, refs := range byDir {
+		if len(refs) < listAtLeast {
+			continue
+		}
+		if names, err := readDirNames(d); err == nil || isMissing(err) {
+			have := make(map[string]bool, len(names))
+			for _, n := range names {
+				have[n] = true
+			}
+			for _, t := range refs {
+				if !have[filepath.Base(t.path)] {
+					absent[t] = true
+				}
+			}
+		}
+	}
+	return absent
 }
 
 // checkPackedNames applies git's directory/file rule where no lock file
