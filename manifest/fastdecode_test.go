@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -65,9 +66,21 @@ func fastManifestSeeds(t testing.TB) [][]byte {
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"probe":null}]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"provenance":{"a":"1"},"provenance":{"b":"2"},"probe":{"bucket":1},"probe":{"length":2}}]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","caller":"ci","trace_id":"0af7651916cd43dd8448eb211c80319c","entries":[]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":123456789,"bytes":999999999999999999,"probe":{"bucket":-123456789012345678,"length":1234567890}}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":-9223372036854775808,"bytes":-0}]}`,
 		`[]`, `{`, `{}`, `{"entries":[{}]}`, `{"x":1}`, ``,
 	} {
 		seeds = append(seeds, []byte(s))
+	}
+	// plain reads string bytes eight at a time: each byte that needs
+	// attention at each offset of a word, in a key and in a value.
+	for _, c := range []string{`"`, `\\`, `\"`, `\u00e9`, "\x01", "\x1f", " ", "~", "\x7f", "\x80", "\xc3\xa9", "\xff", "\xe2\x82"} {
+		for off := 0; off < 10; off++ {
+			pad := strings.Repeat("a", off)
+			seeds = append(seeds,
+				[]byte(`{"format":"readproof-manifest/1","run_id":"`+pad+c+`bcdefghijklmnop","entries":[]}`),
+				[]byte(`{"format":"readproof-manifest/1","entries":[{"provenance":{"`+pad+c+`bcdefghij":"x"}}]}`))
+		}
 	}
 	return seeds
 }
@@ -165,6 +178,33 @@ func BenchmarkDecodeJSON1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := decodeJSON(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecode10000 is BenchmarkDecode1000 at the 10,000 entries of
+// issue 14's large run.
+func BenchmarkDecode10000(b *testing.B) {
+	data, err := Encode(manifestOf(10000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkValidate10000 is Decode's Validate alone.
+func BenchmarkValidate10000(b *testing.B) {
+	m := manifestOf(10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Validate(); err != nil {
 			b.Fatal(err)
 		}
 	}
