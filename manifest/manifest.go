@@ -243,8 +243,8 @@ func IsContentHash(s string) bool {
 	if len(s) != len(p)+64 || !strings.HasPrefix(s, p) {
 		return false
 	}
-	for _, c := range s[len(p):] {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+	for i := len(p); i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
 			return false
 		}
 	}
