@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -12,9 +13,17 @@ import (
 
 // checkFastMatchesJSON: whatever decodeFast accepts, encoding/json (as
 // Decode used it alone) accepts with the same Manifest.
+//
+// Both readings are checked: with the entries split between two goroutines
+// wherever that can be done (decodeFastSplit's minSplit 0), and in one go;
+// they accept the same inputs.
 func checkFastMatchesJSON(t *testing.T, data []byte) {
 	t.Helper()
-	m, ok := decodeFast(data)
+	m, ok := decodeFastSplit(data, 0)
+	whole, wholeOK := decodeFastSplit(data, math.MaxInt)
+	if ok != wholeOK || !reflect.DeepEqual(m, whole) {
+		t.Fatalf("decodeFast reads differently with the entries split (%v) and not (%v):\n got %+v\nwant %+v\n%q", ok, wholeOK, m, whole, data)
+	}
 	if !ok {
 		return
 	}
@@ -68,6 +77,17 @@ func fastManifestSeeds(t testing.TB) [][]byte {
 		`{"format":"readproof-manifest/1","run_id":"r","caller":"ci","trace_id":"0af7651916cd43dd8448eb211c80319c","entries":[]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":123456789,"bytes":999999999999999999,"probe":{"bucket":-123456789012345678,"length":1234567890}}]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":-9223372036854775808,"bytes":-0}]}`,
+		// Where decodeFastSplit may split the entries: between entries,
+		// after a nested object, after the entries, in a string.
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n} ,\t{\"position\":2,\"ref\":\"a\"\n}\r,{\"position\":3\n},{\"position\":4}]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2,\"provenance\":{\"a\":\"b\"\n},\"file\":\"x\"\n}]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1,\"provenance\":{\"a\":\"b\"\n},{\"c\":\"d\"}}]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2,\"uri\":1\n}]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2\n},]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2\n}]\n},{}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2\n}}}",
+		"{\"format\":\"readproof-manifest/1\",\"entries\":[{\"position\":0}],\"run_id\":\"r\n},{\"}",
+		"{\"format\":\"readproof-manifest/1\",\"entries\":[{\"position\":0,\"uri\":\"a\n},{\"},{\"position\":1}],\"run_id\":\"r\"}",
 		`[]`, `{`, `{}`, `{"entries":[{}]}`, `{"x":1}`, ``,
 	} {
 		seeds = append(seeds, []byte(s))
@@ -106,6 +126,11 @@ func TestDecodeFastTaken(t *testing.T) {
 	if _, ok := decodeFast(big); !ok {
 		t.Error("a 1,000-entry manifest is not read by decodeFast")
 	}
+	d := &fastJSON{b: big, i: bytes.Index(big, []byte(`"entries"`))}
+	if d.splitBrace() < 0 {
+		t.Error("a 1,000-entry manifest is read in one go, not in two halves")
+	}
+	checkFastMatchesJSON(t, big)
 }
 
 // FuzzDecodeFastMatchesJSON holds decodeFast to encoding/json: on any input
