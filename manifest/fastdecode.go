@@ -238,19 +238,21 @@ func (d *fastJSON) entry(e *Entry) bool {
 			bit, ok = 1024, d.str(&e.File)
 		case "provenance":
 			bit = 2048
-			e.Provenance = map[string]string{}
+			// Sized as the last entry's was (its keys are usually this
+			// one's); a repeated key shows as a map that did not grow
+			// (and the whole reading is given up, map and all).
+			e.Provenance = make(map[string]string, d.provenance)
 			ok = d.object(func(key []byte) bool {
 				k := d.intern(key)
-				if _, dup := e.Provenance[k]; dup {
-					return false
-				}
 				var v string
 				if !d.str(&v) {
 					return false
 				}
+				n := len(e.Provenance)
 				e.Provenance[k] = v
-				return true
+				return len(e.Provenance) > n
 			})
+			d.provenance = len(e.Provenance)
 		case "probe":
 			bit = 4096
 			e.Probe = &Probe{}
@@ -290,6 +292,8 @@ type fastJSON struct {
 	// keys holds the provenance keys read so far: every entry has the
 	// same few, and each is then one string instead of one per entry.
 	keys map[string]string
+	// provenance is the number of keys of the last provenance read.
+	provenance int
 }
 
 // text makes the string values read from b[lo:hi] on substrings of one

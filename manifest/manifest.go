@@ -217,7 +217,7 @@ func (m *Manifest) Validate() error {
 
 // validateSplit is the number of entries from which Validate checks them in
 // two halves side by side.
-const validateSplit = 1024
+const validateSplit = 512
 
 // entryFault is the first fault found in a range of entries (err nil: none).
 type entryFault struct {
