@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -413,9 +414,9 @@ func (d *fastJSON) raw() ([]byte, bool) {
 }
 
 // plain skips the string bytes at d.i that need no attention: printable
-// ASCII other than '"' and '\\', eight at a time while all eight are.
-// It stops at (or up to seven bytes before) the first other byte, which
-// raw then reads one at a time.
+// ASCII other than '"' and '\\', eight at a time. It stops at the first
+// other byte, or up to seven bytes before the end of the text, which raw
+// then reads one at a time.
 func (d *fastJSON) plain() {
 	const (
 		ones  = 0x0101010101010101
@@ -426,9 +427,10 @@ func (d *fastJSON) plain() {
 		q := w ^ (ones * '"')  // a zero byte where w has '"'
 		e := w ^ (ones * '\\') // ... and where it has '\\'
 		// A high bit for each byte that is zero in q or e, below 0x20 or
-		// at least 0x80 in w (borrows only add high bits above a byte
-		// that already has one, so "none" is exact).
-		if ((q-ones)&^q|(e-ones)&^e|(w-ones*0x20)|w)&highs != 0 {
+		// at least 0x80 in w. Borrows only add high bits above a byte
+		// that has one already, so the lowest is the first such byte.
+		if t := ((q-ones)&^q | (e-ones)&^e | (w - ones*0x20) | w) & highs; t != 0 {
+			d.i += bits.TrailingZeros64(t) >> 3
 			return
 		}
 		d.i += 8
