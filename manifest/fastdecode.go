@@ -319,7 +319,20 @@ func (d *fastJSON) intern(key []byte) string {
 func (d *fastJSON) space() {
 	for d.i < len(d.b) && d.b[d.i] <= ' ' {
 		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
+		case '\n':
+			d.i++
+			// The indentation after a newline, up to eight spaces at a
+			// time: the lowest byte of w that is not a space ends it.
+			if d.i+8 <= len(d.b) {
+				const spaces = 0x2020202020202020
+				w := binary.LittleEndian.Uint64(d.b[d.i:]) ^ spaces
+				if w == 0 {
+					d.i += 8
+				} else {
+					d.i += bits.TrailingZeros64(w) >> 3
+				}
+			}
+		case ' ', '\t', '\r':
 			d.i++
 		default:
 			return

@@ -88,6 +88,10 @@ func fastManifestSeeds(t testing.TB) [][]byte {
 		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2\n}}}",
 		"{\"format\":\"readproof-manifest/1\",\"entries\":[{\"position\":0}],\"run_id\":\"r\n},{\"}",
 		"{\"format\":\"readproof-manifest/1\",\"entries\":[{\"position\":0,\"uri\":\"a\n},{\"},{\"position\":1}],\"run_id\":\"r\"}",
+		// Indentation of each width up to and past a word.
+		"{\n\"format\":\"readproof-manifest/1\",\n \"run_id\":\"r\",\n  \"entries\":[\n   {\n    \"position\":0,\n     \"ref\":\"\"\n      },\n       {\n        \"position\":1\n         }\n          ]\n\t\n   \r\n                  }\n",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[]\n       \u0000}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[]\n   \n    \x0b}",
 		`[]`, `{`, `{}`, `{"entries":[{}]}`, `{"x":1}`, ``,
 	} {
 		seeds = append(seeds, []byte(s))
