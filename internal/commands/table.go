@@ -22,32 +22,28 @@ func writeTable(w io.Writer, rows [][]string) error {
 	}
 	n := len(rows[0])
 	widths := make([]int, n)
-	cells := make([]int, 0, len(rows)*n) // each cell's width, row after row
 	for _, r := range rows {
 		if len(r) != n {
 			return writeTabwriter(w, rows)
 		}
 		for j, c := range r {
-			k, ok := cellWidth(c)
-			if !ok {
+			if strings.ContainsAny(c, "\t\n\v\f") || strings.IndexByte(c, 0xff) >= 0 {
 				return writeTabwriter(w, rows)
 			}
-			cells = append(cells, k)
 			if j < n-1 {
-				widths[j] = max(widths[j], k)
+				widths[j] = max(widths[j], utf8.RuneCountInString(c))
 			}
 		}
 	}
 	var b strings.Builder
 	const pad = 2
-	const spaces = "                                "
-	for i, r := range rows {
+	for _, r := range rows {
 		b.Reset()
 		for j, c := range r {
 			b.WriteString(c)
 			if j < n-1 {
-				for k := widths[j] + pad - cells[i*n+j]; k > 0; k -= len(spaces) {
-					b.WriteString(spaces[:min(k, len(spaces))])
+				for k := utf8.RuneCountInString(c); k < widths[j]+pad; k++ {
+					b.WriteByte(' ')
 				}
 			}
 		}
@@ -57,25 +53,6 @@ func writeTable(w io.Writer, rows [][]string) error {
 		}
 	}
 	return nil
-}
-
-// cellWidth is a cell's width in runes, and false for a cell with a byte
-// tabwriter gives a meaning to. ASCII cells (a manifest's every cell) are
-// measured in the one pass that checks them.
-func cellWidth(c string) (int, bool) {
-	for i := 0; i < len(c); i++ {
-		switch c[i] {
-		case '\t', '\n', '\v', '\f':
-			return 0, false
-		}
-		if c[i] >= utf8.RuneSelf {
-			if strings.ContainsAny(c, "\t\n\v\f") || strings.IndexByte(c, 0xff) >= 0 {
-				return 0, false
-			}
-			return utf8.RuneCountInString(c), true
-		}
-	}
-	return len(c), true
 }
 
 // writeTabwriter is writeTable through text/tabwriter.
