@@ -114,12 +114,18 @@ func validatePath(p string) error {
 	if len(p) > 512 {
 		return errors.New("path longer than 512 bytes")
 	}
-	for _, seg := range strings.Split(p, "/") {
+	// Each '/'-separated segment in turn, as strings.Split would give them,
+	// without allocating the list (Validate parses every entry's URI).
+	for {
+		seg, rest, more := strings.Cut(p, "/")
 		if err := validateSegment(seg); err != nil {
 			return err
 		}
+		if !more {
+			return nil
+		}
+		p = rest
 	}
-	return nil
 }
 
 func validateSegment(seg string) error {

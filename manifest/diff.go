@@ -40,45 +40,43 @@ type Comparison struct {
 // content hash and ref are the same on both sides. Changes come in B's order,
 // then entries only in A.
 func Compare(a, b *Manifest) *Comparison {
-	type key struct {
-		uri string
-		n   int
+	// next[i] is the entry of A after i with the same URI (-1: none), and
+	// head[URI] the first of them not yet paired: the n-th mount of a URI in
+	// B takes the n-th in A, with one map of A's URIs.
+	head := make(map[string]int, len(a.Entries))
+	next := make([]int, len(a.Entries))
+	for i := len(a.Entries) - 1; i >= 0; i-- {
+		next[i] = -1
+		if j, ok := head[a.Entries[i].URI]; ok {
+			next[i] = j
+		}
+		head[a.Entries[i].URI] = i
 	}
-	seen := map[string]int{}
-	inA := map[key]*Entry{}
-	var orderA []key
-	for i := range a.Entries {
-		e := &a.Entries[i]
-		k := key{e.URI, seen[e.URI]}
-		seen[e.URI]++
-		inA[k] = e
-		orderA = append(orderA, k)
-	}
-	seen = map[string]int{}
-	used := map[key]bool{}
-	c := &Comparison{Changes: []Change{}}
+	used := make([]bool, len(a.Entries))
+	c := &Comparison{Changes: make([]Change, 0, max(len(a.Entries), len(b.Entries)))}
 	for i := range b.Entries {
 		e := &b.Entries[i]
-		k := key{e.URI, seen[e.URI]}
-		seen[e.URI]++
-		old, ok := inA[k]
+		j, ok := head[e.URI]
+		if ok && j >= 0 {
+			head[e.URI] = next[j]
+		}
 		switch {
-		case !ok:
+		case !ok || j < 0:
 			c.Changes = append(c.Changes, Change{Kind: Added, URI: e.URI, B: e})
 			c.Added++
-		case old.ContentHash == e.ContentHash && old.Ref == e.Ref:
-			used[k] = true
-			c.Changes = append(c.Changes, Change{Kind: Unchanged, URI: e.URI, A: old, B: e})
+		case a.Entries[j].ContentHash == e.ContentHash && a.Entries[j].Ref == e.Ref:
+			used[j] = true
+			c.Changes = append(c.Changes, Change{Kind: Unchanged, URI: e.URI, A: &a.Entries[j], B: e})
 			c.Unchanged++
 		default:
-			used[k] = true
-			c.Changes = append(c.Changes, Change{Kind: Changed, URI: e.URI, A: old, B: e})
+			used[j] = true
+			c.Changes = append(c.Changes, Change{Kind: Changed, URI: e.URI, A: &a.Entries[j], B: e})
 			c.Changed++
 		}
 	}
-	for _, k := range orderA {
-		if !used[k] {
-			e := inA[k]
+	for j := range a.Entries {
+		if !used[j] {
+			e := &a.Entries[j]
 			c.Changes = append(c.Changes, Change{Kind: Removed, URI: e.URI, A: e})
 			c.Removed++
 		}

@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -19,7 +21,19 @@ import (
 // the text twice and matches keys case-insensitively) took half of the time
 // of `readproof manifest` and `diff`.
 func decodeFast(data []byte) (m *Manifest, ok bool) {
-	d := &fastJSON{b: data, s: string(data)}
+	return decodeFastSplit(data, splitAt)
+}
+
+// splitAt is the size of entries text from which decodeFast reads the second
+// half of the entries on a goroutine of its own: a 1,000-entry manifest
+// (600 KB) is split, a handful of entries is not worth a goroutine.
+const splitAt = 128 << 10
+
+// decodeFastSplit is decodeFast that splits the entries when at least
+// minSplit bytes of text follow their opening bracket (tests pass 0 to
+// split whatever can be split).
+func decodeFastSplit(data []byte, minSplit int) (m *Manifest, ok bool) {
+	d := &fastJSON{b: data}
 	m = &Manifest{}
 	ok = d.fields(func(key []byte) (bit uint, ok bool) {
 		switch string(key) {
@@ -36,15 +50,7 @@ func decodeFast(data []byte) (m *Manifest, ok bool) {
 		case "trace_id":
 			bit, ok = 32, d.str(&m.TraceID)
 		case "entries":
-			bit = 64
-			// Room for every entry at once (each has one "position"; a
-			// wrong count only costs growth or spare room): growing by
-			// doubling copied and faulted in twice the bytes.
-			m.Entries = make([]Entry, 0, max(16, bytes.Count(data[d.i:], []byte(`"position"`))))
-			ok = d.array(func() bool {
-				m.Entries = append(m.Entries, Entry{})
-				return d.entry(&m.Entries[len(m.Entries)-1])
-			})
+			bit, ok = 64, d.entries(&m.Entries, minSplit)
 		}
 		return
 	})
@@ -52,6 +58,156 @@ func decodeFast(data []byte) (m *Manifest, ok bool) {
 		return nil, false
 	}
 	return m, true
+}
+
+// entries reads the entries array into *dst (never nil, as encoding/json
+// reads []).
+//
+// With at least minSplit bytes after the bracket it looks, from the middle
+// of the rest of the text on, for a place where one entry may end and the
+// next begin (a newline, then "}", "," and "{" with only whitespace between:
+// a newline is never inside a string the reader accepts) and reads from that
+// comma on (rest) on a goroutine while it reads up to it here. When the
+// entry read here ends exactly at that "}", what the goroutine read is what
+// reading on would have read, since reading from a position does not depend
+// on what came before; otherwise (the brace closed something else, or the
+// entries ended first) its work is dropped and reading goes on here.
+func (d *fastJSON) entries(dst *[]Entry, minSplit int) bool {
+	*dst = make([]Entry, 0, 1)
+	if !d.byte('[') {
+		return false
+	}
+	if d.byte(']') {
+		return true
+	}
+	// The entries' strings are cut from a copy of their text made once
+	// (each half copies its own, side by side: at 10,000 entries the copy
+	// of 6 MB took a tenth of `readproof manifest`).
+	brace := -1
+	var rest chan fastTail
+	if len(d.b)-d.i >= minSplit {
+		if brace = d.splitBrace(); brace >= 0 {
+			rest = make(chan fastTail, 1)
+			go func() { rest <- d.tail(brace + 1) }()
+		}
+	}
+	if brace >= 0 {
+		d.text(d.i, brace+1)
+	} else {
+		d.text(d.i, len(d.b))
+	}
+	drop := func() {
+		if rest != nil {
+			<-rest
+		}
+	}
+	first := d.i
+	for {
+		if len(*dst) == 1 {
+			d.room(dst, first)
+		}
+		*dst = append(*dst, Entry{})
+		if !d.entry(&(*dst)[len(*dst)-1]) {
+			drop()
+			return false
+		}
+		if rest != nil && d.i == brace+1 {
+			t := <-rest
+			if !t.ok {
+				return false
+			}
+			*dst = append(*dst, t.entries...)
+			d.i = t.end
+			return true
+		}
+		if d.byte(',') {
+			continue
+		}
+		drop()
+		return d.byte(']')
+	}
+}
+
+// room makes room, once one entry (from first to d.i) is read, for as many
+// as the rest of the text holds at that size, and an eighth more (a wrong
+// guess only costs growth or spare room): growing by doubling copied and
+// faulted in twice the bytes, and counting the entries first cost a tenth
+// of the decoding.
+func (d *fastJSON) room(dst *[]Entry, first int) {
+	if per := d.i - first; per > 0 {
+		n := (len(d.b) - d.i) / per
+		*dst = append(make([]Entry, 0, len(*dst)+n+n/8+16), *dst...)
+	}
+}
+
+// fastTail is what tail read.
+type fastTail struct {
+	entries []Entry
+	end     int // just after the closing bracket
+	ok      bool
+}
+
+// tail reads, from i on, what follows an entry: "," and entries up to the
+// closing bracket, with a reader of its own.
+func (d *fastJSON) tail(i int) fastTail {
+	t := &fastJSON{b: d.b, i: i}
+	t.text(i, len(t.b))
+	if !t.byte(',') {
+		return fastTail{}
+	}
+	t.space()
+	first := t.i
+	es := make([]Entry, 0, 1)
+	for {
+		if len(es) == 1 {
+			t.room(&es, first)
+		}
+		es = append(es, Entry{})
+		if !t.entry(&es[len(es)-1]) {
+			return fastTail{}
+		}
+		if t.byte(',') {
+			continue
+		}
+		if !t.byte(']') {
+			return fastTail{}
+		}
+		return fastTail{entries: es, end: t.i, ok: true}
+	}
+}
+
+// splitBrace finds, in the second half of the text after d.i, a "}" that
+// follows a newline and precedes "," and "{", with only whitespace between
+// them; -1 if there is none.
+func (d *fastJSON) splitBrace() int {
+	b := d.b
+	skip := func(k int) int {
+		for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
+			k++
+		}
+		return k
+	}
+	for i := d.i + (len(b)-d.i)/2; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+		k := skip(i)
+		if k >= len(b) || b[k] != '}' {
+			continue
+		}
+		brace := k
+		k = skip(k + 1)
+		if k >= len(b) || b[k] != ',' {
+			continue
+		}
+		k = skip(k + 1)
+		if k < len(b) && b[k] == '{' {
+			return brace
+		}
+	}
+	return -1
 }
 
 func (d *fastJSON) entry(e *Entry) bool {
@@ -83,19 +239,21 @@ func (d *fastJSON) entry(e *Entry) bool {
 			bit, ok = 1024, d.str(&e.File)
 		case "provenance":
 			bit = 2048
-			e.Provenance = map[string]string{}
+			// Sized as the last entry's was (its keys are usually this
+			// one's); a repeated key shows as a map that did not grow
+			// (and the whole reading is given up, map and all).
+			e.Provenance = make(map[string]string, d.provenance)
 			ok = d.object(func(key []byte) bool {
-				k := string(key)
-				if _, dup := e.Provenance[k]; dup {
-					return false
-				}
+				k := d.intern(key)
 				var v string
 				if !d.str(&v) {
 					return false
 				}
+				n := len(e.Provenance)
 				e.Provenance[k] = v
-				return true
+				return len(e.Provenance) > n
 			})
+			d.provenance = len(e.Provenance)
 		case "probe":
 			bit = 4096
 			e.Probe = &Probe{}
@@ -125,16 +283,56 @@ func (d *fastJSON) probe(p *Probe) bool {
 
 // fastJSON is the reader decodeFast uses.
 type fastJSON struct {
-	b   []byte
-	s   string // b as a string: values without escapes are cut from it
-	i   int
-	buf []byte // unescaped string bytes, reused
+	b []byte
+	// s is b[base:base+len(s)] as a string: values without escapes in
+	// that range are cut from it, others are copied.
+	s    string
+	base int
+	i    int
+	buf  []byte // unescaped string bytes, reused
+	// keys holds the provenance keys read so far: every entry has the
+	// same few, and each is then one string instead of one per entry.
+	keys map[string]string
+	// provenance is the number of keys of the last provenance read.
+	provenance int
+}
+
+// text makes the string values read from b[lo:hi] on substrings of one
+// copy of that text.
+func (d *fastJSON) text(lo, hi int) {
+	d.s, d.base = string(d.b[lo:hi]), lo
+}
+
+// intern returns key as a string, the same string for the same bytes.
+func (d *fastJSON) intern(key []byte) string {
+	if k, ok := d.keys[string(key)]; ok {
+		return k
+	}
+	if d.keys == nil {
+		d.keys = map[string]string{}
+	}
+	k := string(key)
+	d.keys[k] = k
+	return k
 }
 
 func (d *fastJSON) space() {
-	for d.i < len(d.b) {
+	for d.i < len(d.b) && d.b[d.i] <= ' ' {
 		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
+		case '\n':
+			d.i++
+			// The indentation after a newline, up to eight spaces at a
+			// time: the lowest byte of w that is not a space ends it.
+			if d.i+8 <= len(d.b) {
+				const spaces = 0x2020202020202020
+				w := binary.LittleEndian.Uint64(d.b[d.i:]) ^ spaces
+				if w == 0 {
+					d.i += 8
+				} else {
+					d.i += bits.TrailingZeros64(w) >> 3
+				}
+			}
+		case ' ', '\t', '\r':
 			d.i++
 		default:
 			return
@@ -194,24 +392,6 @@ func (d *fastJSON) fields(field func(key []byte) (bit uint, ok bool)) bool {
 	})
 }
 
-func (d *fastJSON) array(elem func() bool) bool {
-	if !d.byte('[') {
-		return false
-	}
-	if d.byte(']') {
-		return true
-	}
-	for {
-		if !elem() {
-			return false
-		}
-		if d.byte(',') {
-			continue
-		}
-		return d.byte(']')
-	}
-}
-
 // raw reads a string at d.i and returns its unescaped bytes.
 func (d *fastJSON) raw() ([]byte, bool) {
 	if d.i >= len(d.b) || d.b[d.i] != '"' {
@@ -219,7 +399,11 @@ func (d *fastJSON) raw() ([]byte, bool) {
 	}
 	d.i++
 	start := d.i
-	for d.i < len(d.b) {
+	for {
+		d.plain()
+		if d.i >= len(d.b) {
+			return nil, false
+		}
 		c := d.b[d.i]
 		switch {
 		case c == '"':
@@ -240,7 +424,30 @@ func (d *fastJSON) raw() ([]byte, bool) {
 			d.i++
 		}
 	}
-	return nil, false
+}
+
+// plain skips the string bytes at d.i that need no attention: printable
+// ASCII other than '"' and '\\', eight at a time. It stops at the first
+// other byte, or up to seven bytes before the end of the text, which raw
+// then reads one at a time.
+func (d *fastJSON) plain() {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for d.i+8 <= len(d.b) {
+		w := binary.LittleEndian.Uint64(d.b[d.i:])
+		q := w ^ (ones * '"')  // a zero byte where w has '"'
+		e := w ^ (ones * '\\') // ... and where it has '\\'
+		// A high bit for each byte that is zero in q or e, below 0x20 or
+		// at least 0x80 in w. Borrows only add high bits above a byte
+		// that has one already, so the lowest is the first such byte.
+		if t := ((q-ones)&^q | (e-ones)&^e | (w - ones*0x20) | w) & highs; t != 0 {
+			d.i += bits.TrailingZeros64(t) >> 3
+			return
+		}
+		d.i += 8
+	}
 }
 
 // escaped continues raw from the first backslash.
@@ -319,7 +526,11 @@ func (d *fastJSON) str(dst *string) bool {
 	start := d.i
 	s, ok := d.raw()
 	if ok && d.i-start == len(s)+2 {
-		*dst = d.s[start+1 : d.i-1] // no escapes: no copy
+		if lo, hi := start+1-d.base, d.i-1-d.base; lo >= 0 && hi <= len(d.s) {
+			*dst = d.s[lo:hi] // no escapes: no copy
+		} else {
+			*dst = string(s)
+		}
 	} else {
 		*dst = string(s)
 	}
@@ -358,6 +569,18 @@ func (d *fastJSON) int(dst *int64, bits int) bool {
 		case '.', 'e', 'E':
 			return false
 		}
+	}
+	// Up to 9 digits fit any size we read, up to 18 an int64: no overflow.
+	if d.i-digits <= 9 || bits == 64 && d.i-digits <= 18 {
+		var n int64
+		for _, c := range d.b[digits:d.i] {
+			n = n*10 + int64(c-'0')
+		}
+		if d.b[start] == '-' {
+			n = -n
+		}
+		*dst = n
+		return true
 	}
 	n, err := strconv.ParseInt(string(d.b[start:d.i]), 10, bits)
 	*dst = n

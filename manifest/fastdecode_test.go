@@ -4,16 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 // checkFastMatchesJSON: whatever decodeFast accepts, encoding/json (as
 // Decode used it alone) accepts with the same Manifest.
+//
+// Both readings are checked: with the entries split between two goroutines
+// wherever that can be done (decodeFastSplit's minSplit 0), and in one go;
+// they accept the same inputs.
 func checkFastMatchesJSON(t *testing.T, data []byte) {
 	t.Helper()
-	m, ok := decodeFast(data)
+	m, ok := decodeFastSplit(data, 0)
+	whole, wholeOK := decodeFastSplit(data, math.MaxInt)
+	if ok != wholeOK || !reflect.DeepEqual(m, whole) {
+		t.Fatalf("decodeFast reads differently with the entries split (%v) and not (%v):\n got %+v\nwant %+v\n%q", ok, wholeOK, m, whole, data)
+	}
 	if !ok {
 		return
 	}
@@ -65,9 +75,36 @@ func fastManifestSeeds(t testing.TB) [][]byte {
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"probe":null}]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":0,"provenance":{"a":"1"},"provenance":{"b":"2"},"probe":{"bucket":1},"probe":{"length":2}}]}`,
 		`{"format":"readproof-manifest/1","run_id":"r","caller":"ci","trace_id":"0af7651916cd43dd8448eb211c80319c","entries":[]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":123456789,"bytes":999999999999999999,"probe":{"bucket":-123456789012345678,"length":1234567890}}]}`,
+		`{"format":"readproof-manifest/1","run_id":"r","entries":[{"position":-9223372036854775808,"bytes":-0}]}`,
+		// Where decodeFastSplit may split the entries: between entries,
+		// after a nested object, after the entries, in a string.
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n} ,\t{\"position\":2,\"ref\":\"a\"\n}\r,{\"position\":3\n},{\"position\":4}]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2,\"provenance\":{\"a\":\"b\"\n},\"file\":\"x\"\n}]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1,\"provenance\":{\"a\":\"b\"\n},{\"c\":\"d\"}}]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2,\"uri\":1\n}]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2\n},]}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2\n}]\n},{}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[{\"position\":0\n},\n{\"position\":1\n},\n{\"position\":2\n}}}",
+		"{\"format\":\"readproof-manifest/1\",\"entries\":[{\"position\":0}],\"run_id\":\"r\n},{\"}",
+		"{\"format\":\"readproof-manifest/1\",\"entries\":[{\"position\":0,\"uri\":\"a\n},{\"},{\"position\":1}],\"run_id\":\"r\"}",
+		// Indentation of each width up to and past a word.
+		"{\n\"format\":\"readproof-manifest/1\",\n \"run_id\":\"r\",\n  \"entries\":[\n   {\n    \"position\":0,\n     \"ref\":\"\"\n      },\n       {\n        \"position\":1\n         }\n          ]\n\t\n   \r\n                  }\n",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[]\n       \u0000}",
+		"{\"format\":\"readproof-manifest/1\",\"run_id\":\"r\",\"entries\":[]\n   \n    \x0b}",
 		`[]`, `{`, `{}`, `{"entries":[{}]}`, `{"x":1}`, ``,
 	} {
 		seeds = append(seeds, []byte(s))
+	}
+	// plain reads string bytes eight at a time: each byte that needs
+	// attention at each offset of a word, in a key and in a value.
+	for _, c := range []string{`"`, `\\`, `\"`, `\u00e9`, "\x01", "\x1f", " ", "~", "\x7f", "\x80", "\xc3\xa9", "\xff", "\xe2\x82"} {
+		for off := 0; off < 10; off++ {
+			pad := strings.Repeat("a", off)
+			seeds = append(seeds,
+				[]byte(`{"format":"readproof-manifest/1","run_id":"`+pad+c+`bcdefghijklmnop","entries":[]}`),
+				[]byte(`{"format":"readproof-manifest/1","entries":[{"provenance":{"`+pad+c+`bcdefghij":"x"}}]}`))
+		}
 	}
 	return seeds
 }
@@ -93,6 +130,11 @@ func TestDecodeFastTaken(t *testing.T) {
 	if _, ok := decodeFast(big); !ok {
 		t.Error("a 1,000-entry manifest is not read by decodeFast")
 	}
+	d := &fastJSON{b: big, i: bytes.Index(big, []byte(`"entries"`))}
+	if d.splitBrace() < 0 {
+		t.Error("a 1,000-entry manifest is read in one go, not in two halves")
+	}
+	checkFastMatchesJSON(t, big)
 }
 
 // FuzzDecodeFastMatchesJSON holds decodeFast to encoding/json: on any input
@@ -165,6 +207,33 @@ func BenchmarkDecodeJSON1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := decodeJSON(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecode10000 is BenchmarkDecode1000 at the 10,000 entries of
+// issue 14's large run.
+func BenchmarkDecode10000(b *testing.B) {
+	data, err := Encode(manifestOf(10000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkValidate10000 is Decode's Validate alone.
+func BenchmarkValidate10000(b *testing.B) {
+	m := manifestOf(10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Validate(); err != nil {
 			b.Fatal(err)
 		}
 	}
