@@ -123,7 +123,14 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if opts.Progress == nil {
 		args = append(args, "--quiet")
 	}
+	// No automatic maintenance alongside git gc (gcpid.go): wait for one
+	// that runs, and keep others from starting until git gc is done.
+	unlock, err := waitMaintenance(ctx, gitDir)
+	if err != nil {
+		return nil, fmt.Errorf("gc %s: %w", path, err)
+	}
 	_, err = runGitTo(ctx, git, gitDir, "gc", opts.Progress, args...)
+	unlock()
 	if err != nil {
 		if strings.Contains(err.Error(), "gc is already running") {
 			return nil, fmt.Errorf("gc %s: %w: wait for it to finish", path, ErrGCRunning)

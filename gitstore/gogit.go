@@ -95,6 +95,11 @@ type repo struct {
 	// pmu guards packed, the parsed packed-refs file.
 	pmu    sync.Mutex
 	packed *packedRefs
+
+	// beforeUnpack, when set (tests only), runs in packLoose after the new
+	// pack is in place and before any loose file goes: the moment a git gc
+	// must not be running (gcpid.go).
+	beforeUnpack func()
 }
 
 // Init creates a store at path with default Options. See InitWithOptions.

@@ -19,7 +19,9 @@ package gitstore
 // after its grace period. One maintenance runs at a time (an flock on
 // objects/pack, which the kernel drops when a process dies; where there is
 // no flock, a lock file that a killed process's successor takes over after
-// maintenanceStaleAge), and none while `git gc` runs.
+// maintenanceStaleAge), and none while `git gc` runs: maintenance holds
+// git's gc lock (gc.pid) while it works and readproof gc holds the
+// maintenance lock, so the two never overlap (gcpid.go).
 
 import (
 	"context"
@@ -149,6 +151,14 @@ func (s *repo) maintain(ctx context.Context) bool {
 		return false
 	}
 	defer unlock()
+	// git's gc lock too, so no git gc starts until this is done: a gc's
+	// repack alongside packLoose's removal of loose files loses objects
+	// (gcpid.go).
+	release, ok := holdGCPid(s.path, s.perm)
+	if !ok {
+		return false
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
 	defer cancel()
 	err = s.packLoose(ctx, git)

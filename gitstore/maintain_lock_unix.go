@@ -22,3 +22,9 @@ func lockMaintenance(gitDir string) (unlock func(), ok bool) {
 	}
 	return func() { f.Close() }, true
 }
+
+// processAlive reports whether a process with this id exists (kill -0).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}

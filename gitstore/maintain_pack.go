@@ -269,6 +269,9 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 	if err := syncDir(filepath.Join(objects, "pack")); err != nil {
 		return err
 	}
+	if s.beforeUnpack != nil {
+		s.beforeUnpack()
+	}
 	emptied := map[byte]bool{}
 	for _, h := range packed {
 		hexID := h.String()
