@@ -119,4 +119,3 @@ func waitMaintenance(ctx context.Context, gitDir string) (unlock func(), err err
 		}
 	}
 }
-
