@@ -27,6 +27,19 @@ func pendingBlobs(t *testing.T, s Store, n int) []OID {
 	return ids
 }
 
+// maintainRetrying runs s.maintain, tried again for up to a second: the
+// free maintenance lock can look held for a moment while a git process
+// another test forks holds a copy of its descriptor (TestMaintenanceLock).
+func maintainRetrying(s *repo) bool {
+	for try := 0; try < 200; try++ {
+		if s.maintain(context.Background()) {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
 func checkKept(t *testing.T, dir string, ids []OID, what string) {
 	t.Helper()
 	for _, id := range ids {
@@ -57,7 +70,7 @@ func TestMaintenanceKeepsGitGCOut(t *testing.T) {
 		ran = true
 		gcOut, gcErr = GitCommand(t, s.path, "-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "gc", "--quiet", "--prune="+cutoff).CombinedOutput()
 	}
-	if !s.maintain(context.Background()) {
+	if !maintainRetrying(s) {
 		t.Fatal("maintenance did not run")
 	}
 	if !ran {
@@ -99,7 +112,7 @@ func TestGCWaitsForMaintenance(t *testing.T) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	if !s.maintain(context.Background()) {
+	if !maintainRetrying(s) {
 		t.Fatal("maintenance did not run")
 	}
 	if err := <-done; err != nil {
