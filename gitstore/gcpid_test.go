@@ -67,7 +67,7 @@ func TestMaintenanceKeepsGitGCOut(t *testing.T) {
 	var gcErr error
 	ran := false
 	s.beforeUnpack = func() {
-		ran = true
+		ran, s.beforeUnpack = true, nil
 		gcOut, gcErr = GitCommand(t, s.path, "-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "gc", "--quiet", "--prune="+cutoff).CombinedOutput()
 	}
 	if !maintainRetrying(s) {
@@ -101,6 +101,7 @@ func TestGCWaitsForMaintenance(t *testing.T) {
 	done := make(chan error, 1)
 	doneEarly := false
 	s.beforeUnpack = func() {
+		s.beforeUnpack = nil
 		go func() {
 			_, err := GC(context.Background(), s.path, GCOptions{Grace: time.Hour})
 			done <- err
