@@ -25,7 +25,6 @@ package gitstore
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -142,7 +141,7 @@ func (s *repo) maintain(ctx context.Context) bool {
 	if fileExists(filepath.Join(s.path, "gc.pid")) {
 		return false
 	}
-	git, err := exec.LookPath("git")
+	git, err := findGit() // once per PATH, as the transport finds it
 	if err != nil {
 		return false
 	}

@@ -218,14 +218,11 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	dir, err := os.MkdirTemp(s.path, stagingPrefix)
+	dir, err := newStaging(s.path)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := stagingRepo(s.path, dir); err != nil {
-		return err
-	}
 	staged, err := stageLoose(objects, filepath.Join(dir, "objects"), ids)
 	if err != nil || len(staged) == 0 {
 		return err
@@ -285,6 +282,22 @@ func (s *repo) packLoose(ctx context.Context, git string) error {
 		os.Remove(filepath.Join(objects, hex.EncodeToString([]byte{b})))
 	}
 	return nil
+}
+
+// newStaging makes a private staging directory inside the git directory,
+// laid out as a bare repository git accepts (HEAD, refs/, objects/pack/)
+// with a copy of the store's config. The caller removes it; on an error
+// nothing is left.
+func newStaging(gitDir string) (string, error) {
+	dir, err := os.MkdirTemp(gitDir, stagingPrefix)
+	if err != nil {
+		return "", err
+	}
+	if err := stagingRepo(gitDir, dir); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }
 
 // stagingRepo lays dir out as a bare repository git accepts (HEAD, refs/,
@@ -404,14 +417,11 @@ func (s *repo) rollUp(ctx context.Context, git string) error {
 	if split < 2 {
 		return nil
 	}
-	dir, err := os.MkdirTemp(s.path, stagingPrefix)
+	dir, err := newStaging(s.path)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := stagingRepo(s.path, dir); err != nil {
-		return err
-	}
 	if err := os.MkdirAll(filepath.Join(dir, "objects", "info"), 0o700); err != nil {
 		return err
 	}
