@@ -138,9 +138,6 @@ func (s *repo) maybeMaintain() {
 // smallest up as git repack --geometric=2 -d does (rollUp), unless another
 // maintenance or a git gc is running. It reports whether it ran and succeeded.
 func (s *repo) maintain(ctx context.Context) bool {
-	if fileExists(filepath.Join(s.path, "gc.pid")) {
-		return false
-	}
 	git, err := findGit() // once per PATH, as the transport finds it
 	if err != nil {
 		return false
@@ -152,7 +149,8 @@ func (s *repo) maintain(ctx context.Context) bool {
 	defer unlock()
 	// git's gc lock too, so no git gc starts until this is done: a gc's
 	// repack alongside packLoose's removal of loose files loses objects
-	// (gcpid.go).
+	// (gcpid.go). It is also the check for a running git gc: a gc.pid left
+	// by a killed gc or maintenance (a dead process) stops nothing, as in git.
 	release, ok := holdGCPid(s.path, s.perm)
 	if !ok {
 		return false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -201,4 +202,39 @@ func TestMaintenanceWhileWriting(t *testing.T) {
 		t.Error("maintenance lock left behind")
 	}
 	Fsck(t, dir)
+}
+
+// A gc.pid left by a process that died (a killed git gc, or a killed
+// maintenance, which now holds gc.pid too) stops no maintenance, as it
+// stops no git gc: only a live holder on this host, or one on another
+// host, counts (gcPidHeld).
+func TestMaintenanceIgnoresDeadGCPid(t *testing.T) {
+	t.Parallel()
+	st := NewTestStore(t)
+	writeSmallUpdates(t, st, "refs/heads/main", 3)
+	s := st.(*repo)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("cannot start a process:", err)
+	}
+	host, _ := os.Hostname()
+	pid := filepath.Join(s.path, "gc.pid")
+	if err := os.WriteFile(pid, []byte(fmt.Sprintf("%d %s", dead.Process.Pid, host)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	for try := 0; try < 200 && !ran; try++ { // see TestMaintenanceLock
+		if ran = s.maintain(context.Background()); !ran {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if !ran {
+		t.Fatal("maintenance did not run past a dead process's gc.pid")
+	}
+	if loose, packs := looseAndPacks(t, s.path); loose != 0 || packs != 1 {
+		t.Errorf("after maintenance: %d loose objects, %d packs; want 0 and 1", loose, packs)
+	}
+	if fileExists(pid) {
+		t.Error("gc.pid left behind by the maintenance that replaced it")
+	}
 }
