@@ -16,17 +16,7 @@ import (
 // ReadBlobs promises), however many workers read.
 func TestReadBlobsCheckLoosePackedToo(t *testing.T) {
 	s := NewTestStore(t)
-	var ids []OID
-	for i := range 8 {
-		id, err := s.PutBlob([]byte(fmt.Sprintf("document %d\n", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	ids := putBlobs(t, s, 8, func(i int) string { return fmt.Sprintf("document %d\n", i) })
 	path := s.Path()
 	flipped := ids[3]
 	loose := filepath.Join(path, "objects", string(flipped[:2]), string(flipped[2:]))

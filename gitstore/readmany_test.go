@@ -130,17 +130,7 @@ func rewriteLoose(t *testing.T, path string, id OID, raw []byte) {
 // error.
 func TestReadBlobsCorrupt(t *testing.T) {
 	s := NewTestStore(t)
-	var ids []OID
-	for i := range 40 {
-		id, err := s.PutBlob([]byte(fmt.Sprintf("document %d\n%s", i, strings.Repeat("text ", i*50))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	ids := putBlobs(t, s, 40, func(i int) string { return fmt.Sprintf("document %d\n%s", i, strings.Repeat("text ", i*50)) })
 	path := s.Path()
 	if _, err := os.Stat(filepath.Join(path, "objects", string(ids[0][:2]), string(ids[0][2:]))); err != nil {
 		t.Skipf("blobs are not loose here: %v", err)
@@ -225,17 +215,7 @@ func TestReadBlobsCorrupt(t *testing.T) {
 // when it ends, with no worker left running.
 func TestReadBlobsStops(t *testing.T) {
 	s := NewTestStore(t)
-	var ids []OID
-	for i := range 300 {
-		id, err := s.PutBlob([]byte(fmt.Sprint("blob ", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	ids := putBlobs(t, s, 300, func(i int) string { return fmt.Sprint("blob ", i) })
 	stop := errors.New("enough")
 	calls := 0
 	err := ReadBlobs(context.Background(), s, ids, BlobsOptions{Workers: 2}, func(i int, _ []byte, _ error) error {
@@ -282,4 +262,22 @@ func TestReadBlobsUnflushed(t *testing.T) {
 			t.Fatalf("blob %d: %q %q", i, data[i], errs[i])
 		}
 	}
+}
+
+// putBlobs stores n blobs, the i-th holding text(i), syncs them and
+// returns their ids in order.
+func putBlobs(t *testing.T, s Store, n int, text func(i int) string) []OID {
+	t.Helper()
+	ids := make([]OID, 0, n)
+	for i := range n {
+		id, err := s.PutBlob([]byte(text(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
