@@ -376,7 +376,7 @@ func newGitRepo(t *testing.T, base, name string) string {
 		t.Fatalf("template repository: %v", err)
 	}
 	repo := filepath.Join(base, name)
-	if err := copyTree(tmpl, repo); err != nil {
+	if err := testproc.CopyTree(tmpl, repo); err != nil {
 		t.Fatal(err)
 	}
 	return repo
@@ -431,41 +431,6 @@ func (r *templateRepo) remove() {
 	if r.dir != "" {
 		os.RemoveAll(filepath.Dir(r.dir))
 	}
-}
-
-// copyTree copies the directory src to dst (regular files, directories
-// and symlinks, with their permission bits).
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, info.Mode().Perm()|0o700)
-		case d.Type()&os.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		default:
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, info.Mode().Perm())
-		}
-	})
 }
 
 // Set writes doc and commits it: `git add` and `git commit` the first
