@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(testproc.Run(m))
+	code := testproc.Run(m)
+	upstreamTemplate.remove()
+	os.Exit(code)
 }
 
 func runHelper(role string) error {
