@@ -59,7 +59,7 @@ func upstream(t testing.TB) string {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	tmpl, err := upstreamTemplate.get(t)
+	tmpl, err := upstreamTemplate.get(t, upstreamBuild)
 	if err != nil {
 		t.Fatalf("template upstream: %v", err)
 	}
@@ -70,33 +70,70 @@ func upstream(t testing.TB) string {
 	return dir
 }
 
-// upstreamTemplate is the repository upstream copies, made on first use;
-// TestMain removes it.
+// upstreamTemplate is the repository upstream copies, made on first use.
 var upstreamTemplate templateRepo
 
+// upstreamBuild makes the upstream template in dir.
+func upstreamBuild(t testing.TB, dir string) {
+	mirrorGit(t, dir, "init", "-q", "-b", "main")
+	mirrorWrite(t, filepath.Join(dir, "doc.md"), "v1\n")
+	mirrorGit(t, dir, "add", ".")
+	mirrorGit(t, dir, "commit", "-q", "-m", "v1")
+}
+
+// gitInit makes dir a repository as `git init ARGS... dir` does: a copy of
+// one that stock git made with the same arguments once per test process
+// (git init takes no input but its arguments; GitCommand pins its
+// environment).
+func gitInit(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	v, _ := initTemplates.LoadOrStore(strings.Join(args, "\x00"), &templateRepo{})
+	tmpl, err := v.(*templateRepo).get(t, func(t testing.TB, d string) {
+		git(t, "", append(append([]string{"init"}, args...), d)...)
+	})
+	if err != nil {
+		t.Fatalf("template for git init %s: %v", strings.Join(args, " "), err)
+	}
+	if err := testproc.CopyTree(tmpl, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// initTemplates holds gitInit's templates by their git init arguments.
+var initTemplates sync.Map
+
+// removeTemplates deletes every template (TestMain calls it).
+func removeTemplates() {
+	upstreamTemplate.remove()
+	initTemplates.Range(func(_, v any) bool {
+		v.(*templateRepo).remove()
+		return true
+	})
+}
+
+// templateRepo is a repository made once per test process, in its own
+// temporary directory, for tests to copy.
 type templateRepo struct {
 	once sync.Once
 	dir  string
 	err  error
 }
 
-func (r *templateRepo) get(t testing.TB) (string, error) {
+// get makes the template with build(dir) on first use and returns dir.
+func (r *templateRepo) get(t testing.TB, build func(t testing.TB, dir string)) (string, error) {
 	r.once.Do(func() {
 		var top string
-		if top, r.err = os.MkdirTemp("", "gitstore-upstream-template"); r.err != nil {
+		if top, r.err = os.MkdirTemp("", "gitstore-template"); r.err != nil {
 			return
 		}
-		dir := filepath.Join(top, "up")
+		dir := filepath.Join(top, "repo")
 		if r.err = os.MkdirAll(dir, 0o755); r.err != nil {
 			return
 		}
 		r.dir = dir
-		// until the last command succeeds (a failing one ends this test)
+		// until build returns (a failing git command ends this test)
 		r.err = errors.New("making it failed in an earlier test")
-		mirrorGit(t, dir, "init", "-q", "-b", "main")
-		mirrorWrite(t, filepath.Join(dir, "doc.md"), "v1\n")
-		mirrorGit(t, dir, "add", ".")
-		mirrorGit(t, dir, "commit", "-q", "-m", "v1")
+		build(t, dir)
 		r.err = nil
 	})
 	return r.dir, r.err

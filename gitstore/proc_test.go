@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := testproc.Run(m)
-	upstreamTemplate.remove()
+	removeTemplates()
 	os.Exit(code)
 }
 
