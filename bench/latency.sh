@@ -10,7 +10,8 @@
 #   bench/latency.sh [PAIRS]
 #
 #   PEER=BINARY  the peer (Readproof v0.3.2; default /work/peer/readproof or
-#                $READPROOF_PEER; never part of this repository, see read.sh)
+#                $READPROOF_PEER; never part of this repository, see read.sh);
+#                PEER=none leaves it out
 #   BASE=REV     also compare ours at REV against the work tree (A = REV)
 #   POLICY=N     declare N-1 more resources in readproof.toml (ours) and
 #                register them with the peer (default 1: the one document);
@@ -25,6 +26,7 @@ pairs=${1:-21}
 here=$(cd "$(dirname "$0")/.." && pwd)
 peer=${PEER:-${READPROOF_PEER:-}}
 [ -n "$peer" ] || { [ -x /work/peer/readproof ] && peer=/work/peer/readproof; } || true
+[ "$peer" != none ] || peer=
 policy=${POLICY:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/readproof-latency.XXXXXX")
 if [ -z "${KEEP:-}" ]; then
@@ -79,7 +81,7 @@ fi
 compare() {
   local label=$1 a=$2 da=$3 b=$4 db=$5
   "$work/pairtime" -n "$pairs" -label "$label: run --id" -a "$a" -b "$b" -dir-a "$da" -dir-b "$db" -- \
-    run --id "one-{side}-{i}" "$uri"
+    run --id "one-${label%%/*}-{side}-{i}" "$uri"
   "$work/pairtime" -n "$pairs" -label "$label: get" -a "$a" -b "$b" -dir-a "$da" -dir-b "$db" -- get "$uri"
   "$work/pairtime" -n "$pairs" -label "$label: version" -a "$a" -b "$b" -dir-a "$da" -dir-b "$db" -- version
 }
