@@ -23,7 +23,18 @@ type syncTarget struct {
 	goneOK bool
 }
 
+// syncTrace, when a test sets it, is told of every target fsyncEach is
+// about to sync (from several goroutines at once).
+var syncTrace func(path string, dir bool)
+
 func (t syncTarget) sync() error {
+	if syncTrace != nil {
+		name := t.path
+		if t.f != nil {
+			name = t.f.Name()
+		}
+		syncTrace(name, t.dir)
+	}
 	var err error
 	switch {
 	case t.f != nil:
