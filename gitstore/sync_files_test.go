@@ -154,3 +154,41 @@ func TestUpdateSyncsFewObjectsWithLocksBeforeRename(t *testing.T) {
 		t.Fatalf("directory of the compared-only ref was synced: %v", synced)
 	}
 }
+
+// Init syncs every file and directory of the new repository before it is
+// renamed into place (all inside the temporary directory), in one batch.
+func TestInitSyncsLayoutBeforeRename(t *testing.T) {
+	parent := t.TempDir()
+	path := filepath.Join(parent, "store")
+	var mu sync.Mutex
+	var synced []string
+	syncTrace = func(p string, _ bool) {
+		mu.Lock()
+		synced = append(synced, p)
+		mu.Unlock()
+	}
+	s, err := Init(path)
+	syncTrace = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rel := map[string]bool{}
+	for _, p := range synced {
+		r, err := filepath.Rel(parent, p)
+		if err != nil || !strings.HasPrefix(r, ".store.init-") {
+			t.Fatalf("synced %s, outside the temporary directory", p)
+		}
+		_, r, _ = strings.Cut(r, string(filepath.Separator))
+		rel[filepath.ToSlash(r)] = true
+	}
+	want := []string{"", "HEAD", "config", "description", ".gitignore", "objects", "objects/info", "objects/pack", "refs", "refs/heads", "refs/tags"}
+	if len(rel) != len(want) {
+		t.Errorf("synced %d paths; want %d: %v", len(rel), len(want), synced)
+	}
+	for _, w := range want {
+		if !rel[w] {
+			t.Errorf("%q of the new repository was not synced: %v", w, synced)
+		}
+	}
+}
