@@ -223,30 +223,54 @@ func (s *repo) startSpill() error {
 
 // add compresses one object into the spill file.
 func (sp *spillFile) add(h plumbing.Hash, t plumbing.ObjectType, data []byte) error {
-	sp.z.Reset()
-	if len(data) < storeBelow {
-		appendStoredZlib(&sp.z, data)
-	} else {
-		sp.zw.Reset(&sp.z)
-		sp.zw.Write(data)
-		if err := sp.zw.Close(); err != nil {
-			return err
-		}
-	}
-	if sp.z.Len() > maxSpilled {
-		return fmt.Errorf("object %s: %d compressed bytes: too large for the spill file", h, sp.z.Len())
-	}
 	head := packHeader(t, len(data))
-	crc := crc32.Update(crc32.ChecksumIEEE(head), crc32.IEEETable, sp.z.Bytes())
-	o := spilledObj{h: h, t: t, size: uint32(len(data)), off: sp.off, crc: crc}
-	sp.w.Write(head)
-	if _, err := sp.w.Write(sp.z.Bytes()); err != nil {
+	if _, err := sp.w.Write(head); err != nil {
 		return err
 	}
-	sp.off += int64(len(head) + sp.z.Len())
+	// The zlib stream goes straight to the file through a writer that
+	// takes the pack entry's CRC and length as it passes: a large object
+	// (a 10,000-entry manifest) is not held compressed as well.
+	cw := crcWriter{w: sp.w, crc: crc32.ChecksumIEEE(head)}
+	if len(data) < storeBelow {
+		sp.z.Reset()
+		appendStoredZlib(&sp.z, data)
+		cw.Write(sp.z.Bytes())
+	} else {
+		sp.zw.Reset(&cw)
+		sp.zw.Write(data)
+		sp.zw.Close()
+	}
+	if cw.err != nil {
+		return cw.err
+	}
+	if cw.n > maxSpilled {
+		return fmt.Errorf("object %s: %d compressed bytes: too large for the spill file", h, cw.n)
+	}
+	o := spilledObj{h: h, t: t, size: uint32(len(data)), off: sp.off, crc: cw.crc}
+	sp.off += int64(len(head)) + cw.n
 	sp.objs = append(sp.objs, o)
 	sp.index(len(sp.objs) - 1)
 	return nil
+}
+
+// crcWriter writes to w, keeping the CRC-32 (IEEE) and count of what
+// passed and the first error.
+type crcWriter struct {
+	w   io.Writer
+	crc uint32
+	n   int64
+	err error
+}
+
+func (c *crcWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.crc = crc32.Update(c.crc, crc32.IEEETable, p[:n])
+	c.n += int64(n)
+	c.err = err
+	return n, err
 }
 
 // appendStoredZlib appends data to z as the zlib stream
