@@ -400,6 +400,12 @@ func Short(s string) string {
 func Message(m *Manifest) string {
 	var b strings.Builder
 	n := len(m.Entries)
+	size := 2*len(m.RunID) + 96
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		size += len(e.URI) + len(e.Ref) + len(e.Decision) + 64
+	}
+	b.Grow(size) // at least the message: one allocation, not a doubling series
 	fmt.Fprintf(&b, "readproof run %s: %d %s\n\n", m.RunID, n, text.Plural(n, "entry", "entries"))
 	for _, e := range m.Entries {
 		ref := e.Ref

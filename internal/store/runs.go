@@ -342,11 +342,14 @@ func (s *Store) writeManifestFrom(m *manifest.Manifest, sp *entrySpool) (gitstor
 	if err != nil {
 		return "", err
 	}
-	files := map[string]gitstore.OID{"manifest.json": blob}
+	// The entries' files are distinct (Validate), and none is manifest.json
+	// (they are under content/).
+	files := make([]treeFile, 0, len(m.Entries)+1)
+	files = append(files, treeFile{"manifest.json", blob})
 	for _, e := range m.Entries {
-		files[e.File] = gitstore.OID(e.Snapshot)
+		files = append(files, treeFile{e.File, gitstore.OID(e.Snapshot)})
 	}
-	tree, err := s.putTree(files)
+	tree, err := s.putTreeFiles(files)
 	if err != nil {
 		return "", err
 	}
