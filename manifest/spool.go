@@ -98,66 +98,140 @@ func (s *Spool) Flush() error {
 // the rest of each entry is read from r, the spooled bytes from their
 // start. It fails as Encode does for a manifest that does not validate.
 func (s *Spool) Encode(m *Manifest, r io.Reader) ([]byte, error) {
+	size, rd, err := s.Reader(m, r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, size)
+	if _, err := io.ReadFull(rd, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Reader is Encode without holding the document: after the same checks,
+// it returns the size of manifest.json and a reader that assembles it as it
+// is read, reading the spooled bytes from r. A read error names the entry
+// whose spooled bytes could not be read.
+func (s *Spool) Reader(m *Manifest, r io.Reader) (int64, io.Reader, error) {
 	if len(m.Entries) != len(s.parts) {
-		return nil, fmt.Errorf("encode manifest: %d entries, %d spooled", len(m.Entries), len(s.parts))
+		return 0, nil, fmt.Errorf("encode manifest: %d entries, %d spooled", len(m.Entries), len(s.parts))
 	}
 	if err := s.Flush(); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if err := m.Validate(); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	head, cut, err := encodeHead(m)
-	if err != nil || len(m.Entries) == 0 {
-		return head, err
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(m.Entries) == 0 {
+		return int64(len(head)), bytes.NewReader(head), nil
 	}
 	// Each file's JSON, encoded as the entry encoder encodes strings, one
 	// after another; size is the whole document's.
-	var files bytes.Buffer
-	ends := make([]int, len(m.Entries))
-	fenc := json.NewEncoder(&files)
+	sr := &spoolReader{parts: s.parts, src: bufio.NewReaderSize(r, 64<<10), tail: head[cut:], ends: make([]int, len(m.Entries))}
+	fenc := json.NewEncoder(&sr.files)
 	fenc.SetEscapeHTML(false)
-	size := len(head) + len(entriesEnd)
+	size := int64(len(head) + len(entriesEnd))
 	for i := range m.Entries {
 		if err := fenc.Encode(m.Entries[i].File); err != nil {
-			return nil, err
+			return 0, nil, err
 		}
-		files.Truncate(files.Len() - 1)
-		ends[i] = files.Len()
-		size += len(entryIndent) + int(s.parts[i].before) + int(s.parts[i].after)
+		sr.files.Truncate(sr.files.Len() - 1)
+		sr.ends[i] = sr.files.Len()
+		size += int64(len(entryIndent)) + int64(s.parts[i].before) + int64(s.parts[i].after)
 		if i > 0 {
 			size++
 		}
 	}
-	size += files.Len()
-	out := make([]byte, 0, size)
-	out = append(out, head[:cut]...)
-	br := bufio.NewReaderSize(r, 64<<10)
-	read := func(n uint32) error {
-		k := len(out)
-		if k+int(n) > cap(out) {
-			return io.ErrUnexpectedEOF // spooled lengths that do not add up
+	size += int64(sr.files.Len())
+	sr.lit = head[:cut]
+	return size, sr, nil
+}
+
+// spoolReader assembles manifest.json: literal bytes (lit: the head, the
+// separators, each file's JSON, the tail) and runs of spooled bytes (left
+// of them still to copy from src), entry by entry.
+type spoolReader struct {
+	parts []spooled
+	src   *bufio.Reader
+	files bytes.Buffer
+	ends  []int
+	tail  []byte
+
+	lit   []byte
+	left  int
+	i     int // the entry being assembled
+	stage int // of entry i: 0 separator, 1 before, 2 file, 3 after
+	done  bool
+	err   error
+}
+
+func (sr *spoolReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if sr.err != nil {
+			return n, sr.err
 		}
-		out = out[:k+int(n)]
-		_, err := io.ReadFull(br, out[k:])
-		return err
+		if len(sr.lit) > 0 {
+			c := copy(p[n:], sr.lit)
+			sr.lit = sr.lit[c:]
+			n += c
+			continue
+		}
+		if sr.left > 0 {
+			want := len(p) - n
+			if want > sr.left {
+				want = sr.left
+			}
+			c, err := io.ReadFull(sr.src, p[n:n+want])
+			n += c
+			sr.left -= c
+			if err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				sr.err = fmt.Errorf("encode manifest: read spooled entry %d: %w", sr.i, err)
+			}
+			continue
+		}
+		if sr.done {
+			return n, io.EOF
+		}
+		sr.next()
 	}
-	start := 0
-	for i, p := range s.parts {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, entryIndent...)
-		if err := read(p.before); err != nil {
-			return nil, fmt.Errorf("encode manifest: read spooled entry %d: %w", i, err)
-		}
-		out = append(out, files.Bytes()[start:ends[i]]...)
-		start = ends[i]
-		if err := read(p.after); err != nil {
-			return nil, fmt.Errorf("encode manifest: read spooled entry %d: %w", i, err)
-		}
+	return n, nil
+}
+
+// next moves to the next piece of the document.
+func (sr *spoolReader) next() {
+	if sr.i == len(sr.parts) {
+		sr.lit = append([]byte(entriesEnd), sr.tail...)
+		sr.done = true
+		return
 	}
-	out = append(out, entriesEnd...)
-	out = append(out, head[cut:]...)
-	return out, nil
+	switch sr.stage {
+	case 0:
+		sr.lit = []byte(entryIndent)
+		if sr.i > 0 {
+			sr.lit = []byte("," + entryIndent)
+		}
+	case 1:
+		sr.left = int(sr.parts[sr.i].before)
+	case 2:
+		start := 0
+		if sr.i > 0 {
+			start = sr.ends[sr.i-1]
+		}
+		sr.lit = sr.files.Bytes()[start:sr.ends[sr.i]]
+	case 3:
+		sr.left = int(sr.parts[sr.i].after)
+		sr.i++
+		sr.stage = 0
+		return
+	}
+	sr.stage++
 }

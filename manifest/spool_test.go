@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"testing"
+	"testing/iotest"
 )
 
 // lightEntry keeps of e what Spool.Encode reads from the manifest: what
@@ -50,6 +52,18 @@ func checkSpoolMatchesEncode(t *testing.T, m *Manifest) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("Spool.Encode differs from Encode:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+	if werr != nil {
+		return
+	}
+	// The reader gives the same bytes read a byte at a time, and its size.
+	size, rd, err := sp.Reader(&light, bytes.NewReader(file.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = io.ReadAll(iotest.OneByteReader(rd))
+	if err != nil || !bytes.Equal(got, want) || size != int64(len(want)) {
+		t.Fatalf("Spool.Reader: size %d, %d bytes read, %v; want %d bytes", size, len(got), err, len(want))
 	}
 }
 
