@@ -122,6 +122,35 @@ func (p *project) open(t testing.TB) {
 	p.s = s
 }
 
+// copyProject copies p (documents, readproof.toml and store) to a fresh
+// directory and opens the copy, with the same clock. In the copy's store
+// config, the one remote URL fromURL becomes toURL (the config file is the
+// only file of a project that names a path or URL). A fixture several
+// subtests start from is built once, with readproof's push and pull, and
+// copied: building it again ran the same git processes each time.
+func (p *project) copyProject(t testing.TB, fromURL, toURL string) *project {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "project")
+	if err := testproc.CopyTree(p.dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, ".readproof", "config")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "\turl = " + fromURL + "\n"
+	if n := strings.Count(string(data), line); n != 1 {
+		t.Fatalf("copy of %s: %d remotes with URL %s, want one:\n%s", p.dir, n, fromURL, data)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(data), line, "\turl = "+toURL+"\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := &project{dir: dir, now: p.now}
+	q.open(t)
+	return q
+}
+
 // clock advances one second per call, so every event has its own time.
 func (p *project) clock() time.Time {
 	p.now = p.now.Add(time.Second)
