@@ -245,8 +245,72 @@ func git(t testing.TB, gitDir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// allRefs lists every ref of a repository as "name oid" lines.
+// allRefs lists every ref of a repository as "name oid" lines, sorted by
+// name, as `git for-each-ref --format='%(refname) %(objectname)'` does
+// (gitAllRefs; TestAllRefsSameAsGit compares the two). It reads the files
+// itself: the tests take it before and after each refused operation, and
+// that was a git process each time.
 func allRefs(t testing.TB, gitDir string) string {
+	t.Helper()
+	refs := map[string]string{}
+	if data, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if oid, name, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "^") {
+				refs[name] = oid
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	symbolic := map[string]string{}
+	err := filepath.WalkDir(filepath.Join(gitDir, "refs"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".lock") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(gitDir, path)
+		name, value := filepath.ToSlash(rel), strings.TrimSpace(string(data))
+		if target, ok := strings.CutPrefix(value, "ref: "); ok {
+			symbolic[name] = target
+		} else {
+			refs[name] = value
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range symbolic {
+		for i := 0; i < 5 && refs[target] == ""; i++ {
+			target = symbolic[target]
+		}
+		if oid := refs[target]; oid != "" {
+			refs[name] = oid
+		}
+	}
+	names := make([]string, 0, len(refs))
+	for name, oid := range refs {
+		if len(oid) != 40 && len(oid) != 64 {
+			t.Fatalf("%s: ref %s holds %q", gitDir, name, oid)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(name + " " + refs[name])
+	}
+	return b.String()
+}
+
+// gitAllRefs is allRefs by stock git.
+func gitAllRefs(t testing.TB, gitDir string) string {
 	t.Helper()
 	return git(t, gitDir, "for-each-ref", "--format=%(refname) %(objectname)")
 }

@@ -701,3 +701,38 @@ func TestHookEnvironment(t *testing.T) {
 		t.Fatalf("the project repository was changed: %s %v", cfg, err)
 	}
 }
+
+// TestAllRefsSameAsGit: the test helper allRefs lists what git
+// for-each-ref lists, for stores and servers with loose and packed refs,
+// a symbolic ref and a lock file left behind.
+func TestAllRefsSameAsGit(t *testing.T) {
+	t.Parallel()
+	dir := bareServer(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"doc": "v1\n"})
+	addRemote(t, a, "origin", dir)
+	a.run(t, "r1", "doc")
+	a.tag(t, "doc", "prod")
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"other": "o\n"})
+	addRemote(t, b, "origin", dir)
+	mustPull(t, b, "origin")
+	b.run(t, "r2", "other")
+	compare := func(step string) {
+		t.Helper()
+		for _, d := range []string{a.path(), b.path(), dir} {
+			if got, want := allRefs(t, d), gitAllRefs(t, d); got != want {
+				t.Fatalf("%s, %s:\nallRefs:\n%s\ngit for-each-ref:\n%s", step, d, got, want)
+			}
+		}
+	}
+	compare("loose")
+	git(t, dir, "pack-refs", "--all")
+	git(t, b.path(), "pack-refs", "--all")
+	git(t, b.path(), "update-ref", store.RunsPrefix+"loose-after-pack", git(t, b.path(), "rev-parse", store.RunsPrefix+"r2"))
+	// a loose ref over a packed one of the same name wins
+	git(t, b.path(), "update-ref", store.RunsPrefix+"r2", git(t, b.path(), "rev-parse", store.RunsPrefix+"r1"))
+	compare("packed")
+	git(t, dir, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+	writeFile(t, filepath.Join(dir, "refs", "heads", "main.lock"), "")
+	compare("symbolic and lock")
+}
