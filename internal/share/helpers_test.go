@@ -327,6 +327,17 @@ func refsExcept(t testing.TB, gitDir, prefix string) string {
 	return strings.Join(keep, "\n")
 }
 
+// fromMain returns every commit reachable from main, listed by one git
+// rev-list: the same answer as reachableFromMain for each of them.
+func fromMain(t testing.TB, gitDir string) map[string]bool {
+	t.Helper()
+	set := map[string]bool{}
+	for _, c := range strings.Fields(git(t, gitDir, "rev-list", "refs/heads/main")) {
+		set[c] = true
+	}
+	return set
+}
+
 // reachableFromMain reports whether commit c is reachable from main.
 func reachableFromMain(t testing.TB, gitDir, c string) bool {
 	t.Helper()
