@@ -471,11 +471,10 @@ func (f *gitFixture) Source(t *testing.T, maxBytes int64) adapters.Source {
 // startGitDaemon serves base over git:// on 127.0.0.1, or skips the test.
 func startGitDaemon(t *testing.T, base string) int {
 	t.Helper()
-	if err := exec.Command("git", "daemon", "--help").Run(); err != nil {
-		// git daemon --help exits non-zero but prints usage when present.
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Skipf("git daemon unavailable: %v", err)
-		}
+	// git-daemon in git's exec path (`git daemon --help` answered that
+	// by starting man and col, each time)
+	if _, err := os.Stat(filepath.Join(gitExecPath(t), "git-daemon")); err != nil {
+		t.Skipf("git daemon unavailable: %v", err)
 	}
 	port := freePort(t)
 	cmd := exec.Command("git", "daemon", "--verbose", "--export-all", "--base-path="+base, "--listen=127.0.0.1",
@@ -496,6 +495,22 @@ func startGitDaemon(t *testing.T, base string) int {
 	return port
 }
 
+// gitExecPath returns `git --exec-path`, asked once per test process, or
+// skips the test when git cannot say.
+func gitExecPath(t *testing.T) string {
+	t.Helper()
+	dir, err := execPath()
+	if err != nil {
+		t.Skipf("git --exec-path: %v", err)
+	}
+	return dir
+}
+
+var execPath = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("git", "--exec-path").Output()
+	return strings.TrimSpace(string(out)), err
+})
+
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -509,11 +524,7 @@ func freePort(t *testing.T) int {
 // startGitHTTP serves base over smart HTTP with git http-backend, or skips.
 func startGitHTTP(t *testing.T, base string) *httptest.Server {
 	t.Helper()
-	out, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Skipf("git --exec-path: %v", err)
-	}
-	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	backend := filepath.Join(gitExecPath(t), "git-http-backend")
 	if _, err := os.Stat(backend); err != nil {
 		t.Skipf("git http-backend unavailable: %v", err)
 	}

@@ -122,6 +122,35 @@ func (p *project) open(t testing.TB) {
 	p.s = s
 }
 
+// copyProject copies p (documents, readproof.toml and store) to a fresh
+// directory and opens the copy, with the same clock. In the copy's store
+// config, the one remote URL fromURL becomes toURL (the config file is the
+// only file of a project that names a path or URL). A fixture several
+// subtests start from is built once, with readproof's push and pull, and
+// copied: building it again ran the same git processes each time.
+func (p *project) copyProject(t testing.TB, fromURL, toURL string) *project {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "project")
+	if err := testproc.CopyTree(p.dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, ".readproof", "config")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "\turl = " + fromURL + "\n"
+	if n := strings.Count(string(data), line); n != 1 {
+		t.Fatalf("copy of %s: %d remotes with URL %s, want one:\n%s", p.dir, n, fromURL, data)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(data), line, "\turl = "+toURL+"\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := &project{dir: dir, now: p.now}
+	q.open(t)
+	return q
+}
+
 // clock advances one second per call, so every event has its own time.
 func (p *project) clock() time.Time {
 	p.now = p.now.Add(time.Second)
@@ -216,8 +245,72 @@ func git(t testing.TB, gitDir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// allRefs lists every ref of a repository as "name oid" lines.
+// allRefs lists every ref of a repository as "name oid" lines, sorted by
+// name, as `git for-each-ref --format='%(refname) %(objectname)'` does
+// (gitAllRefs; TestAllRefsSameAsGit compares the two). It reads the files
+// itself: the tests take it before and after each refused operation, and
+// that was a git process each time.
 func allRefs(t testing.TB, gitDir string) string {
+	t.Helper()
+	refs := map[string]string{}
+	if data, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if oid, name, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "^") {
+				refs[name] = oid
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	symbolic := map[string]string{}
+	err := filepath.WalkDir(filepath.Join(gitDir, "refs"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".lock") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(gitDir, path)
+		name, value := filepath.ToSlash(rel), strings.TrimSpace(string(data))
+		if target, ok := strings.CutPrefix(value, "ref: "); ok {
+			symbolic[name] = target
+		} else {
+			refs[name] = value
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range symbolic {
+		for i := 0; i < 5 && refs[target] == ""; i++ {
+			target = symbolic[target]
+		}
+		if oid := refs[target]; oid != "" {
+			refs[name] = oid
+		}
+	}
+	names := make([]string, 0, len(refs))
+	for name, oid := range refs {
+		if len(oid) != 40 && len(oid) != 64 {
+			t.Fatalf("%s: ref %s holds %q", gitDir, name, oid)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(name + " " + refs[name])
+	}
+	return b.String()
+}
+
+// gitAllRefs is allRefs by stock git.
+func gitAllRefs(t testing.TB, gitDir string) string {
 	t.Helper()
 	return git(t, gitDir, "for-each-ref", "--format=%(refname) %(objectname)")
 }
@@ -232,6 +325,17 @@ func refsExcept(t testing.TB, gitDir, prefix string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// fromMain returns every commit reachable from main, listed by one git
+// rev-list: the same answer as reachableFromMain for each of them.
+func fromMain(t testing.TB, gitDir string) map[string]bool {
+	t.Helper()
+	set := map[string]bool{}
+	for _, c := range strings.Fields(git(t, gitDir, "rev-list", "refs/heads/main")) {
+		set[c] = true
+	}
+	return set
 }
 
 // reachableFromMain reports whether commit c is reachable from main.

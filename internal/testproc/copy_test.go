@@ -45,3 +45,26 @@ func TestCopyTree(t *testing.T) {
 		t.Error("copy onto an existing directory succeeded")
 	}
 }
+
+func TestLookPathBinary(t *testing.T) {
+	shims, bin := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(shims, "tool"), []byte("#!/bin/sh\nexec real \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "tool"), []byte("\x7fELF not really"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", shims+string(os.PathListSeparator)+bin)
+	if got, err := LookPathBinary("tool"); err != nil || got != filepath.Join(bin, "tool") {
+		t.Errorf("LookPathBinary = %q, %v; want the program in %s, past the script", got, err, bin)
+	}
+	// only a script: exec.LookPath's answer
+	t.Setenv("PATH", shims)
+	if got, err := LookPathBinary("tool"); err != nil || got != filepath.Join(shims, "tool") {
+		t.Errorf("LookPathBinary = %q, %v; want the script", got, err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := LookPathBinary("tool"); err == nil {
+		t.Error("found a tool that is not on PATH")
+	}
+}

@@ -9,7 +9,8 @@
 // run if any descendant is still alive, naming and killing each. With
 // TMPDIR unset it also gives the tests a scratch directory on a memory
 // filesystem ([MemoryScratch]). [CopyTree] copies a fixture directory
-// (a repository built once per test process) without a process.
+// (a repository built once per test process) without a process;
+// [LookPathBinary] finds a program past version-manager shims.
 //
 // It imports the standard library only and is imported by tests only.
 package testproc
