@@ -234,6 +234,20 @@ var looseWriters = sync.Pool{New: func() any {
 
 // writeZlib writes a loose object's content: zlib("<type> <size>\x00" data).
 func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
+	head := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
+	if len(data) < storeBelow {
+		// A small object (a commit, a tree, a record) takes a file
+		// system block of its own however well it compresses: it is
+		// stored in zlib stored blocks, as a pack's small entries are,
+		// without the compressor (650 KB) that a process writing only
+		// small objects, as a one-document run or get does, would
+		// otherwise allocate and fault in for its first object.
+		var z bytes.Buffer
+		z.Grow(len(head) + len(data) + 16)
+		appendStoredZlib(&z, append([]byte(head), data...))
+		_, err := w.Write(z.Bytes())
+		return err
+	}
 	lw := looseWriters.Get().(*looseWriter)
 	defer func() {
 		// drop the reference to w before the writer goes back to the pool
@@ -243,7 +257,7 @@ func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
 	}()
 	lw.bw.Reset(w)
 	lw.zw.Reset(lw.bw)
-	if _, err := lw.zw.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00")); err != nil {
+	if _, err := lw.zw.Write([]byte(head)); err != nil {
 		return err
 	}
 	if _, err := lw.zw.Write(data); err != nil {
