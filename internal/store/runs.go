@@ -328,17 +328,16 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 // spooled to sp (its entries light), or held whole when sp is nil.
 func (s *Store) writeManifestFrom(m *manifest.Manifest, sp *entrySpool) (gitstore.OID, error) {
 	manifest.AssignFiles(m.Entries)
-	var data []byte
+	var blob gitstore.OID
 	var err error
 	if sp != nil {
-		data, err = sp.encode(m)
+		blob, err = sp.put(s.git, m)
 	} else {
-		data, err = manifest.Encode(m)
+		var data []byte
+		if data, err = manifest.Encode(m); err == nil {
+			blob, err = s.git.PutBlob(data)
+		}
 	}
-	if err != nil {
-		return "", err
-	}
-	blob, err := s.git.PutBlob(data)
 	if err != nil {
 		return "", err
 	}
