@@ -5,6 +5,8 @@ import (
 	"compress/zlib"
 	"crypto/rand"
 	"fmt"
+	"hash/adler32"
+	"io"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -343,6 +345,40 @@ func TestPutBlobFromMatchesPutBlob(t *testing.T) {
 	for i, got := range gitObjects(t, s.Path(), ids[len(ids)-4:]) {
 		if !bytes.Equal(got.Data, docs[len(ids)-4+i]) {
 			t.Fatalf("git cat-file of blob %d differs", i)
+		}
+	}
+}
+
+// TestStoredWriterInflates: the stored-block zlib stream PutBlobFrom writes
+// inflates back to its data at every block boundary, and below one block
+// it is the stream of appendStoredZlib.
+func TestStoredWriterInflates(t *testing.T) {
+	data := make([]byte, 3*0xffff+10)
+	rand.Read(data)
+	for _, n := range []int{0, 1, 1000, 0xffff - 1, 0xffff, 0xffff + 1, 2 * 0xffff, len(data)} {
+		var out bytes.Buffer
+		z := storedWriter{w: &out, sum: adler32.New()}
+		rest := data[:n]
+		for len(rest) > 0 {
+			k := copy(z.room()[:min(len(z.room()), 7000)], rest)
+			z.wrote(k, io.Discard)
+			rest = rest[k:]
+		}
+		z.close()
+		zr, err := zlib.NewReader(bytes.NewReader(out.Bytes()))
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, data[:n]) {
+			t.Fatalf("%d bytes: inflated %d bytes, %v", n, len(got), err)
+		}
+		if n < 0xffff {
+			var want bytes.Buffer
+			appendStoredZlib(&want, data[:n])
+			if !bytes.Equal(out.Bytes(), want.Bytes()) {
+				t.Fatalf("%d bytes: stream differs from appendStoredZlib's", n)
+			}
 		}
 	}
 }

@@ -46,7 +46,8 @@ type blobStreamer interface {
 // put stores manifest.json of m (whose entries are the spooled ones,
 // light), the bytes manifest.Encode would give, as a blob: streamed into a
 // store that takes it so (the 6 MB of a 10,000-entry manifest are never
-// held), else assembled in memory.
+// held, and gitstore stores them uncompressed: every command that reads
+// the run copies them instead of inflating them), else assembled in memory.
 func (e *entrySpool) put(g gitstore.Store, m *manifest.Manifest) (gitstore.OID, error) {
 	if err := e.sp.Flush(); err != nil {
 		return "", err
