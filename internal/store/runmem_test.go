@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/manifest"
 )
 
 // TestRunOnceProgressHoldsNoContent (issue 14, memory): the CLI's
@@ -146,5 +147,21 @@ func TestManifestDecodedWhileCheckedFails(t *testing.T) {
 	got, err := f.s.ManifestAt(gitstore.OID(m.ID))
 	if got != nil || !errors.Is(err, gitstore.ErrCorrupt) || !checked || !strings.Contains(err.Error(), "is not a readproof manifest") {
 		t.Fatalf("ManifestAt of a manifest that fails its check: %v, %v (checked %v)", got, err, checked)
+	}
+}
+
+// TestWithRunLeavesEntries: the journal view reads a manifest's entries in
+// position order; a manifest in that order is read in place, any other is
+// sorted in a copy and left as it was.
+func TestWithRunLeavesEntries(t *testing.T) {
+	m := &manifest.Manifest{RunID: "r", Entries: []manifest.Entry{{Position: 1, URI: "b"}, {Position: 0, URI: "a"}}}
+	b := viewBuilder{}.withRun("1234", m)
+	if m.Entries[0].URI != "b" || b.known.entries[0].URI != "a" {
+		t.Fatalf("unsorted: manifest %v, view %v", m.Entries, b.known.entries)
+	}
+	m.Entries[0], m.Entries[1] = m.Entries[1], m.Entries[0]
+	b = viewBuilder{}.withRun("1234", m)
+	if &b.known.entries[0] != &m.Entries[0] {
+		t.Fatal("sorted entries were copied")
 	}
 }
