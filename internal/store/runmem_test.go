@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/manifest"
 )
 
 // TestRunOnceProgressHoldsNoContent (issue 14, memory): the CLI's
@@ -106,5 +110,58 @@ func TestSpooledRunSameManifest(t *testing.T) {
 	left, err := filepath.Glob(filepath.Join(a.s.Path(), "objects", "pack", "tmp_*"))
 	if err != nil || len(left) != 0 {
 		t.Fatalf("scratch files left: %v %v", left, err)
+	}
+}
+
+// corruptVerifier is a store whose BlobVerifying hands out a blob's bytes
+// and then finds they do not match their id.
+type corruptVerifier struct {
+	gitstore.Store
+	checked *bool
+}
+
+func (c corruptVerifier) BlobVerifying(id gitstore.OID) ([]byte, func() error, error) {
+	data, err := c.Store.Blob(id)
+	return data, func() error {
+		*c.checked = true
+		return fmt.Errorf("read object %s: %w: content does not match its id", id, gitstore.ErrCorrupt)
+	}, err
+}
+
+// TestManifestDecodedWhileCheckedFails (issue 14, reading a manifest): a
+// manifest decoded while its bytes are checked is not returned when the
+// check fails: the error is the one reading the blob gave before (a
+// corrupt object, "not a readproof manifest").
+func TestManifestDecodedWhileCheckedFails(t *testing.T) {
+	toml, files, uris := manyDocs(3, 50)
+	f := newFixture(t, toml, files)
+	m, _, err := f.s.RunOnce(context.Background(), "r", uris)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.ManifestAt(gitstore.OID(m.ID)); err != nil {
+		t.Fatal(err)
+	}
+	checked := false
+	f.s.git = corruptVerifier{f.s.git, &checked}
+	got, err := f.s.ManifestAt(gitstore.OID(m.ID))
+	if got != nil || !errors.Is(err, gitstore.ErrCorrupt) || !checked || !strings.Contains(err.Error(), "is not a readproof manifest") {
+		t.Fatalf("ManifestAt of a manifest that fails its check: %v, %v (checked %v)", got, err, checked)
+	}
+}
+
+// TestWithRunLeavesEntries: the journal view reads a manifest's entries in
+// position order; a manifest in that order is read in place, any other is
+// sorted in a copy and left as it was.
+func TestWithRunLeavesEntries(t *testing.T) {
+	m := &manifest.Manifest{RunID: "r", Entries: []manifest.Entry{{Position: 1, URI: "b"}, {Position: 0, URI: "a"}}}
+	b := viewBuilder{}.withRun("1234", m)
+	if m.Entries[0].URI != "b" || b.known.entries[0].URI != "a" {
+		t.Fatalf("unsorted: manifest %v, view %v", m.Entries, b.known.entries)
+	}
+	m.Entries[0], m.Entries[1] = m.Entries[1], m.Entries[0]
+	b = viewBuilder{}.withRun("1234", m)
+	if &b.known.entries[0] != &m.Entries[0] {
+		t.Fatal("sorted entries were copied")
 	}
 }

@@ -328,17 +328,16 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 // spooled to sp (its entries light), or held whole when sp is nil.
 func (s *Store) writeManifestFrom(m *manifest.Manifest, sp *entrySpool) (gitstore.OID, error) {
 	manifest.AssignFiles(m.Entries)
-	var data []byte
+	var blob gitstore.OID
 	var err error
 	if sp != nil {
-		data, err = sp.encode(m)
+		blob, err = sp.put(s.git, m)
 	} else {
-		data, err = manifest.Encode(m)
+		var data []byte
+		if data, err = manifest.Encode(m); err == nil {
+			blob, err = s.git.PutBlob(data)
+		}
 	}
-	if err != nil {
-		return "", err
-	}
-	blob, err := s.git.PutBlob(data)
 	if err != nil {
 		return "", err
 	}
@@ -447,16 +446,46 @@ func (s *Store) manifestData(id gitstore.OID) (*manifest.Manifest, []byte, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
-	data, err := s.readFile(c, "manifest.json")
+	notManifest := func(err error) error {
+		return hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
+	}
+	// A large manifest is decoded while its bytes are checked against
+	// their id; nothing decoded is returned unless they match, and a
+	// mismatch is the error readFile would have given.
+	data, check, err := s.readFileVerifying(c, "manifest.json")
 	if err != nil {
-		return nil, nil, hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
+		return nil, nil, notManifest(err)
 	}
 	m, err := manifest.Decode(data)
+	if cerr := check(); cerr != nil {
+		return nil, nil, notManifest(cerr)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
 	m.ID = string(id)
 	return m, data, nil
+}
+
+// blobVerifier is a store that hands out a blob's bytes while it checks
+// them (gitstore's BlobVerifying).
+type blobVerifier interface {
+	BlobVerifying(id gitstore.OID) ([]byte, func() error, error)
+}
+
+// readFileVerifying is readFile through BlobVerifying where the store has
+// it: check must return nil before anything made of the bytes is used.
+func (s *Store) readFileVerifying(c gitstore.Commit, path string) ([]byte, func() error, error) {
+	bv, ok := s.git.(blobVerifier)
+	if !ok {
+		data, err := s.readFile(c, path)
+		return data, func() error { return nil }, err
+	}
+	id, err := s.file(c.Tree, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bv.BlobVerifying(id)
 }
 
 // Content returns a snapshot's bytes.

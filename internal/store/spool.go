@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -36,13 +37,34 @@ func (s *Store) newEntrySpool() *entrySpool {
 	return &entrySpool{f: f, sp: manifest.NewSpool(f)}
 }
 
-// encode assembles manifest.json of m (whose entries are the spooled ones,
-// light) as manifest.Encode would.
-func (e *entrySpool) encode(m *manifest.Manifest) ([]byte, error) {
+// blobStreamer is a store that takes a blob from a reader (gitstore's
+// PutBlobFrom).
+type blobStreamer interface {
+	PutBlobFrom(size int64, r io.Reader) (gitstore.OID, error)
+}
+
+// put stores manifest.json of m (whose entries are the spooled ones,
+// light), the bytes manifest.Encode would give, as a blob: streamed into a
+// store that takes it so (the 6 MB of a 10,000-entry manifest are never
+// held, and gitstore stores them uncompressed: every command that reads
+// the run copies them instead of inflating them), else assembled in memory.
+func (e *entrySpool) put(g gitstore.Store, m *manifest.Manifest) (gitstore.OID, error) {
 	if err := e.sp.Flush(); err != nil {
-		return nil, err
+		return "", err
 	}
-	return e.sp.Encode(m, io.NewSectionReader(e.f, 0, 1<<62))
+	src := io.NewSectionReader(e.f, 0, 1<<62)
+	if bs, ok := g.(blobStreamer); ok {
+		size, r, err := e.sp.Reader(m, src)
+		if err != nil {
+			return "", err
+		}
+		return bs.PutBlobFrom(size, r)
+	}
+	data, err := e.sp.Encode(m, src)
+	if err != nil {
+		return "", err
+	}
+	return g.PutBlob(data)
 }
 
 func (e *entrySpool) close() {
