@@ -138,10 +138,6 @@ func (s *repo) maybeMaintain() {
 // smallest up as git repack --geometric=2 -d does (rollUp), unless another
 // maintenance or a git gc is running. It reports whether it ran and succeeded.
 func (s *repo) maintain(ctx context.Context) bool {
-	git, err := findGit() // once per PATH, as the transport finds it
-	if err != nil {
-		return false
-	}
 	unlock, ok := lockMaintenance(s.path)
 	if !ok {
 		return false
@@ -158,9 +154,9 @@ func (s *repo) maintain(ctx context.Context) bool {
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
 	defer cancel()
-	err = s.packLoose(ctx, git)
+	err := s.packLoose(ctx)
 	if err == nil {
-		err = s.rollUp(ctx, git)
+		err = s.rollUp(ctx)
 	}
 	s.mu.Lock()
 	s.st.Reindex()
