@@ -39,9 +39,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -110,15 +112,34 @@ type packObj struct {
 
 // readLooseObjects reads the loose objects ids under objects, each checked
 // against its id, until maintainBudget bytes of content are held. Those
-// that cannot be read or do not hash to their id are left out.
+// that cannot be read or do not hash to their id are left out. The ids are
+// read in two halves side by side (each half within half the budget).
 func readLooseObjects(ctx context.Context, objects string, ids []plumbing.Hash) ([]packObj, error) {
+	parts := [][]plumbing.Hash{ids}
+	if len(ids) >= 64 {
+		parts = [][]plumbing.Hash{ids[:len(ids)/2], ids[len(ids)/2:]}
+	}
+	got := make([][]packObj, len(parts))
+	var wg sync.WaitGroup
+	for i, part := range parts {
+		wg.Go(func() { got[i] = readLooseRange(ctx, objects, part, maintainBudget/len(parts)) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return append(got[0], slices.Concat(got[1:]...)...), nil
+}
+
+// readLooseRange is one half of readLooseObjects, within budget bytes.
+func readLooseRange(ctx context.Context, objects string, ids []plumbing.Hash, budget int) []packObj {
 	d := newODB(objects) // a private decoder: s.st is the repo's, under s.mu
 	objs := make([]packObj, 0, len(ids))
 	held := 0
 	path := []byte(objects + "/00/" + strings.Repeat("0", 38))
 	for i, h := range ids {
 		if i%64 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil
 		}
 		hexID := h.String()
 		copy(path[len(objects)+1:], hexID[:2])
@@ -132,11 +153,11 @@ func readLooseObjects(ctx context.Context, objects string, ids []plumbing.Hash) 
 			continue
 		}
 		objs = append(objs, packObj{h: h, t: t, data: data, base: -1})
-		if held += len(data); held >= maintainBudget {
+		if held += len(data); held >= budget {
 			break
 		}
 	}
-	return objs, nil
+	return objs
 }
 
 // findDeltas orders objs as git pack-objects orders objects without paths
@@ -160,20 +181,34 @@ func findDeltas(ctx context.Context, objs []packObj, window, depth int) error {
 	if window <= 0 || depth <= 0 {
 		return nil
 	}
+	// Deltas are only ever between objects of one type: each type's run
+	// of objects is searched on its own, side by side.
+	var wg sync.WaitGroup
+	for next := 0; next < len(objs); {
+		lo, hi := next, next+1
+		for hi < len(objs) && objs[hi].t == objs[lo].t {
+			hi++
+		}
+		wg.Go(func() { deltasOfType(ctx, objs, lo, hi, window, depth) })
+		next = hi
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// deltasOfType is findDeltas for objs[lo:hi], objects of one type.
+func deltasOfType(ctx context.Context, objs []packObj, lo, hi, window, depth int) {
 	type cand struct {
 		i int
 		x *deltaIndex
 	}
 	ring := make([]cand, 0, window)
 	var scratch []byte
-	for i := range objs {
-		if i%64 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+	for i := lo; i < hi; i++ {
+		if (i-lo)%64 == 0 && ctx.Err() != nil {
+			return
 		}
 		o := &objs[i]
-		if i > 0 && objs[i-1].t != o.t {
-			ring = ring[:0]
-		}
 		size := len(o.data)
 		if size <= maxDeltaObject {
 			for k := len(ring) - 1; k >= 0; k-- {
@@ -219,7 +254,6 @@ func findDeltas(ctx context.Context, objs []packObj, window, depth int) error {
 		}
 		ring = append(ring, cand{i: i})
 	}
-	return nil
 }
 
 // writeMaintPack writes objs (ordered and with their deltas, findDeltas)
@@ -243,39 +277,60 @@ func (s *repo) writeMaintPack(objs []packObj, level int) (name string, made bool
 	binary.BigEndian.PutUint32(hdr[8:], uint32(len(objs)))
 	w.Write(hdr[:])
 	off := int64(len(hdr))
-	zw, err := zlib.NewWriterLevel(nil, level)
-	if err != nil {
+	// Each entry's content (the object, or its delta) is compressed first,
+	// in two halves side by side; the offsets, which the delta entries'
+	// headers name, follow from the compressed sizes.
+	zs := make([][]byte, len(objs))
+	var wg sync.WaitGroup
+	var zerr [2]error
+	for half := 0; half < 2; half++ {
+		lo, hi := half*len(objs)/2, (half+1)*len(objs)/2
+		wg.Go(func() {
+			zw, err := zlib.NewWriterLevel(nil, level)
+			if err != nil {
+				zerr[half] = err
+				return
+			}
+			var z bytes.Buffer
+			for i := lo; i < hi; i++ {
+				content := objs[i].data
+				if objs[i].base >= 0 {
+					content = objs[i].delta
+				}
+				z.Reset()
+				zw.Reset(&z)
+				zw.Write(content)
+				if err := zw.Close(); err != nil {
+					zerr[half] = err
+					return
+				}
+				zs[i] = bytes.Clone(z.Bytes())
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(zerr[:]...); err != nil {
 		tmp.Close()
 		return "", false, err
 	}
-	var z bytes.Buffer
 	var head []byte
 	entries := make([]indexEntry, len(objs))
 	for i := range objs {
 		o := &objs[i]
 		o.off = off
-		content := o.data
 		if o.base >= 0 {
-			content = o.delta
-			head = append(packHeader(plumbing.OFSDeltaObject, len(content)), ofsDelta(off-objs[o.base].off)...)
+			head = append(packHeader(plumbing.OFSDeltaObject, len(o.delta)), ofsDelta(off-objs[o.base].off)...)
 		} else {
-			head = packHeader(o.t, len(content))
+			head = packHeader(o.t, len(o.data))
 		}
-		z.Reset()
-		zw.Reset(&z)
-		zw.Write(content)
-		if err := zw.Close(); err != nil {
-			tmp.Close()
-			return "", false, err
-		}
-		crc := crc32.Update(crc32.ChecksumIEEE(head), crc32.IEEETable, z.Bytes())
+		crc := crc32.Update(crc32.ChecksumIEEE(head), crc32.IEEETable, zs[i])
 		entries[i] = indexEntry{h: o.h, off: uint64(off), crc: crc}
 		w.Write(head)
-		if _, err := w.Write(z.Bytes()); err != nil {
+		if _, err := w.Write(zs[i]); err != nil {
 			tmp.Close()
 			return "", false, err
 		}
-		off += int64(len(head) + z.Len())
+		off += int64(len(head) + len(zs[i]))
 	}
 	if err := w.Flush(); err != nil {
 		tmp.Close()
@@ -431,23 +486,41 @@ func (s *repo) packLoose(ctx context.Context) error {
 	if s.beforeUnpack != nil {
 		s.beforeUnpack()
 	}
-	emptied := map[byte]bool{}
+	// The loose files go in two halves side by side (by first byte, so
+	// the two never work in the same fan-out directory); unlinking is
+	// most of the kernel's share of a pass.
+	var wg sync.WaitGroup
+	for half := 0; half < 2; half++ {
+		wg.Go(func() { removePacked(objects, objs, byte(half*128), byte(half*128+127)) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// removePacked removes the loose files of the objects of objs whose first
+// byte is in [lo, hi], then the fan-out directories left empty, as git
+// prune-packed does (an empty directory takes a block of disk); a writer
+// that loses the race re-creates its directory and retries (writeLoose).
+// rmdir fails on a directory that is not empty.
+func removePacked(objects string, objs []packObj, lo, hi byte) {
+	var emptied [256]bool
 	path := []byte(objects + "/00/" + strings.Repeat("0", 38))
 	for i := range objs {
 		h := objs[i].h
+		if h[0] < lo || h[0] > hi {
+			continue
+		}
 		hexID := h.String()
 		copy(path[len(objects)+1:], hexID[:2])
 		copy(path[len(objects)+4:], hexID[2:])
 		os.Remove(string(path))
 		emptied[h[0]] = true
 	}
-	// As git prune-packed does: a fan-out directory left empty goes (it
-	// takes a block of disk); a writer that loses the race re-creates it
-	// and retries (writeLoose). rmdir fails on one that is not empty.
-	for b := range emptied {
-		os.Remove(filepath.Join(objects, hex.EncodeToString([]byte{b})))
+	for b, e := range emptied {
+		if e {
+			os.Remove(filepath.Join(objects, hex.EncodeToString([]byte{byte(b)})))
+		}
 	}
-	return nil
 }
 
 // errConcat is a roll-up concatPacks does not do (an index of version 1,
