@@ -1,26 +1,20 @@
 package gitstore
 
-// The incremental step of automatic maintenance (maintain.go): the loose
-// objects are packed by one `git pack-objects` fed exactly their ids, and
-// git reads them from a staging pack this process writes, not from the
-// loose files.
+// Listing loose objects and rolling packs up, for automatic maintenance
+// (maintain.go; the packing itself is maintain_write.go).
 //
-// Why: stock git reads a loose object through several open/mmap/inflate
-// cycles (to list it, to learn its type and size, for the delta search and
-// to write it), which cost about 0.1 ms of system time an object, more than
-// the delta search itself. Here each loose file is read once, its id
-// checked against its content, and its bytes copied, stored uncompressed,
-// into a pack in a private directory laid out as a bare repository (HEAD,
-// refs/, objects/pack/, and a copy of the store's config so pack.*,
-// core.compression and core.sharedRepository still apply). git runs in
-// that repository and writes its pack straight into the store's
-// objects/pack: it finds every object in the staging pack, and it does not
-// read the store's refs (pack-objects reads every tag to order what it
-// writes, and each run is a tag: a file each until refs are packed).
-// --no-reuse-object makes git compress every object itself and search
-// deltas among all of them (a pack's own non-delta objects are otherwise
-// never tried against each other), so the new pack is as small as git
-// repack makes it. The staging repository is never part of the store:
+// A roll-up concatenates the packs it rolls (concatPacks): no git process,
+// no object recompressed. What concatenation cannot do (an object in two
+// of the packs, an index of version 1, an entry whose bytes do not match
+// its CRC, a partial clone's or a cruft pack) is left to one `git
+// pack-objects --stdin-packs` run in a private staging directory laid out
+// as a bare repository (HEAD, refs/, objects/pack/, a copy of the store's
+// config so pack.*, core.compression and core.sharedRepository still
+// apply) whose alternate is the store's object directory: git reads
+// neither the store's refs (pack-objects reads every tag to order what it
+// writes, and each run is a tag: a file each until refs are packed) nor its
+// fan-out directories, and writes its pack straight into the store's
+// objects/pack. The staging repository is never part of the store:
 // readers never see it and removing it is always safe.
 
 import (
