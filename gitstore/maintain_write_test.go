@@ -152,3 +152,53 @@ func TestCheckMaintPackRefusesDifference(t *testing.T) {
 		t.Fatal("a pack that reads back differently passed")
 	}
 }
+
+// The pack a maintenance pass writes is about as small as the one git
+// pack-objects writes of the same objects with the same window and depth:
+// the delta search finds what git's finds.
+func TestMaintPackSizeNearGit(t *testing.T) {
+	t.Parallel()
+	s := maintenanceOff(t)
+	doc := strings.Repeat("a line of a document that is recorded again and again\n", 80)
+	var tip OID
+	for i := 0; i < 40; i++ {
+		text := fmt.Sprintf("edit %d\n%s", i, doc[:len(doc)-i*7]) // one line changes, the end shrinks
+		var parents []OID
+		if tip != "" {
+			parents = []OID{tip}
+		}
+		c := mkCommit(t, s, text, parents...)
+		mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", Old: tip, New: c})
+		tip = c
+	}
+	objects := filepath.Join(s.path, "objects")
+	ids := listLoose(objects)
+	var in strings.Builder
+	for _, h := range ids {
+		in.WriteString(h.String() + "\n")
+	}
+	gitDir := t.TempDir()
+	cmd := GitCommand(t, s.path, "pack-objects", "--no-reuse-object", "--window=10", "--depth=50", "-q", filepath.Join(gitDir, "pack"))
+	cmd.Stdin = strings.NewReader(in.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git pack-objects: %v\n%s", err, out)
+	}
+	gitPacks, _ := filepath.Glob(filepath.Join(gitDir, "*.pack"))
+	if len(gitPacks) != 1 {
+		t.Fatalf("git wrote %v", gitPacks)
+	}
+	gi, _ := os.Stat(gitPacks[0])
+	if err := s.packLoose(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ours, _ := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	if len(ours) != 1 {
+		t.Fatalf("maintenance wrote %v", ours)
+	}
+	oi, _ := os.Stat(ours[0])
+	t.Logf("%d objects: git's pack %d bytes, maintenance's %d", len(ids), gi.Size(), oi.Size())
+	if oi.Size() > gi.Size()*5/4 {
+		t.Errorf("maintenance's pack is %d bytes, git's %d: more than 1.25x", oi.Size(), gi.Size())
+	}
+	Fsck(t, s.path)
+}
