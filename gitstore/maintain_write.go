@@ -567,7 +567,37 @@ func (s *repo) concatPacks(ctx context.Context, packDir string, rolled []rollPac
 	if total >= 1<<32 {
 		return "", false, errConcat
 	}
+	// Each pack's entries, read from its index, in the order of their
+	// offsets; an object in two of the packs (which one index cannot list
+	// twice) stops the roll-up before anything is written.
 	entries := make([]indexEntry, 0, total)
+	ranges := make([]int, 0, len(packs)+1)
+	ids := make([]plumbing.Hash, 0, total)
+	for _, p := range packs {
+		ranges = append(ranges, len(entries))
+		names, crcs := idxHeader+fanout, idxHeader+fanout+p.count*20
+		for i := 0; i < p.count; i++ {
+			var e indexEntry
+			copy(e.h[:], p.idx[names+i*20:])
+			e.crc = binary.BigEndian.Uint32(p.idx[crcs+i*4:])
+			off, err := p.offsetOf(i)
+			if err != nil {
+				return "", false, err
+			}
+			e.off = uint64(off)
+			entries = append(entries, e)
+			ids = append(ids, e.h)
+		}
+		mine := entries[ranges[len(ranges)-1]:]
+		sort.Slice(mine, func(i, j int) bool { return mine[i].off < mine[j].off })
+	}
+	ranges = append(ranges, len(entries))
+	slices.SortFunc(ids, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			return "", false, errConcat
+		}
+	}
 	tmp, err := s.createTemp(packDir, "tmp_pack_")
 	if err != nil {
 		return "", false, err
@@ -586,26 +616,15 @@ func (s *repo) concatPacks(ctx context.Context, packDir string, rolled []rollPac
 		tmp.Close()
 		return "", false, err
 	}
-	for _, p := range packs {
+	for k, p := range packs {
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
 		}
-		first := len(entries)
-		names, crcs := idxHeader+fanout, idxHeader+fanout+p.count*20
-		for i := 0; i < p.count; i++ {
-			var e indexEntry
-			copy(e.h[:], p.idx[names+i*20:])
-			e.crc = binary.BigEndian.Uint32(p.idx[crcs+i*4:])
-			off, err := p.offsetOf(i)
-			if err != nil {
-				return fail(err)
-			}
-			e.off = uint64(off)
-			entries = append(entries, e)
-		}
-		mine := entries[first:]
-		sort.Slice(mine, func(i, j int) bool { return mine[i].off < mine[j].off })
+		mine := entries[ranges[k]:ranges[k+1]]
 		end := uint64(p.packSize - 20)
+		if len(mine) == 0 && end != 12 {
+			return fail(errConcat) // bytes no entry covers
+		}
 		for i := range mine {
 			e := &mine[i]
 			next := end
@@ -636,13 +655,6 @@ func (s *repo) concatPacks(ctx context.Context, packDir string, rolled []rollPac
 	}
 	if err := w.Flush(); err != nil {
 		return fail(err)
-	}
-	// An object in two of the packs would be listed twice in the index.
-	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
-	for i := 1; i < len(entries); i++ {
-		if entries[i].h == entries[i-1].h {
-			return fail(errConcat)
-		}
 	}
 	packSum := sum.Sum(nil)
 	if _, err := tmpWriter(tmp).Write(packSum); err != nil {
