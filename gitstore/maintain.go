@@ -6,10 +6,12 @@ package gitstore
 // After an Update whose objects went out loose, the store estimates how many
 // loose objects it holds from the fan-out directories it has just written
 // into (as git's gc.auto samples objects/17), and past DefaultAutoPack
-// packs them into one delta-compressed pack (packLoose, maintain_pack.go),
-// then, when the packs no longer each hold twice the objects of the next
-// smaller one, rolls the smallest into one as git repack --geometric=2 -d
-// does (rollUp): the packs stay few and no write repacks the whole store.
+// packs them into one delta-compressed pack, in this process
+// (packLoose, maintain_write.go), then, when the packs no longer each hold
+// twice the objects of the next smaller one, rolls the smallest into one
+// as git repack --geometric=2 -d chooses them, by concatenating them
+// (rollUp, maintain_pack.go): the packs stay few and no write repacks the
+// whole store.
 //
 // This never deletes an object anyone may need: a loose file goes only once
 // its object is in a pack, and a rolled-up pack only once each of its
@@ -133,15 +135,11 @@ func (s *repo) maybeMaintain() {
 	s.maintain(context.Background())
 }
 
-// maintain packs the loose objects (packLoose, one git pack-objects) and,
-// when the packs no longer double in size from one to the next, rolls the
-// smallest up as git repack --geometric=2 -d does (rollUp), unless another
+// maintain packs the loose objects (packLoose) and, when the packs no
+// longer double in size from one to the next, rolls the smallest up as git
+// repack --geometric=2 -d would (rollUp), unless another
 // maintenance or a git gc is running. It reports whether it ran and succeeded.
 func (s *repo) maintain(ctx context.Context) bool {
-	git, err := findGit() // once per PATH, as the transport finds it
-	if err != nil {
-		return false
-	}
 	unlock, ok := lockMaintenance(s.path)
 	if !ok {
 		return false
@@ -158,9 +156,9 @@ func (s *repo) maintain(ctx context.Context) bool {
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
 	defer cancel()
-	err = s.packLoose(ctx, git)
+	err := s.packLoose(ctx)
 	if err == nil {
-		err = s.rollUp(ctx, git)
+		err = s.rollUp(ctx)
 	}
 	s.mu.Lock()
 	s.st.Reindex()

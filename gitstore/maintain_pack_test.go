@@ -215,8 +215,7 @@ func TestRollupSplit(t *testing.T) {
 func TestRollUpSameObjects(t *testing.T) {
 	t.Parallel()
 	s := maintenanceOff(t)
-	gitBin, err := lookGit()
-	if err != nil {
+	if _, err := lookGit(); err != nil {
 		t.Skip("git is not installed")
 	}
 	var tip OID
@@ -234,7 +233,7 @@ func TestRollUpSameObjects(t *testing.T) {
 		if err := s.Sync(); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.packLoose(context.Background(), gitBin); err != nil {
+		if err := s.packLoose(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,7 +256,7 @@ func TestRollUpSameObjects(t *testing.T) {
 	if _, packs := looseAndPacks(t, s.path); packs != 4 {
 		t.Fatalf("%d packs before the roll-up, want 4", packs)
 	}
-	if err := s.rollUp(context.Background(), gitBin); err != nil {
+	if err := s.rollUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, packs := looseAndPacks(t, s.path); packs != 3 {
@@ -273,7 +272,7 @@ func TestRollUpSameObjects(t *testing.T) {
 		t.Errorf("staging directory left: %v", m)
 	}
 	Fsck(t, s.path)
-	if err := s.rollUp(context.Background(), gitBin); err != nil {
+	if err := s.rollUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, packs := looseAndPacks(t, s.path); packs != 3 {
