@@ -2,12 +2,15 @@ package gitstore
 
 import (
 	"bytes"
+	"compress/zlib"
 	"crypto/rand"
 	"fmt"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestLargeBatchHoldsNoBytes (issue 14, memory): past packThreshold objects
@@ -173,5 +176,83 @@ func TestPackedReadReusesInflater(t *testing.T) {
 	}
 	if bytesPer > 4<<10 {
 		t.Fatalf("reading a 20-byte packed object allocates %d bytes, want under 4 KiB", bytesPer)
+	}
+}
+
+// TestStoredZlibMatchesWriter: the stored zlib streams the spill writes for
+// small objects are the bytes zlib.NewWriterLevel(NoCompression) writes,
+// for every size the spill stores (and they inflate back).
+func TestStoredZlibMatchesWriter(t *testing.T) {
+	data := make([]byte, storeBelow+1)
+	rand.Read(data)
+	for n := 0; n <= storeBelow; n++ {
+		var want bytes.Buffer
+		zw, _ := zlib.NewWriterLevel(&want, zlib.NoCompression)
+		zw.Write(data[:n])
+		zw.Close()
+		var got bytes.Buffer
+		got.WriteString("x") // appends
+		appendStoredZlib(&got, data[:n])
+		if !bytes.Equal(got.Bytes()[1:], want.Bytes()) {
+			t.Fatalf("%d bytes: stored stream\n%x\nwant\n%x", n, got.Bytes()[1:], want.Bytes())
+		}
+	}
+}
+
+// TestPackHeaderLen: packHeaderLen is the length of packHeader at each
+// size where it grows.
+func TestPackHeaderLen(t *testing.T) {
+	for _, n := range []int{0, 1, 15, 16, 2047, 2048, 1<<18 - 1, 1 << 18, 1<<25 - 1, 1 << 25, 1<<32 - 1} {
+		if got, want := packHeaderLen(n), len(packHeader(plumbing.BlobObject, n)); got != want {
+			t.Fatalf("size %d: %d, want %d", n, got, want)
+		}
+	}
+}
+
+// TestSpillIndexFindsEveryObject (issue 14, memory): the spill's table of
+// object indexes finds every spilled object across its growths, and
+// nothing else; a repeated object is spilled once; small (stored) and
+// large (deflated) objects read back.
+func TestSpillIndexFindsEveryObject(t *testing.T) {
+	st := NewTestStore(t)
+	s := st.(*repo)
+	var ids []OID
+	var docs [][]byte
+	for i := 0; i < 3000; i++ {
+		doc := []byte(fmt.Sprintf("object %d\n", i))
+		if i%7 == 0 {
+			doc = bytes.Repeat(doc, 200) // past storeBelow: deflated
+		}
+		id, err := s.PutBlob(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutBlob(doc); err != nil {
+			t.Fatal(err)
+		}
+		ids, docs = append(ids, id), append(docs, doc)
+	}
+	s.mu.Lock()
+	n := len(s.spill.objs)
+	var absent plumbing.Hash
+	absent[0] = 1
+	_, found := s.spill.find(absent)
+	s.mu.Unlock()
+	if n != len(ids) || found {
+		t.Fatalf("%d objects spilled for %d distinct ones; absent id found: %v", n, len(ids), found)
+	}
+	for i, id := range ids {
+		if got, err := s.Blob(id); err != nil || !bytes.Equal(got, docs[i]) {
+			t.Fatalf("read of spilled blob %d: %v", i, err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	Fsck(t, s.Path())
+	for i, got := range gitObjects(t, s.Path(), ids[:50]) {
+		if !bytes.Equal(got.Data, docs[i]) {
+			t.Fatalf("git cat-file of packed blob %d differs", i)
+		}
 	}
 }

@@ -20,7 +20,7 @@ func TestAddRemoteQuotesCR(t *testing.T) {
 		dirs := [2]string{}
 		for k := range dirs {
 			dirs[k] = filepath.Join(t.TempDir(), "r.git")
-			git(t, "", "init", "--quiet", "--bare", dirs[k])
+			gitInit(t, dirs[k], "--quiet", "--bare")
 		}
 		old := &Transport{dir: dirs[0], git: tr.git}
 		now := &Transport{dir: dirs[1], git: tr.git}

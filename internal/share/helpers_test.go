@@ -61,7 +61,9 @@ func TestMain(m *testing.M) {
 	} else {
 		flag.Set("test.parallel", "4")
 	}
-	os.Exit(testproc.Run(m))
+	code := testproc.Run(m)
+	bareTemplate.remove()
+	os.Exit(code)
 }
 
 func needGit(t testing.TB) {
@@ -241,13 +243,62 @@ func reachableFromMain(t testing.TB, gitDir, c string) bool {
 
 // ---- servers ----
 
-// bareServer creates an empty bare repository name under base.
+// bareServer creates an empty bare repository name under base: a copy of
+// one that stock git initialised once per test process (git init and git
+// config were two processes per server). It accepts pushes over HTTP, and
+// receive-pack does not start `git gc --auto` after each push (a process
+// per push that found nothing to do on these small repositories; no test
+// here is about the server's housekeeping).
 func bareServer(t testing.TB, base, name string) string {
 	t.Helper()
+	needGit(t)
+	tmpl, err := bareTemplate.get(t)
+	if err != nil {
+		t.Fatalf("template server repository: %v", err)
+	}
 	dir := filepath.Join(base, name)
-	git(t, "", "init", "--quiet", "--bare", "--initial-branch=main", dir)
-	git(t, dir, "config", "http.receivepack", "true")
+	if err := testproc.CopyTree(tmpl, dir); err != nil {
+		t.Fatal(err)
+	}
 	return dir
+}
+
+// bareTemplate is the repository bareServer copies, made on first use in
+// the test process's TMPDIR (testproc.Run removes it when that is its
+// scratch directory; TestMain removes it otherwise).
+var bareTemplate templateRepo
+
+type templateRepo struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func (r *templateRepo) get(t testing.TB) (string, error) {
+	r.once.Do(func() {
+		var top string
+		if top, r.err = os.MkdirTemp("", "share-bare-template"); r.err != nil {
+			return
+		}
+		r.dir = filepath.Join(top, "server.git")
+		for _, args := range [][]string{
+			{"init", "--quiet", "--bare", "--initial-branch=main", r.dir},
+			{"--git-dir=" + r.dir, "config", "http.receivepack", "true"},
+			{"--git-dir=" + r.dir, "config", "receive.autogc", "false"},
+		} {
+			if out, err := gitstore.GitCommand(t, "", args...).CombinedOutput(); err != nil {
+				r.err = fmt.Errorf("git %s: %w\n%s", strings.Join(args, " "), err, out)
+				return
+			}
+		}
+	})
+	return r.dir, r.err
+}
+
+func (r *templateRepo) remove() {
+	if r.dir != "" {
+		os.RemoveAll(filepath.Dir(r.dir))
+	}
 }
 
 func freePort(t testing.TB) int {

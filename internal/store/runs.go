@@ -215,9 +215,12 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 }
 
 // RunOnceProgress is RunOnce reporting each document resolved to progress
-// as (done, total). It returns the manifest only: a run of many documents holds
-// each document's record (the manifest entry), not its bytes nor a second
-// copy of the record, once the document is stored.
+// as (done, total). It returns the manifest only, and its entries hold only
+// what manifest.Validate checks (position, URI, ref, snapshot, content hash,
+// decision, size and file; ManifestAt reads the whole record): a run of
+// many documents holds a few words per document, not its bytes nor its
+// whole record, once the document is stored; from spoolFrom documents the
+// records wait in a scratch file until the manifest is written.
 func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, error) {
 	m, _, err := s.runOnce(ctx, runID, refs, progress, false)
 	return m, err
@@ -240,6 +243,11 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
+	var sp *entrySpool
+	if !keepContent && len(refs) >= spoolFrom {
+		sp = s.newEntrySpool()
+		defer sp.close()
+	}
 	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: make([]manifest.Entry, 0, len(refs))}
 	for i, r := range refs {
 		if progress != nil {
@@ -253,7 +261,14 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 		if keepContent {
 			ds = append(ds, d)
 		}
-		m.Entries = append(m.Entries, d.Entry)
+		if sp == nil {
+			m.Entries = append(m.Entries, d.Entry)
+			continue
+		}
+		if err := sp.sp.Add(&d.Entry); err != nil {
+			return nil, nil, spoolError(runID, err)
+		}
+		m.Entries = append(m.Entries, lightEntry(d.Entry))
 	}
 	if progress != nil {
 		progress(len(refs), len(refs))
@@ -262,7 +277,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	m.TraceID = telemetry.TraceID(ctx)
 	ctx, span := startCommit(ctx, runID)
 	defer func() { endCommit(ctx, span, m, err) }()
-	id, err := s.writeManifest(m)
+	id, err := s.writeManifestFrom(m, sp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,13 +304,37 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 		return nil, nil, err
 	}
 	m.ID = string(id)
+	if !keepContent && sp == nil {
+		for i := range m.Entries {
+			m.Entries[i] = lightEntry(m.Entries[i])
+		}
+	}
 	return m, ds, nil
+}
+
+// spoolError is a failed write of a run's spooled entries (a full disk,
+// most likely).
+func spoolError(runID string, err error) error {
+	return hint.With(fmt.Errorf("run %s: write the manifest entries' scratch file: %w", runID, err),
+		"make room on the store's file system and run again; nothing was recorded")
 }
 
 // writeManifest writes a manifest's tree and commit (no ref).
 func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
+	return s.writeManifestFrom(m, nil)
+}
+
+// writeManifestFrom is writeManifest of a manifest whose entries were
+// spooled to sp (its entries light), or held whole when sp is nil.
+func (s *Store) writeManifestFrom(m *manifest.Manifest, sp *entrySpool) (gitstore.OID, error) {
 	manifest.AssignFiles(m.Entries)
-	data, err := manifest.Encode(m)
+	var data []byte
+	var err error
+	if sp != nil {
+		data, err = sp.encode(m)
+	} else {
+		data, err = manifest.Encode(m)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -303,11 +342,14 @@ func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 	if err != nil {
 		return "", err
 	}
-	files := map[string]gitstore.OID{"manifest.json": blob}
+	// The entries' files are distinct (Validate), and none is manifest.json
+	// (they are under content/).
+	files := make([]treeFile, 0, len(m.Entries)+1)
+	files = append(files, treeFile{"manifest.json", blob})
 	for _, e := range m.Entries {
-		files[e.File] = gitstore.OID(e.Snapshot)
+		files = append(files, treeFile{e.File, gitstore.OID(e.Snapshot)})
 	}
-	tree, err := s.putTree(files)
+	tree, err := s.putTreeFiles(files)
 	if err != nil {
 		return "", err
 	}
