@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,16 +13,21 @@ import (
 	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	yaml "go.yaml.in/yaml/v4"
 )
 
 // The CI recipes in examples/ci, checked by `cijob` in
 // testdata/script/ci_examples.txtar: the shell of both jobs runs against a
 // real store with the readproof under test on PATH. The GitHub workflow is
 // linted with actionlint by examples/ci's test (TestGitHubWorkflowLints).
+// The jobs are read from the recipes' JSON copies in examples/ci/testdata,
+// which examples/ci's TestJobsJSONCurrent keeps equal to the YAML as
+// written: a YAML parser here would add its package initialisation to every
+// `exec readproof` the scripts start.
 const (
 	githubWorkflow = "examples/ci/github/readproof.yml"
 	gitlabJob      = "examples/ci/gitlab/.gitlab-ci.yml"
+	githubJSON     = "examples/ci/testdata/github.json"
+	gitlabJSON     = "examples/ci/testdata/gitlab.json"
 )
 
 // ciExpr is a GitHub expression inside a step's env or run.
@@ -69,29 +75,27 @@ func repoFile(ts *testscript.TestScript, name string) []byte {
 
 // githubWorkflowDef is what this test reads of a GitHub workflow: the
 // steps of its jobs. (examples/ci's own test lints the file with
-// actionlint; reading it with yaml here keeps actionlint, whose package
-// initialisation is the largest of this test binary's, out of every
-// `exec readproof` the scripts start.)
+// actionlint, whose package initialisation would be the largest of this
+// test binary's.)
 type githubWorkflowDef struct {
 	Jobs map[string]struct {
-		Steps []githubStepDef `yaml:"steps"`
-	} `yaml:"jobs"`
+		Steps []githubStepDef `json:"steps"`
+	} `json:"jobs"`
 }
 
 type githubStepDef struct {
-	ID   string            `yaml:"id"`
-	Name string            `yaml:"name"`
-	If   *string           `yaml:"if"`
-	Uses string            `yaml:"uses"`
-	Run  *string           `yaml:"run"`
-	Env  map[string]string `yaml:"env"`
+	ID   string            `json:"id"`
+	Name string            `json:"name"`
+	If   *string           `json:"if"`
+	Uses string            `json:"uses"`
+	Run  *string           `json:"run"`
+	Env  map[string]string `json:"env"`
 }
 
 func runGitHubJob(ts *testscript.TestScript) bool {
-	src := repoFile(ts, githubWorkflow)
 	var wf githubWorkflowDef
-	if err := yaml.Unmarshal(src, &wf); err != nil {
-		ts.Fatalf("parse %s: %v", githubWorkflow, err)
+	if err := json.Unmarshal(repoFile(ts, githubJSON), &wf); err != nil {
+		ts.Fatalf("parse %s (the JSON copy of %s): %v", githubJSON, githubWorkflow, err)
 	}
 	if len(wf.Jobs) != 1 {
 		ts.Fatalf("%s: want one job, found %d", githubWorkflow, len(wf.Jobs))
@@ -193,20 +197,20 @@ func runShell(ts *testscript.TestScript, dir string, env []string, name, script 
 
 // gitlabJobDef is what this test reads of a GitLab job.
 type gitlabJobDef struct {
-	Image        string   `yaml:"image"`
-	BeforeScript []string `yaml:"before_script"`
-	Script       []string `yaml:"script"`
+	Image        string   `json:"image"`
+	BeforeScript []string `json:"before_script"`
+	Script       []string `json:"script"`
 	Artifacts    struct {
-		When     string   `yaml:"when"`
-		ExposeAs string   `yaml:"expose_as"`
-		Paths    []string `yaml:"paths"`
-	} `yaml:"artifacts"`
+		When     string   `json:"when"`
+		ExposeAs string   `json:"expose_as"`
+		Paths    []string `json:"paths"`
+	} `json:"artifacts"`
 }
 
 func runGitLabJob(ts *testscript.TestScript) bool {
 	var jobs map[string]gitlabJobDef
-	if err := yaml.Unmarshal(repoFile(ts, gitlabJob), &jobs); err != nil {
-		ts.Fatalf("parse %s: %v", gitlabJob, err)
+	if err := json.Unmarshal(repoFile(ts, gitlabJSON), &jobs); err != nil {
+		ts.Fatalf("parse %s (the JSON copy of %s): %v", gitlabJSON, gitlabJob, err)
 	}
 	job, ok := jobs["readproof"]
 	if !ok || len(job.Script) == 0 {

@@ -28,7 +28,8 @@ func TestExecReadOnlyStore(t *testing.T) {
 		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
 	}
 	// Everything the other user touches lives in a tree it can reach: a
-	// world-searchable directory under /tmp, with a copy of the binary.
+	// world-searchable directory under /tmp, with a link to (or else a
+	// copy of) the binary.
 	root, err := os.MkdirTemp("", "readproof-ro-")
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestExecReadOnlyStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, self, bin, 0o755)
+	linkOrCopy(t, self, bin, 0o755)
 	proj := filepath.Join(root, "proj")
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
@@ -77,7 +78,14 @@ func TestExecReadOnlyStore(t *testing.T) {
 		}
 	}
 	if os.Geteuid() == 0 {
-		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+		// not the binary: a hard link shares its owner with the binary
+		// every other test runs; nobody only needs to read and run it
+		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error {
+			if p == bin {
+				return nil
+			}
+			return os.Lchown(p, 65534, 65534)
+		})
 	}
 	store := filepath.Join(proj, ".readproof")
 	filepath.Walk(store, func(p string, fi os.FileInfo, _ error) error {
@@ -96,6 +104,24 @@ func TestExecReadOnlyStore(t *testing.T) {
 	if !strings.Contains(out, "the command was not run: receipts could not be stored: the store cannot be written") {
 		t.Errorf("unexpected message:\n%s", out)
 	}
+}
+
+// linkOrCopy makes to a hard link to from, the test binary (tens of MB,
+// which a copy writes again and each process started from the copy reads
+// into the page cache again), or a copy with mode where a link cannot be
+// made (another file system) or the binary's mode lacks bits of mode.
+func linkOrCopy(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(from, to); err == nil {
+		if st, err := os.Stat(to); err == nil && st.Mode().Perm()&mode == mode {
+			return
+		}
+		os.Remove(to) // the binary's own mode is narrower than mode
+	}
+	copyFile(t, from, to, mode)
 }
 
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {

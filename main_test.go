@@ -44,6 +44,40 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, scriptParams(t, "testdata/script"))
 }
 
+// TestLeanTestBinary: every `exec readproof` of the scripts starts this
+// test binary (about 1,400 processes a run), so a module linked into it for
+// one test adds its package initialisation to every one of them. Tests that
+// need these modules live in the package they test: the OTLP receiver in
+// internal/commands (otel_test.go), the workflow lint and the YAML of the CI
+// recipes in examples/ci. (The test binary's build information lists the
+// main package's modules only, so this looks for the packages' function
+// names, which the binary keeps even stripped.)
+func TestLeanTestBinary(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, heavy := range []string{"google.golang.org/protobuf/", "google.golang.org/grpc", "go.opentelemetry.io/proto/", "go.yaml.in/yaml/", "gopkg.in/yaml", "github.com/rhysd/actionlint"} {
+		// a function name starts after the NUL that ends the one before
+		for rest := bin; ; {
+			i := bytes.Index(rest, []byte(heavy))
+			if i < 0 {
+				break
+			}
+			if i > 0 && rest[i-1] == 0 {
+				t.Errorf("the root test binary links %s: move the test that needs it to the package it tests", heavy)
+				break
+			}
+			rest = rest[i+len(heavy):]
+		}
+	}
+}
+
 func scriptParams(t *testing.T, dir string) testscript.Params {
 	_, gitErr := exec.LookPath("git")
 	return testscript.Params{

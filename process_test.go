@@ -140,11 +140,31 @@ func TestConcurrentRunsLoseNothing(t *testing.T) {
 	for _, s := range snaps {
 		known[s.Snapshot] = true
 	}
+	// The manifests as committed, read in one git process (one `readproof
+	// manifest` per run would start 16 more processes).
+	var specs strings.Builder
 	for _, r := range got {
-		var m struct{ Entries []struct{ Snapshot string } }
-		if err := json.Unmarshal([]byte(mustRP(t, dir, "manifest", "--json", r.RunID)), &m); err != nil {
-			t.Fatal(err)
+		fmt.Fprintf(&specs, "%s:manifest.json\n", r.Manifest)
+	}
+	cat := exec.Command("git", "--git-dir", filepath.Join(dir, ".readproof"), "cat-file", "--batch")
+	cat.Stdin = strings.NewReader(specs.String())
+	batch, err := cat.Output()
+	if err != nil {
+		t.Fatalf("git cat-file --batch: %v", err)
+	}
+	for _, r := range got {
+		// each object: "<oid> blob <size>\n<bytes>\n"
+		head, rest, ok := bytes.Cut(batch, []byte("\n"))
+		var oid, kind string
+		var size int
+		if n, _ := fmt.Sscanf(string(head), "%s %s %d", &oid, &kind, &size); !ok || n != 3 || kind != "blob" || len(rest) < size+1 {
+			t.Fatalf("run %s: git cat-file --batch printed %q for its manifest.json", r.RunID, head)
 		}
+		var m struct{ Entries []struct{ Snapshot string } }
+		if err := json.Unmarshal(rest[:size], &m); err != nil || len(m.Entries) == 0 {
+			t.Fatalf("run %s: manifest.json: %v\n%s", r.RunID, err, rest[:size])
+		}
+		batch = rest[size+1:]
 		if !known[m.Entries[0].Snapshot] {
 			t.Fatalf("run %s read snapshot %s, missing from the history", r.RunID, m.Entries[0].Snapshot)
 		}

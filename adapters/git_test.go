@@ -38,8 +38,12 @@ func TestGitRefsAndRevision(t *testing.T) {
 		if string(r.Content) != want {
 			t.Errorf("ref %q: %q, want %q", ref, r.Content, want)
 		}
-		commit := runGit(t, repo, "rev-parse", orHEAD(ref)+"^{commit}")
-		blob := runGit(t, repo, "rev-parse", commit+":docs/policy.md")
+		// One git process answers both: the commit and the blob at its path.
+		ids := strings.Fields(runGit(t, repo, "rev-parse", orHEAD(ref)+"^{commit}", orHEAD(ref)+"^{commit}:docs/policy.md"))
+		if len(ids) != 2 {
+			t.Fatalf("ref %q: git rev-parse printed %q", ref, ids)
+		}
+		commit, blob := ids[0], ids[1]
 		if r.Revision != commit+":"+blob {
 			t.Errorf("ref %q: revision %q, want %s:%s", ref, r.Revision, commit, blob)
 		}

@@ -361,37 +361,105 @@ type gitFixture struct {
 	repo string
 	url  string
 	env  adapters.Env
+	// tracked: git tracks doc (Set committed it, Delete has not removed it)
+	tracked bool
 }
 
+// newGitRepo makes base/name a repository on branch main with one commit
+// (README) and core.autocrlf off. The repository is built with stock git
+// once per test process (template) and copied for each fixture: the four
+// git processes per fixture were a third of this package's git processes.
 func newGitRepo(t *testing.T, base, name string) string {
 	t.Helper()
+	tmpl, err := gitTemplate.get()
+	if err != nil {
+		t.Fatalf("template repository: %v", err)
+	}
 	repo := filepath.Join(base, name)
-	if err := os.MkdirAll(repo, 0o755); err != nil {
+	if err := testproc.CopyTree(tmpl, repo); err != nil {
 		t.Fatal(err)
 	}
-	runGit(t, repo, "init", "-q", "-b", "main")
-	runGit(t, repo, "config", "core.autocrlf", "false")
-	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("fixture\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	runGit(t, repo, "add", "README")
-	runGit(t, repo, "commit", "-q", "-m", "init")
 	return repo
 }
 
+// gitTemplate is the repository newGitRepo copies, built on first use
+// and removed by TestMain.
+var gitTemplate templateRepo
+
+type templateRepo struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func (r *templateRepo) get() (string, error) {
+	r.once.Do(func() { r.dir, r.err = r.build() })
+	return r.dir, r.err
+}
+
+func (r *templateRepo) build() (string, error) {
+	dir, err := os.MkdirTemp("", "adapters-git-template")
+	if err != nil {
+		return "", err
+	}
+	repo := filepath.Join(dir, "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return dir, err
+	}
+	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("fixture\n"), 0o644); err != nil {
+		return dir, err
+	}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "core.autocrlf", "false"},
+		{"add", "README"},
+		{"commit", "-q", "-m", "init"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = gitEnv(repo)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return dir, fmt.Errorf("git %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	r.dir = repo
+	return repo, nil
+}
+
+// remove deletes the template (TestMain calls it after the tests).
+func (r *templateRepo) remove() {
+	if r.dir != "" {
+		os.RemoveAll(filepath.Dir(r.dir))
+	}
+}
+
+// Set writes doc and commits it: `git add` and `git commit` the first
+// time, one `git commit -- doc` once git tracks it.
 func (f *gitFixture) Set(t *testing.T, content []byte) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(f.repo, "doc"), content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runGit(t, f.repo, "add", "doc")
-	runGit(t, f.repo, "commit", "-q", "--allow-empty", "-m", "set doc")
+	if !f.tracked {
+		runGit(t, f.repo, "add", "doc")
+		runGit(t, f.repo, "commit", "-q", "--allow-empty", "-m", "set doc")
+		f.tracked = true
+		return
+	}
+	runGit(t, f.repo, "commit", "-q", "--allow-empty", "-m", "set doc", "--", "doc")
 }
 
+// Delete removes doc and commits the removal in one git process.
 func (f *gitFixture) Delete(t *testing.T) {
 	t.Helper()
-	runGit(t, f.repo, "rm", "-q", "doc")
-	runGit(t, f.repo, "commit", "-q", "-m", "delete doc")
+	if !f.tracked {
+		runGit(t, f.repo, "rm", "-q", "doc") // fails as before: git does not know doc
+	}
+	if err := os.Remove(filepath.Join(f.repo, "doc")); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, f.repo, "commit", "-q", "-m", "delete doc", "--", "doc")
+	f.tracked = false
 }
 
 func (f *gitFixture) Source(t *testing.T, maxBytes int64) adapters.Source {
@@ -403,11 +471,10 @@ func (f *gitFixture) Source(t *testing.T, maxBytes int64) adapters.Source {
 // startGitDaemon serves base over git:// on 127.0.0.1, or skips the test.
 func startGitDaemon(t *testing.T, base string) int {
 	t.Helper()
-	if err := exec.Command("git", "daemon", "--help").Run(); err != nil {
-		// git daemon --help exits non-zero but prints usage when present.
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Skipf("git daemon unavailable: %v", err)
-		}
+	// git-daemon in git's exec path (`git daemon --help` answered that
+	// by starting man and col, each time)
+	if _, err := os.Stat(filepath.Join(gitExecPath(t), "git-daemon")); err != nil {
+		t.Skipf("git daemon unavailable: %v", err)
 	}
 	port := freePort(t)
 	cmd := exec.Command("git", "daemon", "--verbose", "--export-all", "--base-path="+base, "--listen=127.0.0.1",
@@ -428,6 +495,22 @@ func startGitDaemon(t *testing.T, base string) int {
 	return port
 }
 
+// gitExecPath returns `git --exec-path`, asked once per test process, or
+// skips the test when git cannot say.
+func gitExecPath(t *testing.T) string {
+	t.Helper()
+	dir, err := execPath()
+	if err != nil {
+		t.Skipf("git --exec-path: %v", err)
+	}
+	return dir
+}
+
+var execPath = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("git", "--exec-path").Output()
+	return strings.TrimSpace(string(out)), err
+})
+
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -441,11 +524,7 @@ func freePort(t *testing.T) int {
 // startGitHTTP serves base over smart HTTP with git http-backend, or skips.
 func startGitHTTP(t *testing.T, base string) *httptest.Server {
 	t.Helper()
-	out, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Skipf("git --exec-path: %v", err)
-	}
-	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	backend := filepath.Join(gitExecPath(t), "git-http-backend")
 	if _, err := os.Stat(backend); err != nil {
 		t.Skipf("git http-backend unavailable: %v", err)
 	}

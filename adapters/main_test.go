@@ -8,5 +8,10 @@ import (
 )
 
 // TestMain fails the run when a test leaves a process behind (a git daemon
-// still listening, for one).
-func TestMain(m *testing.M) { os.Exit(testproc.Run(m)) }
+// still listening, for one), and removes the template repository the git
+// fixtures copy.
+func TestMain(m *testing.M) {
+	code := testproc.Run(m)
+	gitTemplate.remove()
+	os.Exit(code)
+}

@@ -10,6 +10,9 @@
 // in the current directory; -env adds to the environment of B only (and
 // -env-a to A only). In ARGS, {side} becomes "a" or "b" and {i} the run's
 // number, so each run can use a fresh run id and each side its own store.
+// -dir-a and -dir-b run A and B in directories of their own instead (two
+// tools that keep their data in the same default place, or take different
+// flags for it, each find theirs there).
 // With -otlp an OTLP/HTTP receiver that accepts everything listens on
 // 127.0.0.1 and {otlp} in -env values becomes its URL; the number of
 // exports it took is printed. A failing run is an error: the comparison is
@@ -45,6 +48,8 @@ func main() {
 	flag.Var(&envA, "env-a", "K=V added to A's environment (repeatable)")
 	flag.Var(&envB, "env", "K=V added to B's environment (repeatable)")
 	otlp := flag.Bool("otlp", false, "run a local OTLP/HTTP receiver; {otlp} in -env values is its URL")
+	dirA := flag.String("dir-a", "", "run A in this directory (default: the current one)")
+	dirB := flag.String("dir-b", "", "run B in this directory (default: the current one)")
 	flag.Parse()
 	var exports atomic.Int64
 	if *otlp {
@@ -79,11 +84,11 @@ func main() {
 			order = []bool{false, true}
 		}
 		for _, isA := range order {
-			bin, env, side := *b, envB, "b"
+			bin, env, side, dir := *b, envB, "b", *dirB
 			if isA {
-				bin, env, side = *a, envA, "a"
+				bin, env, side, dir = *a, envA, "a", *dirA
 			}
-			w, c, err := once(bin, expand(args, side, i), env)
+			w, c, err := once(bin, dir, expand(args, side, i), env)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "pairtime: %s %s: %v\n", bin, strings.Join(args, " "), err)
 				os.Exit(1)
@@ -111,8 +116,9 @@ func expand(args []string, side string, i int) []string {
 	return out
 }
 
-func once(bin string, args, env []string) (wall, cpu time.Duration, err error) {
+func once(bin, dir string, args, env []string) (wall, cpu time.Duration, err error) {
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	start := time.Now()
 	err = cmd.Run()

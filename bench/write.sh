@@ -44,7 +44,8 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 reuse=
-if [ -n "${WORK:-}" ] && [ -s "$work/p/names" ] && [ "$(cat "$work/n" 2>/dev/null)" = "$n" ]; then
+if [ -n "${WORK:-}" ] && [ -s "$work/p/names" ] && [ "$(cat "$work/n" 2>/dev/null)" = "$n" ] &&
+  [ "$(wc -l < "$work/p/names")" = "$n" ]; then
   reuse=1
 fi
 [ -x /usr/bin/time ] || { echo "bench/write.sh: needs GNU time at /usr/bin/time" >&2; exit 1; }
@@ -57,16 +58,18 @@ echo "# bench/write.sh: $n documents of 4 KiB, $pairs pairs, $(date -u +%FT%TZ)"
 echo "# load before: $(uptime)"
 
 # ---- the documents: one random stream cut into files of 53 base64 lines
-# (4,081 bytes each), one process for any N
+# (4,081 bytes each), one process for any N; a file takes 53 * 76 base64
+# characters, 3,021 random bytes (3,000 a file made only N * 0.993 files)
 proj="$work/p"
 if [ -z "$reuse" ]; then
   rm -rf "$proj" "$work/peer.tpl" "$work/peer.tpl.done" "$work/n"
   mkdir -p "$proj/docs"; cd "$proj"
-  head -c $((3000 * n + 3000)) /dev/urandom | base64 -w 76 |
+  head -c $((3021 * n + 3021)) /dev/urandom | base64 -w 76 |
     split -l 53 -d -a 5 --additional-suffix=.md - docs/d
   ls docs | sort | head -n "$n" > names
   # anything past N (the last, short piece) is not a document
   ls docs | sort | tail -n +$((n + 1)) | sed 's|^|docs/|' | xargs -r rm -f
+  [ "$(wc -l < names)" = "$n" ] || { echo "bench/write.sh: made $(wc -l < names) documents, not $n" >&2; exit 1; }
 fi
 cd "$proj"
 awk 'BEGIN { print "version = 1" } { sub(/\.md$/, ""); printf "\n[[resource]]\nuri = \"readproof://bench/docs/%s\"\nsource = { type = \"filesystem\", path = \"docs/%s.md\" }\n", $0, $0 }' names > readproof.toml

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 )
@@ -15,16 +14,12 @@ import (
 func TestFanoutListedForBatches(t *testing.T) {
 	t.Parallel()
 	s := NewTestStore(t)
-	var ids []OID
+	var theirs []string
 	for i := 0; i < 40; i++ {
-		cmd := GitCommand(t, s.Path(), "hash-object", "-w", "--stdin")
-		cmd.Stdin = strings.NewReader(fmt.Sprintf("theirs %d", i))
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := OID(strings.TrimSpace(string(out)))
-		ids = append(ids, id)
+		theirs = append(theirs, fmt.Sprintf("theirs %d", i))
+	}
+	ids := gitHashObjects(t, s.Path(), theirs)
+	for _, id := range ids {
 		age(t, loosePath(s, id), 48*time.Hour)
 	}
 	for i := 0; i < 40; i++ {

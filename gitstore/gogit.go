@@ -188,7 +188,9 @@ func initConfig(sharing Sharing) string {
 		"\tstore = 1\n"
 }
 
-// buildRepo lays out a bare repository in dir and makes it durable.
+// buildRepo lays out a bare repository in dir and makes it durable: every
+// file and directory written is synced, in one batch (fsyncEach), before
+// the caller renames dir into place.
 func buildRepo(dir string, sharing Sharing, perm perms) error {
 	if err := os.Chmod(dir, perm.dir()); err != nil {
 		return err
@@ -206,33 +208,52 @@ func buildRepo(dir string, sharing Sharing, perm perms) error {
 		// Keeps the store out of an enclosing work tree (docs/store-format.md).
 		{".gitignore", "*\n"},
 	}
+	var ts []syncTarget
+	defer func() {
+		for _, t := range ts {
+			if t.f != nil {
+				t.f.Close()
+			}
+		}
+	}()
 	for _, f := range files {
-		if err := writeFileSync(filepath.Join(dir, f.name), []byte(f.content), perm); err != nil {
+		w, err := writeFileOpen(filepath.Join(dir, f.name), []byte(f.content), perm)
+		if err != nil {
 			return err
 		}
+		ts = append(ts, syncTarget{f: w})
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := syncDir(filepath.Join(dir, dirs[i])); err != nil {
-			return err
+		ts = append(ts, syncTarget{path: filepath.Join(dir, dirs[i]), dir: true})
+	}
+	ts = append(ts, syncTarget{path: dir, dir: true})
+	if err := fsyncEach(ts); err != nil {
+		return err
+	}
+	for i, t := range ts {
+		if t.f != nil {
+			err := t.f.Close()
+			ts[i].f = nil
+			if err != nil {
+				return err
+			}
 		}
 	}
-	return syncDir(dir)
+	return nil
 }
 
-func writeFileSync(name string, data []byte, perm perms) error {
+// writeFileOpen creates name with data and returns it still open, for the
+// caller to sync and close.
+func writeFileOpen(name string, data []byte, perm perms) (*os.File, error) {
 	f, err := perm.create(name, perm.file())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return err
+		return nil, err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return f, nil
 }
 
 func isEmptyDir(dir string) (bool, error) {

@@ -28,6 +28,31 @@ func git(t testing.TB, gitDir string, args ...string) string {
 	return strings.TrimRight(string(out), "\n")
 }
 
+// gitHashObjects writes each content as a loose blob with one stock `git
+// hash-object -w` (another writer's objects) and returns their ids in
+// order: one process for all, where a hash-object --stdin per blob was one
+// each.
+func gitHashObjects(t testing.TB, gitDir string, contents []string) []OID {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"hash-object", "-w", "--no-filters", "--"}
+	for i, c := range contents {
+		f := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(f, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, f)
+	}
+	var ids []OID
+	for _, id := range strings.Fields(git(t, gitDir, args...)) {
+		ids = append(ids, OID(id))
+	}
+	if len(ids) != len(contents) {
+		t.Fatalf("git hash-object wrote %d objects, want %d", len(ids), len(contents))
+	}
+	return ids
+}
+
 // gitRaw is git without trimming the output.
 func gitRaw(t testing.TB, gitDir string, args ...string) []byte {
 	t.Helper()

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -18,13 +17,11 @@ func TestEstimateLooseCountsMadeDirs(t *testing.T) {
 	r := s.(*repo)
 	objects := filepath.Join(s.Path(), "objects")
 	// Objects of another writer, in some directories, before ours.
+	var theirs []string
 	for i := 0; i < 40; i++ {
-		cmd := GitCommand(t, s.Path(), "hash-object", "-w", "--stdin")
-		cmd.Stdin = strings.NewReader(fmt.Sprintf("theirs %d", i))
-		if err := cmd.Run(); err != nil {
-			t.Fatal(err)
-		}
+		theirs = append(theirs, fmt.Sprintf("theirs %d", i))
 	}
+	gitHashObjects(t, s.Path(), theirs)
 	for flush := 0; flush < 3; flush++ {
 		for i := 0; i < 10; i++ { // loose: fewer than packThreshold a flush
 			putBlob(t, s, fmt.Sprintf("ours %d %d", flush, i))

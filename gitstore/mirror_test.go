@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // mirrorGit runs stock git in dir (a work tree or a bare repository),
@@ -49,28 +51,115 @@ func mirrorWrite(t testing.TB, path, content string) {
 	}
 }
 
-// upstream makes a work-tree repository with one commit on main.
+// upstream makes a work-tree repository with one commit on main (doc.md
+// "v1\n"): a copy of one stock git made once per test process (git init,
+// add and commit were three processes per upstream).
 func upstream(t testing.TB) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
+	tmpl, err := upstreamTemplate.get(t, upstreamBuild)
+	if err != nil {
+		t.Fatalf("template upstream: %v", err)
+	}
 	dir := filepath.Join(t.TempDir(), "up")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := testproc.CopyTree(tmpl, dir); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// upstreamTemplate is the repository upstream copies, made on first use.
+var upstreamTemplate templateRepo
+
+// upstreamBuild makes the upstream template in dir.
+func upstreamBuild(t testing.TB, dir string) {
 	mirrorGit(t, dir, "init", "-q", "-b", "main")
 	mirrorWrite(t, filepath.Join(dir, "doc.md"), "v1\n")
 	mirrorGit(t, dir, "add", ".")
 	mirrorGit(t, dir, "commit", "-q", "-m", "v1")
-	return dir
 }
 
+// gitInit makes dir a repository as `git init ARGS... dir` does: a copy of
+// one that stock git made with the same arguments once per test process
+// (git init takes no input but its arguments; GitCommand pins its
+// environment).
+func gitInit(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	v, _ := initTemplates.LoadOrStore(strings.Join(args, "\x00"), &templateRepo{})
+	tmpl, err := v.(*templateRepo).get(t, func(t testing.TB, d string) {
+		git(t, "", append(append([]string{"init"}, args...), d)...)
+	})
+	if err != nil {
+		t.Fatalf("template for git init %s: %v", strings.Join(args, " "), err)
+	}
+	if err := testproc.CopyTree(tmpl, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// initTemplates holds gitInit's templates by their git init arguments.
+var initTemplates sync.Map
+
+// removeTemplates deletes every template (TestMain calls it).
+func removeTemplates() {
+	upstreamTemplate.remove()
+	initTemplates.Range(func(_, v any) bool {
+		v.(*templateRepo).remove()
+		return true
+	})
+}
+
+// templateRepo is a repository made once per test process, in its own
+// temporary directory, for tests to copy.
+type templateRepo struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// get makes the template with build(dir) on first use and returns dir.
+func (r *templateRepo) get(t testing.TB, build func(t testing.TB, dir string)) (string, error) {
+	r.once.Do(func() {
+		var top string
+		if top, r.err = os.MkdirTemp("", "gitstore-template"); r.err != nil {
+			return
+		}
+		dir := filepath.Join(top, "repo")
+		if r.err = os.MkdirAll(dir, 0o755); r.err != nil {
+			return
+		}
+		r.dir = dir
+		// until build returns (a failing git command ends this test)
+		r.err = errors.New("making it failed in an earlier test")
+		build(t, dir)
+		r.err = nil
+	})
+	return r.dir, r.err
+}
+
+func (r *templateRepo) remove() {
+	if r.dir != "" {
+		os.RemoveAll(filepath.Dir(r.dir))
+	}
+}
+
+// commitFile writes and commits one file and returns the new commit's id,
+// read from the branch's loose ref that git commit just wrote (git
+// rev-parse HEAD when it is not there).
 func commitFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	mirrorWrite(t, filepath.Join(dir, name), content)
 	mirrorGit(t, dir, "add", name)
 	mirrorGit(t, dir, "commit", "-q", "-m", "edit "+name)
+	if head, err := os.ReadFile(filepath.Join(dir, ".git", "HEAD")); err == nil {
+		if ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: "); ok {
+			if id, err := os.ReadFile(filepath.Join(dir, ".git", filepath.FromSlash(ref))); err == nil && isHexOID(strings.TrimSpace(string(id))) {
+				return strings.TrimSpace(string(id))
+			}
+		}
+	}
 	return mirrorGit(t, dir, "rev-parse", "HEAD")
 }
 
@@ -353,7 +442,9 @@ func TestMirrorConcurrentFetches(t *testing.T) {
 	committerDone := make(chan struct{})
 	go func() {
 		defer close(committerDone)
-		for i := 0; ; i++ {
+		// At most one commit per fetch: on a loaded machine, where the
+		// fetches take longer, the committer made up to 90.
+		for i := 0; i < 32; i++ {
 			select {
 			case <-stop:
 				return

@@ -234,6 +234,20 @@ var looseWriters = sync.Pool{New: func() any {
 
 // writeZlib writes a loose object's content: zlib("<type> <size>\x00" data).
 func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
+	head := t.String() + " " + strconv.Itoa(len(data)) + "\x00"
+	if len(data) < storeBelow {
+		// A small object (a commit, a tree, a record) takes a file
+		// system block of its own however well it compresses: it is
+		// stored in zlib stored blocks, as a pack's small entries are,
+		// without the compressor (650 KB) that a process writing only
+		// small objects, as a one-document run or get does, would
+		// otherwise allocate and fault in for its first object.
+		var z bytes.Buffer
+		z.Grow(len(head) + len(data) + 16)
+		appendStoredZlib(&z, append([]byte(head), data...))
+		_, err := w.Write(z.Bytes())
+		return err
+	}
 	lw := looseWriters.Get().(*looseWriter)
 	defer func() {
 		// drop the reference to w before the writer goes back to the pool
@@ -243,7 +257,7 @@ func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
 	}()
 	lw.bw.Reset(w)
 	lw.zw.Reset(lw.bw)
-	if _, err := lw.zw.Write([]byte(t.String() + " " + strconv.Itoa(len(data)) + "\x00")); err != nil {
+	if _, err := lw.zw.Write([]byte(head)); err != nil {
 		return err
 	}
 	if _, err := lw.zw.Write(data); err != nil {
@@ -260,15 +274,29 @@ func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
 // readObject returns an object whose content matches its id. Called with
 // s.mu held.
 func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
+	o, data, h, err := s.readObjectUnchecked(id)
+	if err != nil || h == nil {
+		return o, data, err
+	}
+	if objectHash(o.Type(), data) != *h {
+		return nil, nil, errContentMismatch(id)
+	}
+	return o, data, nil
+}
+
+// readObjectUnchecked is readObject without the check of the content
+// against the id, which the caller makes when h is not nil (an object
+// still in the write buffer has nothing to check). Called with s.mu held.
+func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plumbing.Hash, error) {
 	if s.closed {
-		return nil, nil, errClosed
+		return nil, nil, nil, errClosed
 	}
 	h, err := parseOID(id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if o, data, ok := s.buffered(h); ok {
-		return o, data, nil
+		return o, data, nil, nil
 	}
 	var o plumbing.EncodedObject
 	var data []byte
@@ -287,17 +315,67 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 		switch {
 		case err == nil:
 		case errors.Is(err, plumbing.ErrObjectNotFound):
-			return nil, nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
+			return nil, nil, nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
 		case errors.Is(err, fs.ErrPermission):
-			return nil, nil, fmt.Errorf("read object %s: %w", id, err)
+			return nil, nil, nil, fmt.Errorf("read object %s: %w", id, err)
 		default:
-			return nil, nil, fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err)
+			return nil, nil, nil, fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err)
 		}
 	}
-	if objectHash(o.Type(), data) != h {
-		return nil, nil, errContentMismatch(id)
+	return o, data, &h, nil
+}
+
+// verifyAsideFrom is the size from which BlobVerifying hashes a blob on a
+// goroutine of its own.
+const verifyAsideFrom = 256 << 10
+
+// BlobVerifying is Blob for a caller that decodes a large blob while its
+// content is checked against its id: it returns the bytes at once, with
+// check, which waits for that check (on a goroutine of its own from
+// verifyAsideFrom bytes) and returns Blob's error when the content does
+// not match. The caller must call check and act on nothing it made of the
+// bytes (print, return, store) unless it returns nil. Every other error is
+// Blob's, returned at once.
+func (s *repo) BlobVerifying(id OID) ([]byte, func() error, error) {
+	s.mu.Lock()
+	o, data, h, err := s.readObjectUnchecked(id)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
 	}
-	return o, data, nil
+	ok := func() error { return nil }
+	if h != nil {
+		want := *h
+		t := o.Type()
+		verify := func() error {
+			if objectHash(t, data) != want {
+				return errContentMismatch(id)
+			}
+			return nil
+		}
+		if len(data) < verifyAsideFrom {
+			if err := verify(); err != nil {
+				return nil, nil, err
+			}
+		} else {
+			done := make(chan error, 1)
+			go func() { done <- verify() }()
+			var once sync.Once
+			var verr error
+			ok = func() error {
+				once.Do(func() { verr = <-done })
+				return verr
+			}
+		}
+	}
+	if o.Type() != plumbing.BlobObject {
+		// Blob checks the content first: so does this.
+		if err := ok(); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("blob %s: object is a %s: %w", id, o.Type(), ErrNotFound)
+	}
+	return data, ok, nil
 }
 
 // RawObject returns an object's type and content.

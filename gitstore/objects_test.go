@@ -82,7 +82,7 @@ func TestInitRefusesNonStore(t *testing.T) {
 	}
 	// A plain git repository is not a readproof store: Init refuses it, Open takes it.
 	plain := filepath.Join(dir, "plain.git")
-	git(t, "", "init", "--bare", "-q", plain)
+	gitInit(t, plain, "--bare", "-q")
 	if IsStore(plain) {
 		t.Error("IsStore = true for a plain repository")
 	}
@@ -114,7 +114,7 @@ func TestOpen(t *testing.T) {
 	}
 	// A non-bare repository, opened by its work tree.
 	work := filepath.Join(dir, "work")
-	git(t, "", "init", "-q", work)
+	gitInit(t, work, "-q")
 	s, err := Open(work)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestOpen(t *testing.T) {
 	}
 	// SHA-256 repositories are refused with a reason.
 	sha256 := filepath.Join(dir, "sha256.git")
-	git(t, "", "init", "-q", "--bare", "--object-format=sha256", sha256)
+	gitInit(t, sha256, "-q", "--bare", "--object-format=sha256")
 	if _, err := Open(sha256); err == nil || !strings.Contains(err.Error(), "sha256") {
 		t.Errorf("Open(sha256 repo) = %v", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/internal/testsize"
 )
 
@@ -127,7 +127,7 @@ func TestPackedObjectsMatchGit(t *testing.T) {
 		{"gc-aggressive", nil, []string{"gc", "--aggressive", "--prune=now", "--quiet"}},
 	}
 	// The four cases repack the same store: it is filled once and copied
-	// (cp -a) for each.
+	// for each.
 	tmpl := NewTestStore(t)
 	fillDeltaRepo(t, tmpl)
 	tmpl.Close()
@@ -135,8 +135,8 @@ func TestPackedObjectsMatchGit(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "store")
-			if out, err := exec.Command("cp", "-a", tmpl.Path(), dir).CombinedOutput(); err != nil {
-				t.Fatalf("copy the filled store: %v\n%s", err, out)
+			if err := testproc.CopyTree(tmpl.Path(), dir); err != nil {
+				t.Fatalf("copy the filled store: %v", err)
 			}
 			for _, kv := range c.config {
 				git(t, dir, "config", kv[0], kv[1])

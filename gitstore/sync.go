@@ -6,19 +6,16 @@ import "os"
 // themselves are in sync_files.go.
 
 // syncUpdateEach makes the pending objects and the written lock files
-// durable, one fsync each.
+// durable, their fsyncs issued together (fsyncEach).
 func (s *repo) syncUpdateEach(pending []string, files []*os.File) error {
-	if len(pending) > 0 {
-		if err := s.fsyncObjects(pending); err != nil {
-			return err
-		}
-	}
+	ts := s.objectTargets(pending)
 	for _, f := range files {
-		if err := f.Sync(); err != nil {
-			return err
-		}
+		ts = append(ts, syncTarget{f: f})
 	}
-	return nil
+	if len(ts) == 0 {
+		return nil
+	}
+	return fsyncEach(ts)
 }
 
 // takePending removes and returns the list of unsynced object files.

@@ -20,7 +20,7 @@ func TestAddRemoteQuotesCR(t *testing.T) {
 		dirs := [2]string{}
 		for k := range dirs {
 			dirs[k] = filepath.Join(t.TempDir(), "r.git")
-			git(t, "", "init", "--quiet", "--bare", dirs[k])
+			gitInit(t, dirs[k], "--quiet", "--bare")
 		}
 		old := &Transport{dir: dirs[0], git: tr.git}
 		now := &Transport{dir: dirs[1], git: tr.git}
@@ -35,8 +35,13 @@ func TestAddRemoteQuotesCR(t *testing.T) {
 		if string(a) != string(b) {
 			t.Errorf("url %q:\ngit wrote:\n%q\nAddRemote wrote:\n%q", u, a, b)
 		}
-		if got := git(t, dirs[1], "config", "--get", "remote.o.url"); got != git(t, dirs[0], "config", "--get", "remote.o.url") {
-			t.Errorf("url %q: git reads back %q from AddRemote's config", u, got)
+		// git reads AddRemote's config back; what it reads from its own
+		// is asked only when the bytes differ (the same bytes read the same).
+		got := git(t, dirs[1], "config", "--get", "remote.o.url")
+		if string(a) != string(b) {
+			if want := git(t, dirs[0], "config", "--get", "remote.o.url"); got != want {
+				t.Errorf("url %q: git reads back %q from AddRemote's config, %q from its own", u, got, want)
+			}
 		}
 	}
 }

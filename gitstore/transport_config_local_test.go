@@ -51,7 +51,7 @@ func TestRemoteInRepoConfigAgreesWithGit(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "r.git")
-			git(t, "", "init", "--quiet", "--bare", dir)
+			gitInit(t, dir, "--quiet", "--bare")
 			if err := os.WriteFile(filepath.Join(dir, "config"), []byte(base+c.config), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestRemoteInRepoConfigAgreesWithGit(t *testing.T) {
 	}
 	t.Run("environment", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "r.git")
-		git(t, "", "init", "--quiet", "--bare", dir)
+		gitInit(t, dir, "--quiet", "--bare")
 		if err := os.WriteFile(filepath.Join(dir, "config"), []byte(base+cases[0].config), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func TestAddRemoteSameBytes(t *testing.T) {
 	var pristine [2][]byte
 	for k := range dirs {
 		dirs[k] = filepath.Join(t.TempDir(), "r.git")
-		git(t, "", "init", "--quiet", "--bare", dirs[k])
+		gitInit(t, dirs[k], "--quiet", "--bare")
 		data, err := os.ReadFile(filepath.Join(dirs[k], "config"))
 		if err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func TestAddRemoteTakenSameAnswers(t *testing.T) {
 			dirs := [2]string{}
 			for k := range dirs {
 				dirs[k] = filepath.Join(t.TempDir(), "r.git")
-				git(t, "", "init", "--quiet", "--bare", dirs[k])
+				gitInit(t, dirs[k], "--quiet", "--bare")
 				c.setup(dirs[k])
 			}
 			old := &Transport{dir: dirs[0], git: tr.git}
@@ -160,7 +160,7 @@ func TestAddRemoteTakenSameAnswers(t *testing.T) {
 		})
 	}
 	dir := filepath.Join(t.TempDir(), "r.git")
-	git(t, "", "init", "--quiet", "--bare", dir)
+	gitInit(t, dir, "--quiet", "--bare")
 	before, _ := os.ReadFile(filepath.Join(dir, "config"))
 	if err := os.WriteFile(filepath.Join(dir, "config.lock"), nil, 0o600); err != nil {
 		t.Fatal(err)

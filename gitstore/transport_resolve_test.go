@@ -19,7 +19,7 @@ func TestReadLocalCommitSameAsCatFile(t *testing.T) {
 	ctx := context.Background()
 	_, tr := newTransport(t)
 	dir := filepath.Join(t.TempDir(), "r.git")
-	git(t, "", "init", "--quiet", "--bare", dir)
+	gitInit(t, dir, "--quiet", "--bare")
 	r, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestProbeCommitAtScratch(t *testing.T) {
 	ctx := context.Background()
 	_, tr := newTransport(t)
 	work := filepath.Join(t.TempDir(), "w")
-	git(t, "", "init", "--quiet", "--initial-branch=main", work)
+	gitInit(t, work, "--quiet", "--initial-branch=main")
 	if err := os.WriteFile(filepath.Join(work, "f"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestLsRemoteHeadSameAsTwoListings(t *testing.T) {
 	ctx := context.Background()
 	_, tr := newTransport(t)
 	dir := filepath.Join(t.TempDir(), "r.git")
-	git(t, "", "init", "--quiet", "--bare", "--initial-branch=main", dir)
+	gitInit(t, dir, "--quiet", "--bare", "--initial-branch=main")
 	r, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func TestTransportPushAtomic(t *testing.T) {
 	ctx := context.Background()
 	s, tr := newTransport(t)
 	remote := filepath.Join(t.TempDir(), "r.git")
-	git(t, "", "init", "--quiet", "--bare", remote)
+	gitInit(t, remote, "--quiet", "--bare")
 	a := mkCommit(t, s, "a")
 	b := mkCommit(t, s, "b")
 	if err := s.Sync(); err != nil {

@@ -86,7 +86,7 @@ func TestRemoteURLsSameAsGit(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			dir := filepath.Join(tmp, "r.git")
-			git(t, "", "init", "--quiet", "--bare", dir)
+			gitInit(t, dir, "--quiet", "--bare")
 			included := filepath.Join(tmp, "included")
 			if err := os.WriteFile(included, []byte("[url \"/srv/inc/\"]\n\tinsteadOf = i:\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -201,7 +201,7 @@ func TestRemoteURLsRandomSameAsGit(t *testing.T) {
 	ctx := context.Background()
 	_, tr := newTransport(t)
 	dir := filepath.Join(t.TempDir(), "r.git")
-	git(t, "", "init", "--quiet", "--bare", dir)
+	gitInit(t, dir, "--quiet", "--bare")
 	initial, err := os.ReadFile(filepath.Join(dir, "config"))
 	if err != nil {
 		t.Fatal(err)

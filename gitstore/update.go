@@ -87,9 +87,9 @@ func (s *repo) Update(updates ...RefUpdate) error {
 	if err != nil {
 		return err
 	}
-	// Buffered objects are written and made durable before any lock is
-	// taken, so locks are held only for the ref files themselves.
-	if err := s.Sync(); err != nil {
+	// Buffered objects are written before any lock is taken; a few loose
+	// ones are made durable with the lock files, many before the locks.
+	if err := s.flushForUpdate(); err != nil {
 		return fmt.Errorf("update refs: %w", err)
 	}
 	if err := tx.checkTargets(); err != nil {
@@ -107,6 +107,42 @@ func (s *repo) Update(updates ...RefUpdate) error {
 			return err
 		}
 	}
+}
+
+// deferSyncMax is how many loose objects an Update leaves unsynced until
+// its lock files are written (flushForUpdate).
+const deferSyncMax = 32
+
+// flushForUpdate writes the buffered objects. Objects must be durable
+// before a ref names them, and the new ref values before they are renamed
+// into place: two waits for the device when made one after the other. A
+// few loose objects (at most deferSyncMax) are therefore left pending, and
+// makeDurable syncs them together with the lock files, in one batch; more,
+// or a pack, are synced here, before any lock is taken, so that the locks
+// are not held while a large write is flushed. Either way every object is
+// durable before any ref is renamed.
+func (s *repo) flushForUpdate() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed
+	}
+	if err := s.flush(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("write objects in %s: %w", s.path, err)
+	}
+	few := len(s.pending) <= deferSyncMax
+	for _, rel := range s.pending {
+		if strings.HasPrefix(rel, "objects/pack/") {
+			few = false
+			break
+		}
+	}
+	s.mu.Unlock()
+	if few {
+		return nil
+	}
+	return s.Sync()
 }
 
 // apply runs the transaction from its locks on.
@@ -541,10 +577,16 @@ func (tx *txn) publish() error {
 		if t.packed {
 			continue // in packed-refs, renamed above
 		}
-		if err := tx.publishRef(t); err != nil {
+		changed, err := tx.publishRef(t)
+		if err != nil {
 			return fmt.Errorf("update refs: %s: %w (%d of %d refs were updated)", t.Name, err, i, len(tx.refs))
 		}
-		dirs[filepath.Dir(t.path)] = true
+		if changed {
+			// Only a rename or a removal needs its directory synced: a
+			// lock that was only taken (a ref compared, not moved) and
+			// removed again left the directory as it was.
+			dirs[filepath.Dir(t.path)] = true
+		}
 	}
 	if err := tx.s.syncDirs(dirs); err != nil {
 		return fmt.Errorf("update refs: sync: %w", err)
@@ -552,14 +594,17 @@ func (tx *txn) publish() error {
 	return nil
 }
 
-// publishRef deletes, keeps or renames one ref's lock into place.
-func (tx *txn) publishRef(t *refTx) error {
+// publishRef deletes, keeps or renames one ref's lock into place. It
+// reports whether the ref's loose file changed (renamed into place or
+// removed).
+func (tx *txn) publishRef(t *refTx) (changed bool, err error) {
 	switch {
 	case t.New == "":
 		if t.loose {
 			if err := os.Remove(t.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
+				return false, err
 			}
+			changed = true
 		}
 		t.lock.release()
 	case t.New == t.cur:
@@ -569,14 +614,15 @@ func (tx *txn) publishRef(t *refTx) error {
 		// another process to have judged it stale: renaming a lock someone
 		// else took could publish their unwritten value.
 		if tx.heldLong() && !t.lock.owned() {
-			return fmt.Errorf("lock %s was removed as stale by another process: %w: retry the update", t.lock.path, ErrLocked)
+			return false, fmt.Errorf("lock %s was removed as stale by another process: %w: retry the update", t.lock.path, ErrLocked)
 		}
 		if err := renameFile(t.lock.path, t.path); err != nil {
-			return err
+			return false, err
 		}
 		t.lock.done = true
+		changed = true
 	}
-	return nil
+	return changed, nil
 }
 
 // checkDirFile refuses to create a ref where a directory of refs exists, or

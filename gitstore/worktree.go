@@ -13,7 +13,7 @@ import (
 // TrackedByWorkTree reports the files below dir that the git work tree
 // around dir tracks (its index lists them): a store committed into a
 // project's repository before the store carried its .gitignore. top is the
-// work tree's top directory. It returns no files when dir is not inside a
+// work tree's top directory, given with files. It returns no files when dir is not inside a
 // work tree, when git is not installed, or when git cannot answer: the
 // check is advice, never a failure.
 func TrackedByWorkTree(ctx context.Context, dir string) (top string, files []string) {
@@ -39,13 +39,10 @@ func TrackedByWorkTree(ctx context.Context, dir string) (top string, files []str
 		out, err := cmd.Output()
 		return out, err == nil
 	}
-	out, ok := run("rev-parse", "--is-inside-work-tree", "--show-toplevel")
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if !ok || len(lines) != 2 || lines[0] != "true" {
-		return "", nil
-	}
-	top = lines[1]
-	out, ok = run("ls-files", "-z", "--full-name", "--", filepath.Base(abs))
+	// ls-files first: it finds nothing (or fails) in the common case, a
+	// store nobody committed, and the work tree's top is only asked for
+	// when there is something to report (one git process, not two).
+	out, ok := run("ls-files", "-z", "--full-name", "--", filepath.Base(abs))
 	if !ok {
 		return "", nil
 	}
@@ -54,7 +51,15 @@ func TrackedByWorkTree(ctx context.Context, dir string) (top string, files []str
 			files = append(files, string(f))
 		}
 	}
-	return top, files
+	if len(files) == 0 {
+		return "", nil
+	}
+	out, ok = run("rev-parse", "--is-inside-work-tree", "--show-toplevel")
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if !ok || len(lines) != 2 || lines[0] != "true" {
+		return "", nil
+	}
+	return lines[1], files
 }
 
 // withoutLocationVars is the environment with the location variables

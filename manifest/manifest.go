@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -93,51 +94,75 @@ func Encode(m *Manifest) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	cp := *m
-	cp.Format = Format
-	if len(m.Entries) > 0 {
-		cp.Entries = []Entry{}
-	}
 	// The document without its entries, then each entry encoded on its own
 	// into the one buffer: the same bytes as encoding the whole manifest
 	// (TestEncodeMatchesWholeDocument), without encoding/json's scratch
 	// copies of the whole document (about nine times a 10,000-entry
 	// manifest's 6 MB).
-	var head bytes.Buffer
-	enc := json.NewEncoder(&head)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&cp); err != nil {
-		return nil, err
+	head, cut, err := encodeHead(m)
+	if err != nil || len(m.Entries) == 0 {
+		return head, err
 	}
-	if len(m.Entries) == 0 {
-		return head.Bytes(), nil
-	}
-	const mark = "\n  \"entries\": []"
-	cut := bytes.Index(head.Bytes(), []byte(mark))
-	if cut < 0 {
-		return nil, errors.New("encode manifest: no entries field")
-	}
-	cut += len(mark) - 1 // at the closing bracket
 	var buf bytes.Buffer
-	buf.Grow(head.Len() + 700*len(m.Entries))
-	buf.Write(head.Bytes()[:cut])
-	enc = json.NewEncoder(&buf)
-	enc.SetIndent("    ", "  ")
-	enc.SetEscapeHTML(false)
+	buf.Grow(len(head) + 700*len(m.Entries))
+	buf.Write(head[:cut])
+	enc := newEntryEncoder(&buf)
 	for i := range m.Entries {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.WriteString("\n    ")
+		buf.WriteString(entryIndent)
 		if err := enc.Encode(&m.Entries[i]); err != nil {
 			return nil, err
 		}
 		buf.Truncate(buf.Len() - 1) // Encode's newline
 	}
-	buf.WriteString("\n  ")
-	buf.Write(head.Bytes()[cut:])
+	buf.WriteString(entriesEnd)
+	buf.Write(head[cut:])
 	return buf.Bytes(), nil
+}
+
+// entryIndent comes before each entry of manifest.json, after the comma
+// that separates it from the one before; entriesEnd after the last.
+const (
+	entryIndent = "\n    "
+	entriesEnd  = "\n  "
+)
+
+// encodeHead encodes m without its entries. When m has entries, the
+// returned document has an empty entries list and cut is the offset of its
+// closing bracket, where the entries go.
+func encodeHead(m *Manifest) (head []byte, cut int, err error) {
+	cp := *m
+	cp.Format = Format
+	if len(m.Entries) > 0 {
+		cp.Entries = []Entry{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&cp); err != nil {
+		return nil, 0, err
+	}
+	if len(m.Entries) == 0 {
+		return b.Bytes(), 0, nil
+	}
+	const mark = "\n  \"entries\": []"
+	cut = bytes.Index(b.Bytes(), []byte(mark))
+	if cut < 0 {
+		return nil, 0, errors.New("encode manifest: no entries field")
+	}
+	return b.Bytes(), cut + len(mark) - 1, nil
+}
+
+// newEntryEncoder encodes entries as manifest.json holds them (each
+// followed by a newline the caller drops).
+func newEntryEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("    ", "  ")
+	enc.SetEscapeHTML(false)
+	return enc
 }
 
 // Decode parses manifest.json strictly: unknown fields, a wrong format, bad
@@ -375,6 +400,12 @@ func Short(s string) string {
 func Message(m *Manifest) string {
 	var b strings.Builder
 	n := len(m.Entries)
+	size := 2*len(m.RunID) + 96
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		size += len(e.URI) + len(e.Ref) + len(e.Decision) + 64
+	}
+	b.Grow(size) // at least the message: one allocation, not a doubling series
 	fmt.Fprintf(&b, "readproof run %s: %d %s\n\n", m.RunID, n, text.Plural(n, "entry", "entries"))
 	for _, e := range m.Entries {
 		ref := e.Ref

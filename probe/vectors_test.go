@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 type indepVector struct {
@@ -170,7 +172,7 @@ func TestVectorsIndependent(t *testing.T) {
 // python3 is installed.
 func TestVectorsPython(t *testing.T) {
 	t.Parallel()
-	py, err := exec.LookPath("python3")
+	py, err := testproc.LookPathBinary("python3") // not through a version manager's shim
 	if err != nil {
 		t.Skip("python3 not installed")
 	}

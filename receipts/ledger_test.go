@@ -211,7 +211,9 @@ func TestLedgerConcurrentGoroutines(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	var wg sync.WaitGroup
-	const g, n = 6, 15
+	// 6 goroutines appending to one session: 8 each (48 appends racing)
+	// by default, 15 each under READPROOF_LONG_TESTS=1.
+	g, n := 6, testsize.Pick(t, 8, 15)
 	errs := make(chan error, g*n)
 	for w := 0; w < g; w++ {
 		wg.Add(1)

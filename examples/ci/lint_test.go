@@ -1,6 +1,7 @@
 // Package ci holds the CI recipes of examples/ci (no Go code); its test
-// lints the GitHub workflow with actionlint. The shell of both jobs runs
-// against a real store in the root package's
+// lints the GitHub workflow with actionlint and keeps the recipes' JSON
+// copies in testdata current. The shell of both jobs runs, from those
+// copies, against a real store in the root package's
 // testdata/script/ci_examples.txtar. The lint lives here, in its own test
 // binary, because actionlint's package initialisation would otherwise run in
 // every `exec readproof` of the root package's scripts.

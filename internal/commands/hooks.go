@@ -102,13 +102,9 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	if repo, err = filepath.Abs(repo); err != nil {
 		return err
 	}
-	top, err := gitOutput(repo, "rev-parse", "--show-toplevel")
+	top, dir, err := hooksPlace(repo)
 	if err != nil {
-		return hint.With(fmt.Errorf("hooks: %s is not inside a git work tree: %w", repo, err), "run it in the project's repository, or name it with --repo DIR")
-	}
-	dir, err := gitOutput(repo, "rev-parse", "--git-path", "hooks")
-	if err != nil {
-		return fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
+		return err
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(repo, dir)
@@ -177,6 +173,35 @@ func relativeTo(top, path string) string {
 		return path
 	}
 	return "$top/" + filepath.ToSlash(rel)
+}
+
+// hooksPlace returns the top of the work tree around repo and its hooks
+// directory (as git names it, maybe relative to repo), from one git
+// process when neither path holds a newline, else from two.
+func hooksPlace(repo string) (top, dir string, err error) {
+	notTree := func(err error) error {
+		return hint.With(fmt.Errorf("hooks: %s is not inside a git work tree: %w", repo, err), "run it in the project's repository, or name it with --repo DIR")
+	}
+	both, err := gitOutput(repo, "rev-parse", "--show-toplevel", "--git-path", "hooks")
+	if err != nil {
+		// --show-toplevel is what fails outside a work tree: ask it alone
+		// for the error it gives
+		if _, terr := gitOutput(repo, "rev-parse", "--show-toplevel"); terr != nil {
+			return "", "", notTree(terr)
+		}
+		return "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
+	}
+	if top, dir, ok := strings.Cut(both, "\n"); ok && !strings.Contains(dir, "\n") {
+		// each trimmed as gitOutput trims the output of one question
+		return strings.TrimSpace(top), strings.TrimSpace(dir), nil
+	}
+	if top, err = gitOutput(repo, "rev-parse", "--show-toplevel"); err != nil {
+		return "", "", notTree(err)
+	}
+	if dir, err = gitOutput(repo, "rev-parse", "--git-path", "hooks"); err != nil {
+		return "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
+	}
+	return top, dir, nil
 }
 
 func gitOutput(dir string, args ...string) (string, error) {

@@ -61,7 +61,9 @@ func TestMain(m *testing.M) {
 	} else {
 		flag.Set("test.parallel", "4")
 	}
-	os.Exit(testproc.Run(m))
+	code := testproc.Run(m)
+	bareTemplate.remove()
+	os.Exit(code)
 }
 
 func needGit(t testing.TB) {
@@ -118,6 +120,35 @@ func (p *project) open(t testing.TB) {
 	}
 	t.Cleanup(func() { s.Close() })
 	p.s = s
+}
+
+// copyProject copies p (documents, readproof.toml and store) to a fresh
+// directory and opens the copy, with the same clock. In the copy's store
+// config, the one remote URL fromURL becomes toURL (the config file is the
+// only file of a project that names a path or URL). A fixture several
+// subtests start from is built once, with readproof's push and pull, and
+// copied: building it again ran the same git processes each time.
+func (p *project) copyProject(t testing.TB, fromURL, toURL string) *project {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "project")
+	if err := testproc.CopyTree(p.dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, ".readproof", "config")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "\turl = " + fromURL + "\n"
+	if n := strings.Count(string(data), line); n != 1 {
+		t.Fatalf("copy of %s: %d remotes with URL %s, want one:\n%s", p.dir, n, fromURL, data)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(data), line, "\turl = "+toURL+"\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := &project{dir: dir, now: p.now}
+	q.open(t)
+	return q
 }
 
 // clock advances one second per call, so every event has its own time.
@@ -214,8 +245,72 @@ func git(t testing.TB, gitDir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// allRefs lists every ref of a repository as "name oid" lines.
+// allRefs lists every ref of a repository as "name oid" lines, sorted by
+// name, as `git for-each-ref --format='%(refname) %(objectname)'` does
+// (gitAllRefs; TestAllRefsSameAsGit compares the two). It reads the files
+// itself: the tests take it before and after each refused operation, and
+// that was a git process each time.
 func allRefs(t testing.TB, gitDir string) string {
+	t.Helper()
+	refs := map[string]string{}
+	if data, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if oid, name, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "^") {
+				refs[name] = oid
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	symbolic := map[string]string{}
+	err := filepath.WalkDir(filepath.Join(gitDir, "refs"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".lock") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(gitDir, path)
+		name, value := filepath.ToSlash(rel), strings.TrimSpace(string(data))
+		if target, ok := strings.CutPrefix(value, "ref: "); ok {
+			symbolic[name] = target
+		} else {
+			refs[name] = value
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range symbolic {
+		for i := 0; i < 5 && refs[target] == ""; i++ {
+			target = symbolic[target]
+		}
+		if oid := refs[target]; oid != "" {
+			refs[name] = oid
+		}
+	}
+	names := make([]string, 0, len(refs))
+	for name, oid := range refs {
+		if len(oid) != 40 && len(oid) != 64 {
+			t.Fatalf("%s: ref %s holds %q", gitDir, name, oid)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(name + " " + refs[name])
+	}
+	return b.String()
+}
+
+// gitAllRefs is allRefs by stock git.
+func gitAllRefs(t testing.TB, gitDir string) string {
 	t.Helper()
 	return git(t, gitDir, "for-each-ref", "--format=%(refname) %(objectname)")
 }
@@ -232,6 +327,17 @@ func refsExcept(t testing.TB, gitDir, prefix string) string {
 	return strings.Join(keep, "\n")
 }
 
+// fromMain returns every commit reachable from main, listed by one git
+// rev-list: the same answer as reachableFromMain for each of them.
+func fromMain(t testing.TB, gitDir string) map[string]bool {
+	t.Helper()
+	set := map[string]bool{}
+	for _, c := range strings.Fields(git(t, gitDir, "rev-list", "refs/heads/main")) {
+		set[c] = true
+	}
+	return set
+}
+
 // reachableFromMain reports whether commit c is reachable from main.
 func reachableFromMain(t testing.TB, gitDir, c string) bool {
 	t.Helper()
@@ -241,13 +347,62 @@ func reachableFromMain(t testing.TB, gitDir, c string) bool {
 
 // ---- servers ----
 
-// bareServer creates an empty bare repository name under base.
+// bareServer creates an empty bare repository name under base: a copy of
+// one that stock git initialised once per test process (git init and git
+// config were two processes per server). It accepts pushes over HTTP, and
+// receive-pack does not start `git gc --auto` after each push (a process
+// per push that found nothing to do on these small repositories; no test
+// here is about the server's housekeeping).
 func bareServer(t testing.TB, base, name string) string {
 	t.Helper()
+	needGit(t)
+	tmpl, err := bareTemplate.get(t)
+	if err != nil {
+		t.Fatalf("template server repository: %v", err)
+	}
 	dir := filepath.Join(base, name)
-	git(t, "", "init", "--quiet", "--bare", "--initial-branch=main", dir)
-	git(t, dir, "config", "http.receivepack", "true")
+	if err := testproc.CopyTree(tmpl, dir); err != nil {
+		t.Fatal(err)
+	}
 	return dir
+}
+
+// bareTemplate is the repository bareServer copies, made on first use in
+// the test process's TMPDIR (testproc.Run removes it when that is its
+// scratch directory; TestMain removes it otherwise).
+var bareTemplate templateRepo
+
+type templateRepo struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func (r *templateRepo) get(t testing.TB) (string, error) {
+	r.once.Do(func() {
+		var top string
+		if top, r.err = os.MkdirTemp("", "share-bare-template"); r.err != nil {
+			return
+		}
+		r.dir = filepath.Join(top, "server.git")
+		for _, args := range [][]string{
+			{"init", "--quiet", "--bare", "--initial-branch=main", r.dir},
+			{"--git-dir=" + r.dir, "config", "http.receivepack", "true"},
+			{"--git-dir=" + r.dir, "config", "receive.autogc", "false"},
+		} {
+			if out, err := gitstore.GitCommand(t, "", args...).CombinedOutput(); err != nil {
+				r.err = fmt.Errorf("git %s: %w\n%s", strings.Join(args, " "), err, out)
+				return
+			}
+		}
+	})
+	return r.dir, r.err
+}
+
+func (r *templateRepo) remove() {
+	if r.dir != "" {
+		os.RemoveAll(filepath.Dir(r.dir))
+	}
 }
 
 func freePort(t testing.TB) int {

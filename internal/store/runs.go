@@ -215,9 +215,12 @@ func (s *Store) RunOnce(ctx context.Context, runID string, refs []string) (*mani
 }
 
 // RunOnceProgress is RunOnce reporting each document resolved to progress
-// as (done, total). It returns the manifest only: a run of many documents holds
-// each document's record (the manifest entry), not its bytes nor a second
-// copy of the record, once the document is stored.
+// as (done, total). It returns the manifest only, and its entries hold only
+// what manifest.Validate checks (position, URI, ref, snapshot, content hash,
+// decision, size and file; ManifestAt reads the whole record): a run of
+// many documents holds a few words per document, not its bytes nor its
+// whole record, once the document is stored; from spoolFrom documents the
+// records wait in a scratch file until the manifest is written.
 func (s *Store) RunOnceProgress(ctx context.Context, runID string, refs []string, progress func(done, total int)) (*manifest.Manifest, error) {
 	m, _, err := s.runOnce(ctx, runID, refs, progress, false)
 	return m, err
@@ -240,6 +243,11 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	start := s.now()
 	b := newRunBatch()
 	var ds []*Delivery
+	var sp *entrySpool
+	if !keepContent && len(refs) >= spoolFrom {
+		sp = s.newEntrySpool()
+		defer sp.close()
+	}
 	m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: start, Caller: s.opts.Caller, Entries: make([]manifest.Entry, 0, len(refs))}
 	for i, r := range refs {
 		if progress != nil {
@@ -253,7 +261,14 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 		if keepContent {
 			ds = append(ds, d)
 		}
-		m.Entries = append(m.Entries, d.Entry)
+		if sp == nil {
+			m.Entries = append(m.Entries, d.Entry)
+			continue
+		}
+		if err := sp.sp.Add(&d.Entry); err != nil {
+			return nil, nil, spoolError(runID, err)
+		}
+		m.Entries = append(m.Entries, lightEntry(d.Entry))
 	}
 	if progress != nil {
 		progress(len(refs), len(refs))
@@ -262,7 +277,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	m.TraceID = telemetry.TraceID(ctx)
 	ctx, span := startCommit(ctx, runID)
 	defer func() { endCommit(ctx, span, m, err) }()
-	id, err := s.writeManifest(m)
+	id, err := s.writeManifestFrom(m, sp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,25 +304,51 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 		return nil, nil, err
 	}
 	m.ID = string(id)
+	if !keepContent && sp == nil {
+		for i := range m.Entries {
+			m.Entries[i] = lightEntry(m.Entries[i])
+		}
+	}
 	return m, ds, nil
+}
+
+// spoolError is a failed write of a run's spooled entries (a full disk,
+// most likely).
+func spoolError(runID string, err error) error {
+	return hint.With(fmt.Errorf("run %s: write the manifest entries' scratch file: %w", runID, err),
+		"make room on the store's file system and run again; nothing was recorded")
 }
 
 // writeManifest writes a manifest's tree and commit (no ref).
 func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
+	return s.writeManifestFrom(m, nil)
+}
+
+// writeManifestFrom is writeManifest of a manifest whose entries were
+// spooled to sp (its entries light), or held whole when sp is nil.
+func (s *Store) writeManifestFrom(m *manifest.Manifest, sp *entrySpool) (gitstore.OID, error) {
 	manifest.AssignFiles(m.Entries)
-	data, err := manifest.Encode(m)
+	var blob gitstore.OID
+	var err error
+	if sp != nil {
+		blob, err = sp.put(s.git, m)
+	} else {
+		var data []byte
+		if data, err = manifest.Encode(m); err == nil {
+			blob, err = s.git.PutBlob(data)
+		}
+	}
 	if err != nil {
 		return "", err
 	}
-	blob, err := s.git.PutBlob(data)
-	if err != nil {
-		return "", err
-	}
-	files := map[string]gitstore.OID{"manifest.json": blob}
+	// The entries' files are distinct (Validate), and none is manifest.json
+	// (they are under content/).
+	files := make([]treeFile, 0, len(m.Entries)+1)
+	files = append(files, treeFile{"manifest.json", blob})
 	for _, e := range m.Entries {
-		files[e.File] = gitstore.OID(e.Snapshot)
+		files = append(files, treeFile{e.File, gitstore.OID(e.Snapshot)})
 	}
-	tree, err := s.putTree(files)
+	tree, err := s.putTreeFiles(files)
 	if err != nil {
 		return "", err
 	}
@@ -405,16 +446,46 @@ func (s *Store) manifestData(id gitstore.OID) (*manifest.Manifest, []byte, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
-	data, err := s.readFile(c, "manifest.json")
+	notManifest := func(err error) error {
+		return hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
+	}
+	// A large manifest is decoded while its bytes are checked against
+	// their id; nothing decoded is returned unless they match, and a
+	// mismatch is the error readFile would have given.
+	data, check, err := s.readFileVerifying(c, "manifest.json")
 	if err != nil {
-		return nil, nil, hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
+		return nil, nil, notManifest(err)
 	}
 	m, err := manifest.Decode(data)
+	if cerr := check(); cerr != nil {
+		return nil, nil, notManifest(cerr)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
 	m.ID = string(id)
 	return m, data, nil
+}
+
+// blobVerifier is a store that hands out a blob's bytes while it checks
+// them (gitstore's BlobVerifying).
+type blobVerifier interface {
+	BlobVerifying(id gitstore.OID) ([]byte, func() error, error)
+}
+
+// readFileVerifying is readFile through BlobVerifying where the store has
+// it: check must return nil before anything made of the bytes is used.
+func (s *Store) readFileVerifying(c gitstore.Commit, path string) ([]byte, func() error, error) {
+	bv, ok := s.git.(blobVerifier)
+	if !ok {
+		data, err := s.readFile(c, path)
+		return data, func() error { return nil }, err
+	}
+	id, err := s.file(c.Tree, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bv.BlobVerifying(id)
 }
 
 // Content returns a snapshot's bytes.

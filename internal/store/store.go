@@ -295,40 +295,68 @@ func (s *Store) readFile(c gitstore.Commit, path string) ([]byte, error) {
 
 // putTree writes nested trees for a set of slash-separated paths.
 func (s *Store) putTree(files map[string]gitstore.OID) (gitstore.OID, error) {
-	type node struct {
-		blobs map[string]gitstore.OID
-		dirs  map[string]map[string]gitstore.OID
-	}
-	n := node{blobs: map[string]gitstore.OID{}, dirs: map[string]map[string]gitstore.OID{}}
+	list := make([]treeFile, 0, len(files))
 	for p, id := range files {
-		if i := strings.IndexByte(p, '/'); i >= 0 {
-			d := p[:i]
-			if n.dirs[d] == nil {
-				n.dirs[d] = map[string]gitstore.OID{}
-			}
-			n.dirs[d][p[i+1:]] = id
-		} else {
-			n.blobs[p] = id
-		}
+		list = append(list, treeFile{p, id})
+	}
+	return s.putTreeFiles(list)
+}
+
+// treeFile is one file of putTreeFiles: its slash-separated path and blob.
+type treeFile struct {
+	path string
+	id   gitstore.OID
+}
+
+// putTreeFiles is putTree of a list of files with distinct paths, which it
+// sorts: the files of each directory are then a run of the list, and the
+// trees are written from it without the maps of each level (a
+// 10,000-document manifest's tree built three of 10,000 entries).
+func (s *Store) putTreeFiles(files []treeFile) (gitstore.OID, error) {
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	return s.putSortedTree(files, 0)
+}
+
+// putSortedTree writes the tree of files (sorted by path), whose paths all
+// start with the same skip bytes, the directory's own path and its slash.
+// It checks and writes as putTree did with its maps: a name that is both a
+// file and a directory here is an error before any subdirectory is
+// written, and subdirectories are written in name order.
+func (s *Store) putSortedTree(files []treeFile, skip int) (gitstore.OID, error) {
+	type group struct {
+		name string
+		i, k int
 	}
 	var entries []gitstore.TreeEntry
-	for name, id := range n.blobs {
-		if _, clash := n.dirs[name]; clash {
-			return "", fmt.Errorf("tree path %q is both a file and a directory", name)
+	var dirs []group
+	for i := 0; i < len(files); {
+		rest := files[i].path[skip:]
+		j := strings.IndexByte(rest, '/')
+		if j < 0 {
+			entries = append(entries, gitstore.TreeEntry{Name: rest, Mode: gitstore.ModeFile, OID: files[i].id})
+			i++
+			continue
 		}
-		entries = append(entries, gitstore.TreeEntry{Name: name, Mode: gitstore.ModeFile, OID: id})
+		prefix := rest[:j+1]
+		k := i + 1
+		for k < len(files) && strings.HasPrefix(files[k].path[skip:], prefix) {
+			k++
+		}
+		dirs = append(dirs, group{rest[:j], i, k})
+		i = k
 	}
-	names := make([]string, 0, len(n.dirs))
-	for d := range n.dirs {
-		names = append(names, d)
+	sort.Slice(dirs, func(a, b int) bool { return dirs[a].name < dirs[b].name })
+	for _, e := range entries {
+		if k := sort.Search(len(dirs), func(x int) bool { return dirs[x].name >= e.Name }); k < len(dirs) && dirs[k].name == e.Name {
+			return "", fmt.Errorf("tree path %q is both a file and a directory", e.Name)
+		}
 	}
-	sort.Strings(names)
-	for _, d := range names {
-		id, err := s.putTree(n.dirs[d])
+	for _, d := range dirs {
+		id, err := s.putSortedTree(files[d.i:d.k], skip+len(d.name)+1)
 		if err != nil {
 			return "", err
 		}
-		entries = append(entries, gitstore.TreeEntry{Name: d, Mode: gitstore.ModeDir, OID: id})
+		entries = append(entries, gitstore.TreeEntry{Name: d.name, Mode: gitstore.ModeDir, OID: id})
 	}
 	return s.git.PutTree(entries)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/probe"
 )
 
@@ -118,7 +119,7 @@ func TestVerdictMACVector(t *testing.T) {
 	if err := CheckVerdictMAC(dec, "", keys); !errors.Is(err, ErrVerdictMAC) {
 		t.Fatalf("moved to another chain position: %v", err)
 	}
-	py, err := exec.LookPath("python3")
+	py, err := testproc.LookPathBinary("python3") // not through a version manager's shim
 	if err != nil {
 		t.Skip("python3 not installed")
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/internal/testsize"
 	"github.com/readproof/readproof/manifest"
 )
@@ -30,7 +30,7 @@ var twoDocs = map[string]string{
 // healthy builds a store with two resources, three runs, a tag moved twice
 // and deleted once, and one open run. The store is built once per test
 // binary (buildHealthy, about 20 ms and 1,300 logged file operations) and
-// each of the 13 tests calling healthy gets a copy of it (cp -a), opened
+// each of the 13 tests calling healthy gets a copy of it, opened
 // with a clock where the build left it.
 func healthy(t testing.TB) *project {
 	t.Helper()
@@ -64,11 +64,18 @@ var healthyTemplate struct {
 	clock time.Time
 }
 
-// copyTree copies the content of directory from into directory to.
+// copyTree copies the content of directory from into directory to,
+// without a process (was cp -a).
 func copyTree(t testing.TB, from, to string) {
 	t.Helper()
-	if out, err := exec.Command("cp", "-a", from+"/.", to).CombinedOutput(); err != nil {
-		t.Fatalf("cp -a %s %s: %v\n%s", from, to, err, out)
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := testproc.CopyTree(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

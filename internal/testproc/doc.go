@@ -8,7 +8,9 @@
 // reparented to it rather than to init, and after the tests it fails the
 // run if any descendant is still alive, naming and killing each. With
 // TMPDIR unset it also gives the tests a scratch directory on a memory
-// filesystem ([MemoryScratch]).
+// filesystem ([MemoryScratch]). [CopyTree] copies a fixture directory
+// (a repository built once per test process) without a process;
+// [LookPathBinary] finds a program past version-manager shims.
 //
 // It imports the standard library only and is imported by tests only.
 package testproc

@@ -1,10 +1,16 @@
-package main
+package commands
 
 // Issue 17, acceptance 3: `readproof run --id` with TRACEPARENT and an OTLP
 // endpoint in its environment exports its command span, as a child of the
 // caller's span, to a receiver on 127.0.0.1 that decodes the protobuf with
 // the generated OTLP types; no exported value holds document bytes or a
 // secret planted in the environment, a source's header or a document.
+//
+// These tests live here rather than beside main.go because the generated
+// OTLP types link protobuf, whose package initialisation would otherwise run
+// in every `exec readproof` of the root package's scripts (about 1,400
+// processes); this package's test binary runs itself as readproof
+// (main_test.go) for the few processes these tests start.
 
 import (
 	"bytes"
@@ -72,7 +78,7 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 		// An ExportTraceServiceRequest has the wire form of TracesData
 		// (field 1: repeated ResourceSpans); decoding it as TracesData keeps
 		// the collector package, and the gRPC it pulls in, out of this test
-		// binary, which every `exec readproof` of the scripts starts.
+		// binary.
 		var msg tracepb.TracesData
 		if err := proto.Unmarshal(data, &msg); err != nil {
 			fail("protobuf: " + err.Error())
@@ -111,9 +117,9 @@ func attrString(kvs []*commonpb.KeyValue, key string) (string, bool) {
 	return "", false
 }
 
-// values lists every string an attribute holds (keys and values, into
+// attrValues lists every string an attribute holds (keys and values, into
 // arrays and maps, numbers spelled out).
-func values(kvs []*commonpb.KeyValue) []string {
+func attrValues(kvs []*commonpb.KeyValue) []string {
 	var out []string
 	var walk func(v *commonpb.AnyValue)
 	walk = func(v *commonpb.AnyValue) {
@@ -142,8 +148,8 @@ func values(kvs []*commonpb.KeyValue) []string {
 	return out
 }
 
-// readproofCmd runs the test binary as `readproof` (testscript.Main
-// dispatches on the name) in dir with exactly env.
+// readproofCmd runs the test binary as `readproof` (TestMain in
+// main_test.go dispatches on the name) in dir with exactly env.
 func readproofCmd(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	exe, err := os.Executable()
@@ -269,7 +275,7 @@ source = { type = "filesystem", path = "shipping.md" }
 	}
 
 	spans, resources := recv.spans()
-	t.Logf("spans: %v", names(spans))
+	t.Logf("spans: %v", spanNames(spans))
 	byName := map[string][]*tracepb.Span{}
 	for _, s := range spans {
 		byName[s.Name] = append(byName[s.Name], s)
@@ -278,7 +284,7 @@ source = { type = "filesystem", path = "shipping.md" }
 		}
 	}
 	if len(byName["run"]) != 1 {
-		t.Fatalf("want one command span named run, got spans %v", names(spans))
+		t.Fatalf("want one command span named run, got spans %v", spanNames(spans))
 	}
 	cmd := byName["run"][0]
 	if got := hex.EncodeToString(cmd.ParentSpanId); got != parentID {
@@ -300,7 +306,7 @@ source = { type = "filesystem", path = "shipping.md" }
 		}
 	}
 	if len(byName["readproof.resolve"]) != 2 || len(byName["readproof.commit"]) != 1 || len(byName["readproof.fetch"]) != 2 {
-		t.Errorf("want 2 resolve, 2 fetch and 1 commit spans, got %v", names(spans))
+		t.Errorf("want 2 resolve, 2 fetch and 1 commit spans, got %v", spanNames(spans))
 	}
 	for _, s := range append(byName["readproof.resolve"], byName["readproof.commit"]...) {
 		if !bytes.Equal(s.ParentSpanId, cmd.SpanId) {
@@ -344,18 +350,18 @@ source = { type = "filesystem", path = "shipping.md" }
 	}
 	var all []string
 	for _, kvs := range resources {
-		all = append(all, values(kvs)...)
+		all = append(all, attrValues(kvs)...)
 	}
 	for _, s := range spans {
 		all = append(all, s.Name, s.TraceState, s.GetStatus().GetMessage())
-		all = append(all, values(s.Attributes)...)
+		all = append(all, attrValues(s.Attributes)...)
 		for _, ev := range s.Events {
 			all = append(all, ev.Name)
-			all = append(all, values(ev.Attributes)...)
+			all = append(all, attrValues(ev.Attributes)...)
 		}
 		for _, l := range s.Links {
 			all = append(all, l.TraceState)
-			all = append(all, values(l.Attributes)...)
+			all = append(all, attrValues(l.Attributes)...)
 		}
 	}
 	if len(all) < 20 {
@@ -370,7 +376,7 @@ source = { type = "filesystem", path = "shipping.md" }
 	}
 }
 
-func names(spans []*tracepb.Span) []string {
+func spanNames(spans []*tracepb.Span) []string {
 	var out []string
 	for _, s := range spans {
 		out = append(out, s.Name)
@@ -434,7 +440,7 @@ func TestOTelExecPassesTraceparent(t *testing.T) {
 		}
 	}
 	if execSpan == nil || cmdSpan == nil {
-		t.Fatalf("want the exec command span and its readproof.exec span, got %v", names(spans))
+		t.Fatalf("want the exec command span and its readproof.exec span, got %v", spanNames(spans))
 	}
 	if m[1] != traceID || m[2] != hex.EncodeToString(execSpan.SpanId) {
 		t.Errorf("the command saw trace %s span %s, want trace %s span %s (readproof.exec)", m[1], m[2], traceID, hex.EncodeToString(execSpan.SpanId))
@@ -494,7 +500,7 @@ func TestOTelSyncSpans(t *testing.T) {
 	for cmd, child := range map[string]string{"push": "readproof.push", "pull": "readproof.pull", "verify": "readproof.verify"} {
 		c, s := byName[cmd], byName[child]
 		if c == nil || s == nil {
-			t.Errorf("no %s command span or no %s span: got %v", cmd, child, names(spans))
+			t.Errorf("no %s command span or no %s span: got %v", cmd, child, spanNames(spans))
 			continue
 		}
 		if !bytes.Equal(s.ParentSpanId, c.SpanId) || hex.EncodeToString(c.TraceId) != traceID {
