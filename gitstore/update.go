@@ -30,7 +30,8 @@ type refTx struct {
 // syncs them, publish renames them into place; release undoes what is left.
 type txn struct {
 	s       *repo
-	refs    []*refTx // sorted by name
+	refs    []*refTx // sorted by name: the order locks are taken in
+	given   []*refTx // the same, in the caller's order: the order of the renames
 	deletes bool     // some update deletes a ref
 
 	packedPath    string
@@ -194,6 +195,7 @@ func (s *repo) newTxn(updates []RefUpdate) (*txn, error) {
 		}
 		tx.refs[i] = &refTx{RefUpdate: u, path: s.refPath(u.Name)}
 	}
+	tx.given = append([]*refTx(nil), tx.refs...)
 	sort.Slice(tx.refs, func(i, j int) bool { return tx.refs[i].Name < tx.refs[j].Name })
 	for i := 1; i < len(tx.refs); i++ {
 		if tx.refs[i].Name == tx.refs[i-1].Name {
@@ -563,7 +565,8 @@ func (tx *txn) makeDurable(files []*os.File) error {
 func (tx *txn) heldLong() bool { return time.Since(tx.lockedAt) > tx.s.opts.StaleLockAge/2 }
 
 // publish renames packed-refs first (so a deleted ref never shows its old
-// packed value), then each loose ref, and syncs the directories.
+// packed value), then each loose ref in the caller's order (Store.Update
+// says why), and syncs the directories.
 func (tx *txn) publish() error {
 	dirs := map[string]bool{}
 	if tx.rewritePacked {
@@ -573,9 +576,12 @@ func (tx *txn) publish() error {
 		tx.packedLock.done = true
 		dirs[tx.s.path] = true
 	}
-	for i, t := range tx.refs {
+	for i, t := range tx.given {
 		if t.packed {
 			continue // in packed-refs, renamed above
+		}
+		if publishTrace != nil {
+			publishTrace(t.Name)
 		}
 		changed, err := tx.publishRef(t)
 		if err != nil {
@@ -662,3 +668,7 @@ func (s *repo) checkDirFile(name, path string, packed *packedRefs, lookAtPath bo
 	}
 	return nil
 }
+
+// publishTrace, when a test sets it, is told of each loose ref publish is
+// about to move, in order.
+var publishTrace func(name string)

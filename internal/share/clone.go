@@ -256,7 +256,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		res.RunConflicts = append(res.RunConflicts, RunConflict{RunID: id, Local: string(local.runs[id]), Others: byRun[id]})
 	}
 	if len(ups) > 0 {
-		if err := g.Update(ups...); err != nil {
+		if err := g.Update(store.JournalLast(ups)...); err != nil {
 			return nil, err
 		}
 	}

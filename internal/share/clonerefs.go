@@ -92,7 +92,7 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 	for name, oid := range want {
 		ups = append(ups, gitstore.RefUpdate{Name: name, New: oid})
 	}
-	return g.Update(ups...)
+	return g.Update(store.JournalLast(ups)...)
 }
 
 // fetchTips fetches the objects of the listed refs without writing a ref,

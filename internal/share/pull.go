@@ -200,7 +200,7 @@ func restoreRefs(g gitstore.Store, prefix string, before []gitstore.Ref) error {
 	if len(ups) == 0 {
 		return nil
 	}
-	return g.Update(ups...)
+	return g.Update(store.JournalLast(ups)...)
 }
 
 // connect checks the remote's name and URL and reads its shared refs (one
@@ -386,7 +386,7 @@ func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 			res.UpToDate = len(res.TagConflicts) == 0
 			return res, nil
 		}
-		err = g.Update(ups...)
+		err = g.Update(store.JournalLast(ups)...)
 		if err == nil {
 			return res, nil
 		}

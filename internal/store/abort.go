@@ -87,9 +87,11 @@ func (s *Store) AbortRun(id string) (*AbortedRun, error) {
 		if err != nil {
 			return err
 		}
+		// The aborted run's ref before the open run's removal: a process
+		// killed between the two renames leaves both, never neither.
 		if err := s.git.Update(
-			gitstore.RefUpdate{Name: openRef(id), Old: tip, New: ""},
 			gitstore.RefUpdate{Name: abortedRef(id, ac), Old: "", New: ac},
+			gitstore.RefUpdate{Name: openRef(id), Old: tip, New: ""},
 		); err != nil {
 			return err
 		}
@@ -214,10 +216,12 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 		if err != nil {
 			return err
 		}
+		// The reopened run first, then the aborted one's removal (so a
+		// killed process leaves both, never neither).
 		if err := s.git.Update(
-			gitstore.RefUpdate{Name: a.Ref, Old: a.Commit, New: ""},
 			gitstore.RefUpdate{Name: openRef(id), Old: "", New: rc},
 			gitstore.RefUpdate{Name: runRef(id), Old: "", New: ""},
+			gitstore.RefUpdate{Name: a.Ref, Old: a.Commit, New: ""},
 		); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,13 +192,16 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if err != nil {
 			return err
 		}
-		ups, err := s.journal(runID, id, m)
+		journal, err := s.journal(runID, id, m)
 		if err != nil {
 			return err
 		}
-		ups = append(ups,
-			gitstore.RefUpdate{Name: runRef(runID), Old: "", New: id},
-			gitstore.RefUpdate{Name: openRef(runID), Old: tip, New: ""})
+		// The run's ref, then the open run's removal, then the journal
+		// that records the run: a process killed among the renames
+		// leaves the run whole (gitstore.Store.Update).
+		ups := append([]gitstore.RefUpdate{
+			{Name: runRef(runID), Old: "", New: id},
+			{Name: openRef(runID), Old: tip, New: ""}}, journal...)
 		if err := s.git.Update(ups...); err != nil {
 			return err
 		}
@@ -292,13 +296,14 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 		if open != "" {
 			return nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "use another id")
 		}
-		ups, err := s.journal(runID, id, m)
+		journal, err := s.journal(runID, id, m)
 		if err != nil {
 			return nil, err
 		}
-		return append(ups,
-			gitstore.RefUpdate{Name: runRef(runID), Old: "", New: id},
-			gitstore.RefUpdate{Name: openRef(runID), Old: "", New: ""}), nil
+		// The journal last: it records the run (gitstore.Store.Update).
+		return append([]gitstore.RefUpdate{
+			{Name: runRef(runID), Old: "", New: id},
+			{Name: openRef(runID), Old: "", New: ""}}, journal...), nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -522,4 +527,17 @@ func (s *Store) Runs() ([]RunInfo, error) {
 		out = append(out, RunInfo{RunID: strings.TrimPrefix(r.Name, OpenPrefix), Open: true})
 	}
 	return out, nil
+}
+
+// JournalLast returns ups with the journal's update, if it has one, moved
+// to the end, the others in their order: the journal records runs and
+// checks, so it is renamed after the refs it records
+// (gitstore.Store.Update).
+func JournalLast(ups []gitstore.RefUpdate) []gitstore.RefUpdate {
+	i := slices.IndexFunc(ups, func(u gitstore.RefUpdate) bool { return u.Name == JournalRef })
+	if i < 0 || i == len(ups)-1 {
+		return ups
+	}
+	out := append(append(make([]gitstore.RefUpdate, 0, len(ups)), ups[:i]...), ups[i+1:]...)
+	return append(out, ups[i])
 }
