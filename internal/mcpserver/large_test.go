@@ -63,7 +63,7 @@ source = { type = "filesystem", path = "handbook.txt" }
 uri = "readproof://big/blob"
 source = { type = "filesystem", path = "blob.bin" }
 `, map[string]string{"handbook.txt": full, "blob.bin": string(bin)})
-	s := p.start(t)
+	s := p.serve(t)
 
 	// The 1 MiB cut: on a rune boundary, below the limit, never mid-rune.
 	cut := mib

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/probe"
 	"github.com/readproof/readproof/receipts"
 )
@@ -21,7 +22,7 @@ import (
 func TestTryIt(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
-	s := p.start(t)
+	s := p.serve(t)
 	const v30, v14 = "Products can be refunded within 30 days.\n", "Products can be refunded within 14 days.\n"
 
 	// 1. List the resources.
@@ -228,8 +229,13 @@ func TestToolReceipts(t *testing.T) {
 
 func TestProbeOverMCP(t *testing.T) {
 	t.Parallel()
-	p, _ := receiptsProject(t)
-	s := p.start(t)
+	p, keyPath := receiptsProject(t)
+	// receipts on, as `readproof mcp` has them with this policy
+	key, err := receipts.LoadKey(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.serveWith(t, mcpserver.Options{ReceiptKey: key, Session: "probe-1"})
 	s.ok(t, "readproof_run_start", map[string]any{"run_id": "pr"})
 	m := s.ok(t, "readproof_run_mount", map[string]any{"run_id": "pr", "uri": refundsURI, "probe": true})
 	content := str(t, m, "content")
