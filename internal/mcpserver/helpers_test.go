@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -92,6 +93,25 @@ func (p *project) opener() func() (*store.Store, error) {
 			return nil, err
 		}
 		return store.Open(p.store, pol, store.Options{})
+	}
+}
+
+// declare appends a filesystem resource to readproof.toml, as `readproof
+// resource add URI --source-type filesystem --path PATH` declares it (the
+// default freshness policy), without a child process; the tests whose
+// subject is resource add run the command.
+func (p *project) declare(t testing.TB, uri, path string) {
+	t.Helper()
+	f, err := os.OpenFile(p.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fmt.Fprintf(f, "\n[[resource]]\nuri = %q\nsource = { type = \"filesystem\", path = %q }\n", uri, path)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

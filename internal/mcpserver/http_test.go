@@ -32,7 +32,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/internal/keyloc"
+	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
+	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/testsize"
 )
 
@@ -46,9 +49,31 @@ type httpServer struct {
 
 func (p *project) tokens() string { return filepath.Join(p.home, "tokens", "mcp-tokens.json") }
 
-// token adds a token with `readproof mcp token add` and returns it.
+// token adds a token with `readproof mcp token add` and returns it. A
+// token with the defaults (write scope, no expiry) is added in this
+// process, to the same file, through the update `mcp token add` makes
+// (mcpauth.Update and File.Add, with the paths the store and the policy
+// forbid): a child process less for each of the 13 such tokens. The
+// command itself runs for the tokens given flags here, and in
+// testdata/script/mcp_http_cli.txtar.
 func (p *project) token(t testing.TB, name string, args ...string) string {
 	t.Helper()
+	if len(args) == 0 {
+		pol, err := policy.Load(p.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tok string
+		err = mcpauth.Update(p.tokens(), keyloc.Forbidden(p.store, pol), func(f *mcpauth.File) error {
+			var err error
+			tok, err = f.Add(name, mcpauth.ScopeWrite, 0, time.Now(), nil)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("add token %s: %v", name, err)
+		}
+		return tok
+	}
 	out := p.cli(t, append([]string{"mcp", "token", "add", name, "--tokens", p.tokens()}, args...)...)
 	tok := strings.TrimSpace(out)
 	if !strings.HasPrefix(tok, "rpmcp_") || strings.Contains(tok, "\n") {
@@ -181,7 +206,7 @@ const listTools = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 func twoDocProject(t testing.TB) *project {
 	p := demoProject(t)
 	p.write(t, "policies/shipping.md", "Orders ship within 2 days.\n")
-	p.cli(t, "resource", "add", "readproof://demo/policies/shipping", "--source-type", "filesystem", "--path", "policies/shipping.md")
+	p.declare(t, "readproof://demo/policies/shipping", "policies/shipping.md")
 	return p
 }
 
