@@ -19,10 +19,11 @@ import (
 // TestTryIt runs the seed's "Try it" sequence through one MCP session:
 // list, read, tag and read @prod, edit the source and read both, the run
 // trio, diff, replay and export, then checks the CLI sees the same record.
+// It keeps the real `readproof mcp` subprocess (docs/README-mcp.md says so).
 func TestTryIt(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
-	s := p.serve(t)
+	s := p.start(t)
 	const v30, v14 = "Products can be refunded within 30 days.\n", "Products can be refunded within 14 days.\n"
 
 	// 1. List the resources.
