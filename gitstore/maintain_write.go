@@ -44,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -448,6 +449,7 @@ func checkMaintPack(packDir, name string, objs []packObj) error {
 func (s *repo) packLoose(ctx context.Context) error {
 	objects := filepath.Join(s.path, "objects")
 	removeStaging(s.path) // left by a maintenance killed mid-roll-up, or by an earlier version
+	removeOrphanPacks(filepath.Join(objects, "pack"), time.Now().Add(-maintenanceStaleAge))
 	ids := listLoose(objects)
 	if len(ids) == 0 {
 		return nil
@@ -519,6 +521,39 @@ func removePacked(objects string, objs []packObj, lo, hi byte) {
 	for b, e := range emptied {
 		if e {
 			os.Remove(filepath.Join(objects, hex.EncodeToString([]byte{byte(b)})))
+		}
+	}
+}
+
+// removeOrphanPacks removes from packDir the halves of packs a killed
+// process left, last changed before cutoff: a .pack with no .idx (killed
+// between renaming a new pack into place and its index; git and readproof
+// read no pack without its index, so none of its objects is readable) and
+// an .idx with no .pack (killed between removing a rolled-up pack and its
+// index, git's order; its objects are in the pack that replaced it). A
+// writer publishing a pack renames the index within moments of the pack,
+// so only halves older than cutoff go.
+func removeOrphanPacks(packDir string, cutoff time.Time) {
+	entries, err := readDir(packDir)
+	if err != nil {
+		return
+	}
+	have := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		have[e.Name()] = true
+	}
+	for _, e := range entries {
+		n := e.Name()
+		base, ext, ok := strings.Cut(n, ".")
+		if !ok || !strings.HasPrefix(base, "pack-") || len(base) != 45 {
+			continue
+		}
+		other := map[string]string{"pack": ".idx", "idx": ".pack"}[ext]
+		if other == "" || have[base+other] || have[base+".keep"] {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(filepath.Join(packDir, n))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // packedWith writes n blobs and packs them (the store's loose objects) with
@@ -201,4 +202,36 @@ func TestMaintPackSizeNearGit(t *testing.T) {
 		t.Errorf("maintenance's pack is %d bytes, git's %d: more than 1.25x", oi.Size(), gi.Size())
 	}
 	Fsck(t, s.path)
+}
+
+// The half of a pack a killed process left (a .pack with no index, an
+// index with no .pack) goes once it is old; a fresh one, which a writer
+// may be publishing, and a whole pack stay.
+func TestRemoveOrphanPacks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := func(c byte) string { return "pack-" + strings.Repeat(string(c), 40) }
+	files := map[string]bool{ // name: removed
+		name('a') + ".pack": true, name('b') + ".idx": true, // old orphans
+		name('c') + ".pack": false, name('c') + ".idx": false, // a whole pack
+		name('d') + ".pack": false, name('d') + ".keep": false, // kept by .keep
+		"tmp_pack_1": false, "pack-short.pack": false,
+	}
+	old := time.Now().Add(-2 * maintenanceStaleAge)
+	for n := range files {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	fresh := filepath.Join(dir, name('e')+".pack")
+	os.WriteFile(fresh, []byte("x"), 0o600)
+	files[name('e')+".pack"] = false
+	removeOrphanPacks(dir, time.Now().Add(-maintenanceStaleAge))
+	for n, gone := range files {
+		if fileExists(filepath.Join(dir, n)) == gone {
+			t.Errorf("%s: removed %v, want %v", n, !gone, gone)
+		}
+	}
 }
