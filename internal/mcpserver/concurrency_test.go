@@ -15,9 +15,9 @@ func TestConcurrentCalls(t *testing.T) {
 	p := demoProject(t)
 	for i := 0; i < 4; i++ {
 		p.write(t, fmt.Sprintf("docs/d%d.md", i), fmt.Sprintf("document %d\n", i))
-		p.cli(t, "resource", "add", fmt.Sprintf("readproof://demo/docs/d%d", i), "--source-type", "filesystem", "--path", fmt.Sprintf("docs/d%d.md", i))
+		p.declare(t, fmt.Sprintf("readproof://demo/docs/d%d", i), fmt.Sprintf("docs/d%d.md", i))
 	}
-	s := p.start(t)
+	s := p.serve(t)
 	s.ok(t, "readproof_run_start", map[string]any{"run_id": "many"})
 	const n = 16
 	var wg sync.WaitGroup

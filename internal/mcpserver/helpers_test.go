@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,7 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/commands"
+	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/testproc"
@@ -93,6 +96,25 @@ func (p *project) opener() func() (*store.Store, error) {
 	}
 }
 
+// declare appends a filesystem resource to readproof.toml, as `readproof
+// resource add URI --source-type filesystem --path PATH` declares it (the
+// default freshness policy), without a child process; the tests whose
+// subject is resource add run the command.
+func (p *project) declare(t testing.TB, uri, path string) {
+	t.Helper()
+	f, err := os.OpenFile(p.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fmt.Fprintf(f, "\n[[resource]]\nuri = %q\nsource = { type = \"filesystem\", path = %q }\n", uri, path)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (p *project) write(t testing.TB, name, body string) {
 	t.Helper()
 	path := filepath.Join(p.dir, name)
@@ -149,10 +171,12 @@ func (s *syncBuffer) Bytes() []byte {
 	return append([]byte(nil), s.b.Bytes()...)
 }
 
-// server is a running `readproof mcp` subprocess with a connected client.
+// server is a running `readproof mcp` subprocess (or, from serve, the same
+// server in this process) with a connected client.
 type server struct {
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
+	done   chan error  // serve: Run's result, instead of cmd
 	stdout *syncBuffer // every byte the server wrote to stdout
 	stderr *syncBuffer
 	closed bool
@@ -206,6 +230,56 @@ func (p *project) start(t testing.TB, args ...string) *server {
 	return s
 }
 
+// serve is start without the process, for the tests whose subject is what
+// a tool or a resource answers rather than the command or the process:
+// mcpserver.New with the options `readproof mcp` gives it without receipts
+// or --verbose (p's store opened with p's policy on every request, the
+// build's version), run in this process over the same line transport, with
+// pipes for stdin and stdout. The cleanup checks are start's: stdout
+// carried only JSON-RPC messages and Run ends with nil at stdin EOF. The
+// process path (flags, start-up checks, exit codes, signals, stderr) keeps
+// its own tests: the hostile-input, receipts, --verbose, start-failure and
+// HTTP tests run the real subprocess. A child process costs about as much
+// CPU as the calls most of these tests make.
+func (p *project) serve(t testing.TB) *server {
+	t.Helper()
+	return p.serveWith(t, mcpserver.Options{})
+}
+
+// serveWith is serve with more options (ReceiptKey and Session, as the
+// command sets them when a receipts key is configured); Open and Version
+// are filled in.
+func (p *project) serveWith(t testing.TB, opts mcpserver.Options) *server {
+	t.Helper()
+	opts.Open, opts.Version = p.opener(), buildinfo.Read().Version
+	srv, err := mcpserver.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := &server{done: make(chan error, 1), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	go func() {
+		err := srv.Run(context.Background(), inR, outW)
+		outW.Close() // the client reads EOF, as from an exited process
+		s.done <- err
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "readproof-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(outR, s.stdout)), Writer: inW}, nil)
+	if err != nil {
+		inW.Close()
+		t.Fatalf("connect: %v", err)
+	}
+	s.cs = cs
+	t.Cleanup(func() {
+		s.stop(t)
+		checkProtocolOnly(t, s.stdout.Bytes())
+	})
+	return s
+}
+
 // stop closes the session (stdin EOF) and waits for the server to exit 0.
 func (s *server) stop(t testing.TB) {
 	t.Helper()
@@ -214,6 +288,17 @@ func (s *server) stop(t testing.TB) {
 	}
 	s.closed = true
 	_ = s.cs.Close()
+	if s.cmd == nil {
+		select {
+		case err := <-s.done:
+			if err != nil {
+				t.Errorf("Run ended with %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("the server did not return at stdin EOF")
+		}
+		return
+	}
 	done := make(chan error, 1)
 	go func() { done <- s.cmd.Wait() }()
 	select {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/testsize"
@@ -31,15 +32,30 @@ import (
 // URL and a token.
 func inProcessHTTP(tb testing.TB, p *project) (string, string) {
 	tb.Helper()
-	p.cli(tb, "resource", "add", "readproof://demo/policies/refunds2", "--source-type", "filesystem", "--path", "policies/refunds.md")
-	p.cli(tb, "get", refundsURI)
-	p.cli(tb, "tag", "set", refundsURI, "prod")
+	p.declare(tb, "readproof://demo/policies/refunds2", "policies/refunds.md")
+	// `readproof get` and `readproof tag set URI prod`, in this process:
+	// the store calls those commands make
+	open := p.opener()
+	st, err := open()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u, err := identity.ParseURI(refundsURI)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := st.Resolve(context.Background(), refundsURI); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := st.SetTag(u, "prod", ""); err != nil {
+		tb.Fatal(err)
+	}
+	st.Close()
 	f := mcpauth.Empty()
 	tok, err := f.Add("bench", mcpauth.ScopeRead, 0, time.Now(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	open := p.opener()
 	s, err := mcpserver.New(mcpserver.Options{Open: open})
 	if err != nil {
 		tb.Fatal(err)

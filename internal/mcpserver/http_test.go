@@ -1,7 +1,9 @@
 package mcpserver_test
 
-// Issue 17, acceptance 1: `readproof mcp --http` as a real subprocess, the
-// go-sdk client over streamable HTTP with bearer tokens.
+// Issue 17, acceptance 1: `readproof mcp --http` as a real subprocess (or,
+// where the subject is what callers get rather than the command, its
+// ServeHTTP in this process: serveHTTPIn), the go-sdk client over
+// streamable HTTP with bearer tokens.
 
 import (
 	"bufio"
@@ -32,7 +34,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/internal/buildinfo"
+	"github.com/readproof/readproof/internal/keyloc"
+	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
+	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/testsize"
 )
 
@@ -46,9 +52,31 @@ type httpServer struct {
 
 func (p *project) tokens() string { return filepath.Join(p.home, "tokens", "mcp-tokens.json") }
 
-// token adds a token with `readproof mcp token add` and returns it.
+// token adds a token with `readproof mcp token add` and returns it. A
+// token with the defaults (write scope, no expiry) is added in this
+// process, to the same file, through the update `mcp token add` makes
+// (mcpauth.Update and File.Add, with the paths the store and the policy
+// forbid): a child process less for each of the 13 such tokens. The
+// command itself runs for the tokens given flags here, and in
+// testdata/script/mcp_http_cli.txtar.
 func (p *project) token(t testing.TB, name string, args ...string) string {
 	t.Helper()
+	if len(args) == 0 {
+		pol, err := policy.Load(p.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tok string
+		err = mcpauth.Update(p.tokens(), keyloc.Forbidden(p.store, pol), func(f *mcpauth.File) error {
+			var err error
+			tok, err = f.Add(name, mcpauth.ScopeWrite, 0, time.Now(), nil)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("add token %s: %v", name, err)
+		}
+		return tok
+	}
 	out := p.cli(t, append([]string{"mcp", "token", "add", name, "--tokens", p.tokens()}, args...)...)
 	tok := strings.TrimSpace(out)
 	if !strings.HasPrefix(tok, "rpmcp_") || strings.Contains(tok, "\n") {
@@ -111,6 +139,49 @@ func (p *project) serveHTTP(t testing.TB, args ...string) *httpServer {
 		t.Fatalf("readproof mcp --http did not say where it listens\n%s", s.stderr.Bytes())
 	}
 	t.Cleanup(func() { s.stop(t) })
+	return s
+}
+
+// serveHTTPIn is serveHTTP without the process, for the tests whose subject
+// is what HTTP callers get (scopes, token states, callers, live policy):
+// Server.ServeHTTP, the loop `readproof mcp --http 127.0.0.1:0` runs, in
+// this process on a loopback listener, with the verifier of p's token file
+// and the default limits the command's flags give. At cleanup its context
+// ends, as SIGTERM ends the command's, and it must return nil. Flags, the
+// address on stderr, TLS, the rate and body limits and the signal keep
+// their subprocess tests.
+func (p *project) serveHTTPIn(t testing.TB) *httpServer {
+	t.Helper()
+	pol, err := policy.Load(p.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := mcpauth.NewVerifier(p.tokens(), keyloc.Forbidden(p.store, pol), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener(), Version: buildinfo.Read().Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &httpServer{url: "http://" + ln.Addr().String() + "/", stderr: &syncBuffer{}, done: make(chan error, 1)}
+	go func() { s.done <- srv.ServeHTTP(ctx, mcpserver.HTTPOptions{Verify: v.Verify}, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-s.done:
+			if err != nil {
+				t.Errorf("ServeHTTP returned %v after its context ended", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("ServeHTTP did not return within 30 s of its context's end")
+		}
+	})
 	return s
 }
 
@@ -181,7 +252,7 @@ const listTools = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 func twoDocProject(t testing.TB) *project {
 	p := demoProject(t)
 	p.write(t, "policies/shipping.md", "Orders ship within 2 days.\n")
-	p.cli(t, "resource", "add", "readproof://demo/policies/shipping", "--source-type", "filesystem", "--path", "policies/shipping.md")
+	p.declare(t, "readproof://demo/policies/shipping", "policies/shipping.md")
 	return p
 }
 
@@ -198,7 +269,7 @@ func TestHTTPManyClientsOneStore(t *testing.T) {
 	for i := range toks {
 		toks[i] = p.token(t, fmt.Sprintf("agent-%d", i))
 	}
-	srv := p.serveHTTP(t)
+	srv := p.serveHTTPIn(t)
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
@@ -281,7 +352,7 @@ func TestHTTPReadTokenRefusedOnWritingTools(t *testing.T) {
 	p := demoProject(t)
 	w := p.token(t, "writer")
 	r := p.token(t, "reader", "--scope", "read")
-	srv := p.serveHTTP(t)
+	srv := p.serveHTTPIn(t)
 	ws := srv.connect(t, w)
 	ws.ok(t, "readproof_run_start", map[string]any{"run_id": "open1"})
 	ws.ok(t, "readproof_resolve", map[string]any{"uri": refundsURI})
@@ -341,7 +412,7 @@ func TestHTTPExpiredRevokedUnknown401(t *testing.T) {
 	live := p.token(t, "live")
 	short := p.token(t, "short", "--expires", "1s")
 	gone := p.token(t, "gone")
-	srv := p.serveHTTP(t)
+	srv := p.serveHTTPIn(t)
 	if c := srv.post(t, gone, listTools); c != http.StatusOK {
 		t.Fatalf("gone before revocation: %d", c)
 	}
@@ -661,7 +732,7 @@ func TestHTTPPolicyReadLive(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
 	tok := p.token(t, "r", "--scope", "read")
-	srv := p.serveHTTP(t)
+	srv := p.serveHTTPIn(t)
 	s := srv.connect(t, tok)
 	if n := len(list(t, s.ok(t, "readproof_resources_list", nil)["resources"])); n != 1 {
 		t.Fatalf("%d resources before, want 1", n)

@@ -17,7 +17,7 @@ import (
 func TestInitializeInstructions(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
-	s := p.start(t)
+	s := p.serve(t)
 	init := s.cs.InitializeResult()
 	if init.ServerInfo == nil || init.ServerInfo.Name != "readproof" {
 		t.Errorf("server info %+v", init.ServerInfo)
@@ -51,7 +51,7 @@ max_age = "15m"
 content_type = "text/markdown"
 source = { type = "http", url = "https://policies.example/shipping.md?token=s3cr3t", headers = { Authorization = "Bearer ${POLICY_TOKEN}" } }
 `, map[string]string{"policies/refunds.md": "Products can be refunded within 30 days.\n"})
-	s := p.start(t)
+	s := p.serve(t)
 	ctx := ctxT(t)
 
 	res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{})
@@ -116,7 +116,7 @@ source = { type = "http", url = "https://policies.example/shipping.md?token=s3cr
 func TestResourceTemplates(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
-	s := p.start(t)
+	s := p.serve(t)
 	res, err := s.cs.ListResourceTemplates(ctxT(t), &mcp.ListResourceTemplatesParams{})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestResourceTemplates(t *testing.T) {
 func TestResourcesRead(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
-	s := p.start(t)
+	s := p.serve(t)
 
 	c := s.read(t, refundsURI)
 	if c.Text != "Products can be refunded within 30 days.\n" || c.Blob != nil {
@@ -243,7 +243,7 @@ source = { type = "filesystem", path = "empty.md" }
 		"doc.json": `{"a":1}`, "img.png": png, "notes.bin": "plain words ✓\n", "fake.png": "not really a png\n",
 		"latin1.txt": latin1, "api.json": `{"data":[]}`,
 	})
-	s := p.start(t)
+	s := p.serve(t)
 	for _, tc := range []struct {
 		uri  string
 		text bool

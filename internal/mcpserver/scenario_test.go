@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/probe"
 	"github.com/readproof/readproof/receipts"
 )
@@ -18,6 +19,7 @@ import (
 // TestTryIt runs the seed's "Try it" sequence through one MCP session:
 // list, read, tag and read @prod, edit the source and read both, the run
 // trio, diff, replay and export, then checks the CLI sees the same record.
+// It keeps the real `readproof mcp` subprocess (docs/README-mcp.md says so).
 func TestTryIt(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
@@ -228,8 +230,13 @@ func TestToolReceipts(t *testing.T) {
 
 func TestProbeOverMCP(t *testing.T) {
 	t.Parallel()
-	p, _ := receiptsProject(t)
-	s := p.start(t)
+	p, keyPath := receiptsProject(t)
+	// receipts on, as `readproof mcp` has them with this policy
+	key, err := receipts.LoadKey(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.serveWith(t, mcpserver.Options{ReceiptKey: key, Session: "probe-1"})
 	s.ok(t, "readproof_run_start", map[string]any{"run_id": "pr"})
 	m := s.ok(t, "readproof_run_mount", map[string]any{"run_id": "pr", "uri": refundsURI, "probe": true})
 	content := str(t, m, "content")

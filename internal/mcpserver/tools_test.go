@@ -35,7 +35,7 @@ var hex40 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[
 func TestToolsSchemasAndAnnotations(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
-	s := p.start(t)
+	s := p.serve(t)
 	res, err := s.cs.ListTools(ctxT(t), &mcp.ListToolsParams{})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestToolsSchemasAndAnnotations(t *testing.T) {
 func TestToolsValidAndInvalid(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
-	s := p.start(t)
+	s := p.serve(t)
 
 	// Schema violations are tool errors for every tool.
 	for _, name := range allTools {
