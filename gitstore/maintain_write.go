@@ -35,6 +35,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -265,19 +266,13 @@ func deltasOfType(ctx context.Context, objs []packObj, lo, hi, window, depth int
 // directory is not synced here.
 func (s *repo) writeMaintPack(objs []packObj, level int) (name string, made bool, err error) {
 	dir := filepath.Join(s.path, "objects", "pack")
-	tmp, err := s.createTemp(dir, "tmp_pack_")
+	po, err := s.newPackOut(dir, len(objs))
 	if err != nil {
 		return "", false, err
 	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	sum := sha1.New()
-	w := bufio.NewWriterSize(io.MultiWriter(tmpWriter(tmp), sum), 256<<10)
-	var hdr [12]byte
-	copy(hdr[:], "PACK")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(objs)))
-	w.Write(hdr[:])
-	off := int64(len(hdr))
+	defer os.Remove(po.tmp.Name()) // a no-op once renamed
+	tmp, w := po.tmp, po.w
+	off := int64(packHdrLen)
 	// Each entry's content (the object, or its delta) is compressed first,
 	// in two halves side by side; the offsets, which the delta entries'
 	// headers name, follow from the compressed sizes.
@@ -333,16 +328,8 @@ func (s *repo) writeMaintPack(objs []packObj, level int) (name string, made bool
 		}
 		off += int64(len(head) + len(zs[i]))
 	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return "", false, err
-	}
-	packSum := sum.Sum(nil)
-	if _, err := tmpWriter(tmp).Write(packSum); err != nil {
-		tmp.Close()
-		return "", false, err
-	}
-	if err := closeSynced(tmp, s.perm.object()); err != nil {
+	packSum, err := po.finish(s.perm.object())
+	if err != nil {
 		return "", false, err
 	}
 	return s.placePack(dir, tmp.Name(), packSum, entries)
@@ -633,19 +620,13 @@ func (s *repo) concatPacks(ctx context.Context, packDir string, rolled []rollPac
 			return "", false, errConcat
 		}
 	}
-	tmp, err := s.createTemp(packDir, "tmp_pack_")
+	po, err := s.newPackOut(packDir, total)
 	if err != nil {
 		return "", false, err
 	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	sum := sha1.New()
-	w := bufio.NewWriterSize(io.MultiWriter(tmpWriter(tmp), sum), 256<<10)
-	var hdr [12]byte
-	copy(hdr[:], "PACK")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(total))
-	w.Write(hdr[:])
-	at := int64(len(hdr))
+	defer os.Remove(po.tmp.Name()) // a no-op once renamed
+	tmp, w := po.tmp, po.w
+	at := int64(packHdrLen)
 	buf := make([]byte, 64<<10)
 	fail := func(err error) (string, bool, error) {
 		tmp.Close()
@@ -688,15 +669,57 @@ func (s *repo) concatPacks(ctx context.Context, packDir string, rolled []rollPac
 		}
 		at += int64(end - 12)
 	}
-	if err := w.Flush(); err != nil {
-		return fail(err)
-	}
-	packSum := sum.Sum(nil)
-	if _, err := tmpWriter(tmp).Write(packSum); err != nil {
-		return fail(err)
-	}
-	if err := closeSynced(tmp, s.perm.object()); err != nil {
+	packSum, err := po.finish(s.perm.object())
+	if err != nil {
 		return "", false, err
 	}
 	return s.placePack(packDir, tmp.Name(), packSum, entries)
+}
+
+// packHdrLen is the length of a pack's header: "PACK", the version and
+// the number of entries.
+const packHdrLen = 12
+
+// packOut is a pack being written to a temporary file in the pack
+// directory: its header written, its checksum taken as it is written.
+type packOut struct {
+	tmp *os.File
+	sum hash.Hash
+	w   *bufio.Writer
+}
+
+// newPackOut creates the temporary file of a version 2 pack of count
+// entries in dir and writes its header. The caller removes the file if it
+// is not renamed into place.
+func (s *repo) newPackOut(dir string, count int) (*packOut, error) {
+	tmp, err := s.createTemp(dir, "tmp_pack_")
+	if err != nil {
+		return nil, err
+	}
+	sum := sha1.New()
+	po := &packOut{tmp: tmp, sum: sum, w: bufio.NewWriterSize(io.MultiWriter(tmpWriter(tmp), sum), 256<<10)}
+	var hdr [packHdrLen]byte
+	copy(hdr[:], "PACK")
+	binary.BigEndian.PutUint32(hdr[4:], 2)
+	binary.BigEndian.PutUint32(hdr[8:], uint32(count))
+	po.w.Write(hdr[:]) // an error stays in w and is returned by finish
+	return po, nil
+}
+
+// finish writes what is buffered and the pack's checksum, then syncs and
+// closes the file (closing it on an error too), and returns the checksum.
+func (po *packOut) finish(perm os.FileMode) ([]byte, error) {
+	if err := po.w.Flush(); err != nil {
+		po.tmp.Close()
+		return nil, err
+	}
+	packSum := po.sum.Sum(nil)
+	if _, err := tmpWriter(po.tmp).Write(packSum); err != nil {
+		po.tmp.Close()
+		return nil, err
+	}
+	if err := closeSynced(po.tmp, perm); err != nil {
+		return nil, err
+	}
+	return packSum, nil
 }
