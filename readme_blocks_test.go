@@ -2,12 +2,14 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 // readmeNotYetHeld lists the README's shell blocks that no test runs as
@@ -127,5 +129,123 @@ func TestREADMEFencesHeld(t *testing.T) {
 		if lang := strings.TrimPrefix(line, "```"); !held[lang] {
 			t.Errorf("README.md:%d: a %q block, which no test runs or checks: add a test for it, or link a tested file instead", i+1, lang)
 		}
+	}
+}
+
+// TestREADMEInlineCommandsHeld: the commands the README's prose shows in
+// inline code (`go run ...`, `go test ...`, `bench/NAME.sh`, with an
+// environment prefix or not) hold as pasted as far as a test run can show
+// it. A `go run` line is run verbatim by CI (.ci/run), as the blocks are.
+// The others take minutes (benchmarks, full-size tests, soaks), so they are
+// checked, not run: every package a `go test` line names exists and has
+// tests (benchmarks for -bench), its environment variable is the one
+// internal/testsize reads, and every bench script exists, is executable,
+// parses (bash -n) and is described in bench/README.md.
+func TestREADMEInlineCommandsHeld(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(".ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchDoc, err := os.ReadFile("bench/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fenced blocks are TestREADMEBlocksHeld's; an inline span may wrap once
+	prose := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(string(readme), "")
+	commands := 0
+	for _, m := range regexp.MustCompile("`([^`\n]+(?:\n[^`\n]+)?)`").FindAllStringSubmatch(prose, -1) {
+		cmd := strings.Join(strings.Fields(m[1]), " ")
+		words := strings.Fields(cmd)
+		var env []string
+		for len(words) > 1 && regexp.MustCompile(`^[A-Z_]+=\S*$`).MatchString(words[0]) {
+			name, _, _ := strings.Cut(words[0], "=")
+			env, words = append(env, name), words[1:]
+		}
+		if len(words) > 0 && words[0] == "go" {
+			for _, name := range env {
+				if name != testsize.Env {
+					t.Errorf("README command %q sets %s, which no test reads (internal/testsize reads %s)", cmd, name, testsize.Env)
+				}
+			}
+		}
+		switch {
+		case len(words) >= 2 && words[0] == "go" && words[1] == "run":
+			commands++
+			if !strings.Contains(string(ci), "\n"+cmd+"\n") && !strings.Contains(string(ci), "\n"+cmd+" >") {
+				t.Errorf("README command %q is not run as pasted by .ci/run", cmd)
+			}
+		case len(words) >= 2 && words[0] == "go" && words[1] == "test":
+			commands++
+			bench := false
+			for i := 2; i < len(words); i++ {
+				w := words[i]
+				switch {
+				case w == "-bench":
+					bench = true
+					i++ // its pattern
+				case w == "-run":
+					i++
+				case strings.HasPrefix(w, "-"):
+					t.Errorf("README command %q: flag %s is not known to this test; check it and teach the test", cmd, w)
+				default:
+					checkTestPackage(t, cmd, w, bench)
+				}
+			}
+		case len(words) >= 1 && strings.HasPrefix(words[0], "bench/") && strings.HasSuffix(words[0], ".sh"):
+			commands++
+			script := words[0]
+			fi, err := os.Stat(script)
+			if err != nil || fi.Mode()&0o111 == 0 {
+				t.Errorf("README command %q: %s is not an executable file (%v)", cmd, script, err)
+				continue
+			}
+			if out, err := exec.Command("bash", "-n", script).CombinedOutput(); err != nil {
+				t.Errorf("README command %q: bash -n %s: %v\n%s", cmd, script, err, out)
+			}
+			if !strings.Contains(string(benchDoc), strings.TrimPrefix(script, "bench/")) {
+				t.Errorf("README command %q: bench/README.md does not describe %s", cmd, script)
+			}
+		}
+	}
+	if commands == 0 {
+		t.Fatal("found no inline command in the README: the pattern no longer matches how it writes them")
+	}
+}
+
+// checkTestPackage: pkg (a ./... pattern or a package directory) holds Go
+// tests, and a Benchmark function when bench.
+func checkTestPackage(t *testing.T, cmd, pkg string, bench bool) {
+	t.Helper()
+	root := strings.TrimSuffix(strings.TrimSuffix(pkg, "..."), "/")
+	if root == "." || root == "" {
+		root = "."
+	}
+	var tests, benches int
+	walk := func(dir string) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tests += strings.Count(string(b), "\nfunc Test")
+			benches += strings.Count(string(b), "\nfunc Benchmark")
+		}
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		t.Errorf("README command %q names %s, which is not a package directory", cmd, pkg)
+		return
+	}
+	walk(root)
+	if tests == 0 && benches == 0 && !strings.HasSuffix(pkg, "...") {
+		t.Errorf("README command %q names %s, which has no tests", cmd, pkg)
+	}
+	if bench && benches == 0 {
+		t.Errorf("README command %q benchmarks %s, which has no Benchmark function", cmd, pkg)
 	}
 }
