@@ -61,7 +61,11 @@ func TestEncodeMatchesWholeDocument(t *testing.T) {
 
 // FuzzEncodeMatchesWholeDocument holds Encode to the whole-document encoding
 // for any manifest encoding/json can read.
-func FuzzEncodeMatchesWholeDocument(f *testing.F) {
+func FuzzEncodeMatchesWholeDocument(f *testing.F) { fuzzManifests(f, checkEncodeMatchesWhole) }
+
+// fuzzManifests runs check on every manifest encoding/json reads from the
+// fuzzer's input, seeded with fastManifestSeeds.
+func fuzzManifests(f *testing.F, check func(*testing.T, *Manifest)) {
 	for _, s := range fastManifestSeeds(f) {
 		f.Add(s)
 	}
@@ -70,6 +74,6 @@ func FuzzEncodeMatchesWholeDocument(f *testing.F) {
 		if json.Unmarshal(data, &m) != nil {
 			return
 		}
-		checkEncodeMatchesWhole(t, &m)
+		check(t, &m)
 	})
 }

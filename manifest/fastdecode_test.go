@@ -182,51 +182,30 @@ func manifestOf(n int) *Manifest {
 	return m
 }
 
-// BenchmarkDecode1000 decodes a manifest of 1,000 entries, what manifest,
-// diff, replay and evidence export read first.
-func BenchmarkDecode1000(b *testing.B) {
-	data, err := Encode(manifestOf(1000))
+// benchDecode times decode of a manifest of n entries.
+func benchDecode(b *testing.B, n int, decode func([]byte) (*Manifest, error)) {
+	data, err := Encode(manifestOf(n))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Decode(data); err != nil {
+		if _, err := decode(data); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkDecodeJSON1000(b *testing.B) {
-	data, err := Encode(manifestOf(1000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := decodeJSON(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+// BenchmarkDecode1000 decodes a manifest of 1,000 entries, what manifest,
+// diff, replay and evidence export read first.
+func BenchmarkDecode1000(b *testing.B) { benchDecode(b, 1000, Decode) }
+
+func BenchmarkDecodeJSON1000(b *testing.B) { benchDecode(b, 1000, decodeJSON) }
 
 // BenchmarkDecode10000 is BenchmarkDecode1000 at the 10,000 entries of
 // issue 14's large run.
-func BenchmarkDecode10000(b *testing.B) {
-	data, err := Encode(manifestOf(10000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Decode(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkDecode10000(b *testing.B) { benchDecode(b, 10000, Decode) }
 
 // BenchmarkValidate10000 is Decode's Validate alone.
 func BenchmarkValidate10000(b *testing.B) {
