@@ -510,6 +510,18 @@ func (s *repo) has(id OID) (bool, error) {
 
 // Sync makes every object written through this Store durable.
 func (s *repo) Sync() error {
+	if err := s.lockFlushed(); err != nil {
+		return err
+	}
+	pending := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	return s.syncPending(pending)
+}
+
+// lockFlushed takes s.mu and writes out the objects still buffered. It
+// returns holding s.mu, or an error with s.mu released.
+func (s *repo) lockFlushed() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -519,9 +531,12 @@ func (s *repo) Sync() error {
 		s.mu.Unlock()
 		return fmt.Errorf("write objects in %s: %w", s.path, err)
 	}
-	pending := s.pending
-	s.pending = nil
-	s.mu.Unlock()
+	return nil
+}
+
+// syncPending makes pending (taken from s.pending) durable, and puts them
+// back on a failure, for the next Sync to try again.
+func (s *repo) syncPending(pending []string) error {
 	if len(pending) == 0 {
 		return nil
 	}

@@ -123,14 +123,8 @@ const deferSyncMax = 32
 // are not held while a large write is flushed. Either way every object is
 // durable before any ref is renamed.
 func (s *repo) flushForUpdate() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return errClosed
-	}
-	if err := s.flush(); err != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("write objects in %s: %w", s.path, err)
+	if err := s.lockFlushed(); err != nil {
+		return err
 	}
 	few := len(s.pending) <= deferSyncMax
 	for _, rel := range s.pending {
@@ -139,11 +133,14 @@ func (s *repo) flushForUpdate() error {
 			break
 		}
 	}
-	s.mu.Unlock()
 	if few {
+		s.mu.Unlock()
 		return nil
 	}
-	return s.Sync()
+	pending := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	return s.syncPending(pending)
 }
 
 // apply runs the transaction from its locks on.
