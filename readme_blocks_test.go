@@ -143,18 +143,7 @@ func TestREADMEFencesHeld(t *testing.T) {
 // parses (bash -n) and is described in bench/README.md.
 func TestREADMEInlineCommandsHeld(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ci, err := os.ReadFile(".ci/run")
-	if err != nil {
-		t.Fatal(err)
-	}
-	benchDoc, err := os.ReadFile("bench/README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme, ci, benchDoc := readFile(t, "README.md"), readFile(t, ".ci/run"), readFile(t, "bench/README.md")
 	// fenced blocks are TestREADMEBlocksHeld's; an inline span may wrap once
 	prose := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(string(readme), "")
 	commands := 0
@@ -248,4 +237,14 @@ func checkTestPackage(t *testing.T, cmd, pkg string, bench bool) {
 	if bench && benches == 0 {
 		t.Errorf("README command %q benchmarks %s, which has no Benchmark function", cmd, pkg)
 	}
+}
+
+// readFile is os.ReadFile, failing the test on an error.
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

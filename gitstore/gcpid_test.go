@@ -13,18 +13,9 @@ import (
 // before its ref update, and makes them durable.
 func pendingBlobs(t *testing.T, s Store, n int) []OID {
 	t.Helper()
-	var ids []OID
-	for i := 0; i < n; i++ {
-		id, err := s.PutBlob([]byte(fmt.Sprintf("written a moment ago, ref not updated yet %d\n", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	return ids
+	return putBlobs(t, s, n, func(i int) string {
+		return fmt.Sprintf("written a moment ago, ref not updated yet %d\n", i)
+	})
 }
 
 // maintainRetrying runs s.maintain, tried again for up to a second: the
