@@ -278,28 +278,40 @@ const listAtLeast = 16
 // that can be listed (one that is missing, or whose parent is a file, holds
 // no file); one that cannot be listed gets the lstats.
 func missingLoose(dir string, refs []*refTx) []*refTx {
-	var out []*refTx
-	if len(refs) >= listAtLeast {
-		names, err := readDirNames(dir)
-		if err == nil || isMissing(err) {
-			have := make(map[string]bool, len(names))
-			for _, n := range names {
-				have[n] = true
-			}
-			for _, t := range refs {
-				if !have[filepath.Base(t.path)] {
-					out = append(out, t)
-				}
-			}
-			return out
-		}
+	if out, ok := unlisted(dir, refs); ok {
+		return out
 	}
+	var out []*refTx
 	for _, t := range refs {
 		if _, err := os.Lstat(t.path); err != nil && isMissing(err) {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// unlisted is missingLoose's listing: the refs of refs absent from dir's
+// listing, and true, when there are at least listAtLeast of them and dir
+// could be listed (or is missing).
+func unlisted(dir string, refs []*refTx) ([]*refTx, bool) {
+	if len(refs) < listAtLeast {
+		return nil, false
+	}
+	names, err := readDirNames(dir)
+	if err != nil && !isMissing(err) {
+		return nil, false
+	}
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		have[n] = true
+	}
+	var out []*refTx
+	for _, t := range refs {
+		if !have[filepath.Base(t.path)] {
+			out = append(out, t)
+		}
+	}
+	return out, true
 }
 
 // lock takes every loose-written ref's lock in name order, then packed-refs
@@ -405,7 +417,7 @@ func (tx *txn) compare() error {
 
 // packedAbsent returns the refs chosen for packed-refs that have no loose
 // file, found by listing each directory that holds at least listAtLeast of
-// them (missingLoose) instead of reading each ref; the others are read as
+// them (unlisted, as missingLoose does) instead of reading each ref; the others are read as
 // before. Called with the packed-refs lock held, under which no loose file
 // can appear for a ref that has none (see packedMin), so the listing tells
 // what the reads would.
@@ -422,19 +434,9 @@ func (tx *txn) packedAbsent() map[*refTx]bool {
 	}
 	absent := map[*refTx]bool{}
 	for d, refs := range byDir {
-		if len(refs) < listAtLeast {
-			continue
-		}
-		if names, err := readDirNames(d); err == nil || isMissing(err) {
-			have := make(map[string]bool, len(names))
-			for _, n := range names {
-				have[n] = true
-			}
-			for _, t := range refs {
-				if !have[filepath.Base(t.path)] {
-					absent[t] = true
-				}
-			}
+		out, _ := unlisted(d, refs)
+		for _, t := range out {
+			absent[t] = true
 		}
 	}
 	return absent
