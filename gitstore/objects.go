@@ -244,7 +244,7 @@ func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
 		// otherwise allocate and fault in for its first object.
 		var z bytes.Buffer
 		z.Grow(len(head) + len(data) + 16)
-		appendStoredZlib(&z, append([]byte(head), data...))
+		appendStoredZlib(&z, []byte(head), data)
 		_, err := w.Write(z.Bytes())
 		return err
 	}

@@ -453,27 +453,35 @@ func (c *crcWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// appendStoredZlib appends data to z as the zlib stream
-// zlib.NewWriterLevel(NoCompression) writes for fewer than 64 KiB: the
-// header, one stored block, an empty final stored block and the Adler-32
-// checksum (TestStoredZlibMatchesWriter), without the compressor the
-// writer allocates (650 KB) and resets for each object.
-func appendStoredZlib(z *bytes.Buffer, data []byte) {
+// appendStoredZlib appends the parts, as one run of bytes, to z as the
+// zlib stream zlib.NewWriterLevel(NoCompression) writes for fewer than
+// 64 KiB: the header, one stored block, an empty final stored block and
+// the Adler-32 checksum (TestStoredZlibMatchesWriter), without the
+// compressor the writer allocates (650 KB) and resets for each object.
+func appendStoredZlib(z *bytes.Buffer, parts ...[]byte) {
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
 	var b [11]byte
 	b[0], b[1] = 0x78, 0x01
 	n := 2
-	if len(data) > 0 {
+	if size > 0 {
 		b[2] = 0 // BFINAL 0, BTYPE 00 (stored), to the byte boundary
-		binary.LittleEndian.PutUint16(b[3:], uint16(len(data)))
-		binary.LittleEndian.PutUint16(b[5:], ^uint16(len(data)))
+		binary.LittleEndian.PutUint16(b[3:], uint16(size))
+		binary.LittleEndian.PutUint16(b[5:], ^uint16(size))
 		n = 7
 	}
 	z.Write(b[:n])
-	z.Write(data)
+	start := z.Len()
+	for _, p := range parts {
+		z.Write(p)
+	}
+	sum := adler32.Checksum(z.Bytes()[start:])
 	b[0] = 1 // BFINAL 1, BTYPE 00, empty
 	binary.LittleEndian.PutUint16(b[1:], 0)
 	binary.LittleEndian.PutUint16(b[3:], 0xffff)
-	binary.BigEndian.PutUint32(b[5:], adler32.Checksum(data))
+	binary.BigEndian.PutUint32(b[5:], sum)
 	z.Write(b[:9])
 }
 
