@@ -541,9 +541,7 @@ func (s *repo) syncPending(pending []string) error {
 		return nil
 	}
 	if err := s.syncObjects(pending); err != nil {
-		s.mu.Lock()
-		s.pending = append(s.pending, pending...)
-		s.mu.Unlock()
+		s.restorePending(pending)
 		return fmt.Errorf("sync objects in %s: %w", s.path, err)
 	}
 	return nil
