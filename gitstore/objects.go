@@ -78,8 +78,21 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		return "", errClosed
 	}
 	h := plumbing.ComputeHash(t, data)
-	if s.isBuffered(h) {
+	if s.storedAlready(h) {
 		return OID(h.String()), nil
+	}
+	if err := s.buffer(h, t, data); err != nil {
+		return "", fmt.Errorf("write %s object: %w", t, err)
+	}
+	return OID(h.String()), nil
+}
+
+// storedAlready reports whether the object h is stored already: buffered,
+// loose or packed (and freshened so a concurrent gc keeps it). Called with
+// s.mu held.
+func (s *repo) storedAlready(h plumbing.Hash) bool {
+	if s.isBuffered(h) {
+		return true
 	}
 	rel := looseRel(h)
 	if full := filepath.Join(s.path, filepath.FromSlash(rel)); s.mayBeLoose(h) && freshenLoose(full) {
@@ -88,18 +101,12 @@ func (s *repo) putObject(t plumbing.ObjectType, data []byte) (OID, error) {
 		// freshenLoose fails on a missing file, so it is also the lookup:
 		// no stat before it.
 		s.pending = append(s.pending, rel)
-		return OID(h.String()), nil
+		return true
 	}
 	// A stale pack index would only cost a duplicate loose object here, so
 	// the pack list is re-read at most every packCheckEvery.
 	listed := s.refreshPacks()
-	if s.packedHas(h) && s.freshenPacked(listed) {
-		return OID(h.String()), nil
-	}
-	if err := s.buffer(h, t, data); err != nil {
-		return "", fmt.Errorf("write %s object: %w", t, err)
-	}
-	return OID(h.String()), nil
+	return s.packedHas(h) && s.freshenPacked(listed)
 }
 
 const (

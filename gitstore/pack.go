@@ -287,17 +287,7 @@ func (s *repo) PutBlobFrom(size int64, r io.Reader) (OID, error) {
 	}
 	// The checks of putObject, after the fact: an object stored already
 	// is taken back off the spill.
-	stored := s.isBuffered(h)
-	if !stored {
-		rel := looseRel(h)
-		if full := filepath.Join(s.path, filepath.FromSlash(rel)); s.mayBeLoose(h) && freshenLoose(full) {
-			s.pending = append(s.pending, rel)
-			stored = true
-		} else if listed := s.refreshPacks(); s.packedHas(h) && s.freshenPacked(listed) {
-			stored = true
-		}
-	}
-	if stored {
+	if s.storedAlready(h) {
 		if err := sp.dropLast(); err != nil {
 			s.dropSpill(err)
 			return "", diskError(fmt.Errorf("write pack: %w", err))
