@@ -285,10 +285,19 @@ func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
 	if err != nil || h == nil {
 		return o, data, err
 	}
-	if objectHash(o.Type(), data) != *h {
-		return nil, nil, errContentMismatch(id)
+	if err := checkContent(id, o.Type(), data, *h); err != nil {
+		return nil, nil, err
 	}
 	return o, data, nil
+}
+
+// checkContent returns readObject's error when data, of type t, does not
+// hash to h, the hash of id.
+func checkContent(id OID, t plumbing.ObjectType, data []byte, h plumbing.Hash) error {
+	if objectHash(t, data) != h {
+		return errContentMismatch(id)
+	}
+	return nil
 }
 
 // readObjectUnchecked is readObject without the check of the content
@@ -352,27 +361,15 @@ func (s *repo) BlobVerifying(id OID) ([]byte, func() error, error) {
 	}
 	ok := func() error { return nil }
 	if h != nil {
-		want := *h
-		t := o.Type()
-		verify := func() error {
-			if objectHash(t, data) != want {
-				return errContentMismatch(id)
-			}
-			return nil
-		}
+		want, t := *h, o.Type()
 		if len(data) < verifyAsideFrom {
-			if err := verify(); err != nil {
+			if err := checkContent(id, t, data, want); err != nil {
 				return nil, nil, err
 			}
 		} else {
 			done := make(chan error, 1)
-			go func() { done <- verify() }()
-			var once sync.Once
-			var verr error
-			ok = func() error {
-				once.Do(func() { verr = <-done })
-				return verr
-			}
+			go func() { done <- checkContent(id, t, data, want) }()
+			ok = sync.OnceValue(func() error { return <-done })
 		}
 	}
 	if o.Type() != plumbing.BlobObject {
