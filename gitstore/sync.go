@@ -12,9 +12,6 @@ func (s *repo) syncUpdateEach(pending []string, files []*os.File) error {
 	for _, f := range files {
 		ts = append(ts, syncTarget{f: f})
 	}
-	if len(ts) == 0 {
-		return nil
-	}
 	return fsyncEach(ts)
 }
 

@@ -17,7 +17,7 @@ type syncTarget struct {
 	f    *os.File // synced as is; else path is opened for it
 	path string
 	dir  bool // a directory: synced with syncDir
-	// gone: a path that no longer exists needs no sync (a concurrent git
+	// goneOK: a path that no longer exists needs no sync (a concurrent git
 	// gc packed the object, and synced the pack; pack-refs removed the
 	// directory)
 	goneOK bool
