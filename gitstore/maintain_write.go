@@ -698,12 +698,18 @@ func (s *repo) newPackOut(dir string, count int) (*packOut, error) {
 	}
 	sum := sha1.New()
 	po := &packOut{tmp: tmp, sum: sum, w: bufio.NewWriterSize(io.MultiWriter(tmpWriter(tmp), sum), 256<<10)}
+	hdr := packFileHeader(count)
+	po.w.Write(hdr[:]) // an error stays in w and is returned by finish
+	return po, nil
+}
+
+// packFileHeader is the header of a version 2 pack of count entries.
+func packFileHeader(count int) [packHdrLen]byte {
 	var hdr [packHdrLen]byte
 	copy(hdr[:], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
 	binary.BigEndian.PutUint32(hdr[8:], uint32(count))
-	po.w.Write(hdr[:]) // an error stays in w and is returned by finish
-	return po, nil
+	return hdr
 }
 
 // finish writes what is buffered and the pack's checksum, then syncs and

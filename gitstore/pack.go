@@ -612,10 +612,7 @@ func (s *repo) writePack() (err error) {
 	}
 	sum := sha1.New()
 	mw := io.MultiWriter(tmpWriter(tmp), sum)
-	var hdr [12]byte
-	copy(hdr[:], "PACK")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(entries)))
+	hdr := packFileHeader(len(entries))
 	if _, err := mw.Write(hdr[:]); err != nil {
 		tmp.Close()
 		return err
