@@ -347,28 +347,17 @@ func (s *repo) placePack(packDir, tmpPack string, packSum []byte, entries []inde
 	if err := renameFile(tmpPack, filepath.Join(packDir, name+".pack")); err != nil {
 		return "", false, err
 	}
-	itmp, err := s.createTemp(packDir, "tmp_idx_")
-	if err != nil {
-		return "", false, err
-	}
-	defer os.Remove(itmp.Name())
-	if _, err := tmpWriter(itmp).Write(encodeIndex(entries, packSum)); err != nil {
-		itmp.Close()
-		return "", false, err
-	}
-	if err := closeSynced(itmp, s.perm.object()); err != nil {
-		return "", false, err
-	}
-	if err := renameFile(itmp.Name(), filepath.Join(packDir, name+".idx")); err != nil {
+	if err := s.writeFileAtomic(filepath.Join(packDir, name+".idx"), encodeIndex(entries, packSum), true); err != nil {
 		return "", false, err
 	}
 	return name, true, nil
 }
 
-// closeSynced gives a written temporary file its mode, syncs and closes it.
-func closeSynced(f *os.File, mode os.FileMode) error {
+// closeTemp gives a written temporary file its mode, syncs it when sync is
+// set and closes it (on an error too).
+func closeTemp(f *os.File, mode os.FileMode, sync bool) error {
 	err := f.Chmod(mode)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -724,7 +713,7 @@ func (po *packOut) finish(perm os.FileMode) ([]byte, error) {
 		po.tmp.Close()
 		return nil, err
 	}
-	if err := closeSynced(po.tmp, perm); err != nil {
+	if err := closeTemp(po.tmp, perm, true); err != nil {
 		return nil, err
 	}
 	return packSum, nil
