@@ -415,7 +415,6 @@ func checkMaintPack(packDir, name string, objs []packObj) error {
 			return fmt.Errorf("maintenance pack %s: object %s reads back differently", name, o.h)
 		}
 	}
-	d.cache.dropPack(p)
 	return nil
 }
 
