@@ -138,14 +138,12 @@ func readLooseRange(ctx context.Context, objects string, ids []plumbing.Hash, bu
 	d := newODB(objects) // a private decoder: s.st is the repo's, under s.mu
 	objs := make([]packObj, 0, len(ids))
 	held := 0
-	path := []byte(objects + "/00/" + strings.Repeat("0", 38))
+	path := loosePathBuf(objects)
 	for i, h := range ids {
 		if i%64 == 0 && ctx.Err() != nil {
 			return nil
 		}
-		hexID := h.String()
-		copy(path[len(objects)+1:], hexID[:2])
-		copy(path[len(objects)+4:], hexID[2:])
+		setLooseID(path, len(objects), h)
 		raw, err := readFile(string(path))
 		if err != nil {
 			continue
@@ -481,15 +479,13 @@ func (s *repo) packLoose(ctx context.Context) error {
 // rmdir fails on a directory that is not empty.
 func removePacked(objects string, objs []packObj, lo, hi byte) {
 	var emptied [256]bool
-	path := []byte(objects + "/00/" + strings.Repeat("0", 38))
+	path := loosePathBuf(objects)
 	for i := range objs {
 		h := objs[i].h
 		if h[0] < lo || h[0] > hi {
 			continue
 		}
-		hexID := h.String()
-		copy(path[len(objects)+1:], hexID[:2])
-		copy(path[len(objects)+4:], hexID[2:])
+		setLooseID(path, len(objects), h)
 		os.Remove(string(path))
 		emptied[h[0]] = true
 	}
@@ -498,6 +494,19 @@ func removePacked(objects string, objs []packObj, lo, hi byte) {
 			os.Remove(filepath.Join(objects, hex.EncodeToString([]byte{byte(b)})))
 		}
 	}
+}
+
+// loosePathBuf is a loose object's path under objects, for setLooseID to
+// fill in with each id in turn.
+func loosePathBuf(objects string) []byte {
+	return []byte(objects + "/00/" + strings.Repeat("0", 38))
+}
+
+// setLooseID makes path (from loosePathBuf, n the length of objects) the
+// loose path of h.
+func setLooseID(path []byte, n int, h plumbing.Hash) {
+	hex.Encode(path[n+1:n+3], h[:1])
+	hex.Encode(path[n+4:], h[1:])
 }
 
 // removeOrphanPacks removes from packDir the halves of packs a killed
