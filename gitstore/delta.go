@@ -69,20 +69,17 @@ func newDeltaIndex(src []byte) *deltaIndex {
 	x.shift = 32 - bits
 	nb := 1 << bits
 	fps := make([]uint32, blocks)
-	count := make([]int32, nb+1)
-	prev, havePrev := uint32(0), false
+	// A run of identical blocks keeps only its first (dup marks the rest):
+	// a match found there extends over the rest.
+	dup := make([]bool, blocks)
+	count := make([]int32, nb)
 	for i := range fps {
-		fp := fingerprint(src[i*deltaWindow:])
-		fps[i] = fp
-		// A run of identical blocks keeps only its first: a match found
-		// there extends over the rest.
-		if havePrev && fp == prev && string(src[(i-1)*deltaWindow:i*deltaWindow]) == string(src[i*deltaWindow:(i+1)*deltaWindow]) {
-			fps[i] = 0
-			count[nb]++ // counted apart, never stored
+		fps[i] = fingerprint(src[i*deltaWindow:])
+		if i > 0 && fps[i] == fps[i-1] && string(src[(i-1)*deltaWindow:i*deltaWindow]) == string(src[i*deltaWindow:(i+1)*deltaWindow]) {
+			dup[i] = true
 			continue
 		}
-		prev, havePrev = fp, true
-		if b := x.bucket(fp); count[b] < deltaChain {
+		if b := x.bucket(fps[i]); count[b] < deltaChain {
 			count[b]++
 		}
 	}
@@ -97,12 +94,10 @@ func newDeltaIndex(src []byte) *deltaIndex {
 	x.fps = make([]uint32, total)
 	fill := make([]int32, nb)
 	copy(fill, x.start[:nb])
-	prev, havePrev = 0, false
 	for i, fp := range fps {
-		if havePrev && fp == prev && string(src[(i-1)*deltaWindow:i*deltaWindow]) == string(src[i*deltaWindow:(i+1)*deltaWindow]) {
+		if dup[i] {
 			continue
 		}
-		prev, havePrev = fp, true
 		if b := x.bucket(fp); fill[b] < x.start[b+1] {
 			x.offs[fill[b]] = int32(i * deltaWindow)
 			x.fps[fill[b]] = fp

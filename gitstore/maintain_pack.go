@@ -52,12 +52,7 @@ func listLoose(objects string) []plumbing.Hash {
 			continue
 		}
 		hex.Encode(name, []byte{byte(i)})
-		f, err := openRead(filepath.Join(objects, string(name)))
-		if err != nil {
-			continue
-		}
-		names, _ := f.Readdirnames(-1)
-		f.Close()
+		names, _ := readDirNames(filepath.Join(objects, string(name)))
 		for _, n := range names {
 			if len(n) != 38 {
 				continue

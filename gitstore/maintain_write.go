@@ -138,14 +138,12 @@ func readLooseRange(ctx context.Context, objects string, ids []plumbing.Hash, bu
 	d := newODB(objects) // a private decoder: s.st is the repo's, under s.mu
 	objs := make([]packObj, 0, len(ids))
 	held := 0
-	path := []byte(objects + "/00/" + strings.Repeat("0", 38))
+	path := loosePathBuf(objects)
 	for i, h := range ids {
 		if i%64 == 0 && ctx.Err() != nil {
 			return nil
 		}
-		hexID := h.String()
-		copy(path[len(objects)+1:], hexID[:2])
-		copy(path[len(objects)+4:], hexID[2:])
+		setLooseID(path, len(objects), h)
 		raw, err := readFile(string(path))
 		if err != nil {
 			continue
@@ -347,28 +345,17 @@ func (s *repo) placePack(packDir, tmpPack string, packSum []byte, entries []inde
 	if err := renameFile(tmpPack, filepath.Join(packDir, name+".pack")); err != nil {
 		return "", false, err
 	}
-	itmp, err := s.createTemp(packDir, "tmp_idx_")
-	if err != nil {
-		return "", false, err
-	}
-	defer os.Remove(itmp.Name())
-	if _, err := tmpWriter(itmp).Write(encodeIndex(entries, packSum)); err != nil {
-		itmp.Close()
-		return "", false, err
-	}
-	if err := closeSynced(itmp, s.perm.object()); err != nil {
-		return "", false, err
-	}
-	if err := renameFile(itmp.Name(), filepath.Join(packDir, name+".idx")); err != nil {
+	if err := s.writeFileAtomic(filepath.Join(packDir, name+".idx"), encodeIndex(entries, packSum), true); err != nil {
 		return "", false, err
 	}
 	return name, true, nil
 }
 
-// closeSynced gives a written temporary file its mode, syncs and closes it.
-func closeSynced(f *os.File, mode os.FileMode) error {
+// closeTemp gives a written temporary file its mode, syncs it when sync is
+// set and closes it (on an error too).
+func closeTemp(f *os.File, mode os.FileMode, sync bool) error {
 	err := f.Chmod(mode)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -426,7 +413,6 @@ func checkMaintPack(packDir, name string, objs []packObj) error {
 			return fmt.Errorf("maintenance pack %s: object %s reads back differently", name, o.h)
 		}
 	}
-	d.cache.dropPack(p)
 	return nil
 }
 
@@ -493,15 +479,13 @@ func (s *repo) packLoose(ctx context.Context) error {
 // rmdir fails on a directory that is not empty.
 func removePacked(objects string, objs []packObj, lo, hi byte) {
 	var emptied [256]bool
-	path := []byte(objects + "/00/" + strings.Repeat("0", 38))
+	path := loosePathBuf(objects)
 	for i := range objs {
 		h := objs[i].h
 		if h[0] < lo || h[0] > hi {
 			continue
 		}
-		hexID := h.String()
-		copy(path[len(objects)+1:], hexID[:2])
-		copy(path[len(objects)+4:], hexID[2:])
+		setLooseID(path, len(objects), h)
 		os.Remove(string(path))
 		emptied[h[0]] = true
 	}
@@ -510,6 +494,19 @@ func removePacked(objects string, objs []packObj, lo, hi byte) {
 			os.Remove(filepath.Join(objects, hex.EncodeToString([]byte{byte(b)})))
 		}
 	}
+}
+
+// loosePathBuf is a loose object's path under objects, for setLooseID to
+// fill in with each id in turn.
+func loosePathBuf(objects string) []byte {
+	return []byte(objects + "/00/" + strings.Repeat("0", 38))
+}
+
+// setLooseID makes path (from loosePathBuf, n the length of objects) the
+// loose path of h.
+func setLooseID(path []byte, n int, h plumbing.Hash) {
+	hex.Encode(path[n+1:n+3], h[:1])
+	hex.Encode(path[n+4:], h[1:])
 }
 
 // removeOrphanPacks removes from packDir the halves of packs a killed
@@ -698,12 +695,18 @@ func (s *repo) newPackOut(dir string, count int) (*packOut, error) {
 	}
 	sum := sha1.New()
 	po := &packOut{tmp: tmp, sum: sum, w: bufio.NewWriterSize(io.MultiWriter(tmpWriter(tmp), sum), 256<<10)}
+	hdr := packFileHeader(count)
+	po.w.Write(hdr[:]) // an error stays in w and is returned by finish
+	return po, nil
+}
+
+// packFileHeader is the header of a version 2 pack of count entries.
+func packFileHeader(count int) [packHdrLen]byte {
 	var hdr [packHdrLen]byte
 	copy(hdr[:], "PACK")
 	binary.BigEndian.PutUint32(hdr[4:], 2)
 	binary.BigEndian.PutUint32(hdr[8:], uint32(count))
-	po.w.Write(hdr[:]) // an error stays in w and is returned by finish
-	return po, nil
+	return hdr
 }
 
 // finish writes what is buffered and the pack's checksum, then syncs and
@@ -718,7 +721,7 @@ func (po *packOut) finish(perm os.FileMode) ([]byte, error) {
 		po.tmp.Close()
 		return nil, err
 	}
-	if err := closeSynced(po.tmp, perm); err != nil {
+	if err := closeTemp(po.tmp, perm, true); err != nil {
 		return nil, err
 	}
 	return packSum, nil

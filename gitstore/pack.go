@@ -610,10 +610,7 @@ func (s *repo) writePack() (err error) {
 	}
 	sum := sha1.New()
 	mw := io.MultiWriter(tmpWriter(tmp), sum)
-	var hdr [12]byte
-	copy(hdr[:], "PACK")
-	binary.BigEndian.PutUint32(hdr[4:], 2)
-	binary.BigEndian.PutUint32(hdr[8:], uint32(len(entries)))
+	hdr := packFileHeader(len(entries))
 	if _, err := mw.Write(hdr[:]); err != nil {
 		tmp.Close()
 		return err
@@ -641,7 +638,7 @@ func (s *repo) writePack() (err error) {
 	if err := renameFile(tmp.Name(), packPath); err != nil {
 		return err
 	}
-	if err := s.writeFileAtomic(idxPath, encodeIndex(entries, packSum)); err != nil {
+	if err := s.writeFileAtomic(idxPath, encodeIndex(entries, packSum), false); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
 	s.pending = append(s.pending, "objects/pack/"+name+".pack", "objects/pack/"+name+".idx")
@@ -725,8 +722,9 @@ func packHeader(t plumbing.ObjectType, size int) []byte {
 }
 
 // writeFileAtomic writes data to a temp file beside path, with the object
-// mode, and renames it into place. The temp file never outlives a failure.
-func (s *repo) writeFileAtomic(path string, data []byte) error {
+// mode (synced first when synced is set), and renames it into place. The
+// temp file never outlives a failure.
+func (s *repo) writeFileAtomic(path string, data []byte, synced bool) error {
 	tmp, err := s.createTemp(filepath.Dir(path), "tmp_idx_")
 	if err != nil {
 		return err
@@ -736,11 +734,7 @@ func (s *repo) writeFileAtomic(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(s.perm.object()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
+	if err := closeTemp(tmp, s.perm.object(), synced); err != nil {
 		return err
 	}
 	return renameFile(tmp.Name(), path)
