@@ -63,6 +63,11 @@ type repo struct {
 	path string // the git directory, absolute
 	opts Options
 
+	// syncMu is held from taking the pending list until its objects are
+	// durable (or put back), so an Update that finds the list empty, because
+	// a concurrent one took it, waits for that sync before renaming any ref
+	// (sync.go). Taken before mu, never while holding it.
+	syncMu sync.Mutex
 	// mu guards st, pending and closed.
 	mu      sync.Mutex
 	st      *odb
@@ -100,6 +105,9 @@ type repo struct {
 	// pack is in place and before any loose file goes: the moment a git gc
 	// must not be running (gcpid.go).
 	beforeUnpack func()
+	// whileSyncing, when set (tests only), runs while an Update holds
+	// syncMu, with its pending objects taken and not yet synced.
+	whileSyncing func()
 }
 
 // Init creates a store at path with default Options. See InitWithOptions.

@@ -514,6 +514,8 @@ func (s *repo) has(id OID) (bool, error) {
 
 // Sync makes every object written through this Store durable.
 func (s *repo) Sync() error {
+	s.syncMu.Lock() // see takePending
+	defer s.syncMu.Unlock()
 	if err := s.lockFlushed(); err != nil {
 		return err
 	}

@@ -15,7 +15,10 @@ func (s *repo) syncUpdateEach(pending []string, files []*os.File) error {
 	return fsyncEach(ts)
 }
 
-// takePending removes and returns the list of unsynced object files.
+// takePending removes and returns the list of unsynced object files. The
+// caller holds s.syncMu until they are synced or put back: an object taken
+// here may be another writer's, whose Update must not rename its refs
+// before that object is durable.
 func (s *repo) takePending() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -53,7 +53,12 @@ func (s *repo) syncObjects(pending []string) error {
 
 // syncForUpdate makes the pending objects and the written lock files durable.
 func (s *repo) syncForUpdate(files []*os.File) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	pending := s.takePending()
+	if s.whileSyncing != nil {
+		s.whileSyncing()
+	}
 	var err error
 	if len(pending)+len(files) <= smallSync {
 		err = s.syncUpdateEach(pending, files)

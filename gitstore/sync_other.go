@@ -10,7 +10,12 @@ func (s *repo) syncObjects(pending []string) error { return s.fsyncObjects(pendi
 
 // syncForUpdate makes the pending objects and the written lock files durable.
 func (s *repo) syncForUpdate(files []*os.File) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	pending := s.takePending()
+	if s.whileSyncing != nil {
+		s.whileSyncing()
+	}
 	if err := s.syncUpdateEach(pending, files); err != nil {
 		s.restorePending(pending)
 		return err

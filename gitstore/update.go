@@ -123,6 +123,8 @@ const deferSyncMax = 32
 // are not held while a large write is flushed. Either way every object is
 // durable before any ref is renamed.
 func (s *repo) flushForUpdate() error {
+	s.syncMu.Lock() // see takePending
+	defer s.syncMu.Unlock()
 	if err := s.lockFlushed(); err != nil {
 		return err
 	}
