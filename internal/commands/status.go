@@ -124,11 +124,14 @@ func runStatus(ctx context.Context, e *env, opts statusOptions) error {
 		}
 		// open runs: an interrupted piece of work leaves one behind
 		open := []string{}
-		if runs, err := s.Runs(); err == nil {
-			for _, r := range runs {
-				if r.Open {
-					open = append(open, r.RunID)
-				}
+		runs, err := s.Runs()
+		if err != nil {
+			return hint.With(fmt.Errorf("status: list open runs: %w", err),
+				"readproof verify checks the store's refs")
+		}
+		for _, r := range runs {
+			if r.Open {
+				open = append(open, r.RunID)
 			}
 		}
 		if e.json {
