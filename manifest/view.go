@@ -1,0 +1,307 @@
+package manifest
+
+import (
+	"bytes"
+	"hash/maphash"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/readproof/readproof/identity"
+)
+
+// View is what `readproof manifest` shows of a manifest: the run, when it
+// was committed, and for each entry its position, document, tag, snapshot,
+// content hash, decision and whether it was probed. ID is the manifest
+// commit id, set by whoever read the commit.
+type View struct {
+	ID        string
+	RunID     string
+	CreatedAt time.Time
+	Caller    string
+	TraceID   string
+	Entries   []ViewEntry
+}
+
+// ViewEntry is the part of an Entry a View keeps.
+type ViewEntry struct {
+	Position    int
+	URI         string
+	Ref         string
+	Snapshot    string
+	ContentHash string
+	Decision    string
+	Probed      bool // the entry has a Probe
+}
+
+// ViewOf is the View of m.
+func ViewOf(m *Manifest) *View {
+	v := &View{ID: m.ID, RunID: m.RunID, CreatedAt: m.CreatedAt, Caller: m.Caller, TraceID: m.TraceID}
+	if len(m.Entries) > 0 {
+		v.Entries = make([]ViewEntry, len(m.Entries))
+	}
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		v.Entries[i] = ViewEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, Snapshot: e.Snapshot,
+			ContentHash: e.ContentHash, Decision: e.Decision, Probed: e.Probe != nil}
+	}
+	return v
+}
+
+// DecodeView is ViewOf(Decode(data)): it accepts and refuses what Decode
+// does, with Decode's errors. A manifest as Encode writes it is read without
+// building its Manifest: the fields the View does not keep (times of
+// observation, provenance, sizes, files, probes) are checked as Decode
+// checks them and dropped, and the strings the View keeps are cut from one
+// buffer that holds only them. At 10,000 entries Decode made a string of
+// the whole 6 MB text and 10,000 provenance maps, and the collection that
+// followed cost as much as the reading.
+func DecodeView(data []byte) (*View, error) {
+	if v, ok := decodeViewFast(data); ok {
+		return v, nil
+	}
+	m, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(m), nil
+}
+
+// decodeViewFast reads a View when decodeFast would read the manifest and
+// Validate accept it, and the strings the View keeps have no escapes; on
+// anything else it gives up (ok false) and DecodeView decodes the whole
+// manifest, whose reading decides and words the error.
+// FuzzDecodeViewMatchesDecode holds it to ViewOf(Decode).
+func decodeViewFast(data []byte) (v *View, ok bool) {
+	d := &viewJSON{fastJSON: fastJSON{b: data}, seed: maphash.MakeSeed(), filesOK: true}
+	v = &View{}
+	format := false
+	ok = d.fields(func(key []byte) (bit uint, ok bool) {
+		switch string(key) {
+		case "format":
+			var s []byte
+			s, ok = d.value()
+			bit, format = 1, string(s) == Format
+		case "run_id":
+			bit, ok = 2, d.str(&v.RunID)
+		case "started_at":
+			var t time.Time
+			bit, ok = 4, d.time(&t)
+		case "created_at":
+			bit, ok = 8, d.time(&v.CreatedAt)
+		case "caller":
+			bit, ok = 16, d.str(&v.Caller)
+		case "trace_id":
+			bit, ok = 32, d.str(&v.TraceID)
+		case "entries":
+			bit, ok = 64, d.entries(v)
+		}
+		return
+	})
+	if !ok || !d.end() || !format || !d.valid(v) {
+		return nil, false
+	}
+	return v, true
+}
+
+// viewJSON is the reader of decodeViewFast: fastJSON's, with the buffer
+// the View's strings are cut from and what the check of the entries'
+// files needs.
+type viewJSON struct {
+	fastJSON
+	arena strings.Builder
+	// files holds a hash of each entry's file (filesOK: all are under
+	// content/); two the same give up, Validate deciding. seed hashes
+	// them and the keys of a provenance.
+	files   []uint64
+	filesOK bool
+	seed    maphash.Seed
+	// keys are the hashes of the keys of the provenance being read.
+	provKeys []uint64
+}
+
+// value reads a string value and returns its unescaped bytes (valid until
+// the next string is read).
+func (d *viewJSON) value() ([]byte, bool) {
+	d.space()
+	return d.raw()
+}
+
+// kept reads a string without escapes into the arena.
+func (d *viewJSON) kept(dst *string) bool {
+	d.space()
+	start := d.i
+	s, ok := d.raw()
+	if !ok || d.i-start != len(s)+2 {
+		return false
+	}
+	if len(s) == 0 {
+		*dst = ""
+		return true
+	}
+	// Bytes written to a strings.Builder are never written again: a
+	// string of them stays as it is while the builder grows.
+	n := d.arena.Len()
+	d.arena.Write(s)
+	*dst = d.arena.String()[n:]
+	return true
+}
+
+// entries reads the entries array into v.Entries.
+func (d *viewJSON) entries(v *View) bool {
+	v.Entries = nil
+	if !d.byte('[') {
+		return false
+	}
+	if d.byte(']') {
+		return true
+	}
+	first := d.i
+	for {
+		if len(v.Entries) == 1 {
+			d.room(v, first)
+		}
+		v.Entries = append(v.Entries, ViewEntry{})
+		if !d.entry(&v.Entries[len(v.Entries)-1]) {
+			return false
+		}
+		if d.byte(',') {
+			continue
+		}
+		return d.byte(']')
+	}
+}
+
+// room makes room, once one entry (from first to d.i) is read, for as many
+// entries and arena bytes as the rest of the text holds at that size, and
+// an eighth more (as fastJSON's room).
+func (d *viewJSON) room(v *View, first int) {
+	per := d.i - first
+	if per <= 0 {
+		return
+	}
+	n := (len(d.b) - d.i) / per
+	n += n/8 + 16
+	v.Entries = append(make([]ViewEntry, 0, len(v.Entries)+n), v.Entries...)
+	d.files = slices.Grow(d.files, n)
+	d.arena.Grow(n * (d.arena.Len() + 8))
+}
+
+// decisions are the values an entry's decision may take, as the strings
+// the View gives (none is cut from the arena).
+var decisions = [...]string{DecisionFetch, DecisionUseCurrent, DecisionUsePinned, DecisionUseTag}
+
+func (d *viewJSON) entry(e *ViewEntry) bool {
+	// Every entry's key seen, to be checked as Validate would: its
+	// position, bytes and file.
+	var bytesN int64
+	decided := false
+	ok := d.fields(func(key []byte) (bit uint, ok bool) {
+		switch string(key) {
+		case "position":
+			var n int64
+			bit, ok = 1, d.int(&n, strconv.IntSize)
+			e.Position = int(n)
+		case "uri":
+			bit, ok = 2, d.kept(&e.URI)
+		case "ref":
+			bit, ok = 4, d.kept(&e.Ref)
+		case "snapshot":
+			bit, ok = 8, d.kept(&e.Snapshot)
+		case "content_hash":
+			bit, ok = 16, d.kept(&e.ContentHash)
+		case "source_revision":
+			bit = 32
+			_, ok = d.value()
+		case "observed_at":
+			var t time.Time
+			bit, ok = 64, d.time(&t)
+		case "decision":
+			bit = 128
+			var s []byte
+			if s, ok = d.value(); ok {
+				i := slices.Index(decisions[:], string(s))
+				if decided = i >= 0; decided {
+					e.Decision = decisions[i]
+				}
+			}
+		case "bytes":
+			bit, ok = 256, d.int(&bytesN, 64)
+		case "content_type":
+			bit = 512
+			_, ok = d.value()
+		case "file":
+			bit = 1024
+			var s []byte
+			if s, ok = d.value(); ok && len(s) > 0 {
+				d.filesOK = d.filesOK && bytes.HasPrefix(s, []byte("content/"))
+				d.files = append(d.files, maphash.Bytes(d.seed, s))
+			}
+		case "provenance":
+			bit, ok = 2048, d.provenance()
+		case "probe":
+			bit = 4096
+			var p Probe
+			ok = d.probe(&p)
+			e.Probed = true
+		}
+		return
+	})
+	return ok && decided && bytesN >= 0
+}
+
+// provenance reads a provenance object as decodeFast does (string values,
+// no key twice), keeping nothing: a key hashing as an earlier one gives up.
+func (d *viewJSON) provenance() bool {
+	d.provKeys = d.provKeys[:0]
+	return d.object(func(key []byte) bool {
+		h := maphash.Bytes(d.seed, key)
+		if slices.Contains(d.provKeys, h) || len(d.provKeys) == maxProvenance {
+			return false
+		}
+		d.provKeys = append(d.provKeys, h)
+		_, ok := d.value()
+		return ok
+	})
+}
+
+// maxProvenance is the number of provenance keys from which decodeViewFast
+// gives up (each key is compared with every earlier one).
+const maxProvenance = 64
+
+// valid reports whether Validate accepts the manifest v was read from,
+// given what entry checked already (decisions, sizes) and the files.
+func (d *viewJSON) valid(v *View) bool {
+	if identity.ValidateRunID(v.RunID) != nil {
+		return false
+	}
+	if v.Caller != "" && identity.ValidateCaller(v.Caller) != nil {
+		return false
+	}
+	for i := range v.Entries {
+		e := &v.Entries[i]
+		if e.Position != i {
+			return false
+		}
+		if u, err := identity.ParseURI(e.URI); err != nil || u.Tag != "" {
+			return false
+		}
+		if e.Ref != "" && identity.ValidateTag(e.Ref) != nil {
+			return false
+		}
+		if !identity.IsObjectID(e.Snapshot) || !IsContentHash(e.ContentHash) {
+			return false
+		}
+	}
+	if !d.filesOK {
+		return false
+	}
+	slices.Sort(d.files)
+	for i := 1; i < len(d.files); i++ {
+		if d.files[i] == d.files[i-1] {
+			return false // the same file twice, or two hashing alike
+		}
+	}
+	return v.TraceID == "" || IsTraceID(v.TraceID)
+}

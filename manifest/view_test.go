@@ -1,0 +1,146 @@
+package manifest
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// checkViewMatchesDecode: DecodeView accepts what Decode accepts, refuses
+// what it refuses with the same error, and reads ViewOf what Decode reads;
+// decodeViewFast accepts only what Decode accepts.
+func checkViewMatchesDecode(t *testing.T, data []byte) {
+	t.Helper()
+	m, err := Decode(data)
+	fast, fastOK := decodeViewFast(data)
+	v, verr := DecodeView(data)
+	if err != nil {
+		if fastOK {
+			t.Fatalf("decodeViewFast accepted what Decode refuses (%v):\n%q", err, data)
+		}
+		if verr == nil || verr.Error() != err.Error() {
+			t.Fatalf("DecodeView's error %v, Decode's %v:\n%q", verr, err, data)
+		}
+		return
+	}
+	if verr != nil {
+		t.Fatalf("DecodeView refused what Decode accepts: %v\n%q", verr, data)
+	}
+	want := ViewOf(m)
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("DecodeView reads differently:\n got %+v\nwant %+v\n%q", v, want, data)
+	}
+	if fastOK && !reflect.DeepEqual(fast, want) {
+		t.Fatalf("decodeViewFast reads differently:\n got %+v\nwant %+v\n%q", fast, want, data)
+	}
+}
+
+// viewSeeds are fastManifestSeeds and manifests that Decode accepts, each
+// with one fault Validate finds.
+func viewSeeds(t testing.TB) [][]byte {
+	seeds := fastManifestSeeds(t)
+	one := manifestOf(3)
+	one.Entries[1].Ref = "v1"
+	one.Entries[2].Probe = &Probe{Bucket: 1, Length: 2, DeliveredHash: "h", DeliveredSize: 3}
+	one.Caller = "ci"
+	one.TraceID = "0af7651916cd43dd8448eb211c80319c"
+	for _, bad := range []func(m *Manifest){
+		func(m *Manifest) {},
+		func(m *Manifest) { m.Format = "readproof-manifest/2" },
+		func(m *Manifest) { m.RunID = "" },
+		func(m *Manifest) { m.RunID = "a b" },
+		func(m *Manifest) { m.Caller = "a b" },
+		func(m *Manifest) { m.TraceID = "00000000000000000000000000000000" },
+		func(m *Manifest) { m.Entries[1].Position = 2 },
+		func(m *Manifest) { m.Entries[1].URI = "readproof://a/b@t" },
+		func(m *Manifest) { m.Entries[1].URI = "https://a/b" },
+		func(m *Manifest) { m.Entries[1].URI = "readproof://a/\"b" },
+		func(m *Manifest) { m.Entries[1].Ref = "a b" },
+		func(m *Manifest) { m.Entries[1].Snapshot = "abc" },
+		func(m *Manifest) { m.Entries[1].ContentHash = "sha256:ABC" },
+		func(m *Manifest) { m.Entries[1].Decision = "guess" },
+		func(m *Manifest) { m.Entries[1].Decision = "" },
+		func(m *Manifest) { m.Entries[1].Bytes = -1 },
+		func(m *Manifest) { m.Entries[1].File = "elsewhere/x" },
+		func(m *Manifest) { m.Entries[1].File = m.Entries[0].File },
+		func(m *Manifest) { m.Entries[1].File = "" },
+		func(m *Manifest) { m.Entries[0].File, m.Entries[1].File = "", "" },
+		func(m *Manifest) { m.Entries[1].Provenance = nil },
+		func(m *Manifest) { m.Entries[1].Provenance = map[string]string{"a\"b": "c\nd"} },
+		func(m *Manifest) { m.Entries = nil },
+	} {
+		cp := *one
+		cp.Entries = append([]Entry(nil), one.Entries...)
+		bad(&cp)
+		// Marshal, not Encode: Encode refuses what Validate refuses.
+		data, err := json.MarshalIndent(&cp, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, data)
+	}
+	return seeds
+}
+
+func TestDecodeViewMatchesDecodeSeeds(t *testing.T) {
+	for _, s := range viewSeeds(t) {
+		checkViewMatchesDecode(t, s)
+	}
+}
+
+// Manifests as readproof writes them take the fast path: those of
+// fastManifestSeeds that decodeFast takes, and the valid ones of
+// viewSeeds' own (but an entries list of null).
+func TestDecodeViewFastTaken(t *testing.T) {
+	fastSeeds := fastManifestSeeds(t)
+	own := viewSeeds(t)[len(fastSeeds):]
+	for _, s := range append(fastSeeds[:4], own[:len(own)-1]...) {
+		if _, err := Decode(s); err != nil {
+			continue
+		}
+		if _, ok := decodeViewFast(s); !ok {
+			t.Errorf("not read by decodeViewFast:\n%s", s)
+		}
+	}
+	big, err := Encode(manifestOf(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := decodeViewFast(big); !ok {
+		t.Error("a 1,000-entry manifest is not read by decodeViewFast")
+	}
+	checkViewMatchesDecode(t, big)
+}
+
+// FuzzDecodeViewMatchesDecode holds DecodeView to ViewOf(Decode) on any
+// input, and decodeViewFast to accepting only what Decode accepts.
+func FuzzDecodeViewMatchesDecode(f *testing.F) {
+	for _, s := range viewSeeds(f) {
+		if len(s) <= maxFuzzManifest {
+			f.Add(s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > maxFuzzManifest {
+			return
+		}
+		checkViewMatchesDecode(t, data)
+	})
+}
+
+// BenchmarkDecodeView10000 is BenchmarkDecode10000 for DecodeView, what
+// `readproof manifest RUN` reads.
+func BenchmarkDecodeView10000(b *testing.B) {
+	data, err := Encode(manifestOf(10000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeView(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
