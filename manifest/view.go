@@ -74,6 +74,13 @@ func DecodeView(data []byte) (*View, error) {
 // manifest, whose reading decides and words the error.
 // FuzzDecodeViewMatchesDecode holds it to ViewOf(Decode).
 func decodeViewFast(data []byte) (v *View, ok bool) {
+	return decodeViewFastSplit(data, splitAt)
+}
+
+// decodeViewFastSplit is decodeViewFast that reads the second half of the
+// entries on a goroutine of its own when at least minSplit bytes of text
+// follow their opening bracket, as decodeFastSplit does.
+func decodeViewFastSplit(data []byte, minSplit int) (v *View, ok bool) {
 	d := &viewJSON{fastJSON: fastJSON{b: data}, seed: maphash.MakeSeed(), filesOK: true}
 	v = &View{}
 	format := false
@@ -95,7 +102,7 @@ func decodeViewFast(data []byte) (v *View, ok bool) {
 		case "trace_id":
 			bit, ok = 32, d.str(&v.TraceID)
 		case "entries":
-			bit, ok = 64, d.entries(v)
+			bit, ok = 64, d.entries(v, minSplit)
 		}
 		return
 	})
@@ -148,8 +155,11 @@ func (d *viewJSON) kept(dst *string) bool {
 	return true
 }
 
-// entries reads the entries array into v.Entries.
-func (d *viewJSON) entries(v *View) bool {
+// entries reads the entries array into v.Entries, the second half on a
+// goroutine of its own from minSplit bytes of text on (see
+// fastJSON.entries: the same split, and the same reason why what the
+// goroutine read is what reading on would have read).
+func (d *viewJSON) entries(v *View, minSplit int) bool {
 	v.Entries = nil
 	if !d.byte('[') {
 		return false
@@ -157,33 +167,99 @@ func (d *viewJSON) entries(v *View) bool {
 	if d.byte(']') {
 		return true
 	}
+	end := len(d.b)
+	var rest chan viewTail
+	if len(d.b)-d.i >= minSplit {
+		if brace := d.splitBrace(); brace >= 0 {
+			end = brace + 1
+			rest = make(chan viewTail, 1)
+			go func() { rest <- d.tail(end) }()
+		}
+	}
+	drop := func() {
+		if rest != nil {
+			<-rest
+		}
+	}
 	first := d.i
 	for {
 		if len(v.Entries) == 1 {
-			d.room(v, first)
+			d.room(&v.Entries, first, end)
 		}
 		v.Entries = append(v.Entries, ViewEntry{})
-		if !d.entry(&v.Entries[len(v.Entries)-1]) {
+		if e := &v.Entries[len(v.Entries)-1]; !d.entry(e) || e.Position != len(v.Entries)-1 {
+			drop()
 			return false
+		}
+		if rest != nil && d.i == end {
+			t := <-rest
+			if !t.ok || t.first != len(v.Entries) {
+				return false
+			}
+			v.Entries = append(v.Entries, t.entries...)
+			d.files = append(d.files, t.files...)
+			d.filesOK = d.filesOK && t.filesOK
+			d.i = t.end
+			return true
 		}
 		if d.byte(',') {
 			continue
 		}
+		drop()
 		return d.byte(']')
 	}
 }
 
+// viewTail is what tail read.
+type viewTail struct {
+	entries []ViewEntry
+	first   int // the position of the first entry
+	files   []uint64
+	filesOK bool
+	end     int // just after the closing bracket
+	ok      bool
+}
+
+// tail reads, from i on, what follows an entry: "," and entries up to the
+// closing bracket, with a reader of its own; their positions follow the
+// first one's.
+func (d *viewJSON) tail(i int) viewTail {
+	t := &viewJSON{fastJSON: fastJSON{b: d.b, i: i}, seed: d.seed, filesOK: true}
+	if !t.byte(',') {
+		return viewTail{}
+	}
+	t.space()
+	first := t.i
+	var es []ViewEntry
+	for {
+		if len(es) == 1 {
+			t.room(&es, first, len(t.b))
+		}
+		es = append(es, ViewEntry{})
+		if e := &es[len(es)-1]; !t.entry(e) || e.Position != es[0].Position+len(es)-1 {
+			return viewTail{}
+		}
+		if t.byte(',') {
+			continue
+		}
+		if !t.byte(']') {
+			return viewTail{}
+		}
+		return viewTail{entries: es, first: es[0].Position, files: t.files, filesOK: t.filesOK, end: t.i, ok: true}
+	}
+}
+
 // room makes room, once one entry (from first to d.i) is read, for as many
-// entries and arena bytes as the rest of the text holds at that size, and
-// an eighth more (as fastJSON's room).
-func (d *viewJSON) room(v *View, first int) {
+// entries and arena bytes as the text up to end holds at that size, and an
+// eighth more (as fastJSON's room).
+func (d *viewJSON) room(es *[]ViewEntry, first, end int) {
 	per := d.i - first
 	if per <= 0 {
 		return
 	}
-	n := (len(d.b) - d.i) / per
+	n := (end - d.i) / per
 	n += n/8 + 16
-	v.Entries = append(make([]ViewEntry, 0, len(v.Entries)+n), v.Entries...)
+	*es = append(make([]ViewEntry, 0, len(*es)+n), *es...)
 	d.files = slices.Grow(d.files, n)
 	d.arena.Grow(n * (d.arena.Len() + 8))
 }
@@ -192,9 +268,10 @@ func (d *viewJSON) room(v *View, first int) {
 // the View gives (none is cut from the arena).
 var decisions = [...]string{DecisionFetch, DecisionUseCurrent, DecisionUsePinned, DecisionUseTag}
 
+// entry reads an entry into e, and checks it as Validate does while its
+// strings are in the cache, but for its position, which the caller checks,
+// and its file, whose check valid finishes.
 func (d *viewJSON) entry(e *ViewEntry) bool {
-	// Every entry's key seen, to be checked as Validate would: its
-	// position, bytes and file.
 	var bytesN int64
 	decided := false
 	ok := d.fields(func(key []byte) (bit uint, ok bool) {
@@ -248,7 +325,16 @@ func (d *viewJSON) entry(e *ViewEntry) bool {
 		}
 		return
 	})
-	return ok && decided && bytesN >= 0
+	if !ok || !decided || bytesN < 0 {
+		return false
+	}
+	if u, err := identity.ParseURI(e.URI); err != nil || u.Tag != "" {
+		return false
+	}
+	if e.Ref != "" && identity.ValidateTag(e.Ref) != nil {
+		return false
+	}
+	return identity.IsObjectID(e.Snapshot) && IsContentHash(e.ContentHash)
 }
 
 // provenance reads a provenance object as decodeFast does (string values,
@@ -271,28 +357,14 @@ func (d *viewJSON) provenance() bool {
 const maxProvenance = 64
 
 // valid reports whether Validate accepts the manifest v was read from,
-// given what entry checked already (decisions, sizes) and the files.
+// given that entry checked each entry: the run, caller and trace ids, and
+// that no two entries have the same file.
 func (d *viewJSON) valid(v *View) bool {
 	if identity.ValidateRunID(v.RunID) != nil {
 		return false
 	}
 	if v.Caller != "" && identity.ValidateCaller(v.Caller) != nil {
 		return false
-	}
-	for i := range v.Entries {
-		e := &v.Entries[i]
-		if e.Position != i {
-			return false
-		}
-		if u, err := identity.ParseURI(e.URI); err != nil || u.Tag != "" {
-			return false
-		}
-		if e.Ref != "" && identity.ValidateTag(e.Ref) != nil {
-			return false
-		}
-		if !identity.IsObjectID(e.Snapshot) || !IsContentHash(e.ContentHash) {
-			return false
-		}
 	}
 	if !d.filesOK {
 		return false

@@ -1,18 +1,26 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
 // checkViewMatchesDecode: DecodeView accepts what Decode accepts, refuses
 // what it refuses with the same error, and reads ViewOf what Decode reads;
-// decodeViewFast accepts only what Decode accepts.
+// decodeViewFast accepts only what Decode accepts, and reads the same with
+// the entries split wherever they can be (minSplit 0) and in one go.
 func checkViewMatchesDecode(t *testing.T, data []byte) {
 	t.Helper()
 	m, err := Decode(data)
-	fast, fastOK := decodeViewFast(data)
+	fast, fastOK := decodeViewFastSplit(data, 0)
+	whole, wholeOK := decodeViewFastSplit(data, math.MaxInt)
+	if fastOK != wholeOK || !reflect.DeepEqual(fast, whole) {
+		t.Fatalf("decodeViewFast reads differently with the entries split (%v) and not (%v):\n got %+v\nwant %+v\n%q", fastOK, wholeOK, fast, whole, data)
+	}
 	v, verr := DecodeView(data)
 	if err != nil {
 		if fastOK {
@@ -94,7 +102,7 @@ func TestDecodeViewMatchesDecodeSeeds(t *testing.T) {
 func TestDecodeViewFastTaken(t *testing.T) {
 	fastSeeds := fastManifestSeeds(t)
 	own := viewSeeds(t)[len(fastSeeds):]
-	for _, s := range append(fastSeeds[:4], own[:len(own)-1]...) {
+	for _, s := range slices.Concat(fastSeeds[:4], own[:len(own)-1]) {
 		if _, err := Decode(s); err != nil {
 			continue
 		}
@@ -108,6 +116,10 @@ func TestDecodeViewFastTaken(t *testing.T) {
 	}
 	if _, ok := decodeViewFast(big); !ok {
 		t.Error("a 1,000-entry manifest is not read by decodeViewFast")
+	}
+	d := &fastJSON{b: big, i: bytes.Index(big, []byte(`"entries"`))}
+	if d.splitBrace() < 0 {
+		t.Error("a 1,000-entry manifest is read in one go, not in two halves")
 	}
 	checkViewMatchesDecode(t, big)
 }

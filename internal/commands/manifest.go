@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -150,11 +151,12 @@ func writeEntryTable(w io.Writer, v *manifest.View) error {
 		en := &v.Entries[i]
 		widths[0] = max(widths[0], len(strconv.AppendInt(num[:0], int64(en.Position), 10)))
 		for j, c := range entryCells(cells[:0], en, withRef) {
-			if tabwriterCell(c) {
+			n, ok := plainCell(c)
+			if !ok {
 				return writeTable(w, entryRows(v, head, withRef))
 			}
 			if j+1 < len(head)-1 {
-				widths[j+1] = max(widths[j+1], utf8.RuneCountInString(c))
+				widths[j+1] = max(widths[j+1], n)
 			}
 		}
 	}
@@ -180,13 +182,44 @@ func writeEntryTable(w io.Writer, v *manifest.View) error {
 		p := strconv.AppendInt(num[:0], int64(en.Position), 10)
 		row = cell(row[:0], 0, p, len(p))
 		for j, c := range entryCells(cells[:0], en, withRef) {
-			row = cell(row, j+1, []byte(c), utf8.RuneCountInString(c))
+			n, _ := plainCell(c)
+			row = cell(row, j+1, []byte(c), n)
 		}
 		if _, err := w.Write(append(row, '\n')); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// plainCell returns the runes of c, and false when it has a byte that
+// sends writeTable to tabwriter (tabwriterCell). A cell of printable ASCII,
+// as every cell of a valid manifest is (identity's rules for URIs and
+// tags), is told eight bytes at a time: its runes are its bytes.
+func plainCell(c string) (n int, ok bool) {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	s := c
+	for len(s) >= 8 {
+		// A high bit for a byte below 0x20 (the borrow) or from 0x80.
+		if w := binary.LittleEndian.Uint64([]byte(s[:8])); (w-ones*0x20|w)&highs != 0 {
+			return slowCell(c)
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= utf8.RuneSelf {
+			return slowCell(c)
+		}
+	}
+	return len(c), true
+}
+
+// slowCell is plainCell for a cell with other bytes.
+func slowCell(c string) (int, bool) {
+	return utf8.RuneCountInString(c), !tabwriterCell(c)
 }
 
 // entryRows are the rows writeEntryTable writes, head first.
