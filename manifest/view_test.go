@@ -155,4 +155,3 @@ func BenchmarkDecodeView10000(b *testing.B) {
 		}
 	}
 }
-
