@@ -270,62 +270,48 @@ var decisions = [...]string{DecisionFetch, DecisionUseCurrent, DecisionUsePinned
 
 // entry reads an entry into e, and checks it as Validate does while its
 // strings are in the cache, but for its position, which the caller checks,
-// and its file, whose check valid finishes.
+// and its file, whose check valid finishes. An entry as Encode writes it
+// is read by canonical, any other by the fields in any order.
 func (d *viewJSON) entry(e *ViewEntry) bool {
-	var bytesN int64
-	decided := false
-	ok := d.fields(func(key []byte) (bit uint, ok bool) {
-		switch string(key) {
-		case "position":
-			var n int64
-			bit, ok = 1, d.int(&n, strconv.IntSize)
-			e.Position = int(n)
-		case "uri":
-			bit, ok = 2, d.kept(&e.URI)
-		case "ref":
-			bit, ok = 4, d.kept(&e.Ref)
-		case "snapshot":
-			bit, ok = 8, d.kept(&e.Snapshot)
-		case "content_hash":
-			bit, ok = 16, d.kept(&e.ContentHash)
-		case "source_revision":
-			bit = 32
-			_, ok = d.value()
-		case "observed_at":
-			var t time.Time
-			bit, ok = 64, d.time(&t)
-		case "decision":
-			bit = 128
-			var s []byte
-			if s, ok = d.value(); ok {
-				i := slices.Index(decisions[:], string(s))
-				if decided = i >= 0; decided {
-					e.Decision = decisions[i]
-				}
+	var f entryFields
+	start, files, filesOK := d.i, len(d.files), d.filesOK
+	ok := d.canonical(e, &f)
+	if !ok {
+		d.i, d.files, d.filesOK = start, d.files[:files], filesOK
+		*e, f = ViewEntry{}, entryFields{}
+		ok = d.fields(func(key []byte) (bit uint, ok bool) {
+			switch string(key) {
+			case "position":
+				bit, ok = 1, d.position(e)
+			case "uri":
+				bit, ok = 2, d.kept(&e.URI)
+			case "ref":
+				bit, ok = 4, d.kept(&e.Ref)
+			case "snapshot":
+				bit, ok = 8, d.kept(&e.Snapshot)
+			case "content_hash":
+				bit, ok = 16, d.kept(&e.ContentHash)
+			case "source_revision":
+				bit, ok = 32, d.skip()
+			case "observed_at":
+				bit, ok = 64, d.observed()
+			case "decision":
+				bit, ok = 128, d.decision(e, &f)
+			case "bytes":
+				bit, ok = 256, d.int(&f.bytes, 64)
+			case "content_type":
+				bit, ok = 512, d.skip()
+			case "file":
+				bit, ok = 1024, d.file()
+			case "provenance":
+				bit, ok = 2048, d.provenance()
+			case "probe":
+				bit, ok = 4096, d.probed(e)
 			}
-		case "bytes":
-			bit, ok = 256, d.int(&bytesN, 64)
-		case "content_type":
-			bit = 512
-			_, ok = d.value()
-		case "file":
-			bit = 1024
-			var s []byte
-			if s, ok = d.value(); ok && len(s) > 0 {
-				d.filesOK = d.filesOK && bytes.HasPrefix(s, []byte("content/"))
-				d.files = append(d.files, maphash.Bytes(d.seed, s))
-			}
-		case "provenance":
-			bit, ok = 2048, d.provenance()
-		case "probe":
-			bit = 4096
-			var p Probe
-			ok = d.probe(&p)
-			e.Probed = true
-		}
-		return
-	})
-	if !ok || !decided || bytesN < 0 {
+			return
+		})
+	}
+	if !ok || !f.decided || f.bytes < 0 {
 		return false
 	}
 	if u, err := identity.ParseURI(e.URI); err != nil || u.Tag != "" {
@@ -335,6 +321,105 @@ func (d *viewJSON) entry(e *ViewEntry) bool {
 		return false
 	}
 	return identity.IsObjectID(e.Snapshot) && IsContentHash(e.ContentHash)
+}
+
+// entryFields is what entry reads of an entry besides e: its size, and
+// whether its decision is one of decisions.
+type entryFields struct {
+	bytes   int64
+	decided bool
+}
+
+// canonical reads an entry laid out as Encode writes it: its fields in the
+// order of Entry's, each on a line of its own indented by six spaces, and
+// the brace that ends it indented by four. The keys are matched as text
+// (with the whitespace between them), the values read as entry's reading
+// of any order reads them; on any other text it gives up (false), leaving
+// d.i, e and the files for entry to start again.
+func (d *viewJSON) canonical(e *ViewEntry, f *entryFields) bool {
+	const lead = ",\n      \""
+	d.space()
+	if !(d.lit("{\n      \"position\": ") && d.position(e) &&
+		d.lit(lead+"uri\": ") && d.kept(&e.URI) &&
+		d.lit(lead+"ref\": ") && d.kept(&e.Ref) &&
+		d.lit(lead+"snapshot\": ") && d.kept(&e.Snapshot) &&
+		d.lit(lead+"content_hash\": ") && d.kept(&e.ContentHash) &&
+		d.lit(lead+"source_revision\": ") && d.skip() &&
+		d.lit(lead+"observed_at\": ") && d.observed() &&
+		d.lit(lead+"decision\": ") && d.decision(e, f) &&
+		d.lit(lead+"bytes\": ") && d.int(&f.bytes, 64) &&
+		d.lit(lead+"content_type\": ") && d.skip()) {
+		return false
+	}
+	if d.lit(lead+"provenance\": ") && !d.provenance() {
+		return false
+	}
+	if !d.lit(lead+"file\": ") || !d.file() {
+		return false
+	}
+	if d.lit(lead+"probe\": ") && !d.probed(e) {
+		return false
+	}
+	return d.lit("\n    }")
+}
+
+// lit consumes s if the text at d.i starts with it.
+func (d *viewJSON) lit(s string) bool {
+	if len(d.b)-d.i < len(s) || string(d.b[d.i:d.i+len(s)]) != s {
+		return false
+	}
+	d.i += len(s)
+	return true
+}
+
+// position reads an entry's position.
+func (d *viewJSON) position(e *ViewEntry) bool {
+	var n int64
+	ok := d.int(&n, strconv.IntSize)
+	e.Position = int(n)
+	return ok
+}
+
+// skip reads a string and keeps nothing of it.
+func (d *viewJSON) skip() bool {
+	_, ok := d.value()
+	return ok
+}
+
+// observed reads an entry's time of observation and keeps nothing of it.
+func (d *viewJSON) observed() bool {
+	var t time.Time
+	return d.time(&t)
+}
+
+// decision reads an entry's decision: f.decided when it is one of
+// decisions.
+func (d *viewJSON) decision(e *ViewEntry, f *entryFields) bool {
+	s, ok := d.value()
+	if ok {
+		i := slices.Index(decisions[:], string(s))
+		if f.decided = i >= 0; f.decided {
+			e.Decision = decisions[i]
+		}
+	}
+	return ok
+}
+
+// file reads an entry's file into the files' check.
+func (d *viewJSON) file() bool {
+	s, ok := d.value()
+	if ok && len(s) > 0 {
+		d.filesOK = d.filesOK && bytes.HasPrefix(s, []byte("content/"))
+		d.files = append(d.files, maphash.Bytes(d.seed, s))
+	}
+	return ok
+}
+
+// probed reads an entry's probe, keeping only that it has one.
+func (d *viewJSON) probed(e *ViewEntry) bool {
+	var p Probe
+	e.Probed = d.probe(&p)
+	return e.Probed
 }
 
 // provenance reads a provenance object as decodeFast does (string values,

@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
+	"hash/maphash"
 	"math"
 	"reflect"
 	"slices"
@@ -153,5 +154,34 @@ func BenchmarkDecodeView10000(b *testing.B) {
 		if _, err := DecodeView(data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Entries as Encode writes them, with and without a tag, provenance and a
+// probe, are read by canonical (the fields matched as text).
+func TestViewCanonicalTaken(t *testing.T) {
+	m := manifestOf(4)
+	m.Entries[1].Ref = "v1"
+	m.Entries[1].Provenance = nil
+	m.Entries[2].Probe = &Probe{Bucket: 1, Length: 2, DeliveredHash: "h", DeliveredSize: 3}
+	m.Entries[3].File = ""
+	data, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open = `"entries": [`
+	d := &viewJSON{fastJSON: fastJSON{b: data, i: bytes.Index(data, []byte(open)) + len(open)}, seed: maphash.MakeSeed(), filesOK: true}
+	for i, want := range ViewOf(m).Entries {
+		if i > 0 && !d.byte(',') {
+			t.Fatalf("no comma before entry %d", i)
+		}
+		var e ViewEntry
+		var f entryFields
+		if !d.canonical(&e, &f) || e != want || !f.decided {
+			t.Fatalf("entry %d: canonical read %+v (decided %v), want %+v:\n%s", i, e, f.decided, want, data)
+		}
+	}
+	if !d.byte(']') {
+		t.Fatal("no closing bracket after the entries")
 	}
 }
