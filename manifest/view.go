@@ -184,7 +184,7 @@ func (d *viewJSON) entries(v *View, minSplit int) bool {
 	first := d.i
 	for {
 		if len(v.Entries) == 1 {
-			d.room(&v.Entries, first, end)
+			d.room(&v.Entries, first, end, len(d.b))
 		}
 		v.Entries = append(v.Entries, ViewEntry{})
 		if e := &v.Entries[len(v.Entries)-1]; !d.entry(e) || e.Position != len(v.Entries)-1 {
@@ -233,7 +233,7 @@ func (d *viewJSON) tail(i int) viewTail {
 	var es []ViewEntry
 	for {
 		if len(es) == 1 {
-			t.room(&es, first, len(t.b))
+			t.room(&es, first, len(t.b), len(t.b))
 		}
 		es = append(es, ViewEntry{})
 		if e := &es[len(es)-1]; !t.entry(e) || e.Position != es[0].Position+len(es)-1 {
@@ -250,18 +250,23 @@ func (d *viewJSON) tail(i int) viewTail {
 }
 
 // room makes room, once one entry (from first to d.i) is read, for as many
-// entries and arena bytes as the text up to end holds at that size, and an
-// eighth more (as fastJSON's room).
-func (d *viewJSON) room(es *[]ViewEntry, first, end int) {
+// entries and file hashes as the text up to all holds at that size and
+// arena bytes for those up to own, and an eighth more (as fastJSON's
+// room): the head of split entries reads up to own, and the tail's entries
+// and files are appended to its own without growing them.
+func (d *viewJSON) room(es *[]ViewEntry, first, own, all int) {
 	per := d.i - first
 	if per <= 0 {
 		return
 	}
-	n := (end - d.i) / per
-	n += n/8 + 16
+	more := func(end int) int {
+		n := (end - d.i) / per
+		return n + n/8 + 16
+	}
+	n := more(all)
 	*es = append(make([]ViewEntry, 0, len(*es)+n), *es...)
 	d.files = slices.Grow(d.files, n)
-	d.arena.Grow(n * (d.arena.Len() + 8))
+	d.arena.Grow(more(own) * (d.arena.Len() + 8))
 }
 
 // decisions are the values an entry's decision may take, as the strings
