@@ -2,11 +2,15 @@ package commands
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,6 +66,9 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 		return err
 	}
 	return e.withReadStore(func(s *store.Store) error {
+		if !e.json && !md {
+			return manifestText(e.out, s, args[0])
+		}
 		m, err := s.Manifest(args[0])
 		if err != nil {
 			return err
@@ -77,50 +84,153 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 			}
 			return printJSON(e.out, j)
 		}
-		if md {
-			markdownManifest(e.out, m, lines)
-			return nil
-		}
-		fmt.Fprintf(e.out, "manifest %s\nrun      %s\ncreated  %s\n", m.ID, m.RunID, m.CreatedAt.Format(time.RFC3339Nano))
-		if m.Caller != "" {
-			fmt.Fprintf(e.out, "caller   %s\n", m.Caller)
-		}
-		fmt.Fprintf(e.out, "entries  %d\n", len(m.Entries))
-		if m.TraceID != "" {
-			fmt.Fprintf(e.out, "trace    %s\n", m.TraceID)
-		}
-		fmt.Fprintln(e.out)
-		withRef := false
-		for _, en := range m.Entries {
-			if en.Ref != "" {
-				withRef = true
-			}
-		}
-		rows := make([][]string, 0, len(m.Entries)+1)
-		if withRef {
-			rows = append(rows, []string{"POS", "URI", "REF", "SNAPSHOT", "CONTENT_HASH", "DECISION"})
-		} else {
-			rows = append(rows, []string{"POS", "URI", "SNAPSHOT", "CONTENT_HASH", "DECISION"})
-		}
-		for _, en := range m.Entries {
-			if withRef {
-				ref := en.Ref
-				if ref == "" {
-					ref = "-"
-				}
-				rows = append(rows, []string{strconv.Itoa(en.Position), en.URI, ref, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision})
-			} else {
-				rows = append(rows, []string{strconv.Itoa(en.Position), en.URI, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision})
-			}
-		}
-		if err := writeTable(e.out, rows); err != nil {
-			return err
-		}
-		for _, l := range lines {
-			fmt.Fprintln(e.out, l)
-		}
+		markdownManifest(e.out, m, lines)
 		return nil
 	})
+}
+
+// manifestText writes `manifest RUN` as text: what it prints of the
+// manifest is all it reads of it (store.ManifestView).
+func manifestText(w io.Writer, s *store.Store, target string) error {
+	v, err := s.ManifestView(target)
+	if err != nil {
+		return err
+	}
+	lines, err := proofread.ManifestViewLines(s, v)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "manifest %s\nrun      %s\ncreated  %s\n", v.ID, v.RunID, v.CreatedAt.Format(time.RFC3339Nano))
+	if v.Caller != "" {
+		fmt.Fprintf(w, "caller   %s\n", v.Caller)
+	}
+	fmt.Fprintf(w, "entries  %d\n", len(v.Entries))
+	if v.TraceID != "" {
+		fmt.Fprintf(w, "trace    %s\n", v.TraceID)
+	}
+	fmt.Fprintln(w)
+	if err := writeEntryTable(w, v); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	return nil
+}
+
+// entryCells are the cells of an entry's row in the table of `manifest`
+// after its position, appended to c.
+func entryCells(c []string, en *manifest.ViewEntry, withRef bool) []string {
+	c = append(c, en.URI)
+	if withRef {
+		ref := en.Ref
+		if ref == "" {
+			ref = "-"
+		}
+		c = append(c, ref)
+	}
+	return append(c, manifest.Short(en.Snapshot), manifest.Short(en.ContentHash), en.Decision)
+}
+
+// writeEntryTable writes the table of a manifest's entries: what
+// writeTable writes of their rows, without making the rows (a slice and a
+// position string per entry) when no cell sends writeTable to tabwriter.
+func writeEntryTable(w io.Writer, v *manifest.View) error {
+	withRef := slices.ContainsFunc(v.Entries, func(en manifest.ViewEntry) bool { return en.Ref != "" })
+	head := []string{"POS", "URI", "SNAPSHOT", "CONTENT_HASH", "DECISION"}
+	if withRef {
+		head = []string{"POS", "URI", "REF", "SNAPSHOT", "CONTENT_HASH", "DECISION"}
+	}
+	widths := make([]int, len(head))
+	for j, h := range head {
+		widths[j] = len(h)
+	}
+	var cells [6]string
+	var num [20]byte
+	for i := range v.Entries {
+		en := &v.Entries[i]
+		widths[0] = max(widths[0], len(strconv.AppendInt(num[:0], int64(en.Position), 10)))
+		for j, c := range entryCells(cells[:0], en, withRef) {
+			n, ok := plainCell(c)
+			if !ok {
+				return writeTable(w, entryRows(v, head, withRef))
+			}
+			if j+1 < len(head)-1 {
+				widths[j+1] = max(widths[j+1], n)
+			}
+		}
+	}
+	const pad = 2
+	row := make([]byte, 0, 256)
+	cell := func(row []byte, j int, c []byte, runes int) []byte {
+		row = append(row, c...)
+		if j < len(head)-1 {
+			for k := runes; k < widths[j]+pad; k++ {
+				row = append(row, ' ')
+			}
+		}
+		return row
+	}
+	for j, h := range head {
+		row = cell(row, j, []byte(h), len(h))
+	}
+	if _, err := w.Write(append(row, '\n')); err != nil {
+		return err
+	}
+	for i := range v.Entries {
+		en := &v.Entries[i]
+		p := strconv.AppendInt(num[:0], int64(en.Position), 10)
+		row = cell(row[:0], 0, p, len(p))
+		for j, c := range entryCells(cells[:0], en, withRef) {
+			n, _ := plainCell(c)
+			row = cell(row, j+1, []byte(c), n)
+		}
+		if _, err := w.Write(append(row, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plainCell returns the runes of c, and false when it has a byte that
+// sends writeTable to tabwriter (tabwriterCell). A cell of printable ASCII,
+// as every cell of a valid manifest is (identity's rules for URIs and
+// tags), is told eight bytes at a time: its runes are its bytes.
+func plainCell(c string) (n int, ok bool) {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	s := c
+	for len(s) >= 8 {
+		// A high bit for a byte below 0x20 (the borrow) or from 0x80.
+		if w := binary.LittleEndian.Uint64([]byte(s[:8])); (w-ones*0x20|w)&highs != 0 {
+			return slowCell(c)
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= utf8.RuneSelf {
+			return slowCell(c)
+		}
+	}
+	return len(c), true
+}
+
+// slowCell is plainCell for a cell with other bytes.
+func slowCell(c string) (int, bool) {
+	return utf8.RuneCountInString(c), !tabwriterCell(c)
+}
+
+// entryRows are the rows writeEntryTable writes, head first.
+func entryRows(v *manifest.View, head []string, withRef bool) [][]string {
+	rows := make([][]string, 0, len(v.Entries)+1)
+	rows = append(rows, head)
+	for i := range v.Entries {
+		en := &v.Entries[i]
+		rows = append(rows, entryCells([]string{strconv.Itoa(en.Position)}, en, withRef))
+	}
+	return rows
 }
 
 // formatOptions is the --format flag of diff and manifest.

@@ -27,7 +27,7 @@ func writeTable(w io.Writer, rows [][]string) error {
 			return writeTabwriter(w, rows)
 		}
 		for j, c := range r {
-			if strings.ContainsAny(c, "\t\n\v\f") || strings.IndexByte(c, 0xff) >= 0 {
+			if tabwriterCell(c) {
 				return writeTabwriter(w, rows)
 			}
 			if j < n-1 {
@@ -53,6 +53,12 @@ func writeTable(w io.Writer, rows [][]string) error {
 		}
 	}
 	return nil
+}
+
+// tabwriterCell reports whether c has a byte tabwriter gives a meaning to
+// (writeTable then leaves the table to tabwriter).
+func tabwriterCell(c string) bool {
+	return strings.ContainsAny(c, "\t\n\v\f") || strings.IndexByte(c, 0xff) >= 0
 }
 
 // writeTabwriter is writeTable through text/tabwriter.

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/manifest"
 )
 
 // TestWriteTableMatchesTabwriter: writeTable writes the bytes tabwriter
@@ -48,6 +50,60 @@ func TestWriteTableMatchesTabwriter(t *testing.T) {
 		}
 		if got.String() != want.String() {
 			t.Fatalf("rows %q:\nwriteTable:\n%s\ntabwriter:\n%s", rows, got.String(), want.String())
+		}
+	}
+}
+
+// TestWriteEntryTableMatchesWriteTable: the table of `manifest` is
+// writeTable of its rows, with and without tags, for ASCII cells of each
+// length around a word and for cells of multi-byte runes, control bytes and
+// tabwriter's escape byte (which no valid manifest has, but a View may).
+func TestWriteEntryTableMatchesWriteTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	words := []string{"", "a", "readproof://bench/docs/d0001", "é", "naïve☃", "\t", "\x01", "\x1f", " ", "~", "\x7f", "\xff", "use_current"}
+	cell := func() string {
+		var b strings.Builder
+		for range r.IntN(4) {
+			w := words[r.IntN(len(words))]
+			if r.IntN(2) == 0 {
+				w = strings.Repeat("x", r.IntN(17)) + w
+			}
+			b.WriteString(w)
+		}
+		return b.String()
+	}
+	for round := range 300 {
+		v := &manifest.View{}
+		for i := range r.IntN(12) {
+			en := manifest.ViewEntry{Position: i * r.IntN(2000), URI: cell(), Snapshot: cell(), ContentHash: cell(), Decision: cell()}
+			if round%2 == 0 {
+				en.Ref = cell()
+			}
+			if round%3 == 0 {
+				// ASCII only: the path without tabwriter
+				for _, s := range []*string{&en.URI, &en.Ref, &en.Snapshot, &en.ContentHash, &en.Decision} {
+					*s = strings.Map(func(c rune) rune { return max(' ', min(c, '~')) }, *s)
+				}
+			}
+			v.Entries = append(v.Entries, en)
+		}
+		var got, want bytes.Buffer
+		if err := writeEntryTable(&got, v); err != nil {
+			t.Fatal(err)
+		}
+		withRef := false
+		for _, en := range v.Entries {
+			withRef = withRef || en.Ref != ""
+		}
+		head := []string{"POS", "URI", "SNAPSHOT", "CONTENT_HASH", "DECISION"}
+		if withRef {
+			head = []string{"POS", "URI", "REF", "SNAPSHOT", "CONTENT_HASH", "DECISION"}
+		}
+		if err := writeTable(&want, entryRows(v, head, withRef)); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("entries %+v:\nwriteEntryTable:\n%s\nwriteTable:\n%s", v.Entries, got.String(), want.String())
 		}
 	}
 }

@@ -79,6 +79,21 @@ func ManifestPart(s *store.Store, m *manifest.Manifest) (any, []string, error) {
 	return Report{Commit: rec.ID, VerdictRecord: rec, MACCheck: auth.Status, MACProblem: auth.Problem}, lines, nil
 }
 
+// ManifestViewLines is ManifestPart's text lines for a manifest read as a
+// View.
+func ManifestViewLines(s *store.Store, v *manifest.View) ([]string, error) {
+	// verdictLines reads of a manifest its ids and the positions and
+	// URIs of its probed entries: a Manifest of those is all it needs.
+	m := &manifest.Manifest{ID: v.ID, RunID: v.RunID}
+	for i := range v.Entries {
+		if en := &v.Entries[i]; en.Probed {
+			m.Entries = append(m.Entries, manifest.Entry{Position: en.Position, URI: en.URI, Probe: &manifest.Probe{}})
+		}
+	}
+	_, lines, err := ManifestPart(s, m)
+	return lines, err
+}
+
 // MAC check outcomes of a verdict record (Report.MACCheck).
 const (
 	MACVerified        = "verified"        // the MAC authenticates the record under the probe key

@@ -447,9 +447,42 @@ func (s *Store) ManifestAt(id gitstore.OID) (*manifest.Manifest, error) {
 // manifestData is ManifestAt that also returns the manifest.json bytes m
 // was decoded from.
 func (s *Store) manifestData(id gitstore.OID) (*manifest.Manifest, []byte, error) {
+	var m *manifest.Manifest
+	data, err := s.decodeManifest(id, func(data []byte) (err error) {
+		m, err = manifest.Decode(data)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	m.ID = string(id)
+	return m, data, nil
+}
+
+// ManifestView is Manifest for a reader that only shows the manifest: what
+// manifest.DecodeView keeps of it, read without building the Manifest.
+func (s *Store) ManifestView(target string) (*manifest.View, error) {
+	id, err := s.ManifestID(target)
+	if err != nil {
+		return nil, err
+	}
+	var v *manifest.View
+	if _, err := s.decodeManifest(id, func(data []byte) (err error) {
+		v, err = manifest.DecodeView(data)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	v.ID = string(id)
+	return v, nil
+}
+
+// decodeManifest reads the manifest.json of manifest commit id and calls
+// decode with its bytes, which it returns.
+func (s *Store) decodeManifest(id gitstore.OID, decode func(data []byte) error) ([]byte, error) {
 	c, err := s.git.Commit(id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("manifest %s: %w", id, err)
+		return nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
 	notManifest := func(err error) error {
 		return hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
@@ -459,17 +492,16 @@ func (s *Store) manifestData(id gitstore.OID) (*manifest.Manifest, []byte, error
 	// mismatch is the error readFile would have given.
 	data, check, err := s.readFileVerifying(c, "manifest.json")
 	if err != nil {
-		return nil, nil, notManifest(err)
+		return nil, notManifest(err)
 	}
-	m, err := manifest.Decode(data)
+	err = decode(data)
 	if cerr := check(); cerr != nil {
-		return nil, nil, notManifest(cerr)
+		return nil, notManifest(cerr)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("manifest %s: %w", id, err)
+		return nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
-	m.ID = string(id)
-	return m, data, nil
+	return data, nil
 }
 
 // blobVerifier is a store that hands out a blob's bytes while it checks
