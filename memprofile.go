@@ -1,3 +1,5 @@
+//go:build memprofile
+
 package main
 
 import (
@@ -9,7 +11,8 @@ import (
 // writeMemProfile writes the allocation profile of this one command to path
 // (READPROOF_MEMPROFILE=FILE; `go tool pprof -sample_index=alloc_space
 // readproof FILE`): a debugging aid like READPROOF_CPUPROFILE, not a
-// feature. It reports a failure as a warning.
+// feature. It reports a failure as a warning. Only a binary built with
+// `-tags memprofile` has it (memprofile_off.go says why).
 func writeMemProfile(path string) {
 	f, err := os.Create(path)
 	if err == nil {

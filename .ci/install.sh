@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's Install section, run as pasted against this checkout instead
-# of the network: `go install github.com/readproof/readproof@latest` through a
+# of the network: `CGO_ENABLED=0 go install github.com/readproof/readproof@latest` through a
 # file-based module proxy that serves HEAD (dependencies come from the module
 # cache, verified by the module's own go.sum), and the build-from-a-clone
 # block with the clone URL pointed at this repository. The two blocks below
@@ -12,14 +12,14 @@ work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 
 cat > "$work/install.sh" <<'BLOCK'
-go install github.com/readproof/readproof@latest
+CGO_ENABLED=0 go install github.com/readproof/readproof@latest
 readproof version
 BLOCK
 
 cat > "$work/clone.sh" <<'BLOCK'
 git clone https://github.com/readproof/readproof.git
 cd readproof
-go build -o readproof .
+CGO_ENABLED=0 go build -o readproof .
 ./readproof version
 BLOCK
 

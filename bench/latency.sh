@@ -17,6 +17,10 @@
 #                register them with the peer (default 1: the one document);
 #                write.sh measures the same calls with N=1,000
 #   KEEP=1       keep the work directory
+#   CGO_ENABLED  how ours (and BASE) are built: 0 by default, the static
+#                binary the README installs; CGO_ENABLED=1 measures the
+#                dynamically linked build `go build` makes where a C
+#                compiler is found (docs/startup.md, session 7)
 #
 # Both tools use their default data directory (`.readproof`) in their own
 # project. On a busy machine compare the ratios and the CPU times, never the
@@ -34,6 +38,7 @@ if [ -z "${KEEP:-}" ]; then
 else
   echo "# work directory: $work" >&2
 fi
+export CGO_ENABLED=${CGO_ENABLED:-0}
 (cd "$here" && go build -o "$work/readproof" . && go build -o "$work/pairtime" bench/pairtime.go)
 if [ -n "${BASE:-}" ]; then
   mkdir "$work/base-src"
@@ -45,7 +50,7 @@ export HOME=$work/home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 unset READPROOF_HOME OTEL_EXPORTER_OTLP_ENDPOINT OTEL_EXPORTER_OTLP_TRACES_ENDPOINT TRACEPARENT
 mkdir -p "$HOME"
 echo "# bench/latency.sh: $pairs pairs, policy of $policy resources, $(date -u +%FT%TZ)"
-echo "# ours: $(cd "$here" && git describe --always --dirty)${BASE:+, base $BASE}${peer:+, peer $peer}"
+echo "# ours: $(cd "$here" && git describe --always --dirty) (CGO_ENABLED=$CGO_ENABLED)${BASE:+, base $BASE}${peer:+, peer $peer}"
 echo "# load before: $(uptime)"
 
 # The project: docs/d00000.md is the document every call reads; the others
