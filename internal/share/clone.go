@@ -73,10 +73,23 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// instead of a loose ref file per ref for git fetch and again for
 	// pack-refs. The refs are the ones the remote listed and recognize
 	// accepted; a remote that moved in between is listed again.
+	// A repository on this machine has its objects copied, not served
+	// (CopyLocalObjects: checked as a fetch checks them, no foreign index
+	// trusted); the tips the copy lacks (a source gc'd meanwhile) are
+	// fetched below.
+	copied, err := t.CopyLocalObjects(ctx, fetchURL)
+	if err != nil {
+		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "the repository's objects do not check: git -C "+shown+" fsck")
+	}
 	var newRefs []gitstore.Ref
 	for attempt := 0; ; attempt++ {
 		newRefs = cloneRefs(refs)
-		err := fetchTips(ctx, g, t, "origin", refs)
+		var err error
+		if copied && attempt == 0 {
+			err = fetchMissing(ctx, g, t, "origin", refs)
+		} else {
+			err = fetchTips(ctx, g, t, "origin", refs)
+		}
 		if err == nil {
 			break
 		}

@@ -131,3 +131,25 @@ func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	}
 	return t.FetchObjects(ctx, remote, missing)
 }
+
+// fetchMissing fetches the objects of the listed refs whose tips the store
+// lacks (after CopyLocalObjects: none, unless the source was gc'd or moved
+// during the copy).
+func fetchMissing(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref) error {
+	var missing []gitstore.OID
+	seen := make(map[gitstore.OID]bool, len(listed))
+	for _, r := range listed {
+		if seen[r.OID] {
+			continue
+		}
+		seen[r.OID] = true
+		ok, err := g.Has(r.OID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			missing = append(missing, r.OID)
+		}
+	}
+	return t.FetchObjects(ctx, remote, missing)
+}
