@@ -203,3 +203,20 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 	_, err := w.Write(sum.Sum(nil))
 	return err
 }
+
+// OpenLocalSource opens the repository url names for reading, when it is
+// a bare repository on this machine (as CopyLocalObjects takes it); false
+// for anything else. Every object read through it is checked against its
+// id, as from any Store, so what is read is what a copy or a fetch of the
+// same ids holds. Nothing is written to it.
+func OpenLocalSource(url string) (Store, bool) {
+	dir, ok := localRepoPath(url)
+	if !ok {
+		return nil, false
+	}
+	s, err := OpenWithOptions(dir, Options{})
+	if err != nil {
+		return nil, false
+	}
+	return s, true
+}

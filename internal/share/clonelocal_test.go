@@ -2,6 +2,8 @@ package share
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -194,4 +196,62 @@ func TestCloneLocalRefusesNonStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCloneLocalIndexNotTrusted: a source whose pack index lies (two
+// blobs' offsets swapped, so a reader trusting it reads the one for the
+// other) is still cloned whole and right: the checks made on the source
+// while it is copied read the wrong bytes for an id and do not count, and
+// the copy's own index, built from the bytes, is what the clone holds.
+func TestCloneLocalIndexNotTrusted(t *testing.T) {
+	t.Parallel()
+	dir, _, snapshot := localSource(t, "pack")
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.idx"))
+	if len(packs) != 1 {
+		t.Fatalf("%d pack indexes, want 1", len(packs))
+	}
+	idx, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.BigEndian.Uint32(idx[8+255*4:]))
+	names, offs := 8+1024, 8+1024+n*24
+	at := map[string]int{}
+	for i := 0; i < n; i++ {
+		at[hex.EncodeToString(idx[names+i*20:names+i*20+20])] = i
+	}
+	i, ok := at[snapshot]
+	if !ok {
+		t.Fatalf("snapshot %s not in the index", snapshot)
+	}
+	j := -1
+	for id, k := range at {
+		if k != i && strings.TrimSpace(git(t, dir, "cat-file", "-t", id)) == "blob" {
+			j = k
+			break
+		}
+	}
+	if j < 0 {
+		t.Fatal("no other blob in the pack")
+	}
+	a, b := idx[offs+i*4:offs+i*4+4], idx[offs+j*4:offs+j*4+4]
+	var tmp [4]byte
+	copy(tmp[:], a)
+	copy(a, b)
+	copy(b, tmp[:])
+	os.Chmod(packs[0], 0o644)
+	if err := os.WriteFile(packs[0], idx, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "clone")
+	if _, err := Clone(context.Background(), dir, dst, Options{}); err != nil {
+		t.Fatalf("clone of a source with a lying index: %v", err)
+	}
+	gitstore.Fsck(t, dst)
+	s, err := store.Open(dst, nil, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	replayAll(t, s)
 }
