@@ -57,9 +57,17 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 		return false, nil
 	}
 	defer src.close()
+	args := []string{"index-pack", "--strict", "--stdin"}
+	if len(src.packs) == 1 && len(src.loose) == 0 {
+		// one pack as it is: git reads the file itself (its offset is 0:
+		// it was only read at offsets)
+		if _, err := t.runInput(ctx, false, src.packs[0].packFile, args...); err != nil {
+			return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+		}
+		return true, nil
+	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(src.writeTo(ctx, pw)) }()
-	args := []string{"index-pack", "--strict", "--stdin"}
 	if _, err := t.runInput(ctx, false, pr, args...); err != nil {
 		pr.CloseWithError(err) // stops the writer
 		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
@@ -151,16 +159,15 @@ func openCopySource(objects string) (*copySource, bool, error) {
 	return c, true, nil
 }
 
-// writeTo writes one pack of every object: a single pack as it is (its
-// own checksum), else a new header, each pack's entries byte for byte (an
-// OFS_DELTA's base is a distance back, which concatenation keeps), each
-// loose object as a whole entry, and the checksum of all that.
+// writeTo writes one pack of every object: a new header, each pack's
+// entries byte for byte (an OFS_DELTA's base is a distance back, which
+// concatenation keeps), each loose object as a whole entry, and the
+// checksum of all that.
+//
+// The packs are read with pread, not through the mapping the reader makes:
+// a source someone truncates while it is read is then a short read, an
+// error, not a fault in this process.
 func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
-	if len(c.packs) == 1 && len(c.loose) == 0 {
-		p := c.packs[0]
-		_, err := io.Copy(w, io.NewSectionReader(p.pack, 0, p.packSize))
-		return err
-	}
 	sum := sha1.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10)
 	hdr := packFileHeader(c.count)
@@ -172,7 +179,7 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 		if p.packSize < packHdrLen+20 {
 			return fmt.Errorf("%s.pack: %w: too short", p.name, errPackCorrupt)
 		}
-		if _, err := io.Copy(bw, io.NewSectionReader(p.pack, packHdrLen, p.packSize-packHdrLen-20)); err != nil {
+		if _, err := io.Copy(bw, io.NewSectionReader(p.packFile, packHdrLen, p.packSize-packHdrLen-20)); err != nil {
 			return err
 		}
 	}
