@@ -75,12 +75,12 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// verifyClone then takes what passed there and checks again, on the
 	// copy, anything that did not. Tips the copy lacks (a source gc'd
 	// meanwhile) are fetched below.
-	listed := refs
+	planned := cloneRefs(refs)
 	pre := make(chan *cloneChecks, 1)
 	if src, ok := gitstore.OpenLocalSource(fetchURL); ok {
 		go func() {
 			defer src.Close()
-			pre <- precheckClone(src, cloneRefs(listed), opts)
+			pre <- precheckClone(src, planned, opts)
 		}()
 	} else {
 		pre <- nil
@@ -97,7 +97,10 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// accepted; a remote that moved in between is listed again.
 	var newRefs []gitstore.Ref
 	for attempt := 0; ; attempt++ {
-		newRefs = cloneRefs(refs)
+		newRefs = planned
+		if attempt > 0 {
+			newRefs = cloneRefs(refs)
+		}
 		var err error
 		if copied && attempt == 0 {
 			err = fetchMissing(ctx, g, t, "origin", refs)
