@@ -58,17 +58,21 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 	}
 	defer src.close()
 	args := []string{"index-pack", "--strict", "--stdin"}
+	progress := t.opts.Progress != nil
+	if progress {
+		args = append(args, "-v") // "Receiving objects", "Resolving deltas"
+	}
 	if len(src.packs) == 1 && len(src.loose) == 0 {
 		// one pack as it is: git reads the file itself (its offset is 0:
 		// it was only read at offsets)
-		if _, err := t.runInput(ctx, false, src.packs[0].packFile, args...); err != nil {
+		if _, err := t.runInput(ctx, progress, src.packs[0].packFile, args...); err != nil {
 			return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
 		}
 		return true, nil
 	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(src.writeTo(ctx, pw)) }()
-	if _, err := t.runInput(ctx, false, pr, args...); err != nil {
+	if _, err := t.runInput(ctx, progress, pr, args...); err != nil {
 		pr.CloseWithError(err) // stops the writer
 		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
 	}
