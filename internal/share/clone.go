@@ -88,7 +88,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	copied, err := t.CopyLocalObjects(ctx, fetchURL)
 	if err != nil {
 		<-pre
-		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "the repository's objects do not check: git -C "+shown+" fsck")
+		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the repository's objects, then clone again: git -C "+shown+" fsck")
 	}
 	// The objects first, with no ref written; then every ref in one
 	// packed-refs file (the store has none yet): one write and one fsync
