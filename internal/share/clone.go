@@ -68,6 +68,28 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		}
 		return nil, err
 	}
+	// A repository on this machine has its objects copied, not served
+	// (CopyLocalObjects: checked as a fetch checks them, no foreign index
+	// trusted), and while git indexes the copy, the runs are checked by
+	// reading the same objects, by id, from the source (precheckClone);
+	// verifyClone then takes what passed there and checks again, on the
+	// copy, anything that did not. Tips the copy lacks (a source gc'd
+	// meanwhile) are fetched below.
+	planned := cloneRefs(refs)
+	pre := make(chan *cloneChecks, 1)
+	if src, ok := gitstore.OpenLocalSource(fetchURL); ok {
+		go func() {
+			defer src.Close()
+			pre <- precheckClone(src, planned, opts)
+		}()
+	} else {
+		pre <- nil
+	}
+	copied, err := t.CopyLocalObjects(ctx, fetchURL)
+	if err != nil {
+		<-pre
+		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the repository's objects, then clone again: git -C "+shown+" fsck")
+	}
 	// The objects first, with no ref written; then every ref in one
 	// packed-refs file (the store has none yet): one write and one fsync
 	// instead of a loose ref file per ref for git fetch and again for
@@ -75,21 +97,31 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// accepted; a remote that moved in between is listed again.
 	var newRefs []gitstore.Ref
 	for attempt := 0; ; attempt++ {
-		newRefs = cloneRefs(refs)
-		err := fetchTips(ctx, g, t, "origin", refs)
+		newRefs = planned
+		if attempt > 0 {
+			newRefs = cloneRefs(refs)
+		}
+		var err error
+		if copied && attempt == 0 {
+			err = fetchMissing(ctx, g, t, "origin", refs)
+		} else {
+			err = fetchTips(ctx, g, t, "origin", refs)
+		}
 		if err == nil {
 			break
 		}
 		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false)
 		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {
+			<-pre
 			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
 		}
 		refs = again
 	}
 	if err := gitstore.WriteNewRefs(g, newRefs); err != nil {
+		<-pre
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
-	if res, err = verifyClone(ctx, g, t, opts); err != nil {
+	if res, err = verifyClone(ctx, g, t, opts, <-pre); err != nil {
 		return nil, nameRemote(err, "clone "+shown)
 	}
 	// No pack-refs pass: every fetched ref is packed already; the few refs
@@ -97,14 +129,10 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	return res, nil
 }
 
-// verifyClone checks everything a fresh clone holds, and records on the
-// journal any manifest the remote's journal did not reach.
-func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, opts Options) (*PullResult, error) {
-	local, err := readState(g, localPrefixes())
-	if err != nil {
-		return nil, err
-	}
-	res := newPullResult("origin", false)
+// cloneManifests returns the manifests a clone's refs name (run refs, then
+// conflict refs), each with the first run id naming it, and adds the runs
+// and run conflicts to what the clone reports.
+func cloneManifests(local *state, res *PullResult) (map[gitstore.OID]bool, map[gitstore.OID]string) {
 	manifests := map[gitstore.OID]bool{}
 	name := map[gitstore.OID]string{}
 	for _, id := range sortedKeys(local.runs) {
@@ -128,38 +156,126 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			res.RunConflicts = append(res.RunConflicts, rc)
 		}
 	}
-	verified := verifiedSet{}
-	var journalKept []RunRef // the other side of same-id conflicts, from the journal
-	// The journal is checked while the manifests the refs name are checked
-	// (both cores busy); the journal's own failures are still reported
-	// first, and the manifests only it records are checked after it. The
-	// journal goroutine reads through its own handle and records what it
-	// verified in its own set (merged after): it shares no map the manifest
-	// workers touch. The store had no journal, so every commit reachable
-	// from main is new: the walk needs no `git rev-list` of it.
+	return manifests, name
+}
+
+// cloneChecks is what the checks of a clone's journal and of the manifests
+// its refs name found: the refs read, the manifests (those the refs name,
+// then those the journal records), what passed, the journal's failures and
+// records, and the manifests' failures (early).
+type cloneChecks struct {
+	local           *state
+	manifests       map[gitstore.OID]bool
+	verified        verifiedSet
+	journalFailures []string
+	records         []RunRef
+	early           []string
+}
+
+// checkCloneObjects checks the journal from local.main while the manifests
+// the refs name are checked (both cores busy), reading through g and
+// handles on it. The journal's own failures are still reported first, and
+// the manifests only it records are checked after it (verifyAll). The
+// journal goroutine reads through its own handle and records what it
+// verified in its own set (merged after): it shares no map the manifest
+// workers touch. The store had no journal, so every commit reachable from
+// main is new: the walk needs no `git rev-list` of it.
+func checkCloneObjects(g gitstore.Store, local *state, manifests map[gitstore.OID]bool, opts Options) *cloneChecks {
+	c := &cloneChecks{local: local, manifests: manifests, verified: verifiedSet{}}
 	ids := sortedOIDs(manifests)
-	var journalFailures []string
-	var records []RunRef
 	journalVerified := verifiedSet{}
 	journalDone := make(chan struct{})
 	if local.main != "" {
-		jr := gitstore.Store(g)
+		jr := g
 		if h, ok, err := gitstore.NewReader(g); err == nil && ok {
 			jr = h
 			defer h.Close()
 		}
 		go func() {
 			defer close(journalDone)
-			journalFailures, records = checkJournalWhere(jr, local.main, func(gitstore.OID) bool { return true }, manifests, journalVerified)
+			c.journalFailures, c.records = checkJournalWhere(jr, local.main, func(gitstore.OID) bool { return true }, manifests, journalVerified)
 		}()
 	} else {
 		close(journalDone)
 	}
-	early := verifyManifests(g, ids, verified, opts)
+	c.early = verifyManifests(g, ids, c.verified, opts)
 	<-journalDone
 	for k, v := range journalVerified {
-		verified[k] = v
+		c.verified[k] = v
 	}
+	return c
+}
+
+// precheckClone is checkCloneObjects of the refs a clone will write, run
+// on the source repository while its objects are copied: an object is
+// named by its id and every read checks the bytes against it, so what
+// passes here passes on the copy. It reports no progress (verifyClone
+// does), and its result counts only when nothing failed (nil otherwise:
+// everything is checked again on the copy, which says what fails).
+func precheckClone(src gitstore.Store, refs []gitstore.Ref, opts Options) *cloneChecks {
+	local, err := readState(refList(refs), localPrefixes())
+	if err != nil {
+		return nil
+	}
+	manifests, _ := cloneManifests(local, newPullResult("origin", false))
+	opts.Progress = nil
+	c := checkCloneObjects(src, local, manifests, opts)
+	if len(c.early) > 0 || len(c.journalFailures) > 0 {
+		return nil
+	}
+	return c
+}
+
+// sameRuns reports whether two states name the same journal and manifests
+// (the refs precheckClone read, and the refs the clone wrote).
+func sameRuns(a, b *state) bool {
+	if a.main != b.main || len(a.runs) != len(b.runs) || len(a.conflicts) != len(b.conflicts) {
+		return false
+	}
+	for id, m := range a.runs {
+		if b.runs[id] != m {
+			return false
+		}
+	}
+	for id, ms := range a.conflicts {
+		if len(b.conflicts[id]) != len(ms) {
+			return false
+		}
+		for m := range ms {
+			if !b.conflicts[id][m] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// verifyClone checks everything a fresh clone holds, and records on the
+// journal any manifest the remote's journal did not reach. pre, when not
+// nil, is what precheckClone found on the source; it stands for the
+// checks of the journal and of the manifests the refs name when it read
+// the refs the clone holds.
+func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, opts Options, pre *cloneChecks) (*PullResult, error) {
+	local, err := readState(g, localPrefixes())
+	if err != nil {
+		return nil, err
+	}
+	res := newPullResult("origin", false)
+	manifests, name := cloneManifests(local, res)
+	var c *cloneChecks
+	if pre != nil && sameRuns(pre.local, local) {
+		c = pre
+		for m := range pre.manifests {
+			manifests[m] = true
+		}
+		if opts.Progress != nil && len(name) > 0 {
+			opts.say("\rVerifying manifests: %d/%d, done.\n", len(name), len(name))
+		}
+	} else {
+		c = checkCloneObjects(g, local, manifests, opts)
+	}
+	verified, journalFailures, records, early := c.verified, c.journalFailures, c.records, c.early
+	var journalKept []RunRef // the other side of same-id conflicts, from the journal
 	onJournal := map[gitstore.OID]bool{}
 	if local.main != "" {
 		res.Journal = "adopted"

@@ -22,11 +22,17 @@ func cloneRefs(remote []gitstore.Ref) []gitstore.Ref {
 		specs = append(specs, "+"+p+"*:"+p+"*")
 	}
 	specs = append(specs, "+"+store.JournalRef+":"+store.JournalRef)
-	seen := map[string]bool{}
-	var out []gitstore.Ref
+	parsed := make([]refspec, 0, len(specs))
+	for _, spec := range specs {
+		if p, ok := parseRefspec(spec); ok {
+			parsed = append(parsed, p)
+		}
+	}
+	seen := make(map[string]bool, 2*len(remote))
+	out := make([]gitstore.Ref, 0, 2*len(remote))
 	for _, r := range remote {
-		for _, spec := range specs {
-			dst, ok := mapRefspec(spec, r.Name)
+		for _, spec := range parsed {
+			dst, ok := spec.apply(r.Name)
 			if ok && !seen[dst] {
 				seen[dst] = true
 				out = append(out, gitstore.Ref{Name: dst, OID: r.OID})
@@ -36,23 +42,44 @@ func cloneRefs(remote []gitstore.Ref) []gitstore.Ref {
 	return out
 }
 
+// refspec is a fetch refspec split once: source and destination, each as
+// the text before and after its '*' (glob), or whole.
+type refspec struct {
+	src, dst                       string
+	srcPre, srcSuf, dstPre, dstSuf string
+	glob                           bool
+}
+
+func parseRefspec(spec string) (refspec, bool) {
+	src, dst, ok := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
+	if !ok {
+		return refspec{}, false
+	}
+	r := refspec{src: src, dst: dst}
+	r.srcPre, r.srcSuf, r.glob = strings.Cut(src, "*")
+	r.dstPre, r.dstSuf, _ = strings.Cut(dst, "*")
+	return r, true
+}
+
+// apply is mapRefspec of the parsed refspec.
+func (r refspec) apply(name string) (string, bool) {
+	if !r.glob {
+		return r.dst, name == r.src
+	}
+	if len(name) < len(r.srcPre)+len(r.srcSuf) || !strings.HasPrefix(name, r.srcPre) || !strings.HasSuffix(name, r.srcSuf) {
+		return "", false
+	}
+	return r.dstPre + name[len(r.srcPre):len(name)-len(r.srcSuf)] + r.dstSuf, true
+}
+
 // mapRefspec applies one fetch refspec ("+SRC:DST", each side with at most
 // one '*') to a remote ref name, as git does.
 func mapRefspec(spec, name string) (string, bool) {
-	src, dst, ok := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
+	r, ok := parseRefspec(spec)
 	if !ok {
 		return "", false
 	}
-	sp, ss, sglob := strings.Cut(src, "*")
-	if !sglob {
-		return dst, name == src
-	}
-	if len(name) < len(sp)+len(ss) || !strings.HasPrefix(name, sp) || !strings.HasSuffix(name, ss) {
-		return "", false
-	}
-	mid := name[len(sp) : len(name)-len(ss)]
-	dp, ds, _ := strings.Cut(dst, "*")
-	return dp + mid + ds, true
+	return r.apply(name)
 }
 
 // fetchListed is `git fetch --prune` of remote's shared refs into its
@@ -127,6 +154,28 @@ func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		}
 		if !ok {
 			missing = append(missing, o)
+		}
+	}
+	return t.FetchObjects(ctx, remote, missing)
+}
+
+// fetchMissing fetches the objects of the listed refs whose tips the store
+// lacks (after CopyLocalObjects: none, unless the source was gc'd or moved
+// during the copy).
+func fetchMissing(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref) error {
+	var missing []gitstore.OID
+	seen := make(map[gitstore.OID]bool, len(listed))
+	for _, r := range listed {
+		if seen[r.OID] {
+			continue
+		}
+		seen[r.OID] = true
+		ok, err := g.Has(r.OID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			missing = append(missing, r.OID)
 		}
 	}
 	return t.FetchObjects(ctx, remote, missing)

@@ -1,0 +1,233 @@
+package gitstore
+
+// A clone from a repository on this machine takes its objects without the
+// pack protocol, as `git clone` of a local path does, but without trusting
+// anything of the source but the bytes of its objects: the source's packs
+// (and loose objects) are streamed, as one pack, into `git index-pack
+// --strict --stdin` run in the new store, which computes every object's id
+// itself, fscks every object, writes the new store's own pack and index
+// (the source's .idx is read only to see that no object is in two packs),
+// and fails unless every object any of them names is there too. Nothing is
+// hard-linked: a link would share its inode with a repository someone else
+// may write.
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha1"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// CopyLocalObjects copies every object of the repository url names into
+// the transport's repository, which must hold no object yet, when url is a
+// bare repository on this machine (a path or a file:// URL, as git
+// resolved it: RemoteFetchURL, AddRemoteURL) whose objects it can read
+// directly. It reports false, having written nothing, for any other
+// source (a remote URL, a repository with alternates, a shallow or partial
+// clone, an object in two packs): the caller fetches instead.
+//
+// What arrives is checked as a fetch checks it (fetch.fsckObjects): every
+// object hashed and fsck'd by `git index-pack --strict`, and every object
+// one of them names present (in the copy: the repository was empty), so
+// the copy is connected without a walk. Which objects the caller needs
+// (the listed tips) it checks itself: a source gc'd during the copy may
+// lack some, which the caller then fetches. An error means the source's
+// objects did not check (or could not be read, or the copy could not be
+// written); the repository may then hold a pack of checked objects.
+func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, error) {
+	dir, ok := localRepoPath(url)
+	if !ok {
+		return false, nil
+	}
+	src, ok, err := openCopySource(filepath.Join(dir, "objects"))
+	if err != nil || !ok {
+		return false, nil // the fetch reads the source its own way
+	}
+	if fileExists(filepath.Join(dir, "shallow")) {
+		src.close()
+		return false, nil
+	}
+	defer src.close()
+	args := []string{"index-pack", "--strict", "--stdin"}
+	progress := t.opts.Progress != nil
+	if progress {
+		args = append(args, "-v") // "Receiving objects", "Resolving deltas"
+	}
+	if len(src.packs) == 1 && len(src.loose) == 0 {
+		// one pack as it is: git reads the file itself (its offset is 0:
+		// it was only read at offsets)
+		if _, err := t.runInput(ctx, progress, src.packs[0].packFile, args...); err != nil {
+			return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+		}
+		return true, nil
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(src.writeTo(ctx, pw)) }()
+	if _, err := t.runInput(ctx, progress, pr, args...); err != nil {
+		pr.CloseWithError(err) // stops the writer
+		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+	}
+	return true, nil
+}
+
+// copySource is what CopyLocalObjects sends: the packs with their indexes,
+// and the loose objects no pack holds.
+type copySource struct {
+	objects string
+	packs   []*packFile
+	loose   []plumbing.Hash
+	count   int
+}
+
+func (c *copySource) close() {
+	for _, p := range c.packs {
+		p.close()
+	}
+}
+
+// openCopySource lists and opens the packs and loose objects of objects/.
+// It reports false for what it does not copy (alternates, a promisor or
+// version 1 index, an object in two packs, no object at all).
+func openCopySource(objects string) (*copySource, bool, error) {
+	if fileExists(filepath.Join(objects, "info", "alternates")) {
+		return nil, false, nil
+	}
+	packDir := filepath.Join(objects, "pack")
+	names, err := readDirNames(packDir)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, false, err
+	}
+	slices.Sort(names)
+	c := &copySource{objects: objects}
+	ok := false
+	defer func() {
+		if !ok {
+			c.close()
+		}
+	}()
+	var ids []plumbing.Hash
+	for _, n := range names {
+		base, isIdx := strings.CutSuffix(n, ".idx")
+		if !isIdx || !strings.HasPrefix(base, "pack-") {
+			continue
+		}
+		if !slices.Contains(names, base+".pack") {
+			continue // not in place yet: its objects are in another pack or loose
+		}
+		if slices.Contains(names, base+".promisor") {
+			return nil, false, nil
+		}
+		p, err := openPackIndex(packDir, base)
+		if err != nil {
+			return nil, false, err
+		}
+		c.packs = append(c.packs, p)
+		if p.version != 2 {
+			return nil, false, nil
+		}
+		if err := p.openPack(); err != nil {
+			return nil, false, err
+		}
+		for i := 0; i < p.count; i++ {
+			var h plumbing.Hash
+			copy(h[:], p.idx[idxHeader+fanout+i*20:])
+			ids = append(ids, h)
+		}
+		c.count += p.count
+	}
+	slices.SortFunc(ids, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			return nil, false, nil // one pack cannot hold it twice
+		}
+	}
+	for _, h := range listLoose(objects) {
+		if _, found := slices.BinarySearchFunc(ids, h, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
+			c.loose = append(c.loose, h)
+		}
+	}
+	c.count += len(c.loose)
+	if c.count == 0 || c.count >= 1<<32 {
+		return nil, false, nil
+	}
+	ok = true
+	return c, true, nil
+}
+
+// writeTo writes one pack of every object: a new header, each pack's
+// entries byte for byte (an OFS_DELTA's base is a distance back, which
+// concatenation keeps), each loose object as a whole entry, and the
+// checksum of all that.
+//
+// The packs are read with pread, not through the mapping the reader makes:
+// a source someone truncates while it is read is then a short read, an
+// error, not a fault in this process.
+func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
+	sum := sha1.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10)
+	hdr := packFileHeader(c.count)
+	bw.Write(hdr[:])
+	for _, p := range c.packs {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p.packSize < packHdrLen+20 {
+			return fmt.Errorf("%s.pack: %w: too short", p.name, errPackCorrupt)
+		}
+		if _, err := io.Copy(bw, io.NewSectionReader(p.packFile, packHdrLen, p.packSize-packHdrLen-20)); err != nil {
+			return err
+		}
+	}
+	d := newODB(c.objects)
+	defer d.Close()
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	for _, h := range c.loose {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		t, data, err := d.readLoose(filepath.Join(c.objects, h.String()[:2], h.String()[2:]))
+		if err != nil {
+			return fmt.Errorf("loose object %s: %w", h, err)
+		}
+		z.Reset()
+		zw.Reset(&z)
+		zw.Write(data)
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		bw.Write(packHeader(t, len(data)))
+		bw.Write(z.Bytes())
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(sum.Sum(nil))
+	return err
+}
+
+// OpenLocalSource opens the repository url names for reading, when it is
+// a bare repository on this machine (as CopyLocalObjects takes it); false
+// for anything else. Every object read through it is checked against its
+// id, as from any Store, so what is read is what a copy or a fetch of the
+// same ids holds. Nothing is written to it.
+func OpenLocalSource(url string) (Store, bool) {
+	dir, ok := localRepoPath(url)
+	if !ok {
+		return nil, false
+	}
+	s, err := OpenWithOptions(dir, Options{})
+	if err != nil {
+		return nil, false
+	}
+	return s, true
+}

@@ -1,0 +1,257 @@
+package share
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+)
+
+// localSource is a bare store on a path with runs r1 and r2 pushed to it,
+// its objects as the case needs: "pack" (one pack), "packs" (two packs and
+// loose objects beside them) or "loose" (every object loose). It returns
+// the path and the manifest of r1.
+func localSource(t *testing.T, layout string) (string, gitstore.OID, string) {
+	t.Helper()
+	dir := bareServer(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"doc": "original bytes of the document\n", "b": "bee\n"})
+	m := a.run(t, "r1", "doc")
+	addRemote(t, a, "origin", dir)
+	mustPush(t, a, "origin")
+	switch layout {
+	case "pack":
+		a.run(t, "r2", "b")
+		mustPush(t, a, "origin")
+		git(t, dir, "repack", "-a", "-d", "-q")
+	case "packs":
+		git(t, dir, "repack", "-a", "-d", "-q")
+		a.run(t, "r2", "b")
+		mustPush(t, a, "origin")
+		git(t, dir, "repack", "-q") // the new objects: a second pack
+		a.write(t, "docs/b.md", "bee again\n")
+		a.run(t, "r3", "b")
+		mustPush(t, a, "origin") // loose: a push of few objects is unpacked
+		packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+		// (some loose objects are in a pack too: repack without -d)
+		if counts := git(t, dir, "count-objects", "-v"); len(packs) != 2 || strings.HasPrefix(counts, "count: 0\n") {
+			t.Fatalf("source has %d packs and %s, want 2 packs and loose objects", len(packs), counts)
+		}
+	case "loose":
+		a.run(t, "r2", "b")
+		mustPush(t, a, "origin")
+		git(t, dir, "repack", "-a", "-d", "-q")
+		unpackAll(t, dir)
+	}
+	return dir, gitstore.OID(m.ID), m.Entries[0].Snapshot
+}
+
+// unpackAll turns every pack of dir into loose objects.
+func unpackAll(t *testing.T, dir string) {
+	t.Helper()
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+	for _, p := range packs {
+		data, _ := os.ReadFile(p)
+		os.Remove(p)
+		os.Remove(strings.TrimSuffix(p, ".pack") + ".idx")
+		cmd := gitstore.GitCommand(t, dir, "unpack-objects", "-q")
+		cmd.Stdin = strings.NewReader(string(data))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("unpack: %v %s", err, out)
+		}
+	}
+}
+
+// TestCloneLocalCopy: a clone from a path takes the source's objects
+// without the pack protocol whatever their layout (one pack, several packs
+// and loose objects, loose only), into packs of its own with indexes it
+// built, and holds every run, verified.
+func TestCloneLocalCopy(t *testing.T) {
+	t.Parallel()
+	for _, layout := range []string{"pack", "packs", "loose"} {
+		t.Run(layout, func(t *testing.T) {
+			t.Parallel()
+			dir, _, _ := localSource(t, layout)
+			dst := filepath.Join(t.TempDir(), "clone")
+			res, err := Clone(context.Background(), dir, dst, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := len(strings.Split(git(t, dir, "for-each-ref", store.RunsPrefix), "\n")); len(res.NewRuns) != want || res.Verified != want {
+				t.Fatalf("cloned %d runs, verified %d, want %d", len(res.NewRuns), res.Verified, want)
+			}
+			gitstore.Fsck(t, dst)
+			// The clone's pack is its own: no index of the source's.
+			idx, _ := filepath.Glob(filepath.Join(dst, "objects", "pack", "*.idx"))
+			if len(idx) != 1 {
+				t.Fatalf("clone has %d pack indexes, want the one it built", len(idx))
+			}
+			if _, err := os.Stat(filepath.Join(dir, "objects", "pack", filepath.Base(idx[0]))); err == nil && layout != "pack" {
+				t.Errorf("the clone's index %s is one of the source's", filepath.Base(idx[0]))
+			}
+			if got, want := refsExcept(t, dst, RemotesPrefix), refsExcept(t, dir, RemotesPrefix); got != want {
+				t.Errorf("refs of the clone:\n%s\nwant the source's:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestCloneLocalRefusesTampered: a local source whose stored object was
+// altered on disk (a loose blob rewritten under its name, a byte of a pack
+// flipped) is refused by the copy's checks, and nothing is left at the
+// clone's path.
+func TestCloneLocalRefusesTampered(t *testing.T) {
+	t.Parallel()
+	t.Run("loose", func(t *testing.T) {
+		t.Parallel()
+		dir, _, snapshot := localSource(t, "loose")
+		corruptLoose(t, dir, snapshot)
+		cloneRefused(t, dir)
+	})
+	t.Run("pack", func(t *testing.T) {
+		t.Parallel()
+		dir, _, snapshot := localSource(t, "pack")
+		packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
+		if len(packs) != 1 {
+			t.Fatalf("%d packs, want 1", len(packs))
+		}
+		// the snapshot's entry: its offset in the pack, from the index
+		idx := strings.TrimSuffix(packs[0], ".pack") + ".idx"
+		f, err := os.Open(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := gitstore.GitCommand(t, "", "show-index")
+		cmd.Stdin = f
+		lines, err := cmd.Output()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := int64(-1)
+		for _, l := range strings.Split(string(lines), "\n") {
+			if fs := strings.Fields(l); len(fs) >= 2 && fs[1] == snapshot {
+				off, _ = strconv.ParseInt(fs[0], 10, 64)
+			}
+		}
+		if off < 0 {
+			t.Fatalf("snapshot %s not in the pack's index", snapshot)
+		}
+		data, err := os.ReadFile(packs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[off+4] ^= 0x40 // in the compressed bytes, past the entry header
+		os.Chmod(packs[0], 0o644)
+		if err := os.WriteFile(packs[0], data, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		cloneRefused(t, dir)
+	})
+}
+
+func cloneRefused(t *testing.T, dir string) {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "clone")
+	_, err := Clone(context.Background(), dir, dst, Options{})
+	if err == nil {
+		t.Fatal("clone of a tampered source succeeded")
+	}
+	if !strings.Contains(err.Error(), "copy the objects of") {
+		t.Errorf("clone error %q: want the copy's check to refuse it", err)
+	}
+	if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+		t.Fatalf("a refused clone left %s behind (%v)", dst, serr)
+	}
+}
+
+// TestCloneLocalRefusesNonStore: a project's repository on a path, alone
+// or with a store's refs beside its own, is refused from its ref listing,
+// before any object is copied: nothing is left at the clone's path.
+func TestCloneLocalRefusesNonStore(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	proj := projectRemote(t, base, "proj.git")
+	mixed, _, _ := localSource(t, "pack")
+	for name, dir := range map[string]string{"project": proj, "store-with-a-branch": mixed} {
+		t.Run(name, func(t *testing.T) {
+			if name == "store-with-a-branch" {
+				// the project's objects too, so a copy would have them
+				git(t, dir, "fetch", "-q", proj, "refs/heads/main:refs/heads/feature")
+			}
+			dst := filepath.Join(t.TempDir(), "clone")
+			_, err := Clone(context.Background(), dir, dst, Options{})
+			if !errors.Is(err, ErrNotStore) {
+				t.Fatalf("clone of %s: %v, want ErrNotStore", name, err)
+			}
+			if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+				t.Fatalf("a refused clone left %s behind (%v)", dst, serr)
+			}
+		})
+	}
+}
+
+// TestCloneLocalIndexNotTrusted: a source whose pack index lies (two
+// blobs' offsets swapped, so a reader trusting it reads the one for the
+// other) is still cloned whole and right: the checks made on the source
+// while it is copied read the wrong bytes for an id and do not count, and
+// the copy's own index, built from the bytes, is what the clone holds.
+func TestCloneLocalIndexNotTrusted(t *testing.T) {
+	t.Parallel()
+	dir, _, snapshot := localSource(t, "pack")
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.idx"))
+	if len(packs) != 1 {
+		t.Fatalf("%d pack indexes, want 1", len(packs))
+	}
+	idx, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.BigEndian.Uint32(idx[8+255*4:]))
+	names, offs := 8+1024, 8+1024+n*24
+	at := map[string]int{}
+	for i := 0; i < n; i++ {
+		at[hex.EncodeToString(idx[names+i*20:names+i*20+20])] = i
+	}
+	i, ok := at[snapshot]
+	if !ok {
+		t.Fatalf("snapshot %s not in the index", snapshot)
+	}
+	j := -1
+	for id, k := range at {
+		if k != i && strings.TrimSpace(git(t, dir, "cat-file", "-t", id)) == "blob" {
+			j = k
+			break
+		}
+	}
+	if j < 0 {
+		t.Fatal("no other blob in the pack")
+	}
+	a, b := idx[offs+i*4:offs+i*4+4], idx[offs+j*4:offs+j*4+4]
+	var tmp [4]byte
+	copy(tmp[:], a)
+	copy(a, b)
+	copy(b, tmp[:])
+	os.Chmod(packs[0], 0o644)
+	if err := os.WriteFile(packs[0], idx, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "clone")
+	if _, err := Clone(context.Background(), dir, dst, Options{}); err != nil {
+		t.Fatalf("clone of a source with a lying index: %v", err)
+	}
+	gitstore.Fsck(t, dst)
+	s, err := store.Open(dst, nil, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	replayAll(t, s)
+}
