@@ -246,6 +246,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	}
 	start := s.now()
 	b := newRunBatch()
+	b.reuseReads = !keepContent
 	var ds []*Delivery
 	var sp *entrySpool
 	if !keepContent && len(refs) >= spoolFrom {
