@@ -633,18 +633,27 @@ func (s *repo) writePack() (err error) {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	entries := make([]indexEntry, 0, sp.objs.len())
-	for i := 0; i < sp.objs.len(); i++ {
-		o := sp.objs.at(i)
-		entries = append(entries, indexEntry{h: o.h, off: uint64(12 + o.off), crc: o.crc})
+	// The pack index is built from the spill's own list of objects,
+	// through a permutation sorted by id (4 bytes an object), not from a
+	// sorted copy of the list (40 bytes an object, 2 MB of a
+	// 10,000-document run, held beside it).
+	// The table that finds an object by id is not needed past here.
+	sp.slots = nil
+	n := sp.objs.len()
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
 	}
-	// The spill is closed when this returns, whatever the outcome: its
-	// index goes now, before the pack index is built (2.5 MB of a
-	// 10,000-document run).
-	sp.objs, sp.slots = objList{}, nil
+	sort.Slice(order, func(i, j int) bool {
+		return bytes.Compare(sp.objs.at(int(order[i])).h[:], sp.objs.at(int(order[j])).h[:]) < 0
+	})
+	entry := func(i int) indexEntry {
+		o := sp.objs.at(int(order[i]))
+		return indexEntry{h: o.h, off: uint64(12 + o.off), crc: o.crc}
+	}
 	sum := sha1.New()
 	mw := io.MultiWriter(tmpWriter(tmp), sum)
-	hdr := packFileHeader(len(entries))
+	hdr := packFileHeader(n)
 	if _, err := mw.Write(hdr[:]); err != nil {
 		tmp.Close()
 		return err
@@ -672,7 +681,7 @@ func (s *repo) writePack() (err error) {
 	if err := renameFile(tmp.Name(), packPath); err != nil {
 		return err
 	}
-	if err := s.writeFileAtomic(idxPath, encodeIndex(entries, packSum), false); err != nil {
+	if err := s.writeFileAtomic(idxPath, encodeSortedIndex(n, entry, packSum), false); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
 	s.pending = append(s.pending, "objects/pack/"+name+".pack", "objects/pack/"+name+".idx")
@@ -691,20 +700,26 @@ type indexEntry struct {
 // encodeIndex encodes a version 2 pack index of entries (sorted here).
 func encodeIndex(entries []indexEntry, packSum []byte) []byte {
 	sort.Slice(entries, func(i, j int) bool { return bytes.Compare(entries[i].h[:], entries[j].h[:]) < 0 })
+	return encodeSortedIndex(len(entries), func(i int) indexEntry { return entries[i] }, packSum)
+}
+
+// encodeSortedIndex encodes a version 2 pack index of the n entries entry
+// returns, in increasing order of id.
+func encodeSortedIndex(n int, entry func(int) indexEntry, packSum []byte) []byte {
 	var idx bytes.Buffer
 	large := 0
-	for _, e := range entries {
-		if e.off >= 1<<31 {
+	for i := 0; i < n; i++ {
+		if entry(i).off >= 1<<31 {
 			large++
 		}
 	}
 	// header, fan-out, ids, CRCs, offsets, large offsets, two checksums:
 	// one buffer of the final size instead of doubling one
-	idx.Grow(8 + 256*4 + len(entries)*(20+4+4) + large*8 + 2*20)
+	idx.Grow(8 + 256*4 + n*(20+4+4) + large*8 + 2*20)
 	idx.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
 	var fan [256]uint32
-	for _, e := range entries {
-		fan[e.h[0]]++
+	for i := 0; i < n; i++ {
+		fan[entry(i).h[0]]++
 	}
 	var total uint32
 	var b [8]byte
@@ -713,15 +728,17 @@ func encodeIndex(entries []indexEntry, packSum []byte) []byte {
 		binary.BigEndian.PutUint32(b[:4], total)
 		idx.Write(b[:4])
 	}
-	for _, e := range entries {
-		idx.Write(e.h[:])
+	for i := 0; i < n; i++ {
+		h := entry(i).h
+		idx.Write(h[:])
 	}
-	for _, e := range entries {
-		binary.BigEndian.PutUint32(b[:4], e.crc)
+	for i := 0; i < n; i++ {
+		binary.BigEndian.PutUint32(b[:4], entry(i).crc)
 		idx.Write(b[:4])
 	}
 	nlarge := 0
-	for _, e := range entries {
+	for i := 0; i < n; i++ {
+		e := entry(i)
 		v := uint32(e.off)
 		if e.off >= 1<<31 {
 			v = 1<<31 | uint32(nlarge)
@@ -730,8 +747,8 @@ func encodeIndex(entries []indexEntry, packSum []byte) []byte {
 		binary.BigEndian.PutUint32(b[:4], v)
 		idx.Write(b[:4])
 	}
-	for _, e := range entries {
-		if e.off >= 1<<31 {
+	for i := 0; i < n; i++ {
+		if e := entry(i); e.off >= 1<<31 {
 			binary.BigEndian.PutUint64(b[:], e.off)
 			idx.Write(b[:])
 		}
