@@ -88,7 +88,7 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 	if !s.slowOnly {
 		if f, fi, ok := s.openBelowRoot(); ok {
 			defer f.Close()
-			return s.read(ctx, uri, f, fi, s.abs)
+			return s.read(ctx, uri, f, fi, s.abs, req.Buffer)
 		}
 	}
 	roots := s.resolvedRoots()
@@ -129,7 +129,7 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, fail(uri, nil, err, "cannot stat %s: %v", s.spec.Path, err)
 	}
-	return s.read(ctx, uri, f, st, final)
+	return s.read(ctx, uri, f, st, final, req.Buffer)
 }
 
 // openBelowRoot opens the document through the first declared root that
@@ -173,14 +173,14 @@ func (s *fsSource) openBelowRoot() (f *os.File, fi fs.FileInfo, ok bool) {
 
 // read is the end of Fetch: the document open as f (st its Stat), final
 // the path whose name gives its content type.
-func (s *fsSource) read(ctx context.Context, uri string, f *os.File, st fs.FileInfo, final string) (Result, error) {
+func (s *fsSource) read(ctx context.Context, uri string, f *os.File, st fs.FileInfo, final string, buf []byte) (Result, error) {
 	if !st.Mode().IsRegular() {
 		return Result{}, refuse(uri, RuleRegular, "%s is %s, not a regular file; point path at a file", s.spec.Path, describeMode(st.Mode()))
 	}
 	if st.Size() > s.max {
 		return Result{}, fail(uri, ErrTooLarge, nil, "%s is %d bytes, over the %d-byte limit; %s", s.spec.Path, st.Size(), s.max, hintMaxBytes)
 	}
-	content, err := readSized(f, st.Size(), s.max)
+	content, err := readSizedInto(buf, f, st.Size(), s.max)
 	if err != nil {
 		return Result{}, fail(uri, nil, err, "reading %s: %v", s.spec.Path, err)
 	}
@@ -278,11 +278,21 @@ func describeMode(m fs.FileMode) string {
 // doubling, allocating about twice the document), still correct when the
 // file grew or shrank meanwhile.
 func readSized(r io.Reader, size, max int64) ([]byte, error) {
+	return readSizedInto(nil, r, size, max)
+}
+
+// readSizedInto is readSized into buf when it has the room (Request.Buffer),
+// into a new buffer otherwise.
+func readSizedInto(buf []byte, r io.Reader, size, max int64) ([]byte, error) {
 	if size < 0 || size > max {
 		size = max
 	}
 	r = io.LimitReader(r, max+1)
-	buf := make([]byte, 0, size+1) // +1: the end is seen without growing
+	if int64(cap(buf)) >= size+1 {
+		buf = buf[:0]
+	} else {
+		buf = make([]byte, 0, size+1) // +1: the end is seen without growing
+	}
 	for {
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

@@ -60,6 +60,11 @@ type Request struct {
 	// URI names the resource in errors.
 	URI      string
 	Previous *Previous
+	// Buffer, when not nil, is memory the source may read the content
+	// into (its capacity reused) instead of allocating: the caller passes
+	// it only once it is done with whatever content it read into it
+	// before. A source may ignore it; the filesystem source uses it.
+	Buffer []byte
 }
 
 // Result is what a fetch observed.

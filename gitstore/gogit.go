@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -80,6 +81,7 @@ type repo struct {
 	bufBytes int
 	spill    *spillFile // objects past the first few (pack.go)
 	spillErr error      // a failed spill write, for the next flush
+	hasher   hash.Hash  // putObject's object ids (computeHash)
 	closed   bool
 	// fanout is what putObject found of each objects/xx directory since the
 	// last flush: 0 not looked, fanoutAbsent, fanoutPresent (objects.go).

@@ -236,7 +236,7 @@ func TestSpillIndexFindsEveryObject(t *testing.T) {
 		ids, docs = append(ids, id), append(docs, doc)
 	}
 	s.mu.Lock()
-	n := len(s.spill.objs)
+	n := s.spill.objs.len()
 	var absent plumbing.Hash
 	absent[0] = 1
 	_, found := s.spill.find(absent)
@@ -305,12 +305,12 @@ func TestPutBlobFromMatchesPutBlob(t *testing.T) {
 		put(doc, i%3 == 0)
 	}
 	s.mu.Lock()
-	n0, off0 := len(s.spill.objs), s.spill.off
+	n0, off0 := s.spill.objs.len(), s.spill.off
 	s.mu.Unlock()
 	put(docs[3], true) // in the spill already
 	put(big, true)     // published by the first Sync
 	s.mu.Lock()
-	n1, off1 := len(s.spill.objs), s.spill.off
+	n1, off1 := s.spill.objs.len(), s.spill.off
 	s.mu.Unlock()
 	if n1 != n0 || off1 != off0 {
 		t.Fatalf("stored blobs spilled again: %d objects, %d bytes; were %d, %d", n1, off1, n0, off0)
@@ -324,7 +324,7 @@ func TestPutBlobFromMatchesPutBlob(t *testing.T) {
 		}
 	}
 	s.mu.Lock()
-	n2, off2 := len(s.spill.objs), s.spill.off
+	n2, off2 := s.spill.objs.len(), s.spill.off
 	s.mu.Unlock()
 	if n2 != n0 || off2 != off0 {
 		t.Fatalf("failed reads left %d objects, %d bytes; were %d, %d", n2, off2, n0, off0)

@@ -43,12 +43,12 @@ func TestMissingLooseListsLikeLstat(t *testing.T) {
 		for _, n := range []int{3, listAtLeast, listAtLeast + 7} {
 			var refs []*refTx
 			for i := 0; i < n; i++ {
-				refs = append(refs, &refTx{path: filepath.Join(d, fmt.Sprintf("r%02d", i))})
+				refs = append(refs, &refTx{root: d, RefUpdate: RefUpdate{Name: fmt.Sprintf("r%02d", i)}})
 			}
 			want := map[string]bool{}
 			for _, r := range refs {
-				if _, err := os.Lstat(r.path); err != nil && isMissing(err) {
-					want[r.path] = true
+				if _, err := os.Lstat(r.path()); err != nil && isMissing(err) {
+					want[r.path()] = true
 				}
 			}
 			got := missingLoose(d, refs)
@@ -56,8 +56,8 @@ func TestMissingLooseListsLikeLstat(t *testing.T) {
 				t.Errorf("%s, %d refs: %d missing, lstat finds %d", d, n, len(got), len(want))
 			}
 			for _, r := range got {
-				if !want[r.path] {
-					t.Errorf("%s: missing, lstat finds it", r.path)
+				if !want[r.path()] {
+					t.Errorf("%s: missing, lstat finds it", r.path())
 				}
 			}
 		}

@@ -27,3 +27,30 @@ func TestReaderGCRespectsUserSettings(t *testing.T) {
 		}
 	}
 }
+
+// largeRunGC lowers GOGC to 50 for a `run --id` of largeRun documents or
+// more, unless the user set GOGC or GOMEMLIMIT; a smaller run keeps Go's
+// default.
+func TestLargeRunGCRespectsUserSettings(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, c := range []struct {
+		docs           int
+		gogc, memlimit string
+		want           int
+	}{
+		{largeRun, "", "", largeRunGOGC},
+		{largeRun - 1, "", "", 100},
+		{1, "", "", 100},
+		{largeRun, "100", "", 100},
+		{largeRun, "off", "", 100},
+		{largeRun, "", "1GiB", 100},
+	} {
+		t.Setenv("GOGC", c.gogc)
+		t.Setenv("GOMEMLIMIT", c.memlimit)
+		debug.SetGCPercent(100)
+		largeRunGC(c.docs)
+		if got := debug.SetGCPercent(100); got != c.want {
+			t.Errorf("%d documents, GOGC=%q GOMEMLIMIT=%q: GC percent %d, want %d", c.docs, c.gogc, c.memlimit, got, c.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -92,10 +93,12 @@ type File struct {
 	SigningKey, AllowedSigners, ProbeKey, ReceiptsKey string
 	Resources                                         []Resource
 
-	// byURI indexes Resources by namespace and path for Lookup; Parse
-	// fills it. Lookup scans instead when it is nil (a File built by hand)
-	// or no longer matches Resources (appended to after parsing).
-	byURI map[[2]string]int
+	// byURI indexes Resources for Lookup: their indexes in increasing
+	// order of namespace, then path (4 bytes a resource; a map took about
+	// 80). Parse fills it. Lookup scans instead when it is nil (a File
+	// built by hand) or no longer matches Resources (appended to after
+	// parsing).
+	byURI []int32
 }
 
 // Load reads and parses the policy file at path. A missing file is an error
@@ -330,25 +333,35 @@ func (f *File) index() {
 	if len(f.Resources) == 0 {
 		return
 	}
-	f.byURI = make(map[[2]string]int, len(f.Resources))
-	for i := range f.Resources {
-		u := f.Resources[i].URI
-		f.byURI[[2]string{u.Namespace, u.Path}] = i
+	f.byURI = make([]int32, len(f.Resources))
+	for i := range f.byURI {
+		f.byURI[i] = int32(i)
 	}
+	sort.Slice(f.byURI, func(i, j int) bool {
+		return uriLess(f.Resources[f.byURI[i]].URI, f.Resources[f.byURI[j]].URI)
+	})
+}
+
+// uriLess orders URIs by namespace, then path.
+func uriLess(a, b identity.URI) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Path < b.Path
 }
 
 // Lookup returns the resource declared for u, ignoring u.Tag. A parsed
-// file answers from its index, in constant time; a run that mounts every
+// file answers from its index, in logarithmic time; a run that mounts every
 // declared resource would otherwise scan the list once per URI.
 func (f *File) Lookup(u identity.URI) (*Resource, bool) {
 	if f.byURI != nil && len(f.byURI) == len(f.Resources) {
-		if i, ok := f.byURI[[2]string{u.Namespace, u.Path}]; ok {
-			if r := &f.Resources[i]; r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
+		k := sort.Search(len(f.byURI), func(i int) bool { return !uriLess(f.Resources[f.byURI[i]].URI, u) })
+		if k < len(f.byURI) {
+			if r := &f.Resources[f.byURI[k]]; r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
 				return r, true
 			}
-		} else {
-			return nil, false
 		}
+		return nil, false
 	}
 	for i := range f.Resources {
 		r := &f.Resources[i]

@@ -246,6 +246,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	}
 	start := s.now()
 	b := newRunBatch()
+	b.reuseReads = !keepContent
 	var ds []*Delivery
 	var sp *entrySpool
 	if !keepContent && len(refs) >= spoolFrom {
@@ -262,6 +263,12 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 			return nil, nil, err
 		}
 		d.Position = i
+		if d.URI == r {
+			// The argument's own string (as given, outside the heap for
+			// the CLI's arguments) instead of the copy resolving made: a
+			// run holds each URI once, not twice.
+			d.URI = r
+		}
 		if keepContent {
 			ds = append(ds, d)
 		}
