@@ -102,6 +102,12 @@ func openCopySource(objects string) (*copySource, bool, error) {
 		return nil, false, nil
 	}
 	packDir := filepath.Join(objects, "pack")
+	// Only real files are read: a symbolic link in objects/ could make the
+	// copy take files from anywhere this user can read (git's local clone
+	// refuses them too). The fetch reads such a source through git.
+	if !realDir(objects) || (!realDir(packDir) && !isMissing(lstatErr(packDir))) {
+		return nil, false, nil
+	}
 	names, err := readDirNames(packDir)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, false, err
@@ -124,6 +130,9 @@ func openCopySource(objects string) (*copySource, bool, error) {
 			continue // not in place yet: its objects are in another pack or loose
 		}
 		if slices.Contains(names, base+".promisor") {
+			return nil, false, nil
+		}
+		if !realFile(filepath.Join(packDir, n)) || !realFile(filepath.Join(packDir, base+".pack")) {
 			return nil, false, nil
 		}
 		p, err := openPackIndex(packDir, base)
@@ -150,8 +159,16 @@ func openCopySource(objects string) (*copySource, bool, error) {
 			return nil, false, nil // one pack cannot hold it twice
 		}
 	}
+	dirs := map[byte]bool{}
 	for _, h := range listLoose(objects) {
 		if _, found := slices.BinarySearchFunc(ids, h, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
+			hx := h.String()
+			if _, seen := dirs[h[0]]; !seen {
+				dirs[h[0]] = realDir(filepath.Join(objects, hx[:2]))
+			}
+			if !dirs[h[0]] || !realFile(filepath.Join(objects, hx[:2], hx[2:])) {
+				return nil, false, nil
+			}
 			c.loose = append(c.loose, h)
 		}
 	}
@@ -230,4 +247,22 @@ func OpenLocalSource(url string) (Store, bool) {
 		return nil, false
 	}
 	return s, true
+}
+
+// realFile reports whether path is a regular file, not a symbolic link.
+func realFile(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// realDir reports whether path is a directory, not a symbolic link.
+func realDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
+}
+
+// lstatErr is os.Lstat's error for path.
+func lstatErr(path string) error {
+	_, err := os.Lstat(path)
+	return err
 }

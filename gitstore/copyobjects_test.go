@@ -52,6 +52,47 @@ func TestCopyLocalObjects(t *testing.T) {
 	os.MkdirAll(filepath.Dir(alt), 0o755)
 	writeTestFile(t, alt, t.TempDir()+"\n")
 	decline("alternates", remote.Path())
+	os.Remove(alt)
+
+	// symbolic links in objects/ are not followed (git's local clone
+	// refuses them too): a loose object, then a pack
+	loose := filepath.Join(remote.Path(), "objects", string(c)[:2], string(c)[2:])
+	elsewhere := filepath.Join(t.TempDir(), "obj")
+	if err := os.Rename(loose, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, loose); err != nil {
+		t.Fatal(err)
+	}
+	decline("loose object as a symlink", remote.Path())
+	os.Remove(loose)
+	if err := os.Rename(elsewhere, loose); err != nil {
+		t.Fatal(err)
+	}
+	git(t, remote.Path(), "repack", "-adq")
+	packs, _ := filepath.Glob(filepath.Join(remote.Path(), "objects", "pack", "pack-*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs after repack: %v", packs)
+	}
+	moved := filepath.Join(t.TempDir(), "p.pack")
+	if err := os.Rename(packs[0], moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, packs[0]); err != nil {
+		t.Fatal(err)
+	}
+	decline("pack as a symlink", remote.Path())
+	os.Remove(packs[0])
+	if err := os.Rename(moved, packs[0]); err != nil {
+		t.Fatal(err)
+	}
+	dst, tr = newTransport(t)
+	if copied, err := tr.CopyLocalObjects(ctx, remote.Path()); !copied || err != nil {
+		t.Fatalf("copy of the repacked source: %v, %v", copied, err)
+	}
+	if ok, err := dst.Has(c); !ok || err != nil {
+		t.Fatalf("the copy of the repacked source lacks %s (%v)", c, err)
+	}
 }
 
 func writeTestFile(t *testing.T, path, body string) {
