@@ -118,8 +118,11 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	// gc.auto=0 keeps git from deciding by itself; cruft packs stay off so
 	// every unreachable object ages by the time of its file, which writers
 	// refresh (see freshenPacked).
+	// A writer holds packed-refs.lock from its compare to its rename, fsyncs
+	// included, which on a busy disk can pass git's default wait of one
+	// second for that lock: git gc's pack-refs waits up to ten.
 	args := []string{"-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "-c", "gc.reflogExpire=never",
-		"-c", "gc.reflogExpireUnreachable=never", "gc", "--prune=" + prune}
+		"-c", "gc.reflogExpireUnreachable=never", "-c", "core.packedRefsTimeout=10000", "gc", "--prune=" + prune}
 	if opts.Progress == nil {
 		args = append(args, "--quiet")
 	}

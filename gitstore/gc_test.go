@@ -173,3 +173,28 @@ func TestGCNotAStore(t *testing.T) {
 }
 
 func lookGit() (string, error) { return exec.LookPath("git") }
+
+// A writer holding packed-refs.lock for longer than git's default wait
+// (one second) while its fsyncs drag on a busy disk does not fail a gc:
+// git gc's pack-refs waits for the lock.
+func TestGCWaitsForPackedRefsLock(t *testing.T) {
+	t.Parallel()
+	s := NewTestStore(t)
+	mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "x")})
+	s.Close()
+	lock := filepath.Join(s.Path(), "packed-refs.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		os.Remove(lock)
+		close(released)
+	}()
+	_, err := GC(context.Background(), s.Path(), GCOptions{Grace: time.Hour})
+	<-released
+	if err != nil {
+		t.Fatalf("gc while a writer held packed-refs.lock for 1.5 s: %v", err)
+	}
+}
