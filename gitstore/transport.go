@@ -753,15 +753,6 @@ func (r *redactingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// PackRefs moves every loose ref into packed-refs (`git pack-refs --all`),
-// with git's locking, so listing many refs reads one file.
-func (t *Transport) PackRefs(ctx context.Context) error {
-	if _, err := t.run(ctx, false, "pack-refs", "--all"); err != nil {
-		return fmt.Errorf("pack refs: %w", err)
-	}
-	return nil
-}
-
 // PushURLs returns the URLs a push to the named remote goes to
 // (remote.<name>.pushurl, else its url), with git's insteadOf and
 // pushInsteadOf rewriting applied: what `git remote get-url --push --all`
