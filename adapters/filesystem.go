@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/readproof/readproof/internal/fspath"
 )
 
 func init() { Register("filesystem", openFilesystem) }
@@ -92,7 +94,9 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	roots := s.resolvedRoots()
-	final, err := filepath.EvalSymlinks(s.abs)
+	// A link loop fails here and in checkRoots at the first stat, not
+	// after 255 links, each a walk of the path (fspath.EvalSymlinks).
+	final, err := fspath.EvalSymlinks(s.abs)
 	if err == nil {
 		if _, _, ok := s.containLexicallyIn(final, roots); !ok {
 			return Result{}, s.outsideRoots(uri, s.spec.Path)

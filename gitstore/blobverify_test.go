@@ -15,6 +15,7 @@ import (
 // (large: checked on a goroutine; small: at once) its check gives Blob's
 // error; a tree's id gives Blob's error at once; check may be called twice.
 func TestBlobVerifyingMatchesBlob(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	big := strings.Repeat("a large manifest line\n", verifyAsideFrom/20)
 	docs := []string{big, "small\n", big + "x", "other small\n"}

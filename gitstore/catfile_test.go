@@ -12,6 +12,7 @@ import (
 // TestGitReaderMatches: the cat-file reader decodes blobs, trees and
 // commits (a signed one included) as the go-git store does.
 func TestGitReaderMatches(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

@@ -86,7 +86,9 @@ func TestDiskFullLeavesNoTemporaryFiles(t *testing.T) {
 }
 
 // TestDiskFullOnTmpfs repeats the check on a real full file system: a 1 MiB
-// tmpfs (root only; skipped elsewhere).
+// tmpfs (root only; skipped elsewhere). Not parallel: a process another
+// test forks holds a copy of each open descriptor (the store's, inside the
+// mount) until it execs, and an umount meanwhile fails as busy.
 func TestDiskFullOnTmpfs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs needs root")
@@ -123,6 +125,7 @@ func TestDiskFullOnTmpfs(t *testing.T) {
 // killed writer left behind are removed by the next successful write once
 // older than the stale-lock age; fresh ones (a writer at work) are kept.
 func TestSweepStaleFiles(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	dir := s.Path()
 	old := time.Now().Add(-time.Hour)
@@ -169,6 +172,7 @@ func TestSweepStaleFiles(t *testing.T) {
 // killed writer's temporary file, or a stamp older than sweepEvery, makes
 // the next write walk refs/ at once.
 func TestSweepWalksRefsRarely(t *testing.T) {
+	t.Parallel()
 	dir := NewTestStore(t).Path()
 	old := time.Now().Add(-time.Hour)
 	write := func(what string) { // one write by a new process

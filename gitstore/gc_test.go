@@ -45,6 +45,7 @@ func putBlob(t *testing.T, s Store, content string) OID {
 }
 
 func TestGCKeepsYoungAndReachable(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	if _, err := lookGit(); err != nil {
 		t.Skip("git is not installed")
@@ -167,6 +168,7 @@ func TestGCWithoutGit(t *testing.T) {
 }
 
 func TestGCNotAStore(t *testing.T) {
+	t.Parallel()
 	if _, err := GC(context.Background(), t.TempDir(), GCOptions{}); err == nil {
 		t.Fatal("gc of an empty directory succeeded")
 	}

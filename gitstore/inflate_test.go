@@ -50,6 +50,7 @@ func inflateSamples() [][]byte {
 // TestInflateMatchesZlib: the in-place decoder decodes every level's
 // output of compress/zlib to the same bytes.
 func TestInflateMatchesZlib(t *testing.T) {
+	t.Parallel()
 	var f inflater
 	for i, data := range inflateSamples() {
 		for _, level := range []int{flate.NoCompression, flate.BestSpeed, 2, 5, flate.DefaultCompression, flate.BestCompression, flate.HuffmanOnly} {
@@ -177,6 +178,7 @@ func decodeBoth(t *testing.T, raw []byte, whole bool) {
 // gives, and whatever is wrong with one (a flipped checksum byte, bytes
 // after the stream, a cut, a bad header) is reported in the same words.
 func TestInflateLoose(t *testing.T) {
+	t.Parallel()
 	var f inflater
 	for i, data := range inflateSamples() {
 		for _, level := range []int{flate.NoCompression, flate.BestSpeed, flate.DefaultCompression, flate.HuffmanOnly} {

@@ -15,6 +15,7 @@ import (
 // larger one as before, at BestSpeed. Both read back the same through the
 // store and through stock git.
 func TestLooseObjectZlib(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	for _, size := range []int{0, 1, 300, storeBelow - 1, storeBelow, 5000} {
 		data := []byte(strings.Repeat("readproof document line\n", size/24+1)[:size])

@@ -11,16 +11,34 @@ import (
 // lockMaintenance takes an exclusive flock on objects/pack without waiting.
 // The kernel drops it when the process dies, so a killed maintenance leaves
 // nothing behind; no file is created.
+//
+// unlock releases the lock with LOCK_UN before it closes the file. Closing
+// alone is not enough: an flock belongs to the open file description, and
+// a process this one forks meanwhile (another goroutine starting git) holds
+// a copy of every descriptor until it execs, when O_CLOEXEC closes it. On a
+// busy machine that can take long enough for every write's maintenance to
+// find the lock still held by its own last maintenance and skip its turn.
+// LOCK_UN releases the lock for every copy at once.
 func lockMaintenance(gitDir string) (unlock func(), ok bool) {
 	f, err := os.Open(filepath.Join(gitDir, "objects", "pack"))
 	if err != nil {
 		return nil, false
 	}
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+	fd := int(f.Fd())
+	for {
+		err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
 		f.Close()
 		return nil, false
 	}
-	return func() { f.Close() }, true
+	return func() {
+		_ = syscall.Flock(fd, syscall.LOCK_UN)
+		f.Close()
+	}, true
 }
 
 // processAlive reports whether a process with this id exists (kill -0).

@@ -19,6 +19,7 @@ import (
 // package has the files go-git's PlainInit(dir, true) made, with the same
 // bytes, so a mirror made by an older readproof and one made now are alike.
 func TestInitMirrorMatchesGoGit(t *testing.T) {
+	t.Parallel()
 	ours, theirs := filepath.Join(t.TempDir(), "m"), filepath.Join(t.TempDir(), "m")
 	if err := initMirror(ours); err != nil {
 		t.Fatal(err)
@@ -81,6 +82,7 @@ func TestInitMirrorMatchesGoGit(t *testing.T) {
 // is one; file stock git's upload-pack), and a scheme it did not know is
 // still refused with its message.
 func TestMirrorTransports(t *testing.T) {
+	t.Parallel()
 	m := &Mirror{}
 	for _, u := range []string{"https://example.com/r.git", "http://example.com/r.git", "ssh://git@example.com/r.git", "git@example.com:r.git", "git://example.com/r.git"} {
 		ep, err := transport.NewEndpoint(u)
@@ -121,6 +123,7 @@ func TestMirrorTransports(t *testing.T) {
 // a failure is the one go-git's listener picked: the first that is not a
 // "remote:" banner (^remote:( =*){0,1}$), "" when stderr is empty.
 func TestUploadPackFirstLine(t *testing.T) {
+	t.Parallel()
 	banner := regexp.MustCompile("^remote:( =*){0,1}$")
 	pick := func(s string) string { // go-git's scanner loop
 		if s == "" {
@@ -181,6 +184,7 @@ func TestMirrorLocalPathLikeAnOption(t *testing.T) {
 // version or extensions go-git's PlainOpen refused is refused with the
 // same text (and then made again by Fetch).
 func TestCheckMirrorFormatMatchesGoGit(t *testing.T) {
+	t.Parallel()
 	refused := 0
 	defer func() {
 		if refused < 4 {

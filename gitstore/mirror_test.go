@@ -313,6 +313,7 @@ func TestMirrorIncrementalFetch(t *testing.T) {
 }
 
 func TestMirrorFollowsRewritesAndDeletes(t *testing.T) {
+	t.Parallel()
 	up := upstream(t)
 	base := mirrorGit(t, up, "rev-parse", "HEAD")
 	mirrorGit(t, up, "branch", "topic")
@@ -352,6 +353,7 @@ func TestMirrorFollowsRewritesAndDeletes(t *testing.T) {
 }
 
 func TestMirrorCacheCanBeDeleted(t *testing.T) {
+	t.Parallel()
 	up := upstream(t)
 	cache := t.TempDir()
 	m := fetched(t, cache, up)
@@ -394,6 +396,7 @@ func TestMirrorCacheCanBeDeleted(t *testing.T) {
 }
 
 func TestMirrorDirectories(t *testing.T) {
+	t.Parallel()
 	cache := t.TempDir()
 	a, _ := OpenMirror(cache, "https://example.com/a.git", MirrorOptions{})
 	a2, _ := OpenMirror(cache, "https://example.com/a.git", MirrorOptions{})
@@ -416,6 +419,7 @@ func TestMirrorDirectories(t *testing.T) {
 }
 
 func TestMirrorEmptyAndMissingRemotes(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
@@ -494,6 +498,7 @@ func TestMirrorConcurrentFetches(t *testing.T) {
 }
 
 func TestMirrorContext(t *testing.T) {
+	t.Parallel()
 	up := upstream(t)
 	cache := t.TempDir()
 	m, _ := OpenMirror(cache, up, MirrorOptions{})
@@ -540,6 +545,7 @@ func (refusingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 func TestMirrorUsesGivenHTTPClient(t *testing.T) {
+	t.Parallel()
 	up := upstream(t)
 	out, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {

@@ -57,6 +57,7 @@ func randomSignature(r *rand.Rand) Signature {
 }
 
 func TestEncodeTreeMatchesGoGit(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(1))
 	for n := 0; n < 200; n++ {
 		var entries []TreeEntry
@@ -90,6 +91,7 @@ func TestEncodeTreeMatchesGoGit(t *testing.T) {
 }
 
 func TestEncodeCommitMatchesGoGit(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(2))
 	sigs := []string{"", "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n", "one line\n", "a\n\nb\n"}
 	msgs := []string{"", "m", "subject\n", "subject\n\nbody\n", "\n\nleading blank lines\n", "no newline"}
@@ -242,6 +244,7 @@ func tagSeeds() []string {
 }
 
 func TestParseObjectsMatchGoGit(t *testing.T) {
+	t.Parallel()
 	for _, s := range commitSeeds() {
 		checkCommitDecode(t, []byte(s))
 	}

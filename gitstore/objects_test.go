@@ -18,6 +18,7 @@ import (
 )
 
 func TestInitLayout(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	path := filepath.Join(parent, "store")
 	s, err := Init(path)
@@ -64,6 +65,7 @@ func TestInitLayout(t *testing.T) {
 }
 
 func TestInitRefusesNonStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full")
 	os.Mkdir(full, 0o777)
@@ -103,6 +105,7 @@ func TestInitRefusesNonStore(t *testing.T) {
 }
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, p := range []string{dir, filepath.Join(dir, "missing")} {
 		if _, err := Open(p); !errors.Is(err, ErrNotStore) {
@@ -140,6 +143,7 @@ func TestOpen(t *testing.T) {
 }
 
 func TestObjectRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
 	blobs := map[string][]byte{"empty": {}, "text": []byte("hello\n"), "binary": {0, 1, 2, 255, 0, '\n'}, "big": big}
@@ -293,6 +297,7 @@ func TestObjectRoundTrip(t *testing.T) {
 }
 
 func TestPutBlobSkipsExisting(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	id, err := s.PutBlob([]byte("once"))
 	if err != nil {
@@ -359,6 +364,7 @@ func TestReadAfterGitGC(t *testing.T) {
 }
 
 func TestTamperedObject(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	id, _ := s.PutBlob([]byte("the real content\n"))
 	mustSync(t, s)
@@ -385,6 +391,7 @@ func TestTamperedObject(t *testing.T) {
 }
 
 func TestTreeOrderMatchesGit(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	blob, _ := s.PutBlob([]byte("x"))
 	empty, err := s.PutTree(nil)
@@ -442,6 +449,7 @@ func mkTreeCommit(t testing.TB, s Store, tree OID) OID {
 }
 
 func TestTreeNameValidation(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	blob, _ := s.PutBlob([]byte("x"))
 	bad := []string{"", ".", "..", ".git", ".GIT", ".Git", ".gitmodules", ".GitModules", "a/b", "/", "a\x00b",
@@ -481,6 +489,7 @@ func TestTreeNameValidation(t *testing.T) {
 }
 
 func TestCommitValidation(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	tree, _ := s.PutTree(nil)
 	good := Commit{Tree: tree, Author: testSig(), Committer: testSig(), Message: "m\n"}
@@ -512,6 +521,7 @@ func TestCommitValidation(t *testing.T) {
 // TestSignedCommit signs a commit with an SSH key the way git does and has
 // stock git verify it.
 func TestSignedCommit(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	_, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // file is corrupt, as Blob then CheckLooseObject give it (the reference
 // ReadBlobs promises), however many workers read.
 func TestReadBlobsCheckLoosePackedToo(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	ids := putBlobs(t, s, 8, func(i int) string { return fmt.Sprintf("document %d\n", i) })
 	path := s.Path()

@@ -48,6 +48,7 @@ func readAll(t *testing.T, g Reader, ids []OID, opts BlobsOptions) ([][]byte, []
 // every id Blob's bytes and Blob's error, in order, whatever the number of
 // workers, the read-ahead and the options.
 func TestReadBlobsMatchesBlob(t *testing.T) {
+	t.Parallel()
 	path, objects := directFixture(t)
 	st, err := Open(path)
 	if err != nil {
@@ -129,6 +130,7 @@ func rewriteLoose(t *testing.T, path string, id OID, raw []byte) {
 // checksum byte reads fine, and with CheckLoose is CheckLooseObject's
 // error.
 func TestReadBlobsCorrupt(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	ids := putBlobs(t, s, 40, func(i int) string { return fmt.Sprintf("document %d\n%s", i, strings.Repeat("text ", i*50)) })
 	path := s.Path()
@@ -214,6 +216,7 @@ func TestReadBlobsCorrupt(t *testing.T) {
 // TestReadBlobsStops: ReadBlobs returns fn's error at once, and ctx's
 // when it ends, with no worker left running.
 func TestReadBlobsStops(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	ids := putBlobs(t, s, 300, func(i int) string { return fmt.Sprint("blob ", i) })
 	stop := errors.New("enough")
@@ -245,6 +248,7 @@ func TestReadBlobsStops(t *testing.T) {
 // TestReadBlobsUnflushed: blobs written through the store and not flushed
 // yet are read, in order, like the others.
 func TestReadBlobsUnflushed(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	var ids []OID
 	var want []string

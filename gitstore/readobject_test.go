@@ -68,6 +68,7 @@ func fromGit(t *testing.T, path string, objects map[string]string) map[string][]
 // TestReadObjectMatchesGit: readObject returns stock git's bytes for every
 // object of a store holding loose objects and a pack with deltas.
 func TestReadObjectMatchesGit(t *testing.T) {
+	t.Parallel()
 	path, objects := directFixture(t)
 	st, err := Open(path)
 	if err != nil {
@@ -89,6 +90,7 @@ func TestReadObjectMatchesGit(t *testing.T) {
 // TestReadObjectDamagedPack: with a byte of the pack changed, every read
 // gives git's bytes or an error, never other bytes.
 func TestReadObjectDamagedPack(t *testing.T) {
+	t.Parallel()
 	path, objects := directFixture(t)
 	packs, _ := filepath.Glob(filepath.Join(path, "objects", "pack", "*.pack"))
 	if len(packs) != 1 {
@@ -138,6 +140,7 @@ func parseIndex(b []byte) (*packFile, error) {
 }
 
 func TestPackIndexRefuses(t *testing.T) {
+	t.Parallel()
 	good := minimalIndex(plumbing.NewHash("1234567890123456789012345678901234567890"), 12)
 	if _, err := parseIndex(good); err != nil {
 		t.Fatalf("minimal index refused: %v", err)

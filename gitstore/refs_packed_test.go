@@ -252,6 +252,7 @@ func TestPackedAndLooseWritersLoseNothing(t *testing.T) {
 // that was not sorted, adds a newline to a last record without one, and
 // drops "fully-peeled" but keeps the other traits.
 func TestMergedPackedRefs(t *testing.T) {
+	t.Parallel()
 	a, b, c := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
 	for _, tc := range []struct{ in, want string }{
 		{ // no file yet

@@ -14,6 +14,7 @@ import (
 )
 
 func TestCheckRefNameAgreesWithGit(t *testing.T) {
+	t.Parallel()
 	names := []string{
 		"refs/heads/main", "refs/heads/readproof/open/run-1", "refs/tags/readproof/runs/2025-01-01",
 		"refs/heads/readproof/resources/docs+guide+a.md", "refs/heads/a-b_c", "refs/heads/é", "refs/heads/x@y",
@@ -38,6 +39,7 @@ func TestCheckRefNameAgreesWithGit(t *testing.T) {
 }
 
 func TestRefLooseAndPacked(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	c1 := mkCommit(t, s, "one")
 	c2 := mkCommit(t, s, "two", c1)
@@ -139,6 +141,7 @@ func TestRefLooseAndPacked(t *testing.T) {
 }
 
 func TestUpdateCAS(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	c1 := mkCommit(t, s, "one")
 	c2 := mkCommit(t, s, "two", c1)
@@ -245,6 +248,7 @@ func TestUpdateCAS(t *testing.T) {
 }
 
 func TestDeletePackedRef(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	c1 := mkCommit(t, s, "one")
 	c2 := mkCommit(t, s, "two", c1)
@@ -283,6 +287,7 @@ func TestDeletePackedRef(t *testing.T) {
 }
 
 func TestDirFileConflicts(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	c := mkCommit(t, s, "c")
 	mustUpdate(t, s, RefUpdate{Name: "refs/heads/x", New: c}, RefUpdate{Name: "refs/heads/d/e", New: c})
@@ -307,6 +312,7 @@ func TestDirFileConflicts(t *testing.T) {
 }
 
 func TestStaleLockIsBroken(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	c := mkCommit(t, s, "c")
 	lock := filepath.Join(s.Path(), "refs", "heads", "main.lock")

@@ -24,6 +24,7 @@ import (
 // temporary file is visible while the batch is open, and the published
 // pack is one git accepts.
 func TestLargeBatchHoldsNoBytes(t *testing.T) {
+	t.Parallel()
 	st := NewTestStore(t)
 	s := st.(*repo)
 	var ids []OID
@@ -92,6 +93,7 @@ func TestLargeBatchHoldsNoBytes(t *testing.T) {
 // through EvalSymlinks for every object written). Checked after Sync, when a
 // duplicate would be on disk.
 func TestPutSkipsPackedObjects(t *testing.T) {
+	t.Parallel()
 	st := NewTestStore(t)
 	s := st.(*repo)
 	var ids []OID
@@ -186,6 +188,7 @@ func TestPackedReadReusesInflater(t *testing.T) {
 // small objects are the bytes zlib.NewWriterLevel(NoCompression) writes,
 // for every size the spill stores (and they inflate back).
 func TestStoredZlibMatchesWriter(t *testing.T) {
+	t.Parallel()
 	data := make([]byte, storeBelow+1)
 	rand.Read(data)
 	for n := 0; n <= storeBelow; n++ {
@@ -205,6 +208,7 @@ func TestStoredZlibMatchesWriter(t *testing.T) {
 // TestPackHeaderLen: packHeaderLen is the length of packHeader at each
 // size where it grows.
 func TestPackHeaderLen(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 15, 16, 2047, 2048, 1<<18 - 1, 1 << 18, 1<<25 - 1, 1 << 25, 1<<32 - 1} {
 		if got, want := packHeaderLen(n), len(packHeader(plumbing.BlobObject, n)); got != want {
 			t.Fatalf("size %d: %d, want %d", n, got, want)
@@ -217,6 +221,7 @@ func TestPackHeaderLen(t *testing.T) {
 // nothing else; a repeated object is spilled once; small (stored) and
 // large (deflated) objects read back.
 func TestSpillIndexFindsEveryObject(t *testing.T) {
+	t.Parallel()
 	st := NewTestStore(t)
 	s := st.(*repo)
 	var ids []OID
@@ -267,6 +272,7 @@ func TestSpillIndexFindsEveryObject(t *testing.T) {
 // and leaves the spill usable; without a spill the bytes are stored as
 // PutBlob stores them. The published pack passes git fsck.
 func TestPutBlobFromMatchesPutBlob(t *testing.T) {
+	t.Parallel()
 	st := NewTestStore(t)
 	s := st.(*repo)
 	big := make([]byte, 200<<10)
@@ -353,6 +359,7 @@ func TestPutBlobFromMatchesPutBlob(t *testing.T) {
 // inflates back to its data at every block boundary, and below one block
 // it is the stream of appendStoredZlib.
 func TestStoredWriterInflates(t *testing.T) {
+	t.Parallel()
 	data := make([]byte, 3*0xffff+10)
 	rand.Read(data)
 	for _, n := range []int{0, 1, 1000, 0xffff - 1, 0xffff, 0xffff + 1, 2 * 0xffff, len(data)} {

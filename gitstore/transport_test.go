@@ -144,6 +144,7 @@ func TestTransportHistory(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"https://user:tok@example.com/r.git": "https://[REDACTED]@example.com/r.git",
 		"https://example.com/r.git":          "https://example.com/r.git",
@@ -167,6 +168,7 @@ func TestRedactURL(t *testing.T) {
 // refused without showing its password or token, with a hint to add it as a
 // remote.
 func TestCheckRemoteNameRedacts(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"https://u:s3cr3t@host/r.git", "https://s3cr3t@host/r.git", "ssh://git:s3cr3t@host/r.git"} {
 		err := CheckRemoteName(name)
 		if err == nil {
@@ -191,6 +193,7 @@ func TestCheckRemoteNameRedacts(t *testing.T) {
 // [A-Za-z0-9][A-Za-z0-9._-]{0,63} at its edges: the length is checked apart
 // from the pattern, so 64 characters pass and 65 do not.
 func TestCheckRemoteNameShape(t *testing.T) {
+	t.Parallel()
 	for name, ok := range map[string]bool{
 		"o": true, "origin": true, "a.b_c-d": true, "9x": true,
 		"a" + strings.Repeat("b", 63): true, "a" + strings.Repeat("b", 64): false,

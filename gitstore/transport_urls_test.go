@@ -178,6 +178,7 @@ func TestRemoteURLsSameAsGit(t *testing.T) {
 // TestRewriteURL pins git's alias_url on its own: the longest prefix, the
 // first rule on a tie, the base met first holding all its prefixes.
 func TestRewriteURL(t *testing.T) {
+	t.Parallel()
 	var rules []urlRewrite
 	addRewrite(&rules, "B:", "zz:")
 	addRewrite(&rules, "A:", "x:")

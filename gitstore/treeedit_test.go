@@ -8,6 +8,7 @@ import (
 // writer building from scratch gives, untouched subtrees keep their ids,
 // and setting a path to the blob it already names writes nothing.
 func TestTreeEditorMatchesFreshTree(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	blob := func(b string) OID {
 		id, err := s.PutBlob([]byte(b))
@@ -83,6 +84,7 @@ func TestTreeEditorMatchesFreshTree(t *testing.T) {
 // TestTreeEditorRefusesClashes: a file cannot become a directory or the
 // reverse, and names git refuses stay refused.
 func TestTreeEditorRefusesClashes(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	id, err := s.PutBlob([]byte("x"))
 	if err != nil {

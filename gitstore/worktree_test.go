@@ -14,6 +14,7 @@ import (
 // committed, nothing outside a work tree (no repository, or inside a
 // repository's .git directory).
 func TestTrackedByWorkTree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -1,8 +1,10 @@
 package fspath
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -74,5 +76,39 @@ func TestWithinAndResolve(t *testing.T) {
 	got, err := Resolve(filepath.Join(root, "link", "missing", "k"))
 	if want := filepath.Join(real, "target", "missing", "k"); err != nil || got != want {
 		t.Errorf("Resolve = %q, %v; want %q", got, err, want)
+	}
+}
+
+// EvalSymlinks answers as filepath.EvalSymlinks for a path the kernel
+// resolves, and fails with ELOOP at once for a loop, in Resolve too.
+func TestEvalSymlinksLoop(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"link": "file", "loop1": "loop2", "loop2": "loop1", "dangling": "absent"} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Skip("no symlinks:", err)
+		}
+	}
+	for _, p := range []string{"file", "link", "dangling", "absent", "link/x"} {
+		p = filepath.Join(dir, p)
+		got, err := EvalSymlinks(p)
+		want, werr := filepath.EvalSymlinks(p)
+		if got != want || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Errorf("EvalSymlinks(%s) = %q, %v; filepath.EvalSymlinks gives %q, %v", p, got, err, want, werr)
+		}
+	}
+	for _, p := range []string{"loop1", "loop1/x", "loop2/x/y"} {
+		p = filepath.Join(dir, p)
+		if got, err := EvalSymlinks(p); !errors.Is(err, syscall.ELOOP) {
+			t.Errorf("EvalSymlinks(%s) = %q, %v; want ELOOP", p, got, err)
+		}
+		if got, err := Resolve(p); !errors.Is(err, syscall.ELOOP) {
+			t.Errorf("Resolve(%s) = %q, %v; want ELOOP", p, got, err)
+		}
 	}
 }
