@@ -11,6 +11,7 @@ import (
 // ref: otherwise a crash could leave its ref naming an object that never
 // reached the disk.
 func TestUpdateWaitsForConcurrentSync(t *testing.T) {
+	t.Parallel()
 	s := NewTestStore(t)
 	r := s.(*repo)
 	// Both refs get a loose file first, so neither update below needs the
