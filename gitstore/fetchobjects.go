@@ -2,7 +2,12 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -44,8 +49,141 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 		"--negotiation-tip=refs/heads/*"}
 	args = append(args, t.progressFlag())
 	args = append(args, "--", remote)
-	if _, err := t.runInput(ctx, true, strings.NewReader(in.String()), args...); err != nil {
+	run := t
+	if !t.opts.HookObjects {
+		// git fetch reads every ref of the repository twice whatever it
+		// fetches: it parses the object of each to mark what is complete
+		// locally, and its connectivity check walks `--not --all`. A store
+		// has two refs per run (its run tag and the tracking ref), so at
+		// 10^5 runs that was 4.6 s of git's CPU in a pull of 100 runs. The
+		// fetch runs in a ref view instead: the store's objects with only
+		// its branches as refs (the journal reaches every recorded
+		// manifest). The check is not weaker: the walk stops at fewer
+		// refs, so it reads more, never less.
+		view, cleanup, err := t.fetchView()
+		if err != nil {
+			return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
+		}
+		defer cleanup()
+		run = view
+	}
+	if _, err := run.runInput(ctx, true, strings.NewReader(in.String()), args...); err != nil {
 		return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
 	}
 	return nil
+}
+
+// fetchView lays out a scratch git directory that is the store seen with
+// its branches (refs/heads/) as its only refs: HEAD, refs/, a packed-refs
+// of the branches, and a config that includes the store's own (remotes,
+// URL rules, fsck settings). Git is given the store's object directory
+// (GIT_OBJECT_DIRECTORY), so what a fetch there writes is written into the
+// store, as a fetch in the store would write it; no ref is written there.
+func (t *Transport) fetchView() (*Transport, func(), error) {
+	dir, err := filepath.Abs(t.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	heads, err := readHeads(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmp, err := os.MkdirTemp("", "readproof-fetch-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	var packed strings.Builder
+	packed.WriteString("# pack-refs with: sorted \n")
+	for _, r := range heads {
+		packed.WriteString(string(r.OID) + " " + r.Name + "\n")
+	}
+	// The include's path is quoted as git's config quoting asks; the
+	// format version is the store's (readproof writes version 0), which
+	// git reads from this file, not through the include.
+	config := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n[include]\n\tpath = " + quoteConfig(filepath.Join(dir, "config")) + "\n"
+	err = os.Mkdir(filepath.Join(tmp, "refs"), 0o700)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(tmp, "HEAD"), []byte("ref: refs/heads/main\n"), 0o600)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(tmp, "packed-refs"), []byte(packed.String()), 0o600)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(tmp, "config"), []byte(config), 0o600)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return &Transport{dir: tmp, git: t.git, opts: t.opts, objects: filepath.Join(dir, "objects")}, cleanup, nil
+}
+
+// quoteConfig quotes a value for a git config file.
+func quoteConfig(v string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`)
+	return `"` + r.Replace(v) + `"`
+}
+
+// readHeads reads the branches of the repository at gitDir (loose files
+// over packed-refs lines), sorted by name. Symbolic refs and anything
+// that is not an object id are left out: the view only offers them to git.
+func readHeads(gitDir string) ([]Ref, error) {
+	found := map[string]OID{}
+	if b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
+		p, err := parsePackedRefs(b)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.scanPrefix("refs/heads/", func(name []byte, oid OID) bool {
+			found[string(name)] = oid
+			return true
+		}); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	root := filepath.Join(gitDir, "refs", "heads")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(gitDir, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		if strings.HasSuffix(name, ".lock") || CheckRefName(name) != nil {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if v := strings.TrimRight(string(b), "\n"); isHexOID(v) {
+			found[name] = OID(v)
+		} else {
+			delete(found, name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Ref, 0, len(found))
+	for name, oid := range found {
+		out = append(out, Ref{Name: name, OID: oid})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }

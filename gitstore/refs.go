@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -232,21 +233,56 @@ func (s *repo) Refs(prefix string) ([]Ref, error) {
 	if err != nil {
 		return nil, err
 	}
+	// packed-refs is read in its (sorted) order into a slice, and the few
+	// loose refs merged in: a map and a sort of every ref under prefix
+	// cost a pull at 10^5 runs a third of its own CPU.
+	var packed []Ref
+	inOrder := true
 	err = p.scanPrefix(prefix, func(name []byte, oid OID) bool {
-		if _, ok := found[string(name)]; !ok {
-			found[string(name)] = oid
+		if len(found) > 0 {
+			if _, ok := found[string(name)]; ok {
+				return true
+			}
 		}
+		if n := len(packed); n > 0 && packed[n-1].Name >= string(name) {
+			inOrder = false
+		}
+		packed = append(packed, Ref{Name: string(name), OID: oid})
 		return true
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
 	}
-	out := make([]Ref, 0, len(found))
-	for name, oid := range found {
-		out = append(out, Ref{Name: name, OID: oid})
+	if !inOrder {
+		// a file that says it is sorted and is not, or repeats a name:
+		// sorted here, the first line of a name counting
+		sort.SliceStable(packed, func(i, j int) bool { return packed[i].Name < packed[j].Name })
+		packed = slices.CompactFunc(packed, func(a, b Ref) bool { return a.Name == b.Name })
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	if len(found) == 0 {
+		return packed, nil
+	}
+	loose := make([]Ref, 0, len(found))
+	for name, oid := range found {
+		loose = append(loose, Ref{Name: name, OID: oid})
+	}
+	sort.Slice(loose, func(i, j int) bool { return loose[i].Name < loose[j].Name })
+	if len(packed) == 0 {
+		return loose, nil
+	}
+	out := make([]Ref, 0, len(packed)+len(loose))
+	i, j := 0, 0
+	for i < len(packed) && j < len(loose) {
+		if packed[i].Name < loose[j].Name {
+			out = append(out, packed[i])
+			i++
+		} else {
+			out = append(out, loose[j])
+			j++
+		}
+	}
+	out = append(out, packed[i:]...)
+	return append(out, loose[j:]...), nil
 }
 
 // ---- packed-refs ----

@@ -83,6 +83,10 @@ type Transport struct {
 	dir  string
 	git  string
 	opts TransportOptions
+	// objects, when set, is the object directory git is given
+	// (GIT_OBJECT_DIRECTORY): a ref view (fetchView) of a store whose
+	// objects live elsewhere.
+	objects string
 }
 
 // RemoteConfig is a remote named in a repository's configuration.
@@ -144,6 +148,9 @@ func (t *Transport) env() []string {
 	}
 	if !t.opts.Interactive {
 		env = append(env, "GIT_TERMINAL_PROMPT=0")
+	}
+	if t.objects != "" {
+		env = append(env, "GIT_OBJECT_DIRECTORY="+t.objects)
 	}
 	return env
 }

@@ -105,7 +105,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if copied && attempt == 0 {
 			err = fetchMissing(ctx, g, t, "origin", refs)
 		} else {
-			err = fetchTips(ctx, g, t, "origin", refs)
+			err = fetchTips(ctx, g, t, "origin", refs, nil)
 		}
 		if err == nil {
 			break

@@ -104,7 +104,18 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 			}
 		}
 	}
-	if err := fetchTips(ctx, g, t, remote, listed); err != nil {
+	// A listed tip a tracking ref already names is in the store (objects
+	// are written before the refs that name them): no lookup of it.
+	var held map[gitstore.OID]bool
+	for _, r := range tracking {
+		if w, ok := want[r.Name]; ok && w == r.OID {
+			if held == nil {
+				held = make(map[gitstore.OID]bool, len(tracking))
+			}
+			held[r.OID] = true
+		}
+	}
+	if err := fetchTips(ctx, g, t, remote, listed, held); err != nil {
 		return err
 	}
 	var ups []gitstore.RefUpdate
@@ -128,8 +139,9 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 // but the run refs (the journal, which reaches every manifest it records,
 // and the chains, which grow with resources, not runs), then the run refs'
 // manifests the store still lacks (usually none: a run the journal does not
-// record yet).
-func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref) error {
+// record yet). A manifest in held (a tracking ref names it) is not looked
+// up.
+func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref, held map[gitstore.OID]bool) error {
 	var first, runs []gitstore.OID
 	for _, r := range listed {
 		if strings.HasPrefix(r.Name, store.RunsPrefix) {
@@ -144,7 +156,7 @@ func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	var missing []gitstore.OID
 	seen := make(map[gitstore.OID]bool, len(runs))
 	for _, o := range runs {
-		if seen[o] {
+		if seen[o] || held[o] {
 			continue
 		}
 		seen[o] = true

@@ -101,7 +101,8 @@ func (p *planner) runs() {
 	for id, m := range local.runs {
 		p.finalRuns[id] = m
 	}
-	for _, id := range sortedKeys(rem.runs) {
+	ids := sortedKeys(rem.runs) // once: 10^5 ids at 10^5 runs
+	for _, id := range ids {
 		r := rem.runs[id]
 		if identity.ValidateRunID(id) != nil {
 			continue // not a run id readproof writes; ignored
@@ -120,8 +121,10 @@ func (p *planner) runs() {
 	}
 	// The same run id naming another manifest: keep it as a conflict.
 	p.newConflicts = map[string][]string{}
-	for _, id := range sortedKeys(rem.runs) {
-		if identity.ValidateRunID(id) == nil && local.runs[id] != "" {
+	for _, id := range ids {
+		// the same manifest under the same id is no conflict (addConflict
+		// would find it named): skipped before the id is checked again
+		if l := local.runs[id]; l != "" && l != rem.runs[id] && identity.ValidateRunID(id) == nil {
 			p.addConflict(id, rem.runs[id])
 		}
 	}
