@@ -30,10 +30,18 @@ const zeroOID = "0000000000000000000000000000000000000000"
 
 // parseOID checks that id is 40 lower-case hex digits and not the null id.
 func parseOID(id OID) (plumbing.Hash, error) {
-	if !isHexOID(string(id)) || id == zeroOID {
-		return plumbing.ZeroHash, fmt.Errorf("object id %q is not 40 lower-case hex digits: pass an id returned by the store", string(id))
+	if err := checkOID(id); err != nil {
+		return plumbing.ZeroHash, err
 	}
 	return plumbing.NewHash(string(id)), nil
+}
+
+// checkOID is parseOID's check without the decoding (which allocates).
+func checkOID(id OID) error {
+	if !isHexOID(string(id)) || id == zeroOID {
+		return fmt.Errorf("object id %q is not 40 lower-case hex digits: pass an id returned by the store", string(id))
+	}
+	return nil
 }
 
 func looseRel(h plumbing.Hash) string {

@@ -45,7 +45,13 @@ func CheckRefName(name string) error {
 	case strings.HasSuffix(name, "."):
 		return bad("ends with '.'")
 	}
-	for _, comp := range strings.Split(name, "/") {
+	for rest := name; rest != ""; {
+		comp := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			comp, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
 		switch {
 		case comp == "":
 			return bad("has an empty component")

@@ -276,8 +276,8 @@ func TestMergedPackedRefs(t *testing.T) {
 			}
 		}
 		sets := []*refTx{
-			{RefUpdate: RefUpdate{Name: "refs/heads/m", New: OID(b)}},
-			{RefUpdate: RefUpdate{Name: "refs/heads/x", New: OID(c)}},
+			{RefUpdate: &RefUpdate{Name: "refs/heads/m", New: OID(b)}},
+			{RefUpdate: &RefUpdate{Name: "refs/heads/x", New: OID(c)}},
 		}
 		got, err := p.merged(sets, map[string]bool{"refs/heads/d": true, "refs/heads/z": true})
 		if err != nil || string(got) != tc.want {

@@ -12,9 +12,13 @@ import (
 )
 
 // refTx is one ref of an Update.
+//
+// It points at its update in the caller's slice and at the repository's
+// path rather than holding copies: 48 bytes a ref instead of 96 (an Update
+// of a 10,000-document run's refs held them all until it was done).
 type refTx struct {
-	RefUpdate
-	root     string // the git directory (path)
+	*RefUpdate
+	root     *string // the git directory (path)
 	lock     *heldLock
 	cur      OID  // current value
 	loose    bool // a loose file exists
@@ -22,11 +26,42 @@ type refTx struct {
 	// packed: the new value goes into packed-refs instead of a loose file
 	// (see planPacked); no lock file of its own is taken.
 	packed bool
+	// absent: chosen for packed-refs and found to have no loose file
+	// (markPackedAbsent).
+	absent bool
 }
 
 // path is the ref's loose file (repo.refPath), made when it is needed
 // rather than held: an Update of 10,000 refs held 1.1 MB of paths.
-func (t *refTx) path() string { return filepath.Join(t.root, filepath.FromSlash(t.Name)) }
+func (t *refTx) path() string { return filepath.Join(*t.root, filepath.FromSlash(t.Name)) }
+
+// nameDir and base split the ref's name (checked by CheckRefName: it has
+// a slash, and no empty or dot-dot component) at its last slash:
+// filepath.Dir and filepath.Base of path(), without making the path (an
+// Update of 10,000 refs made 3.8 MB of paths to group them by directory).
+func (t *refTx) nameDir() string { return t.Name[:strings.LastIndexByte(t.Name, '/')] }
+func (t *refTx) base() string    { return t.Name[strings.LastIndexByte(t.Name, '/')+1:] }
+
+// refDirs groups refs by the directory of their loose files, in the order
+// the directories first appear; dir gives a group's directory (a path).
+type refDirs struct {
+	root  string
+	names []string // each group's nameDir
+	refs  map[string][]*refTx
+}
+
+func (g *refDirs) add(t *refTx) {
+	if g.refs == nil {
+		g.refs = map[string][]*refTx{}
+	}
+	d := t.nameDir()
+	if g.refs[d] == nil {
+		g.names = append(g.names, d)
+	}
+	g.refs[d] = append(g.refs[d], t)
+}
+
+func (g *refDirs) dir(name string) string { return filepath.Join(g.root, filepath.FromSlash(name)) }
 
 // txn is one Update in progress. Its steps run in order: newTxn checks the
 // request, checkTargets the objects, lock takes the locks, compare checks
@@ -185,18 +220,18 @@ func (s *repo) newTxn(updates []RefUpdate) (*txn, error) {
 			return nil, fmt.Errorf("update refs: %w", err)
 		}
 		if u.Old != "" {
-			if _, err := parseOID(u.Old); err != nil {
+			if err := checkOID(u.Old); err != nil {
 				return nil, fmt.Errorf("update %s: old value: %w", u.Name, err)
 			}
 		}
 		if u.New != "" {
-			if _, err := parseOID(u.New); err != nil {
+			if err := checkOID(u.New); err != nil {
 				return nil, fmt.Errorf("update %s: new value: %w", u.Name, err)
 			}
 		} else {
 			tx.deletes = true
 		}
-		tx.refs[i] = &refTx{RefUpdate: u, root: s.path}
+		tx.refs[i] = &refTx{RefUpdate: &updates[i], root: &s.path}
 	}
 	tx.given = append([]*refTx(nil), tx.refs...)
 	sort.Slice(tx.refs, func(i, j int) bool { return tx.refs[i].Name < tx.refs[j].Name })
@@ -219,12 +254,13 @@ func (tx *txn) checkTargets() error {
 		// mapped indexes before it looks for loose files.
 		s.st.scan()
 	}
-	checked := map[OID]bool{}
+	// An object named by several refs is looked up for each (has is a
+	// search of the mapped pack indexes, or one lstat): a set of the ids
+	// checked cost 0.8 MB at 10,000 refs, most of them distinct.
 	for _, t := range tx.refs {
-		if t.New == "" || checked[t.New] {
+		if t.New == "" {
 			continue
 		}
-		checked[t.New] = true
 		ok, err := s.has(t.New)
 		if err == nil && !ok {
 			err = fmt.Errorf("object %s: %w: write the object before pointing a ref at it", t.New, ErrNotFound)
@@ -254,20 +290,15 @@ func (tx *txn) planPacked() {
 	if fi, err := os.Stat(tx.packedPath); err == nil && fi.Size() > int64(sets)*packedPerRef {
 		return
 	}
-	byDir := map[string][]*refTx{}
-	var dirs []string
+	dirs := refDirs{root: tx.s.path}
 	for _, t := range tx.refs {
 		if t.New == "" || strings.HasPrefix(t.Name, "refs/tags/") {
 			continue
 		}
-		d := filepath.Dir(t.path())
-		if byDir[d] == nil {
-			dirs = append(dirs, d)
-		}
-		byDir[d] = append(byDir[d], t)
+		dirs.add(t)
 	}
-	for _, d := range dirs {
-		for _, t := range missingLoose(d, byDir[d]) {
+	for _, d := range dirs.names {
+		for _, t := range missingLoose(dirs.dir(d), dirs.refs[d]) {
 			t.packed = true
 			tx.packedWrite = true
 		}
@@ -313,7 +344,7 @@ func unlisted(dir string, refs []*refTx) ([]*refTx, bool) {
 	}
 	var out []*refTx
 	for _, t := range refs {
-		if !have[filepath.Base(t.path())] {
+		if !have[t.base()] {
 			out = append(out, t)
 		}
 	}
@@ -373,12 +404,12 @@ func (tx *txn) compare() error {
 		return fmt.Errorf("update refs: %w", err)
 	}
 	tx.packed = packed
-	absent := tx.packedAbsent()
+	tx.markPackedAbsent()
 	for _, t := range tx.refs {
 		var oid OID
 		var target string
 		var found, nothing bool
-		if absent[t] {
+		if t.absent {
 			nothing = true
 		} else if oid, target, found, nothing, err = s.readLooseMiss(t.Name); err != nil {
 			return fmt.Errorf("update %s: %w", t.Name, err)
@@ -410,7 +441,11 @@ func (tx *txn) compare() error {
 		if t.cur == "" && t.New != "" {
 			// When the read found nothing at the path, no directory is
 			// there either: checkDirFile need not look.
-			if err := s.checkDirFile(t.Name, t.path(), packed, !nothing); err != nil {
+			path := ""
+			if !nothing {
+				path = t.path()
+			}
+			if err := s.checkDirFile(t.Name, path, packed, !nothing); err != nil {
 				return err
 			}
 		}
@@ -421,31 +456,28 @@ func (tx *txn) compare() error {
 	return nil
 }
 
-// packedAbsent returns the refs chosen for packed-refs that have no loose
-// file, found by listing each directory that holds at least listAtLeast of
+// markPackedAbsent marks the refs chosen for packed-refs that have no
+// loose file (refTx.absent), found by listing each directory that holds at least listAtLeast of
 // them (unlisted, as missingLoose does) instead of reading each ref; the others are read as
 // before. Called with the packed-refs lock held, under which no loose file
 // can appear for a ref that has none (see packedMin), so the listing tells
 // what the reads would.
-func (tx *txn) packedAbsent() map[*refTx]bool {
+func (tx *txn) markPackedAbsent() {
 	if !tx.packedWrite {
-		return nil
+		return
 	}
-	byDir := map[string][]*refTx{}
+	dirs := refDirs{root: tx.s.path}
 	for _, t := range tx.refs {
 		if t.packed {
-			d := filepath.Dir(t.path())
-			byDir[d] = append(byDir[d], t)
+			dirs.add(t)
 		}
 	}
-	absent := map[*refTx]bool{}
-	for d, refs := range byDir {
-		out, _ := unlisted(d, refs)
+	for _, d := range dirs.names {
+		out, _ := unlisted(dirs.dir(d), dirs.refs[d])
 		for _, t := range out {
-			absent[t] = true
+			t.absent = true
 		}
 	}
-	return absent
 }
 
 // checkPackedNames applies git's directory/file rule where no lock file
@@ -459,8 +491,8 @@ func (tx *txn) checkPackedNames() error {
 		}
 		// Its children sort from t.Name+"/" on, not always right after it:
 		// "a-x" and "a.x" sort between "a" and "a/b".
-		for j := i + 1; j < len(tx.refs) && tx.refs[j].Name < t.Name+"0"; j++ {
-			if tx.refs[j].New != "" && strings.HasPrefix(tx.refs[j].Name, t.Name+"/") {
+		for j := i + 1; j < len(tx.refs) && lessJoined(tx.refs[j].Name, t.Name, '0'); j++ {
+			if tx.refs[j].New != "" && isChild(tx.refs[j].Name, t.Name) {
 				return dirFileConflict(tx.refs[j].Name)
 			}
 		}
@@ -476,6 +508,23 @@ func (tx *txn) checkPackedNames() error {
 		}
 	}
 	return nil
+}
+
+// lessJoined reports whether a < b+string(c), without making b+string(c)
+// (checkPackedNames made two names a ref, 1.2 MB at 10,000 refs).
+func lessJoined(a, b string, c byte) bool {
+	if len(a) <= len(b) {
+		return a < b[:len(a)] || a == b[:len(a)] // a prefix of b is shorter than b+c
+	}
+	if a[:len(b)] != b {
+		return a[:len(b)] < b
+	}
+	return a[len(b)] < c
+}
+
+// isChild reports whether a is below b: strings.HasPrefix(a, b+"/").
+func isChild(a, b string) bool {
+	return len(a) > len(b) && a[len(b)] == '/' && a[:len(b)] == b
 }
 
 // stage writes the new values into the ref locks, and packed-refs without

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -43,7 +44,7 @@ func TestMissingLooseListsLikeLstat(t *testing.T) {
 		for _, n := range []int{3, listAtLeast, listAtLeast + 7} {
 			var refs []*refTx
 			for i := 0; i < n; i++ {
-				refs = append(refs, &refTx{root: d, RefUpdate: RefUpdate{Name: fmt.Sprintf("r%02d", i)}})
+				refs = append(refs, &refTx{root: &d, RefUpdate: &RefUpdate{Name: fmt.Sprintf("r%02d", i)}})
 			}
 			want := map[string]bool{}
 			for _, r := range refs {
@@ -85,5 +86,23 @@ func TestRenameFileErrors(t *testing.T) {
 	}
 	if data, err := os.ReadFile(b); err != nil || string(data) != "a" {
 		t.Fatalf("b = %q, %v", data, err)
+	}
+}
+
+// TestLessJoinedMatchesConcatenation: checkPackedNames's comparisons
+// without concatenation answer as the concatenated strings do.
+func TestLessJoinedMatchesConcatenation(t *testing.T) {
+	names := []string{"", "a", "b", "a/b", "a-x", "a.x", "a0", "a/", "ab", "refs/heads/x", "refs/heads/x/y", "refs/heads/x0", "refs/heads", "refs/heads/w"}
+	for _, a := range names {
+		for _, b := range names {
+			for _, c := range []byte{'0', '/'} {
+				if got, want := lessJoined(a, b, c), a < b+string(c); got != want {
+					t.Errorf("lessJoined(%q, %q, %q) = %v, want %v", a, b, c, got, want)
+				}
+			}
+			if got, want := isChild(a, b), strings.HasPrefix(a, b+"/"); got != want {
+				t.Errorf("isChild(%q, %q) = %v, want %v", a, b, got, want)
+			}
+		}
 	}
 }

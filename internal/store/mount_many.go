@@ -33,7 +33,7 @@ func (s *Store) mountMany(ctx context.Context, runID string, refs []string, prog
 	if _, err := s.mountTip(runID); err != nil {
 		return nil, err
 	}
-	b := newRunBatch()
+	b := newRunBatch(len(refs))
 	ds := make([]*Delivery, 0, len(refs))
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {

@@ -54,7 +54,7 @@ func (s *Store) mountWithPosition(ctx context.Context, runID, ref string, decora
 	if _, err := s.mountTip(runID); err != nil {
 		return nil, err
 	}
-	b := newRunBatch()
+	b := newRunBatch(1)
 	d, err := s.resolve(ctx, ref, b)
 	if err != nil {
 		return nil, err

@@ -26,12 +26,13 @@ func TestRebaseRebuildsTheSameObservations(t *testing.T) {
 	if _, err := f.s.resolve(ctx, uris[0], b); err != nil {
 		t.Fatal(err)
 	}
-	p := b.obs[0]
-	if len(p.commits) != 2 {
-		t.Fatalf("pending commits %d, want 2", len(p.commits))
+	ref := b.obs[0].Name
+	commits := pendingChain(b, 0)
+	if len(commits) != 2 {
+		t.Fatalf("pending commits %d, want 2", len(commits))
 	}
 	// the second resolve saw the first as the current observation
-	if c, err := f.s.git.Commit(p.commits[1]); err != nil || len(c.Parents) != 1 || c.Parents[0] != p.commits[0] {
+	if c, err := f.s.git.Commit(commits[1]); err != nil || len(c.Parents) != 1 || c.Parents[0] != commits[0] {
 		t.Fatalf("second pending commit %+v, %v: want the first as parent", c, err)
 	}
 	// another writer moves the chain meanwhile
@@ -40,20 +41,20 @@ func TestRebaseRebuildsTheSameObservations(t *testing.T) {
 	if _, err := f.s.Resolve(ctx, uris[0]); err != nil {
 		t.Fatal(err)
 	}
-	other, err := f.s.ref(p.ref)
+	other, err := f.s.ref(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := append([]gitstore.OID(nil), p.commits...)
+	before := commits
 	if err := f.s.publish(b, nil); err != nil {
 		t.Fatal(err)
 	}
-	tip, err := f.s.ref(p.ref)
-	if err != nil || tip != p.commit || tip == before[1] {
-		t.Fatalf("tip %s, %v; want the rebased %s", tip, err, p.commit)
+	tip, err := f.s.ref(ref)
+	if err != nil || tip != b.obs[0].New || tip == before[1] || b.obs[0].Old != other {
+		t.Fatalf("tip %s, %v; want the rebased %s on %s", tip, err, b.obs[0].New, other)
 	}
 	parent := other
-	for i, id := range p.commits {
+	for i, id := range pendingChain(b, 0) {
 		c, err := f.s.git.Commit(id)
 		if err != nil {
 			t.Fatal(err)
@@ -80,4 +81,9 @@ func TestRebaseRebuildsTheSameObservations(t *testing.T) {
 		}
 		parent = id
 	}
+}
+
+// pendingChain is the commits pending on b.obs[i]'s chain, oldest first.
+func pendingChain(b *batch, i int) []gitstore.OID {
+	return append(append([]gitstore.OID(nil), b.earlier[i]...), b.obs[i].New)
 }

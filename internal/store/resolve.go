@@ -71,24 +71,22 @@ type Delivery struct {
 	Content []byte `json:"-"`
 }
 
-// pending is a run of observation commits on one resource chain, built but
-// not yet published: old is the tip they were built on, commits the chain
-// built on it, oldest first, commit the newest. It holds ids, not the
-// observations: a run of many documents keeps a few words per resource, and
-// a rebase or a later resolve in the batch reads a commit back.
-type pending struct {
-	ref     string
-	old     gitstore.OID
-	commits []gitstore.OID
-	commit  gitstore.OID
-}
-
 // batch collects the ref moves of one operation so they are published in one
 // transaction, and lets later resolves in the same operation see earlier
 // pending observations as the current tip.
+//
+// A run of observation commits on one resource chain, built but not yet
+// published, is one ref move in obs: Name the resource ref, Old the tip
+// the commits were built on, New the newest of them; a chain staged more
+// than once in the batch keeps the commits before New in earlier, oldest
+// first. It holds ids, not the observations: a run of many documents keeps
+// a few words per resource (obs is handed to gitstore.Update as it is,
+// without a copy), and a rebase or a later resolve in the batch reads a
+// commit back.
 type batch struct {
-	obs   []*pending
-	byRef map[string]*pending
+	obs     []gitstore.RefUpdate
+	earlier map[int][]gitstore.OID
+	byRef   map[string]int // index in obs
 	// run is set when the resolves are mounted into a run, whose manifest
 	// records every observation: a re-read that found exactly the current
 	// snapshot and revision then adds nothing to the resource chain.
@@ -101,9 +99,20 @@ type batch struct {
 	readBuf    []byte
 }
 
-func newBatch() *batch { return &batch{byRef: map[string]*pending{}} }
+func newBatch() *batch { return &batch{byRef: map[string]int{}} }
 
-func newRunBatch() *batch { b := newBatch(); b.run = true; return b }
+// newRunBatch is the batch of a run of about docs documents: obs has room
+// for a move each and the run's own refs (publish appends them in place).
+func newRunBatch(docs int) *batch {
+	b := newBatch()
+	b.run = true
+	b.obs = make([]gitstore.RefUpdate, 0, docs+runRefs)
+	return b
+}
+
+// runRefs is how many refs a run moves besides its resource chains: the
+// run, its open marker, the journal.
+const runRefs = 3
 
 // Resolve reads one document as `readproof get` does: uri@tag delivers the
 // tagged snapshot; otherwise the resource's freshness policy decides whether
@@ -175,9 +184,10 @@ func deliveryOf(s *Store, o *Observation, decision, ref string) (*Delivery, erro
 // current returns the newest observation of u (pending in b first), or nil.
 func (s *Store) current(u identity.URI, b *batch) (*Observation, gitstore.OID, error) {
 	if b != nil {
-		if p := b.byRef[resourceRef(u)]; p != nil {
-			o, err := s.observationAt(p.commit)
-			return o, p.commit, err
+		if i, ok := b.byRef[resourceRef(u)]; ok {
+			commit := b.obs[i].New
+			o, err := s.observationAt(commit)
+			return o, commit, err
 		}
 	}
 	tip, err := s.ref(resourceRef(u))
@@ -300,7 +310,7 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 	}
 	if !(b.run && unchanged(cur, &obs) && res.Freshness.Strategy != policy.AllowStale) {
 		def := DefinitionOf(res)
-		if _, err := s.stage(b, resourceRef(u), obs, &def); err != nil {
+		if err := s.stage(b, resourceRef(u), obs, &def); err != nil {
 			return nil, err
 		}
 	}
@@ -330,28 +340,33 @@ func unchanged(cur, o *Observation) bool {
 
 // stage builds an observation commit on top of the current tip (or the
 // pending ones in b) and adds it to b.
-func (s *Store) stage(b *batch, ref string, obs Observation, def *Definition) (*pending, error) {
-	p := b.byRef[ref]
-	parent := gitstore.OID("")
-	if p == nil {
+func (s *Store) stage(b *batch, ref string, obs Observation, def *Definition) error {
+	i, ok := b.byRef[ref]
+	var parent gitstore.OID
+	if ok {
+		parent = b.obs[i].New
+	} else {
 		tip, err := s.ref(ref)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		p = &pending{ref: ref, old: tip}
 		parent = tip
-		b.obs = append(b.obs, p)
-		b.byRef[ref] = p
-	} else {
-		parent = p.commit
 	}
 	id, err := s.buildObservation(obs, def, parent)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p.commits = append(p.commits, id)
-	p.commit = id
-	return p, nil
+	if !ok {
+		b.byRef[ref] = len(b.obs)
+		b.obs = append(b.obs, gitstore.RefUpdate{Name: ref, Old: parent, New: id})
+		return nil
+	}
+	if b.earlier == nil {
+		b.earlier = map[int][]gitstore.OID{}
+	}
+	b.earlier[i] = append(b.earlier[i], parent)
+	b.obs[i].New = id
+	return nil
 }
 
 func (s *Store) buildObservation(obs Observation, def *Definition, parent gitstore.OID) (gitstore.OID, error) {
@@ -393,32 +408,40 @@ func (s *Store) buildObservation(obs Observation, def *Definition, parent gitsto
 	return s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
 }
 
-// rebase rebuilds pending observations on the ref's current tip after a
-// conflict. Observations only accumulate, so any tip is a valid parent. Each
-// commit is the one buildObservation made, with the new parent: the same
-// tree, signatures and message, read back from the store.
-func (s *Store) rebase(p *pending) error {
-	tip, err := s.ref(p.ref)
+// rebase rebuilds the pending observations of b.obs[i] on the ref's
+// current tip after a conflict. Observations only accumulate, so any tip is
+// a valid parent. Each commit is the one buildObservation made, with the
+// new parent: the same tree, signatures and message, read back from the
+// store.
+func (s *Store) rebase(b *batch, i int) error {
+	u := &b.obs[i]
+	tip, err := s.ref(u.Name)
 	if err != nil {
 		return err
 	}
-	p.old = tip
+	earlier := b.earlier[i]
 	parent := tip
-	for i, id := range p.commits {
+	rebuild := func(id gitstore.OID) (gitstore.OID, error) {
 		c, err := s.git.Commit(id)
 		if err != nil {
-			return fmt.Errorf("rebase %s: %w", p.ref, err)
+			return "", fmt.Errorf("rebase %s: %w", u.Name, err)
 		}
 		c.Parents = nil
 		if parent != "" {
 			c.Parents = []gitstore.OID{parent}
 		}
-		if parent, err = s.git.PutCommit(c); err != nil {
+		return s.git.PutCommit(c)
+	}
+	for k, id := range earlier {
+		if parent, err = rebuild(id); err != nil {
 			return err
 		}
-		p.commits[i] = parent
+		earlier[k] = parent
 	}
-	p.commit = parent
+	if parent, err = rebuild(u.New); err != nil {
+		return err
+	}
+	u.Old, u.New = tip, parent
 	return nil
 }
 
@@ -428,10 +451,10 @@ func (s *Store) rebase(p *pending) error {
 // caller, which rebuilds extra).
 func (s *Store) publish(b *batch, extra func() ([]gitstore.RefUpdate, error)) error {
 	return retry("record", func() error {
-		var ups []gitstore.RefUpdate
-		for _, p := range b.obs {
-			ups = append(ups, gitstore.RefUpdate{Name: p.ref, Old: p.old, New: p.commit})
-		}
+		// The extra updates go after the observation refs, into obs's
+		// spare room when it has some (a run's batch): obs itself is not
+		// changed, and 10,000 moves are not copied.
+		ups := b.obs
 		if extra != nil {
 			more, err := extra()
 			if err != nil {
@@ -445,8 +468,8 @@ func (s *Store) publish(b *batch, extra func() ([]gitstore.RefUpdate, error)) er
 		err := s.git.Update(ups...)
 		var ce *gitstore.ConflictError
 		if errors.As(err, &ce) {
-			if p := b.byRef[ce.Ref]; p != nil {
-				if rerr := s.rebase(p); rerr != nil {
+			if i, ok := b.byRef[ce.Ref]; ok {
+				if rerr := s.rebase(b, i); rerr != nil {
 					return rerr
 				}
 			}

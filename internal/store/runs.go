@@ -245,7 +245,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 		return nil, nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "mount into it with `readproof run mount`, or use another id")
 	}
 	start := s.now()
-	b := newRunBatch()
+	b := newRunBatch(len(refs))
 	b.reuseReads = !keepContent
 	var ds []*Delivery
 	var sp *entrySpool
