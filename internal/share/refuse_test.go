@@ -173,17 +173,7 @@ func TestPullRefusesCorruptObject(t *testing.T) {
 	mustPush(t, a, "origin")
 	// Unpack the server's objects so one blob can be altered in place.
 	git(t, dir, "repack", "-a", "-d", "-q")
-	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack"))
-	for _, p := range packs {
-		data, _ := os.ReadFile(p)
-		os.Remove(p)
-		os.Remove(strings.TrimSuffix(p, ".pack") + ".idx")
-		cmd := gitstore.GitCommand(t, dir, "unpack-objects", "-q")
-		cmd.Stdin = strings.NewReader(string(data))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("unpack: %v %s", err, out)
-		}
-	}
+	unpackAll(t, dir)
 	corruptLoose(t, dir, m.Entries[0].Snapshot)
 
 	b := newProject(t, map[string]string{"x": "x\n"})
