@@ -28,7 +28,7 @@ func TestReaderGCRespectsUserSettings(t *testing.T) {
 	}
 }
 
-// largeRunGC lowers GOGC to 50 for a `run --id` of largeRun documents or
+// largeRunGC lowers GOGC to largeRunGOGC for a `run --id` of largeRun documents or
 // more, unless the user set GOGC or GOMEMLIMIT; a smaller run keeps Go's
 // default.
 func TestLargeRunGCRespectsUserSettings(t *testing.T) {
