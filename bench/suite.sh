@@ -21,10 +21,15 @@ trap 'git -C "$here" worktree remove --force "$work/base" >/dev/null 2>&1 || tru
 git -C "$here" worktree add --detach "$work/base" "$base" >/dev/null 2>&1 ||
   { echo "bench/suite.sh: cannot check out $base" >&2; exit 1; }
 
+# Each suite runs in a process group of its own, which is ended afterwards:
+# the base tree's adapters tests leave two git-daemon processes listening
+# (issue 11, fixed since), which would otherwise pile up across pairs.
 one() { # DIR LABEL
   (cd "$1" && go clean -testcache &&
-    /usr/bin/time -o "$work/t" -f "$2 %e s wall, %U s user, %S s sys" go test ./... >"$work/$2.out" 2>&1) ||
+    setsid -w sh -c 'echo $$ > "$0"; exec "$@"' "$work/pgid" \
+      /usr/bin/time -o "$work/t" -f "$2 %e s wall, %U s user, %S s sys" go test ./... >"$work/$2.out" 2>&1) ||
     { echo "$2: go test failed:" >&2; grep -v '^ok\|no test files' "$work/$2.out" | head -20 >&2; }
+  kill -- "-$(cat "$work/pgid")" 2>/dev/null || true
   cat "$work/t"
 }
 # warm the build cache for both trees (compiles and links outside the timing)
