@@ -20,13 +20,7 @@ import (
 // child that inherits the descriptor (ExtraFiles) and outlives the unlock.
 func TestMaintenanceUnlockWithChildCopy(t *testing.T) {
 	t.Parallel()
-	st := NewTestStore(t)
-	writeSmallUpdates(t, st, "refs/heads/main", 3)
-	s := st.(*repo)
-	unlock, ok := lockMaintenance(s.path)
-	if !ok {
-		t.Fatal("could not take the maintenance lock")
-	}
+	s, unlock := lockedWithLoose(t)
 	pack, err := os.Stat(filepath.Join(s.path, "objects", "pack"))
 	if err != nil {
 		t.Fatal(err)

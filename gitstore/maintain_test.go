@@ -91,10 +91,10 @@ func TestAutoMaintenance(t *testing.T) {
 	}
 }
 
-// One maintenance at a time: while another holds the maintenance lock, or
-// git gc holds gc.pid, none runs; once the lock is free it does.
-func TestMaintenanceLock(t *testing.T) {
-	t.Parallel()
+// lockedWithLoose makes a store holding 9 loose objects (3 small writes)
+// and takes its maintenance lock, as another maintenance would hold it.
+func lockedWithLoose(t *testing.T) (*repo, func()) {
+	t.Helper()
 	st := NewTestStore(t)
 	writeSmallUpdates(t, st, "refs/heads/main", 3)
 	s := st.(*repo)
@@ -102,6 +102,14 @@ func TestMaintenanceLock(t *testing.T) {
 	if !ok {
 		t.Fatal("could not take the maintenance lock")
 	}
+	return s, unlock
+}
+
+// One maintenance at a time: while another holds the maintenance lock, or
+// git gc holds gc.pid, none runs; once the lock is free it does.
+func TestMaintenanceLock(t *testing.T) {
+	t.Parallel()
+	s, unlock := lockedWithLoose(t)
 	if s.maintain(context.Background()) {
 		t.Error("maintenance ran while another held the lock")
 	}
