@@ -277,16 +277,11 @@ func describeMode(m fs.FileMode) string {
 	return "a special file (" + m.String() + ")"
 }
 
-// readSized reads r, whose size was size when it was checked, up to max+1
-// bytes: into one buffer of the expected size (io.ReadAll would grow it by
-// doubling, allocating about twice the document), still correct when the
+// readSizedInto reads r, whose size was size when it was checked, up to
+// max+1 bytes: into buf when it has the room (Request.Buffer), else into
+// one new buffer of the expected size (io.ReadAll would grow it by
+// doubling, allocating about twice the document); still correct when the
 // file grew or shrank meanwhile.
-func readSized(r io.Reader, size, max int64) ([]byte, error) {
-	return readSizedInto(nil, r, size, max)
-}
-
-// readSizedInto is readSized into buf when it has the room (Request.Buffer),
-// into a new buffer otherwise.
 func readSizedInto(buf []byte, r io.Reader, size, max int64) ([]byte, error) {
 	if size < 0 || size > max {
 		size = max

@@ -7,7 +7,7 @@ import (
 	"testing/iotest"
 )
 
-// sizedCase is a read of readSized and readSizedInto: from r, checked at
+// sizedCase is a read of readSizedInto, with no buffer or with one: from r, checked at
 // size, with the limit max.
 type sizedCase struct {
 	name      string
@@ -36,19 +36,19 @@ func sizedCases(doc string) []sizedCase {
 func TestReadSized(t *testing.T) {
 	doc := strings.Repeat("x", 4096)
 	for _, c := range sizedCases(doc) {
-		got, err := readSized(c.r, c.size, c.max)
+		got, err := readSizedInto(nil, c.r, c.size, c.max)
 		if err != nil || string(got) != c.want {
 			t.Errorf("%s: got %d bytes, %v; want %d", c.name, len(got), err, len(c.want))
 		}
 	}
-	got, _ := readSized(strings.NewReader(doc), 4096, 1<<20)
+	got, _ := readSizedInto(nil, strings.NewReader(doc), 4096, 1<<20)
 	if cap(got) != 4097 {
-		t.Errorf("readSized of a file of the size checked: a buffer of %d bytes, want 4097", cap(got))
+		t.Errorf("readSizedInto without a buffer, of a file of the size checked: a buffer of %d bytes, want 4097", cap(got))
 	}
 }
 
 // TestReadSizedInto: a caller's buffer (Request.Buffer) with the room is read
-// into, whatever it held before, for every case readSized reads; one too
+// into, whatever it held before, for every case read without one; one too
 // small is left alone and a new buffer read into instead.
 func TestReadSizedInto(t *testing.T) {
 	doc := strings.Repeat("y", 4096)

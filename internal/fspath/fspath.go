@@ -1,8 +1,8 @@
 // Package fspath holds the path checks that decide what lies inside what:
 // Resolve (symbolic links resolved in the longest existing prefix, so a path
 // that does not exist yet is judged by where it would land), EvalSymlinks
-// and Within. Key
-// files (internal/keyfile) and the filesystem source (adapters) use them.
+// and Within. Key files (internal/keyfile) and the filesystem source
+// (adapters) use them.
 //
 // fspath imports only the standard library.
 package fspath
