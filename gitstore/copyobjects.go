@@ -105,7 +105,10 @@ func openCopySource(objects string) (*copySource, bool, error) {
 	// Only real files are read: a symbolic link in objects/ could make the
 	// copy take files from anywhere this user can read (git's local clone
 	// refuses them too). The fetch reads such a source through git.
-	if !realDir(objects) || (!realDir(packDir) && !isMissing(lstatErr(packDir))) {
+	if !realDir(objects) {
+		return nil, false, nil
+	}
+	if fi, err := os.Lstat(packDir); err == nil && !fi.IsDir() {
 		return nil, false, nil
 	}
 	names, err := readDirNames(packDir)
@@ -259,10 +262,4 @@ func realFile(path string) bool {
 func realDir(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.IsDir()
-}
-
-// lstatErr is os.Lstat's error for path.
-func lstatErr(path string) error {
-	_, err := os.Lstat(path)
-	return err
 }
