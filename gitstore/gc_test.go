@@ -181,6 +181,9 @@ func lookGit() (string, error) { return exec.LookPath("git") }
 // git gc's pack-refs waits for the lock.
 func TestGCWaitsForPackedRefsLock(t *testing.T) {
 	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
 	s := NewTestStore(t)
 	mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "x")})
 	s.Close()

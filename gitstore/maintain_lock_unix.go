@@ -25,13 +25,7 @@ func lockMaintenance(gitDir string) (unlock func(), ok bool) {
 		return nil, false
 	}
 	fd := int(f.Fd())
-	for {
-		err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		f.Close()
 		return nil, false
 	}
