@@ -15,6 +15,23 @@ func (s *repo) syncUpdateEach(pending []string, files []*os.File) error {
 	return fsyncEach(ts)
 }
 
+// syncForUpdate makes the pending objects and the written lock files
+// durable (syncTaken, per platform), holding syncMu throughout; objects
+// whose sync failed are put back for the next sync.
+func (s *repo) syncForUpdate(files []*os.File) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	pending := s.takePending()
+	if s.whileSyncing != nil {
+		s.whileSyncing()
+	}
+	if err := s.syncTaken(pending, files); err != nil {
+		s.restorePending(pending)
+		return err
+	}
+	return nil
+}
+
 // takePending removes and returns the list of unsynced object files. The
 // caller holds s.syncMu until they are synced or put back: an object taken
 // here may be another writer's, whose Update must not rename its refs

@@ -51,24 +51,13 @@ func (s *repo) syncObjects(pending []string) error {
 	return syncfs(filepath.Join(s.path, "objects"))
 }
 
-// syncForUpdate makes the pending objects and the written lock files durable.
-func (s *repo) syncForUpdate(files []*os.File) error {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	pending := s.takePending()
-	if s.whileSyncing != nil {
-		s.whileSyncing()
-	}
-	var err error
+// syncTaken makes pending (taken by syncForUpdate) and the written lock
+// files durable: each on its own when they are few, else one syncfs.
+func (s *repo) syncTaken(pending []string, files []*os.File) error {
 	if len(pending)+len(files) <= smallSync {
-		err = s.syncUpdateEach(pending, files)
-	} else {
-		err = s.syncAll()
+		return s.syncUpdateEach(pending, files)
 	}
-	if err != nil {
-		s.restorePending(pending)
-	}
-	return err
+	return s.syncAll()
 }
 
 // syncDirs makes renames and removals in dirs durable.

@@ -8,19 +8,10 @@ import "os"
 
 func (s *repo) syncObjects(pending []string) error { return s.fsyncObjects(pending) }
 
-// syncForUpdate makes the pending objects and the written lock files durable.
-func (s *repo) syncForUpdate(files []*os.File) error {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	pending := s.takePending()
-	if s.whileSyncing != nil {
-		s.whileSyncing()
-	}
-	if err := s.syncUpdateEach(pending, files); err != nil {
-		s.restorePending(pending)
-		return err
-	}
-	return nil
+// syncTaken makes pending (taken by syncForUpdate) and the written lock
+// files durable.
+func (s *repo) syncTaken(pending []string, files []*os.File) error {
+	return s.syncUpdateEach(pending, files)
 }
 
 // syncDirs makes renames and removals in dirs durable.
