@@ -52,9 +52,13 @@ func manifestCommand() *cli.Command {
 // set GOGC or GOMEMLIMIT, and only these two commands' CLI actions call it:
 // the MCP server, which runs the same actions' work for as long as it
 // serves, and the commands that write keep Go's default.
-func readerGC() {
+func readerGC() { setGCPercentUnlessUserSet(400) }
+
+// setGCPercentUnlessUserSet sets the collector's GOGC to percent, unless the
+// user set GOGC or GOMEMLIMIT in the environment: theirs wins.
+func setGCPercentUnlessUserSet(percent int) {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(400)
+		debug.SetGCPercent(percent)
 	}
 }
 

@@ -28,8 +28,8 @@ func TestReaderGCRespectsUserSettings(t *testing.T) {
 	}
 }
 
-// largeRunGC lowers GOGC to largeRunGOGC for a `run --id` of largeRun documents or
-// more, unless the user set GOGC or GOMEMLIMIT; a smaller run keeps Go's
+// largeRunGC lowers GOGC to largeRunGOGC for a `run --id` of largeRun
+// documents or more, unless the user set GOGC or GOMEMLIMIT; a smaller run keeps Go's
 // default.
 func TestLargeRunGCRespectsUserSettings(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime/debug"
 	"text/tabwriter"
 	"time"
 
@@ -165,11 +163,12 @@ const (
 // "Memory of a large run"), which at 2,000 documents passes what the process
 // holds anyway, and Go's default headroom doubles it: at 10,000 documents
 // the peak RSS drops by about 10 MB (GOGC=50 took 9, 40 another 1.5 for
-// about 7% more CPU; docs/cli.md). It is left alone when the user set GOGC or GOMEMLIMIT, and only this
-// CLI action calls it (the MCP server keeps Go's default).
+// about 7% more CPU; docs/cli.md). It is left alone when the user set GOGC
+// or GOMEMLIMIT, and only this CLI action calls it (the MCP server keeps
+// Go's default).
 func largeRunGC(docs int) {
-	if docs >= largeRun && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(largeRunGOGC)
+	if docs >= largeRun {
+		setGCPercentUnlessUserSet(largeRunGOGC)
 	}
 }
 
