@@ -141,10 +141,7 @@ func entryCells(c []string, en *manifest.ViewEntry, withRef bool) []string {
 // position string per entry) when no cell sends writeTable to tabwriter.
 func writeEntryTable(w io.Writer, v *manifest.View) error {
 	withRef := slices.ContainsFunc(v.Entries, func(en manifest.ViewEntry) bool { return en.Ref != "" })
-	head := []string{"POS", "URI", "SNAPSHOT", "CONTENT_HASH", "DECISION"}
-	if withRef {
-		head = []string{"POS", "URI", "REF", "SNAPSHOT", "CONTENT_HASH", "DECISION"}
-	}
+	head := entryHead(withRef)
 	widths := make([]int, len(head))
 	for j, h := range head {
 		widths[j] = len(h)
@@ -224,6 +221,15 @@ func plainCell(c string) (n int, ok bool) {
 // slowCell is plainCell for a cell with other bytes.
 func slowCell(c string) (int, bool) {
 	return utf8.RuneCountInString(c), !tabwriterCell(c)
+}
+
+// entryHead is the head row of the entry table, with a REF column when
+// some entry was delivered at a tag.
+func entryHead(withRef bool) []string {
+	if withRef {
+		return []string{"POS", "URI", "REF", "SNAPSHOT", "CONTENT_HASH", "DECISION"}
+	}
+	return []string{"POS", "URI", "SNAPSHOT", "CONTENT_HASH", "DECISION"}
 }
 
 // entryRows are the rows writeEntryTable writes, head first.
