@@ -17,6 +17,7 @@ import (
 	"compress/zlib"
 	"context"
 	"crypto/sha1"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,13 +49,12 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 	if !ok {
 		return false, nil
 	}
+	if fileExists(filepath.Join(dir, "shallow")) {
+		return false, nil
+	}
 	src, ok, err := openCopySource(filepath.Join(dir, "objects"))
 	if err != nil || !ok {
 		return false, nil // the fetch reads the source its own way
-	}
-	if fileExists(filepath.Join(dir, "shallow")) {
-		src.close()
-		return false, nil
 	}
 	defer src.close()
 	args := []string{"index-pack", "--strict", "--stdin"}
@@ -71,9 +71,21 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 		return true, nil
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(src.writeTo(ctx, pw)) }()
-	if _, err := t.runInput(ctx, progress, pr, args...); err != nil {
-		pr.CloseWithError(err) // stops the writer
+	written := make(chan error, 1)
+	go func() {
+		err := src.writeTo(ctx, pw)
+		pw.CloseWithError(err)
+		written <- err
+	}()
+	_, err = t.runInput(ctx, progress, pr, args...)
+	pr.CloseWithError(errors.Join(err, io.ErrClosedPipe)) // stops the writer if git stopped reading
+	// The writer is done with the source (closed when this returns) before
+	// this returns; its own error (a source object that could not be read)
+	// says more than git's "early EOF".
+	if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
+		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), werr)
+	}
+	if err != nil {
 		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
 	}
 	return true, nil
