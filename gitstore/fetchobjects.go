@@ -2,12 +2,9 @@ package gitstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -84,7 +81,9 @@ func (t *Transport) fetchView() (*Transport, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	heads, err := readHeads(dir)
+	// the store's branches, as Refs lists them (loose over packed, sorted);
+	// only the path is needed to read refs
+	heads, err := (&repo{path: dir}).Refs("refs/heads/")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,10 +97,11 @@ func (t *Transport) fetchView() (*Transport, func(), error) {
 	for _, r := range heads {
 		packed.WriteString(string(r.OID) + " " + r.Name + "\n")
 	}
-	// The include's path is quoted as git's config quoting asks; the
-	// format version is the store's (readproof writes version 0), which
-	// git reads from this file, not through the include.
-	config := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n[include]\n\tpath = " + quoteConfig(filepath.Join(dir, "config")) + "\n"
+	// The format version is the store's (readproof writes version 0),
+	// which git reads from this file, not through the include.
+	var config strings.Builder
+	config.WriteString("[core]\n\trepositoryformatversion = 0\n\tbare = true\n[include]\n")
+	writeConfigPair(&config, "path", filepath.Join(dir, "config"))
 	err = os.Mkdir(filepath.Join(tmp, "refs"), 0o700)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(tmp, "HEAD"), []byte("ref: refs/heads/main\n"), 0o600)
@@ -110,80 +110,11 @@ func (t *Transport) fetchView() (*Transport, func(), error) {
 		err = os.WriteFile(filepath.Join(tmp, "packed-refs"), []byte(packed.String()), 0o600)
 	}
 	if err == nil {
-		err = os.WriteFile(filepath.Join(tmp, "config"), []byte(config), 0o600)
+		err = os.WriteFile(filepath.Join(tmp, "config"), []byte(config.String()), 0o600)
 	}
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	return &Transport{dir: tmp, git: t.git, opts: t.opts, objects: filepath.Join(dir, "objects")}, cleanup, nil
-}
-
-// quoteConfig quotes a value for a git config file.
-func quoteConfig(v string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`)
-	return `"` + r.Replace(v) + `"`
-}
-
-// readHeads reads the branches of the repository at gitDir (loose files
-// over packed-refs lines), sorted by name. Symbolic refs and anything
-// that is not an object id are left out: the view only offers them to git.
-func readHeads(gitDir string) ([]Ref, error) {
-	found := map[string]OID{}
-	if b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs")); err == nil {
-		p, err := parsePackedRefs(b)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.scanPrefix("refs/heads/", func(name []byte, oid OID) bool {
-			found[string(name)] = oid
-			return true
-		}); err != nil {
-			return nil, err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	root := filepath.Join(gitDir, "refs", "heads")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(gitDir, p)
-		if err != nil {
-			return err
-		}
-		name := filepath.ToSlash(rel)
-		if strings.HasSuffix(name, ".lock") || CheckRefName(name) != nil {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if v := strings.TrimRight(string(b), "\n"); isHexOID(v) {
-			found[name] = OID(v)
-		} else {
-			delete(found, name)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Ref, 0, len(found))
-	for name, oid := range found {
-		out = append(out, Ref{Name: name, OID: oid})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
 }
