@@ -213,10 +213,7 @@ func checkCloneObjects(g gitstore.Store, local *state, manifests map[gitstore.OI
 // does), and its result counts only when nothing failed (nil otherwise:
 // everything is checked again on the copy, which says what fails).
 func precheckClone(src gitstore.Store, refs []gitstore.Ref, opts Options) *cloneChecks {
-	local, err := readState(refList(refs), localPrefixes())
-	if err != nil {
-		return nil
-	}
+	local := stateFromRefs(refs)
 	manifests, _ := cloneManifests(local, newPullResult("origin", false))
 	opts.Progress = nil
 	c := checkCloneObjects(src, local, manifests, opts)

@@ -94,37 +94,8 @@ func trackingPrefixes(remote string) prefixes {
 		base + "receipts/", base + "verdicts/"}
 }
 
-// refReader is what readState reads refs through: a Store, or refList.
-type refReader interface {
-	Refs(prefix string) ([]gitstore.Ref, error)
-	Ref(name string) (gitstore.OID, error)
-}
-
-// refList is a set of refs not written anywhere yet (what a clone will
-// write), read as a Store's refs are read.
-type refList []gitstore.Ref
-
-func (l refList) Refs(prefix string) ([]gitstore.Ref, error) {
-	var out []gitstore.Ref
-	for _, r := range l {
-		if strings.HasPrefix(r.Name, prefix) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-func (l refList) Ref(name string) (gitstore.OID, error) {
-	for _, r := range l {
-		if r.Name == name {
-			return r.OID, nil
-		}
-	}
-	return "", fmt.Errorf("ref %s: %w", name, gitstore.ErrNotFound)
-}
-
 // readState reads one side's refs from the repository.
-func readState(g refReader, p prefixes) (*state, error) {
+func readState(g gitstore.Store, p prefixes) (*state, error) {
 	st := newState()
 	refs, err := g.Refs(p.runs)
 	if err != nil {
