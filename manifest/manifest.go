@@ -206,13 +206,8 @@ func decodeJSON(data []byte) (*Manifest, error) {
 // while the files are checked for duplicates in one pass after the first
 // half; of the faults found the earliest entry's is reported.
 func (m *Manifest) Validate() error {
-	if err := identity.ValidateRunID(m.RunID); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	if m.Caller != "" {
-		if err := identity.ValidateCaller(m.Caller); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
-		}
+	if err := checkHeader(m.RunID, m.Caller); err != nil {
+		return err
 	}
 	mid := len(m.Entries)
 	var second chan entryFault
@@ -240,6 +235,20 @@ func (m *Manifest) Validate() error {
 	return nil
 }
 
+// checkHeader checks a manifest's run id and caller (Validate, and
+// DecodeView's reader).
+func checkHeader(runID, caller string) error {
+	if err := identity.ValidateRunID(runID); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if caller != "" {
+		if err := identity.ValidateCaller(caller); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+	}
+	return nil
+}
+
 // validateSplit is the number of entries from which Validate checks them in
 // two halves side by side.
 const validateSplit = 512
@@ -257,31 +266,40 @@ func checkEntries(entries []Entry, lo, hi int) entryFault {
 		if e.Position != i {
 			return entryFault{i, fmt.Errorf("%w: entry %d has position %d", ErrInvalid, i, e.Position)}
 		}
-		u, err := identity.ParseURI(e.URI)
-		if err != nil || u.Tag != "" {
-			return entryFault{i, fmt.Errorf("%w: entry %d: uri %q", ErrInvalid, i, e.URI)}
-		}
-		if e.Ref != "" {
-			if err := identity.ValidateTag(e.Ref); err != nil {
-				return entryFault{i, fmt.Errorf("%w: entry %d: %v", ErrInvalid, i, err)}
-			}
-		}
-		if !identity.IsObjectID(e.Snapshot) {
-			return entryFault{i, fmt.Errorf("%w: entry %d: snapshot %q is not an object id", ErrInvalid, i, e.Snapshot)}
-		}
-		if !IsContentHash(e.ContentHash) {
-			return entryFault{i, fmt.Errorf("%w: entry %d: content hash %q", ErrInvalid, i, e.ContentHash)}
-		}
-		switch e.Decision {
-		case DecisionFetch, DecisionUseCurrent, DecisionUsePinned, DecisionUseTag:
-		default:
-			return entryFault{i, fmt.Errorf("%w: entry %d: decision %q", ErrInvalid, i, e.Decision)}
-		}
-		if e.Bytes < 0 {
-			return entryFault{i, fmt.Errorf("%w: entry %d: negative size", ErrInvalid, i)}
+		if err := checkEntry(i, e.URI, e.Ref, e.Snapshot, e.ContentHash, e.Decision, e.Bytes); err != nil {
+			return entryFault{i, err}
 		}
 	}
 	return entryFault{index: -1}
+}
+
+// checkEntry checks entry i's fields but its position and file
+// (checkEntries, and DecodeView's reader).
+func checkEntry(i int, uri, ref, snapshot, hash, decision string, bytes int64) error {
+	u, err := identity.ParseURI(uri)
+	if err != nil || u.Tag != "" {
+		return fmt.Errorf("%w: entry %d: uri %q", ErrInvalid, i, uri)
+	}
+	if ref != "" {
+		if err := identity.ValidateTag(ref); err != nil {
+			return fmt.Errorf("%w: entry %d: %v", ErrInvalid, i, err)
+		}
+	}
+	if !identity.IsObjectID(snapshot) {
+		return fmt.Errorf("%w: entry %d: snapshot %q is not an object id", ErrInvalid, i, snapshot)
+	}
+	if !IsContentHash(hash) {
+		return fmt.Errorf("%w: entry %d: content hash %q", ErrInvalid, i, hash)
+	}
+	switch decision {
+	case DecisionFetch, DecisionUseCurrent, DecisionUsePinned, DecisionUseTag:
+	default:
+		return fmt.Errorf("%w: entry %d: decision %q", ErrInvalid, i, decision)
+	}
+	if bytes < 0 {
+		return fmt.Errorf("%w: entry %d: negative size", ErrInvalid, i)
+	}
+	return nil
 }
 
 // checkFiles finds the first entry whose file is outside content/ or

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/readproof/readproof/identity"
 )
 
 // View is what `readproof manifest` shows of a manifest: the run, when it
@@ -316,16 +314,7 @@ func (d *viewJSON) entry(e *ViewEntry) bool {
 			return
 		})
 	}
-	if !ok || !f.decided || f.bytes < 0 {
-		return false
-	}
-	if u, err := identity.ParseURI(e.URI); err != nil || u.Tag != "" {
-		return false
-	}
-	if e.Ref != "" && identity.ValidateTag(e.Ref) != nil {
-		return false
-	}
-	return identity.IsObjectID(e.Snapshot) && IsContentHash(e.ContentHash)
+	return ok && f.decided && checkEntry(e.Position, e.URI, e.Ref, e.Snapshot, e.ContentHash, e.Decision, f.bytes) == nil
 }
 
 // entryFields is what entry reads of an entry besides e: its size, and
@@ -450,13 +439,7 @@ const maxProvenance = 64
 // given that entry checked each entry: the run, caller and trace ids, and
 // that no two entries have the same file.
 func (d *viewJSON) valid(v *View) bool {
-	if identity.ValidateRunID(v.RunID) != nil {
-		return false
-	}
-	if v.Caller != "" && identity.ValidateCaller(v.Caller) != nil {
-		return false
-	}
-	if !d.filesOK {
+	if checkHeader(v.RunID, v.Caller) != nil || !d.filesOK {
 		return false
 	}
 	slices.Sort(d.files)
