@@ -22,12 +22,7 @@ func cloneRefs(remote []gitstore.Ref) []gitstore.Ref {
 		specs = append(specs, "+"+p+"*:"+p+"*")
 	}
 	specs = append(specs, "+"+store.JournalRef+":"+store.JournalRef)
-	parsed := make([]refspec, 0, len(specs))
-	for _, spec := range specs {
-		if p, ok := parseRefspec(spec); ok {
-			parsed = append(parsed, p)
-		}
-	}
+	parsed := parseRefspecs(specs)
 	seen := make(map[string]bool, 2*len(remote))
 	out := make([]gitstore.Ref, 0, 2*len(remote))
 	for _, r := range remote {
@@ -61,7 +56,19 @@ func parseRefspec(spec string) (refspec, bool) {
 	return r, true
 }
 
-// apply is mapRefspec of the parsed refspec.
+// parseRefspecs parses specs, leaving out any that is not "SRC:DST".
+func parseRefspecs(specs []string) []refspec {
+	out := make([]refspec, 0, len(specs))
+	for _, spec := range specs {
+		if r, ok := parseRefspec(spec); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// apply maps a remote ref name through the refspec (each side with at
+// most one '*'), as git does.
 func (r refspec) apply(name string) (string, bool) {
 	if !r.glob {
 		return r.dst, name == r.src
@@ -70,16 +77,6 @@ func (r refspec) apply(name string) (string, bool) {
 		return "", false
 	}
 	return r.dstPre + name[len(r.srcPre):len(name)-len(r.srcSuf)] + r.dstSuf, true
-}
-
-// mapRefspec applies one fetch refspec ("+SRC:DST", each side with at most
-// one '*') to a remote ref name, as git does.
-func mapRefspec(spec, name string) (string, bool) {
-	r, ok := parseRefspec(spec)
-	if !ok {
-		return "", false
-	}
-	return r.apply(name)
 }
 
 // fetchListed is `git fetch --prune` of remote's shared refs into its
@@ -94,11 +91,11 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 	if listed == nil {
 		return errors.New("no listing")
 	}
-	specs := fetchRefspecs(remote)
+	specs := parseRefspecs(fetchRefspecs(remote))
 	want := map[string]gitstore.OID{}
 	for _, r := range listed {
 		for _, spec := range specs {
-			if dst, ok := mapRefspec(spec, r.Name); ok {
+			if dst, ok := spec.apply(r.Name); ok {
 				want[dst] = r.OID
 				break
 			}
@@ -153,42 +150,45 @@ func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	if err := t.FetchObjects(ctx, remote, first); err != nil {
 		return err
 	}
+	missing, err := lacking(g, runs, held)
+	if err != nil {
+		return err
+	}
+	return t.FetchObjects(ctx, remote, missing)
+}
+
+// lacking returns the objects of oids, each once, that the store does not
+// have, not looking up those in skip.
+func lacking(g gitstore.Store, oids []gitstore.OID, skip map[gitstore.OID]bool) ([]gitstore.OID, error) {
 	var missing []gitstore.OID
-	seen := make(map[gitstore.OID]bool, len(runs))
-	for _, o := range runs {
-		if seen[o] || held[o] {
+	seen := make(map[gitstore.OID]bool, len(oids))
+	for _, o := range oids {
+		if seen[o] || skip[o] {
 			continue
 		}
 		seen[o] = true
 		ok, err := g.Has(o)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
 			missing = append(missing, o)
 		}
 	}
-	return t.FetchObjects(ctx, remote, missing)
+	return missing, nil
 }
 
 // fetchMissing fetches the objects of the listed refs whose tips the store
 // lacks (after CopyLocalObjects: none, unless the source was gc'd or moved
 // during the copy).
 func fetchMissing(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref) error {
-	var missing []gitstore.OID
-	seen := make(map[gitstore.OID]bool, len(listed))
-	for _, r := range listed {
-		if seen[r.OID] {
-			continue
-		}
-		seen[r.OID] = true
-		ok, err := g.Has(r.OID)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			missing = append(missing, r.OID)
-		}
+	oids := make([]gitstore.OID, len(listed))
+	for i, r := range listed {
+		oids[i] = r.OID
+	}
+	missing, err := lacking(g, oids, nil)
+	if err != nil {
+		return err
 	}
 	return t.FetchObjects(ctx, remote, missing)
 }

@@ -131,3 +131,12 @@ func TestPullTrackingRefsFromListing(t *testing.T) {
 	}
 	gitstore.Fsck(t, dst)
 }
+
+// mapRefspec applies one fetch refspec ("+SRC:DST") to a remote ref name.
+func mapRefspec(spec, name string) (string, bool) {
+	r, ok := parseRefspec(spec)
+	if !ok {
+		return "", false
+	}
+	return r.apply(name)
+}
