@@ -105,13 +105,18 @@ func (s *repo) computeHash(t plumbing.ObjectType, data []byte) plumbing.Hash {
 	}
 	s.hasher.Reset()
 	var head [32]byte
-	b := append(append(head[:0], t.Bytes()...), ' ')
-	b = append(strconv.AppendInt(b, int64(len(data)), 10), 0)
-	s.hasher.Write(b)
+	s.hasher.Write(appendObjectHeader(head[:0], t, len(data)))
 	s.hasher.Write(data)
 	var h plumbing.Hash
 	s.hasher.Sum(h[:0])
 	return h
+}
+
+// appendObjectHeader appends the header git hashes before an object's
+// content: its type, a space, its size in decimal and a NUL.
+func appendObjectHeader(b []byte, t plumbing.ObjectType, n int) []byte {
+	b = append(append(b, t.Bytes()...), ' ')
+	return append(strconv.AppendInt(b, int64(n), 10), 0)
 }
 
 // storedAlready reports whether the object h is stored already: buffered,
@@ -590,8 +595,8 @@ func (s *repo) syncPending(pending []string) error {
 // every object written.
 func objectHash(t plumbing.ObjectType, data []byte) plumbing.Hash {
 	h := sha1.New()
-	h.Write(t.Bytes())
-	h.Write([]byte(" " + strconv.Itoa(len(data)) + "\x00"))
+	var head [32]byte
+	h.Write(appendObjectHeader(head[:0], t, len(data)))
 	h.Write(data)
 	var out plumbing.Hash
 	copy(out[:], h.Sum(nil))
