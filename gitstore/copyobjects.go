@@ -221,8 +221,7 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 	}
 	d := newODB(c.objects)
 	defer d.Close()
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	zw, _ := zlib.NewWriterLevel(bw, zlib.BestSpeed)
 	for _, h := range c.loose {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -231,14 +230,12 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("loose object %s: %w", h, err)
 		}
-		z.Reset()
-		zw.Reset(&z)
+		bw.Write(packHeader(t, len(data))) // then the content, deflated straight after it
+		zw.Reset(bw)
 		zw.Write(data)
 		if err := zw.Close(); err != nil {
 			return err
 		}
-		bw.Write(packHeader(t, len(data)))
-		bw.Write(z.Bytes())
 	}
 	if err := bw.Flush(); err != nil {
 		return err
