@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,10 +57,15 @@ func SplitAbortedRef(rest string) (id string, commit gitstore.OID, err error) {
 	return id, gitstore.OID(c), nil
 }
 
-// AbortRun aborts the open run id: an abort commit (parent: the open tip,
-// tree: the tip's tree) is written, then in one ref transaction the open
-// ref is deleted and the aborted ref created (compare-and-swap on both, so
-// a concurrent mount or commit wins or retries, never loses an entry).
+// AbortRun aborts the open run id in two ref transactions (docs/store-format.md,
+// "Aborted run"). An abort commit (parent: the open tip, tree: the tip's
+// tree) is written; the first transaction moves the open ref onto it
+// (compare-and-swap: a concurrent mount or commit wins or retries, never
+// loses an entry), and from then on every reader takes the run as aborted
+// and every mount refuses it; the second creates the aborted ref and
+// deletes the open one. A process killed after the first leaves an open ref
+// on an abort commit: the next write to the run, or gc, completes it, and
+// so does `run abort` again.
 func (s *Store) AbortRun(id string) (*AbortedRun, error) {
 	if err := validRun(id); err != nil {
 		return nil, err
@@ -70,35 +76,52 @@ func (s *Store) AbortRun(id string) (*AbortedRun, error) {
 		if err != nil {
 			return err
 		}
+		if committed != "" {
+			return hint.With(fmt.Errorf("run %s: %w as manifest %s", id, ErrRunCommitted, committed), "a committed run is a record: it is never aborted")
+		}
 		if tip == "" {
-			if committed != "" {
-				return hint.With(fmt.Errorf("run %s: %w as manifest %s", id, ErrRunCommitted, committed), "a committed run is a record: it is never aborted")
-			}
 			return hint.With(fmt.Errorf("run %s: %w (not open)", id, ErrUnknownRun), "`readproof run list` shows the open runs")
 		}
 		st, entries, c, err := s.openEntries(tip)
 		if err != nil {
 			return err
 		}
-		now := s.now()
-		sig := s.signature(now)
-		ac, err := s.git.PutCommit(gitstore.Commit{Tree: c.Tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig,
-			Message: fmt.Sprintf("abort run %s\n\n%d %s mounted\n", id, len(entries), plural(len(entries), "entry", "entries"))})
-		if err != nil {
-			return err
+		ac := tip
+		if isAbortCommit(c, id) {
+			// A killed abort moved the open ref onto its abort commit:
+			// this abort completes that one.
+			out = &AbortedRun{RunID: id, Ref: abortedRef(id, ac), Commit: ac, Tip: c.Parents[0], AbortedAt: c.Committer.When.UTC(), StartedAt: st.StartedAt, Entries: len(entries)}
+		} else {
+			// A reopen that was killed before it deleted the aborted ref
+			// it undid: that ref goes first, in the same transaction.
+			ups, err := s.reopenedLeftover(id, c)
+			if err != nil {
+				return err
+			}
+			now := s.now()
+			sig := s.signature(now)
+			ac, err = s.git.PutCommit(gitstore.Commit{Tree: c.Tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig,
+				Message: fmt.Sprintf("abort run %s\n\n%d %s mounted\n", id, len(entries), plural(len(entries), "entry", "entries"))})
+			if err != nil {
+				return err
+			}
+			if err := s.git.Update(append(ups, gitstore.RefUpdate{Name: openRef(id), Old: tip, New: ac})...); err != nil {
+				return err
+			}
+			out = &AbortedRun{RunID: id, Ref: abortedRef(id, ac), Commit: ac, Tip: tip, AbortedAt: now.UTC(), StartedAt: st.StartedAt, Entries: len(entries)}
 		}
-		// The aborted run's ref before the open run's removal: a process
-		// killed between the two renames leaves both, never neither.
-		if err := s.git.Update(
-			gitstore.RefUpdate{Name: abortedRef(id, ac), Old: "", New: ac},
-			gitstore.RefUpdate{Name: openRef(id), Old: tip, New: ""},
-		); err != nil {
-			return err
-		}
-		out = &AbortedRun{RunID: id, Ref: abortedRef(id, ac), Commit: ac, Tip: tip, AbortedAt: now.UTC(), StartedAt: st.StartedAt, Entries: len(entries)}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	// The run is aborted from here on; the second transaction only
+	// renames it (settleRun: the aborted ref before the open ref's
+	// removal, so a killed process leaves both, never neither).
+	if err := s.settleRun(id); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func plural(n int, one, many string) string {
@@ -108,20 +131,63 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// AbortedRuns lists the aborted runs, by run id, then newest abort first.
-// Refs under AbortedPrefix that do not parse or do not decode are skipped
+// AbortedRuns lists the aborted runs, by run id, then newest abort first:
+// the refs under AbortedPrefix and the open refs that a killed abort left
+// on their abort commit, without the aborted refs that a killed reopen
+// left (HalfDone). Refs that do not parse or do not decode are skipped
 // (verify reports them).
-func (s *Store) AbortedRuns() ([]AbortedRun, error) { return s.abortedRuns(AbortedPrefix) }
+func (s *Store) AbortedRuns() ([]AbortedRun, error) { return s.abortedRuns("") }
 
-// abortedRuns is AbortedRuns over the refs under prefix (AbortedPrefix, or
-// AbortedPrefix + id + "/" for one run's aborts).
-func (s *Store) abortedRuns(prefix string) ([]AbortedRun, error) {
+// abortedRuns is AbortedRuns of every run (id empty) or of run id.
+func (s *Store) abortedRuns(id string) ([]AbortedRun, error) {
+	prefix := AbortedPrefix
+	var opens []gitstore.Ref
+	if id == "" {
+		var err error
+		if opens, err = s.git.Refs(OpenPrefix); err != nil {
+			return nil, err
+		}
+	} else {
+		prefix += id + "/"
+		open, err := s.ref(openRef(id))
+		if err != nil {
+			return nil, err
+		}
+		if open != "" {
+			opens = []gitstore.Ref{{Name: openRef(id), OID: open}}
+		}
+	}
 	refs, err := s.git.Refs(prefix)
 	if err != nil {
 		return nil, err
 	}
+	// Each open ref's tip is read: it could be an abort commit (the run
+	// is aborted) or a reopen commit (its aborted ref is stale).
+	skip := map[string]bool{}
+	for _, o := range opens {
+		oid := strings.TrimPrefix(o.Name, OpenPrefix)
+		if validRun(oid) != nil {
+			continue
+		}
+		kind, stale, err := s.HalfDone(oid, o.OID, "")
+		if err != nil {
+			continue
+		}
+		switch kind {
+		case HalfDoneReopen:
+			skip[stale] = true
+		case HalfDoneAbort:
+			name := abortedRef(oid, o.OID)
+			if !slices.ContainsFunc(refs, func(r gitstore.Ref) bool { return r.Name == name }) {
+				refs = append(refs, gitstore.Ref{Name: name, OID: o.OID})
+			}
+		}
+	}
 	var out []AbortedRun
 	for _, r := range refs {
+		if skip[r.Name] {
+			continue
+		}
 		a, err := s.abortedAt(r)
 		if err != nil {
 			continue
@@ -172,16 +238,20 @@ func (s *Store) abortedAt(r gitstore.Ref) (*AbortedRun, error) {
 		StartedAt: st.StartedAt, Entries: len(entries), tree: c.Tree}, nil
 }
 
-// ReopenRun undoes the newest abort of run id: its open ref points at the
-// open tip again and the aborted ref is deleted, in one compare-and-swap
-// transaction. It refuses while the id is open or committed.
+// ReopenRun undoes the newest abort of run id: its open ref points at a
+// reopen commit on the abort commit and the aborted ref is deleted, in one
+// compare-and-swap transaction. It refuses while the id is open or
+// committed. A killed reopen leaves both refs; the reopen commit says the
+// run is open (HalfDone), and the next write to the run deletes the
+// aborted ref.
 func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 	if err := validRun(id); err != nil {
 		return nil, err
 	}
 	var out *AbortedRun
 	err := retry("run reopen", func() error {
-		open, committed, err := s.runStatus(id)
+		// a killed abort is completed first (liveOpen)
+		open, committed, err := s.liveOpen(id)
 		if err != nil {
 			return err
 		}
@@ -192,7 +262,7 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "commit or abort the open run first: readproof run abort "+id)
 		}
 		// this run's aborts only (each decodes its entries), newest first
-		all, err := s.abortedRuns(AbortedPrefix + id + "/")
+		all, err := s.abortedRuns(id)
 		if err != nil {
 			return err
 		}
@@ -217,7 +287,8 @@ func (s *Store) ReopenRun(id string) (*AbortedRun, error) {
 			return err
 		}
 		// The reopened run first, then the aborted one's removal (so a
-		// killed process leaves both, never neither).
+		// killed process leaves both, never neither; HalfDone tells that
+		// the run is open).
 		if err := s.git.Update(
 			gitstore.RefUpdate{Name: openRef(id), Old: "", New: rc},
 			gitstore.RefUpdate{Name: runRef(id), Old: "", New: ""},

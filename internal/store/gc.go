@@ -34,6 +34,11 @@ func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*GCResult, err
 	if opts.PruneNow {
 		cutoff = now().Add(time.Second)
 	}
+	// Half-done aborts, reopens and commits are completed first, so that
+	// the aborted runs gc sees are the ones every reader sees.
+	if _, err := s.SettleRuns(ctx); err != nil {
+		return nil, err
+	}
 	dropped, err := s.dropAborted(ctx, cutoff)
 	if err != nil {
 		return nil, err

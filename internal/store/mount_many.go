@@ -76,10 +76,12 @@ func (s *Store) mountTip(runID string) (gitstore.OID, error) {
 	if err != nil {
 		return "", err
 	}
+	// committed first: an open ref beside the run's ref is one that a
+	// killed commit left (HalfDone)
+	if committed != "" {
+		return "", hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
+	}
 	if tip == "" {
-		if committed != "" {
-			return "", hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
-		}
 		return "", unknownRun(runID)
 	}
 	return tip, nil
@@ -97,6 +99,15 @@ func (s *Store) appendEntries(runID string, ds []*Delivery, decorate func(*Deliv
 		return nil, err
 	}
 	c, err := s.git.Commit(tip)
+	if err != nil {
+		return nil, err
+	}
+	// The tip commit says whether a killed abort or reopen left the run
+	// half done (HalfDone): no read more for a run that was never aborted.
+	if isAbortCommit(c, runID) {
+		return nil, abortedErr(runID)
+	}
+	ups, err := s.reopenedLeftover(runID, c)
 	if err != nil {
 		return nil, err
 	}
@@ -150,5 +161,7 @@ func (s *Store) appendEntries(runID string, ds []*Delivery, decorate func(*Deliv
 	if err != nil {
 		return nil, err
 	}
-	return []gitstore.RefUpdate{{Name: openRef(runID), Old: tip, New: nc}}, nil
+	// a leftover aborted ref's removal first: killed after it, the run is
+	// simply open
+	return append(ups, gitstore.RefUpdate{Name: openRef(runID), Old: tip, New: nc}), nil
 }

@@ -11,11 +11,20 @@ func (s *Store) OpenRunNamed(id string) (*OpenRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	// committed first: an open ref beside the run's ref is one that a
+	// killed commit left (HalfDone)
+	if committed != "" {
+		return nil, committedErr(id, committed)
+	}
 	if open == "" {
-		if committed != "" {
-			return nil, committedErr(id, committed)
-		}
 		return nil, unknownRun(id)
 	}
-	return s.OpenRunAt(open)
+	st, entries, c, err := s.openEntries(open)
+	if err != nil {
+		return nil, err
+	}
+	if isAbortCommit(c, id) {
+		return nil, abortedErr(id) // a killed abort: the run is aborted
+	}
+	return &OpenRun{RunID: st.RunID, StartedAt: st.StartedAt, Entries: entries}, nil
 }

@@ -54,7 +54,7 @@ func (s *Store) StartRun(id string) error {
 		return err
 	}
 	return retry("run start", func() error {
-		open, committed, err := s.runStatus(id)
+		open, committed, err := s.liveOpen(id)
 		if err != nil {
 			return err
 		}
@@ -179,7 +179,18 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if tip == "" {
 			return unknownRun(runID)
 		}
-		st, entries, _, err := s.openEntries(tip)
+		st, entries, c, err := s.openEntries(tip)
+		if err != nil {
+			return err
+		}
+		if isAbortCommit(c, runID) {
+			// a killed abort: the run is aborted (complete it)
+			if err := s.settleRun(runID); err != nil {
+				return err
+			}
+			return abortedErr(runID)
+		}
+		leftover, err := s.reopenedLeftover(runID, c)
 		if err != nil {
 			return err
 		}
@@ -196,12 +207,14 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if err != nil {
 			return err
 		}
-		// The run's ref, then the open run's removal, then the journal
-		// that records the run: a process killed among the renames
-		// leaves the run whole (gitstore.Store.Update).
-		ups := append([]gitstore.RefUpdate{
-			{Name: runRef(runID), Old: "", New: id},
-			{Name: openRef(runID), Old: tip, New: ""}}, journal...)
+		// The aborted ref a killed reopen left (reopenedLeftover), the
+		// run's ref, then the open run's removal, then the journal that
+		// records the run: a process killed among the renames leaves the
+		// run whole (gitstore.Store.Update), and readers take an open ref
+		// beside the run's ref as committed (HalfDone).
+		ups := append(append(leftover,
+			gitstore.RefUpdate{Name: runRef(runID), Old: "", New: id},
+			gitstore.RefUpdate{Name: openRef(runID), Old: tip, New: ""}), journal...)
 		if err := s.git.Update(ups...); err != nil {
 			return err
 		}
@@ -234,7 +247,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 	if err := validRun(runID); err != nil {
 		return nil, nil, err
 	}
-	open, committed, err := s.runStatus(runID)
+	open, committed, err := s.liveOpen(runID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -293,7 +306,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 		return nil, nil, err
 	}
 	err = s.publish(b, func() ([]gitstore.RefUpdate, error) {
-		open, committed, err := s.runStatus(runID)
+		open, committed, err := s.liveOpen(runID)
 		if err != nil {
 			return nil, err
 		}
@@ -431,6 +444,9 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 		return committed, nil
 	}
 	if open != "" {
+		if kind, _, err := s.HalfDone(target, open, ""); err == nil && kind == HalfDoneAbort {
+			return "", hint.With(fmt.Errorf("run %s was aborted: %w", target, ErrUnknownTarget), "open it again with: readproof run reopen "+target)
+		}
 		return "", hint.With(fmt.Errorf("run %s is still open: %w", target, ErrUnknownTarget), "commit it first: readproof run commit "+target)
 	}
 	return "", hint.With(fmt.Errorf("run %s: %w", target, ErrUnknownTarget), "list runs with: readproof run list")
@@ -548,22 +564,34 @@ type RunInfo struct {
 	AbortedAt *time.Time `json:"aborted_at,omitempty"`
 }
 
-// Runs lists committed runs, then open ones, each sorted by id.
+// Runs lists committed runs, then open ones, each sorted by id. An open
+// ref that a killed commit or abort left (HalfDone) is not an open run:
+// its run is listed as committed, or by AbortedRuns.
 func (s *Store) Runs() ([]RunInfo, error) {
 	var out []RunInfo
 	refs, err := s.git.Refs(RunsPrefix)
 	if err != nil {
 		return nil, err
 	}
+	committed := make(map[string]bool, len(refs))
 	for _, r := range refs {
-		out = append(out, RunInfo{RunID: strings.TrimPrefix(r.Name, RunsPrefix), Manifest: string(r.OID)})
+		id := strings.TrimPrefix(r.Name, RunsPrefix)
+		committed[id] = true
+		out = append(out, RunInfo{RunID: id, Manifest: string(r.OID)})
 	}
 	refs, err = s.git.Refs(OpenPrefix)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range refs {
-		out = append(out, RunInfo{RunID: strings.TrimPrefix(r.Name, OpenPrefix), Open: true})
+		id := strings.TrimPrefix(r.Name, OpenPrefix)
+		if committed[id] {
+			continue
+		}
+		if kind, _, err := s.HalfDone(id, r.OID, ""); err == nil && kind == HalfDoneAbort {
+			continue
+		}
+		out = append(out, RunInfo{RunID: id, Open: true})
 	}
 	return out, nil
 }

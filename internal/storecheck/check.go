@@ -116,6 +116,10 @@ type checker struct {
 	// observed holds the snapshots recorded per resource key.
 	observed map[string]map[string]bool
 
+	// stale holds the refs that a killed commit, abort or reopen left
+	// (store.HalfDone): checked, but not counted as runs of their kind.
+	stale map[string]bool
+
 	// renames holds, per manifest, the run renames the journal records
 	// (old id -> new ids), written by `readproof conflicts rename`.
 	renames map[gitstore.OID]map[string][]string
@@ -240,6 +244,7 @@ func (c *checker) run() error {
 	for _, r := range runs {
 		c.checkRun(r)
 	}
+	c.halfDone(runs, open, aborted)
 	for _, r := range open {
 		c.checkOpen(r)
 	}
@@ -604,9 +609,55 @@ func (c *checker) checkSignature(r gitstore.Ref, cm gitstore.Commit, subject, ru
 	}
 }
 
+// halfDone warns of each transition that a killed process left half done
+// (store.HalfDone: the commits say which state the run is in) and notes
+// the stale ref, which is not counted as a run of its own kind. An open ref
+// on an abort commit with no aborted ref beside it counts as the aborted
+// run it is.
+func (c *checker) halfDone(runs, open, aborted []gitstore.Ref) {
+	committed := make(map[string]gitstore.OID, len(runs))
+	for _, r := range runs {
+		committed[strings.TrimPrefix(r.Name, store.RunsPrefix)] = r.OID
+	}
+	have := make(map[string]bool, len(aborted))
+	for _, r := range aborted {
+		have[r.Name] = true
+	}
+	c.stale = map[string]bool{}
+	for _, r := range open {
+		id := strings.TrimPrefix(r.Name, store.OpenPrefix)
+		if identity.ValidateRunID(id) != nil || c.refBad[r.Name] {
+			continue
+		}
+		kind, stale, err := c.s.HalfDone(id, r.OID, committed[id])
+		if err != nil || kind == "" {
+			continue // checkOpen reports a tip that does not read
+		}
+		c.stale[stale] = true
+		p := Problem{Kind: Warning, Check: "half-done", Subject: "run " + id, Ref: stale, Run: id}
+		switch kind {
+		case store.HalfDoneCommit:
+			p.Object = string(r.OID)
+			p.Message = "`run commit` was interrupted before it removed the open ref: the run is committed; `readproof gc` removes the open ref"
+		case store.HalfDoneAbort:
+			p.Object = string(r.OID)
+			p.Message = "`run abort` was interrupted before it moved the run under refs/heads/readproof/aborted/: the run is aborted; `readproof run abort " + id + "` or `readproof gc` completes it"
+			if !have[store.AbortedPrefix+id+"/"+string(r.OID)] {
+				c.rep.Counts.AbortedRuns++
+			}
+		case store.HalfDoneReopen:
+			p.Object = strings.TrimPrefix(stale, store.AbortedPrefix+id+"/")
+			p.Message = "`run reopen` was interrupted before it removed the aborted ref: the run is open; its next mount, commit or abort, or `readproof gc`, removes the aborted ref"
+		}
+		c.add(p)
+	}
+}
+
 // checkOpen checks that an open run decodes and names existing snapshots.
 func (c *checker) checkOpen(r gitstore.Ref) {
-	c.rep.Counts.OpenRuns++
+	if !c.stale[r.Name] {
+		c.rep.Counts.OpenRuns++
+	}
 	subject, id := subjectOf(r.Name)
 	p := Problem{Kind: Broken, Check: "open-run", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID)}
 	if err := identity.ValidateRunID(id); err != nil {
@@ -646,7 +697,9 @@ func (c *checker) checkOpen(r gitstore.Ref) {
 // with the same tree, and the entries claim their snapshots as an open
 // run's do.
 func (c *checker) checkAborted(r gitstore.Ref) {
-	c.rep.Counts.AbortedRuns++
+	if !c.stale[r.Name] {
+		c.rep.Counts.AbortedRuns++
+	}
 	subject, id := subjectOf(r.Name)
 	p := Problem{Kind: Broken, Check: "aborted-run", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID)}
 	if c.refBad[r.Name] {
