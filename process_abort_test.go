@@ -13,8 +13,11 @@ import (
 )
 
 // TestKilledAborts kills `run abort` and `run reopen` at random moments
-// (issue 15): every ref still names a complete object graph, and each run
-// is then exactly one of open or aborted, with all its entries.
+// (issue 15): every ref still names a complete object graph, the run keeps
+// at least one ref, readproof reports each run as exactly one of open or
+// aborted, with all its entries, and the next command on the run leaves it
+// exactly one ref (a killed process can leave two: docs/store-format.md,
+// "Aborted run").
 func TestKilledAborts(t *testing.T) {
 	t.Parallel()
 	dir, uris, store, env := killProject(t, 20)
@@ -39,12 +42,21 @@ func TestKilledAborts(t *testing.T) {
 			killed++
 		}
 		checkRefs(t, store)
-		open, aborted := refCount(t, store, "refs/heads/readproof/open/"+id), refCount(t, store, "refs/heads/readproof/aborted/"+id+"/")
-		if open+aborted != 1 {
-			t.Fatalf("round %d (%s killed): %d open and %d aborted refs for %s, want exactly one", round, verb, open, aborted, id)
+		refs := func() (open, aborted int) {
+			return refCount(t, store, "refs/heads/readproof/open/"+id), refCount(t, store, "refs/heads/readproof/aborted/"+id+"/")
 		}
-		if open == 0 {
+		if open, aborted := refs(); open+aborted == 0 {
+			t.Fatalf("round %d (%s killed): no ref left for %s", round, verb, id)
+		}
+		state := listedState(t, dir, id)
+		if state == "aborted" {
 			rpWith(t, dir, env, "run", "reopen", id)
+			if open, aborted := refs(); open != 1 || aborted != 0 {
+				t.Fatalf("round %d (%s killed): after reopen %d open and %d aborted refs for %s, want 1 and 0", round, verb, open, aborted, id)
+			}
+		}
+		if got := listedState(t, dir, id); got != "open" {
+			t.Fatalf("round %d (%s killed, then %s): run %s is %s, want open", round, verb, state, id, got)
 		}
 		var st struct {
 			Entries []json.RawMessage `json:"entries"`
@@ -55,6 +67,12 @@ func TestKilledAborts(t *testing.T) {
 		began := time.Now()
 		rpWith(t, dir, env, "run", "abort", id)
 		window = max(time.Since(began), time.Millisecond)
+		if open, aborted := refs(); open != 0 || aborted != 1 {
+			t.Fatalf("round %d (%s killed): after abort %d open and %d aborted refs for %s, want 0 and 1", round, verb, open, aborted, id)
+		}
+		if got := listedState(t, dir, id); got != "aborted" {
+			t.Fatalf("round %d: run %s is %s after abort, want aborted", round, id, got)
+		}
 	}
 	t.Logf("killed %d of the aborts/reopens before they finished", killed)
 	if killed == 0 {
@@ -62,6 +80,38 @@ func TestKilledAborts(t *testing.T) {
 	}
 	mustRP(t, dir, "verify")
 	fsck(t, store)
+}
+
+// listedState is the state `run list` gives run id: open, aborted or
+// committed; it fails the test unless the run is listed exactly once.
+func listedState(t testing.TB, dir, id string) string {
+	t.Helper()
+	var list []struct {
+		RunID   string `json:"run_id"`
+		Open    bool   `json:"open"`
+		Aborted bool   `json:"aborted"`
+	}
+	if err := json.Unmarshal([]byte(mustRP(t, dir, "--json", "run", "list")), &list); err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, r := range list {
+		if r.RunID != id {
+			continue
+		}
+		switch {
+		case r.Open:
+			states = append(states, "open")
+		case r.Aborted:
+			states = append(states, "aborted")
+		default:
+			states = append(states, "committed")
+		}
+	}
+	if len(states) != 1 {
+		t.Fatalf("run list shows run %s as %v, want one state", id, states)
+	}
+	return states[0]
 }
 
 // refCount counts the refs under prefix (or the one ref named).
