@@ -618,19 +618,35 @@ func (tx *txn) makeDurable(files []*os.File) error {
 // process to judge them stale.
 func (tx *txn) heldLong() bool { return time.Since(tx.lockedAt) > tx.s.opts.StaleLockAge/2 }
 
-// publish renames packed-refs first (so a deleted ref never shows its old
-// packed value), then each loose ref in the caller's order (Store.Update
-// says why), and syncs the directories.
+// publish moves the refs in the caller's order (Store.Update says why):
+// packed-refs is renamed where the first ref whose change lives there is
+// listed (a ref written into it, or a deleted ref it holds: before that
+// ref's loose file is removed, so a deleted ref never shows its old packed
+// value), each loose ref at its own place; then it syncs the directories.
+// Renamed first, packed-refs could delete the open ref of a run (packed by
+// git gc) before the aborted or committed ref listed ahead of it exists.
 func (tx *txn) publish() error {
 	dirs := map[string]bool{}
-	if tx.rewritePacked {
+	renamePacked := func() error {
+		if !tx.rewritePacked || tx.packedLock.done {
+			return nil
+		}
+		if publishTrace != nil {
+			publishTrace("packed-refs")
+		}
 		if err := renameFile(tx.packedLock.path, tx.packedPath); err != nil {
 			return fmt.Errorf("update refs: replace packed-refs: %w", err)
 		}
 		tx.packedLock.done = true
 		dirs[tx.s.path] = true
+		return nil
 	}
 	for i, t := range tx.given {
+		if t.packed || (t.New == "" && t.inPacked) {
+			if err := renamePacked(); err != nil {
+				return err
+			}
+		}
 		if t.packed {
 			continue // in packed-refs, renamed above
 		}
@@ -647,6 +663,9 @@ func (tx *txn) publish() error {
 			// removed again left the directory as it was.
 			dirs[filepath.Dir(t.path())] = true
 		}
+	}
+	if err := renamePacked(); err != nil {
+		return err
 	}
 	if err := tx.s.syncDirs(dirs); err != nil {
 		return fmt.Errorf("update refs: sync: %w", err)

@@ -40,3 +40,32 @@ func TestUpdateRenamesInGivenOrder(t *testing.T) {
 		t.Fatal("the deleted ref is still there")
 	}
 }
+
+// TestUpdateDeletesPackedRefInGivenOrder: a ref that lives only in
+// packed-refs (git gc packs every ref) is deleted where the caller lists it,
+// not before the loose refs listed ahead of it: renaming packed-refs first
+// let a process killed at once delete a run's open ref before the aborted
+// or committed ref that replaces it existed (neither ref left).
+func TestUpdateDeletesPackedRefInGivenOrder(t *testing.T) {
+	s := NewTestStore(t)
+	base := mkCommit(t, s, "base")
+	mustUpdate(t, s, RefUpdate{Name: "refs/heads/readproof/open/r1", New: base})
+	git(t, s.Path(), "pack-refs", "--all", "--prune")
+	c := mkCommit(t, s, "abort", base)
+	var order []string
+	publishTrace = func(name string) { order = append(order, name) }
+	defer func() { publishTrace = nil }()
+	mustUpdate(t, s,
+		RefUpdate{Name: "refs/heads/readproof/aborted/r1/" + string(c), New: c},
+		RefUpdate{Name: "refs/heads/readproof/open/r1", Old: base},
+	)
+	publishTrace = nil
+	want := []string{"refs/heads/readproof/aborted/r1/" + string(c), "packed-refs", "refs/heads/readproof/open/r1"}
+	if !slices.Equal(order, want) {
+		t.Fatalf("moved in the order %v, want %v", order, want)
+	}
+	wantRef(t, s, "refs/heads/readproof/aborted/r1/"+string(c), c)
+	if _, err := s.Ref("refs/heads/readproof/open/r1"); err == nil {
+		t.Fatal("the deleted ref is still there")
+	}
+}

@@ -143,11 +143,13 @@ type Store interface {
 	//
 	// The renames are not one atomic step: a process killed among them
 	// leaves some refs moved and others not. Loose refs are therefore
-	// renamed in the order given (refs written into packed-refs all move
-	// first, in one rename): list a ref before any ref that records it (a
-	// run's ref before the journal that lists the run, a new ref before the
-	// deletion of the one it replaces), so an interrupted update leaves a
-	// ref nothing records yet, never a record of a ref that is missing.
+	// renamed in the order given, and packed-refs in one rename where the
+	// first ref whose change lives there is given (one written into it, or
+	// a deleted ref it holds; the others in it move with that one): list a
+	// ref before any ref that records it (a run's ref before the journal
+	// that lists the run, a new ref before the deletion of the one it
+	// replaces), so an interrupted update leaves a ref nothing records yet,
+	// never a record of a ref that is missing.
 	Update(updates ...RefUpdate) error
 
 	// Sync makes every object written so far durable.
