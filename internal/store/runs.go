@@ -190,7 +190,14 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 			}
 			return abortedErr(runID)
 		}
+		// the aborted ref a killed reopen left goes first, on its own: in
+		// this transaction a packed-refs that holds it and the open ref
+		// would drop both before the run's ref exists (gitstore's
+		// publish renames packed-refs once)
 		leftover, err := s.reopenedLeftover(runID, c)
+		if err == nil && len(leftover) > 0 {
+			err = s.git.Update(leftover...)
+		}
 		if err != nil {
 			return err
 		}
@@ -207,14 +214,13 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if err != nil {
 			return err
 		}
-		// The aborted ref a killed reopen left (reopenedLeftover), the
-		// run's ref, then the open run's removal, then the journal that
-		// records the run: a process killed among the renames leaves the
-		// run whole (gitstore.Store.Update), and readers take an open ref
-		// beside the run's ref as committed (HalfDone).
-		ups := append(append(leftover,
-			gitstore.RefUpdate{Name: runRef(runID), Old: "", New: id},
-			gitstore.RefUpdate{Name: openRef(runID), Old: tip, New: ""}), journal...)
+		// The run's ref, then the open run's removal, then the journal
+		// that records the run: a process killed among the renames
+		// leaves the run whole (gitstore.Store.Update), and readers take
+		// an open ref beside the run's ref as committed (HalfDone).
+		ups := append([]gitstore.RefUpdate{
+			{Name: runRef(runID), Old: "", New: id},
+			{Name: openRef(runID), Old: tip, New: ""}}, journal...)
 		if err := s.git.Update(ups...); err != nil {
 			return err
 		}
