@@ -641,7 +641,7 @@ func (c *checker) halfDone(runs, open, aborted []gitstore.Ref) {
 			p.Message = "`run commit` was interrupted before it removed the open ref: the run is committed; `readproof gc` removes the open ref"
 		case store.HalfDoneAbort:
 			p.Object = string(r.OID)
-			p.Message = "`run abort` was interrupted before it moved the run under refs/heads/readproof/aborted/: the run is aborted; `readproof run abort " + id + "` or `readproof gc` completes it"
+			p.Message = "`run abort` was interrupted before it removed the open ref: the run is aborted; `readproof run abort " + id + "` or `readproof gc` completes it"
 			if !have[store.AbortedPrefix+id+"/"+string(r.OID)] {
 				c.rep.Counts.AbortedRuns++
 			}
