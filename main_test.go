@@ -133,6 +133,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"httpcount": httpCountCmd,
 	// extract-probe-line: the probe line `run mount --probe` printed (main_probe_test.go)
 	"extract-probe-line": extractProbeLineCmd,
+	// halfdone GITDIR abort|reopen RUN: the refs a killed abort or reopen leaves (process_abort_test.go)
+	"halfdone": halfDoneCmd,
 }
 
 // tamperCmd flips one byte of a loose blob in place, keeping its name, as a

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/readproof/readproof/internal/testsize"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestKilledAborts kills `run abort` and `run reopen` at random moments
@@ -133,4 +135,35 @@ func rpWith(t testing.TB, dir string, env []string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+}
+
+// halfDoneCmd leaves run RUN with the refs that a process killed half way
+// through `run abort` (after it moved the open ref onto its abort commit)
+// or `run reopen` (after it created the open ref, before it deleted the
+// aborted one) leaves, with stock git: `halfdone GITDIR abort|reopen RUN`
+// (docs/store-format.md, "Half-done transitions").
+func halfDoneCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 || (args[1] != "abort" && args[1] != "reopen") {
+		ts.Fatalf("usage: halfdone GITDIR abort|reopen RUN")
+	}
+	gitDir, run := ts.MkAbs(args[0]), args[2]
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=readproof", "GIT_AUTHOR_EMAIL=readproof@localhost",
+			"GIT_COMMITTER_NAME=readproof", "GIT_COMMITTER_EMAIL=readproof@localhost")
+		out, err := cmd.Output()
+		ts.Check(err)
+		return strings.TrimSpace(string(out))
+	}
+	open := "refs/heads/readproof/open/" + run
+	if args[1] == "abort" {
+		tip := git("rev-parse", open)
+		git("update-ref", open, git("commit-tree", tip+"^{tree}", "-p", tip, "-m", "abort run "+run), tip)
+		return
+	}
+	aborted := strings.Fields(git("for-each-ref", "--format=%(objectname)", "refs/heads/readproof/aborted/"+run+"/"))
+	if len(aborted) != 1 {
+		ts.Fatalf("halfdone: run %s has %d aborted refs, want 1", run, len(aborted))
+	}
+	git("update-ref", open, git("commit-tree", aborted[0]+"^{tree}", "-p", aborted[0], "-m", "reopen run "+run), "")
 }
