@@ -92,9 +92,9 @@ func (s *Store) AbortRun(id string) (*AbortedRun, error) {
 			// this abort completes that one.
 			out = &AbortedRun{RunID: id, Ref: abortedRef(id, ac), Commit: ac, Tip: c.Parents[0], AbortedAt: c.Committer.When.UTC(), StartedAt: st.StartedAt, Entries: len(entries)}
 		} else {
-			// A reopen that was killed before it deleted the aborted ref
-			// it undid: that ref goes first, in the same transaction.
-			ups, err := s.reopenedLeftover(id, c)
+			// An aborted ref that a killed reopen (or a killed abort of an
+			// earlier version) left: it goes first, in the same transaction.
+			ups, err := s.staleAborted(id, tip, c)
 			if err != nil {
 				return err
 			}
@@ -174,7 +174,7 @@ func (s *Store) abortedRuns(id string) ([]AbortedRun, error) {
 			continue
 		}
 		switch kind {
-		case HalfDoneReopen:
+		case HalfDoneReopen, HalfDoneOldAbort:
 			skip[stale] = true
 		case HalfDoneAbort:
 			name := abortedRef(oid, o.OID)

@@ -194,7 +194,7 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		// this transaction a packed-refs that holds it and the open ref
 		// would drop both before the run's ref exists (gitstore's
 		// publish renames packed-refs once)
-		leftover, err := s.reopenedLeftover(runID, c)
+		leftover, err := s.staleAborted(runID, tip, c)
 		if err == nil && len(leftover) > 0 {
 			err = s.git.Update(leftover...)
 		}

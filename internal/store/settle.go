@@ -23,6 +23,12 @@ import (
 //   - an open ref beside a committed run's ref: `run commit` was killed
 //     before it deleted the open ref. The run is committed; the open ref is
 //     stale.
+//   - an open ref on the very commit an aborted ref's abort commit sits on:
+//     `run abort` of a version before this rule (one transaction) was killed
+//     between its renames. The run is open, with every entry the abort saw;
+//     the aborted ref is stale. (A mount, which looks for none of this, may
+//     have moved the open ref on: the aborted ref then reads as an earlier
+//     abort of the id, as after `run start` of an aborted id.)
 //
 // Every reader reports the one state; the next write to the run (start,
 // mount, commit, abort, reopen, `run --id`), and gc for every run, deletes
@@ -35,6 +41,8 @@ const (
 	HalfDoneAbort  = "abort"
 	HalfDoneReopen = "reopen"
 	HalfDoneCommit = "commit"
+	// HalfDoneOldAbort: an abort by a version before this rule.
+	HalfDoneOldAbort = "old abort"
 )
 
 func isAbortCommit(c gitstore.Commit, id string) bool {
@@ -87,10 +95,51 @@ func (s *Store) HalfDone(id string, open, committed gitstore.OID) (kind, stale s
 		return HalfDoneAbort, openRef(id), nil
 	}
 	ups, err := s.reopenedLeftover(id, c)
-	if err != nil || len(ups) == 0 {
+	if err != nil {
 		return "", "", err
 	}
-	return HalfDoneReopen, ups[0].Name, nil
+	if len(ups) > 0 {
+		return HalfDoneReopen, ups[0].Name, nil
+	}
+	if ups, err = s.oldAbortLeftover(id, open); err != nil || len(ups) == 0 {
+		return "", "", err
+	}
+	return HalfDoneOldAbort, ups[0].Name, nil
+}
+
+// oldAbortLeftover returns the deletion of an aborted ref of run id whose
+// abort commit sits on tip, the open run's tip (HalfDoneOldAbort), or
+// nothing. It lists the run's aborted refs: writers call it only where
+// they read the run's state anyway (abort, commit), not on a mount.
+func (s *Store) oldAbortLeftover(id string, tip gitstore.OID) ([]gitstore.RefUpdate, error) {
+	refs, err := s.git.Refs(AbortedPrefix + id + "/")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refs {
+		if _, commit, err := SplitAbortedRef(strings.TrimPrefix(r.Name, AbortedPrefix)); err != nil || commit != r.OID {
+			continue
+		}
+		c, err := s.git.Commit(r.OID)
+		if err != nil {
+			continue // verify reports it
+		}
+		if isAbortCommit(c, id) && c.Parents[0] == tip {
+			return []gitstore.RefUpdate{{Name: r.Name, Old: r.OID, New: ""}}, nil
+		}
+	}
+	return nil, nil
+}
+
+// staleAborted is the deletion of the aborted ref that a killed reopen, or
+// a killed abort of an earlier version, left beside the open run at tip
+// (commit c), for a writer that moves the open ref off tip or deletes it.
+func (s *Store) staleAborted(id string, tip gitstore.OID, c gitstore.Commit) ([]gitstore.RefUpdate, error) {
+	ups, err := s.reopenedLeftover(id, c)
+	if err != nil || len(ups) > 0 {
+		return ups, err
+	}
+	return s.oldAbortLeftover(id, tip)
 }
 
 // settleUpdates returns the ref updates that complete what a killed process
@@ -115,7 +164,7 @@ func (s *Store) settleUpdates(id string, open, committed gitstore.OID) ([]gitsto
 			ups = append(ups, gitstore.RefUpdate{Name: abortedRef(id, open), Old: "", New: open})
 		}
 		return append(ups, gitstore.RefUpdate{Name: openRef(id), Old: open, New: ""}), nil
-	case HalfDoneReopen:
+	case HalfDoneReopen, HalfDoneOldAbort:
 		a := strings.TrimPrefix(stale, AbortedPrefix+id+"/")
 		return []gitstore.RefUpdate{{Name: stale, Old: gitstore.OID(a), New: ""}}, nil
 	}

@@ -648,6 +648,9 @@ func (c *checker) halfDone(runs, open, aborted []gitstore.Ref) {
 		case store.HalfDoneReopen:
 			p.Object = strings.TrimPrefix(stale, store.AbortedPrefix+id+"/")
 			p.Message = "`run reopen` was interrupted before it removed the aborted ref: the run is open; its next mount, commit or abort, or `readproof gc`, removes the aborted ref"
+		case store.HalfDoneOldAbort:
+			p.Object = strings.TrimPrefix(stale, store.AbortedPrefix+id+"/")
+			p.Message = "`run abort` of an earlier readproof was interrupted before it removed the open ref: the run is open, with every entry the abort saw; its next commit or abort, or `readproof gc`, removes the aborted ref"
 		}
 		c.add(p)
 	}

@@ -19,7 +19,7 @@ func TestHalfDoneIsAWarning(t *testing.T) {
 	p := healthy(t)
 	g := p.s.Git()
 	shipping := uriOf("policies/shipping.md")
-	for _, id := range []string{"ra", "rr", "rc"} {
+	for _, id := range []string{"ra", "rr", "rc", "ro"} {
 		if err := p.s.StartRun(id); err != nil {
 			t.Fatal(err)
 		}
@@ -59,34 +59,40 @@ func TestHalfDoneIsAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	update(gitstore.RefUpdate{Name: store.OpenPrefix + "rc", New: tip})
+	// ro: an abort of an earlier version (one transaction) killed between
+	// its renames: an aborted ref on the open tip
+	tip, _ = g.Ref(store.OpenPrefix + "ro")
+	ac := on(tip, "abort run ro\n\n1 entry mounted\n")
+	update(gitstore.RefUpdate{Name: store.AbortedPrefix + "ro/" + string(ac), New: ac})
 
 	rep := p.check(t, storecheck.Options{})
-	if !rep.OK() || rep.Warnings() != 3 {
-		t.Fatalf("want three half-done warnings and nothing broken, got:\n%s", problems(rep))
+	if !rep.OK() || rep.Warnings() != 4 {
+		t.Fatalf("want four half-done warnings and nothing broken, got:\n%s", problems(rep))
 	}
 	for _, w := range [][]string{
 		{"run ra", "the run is aborted", "readproof run abort ra", store.OpenPrefix + "ra"},
 		{"run rr", "the run is open", "readproof gc", a.Ref},
 		{"run rc", "the run is committed", "readproof gc", store.OpenPrefix + "rc"},
+		{"run ro", "the run is open, with every entry", "readproof gc", store.AbortedPrefix + "ro/" + string(ac)},
 	} {
 		got := find(rep, storecheck.Warning, w[:3]...)
 		if len(got) != 1 || got[0].Check != "half-done" || got[0].Ref != w[3] {
 			t.Errorf("want a half-done warning with %q naming the stale ref %s, got:\n%+v", w[:3], w[3], got)
 		}
 	}
-	// open-1 and rr are open; ra is aborted (rr's aborted ref is stale);
-	// rc is committed, beside run-a, run-b and run-c
-	if c := rep.Counts; c.OpenRuns != 2 || c.AbortedRuns != 1 || c.Runs != 4 {
-		t.Errorf("counts: %d open, %d aborted, %d runs; want 2, 1, 4", c.OpenRuns, c.AbortedRuns, c.Runs)
+	// open-1, rr and ro are open; ra is aborted (the aborted refs of rr
+	// and ro are stale); rc is committed, beside run-a, run-b and run-c
+	if c := rep.Counts; c.OpenRuns != 3 || c.AbortedRuns != 1 || c.Runs != 4 {
+		t.Errorf("counts: %d open, %d aborted, %d runs; want 3, 1, 4", c.OpenRuns, c.AbortedRuns, c.Runs)
 	}
-	if n, err := p.s.SettleRuns(ctx); err != nil || n != 3 {
-		t.Fatalf("settle: %d %v, want 3", n, err)
+	if n, err := p.s.SettleRuns(ctx); err != nil || n != 4 {
+		t.Fatalf("settle: %d %v, want 4", n, err)
 	}
 	rep = p.check(t, storecheck.Options{})
 	if !rep.OK() || rep.Warnings() != 0 {
 		t.Fatalf("after gc's settle, got:\n%s", problems(rep))
 	}
-	if c := rep.Counts; c.OpenRuns != 2 || c.AbortedRuns != 1 || c.Runs != 4 {
-		t.Errorf("counts after settle: %d open, %d aborted, %d runs; want 2, 1, 4", c.OpenRuns, c.AbortedRuns, c.Runs)
+	if c := rep.Counts; c.OpenRuns != 3 || c.AbortedRuns != 1 || c.Runs != 4 {
+		t.Errorf("counts after settle: %d open, %d aborted, %d runs; want 3, 1, 4", c.OpenRuns, c.AbortedRuns, c.Runs)
 	}
 }
