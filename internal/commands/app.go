@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -167,9 +168,12 @@ func globalFlags() []cli.Flag {
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:                      "readproof",
-		Usage:                     "record, diff, replay and prove what AI agents read",
-		Version:                   buildinfo.Read().String(),
+		Name:    "readproof",
+		Usage:   "record, diff, replay and prove what AI agents read",
+		Version: buildinfo.Read().String(),
+		// Shown nowhere; left zero, urfave/cli stats os.Args[0] at every
+		// start to fill it in.
+		Compiled:                  time.Unix(0, 0),
 		CustomAppHelpTemplate:     appHelpTemplate,
 		EnableBashCompletion:      true,
 		Reader:                    stdin,
