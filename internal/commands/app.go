@@ -1,5 +1,5 @@
 // Package commands is readproof's command line: flags, output and exit
-// codes, and nothing else. Every command is listed once in commandList; its
+// codes, and nothing else. Every command is listed once in commandGroups; its
 // cli.Command reads the flags into an options struct in a tiny adapter and
 // calls runX(ctx, env, options, args), which calls the domain packages
 // (store, proofread, share, storecheck, evidence, receipts) and prints what
