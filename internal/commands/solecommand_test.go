@@ -77,7 +77,7 @@ func TestSoleCommandSameAnswers(t *testing.T) {
 	acts := map[string]bool{"mcp": true, "demo": true, "probe": true, "hook": true, "init": true, "exec": true, "gc": true, "remote": true}
 	for _, g := range commandGroups() {
 		for _, nc := range g.commands {
-			calls := [][]string{{nc.name, "--help"}, {nc.name, "--no-such-flag"}, {"--json", nc.name, "--help"}}
+			calls := [][]string{{nc.name, "--help"}, {nc.name, "--no-such-flag"}, {nc.name, "--version"}, {"--json", nc.name, "--help"}}
 			if !acts[nc.name] {
 				calls = append(calls, []string{nc.name}, []string{nc.name, "no-such-word", "x"})
 			}
