@@ -1,5 +1,5 @@
 // Package commands is readproof's command line: flags, output and exit
-// codes, and nothing else. Every command is listed once in commandList; its
+// codes, and nothing else. Every command is listed once in commandGroups; its
 // cli.Command reads the flags into an options struct in a tiny adapter and
 // calls runX(ctx, env, options, args), which calls the domain packages
 // (store, proofread, share, storecheck, evidence, receipts) and prints what
@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -71,6 +72,12 @@ func usageError(format string, args ...any) error {
 // Main runs readproof with args (args[0] is the program name) and returns
 // the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainApp(args, stdin, stdout, stderr, true)
+}
+
+// mainApp is Main; with sole false it builds every command even where
+// soleCommand would build one (for TestSoleCommandSameAnswers).
+func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool) int {
 	// SIGINT and SIGTERM cancel ctx once a command's action runs (signals.go).
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -85,11 +92,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		help = bufio.NewWriter(stdout)
 		stdout = help
 	}
-	app := newApp(stdin, stdout, stderr)
 	if words, ok := isCompletion(args); ok {
-		complete(app, words, stdout)
+		complete(newApp(stdin, stdout, stderr), words, stdout)
 		return ExitOK
 	}
+	var cmds []*cli.Command
+	if sole {
+		cmds = soleCommand(args)
+	}
+	if cmds == nil {
+		cmds = commandList()
+	}
+	app := buildApp(stdin, stdout, stderr, cmds)
 	err := app.RunContext(ctx, permute(app, args))
 	if help != nil {
 		_ = help.Flush()
@@ -165,11 +179,21 @@ func globalFlags() []cli.Flag {
 	}
 }
 
+// newApp is readproof's command line with every command.
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return buildApp(stdin, stdout, stderr, commandList())
+}
+
+// buildApp is readproof's command line with the commands cmds (Main's, all
+// of them or the one soleCommand found).
+func buildApp(stdin io.Reader, stdout, stderr io.Writer, cmds []*cli.Command) *cli.App {
 	app := &cli.App{
-		Name:                      "readproof",
-		Usage:                     "record, diff, replay and prove what AI agents read",
-		Version:                   buildinfo.Read().String(),
+		Name:    "readproof",
+		Usage:   "record, diff, replay and prove what AI agents read",
+		Version: buildinfo.Read().String(),
+		// Shown nowhere; left zero, urfave/cli stats os.Args[0] at every
+		// start to fill it in.
+		Compiled:                  time.Unix(0, 0),
 		CustomAppHelpTemplate:     appHelpTemplate,
 		EnableBashCompletion:      true,
 		Reader:                    stdin,
@@ -183,7 +207,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return flagUsageError("", globalFlags(), err)
 		},
-		Commands: commandList(),
+		Commands: cmds,
 	}
 	// Reached only when the first argument names no command.
 	app.Action = unknownCommand("", app.Commands, cli.ShowAppHelp)
@@ -323,31 +347,102 @@ func commandPath(c *cli.Context) string {
 	return strings.Join(names, " ")
 }
 
-// commandList is every command, in the order `readproof --help` lists
+// commandGroups is every command, in the order `readproof --help` lists
 // them: grouped by task, the groups in this order (appHelpTemplate keeps
-// it; urfave/cli would sort the groups by name). A new command is added here, in its group; its file holds the
-// cli.Command (flags and a tiny adapter) and its runX function.
+// it; urfave/cli would sort the groups by name). A new command is added
+// here, in its group, with its name (TestCommandGroupsNames holds the two
+// equal); its file holds the cli.Command (flags and a tiny adapter) and its
+// runX function.
+func commandGroups() []commandGroup {
+	return []commandGroup{
+		{"record", []namedCommand{{"init", initCommand}, {"resource", resourceCommand}, {"get", getCommand}, {"run", runCommand}, {"tag", tagCommand}, {"exec", execCommand}}},
+		{"inspect", []namedCommand{{"inspect", inspectCommand}, {"history", historyCommand}, {"status", statusCommand}, {"manifest", manifestCommand}, {"diff", diffCommand}}},
+		// hook is run by the guarded shared remote's pre-receive hook.
+		{"share", []namedCommand{{"remote", remoteCommand}, {"push", pushCommand}, {"pull", pullCommand}, {"clone", cloneCommand}, {"conflicts", conflictsCommand}, {"hook", hookCommand}}},
+		{"prove", []namedCommand{{"replay", replayCommand}, {"verify", verifyCommand}, {"evidence", evidenceCommand}, {"verify-commit", verifyCommitCommand}, {"key", keyCommand}, {"probe", probeCommand}, {"receipts", receiptsCommand}}},
+		{"agent", []namedCommand{{"mcp", mcpCommand}}},
+		{"store", []namedCommand{{"gc", gcCommand}, {"migrate", migrateCommand}, {"hooks", hooksCommand}}},
+		{"help", []namedCommand{{"help", helpCommand}, {"version", versionCommand}, {"completion", completionCommand}, {"man", manCommand}, {"demo", demoCommand}}},
+	}
+}
+
+// commandGroup is one heading of `readproof --help` and its commands.
+type commandGroup struct {
+	category string
+	commands []namedCommand
+}
+
+// namedCommand is a top-level command's name and its constructor, so that
+// one command can be built without the others (soleCommand).
+type namedCommand struct {
+	name string
+	make func() *cli.Command
+}
+
+// commandList is every command, built, in commandGroups' order.
 func commandList() []*cli.Command {
 	var cs []*cli.Command
-	for _, g := range []struct {
-		category string
-		commands []*cli.Command
-	}{
-		{"record", []*cli.Command{initCommand(), resourceCommand(), getCommand(), runCommand(), tagCommand(), execCommand()}},
-		{"inspect", []*cli.Command{inspectCommand(), historyCommand(), statusCommand(), manifestCommand(), diffCommand()}},
-		// hook is run by the guarded shared remote's pre-receive hook.
-		{"share", []*cli.Command{remoteCommand(), pushCommand(), pullCommand(), cloneCommand(), conflictsCommand(), hookCommand()}},
-		{"prove", []*cli.Command{replayCommand(), verifyCommand(), evidenceCommand(), verifyCommitCommand(), keyCommand(), probeCommand(), receiptsCommand()}},
-		{"agent", []*cli.Command{mcpCommand()}},
-		{"store", []*cli.Command{gcCommand(), migrateCommand(), hooksCommand()}},
-		{"help", []*cli.Command{helpCommand(), versionCommand(), completionCommand(), manCommand(), demoCommand()}},
-	} {
-		for _, c := range g.commands {
+	for _, g := range commandGroups() {
+		for _, nc := range g.commands {
+			c := nc.make()
 			c.Category = g.category
+			cs = append(cs, c)
 		}
-		cs = append(cs, g.commands...)
 	}
 	return cs
+}
+
+// soleCommand returns the commands a run of readproof with args needs when
+// args name one top-level command that runs on its own (`readproof get
+// URI`, `readproof --json run --id ID URI`): that command and help (whose
+// presence keeps urfave/cli from adding a second --help). Building the
+// tree of some 70 commands and their flags was about a tenth of the CPU of
+// `readproof version` (docs/startup.md, session 8). It returns nil, for the
+// whole tree, when anything but the global flags --store, --config and
+// --json comes before the command's name, when the name is no command's,
+// and for the commands that read the tree: help, completion, man and demo
+// (and shell completion, which Main answers before).
+func soleCommand(args []string) []*cli.Command {
+	if len(args) < 2 {
+		return nil
+	}
+	name := ""
+	for i := 1; i < len(args) && name == ""; i++ {
+		a := args[i]
+		switch {
+		case a == "--json" || a == "-json":
+		case a == "--store" || a == "-store" || a == "--config" || a == "-config":
+			i++ // its value
+		case strings.HasPrefix(a, "--store=") || strings.HasPrefix(a, "-store=") ||
+			strings.HasPrefix(a, "--config=") || strings.HasPrefix(a, "-config="):
+		case strings.HasPrefix(a, "-"):
+			return nil
+		default:
+			name = a
+		}
+	}
+	switch name {
+	case "", "help", "completion", "man", "demo":
+		return nil
+	}
+	var cmd, help *cli.Command
+	for _, g := range commandGroups() {
+		for _, nc := range g.commands {
+			if nc.name == name || nc.name == "help" {
+				c := nc.make()
+				c.Category = g.category
+				if nc.name == "help" {
+					help = c
+				} else {
+					cmd = c
+				}
+			}
+		}
+	}
+	if cmd == nil {
+		return nil
+	}
+	return []*cli.Command{cmd, help}
 }
 
 // permute moves flags after positional arguments to where urfave/cli v2
