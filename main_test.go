@@ -37,8 +37,8 @@ func (p procChecked) Run() int {
 }
 
 // TestScripts runs the CLI scenarios in testdata/script. Each script runs in
-// its own directory with HOME pointing there and git's global and system
-// configuration ignored.
+// its own directory with HOME pointing there; git reads neither the user's
+// nor the system's configuration (scriptGitConfig instead).
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	testscript.Run(t, scriptParams(t, "testdata/script"))
@@ -90,7 +90,16 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			e.Setenv("XDG_CACHE_HOME", filepath.Join(e.WorkDir, ".cache"))
 			e.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			e.Setenv("CTRL_ID", "run\x01x")
-			e.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(e.WorkDir, ".gitconfig-none"))
+			// git's own housekeeping off: every push into a remote here
+			// (receive.autogc), and the scripts' git commit, merge and fetch
+			// (gc.auto, maintenance.auto), would start a `git gc --auto` or
+			// `git maintenance run --auto` that finds too few objects to act
+			// on. readproof's own git commands set the same keys.
+			gitconfig := filepath.Join(e.WorkDir, ".gitconfig")
+			if err := os.WriteFile(gitconfig, []byte(scriptGitConfig), 0o644); err != nil {
+				return err
+			}
+			e.Setenv("GIT_CONFIG_GLOBAL", gitconfig)
 			e.Setenv("GIT_AUTHOR_NAME", "test")
 			e.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
 			e.Setenv("GIT_COMMITTER_NAME", "test")
@@ -111,6 +120,10 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		},
 	}
 }
+
+// scriptGitConfig is the scripts' global git configuration ($WORK/.gitconfig):
+// the user's own and the system's are never read.
+const scriptGitConfig = "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[receive]\n\tautogc = false\n"
 
 // scriptCmds are the custom testscript commands, every one listed here (the
 // functions live in the _test file named beside each).

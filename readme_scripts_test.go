@@ -39,11 +39,12 @@ func TestREADMEScripts(t *testing.T) {
 		e.Setenv("GOFLAGS", "")
 		return os.WriteFile(filepath.Join(e.WorkDir, "readproof.toml.example"), example, 0o644)
 	}
+	condition := p.Condition
 	p.Condition = func(cond string) (bool, error) {
 		if cond == "gocache" {
 			return gocache != "", nil
 		}
-		return scriptParams(t, "testdata/readme").Condition(cond)
+		return condition(cond)
 	}
 	testscript.Run(t, p)
 }
