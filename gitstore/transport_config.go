@@ -27,8 +27,8 @@ import (
 //
 // The same git process lists the url.<base>.insteadOf rules: rewrites
 // reports whether there is any, which is when git may fetch from another
-// URL than the one configured; and hides whether transfer.hideRefs or
-// uploadpack.hideRefs is set (listLocal then leaves the listing to git).
+// URL than the one configured; and hides whether a key that leaves a
+// listing to git is set (listingKeys: hideRefs, protocol rules).
 func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrites, hides bool, err error) {
 	for _, legacy := range []string{"remotes", "branches"} {
 		if _, err := os.Stat(filepath.Join(t.dir, legacy, name)); err == nil {
@@ -36,7 +36,7 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrit
 		}
 	}
 	// remote.<name>.<key>: a subsection "<name>.x" is another remote
-	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.insteadof|(transfer|uploadpack)\.hiderefs)$`
+	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.insteadof|` + listingKeys + `)$`
 	out, err := t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
 	if exitCode(err) == 1 { // no key matches
 		return false, false, false, nil
@@ -54,7 +54,7 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrit
 			rewrites = true
 			continue
 		}
-		if key == "transfer.hiderefs" || key == "uploadpack.hiderefs" {
+		if listingKey(key) {
 			hides = true
 			continue
 		}

@@ -11,7 +11,9 @@ package gitstore
 // something else is left to git: a URL git may rewrite (the caller names
 // the URL git resolved), hidden refs (transfer.hideRefs or
 // uploadpack.hideRefs in any scope of this repository's configuration, or
-// in the remote's own config file), a config file this reader does not
+// in the remote's own config file), rules on the protocols git may use
+// (protocol.allow, protocol.file.allow, GIT_ALLOW_PROTOCOL: git may refuse
+// a local path), a config file this reader does not
 // take apart simply, a repository another user owns (safe.directory), a
 // repository format with extensions, a symbolic HEAD that is not
 // "ref: refs/...", or a ref naming a missing object.
@@ -30,7 +32,7 @@ import (
 // repository is not one listLocal reads (see above): the caller asks git.
 func listLocal(url string) (refs []Ref, head string, ok bool) {
 	dir, ok := localRepoPath(url)
-	if !ok {
+	if !ok || os.Getenv("GIT_ALLOW_PROTOCOL") != "" {
 		return nil, "", false
 	}
 	fi, err := os.Stat(dir)

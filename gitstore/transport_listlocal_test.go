@@ -14,8 +14,9 @@ import (
 // and detached), and is left to git (ok false) whenever git could answer
 // otherwise: hideRefs in the repository's config, a ref naming a missing
 // object, a broken loose ref, an include, a URL that is not a local bare
-// repository. LsRemoteHead and RemoteHead read in place only a remote
-// whose URL the configuration settled without any hideRefs rule.
+// repository, GIT_ALLOW_PROTOCOL set. LsRemoteHead and RemoteHead read in
+// place only a remote whose URL the configuration settled without any
+// hideRefs or protocol rule.
 func TestListLocalSameAsGit(t *testing.T) {
 	ctx := context.Background()
 	_, tr := newTransport(t)
@@ -129,5 +130,23 @@ func TestListLocalSameAsGit(t *testing.T) {
 		if r.Name == "refs/heads/x" {
 			t.Fatal("git listed a hidden ref")
 		}
+	}
+	// git refuses a local path where the file protocol is not allowed:
+	// so does the listing
+	if err := os.WriteFile(global, []byte("[protocol \"file\"]\n\tallow = never\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.RemoteFetchURL(ctx, "o"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.listAt != (listTarget{}) {
+		t.Fatalf("with protocol.file.allow = never: list at %+v", tr.listAt)
+	}
+	if _, _, err := tr.LsRemoteHead(ctx, "o"); err == nil {
+		t.Fatal("listed through a protocol git does not allow")
+	}
+	t.Setenv("GIT_ALLOW_PROTOCOL", "git")
+	if _, _, ok := listLocal(dir); ok {
+		t.Fatal("read in place with GIT_ALLOW_PROTOCOL=git")
 	}
 }
