@@ -28,3 +28,6 @@ func openRead(name string) (*os.File, error) { return os.Open(name) }
 func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
 
 func readDir(name string) ([]os.DirEntry, error) { return os.ReadDir(name) }
+
+// ownedByMe is false here: whose a repository is is left to git.
+func ownedByMe(os.FileInfo) bool { return false }

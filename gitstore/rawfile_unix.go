@@ -107,3 +107,11 @@ func readDir(name string) ([]os.DirEntry, error) {
 	slices.SortFunc(dirs, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return dirs, err
 }
+
+// ownedByMe reports whether fi (from Lstat or Stat) belongs to the
+// effective user: git serves a repository another user owns only when
+// safe.directory says so, so such a one is left to git.
+func ownedByMe(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}

@@ -87,6 +87,9 @@ type Transport struct {
 	// (GIT_OBJECT_DIRECTORY): a ref view (fetchView) of a store whose
 	// objects live elsewhere.
 	objects string
+	// listAt: where the configuration says a remote is listed
+	// (transport_urls.go)
+	listAt listTarget
 }
 
 // RemoteConfig is a remote named in a repository's configuration.
@@ -368,7 +371,7 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	if url == "" || strings.ContainsAny(url, "\n\x00") || strings.HasPrefix(url, "-") {
 		return "", fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
 	}
-	taken, rewrites, err := t.remoteTaken(ctx, name)
+	taken, rewrites, hides, err := t.remoteTaken(ctx, name)
 	if err != nil {
 		return "", fmt.Errorf("add remote %s: %w", name, err)
 	}
@@ -383,6 +386,9 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	}
 	if rewrites {
 		return "", nil
+	}
+	if !hides {
+		t.listAt = listTarget{name: name, url: url}
 	}
 	return url, nil
 }
@@ -436,7 +442,17 @@ func (t *Transport) LsRemote(ctx context.Context, remote string, prefixes ...str
 // LsRemote with no prefix does, and the ref the remote's HEAD names (""
 // when HEAD is detached or names no existing ref), as RemoteHead returns
 // it: one `git ls-remote --symref` instead of two listings.
+//
+// A remote whose URL this transport's configuration question settled
+// (PushURLs, PushTargets, RemoteFetchURL, AddRemoteURL) and that names a
+// repository on this machine is read in place when that gives git's
+// answer (listLocal), without a git process.
 func (t *Transport) LsRemoteHead(ctx context.Context, remote string) ([]Ref, string, error) {
+	if t.listAt.name == remote && remote != "" {
+		if refs, head, ok := listLocal(t.listAt.url); ok {
+			return refs, head, nil
+		}
+	}
 	out, err := t.run(ctx, false, "ls-remote", "--symref", "--", remote)
 	if err != nil {
 		return nil, "", fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)

@@ -27,21 +27,22 @@ import (
 //
 // The same git process lists the url.<base>.insteadOf rules: rewrites
 // reports whether there is any, which is when git may fetch from another
-// URL than the one configured.
-func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrites bool, err error) {
+// URL than the one configured; and hides whether a key that leaves a
+// listing to git is set (listingKeys: hideRefs, protocol rules).
+func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrites, hides bool, err error) {
 	for _, legacy := range []string{"remotes", "branches"} {
 		if _, err := os.Stat(filepath.Join(t.dir, legacy, name)); err == nil {
-			return true, false, nil
+			return true, false, false, nil
 		}
 	}
 	// remote.<name>.<key>: a subsection "<name>.x" is another remote
-	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.insteadof)$`
+	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.insteadof|` + listingKeys + `)$`
 	out, err := t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
 	if exitCode(err) == 1 { // no key matches
-		return false, false, nil
+		return false, false, false, nil
 	}
 	if err != nil {
-		return false, false, err
+		return false, false, false, err
 	}
 	urlKey := "remote." + name + ".url"
 	// records: scope NUL key [LF value] NUL
@@ -53,6 +54,10 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrit
 			rewrites = true
 			continue
 		}
+		if listingKey(key) {
+			hides = true
+			continue
+		}
 		rest, ok := strings.CutPrefix(key, "remote."+name+".")
 		if !ok || strings.Contains(rest, ".") {
 			continue
@@ -61,7 +66,7 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrit
 			taken = true
 		}
 	}
-	return taken, rewrites, nil
+	return taken, rewrites, hides, nil
 }
 
 // remoteSection is the text `git remote add --no-tags NAME URL`, `git config
@@ -178,31 +183,45 @@ func (t *Transport) appendConfig(text string) error {
 // empty url as clearing the list). It says nothing about which URL git
 // uses: insteadOf rules of any scope still apply, in git.
 func (t *Transport) RemoteInRepoConfig(name string) bool {
+	_, ok := t.RemoteInRepoConfigURL(name)
+	return ok
+}
+
+// RemoteInRepoConfigURL is RemoteInRepoConfig that also returns the first
+// url the file sets, as written there (before any insteadOf rule).
+func (t *Transport) RemoteInRepoConfigURL(name string) (string, bool) {
 	if CheckRemoteName(name) != nil {
-		return false
+		return "", false
 	}
 	for _, v := range []string{"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG"} {
 		if os.Getenv(v) != "" {
-			return false
+			return "", false
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(t.dir, "commondir")); !errors.Is(err, fs.ErrNotExist) {
-		return false
+		return "", false
 	}
 	data, err := os.ReadFile(filepath.Join(t.dir, "config"))
 	if err != nil {
-		return false
+		return "", false
 	}
-	return simpleConfigHasURL(data, name)
+	return simpleConfigURL(data, name)
 }
 
 // simpleConfigHasURL reports whether data, a config file made only of
 // simple lines (no quote outside a section header), sets remote.<name>.url to a non-empty value (and never to
 // an empty one or to no value); false for a file with any other line.
 func simpleConfigHasURL(data []byte, name string) bool {
+	_, ok := simpleConfigURL(data, name)
+	return ok
+}
+
+// simpleConfigURL is simpleConfigHasURL that also returns the first url.
+func simpleConfigURL(data []byte, name string) (string, bool) {
 	if bytes.ContainsAny(data, "\r\\\x00") || bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
-		return false
+		return "", false
 	}
+	first := ""
 	found := false
 	inSection, inRemote := false, false
 	for _, line := range strings.Split(string(data), "\n") {
@@ -213,23 +232,23 @@ func simpleConfigHasURL(data []byte, name string) bool {
 		if line[0] == '[' {
 			section, sub, ok := simpleSectionHeader(line)
 			if !ok {
-				return false
+				return "", false
 			}
 			switch s := strings.ToLower(section); {
 			case s == "include" || s == "includeif" || s == "extensions":
-				return false
+				return "", false
 			default:
 				inSection, inRemote = true, s == "remote" && sub == name
 			}
 			continue
 		}
 		if !inSection || strings.ContainsRune(line, '"') {
-			return false
+			return "", false
 		}
 		key, value, hasValue := strings.Cut(line, "=")
 		key = strings.TrimRight(key, " \t")
 		if !configKey(key) {
-			return false
+			return "", false
 		}
 		if !inRemote || !strings.EqualFold(key, "url") {
 			continue
@@ -238,11 +257,14 @@ func simpleConfigHasURL(data []byte, name string) bool {
 			value = value[:i]
 		}
 		if !hasValue || strings.Trim(value, " \t") == "" {
-			return false
+			return "", false
+		}
+		if !found {
+			first = strings.Trim(value, " \t")
 		}
 		found = true
 	}
-	return found
+	return first, found
 }
 
 // simpleSectionHeader parses `[section]` or `[section "subsection"]` with

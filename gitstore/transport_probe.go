@@ -17,7 +17,13 @@ import (
 
 // RemoteHead returns the ref the remote's HEAD names (for example
 // "refs/heads/main"), or "" when the remote has no HEAD or a detached one.
+// A remote on this machine is read in place as LsRemoteHead reads it.
 func (t *Transport) RemoteHead(ctx context.Context, remote string) (string, error) {
+	if t.listAt.name == remote && remote != "" {
+		if _, head, ok := listLocal(t.listAt.url); ok {
+			return head, nil
+		}
+	}
 	out, err := t.run(ctx, false, "ls-remote", "--symref", "--", remote, "HEAD")
 	if err != nil {
 		return "", fmt.Errorf("ask %s for its HEAD: %w", RedactURL(remote), err)

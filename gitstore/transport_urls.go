@@ -40,6 +40,11 @@ type remoteURLs struct {
 	pushURLs []string // remote.<name>.pushurl, in configuration order
 	// insteadOf and pushInsteadOf rules, in git's order
 	rewrites, pushRewrites []urlRewrite
+	// gitLists: transfer.hideRefs or uploadpack.hideRefs is set in some
+	// scope (upload-pack may advertise less than a repository holds), or
+	// protocol.allow or protocol.file.allow (git may refuse a local path):
+	// a listing is left to git
+	gitLists bool
 }
 
 // urlRewrite is one url.<base> section: its insteadOf (or pushInsteadOf)
@@ -71,12 +76,38 @@ func (t *Transport) readRemoteURLs(ctx context.Context, name string) (remoteURLs
 			return remoteURLs{}, urlsAskGit
 		}
 	}
-	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof))$`
+	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof)|` + listingKeys + `)$`
 	out, err := t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
 	if err != nil && exitCode(err) != 1 { // 1: no key matched
 		return remoteURLs{}, urlsAskGit
 	}
-	return parseRemoteURLs(out, name)
+	r, answer := parseRemoteURLs(out, name)
+	t.listAt = listTarget{}
+	if answer == urlsKnown && !r.gitLists {
+		t.listAt = listTarget{name: name, url: r.fetchURL()}
+	}
+	return r, answer
+}
+
+// listingKeys are the keys (a regexp of them, as `git config` prints them)
+// that leave a listing to git: hidden refs, and rules on which protocols
+// git uses.
+const listingKeys = `(transfer|uploadpack)\.hiderefs|protocol\.(allow|file\.allow)`
+
+func listingKey(key string) bool {
+	switch key {
+	case "transfer.hiderefs", "uploadpack.hiderefs", "protocol.allow", "protocol.file.allow":
+		return true
+	}
+	return false
+}
+
+// listTarget is the URL git lists a remote at (`git ls-remote NAME`), as
+// the last `git config` of the transport settled it, when no hideRefs rule
+// is configured: LsRemoteHead and RemoteHead read such a repository on
+// this machine in place (listLocal).
+type listTarget struct {
+	name, url string
 }
 
 // parseRemoteURLs reads `git config --show-scope --null --get-regexp`
@@ -110,6 +141,10 @@ func parseRemoteURLs(out []byte, name string) (remoteURLs, urlAnswer) {
 			case "pushurl":
 				r.pushURLs = append(r.pushURLs, value)
 			}
+			continue
+		}
+		if listingKey(key) {
+			r.gitLists = true
 			continue
 		}
 		rest, ok := strings.CutPrefix(key, "url.")

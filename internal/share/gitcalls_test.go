@@ -49,12 +49,14 @@ func gitLog(t *testing.T) func() []string {
 }
 
 // TestGitProcessesUpToDate: a push or a pull with nothing to do runs one
-// git process (the remote's listing) when the store's config file names
-// the remote, where it ran two (push: three, with HEAD asked again) to
-// resolve the remote's URLs first; removing a remote runs one; a remote
+// git process when the store's config file names the remote, where it ran
+// two (push: three, with HEAD asked again) to resolve the remote's URLs
+// first: the listing, or for a repository on this machine the `git config`
+// that settles its URL, the listing then read in place (were the listing
+// by git, a shell and upload-pack). Removing a remote runs one; a remote
 // configured elsewhere (the environment) has its URL read by one git
 // config (were three processes: remote get-url, config --get, ls-remote
-// --get-url).
+// --get-url). A remote served by git (a daemon) is still listed by git.
 func TestGitProcessesUpToDate(t *testing.T) {
 	ctx := context.Background()
 	srv := t.TempDir()
@@ -68,10 +70,14 @@ func TestGitProcessesUpToDate(t *testing.T) {
 	addRemote(t, b, "origin", dir)
 	mustPull(t, b, "origin")
 
+	d := startDaemon(t, srv)
+	addRemote(t, a, "served", d.url("r.git"))
+	addRemote(t, b, "served", d.url("r.git"))
+
 	logged := gitLog(t)
 	pr := mustPush(t, a, "origin")
-	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "ls-remote --symref") {
-		t.Fatalf("push with nothing to send ran %q, want the listing alone", cmds)
+	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "config --show-scope --null --get-regexp") {
+		t.Fatalf("push with nothing to send ran %q, want the URL question alone", cmds)
 	}
 	if !pr.UpToDate || len(pr.Warnings) != 1 || !strings.Contains(pr.Warnings[0], "HEAD names a branch it does not have") {
 		t.Fatalf("push: %+v, want up to date with the HEAD warning", pr)
@@ -79,16 +85,29 @@ func TestGitProcessesUpToDate(t *testing.T) {
 	if res := mustPull(t, b, "origin"); !res.UpToDate {
 		t.Fatalf("pull: %+v, want up to date", res)
 	}
+	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "config --show-scope --null --get-regexp") {
+		t.Fatalf("pull with nothing to fetch ran %q, want the URL question alone", cmds)
+	}
+	for _, p := range []*project{a, b} {
+		if pr, err := Push(ctx, p.s, "served", Options{}); err != nil || !pr.UpToDate {
+			t.Fatalf("push to the daemon: %+v, %v", pr, err)
+		}
+		if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "ls-remote --symref") {
+			t.Fatalf("push with nothing to send to a daemon ran %q, want the listing alone", cmds)
+		}
+	}
+	if res := mustPull(t, b, "served"); !res.UpToDate {
+		t.Fatalf("pull from the daemon: %+v, want up to date", res)
+	}
 	if cmds := logged(); len(cmds) != 1 || !strings.HasPrefix(cmds[0], "ls-remote --symref") {
-		t.Fatalf("pull with nothing to fetch ran %q, want the listing alone", cmds)
+		t.Fatalf("pull with nothing to fetch from a daemon ran %q, want the listing alone", cmds)
 	}
 
 	// a push with something to send asks for the push URLs, once, and
-	// HEAD again (it named no branch before the push)
+	// reads HEAD again in place (it named no branch before the push)
 	a.run(t, "r2", "a")
 	mustPush(t, a, "origin")
-	if cmds := logged(); len(cmds) != 4 || !strings.HasPrefix(cmds[1], "config --show-scope --null --get-regexp") || !strings.Contains(cmds[2], " push --atomic") ||
-		cmds[3] != "ls-remote --symref -- origin HEAD" {
+	if cmds := logged(); len(cmds) != 2 || !strings.HasPrefix(cmds[0], "config --show-scope --null --get-regexp") || !strings.Contains(cmds[1], " push --atomic") {
 		t.Fatalf("push of a run ran %q", cmds)
 	}
 
@@ -110,8 +129,8 @@ func TestGitProcessesUpToDate(t *testing.T) {
 	if res, err := Pull(ctx, b.s, "env", Options{}); err != nil || len(res.NewRuns) != 1 {
 		t.Fatalf("pull of a remote from the environment: %v", err)
 	}
-	if cmds := logged(); len(cmds) < 2 || !strings.HasPrefix(cmds[0], "config --show-scope") || !strings.HasPrefix(cmds[1], "ls-remote --symref") {
-		t.Fatalf("pull of a remote from the environment ran %q, want its URL read by one git config first", cmds)
+	if cmds := logged(); len(cmds) < 2 || !strings.HasPrefix(cmds[0], "config --show-scope") || strings.HasPrefix(cmds[1], "ls-remote") {
+		t.Fatalf("pull of a remote from the environment ran %q, want its URL read by one git config first, and no listing by git", cmds)
 	}
 	_, err := Pull(ctx, b.s, "nothere", Options{})
 	if !errors.Is(err, gitstore.ErrNoRemote) || !strings.Contains(hint.Of(err), "remote add nothere") {

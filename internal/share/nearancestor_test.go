@@ -12,7 +12,8 @@ import (
 // merge-base --is-ancestor did: nearAncestor says true only for an ancestor
 // (near ones, through merges, the tip itself), and what it does not find
 // within its budget (a far ancestor, a commit of another history) goes to
-// git, whose answer is then the push's.
+// git, whose answer is then the push's. reachedFrom, a pull's question of
+// every manifest it adopted, answers as git does too.
 func TestNearAncestorAgreesWithGit(t *testing.T) {
 	t.Parallel()
 	needGit(t)
@@ -63,6 +64,26 @@ func TestNearAncestorAgreesWithGit(t *testing.T) {
 	if !nearAncestor(g, chain[len(chain)-5], tip, nearAncestorBudget) || !nearAncestor(g, chain[0], tip, nearAncestorBudget) ||
 		nearAncestor(g, chain[60], tip, nearAncestorBudget) {
 		t.Fatal("budget: a near ancestor not found, or a far one found")
+	}
+
+	// A pull's check of the manifests it adopted: reachedFrom answers as
+	// git does, for many ids at once (one walk of the whole history) and
+	// for one whose answer the walk's budget does not reach (git answers)
+	all := []gitstore.OID{tip, chain[len(chain)-1], chain[len(chain)-5], side, chain[10], chain[0], chain[60], other}
+	for _, ids := range [][]gitstore.OID{all, {other}, {chain[60]}, {chain[0], other}, nil} {
+		got, err := reachedFrom(context.Background(), g, tr, tip, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range ids {
+			want, err := tr.IsAncestor(context.Background(), c, tip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[c] != want {
+				t.Fatalf("reachedFrom(%d ids): %s %v, git %v", len(ids), c, got[c], want)
+			}
+		}
 	}
 }
 

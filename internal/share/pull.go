@@ -211,7 +211,10 @@ func restoreRefs(g gitstore.Store, prefix string, before []gitstore.Ref) error {
 // sets (gitstore.RemoteInRepoConfig) needs no such proof: its URLs are
 // asked for only when needed (send, with something to send; recognize,
 // with a new journal tip to probe), so a push or pull with nothing to do
-// runs one git process, the listing.
+// runs one git process, the listing. Unless that URL names a repository on
+// this machine: then the URL is asked first, and when the configuration
+// settles that git lists the remote there, the listing reads it in place
+// (gitstore.LsRemoteHead), so the one git process is the `git config`.
 func connect(ctx context.Context, g gitstore.Store, remote string, opts Options, verb string) (*gitstore.Transport, *state, error) {
 	if err := gitstore.CheckRemoteName(remote); err != nil {
 		return nil, nil, err
@@ -223,8 +226,12 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	var url string
 	var pushURLs []string
 	var pushErr error
-	known := t.RemoteInRepoConfig(remote)
-	if !known {
+	configured, known := t.RemoteInRepoConfigURL(remote)
+	// A remote on this machine is listed in place once the configuration
+	// says git lists it there (gitstore.LsRemoteHead): the URL question
+	// costs less than the listing by git it saves.
+	if !known || gitstore.IsLocalRepo(configured) {
+		known = false
 		if url, pushURLs, pushErr, err = remoteURLs(ctx, t, remote, verb); err != nil {
 			return nil, nil, err
 		}

@@ -406,21 +406,25 @@ func (p *planner) recordJournal() error {
 			return err
 		}
 	}
-	var stray []gitstore.OID
+	var candidates []gitstore.OID
 	for m := range p.adopted {
-		if p.onJournal[m] {
-			continue
+		if !p.onJournal[m] {
+			candidates = append(candidates, m)
 		}
-		if p.local.main != "" {
-			ok, err := p.t.IsAncestor(p.ctx, m, p.local.main)
-			if err != nil {
-				return err
-			}
-			if ok {
-				continue
+	}
+	var stray []gitstore.OID
+	if p.local.main == "" {
+		stray = candidates
+	} else {
+		reached, err := reachedFrom(p.ctx, p.g, p.t, p.local.main, candidates)
+		if err != nil {
+			return err
+		}
+		for _, m := range candidates {
+			if !reached[m] {
+				stray = append(stray, m)
 			}
 		}
-		stray = append(stray, m)
 	}
 	sort.Slice(stray, func(i, j int) bool {
 		return p.adopted[stray[i]]+string(stray[i]) < p.adopted[stray[j]]+string(stray[j])
@@ -435,4 +439,65 @@ func (p *planner) recordJournal() error {
 		p.ups = append(p.ups, gitstore.RefUpdate{Name: store.JournalRef, Old: p.local.main, New: p.newMain})
 	}
 	return nil
+}
+
+// reachBudget is how many commits reachedFrom reads per question before it
+// leaves the rest to git: a git process costs about what reading a hundred
+// or two commits in process does.
+const reachBudget = 128
+
+// reachedFrom reports which of ids tip reaches (an id equal to tip counts),
+// what `git merge-base --is-ancestor ID TIP` answers for each: one walk of
+// tip's history in process, breadth first, of at most reachBudget commits
+// per id; when the walk ends before the history does, the ids it has not
+// met are asked of git, one process each, as all of them were.
+func reachedFrom(ctx context.Context, g gitstore.Store, t *gitstore.Transport, tip gitstore.OID, ids []gitstore.OID) (map[gitstore.OID]bool, error) {
+	reached := make(map[gitstore.OID]bool, len(ids))
+	if len(ids) == 0 {
+		return reached, nil
+	}
+	want := make(map[gitstore.OID]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	queue := []gitstore.OID{tip}
+	seen := map[gitstore.OID]bool{tip: true}
+	left := len(want)
+	complete := false // every commit tip reaches was read
+	for n := 0; left > 0 && n < reachBudget*len(ids); n++ {
+		if len(queue) == 0 {
+			complete = true
+			break
+		}
+		id := queue[0]
+		queue = queue[1:]
+		if want[id] {
+			reached[id] = true
+			left--
+		}
+		c, err := commitFields(g, id)
+		if err != nil {
+			break // git answers
+		}
+		for _, p := range c.Parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	if complete || left == 0 {
+		return reached, nil
+	}
+	for _, id := range ids {
+		if reached[id] {
+			continue
+		}
+		ok, err := t.IsAncestor(ctx, id, tip)
+		if err != nil {
+			return nil, err
+		}
+		reached[id] = ok
+	}
+	return reached, nil
 }
