@@ -19,14 +19,7 @@ import (
 // hideRefs or protocol rule.
 func TestListLocalSameAsGit(t *testing.T) {
 	ctx := context.Background()
-	_, tr := newTransport(t)
-	dir := filepath.Join(t.TempDir(), "r.git")
-	gitInit(t, dir, "--quiet", "--bare", "--initial-branch=main")
-	r, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	tr, dir, r := bareRemote(t, "--quiet", "--bare", "--initial-branch=main")
 	a := mkCommit(t, r, "a")
 	b := mkCommit(t, r, "b", a)
 	mustUpdate(t, r, RefUpdate{Name: "refs/heads/main", New: b}, RefUpdate{Name: "refs/heads/x", New: a},

@@ -17,14 +17,7 @@ import (
 // does.
 func TestReadLocalCommitSameAsCatFile(t *testing.T) {
 	ctx := context.Background()
-	_, tr := newTransport(t)
-	dir := filepath.Join(t.TempDir(), "r.git")
-	gitInit(t, dir, "--quiet", "--bare")
-	r, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	tr, dir, r := bareRemote(t, "--quiet", "--bare")
 	a := mkCommit(t, r, "a")
 	b := mkCommit(t, r, "b", a)
 	mustUpdate(t, r, RefUpdate{Name: "refs/heads/main", New: b}, RefUpdate{Name: "refs/heads/other", New: a})
@@ -112,14 +105,7 @@ func TestProbeCommitAtScratch(t *testing.T) {
 // branch and detached.
 func TestLsRemoteHeadSameAsTwoListings(t *testing.T) {
 	ctx := context.Background()
-	_, tr := newTransport(t)
-	dir := filepath.Join(t.TempDir(), "r.git")
-	gitInit(t, dir, "--quiet", "--bare", "--initial-branch=main")
-	r, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	tr, dir, r := bareRemote(t, "--quiet", "--bare", "--initial-branch=main")
 	a := mkCommit(t, r, "a")
 	mustUpdate(t, r, RefUpdate{Name: "refs/heads/main", New: a}, RefUpdate{Name: "refs/heads/x", New: a},
 		RefUpdate{Name: "refs/tags/readproof/runs/r1", New: a})
@@ -181,4 +167,20 @@ func TestRemoteFetchURLSameAsLsRemoteGetURL(t *testing.T) {
 	if u, err := tr.RemoteFetchURL(ctx, "env"); err != nil || u != "/srv/env.git" {
 		t.Fatalf("remote from the environment: %q, %v", u, err)
 	}
+}
+
+// bareRemote makes a repository with `git init ARGS` (a remote for the
+// transport tests), opens it (closed when the test ends) and returns it
+// with a transport to list it.
+func bareRemote(t *testing.T, args ...string) (*Transport, string, Store) {
+	t.Helper()
+	_, tr := newTransport(t)
+	dir := filepath.Join(t.TempDir(), "r.git")
+	gitInit(t, dir, args...)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return tr, dir, r
 }
