@@ -28,7 +28,9 @@ one() { # DIR LABEL
   (cd "$1" && go clean -testcache &&
     setsid -w sh -c 'echo $$ > "$0"; exec "$@"' "$work/pgid" \
       /usr/bin/time -o "$work/t" -f "$2 %e s wall, %U s user, %S s sys" go test ./... >"$work/$2.out" 2>&1) ||
-    { echo "$2: go test failed:" >&2; grep -v '^ok\|no test files' "$work/$2.out" | head -20 >&2; }
+    { kept=$(mktemp "${TMPDIR:-/tmp}/suite-$2-failed.XXXXXX.log") && cp "$work/$2.out" "$kept"
+      echo "$2: go test failed (whole log kept in $kept):" >&2
+      grep -v '^ok\|no test files' "$work/$2.out" | head -20 >&2; }
   kill -- "-$(cat "$work/pgid")" 2>/dev/null || true
   cat "$work/t"
 }
