@@ -69,6 +69,11 @@ func TestGitProcessesUpToDate(t *testing.T) {
 	b := newProject(t, map[string]string{"a": "alpha\n"})
 	addRemote(t, b, "origin", dir)
 	mustPull(t, b, "origin")
+	// b's journal root is a's only when both stores began in the same
+	// second; otherwise the pull merged the two journals. Sent back and
+	// taken by a, the merge leaves a, b and the remote on one main.
+	mustPush(t, b, "origin")
+	mustPull(t, a, "origin")
 
 	d := startDaemon(t, srv)
 	addRemote(t, a, "served", d.url("r.git"))
