@@ -460,32 +460,14 @@ func reachedFrom(ctx context.Context, g gitstore.Store, t *gitstore.Transport, t
 	for _, id := range ids {
 		want[id] = true
 	}
-	queue := []gitstore.OID{tip}
-	seen := map[gitstore.OID]bool{tip: true}
 	left := len(want)
-	complete := false // every commit tip reaches was read
-	for n := 0; left > 0 && n < reachBudget*len(ids); n++ {
-		if len(queue) == 0 {
-			complete = true
-			break
-		}
-		id := queue[0]
-		queue = queue[1:]
+	_, complete := walkHistory(g, tip, reachBudget*len(ids), func(id gitstore.OID) bool {
 		if want[id] {
 			reached[id] = true
 			left--
 		}
-		c, err := commitFields(g, id)
-		if err != nil {
-			break // git answers
-		}
-		for _, p := range c.Parents {
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
+		return left == 0
+	})
 	if complete || left == 0 {
 		return reached, nil
 	}

@@ -195,17 +195,30 @@ const nearAncestorBudget = 64
 // found so soon" (git merge-base answers then), never "not an ancestor"; a
 // commit that cannot be read ends the walk the same way.
 func nearAncestor(g gitstore.Store, a, b gitstore.OID, budget int) bool {
-	queue := []gitstore.OID{b}
-	seen := map[gitstore.OID]bool{b: true}
-	for n := 0; len(queue) > 0 && n < budget; n++ {
+	found, _ := walkHistory(g, b, budget, func(id gitstore.OID) bool { return id == a })
+	return found
+}
+
+// walkHistory reads tip's history breadth first, at most budget commits,
+// calling stop for each commit before it is read (tip first) until stop
+// returns true (found). complete reports that the whole history was read
+// without stop saying so; a commit that cannot be read ends the walk with
+// both false.
+func walkHistory(g gitstore.Store, tip gitstore.OID, budget int, stop func(gitstore.OID) bool) (found, complete bool) {
+	queue := []gitstore.OID{tip}
+	seen := map[gitstore.OID]bool{tip: true}
+	for n := 0; n < budget; n++ {
+		if len(queue) == 0 {
+			return false, true
+		}
 		id := queue[0]
 		queue = queue[1:]
-		if id == a {
-			return true
+		if stop(id) {
+			return true, false
 		}
 		c, err := commitFields(g, id)
 		if err != nil {
-			return false
+			return false, false
 		}
 		for _, p := range c.Parents {
 			if !seen[p] {
@@ -214,7 +227,7 @@ func nearAncestor(g gitstore.Store, a, b gitstore.OID, budget int) bool {
 			}
 		}
 	}
-	return false
+	return false, len(queue) == 0
 }
 
 // chainSpecs returns the refspecs of the chains under prefix that moved
