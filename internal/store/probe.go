@@ -284,7 +284,7 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 	}
 	if mid == "" {
 		if open, _ := s.ref(openRef(runID)); open != "" {
-			if kind, _, err := s.HalfDone(runID, open, ""); err == nil && kind == HalfDoneAbort {
+			if s.abortedTip(runID, open) {
 				return nil, hint.With(fmt.Errorf("run %s was aborted: %w", runID, ErrUnknownTarget), "open it again with: readproof run reopen "+runID)
 			}
 			return nil, hint.With(fmt.Errorf("run %s is still open: %w", runID, ErrUnknownTarget), "commit it first: readproof run commit "+runID)

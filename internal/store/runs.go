@@ -450,7 +450,7 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 		return committed, nil
 	}
 	if open != "" {
-		if kind, _, err := s.HalfDone(target, open, ""); err == nil && kind == HalfDoneAbort {
+		if s.abortedTip(target, open) {
 			return "", hint.With(fmt.Errorf("run %s was aborted: %w", target, ErrUnknownTarget), "open it again with: readproof run reopen "+target)
 		}
 		return "", hint.With(fmt.Errorf("run %s is still open: %w", target, ErrUnknownTarget), "commit it first: readproof run commit "+target)
@@ -594,7 +594,7 @@ func (s *Store) Runs() ([]RunInfo, error) {
 		if committed[id] {
 			continue
 		}
-		if kind, _, err := s.HalfDone(id, r.OID, ""); err == nil && kind == HalfDoneAbort {
+		if s.abortedTip(id, r.OID) {
 			continue
 		}
 		out = append(out, RunInfo{RunID: id, Open: true})

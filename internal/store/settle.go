@@ -53,6 +53,15 @@ func isReopenCommit(c gitstore.Commit, id string) bool {
 	return len(c.Parents) == 1 && c.Message == "reopen run "+id+"\n"
 }
 
+// abortedTip reports whether open, the open ref's tip of run id, is an
+// abort commit: a killed abort left the run aborted (HalfDoneAbort). One
+// commit read; readers that need only this ask it instead of HalfDone,
+// which may list the run's aborted refs.
+func (s *Store) abortedTip(id string, open gitstore.OID) bool {
+	c, err := s.git.Commit(open)
+	return err == nil && isAbortCommit(c, id)
+}
+
 // abortedErr refuses a run whose open ref is on an abort commit.
 func abortedErr(id string) error {
 	return hint.With(fmt.Errorf("run %s: %w (aborted)", id, ErrUnknownRun), "open it again with: readproof run reopen "+id)
