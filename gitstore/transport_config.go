@@ -208,15 +208,10 @@ func (t *Transport) RemoteInRepoConfigURL(name string) (string, bool) {
 	return simpleConfigURL(data, name)
 }
 
-// simpleConfigHasURL reports whether data, a config file made only of
-// simple lines (no quote outside a section header), sets remote.<name>.url to a non-empty value (and never to
-// an empty one or to no value); false for a file with any other line.
-func simpleConfigHasURL(data []byte, name string) bool {
-	_, ok := simpleConfigURL(data, name)
-	return ok
-}
-
-// simpleConfigURL is simpleConfigHasURL that also returns the first url.
+// simpleConfigURL reports whether data, a config file made only of simple
+// lines (no quote outside a section header), sets remote.<name>.url to a
+// non-empty value (and never to an empty one or to no value), and returns
+// the first; false for a file with any other line.
 func simpleConfigURL(data []byte, name string) (string, bool) {
 	if bytes.ContainsAny(data, "\r\\\x00") || bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
 		return "", false

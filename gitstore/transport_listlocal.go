@@ -117,7 +117,7 @@ func everyLooseListed(dir string, listed map[string]bool) bool {
 }
 
 // plainServingConfig reports whether data, a repository's config file,
-// holds only simple lines (as simpleConfigHasURL reads them) and no
+// holds only simple lines (as simpleConfigURL reads them) and no
 // section that changes what upload-pack advertises or how git reads the
 // repository: include, includeIf, extensions, uploadpack, transfer.
 func plainServingConfig(data []byte) bool {

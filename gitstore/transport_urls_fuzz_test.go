@@ -30,7 +30,7 @@ func FuzzRemoteConfigReaders(f *testing.F) {
 			_ = r.fetchURL()
 			_ = r.lastURL()
 		}
-		if simpleConfigHasURL(data, name) && !strings.Contains(strings.ToLower(string(data)), "url") {
+		if _, ok := simpleConfigURL(data, name); ok && !strings.Contains(strings.ToLower(string(data)), "url") {
 			t.Fatal("a url found in a file without one")
 		}
 		if u, ok := simpleConfigURL(data, name); ok && (u == "" || !strings.Contains(string(data), u)) {
