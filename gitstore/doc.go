@@ -8,7 +8,8 @@
 // lower-case hex strings (OID) and a small set of operations: write and read
 // objects, read refs, and update refs in one compare-and-swap transaction
 // (Update). Init creates a store, Open opens any SHA-1 git repository, and
-// testing.go offers NewTestStore and Fsck to other packages' tests.
+// testing.go offers NewTestStore, GitCommand and Fsck to other packages'
+// tests (they take gitstore.TB, not testing.TB: the binary links no testing).
 //
 // Reading: a Store serializes its own reads (one mutex per open repository).
 // ReadBlobs reads many blobs on several goroutines, each with an object

@@ -5,12 +5,24 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"testing"
 )
+
+// TB is the part of testing.TB the helpers below use (a *testing.T or
+// *testing.B satisfies it). It is declared here, not imported, so that
+// gitstore, and with it the readproof binary, does not link the testing
+// package, whose initialisation every readproof process would otherwise
+// pay (docs/startup.md; internal/layering's TestProductNotTesting).
+type TB interface {
+	Helper()
+	TempDir() string
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+	Skip(args ...any)
+}
 
 // NewTestStore creates a store in a fresh temporary directory for a test and
 // closes it when the test ends. Its path is NewTestStore(t).Path().
-func NewTestStore(t testing.TB) Store {
+func NewTestStore(t TB) Store {
 	t.Helper()
 	s, err := Init(filepath.Join(t.TempDir(), "store"))
 	if err != nil {
@@ -28,7 +40,7 @@ func NewTestStore(t testing.TB) Store {
 // one: a PATH walk and an open of /dev/null per command were 10,000 of the
 // gitstore test binary's logged file operations, each of which go test
 // then resolves again.
-func GitCommand(t testing.TB, gitDir string, args ...string) *exec.Cmd {
+func GitCommand(t TB, gitDir string, args ...string) *exec.Cmd {
 	t.Helper()
 	git, err := findGit()
 	if err != nil {
@@ -67,7 +79,7 @@ func gitEnv() []string {
 // path and fails the test with git's output unless it is clean (notices
 // such as an unborn HEAD are fine). It skips the test when git is not
 // installed.
-func Fsck(t testing.TB, path string) {
+func Fsck(t TB, path string) {
 	t.Helper()
 	gitDir, err := findGitDir(path)
 	if err != nil {

@@ -234,6 +234,26 @@ func TestNoHeavyDeps(t *testing.T) {
 	}
 }
 
+// TestProductNotTesting: the readproof binary does not link the testing
+// package (its initialisation and its flag and runtime/debug machinery would
+// be paid by every process). Helpers for other packages' tests that live in
+// a product package, as gitstore's NewTestStore, GitCommand and Fsck do,
+// take an interface of their own (gitstore.TB) instead of testing.TB.
+func TestProductNotTesting(t *testing.T) {
+	root, ok := listPackages(t)[mod]
+	if !ok {
+		t.Fatalf("go list did not report the root package %s", mod)
+	}
+	if len(root.deps) < 50 {
+		t.Fatalf("go list reports %d dependencies of the root package: the check below would prove nothing", len(root.deps))
+	}
+	for _, d := range root.deps {
+		if d == "testing" {
+			t.Errorf("the readproof binary links the testing package; find the importer with `go list -deps -f '{{.ImportPath}} {{join .Imports \" \"}}' . | grep -w testing` and give its helpers an interface of their own (as gitstore.TB)")
+		}
+	}
+}
+
 // TestRawWriterOnlyInShare: the store's raw repository (store.Git(), every
 // object and ref write) is handed to internal/share only; other packages use
 // store.Objects() (read-only) or the store's own operations. Tests may use
