@@ -11,6 +11,9 @@
 // filesystem ([MemoryScratch]). [CopyTree] copies a fixture directory
 // (a repository built once per test process) without a process;
 // [LookPathBinary] finds a program past version-manager shims.
+// [CopyLinkedExecutable], which Run calls, replaces the hard links of the
+// test binary that testscript.Main puts on PATH with copies, which start
+// faster (docs/startup.md, session 9).
 //
 // It imports the standard library only and is imported by tests only.
 package testproc

@@ -18,9 +18,12 @@ type TestingM interface{ Run() int }
 // When TMPDIR is unset, Run also points it, for the tests and every
 // process they start, at a fresh directory on a memory filesystem
 // (/dev/shm on Linux) and removes that directory afterwards; see
-// [MemoryScratch]. Set TMPDIR to keep the test files elsewhere.
+// [MemoryScratch]. Set TMPDIR to keep the test files elsewhere. And it
+// replaces the hard links of the test binary that testscript.Main puts on
+// PATH with copies ([CopyLinkedExecutable]).
 func Run(m TestingM) int {
 	supported := adoptOrphans() == nil
+	CopyLinkedExecutable()
 	if dir, ok := MemoryScratch(); ok {
 		os.Setenv("TMPDIR", dir)
 		defer func() {
