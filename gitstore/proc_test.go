@@ -401,6 +401,10 @@ func TestCrashDuringAppends(t *testing.T) {
 			}
 			total += wr.n
 		}
+		// The crash was long ago: the next round's writers find the ref
+		// locks the killed ones held stale at once (and break them, as
+		// lockFile does), not after GITSTORE_STALE of waiting each round.
+		ageLocks(t, s.Path(), time.Hour)
 		tip, err := s.Ref(ref)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
@@ -424,6 +428,25 @@ func TestCrashDuringAppends(t *testing.T) {
 	t.Logf("%d appends survived 6 rounds of SIGKILL", total)
 	git(t, s.Path(), "rev-list", "--objects", "--all")
 	Fsck(t, s.Path())
+}
+
+// ageLocks sets the modification time of every lock Update takes (a ref's
+// and packed-refs') back by age.
+func ageLocks(t *testing.T, gitDir string, age time.Duration) {
+	t.Helper()
+	old := time.Now().Add(-age)
+	var locks []string
+	filepath.WalkDir(filepath.Join(gitDir, "refs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
+			locks = append(locks, p)
+		}
+		return nil
+	})
+	for _, p := range append(locks, filepath.Join(gitDir, "packed-refs.lock")) {
+		if err := os.Chtimes(p, old, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
 }
 
 // checkNoEmptyRefs fails on any empty file under refs/ that is not a lock.
