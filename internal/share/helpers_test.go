@@ -534,6 +534,7 @@ func (p *killingProxy) serve(c net.Conn) {
 	buf := make([]byte, 32<<10)
 	var sent int64
 	for {
+		testproc.QuickAck(c) // the client is git: testproc.Front says why
 		n, err := c.Read(buf)
 		if n > 0 {
 			if _, werr := up.Write(buf[:n]); werr != nil {

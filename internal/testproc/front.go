@@ -106,7 +106,7 @@ func (f *Front) serve(c net.Conn) {
 func forward(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
-		quickAck(src)
+		QuickAck(src)
 		n, err := src.Read(buf)
 		if n > 0 {
 			if _, werr := dst.Write(buf[:n]); werr != nil {

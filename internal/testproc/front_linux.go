@@ -5,9 +5,11 @@ import (
 	"syscall"
 )
 
-// quickAck makes c acknowledge the next segment it receives at once
-// (Linux clears TCP_QUICKACK again on its own, so it is set per read).
-func quickAck(c net.Conn) {
+// QuickAck makes c acknowledge the next segment it receives at once
+// (Linux clears TCP_QUICKACK again on its own: call it before each read).
+// Front does so; a test's own proxy can too. It does nothing where
+// TCP_QUICKACK is not supported, or when c is not a TCP connection.
+func QuickAck(c net.Conn) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return
