@@ -31,6 +31,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// The git the code under test runs reads no system or user
+	// configuration, as the git of the tests (gitEnv) does not: set once
+	// here, not per test with t.Setenv (newTransport did), which kept every
+	// test that opens a Transport from running in parallel. A test about
+	// those files points GIT_CONFIG_GLOBAL elsewhere with t.Setenv.
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	os.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	code := testproc.Run(m)
 	removeTemplates()
 	os.Exit(code)
