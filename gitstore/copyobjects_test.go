@@ -11,6 +11,7 @@ import (
 // empty one (git builds the index); a source it does not copy (not on a
 // path, objects in an alternate, shallow) is declined with nothing written.
 func TestCopyLocalObjects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	remote := NewTestStore(t)
 	c := mkCommit(t, remote, "journal")

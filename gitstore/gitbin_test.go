@@ -63,6 +63,7 @@ func TestFindGitFollowsPATH(t *testing.T) {
 // TestTransportRunStdin: a command given no input reads the shared
 // /dev/null (end of file at once); one given input reads it.
 func TestTransportRunStdin(t *testing.T) {
+	t.Parallel()
 	_, tr := newTransport(t)
 	ctx := context.Background()
 	for i := 0; i < 2; i++ { // the second run reuses the open /dev/null

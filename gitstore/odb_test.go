@@ -115,6 +115,7 @@ func packKinds(t *testing.T, dir string) (deltas int) {
 // repacked store (offset deltas, deltas by id, index versions 1 and 2, long
 // chains) reads back exactly as git reads it.
 func TestPackedObjectsMatchGit(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		config [][2]string

@@ -31,6 +31,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// The git the code under test runs reads no system or user
+	// configuration, as the git of the tests (gitEnv) does not: set once
+	// here, not per test with t.Setenv (newTransport did), which kept every
+	// test that opens a Transport from running in parallel. A test about
+	// those files points GIT_CONFIG_GLOBAL elsewhere with t.Setenv.
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	os.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	code := testproc.Run(m)
 	removeTemplates()
 	os.Exit(code)
@@ -401,6 +408,10 @@ func TestCrashDuringAppends(t *testing.T) {
 			}
 			total += wr.n
 		}
+		// The crash was long ago: the next round's writers find the ref
+		// locks the killed ones held stale at once (and break them, as
+		// lockFile does), not after GITSTORE_STALE of waiting each round.
+		ageLocks(t, s.Path(), time.Hour)
 		tip, err := s.Ref(ref)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
@@ -424,6 +435,25 @@ func TestCrashDuringAppends(t *testing.T) {
 	t.Logf("%d appends survived 6 rounds of SIGKILL", total)
 	git(t, s.Path(), "rev-list", "--objects", "--all")
 	Fsck(t, s.Path())
+}
+
+// ageLocks sets the modification time of every lock Update takes (a ref's
+// and packed-refs') back by age.
+func ageLocks(t *testing.T, gitDir string, age time.Duration) {
+	t.Helper()
+	old := time.Now().Add(-age)
+	var locks []string
+	filepath.WalkDir(filepath.Join(gitDir, "refs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".lock") {
+			locks = append(locks, p)
+		}
+		return nil
+	})
+	for _, p := range append(locks, filepath.Join(gitDir, "packed-refs.lock")) {
+		if err := os.Chtimes(p, old, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
 }
 
 // checkNoEmptyRefs fails on any empty file under refs/ that is not a lock.

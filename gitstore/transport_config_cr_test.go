@@ -13,6 +13,7 @@ import (
 // the file is read, so git would fetch from another URL than the one
 // given). Other odd bytes are written as git writes them too.
 func TestAddRemoteQuotesCR(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, tr := newTransport(t)
 	urls := []string{"a\rb", "ab\r", "\rab", "/srv/r.git\r", "x\\", "a\bb", "a\fb", "\tx", "x\t", " ", "x\x7f", "a\vb", "x \t"}

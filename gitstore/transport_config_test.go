@@ -38,8 +38,9 @@ func addRemoteWithGit(ctx context.Context, t *Transport, name, url string, fetch
 // without refspecs, into a config file with or without a final newline, and
 // with the file's permissions kept.
 func TestAddRemoteSameBytes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	_, tr := newTransport(t) // sets GIT_CONFIG_GLOBAL for the git commands below
+	_, tr := newTransport(t)
 	specs := []string{"+refs/tags/readproof/runs/*:refs/readproof-remotes/o/runs/*", "+refs/heads/main*:refs/readproof-remotes/o/main*"}
 	urls := []string{"/srv/a.git", "git://127.0.0.1:9418/shared.git", "/srv/with space/a#b;c.git", " lead", "trail ",
 		`/srv/quote"back\slash`, "/srv/tab\there", "https://user:tok@example.invalid/r.git", "host:path/r.git"}

@@ -10,6 +10,7 @@ import (
 // place (localRepoPath says which URLs are); the commit read is the
 // remote's ref.
 func TestProbeCommitLocal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	remote := NewTestStore(t)
 	c := mkCommit(t, remote, "journal")

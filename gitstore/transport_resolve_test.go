@@ -16,6 +16,7 @@ import (
 // ref, a blob) it leaves to git, and ProbeCommitAt still answers as git
 // does.
 func TestReadLocalCommitSameAsCatFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tr, dir, r := bareRemote(t, "--quiet", "--bare")
 	a := mkCommit(t, r, "a")
@@ -104,6 +105,7 @@ func TestProbeCommitAtScratch(t *testing.T) {
 // RemoteHead reads, with HEAD on main, on another branch, on a missing
 // branch and detached.
 func TestLsRemoteHeadSameAsTwoListings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tr, dir, r := bareRemote(t, "--quiet", "--bare", "--initial-branch=main")
 	a := mkCommit(t, r, "a")

@@ -13,8 +13,10 @@ import (
 
 func newTransport(t *testing.T) (Store, *Transport) {
 	t.Helper()
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	// TestMain set these for the whole test process.
+	if os.Getenv("GIT_CONFIG_NOSYSTEM") != "1" || os.Getenv("GIT_CONFIG_GLOBAL") == "" {
+		t.Fatal("GIT_CONFIG_NOSYSTEM and GIT_CONFIG_GLOBAL are not set: run the tests through TestMain")
+	}
 	s := NewTestStore(t)
 	tr, err := NewTransport(s.Path(), TransportOptions{})
 	if err != nil {
@@ -24,6 +26,7 @@ func newTransport(t *testing.T) (Store, *Transport) {
 }
 
 func TestTransportRemotes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, tr := newTransport(t)
 	if list, err := tr.Remotes(ctx); err != nil || len(list) != 0 {
@@ -72,6 +75,7 @@ func TestTransportRemotes(t *testing.T) {
 // TestTransportPushAtomic: one refused ref refuses the whole push, and a
 // forced refspec is never sent.
 func TestTransportPushAtomic(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, tr := newTransport(t)
 	remote := filepath.Join(t.TempDir(), "r.git")
@@ -110,6 +114,7 @@ func TestTransportPushAtomic(t *testing.T) {
 }
 
 func TestTransportHistory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, tr := newTransport(t)
 	a := mkCommit(t, s, "a")

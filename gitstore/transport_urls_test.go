@@ -199,6 +199,7 @@ func TestRewriteURL(t *testing.T) {
 // rule's prefix, rules of one base split around others) give the URLs git
 // names, wherever the one git config settles them.
 func TestRemoteURLsRandomSameAsGit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, tr := newTransport(t)
 	dir := filepath.Join(t.TempDir(), "r.git")

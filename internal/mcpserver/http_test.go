@@ -85,6 +85,35 @@ func (p *project) token(t testing.TB, name string, args ...string) string {
 	return tok
 }
 
+// ageExpiry checks that token name expires about ttl from now (to the
+// second, as `mcp token add --expires` sets it), and moves that expiry back
+// by age: time passing, without waiting for it.
+func (p *project) ageExpiry(t testing.TB, name string, ttl, age time.Duration) {
+	t.Helper()
+	pol, err := policy.Load(p.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	err = mcpauth.Update(p.tokens(), keyloc.Forbidden(p.store, pol), func(f *mcpauth.File) error {
+		for i, e := range f.Tokens {
+			if e.Name != name {
+				continue
+			}
+			if e.ExpiresAt == nil || e.ExpiresAt.Before(now.Add(ttl-time.Minute)) || e.ExpiresAt.After(now.Add(ttl)) {
+				return fmt.Errorf("token %s expires at %v, want about %s after %v", name, e.ExpiresAt, ttl, now)
+			}
+			old := e.ExpiresAt.Add(-age)
+			f.Tokens[i].ExpiresAt = &old
+			return nil
+		}
+		return fmt.Errorf("no token %s", name)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 var listening = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`on (https?://127\.0\.0\.1:[0-9]+/)`) })
 
 // serveHTTP starts the server and waits until it listens. At cleanup it
@@ -410,14 +439,19 @@ func TestHTTPExpiredRevokedUnknown401(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
 	live := p.token(t, "live")
-	short := p.token(t, "short", "--expires", "1s")
+	short := p.token(t, "short", "--expires", "1h")
 	gone := p.token(t, "gone")
 	srv := p.serveHTTPIn(t)
 	if c := srv.post(t, gone, listTools); c != http.StatusOK {
 		t.Fatalf("gone before revocation: %d", c)
 	}
+	if c := srv.post(t, short, listTools); c != http.StatusOK {
+		t.Fatalf("short before it expired: %d", c)
+	}
 	p.cli(t, "mcp", "token", "revoke", "gone", "--tokens", p.tokens())
-	time.Sleep(1100 * time.Millisecond)
+	// The hour passes (the token was made with --expires 1s, and the test
+	// slept 1.1 s).
+	p.ageExpiry(t, "short", time.Hour, 2*time.Hour)
 	for name, tok := range map[string]string{"none": "", "unknown": "rpmcp_" + strings.Repeat("0", 64), "garbage": "x", "expired": short, "revoked": gone} {
 		if c := srv.post(t, tok, listTools); c != http.StatusUnauthorized {
 			t.Errorf("%s token: status %d, want 401", name, c)

@@ -415,38 +415,46 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// daemon is a git daemon serving base on 127.0.0.1.
+// daemon is a git daemon serving base on 127.0.0.1, reached through a
+// testproc.Front on port: each connection straight to git daemon waited
+// 40 ms for a delayed acknowledgement (testproc.Front says why).
 type daemon struct {
-	base string
-	port int
-	cmd  *exec.Cmd
-	done <-chan struct{}
+	base  string
+	port  int
+	cmd   *exec.Cmd
+	done  <-chan struct{}
+	front *testproc.Front
 }
 
 // startDaemon starts `git daemon --enable=receive-pack` on a free port in
-// its own process group and waits until it answers.
+// its own process group, and its front on another, and waits until the
+// daemon answers.
 func startDaemon(t testing.TB, base string) *daemon {
 	t.Helper()
 	needGit(t)
-	return startDaemonOn(t, base, freePort(t))
-}
-
-func startDaemonOn(t testing.TB, base string, port int) *daemon {
-	t.Helper()
+	inner := freePort(t)
 	cmd := gitstore.GitCommand(t, "", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
-		"--enable=receive-pack", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+		"--enable=receive-pack", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", inner), base)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
 	if err != nil {
-		t.Fatalf("git daemon on port %d: %v", port, err)
+		t.Fatalf("git daemon on port %d: %v", inner, err)
 	}
-	d := &daemon{base: base, port: port, cmd: cmd, done: done}
+	d := &daemon{base: base, cmd: cmd, done: done}
 	t.Cleanup(d.kill)
+	if d.front, err = testproc.StartFront("127.0.0.1:0", fmt.Sprintf("127.0.0.1:%d", inner)); err != nil {
+		t.Fatalf("front for git daemon: %v", err)
+	}
+	d.port = d.front.Port()
 	return d
 }
 
-// kill ends the daemon and every process it started (the whole group).
+// kill ends the daemon and every process it started (the whole group),
+// and its front: a client is refused from then on.
 func (d *daemon) kill() {
+	if d.front != nil {
+		d.front.Close()
+	}
 	if d.cmd.Process == nil {
 		return
 	}
@@ -526,6 +534,7 @@ func (p *killingProxy) serve(c net.Conn) {
 	buf := make([]byte, 32<<10)
 	var sent int64
 	for {
+		testproc.QuickAck(c) // the client is git: testproc.Front says why
 		n, err := c.Read(buf)
 		if n > 0 {
 			if _, werr := up.Write(buf[:n]); werr != nil {
