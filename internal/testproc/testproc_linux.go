@@ -1,6 +1,7 @@
 package testproc
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,4 +107,16 @@ func kill(ps []Proc) {
 		var ws syscall.WaitStatus
 		syscall.Wait4(p.PID, &ws, 0, nil) // only our own children can be waited for
 	}
+}
+
+// quickAck makes c's kernel ACK what arrives at once rather than after
+// the delayed-ACK timer (until it leaves quick-ACK mode on its own).
+func quickAck(c *net.TCPConn) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) {
+		syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
+	})
 }

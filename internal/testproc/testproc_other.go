@@ -2,7 +2,10 @@
 
 package testproc
 
-import "errors"
+import (
+	"errors"
+	"net"
+)
 
 var errUnsupported = errors.New("testproc: listing descendants is implemented for Linux only")
 
@@ -16,3 +19,6 @@ func kill([]Proc) {}
 const memoryDir = ""
 
 func memoryFS(string) bool { return false }
+
+// quickAck is a no-op outside Linux.
+func quickAck(*net.TCPConn) {}
