@@ -10,7 +10,9 @@
 // TMPDIR unset it also gives the tests a scratch directory on a memory
 // filesystem ([MemoryScratch]). [CopyTree] copies a fixture directory
 // (a repository built once per test process) without a process;
-// [LookPathBinary] finds a program past version-manager shims.
+// [LookPathBinary] finds a program past version-manager shims;
+// [AckProxy] forwards to a test's git daemon without git://'s 40 ms
+// delayed-ACK stalls.
 //
 // It imports the standard library only and is imported by tests only.
 package testproc
