@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -226,10 +228,16 @@ func TestConcurrentMountsIntoOneRun(t *testing.T) {
 	fsck(t, filepath.Join(dir, ".readproof"))
 }
 
+// killStaleAge is the stale-lock age of the processes of a kill test: a
+// lock a killed process left is taken over soon after. It can be short:
+// the kill tests run one readproof at a time, and readproof takes its
+// locks itself (no git child of a killed process holds one), so no live
+// process ever holds a lock this old.
+const killStaleAge = 100 * time.Millisecond
+
 // killProject sets up a kill test (skipped under -short): a project of n
 // documents, its store, and the environment for the processes killed, with
-// a short stale-lock age so a lock a killed process left is taken over at
-// once.
+// the stale-lock age killStaleAge.
 func killProject(t *testing.T, n int) (dir string, uris []string, store string, env []string) {
 	t.Helper()
 	requireGit(t)
@@ -238,13 +246,14 @@ func killProject(t *testing.T, n int) (dir string, uris []string, store string, 
 	}
 	dir, uris = project(t, n, 1024)
 	store = filepath.Join(dir, ".readproof")
-	env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE=300ms")
+	env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE="+killStaleAge.String())
 	return dir, uris, store, env
 }
 
 // killWithin starts readproof ARGS in dir with env, kills it after a random
-// wait of under maxMicros microseconds and reports whether the kill landed
-// (the process died of the signal rather than finishing first).
+// wait of under maxMicros microseconds unless it has ended by then, and
+// reports whether the kill landed (the process died of the signal rather
+// than finishing first).
 func killWithin(t testing.TB, dir string, env []string, rng *rand.Rand, maxMicros int, args ...string) bool {
 	t.Helper()
 	cmd := exec.Command("readproof", args...)
@@ -252,11 +261,61 @@ func killWithin(t testing.TB, dir string, env []string, rng *rand.Rand, maxMicro
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Duration(rng.IntN(maxMicros)) * time.Microsecond)
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	timer := time.NewTimer(time.Duration(rng.IntN(maxMicros)) * time.Microsecond)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		_ = cmd.Process.Kill()
+		<-exited
+	case <-exited: // finished first: nothing to wait for
+	}
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled()
+}
+
+// waitLocksStale returns once no lock file under store is younger than
+// age: the next process then takes over any lock a killed one left at
+// once. It returns at once when no lock was left.
+func waitLocksStale(t testing.TB, store string, age time.Duration) {
+	t.Helper()
+	for {
+		var youngest time.Time
+		err := filepath.WalkDir(store, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // removed while we walked
+				}
+				return err
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".lock") {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if fi.ModTime().After(youngest) {
+				youngest = fi.ModTime()
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait := time.Until(youngest.Add(age))
+		if youngest.IsZero() || wait <= 0 {
+			return
+		}
+		time.Sleep(wait)
+	}
 }
 
 // TestKilledWriters kills real processes at random moments during mount and
@@ -277,12 +336,11 @@ func TestKilledWriters(t *testing.T) {
 		case 1:
 			args = append([]string{"run", "mount", "open-run"}, uris[:10]...)
 		case 2:
+			// with env too: a lock an earlier writer left when killed is
+			// taken over after killStaleAge, not the default 10 s
 			id := fmt.Sprintf("c%d", round)
-			args = []string{"run", "start", id}
-			if _, _, err := rp(t, dir, args...); err != nil {
-				t.Fatal(err)
-			}
-			mustRP(t, dir, "run", "mount", id, uris[round%len(uris)])
+			rpWith(t, dir, env, "run", "start", id)
+			rpWith(t, dir, env, "run", "mount", id, uris[round%len(uris)])
 			args = []string{"run", "commit", id}
 		}
 		if killWithin(t, dir, env, rng, 40_000, args...) {
@@ -294,7 +352,7 @@ func TestKilledWriters(t *testing.T) {
 	if killed == 0 {
 		t.Fatal("no writer was killed mid-flight; the test proves nothing")
 	}
-	time.Sleep(350 * time.Millisecond) // let any lock left by a killed writer go stale
+	waitLocksStale(t, store, killStaleAge+50*time.Millisecond) // any lock a killed writer left is stale
 	fsck(t, store)
 	for _, r := range runs(t, dir) {
 		if !r.Open {

@@ -13,7 +13,8 @@
 // [LookPathBinary] finds a program past version-manager shims.
 // [CopyLinkedExecutable], which Run calls, replaces the hard links of the
 // test binary that testscript.Main puts on PATH with copies, which start
-// faster (docs/startup.md, session 9).
+// faster (docs/startup.md, session 9). [Front] forwards to a test's git
+// daemon without git://'s 40 ms delayed-ACK stalls.
 //
 // It imports the standard library only and is imported by tests only.
 package testproc
