@@ -51,11 +51,11 @@ fi
 # page cache as the linker left them, and the peer's file 6% slower than its
 # copy (docs/startup.md, session 9). Copying all three compares the tools,
 # not how their files came to be cached.
-fresh() { cp "$1" "$2" && chmod +x "$2"; }
-fresh "$work/readproof" "$work/readproof.copy" && mv "$work/readproof.copy" "$work/readproof"
-[ -z "${BASE:-}" ] || { fresh "$work/readproof-base" "$work/readproof-base.copy" && mv "$work/readproof-base.copy" "$work/readproof-base"; }
+recopy() { cp "$1" "$1.copy" && mv "$1.copy" "$1"; } # replaces FILE by a cp of it
+recopy "$work/readproof"
+[ -z "${BASE:-}" ] || recopy "$work/readproof-base"
 if [ -n "$peer" ]; then
-  fresh "$peer" "$work/readproof-peer"
+  cp "$peer" "$work/readproof-peer" && chmod +x "$work/readproof-peer"
   peer_src=$peer
   peer=$work/readproof-peer
 fi
