@@ -239,3 +239,55 @@ func TestKnownRemoteErrorsAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestOneConfigPerCommand: a push or a pull reads the remote's
+// configuration (every scope, with the insteadOf rules) with one `git
+// config` and answers every later question of the same command from it. A
+// push to a remote on this machine asked for the push URLs and, when the
+// remote's journal was new to the store, for the fetch URL to probe it: two
+// git config processes with one answer. The push of a store that has not
+// pulled the remote's journal is refused (pull first) after that probe; the
+// pull that follows, and a push with something to send, each run one.
+func TestOneConfigPerCommand(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "r.git")
+	git(t, "", "init", "--quiet", "--bare", "--initial-branch=main", dir)
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	a.run(t, "r1", "a")
+	addRemote(t, a, "origin", dir)
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"b": "beta\n"})
+	b.run(t, "r2", "b")
+	addRemote(t, b, "origin", dir)
+
+	logged := gitLog(t)
+	configs := func(cmds []string) int {
+		n := 0
+		for _, c := range cmds {
+			if strings.HasPrefix(c, "config ") {
+				n++
+			}
+		}
+		return n
+	}
+	_, err := Push(ctx, b.s, "origin", Options{})
+	cmds := logged()
+	if !errors.Is(err, ErrRejected) || !strings.Contains(hint.Of(err), "pull first") {
+		t.Fatalf("push of a store behind the remote: %v, want pull first", err)
+	}
+	if configs(cmds) != 1 || !strings.HasPrefix(cmds[0], "config --show-scope --null --get-regexp") {
+		t.Fatalf("refused push ran %q, want one git config", cmds)
+	}
+	if res := mustPull(t, b, "origin"); len(res.NewRuns) != 1 {
+		t.Fatalf("pull: %+v", res)
+	}
+	if cmds := logged(); configs(cmds) != 1 {
+		t.Fatalf("pull ran %q, want one git config", cmds)
+	}
+	if res := mustPush(t, b, "origin"); len(res.Runs) != 1 {
+		t.Fatalf("push: %+v", res)
+	}
+	if cmds := logged(); configs(cmds) != 1 {
+		t.Fatalf("push ran %q, want one git config", cmds)
+	}
+}
