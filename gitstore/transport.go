@@ -90,6 +90,28 @@ type Transport struct {
 	// listAt: where the configuration says a remote is listed
 	// (transport_urls.go)
 	listAt listTarget
+	// urls: each remote's configuration as one `git config` read it, kept
+	// once keepURLs is set (OneCommand) for the transport's life, so the
+	// fetch URL, the push URLs and the remote's existence are asked once
+	// (remoteURLsOnce)
+	urlsMu   sync.Mutex
+	keepURLs bool
+	urls     map[string]readURLs
+}
+
+// OneCommand says the transport serves one command (a push, a pull, a
+// clone): the configuration it reads of a remote (URLs, insteadOf rules,
+// whether the remote is configured) is read by one `git config` and kept
+// until the transport itself changes the configuration (AddRemote,
+// RemoveRemote, InitBare), instead of being read again by each question.
+// A configuration changed by another process meanwhile is not seen, as it
+// would not be by git commands already started; a transport kept across
+// commands must not be marked.
+func (t *Transport) OneCommand() *Transport {
+	t.urlsMu.Lock()
+	t.keepURLs = true
+	t.urlsMu.Unlock()
+	return t
 }
 
 // RemoteConfig is a remote named in a repository's configuration.
@@ -331,7 +353,7 @@ func (t *Transport) RemoteFetchURL(ctx context.Context, name string) (string, er
 	if err := CheckRemoteName(name); err != nil {
 		return "", err
 	}
-	switch r, answer := t.readRemoteURLs(ctx, name); answer {
+	switch r, answer := t.remoteURLsOnce(ctx, name); answer {
 	case urlsKnown:
 		return r.fetchURL(), nil
 	case urlsNone:
@@ -371,7 +393,7 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	if url == "" || strings.ContainsAny(url, "\n\x00") || strings.HasPrefix(url, "-") {
 		return "", fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
 	}
-	taken, rewrites, hides, err := t.remoteTaken(ctx, name)
+	taken, rewrites, hides, listed, err := t.remoteTaken(ctx, name)
 	if err != nil {
 		return "", fmt.Errorf("add remote %s: %w", name, err)
 	}
@@ -381,9 +403,13 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	// One git process asked; the section is written here, in the bytes `git
 	// remote add`, `git config --unset-all` and `git config --add` per
 	// refspec wrote (transport_config.go).
+	t.forgetURLs()
 	if err := t.appendConfig(remoteSection(name, url, fetch)); err != nil {
 		return "", fmt.Errorf("add remote %s: %w", name, err)
 	}
+	// A clone asks for the fetch URL next when a rule may rewrite it: the
+	// same output answers (seedURLs).
+	t.seedURLs(name, url, fetch, listed)
 	if rewrites {
 		return "", nil
 	}
@@ -406,6 +432,7 @@ func (t *Transport) RemoveRemote(ctx context.Context, name string) error {
 			return err
 		}
 	}
+	t.forgetURLs()
 	if _, err := t.run(ctx, false, "remote", "remove", "--", name); err != nil {
 		return fmt.Errorf("remove remote %s: %w", name, err)
 	}
@@ -812,7 +839,7 @@ func (t *Transport) pushTargets(ctx context.Context, name string) (urls []string
 	if err := CheckRemoteName(name); err != nil {
 		return nil, err, err, true
 	}
-	switch r, answer := t.readRemoteURLs(ctx, name); answer {
+	switch r, answer := t.remoteURLsOnce(ctx, name); answer {
 	case urlsKnown:
 		if !r.inRepo { // what get-url's exit 2 said; RemoteURL finds the url
 			return nil, fmt.Errorf("remote %s: %w", name, ErrNoRemote), nil, true

@@ -29,20 +29,24 @@ import (
 // reports whether there is any, which is when git may fetch from another
 // URL than the one configured; and hides whether a key that leaves a
 // listing to git is set (listingKeys: hideRefs, protocol rules).
-func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrites, hides bool, err error) {
+//
+// out is git's output (nil when no key matched): the pushInsteadOf rules
+// are listed too, so that with the section AddRemote appends it is what
+// readRemoteURLs would read next (seedURLs).
+func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrites, hides bool, out []byte, err error) {
 	for _, legacy := range []string{"remotes", "branches"} {
 		if _, err := os.Stat(filepath.Join(t.dir, legacy, name)); err == nil {
-			return true, false, false, nil
+			return true, false, false, nil, nil
 		}
 	}
 	// remote.<name>.<key>: a subsection "<name>.x" is another remote
-	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.insteadof|` + listingKeys + `)$`
-	out, err := t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
+	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof)|` + listingKeys + `)$`
+	out, err = t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
 	if exitCode(err) == 1 { // no key matches
-		return false, false, false, nil
+		return false, false, false, nil, nil
 	}
 	if err != nil {
-		return false, false, false, err
+		return false, false, false, nil, err
 	}
 	urlKey := "remote." + name + ".url"
 	// records: scope NUL key [LF value] NUL
@@ -66,7 +70,49 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrit
 			taken = true
 		}
 	}
-	return taken, rewrites, hides, nil
+	return taken, rewrites, hides, out, nil
+}
+
+// seedURLs keeps, for remoteURLsOnce (OneCommand), what readRemoteURLs would read of
+// remote name right after AddRemote appended its section to the
+// repository's config file: out, remoteTaken's output (the same keys, in
+// the same order), followed by the new section's keys in the local scope.
+// git lists them after the local keys remoteTaken saw and before those of
+// the worktree and command scopes; parseRemoteURLs reads order only among
+// urls, among pushurls and among rules, and the section adds no pushurl
+// or rule and the remote's only url (any other url, in any scope, made the
+// name taken), so where its keys sit changes nothing it reads. Nothing is
+// kept when GIT_CONFIG is set (readRemoteURLs leaves that to git).
+func (t *Transport) seedURLs(name, url string, fetch []string, out []byte) {
+	if os.Getenv("GIT_CONFIG") != "" {
+		return
+	}
+	t.urlsMu.Lock()
+	keep := t.keepURLs
+	t.urlsMu.Unlock()
+	if !keep {
+		return
+	}
+	all := append([]byte(nil), out...)
+	add := func(key, value string) {
+		all = append(all, "local\x00remote."+name+"."+key+"\n"+value+"\x00"...)
+	}
+	add("url", url)
+	add("tagopt", "--no-tags")
+	for _, spec := range fetch {
+		add("fetch", spec)
+	}
+	r, answer := parseRemoteURLs(all, name)
+	c := readURLs{r: r, answer: answer, set: true}
+	if answer == urlsKnown && !r.gitLists {
+		c.listAt = listTarget{name: name, url: r.fetchURL()}
+	}
+	t.urlsMu.Lock()
+	if t.urls == nil {
+		t.urls = map[string]readURLs{}
+	}
+	t.urls[name] = c
+	t.urlsMu.Unlock()
 }
 
 // remoteSection is the text `git remote add --no-tags NAME URL`, `git config

@@ -155,6 +155,7 @@ func (t *Transport) InitBare(ctx context.Context, create bool, config [][2]strin
 			return fmt.Errorf("create a bare repository: %w", err)
 		}
 	}
+	t.forgetURLs()
 	for _, kv := range config {
 		if _, err := t.run(ctx, false, "config", "--", kv[0], kv[1]); err != nil {
 			return fmt.Errorf("set %s: %w", kv[0], err)

@@ -67,26 +67,80 @@ const (
 // git process. It answers urlsAskGit when the rules above do not settle
 // the answer (or git failed): the caller then asks git as before.
 func (t *Transport) readRemoteURLs(ctx context.Context, name string) (remoteURLs, urlAnswer) {
+	c := t.readURLsOf(ctx, name)
+	if c.set {
+		t.listAt = c.listAt
+	}
+	return c.r, c.answer
+}
+
+// readURLs is one remote's answer of readRemoteURLs; set says whether the
+// read tells where the remote is listed (listAt, what it sets t.listAt
+// to): it does when git was asked.
+type readURLs struct {
+	r      remoteURLs
+	answer urlAnswer
+	set    bool
+	listAt listTarget
+}
+
+// readURLsOf is readRemoteURLs without changing the transport.
+func (t *Transport) readURLsOf(ctx context.Context, name string) readURLs {
 	if os.Getenv("GIT_CONFIG") != "" {
 		// `git config` alone reads that file instead of the configuration
-		return remoteURLs{}, urlsAskGit
+		return readURLs{answer: urlsAskGit}
 	}
 	for _, legacy := range []string{"remotes", "branches"} {
 		if _, err := os.Lstat(filepath.Join(t.dir, legacy, name)); !errors.Is(err, fs.ErrNotExist) {
-			return remoteURLs{}, urlsAskGit
+			return readURLs{answer: urlsAskGit}
 		}
 	}
 	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof)|` + listingKeys + `)$`
 	out, err := t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
 	if err != nil && exitCode(err) != 1 { // 1: no key matched
-		return remoteURLs{}, urlsAskGit
+		return readURLs{answer: urlsAskGit}
 	}
 	r, answer := parseRemoteURLs(out, name)
-	t.listAt = listTarget{}
+	c := readURLs{r: r, answer: answer, set: true}
 	if answer == urlsKnown && !r.gitLists {
-		t.listAt = listTarget{name: name, url: r.fetchURL()}
+		c.listAt = listTarget{name: name, url: r.fetchURL()}
 	}
-	return r, answer
+	return c
+}
+
+// remoteURLsOnce is readRemoteURLs asked once per remote for the
+// transport's life when it serves one command (OneCommand): a push asked for the push URLs
+// (PushTargets) and then for the fetch URL to probe the remote's journal
+// (RemoteFetchURL), each a `git config` that reads every scope again. The
+// one output answers every later question as it answered the first
+// (nothing between two questions of one command changes the
+// configuration but the transport's own writes, which forget it:
+// forgetURLs). A read that a cancelled context cut short is not kept.
+func (t *Transport) remoteURLsOnce(ctx context.Context, name string) (remoteURLs, urlAnswer) {
+	t.urlsMu.Lock()
+	defer t.urlsMu.Unlock()
+	c, ok := t.urls[name]
+	if !ok {
+		c = t.readURLsOf(ctx, name)
+		if t.keepURLs && ctx.Err() == nil {
+			if t.urls == nil {
+				t.urls = map[string]readURLs{}
+			}
+			t.urls[name] = c
+		}
+	}
+	if c.set {
+		t.listAt = c.listAt
+	}
+	return c.r, c.answer
+}
+
+// forgetURLs drops what remoteURLsOnce read: the transport is about to
+// change the configuration.
+func (t *Transport) forgetURLs() {
+	t.urlsMu.Lock()
+	t.urls = nil
+	t.urlsMu.Unlock()
 }
 
 // listingKeys are the keys (a regexp of them, as `git config` prints them)

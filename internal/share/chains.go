@@ -229,7 +229,7 @@ func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transp
 	if oldTip != "" {
 		exclude = []gitstore.OID{oldTip}
 	}
-	commits, err := t.RevList(ctx, []gitstore.OID{tip}, exclude)
+	commits, err := revList(ctx, g, t, tip, exclude)
 	if err != nil {
 		return []string{fmt.Sprintf("verdicts of run %s: %v", run, err)}
 	}

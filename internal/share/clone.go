@@ -282,13 +282,14 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		journalKept = journalConflicts(records, local.runs, local.named(), local.conflicts)
 		// A manifest a `record run` commit records is reachable from main.
 		// Whether another one named by a ref is (by some other path) is
-		// git's answer, asked only when there is one.
+		// the history's answer (revList: read in-process when short, else
+		// git's), asked only when there is one.
 		for _, r := range records {
 			onJournal[gitstore.OID(r.Manifest)] = true
 		}
 		for m := range name {
 			if !onJournal[m] {
-				commits, err := t.RevList(ctx, []gitstore.OID{local.main}, nil)
+				commits, err := revList(ctx, g, t, local.main, nil)
 				if err != nil {
 					return nil, err
 				}

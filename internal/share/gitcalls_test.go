@@ -239,3 +239,130 @@ func TestKnownRemoteErrorsAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestOneConfigPerCommand: a push or a pull reads the remote's
+// configuration (every scope, with the insteadOf rules) with one `git
+// config` and answers every later question of the same command from it. A
+// push to a remote on this machine asked for the push URLs and, when the
+// remote's journal was new to the store, for the fetch URL to probe it: two
+// git config processes with one answer. The push of a store that has not
+// pulled the remote's journal is refused (pull first) after that probe; the
+// pull that follows, and a push with something to send, each run one.
+func TestOneConfigPerCommand(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "r.git")
+	git(t, "", "init", "--quiet", "--bare", "--initial-branch=main", dir)
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	a.run(t, "r1", "a")
+	addRemote(t, a, "origin", dir)
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"b": "beta\n"})
+	b.run(t, "r2", "b")
+	addRemote(t, b, "origin", dir)
+
+	logged := gitLog(t)
+	configs := func(cmds []string) int {
+		n := 0
+		for _, c := range cmds {
+			if strings.HasPrefix(c, "config ") {
+				n++
+			}
+		}
+		return n
+	}
+	_, err := Push(ctx, b.s, "origin", Options{})
+	cmds := logged()
+	if !errors.Is(err, ErrRejected) || !strings.Contains(hint.Of(err), "pull first") {
+		t.Fatalf("push of a store behind the remote: %v, want pull first", err)
+	}
+	if configs(cmds) != 1 || !strings.HasPrefix(cmds[0], "config --show-scope --null --get-regexp") {
+		t.Fatalf("refused push ran %q, want one git config", cmds)
+	}
+	if res := mustPull(t, b, "origin"); len(res.NewRuns) != 1 {
+		t.Fatalf("pull: %+v", res)
+	}
+	if cmds := logged(); configs(cmds) != 1 {
+		t.Fatalf("pull ran %q, want one git config", cmds)
+	}
+	if res := mustPush(t, b, "origin"); len(res.Runs) != 1 {
+		t.Fatalf("push: %+v", res)
+	}
+	if cmds := logged(); configs(cmds) != 1 {
+		t.Fatalf("push ran %q, want one git config", cmds)
+	}
+}
+
+// TestPushAsksHeadOnlyAfterCreate: after a push, a remote whose listing
+// showed no HEAD (here HEAD names trunk, which the remote lacks) is asked
+// for its HEAD again only when the push created a ref (a refspec names a
+// ref the listing lacked): only such a ref can be the branch an unborn
+// HEAD names, which the listing cannot say. A push that fast-forwards refs
+// the remote had leaves the listing's answer standing, and asks nothing.
+func TestPushAsksHeadOnlyAfterCreate(t *testing.T) {
+	ctx := context.Background()
+	srv := t.TempDir()
+	git(t, "", "init", "--quiet", "--bare", "--initial-branch=trunk", filepath.Join(srv, "r.git"))
+	d := startDaemon(t, srv)
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	a.run(t, "r1", "a")
+	addRemote(t, a, "served", d.url("r.git"))
+
+	logged := gitLog(t)
+	pr := mustPush(t, a, "served")
+	cmds := logged()
+	if len(cmds) != 4 || !strings.HasPrefix(cmds[0], "ls-remote --symref") || !strings.HasPrefix(cmds[1], "config ") ||
+		!strings.Contains(cmds[2], " push --atomic") || !strings.HasPrefix(cmds[3], "ls-remote --symref") || !strings.HasSuffix(cmds[3], " HEAD") {
+		t.Fatalf("first push ran %q, want the listing, the URL, the push and HEAD asked again", cmds)
+	}
+	if len(pr.Warnings) != 1 || !strings.Contains(pr.Warnings[0], "HEAD names a branch it does not have") {
+		t.Fatalf("first push: warnings %q", pr.Warnings)
+	}
+
+	// the plan of the next push: a new run creates its run ref; with the
+	// run already on the remote, only main moves, and nothing is created
+	a.run(t, "r2", "a")
+	tr, err := Options{}.transport(a.s.Git())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _, err := tr.LsRemoteHead(ctx, "served")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(runOnRemote bool) *pusher {
+		p := &pusher{ctx: ctx, g: a.s.Git(), t: tr, rem: stateFromRefs(listed), res: &PushResult{}}
+		if p.local, err = readState(p.g, localPrefixes()); err != nil {
+			t.Fatal(err)
+		}
+		if p.tagConflicts, err = readTagConflicts(p.g); err != nil {
+			t.Fatal(err)
+		}
+		if runOnRemote {
+			p.rem.runs["r2"] = p.local.runs["r2"]
+		}
+		immutable := p.runSpecs()
+		moving, err := p.movingSpecs()
+		if err != nil || len(p.behind) > 0 || len(immutable)+len(moving) == 0 {
+			t.Fatalf("plan: %q %q, behind %q, %v", immutable, moving, p.behind, err)
+		}
+		return p
+	}
+	if !plan(false).creates {
+		t.Fatal("a push of a new run does not create a ref")
+	}
+	if p := plan(true); p.creates {
+		t.Fatal("a push that moves main alone creates a ref")
+	}
+	logged()
+	if w := warnHead(ctx, tr, "served", true, "", false); len(w) != 1 || !strings.Contains(w[0], "a branch it does not have") {
+		t.Fatalf("warning after a push that created nothing: %q", w)
+	}
+	if cmds := logged(); len(cmds) != 0 {
+		t.Fatalf("HEAD asked again after a push that created nothing: %q", cmds)
+	}
+	// and a push that creates one asks again
+	mustPush(t, a, "served")
+	if cmds := logged(); len(cmds) != 4 || !strings.HasSuffix(cmds[3], " HEAD") {
+		t.Fatalf("push of a new run ran %q, want HEAD asked again", cmds)
+	}
+}

@@ -202,8 +202,13 @@ func truncateLine(s string) string {
 // listed is what HEAD named in the listing made before the push: a ref
 // there needs no second question (a push moves no HEAD and deletes no
 // branch), nor does anything when nothing was pushed (the listing is the
-// remote as it is); only "none listed" after a push is asked again, since
-// HEAD may name main only now that the push created it.
+// remote as it is). Only "none listed" after a push that created a ref
+// (pushed: a refspec named a ref the listing lacked) is asked again: HEAD may
+// name a branch that only the push created (main, on the first push to an
+// empty repository), and the listing cannot say which branch an unborn
+// HEAD names (git ls-remote prints no unborn HEAD). A push that only moved
+// refs the listing had left an unborn HEAD unborn: its answer would be the
+// listing's. A detached HEAD is listed as none too, and asked again.
 func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain bool, listed string, pushed bool) []string {
 	if !hasMain || listed == store.JournalRef {
 		return []string{}

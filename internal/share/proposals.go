@@ -261,7 +261,7 @@ func checkIncomingTagMerges(ctx context.Context, g gitstore.Store, t *gitstore.T
 	if in.Old != "" {
 		exclude = []gitstore.OID{in.Old}
 	}
-	commits, err := t.RevList(ctx, []gitstore.OID{in.New}, exclude)
+	commits, err := revList(ctx, g, t, in.New, exclude)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -283,7 +283,7 @@ func (p *planner) planProposalMerges(u identity.URI, tag string, l, r gitstore.O
 	if l == "" {
 		return nil, nil // no local value to keep: taken as the remote holds it, as clone does
 	}
-	commits, err := p.t.RevList(p.ctx, []gitstore.OID{r}, []gitstore.OID{l})
+	commits, err := revList(p.ctx, p.g, p.t, r, []gitstore.OID{l})
 	if err != nil {
 		return nil, err
 	}

@@ -61,8 +61,14 @@ func (o Options) say(format string, args ...any) {
 	}
 }
 
+// transport is the transport of one command: the remote's configuration
+// is read once (gitstore.Transport.OneCommand).
 func (o Options) transport(g gitstore.Store) (*gitstore.Transport, error) {
-	return gitstore.NewTransport(g.Path(), gitstore.TransportOptions{Progress: o.Progress, Interactive: o.Interactive})
+	t, err := gitstore.NewTransport(g.Path(), gitstore.TransportOptions{Progress: o.Progress, Interactive: o.Interactive})
+	if err != nil {
+		return nil, err
+	}
+	return t.OneCommand(), nil
 }
 
 // RunRef names a committed run.

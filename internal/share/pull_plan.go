@@ -365,7 +365,7 @@ func (p *planner) journal() error {
 	if p.local.main != "" {
 		exclude = []gitstore.OID{p.local.main}
 	}
-	commits, err := p.t.RevList(p.ctx, []gitstore.OID{r}, exclude)
+	commits, err := revList(p.ctx, p.g, p.t, r, exclude)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 	if err := send(ctx, t, rem, remote, immutable, moving, opts); err != nil {
 		return nil, err
 	}
-	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "", rem.head, true)...)
+	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "", rem.head, p.creates)...)
 	return res, nil
 }
 
@@ -84,6 +84,12 @@ type pusher struct {
 	tagConflicts map[string]gitstore.OID
 	res          *PushResult
 	behind       []string
+	// creates: a refspec names a ref the remote's listing lacked (the push
+	// creates it, since an atomic push that succeeds sets every ref it
+	// names); only such a push can give an unborn HEAD its branch
+	// (warnHead). git's porcelain output would say so only without
+	// --quiet: a quiet push prints ref statuses on failure alone.
+	creates bool
 }
 
 // runSpecs returns the refspecs of the run refs the remote lacks: a glob
@@ -100,6 +106,7 @@ func (p *pusher) runSpecs() []string {
 		switch {
 		case l == r:
 		case r == "":
+			p.creates = true
 			newRuns = append(newRuns, string(l)+":"+store.RunsPrefix+id)
 			p.res.Runs = append(p.res.Runs, RunRef{RunID: id, Manifest: string(l)})
 		default:
@@ -161,6 +168,7 @@ func (p *pusher) movingSpecs() ([]string, error) {
 		default:
 			moving = append(moving, string(l)+":"+store.JournalRef)
 			p.res.Refs++
+			p.creates = p.creates || r == ""
 		}
 	}
 	return moving, nil
@@ -247,6 +255,7 @@ func (p *pusher) chainSpecs(prefix string, localRefs, remoteRefs map[string]gits
 			p.behind = append(p.behind, prefix+key)
 			continue
 		}
+		p.creates = p.creates || r == ""
 		specs = append(specs, string(l)+":"+prefix+key)
 	}
 	return specs, nil
@@ -274,6 +283,7 @@ func (p *pusher) tagSpecs() (specs []string, skipped bool, err error) {
 			p.behind = append(p.behind, store.TagsPrefix+key)
 			continue
 		}
+		p.creates = p.creates || r == ""
 		specs = append(specs, string(l)+":"+store.TagsPrefix+key)
 	}
 	return specs, skipped, nil

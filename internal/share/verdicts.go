@@ -40,7 +40,7 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 		if old != "" {
 			exclude = []gitstore.OID{old}
 		}
-		commits, err := t.RevList(ctx, []gitstore.OID{tip}, exclude)
+		commits, err := revList(ctx, g, t, tip, exclude)
 		if err != nil {
 			return nil, fmt.Errorf("verdicts of run %s: %w", run, err)
 		}
