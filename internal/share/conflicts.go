@@ -268,21 +268,6 @@ func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (
 		return nil, hint.With(fmt.Errorf("rename run %s to %s: %w (manifest %s)", oldID, newID, ErrRunExists, n), "choose another new id")
 	}
 	out := &Rename{From: oldID, To: newID, Manifest: string(src)}
-	var ups []gitstore.RefUpdate
-	if n == "" {
-		ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + newID, New: src})
-	}
-	switch {
-	case fromConflict:
-		ups = append(ups, gitstore.RefUpdate{Name: conflictRunRef(oldID, src), Old: src})
-	case len(others) == 1:
-		ups = append(ups,
-			gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l, New: others[0]},
-			gitstore.RefUpdate{Name: conflictRunRef(oldID, others[0]), Old: others[0]})
-		out.Promoted = string(others[0])
-	default:
-		ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l})
-	}
 	// The journal records the rename, so an auditor (and verify) can tell a
 	// renamed run from a manifest copied under another name.
 	tip, err := g.Ref(store.JournalRef)
@@ -303,9 +288,48 @@ func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	ups = append(ups, gitstore.RefUpdate{Name: store.JournalRef, Old: tip, New: j})
+	ups := renameUpdates(oldID, newID, src, l, n, fromConflict, others, tip, j)
+	if !fromConflict && len(others) == 1 {
+		out.Promoted = string(others[0])
+	}
 	if err := g.Update(ups...); err != nil {
 		return nil, hint.With(fmt.Errorf("rename run %s to %s: %w", oldID, newID, err), "another process changed the store meanwhile; run the rename again")
 	}
 	return out, nil
+}
+
+// renameUpdates lists the ref updates of a rename of manifest src from run
+// oldID to newID, in the order they are published (gitstore renames refs in
+// the order given, and a process killed among them leaves a prefix done):
+//
+//  1. the journal moves to j, the commit that records the rename: verify
+//     accepts a run ref naming a manifest that records another run id only
+//     through that record, so the record comes before the ref it makes valid
+//     (killed here, the rename is recorded and not done: the old name still
+//     names the manifest, which verify accepts, and the rename run again
+//     completes it);
+//  2. the new run ref (unless it already names src);
+//  3. then what the new name replaces: the old run ref moves to the one
+//     conflicting manifest waiting under oldID (before that manifest's
+//     conflict ref goes, so it always has a name) or is deleted, or, for a
+//     conflicting manifest, its conflict ref is deleted.
+//
+// l is the old run ref's value, n the new one's ("" when absent) and tip the
+// journal's.
+func renameUpdates(oldID, newID string, src, l, n gitstore.OID, fromConflict bool, others []gitstore.OID, tip, j gitstore.OID) []gitstore.RefUpdate {
+	ups := []gitstore.RefUpdate{{Name: store.JournalRef, Old: tip, New: j}}
+	if n == "" {
+		ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + newID, New: src})
+	}
+	switch {
+	case fromConflict:
+		ups = append(ups, gitstore.RefUpdate{Name: conflictRunRef(oldID, src), Old: src})
+	case len(others) == 1:
+		ups = append(ups,
+			gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l, New: others[0]},
+			gitstore.RefUpdate{Name: conflictRunRef(oldID, others[0]), Old: others[0]})
+	default:
+		ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l})
+	}
+	return ups
 }
