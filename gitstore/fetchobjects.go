@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // FetchObjects fetches from remote everything reachable from the given
@@ -70,12 +71,30 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	return nil
 }
 
+// fetchViewPrefix names the scratch directories of fetchView, made inside
+// the store's git directory.
+const fetchViewPrefix = "readproof-fetch-"
+
+// sweepFetchView removes the fetch view at path, last modified at mod,
+// when the process that made it is gone (a pull killed while fetching):
+// nobody holds its flock. It reports whether it removed it.
+func sweepFetchView(path string, mod time.Time) bool {
+	release, ok := viewAbandoned(path, mod)
+	if !ok {
+		return false
+	}
+	defer release()
+	return os.RemoveAll(path) == nil
+}
+
 // fetchView lays out a scratch git directory that is the store seen with
 // its branches (refs/heads/) as its only refs: HEAD, refs/, a packed-refs
 // of the branches, and a config that includes the store's own (remotes,
 // URL rules, fsck settings). Git is given the store's object directory
 // (GIT_OBJECT_DIRECTORY), so what a fetch there writes is written into the
 // store, as a fetch in the store would write it; no ref is written there.
+// The directory is readproof-fetch-* inside the store, flocked while in
+// use; one a killed process left is removed by the next write's sweep.
 func (t *Transport) fetchView() (*Transport, func(), error) {
 	dir, err := filepath.Abs(t.dir)
 	if err != nil {
@@ -87,11 +106,22 @@ func (t *Transport) fetchView() (*Transport, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tmp, err := os.MkdirTemp("", "readproof-fetch-")
+	// Inside the store, not in $TMPDIR: a pull killed while the view
+	// exists leaves it where the next write's sweep (sweepStale) finds it,
+	// and the flock held on it says whether its owner is alive.
+	tmp, err := os.MkdirTemp(dir, fetchViewPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup := func() { os.RemoveAll(tmp) }
+	release, err := holdView(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	cleanup := func() {
+		os.RemoveAll(tmp)
+		release()
+	}
 	var packed strings.Builder
 	packed.WriteString("# pack-refs with: sorted \n")
 	for _, r := range heads {
