@@ -75,7 +75,37 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 // the store's git directory.
 const fetchViewPrefix = "readproof-fetch-"
 
-// sweepFetchView removes the fetch view at path, last modified at mod,
+// probePrefix names the scratch repositories of ProbeCommitAt, made
+// inside the store's git directory like the fetch views.
+const probePrefix = "readproof-probe-"
+
+// isScratch reports whether name, an entry at the top of a store, is a
+// scratch directory of a fetch view or a probe.
+func isScratch(name string) bool {
+	return strings.HasPrefix(name, fetchViewPrefix) || strings.HasPrefix(name, probePrefix)
+}
+
+// makeScratch makes a private scratch directory prefix* inside the git
+// directory gitDir, not in $TMPDIR: a process killed while it exists
+// leaves it where the next write's sweep (sweepStale) finds it, and the
+// flock held on it (holdView) until cleanup says whether its owner lives.
+func makeScratch(gitDir, prefix string) (dir string, cleanup func(), err error) {
+	dir, err = os.MkdirTemp(gitDir, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	release, err := holdView(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, func() {
+		os.RemoveAll(dir)
+		release()
+	}, nil
+}
+
+// sweepFetchView removes the fetch view (or probe) at path, last modified at mod,
 // when the process that made it is gone (a pull killed while fetching):
 // nobody holds its flock. It reports whether it removed it.
 func sweepFetchView(path string, mod time.Time) bool {
@@ -106,21 +136,9 @@ func (t *Transport) fetchView() (*Transport, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// Inside the store, not in $TMPDIR: a pull killed while the view
-	// exists leaves it where the next write's sweep (sweepStale) finds it,
-	// and the flock held on it says whether its owner is alive.
-	tmp, err := os.MkdirTemp(dir, fetchViewPrefix)
+	tmp, cleanup, err := makeScratch(dir, fetchViewPrefix)
 	if err != nil {
 		return nil, nil, err
-	}
-	release, err := holdView(tmp)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, nil, err
-	}
-	cleanup := func() {
-		os.RemoveAll(tmp)
-		release()
 	}
 	var packed strings.Builder
 	packed.WriteString("# pack-refs with: sorted \n")

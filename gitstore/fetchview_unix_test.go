@@ -51,8 +51,14 @@ func TestKilledFetchViewIsSwept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// a probe's scratch repository a killed pull left (nobody holds its
+	// flock) goes the same way
+	probe := filepath.Join(s.Path(), probePrefix+"left")
+	if err := os.MkdirAll(filepath.Join(probe, "objects"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	old := time.Now().Add(-time.Hour)
-	for _, d := range []string{killed, live.dir} {
+	for _, d := range []string{killed, live.dir, probe} {
 		if err := os.Chtimes(d, old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -70,6 +76,9 @@ func TestKilledFetchViewIsSwept(t *testing.T) {
 	}
 	if exists(killed) {
 		t.Errorf("the killed pull's fetch view %s survived the next write's sweep", killed)
+	}
+	if exists(probe) {
+		t.Errorf("the killed pull's probe repository %s survived the next write's sweep", probe)
 	}
 	if !exists(live.dir) {
 		t.Fatalf("the sweep removed the fetch view %s of a live process", live.dir)
