@@ -105,16 +105,44 @@ type copySource struct {
 	packs     []*packFile
 	loose     []plumbing.Hash
 	looseInfo []os.FileInfo
-	count     int
+	// fans holds the fan-out directories of the loose objects, opened
+	// once each (nil: not a real directory), so a loose object is looked
+	// at and opened with one system call each
+	fans  map[byte]*os.Root
+	count int
 }
 
 func (c *copySource) close() {
 	for _, p := range c.packs {
 		p.close()
 	}
+	for _, f := range c.fans {
+		if f != nil {
+			f.Close()
+		}
+	}
 	if c.root != nil {
 		c.root.Close()
 	}
+}
+
+// openFan opens the fan-out directory name of root as a root of its own,
+// when it is a real directory (not a symbolic link; the one lstat saw);
+// nil otherwise.
+func openFan(root *os.Root, name string) *os.Root {
+	fi, err := root.Lstat(name)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	fan, err := root.OpenRoot(name)
+	if err != nil {
+		return nil
+	}
+	if st, err := fan.Stat("."); err != nil || !os.SameFile(st, fi) {
+		fan.Close()
+		return nil
+	}
+	return fan
 }
 
 // sourceListed, when a test sets it, is called once openCopySource has
@@ -144,7 +172,7 @@ func openCopySource(objects string) (*copySource, bool, error) {
 	if err != nil {
 		return nil, false, nil
 	}
-	c := &copySource{objects: objects, root: root}
+	c := &copySource{objects: objects, root: root, fans: map[byte]*os.Root{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -192,15 +220,18 @@ func openCopySource(objects string) (*copySource, bool, error) {
 	}
 	var looseFound []plumbing.Hash
 	var looseInfo []os.FileInfo
-	dirs := map[byte]bool{}
 	for _, h := range listLoose(objects) {
 		hx := h.String()
-		if _, seen := dirs[h[0]]; !seen {
-			fi, err := root.Lstat(hx[:2])
-			dirs[h[0]] = err == nil && fi.IsDir()
+		fan, seen := c.fans[h[0]]
+		if !seen {
+			fan = openFan(root, hx[:2])
+			c.fans[h[0]] = fan
 		}
-		fi := lstatSourceFile(root, hx[:2]+"/"+hx[2:])
-		if !dirs[h[0]] || fi == nil {
+		if fan == nil {
+			return nil, false, nil
+		}
+		fi := lstatSourceFile(fan, hx[2:])
+		if fi == nil {
 			return nil, false, nil
 		}
 		looseFound = append(looseFound, h)
@@ -288,11 +319,11 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 			return ctx.Err()
 		}
 		hx := h.String()
-		f, err := openSourceFile(c.root, hx[:2]+"/"+hx[2:], c.looseInfo[i])
+		f, err := openSourceFile(c.fans[h[0]], hx[2:], c.looseInfo[i])
 		if err != nil {
 			return fmt.Errorf("loose object %s: %w", h, err)
 		}
-		raw, err := readWhole(f)
+		raw, err := readWholeSized(f, c.looseInfo[i].Size()) // its fstat was openSourceFile's
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("loose object %s: %w", h, err)
