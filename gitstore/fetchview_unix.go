@@ -17,9 +17,16 @@ func holdView(dir string) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err {
+	case nil:
+	case syscall.EWOULDBLOCK: // a sweep looking at it: it was just made
 		f.Close()
 		return nil, &os.PathError{Op: "flock", Path: dir, Err: err}
+	default:
+		// A filesystem without flock (ENOLCK, EOPNOTSUPP): the view goes
+		// unlocked; a sweep there cannot lock it either, so it is never
+		// taken for abandoned (one a killed process left stays, as
+		// before).
 	}
 	return func() { f.Close() }, nil // closing the last descriptor drops the lock
 }
