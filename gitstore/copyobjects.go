@@ -53,6 +53,11 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 		return false, nil
 	}
 	src, ok, err := openCopySource(filepath.Join(dir, "objects"))
+	if errors.Is(err, errSourceSwapped) {
+		// a file swapped for a link while the copy looked at it: refused,
+		// and said, not fetched through git (which would follow the link)
+		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+	}
 	if err != nil || !ok {
 		return false, nil // the fetch reads the source its own way
 	}
@@ -92,50 +97,110 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 }
 
 // copySource is what CopyLocalObjects sends: the packs with their indexes,
-// and the loose objects no pack holds.
+// and the loose objects no pack holds (with what lstat said of each, which
+// the open of it must find again: openSourceFile).
 type copySource struct {
-	objects string
-	packs   []*packFile
-	loose   []plumbing.Hash
-	count   int
+	objects   string
+	root      *os.Root // objects/: no file is opened outside it
+	packs     []*packFile
+	loose     []plumbing.Hash
+	looseInfo []os.FileInfo
+	// fans holds the fan-out directories of the loose objects, opened
+	// once each (nil: not a real directory), so a loose object is looked
+	// at and opened with one system call each
+	fans  map[byte]*os.Root
+	count int
 }
 
 func (c *copySource) close() {
 	for _, p := range c.packs {
 		p.close()
 	}
+	for _, f := range c.fans {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if c.root != nil {
+		c.root.Close()
+	}
 }
+
+// openFan opens the fan-out directory name of root as a root of its own,
+// when it is a real directory (not a symbolic link; the one lstat saw);
+// nil otherwise.
+func openFan(root *os.Root, name string) *os.Root {
+	fi, err := root.Lstat(name)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	fan, err := root.OpenRoot(name)
+	if err != nil {
+		return nil
+	}
+	if st, err := fan.Stat("."); err != nil || !os.SameFile(st, fi) {
+		fan.Close()
+		return nil
+	}
+	return fan
+}
+
+// sourceListed, when a test sets it, is called once openCopySource has
+// looked at (lstat) every file it will read and before it opens any: a
+// test swaps a file for a symbolic link there.
+var sourceListed func(objects string)
 
 // openCopySource lists and opens the packs and loose objects of objects/.
 // It reports false for what it does not copy (alternates, a promisor or
-// version 1 index, an object in two packs, no object at all).
+// version 1 index, an object in two packs, no object at all, a symbolic
+// link where a file or directory is expected). Every file is opened
+// through openSourceFile: a file swapped for a link (or another file)
+// between the look at it and the open is an error naming it
+// (errSourceSwapped), not read.
 func openCopySource(objects string) (*copySource, bool, error) {
 	if fileExists(filepath.Join(objects, "info", "alternates")) {
 		return nil, false, nil
 	}
-	packDir := filepath.Join(objects, "pack")
 	// Only real files are read: a symbolic link in objects/ could make the
 	// copy take files from anywhere this user can read (git's local clone
 	// refuses them too). The fetch reads such a source through git.
-	if !realDir(objects) {
+	dirInfo, err := os.Lstat(objects)
+	if err != nil || !dirInfo.IsDir() {
 		return nil, false, nil
 	}
-	if fi, err := os.Lstat(packDir); err == nil && !fi.IsDir() {
+	root, err := os.OpenRoot(objects)
+	if err != nil {
 		return nil, false, nil
 	}
-	names, err := readDirNames(packDir)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, false, err
-	}
-	slices.Sort(names)
-	c := &copySource{objects: objects}
+	c := &copySource{objects: objects, root: root, fans: map[byte]*os.Root{}}
 	ok := false
 	defer func() {
 		if !ok {
 			c.close()
 		}
 	}()
-	var ids []plumbing.Hash
+	if fi, err := root.Stat("."); err != nil || !os.SameFile(fi, dirInfo) {
+		return nil, false, nil // objects/ was swapped for a link meanwhile
+	}
+	if fi, err := root.Lstat("pack"); err == nil && !fi.IsDir() {
+		return nil, false, nil
+	}
+	var names []string
+	if d, err := root.Open("pack"); err == nil {
+		names, err = d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			return nil, false, err
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, false, err
+	}
+	slices.Sort(names)
+	type listedPack struct {
+		base          string
+		idxFI, packFI os.FileInfo
+	}
+	var listed []listedPack
 	for _, n := range names {
 		base, isIdx := strings.CutSuffix(n, ".idx")
 		if !isIdx || !strings.HasPrefix(base, "pack-") {
@@ -147,13 +212,47 @@ func openCopySource(objects string) (*copySource, bool, error) {
 		if slices.Contains(names, base+".promisor") {
 			return nil, false, nil
 		}
-		if !realFile(filepath.Join(packDir, n)) || !realFile(filepath.Join(packDir, base+".pack")) {
+		lp := listedPack{base, lstatSourceFile(root, "pack/"+n), lstatSourceFile(root, "pack/"+base+".pack")}
+		if lp.idxFI == nil || lp.packFI == nil {
 			return nil, false, nil
 		}
-		p, err := openPackIndex(packDir, base)
+		listed = append(listed, lp)
+	}
+	var looseFound []plumbing.Hash
+	var looseInfo []os.FileInfo
+	for _, h := range listLoose(objects) {
+		hx := h.String()
+		fan, seen := c.fans[h[0]]
+		if !seen {
+			fan = openFan(root, hx[:2])
+			c.fans[h[0]] = fan
+		}
+		if fan == nil {
+			return nil, false, nil
+		}
+		fi := lstatSourceFile(fan, hx[2:])
+		if fi == nil {
+			return nil, false, nil
+		}
+		looseFound = append(looseFound, h)
+		looseInfo = append(looseInfo, fi)
+	}
+	if sourceListed != nil {
+		sourceListed(objects)
+	}
+	packDir := filepath.Join(objects, "pack")
+	var ids []plumbing.Hash
+	for _, lp := range listed {
+		f, err := openSourceFile(root, "pack/"+lp.base+".idx", lp.idxFI)
 		if err != nil {
 			return nil, false, err
 		}
+		p, err := mapPackIndex(f, packDir, lp.base)
+		if err != nil {
+			return nil, false, err
+		}
+		packFI := lp.packFI
+		p.openFile = func() (*os.File, error) { return openSourceFile(root, "pack/"+p.name+".pack", packFI) }
 		c.packs = append(c.packs, p)
 		if p.version != 2 {
 			return nil, false, nil
@@ -174,17 +273,10 @@ func openCopySource(objects string) (*copySource, bool, error) {
 			return nil, false, nil // one pack cannot hold it twice
 		}
 	}
-	dirs := map[byte]bool{}
-	for _, h := range listLoose(objects) {
+	for i, h := range looseFound {
 		if _, found := slices.BinarySearchFunc(ids, h, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) }); !found {
-			hx := h.String()
-			if _, seen := dirs[h[0]]; !seen {
-				dirs[h[0]] = realDir(filepath.Join(objects, hx[:2]))
-			}
-			if !dirs[h[0]] || !realFile(filepath.Join(objects, hx[:2], hx[2:])) {
-				return nil, false, nil
-			}
 			c.loose = append(c.loose, h)
+			c.looseInfo = append(c.looseInfo, looseInfo[i])
 		}
 	}
 	c.count += len(c.loose)
@@ -222,11 +314,21 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 	d := newODB(c.objects)
 	defer d.Close()
 	zw, _ := zlib.NewWriterLevel(bw, zlib.BestSpeed)
-	for _, h := range c.loose {
+	for i, h := range c.loose {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		t, data, err := d.readLoose(filepath.Join(c.objects, h.String()[:2], h.String()[2:]))
+		hx := h.String()
+		f, err := openSourceFile(c.fans[h[0]], hx[2:], c.looseInfo[i])
+		if err != nil {
+			return fmt.Errorf("loose object %s: %w", h, err)
+		}
+		raw, err := readWholeSized(f, c.looseInfo[i].Size()) // its fstat was openSourceFile's
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("loose object %s: %w", h, err)
+		}
+		t, data, _, err := d.decodeLoose(filepath.Join(c.objects, hx[:2], hx[2:]), raw, false)
 		if err != nil {
 			return fmt.Errorf("loose object %s: %w", h, err)
 		}
@@ -259,12 +361,6 @@ func OpenLocalSource(url string) (Store, bool) {
 		return nil, false
 	}
 	return s, true
-}
-
-// realFile reports whether path is a regular file, not a symbolic link.
-func realFile(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // realDir reports whether path is a directory, not a symbolic link.

@@ -93,8 +93,10 @@ const SweepStamp = "readproof-swept"
 
 // sweepStale removes what a killed writer leaves behind, older than the
 // stale-lock age: temporary object files (tmp_obj_*, tmp_pack_*, tmp_idx_*
-// in objects/ and objects/pack/) and lock files (*.lock at the top of the
-// store and under refs/). The fixed-size places are read on every call;
+// in objects/ and objects/pack/), lock files (*.lock at the top of the
+// store and under refs/) and the scratch directories of killed pulls and
+// clones (readproof-fetch-* and readproof-probe-* at the top, whose flock
+// nobody holds). The fixed-size places are read on every call;
 // refs/ is walked when one of them held something stale (a writer was
 // killed) or the last walk, by any process, is older than sweepEvery.
 // Called after a successful write, with s.mu held.
@@ -128,8 +130,13 @@ func (s *repo) sweepStale() {
 	}
 	if entries, err := readDir(s.path); err == nil {
 		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".lock") {
+			switch {
+			case strings.HasSuffix(e.Name(), ".lock"):
 				removeLock(filepath.Join(s.path, e.Name()))
+			case e.IsDir() && isScratch(e.Name()):
+				if fi, err := e.Info(); err == nil && old(fi) && sweepFetchView(filepath.Join(s.path, e.Name()), fi.ModTime()) {
+					crashed = true
+				}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // FetchObjects fetches from remote everything reachable from the given
@@ -70,12 +71,60 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	return nil
 }
 
+// fetchViewPrefix names the scratch directories of fetchView, made inside
+// the store's git directory.
+const fetchViewPrefix = "readproof-fetch-"
+
+// probePrefix names the scratch repositories of ProbeCommitAt, made
+// inside the store's git directory like the fetch views.
+const probePrefix = "readproof-probe-"
+
+// isScratch reports whether name, an entry at the top of a store, is a
+// scratch directory of a fetch view or a probe.
+func isScratch(name string) bool {
+	return strings.HasPrefix(name, fetchViewPrefix) || strings.HasPrefix(name, probePrefix)
+}
+
+// makeScratch makes a private scratch directory prefix* inside the git
+// directory gitDir, not in $TMPDIR: a process killed while it exists
+// leaves it where the next write's sweep (sweepStale) finds it, and the
+// flock held on it (holdView) until cleanup says whether its owner lives.
+func makeScratch(gitDir, prefix string) (dir string, cleanup func(), err error) {
+	dir, err = os.MkdirTemp(gitDir, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	release, err := holdView(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, func() {
+		os.RemoveAll(dir)
+		release()
+	}, nil
+}
+
+// sweepFetchView removes the fetch view (or probe) at path, last modified at mod,
+// when the process that made it is gone (a pull killed while fetching):
+// nobody holds its flock. It reports whether it removed it.
+func sweepFetchView(path string, mod time.Time) bool {
+	release, ok := viewAbandoned(path, mod)
+	if !ok {
+		return false
+	}
+	defer release()
+	return os.RemoveAll(path) == nil
+}
+
 // fetchView lays out a scratch git directory that is the store seen with
 // its branches (refs/heads/) as its only refs: HEAD, refs/, a packed-refs
 // of the branches, and a config that includes the store's own (remotes,
 // URL rules, fsck settings). Git is given the store's object directory
 // (GIT_OBJECT_DIRECTORY), so what a fetch there writes is written into the
 // store, as a fetch in the store would write it; no ref is written there.
+// The directory is readproof-fetch-* inside the store, flocked while in
+// use; one a killed process left is removed by the next write's sweep.
 func (t *Transport) fetchView() (*Transport, func(), error) {
 	dir, err := filepath.Abs(t.dir)
 	if err != nil {
@@ -87,11 +136,10 @@ func (t *Transport) fetchView() (*Transport, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tmp, err := os.MkdirTemp("", "readproof-fetch-")
+	tmp, cleanup, err := makeScratch(dir, fetchViewPrefix)
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup := func() { os.RemoveAll(tmp) }
 	var packed strings.Builder
 	packed.WriteString("# pack-refs with: sorted \n")
 	for _, r := range heads {

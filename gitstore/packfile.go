@@ -51,6 +51,9 @@ type packFile struct {
 	packFile *os.File
 	packSize int64
 	packErr  error
+	// openFile, when set, opens the .pack instead of openRead of its
+	// path (a source repository read in place: openSourceFile)
+	openFile func() (*os.File, error)
 }
 
 const (
@@ -65,6 +68,11 @@ func openPackIndex(dir, name string) (*packFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return mapPackIndex(f, dir, name)
+}
+
+// mapPackIndex is openPackIndex of the opened .idx f, which it closes.
+func mapPackIndex(f *os.File, dir, name string) (*packFile, error) {
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
@@ -194,7 +202,13 @@ func (p *packFile) openPack() error {
 	if p.pack != nil || p.packErr != nil {
 		return p.packErr
 	}
-	f, err := openRead(filepath.Join(p.dir, p.name+".pack"))
+	var f *os.File
+	var err error
+	if p.openFile != nil {
+		f, err = p.openFile()
+	} else {
+		f, err = openRead(filepath.Join(p.dir, p.name+".pack"))
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return errPackGone // not remembered: it may come back

@@ -59,6 +59,8 @@ func runHelper(role string) error {
 		return helperGitAppend(path, ref, n)
 	case "reader":
 		return helperReader(path, ref, os.Getenv("GITSTORE_STOP"))
+	case "fetchview":
+		return helperFetchView(path)
 	}
 	return fmt.Errorf("unknown helper role %q", role)
 }

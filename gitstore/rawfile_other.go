@@ -25,6 +25,10 @@ func renameFile(oldname, newname string) error { return os.Rename(oldname, newna
 
 func openRead(name string) (*os.File, error) { return os.Open(name) }
 
+// sourceOpenFlags: no O_NOFOLLOW here; openSourceFile's fstat check
+// refuses what is not the file that was listed.
+const sourceOpenFlags = 0
+
 func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
 
 func readDir(name string) ([]os.DirEntry, error) { return os.ReadDir(name) }

@@ -85,6 +85,11 @@ func openRead(name string) (*os.File, error) {
 	return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
+// sourceOpenFlags are added to O_RDONLY to open a file of a source
+// repository (openSourceFile): a symbolic link is not followed, a FIFO
+// does not block the open.
+const sourceOpenFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
 // readFile is os.ReadFile through openRead.
 func readFile(name string) ([]byte, error) {
 	f, err := openRead(name)

@@ -8,11 +8,19 @@ import (
 // readWhole reads f to its end as os.ReadFile does: one buffer of the size
 // Stat gives (plus one byte to see the end), grown only if the file grew.
 func readWhole(f *os.File) ([]byte, error) {
-	var size int
+	var size64 int64
 	if info, err := f.Stat(); err == nil {
-		if size64 := info.Size(); int64(int(size64)) == size64 {
-			size = int(size64)
-		}
+		size64 = info.Size()
+	}
+	return readWholeSized(f, size64)
+}
+
+// readWholeSized is readWhole of a file whose size the caller knows
+// (size64: a guess; a file that grew is read to its end all the same).
+func readWholeSized(f *os.File, size64 int64) ([]byte, error) {
+	var size int
+	if int64(int(size64)) == size64 {
+		size = int(size64)
 	}
 	size++ // one byte for the final read at EOF
 	if size < 512 {

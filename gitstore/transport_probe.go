@@ -76,11 +76,25 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 			return raw, nil
 		}
 	}
-	tmp, err := os.MkdirTemp("", "readproof-probe-")
-	if err != nil {
-		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
+	// In the store when this is one (swept there after a kill), else (or
+	// when the store cannot be written: a push from a store this user
+	// only reads) in $TMPDIR.
+	var tmp string
+	var cleanup func()
+	err := errors.ErrUnsupported
+	if fi, serr := os.Stat(filepath.Join(t.dir, "objects")); t.dir != "" && serr == nil && fi.IsDir() {
+		var dir string
+		if dir, err = filepath.Abs(t.dir); err == nil {
+			tmp, cleanup, err = makeScratch(dir, probePrefix)
+		}
 	}
-	defer os.RemoveAll(tmp)
+	if err != nil {
+		if tmp, err = os.MkdirTemp("", probePrefix); err != nil {
+			return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
+		}
+		cleanup = func() { os.RemoveAll(tmp) }
+	}
+	defer cleanup()
 	// The scratch repository is laid out here (what `git init --bare`
 	// makes and fetch needs: HEAD, objects/, refs/), not by a git process.
 	for _, d := range []string{"objects", "refs"} {

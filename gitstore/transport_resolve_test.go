@@ -60,7 +60,7 @@ func TestReadLocalCommitSameAsCatFile(t *testing.T) {
 // commit read is the remote's.
 func TestProbeCommitAtScratch(t *testing.T) {
 	ctx := context.Background()
-	_, tr := newTransport(t)
+	s, tr := newTransport(t)
 	work := filepath.Join(t.TempDir(), "w")
 	gitInit(t, work, "--quiet", "--initial-branch=main")
 	if err := os.WriteFile(filepath.Join(work, "f"), []byte("x\n"), 0o644); err != nil {
@@ -94,6 +94,11 @@ func TestProbeCommitAtScratch(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Fatalf("scratch repository left behind: %v", left)
+	}
+	// the scratch repository is made in the store (where the sweep finds
+	// one a killed probe left), and removed there too
+	if left, _ := filepath.Glob(filepath.Join(s.Path(), probePrefix+"*")); len(left) != 0 {
+		t.Fatalf("scratch repository left in the store: %v", left)
 	}
 	if _, err := tr.ProbeCommitAt(ctx, url, "refs/heads/none"); err == nil {
 		t.Fatal("a missing ref probed")

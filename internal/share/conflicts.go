@@ -215,22 +215,36 @@ type Rename struct {
 // keeps oldID. A journal commit "rename run OLD to NEW" (message body
 // "manifest <id>") records the rename at time now.
 func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (*Rename, error) {
+	out, ups, err := planRename(s, oldID, newID, manifestID, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Git().Update(ups...); err != nil {
+		return nil, hint.With(fmt.Errorf("rename run %s to %s: %w", oldID, newID, err), "another process changed the store meanwhile; run the rename again")
+	}
+	return out, nil
+}
+
+// planRename is RenameRun up to its one ref transaction: it checks the
+// rename, writes the journal commit that records it and returns the ref
+// updates in the order they are published (renameUpdates).
+func planRename(s *store.Store, oldID, newID, manifestID string, now time.Time) (*Rename, []gitstore.RefUpdate, error) {
 	for _, id := range []string{oldID, newID} {
 		if err := identity.ValidateRunID(id); err != nil {
-			return nil, hint.With(err, "run ids are letters, digits, '.', '_' and '-', starting with a letter or digit")
+			return nil, nil, hint.With(err, "run ids are letters, digits, '.', '_' and '-', starting with a letter or digit")
 		}
 	}
 	if oldID == newID {
-		return nil, fmt.Errorf("rename run %s: the new id is the old one: choose another id", oldID)
+		return nil, nil, fmt.Errorf("rename run %s: the new id is the old one: choose another id", oldID)
 	}
 	g := s.Git()
 	l, err := g.Ref(store.RunsPrefix + oldID)
 	if err != nil && !isNotFound(err) {
-		return nil, err
+		return nil, nil, err
 	}
 	refs, err := g.Refs(ConflictRunsPrefix + oldID + "/")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var others []gitstore.OID
 	for _, r := range refs {
@@ -244,9 +258,9 @@ func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (
 	case manifestID == "" || gitstore.OID(manifestID) == l:
 		if l == "" {
 			if len(others) > 0 {
-				return nil, hint.With(fmt.Errorf("rename run %s: no local run of that id, only conflicting manifests", oldID), "name one with --manifest ID (see readproof conflicts list)")
+				return nil, nil, hint.With(fmt.Errorf("rename run %s: no local run of that id, only conflicting manifests", oldID), "name one with --manifest ID (see readproof conflicts list)")
 			}
-			return nil, hint.With(fmt.Errorf("rename run %s: %w", oldID, store.ErrUnknownRun), "list runs with: readproof run list")
+			return nil, nil, hint.With(fmt.Errorf("rename run %s: %w", oldID, store.ErrUnknownRun), "list runs with: readproof run list")
 		}
 	default:
 		found := false
@@ -256,19 +270,64 @@ func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (
 			}
 		}
 		if !found {
-			return nil, hint.With(fmt.Errorf("rename run %s: manifest %s: %w", oldID, manifestID, ErrNoConflict), "give the run's own manifest or one listed by: readproof conflicts list")
+			return nil, nil, hint.With(fmt.Errorf("rename run %s: manifest %s: %w", oldID, manifestID, ErrNoConflict), "give the run's own manifest or one listed by: readproof conflicts list")
 		}
 		src, fromConflict = gitstore.OID(manifestID), true
 	}
 	n, err := g.Ref(store.RunsPrefix + newID)
 	if err != nil && !isNotFound(err) {
-		return nil, err
+		return nil, nil, err
 	}
 	if n != "" && n != src {
-		return nil, hint.With(fmt.Errorf("rename run %s to %s: %w (manifest %s)", oldID, newID, ErrRunExists, n), "choose another new id")
+		return nil, nil, hint.With(fmt.Errorf("rename run %s to %s: %w (manifest %s)", oldID, newID, ErrRunExists, n), "choose another new id")
 	}
 	out := &Rename{From: oldID, To: newID, Manifest: string(src)}
-	var ups []gitstore.RefUpdate
+	// The journal records the rename, so an auditor (and verify) can tell a
+	// renamed run from a manifest copied under another name.
+	tip, err := g.Ref(store.JournalRef)
+	if err != nil && !isNotFound(err) {
+		return nil, nil, err
+	}
+	var parents []gitstore.OID
+	if tip != "" {
+		parents = []gitstore.OID{tip}
+	}
+	tree, err := store.JournalTree(g, parents, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	sig := signature(now)
+	j, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
+		Message: fmt.Sprintf("rename run %s to %s\n\nmanifest %s\n", oldID, newID, src)})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fromConflict && len(others) == 1 {
+		out.Promoted = string(others[0])
+	}
+	return out, renameUpdates(oldID, newID, src, l, n, fromConflict, others, tip, j), nil
+}
+
+// renameUpdates lists the ref updates of a rename of manifest src from run
+// oldID to newID, in the order they are published (gitstore renames refs in
+// the order given, and a process killed among them leaves a prefix done):
+//
+//  1. the journal moves to j, the commit that records the rename: verify
+//     accepts a run ref naming a manifest that records another run id only
+//     through that record, so the record comes before the ref it makes valid
+//     (killed here, the rename is recorded and not done: the old name still
+//     names the manifest, which verify accepts, and the rename run again
+//     completes it);
+//  2. the new run ref (unless it already names src);
+//  3. then what the new name replaces: the old run ref moves to the one
+//     conflicting manifest waiting under oldID (before that manifest's
+//     conflict ref goes, so it always has a name) or is deleted, or, for a
+//     conflicting manifest, its conflict ref is deleted.
+//
+// l is the old run ref's value, n the new one's ("" when absent) and tip the
+// journal's.
+func renameUpdates(oldID, newID string, src, l, n gitstore.OID, fromConflict bool, others []gitstore.OID, tip, j gitstore.OID) []gitstore.RefUpdate {
+	ups := []gitstore.RefUpdate{{Name: store.JournalRef, Old: tip, New: j}}
 	if n == "" {
 		ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + newID, New: src})
 	}
@@ -279,33 +338,8 @@ func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (
 		ups = append(ups,
 			gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l, New: others[0]},
 			gitstore.RefUpdate{Name: conflictRunRef(oldID, others[0]), Old: others[0]})
-		out.Promoted = string(others[0])
 	default:
 		ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l})
 	}
-	// The journal records the rename, so an auditor (and verify) can tell a
-	// renamed run from a manifest copied under another name.
-	tip, err := g.Ref(store.JournalRef)
-	if err != nil && !isNotFound(err) {
-		return nil, err
-	}
-	var parents []gitstore.OID
-	if tip != "" {
-		parents = []gitstore.OID{tip}
-	}
-	tree, err := store.JournalTree(g, parents, "")
-	if err != nil {
-		return nil, err
-	}
-	sig := signature(now)
-	j, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
-		Message: fmt.Sprintf("rename run %s to %s\n\nmanifest %s\n", oldID, newID, src)})
-	if err != nil {
-		return nil, err
-	}
-	ups = append(ups, gitstore.RefUpdate{Name: store.JournalRef, Old: tip, New: j})
-	if err := g.Update(ups...); err != nil {
-		return nil, hint.With(fmt.Errorf("rename run %s to %s: %w", oldID, newID, err), "another process changed the store meanwhile; run the rename again")
-	}
-	return out, nil
+	return ups
 }

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestKilledRenames kills `readproof conflicts rename` at every rename and
+// unlink it makes (strace delivers SIGKILL on entry to the Nth such system
+// call, N = 1, 2, ... until the command finishes), for a plain rename, one
+// that promotes a waiting conflicting manifest and one of a conflicting
+// manifest (--manifest), with loose and with packed refs. After every kill
+// `readproof verify` passes, every ref names a complete object graph, and
+// running the rename again (when the kill left it undone) completes it
+// (docs/store-format.md, "Writing: crash and concurrency safety"). Before
+// the journal's rename record was published first, a kill after the new run
+// ref left a ref naming a manifest of another run id with no recorded
+// rename, which verify reports as broken.
+func TestKilledRenames(t *testing.T) {
+	t.Parallel()
+	requireGit(t)
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("needs strace (it delivers the SIGKILL at each system call)")
+	}
+	if out, err := exec.Command(strace, "-f", "-o", os.DevNull, "true").CombinedOutput(); err != nil {
+		t.Skipf("strace cannot trace here: %v\n%s", err, out)
+	}
+	dir, uris := project(t, 2, 256)
+	store := filepath.Join(dir, ".readproof")
+	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE="+killStaleAge.String())
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"--git-dir", store}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// Run r1 committed twice: m1, then (its ref deleted) m2, with m1 kept
+	// as a conflict ref under r1, as a pull leaves a run id with two
+	// manifests.
+	mustRP(t, dir, append([]string{"run", "--id", "r1"}, uris...)...)
+	m1 := git("rev-parse", "refs/tags/readproof/runs/r1")
+	plain := filepath.Join(t.TempDir(), "plain")
+	copyStore(t, store, plain)
+	git("update-ref", "-d", "refs/tags/readproof/runs/r1")
+	time.Sleep(10 * time.Millisecond) // another created_at, so another manifest
+	mustRP(t, dir, append([]string{"run", "--id", "r1"}, uris[:1]...)...)
+	m2 := git("rev-parse", "refs/tags/readproof/runs/r1")
+	if m1 == m2 {
+		t.Fatal("the second run r1 has the first one's manifest")
+	}
+	git("update-ref", "refs/tags/readproof/conflicts/runs/r1/"+m1, m1)
+	conflicted := filepath.Join(t.TempDir(), "conflicted")
+	copyStore(t, store, conflicted)
+
+	cases := []struct {
+		name   string
+		base   string
+		args   []string
+		r1, r2 string // the run refs once renamed ("" absent)
+	}{
+		{"own", plain, []string{"conflicts", "rename", "r1", "r2"}, "", m1},
+		{"promote", conflicted, []string{"conflicts", "rename", "r1", "r2"}, m1, m2},
+		{"manifest", conflicted, []string{"conflicts", "rename", "r1", "r2", "--manifest", m1}, m2, m1},
+	}
+	runRef := func(id string) string {
+		out, err := exec.Command("git", "--git-dir", store, "rev-parse", "-q", "--verify", "refs/tags/readproof/runs/"+id).Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	points, half := 0, 0
+	for _, c := range cases {
+		for _, packed := range []bool{false, true} {
+			name := fmt.Sprintf("%s packed=%v", c.name, packed)
+			for n := 1; ; n++ {
+				if err := os.RemoveAll(store); err != nil {
+					t.Fatal(err)
+				}
+				copyStore(t, c.base, store)
+				if packed {
+					git("pack-refs", "--all", "--prune")
+				}
+				before1, before2 := runRef("r1"), runRef("r2")
+				args := append([]string{"-f", "-o", os.DevNull, "-e", "trace=rename,renameat,renameat2,unlink,unlinkat",
+					"-e", fmt.Sprintf("inject=rename,renameat,renameat2,unlink,unlinkat:signal=KILL:when=%d", n), "readproof"}, c.args...)
+				cmd := exec.Command(strace, args...)
+				cmd.Dir, cmd.Env = dir, env
+				out, err := cmd.CombinedOutput()
+				// strace ends by the signal that ended readproof
+				ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+				killed := (ws.Signaled() && ws.Signal() == syscall.SIGKILL) || ws.ExitStatus() == 128+int(syscall.SIGKILL)
+				if err != nil && !killed {
+					t.Fatalf("%s, kill at call %d: %v\n%s", name, n, err, out)
+				}
+				checkRefs(t, store)
+				if o, e, err := rp(t, dir, "verify"); err != nil {
+					t.Fatalf("%s, killed at rename/unlink %d: verify: %v\n%s%s", name, n, err, o, e)
+				}
+				got1, got2 := runRef("r1"), runRef("r2")
+				if killed {
+					points++
+					if (got1 != before1 || got2 != before2) && (got1 != c.r1 || got2 != c.r2) {
+						half++
+					}
+					if got1 != c.r1 || got2 != c.r2 {
+						// undone or half done: the same command completes it
+						waitLocksStale(t, store, killStaleAge+50*time.Millisecond)
+						cmd := exec.Command("readproof", c.args...)
+						cmd.Dir, cmd.Env = dir, env
+						if out, err := cmd.CombinedOutput(); err != nil {
+							t.Fatalf("%s, killed at %d (r1 %q, r2 %q): the rename again: %v\n%s", name, n, got1, got2, err, out)
+						}
+						mustRP(t, dir, "verify")
+					}
+				}
+				if got1, got2 := runRef("r1"), runRef("r2"); got1 != c.r1 || got2 != c.r2 {
+					t.Fatalf("%s, killed at %d: r1 %q and r2 %q, want %q and %q", name, n, got1, got2, c.r1, c.r2)
+				}
+				var list struct {
+					Runs []json.RawMessage `json:"runs"`
+				}
+				if err := json.Unmarshal([]byte(mustRP(t, dir, "--json", "conflicts", "list")), &list); err != nil || len(list.Runs) != 0 {
+					t.Fatalf("%s, killed at %d: conflicts left: %s (%v)", name, n, list.Runs, err)
+				}
+				if !killed {
+					break
+				}
+			}
+		}
+	}
+	t.Logf("killed renames at %d points; %d left them half done", points, half)
+	if half == 0 {
+		t.Fatal("no kill left a rename half done; the test proves nothing")
+	}
+	fsck(t, store)
+}
+
+// copyStore copies the store directory from to a new directory to (cp -a:
+// modes kept).
+func copyStore(t testing.TB, from, to string) {
+	t.Helper()
+	if out, err := exec.Command("cp", "-a", from, to).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a %s %s: %v\n%s", from, to, err, out)
+	}
+}
