@@ -247,35 +247,52 @@ func fatalLines(msg string) []string {
 	return out
 }
 
-// trace2Errors returns the messages of the "error" events of a trace2
-// event log (one JSON object a line), which is what die() writes there.
+// trace2Errors returns the fatal messages of a trace2 event log (one JSON
+// object a line): of each git process (sid) that exited with die()'s code
+// 128, its last "error" event, which is what die() writes there (error()
+// writes one too, for a message the process lived on after).
 func trace2Errors(log []byte) []string {
+	last := map[string]string{}
 	var out []string
 	for _, line := range bytes.Split(log, []byte("\n")) {
 		var ev struct {
 			Event string `json:"event"`
+			Sid   string `json:"sid"`
 			Msg   string `json:"msg"`
+			Code  *int   `json:"code"`
 		}
-		if json.Unmarshal(line, &ev) == nil && ev.Event == "error" {
-			out = append(out, ev.Msg)
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		switch {
+		case ev.Event == "error":
+			last[ev.Sid] = ev.Msg
+		case ev.Event == "exit" && ev.Code != nil && *ev.Code == 128:
+			if m, ok := last[ev.Sid]; ok {
+				out = append(out, m)
+				delete(last, ev.Sid)
+			}
 		}
 	}
 	return out
 }
 
 // refRace returns the ref a message of git's names when it is one git
-// dies with on a ref that reads as broken ("unable to parse object:
-// <ref>" from prune, "bad object <ref>" from pack-objects), else "".
+// dies with in its walk of the refs on a ref changed meanwhile, else "":
+// a ref that reads as broken ("unable to parse object: <ref>" from prune,
+// "bad object <ref>" from pack-objects), or one a directory listing met
+// twice, before and after it was deleted and made again or renamed over
+// ("Duplicated ref, and SHA1s don't match: <ref>", any of them).
 func refRace(msg string) string {
-	ref, ok := strings.CutPrefix(msg, "unable to parse object: ")
-	if !ok {
-		ref, ok = strings.CutPrefix(msg, "bad object ")
+	for _, prefix := range refRacePrefixes {
+		if ref, ok := strings.CutPrefix(msg, prefix); ok && strings.HasPrefix(ref, "refs/") && CheckRefName(ref) == nil {
+			return ref
+		}
 	}
-	if !ok || !strings.HasPrefix(ref, "refs/") || CheckRefName(ref) != nil {
-		return ""
-	}
-	return ref
+	return ""
 }
+
+var refRacePrefixes = [...]string{"unable to parse object: ", "bad object ", "Duplicated ref, and SHA1s don't match: "}
 
 // refGoneOrValid reports whether ref is now absent, or names an object
 // that exists: git for-each-ref lists a broken ref too (paranoia), and
