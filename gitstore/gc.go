@@ -173,11 +173,24 @@ func runGC(ctx context.Context, git, gitDir string, progress io.Writer, args []s
 	for attempt := 1; ; attempt++ {
 		var msgs []string
 		msgs, err = runGCOnce(ctx, git, gitDir, progress, args)
-		if err == nil || ctx.Err() != nil || attempt == gcAttempts {
+		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		if !raceOnly(msgs, func(ref string) bool { return refGoneOrValid(ctx, git, gitDir, ref) }) {
+		broken := ""
+		if !raceOnly(msgs, func(ref string) bool {
+			ok := refGoneOrValid(ctx, git, gitDir, ref)
+			if !ok {
+				broken = ref
+			}
+			return ok
+		}) {
+			if broken != "" {
+				return fmt.Errorf("%w: ref %s names a missing object: run readproof verify", err, broken)
+			}
 			return err
+		}
+		if attempt == gcAttempts {
+			return fmt.Errorf("%w: refs were deleted under git gc %d times in a row: run readproof gc again", err, gcAttempts)
 		}
 		if progress != nil {
 			// git's message is on the terminal: say why gc goes on.

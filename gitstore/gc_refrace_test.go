@@ -91,8 +91,9 @@ func TestGCSurvivesDeletedRefRace(t *testing.T) {
 		{name: "prune", msg: "unable to parse object: ", step: "prune", fails: 1, runs: 2},
 		{name: "pack-objects", msg: "bad object ", step: "repack", fails: 2, runs: 3},
 		{name: "progress", msg: "unable to parse object: ", step: "prune", fails: 1, runs: 2, progress: true},
-		{name: "still-broken", msg: "unable to parse object: ", step: "prune", fails: 1, runs: 1, broken: true, wantErr: "unable to parse object: " + victim},
-		{name: "every-time", msg: "bad object ", step: "repack", fails: -1, runs: gcAttempts, wantErr: "bad object " + victim},
+		{name: "still-broken", msg: "unable to parse object: ", step: "prune", fails: 1, runs: 1, broken: true,
+			wantErr: "unable to parse object: " + victim + "; fatal: failed to run prune: ref " + victim + " names a missing object: run readproof verify"},
+		{name: "every-time", msg: "bad object ", step: "repack", fails: -1, runs: gcAttempts, wantErr: "bad object " + victim + "; fatal: failed to run repack: refs were deleted under git gc 3 times in a row: run readproof gc again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewTestStore(t)
