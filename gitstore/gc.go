@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -132,7 +133,7 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	_, err = runGitTo(ctx, git, gitDir, "gc", opts.Progress, args...)
+	err = runGC(ctx, git, gitDir, opts.Progress, args)
 	unlock()
 	if err != nil {
 		if strings.Contains(err.Error(), "gc is already running") {
@@ -144,6 +145,183 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
 	return res, nil
+}
+
+// gcAttempts is how many times runGC runs git gc when each failure is the
+// deleted-ref race (refRace).
+const gcAttempts = 3
+
+// runGC runs git gc, and runs it again (gcAttempts in all) when it failed
+// only because a ref was deleted while git walked the refs.
+//
+// git (2.36 and later: GIT_REF_PARANOIA is on by default) reads a loose
+// ref after listing its directory; a ref deleted in between (a run
+// committed, aborted or reopened: its open or aborted ref goes) reads as a
+// broken ref with no object, and git prune dies with "unable to parse
+// object: <ref>", git pack-objects (in repack) with "bad object <ref>".
+// Both die while they mark what is reachable, before they remove
+// anything, and the steps before them are complete, so the store is as a
+// gc stopped there leaves it. git gc is run again only when the ref git
+// named is now absent or names an object that exists (refGoneOrValid): a
+// ref that is still broken is damage, reported as git reported it.
+//
+// The messages are read in the C locale. When progress is set, git's
+// stderr is the terminal, so they are read from git's trace2 events
+// (GIT_TRACE2_EVENT, written by git gc and each git it runs).
+func runGC(ctx context.Context, git, gitDir string, progress io.Writer, args []string) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		var msgs []string
+		msgs, err = runGCOnce(ctx, git, gitDir, progress, args)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		broken := ""
+		if !raceOnly(msgs, func(ref string) bool {
+			ok := refGoneOrValid(ctx, git, gitDir, ref)
+			if !ok {
+				broken = ref
+			}
+			return ok
+		}) {
+			if broken != "" {
+				return fmt.Errorf("%w: ref %s names a missing object: run readproof verify", err, broken)
+			}
+			return err
+		}
+		if attempt == gcAttempts {
+			return fmt.Errorf("%w: refs were deleted under git gc %d times in a row: run readproof gc again", err, gcAttempts)
+		}
+		if progress != nil {
+			// git's message is on the terminal: say why gc goes on.
+			fmt.Fprintf(progress, "readproof: git gc stopped on a ref deleted while it read the refs (nothing was removed); running it again\n")
+		}
+	}
+}
+
+// raceOnly reports whether git's fatal messages are the deleted-ref race
+// and nothing else: at least one names a ref (refRace) that gone says is
+// gone or valid, and the others are git gc's "failed to run <step>".
+func raceOnly(msgs []string, gone func(ref string) bool) bool {
+	raced := false
+	for _, m := range msgs {
+		if strings.HasPrefix(m, "failed to run ") {
+			continue
+		}
+		ref := refRace(m)
+		if ref == "" || !gone(ref) {
+			return false
+		}
+		raced = true
+	}
+	return raced
+}
+
+// runGCOnce runs git gc once, and on failure returns git's fatal messages
+// (each without its "fatal: " prefix).
+func runGCOnce(ctx context.Context, git, gitDir string, progress io.Writer, args []string) ([]string, error) {
+	env := []string{"LC_ALL=C"}
+	var trace string
+	if progress != nil {
+		f, err := os.CreateTemp("", "readproof-gc-trace2-*")
+		if err == nil {
+			trace = f.Name()
+			f.Close()
+			defer os.Remove(trace)
+			env = append(env, "GIT_TRACE2_EVENT="+trace)
+		}
+	}
+	_, err := runGitEnv(ctx, git, gitDir, "gc", progress, nil, env, args...)
+	if err == nil {
+		return nil, nil
+	}
+	if progress == nil {
+		return fatalLines(err.Error()), err
+	}
+	if trace == "" {
+		return nil, err
+	}
+	b, rerr := os.ReadFile(trace)
+	if rerr != nil {
+		return nil, err
+	}
+	return trace2Errors(b), err
+}
+
+// fatalLines returns the "fatal: " messages of git's stderr as runGitFull
+// reports it (lines joined with "; ").
+func fatalLines(msg string) []string {
+	var out []string
+	for _, l := range strings.Split(msg, "; ") {
+		if _, rest, ok := strings.Cut(l, "fatal: "); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// trace2Errors returns the fatal messages of a trace2 event log (one JSON
+// object a line): of each git process (sid) that exited with die()'s code
+// 128, its last "error" event, which is what die() writes there (error()
+// writes one too, for a message the process lived on after).
+func trace2Errors(log []byte) []string {
+	last := map[string]string{}
+	var out []string
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		var ev struct {
+			Event string `json:"event"`
+			Sid   string `json:"sid"`
+			Msg   string `json:"msg"`
+			Code  *int   `json:"code"`
+		}
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		switch {
+		case ev.Event == "error":
+			last[ev.Sid] = ev.Msg
+		case ev.Event == "exit" && ev.Code != nil && *ev.Code == 128:
+			if m, ok := last[ev.Sid]; ok {
+				out = append(out, m)
+				delete(last, ev.Sid)
+			}
+		}
+	}
+	return out
+}
+
+// refRace returns the ref a message of git's names when it is one git
+// dies with in its walk of the refs on a ref changed meanwhile, else "":
+// a ref that reads as broken ("unable to parse object: <ref>" from prune,
+// "bad object <ref>" from pack-objects), or one a directory listing met
+// twice, before and after it was deleted and made again or renamed over
+// ("Duplicated ref, and SHA1s don't match: <ref>", any of them).
+func refRace(msg string) string {
+	for _, prefix := range refRacePrefixes {
+		if ref, ok := strings.CutPrefix(msg, prefix); ok && strings.HasPrefix(ref, "refs/") && CheckRefName(ref) == nil {
+			return ref
+		}
+	}
+	return ""
+}
+
+var refRacePrefixes = [...]string{"unable to parse object: ", "bad object ", "Duplicated ref, and SHA1s don't match: "}
+
+// refGoneOrValid reports whether ref is now absent, or names an object
+// that exists: git for-each-ref lists a broken ref too (paranoia), and
+// dies on its object type when the object is missing.
+func refGoneOrValid(ctx context.Context, git, gitDir, ref string) bool {
+	out, err := runGit(ctx, git, gitDir, "for-each-ref", "for-each-ref", "--format=%(refname) %(objecttype)", ref)
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, typ, _ := strings.Cut(l, " ")
+		if name == ref && typ == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // runGit runs stock git on gitDir with every GIT_* variable of the
@@ -165,6 +343,11 @@ func runGitWith(ctx context.Context, git, gitDir, what string, stdin io.Reader, 
 }
 
 func runGitFull(ctx context.Context, git, gitDir, what string, progress io.Writer, stdin io.Reader, args ...string) ([]byte, error) {
+	return runGitEnv(ctx, git, gitDir, what, progress, stdin, nil, args...)
+}
+
+// runGitEnv is runGitFull with env added to git's environment.
+func runGitEnv(ctx context.Context, git, gitDir, what string, progress io.Writer, stdin io.Reader, env []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, git, append([]string{"--git-dir=" + gitDir}, args...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GIT_") {
@@ -172,6 +355,7 @@ func runGitFull(ctx context.Context, git, gitDir, what string, progress io.Write
 		}
 	}
 	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
