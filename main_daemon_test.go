@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/internal/testproc"
@@ -52,14 +51,14 @@ func gitDaemonCmd(ts *testscript.TestScript, neg bool, args []string) {
 			"--enable=receive-pack", "--informative-errors", "--listen=127.0.0.1",
 			"--port="+strconv.Itoa(port), base)
 		cmd.Env = scriptEnv(ts)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		testproc.OwnGroup(cmd)
 		done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
 		if err != nil {
 			lastErr = err // the port was taken meanwhile: try another
 			continue
 		}
 		kill := func() {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			testproc.KillGroup(cmd)
 			<-done
 		}
 		// git talks to the daemon through a proxy that ACKs at once:

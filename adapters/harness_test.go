@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -483,13 +482,13 @@ func startGitDaemon(t *testing.T, base string) int {
 	// `git daemon` runs git-daemon as its child: start it in a process
 	// group of its own and end the whole group, or the daemon outlives
 	// the test (TestMain checks that none does).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	testproc.OwnGroup(cmd)
 	done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
 	if err != nil {
 		t.Fatalf("git daemon on port %d: %v", port, err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		testproc.KillGroup(cmd)
 		<-done
 	})
 	return port

@@ -362,7 +362,7 @@ func TestCrashDuringAppends(t *testing.T) {
 			// then lists a pack whose index that repack is removing
 			// ("packfile ... index not opened"; seen with the store on
 			// tmpfs, where the writers reach maintenance more often).
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			testproc.OwnGroup(cmd)
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -392,7 +392,7 @@ func TestCrashDuringAppends(t *testing.T) {
 		}
 		for _, wr := range ws {
 			time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
-			syscall.Kill(-wr.cmd.Process.Pid, syscall.SIGKILL)
+			testproc.KillGroup(wr.cmd)
 		}
 		for i, wr := range ws {
 			for line := range wr.lines {

@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -435,7 +434,7 @@ func startDaemon(t testing.TB, base string) *daemon {
 	inner := freePort(t)
 	cmd := gitstore.GitCommand(t, "", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
 		"--enable=receive-pack", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", inner), base)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	testproc.OwnGroup(cmd)
 	done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
 	if err != nil {
 		t.Fatalf("git daemon on port %d: %v", inner, err)
@@ -458,7 +457,7 @@ func (d *daemon) kill() {
 	if d.cmd.Process == nil {
 		return
 	}
-	syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	testproc.KillGroup(d.cmd)
 	<-d.done
 }
 

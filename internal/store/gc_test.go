@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -77,11 +76,7 @@ func dirBytes(t testing.TB, dir string) (apparent, allocated int64) {
 			return err
 		}
 		apparent += fi.Size()
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			allocated += st.Blocks * 512
-		} else {
-			allocated += fi.Size()
-		}
+		allocated += allocatedBytes(fi)
 		return nil
 	})
 	if err != nil {

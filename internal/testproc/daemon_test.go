@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -27,7 +26,7 @@ func TestStartGitDaemonPortTaken(t *testing.T) {
 	daemon := func() *exec.Cmd {
 		cmd := exec.Command("git", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
 			"--listen=127.0.0.1", "--port="+port, base)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		OwnGroup(cmd)
 		return cmd
 	}
 	first := daemon()
@@ -36,7 +35,7 @@ func TestStartGitDaemonPortTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		syscall.Kill(-first.Process.Pid, syscall.SIGKILL)
+		KillGroup(first)
 		<-done
 	}()
 	c, err := net.Dial("tcp", "127.0.0.1:"+port)
