@@ -134,7 +134,7 @@ func (s *repo) sweepStale() {
 			case strings.HasSuffix(e.Name(), ".lock"):
 				removeLock(filepath.Join(s.path, e.Name()))
 			case e.IsDir() && isScratch(e.Name()):
-				if fi, err := e.Info(); err == nil && old(fi) && sweepFetchView(filepath.Join(s.path, e.Name()), fi.ModTime()) {
+				if fi, err := e.Info(); err == nil && old(fi) && sweepScratch(filepath.Join(s.path, e.Name()), fi.ModTime()) {
 					crashed = true
 				}
 			}

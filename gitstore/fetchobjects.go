@@ -88,13 +88,13 @@ func isScratch(name string) bool {
 // makeScratch makes a private scratch directory prefix* inside the git
 // directory gitDir, not in $TMPDIR: a process killed while it exists
 // leaves it where the next write's sweep (sweepStale) finds it, and the
-// flock held on it (holdView) until cleanup says whether its owner lives.
+// flock held on it (holdScratch) until cleanup says whether its owner lives.
 func makeScratch(gitDir, prefix string) (dir string, cleanup func(), err error) {
 	dir, err = os.MkdirTemp(gitDir, prefix)
 	if err != nil {
 		return "", nil, err
 	}
-	release, err := holdView(dir)
+	release, err := holdScratch(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err
@@ -105,11 +105,11 @@ func makeScratch(gitDir, prefix string) (dir string, cleanup func(), err error) 
 	}, nil
 }
 
-// sweepFetchView removes the fetch view (or probe) at path, last modified at mod,
+// sweepScratch removes the scratch directory (fetch view or probe) at path, last modified at mod,
 // when the process that made it is gone (a pull killed while fetching):
 // nobody holds its flock. It reports whether it removed it.
-func sweepFetchView(path string, mod time.Time) bool {
-	release, ok := viewAbandoned(path, mod)
+func sweepScratch(path string, mod time.Time) bool {
+	release, ok := scratchAbandoned(path, mod)
 	if !ok {
 		return false
 	}

@@ -39,9 +39,7 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrit
 			return true, false, false, nil, nil
 		}
 	}
-	// remote.<name>.<key>: a subsection "<name>.x" is another remote
-	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof)|` + listingKeys + `)$`
-	out, err = t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
+	out, err = t.remoteConfig(ctx, name)
 	if exitCode(err) == 1 { // no key matches
 		return false, false, false, nil, nil
 	}
@@ -88,9 +86,8 @@ func (t *Transport) seedURLs(name, url string, fetch []string, out []byte) {
 		return
 	}
 	t.urlsMu.Lock()
-	keep := t.keepURLs
-	t.urlsMu.Unlock()
-	if !keep {
+	defer t.urlsMu.Unlock()
+	if !t.keepURLs {
 		return
 	}
 	all := append([]byte(nil), out...)
@@ -102,17 +99,7 @@ func (t *Transport) seedURLs(name, url string, fetch []string, out []byte) {
 	for _, spec := range fetch {
 		add("fetch", spec)
 	}
-	r, answer := parseRemoteURLs(all, name)
-	c := readURLs{r: r, answer: answer, set: true}
-	if answer == urlsKnown && !r.gitLists {
-		c.listAt = listTarget{name: name, url: r.fetchURL()}
-	}
-	t.urlsMu.Lock()
-	if t.urls == nil {
-		t.urls = map[string]readURLs{}
-	}
-	t.urls[name] = c
-	t.urlsMu.Unlock()
+	t.keepURLsOf(name, parseReadURLs(all, name))
 }
 
 // remoteSection is the text `git remote add --no-tags NAME URL`, `git config

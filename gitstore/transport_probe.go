@@ -55,6 +55,24 @@ func (t *Transport) ProbeCommit(ctx context.Context, remote, ref string) ([]byte
 	return t.ProbeCommitAt(ctx, strings.TrimRight(string(out), "\n"), ref)
 }
 
+// probeScratch makes ProbeCommitAt's scratch repository directory: in the
+// store when the transport's directory is one (swept there after a kill:
+// makeScratch), else, or when the store cannot be written (a push from a
+// store this user only reads), in $TMPDIR.
+func (t *Transport) probeScratch() (dir string, cleanup func(), err error) {
+	if fi, err := os.Stat(filepath.Join(t.dir, "objects")); t.dir != "" && err == nil && fi.IsDir() {
+		if abs, err := filepath.Abs(t.dir); err == nil {
+			if dir, cleanup, err := makeScratch(abs, probePrefix); err == nil {
+				return dir, cleanup, nil
+			}
+		}
+	}
+	if dir, err = os.MkdirTemp("", probePrefix); err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
 // ProbeCommitAt is ProbeCommit of a URL git already resolved (RemoteFetchURL,
 // or `git ls-remote --get-url`): the remote's name is not looked up again,
 // nor is the URL rewritten again (runAt).
@@ -76,23 +94,9 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 			return raw, nil
 		}
 	}
-	// In the store when this is one (swept there after a kill), else (or
-	// when the store cannot be written: a push from a store this user
-	// only reads) in $TMPDIR.
-	var tmp string
-	var cleanup func()
-	err := errors.ErrUnsupported
-	if fi, serr := os.Stat(filepath.Join(t.dir, "objects")); t.dir != "" && serr == nil && fi.IsDir() {
-		var dir string
-		if dir, err = filepath.Abs(t.dir); err == nil {
-			tmp, cleanup, err = makeScratch(dir, probePrefix)
-		}
-	}
+	tmp, cleanup, err := t.probeScratch()
 	if err != nil {
-		if tmp, err = os.MkdirTemp("", probePrefix); err != nil {
-			return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
-		}
-		cleanup = func() { os.RemoveAll(tmp) }
+		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
 	defer cleanup()
 	// The scratch repository is laid out here (what `git init --bare`

@@ -95,17 +95,39 @@ func (t *Transport) readURLsOf(ctx context.Context, name string) readURLs {
 			return readURLs{answer: urlsAskGit}
 		}
 	}
-	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof)|` + listingKeys + `)$`
-	out, err := t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
+	out, err := t.remoteConfig(ctx, name)
 	if err != nil && exitCode(err) != 1 { // 1: no key matched
 		return readURLs{answer: urlsAskGit}
 	}
+	return parseReadURLs(out, name)
+}
+
+// remoteConfig runs the one `git config` that every question about remote
+// name reads: its keys (remote.<name>.<key>; a subsection "<name>.x" is
+// another remote), every insteadOf and pushInsteadOf rule and the keys
+// that leave a listing to git, with their scopes (records: scope NUL key
+// [LF value] NUL). Exit code 1 is no key matched.
+func (t *Transport) remoteConfig(ctx context.Context, name string) ([]byte, error) {
+	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof)|` + listingKeys + `)$`
+	return t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
+}
+
+// parseReadURLs is readURLsOf's answer from remoteConfig's output out.
+func parseReadURLs(out []byte, name string) readURLs {
 	r, answer := parseRemoteURLs(out, name)
 	c := readURLs{r: r, answer: answer, set: true}
 	if answer == urlsKnown && !r.gitLists {
 		c.listAt = listTarget{name: name, url: r.fetchURL()}
 	}
 	return c
+}
+
+// keepURLsOf keeps c as remote name's answer; t.urlsMu is held.
+func (t *Transport) keepURLsOf(name string, c readURLs) {
+	if t.urls == nil {
+		t.urls = map[string]readURLs{}
+	}
+	t.urls[name] = c
 }
 
 // remoteURLsOnce is readRemoteURLs asked once per remote for the
@@ -123,10 +145,7 @@ func (t *Transport) remoteURLsOnce(ctx context.Context, name string) (remoteURLs
 	if !ok {
 		c = t.readURLsOf(ctx, name)
 		if t.keepURLs && ctx.Err() == nil {
-			if t.urls == nil {
-				t.urls = map[string]readURLs{}
-			}
-			t.urls[name] = c
+			t.keepURLsOf(name, c)
 		}
 	}
 	if c.set {

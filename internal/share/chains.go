@@ -225,11 +225,7 @@ func verdictsAt(g gitstore.Store, run string, id gitstore.OID) (*store.VerdictRe
 // checkVerdictChain decodes verdicts.json of every commit of run's verdict
 // chain reachable from tip and not from oldTip ("" for none).
 func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID) []string {
-	var exclude []gitstore.OID
-	if oldTip != "" {
-		exclude = []gitstore.OID{oldTip}
-	}
-	commits, err := revList(ctx, g, t, tip, exclude)
+	commits, err := revList(ctx, g, t, tip, oldTip)
 	if err != nil {
 		return []string{fmt.Sprintf("verdicts of run %s: %v", run, err)}
 	}

@@ -289,7 +289,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		}
 		for m := range name {
 			if !onJournal[m] {
-				commits, err := revList(ctx, g, t, local.main, nil)
+				commits, err := revList(ctx, g, t, local.main, "")
 				if err != nil {
 					return nil, err
 				}

@@ -257,11 +257,7 @@ func checkIncomingTagMerges(ctx context.Context, g gitstore.Store, t *gitstore.T
 	if err != nil {
 		return []string{err.Error()}
 	}
-	var exclude []gitstore.OID
-	if in.Old != "" {
-		exclude = []gitstore.OID{in.Old}
-	}
-	commits, err := revList(ctx, g, t, in.New, exclude)
+	commits, err := revList(ctx, g, t, in.New, in.Old)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -283,7 +279,7 @@ func (p *planner) planProposalMerges(u identity.URI, tag string, l, r gitstore.O
 	if l == "" {
 		return nil, nil // no local value to keep: taken as the remote holds it, as clone does
 	}
-	commits, err := revList(p.ctx, p.g, p.t, r, []gitstore.OID{l})
+	commits, err := revList(p.ctx, p.g, p.t, r, l)
 	if err != nil {
 		return nil, err
 	}

@@ -361,11 +361,7 @@ func (p *planner) journal() error {
 	if r == "" || r == p.local.main {
 		return nil
 	}
-	var exclude []gitstore.OID
-	if p.local.main != "" {
-		exclude = []gitstore.OID{p.local.main}
-	}
-	commits, err := revList(p.ctx, p.g, p.t, r, exclude)
+	commits, err := revList(p.ctx, p.g, p.t, r, p.local.main)
 	if err != nil {
 		return err
 	}

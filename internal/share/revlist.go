@@ -12,22 +12,19 @@ import (
 // brings a few commits at a time.
 const revListBudget = 512
 
-// revList is `git rev-list --parents tip ^exclude` (gitstore.Transport
-// RevList: every commit reachable from tip and not from exclude, which
-// holds at most one id here, with its parents), answered from the store's
-// objects when that answer is certain within revListBudget commits, which
-// is the common case of a pull: the new commits of a journal or a chain
-// that was fast-forwarded on the remote. Otherwise, and for more than one
-// exclude, git answers.
-func revList(ctx context.Context, g gitstore.Store, t *gitstore.Transport, tip gitstore.OID, exclude []gitstore.OID) ([]gitstore.RevListCommit, error) {
-	if len(exclude) <= 1 {
-		var stop gitstore.OID
-		if len(exclude) == 1 {
-			stop = exclude[0]
-		}
-		if commits, ok := revListNear(g, tip, stop, revListBudget); ok {
-			return commits, nil
-		}
+// revList is `git rev-list --parents tip ^stop` (gitstore.Transport
+// RevList: every commit reachable from tip and not from stop, "" for none,
+// with its parents), answered from the store's objects when that answer is
+// certain within revListBudget commits, which is the common case of a
+// pull: the new commits of a journal or a chain that was fast-forwarded on
+// the remote. Otherwise git answers.
+func revList(ctx context.Context, g gitstore.Store, t *gitstore.Transport, tip, stop gitstore.OID) ([]gitstore.RevListCommit, error) {
+	if commits, ok := revListNear(g, tip, stop, revListBudget); ok {
+		return commits, nil
+	}
+	var exclude []gitstore.OID
+	if stop != "" {
+		exclude = []gitstore.OID{stop}
 	}
 	return t.RevList(ctx, []gitstore.OID{tip}, exclude)
 }

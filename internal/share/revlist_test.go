@@ -69,7 +69,7 @@ func TestRevListAgreesWithGit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := revList(ctx, g, tr, tip, exclude)
+		got, err := revList(ctx, g, tr, tip, stop)
 		if err != nil {
 			t.Fatal(err)
 		}

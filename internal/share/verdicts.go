@@ -36,11 +36,7 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 		if tip == old || identity.ValidateRunID(run) != nil {
 			continue // not a chain readproof writes; the plan ignores it as well
 		}
-		var exclude []gitstore.OID
-		if old != "" {
-			exclude = []gitstore.OID{old}
-		}
-		commits, err := revList(ctx, g, t, tip, exclude)
+		commits, err := revList(ctx, g, t, tip, old)
 		if err != nil {
 			return nil, fmt.Errorf("verdicts of run %s: %w", run, err)
 		}

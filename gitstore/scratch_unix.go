@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// holdView takes an exclusive flock on the fetch view directory dir for as
+// holdScratch takes an exclusive flock on the fetch view directory dir for as
 // long as the view is in use. The kernel drops it when the process dies,
 // however it dies, so a sweep that can take the lock knows the view was
-// abandoned (sweepFetchView).
-func holdView(dir string) (release func(), err error) {
+// abandoned (sweepScratch).
+func holdScratch(dir string) (release func(), err error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
@@ -31,11 +31,11 @@ func holdView(dir string) (release func(), err error) {
 	return func() { f.Close() }, nil // closing the last descriptor drops the lock
 }
 
-// viewAbandoned reports whether no live process holds the fetch view dir
+// scratchAbandoned reports whether no live process holds the fetch view dir
 // (its flock is free); while ok, the caller holds the lock and must call
 // release. The view must be older than the stale-lock age too (the caller
 // checks), which covers the moment between its creation and its lock.
-func viewAbandoned(dir string, _ time.Time) (release func(), ok bool) {
+func scratchAbandoned(dir string, _ time.Time) (release func(), ok bool) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, false

@@ -1,0 +1,19 @@
+//go:build !unix
+
+package gitstore
+
+import "time"
+
+// scratchStale is how old a fetch view must be before a sweep removes it
+// here, where no flock tells whether its owner lives.
+const scratchStale = 12 * time.Hour
+
+// holdScratch: without flock, a view's owner is not told apart from a dead
+// one; scratchAbandoned goes by age instead.
+func holdScratch(string) (func(), error) { return func() {}, nil }
+
+// scratchAbandoned reports a fetch view older than scratchStale as
+// abandoned: no fetch takes that long.
+func scratchAbandoned(_ string, mod time.Time) (func(), bool) {
+	return func() {}, time.Since(mod) > scratchStale
+}
