@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/readproof/readproof/internal/testproc"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -51,29 +50,16 @@ func gitDaemonCmd(ts *testscript.TestScript, neg bool, args []string) {
 			"--enable=receive-pack", "--informative-errors", "--listen=127.0.0.1",
 			"--port="+strconv.Itoa(port), base)
 		cmd.Env = scriptEnv(ts)
-		testproc.OwnGroup(cmd)
-		done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
+		// git talks to the daemon through a proxy that ACKs at once:
+		// straight to it, most turns of every exchange stall 40 ms
+		// (testproc.Front; 2.8 s of the team script's 5).
+		d, err := testproc.StartFrontedDaemon(cmd, port)
 		if err != nil {
 			lastErr = err // the port was taken meanwhile: try another
 			continue
 		}
-		kill := func() {
-			testproc.KillGroup(cmd)
-			<-done
-		}
-		// git talks to the daemon through a proxy that ACKs at once:
-		// straight to it, most turns of every exchange stall 40 ms
-		// (testproc.Front; 2.8 s of the team script's 5).
-		proxy, err := testproc.StartFront("127.0.0.1:0", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			kill()
-			ts.Fatalf("proxy to git daemon: %v", err)
-		}
-		ts.Defer(func() {
-			proxy.Close()
-			kill()
-		})
-		ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", proxy.Port()))
+		ts.Defer(d.Close)
+		ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", d.Port()))
 		return
 	}
 	ts.Fatalf("git daemon did not start: %v", lastErr)

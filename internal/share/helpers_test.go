@@ -12,7 +12,6 @@ import (
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -418,11 +417,9 @@ func freePort(t testing.TB) int {
 // testproc.Front on port: each connection straight to git daemon waited
 // 40 ms for a delayed acknowledgement (testproc.Front says why).
 type daemon struct {
-	base  string
-	port  int
-	cmd   *exec.Cmd
-	done  <-chan struct{}
-	front *testproc.Front
+	base string
+	port int
+	d    *testproc.Daemon
 }
 
 // startDaemon starts `git daemon --enable=receive-pack` on a free port in
@@ -434,32 +431,18 @@ func startDaemon(t testing.TB, base string) *daemon {
 	inner := freePort(t)
 	cmd := gitstore.GitCommand(t, "", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
 		"--enable=receive-pack", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", inner), base)
-	testproc.OwnGroup(cmd)
-	done, err := testproc.StartGitDaemon(cmd, 10*time.Second)
+	started, err := testproc.StartFrontedDaemon(cmd, inner)
 	if err != nil {
 		t.Fatalf("git daemon on port %d: %v", inner, err)
 	}
-	d := &daemon{base: base, cmd: cmd, done: done}
+	d := &daemon{base: base, port: started.Port(), d: started}
 	t.Cleanup(d.kill)
-	if d.front, err = testproc.StartFront("127.0.0.1:0", fmt.Sprintf("127.0.0.1:%d", inner)); err != nil {
-		t.Fatalf("front for git daemon: %v", err)
-	}
-	d.port = d.front.Port()
 	return d
 }
 
 // kill ends the daemon and every process it started (the whole group),
 // and its front: a client is refused from then on.
-func (d *daemon) kill() {
-	if d.front != nil {
-		d.front.Close()
-	}
-	if d.cmd.Process == nil {
-		return
-	}
-	testproc.KillGroup(d.cmd)
-	<-d.done
-}
+func (d *daemon) kill() { d.d.Close() }
 
 func (d *daemon) url(name string) string { return fmt.Sprintf("git://127.0.0.1:%d/%s", d.port, name) }
 
