@@ -565,3 +565,21 @@ func corruptLoose(t testing.TB, gitDir, oid string) {
 		t.Fatal(err)
 	}
 }
+
+// runIDConflict makes two projects sharing a remote (origin) whose runs
+// named x recorded different manifests: a pushed its run x (ma), and b,
+// which recorded its own x (mb), pulled, so in b run x is mb and ma waits
+// under x as a conflict. remote is origin's path.
+func runIDConflict(t *testing.T) (remote string, a, b *project, ma, mb *manifest.Manifest) {
+	t.Helper()
+	remote = bareServer(t, t.TempDir(), "shared.git")
+	a = newProject(t, map[string]string{"doc": "a\n"})
+	b = newProject(t, map[string]string{"doc": "b\n"})
+	ma = a.run(t, "x", "doc")
+	mb = b.run(t, "x", "doc")
+	addRemote(t, a, "origin", remote)
+	addRemote(t, b, "origin", remote)
+	mustPush(t, a, "origin")
+	mustPull(t, b, "origin")
+	return remote, a, b, ma, mb
+}

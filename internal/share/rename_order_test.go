@@ -20,15 +20,7 @@ import (
 // TestKilledRenames kills the real command.
 func TestRenameKilledAtEachRef(t *testing.T) {
 	t.Parallel()
-	dir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"doc": "a\n"})
-	b := newProject(t, map[string]string{"doc": "b\n"})
-	ma := a.run(t, "x", "doc")
-	mb := b.run(t, "x", "doc")
-	addRemote(t, a, "origin", dir)
-	addRemote(t, b, "origin", dir)
-	mustPush(t, a, "origin")
-	mustPull(t, b, "origin") // b: run x is mb, ma waits under x as a conflict
+	dir, _, b, ma, mb := runIDConflict(t) // b: run x is mb, ma waits under x as a conflict
 	cases := []struct {
 		name, manifest string
 		x, xNew        string // the run refs once renamed

@@ -324,15 +324,7 @@ func TestSameRunIDConflict(t *testing.T) {
 // the local run keeps its name.
 func TestRenameRunConflictManifest(t *testing.T) {
 	t.Parallel()
-	dir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"doc": "a\n"})
-	b := newProject(t, map[string]string{"doc": "b\n"})
-	ma := a.run(t, "x", "doc")
-	mb := b.run(t, "x", "doc")
-	addRemote(t, a, "origin", dir)
-	addRemote(t, b, "origin", dir)
-	mustPush(t, a, "origin")
-	mustPull(t, b, "origin")
+	_, _, b, ma, mb := runIDConflict(t)
 	if _, err := RenameRun(b.s, "x", "x", "", b.clock()); err == nil {
 		t.Fatal("rename to the same id succeeded")
 	}
