@@ -26,7 +26,9 @@ export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=f
 unset READPROOF_STORE READPROOF_CONFIG READPROOF_SESSION
 
 say "fetching $INSPECTOR"
-if ! npx --yes -p "$INSPECTOR" true >"$work/fetch.log" 2>&1; then
+# Fetch it once and call its binary directly: npx resolves the package again
+# on every call (about 1.5 s each here, twelve calls).
+if ! inspector=$(npx --yes -p "$INSPECTOR" -c 'command -v mcp-inspector' 2>"$work/fetch.log") || [ -z "$inspector" ]; then
   echo "mcp-inspector: SKIP: npx cannot fetch $INSPECTOR:" >&2
   tail -n 5 "$work/fetch.log" >&2
   exit 0
@@ -53,7 +55,7 @@ printf 'Products can be refunded within 14 days.\n' >"$proj/policies/refunds.md"
 # stdout to OUT, the exit code in $rc.
 insp() {
   local out=$1; shift
-  capture "$out" npx --yes "$INSPECTOR" --cli "$rp" --store "$proj/.readproof" --config "$proj/readproof.toml" mcp -- \
+  capture "$out" "$inspector" --cli "$rp" --store "$proj/.readproof" --config "$proj/readproof.toml" mcp -- \
     "$@" --format json
 }
 
