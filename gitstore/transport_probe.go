@@ -167,6 +167,12 @@ func readLocalCommit(gitDir, ref string) ([]byte, bool) {
 // InitBare creates a bare repository at the transport's directory with HEAD
 // on refs/heads/main (when create is set; otherwise the repository must
 // exist) and sets each key/value pair in its configuration.
+//
+// In a repository it has just created, the keys are appended to the config
+// file in one locked write (appendConfig) in the bytes one `git config KEY
+// VALUE` per pair writes there (newSectionsText), instead of one git process
+// per key; an existing repository, a key with a subsection and a GIT_CONFIG
+// that redirects `git config` go through git.
 func (t *Transport) InitBare(ctx context.Context, create bool, config [][2]string) error {
 	if create {
 		if _, err := t.run(ctx, false, "init", "--quiet", "--bare", "--initial-branch=main"); err != nil {
@@ -174,6 +180,13 @@ func (t *Transport) InitBare(ctx context.Context, create bool, config [][2]strin
 		}
 	}
 	t.forgetURLs()
+	existing, err := os.ReadFile(filepath.Join(t.dir, "config"))
+	if text, ok := newSectionsText(existing, config); create && err == nil && ok && os.Getenv("GIT_CONFIG") == "" {
+		if err := t.appendConfig(text); err != nil {
+			return fmt.Errorf("set %s: %w", config[0][0], err)
+		}
+		return nil
+	}
 	for _, kv := range config {
 		if _, err := t.run(ctx, false, "config", "--", kv[0], kv[1]); err != nil {
 			return fmt.Errorf("set %s: %w", kv[0], err)
@@ -263,3 +276,57 @@ func localRepoPath(url string) (string, bool) {
 	}
 	return filepath.Clean(p), true
 }
+
+// newSectionsText is what `git config KEY VALUE`, run once per pair in
+// order, appends to existing, a config file that has none of the pairs'
+// sections: a section header (spelled as the section's first key spells
+// it) where the section changes, then "\tname = value" lines
+// (writeConfigPair). ok is false when a key is not "section.name" with
+// plain letters, digits and '-' (git's rules for both), when existing has a
+// header of one of the sections or a section comes back after another (git
+// adds to the section already there), or when there is nothing to write.
+func newSectionsText(existing []byte, config [][2]string) (text string, ok bool) {
+	present := map[string]bool{}
+	for _, line := range strings.Split(string(existing), "\n") {
+		if line = strings.TrimLeft(line, " \t"); strings.HasPrefix(line, "[") {
+			name, _, _ := strings.Cut(line[1:], "]")
+			name, _, _ = strings.Cut(name, " ")
+			name, _, _ = strings.Cut(name, ".")
+			present[strings.ToLower(name)] = true
+		}
+	}
+	var b strings.Builder
+	current := ""
+	for _, kv := range config {
+		section, name, found := strings.Cut(kv[0], ".")
+		if !found || !simpleConfigName(section) || !simpleConfigName(name) || !isLetter(name[0]) {
+			return "", false
+		}
+		if lower := strings.ToLower(section); lower != current {
+			if present[lower] {
+				return "", false
+			}
+			present[lower] = true
+			current = lower
+			b.WriteString("[" + section + "]\n")
+		}
+		writeConfigPair(&b, name, kv[1])
+	}
+	return b.String(), b.Len() > 0
+}
+
+// simpleConfigName reports whether s is a non-empty run of ASCII letters,
+// digits and '-': a section or variable name git accepts as written.
+func simpleConfigName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isLetter(c) && !(c >= '0' && c <= '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
