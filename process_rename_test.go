@@ -20,8 +20,12 @@ import (
 // that promotes a waiting conflicting manifest and one of a conflicting
 // manifest (--manifest), with loose and with packed refs. After every kill
 // `readproof verify` passes, every ref names a complete object graph, and
-// running the rename again (when the kill left it undone) completes it
+// running the rename again (when the kill left it undone, or done but for
+// the promoted manifest's conflict ref) completes it and says what the
+// whole rename says, leaving no conflict ref beside r1's manifest
 // (docs/store-format.md, "Writing: crash and concurrency safety"). Before
+// session 11 the rename again after that last kill refused: "run id already
+// names another manifest". Before
 // the journal's rename record was published first, a kill after the new run
 // ref left a ref naming a manifest of another run id with no recorded
 // rename, which verify reports as broken. By default each kind of rename
@@ -86,8 +90,36 @@ func TestKilledRenames(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	points, half := 0, 0
+	// left is the conflict ref r1/<r1's manifest>, if one is left: a rename
+	// killed after the old name moved onto the promoted manifest and before
+	// that manifest's conflict ref went leaves it.
+	left := func() string {
+		m := runRef("r1")
+		if m == "" {
+			return ""
+		}
+		return git("for-each-ref", "--format=%(refname)", "refs/tags/readproof/conflicts/runs/r1/"+m)
+	}
+	// rename runs the case's command unkilled and returns its stdout.
+	rename := func(c string, args []string) string {
+		t.Helper()
+		var stdout, stderr strings.Builder
+		cmd := exec.Command("readproof", args...)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s%s", c, err, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+	points, half, left1 := 0, 0, 0
 	for i, c := range cases {
+		// what the whole rename says, which the rename again after a kill
+		// says too
+		if err := os.RemoveAll(store); err != nil {
+			t.Fatal(err)
+		}
+		copyStore(t, c.base, store)
+		whole := rename(c.name+", unkilled", c.args)
 		for _, packed := range []bool{false, true} {
 			if !testsize.Long() && packed != (i%2 == 1) {
 				continue
@@ -123,19 +155,26 @@ func TestKilledRenames(t *testing.T) {
 					if (got1 != before1 || got2 != before2) && (got1 != c.r1 || got2 != c.r2) {
 						half++
 					}
-					if got1 != c.r1 || got2 != c.r2 {
-						// undone or half done: the same command completes it
+					l := left()
+					if l != "" {
+						left1++
+					}
+					if got1 != c.r1 || got2 != c.r2 || l != "" {
+						// undone, half done, or done but for a conflict ref
+						// left: the same command completes it and says what
+						// the whole rename says
 						waitLocksStale(t, store, killStaleAge+50*time.Millisecond)
-						cmd := exec.Command("readproof", c.args...)
-						cmd.Dir, cmd.Env = dir, env
-						if out, err := cmd.CombinedOutput(); err != nil {
-							t.Fatalf("%s, killed at %d (r1 %q, r2 %q): the rename again: %v\n%s", name, n, got1, got2, err, out)
+						if out := rename(fmt.Sprintf("%s, killed at %d (r1 %q, r2 %q, left %q): the rename again", name, n, got1, got2, l), c.args); out != whole {
+							t.Fatalf("%s, killed at %d: the rename again says\n%s\nthe whole rename\n%s", name, n, out, whole)
 						}
 						mustRP(t, dir, "verify")
 					}
 				}
 				if got1, got2 := runRef("r1"), runRef("r2"); got1 != c.r1 || got2 != c.r2 {
 					t.Fatalf("%s, killed at %d: r1 %q and r2 %q, want %q and %q", name, n, got1, got2, c.r1, c.r2)
+				}
+				if l := left(); l != "" {
+					t.Fatalf("%s, killed at %d: conflict ref %s left beside run r1", name, n, l)
 				}
 				var list struct {
 					Runs []json.RawMessage `json:"runs"`
@@ -149,9 +188,12 @@ func TestKilledRenames(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("killed renames at %d points; %d left them half done", points, half)
+	t.Logf("killed renames at %d points; %d left them half done, %d a conflict ref beside r1", points, half, left1)
 	if half == 0 {
 		t.Fatal("no kill left a rename half done; the test proves nothing")
+	}
+	if left1 == 0 {
+		t.Fatal("no kill left the promoted manifest's conflict ref; the rename again after it is untested")
 	}
 	fsck(t, store)
 }

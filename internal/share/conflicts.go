@@ -227,7 +227,9 @@ func RenameRun(s *store.Store, oldID, newID, manifestID string, now time.Time) (
 
 // planRename is RenameRun up to its one ref transaction: it checks the
 // rename, writes the journal commit that records it and returns the ref
-// updates in the order they are published (renameUpdates).
+// updates in the order they are published (renameUpdates); for a promoting
+// rename killed before its last update, the one update left
+// (promotionLeft).
 func planRename(s *store.Store, oldID, newID, manifestID string, now time.Time) (*Rename, []gitstore.RefUpdate, error) {
 	for _, id := range []string{oldID, newID} {
 		if err := identity.ValidateRunID(id); err != nil {
@@ -253,6 +255,13 @@ func planRename(s *store.Store, oldID, newID, manifestID string, now time.Time) 
 			others = append(others, r.OID)
 		}
 	}
+	n, err := g.Ref(store.RunsPrefix + newID)
+	if err != nil && !isNotFound(err) {
+		return nil, nil, err
+	}
+	if done, ups, err := promotionLeft(g, oldID, newID, manifestID, l, n, refs); err != nil || done != nil {
+		return done, ups, err
+	}
 	src, fromConflict := l, false
 	switch {
 	case manifestID == "" || gitstore.OID(manifestID) == l:
@@ -274,10 +283,6 @@ func planRename(s *store.Store, oldID, newID, manifestID string, now time.Time) 
 		}
 		src, fromConflict = gitstore.OID(manifestID), true
 	}
-	n, err := g.Ref(store.RunsPrefix + newID)
-	if err != nil && !isNotFound(err) {
-		return nil, nil, err
-	}
 	if n != "" && n != src {
 		return nil, nil, hint.With(fmt.Errorf("rename run %s to %s: %w (manifest %s)", oldID, newID, ErrRunExists, n), "choose another new id")
 	}
@@ -298,7 +303,7 @@ func planRename(s *store.Store, oldID, newID, manifestID string, now time.Time) 
 	}
 	sig := signature(now)
 	j, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
-		Message: fmt.Sprintf("rename run %s to %s\n\nmanifest %s\n", oldID, newID, src)})
+		Message: store.JournalRenameMessage(oldID, newID, src)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -306,6 +311,41 @@ func planRename(s *store.Store, oldID, newID, manifestID string, now time.Time) 
 		out.Promoted = string(others[0])
 	}
 	return out, renameUpdates(oldID, newID, src, l, n, fromConflict, others, tip, j), nil
+}
+
+// promotionLeft recognises a promoting rename of oldID to newID killed
+// before its last ref update (renameUpdates, step 3): the run ref newID
+// names n, the run ref oldID names the promoted manifest l, the conflict ref
+// oldID/l (among refs, the conflict refs under oldID) names l too, and the
+// journal records the rename of oldID to newID with manifest n. The rename
+// again (manifestID empty, or n: the local run renamed) then only deletes
+// that conflict ref, writes no second record, and returns what the whole
+// rename returned. In any other state done is nil and planRename goes on
+// as for a new rename (which refuses a newID that names another manifest).
+func promotionLeft(g gitstore.Store, oldID, newID, manifestID string, l, n gitstore.OID, refs []gitstore.Ref) (done *Rename, ups []gitstore.RefUpdate, err error) {
+	if l == "" || n == "" || l == n || (manifestID != "" && gitstore.OID(manifestID) != n) {
+		return nil, nil, nil
+	}
+	left := conflictRunRef(oldID, l)
+	found := false
+	for _, r := range refs {
+		if r.Name == left && r.OID == l {
+			found = true
+		}
+	}
+	if !found {
+		return nil, nil, nil
+	}
+	tip, err := g.Ref(store.JournalRef)
+	if err != nil && !isNotFound(err) {
+		return nil, nil, err
+	}
+	ok, err := store.JournalRecordsRename(g, tip, oldID, newID, n)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	return &Rename{From: oldID, To: newID, Manifest: string(n), Promoted: string(l)},
+		[]gitstore.RefUpdate{{Name: left, Old: l}}, nil
 }
 
 // renameUpdates lists the ref updates of a rename of manifest src from run
@@ -321,7 +361,9 @@ func planRename(s *store.Store, oldID, newID, manifestID string, now time.Time) 
 //  2. the new run ref (unless it already names src);
 //  3. then what the new name replaces: the old run ref moves to the one
 //     conflicting manifest waiting under oldID (before that manifest's
-//     conflict ref goes, so it always has a name) or is deleted, or, for a
+//     conflict ref goes, so it always has a name; killed in between, the
+//     run refs are final and that conflict ref is left, which the rename
+//     run again deletes: promotionLeft) or is deleted, or, for a
 //     conflicting manifest, its conflict ref is deleted.
 //
 // l is the old run ref's value, n the new one's ("" when absent) and tip the

@@ -145,7 +145,7 @@ func (s *Store) RecordedChecks() (map[string]JournalCheck, error) {
 				out[run] = JournalCheck{RunID: run, Check: n, Verdicts: c.Parents[1], Journal: id}
 			}
 			parents = parents[:1]
-		} else if strings.HasPrefix(c.Message, "record run ") || strings.HasPrefix(c.Message, "rename run ") {
+		} else if strings.HasPrefix(c.Message, "record run ") || strings.HasPrefix(c.Message, journalRenamePrefix) {
 			parents = parents[:min(1, len(parents))]
 		}
 		for _, p := range parents {

@@ -108,7 +108,7 @@ func IsJournalCommit(c gitstore.Commit) bool {
 		return n == 1 || n == 2
 	case strings.HasPrefix(head, journalCheckPrefix):
 		return n == 2
-	case strings.HasPrefix(head, "rename run "):
+	case strings.HasPrefix(head, journalRenamePrefix):
 		return n <= 1
 	case head == "merge journals":
 		return n == 2

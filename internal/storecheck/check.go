@@ -525,27 +525,20 @@ func (c *checker) checkRun(r gitstore.Ref) {
 
 // journalRenames reads the renames recorded on the journal (reach: the
 // commits reachable from its tip): commits whose message is "rename run OLD
-// to NEW", a blank line and "manifest ID".
+// to NEW", a blank line and "manifest ID" (store.ParseJournalRename, which
+// `conflicts rename` reads them with too).
 func (c *checker) journalRenames(reach []gitstore.OID) map[gitstore.OID]map[string][]string {
 	out := map[gitstore.OID]map[string][]string{}
 	for _, id := range reach {
-		head, body, _ := strings.Cut(c.commits[id].Message, "\n")
-		pair, ok := strings.CutPrefix(head, "rename run ")
+		from, to, ms, ok := store.ParseJournalRename(c.commits[id].Message)
 		if !ok {
 			continue
 		}
-		from, to, ok := strings.Cut(pair, " to ")
-		if !ok || identity.ValidateRunID(from) != nil || identity.ValidateRunID(to) != nil {
-			continue
-		}
-		for _, line := range strings.Split(body, "\n") {
-			if mid, ok := strings.CutPrefix(line, "manifest "); ok && identity.IsObjectID(mid) {
-				m := gitstore.OID(mid)
-				if out[m] == nil {
-					out[m] = map[string][]string{}
-				}
-				out[m][from] = append(out[m][from], to)
+		for _, m := range ms {
+			if out[m] == nil {
+				out[m] = map[string][]string{}
 			}
+			out[m][from] = append(out[m][from], to)
 		}
 	}
 	return out

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
+)
+
+// Journal records of run renames (docs/sync.md, "Renaming a run"): a rename
+// adds a journal commit "rename run OLD to NEW" whose body names the
+// manifest renamed ("manifest ID"), on the journal's tip (0 or 1 parents).
+// verify accepts a run ref naming a manifest recorded under another run id
+// only through such a record.
+const journalRenamePrefix = "rename run "
+
+// JournalRenameMessage is the message of the journal commit that records
+// the rename of manifest m from run id from to run id to.
+func JournalRenameMessage(from, to string, m gitstore.OID) string {
+	return fmt.Sprintf("%s%s to %s\n\nmanifest %s\n", journalRenamePrefix, from, to, m)
+}
+
+// ParseJournalRename reads the message of a journal commit that records a
+// rename: the old and the new run id, and the manifests it names (each
+// body line "manifest ID" with a well-formed object id; others are
+// ignored). ok is false for any other message.
+func ParseJournalRename(msg string) (from, to string, manifests []gitstore.OID, ok bool) {
+	head, body, _ := strings.Cut(msg, "\n")
+	pair, ok := strings.CutPrefix(head, journalRenamePrefix)
+	if !ok {
+		return "", "", nil, false
+	}
+	from, to, ok = strings.Cut(pair, " to ")
+	if !ok || identity.ValidateRunID(from) != nil || identity.ValidateRunID(to) != nil {
+		return "", "", nil, false
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if mid, ok := strings.CutPrefix(line, "manifest "); ok && identity.IsObjectID(mid) {
+			manifests = append(manifests, gitstore.OID(mid))
+		}
+	}
+	return from, to, manifests, true
+}
+
+// JournalRecordsRename reports whether the journal from tip records the
+// rename of manifest m from run id from to run id to (ParseJournalRename).
+// It walks the journal's own edges (journalEdges: not into the manifests
+// that run records name) and stops at the first such record.
+func JournalRecordsRename(g gitstore.Reader, tip gitstore.OID, from, to string, m gitstore.OID) (bool, error) {
+	if tip == "" {
+		return false, nil
+	}
+	seen := map[gitstore.OID]bool{tip: true}
+	stack := []gitstore.OID{tip}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		c, err := g.Commit(id)
+		if err != nil {
+			return false, fmt.Errorf("read journal commit %s: %w", id, err)
+		}
+		if f, t, ms, ok := ParseJournalRename(c.Message); ok && f == from && t == to {
+			for _, x := range ms {
+				if x == m {
+					return true, nil
+				}
+			}
+		}
+		ps, _ := journalEdges(c)
+		for _, p := range ps {
+			if !seen[p] {
+				seen[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	return false, nil
+}
