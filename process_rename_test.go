@@ -20,17 +20,17 @@ import (
 // that promotes a waiting conflicting manifest and one of a conflicting
 // manifest (--manifest), with loose and with packed refs. After every kill
 // `readproof verify` passes, every ref names a complete object graph, and
-// running the rename again (when the kill left it undone, or done but for
-// the promoted manifest's conflict ref) completes it and says what the
-// whole rename says, leaving no conflict ref beside r1's manifest
-// (docs/store-format.md, "Writing: crash and concurrency safety"). Before
-// session 11 the rename again after that last kill refused: "run id already
-// names another manifest". Before
-// the journal's rename record was published first, a kill after the new run
-// ref left a ref naming a manifest of another run id with no recorded
-// rename, which verify reports as broken. By default each kind of rename
-// runs with one ref storage (loose, packed, loose: both are covered);
-// READPROOF_LONG_TESTS=1 runs all six pairs.
+// when the kill left the rename undone, half done, or done but for the
+// promoted manifest's conflict ref, running it again completes it, says what
+// the whole rename says and leaves no conflict ref beside r1's manifest
+// (docs/store-format.md, "Writing: crash and concurrency safety"). The two
+// defects it found: a kill after the new run ref left a ref naming a
+// manifest of another run id with no recorded rename (verify reported it
+// broken) until the journal's record was published first, and the rename
+// again after the last kill refused ("run id already names another
+// manifest") until planRename learned to finish it (promotionLeft). By
+// default each kind of rename runs with one ref storage (loose, packed,
+// loose: both are covered); READPROOF_LONG_TESTS=1 runs all six pairs.
 func TestKilledRenames(t *testing.T) {
 	t.Parallel()
 	requireGit(t)
