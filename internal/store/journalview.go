@@ -283,6 +283,22 @@ func journalEdges(c gitstore.Commit) ([]gitstore.OID, gitstore.OID) {
 // journal edges that records a manifest, with the manifest it records.
 func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]gitstore.OID, error) {
 	records := map[gitstore.OID]gitstore.OID{}
+	err := eachJournalCommit(g, heads, func(id gitstore.OID, _ gitstore.Commit, m gitstore.OID) bool {
+		if m != "" {
+			records[id] = m
+		}
+		return false
+	})
+	if err != nil {
+		return nil, fmt.Errorf("journal view: %w", err)
+	}
+	return records, nil
+}
+
+// eachJournalCommit calls visit once with each commit reachable from heads
+// ("" ones skipped) along journal edges (journalEdges), with the manifest
+// it records ("" for none), depth first, until visit returns true.
+func eachJournalCommit(g gitstore.Reader, heads []gitstore.OID, visit func(id gitstore.OID, c gitstore.Commit, manifest gitstore.OID) (stop bool)) error {
 	seen := map[gitstore.OID]bool{}
 	stack := []gitstore.OID{}
 	for _, h := range heads {
@@ -296,11 +312,11 @@ func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]git
 		stack = stack[:len(stack)-1]
 		c, err := g.Commit(id)
 		if err != nil {
-			return nil, fmt.Errorf("journal view: walk %s: %w", id, err)
+			return fmt.Errorf("read journal commit %s: %w", id, err)
 		}
 		ps, m := journalEdges(c)
-		if m != "" {
-			records[id] = m
+		if visit(id, c, m) {
+			return nil
 		}
 		for _, p := range ps {
 			if !seen[p] {
@@ -309,7 +325,7 @@ func journalWalk(g gitstore.Reader, heads ...gitstore.OID) (map[gitstore.OID]git
 			}
 		}
 	}
-	return records, nil
+	return nil
 }
 
 // viewBuilder computes views; put is PutTree (writing) or HashTree

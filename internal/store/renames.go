@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -45,35 +46,15 @@ func ParseJournalRename(msg string) (from, to string, manifests []gitstore.OID, 
 
 // JournalRecordsRename reports whether the journal from tip records the
 // rename of manifest m from run id from to run id to (ParseJournalRename).
-// It walks the journal's own edges (journalEdges: not into the manifests
-// that run records name) and stops at the first such record.
+// It walks the journal's own edges (eachJournalCommit: not into the
+// manifests that run records name) and stops at the first such record.
 func JournalRecordsRename(g gitstore.Reader, tip gitstore.OID, from, to string, m gitstore.OID) (bool, error) {
-	if tip == "" {
-		return false, nil
-	}
-	seen := map[gitstore.OID]bool{tip: true}
-	stack := []gitstore.OID{tip}
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		c, err := g.Commit(id)
-		if err != nil {
-			return false, fmt.Errorf("read journal commit %s: %w", id, err)
-		}
+	found := false
+	err := eachJournalCommit(g, []gitstore.OID{tip}, func(_ gitstore.OID, c gitstore.Commit, _ gitstore.OID) bool {
 		if f, t, ms, ok := ParseJournalRename(c.Message); ok && f == from && t == to {
-			for _, x := range ms {
-				if x == m {
-					return true, nil
-				}
-			}
+			found = slices.Contains(ms, m)
 		}
-		ps, _ := journalEdges(c)
-		for _, p := range ps {
-			if !seen[p] {
-				seen[p] = true
-				stack = append(stack, p)
-			}
-		}
-	}
-	return false, nil
+		return found
+	})
+	return found, err
 }
