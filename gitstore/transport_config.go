@@ -149,20 +149,28 @@ func writeConfigPair(b *strings.Builder, key, value string) {
 // and text, keeps the old file's permissions, is made durable and renamed
 // over config; the directory is synced after.
 func (t *Transport) appendConfig(text string) error {
+	_, err := t.appendConfigOf(func([]byte) (string, bool) { return text, true })
+	return err
+}
+
+// appendConfigOf is appendConfig of the text build makes of the config
+// file's content, read under the lock; when build declines (false), the
+// file is left as it was and appended reports false.
+func (t *Transport) appendConfigOf(build func(old []byte) (text string, ok bool)) (appended bool, err error) {
 	path := filepath.Join(t.dir, "config")
 	mode := fs.FileMode(0o666)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return false, err
 	}
 	lock := path + ".lock"
 	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("could not lock config file %s: %w: another git or readproof process is changing it; try again, or remove %s if none is running", path, err, lock)
+			return false, fmt.Errorf("could not lock config file %s: %w: another git or readproof process is changing it; try again, or remove %s if none is running", path, err, lock)
 		}
-		return err
+		return false, err
 	}
 	done := false
 	defer func() {
@@ -174,7 +182,11 @@ func (t *Transport) appendConfig(text string) error {
 	// Read under the lock: no other writer's change is lost.
 	old, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return false, err
+	}
+	text, ok := build(old)
+	if !ok {
+		return false, nil
 	}
 	var buf bytes.Buffer
 	buf.Write(old)
@@ -183,22 +195,22 @@ func (t *Transport) appendConfig(text string) error {
 	}
 	buf.WriteString(text)
 	if _, err := f.Write(buf.Bytes()); err != nil {
-		return err
+		return false, err
 	}
 	if err := f.Chmod(mode); err != nil { // umask narrowed the create
-		return err
+		return false, err
 	}
 	if err := f.Sync(); err != nil {
-		return err
+		return false, err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return false, err
 	}
 	if err := os.Rename(lock, path); err != nil {
-		return err
+		return false, err
 	}
 	done = true
-	return syncDir(t.dir)
+	return true, syncDir(t.dir)
 }
 
 // RemoteInRepoConfig reports whether the repository's own config file

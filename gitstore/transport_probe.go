@@ -169,7 +169,8 @@ func readLocalCommit(gitDir, ref string) ([]byte, bool) {
 // exist) and sets each key/value pair in its configuration.
 //
 // In a repository it has just created, the keys are appended to the config
-// file in one locked write (appendConfig) in the bytes one `git config KEY
+// file in one locked write (appendConfigOf, which reads the file under its
+// lock for newSectionsText) in the bytes one `git config KEY
 // VALUE` per pair writes there (newSectionsText), instead of one git process
 // per key; an existing repository, a key with a subsection and a GIT_CONFIG
 // that redirects `git config` go through git.
@@ -180,12 +181,14 @@ func (t *Transport) InitBare(ctx context.Context, create bool, config [][2]strin
 		}
 	}
 	t.forgetURLs()
-	existing, err := os.ReadFile(filepath.Join(t.dir, "config"))
-	if text, ok := newSectionsText(existing, config); create && err == nil && ok && os.Getenv("GIT_CONFIG") == "" {
-		if err := t.appendConfig(text); err != nil {
+	if create && os.Getenv("GIT_CONFIG") == "" {
+		appended, err := t.appendConfigOf(func(old []byte) (string, bool) { return newSectionsText(old, config) })
+		if err != nil {
 			return fmt.Errorf("set %s: %w", config[0][0], err)
 		}
-		return nil
+		if appended {
+			return nil
+		}
 	}
 	for _, kv := range config {
 		if _, err := t.run(ctx, false, "config", "--", kv[0], kv[1]); err != nil {
