@@ -1,5 +1,9 @@
-# Shared by .ci/mcp-inspector.sh and .ci/mcp-http.sh (sourced, not run).
-# The sourcing script defines fail and sets $work before calling these.
+# Shared by .ci/mcp-inspector.sh and .ci/mcp-http.sh (sourced, not run;
+# .ci/run sources it for INSPECTOR). The sourcing script defines fail and
+# sets $work before calling the functions.
+
+# The MCP Inspector CLI both scripts run, pinned.
+INSPECTOR="@modelcontextprotocol/inspector@2.12.0"
 
 # capture OUT CMD...: run CMD in $work without stopping on its failure;
 # stdout to OUT, stderr to OUT.err, the exit code in $rc.

@@ -17,7 +17,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-INSPECTOR="@modelcontextprotocol/inspector@2.12.0"
 A="readproof://demo/policies/refunds"
 B="readproof://demo/policies/shipping"
 

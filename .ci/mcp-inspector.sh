@@ -10,7 +10,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-INSPECTOR="@modelcontextprotocol/inspector@2.12.0"
 URI="readproof://demo/policies/refunds"
 
 fail() { echo "mcp-inspector: FAIL: $*" >&2; exit 1; }
