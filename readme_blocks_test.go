@@ -33,7 +33,12 @@ func TestREADMEBlocksHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each file starts on a line of its own, and a block must start a
+	// line: a line that only ends with the block's command (a variable
+	// set before it, or `readproof exec -- go test ./...`) does not run
+	// it as pasted.
 	var held strings.Builder
+	held.WriteString("\n")
 	held.Write(ci)
 	var scripts []string
 	for _, pattern := range []string{"testdata/script/*.txtar", "testdata/readme/*.txtar", ".ci/*.sh"} {
@@ -48,6 +53,7 @@ func TestREADMEBlocksHeld(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		held.WriteString("\n")
 		held.Write(b)
 	}
 	all := held.String()
@@ -57,7 +63,7 @@ func TestREADMEBlocksHeld(t *testing.T) {
 		first := strings.TrimSpace(block)
 		first, _, _ = strings.Cut(first, "\n")
 		seen[first] = true
-		isHeld := strings.Contains(all, block)
+		isHeld := strings.Contains(all, "\n"+block)
 		if line := strings.TrimSpace(block); !isHeld && !strings.Contains(line, "\n") {
 			// a one-line command CI runs as a line of its own (output redirected)
 			isHeld = strings.Contains(all, "\n"+line+"\n") || strings.Contains(all, "\n"+line+" >")
