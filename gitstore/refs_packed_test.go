@@ -120,6 +120,15 @@ func TestManyRefsGoIntoPackedRefs(t *testing.T) {
 	Fsck(t, s.Path())
 }
 
+// moreResources is n updates creating resource refs from the from'th on.
+func moreResources(from, n int, c OID) []RefUpdate {
+	var ups []RefUpdate
+	for i := from; i < from+n; i++ {
+		ups = append(ups, RefUpdate{Name: resourceRefName(i), New: c})
+	}
+	return ups
+}
+
 // TestPackedRefsDirFile: git's directory/file rule holds for refs written
 // into packed-refs, against loose refs and within the Update.
 func TestPackedRefsDirFile(t *testing.T) {
@@ -138,6 +147,10 @@ func TestPackedRefsDirFile(t *testing.T) {
 		many(RefUpdate{Name: "refs/heads/x/y", New: c}),                                          // below a loose ref
 		many(RefUpdate{Name: "refs/heads/a", New: c}, RefUpdate{Name: "refs/heads/a/b", New: c}), // within the Update
 		many(RefUpdate{Name: "refs/heads/readproof/resources", New: c}),                          // above the new ones
+		// a parent written loose (a group of one after a loose ref,
+		// keepPackedTogether) and its child written into packed-refs
+		many(append([]RefUpdate{{Name: "refs/tags/t1", New: c}, {Name: "refs/heads/p", New: c}, {Name: "refs/tags/t2", New: c}},
+			append(moreResources(100, packedMin, c), RefUpdate{Name: "refs/heads/p/q", New: c})...)...),
 	}
 	for _, ups := range cases {
 		if err := s.Update(ups...); err == nil || errors.Is(err, ErrConflict) {

@@ -73,12 +73,24 @@ type txn struct {
 	given   []*refTx // the same, in the caller's order: the order of the renames
 	deletes bool     // some update deletes a ref
 
-	packedPath    string
-	packedLock    *heldLock // taken when deletes
-	packed        *packedRefs
-	rewritePacked bool // packed-refs loses a deleted ref
-	packedWrite   bool // some ref is written into packed-refs
-	lockedAt      time.Time
+	packedPath  string
+	packedLock  *heldLock // taken when deletes
+	packed      *packedRefs
+	packedWrite bool // some ref is written into packed-refs
+	// packedSteps are the versions of packed-refs publish renames into
+	// place, in order (stage); empty when packed-refs does not change.
+	packedSteps []packedStep
+	lockedAt    time.Time
+}
+
+// packedStep is one version of packed-refs: the changes of the refs that
+// have one there (packedChange) listed up to tx.given[at], renamed into
+// place just before that ref's loose file moves. Every version but the
+// last is written to a file of its own (packed-refs.N.lock); the last is
+// written to packed-refs.lock, as git does.
+type packedStep struct {
+	at   int
+	file *heldLock // nil: the last version, in tx.packedLock
 }
 
 // Writing many refs as loose files costs a lock file each, and creating a
@@ -86,7 +98,8 @@ type txn struct {
 // of a thousand new documents moves a thousand resource refs. An Update
 // that sets at least packedMin refs therefore writes the ones that have no
 // loose file straight into packed-refs, under the packed-refs lock alone,
-// as git's own pack-refs does; refs that have a loose file are still
+// as git's own pack-refs does (but for a few listed after a ref written
+// loose: keepPackedTogether); refs that have a loose file are still
 // written loose, under their own lock.
 //
 // That is safe against other writers because every Update that writes a
@@ -303,6 +316,52 @@ func (tx *txn) planPacked() {
 			tx.packedWrite = true
 		}
 	}
+	tx.keepPackedTogether()
+}
+
+// keepPackedTogether writes loose again the refs planPacked chose that
+// would cost packed-refs an extra version for a few refs. A ref's change
+// is visible no earlier than those of the refs listed before it (publish),
+// so packed-refs is written once for each group of refs chosen for it that
+// a ref written loose separates from the refs listed before: after git gc,
+// a run of many new documents lists its resource refs, the run's ref
+// (under refs/tags/, always loose), then the journal, which only
+// packed-refs holds, and writing the journal there made packed-refs be
+// written twice. The refs chosen ahead of the first ref written loose stay
+// (the one version a transaction writes anyway); a later group stays only
+// when it holds packedMin refs or more, else its refs are written loose,
+// a lock file each. Which refs are written loose is known here only for
+// refs that are set (a deleted ref's change lives in packed-refs when the
+// file holds it, found under the lock): publish writes one more version
+// wherever a deletion needs it.
+func (tx *txn) keepPackedTogether() {
+	var group []*refTx
+	looseSeen := false
+	end := func() {
+		if looseSeen && len(group) < packedMin {
+			for _, t := range group {
+				t.packed = false
+			}
+		}
+		group = group[:0]
+	}
+	for _, t := range tx.given {
+		switch {
+		case t.packed:
+			group = append(group, t)
+		case t.New != "":
+			end()
+			looseSeen = true
+		}
+	}
+	end()
+	tx.packedWrite = false
+	for _, t := range tx.refs {
+		if t.packed {
+			tx.packedWrite = true
+			break
+		}
+	}
 }
 
 // listAtLeast is how many refs of one Update in one directory make
@@ -387,10 +446,14 @@ func (tx *txn) lock() error {
 	return nil
 }
 
-// release removes every lock that is still held.
+// release removes every lock (and version of packed-refs) that is still
+// held.
 func (tx *txn) release() {
 	for _, t := range tx.refs {
 		t.lock.release()
+	}
+	for _, step := range tx.packedSteps {
+		step.file.release()
 	}
 	tx.packedLock.release()
 }
@@ -482,11 +545,13 @@ func (tx *txn) markPackedAbsent() {
 
 // checkPackedNames applies git's directory/file rule where no lock file
 // does it for us: a ref created into packed-refs may not sit below a loose
-// ref file, nor be a parent of another ref created in the same Update.
+// ref file, and no ref created (into packed-refs or loose: the refs of a
+// group keepPackedTogether wrote loose sit beside packed ones) may be a
+// parent of another ref created in the same Update.
 func (tx *txn) checkPackedNames() error {
 	checked := map[string]bool{}
 	for i, t := range tx.refs {
-		if !t.packed || t.cur != "" {
+		if t.New == "" || t.cur != "" {
 			continue
 		}
 		// Its children sort from t.Name+"/" on, not always right after it:
@@ -495,6 +560,9 @@ func (tx *txn) checkPackedNames() error {
 			if tx.refs[j].New != "" && isChild(tx.refs[j].Name, t.Name) {
 				return dirFileConflict(tx.refs[j].Name)
 			}
+		}
+		if !t.packed {
+			continue
 		}
 		for j := strings.LastIndexByte(t.Name, '/'); j > len("refs"); j = strings.LastIndexByte(t.Name[:j], '/') {
 			parent := t.Name[:j]
@@ -527,17 +595,31 @@ func isChild(a, b string) bool {
 	return len(a) > len(b) && a[len(b)] == '/' && a[:len(b)] == b
 }
 
-// stage writes the new values into the ref locks, and packed-refs without
-// the deleted refs into its lock. It returns the files to make durable.
+// packedChange reports whether t's change lives in packed-refs: a new
+// value written into it, or a deletion of a ref it holds.
+func packedChange(t *refTx) bool {
+	if t.New == "" {
+		return t.inPacked
+	}
+	return t.packed && t.New != t.cur
+}
+
+// looseMove reports whether t's loose file changes: a new value renamed
+// over it, or its removal.
+func looseMove(t *refTx) bool {
+	if t.New == "" {
+		return t.loose
+	}
+	return !t.packed && t.New != t.cur
+}
+
+// stage writes the new values into the ref locks, and the versions of
+// packed-refs into theirs (planSteps). It returns the files to make
+// durable.
 func (tx *txn) stage() ([]*os.File, error) {
 	var files []*os.File
-	var sets []*refTx // written into packed-refs
 	for _, t := range tx.refs {
-		if t.New == "" || t.New == t.cur {
-			continue
-		}
-		if t.packed {
-			sets = append(sets, t)
+		if t.New == "" || t.New == t.cur || t.packed {
 			continue
 		}
 		if _, err := t.lock.f.WriteString(string(t.New) + "\n"); err != nil {
@@ -548,30 +630,105 @@ func (tx *txn) stage() ([]*os.File, error) {
 	if tx.packedLock == nil {
 		return files, nil
 	}
-	drop := map[string]bool{}
-	for _, t := range tx.refs {
-		if t.New == "" && t.inPacked {
-			drop[t.Name] = true
-		}
+	tx.planSteps()
+	var upto map[*refTx]bool // the refs the version being written covers
+	if len(tx.packedSteps) > 1 {
+		upto = make(map[*refTx]bool, len(tx.given))
 	}
-	if len(sets) > 0 {
-		data, err := tx.packed.merged(sets, drop)
+	next := 0 // the next ref of tx.given upto lacks
+	for k := range tx.packedSteps {
+		step := &tx.packedSteps[k]
+		l := tx.packedLock
+		if k < len(tx.packedSteps)-1 {
+			for ; next <= step.at; next++ {
+				upto[tx.given[next]] = true
+			}
+			var err error
+			if step.file, err = tx.s.stepFile(k + 1); err != nil {
+				return nil, fmt.Errorf("update refs: %w", err)
+			}
+			l = step.file
+		} else {
+			upto = nil // every ref: nothing changes packed-refs later
+		}
+		data, err := tx.packedVersion(upto)
 		if err != nil {
 			return nil, fmt.Errorf("update refs: %w", err)
 		}
-		tx.rewritePacked = true
-		if _, err := tx.packedLock.f.Write(data); err != nil {
-			return nil, fmt.Errorf("update refs: write %s: %w", tx.packedLock.path, err)
+		if _, err := l.f.Write(data); err != nil {
+			return nil, fmt.Errorf("update refs: write %s: %w", l.path, err)
 		}
-		files = append(files, tx.packedLock.f)
-	} else if len(drop) > 0 {
-		tx.rewritePacked = true
-		if _, err := tx.packedLock.f.Write(tx.packed.without(drop)); err != nil {
-			return nil, fmt.Errorf("update refs: write %s: %w", tx.packedLock.path, err)
-		}
-		files = append(files, tx.packedLock.f)
+		files = append(files, l.f)
 	}
 	return files, nil
+}
+
+// planSteps lists the versions of packed-refs (tx.packedSteps) that keep
+// every change visible no earlier than the changes of the refs listed
+// before it: one for each group of refs whose change lives in packed-refs
+// that a loose move ends, renamed into place where the group's last ref is
+// listed (before that ref's own loose file is removed: a deleted ref never
+// shows its old packed value), so before the loose move that follows it.
+// A transaction whose changes in packed-refs no loose move separates
+// writes one version, as before.
+func (tx *txn) planSteps() {
+	tx.packedSteps = tx.packedSteps[:0]
+	last := -1 // the last ref of the open group
+	for i, t := range tx.given {
+		if packedChange(t) {
+			last = i
+		}
+		if last >= 0 && looseMove(t) {
+			tx.packedSteps = append(tx.packedSteps, packedStep{at: last})
+			last = -1
+		}
+	}
+	if last >= 0 {
+		tx.packedSteps = append(tx.packedSteps, packedStep{at: last})
+	}
+}
+
+// packedVersion is packed-refs with the changes of the refs in upto made
+// (every ref's when upto is nil).
+func (tx *txn) packedVersion(upto map[*refTx]bool) ([]byte, error) {
+	var sets []*refTx // sorted by name, as tx.refs
+	drop := map[string]bool{}
+	for _, t := range tx.refs {
+		if !packedChange(t) || (upto != nil && !upto[t]) {
+			continue
+		}
+		if t.New == "" {
+			drop[t.Name] = true
+		} else {
+			sets = append(sets, t)
+		}
+	}
+	if len(sets) > 0 {
+		return tx.packed.merged(sets, drop)
+	}
+	return tx.packed.without(drop), nil // a deletion: packed-refs holds the ref
+}
+
+// stepFile creates packed-refs.N.lock, the file of packed-refs' Nth
+// version (packedStep), under the packed-refs lock: one that a killed
+// writer left is removed first (nobody else writes these files; the
+// stale-lock sweep removes one older than the stale age too).
+func (s *repo) stepFile(n int) (*heldLock, error) {
+	path := filepath.Join(s.path, fmt.Sprintf("packed-refs.%d.lock", n))
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("remove the leftover %s: %w", path, err)
+	}
+	f, err := s.perm.create(path, s.perm.file())
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return &heldLock{path: path, f: f, fi: fi}, nil
 }
 
 // makeDurable syncs objects and the staged values before any rename, closes
@@ -590,16 +747,25 @@ func (tx *txn) makeDurable(files []*os.File) error {
 		}
 		t.lock.f = nil
 	}
-	if tx.packedLock != nil {
-		if err := tx.packedLock.f.Close(); err != nil {
-			return fmt.Errorf("update refs: close %s: %w", tx.packedLock.path, err)
+	packed := []*heldLock{tx.packedLock}
+	for _, step := range tx.packedSteps {
+		if step.file != nil {
+			packed = append(packed, step.file)
 		}
-		tx.packedLock.f = nil
+	}
+	for _, l := range packed {
+		if l == nil {
+			continue
+		}
+		if err := l.f.Close(); err != nil {
+			return fmt.Errorf("update refs: close %s: %w", l.path, err)
+		}
+		l.f = nil
 	}
 	// A lock held longer than half the stale age may have been broken by
 	// another process: make sure every lock is still ours.
 	if tx.heldLong() {
-		all := []*heldLock{tx.packedLock}
+		all := packed
 		for _, t := range tx.refs {
 			if t.lock != nil {
 				all = append(all, t.lock)
@@ -618,34 +784,40 @@ func (tx *txn) makeDurable(files []*os.File) error {
 // process to judge them stale.
 func (tx *txn) heldLong() bool { return time.Since(tx.lockedAt) > tx.s.opts.StaleLockAge/2 }
 
-// publish moves the refs in the caller's order (Store.Update says why):
-// packed-refs is renamed where the first ref whose change lives there is
-// listed (a ref written into it, or a deleted ref it holds: before that
-// ref's loose file is removed, so a deleted ref never shows its old packed
-// value), each loose ref at its own place; then it syncs the directories.
-// Renamed first, packed-refs could delete the open ref of a run (packed by
-// git gc) before the aborted or committed ref listed ahead of it exists.
+// publish moves the refs in the caller's order (Store.Update says why),
+// each loose ref at its own place and each version of packed-refs
+// (planSteps) where the last ref it changes is listed, before that ref's
+// loose file moves; then it syncs the directories. So no change is
+// visible before a change listed ahead of it: renamed once where its
+// first change was listed, packed-refs could delete the open ref of a run
+// (packed by git gc) before the aborted or committed ref listed ahead of
+// it existed, or move a packed journal before the run ref it records.
 func (tx *txn) publish() error {
 	dirs := map[string]bool{}
-	renamePacked := func() error {
-		if !tx.rewritePacked || tx.packedLock.done {
-			return nil
+	steps := tx.packedSteps
+	renamePacked := func(i int) error {
+		for len(steps) > 0 && steps[0].at == i {
+			l := steps[0].file
+			if l == nil {
+				l = tx.packedLock
+			} else if tx.heldLong() && !l.owned() {
+				return fmt.Errorf("update refs: %s was removed as stale by another process: %w: retry the update", l.path, ErrLocked)
+			}
+			if publishTrace != nil {
+				publishTrace("packed-refs")
+			}
+			if err := renameFile(l.path, tx.packedPath); err != nil {
+				return fmt.Errorf("update refs: replace packed-refs: %w", err)
+			}
+			l.done = true
+			dirs[tx.s.path] = true
+			steps = steps[1:]
 		}
-		if publishTrace != nil {
-			publishTrace("packed-refs")
-		}
-		if err := renameFile(tx.packedLock.path, tx.packedPath); err != nil {
-			return fmt.Errorf("update refs: replace packed-refs: %w", err)
-		}
-		tx.packedLock.done = true
-		dirs[tx.s.path] = true
 		return nil
 	}
 	for i, t := range tx.given {
-		if t.packed || (t.New == "" && t.inPacked) {
-			if err := renamePacked(); err != nil {
-				return err
-			}
+		if err := renamePacked(i); err != nil {
+			return err
 		}
 		if t.packed {
 			continue // in packed-refs, renamed above
@@ -663,9 +835,6 @@ func (tx *txn) publish() error {
 			// removed again left the directory as it was.
 			dirs[filepath.Dir(t.path())] = true
 		}
-	}
-	if err := renamePacked(); err != nil {
-		return err
 	}
 	if err := tx.s.syncDirs(dirs); err != nil {
 		return fmt.Errorf("update refs: sync: %w", err)

@@ -142,14 +142,16 @@ type Store interface {
 	// wraps *ConflictError (errors.Is(err, ErrConflict)).
 	//
 	// The renames are not one atomic step: a process killed among them
-	// leaves some refs moved and others not. Loose refs are therefore
-	// renamed in the order given, and packed-refs in one rename where the
-	// first ref whose change lives there is given (one written into it, or
-	// a deleted ref it holds; the others in it move with that one): list a
-	// ref before any ref that records it (a run's ref before the journal
-	// that lists the run, a new ref before the deletion of the one it
-	// replaces), so an interrupted update leaves a ref nothing records yet,
-	// never a record of a ref that is missing.
+	// leaves some refs moved and others not. The changes therefore become
+	// visible in the order given, none before a change given ahead of it:
+	// loose refs are renamed in that order, and packed-refs (which holds
+	// the changes of refs written into it and the deletions of refs it
+	// holds) is renamed into place in as many versions as loose moves
+	// separate its changes, each where the last change it carries is
+	// given. List a ref before any ref that records it (a run's ref before
+	// the journal that lists the run, a new ref before the deletion of the
+	// one it replaces), so an interrupted update leaves a ref nothing
+	// records yet, never a record of a ref that is missing.
 	Update(updates ...RefUpdate) error
 
 	// Sync makes every object written so far durable.

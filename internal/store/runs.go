@@ -190,10 +190,11 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 			}
 			return abortedErr(runID)
 		}
-		// the aborted ref a killed reopen left goes first, on its own: in
-		// this transaction a packed-refs that holds it and the open ref
-		// would drop both before the run's ref exists (gitstore's
-		// publish renames packed-refs once)
+		// the aborted ref a killed reopen left goes first, on its own
+		// (before session 13 gitstore renamed packed-refs once, and in
+		// this transaction a packed-refs that held it and the open ref
+		// dropped both before the run's ref existed; it now writes a
+		// version of packed-refs for each, in order)
 		leftover, err := s.staleAborted(runID, tip, c)
 		if err == nil && len(leftover) > 0 {
 			err = s.git.Update(leftover...)
