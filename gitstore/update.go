@@ -94,8 +94,10 @@ type txn struct {
 // compare to its rename (lockPackedIfNeeded): two writers of such a ref are
 // serialized by that lock, and the packed writer checks, under it, that no
 // loose file has appeared. A ref with a loose file is only ever written by
-// a holder of its own lock, as before. git's pack-refs takes the
-// packed-refs lock too, and prunes loose files only by value. (Only
+// a holder of its own lock, as before. readproof gc's packRefs holds the
+// packed-refs lock while it packs and removes loose files, and only tries
+// a ref's lock; stock git pack-refs takes the packed-refs lock too, and
+// removes loose files only by value. (Only
 // readproof writes the refs records live in; git fetch writes tracking
 // refs of its own.)
 const (
