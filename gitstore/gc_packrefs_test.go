@@ -7,11 +7,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/readproof/readproof/internal/testsize"
 )
@@ -266,6 +272,27 @@ func TestPackRefsAsGitDoes(t *testing.T) {
 	// go-git's reader and ours agree with git.
 	wantRef(t, s, "refs/heads/x/old", b)
 	wantRef(t, s, "refs/tags/v1", OID(strings.TrimSpace(git(t, s.Path(), "rev-parse", "refs/tags/v1"))))
+	var fromGit []string
+	for _, l := range strings.Split(strings.TrimSpace(git(t, s.Path(), "for-each-ref", "--format=%(objectname) %(refname)")), "\n") {
+		if !strings.HasSuffix(l, " refs/heads/sym") {
+			fromGit = append(fromGit, l)
+		}
+	}
+	iter, err := filesystem.NewStorage(osfs.New(s.Path()), cache.NewObjectLRUDefault()).IterReferences()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromGoGit []string
+	iter.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference && strings.HasPrefix(r.Name().String(), "refs/") {
+			fromGoGit = append(fromGoGit, r.Hash().String()+" "+r.Name().String())
+		}
+		return nil
+	})
+	sort.Slice(fromGoGit, func(i, j int) bool { return fromGoGit[i][41:] < fromGoGit[j][41:] })
+	if strings.Join(fromGoGit, "\n") != strings.Join(fromGit, "\n") {
+		t.Errorf("go-git reads the refs as\n%s\ngit as\n%s", strings.Join(fromGoGit, "\n"), strings.Join(fromGit, "\n"))
+	}
 }
 
 // listTree lists the files, symbolic links and directories under dir.
@@ -284,4 +311,40 @@ func listTree(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestPackRefsLeavesLockedRefs: a ref whose lock is held is neither packed
+// nor removed. Such a ref may be in the middle of a deletion that has
+// already renamed packed-refs without it (releasing packed-refs.lock) and
+// has not yet removed its loose file: packing that file would bring the
+// deleted ref back once the writer removes it.
+func TestPackRefsLeavesLockedRefs(t *testing.T) {
+	t.Parallel()
+	s := NewTestStore(t)
+	v := mkCommit(t, s, "v")
+	const victim = "refs/heads/z/r1"
+	mustUpdate(t, s, RefUpdate{Name: victim, New: v}, RefUpdate{Name: "refs/heads/z/other", New: v})
+	path := filepath.Join(s.Path(), filepath.FromSlash(victim))
+	// The deleting writer holds the ref's lock, and packed-refs no longer
+	// holds the ref (there is none); the loose file is still there.
+	if err := os.WriteFile(path+".lock", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.(*repo).packRefs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Packed != 1 {
+		t.Errorf("packRefs: %+v, want the unlocked ref packed", st)
+	}
+	// The writer completes its deletion.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path + ".lock")
+	if b, _ := os.ReadFile(filepath.Join(s.Path(), "packed-refs")); bytes.Contains(b, []byte(victim)) {
+		t.Fatalf("packed-refs holds %s, whose lock was held:\n%s", victim, b)
+	}
+	wantRef(t, s, victim, "")
+	wantRef(t, s, "refs/heads/z/other", v)
 }

@@ -166,8 +166,18 @@ func (s *repo) writePackedRefs(data []byte, stillOurs func() error) error {
 var perWorktreeRefs = [...]string{"refs/bisect/", "refs/worktree/", "refs/rewritten/"}
 
 // looseRefsToPack lists the loose refs packRefs packs, sorted by name.
+//
+// A ref whose lock file is there is left out (neither packed nor
+// removed): a writer is changing it. That one may be a deletion that has
+// already renamed packed-refs without the ref (which released
+// packed-refs.lock) and not yet removed the loose file; packing the file
+// it still sees would bring the deleted ref back. The writer took the
+// ref's lock before packed-refs.lock and removes the lock only after the
+// loose file, so the lock is in the listing whenever the file read is
+// still that one.
 func (s *repo) looseRefsToPack() ([]looseToPack, error) {
-	var out []looseToPack
+	var names []string
+	locked := map[string]bool{}
 	root := filepath.Join(s.path, "refs")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -184,7 +194,11 @@ func (s *repo) looseRefsToPack() ([]looseToPack, error) {
 			return err
 		}
 		name := filepath.ToSlash(rel)
-		if strings.HasSuffix(name, ".lock") || CheckRefName(name) != nil {
+		if ref, ok := strings.CutSuffix(name, ".lock"); ok {
+			locked[ref] = true
+			return nil
+		}
+		if CheckRefName(name) != nil {
 			return nil
 		}
 		for _, pre := range perWorktreeRefs {
@@ -192,18 +206,25 @@ func (s *repo) looseRefsToPack() ([]looseToPack, error) {
 				return nil
 			}
 		}
-		oid, target, found, err := s.readLoose(name)
-		if err != nil || !found || target != "" {
-			return nil // broken, gone, or symbolic: left as it is
-		}
-		if ok, err := s.Has(oid); err != nil || !ok {
-			return nil // its object is missing: left for verify and fsck to report
-		}
-		out = append(out, looseToPack{name: name, oid: oid})
+		names = append(names, name)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list loose refs: %w", err)
+	}
+	var out []looseToPack
+	for _, name := range names {
+		if locked[name] {
+			continue
+		}
+		oid, target, found, err := s.readLoose(name)
+		if err != nil || !found || target != "" {
+			continue // broken, gone, or symbolic: left as it is
+		}
+		if ok, err := s.Has(oid); err != nil || !ok {
+			continue // its object is missing: left for verify and fsck to report
+		}
+		out = append(out, looseToPack{name: name, oid: oid})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out, nil
