@@ -41,8 +41,9 @@ type packRefsStats struct {
 }
 
 // packedRefsTemp is the file packed-refs is written to before it is
-// renamed over packed-refs, under packed-refs.lock. It ends in ".lock" so
-// the sweep of a later writer removes one a killed gc left.
+// renamed over packed-refs, by packRefs and by Update, both holding
+// packed-refs.lock until after the rename. It ends in ".lock" so the sweep
+// of a later writer removes one a killed process left.
 const packedRefsTemp = "packed-refs.new.lock"
 
 // fullPackedHeader is the header packRefs writes: every record is peeled
@@ -127,35 +128,29 @@ func (s *repo) packRefs() (packRefsStats, error) {
 // over packed-refs (after stillOurs), then syncs the directory. The caller
 // holds packed-refs.lock.
 func (s *repo) writePackedRefs(data []byte, stillOurs func() error) error {
-	tmp := filepath.Join(s.path, packedRefsTemp)
-	os.Remove(tmp) // left by a killed gc: we hold packed-refs.lock
-	f, err := s.perm.create(tmp, s.perm.file())
+	tmp, err := s.createPackedTemp()
 	if err != nil {
 		return err
 	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
+	defer tmp.release()
+	if _, err := tmp.f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.path, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
+	if err := tmp.f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp.path, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
+	err = tmp.f.Close()
+	tmp.f = nil
+	if err != nil {
+		return fmt.Errorf("close %s: %w", tmp.path, err)
 	}
 	if err := stillOurs(); err != nil {
 		return err
 	}
-	if err := renameFile(tmp, filepath.Join(s.path, "packed-refs")); err != nil {
+	if err := renameFile(tmp.path, filepath.Join(s.path, "packed-refs")); err != nil {
 		return fmt.Errorf("replace packed-refs: %w", err)
 	}
-	done = true
+	tmp.done = true
 	if err := syncDir(s.path); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
@@ -169,12 +164,12 @@ var perWorktreeRefs = [...]string{"refs/bisect/", "refs/worktree/", "refs/rewrit
 //
 // A ref whose lock file is there is left out (neither packed nor
 // removed): a writer is changing it. That one may be a deletion that has
-// already renamed packed-refs without the ref (which released
-// packed-refs.lock) and not yet removed the loose file; packing the file
-// it still sees would bring the deleted ref back. The writer took the
-// ref's lock before packed-refs.lock and removes the lock only after the
-// loose file, so the lock is in the listing whenever the file read is
-// still that one.
+// already renamed packed-refs without the ref and released
+// packed-refs.lock (readproof's Update did before session 13) and not yet
+// removed the loose file; packing the file it still sees would bring the
+// deleted ref back. The writer took the ref's lock before packed-refs.lock
+// and removes the lock only after the loose file, so the lock is in the
+// listing whenever the file read is still that one.
 func (s *repo) looseRefsToPack() ([]looseToPack, error) {
 	var names []string
 	locked := map[string]bool{}

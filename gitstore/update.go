@@ -73,8 +73,11 @@ type txn struct {
 	given   []*refTx // the same, in the caller's order: the order of the renames
 	deletes bool     // some update deletes a ref
 
-	packedPath    string
-	packedLock    *heldLock // taken when deletes
+	packedPath string
+	packedLock *heldLock // taken when deletes
+	// packedNew is the new packed-refs (packedRefsTemp), renamed over
+	// packed-refs while packedLock stays held (see stage).
+	packedNew     *heldLock
 	packed        *packedRefs
 	rewritePacked bool // packed-refs loses a deleted ref
 	packedWrite   bool // some ref is written into packed-refs
@@ -394,6 +397,7 @@ func (tx *txn) release() {
 	for _, t := range tx.refs {
 		t.lock.release()
 	}
+	tx.packedNew.release()
 	tx.packedLock.release()
 }
 
@@ -556,24 +560,54 @@ func (tx *txn) stage() ([]*os.File, error) {
 			drop[t.Name] = true
 		}
 	}
+	if len(sets) == 0 && len(drop) == 0 {
+		return files, nil
+	}
+	var data []byte
 	if len(sets) > 0 {
-		data, err := tx.packed.merged(sets, drop)
-		if err != nil {
+		var err error
+		if data, err = tx.packed.merged(sets, drop); err != nil {
 			return nil, fmt.Errorf("update refs: %w", err)
 		}
-		tx.rewritePacked = true
-		if _, err := tx.packedLock.f.Write(data); err != nil {
-			return nil, fmt.Errorf("update refs: write %s: %w", tx.packedLock.path, err)
-		}
-		files = append(files, tx.packedLock.f)
-	} else if len(drop) > 0 {
-		tx.rewritePacked = true
-		if _, err := tx.packedLock.f.Write(tx.packed.without(drop)); err != nil {
-			return nil, fmt.Errorf("update refs: write %s: %w", tx.packedLock.path, err)
-		}
-		files = append(files, tx.packedLock.f)
+	} else {
+		data = tx.packed.without(drop)
 	}
-	return files, nil
+	// The new packed-refs goes into a file of its own, not into the lock:
+	// renaming the lock over packed-refs would release it before the
+	// loose files of the deleted refs are removed, and a git pack-refs
+	// taking it then would pack such a file, bringing its deleted ref
+	// back. git's own deletions hold the lock until then too.
+	var err error
+	if tx.packedNew, err = tx.s.createPackedTemp(); err != nil {
+		return nil, fmt.Errorf("update refs: %w", err)
+	}
+	tx.rewritePacked = true
+	if _, err := tx.packedNew.f.Write(data); err != nil {
+		return nil, fmt.Errorf("update refs: write %s: %w", tx.packedNew.path, err)
+	}
+	return append(files, tx.packedNew.f), nil
+}
+
+// createPackedTemp creates packedRefsTemp, for a holder of
+// packed-refs.lock (one a killed holder left is removed and the create
+// tried again; not removed beforehand: no system call more than needed).
+func (s *repo) createPackedTemp() (*heldLock, error) {
+	path := filepath.Join(s.path, packedRefsTemp)
+	f, err := s.perm.create(path, s.perm.file())
+	if errors.Is(err, fs.ErrExist) {
+		os.Remove(path)
+		f, err = s.perm.create(path, s.perm.file())
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return &heldLock{path: path, f: f, fi: fi}, nil
 }
 
 // makeDurable syncs objects and the staged values before any rename, closes
@@ -597,6 +631,12 @@ func (tx *txn) makeDurable(files []*os.File) error {
 			return fmt.Errorf("update refs: close %s: %w", tx.packedLock.path, err)
 		}
 		tx.packedLock.f = nil
+	}
+	if tx.packedNew != nil {
+		if err := tx.packedNew.f.Close(); err != nil {
+			return fmt.Errorf("update refs: close %s: %w", tx.packedNew.path, err)
+		}
+		tx.packedNew.f = nil
 	}
 	// A lock held longer than half the stale age may have been broken by
 	// another process: make sure every lock is still ours.
@@ -630,16 +670,19 @@ func (tx *txn) heldLong() bool { return time.Since(tx.lockedAt) > tx.s.opts.Stal
 func (tx *txn) publish() error {
 	dirs := map[string]bool{}
 	renamePacked := func() error {
-		if !tx.rewritePacked || tx.packedLock.done {
+		if !tx.rewritePacked || tx.packedNew.done {
 			return nil
 		}
 		if publishTrace != nil {
 			publishTrace("packed-refs")
 		}
-		if err := renameFile(tx.packedLock.path, tx.packedPath); err != nil {
+		if tx.heldLong() && !tx.packedLock.owned() {
+			return fmt.Errorf("update refs: lock %s was removed as stale by another process: %w: retry the update", tx.packedLock.path, ErrLocked)
+		}
+		if err := renameFile(tx.packedNew.path, tx.packedPath); err != nil {
 			return fmt.Errorf("update refs: replace packed-refs: %w", err)
 		}
-		tx.packedLock.done = true
+		tx.packedNew.done = true
 		dirs[tx.s.path] = true
 		return nil
 	}
