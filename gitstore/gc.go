@@ -120,11 +120,12 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	// gc.auto=0 keeps git from deciding by itself; cruft packs stay off so
 	// every unreachable object ages by the time of its file, which writers
 	// refresh (see freshenPacked).
-	// A writer holds packed-refs.lock from its compare to its rename, fsyncs
-	// included, which on a busy disk can pass git's default wait of one
-	// second for that lock: git gc's pack-refs waits up to ten.
 	// gc.packRefs=false: the refs are packed by packRefs, before git gc
-	// runs (packrefs.go says why).
+	// runs (packrefs.go says why). A writer holds packed-refs.lock from
+	// its compare to the removal of its deleted refs' loose files, fsyncs
+	// included, which on a busy disk can pass git's default wait of one
+	// second for that lock: a step of git gc that takes it (none does
+	// without pack-refs in git 2.39) waits up to ten.
 	args := []string{"-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "-c", "gc.packRefs=false", "-c", "gc.reflogExpire=never",
 		"-c", "gc.reflogExpireUnreachable=never", "-c", "core.packedRefsTimeout=10000", "gc", "--prune=" + prune}
 	if opts.Progress == nil {

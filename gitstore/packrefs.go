@@ -99,9 +99,10 @@ func (s *repo) packRefs() (packRefsStats, error) {
 	// Remove the loose files packed-refs now holds, each under its own
 	// lock, only tried.
 	dirs := map[string]bool{}
+	var lost error
 	for _, r := range loose {
-		if err := stillOurs(); err != nil {
-			return st, err
+		if lost = stillOurs(); lost != nil {
+			break // the rest stay loose; what was removed is synced
 		}
 		path := s.refPath(r.name)
 		f, err := s.perm.create(path+".lock", s.perm.file())
@@ -121,7 +122,7 @@ func (s *repo) packRefs() (packRefsStats, error) {
 	if err := s.syncDirs(dirs); err != nil {
 		return st, fmt.Errorf("pack refs: sync: %w", err)
 	}
-	return st, nil
+	return st, lost
 }
 
 // writePackedRefs writes data to packedRefsTemp, syncs it, and renames it
