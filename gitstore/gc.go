@@ -19,10 +19,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// Garbage collection shells out to stock git: `git gc` packs loose objects
-// into delta-compressed packs (window 10, depth 50), packs refs, and prunes
-// unreachable objects older than a cutoff, and it takes git's own gc lock so
-// two collections never overlap. go-git's RepackObjects/Prune neither
+// Garbage collection packs the refs itself (packrefs.go: git's pack-refs
+// can lose a ref deleted and made again while it runs), then shells out to
+// stock git: `git gc` packs loose objects into delta-compressed packs
+// (window 10, depth 50) and prunes unreachable objects older than a
+// cutoff, and it takes git's own gc lock so two collections never overlap. go-git's RepackObjects/Prune neither
 // delta-compress as well nor keep unreachable packed objects by age.
 //
 // Writers keep an object they are about to reference young (freshen, as git
@@ -87,9 +88,9 @@ type GCResult struct {
 	Cutoff time.Time `json:"cutoff"`
 }
 
-// GC packs the repository at path and removes unreachable objects older
-// than the grace period, with stock `git gc`. It fails with ErrGitMissing
-// when git is not on PATH.
+// GC packs the refs of the repository at path (packRefs), then packs its
+// objects and removes unreachable objects older than the grace period,
+// with stock `git gc`. It fails with ErrGitMissing when git is not on PATH.
 func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	gitDir, err := findGitDir(path)
 	if err != nil {
@@ -119,10 +120,13 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	// gc.auto=0 keeps git from deciding by itself; cruft packs stay off so
 	// every unreachable object ages by the time of its file, which writers
 	// refresh (see freshenPacked).
-	// A writer holds packed-refs.lock from its compare to its rename, fsyncs
+	// gc.packRefs=false: the refs are packed by packRefs, before git gc
+	// runs (packrefs.go says why). A writer holds packed-refs.lock from
+	// its compare to the removal of its deleted refs' loose files, fsyncs
 	// included, which on a busy disk can pass git's default wait of one
-	// second for that lock: git gc's pack-refs waits up to ten.
-	args := []string{"-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "-c", "gc.reflogExpire=never",
+	// second for that lock: a step of git gc that takes it (none does
+	// without pack-refs in git 2.39) waits up to ten.
+	args := []string{"-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "-c", "gc.packRefs=false", "-c", "gc.reflogExpire=never",
 		"-c", "gc.reflogExpireUnreachable=never", "-c", "core.packedRefsTimeout=10000", "gc", "--prune=" + prune}
 	if opts.Progress == nil {
 		args = append(args, "--quiet")
@@ -133,7 +137,10 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	err = runGC(ctx, git, gitDir, opts.Progress, args)
+	err = packRefsAt(gitDir)
+	if err == nil {
+		err = runGC(ctx, git, gitDir, opts.Progress, args)
+	}
 	unlock()
 	if err != nil {
 		if strings.Contains(err.Error(), "gc is already running") {
@@ -145,6 +152,17 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
 	return res, nil
+}
+
+// packRefsAt packs the refs of the repository at gitDir (packRefs).
+func packRefsAt(gitDir string) error {
+	g, err := OpenWithOptions(gitDir, Options{})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	_, err = g.(*repo).packRefs()
+	return err
 }
 
 // gcAttempts is how many times runGC runs git gc when each failure is the

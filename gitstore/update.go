@@ -85,12 +85,16 @@ type txn struct {
 
 // packedStep is one version of packed-refs: the changes of the refs that
 // have one there (packedChange) listed up to tx.given[at], renamed into
-// place just before that ref's loose file moves. Every version but the
-// last is written to a file of its own (packed-refs.N.lock); the last is
-// written to packed-refs.lock, as git does.
+// place just before that ref's loose file moves. Each version is written
+// to a file of its own (packed-refs.N.lock), not into packed-refs.lock:
+// renaming the lock over packed-refs would release it before the loose
+// files of the refs the transaction deletes are removed, and a git
+// pack-refs taking it in that moment would pack such a file, bringing its
+// deleted ref back (git's own deletions keep the lock until then too). The
+// lock is removed when the transaction ends (release).
 type packedStep struct {
 	at   int
-	file *heldLock // nil: the last version, in tx.packedLock
+	file *heldLock
 }
 
 // Writing many refs as loose files costs a lock file each, and creating a
@@ -107,8 +111,10 @@ type packedStep struct {
 // compare to its rename (lockPackedIfNeeded): two writers of such a ref are
 // serialized by that lock, and the packed writer checks, under it, that no
 // loose file has appeared. A ref with a loose file is only ever written by
-// a holder of its own lock, as before. git's pack-refs takes the
-// packed-refs lock too, and prunes loose files only by value. (Only
+// a holder of its own lock, as before. readproof gc's packRefs holds the
+// packed-refs lock while it packs and removes loose files, and only tries
+// a ref's lock; stock git pack-refs takes the packed-refs lock too, and
+// removes loose files only by value. (Only
 // readproof writes the refs records live in; git fetch writes tracking
 // refs of its own.)
 const (
@@ -638,19 +644,18 @@ func (tx *txn) stage() ([]*os.File, error) {
 	next := 0 // the next ref of tx.given upto lacks
 	for k := range tx.packedSteps {
 		step := &tx.packedSteps[k]
-		l := tx.packedLock
 		if k < len(tx.packedSteps)-1 {
 			for ; next <= step.at; next++ {
 				upto[tx.given[next]] = true
 			}
-			var err error
-			if step.file, err = tx.s.stepFile(k + 1); err != nil {
-				return nil, fmt.Errorf("update refs: %w", err)
-			}
-			l = step.file
 		} else {
 			upto = nil // every ref: nothing changes packed-refs later
 		}
+		var err error
+		if step.file, err = tx.s.createPackedTemp(fmt.Sprintf("packed-refs.%d.lock", k+1)); err != nil {
+			return nil, fmt.Errorf("update refs: %w", err)
+		}
+		l := step.file
 		data, err := tx.packedVersion(upto)
 		if err != nil {
 			return nil, fmt.Errorf("update refs: %w", err)
@@ -709,16 +714,19 @@ func (tx *txn) packedVersion(upto map[*refTx]bool) ([]byte, error) {
 	return tx.packed.without(drop), nil // a deletion: packed-refs holds the ref
 }
 
-// stepFile creates packed-refs.N.lock, the file of packed-refs' Nth
-// version (packedStep), under the packed-refs lock: one that a killed
-// writer left is removed first (nobody else writes these files; the
-// stale-lock sweep removes one older than the stale age too).
-func (s *repo) stepFile(n int) (*heldLock, error) {
-	path := filepath.Join(s.path, fmt.Sprintf("packed-refs.%d.lock", n))
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("remove the leftover %s: %w", path, err)
-	}
+// createPackedTemp creates name, a file of packed-refs' next content, at
+// the top of the store, for a holder of packed-refs.lock: nobody else
+// writes these files, so one that a killed holder left is removed and the
+// create tried again (not removed beforehand: no system call more than
+// needed). Its name ends in ".lock", so the stale-lock sweep of a later
+// writer removes one a killed process left.
+func (s *repo) createPackedTemp(name string) (*heldLock, error) {
+	path := filepath.Join(s.path, name)
 	f, err := s.perm.create(path, s.perm.file())
+	if errors.Is(err, fs.ErrExist) {
+		os.Remove(path)
+		f, err = s.perm.create(path, s.perm.file())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
@@ -798,10 +806,12 @@ func (tx *txn) publish() error {
 	renamePacked := func(i int) error {
 		for len(steps) > 0 && steps[0].at == i {
 			l := steps[0].file
-			if l == nil {
-				l = tx.packedLock
-			} else if tx.heldLong() && !l.owned() {
-				return fmt.Errorf("update refs: %s was removed as stale by another process: %w: retry the update", l.path, ErrLocked)
+			if tx.heldLong() {
+				for _, held := range []*heldLock{l, tx.packedLock} {
+					if !held.owned() {
+						return fmt.Errorf("update refs: %s was removed as stale by another process: %w: retry the update", held.path, ErrLocked)
+					}
+				}
 			}
 			if publishTrace != nil {
 				publishTrace("packed-refs")

@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -68,4 +70,63 @@ func TestUpdateDeletesPackedRefInGivenOrder(t *testing.T) {
 	if _, err := s.Ref("refs/heads/readproof/open/r1"); err == nil {
 		t.Fatal("the deleted ref is still there")
 	}
+}
+
+// TestDeletionHoldsPackedRefsLockUntilLooseFileGone: a ref with a loose
+// file and a packed record is deleted from packed-refs and then its loose
+// file removed; packed-refs.lock stays held until the file is gone, as
+// git's own deletions hold it. Renaming the lock over packed-refs released
+// it there, and a stock `git pack-refs --all --prune` run at that moment
+// packed the loose file still there: the deleted ref came back.
+func TestDeletionHoldsPackedRefsLockUntilLooseFileGone(t *testing.T) {
+	s := NewTestStore(t)
+	v0 := mkCommit(t, s, "v0")
+	v := mkCommit(t, s, "v", v0)
+	const victim = "refs/heads/readproof/open/r1"
+	if err := WriteNewRefs(s, []Ref{{Name: victim, OID: v0}, {Name: "refs/heads/main", OID: v0}}); err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, s, RefUpdate{Name: victim, Old: v0, New: v}) // loose, over the packed record
+	var packOut []byte
+	var packErr error
+	publishTrace = func(name string) {
+		if name == victim {
+			// packed-refs no longer holds the ref; its loose file is
+			// still there. Don't wait for packed-refs.lock.
+			packOut, packErr = GitCommand(t, s.Path(), "-c", "core.packedRefsTimeout=0", "pack-refs", "--all", "--prune").CombinedOutput()
+		}
+	}
+	defer func() { publishTrace = nil }()
+	mustUpdate(t, s, RefUpdate{Name: victim, Old: v})
+	publishTrace = nil
+	t.Logf("git pack-refs during the deletion: %v %s", packErr, packOut)
+	wantRef(t, s, victim, "")
+	if out, err := GitCommand(t, s.Path(), "rev-parse", "--verify", "-q", victim).Output(); err == nil {
+		t.Fatalf("the deleted %s is back at %s after a git pack-refs during its deletion", victim, out)
+	}
+	wantRef(t, s, "refs/heads/main", v0)
+	assertNoLocks(t, s.Path())
+}
+
+// TestUpdateReplacesLeftPackedTemp: a packedRefsTemp left by a killed
+// writer does not stop the next rewrite of packed-refs, and none is left.
+func TestUpdateReplacesLeftPackedTemp(t *testing.T) {
+	t.Parallel()
+	s := NewTestStore(t)
+	v := mkCommit(t, s, "v")
+	if err := WriteNewRefs(s, []Ref{{Name: "refs/heads/a", OID: v}, {Name: "refs/heads/b", OID: v}}); err != nil {
+		t.Fatal(err)
+	}
+	temp := filepath.Join(s.Path(), packedRefsTemp)
+	if err := os.WriteFile(temp, []byte("half a packed-refs"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, s, RefUpdate{Name: "refs/heads/a", Old: v})
+	wantRef(t, s, "refs/heads/a", "")
+	wantRef(t, s, "refs/heads/b", v)
+	if exists(temp) {
+		t.Fatalf("%s left behind", temp)
+	}
+	assertNoLocks(t, s.Path())
+	Fsck(t, s.Path())
 }
