@@ -108,8 +108,9 @@ func TestDeletionHoldsPackedRefsLockUntilLooseFileGone(t *testing.T) {
 	assertNoLocks(t, s.Path())
 }
 
-// TestUpdateReplacesLeftPackedTemp: a packedRefsTemp left by a killed
-// writer does not stop the next rewrite of packed-refs, and none is left.
+// TestUpdateReplacesLeftPackedTemp: a version of packed-refs
+// (packed-refs.1.lock) left by a killed writer does not stop the next
+// rewrite of packed-refs, and none is left.
 func TestUpdateReplacesLeftPackedTemp(t *testing.T) {
 	t.Parallel()
 	s := NewTestStore(t)
@@ -117,7 +118,7 @@ func TestUpdateReplacesLeftPackedTemp(t *testing.T) {
 	if err := WriteNewRefs(s, []Ref{{Name: "refs/heads/a", OID: v}, {Name: "refs/heads/b", OID: v}}); err != nil {
 		t.Fatal(err)
 	}
-	temp := filepath.Join(s.Path(), packedRefsTemp)
+	temp := filepath.Join(s.Path(), "packed-refs.1.lock")
 	if err := os.WriteFile(temp, []byte("half a packed-refs"), 0o600); err != nil {
 		t.Fatal(err)
 	}
