@@ -1,13 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,22 +23,17 @@ import (
 // then recorded by running it again, which leaves no lock or temporary
 // file behind), and the open run and the earlier committed run are intact.
 //
-// Each kill point is named by the path its system call works on (strace
-// -P), read from a trace of the whole command: strace's Nth-call counter
-// (inject when=N) counts per thread, and Go moves a goroutine between
-// threads, so the Nth call is not the same call from one run to the next.
+// Each kill point is named by a path its system call alone works on
+// (strace -P), read from a trace of the whole command (killPoints):
+// strace's Nth-call counter (inject when=N) counts per thread, and Go moves
+// a goroutine between threads, so the Nth call is not the same call from
+// one run to the next.
 // Object files (tmp_obj_*, tmp_pack_* and tmp_idx_*, with random names)
 // are written before any ref moves and are not kill points here
 // (TestKilledWriters kills writers at random moments).
 func TestKilledPackedRun(t *testing.T) {
 	t.Parallel()
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("needs strace (it delivers the SIGKILL at each system call)")
-	}
-	if out, err := exec.Command(strace, "-f", "-o", os.DevNull, "true").CombinedOutput(); err != nil {
-		t.Skipf("strace cannot trace here: %v\n%s", err, out)
-	}
+	strace := requireStrace(t)
 	docs := testsize.Pick(t, 34, 300) // 32 or more new resource refs
 	dir, uris, store, env := killProject(t, docs+2)
 	mustRP(t, dir, "run", "--id", "r0", uris[0])
@@ -56,33 +46,11 @@ func TestKilledPackedRun(t *testing.T) {
 	base := filepath.Join(t.TempDir(), "base")
 	copyStore(t, store, base)
 	args := append([]string{"run", "--id", "big"}, uris[2:]...)
-	calls := "trace=rename,renameat,renameat2,unlink,unlinkat"
 
-	// The whole command, traced: its renames and unlinks, by path.
-	log := filepath.Join(t.TempDir(), "strace.log")
-	cmd := exec.Command(strace, append([]string{"-f", "-o", log, "-e", calls, "readproof"}, args...)...)
-	cmd.Dir, cmd.Env = dir, env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("traced run: %v\n%s", err, out)
-	}
-	trace, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var points []string
-	seen := map[string]bool{}
-	callRE := regexp.MustCompile(`\b(?:rename|renameat2?|unlink|unlinkat)\((?:AT_FDCWD, )?"([^"]+)"`)
-	for _, m := range callRE.FindAllStringSubmatch(string(trace), -1) {
-		p := m[1]
-		rel, err := filepath.Rel(store, p)
-		if err != nil || strings.HasPrefix(rel, "..") || strings.HasPrefix(rel, "objects") || seen[p] {
-			continue
-		}
-		seen[p] = true
-		points = append(points, p)
-	}
+	// The whole command, traced: its renames and unlinks of refs.
+	points, _ := killPoints(t, strace, dir, env, store, args...)
 	if len(points) < 3 {
-		t.Fatalf("the run moved refs by %d renames and unlinks (%q), want at least 3:\n%s", len(points), points, trace)
+		t.Fatalf("the run moved refs by %d renames and unlinks (%q), want at least 3", len(points), points)
 	}
 
 	runState := func() (committed bool) {
@@ -108,24 +76,17 @@ func TestKilledPackedRun(t *testing.T) {
 		}
 		return committed
 	}
-	// kill runs the command with strace's injection inject (the system
-	// calls it kills at, named by name), checks the store and reports
+	// kill runs the command killed at p, checks the store and reports
 	// whether the command was killed and whether that left the run
 	// unrecorded.
-	kill := func(name string, inject ...string) (killed, undone bool) {
+	kill := func(p killPoint) (killed, undone bool) {
 		t.Helper()
 		if err := os.RemoveAll(store); err != nil {
 			t.Fatal(err)
 		}
 		copyStore(t, base, store)
-		cmd := exec.Command(strace, append(append([]string{"-f", "-o", os.DevNull, "-e", calls}, inject...), append([]string{"readproof"}, args...)...)...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-		killed = (ws.Signaled() && ws.Signal() == syscall.SIGKILL) || ws.ExitStatus() == 128+int(syscall.SIGKILL)
-		if err != nil && !killed {
-			t.Fatalf("killed at %s: %v\n%s", name, err, out)
-		}
+		killed = killAt(t, strace, dir, env, p, args...)
+		name := p.String()
 		checkRefs(t, store)
 		if o, e, err := rp(t, dir, "verify"); err != nil {
 			t.Fatalf("killed at %s: verify: %v\n%s%s", name, err, o, e)
@@ -147,19 +108,16 @@ func TestKilledPackedRun(t *testing.T) {
 		return killed, true
 	}
 	undone := 0
-	var names []string
 	for _, p := range points {
-		rel, _ := filepath.Rel(store, p)
-		names = append(names, rel)
-		killed, u := kill(rel, "-P", p, "-e", "inject=rename,renameat,renameat2,unlink,unlinkat:signal=KILL:when=1")
+		killed, u := kill(p)
 		if !killed {
-			t.Fatalf("killed at %s: the run was not killed", rel)
+			t.Fatalf("killed at %s: the run was not killed", p)
 		}
 		if u {
 			undone++
 		}
 	}
-	t.Logf("killed the run at each rename or unlink of %q; %d left it unrecorded", names, undone)
+	t.Logf("killed the run at each rename or unlink of %q; %d left it unrecorded", points, undone)
 	if undone == 0 || undone == len(points) {
 		t.Fatalf("%d of %d kills left the run unrecorded; the kill points miss the ref moves", undone, len(points))
 	}
@@ -168,7 +126,7 @@ func TestKilledPackedRun(t *testing.T) {
 		// included), N = 1, 2, ... until the run completes.
 		n := 1
 		for ; ; n++ {
-			if killed, _ := kill(fmt.Sprintf("call %d", n), "-e", fmt.Sprintf("inject=rename,renameat,renameat2,unlink,unlinkat:signal=KILL:when=%d", n)); !killed {
+			if killed, _ := kill(killNth(n)); !killed {
 				break
 			}
 		}
