@@ -23,8 +23,9 @@ import (
 // can lose a ref deleted and made again while it runs), then shells out to
 // stock git: `git gc` packs loose objects into delta-compressed packs
 // (window 10, depth 50) and prunes unreachable objects older than a
-// cutoff, and it takes git's own gc lock so two collections never overlap. go-git's RepackObjects/Prune neither
-// delta-compress as well nor keep unreachable packed objects by age.
+// cutoff, and it takes git's own gc lock so two collections never overlap.
+// go-git's RepackObjects/Prune neither delta-compress as well nor keep
+// unreachable packed objects by age.
 //
 // Writers keep an object they are about to reference young (freshen, as git
 // does): putObject re-stamps an existing loose object, and touches the packs
