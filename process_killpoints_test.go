@@ -84,9 +84,10 @@ var killPathRE = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
 
 // killPoints runs readproof ARGS in dir with env under strace, unkilled,
 // and returns its stdout and the renames and unlinks it made in store, in
-// the order it made them, each with a path it alone works on. Calls on
-// object files (under objects/: tmp_obj_*, tmp_pack_*, tmp_idx_*, random
-// names, written before any ref moves) and outside the store are left out.
+// the order it made them, each with a path it alone works on. Only the
+// calls of ref moves count (refMove): not those on object files (under
+// objects/: tmp_obj_*, tmp_pack_*, tmp_idx_*, random names, written before
+// any ref moves), nor maintenance's, nor those outside the store.
 // It fails the test when the command fails or a call has no path of its
 // own.
 func killPoints(t testing.TB, strace, dir string, env []string, store string, args ...string) ([]killPoint, string) {
@@ -135,7 +136,7 @@ func parseKillPoints(trace, store string) ([]killPoint, error) {
 	var points []killPoint
 	for _, c := range calls {
 		rel, err := filepath.Rel(store, c.paths[0])
-		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || rel == "objects" || strings.HasPrefix(rel, "objects/") {
+		if err != nil || !refMove(filepath.ToSlash(rel)) {
 			continue
 		}
 		name, rels := c.kind, []string(nil)
@@ -160,6 +161,16 @@ func parseKillPoints(trace, store string) ([]killPoint, error) {
 	return points, nil
 }
 
+// refMove reports whether rel, a path relative to the store, is one a
+// ref transaction renames or unlinks: a loose ref or its lock (under refs/)
+// or packed-refs, its lock or a version of it (packed-refs.N.lock). Not
+// the object files, and not what maintenance or the stale-lock sweep may
+// or may not do in a given run (gc.pid.lock, a stale lock at the top):
+// a point must be there in every run of the same command.
+func refMove(rel string) bool {
+	return strings.HasPrefix(rel, "refs/") || rel == "packed-refs" || strings.HasPrefix(rel, "packed-refs.")
+}
+
 // killAt runs readproof ARGS in dir with env under strace, killed at p,
 // and reports whether it was killed (rather than finishing first). It
 // fails the test when the command fails otherwise.
@@ -181,12 +192,14 @@ func killAt(t testing.TB, strace, dir string, env []string, p killPoint, args ..
 // TestParseKillPoints: each rename or unlink of a ref gets a path that no
 // other call of its kind works on (a second version of packed-refs is named
 // by its own lock; a lock both unlinked and renamed is named by its path,
-// with the kind's calls alone), object files and paths outside the store
-// are no kill points, a call strace printed in two parts counts once, and a
+// with the kind's calls alone), object files, maintenance's gc.pid and
+// paths outside the store are no kill points, a call strace printed in two parts counts once, and a
 // call with no path of its own fails rather than being left out.
 func TestParseKillPoints(t *testing.T) {
 	t.Parallel()
 	const trace = `100 unlinkat(AT_FDCWD, "/s/objects/pack/tmp_obj_1", 0) = 0
+102 renameat(AT_FDCWD, "/s/gc.pid.lock", AT_FDCWD, "/s/gc.pid") = 0
+102 unlinkat(AT_FDCWD, "/s/gc.pid", 0) = 0
 100 renameat(AT_FDCWD, "/s/refs/heads/main.lock", AT_FDCWD, "/s/refs/heads/main") = 0
 101 unlinkat(AT_FDCWD, "/elsewhere/packed-refs.lock", 0) = 0
 100 renameat(AT_FDCWD, "/s/packed-refs.1.lock", AT_FDCWD, "/s/packed-refs" <unfinished ...>
