@@ -86,7 +86,9 @@ var killPathRE = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
 // and returns its stdout and the renames and unlinks it made in store, in
 // the order it made them, each with a path it alone works on. Calls on
 // object files (under objects/: tmp_obj_*, tmp_pack_*, tmp_idx_*, random
-// names, written before any ref moves) and outside the store are left out.
+// names, written before any ref moves), on a pull's or clone's scratch git
+// directory (readproof-fetch-*, a random name, removed by its own calls)
+// and outside the store are left out.
 // It fails the test when the command fails or a call has no path of its
 // own.
 func killPoints(t testing.TB, strace, dir string, env []string, store string, args ...string) ([]killPoint, string) {
@@ -135,7 +137,8 @@ func parseKillPoints(trace, store string) ([]killPoint, error) {
 	var points []killPoint
 	for _, c := range calls {
 		rel, err := filepath.Rel(store, c.paths[0])
-		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || rel == "objects" || strings.HasPrefix(rel, "objects/") {
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || rel == "objects" || strings.HasPrefix(rel, "objects/") ||
+			strings.HasPrefix(rel, "readproof-fetch-") {
 			continue
 		}
 		name, rels := c.kind, []string(nil)
@@ -181,8 +184,8 @@ func killAt(t testing.TB, strace, dir string, env []string, p killPoint, args ..
 // TestParseKillPoints: each rename or unlink of a ref gets a path that no
 // other call of its kind works on (a second version of packed-refs is named
 // by its own lock; a lock both unlinked and renamed is named by its path,
-// with the kind's calls alone), object files and paths outside the store
-// are no kill points, a call strace printed in two parts counts once, and a
+// with the kind's calls alone), object files, a pull's scratch git
+// directory and paths outside the store are no kill points, a call strace printed in two parts counts once, and a
 // call with no path of its own fails rather than being left out.
 func TestParseKillPoints(t *testing.T) {
 	t.Parallel()
@@ -196,6 +199,9 @@ func TestParseKillPoints(t *testing.T) {
 101 renameat(AT_FDCWD, "/s/refs/tags/a.lock", AT_FDCWD, "/s/refs/tags/a") = 0
 101 renameat(AT_FDCWD, "/s/packed-refs.lock", AT_FDCWD, "/s/packed-refs") = 0
 101 unlink("/s/refs/tags/b") = -1 ENOENT (No such file or directory)
+102 unlinkat(AT_FDCWD, "/s/readproof-fetch-123", 0) = -1 EISDIR (Is a directory)
+102 unlinkat(AT_FDCWD, "/s/readproof-fetch-123", AT_REMOVEDIR) = 0
+102 unlinkat(AT_FDCWD, "/s/readproof-fetch-123/packed-refs", 0) = 0
 100 +++ exited with 0 +++
 `
 	points, err := parseKillPoints(trace, "/s")
