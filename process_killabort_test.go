@@ -249,3 +249,131 @@ func gitOut(t testing.TB, store string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestKilledCommit kills `readproof run commit` of an open run of 34
+// documents after `readproof gc` at each rename and unlink it makes on a
+// ref or packed-refs, read from a trace of the whole commit (killPoints):
+// the run's ref (loose: refs under refs/tags/ stay loose), then the open
+// run's removal (a version of packed-refs without it, then its lock), then
+// the journal (loose: a group of fewer than 32 after a loose ref). After
+// each kill, verify passes, every ref names a complete object graph, `run
+// list` shows the run once, open or committed (an open ref left beside
+// the run's ref reads as committed: docs/store-format.md, "Half-done
+// transitions"), the journal has not moved without the run's ref, and the
+// commit again completes an open run, saying what the whole commit says
+// (with its own manifest id: the manifest holds the time), or refuses a
+// committed one as "run already committed as manifest M", M the run ref's.
+// By default it is killed at the ref moves, READPROOF_LONG_TESTS=1 at the
+// lock releases too.
+func TestKilledCommit(t *testing.T) {
+	t.Parallel()
+	strace := requireStrace(t)
+	const docs = 34
+	dir, uris, store, env := killProject(t, docs+1)
+	const id = "o1"
+	mustRP(t, dir, "run", "--id", "r0", uris[0])
+	mustRP(t, dir, "run", "start", id)
+	mustRP(t, dir, append([]string{"run", "mount", id}, uris[1:]...)...)
+	mustRP(t, dir, "gc")
+	for _, ref := range []string{"refs/heads/main", "refs/heads/readproof/open/" + id} {
+		if _, err := os.Stat(filepath.Join(store, ref)); err == nil {
+			t.Fatalf("%s is loose after gc; the test needs it only in packed-refs", ref)
+		}
+	}
+	base := filepath.Join(t.TempDir(), "base")
+	copyStore(t, store, base)
+	reset := func() {
+		t.Helper()
+		if err := os.RemoveAll(store); err != nil {
+			t.Fatal(err)
+		}
+		copyStore(t, base, store)
+	}
+	const runRef = "refs/tags/readproof/runs/" + id
+	refs := func() (journal, run, r0 string) {
+		t.Helper()
+		for _, line := range strings.Split(strings.TrimSpace(gitOut(t, store, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/main", "refs/tags/readproof/runs/")), "\n") {
+			oid, name, _ := strings.Cut(line, " ")
+			switch name {
+			case "refs/heads/main":
+				journal = oid
+			case runRef:
+				run = oid
+			case "refs/tags/readproof/runs/r0":
+				r0 = oid
+			}
+		}
+		return journal, run, r0
+	}
+	journal0, _, r00 := refs()
+	points, whole := killPoints(t, strace, dir, env, store, "run", "commit", id)
+	_, wholeRun, _ := refs()
+	if wholeRun == "" || !strings.Contains(whole, wholeRun) {
+		t.Fatalf("the whole commit says %q, and the run ref is %q", whole, wholeRun)
+	}
+	if len(points) < 3 {
+		t.Fatalf("the commit moved refs by %d renames and unlinks (%q), want at least 3", len(points), points)
+	}
+	var states []string
+	committed := 0
+	for _, p := range points {
+		if !testsize.Long() && p.Kind == "unlink" && strings.HasSuffix(p.Paths[0], ".lock") {
+			continue // a lock released changes no ref
+		}
+		reset()
+		if !killAt(t, strace, dir, env, p, "run", "commit", id) {
+			t.Fatalf("not killed at %s (the point was read from a trace of the whole commit)", p)
+		}
+		at := "killed at " + p.String()
+		checkRefs(t, store)
+		if o, e, err := rp(t, dir, "verify"); err != nil {
+			t.Fatalf("%s: verify: %v\n%s%s", at, err, o, e)
+		}
+		journal, run, r0 := refs()
+		state := listedState(t, dir, id)
+		if journal != journal0 && run == "" {
+			t.Fatalf("%s: the journal moved without the run's ref", at)
+		}
+		if r0 != r00 {
+			t.Fatalf("%s: run r0 names %s, was %s", at, r0, r00)
+		}
+		if (state == "committed") != (run != "") {
+			t.Fatalf("%s: run %s is %s with run ref %q", at, id, state, run)
+		}
+		states = append(states, fmt.Sprintf("%s: %s (open ref %d)", p, state, refCount(t, store, "refs/heads/readproof/open/"+id)))
+		waitLocksStale(t, store, killStaleAge+50*time.Millisecond)
+		var o, e strings.Builder
+		cmd := exec.Command("readproof", "run", "commit", id)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, &o, &e
+		err := cmd.Run()
+		switch {
+		case state == "committed":
+			committed++
+			if want := "run already committed as manifest " + run; err == nil || !strings.Contains(e.String(), want) {
+				t.Fatalf("%s (committed): the commit again: %v\n%s%s, want a refusal %q", at, err, o.String(), e.String(), want)
+			}
+		case err != nil:
+			t.Fatalf("%s (open): the commit again: %v\n%s", at, err, e.String())
+		default:
+			_, run, _ = refs()
+			if want := strings.ReplaceAll(whole, wholeRun, run); o.String() != want {
+				t.Fatalf("%s (open): the commit again says\n%s\nwant (the whole commit's)\n%s", at, o.String(), want)
+			}
+		}
+		mustRP(t, dir, "verify")
+		if got := listedState(t, dir, id); got != "committed" {
+			t.Fatalf("%s, then the commit again: run %s is %s", at, id, got)
+		}
+		var st struct {
+			Entries []json.RawMessage `json:"entries"`
+		}
+		if err := json.Unmarshal([]byte(mustRP(t, dir, "--json", "run", "show", id)), &st); err != nil || len(st.Entries) != docs {
+			t.Fatalf("%s, then the commit again: run %s has %d entries (%v), want %d", at, id, len(st.Entries), err, docs)
+		}
+	}
+	t.Logf("killed at %d of %d points:\n\t%s", len(states), len(points), strings.Join(states, "\n\t"))
+	if committed == 0 || committed == len(states) {
+		t.Fatalf("%d of %d kills left the run committed; the kill points miss the ref moves", committed, len(states))
+	}
+	fsck(t, store)
+}
