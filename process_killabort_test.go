@@ -29,9 +29,10 @@ import (
 // (not open)", `run reopen` of an open one as "run already open"; a
 // reopen's aborted ref left beside the open run is deleted by the next
 // `run abort`. By default the abort runs after gc and the reopen with
-// loose refs, each killed at every point but its first (killed there, it
-// changed nothing); READPROOF_LONG_TESTS=1 runs both with both, killed at
-// every point.
+// loose refs, each killed where it leaves the run with two refs (the
+// abort at its version of packed-refs, the reopen at the aborted ref's
+// removal); READPROOF_LONG_TESTS=1 runs both with both, killed at every
+// point.
 func TestKilledAbortReopen(t *testing.T) {
 	t.Parallel()
 	strace := requireStrace(t)
@@ -153,9 +154,10 @@ func TestKilledAbortReopen(t *testing.T) {
 			}
 			var states []string
 			for i, p := range points {
-				if !testsize.Long() && i == 0 {
-					// Killed at its first move, the command changed
-					// nothing (by default the kills are where it did).
+				if !testsize.Long() && !(p.Kind == "rename" && strings.HasPrefix(p.Paths[0], "packed-refs.")) && !(p.Kind == "unlink" && c.verb == "reopen") {
+					// By default where the run is left with two refs:
+					// the abort's version of packed-refs, the reopen's
+					// removal of the aborted ref.
 					continue
 				}
 				reset()
@@ -263,8 +265,8 @@ func gitOut(t testing.TB, store string, args ...string) string {
 // commit again completes an open run, saying what the whole commit says
 // (with its own manifest id: the manifest holds the time), or refuses a
 // committed one as "run already committed as manifest M", M the run ref's.
-// By default it is killed at the ref moves, READPROOF_LONG_TESTS=1 at the
-// lock releases too.
+// By default it is killed at the run ref and at packed-refs,
+// READPROOF_LONG_TESTS=1 at every point, lock releases included.
 func TestKilledCommit(t *testing.T) {
 	t.Parallel()
 	strace := requireStrace(t)
@@ -317,8 +319,10 @@ func TestKilledCommit(t *testing.T) {
 	var states []string
 	committed := 0
 	for _, p := range points {
-		if !testsize.Long() && p.Kind == "unlink" && strings.HasSuffix(p.Paths[0], ".lock") {
-			continue // a lock released changes no ref
+		if !testsize.Long() && p.Paths[0] != runRef+".lock" && !(p.Kind == "rename" && strings.HasPrefix(p.Paths[0], "packed-refs.")) {
+			// By default at the run ref (left open) and at
+			// packed-refs (left committed, with the open ref).
+			continue
 		}
 		reset()
 		if !killAt(t, strace, dir, env, p, "run", "commit", id) {

@@ -14,11 +14,12 @@ import (
 	"github.com/readproof/readproof/internal/testsize"
 )
 
-// TestKilledPull kills `readproof pull` of 34 new runs, each of a document
-// of its own, from a path remote at each rename and unlink it makes on a
-// ref, a ref lock or packed-refs, read from a trace of the whole pull
-// (killPoints). The pull's transaction lists the run refs (loose: refs
-// under refs/tags/ stay loose), then 34 resource refs, then the journal:
+// TestKilledPull kills `readproof pull` of new runs of 34 new documents
+// (34 runs, each of a document of its own; by default 3 runs) from a path
+// remote at each rename and unlink it makes on a ref, a ref lock or
+// packed-refs, read from a trace of the whole pull (killPoints). The pull's
+// transaction lists the run refs (loose: refs under refs/tags/ stay
+// loose), then 34 resource refs, then the journal:
 // the 32 or more new resource refs go into packed-refs, and after
 // `readproof gc` the journal and the two resources the puller had (only
 // in packed-refs) go with them, in one version renamed into place after
@@ -40,17 +41,24 @@ import (
 // lists as new exactly the runs the kill left without a ref, each with
 // the whole pull's line, and, when the kill changed no record, says what
 // the whole pull says. By default the store is gc'd (every ref packed)
-// and the pull is killed at a run ref half way (making the remote's 34
-// runs costs most of the test); READPROOF_LONG_TESTS=1 kills it at every
-// point, lock releases included, with packed and with loose refs.
+// and the pull of 3 runs is killed at the second run ref;
+// READPROOF_LONG_TESTS=1 pulls 34 runs and kills the pull at every point,
+// lock releases included, with packed and with loose refs.
 func TestKilledPull(t *testing.T) {
 	t.Parallel()
 	strace := requireStrace(t)
-	const pulled = 34
-	// The remote: a store of 34 runs, run pN of document N.
-	remoteDir, remoteURIs, _, _ := killProject(t, pulled+1)
+	// The remote: a store of 34 documents (1 to 34) in runs pN, each of
+	// document N, and p01 also of those past the last run (a run costs
+	// a process: by default 3 runs, the first of 32 documents).
+	const docs = 34
+	pulled := testsize.Pick(t, 3, docs)
+	remoteDir, remoteURIs, _, _ := killProject(t, docs+1)
 	for i := 1; i <= pulled; i++ {
-		mustRP(t, remoteDir, "run", "--id", fmt.Sprintf("p%02d", i), remoteURIs[i])
+		args := []string{"run", "--id", fmt.Sprintf("p%02d", i), remoteURIs[i]}
+		if i == 1 {
+			args = append(args, remoteURIs[pulled+1:]...)
+		}
+		mustRP(t, remoteDir, args...)
 	}
 	// The puller: run a0 of documents 0 and 1 (the remote has other
 	// observations of both: 0 is merged, 1 taken).
@@ -128,6 +136,9 @@ func TestKilledPull(t *testing.T) {
 		}
 		if len(points) < pulled+1 {
 			t.Fatalf("%s: the pull moved refs by %d renames and unlinks (%q), want at least %d", name, len(points), points, pulled+1)
+		}
+		if !slices.ContainsFunc(points, func(p killPoint) bool { return p.Kind == "rename" && strings.HasPrefix(p.Paths[0], "packed-refs.") }) {
+			t.Fatalf("%s: the pull wrote no version of packed-refs (%q); its 34 new resource refs go there", name, points)
 		}
 		// newRuns is the whole pull's line of each new run.
 		newRuns := map[string]string{}
