@@ -19,18 +19,18 @@ import (
 // remote at each rename and unlink it makes on a ref, a ref lock or
 // packed-refs, read from a trace of the whole pull (killPoints). The pull's
 // transaction lists the run refs (loose: refs under refs/tags/ stay
-// loose), then 34 resource refs, then the journal:
-// the 32 or more new resource refs go into packed-refs, and after
-// `readproof gc` the journal and the two resources the puller had (only
-// in packed-refs) go with them, in one version renamed into place after
-// the last run ref; with loose refs those two resources and the journal
-// are loose moves between versions of packed-refs. The tracking refs are
-// fetched first (`git fetch NAME`, which docs/sync.md says is safe), so
-// the pull's one transaction is its integration: its own fetch, which
-// writes the tracking refs into packed-refs in a version of its own, would
-// rename packed-refs.1.lock twice, and only the first call on a path can
-// be named (killPoints). READPROOF_LONG_TESTS=1 also kills a pull that
-// fetches at its fetch's rename and at its first run ref.
+// loose), then the resource refs, then the journal: the 33 new resource
+// refs go into packed-refs, and after `readproof gc` the journal and the
+// resource the puller had too (document 1, merged), only in packed-refs,
+// go with them, in one version renamed into place after the last run ref;
+// with loose refs that resource and the journal are loose moves after it.
+// The tracking refs are fetched first (`git fetch NAME`, which
+// docs/sync.md says is safe), so the pull's one transaction is its
+// integration: its own fetch writes the tracking refs into a version of
+// packed-refs of its own, and packed-refs.1.lock renamed twice names
+// neither rename alone. READPROOF_LONG_TESTS=1 also kills a pull that
+// fetches at its first rename of packed-refs.1.lock (strace's when=1: the
+// fetch's) and at its first run ref.
 //
 // After each kill, verify passes, every ref names a complete object graph,
 // each pulled run has its ref naming the manifest the whole pull gives it
@@ -138,7 +138,7 @@ func TestKilledPull(t *testing.T) {
 			t.Fatalf("%s: the pull moved refs by %d renames and unlinks (%q), want at least %d", name, len(points), points, pulled+1)
 		}
 		if !slices.ContainsFunc(points, func(p killPoint) bool { return p.Kind == "rename" && strings.HasPrefix(p.Paths[0], "packed-refs.") }) {
-			t.Fatalf("%s: the pull wrote no version of packed-refs (%q); its 34 new resource refs go there", name, points)
+			t.Fatalf("%s: the pull wrote no version of packed-refs (%q); its 33 new resource refs go there", name, points)
 		}
 		// newRuns is the whole pull's line of each new run.
 		newRuns := map[string]string{}
