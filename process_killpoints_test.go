@@ -87,10 +87,28 @@ var killPathRE = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
 // the order it made them, each with a path it alone works on. Only the
 // calls of ref moves count (refMove): not those on object files (under
 // objects/: tmp_obj_*, tmp_pack_*, tmp_idx_*, random names, written before
-// any ref moves), nor maintenance's, nor those outside the store.
+// any ref moves), nor on a pull's or clone's scratch git directory
+// (readproof-fetch-*, a random name, removed by its own calls), nor
+// maintenance's, nor those outside the store.
 // It fails the test when the command fails or a call has no path of its
 // own.
 func killPoints(t testing.TB, strace, dir string, env []string, store string, args ...string) ([]killPoint, string) {
+	t.Helper()
+	return tracePoints(t, strace, dir, env, store, true, args...)
+}
+
+// killMovePoints is killPoints without the lock releases (unlinks of lock
+// files, which change no ref), for a command that releases a lock twice,
+// as `run abort` of a packed open run does (each of its two transactions
+// takes packed-refs.lock): no path names the second release alone, and
+// killed there or at the first, the refs are as the next point leaves
+// them, with the lock left.
+func killMovePoints(t testing.TB, strace, dir string, env []string, store string, args ...string) ([]killPoint, string) {
+	t.Helper()
+	return tracePoints(t, strace, dir, env, store, false, args...)
+}
+
+func tracePoints(t testing.TB, strace, dir string, env []string, store string, releases bool, args ...string) ([]killPoint, string) {
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "strace.log")
 	var stdout, stderr bytes.Buffer
@@ -103,7 +121,7 @@ func killPoints(t testing.TB, strace, dir string, env []string, store string, ar
 	if err != nil {
 		t.Fatal(err)
 	}
-	points, err := parseKillPoints(string(trace), store)
+	points, err := parseKillPoints(string(trace), store, releases)
 	if err != nil {
 		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, trace)
 	}
@@ -111,8 +129,9 @@ func killPoints(t testing.TB, strace, dir string, env []string, store string, ar
 }
 
 // parseKillPoints reads the kill points from trace, strace -f's output of
-// a command's renames and unlinks (see killPoints).
-func parseKillPoints(trace, store string) ([]killPoint, error) {
+// a command's renames and unlinks (see killPoints); without releases, the
+// unlinks of lock files are left out before the points are named.
+func parseKillPoints(trace, store string, releases bool) ([]killPoint, error) {
 	type call struct {
 		kind  string
 		paths []string
@@ -126,10 +145,15 @@ func parseKillPoints(trace, store string) ([]killPoint, error) {
 		}
 		for _, p := range killPathRE.FindAllStringSubmatch(m[3], -1) {
 			c.paths = append(c.paths, p[1])
-			uses[c.kind+" "+p[1]]++
 		}
 		if len(c.paths) == 0 {
 			return nil, fmt.Errorf("cannot read the paths of %q in the trace", m[0])
+		}
+		if !releases && c.kind == "unlink" && strings.HasSuffix(c.paths[0], ".lock") {
+			continue
+		}
+		for _, p := range c.paths {
+			uses[c.kind+" "+p]++
 		}
 		calls = append(calls, c)
 	}
@@ -192,9 +216,12 @@ func killAt(t testing.TB, strace, dir string, env []string, p killPoint, args ..
 // TestParseKillPoints: each rename or unlink of a ref gets a path that no
 // other call of its kind works on (a second version of packed-refs is named
 // by its own lock; a lock both unlinked and renamed is named by its path,
-// with the kind's calls alone), object files, maintenance's gc.pid and
-// paths outside the store are no kill points, a call strace printed in two parts counts once, and a
-// call with no path of its own fails rather than being left out.
+// with the kind's calls alone), object files, a pull's scratch git
+// directory, maintenance's gc.pid and paths outside the store are no kill
+// points, a call strace printed in two parts counts once, and a call with
+// no path of its own fails rather than being left out (without lock
+// releases, a lock released twice is left out; a ref unlinked twice still
+// fails).
 func TestParseKillPoints(t *testing.T) {
 	t.Parallel()
 	const trace = `100 unlinkat(AT_FDCWD, "/s/objects/pack/tmp_obj_1", 0) = 0
@@ -209,9 +236,12 @@ func TestParseKillPoints(t *testing.T) {
 101 renameat(AT_FDCWD, "/s/refs/tags/a.lock", AT_FDCWD, "/s/refs/tags/a") = 0
 101 renameat(AT_FDCWD, "/s/packed-refs.lock", AT_FDCWD, "/s/packed-refs") = 0
 101 unlink("/s/refs/tags/b") = -1 ENOENT (No such file or directory)
+102 unlinkat(AT_FDCWD, "/s/readproof-fetch-123", 0) = -1 EISDIR (Is a directory)
+102 unlinkat(AT_FDCWD, "/s/readproof-fetch-123", AT_REMOVEDIR) = 0
+102 unlinkat(AT_FDCWD, "/s/readproof-fetch-123/packed-refs", 0) = 0
 100 +++ exited with 0 +++
 `
-	points, err := parseKillPoints(trace, "/s")
+	points, err := parseKillPoints(trace, "/s", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +263,28 @@ func TestParseKillPoints(t *testing.T) {
 	const twice = `100 unlinkat(AT_FDCWD, "/s/refs/tags/a.lock", 0) = 0
 100 unlinkat(AT_FDCWD, "/s/refs/tags/a.lock", 0) = 0
 `
-	if points, err := parseKillPoints(twice, "/s"); err == nil {
+	if points, err := parseKillPoints(twice, "/s", true); err == nil {
 		t.Fatalf("a path unlinked twice gave kill points %q, want an error", points)
+	}
+	// Without the lock releases, a lock released twice is no kill point;
+	// a ref unlinked twice still has no path of its own.
+	const released = `100 renameat(AT_FDCWD, "/s/refs/heads/a.lock", AT_FDCWD, "/s/refs/heads/a") = 0
+100 unlinkat(AT_FDCWD, "/s/packed-refs.lock", 0) = 0
+100 unlinkat(AT_FDCWD, "/s/refs/heads/b", 0) = 0
+101 unlinkat(AT_FDCWD, "/s/packed-refs.lock", 0) = 0
+`
+	if _, err := parseKillPoints(released, "/s", true); err == nil {
+		t.Fatal("a lock released twice gave kill points, want an error")
+	}
+	points, err = parseKillPoints(released, "/s", false)
+	got = got[:0]
+	for _, p := range points {
+		got = append(got, p.Call)
+	}
+	if err != nil || strings.Join(got, ", ") != "rename refs/heads/a.lock refs/heads/a, unlink refs/heads/b" {
+		t.Fatalf("without releases: kill points %q (%v), want the rename of a and the unlink of b", got, err)
+	}
+	if points, err := parseKillPoints(twice+strings.ReplaceAll(twice, ".lock", ""), "/s", false); err == nil {
+		t.Fatalf("a ref unlinked twice gave kill points %q without releases, want an error", points)
 	}
 }
