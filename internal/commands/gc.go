@@ -27,7 +27,7 @@ func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
 		Usage: "pack loose objects into delta-compressed packs and remove unreachable objects older than a grace period",
-		Description: "Runs stock `git gc` on the store (git must be installed). Everything reachable from a ref is kept;\n" +
+		Description: "Packs the store's refs, then runs stock `git gc` on it (git must be installed). Everything reachable from a ref is kept;\n" +
 			"runs aborted (readproof run abort) longer ago than --grace are removed first, with their entries;\n" +
 			"unreachable objects are removed only once older than --grace (default 2w), so gc is safe while other\n" +
 			"readproof processes write. --grace takes s, m, h, d and w units; --grace now removes every unreachable\n" +
