@@ -69,13 +69,13 @@ func TestKilledAbortReopen(t *testing.T) {
 	copyStore(t, bases["open"], store)
 	mustRP(t, dir, "run", "abort", id)
 	save("aborted")
-	aborted := strings.TrimSpace(gitOut(t, store, "for-each-ref", "--format=%(refname)", abortedRefs))
+	aborted := gitIn(t, store, "for-each-ref", "--format=%(refname)", abortedRefs)
 	gc(aborted)
 	save("aborted, packed")
 
 	refs := func() (open, aborted int) {
 		t.Helper()
-		for _, ref := range strings.Fields(gitOut(t, store, "for-each-ref", "--format=%(refname)", openRef, abortedRefs)) {
+		for _, ref := range strings.Fields(gitIn(t, store, "for-each-ref", "--format=%(refname)", openRef, abortedRefs)) {
 			if ref == openRef {
 				open++
 			} else {
@@ -150,7 +150,7 @@ func TestKilledAbortReopen(t *testing.T) {
 			// aborted ref an abort creates.
 			abortID := ""
 			if c.verb == "abort" {
-				abortID = strings.TrimPrefix(strings.TrimSpace(gitOut(t, store, "for-each-ref", "--format=%(refname)", abortedRefs)), abortedRefs)
+				abortID = strings.TrimPrefix(gitIn(t, store, "for-each-ref", "--format=%(refname)", abortedRefs), abortedRefs)
 			}
 			var states []string
 			for i, p := range points {
@@ -183,10 +183,7 @@ func TestKilledAbortReopen(t *testing.T) {
 				}
 				kills++
 				at := fmt.Sprintf("%s, killed at %s", name, p)
-				checkRefs(t, store)
-				if o, e, err := rp(t, dir, "verify"); err != nil {
-					t.Fatalf("%s: verify: %v\n%s%s", at, err, o, e)
-				}
+				checkKilled(t, dir, store, at)
 				open, abortedN := refs()
 				if open+abortedN == 0 {
 					t.Fatalf("%s: no ref left for run %s", at, id)
@@ -242,16 +239,6 @@ func TestKilledAbortReopen(t *testing.T) {
 	fsck(t, store)
 }
 
-// gitOut runs git in the store and returns its output.
-func gitOut(t testing.TB, store string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"--git-dir", store}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // TestKilledCommit kills `readproof run commit` of an open run of 34
 // documents after `readproof gc` at each rename and unlink it makes on a
 // ref or packed-refs, read from a trace of the whole commit (killPoints):
@@ -294,7 +281,7 @@ func TestKilledCommit(t *testing.T) {
 	const runRef = "refs/tags/readproof/runs/" + id
 	refs := func() (journal, run, r0 string) {
 		t.Helper()
-		for _, line := range strings.Split(strings.TrimSpace(gitOut(t, store, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/main", "refs/tags/readproof/runs/")), "\n") {
+		for _, line := range strings.Split(gitIn(t, store, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/main", "refs/tags/readproof/runs/"), "\n") {
 			oid, name, _ := strings.Cut(line, " ")
 			switch name {
 			case "refs/heads/main":
@@ -329,10 +316,7 @@ func TestKilledCommit(t *testing.T) {
 			t.Fatalf("not killed at %s (the point was read from a trace of the whole commit)", p)
 		}
 		at := "killed at " + p.String()
-		checkRefs(t, store)
-		if o, e, err := rp(t, dir, "verify"); err != nil {
-			t.Fatalf("%s: verify: %v\n%s%s", at, err, o, e)
-		}
+		checkKilled(t, dir, store, at)
 		journal, run, r0 := refs()
 		state := listedState(t, dir, id)
 		if journal != journal0 && run == "" {

@@ -213,6 +213,17 @@ func killAt(t testing.TB, strace, dir string, env []string, p killPoint, args ..
 	return killed
 }
 
+// checkKilled checks the store a killed command left: every ref names a
+// complete object graph (checkRefs) and `readproof verify` in dir passes.
+// at names the kill in a failure.
+func checkKilled(t testing.TB, dir, store, at string) {
+	t.Helper()
+	checkRefs(t, store)
+	if o, e, err := rp(t, dir, "verify"); err != nil {
+		t.Fatalf("%s: verify: %v\n%s%s", at, err, o, e)
+	}
+}
+
 // TestParseKillPoints: each rename or unlink of a ref gets a path that no
 // other call of its kind works on (a second version of packed-refs is named
 // by its own lock; a lock both unlinked and renamed is named by its path,

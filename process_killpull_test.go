@@ -67,11 +67,7 @@ func TestKilledPull(t *testing.T) {
 	mustRP(t, dir, "remote", "add", "b", filepath.Join(remoteDir, ".readproof"))
 	git := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command("git", append([]string{"--git-dir", store}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
+		return gitIn(t, store, args...)
 	}
 	// refs reads the refs a pull adopts: the journal, the run refs, the
 	// resource refs.
@@ -162,10 +158,7 @@ func TestKilledPull(t *testing.T) {
 			reset(base)
 			killed = killAt(t, strace, dir, env, p, "pull", "b")
 			at := fmt.Sprintf("%s, killed at %s", name, p)
-			checkRefs(t, store)
-			if o, e, err := rp(t, dir, "verify"); err != nil {
-				t.Fatalf("%s: verify: %v\n%s%s", at, err, o, e)
-			}
+			checkKilled(t, dir, store, at)
 			s := refs()
 			var missing []string
 			for ref, oid := range end {

@@ -51,17 +51,9 @@ func TestKilledRenames(t *testing.T) {
 	dir, uris := project(t, 2, 256)
 	store := filepath.Join(dir, ".readproof")
 	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "READPROOF_STALE_LOCK_AGE="+killStaleAge.String())
-	gitIn := func(gitDir string, args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
 	git := func(args ...string) string {
 		t.Helper()
-		return gitIn(store, args...)
+		return gitIn(t, store, args...)
 	}
 	// Run r1 committed twice: m1, then (its ref deleted) m2, with m1 kept
 	// as a conflict ref under r1, as a pull leaves a run id with two
@@ -150,7 +142,7 @@ func TestKilledRenames(t *testing.T) {
 			if packed {
 				base = filepath.Join(t.TempDir(), "packed")
 				copyStore(t, c.base, base)
-				gitIn(base, "pack-refs", "--all", "--prune")
+				gitIn(t, base, "pack-refs", "--all", "--prune")
 			}
 			reset(base)
 			before := refs()
@@ -189,10 +181,7 @@ func TestKilledRenames(t *testing.T) {
 				reset(base)
 				killed = killAt(t, strace, dir, env, p, c.args...)
 				at := "killed at " + p.String()
-				checkRefs(t, store)
-				if o, e, err := rp(t, dir, "verify"); err != nil {
-					t.Fatalf("%s, %s: verify: %v\n%s%s", name, at, err, o, e)
-				}
+				checkKilled(t, dir, store, name+", "+at)
 				s := refs()
 				switch {
 				case !killed:

@@ -368,6 +368,17 @@ func TestKilledWriters(t *testing.T) {
 	fsck(t, store)
 }
 
+// gitIn runs git on the repository gitDir and returns its output, trimmed;
+// it fails the test when git fails.
+func gitIn(t testing.TB, gitDir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // checkRefs asserts that every ref resolves to a commit whose history and
 // trees are complete.
 func checkRefs(t testing.TB, store string) {

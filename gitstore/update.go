@@ -319,7 +319,6 @@ func (tx *txn) planPacked() {
 	for _, d := range dirs.names {
 		for _, t := range missingLoose(dirs.dir(d), dirs.refs[d]) {
 			t.packed = true
-			tx.packedWrite = true
 		}
 	}
 	tx.keepPackedTogether()
@@ -361,7 +360,6 @@ func (tx *txn) keepPackedTogether() {
 		}
 	}
 	end()
-	tx.packedWrite = false
 	for _, t := range tx.refs {
 		if t.packed {
 			tx.packedWrite = true
@@ -655,15 +653,14 @@ func (tx *txn) stage() ([]*os.File, error) {
 		if step.file, err = tx.s.createPackedTemp(fmt.Sprintf("packed-refs.%d.lock", k+1)); err != nil {
 			return nil, fmt.Errorf("update refs: %w", err)
 		}
-		l := step.file
 		data, err := tx.packedVersion(upto)
 		if err != nil {
 			return nil, fmt.Errorf("update refs: %w", err)
 		}
-		if _, err := l.f.Write(data); err != nil {
-			return nil, fmt.Errorf("update refs: write %s: %w", l.path, err)
+		if _, err := step.file.f.Write(data); err != nil {
+			return nil, fmt.Errorf("update refs: write %s: %w", step.file.path, err)
 		}
-		files = append(files, l.f)
+		files = append(files, step.file.f)
 	}
 	return files, nil
 }

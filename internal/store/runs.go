@@ -190,11 +190,13 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 			}
 			return abortedErr(runID)
 		}
-		// the aborted ref a killed reopen left goes first, on its own
-		// (before session 13 gitstore renamed packed-refs once, and in
-		// this transaction a packed-refs that held it and the open ref
-		// dropped both before the run's ref existed; it now writes a
-		// version of packed-refs for each, in order)
+		// the aborted ref a killed reopen left goes first, in a
+		// transaction of its own. (It had to: until session 13 gitstore
+		// renamed packed-refs once, and a packed-refs holding it and the
+		// open ref dropped both before the run's ref existed. Publishing
+		// in order now, it could join the commit's transaction after the
+		// run's ref; it is left on its own, as the kill tests cover it,
+		// for a case that only a killed reopen makes.)
 		leftover, err := s.staleAborted(runID, tip, c)
 		if err == nil && len(leftover) > 0 {
 			err = s.git.Update(leftover...)
