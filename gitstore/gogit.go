@@ -129,23 +129,8 @@ func InitWithOptions(path string, opts Options) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
-	fi, err := os.Stat(abs)
-	switch {
-	case err == nil:
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("init store %s: path exists and is not a directory: choose another path", path)
-		}
-		if IsStore(abs) {
-			return nil, fmt.Errorf("init store %s: %w: open it instead", path, ErrExists)
-		}
-		if empty, err := isEmptyDir(abs); err != nil {
-			return nil, fmt.Errorf("init store %s: %w", path, err)
-		} else if !empty {
-			return nil, fmt.Errorf("init store %s: directory is not empty and is not a readproof store: choose an empty or new directory", path)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return nil, fmt.Errorf("init store %s: %w", path, err)
+	if err := checkInitTarget(abs, path); err != nil {
+		return nil, err
 	}
 
 	sharing := opts.Sharing
@@ -170,7 +155,10 @@ func InitWithOptions(path string, opts Options) (Store, error) {
 	if err := buildRepo(tmp, sharing, perm); err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, abs); err != nil {
+	// renameFile: rename(2) replaces an empty directory at once, where
+	// os.Rename refuses a directory and removing it first would leave
+	// neither for a moment.
+	if err := renameFile(tmp, abs); err != nil {
 		if IsStore(abs) {
 			return nil, fmt.Errorf("init store %s: %w: open it instead", path, ErrExists)
 		}
