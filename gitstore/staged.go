@@ -98,9 +98,14 @@ func makeStaging(dir string, staleAge time.Duration) (release func(), err error)
 		err := os.Mkdir(dir, 0o700)
 		if err == nil {
 			release, err := holdScratch(dir)
+			// A process that found it made (another clone into the same
+			// path) holds its lock for a moment, to see whether it is a
+			// killed clone's, and lets go when it finds it too young.
+			for wait := 0; err != nil && wait < 100; wait++ {
+				time.Sleep(time.Millisecond)
+				release, err = holdScratch(dir)
+			}
 			if err != nil {
-				// a process sweeping it holds it: it took it for a
-				// killed clone's, and finds it too young
 				os.Remove(dir)
 				return nil, fmt.Errorf("%w (its staging directory %s is in use)", ErrStagingBusy, dir)
 			}
