@@ -165,7 +165,9 @@ func checkInitTarget(abs, path string) error {
 // Publish closes the store, makes every file and directory in the staging
 // directory durable, renames it to the final path (over an empty directory
 // there, which it replaces: the store has a new store's mode) and syncs the
-// directory that holds it. On failure the caller calls Discard.
+// directory that holds it. On failure the caller calls Discard, which
+// removes the staging directory unless the rename was done (only the sync
+// of the directory failed: the store stays, and the error says so).
 func (s *Staged) Publish() error {
 	if s.ended {
 		return errors.New("publish store: already ended")
@@ -202,7 +204,7 @@ func (s *Staged) Publish() error {
 	s.ended = true
 	s.release()
 	if err := syncDir(filepath.Dir(s.path)); err != nil {
-		return fmt.Errorf("publish store %s: %w", s.path, err)
+		return fmt.Errorf("publish store %s: the store is in place, but its directory could not be synced: %w", s.path, err)
 	}
 	return nil
 }
