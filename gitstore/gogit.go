@@ -121,7 +121,15 @@ func Init(path string) (Store, error) { return InitWithOptions(path, Options{}) 
 // in a temporary directory beside path and renamed into place, so a crash
 // leaves either nothing or a complete store. path may be missing or an empty
 // directory; an existing store gives an error wrapping ErrExists.
-func InitWithOptions(path string, opts Options) (Store, error) {
+func InitWithOptions(path string, opts Options) (Store, error) { return InitWith(path, opts, nil) }
+
+// InitWith is InitWithOptions that first calls fill, when not nil, with
+// the new store open in its temporary directory (closed after), and
+// renames the directory into place only when fill succeeds: what fill
+// writes (a store's first commit and ref) is there from the moment the
+// store is, and a process killed before the rename leaves nothing at path.
+// fill must make what it writes durable (Update does).
+func InitWith(path string, opts Options, fill func(Store) error) (Store, error) {
 	if path == "" {
 		return nil, errors.New("init store: empty path: name the directory to create")
 	}
@@ -129,23 +137,8 @@ func InitWithOptions(path string, opts Options) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
-	fi, err := os.Stat(abs)
-	switch {
-	case err == nil:
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("init store %s: path exists and is not a directory: choose another path", path)
-		}
-		if IsStore(abs) {
-			return nil, fmt.Errorf("init store %s: %w: open it instead", path, ErrExists)
-		}
-		if empty, err := isEmptyDir(abs); err != nil {
-			return nil, fmt.Errorf("init store %s: %w", path, err)
-		} else if !empty {
-			return nil, fmt.Errorf("init store %s: directory is not empty and is not a readproof store: choose an empty or new directory", path)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return nil, fmt.Errorf("init store %s: %w", path, err)
+	if err := checkInitTarget(abs, path); err != nil {
+		return nil, err
 	}
 
 	sharing := opts.Sharing
@@ -170,7 +163,23 @@ func InitWithOptions(path string, opts Options) (Store, error) {
 	if err := buildRepo(tmp, sharing, perm); err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, abs); err != nil {
+	if fill != nil {
+		g, err := OpenWithOptions(tmp, opts)
+		if err != nil {
+			return nil, fmt.Errorf("init store %s: %w", path, err)
+		}
+		err = fill(g)
+		if cerr := g.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("init store %s: %w", path, err)
+		}
+	}
+	// renameFile: rename(2) replaces an empty directory at once, where
+	// os.Rename refuses a directory and removing it first would leave
+	// neither for a moment.
+	if err := renameFile(tmp, abs); err != nil {
 		if IsStore(abs) {
 			return nil, fmt.Errorf("init store %s: %w: open it instead", path, ErrExists)
 		}

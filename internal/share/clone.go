@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"sort"
 
@@ -18,34 +16,37 @@ import (
 // Clone creates a store at dir from the repository at url (a path to a
 // repository, file://, git://, ssh:// or http(s)://), with the remote
 // "origin", and verifies everything it brought: every manifest entry by
-// entry, every resource and tag tip, every receipt and verdict chain. On any failure, a refusal included,
-// nothing is left at dir.
+// entry, every resource and tag tip, every receipt and verdict chain.
 //
-// A new store has nothing to protect, so the fetch writes the shared refs
-// and origin's tracking refs directly; nothing is readable as a store
-// until verification has passed and Clone returns.
+// The store is made in a staging directory beside dir
+// (gitstore.InitStaged: .NAME.clone, locked while in use) and renamed to
+// dir only once verification has passed and everything in it is durable:
+// nothing is readable as a store at dir until then, and a process killed
+// at any point leaves dir as it was (missing, or the empty directory
+// given) or the whole verified store. On any failure, a refusal included,
+// the staging directory is removed; one a killed clone left is removed by
+// the next clone into dir. A new store has nothing to protect, so the
+// fetch writes the shared refs and origin's tracking refs directly.
 func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult, err error) {
 	if gitstore.IsStore(dir) {
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, gitstore.ErrExists), "pull into it instead: readproof --store "+dir+" pull")
 	}
-	fi, statErr := os.Stat(dir)
-	existed := statErr == nil
-	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
-		return nil, fmt.Errorf("clone into %s: %w", dir, statErr)
-	}
-	g, err := gitstore.Init(dir)
-	if err != nil {
+	st, err := gitstore.InitStaged(dir, gitstore.Options{StaleLockAge: opts.StaleLockAge})
+	switch {
+	case errors.Is(err, gitstore.ErrExists):
+		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err), "pull into it instead: readproof --store "+dir+" pull")
+	case errors.Is(err, gitstore.ErrStagingBusy):
+		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err),
+			"wait for that clone to finish, then pull into the store it makes; if no clone is running, clone again in a few seconds (a killed clone's staging directory is removed then)")
+	case errors.Is(err, gitstore.ErrStagingInTheWay):
+		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err), "move it away or remove it, then clone again")
+	case err != nil:
 		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	}
+	g := st.Store
 	defer func() {
-		g.Close()
 		if err != nil {
-			os.RemoveAll(dir)
-			if existed {
-				// the empty directory the user gave, as it was
-				os.Mkdir(dir, 0o700)
-				os.Chmod(dir, fi.Mode())
-			}
+			st.Discard()
 		}
 	}()
 	t, err := opts.transport(g)
@@ -126,6 +127,9 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	}
 	// No pack-refs pass: every fetched ref is packed already; the few refs
 	// verification may add (journal records, conflicts) stay loose.
+	if err := st.Publish(); err != nil {
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+	}
 	return res, nil
 }
 

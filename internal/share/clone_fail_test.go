@@ -38,6 +38,7 @@ func TestCloneFailureLeavesDirAsItWas(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed clone left %d entries in %s", len(entries), dir)
 	}
+	nothingBeside(t, dir)
 	h := hint.Of(err)
 	if strings.Contains(h, dir) || !strings.Contains(h, "git ls-remote "+missing) {
 		t.Errorf("hint %q: want `git ls-remote %s`, not the removed store", h, missing)

@@ -170,6 +170,22 @@ func cloneRefused(t *testing.T, dir string) {
 	if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
 		t.Fatalf("a refused clone left %s behind (%v)", dst, serr)
 	}
+	nothingBeside(t, dst)
+}
+
+// nothingBeside fails the test when the directory holding path holds
+// anything else (a clone's staging directory left after it failed).
+func nothingBeside(t *testing.T, path string) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != filepath.Base(path) {
+			t.Fatalf("a failed clone into %s left %s beside it", path, e.Name())
+		}
+	}
 }
 
 // TestCloneLocalRefusesNonStore: a project's repository on a path, alone

@@ -150,6 +150,8 @@ func TestPullRefusesUnverified(t *testing.T) {
 			replayAll(t, alice.s)
 			gitstore.Fsck(t, alice.path())
 
+			// into a missing directory, and into an empty one the user
+			// made: it stays as it was
 			dst := filepath.Join(t.TempDir(), "clone")
 			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, ErrUnverified) {
 				t.Fatalf("clone of forged data: %v", err)
@@ -157,6 +159,19 @@ func TestPullRefusesUnverified(t *testing.T) {
 			if _, err := os.Stat(dst); !os.IsNotExist(err) {
 				t.Fatalf("a refused clone left %s behind (%v)", dst, err)
 			}
+			nothingBeside(t, dst)
+			if err := os.Mkdir(dst, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, ErrUnverified) {
+				t.Fatalf("clone of forged data into an empty directory: %v", err)
+			}
+			if fi, err := os.Stat(dst); err != nil || fi.Mode().Perm() != 0o750 {
+				t.Fatalf("a refused clone into an empty directory left %v (%v), want the directory as it was (750)", fi.Mode(), err)
+			} else if entries, _ := os.ReadDir(dst); len(entries) != 0 {
+				t.Fatalf("a refused clone left %d entries in %s", len(entries), dst)
+			}
+			nothingBeside(t, dst)
 		})
 	}
 }

@@ -97,26 +97,28 @@ func InitShared(path string, sharing gitstore.Sharing) error {
 	if gitstore.IsStore(path) {
 		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do: the store is ready to use (`readproof status` shows what it holds)")
 	}
-	g, err := gitstore.InitWithOptions(path, gitstore.Options{Sharing: sharing})
-	if err != nil {
-		return fmt.Errorf("create store %s: %w", path, err)
-	}
-	defer g.Close()
 	// The journal starts with a root commit, so that every later journal
 	// commit has the previous one as first parent and the manifest second.
-	empty, err := g.PutTree(nil)
+	// It is written before the store is renamed into place (InitWith): a
+	// process killed in between leaves no store, rather than one without
+	// its root commit, which later commands took as a store and whose
+	// first run then had no journal to follow.
+	g, err := gitstore.InitWith(path, gitstore.Options{Sharing: sharing}, func(g gitstore.Store) error {
+		empty, err := g.PutTree(nil)
+		if err != nil {
+			return err
+		}
+		sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Now().UTC()}
+		root, err := g.PutCommit(gitstore.Commit{Tree: empty, Author: sig, Committer: sig, Message: "initialize readproof store\n\nReadproof-Store: 1\n"})
+		if err != nil {
+			return err
+		}
+		return g.Update(gitstore.RefUpdate{Name: JournalRef, New: root})
+	})
 	if err != nil {
-		return err
-	}
-	sig := gitstore.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Now().UTC()}
-	root, err := g.PutCommit(gitstore.Commit{Tree: empty, Author: sig, Committer: sig, Message: "initialize readproof store\n\nReadproof-Store: 1\n"})
-	if err != nil {
-		return err
-	}
-	if err := g.Update(gitstore.RefUpdate{Name: JournalRef, New: root}); err != nil {
 		return fmt.Errorf("create store %s: %w", path, err)
 	}
-	return nil
+	return g.Close()
 }
 
 // Open opens the store at path. pol may be nil when no policy file exists;

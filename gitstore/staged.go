@@ -1,0 +1,224 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ErrStagingBusy is returned by InitStaged when another process is making
+// a store at the same path (its staging directory is held), or one was
+// killed doing so less than the stale-lock age ago.
+var ErrStagingBusy = errors.New("another clone into it is under way")
+
+// ErrStagingInTheWay is returned by InitStaged when something other than a
+// directory has the staging directory's name.
+var ErrStagingInTheWay = errors.New("in the way of the staging directory: not a directory readproof made")
+
+// Staged is a store made in a staging directory beside its final path and
+// moved there whole by Publish: until then nothing is at the path, so a
+// process killed while it makes the store (fetches into it, checks what it
+// fetched) leaves no store there, verified or not. The embedded Store is
+// open at the staging directory; nothing in a store records its own path,
+// so it reads the same at the final path.
+type Staged struct {
+	Store
+	path    string // the final path, absolute
+	dir     string // the staging directory
+	release func() // drops the staging directory's flock
+	ended   bool
+}
+
+// StagingDir is the staging directory of a store made at path by
+// InitStaged: ".NAME.clone" beside it, NAME being path's last element.
+func StagingDir(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".clone")
+}
+
+// InitStaged makes a new store for path (missing, or an empty directory)
+// in its staging directory (StagingDir), as InitWithOptions lays one out,
+// and opens it there. The staging directory is made with mkdir, so two
+// processes cannot both have it, and flocked for as long as it is in use
+// (a process killed while it holds it leaves it, and the kernel drops the
+// lock). One that is there already is removed when nobody holds its lock
+// and it is older than the stale-lock age (the moment between its mkdir
+// and its flock): a killed clone's; otherwise InitStaged fails with
+// ErrStagingBusy. An existing store at path gives ErrExists. The caller
+// ends with Publish or Discard.
+func InitStaged(path string, opts Options) (*Staged, error) {
+	if path == "" {
+		return nil, errors.New("init store: empty path: name the directory to create")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("init store %s: %w", path, err)
+	}
+	if err := checkInitTarget(abs, path); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	sharing := opts.Sharing
+	if sharing == "" {
+		sharing = SharePrivate
+	}
+	perm := perms{group: sharing == ShareGroup}
+	parent := filepath.Dir(abs)
+	if err := os.MkdirAll(parent, 0o777); err != nil {
+		return nil, fmt.Errorf("init store %s: %w", path, err)
+	}
+	dir := StagingDir(abs)
+	release, err := makeStaging(dir, opts.StaleLockAge)
+	if errors.Is(err, ErrStagingBusy) {
+		return nil, err
+	} else if err != nil {
+		return nil, fmt.Errorf("init store %s: %w", path, err)
+	}
+	s := &Staged{path: abs, dir: dir, release: release}
+	if err := buildRepo(dir, sharing, perm); err != nil {
+		s.Discard()
+		return nil, fmt.Errorf("init store %s: %w", path, err)
+	}
+	g, err := OpenWithOptions(dir, opts)
+	if err != nil {
+		s.Discard()
+		return nil, fmt.Errorf("init store %s: %w", path, err)
+	}
+	s.Store = g
+	return s, nil
+}
+
+// makeStaging makes the staging directory dir (mode 0700) and takes its
+// flock, first removing one a killed process left (nobody holds its lock,
+// older than staleAge).
+func makeStaging(dir string, staleAge time.Duration) (release func(), err error) {
+	for try := 0; ; try++ {
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			release, err := holdScratch(dir)
+			// A process that found it made (another clone into the same
+			// path) holds its lock for a moment, to see whether it is a
+			// killed clone's, and lets go when it finds it too young.
+			for wait := 0; err != nil && wait < 100; wait++ {
+				time.Sleep(time.Millisecond)
+				release, err = holdScratch(dir)
+			}
+			if err != nil {
+				os.Remove(dir)
+				return nil, fmt.Errorf("%w (its staging directory %s is in use)", ErrStagingBusy, dir)
+			}
+			return release, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || try > 0 {
+			return nil, err
+		}
+		fi, lerr := os.Lstat(dir)
+		if lerr != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("%s is %w", dir, ErrStagingInTheWay)
+		}
+		held, ok := scratchAbandoned(dir, fi.ModTime())
+		if !ok {
+			return nil, fmt.Errorf("%w (its staging directory %s is in use)", ErrStagingBusy, dir)
+		}
+		if time.Since(fi.ModTime()) < staleAge {
+			held()
+			return nil, fmt.Errorf("%w (its staging directory %s is in use)", ErrStagingBusy, dir)
+		}
+		// a killed clone's: removed while its lock is held here
+		rerr := os.RemoveAll(dir)
+		held()
+		if rerr != nil {
+			return nil, fmt.Errorf("remove a killed clone's %s: %w", dir, rerr)
+		}
+	}
+}
+
+// checkInitTarget checks that abs (path, made absolute) is missing or an
+// empty directory, and not a store.
+func checkInitTarget(abs, path string) error {
+	fi, err := os.Stat(abs)
+	switch {
+	case err == nil:
+		if !fi.IsDir() {
+			return fmt.Errorf("init store %s: path exists and is not a directory: choose another path", path)
+		}
+		if IsStore(abs) {
+			return fmt.Errorf("init store %s: %w: open it instead", path, ErrExists)
+		}
+		if empty, err := isEmptyDir(abs); err != nil {
+			return fmt.Errorf("init store %s: %w", path, err)
+		} else if !empty {
+			return fmt.Errorf("init store %s: directory is not empty and is not a readproof store: choose an empty or new directory", path)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return fmt.Errorf("init store %s: %w", path, err)
+	}
+	return nil
+}
+
+// Publish closes the store, makes every file and directory in the staging
+// directory durable, renames it to the final path (over an empty directory
+// there, which it replaces: the store has a new store's mode) and syncs the
+// directory that holds it. On failure the caller calls Discard, which
+// removes the staging directory unless the rename was done (only the sync
+// of the directory failed: the store stays, and the error says so).
+func (s *Staged) Publish() error {
+	if s.ended {
+		return errors.New("publish store: already ended")
+	}
+	if err := s.Store.Close(); err != nil {
+		return fmt.Errorf("publish store %s: %w", s.path, err)
+	}
+	var ts []syncTarget
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		ts = append(ts, syncTarget{path: p, dir: d.IsDir()})
+		return nil
+	})
+	if err == nil {
+		err = fsyncEach(ts)
+	}
+	if err != nil {
+		return fmt.Errorf("publish store %s: %w", s.path, err)
+	}
+	// rename(2) replaces an empty directory at once (os.Rename would
+	// refuse it, and removing it first leaves neither for a moment).
+	if err := renameFile(s.dir, s.path); err != nil {
+		if IsStore(s.path) {
+			return fmt.Errorf("publish store %s: %w", s.path, ErrExists)
+		}
+		// Renaming over an empty directory is not allowed everywhere
+		// (Windows): remove it first.
+		if empty, _ := isEmptyDir(s.path); !empty || os.Remove(s.path) != nil || os.Rename(s.dir, s.path) != nil {
+			return fmt.Errorf("publish store %s: %w", s.path, err)
+		}
+	}
+	s.ended = true
+	s.release()
+	if err := syncDir(filepath.Dir(s.path)); err != nil {
+		return fmt.Errorf("publish store %s: the store is in place, but its directory could not be synced: %w", s.path, err)
+	}
+	return nil
+}
+
+// Discard closes the store and removes the staging directory, unless
+// Publish moved it into place.
+func (s *Staged) Discard() {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	if s.Store != nil {
+		s.Store.Close()
+	}
+	os.RemoveAll(s.dir)
+	s.release()
+}

@@ -1,0 +1,141 @@
+//go:build unix
+
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestInitStaged: a staged store is made in .NAME.clone beside its path,
+// with nothing at the path until Publish renames it there whole (over an
+// empty directory too, in one rename: the store then has a new store's
+// mode), and Discard leaves nothing. A second InitStaged for the same
+// path while the first holds its staging directory fails with
+// ErrStagingBusy and leaves the first's work alone; a staging directory
+// nobody holds is taken for a killed clone's and removed only once older
+// than the stale-lock age; something else by that name is refused.
+func TestInitStaged(t *testing.T) {
+	t.Parallel()
+	opts := Options{StaleLockAge: time.Hour}
+	t.Run("publish", func(t *testing.T) {
+		t.Parallel()
+		for _, given := range []bool{false, true} {
+			path := filepath.Join(t.TempDir(), "store")
+			if given {
+				if err := os.Mkdir(path, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := InitStaged(path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Path() != StagingDir(path) {
+				t.Fatalf("staged store at %s, want %s", s.Path(), StagingDir(path))
+			}
+			mkCommitRef(t, s.Store, "refs/heads/main")
+			if IsStore(path) {
+				t.Fatal("the store is at its path before Publish")
+			}
+			// a second clone into the same path, meanwhile
+			if _, err := InitStaged(path, opts); !errors.Is(err, ErrStagingBusy) {
+				t.Fatalf("a second InitStaged while the first is under way: %v, want ErrStagingBusy", err)
+			}
+			if !IsStore(StagingDir(path)) {
+				t.Fatal("the second InitStaged touched the first's staging directory")
+			}
+			if err := s.Publish(); err != nil {
+				t.Fatal(err)
+			}
+			s.Discard() // after Publish: nothing to do
+			if _, err := os.Stat(StagingDir(path)); !os.IsNotExist(err) {
+				t.Fatalf("the staging directory is still there after Publish (%v)", err)
+			}
+			g, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.Ref("refs/heads/main"); err != nil {
+				t.Fatalf("the published store: %v", err)
+			}
+			g.Close()
+			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Fatalf("the published store: %v, mode %v, want 700", err, fi.Mode().Perm())
+			}
+			if _, err := InitStaged(path, opts); !errors.Is(err, ErrExists) {
+				t.Fatalf("InitStaged over the published store: %v, want ErrExists", err)
+			}
+		}
+	})
+	t.Run("discard", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "store")
+		if err := os.Mkdir(path, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		s, err := InitStaged(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Discard()
+		entries, _ := os.ReadDir(filepath.Dir(path))
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o750 || len(entries) != 1 {
+			t.Fatalf("after Discard: %v, %d entries beside, want the empty directory given (750) alone", err, len(entries))
+		}
+	})
+	t.Run("left", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "store")
+		staging := StagingDir(path)
+		// what a clone killed mid-way leaves: a staging directory nobody
+		// holds, with a partial store in it
+		if err := os.MkdirAll(filepath.Join(staging, "objects", "pack"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := InitStaged(path, opts); !errors.Is(err, ErrStagingBusy) {
+			t.Fatalf("InitStaged beside a staging directory younger than the stale-lock age: %v, want ErrStagingBusy", err)
+		}
+		old := time.Now().Add(-2 * time.Hour)
+		if err := os.Chtimes(staging, old, old); err != nil {
+			t.Fatal(err)
+		}
+		s, err := InitStaged(path, opts)
+		if err != nil {
+			t.Fatalf("InitStaged beside a stale staging directory: %v", err)
+		}
+		if err := s.Publish(); err != nil {
+			t.Fatal(err)
+		}
+		if !IsStore(path) {
+			t.Fatal("no store after Publish")
+		}
+	})
+	t.Run("in the way", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "store")
+		if err := os.WriteFile(StagingDir(path), []byte("mine\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-2 * time.Hour)
+		os.Chtimes(StagingDir(path), old, old)
+		if _, err := InitStaged(path, opts); !errors.Is(err, ErrStagingInTheWay) {
+			t.Fatalf("InitStaged beside a file by the staging directory's name: %v, want ErrStagingInTheWay", err)
+		}
+		if data, err := os.ReadFile(StagingDir(path)); err != nil || string(data) != "mine\n" {
+			t.Fatalf("the file in the way was changed: %q, %v", data, err)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("something is at the path (%v)", err)
+		}
+	})
+}
+
+// mkCommitRef writes a commit and points ref at it.
+func mkCommitRef(t *testing.T, s Store, ref string) {
+	t.Helper()
+	mustUpdate(t, s, RefUpdate{Name: ref, New: mkCommit(t, s, "x")})
+}
