@@ -99,7 +99,7 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	git, err := findGit()
 	if err != nil {
-		return nil, fmt.Errorf("gc %s: %w: install git (readproof gc runs `git gc`)", path, ErrGitMissing)
+		return nil, fmt.Errorf("gc %s: %w", path, ErrGitMissing)
 	}
 	now := time.Now
 	if opts.Now != nil {
