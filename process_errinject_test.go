@@ -575,3 +575,67 @@ func TestParseErrPoints(t *testing.T) {
 		t.Fatalf("fault points\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFailedClone fails `readproof clone` of a path remote at each fault
+// point of a trace of the whole clone under the new store (its config's
+// remote, its packed-refs), with READPROOF_LONG_TESTS=1 alone: each
+// failure exits 1 with a message that names the file and the cause and
+// ends in a hint, leaves nothing where the store was to be, and the clone
+// again succeeds and verifies. (Points under a scratch name the clone
+// builds in are random and not failed here.)
+func TestFailedClone(t *testing.T) {
+	t.Parallel()
+	if !testsize.Long() {
+		t.Skip("READPROOF_LONG_TESTS=1")
+	}
+	strace := requireStrace(t)
+	remote, uris, _, env := killProject(t, 3)
+	for i, u := range uris {
+		mustRP(t, remote, "run", "--id", fmt.Sprintf("p%d", i), u)
+	}
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "copy")
+	args := []string{"clone", filepath.Join(remote, ".readproof"), dest}
+	points := errPoints(t, strace, dir, env, dest, args...)
+	if len(points) == 0 {
+		t.Skip("the clone made no call on a path of the new store that a fault can name (it builds under a random name)")
+	}
+	check := func(at string) {
+		t.Helper()
+		checkRefs(t, dest)
+		if o, e, err := rp(t, dir, "--store", dest, "verify"); err != nil {
+			t.Fatalf("%s: verify: %v\n%s%s", at, err, o, e)
+		}
+	}
+	var outcomes []string
+	for _, p := range points {
+		for _, errno := range errErrnos[p.Kind] {
+			if err := os.RemoveAll(dest); err != nil {
+				t.Fatal(err)
+			}
+			at := fmt.Sprintf("readproof clone, %s failing with %s", p, errno)
+			code, stderr := failAt(t, strace, dir, env, p, errno, args...)
+			if code == 0 {
+				outcomes = append(outcomes, fmt.Sprintf("%s %s: ignored", p, errno))
+				check(at)
+				continue
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != 1 || !strings.Contains(strings.ToLower(stderr), errnoText[errno]) || !strings.Contains(stderr, dest) ||
+				!strings.HasPrefix(lines[len(lines)-1], "readproof: hint: ") || strings.Contains(stderr, "goroutine ") {
+				t.Fatalf("%s: exit code %d, want 1 with a message that names the file and %q and ends in a hint:\n%s", at, code, errnoText[errno], stderr)
+			}
+			if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+				t.Fatalf("%s: left %v (%v)", at, ents, err)
+			}
+			cmd := exec.Command("readproof", args...)
+			cmd.Dir, cmd.Env = dir, env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s, then again: %v\n%s", at, err, out)
+			}
+			check(at + ", then again")
+			outcomes = append(outcomes, fmt.Sprintf("%s %s: failed, nothing left; again: ok", p, errno))
+		}
+	}
+	t.Logf("%d fault points:\n\t%s", len(points), strings.Join(outcomes, "\n\t"))
+}

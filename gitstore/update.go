@@ -832,7 +832,7 @@ func (tx *txn) publish() error {
 			}
 			if err := renameFile(l.path, tx.packedPath); err != nil {
 				return hint.With(fmt.Errorf("update refs: replace packed-refs: %w", err),
-					"the refs listed before this version of packed-refs moved and the others did not, as if the command had been killed there: `readproof verify` says what was recorded; repair the file system, then run the command again")
+					"the refs listed before this version of packed-refs moved and the others did not, as if the command had been killed there: repair the file system, then run `readproof verify` to see what was recorded before running the command again")
 			}
 			l.done = true
 			dirs[tx.s.path] = true
@@ -853,7 +853,7 @@ func (tx *txn) publish() error {
 		changed, err := tx.publishRef(t)
 		if err != nil {
 			return hint.With(fmt.Errorf("update refs: %s: %w (%d of %d refs were updated)", t.Name, err, i, len(tx.refs)),
-				"the refs before it moved and the others did not, as if the command had been killed there: `readproof verify` says what was recorded; repair the file system, then run the command again")
+				"the refs before it moved and the others did not, as if the command had been killed there: repair the file system, then run `readproof verify` to see what was recorded before running the command again")
 		}
 		if changed {
 			// Only a rename or a removal needs its directory synced: a
