@@ -639,3 +639,68 @@ func TestFailedClone(t *testing.T) {
 	}
 	t.Logf("%d fault points:\n\t%s", len(points), strings.Join(outcomes, "\n\t"))
 }
+
+// TestFailedEvidenceExport fails `evidence export --out FILE` where it
+// places the bundle (its temporary file beside FILE has a random name, so
+// every call of the kind fails: the fsync, the rename; a write that fails
+// takes the same path out): each
+// failure exits 1 with a message that names FILE and the cause and ends
+// in a hint, leaves no temporary file, and leaves FILE as it was (absent,
+// or an earlier bundle unchanged); the export again writes the bundle.
+func TestFailedEvidenceExport(t *testing.T) {
+	t.Parallel()
+	strace := requireStrace(t)
+	dir, uris, _, env := killProject(t, 1)
+	mustRP(t, dir, "run", "--id", "r0", uris[0])
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "ev.json")
+	args := []string{"evidence", "export", "--out", out, "r0"}
+	faults := []struct{ kind, inject, text string }{
+		{"rename", "EIO:when=1+", "input/output error"},
+		{"rename", "ENOSPC:when=1+", "no space left on device"},
+		{"fsync", "EIO:when=1+", "input/output error"},
+	}
+	for _, earlier := range []bool{false, true} {
+		for _, f := range faults {
+			if err := os.RemoveAll(outDir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(outDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if earlier {
+				if err := os.WriteFile(out, []byte("earlier\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			at := fmt.Sprintf("evidence export, %s failing with %s (earlier file: %v)", f.kind, f.inject, earlier)
+			code, stderr := failCalls(t, strace, dir, env, f.kind, "", f.inject, args...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != 1 || !strings.Contains(stderr, f.text) || !strings.Contains(stderr, out) || !strings.HasPrefix(lines[len(lines)-1], "readproof: hint: ") {
+				t.Fatalf("%s: exit code %d, want 1 with a message that names %s and %q and ends in a hint:\n%s", at, code, out, f.text, stderr)
+			}
+			ents, err := os.ReadDir(outDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			want := []string(nil)
+			if earlier {
+				want = []string{"ev.json"}
+				if b, _ := os.ReadFile(out); string(b) != "earlier\n" {
+					t.Fatalf("%s: the earlier file now holds %q", at, b)
+				}
+			}
+			if !slices.Equal(names, want) {
+				t.Fatalf("%s: %s holds %q, want %q", at, outDir, names, want)
+			}
+			mustRP(t, dir, args...)
+			if o, e, err := rp(t, dir, "evidence", "verify", out); err != nil {
+				t.Fatalf("%s, then again: evidence verify: %v\n%s%s", at, err, o, e)
+			}
+		}
+	}
+}
