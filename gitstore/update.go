@@ -644,7 +644,7 @@ func (tx *txn) stage() ([]*os.File, error) {
 			continue
 		}
 		if _, err := t.lock.f.WriteString(string(t.New) + "\n"); err != nil {
-			return nil, fmt.Errorf("update %s: write %s: %w", t.Name, t.lock.path, err)
+			return nil, fmt.Errorf("update %s: %w", t.Name, err) // err names the lock file
 		}
 		files = append(files, t.lock.f)
 	}
