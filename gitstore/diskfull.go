@@ -23,8 +23,8 @@ var ErrDiskFull = errors.New("no space left for the store")
 // diskError marks err, when the disk is full, with ErrDiskFull and a hint.
 // Other errors are returned unchanged.
 func diskError(err error) error {
-	if err == nil || !(errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
-		return err
+	if err == nil || !(errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) || errors.Is(err, ErrDiskFull) {
+		return err // not a full disk, or already marked
 	}
 	return hint.With(&diskFull{err}, "free space on the file system that holds the store (df shows it), then retry: nothing was recorded by the failed write, and its temporary files were removed")
 }

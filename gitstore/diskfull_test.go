@@ -226,3 +226,25 @@ func TestSweepWalksRefsRarely(t *testing.T) {
 		t.Fatal("a stamp older than sweepEvery did not make the write walk refs/")
 	}
 }
+
+// TestDiskFullUpdateSaysSoOnce: an Update whose objects cannot be written
+// (the disk is full) says so once, with the hint, and moves no ref (before
+// session 14, with the hint every failed transaction now gets, the message
+// said "the disk is full" twice: the object write's and the
+// transaction's).
+func TestDiskFullUpdateSaysSoOnce(t *testing.T) {
+	s := NewTestStore(t)
+	writeFault = func(string) error { return syscall.ENOSPC }
+	t.Cleanup(func() { writeFault = nil })
+	id, err := s.PutBlob([]byte("a document\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(RefUpdate{Name: "refs/heads/x", New: id})
+	if !errors.Is(err, ErrDiskFull) || strings.Count(err.Error(), "disk is full") != 1 || !strings.Contains(hint.Of(err), "nothing was recorded") {
+		t.Fatalf("Update on a full disk: %v (hint %q), want the disk named full once and the hint", err, hint.Of(err))
+	}
+	if refs, err := s.Refs("refs/"); err != nil || len(refs) != 0 {
+		t.Fatalf("refs after the failed Update: %v (%v)", refs, err)
+	}
+}

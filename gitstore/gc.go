@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // Garbage collection packs the refs itself (packrefs.go: git's pack-refs
@@ -147,7 +149,13 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 		if strings.Contains(err.Error(), "gc is already running") {
 			return nil, fmt.Errorf("gc %s: %w: wait for it to finish", path, ErrGCRunning)
 		}
-		return nil, fmt.Errorf("gc %s: %w", path, err)
+		err = fmt.Errorf("gc %s: %w", path, err)
+		if hint.Of(err) == "" {
+			// git gc removes a pack or an object only once what replaces
+			// it is complete: a failed gc lost nothing.
+			err = hint.With(err, "no object was lost: git gc removes a pack only once its replacement is complete; free space on (or repair) the file system that holds the store, then run `readproof gc` again")
+		}
+		return nil, err
 	}
 	if res.After, err = countObjects(ctx, git, gitDir); err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
@@ -163,6 +171,7 @@ func packRefsAt(gitDir string) error {
 	}
 	defer g.Close()
 	_, err = g.(*repo).packRefs()
+	err = unpublished(err) // packing changes no ref's value
 	return err
 }
 

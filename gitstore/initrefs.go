@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // ErrRefsExist is returned by WriteNewRefs when the repository already has a
@@ -53,12 +55,12 @@ func WriteNewRefs(g Store, refs []Ref) error {
 	// Objects written through this Store are buffered: write them and make
 	// them durable before any ref can name them (objects before refs).
 	if err := s.Sync(); err != nil {
-		return fmt.Errorf("write refs: %w", err)
+		return unpublished(fmt.Errorf("write refs: %w", err))
 	}
 	packedPath := filepath.Join(s.path, "packed-refs")
 	lock, err := s.lockFile(packedPath, "packed-refs", time.Now().Add(s.opts.LockTimeout))
 	if err != nil {
-		return err
+		return unpublished(err)
 	}
 	defer lock.release()
 	// With the packed-refs lock held, no git pack-refs can run; a loose ref
@@ -81,22 +83,24 @@ func WriteNewRefs(g Store, refs []Ref) error {
 		w.WriteString(r.Name)
 		w.WriteByte('\n')
 	}
+	// Until the rename no ref is there (unpublished gives the hint).
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("write refs: %w", err)
+		return unpublished(fmt.Errorf("write refs: %w", err))
 	}
 	if err := lock.f.Sync(); err != nil {
-		return fmt.Errorf("write refs: sync: %w", err)
+		return unpublished(fmt.Errorf("write refs: sync: %w", err))
 	}
 	if err := lock.f.Close(); err != nil {
-		return fmt.Errorf("write refs: %w", err)
+		return unpublished(fmt.Errorf("write refs: %w", err))
 	}
 	lock.f = nil
 	if err := os.Rename(lock.path, packedPath); err != nil {
-		return fmt.Errorf("write refs: replace packed-refs: %w", err)
+		return unpublished(fmt.Errorf("write refs: replace packed-refs: %w", err))
 	}
 	lock.done = true
 	if err := syncDir(s.path); err != nil {
-		return fmt.Errorf("write refs: sync: %w", err)
+		return hint.With(fmt.Errorf("write refs: sync: %w", err),
+			"every ref was written, but the file system could not make it durable: repair it, then run `readproof verify`")
 	}
 	return nil
 }

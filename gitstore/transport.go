@@ -405,7 +405,7 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	// refspec wrote (transport_config.go).
 	t.forgetURLs()
 	if err := t.appendConfig(remoteSection(name, url, fetch)); err != nil {
-		return "", fmt.Errorf("add remote %s: %w", name, err)
+		return "", unpublished(fmt.Errorf("add remote %s: %w", name, err))
 	}
 	// A clone asks for the fetch URL next when a rule may rewrite it: the
 	// same output answers (seedURLs).

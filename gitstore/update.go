@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // refTx is one ref of an Update.
@@ -149,7 +152,7 @@ func (s *repo) Update(updates ...RefUpdate) error {
 	// Buffered objects are written before any lock is taken; a few loose
 	// ones are made durable with the lock files, many before the locks.
 	if err := s.flushForUpdate(); err != nil {
-		return fmt.Errorf("update refs: %w", err)
+		return unpublished(fmt.Errorf("update refs: %w", err))
 	}
 	if err := tx.checkTargets(); err != nil {
 		return err
@@ -208,18 +211,19 @@ func (tx *txn) apply() error {
 	s := tx.s
 	defer tx.release()
 	tx.planPacked()
+	// Until publish, a failure changed no ref (unpublished).
 	if err := tx.lock(); err != nil {
-		return err
+		return unpublished(err)
 	}
 	if err := tx.compare(); err != nil {
 		return err
 	}
 	files, err := tx.stage()
 	if err != nil {
-		return err
+		return unpublished(err)
 	}
 	if err := tx.makeDurable(files); err != nil {
-		return err
+		return unpublished(err)
 	}
 	if err := tx.publish(); err != nil {
 		return err
@@ -229,6 +233,19 @@ func (tx *txn) apply() error {
 	// (maintain.go).
 	s.maybeMaintain()
 	return nil
+}
+
+// unpublished gives err, a failure of a transaction before any ref moved,
+// a hint when it has none: a full disk the one objects give (diskError),
+// another failed system call (an I/O error) one that says nothing was
+// recorded.
+func unpublished(err error) error {
+	err = diskError(err)
+	var errno syscall.Errno
+	if hint.Of(err) != "" || !errors.As(err, &errno) {
+		return err
+	}
+	return hint.With(err, "the file system failed (dmesg may say why): no ref was changed, so nothing was recorded; repair it, then retry")
 }
 
 // newTxn validates the updates: ref names, object ids, one update per ref.
@@ -627,7 +644,7 @@ func (tx *txn) stage() ([]*os.File, error) {
 			continue
 		}
 		if _, err := t.lock.f.WriteString(string(t.New) + "\n"); err != nil {
-			return nil, fmt.Errorf("update %s: write %s: %w", t.Name, t.lock.path, err)
+			return nil, fmt.Errorf("update %s: %w", t.Name, err) // err names the lock file
 		}
 		files = append(files, t.lock.f)
 	}
@@ -814,7 +831,8 @@ func (tx *txn) publish() error {
 				publishTrace("packed-refs")
 			}
 			if err := renameFile(l.path, tx.packedPath); err != nil {
-				return fmt.Errorf("update refs: replace packed-refs: %w", err)
+				return hint.With(fmt.Errorf("update refs: replace packed-refs: %w", err),
+					"the refs listed before this version of packed-refs moved and the others did not, as if the command had been killed there: repair the file system, then run `readproof verify` to see what was recorded before running the command again")
 			}
 			l.done = true
 			dirs[tx.s.path] = true
@@ -834,7 +852,8 @@ func (tx *txn) publish() error {
 		}
 		changed, err := tx.publishRef(t)
 		if err != nil {
-			return fmt.Errorf("update refs: %s: %w (%d of %d refs were updated)", t.Name, err, i, len(tx.refs))
+			return hint.With(fmt.Errorf("update refs: %s: %w (%d of %d refs were updated)", t.Name, err, i, len(tx.refs)),
+				"the refs before it moved and the others did not, as if the command had been killed there: repair the file system, then run `readproof verify` to see what was recorded before running the command again")
 		}
 		if changed {
 			// Only a rename or a removal needs its directory synced: a
@@ -844,7 +863,8 @@ func (tx *txn) publish() error {
 		}
 	}
 	if err := tx.s.syncDirs(dirs); err != nil {
-		return fmt.Errorf("update refs: sync: %w", err)
+		return hint.With(fmt.Errorf("update refs: sync: %w", err),
+			"every ref moved, but the file system could not make the moves durable: repair it, then run `readproof verify`")
 	}
 	return nil
 }

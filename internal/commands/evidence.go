@@ -99,6 +99,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)
+			err = hint.With(err, "nothing was written at "+path+" (a file already there is unchanged): free space on (or repair) the file system that holds it, then export again")
 		}
 	}()
 	if _, err = f.Write(data); err != nil {

@@ -17,7 +17,8 @@
 //     a crash leaves either no key or the whole key, never a partial one.
 //
 // Errors wrap this package's sentinels (ErrLocation, ErrMode, ErrInvalid,
-// ErrExists, and fs.ErrNotExist for a missing file) and the caller's own
+// ErrExists, ErrWrite with the failed call's error for a key that could not
+// be written, and fs.ErrNotExist for a missing file) and the caller's own
 // sentinels named in its Kind, so each key package keeps its error API.
 //
 // keyfile imports only the standard library, gitstore/gitobj and
@@ -49,7 +50,27 @@ var (
 	// ErrExists: a new key would overwrite an existing file. Errors wrapping
 	// it also wrap fs.ErrExist.
 	ErrExists = errors.New("key file already exists")
+	// ErrWrite: writing a new key file failed (a full disk, an I/O error);
+	// nothing was left at its path. Errors wrapping it wrap the cause too,
+	// and carry a hint (a Hint method, as internal/hint's errors do).
+	ErrWrite = errors.New("key file not written")
 )
+
+// writeError is a failed Write: its message and errors.Is are err's, and
+// it says what to do (the CLI prints a Hint method's text after the
+// message).
+type writeError struct{ err error }
+
+func (w *writeError) Error() string { return w.err.Error() }
+func (w *writeError) Unwrap() error { return w.err }
+func (w *writeError) Hint() string {
+	return "nothing was written at the key's path: free space on the file system that holds it (df shows it) or repair it, then run the command again"
+}
+
+// writeFailed is Write's error for a failed system call err.
+func (k Kind) writeFailed(path string, err error, more string) error {
+	return &writeError{k.wrap(ErrWrite, k.Any, "writing %s %s: %w%s", k.Name, path, err, more)}
+}
 
 // Kind names a kind of key file and the caller's sentinel errors, which the
 // errors of this package wrap in addition to their own. A nil sentinel is
@@ -237,7 +258,7 @@ func (k Kind) Write(path string, forbidden []string, data []byte, o WriteOptions
 	dir := filepath.Dir(real)
 	if o.MkdirAll {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return k.wrap(ErrInvalid, k.Any, "creating the directory of %s %s: %v", k.Name, path, err)
+			return &writeError{k.wrap(ErrWrite, k.Any, "creating the directory of %s %s: %w", k.Name, path, err)}
 		}
 	}
 	if !o.Replace {
@@ -247,7 +268,11 @@ func (k Kind) Write(path string, forbidden []string, data []byte, o WriteOptions
 	}
 	tmp, err := os.CreateTemp(dir, ".readproof-key-*")
 	if err != nil {
-		return k.wrap(ErrInvalid, k.Any, "writing %s %s: %v (create the directory first)", k.Name, path, err)
+		more := ""
+		if errors.Is(err, fs.ErrNotExist) {
+			more = " (create the directory first)"
+		}
+		return k.writeFailed(path, err, more)
 	}
 	name := tmp.Name()
 	err = tmp.Chmod(o.Mode)
@@ -272,7 +297,7 @@ func (k Kind) Write(path string, forbidden []string, data []byte, o WriteOptions
 		if errors.Is(err, fs.ErrExist) {
 			return k.exists(path)
 		}
-		return k.wrap(ErrInvalid, k.Any, "writing %s %s: %v", k.Name, path, err)
+		return k.writeFailed(path, err, "")
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyfile"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
@@ -73,6 +74,8 @@ func KeyHint(err error, path string) error {
 		return hint.With(err, "keep the key outside the store, the project and every git repository: pass --key PATH or set [probe] key in readproof.toml")
 	case errors.Is(err, probe.ErrKeyExists):
 		return hint.With(err, "keep it, or replace it with `readproof probe key init --rotate`, which ends every outstanding sentinel")
+	case errors.Is(err, keyfile.ErrWrite):
+		return err // it says what to do: the key was not written
 	case errors.Is(err, os.ErrNotExist) || (errors.Is(err, probe.ErrKeyFile) && !fileExists(path)):
 		return hint.With(err, "create the key first: readproof probe key init")
 	}

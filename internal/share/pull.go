@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
@@ -160,6 +162,10 @@ func pull(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		err = t.Fetch(ctx, remote, fetchRefspecs(remote))
 	}
 	if err != nil {
+		if localFailure(g, err) {
+			return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err),
+				"writing into the store failed, not reaching the remote: free space on (or repair) the file system that holds the store, then pull again; no run, resource, tag or journal ref moved")
+		}
 		return nil, unreachable(g, remote, "pull "+remote, err)
 	}
 	res, err := func() (*PullResult, error) {
@@ -498,4 +504,18 @@ func sortedOIDs(m map[gitstore.OID]bool) []gitstore.OID {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
+}
+
+// localFailure reports whether err, a failed fetch, failed on the store's
+// side: a full disk, a used-up quota or an I/O error, git's message names
+// a file in the store, or git could not write a tracking ref (it says
+// "cannot lock ref 'REF': unable to create directory for PATH" or
+// "couldn't set 'REF'", without the cause).
+func localFailure(g gitstore.Store, err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EIO) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, g.Path()+string(filepath.Separator)) ||
+		strings.Contains(msg, "cannot lock ref '"+RemotesPrefix) || strings.Contains(msg, "couldn't set '"+RemotesPrefix)
 }
