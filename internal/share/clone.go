@@ -41,7 +41,8 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	case errors.Is(err, gitstore.ErrStagingInTheWay):
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err), "move it away or remove it, then clone again")
 	case err != nil:
-		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err),
+			"nothing was made at "+dir+": check that its parent directory is writable and its file system has free space (df shows it), then clone again")
 	}
 	g := st.Store
 	defer func() {
@@ -128,7 +129,12 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// No pack-refs pass: every fetched ref is packed already; the few refs
 	// verification may add (journal records, conflicts) stay loose.
 	if err := st.Publish(); err != nil {
-		return nil, fmt.Errorf("clone into %s: %w", dir, err)
+		err = fmt.Errorf("clone into %s: %w", dir, err)
+		if gitstore.IsStore(dir) {
+			// only the sync of dir's parent failed: Discard leaves the store
+			return nil, hint.With(err, "the verified store is at "+dir+", but the file system could not make its name durable: repair the file system, then check it with readproof --store "+dir+" verify")
+		}
+		return nil, hint.With(err, "nothing was made at "+dir+": the file system failed (dmesg may say why) or is full (df shows it); repair it, then clone again")
 	}
 	return res, nil
 }
