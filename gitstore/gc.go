@@ -101,7 +101,7 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	git, err := findGit()
 	if err != nil {
-		return nil, fmt.Errorf("gc %s: %w", path, ErrGitMissing)
+		return nil, hint.With(fmt.Errorf("gc %s: %w", path, ErrGitMissing), "install git: readproof gc runs `git gc --prune=<date>`")
 	}
 	now := time.Now
 	if opts.Now != nil {

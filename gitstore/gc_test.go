@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // age sets the modification time of a loose object (or any file) back.
@@ -162,7 +164,7 @@ func TestGCWithoutGit(t *testing.T) {
 	s := NewTestStore(t)
 	t.Setenv("PATH", t.TempDir())
 	_, err := GC(context.Background(), s.Path(), GCOptions{})
-	if !errors.Is(err, ErrGitMissing) || !strings.Contains(err.Error(), "install git") {
+	if !errors.Is(err, ErrGitMissing) || !strings.Contains(hint.Of(err), "install git") || strings.Contains(err.Error(), "install git") {
 		t.Fatalf("err %v, want ErrGitMissing with a hint", err)
 	}
 }

@@ -118,9 +118,6 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 			gopts.Progress = e.err // git's own meter, drawn on the terminal
 		}
 		res, err := s.GC(ctx, gopts)
-		if errors.Is(err, gitstore.ErrGitMissing) {
-			return hint.With(err, "install git: readproof gc runs `git gc --prune=<date>`")
-		}
 		if err != nil {
 			return err
 		}
