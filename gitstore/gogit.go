@@ -150,10 +150,20 @@ func InitWith(path string, opts Options, fill func(Store) error) (Store, error) 
 	if err := os.MkdirAll(parent, 0o777); err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+".init-")
+	prefix := initPrefix(abs)
+	sweepInitLeft(parent, prefix, opts.withDefaults().StaleLockAge)
+	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
+	// Held while the store is built there, so a concurrent init into the
+	// same path does not take it for a killed one's (sweepInitLeft).
+	release, err := holdScratch(tmp)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("init store %s: %w", path, err)
+	}
+	defer release()
 	done := false
 	defer func() {
 		if !done {
@@ -193,6 +203,45 @@ func InitWith(path string, opts Options, fill func(Store) error) (Store, error) 
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
 	return OpenWithOptions(abs, opts)
+}
+
+// initPrefix is the start of the name of the temporary directory an init
+// of the store at abs builds in, beside it.
+func initPrefix(abs string) string { return "." + filepath.Base(abs) + ".init-" }
+
+// SweepInitLeft removes what a killed init of the store at path left
+// beside it (see sweepInitLeft), for an init that finds the store made
+// already.
+func SweepInitLeft(path string, opts Options) {
+	if abs, err := filepath.Abs(path); err == nil {
+		sweepInitLeft(filepath.Dir(abs), initPrefix(abs), opts.withDefaults().StaleLockAge)
+	}
+}
+
+// sweepInitLeft removes, from the directory parent, what a killed init
+// left: a directory named prefix followed by digits (os.MkdirTemp's
+// pattern), not a link, older than staleAge and whose flock nobody holds
+// (an init in progress holds it; where there is no flock, a directory is
+// taken for a killed init's once 12 hours old). Anything else by such a name
+// is left alone, and a failure to remove one only leaves it, as before.
+func sweepInitLeft(parent, prefix string, staleAge time.Duration) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(parent, name)
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < staleAge {
+			continue
+		}
+		sweepScratch(path, fi.ModTime())
+	}
 }
 
 // initConfig is the config of a new store; core.sharedRepository records

@@ -214,7 +214,11 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		if !create {
 			return nil
 		}
-		if err := store.Init(e.storePath); err != nil && !errors.Is(err, store.ErrExists) {
+		lo, err := e.lockOptions()
+		if err != nil {
+			return err
+		}
+		if err := store.InitWith(e.storePath, lo.Git); err != nil && !errors.Is(err, store.ErrExists) {
 			return fmt.Errorf("resource add: %w", err)
 		} else if err == nil {
 			created = true
@@ -322,14 +326,20 @@ func runResourceList(_ context.Context, e *env) error {
 	})
 }
 
-// runInit is `readproof init`.
 // initOptions are the flags of `readproof init`.
 type initOptions struct {
 	Sharing gitstore.Sharing // who may read the new store's files
 }
 
+// runInit is `readproof init`.
 func runInit(_ context.Context, e *env, opts initOptions) error {
-	if err := store.InitShared(e.storePath, opts.Sharing); errors.Is(err, store.ErrExists) {
+	lo, err := e.lockOptions()
+	if err != nil {
+		return err
+	}
+	gopts := lo.Git
+	gopts.Sharing = opts.Sharing
+	if err := store.InitWith(e.storePath, gopts); errors.Is(err, store.ErrExists) {
 		// A store made before the ignore file existed gets it now.
 		if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
 			return errors.Join(err, ierr)

@@ -94,7 +94,17 @@ func Init(path string) error { return InitShared(path, gitstore.SharePrivate) }
 // its owner (gitstore.SharePrivate) or also its group (gitstore.ShareGroup)
 // may read. An existing store gives an error wrapping ErrExists.
 func InitShared(path string, sharing gitstore.Sharing) error {
+	return InitWith(path, gitstore.Options{Sharing: sharing})
+}
+
+// InitWith is InitShared with the gitstore options of the new store: its
+// Sharing, and the stale-lock age after which a temporary directory a
+// killed init left beside path is removed.
+func InitWith(path string, opts gitstore.Options) error {
 	if gitstore.IsStore(path) {
+		// an init killed before this store was made may have left its
+		// temporary directory beside it
+		gitstore.SweepInitLeft(path, opts)
 		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do: the store is ready to use (`readproof status` shows what it holds)")
 	}
 	// The journal starts with a root commit, so that every later journal
@@ -103,7 +113,7 @@ func InitShared(path string, sharing gitstore.Sharing) error {
 	// process killed in between leaves no store, rather than one without
 	// its root commit, which later commands took as a store and whose
 	// first run then had no journal to follow.
-	g, err := gitstore.InitWith(path, gitstore.Options{Sharing: sharing}, func(g gitstore.Store) error {
+	g, err := gitstore.InitWith(path, opts, func(g gitstore.Store) error {
 		empty, err := g.PutTree(nil)
 		if err != nil {
 			return err
