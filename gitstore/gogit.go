@@ -130,26 +130,11 @@ func InitWithOptions(path string, opts Options) (Store, error) { return InitWith
 // store is, and a process killed before the rename leaves nothing at path.
 // fill must make what it writes durable (Update does).
 func InitWith(path string, opts Options, fill func(Store) error) (Store, error) {
-	if path == "" {
-		return nil, errors.New("init store: empty path: name the directory to create")
-	}
-	abs, err := filepath.Abs(path)
+	abs, sharing, perm, err := prepareInit(path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("init store %s: %w", path, err)
-	}
-	if err := checkInitTarget(abs, path); err != nil {
 		return nil, err
 	}
-
-	sharing := opts.Sharing
-	if sharing == "" {
-		sharing = SharePrivate
-	}
-	perm := perms{group: sharing == ShareGroup}
 	parent := filepath.Dir(abs)
-	if err := os.MkdirAll(parent, 0o777); err != nil {
-		return nil, fmt.Errorf("init store %s: %w", path, err)
-	}
 	prefix := initPrefix(abs)
 	sweepInitLeft(parent, prefix, opts.withDefaults().StaleLockAge)
 	tmp, err := os.MkdirTemp(parent, prefix)

@@ -49,26 +49,11 @@ func StagingDir(path string) string {
 // ErrStagingBusy. An existing store at path gives ErrExists. The caller
 // ends with Publish or Discard.
 func InitStaged(path string, opts Options) (*Staged, error) {
-	if path == "" {
-		return nil, errors.New("init store: empty path: name the directory to create")
-	}
-	abs, err := filepath.Abs(path)
+	abs, sharing, perm, err := prepareInit(path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("init store %s: %w", path, err)
-	}
-	if err := checkInitTarget(abs, path); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	sharing := opts.Sharing
-	if sharing == "" {
-		sharing = SharePrivate
-	}
-	perm := perms{group: sharing == ShareGroup}
-	parent := filepath.Dir(abs)
-	if err := os.MkdirAll(parent, 0o777); err != nil {
-		return nil, fmt.Errorf("init store %s: %w", path, err)
-	}
 	dir := StagingDir(abs)
 	release, err := makeStaging(dir, opts.StaleLockAge)
 	if errors.Is(err, ErrStagingBusy) {
@@ -136,6 +121,30 @@ func makeStaging(dir string, staleAge time.Duration) (release func(), err error)
 			return nil, fmt.Errorf("remove a killed clone's %s: %w", dir, rerr)
 		}
 	}
+}
+
+// prepareInit is what every way of making a store at path does first: it
+// makes path absolute, checks it (checkInitTarget), makes its parent
+// directory, and returns the new store's sharing (SharePrivate when opts
+// leaves it empty) and file modes.
+func prepareInit(path string, opts Options) (abs string, sharing Sharing, perm perms, err error) {
+	if path == "" {
+		return "", "", perms{}, errors.New("init store: empty path: name the directory to create")
+	}
+	if abs, err = filepath.Abs(path); err != nil {
+		return "", "", perms{}, fmt.Errorf("init store %s: %w", path, err)
+	}
+	if err := checkInitTarget(abs, path); err != nil {
+		return "", "", perms{}, err
+	}
+	sharing = opts.Sharing
+	if sharing == "" {
+		sharing = SharePrivate
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o777); err != nil {
+		return "", "", perms{}, fmt.Errorf("init store %s: %w", path, err)
+	}
+	return abs, sharing, perms{group: sharing == ShareGroup}, nil
 }
 
 // checkInitTarget checks that abs (path, made absolute) is missing or an
