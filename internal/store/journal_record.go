@@ -29,7 +29,12 @@ var ErrJournalRecorded = errors.New("the journal did not record it (a writer sto
 
 // journalReaches walks every commit reachable from tip (all parents, as
 // verify and pull do) and reports which of want it met. It stops once it
-// has met them all; want empty, it walks the whole history.
+// has met them all; want empty, it walks the whole history. The manifest a
+// `record run` commit records (its last parent) is met without being read:
+// a manifest is a root commit (a commit with parents is none, which verify
+// reports), so the walk reads the journal's commits and the verdict
+// commits `record check` commits name, not the manifests (half the reads
+// of a store's history).
 func journalReaches(g gitstore.Reader, tip gitstore.OID, want map[gitstore.OID]bool) (map[gitstore.OID]bool, error) {
 	met := map[gitstore.OID]bool{}
 	if tip == "" {
@@ -47,7 +52,15 @@ func journalReaches(g gitstore.Reader, tip gitstore.OID, want map[gitstore.OID]b
 		if err != nil {
 			return nil, fmt.Errorf("read journal commit %s: %w", id, err)
 		}
-		for _, p := range c.Parents {
+		parents := c.Parents
+		if _, m := journalEdges(c); m != "" {
+			parents = parents[:len(parents)-1]
+			seen[m] = true
+			if want[m] {
+				met[m] = true
+			}
+		}
+		for _, p := range parents {
 			if !seen[p] {
 				seen[p] = true
 				stack = append(stack, p)

@@ -244,10 +244,30 @@ func TestRecordCommittedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := f.records(t)
-
-	got, err := f.s.RecordCommittedRuns(ctx)
+	// Another writer moves the journal (a rename's record) meanwhile.
+	tip = f.journalTip(t)
+	tc, err := g.Commit(tip)
 	if err != nil {
 		t.Fatal(err)
+	}
+	other, err := g.PutCommit(gitstore.Commit{Tree: tc.Tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig,
+		Message: JournalRenameMessage("new", "newer", gitstore.OID(mOld.ID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mover := &journalMover{Store: g, from: tip, next: other}
+	f.s.git = mover
+
+	got, err := f.s.RecordCommittedRuns(ctx)
+	f.s.git = g
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mover.moved {
+		t.Fatal("the journal was not moved: the test did not race the records")
+	}
+	if met, err := journalReaches(g, f.journalTip(t), map[gitstore.OID]bool{other: true}); err != nil || !met[other] {
+		t.Fatalf("the other writer's journal commit is lost (%v)", err)
 	}
 	want := []RunRecord{{RunID: "a", Manifest: mA}, {RunID: "b", Manifest: mB}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
