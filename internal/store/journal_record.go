@@ -83,8 +83,8 @@ func (s *Store) recordCommitted(id string, m gitstore.OID) (added bool, err erro
 			return err
 		}
 		tip, err := s.ref(JournalRef)
-		if err != nil {
-			return err
+		if err != nil || tip == "" {
+			return err // no journal: verify reports it (as gc, nothing to append to)
 		}
 		met, err := journalReaches(s.git, tip, map[gitstore.OID]bool{m: true})
 		if err != nil || met[m] {
