@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/internal/testsize"
 )
@@ -356,6 +357,7 @@ func TestFailedRun(t *testing.T) {
 		copyStore(t, store, base)
 		args := append([]string{"run", "--id", "r1"}, uris[1:]...)
 		points := errPoints(t, strace, dir, env, store, args...)
+		all := points
 		wholeRefs := refNameList(t, store)
 		errnos := errErrnos
 		if !testsize.Long() {
@@ -377,6 +379,30 @@ func TestFailedRun(t *testing.T) {
 		}
 		outcomes := errSweep(t, strace, dir, env, store, base, points, errnos, nil, wholeRefs, args...)
 		t.Logf("%s: %d fault points:\n\t%s", c.name, len(points), strings.Join(outcomes, "\n\t"))
+		// The journal's move failing leaves the run committed and not
+		// recorded on the journal: the same run again records it (and
+		// refuses the committed run, saying so); verify then warns of
+		// nothing.
+		i := slices.IndexFunc(all, func(p errPoint) bool { return p.Kind == "rename" && p.Path == "refs/heads/main.lock" })
+		if i < 0 {
+			t.Fatalf("%s: the run made no rename of the journal (fault points %q)", c.name, all)
+		}
+		if err := os.RemoveAll(store); err != nil {
+			t.Fatal(err)
+		}
+		copyStore(t, base, store)
+		at := fmt.Sprintf("%s: %s failing with EIO", c.name, all[i])
+		if code, stderr := failAt(t, strace, dir, env, all[i], "EIO", args...); code != 1 {
+			t.Fatalf("%s: exit code %d\n%s", at, code, stderr)
+		}
+		waitLocksStale(t, store, killStaleAge+50*time.Millisecond)
+		cmd := exec.Command("readproof", args...)
+		var o, e strings.Builder
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, &o, &e
+		if err := cmd.Run(); err == nil || !strings.Contains(e.String(), "run already committed as manifest") || !strings.Contains(e.String(), "added the record now") {
+			t.Fatalf("%s, then again: %v\n%s%s; want the refusal that says the journal's record was added", at, err, o.String(), e.String())
+		}
+		checkJournalComplete(t, dir, at+", then again")
 	}
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +91,20 @@ func TestKilledPackedRun(t *testing.T) {
 		name := p.String()
 		checkKilled(t, dir, store, "killed at "+name)
 		if runState() {
+			// Committed: the same run again refuses it, having first
+			// recorded it on the journal if the kill came before the
+			// journal moved (and says so).
+			_, ve, _ := rp(t, dir, "verify")
+			unrecorded := strings.Contains(ve, "does not reach this manifest")
+			waitLocksStale(t, store, killStaleAge+50*time.Millisecond)
+			cmd := exec.Command("readproof", args...)
+			var o, e strings.Builder
+			cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, &o, &e
+			err := cmd.Run()
+			if err == nil || !strings.Contains(e.String(), "run already committed as manifest") || strings.Contains(e.String(), "added the record now") != unrecorded {
+				t.Fatalf("killed at %s (committed, recorded on the journal %v): the run again: %v\n%s%s", name, !unrecorded, err, o.String(), e.String())
+			}
+			checkJournalComplete(t, dir, "killed at "+name+", then the run again")
 			return killed, false
 		}
 		// Not recorded: the same run again records it, and leaves no

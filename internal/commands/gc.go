@@ -127,6 +127,7 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 				"before": res.Before, "after": res.After,
 				"bytes_before": res.Before.Bytes(), "bytes_after": res.After.Bytes(),
 				"dropped_aborted_runs": dropped(res.Dropped),
+				"recorded_runs":        recordedRuns(res.Recorded),
 			})
 		}
 		removed := "unreachable objects older than " + graceString(grace, now)
@@ -135,6 +136,9 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 		}
 		fmt.Fprintf(e.out, "Packed the store: %d objects in %d pack(s), %d loose; %s -> %s; removed %s\n",
 			res.After.Packed, res.After.Packs, res.After.Loose, sizeString(res.Before.Bytes()), sizeString(res.After.Bytes()), removed)
+		for _, r := range res.Recorded {
+			e.say("readproof: recorded run %s (manifest %s) on the journal: the writer that committed it stopped before recording it", r.RunID, r.Manifest)
+		}
 		for _, a := range res.Dropped {
 			e.say("readproof: removed run %s, aborted %s (older than the grace period)", a.RunID, a.AbortedAt.Format(time.RFC3339))
 		}
@@ -146,6 +150,15 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 func dropped(runs []store.AbortedRun) []store.AbortedRun {
 	if runs == nil {
 		return []store.AbortedRun{}
+	}
+	return runs
+}
+
+// recordedRuns is the JSON list of committed runs gc recorded on the
+// journal (never null).
+func recordedRuns(runs []store.RunRecord) []store.RunRecord {
+	if runs == nil {
+		return []store.RunRecord{}
 	}
 	return runs
 }

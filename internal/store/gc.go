@@ -14,6 +14,10 @@ type GCResult struct {
 	// Dropped lists the runs aborted before the grace period began; their
 	// refs are gone and git pruned their objects.
 	Dropped []AbortedRun `json:"dropped_aborted_runs"`
+	// Recorded lists the committed runs the journal did not reach (a
+	// writer stopped between the run's ref and the journal), which gc
+	// recorded on it (RecordCommittedRuns).
+	Recorded []RunRecord `json:"recorded_runs"`
 }
 
 // GC deletes the refs of runs aborted longer ago than the grace period
@@ -35,8 +39,14 @@ func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*GCResult, err
 		cutoff = now().Add(time.Second)
 	}
 	// Half-done aborts, reopens and commits are completed first, so that
-	// the aborted runs gc sees are the ones every reader sees.
+	// the aborted runs gc sees are the ones every reader sees, and so are
+	// committed runs the journal does not record (one walk of the
+	// journal).
 	if _, err := s.SettleRuns(ctx); err != nil {
+		return nil, err
+	}
+	recorded, err := s.RecordCommittedRuns(ctx)
+	if err != nil {
 		return nil, err
 	}
 	dropped, err := s.dropAborted(ctx, cutoff)
@@ -47,5 +57,5 @@ func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*GCResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &GCResult{GCResult: res, Dropped: dropped}, nil
+	return &GCResult{GCResult: res, Dropped: dropped, Recorded: recorded}, nil
 }

@@ -174,7 +174,7 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 			return err
 		}
 		if committed != "" {
-			return committedErr(runID, committed)
+			return s.committedRefusal(runID, committed)
 		}
 		if tip == "" {
 			return unknownRun(runID)
@@ -261,7 +261,7 @@ func (s *Store) runOnce(ctx context.Context, runID string, refs []string, progre
 		return nil, nil, err
 	}
 	if committed != "" {
-		return nil, nil, committedErr(runID, committed)
+		return nil, nil, s.committedRefusal(runID, committed)
 	}
 	if open != "" {
 		return nil, nil, hint.With(fmt.Errorf("run %s: %w", runID, ErrRunOpen), "mount into it with `readproof run mount`, or use another id")
@@ -409,6 +409,16 @@ func (s *Store) journal(runID string, manifestID gitstore.OID, m *manifest.Manif
 	if err != nil {
 		return nil, err
 	}
+	j, err := s.journalOn(tip, runID, manifestID, m)
+	if err != nil {
+		return nil, err
+	}
+	return []gitstore.RefUpdate{{Name: JournalRef, Old: tip, New: j}}, nil
+}
+
+// journalOn writes the journal commit on tip ("" for none) that records
+// run runID as manifestID (decoded as m, or nil to read it).
+func (s *Store) journalOn(tip gitstore.OID, runID string, manifestID gitstore.OID, m *manifest.Manifest) (gitstore.OID, error) {
 	parents := []gitstore.OID{manifestID}
 	var journalParents []gitstore.OID
 	if tip != "" {
@@ -419,15 +429,11 @@ func (s *Store) journal(runID string, manifestID gitstore.OID, m *manifest.Manif
 	// the compare-and-swap computes it again on the new tip.
 	tree, err := writingBuilder(s.git).withRun(manifestID, m).tree(journalParents, manifestID)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	sig := s.signature(s.now())
-	j, err := s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
+	return s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
 		Message: fmt.Sprintf("record run %s\n\nmanifest %s\n", runID, manifestID)})
-	if err != nil {
-		return nil, err
-	}
-	return []gitstore.RefUpdate{{Name: JournalRef, Old: tip, New: j}}, nil
 }
 
 // ManifestID resolves a run id or a manifest id to the manifest commit.

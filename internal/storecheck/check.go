@@ -880,12 +880,12 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref, reach []gitstore.OI
 		if missed <= maxNamed {
 			subject, run := subjectOf(r.Name)
 			c.add(Problem{Kind: Warning, Check: "journal", Subject: subject, Ref: r.Name, Run: run, Object: string(r.OID),
-				Message: "the journal (refs/heads/main) does not reach this manifest; the run is intact, but `git log` on a clone will not list it"})
+				Message: "the journal (refs/heads/main) does not reach this manifest (its writer stopped before recording it); the run is intact, but `git log` on a clone will not list it until `readproof gc` or `readproof run commit " + run + "` records it"})
 		}
 	}
 	if missed > maxNamed {
 		c.add(Problem{Kind: Warning, Check: "journal", Subject: "journal", Ref: store.JournalRef,
-			Message: fmt.Sprintf("%d more runs are not reached by the journal", missed-maxNamed)})
+			Message: fmt.Sprintf("%d more runs are not reached by the journal; `readproof gc` records them", missed-maxNamed)})
 	}
 }
 
