@@ -94,11 +94,18 @@ func (s *Store) recordCommitted(id string, m gitstore.OID) (added bool, err erro
 		if err != nil {
 			return err
 		}
-		ups, err := s.journal(id, m, mf)
+		if mf.RunID != id {
+			// not a manifest of this run: no writer left it out of the
+			// journal, and verify reports the ref as broken
+			return nil
+		}
+		// On the tip walked above, swapped against it: a writer that
+		// recorded the run meanwhile makes this one walk again and find it.
+		j, err := s.journalOn(tip, id, m, mf)
 		if err != nil {
 			return err
 		}
-		if err := s.git.Update(ups...); err != nil {
+		if err := s.git.Update(gitstore.RefUpdate{Name: JournalRef, Old: tip, New: j}); err != nil {
 			return err
 		}
 		added = true
@@ -171,8 +178,8 @@ func (s *Store) RecordCommittedRuns(ctx context.Context) ([]RunRecord, error) {
 				continue
 			}
 			mf, err := s.ManifestAt(r.Manifest)
-			if err != nil {
-				continue // not a manifest: verify reports it
+			if err != nil || mf.RunID != r.RunID {
+				continue // not a manifest of this run: verify reports it
 			}
 			named[r.Manifest] = true
 			if head, err = s.journalOn(head, r.RunID, r.Manifest, mf); err != nil {

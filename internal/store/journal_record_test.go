@@ -290,3 +290,89 @@ func sortedOIDs(a, b gitstore.OID) []gitstore.OID {
 	}
 	return []gitstore.OID{a, b}
 }
+
+// recorderDuring is the store's repository with another writer that
+// records a run on the journal while a completion walks it (at the first
+// commit the walk reads): what a second `run commit r1`, `run --id r1` or
+// gc does at the same moment.
+type recorderDuring struct {
+	gitstore.Store
+	once  bool
+	other func()
+}
+
+func (r *recorderDuring) Commit(id gitstore.OID) (gitstore.Commit, error) {
+	if !r.once {
+		r.once = true
+		r.other()
+	}
+	return r.Store.Commit(id)
+}
+
+// TestCommittedRunRecordedOnce: two completions of the same run at once
+// record it once. The completion builds its record on the journal tip it
+// walked and swaps against that tip, so when another writer records the
+// run meanwhile, the swap fails and the walk again finds the record. (A
+// first version built on the tip read again after the walk and recorded
+// the run twice.) A ref whose manifest records another run id is no run a
+// writer left out of the journal: it gets no record (verify reports it).
+func TestCommittedRunRecordedOnce(t *testing.T) {
+	toml, files, uris := manyDocs(3, 40)
+	f := newFixture(t, toml, files)
+	m1 := f.unrecorded(t, "r1", uris[:2])
+	inner := f.s.git
+	w := &recorderDuring{Store: inner}
+	w.other = func() {
+		tip, err := inner.Ref(JournalRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := JournalTree(inner, []gitstore.OID{tip}, m1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := f.s.signature(f.clock.Now())
+		c, err := inner.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip, m1}, Author: sig, Committer: sig,
+			Message: fmt.Sprintf("record run r1\n\nmanifest %s\n", m1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inner.Update(gitstore.RefUpdate{Name: JournalRef, Old: tip, New: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.s.git = w
+	_, err := f.s.CommitRun("r1")
+	f.s.git = inner
+	if !errors.Is(err, ErrRunCommitted) || errors.Is(err, ErrJournalRecorded) {
+		t.Fatalf("run commit r1, recorded by another writer during the walk: %v, want the plain refusal", err)
+	}
+	n := 0
+	for _, r := range f.records(t) {
+		if r == "r1 "+string(m1) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("r1 recorded %d times on the journal: %q", n, f.records(t))
+	}
+
+	// a ref r9 on the manifest of run r2, which no ref of r2 names: no
+	// writer left r9 out of the journal; neither gc's pass nor a commit of
+	// r9 records it
+	m2 := f.unrecorded(t, "r2", uris[2:])
+	if err := inner.Update(gitstore.RefUpdate{Name: RunsPrefix + "r2", Old: m2}, gitstore.RefUpdate{Name: RunsPrefix + "r9", New: m2}); err != nil {
+		t.Fatal(err)
+	}
+	before := f.records(t)
+	got, err := f.s.RecordCommittedRuns(context.Background())
+	if err != nil || len(got) != 0 {
+		t.Fatalf("gc's pass over a ref on another run's manifest: recorded %v (%v), want nothing", got, err)
+	}
+	if _, err := f.s.CommitRun("r9"); !errors.Is(err, ErrRunCommitted) || errors.Is(err, ErrJournalRecorded) {
+		t.Fatalf("run commit r9, a ref on run r2's manifest: %v, want the plain refusal", err)
+	}
+	if after := f.records(t); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Fatalf("the journal's records went from %q to %q", before, after)
+	}
+}
