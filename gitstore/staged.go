@@ -18,6 +18,11 @@ var ErrStagingBusy = errors.New("another clone into it is under way")
 // directory has the staging directory's name.
 var ErrStagingInTheWay = errors.New("in the way of the staging directory: not a directory readproof made")
 
+// ErrPublishedUnsynced is returned by Publish when the store was renamed
+// into place and only the sync of the directory that holds it failed: the
+// store is there (Discard leaves it), its name may not survive a crash.
+var ErrPublishedUnsynced = errors.New("the store is in place, but its directory could not be synced")
+
 // Staged is a store made in a staging directory beside its final path and
 // moved there whole by Publish: until then nothing is at the path, so a
 // process killed while it makes the store (fetches into it, checks what it
@@ -213,7 +218,7 @@ func (s *Staged) Publish() error {
 	s.ended = true
 	s.release()
 	if err := syncDir(filepath.Dir(s.path)); err != nil {
-		return fmt.Errorf("publish store %s: the store is in place, but its directory could not be synced: %w", s.path, err)
+		return fmt.Errorf("publish store %s: %w: %w", s.path, ErrPublishedUnsynced, err)
 	}
 	return nil
 }

@@ -139,3 +139,43 @@ func mkCommitRef(t *testing.T, s Store, ref string) {
 	t.Helper()
 	mustUpdate(t, s, RefUpdate{Name: ref, New: mkCommit(t, s, "x")})
 }
+
+// TestPublishLosesToAnotherStore: a store made at the path by another
+// process (an init, another clone) while the staged one was being made
+// wins: Publish fails with ErrExists, not ErrPublishedUnsynced (the staged
+// store is not in place), Discard removes the staging directory and the
+// other store is left as it is.
+func TestPublishLosesToAnotherStore(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "store")
+	s, err := InitStaged(path, Options{StaleLockAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkCommitRef(t, s.Store, "refs/heads/staged")
+	other, err := InitWithOptions(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkCommitRef(t, other, "refs/heads/other")
+	other.Close()
+	err = s.Publish()
+	if !errors.Is(err, ErrExists) || errors.Is(err, ErrPublishedUnsynced) {
+		t.Fatalf("Publish over another store: %v, want ErrExists (and not ErrPublishedUnsynced)", err)
+	}
+	s.Discard()
+	if _, err := os.Stat(StagingDir(path)); !os.IsNotExist(err) {
+		t.Fatalf("the staging directory is left (%v)", err)
+	}
+	g, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Ref("refs/heads/other"); err != nil {
+		t.Fatalf("the other store lost its ref: %v", err)
+	}
+	if _, err := g.Ref("refs/heads/staged"); err == nil {
+		t.Fatal("the staged store's ref is in the other store")
+	}
+}

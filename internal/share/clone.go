@@ -130,9 +130,13 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// verification may add (journal records, conflicts) stay loose.
 	if err := st.Publish(); err != nil {
 		err = fmt.Errorf("clone into %s: %w", dir, err)
-		if gitstore.IsStore(dir) {
+		switch {
+		case errors.Is(err, gitstore.ErrPublishedUnsynced):
 			// only the sync of dir's parent failed: Discard leaves the store
 			return nil, hint.With(err, "the verified store is at "+dir+", but the file system could not make its name durable: repair the file system, then check it with readproof --store "+dir+" verify")
+		case errors.Is(err, gitstore.ErrExists):
+			// another init or clone made a store at dir meanwhile
+			return nil, hint.With(err, "another process made a store at "+dir+" while this clone was verifying, and this clone was discarded: pull into that store instead: readproof --store "+dir+" pull")
 		}
 		return nil, hint.With(err, "nothing was made at "+dir+": the file system failed (dmesg may say why) or is full (df shows it); repair it, then clone again")
 	}
