@@ -2,7 +2,10 @@
 
 package gitstore
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // scratchStale is how old a fetch view must be before a sweep removes it
 // here, where no flock tells whether its owner lives.
@@ -17,3 +20,13 @@ func holdScratch(string) (func(), error) { return func() {}, nil }
 func scratchAbandoned(_ string, mod time.Time) (func(), bool) {
 	return func() {}, time.Since(mod) > scratchStale
 }
+
+// lockSameDir: without flock, the directory is taken for a killed clone's
+// by its age alone (scratchAbandoned), as lstat saw it.
+func lockSameDir(_ string, fi os.FileInfo) (release func(), cur os.FileInfo, ok bool) {
+	release, ok = scratchAbandoned("", fi.ModTime())
+	return release, fi, ok
+}
+
+// ownDir: no owner is compared here.
+func ownDir(os.FileInfo) bool { return true }

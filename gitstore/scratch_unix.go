@@ -46,3 +46,27 @@ func scratchAbandoned(dir string, _ time.Time) (release func(), ok bool) {
 	}
 	return func() { f.Close() }, true
 }
+
+// lockSameDir takes the flock of the directory dir, which lstat saw as fi,
+// and reports what the locked descriptor sees (cur, for its age) when it
+// is that same directory; ok is false, and nothing is held, when someone
+// else holds its lock or dir is another directory (or no directory) now.
+func lockSameDir(dir string, fi os.FileInfo) (release func(), cur os.FileInfo, ok bool) {
+	release, ok = scratchAbandoned(dir, fi.ModTime())
+	if !ok {
+		return nil, nil, false
+	}
+	// scratchAbandoned opened dir by its path again: compare what it holds
+	cur, err := os.Lstat(dir)
+	if err != nil || !os.SameFile(fi, cur) {
+		release()
+		return nil, nil, false
+	}
+	return release, cur, true
+}
+
+// ownDir reports whether this process's user owns the directory fi.
+func ownDir(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Geteuid()
+}

@@ -108,14 +108,17 @@ func makeStaging(dir string, staleAge time.Duration) (release func(), err error)
 		if lerr != nil {
 			return nil, err
 		}
-		if !fi.IsDir() {
+		if !fi.IsDir() || !ownDir(fi) || !looksStaged(dir) {
 			return nil, fmt.Errorf("%s is %w", dir, ErrStagingInTheWay)
 		}
-		held, ok := scratchAbandoned(dir, fi.ModTime())
+		// Its lock, then its identity and age as the locked descriptor
+		// sees them: a directory another clone made there since the lstat
+		// (after removing the one lstat saw) is not taken for that one.
+		held, cur, ok := lockSameDir(dir, fi)
 		if !ok {
 			return nil, fmt.Errorf("%w (its staging directory %s is in use)", ErrStagingBusy, dir)
 		}
-		if time.Since(fi.ModTime()) < staleAge {
+		if time.Since(cur.ModTime()) < staleAge {
 			held()
 			return nil, fmt.Errorf("%w (its staging directory %s is in use)", ErrStagingBusy, dir)
 		}
@@ -126,6 +129,27 @@ func makeStaging(dir string, staleAge time.Duration) (release func(), err error)
 			return nil, fmt.Errorf("remove a killed clone's %s: %w", dir, rerr)
 		}
 	}
+}
+
+// looksStaged reports whether dir, a directory by a staging directory's
+// name, holds what a clone killed there leaves: nothing (killed at once),
+// or the start of a repository (HEAD, config, objects or refs). Anything
+// else (a directory of the user's by that name) is not removed.
+func looksStaged(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	if len(entries) == 0 {
+		return true
+	}
+	for _, e := range entries {
+		switch e.Name() {
+		case "HEAD", "config", "objects", "refs":
+			return true
+		}
+	}
+	return false
 }
 
 // prepareInit is what every way of making a store at path does first: it

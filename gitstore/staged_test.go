@@ -134,6 +134,56 @@ func TestInitStaged(t *testing.T) {
 	})
 }
 
+// TestStagingSweepLeavesOthersDirectories: a directory by the staging
+// directory's name that is not what a killed clone leaves (a directory of
+// the user's holding other files, or one another user owns, as in a shared
+// /tmp) is never removed, however old: InitStaged fails with
+// ErrStagingInTheWay and leaves it as it is.
+func TestStagingSweepLeavesOthersDirectories(t *testing.T) {
+	t.Parallel()
+	old := time.Now().Add(-2 * time.Hour)
+	opts := Options{StaleLockAge: time.Hour}
+	t.Run("other files", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "store")
+		staging := StagingDir(path)
+		if err := os.Mkdir(staging, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(staging, "notes.txt"), []byte("mine\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(staging, old, old)
+		if _, err := InitStaged(path, opts); !errors.Is(err, ErrStagingInTheWay) {
+			t.Fatalf("InitStaged beside a directory of other files by the staging name: %v, want ErrStagingInTheWay", err)
+		}
+		if data, err := os.ReadFile(filepath.Join(staging, "notes.txt")); err != nil || string(data) != "mine\n" {
+			t.Fatalf("the directory in the way was changed: %q, %v", data, err)
+		}
+	})
+	t.Run("another user's", func(t *testing.T) {
+		t.Parallel()
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to give the directory to another user")
+		}
+		path := filepath.Join(t.TempDir(), "store")
+		staging := StagingDir(path)
+		if err := os.MkdirAll(filepath.Join(staging, "objects"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(staging, 65534, 65534); err != nil {
+			t.Skipf("chown: %v", err)
+		}
+		os.Chtimes(staging, old, old)
+		if _, err := InitStaged(path, opts); !errors.Is(err, ErrStagingInTheWay) {
+			t.Fatalf("InitStaged beside another user's staging directory: %v, want ErrStagingInTheWay", err)
+		}
+		if _, err := os.Stat(filepath.Join(staging, "objects")); err != nil {
+			t.Fatalf("another user's directory was changed: %v", err)
+		}
+	})
+}
+
 // mkCommitRef writes a commit and points ref at it.
 func mkCommitRef(t *testing.T, s Store, ref string) {
 	t.Helper()
@@ -177,5 +227,54 @@ func TestPublishLosesToAnotherStore(t *testing.T) {
 	}
 	if _, err := g.Ref("refs/heads/staged"); err == nil {
 		t.Fatal("the staged store's ref is in the other store")
+	}
+}
+
+// TestLockSameDirRefusesAReplacement: the sweep of a killed clone's
+// staging directory locks it and then checks that it is still the
+// directory it looked at (and judges its age there): one that another
+// clone made by that name since (after removing the old one) is not taken
+// for the old one, so a fresh clone's directory is never removed as stale.
+func TestLockSameDirRefusesAReplacement(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), ".store.clone")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(dir, old, old)
+	seen, err := os.Lstat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if release, cur, ok := lockSameDir(dir, seen); !ok || !cur.ModTime().Equal(seen.ModTime()) {
+		t.Fatalf("the directory looked at: ok %v", ok)
+	} else {
+		release()
+	}
+	// another clone removes it and makes its own by that name
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if release, _, ok := lockSameDir(dir, seen); ok {
+		release()
+		t.Fatal("a directory made by the same name since was taken for the one looked at")
+	}
+	// and while another process holds a directory's lock, it is not taken
+	now, err := os.Lstat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, err := holdScratch(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold()
+	if release, _, ok := lockSameDir(dir, now); ok {
+		release()
+		t.Fatal("a directory whose lock is held was taken")
 	}
 }

@@ -37,7 +37,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err), "pull into it instead: readproof --store "+dir+" pull")
 	case errors.Is(err, gitstore.ErrStagingBusy):
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err),
-			"wait for that clone to finish, then pull into the store it makes; if no clone is running, clone again in a few seconds (a killed clone's staging directory is removed then)")
+			"wait for that clone to finish, then pull into the store it makes; if no clone is running, a killed clone's staging directory is removed by a clone run once it is older than the stale-lock age (10 s, READPROOF_STALE_LOCK_AGE); on a file system without flock it stays (on Windows, 12 hours): remove "+gitstore.StagingDir(dir)+" by hand")
 	case errors.Is(err, gitstore.ErrStagingInTheWay):
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err), "move it away or remove it, then clone again")
 	case err != nil:
