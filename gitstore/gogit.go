@@ -205,7 +205,7 @@ func SweepInitLeft(path string, opts Options) {
 
 // sweepInitLeft removes, from the directory parent, what a killed init
 // left: a directory named prefix followed by digits (os.MkdirTemp's
-// pattern), not a link, older than staleAge and whose flock nobody holds
+// pattern), not a link, this user's, older than staleAge and whose flock nobody holds
 // (an init in progress holds it; where there is no flock, a directory is
 // taken for a killed init's once 12 hours old). Anything else by such a name
 // is left alone, and a failure to remove one only leaves it, as before.
@@ -222,7 +222,7 @@ func sweepInitLeft(parent, prefix string, staleAge time.Duration) {
 		}
 		path := filepath.Join(parent, name)
 		fi, err := os.Lstat(path)
-		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < staleAge {
+		if err != nil || !fi.IsDir() || !ownDir(fi) || time.Since(fi.ModTime()) < staleAge {
 			continue
 		}
 		sweepScratch(path, fi.ModTime())
