@@ -33,6 +33,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/fspath"
@@ -266,7 +268,8 @@ func (k Kind) Write(path string, forbidden []string, data []byte, o WriteOptions
 			return err
 		}
 	}
-	tmp, err := os.CreateTemp(dir, ".readproof-key-*")
+	sweepTemps(dir, time.Now())
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		more := ""
 		if errors.Is(err, fs.ErrNotExist) {
@@ -304,6 +307,37 @@ func (k Kind) Write(path string, forbidden []string, data []byte, o WriteOptions
 		_ = d.Close()
 	}
 	return nil
+}
+
+// tempPrefix starts the name of the temporary file Write writes a key into
+// beside its path (os.CreateTemp adds digits).
+const tempPrefix = ".readproof-key-"
+
+// tempStale is how old a temporary key file must be before sweepTemps
+// takes it for one a killed Write left: a Write takes milliseconds.
+const tempStale = time.Minute
+
+// sweepTemps removes from dir the temporary key files a killed Write left
+// (a regular file named tempPrefix and digits, older than tempStale).
+// Killed before its link or rename, a Write leaves a key nobody uses;
+// killed after its link, a second name of the key it wrote, which a later
+// rotation would otherwise leave on disk after replacing that key.
+// Failures only leave a file, as before.
+func sweepTemps(dir string, now time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), tempPrefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > tempStale {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // CheckAbsent returns nil when nothing is at path, and otherwise the error

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/internal/keyfile"
@@ -287,6 +288,52 @@ func TestAcceptedEveryKind(t *testing.T) {
 			}
 			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(p), ".readproof-key-*")); len(left) > 0 {
 				t.Errorf("temporary files left: %v", left)
+			}
+		})
+	}
+}
+
+// TestWriteSweepsKilledWrites: writing a key removes, from the key's
+// directory, the temporary key files a killed write left there (a regular
+// file named .readproof-key- and digits, over a minute old), for every
+// kind: killed after its link, such a file is a second name of a key, which
+// a rotation would otherwise leave on disk. A young one (a write in
+// progress), another name and a link by such a name are left alone.
+func TestWriteSweepsKilledWrites(t *testing.T) {
+	for _, k := range kinds() {
+		t.Run(k.name, func(t *testing.T) {
+			dir := t.TempDir()
+			old := time.Now().Add(-time.Hour)
+			put := func(name string, age bool) string {
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, []byte("secret\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if age {
+					if err := os.Chtimes(p, old, old); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return p
+			}
+			left := put(".readproof-key-123", true)
+			young := put(".readproof-key-456", false)
+			other := put(".readproof-key-12x", true)
+			target := put("elsewhere", true)
+			link := filepath.Join(dir, ".readproof-key-789")
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			if err := k.create(filepath.Join(dir, "k.key")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Lstat(left); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("a killed write's temporary key file is left (%v)", err)
+			}
+			for _, p := range []string{young, other, link, target} {
+				if _, err := os.Lstat(p); err != nil {
+					t.Fatalf("%s was removed: %v", filepath.Base(p), err)
+				}
 			}
 		})
 	}
