@@ -65,9 +65,6 @@ var errnoText = map[string]string{
 	"EIO":    "input/output error",
 }
 
-// errCallRE matches a traced call: thread, system call, arguments.
-var errCallRE = regexp.MustCompile(`(?m)^(\d+)\s+([a-z0-9]+)\((.*)$`)
-
 // errPathRE matches a path argument: quoted, or a file descriptor's path
 // as strace -y prints it (3</path>).
 var errPathRE = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"|\b\d+<([^>]*)>`)
@@ -117,7 +114,11 @@ func parseErrPoints(trace, store string) []errPoint {
 	}
 	var points []errPoint
 	seen := map[string]bool{}
-	for _, m := range errCallRE.FindAllStringSubmatch(trace, -1) {
+	var calls []string
+	for _, cs := range errCalls {
+		calls = append(calls, cs)
+	}
+	for _, m := range straceCalls(trace, calls...) {
 		kind := kindOf[m[2]]
 		if kind == "" || (kind == "open" && !strings.Contains(m[3], "O_CREAT")) {
 			continue

@@ -40,9 +40,6 @@ var cloneKillKinds = map[string]string{
 	"fsync":  "fsync,fdatasync",
 }
 
-// cloneCallRE matches a traced call of a clone: thread id, call, arguments.
-var cloneCallRE = regexp.MustCompile(`(?m)^(\d+)\s+(execve|mkdir|mkdirat|openat|rename|renameat|renameat2|unlink|unlinkat|fsync|fdatasync)\((.*)$`)
-
 // cloneFdRE matches the path strace -y prints for an fsync's descriptor.
 var cloneFdRE = regexp.MustCompile(`^\d+<([^>]*)>`)
 
@@ -75,7 +72,11 @@ func parseCloneKillPoints(trace, target string) []killPoint {
 	first := true
 	seen := map[string]bool{} // kind and path
 	var points []killPoint
-	for _, m := range cloneCallRE.FindAllStringSubmatch(trace, -1) {
+	calls := []string{"execve"}
+	for _, cs := range cloneKillKinds {
+		calls = append(calls, cs)
+	}
+	for _, m := range straceCalls(trace, calls...) {
 		tid, call, args := m[1], m[2], m[3]
 		if call == "execve" {
 			if !first {

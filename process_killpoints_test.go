@@ -74,9 +74,30 @@ func requireStrace(t testing.TB) string {
 	return strace
 }
 
-// killCallRE matches a traced rename or unlink: thread id, system call and
-// its arguments (entry only: `<unfinished ...>` may follow).
-var killCallRE = regexp.MustCompile(`(?m)^(\d+)\s+(rename|renameat|renameat2|unlink|unlinkat)\((.*)$`)
+// straceCallRE matches a call as strace -f prints its entry: thread id,
+// system call and its arguments (entry only: `<unfinished ...>` may
+// follow).
+var straceCallRE = regexp.MustCompile(`(?m)^(\d+)\s+([a-z0-9_]+)\((.*)$`)
+
+// straceCalls returns the matches of straceCallRE in trace (m[1] the
+// thread, m[2] the call, m[3] its arguments) whose call is one of calls,
+// each a comma-separated list as strace's trace= takes. The kill, clone
+// kill and fault point parsers all read their traces through it.
+func straceCalls(trace string, calls ...string) [][]string {
+	want := map[string]bool{}
+	for _, cs := range calls {
+		for _, c := range strings.Split(cs, ",") {
+			want[c] = true
+		}
+	}
+	var out [][]string
+	for _, m := range straceCallRE.FindAllStringSubmatch(trace, -1) {
+		if want[m[2]] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // killPathRE matches a path argument as strace prints it (in full: -s does
 // not shorten paths).
@@ -138,7 +159,7 @@ func parseKillPoints(trace, store string, releases bool) ([]killPoint, error) {
 	}
 	var calls []call
 	uses := map[string]int{} // kind and path: how many calls
-	for _, m := range killCallRE.FindAllStringSubmatch(trace, -1) {
+	for _, m := range straceCalls(trace, killCalls["rename"], killCalls["unlink"]) {
 		c := call{kind: "unlink"}
 		if strings.HasPrefix(m[2], "rename") {
 			c.kind = "rename"
