@@ -48,9 +48,12 @@ func scratchAbandoned(dir string, _ time.Time) (release func(), ok bool) {
 }
 
 // lockSameDir takes the flock of the directory dir, which lstat saw as fi,
-// and reports what the locked descriptor sees (cur, for its age) when it
-// is that same directory; ok is false, and nothing is held, when someone
-// else holds its lock or dir is another directory (or no directory) now.
+// and, holding it, lstats dir again: when that is still the directory fi
+// saw, it returns it (cur, for its age). While the lock is held nobody
+// else removes that directory (a sweep needs the lock) and nothing else
+// can be made by its name, so the path names the directory locked. ok is
+// false, and nothing is held, when someone else holds the lock or dir is
+// another directory (or no directory) now.
 func lockSameDir(dir string, fi os.FileInfo) (release func(), cur os.FileInfo, ok bool) {
 	release, ok = scratchAbandoned(dir, fi.ModTime())
 	if !ok {
