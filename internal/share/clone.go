@@ -333,7 +333,10 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	if err := verifyAll(g, manifests, obs, tags, verified, opts); err != nil {
 		return nil, err
 	}
-	var failures []string
+	failures, err := checkRunNames(g, res.NewRuns, verified, []gitstore.OID{local.main})
+	if err != nil {
+		return nil, err
+	}
 	for _, key := range sortedKeys(local.receipts) {
 		if _, _, ok := receiptChain(key); ok {
 			failures = append(failures, checkReceiptTree(g, key, local.receipts[key], "")...)

@@ -76,6 +76,11 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 	if err := verifyAll(g, p.manifests, nil, nil, verified, opts); err != nil {
 		return nil, nil, err
 	}
+	names, err := checkRunNames(g, p.res.NewRuns, verified, []gitstore.OID{p.local.main, p.rem.main})
+	if err != nil {
+		return nil, nil, err
+	}
+	p.failures = append(p.failures, names...)
 	if len(p.failures) > 0 {
 		return nil, nil, unverified(p.failures)
 	}

@@ -195,3 +195,38 @@ func checkTag(g gitstore.Store, id gitstore.OID) error {
 	}
 	return nil
 }
+
+// checkRunNames checks that every run ref a pull or clone would write
+// (runs: id and manifest, each manifest verified already) names a manifest
+// recorded under its run id, or one the journal from heads records renamed
+// to that id (docs/sync.md, "Renaming a run"): any other name is one
+// `verify` calls broken, so a remote that names another run's manifest
+// "evil" does not get it adopted. The journal's renames are read once, and
+// only when a name differs.
+func checkRunNames(g gitstore.Store, runs []RunRef, verified verifiedSet, heads []gitstore.OID) ([]string, error) {
+	var renames map[gitstore.OID]map[string][]string
+	var failures []string
+	for _, r := range runs {
+		m := gitstore.OID(r.Manifest)
+		if verified[verifiedKey{recordsRun + r.RunID, m}] {
+			continue
+		}
+		man, err := checkManifest(g, m)
+		if err != nil {
+			failures = append(failures, err.Error())
+			continue
+		}
+		if man.RunID == r.RunID {
+			continue
+		}
+		if renames == nil {
+			if renames, err = store.JournalRenames(g, heads); err != nil {
+				return nil, err
+			}
+		}
+		if !store.RenameLeads(renames[m], man.RunID, r.RunID) {
+			failures = append(failures, fmt.Sprintf("run %s names manifest %s, which records run %s, and the journal records no rename of it to %s", r.RunID, m, man.RunID, r.RunID))
+		}
+	}
+	return failures, nil
+}
