@@ -30,6 +30,7 @@ import (
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Exit codes. New codes may be added; existing ones keep their meaning.
@@ -116,9 +117,12 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 		return code
 	}
 	msg := err.Error()
-	fmt.Fprintf(stderr, "readproof: error: %s\n", strings.ReplaceAll(msg, "\n", " "))
+	// An error may quote what a remote, a source or a store holds (a ref
+	// name, git's message from the server): escaped, its bytes cannot act
+	// on the terminal.
+	fmt.Fprintf(stderr, "readproof: error: %s\n", text.Escape(strings.ReplaceAll(msg, "\n", " ")))
 	if h := hint.Of(err); h != "" {
-		fmt.Fprintf(stderr, "readproof: hint: %s\n", h)
+		fmt.Fprintf(stderr, "readproof: hint: %s\n", text.Escape(h))
 	}
 	return code
 }
