@@ -314,9 +314,8 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			}
 		}
 	}
-	var obs, tags []gitstore.OID
+	var tags []gitstore.OID
 	for _, key := range sortedKeys(local.resources) {
-		obs = append(obs, local.resources[key])
 		if u, err := keyURI(key); err == nil {
 			res.Resources = append(res.Resources, u.String())
 		}
@@ -330,12 +329,15 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	if len(early) > 0 {
 		return nil, unverified(early)
 	}
-	if err := verifyAll(g, manifests, obs, tags, verified, opts); err != nil {
+	if err := verifyAll(g, manifests, nil, tags, verified, opts); err != nil {
 		return nil, err
 	}
 	failures, err := checkRunNames(g, res.NewRuns, verified, []gitstore.OID{local.main})
 	if err != nil {
 		return nil, err
+	}
+	for _, key := range sortedKeys(local.resources) {
+		failures = append(failures, checkObservations(ctx, g, t, key, local.resources[key], "", verified)...)
 	}
 	for _, key := range sortedKeys(local.receipts) {
 		if _, _, ok := receiptChain(key); ok {

@@ -194,11 +194,8 @@ var resourceChains = chainKind{
 		u, err := keyURI(key)
 		return u.String(), err == nil
 	},
-	check: func(p *planner, _ string, tip, _ gitstore.OID) []string {
-		if err := p.verified.check("observation", tip, func() error { return checkObservation(p.g, tip) }); err != nil {
-			return []string{err.Error()}
-		}
-		return nil
+	check: func(p *planner, key string, tip, old gitstore.OID) []string {
+		return checkObservations(p.ctx, p.g, p.t, key, tip, old, p.verified)
 	},
 	merge: func(p *planner, _, uri string, l, r gitstore.OID) (gitstore.OID, error) {
 		return mergeResource(p.g, uri, l, r)

@@ -18,7 +18,9 @@ import (
 
 // forge records, through the object API and without readproof's checks, a
 // run "forged" whose manifest lies in the way kind says, or a resource tip
-// whose observation lies, with a journal entry for it.
+// whose observation lies ("observation"; "observation-below": the lie is
+// under a good tip, an observation with the tree of the old tip), with a
+// journal entry for it.
 func forge(t *testing.T, p *project, kind string) {
 	t.Helper()
 	g := p.s.Git()
@@ -28,7 +30,7 @@ func forge(t *testing.T, p *project, kind string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kind == "observation" {
+	if kind == "observation" || kind == "observation-below" {
 		ref := store.ResourcesPrefix + "demo/doc"
 		tip, err := g.Ref(ref)
 		if err != nil {
@@ -45,10 +47,14 @@ func forge(t *testing.T, p *project, kind string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = c
 		id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: "observe\n"})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if kind == "observation-below" {
+			if id, err = g.PutCommit(gitstore.Commit{Tree: c.Tree, Parents: []gitstore.OID{id}, Author: sig, Committer: sig, Message: "observe\n"}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
 			t.Fatal(err)
@@ -118,7 +124,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 	mustPull(t, alice0, "origin")
 	mustPush(t, alice0, "origin")
 	mustPull(t, mallory0, "origin")
-	for _, kind := range []string{"hash", "blob", "tree", "observation"} {
+	for _, kind := range []string{"hash", "blob", "tree", "observation", "observation-below"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "shared.git")

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -139,7 +140,7 @@ func observationAt(g gitstore.Store, id gitstore.OID) (*store.Observation, gitst
 	return &o, c, nil
 }
 
-// checkObservation verifies a resource chain tip: its content file is the
+// checkObservation verifies an observation (a resource chain's commit): its content file is the
 // observed snapshot, which hashes to the recorded content hash.
 func checkObservation(g gitstore.Store, id gitstore.OID) error {
 	o, c, err := observationAt(g, id)
@@ -157,6 +158,25 @@ func checkObservation(g gitstore.Store, id gitstore.OID) error {
 		return fmt.Errorf("observation %s of %s: %w", id, o.URI, err)
 	}
 	return nil
+}
+
+// checkObservations checks every commit new on a resource chain (reachable
+// from tip, not from old: "" for none) as an observation (checkObservation;
+// a merge's tree is the tree of one of its tips): `verify` checks each
+// commit of the chain, so a forged observation below a good tip would be
+// adopted into a store it then calls broken.
+func checkObservations(ctx context.Context, g gitstore.Store, t *gitstore.Transport, key string, tip, old gitstore.OID, verified verifiedSet) []string {
+	commits, err := revList(ctx, g, t, tip, old)
+	if err != nil {
+		return []string{fmt.Sprintf("observations of %s: %v", key, err)}
+	}
+	var failures []string
+	for _, c := range commits {
+		if err := verified.check("observation", c.ID, func() error { return checkObservation(g, c.ID) }); err != nil {
+			failures = append(failures, err.Error())
+		}
+	}
+	return failures
 }
 
 // tagAt reads tag.json of a tag chain commit.
