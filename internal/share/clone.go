@@ -314,14 +314,12 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			}
 		}
 	}
-	var tags []gitstore.OID
 	for _, key := range sortedKeys(local.resources) {
 		if u, err := keyURI(key); err == nil {
 			res.Resources = append(res.Resources, u.String())
 		}
 	}
 	for _, key := range sortedKeys(local.tags) {
-		tags = append(tags, local.tags[key])
 		if u, tag, err := splitTagKey(key); err == nil {
 			res.Tags = append(res.Tags, u.String()+"@"+tag)
 		}
@@ -329,7 +327,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	if len(early) > 0 {
 		return nil, unverified(early)
 	}
-	if err := verifyAll(g, manifests, nil, tags, verified, opts); err != nil {
+	if err := verifyAll(g, manifests, verified, opts); err != nil {
 		return nil, err
 	}
 	failures, err := checkRunNames(g, res.NewRuns, verified, []gitstore.OID{local.main})
@@ -338,6 +336,9 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	}
 	for _, key := range sortedKeys(local.resources) {
 		failures = append(failures, checkObservations(ctx, g, t, key, local.resources[key], "", verified)...)
+	}
+	for _, key := range sortedKeys(local.tags) {
+		failures = append(failures, checkTagMoves(ctx, g, t, key, local.tags[key], "", verified)...)
 	}
 	for _, key := range sortedKeys(local.receipts) {
 		if _, _, ok := receiptChain(key); ok {

@@ -73,7 +73,7 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 	}
 	p.reportConflicts()
 	// Verify before anything is adopted.
-	if err := verifyAll(g, p.manifests, nil, nil, verified, opts); err != nil {
+	if err := verifyAll(g, p.manifests, verified, opts); err != nil {
 		return nil, nil, err
 	}
 	names, err := checkRunNames(g, p.res.NewRuns, verified, []gitstore.OID{p.local.main, p.rem.main})
@@ -301,9 +301,7 @@ func (p *planner) tags() error {
 			return nil
 		}
 		take := func() {
-			if err := p.verified.check("tag", r, func() error { return checkTag(p.g, r) }); err != nil {
-				p.failures = append(p.failures, err.Error())
-			}
+			p.failures = append(p.failures, checkTagMoves(p.ctx, p.g, p.t, key, r, l, p.verified)...)
 		}
 		rel := same
 		if l == "" {

@@ -19,8 +19,9 @@ import (
 // forge records, through the object API and without readproof's checks, a
 // run "forged" whose manifest lies in the way kind says, or a resource tip
 // whose observation lies ("observation"; "observation-below": the lie is
-// under a good tip, an observation with the tree of the old tip), with a
-// journal entry for it.
+// under a good tip, an observation with the tree of the old tip), or a tag
+// move to other bytes under a good tip ("tag-below"), with a journal entry
+// for it.
 func forge(t *testing.T, p *project, kind string) {
 	t.Helper()
 	g := p.s.Git()
@@ -29,6 +30,36 @@ func forge(t *testing.T, p *project, kind string) {
 	other, err := g.PutBlob([]byte("bytes nobody recorded\n"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if kind == "tag-below" { // a move to other bytes under a good tip
+		ref := store.TagsPrefix + "demo/doc/prod"
+		tip, err := g.Ref(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := g.Commit(tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tj, err := gitstore.FileAt(g, c.Tree, "tag.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := g.PutTree([]gitstore.TreeEntry{{Name: "content", Mode: gitstore.ModeFile, OID: other}, {Name: "tag.json", Mode: gitstore.ModeFile, OID: tj}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: c.Message})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, err = g.PutCommit(gitstore.Commit{Tree: c.Tree, Parents: []gitstore.OID{id}, Author: sig, Committer: sig, Message: c.Message}); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 	if kind == "observation" || kind == "observation-below" {
 		ref := store.ResourcesPrefix + "demo/doc"
@@ -117,6 +148,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 	mallory0 := newProject(t, map[string]string{"doc": "the real text\n"})
 	addRemote(t, mallory0, "origin", shared)
 	mallory0.run(t, "first", "doc")
+	mallory0.tag(t, "doc", "prod")
 	mustPush(t, mallory0, "origin")
 	alice0 := newProject(t, map[string]string{"other": "alice's doc\n"})
 	alice0.run(t, "mine", "other")
@@ -124,7 +156,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 	mustPull(t, alice0, "origin")
 	mustPush(t, alice0, "origin")
 	mustPull(t, mallory0, "origin")
-	for _, kind := range []string{"hash", "blob", "tree", "observation", "observation-below"} {
+	for _, kind := range []string{"hash", "blob", "tree", "observation", "observation-below", "tag-below"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "shared.git")

@@ -166,13 +166,25 @@ func checkObservation(g gitstore.Store, id gitstore.OID) error {
 // commit of the chain, so a forged observation below a good tip would be
 // adopted into a store it then calls broken.
 func checkObservations(ctx context.Context, g gitstore.Store, t *gitstore.Transport, key string, tip, old gitstore.OID, verified verifiedSet) []string {
+	return checkChainCommits(ctx, g, t, "observations of "+key, "observation", checkObservation, tip, old, verified)
+}
+
+// checkTagMoves is checkObservations for a tag chain: every commit new on
+// it is checked as a tag move (checkTag).
+func checkTagMoves(ctx context.Context, g gitstore.Store, t *gitstore.Transport, key string, tip, old gitstore.OID, verified verifiedSet) []string {
+	return checkChainCommits(ctx, g, t, "tag moves of "+key, "tag", checkTag, tip, old, verified)
+}
+
+// checkChainCommits checks each commit reachable from tip and not from old
+// as kind (once per pull: verified).
+func checkChainCommits(ctx context.Context, g gitstore.Store, t *gitstore.Transport, what, kind string, check func(gitstore.Store, gitstore.OID) error, tip, old gitstore.OID, verified verifiedSet) []string {
 	commits, err := revList(ctx, g, t, tip, old)
 	if err != nil {
-		return []string{fmt.Sprintf("observations of %s: %v", key, err)}
+		return []string{fmt.Sprintf("%s: %v", what, err)}
 	}
 	var failures []string
 	for _, c := range commits {
-		if err := verified.check("observation", c.ID, func() error { return checkObservation(g, c.ID) }); err != nil {
+		if err := verified.check(kind, c.ID, func() error { return check(g, c.ID) }); err != nil {
 			failures = append(failures, err.Error())
 		}
 	}
@@ -193,7 +205,7 @@ func tagAt(g gitstore.Store, id gitstore.OID) (*store.TagState, gitstore.Commit,
 	return &t, c, nil
 }
 
-// checkTag verifies a tag chain tip: a live tag's content file is its
+// checkTag verifies a tag move (a tag chain's commit): a live tag's content file is its
 // snapshot, which hashes to the recorded content hash.
 func checkTag(g gitstore.Store, id gitstore.OID) error {
 	t, c, err := tagAt(g, id)
