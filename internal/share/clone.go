@@ -290,6 +290,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	onJournal := map[gitstore.OID]bool{}
 	if local.main != "" {
 		res.Journal = "adopted"
+		journalFailures = append(journalFailures, journalOrphans(records, local.runs, local.named())...)
 		if len(journalFailures) > 0 {
 			return nil, unverified(journalFailures)
 		}

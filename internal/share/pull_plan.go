@@ -369,6 +369,7 @@ func (p *planner) journal() error {
 		p.onJournal[c.ID] = true
 	}
 	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified)
+	failures = append(failures, journalOrphans(records, p.finalRuns, p.named)...)
 	if len(failures) > 0 {
 		return unverified(failures)
 	}
