@@ -76,13 +76,13 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 	if err := verifyAll(g, p.manifests, verified, opts); err != nil {
 		return nil, nil, err
 	}
-	named := p.res.NewRuns
+	runNames := append([]RunRef(nil), p.res.NewRuns...)
 	for _, c := range p.res.RunConflicts { // kept as another manifest of that run
 		for _, m := range c.Others {
-			named = append(named, RunRef{RunID: c.RunID, Manifest: m})
+			runNames = append(runNames, RunRef{RunID: c.RunID, Manifest: m})
 		}
 	}
-	names, err := checkRunNames(g, named, verified, []gitstore.OID{p.local.main, p.rem.main})
+	names, err := checkRunNames(g, runNames, verified, []gitstore.OID{p.local.main, p.rem.main})
 	if err != nil {
 		return nil, nil, err
 	}
