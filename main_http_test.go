@@ -23,7 +23,8 @@ var scriptServers = map[string]*scriptServer{}
 
 // httpServeCmd starts an HTTP source on 127.0.0.1 for the rest of the
 // script: `httpserve NAME DIR`. GET /PATH serves DIR/PATH (404 when absent)
-// with a CRC-32 ETag (304 to a matching If-None-Match); /status500 fails.
+// with a CRC-32 ETag, or DIR/PATH.etag when present (304 to a matching
+// If-None-Match); /status500 fails.
 // Sets $NAME_URL, and counts
 // requests (and those whose Authorization is "Bearer $POLICY_TOKEN").
 func httpServeCmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -49,6 +50,9 @@ func httpServeCmd(ts *testscript.TestScript, neg bool, args []string) {
 			return
 		}
 		etag := fmt.Sprintf(`"%08x"`, crc32.ChecksumIEEE(data))
+		if b, err := os.ReadFile(dir + "/" + strings.TrimPrefix(r.URL.Path, "/") + ".etag"); err == nil {
+			etag = strings.TrimSuffix(string(b), "\n") // a hostile server's ETag, byte for byte
+		}
 		if r.Header.Get("If-None-Match") == etag {
 			w.WriteHeader(http.StatusNotModified)
 			return

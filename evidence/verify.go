@@ -418,7 +418,7 @@ func checkRecordedReplay(r *Report, rp *BundleReplay, entries []BundleEntry) {
 		r.add(name, false, "replay at export matched %d/%d (all_match %v): the store did not reproduce the recorded bytes when the bundle was written", matched, len(entries), rp.AllMatch)
 		return
 	}
-	r.add(name, true, "export-time replay matched %d/%d at %s", matched, len(entries), rp.VerifiedAt)
+	r.add(name, true, "export-time replay matched %d/%d at %s", matched, len(entries), text.Printable(rp.VerifiedAt))
 }
 
 // abbrevRoot shortens a hex root to 8…4 characters; anything else is quoted.

@@ -380,4 +380,26 @@ func TestVerifyHostileStrings(t *testing.T) {
 	if strings.Contains(r.Listing(), "\x1b") {
 		t.Fatalf("listing carries a terminal escape:\n%q", r.Listing())
 	}
+	// Every string of the bundle a check may quote, one at a time, so the
+	// other checks pass and the listing shows the field's own check.
+	const evil = "\x1b]0;title\a\x1b[2K\r\u202e"
+	for name, edit := range map[string]func(p map[string]any){
+		"replay.verified_at": func(p map[string]any) { p["replay"].(map[string]any)["verified_at"] = "2026" + evil },
+		"run_id":             func(p map[string]any) { p["run_id"] = "run-a" + evil },
+		"manifest_id":        func(p map[string]any) { p["manifest_id"] = manifestA + evil },
+		"merkle.algorithm":   func(p map[string]any) { p["merkle"].(map[string]any)["algorithm"] = "sha256" + evil },
+		"merkle.leaf":        func(p map[string]any) { p["merkle"].(map[string]any)["leaf"] = "x" + evil },
+		"git.manifest_commit": func(p map[string]any) {
+			p["git"].(map[string]any)["manifest_commit"] = manifestA + evil
+		},
+		"content_hash": func(p map[string]any) { entry(p, 1)["content_hash"] = "sha256:" + evil },
+	} {
+		data := editBundle(t, mustBundle(t, in), edit)
+		r, _ := Verify(data, VerifyOptions{Offline: true})
+		for _, out := range []string{r.Listing(), r.Summary()} {
+			if strings.ContainsAny(out, "\x1b\a\r\u202e") {
+				t.Errorf("%s: the report carries a terminal control:\n%q", name, out)
+			}
+		}
+	}
 }

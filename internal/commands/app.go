@@ -14,6 +14,7 @@ package commands
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,9 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,6 +34,7 @@ import (
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Exit codes. New codes may be added; existing ones keep their meaning.
@@ -116,9 +121,12 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 		return code
 	}
 	msg := err.Error()
-	fmt.Fprintf(stderr, "readproof: error: %s\n", strings.ReplaceAll(msg, "\n", " "))
+	// An error may quote what a remote, a source or a store holds (a ref
+	// name, git's message from the server): escaped, its bytes cannot act
+	// on the terminal.
+	fmt.Fprintf(stderr, "readproof: error: %s\n", text.Escape(strings.ReplaceAll(msg, "\n", " ")))
 	if h := hint.Of(err); h != "" {
-		fmt.Fprintf(stderr, "readproof: hint: %s\n", h)
+		fmt.Fprintf(stderr, "readproof: hint: %s\n", text.Escape(h))
 	}
 	return code
 }
@@ -558,10 +566,51 @@ func takesValue(f cli.Flag) bool {
 // output helpers --------------------------------------------------------------
 
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSONControls(b.Bytes()))
+	return err
+}
+
+// escapeJSONControls writes each rune of encoded JSON that a terminal acts
+// on and encoding/json leaves as it is (DEL, C1 controls, bidi overrides and
+// other format characters: text.Printable's) as a \u escape, so what a
+// source or a remote chose reaches a terminal as text and the JSON decodes
+// to the same value. Such runes are 0x7f and up, which JSON has only inside
+// strings; encoding/json itself escapes what is below 0x20 and replaces
+// invalid UTF-8.
+func escapeJSONControls(b []byte) []byte {
+	i := 0
+	for i < len(b) && b[i] < 0x7f {
+		i++
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		if b[i] < 0x7f {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if unicode.IsPrint(r) {
+			out = append(out, b[i:i+n]...)
+		} else if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += n
+	}
+	return out
 }
 
 // isTerminal reports whether w is a terminal (for progress lines).

@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -39,7 +40,7 @@ func provenanceLine(d *store.Delivery) string {
 		ref += "@" + d.Ref
 	}
 	return fmt.Sprintf("%s: decision %s, snapshot %s, %s, source revision %s, observed %s",
-		ref, d.Decision, manifest.Short(d.Snapshot), manifest.Short(d.ContentHash), d.SourceRevision, d.ObservedAt.Format(time.RFC3339))
+		ref, d.Decision, manifest.Short(d.Snapshot), manifest.Short(d.ContentHash), text.Printable(d.SourceRevision), d.ObservedAt.Format(time.RFC3339))
 }
 
 func getCommand() *cli.Command {
@@ -158,8 +159,8 @@ func runInspect(_ context.Context, e *env, args []string) error {
 		if in.Current != nil {
 			o := in.Current
 			fmt.Fprintf(tw, "current:\tsnapshot %s\n", o.Snapshot)
-			fmt.Fprintf(tw, "\t%s, %d bytes, %s\n", o.ContentHash, o.Bytes, o.ContentType)
-			fmt.Fprintf(tw, "\tsource revision %s, observed %s\n", o.SourceRevision, o.ObservedAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "\t%s, %d bytes, %s\n", o.ContentHash, o.Bytes, text.Printable(o.ContentType))
+			fmt.Fprintf(tw, "\tsource revision %s, observed %s\n", text.Printable(o.SourceRevision), o.ObservedAt.Format(time.RFC3339))
 		} else {
 			fmt.Fprintf(tw, "current:\tnone recorded\n")
 		}
@@ -206,7 +207,7 @@ func runHistory(_ context.Context, e *env, args []string) error {
 				tags = "-"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", manifest.Short(sn.Snapshot), manifest.Short(sn.ContentHash), sn.Bytes,
-				sn.LastObserved.Format(time.RFC3339), sn.SourceRevision, tags)
+				sn.LastObserved.Format(time.RFC3339), text.Printable(sn.SourceRevision), tags)
 		}
 		return tw.Flush()
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -433,7 +434,7 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 		for _, ch := range out.Changes {
 			switch ch.Kind {
 			case manifest.Changed:
-				fmt.Fprintf(e.out, "~ %s\n  %s\n", ch.URI, ch.Why)
+				fmt.Fprintf(e.out, "~ %s\n  %s\n", ch.URI, text.Printable(ch.Why)) // a source chose the revisions
 				fmt.Fprint(e.out, ch.Unified)
 			case manifest.Added:
 				fmt.Fprintf(e.out, "+ %s (snapshot %s, %s)\n", ch.URI, manifest.Short(ch.B.Snapshot), manifest.Short(ch.B.ContentHash))

@@ -312,7 +312,7 @@ func runList(_ context.Context, e *env) error {
 			case r.Aborted:
 				state, m = "aborted "+r.AbortedAt.Format(time.RFC3339), "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.RunID, state, m)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", text.Printable(r.RunID), state, m) // a ref's name
 		}
 		return tw.Flush()
 	})

@@ -290,6 +290,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	onJournal := map[gitstore.OID]bool{}
 	if local.main != "" {
 		res.Journal = "adopted"
+		journalFailures = append(journalFailures, journalOrphans(records, local.runs, local.named())...)
 		if len(journalFailures) > 0 {
 			return nil, unverified(journalFailures)
 		}
@@ -314,15 +315,12 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			}
 		}
 	}
-	var obs, tags []gitstore.OID
 	for _, key := range sortedKeys(local.resources) {
-		obs = append(obs, local.resources[key])
 		if u, err := keyURI(key); err == nil {
 			res.Resources = append(res.Resources, u.String())
 		}
 	}
 	for _, key := range sortedKeys(local.tags) {
-		tags = append(tags, local.tags[key])
 		if u, tag, err := splitTagKey(key); err == nil {
 			res.Tags = append(res.Tags, u.String()+"@"+tag)
 		}
@@ -330,10 +328,19 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	if len(early) > 0 {
 		return nil, unverified(early)
 	}
-	if err := verifyAll(g, manifests, obs, tags, verified, opts); err != nil {
+	if err := verifyAll(g, manifests, verified, opts); err != nil {
 		return nil, err
 	}
-	var failures []string
+	failures, err := checkRunNames(g, res.NewRuns, verified, []gitstore.OID{local.main})
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range sortedKeys(local.resources) {
+		failures = append(failures, checkObservations(ctx, g, t, key, local.resources[key], "", verified)...)
+	}
+	for _, key := range sortedKeys(local.tags) {
+		failures = append(failures, checkTagMoves(ctx, g, t, key, local.tags[key], "", verified)...)
+	}
 	for _, key := range sortedKeys(local.receipts) {
 		if _, _, ok := receiptChain(key); ok {
 			failures = append(failures, checkReceiptTree(g, key, local.receipts[key], "")...)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/receipts"
 )
@@ -28,13 +29,36 @@ func cloneRefs(remote []gitstore.Ref) []gitstore.Ref {
 	for _, r := range remote {
 		for _, spec := range parsed {
 			dst, ok := spec.apply(r.Name)
-			if ok && !seen[dst] {
+			if ok && !seen[dst] && adoptable(dst) {
 				seen[dst] = true
 				out = append(out, gitstore.Ref{Name: dst, OID: r.OID})
 			}
 		}
 	}
 	return out
+}
+
+// adoptable reports whether a pull would adopt a ref of this name into the
+// store (the run, chain and tag names readproof writes; a tracking ref
+// mirrors any name): a name the pull ignores is not written by a clone
+// either, since `verify` would then call the clone broken.
+func adoptable(name string) bool {
+	switch {
+	case strings.HasPrefix(name, store.RunsPrefix):
+		return identity.ValidateRunID(strings.TrimPrefix(name, store.RunsPrefix)) == nil
+	case strings.HasPrefix(name, store.ResourcesPrefix):
+		_, err := keyURI(strings.TrimPrefix(name, store.ResourcesPrefix))
+		return err == nil
+	case strings.HasPrefix(name, store.TagsPrefix):
+		_, _, err := splitTagKey(strings.TrimPrefix(name, store.TagsPrefix))
+		return err == nil
+	case strings.HasPrefix(name, receipts.RefPrefix):
+		_, _, ok := receiptChain(strings.TrimPrefix(name, receipts.RefPrefix))
+		return ok
+	case strings.HasPrefix(name, store.VerdictsPrefix):
+		return identity.ValidateRunID(strings.TrimPrefix(name, store.VerdictsPrefix)) == nil
+	}
+	return true
 }
 
 // refspec is a fetch refspec split once: source and destination, each as

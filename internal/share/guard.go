@@ -332,6 +332,22 @@ func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.O
 	return failures, records
 }
 
+// journalOrphans returns a failure for each journal record (run id,
+// manifest) whose run id no run ref has and whose manifest no run ref names
+// (runs, named: the refs as they would be after the pull or clone): the
+// remote deleted the run's ref, and `verify` would call the store broken
+// ("the run ref was deleted").
+func journalOrphans(records []RunRef, runs map[string]gitstore.OID, named map[gitstore.OID]bool) []string {
+	var out []string
+	for _, r := range records {
+		if _, ok := runs[r.RunID]; ok || named[gitstore.OID(r.Manifest)] || identity.ValidateRunID(r.RunID) != nil {
+			continue
+		}
+		out = append(out, fmt.Sprintf("the journal records run %s (manifest %s), but no run ref names that manifest: the remote lacks %s%s", r.RunID, r.Manifest, store.RunsPrefix, r.RunID))
+	}
+	return out
+}
+
 // journalConflicts returns the journal records (run id, manifest) whose run
 // id names another manifest in runs while no run ref names the manifest:
 // the other side of a same-id conflict, which reaches a store with the

@@ -73,9 +73,20 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 	}
 	p.reportConflicts()
 	// Verify before anything is adopted.
-	if err := verifyAll(g, p.manifests, nil, nil, verified, opts); err != nil {
+	if err := verifyAll(g, p.manifests, verified, opts); err != nil {
 		return nil, nil, err
 	}
+	runNames := append([]RunRef(nil), p.res.NewRuns...)
+	for _, c := range p.res.RunConflicts { // kept as another manifest of that run
+		for _, m := range c.Others {
+			runNames = append(runNames, RunRef{RunID: c.RunID, Manifest: m})
+		}
+	}
+	names, err := checkRunNames(g, runNames, verified, []gitstore.OID{p.local.main, p.rem.main})
+	if err != nil {
+		return nil, nil, err
+	}
+	p.failures = append(p.failures, names...)
 	if len(p.failures) > 0 {
 		return nil, nil, unverified(p.failures)
 	}
@@ -189,11 +200,8 @@ var resourceChains = chainKind{
 		u, err := keyURI(key)
 		return u.String(), err == nil
 	},
-	check: func(p *planner, _ string, tip, _ gitstore.OID) []string {
-		if err := p.verified.check("observation", tip, func() error { return checkObservation(p.g, tip) }); err != nil {
-			return []string{err.Error()}
-		}
-		return nil
+	check: func(p *planner, key string, tip, old gitstore.OID) []string {
+		return checkObservations(p.ctx, p.g, p.t, key, tip, old, p.verified)
 	},
 	merge: func(p *planner, _, uri string, l, r gitstore.OID) (gitstore.OID, error) {
 		return mergeResource(p.g, uri, l, r)
@@ -299,9 +307,7 @@ func (p *planner) tags() error {
 			return nil
 		}
 		take := func() {
-			if err := p.verified.check("tag", r, func() error { return checkTag(p.g, r) }); err != nil {
-				p.failures = append(p.failures, err.Error())
-			}
+			p.failures = append(p.failures, checkTagMoves(p.ctx, p.g, p.t, key, r, l, p.verified)...)
 		}
 		rel := same
 		if l == "" {
@@ -369,6 +375,7 @@ func (p *planner) journal() error {
 		p.onJournal[c.ID] = true
 	}
 	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified)
+	failures = append(failures, journalOrphans(records, p.finalRuns, p.named)...)
 	if len(failures) > 0 {
 		return unverified(failures)
 	}

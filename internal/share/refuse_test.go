@@ -18,7 +18,10 @@ import (
 
 // forge records, through the object API and without readproof's checks, a
 // run "forged" whose manifest lies in the way kind says, or a resource tip
-// whose observation lies, with a journal entry for it.
+// whose observation lies ("observation"; "observation-below": the lie is
+// under a good tip, an observation with the tree of the old tip), or a tag
+// move to other bytes under a good tip ("tag-below"), with a journal entry
+// for it.
 func forge(t *testing.T, p *project, kind string) {
 	t.Helper()
 	g := p.s.Git()
@@ -28,7 +31,37 @@ func forge(t *testing.T, p *project, kind string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kind == "observation" {
+	if kind == "tag-below" { // a move to other bytes under a good tip
+		ref := store.TagsPrefix + "demo/doc/prod"
+		tip, err := g.Ref(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := g.Commit(tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tj, err := gitstore.FileAt(g, c.Tree, "tag.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := g.PutTree([]gitstore.TreeEntry{{Name: "content", Mode: gitstore.ModeFile, OID: other}, {Name: "tag.json", Mode: gitstore.ModeFile, OID: tj}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: c.Message})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, err = g.PutCommit(gitstore.Commit{Tree: c.Tree, Parents: []gitstore.OID{id}, Author: sig, Committer: sig, Message: c.Message}); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if kind == "observation" || kind == "observation-below" {
 		ref := store.ResourcesPrefix + "demo/doc"
 		tip, err := g.Ref(ref)
 		if err != nil {
@@ -45,10 +78,14 @@ func forge(t *testing.T, p *project, kind string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = c
 		id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: sig, Committer: sig, Message: "observe\n"})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if kind == "observation-below" {
+			if id, err = g.PutCommit(gitstore.Commit{Tree: c.Tree, Parents: []gitstore.OID{id}, Author: sig, Committer: sig, Message: "observe\n"}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
 			t.Fatal(err)
@@ -111,6 +148,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 	mallory0 := newProject(t, map[string]string{"doc": "the real text\n"})
 	addRemote(t, mallory0, "origin", shared)
 	mallory0.run(t, "first", "doc")
+	mallory0.tag(t, "doc", "prod")
 	mustPush(t, mallory0, "origin")
 	alice0 := newProject(t, map[string]string{"other": "alice's doc\n"})
 	alice0.run(t, "mine", "other")
@@ -118,7 +156,7 @@ func TestPullRefusesUnverified(t *testing.T) {
 	mustPull(t, alice0, "origin")
 	mustPush(t, alice0, "origin")
 	mustPull(t, mallory0, "origin")
-	for _, kind := range []string{"hash", "blob", "tree", "observation"} {
+	for _, kind := range []string{"hash", "blob", "tree", "observation", "observation-below", "tag-below"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "shared.git")

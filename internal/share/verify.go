@@ -1,6 +1,7 @@
 package share
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -139,7 +140,7 @@ func observationAt(g gitstore.Store, id gitstore.OID) (*store.Observation, gitst
 	return &o, c, nil
 }
 
-// checkObservation verifies a resource chain tip: its content file is the
+// checkObservation verifies an observation (a resource chain's commit): its content file is the
 // observed snapshot, which hashes to the recorded content hash.
 func checkObservation(g gitstore.Store, id gitstore.OID) error {
 	o, c, err := observationAt(g, id)
@@ -159,6 +160,37 @@ func checkObservation(g gitstore.Store, id gitstore.OID) error {
 	return nil
 }
 
+// checkObservations checks every commit new on a resource chain (reachable
+// from tip, not from old: "" for none) as an observation (checkObservation;
+// a merge's tree is the tree of one of its tips): `verify` checks each
+// commit of the chain, so a forged observation below a good tip would be
+// adopted into a store it then calls broken.
+func checkObservations(ctx context.Context, g gitstore.Store, t *gitstore.Transport, key string, tip, old gitstore.OID, verified verifiedSet) []string {
+	return checkChainCommits(ctx, g, t, "observations of "+key, "observation", checkObservation, tip, old, verified)
+}
+
+// checkTagMoves is checkObservations for a tag chain: every commit new on
+// it is checked as a tag move (checkTag).
+func checkTagMoves(ctx context.Context, g gitstore.Store, t *gitstore.Transport, key string, tip, old gitstore.OID, verified verifiedSet) []string {
+	return checkChainCommits(ctx, g, t, "tag moves of "+key, "tag", checkTag, tip, old, verified)
+}
+
+// checkChainCommits checks each commit reachable from tip and not from old
+// as kind (once per pull: verified).
+func checkChainCommits(ctx context.Context, g gitstore.Store, t *gitstore.Transport, what, kind string, check func(gitstore.Store, gitstore.OID) error, tip, old gitstore.OID, verified verifiedSet) []string {
+	commits, err := revList(ctx, g, t, tip, old)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", what, err)}
+	}
+	var failures []string
+	for _, c := range commits {
+		if err := verified.check(kind, c.ID, func() error { return check(g, c.ID) }); err != nil {
+			failures = append(failures, err.Error())
+		}
+	}
+	return failures
+}
+
 // tagAt reads tag.json of a tag chain commit.
 func tagAt(g gitstore.Store, id gitstore.OID) (*store.TagState, gitstore.Commit, error) {
 	c, err := g.Commit(id)
@@ -173,7 +205,7 @@ func tagAt(g gitstore.Store, id gitstore.OID) (*store.TagState, gitstore.Commit,
 	return &t, c, nil
 }
 
-// checkTag verifies a tag chain tip: a live tag's content file is its
+// checkTag verifies a tag move (a tag chain's commit): a live tag's content file is its
 // snapshot, which hashes to the recorded content hash.
 func checkTag(g gitstore.Store, id gitstore.OID) error {
 	t, c, err := tagAt(g, id)
@@ -194,4 +226,39 @@ func checkTag(g gitstore.Store, id gitstore.OID) error {
 		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
 	}
 	return nil
+}
+
+// checkRunNames checks that every run ref a pull or clone would write
+// (runs: id and manifest, each manifest verified already) names a manifest
+// recorded under its run id, or one the journal from heads records renamed
+// to that id (docs/sync.md, "Renaming a run"): any other name is one
+// `verify` calls broken, so a remote that names another run's manifest
+// "evil" does not get it adopted. The journal's renames are read once, and
+// only when a name differs.
+func checkRunNames(g gitstore.Store, runs []RunRef, verified verifiedSet, heads []gitstore.OID) ([]string, error) {
+	var renames map[gitstore.OID]map[string][]string
+	var failures []string
+	for _, r := range runs {
+		m := gitstore.OID(r.Manifest)
+		if verified[verifiedKey{recordsRun + r.RunID, m}] {
+			continue
+		}
+		man, err := checkManifest(g, m)
+		if err != nil {
+			failures = append(failures, err.Error())
+			continue
+		}
+		if man.RunID == r.RunID {
+			continue
+		}
+		if renames == nil {
+			if renames, err = store.JournalRenames(g, heads); err != nil {
+				return nil, err
+			}
+		}
+		if !store.RenameLeads(renames[m], man.RunID, r.RunID) {
+			failures = append(failures, fmt.Sprintf("run %s names manifest %s, which records run %s, and the journal records no rename of it to %s", r.RunID, m, man.RunID, r.RunID))
+		}
+	}
+	return failures, nil
 }

@@ -6,12 +6,17 @@ import (
 	"sync"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/manifest"
 )
 
 // maxVerifyWorkers bounds the goroutines that check manifests: each reads
 // through its own handle on the repository, and git objects are small, so
 // more than a few buys nothing but memory.
 const maxVerifyWorkers = 4
+
+// recordsRun + ID is the kind under which verifyManifests remembers that a
+// manifest it verified records run ID (checkRunNames).
+const recordsRun = "records run "
 
 // verifyManifests checks every manifest in ids that has not passed yet
 // (checkManifest: the manifest entry by entry, each snapshot hashed) on
@@ -26,6 +31,7 @@ func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet,
 		}
 	}
 	errs := make([]error, len(todo))
+	runIDs := make([]string, len(todo))
 	readers := []gitstore.Store{g}
 	workers := min(runtime.GOMAXPROCS(0), maxVerifyWorkers, 1+len(todo)/64)
 	for len(readers) < workers {
@@ -45,7 +51,10 @@ func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet,
 		go func(r gitstore.Store) {
 			defer wg.Done()
 			for i := range jobs {
-				_, errs[i] = checkManifestWith(r, todo[i], facts)
+				var m *manifest.Manifest
+				if m, errs[i] = checkManifestWith(r, todo[i], facts); m != nil {
+					runIDs[i] = m.RunID
+				}
 				done <- i
 			}
 		}(r)
@@ -72,6 +81,7 @@ func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet,
 			failures = append(failures, errs[i].Error())
 		} else {
 			verified[verifiedKey{"manifest", id}] = true
+			verified[verifiedKey{recordsRun + runIDs[i], id}] = true
 		}
 	}
 	return failures

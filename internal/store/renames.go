@@ -58,3 +58,46 @@ func JournalRecordsRename(g gitstore.Reader, tip gitstore.OID, from, to string, 
 	})
 	return found, err
 }
+
+// JournalRenames reads every rename the journal from heads records
+// (ParseJournalRename), in one walk of the journal's own edges: per
+// manifest, each old run id with the ids it was renamed to.
+func JournalRenames(g gitstore.Reader, heads []gitstore.OID) (map[gitstore.OID]map[string][]string, error) {
+	out := map[gitstore.OID]map[string][]string{}
+	err := eachJournalCommit(g, heads, func(_ gitstore.OID, c gitstore.Commit, _ gitstore.OID) bool {
+		from, to, ms, ok := ParseJournalRename(c.Message)
+		if !ok {
+			return false
+		}
+		for _, m := range ms {
+			if out[m] == nil {
+				out[m] = map[string][]string{}
+			}
+			out[m][from] = append(out[m][from], to)
+		}
+		return false
+	})
+	return out, err
+}
+
+// RenameLeads reports whether the renames of one manifest (JournalRenames)
+// lead from run id from to run id to, a rename of a rename included: what
+// makes a run ref naming a manifest recorded under another id good.
+func RenameLeads(edges map[string][]string, from, to string) bool {
+	seen := map[string]bool{from: true}
+	queue := []string{from}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, next := range edges[cur] {
+			if next == to {
+				return true
+			}
+			if !seen[next] {
+				seen[next] = true
+				queue = append(queue, next)
+			}
+		}
+	}
+	return false
+}

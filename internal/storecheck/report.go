@@ -53,7 +53,8 @@ func (p Problem) String() string {
 		fmt.Fprintf(&b, "%s: ", p.Path)
 	}
 	b.WriteString(p.Message)
-	return b.String()
+	// a ref's name or a record's field may hold bytes a terminal acts on
+	return text.Escape(b.String())
 }
 
 // Counts says how much was checked.

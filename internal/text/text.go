@@ -6,7 +6,9 @@
 package text
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -25,6 +27,31 @@ func Printable(s string) string {
 		}
 	}
 	return s
+}
+
+// Escape returns s with each rune Printable would object to written as its
+// Go escape (\x1b, \t, \u202e; an invalid byte as \xff) and the rest as
+// it is: for a line of readproof's own words that quotes hostile text in
+// places (an error that names a remote's ref or repeats its message).
+func Escape(s string) string {
+	if Printable(s) == s {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case !unicode.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Plural returns one when n is 1 and many otherwise: Plural(n, "entry",

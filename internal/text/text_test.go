@@ -42,3 +42,19 @@ func TestPlural(t *testing.T) {
 		t.Error("suffix form")
 	}
 }
+
+func TestEscape(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"pull origin: héllo – ✓ \"quoted\"", "pull origin: héllo – ✓ \"quoted\""},
+		{"ref refs/heads/evil\u202etxt.exe", `ref refs/heads/evil\u202etxt.exe`},
+		{"fatal: \x1b]0;title\a\x1b[31mred\rX", `fatal: \x1b]0;title\a\x1b[31mred\rX`},
+		{"tab\there", `tab\there`},
+		{"bad\xffutf8 ✓", `bad\xffutf8 ✓`},
+		{"c1\u0085 nul\x00", `c1\u0085 nul\x00`},
+	} {
+		if got := Escape(c.in); got != c.want {
+			t.Errorf("Escape(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
