@@ -44,6 +44,15 @@ import (
 // lack some, which the caller then fetches. An error means the source's
 // objects did not check (or could not be read, or the copy could not be
 // written); the repository may then hold a pack of checked objects.
+//
+// A source file gone between the listing and its read (a gc or automatic
+// maintenance of the source packed the loose objects it listed and removed
+// their files, or deleted a pack before it was opened), or replaced by
+// another regular file (git's repack writes an unchanged pack again under
+// its name), is no fault of the source: the copy, which wrote nothing then
+// (git's index-pack stops before its pack is in place), lists the source
+// again, up to copyAttempts times, and then leaves it to the caller's
+// fetch.
 func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, error) {
 	dir, ok := localRepoPath(url)
 	if !ok {
@@ -52,7 +61,39 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 	if fileExists(filepath.Join(dir, "shallow")) {
 		return false, nil
 	}
+	for attempt := 1; ; attempt++ {
+		copied, err := t.copyLocalObjects(ctx, url, dir)
+		if !errors.Is(err, errSourceGone) {
+			return copied, err
+		}
+		// index-pack, stopped by the short input, left its temporary
+		// pack: the repository had no object, so nobody else's
+		if tmps, _ := filepath.Glob(filepath.Join(t.dir, "objects", "pack", "tmp_pack_*")); len(tmps) > 0 {
+			for _, f := range tmps {
+				os.Remove(f)
+			}
+		}
+		if attempt == copyAttempts || ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+	}
+}
+
+// copyAttempts is how many times CopyLocalObjects lists a source whose
+// files go while it copies them before it leaves the source to the fetch.
+const copyAttempts = 3
+
+// errSourceGone: a file the copy listed was gone, or replaced by another
+// regular file, when it was opened.
+var errSourceGone = errors.New("a listed file of the source is gone")
+
+// copyLocalObjects is one attempt of CopyLocalObjects; errSourceGone when
+// a listed file was gone when it was opened.
+func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool, error) {
 	src, ok, err := openCopySource(filepath.Join(dir, "objects"))
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errSourceReplaced) {
+		return true, fmt.Errorf("%w: %w", errSourceGone, err)
+	}
 	if errors.Is(err, errSourceSwapped) {
 		// a file swapped for a link while the copy looked at it: refused,
 		// and said, not fetched through git (which would follow the link)
@@ -88,6 +129,9 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 	// this returns; its own error (a source object that could not be read)
 	// says more than git's "early EOF".
 	if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
+		if errors.Is(werr, os.ErrNotExist) || errors.Is(werr, errSourceReplaced) {
+			return true, fmt.Errorf("%w: %w", errSourceGone, werr)
+		}
 		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), werr)
 	}
 	if err != nil {
