@@ -52,7 +52,8 @@ import (
 // its name), is no fault of the source: the copy, which wrote nothing then
 // (git's index-pack stops before its pack is in place), lists the source
 // again, up to copyAttempts times, and then leaves it to the caller's
-// fetch.
+// fetch. So does an object of the copy that names one the listing did not
+// see (indexPackError).
 func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, error) {
 	dir, ok := localRepoPath(url)
 	if !ok {
@@ -63,7 +64,7 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 	}
 	for attempt := 1; ; attempt++ {
 		copied, err := t.copyLocalObjects(ctx, url, dir)
-		if !errors.Is(err, errSourceGone) {
+		if !errors.Is(err, errSourceChanged) {
 			return copied, err
 		}
 		// index-pack, stopped by the short input, left its temporary
@@ -83,16 +84,17 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 // files go while it copies them before it leaves the source to the fetch.
 const copyAttempts = 3
 
-// errSourceGone: a file the copy listed was gone, or replaced by another
-// regular file, when it was opened.
-var errSourceGone = errors.New("a listed file of the source is gone")
+// errSourceChanged: the source changed while it was copied: a file the
+// copy listed was gone, or replaced by another regular file, when it was
+// opened, or an object of the copy names one the listing did not see.
+var errSourceChanged = errors.New("the source changed while it was copied")
 
-// copyLocalObjects is one attempt of CopyLocalObjects; errSourceGone when
-// a listed file was gone when it was opened.
+// copyLocalObjects is one attempt of CopyLocalObjects; errSourceChanged
+// when the source changed meanwhile.
 func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool, error) {
 	src, ok, err := openCopySource(filepath.Join(dir, "objects"))
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errSourceReplaced) {
-		return true, fmt.Errorf("%w: %w", errSourceGone, err)
+		return true, fmt.Errorf("%w: %w", errSourceChanged, err)
 	}
 	if errors.Is(err, errSourceSwapped) {
 		// a file swapped for a link while the copy looked at it: refused,
@@ -112,7 +114,7 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool
 		// one pack as it is: git reads the file itself (its offset is 0:
 		// it was only read at offsets)
 		if _, err := t.runInput(ctx, progress, src.packs[0].packFile, args...); err != nil {
-			return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+			return true, src.indexPackError(url, err)
 		}
 		return true, nil
 	}
@@ -130,14 +132,44 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool
 	// says more than git's "early EOF".
 	if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
 		if errors.Is(werr, os.ErrNotExist) || errors.Is(werr, errSourceReplaced) {
-			return true, fmt.Errorf("%w: %w", errSourceGone, werr)
+			return true, fmt.Errorf("%w: %w", errSourceChanged, werr)
 		}
 		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), werr)
 	}
 	if err != nil {
-		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+		return true, src.indexPackError(url, err)
 	}
 	return true, nil
+}
+
+// indexPackError is the error of a failed index-pack of the copy:
+// errSourceChanged when an object of the copy names one the listing did
+// not see ("did not receive expected object" of an id that no listed pack
+// or loose file bears), which is what a listing that met a writer of the
+// source halfway sees (it walks the fan-out directories in order, and can
+// take a commit without the tree written before it), and what an
+// unreachable object naming a pruned one gives at every listing (the
+// fetch, which takes only what the refs reach, then copies it). An id the
+// listing saw is an object of the source that does not hash to its name:
+// the copy's refusal.
+func (c *copySource) indexPackError(url string, err error) error {
+	const missing = "did not receive expected object "
+	if _, after, ok := strings.Cut(err.Error(), missing); ok && len(after) >= 40 {
+		if plumbing.IsHash(after[:40]) && !c.listed(plumbing.NewHash(after[:40])) {
+			return fmt.Errorf("%w: %w", errSourceChanged, err)
+		}
+	}
+	return fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+}
+
+// listed reports whether the listing saw an object named h: in a pack's
+// index or as a loose file.
+func (c *copySource) listed(h plumbing.Hash) bool {
+	cmp := func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) }
+	if _, ok := slices.BinarySearchFunc(c.packed, h, cmp); ok {
+		return true
+	}
+	return slices.Contains(c.looseListed, h)
 }
 
 // copySource is what CopyLocalObjects sends: the packs with their indexes,
@@ -154,6 +186,10 @@ type copySource struct {
 	// at and opened with one system call each
 	fans  map[byte]*os.Root
 	count int
+	// packed holds the ids the packs' indexes list, sorted; looseListed
+	// every loose object listed, packed too or not (indexPackError)
+	packed      []plumbing.Hash
+	looseListed []plumbing.Hash
 }
 
 func (c *copySource) close() {
@@ -323,6 +359,7 @@ func openCopySource(objects string) (*copySource, bool, error) {
 			c.looseInfo = append(c.looseInfo, looseInfo[i])
 		}
 	}
+	c.packed, c.looseListed = ids, looseFound
 	c.count += len(c.loose)
 	if c.count == 0 || c.count >= 1<<32 {
 		return nil, false, nil
