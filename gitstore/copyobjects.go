@@ -44,6 +44,16 @@ import (
 // lack some, which the caller then fetches. An error means the source's
 // objects did not check (or could not be read, or the copy could not be
 // written); the repository may then hold a pack of checked objects.
+//
+// A source file gone between the listing and its read (a gc or automatic
+// maintenance of the source packed the loose objects it listed and removed
+// their files, or deleted a pack before it was opened), or replaced by
+// another regular file (git's repack writes an unchanged pack again under
+// its name), is no fault of the source: the copy, which wrote nothing then
+// (git's index-pack stops before its pack is in place), lists the source
+// again, up to copyAttempts times, and then leaves it to the caller's
+// fetch. So does an object of the copy that names one the listing did not
+// see (indexPackError).
 func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, error) {
 	dir, ok := localRepoPath(url)
 	if !ok {
@@ -52,7 +62,40 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 	if fileExists(filepath.Join(dir, "shallow")) {
 		return false, nil
 	}
+	for attempt := 1; ; attempt++ {
+		copied, err := t.copyLocalObjects(ctx, url, dir)
+		if !errors.Is(err, errSourceChanged) {
+			return copied, err
+		}
+		// index-pack, stopped by the short input, left its temporary
+		// pack: the repository had no object, so nobody else's
+		if tmps, _ := filepath.Glob(filepath.Join(t.dir, "objects", "pack", "tmp_pack_*")); len(tmps) > 0 {
+			for _, f := range tmps {
+				os.Remove(f)
+			}
+		}
+		if attempt == copyAttempts || ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+	}
+}
+
+// copyAttempts is how many times CopyLocalObjects lists a source whose
+// files go while it copies them before it leaves the source to the fetch.
+const copyAttempts = 3
+
+// errSourceChanged: the source changed while it was copied: a file the
+// copy listed was gone, or replaced by another regular file, when it was
+// opened, or an object of the copy names one the listing did not see.
+var errSourceChanged = errors.New("the source changed while it was copied")
+
+// copyLocalObjects is one attempt of CopyLocalObjects; errSourceChanged
+// when the source changed meanwhile.
+func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool, error) {
 	src, ok, err := openCopySource(filepath.Join(dir, "objects"))
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errSourceReplaced) {
+		return true, fmt.Errorf("%w: %w", errSourceChanged, err)
+	}
 	if errors.Is(err, errSourceSwapped) {
 		// a file swapped for a link while the copy looked at it: refused,
 		// and said, not fetched through git (which would follow the link)
@@ -71,7 +114,7 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 		// one pack as it is: git reads the file itself (its offset is 0:
 		// it was only read at offsets)
 		if _, err := t.runInput(ctx, progress, src.packs[0].packFile, args...); err != nil {
-			return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+			return true, src.indexPackError(url, err)
 		}
 		return true, nil
 	}
@@ -88,12 +131,45 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 	// this returns; its own error (a source object that could not be read)
 	// says more than git's "early EOF".
 	if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
+		if errors.Is(werr, os.ErrNotExist) || errors.Is(werr, errSourceReplaced) {
+			return true, fmt.Errorf("%w: %w", errSourceChanged, werr)
+		}
 		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), werr)
 	}
 	if err != nil {
-		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+		return true, src.indexPackError(url, err)
 	}
 	return true, nil
+}
+
+// indexPackError is the error of a failed index-pack of the copy:
+// errSourceChanged when an object of the copy names one the listing did
+// not see ("did not receive expected object" of an id that no listed pack
+// or loose file bears), which is what a listing that met a writer of the
+// source halfway sees (it walks the fan-out directories in order, and can
+// take a commit without the tree written before it), and what an
+// unreachable object naming a pruned one gives at every listing (the
+// fetch, which takes only what the refs reach, then copies it). An id the
+// listing saw is an object of the source that does not hash to its name:
+// the copy's refusal.
+func (c *copySource) indexPackError(url string, err error) error {
+	const missing = "did not receive expected object "
+	if _, after, ok := strings.Cut(err.Error(), missing); ok && len(after) >= 40 {
+		if plumbing.IsHash(after[:40]) && !c.listed(plumbing.NewHash(after[:40])) {
+			return fmt.Errorf("%w: %w", errSourceChanged, err)
+		}
+	}
+	return fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+}
+
+// listed reports whether the listing saw an object named h: in a pack's
+// index or as a loose file.
+func (c *copySource) listed(h plumbing.Hash) bool {
+	cmp := func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) }
+	if _, ok := slices.BinarySearchFunc(c.packed, h, cmp); ok {
+		return true
+	}
+	return slices.Contains(c.looseListed, h)
 }
 
 // copySource is what CopyLocalObjects sends: the packs with their indexes,
@@ -110,6 +186,10 @@ type copySource struct {
 	// at and opened with one system call each
 	fans  map[byte]*os.Root
 	count int
+	// packed holds the ids the packs' indexes list, sorted; looseListed
+	// every loose object listed, packed too or not (indexPackError)
+	packed      []plumbing.Hash
+	looseListed []plumbing.Hash
 }
 
 func (c *copySource) close() {
@@ -279,6 +359,7 @@ func openCopySource(objects string) (*copySource, bool, error) {
 			c.looseInfo = append(c.looseInfo, looseInfo[i])
 		}
 	}
+	c.packed, c.looseListed = ids, looseFound
 	c.count += len(c.loose)
 	if c.count == 0 || c.count >= 1<<32 {
 		return nil, false, nil

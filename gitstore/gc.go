@@ -149,6 +149,12 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 		if strings.Contains(err.Error(), "gc is already running") {
 			return nil, fmt.Errorf("gc %s: %w: wait for it to finish", path, ErrGCRunning)
 		}
+		if lock := filepath.Join(gitDir, "gc.pid.lock"); strings.Contains(err.Error(), "gc.pid.lock': File exists") {
+			// another git gc (or maintenance) was taking git's gc lock
+			// at that moment: it writes gc.pid next
+			return nil, hint.With(fmt.Errorf("gc %s: %w (git found %s)", path, ErrGCRunning, lock),
+				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age (10s), or remove it: rm "+lock)
+		}
 		err = fmt.Errorf("gc %s: %w", path, err)
 		if hint.Of(err) == "" {
 			// git gc removes a pack or an object only once what replaces

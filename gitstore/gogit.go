@@ -31,6 +31,11 @@ type Options struct {
 	// Sharing is who may read a new store (InitWithOptions only; an open
 	// store keeps what its config says). Zero means SharePrivate.
 	Sharing Sharing
+	// Warn, when set, is given what a command only tried and could not do
+	// after its work was recorded (an error with a hint): a ref
+	// transaction whose lock file could not be removed after its refs
+	// moved. Nil: such failures are silent.
+	Warn func(error)
 }
 
 const (

@@ -20,6 +20,9 @@ type heldLock struct {
 	f    *os.File    // open until its content is durable
 	fi   os.FileInfo // identity of our lock file
 	done bool        // renamed into place or removed
+	// left is why release could not remove the lock file (nil: removed,
+	// or not ours any more)
+	left error
 }
 
 // release closes the lock and removes it if it is still ours.
@@ -32,7 +35,9 @@ func (l *heldLock) release() {
 		l.f = nil
 	}
 	if fi, err := os.Lstat(l.path); err == nil && os.SameFile(fi, l.fi) {
-		os.Remove(l.path)
+		if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.left = err
+		}
 	}
 	l.done = true
 }

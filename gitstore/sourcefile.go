@@ -15,6 +15,12 @@ import (
 // (lstat) and the open.
 var errSourceSwapped = errors.New("not the regular file that was listed: a symbolic link or another file took its place")
 
+// errSourceReplaced: the file errSourceSwapped names is a regular file,
+// opened without following a link, but not the one listed: another file
+// was renamed over it (a gc of the source rewrites an unchanged pack and its
+// index under the same names). The copy lists the source again.
+var errSourceReplaced = errors.New("another regular file was renamed over it")
+
 // openSourceFile opens name, a path inside the source directory root, for
 // reading, as the regular file want describes (root.Lstat(name), taken
 // when the file was listed). The open goes through root, so no symbolic
@@ -48,9 +54,15 @@ func openSourceFile(root *os.Root, name string, want os.FileInfo) (*os.File, err
 		f.Close()
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() || !os.SameFile(fi, want) {
+	if !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, refuse(errSourceSwapped)
+	}
+	if !os.SameFile(fi, want) {
+		// a regular file renamed over the listed one: what git's repack
+		// does to a pack it writes again under the same name
+		f.Close()
+		return nil, refuse(fmt.Errorf("%w (%w)", errSourceSwapped, errSourceReplaced))
 	}
 	return f, nil
 }

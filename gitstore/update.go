@@ -229,6 +229,7 @@ func (tx *txn) apply() error {
 		return err
 	}
 	tx.release()
+	tx.warnLeftLocks()
 	// Objects and refs are in place: pack loose objects if they piled up
 	// (maintain.go).
 	s.maybeMaintain()
@@ -477,6 +478,36 @@ func (tx *txn) release() {
 		step.file.release()
 	}
 	tx.packedLock.release()
+}
+
+// warnLeftLocks tells Options.Warn of each lock file of the transaction
+// that could not be removed once its refs had moved: the transaction is
+// done, but until the file goes, the next writer of that ref waits for it
+// to turn stale.
+func (tx *txn) warnLeftLocks() {
+	warn := tx.s.opts.Warn
+	if warn == nil {
+		return
+	}
+	locks := []*heldLock{tx.packedLock}
+	for _, t := range tx.refs {
+		locks = append(locks, t.lock)
+	}
+	for _, step := range tx.packedSteps {
+		locks = append(locks, step.file)
+	}
+	for _, l := range locks {
+		if l == nil || l.left == nil {
+			continue
+		}
+		cause := l.left
+		var pe *fs.PathError
+		if errors.As(cause, &pe) {
+			cause = pe.Err // the path is named once
+		}
+		warn(hint.With(fmt.Errorf("update refs: the refs moved, but the lock file %s could not be removed: %w", l.path, cause),
+			fmt.Sprintf("what the command did is recorded; the next writer waits for that lock until it is %s old (stale): once no readproof or git process writes to the store, remove it: rm %s", tx.s.opts.StaleLockAge, l.path)))
+	}
 }
 
 // compare reads each ref's current value (loose, else packed) and checks it

@@ -200,6 +200,7 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 // lockOptions are the store's lock timings from the environment.
 func (e *env) lockOptions() (store.Options, error) {
 	var opts store.Options
+	opts.Git.Warn = e.warn
 	for name, dst := range map[string]*time.Duration{
 		"READPROOF_LOCK_TIMEOUT":   &opts.Git.LockTimeout,
 		"READPROOF_STALE_LOCK_AGE": &opts.Git.StaleLockAge,
@@ -286,6 +287,15 @@ func withOpened(ctx context.Context, open func() (*store.Store, error), fn func(
 		}
 	}()
 	return fn(s)
+}
+
+// warn prints err as a warning, and its hint: what a command could not
+// do after its work was done (gitstore.Options.Warn).
+func (e *env) warn(err error) {
+	e.say("readproof: warning: %s", err)
+	if h := hint.Of(err); h != "" {
+		e.say("readproof: hint: %s", h)
+	}
 }
 
 func (e *env) say(format string, args ...any) {

@@ -25,6 +25,11 @@ var (
 	// ErrRemoteLocked: a lock file left on the remote (a push killed on
 	// the server) blocks a ref.
 	ErrRemoteLocked = errors.New("a ref is locked on the remote")
+	// ErrRemoteStorage: the remote took the push but could not store its
+	// objects ("unable to migrate objects to permanent storage", an
+	// unpacker error): a git gc on the remote pruning at that moment, or
+	// its disk. No ref moved there; pushing again may well succeed.
+	ErrRemoteStorage = errors.New("the remote could not store the pushed objects")
 	// ErrUnreachable: git could not talk to the remote (network, DNS, TLS,
 	// a server that went away). Nothing changed on the remote.
 	ErrUnreachable = errors.New("cannot reach the remote")
@@ -37,6 +42,7 @@ const (
 	failMoved pushFailure = iota
 	failDenied
 	failLocked
+	failStorage
 	failTransport
 )
 
@@ -78,6 +84,8 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 			return failMoved, refs, remote
 		case lockMessage(strings.Join(text, "\n")):
 			return failLocked, refs, remote
+		case storageMessage(strings.Join(text, "\n")):
+			return failStorage, refs, remote
 		case server:
 			return failDenied, refs, remote
 		case client:
@@ -102,6 +110,15 @@ func lockMessage(s string) bool {
 	l := strings.ToLower(s)
 	return strings.Contains(l, ".lock': file exists") || strings.Contains(l, "cannot lock ref") ||
 		strings.Contains(l, "failed to lock") || strings.Contains(l, "atomic transaction failed")
+}
+
+// storageMessage: receive-pack took the objects but could not store them
+// (its quarantine could not be made or moved into the object directory):
+// no ref moved, and the cause is the remote's disk or a git gc there
+// pruning at that moment, not a refusal.
+func storageMessage(s string) bool {
+	return strings.Contains(s, "unable to migrate objects to permanent storage") ||
+		strings.Contains(s, "unable to create temporary object directory")
 }
 
 // movedMessage: git's ref transaction found the ref at another commit than
@@ -133,6 +150,9 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 	case failDenied:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrDenied, orText(list, "the server gave no ref verdicts"), msg.String())
 		return hint.With(e, "pulling will not help: the server's reason is above (permissions, a hook or a protected ref); nothing was changed on the remote")
+	case failStorage:
+		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())
+		return hint.With(e, "nothing was changed on the remote: a git gc running there at that moment can cause this, so push again; if it fails again, ask the server's administrator to check the remote's disk and git fsck it")
 	case failLocked:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteLocked, orText(list, "a ref lock"), msg.String())
 		if len(locks) > 0 {
@@ -254,6 +274,15 @@ func pushBatch(ctx context.Context, t *gitstore.Transport, remote, u string, bat
 		return nil
 	}
 	kind, refs, said := classifyPush(err)
+	if kind == failStorage {
+		// the remote could not store the objects and moved no ref: a gc
+		// there pruning at that moment is gone by the next try
+		opts.notice("readproof: warning: %s could not store the pushed objects (a git gc running there?): pushing again\n", remote)
+		if _, err = t.Push(ctx, u, batch); err == nil {
+			return nil
+		}
+		kind, refs, said = classifyPush(err)
+	}
 	var young []string
 	if kind == failLocked {
 		if dir := localRepo(u); dir != "" {

@@ -123,6 +123,40 @@ func TestPushFailuresToldApart(t *testing.T) {
 			t.Fatal("r2 not pushed")
 		}
 	})
+	// A remote that cannot move the pushed objects out of its quarantine
+	// (what a git gc pruning the remote's empty fan-out directories at
+	// that moment does, or a full disk): "unable to migrate objects to
+	// permanent storage". Here a pre-receive hook puts a file where each
+	// missing fan-out directory goes: at every push, or at the first only.
+	block := `for x in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do for y in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+  [ -e "$GIT_DIR/objects/$x$y" ] || : >"$GIT_DIR/objects/$x$y"; done; done
+`
+	t.Run("storage", func(t *testing.T) {
+		p, dir := setup(t, "storage.git")
+		writeHook(t, dir, "pre-receive", block)
+		_, err := Push(ctx, p.s, "origin", Options{})
+		if !errors.Is(err, ErrRemoteStorage) || !strings.Contains(err.Error(), "unable to migrate objects to permanent storage") ||
+			!strings.Contains(hint.Of(err), "push again") || strings.Contains(hint.Of(err), "will not help") {
+			t.Fatalf("push to a remote that cannot store the objects: %v (hint %q), want ErrRemoteStorage and a hint to push again", err, hint.Of(err))
+		}
+		noPullHint(t, err)
+	})
+	t.Run("storage-once", func(t *testing.T) {
+		p, dir := setup(t, "storage1.git")
+		writeHook(t, dir, "pre-receive", `if [ -e "$GIT_DIR/blocked" ]; then
+  find "$GIT_DIR/objects" -maxdepth 1 -type f -name '??' -exec rm {} +
+  exit 0
+fi
+: >"$GIT_DIR/blocked"
+`+block)
+		mustPush(t, p, "origin")
+		if _, err := os.Stat(filepath.Join(dir, "blocked")); err != nil {
+			t.Fatalf("the hook never blocked the push (%v): the test proves nothing", err)
+		}
+		if got := git(t, dir, "rev-parse", store.RunsPrefix+"r2"); got == "" {
+			t.Fatal("r2 not pushed")
+		}
+	})
 	t.Run("unreachable", func(t *testing.T) {
 		p, _ := setup(t, "gone.git")
 		git(t, p.path(), "remote", "set-url", "origin", fmt.Sprintf("git://127.0.0.1:%d/gone.git", freePort(t)))
