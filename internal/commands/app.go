@@ -455,7 +455,8 @@ func soleCommand(args []string) []*cli.Command {
 
 // permute moves flags after positional arguments to where urfave/cli v2
 // parses them: global flags before the command, command flags right after
-// the command path. Everything after "--" stays positional.
+// the command path. Everything after "--" stays positional. A flag that
+// takes a value and ends the line without one ends the permuted line too.
 func permute(app *cli.App, args []string) []string {
 	if len(args) == 0 {
 		return args
@@ -491,7 +492,18 @@ func permute(app *cli.App, args []string) []string {
 				f = globals[name]
 			}
 			tokens := []string{a}
-			if f != nil && !hasValue && takesValue(f) && i+1 < len(rest) {
+			if f != nil && !hasValue && takesValue(f) {
+				if i+1 == len(rest) {
+					// typed last without its value: end the line with it,
+					// so that urfave/cli says it needs one instead of
+					// taking a positional argument (or the command's name)
+					// as the value
+					out := append([]string{args[0]}, globalArgs...)
+					if isLocal {
+						out = append(append(out, path...), flagArgs...)
+					}
+					return append(out, a)
+				}
 				tokens = append(tokens, rest[i+1])
 				i++
 			}
