@@ -56,6 +56,14 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 		return nil, err
 	}
 	e.policyPath = abs
+	if e.policyNamed {
+		// a directory is not the policy file, and the store beside it
+		// would be looked for in its parent
+		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG) is a directory", abs),
+				"name the policy file itself: --config "+filepath.Join(abs, PolicyName)))
+		}
+	}
 	s := storeFlag
 	e.storeNamed = s != ""
 	if s == "" {
