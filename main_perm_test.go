@@ -11,9 +11,11 @@ import (
 	"time"
 )
 
-// TestStorePermissionMessages: a store the user may not write is named as
-// such, with a hint about its permissions. A write to a read-only store said
-// "the file system failed (dmesg may say why)". Permission bits do not stop
+// TestStorePermissionMessages: a store the user may not write, or not
+// read, is named as such, with a hint about its permissions. A write to a
+// read-only store said "the file system failed (dmesg may say why)", and a
+// store the user may not read was "no readproof store" with the hint to run
+// `readproof init`, which then failed on it. Permission bits do not stop
 // root, so as root the commands run as the user nobody (setpriv), as in
 // TestExecReadOnlyStore.
 func TestStorePermissionMessages(t *testing.T) {
@@ -103,6 +105,30 @@ func TestStorePermissionMessages(t *testing.T) {
 	}
 	if h := hintLine(out); strings.Contains(h, "dmesg") || !strings.Contains(h, "permission") {
 		t.Errorf("run --id on a read-only store: the hint should be about the store's permissions, not the file system:\n%s", out)
+	}
+
+	// a store the user may not read at all
+	if os.Geteuid() == 0 {
+		if err := os.Chown(store, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(store, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"run", "list"}, {"run", "--id", "r2", uri}, {"verify"}} {
+		out, code := run(true, args...)
+		if code == 0 || code == 2 || strings.Contains(out, "no readproof store") || !strings.Contains(out, "permission denied") || !strings.Contains(out, store) {
+			t.Errorf("readproof %s on a store the user may not read: exit %d, want a failure naming the store and \"permission denied\"\n%s", strings.Join(args, " "), code, out)
+		}
+		if h := hintLine(out); strings.Contains(h, "readproof init") || !strings.Contains(h, "permission") {
+			t.Errorf("readproof %s on a store the user may not read: the hint should be about its permissions, not init:\n%s", strings.Join(args, " "), out)
+		}
 	}
 }
 
