@@ -40,6 +40,9 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 			"wait for that clone to finish, then pull into the store it makes; if no clone is running, a killed clone's staging directory is removed by a clone run once it is older than the stale-lock age (10 s, READPROOF_STALE_LOCK_AGE); on a file system without flock it stays (on Windows, 12 hours): remove "+gitstore.StagingDir(dir)+" by hand")
 	case errors.Is(err, gitstore.ErrStagingInTheWay):
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err), "move it away or remove it, then clone again")
+	case err != nil && hint.Of(err) != "":
+		// dir cannot become a store (a file, a directory of other files)
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	case err != nil:
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err),
 			"nothing was made at "+dir+": check that its parent directory is writable and its file system has free space (df shows it), then clone again")
