@@ -11,6 +11,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Clone creates a store at dir from the repository at url (a path to a
@@ -69,7 +70,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
 			// clone removes again.
-			err = hint.With(err, "check the URL and that git can reach it: git ls-remote "+shown)
+			err = hint.With(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown))
 		}
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false)
 		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {
 			<-pre
-			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown))
 		}
 		refs = again
 	}
