@@ -35,7 +35,7 @@ func initCommand() *cli.Command {
 			}
 			sharing, err := gitstore.ParseSharing(c.String("shared"))
 			if err != nil {
-				return usageError("init: --shared: %v", err)
+				return withCode(ExitUsage, hint.With(fmt.Errorf("init: --shared: %v", err), "--shared=private (the default) or --shared=group"))
 			}
 			return withEnv(c, func(e *env) error { return runInit(c.Context, e, initOptions{Sharing: sharing}) })
 		},
@@ -184,7 +184,7 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	if s := opts.MaxAge; s != "" {
 		d, err := policy.ParseDuration(s)
 		if err != nil {
-			return usageError("resource add: --max-age %q: %v", s, err)
+			return withCode(ExitUsage, hint.With(fmt.Errorf("resource add: --max-age %q: %v", s, err), "write a duration such as 90s, 15m, 1h or 7d"))
 		}
 		r.Freshness.MaxAge = d
 	} else if r.Freshness.Strategy == policy.AllowStale {
