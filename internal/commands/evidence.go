@@ -375,7 +375,7 @@ func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args [
 			path = pol.AllowedSigners
 		}
 		if path == "" {
-			return usageError("verify-commit: no allowed_signers file: pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml")
+			return withCode(ExitUsage, hint.With(errors.New("verify-commit: no allowed_signers file"), "pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml (`readproof key show --format allowed-signers` prints the line for a key)"))
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -138,7 +138,9 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		return hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
 	}
 	if u.Tag != "" {
-		return usageError("resource add %s: a declared URI takes no @tag", u.Ref())
+		tag := u.Tag
+		u.Tag = ""
+		return withCode(ExitUsage, hint.With(fmt.Errorf("resource add %s@%s: a declared URI takes no @tag", u, tag), "declare "+u.String()+", then name a snapshot with: readproof tag set "+u.String()+" "+tag))
 	}
 	if opts.SourceType == "" {
 		return withCode(ExitUsage, hint.With(fmt.Errorf("resource add %s: --source-type is required", u), "one of: "+strings.Join(adapters.Types(), ", ")))

@@ -135,7 +135,7 @@ func runOnce(ctx context.Context, e *env, opts runOnceOptions, args []string) er
 		return usageError("run: give --id ID and URIs for a single-shot run, or use run start|mount|commit|list")
 	}
 	if len(args) == 0 {
-		return usageError("run --id %s: no URIs to mount", opts.ID)
+		return withCode(ExitUsage, hint.With(fmt.Errorf("run --id %s: no URIs to mount", opts.ID), "name the documents the run reads: readproof run --id "+opts.ID+" URI[@TAG]... (`readproof resource list` shows them)"))
 	}
 	largeRunGC(len(args))
 	return e.withStore(func(s *store.Store) error {
