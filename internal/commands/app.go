@@ -460,8 +460,10 @@ func soleCommand(args []string) []*cli.Command {
 
 // permute moves flags after positional arguments to where urfave/cli v2
 // parses them: global flags before the command, command flags right after
-// the command path. Everything after "--" stays positional. A flag that
-// takes a value and ends the line without one ends the permuted line too.
+// the command path. Everything after "--" stays positional, and so does
+// everything from the first argument of exec on (the command it runs, whose
+// flags are its own). A flag that takes a value and ends the line without
+// one ends the permuted line too.
 func permute(app *cli.App, args []string) []string {
 	if len(args) == 0 {
 		return args
@@ -518,6 +520,13 @@ func permute(app *cli.App, args []string) []string {
 				globalArgs = append(globalArgs, tokens...)
 			}
 			continue
+		}
+		if len(positional) == 0 && len(path) == 1 && path[0] == "exec" {
+			// exec's first argument starts the command it runs: the
+			// rest is that command's, flags included, as after "--"
+			positional = append(positional, rest[i:]...)
+			dashdash = true
+			break
 		}
 		if len(positional) == 0 {
 			if c := findCommand(cmds, a); c != nil {
