@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // ErrStagingBusy is returned by InitStaged when another process is making
@@ -182,8 +184,9 @@ func checkInitTarget(abs, path string) error {
 	fi, err := os.Stat(abs)
 	switch {
 	case err == nil:
+		const elsewhere = "choose a new or empty directory for the store; nothing was written there"
 		if !fi.IsDir() {
-			return fmt.Errorf("init store %s: path exists and is not a directory: choose another path", path)
+			return hint.With(fmt.Errorf("init store %s: the path is a file, not a directory", path), elsewhere)
 		}
 		if IsStore(abs) {
 			return fmt.Errorf("init store %s: %w: open it instead", path, ErrExists)
@@ -191,7 +194,10 @@ func checkInitTarget(abs, path string) error {
 		if empty, err := isEmptyDir(abs); err != nil {
 			return fmt.Errorf("init store %s: %w", path, err)
 		} else if !empty {
-			return fmt.Errorf("init store %s: directory is not empty and is not a readproof store: choose an empty or new directory", path)
+			if _, err := findGitDir(abs); err == nil {
+				return hint.With(fmt.Errorf("init store %s: the directory is a git repository but not a readproof store", path), "readproof writes only to its own stores: "+elsewhere)
+			}
+			return hint.With(fmt.Errorf("init store %s: the directory is not empty and is not a readproof store", path), elsewhere)
 		}
 	case errors.Is(err, fs.ErrNotExist):
 	default:

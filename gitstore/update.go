@@ -237,14 +237,20 @@ func (tx *txn) apply() error {
 }
 
 // unpublished gives err, a failure of a transaction before any ref moved,
-// a hint when it has none: a full disk the one objects give (diskError),
-// another failed system call (an I/O error) one that says nothing was
+// a hint when it has none: a full disk the one objects give (diskError), a
+// store this user may not write (or a read-only file system) one that says
+// so, another failed system call (an I/O error) one that says nothing was
 // recorded.
 func unpublished(err error) error {
 	err = diskError(err)
 	var errno syscall.Errno
-	if hint.Of(err) != "" || !errors.As(err, &errno) {
+	switch {
+	case hint.Of(err) != "" || !errors.As(err, &errno):
 		return err
+	case errors.Is(err, fs.ErrPermission):
+		return hint.With(err, "this user may not write to the store (permission denied): no ref was changed, so nothing was recorded; fix the permissions of the path named above (ls -ld shows its owner and mode), or run readproof as the store's owner")
+	case errors.Is(err, syscall.EROFS):
+		return hint.With(err, "the store is on a read-only file system: no ref was changed, so nothing was recorded; remount it read-write, or use a copy of the store (readproof clone) elsewhere")
 	}
 	return hint.With(err, "the file system failed (dmesg may say why): no ref was changed, so nothing was recorded; repair it, then retry")
 }

@@ -88,6 +88,11 @@ type Manifest struct {
 // ErrInvalid is wrapped by every decoding and validation error.
 var ErrInvalid = errors.New("invalid manifest")
 
+// ErrNewerFormat is wrapped, with ErrInvalid, by the error of a manifest in
+// a later format than Format (readproof-manifest/N, N > 1): one a newer
+// readproof wrote, which this one cannot read, rather than a broken one.
+var ErrNewerFormat = errors.New("written by a newer version of readproof")
+
 // Encode returns manifest.json: indented JSON with a trailing newline,
 // entries in position order, map keys sorted (encoding/json sorts maps).
 func Encode(m *Manifest) ([]byte, error) {
@@ -172,16 +177,46 @@ func Decode(data []byte) (*Manifest, error) {
 	if !ok {
 		var err error
 		if m, err = decodeJSON(data); err != nil {
+			// a later format may add members this one refuses: say
+			// which format it is rather than what it does not know
+			var f struct {
+				Format string `json:"format"`
+			}
+			if json.Unmarshal(data, &f) == nil && newerFormat(f.Format) {
+				return nil, formatError(f.Format)
+			}
 			return nil, err
 		}
 	}
 	if m.Format != Format {
-		return nil, fmt.Errorf("%w: format %q, want %q", ErrInvalid, m.Format, Format)
+		return nil, formatError(m.Format)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// newerFormat reports whether f names a later manifest format than Format.
+func newerFormat(f string) bool {
+	n, ok := strings.CutPrefix(f, "readproof-manifest/")
+	if !ok || n == "" || n == "1" || n[0] == '0' || len(n) > 9 {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// formatError is the error of a manifest in format f, not Format.
+func formatError(f string) error {
+	if newerFormat(f) {
+		return fmt.Errorf("%w: format %q, %w: this one reads %q", ErrInvalid, f, ErrNewerFormat, Format)
+	}
+	return fmt.Errorf("%w: format %q, want %q", ErrInvalid, f, Format)
 }
 
 // decodeJSON is Decode's reading of any JSON, with encoding/json.

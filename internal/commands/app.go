@@ -35,6 +35,7 @@ import (
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
+	"github.com/readproof/readproof/manifest"
 )
 
 // Exit codes. New codes may be added; existing ones keep their meaning.
@@ -125,7 +126,11 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	// name, git's message from the server): escaped, its bytes cannot act
 	// on the terminal.
 	fmt.Fprintf(stderr, "readproof: error: %s\n", text.Escape(strings.ReplaceAll(msg, "\n", " ")))
-	if h := hint.Of(err); h != "" {
+	h := hint.Of(err)
+	if h == "" && errors.Is(err, manifest.ErrNewerFormat) {
+		h = "a newer readproof wrote it: upgrade readproof to read it (`readproof version` shows this one)"
+	}
+	if h != "" {
 		fmt.Fprintf(stderr, "readproof: hint: %s\n", text.Escape(h))
 	}
 	return code
@@ -455,7 +460,10 @@ func soleCommand(args []string) []*cli.Command {
 
 // permute moves flags after positional arguments to where urfave/cli v2
 // parses them: global flags before the command, command flags right after
-// the command path. Everything after "--" stays positional.
+// the command path. Everything after "--" stays positional, and so does
+// everything from the first argument of exec on (the command it runs, whose
+// flags are its own). A flag that takes a value and ends the line without
+// one ends the permuted line too.
 func permute(app *cli.App, args []string) []string {
 	if len(args) == 0 {
 		return args
@@ -491,7 +499,18 @@ func permute(app *cli.App, args []string) []string {
 				f = globals[name]
 			}
 			tokens := []string{a}
-			if f != nil && !hasValue && takesValue(f) && i+1 < len(rest) {
+			if f != nil && !hasValue && takesValue(f) {
+				if i+1 == len(rest) {
+					// typed last without its value: end the line with it,
+					// so that urfave/cli says it needs one instead of
+					// taking a positional argument (or the command's name)
+					// as the value
+					out := append([]string{args[0]}, globalArgs...)
+					if isLocal {
+						out = append(append(out, path...), flagArgs...)
+					}
+					return append(out, a)
+				}
 				tokens = append(tokens, rest[i+1])
 				i++
 			}
@@ -501,6 +520,13 @@ func permute(app *cli.App, args []string) []string {
 				globalArgs = append(globalArgs, tokens...)
 			}
 			continue
+		}
+		if len(positional) == 0 && len(path) == 1 && path[0] == "exec" {
+			// exec's first argument starts the command it runs: the
+			// rest is that command's, flags included, as after "--"
+			positional = append(positional, rest[i:]...)
+			dashdash = true
+			break
 		}
 		if len(positional) == 0 {
 			if c := findCommand(cmds, a); c != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // completeFlag is urfave/cli's completion protocol: the shell script runs
@@ -58,7 +59,7 @@ func runCompletion(_ context.Context, opts completionOptions, shell string) erro
 		_, err = io.WriteString(opts.out, static+fishDynamic)
 		return err
 	}
-	return usageError("completion: unknown shell %q: give bash, zsh or fish", shell)
+	return withCode(ExitUsage, hint.With(fmt.Errorf("completion: unknown shell %q", shell), "readproof completion bash, zsh or fish"))
 }
 
 // bashCompletion reads the words from COMP_LINE (bash splits URIs at ':'

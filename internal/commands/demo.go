@@ -2,12 +2,16 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // demoSteps is the sixty-second walkthrough: each step is either a command
@@ -40,12 +44,43 @@ type demoOptions struct {
 	Dir string // work in this directory and keep it ("" for a temporary one)
 }
 
+// demoDirUsable refuses a --dir that exists and is not an empty directory.
+func demoDirUsable(dir string) error {
+	const h = "name a new or empty directory, such as --dir /tmp/readproof-demo"
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return withCode(ExitUsage, hint.With(fmt.Errorf("demo: --dir %s is not a directory", dir), h))
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if names, _ := f.Readdirnames(1); len(names) > 0 {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("demo: --dir %s is not empty: the walkthrough writes and deletes files there", dir), h))
+	}
+	return nil
+}
+
 // runDemo is `readproof demo`: each step runs readproof itself (Main) on
 // a store of its own.
 func runDemo(_ context.Context, e *env, opts demoOptions) error {
 	out, errw := e.out, e.err
 	dir := opts.Dir
 	keep := dir != ""
+	if keep {
+		// the walkthrough writes, overwrites and deletes files in dir
+		// (policies/refunds.md among them): never in a directory that
+		// holds anything
+		if err := demoDirUsable(dir); err != nil {
+			return err
+		}
+	}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "readproof-demo-")
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/telemetry"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // PolicyName is the policy file's name.
@@ -56,6 +57,14 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 		return nil, err
 	}
 	e.policyPath = abs
+	if e.policyNamed {
+		// a directory is not the policy file, and the store beside it
+		// would be looked for in its parent
+		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG) is a directory", abs),
+				"name the policy file itself: --config "+filepath.Join(abs, PolicyName)))
+		}
+	}
 	s := storeFlag
 	e.storeNamed = s != ""
 	if s == "" {
@@ -142,7 +151,32 @@ func (e *env) openWith(pol *policy.File) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return store.Open(e.storePath, pol, opts)
+	st, err := store.Open(e.storePath, pol, opts)
+	return st, e.parentStore(err)
+}
+
+// parentStore is err with, when it is ErrNotInitialized at the default
+// place (no --store, no policy file found) and a parent directory holds a
+// store (one `readproof clone URL` made without a policy file), a hint
+// naming that store instead of `readproof init`, which would make a second
+// store here.
+func (e *env) parentStore(err error) error {
+	if err == nil || e.storeNamed || e.policyNamed || !errors.Is(err, store.ErrNotInitialized) {
+		return err
+	}
+	if _, serr := os.Stat(e.policyPath); serr == nil {
+		return err
+	}
+	for dir := filepath.Dir(filepath.Dir(e.storePath)); ; {
+		if p := store.DefaultPath(dir); gitstore.IsStore(p) {
+			return hint.With(err, "a store was found in a parent directory: run readproof there (cd "+text.ShellArg(dir)+"), or name it with --store "+text.ShellArg(p))
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return err
+		}
+		dir = parent
+	}
 }
 
 // openRead opens the store for a command that reads what is recorded
@@ -181,7 +215,8 @@ func (e *env) openRead() (*store.Store, error) {
 		}
 		return o.SignCommit(payload)
 	}
-	return store.OpenLazy(e.storePath, pol, opts)
+	st, err := store.OpenLazy(e.storePath, pol, opts)
+	return st, e.parentStore(err)
 }
 
 // storeOptions are the store's options from the environment and the

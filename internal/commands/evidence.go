@@ -300,6 +300,10 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 	if opts.Key != "" && !opts.Sign {
 		return usageError("evidence export: --key names the key for --sign; add --sign")
 	}
+	if fi, err := os.Stat(opts.Out); opts.Out != "" && err == nil && fi.IsDir() {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("evidence export: --out %s is a directory", opts.Out),
+			"name the file to write, such as --out "+filepath.Join(opts.Out, args[0]+".json")))
+	}
 	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
 		var key evidence.Key
 		if opts.Sign {
@@ -371,7 +375,7 @@ func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args [
 			path = pol.AllowedSigners
 		}
 		if path == "" {
-			return usageError("verify-commit: no allowed_signers file: pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml")
+			return withCode(ExitUsage, hint.With(errors.New("verify-commit: no allowed_signers file"), "pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml (`readproof key show --format allowed-signers` prints the line for a key)"))
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -27,7 +27,7 @@ func readReceiptInput(stdin io.Reader, what, name string, limit int64) ([]byte, 
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", what, err)
+			return nil, hint.With(fmt.Errorf("reading %s: %w", what, err), "give the file that holds the "+what+", or - for stdin")
 		}
 		defer f.Close()
 		r = f

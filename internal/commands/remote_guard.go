@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/share"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // remoteInitCommand is `readproof remote init [--hook-only] PATH`.
@@ -42,7 +43,7 @@ func remoteInitCommand() *cli.Command {
 				return printJSON(c.App.Writer, res)
 			}
 			fmt.Fprintf(c.App.Writer, "Guarded remote at %s\n", res.Path)
-			fmt.Fprintf(c.App.ErrWriter, "its pre-receive hook runs %s; add it with: readproof remote add origin %s\n", res.Exe, res.Path)
+			fmt.Fprintf(c.App.ErrWriter, "its pre-receive hook runs %s; add it with: readproof remote add origin %s\n", res.Exe, text.ShellArg(res.Path))
 			return nil
 		},
 	}

@@ -35,7 +35,7 @@ func initCommand() *cli.Command {
 			}
 			sharing, err := gitstore.ParseSharing(c.String("shared"))
 			if err != nil {
-				return usageError("init: --shared: %v", err)
+				return withCode(ExitUsage, hint.With(fmt.Errorf("init: --shared: %v", err), "--shared=private (the default) or --shared=group"))
 			}
 			return withEnv(c, func(e *env) error { return runInit(c.Context, e, initOptions{Sharing: sharing}) })
 		},
@@ -138,7 +138,9 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		return hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
 	}
 	if u.Tag != "" {
-		return usageError("resource add %s: a declared URI takes no @tag", u.Ref())
+		tag := u.Tag
+		u.Tag = ""
+		return withCode(ExitUsage, hint.With(fmt.Errorf("resource add %s@%s: a declared URI takes no @tag", u, tag), "declare "+u.String()+", then name a snapshot with: readproof tag set "+u.String()+" "+tag))
 	}
 	if opts.SourceType == "" {
 		return withCode(ExitUsage, hint.With(fmt.Errorf("resource add %s: --source-type is required", u), "one of: "+strings.Join(adapters.Types(), ", ")))
@@ -184,7 +186,7 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	if s := opts.MaxAge; s != "" {
 		d, err := policy.ParseDuration(s)
 		if err != nil {
-			return usageError("resource add: --max-age %q: %v", s, err)
+			return withCode(ExitUsage, hint.With(fmt.Errorf("resource add: --max-age %q: %v", s, err), "write a duration such as 90s, 15m, 1h or 7d"))
 		}
 		r.Freshness.MaxAge = d
 	} else if r.Freshness.Strategy == policy.AllowStale {
@@ -227,6 +229,16 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	}
 	if err := policy.AppendResourceThen(e.policyPath, r, makeStore); err != nil {
 		var pe *policy.Error
+		if errors.As(err, &pe) && pe.Line == 0 {
+			// a problem of the block the flags make: name the flag
+			if flag, ok := addFlagOf(pe.Key, opts); ok {
+				err = &flagError{msg: fmt.Sprintf("resource add %s: %s: %s", u, flag, pe.Msg), err: err}
+				if pe.Hint != "" {
+					err = hint.With(err, pe.Hint)
+				}
+				return withCode(ExitUsage, err)
+			}
+		}
 		switch {
 		case errors.As(err, &pe) && pe.Hint != "":
 			return withCode(ExitUsage, hint.With(err, pe.Hint))
@@ -247,6 +259,65 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	}
 	fmt.Fprintf(e.out, "Added %s (%s, %s) to %s\n", u, r.Source.Type, r.Freshness.Strategy, e.policyPath)
 	return nil
+}
+
+// flagError is err, a policy error of the block `resource add` was about
+// to append, worded with the flag that gave the value (msg).
+type flagError struct {
+	msg string
+	err error
+}
+
+func (e *flagError) Error() string { return e.msg }
+func (e *flagError) Unwrap() error { return e.err }
+
+// addFlagOf names the flag of `resource add` (with its value, but not a
+// header's) that set key, a key of the [[resource]] block it was about to
+// append (resource[N].source.path, ...).
+func addFlagOf(key string, opts resourceAddOptions) (string, bool) {
+	i := strings.Index(key, "].")
+	if !strings.HasPrefix(key, "resource[") || i < 0 {
+		return "", false
+	}
+	with := func(flag, value string) (string, bool) {
+		if value == "" {
+			return flag, true
+		}
+		return flag + " " + value, true
+	}
+	switch k := key[i+2:]; {
+	case strings.HasPrefix(k, "source.headers."):
+		return "--header " + strings.TrimPrefix(k, "source.headers."), true
+	case strings.HasPrefix(k, "source.public_headers."):
+		return "--public-header " + strings.TrimPrefix(k, "source.public_headers."), true
+	case k == "source.type":
+		return with("--source-type", opts.SourceType)
+	case k == "source.path":
+		return with("--path", opts.Path)
+	case k == "source.url":
+		return with("--url", opts.URL)
+	case k == "source.owner":
+		return with("--owner", opts.Owner)
+	case k == "source.repo":
+		return with("--repo", opts.Repo)
+	case k == "source.ref":
+		return with("--ref", opts.Ref)
+	case k == "source.api_base":
+		return with("--api-base", opts.APIBase)
+	case k == "source.token_env":
+		return with("--token-env", opts.TokenEnv)
+	case k == "content_type":
+		return with("--content-type", opts.ContentType)
+	case k == "description":
+		return "--description", true
+	case k == "policy":
+		return with("--policy", opts.Policy)
+	case k == "max_age":
+		return with("--max-age", opts.MaxAge)
+	case k == "snapshot":
+		return with("--snapshot", opts.Snapshot)
+	}
+	return "", false
 }
 
 // storeToCreate says whether `resource add` creates the store: only at the

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
@@ -135,7 +137,7 @@ func runOnce(ctx context.Context, e *env, opts runOnceOptions, args []string) er
 		return usageError("run: give --id ID and URIs for a single-shot run, or use run start|mount|commit|list")
 	}
 	if len(args) == 0 {
-		return usageError("run --id %s: no URIs to mount", opts.ID)
+		return withCode(ExitUsage, hint.With(fmt.Errorf("run --id %s: no URIs to mount", opts.ID), "name the documents the run reads: readproof run --id "+opts.ID+" URI[@TAG]... (`readproof resource list` shows them)"))
 	}
 	largeRunGC(len(args))
 	return e.withStore(func(s *store.Store) error {
@@ -196,6 +198,10 @@ type mountOptions struct {
 // runMount mounts args[1:] in the open run args[0] and prints the bytes
 // (or, with --json, the deliveries).
 func runMount(ctx context.Context, e *env, opts mountOptions, args []string) error {
+	if identity.ValidateRunID(args[0]) != nil && strings.HasPrefix(args[0], "readproof://") && len(args) == 2 && identity.ValidateRunID(args[1]) == nil {
+		// the arguments swapped
+		return withCode(ExitUsage, hint.With(identity.ValidateRunID(args[0]), "the run id comes first: readproof run mount "+args[1]+" "+args[0]))
+	}
 	return e.withStore(func(s *store.Store) error {
 		id := args[0]
 		var keys probe.Keys

@@ -33,7 +33,7 @@ func uriAndTag(args []string) (identity.URI, string, []string, error) {
 		return u, t, args[1:], nil
 	}
 	if len(args) < 2 {
-		return u, "", nil, usageError("missing tag name after %s", u)
+		return u, "", nil, withCode(ExitUsage, hint.With(fmt.Errorf("missing tag name after %s", u), "give it after the URI (URI TAG, or URI@TAG); its tags: readproof tag list "+u.String()))
 	}
 	if err := identity.ValidateTag(args[1]); err != nil {
 		return u, "", nil, hint.With(err, "tag names match ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

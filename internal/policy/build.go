@@ -22,8 +22,11 @@ const maxRedirectsLimit = 20
 // build checks the meaning of the decoded document and fills f.
 func (c *checker) build(f *File, raw *rawFile) {
 	if raw.Version != nil && *raw.Version != 1 {
-		c.add(root.child("version"), fmt.Sprintf("unsupported version %d", *raw.Version),
-			"this readproof reads version 1 policy files; write version = 1", nil)
+		h := "this readproof reads version 1 policy files; write version = 1"
+		if *raw.Version > 1 {
+			h = "a newer readproof wrote this file: upgrade readproof (this one reads version 1 policy files)"
+		}
+		c.add(root.child("version"), fmt.Sprintf("unsupported version %d", *raw.Version), h, nil)
 	}
 
 	dp := root.child("defaults")

@@ -11,6 +11,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Clone creates a store at dir from the repository at url (a path to a
@@ -40,6 +41,9 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 			"wait for that clone to finish, then pull into the store it makes; if no clone is running, a killed clone's staging directory is removed by a clone run once it is older than the stale-lock age (10 s, READPROOF_STALE_LOCK_AGE); on a file system without flock it stays (on Windows, 12 hours): remove "+gitstore.StagingDir(dir)+" by hand")
 	case errors.Is(err, gitstore.ErrStagingInTheWay):
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err), "move it away or remove it, then clone again")
+	case err != nil && hint.Of(err) != "":
+		// dir cannot become a store (a file, a directory of other files)
+		return nil, fmt.Errorf("clone into %s: %w", dir, err)
 	case err != nil:
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, err),
 			"nothing was made at "+dir+": check that its parent directory is writable and its file system has free space (df shows it), then clone again")
@@ -66,7 +70,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
 			// clone removes again.
-			err = hint.With(err, "check the URL and that git can reach it: git ls-remote "+shown)
+			err = hint.With(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown))
 		}
 		return nil, err
 	}
@@ -115,7 +119,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false)
 		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {
 			<-pre
-			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+shown)
+			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown))
 		}
 		refs = again
 	}

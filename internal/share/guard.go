@@ -10,6 +10,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // StoreMarker is the trailer on the journal's root commit of stores created
@@ -145,7 +146,7 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 // the hint to check that git reaches it.
 func unreachable(g gitstore.Store, remote, what string, err error) error {
 	return hint.With(fmt.Errorf("%s: %w", what, err),
-		"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+g.Path()+" ls-remote "+remote)
+		"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+text.ShellArg(g.Path())+" ls-remote "+text.ShellArg(remote))
 }
 
 func notStore(remote, what, why string) error {

@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,11 @@ func RemoveRemote(ctx context.Context, s *store.Store, name string) error {
 		return err
 	}
 	if err := t.RemoveRemote(ctx, name); err != nil {
-		return remoteHint(fmt.Errorf("remove remote: %w", err), name)
+		err = fmt.Errorf("remove remote: %w", err)
+		if errors.Is(err, gitstore.ErrNoRemote) {
+			return hint.With(err, "list the remotes with: readproof remote list")
+		}
+		return err
 	}
 	// git removes only refs/remotes/ refs itself.
 	g := s.Git()

@@ -15,6 +15,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -75,7 +76,7 @@ func InitRemote(ctx context.Context, path, exe string, hookOnly bool) (*InitRemo
 		entries, err := os.ReadDir(abs)
 		if err == nil && len(entries) > 0 {
 			return nil, hint.With(fmt.Errorf("remote init %s: the directory is not empty", path),
-				"choose a new path; to guard an existing bare repository run: readproof remote init --hook-only "+path)
+				"choose a new path; to guard an existing bare repository run: readproof remote init --hook-only "+text.ShellArg(path))
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("remote init %s: %w", path, err)

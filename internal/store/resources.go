@@ -153,7 +153,7 @@ func (s *Store) Inspect(ref string) (*Inspection, error) {
 	case u.Tag != "":
 		t, err := s.Tag(u, u.Tag)
 		if err != nil {
-			return nil, err
+			return nil, s.nearTag(u, u.Tag, err)
 		}
 		in.Tag = t
 		in.Decision, in.Reason = manifest.DecisionUseTag, "the tag names snapshot "+manifest.Short(t.Snapshot)+"; no fetch, policy not consulted"

@@ -464,7 +464,66 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 		}
 		return "", hint.With(fmt.Errorf("run %s is still open: %w", target, ErrUnknownTarget), "commit it first: readproof run commit "+target)
 	}
-	return "", hint.With(fmt.Errorf("run %s: %w", target, ErrUnknownTarget), "list runs with: readproof run list")
+	return "", hint.With(fmt.Errorf("run %s: %w", target, ErrUnknownTarget), s.runHint(target))
+}
+
+// runHint is the hint for target, which names no run: the run whose
+// manifest id starts with it (readproof prints ids cut short), else the
+// committed run id nearest to it when one is near, else `run list`.
+func (s *Store) runHint(target string) string {
+	const list = "list runs with: readproof run list"
+	refs, err := s.git.Refs(RunsPrefix)
+	if err != nil {
+		return list
+	}
+	if len(target) >= 4 && strings.Trim(target, "0123456789abcdef") == "" {
+		var run string
+		var id gitstore.OID
+		for _, r := range refs {
+			if strings.HasPrefix(string(r.OID), target) {
+				if run != "" && id != r.OID {
+					return list // more than one manifest
+				}
+				run, id = strings.TrimPrefix(r.Name, RunsPrefix), r.OID
+			}
+		}
+		if run != "" {
+			return fmt.Sprintf("manifest ids are written in full: %s is the start of %s, the manifest of run %s", target, id, run)
+		}
+	}
+	best, bestD := "", 0
+	for _, r := range refs {
+		id := strings.TrimPrefix(r.Name, RunsPrefix)
+		if d := editDistance(target, id); best == "" || d < bestD {
+			best, bestD = id, d
+		}
+	}
+	if best != "" && bestD <= max(1, max(len(target), len(best))/3) {
+		return "did you mean " + best + "? (" + list + ")"
+	}
+	return list
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes (run ids
+// are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // Manifest reads the manifest of a run id or manifest id.

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -153,11 +154,33 @@ func Open(path string, pol *policy.File, opts Options) (*Store, error) {
 func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 	notInit := hint.With(fmt.Errorf("%w at %s", ErrNotInitialized, path),
 		"run `readproof init` first, or point --store / READPROOF_STORE at an existing store or a clone of one")
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return nil, unreadable(path, err)
+	case err != nil:
 		return nil, notInit
+	case !fi.IsDir():
+		return nil, hint.With(fmt.Errorf("%w at %s: it is a file, not a directory", ErrNotInitialized, path),
+			"point --store / READPROOF_STORE at the store's directory (by default .readproof beside readproof.toml)")
 	}
 	g, err := gitstore.OpenWithOptions(path, opts.Git)
 	if errors.Is(err, gitstore.ErrNotStore) {
+		// a directory this user may not list or enter looks empty to git
+		if _, err := os.Stat(filepath.Join(path, "HEAD")); errors.Is(err, fs.ErrPermission) {
+			return nil, unreadable(path, err)
+		}
+		if f, err := os.Open(path); err != nil {
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, unreadable(path, err)
+			}
+		} else {
+			_, err := f.Readdirnames(1)
+			f.Close()
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, unreadable(path, err)
+			}
+		}
 		return nil, notInit
 	}
 	if err != nil {
@@ -183,6 +206,12 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 		opts.OpenSource = adapters.Open
 	}
 	return &Store{git: g, policy: pol, opts: opts, sources: map[string]adapters.Source{}}, nil
+}
+
+// unreadable is the error of a store at path that this user may not read.
+func unreadable(path string, err error) error {
+	return hint.With(fmt.Errorf("open store %s: %w", path, err),
+		"this user has no permission to read the store: check its owner and mode (ls -ld "+path+"), or run readproof as its owner (a store is private to its owner unless it was created with --shared=group)")
 }
 
 // SetCaller sets Options.Caller on a handle opened for one caller's request;

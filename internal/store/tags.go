@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -70,6 +71,28 @@ func brokenTag(u identity.URI, tag string, err error) error {
 		"the tag's record is damaged: `readproof verify` names every broken record; restore the tag from a clone (readproof pull) or a backup")
 }
 
+// nearTag is err, an error of tag of u, with the hint naming the live tag
+// of u nearest to tag when err is ErrUnknownTag and one is near.
+func (s *Store) nearTag(u identity.URI, tag string, err error) error {
+	if !errors.Is(err, ErrUnknownTag) {
+		return err
+	}
+	tags, lerr := s.Tags(u)
+	if lerr != nil {
+		return err
+	}
+	best, bestD := "", 0
+	for _, t := range tags {
+		if d := editDistance(tag, t.Tag); best == "" || d < bestD {
+			best, bestD = t.Tag, d
+		}
+	}
+	if best == "" || bestD > max(1, max(len(tag), len(best))/3) {
+		return err
+	}
+	return hint.With(err, "did you mean "+u.String()+"@"+best+"? (list the tags with: readproof tag list "+u.String()+")")
+}
+
 func unknownTag(u identity.URI, tag string) error {
 	return hint.With(fmt.Errorf("%s@%s: %w", u, tag, ErrUnknownTag), "list the tags with: readproof tag list "+u.String())
 }
@@ -100,7 +123,7 @@ func (s *Store) Tag(u identity.URI, tag string) (*TagState, error) {
 func (s *Store) resolveTag(u identity.URI) (*Delivery, error) {
 	t, err := s.Tag(u, u.Tag)
 	if err != nil {
-		return nil, err
+		return nil, s.nearTag(u, u.Tag, err)
 	}
 	o := t.Observation
 	if o == nil {
@@ -127,7 +150,7 @@ func (s *Store) SetTag(u identity.URI, tag, snapshot string) (*TagState, error) 
 // still replay, and the deletion is recorded in the tag's history.
 func (s *Store) DeleteTag(u identity.URI, tag string) (*TagState, error) {
 	if _, err := s.Tag(u, tag); err != nil {
-		return nil, err
+		return nil, s.nearTag(u, tag, err)
 	}
 	return s.moveTag(u, tag, nil, true, moveMeta{action: ActionDelete})
 }

@@ -68,3 +68,20 @@ func Plural(n int, one, many string) string {
 func Count(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + Plural(n, one, many)
 }
+
+// ShellArg returns s as one word for sh, to show in a command the user may
+// paste: unchanged when it holds only characters sh takes literally
+// (letters, digits and / . _ - + : @ , =), else single-quoted, each ' as '\”.
+func ShellArg(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@,=", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -58,3 +58,21 @@ func TestEscape(t *testing.T) {
 		}
 	}
 }
+
+func TestShellArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"/srv/git/runs.git":              "/srv/git/runs.git",
+		"git@example.com:team/runs.git":  "git@example.com:team/runs.git",
+		"/a b/.readproof":                "'/a b/.readproof'",
+		"it's":                           `'it'\''s'`,
+		"$HOME":                          "'$HOME'",
+		"":                               "''",
+		"/work/日本":                       "'/work/日本'",
+		"https://h/x?a=1&b=2":            "'https://h/x?a=1&b=2'",
+		"C:/Users/me/readproof-runs.git": "C:/Users/me/readproof-runs.git",
+	} {
+		if got := ShellArg(in); got != want {
+			t.Errorf("ShellArg(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStorePermissionMessages: a store the user may not write, or not
+// read, is named as such, with a hint about its permissions. A write to a
+// read-only store said "the file system failed (dmesg may say why)", and a
+// store the user may not read was "no readproof store" with the hint to run
+// `readproof init`, which then failed on it. Permission bits do not stop
+// root, so as root the commands run as the user nobody (setpriv), as in
+// TestExecReadOnlyStore.
+func TestStorePermissionMessages(t *testing.T) {
+	t.Parallel()
+	requireGit(t)
+	var asUser []string
+	if os.Geteuid() == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("running as root without setpriv: permission bits cannot be tested")
+		}
+		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+	}
+	root, err := os.MkdirTemp("", "readproof-perm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { os.Chmod(p, 0o755); return nil })
+		os.RemoveAll(root)
+	})
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, "bin", "readproof")
+	self, err := exec.LookPath("readproof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linkOrCopy(t, self, bin, 0o755)
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, "policies"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "policies", "refunds.md"), []byte("Products can be refunded within 30 days.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "READPROOF_LOCK_TIMEOUT=50ms")
+	run := func(user bool, args ...string) (string, int) {
+		t.Helper()
+		argv := append([]string{bin}, args...)
+		if user {
+			argv = append(append([]string(nil), asUser...), argv...)
+		}
+		for try := 0; ; try++ {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Dir, cmd.Env = proj, env
+			out, err := cmd.CombinedOutput()
+			if errors.Is(err, syscall.ETXTBSY) && try < 100 {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+				return string(out), 0
+			case errors.As(err, &ee):
+				return string(out), ee.ExitCode()
+			}
+			t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	uri := "readproof://demo/policies/refunds"
+	if out, code := run(false, "resource", "add", uri, "--source-type", "filesystem", "--path", "policies/refunds.md"); code != 0 {
+		t.Fatalf("resource add: exit %d\n%s", code, out)
+	}
+	if os.Geteuid() == 0 {
+		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error {
+			if p == bin {
+				return nil
+			}
+			return os.Lchown(p, 65534, 65534)
+		})
+	}
+	store := filepath.Join(proj, ".readproof")
+	chmodAll := func(clear os.FileMode) {
+		filepath.Walk(store, func(p string, fi os.FileInfo, _ error) error {
+			return os.Chmod(p, fi.Mode().Perm()&^clear)
+		})
+	}
+
+	// a read-only store: a write names the permission problem
+	chmodAll(0o222)
+	out, code := run(true, "run", "--id", "r1", uri)
+	if code != 1 || !strings.Contains(out, "permission denied") {
+		t.Errorf("run --id on a read-only store: exit %d, want 1 and \"permission denied\"\n%s", code, out)
+	}
+	if h := hintLine(out); strings.Contains(h, "dmesg") || !strings.Contains(h, "permission") {
+		t.Errorf("run --id on a read-only store: the hint should be about the store's permissions, not the file system:\n%s", out)
+	}
+
+	// a store the user may not read at all
+	if os.Geteuid() == 0 {
+		if err := os.Chown(store, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(store, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"run", "list"}, {"run", "--id", "r2", uri}, {"verify"}} {
+		out, code := run(true, args...)
+		if code == 0 || code == 2 || strings.Contains(out, "no readproof store") || !strings.Contains(out, "permission denied") || !strings.Contains(out, store) {
+			t.Errorf("readproof %s on a store the user may not read: exit %d, want a failure naming the store and \"permission denied\"\n%s", strings.Join(args, " "), code, out)
+		}
+		if h := hintLine(out); strings.Contains(h, "readproof init") || !strings.Contains(h, "permission") {
+			t.Errorf("readproof %s on a store the user may not read: the hint should be about its permissions, not init:\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
+
+// hintLine is the "readproof: hint: " line of a command's output, or "".
+func hintLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "readproof: hint: ") {
+			return l
+		}
+	}
+	return ""
+}
