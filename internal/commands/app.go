@@ -298,24 +298,7 @@ var errUnknownFlag = errors.New("unknown flag")
 // closeEnough reports whether a suggestion is near what was typed: an edit
 // distance of at most a third of the longer name (at least 1).
 func closeEnough(typed, suggestion string) bool {
-	a, b := []rune(typed), []rune(suggestion)
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)] <= max(1, max(len(a), len(b))/3)
+	return text.EditDistance(typed, suggestion) <= max(1, max(len([]rune(typed)), len([]rune(suggestion)))/3)
 }
 
 // unknownCommand is the action of the app and of each command that only

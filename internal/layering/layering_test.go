@@ -96,7 +96,7 @@ var exactImports = map[string][]string{
 	"evidence":             {"gitstore/gitobj", "internal/keyfile", "internal/text"},
 	"probe":                {"internal/keyfile", "internal/text"},
 	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/text"},
-	"internal/policy":      {"adapters/sourcespec", "identity"},
+	"internal/policy":      {"adapters/sourcespec", "identity", "internal/text"},
 	"gitstore":             {"gitstore/gitobj", "internal/hint"},
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},

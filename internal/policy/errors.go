@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -112,7 +114,7 @@ func suggest(name string, candidates []string) string {
 		if strings.EqualFold(c, name) {
 			return c
 		}
-		if d := editDistance(name, c); d < bestD {
+		if d := text.EditDistance(name, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -124,33 +126,6 @@ func suggest(name string, candidates []string) string {
 		return best
 	}
 	return ""
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and transpositions of adjacent runes cost 1.
-func editDistance(a, b string) int {
-	s, t := []rune(a), []rune(b)
-	prev2 := make([]int, len(t)+1)
-	prev := make([]int, len(t)+1)
-	cur := make([]int, len(t)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(s); i++ {
-		cur[0] = i
-		for j := 1; j <= len(t); j++ {
-			cost := 1
-			if s[i-1] == t[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(t)]
 }
 
 // didYouMean is the hint for a value or key that is not one of valid.

@@ -186,23 +186,6 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{
-		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"kitten", "sitting", 3},
-		{"ab", "ba", 1}, {"sorce", "source", 1}, {"polciy", "policy", 1}, {"politic", "policy", 3}, {"héllo", "hello", 1},
-	} {
-		if got := editDistance(tc.a, tc.b); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
-		}
-		if got := editDistance(tc.b, tc.a); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.b, tc.a, got, tc.d)
-		}
-	}
-}
-
 func TestErrorFormat(t *testing.T) {
 	e := &Error{File: "readproof.toml", Line: 7, Key: "resource[2].sorce", Msg: "unknown key", Hint: `did you mean "source"?`}
 	if got, want := e.Error(), `readproof.toml:7: key "resource[2].sorce": unknown key`; got != want {

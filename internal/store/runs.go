@@ -13,6 +13,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/telemetry"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -494,7 +495,7 @@ func (s *Store) runHint(target string) string {
 	best, bestD := "", 0
 	for _, r := range refs {
 		id := strings.TrimPrefix(r.Name, RunsPrefix)
-		if d := editDistance(target, id); best == "" || d < bestD {
+		if d := text.EditDistance(target, id); best == "" || d < bestD {
 			best, bestD = id, d
 		}
 	}
@@ -502,28 +503,6 @@ func (s *Store) runHint(target string) string {
 		return "did you mean " + best + "? (" + list + ")"
 	}
 	return list
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes (run ids
-// are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // Manifest reads the manifest of a run id or manifest id.

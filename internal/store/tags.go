@@ -10,6 +10,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -83,7 +84,7 @@ func (s *Store) nearTag(u identity.URI, tag string, err error) error {
 	}
 	best, bestD := "", 0
 	for _, t := range tags {
-		if d := editDistance(tag, t.Tag); best == "" || d < bestD {
+		if d := text.EditDistance(tag, t.Tag); best == "" || d < bestD {
 			best, bestD = t.Tag, d
 		}
 	}

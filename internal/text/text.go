@@ -85,3 +85,32 @@ func ShellArg(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// EditDistance is the optimal string alignment distance of a and b: an
+// insertion, a deletion, a substitution or a transposition of adjacent
+// runes costs 1. It ranks "did you mean" suggestions (policy keys, run ids,
+// tags, flags).
+func EditDistance(a, b string) int {
+	s, t := []rune(a), []rune(b)
+	prev2 := make([]int, len(t)+1)
+	prev := make([]int, len(t)+1)
+	cur := make([]int, len(t)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(s); i++ {
+		cur[0] = i
+		for j := 1; j <= len(t); j++ {
+			cost := 1
+			if s[i-1] == t[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(t)]
+}

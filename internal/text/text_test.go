@@ -76,3 +76,20 @@ func TestShellArg(t *testing.T) {
 		}
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		d    int
+	}{
+		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"kitten", "sitting", 3},
+		{"ab", "ba", 1}, {"sorce", "source", 1}, {"polciy", "policy", 1}, {"politic", "policy", 3}, {"héllo", "hello", 1},
+	} {
+		if got := EditDistance(tc.a, tc.b); got != tc.d {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		}
+		if got := EditDistance(tc.b, tc.a); got != tc.d {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.b, tc.a, got, tc.d)
+		}
+	}
+}
