@@ -19,34 +19,7 @@ import (
 func TestExecReadOnlyStore(t *testing.T) {
 	t.Parallel()
 	requireGit(t)
-	var asUser []string
-	if os.Geteuid() == 0 {
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			t.Skip("running as root without setpriv: permission bits cannot be tested")
-		}
-		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
-	}
-	// Everything the other user touches lives in a tree it can reach: a
-	// world-searchable directory under /tmp, with a link to (or else a
-	// copy of) the binary.
-	root, err := os.MkdirTemp("", "readproof-ro-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { os.Chmod(p, 0o755); return nil })
-		os.RemoveAll(root)
-	})
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(root, "bin", "readproof")
-	self, err := exec.LookPath("readproof")
-	if err != nil {
-		t.Fatal(err)
-	}
-	linkOrCopy(t, self, bin, 0o755)
+	asUser, root, bin := permissionSandbox(t, "readproof-ro-")
 	proj := filepath.Join(root, "proj")
 	if err := os.MkdirAll(proj, 0o755); err != nil {
 		t.Fatal(err)
@@ -144,4 +117,40 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// permissionSandbox prepares a test of permission bits: a world-searchable
+// directory root (removed at the end, whatever modes the test left) holding
+// bin/readproof, a link to (or else a copy of) the binary under test, so
+// that another user can reach both. Permission bits do not stop root, so as
+// root asUser is the command prefix that runs a command as the user nobody
+// (setpriv); otherwise it is empty. It skips the test as root without
+// setpriv.
+func permissionSandbox(t *testing.T, prefix string) (asUser []string, root, bin string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("running as root without setpriv: permission bits cannot be tested")
+		}
+		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+	}
+	root, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { os.Chmod(p, 0o755); return nil })
+		os.RemoveAll(root)
+	})
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(root, "bin", "readproof")
+	self, err := exec.LookPath("readproof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linkOrCopy(t, self, bin, 0o755)
+	return asUser, root, bin
 }

@@ -21,31 +21,7 @@ import (
 func TestStorePermissionMessages(t *testing.T) {
 	t.Parallel()
 	requireGit(t)
-	var asUser []string
-	if os.Geteuid() == 0 {
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			t.Skip("running as root without setpriv: permission bits cannot be tested")
-		}
-		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
-	}
-	root, err := os.MkdirTemp("", "readproof-perm-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { os.Chmod(p, 0o755); return nil })
-		os.RemoveAll(root)
-	})
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(root, "bin", "readproof")
-	self, err := exec.LookPath("readproof")
-	if err != nil {
-		t.Fatal(err)
-	}
-	linkOrCopy(t, self, bin, 0o755)
+	asUser, root, bin := permissionSandbox(t, "readproof-perm-")
 	proj := filepath.Join(root, "proj")
 	if err := os.MkdirAll(filepath.Join(proj, "policies"), 0o755); err != nil {
 		t.Fatal(err)
