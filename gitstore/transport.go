@@ -476,7 +476,11 @@ func (t *Transport) LsRemote(ctx context.Context, remote string, prefixes ...str
 // answer (listLocal), without a git process.
 func (t *Transport) LsRemoteHead(ctx context.Context, remote string) ([]Ref, string, error) {
 	if t.listAt.name == remote && remote != "" {
-		if refs, head, ok := listLocal(t.listAt.url); ok {
+		refs, head, ok, err := listLocal(t.listAt.url)
+		if err != nil {
+			return nil, "", err
+		}
+		if ok {
 			return refs, head, nil
 		}
 	}
