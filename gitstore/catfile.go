@@ -65,6 +65,13 @@ func OpenGitReader(ctx context.Context, gitDir string) (Store, error) {
 func (r *gitReader) Path() string { return r.dir }
 
 func (r *gitReader) RawObject(id OID) (string, []byte, error) {
+	return r.rawObjectAtMost(id, -1)
+}
+
+// rawObjectAtMost is RawObject that, for max >= 0, refuses an object of
+// more than max bytes (ErrTooLarge) by the size cat-file announces: its
+// content is skipped, not held.
+func (r *gitReader) rawObjectAtMost(id OID, max int64) (string, []byte, error) {
 	if !isHexOID(string(id)) {
 		return "", nil, fmt.Errorf("object %q: %w", id, ErrNotFound)
 	}
@@ -88,6 +95,12 @@ func (r *gitReader) RawObject(id OID) (string, []byte, error) {
 	if err != nil || size < 0 {
 		return "", nil, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
 	}
+	if max >= 0 && int64(size) > max {
+		if _, err := r.stdout.Discard(size + 1); err != nil {
+			return "", nil, fmt.Errorf("git cat-file: %w", err)
+		}
+		return "", nil, tooLarge(id, int64(size), max)
+	}
 	data := make([]byte, size+1)
 	if _, err := io.ReadFull(r.stdout, data); err != nil {
 		return "", nil, fmt.Errorf("git cat-file: %w", err)
@@ -107,6 +120,17 @@ func (r *gitReader) object(id OID, want string) ([]byte, error) {
 }
 
 func (r *gitReader) Blob(id OID) ([]byte, error) { return r.object(id, "blob") }
+
+func (r *gitReader) BlobAtMost(id OID, max int64) ([]byte, error) {
+	kind, data, err := r.rawObjectAtMost(id, max)
+	if err != nil {
+		return nil, err
+	}
+	if kind != "blob" {
+		return nil, fmt.Errorf("object %s is a %s, not a blob: %w", id, kind, ErrNotFound)
+	}
+	return data, nil
+}
 
 func (r *gitReader) Has(id OID) (bool, error) {
 	_, _, err := r.RawObject(id)

@@ -119,8 +119,11 @@ func (s *repo) readLoose(name string) (oid OID, target string, found bool, err e
 // whether that is because nothing is at the path (or a parent is a file)
 // rather than because a directory is there (or the read failed so).
 func (s *repo) readLooseMiss(name string) (oid OID, target string, found, nothing bool, err error) {
-	data, err := readFile(s.refPath(name))
+	data, err := readSmallFile(s.refPath(name), maxRefFile)
 	if err != nil {
+		if errors.Is(err, errNotSmallFile) {
+			return "", "", false, false, fmt.Errorf("ref %s: %w: delete or replace the file with git update-ref", name, err)
+		}
 		if isMissing(err) {
 			return "", "", false, errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR), nil
 		}

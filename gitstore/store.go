@@ -33,6 +33,7 @@ var (
 	ErrLocked   = gitobj.ErrLocked
 	ErrNotStore = gitobj.ErrNotStore
 	ErrCorrupt  = gitobj.ErrCorrupt
+	ErrTooLarge = gitobj.ErrTooLarge
 )
 
 // CommitPayload returns the bytes of a commit object as git hashes and signs

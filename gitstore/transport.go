@@ -355,13 +355,13 @@ func (t *Transport) RemoteFetchURL(ctx context.Context, name string) (string, er
 	}
 	switch r, answer := t.remoteURLsOnce(ctx, name); answer {
 	case urlsKnown:
-		return r.fetchURL(), nil
+		return checkedURL(name, r.fetchURL())
 	case urlsNone:
 		return "", fmt.Errorf("remote %s: %w", name, ErrNoRemote)
 	}
 	if out, err := t.run(ctx, false, "remote", "get-url", "--", name); err == nil {
 		if u := strings.TrimRight(string(out), "\n"); u != "" && !strings.Contains(u, "\n") {
-			return u, nil
+			return checkedURL(name, u)
 		}
 	}
 	if _, err := t.RemoteURL(ctx, name); err != nil {
@@ -371,7 +371,58 @@ func (t *Transport) RemoteFetchURL(ctx context.Context, name string) (string, er
 	if err != nil {
 		return "", fmt.Errorf("remote %s: %w", name, err)
 	}
-	return strings.TrimRight(string(out), "\n"), nil
+	return checkedURL(name, strings.TrimRight(string(out), "\n"))
+}
+
+// checkedURL is url when CheckRemoteURL accepts it for remote name.
+func checkedURL(name, url string) (string, error) {
+	if err := CheckRemoteURL(name, url); err != nil {
+		return "", err
+	}
+	return url, nil
+}
+
+// checkedURLs is urls when CheckRemoteURL accepts each for remote name.
+func checkedURLs(name string, urls []string) ([]string, error) {
+	for _, u := range urls {
+		if err := CheckRemoteURL(name, u); err != nil {
+			return nil, err
+		}
+	}
+	return urls, nil
+}
+
+// CheckRemoteURL refuses a URL readproof does not hand to git for remote
+// name: an empty one, one with a newline or NUL, one git would read as an
+// option ("-..."), and a remote-helper URL, "<transport>::<address>"
+// (git's rule: letters, digits, '+', '-' and '.' before "::"), which makes
+// git run git-remote-<transport>: "ext::<command>" runs any command and
+// "fd::" speaks over inherited descriptors. Only git's default
+// protocol.allow stands between such a URL and git; readproof shares
+// stores over paths, file://, git://, ssh:// and http(s):// only.
+func CheckRemoteURL(name, url string) error {
+	if url == "" || strings.ContainsAny(url, "\n\x00") || strings.HasPrefix(url, "-") {
+		return fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
+	}
+	if helper, ok := remoteHelper(url); ok {
+		return hint.With(fmt.Errorf("remote %s: URL %q is a remote-helper URL (%s::), which makes git run a helper program: readproof does not share stores through remote helpers",
+			name, RedactURL(url), helper), "give a repository path or a file://, git://, ssh:// or http(s):// URL (readproof remote add NAME URL, or git config remote.NAME.url)")
+	}
+	return nil
+}
+
+// remoteHelper returns the transport of a "<transport>::<address>" URL,
+// as git's transport_get reads one.
+func remoteHelper(url string) (string, bool) {
+	i := 0
+	for i < len(url) {
+		c := url[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			break
+		}
+		i++
+	}
+	return url[:i], strings.HasPrefix(url[i:], "::")
 }
 
 // AddRemote configures remote name with url and the given fetch refspecs
@@ -390,8 +441,8 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	if err := CheckRemoteName(name); err != nil {
 		return "", err
 	}
-	if url == "" || strings.ContainsAny(url, "\n\x00") || strings.HasPrefix(url, "-") {
-		return "", fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
+	if err := CheckRemoteURL(name, url); err != nil {
+		return "", err
 	}
 	taken, rewrites, hides, listed, err := t.remoteTaken(ctx, name)
 	if err != nil {
@@ -476,7 +527,11 @@ func (t *Transport) LsRemote(ctx context.Context, remote string, prefixes ...str
 // answer (listLocal), without a git process.
 func (t *Transport) LsRemoteHead(ctx context.Context, remote string) ([]Ref, string, error) {
 	if t.listAt.name == remote && remote != "" {
-		if refs, head, ok := listLocal(t.listAt.url); ok {
+		refs, head, ok, err := listLocal(t.listAt.url)
+		if err != nil {
+			return nil, "", err
+		}
+		if ok {
 			return refs, head, nil
 		}
 	}
@@ -813,7 +868,11 @@ func (t *Transport) PushURLs(ctx context.Context, name string) ([]string, error)
 	if asked {
 		return urls, pushErr
 	}
-	return t.pushURLsGit(ctx, name)
+	urls, err := t.pushURLsGit(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return checkedURLs(name, urls)
 }
 
 // PushTargets is PushURLs (urls, or pushErr) that also says, when no push
@@ -829,7 +888,9 @@ func (t *Transport) PushTargets(ctx context.Context, name string) (urls []string
 		if _, err := t.RemoteURL(ctx, name); err != nil {
 			return nil, pushErr, err
 		}
+		return nil, pushErr, nil
 	}
+	urls, pushErr = checkedURLs(name, urls)
 	return urls, pushErr, nil
 }
 
@@ -844,7 +905,8 @@ func (t *Transport) pushTargets(ctx context.Context, name string) (urls []string
 		if !r.inRepo { // what get-url's exit 2 said; RemoteURL finds the url
 			return nil, fmt.Errorf("remote %s: %w", name, ErrNoRemote), nil, true
 		}
-		return r.pushTo(), nil, nil, true
+		urls, pushErr := checkedURLs(name, r.pushTo())
+		return urls, pushErr, nil, true
 	case urlsNone:
 		err := fmt.Errorf("remote %s: %w", name, ErrNoRemote)
 		return nil, err, err, true

@@ -20,67 +20,88 @@ package gitstore
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
+// maxLocalConfig bounds the config file listLocal reads itself: a larger
+// regular file is left to git.
+const maxLocalConfig = 1 << 20
+
 // listLocal lists the repository url names as `git ls-remote --symref`
 // would: every ref under refs/ (sorted by name) and the ref HEAD names when
 // it exists ("" otherwise, or when HEAD is detached). ok is false when the
 // repository is not one listLocal reads (see above): the caller asks git.
-func listLocal(url string) (refs []Ref, head string, ok bool) {
+// err is set when the repository holds a ref file, HEAD or config that no
+// reader should read to its end (a symbolic link to /dev/zero, a FIFO, a
+// ref file larger than any ref: git itself reads /dev/zero until memory
+// runs out): the listing is refused, naming the file.
+func listLocal(url string) (refs []Ref, head string, ok bool, err error) {
 	dir, ok := localRepoPath(url)
 	if !ok || os.Getenv("GIT_ALLOW_PROTOCOL") != "" {
-		return nil, "", false
+		return nil, "", false, nil
 	}
 	fi, err := os.Stat(dir)
 	if err != nil || !ownedByMe(fi) {
-		return nil, "", false
+		return nil, "", false, nil
 	}
 	for _, name := range []string{"commondir", "reftable"} {
 		if _, err := os.Lstat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
-			return nil, "", false
+			return nil, "", false, nil
 		}
 	}
 	if !realDir(filepath.Join(dir, "refs")) {
-		return nil, "", false
+		return nil, "", false, nil
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, "config")); err == nil {
+	cfg := filepath.Join(dir, "config")
+	if data, err := readSmallFile(cfg, maxLocalConfig); err == nil {
 		if !plainServingConfig(data) {
-			return nil, "", false
+			return nil, "", false, nil
 		}
+	} else if errors.Is(err, errNotSmallFile) {
+		if fi, serr := os.Stat(cfg); serr == nil && fi.Mode().IsRegular() {
+			return nil, "", false, nil // a large config: git reads it
+		}
+		return nil, "", false, refuseLocal(url, err)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", false
+		return nil, "", false, nil
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "HEAD"))
+	raw, err := readSmallFile(filepath.Join(dir, "HEAD"), maxRefFile)
+	if errors.Is(err, errNotSmallFile) {
+		return nil, "", false, refuseLocal(url, err)
+	}
 	if err != nil {
-		return nil, "", false
+		return nil, "", false, nil
+	}
+	if err := unreadableRefFile(dir); err != nil {
+		return nil, "", false, refuseLocal(url, err)
 	}
 	target := ""
 	if rest, ok := strings.CutPrefix(string(raw), "ref: "); ok {
 		target = strings.TrimRight(rest, "\n")
 		if CheckRefName(target) != nil || !strings.HasPrefix(target, "refs/") {
-			return nil, "", false
+			return nil, "", false, nil
 		}
 	} else if !isHexOID(strings.TrimRight(string(raw), "\n")) {
-		return nil, "", false
+		return nil, "", false, nil
 	}
 	s, err := OpenWithOptions(dir, Options{})
 	if err != nil {
-		return nil, "", false
+		return nil, "", false, nil
 	}
 	defer s.Close()
 	refs, err = s.Refs("")
 	if err != nil {
-		return nil, "", false
+		return nil, "", false, nil
 	}
 	listed := make(map[string]bool, len(refs))
 	for _, r := range refs {
 		// git leaves out a ref whose object is missing: so is the question
 		if has, err := s.Has(r.OID); err != nil || !has {
-			return nil, "", false
+			return nil, "", false, nil
 		}
 		if r.Name == target {
 			head = target
@@ -88,9 +109,59 @@ func listLocal(url string) (refs []Ref, head string, ok bool) {
 		listed[r.Name] = true
 	}
 	if !everyLooseListed(dir, listed) {
-		return nil, "", false
+		return nil, "", false, nil
 	}
-	return refs, head, true
+	return refs, head, true, nil
+}
+
+// refuseLocal is listLocal's refusal of the repository at url.
+func refuseLocal(url string, err error) error {
+	return fmt.Errorf("list refs of %s: %w: a ref file must be a regular file of at most %d bytes; delete or replace the file in that repository (git update-ref, git symbolic-ref)",
+		RedactURL(url), err, maxRefFile)
+}
+
+// unreadableRefFile returns an error naming the first file under dir's
+// refs/ (lock files aside) that, followed through symbolic links, is not a
+// regular file of at most maxRefFile bytes: a device, a FIFO, a socket or
+// a huge file that git would read to its end (or block on) to list the
+// refs. A symbolic link whose text is a ref name is git's old form of a
+// symbolic ref and is left alone.
+func unreadableRefFile(dir string) error {
+	var bad error
+	err := filepath.WalkDir(filepath.Join(dir, "refs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if link, err := os.Readlink(p); err == nil && strings.HasPrefix(link, "refs/") {
+				return nil
+			}
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil // a dangling link: git skips it as a broken ref
+		}
+		if fi.IsDir() {
+			return nil
+		}
+		if !fi.Mode().IsRegular() {
+			bad = &os.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w: it is a %s", errNotSmallFile, fileKind(fi.Mode()))}
+			return filepath.SkipAll
+		}
+		if fi.Size() > maxRefFile {
+			bad = &os.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w: %d bytes, more than %d", errNotSmallFile, fi.Size(), maxRefFile)}
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if bad != nil {
+		return bad
+	}
+	_ = err // a walk error is left to the listing that follows
+	return nil
 }
 
 // everyLooseListed reports whether every file under dir's refs/ (lock

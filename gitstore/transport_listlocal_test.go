@@ -31,9 +31,9 @@ func TestListLocalSameAsGit(t *testing.T) {
 
 	same := func(what string) {
 		t.Helper()
-		refs, head, ok := listLocal(dir)
-		if !ok {
-			t.Fatalf("%s: not read in place", what)
+		refs, head, ok, err := listLocal(dir)
+		if err != nil || !ok {
+			t.Fatalf("%s: not read in place (%v)", what, err)
 		}
 		out, err := tr.run(ctx, false, "ls-remote", "--symref", "--", dir)
 		if err != nil {
@@ -53,14 +53,14 @@ func TestListLocalSameAsGit(t *testing.T) {
 		}
 		same("HEAD " + h)
 	}
-	if _, _, ok := listLocal("file://" + dir); !ok {
+	if _, _, ok, _ := listLocal("file://" + dir); !ok {
 		t.Fatal("a file:// URL not read in place")
 	}
 
 	notInPlace := func(what string, change, undo func()) {
 		t.Helper()
 		change()
-		if _, _, ok := listLocal(dir); ok {
+		if _, _, ok, _ := listLocal(dir); ok {
 			t.Fatalf("%s: read in place", what)
 		}
 		undo()
@@ -85,10 +85,10 @@ func TestListLocalSameAsGit(t *testing.T) {
 	}, func() { os.Remove(missing) })
 	notInPlace("a broken loose ref", func() { os.WriteFile(missing, []byte("not an id\n"), 0o644) }, func() { os.Remove(missing) })
 	notInPlace("a dangling symbolic ref", func() { os.WriteFile(missing, []byte("ref: refs/heads/none\n"), 0o644) }, func() { os.Remove(missing) })
-	if _, _, ok := listLocal("git://127.0.0.1/r.git"); ok {
+	if _, _, ok, _ := listLocal("git://127.0.0.1/r.git"); ok {
 		t.Fatal("a git:// URL read in place")
 	}
-	if _, _, ok := listLocal(filepath.Base(dir)); ok {
+	if _, _, ok, _ := listLocal(filepath.Base(dir)); ok {
 		t.Fatal("a relative path read in place")
 	}
 
@@ -139,7 +139,7 @@ func TestListLocalSameAsGit(t *testing.T) {
 		t.Fatal("listed through a protocol git does not allow")
 	}
 	t.Setenv("GIT_ALLOW_PROTOCOL", "git")
-	if _, _, ok := listLocal(dir); ok {
+	if _, _, ok, _ := listLocal(dir); ok {
 		t.Fatal("read in place with GIT_ALLOW_PROTOCOL=git")
 	}
 }

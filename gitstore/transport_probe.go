@@ -20,7 +20,11 @@ import (
 // A remote on this machine is read in place as LsRemoteHead reads it.
 func (t *Transport) RemoteHead(ctx context.Context, remote string) (string, error) {
 	if t.listAt.name == remote && remote != "" {
-		if _, head, ok := listLocal(t.listAt.url); ok {
+		_, head, ok, err := listLocal(t.listAt.url)
+		if err != nil {
+			return "", err
+		}
+		if ok {
 			return head, nil
 		}
 	}

@@ -251,3 +251,28 @@ func TestRemoteURLsRandomSameAsGit(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRemoteURLHelpers: a remote-helper URL (git's rule: letters,
+// digits, '+', '-', '.' then "::") is refused; paths, scp-like addresses
+// and scheme URLs that merely hold "::" later are not.
+func TestCheckRemoteURLHelpers(t *testing.T) {
+	for url, refused := range map[string]bool{
+		"ext::sh -c touch% x":   true,
+		"fd::0,1":               true,
+		"a+b.c-D9::x":           true,
+		"::x":                   true,
+		"-u":                    true,
+		"/srv/a::b.git":         false,
+		"host:a::b":             false,
+		"https://h/x::y":        false,
+		"file:///srv/r.git":     false,
+		"git@example.com:r.git": false,
+		"ssh://h/r.git":         false,
+		"relative/dir::x":       false,
+		"with space::x":         false,
+	} {
+		if err := CheckRemoteURL("o", url); (err != nil) != refused {
+			t.Errorf("CheckRemoteURL(%q) = %v, want refused %v", url, err, refused)
+		}
+	}
+}

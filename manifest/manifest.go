@@ -93,6 +93,13 @@ var ErrInvalid = errors.New("invalid manifest")
 // readproof wrote, which this one cannot read, rather than a broken one.
 var ErrNewerFormat = errors.New("written by a newer version of readproof")
 
+// MaxBytes is the largest manifest.json readproof writes or reads (64 MiB;
+// docs/store-format.md, "Manifest"). A 10,000-document run's manifest is
+// a few MB; a larger one is refused on write (split the run) and on every
+// read before its content is inflated, so a forged manifest padded with
+// whitespace cannot make a pull hold gigabytes.
+const MaxBytes = 64 << 20
+
 // Encode returns manifest.json: indented JSON with a trailing newline,
 // entries in position order, map keys sorted (encoding/json sorts maps).
 func Encode(m *Manifest) ([]byte, error) {

@@ -73,6 +73,9 @@ var (
 	ErrNotStore = errors.New("not a readproof store")
 	// ErrCorrupt is returned when an object cannot be decoded.
 	ErrCorrupt = errors.New("corrupt object")
+	// ErrTooLarge is returned by BlobAtMost when a blob is larger than the
+	// caller allows (its content is then not read).
+	ErrTooLarge = errors.New("object too large")
 )
 
 // ConflictError says which ref did not match and what it held.
@@ -102,6 +105,10 @@ type Reader interface {
 
 	// Blob returns a blob's bytes, or ErrNotFound.
 	Blob(id OID) ([]byte, error)
+	// BlobAtMost is Blob for a blob of at most max bytes: a larger one is
+	// refused with an error wrapping ErrTooLarge, its size read from the
+	// object's header before any content is inflated.
+	BlobAtMost(id OID, max int64) ([]byte, error)
 	// Tree returns a tree's entries in git order, or ErrNotFound.
 	Tree(id OID) ([]TreeEntry, error)
 	// Commit returns a decoded commit, or ErrNotFound.

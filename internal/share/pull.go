@@ -239,6 +239,11 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	var pushURLs []string
 	var pushErr error
 	configured, known := t.RemoteInRepoConfigURL(remote)
+	if known {
+		if err := gitstore.CheckRemoteURL(remote, configured); err != nil {
+			return nil, nil, err
+		}
+	}
 	// A remote on this machine is listed in place once the configuration
 	// says git lists it there (gitstore.LsRemoteHead): the URL question
 	// costs less than the listing by git it saves.

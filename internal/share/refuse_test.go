@@ -1,11 +1,14 @@
 package share
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/testproc"
+	"github.com/readproof/readproof/internal/testsize"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -21,7 +25,8 @@ import (
 // whose observation lies ("observation"; "observation-below": the lie is
 // under a good tip, an observation with the tree of the old tip), or a tag
 // move to other bytes under a good tip ("tag-below"), with a journal entry
-// for it.
+// for it; or ("huge") a true manifest padded with whitespace to one byte
+// over manifest.MaxBytes.
 func forge(t *testing.T, p *project, kind string) {
 	t.Helper()
 	g := p.s.Git()
@@ -107,12 +112,17 @@ func forge(t *testing.T, p *project, kind string) {
 		files[m.Entries[0].File] = other
 	case "tree": // the tree's file is not the entry's snapshot
 		files[m.Entries[0].File] = other
+	case "huge": // a true manifest padded with whitespace past manifest.MaxBytes
 	default:
 		t.Fatalf("unknown forgery %q", kind)
 	}
 	data, err := manifest.Encode(&m)
 	if err != nil {
 		t.Fatal(err)
+	}
+	unpaddedData := data
+	if kind == "huge" {
+		data = append(data, bytes.Repeat([]byte{' '}, manifest.MaxBytes+1-len(data))...)
 	}
 	mb, _ := g.PutBlob(data)
 	// content/demo/doc
@@ -127,13 +137,29 @@ func forge(t *testing.T, p *project, kind string) {
 		t.Fatal(err)
 	}
 	tip, _ := g.Ref(store.JournalRef)
-	j, err := recordOnJournal(g, tip, "forged", id, sig.When)
+	j, err := recordOnJournal(unpadded{g, mb, unpaddedData}, tip, "forged", id, sig.When)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Update(gitstore.RefUpdate{Name: store.RunsPrefix + "forged", New: id}, gitstore.RefUpdate{Name: store.JournalRef, Old: tip, New: j}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// unpadded is a store whose BlobAtMost gives blob id's bytes as data, so
+// that forge can record on the journal a manifest readproof refuses to
+// read (its bytes without the padding).
+type unpadded struct {
+	gitstore.Store
+	id   gitstore.OID
+	data []byte
+}
+
+func (u unpadded) BlobAtMost(id gitstore.OID, max int64) ([]byte, error) {
+	if id == u.id {
+		return u.data, nil
+	}
+	return u.Store.BlobAtMost(id, max)
 }
 
 // TestPullRefusesUnverified: a pull of data that does not verify is refused
@@ -156,7 +182,11 @@ func TestPullRefusesUnverified(t *testing.T) {
 	mustPull(t, alice0, "origin")
 	mustPush(t, alice0, "origin")
 	mustPull(t, mallory0, "origin")
-	for _, kind := range []string{"hash", "blob", "tree", "observation", "observation-below", "tag-below"} {
+	kinds := []string{"hash", "blob", "tree", "observation", "observation-below", "tag-below"}
+	if testsize.Long() {
+		kinds = append(kinds, "huge") // 64 MiB through git push, fetch and two clones: 4 s of CPU
+	}
+	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "shared.git")
@@ -167,7 +197,12 @@ func TestPullRefusesUnverified(t *testing.T) {
 			alice := alice0.copyProject(t, shared, dir)
 
 			forge(t, mallory, kind)
-			mustPush(t, mallory, "origin") // push does not judge; pull does
+			if kind == "huge" {
+				// mallory's own readproof refuses to read it: git pushes it
+				git(t, mallory.path(), "push", "--quiet", dir, store.RunsPrefix+"forged", store.JournalRef)
+			} else {
+				mustPush(t, mallory, "origin") // push does not judge; pull does
+			}
 
 			before := refsExcept(t, alice.path(), "refs/nothing-excluded/")
 			_, err := Pull(ctx, alice.s, "origin", Options{})
@@ -175,6 +210,9 @@ func TestPullRefusesUnverified(t *testing.T) {
 				t.Fatalf("pull of forged data: %v, want ErrUnverified", err)
 			}
 			t.Logf("refused: %v", err)
+			if kind == "huge" && !regexp.MustCompile(`manifest [0-9a-f]{40}: manifest.json: object [0-9a-f]{40}: 67108865 bytes, more than the 67108864 allowed`).MatchString(err.Error()) {
+				t.Fatalf("refusal does not name the manifest and its size: %v", err)
+			}
 			if !strings.Contains(err.Error(), "nothing was adopted") {
 				t.Fatalf("error does not say nothing was adopted: %v", err)
 			}
@@ -239,4 +277,37 @@ func TestPullRefusesCorruptObject(t *testing.T) {
 		t.Fatalf("refs changed:\n%s\n%s", before, after)
 	}
 	gitstore.Fsck(t, b.path())
+}
+
+// TestManifestTooLargeRefusedUnread: a manifest.json one byte over
+// manifest.MaxBytes (a true manifest padded with whitespace, as a forged
+// remote would send it) is refused by the pull's check (checkManifest),
+// the store's reader (Manifest) and the journal view, each naming the
+// manifest and its size, without its 64 MiB being inflated: the check
+// allocates far less than the manifest's size.
+func TestManifestTooLargeRefusedUnread(t *testing.T) {
+	p := newProject(t, map[string]string{"doc": "the real text\n"})
+	forge(t, p, "huge")
+	g := p.s.Git()
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	id, err := g.Ref(store.RunsPrefix + "forged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`manifest [0-9a-f]{40}: manifest.json: object [0-9a-f]{40}: 67108865 bytes, more than the 67108864 allowed`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = checkManifest(g, id)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, gitstore.ErrTooLarge) || !want.MatchString(err.Error()) {
+		t.Fatalf("checkManifest: %v, want ErrTooLarge naming the manifest and its size", err)
+	}
+	if spent := after.TotalAlloc - before.TotalAlloc; spent > 8<<20 {
+		t.Fatalf("checkManifest allocated %d bytes to refuse a manifest by its size", spent)
+	}
+	if _, err := p.s.Manifest("forged"); !errors.Is(err, gitstore.ErrTooLarge) || !want.MatchString(err.Error()) {
+		t.Fatalf("Manifest: %v, want ErrTooLarge naming the manifest and its size", err)
+	}
 }

@@ -34,6 +34,9 @@ func AddRemote(ctx context.Context, s *store.Store, name, url string) error {
 		return err
 	}
 	if err := t.AddRemote(ctx, name, absLocal(url), fetchRefspecs(name)); err != nil {
+		if hint.Of(err) != "" {
+			return err
+		}
 		return hint.With(err, "list the remotes with: readproof remote list")
 	}
 	return nil

@@ -68,9 +68,11 @@ func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) 
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: no manifest.json: %w", id, err)
 	}
-	data, err := g.Blob(blob)
+	// Its size is checked before it is inflated: a forged manifest padded
+	// to gigabytes is refused without holding them.
+	data, err := g.BlobAtMost(blob, manifest.MaxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", id, err)
+		return nil, fmt.Errorf("manifest %s: manifest.json: %w", id, err)
 	}
 	m, err := manifest.Decode(data)
 	if err != nil {

@@ -99,9 +99,9 @@ func readViewRun(g gitstore.Reader, id gitstore.OID) (viewRun, error) {
 	if err != nil {
 		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
 	}
-	data, err := g.Blob(blob)
+	data, err := g.BlobAtMost(blob, manifest.MaxBytes)
 	if err != nil {
-		return viewRun{}, fmt.Errorf("journal view: manifest %s: %w", id, err)
+		return viewRun{}, fmt.Errorf("journal view: manifest %s: manifest.json: %w", id, err)
 	}
 	r, err := decodeViewRun(data, id)
 	if err != nil {

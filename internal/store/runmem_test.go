@@ -113,15 +113,15 @@ func TestSpooledRunSameManifest(t *testing.T) {
 	}
 }
 
-// corruptVerifier is a store whose BlobVerifying hands out a blob's bytes
-// and then finds they do not match their id.
+// corruptVerifier is a store whose BlobVerifyingAtMost hands out a blob's
+// bytes and then finds they do not match their id.
 type corruptVerifier struct {
 	gitstore.Store
 	checked *bool
 }
 
-func (c corruptVerifier) BlobVerifying(id gitstore.OID) ([]byte, func() error, error) {
-	data, err := c.Store.Blob(id)
+func (c corruptVerifier) BlobVerifyingAtMost(id gitstore.OID, max int64) ([]byte, func() error, error) {
+	data, err := c.Store.BlobAtMost(id, max)
 	return data, func() error {
 		*c.checked = true
 		return fmt.Errorf("read object %s: %w: content does not match its id", id, gitstore.ErrCorrupt)

@@ -354,6 +354,17 @@ func spoolError(runID string, err error) error {
 		"make room on the store's file system and run again; nothing was recorded")
 }
 
+// checkManifestSize refuses a manifest.json of size bytes over
+// manifest.MaxBytes, before it is stored.
+func checkManifestSize(m *manifest.Manifest, size int64) error {
+	if size <= manifest.MaxBytes {
+		return nil
+	}
+	return hint.With(fmt.Errorf("run %s: manifest.json would be %d bytes (%d documents), more than the %d a manifest may hold: nothing was recorded",
+		m.RunID, size, len(m.Entries), manifest.MaxBytes),
+		"split the run: record its documents in several runs of fewer documents each")
+}
+
 // writeManifest writes a manifest's tree and commit (no ref).
 func (s *Store) writeManifest(m *manifest.Manifest) (gitstore.OID, error) {
 	return s.writeManifestFrom(m, nil)
@@ -370,7 +381,9 @@ func (s *Store) writeManifestFrom(m *manifest.Manifest, sp *entrySpool) (gitstor
 	} else {
 		var data []byte
 		if data, err = manifest.Encode(m); err == nil {
-			blob, err = s.git.PutBlob(data)
+			if err = checkManifestSize(m, int64(len(data))); err == nil {
+				blob, err = s.git.PutBlob(data)
+			}
 		}
 	}
 	if err != nil {
@@ -566,7 +579,11 @@ func (s *Store) decodeManifest(id gitstore.OID, decode func(data []byte) error) 
 	// A large manifest is decoded while its bytes are checked against
 	// their id; nothing decoded is returned unless they match, and a
 	// mismatch is the error readFile would have given.
-	data, check, err := s.readFileVerifying(c, "manifest.json")
+	data, check, err := s.readFileVerifying(c, "manifest.json", manifest.MaxBytes)
+	if errors.Is(err, gitstore.ErrTooLarge) {
+		return nil, hint.With(fmt.Errorf("manifest %s: manifest.json: %w (a manifest holds at most %d bytes)", id, err, manifest.MaxBytes),
+			"this manifest was not written by readproof; run `readproof verify` and remove the run ref that names it")
+	}
 	if err != nil {
 		return nil, notManifest(err)
 	}
@@ -583,22 +600,22 @@ func (s *Store) decodeManifest(id gitstore.OID, decode func(data []byte) error) 
 // blobVerifier is a store that hands out a blob's bytes while it checks
 // them (gitstore's BlobVerifying).
 type blobVerifier interface {
-	BlobVerifying(id gitstore.OID) ([]byte, func() error, error)
+	BlobVerifyingAtMost(id gitstore.OID, max int64) ([]byte, func() error, error)
 }
 
 // readFileVerifying is readFile through BlobVerifying where the store has
 // it: check must return nil before anything made of the bytes is used.
-func (s *Store) readFileVerifying(c gitstore.Commit, path string) ([]byte, func() error, error) {
-	bv, ok := s.git.(blobVerifier)
-	if !ok {
-		data, err := s.readFile(c, path)
-		return data, func() error { return nil }, err
-	}
+func (s *Store) readFileVerifying(c gitstore.Commit, path string, max int64) ([]byte, func() error, error) {
 	id, err := s.file(c.Tree, path)
 	if err != nil {
 		return nil, nil, err
 	}
-	return bv.BlobVerifying(id)
+	bv, ok := s.git.(blobVerifier)
+	if !ok {
+		data, err := s.git.BlobAtMost(id, max)
+		return data, func() error { return nil }, err
+	}
+	return bv.BlobVerifyingAtMost(id, max)
 }
 
 // Content returns a snapshot's bytes.

@@ -58,10 +58,16 @@ func (e *entrySpool) put(g gitstore.Store, m *manifest.Manifest) (gitstore.OID, 
 		if err != nil {
 			return "", err
 		}
+		if err := checkManifestSize(m, size); err != nil {
+			return "", err
+		}
 		return bs.PutBlobFrom(size, r)
 	}
 	data, err := e.sp.Encode(m, src)
 	if err != nil {
+		return "", err
+	}
+	if err := checkManifestSize(m, int64(len(data))); err != nil {
 		return "", err
 	}
 	return g.PutBlob(data)

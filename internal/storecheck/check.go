@@ -317,6 +317,8 @@ func (c *checker) objectProblem(ref string, id gitstore.OID, path, want string, 
 		}
 	case errors.Is(err, gitstore.ErrCorrupt):
 		p.Kind, p.Message = Broken, fmt.Sprintf("corrupt %s: %v", want, err)
+	case errors.Is(err, gitstore.ErrTooLarge):
+		p.Kind, p.Message = Broken, fmt.Sprintf("%s %s is larger than readproof writes it: %v", path, want, err)
 	default:
 		p.Message = fmt.Sprintf("cannot read %s: %v", want, err)
 	}
@@ -464,7 +466,14 @@ func (c *checker) file(ref string, cm gitstore.Commit, commit gitstore.OID, path
 	if c.bad[id] {
 		return nil, false
 	}
-	data, err := c.g.Blob(id)
+	var data []byte
+	var err error
+	if path == "manifest.json" {
+		// its size is checked before it is inflated
+		data, err = c.g.BlobAtMost(id, manifest.MaxBytes)
+	} else {
+		data, err = c.g.Blob(id)
+	}
 	if err != nil {
 		c.objectProblem(ref, id, path, "blob", err)
 		return nil, false

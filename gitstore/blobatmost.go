@@ -1,0 +1,193 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// BlobAtMost is Blob for a blob that may be at most max bytes: its size is
+// read first (a loose object's header, a pack entry's header, for a delta
+// the result size at the start of the delta), and a larger blob is refused
+// with an error wrapping ErrTooLarge before any of its content is inflated.
+func (s *repo) BlobAtMost(id OID, max int64) ([]byte, error) {
+	if err := s.checkSize(id, max); err != nil {
+		return nil, err
+	}
+	data, err := s.Blob(id)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, tooLarge(id, int64(len(data)), max)
+	}
+	return data, nil
+}
+
+// BlobVerifyingAtMost is BlobVerifying for a blob of at most max bytes,
+// refused as BlobAtMost refuses one before its content is inflated.
+func (s *repo) BlobVerifyingAtMost(id OID, max int64) ([]byte, func() error, error) {
+	if err := s.checkSize(id, max); err != nil {
+		return nil, nil, err
+	}
+	data, check, err := s.BlobVerifying(id)
+	if err == nil && int64(len(data)) > max {
+		return nil, nil, tooLarge(id, int64(len(data)), max)
+	}
+	return data, check, err
+}
+
+// checkSize returns an error wrapping ErrTooLarge when object id states a
+// size over max (in its loose or pack header, or its delta's). A missing
+// or broken object passes: the read that follows reports it in its words.
+func (s *repo) checkSize(id OID, max int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	h, err := parseOID(id)
+	if err != nil {
+		return err
+	}
+	if _, data, ok := s.buffered(h); ok {
+		if int64(len(data)) > max {
+			return tooLarge(id, int64(len(data)), max)
+		}
+		return nil
+	}
+	var n int64
+	size := func() error {
+		var err error
+		n, err = s.st.size(h)
+		return err
+	}
+	if err := size(); err != nil {
+		if err := s.afterMiss(size); err != nil {
+			return nil
+		}
+	}
+	if n > max {
+		return tooLarge(id, n, max)
+	}
+	return nil
+}
+
+func tooLarge(id OID, n, max int64) error {
+	return fmt.Errorf("object %s: %d bytes, more than the %d allowed: %w", id, n, max, ErrTooLarge)
+}
+
+// size returns the size of object h's content without inflating it: from
+// a pack entry's header (for a delta, the result size the delta starts
+// with), a loose object's header, or an alternate's. A miss is
+// plumbing.ErrObjectNotFound.
+func (d *odb) size(h plumbing.Hash) (int64, error) {
+	p, off, ok, err := d.findPacked(h)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
+		n, err := d.packedSize(p, off)
+		if !errors.Is(err, errPackGone) {
+			return n, err
+		}
+	}
+	n, err := d.looseSize(filepath.Join(d.dir, h.String()[:2], h.String()[2:]))
+	if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return n, err
+	}
+	for _, a := range d.alternates() {
+		n, err := a.size(h)
+		if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
+			return n, err
+		}
+	}
+	return 0, plumbing.ErrObjectNotFound
+}
+
+// packedSize is the content size of the pack entry at off: its header's
+// size, or for a delta the result size the delta's inflated start holds
+// (two base-128 numbers: the base's size, then the result's).
+func (d *odb) packedSize(p *packFile, off int64) (int64, error) {
+	if err := p.openPack(); err != nil {
+		return 0, err
+	}
+	if _, data, ok := d.cache.get(p, off); ok {
+		return int64(len(data)), nil
+	}
+	e, err := p.entryAt(off)
+	if err != nil {
+		return 0, err
+	}
+	if e.t != plumbing.OFSDeltaObject && e.t != plumbing.REFDeltaObject {
+		return e.size, nil
+	}
+	var src io.Reader
+	if p.mapped != nil {
+		src = bytes.NewReader(p.mapped[e.data : p.packSize-20])
+	} else {
+		src = io.NewSectionReader(p.pack, e.data, p.packSize-20-e.data)
+	}
+	if err := d.zr.reset(src); err != nil {
+		return 0, fmt.Errorf("%s.pack offset %d: %w: %w", p.name, e.data, errPackCorrupt, err)
+	}
+	var head [20]byte // two sizes of at most 10 bytes each
+	n, err := io.ReadFull(d.zr.r, head[:min(int64(len(head)), e.size)])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return 0, fmt.Errorf("%s.pack offset %d: %w: %w", p.name, e.data, errPackCorrupt, err)
+	}
+	_, rest, ok := deltaSize(head[:n])
+	if !ok {
+		return 0, fmt.Errorf("%s.pack offset %d: %w: bad delta header", p.name, e.data, errPackCorrupt)
+	}
+	res, _, ok := deltaSize(rest)
+	if !ok || res > 1<<62 {
+		return 0, fmt.Errorf("%s.pack offset %d: %w: bad delta header", p.name, e.data, errPackCorrupt)
+	}
+	return int64(res), nil
+}
+
+// looseSize is the size a loose object's header states: only the start of
+// the file is read and inflated.
+func (d *odb) looseSize(path string) (int64, error) {
+	f, err := openRead(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, plumbing.ErrObjectNotFound
+		}
+		return 0, err
+	}
+	defer f.Close()
+	if err := d.zr.reset(bufio.NewReaderSize(f, 512)); err != nil {
+		return 0, fmt.Errorf("loose object %s: %w", path, err)
+	}
+	var head [64]byte
+	n := 0
+	for {
+		if n == len(head) {
+			return 0, fmt.Errorf("loose object %s: header too long", path)
+		}
+		if _, err := io.ReadFull(d.zr.r, head[n:n+1]); err != nil {
+			return 0, fmt.Errorf("loose object %s: bad header: %w", path, err)
+		}
+		if head[n] == 0 {
+			break
+		}
+		n++
+	}
+	kind, size, ok := strings.Cut(string(head[:n]), " ")
+	t, terr := plumbing.ParseObjectType(kind)
+	sz, nerr := strconv.ParseInt(size, 10, 64)
+	if !ok || terr != nil || nerr != nil || sz < 0 || t < plumbing.CommitObject || t > plumbing.TagObject {
+		return 0, fmt.Errorf("loose object %s: bad header %q", path, truncate(head[:n]))
+	}
+	return sz, nil
+}
