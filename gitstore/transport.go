@@ -394,19 +394,22 @@ func checkedURLs(name string, urls []string) ([]string, error) {
 
 // CheckRemoteURL refuses a URL readproof does not hand to git for remote
 // name: an empty one, one with a newline or NUL, one git would read as an
-// option ("-..."), and a remote-helper URL, "<transport>::<address>"
-// (git's rule: letters, digits, '+', '-' and '.' before "::"), which makes
-// git run git-remote-<transport>: "ext::<command>" runs any command and
-// "fd::" speaks over inherited descriptors. Only git's default
-// protocol.allow stands between such a URL and git; readproof shares
-// stores over paths, file://, git://, ssh:// and http(s):// only.
+// option ("-..."), and the remote-helper URLs of git's own two dangerous
+// helpers: "ext::<command>" runs any command and "fd::" speaks over
+// inherited descriptors. Only git's default protocol.allow stands between
+// such a URL and git, and a user's configuration may loosen it. Other
+// "<transport>::<address>" URLs (codecommit::, gcrypt::) run the
+// git-remote-<transport> program the user installed, and are git's to
+// decide, as any other URL is.
 func CheckRemoteURL(name, url string) error {
 	if url == "" || strings.ContainsAny(url, "\n\x00") || strings.HasPrefix(url, "-") {
 		return fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
 	}
-	if helper, ok := remoteHelper(url); ok {
-		return hint.With(fmt.Errorf("remote %s: URL %q is a remote-helper URL (%s::), which makes git run a helper program: readproof does not share stores through remote helpers",
-			name, RedactURL(url), helper), "give a repository path or a file://, git://, ssh:// or http(s):// URL (readproof remote add NAME URL, or git config remote.NAME.url)")
+	helper, _ := remoteHelper(url)
+	what := map[string]string{"ext": "the command it names", "fd": "a transport over inherited file descriptors"}
+	if does, ok := what[helper]; ok {
+		return hint.With(fmt.Errorf("remote %s: URL %q is a remote-helper URL (%s::), which makes git run %s: readproof never hands such a URL to git",
+			name, RedactURL(url), helper, does), "give a repository path or a file://, git://, ssh:// or http(s):// URL (readproof remote add NAME URL, or git config remote.NAME.url)")
 	}
 	return nil
 }

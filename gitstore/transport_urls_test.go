@@ -259,8 +259,10 @@ func TestCheckRemoteURLHelpers(t *testing.T) {
 	for url, refused := range map[string]bool{
 		"ext::sh -c touch% x":   true,
 		"fd::0,1":               true,
-		"a+b.c-D9::x":           true,
-		"::x":                   true,
+		"a+b.c-D9::x":           false, // a helper the user installed: git's to decide
+		"codecommit::https://h": false,
+		"ext::x":                true,
+		"fd::3":                 true,
 		"-u":                    true,
 		"/srv/a::b.git":         false,
 		"host:a::b":             false,
