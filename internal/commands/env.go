@@ -62,7 +62,7 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 		// would be looked for in its parent
 		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG) is a directory", abs),
-				"name the policy file itself: --config "+filepath.Join(abs, PolicyName)))
+				"name the policy file itself: --config "+text.ShellArg(filepath.Join(abs, PolicyName))))
 		}
 	}
 	s := storeFlag
