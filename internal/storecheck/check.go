@@ -547,23 +547,7 @@ func (c *checker) journalRenames(reach []gitstore.OID) map[gitstore.OID]map[stri
 // renamed reports whether the journal records renames of manifest m that
 // lead from run id from to run id to (a rename of a rename included).
 func (c *checker) renamed(m gitstore.OID, from, to string) bool {
-	edges := c.renames[m]
-	seen := map[string]bool{from: true}
-	queue := []string{from}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, next := range edges[cur] {
-			if next == to {
-				return true
-			}
-			if !seen[next] {
-				seen[next] = true
-				queue = append(queue, next)
-			}
-		}
-	}
-	return false
+	return store.RenameLeads(c.renames[m], from, to)
 }
 
 // checkSignature verifies a manifest commit's SSH signature against the
