@@ -1,0 +1,43 @@
+package share
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/internal/store"
+)
+
+// TestGuardRefusesForgedChainCommits: the hook of a guarded remote checks
+// every commit a push adds to a resource or tag chain, as pull and clone
+// do, not the new tip alone: a forged observation, or a tag move to other
+// bytes, under a good tip was taken, and every pull from the remote was
+// then refused.
+func TestGuardRefusesForgedChainCommits(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	for _, kind := range []string{"observation-below", "tag-below"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			u := guardedRemote(t, base, kind+".git")
+			p := newProject(t, map[string]string{"doc": "the real text\n"})
+			addRemote(t, p, "origin", u)
+			p.run(t, "first", "doc")
+			p.tag(t, "doc", "prod")
+			mustPush(t, p, "origin")
+			before := allRefs(t, u)
+			forge(t, p, kind)
+			ref := store.ResourcesPrefix + "demo/doc"
+			want := "hashes to" // the observation's snapshot is other bytes
+			if kind == "tag-below" {
+				ref, want = store.TagsPrefix+"demo/doc/prod", "content is" // the move's content file
+			}
+			out := pushRefused(t, p.path(), u, ref+":"+ref)
+			if !strings.Contains(out, want) {
+				t.Errorf("refused without naming the forged commit (%q):\n%s", want, out)
+			}
+			if after := allRefs(t, u); after != before {
+				t.Fatalf("the forged chain was taken:\n%s\nwas\n%s", after, before)
+			}
+		})
+	}
+}
