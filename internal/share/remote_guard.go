@@ -149,7 +149,8 @@ func ReadIncoming(r io.Reader) ([]Incoming, error) {
 //     receipt and verdict chains, main); nothing is ever deleted;
 //   - a run tag is created once, never moved, and names a manifest that
 //     verifies entry by entry;
-//   - a chain only moves forward, and its new tip verifies as its kind;
+//   - a chain only moves forward, and every commit it gains verifies as
+//     its kind;
 //   - main only moves forward and every new commit on it is a journal
 //     commit or a manifest that verifies.
 func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport, updates []Incoming) []string {
@@ -192,8 +193,10 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 			if _, err := keyURI(strings.TrimPrefix(name, store.ResourcesPrefix)); err != nil {
 				no(in, "%v", err)
 			} else if forward(in) {
-				if err := checkObservation(g, in.New); err != nil {
-					no(in, "%v", err)
+				// every commit the push adds, not the tip alone: pull
+				// and clone refuse a forged one below a good tip
+				for _, f := range checkObservations(ctx, g, t, strings.TrimPrefix(name, store.ResourcesPrefix), in.New, in.Old, verified) {
+					no(in, "%s", f)
 				}
 			}
 		case strings.HasPrefix(name, store.ProposalsPrefix):
@@ -204,8 +207,8 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 			if _, _, err := splitTagKey(strings.TrimPrefix(name, store.TagsPrefix)); err != nil {
 				no(in, "%v", err)
 			} else if forward(in) {
-				if err := checkTag(g, in.New); err != nil {
-					no(in, "%v", err)
+				for _, f := range checkTagMoves(ctx, g, t, strings.TrimPrefix(name, store.TagsPrefix), in.New, in.Old, verified) {
+					no(in, "%s", f)
 				}
 				for _, f := range checkIncomingTagMerges(ctx, g, t, in) {
 					no(in, "%s", f)
