@@ -3,6 +3,7 @@ package share
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/internal/store"
 )
@@ -40,4 +41,34 @@ func TestGuardRefusesForgedChainCommits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGuardRefusesRunNamedForAnother: the hook refuses a run tag naming a
+// manifest recorded under another run id with no rename on the journal
+// (pull and clone refuse it: checkRunNames), and takes a rename readproof
+// pushes with its journal.
+func TestGuardRefusesRunNamedForAnother(t *testing.T) {
+	t.Parallel()
+	u := guardedRemote(t, t.TempDir(), "shared.git")
+	p := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, p, "origin", u)
+	p.run(t, "a-1", "doc")
+	mustPush(t, p, "origin")
+	before := allRefs(t, u)
+	out := pushRefused(t, p.path(), u, store.RunsPrefix+"a-1:"+store.RunsPrefix+"evil")
+	if !strings.Contains(out, "records run a-1") {
+		t.Errorf("refused without saying whose manifest it is:\n%s", out)
+	}
+	if after := allRefs(t, u); after != before {
+		t.Fatalf("the run named for another was taken:\n%s\nwas\n%s", after, before)
+	}
+	// a rename readproof records on its journal is pushed with it, and taken
+	if _, err := RenameRun(p.s, "a-1", "a-2", "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, p, "origin")
+	if got := git(t, u, "rev-parse", store.RunsPrefix+"a-2"); got != git(t, p.path(), "rev-parse", store.RunsPrefix+"a-2") {
+		t.Fatalf("the renamed run is not on the remote: %s", got)
+	}
+	mustPull(t, p, "origin")
 }
