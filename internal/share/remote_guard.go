@@ -148,7 +148,8 @@ func ReadIncoming(r io.Reader) ([]Incoming, error) {
 //   - only the shared namespaces are accepted (run tags, resource, tag,
 //     receipt and verdict chains, main); nothing is ever deleted;
 //   - a run tag is created once, never moved, and names a manifest that
-//     verifies entry by entry;
+//     verifies entry by entry, recorded under its id or renamed to it on
+//     the journal;
 //   - a chain only moves forward, and every commit it gains verifies as
 //     its kind;
 //   - main only moves forward and every new commit on it is a journal
@@ -173,6 +174,11 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 		return ok
 	}
 	verified := verifiedSet{}
+	var runs []Incoming // run tags whose manifest verified
+	heads := []gitstore.OID{}
+	if main, err := g.Ref(store.JournalRef); err == nil {
+		heads = append(heads, main)
+	}
 	for _, in := range updates {
 		if in.New == "" {
 			no(in, "deleting refs is refused: shared records are never removed")
@@ -186,8 +192,16 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				no(in, "%v", err)
 			} else if in.Old != "" {
 				no(in, "run tags are created once and never moved")
-			} else if err := verified.check("manifest", in.New, func() error { _, err := checkManifest(g, in.New); return err }); err != nil {
+			} else if err := verified.check("manifest", in.New, func() error {
+				m, err := checkManifest(g, in.New)
+				if err == nil {
+					verified[verifiedKey{recordsRun + m.RunID, in.New}] = true
+				}
+				return err
+			}); err != nil {
 				no(in, "%v", err)
+			} else {
+				runs = append(runs, in)
 			}
 		case strings.HasPrefix(name, store.ResourcesPrefix):
 			if _, err := keyURI(strings.TrimPrefix(name, store.ResourcesPrefix)); err != nil {
@@ -257,6 +271,21 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 			}
 		default:
 			no(in, "not a shared readproof ref (runs, resources, tags, tag proposals, receipts, verdicts, main)")
+		}
+		if in.Ref == store.JournalRef && in.New != "" {
+			heads = append(heads, in.New)
+		}
+	}
+	// A run tag names a manifest recorded under its id, or one the journal
+	// (the remote's, or the one pushed with it) records renamed to it, as
+	// pull and clone require (checkRunNames).
+	for _, in := range runs {
+		failures, err := checkRunNames(g, []RunRef{{RunID: strings.TrimPrefix(in.Ref, store.RunsPrefix), Manifest: string(in.New)}}, verified, heads)
+		if err != nil {
+			failures = append(failures, err.Error())
+		}
+		for _, f := range failures {
+			no(in, "%s", f)
 		}
 	}
 	return refused
