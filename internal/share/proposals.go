@@ -102,7 +102,7 @@ func Propose(ctx context.Context, s *store.Store, u identity.URI, tag, snapshot,
 				"open the pull request from that branch: it proposes the same snapshot on the same base")
 		}
 	}
-	if err := send(ctx, t, rem, remote, nil, []string{p.Commit + ":" + ref}, opts); err != nil {
+	if err := send(ctx, t, rem, remote, nil, nil, []string{p.Commit + ":" + ref}, opts); err != nil {
 		return nil, err
 	}
 	res.Pushed = true
