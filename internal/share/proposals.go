@@ -241,7 +241,7 @@ func checkIncomingProposal(g gitstore.Store, in Incoming) error {
 		"refs/heads/"+st.Proposal != in.Ref {
 		return fmt.Errorf("commit %s is not a proposed move of %s@%s on this branch", short(in.New), u, tag)
 	}
-	return checkTag(g, in.New)
+	return checkTag(g, in.New, nil)
 }
 
 // proposalRef is one proposal branch a remote lists.
