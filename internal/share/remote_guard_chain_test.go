@@ -72,3 +72,26 @@ func TestGuardRefusesRunNamedForAnother(t *testing.T) {
 	}
 	mustPull(t, p, "origin")
 }
+
+// TestGuardRefusesJournalOrphan: the hook refuses a journal that records a
+// run no run ref names once the push lands (pull and clone refuse it:
+// journalOrphans), and takes the same journal pushed with the run.
+func TestGuardRefusesJournalOrphan(t *testing.T) {
+	t.Parallel()
+	u := guardedRemote(t, t.TempDir(), "shared.git")
+	p := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, p, "origin", u)
+	p.run(t, "a-1", "doc")
+	mustPush(t, p, "origin")
+	p.run(t, "b-1", "doc")
+	before := allRefs(t, u)
+	out := pushRefused(t, p.path(), u, store.JournalRef+":"+store.JournalRef)
+	if !strings.Contains(out, "the journal records run b-1") {
+		t.Errorf("refused without naming the run:\n%s", out)
+	}
+	if after := allRefs(t, u); after != before {
+		t.Fatalf("the journal was taken without its run:\n%s\nwas\n%s", after, before)
+	}
+	mustPush(t, p, "origin")
+	mustPull(t, p, "origin")
+}
