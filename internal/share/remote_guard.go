@@ -153,7 +153,8 @@ func ReadIncoming(r io.Reader) ([]Incoming, error) {
 //   - a chain only moves forward, and every commit it gains verifies as
 //     its kind;
 //   - main only moves forward and every new commit on it is a journal
-//     commit or a manifest that verifies.
+//     commit or a manifest that verifies, recording only runs a run ref
+//     names once the push lands.
 func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport, updates []Incoming) []string {
 	var refused []string
 	no := func(in Incoming, format string, args ...any) {
@@ -175,6 +176,8 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 	}
 	verified := verifiedSet{}
 	var runs []Incoming // run tags whose manifest verified
+	var journal Incoming
+	var journalRecords []RunRef // what the pushed journal commits record
 	heads := []gitstore.OID{}
 	if main, err := g.Ref(store.JournalRef); err == nil {
 		heads = append(heads, main)
@@ -260,10 +263,11 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				continue
 			}
 			manifests := map[gitstore.OID]bool{}
-			failures, _ := checkJournal(g, in.New, commits, manifests, verified)
+			failures, records := checkJournal(g, in.New, commits, manifests, verified)
 			for _, f := range failures {
 				no(in, "%s", f)
 			}
+			journal, journalRecords = in, records
 			for _, m := range sortedOIDs(manifests) {
 				if err := verified.check("manifest", m, func() error { _, err := checkManifest(g, m); return err }); err != nil {
 					no(in, "%v", err)
@@ -274,6 +278,30 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 		}
 		if in.Ref == store.JournalRef && in.New != "" {
 			heads = append(heads, in.New)
+		}
+	}
+	// A journal records only runs a run ref names once the push lands, as
+	// pull and clone require (journalOrphans).
+	if journalRecords != nil {
+		final := map[string]gitstore.OID{}
+		named := map[gitstore.OID]bool{}
+		have, err := g.Refs(store.RunsPrefix)
+		if err != nil {
+			no(journal, "%v", err)
+		}
+		for _, r := range have {
+			final[strings.TrimPrefix(r.Name, store.RunsPrefix)] = r.OID
+		}
+		for _, in := range updates {
+			if strings.HasPrefix(in.Ref, store.RunsPrefix) && in.New != "" {
+				final[strings.TrimPrefix(in.Ref, store.RunsPrefix)] = in.New
+			}
+		}
+		for _, m := range final {
+			named[m] = true
+		}
+		for _, f := range journalOrphans(journalRecords, final, named) {
+			no(journal, "%s", f)
 		}
 	}
 	// A run tag names a manifest recorded under its id, or one the journal
