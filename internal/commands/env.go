@@ -327,9 +327,9 @@ func withOpened(ctx context.Context, open func() (*store.Store, error), fn func(
 // warn prints err as a warning, and its hint: what a command could not
 // do after its work was done (gitstore.Options.Warn).
 func (e *env) warn(err error) {
-	e.say("readproof: warning: %s", err)
+	e.say("readproof: warning: %s", text.Escape(err.Error()))
 	if h := hint.Of(err); h != "" {
-		e.say("readproof: hint: %s", h)
+		e.say("readproof: hint: %s", text.Escape(h))
 	}
 }
 
