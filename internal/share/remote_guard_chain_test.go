@@ -66,6 +66,9 @@ func TestGuardRefusesRunNamedForAnother(t *testing.T) {
 	if _, err := RenameRun(p.s, "a-1", "a-2", "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	// the journal first, then the run alone: the remote's journal has it
+	git(t, p.path(), "push", u, store.JournalRef+":"+store.JournalRef)
+	git(t, p.path(), "push", u, store.RunsPrefix+"a-2:"+store.RunsPrefix+"a-2")
 	mustPush(t, p, "origin")
 	if got := git(t, u, "rev-parse", store.RunsPrefix+"a-2"); got != git(t, p.path(), "rev-parse", store.RunsPrefix+"a-2") {
 		t.Fatalf("the renamed run is not on the remote: %s", got)
