@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Garbage collection packs the refs itself (packrefs.go: git's pack-refs
@@ -153,7 +154,7 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 			// another git gc (or maintenance) was taking git's gc lock
 			// at that moment: it writes gc.pid next
 			return nil, hint.With(fmt.Errorf("gc %s: %w (git found %s)", path, ErrGCRunning, lock),
-				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age (10s), or remove it: rm "+lock)
+				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age (10s), or remove it: rm "+text.ShellArg(lock))
 		}
 		err = fmt.Errorf("gc %s: %w", path, err)
 		if hint.Of(err) == "" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // refTx is one ref of an Update.
@@ -512,7 +513,7 @@ func (tx *txn) warnLeftLocks() {
 			cause = pe.Err // the path is named once
 		}
 		warn(hint.With(fmt.Errorf("update refs: the refs moved, but the lock file %s could not be removed: %w", l.path, cause),
-			fmt.Sprintf("what the command did is recorded; the next writer waits for that lock until it is %s old (stale): once no readproof or git process writes to the store, remove it: rm %s", tx.s.opts.StaleLockAge, l.path)))
+			fmt.Sprintf("what the command did is recorded; the next writer waits for that lock until it is %s old (stale): once no readproof or git process writes to the store, remove it: rm %s", tx.s.opts.StaleLockAge, text.ShellArg(l.path))))
 	}
 }
 

@@ -62,7 +62,7 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 		// would be looked for in its parent
 		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG) is a directory", abs),
-				"name the policy file itself: --config "+filepath.Join(abs, PolicyName)))
+				"name the policy file itself: --config "+text.ShellArg(filepath.Join(abs, PolicyName))))
 		}
 	}
 	s := storeFlag
@@ -327,9 +327,9 @@ func withOpened(ctx context.Context, open func() (*store.Store, error), fn func(
 // warn prints err as a warning, and its hint: what a command could not
 // do after its work was done (gitstore.Options.Warn).
 func (e *env) warn(err error) {
-	e.say("readproof: warning: %s", err)
+	e.say("readproof: warning: %s", text.Escape(err.Error()))
 	if h := hint.Of(err); h != "" {
-		e.say("readproof: hint: %s", h)
+		e.say("readproof: hint: %s", text.Escape(h))
 	}
 }
 

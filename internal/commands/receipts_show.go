@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -95,10 +96,11 @@ func receiptTableTime(s string) string {
 }
 
 // receiptText quotes a string that holds spaces or characters a table or a
-// terminal would mangle.
+// terminal would mangle: controls, and the format characters (bidi
+// overrides) receipts.validText lets through (text.Printable's set).
 func receiptText(s string) string {
 	for _, r := range s {
-		if r <= ' ' || r == 0x7f || r == '"' || r == '\\' || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029 {
+		if r == ' ' || r == '"' || r == '\\' || !unicode.IsPrint(r) {
 			return strconv.Quote(s)
 		}
 	}

@@ -65,6 +65,10 @@ func TestReceiptText(t *testing.T) {
 		"q\"":           `"q\""`,
 		"line\u2028x":   `"line\u2028x"`,
 		"naïve-ünïcode": "naïve-ünïcode",
+		// the validation of a receipt (receipts.validText) lets format
+		// characters through: a bidi override turns a tool name around
+		"run\u202ehs.exe": `"run\u202ehs.exe"`,
+		"a\u200bb":        `"a\u200bb"`,
 	} {
 		if got := receiptText(in); got != want {
 			t.Errorf("receiptText(%q) = %s, want %s", in, got, want)

@@ -332,7 +332,7 @@ func runPush(ctx context.Context, e *env, args []string) error {
 			return syncErr(err)
 		}
 		for _, w := range res.Warnings {
-			e.say("readproof: warning: %s", w)
+			e.say("readproof: warning: %s", text.Escape(w)) // names the remote's HEAD, any ref
 		}
 		for _, t := range res.Skipped {
 			e.say("readproof: warning: %s not pushed: it moved on both sides; settle it with `readproof conflicts resolve %s --take local|remote`", t, t)

@@ -158,6 +158,8 @@ func printTagHistory(e *env, h []historyEntry) error {
 		if t.Deleted {
 			snap, hash = "-", "-"
 		}
+		// tag.json of a pulled move is the remote's: pull checks its
+		// snapshot, not its action or notes
 		var note []string
 		if t.Caller != "" {
 			// moved over mcp --http with this token
@@ -183,7 +185,7 @@ func printTagHistory(e *env, h []historyEntry) error {
 		if n == "" {
 			n = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.SetAt.Format(time.RFC3339Nano), action, snap, hash, manifest.Short(t.Commit), text.Printable(n))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.SetAt.Format(time.RFC3339Nano), text.Printable(action), snap, hash, manifest.Short(t.Commit), text.Printable(n))
 	}
 	return tw.Flush()
 }

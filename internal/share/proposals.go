@@ -102,7 +102,7 @@ func Propose(ctx context.Context, s *store.Store, u identity.URI, tag, snapshot,
 				"open the pull request from that branch: it proposes the same snapshot on the same base")
 		}
 	}
-	if err := send(ctx, t, rem, remote, nil, []string{p.Commit + ":" + ref}, opts); err != nil {
+	if err := send(ctx, t, rem, remote, nil, nil, []string{p.Commit + ":" + ref}, opts); err != nil {
 		return nil, err
 	}
 	res.Pushed = true
@@ -241,7 +241,7 @@ func checkIncomingProposal(g gitstore.Store, in Incoming) error {
 		"refs/heads/"+st.Proposal != in.Ref {
 		return fmt.Errorf("commit %s is not a proposed move of %s@%s on this branch", short(in.New), u, tag)
 	}
-	return checkTag(g, in.New)
+	return checkTag(g, in.New, nil)
 }
 
 // proposalRef is one proposal branch a remote lists.

@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -67,7 +68,15 @@ func push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, rem.main != "", rem.head, false)...)
 		return res, nil
 	}
-	if err := send(ctx, t, rem, remote, immutable, moving, opts); err != nil {
+	var withJournal []string
+	if len(immutable)+len(moving) > maxRefspecsPerPush {
+		// pushed in batches: a renamed run goes with the journal that
+		// records its rename (a guarded remote takes it only then)
+		if immutable, withJournal, err = p.renamedRuns(immutable); err != nil {
+			return nil, err
+		}
+	}
+	if err := send(ctx, t, rem, remote, immutable, withJournal, moving, opts); err != nil {
 		return nil, err
 	}
 	res.Warnings = append(res.Warnings, warnHead(ctx, t, remote, p.local.main != "" || rem.main != "", rem.head, p.creates)...)
@@ -118,6 +127,35 @@ func (p *pusher) runSpecs() []string {
 		return []string{store.RunsPrefix + "*:" + store.RunsPrefix + "*"}
 	}
 	return newRuns
+}
+
+// renamedRuns splits the run refspecs of a push (immutable, runSpecs) into
+// the plain ones and those of runs the local journal records renamed to
+// their id (conflicts rename: the manifest records another run id), which
+// a guarded remote takes only with the journal that records the rename
+// (CheckIncoming). The glob runSpecs may give is written out when it holds
+// such a run.
+func (p *pusher) renamedRuns(immutable []string) (plain, renamed []string, err error) {
+	renames, err := store.JournalRenames(p.g, []gitstore.OID{p.local.main})
+	if err != nil || len(renames) == 0 {
+		return immutable, nil, err
+	}
+	for _, r := range p.res.Runs {
+		spec := r.Manifest + ":" + store.RunsPrefix + r.RunID
+		to := false
+		for _, ids := range renames[gitstore.OID(r.Manifest)] {
+			to = to || slices.Contains(ids, r.RunID)
+		}
+		if to {
+			renamed = append(renamed, spec)
+		} else {
+			plain = append(plain, spec)
+		}
+	}
+	if len(renamed) == 0 {
+		return immutable, nil, nil
+	}
+	return plain, renamed, nil
 }
 
 // movingSpecs returns the refspecs of the chains and the journal that moved
@@ -293,11 +331,8 @@ func (p *pusher) tagSpecs() (specs []string, skipped bool, err error) {
 // large for one command line goes in batches, immutable run refs first and
 // the journal last, each batch atomic and every ref always naming complete
 // objects.
-func send(ctx context.Context, t *gitstore.Transport, rem *state, remote string, immutable, moving []string, opts Options) error {
-	batches := [][]string{append(append([]string{}, immutable...), moving...)}
-	if len(batches[0]) > maxRefspecsPerPush {
-		batches = append(chunk(immutable, maxRefspecsPerPush), chunk(moving, maxRefspecsPerPush)...)
-	}
+func send(ctx context.Context, t *gitstore.Transport, rem *state, remote string, immutable, withJournal, moving []string, opts Options) error {
+	batches := pushBatches(immutable, withJournal, moving, maxRefspecsPerPush)
 	// Push to the URL rather than the remote's name: git would otherwise
 	// rewrite a tracking ref per pushed ref, which costs more than the push.
 	// connect asked for them already
@@ -320,6 +355,23 @@ func send(ctx context.Context, t *gitstore.Transport, rem *state, remote string,
 
 func pullFirst(remote string, err error) error {
 	return hint.With(err, "pull first: readproof pull "+remote+" (then push again); nothing was changed on the remote")
+}
+
+// pushBatches is send's batches of at most n refspecs: one when all fit,
+// else the immutable run refs first, then the moving ones, the journal's
+// (moving's last, when it moved) last, in one batch with withJournal (the
+// renamed runs: renamedRuns).
+func pushBatches(immutable, withJournal, moving []string, n int) [][]string {
+	all := append(append(append([]string{}, immutable...), withJournal...), moving...)
+	if len(all) <= n {
+		return [][]string{all}
+	}
+	last := len(moving)
+	if last > 0 && strings.HasSuffix(moving[last-1], ":"+store.JournalRef) {
+		last--
+	}
+	batches := append(chunk(immutable, n), chunk(moving[:last], n)...)
+	return append(batches, chunk(append(append([]string{}, withJournal...), moving[last:]...), n)...)
 }
 
 func chunk(list []string, n int) [][]string {

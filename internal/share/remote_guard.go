@@ -148,10 +148,13 @@ func ReadIncoming(r io.Reader) ([]Incoming, error) {
 //   - only the shared namespaces are accepted (run tags, resource, tag,
 //     receipt and verdict chains, main); nothing is ever deleted;
 //   - a run tag is created once, never moved, and names a manifest that
-//     verifies entry by entry;
-//   - a chain only moves forward, and its new tip verifies as its kind;
+//     verifies entry by entry, recorded under its id or renamed to it on
+//     the journal;
+//   - a chain only moves forward, and every commit it gains verifies as
+//     its kind;
 //   - main only moves forward and every new commit on it is a journal
-//     commit or a manifest that verifies.
+//     commit or a manifest that verifies, recording only runs a run ref
+//     names once the push lands.
 func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport, updates []Incoming) []string {
 	var refused []string
 	no := func(in Incoming, format string, args ...any) {
@@ -172,6 +175,13 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 		return ok
 	}
 	verified := verifiedSet{}
+	var runs []Incoming // run tags whose manifest verified
+	var journal Incoming
+	var journalRecords []RunRef // what the pushed journal commits record
+	heads := []gitstore.OID{}
+	if main, err := g.Ref(store.JournalRef); err == nil {
+		heads = append(heads, main)
+	}
 	for _, in := range updates {
 		if in.New == "" {
 			no(in, "deleting refs is refused: shared records are never removed")
@@ -185,15 +195,25 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				no(in, "%v", err)
 			} else if in.Old != "" {
 				no(in, "run tags are created once and never moved")
-			} else if err := verified.check("manifest", in.New, func() error { _, err := checkManifest(g, in.New); return err }); err != nil {
+			} else if err := verified.check("manifest", in.New, func() error {
+				m, err := checkManifest(g, in.New)
+				if err == nil {
+					verified[verifiedKey{recordsRun + m.RunID, in.New}] = true
+				}
+				return err
+			}); err != nil {
 				no(in, "%v", err)
+			} else {
+				runs = append(runs, in)
 			}
 		case strings.HasPrefix(name, store.ResourcesPrefix):
 			if _, err := keyURI(strings.TrimPrefix(name, store.ResourcesPrefix)); err != nil {
 				no(in, "%v", err)
 			} else if forward(in) {
-				if err := checkObservation(g, in.New); err != nil {
-					no(in, "%v", err)
+				// every commit the push adds, not the tip alone: pull
+				// and clone refuse a forged one below a good tip
+				for _, f := range checkObservations(ctx, g, t, strings.TrimPrefix(name, store.ResourcesPrefix), in.New, in.Old, verified) {
+					no(in, "%s", f)
 				}
 			}
 		case strings.HasPrefix(name, store.ProposalsPrefix):
@@ -204,8 +224,8 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 			if _, _, err := splitTagKey(strings.TrimPrefix(name, store.TagsPrefix)); err != nil {
 				no(in, "%v", err)
 			} else if forward(in) {
-				if err := checkTag(g, in.New); err != nil {
-					no(in, "%v", err)
+				for _, f := range checkTagMoves(ctx, g, t, strings.TrimPrefix(name, store.TagsPrefix), in.New, in.Old, verified) {
+					no(in, "%s", f)
 				}
 				for _, f := range checkIncomingTagMerges(ctx, g, t, in) {
 					no(in, "%s", f)
@@ -243,10 +263,11 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				continue
 			}
 			manifests := map[gitstore.OID]bool{}
-			failures, _ := checkJournal(g, in.New, commits, manifests, verified)
+			failures, records := checkJournal(g, in.New, commits, manifests, verified)
 			for _, f := range failures {
 				no(in, "%s", f)
 			}
+			journal, journalRecords = in, records
 			for _, m := range sortedOIDs(manifests) {
 				if err := verified.check("manifest", m, func() error { _, err := checkManifest(g, m); return err }); err != nil {
 					no(in, "%v", err)
@@ -254,6 +275,45 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 			}
 		default:
 			no(in, "not a shared readproof ref (runs, resources, tags, tag proposals, receipts, verdicts, main)")
+		}
+		if in.Ref == store.JournalRef && in.New != "" {
+			heads = append(heads, in.New)
+		}
+	}
+	// A journal records only runs a run ref names once the push lands, as
+	// pull and clone require (journalOrphans).
+	if journalRecords != nil {
+		final := map[string]gitstore.OID{}
+		named := map[gitstore.OID]bool{}
+		have, err := g.Refs(store.RunsPrefix)
+		if err != nil {
+			no(journal, "%v", err)
+		}
+		for _, r := range have {
+			final[strings.TrimPrefix(r.Name, store.RunsPrefix)] = r.OID
+		}
+		for _, in := range updates {
+			if strings.HasPrefix(in.Ref, store.RunsPrefix) && in.New != "" {
+				final[strings.TrimPrefix(in.Ref, store.RunsPrefix)] = in.New
+			}
+		}
+		for _, m := range final {
+			named[m] = true
+		}
+		for _, f := range journalOrphans(journalRecords, final, named) {
+			no(journal, "%s", f)
+		}
+	}
+	// A run tag names a manifest recorded under its id, or one the journal
+	// (the remote's, or the one pushed with it) records renamed to it, as
+	// pull and clone require (checkRunNames).
+	for _, in := range runs {
+		failures, err := checkRunNames(g, []RunRef{{RunID: strings.TrimPrefix(in.Ref, store.RunsPrefix), Manifest: string(in.New)}}, verified, heads)
+		if err != nil {
+			failures = append(failures, err.Error())
+		}
+		for _, f := range failures {
+			no(in, "%s", f)
 		}
 	}
 	return refused

@@ -28,6 +28,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -211,7 +212,7 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 // unreadable is the error of a store at path that this user may not read.
 func unreadable(path string, err error) error {
 	return hint.With(fmt.Errorf("open store %s: %w", path, err),
-		"this user has no permission to read the store: check its owner and mode (ls -ld "+path+"), or run readproof as its owner (a store is private to its owner unless it was created with --shared=group)")
+		"this user has no permission to read the store: check its owner and mode (ls -ld "+text.ShellArg(path)+"), or run readproof as its owner (a store is private to its owner unless it was created with --shared=group)")
 }
 
 // SetCaller sets Options.Caller on a handle opened for one caller's request;
