@@ -16,6 +16,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/probe"
 )
 
@@ -41,13 +42,22 @@ type Options struct {
 	Notice io.Writer
 }
 
-// notice tells the user of a change made outside the local store.
+// notice tells the user of a change made outside the local store. The
+// line may name files read from the remote's directories (lock files,
+// quarantines), so it is escaped (text.Escape) before it reaches a
+// terminal.
 func (o Options) notice(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	body, nl := strings.CutSuffix(line, "\n")
+	line = text.Escape(body)
+	if nl {
+		line += "\n"
+	}
 	if o.Notice != nil {
-		fmt.Fprintf(o.Notice, format, args...)
+		io.WriteString(o.Notice, line)
 		return
 	}
-	o.say(format, args...)
+	o.say("%s", line)
 }
 
 func (o Options) now() time.Time {

@@ -264,8 +264,9 @@ func pushBatch(ctx context.Context, t *gitstore.Transport, remote, u string, bat
 	if age <= 0 {
 		age = gitstore.DefaultStaleLockAge
 	}
-	_, err := t.Push(ctx, u, batch)
-	if err == nil {
+	// pushed: what killed pushes left on a remote on this machine is
+	// swept after any push that succeeds, a retry's too
+	pushed := func() error {
 		if dir := localRepo(u); dir != "" {
 			if removed := sweepRemoteQuarantine(dir, age); len(removed) > 0 {
 				opts.notice("readproof: warning: removed what killed pushes left on %s (unchanged for %s): %s\n", remote, age, strings.Join(removed, ", "))
@@ -273,13 +274,17 @@ func pushBatch(ctx context.Context, t *gitstore.Transport, remote, u string, bat
 		}
 		return nil
 	}
+	_, err := t.Push(ctx, u, batch)
+	if err == nil {
+		return pushed()
+	}
 	kind, refs, said := classifyPush(err)
 	if kind == failStorage {
 		// the remote could not store the objects and moved no ref: a gc
 		// there pruning at that moment is gone by the next try
 		opts.notice("readproof: warning: %s could not store the pushed objects (a git gc running there?): pushing again\n", remote)
 		if _, err = t.Push(ctx, u, batch); err == nil {
-			return nil
+			return pushed()
 		}
 		kind, refs, said = classifyPush(err)
 	}
@@ -291,7 +296,7 @@ func pushBatch(ctx context.Context, t *gitstore.Transport, remote, u string, bat
 			if len(removed) > 0 {
 				opts.notice("readproof: warning: removed stale lock files on %s (older than %s): %s\n", remote, age, strings.Join(removed, ", "))
 				if _, err = t.Push(ctx, u, batch); err == nil {
-					return nil
+					return pushed()
 				}
 				kind, refs, said = classifyPush(err)
 			}

@@ -265,3 +265,16 @@ func TestPushSweepsKilledQuarantine(t *testing.T) {
 }
 
 func pathExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestNoticeEscapes: a notice names files read from the remote's
+// directories (lock files, quarantines), whose names the remote chose: the
+// bytes a terminal acts on reach it escaped, one line still ends in one
+// newline.
+func TestNoticeEscapes(t *testing.T) {
+	var b strings.Builder
+	Options{Notice: &b}.notice("readproof: warning: removed stale lock files on %s: %s\n", "origin", "refs/x\x1b]0;pwned\a\u202e.lock")
+	want := `readproof: warning: removed stale lock files on origin: refs/x\x1b]0;pwned\a\u202e.lock` + "\n"
+	if b.String() != want {
+		t.Errorf("notice wrote %q, want %q", b.String(), want)
+	}
+}
