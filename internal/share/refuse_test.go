@@ -311,3 +311,66 @@ func TestManifestTooLargeRefusedUnread(t *testing.T) {
 		t.Fatalf("Manifest: %v, want ErrTooLarge naming the manifest and its size", err)
 	}
 }
+
+// TestRecordTooLargeRefusedUnread: an observation.json (as a remote could
+// pad one, JSON with its whitespace) over store.MaxRecordBytes is refused by
+// its size before its content is inflated, by the check a pull makes and by
+// the store's own reader.
+func TestRecordTooLargeRefusedUnread(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, map[string]string{"doc": "the real text\n"})
+	p.run(t, "first", "doc")
+	g := p.s.Git()
+	ref := store.ResourcesPrefix + "demo/doc"
+	tip, err := g.Ref(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, c, err := observationAt(g, tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(o)
+	padded := append(data, bytes.Repeat([]byte(" "), store.MaxRecordBytes+1-len(data))...)
+	ob, err := g.PutBlob(padded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := g.Tree(c.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range entries {
+		if entries[i].Name == "observation.json" {
+			entries[i].OID = ob
+		}
+	}
+	tree, err := g.PutTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: c.Author, Committer: c.Committer, Message: c.Message})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`observation [0-9a-f]{40}: object [0-9a-f]{40}: 16777217 bytes, more than the 16777216 allowed`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = checkObservation(g, id, verifiedSet{})
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, gitstore.ErrTooLarge) || !want.MatchString(err.Error()) {
+		t.Fatalf("checkObservation: %v, want ErrTooLarge naming the observation and its size", err)
+	}
+	if spent := after.TotalAlloc - before.TotalAlloc; spent > 4<<20 {
+		t.Fatalf("checkObservation allocated %d bytes to refuse a record by its size", spent)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.History(uri(t, "doc")); !errors.Is(err, gitstore.ErrTooLarge) {
+		t.Fatalf("the store's reader of the chain (History): %v, want ErrTooLarge", err)
+	}
+}

@@ -25,7 +25,7 @@ func readJSONFile(g gitstore.Store, c gitstore.Commit, path string, v any) error
 	if err != nil {
 		return err
 	}
-	data, err := g.Blob(id)
+	data, err := g.BlobAtMost(id, store.MaxBytesOf(path))
 	if err != nil {
 		return err
 	}

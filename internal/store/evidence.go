@@ -467,7 +467,7 @@ func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string, curre
 			return current, nil
 		}
 	}
-	data, err := s.git.Blob(best)
+	data, err := s.git.BlobAtMost(best, MaxRecordBytes)
 	if err != nil {
 		return nil, fmt.Errorf("resource %s: resource.json %s: %w", u, best, err)
 	}
@@ -642,7 +642,7 @@ func looseRun(s *Store, session, id string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	data, err := s.git.Blob(blob)
+	data, err := s.git.BlobAtMost(blob, MaxRecordBytes)
 	if err != nil {
 		return "", false
 	}

@@ -466,14 +466,8 @@ func (c *checker) file(ref string, cm gitstore.Commit, commit gitstore.OID, path
 	if c.bad[id] {
 		return nil, false
 	}
-	var data []byte
-	var err error
-	if path == "manifest.json" {
-		// its size is checked before it is inflated
-		data, err = c.g.BlobAtMost(id, manifest.MaxBytes)
-	} else {
-		data, err = c.g.Blob(id)
-	}
+	// its size is checked before it is inflated
+	data, err := c.g.BlobAtMost(id, store.MaxBytesOf(path))
 	if err != nil {
 		c.objectProblem(ref, id, path, "blob", err)
 		return nil, false
