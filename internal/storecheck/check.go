@@ -502,6 +502,12 @@ func (c *checker) checkRun(r gitstore.Ref) {
 		return
 	}
 	m, err := manifest.Decode(data)
+	if errors.Is(err, manifest.ErrNewerFormat) {
+		// not broken: this readproof cannot read it, a newer one can
+		c.add(Problem{Kind: CouldNotCheck, Check: "manifest", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID),
+			Message: fmt.Sprintf("manifest.json %v; upgrade readproof to check this run", err)})
+		return
+	}
 	if err != nil {
 		broken(string(r.OID), "", "manifest.json does not decode: %v", err)
 		return
