@@ -122,9 +122,7 @@ func writeKeyFile(path string, forbidden []string, replace bool) error {
 	defer clear(text)
 	hex.Encode(text, master)
 	text[len(text)-1] = '\n'
-	err := keyKind.Write(path, forbidden, text, keyfile.WriteOptions{Mode: 0o600, Replace: replace, MkdirAll: true})
-	if errors.Is(err, ErrKeyExists) {
-		return fmt.Errorf("%w; keep it, or replace it with `readproof probe key init --rotate`, which ends every outstanding sentinel", err)
-	}
-	return err
+	// an existing key is ErrKeyExists; what to do about it (keep it, or
+	// --rotate) is the caller's hint, not part of the message
+	return keyKind.Write(path, forbidden, text, keyfile.WriteOptions{Mode: 0o600, Replace: replace, MkdirAll: true})
 }
