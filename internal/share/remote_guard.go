@@ -81,6 +81,11 @@ func InitRemote(ctx context.Context, path, exe string, hookOnly bool) (*InitRemo
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("remote init %s: %w", path, err)
 		}
+		// as `git init --bare a/b/c.git` does, the leading directories
+		// are made (git, run on the absolute path, refuses a missing one)
+		if err := os.MkdirAll(filepath.Dir(abs), 0o777); err != nil {
+			return nil, hint.With(fmt.Errorf("remote init %s: %w", path, err), "choose a path in a directory you can create or write")
+		}
 	} else if fi, err := os.Stat(filepath.Join(abs, "objects")); err != nil || !fi.IsDir() {
 		return nil, hint.With(fmt.Errorf("remote init --hook-only %s: not a bare git repository", path), "create a new guarded remote with: readproof remote init PATH")
 	}
