@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -169,25 +167,6 @@ func (d *odb) looseSize(path string) (int64, error) {
 	if err := d.zr.reset(bufio.NewReaderSize(f, 512)); err != nil {
 		return 0, fmt.Errorf("loose object %s: %w", path, err)
 	}
-	var head [64]byte
-	n := 0
-	for {
-		if n == len(head) {
-			return 0, fmt.Errorf("loose object %s: header too long", path)
-		}
-		if _, err := io.ReadFull(d.zr.r, head[n:n+1]); err != nil {
-			return 0, fmt.Errorf("loose object %s: bad header: %w", path, err)
-		}
-		if head[n] == 0 {
-			break
-		}
-		n++
-	}
-	kind, size, ok := strings.Cut(string(head[:n]), " ")
-	t, terr := plumbing.ParseObjectType(kind)
-	sz, nerr := strconv.ParseInt(size, 10, 64)
-	if !ok || terr != nil || nerr != nil || sz < 0 || t < plumbing.CommitObject || t > plumbing.TagObject {
-		return 0, fmt.Errorf("loose object %s: bad header %q", path, truncate(head[:n]))
-	}
-	return sz, nil
+	_, sz, err := d.looseHeader(path)
+	return sz, err
 }

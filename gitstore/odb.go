@@ -281,14 +281,31 @@ func (d *odb) decodeLoose(path string, raw []byte, whole bool) (t plumbing.Objec
 	if err := d.zr.reset(br); err != nil {
 		return 0, nil, nil, fmt.Errorf("loose object %s: %w", path, err)
 	}
+	t, sz, err := d.looseHeader(path)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	data, err = readExactly(d.zr.r, sz)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("loose object %s: %w", path, err)
+	}
+	if whole {
+		streamErr = looseStreamEnd(filepath.Base(filepath.Dir(path))+filepath.Base(path), d.zr.r, br)
+	}
+	return t, data, streamErr, nil
+}
+
+// looseHeader reads a loose object's header, "<type> <size>\x00", from the
+// zlib stream d.zr has just been reset to (path names the file in errors).
+func (d *odb) looseHeader(path string) (plumbing.ObjectType, int64, error) {
 	var head [64]byte
 	n := 0
 	for {
 		if n == len(head) {
-			return 0, nil, nil, fmt.Errorf("loose object %s: header too long", path)
+			return 0, 0, fmt.Errorf("loose object %s: header too long", path)
 		}
 		if _, err := io.ReadFull(d.zr.r, head[n:n+1]); err != nil {
-			return 0, nil, nil, fmt.Errorf("loose object %s: bad header: %w", path, err)
+			return 0, 0, fmt.Errorf("loose object %s: bad header: %w", path, err)
 		}
 		if head[n] == 0 {
 			break
@@ -299,16 +316,9 @@ func (d *odb) decodeLoose(path string, raw []byte, whole bool) (t plumbing.Objec
 	t, terr := plumbing.ParseObjectType(kind)
 	sz, nerr := strconv.ParseInt(size, 10, 64)
 	if !ok || terr != nil || nerr != nil || sz < 0 || t < plumbing.CommitObject || t > plumbing.TagObject {
-		return 0, nil, nil, fmt.Errorf("loose object %s: bad header %q", path, truncate(head[:n]))
+		return 0, 0, fmt.Errorf("loose object %s: bad header %q", path, truncate(head[:n]))
 	}
-	data, err = readExactly(d.zr.r, sz)
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("loose object %s: %w", path, err)
-	}
-	if whole {
-		streamErr = looseStreamEnd(filepath.Base(filepath.Dir(path))+filepath.Base(path), d.zr.r, br)
-	}
-	return t, data, streamErr, nil
+	return t, sz, nil
 }
 
 // readExactly reads exactly n bytes from r and checks that no more follow.
