@@ -179,7 +179,7 @@ func (s *fsSource) openBelowRoot() (f *os.File, fi fs.FileInfo, ok bool) {
 // the path whose name gives its content type.
 func (s *fsSource) read(ctx context.Context, uri string, f *os.File, st fs.FileInfo, final string, buf []byte) (Result, error) {
 	if !st.Mode().IsRegular() {
-		return Result{}, refuse(uri, RuleRegular, "%s is %s, not a regular file; point path at a file", s.spec.Path, describeMode(st.Mode()))
+		return Result{}, refuse(uri, RuleRegular, "%s is %s, not a regular file; point path at a file", s.spec.Path, fspath.DescribeMode(st.Mode()))
 	}
 	if st.Size() > s.max {
 		return Result{}, fail(uri, ErrTooLarge, nil, "%s is %d bytes, over the %d-byte limit; %s", s.spec.Path, st.Size(), s.max, hintMaxBytes)
@@ -257,24 +257,6 @@ func (s *fsSource) containLexicallyIn(p string, roots []string) (root, rel strin
 		}
 	}
 	return "", "", false
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "a special file (" + m.String() + ")"
 }
 
 // readSizedInto reads r, whose size was size when it was checked, up to

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/readproof/readproof/internal/fspath"
 )
 
 // maxRefFile bounds what is read of a loose ref file (or HEAD): a ref is
@@ -36,7 +38,7 @@ func readSmallFile(name string, max int64) ([]byte, error) {
 		return nil, &os.PathError{Op: "read", Path: name, Err: syscall.EISDIR} // as read(2) says
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: it is a %s", errNotSmallFile, fileKind(fi.Mode()))}
+		return nil, &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: it is %s", errNotSmallFile, fspath.DescribeMode(fi.Mode()))}
 	}
 	if fi.Size() > max {
 		return nil, &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: %d bytes, more than %d", errNotSmallFile, fi.Size(), max)}
@@ -49,21 +51,4 @@ func readSmallFile(name string, max int64) ([]byte, error) {
 		return nil, &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: more than %d bytes (it grew while read)", errNotSmallFile, max)}
 	}
 	return data, nil
-}
-
-// fileKind names the type of a file that is not regular.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&os.ModeCharDevice != 0:
-		return "character device"
-	case m&os.ModeDevice != 0:
-		return "device"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m.IsDir():
-		return "directory"
-	}
-	return "special file"
 }

@@ -25,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/readproof/readproof/internal/fspath"
 )
 
 // maxLocalConfig bounds the config file listLocal reads itself: a larger
@@ -148,7 +150,7 @@ func unreadableRefFile(dir string) error {
 			return nil
 		}
 		if !fi.Mode().IsRegular() {
-			bad = &os.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w: it is a %s", errNotSmallFile, fileKind(fi.Mode()))}
+			bad = &os.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w: it is %s", errNotSmallFile, fspath.DescribeMode(fi.Mode()))}
 			return filepath.SkipAll
 		}
 		if fi.Size() > maxRefFile {

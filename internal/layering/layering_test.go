@@ -97,7 +97,7 @@ var exactImports = map[string][]string{
 	"probe":                {"internal/keyfile", "internal/text"},
 	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/text"},
 	"internal/policy":      {"adapters/sourcespec", "identity", "internal/text"},
-	"gitstore":             {"gitstore/gitobj", "internal/hint", "internal/text"},
+	"gitstore":             {"gitstore/gitobj", "internal/fspath", "internal/hint", "internal/text"},
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
