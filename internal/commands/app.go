@@ -281,7 +281,7 @@ func flagUsageError(path string, flags []cli.Flag, err error) error {
 		}
 		err = fmt.Errorf("%w %s", errUnknownFlag, typed)
 		if cli.SuggestFlag != nil {
-			if s := cli.SuggestFlag(flags, name, false); s != "" && closeEnough(name, strings.TrimLeft(s, "-")) {
+			if s := cli.SuggestFlag(flags, name, false); s != "" && text.Nearest(name, []string{strings.TrimLeft(s, "-")}) != "" {
 				h = fmt.Sprintf("did you mean %q? (%s)", s, h)
 			}
 		}
@@ -294,12 +294,6 @@ func flagUsageError(path string, flags []cli.Flag, err error) error {
 
 // errUnknownFlag is the cause of an unknown-flag usage error.
 var errUnknownFlag = errors.New("unknown flag")
-
-// closeEnough reports whether a suggestion is near what was typed: an edit
-// distance of at most a third of the longer name (at least 1).
-func closeEnough(typed, suggestion string) bool {
-	return text.EditDistance(typed, suggestion) <= max(1, max(len([]rune(typed)), len([]rune(suggestion)))/3)
-}
 
 // unknownCommand is the action of the app and of each command that only
 // groups subcommands: without arguments it shows the help, with an unknown

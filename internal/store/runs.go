@@ -505,14 +505,11 @@ func (s *Store) runHint(target string) string {
 			return fmt.Sprintf("manifest ids are written in full: %s is the start of %s, the manifest of run %s", target, id, run)
 		}
 	}
-	best, bestD := "", 0
-	for _, r := range refs {
-		id := strings.TrimPrefix(r.Name, RunsPrefix)
-		if d := text.EditDistance(target, id); best == "" || d < bestD {
-			best, bestD = id, d
-		}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = strings.TrimPrefix(r.Name, RunsPrefix)
 	}
-	if best != "" && bestD <= max(1, max(len(target), len(best))/3) {
+	if best := text.Nearest(target, ids); best != "" {
 		return "did you mean " + best + "? (" + list + ")"
 	}
 	return list

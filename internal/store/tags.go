@@ -82,13 +82,12 @@ func (s *Store) nearTag(u identity.URI, tag string, err error) error {
 	if lerr != nil {
 		return err
 	}
-	best, bestD := "", 0
-	for _, t := range tags {
-		if d := text.EditDistance(tag, t.Tag); best == "" || d < bestD {
-			best, bestD = t.Tag, d
-		}
+	names := make([]string, len(tags))
+	for i, t := range tags {
+		names[i] = t.Tag
 	}
-	if best == "" || bestD > max(1, max(len(tag), len(best))/3) {
+	best := text.Nearest(tag, names)
+	if best == "" {
 		return err
 	}
 	return hint.With(err, "did you mean "+u.String()+"@"+best+"? (list the tags with: readproof tag list "+u.String()+")")

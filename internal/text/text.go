@@ -114,3 +114,20 @@ func EditDistance(a, b string) int {
 	}
 	return prev[len(t)]
 }
+
+// Nearest returns the candidate nearest to typed (EditDistance; the first
+// of equals) when it is close enough to be a plausible typo, at most a
+// third of the longer name's runes away (at least 1), and "" otherwise:
+// the "did you mean" of run ids, tags and flags.
+func Nearest(typed string, candidates []string) string {
+	best, bestD := "", 0
+	for _, c := range candidates {
+		if d := EditDistance(typed, c); best == "" || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" || bestD > max(1, max(utf8.RuneCountInString(typed), utf8.RuneCountInString(best))/3) {
+		return ""
+	}
+	return best
+}

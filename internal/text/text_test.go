@@ -93,3 +93,23 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	for _, c := range []struct {
+		typed string
+		cands []string
+		want  string
+	}{
+		{"run_a", []string{"run-b", "run-a", "nightly"}, "run-a"},
+		{"prd", []string{"staging", "prod"}, "prod"},
+		{"jsn", []string{"json"}, "json"},
+		{"x", []string{"y"}, "y"},               // one edit is always near
+		{"abcdef", []string{"uvwxyz"}, ""},      // nothing alike
+		{"nightly-42", []string{"daily-7"}, ""}, // too far for its length
+		{"anything", nil, ""},
+	} {
+		if got := Nearest(c.typed, c.cands); got != c.want {
+			t.Errorf("Nearest(%q, %q) = %q, want %q", c.typed, c.cands, got, c.want)
+		}
+	}
+}
