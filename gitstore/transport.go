@@ -406,8 +406,14 @@ func CheckRemoteURL(name, url string) error {
 		return fmt.Errorf("remote %s: URL %q is not valid: give a repository path or a file://, git://, ssh:// or http(s):// URL", name, RedactURL(url))
 	}
 	helper, _ := remoteHelper(url)
-	what := map[string]string{"ext": "the command it names", "fd": "a transport over inherited file descriptors"}
-	if does, ok := what[helper]; ok {
+	var does string
+	switch helper {
+	case "ext":
+		does = "the command it names"
+	case "fd":
+		does = "a transport over inherited file descriptors"
+	}
+	if does != "" {
 		return hint.With(fmt.Errorf("remote %s: URL %q is a remote-helper URL (%s::), which makes git run %s: readproof never hands such a URL to git",
 			name, RedactURL(url), helper, does), "give a repository path or a file://, git://, ssh:// or http(s):// URL (readproof remote add NAME URL, or git config remote.NAME.url)")
 	}

@@ -300,9 +300,11 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 	if opts.Key != "" && !opts.Sign {
 		return usageError("evidence export: --key names the key for --sign; add --sign")
 	}
-	if fi, err := os.Stat(opts.Out); opts.Out != "" && err == nil && fi.IsDir() {
-		return withCode(ExitUsage, hint.With(fmt.Errorf("evidence export: --out %s is a directory", opts.Out),
-			"name the file to write, such as --out "+text.ShellArg(filepath.Join(opts.Out, args[0]+".json"))))
+	if opts.Out != "" {
+		if fi, err := os.Stat(opts.Out); err == nil && fi.IsDir() {
+			return withCode(ExitUsage, hint.With(fmt.Errorf("evidence export: --out %s is a directory", opts.Out),
+				"name the file to write, such as --out "+text.ShellArg(filepath.Join(opts.Out, args[0]+".json"))))
+		}
 	}
 	return e.withReadStoreCtx(ctx, func(s *store.Store) error {
 		var key evidence.Key

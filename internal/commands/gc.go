@@ -126,8 +126,8 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 				"store": s.Path(), "grace": graceString(grace, now), "cutoff": res.Cutoff,
 				"before": res.Before, "after": res.After,
 				"bytes_before": res.Before.Bytes(), "bytes_after": res.After.Bytes(),
-				"dropped_aborted_runs": dropped(res.Dropped),
-				"recorded_runs":        recordedRuns(res.Recorded),
+				"dropped_aborted_runs": nonNil(res.Dropped),
+				"recorded_runs":        nonNil(res.Recorded),
 			})
 		}
 		removed := "unreachable objects older than " + graceString(grace, now)
@@ -146,19 +146,10 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 	})
 }
 
-// dropped is the JSON list of aborted runs gc removed (never null).
-func dropped(runs []store.AbortedRun) []store.AbortedRun {
-	if runs == nil {
-		return []store.AbortedRun{}
+// nonNil is s as a JSON list that is never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return runs
-}
-
-// recordedRuns is the JSON list of committed runs gc recorded on the
-// journal (never null).
-func recordedRuns(runs []store.RunRecord) []store.RunRecord {
-	if runs == nil {
-		return []store.RunRecord{}
-	}
-	return runs
+	return s
 }

@@ -198,9 +198,9 @@ type mountOptions struct {
 // runMount mounts args[1:] in the open run args[0] and prints the bytes
 // (or, with --json, the deliveries).
 func runMount(ctx context.Context, e *env, opts mountOptions, args []string) error {
-	if identity.ValidateRunID(args[0]) != nil && strings.HasPrefix(args[0], "readproof://") && len(args) == 2 && identity.ValidateRunID(args[1]) == nil {
+	if err := identity.ValidateRunID(args[0]); err != nil && strings.HasPrefix(args[0], "readproof://") && len(args) == 2 && identity.ValidateRunID(args[1]) == nil {
 		// the arguments swapped
-		return withCode(ExitUsage, hint.With(identity.ValidateRunID(args[0]), "the run id comes first: readproof run mount "+args[1]+" "+args[0]))
+		return withCode(ExitUsage, hint.With(err, "the run id comes first: readproof run mount "+args[1]+" "+args[0]))
 	}
 	return e.withStore(func(s *store.Store) error {
 		id := args[0]

@@ -576,7 +576,7 @@ func (s *Store) decodeManifest(id gitstore.OID, decode func(data []byte) error) 
 	// A large manifest is decoded while its bytes are checked against
 	// their id; nothing decoded is returned unless they match, and a
 	// mismatch is the error readFile would have given.
-	data, check, err := s.readFileVerifying(c, "manifest.json", manifest.MaxBytes)
+	data, check, err := s.readFileVerifying(c, "manifest.json")
 	if errors.Is(err, gitstore.ErrTooLarge) {
 		return nil, hint.With(fmt.Errorf("manifest %s: manifest.json: %w (a manifest holds at most %d bytes)", id, err, manifest.MaxBytes),
 			"this manifest was not written by readproof; run `readproof verify` and remove the run ref that names it")
@@ -602,7 +602,8 @@ type blobVerifier interface {
 
 // readFileVerifying is readFile through BlobVerifying where the store has
 // it: check must return nil before anything made of the bytes is used.
-func (s *Store) readFileVerifying(c gitstore.Commit, path string, max int64) ([]byte, func() error, error) {
+func (s *Store) readFileVerifying(c gitstore.Commit, path string) ([]byte, func() error, error) {
+	max := MaxBytesOf(path)
 	id, err := s.file(c.Tree, path)
 	if err != nil {
 		return nil, nil, err

@@ -332,7 +332,7 @@ func (s *Store) readFile(c gitstore.Commit, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.git.BlobAtMost(id, MaxBytesOf(path[strings.LastIndexByte(path, '/')+1:]))
+	return s.git.BlobAtMost(id, MaxBytesOf(path))
 }
 
 // putTree writes nested trees for a set of slash-separated paths.
