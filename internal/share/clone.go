@@ -335,7 +335,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	if err := verifyAll(g, manifests, verified, opts); err != nil {
 		return nil, err
 	}
-	failures, err := checkRunNames(g, res.NewRuns, verified, []gitstore.OID{local.main})
+	failures, err := checkRunNames(g, res.NewRuns, verified, &journalRenames{g: g, heads: []gitstore.OID{local.main}})
 	if err != nil {
 		return nil, err
 	}

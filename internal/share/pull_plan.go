@@ -82,7 +82,7 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 			runNames = append(runNames, RunRef{RunID: c.RunID, Manifest: m})
 		}
 	}
-	names, err := checkRunNames(g, runNames, verified, []gitstore.OID{p.local.main, p.rem.main})
+	names, err := checkRunNames(g, runNames, verified, &journalRenames{g: g, heads: []gitstore.OID{p.local.main, p.rem.main}})
 	if err != nil {
 		return nil, nil, err
 	}

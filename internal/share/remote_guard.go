@@ -312,8 +312,9 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 	// A run tag names a manifest recorded under its id, or one the journal
 	// (the remote's, or the one pushed with it) records renamed to it, as
 	// pull and clone require (checkRunNames).
+	renames := &journalRenames{g: g, heads: heads}
 	for _, in := range runs {
-		failures, err := checkRunNames(g, []RunRef{{RunID: strings.TrimPrefix(in.Ref, store.RunsPrefix), Manifest: string(in.New)}}, verified, heads)
+		failures, err := checkRunNames(g, []RunRef{{RunID: strings.TrimPrefix(in.Ref, store.RunsPrefix), Manifest: string(in.New)}}, verified, renames)
 		if err != nil {
 			failures = append(failures, err.Error())
 		}

@@ -246,10 +246,9 @@ func checkTag(g gitstore.Store, id gitstore.OID, verified verifiedSet) error {
 // recorded under its run id, or one the journal from heads records renamed
 // to that id (docs/sync.md, "Renaming a run"): any other name is one
 // `verify` calls broken, so a remote that names another run's manifest
-// "evil" does not get it adopted. The journal's renames are read once, and
-// only when a name differs.
-func checkRunNames(g gitstore.Store, runs []RunRef, verified verifiedSet, heads []gitstore.OID) ([]string, error) {
-	var renames map[gitstore.OID]map[string][]string
+// "evil" does not get it adopted. The journal's renames are read through
+// renames: once, and only when a name differs.
+func checkRunNames(g gitstore.Store, runs []RunRef, verified verifiedSet, renames *journalRenames) ([]string, error) {
 	var failures []string
 	for _, r := range runs {
 		m := gitstore.OID(r.Manifest)
@@ -264,14 +263,36 @@ func checkRunNames(g gitstore.Store, runs []RunRef, verified verifiedSet, heads 
 		if man.RunID == r.RunID {
 			continue
 		}
-		if renames == nil {
-			if renames, err = store.JournalRenames(g, heads); err != nil {
-				return nil, err
-			}
+		leads, err := renames.leads(m, man.RunID, r.RunID)
+		if err != nil {
+			return nil, err
 		}
-		if !store.RenameLeads(renames[m], man.RunID, r.RunID) {
+		if !leads {
 			failures = append(failures, fmt.Sprintf("run %s names manifest %s, which records run %s, and the journal records no rename of it to %s", r.RunID, m, man.RunID, r.RunID))
 		}
 	}
 	return failures, nil
+}
+
+// journalRenames is the renames the journal from heads records
+// (store.JournalRenames), read at the first question and kept for the
+// others, however many checkRunNames calls ask.
+type journalRenames struct {
+	g     gitstore.Store
+	heads []gitstore.OID
+	read  bool
+	m     map[gitstore.OID]map[string][]string
+}
+
+// leads reports whether the journal records renames of manifest m leading
+// from run id from to run id to (store.RenameLeads).
+func (j *journalRenames) leads(m gitstore.OID, from, to string) (bool, error) {
+	if !j.read {
+		var err error
+		if j.m, err = store.JournalRenames(j.g, j.heads); err != nil {
+			return false, err
+		}
+		j.read = true
+	}
+	return store.RenameLeads(j.m[m], from, to), nil
 }
