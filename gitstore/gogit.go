@@ -176,17 +176,11 @@ func InitWith(path string, opts Options, fill func(Store) error) (Store, error) 
 			return nil, fmt.Errorf("init store %s: %w", path, err)
 		}
 	}
-	// renameFile: rename(2) replaces an empty directory at once, where
-	// os.Rename refuses a directory and removing it first would leave
-	// neither for a moment.
-	if err := renameFile(tmp, abs); err != nil {
-		if IsStore(abs) {
+	if err := placeStore(tmp, abs); err != nil {
+		if errors.Is(err, ErrExists) {
 			return nil, fmt.Errorf("init store %s: %w: open it instead", path, ErrExists)
 		}
-		// Renaming over an empty directory is not allowed everywhere.
-		if empty, _ := isEmptyDir(abs); !empty || os.Remove(abs) != nil || os.Rename(tmp, abs) != nil {
-			return nil, fmt.Errorf("init store %s: %w", path, err)
-		}
+		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
 	done = true
 	if err := syncDir(parent); err != nil {

@@ -233,17 +233,8 @@ func (s *Staged) Publish() error {
 	if err != nil {
 		return fmt.Errorf("publish store %s: %w", s.path, err)
 	}
-	// rename(2) replaces an empty directory at once (os.Rename would
-	// refuse it, and removing it first leaves neither for a moment).
-	if err := renameFile(s.dir, s.path); err != nil {
-		if IsStore(s.path) {
-			return fmt.Errorf("publish store %s: %w", s.path, ErrExists)
-		}
-		// Renaming over an empty directory is not allowed everywhere
-		// (Windows): remove it first.
-		if empty, _ := isEmptyDir(s.path); !empty || os.Remove(s.path) != nil || os.Rename(s.dir, s.path) != nil {
-			return fmt.Errorf("publish store %s: %w", s.path, err)
-		}
+	if err := placeStore(s.dir, s.path); err != nil {
+		return fmt.Errorf("publish store %s: %w", s.path, err)
 	}
 	s.ended = true
 	s.release()
@@ -265,4 +256,24 @@ func (s *Staged) Discard() {
 	}
 	os.RemoveAll(s.dir)
 	s.release()
+}
+
+// placeStore renames the finished store dir onto path, which is missing or
+// an empty directory: rename(2) replaces an empty directory at once
+// (os.Rename would refuse it, and removing it first leaves neither for a
+// moment); where that is not allowed (Windows) the empty directory is
+// removed first. A store that another process placed at path meanwhile is
+// ErrExists.
+func placeStore(dir, path string) error {
+	err := renameFile(dir, path)
+	if err == nil {
+		return nil
+	}
+	if IsStore(path) {
+		return ErrExists
+	}
+	if empty, _ := isEmptyDir(path); !empty || os.Remove(path) != nil || os.Rename(dir, path) != nil {
+		return err
+	}
+	return nil
 }
