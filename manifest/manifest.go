@@ -221,9 +221,20 @@ func newerFormat(f string) bool {
 // formatError is the error of a manifest in format f, not Format.
 func formatError(f string) error {
 	if newerFormat(f) {
-		return fmt.Errorf("%w: format %q, %w: this one reads %q", ErrInvalid, f, ErrNewerFormat, Format)
+		return &newerFormatError{fmt.Errorf("%w: format %q, %w: this one reads %q", ErrInvalid, f, ErrNewerFormat, Format)}
 	}
 	return fmt.Errorf("%w: format %q, want %q", ErrInvalid, f, Format)
+}
+
+// newerFormatError is formatError's error for a later format: it carries
+// what the user can do (the Hint method the CLI prints on its hint line,
+// as internal/hint's errors do), wherever the error surfaces.
+type newerFormatError struct{ err error }
+
+func (e *newerFormatError) Error() string { return e.err.Error() }
+func (e *newerFormatError) Unwrap() error { return e.err }
+func (e *newerFormatError) Hint() string {
+	return "a newer readproof wrote it: upgrade readproof to read it (`readproof version` shows this one)"
 }
 
 // decodeJSON is Decode's reading of any JSON, with encoding/json.

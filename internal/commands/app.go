@@ -35,7 +35,6 @@ import (
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
-	"github.com/readproof/readproof/manifest"
 )
 
 // Exit codes. New codes may be added; existing ones keep their meaning.
@@ -126,11 +125,7 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	// name, git's message from the server): escaped, its bytes cannot act
 	// on the terminal.
 	fmt.Fprintf(stderr, "readproof: error: %s\n", text.Escape(strings.ReplaceAll(msg, "\n", " ")))
-	h := hint.Of(err)
-	if h == "" && errors.Is(err, manifest.ErrNewerFormat) {
-		h = "a newer readproof wrote it: upgrade readproof to read it (`readproof version` shows this one)"
-	}
-	if h != "" {
+	if h := hint.Of(err); h != "" {
 		fmt.Fprintf(stderr, "readproof: hint: %s\n", text.Escape(h))
 	}
 	return code
