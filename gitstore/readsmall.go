@@ -37,11 +37,8 @@ func readSmallFile(name string, max int64) ([]byte, error) {
 	if fi.IsDir() {
 		return nil, &os.PathError{Op: "read", Path: name, Err: syscall.EISDIR} // as read(2) says
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: it is %s", errNotSmallFile, fspath.DescribeMode(fi.Mode()))}
-	}
-	if fi.Size() > max {
-		return nil, &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: %d bytes, more than %d", errNotSmallFile, fi.Size(), max)}
+	if err := notSmallFile(name, fi, max); err != nil {
+		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
@@ -51,4 +48,17 @@ func readSmallFile(name string, max int64) ([]byte, error) {
 		return nil, &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: more than %d bytes (it grew while read)", errNotSmallFile, max)}
 	}
 	return data, nil
+}
+
+// notSmallFile is the error, wrapping errNotSmallFile, for a file name (fi
+// its stat, not a directory) that is not a regular file of at most max
+// bytes; nil for one that is.
+func notSmallFile(name string, fi os.FileInfo, max int64) error {
+	if !fi.Mode().IsRegular() {
+		return &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: it is %s", errNotSmallFile, fspath.DescribeMode(fi.Mode()))}
+	}
+	if fi.Size() > max {
+		return &os.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w: %d bytes, more than %d", errNotSmallFile, fi.Size(), max)}
+	}
+	return nil
 }

@@ -25,8 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/readproof/readproof/internal/fspath"
 )
 
 // maxLocalConfig bounds the config file listLocal reads itself: a larger
@@ -149,12 +147,7 @@ func unreadableRefFile(dir string) error {
 		if fi.IsDir() {
 			return nil
 		}
-		if !fi.Mode().IsRegular() {
-			bad = &os.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w: it is %s", errNotSmallFile, fspath.DescribeMode(fi.Mode()))}
-			return filepath.SkipAll
-		}
-		if fi.Size() > maxRefFile {
-			bad = &os.PathError{Op: "read", Path: p, Err: fmt.Errorf("%w: %d bytes, more than %d", errNotSmallFile, fi.Size(), maxRefFile)}
+		if bad = notSmallFile(p, fi, maxRefFile); bad != nil {
 			return filepath.SkipAll
 		}
 		return nil
