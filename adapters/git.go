@@ -141,7 +141,10 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 	}()
 
 	mirrorURL := s.spec.URL
-	opts := gitstore.MirrorOptions{}
+	// The mirror holds the whole repository, so its objects are bounded
+	// by a floor above this resource's max_bytes: other files may be
+	// larger than the one this resource reads.
+	opts := gitstore.MirrorOptions{MaxObjectBytes: max(s.max, gitstore.DefaultMirrorMaxObject)}
 	switch s.kind {
 	case gitLocal:
 		// The mirror is keyed by the declared path; the roots check is on
@@ -238,6 +241,8 @@ func (s *gitSource) fetchErr(parent context.Context, uri string, err error) erro
 		return fail(uri, nil, context.DeadlineExceeded, "fetching %s took longer than %s; %s", s.shown, s.n.g.timeout, hintTimeout)
 	case errors.Is(err, gitstore.ErrRepoNotFound):
 		return fail(uri, ErrNotFound, err, "no git repository at %s; check url in readproof.toml", s.shown)
+	case errors.Is(err, gitstore.ErrObjectTooLarge):
+		return fail(uri, ErrTooLarge, err, "%s holds a file larger than readproof fetches from a git source (%v); keep large files out of the repository, or %s above it", s.shown, err, hintMaxBytes)
 	case errors.Is(err, gitstore.ErrAuth):
 		return fail(uri, nil, err, "%s requires credentials readproof does not have; use a URL the machine can read (an ssh agent key, or user information in the URL)", s.shown)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/readproof/readproof/adapters/sourcespec"
+	"github.com/readproof/readproof/gitstore"
 )
 
 func TestClassifyIP(t *testing.T) {
@@ -321,4 +323,21 @@ func FuzzClassifyIP(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A git source whose repository holds an object over the mirror's bound
+// (gitstore refuses the pack before inflating it) is a too-large error that
+// names the resource and says what to change.
+func TestGitFetchErrObjectTooLarge(t *testing.T) {
+	s := &gitSource{shown: "https://git.example.test/docs.git", path: "a.md", ref: "main"}
+	cause := fmt.Errorf("git mirror: %w: pack entry 3 is an object of 1048576000 bytes, over the 67108864-byte limit", gitstore.ErrObjectTooLarge)
+	err := s.fetchErr(context.Background(), "readproof://t/a", cause)
+	if !errors.Is(err, ErrTooLarge) || !errors.Is(err, gitstore.ErrObjectTooLarge) {
+		t.Fatalf("fetchErr = %v, want ErrTooLarge wrapping gitstore.ErrObjectTooLarge", err)
+	}
+	for _, want := range []string{"readproof://t/a", "https://git.example.test/docs.git", "1048576000 bytes", "keep large files out", "max_bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
 }

@@ -58,6 +58,12 @@ type MirrorOptions struct {
 	// HTTPClient carries http and https fetches (redirect and address
 	// checks included); nil means go-git's default client.
 	HTTPClient *http.Client
+	// MaxObjectBytes refuses a fetch whose pack holds a larger object
+	// (ErrObjectTooLarge), before it is inflated; 0 means
+	// DefaultMirrorMaxObject. Every object of a fetched pack is held whole
+	// in memory once while the pack is indexed, so this bounds a fetch's
+	// memory whatever the remote sends.
+	MaxObjectBytes int64
 }
 
 // Mirror is a bare copy of one remote repository in a cache directory.
@@ -195,8 +201,18 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 			return remoteErr(err)
 		}
 		if err == nil {
-			err = packfile.UpdateObjectStorage(st, demux(req.Capabilities, resp))
+			max := m.opts.MaxObjectBytes
+			if max <= 0 {
+				max = DefaultMirrorMaxObject
+			}
+			var f *os.File
+			f, err = receivePack(m.dir, demux(req.Capabilities, resp), max)
 			resp.Close()
+			if err == nil {
+				err = packfile.UpdateObjectStorage(st, f)
+				f.Close()
+				os.Remove(f.Name())
+			}
 			if err != nil {
 				if cerr := ctx.Err(); cerr != nil {
 					return cerr

@@ -1,0 +1,199 @@
+package gitstore
+
+import (
+	"bufio"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ErrObjectTooLarge: a fetched pack holds an object larger than the
+// mirror's bound. go-git inflates every object of a pack whole in memory
+// while it indexes the pack, so one object of N bytes costs N bytes of
+// memory; a pack of a few megabytes can hold an object of gigabytes (zeros
+// compress a thousandfold, and a delta of a few bytes can repeat its base).
+var ErrObjectTooLarge = errors.New("the repository holds an object over the size limit")
+
+// DefaultMirrorMaxObject bounds a mirror's objects when MirrorOptions sets
+// no MaxObjectBytes: 100 MiB, GitHub's own limit on a file, so that any
+// repository GitHub holds fetches.
+const DefaultMirrorMaxObject = 100 << 20
+
+// receivePack reads the pack stream r into a temporary file in dir while
+// a scanner checks every object's size (for a delta, the size of the object
+// it makes) against max, inflating each into nothing. It returns the file,
+// at its start, for go-git to index, or ErrObjectTooLarge before go-git has
+// seen a byte of the pack: go-git indexes a pack while it arrives and
+// inflates each object whole, so the check cannot run beside it. The
+// caller closes and removes the file.
+func receivePack(dir string, r io.Reader, max int64) (_ *os.File, err error) {
+	f, err := os.CreateTemp(dir, "tmp_pack_received_")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := scanPackSizes(io.TeeReader(r, bw), max); err != nil {
+		return nil, err
+	}
+	// What follows the pack's checksum is go-git's to judge.
+	if _, err := io.Copy(bw, r); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Pack entry types (git's Documentation/gitformat-pack.txt).
+const (
+	packOFSDelta = 6
+	packREFDelta = 7
+)
+
+// scanPackSizes reads a pack stream ("PACK", version, count, entries, a
+// checksum) and fails with ErrObjectTooLarge at the first object over max.
+// It checks the format only as far as it must to find the entries; go-git
+// checks the rest (names, checksum, delta bases).
+func scanPackSizes(r io.Reader, max int64) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var hdr [12]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return fmt.Errorf("pack header: %w", unexpectedEOF(err))
+	}
+	if string(hdr[:4]) != "PACK" {
+		return fmt.Errorf("%w: no pack signature", errPackCorrupt)
+	}
+	if v := binary.BigEndian.Uint32(hdr[4:8]); v != 2 && v != 3 {
+		return fmt.Errorf("%w: pack version %d", errPackCorrupt, v)
+	}
+	count := binary.BigEndian.Uint32(hdr[8:12])
+	var zr io.ReadCloser
+	var head [20]byte
+	for i := uint32(0); i < count; i++ {
+		typ, size, err := packEntryHeader(br)
+		if err != nil {
+			return fmt.Errorf("pack entry %d: %w", i, err)
+		}
+		switch typ {
+		case packOFSDelta:
+			if err := skipOffset(br); err != nil {
+				return fmt.Errorf("pack entry %d: %w", i, err)
+			}
+		case packREFDelta:
+			if _, err := br.Discard(20); err != nil {
+				return fmt.Errorf("pack entry %d: %w", i, unexpectedEOF(err))
+			}
+		case 1, 2, 3, 4:
+		default:
+			return fmt.Errorf("%w: pack entry %d has type %d", errPackCorrupt, i, typ)
+		}
+		if size > uint64(max) {
+			return packObjectTooLarge(i, size, max, typ >= packOFSDelta)
+		}
+		if zr == nil {
+			zr, err = zlib.NewReader(br)
+		} else {
+			err = zr.(zlib.Resetter).Reset(br, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: pack entry %d: %v", errPackCorrupt, i, err)
+		}
+		// At most size bytes are inflated (plus one, to see a stream that
+		// says less than it holds); the rest of the stream is not read.
+		lr := io.LimitReader(zr, int64(size)+1)
+		n := 0
+		if typ >= packOFSDelta {
+			// A delta starts with its base's size and its result's.
+			n, _ = io.ReadFull(lr, head[:min(len(head), int(size))])
+			_, rest, ok := deltaSize(head[:n])
+			var target uint64
+			if ok {
+				target, _, ok = deltaSize(rest)
+			}
+			if !ok {
+				return fmt.Errorf("%w: pack entry %d: delta header", errPackCorrupt, i)
+			}
+			if target > uint64(max) {
+				return packObjectTooLarge(i, target, max, true)
+			}
+		}
+		got, err := io.Copy(io.Discard, lr)
+		if err != nil {
+			return fmt.Errorf("%w: pack entry %d: %v", errPackCorrupt, i, err)
+		}
+		if uint64(got)+uint64(n) > size {
+			return fmt.Errorf("%w: pack entry %d holds more than its %d bytes", errPackCorrupt, i, size)
+		}
+	}
+	if _, err := br.Discard(20); err != nil { // the pack's checksum
+		return fmt.Errorf("pack checksum: %w", unexpectedEOF(err))
+	}
+	return nil
+}
+
+func packObjectTooLarge(i uint32, size uint64, max int64, delta bool) error {
+	what := "an object"
+	if delta {
+		what = "a delta that makes an object"
+	}
+	return fmt.Errorf("%w: pack entry %d is %s of %d bytes, over the %d-byte limit", ErrObjectTooLarge, i, what, size, max)
+}
+
+// packEntryHeader reads an entry's type and size: 3 bits of type and 4 of
+// size in the first byte, then 7 bits of size a byte while the top bit is
+// set.
+func packEntryHeader(br *bufio.Reader) (typ byte, size uint64, err error) {
+	c, err := br.ReadByte()
+	if err != nil {
+		return 0, 0, unexpectedEOF(err)
+	}
+	typ = (c >> 4) & 7
+	size = uint64(c & 15)
+	for shift := uint(4); c&0x80 != 0; shift += 7 {
+		if shift > 60 {
+			return 0, 0, fmt.Errorf("%w: entry size overflows", errPackCorrupt)
+		}
+		if c, err = br.ReadByte(); err != nil {
+			return 0, 0, unexpectedEOF(err)
+		}
+		size |= uint64(c&0x7f) << shift
+	}
+	return typ, size, nil
+}
+
+// skipOffset reads past an OFS_DELTA's distance to its base (a big-endian
+// base-128 number with git's "plus one" per continuation byte).
+func skipOffset(br *bufio.Reader) error {
+	for i := 0; ; i++ {
+		if i == 10 {
+			return fmt.Errorf("%w: delta base offset overflows", errPackCorrupt)
+		}
+		c, err := br.ReadByte()
+		if err != nil {
+			return unexpectedEOF(err)
+		}
+		if c&0x80 == 0 {
+			return nil
+		}
+	}
+}
+
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
