@@ -258,7 +258,10 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions, x *early) {
 	r.add("statement_type", st.Type == StatementType, "%q", st.Type)
 	r.add("predicate_type", st.PredicateType == PredicateType, "%q", st.PredicateType)
 
-	subjectRoot := ""
+	subjectRoot := "" // the one subject's digest, whatever its name: merkle_root compares it
+	if len(st.Subject) == 1 {
+		subjectRoot = st.Subject[0].Digest["sha256"]
+	}
 	switch {
 	case len(st.Subject) != 1:
 		r.add("subject", false, "statement has %d subjects, want exactly 1", len(st.Subject))
@@ -267,7 +270,6 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions, x *early) {
 	case !isHex64(st.Subject[0].Digest["sha256"]):
 		r.add("subject", false, "%s: sha256 digest %q is not 64 lower-case hex digits", st.Subject[0].Name, st.Subject[0].Digest["sha256"])
 	default:
-		subjectRoot = st.Subject[0].Digest["sha256"]
 		r.add("subject", true, "%s sha256 %s", text.Printable(st.Subject[0].Name), abbrevRoot(subjectRoot))
 	}
 

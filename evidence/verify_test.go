@@ -216,11 +216,12 @@ func TestVerifyTamper(t *testing.T) {
 			store:   []string{"entry_order", "store_replay_count"},
 		},
 		{
-			name:    "edited subject",
-			base:    good,
-			edit:    func(p map[string]any) { p["manifest_id"] = "0000000000000000000000000000000000000000" },
-			offline: []string{"subject", "merkle_root", "git_commit"},
-			store:   []string{"subject", "merkle_root", "git_commit", "store_replay_count"},
+			name: "edited subject",
+			base: good,
+			edit: func(p map[string]any) { p["manifest_id"] = "0000000000000000000000000000000000000000" },
+			// the subject's digest is still the entries' root: merkle_root holds
+			offline: []string{"subject", "git_commit"},
+			store:   []string{"subject", "git_commit", "store_replay_count"},
 		},
 		{
 			name:    "edited predicate root",
