@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -204,6 +205,10 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 			r.add("parse", false, "bundle is not a JSON statement or DSSE envelope: %v", err)
 			return r, nil
 		}
+		if err := ambiguousMember(data, reflect.TypeFor[document]()); err != nil {
+			r.add("parse", false, "bundle is ambiguous: %v", err)
+			return r, nil
+		}
 	}
 	st := &doc.Statement
 	r.Payload = data
@@ -233,6 +238,10 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 			*st = Statement{}
 			if err := json.Unmarshal(opened.Payload, st); err != nil {
 				r.add("parse", false, "envelope payload is not a JSON statement: %v", err)
+				return r, nil
+			}
+			if err := ambiguousMember(opened.Payload, reflect.TypeFor[Statement]()); err != nil {
+				r.add("parse", false, "envelope payload is ambiguous: %v", err)
 				return r, nil
 			}
 		}
