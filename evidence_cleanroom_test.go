@@ -839,3 +839,70 @@ func TestCleanRoomTampering(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanRoomDocExample: the bundle docs/evidence.md shows under "The
+// shape" ("the root, hashes and content are the real ones") passes the
+// clean-room checker and `evidence verify --offline`, with the published
+// root, and lists its members in the order the real export writes them.
+func TestCleanRoomDocExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("docs/evidence.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := bytes.Cut(doc, []byte("\n## The shape\n"))
+	_, block, ok := bytes.Cut(after, []byte("```json\n"))
+	block, _, ok2 := bytes.Cut(block, []byte("```\n"))
+	if !ok || !ok2 {
+		t.Fatal("docs/evidence.md: no json block under ## The shape")
+	}
+	if failed, _ := crCheck(block, nil); len(failed) != 0 {
+		t.Errorf("the documented example fails the clean-room checks %v", failed)
+	}
+	if !bytes.Contains(block, []byte(`"sha256": "a9b73469f1a6e956024399ac407d174cc71e5d74a66e5ce390af3d64102821be"`)) {
+		t.Errorf("the documented example does not carry the published root")
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "example.json")
+	if err := os.WriteFile(f, block, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "READPROOF_STORE=", "READPROOF_CONFIG="}
+	if v := crVerify(t, dir, env, f, "--offline"); !v.OK {
+		t.Errorf("evidence verify --offline of the documented example: failing %v\n%s", v.Failed, v.Stdout)
+	}
+	// member order: each object of the example lists its members in the
+	// order a real export does (members only one of them has aside)
+	p := newCRProject(t, []string{"Products can be refunded within 30 days.\n"})
+	real, err := os.ReadFile(p.full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compare func(path string, a, b *crNode)
+	compare = func(path string, a, b *crNode) {
+		if a.arr && b.arr && len(a.vals) > 0 && len(b.vals) > 0 {
+			compare(path+"[0]", a.vals[0], b.vals[0])
+			return
+		}
+		var ka, kb []string
+		for _, k := range a.keys {
+			if slices.Contains(b.keys, k) {
+				ka = append(ka, k)
+			}
+		}
+		for _, k := range b.keys {
+			if slices.Contains(a.keys, k) {
+				kb = append(kb, k)
+			}
+		}
+		if !slices.Equal(ka, kb) {
+			t.Errorf("%s: the docs list members %v, the export %v", path, ka, kb)
+		}
+		for i, k := range a.keys {
+			if j := slices.Index(b.keys, k); j >= 0 && k != "config" {
+				compare(path+"."+k, a.vals[i], b.vals[j])
+			}
+		}
+	}
+	compare("", crParse(t, block), crParse(t, real))
+}
