@@ -492,6 +492,9 @@ func (d *fastDecoder) raw(out *json.RawMessage) bool {
 		return false
 	}
 	v, ok := d.skipValue()
+	if ok && ambiguousMember(v, nil) != nil {
+		return false // a repeated member: Verify refuses it
+	}
 	if ok {
 		*out = append(json.RawMessage(nil), v...)
 	}

@@ -420,8 +420,9 @@ func TestVerifyAmbiguousMembers(t *testing.T) {
 	shown := base64.StdEncoding.EncodeToString([]byte("Products cannot be refunded.\n"))
 	for name, tc := range map[string]struct{ data, want string }{
 		// a reader of .content_b64 sees the forged text; encoding/json verifies the real one
-		"case variant": {strings.Replace(good, e0[:len(`"position": 0,`)], `"position": 0, "content_b64": "`+shown+`",`, 1) + "", ""},
-		"repeated":     {strings.Replace(good, b64, `"content_b64": "`+shown+`", `+b64, 1), `member "content_b64" appears twice in one object`},
+		"case variant":         {strings.Replace(good, e0[:len(`"position": 0,`)], `"position": 0, "content_b64": "`+shown+`",`, 1) + "", ""},
+		"repeated":             {strings.Replace(good, b64, `"content_b64": "`+shown+`", `+b64, 1), `member "content_b64" appears twice in one object`},
+		"repeated in receipts": {strings.Replace(good, `"entries": [`, `"receipts": {"count": 1, "count": 2}, "entries": [`, 1), `member "count" appears twice in one object`},
 	} {
 		data := tc.data
 		if name == "case variant" {
