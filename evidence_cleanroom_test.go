@@ -121,7 +121,7 @@ func crCheck(data []byte, trusted ed25519.PublicKey) (failed []string, signed bo
 	if err := dec.Decode(&st); err != nil || dec.More() {
 		return append(failed, "parse"), signed
 	}
-	if !crIntegers(st) { // docs/evidence.md: integers that fit
+	if !crIntegers(st) || crAmbiguous(data) { // docs/evidence.md: integers that fit; no ambiguous members
 		return append(failed, "parse"), signed
 	}
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
@@ -247,6 +247,57 @@ func crIntegers(v any) bool {
 		}
 	}
 	return true
+}
+
+// crFormatNames are the member names of docs/evidence.md's tables.
+var crFormatNames = strings.Fields(`_type subject name digest predicateType predicate run_id manifest_id
+	manifest_created_at generated_at exporter version merkle algorithm leaf root leaf_count entries position uri
+	snapshot_id materialization_id content_hash source_revision observed_at content_type bytes provenance
+	content_b64 ref resources namespace path source kind config policy strategy max_age_seconds missing replay
+	verified_at all_match match expected_hash actual_hash error git manifest_commit tree run_ref
+	manifest_sha256 commit_signer store proof_of_read receipts payload payloadType signatures keyid sig`)
+
+// crAmbiguous reports what docs/evidence.md says verify refuses: a member
+// repeated in one object, or a format member named in other case (outside
+// the free-form maps: digest, provenance, config, receipts, proof_of_read).
+func crAmbiguous(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var value func(free bool) bool
+	value = func(free bool) bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, _ := dec.Token()
+				name, _ := k.(string)
+				if seen[name] {
+					return true
+				}
+				seen[name] = true
+				if !free && !slices.Contains(crFormatNames, name) &&
+					slices.ContainsFunc(crFormatNames, func(f string) bool { return strings.EqualFold(f, name) }) {
+					return true
+				}
+				if value(free || slices.Contains([]string{"digest", "provenance", "config", "receipts", "proof_of_read"}, name)) {
+					return true
+				}
+			}
+			dec.Token()
+		case json.Delim('['):
+			for dec.More() {
+				if value(free) {
+					return true
+				}
+			}
+			dec.Token()
+		}
+		return false
+	}
+	return value(false)
 }
 
 // crB64 decodes standard or URL-safe base64, padded or not.
@@ -783,6 +834,12 @@ func TestCleanRoomTampering(t *testing.T) {
 		}, false},
 		{"a position past uint32", func() []byte {
 			return bytes.Replace(orig, []byte(`"position": 0`), []byte(`"position": 4294967296`), 1)
+		}, false},
+		{"a member repeated", func() []byte {
+			return bytes.Replace(orig, []byte(`"uri": "`), []byte(`"uri": "readproof://audit/docs/other", "uri": "`), 1)
+		}, false},
+		{"a member named in other case", func() []byte {
+			return bytes.Replace(orig, []byte(`"content_type": "`), []byte(`"Content_Type": "`), 1)
 		}, false},
 		{"compact whitespace", func() []byte { return compact.Bytes() }, true},
 		{"the predicate's members in reverse order", reordered.encode, true},
