@@ -213,7 +213,10 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 	st := &doc.Statement
 	r.Payload = data
 	if doc.rawEnvelope.present() {
-		if doc.Statement.Type != "" || doc.Statement.PredicateType != "" {
+		// (a statement member beside the envelope would show an auditor's
+		// jq a predicate that no signature covers)
+		if doc.Statement.Type != "" || doc.Statement.PredicateType != "" || doc.Statement.Subject != nil ||
+			!reflect.ValueOf(doc.Statement.Predicate).IsZero() {
 			r.add("parse", false, "document mixes statement and envelope fields")
 			return r, nil
 		}
