@@ -211,7 +211,7 @@ func crCheck(data []byte, trusted ed25519.PublicKey) (failed []string, signed bo
 		if !has {
 			continue
 		}
-		content, err := base64.StdEncoding.DecodeString(b64)
+		content, err := crB64(b64) // docs: standard, URL-safe or unpadded
 		sum := sha256.Sum256(content)
 		n, _ := num(e, "bytes")
 		blob := sha1.New()
@@ -841,6 +841,24 @@ func TestCleanRoomTampering(t *testing.T) {
 		{"a member named in other case", func() []byte {
 			return bytes.Replace(orig, []byte(`"content_type": "`), []byte(`"Content_Type": "`), 1)
 		}, false},
+		{"content_b64 unpadded and URL-safe", func() []byte {
+			e := root.clone()
+			for _, en := range e.at("predicate.entries").vals {
+				n := en.at("content_b64")
+				b, _ := base64.StdEncoding.DecodeString(n.leaf.(string))
+				n.leaf = base64.RawURLEncoding.EncodeToString(append(b, 0xfb, 0xff))
+				en.at("bytes").leaf = json.Number(strconv.Itoa(len(b) + 2))
+			}
+			return e.encode()
+		}, false}, // other bytes: the hash fails, whatever the spelling
+		{"content_b64 unpadded", func() []byte {
+			e := root.clone()
+			for _, en := range e.at("predicate.entries").vals {
+				n := en.at("content_b64")
+				n.leaf = strings.TrimRight(n.leaf.(string), "=")
+			}
+			return e.encode()
+		}, true},
 		{"compact whitespace", func() []byte { return compact.Bytes() }, true},
 		{"the predicate's members in reverse order", reordered.encode, true},
 	} {
