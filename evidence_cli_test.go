@@ -24,7 +24,8 @@ import (
 // `evedit FILE OP`. Plain statements: content (flip a byte of entry 0's
 // embedded bytes), hash (change entry 0's content_hash), reorder (swap
 // entries 0 and 1), remove-last, dup-last (append a copy of the last
-// entry), reroot (give entry 0 other bytes and recompute its hash, the
+// entry), provenance (change entry 0's provenance path), materialization
+// (change entry 0's materialization_id), reroot (give entry 0 other bytes and recompute its hash, the
 // root, the counts and the replay block: consistent offline). Envelopes:
 // payload-byte (flip a byte of the signed payload), payload-type (change
 // payloadType), reroot (reroot the payload, keep the signature).
@@ -90,6 +91,10 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 		p.Entries = es[:len(es)-1]
 	case "dup-last":
 		p.Entries = append(es, es[len(es)-1])
+	case "provenance":
+		es[0].Provenance["path"] = "elsewhere/refunds.md"
+	case "materialization":
+		es[0].MaterializationID = strings.Repeat("0", 40)
 	case "reroot":
 		forged := []byte("Products can be refunded within 365 days.\n")
 		sum := sha256.Sum256(forged)

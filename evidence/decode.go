@@ -362,7 +362,8 @@ func (d *fastDecoder) number() ([]byte, bool) {
 }
 
 // anyValue decodes a value as encoding/json decodes into an empty
-// interface: objects as map[string]any (a repeated key: the last wins),
+// interface: objects as map[string]any (a repeated key gives up: Verify
+// refuses it, see ambiguousMember),
 // arrays as []any, numbers as float64, null as nil.
 func (d *fastDecoder) anyValue() (any, bool) {
 	switch c := d.peek(); c {
@@ -372,6 +373,9 @@ func (d *fastDecoder) anyValue() (any, bool) {
 	case '{':
 		m := map[string]any{}
 		ok := d.object(func(key []byte) bool {
+			if _, dup := m[string(key)]; dup {
+				return false // encoding/json keeps the last; Verify refuses it
+			}
 			v, ok := d.anyValue()
 			m[string(key)] = v
 			return ok
@@ -406,6 +410,9 @@ func (d *fastDecoder) anyValue() (any, bool) {
 func (d *fastDecoder) anyMap(out *map[string]any) bool {
 	m := map[string]any{}
 	ok := d.object(func(key []byte) bool {
+		if _, dup := m[string(key)]; dup {
+			return false
+		}
 		v, ok := d.anyValue()
 		m[string(key)] = v
 		return ok
@@ -485,6 +492,9 @@ func (d *fastDecoder) raw(out *json.RawMessage) bool {
 		return false
 	}
 	v, ok := d.skipValue()
+	if ok && ambiguousMember(v, nil) != nil {
+		return false // a repeated member: Verify refuses it
+	}
 	if ok {
 		*out = append(json.RawMessage(nil), v...)
 	}
@@ -563,6 +573,9 @@ func (d *fastDecoder) subject(s *Subject) bool {
 			m := map[string]string{}
 			s.Digest = m
 			return d.object(func(key []byte) bool {
+				if _, dup := m[string(key)]; dup {
+					return false
+				}
 				var v string
 				ok := d.str(&v)
 				m[string(key)] = v

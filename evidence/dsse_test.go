@@ -201,6 +201,22 @@ func TestVerifyEnvelopeTamper(t *testing.T) {
 	// RequireSignature fails a plain statement.
 	r, _ = Verify(payload, VerifyOptions{Store: store, RequireSignature: true})
 	wantFailed(t, r, "signature")
+	// A statement's members beside the envelope's: `jq .predicate` on the
+	// file would show them, the signature covers only the payload.
+	var stmt map[string]any
+	if err := json.Unmarshal(payload, &stmt); err != nil {
+		t.Fatal(err)
+	}
+	for _, member := range []string{"subject", "predicate"} {
+		var env map[string]any
+		if err := json.Unmarshal(signed, &env); err != nil {
+			t.Fatal(err)
+		}
+		env[member] = stmt[member]
+		data, _ := json.Marshal(env)
+		r, _ = Verify(data, VerifyOptions{Offline: true, TrustedKeys: trusted})
+		wantFailed(t, r, "parse")
+	}
 }
 
 func TestOpenEnvelope(t *testing.T) {

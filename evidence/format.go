@@ -319,10 +319,7 @@ func build(in Input, lazyContent bool) (*Statement, error) {
 			Ref:               e.Ref,
 		}
 		for k, v := range e.Provenance {
-			if red.secretKey(k) {
-				v = Redacted
-			}
-			be.Provenance[k] = redactURL(v)
+			be.Provenance[k] = red.provenance(k, v)
 		}
 		if in.WithContent {
 			if e.Content == nil {

@@ -39,6 +39,28 @@ func (r *redactor) secretKey(key string) bool {
 	return v
 }
 
+// provenance is the value a bundle entry's provenance holds under key k
+// for the recorded value v.
+func (r *redactor) provenance(k, v string) string {
+	if r.secretKey(k) {
+		return Redacted
+	}
+	return redactURL(v)
+}
+
+// BundleProvenance is a manifest entry's provenance as Build writes it into
+// the bundle: the value under a key that names a credential replaced by
+// Redacted, the user information and credential-named query values of URLs
+// dropped. The store check compares a bundle's provenance with it.
+func BundleProvenance(p map[string]string) map[string]string {
+	red := newRedactor()
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		out[k] = red.provenance(k, v)
+	}
+	return out
+}
+
 func (r *redactor) value(key string, v any) any {
 	switch t := v.(type) {
 	case map[string]any:

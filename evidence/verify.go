@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -204,11 +205,18 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 			r.add("parse", false, "bundle is not a JSON statement or DSSE envelope: %v", err)
 			return r, nil
 		}
+		if err := ambiguousMember(data, reflect.TypeFor[document]()); err != nil {
+			r.add("parse", false, "bundle is ambiguous: %v", err)
+			return r, nil
+		}
 	}
 	st := &doc.Statement
 	r.Payload = data
 	if doc.rawEnvelope.present() {
-		if doc.Statement.Type != "" || doc.Statement.PredicateType != "" {
+		// (a statement member beside the envelope would show an auditor's
+		// jq a predicate that no signature covers)
+		if doc.Statement.Type != "" || doc.Statement.PredicateType != "" || doc.Statement.Subject != nil ||
+			!reflect.ValueOf(doc.Statement.Predicate).IsZero() {
 			r.add("parse", false, "document mixes statement and envelope fields")
 			return r, nil
 		}
@@ -235,6 +243,10 @@ func Verify(data []byte, opts VerifyOptions) (Report, error) {
 				r.add("parse", false, "envelope payload is not a JSON statement: %v", err)
 				return r, nil
 			}
+			if err := ambiguousMember(opened.Payload, reflect.TypeFor[Statement]()); err != nil {
+				r.add("parse", false, "envelope payload is ambiguous: %v", err)
+				return r, nil
+			}
 		}
 	} else if opts.RequireSignature {
 		r.add("signature", false, "bundle is a plain statement, not a signed DSSE envelope: export it signed")
@@ -258,7 +270,10 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions, x *early) {
 	r.add("statement_type", st.Type == StatementType, "%q", st.Type)
 	r.add("predicate_type", st.PredicateType == PredicateType, "%q", st.PredicateType)
 
-	subjectRoot := ""
+	subjectRoot := "" // the one subject's digest, whatever its name: merkle_root compares it
+	if len(st.Subject) == 1 {
+		subjectRoot = st.Subject[0].Digest["sha256"]
+	}
 	switch {
 	case len(st.Subject) != 1:
 		r.add("subject", false, "statement has %d subjects, want exactly 1", len(st.Subject))
@@ -267,7 +282,6 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions, x *early) {
 	case !isHex64(st.Subject[0].Digest["sha256"]):
 		r.add("subject", false, "%s: sha256 digest %q is not 64 lower-case hex digits", st.Subject[0].Name, st.Subject[0].Digest["sha256"])
 	default:
-		subjectRoot = st.Subject[0].Digest["sha256"]
 		r.add("subject", true, "%s sha256 %s", text.Printable(st.Subject[0].Name), abbrevRoot(subjectRoot))
 	}
 

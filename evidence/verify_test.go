@@ -216,11 +216,12 @@ func TestVerifyTamper(t *testing.T) {
 			store:   []string{"entry_order", "store_replay_count"},
 		},
 		{
-			name:    "edited subject",
-			base:    good,
-			edit:    func(p map[string]any) { p["manifest_id"] = "0000000000000000000000000000000000000000" },
-			offline: []string{"subject", "merkle_root", "git_commit"},
-			store:   []string{"subject", "merkle_root", "git_commit", "store_replay_count"},
+			name: "edited subject",
+			base: good,
+			edit: func(p map[string]any) { p["manifest_id"] = "0000000000000000000000000000000000000000" },
+			// the subject's digest is still the entries' root: merkle_root holds
+			offline: []string{"subject", "git_commit"},
+			store:   []string{"subject", "git_commit", "store_replay_count"},
 		},
 		{
 			name:    "edited predicate root",
@@ -400,6 +401,44 @@ func TestVerifyHostileStrings(t *testing.T) {
 			if strings.ContainsAny(out, "\x1b\a\r\u202e") {
 				t.Errorf("%s: the report carries a terminal control:\n%q", name, out)
 			}
+		}
+	}
+}
+
+// TestVerifyAmbiguousMembers: encoding/json matches member names without
+// regard to case and keeps the last of repeated members; jq, Python and a
+// reader of the file may see another value than the one verified. Such a
+// bundle fails parse, naming the member, rather than verifying one reading
+// of it.
+func TestVerifyAmbiguousMembers(t *testing.T) {
+	t.Parallel()
+	in, _ := threeInput(t)
+	good := string(mustBundle(t, in))
+	entryOf := func(s string) string { return s[strings.Index(s, `"position": 0,`):] }
+	e0 := entryOf(good)
+	b64 := `"content_b64": "`
+	shown := base64.StdEncoding.EncodeToString([]byte("Products cannot be refunded.\n"))
+	for name, tc := range map[string]struct{ data, want string }{
+		// a reader of .content_b64 sees the forged text; encoding/json verifies the real one
+		"case variant":         {strings.Replace(good, e0[:len(`"position": 0,`)], `"position": 0, "content_b64": "`+shown+`",`, 1) + "", ""},
+		"repeated":             {strings.Replace(good, b64, `"content_b64": "`+shown+`", `+b64, 1), `member "content_b64" appears twice in one object`},
+		"repeated in receipts": {strings.Replace(good, `"entries": [`, `"receipts": {"count": 1, "count": 2}, "entries": [`, 1), `member "count" appears twice in one object`},
+	} {
+		data := tc.data
+		if name == "case variant" {
+			// rename the real member so that only case tells them apart
+			i := strings.Index(data, b64) + len(b64)
+			j := i + strings.Index(data[i:], b64)
+			data = data[:j] + `"Content_B64": "` + data[j+len(b64):]
+			tc.want = `member "Content_B64" is not the format's "content_b64"`
+		}
+		r, err := Verify([]byte(data), VerifyOptions{Offline: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		wantFailed(t, r, "parse")
+		if c, _ := checkByName(r, "parse"); !strings.Contains(c.Detail, tc.want) {
+			t.Errorf("%s: parse says %q, want it to name %q", name, c.Detail, tc.want)
 		}
 	}
 }

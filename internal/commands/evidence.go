@@ -501,6 +501,16 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		warnings = append(warnings, proofread.NotCheckedWarning(keyWarn))
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
 	}
+	if opts.TrustedKeys != "" && !rep.Signed && rep.OK() {
+		// the summary of a plain statement says nothing of signatures; an
+		// auditor who gave keys is told none was checked
+		name := text.Printable(args[0])
+		if args[0] == "-" {
+			name = "the bundle on stdin"
+		}
+		warnings = append(warnings, name+" is a plain statement, not a signed envelope: no signature was checked against the trusted keys (--require-signature fails it)")
+		e.say("readproof: warning: %s", warnings[len(warnings)-1])
+	}
 	if e.json {
 		j := verifyJSON{Warnings: warnings, OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
 		for _, c := range rep.Checks {

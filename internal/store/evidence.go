@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -808,6 +809,9 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 		switch {
 		case b.SnapshotID != e.Snapshot:
 			field, got, want = "snapshot_id", b.SnapshotID, e.Snapshot
+		case b.MaterializationID != e.Snapshot:
+			// Build writes the snapshot id: the blob is delivered verbatim
+			field, got, want = "materialization_id", b.MaterializationID, e.Snapshot
 		case b.Ref != e.Ref:
 			field, got, want = "ref", b.Ref, e.Ref
 		case b.SourceRevision != e.SourceRevision:
@@ -819,11 +823,43 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 		case b.Bytes != e.Bytes:
 			field, got, want = "bytes", fmt.Sprint(b.Bytes), fmt.Sprint(e.Bytes)
 		default:
-			continue
+			var differs bool
+			if field, got, want, differs = provenanceDiff(b.Provenance, evidence.BundleProvenance(e.Provenance)); !differs {
+				continue
+			}
 		}
 		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false
 	}
 	return fmt.Sprintf("run %s, created %s, %s with the stored manifest", m.RunID, timeString(m.CreatedAt), text.Count(n, "entry agrees", "entries agree")), true
+}
+
+// provenanceDiff names the first provenance key, in sorted order, whose value
+// in the bundle (got) is not the stored one as export writes it (want).
+func provenanceDiff(got map[string]any, want map[string]string) (field, g, w string, differs bool) {
+	keys := make([]string, 0, len(got)+len(want))
+	for k := range got {
+		keys = append(keys, k)
+	}
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		gv, inBundle := got[k]
+		wv, stored := want[k]
+		gs, isString := gv.(string)
+		switch {
+		case !inBundle:
+			return "provenance." + k, "(absent)", wv, true
+		case !stored:
+			return "provenance." + k, fmt.Sprint(gv), "(absent)", true
+		case !isString || gs != wv:
+			return "provenance." + k, fmt.Sprint(gv), wv, true
+		}
+	}
+	return "", "", "", false
 }
 
 func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest, signers evidence.AllowedSigners, add addCheck) {

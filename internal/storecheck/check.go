@@ -135,6 +135,28 @@ type checker struct {
 // maxNamed bounds how many runs one kind of warning names one by one.
 const maxNamed = 20
 
+// checkReplaced names what makes stock git read other objects than readproof
+// does: a ref under refs/replace/ (git replace, git replace --graft) and an
+// info/grafts file. git log, cat-file and verify-commit on the repository,
+// or on a mirror clone of it, follow them; readproof never does, so the
+// store and an auditor's git would disagree about its records.
+func (c *checker) checkReplaced(other []gitstore.Ref) {
+	for _, r := range other {
+		id, ok := strings.CutPrefix(r.Name, "refs/replace/")
+		if !ok {
+			continue
+		}
+		c.add(Problem{Kind: Broken, Check: "replace", Subject: "ref " + r.Name, Ref: r.Name,
+			Message: fmt.Sprintf("stock git reads object %s in place of %s (git log, cat-file and verify-commit follow refs/replace/, readproof does not): remove it with git update-ref -d %s",
+				r.OID, text.Printable(id), text.Printable(r.Name))})
+	}
+	grafts := filepath.Join(c.g.Path(), "info", "grafts")
+	if _, err := os.Lstat(grafts); err == nil {
+		c.add(Problem{Kind: Broken, Check: "replace", Subject: "info/grafts",
+			Message: fmt.Sprintf("%s gives commits other parents for stock git, not for readproof: remove it", grafts)})
+	}
+}
+
 func (c *checker) add(p Problem) { c.rep.Problems = append(c.rep.Problems, p) }
 
 func (c *checker) progress() {
@@ -218,6 +240,7 @@ func (c *checker) run() error {
 		}
 	}
 	c.total = len(all)
+	c.checkReplaced(other)
 
 	// 1. The object graph of every ref, in an order that names the most
 	// specific owner of a broken object: runs first, the journal (which

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -293,6 +294,41 @@ func TestRefToNonCommit(t *testing.T) {
 	rep := p.check(t, storecheck.Options{})
 	if len(find(rep, storecheck.Broken, "open run weird", "expected a commit, found a blob")) != 1 {
 		t.Fatalf("want the blob-valued ref named, got:\n%s", problems(rep))
+	}
+}
+
+// TestReplaceRefs: `git replace` and `git replace --graft` make stock git
+// read another object in place of a manifest commit (git log, cat-file and
+// verify-commit on a mirror clone all follow refs/replace/), while readproof
+// reads the object itself; verify names the substitution.
+func TestReplaceRefs(t *testing.T) {
+	t.Parallel()
+	p := healthy(t)
+	gitDir := p.storePath()
+	rev := func(name string) string {
+		out, err := exec.Command("git", "--git-dir", gitDir, "rev-parse", name).Output()
+		if err != nil {
+			t.Fatalf("git rev-parse %s: %v", name, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	manifestA, manifestB := rev("refs/tags/readproof/runs/run-a"), rev("refs/tags/readproof/runs/run-b")
+	if out, err := exec.Command("git", "--git-dir", gitDir, "replace", manifestA, manifestB).CombinedOutput(); err != nil {
+		t.Fatalf("git replace: %v\n%s", err, out)
+	}
+	rep := p.check(t, storecheck.Options{})
+	if len(find(rep, storecheck.Broken, "refs/replace/"+manifestA, manifestB, "stock git")) != 1 {
+		t.Fatalf("want the replace ref named, got:\n%s", problems(rep))
+	}
+	if err := os.MkdirAll(filepath.Join(gitDir, "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gitDir, "info", "grafts"), []byte(manifestA+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep = p.check(t, storecheck.Options{})
+	if len(find(rep, storecheck.Broken, "info/grafts", "other parents")) != 1 {
+		t.Fatalf("want info/grafts named, got:\n%s", problems(rep))
 	}
 }
 
