@@ -12,6 +12,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -201,6 +202,9 @@ func (s *Store) readVerdicts(runID string, id gitstore.OID) (*VerdictRecord, git
 // decodeVerdicts parses verdicts.json of runID. Unknown members are
 // refused, so a record written by a newer format is not misread.
 func decodeVerdicts(runID string, data []byte) (*VerdictRecord, error) {
+	if err := checkVerdictNames(data); err != nil {
+		return nil, fmt.Errorf("%w: verdicts of run %s: %w", ErrVerdicts, runID, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var r VerdictRecord
@@ -214,6 +218,70 @@ func decodeVerdicts(runID string, data []byte) (*VerdictRecord, error) {
 		return nil, fmt.Errorf("%w: format %q for run %q, not %s verdicts of run %s", ErrVerdicts, r.Format, r.RunID, VerdictsFormat, runID)
 	}
 	return &r, nil
+}
+
+// checkVerdictNames refuses verdicts.json whose objects name a member twice
+// or spell a name other than exactly as VerdictRecord and VerdictEntry tag
+// it. encoding/json alone keeps the last of two members and matches names
+// case-insensitively, so {"verdict":"READ_VERIFIED","Verdict":"HALLUCINATED"}
+// would be authenticated as HALLUCINATED and read by jq as READ_VERIFIED.
+// Which object a name belongs in is left to the decoder's unknown-member
+// check.
+func checkVerdictNames(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var seen []map[string]bool // one set per open object
+	inObject := func() bool { return len(seen) > 0 && seen[len(seen)-1] != nil }
+	expectName := true // inside an object, whether the next token is a name
+	for {
+		t, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'):
+			seen = append(seen, map[string]bool{})
+			expectName = true
+			continue
+		case json.Delim('['):
+			seen = append(seen, nil)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			seen = seen[:len(seen)-1]
+			expectName = inObject()
+			continue
+		}
+		if !inObject() {
+			continue
+		}
+		if !expectName {
+			expectName = true // a scalar value
+			continue
+		}
+		name, _ := t.(string)
+		if !verdictMember(name) {
+			return fmt.Errorf("unknown field %q", text.Printable(name)) // names are spelt exactly as docs/store-format.md spells them
+		}
+		if seen[len(seen)-1][name] {
+			return fmt.Errorf("member %q given twice", name)
+		}
+		seen[len(seen)-1][name] = true
+		expectName = false
+	}
+}
+
+// verdictMember reports whether name is a member of verdicts.json (of the
+// record or of an entry), spelt as its tag spells it.
+func verdictMember(name string) bool {
+	switch name {
+	case "format", "run_id", "manifest_id", "checked_at", "clock_override", "check", "entries", "mac_key", "mac",
+		"position", "uri", "session", "verdict", "reason", "bucket", "age_seconds", "answer_sha256",
+		"delivered_hash_verified", "adjudicated", "adjudicated_verdict", "adjudicated_at":
+		return true
+	}
+	return false
 }
 
 // Verdicts returns the latest proof-of-read verdicts of a run, or nil (and
