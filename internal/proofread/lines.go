@@ -193,11 +193,13 @@ func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
 			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash %s could not be re-checked: no usable probe key at %s", en.Position, en.URI, manifest.Short(en.Probe.DeliveredHash), path))
 			continue
 		}
-		sess, err := probe.EntrySession(m.RunID, en.Position)
+		iss, _, err := issuance(*keys, m.RunID, en, content)
 		if err != nil {
-			return lines, err
+			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash mismatch: the probe record is invalid: %v", en.Position, en.URI, err))
+			bad++
+			continue
 		}
-		out, err := keys.Deliver(content, probe.Issued{Session: sess, Bucket: en.Probe.Bucket, Length: en.Probe.Length})
+		out, err := keys.Deliver(content, iss)
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash mismatch: the probe record is invalid: %v", en.Position, en.URI, err))
 			bad++

@@ -38,7 +38,7 @@ func (s *Store) Now() time.Time { return s.now() }
 
 // MountWithPosition is Mount with a hook that may change the entry (the
 // proof-of-read path sets Entry.Probe) and that depends on the entry's
-// position (the proof-of-read session is RUNID.POSITION). decorate runs
+// position (the proof-of-read session is RUNID.POSITION.cTAG). decorate runs
 // inside the publish step, after d.Position holds the position the entry is
 // about to be recorded at, and runs again whenever a concurrent mount takes
 // that position first. It must therefore derive everything it sets from d
@@ -99,7 +99,8 @@ type VerdictRecord struct {
 type VerdictEntry struct {
 	Position int    `json:"position"`
 	URI      string `json:"uri"`
-	// Session is the probe session of the entry: RUNID.POSITION.
+	// Session is the probe session of the entry: RUNID.POSITION.cTAG
+	// (RUNID.POSITION for entries mounted before the content tag).
 	Session string `json:"session"`
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
