@@ -22,7 +22,14 @@ type NotChecked struct {
 }
 
 func verdictLine(v store.VerdictEntry, r *store.VerdictRecord) string {
-	l := fmt.Sprintf("proof of read: [%d] %s %s checked %s (check %d)", v.Position, v.URI, v.Verdict, r.CheckedAt.UTC().Format(time.RFC3339), r.Check)
+	// A time given with probe check --at decides the windows as the clock
+	// would (a back-dated check can give READ_VERIFIED to an old answer), so
+	// the line says when the clock was not read.
+	override := ""
+	if r.ClockOverride {
+		override = ", clock set with --at"
+	}
+	l := fmt.Sprintf("proof of read: [%d] %s %s checked %s (check %d%s)", v.Position, v.URI, v.Verdict, r.CheckedAt.UTC().Format(time.RFC3339), r.Check, override)
 	if v.Adjudicated && v.AdjudicatedVerdict != "" && v.AdjudicatedAt != nil && !v.AdjudicatedAt.Equal(r.CheckedAt) {
 		l += fmt.Sprintf("; first adjudicated %s at %s", v.AdjudicatedVerdict, v.AdjudicatedAt.UTC().Format(time.RFC3339))
 	}
