@@ -330,6 +330,58 @@ func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, pr
 	return s.RecordVerdictsWithKey(runID, probe.Keys{}, build)
 }
 
+// carryAdjudications marks adjudicated in prev, the record a check
+// continues from, every entry that an older record of the run says was
+// adjudicated: any record reachable from from (through every parent) or
+// from the check the journal records for the run. Adjudication only goes
+// from false to true (docs/store-format.md), so a record appended without
+// the probe key (its MAC stripped, or named under a made-up key id, which
+// CheckVerdictMAC cannot refuse), or a chain replaced by such a record,
+// cannot reset replay protection: the sentinel stays REPLAY_SUSPECT. The
+// earliest first positive verdict found is kept.
+func (s *Store) carryAdjudications(runID string, prev *VerdictRecord, from gitstore.OID) error {
+	stack := []gitstore.OID{from}
+	recorded, err := s.RecordedChecks()
+	if err != nil {
+		return err
+	}
+	if jc, ok := recorded[runID]; ok {
+		stack = append(stack, jc.Verdicts)
+	}
+	seen := map[gitstore.OID]bool{}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		rec, c, err := s.readVerdicts(runID, id)
+		if err != nil {
+			return err
+		}
+		stack = append(stack, c.Parents...)
+		if rec.ManifestID != prev.ManifestID {
+			continue
+		}
+		for _, v := range rec.Entries {
+			if !v.Adjudicated {
+				continue
+			}
+			pv := prev.Entry(v.Position)
+			if pv == nil {
+				prev.Entries = append(prev.Entries, VerdictEntry{Position: v.Position})
+				pv = &prev.Entries[len(prev.Entries)-1]
+			}
+			if pv.Adjudicated && (pv.AdjudicatedAt == nil || v.AdjudicatedAt == nil || !v.AdjudicatedAt.Before(*pv.AdjudicatedAt)) {
+				continue
+			}
+			pv.Adjudicated, pv.AdjudicatedVerdict, pv.AdjudicatedAt = true, v.AdjudicatedVerdict, v.AdjudicatedAt
+		}
+	}
+	return nil
+}
+
 // RecordVerdictsWithKey appends one check to the verdict chain of a committed run.
 // build receives the latest record (nil for the first check) and returns
 // the new one; it runs again, on the newer record, whenever another check
@@ -396,6 +448,9 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 			if err := CheckVerdictMAC(prev, grand, keys); keys.Valid() && errors.Is(err, ErrVerdictMAC) {
 				return hint.With(fmt.Errorf("%w: %w", ErrVerdicts, err),
 					"the verdict chain of run "+runID+" was changed by someone without the probe key; `readproof verify` names the record; restore the chain from a clone before checking again")
+			}
+			if err := s.carryAdjudications(runID, prev, from); err != nil {
+				return err
 			}
 			parents = []gitstore.OID{from}
 		}
