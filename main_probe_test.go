@@ -248,7 +248,7 @@ func TestProbeConcurrentMountsDeliverWhatIsRecorded(t *testing.T) {
 			t.Fatalf("mount --probe: %v\n%s", r.err, r.errs)
 		}
 		m := posRE.FindStringSubmatch(r.errs)
-		if m == nil || !strings.Contains(r.errs, "session c."+m[1]+" ") {
+		if m == nil || !strings.Contains(r.errs, "session c."+m[1]+".c") {
 			t.Fatalf("mount output does not name its position and session:\n%s", r.errs)
 		}
 		pos, _ := strconv.Atoi(m[1])

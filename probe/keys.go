@@ -57,7 +57,7 @@ var (
 // about the unused trailing bits so that each byte string has one encoding.
 var encoding = base64.RawURLEncoding.Strict()
 
-// Keys holds the two subkeys derived from one master secret. The zero value
+// Keys holds the three subkeys derived from one master secret. The zero value
 // is not usable; build Keys with DeriveKeys or NewRandomKeys. Keys never
 // print their contents: every fmt verb renders "probe.Keys{redacted}".
 type Keys struct {
@@ -67,8 +67,8 @@ type Keys struct {
 	ok       bool
 }
 
-// DeriveKeys splits a 32-byte master secret into the sentinel and audit
-// subkeys with HKDF-SHA256 (PROBE_PROTOCOL.md §3). The master secret is not
+// DeriveKeys splits a 32-byte master secret into the sentinel, audit and
+// verdict subkeys with HKDF-SHA256 (PROBE_PROTOCOL.md §3). The master secret is not
 // retained. It returns ErrKeySize for any other length.
 func DeriveKeys(master []byte) (Keys, error) {
 	if len(master) != MasterSize {

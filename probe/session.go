@@ -55,3 +55,33 @@ func EntrySession(runID string, entry int) (string, error) {
 	}
 	return s, nil
 }
+
+// ContentTagLen is the number of hex digits of the content's SHA-256 that
+// ContentSession appends: 128 bits, so two documents with the same tag
+// cannot be made.
+const ContentTagLen = 32
+
+// ContentSession returns the session id of the entry-th probed entry of a
+// run bound to the content delivered there (PROBE_PROTOCOL.md §10.2):
+// RUNID "." ENTRY ".c" and the first 32 hex digits of the content's SHA-256,
+// for example "nightly-42.3.c1f0e…". contentHash is the manifest's
+// "sha256:<64 hex>". A run id is unique only within one store and only while
+// the run exists: a run aborted and started again under the same id, or a
+// run of the same id in another store under the same key, puts another
+// document at the same position in the same bucket. Without the tag both
+// would share a sentinel, and quoting one document's would prove the other.
+func ContentSession(runID string, entry int, contentHash string) (string, error) {
+	hexPart, ok := strings.CutPrefix(contentHash, "sha256:")
+	if !ok || len(hexPart) != 64 || strings.Trim(hexPart, "0123456789abcdef") != "" {
+		return "", fmt.Errorf("%w: content hash %q is not sha256:<64 lower-case hex digits>", ErrInvalidSession, contentHash)
+	}
+	base, err := EntrySession(runID, entry)
+	if err != nil {
+		return "", err
+	}
+	s := base + ".c" + hexPart[:ContentTagLen]
+	if err := ValidateSession(s); err != nil {
+		return "", fmt.Errorf("run id %q: %w", runID, err)
+	}
+	return s, nil
+}

@@ -46,6 +46,31 @@ func TestEntrySession(t *testing.T) {
 	}
 }
 
+// TestContentSession: the session of a probed entry names the run, the
+// position and the first 128 bits of the content's SHA-256 (§10.2), so two
+// documents at one position of one run id never share a sentinel; the
+// longest run id still fits.
+func TestContentSession(t *testing.T) {
+	const h = "sha256:c8b0bb212e93151d720746e36ff3b7076727cb577614feafa0d61f168965aedb"
+	s, err := probe.ContentSession("nightly-42", 3, h)
+	if err != nil || s != "nightly-42.3.cc8b0bb212e93151d720746e36ff3b707" {
+		t.Fatalf("ContentSession = %q, %v", s, err)
+	}
+	other, err := probe.ContentSession("nightly-42", 3, "sha256:12200081b0f917cb884654dd9c6c97cd4ba8bd3aadb2f26e7a6ff6d0ac4e2b0e")
+	if err != nil || other == s {
+		t.Fatalf("another document's session = %q, %v", other, err)
+	}
+	long := strings.Repeat("r", 128)
+	if s, err := probe.ContentSession(long, 1<<31, h); err != nil || len(s) > probe.MaxSessionLen {
+		t.Errorf("longest run id: %q, %v", s, err)
+	}
+	for _, bad := range []string{"", "c8b0bb212e93151d720746e36ff3b7076727cb577614feafa0d61f168965aedb", "sha256:C8B0BB212E93151D720746E36FF3B7076727CB577614FEAFA0D61F168965AEDB", h[:70], h + "0"} {
+		if _, err := probe.ContentSession("r", 0, bad); !errors.Is(err, probe.ErrInvalidSession) {
+			t.Errorf("ContentSession(%q): %v", bad, err)
+		}
+	}
+}
+
 func TestProbeLine(t *testing.T) {
 	s := "TW9pr7BTmyPAZRXZC5mK0w"
 	line := probe.ProbeLine(s)

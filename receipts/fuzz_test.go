@@ -29,6 +29,10 @@ func FuzzDecodeReceipt(f *testing.F) {
 	f.Add([]byte(`{"v":1}`))
 	f.Add([]byte(`{"v":1,"id":"rcpt_","mac":null}`))
 	f.Add([]byte("null"))
+	// A member given twice, or spelt in another case, is refused
+	// (TestDecodeRefusesShadowedMembers).
+	f.Add(bytes.Replace(r.Encode(), []byte(`"session":"s"`), []byte(`"session":"x","session":"s"`), 1))
+	f.Add(bytes.Replace(r.Encode(), []byte(`"session":"s"`), []byte(`"session":"x","Session":"s"`), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := DecodeReceipt(data)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -340,6 +341,9 @@ func DecodeReceipt(data []byte) (Receipt, error) {
 	if len(data) > MaxEncodedLen {
 		return bad("%d bytes, more than %d", len(data), MaxEncodedLen)
 	}
+	if err := checkMemberNames(data); err != nil {
+		return bad("%v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var w wireReceipt
@@ -373,6 +377,43 @@ func DecodeReceipt(data []byte) (Receipt, error) {
 		return Receipt{}, err
 	}
 	return r, nil
+}
+
+// checkMemberNames refuses an object whose member names are not spelt
+// exactly as wireReceipt's tags, or that names a member twice. encoding/json
+// alone matches names case-insensitively and keeps the last of two members,
+// so a blob could show a reader that takes the first, or the exact name,
+// other fields than the ones the MAC was checked over.
+func checkMemberNames(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return errors.New("not a JSON object")
+	}
+	var seen [16]string
+	n := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name, _ := t.(string)
+		switch name {
+		case "v", "id", "session", "run", "tool", "args_sha256", "result_sha256", "start", "end",
+			"exit_code", "signal", "error", "key_id", "caller", "mac":
+		default:
+			return fmt.Errorf("unknown field %q", truncate(name, 80)) // names are spelt exactly as docs/receipts.md spells them
+		}
+		if slices.Contains(seen[:n], name) {
+			return fmt.Errorf("member %q given twice", name)
+		}
+		seen[n] = name
+		n++
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Equal reports whether two receipts have the same fields (times compared as

@@ -84,17 +84,22 @@ func Judge(keys probe.Keys, s *store.Store, answer []byte, now time.Time, overri
 	return func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
 		var entries []manifest.Entry
 		var issued []probe.Issued
-		var adjudicated []bool
+		var deliveredOK, adjudicated []bool
 		for _, en := range m.Entries {
 			if en.Probe == nil {
 				continue
 			}
-			sess, err := probe.EntrySession(m.RunID, en.Position)
+			var content []byte
+			if c, err := s.Content(en.Snapshot); err == nil && SHA256(c) == en.ContentHash {
+				content = c
+			}
+			iss, ok, err := issuance(keys, m.RunID, en, content)
 			if err != nil {
 				return nil, err
 			}
 			entries = append(entries, en)
-			issued = append(issued, probe.Issued{Session: sess, Bucket: en.Probe.Bucket, Length: en.Probe.Length})
+			issued = append(issued, iss)
+			deliveredOK = append(deliveredOK, ok)
 			pv := prev.Entry(en.Position)
 			adjudicated = append(adjudicated, pv != nil && pv.Adjudicated)
 		}
@@ -114,10 +119,7 @@ func Judge(keys probe.Keys, s *store.Store, answer []byte, now time.Time, overri
 				age := res.AgeSeconds
 				v.AgeSeconds = &age
 			}
-			if content, err := s.Content(en.Snapshot); err == nil && SHA256(content) == en.ContentHash {
-				out, err := keys.Deliver(content, issued[i])
-				v.DeliveredHashVerified = err == nil && SHA256(out) == en.Probe.DeliveredHash
-			}
+			v.DeliveredHashVerified = deliveredOK[i]
 			if pv := prev.Entry(en.Position); pv != nil && pv.Adjudicated {
 				v.Adjudicated, v.AdjudicatedVerdict, v.AdjudicatedAt = true, pv.AdjudicatedVerdict, pv.AdjudicatedAt
 			} else if res.Verdict == probe.ReadVerified || res.Verdict == probe.ReadStale {

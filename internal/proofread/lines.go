@@ -22,7 +22,14 @@ type NotChecked struct {
 }
 
 func verdictLine(v store.VerdictEntry, r *store.VerdictRecord) string {
-	l := fmt.Sprintf("proof of read: [%d] %s %s checked %s (check %d)", v.Position, v.URI, v.Verdict, r.CheckedAt.UTC().Format(time.RFC3339), r.Check)
+	// A time given with probe check --at decides the windows as the clock
+	// would (a back-dated check can give READ_VERIFIED to an old answer), so
+	// the line says when the clock was not read.
+	override := ""
+	if r.ClockOverride {
+		override = ", clock set with --at"
+	}
+	l := fmt.Sprintf("proof of read: [%d] %s %s checked %s (check %d%s)", v.Position, v.URI, v.Verdict, r.CheckedAt.UTC().Format(time.RFC3339), r.Check, override)
 	if v.Adjudicated && v.AdjudicatedVerdict != "" && v.AdjudicatedAt != nil && !v.AdjudicatedAt.Equal(r.CheckedAt) {
 		l += fmt.Sprintf("; first adjudicated %s at %s", v.AdjudicatedVerdict, v.AdjudicatedAt.UTC().Format(time.RFC3339))
 	}
@@ -193,11 +200,13 @@ func ReplayLines(s *store.Store, res *store.ReplayResult) ([]string, error) {
 			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash %s could not be re-checked: no usable probe key at %s", en.Position, en.URI, manifest.Short(en.Probe.DeliveredHash), path))
 			continue
 		}
-		sess, err := probe.EntrySession(m.RunID, en.Position)
+		iss, _, err := issuance(*keys, m.RunID, en, content)
 		if err != nil {
-			return lines, err
+			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash mismatch: the probe record is invalid: %v", en.Position, en.URI, err))
+			bad++
+			continue
 		}
-		out, err := keys.Deliver(content, probe.Issued{Session: sess, Bucket: en.Probe.Bucket, Length: en.Probe.Length})
+		out, err := keys.Deliver(content, iss)
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("proof of read: [%d] %s delivered hash mismatch: the probe record is invalid: %v", en.Position, en.URI, err))
 			bad++

@@ -26,7 +26,7 @@ func Mount(ctx context.Context, s *store.Store, keys probe.Keys, id, ref string)
 	var delivered []byte
 	var session string
 	d, err := s.MountWithPosition(ctx, id, ref, func(d *store.Delivery) error {
-		sess, err := probe.EntrySession(id, d.Position)
+		sess, err := probe.ContentSession(id, d.Position, SHA256(d.Content))
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -37,7 +38,7 @@ func (s *Store) Now() time.Time { return s.now() }
 
 // MountWithPosition is Mount with a hook that may change the entry (the
 // proof-of-read path sets Entry.Probe) and that depends on the entry's
-// position (the proof-of-read session is RUNID.POSITION). decorate runs
+// position (the proof-of-read session is RUNID.POSITION.cTAG). decorate runs
 // inside the publish step, after d.Position holds the position the entry is
 // about to be recorded at, and runs again whenever a concurrent mount takes
 // that position first. It must therefore derive everything it sets from d
@@ -98,7 +99,8 @@ type VerdictRecord struct {
 type VerdictEntry struct {
 	Position int    `json:"position"`
 	URI      string `json:"uri"`
-	// Session is the probe session of the entry: RUNID.POSITION.
+	// Session is the probe session of the entry: RUNID.POSITION.cTAG
+	// (RUNID.POSITION for entries mounted before the content tag).
 	Session string `json:"session"`
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason"`
@@ -201,6 +203,9 @@ func (s *Store) readVerdicts(runID string, id gitstore.OID) (*VerdictRecord, git
 // decodeVerdicts parses verdicts.json of runID. Unknown members are
 // refused, so a record written by a newer format is not misread.
 func decodeVerdicts(runID string, data []byte) (*VerdictRecord, error) {
+	if err := checkVerdictNames(data); err != nil {
+		return nil, fmt.Errorf("%w: verdicts of run %s: %w", ErrVerdicts, runID, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var r VerdictRecord
@@ -214,6 +219,70 @@ func decodeVerdicts(runID string, data []byte) (*VerdictRecord, error) {
 		return nil, fmt.Errorf("%w: format %q for run %q, not %s verdicts of run %s", ErrVerdicts, r.Format, r.RunID, VerdictsFormat, runID)
 	}
 	return &r, nil
+}
+
+// checkVerdictNames refuses verdicts.json whose objects name a member twice
+// or spell a name other than exactly as VerdictRecord and VerdictEntry tag
+// it. encoding/json alone keeps the last of two members and matches names
+// case-insensitively, so {"verdict":"READ_VERIFIED","Verdict":"HALLUCINATED"}
+// would be authenticated as HALLUCINATED and read by jq as READ_VERIFIED.
+// Which object a name belongs in is left to the decoder's unknown-member
+// check.
+func checkVerdictNames(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var seen []map[string]bool // one set per open object
+	inObject := func() bool { return len(seen) > 0 && seen[len(seen)-1] != nil }
+	expectName := true // inside an object, whether the next token is a name
+	for {
+		t, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'):
+			seen = append(seen, map[string]bool{})
+			expectName = true
+			continue
+		case json.Delim('['):
+			seen = append(seen, nil)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			seen = seen[:len(seen)-1]
+			expectName = inObject()
+			continue
+		}
+		if !inObject() {
+			continue
+		}
+		if !expectName {
+			expectName = true // a scalar value
+			continue
+		}
+		name, _ := t.(string)
+		if !verdictMember(name) {
+			return fmt.Errorf("unknown field %q", text.Printable(name)) // names are spelt exactly as docs/store-format.md spells them
+		}
+		if seen[len(seen)-1][name] {
+			return fmt.Errorf("member %q given twice", name)
+		}
+		seen[len(seen)-1][name] = true
+		expectName = false
+	}
+}
+
+// verdictMember reports whether name is a member of verdicts.json (of the
+// record or of an entry), spelt as its tag spells it.
+func verdictMember(name string) bool {
+	switch name {
+	case "format", "run_id", "manifest_id", "checked_at", "clock_override", "check", "entries", "mac_key", "mac",
+		"position", "uri", "session", "verdict", "reason", "bucket", "age_seconds", "answer_sha256",
+		"delivered_hash_verified", "adjudicated", "adjudicated_verdict", "adjudicated_at":
+		return true
+	}
+	return false
 }
 
 // Verdicts returns the latest proof-of-read verdicts of a run, or nil (and
@@ -259,6 +328,58 @@ func (s *Store) VerdictHistory(runID string) ([]*VerdictRecord, error) {
 // no key; the CLI and the MCP server pass theirs.
 func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error)) (*VerdictRecord, error) {
 	return s.RecordVerdictsWithKey(runID, probe.Keys{}, build)
+}
+
+// carryAdjudications marks adjudicated in prev, the record a check
+// continues from, every entry that an older record of the run says was
+// adjudicated: any record reachable from from (through every parent) or
+// from the check the journal records for the run. Adjudication only goes
+// from false to true (docs/store-format.md), so a record appended without
+// the probe key (its MAC stripped, or named under a made-up key id, which
+// CheckVerdictMAC cannot refuse), or a chain replaced by such a record,
+// cannot reset replay protection: the sentinel stays REPLAY_SUSPECT. The
+// earliest first positive verdict found is kept.
+func (s *Store) carryAdjudications(runID string, prev *VerdictRecord, from gitstore.OID) error {
+	stack := []gitstore.OID{from}
+	recorded, err := s.RecordedChecks()
+	if err != nil {
+		return err
+	}
+	if jc, ok := recorded[runID]; ok {
+		stack = append(stack, jc.Verdicts)
+	}
+	seen := map[gitstore.OID]bool{}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		rec, c, err := s.readVerdicts(runID, id)
+		if err != nil {
+			return err
+		}
+		stack = append(stack, c.Parents...)
+		if rec.ManifestID != prev.ManifestID {
+			continue
+		}
+		for _, v := range rec.Entries {
+			if !v.Adjudicated {
+				continue
+			}
+			pv := prev.Entry(v.Position)
+			if pv == nil {
+				prev.Entries = append(prev.Entries, VerdictEntry{Position: v.Position})
+				pv = &prev.Entries[len(prev.Entries)-1]
+			}
+			if pv.Adjudicated && (pv.AdjudicatedAt == nil || v.AdjudicatedAt == nil || !v.AdjudicatedAt.Before(*pv.AdjudicatedAt)) {
+				continue
+			}
+			pv.Adjudicated, pv.AdjudicatedVerdict, pv.AdjudicatedAt = true, v.AdjudicatedVerdict, v.AdjudicatedAt
+		}
+	}
+	return nil
 }
 
 // RecordVerdictsWithKey appends one check to the verdict chain of a committed run.
@@ -327,6 +448,9 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 			if err := CheckVerdictMAC(prev, grand, keys); keys.Valid() && errors.Is(err, ErrVerdictMAC) {
 				return hint.With(fmt.Errorf("%w: %w", ErrVerdicts, err),
 					"the verdict chain of run "+runID+" was changed by someone without the probe key; `readproof verify` names the record; restore the chain from a clone before checking again")
+			}
+			if err := s.carryAdjudications(runID, prev, from); err != nil {
+				return err
 			}
 			parents = []gitstore.OID{from}
 		}

@@ -314,6 +314,10 @@ func FuzzDecodeVerdicts(f *testing.F) {
 	f.Add([]byte(`{"format":"readproof-verdicts/1","run_id":"r"}`))
 	f.Add([]byte(`{"format":"readproof-verdicts/1","run_id":"r","entries":null} x`))
 	f.Add([]byte(`not json`))
+	// A member given twice or spelt in another case is refused
+	// (TestDecodeVerdictsRefusesShadowedMembers).
+	f.Add([]byte(`{"format":"readproof-verdicts/1","run_id":"r","entries":[{"verdict":"READ_VERIFIED","Verdict":"HALLUCINATED"}]}`))
+	f.Add([]byte(`{"format":"readproof-verdicts/1","run_id":"r","check":1,"check":2,"entries":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := decodeVerdicts("r", data)
 		if err != nil {

@@ -191,6 +191,8 @@ func FuzzVerdictMAC(f *testing.F) {
 	f.Add(data, vectorParent)
 	f.Add(bytes.Replace(data, []byte("HALLUCINATED"), []byte("READ_VERIFIED"), 1), vectorParent)
 	f.Add([]byte(`{"format":"readproof-verdicts/1","run_id":"r1","mac":"hmac-sha256:00"}`), "")
+	// A shadowing member: refused by decodeVerdicts (TestDecodeVerdictsRefusesShadowedMembers).
+	f.Add(bytes.Replace(data, []byte(`"verdict":"HALLUCINATED"`), []byte(`"verdict":"READ_VERIFIED","Verdict":"HALLUCINATED"`), 1), vectorParent)
 	f.Fuzz(func(t *testing.T, data []byte, parent string) {
 		r, err := decodeVerdicts("r1", data)
 		if err != nil {
