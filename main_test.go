@@ -23,6 +23,7 @@ func TestMain(m *testing.M) {
 	// testproc.Run fails the run if a test leaves a process behind.
 	testscript.Main(procChecked{m}, map[string]func(){
 		"readproof": func() { os.Exit(commands.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"peakrss":   peakRSSMain,
 	})
 }
 

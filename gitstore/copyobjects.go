@@ -105,7 +105,7 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool
 		return false, nil // the fetch reads the source its own way
 	}
 	defer src.close()
-	args := []string{"index-pack", "--strict", "--stdin"}
+	args := []string{"-c", bigObjects, "index-pack", "--strict", "--stdin"}
 	progress := t.opts.Progress != nil
 	if progress {
 		args = append(args, "-v") // "Receiving objects", "Resolving deltas"
@@ -376,6 +376,11 @@ func openCopySource(objects string) (*copySource, bool, error) {
 // The packs are read with pread, not through the mapping the reader makes:
 // a source someone truncates while it is read is then a short read, an
 // error, not a fault in this process.
+// streamLooseOver: a loose object whose file is larger is streamed into
+// the pack instead of inflated whole. Deflate shrinks at most about 1,032
+// times, so what is inflated whole stays under 17 MiB.
+const streamLooseOver = 16 << 10
+
 func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 	sum := sha1.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10)
@@ -409,7 +414,28 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("loose object %s: %w", h, err)
 		}
-		t, data, _, err := d.decodeLoose(filepath.Join(c.objects, hx[:2], hx[2:]), raw, false)
+		path := filepath.Join(c.objects, hx[:2], hx[2:])
+		if len(raw) > streamLooseOver {
+			// It may inflate to a thousand times its size: streamed
+			// from its zlib into the pack's, never held whole.
+			if err := d.zr.reset(bytes.NewReader(raw)); err != nil {
+				return fmt.Errorf("loose object %s: %w", path, err)
+			}
+			t, sz, err := d.looseHeader(path)
+			if err != nil {
+				return err
+			}
+			bw.Write(packHeader(t, int(sz)))
+			zw.Reset(bw)
+			if _, err := io.CopyN(zw, d.zr.r, sz); err != nil {
+				return fmt.Errorf("loose object %s: %w", path, unexpectedEOF(err))
+			}
+			if err := zw.Close(); err != nil {
+				return err
+			}
+			continue
+		}
+		t, data, _, err := d.decodeLoose(path, raw, false)
 		if err != nil {
 			return fmt.Errorf("loose object %s: %w", h, err)
 		}

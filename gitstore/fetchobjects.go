@@ -43,8 +43,9 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	// The store's branches (the journal, which reaches every manifest, and
 	// the chains) are the haves offered to the remote: offering every ref,
 	// one run tag and one tracking ref per run, costs more than it saves.
-	args := []string{"-c", "fetch.fsckObjects=true", "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin",
+	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin",
 		"--negotiation-tip=refs/heads/*"}
+	args = append(args, t.localUploadPack(ctx, remote)...)
 	args = append(args, t.progressFlag())
 	args = append(args, "--", remote)
 	run := t

@@ -29,7 +29,7 @@ type localTransport struct{}
 func (localTransport) NewUploadPackSession(ep *transport.Endpoint, _ transport.AuthMethod) (transport.UploadPackSession, error) {
 	// go-git's endpoints make local paths absolute, so PATH never begins
 	// with "-"; "--" keeps it a path whatever the caller passes.
-	cmd := exec.Command("git", "upload-pack", "--", ep.Path)
+	cmd := exec.Command("git", "-c", bigObjects, "upload-pack", "--", ep.Path)
 	s := &localSession{cmd: cmd}
 	cmd.Stderr = &s.stderr
 	var err error

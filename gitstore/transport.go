@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Errors of the transport, matched with errors.Is.
@@ -615,8 +616,9 @@ func parseLsRemote(out []byte) ([]Ref, error) {
 // may lose a tracking ref; the next fetch writes it again. Refs that
 // records live in are only ever written by Update, which makes them durable.
 func (t *Transport) Fetch(ctx context.Context, remote string, refspecs []string) error {
-	args := []string{"-c", "fetch.fsckObjects=true", "-c", "core.fsync=objects,pack-metadata,derived-metadata",
+	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", "core.fsync=objects,pack-metadata,derived-metadata",
 		"fetch", "--no-tags", "--prune", "--no-write-fetch-head", "--no-auto-gc"}
+	args = append(args, t.localUploadPack(ctx, remote)...)
 	args = append(args, t.progressFlag())
 	args = append(args, "--", remote)
 	args = append(args, refspecs...)
@@ -942,4 +944,33 @@ func (t *Transport) pushURLsGit(ctx context.Context, name string) ([]string, err
 		return nil, fmt.Errorf("remote %s: %w: it has no URL", name, ErrNoRemote)
 	}
 	return urls, nil
+}
+
+// bigObjects makes git stream an object over 16 MiB while it receives a
+// pack (index-pack, unpack-objects), instead of holding it whole in memory:
+// a remote's pack of a few megabytes can hold a blob of gigabytes of
+// zeros. Only fetches set it: for gc and push it would also stop deltas
+// between large snapshots. A delta whose result is huge is still resolved
+// in memory by git; what readproof then reads is bounded (BlobAtMost).
+const bigObjects = "core.bigFileThreshold=16m"
+
+// localUploadPack returns the --upload-pack option of a fetch from a
+// repository on this machine, whose upload-pack (and the pack-objects it
+// starts) git runs as a child of this process: they are given bigObjects
+// too (git does not pass its -c settings to another repository's
+// processes), so a huge object of the source is streamed on that side as
+// well. nil for any other remote, whose server answers for its own memory.
+func (t *Transport) localUploadPack(ctx context.Context, remote string) []string {
+	url := remote
+	if CheckRemoteName(remote) == nil {
+		u, err := t.RemoteFetchURL(ctx, remote)
+		if err != nil {
+			return nil
+		}
+		url = u
+	}
+	if _, ok := localRepoPath(url); !ok {
+		return nil
+	}
+	return []string{"--upload-pack=" + text.ShellArg(t.git) + " -c " + bigObjects + " upload-pack"}
 }

@@ -114,7 +114,7 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
 	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
-	if _, err := p.runAt(ctx, false, nil, url, "-c", "core.bare=true", "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
+	if _, err := p.runAt(ctx, false, nil, url, "-c", "core.bare=true", "-c", bigObjects, "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
 		"--", url, "+"+ref+":refs/probe"); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
