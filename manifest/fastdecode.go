@@ -276,6 +276,8 @@ func (d *fastJSON) probe(p *Probe) bool {
 			bit, ok = 4, d.str(&p.DeliveredHash)
 		case "delivered_bytes":
 			bit, ok = 8, d.int(&p.DeliveredSize, 64)
+		case "session":
+			bit, ok = 16, d.str(&p.Session)
 		}
 		return
 	})

@@ -62,7 +62,17 @@ type Probe struct {
 	Length        int    `json:"length"`
 	DeliveredHash string `json:"delivered_hash"`
 	DeliveredSize int64  `json:"delivered_bytes"`
+	// Session names the form of the entry's probe session:
+	// ProbeSessionContent, or "" for an entry mounted before sessions were
+	// bound to the content (docs/PROBE_PROTOCOL.md, §10.2). A reader that
+	// does not know the member refuses the manifest (its decoding is
+	// strict) instead of checking the entry under the wrong session.
+	Session string `json:"session,omitempty"`
 }
+
+// ProbeSessionContent is Probe.Session of an entry whose session is
+// RUNID.POSITION.cTAG, bound to its content.
+const ProbeSessionContent = "content"
 
 // Manifest is a committed run. ID is the manifest commit id; it is not part
 // of manifest.json (a commit cannot name itself).
@@ -321,6 +331,9 @@ func checkEntries(entries []Entry, lo, hi int) entryFault {
 		}
 		if err := checkEntry(i, e.URI, e.Ref, e.Snapshot, e.ContentHash, e.Decision, e.Bytes); err != nil {
 			return entryFault{i, err}
+		}
+		if e.Probe != nil && e.Probe.Session != "" && e.Probe.Session != ProbeSessionContent {
+			return entryFault{i, fmt.Errorf("%w: entry %d: probe session %q (this readproof knows %q)", ErrInvalid, i, e.Probe.Session, ProbeSessionContent)}
 		}
 	}
 	return entryFault{index: -1}

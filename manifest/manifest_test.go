@@ -235,3 +235,39 @@ func FuzzUnified(f *testing.F) {
 		}
 	})
 }
+
+// TestProbeSession: a probed entry's session member survives both
+// decoders; a value this readproof does not know makes the manifest
+// invalid, as an unknown member does (which is how a readproof that
+// predates the member refuses a manifest that has it, instead of checking
+// the entry under the older session).
+func TestProbeSession(t *testing.T) {
+	m := sample()
+	m.Entries[2].Probe = &Probe{Bucket: 5986622, Length: 16, DeliveredSize: 147, Session: ProbeSessionContent,
+		DeliveredHash: "sha256:e82bef01f1494310489f24e46e457df62ec08fb75efd8cd78c67a1a16948a796"}
+	data, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, decode := range map[string]func([]byte) (*Manifest, error){"Decode": Decode, "encoding/json": decodeJSON} {
+		got, err := decode(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if p := got.Entries[2].Probe; p == nil || *p != *m.Entries[2].Probe {
+			t.Fatalf("%s: probe %+v, want %+v", name, p, m.Entries[2].Probe)
+		}
+	}
+	bad := strings.Replace(string(data), `"session": "content"`, `"session": "bound"`, 1)
+	if bad == string(data) {
+		t.Fatal("the edit did not apply")
+	}
+	if _, err := Decode([]byte(bad)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `probe session "bound"`) {
+		t.Fatalf("Decode of an unknown session form = %v, want ErrInvalid naming it", err)
+	}
+	// What a reader that predates the member does with it: refuse.
+	older := strings.Replace(string(data), `"session": "content"`, `"sessions": "content"`, 1)
+	if _, err := Decode([]byte(older)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Decode of a probe with an unknown member = %v, want ErrInvalid", err)
+	}
+}

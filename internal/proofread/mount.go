@@ -39,7 +39,8 @@ func Mount(ctx context.Context, s *store.Store, keys probe.Keys, id, ref string)
 			return err
 		}
 		delivered, session = out, sess
-		d.Probe = &manifest.Probe{Bucket: iss.Bucket, Length: iss.Length, DeliveredHash: SHA256(out), DeliveredSize: int64(len(out))}
+		d.Probe = &manifest.Probe{Bucket: iss.Bucket, Length: iss.Length, DeliveredHash: SHA256(out), DeliveredSize: int64(len(out)),
+			Session: manifest.ProbeSessionContent}
 		return nil
 	})
 	if err != nil {

@@ -10,11 +10,14 @@ import (
 // content (nil when the snapshot is not at hand).
 //
 // An entry is mounted under the session bound to its content
-// (probe.ContentSession). An entry mounted before sessions were bound used
-// RUNID.POSITION (probe.EntrySession); such an entry is recognised by its
+// (probe.ContentSession), and its probe record says so (session
+// "content"): it is checked under that session only. An entry mounted
+// before sessions were bound used RUNID.POSITION (probe.EntrySession) and
+// has no session member; such an entry is recognised by its
 // delivered_hash, which only the key can reproduce, so a record cannot be
-// edited into the older session without the key. When neither reproduces
-// the hash (another key, a missing snapshot), the bound session is used.
+// edited into the older session (its member removed) without the key.
+// When neither reproduces the hash (another key, a missing snapshot), the
+// bound session is used.
 func issuance(keys probe.Keys, runID string, en manifest.Entry, content []byte) (probe.Issued, bool, error) {
 	bound, err := probe.ContentSession(runID, en.Position, en.ContentHash)
 	if err != nil {
@@ -26,6 +29,9 @@ func issuance(keys probe.Keys, runID string, en manifest.Entry, content []byte) 
 	}
 	if delivers(keys, iss, en, content) {
 		return iss, true, nil
+	}
+	if en.Probe.Session == manifest.ProbeSessionContent {
+		return iss, false, nil
 	}
 	legacy, err := probe.EntrySession(runID, en.Position)
 	if err != nil {

@@ -62,3 +62,25 @@ func TestIssuance(t *testing.T) {
 		t.Fatal("a malformed content hash gave an issuance")
 	}
 }
+
+// TestIssuanceContentSessionOnly: an entry whose record says its session is
+// bound to its content is checked under that session only, even when its
+// delivered bytes under the older RUNID.POSITION session give the recorded
+// hash: the record says which session was issued.
+func TestIssuanceContentSessionOnly(t *testing.T) {
+	keys, err := probe.DeriveKeys(bytes.Repeat([]byte{7}, probe.MasterSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := []byte("Products can be refunded within 30 days.\n")
+	out, err := keys.Deliver(content, probe.Issued{Session: "run-1.3", Bucket: 5988005, Length: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := manifest.Entry{Position: 3, ContentHash: SHA256(content),
+		Probe: &manifest.Probe{Bucket: 5988005, Length: 16, DeliveredHash: SHA256(out), DeliveredSize: int64(len(out)), Session: manifest.ProbeSessionContent}}
+	iss, ok, err := issuance(keys, "run-1", en, content)
+	if err != nil || ok || iss.Session != "run-1.3.cc8b0bb212e93151d720746e36ff3b707" {
+		t.Fatalf("issuance = %+v, %v, %v; want the bound session, not reproduced", iss, ok, err)
+	}
+}
