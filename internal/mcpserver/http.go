@@ -98,6 +98,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	h = challenge(h)
 	h = s.accessLog(h)
 	return h, nil
 }
@@ -121,6 +122,41 @@ func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.Toke
 		return &auth.TokenInfo{UserID: c.Name, Scopes: []string{string(c.Scope)}, Expiration: c.ExpiresAt}, nil
 	}
 }
+
+// challenge gives every 401 its WWW-Authenticate header, which RFC 6750
+// (section 3) requires and the SDK's bearer middleware sends only with
+// OAuth resource metadata: the scheme and realm, and error="invalid_token"
+// when the request carried credentials that were refused.
+func challenge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := `Bearer realm="readproof"`
+		if r.Header.Get("Authorization") != "" {
+			c += `, error="invalid_token"`
+		}
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: c}, r)
+	})
+}
+
+// challengeWriter adds the challenge when the status written is 401.
+type challengeWriter struct {
+	http.ResponseWriter
+	challenge string
+}
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", w.challenge)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *challengeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // callerName is the verified caller of an HTTP request, or "".
 func callerName(r *http.Request) string {
