@@ -64,3 +64,47 @@ func TestHTTP401Challenge(t *testing.T) {
 		t.Errorf("live token: %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 }
+
+// TestRequestIDs: an id of every JSON type over stdio. A string or an
+// integer comes back as sent. An id the server cannot return exactly gets
+// an invalid-request error instead of a hang or an answer to another id:
+// null (MCP: a request id must not be null) used to get no answer at
+// all, so the client waited forever, and a fraction (1.5) or an integer
+// beyond 2^53 came back changed (1, 9007199254740992), matching no
+// request or the wrong one.
+func TestRequestIDs(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	w := p.wire(t)
+	w.initialize()
+	for i, id := range []string{`"s"`, `""`, `0`, `-1`, `9007199254740991`, `"9007199254740993"`} {
+		w.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		if r := w.next(); string(r.ID) != id || r.Error != nil {
+			t.Errorf("ping with id %s: answered id %s, error %+v", id, r.ID, r.Error)
+		}
+		w.alive(500 + i)
+	}
+	for i, c := range []struct{ id, want string }{
+		{`null`, `null`},
+		{`1.5`, `1.5`},
+		{`9007199254740993`, `9007199254740993`},
+		{`-1e300`, `-1e300`},
+	} {
+		// a ping the server surely answers goes right after, so a
+		// missing answer shows as the wrong id rather than a wait
+		w.send(`{"jsonrpc":"2.0","id":` + c.id + `,"method":"ping"}`)
+		w.send(`{"jsonrpc":"2.0","id":` + itoa(600+i) + `,"method":"ping"}`)
+		r := w.next()
+		if string(r.ID) != c.want || r.Error == nil || r.Error.Code != -32600 {
+			t.Errorf("ping with id %s: answered id %s, result %s, error %+v; want an invalid request (-32600) with id %s", c.id, r.ID, r.Result, r.Error, c.want)
+		}
+		if r.Error != nil && !strings.Contains(r.Error.Message, "string or an integer") {
+			t.Errorf("ping with id %s: message %q does not say what an id must be", c.id, r.Error.Message)
+		}
+		if string(r.ID) != itoa(600+i) {
+			if r = w.next(); string(r.ID) != itoa(600+i) || r.Error != nil {
+				t.Fatalf("the ping after id %s: answered id %s, error %+v", c.id, r.ID, r.Error)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -149,6 +150,10 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.writeError(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported")
 			continue
 		}
+		if id, bad := unusableID(line); bad {
+			c.writeError(id, jsonrpc.CodeInvalidRequest, "Invalid Request: a request id must be a string or an integer of at most 2^53, not null or a fraction")
+			continue
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			c.writeError(idOf(line), jsonrpc.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
@@ -161,6 +166,33 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return msg, nil
 	}
+}
+
+// unusableID reports a request (an object with a method) whose id the SDK
+// would not return as sent: null, which MCP forbids and the SDK takes for a
+// notification (no answer: the client waits forever), or a number that is
+// not an integer within 2^53, which it turns into a different integer
+// (1.5 into 1). The id to answer with is the one sent, so the client can
+// match the error to its request; null when it was null.
+func unusableID(line []byte) (id any, bad bool) {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(line, &probe) != nil || probe.Method == nil || probe.ID == nil {
+		return nil, false
+	}
+	raw := bytes.TrimSpace(probe.ID)
+	switch {
+	case string(raw) == "null":
+		return nil, true
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > 1<<53 || n < -(1<<53) {
+			return json.RawMessage(raw), true
+		}
+	}
+	return nil, false
 }
 
 // idOf returns the id of a JSON object that is not a valid message, when it
