@@ -108,3 +108,25 @@ func TestRequestIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeURIArgument: a URI of 1 MiB, as a tool argument and as a
+// resource to read, is refused with an error that says how long it is and
+// the limit, in a few hundred bytes: the error used to quote the whole
+// argument back (twice for resources/read: message and data), a 1 MiB
+// tool result the host would pass to the model.
+func TestHugeURIArgument(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	huge := "readproof://demo/" + strings.Repeat("a", 1<<20)
+	msg := s.fail(t, "readproof_resolve", map[string]any{"uri": huge})
+	if len(msg) > 2048 {
+		t.Errorf("readproof_resolve of a 1 MiB URI: the error is %d bytes: %s", len(msg), tail([]byte(msg)))
+	}
+	mustContain(t, "readproof_resolve error", msg, "longer than", "hint:")
+	e := s.readErr(t, huge)
+	if len(e.Message) > 2048 || len(e.Data) > 2048 {
+		t.Errorf("resources/read of a 1 MiB URI: message %d bytes, data %d bytes: %s", len(e.Message), len(e.Data), tail([]byte(e.Message)))
+	}
+	mustContain(t, "resources/read error", e.Message, "Resource not found: not a readproof URI", "longer than")
+}

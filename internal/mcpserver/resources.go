@@ -223,7 +223,7 @@ func resourceNotFound(uri string, cause error) error {
 	data, err := json.Marshal(struct {
 		URI    string `json:"uri"`
 		Reason string `json:"reason"`
-	}{uri, reason})
+	}{identity.Shorten(uri, identity.MaxURILen), reason})
 	if err != nil {
 		data = nil
 	}
