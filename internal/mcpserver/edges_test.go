@@ -3,9 +3,13 @@ package mcpserver_test
 // Session 16 (mcp): protocol and HTTP edges an agent host meets.
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	rptext "github.com/readproof/readproof/internal/text"
 )
 
 // postRaw sends one raw JSON-RPC body with token (none when "") and returns
@@ -129,4 +133,37 @@ func TestHugeURIArgument(t *testing.T) {
 		t.Errorf("resources/read of a 1 MiB URI: message %d bytes, data %d bytes: %s", len(e.Message), len(e.Data), tail([]byte(e.Message)))
 	}
 	mustContain(t, "resources/read error", e.Message, "Resource not found: not a readproof URI", "longer than")
+}
+
+// TestRemoteTextEscapedInSummaries: the text block of a tool result is
+// readproof's own words around names and values; a value the source chose
+// (here an ETag holding U+202E, the right-to-left override, which the
+// source revision records) is escaped there as the CLI escapes it
+// (`readproof get` prints "\u202e"), while structuredContent carries it
+// unaltered as data. The summary used to carry the raw character, which a
+// host shows to its user as it shows the model.
+func TestRemoteTextEscapedInSummaries(t *testing.T) {
+	t.Parallel()
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("ETag", "\"ab\u202edc\"")
+		fmt.Fprintln(w, "a document")
+	}))
+	defer src.Close()
+	p := newProject(t, "version = 1\n\n[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n[[resource]]\nuri = \"readproof://web/doc\"\nsource = { type = \"http\", url = \""+src.URL+"/doc\" }\n", nil)
+	s := p.serve(t)
+	res := s.call(t, "readproof_resolve", map[string]any{"uri": "readproof://web/doc"})
+	if res.IsError {
+		t.Fatalf("resolve: %s", text(res))
+	}
+	if got := str(t, obj(t, res.StructuredContent), "source_revision"); got != "\"ab\u202edc\"" {
+		t.Errorf("structuredContent source_revision %q, want the ETag unaltered", got)
+	}
+	summary := text(res)
+	for _, line := range strings.Split(summary, "\n") {
+		if rptext.Escape(line) != line {
+			t.Errorf("the text block carries unescaped remote text: %q", line)
+		}
+	}
+	mustContain(t, "the text block", summary, `\u202e`)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -183,7 +182,7 @@ func rpcError(err error) error {
 	if h := hint.Of(err); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return errors.New(msg)
+	return errors.New(escapeLines(msg))
 }
 
 // Why a resources/read found nothing (issue 15: the tools said which, the
@@ -231,5 +230,5 @@ func resourceNotFound(uri string, cause error) error {
 	if h := hint.Of(cause); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: strings.ToValidUTF8(msg, "\uFFFD"), Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: escapeLines(msg), Data: data}
 }

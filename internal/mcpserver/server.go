@@ -17,6 +17,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -191,7 +192,7 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		}
 		id, rerr := s.issue(ctx, st, t.Name, req, run, start, data, nil)
 		out.setReceipt(id, rerr)
-		text := rep.text
+		text := escapeLines(rep.text)
 		meta := rep.meta
 		switch {
 		case id != "":
@@ -239,9 +240,9 @@ func schemaFor[T any]() *jsonschema.Schema {
 // the receipt id, one per line.
 func toolError(err error, receiptID, receiptErr string) error {
 	var b strings.Builder
-	b.WriteString(forModel(err.Error()))
+	b.WriteString(escapeLines(forModel(err.Error())))
 	if h := hint.Of(err); h != "" {
-		b.WriteString("\nhint: " + forModel(h))
+		b.WriteString("\nhint: " + escapeLines(forModel(h)))
 	}
 	if receiptID != "" {
 		b.WriteString("\nreceipt: " + receiptID)
@@ -249,6 +250,20 @@ func toolError(err error, receiptID, receiptErr string) error {
 		b.WriteString("\nno receipt: " + receiptErr)
 	}
 	return &renderedError{msg: b.String(), err: err}
+}
+
+// escapeLines is s with every line passed through text.Escape, as the CLI
+// prints its messages: a text block is readproof's own words around values
+// a source or a caller chose (an ETag, a path, an argument), and a host
+// shows it to its user as well as to the model, so a control character,
+// an invalid byte or a bidirectional override in such a value is written
+// as its escape. structuredContent keeps every value as it is: data.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = text.Escape(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 type renderedError struct {
