@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	rptext "github.com/readproof/readproof/internal/text"
 )
 
@@ -166,4 +168,29 @@ func TestRemoteTextEscapedInSummaries(t *testing.T) {
 		}
 	}
 	mustContain(t, "the text block", summary, `\u202e`)
+}
+
+// TestReadIsPrivateToCache: what resources/read returns is a document of
+// this store, delivered to one caller (over HTTP, one token); its cache
+// scope is "private", as resources/list's already was. The SDK's default,
+// which resources/read used to get, is "public": any intermediary may
+// cache it and serve it to other users.
+func TestReadIsPrivateToCache(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	res, err := s.cs.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: refundsURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CacheScope != "private" {
+		t.Errorf("resources/read: cacheScope %q, want private", res.CacheScope)
+	}
+	list, err := s.cs.ListResources(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.CacheScope != "private" {
+		t.Errorf("resources/list: cacheScope %q, want private", list.CacheScope)
+	}
 }

@@ -166,7 +166,11 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	default:
 		c.Blob = in.Blob
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+	out := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}
+	// A document of this store for this caller: no intermediary may serve
+	// it to another (the SDK's default scope is public).
+	out.CacheScope = "private"
+	return out, nil
 }
 
 // notFound reports an unknown resource or tag: not declared, no such tag,
