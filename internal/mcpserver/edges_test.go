@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -193,4 +195,30 @@ func TestReadIsPrivateToCache(t *testing.T) {
 	if list.CacheScope != "private" {
 		t.Errorf("resources/list: cacheScope %q, want private", list.CacheScope)
 	}
+}
+
+// TestErrorCodes: every JSON-RPC error carries a code of the
+// specification, never 0: a second initialize is an invalid request
+// (-32600), and a resource whose source fails is an internal error
+// (-32603, as MCP names it for resources/read) whose message says why.
+// Both used to come back with code 0, which the SDK gives an error that
+// is not a *jsonrpc.Error.
+func TestErrorCodes(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	w := p.wire(t)
+	w.initialize()
+	w.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wire","version":"1"}}}`)
+	if r := w.next(); string(r.ID) != "2" || r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "initialize") {
+		t.Errorf("a second initialize: id %s, error %+v; want -32600 naming initialize", r.ID, r.Error)
+	}
+	w.alive(3)
+	if err := os.Remove(filepath.Join(p.dir, "policies/refunds.md")); err != nil {
+		t.Fatal(err)
+	}
+	w.send(`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"` + refundsURI + `"}}`)
+	if r := w.next(); string(r.ID) != "4" || r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "refunds") {
+		t.Errorf("resources/read of a missing source file: id %s, error %+v; want -32603 naming the file", r.ID, r.Error)
+	}
+	w.alive(5)
 }

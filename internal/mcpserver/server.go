@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/identity"
@@ -94,10 +95,32 @@ func New(opts Options) (*Server, error) {
 			Tools:     &mcp.ToolCapabilities{},
 		},
 	})
+	s.mcp.AddReceivingMiddleware(codedErrors)
 	s.addResources()
 	s.addTools()
 	s.addTelemetry()
 	return s, nil
+}
+
+// codedErrors gives every error answer a JSON-RPC code: the SDK sends an
+// error that is not a *jsonrpc.Error with code 0, which no client can
+// classify. A second initialize is an invalid request; anything else (a
+// source that fails under resources/read, a store that does not open) is
+// an internal error, the code MCP names for it. Cancellations pass as
+// they are.
+func codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var we *jsonrpc.Error
+		if err == nil || errors.As(err, &we) || errors.Is(err, context.Canceled) {
+			return res, err
+		}
+		code := int64(jsonrpc.CodeInternalError)
+		if method == "initialize" {
+			code = jsonrpc.CodeInvalidRequest
+		}
+		return res, &jsonrpc.Error{Code: code, Message: err.Error()}
+	}
 }
 
 // MCP returns the underlying go-sdk server.
