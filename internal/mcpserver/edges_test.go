@@ -222,3 +222,27 @@ func TestErrorCodes(t *testing.T) {
 	}
 	w.alive(5)
 }
+
+// TestArgumentErrorsHint: a call the input schema refuses (a wrong type, a
+// missing or an unknown argument) is a tool error that names the argument,
+// as the SDK's validator words it, and hints at the fix: the arguments the
+// tool takes, with their types and which are required. It used to end at
+// the validator's words.
+func TestArgumentErrorsHint(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"readproof_resolve", map[string]any{"uri": 5}, []string{`/properties/uri`, "hint: readproof_resolve takes uri (string, required)"}},
+		{"readproof_resolve", map[string]any{}, []string{`missing properties: ["uri"]`, "hint: readproof_resolve takes uri (string, required)"}},
+		{"readproof_run_mount", map[string]any{"run_id": "r", "uri": refundsURI, "probes": true}, []string{`"probes"`, "hint: readproof_run_mount takes probe (boolean), run_id (string, required), uri (string, required)"}},
+		{"readproof_resources_list", map[string]any{"x": 1}, []string{`"x"`, "hint: readproof_resources_list takes no arguments"}},
+	} {
+		msg := s.fail(t, c.tool, c.args)
+		mustContain(t, c.tool+" "+jsonOf(c.args), msg, c.want...)
+	}
+}

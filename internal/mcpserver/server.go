@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -58,6 +59,9 @@ type Server struct {
 	mcp  *mcp.Server
 	opts Options
 	log  *slog.Logger
+	// args is each tool's arguments in words, for the hint of a call its
+	// input schema refuses; filled by addTool, read-only after New.
+	args map[string]string
 }
 
 // New builds the server: resources, the template and every tool.
@@ -78,7 +82,7 @@ func New(opts Options) (*Server, error) {
 	if version == "" {
 		version = "devel"
 	}
-	s := &Server{opts: opts, log: log}
+	s := &Server{opts: opts, log: log, args: map[string]string{}}
 	instructions := Instructions
 	if !opts.ReceiptKey.IsZero() {
 		instructions += "\n\nTool receipts are on (session " + opts.Session + "): every tool result names its receipt_id. " +
@@ -95,7 +99,7 @@ func New(opts Options) (*Server, error) {
 			Tools:     &mcp.ToolCapabilities{},
 		},
 	})
-	s.mcp.AddReceivingMiddleware(codedErrors)
+	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints)
 	s.addResources()
 	s.addTools()
 	s.addTelemetry()
@@ -121,6 +125,45 @@ func codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, &jsonrpc.Error{Code: code, Message: err.Error()}
 	}
+}
+
+// argumentHints ends the tool error of a call its input schema refused (a
+// wrong type, a missing or an unknown argument: the SDK's validator names
+// it) with a hint listing the arguments the tool takes.
+func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || !r.IsError || len(r.Content) != 1 {
+			return res, err
+		}
+		tc, ok := r.Content[0].(*mcp.TextContent)
+		creq, isCall := req.(*mcp.CallToolRequest)
+		if !ok || !isCall || creq.Params == nil || !strings.HasPrefix(tc.Text, `validating "arguments"`) {
+			return res, err
+		}
+		if args, known := s.args[creq.Params.Name]; known {
+			tc.Text += "\nhint: " + creq.Params.Name + " takes " + args
+		}
+		return res, err
+	}
+}
+
+// argumentsOf is an input schema in words: "uri (string, required), tag
+// (string)", by name, or "no arguments".
+func argumentsOf(sc *jsonschema.Schema) string {
+	if len(sc.Properties) == 0 {
+		return "no arguments"
+	}
+	names := slices.Sorted(maps.Keys(sc.Properties))
+	for i, n := range names {
+		what := sc.Properties[n].Type
+		if slices.Contains(sc.Required, n) {
+			what += ", required"
+		}
+		names[i] = n + " (" + what + ")"
+	}
+	return strings.Join(names, ", ")
 }
 
 // MCP returns the underlying go-sdk server.
@@ -185,6 +228,7 @@ type call struct {
 // is issued over them.
 func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Context, *call, In) (Out, reply, error)) {
 	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
+	s.args[t.Name] = argumentsOf(t.InputSchema.(*jsonschema.Schema))
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
 		start := time.Now()
