@@ -3,6 +3,7 @@ package mcpserver_test
 // Session 16 (mcp): protocol and HTTP edges an agent host meets.
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -244,5 +245,30 @@ func TestArgumentErrorsHint(t *testing.T) {
 	} {
 		msg := s.fail(t, c.tool, c.args)
 		mustContain(t, c.tool+" "+jsonOf(c.args), msg, c.want...)
+	}
+}
+
+// TestHTTPRequestIDs: over HTTP as over stdio, a request whose id cannot
+// be returned as sent (a fraction, an integer beyond 2^53, null) gets an
+// invalid-request error carrying the id as sent; 1.5 used to be answered
+// as id 1 and 9007199254740993 as 9007199254740992.
+func TestHTTPRequestIDs(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	tok := p.token(t, "w")
+	srv := p.serveHTTPIn(t)
+	for _, id := range []string{`1.5`, `9007199254740993`, `null`} {
+		resp, body := srv.postRaw(t, tok, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)
+		var r wireReply
+		if err := json.Unmarshal([]byte(body), &r); err != nil || resp.StatusCode != http.StatusBadRequest || string(r.ID) != id || r.Error == nil || r.Error.Code != -32600 {
+			t.Errorf("id %s: status %d, body %q; want 400 with an invalid request (-32600) for id %s", id, resp.StatusCode, body, id)
+		}
+	}
+	for _, id := range []string{`"s"`, `7`, `9007199254740991`} {
+		resp, body := srv.postRaw(t, tok, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)
+		var r wireReply
+		if err := json.Unmarshal([]byte(body), &r); err != nil || resp.StatusCode != http.StatusOK || string(r.ID) != id || r.Error != nil {
+			t.Errorf("id %s: status %d, body %q", id, resp.StatusCode, body)
+		}
 	}
 }

@@ -151,7 +151,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		if id, bad := unusableID(line); bad {
-			c.writeError(id, jsonrpc.CodeInvalidRequest, "Invalid Request: a request id must be a string or an integer of at most 2^53, not null or a fraction")
+			c.writeError(id, jsonrpc.CodeInvalidRequest, invalidIDMessage)
 			continue
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
@@ -167,6 +167,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return msg, nil
 	}
 }
+
+// invalidIDMessage answers a request whose id is unusable.
+const invalidIDMessage = "Invalid Request: a request id must be a string or an integer of at most 2^53, not null or a fraction"
 
 // unusableID reports a request (an object with a method) whose id the SDK
 // would not return as sent: null, which MCP forbids and the SDK takes for a
@@ -293,21 +296,27 @@ func repaired(resp *jsonrpc.Response) *jsonrpc.Response {
 
 // writeError answers a line that is not a usable message.
 func (c *lineConn) writeError(id any, code int64, message string) {
-	type wireErr struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}
-	data, err := json.Marshal(struct {
-		JSONRPC string  `json:"jsonrpc"`
-		ID      any     `json:"id"`
-		Error   wireErr `json:"error"`
-	}{"2.0", id, wireErr{code, message}})
+	data, err := errorReply(id, code, message)
 	if err != nil {
 		return
 	}
 	c.writeMu.Lock()
 	c.out.Write(append(data, '\n'))
 	c.writeMu.Unlock()
+}
+
+// errorReply encodes a JSON-RPC error response for id (a JSON value, or
+// nil for null).
+func errorReply(id any, code int64, message string) ([]byte, error) {
+	type wireErr struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	return json.Marshal(struct {
+		JSONRPC string  `json:"jsonrpc"`
+		ID      any     `json:"id"`
+		Error   wireErr `json:"error"`
+	}{"2.0", id, wireErr{code, message}})
 }
 
 func (c *lineConn) Close() error {
