@@ -272,3 +272,47 @@ func TestHTTPRequestIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPBrowserPages: what keeps a web page from driving a loopback
+// server (docs/README-mcp.md, "Browsers and DNS rebinding"). A request
+// that reached the loopback listener under another host name (a rebound
+// DNS name) is refused with 403 even with a valid token; a cross-origin
+// preflight gets no CORS grant, so a page cannot send the Authorization
+// header at all; a token in the query string is not a token.
+func TestHTTPBrowserPages(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	tok := p.token(t, "w")
+	srv := p.serveHTTPIn(t)
+	send := func(method, url, host string, hdr map[string]string) *http.Response {
+		req, _ := http.NewRequest(method, url, strings.NewReader(listTools))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	auth := map[string]string{"Authorization": "Bearer " + tok}
+	if r := send(http.MethodPost, srv.url, "rebound.example:80", auth); r.StatusCode != http.StatusForbidden {
+		t.Errorf("Host rebound.example with a valid token: %d, want 403", r.StatusCode)
+	}
+	if r := send(http.MethodPost, srv.url, "localhost", auth); r.StatusCode != http.StatusOK {
+		t.Errorf("Host localhost with a valid token: %d, want 200", r.StatusCode)
+	}
+	pre := send(http.MethodOptions, srv.url, "", map[string]string{"Origin": "http://page.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"})
+	if pre.StatusCode/100 == 2 || pre.Header.Get("Access-Control-Allow-Origin") != "" || pre.Header.Get("Access-Control-Allow-Headers") != "" {
+		t.Errorf("cross-origin preflight: %d, Allow-Origin %q, Allow-Headers %q; want no grant", pre.StatusCode, pre.Header.Get("Access-Control-Allow-Origin"), pre.Header.Get("Access-Control-Allow-Headers"))
+	}
+	if r := send(http.MethodPost, srv.url+"?access_token="+tok, "", nil); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("token in the query string: %d, want 401", r.StatusCode)
+	}
+}
