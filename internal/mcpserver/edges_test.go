@@ -10,7 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -315,4 +318,53 @@ func TestHTTPBrowserPages(t *testing.T) {
 	if r := send(http.MethodPost, srv.url+"?access_token="+tok, "", nil); r.StatusCode != http.StatusUnauthorized {
 		t.Errorf("token in the query string: %d, want 401", r.StatusCode)
 	}
+}
+
+// TestStdioSIGTERMFinishesCallsInFlight: SIGTERM (how a host stops a
+// stdio server) while a mount is fetching a slow source: the server reads
+// no more requests, answers the mount once the source answers, records
+// it, and exits 0, as --http does. It used to cancel the fetch, send no
+// answer and exit 130 with "readproof: error: context canceled".
+func TestStdioSIGTERMFinishesCallsInFlight(t *testing.T) {
+	t.Parallel()
+	arrived := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(arrived) })
+		<-release
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "slow document")
+	}))
+	defer src.Close()
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	p := newProject(t, "version = 1\n\n[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n[[resource]]\nuri = \"readproof://web/slow\"\nsource = { type = \"http\", url = \""+src.URL+"/slow\" }\n", nil)
+	w := p.wire(t)
+	w.initialize()
+	w.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"readproof_run_start","arguments":{"run_id":"slow"}}}`)
+	if r := w.next(); string(r.ID) != "2" || r.Error != nil || strings.Contains(string(r.Result), `"isError":true`) {
+		t.Fatalf("run_start: %s %+v", r.Result, r.Error)
+	}
+	w.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"readproof_run_mount","arguments":{"run_id":"slow","uri":"readproof://web/slow"}}}`)
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the mount never reached the source")
+	}
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the signal lands while the source still holds the answer
+	close(release)
+	released = true
+	r := w.next()
+	if string(r.ID) != "3" || r.Error != nil || strings.Contains(string(r.Result), `"isError":true`) {
+		t.Fatalf("the mount in flight at SIGTERM: id %s, result %s, error %+v", r.ID, tail(r.Result), r.Error)
+	}
+	p.cli(t, "run", "commit", "slow")
 }

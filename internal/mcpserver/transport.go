@@ -36,6 +36,9 @@ type lineTransport struct {
 	in      io.Reader
 	out     io.Writer
 	maxLine int
+	// stop, when it closes, ends the input as EOF does: the requests
+	// read are answered, and no more are read.
+	stop <-chan struct{}
 }
 
 // drainTimeout bounds the wait for answers to requests read before EOF.
@@ -52,6 +55,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		pending:  map[any]bool{},
 		answered: make(chan struct{}, 1),
+		stop:     t.stop,
 	}
 	go c.readLines(bufio.NewReaderSize(t.in, 64<<10), limit)
 	return c, nil
@@ -74,6 +78,8 @@ type lineConn struct {
 	mu       sync.Mutex
 	pending  map[any]bool // ids of requests read and not yet answered
 	answered chan struct{}
+
+	stop <-chan struct{} // nil: never
 }
 
 // readLines sends every line of r (without its end of line) to c.lines.
@@ -119,11 +125,20 @@ func (c *lineConn) readLines(r *bufio.Reader, limit int) {
 // and skipped; only the end of input (or Close) ends the session.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
+		select {
+		case <-c.stop: // before any line already waiting
+			c.drain(ctx)
+			return nil, io.EOF
+		default:
+		}
 		var l lineOrErr
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.closed:
+			return nil, io.EOF
+		case <-c.stop:
+			c.drain(ctx)
 			return nil, io.EOF
 		case l = <-c.lines:
 		}
