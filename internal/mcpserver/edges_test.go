@@ -4,6 +4,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	rptext "github.com/readproof/readproof/internal/text"
@@ -367,4 +369,27 @@ func TestStdioSIGTERMFinishesCallsInFlight(t *testing.T) {
 		t.Fatalf("the mount in flight at SIGTERM: id %s, result %s, error %+v", r.ID, tail(r.Result), r.Error)
 	}
 	p.cli(t, "run", "commit", "slow")
+}
+
+// TestUnknownToolHint: a call to a tool this server does not have is the
+// SDK's invalid-params error naming it; the message now ends with a hint:
+// the nearest tool name when one is close, and that tools/list names them
+// all.
+func TestUnknownToolHint(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	for name, want := range map[string]string{
+		"readproof_reslove":   "did you mean readproof_resolve?",
+		"readproof_run_comit": "did you mean readproof_run_commit?",
+		"get":                 "tools/list names the tools",
+	} {
+		_, err := s.cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%s: %v, want a JSON-RPC invalid-params error", name, err)
+			continue
+		}
+		mustContain(t, name, we.Message, `unknown tool "`+name+`"`, "hint:", want)
+	}
 }

@@ -129,10 +129,20 @@ func codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
 
 // argumentHints ends the tool error of a call its input schema refused (a
 // wrong type, a missing or an unknown argument: the SDK's validator names
-// it) with a hint listing the arguments the tool takes.
+// it) with a hint listing the arguments the tool takes, and the SDK's
+// error for a tool this server does not have with the nearest name.
 func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
+		var we *jsonrpc.Error
+		if creq, ok := req.(*mcp.CallToolRequest); ok && creq.Params != nil && errors.As(err, &we) &&
+			we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown tool") {
+			h := "tools/list names the tools"
+			if near := text.Nearest(creq.Params.Name, slices.Sorted(maps.Keys(s.args))); near != "" {
+				h = "did you mean " + near + "? " + h
+			}
+			return res, &jsonrpc.Error{Code: we.Code, Message: we.Message + " (hint: " + h + ")", Data: we.Data}
+		}
 		r, ok := res.(*mcp.CallToolResult)
 		if err != nil || !ok || !r.IsError || len(r.Content) != 1 {
 			return res, err
