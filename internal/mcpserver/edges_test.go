@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/internal/mcpauth"
+	"github.com/readproof/readproof/internal/mcpserver"
 	rptext "github.com/readproof/readproof/internal/text"
 )
 
@@ -391,5 +394,41 @@ func TestUnknownToolHint(t *testing.T) {
 			continue
 		}
 		mustContain(t, name, we.Message, `unknown tool "`+name+`"`, "hint:", want)
+	}
+}
+
+// TestHTTPSlowBodyHoldsNoSlot: a client that sends its headers and then
+// trickles (or stalls) its body does not take one of the --max-concurrent
+// slots while it does: the body is read before a slot is taken, so the
+// other clients are served. With one slot, a stalled body used to make
+// every other request wait for the queue timeout and get 503.
+func TestHTTPSlowBodyHoldsNoSlot(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.HTTPHandler(mcpserver.HTTPOptions{
+		Verify:        func(string) (mcpauth.Caller, error) { return mcpauth.Caller{Name: "w", Scope: mcpauth.ScopeWrite}, nil },
+		MaxConcurrent: 1,
+		QueueWait:     500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Authorization: Bearer x\r\nContent-Length: %d\r\n\r\n%s", ts.Listener.Addr(), len(listTools), listTools[:10])
+	time.Sleep(100 * time.Millisecond) // the stalled request is in the handler
+	s := &httpServer{url: ts.URL + "/"}
+	if resp, body := s.postRaw(t, "x", listTools); resp.StatusCode != http.StatusOK {
+		t.Errorf("another client while one body stalls: %d %s, want 200", resp.StatusCode, body)
 	}
 }

@@ -98,8 +98,10 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 		Logger:              s.log,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 	})
-	h = exactIDs(h, o.MaxBodyBytes)
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
+	// The body is read before a slot is taken: a client that trickles
+	// its body holds no slot meanwhile.
+	h = exactIDs(h, o.MaxBodyBytes)
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	h = challenge(h)
