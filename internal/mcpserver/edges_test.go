@@ -432,3 +432,38 @@ func TestHTTPSlowBodyHoldsNoSlot(t *testing.T) {
 		t.Errorf("another client while one body stalls: %d %s, want 200", resp.StatusCode, body)
 	}
 }
+
+// TestCancelledGetsNoAnswer: after notifications/cancelled for a call in
+// flight the server sends no response for it (MCP: the receiver SHOULD
+// NOT), and answers what comes next. The cancelled mount used to be
+// answered with a tool error ("cancelled (context canceled)") that the
+// client no longer expected.
+func TestCancelledGetsNoAnswer(t *testing.T) {
+	t.Parallel()
+	arrived := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(arrived) })
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		fmt.Fprintln(w, "slow document")
+	}))
+	defer src.Close()
+	defer close(release)
+	p := newProject(t, "version = 1\n\n[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n[[resource]]\nuri = \"readproof://web/slow\"\nsource = { type = \"http\", url = \""+src.URL+"/slow\" }\n", nil)
+	w := p.wire(t)
+	w.initialize()
+	w.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"readproof_run_start","arguments":{"run_id":"c"}}}`)
+	w.next()
+	w.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"readproof_run_mount","arguments":{"run_id":"c","uri":"readproof://web/slow"}}}`)
+	<-arrived
+	w.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the user stopped it"}}`)
+	time.Sleep(200 * time.Millisecond) // the cancelled call ends
+	w.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	if r := w.next(); string(r.ID) != "4" {
+		t.Errorf("after cancelling request 3, the next answer is for id %s (%s), want 4", r.ID, tail(r.Result))
+	}
+}

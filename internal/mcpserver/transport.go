@@ -17,8 +17,9 @@ import (
 )
 
 // lineTransport is the stdio transport of `readproof mcp`: one JSON-RPC
-// message per line, as the SDK's IOTransport, with three differences that
-// keep one hostile or broken line from ending the session:
+// message per line, as the SDK's IOTransport, with these differences, the
+// first three of which keep one hostile or broken line from ending the
+// session:
 //
 //   - a line that is not JSON is answered with a parse error (-32700, id
 //     null) and a line that is JSON but not a message (a batch included:
@@ -31,7 +32,9 @@ import (
 //     instead of ending the session;
 //   - at the end of input, the requests already read are answered before the
 //     connection closes (the SDK drops them: go-sdk #1061), for at most
-//     drainTimeout.
+//     drainTimeout;
+//   - a request the client cancelled (notifications/cancelled) while it
+//     was pending gets no answer, as MCP says; the SDK sends one.
 type lineTransport struct {
 	in      io.Reader
 	out     io.Writer
@@ -50,12 +53,13 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		limit = mcp.DefaultMaxLineLength
 	}
 	c := &lineConn{
-		out:      t.out,
-		lines:    make(chan lineOrErr),
-		closed:   make(chan struct{}),
-		pending:  map[any]bool{},
-		answered: make(chan struct{}, 1),
-		stop:     t.stop,
+		out:       t.out,
+		lines:     make(chan lineOrErr),
+		closed:    make(chan struct{}),
+		pending:   map[any]bool{},
+		cancelled: map[any]bool{},
+		answered:  make(chan struct{}, 1),
+		stop:      t.stop,
 	}
 	go c.readLines(bufio.NewReaderSize(t.in, 64<<10), limit)
 	return c, nil
@@ -75,9 +79,10 @@ type lineConn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
-	mu       sync.Mutex
-	pending  map[any]bool // ids of requests read and not yet answered
-	answered chan struct{}
+	mu        sync.Mutex
+	pending   map[any]bool // ids of requests read and not yet answered
+	cancelled map[any]bool // pending ids the client cancelled: no answer is sent
+	answered  chan struct{}
 
 	stop <-chan struct{} // nil: never
 }
@@ -178,6 +183,8 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.mu.Lock()
 			c.pending[req.ID.Raw()] = true
 			c.mu.Unlock()
+		} else if ok && req.Method == "notifications/cancelled" {
+			c.noteCancelled(req.Params)
 		}
 		return msg, nil
 	}
@@ -211,6 +218,27 @@ func unusableID(line []byte) (id any, bad bool) {
 		}
 	}
 	return nil, false
+}
+
+// noteCancelled records the request a notifications/cancelled names, when
+// it is still pending, so that its answer is not sent: MCP says the
+// receiver of a cancellation should not respond to the request.
+func (c *lineConn) noteCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	c.mu.Lock()
+	if c.pending[id.Raw()] {
+		c.cancelled[id.Raw()] = true
+	}
+	c.mu.Unlock()
 }
 
 // idOf returns the id of a JSON object that is not a valid message, when it
@@ -268,9 +296,18 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a JSON-RPC message: %w", err)
 	}
-	c.writeMu.Lock()
-	_, err = c.out.Write(append(data, '\n'))
-	c.writeMu.Unlock()
+	drop := false
+	if isResp && resp.ID.IsValid() {
+		c.mu.Lock()
+		drop = c.cancelled[resp.ID.Raw()]
+		delete(c.cancelled, resp.ID.Raw())
+		c.mu.Unlock()
+	}
+	if !drop {
+		c.writeMu.Lock()
+		_, err = c.out.Write(append(data, '\n'))
+		c.writeMu.Unlock()
+	}
 	if isResp && resp.ID.IsValid() {
 		c.mu.Lock()
 		delete(c.pending, resp.ID.Raw())
