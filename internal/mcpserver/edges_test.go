@@ -230,6 +230,12 @@ func TestErrorCodes(t *testing.T) {
 		t.Errorf("resources/read of a missing source file: id %s, error %+v; want -32603 naming the file", r.ID, r.Error)
 	}
 	w.alive(5)
+	// a policy file that no longer parses: resources/list cannot open the store
+	p.write(t, "readproof.toml", "version = 1\n[[resource]]\nuri = 5\n")
+	w.send(`{"jsonrpc":"2.0","id":6,"method":"resources/list"}`)
+	if r := w.next(); string(r.ID) != "6" || r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "readproof.toml") {
+		t.Errorf("resources/list with a broken readproof.toml: id %s, error %+v; want -32603 naming the file", r.ID, r.Error)
+	}
 }
 
 // TestArgumentErrorsHint: a call the input schema refuses (a wrong type, a

@@ -99,10 +99,12 @@ func New(opts Options) (*Server, error) {
 			Tools:     &mcp.ToolCapabilities{},
 		},
 	})
-	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints)
 	s.addResources()
 	s.addTools()
 	s.addTelemetry()
+	// Added last, so outermost: they see every answer, the resources
+	// middleware's included.
+	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints)
 	return s, nil
 }
 
