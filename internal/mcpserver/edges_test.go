@@ -473,3 +473,32 @@ func TestCancelledGetsNoAnswer(t *testing.T) {
 		t.Errorf("after cancelling request 3, the next answer is for id %s (%s), want 4", r.ID, tail(r.Result))
 	}
 }
+
+// TestManifestSameAsCLI: readproof_manifest answers what `readproof --json
+// manifest` prints, member for member (the receipt id aside). The tool
+// used to leave out "format" (readproof-manifest/1), the one member that
+// tells a reader which version of the format it holds.
+func TestManifestSameAsCLI(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	s.ok(t, "readproof_run_start", map[string]any{"run_id": "same"})
+	s.ok(t, "readproof_run_mount", map[string]any{"run_id": "same", "uri": refundsURI})
+	s.ok(t, "readproof_run_commit", map[string]any{"run_id": "same"})
+	got := s.ok(t, "readproof_manifest", map[string]any{"target": "same"})
+	var want map[string]any
+	if err := json.Unmarshal([]byte(p.cli(t, "--json", "manifest", "same")), &want); err != nil {
+		t.Fatal(err)
+	}
+	delete(got, "receipt_id")
+	for k, v := range want {
+		if jsonOf(got[k]) != jsonOf(v) {
+			t.Errorf("%q: MCP %s, CLI %s", k, jsonOf(got[k]), jsonOf(v))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%q: only in MCP's answer", k)
+		}
+	}
+}
