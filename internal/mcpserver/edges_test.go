@@ -502,3 +502,52 @@ func TestManifestSameAsCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestSummariesStayShort: the text block is "one short text summary";
+// the structured content has every item. With 200 resources in a run,
+// the summaries of readproof_resources_list, readproof_manifest and
+// readproof_diff used to name every one (5 to 8 KB of text the model pays
+// for twice); they now name the first few and say how many more the
+// structured content holds.
+func TestSummariesStayShort(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	var uris []string
+	var toml strings.Builder
+	for i := 0; i < 200; i++ {
+		p.write(t, fmt.Sprintf("docs/d%03d.md", i), fmt.Sprintf("document %d\n", i))
+		uri := fmt.Sprintf("readproof://demo/docs/d%03d", i)
+		fmt.Fprintf(&toml, "\n[[resource]]\nuri = %q\nsource = { type = \"filesystem\", path = \"docs/d%03d.md\" }\n", uri, i)
+		uris = append(uris, uri)
+	}
+	f, err := os.OpenFile(p.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(toml.String()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	p.cli(t, append([]string{"run", "--id", "big"}, uris...)...)
+	p.cli(t, "run", "--id", "small", refundsURI)
+	s := p.serve(t)
+	for _, c := range []struct {
+		tool  string
+		args  map[string]any
+		count string
+	}{
+		{"readproof_resources_list", nil, "201 resources"},
+		{"readproof_manifest", map[string]any{"target": "big"}, "200 entries"},
+		{"readproof_diff", map[string]any{"a": "small", "b": "big"}, "200 added"},
+	} {
+		res := s.call(t, c.tool, c.args)
+		if res.IsError {
+			t.Fatalf("%s: %s", c.tool, text(res))
+		}
+		summary := text(res)
+		if len(summary) > 4096 {
+			t.Errorf("%s: the text block is %d bytes, want a short summary", c.tool, len(summary))
+		}
+		mustContain(t, c.tool, summary, c.count, "more")
+	}
+}

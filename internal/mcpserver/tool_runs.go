@@ -5,7 +5,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,7 +110,7 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 	}
 	text := fmt.Sprintf("Manifest %s of run %s, created %s: %d entr%s", m.ID, m.RunID, m.CreatedAt.UTC().Format(time.RFC3339), len(m.Entries), pluralY(len(m.Entries)))
 	if len(uris) > 0 {
-		text += ": " + strings.Join(uris, ", ")
+		text += ": " + some(uris, ", ")
 	}
 	return out, reply{text: text + "."}, nil
 }
