@@ -8,12 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 )
 
 // Scheme is the URI scheme, always lower case.
 const Scheme = "readproof://"
+
+// MaxURILen is the length of the longest valid URI with its @tag: the
+// scheme, a 64-byte namespace, a 512-byte path and a 64-byte tag. A longer
+// string is refused without being quoted whole.
+const MaxURILen = len(Scheme) + 64 + 1 + 512 + 1 + 64
 
 // ErrInvalid is wrapped by every validation error.
 var ErrInvalid = errors.New("invalid name")
@@ -52,6 +58,9 @@ func (u URI) Key() string { return u.Namespace + "/" + strings.ReplaceAll(u.Path
 func ParseURI(s string) (URI, error) {
 	bad := func(why string) (URI, error) {
 		return URI{}, fmt.Errorf("%w: resource URI %q: %s", ErrInvalid, s, why)
+	}
+	if len(s) > MaxURILen {
+		return URI{}, fmt.Errorf("%w: resource URI %q (%d bytes): longer than %d bytes", ErrInvalid, Shorten(s, 64), len(s), MaxURILen)
 	}
 	if !strings.HasPrefix(s, Scheme) {
 		if strings.HasPrefix(strings.ToLower(s), Scheme) {
@@ -203,3 +212,17 @@ func validateName(what, s string, max int) error {
 // IsObjectID reports whether s is 40 lower-case hex digits
 // (gitobj.IsObjectID).
 func IsObjectID(s string) bool { return gitobj.IsObjectID(s) }
+
+// Shorten returns s when it is at most n bytes, and otherwise its first n
+// bytes or fewer, cut on a UTF-8 character boundary, followed by "…": an
+// over-long name quoted in an error without repeating all of it.
+func Shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -6,9 +6,11 @@ package mcpserver
 // shutdown that lets in-flight calls finish.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
@@ -96,8 +99,12 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 	})
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
+	// The body is read before a slot is taken: a client that trickles
+	// its body holds no slot meanwhile.
+	h = exactIDs(h, o.MaxBodyBytes)
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	h = challenge(h)
 	h = s.accessLog(h)
 	return h, nil
 }
@@ -121,6 +128,41 @@ func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.Toke
 		return &auth.TokenInfo{UserID: c.Name, Scopes: []string{string(c.Scope)}, Expiration: c.ExpiresAt}, nil
 	}
 }
+
+// challenge gives every 401 its WWW-Authenticate header, which RFC 6750
+// (section 3) requires and the SDK's bearer middleware sends only with
+// OAuth resource metadata: the scheme and realm, and error="invalid_token"
+// when the request carried credentials that were refused.
+func challenge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := `Bearer realm="readproof"`
+		if r.Header.Get("Authorization") != "" {
+			c += `, error="invalid_token"`
+		}
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w, challenge: c}, r)
+	})
+}
+
+// challengeWriter adds the challenge when the status written is 401.
+type challengeWriter struct {
+	http.ResponseWriter
+	challenge string
+}
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		w.Header().Set("WWW-Authenticate", w.challenge)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *challengeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // callerName is the verified caller of an HTTP request, or "".
 func callerName(r *http.Request) string {
@@ -170,6 +212,50 @@ func (l *rateLimiter) wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// exactIDs answers a POST whose one request has an id the SDK would not
+// return as sent (null, a fraction, an integer beyond 2^53: unusableID)
+// with 400 and an invalid-request error carrying that id, as the stdio
+// transport does; the SDK would answer 1.5 as id 1. The body, read here
+// up to max+1 bytes, is passed on whole, so the SDK still answers a body
+// over max with 413.
+func exactIDs(next http.Handler, max int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+		if err != nil {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if int64(len(body)) <= max {
+			if id, bad := unusableID(bytes.TrimSpace(body)); bad {
+				writeInvalidID(w, id)
+				return
+			}
+		}
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+func writeInvalidID(w http.ResponseWriter, id any) {
+	data, err := errorReply(id, jsonrpc.CodeInvalidRequest, invalidIDMessage)
+	if err != nil {
+		http.Error(w, invalidIDMessage, http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(data)
 }
 
 // limitConcurrency lets at most n requests execute at once; the others wait

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -167,7 +166,11 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	default:
 		c.Blob = in.Blob
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+	out := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}
+	// A document of this store for this caller: no intermediary may serve
+	// it to another (the SDK's default scope is public).
+	out.CacheScope = "private"
+	return out, nil
 }
 
 // notFound reports an unknown resource or tag: not declared, no such tag,
@@ -183,7 +186,7 @@ func rpcError(err error) error {
 	if h := hint.Of(err); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return errors.New(msg)
+	return errors.New(escapeLines(msg))
 }
 
 // Why a resources/read found nothing (issue 15: the tools said which, the
@@ -223,7 +226,7 @@ func resourceNotFound(uri string, cause error) error {
 	data, err := json.Marshal(struct {
 		URI    string `json:"uri"`
 		Reason string `json:"reason"`
-	}{uri, reason})
+	}{identity.Shorten(uri, identity.MaxURILen), reason})
 	if err != nil {
 		data = nil
 	}
@@ -231,5 +234,5 @@ func resourceNotFound(uri string, cause error) error {
 	if h := hint.Of(cause); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: strings.ToValidUTF8(msg, "\uFFFD"), Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: escapeLines(msg), Data: data}
 }

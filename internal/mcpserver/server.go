@@ -7,16 +7,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -56,6 +59,9 @@ type Server struct {
 	mcp  *mcp.Server
 	opts Options
 	log  *slog.Logger
+	// args is each tool's arguments in words, for the hint of a call its
+	// input schema refuses; filled by addTool, read-only after New.
+	args map[string]string
 }
 
 // New builds the server: resources, the template and every tool.
@@ -76,7 +82,7 @@ func New(opts Options) (*Server, error) {
 	if version == "" {
 		version = "devel"
 	}
-	s := &Server{opts: opts, log: log}
+	s := &Server{opts: opts, log: log, args: map[string]string{}}
 	instructions := Instructions
 	if !opts.ReceiptKey.IsZero() {
 		instructions += "\n\nTool receipts are on (session " + opts.Session + "): every tool result names its receipt_id. " +
@@ -96,7 +102,80 @@ func New(opts Options) (*Server, error) {
 	s.addResources()
 	s.addTools()
 	s.addTelemetry()
+	// Added last, so outermost: they see every answer, the resources
+	// middleware's included.
+	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints)
 	return s, nil
+}
+
+// codedErrors gives every error answer a JSON-RPC code: the SDK sends an
+// error that is not a *jsonrpc.Error with code 0, which no client can
+// classify. A second initialize is an invalid request; anything else (a
+// source that fails under resources/read, a store that does not open) is
+// an internal error, the code MCP names for it. Cancellations pass as
+// they are.
+func codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var we *jsonrpc.Error
+		if err == nil || errors.As(err, &we) || errors.Is(err, context.Canceled) {
+			return res, err
+		}
+		code := int64(jsonrpc.CodeInternalError)
+		if method == "initialize" {
+			code = jsonrpc.CodeInvalidRequest
+		}
+		return res, &jsonrpc.Error{Code: code, Message: err.Error()}
+	}
+}
+
+// argumentHints ends the tool error of a call its input schema refused (a
+// wrong type, a missing or an unknown argument: the SDK's validator names
+// it) with a hint listing the arguments the tool takes, and the SDK's
+// error for a tool this server does not have with the nearest name.
+func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var we *jsonrpc.Error
+		if creq, ok := req.(*mcp.CallToolRequest); ok && creq.Params != nil && errors.As(err, &we) &&
+			we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown tool") {
+			h := "tools/list names the tools"
+			if near := text.Nearest(creq.Params.Name, slices.Sorted(maps.Keys(s.args))); near != "" {
+				h = "did you mean " + near + "? " + h
+			}
+			return res, &jsonrpc.Error{Code: we.Code, Message: we.Message + " (hint: " + h + ")", Data: we.Data}
+		}
+		r, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || !r.IsError || len(r.Content) != 1 {
+			return res, err
+		}
+		tc, ok := r.Content[0].(*mcp.TextContent)
+		creq, isCall := req.(*mcp.CallToolRequest)
+		if !ok || !isCall || creq.Params == nil || !strings.HasPrefix(tc.Text, `validating "arguments"`) {
+			return res, err
+		}
+		if args, known := s.args[creq.Params.Name]; known {
+			tc.Text += "\nhint: " + creq.Params.Name + " takes " + args
+		}
+		return res, err
+	}
+}
+
+// argumentsOf is an input schema in words: "uri (string, required), tag
+// (string)", by name, or "no arguments".
+func argumentsOf(sc *jsonschema.Schema) string {
+	if len(sc.Properties) == 0 {
+		return "no arguments"
+	}
+	names := slices.Sorted(maps.Keys(sc.Properties))
+	for i, n := range names {
+		what := sc.Properties[n].Type
+		if slices.Contains(sc.Required, n) {
+			what += ", required"
+		}
+		names[i] = n + " (" + what + ")"
+	}
+	return strings.Join(names, ", ")
 }
 
 // MCP returns the underlying go-sdk server.
@@ -115,9 +194,13 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 
 // Run serves one session over in and out. A line that is not a JSON-RPC
 // message is answered with a JSON-RPC error and the session goes on; it
-// ends at the end of in, once the requests read have been answered.
+// ends at the end of in, once the requests read have been answered. The
+// end of ctx (SIGTERM, Ctrl-C) ends it the same way: no more requests are
+// read, and the calls in flight finish and are answered (for at most
+// drainTimeout), so a write the host asked for is not cut off; Run then
+// returns nil.
 func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
-	err := s.mcp.Run(ctx, &lineTransport{in: in, out: out})
+	err := s.mcp.Run(context.WithoutCancel(ctx), &lineTransport{in: in, out: out, stop: ctx.Done()})
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -161,6 +244,7 @@ type call struct {
 // is issued over them.
 func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Context, *call, In) (Out, reply, error)) {
 	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
+	s.args[t.Name] = argumentsOf(t.InputSchema.(*jsonschema.Schema))
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
 		start := time.Now()
@@ -191,7 +275,7 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		}
 		id, rerr := s.issue(ctx, st, t.Name, req, run, start, data, nil)
 		out.setReceipt(id, rerr)
-		text := rep.text
+		text := escapeLines(rep.text)
 		meta := rep.meta
 		switch {
 		case id != "":
@@ -239,9 +323,9 @@ func schemaFor[T any]() *jsonschema.Schema {
 // the receipt id, one per line.
 func toolError(err error, receiptID, receiptErr string) error {
 	var b strings.Builder
-	b.WriteString(forModel(err.Error()))
+	b.WriteString(escapeLines(forModel(err.Error())))
 	if h := hint.Of(err); h != "" {
-		b.WriteString("\nhint: " + forModel(h))
+		b.WriteString("\nhint: " + escapeLines(forModel(h)))
 	}
 	if receiptID != "" {
 		b.WriteString("\nreceipt: " + receiptID)
@@ -249,6 +333,20 @@ func toolError(err error, receiptID, receiptErr string) error {
 		b.WriteString("\nno receipt: " + receiptErr)
 	}
 	return &renderedError{msg: b.String(), err: err}
+}
+
+// escapeLines is s with every line passed through text.Escape, as the CLI
+// prints its messages: a text block is readproof's own words around values
+// a source or a caller chose (an ETag, a path, an argument), and a host
+// shows it to its user as well as to the model, so a control character,
+// an invalid byte or a bidirectional override in such a value is written
+// as its escape. structuredContent keeps every value as it is: data.
+func escapeLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = text.Escape(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 type renderedError struct {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,7 +91,7 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 	text := fmt.Sprintf("%s (%s) → %s (%s): %d changed, %d added, %d removed, %d unchanged.",
 		a.RunID, manifest.Short(a.ID), b.RunID, manifest.Short(b.ID), cmp.Changed, cmp.Added, cmp.Removed, cmp.Unchanged)
 	if len(lines) > 0 {
-		text += "\n" + strings.Join(lines, "\n")
+		text += "\n" + some(lines, "\n")
 	}
 	return out, reply{text: text}, nil
 }

@@ -144,7 +144,7 @@ func (s *Server) resourcesList(_ context.Context, c *call, _ NoInput) (*Resource
 	out.Count = len(out.Resources)
 	text := "No resources are declared; the operator declares them in readproof.toml (`readproof resource add`)."
 	if out.Count > 0 {
-		text = fmt.Sprintf("%d resource%s: %s", out.Count, plural(out.Count), strings.Join(names, ", "))
+		text = fmt.Sprintf("%d resource%s: %s", out.Count, plural(out.Count), some(names, ", "))
 	}
 	return out, reply{text: text}, nil
 }

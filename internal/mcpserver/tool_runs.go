@@ -5,7 +5,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,6 +70,7 @@ func (s *Server) runCommit(ctx context.Context, c *call, in RunInput) (*CommitOu
 
 // ManifestOutput is a committed manifest.
 type ManifestOutput struct {
+	Format     string           `json:"format" jsonschema:"the manifest format version (readproof-manifest/1), as readproof --json manifest prints it"`
 	ManifestID string           `json:"manifest_id"`
 	RunID      string           `json:"run_id"`
 	StartedAt  time.Time        `json:"started_at"`
@@ -86,7 +86,7 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 	if err != nil {
 		return nil, reply{}, err
 	}
-	out := &ManifestOutput{ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Caller: m.Caller, Entries: m.Entries}
+	out := &ManifestOutput{Format: m.Format, ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Caller: m.Caller, Entries: m.Entries}
 	if out.Entries == nil {
 		out.Entries = []manifest.Entry{}
 	}
@@ -110,7 +110,7 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 	}
 	text := fmt.Sprintf("Manifest %s of run %s, created %s: %d entr%s", m.ID, m.RunID, m.CreatedAt.UTC().Format(time.RFC3339), len(m.Entries), pluralY(len(m.Entries)))
 	if len(uris) > 0 {
-		text += ": " + strings.Join(uris, ", ")
+		text += ": " + some(uris, ", ")
 	}
 	return out, reply{text: text + "."}, nil
 }

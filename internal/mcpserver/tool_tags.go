@@ -5,7 +5,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/readproof/readproof/identity"
@@ -99,7 +98,7 @@ func (s *Server) tagList(_ context.Context, c *call, in PlainURIInput) (*TagList
 	}
 	text := u.String() + " has no tags; set one with readproof_tag_set."
 	if len(refs) > 0 {
-		text = fmt.Sprintf("%s has %d tag%s: %s", u, len(refs), plural(len(refs)), strings.Join(refs, ", "))
+		text = fmt.Sprintf("%s has %d tag%s: %s", u, len(refs), plural(len(refs)), some(refs, ", "))
 	}
 	return out, reply{text: text}, nil
 }

@@ -1,6 +1,9 @@
 package mcpserver
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/readproof/readproof/internal/text"
@@ -95,6 +98,20 @@ func (s *Server) addTools() {
 		Description: "Check an answer for the proof-of-read sentinels delivered in a run's probed mounts (readproof_run_mount with probe), " +
 			"as `readproof probe check` does: each probed entry gets a verdict (READ_VERIFIED, READ_STALE, HALLUCINATED, REPLAY_SUSPECT), " +
 			"and the verdicts are recorded in the store."}, s.probeCheck)
+}
+
+// summaryItems is the most items a text summary names; structuredContent
+// has them all.
+const summaryItems = 10
+
+// some joins the first summaryItems of items with sep and says how many
+// more structuredContent holds: a text summary stays short however many
+// resources, entries or changes there are.
+func some(items []string, sep string) string {
+	if len(items) <= summaryItems {
+		return strings.Join(items, sep)
+	}
+	return strings.Join(items[:summaryItems], sep) + sep + fmt.Sprintf("… and %d more in structuredContent", len(items)-summaryItems)
 }
 
 func plural(n int) string  { return text.Plural(n, "", "s") }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 )
 
 // lineTransport is the stdio transport of `readproof mcp`: one JSON-RPC
-// message per line, as the SDK's IOTransport, with three differences that
-// keep one hostile or broken line from ending the session:
+// message per line, as the SDK's IOTransport, with these differences, the
+// first three of which keep one hostile or broken line from ending the
+// session:
 //
 //   - a line that is not JSON is answered with a parse error (-32700, id
 //     null) and a line that is JSON but not a message (a batch included:
@@ -30,11 +32,16 @@ import (
 //     instead of ending the session;
 //   - at the end of input, the requests already read are answered before the
 //     connection closes (the SDK drops them: go-sdk #1061), for at most
-//     drainTimeout.
+//     drainTimeout;
+//   - a request the client cancelled (notifications/cancelled) while it
+//     was pending gets no answer, as MCP says; the SDK sends one.
 type lineTransport struct {
 	in      io.Reader
 	out     io.Writer
 	maxLine int
+	// stop, when it closes, ends the input as EOF does: the requests
+	// read are answered, and no more are read.
+	stop <-chan struct{}
 }
 
 // drainTimeout bounds the wait for answers to requests read before EOF.
@@ -46,11 +53,13 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		limit = mcp.DefaultMaxLineLength
 	}
 	c := &lineConn{
-		out:      t.out,
-		lines:    make(chan lineOrErr),
-		closed:   make(chan struct{}),
-		pending:  map[any]bool{},
-		answered: make(chan struct{}, 1),
+		out:       t.out,
+		lines:     make(chan lineOrErr),
+		closed:    make(chan struct{}),
+		pending:   map[any]bool{},
+		cancelled: map[any]bool{},
+		answered:  make(chan struct{}, 1),
+		stop:      t.stop,
 	}
 	go c.readLines(bufio.NewReaderSize(t.in, 64<<10), limit)
 	return c, nil
@@ -70,9 +79,12 @@ type lineConn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
-	mu       sync.Mutex
-	pending  map[any]bool // ids of requests read and not yet answered
-	answered chan struct{}
+	mu        sync.Mutex
+	pending   map[any]bool // ids of requests read and not yet answered
+	cancelled map[any]bool // pending ids the client cancelled: no answer is sent
+	answered  chan struct{}
+
+	stop <-chan struct{} // nil: never
 }
 
 // readLines sends every line of r (without its end of line) to c.lines.
@@ -118,11 +130,20 @@ func (c *lineConn) readLines(r *bufio.Reader, limit int) {
 // and skipped; only the end of input (or Close) ends the session.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
+		select {
+		case <-c.stop: // before any line already waiting
+			c.drain(ctx)
+			return nil, io.EOF
+		default:
+		}
 		var l lineOrErr
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-c.closed:
+			return nil, io.EOF
+		case <-c.stop:
+			c.drain(ctx)
 			return nil, io.EOF
 		case l = <-c.lines:
 		}
@@ -149,6 +170,10 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.writeError(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported")
 			continue
 		}
+		if id, bad := unusableID(line); bad {
+			c.writeError(id, jsonrpc.CodeInvalidRequest, invalidIDMessage)
+			continue
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			c.writeError(idOf(line), jsonrpc.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
@@ -158,9 +183,62 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.mu.Lock()
 			c.pending[req.ID.Raw()] = true
 			c.mu.Unlock()
+		} else if ok && req.Method == "notifications/cancelled" {
+			c.noteCancelled(req.Params)
 		}
 		return msg, nil
 	}
+}
+
+// invalidIDMessage answers a request whose id is unusable.
+const invalidIDMessage = "Invalid Request: a request id must be a string or an integer of at most 2^53, not null or a fraction"
+
+// unusableID reports a request (an object with a method) whose id the SDK
+// would not return as sent: null, which MCP forbids and the SDK takes for a
+// notification (no answer: the client waits forever), or a number that is
+// not an integer within 2^53, which it turns into a different integer
+// (1.5 into 1). The id to answer with is the one sent, so the client can
+// match the error to its request; null when it was null.
+func unusableID(line []byte) (id any, bad bool) {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(line, &probe) != nil || probe.Method == nil || probe.ID == nil {
+		return nil, false
+	}
+	raw := bytes.TrimSpace(probe.ID)
+	switch {
+	case string(raw) == "null":
+		return nil, true
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > 1<<53 || n < -(1<<53) {
+			return json.RawMessage(raw), true
+		}
+	}
+	return nil, false
+}
+
+// noteCancelled records the request a notifications/cancelled names, when
+// it is still pending, so that its answer is not sent: MCP says the
+// receiver of a cancellation should not respond to the request.
+func (c *lineConn) noteCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	c.mu.Lock()
+	if c.pending[id.Raw()] {
+		c.cancelled[id.Raw()] = true
+	}
+	c.mu.Unlock()
 }
 
 // idOf returns the id of a JSON object that is not a valid message, when it
@@ -218,9 +296,18 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a JSON-RPC message: %w", err)
 	}
-	c.writeMu.Lock()
-	_, err = c.out.Write(append(data, '\n'))
-	c.writeMu.Unlock()
+	drop := false
+	if isResp && resp.ID.IsValid() {
+		c.mu.Lock()
+		drop = c.cancelled[resp.ID.Raw()]
+		delete(c.cancelled, resp.ID.Raw())
+		c.mu.Unlock()
+	}
+	if !drop {
+		c.writeMu.Lock()
+		_, err = c.out.Write(append(data, '\n'))
+		c.writeMu.Unlock()
+	}
 	if isResp && resp.ID.IsValid() {
 		c.mu.Lock()
 		delete(c.pending, resp.ID.Raw())
@@ -261,21 +348,27 @@ func repaired(resp *jsonrpc.Response) *jsonrpc.Response {
 
 // writeError answers a line that is not a usable message.
 func (c *lineConn) writeError(id any, code int64, message string) {
-	type wireErr struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}
-	data, err := json.Marshal(struct {
-		JSONRPC string  `json:"jsonrpc"`
-		ID      any     `json:"id"`
-		Error   wireErr `json:"error"`
-	}{"2.0", id, wireErr{code, message}})
+	data, err := errorReply(id, code, message)
 	if err != nil {
 		return
 	}
 	c.writeMu.Lock()
 	c.out.Write(append(data, '\n'))
 	c.writeMu.Unlock()
+}
+
+// errorReply encodes a JSON-RPC error response for id (a JSON value, or
+// nil for null).
+func errorReply(id any, code int64, message string) ([]byte, error) {
+	type wireErr struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	return json.Marshal(struct {
+		JSONRPC string  `json:"jsonrpc"`
+		ID      any     `json:"id"`
+		Error   wireErr `json:"error"`
+	}{"2.0", id, wireErr{code, message}})
 }
 
 func (c *lineConn) Close() error {
