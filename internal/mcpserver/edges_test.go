@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -549,5 +550,44 @@ func TestSummariesStayShort(t *testing.T) {
 			t.Errorf("%s: the text block is %d bytes, want a short summary", c.tool, len(summary))
 		}
 		mustContain(t, c.tool, summary, c.count, "more")
+	}
+}
+
+// TestHTTPStalledBodyCutOff: a client that sends its headers and then
+// stalls its body is answered 400 and its connection closed once the body
+// timeout passes, instead of holding the connection and a goroutine of the
+// server for as long as it likes (the server sets no ReadTimeout, so that
+// long calls are not cut off). Before, the read below waited out its own
+// five-second deadline.
+func TestHTTPStalledBodyCutOff(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.HTTPHandler(mcpserver.HTTPOptions{
+		Verify:      func(string) (mcpauth.Caller, error) { return mcpauth.Caller{Name: "w", Scope: mcpauth.ScopeWrite}, nil },
+		BodyTimeout: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Authorization: Bearer x\r\nContent-Length: %d\r\n\r\n%s", ts.Listener.Addr(), len(listTools), listTools[:10])
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("the stalled request got no answer and its connection stayed open: %v (read %q)", err, got)
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 400 ") {
+		t.Fatalf("answer %q, want a 400", got)
 	}
 }
