@@ -619,7 +619,7 @@ func needArgs(c *cli.Context, min, max int, usage string) error {
 	n := c.Args().Len()
 	if n < min || (max >= 0 && n > max) {
 		name := commandPath(c)
-		return withCode(ExitUsage, hint.With(fmt.Errorf("%s: wrong number of arguments (%d)", name, n), "usage: readproof "+name+" "+usage))
+		return withCode(ExitUsage, hint.With(fmt.Errorf("%s: wrong number of arguments (%d)", name, n), strings.TrimSpace("usage: readproof "+name+" "+usage)))
 	}
 	return nil
 }
