@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // helpCommand is `readproof help [COMMAND [SUBCOMMAND]]`: the same text as
@@ -101,10 +102,17 @@ func resolvePath(cs []*cli.Command, args []string) ([]string, error) {
 // close enough.
 func unknownCommandError(prefix string, cs []*cli.Command, name string) error {
 	h := "see `readproof " + prefix + "--help`"
-	if cli.SuggestCommand != nil {
-		if s := cli.SuggestCommand(cs, name); s != "" {
-			h = strings.ToLower(s[:1]) + s[1:] + " (" + h + ")"
+	// the nearest name by the rule flags and policy keys use, when one is
+	// near: urfave/cli's SuggestCommand offers a name however far (tag
+	// bogus: "propose"), or none at all as `did you mean ""?`
+	var names []string
+	for _, c := range cs {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
 		}
+	}
+	if s := text.Nearest(name, names); s != "" {
+		h = fmt.Sprintf("did you mean %q? (%s)", s, h)
 	}
 	return withCode(ExitUsage, hint.With(fmt.Errorf("unknown command %q", strings.TrimSpace(prefix+name)), h))
 }
