@@ -89,11 +89,16 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	sigs := &interrupts{cancel: cancel}
 	defer sigs.stop()
 	ctx = context.WithValue(ctx, interruptsKey{}, sigs)
+	// Help, which urfave/cli prints ignoring write errors, fails like any
+	// other output that does not arrive (withEnv does the same for each
+	// command's own output).
+	out := &outWriter{w: stdout}
+	stdout = out
 	var help *bufio.Writer
 	if len(args) == 1 || len(args) == 2 && (args[1] == "--help" || args[1] == "-h") {
 		// readproof's own help and nothing else (no command runs): urfave/cli
-		// writes it a cell at a time, so gather it and write it once (write
-		// errors ignored, as urfave/cli's help printer ignores them).
+		// writes it a cell at a time, so gather it and write it once (a
+		// write error is out's).
 		help = bufio.NewWriter(stdout)
 		stdout = help
 	}
@@ -112,6 +117,9 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	err := app.RunContext(ctx, permute(app, args))
 	if help != nil {
 		_ = help.Flush()
+	}
+	if err == nil && out.err != nil {
+		err = out.err
 	}
 	if err == nil {
 		return ExitOK

@@ -301,13 +301,16 @@ func (o *outWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// rawOut is w without withEnv's outWriter: exec hands it the command's
+// rawOut is w without the outWriters of Main and withEnv: exec hands it the command's
 // output, whose write errors the command itself sees and answers.
 func rawOut(w io.Writer) io.Writer {
-	if o, ok := w.(*outWriter); ok {
-		return o.w
+	for {
+		o, ok := w.(*outWriter)
+		if !ok {
+			return w
+		}
+		w = o.w
 	}
-	return w
 }
 
 // withStore runs fn with the store opened under the policy in force.

@@ -50,8 +50,8 @@ func runHelp(ctx context.Context, opts helpOptions, args []string) error {
 		return err
 	}
 	// urfave/cli writes help a cell at a time (over 200 writes for the
-	// command list): gather it and write it once. Write errors are ignored,
-	// as urfave/cli's help printer ignores them.
+	// command list): gather it and write it once. A write error is kept by
+	// the outWriter Main puts around stdout, which fails the command.
 	out := bufio.NewWriter(opts.app.Writer)
 	if len(path) == 1 && path[0] == "help" {
 		// help's own help, printed here: `readproof help --help` would
