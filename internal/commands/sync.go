@@ -275,6 +275,14 @@ func runRemoteAdd(ctx context.Context, e *env, args []string) error {
 			return syncErr(err)
 		}
 		r := share.Remote{Name: name, URL: url}
+		// say what was stored (a local path made absolute), as remote list will
+		if list, err := share.ListRemotes(ctx, s); err == nil {
+			for _, l := range list {
+				if l.Name == name {
+					r = l
+				}
+			}
+		}
 		if e.json {
 			return printJSON(e.out, map[string]string{"name": name, "url": r.DisplayURL()})
 		}
