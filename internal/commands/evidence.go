@@ -461,7 +461,8 @@ func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args [
 			}
 		}
 		if bad > 0 {
-			return withCode(ExitMismatch, fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, len(args)))
+			return withCode(ExitMismatch, hint.With(fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, len(args)),
+				"the BAD lines on stdout say why (--json: each target's error); a commit made before [signing] key was set is unsigned"))
 		}
 		return nil
 	})
