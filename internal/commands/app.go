@@ -248,6 +248,9 @@ func buildApp(stdin io.Reader, stdout, stderr io.Writer, cmds []*cli.Command) *c
 					c.Action = helpFirst(name, c.Action)
 				}
 			}
+			if c.Action != nil {
+				c.Action = hintUsage(name, c.Action)
+			}
 			if c.Action != nil && !ignoresInterrupts(name) {
 				c.Action = listening(c.Action)
 			}
@@ -256,6 +259,19 @@ func buildApp(stdin io.Reader, stdout, stderr io.Writer, cmds []*cli.Command) *c
 	}
 	mark("", app.Commands)
 	return app
+}
+
+// hintUsage gives a usage error (exit 2) that carries no hint of its own
+// the one every usage error of urfave/cli's parsing gets: where the usage of
+// the command at path is.
+func hintUsage(path string, action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		err := action(c)
+		if err != nil && hint.Of(err) == "" && !errors.Is(err, errQuiet) && codeOf(c.Context, err) == ExitUsage {
+			err = hint.With(err, "see `readproof "+path+" --help`")
+		}
+		return err
+	}
 }
 
 // ignoresInterrupts names the commands that never read their context:
