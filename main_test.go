@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"flag"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,6 +150,22 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"extract-probe-line": extractProbeLineCmd,
 	// halfdone GITDIR abort|reopen RUN: the refs a killed abort or reopen leaves (process_abort_test.go)
 	"halfdone": halfDoneCmd,
+	// closedport VAR: sets $VAR to a 127.0.0.1 port nothing listens on (main_test.go)
+	"closedport": closedPortCmd,
+}
+
+// closedPortCmd sets an environment variable to a loopback port that was
+// free a moment ago: bound, read and closed again. A fixed port (1, say)
+// is closed only until some process on the machine listens there.
+func closedPortCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: closedport VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], strconv.Itoa(port))
 }
 
 // tamperCmd flips one byte of a loose blob in place, keeping its name, as a

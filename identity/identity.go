@@ -106,6 +106,8 @@ func validateNamespace(ns string) error {
 		switch {
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case (c == '-' || c == '_' || c == '.') && i > 0:
+		case c == '-' || c == '_' || c == '.':
+			return fmt.Errorf("namespace %q starts with %q: the first character must be a lower-case letter or digit", ns, c)
 		default:
 			return fmt.Errorf("namespace %q: character %q not allowed (lower-case letters, digits, '-', '_', '.')", ns, c)
 		}
@@ -199,6 +201,8 @@ func validateName(what, s string, max int) error {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		case (c == '-' || c == '_' || c == '.') && i > 0:
+		case c == '-' || c == '_' || c == '.':
+			return fmt.Errorf("%w: %s %q starts with %q: the first character must be a letter or digit", ErrInvalid, what, s, c)
 		default:
 			return fmt.Errorf("%w: %s %q: character %q not allowed (letters, digits, '.', '_', '-'; first a letter or digit)", ErrInvalid, what, s, c)
 		}

@@ -38,7 +38,8 @@ func TestParseURI(t *testing.T) {
 		"readproof://ns/a.lock":                         ".lock",
 		"readproof://ns/a.":                             "end in '.'",
 		"readproof://ns/a@":                             "empty tag name",
-		"readproof://ns/a@../x":                         "not allowed",
+		"readproof://ns/a@../x":                         "the first character must be a letter or digit",
+		"readproof://.ns/a":                             "the first character must be a lower-case letter or digit",
 		"readproof://ns/a@b/c":                          "not allowed",
 		"readproof://ns/a\x00b":                         "not allowed",
 		"readproof://ns/-a":                             "not allowed",
@@ -129,4 +130,23 @@ func FuzzKeyInjective(f *testing.F) {
 			t.Fatalf("%q and %q share key %q", a, b, ua.Key())
 		}
 	})
+}
+
+// TestNameErrorsSayWhy: a refused name's error names the rule it broke. A
+// run id starting with '.', '_' or '-' was refused as "character '.' not
+// allowed (letters, digits, '.', ...)", which lists the character as
+// allowed.
+func TestNameErrorsSayWhy(t *testing.T) {
+	for name, want := range map[string]string{
+		"../x": `starts with '.': the first character must be a letter or digit`,
+		"_a":   `starts with '_'`,
+		"-a":   `starts with '-'`,
+		"a/b":  `character '/' not allowed`,
+		"a..b": `may not contain '..'`,
+	} {
+		err := ValidateRunID(name)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidateRunID(%q) = %v, want it to say %s", name, err, want)
+		}
+	}
 }

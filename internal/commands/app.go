@@ -89,11 +89,16 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	sigs := &interrupts{cancel: cancel}
 	defer sigs.stop()
 	ctx = context.WithValue(ctx, interruptsKey{}, sigs)
+	// Help, which urfave/cli prints ignoring write errors, fails like any
+	// other output that does not arrive (withEnv does the same for each
+	// command's own output).
+	out := &outWriter{w: stdout}
+	stdout = out
 	var help *bufio.Writer
 	if len(args) == 1 || len(args) == 2 && (args[1] == "--help" || args[1] == "-h") {
 		// readproof's own help and nothing else (no command runs): urfave/cli
-		// writes it a cell at a time, so gather it and write it once (write
-		// errors ignored, as urfave/cli's help printer ignores them).
+		// writes it a cell at a time, so gather it and write it once (a
+		// write error is out's).
 		help = bufio.NewWriter(stdout)
 		stdout = help
 	}
@@ -112,6 +117,9 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	err := app.RunContext(ctx, permute(app, args))
 	if help != nil {
 		_ = help.Flush()
+	}
+	if err == nil && out.err != nil {
+		err = out.err
 	}
 	if err == nil {
 		return ExitOK
@@ -240,6 +248,9 @@ func buildApp(stdin io.Reader, stdout, stderr io.Writer, cmds []*cli.Command) *c
 					c.Action = helpFirst(name, c.Action)
 				}
 			}
+			if c.Action != nil {
+				c.Action = hintUsage(name, c.Action)
+			}
 			if c.Action != nil && !ignoresInterrupts(name) {
 				c.Action = listening(c.Action)
 			}
@@ -248,6 +259,19 @@ func buildApp(stdin io.Reader, stdout, stderr io.Writer, cmds []*cli.Command) *c
 	}
 	mark("", app.Commands)
 	return app
+}
+
+// hintUsage gives a usage error (exit 2) that carries no hint of its own
+// the one every usage error of urfave/cli's parsing gets: where the usage of
+// the command at path is.
+func hintUsage(path string, action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		err := action(c)
+		if err != nil && hint.Of(err) == "" && !errors.Is(err, errQuiet) && codeOf(c.Context, err) == ExitUsage {
+			err = hint.With(err, "see `readproof "+path+" --help`")
+		}
+		return err
+	}
 }
 
 // ignoresInterrupts names the commands that never read their context:
@@ -619,7 +643,7 @@ func needArgs(c *cli.Context, min, max int, usage string) error {
 	n := c.Args().Len()
 	if n < min || (max >= 0 && n > max) {
 		name := commandPath(c)
-		return withCode(ExitUsage, hint.With(fmt.Errorf("%s: wrong number of arguments (%d)", name, n), "usage: readproof "+name+" "+usage))
+		return withCode(ExitUsage, hint.With(fmt.Errorf("%s: wrong number of arguments (%d)", name, n), strings.TrimSpace("usage: readproof "+name+" "+usage)))
 	}
 	return nil
 }

@@ -33,6 +33,9 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "work in this (empty or new) directory and keep it"},
 		},
 		Action: func(c *cli.Context) error {
+			if err := needArgs(c, 0, 0, "[--dir DIR]"); err != nil {
+				return err
+			}
 			opts := demoOptions{Dir: c.String("dir")}
 			return withEnv(c, func(e *env) error { return runDemo(c.Context, e, opts) })
 		},

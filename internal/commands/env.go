@@ -267,7 +267,50 @@ func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 		Warn: func(s string) { fmt.Fprintf(e.err, "readproof: telemetry: %s\n", s) }})
 	c.Context = ctx
 	defer func() { end(exitCode(ctx, err)) }()
-	return fn(e)
+	out := &outWriter{w: e.out}
+	e.out = out
+	err = fn(e)
+	if err == nil && out.err != nil {
+		// A line or a table printed with fmt.Fprint* drops its error: the
+		// command did its work, but what it printed (a manifest id, a
+		// report, a token shown once) did not arrive.
+		err = out.err
+	}
+	return err
+}
+
+// outWriter is a command's stdout: it keeps the first write error, which
+// withEnv returns when the command itself succeeded, and writes nothing
+// after it (what would follow is the rest of an answer already cut).
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
+// rawOut is w without the outWriters of Main and withEnv: exec hands it the command's
+// output, whose write errors the command itself sees and answers.
+func rawOut(w io.Writer) io.Writer {
+	for {
+		o, ok := w.(*outWriter)
+		if !ok {
+			return w
+		}
+		w = o.w
+	}
 }
 
 // withStore runs fn with the store opened under the policy in force.

@@ -44,7 +44,7 @@ func evidenceCommand() *cli.Command {
 				ArgsUsage: "RUN|MANIFEST",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "with-content", Usage: "embed the delivered bytes (content_b64)"},
-					&cli.StringFlag{Name: "out", Usage: "write the bundle to FILE (atomically) instead of stdout"},
+					&cli.StringFlag{Name: "out", Usage: "write the bundle to FILE (a regular file atomically; - for stdout) instead of stdout"},
 					&cli.BoolFlag{Name: "sign", Usage: "wrap the statement in a DSSE envelope signed with the ed25519 signing key"},
 					&cli.StringFlag{Name: "key", Usage: "the signing key for --sign (default: " + keyloc.SigningKeyEnv + ", else [signing] key, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"},
 				},
@@ -83,6 +83,52 @@ func evidenceExport(c *cli.Context) error {
 	}
 	opts := evidenceExportOptions{Key: c.String("key"), Sign: c.Bool("sign"), WithContent: c.Bool("with-content"), Out: c.String("out")}
 	return withEnv(c, func(e *env) error { return runEvidenceExport(c.Context, e, opts, c.Args().Slice()) })
+}
+
+// writeOut writes data to path: a regular file (or a new one) atomically,
+// anything else that is there (a FIFO, a device, /dev/stdout on a pipe) in
+// place, since renaming a file over it would replace it rather than write to
+// it. A symbolic link is followed: the file it names is replaced, the link
+// stays.
+func writeOut(path string, data []byte) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return writeInPlace(path, data)
+	}
+	// the link's target, also one that does not exist yet (a bounded walk:
+	// a loop of links ends in writeFileAtomic's error)
+	for range 40 {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		t, err := os.Readlink(path)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(path), t)
+		}
+		path = t
+	}
+	return writeFileAtomic(path, data)
+}
+
+// writeInPlace opens path, which is not a regular file, and writes data to it.
+func writeInPlace(path string, data []byte) (err error) {
+	defer func() {
+		if err != nil {
+			err = hint.With(fmt.Errorf("write %s: %w", path, err), "give --out a regular file, or - for stdout")
+		}
+	}()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writeFileAtomic writes data to a temporary file beside path, fsyncs it and
@@ -339,14 +385,14 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			return err
 		}
 		out := opts.Out
-		if out == "" {
+		if out == "" || out == "-" {
 			_, err := e.out.Write(data)
 			return err
 		}
 		if ctx.Err() != nil {
 			return interrupted(ctx)
 		}
-		if err := writeFileAtomic(out, data); err != nil {
+		if err := writeOut(out, data); err != nil {
 			return err
 		}
 		p := st.Predicate
@@ -415,7 +461,8 @@ func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args [
 			}
 		}
 		if bad > 0 {
-			return withCode(ExitMismatch, fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, len(args)))
+			return withCode(ExitMismatch, hint.With(fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, len(args)),
+				"the BAD lines on stdout say why (--json: each target's error); a commit made before [signing] key was set is unsigned"))
 		}
 		return nil
 	})

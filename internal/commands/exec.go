@@ -154,7 +154,7 @@ func runExec(ctx context.Context, e *env, opts execOptions, args []string) error
 		// The command runs in the exec span; TRACEPARENT names it.
 		xctx, span := telemetry.Start(ctx, telemetry.SpanExec, attribute.String(telemetry.KeyExecutable, filepath.Base(argv[0])))
 		res, xerr := receipts.Exec(xctx, receipts.ExecOptions{
-			Argv: argv, Stdin: e.in, Stdout: e.out, Stderr: stderr, Signals: sigs, Env: telemetry.ChildEnv(xctx, os.Environ()),
+			Argv: argv, Stdin: e.in, Stdout: rawOut(e.out), Stderr: stderr, Signals: sigs, Env: telemetry.ChildEnv(xctx, os.Environ()),
 		})
 		span.SetAttributes(attribute.Int(telemetry.KeyExitCode, res.ExitCode))
 		telemetry.End(span, xerr)

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // helpCommand is `readproof help [COMMAND [SUBCOMMAND]]`: the same text as
@@ -49,8 +50,8 @@ func runHelp(ctx context.Context, opts helpOptions, args []string) error {
 		return err
 	}
 	// urfave/cli writes help a cell at a time (over 200 writes for the
-	// command list): gather it and write it once. Write errors are ignored,
-	// as urfave/cli's help printer ignores them.
+	// command list): gather it and write it once. A write error is kept by
+	// the outWriter Main puts around stdout, which fails the command.
 	out := bufio.NewWriter(opts.app.Writer)
 	if len(path) == 1 && path[0] == "help" {
 		// help's own help, printed here: `readproof help --help` would
@@ -101,10 +102,17 @@ func resolvePath(cs []*cli.Command, args []string) ([]string, error) {
 // close enough.
 func unknownCommandError(prefix string, cs []*cli.Command, name string) error {
 	h := "see `readproof " + prefix + "--help`"
-	if cli.SuggestCommand != nil {
-		if s := cli.SuggestCommand(cs, name); s != "" {
-			h = strings.ToLower(s[:1]) + s[1:] + " (" + h + ")"
+	// the nearest name by the rule flags and policy keys use, when one is
+	// near: urfave/cli's SuggestCommand offers a name however far (tag
+	// bogus: "propose"), or none at all as `did you mean ""?`
+	var names []string
+	for _, c := range cs {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
 		}
+	}
+	if s := text.Nearest(name, names); s != "" {
+		h = fmt.Sprintf("did you mean %q? (%s)", s, h)
 	}
 	return withCode(ExitUsage, hint.With(fmt.Errorf("unknown command %q", strings.TrimSpace(prefix+name)), h))
 }

@@ -357,6 +357,13 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 			}
 			return withCode(ExitMismatch, rerr)
 		}
+		// the bytes are out (withReadStoreCtx buffers stdout) before the
+		// line that says so
+		if f, ok := e.out.(interface{ Flush() error }); ok {
+			if err := f.Flush(); err != nil {
+				return err
+			}
+		}
 		e.say("Replay verified: SHA256 match for %d/%d entries.", res.Matched, n)
 		return nil
 	})

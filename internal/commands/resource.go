@@ -109,6 +109,9 @@ func describePolicy(p store.PolicyView) string {
 }
 
 func resourceList(c *cli.Context) error {
+	if err := needArgs(c, 0, 0, ""); err != nil {
+		return err
+	}
 	return withEnv(c, func(e *env) error { return runResourceList(c.Context, e) })
 }
 

@@ -120,6 +120,9 @@ func runCommand() *cli.Command {
 				Name:  "list",
 				Usage: "list committed, open and aborted runs",
 				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 0, 0, ""); err != nil {
+						return err
+					}
 					return withEnv(c, func(e *env) error { return runList(c.Context, e) })
 				},
 			},

@@ -40,7 +40,7 @@ func statusCommand() *cli.Command {
 
 func printStatus(e *env, list []store.ResourceStatus) {
 	if len(list) == 0 {
-		fmt.Fprintln(e.out, "no resources declared in "+e.policyPath)
+		e.say("no resources declared in %s; add one with `readproof resource add`", e.policyPath)
 		return
 	}
 	tw := tabwriter.NewWriter(e.out, 2, 4, 2, ' ', 0)

@@ -238,7 +238,7 @@ func conflictsCommand() *cli.Command {
 				Usage:     "settle a tag conflict with the local or the remote value (both histories are kept)",
 				ArgsUsage: "URI TAG --take local|remote  (or URI@TAG)",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "take", Usage: "local or remote", Required: true},
+					&cli.StringFlag{Name: "take", Usage: "local or remote (required)"},
 				},
 				Action: func(c *cli.Context) error {
 					opts := conflictsResolveOptions{Take: c.String("take")}
@@ -275,6 +275,14 @@ func runRemoteAdd(ctx context.Context, e *env, args []string) error {
 			return syncErr(err)
 		}
 		r := share.Remote{Name: name, URL: url}
+		// say what was stored (a local path made absolute), as remote list will
+		if list, err := share.ListRemotes(ctx, s); err == nil {
+			for _, l := range list {
+				if l.Name == name {
+					r = l
+				}
+			}
+		}
 		if e.json {
 			return printJSON(e.out, map[string]string{"name": name, "url": r.DisplayURL()})
 		}
@@ -477,6 +485,10 @@ func runConflictsResolve(_ context.Context, e *env, opts conflictsResolveOptions
 		return usageError("conflicts resolve: too many arguments")
 	}
 	take := opts.Take
+	if take == "" {
+		// checked here, not by urfave/cli's Required, whose error exits 1
+		return withCode(ExitUsage, hint.With(errors.New("conflicts resolve: missing --take"), "say --take local or --take remote"))
+	}
 	if take != share.TakeLocal && take != share.TakeRemote {
 		return withCode(ExitUsage, hint.With(fmt.Errorf("conflicts resolve: --take %q", take), "say --take local or --take remote"))
 	}

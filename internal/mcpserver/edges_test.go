@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -338,23 +339,7 @@ func TestHTTPBrowserPages(t *testing.T) {
 // answer and exit 130 with "readproof: error: context canceled".
 func TestStdioSIGTERMFinishesCallsInFlight(t *testing.T) {
 	t.Parallel()
-	arrived := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(arrived) })
-		<-release
-		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprintln(w, "slow document")
-	}))
-	defer src.Close()
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-	}()
-	p := newProject(t, "version = 1\n\n[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n[[resource]]\nuri = \"readproof://web/slow\"\nsource = { type = \"http\", url = \""+src.URL+"/slow\" }\n", nil)
+	p, arrived, release := slowSource(t)
 	w := p.wire(t)
 	w.initialize()
 	w.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"readproof_run_start","arguments":{"run_id":"slow"}}}`)
@@ -371,8 +356,7 @@ func TestStdioSIGTERMFinishesCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // the signal lands while the source still holds the answer
-	close(release)
-	released = true
+	release()
 	r := w.next()
 	if string(r.ID) != "3" || r.Error != nil || strings.Contains(string(r.Result), `"isError":true`) {
 		t.Fatalf("the mount in flight at SIGTERM: id %s, result %s, error %+v", r.ID, tail(r.Result), r.Error)
@@ -410,30 +394,9 @@ func TestUnknownToolHint(t *testing.T) {
 // every other request wait for the queue timeout and get 503.
 func TestHTTPSlowBodyHoldsNoSlot(t *testing.T) {
 	t.Parallel()
-	p := demoProject(t)
-	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := srv.HTTPHandler(mcpserver.HTTPOptions{
-		Verify:        func(string) (mcpauth.Caller, error) { return mcpauth.Caller{Name: "w", Scope: mcpauth.ScopeWrite}, nil },
-		MaxConcurrent: 1,
-		QueueWait:     500 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	defer ts.Close()
-	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
-		"Authorization: Bearer x\r\nContent-Length: %d\r\n\r\n%s", ts.Listener.Addr(), len(listTools), listTools[:10])
+	url, _ := stalledBody(t, mcpserver.HTTPOptions{MaxConcurrent: 1, QueueWait: 500 * time.Millisecond})
 	time.Sleep(100 * time.Millisecond) // the stalled request is in the handler
-	s := &httpServer{url: ts.URL + "/"}
+	s := &httpServer{url: url}
 	if resp, body := s.postRaw(t, "x", listTools); resp.StatusCode != http.StatusOK {
 		t.Errorf("another client while one body stalls: %d %s, want 200", resp.StatusCode, body)
 	}
@@ -446,20 +409,7 @@ func TestHTTPSlowBodyHoldsNoSlot(t *testing.T) {
 // client no longer expected.
 func TestCancelledGetsNoAnswer(t *testing.T) {
 	t.Parallel()
-	arrived := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(arrived) })
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		fmt.Fprintln(w, "slow document")
-	}))
-	defer src.Close()
-	defer close(release)
-	p := newProject(t, "version = 1\n\n[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n[[resource]]\nuri = \"readproof://web/slow\"\nsource = { type = \"http\", url = \""+src.URL+"/slow\" }\n", nil)
+	p, arrived, _ := slowSource(t)
 	w := p.wire(t)
 	w.initialize()
 	w.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"readproof_run_start","arguments":{"run_id":"c"}}}`)
@@ -550,4 +500,76 @@ func TestSummariesStayShort(t *testing.T) {
 		}
 		mustContain(t, c.tool, summary, c.count, "more")
 	}
+}
+
+// TestHTTPStalledBodyCutOff: a client that sends its headers and then
+// stalls its body is answered 400 and its connection closed once the body
+// timeout passes, instead of holding the connection and a goroutine of the
+// server for as long as it likes (the server sets no ReadTimeout, so that
+// long calls are not cut off). Before, the read below waited out its own
+// five-second deadline.
+func TestHTTPStalledBodyCutOff(t *testing.T) {
+	t.Parallel()
+	_, conn := stalledBody(t, mcpserver.HTTPOptions{BodyTimeout: 100 * time.Millisecond})
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("the stalled request got no answer and its connection stayed open: %v (read %q)", err, got)
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 400 ") {
+		t.Fatalf("answer %q, want a 400", got)
+	}
+}
+
+// slowSource is a project whose one resource, readproof://web/slow, is an
+// http source that holds each answer until release is called (or the
+// request is given up): arrived is closed when the first request comes.
+// release may be called any number of times; the test's end calls it.
+func slowSource(t *testing.T) (p *project, arrived <-chan struct{}, release func()) {
+	t.Helper()
+	came := make(chan struct{})
+	free := make(chan struct{})
+	var once, freed sync.Once
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(came) })
+		select {
+		case <-free:
+		case <-r.Context().Done():
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "slow document")
+	}))
+	t.Cleanup(src.Close)
+	release = func() { freed.Do(func() { close(free) }) }
+	t.Cleanup(release) // before src.Close, which waits for the answers
+	p = newProject(t, "version = 1\n\n[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n[[resource]]\nuri = \"readproof://web/slow\"\nsource = { type = \"http\", url = \""+src.URL+"/slow\" }\n", nil)
+	return p, came, release
+}
+
+// stalledBody serves the demo project over HTTP with o (any token writes)
+// and sends one request whose headers promise a body of which only ten
+// bytes follow: the server's URL, and the connection of the stalled
+// request.
+func stalledBody(t *testing.T, o mcpserver.HTTPOptions) (string, net.Conn) {
+	t.Helper()
+	p := demoProject(t)
+	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Verify = func(string) (mcpauth.Caller, error) { return mcpauth.Caller{Name: "w", Scope: mcpauth.ScopeWrite}, nil }
+	h, err := srv.HTTPHandler(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Authorization: Bearer x\r\nContent-Length: %d\r\n\r\n%s", ts.Listener.Addr(), len(listTools), listTools[:10])
+	return ts.URL + "/", conn
 }

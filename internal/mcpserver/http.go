@@ -36,6 +36,7 @@ const (
 	DefaultBurst           = 100     // requests per token above the rate, at once
 	DefaultQueueWait       = 10 * time.Second
 	DefaultShutdownTimeout = 60 * time.Second
+	DefaultBodyTimeout     = 30 * time.Second
 )
 
 // HTTPOptions configure the HTTP front end. Verify is required.
@@ -46,6 +47,11 @@ type HTTPOptions struct {
 	Verify func(token string) (mcpauth.Caller, error)
 	// MaxBodyBytes limits one request body (413 beyond it).
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request's body may take to arrive
+	// once its headers have (DefaultBodyTimeout when 0): a client that
+	// stalls its body is cut off instead of holding its connection and
+	// its goroutine for ever.
+	BodyTimeout time.Duration
 	// MaxConcurrent limits the requests executing at once; a request
 	// waits up to QueueWait for a slot, then gets 503.
 	MaxConcurrent int
@@ -80,6 +86,9 @@ func (o *HTTPOptions) defaults() {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 }
 
 // HTTPHandler is the server as an http.Handler: the MCP streamable HTTP
@@ -101,7 +110,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
 	// The body is read before a slot is taken: a client that trickles
 	// its body holds no slot meanwhile.
-	h = exactIDs(h, o.MaxBodyBytes)
+	h = exactIDs(h, o.MaxBodyBytes, o.BodyTimeout)
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	h = challenge(h)
@@ -220,17 +229,25 @@ func (l *rateLimiter) wrap(next http.Handler) http.Handler {
 // transport does; the SDK would answer 1.5 as id 1. The body, read here
 // up to max+1 bytes, is passed on whole, so the SDK still answers a body
 // over max with 413.
-func exactIDs(next http.Handler, max int64) http.Handler {
+func exactIDs(next http.Handler, max int64, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
+		// The body's deadline; lifted once it is read, so a call that
+		// runs long is not cut off (the server sets no ReadTimeout).
+		// A body that failed keeps its deadline: net/http would otherwise
+		// wait for the rest of it, to reuse the connection, with none.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 		body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
 		if err != nil {
+			w.Header().Set("Connection", "close")
 			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		if int64(len(body)) <= max {
 			if id, bad := unusableID(bytes.TrimSpace(body)); bad {
 				writeInvalidID(w, id)

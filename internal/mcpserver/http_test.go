@@ -261,18 +261,7 @@ func (s *httpServer) connect(t testing.TB, token string) *server {
 // post sends one raw JSON-RPC request and returns the HTTP status.
 func (s *httpServer) post(t testing.TB, token, body string) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST: %v", err)
-	}
-	resp.Body.Close()
+	resp, _ := s.postRaw(t, token, body)
 	return resp.StatusCode
 }
 
@@ -524,24 +513,7 @@ func TestHTTPBodyLimit(t *testing.T) {
 // and the process exits 0.
 func TestHTTPGracefulShutdown(t *testing.T) {
 	t.Parallel()
-	arrived := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(arrived) })
-		<-release
-		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprintln(w, "slow document")
-	}))
-	defer src.Close()
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
-	p := newProject(t, "version = 1\n\n[network]\nallow_cidrs = [\"127.0.0.0/8\"]\n\n[[resource]]\nuri = \"readproof://web/slow\"\nsource = { type = \"http\", url = \""+src.URL+"/slow\" }\n", nil)
+	p, arrived, release := slowSource(t)
 	tok := p.token(t, "w")
 	srv := p.serveHTTP(t)
 	s := srv.connect(t, tok)
@@ -575,7 +547,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	close(release)
+	release()
 	res := <-result
 	if res == nil || res.IsError {
 		t.Fatalf("mount in flight: %v", res)

@@ -499,7 +499,7 @@ func (s *Store) findObservation(u identity.URI, want string) (*Observation, gits
 		return o, c, err
 	}
 	if len(want) < 4 {
-		return nil, "", fmt.Errorf("snapshot %q: too short, give at least 4 hex digits", want)
+		return nil, "", hint.With(fmt.Errorf("snapshot %q: too short, give at least 4 hex digits", want), "list its snapshots with: readproof history "+u.String())
 	}
 	var found *Observation
 	var foundAt gitstore.OID
@@ -519,10 +519,10 @@ func (s *Store) findObservation(u identity.URI, want string) (*Observation, gits
 		return nil, "", err
 	}
 	if foundAt == "ambiguous" {
-		return nil, "", fmt.Errorf("snapshot %q of %s is ambiguous; give more digits", want, u)
+		return nil, "", hint.With(fmt.Errorf("snapshot %q of %s is ambiguous; give more digits", want, u), "list its snapshots with: readproof history "+u.String())
 	}
 	if found == nil {
-		return nil, "", fmt.Errorf("snapshot %q: %w recorded for %s", want, ErrNoSnapshot, u)
+		return nil, "", hint.With(fmt.Errorf("snapshot %q: %w recorded for %s", want, ErrNoSnapshot, u), "list its snapshots with: readproof history "+u.String())
 	}
 	return found, foundAt, nil
 }

@@ -453,9 +453,14 @@ func (s *Store) journalOn(tip gitstore.OID, runID string, manifestID gitstore.OI
 // ManifestID resolves a run id or a manifest id to the manifest commit.
 func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 	if identity.IsObjectID(target) {
-		ok, err := s.git.Has(gitstore.OID(target))
-		if err != nil {
-			return "", err
+		// the null id is well formed and names no object: not found, as
+		// any other unknown id (Has refuses it as malformed)
+		ok := false
+		if strings.Trim(target, "0") != "" {
+			var err error
+			if ok, err = s.git.Has(gitstore.OID(target)); err != nil {
+				return "", err
+			}
 		}
 		if !ok {
 			return "", hint.With(fmt.Errorf("manifest %s: %w", target, ErrUnknownTarget), "list runs with: readproof run list")
