@@ -154,12 +154,19 @@ func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || !isCall || creq.Params == nil || !strings.HasPrefix(tc.Text, `validating "arguments"`) {
 			return res, err
 		}
+		// The validator quotes a wrong-typed value raw and whole: shortened
+		// and escaped, as every other error quotes a caller's value.
+		tc.Text = escapeLines(identity.Shorten(tc.Text, maxArgumentError))
 		if args, known := s.args[creq.Params.Name]; known {
 			tc.Text += "\nhint: " + creq.Params.Name + " takes " + args
 		}
 		return res, err
 	}
 }
+
+// maxArgumentError bounds the validator's message of a refused call
+// (before its hint): enough for the argument's path and the rule broken.
+const maxArgumentError = 512
 
 // argumentsOf is an input schema in words: "uri (string, required), tag
 // (string)", by name, or "no arguments".
