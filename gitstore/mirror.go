@@ -121,6 +121,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 		return err
 	}
 	defer unlock()
+	removeReceived(m.dir)
 
 	st, err := m.storage(true)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // ErrObjectTooLarge: a fetched pack holds an object larger than the
@@ -30,7 +31,7 @@ const DefaultMirrorMaxObject = 100 << 20
 // inflates each object whole, so the check cannot run beside it. The
 // caller closes and removes the file.
 func receivePack(dir string, r io.Reader, max int64) (_ *os.File, err error) {
-	f, err := os.CreateTemp(dir, "tmp_pack_received_")
+	f, err := os.CreateTemp(dir, receivedPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +56,19 @@ func receivePack(dir string, r io.Reader, max int64) (_ *os.File, err error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// receivedPrefix names the file receivePack spools a pack to.
+const receivedPrefix = "tmp_pack_received_"
+
+// removeReceived removes what a fetch killed while it received a pack left
+// in dir: a spooled pack, as large as the pack was. The caller holds the
+// mirror's lock for writing, so no other fetch is receiving one.
+func removeReceived(dir string) {
+	left, _ := filepath.Glob(filepath.Join(dir, receivedPrefix+"*"))
+	for _, f := range left {
+		os.Remove(f)
+	}
 }
 
 // Pack entry types (git's Documentation/gitformat-pack.txt).

@@ -46,16 +46,14 @@ func ParseClaims(data []byte) ([]string, error) {
 			return nil, fmt.Errorf("%w: a JSON list of claims must hold only strings (receipt ids)", ErrClaims)
 		}
 	case len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed):
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(trimmed, &obj); err != nil {
+		raw, ok, err := receiptsMember(trimmed)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrClaims, err)
 		}
-		raw, ok := obj["receipts"]
 		if !ok {
 			list = scanText(data)
 			break
 		}
-		var err error
 		if list, err = stringList(raw); err != nil {
 			return nil, fmt.Errorf("%w: the \"receipts\" member must be a list of strings (receipt ids)", ErrClaims)
 		}
@@ -78,6 +76,35 @@ func ParseClaims(data []byte) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// receiptsMember returns the "receipts" member of the JSON object data.
+// A second one is an error, as a member given twice in a receipt is:
+// encoding/json keeps the last, so the ids of the first would vanish
+// without a verdict while a reader that takes the first shows them.
+func receiptsMember(data []byte) (raw json.RawMessage, found bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil { // '{': data is a valid object
+		return nil, false, err
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false, err
+		}
+		if t != "receipts" {
+			continue
+		}
+		if found {
+			return nil, false, errors.New(`the "receipts" member given twice: JSON readers differ on which one counts`)
+		}
+		raw, found = v, true
+	}
+	return raw, found, nil
 }
 
 // stringList decodes a JSON array whose elements are all strings.

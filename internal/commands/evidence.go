@@ -90,9 +90,9 @@ func evidenceExport(c *cli.Context) error {
 // place, since renaming a file over it would replace it rather than write to
 // it. A symbolic link is followed: the file it names is replaced, the link
 // stays.
-func writeOut(path string, data []byte) error {
+func writeOut(ctx context.Context, path string, data []byte) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return writeInPlace(path, data)
+		return writeInPlace(ctx, path, data)
 	}
 	// the link's target, also one that does not exist yet (a bounded walk:
 	// a loop of links ends in writeFileAtomic's error)
@@ -113,22 +113,34 @@ func writeOut(path string, data []byte) error {
 	return writeFileAtomic(path, data)
 }
 
-// writeInPlace opens path, which is not a regular file, and writes data to it.
-func writeInPlace(path string, data []byte) (err error) {
-	defer func() {
+// writeInPlace opens path, which is not a regular file, and writes data to
+// it. Opening a FIFO waits for its reader, and writing to it for the reader
+// to read: both run aside, so that SIGINT or SIGTERM (the end of ctx) still
+// stops the command, with exit 130, while they wait.
+func writeInPlace(ctx context.Context, path string, data []byte) (err error) {
+	done := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			err = hint.With(fmt.Errorf("write %s: %w", path, err), "give --out a regular file, or - for stdout")
+			done <- err
+			return
 		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			done <- err
+			return
+		}
+		done <- f.Close()
 	}()
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return interrupted(ctx)
+	}
 	if err != nil {
-		return err
+		return hint.With(fmt.Errorf("write %s: %w", path, err), "give --out a regular file, or - for stdout")
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
 // writeFileAtomic writes data to a temporary file beside path, fsyncs it and
@@ -392,7 +404,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if ctx.Err() != nil {
 			return interrupted(ctx)
 		}
-		if err := writeOut(out, data); err != nil {
+		if err := writeOut(ctx, out, data); err != nil {
 			return err
 		}
 		p := st.Predicate

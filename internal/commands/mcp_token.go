@@ -163,10 +163,32 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 	if err != nil {
 		return tokenHint(err, path)
 	}
+	var shown error
 	if e.json {
-		return printJSON(e.out, tokenJSONOf(entry, now, token))
+		shown = printJSON(e.out, tokenJSONOf(entry, now, token))
+	} else {
+		_, shown = fmt.Fprintln(e.out, token)
 	}
-	fmt.Fprintln(e.out, token)
+	if shown != nil {
+		// The token is shown once and kept nowhere: one whose line did
+		// not arrive is a live credential nobody holds. Revoked, its name
+		// can be given again.
+		rerr := mcpauth.Update(path, forbidden, func(f *mcpauth.File) error {
+			if cur, ok := f.Find(name); !ok || cur.SHA256 != entry.SHA256 {
+				return nil
+			}
+			return f.Revoke(name, o.Now())
+		})
+		if rerr != nil {
+			return hint.With(fmt.Errorf("mcp token add: the token could not be shown: %w", shown),
+				"revoke it with `readproof mcp token revoke "+name+"` (revoking failed: "+rerr.Error()+") and add it again where stdout can be written")
+		}
+		return hint.With(fmt.Errorf("mcp token add: the token could not be shown: %w", shown),
+			"it was revoked; add it again where stdout can be written")
+	}
+	if e.json {
+		return nil
+	}
 	exp := "never expires"
 	if entry.ExpiresAt != nil {
 		exp = "expires " + entry.ExpiresAt.Format(time.RFC3339)

@@ -321,16 +321,9 @@ func runTagList(_ context.Context, e *env, args []string) error {
 		return err
 	}
 	return e.withReadStore(func(s *store.Store) error {
-		tags, err := s.Tags(u)
+		tags, err := s.ListTags(u)
 		if err != nil {
 			return err
-		}
-		if len(tags) == 0 {
-			// a URI neither recorded nor declared (a typo) is an error, as
-			// for history, not a resource without tags
-			if _, err := s.History(u); err != nil {
-				return err
-			}
 		}
 		if e.json {
 			if tags == nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -140,10 +141,16 @@ func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
 		if creq, ok := req.(*mcp.CallToolRequest); ok && creq.Params != nil && errors.As(err, &we) &&
 			we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown tool") {
 			h := "tools/list names the tools"
-			if near := text.Nearest(creq.Params.Name, slices.Sorted(maps.Keys(s.args))); near != "" {
-				h = "did you mean " + near + "? " + h
+			// A name over maxToolNameRunes is no typo of a tool's (Nearest
+			// would answer ""), and comparing a megabyte with every name
+			// costs a second of CPU: it is not compared.
+			if utf8.RuneCountInString(creq.Params.Name) <= maxToolNameRunes {
+				if near := text.Nearest(creq.Params.Name, slices.Sorted(maps.Keys(s.args))); near != "" {
+					h = "did you mean " + near + "? " + h
+				}
 			}
-			return res, &jsonrpc.Error{Code: we.Code, Message: we.Message + " (hint: " + h + ")", Data: we.Data}
+			msg := escapeLines(identity.Shorten(we.Message, maxArgumentError))
+			return res, &jsonrpc.Error{Code: we.Code, Message: msg + " (hint: " + h + ")", Data: we.Data}
 		}
 		r, ok := res.(*mcp.CallToolResult)
 		if err != nil || !ok || !r.IsError || len(r.Content) != 1 {
@@ -154,12 +161,24 @@ func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || !isCall || creq.Params == nil || !strings.HasPrefix(tc.Text, `validating "arguments"`) {
 			return res, err
 		}
+		// The validator quotes a wrong-typed value raw and whole: shortened
+		// and escaped, as every other error quotes a caller's value.
+		tc.Text = escapeLines(identity.Shorten(tc.Text, maxArgumentError))
 		if args, known := s.args[creq.Params.Name]; known {
 			tc.Text += "\nhint: " + creq.Params.Name + " takes " + args
 		}
 		return res, err
 	}
 }
+
+// maxToolNameRunes: Nearest finds no tool for a longer name, since its
+// distance to a tool's name (at most 42 runes, TestUnknownHugeToolName) is
+// over a third of its length.
+const maxToolNameRunes = 64
+
+// maxArgumentError bounds the validator's message of a refused call
+// (before its hint): enough for the argument's path and the rule broken.
+const maxArgumentError = 512
 
 // argumentsOf is an input schema in words: "uri (string, required), tag
 // (string)", by name, or "no arguments".

@@ -86,7 +86,7 @@ func (s *Server) tagList(_ context.Context, c *call, in PlainURIInput) (*TagList
 	if err != nil {
 		return nil, reply{}, err
 	}
-	tags, err := c.st.Tags(u)
+	tags, err := c.st.ListTags(u)
 	if err != nil {
 		return nil, reply{}, err
 	}

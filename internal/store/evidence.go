@@ -896,9 +896,7 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 
 func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addCheck) {
 	var sum receipts.EvidenceSummary
-	dec := json.NewDecoder(bytes.NewReader(p.Receipts))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sum); err != nil {
+	if err := strictDecode(p.Receipts, &sum); err != nil {
 		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
 		return
 	}
@@ -928,9 +926,22 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
 }
 
+// strictDecode decodes an addition of a bundle (proof_of_read, receipts)
+// into v as strictly as the rest of the bundle is read: no unknown member,
+// no member named twice or in other case than its tag (where
+// encoding/json alone would verify one spelling while jq shows the other).
+func strictDecode(data []byte, v any) error {
+	if err := evidence.AmbiguousMember(data, v); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
 func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCheck) {
 	var got evidenceVerdicts
-	if err := json.Unmarshal(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
+	if err := strictDecode(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
 		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", text.Printable(fmt.Sprint(err)))
 		return
 	}

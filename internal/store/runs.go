@@ -468,7 +468,7 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 		return gitstore.OID(target), nil
 	}
 	if err := identity.ValidateRunID(target); err != nil {
-		return "", hint.With(fmt.Errorf("%q is neither a run id nor a manifest id: %w", target, err), "give a run id or a 40-hex manifest id")
+		return "", hint.With(fmt.Errorf("%q is neither a run id nor a manifest id: %w", identity.Shorten(target, 64), err), "give a run id or a 40-hex manifest id")
 	}
 	open, committed, err := s.runStatus(target)
 	if err != nil {

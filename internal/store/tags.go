@@ -251,6 +251,20 @@ func (s *Store) putTagCommit(st TagState, parents []gitstore.OID, msg string) (g
 	return s.git.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
 }
 
+// ListTags is Tags for a caller that names u (`tag list`,
+// readproof_tag_list): a URI with no tags that is neither recorded nor
+// declared (a typo) is History's error, not a resource without tags.
+func (s *Store) ListTags(u identity.URI) ([]TagState, error) {
+	tags, err := s.Tags(u)
+	if err != nil || len(tags) > 0 {
+		return tags, err
+	}
+	if _, err := s.History(u); err != nil {
+		return nil, err
+	}
+	return tags, nil
+}
+
 // Tags lists the live tags of u, sorted by name.
 func (s *Store) Tags(u identity.URI) ([]TagState, error) {
 	prefix := TagsPrefix + u.Key() + "/"
