@@ -565,6 +565,27 @@ func slowSource(t *testing.T) (p *project, arrived <-chan struct{}, release func
 // request.
 func stalledBody(t *testing.T, o mcpserver.HTTPOptions) (string, net.Conn) {
 	t.Helper()
+	ts := demoHTTP(t, o)
+	return ts.URL + "/", stall(t, ts, len(listTools))
+}
+
+// stall sends ts a request whose headers promise a body of n bytes (at
+// least ten) of which only ten follow, and returns its connection.
+func stall(t *testing.T, ts *httptest.Server, n int) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Authorization: Bearer x\r\nContent-Length: %d\r\n\r\n%s", ts.Listener.Addr(), n, listTools[:10])
+	return conn
+}
+
+// demoHTTP serves the demo project over HTTP with o, any token writing.
+func demoHTTP(t *testing.T, o mcpserver.HTTPOptions) *httptest.Server {
+	t.Helper()
 	p := demoProject(t)
 	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
 	if err != nil {
@@ -577,12 +598,34 @@ func stalledBody(t *testing.T, o mcpserver.HTTPOptions) (string, net.Conn) {
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	return ts
+}
+
+// TestHTTPBodiesBounded: request bodies are read before a slot is taken
+// (a slow sender holds none), so what they hold in memory is bounded on
+// its own: twice what --max-concurrent bodies of --max-body could hold.
+// Beyond it a request is answered 503 at once. Before the budget, one token
+// within its rate could hold some 600 bodies of 4 MiB waiting for slots
+// (2.4 GiB); here the third request was answered 200.
+func TestHTTPBodiesBounded(t *testing.T) {
+	t.Parallel()
+	ts := demoHTTP(t, mcpserver.HTTPOptions{MaxBodyBytes: 100, MaxConcurrent: 1})
+	// The budget is 2 x 1 x 101 bytes: two stalled bodies of 100 take it.
+	stall(t, ts, 100)
+	stall(t, ts, 100)
+	s := &httpServer{url: ts.URL + "/"}
+	// Asked until the stalled two are in the handler (at once, unless the
+	// machine is slow); a server without the budget answers 200 throughout.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, body := s.postRaw(t, "x", listTools)
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			if resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "--max-body") {
+				t.Fatalf("503 %q without Retry-After or the flags to change", body)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a third body while two hold the budget: %d %.80q..., want 503 with Retry-After", resp.StatusCode, body)
+		}
 	}
-	t.Cleanup(func() { conn.Close() })
-	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
-		"Authorization: Bearer x\r\nContent-Length: %d\r\n\r\n%s", ts.Listener.Addr(), len(listTools), listTools[:10])
-	return ts.URL + "/", conn
 }

@@ -109,8 +109,10 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	})
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
 	// The body is read before a slot is taken: a client that trickles
-	// its body holds no slot meanwhile.
-	h = exactIDs(h, o.MaxBodyBytes, o.BodyTimeout)
+	// its body holds no slot meanwhile. What bodies hold in memory, read
+	// or waiting for a slot, is bounded by a budget of twice what the
+	// slots' bodies could hold.
+	h = exactIDs(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: 2 * int64(o.MaxConcurrent) * (o.MaxBodyBytes + 1)})
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	h = challenge(h)
@@ -229,12 +231,25 @@ func (l *rateLimiter) wrap(next http.Handler) http.Handler {
 // transport does; the SDK would answer 1.5 as id 1. The body, read here
 // up to max+1 bytes, is passed on whole, so the SDK still answers a body
 // over max with 413.
-func exactIDs(next http.Handler, max int64, timeout time.Duration) http.Handler {
+func exactIDs(next http.Handler, max int64, timeout time.Duration, budget *byteBudget) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
+		// The body's bytes are taken from the budget before they are
+		// read, and given back when the request is done: its declared
+		// length, or the most a body may be when it declares none.
+		need := max + 1
+		if r.ContentLength >= 0 && r.ContentLength <= max {
+			need = r.ContentLength
+		}
+		if !budget.take(need) {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "server busy: too many request bodies held at once (see mcp --max-concurrent and --max-body)", http.StatusServiceUnavailable)
+			return
+		}
+		defer budget.give(need)
 		// The body's deadline; lifted once it is read, so a call that
 		// runs long is not cut off (the server sets no ReadTimeout).
 		// A body that failed keeps its deadline: net/http would otherwise
@@ -299,6 +314,29 @@ func limitConcurrency(next http.Handler, n int, wait time.Duration) http.Handler
 		defer func() { <-slots }()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// byteBudget is a count of bytes that requests take and give back.
+type byteBudget struct {
+	mu   sync.Mutex
+	left int64
+}
+
+// take takes n bytes if that many are left.
+func (b *byteBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+func (b *byteBudget) give(n int64) {
+	b.mu.Lock()
+	b.left += n
+	b.mu.Unlock()
 }
 
 // statusWriter remembers the status code for the access log.
