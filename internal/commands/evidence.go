@@ -560,9 +560,10 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		warnings = append(warnings, proofread.NotCheckedWarning(keyWarn))
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
 	}
-	if opts.TrustedKeys != "" && !rep.Signed && rep.OK() {
+	if trustPath != "" && !rep.Signed && rep.OK() {
 		// the summary of a plain statement says nothing of signatures; an
-		// auditor who gave keys is told none was checked
+		// auditor who gave keys (--trusted-keys, or [signing]
+		// allowed_signers) is told none was checked
 		name := text.Printable(args[0])
 		if args[0] == "-" {
 			name = "the bundle on stdin"
