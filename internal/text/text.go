@@ -131,3 +131,17 @@ func Nearest(typed string, candidates []string) string {
 	}
 	return best
 }
+
+// Shorten cuts s to at most n bytes on a UTF-8 boundary and marks the cut
+// with an ellipsis ("…", three bytes more); s no longer than n is returned
+// as it is.
+func Shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
