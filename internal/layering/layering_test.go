@@ -82,7 +82,7 @@ func isGoGit(p string) bool { return strings.HasPrefix(p, "github.com/go-git/") 
 // third-party modules are checked by the rules in TestLayering).
 var exactImports = map[string][]string{
 	"gitstore/gitobj":     {},
-	"adapters/sourcespec": {},
+	"adapters/sourcespec": {"internal/text"},
 	"internal/text":       {},
 	"internal/strictjson": {"internal/text"},
 	"internal/markdown":   {},
@@ -91,7 +91,7 @@ var exactImports = map[string][]string{
 	"internal/progress":   {},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
-	"identity":            {"gitstore/gitobj"},
+	"identity":            {"gitstore/gitobj", "internal/text"},
 	"manifest":            {"identity", "internal/text"},
 	// an auditor's verifier builds on evidence alone
 	"evidence":             {"gitstore/gitobj", "internal/keyfile", "internal/strictjson", "internal/text"},
