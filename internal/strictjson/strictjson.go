@@ -111,7 +111,7 @@ func value(dec *json.Decoder, s Shape, depth int) error {
 	}
 	switch tok {
 	case json.Delim('{'):
-		var seen map[string]bool
+		seen := map[string]bool{}
 		for dec.More() {
 			k, err := dec.Token()
 			if err != nil {
@@ -127,9 +127,6 @@ func value(dec *json.Decoder, s Shape, depth int) error {
 			if vs != Ignored {
 				if seen[name] {
 					return &Error{Kind: Repeated, Name: name}
-				}
-				if seen == nil {
-					seen = map[string]bool{}
 				}
 				seen[name] = true
 			}
@@ -191,6 +188,16 @@ func (c Closed) Elem() Shape { return c }
 // any JSON. A map's values, a slice's or array's elements have their
 // element type's shape; json.RawMessage and other types are any JSON.
 func Type(t reflect.Type) Shape {
+	return (&types{}).shape(t)
+}
+
+// types holds the shapes of the types met in one document, each worked
+// out once.
+type types struct {
+	shapes map[reflect.Type]*typeShape
+}
+
+func (c *types) shape(t reflect.Type) Shape {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -198,46 +205,57 @@ func Type(t reflect.Type) Shape {
 		return nil
 	}
 	switch t.Kind() {
-	case reflect.Struct:
-		fields := map[string]reflect.Type{}
-		jsonFields(t, fields)
-		return structShape(fields)
-	case reflect.Map:
-		return mapShape{t.Elem()}
-	case reflect.Slice, reflect.Array:
-		return listShape{t.Elem()}
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+	default:
+		return nil
 	}
-	return nil
+	if s, ok := c.shapes[t]; ok {
+		return s
+	}
+	s := &typeShape{c: c, t: t}
+	if t.Kind() == reflect.Struct {
+		s.fields = map[string]reflect.Type{}
+		jsonFields(t, s.fields)
+	}
+	if c.shapes == nil {
+		c.shapes = map[reflect.Type]*typeShape{}
+	}
+	c.shapes[t] = s
+	return s
 }
 
-type structShape map[string]reflect.Type
+// typeShape is the Shape of a struct (fields: its members), a map or a
+// slice or array.
+type typeShape struct {
+	c      *types
+	t      reflect.Type
+	fields map[string]reflect.Type
+}
 
-func (s structShape) Member(name string) (Shape, error) {
-	ft, ok := s[name]
-	if !ok {
-		for known := range s {
-			if strings.EqualFold(known, name) {
-				return nil, &Error{Kind: OtherCase, Name: name, Known: known}
+func (s *typeShape) Member(name string) (Shape, error) {
+	switch s.t.Kind() {
+	case reflect.Struct:
+		ft, ok := s.fields[name]
+		if !ok {
+			for known := range s.fields {
+				if strings.EqualFold(known, name) {
+					return nil, &Error{Kind: OtherCase, Name: name, Known: known}
+				}
 			}
 		}
+		return s.c.shape(ft), nil
+	case reflect.Map:
+		return s.c.shape(s.t.Elem()), nil
 	}
-	return Type(ft), nil
+	return nil, nil // a list where an object stands: any JSON
 }
 
-func (s structShape) Elem() Shape { return nil }
-
-// mapShape is a map's: its members have the element type's shape.
-type mapShape struct{ t reflect.Type }
-
-func (m mapShape) Member(string) (Shape, error) { return Type(m.t), nil }
-func (m mapShape) Elem() Shape                  { return nil }
-
-// listShape is a slice's or array's: its elements have the element type's
-// shape.
-type listShape struct{ t reflect.Type }
-
-func (l listShape) Member(string) (Shape, error) { return nil, nil }
-func (l listShape) Elem() Shape                  { return Type(l.t) }
+func (s *typeShape) Elem() Shape {
+	if k := s.t.Kind(); k == reflect.Slice || k == reflect.Array {
+		return s.c.shape(s.t.Elem())
+	}
+	return nil // an object where a list stands: any JSON
+}
 
 // jsonFields adds the member names encoding/json decodes into struct t (its
 // embedded structs' included) with their types.
