@@ -16,6 +16,7 @@ import (
 
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/strictjson"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Version is the receipt format version: the first byte of the MAC input and
@@ -409,9 +410,6 @@ func (r Receipt) Equal(o Receipt) bool {
 	return bytes.Equal(r.macInput(), o.macInput()) && r.MAC == o.MAC
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+// truncate cuts s for an error message (text.ShortenWith, with the "..."
+// these messages have always used).
+func truncate(s string, n int) string { return text.ShortenWith(s, n, "...") }
