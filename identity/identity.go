@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Scheme is the URI scheme, always lower case.
@@ -220,13 +220,4 @@ func IsObjectID(s string) bool { return gitobj.IsObjectID(s) }
 // Shorten returns s when it is at most n bytes, and otherwise its first n
 // bytes or fewer, cut on a UTF-8 character boundary, followed by "…": an
 // over-long name quoted in an error without repeating all of it.
-func Shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func Shorten(s string, n int) string { return text.Shorten(s, n) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/strictjson"
 )
 
 // Claim limits: ParseClaims refuses larger input rather than guess.
@@ -81,31 +82,33 @@ func ParseClaims(data []byte) ([]string, error) {
 // receiptsMember returns the "receipts" member of the JSON object data.
 // A second one is an error, as a member given twice in a receipt is:
 // encoding/json keeps the last, so the ids of the first would vanish
-// without a verdict while a reader that takes the first shows them.
+// without a verdict while a reader that takes the first shows them. Other
+// members are ignored, given twice or not; a name in other case is another
+// member.
 func receiptsMember(data []byte) (raw json.RawMessage, found bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil { // '{': data is a valid object
+	if err := strictjson.Check(data, claimsShape{}); err != nil {
+		return nil, false, errors.New(`the "receipts" member given twice: JSON readers differ on which one counts`)
+	}
+	var members map[string]json.RawMessage // names matched exactly
+	if err := json.Unmarshal(data, &members); err != nil {
 		return nil, false, err
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, false, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false, err
-		}
-		if t != "receipts" {
-			continue
-		}
-		if found {
-			return nil, false, errors.New(`the "receipts" member given twice: JSON readers differ on which one counts`)
-		}
-		raw, found = v, true
-	}
+	raw, found = members["receipts"]
 	return raw, found, nil
 }
+
+// claimsShape is a claims object's: "receipts", read once; other members,
+// ignored.
+type claimsShape struct{}
+
+func (claimsShape) Member(name string) (strictjson.Shape, error) {
+	if name == "receipts" {
+		return strictjson.Opaque, nil
+	}
+	return strictjson.Ignored, nil
+}
+
+func (claimsShape) Elem() strictjson.Shape { return nil }
 
 // stringList decodes a JSON array whose elements are all strings.
 func stringList(data []byte) ([]string, error) {

@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/strictjson"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Version is the receipt format version: the first byte of the MAC input and
@@ -383,37 +384,24 @@ func DecodeReceipt(data []byte) (Receipt, error) {
 // exactly as wireReceipt's tags, or that names a member twice. encoding/json
 // alone matches names case-insensitively and keeps the last of two members,
 // so a blob could show a reader that takes the first, or the exact name,
-// other fields than the ones the MAC was checked over.
+// other fields than the ones the MAC was checked over. The rule is
+// strictjson's; names are spelt exactly as docs/receipts.md spells them.
 func checkMemberNames(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return errors.New("not a JSON object")
 	}
-	var seen [16]string
-	n := 0
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		name, _ := t.(string)
-		switch name {
-		case "v", "id", "session", "run", "tool", "args_sha256", "result_sha256", "start", "end",
-			"exit_code", "signal", "error", "key_id", "caller", "mac":
-		default:
-			return fmt.Errorf("unknown field %q", truncate(name, 80)) // names are spelt exactly as docs/receipts.md spells them
-		}
-		if slices.Contains(seen[:n], name) {
-			return fmt.Errorf("member %q given twice", name)
-		}
-		seen[n] = name
-		n++
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return err
-		}
+	return strictjson.Check(data, strictjson.Closed{Known: receiptMember})
+}
+
+// receiptMember reports whether name is a member of a receipt, spelt as
+// its tag spells it.
+func receiptMember(name string) bool {
+	switch name {
+	case "v", "id", "session", "run", "tool", "args_sha256", "result_sha256", "start", "end",
+		"exit_code", "signal", "error", "key_id", "caller", "mac":
+		return true
 	}
-	return nil
+	return false
 }
 
 // Equal reports whether two receipts have the same fields (times compared as
@@ -422,9 +410,6 @@ func (r Receipt) Equal(o Receipt) bool {
 	return bytes.Equal(r.macInput(), o.macInput()) && r.MAC == o.MAC
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+// truncate cuts s for an error message (text.ShortenWith, with the "..."
+// these messages have always used).
+func truncate(s string, n int) string { return text.ShortenWith(s, n, "...") }

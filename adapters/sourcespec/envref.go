@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/readproof/readproof/internal/text"
 )
 
 // A header value is literal text with ${NAME} references, NAME being
@@ -44,7 +45,7 @@ func ParseRefs(v string) ([]Part, error) {
 			}
 			name := v[i+2 : i+2+end]
 			if !ValidEnvName(name) {
-				return nil, fmt.Errorf("malformed reference ${%s}: names are letters, digits and _, not starting with a digit", truncate(name, 40))
+				return nil, fmt.Errorf("malformed reference ${%s}: names are letters, digits and _, not starting with a digit", text.ShortenWith(name, 40, "..."))
 			}
 			flush()
 			parts = append(parts, Part{Text: name, Ref: true})
@@ -143,15 +144,4 @@ func ValidHeaderName(s string) bool {
 		}
 	}
 	return true
-}
-
-// truncate shortens s to at most n bytes (on a rune boundary), marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

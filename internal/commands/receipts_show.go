@@ -17,6 +17,7 @@ import (
 
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -146,13 +147,6 @@ func printReceipt(w io.Writer, r receipts.Receipt, check, detail string) {
 	_ = tw.Flush()
 }
 
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
 // receiptsListOptions are the flags of `readproof receipts list`.
 type receiptsListOptions struct {
 	Key string // the receipts key file ("" for the configured one)
@@ -233,7 +227,7 @@ type receiptsShowOptions struct {
 func runReceiptsShow(_ context.Context, e *env, opts receiptsShowOptions, args []string) error {
 	id := args[0]
 	if !receipts.ValidID(id) {
-		return withCode(ExitUsage, hint.With(fmt.Errorf("%q is not a receipt id", cutText(id, 80)), "receipt ids are rcpt_ followed by 32 base32 digits"))
+		return withCode(ExitUsage, hint.With(fmt.Errorf("%q is not a receipt id", text.ShortenWith(id, 80, "...")), "receipt ids are rcpt_ followed by 32 base32 digits"))
 	}
 	return e.withReceipts(opts.Key, false, func(rc *receiptsCtx) error {
 		r, err := rc.ledger.Get(id)

@@ -7,9 +7,9 @@
 //     through gitstore;
 //   - the domain packages (identity, manifest, evidence, probe, receipts,
 //     internal/policy) and the leaves (gitstore/gitobj, adapters/sourcespec,
-//     internal/keyfile, internal/fspath, internal/text, internal/hint) reach
-//     neither gitstore nor go-git, and import only the module packages their
-//     allow-list names;
+//     internal/keyfile, internal/fspath, internal/text, internal/strictjson,
+//     internal/hint) reach neither gitstore nor go-git, and import only the
+//     module packages their allow-list names;
 //   - internal/commands is imported by main only, internal/mcpserver by main
 //     and commands only; urfave/cli stays in the CLI, the MCP SDK in the MCP
 //     server and the CLI, BurntSushi/toml in internal/policy;

@@ -82,20 +82,21 @@ func isGoGit(p string) bool { return strings.HasPrefix(p, "github.com/go-git/") 
 // third-party modules are checked by the rules in TestLayering).
 var exactImports = map[string][]string{
 	"gitstore/gitobj":     {},
-	"adapters/sourcespec": {},
+	"adapters/sourcespec": {"internal/text"},
 	"internal/text":       {},
+	"internal/strictjson": {"internal/text"},
 	"internal/markdown":   {},
 	"internal/hint":       {},
 	"internal/buildinfo":  {},
 	"internal/progress":   {},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
-	"identity":            {"gitstore/gitobj"},
+	"identity":            {"gitstore/gitobj", "internal/text"},
 	"manifest":            {"identity", "internal/text"},
 	// an auditor's verifier builds on evidence alone
-	"evidence":             {"gitstore/gitobj", "internal/keyfile", "internal/text"},
+	"evidence":             {"gitstore/gitobj", "internal/keyfile", "internal/strictjson", "internal/text"},
 	"probe":                {"internal/keyfile", "internal/text"},
-	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/text"},
+	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/strictjson", "internal/text"},
 	"internal/policy":      {"adapters/sourcespec", "identity", "internal/text"},
 	"gitstore":             {"gitstore/gitobj", "internal/fspath", "internal/hint", "internal/text"},
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
@@ -108,7 +109,7 @@ var exactImports = map[string][]string{
 
 // noGoGit lists packages that must not reach go-git (nor gitstore) at all.
 var noGoGit = []string{
-	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/hint", "internal/keyfile", "internal/fspath",
+	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/strictjson", "internal/hint", "internal/keyfile", "internal/fspath",
 	"internal/markdown", "identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
 	"internal/mcpauth",
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/readproof/readproof/adapters/sourcespec"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Bounds on [network].max_redirects.
@@ -90,7 +91,7 @@ func (c *checker) sources(f *File, s rawSources) {
 	}
 	for i, name := range s.Env {
 		if !validEnvName(name) {
-			c.add(sp.child("env").index(i+1), fmt.Sprintf("%q is not an environment variable name", truncate(name, 64)),
+			c.add(sp.child("env").index(i+1), fmt.Sprintf("%q is not an environment variable name", text.ShortenWith(name, 64, "...")),
 				"use letters, digits and '_', not starting with a digit", nil)
 			continue
 		}
@@ -129,7 +130,7 @@ func (c *checker) network(f *File, n rawNetwork) {
 			if a, err := netip.ParseAddr(strings.TrimSpace(s)); err == nil {
 				hint = fmt.Sprintf("for a single address write %q", netip.PrefixFrom(a, a.BitLen()).String())
 			}
-			c.add(p, fmt.Sprintf("%q is not a CIDR range", truncate(s, 64)), hint, nil)
+			c.add(p, fmt.Sprintf("%q is not a CIDR range", text.ShortenWith(s, 64, "...")), hint, nil)
 			continue
 		}
 		if m := pfx.Masked(); m != pfx {
@@ -171,12 +172,12 @@ func normalizeHost(h string) (string, string) {
 	}
 	for label := range strings.SplitSeq(h, ".") {
 		if label == "" || len(label) > 63 {
-			return "", fmt.Sprintf("%q is not a valid host name", truncate(h, 64))
+			return "", fmt.Sprintf("%q is not a valid host name", text.ShortenWith(h, 64, "..."))
 		}
 		for i := 0; i < len(label); i++ {
 			ch := label[i]
 			if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
-				return "", fmt.Sprintf("%q is not a valid host name", truncate(h, 64))
+				return "", fmt.Sprintf("%q is not a valid host name", text.ShortenWith(h, 64, "..."))
 			}
 		}
 	}
@@ -205,7 +206,7 @@ func (c *checker) strategy(p *keyPath, s string) (Strategy, bool) {
 	for i, v := range Strategies {
 		valid[i] = string(v)
 	}
-	c.add(p, fmt.Sprintf("unknown policy %q", truncate(s, 64)), didYouMean(s, valid, "policies"), nil)
+	c.add(p, fmt.Sprintf("unknown policy %q", text.ShortenWith(s, 64, "...")), didYouMean(s, valid, "policies"), nil)
 	return "", false
 }
 
@@ -295,7 +296,7 @@ func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]str
 			if identity.IsObjectID(strings.ToLower(*rr.Snapshot)) {
 				hint = "write the snapshot id in lower case"
 			}
-			c.add(p.child("snapshot"), fmt.Sprintf("%q is not a snapshot id", truncate(*rr.Snapshot, 64)), hint, nil)
+			c.add(p.child("snapshot"), fmt.Sprintf("%q is not a snapshot id", text.ShortenWith(*rr.Snapshot, 64, "...")), hint, nil)
 		default:
 			r.Freshness.Snapshot = *rr.Snapshot
 		}
@@ -306,7 +307,7 @@ func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]str
 
 	if rr.ContentType != nil {
 		if _, _, err := mime.ParseMediaType(*rr.ContentType); err != nil || hasControl(*rr.ContentType) {
-			c.add(p.child("content_type"), fmt.Sprintf("%q is not a media type", truncate(*rr.ContentType, 64)),
+			c.add(p.child("content_type"), fmt.Sprintf("%q is not a media type", text.ShortenWith(*rr.ContentType, 64, "...")),
 				`write a media type such as "text/markdown" or "application/json; charset=utf-8"`, nil)
 		} else {
 			r.ContentType = *rr.ContentType
@@ -360,7 +361,7 @@ func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.
 	}
 	rule, known := sourceRules[spec.Type]
 	if !known {
-		c.add(sp.child("type"), fmt.Sprintf("unknown source type %q", truncate(spec.Type, 64)),
+		c.add(sp.child("type"), fmt.Sprintf("unknown source type %q", text.ShortenWith(spec.Type, 64, "...")),
 			didYouMean(spec.Type, SourceTypes, "known types"), sourcespec.ErrConfig)
 		return spec
 	}
@@ -410,11 +411,11 @@ func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.
 		}
 	case "github":
 		if present("owner") && !validGitHubName(spec.Owner, false) {
-			bad("owner", fmt.Sprintf("%q is not a GitHub owner name", truncate(spec.Owner, 64)),
+			bad("owner", fmt.Sprintf("%q is not a GitHub owner name", text.ShortenWith(spec.Owner, 64, "...")),
 				"write the user or organisation name as it appears in github.com/OWNER/REPO")
 		}
 		if present("repo") && !validGitHubName(spec.Repo, true) {
-			bad("repo", fmt.Sprintf("%q is not a GitHub repository name", truncate(spec.Repo, 64)),
+			bad("repo", fmt.Sprintf("%q is not a GitHub repository name", text.ShortenWith(spec.Repo, 64, "...")),
 				"write the repository name as it appears in github.com/OWNER/REPO")
 		}
 		if present("path") {
@@ -605,7 +606,7 @@ func checkHTTPURL(s, key string) (msg, hint string) {
 		if u.Scheme == "" {
 			return key + " has no scheme", `write a URL such as "https://host/path"`
 		}
-		return fmt.Sprintf("%s scheme %q is not allowed", key, truncate(u.Scheme, 32)),
+		return fmt.Sprintf("%s scheme %q is not allowed", key, text.ShortenWith(u.Scheme, 32, "...")),
 			"only http:// and https:// URLs can be fetched; use a filesystem or git source for local files"
 	}
 	if u.Host == "" || u.Hostname() == "" {
@@ -641,7 +642,7 @@ func checkGitURL(s string) (msg, hint string) {
 		switch strings.ToLower(u.Scheme) {
 		case "file", "http", "https", "ssh", "git":
 		default:
-			return fmt.Sprintf("url scheme %q is not supported", truncate(u.Scheme, 32)),
+			return fmt.Sprintf("url scheme %q is not supported", text.ShortenWith(u.Scheme, 32, "...")),
 				"use file://, http://, https://, ssh:// or git:// URLs"
 		}
 		if _, hasPassword := u.User.Password(); u.User != nil && hasPassword {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/readproof/readproof/adapters/sourcespec"
 )
@@ -116,16 +115,6 @@ func validEnvName(s string) bool { return sourcespec.ValidEnvName(s) }
 // "$", a "$" followed by anything but "{" or "$" is literal, and any other
 // "${" that does not start a well-formed ${NAME} is an error.
 func EnvRefs(s string) ([]string, error) { return sourcespec.RefNames(s) }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
 
 // isToken reports whether s is an RFC 7230 token (a valid header name).
 func isToken(s string) bool {

@@ -184,16 +184,9 @@ func journalShape(c gitstore.Commit) error {
 	}
 	if !store.IsJournalCommit(c) {
 		first, _, _ := strings.Cut(c.Message, "\n")
-		return fmt.Errorf("%q with %d parents is not a journal record", truncateLine(first), len(c.Parents))
+		return fmt.Errorf("%q with %d parents is not a journal record", text.Shorten(first, 60), len(c.Parents))
 	}
 	return nil
-}
-
-func truncateLine(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
-	}
-	return s
 }
 
 // warnHead returns a warning when the remote holds main (hasMain) but its
@@ -313,7 +306,7 @@ func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.O
 		case strings.HasPrefix(first, journalCheckPrefix):
 			run, _, ok := store.ParseJournalCheck(cm)
 			if !ok {
-				fail(id, "%q is not a check record", truncateLine(first))
+				fail(id, "%q is not a check record", text.Shorten(first, 60))
 				continue
 			}
 			v := parents[1]

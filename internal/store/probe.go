@@ -12,7 +12,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
-	"github.com/readproof/readproof/internal/text"
+	"github.com/readproof/readproof/internal/strictjson"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -227,50 +227,9 @@ func decodeVerdicts(runID string, data []byte) (*VerdictRecord, error) {
 // case-insensitively, so {"verdict":"READ_VERIFIED","Verdict":"HALLUCINATED"}
 // would be authenticated as HALLUCINATED and read by jq as READ_VERIFIED.
 // Which object a name belongs in is left to the decoder's unknown-member
-// check.
+// check. The rule is strictjson's.
 func checkVerdictNames(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var seen []map[string]bool // one set per open object
-	inObject := func() bool { return len(seen) > 0 && seen[len(seen)-1] != nil }
-	expectName := true // inside an object, whether the next token is a name
-	for {
-		t, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'):
-			seen = append(seen, map[string]bool{})
-			expectName = true
-			continue
-		case json.Delim('['):
-			seen = append(seen, nil)
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			seen = seen[:len(seen)-1]
-			expectName = inObject()
-			continue
-		}
-		if !inObject() {
-			continue
-		}
-		if !expectName {
-			expectName = true // a scalar value
-			continue
-		}
-		name, _ := t.(string)
-		if !verdictMember(name) {
-			return fmt.Errorf("unknown field %q", text.Printable(name)) // names are spelt exactly as docs/store-format.md spells them
-		}
-		if seen[len(seen)-1][name] {
-			return fmt.Errorf("member %q given twice", name)
-		}
-		seen[len(seen)-1][name] = true
-		expectName = false
-	}
+	return strictjson.Check(data, strictjson.Closed{Known: verdictMember, Deep: true})
 }
 
 // verdictMember reports whether name is a member of verdicts.json (of the

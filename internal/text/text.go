@@ -131,3 +131,21 @@ func Nearest(typed string, candidates []string) string {
 	}
 	return best
 }
+
+// Shorten cuts s to at most n bytes on a UTF-8 boundary and marks the cut
+// with an ellipsis ("…", three bytes more); s no longer than n is returned
+// as it is.
+func Shorten(s string, n int) string { return ShortenWith(s, n, "…") }
+
+// ShortenWith is Shorten with another mark of the cut (the "..." of the
+// messages that have always used it).
+func ShortenWith(s string, n int, ellipsis string) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}

@@ -113,3 +113,34 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+// TestShorten is the one table of the shortener every error message that
+// quotes a long input uses (identity.Shorten, the policy's and sources'
+// "..." cuts, strictjson's member names).
+func TestShorten(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		mark string
+		want string
+	}{
+		{"", 3, "…", ""},
+		{"abc", 3, "…", "abc"},
+		{"abcd", 3, "…", "abc…"},
+		{"abcd", 3, "...", "abc..."},
+		{"abcd", 0, "…", "…"},
+		{"abcd", -1, "…", "…"},
+		{"aé" + "z", 2, "…", "a…"}, // é is two bytes: not cut in half
+		{"aéz", 3, "...", "aé..."}, // the cut falls after é
+		{"日本語", 4, "…", "日…"},
+		{"\xff\xfe\xfd\xfc", 2, "…", "\xff\xfe…"}, // invalid UTF-8: every byte starts a rune
+	} {
+		got := ShortenWith(c.in, c.n, c.mark)
+		if got != c.want {
+			t.Errorf("ShortenWith(%q, %d, %q) = %q, want %q", c.in, c.n, c.mark, got, c.want)
+		}
+		if c.mark == "…" && Shorten(c.in, c.n) != got {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", c.in, c.n, Shorten(c.in, c.n), got)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+// Package strictjson holds readproof's one rule on JSON member names: a
+// member a reader reads is named once in its object, and exactly as the
+// format spells it. encoding/json matches member names without regard to
+// case and keeps the last of repeated members, while jq and Python read
+// them otherwise (the first, or the exact name), so bytes that break the
+// rule could be authenticated or verified as one value and shown by an
+// auditor's tool as another. evidence, receipts and internal/store check
+// their documents with Check before decoding them; TestCheck is the rule's
+// one test table.
+package strictjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/readproof/readproof/internal/text"
+)
+
+// Kind is what is wrong with a member name.
+type Kind int
+
+const (
+	// Repeated: the object names the member twice.
+	Repeated Kind = iota + 1
+	// OtherCase: the name is one of the format's names in other case.
+	OtherCase
+	// Unknown: the format has no member of this name in this object.
+	Unknown
+)
+
+// Error is a member name Check refuses.
+type Error struct {
+	Kind Kind
+	// Name is the member's name as decoded (escapes resolved).
+	Name string
+	// Known is, for OtherCase, the format's spelling.
+	Known string
+}
+
+// maxName bounds a member name quoted in an error.
+const maxName = 80
+
+func (e *Error) Error() string {
+	name := text.Shorten(e.Name, maxName)
+	switch e.Kind {
+	case Repeated:
+		return fmt.Sprintf("member %q appears twice in one object: JSON readers disagree about which one counts", name)
+	case OtherCase:
+		return fmt.Sprintf("member %q is not the format's %q: member names are case-sensitive", name, e.Known)
+	default:
+		return fmt.Sprintf("unknown field %q", name) // names are spelt exactly as the format's documentation spells them
+	}
+}
+
+// Shape says which members the objects of a JSON value may hold. A nil
+// Shape is any JSON: its objects may hold any names, each once.
+type Shape interface {
+	// Member checks the name of a member of an object of this shape and
+	// returns the shape of its value, Opaque, Ignored, or an *Error.
+	Member(name string) (Shape, error)
+	// Elem returns the shape of the elements of an array of this shape.
+	Elem() Shape
+}
+
+type special int
+
+func (special) Member(string) (Shape, error) { return nil, nil }
+func (special) Elem() Shape                  { return nil }
+
+const (
+	// Opaque is the shape of a member whose value is not checked (a
+	// scalar of the format, or a value the decoder refuses anyway).
+	Opaque special = 1
+	// Ignored is the shape of a member the reader skips: neither its value
+	// nor a repetition of its name can change what the reader reads.
+	Ignored special = 2
+)
+
+// MaxDepth: a deeper document is left to encoding/json, which refuses it.
+const MaxDepth = 10000
+
+// Check reads the first JSON value of data and returns an *Error when one
+// of its objects names a member twice or a member its Shape refuses. What
+// is not JSON, or deeper than MaxDepth, is left to encoding/json, which
+// refuses it: Check returns nil at the first syntax error, unless a member
+// before it was refused. What follows the first value is not read.
+func Check(data []byte, s Shape) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if e, ok := value(dec, s, 0).(*Error); ok {
+		return e
+	}
+	return nil
+}
+
+// tooDeep stops a Check at MaxDepth.
+type tooDeep struct{}
+
+func (tooDeep) Error() string { return "too deep" }
+
+func value(dec *json.Decoder, s Shape, depth int) error {
+	if depth > MaxDepth {
+		return tooDeep{}
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			name, _ := k.(string)
+			vs := Shape(nil)
+			if s != nil {
+				if vs, err = s.Member(name); err != nil {
+					return err
+				}
+			}
+			if vs != Ignored {
+				if seen[name] {
+					return &Error{Kind: Repeated, Name: name}
+				}
+				seen[name] = true
+			}
+			if vs == Opaque || vs == Ignored {
+				var skip json.RawMessage
+				if err := dec.Decode(&skip); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := value(dec, vs, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('['):
+		var es Shape
+		if s != nil {
+			es = s.Elem()
+		}
+		for dec.More() {
+			if err := value(dec, es, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
+}
+
+// Closed is the Shape of an object whose member names are those Known
+// accepts, spelt so (any other name is Unknown); of an array, that its
+// elements are such objects. The members' values are Opaque, or with Deep
+// objects held to the same names at any depth.
+type Closed struct {
+	Known func(name string) bool
+	Deep  bool
+}
+
+// Member implements Shape.
+func (c Closed) Member(name string) (Shape, error) {
+	if !c.Known(name) {
+		return nil, &Error{Kind: Unknown, Name: name}
+	}
+	if c.Deep {
+		return c, nil
+	}
+	return Opaque, nil
+}
+
+// Elem implements Shape.
+func (c Closed) Elem() Shape { return c }
+
+// Type is the Shape of a value encoding/json decodes into a value of type
+// t: an object decoded into a struct may not spell one of the struct's
+// member names (its json tags) in other case; names it does not know are
+// any JSON. A map's values, a slice's or array's elements have their
+// element type's shape; json.RawMessage and other types are any JSON.
+func Type(t reflect.Type) Shape {
+	return (&types{}).shape(t)
+}
+
+// types holds the shapes of the types met in one document, each worked
+// out once.
+type types struct {
+	shapes map[reflect.Type]*typeShape
+}
+
+func (c *types) shape(t reflect.Type) Shape {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t == reflect.TypeFor[json.RawMessage]() {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+	default:
+		return nil
+	}
+	if s, ok := c.shapes[t]; ok {
+		return s
+	}
+	s := &typeShape{c: c, t: t}
+	if t.Kind() == reflect.Struct {
+		s.fields = map[string]reflect.Type{}
+		jsonFields(t, s.fields)
+	}
+	if c.shapes == nil {
+		c.shapes = map[reflect.Type]*typeShape{}
+	}
+	c.shapes[t] = s
+	return s
+}
+
+// typeShape is the Shape of a struct (fields: its members), a map or a
+// slice or array.
+type typeShape struct {
+	c      *types
+	t      reflect.Type
+	fields map[string]reflect.Type
+}
+
+func (s *typeShape) Member(name string) (Shape, error) {
+	switch s.t.Kind() {
+	case reflect.Struct:
+		ft, ok := s.fields[name]
+		if !ok {
+			for known := range s.fields {
+				if strings.EqualFold(known, name) {
+					return nil, &Error{Kind: OtherCase, Name: name, Known: known}
+				}
+			}
+		}
+		return s.c.shape(ft), nil
+	case reflect.Map:
+		return s.c.shape(s.t.Elem()), nil
+	}
+	return nil, nil // a list where an object stands: any JSON
+}
+
+func (s *typeShape) Elem() Shape {
+	if k := s.t.Kind(); k == reflect.Slice || k == reflect.Array {
+		return s.c.shape(s.t.Elem())
+	}
+	return nil // an object where a list stands: any JSON
+}
+
+// jsonFields adds the member names encoding/json decodes into struct t (its
+// embedded structs' included) with their types.
+func jsonFields(t reflect.Type, out map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				jsonFields(ft, out)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+}
