@@ -15,11 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/strictjson"
 	"github.com/readproof/readproof/internal/text"
 )
 
@@ -247,8 +249,15 @@ func (e *newerFormatError) Hint() string {
 	return "a newer readproof wrote it: upgrade readproof to read it (`readproof version` shows this one)"
 }
 
-// decodeJSON is Decode's reading of any JSON, with encoding/json.
+// decodeJSON is Decode's reading of any JSON, with encoding/json. First the
+// member names: encoding/json matches them without regard to case and keeps
+// the last of repeated ones, while jq and Python read them otherwise, so a
+// manifest spelling "Run_ID", or naming "snapshot" twice, would be one run to
+// readproof and another to an auditor's tool (internal/strictjson).
 func decodeJSON(data []byte) (*Manifest, error) {
+	if err := strictjson.Check(data, strictjson.Type(reflect.TypeFor[Manifest]())); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest

@@ -108,6 +108,14 @@ func TestDecodeRejects(t *testing.T) {
 		"run id":         func(s string) string { return strings.Replace(s, `"run-a"`, `"a/b"`, 1) },
 		"trailing data":  func(s string) string { return s + "{}" },
 		"negative bytes": func(s string) string { return strings.Replace(s, `"bytes": 41`, `"bytes": -1`, 1) },
+		// what encoding/json would read as run_id, and jq would not
+		"member in other case": func(s string) string { return strings.Replace(s, `"run_id"`, `"Run_ID"`, 1) },
+		"member named twice": func(s string) string {
+			return strings.Replace(s, `"run_id": "run-a"`, `"run_id": "run-b", "run_id": "run-a"`, 1)
+		},
+		"entry member named twice": func(s string) string {
+			return strings.Replace(s, `"bytes": 41`, `"bytes": 99, "bytes": 41`, 1)
+		},
 	}
 	for name, edit := range cases {
 		bad := edit(string(good))

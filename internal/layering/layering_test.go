@@ -92,7 +92,7 @@ var exactImports = map[string][]string{
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj", "internal/text"},
-	"manifest":            {"identity", "internal/text"},
+	"manifest":            {"identity", "internal/strictjson", "internal/text"},
 	// an auditor's verifier builds on evidence alone
 	"evidence":             {"gitstore/gitobj", "internal/keyfile", "internal/strictjson", "internal/text"},
 	"probe":                {"internal/keyfile", "internal/text"},
