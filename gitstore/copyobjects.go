@@ -368,6 +368,11 @@ func openCopySource(objects string) (*copySource, bool, error) {
 	return c, true, nil
 }
 
+// streamLooseOver: a loose object whose file is larger is streamed into
+// the pack instead of inflated whole. Deflate shrinks at most about 1,032
+// times, so what is inflated whole stays under 17 MiB.
+const streamLooseOver = 16 << 10
+
 // writeTo writes one pack of every object: a new header, each pack's
 // entries byte for byte (an OFS_DELTA's base is a distance back, which
 // concatenation keeps), each loose object as a whole entry, and the
@@ -376,11 +381,6 @@ func openCopySource(objects string) (*copySource, bool, error) {
 // The packs are read with pread, not through the mapping the reader makes:
 // a source someone truncates while it is read is then a short read, an
 // error, not a fault in this process.
-// streamLooseOver: a loose object whose file is larger is streamed into
-// the pack instead of inflated whole. Deflate shrinks at most about 1,032
-// times, so what is inflated whole stays under 17 MiB.
-const streamLooseOver = 16 << 10
-
 func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 	sum := sha1.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10)

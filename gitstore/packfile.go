@@ -256,6 +256,54 @@ type entry struct {
 	baseID  plumbing.Hash       // REF_DELTA: the base's name
 }
 
+// entryHeader decodes the pack entry header at the start of b: the type
+// and size, for an OFS_DELTA the distance back to its base, for a
+// REF_DELTA the base's name (e.baseID); i is the header's length. why says
+// what is wrong when b does not start with a whole, valid header.
+func entryHeader(b []byte) (e entry, back int64, i int, why string) {
+	if len(b) == 0 {
+		return entry{}, 0, 0, "truncated entry header"
+	}
+	c := b[i]
+	i++
+	e = entry{t: plumbing.ObjectType(c >> 4 & 7), size: int64(c & 0x0f)}
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if i >= len(b) || shift > 56 {
+			return entry{}, 0, 0, "size header too long"
+		}
+		c = b[i]
+		i++
+		e.size |= int64(c&0x7f) << shift
+	}
+	switch e.t {
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+	case plumbing.OFSDeltaObject:
+		if i >= len(b) {
+			return entry{}, 0, 0, "truncated delta offset"
+		}
+		c = b[i]
+		i++
+		back = int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if i >= len(b) || back >= 1<<56 {
+				return entry{}, 0, 0, "delta offset too long"
+			}
+			c = b[i]
+			i++
+			back = (back+1)<<7 | int64(c&0x7f)
+		}
+	case plumbing.REFDeltaObject:
+		if i+20 > len(b) {
+			return entry{}, 0, 0, "truncated delta base id"
+		}
+		copy(e.baseID[:], b[i:i+20])
+		i += 20
+	default:
+		return entry{}, 0, 0, fmt.Sprintf("object type %d", e.t)
+	}
+	return e, back, i, ""
+}
+
 // entryAt parses the entry header at off.
 func (p *packFile) entryAt(off int64) (entry, error) {
 	bad := func(why string) (entry, error) {
@@ -270,48 +318,15 @@ func (p *packFile) entryAt(off int64) (entry, error) {
 	if n == 0 && err != nil {
 		return entry{}, err
 	}
-	b := buf[:n]
-	i := 0
-	c := b[i]
-	i++
-	e := entry{t: plumbing.ObjectType(c >> 4 & 7), size: int64(c & 0x0f)}
-	for shift := 4; c&0x80 != 0; shift += 7 {
-		if i >= len(b) || shift > 56 {
-			return bad("size header too long")
-		}
-		c = b[i]
-		i++
-		e.size |= int64(c&0x7f) << shift
+	e, back, i, why := entryHeader(buf[:n])
+	if why != "" {
+		return bad(why)
 	}
-	switch e.t {
-	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-	case plumbing.OFSDeltaObject:
-		if i >= len(b) {
-			return bad("truncated delta offset")
-		}
-		c = b[i]
-		i++
-		back := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			if i >= len(b) || back >= 1<<56 {
-				return bad("delta offset too long")
-			}
-			c = b[i]
-			i++
-			back = (back+1)<<7 | int64(c&0x7f)
-		}
+	if e.t == plumbing.OFSDeltaObject {
 		if back <= 0 || back >= off {
 			return bad("delta base outside the pack")
 		}
 		e.baseOff = off - back
-	case plumbing.REFDeltaObject:
-		if i+20 > len(b) {
-			return bad("truncated delta base id")
-		}
-		copy(e.baseID[:], b[i:i+20])
-		i += 20
-	default:
-		return bad(fmt.Sprintf("object type %d", e.t))
 	}
 	e.data = off + int64(i)
 	return e, nil

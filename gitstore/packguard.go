@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrObjectTooLarge: a fetched pack holds an object larger than the
@@ -71,12 +73,6 @@ func removeReceived(dir string) {
 	}
 }
 
-// Pack entry types (git's Documentation/gitformat-pack.txt).
-const (
-	packOFSDelta = 6
-	packREFDelta = 7
-)
-
 // scanPackSizes reads a pack stream ("PACK", version, count, entries, a
 // checksum) and fails with ErrObjectTooLarge at the first object over max.
 // It checks the format only as far as it must to find the entries; go-git
@@ -97,26 +93,20 @@ func scanPackSizes(r io.Reader, max int64) error {
 	var zr io.ReadCloser
 	var head [20]byte
 	for i := uint32(0); i < count; i++ {
-		typ, size, err := packEntryHeader(br)
-		if err != nil {
-			return fmt.Errorf("pack entry %d: %w", i, err)
+		// A header is at most 30 bytes (the packed reader's entryHeader
+		// decodes it); at the stream's end Peek gives what is left, and
+		// entryHeader says it is cut short.
+		b, _ := br.Peek(64)
+		e, _, hn, why := entryHeader(b)
+		if why != "" {
+			return fmt.Errorf("%w: pack entry %d: %s", errPackCorrupt, i, why)
 		}
-		switch typ {
-		case packOFSDelta:
-			if err := skipOffset(br); err != nil {
-				return fmt.Errorf("pack entry %d: %w", i, err)
-			}
-		case packREFDelta:
-			if _, err := br.Discard(20); err != nil {
-				return fmt.Errorf("pack entry %d: %w", i, unexpectedEOF(err))
-			}
-		case 1, 2, 3, 4:
-		default:
-			return fmt.Errorf("%w: pack entry %d has type %d", errPackCorrupt, i, typ)
-		}
+		br.Discard(hn)
+		size, delta := uint64(e.size), e.t == plumbing.OFSDeltaObject || e.t == plumbing.REFDeltaObject
 		if size > uint64(max) {
-			return packObjectTooLarge(i, size, max, typ >= packOFSDelta)
+			return packObjectTooLarge(i, size, max, delta)
 		}
+		var err error
 		if zr == nil {
 			zr, err = zlib.NewReader(br)
 		} else {
@@ -129,7 +119,7 @@ func scanPackSizes(r io.Reader, max int64) error {
 		// says less than it holds); the rest of the stream is not read.
 		lr := io.LimitReader(zr, int64(size)+1)
 		n := 0
-		if typ >= packOFSDelta {
+		if delta {
 			// A delta starts with its base's size and its result's.
 			n, _ = io.ReadFull(lr, head[:min(len(head), int(size))])
 			_, rest, ok := deltaSize(head[:n])
@@ -164,45 +154,6 @@ func packObjectTooLarge(i uint32, size uint64, max int64, delta bool) error {
 		what = "a delta that makes an object"
 	}
 	return fmt.Errorf("%w: pack entry %d is %s of %d bytes, over the %d-byte limit", ErrObjectTooLarge, i, what, size, max)
-}
-
-// packEntryHeader reads an entry's type and size: 3 bits of type and 4 of
-// size in the first byte, then 7 bits of size a byte while the top bit is
-// set.
-func packEntryHeader(br *bufio.Reader) (typ byte, size uint64, err error) {
-	c, err := br.ReadByte()
-	if err != nil {
-		return 0, 0, unexpectedEOF(err)
-	}
-	typ = (c >> 4) & 7
-	size = uint64(c & 15)
-	for shift := uint(4); c&0x80 != 0; shift += 7 {
-		if shift > 60 {
-			return 0, 0, fmt.Errorf("%w: entry size overflows", errPackCorrupt)
-		}
-		if c, err = br.ReadByte(); err != nil {
-			return 0, 0, unexpectedEOF(err)
-		}
-		size |= uint64(c&0x7f) << shift
-	}
-	return typ, size, nil
-}
-
-// skipOffset reads past an OFS_DELTA's distance to its base (a big-endian
-// base-128 number with git's "plus one" per continuation byte).
-func skipOffset(br *bufio.Reader) error {
-	for i := 0; ; i++ {
-		if i == 10 {
-			return fmt.Errorf("%w: delta base offset overflows", errPackCorrupt)
-		}
-		c, err := br.ReadByte()
-		if err != nil {
-			return unexpectedEOF(err)
-		}
-		if c&0x80 == 0 {
-			return nil
-		}
-	}
 }
 
 func unexpectedEOF(err error) error {
