@@ -112,7 +112,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	// its body holds no slot meanwhile. What bodies hold in memory, read
 	// or waiting for a slot, is bounded by a budget of twice what the
 	// slots' bodies could hold.
-	h = exactIDs(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: 2 * int64(o.MaxConcurrent) * (o.MaxBodyBytes + 1)})
+	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: 2 * int64(o.MaxConcurrent) * (o.MaxBodyBytes + 1)})
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	h = challenge(h)
@@ -225,13 +225,19 @@ func (l *rateLimiter) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// exactIDs answers a POST whose one request has an id the SDK would not
-// return as sent (null, a fraction, an integer beyond 2^53: unusableID)
-// with 400 and an invalid-request error carrying that id, as the stdio
-// transport does; the SDK would answer 1.5 as id 1. The body, read here
-// up to max+1 bytes, is passed on whole, so the SDK still answers a body
-// over max with 413.
-func exactIDs(next http.Handler, max int64, timeout time.Duration, budget *byteBudget) http.Handler {
+// readBody reads a POST's body before the request goes on to take a slot
+// (so a slow sender holds none), up to max+1 bytes, and passes it on whole
+// (so the SDK still answers a body over max with 413). Three things bound
+// and check that read:
+//   - its bytes come from budget, given back when the request is done
+//     (beyond it: 503), so bodies waiting for a slot cannot fill memory;
+//   - it must arrive within timeout of the headers (else 400, connection
+//     closed);
+//   - a request whose id the SDK would not return as sent (null, a
+//     fraction, an integer beyond 2^53: unusableID) is answered 400 with an
+//     invalid-request error carrying that id, as the stdio transport does;
+//     the SDK would answer 1.5 as id 1.
+func readBody(next http.Handler, max int64, timeout time.Duration, budget *byteBudget) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)

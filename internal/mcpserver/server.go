@@ -137,9 +137,12 @@ func codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
 func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
+		creq, isCall := req.(*mcp.CallToolRequest)
+		if !isCall || creq.Params == nil {
+			return res, err
+		}
 		var we *jsonrpc.Error
-		if creq, ok := req.(*mcp.CallToolRequest); ok && creq.Params != nil && errors.As(err, &we) &&
-			we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown tool") {
+		if errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(we.Message, "unknown tool") {
 			h := "tools/list names the tools"
 			// A name over maxToolNameRunes is no typo of a tool's (Nearest
 			// would answer ""), and comparing a megabyte with every name
@@ -157,8 +160,7 @@ func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		tc, ok := r.Content[0].(*mcp.TextContent)
-		creq, isCall := req.(*mcp.CallToolRequest)
-		if !ok || !isCall || creq.Params == nil || !strings.HasPrefix(tc.Text, `validating "arguments"`) {
+		if !ok || !strings.HasPrefix(tc.Text, `validating "arguments"`) {
 			return res, err
 		}
 		// The validator quotes a wrong-typed value raw and whole: shortened
