@@ -292,20 +292,17 @@ func (s *Store) RecordVerdicts(runID string, build func(m *manifest.Manifest, pr
 // carryAdjudications marks adjudicated in prev, the record a check
 // continues from, every entry that an older record of the run says was
 // adjudicated: any record reachable from from (through every parent) or
-// from the check the journal records for the run. Adjudication only goes
+// from journal, the verdict record of the check the journal records for the
+// run ("" when it records none). Adjudication only goes
 // from false to true (docs/store-format.md), so a record appended without
 // the probe key (its MAC stripped, or named under a made-up key id, which
 // CheckVerdictMAC cannot refuse), or a chain replaced by such a record,
 // cannot reset replay protection: the sentinel stays REPLAY_SUSPECT. The
 // earliest first positive verdict found is kept.
-func (s *Store) carryAdjudications(runID string, prev *VerdictRecord, from gitstore.OID) error {
+func (s *Store) carryAdjudications(runID string, prev *VerdictRecord, from, journal gitstore.OID) error {
 	stack := []gitstore.OID{from}
-	recorded, err := s.RecordedChecks()
-	if err != nil {
-		return err
-	}
-	if jc, ok := recorded[runID]; ok {
-		stack = append(stack, jc.Verdicts)
+	if journal != "" {
+		stack = append(stack, journal)
 	}
 	seen := map[gitstore.OID]bool{}
 	for len(stack) > 0 {
@@ -381,15 +378,16 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 		if err != nil {
 			return err
 		}
-		from := tip // the record to continue from
+		// The journal is read once: for the record to continue from when
+		// the chain's ref is gone, and for the adjudications it carries.
+		recorded, err := s.RecordedChecks()
+		if err != nil {
+			return err
+		}
+		journal := recorded[runID].Verdicts // "": the journal records no check
+		from := tip                         // the record to continue from
 		if tip == "" {
-			recorded, err := s.RecordedChecks()
-			if err != nil {
-				return err
-			}
-			if jc, ok := recorded[runID]; ok {
-				from = jc.Verdicts
-			}
+			from = journal
 		}
 		var prev *VerdictRecord
 		var parents []gitstore.OID
@@ -408,7 +406,7 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 				return hint.With(fmt.Errorf("%w: %w", ErrVerdicts, err),
 					"the verdict chain of run "+runID+" was changed by someone without the probe key; `readproof verify` names the record; restore the chain from a clone before checking again")
 			}
-			if err := s.carryAdjudications(runID, prev, from); err != nil {
+			if err := s.carryAdjudications(runID, prev, from, journal); err != nil {
 				return err
 			}
 			parents = []gitstore.OID{from}
