@@ -20,6 +20,7 @@ import (
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/buildinfo"
+	"github.com/readproof/readproof/internal/fspath"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
@@ -94,21 +95,13 @@ func writeOut(ctx context.Context, path string, data []byte) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return writeInPlace(ctx, path, data)
 	}
-	// the link's target, also one that does not exist yet (a bounded walk:
-	// a loop of links ends in writeFileAtomic's error)
-	for range 40 {
-		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			break
-		}
-		t, err := os.Readlink(path)
+	// a link: the file it ends at, also one that does not exist yet
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		target, err := fspath.Resolve(path)
 		if err != nil {
-			break
+			return hint.With(fmt.Errorf("write %s: %w", path, err), "give --out a file, or a link that ends at one")
 		}
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(filepath.Dir(path), t)
-		}
-		path = t
+		path = target
 	}
 	return writeFileAtomic(path, data)
 }
