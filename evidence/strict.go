@@ -18,13 +18,3 @@ import (
 func ambiguousMember(data []byte, t reflect.Type) error {
 	return strictjson.Check(data, strictjson.Type(t))
 }
-
-// AmbiguousMember is the refusal Verify applies to a bundle, for a part of
-// it that the evidence format carries as any JSON (proof_of_read,
-// receipts) and its reader decodes into v's type: a member repeated in one
-// object, or a member of one of the type's objects named in other case
-// than its json tag. A reader decoding with DisallowUnknownFields as well
-// is left with one spelling of every member, the one jq shows.
-func AmbiguousMember(data []byte, v any) error {
-	return ambiguousMember(data, reflect.TypeOf(v))
-}

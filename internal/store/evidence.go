@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -30,6 +31,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/strictjson"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
@@ -927,11 +929,12 @@ func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addC
 }
 
 // strictDecode decodes an addition of a bundle (proof_of_read, receipts)
-// into v as strictly as the rest of the bundle is read: no unknown member,
-// no member named twice or in other case than its tag (where
-// encoding/json alone would verify one spelling while jq shows the other).
+// into v as strictly as evidence.Verify reads the rest of the bundle: no
+// unknown member, no member named twice or in other case than its tag
+// (where encoding/json alone would verify one spelling while jq shows the
+// other).
 func strictDecode(data []byte, v any) error {
-	if err := evidence.AmbiguousMember(data, v); err != nil {
+	if err := strictjson.Check(data, strictjson.Type(reflect.TypeOf(v))); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
