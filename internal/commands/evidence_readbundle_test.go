@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,14 @@ func TestReadBundle(t *testing.T) {
 		got, err = readBundle(bytes.NewReader(want), "-")
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("stdin, %d bytes: got %d bytes, %v", n, len(got), err)
+		}
+	}
+	// A regular file whose size says less than it holds (as a file that
+	// grows after its stat does) is read to its end: /proc's files say 0.
+	if runtime.GOOS == "linux" {
+		got, err := readBundle(nil, "/proc/self/status")
+		if err != nil || !bytes.Contains(got, []byte("\nVmPeak:")) {
+			t.Fatalf("/proc/self/status: got %q, %v", got, err)
 		}
 	}
 	if _, err := readBundle(nil, filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "read bundle") {
