@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"net/url"
 	"regexp"
 	"strings"
@@ -31,12 +32,50 @@ func newRedactor() *redactor { return &redactor{secret: map[string]bool{}} }
 
 // secretKey reports whether key names a credential.
 func (r *redactor) secretKey(key string) bool {
+	if v, ascii := secretKeyASCII(key); ascii {
+		return v
+	}
 	v, ok := r.secret[key]
 	if !ok {
 		v = secretKey().MatchString(key)
 		r.secret[key] = v
 	}
 	return v
+}
+
+// secretKeyNeedles are the words of the secretKey pattern, lower case:
+// "auth" covers authorization and authorisation.
+var secretKeyNeedles = [...]string{"auth", "cookie", "token", "secret", "password", "passwd", "passphrase",
+	"apikey", "api-key", "api_key", "session", "signature", "credential", "privatekey", "private-key", "private_key"}
+
+// secretKeyASCII is the secretKey pattern's answer for a key of ASCII
+// characters (ascii true), where its case folding is ASCII's; for any other
+// key ascii is false and the pattern decides (it folds K with the Kelvin
+// sign, s with the long s). A bundle repeats the same few keys in every
+// entry: this spares the store check a regular expression per entry
+// (FuzzSecretKeyASCII holds it to the pattern).
+func secretKeyASCII(key string) (match, ascii bool) {
+	var buf [64]byte
+	lower := buf[:0]
+	if len(key) > len(buf) {
+		lower = make([]byte, 0, len(key))
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c >= 0x80 {
+			return false, false
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
+	for _, n := range secretKeyNeedles {
+		if bytes.Contains(lower, []byte(n)) {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // provenance is the value a bundle entry's provenance holds under key k
