@@ -217,3 +217,69 @@ func TestGitSpecValidation(t *testing.T) {
 		t.Errorf("Check(good) = %v", err)
 	}
 }
+
+// TestGitLocalRepositoryRedirects: a local repository is confined by where
+// git reads it from, not only by the path declared. Stock git's upload-pack
+// follows a gitdir file (the url itself, or its .git), a commondir file, an
+// alternates file, and links inside the repository; each of these, pointing
+// outside the roots, is refused before git runs, and all of them can be
+// committed to (or unpacked into) a project whose readproof.toml names them.
+func TestGitLocalRepositoryRedirects(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	base := filepath.Join(top, "project")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := newGitRepo(t, top, "elsewhere")
+	outsideGit := filepath.Join(outside, ".git")
+	commit := runGit(t, outside, "rev-parse", "HEAD")
+	env := adapters.Env{BaseDir: base, CacheDir: t.TempDir()}
+
+	write(t, filepath.Join(base, "gitfile"), "gitdir: "+outsideGit+"\n")
+	write(t, filepath.Join(base, "common", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(base, "common", "commondir"), outsideGit+"\n")
+	if err := os.MkdirAll(filepath.Join(base, "dotgitfile"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(base, "dotgitfile", ".git"), "gitdir: "+outsideGit+"\n")
+	if err := os.MkdirAll(filepath.Join(base, "dotgitlink"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outsideGit, filepath.Join(base, "dotgitlink", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	// A bare repository whose objects are the outside repository's.
+	bare := filepath.Join(base, "linked.git")
+	write(t, filepath.Join(bare, "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(bare, "refs", "heads", "main"), commit+"\n")
+	if err := os.Symlink(filepath.Join(outsideGit, "objects"), filepath.Join(bare, "objects")); err != nil {
+		t.Fatal(err)
+	}
+	alt := filepath.Join(base, "alternates.git")
+	write(t, filepath.Join(alt, "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(alt, "refs", "heads", "main"), commit+"\n")
+	write(t, filepath.Join(alt, "objects", "info", "alternates"), filepath.Join(outsideGit, "objects")+"\n")
+	// A directory that is no repository, beside a gitdir file git tries
+	// after it (url + ".git").
+	if err := os.MkdirAll(filepath.Join(base, "plain"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(base, "plain.git"), "gitdir: "+outsideGit+"\n")
+
+	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain"} {
+		r, err := fetchSpec(t, gitSpec(u, "main", "README"), env)
+		if err == nil {
+			t.Errorf("%s: read %q from the repository outside the roots", u, r.Content)
+			continue
+		}
+		wantRefused(t, err, adapters.RuleRoots)
+	}
+	// With the outside declared a root, each is read.
+	env.Roots = []string{base, outside}
+	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain"} {
+		if _, err := fetchSpec(t, gitSpec(u, "main", "README"), env); err != nil {
+			t.Errorf("%s with its target a root: %v", u, err)
+		}
+	}
+}
