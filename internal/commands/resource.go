@@ -19,6 +19,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -394,7 +395,7 @@ func runResourceList(_ context.Context, e *env) error {
 			if tags == "" {
 				tags = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.URI, r.Source.Type+" · "+r.Source.Describe(), describePolicy(r.Policy), cur, tags)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.URI, r.Source.Type+" · "+text.Escape(r.Source.Describe()), describePolicy(r.Policy), cur, tags)
 		}
 		return tw.Flush()
 	})
