@@ -173,6 +173,10 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 			if _, _, ok := fsrc.containLexically(s.local); !ok || !hexID().MatchString(s.ref) {
 				return Result{}, fail(uri, ErrNotFound, err, "no repository at %s; check url in readproof.toml", s.local)
 			}
+			// git would still try url.git beside it.
+			if err := s.checkGitDirs(uri, s.shown); err != nil {
+				return Result{}, err
+			}
 		default:
 			return Result{}, fail(uri, nil, err, "cannot resolve %s: %v", s.local, err)
 		}

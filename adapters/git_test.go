@@ -275,6 +275,15 @@ func TestGitLocalRepositoryRedirects(t *testing.T) {
 		}
 		wantRefused(t, err, adapters.RuleRoots)
 	}
+	// A url with nothing there, pinned to a commit, is fetched when the
+	// cache lacks the commit: git then tries url.git.
+	write(t, filepath.Join(base, "gone.git"), "gitdir: "+outsideGit+"\n")
+	r, err := fetchSpec(t, gitSpec("gone", commit, "README"), env)
+	if err == nil {
+		t.Errorf("gone, pinned: read %q from the repository outside the roots", r.Content)
+	} else {
+		wantRefused(t, err, adapters.RuleRoots)
+	}
 	// With the outside declared a root, each is read.
 	env.Roots = []string{base, outside}
 	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain"} {
