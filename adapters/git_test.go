@@ -292,3 +292,25 @@ func TestGitLocalRepositoryRedirects(t *testing.T) {
 		}
 	}
 }
+
+// TestGitLocalIgnoresHookEnvironment: readproof runs from git hooks (its
+// own pre-commit and pre-push hooks run `readproof status`), whose
+// environment can point git at another repository's objects
+// (GIT_OBJECT_DIRECTORY, as a pre-receive hook's quarantine does) or at a
+// namespace of refs (GIT_NAMESPACE). The local source's upload-pack
+// inherited them and read the wrong repository; the store's own git calls
+// already drop them.
+func TestGitLocalIgnoresHookEnvironment(t *testing.T) {
+	base := t.TempDir()
+	newGitRepo(t, base, "repo")
+	other := t.TempDir()
+	for _, kv := range [][2]string{{"GIT_OBJECT_DIRECTORY", other}, {"GIT_ALTERNATE_OBJECT_DIRECTORIES", other}, {"GIT_NAMESPACE", "elsewhere"}, {"GIT_DIR", other}} {
+		t.Run(kv[0], func(t *testing.T) {
+			t.Setenv(kv[0], kv[1])
+			r, err := fetchSpec(t, gitSpec("repo", "main", "README"), adapters.Env{BaseDir: base, CacheDir: t.TempDir()})
+			if err != nil || string(r.Content) != "fixture\n" {
+				t.Errorf("with %s=%s: %q, %v", kv[0], kv[1], r.Content, err)
+			}
+		})
+	}
+}
