@@ -314,3 +314,19 @@ func TestGitLocalIgnoresHookEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// TestGitLocalBesideBareRepository: git stops at the first path it takes
+// for the repository (url/.git of a work tree), so a bare repository
+// beside the project (project.git, outside the roots, a common layout) is
+// not git's, and the project's own repository is read.
+func TestGitLocalBesideBareRepository(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	base := newGitRepo(t, top, "project")
+	newGitRepo(t, top, "elsewhere")
+	write(t, filepath.Join(top, "project.git"), "gitdir: "+filepath.Join(top, "elsewhere", ".git")+"\n")
+	r, err := fetchSpec(t, gitSpec(".", "main", "README"), adapters.Env{BaseDir: base, CacheDir: t.TempDir()})
+	if err != nil || string(r.Content) != "fixture\n" {
+		t.Fatalf("the project's own repository: %q, %v", r.Content, err)
+	}
+}

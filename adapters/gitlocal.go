@@ -40,7 +40,8 @@ func (s *gitSource) checkGitDirs(uri, shown string) error {
 	c := &gitDirCheck{fsrc: fsrc, roots: fsrc.resolvedRoots(), seen: map[string]bool{}}
 	ok := true
 	for _, p := range []string{filepath.Join(s.local, ".git"), s.local, s.local + ".git/.git", s.local + ".git"} {
-		if ok = c.candidate(p); !ok {
+		var used bool
+		if used, ok = c.candidate(p); !ok || used {
 			break
 		}
 	}
@@ -72,30 +73,70 @@ func (c *gitDirCheck) inside(what, p string) bool {
 	return true
 }
 
-// candidate judges one of the paths git tries for the repository: a
-// gitdir file is followed, a directory judged as a git directory.
-func (c *gitDirCheck) candidate(p string) bool {
+// candidate judges one of the paths git tries for the repository, in
+// git's order: a gitdir file is followed, a directory judged as a git
+// directory. used is true when git surely stops at p (a regular file, or a
+// directory it surely takes for a repository), so the later candidates
+// are not git's; when in doubt they are judged too.
+func (c *gitDirCheck) candidate(p string) (used, ok bool) {
 	fi, err := os.Stat(p)
 	if err != nil {
-		return true
+		return false, true
 	}
 	if !c.inside("the repository", p) {
-		return false
+		return false, false
 	}
 	if fi.Mode().IsRegular() {
-		target, ok := readFirstLine(p)
+		target, readable := readFirstLine(p)
 		rest, isGitfile := strings.CutPrefix(target, "gitdir:")
-		if !ok || !isGitfile {
-			return true // git refuses it
+		if !readable || !isGitfile {
+			return true, true // git stops here, and refuses it
 		}
 		rest = strings.TrimSpace(rest)
 		if !filepath.IsAbs(rest) {
 			rest = filepath.Join(filepath.Dir(p), rest)
 		}
-		return c.gitDir("the target of the gitdir file "+p, rest, 1)
+		return true, c.gitDir("the target of the gitdir file "+p, rest, 1)
 	}
 	if fi.IsDir() {
-		return c.gitDir("the repository", p, 0)
+		return surelyGitDir(p), c.gitDir("the repository", p, 0)
+	}
+	return false, true
+}
+
+// surelyGitDir reports whether git's is_git_directory surely holds for d:
+// a HEAD naming a ref under refs/ or an object id, and searchable objects
+// and refs directories (in the directory its commondir names, if any).
+// False when in doubt.
+func surelyGitDir(d string) bool {
+	if fi, err := os.Lstat(filepath.Join(d, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	head, ok := readFirstLine(filepath.Join(d, "HEAD"))
+	if !ok {
+		return false
+	}
+	if ref, isRef := strings.CutPrefix(head, "ref:"); isRef {
+		if !strings.HasPrefix(strings.TrimSpace(ref), "refs/") {
+			return false
+		}
+	} else if !hexID().MatchString(head) {
+		return false
+	}
+	common := d
+	if cd, ok := readFirstLine(filepath.Join(d, "commondir")); ok {
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(d, cd)
+		}
+		common = cd
+	} else if _, err := os.Lstat(filepath.Join(d, "commondir")); err == nil {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		fi, err := os.Stat(filepath.Join(common, sub))
+		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o111 != 0o111 {
+			return false
+		}
 	}
 	return true
 }
