@@ -267,7 +267,50 @@ func TestGitLocalRepositoryRedirects(t *testing.T) {
 	}
 	write(t, filepath.Join(base, "plain.git"), "gitdir: "+outsideGit+"\n")
 
-	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain"} {
+	// Read as git reads them: a gitdir file's path is what follows
+	// "gitdir: " (a second space included), a commondir's and an
+	// alternate's keep their trailing spaces and carriage returns.
+	mkLinkedRepo := func(dir string, objects string) {
+		write(t, filepath.Join(dir, "HEAD"), "ref: refs/heads/main\n")
+		write(t, filepath.Join(dir, "refs", "heads", "main"), commit+"\n")
+		if objects != "" {
+			if err := os.Symlink(objects, filepath.Join(dir, "objects")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mkLinkedRepo(filepath.Join(base, " spaced"), filepath.Join(outsideGit, "objects"))
+	write(t, filepath.Join(base, "spaced"), "gitdir:  spaced\n")
+	mkLinkedRepo(filepath.Join(base, "common2 "), filepath.Join(outsideGit, "objects"))
+	write(t, filepath.Join(base, "trailing", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(base, "trailing", "commondir"), "../common2 \n")
+	// Links below a linked objects directory, and below a linked
+	// subdirectory of it.
+	objs := filepath.Join(base, "objs")
+	entries, err := os.ReadDir(filepath.Join(outsideGit, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.MkdirAll(objs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(outsideGit, "objects", e.Name()), filepath.Join(objs, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkLinkedRepo(filepath.Join(base, "hop.git"), objs)
+	mkLinkedRepo(filepath.Join(base, "hop2.git"), "")
+	if err := os.MkdirAll(filepath.Join(base, "hop2.git", "objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Symlink(filepath.Join(objs, e.Name()), filepath.Join(base, "hop2.git", "objects", e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain", "spaced", "trailing", "hop.git", "hop2.git"} {
 		r, err := fetchSpec(t, gitSpec(u, "main", "README"), env)
 		if err == nil {
 			t.Errorf("%s: read %q from the repository outside the roots", u, r.Content)
@@ -286,7 +329,7 @@ func TestGitLocalRepositoryRedirects(t *testing.T) {
 	}
 	// With the outside declared a root, each is read.
 	env.Roots = []string{base, outside}
-	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain"} {
+	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain", "spaced", "trailing", "hop.git", "hop2.git"} {
 		if _, err := fetchSpec(t, gitSpec(u, "main", "README"), env); err != nil {
 			t.Errorf("%s with its target a root: %v", u, err)
 		}

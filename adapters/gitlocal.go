@@ -18,7 +18,7 @@ import (
 // directories objects/info/alternates lists, and follows links inside the
 // repository. Each of these can point outside the roots, and each can be
 // committed to (or unpacked into) a project whose readproof.toml names it;
-// gitDirs judges every place git could read before git runs.
+// checkGitDirs judges every place git could read before git runs.
 
 // maxGitRedirects bounds the gitdir, commondir and alternates hops
 // followed (git follows alternates five deep).
@@ -62,7 +62,7 @@ func (c *gitDirCheck) outside(what, p string) bool {
 func (c *gitDirCheck) inside(what, p string) bool {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return true
 		}
 		return c.outside(what, p)
@@ -87,12 +87,14 @@ func (c *gitDirCheck) candidate(p string) (used, ok bool) {
 		return false, false
 	}
 	if fi.Mode().IsRegular() {
-		target, readable := readFirstLine(p)
-		rest, isGitfile := strings.CutPrefix(target, "gitdir:")
-		if !readable || !isGitfile {
+		// git's read_gitfile: "gitdir: " and the rest of the file, less
+		// its trailing line ends.
+		b, err := readLimited(p)
+		rest, isGitfile := strings.CutPrefix(string(b), "gitdir: ")
+		if err != nil || !isGitfile {
 			return true, true // git stops here, and refuses it
 		}
-		rest = strings.TrimSpace(rest)
+		rest = strings.TrimRight(rest, "\r\n")
 		if !filepath.IsAbs(rest) {
 			rest = filepath.Join(filepath.Dir(p), rest)
 		}
@@ -124,7 +126,7 @@ func surelyGitDir(d string) bool {
 		return false
 	}
 	common := d
-	if cd, ok := readFirstLine(filepath.Join(d, "commondir")); ok {
+	if cd, ok := readTrimmed(filepath.Join(d, "commondir")); ok {
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(d, cd)
 		}
@@ -162,7 +164,7 @@ func (c *gitDirCheck) gitDir(what, d string, depth int) bool {
 	if !c.walkLinks(filepath.Join(d, "refs")) {
 		return false
 	}
-	if common, ok := readFirstLine(filepath.Join(d, "commondir")); ok && common != "" {
+	if common, ok := readTrimmed(filepath.Join(d, "commondir")); ok && common != "" {
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(d, common)
 		}
@@ -189,8 +191,7 @@ func (c *gitDirCheck) objects(o string, depth int) bool {
 	if err != nil {
 		return true
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSuffix(line, "\r")
+	for _, line := range strings.Split(string(b), "\n") { // as git splits them, nothing trimmed
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -211,20 +212,35 @@ func (c *gitDirCheck) objects(o string, depth int) bool {
 	return true
 }
 
-// walkLinks judges every link below dir (git follows them).
+// walkLinks judges every link below dir (git follows them), dir and
+// linked directories below it walked where they lead.
 func (c *gitDirCheck) walkLinks(dir string) bool {
-	ok := true
-	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.Type()&fs.ModeSymlink == 0 || p == dir {
+	walked := map[string]bool{}
+	var walk func(dir string) bool
+	walk = func(dir string) bool {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil || walked[real] {
+			return true // inside judged it
+		}
+		walked[real] = true
+		ok := true
+		_ = filepath.WalkDir(real, func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			if !c.inside("a link", p) {
+				ok = false
+				return filepath.SkipAll
+			}
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() && !walk(p) {
+				ok = false
+				return filepath.SkipAll
+			}
 			return nil
-		}
-		if !c.inside("a link", p) {
-			ok = false
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return ok
+		})
+		return ok
+	}
+	return walk(dir)
 }
 
 // readFirstLine is the first line of the file p, without its line end.
@@ -235,6 +251,16 @@ func readFirstLine(p string) (string, bool) {
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	return strings.TrimRight(line, "\r \t"), true
+}
+
+// readTrimmed is the file p less its trailing line ends, as git reads a
+// commondir file.
+func readTrimmed(p string) (string, bool) {
+	b, err := readLimited(p)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimRight(string(b), "\r\n"), true
 }
 
 // readLimited reads the first 64 KiB of the regular file p.
