@@ -24,7 +24,7 @@ var scriptServers = map[string]*scriptServer{}
 // httpServeCmd starts an HTTP source on 127.0.0.1 for the rest of the
 // script: `httpserve NAME DIR`. GET /PATH serves DIR/PATH (404 when absent)
 // with a CRC-32 ETag, or DIR/PATH.etag when present (304 to a matching
-// If-None-Match); /status500 fails.
+// If-None-Match); /status500 fails, /redirect/PATH redirects to /PATH.
 // Sets $NAME_URL, and counts
 // requests (and those whose Authorization is "Bearer $POLICY_TOKEN").
 func httpServeCmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -39,9 +39,12 @@ func httpServeCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if token != "" && r.Header.Get("Authorization") == "Bearer "+token {
 			s.authOK.Add(1)
 		}
-		switch r.URL.Path {
-		case "/status500":
+		switch {
+		case r.URL.Path == "/status500":
 			http.Error(w, "upstream exploded", http.StatusInternalServerError)
+			return
+		case strings.HasPrefix(r.URL.Path, "/redirect/"):
+			http.Redirect(w, r, strings.TrimPrefix(r.URL.Path, "/redirect"), http.StatusFound)
 			return
 		}
 		data, err := os.ReadFile(dir + "/" + strings.TrimPrefix(r.URL.Path, "/"))

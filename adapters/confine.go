@@ -81,6 +81,7 @@ func (g *gitSource) checkRoots(uri, shown string) error {
 		if _, _, ok := fsrc.contain(final); !ok {
 			return refuse(uri, RuleRoots, "git repository %s resolves to %s, outside the allowed roots (%s); %s", shown, final, strings.Join(g.roots, ", "), hintRoots)
 		}
+		return g.checkGitDirs(uri, shown)
 	}
 	return nil
 }

@@ -126,7 +126,12 @@ func (s *fsSource) Fetch(ctx context.Context, req Request) (Result, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Result{}, fail(uri, ErrNotFound, err, "no file at %s (%s); check path in readproof.toml", s.spec.Path, final)
 		}
-		return Result{}, fail(uri, nil, err, "cannot open %s: %v", s.spec.Path, err)
+		// A socket does not open (ENXIO): say what it is, as read does
+		// for a FIFO or a device that opens.
+		if st, serr := r.Lstat(rel); serr == nil && !st.Mode().IsRegular() {
+			return Result{}, refuse(uri, RuleRegular, "%s is %s, not a regular file; point path at a file", s.spec.Path, fspath.DescribeMode(st.Mode()))
+		}
+		return Result{}, fail(uri, nil, err, "cannot open %s: %v; check the file's permissions", s.spec.Path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()

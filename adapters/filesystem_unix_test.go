@@ -3,7 +3,9 @@
 package adapters_test
 
 import (
+	"net"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,4 +31,22 @@ func TestFilesystemRefusesFIFO(t *testing.T) {
 		t.Fatal("reading a FIFO blocked")
 	}
 
+}
+
+// TestFilesystemRefusesSocket: a Unix socket is refused as not a regular
+// file, as a FIFO is; open(2) of one fails (ENXIO), which was reported as
+// "cannot open sock: openat sock: no such device or address", with no
+// hint.
+func TestFilesystemRefusesSocket(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		t.Skipf("listen on a Unix socket: %v", err)
+	}
+	defer l.Close()
+	_, err = fetchSpec(t, adapters.Spec{Type: "filesystem", Path: "sock"}, adapters.Env{BaseDir: dir})
+	wantRefused(t, err, adapters.RuleRegular)
+	if err != nil && !strings.Contains(err.Error(), "sock is a socket, not a regular file; point path at a file") {
+		t.Errorf("error %q does not say what sock is", err)
+	}
 }

@@ -166,9 +166,16 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 			if _, _, ok := fsrc.contain(final); !ok {
 				return Result{}, refuse(uri, RuleRoots, "git repository %s resolves to %s, outside the allowed roots (%s); %s", s.shown, final, strings.Join(s.roots, ", "), hintRoots)
 			}
+			if err := s.checkGitDirs(uri, s.shown); err != nil {
+				return Result{}, err
+			}
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			if _, _, ok := fsrc.containLexically(s.local); !ok || !hexID().MatchString(s.ref) {
 				return Result{}, fail(uri, ErrNotFound, err, "no repository at %s; check url in readproof.toml", s.local)
+			}
+			// git would still try url.git beside it.
+			if err := s.checkGitDirs(uri, s.shown); err != nil {
+				return Result{}, err
 			}
 		default:
 			return Result{}, fail(uri, nil, err, "cannot resolve %s: %v", s.local, err)

@@ -217,3 +217,159 @@ func TestGitSpecValidation(t *testing.T) {
 		t.Errorf("Check(good) = %v", err)
 	}
 }
+
+// TestGitLocalRepositoryRedirects: a local repository is confined by where
+// git reads it from, not only by the path declared. Stock git's upload-pack
+// follows a gitdir file (the url itself, or its .git), a commondir file, an
+// alternates file, and links inside the repository; each of these, pointing
+// outside the roots, is refused before git runs, and all of them can be
+// committed to (or unpacked into) a project whose readproof.toml names them.
+func TestGitLocalRepositoryRedirects(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	base := filepath.Join(top, "project")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := newGitRepo(t, top, "elsewhere")
+	outsideGit := filepath.Join(outside, ".git")
+	commit := runGit(t, outside, "rev-parse", "HEAD")
+	env := adapters.Env{BaseDir: base, CacheDir: t.TempDir()}
+
+	write(t, filepath.Join(base, "gitfile"), "gitdir: "+outsideGit+"\n")
+	write(t, filepath.Join(base, "common", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(base, "common", "commondir"), outsideGit+"\n")
+	if err := os.MkdirAll(filepath.Join(base, "dotgitfile"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(base, "dotgitfile", ".git"), "gitdir: "+outsideGit+"\n")
+	if err := os.MkdirAll(filepath.Join(base, "dotgitlink"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outsideGit, filepath.Join(base, "dotgitlink", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	// A bare repository whose objects are the outside repository's.
+	bare := filepath.Join(base, "linked.git")
+	write(t, filepath.Join(bare, "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(bare, "refs", "heads", "main"), commit+"\n")
+	if err := os.Symlink(filepath.Join(outsideGit, "objects"), filepath.Join(bare, "objects")); err != nil {
+		t.Fatal(err)
+	}
+	alt := filepath.Join(base, "alternates.git")
+	write(t, filepath.Join(alt, "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(alt, "refs", "heads", "main"), commit+"\n")
+	write(t, filepath.Join(alt, "objects", "info", "alternates"), filepath.Join(outsideGit, "objects")+"\n")
+	// A directory that is no repository, beside a gitdir file git tries
+	// after it (url + ".git").
+	if err := os.MkdirAll(filepath.Join(base, "plain"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(base, "plain.git"), "gitdir: "+outsideGit+"\n")
+
+	// Read as git reads them: a gitdir file's path is what follows
+	// "gitdir: " (a second space included), a commondir's and an
+	// alternate's keep their trailing spaces and carriage returns.
+	mkLinkedRepo := func(dir string, objects string) {
+		write(t, filepath.Join(dir, "HEAD"), "ref: refs/heads/main\n")
+		write(t, filepath.Join(dir, "refs", "heads", "main"), commit+"\n")
+		if objects != "" {
+			if err := os.Symlink(objects, filepath.Join(dir, "objects")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mkLinkedRepo(filepath.Join(base, " spaced"), filepath.Join(outsideGit, "objects"))
+	write(t, filepath.Join(base, "spaced"), "gitdir:  spaced\n")
+	mkLinkedRepo(filepath.Join(base, "common2 "), filepath.Join(outsideGit, "objects"))
+	write(t, filepath.Join(base, "trailing", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(base, "trailing", "commondir"), "../common2 \n")
+	// Links below a linked objects directory, and below a linked
+	// subdirectory of it.
+	objs := filepath.Join(base, "objs")
+	entries, err := os.ReadDir(filepath.Join(outsideGit, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.MkdirAll(objs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(outsideGit, "objects", e.Name()), filepath.Join(objs, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkLinkedRepo(filepath.Join(base, "hop.git"), objs)
+	mkLinkedRepo(filepath.Join(base, "hop2.git"), "")
+	if err := os.MkdirAll(filepath.Join(base, "hop2.git", "objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Symlink(filepath.Join(objs, e.Name()), filepath.Join(base, "hop2.git", "objects", e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain", "spaced", "trailing", "hop.git", "hop2.git"} {
+		r, err := fetchSpec(t, gitSpec(u, "main", "README"), env)
+		if err == nil {
+			t.Errorf("%s: read %q from the repository outside the roots", u, r.Content)
+			continue
+		}
+		wantRefused(t, err, adapters.RuleRoots)
+	}
+	// A url with nothing there, pinned to a commit, is fetched when the
+	// cache lacks the commit: git then tries url.git.
+	write(t, filepath.Join(base, "gone.git"), "gitdir: "+outsideGit+"\n")
+	r, err := fetchSpec(t, gitSpec("gone", commit, "README"), env)
+	if err == nil {
+		t.Errorf("gone, pinned: read %q from the repository outside the roots", r.Content)
+	} else {
+		wantRefused(t, err, adapters.RuleRoots)
+	}
+	// With the outside declared a root, each is read.
+	env.Roots = []string{base, outside}
+	for _, u := range []string{"gitfile", "common", "dotgitfile", "dotgitlink", "linked.git", "alternates.git", "plain", "spaced", "trailing", "hop.git", "hop2.git"} {
+		if _, err := fetchSpec(t, gitSpec(u, "main", "README"), env); err != nil {
+			t.Errorf("%s with its target a root: %v", u, err)
+		}
+	}
+}
+
+// TestGitLocalIgnoresHookEnvironment: readproof runs from git hooks (its
+// own pre-commit and pre-push hooks run `readproof status`), whose
+// environment can point git at another repository's objects
+// (GIT_OBJECT_DIRECTORY, as a pre-receive hook's quarantine does) or at a
+// namespace of refs (GIT_NAMESPACE). The local source's upload-pack
+// inherited them and read the wrong repository; the store's own git calls
+// already drop them.
+func TestGitLocalIgnoresHookEnvironment(t *testing.T) {
+	base := t.TempDir()
+	newGitRepo(t, base, "repo")
+	other := t.TempDir()
+	for _, kv := range [][2]string{{"GIT_OBJECT_DIRECTORY", other}, {"GIT_ALTERNATE_OBJECT_DIRECTORIES", other}, {"GIT_NAMESPACE", "elsewhere"}, {"GIT_DIR", other}} {
+		t.Run(kv[0], func(t *testing.T) {
+			t.Setenv(kv[0], kv[1])
+			r, err := fetchSpec(t, gitSpec("repo", "main", "README"), adapters.Env{BaseDir: base, CacheDir: t.TempDir()})
+			if err != nil || string(r.Content) != "fixture\n" {
+				t.Errorf("with %s=%s: %q, %v", kv[0], kv[1], r.Content, err)
+			}
+		})
+	}
+}
+
+// TestGitLocalBesideBareRepository: git stops at the first path it takes
+// for the repository (url/.git of a work tree), so a bare repository
+// beside the project (project.git, outside the roots, a common layout) is
+// not git's, and the project's own repository is read.
+func TestGitLocalBesideBareRepository(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	base := newGitRepo(t, top, "project")
+	newGitRepo(t, top, "elsewhere")
+	write(t, filepath.Join(top, "project.git"), "gitdir: "+filepath.Join(top, "elsewhere", ".git")+"\n")
+	r, err := fetchSpec(t, gitSpec(".", "main", "README"), adapters.Env{BaseDir: base, CacheDir: t.TempDir()})
+	if err != nil || string(r.Content) != "fixture\n" {
+		t.Fatalf("the project's own repository: %q, %v", r.Content, err)
+	}
+}

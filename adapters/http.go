@@ -149,6 +149,25 @@ func (s *httpSource) expandHeaders() (http.Header, []string, error) {
 	return h, secrets, nil
 }
 
+// What a server says about its document is recorded in every observation
+// and manifest entry that reads it (an ETag is its revision): a value
+// longer than these is ignored, as if the server had not sent it (the
+// revision is then the content's hash, the type the extension's or the
+// sniffed one).
+const (
+	maxETag         = 512
+	maxLastModified = 64
+	maxContentType  = 256
+)
+
+// bounded is v, or "" when it is longer than max bytes.
+func bounded(v string, max int) string {
+	if len(v) > max {
+		return ""
+	}
+	return v
+}
+
 func (s *httpSource) Fetch(ctx context.Context, req Request) (res Result, err error) {
 	uri := req.URI
 	if err := checkCtx(ctx, uri, "fetching "+s.shown); err != nil {
@@ -185,8 +204,8 @@ func (s *httpSource) Fetch(ctx context.Context, req Request) (res Result, err er
 	if resp.finalURL != nil && resp.finalURL.String() != s.u.String() {
 		prov["final_url"] = sourcespec.RedactURL(resp.finalURL.String())
 	}
-	etag := resp.header.Get("ETag")
-	lastMod := resp.header.Get("Last-Modified")
+	etag := bounded(resp.header.Get("ETag"), maxETag)
+	lastMod := bounded(resp.header.Get("Last-Modified"), maxLastModified)
 	if etag != "" {
 		prov["etag"] = etag
 	}
@@ -211,7 +230,7 @@ func (s *httpSource) Fetch(ctx context.Context, req Request) (res Result, err er
 	}
 	return Result{
 		Content:      resp.body,
-		ContentType:  httpContentType(resp.header.Get("Content-Type"), resp.finalURL.Path, resp.body),
+		ContentType:  httpContentType(bounded(resp.header.Get("Content-Type"), maxContentType), resp.finalURL.Path, resp.body),
 		Revision:     rev,
 		Provenance:   prov,
 		ETag:         etag,

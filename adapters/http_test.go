@@ -557,3 +557,46 @@ func TestHTTPContentTypeAndValidators(t *testing.T) {
 		t.Errorf("provenance url %q", p)
 	}
 }
+
+// TestHTTPValidatorsBounded: what a server says about its document (ETag,
+// Last-Modified, Content-Type) is recorded in every observation and in
+// every manifest entry that mounts it, and an ETag is the revision shown
+// on each read: a hostile server's megabyte-long header was kept whole, in
+// the store and on the terminal. Over-long validators are ignored (the
+// revision is then the content's hash), and response headers are bounded.
+func TestHTTPValidatorsBounded(t *testing.T) {
+	long := strings.Repeat("x", 10<<10)
+	srv := newRecorder(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("ETag", `"`+long+`"`)
+		w.Header().Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT "+long)
+		w.Header().Set("Content-Type", "text/markdown; x="+long)
+		w.Write([]byte("hello"))
+	})
+	r, err := fetchSpec(t, httpSpec(srv.srv.URL+"/doc.md"), adapters.Env{Network: loopback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := len(r.Revision) + len(r.ETag) + len(r.LastModified) + len(r.ContentType)
+	for _, v := range r.Provenance {
+		total += len(v)
+	}
+	if total > 4<<10 {
+		t.Errorf("the result keeps %d bytes of the server's headers (revision %d, etag %d, last-modified %d, content type %d bytes)",
+			total, len(r.Revision), len(r.ETag), len(r.LastModified), len(r.ContentType))
+	}
+	if r.Revision != "sha256:2cf24dba5fb0" || r.ContentType != "text/markdown" {
+		t.Errorf("revision %.40q, content type %.40q; want the content's hash and the extension's type", r.Revision, r.ContentType)
+	}
+
+	// Headers past the transport's bound fail the fetch, naming the bound.
+	huge := newRecorder(t, func(w http.ResponseWriter, _ *http.Request) {
+		for i := range 40 {
+			w.Header().Set(fmt.Sprintf("X-Pad-%d", i), long)
+		}
+		w.Write([]byte("hello"))
+	})
+	_, err = fetchSpec(t, httpSpec(huge.srv.URL+"/doc.md"), adapters.Env{Network: loopback})
+	if err == nil || !strings.Contains(err.Error(), "header") {
+		t.Errorf("400 KiB of response headers: %v; want refused", err)
+	}
+}

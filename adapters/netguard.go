@@ -265,6 +265,9 @@ func sameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && normHost(a.Hostname()) == normHost(b.Hostname()) && port(a) == port(b)
 }
 
+// maxResponseHeaderBytes bounds the headers of one response.
+const maxResponseHeaderBytes = 64 << 10
+
 // client returns an HTTP client that applies the guard. It has no overall
 // timeout: callers bound each fetch with a context deadline.
 func (g *guard) client() *http.Client {
@@ -277,6 +280,9 @@ func (g *guard) client() *http.Client {
 		IdleConnTimeout:       30 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// Go's default is 10 MiB; no server a source reads needs more
+		// than a few KiB.
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 	}
 	return &http.Client{Transport: tr, CheckRedirect: g.checkRedirect}
 }

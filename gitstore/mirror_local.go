@@ -30,6 +30,10 @@ func (localTransport) NewUploadPackSession(ep *transport.Endpoint, _ transport.A
 	// go-git's endpoints make local paths absolute, so PATH never begins
 	// with "-"; "--" keeps it a path whatever the caller passes.
 	cmd := exec.Command("git", "-c", bigObjects, "upload-pack", "--", ep.Path)
+	// A hook's environment (GIT_OBJECT_DIRECTORY, GIT_NAMESPACE, ...) must
+	// not point upload-pack at another repository's objects or refs.
+	// (Transport.env drops them, and keeps git from prompting.)
+	cmd.Env = (&Transport{}).env()
 	s := &localSession{cmd: cmd}
 	cmd.Stderr = &s.stderr
 	var err error

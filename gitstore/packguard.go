@@ -25,6 +25,12 @@ var ErrObjectTooLarge = errors.New("the repository holds an object over the size
 // repository GitHub holds fetches.
 const DefaultMirrorMaxObject = 100 << 20
 
+// maxPackTrailer bounds what receivePack keeps of a stream after the
+// pack's checksum: git sends nothing there, go-git judges what a server
+// does send, and an endless stream is refused instead of spooled to disk
+// until the fetch times out.
+const maxPackTrailer = 64 << 10
+
 // receivePack reads the pack stream r into a temporary file in dir while
 // a scanner checks every object's size (for a delta, the size of the object
 // it makes) against max, inflating each into nothing. It returns the file,
@@ -47,9 +53,12 @@ func receivePack(dir string, r io.Reader, max int64) (_ *os.File, err error) {
 	if err := scanPackSizes(io.TeeReader(r, bw), max); err != nil {
 		return nil, err
 	}
-	// What follows the pack's checksum is go-git's to judge.
-	if _, err := io.Copy(bw, r); err != nil {
+	// What follows the pack's checksum is go-git's to judge, up to
+	// maxPackTrailer bytes.
+	if n, err := io.CopyN(bw, r, maxPackTrailer+1); err != nil && err != io.EOF {
 		return nil, err
+	} else if n > maxPackTrailer {
+		return nil, fmt.Errorf("%w: the remote sent more than %d bytes after the pack", errPackCorrupt, maxPackTrailer)
 	}
 	if err := bw.Flush(); err != nil {
 		return nil, err

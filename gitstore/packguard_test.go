@@ -202,3 +202,43 @@ func FuzzScanPackSizes(f *testing.F) {
 		}
 	})
 }
+
+// endless is a stream that never ends (up to a cap, after which it fails,
+// so a test of a reader that does not stop ends anyway), counting what was
+// read of it.
+type endless struct{ n, cap int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n >= e.cap {
+		return 0, errors.New("endless stream: cap reached")
+	}
+	n := int64(len(p))
+	if n > e.cap-e.n {
+		n = e.cap - e.n
+	}
+	clear(p[:n])
+	e.n += n
+	return int(n), nil
+}
+
+// TestReceivePackBoundsTrailer: what a remote sends after the pack's
+// checksum is bounded: a hostile server that follows a valid pack with an
+// endless stream had every byte of it spooled to the cache's disk until
+// the fetch timed out.
+func TestReceivePackBoundsTrailer(t *testing.T) {
+	dir := t.TempDir()
+	tail := &endless{cap: 32 << 20}
+	_, err := receivePack(dir, io.MultiReader(bytes.NewReader(packOf(packEntry(3, 6, nil, []byte("hello\n")))), tail), 1024)
+	if err == nil {
+		t.Fatal("receivePack of a pack followed by an endless stream succeeded")
+	}
+	if tail.n > maxPackTrailer+64<<10 {
+		t.Errorf("read %d bytes after the pack (%v); want at most about %d", tail.n, err, maxPackTrailer)
+	}
+	if !strings.Contains(err.Error(), "after the pack") {
+		t.Errorf("error %q does not say what was refused", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("a refused pack left %v", left)
+	}
+}

@@ -16,10 +16,16 @@ import (
 // Scheme is the URI scheme, always lower case.
 const Scheme = "readproof://"
 
+// MaxPathLen is the longest PATH. A resource's ref ends in its whole PATH
+// as one file name (Key), which git writes as a loose ref and locks as
+// NAME.lock: 250 bytes and ".lock" fit the 255-byte file names of the file
+// systems git stores refs on.
+const MaxPathLen = 250
+
 // MaxURILen is the length of the longest valid URI with its @tag: the
-// scheme, a 64-byte namespace, a 512-byte path and a 64-byte tag. A longer
-// string is refused without being quoted whole.
-const MaxURILen = len(Scheme) + 64 + 1 + 512 + 1 + 64
+// scheme, a 64-byte namespace, a MaxPathLen-byte path and a 64-byte tag. A
+// longer string is refused without being quoted whole.
+const MaxURILen = len(Scheme) + 64 + 1 + MaxPathLen + 1 + 64
 
 // ErrInvalid is wrapped by every validation error.
 var ErrInvalid = errors.New("invalid name")
@@ -53,7 +59,8 @@ func (u URI) Key() string { return u.Namespace + "/" + strings.ReplaceAll(u.Path
 // NAMESPACE is lower-case letters, digits, '-', '_' and '.', starting with a
 // letter or digit, at most 64 bytes. PATH is one or more segments separated by
 // '/', each of letters, digits, '-', '_' and '.', starting with a letter,
-// digit or '_', not ending in '.' or ".lock"; at most 512 bytes. TAG follows
+// digit or '_', not ending in '.' or ".lock"; at most MaxPathLen (250) bytes
+// in all. TAG follows
 // ValidateTag.
 func ParseURI(s string) (URI, error) {
 	bad := func(why string) (URI, error) {
@@ -122,8 +129,8 @@ func validatePath(p string) error {
 	if p == "" {
 		return errors.New("empty path")
 	}
-	if len(p) > 512 {
-		return errors.New("path longer than 512 bytes")
+	if len(p) > MaxPathLen {
+		return fmt.Errorf("path of %d bytes is longer than %d bytes (it names one git ref file); shorten it", len(p), MaxPathLen)
 	}
 	// Each '/'-separated segment in turn, as strings.Split would give them,
 	// without allocating the list (Validate parses every entry's URI).

@@ -2,6 +2,8 @@ package identity
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -147,6 +149,37 @@ func TestNameErrorsSayWhy(t *testing.T) {
 		err := ValidateRunID(name)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ValidateRunID(%q) = %v, want it to say %s", name, err, want)
+		}
+	}
+}
+
+// TestValidPathsNameLooseRefs: a resource's ref ends in its whole PATH as
+// one file name (Key joins the segments with '+'), which git writes as a
+// loose ref and locks as NAME.lock: every PATH ParseURI accepts must make
+// a file name the file system takes (255 bytes on Linux, macOS and
+// Windows). A longer one was accepted by resource add, then every run
+// failed writing the ref ("file name too long").
+func TestValidPathsNameLooseRefs(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{100, MaxPathLen - 1, MaxPathLen, MaxPathLen + 1, 300, 512} {
+		p := strings.Repeat("a", n)
+		if n > 120 {
+			p = strings.Repeat("b", 100) + "/" + strings.Repeat("c", n-101)
+		}
+		u, err := ParseURI("readproof://ns/" + p)
+		if n > MaxPathLen {
+			if err == nil || !strings.Contains(err.Error(), "longer than") {
+				t.Errorf("%d-byte path: %v, want refused as too long", n, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%d-byte path: %v", n, err)
+			continue
+		}
+		name := u.Key()[strings.LastIndexByte(u.Key(), '/')+1:] + ".lock"
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Errorf("%d-byte path: its ref's lock file: %v", n, err)
 		}
 	}
 }

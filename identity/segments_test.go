@@ -11,8 +11,8 @@ func validatePathSplit(p string) error {
 	if p == "" {
 		return fmt.Errorf("empty path")
 	}
-	if len(p) > 512 {
-		return fmt.Errorf("path longer than 512 bytes")
+	if len(p) > MaxPathLen {
+		return fmt.Errorf("path of %d bytes is longer than %d bytes (it names one git ref file); shorten it", len(p), MaxPathLen)
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if err := validateSegment(seg); err != nil {

@@ -48,9 +48,11 @@ type Env struct {
 
 // NetPolicy bounds network sources.
 type NetPolicy struct {
-	AllowHosts   []string
-	AllowCIDRs   []netip.Prefix
-	Timeout      time.Duration
+	AllowHosts []string
+	AllowCIDRs []netip.Prefix
+	Timeout    time.Duration
+	// MaxRedirects is how many redirects a fetch follows: 0 means
+	// DefaultMaxRedirects, a negative number none.
 	MaxRedirects int
 }
 

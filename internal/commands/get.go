@@ -139,9 +139,10 @@ func runInspect(_ context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "uri:\t%s\n", ref)
 		if in.Definition != nil {
 			src := in.Definition.Source // redacted when stored
-			fmt.Fprintf(tw, "source:\t%s · %s\n", src.Type, src.Describe())
+			// The policy file's text: format characters escaped.
+			fmt.Fprintf(tw, "source:\t%s · %s\n", src.Type, text.Escape(src.Describe()))
 			for _, k := range manifest.SortedKeys(src.Headers) {
-				fmt.Fprintf(tw, "header:\t%s: %s\n", k, src.Headers[k])
+				fmt.Fprintf(tw, "header:\t%s: %s\n", k, text.Escape(src.Headers[k]))
 			}
 			if src.TokenEnv != "" {
 				fmt.Fprintf(tw, "token:\tfrom $%s\n", src.TokenEnv)

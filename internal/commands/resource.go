@@ -14,11 +14,13 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/adapters/sourcespec"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -298,7 +300,9 @@ func addFlagOf(key string, opts resourceAddOptions) (string, bool) {
 	case k == "source.path":
 		return with("--path", opts.Path)
 	case k == "source.url":
-		return with("--url", opts.URL)
+		// The refusal may be of the credentials the URL carries: never
+		// repeated.
+		return with("--url", sourcespec.RedactURL(opts.URL))
 	case k == "source.owner":
 		return with("--owner", opts.Owner)
 	case k == "source.repo":
@@ -306,7 +310,7 @@ func addFlagOf(key string, opts resourceAddOptions) (string, bool) {
 	case k == "source.ref":
 		return with("--ref", opts.Ref)
 	case k == "source.api_base":
-		return with("--api-base", opts.APIBase)
+		return with("--api-base", sourcespec.RedactURL(opts.APIBase))
 	case k == "source.token_env":
 		return with("--token-env", opts.TokenEnv)
 	case k == "content_type":
@@ -394,7 +398,7 @@ func runResourceList(_ context.Context, e *env) error {
 			if tags == "" {
 				tags = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.URI, r.Source.Type+" · "+r.Source.Describe(), describePolicy(r.Policy), cur, tags)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.URI, r.Source.Type+" · "+text.Escape(r.Source.Describe()), describePolicy(r.Policy), cur, tags)
 		}
 		return tw.Flush()
 	})

@@ -86,6 +86,13 @@ func AppendResourceThen(path string, r Resource, beforeWrite func() error) (err 
 	if r.URI.Namespace == "" || r.URI.Path == "" {
 		return &Error{File: name, Key: newKey(f, "uri"), Msg: "missing uri", Hint: "give the resource a readproof://NAMESPACE/PATH identity"}
 	}
+	for i := range f.Resources {
+		if have := &f.Resources[i]; have.URI.Namespace == r.URI.Namespace && have.URI.Path != r.URI.Path && strings.EqualFold(have.URI.Path, r.URI.Path) {
+			return &Error{File: name, Line: have.Line, Key: fmt.Sprintf("resource[%d].uri", i+1), Err: ErrDuplicate,
+				Msg:  caseCollision(r.URI, have.URI, have.Line),
+				Hint: "choose another URI, or edit that [[resource]] block instead"}
+		}
+	}
 	if have, ok := f.Lookup(r.URI); ok {
 		idx := 1
 		for i := range f.Resources {

@@ -57,7 +57,7 @@ func (c *checker) build(f *File, raw *rawFile) {
 	f.ProbeKey = c.keyFile(root.child("probe").child("key"), raw.Probe.Key, f.Dir)
 	f.ReceiptsKey = c.keyFile(root.child("receipts").child("key"), raw.Receipts.Key, f.Dir)
 
-	seen := make(map[[2]string]*keyPath, len(raw.Resource))
+	seen := make(map[[2]string]seenURI, len(raw.Resource))
 	if len(raw.Resource) > 0 {
 		f.Resources = make([]Resource, 0, len(raw.Resource))
 	}
@@ -67,6 +67,20 @@ func (c *checker) build(f *File, raw *rawFile) {
 			f.Resources = append(f.Resources, r)
 		}
 	}
+}
+
+// seenURI is the first resource declaring a URI, and the URI's path as
+// it declared it.
+type seenURI struct {
+	p    *keyPath
+	path string
+}
+
+// caseCollision is the refusal of u, which differs from other only in
+// letter case.
+func caseCollision(u, other identity.URI, line int) string {
+	return fmt.Sprintf("%s differs only in letter case from %s (line %d): their refs would be one file on the case-insensitive file systems of macOS and Windows",
+		u.String(), other.String(), line)
 }
 
 func (c *checker) sources(f *File, s rawSources) {
@@ -241,9 +255,9 @@ func (c *checker) size(p *keyPath, v any) int64 {
 
 // resource checks the resource at p, resource[n].
 //
-// seen maps each URI declared so far (namespace and path) to the first
-// resource declaring it.
-func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]string]*keyPath) (Resource, bool) {
+// seen maps each URI declared so far (namespace and path, the path in
+// lower case) to the first resource declaring it.
+func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]string]seenURI) (Resource, bool) {
 	r := Resource{Line: c.lineOf(p)}
 	before := len(c.errs)
 
@@ -255,11 +269,14 @@ func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]str
 	} else if u.Tag != "" {
 		c.add(p.child("uri"), fmt.Sprintf("a declared URI cannot carry a tag (@%s)", u.Tag),
 			fmt.Sprintf("declare %s; tags are set with readproof tag set and read as %s", u.String(), u.Ref()), nil)
-	} else if first, dup := seen[[2]string{u.Namespace, u.Path}]; dup {
+	} else if first, dup := seen[[2]string{u.Namespace, strings.ToLower(u.Path)}]; dup && first.path == u.Path {
 		c.add(p.child("uri"), fmt.Sprintf("%s is declared twice, at line %d and again at line %d",
-			u.String(), c.lineOf(first.child("uri")), c.lineOf(p.child("uri"))), "remove or rename one of the two [[resource]] blocks", ErrDuplicate)
+			u.String(), c.lineOf(first.p.child("uri")), c.lineOf(p.child("uri"))), "remove or rename one of the two [[resource]] blocks", ErrDuplicate)
+	} else if dup {
+		other := identity.URI{Namespace: u.Namespace, Path: first.path}
+		c.add(p.child("uri"), caseCollision(u, other, c.lineOf(first.p.child("uri"))), "rename one of the two [[resource]] blocks", ErrDuplicate)
 	} else {
-		seen[[2]string{u.Namespace, u.Path}] = p
+		seen[[2]string{u.Namespace, strings.ToLower(u.Path)}] = seenURI{p, u.Path}
 		r.URI = u
 	}
 

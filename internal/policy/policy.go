@@ -374,6 +374,12 @@ func (f *File) Lookup(u identity.URI) (*Resource, bool) {
 
 // AdapterEnv is what the file allows sources to do.
 func (f *File) AdapterEnv() sourcespec.Env {
+	// max_redirects = 0 follows none; to the adapters 0 is "unset" (the
+	// default) and a negative number none.
+	redirects := f.Network.MaxRedirects
+	if redirects == 0 {
+		redirects = -1
+	}
 	return sourcespec.Env{
 		BaseDir:  f.Dir,
 		Roots:    append([]string(nil), f.Roots...),
@@ -382,7 +388,7 @@ func (f *File) AdapterEnv() sourcespec.Env {
 			AllowHosts:   append([]string(nil), f.Network.AllowHosts...),
 			AllowCIDRs:   append(f.Network.AllowCIDRs[:0:0], f.Network.AllowCIDRs...),
 			Timeout:      f.Network.Timeout,
-			MaxRedirects: f.Network.MaxRedirects,
+			MaxRedirects: redirects,
 		},
 		MaxBytes: f.Defaults.MaxBytes,
 		CacheDir: f.CacheDir,
