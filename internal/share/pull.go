@@ -327,6 +327,7 @@ func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem 
 		return false, err
 	}
 	named := local.named()
+	var otherNames []RunRef
 	for id, r := range rem.runs {
 		if identity.ValidateRunID(id) != nil {
 			continue
@@ -334,6 +335,24 @@ func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem 
 		l := local.runs[id]
 		if l == "" || (l != r && !named[r] && !local.conflicts[id][r]) {
 			return false, nil
+		}
+		if l != r && named[r] && !local.conflicts[id][r] {
+			otherNames = append(otherNames, RunRef{RunID: id, Manifest: string(r)})
+		}
+	}
+	if len(otherNames) > 0 {
+		// A manifest this store names under another id: the remote's name
+		// for it must hold (a run renamed after it was pushed keeps its
+		// old name there), or the pull plans, and refuses, it.
+		heads := []gitstore.OID{local.main}
+		if rem.main != "" {
+			if ok, err := g.Has(rem.main); err == nil && ok {
+				heads = append(heads, rem.main)
+			}
+		}
+		failures, err := checkRunNames(g, otherNames, verifiedSet{}, &journalRenames{g: g, heads: heads})
+		if err != nil || len(failures) > 0 {
+			return false, err
 		}
 	}
 	for _, set := range local.conflicts {

@@ -28,6 +28,13 @@ type planner struct {
 	finalRuns    map[string]gitstore.OID // run refs after this pull
 	named        map[gitstore.OID]bool   // manifests a final run ref names
 	newConflicts map[string][]string     // run id -> manifests kept as conflicts here
+	// otherNames are remote run refs whose manifest a run ref here names
+	// under another id, while this store's run of that id names another
+	// manifest: no conflict is kept (the manifest is named), but the name
+	// must hold as a conflict's would (checkRunNames): a remote run tag
+	// force-moved onto another run's manifest is refused, as clone and
+	// verify refuse it.
+	otherNames []RunRef
 
 	manifests map[gitstore.OID]bool   // to verify entry by entry
 	adopted   map[gitstore.OID]string // manifest -> run id, newly named here
@@ -82,6 +89,7 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 			runNames = append(runNames, RunRef{RunID: c.RunID, Manifest: m})
 		}
 	}
+	runNames = append(runNames, p.otherNames...)
 	names, err := checkRunNames(g, runNames, verified, &journalRenames{g: g, heads: []gitstore.OID{p.local.main, p.rem.main}})
 	if err != nil {
 		return nil, nil, err
@@ -136,6 +144,9 @@ func (p *planner) runs() {
 		// the same manifest under the same id is no conflict (addConflict
 		// would find it named): skipped before the id is checked again
 		if l := local.runs[id]; l != "" && l != rem.runs[id] && identity.ValidateRunID(id) == nil {
+			if m := rem.runs[id]; p.named[m] && !local.conflicts[id][m] {
+				p.otherNames = append(p.otherNames, RunRef{RunID: id, Manifest: string(m)})
+			}
 			p.addConflict(id, rem.runs[id])
 		}
 	}
