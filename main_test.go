@@ -146,6 +146,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	// httpserve, httpcount: an httptest source and its request count (main_http_test.go)
 	"httpserve": httpServeCmd,
 	"httpcount": httpCountCmd,
+	// githttp NAME BASEDIR USER PASS: git http-backend behind Basic auth, sets $NAME_ADDR (main_http_test.go)
+	"githttp": gitHTTPCmd,
 	// extract-probe-line: the probe line `run mount --probe` printed (main_probe_test.go)
 	"extract-probe-line": extractProbeLineCmd,
 	// halfdone GITDIR abort|reopen RUN: the refs a killed abort or reopen leaves (process_abort_test.go)

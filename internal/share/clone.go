@@ -29,6 +29,10 @@ import (
 // the next clone into dir. A new store has nothing to protect, so the
 // fetch writes the shared refs and origin's tracking refs directly.
 func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult, err error) {
+	if err := gitstore.CheckURLPassword("origin", url); err != nil {
+		// before anything is made: the URL would be kept in the config
+		return nil, fmt.Errorf("clone %s: %w", gitstore.RedactURL(url), err)
+	}
 	if gitstore.IsStore(dir) {
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, gitstore.ErrExists), "pull into it instead: readproof --store "+dir+" pull")
 	}
