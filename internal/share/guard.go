@@ -145,9 +145,27 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 // unreachable is err of operation what ("pull origin") on remote, with
 // the hint to check that git reaches it.
 func unreachable(g gitstore.Store, remote, what string, err error) error {
+	if damagedMessage(err.Error()) {
+		return hint.With(fmt.Errorf("%s: %w", what, err), damagedHint)
+	}
 	return hint.With(fmt.Errorf("%s: %w", what, err),
 		"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+text.ShellArg(g.Path())+" ls-remote "+text.ShellArg(remote))
 }
+
+// damagedMessage: git's words for a remote whose refs name objects it does
+// not hold (a disk fault, a file removed under objects/, a broken backup):
+// its receive-pack refuses a push on top of them, its upload-pack will not
+// send them. The remote is reachable; checking the network does not help.
+func damagedMessage(s string) bool {
+	for _, p := range []string{"missing necessary objects", "not our ref", "bad object", "did not send all necessary objects"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+const damagedHint = "the remote is reachable but damaged: its refs name objects it does not hold (`git fsck` in the remote repository lists them); nothing was changed here or there. Ask its owner to restore them from a backup, or seed a new remote from a store that holds every run (readproof verify; readproof remote init PATH; readproof push to it)"
 
 func notStore(remote, what, why string) error {
 	err := fmt.Errorf("%s: %w: %s; nothing was fetched or sent", what, ErrNotStore, why)

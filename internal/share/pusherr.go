@@ -149,6 +149,11 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 		return pullFirst(remote, err)
 	case failDenied:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrDenied, orText(list, "the server gave no ref verdicts"), msg.String())
+		if damagedMessage(e.Error()) {
+			// receive-pack cannot check the push's objects against refs
+			// that name objects it lacks: not a permission or a hook
+			return hint.With(e, damagedHint)
+		}
 		return hint.With(e, "pulling will not help: the server's reason is above (permissions, a hook or a protected ref); nothing was changed on the remote")
 	case failStorage:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())
