@@ -71,13 +71,10 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// refs are listed.
 	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true)
 	if err != nil {
-		switch {
-		case damagedMessage(err.Error()):
-			err = hint.With(err, damagedHint)
-		case !errors.Is(err, ErrNotStore):
+		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
 			// clone removes again.
-			err = hint.With(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown))
+			err = hint.With(err, transportHint(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown)))
 		}
 		return nil, err
 	}
@@ -126,10 +123,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false)
 		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {
 			<-pre
-			if damagedMessage(err.Error()) {
-				return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), damagedHint)
-			}
-			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown))
+			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), transportHint(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown)))
 		}
 		refs = again
 	}
