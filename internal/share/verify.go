@@ -10,6 +10,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -161,7 +162,7 @@ func checkObservation(g gitstore.Store, id gitstore.OID, uri string, verified ve
 		return err
 	}
 	if o.URI != uri {
-		return fmt.Errorf("observation %s: observation of %s on the chain of %s", id, o.URI, uri)
+		return fmt.Errorf("observation %s: observation of %s on the chain of %s", id, text.Printable(o.URI), uri)
 	}
 	content, err := gitstore.FileAt(g, c.Tree, "content")
 	if err != nil {
@@ -205,10 +206,7 @@ func checkTagMoves(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 	}
 	uri := u.String()
 	return checkChainCommits(ctx, g, t, "tag moves of "+key, "tag "+uri+"@"+tag, func(g gitstore.Store, id gitstore.OID, verified verifiedSet) error {
-		if ts, _, err := tagAt(g, id); err == nil && (ts.URI != uri || ts.Tag != tag) {
-			return fmt.Errorf("tag move %s: move of %s@%s on the chain of %s@%s", id, ts.URI, ts.Tag, uri, tag)
-		}
-		return checkTag(g, id, verified)
+		return checkTagOf(g, id, uri, tag, verified)
 	}, tip, old, verified)
 }
 
@@ -245,9 +243,17 @@ func tagAt(g gitstore.Store, id gitstore.OID) (*store.TagState, gitstore.Commit,
 // checkTag verifies a tag move (a tag chain's commit): a live tag's content file is its
 // snapshot, which hashes to the recorded content hash.
 func checkTag(g gitstore.Store, id gitstore.OID, verified verifiedSet) error {
+	return checkTagOf(g, id, "", "", verified)
+}
+
+// checkTagOf is checkTag for a move on the chain of uri@tag ("" for any).
+func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified verifiedSet) error {
 	t, c, err := tagAt(g, id)
 	if err != nil {
 		return err
+	}
+	if uri != "" && (t.URI != uri || t.Tag != tag) {
+		return fmt.Errorf("tag move %s: move of %s on the chain of %s@%s", id, text.Printable(t.URI+"@"+t.Tag), uri, tag)
 	}
 	if t.Deleted {
 		return nil
