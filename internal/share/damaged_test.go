@@ -67,3 +67,36 @@ func TestRemoteMissingObjects(t *testing.T) {
 		t.Fatalf("a failed clone left %s (%v)", dst, serr)
 	}
 }
+
+// TestPushFromDamagedStore: a store that lacks an object its own refs name
+// (a snapshot blob removed from objects/) cannot send it: git's
+// pack-objects fails here ("unable to read"), and the remote reports an
+// unpacker error. The push says the fault is this store's and points at
+// `readproof verify`; before, it blamed the remote's "permissions, a hook
+// or a protected ref". Nothing reaches the remote.
+func TestPushFromDamagedStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	alice := newProject(t, map[string]string{"doc": "one\n"})
+	addRemote(t, alice, "origin", shared)
+	m := alice.run(t, "r1", "doc")
+	blob := m.Entries[0].Snapshot
+	if err := os.Remove(filepath.Join(alice.path(), "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err) // a new store keeps its objects loose
+	}
+	before := allRefs(t, shared)
+	_, err := Push(ctx, alice.s, "origin", Options{})
+	if err == nil {
+		t.Fatal("push of a store that lacks a snapshot succeeded")
+	}
+	if h := hint.Of(err); !strings.Contains(err.Error(), blob) || !strings.Contains(h, "readproof verify") || strings.Contains(h, "permissions") {
+		t.Fatalf("push of a store that lacks %s: %v\nhint: %s\nwant the missing object named and a hint to run readproof verify here", blob, err, h)
+	}
+	if errors.Is(err, ErrDenied) || errors.Is(err, ErrRejected) {
+		t.Fatalf("push of a damaged store reads as the remote's refusal: %v", err)
+	}
+	if after := allRefs(t, shared); after != before {
+		t.Fatalf("a failed push changed the remote:\n%s\n%s", before, after)
+	}
+}
