@@ -253,6 +253,11 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 		if err := gitstore.CheckRemoteURL(remote, configured); err != nil {
 			return nil, nil, err
 		}
+		if gitstore.CheckURLPassword(remote, configured) != nil {
+			// written by git config or by a readproof before session 17
+			opts.notice("readproof: warning: the URL of remote %s in the store's config holds a password (%s), readable by whoever reads the store: give it to git's credential helper and set the URL without it (readproof remote rm %s, then readproof remote add %s URL)\n",
+				remote, gitstore.RedactURL(configured), remote, remote)
+		}
 	}
 	// A remote on this machine is listed in place once the configuration
 	// says git lists it there (gitstore.LsRemoteHead): the URL question
