@@ -382,6 +382,9 @@ func runPull(ctx context.Context, e *env, args []string) error {
 			return syncErr(err)
 		}
 		warnVerdictMACs(e, res, keys, keyPath, keyWarn)
+		if res.JournalUnrelated {
+			e.say("readproof: warning: %s's journal shared no history with this store's: its runs come from stores this one had never exchanged with, and are now part of it (a first exchange, or another team's remote: check its URL with `readproof remote list`); a push sends this store's runs there", remote)
+		}
 		reportConflicts(e, res.RunConflicts, res.TagConflicts)
 		reportRefusedProposals(e, res.ProposalsRefused, res.ProposalsStale)
 		if e.json {

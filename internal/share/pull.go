@@ -117,6 +117,10 @@ type PullResult struct {
 	Tags      []string `json:"tags_updated"`
 	// Journal is "unchanged", "adopted", "fast-forward" or "merged".
 	Journal string `json:"journal"`
+	// JournalUnrelated: the remote's journal, merged, shares no commit
+	// with this store's: its runs come from stores this one had never
+	// exchanged with (a first exchange, or another team's remote).
+	JournalUnrelated bool `json:"journal_unrelated"`
 	// Recorded lists manifests that were not on the remote's journal and
 	// were recorded on the local one, so main reaches every manifest.
 	Recorded []RunRef `json:"recorded"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -407,8 +408,34 @@ func (p *planner) journal() error {
 		p.newMain, p.res.Journal = r, "fast-forward"
 	case diverged:
 		p.journalMerge, p.res.Journal = true, "merged"
+		p.res.JournalUnrelated = unrelatedHistory(p.g, commits)
 	}
 	return nil
+}
+
+// unrelatedHistory reports whether commits, every commit new on the remote
+// journal (reachable from its tip, not from the local one), hold all of its
+// history but a journal root: the local journal reaches none of the
+// remote's commits except, at most, the root `readproof init` wrote, which
+// two stores made in the same second share (its time is its one varying
+// field) and which records nothing.
+func unrelatedHistory(g gitstore.Store, commits []gitstore.RevListCommit) bool {
+	in := make(map[gitstore.OID]bool, len(commits))
+	for _, c := range commits {
+		in[c.ID] = true
+	}
+	for _, c := range commits {
+		for _, parent := range c.Parents {
+			if in[parent] {
+				continue
+			}
+			pc, err := commitFields(g, parent)
+			if err != nil || len(pc.Parents) != 0 || !strings.HasPrefix(pc.Message, "initialize readproof store") {
+				return false
+			}
+		}
+	}
+	return len(commits) > 0
 }
 
 // recordJournal writes the journal merge and records on the journal every
