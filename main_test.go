@@ -113,6 +113,15 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			switch cond {
 			case "git":
 				return gitErr == nil, nil
+			case "http-backend":
+				// git http-backend, which githttp serves (some git packages
+				// ship it apart)
+				out, err := exec.Command("git", "--exec-path").Output()
+				if err != nil {
+					return false, nil
+				}
+				_, err = os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-http-backend"))
+				return err == nil, nil
 			case "root":
 				// permission bits do not stop root: tests of a read-only
 				// store skip as root.
