@@ -408,7 +408,11 @@ func (p *planner) journal() error {
 		p.newMain, p.res.Journal = r, "fast-forward"
 	case diverged:
 		p.journalMerge, p.res.Journal = true, "merged"
-		p.res.JournalUnrelated = unrelatedHistory(p.g, commits)
+		// a store whose journal is its root alone (a new teammate's
+		// `readproof init`) has nothing of its own to mix or send
+		if lc, err := commitFields(p.g, p.local.main); err == nil && len(lc.Parents) > 0 {
+			p.res.JournalUnrelated = unrelatedHistory(p.g, commits)
+		}
 	}
 	return nil
 }

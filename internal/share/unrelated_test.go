@@ -12,13 +12,13 @@ import (
 // no commit with the local one but a root says so (journal_unrelated),
 // whether the two roots `readproof init` wrote are one commit (made in the
 // same second) or two; a store whose journal is its root alone (a new
-// teammate's `readproof init`: its journal fast-forwards), and a pull from
-// a remote whose journal the store holds part of, do not.
+// teammate's `readproof init`, merged when its root is not the remote's),
+// and a pull from a remote whose journal the store holds part of, do not.
 func TestPullSaysJournalUnrelated(t *testing.T) {
 	t.Parallel()
-	// reroot gives p's journal a root of another second, as a store made
-	// at another time has, and records p's runs again on it.
-	reroot := func(p *project, runs ...string) {
+	// reroot gives p's journal a root made ago before its own, as a store
+	// made at another time has, and records runs on it.
+	reroot := func(p *project, ago time.Duration, runs ...string) {
 		t.Helper()
 		g := p.s.Git()
 		old, err := g.Ref(store.JournalRef)
@@ -32,11 +32,13 @@ func TestPullSaysJournalUnrelated(t *testing.T) {
 		if len(c.Parents) != 0 {
 			t.Fatalf("%s: main is not the root", p.dir)
 		}
-		c.Author.When = c.Author.When.Add(-time.Hour)
-		c.Committer.When = c.Author.When
-		root, err := g.PutCommit(c)
+		sig := gitstore.Signature{Name: c.Author.Name, Email: c.Author.Email, When: c.Author.When.Add(-ago)}
+		root, err := g.PutCommit(gitstore.Commit{Tree: c.Tree, Author: sig, Committer: sig, Message: c.Message})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if root == old {
+			t.Fatalf("%s: the new root is the old one", p.dir)
 		}
 		if err := g.Update(gitstore.RefUpdate{Name: store.JournalRef, Old: old, New: root}); err != nil {
 			t.Fatal(err)
@@ -71,8 +73,8 @@ func TestPullSaysJournalUnrelated(t *testing.T) {
 			zed.run(t, "z-1", "doc")
 		} else {
 			alice.run(t, "a-1", "doc")
-			reroot(zed, "z-1")
-			reroot(carol)
+			reroot(zed, time.Hour, "z-1")
+			reroot(carol, 2*time.Hour) // not zed's new root, which the remote holds once zed pushed
 		}
 		addRemote(t, alice, "origin", shared)
 		mustPush(t, alice, "origin")
@@ -84,7 +86,6 @@ func TestPullSaysJournalUnrelated(t *testing.T) {
 				addRemote(t, c.p, "origin", shared)
 			}
 			res := mustPull(t, c.p, "origin")
-			t.Logf("same root %v: %s: journal %s, unrelated %v", sameRoot, c.p.dir, res.Journal, res.JournalUnrelated)
 			if res.JournalUnrelated != c.want {
 				t.Fatalf("same root %v: pull into %s: journal %s, journal_unrelated %v, want %v", sameRoot, c.p.dir, res.Journal, res.JournalUnrelated, c.want)
 			}
