@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"net/http"
+	"net/http/cgi"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -90,4 +93,34 @@ func httpCountCmd(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("server %s got %d requests with the expected Authorization, want %d", args[0], got, wantAuth)
 		}
 	}
+}
+
+// gitHTTPCmd serves the bare repositories under BASEDIR over git's smart
+// HTTP protocol (git http-backend, receive-pack on) on 127.0.0.1, behind a
+// handler that demands Basic authentication as USER:PASS (401 with a
+// WWW-Authenticate challenge otherwise): `githttp NAME BASEDIR USER PASS`.
+// Sets $NAME_ADDR (127.0.0.1:PORT).
+func gitHTTPCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: githttp NAME BASEDIR USER PASS")
+	}
+	name, base, user, pass := args[0], ts.MkAbs(args[1]), args[2], args[3]
+	out, err := exec.Command("git", "--exec-path").Output()
+	ts.Check(err)
+	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		ts.Fatalf("git http-backend not found: %v", err)
+	}
+	h := &cgi.Handler{Path: backend, InheritEnv: []string{"PATH"},
+		Env: []string{"GIT_PROJECT_ROOT=" + base, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != user || p != pass {
+			w.Header().Set("WWW-Authenticate", `Basic realm="runs"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv(name+"_ADDR", strings.TrimPrefix(srv.URL, "http://"))
 }

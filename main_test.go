@@ -113,6 +113,15 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			switch cond {
 			case "git":
 				return gitErr == nil, nil
+			case "http-backend":
+				// git http-backend, which githttp serves (some git packages
+				// ship it apart)
+				out, err := exec.Command("git", "--exec-path").Output()
+				if err != nil {
+					return false, nil
+				}
+				_, err = os.Stat(filepath.Join(strings.TrimSpace(string(out)), "git-http-backend"))
+				return err == nil, nil
 			case "root":
 				// permission bits do not stop root: tests of a read-only
 				// store skip as root.
@@ -146,6 +155,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	// httpserve, httpcount: an httptest source and its request count (main_http_test.go)
 	"httpserve": httpServeCmd,
 	"httpcount": httpCountCmd,
+	// githttp NAME BASEDIR USER PASS: git http-backend behind Basic auth, sets $NAME_ADDR (main_http_test.go)
+	"githttp": gitHTTPCmd,
 	// extract-probe-line: the probe line `run mount --probe` printed (main_probe_test.go)
 	"extract-probe-line": extractProbeLineCmd,
 	// halfdone GITDIR abort|reopen RUN: the refs a killed abort or reopen leaves (process_abort_test.go)

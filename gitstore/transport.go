@@ -421,6 +421,29 @@ func CheckRemoteURL(name, url string) error {
 	return nil
 }
 
+// CheckURLPassword refuses a URL for remote name that holds a password
+// (user:password@, in any scheme, also inside a remote-helper URL): a
+// remote's URL is kept in the store's config, and readproof never stores a
+// credential. git's own transfer.credentialsInUrl=die refuses the same
+// URLs. A lone user@ is kept: git asks a credential helper for its
+// password.
+func CheckURLPassword(name, url string) error {
+	found := false
+	bare := urlUserinfoAny().ReplaceAllStringFunc(url, func(m string) string {
+		scheme, info, _ := strings.Cut(m, "://")
+		if strings.Contains(info, ":") {
+			found = true
+			return scheme + "://"
+		}
+		return m
+	})
+	if !found {
+		return nil
+	}
+	return hint.With(fmt.Errorf("remote %s: URL %q holds a password: readproof never stores a credential, and a remote's URL is kept in the store's config", name, RedactURL(url)),
+		"give the URL without it, "+text.ShellArg(bare)+", and let git's credential helper supply it (git config --global credential.helper NAME; `git help credential`), or use an ssh URL; nothing was written")
+}
+
 // remoteHelper returns the transport of a "<transport>::<address>" URL,
 // as git's transport_get reads one.
 func remoteHelper(url string) (string, bool) {
@@ -452,6 +475,9 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 		return "", err
 	}
 	if err := CheckRemoteURL(name, url); err != nil {
+		return "", err
+	}
+	if err := CheckURLPassword(name, url); err != nil {
 		return "", err
 	}
 	taken, rewrites, hides, listed, err := t.remoteTaken(ctx, name)

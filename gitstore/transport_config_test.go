@@ -43,7 +43,7 @@ func TestAddRemoteSameBytes(t *testing.T) {
 	_, tr := newTransport(t)
 	specs := []string{"+refs/tags/readproof/runs/*:refs/readproof-remotes/o/runs/*", "+refs/heads/main*:refs/readproof-remotes/o/main*"}
 	urls := []string{"/srv/a.git", "git://127.0.0.1:9418/shared.git", "/srv/with space/a#b;c.git", " lead", "trail ",
-		`/srv/quote"back\slash`, "/srv/tab\there", "https://user:tok@example.invalid/r.git", "host:path/r.git"}
+		`/srv/quote"back\slash`, "/srv/tab\there", "https://user@example.invalid/r.git", "host:path/r.git"}
 	// Two bare repositories made once; each case starts them again from
 	// the config git init wrote (the commands compared write nothing else).
 	dirs := [2]string{}

@@ -45,6 +45,7 @@ const (
 	ExitMismatch    = 3   // a proof failed: replay mismatch, evidence or store verification failure, strict claims
 	ExitCannotCheck = 4   // a check could not run to completion (verify)
 	ExitDrift       = 5   // status --exit-code: a source no longer matches its snapshot or tag
+	ExitConflicts   = 6   // conflicts list --exit-code: a pull left conflicts to settle
 	ExitInterrupted = 130 // interrupted by a signal
 )
 

@@ -218,11 +218,16 @@ func conflictsCommand() *cli.Command {
 				Name:    "list",
 				Aliases: []string{"ls"},
 				Usage:   "list run ids with more than one manifest and tags that moved on both sides",
+				Description: "A pull that finds conflicts exits 0 (everything else was adopted). With --exit-code the exit\n" +
+					"status is 6 while any conflict is pending, so a script can tell after `pull` and `push`.",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "exit-code", Usage: "exit with status 6 while a conflict is pending"},
+				},
 				Action: func(c *cli.Context) error {
-					if err := needArgs(c, 0, 0, ""); err != nil {
+					if err := needArgs(c, 0, 0, "[--exit-code]"); err != nil {
 						return err
 					}
-					return withEnv(c, func(e *env) error { return runConflictsList(c.Context, e) })
+					return withEnv(c, func(e *env) error { return runConflictsList(c.Context, e, c.Bool("exit-code")) })
 				},
 			},
 			{
@@ -377,6 +382,9 @@ func runPull(ctx context.Context, e *env, args []string) error {
 			return syncErr(err)
 		}
 		warnVerdictMACs(e, res, keys, keyPath, keyWarn)
+		if res.JournalUnrelated {
+			e.say("readproof: warning: %s's journal shared no history with this store's: its runs come from stores this one had never exchanged with, and are now part of it (a first exchange, or another team's remote: check its URL with `readproof remote list`); a push sends this store's runs there", remote)
+		}
 		reportConflicts(e, res.RunConflicts, res.TagConflicts)
 		reportRefusedProposals(e, res.ProposalsRefused, res.ProposalsStale)
 		if e.json {
@@ -409,42 +417,51 @@ func keyPathOrDefault(p string) string {
 	return p
 }
 
-// runConflictsList is `readproof conflicts list`.
-func runConflictsList(_ context.Context, e *env) error {
+// runConflictsList is `readproof conflicts list`; with exitCode, it fails
+// with ExitConflicts while a conflict is pending.
+func runConflictsList(_ context.Context, e *env, exitCode bool) error {
 	return e.withStore(func(s *store.Store) error {
 		rep, err := share.Conflicts(s)
 		if err != nil {
 			return err
 		}
-		if e.json {
-			return printJSON(e.out, rep)
+		if err := printConflicts(e, rep); err != nil || !exitCode || rep.Empty() {
+			return err
 		}
-		if rep.Empty() {
-			e.say("no conflicts")
-			return nil
-		}
-		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
-		if len(rep.Runs) > 0 {
-			fmt.Fprintln(tw, "RUN\tLOCAL MANIFEST\tOTHER MANIFESTS")
-			for _, r := range rep.Runs {
-				local := r.Local
-				if local == "" {
-					local = "-"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.RunID, local, strings.Join(r.Others, " "))
-			}
-		}
-		if len(rep.Tags) > 0 {
-			if len(rep.Runs) > 0 {
-				fmt.Fprintln(tw)
-			}
-			fmt.Fprintln(tw, "TAG\tLOCAL\tREMOTE\tREMOTE SET_AT")
-			for _, t := range rep.Tags {
-				fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", t.URI, t.Tag, tagValue(t.Local), tagValue(t.Remote), t.Remote.SetAt.Format(time.RFC3339))
-			}
-		}
-		return tw.Flush()
+		return withCode(ExitConflicts, hint.With(fmt.Errorf("conflicts: %s and %s pending", text.Count(len(rep.Runs), "run id", "run ids"), text.Count(len(rep.Tags), "tag", "tags")),
+			"give a run another id with `readproof conflicts rename RUN NEW-ID`, settle a tag with `readproof conflicts resolve URI TAG --take local|remote`, then push"))
 	})
+}
+
+func printConflicts(e *env, rep *share.ConflictReport) error {
+	if e.json {
+		return printJSON(e.out, rep)
+	}
+	if rep.Empty() {
+		e.say("no conflicts")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
+	if len(rep.Runs) > 0 {
+		fmt.Fprintln(tw, "RUN\tLOCAL MANIFEST\tOTHER MANIFESTS")
+		for _, r := range rep.Runs {
+			local := r.Local
+			if local == "" {
+				local = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.RunID, local, strings.Join(r.Others, " "))
+		}
+	}
+	if len(rep.Tags) > 0 {
+		if len(rep.Runs) > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintln(tw, "TAG\tLOCAL\tREMOTE\tREMOTE SET_AT")
+		for _, t := range rep.Tags {
+			fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", t.URI, t.Tag, tagValue(t.Local), tagValue(t.Remote), t.Remote.SetAt.Format(time.RFC3339))
+		}
+	}
+	return tw.Flush()
 }
 
 // runConflictsShow is `readproof conflicts show`.

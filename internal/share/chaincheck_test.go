@@ -47,7 +47,7 @@ func TestChainCheckHashesSnapshotOnce(t *testing.T) {
 	obs, snaps := 0, 0
 	for k := range verified {
 		switch {
-		case k.kind == "observation":
+		case k.kind == "observation of readproof://demo/doc":
 			obs++
 		case strings.HasPrefix(k.kind, "snapshot "):
 			snaps++

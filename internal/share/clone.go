@@ -29,6 +29,10 @@ import (
 // the next clone into dir. A new store has nothing to protect, so the
 // fetch writes the shared refs and origin's tracking refs directly.
 func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult, err error) {
+	if err := gitstore.CheckURLPassword("origin", url); err != nil {
+		// before anything is made: the URL would be kept in the config
+		return nil, fmt.Errorf("clone %s: %w", gitstore.RedactURL(url), err)
+	}
 	if gitstore.IsStore(dir) {
 		return nil, hint.With(fmt.Errorf("clone into %s: %w", dir, gitstore.ErrExists), "pull into it instead: readproof --store "+dir+" pull")
 	}
@@ -70,7 +74,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
 			// clone removes again.
-			err = hint.With(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown))
+			err = hint.With(err, transportHint(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown)))
 		}
 		return nil, err
 	}
@@ -119,7 +123,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false)
 		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {
 			<-pre
-			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown))
+			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), transportHint(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown)))
 		}
 		refs = again
 	}

@@ -145,9 +145,50 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 // unreachable is err of operation what ("pull origin") on remote, with
 // the hint to check that git reaches it.
 func unreachable(g gitstore.Store, remote, what string, err error) error {
-	return hint.With(fmt.Errorf("%s: %w", what, err),
-		"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+text.ShellArg(g.Path())+" ls-remote "+text.ShellArg(remote))
+	return hint.With(fmt.Errorf("%s: %w", what, err), transportHint(err,
+		"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+text.ShellArg(g.Path())+" ls-remote "+text.ShellArg(remote)))
 }
+
+// transportHint is the hint for a failure to list or fetch a remote: the
+// remote is damaged (damagedMessage), it wants credentials git does not
+// have (authMessage), or else otherwise, which names the URL to try.
+func transportHint(err error, otherwise string) string {
+	switch {
+	case damagedMessage(err.Error()):
+		return damagedHint
+	case authMessage(err.Error()):
+		return authHint
+	}
+	return otherwise
+}
+
+// authMessage: git's words when an HTTP server asks for credentials and
+// git has none, or none the server takes.
+func authMessage(s string) bool {
+	for _, p := range []string{"Authentication failed", "could not read Username", "could not read Password", "The requested URL returned error: 401", "The requested URL returned error: 403"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+const authHint = "the remote is reachable but refused git's credentials (or git had none to give): give git the right ones through its credential helper (git config --global credential.helper NAME; `git credential fill` shows what it gives), or use an ssh URL; readproof never stores a credential, and nothing was changed here or there"
+
+// damagedMessage: git's words for a remote whose refs name objects it does
+// not hold (a disk fault, a file removed under objects/, a broken backup):
+// its receive-pack refuses a push on top of them, its upload-pack will not
+// send them. The remote is reachable; checking the network does not help.
+func damagedMessage(s string) bool {
+	for _, p := range []string{"missing necessary objects", "not our ref", "bad object", "did not send all necessary objects"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+const damagedHint = "the remote is reachable but damaged: its refs name objects it does not hold (`git fsck` in the remote repository lists them); nothing was changed here or there. Ask its owner to restore them from a backup, or seed a new remote from a store that holds every run (readproof verify; readproof remote init PATH; readproof push to it)"
 
 func notStore(remote, what, why string) error {
 	err := fmt.Errorf("%s: %w: %s; nothing was fetched or sent", what, ErrNotStore, why)

@@ -469,13 +469,16 @@ func startHTTP(t testing.TB, base string) string {
 
 // killingProxy forwards TCP connections to a daemon and kills the daemon's
 // whole process group once more than limit bytes went from client to
-// server: a server killed mid-transfer.
+// server (or, with downLimit set, more than downLimit bytes from server to
+// client, over all connections): a server killed mid-transfer.
 type killingProxy struct {
-	l      net.Listener
-	limit  int64
-	d      *daemon
-	killed atomic.Bool
-	wg     sync.WaitGroup
+	l         net.Listener
+	limit     int64
+	downLimit int64
+	received  atomic.Int64
+	d         *daemon
+	killed    atomic.Bool
+	wg        sync.WaitGroup
 }
 
 func startKillingProxy(t testing.TB, d *daemon, limit int64) *killingProxy {
@@ -512,7 +515,30 @@ func (p *killingProxy) serve(c net.Conn) {
 	}
 	defer up.Close()
 	back := make(chan struct{})
-	go func() { io.Copy(c, up); close(back) }()
+	go func() {
+		defer close(back)
+		if p.downLimit == 0 {
+			io.Copy(c, up)
+			return
+		}
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := up.Read(buf)
+			if n > 0 {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					return
+				}
+				if p.received.Add(int64(n)) > p.downLimit && p.killed.CompareAndSwap(false, true) {
+					p.d.kill()
+					c.Close()
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	buf := make([]byte, 32<<10)
 	var sent int64
 	for {

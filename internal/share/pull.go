@@ -117,6 +117,10 @@ type PullResult struct {
 	Tags      []string `json:"tags_updated"`
 	// Journal is "unchanged", "adopted", "fast-forward" or "merged".
 	Journal string `json:"journal"`
+	// JournalUnrelated: the remote's journal, merged, shares no commit
+	// with this store's: its runs come from stores this one had never
+	// exchanged with (a first exchange, or another team's remote).
+	JournalUnrelated bool `json:"journal_unrelated"`
 	// Recorded lists manifests that were not on the remote's journal and
 	// were recorded on the local one, so main reaches every manifest.
 	Recorded []RunRef `json:"recorded"`
@@ -253,6 +257,11 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 		if err := gitstore.CheckRemoteURL(remote, configured); err != nil {
 			return nil, nil, err
 		}
+		if gitstore.CheckURLPassword(remote, configured) != nil {
+			// written by git config or by a readproof before session 17
+			opts.notice("readproof: warning: the URL of remote %s in the store's config holds a password (%s), readable by whoever reads the store: give it to git's credential helper and set the URL without it (readproof remote rm %s, then readproof remote add %s URL)\n",
+				remote, gitstore.RedactURL(configured), remote, remote)
+		}
 	}
 	// A remote on this machine is listed in place once the configuration
 	// says git lists it there (gitstore.LsRemoteHead): the URL question
@@ -327,6 +336,7 @@ func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem 
 		return false, err
 	}
 	named := local.named()
+	var otherNames []RunRef
 	for id, r := range rem.runs {
 		if identity.ValidateRunID(id) != nil {
 			continue
@@ -334,6 +344,24 @@ func upToDate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem 
 		l := local.runs[id]
 		if l == "" || (l != r && !named[r] && !local.conflicts[id][r]) {
 			return false, nil
+		}
+		if l != r && named[r] && !local.conflicts[id][r] {
+			otherNames = append(otherNames, RunRef{RunID: id, Manifest: string(r)})
+		}
+	}
+	if len(otherNames) > 0 {
+		// A manifest this store names under another id: the remote's name
+		// for it must hold (a run renamed after it was pushed keeps its
+		// old name there), or the pull plans, and refuses, it.
+		heads := []gitstore.OID{local.main}
+		if rem.main != "" {
+			if ok, err := g.Has(rem.main); err == nil && ok {
+				heads = append(heads, rem.main)
+			}
+		}
+		failures, err := checkRunNames(g, otherNames, verifiedSet{}, &journalRenames{g: g, heads: heads})
+		if err != nil || len(failures) > 0 {
+			return false, err
 		}
 	}
 	for _, set := range local.conflicts {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -28,6 +29,13 @@ type planner struct {
 	finalRuns    map[string]gitstore.OID // run refs after this pull
 	named        map[gitstore.OID]bool   // manifests a final run ref names
 	newConflicts map[string][]string     // run id -> manifests kept as conflicts here
+	// otherNames are remote run refs whose manifest a run ref here names
+	// under another id, while this store's run of that id names another
+	// manifest: no conflict is kept (the manifest is named), but the name
+	// must hold as a conflict's would (checkRunNames): a remote run tag
+	// force-moved onto another run's manifest is refused, as clone and
+	// verify refuse it.
+	otherNames []RunRef
 
 	manifests map[gitstore.OID]bool   // to verify entry by entry
 	adopted   map[gitstore.OID]string // manifest -> run id, newly named here
@@ -82,6 +90,7 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 			runNames = append(runNames, RunRef{RunID: c.RunID, Manifest: m})
 		}
 	}
+	runNames = append(runNames, p.otherNames...)
 	names, err := checkRunNames(g, runNames, verified, &journalRenames{g: g, heads: []gitstore.OID{p.local.main, p.rem.main}})
 	if err != nil {
 		return nil, nil, err
@@ -136,6 +145,9 @@ func (p *planner) runs() {
 		// the same manifest under the same id is no conflict (addConflict
 		// would find it named): skipped before the id is checked again
 		if l := local.runs[id]; l != "" && l != rem.runs[id] && identity.ValidateRunID(id) == nil {
+			if m := rem.runs[id]; p.named[m] && !local.conflicts[id][m] {
+				p.otherNames = append(p.otherNames, RunRef{RunID: id, Manifest: string(m)})
+			}
 			p.addConflict(id, rem.runs[id])
 		}
 	}
@@ -396,8 +408,38 @@ func (p *planner) journal() error {
 		p.newMain, p.res.Journal = r, "fast-forward"
 	case diverged:
 		p.journalMerge, p.res.Journal = true, "merged"
+		// a store whose journal is its root alone (a new teammate's
+		// `readproof init`) has nothing of its own to mix or send
+		if lc, err := commitFields(p.g, p.local.main); err == nil && len(lc.Parents) > 0 {
+			p.res.JournalUnrelated = unrelatedHistory(p.g, commits)
+		}
 	}
 	return nil
+}
+
+// unrelatedHistory reports whether commits, every commit new on the remote
+// journal (reachable from its tip, not from the local one), hold all of its
+// history but a journal root: the local journal reaches none of the
+// remote's commits except, at most, the root `readproof init` wrote, which
+// two stores made in the same second share (its time is its one varying
+// field) and which records nothing.
+func unrelatedHistory(g gitstore.Store, commits []gitstore.RevListCommit) bool {
+	in := make(map[gitstore.OID]bool, len(commits))
+	for _, c := range commits {
+		in[c.ID] = true
+	}
+	for _, c := range commits {
+		for _, parent := range c.Parents {
+			if in[parent] {
+				continue
+			}
+			pc, err := commitFields(g, parent)
+			if err != nil || len(pc.Parents) != 0 || !strings.HasPrefix(pc.Message, "initialize readproof store") {
+				return false
+			}
+		}
+	}
+	return len(commits) > 0
 }
 
 // recordJournal writes the journal merge and records on the journal every

@@ -55,6 +55,9 @@ func push(ctx context.Context, s *store.Store, remote string, opts Options) (*Pu
 		return nil, err
 	}
 	immutable := p.runSpecs()
+	if err := p.checkRemoteNames(); err != nil {
+		return nil, fmt.Errorf("push %s: %w", remote, err)
+	}
 	moving, err := p.movingSpecs()
 	if err != nil {
 		return nil, err
@@ -127,6 +130,40 @@ func (p *pusher) runSpecs() []string {
 		return []string{store.RunsPrefix + "*:" + store.RunsPrefix + "*"}
 	}
 	return newRuns
+}
+
+// checkRemoteNames refuses, before anything is sent, a remote whose run
+// ref of a local run id names a manifest this store holds and names under
+// another id, when that manifest records another run and no journal
+// records a rename of it to the remote's name: a run tag force-moved onto
+// another run's manifest, which pull, clone and verify refuse. A manifest
+// this store lacks is judged by the pull that fetches it.
+func (p *pusher) checkRemoteNames() error {
+	if len(p.res.Conflicts) == 0 {
+		return nil
+	}
+	named := p.local.named()
+	var names []RunRef
+	for _, c := range p.res.Conflicts {
+		if m := p.rem.runs[c.RunID]; named[m] && !p.local.conflicts[c.RunID][m] {
+			names = append(names, RunRef{RunID: c.RunID, Manifest: string(m)})
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	heads := []gitstore.OID{p.local.main}
+	if m := p.rem.main; m != "" {
+		if ok, err := p.g.Has(m); err == nil && ok {
+			heads = append(heads, m)
+		}
+	}
+	failures, err := checkRunNames(p.g, names, verifiedSet{}, &journalRenames{g: p.g, heads: heads})
+	if err != nil || len(failures) == 0 {
+		return err
+	}
+	return hint.With(fmt.Errorf("%w: nothing was sent: %s", ErrUnverified, summarize(failures, 3)),
+		"a run ref on the remote was moved (a forced push or a rewritten history); readproof never forces a push: have the remote's owner put it back, and check the remote with `readproof --store REMOTE verify` on it or on a `git clone --mirror` of it")
 }
 
 // renamedRuns splits the run refspecs of a push (immutable, runSpecs) into

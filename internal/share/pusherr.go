@@ -44,6 +44,10 @@ const (
 	failLocked
 	failStorage
 	failTransport
+	// failLocalObjects: this store lacks an object its refs name, so
+	// git's pack-objects could not send it (the remote then reports an
+	// unpacker error): the store is damaged, not the remote.
+	failLocalObjects
 )
 
 // classifyPush sorts a failed push by git's per-ref verdicts and the
@@ -52,6 +56,11 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 	var pe *gitstore.PushError
 	var ge *gitstore.GitError
 	var text []string
+	if errors.As(err, &ge) {
+		if line := localObjectFailure(ge.Stderr); line != "" {
+			return failLocalObjects, []string{line}, nil
+		}
+	}
 	if errors.As(err, &pe) {
 		remote = pe.Remote
 		client, server := false, false
@@ -106,6 +115,19 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 	return failTransport, nil, remote
 }
 
+// localObjectFailure returns the line of git's own (not the server's)
+// stderr that says this store could not read an object it was sending,
+// or "".
+func localObjectFailure(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "fatal: unable to read ") || strings.HasPrefix(l, "error: pack-objects died") {
+			return l
+		}
+	}
+	return ""
+}
+
 func lockMessage(s string) bool {
 	l := strings.ToLower(s)
 	return strings.Contains(l, ".lock': file exists") || strings.Contains(l, "cannot lock ref") ||
@@ -149,10 +171,18 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 		return pullFirst(remote, err)
 	case failDenied:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrDenied, orText(list, "the server gave no ref verdicts"), msg.String())
+		if damagedMessage(e.Error()) {
+			// receive-pack cannot check the push's objects against refs
+			// that name objects it lacks: not a permission or a hook
+			return hint.With(e, damagedHint)
+		}
 		return hint.With(e, "pulling will not help: the server's reason is above (permissions, a hook or a protected ref); nothing was changed on the remote")
 	case failStorage:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())
 		return hint.With(e, "nothing was changed on the remote: a git gc running there at that moment can cause this, so push again; if it fails again, ask the server's administrator to check the remote's disk and git fsck it")
+	case failLocalObjects:
+		e := fmt.Errorf("push %s: this store cannot send objects its refs name (git: %s); nothing was sent", remote, strings.Join(refs, "; "))
+		return hint.With(e, "this store is damaged, not the remote: `readproof verify` names the run, resource or tag that lacks the object; restore it from a backup or a copy that holds it (readproof pull from one), then push again; nothing was changed on the remote")
 	case failLocked:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteLocked, orText(list, "a ref lock"), msg.String())
 		if len(locks) > 0 {

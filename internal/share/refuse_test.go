@@ -359,7 +359,7 @@ func TestRecordTooLargeRefusedUnread(t *testing.T) {
 	want := regexp.MustCompile(`observation [0-9a-f]{40}: object [0-9a-f]{40}: 16777217 bytes, more than the 16777216 allowed`)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	err = checkObservation(g, id, verifiedSet{})
+	err = checkObservation(g, id, "readproof://demo/doc", verifiedSet{})
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, gitstore.ErrTooLarge) || !want.MatchString(err.Error()) {
 		t.Fatalf("checkObservation: %v, want ErrTooLarge naming the observation and its size", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -155,10 +156,13 @@ func observationAt(g gitstore.Store, id gitstore.OID) (*store.Observation, gitst
 
 // checkObservation verifies an observation (a resource chain's commit): its content file is the
 // observed snapshot, which hashes to the recorded content hash.
-func checkObservation(g gitstore.Store, id gitstore.OID, verified verifiedSet) error {
+func checkObservation(g gitstore.Store, id gitstore.OID, uri string, verified verifiedSet) error {
 	o, c, err := observationAt(g, id)
 	if err != nil {
 		return err
+	}
+	if o.URI != uri {
+		return fmt.Errorf("observation %s: observation of %s on the chain of %s", id, text.Printable(o.URI), uri)
 	}
 	content, err := gitstore.FileAt(g, c.Tree, "content")
 	if err != nil {
@@ -178,14 +182,32 @@ func checkObservation(g gitstore.Store, id gitstore.OID, verified verifiedSet) e
 // a merge's tree is the tree of one of its tips): `verify` checks each
 // commit of the chain, so a forged observation below a good tip would be
 // adopted into a store it then calls broken.
+// Each is an observation of the chain's own URI, as verify requires: a ref
+// that names another chain's records is refused, also when its commits are
+// known (they passed as that chain's), so a commit passes once per chain.
 func checkObservations(ctx context.Context, g gitstore.Store, t *gitstore.Transport, key string, tip, old gitstore.OID, verified verifiedSet) []string {
-	return checkChainCommits(ctx, g, t, "observations of "+key, "observation", checkObservation, tip, old, verified)
+	u, err := keyURI(key)
+	if err != nil {
+		return []string{fmt.Sprintf("observations of %s: %v", key, err)}
+	}
+	uri := u.String()
+	return checkChainCommits(ctx, g, t, "observations of "+key, "observation of "+uri, func(g gitstore.Store, id gitstore.OID, verified verifiedSet) error {
+		return checkObservation(g, id, uri, verified)
+	}, tip, old, verified)
 }
 
 // checkTagMoves is checkObservations for a tag chain: every commit new on
 // it is checked as a tag move (checkTag).
+// Each is a move of the chain's own URI and tag, as verify requires.
 func checkTagMoves(ctx context.Context, g gitstore.Store, t *gitstore.Transport, key string, tip, old gitstore.OID, verified verifiedSet) []string {
-	return checkChainCommits(ctx, g, t, "tag moves of "+key, "tag", checkTag, tip, old, verified)
+	u, tag, err := splitTagKey(key)
+	if err != nil {
+		return []string{fmt.Sprintf("tag moves of %s: %v", key, err)}
+	}
+	uri := u.String()
+	return checkChainCommits(ctx, g, t, "tag moves of "+key, "tag "+uri+"@"+tag, func(g gitstore.Store, id gitstore.OID, verified verifiedSet) error {
+		return checkTagOf(g, id, uri, tag, verified)
+	}, tip, old, verified)
 }
 
 // checkChainCommits checks each commit reachable from tip and not from old
@@ -221,9 +243,17 @@ func tagAt(g gitstore.Store, id gitstore.OID) (*store.TagState, gitstore.Commit,
 // checkTag verifies a tag move (a tag chain's commit): a live tag's content file is its
 // snapshot, which hashes to the recorded content hash.
 func checkTag(g gitstore.Store, id gitstore.OID, verified verifiedSet) error {
+	return checkTagOf(g, id, "", "", verified)
+}
+
+// checkTagOf is checkTag for a move on the chain of uri@tag ("" for any).
+func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified verifiedSet) error {
 	t, c, err := tagAt(g, id)
 	if err != nil {
 		return err
+	}
+	if uri != "" && (t.URI != uri || t.Tag != tag) {
+		return fmt.Errorf("tag move %s: move of %s on the chain of %s@%s", id, text.Printable(t.URI+"@"+t.Tag), uri, tag)
 	}
 	if t.Deleted {
 		return nil

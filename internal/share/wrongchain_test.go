@@ -1,0 +1,56 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/internal/store"
+)
+
+// TestPullRefusesRecordsOnAnotherChain: a remote ref that names another
+// chain's records (the observation chain of readproof://demo/doc under the
+// key demo/other, the tag chain of doc@prod under doc@qa: a copied ref, a
+// forged one) is refused by pull and clone, as verify refuses it. Before,
+// both took it (its commits are good observations and tag moves, of
+// another chain), and the store then failed verify: "observation of
+// readproof://demo/doc on the chain of readproof://demo/other".
+func TestPullRefusesRecordsOnAnotherChain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	alice := newProject(t, map[string]string{"doc": "one\n"})
+	addRemote(t, alice, "origin", shared)
+	alice.run(t, "r1", "doc")
+	alice.tag(t, "doc", "prod")
+	mustPush(t, alice, "origin")
+	bob := newProject(t, map[string]string{"doc": "one\n"})
+	addRemote(t, bob, "origin", shared)
+	mustPull(t, bob, "origin")
+
+	for _, c := range []struct{ ref, from, want string }{
+		{store.ResourcesPrefix + "demo/other", store.ResourcesPrefix + "demo/doc", "observation of readproof://demo/doc on the chain of readproof://demo/other"},
+		{store.TagsPrefix + "demo/doc/qa", store.TagsPrefix + "demo/doc/prod", "move of readproof://demo/doc@prod on the chain of readproof://demo/doc@qa"},
+	} {
+		git(t, shared, "update-ref", c.ref, c.from)
+		before := refsExcept(t, bob.path(), RemotesPrefix)
+		// bob holds every commit already; a new store holds none
+		for _, p := range []*project{bob, newProject(t, map[string]string{"doc": "one\n"})} {
+			if p != bob {
+				addRemote(t, p, "origin", shared)
+			}
+			if res, err := Pull(ctx, p.s, "origin", Options{}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("pull of %s naming %s's records: %+v, %v; want ErrUnverified: %s", c.ref, c.from, res, err, c.want)
+			}
+		}
+		if after := refsExcept(t, bob.path(), RemotesPrefix); after != before {
+			t.Fatalf("a refused pull moved refs:\n%s\n%s", before, after)
+		}
+		if _, err := Clone(ctx, shared, filepath.Join(t.TempDir(), "clone"), Options{}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("clone with %s naming %s's records: %v; want ErrUnverified: %s", c.ref, c.from, err, c.want)
+		}
+		git(t, shared, "update-ref", "-d", c.ref)
+	}
+}
