@@ -24,7 +24,7 @@ type Strategy string
 const (
 	// RequireFresh re-reads the source on every resolve.
 	RequireFresh Strategy = "require_fresh"
-	// AllowStale reuses the current snapshot while it is younger than MaxAge.
+	// AllowStale reuses the current snapshot while it is at most MaxAge old.
 	AllowStale Strategy = "allow_stale"
 	// Pinned always delivers one snapshot, named by its id.
 	Pinned Strategy = "pinned"

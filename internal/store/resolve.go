@@ -156,12 +156,20 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 		if err != nil {
 			return nil, err
 		}
-		if cur != nil && s.now().Sub(cur.ObservedAt) <= res.Freshness.MaxAge {
+		if cur != nil && reusable(s.now().Sub(cur.ObservedAt), res.Freshness.MaxAge) {
 			return deliveryOf(s, cur, manifest.DecisionUseCurrent, "")
 		}
 	}
 	return s.fetch(ctx, u, res, b)
 }
+
+// reusable reports whether allow_stale may deliver a snapshot of this age
+// (now minus when it was observed) without reading the source: at most
+// maxAge old, and not observed after now. A snapshot from the clock's future
+// (the clock was set back, or the observation came by pull from a machine
+// whose clock ran ahead) has no age to trust: reused, it would be served
+// until the clock caught up, plus maxAge, however long that is.
+func reusable(age, maxAge time.Duration) bool { return age >= 0 && age <= maxAge }
 
 func deliveryOf(s *Store, o *Observation, decision, ref string) (*Delivery, error) {
 	content, err := s.git.Blob(gitstore.OID(o.Snapshot))

@@ -165,9 +165,16 @@ func (s *Store) Inspect(ref string) (*Inspection, error) {
 		case policy.Pinned:
 			in.Decision, in.Reason = manifest.DecisionUsePinned, "pinned to snapshot "+manifest.Short(r.Freshness.Snapshot)
 		case policy.AllowStale:
-			if in.Current != nil && s.now().Sub(in.Current.ObservedAt) <= r.Freshness.MaxAge {
-				in.Decision, in.Reason = manifest.DecisionUseCurrent, "current snapshot observed "+s.now().Sub(in.Current.ObservedAt).Round(time.Second).String()+" ago, within max_age "+r.Freshness.MaxAge.String()
-			} else {
+			var age time.Duration
+			if in.Current != nil {
+				age = s.now().Sub(in.Current.ObservedAt)
+			}
+			switch {
+			case in.Current != nil && reusable(age, r.Freshness.MaxAge):
+				in.Decision, in.Reason = manifest.DecisionUseCurrent, "current snapshot observed "+age.Round(time.Second).String()+" ago, within max_age "+r.Freshness.MaxAge.String()
+			case in.Current != nil && age < 0:
+				in.Decision, in.Reason = manifest.DecisionFetch, "current snapshot observed "+(-age).Round(time.Second).String()+" after this clock's time; a snapshot whose age is unknown is read again"
+			default:
 				in.Decision, in.Reason = manifest.DecisionFetch, "no snapshot within max_age "+r.Freshness.MaxAge.String()
 			}
 		default:
