@@ -273,7 +273,7 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 	r, err := src.Fetch(fctx, req)
 	endFetch(fspan, r, err)
 	if err != nil {
-		return nil, err
+		return nil, s.withheld(u, res, cur, err)
 	}
 	obs := Observation{URI: u.String(), ObservedAt: s.now(), Provenance: r.Provenance, ETag: r.ETag, LastModified: r.LastModified, SourceRevision: r.Revision}
 	var content []byte
@@ -337,6 +337,29 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 		},
 		Content: content,
 	}, nil
+}
+
+// withheld adds to err, a source's failure, a hint that says why the
+// snapshot recorded for u (cur) was not delivered in its place and how to
+// read it deliberately. A source's own message already ends with what to
+// fix in the source; an interrupt, or a resource with nothing recorded, has
+// nothing to add.
+func (s *Store) withheld(u identity.URI, res *policy.Resource, cur *Observation, err error) error {
+	if cur == nil || hint.Of(err) != "" || errors.Is(err, context.Canceled) {
+		return err
+	}
+	observed := cur.ObservedAt.UTC().Format(time.RFC3339)
+	var why string
+	switch age := s.now().Sub(cur.ObservedAt); {
+	case res.Freshness.Strategy != policy.AllowStale:
+		why = fmt.Sprintf("%s reads the source on every read and never delivers the recorded snapshot (observed %s) in its place", res.Freshness.Strategy, observed)
+	case age < 0:
+		why = fmt.Sprintf("the recorded snapshot was observed at %s, after this clock's time, so allow_stale does not deliver it", observed)
+	default:
+		why = fmt.Sprintf("the recorded snapshot (observed %s, %s ago) is older than max_age %s, so allow_stale does not deliver it",
+			observed, age.Round(time.Second), policy.FormatDuration(res.Freshness.MaxAge))
+	}
+	return hint.With(err, fmt.Sprintf("%s; to read it deliberately, tag it (readproof tag set %s TAG) and read %s@TAG", why, u, u))
 }
 
 // unchanged reports whether o found exactly what cur records: the same
