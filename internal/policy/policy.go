@@ -309,7 +309,14 @@ func syntaxError(name, text string, err error) error {
 	if errors.As(err, &pe) {
 		line, col := pe.Position.Line, pe.Position.Col
 		// The parser's line is one too far when the error is at a newline;
-		// the byte offset is exact, so derive line and column from it.
+		// the byte offset is exact, so derive line and column from it. The
+		// offset counts from after the byte-order mark the parser skips (an
+		// editor shows none, so no column counts it either).
+		if rest, ok := strings.CutPrefix(text, "\ufeff"); ok {
+			text = rest
+		} else if strings.HasPrefix(text, "\xff\xfe") || strings.HasPrefix(text, "\xfe\xff") {
+			text = text[2:]
+		}
 		if start := pe.Position.Start; start >= 0 && start <= len(text) {
 			before := text[:start]
 			line = strings.Count(before, "\n") + 1
