@@ -379,6 +379,49 @@ func (f *File) Lookup(u identity.URI) (*Resource, bool) {
 	return nil, false
 }
 
+// Near returns the declared URI that u, which is not declared, is a slip
+// of: one that differs from it only in the case of letters, or, for a path
+// of four letters or more, by one letter (one inserted, removed or changed)
+// in the same namespace; "" when none is. It looks at every declared resource, so it is
+// for the error path.
+func (f *File) Near(u identity.URI) string {
+	if _, ok := f.Lookup(u); ok {
+		return ""
+	}
+	typed := u.Namespace + "/" + u.Path
+	near := ""
+	for i := range f.Resources {
+		r := f.Resources[i].URI
+		name := r.Namespace + "/" + r.Path
+		if strings.EqualFold(name, typed) {
+			return identity.Scheme + name
+		}
+		if near == "" && r.Namespace == u.Namespace && len(u.Path) >= 4 && oneEdit(r.Path, u.Path) {
+			near = identity.Scheme + name
+		}
+	}
+	return near
+}
+
+// oneEdit reports whether a and b differ by exactly one byte inserted,
+// removed or changed (URI paths are ASCII), in one pass.
+func oneEdit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(b)-len(a) > 1 || a == b {
+		return false
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	if len(a) == len(b) {
+		return a[i+1:] == b[i+1:]
+	}
+	return a[i:] == b[i+1:]
+}
+
 // AdapterEnv is what the file allows sources to do.
 func (f *File) AdapterEnv() sourcespec.Env {
 	return sourcespec.Env{

@@ -146,7 +146,7 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 	res, ok := pol.Lookup(u)
 	if !ok {
 		return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, pol.Path),
-			fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u))
+			NotRegisteredHint(pol, u, fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u)))
 	}
 	switch res.Freshness.Strategy {
 	case policy.Pinned:
@@ -161,6 +161,17 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 		}
 	}
 	return s.fetch(ctx, u, res, b)
+}
+
+// NotRegisteredHint is the hint of ErrNotRegistered for u: the declared URI
+// u is a slip of (a letter's case, a letter more or less), when there is
+// one, since registering u would declare a second resource beside the one
+// meant; otherwise the hint given.
+func NotRegisteredHint(pol *policy.File, u identity.URI, otherwise string) string {
+	if near := pol.Near(u); near != "" {
+		return "did you mean " + near + "? (`readproof resource list` lists the declared resources)"
+	}
+	return otherwise
 }
 
 // reusable reports whether allow_stale may deliver a snapshot of this age

@@ -98,7 +98,7 @@ func (s *Store) History(u identity.URI) ([]SnapshotInfo, error) {
 		}
 		if _, declared := pol.Lookup(u); !declared {
 			return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, pol.Path),
-				fmt.Sprintf("check the URI's spelling (`readproof resource list`), or register it: readproof resource add %s --source-type filesystem --path FILE", u))
+				NotRegisteredHint(pol, u, fmt.Sprintf("check the URI's spelling (`readproof resource list`), or register it: readproof resource add %s --source-type filesystem --path FILE", u)))
 		}
 	}
 	for _, t := range tags {
