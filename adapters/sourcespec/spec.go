@@ -13,12 +13,12 @@ type Spec struct {
 	Type    string            `toml:"type" json:"type"`
 	Path    string            `toml:"path,omitempty" json:"path,omitempty"`
 	URL     string            `toml:"url,omitempty" json:"url,omitempty"`
-	Headers map[string]string `toml:"headers,omitempty" json:"headers,omitempty"`
+	Headers map[string]string `toml:"headers,omitempty" json:"headers,omitempty" hint:"write headers = { Authorization = \"Bearer ${TOKEN}\" }, naming a variable listed in [sources] env"`
 	// PublicHeaders are header values the policy file declares not secret
 	// (public_headers = { Accept = "text/markdown" }): sent as written, and
 	// stored and shown as written. A value in Headers must reference an
 	// environment variable (${NAME}); a literal belongs here or nowhere.
-	PublicHeaders map[string]string `toml:"public_headers,omitempty" json:"public_headers,omitempty"`
+	PublicHeaders map[string]string `toml:"public_headers,omitempty" json:"public_headers,omitempty" hint:"write public_headers = { Accept = \"text/markdown\" }"`
 	Owner         string            `toml:"owner,omitempty" json:"owner,omitempty"`
 	Repo          string            `toml:"repo,omitempty" json:"repo,omitempty"`
 	Ref           string            `toml:"ref,omitempty" json:"ref,omitempty"`

@@ -208,6 +208,19 @@ func parseSlow(path, name, text string) (*File, error) {
 		return nil, &Error{File: name, Msg: oneLine("cannot decode: " + err.Error()), Err: err}
 	}
 	c.pos = scanPositions(text)
+	// BurntSushi decodes a value that is not a table into a map field as
+	// nothing, without an error: headers = "Authorization: ..." would drop
+	// the header unsaid. When a header table is missing from what was
+	// decoded, the type check of the generic tree says where and why.
+	if headersDropped(md, &raw) {
+		var tree map[string]any
+		if _, err := toml.Decode(text, &tree); err == nil {
+			c.checkTypes(root, tree, rawFileType, "", "")
+			if err := c.first(); err != nil {
+				return nil, err
+			}
+		}
+	}
 
 	c.unknownKeys(md)
 	// A misspelt key makes the checks of meaning misleading (a "missing
@@ -223,6 +236,31 @@ func parseSlow(path, name, text string) (*File, error) {
 	}
 	f.index()
 	return f, nil
+}
+
+// headersDropped reports whether the file names a source's headers or
+// public_headers more often than the decode filled them in: the map fields
+// of the schema, which BurntSushi leaves nil for a value that is not a
+// table. (A dotted key may name one more than once; that costs a type check
+// that finds nothing, never an error.)
+func headersDropped(md toml.MetaData, raw *rawFile) bool {
+	named, filled := 0, 0
+	for _, k := range md.Keys() {
+		if len(k) == 3 && k[0] == "resource" && k[1] == "source" && (k[2] == "headers" || k[2] == "public_headers") {
+			named++
+		}
+	}
+	for _, r := range raw.Resource {
+		if r.Source != nil {
+			if r.Source.Headers != nil {
+				filled++
+			}
+			if r.Source.PublicHeaders != nil {
+				filled++
+			}
+		}
+	}
+	return named != filled
 }
 
 // unknownKeys reports every key the schema does not name exactly. BurntSushi
