@@ -101,3 +101,47 @@ func TestAllowStaleClockBehind(t *testing.T) {
 		t.Errorf("a minute later: %v %+v", err, d)
 	}
 }
+
+// TestInspectPinnedUnrecorded: inspect says what get would decide, so a
+// pinned resource whose snapshot is not recorded for it (a typo, or another
+// resource's snapshot) is not shown as use_pinned when get fails on it.
+func TestInspectPinnedUnrecorded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": v1, "policies/cached.md": "x\n"})
+	d, err := f.s.Resolve(context.Background(), "readproof://demo/policies/refunds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "readproof.toml", refundsTOML+`
+[[resource]]
+uri = "readproof://demo/policies/pinned"
+policy = "pinned"
+snapshot = "`+d.Snapshot+`"
+source = { type = "filesystem", path = "policies/refunds.md" }
+`)
+	f.reopen(t, Options{})
+	_, gerr := f.s.Resolve(context.Background(), "readproof://demo/policies/pinned")
+	in, err := f.s.Inspect("readproof://demo/policies/pinned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gerr == nil || in.Decision == manifest.DecisionUsePinned || !strings.Contains(in.Reason, "not recorded") {
+		t.Errorf("get: %v; inspect: decision %q (%s); want get to fail and inspect to say the pinned snapshot is not recorded", gerr, in.Decision, in.Reason)
+	}
+	// pinned to a snapshot recorded for it: use_pinned, as get decides
+	f.write(t, "readproof.toml", `
+[[resource]]
+uri = "readproof://demo/policies/refunds"
+policy = "pinned"
+snapshot = "`+d.Snapshot+`"
+source = { type = "filesystem", path = "policies/refunds.md" }
+`)
+	f.reopen(t, Options{})
+	in, err = f.s.Inspect("readproof://demo/policies/refunds")
+	if err != nil || in.Decision != manifest.DecisionUsePinned {
+		t.Errorf("inspect of a pinned resource with its snapshot: %v %+v", err, in)
+	}
+	if got, err := f.s.Resolve(context.Background(), "readproof://demo/policies/refunds"); err != nil || got.Decision != manifest.DecisionUsePinned {
+		t.Errorf("get of a pinned resource with its snapshot: %v %+v", err, got)
+	}
+}

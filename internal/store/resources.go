@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -163,6 +164,11 @@ func (s *Store) Inspect(ref string) (*Inspection, error) {
 		r, _ := pol.Lookup(u)
 		switch r.Freshness.Strategy {
 		case policy.Pinned:
+			// get fails on a snapshot not recorded for u; say so, as it would
+			if _, _, err := s.findObservation(u, r.Freshness.Snapshot); errors.Is(err, ErrNoSnapshot) {
+				in.Decision, in.Reason = "", "pinned to snapshot "+manifest.Short(r.Freshness.Snapshot)+", which is not recorded for "+u.String()+": get fails; pin a snapshot listed by `readproof history "+u.String()+"`"
+				break
+			}
 			in.Decision, in.Reason = manifest.DecisionUsePinned, "pinned to snapshot "+manifest.Short(r.Freshness.Snapshot)
 		case policy.AllowStale:
 			var age time.Duration
