@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/adapters"
+	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/manifest"
 )
 
 // TestSourceFailsWithSnapshotRecorded: when the source cannot be read but a
@@ -40,6 +42,16 @@ func TestSourceFailsWithSnapshotRecorded(t *testing.T) {
 			if !strings.Contains(h, w) {
 				t.Errorf("%s: source failed with a snapshot recorded:\nerror: %v\nhint:  %q\nwant the hint to say %q", c.uri, err, h, w)
 			}
+		}
+		// what the hint offers works while the source is down: URI@TAG
+		// reads no source
+		u, _ := identity.ParseURI(c.uri)
+		if _, err := f.s.SetTag(u, "kept", ""); err != nil {
+			t.Fatal(err)
+		}
+		calls := src.calls
+		if d, err := f.s.Resolve(ctx, c.uri+"@kept"); err != nil || d.Decision != manifest.DecisionUseTag || string(d.Content) != "v1\n" || src.calls != calls {
+			t.Errorf("%s@kept with the source down: %v %+v (source read %d times)", c.uri, err, d, src.calls-calls)
 		}
 	}
 	// no snapshot: nothing to say about one
