@@ -10,20 +10,20 @@ import (
 // Spec is a resource's source as declared in readproof.toml. Values keep
 // their ${NAME} references; adapters expand them at fetch time.
 type Spec struct {
-	Type    string            `toml:"type" json:"type"`
-	Path    string            `toml:"path,omitempty" json:"path,omitempty"`
-	URL     string            `toml:"url,omitempty" json:"url,omitempty"`
-	Headers map[string]string `toml:"headers,omitempty" json:"headers,omitempty"`
+	Type    string            `toml:"type" json:"type" hint:"write type = \"filesystem\", \"http\", \"github\" or \"git\""`
+	Path    string            `toml:"path,omitempty" json:"path,omitempty" hint:"write path = \"docs/file.md\""`
+	URL     string            `toml:"url,omitempty" json:"url,omitempty" hint:"write url = \"https://host/path\""`
+	Headers map[string]string `toml:"headers,omitempty" json:"headers,omitempty" hint:"write headers = { Authorization = \"Bearer ${TOKEN}\" }, naming a variable listed in [sources] env"`
 	// PublicHeaders are header values the policy file declares not secret
 	// (public_headers = { Accept = "text/markdown" }): sent as written, and
 	// stored and shown as written. A value in Headers must reference an
 	// environment variable (${NAME}); a literal belongs here or nowhere.
-	PublicHeaders map[string]string `toml:"public_headers,omitempty" json:"public_headers,omitempty"`
-	Owner         string            `toml:"owner,omitempty" json:"owner,omitempty"`
-	Repo          string            `toml:"repo,omitempty" json:"repo,omitempty"`
-	Ref           string            `toml:"ref,omitempty" json:"ref,omitempty"`
-	APIBase       string            `toml:"api_base,omitempty" json:"api_base,omitempty"`
-	TokenEnv      string            `toml:"token_env,omitempty" json:"token_env,omitempty"`
+	PublicHeaders map[string]string `toml:"public_headers,omitempty" json:"public_headers,omitempty" hint:"write public_headers = { Accept = \"text/markdown\" }"`
+	Owner         string            `toml:"owner,omitempty" json:"owner,omitempty" hint:"write owner = \"acme\""`
+	Repo          string            `toml:"repo,omitempty" json:"repo,omitempty" hint:"write repo = \"company-docs\""`
+	Ref           string            `toml:"ref,omitempty" json:"ref,omitempty" hint:"write ref = \"main\" (a branch, tag or commit)"`
+	APIBase       string            `toml:"api_base,omitempty" json:"api_base,omitempty" hint:"write api_base = \"https://github.example.com/api/v3\""`
+	TokenEnv      string            `toml:"token_env,omitempty" json:"token_env,omitempty" hint:"write token_env = \"GITHUB_TOKEN\", a variable listed in [sources] env"`
 }
 
 // Env is what the policy file allows sources to do.

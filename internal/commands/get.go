@@ -125,8 +125,11 @@ func runInspect(_ context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			return hint.With(fmt.Errorf("%s: %w in %s, and nothing recorded for it", in.URI, store.ErrNotRegistered, pol.Path),
-				"check the URI's spelling (`readproof resource list`), or register it: readproof resource add "+in.URI+" --source-type filesystem --path FILE")
+			h := "check the URI's spelling (`readproof resource list`), or register it: readproof resource add " + in.URI + " --source-type filesystem --path FILE"
+			if u, err := identity.ParseURI(in.URI); err == nil {
+				h = store.NotRegisteredHint(pol, u, h)
+			}
+			return hint.With(fmt.Errorf("%s: %w in %s, and nothing recorded for it", in.URI, store.ErrNotRegistered, pol.Path), h)
 		}
 		if e.json {
 			return printJSON(e.out, in)

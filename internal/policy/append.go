@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -109,13 +110,20 @@ func AppendResourceThen(path string, r Resource, beforeWrite func() error) (err 
 	if err != nil {
 		return &Error{File: name, Msg: err.Error(), Hint: "resource fields must be valid UTF-8 text"}
 	}
+	// The block's lines end as the file's first line does: a file saved
+	// with CRLF is not left with two kinds of line end.
+	eol := "\n"
+	if i := bytes.IndexByte(base, '\n'); i > 0 && base[i-1] == '\r' {
+		eol = "\r\n"
+		block = strings.ReplaceAll(block, "\n", eol)
+	}
 	var buf strings.Builder
 	buf.Write(base)
 	if len(base) > 0 && base[len(base)-1] != '\n' {
-		buf.WriteByte('\n')
+		buf.WriteString(eol)
 	}
 	blockLine := strings.Count(buf.String(), "\n") + 2 // after the blank separator line
-	buf.WriteByte('\n')
+	buf.WriteString(eol)
 	buf.WriteString(block)
 	next := []byte(buf.String())
 

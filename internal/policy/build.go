@@ -37,7 +37,7 @@ func (c *checker) build(f *File, raw *rawFile) {
 		}
 	}
 	if raw.Defaults.MaxAge != nil {
-		f.Defaults.MaxAge = c.duration(dp.child("max_age"), *raw.Defaults.MaxAge)
+		f.Defaults.MaxAge = c.maxAge(dp.child("max_age"), *raw.Defaults.MaxAge)
 	}
 	if raw.Defaults.MaxBytes != nil {
 		if n := c.size(dp.child("max_bytes"), raw.Defaults.MaxBytes.v); n > 0 {
@@ -233,6 +233,15 @@ func (c *checker) duration(p *keyPath, s string) time.Duration {
 	return d
 }
 
+func (c *checker) maxAge(p *keyPath, s string) time.Duration {
+	d, err := parseMaxAge(s)
+	if err != nil {
+		c.add(p, err.Error(), durationHint, nil)
+		return 0
+	}
+	return d
+}
+
 func (c *checker) size(p *keyPath, v any) int64 {
 	switch v := v.(type) {
 	case int64:
@@ -289,7 +298,7 @@ func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]str
 	r.Freshness.Strategy = strat
 
 	if rr.MaxAge != nil {
-		d := c.duration(p.child("max_age"), *rr.MaxAge)
+		d := c.maxAge(p.child("max_age"), *rr.MaxAge)
 		if strat != AllowStale {
 			c.add(p.child("max_age"), fmt.Sprintf("max_age applies only to allow_stale, and this resource is %s", strat),
 				`remove max_age, or set policy = "allow_stale"`, nil)

@@ -35,7 +35,7 @@ type rawDefaults struct {
 type rawSources struct {
 	Roots    *[]string `toml:"roots" hint:"write roots = [\".\", \"docs\"]"`
 	Env      []string  `toml:"env" hint:"write env = [\"POLICY_TOKEN\"]"`
-	CacheDir *string   `toml:"cache_dir"`
+	CacheDir *string   `toml:"cache_dir" hint:"write cache_dir = \"~/.cache/readproof/git\""`
 }
 
 type rawNetwork struct {
@@ -46,21 +46,21 @@ type rawNetwork struct {
 }
 
 type rawSigning struct {
-	Key            *string `toml:"key" want:"a path string"`
-	AllowedSigners *string `toml:"allowed_signers" want:"a path string"`
+	Key            *string `toml:"key" want:"a path string" hint:"write key = \"~/.config/readproof/evidence_ed25519\""`
+	AllowedSigners *string `toml:"allowed_signers" want:"a path string" hint:"write allowed_signers = \"allowed_signers\""`
 }
 
 type rawKey struct {
-	Key *string `toml:"key" want:"a path string"`
+	Key *string `toml:"key" want:"a path string" hint:"write key = \"PATH\", a file outside every repository"`
 }
 
 type rawResource struct {
 	URI         *string          `toml:"uri" hint:"write uri = \"readproof://NAMESPACE/PATH\""`
 	Policy      *string          `toml:"policy" hint:"write policy = \"require_fresh\", \"allow_stale\" or \"pinned\""`
 	MaxAge      *string          `toml:"max_age" want:"a duration string" hint:"write a duration such as \"90s\", \"15m\", \"1h\" or \"7d\""`
-	Snapshot    *string          `toml:"snapshot" want:"a snapshot id string"`
-	ContentType *string          `toml:"content_type"`
-	Description *string          `toml:"description"`
+	Snapshot    *string          `toml:"snapshot" want:"a snapshot id string" hint:"write snapshot = \"<40-hex snapshot id>\", as readproof history URI prints it"`
+	ContentType *string          `toml:"content_type" hint:"write content_type = \"text/markdown\""`
+	Description *string          `toml:"description" hint:"write description = \"one line of text\""`
 	Source      *sourcespec.Spec `toml:"source" hint:"write source = { type = \"filesystem\", path = \"docs/file.md\" }"`
 }
 

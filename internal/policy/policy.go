@@ -24,7 +24,7 @@ type Strategy string
 const (
 	// RequireFresh re-reads the source on every resolve.
 	RequireFresh Strategy = "require_fresh"
-	// AllowStale reuses the current snapshot while it is younger than MaxAge.
+	// AllowStale reuses the current snapshot while it is at most MaxAge old.
 	AllowStale Strategy = "allow_stale"
 	// Pinned always delivers one snapshot, named by its id.
 	Pinned Strategy = "pinned"
@@ -208,6 +208,19 @@ func parseSlow(path, name, text string) (*File, error) {
 		return nil, &Error{File: name, Msg: oneLine("cannot decode: " + err.Error()), Err: err}
 	}
 	c.pos = scanPositions(text)
+	// BurntSushi decodes a value that is not a table into a map field as
+	// nothing, without an error: headers = "Authorization: ..." would drop
+	// the header unsaid. When a header table is missing from what was
+	// decoded, the type check of the generic tree says where and why.
+	if headersDropped(md, &raw) {
+		var tree map[string]any
+		if _, err := toml.Decode(text, &tree); err == nil {
+			c.checkTypes(root, tree, rawFileType, "", "")
+			if err := c.first(); err != nil {
+				return nil, err
+			}
+		}
+	}
 
 	c.unknownKeys(md)
 	// A misspelt key makes the checks of meaning misleading (a "missing
@@ -223,6 +236,31 @@ func parseSlow(path, name, text string) (*File, error) {
 	}
 	f.index()
 	return f, nil
+}
+
+// headersDropped reports whether the file names a source's headers or
+// public_headers more often than the decode filled them in: the map fields
+// of the schema, which BurntSushi leaves nil for a value that is not a
+// table. (A dotted key may name one more than once; that costs a type check
+// that finds nothing, never an error.)
+func headersDropped(md toml.MetaData, raw *rawFile) bool {
+	named, filled := 0, 0
+	for _, k := range md.Keys() {
+		if len(k) == 3 && k[0] == "resource" && k[1] == "source" && (k[2] == "headers" || k[2] == "public_headers") {
+			named++
+		}
+	}
+	for _, r := range raw.Resource {
+		if r.Source != nil {
+			if r.Source.Headers != nil {
+				filled++
+			}
+			if r.Source.PublicHeaders != nil {
+				filled++
+			}
+		}
+	}
+	return named != filled
 }
 
 // unknownKeys reports every key the schema does not name exactly. BurntSushi
@@ -309,7 +347,14 @@ func syntaxError(name, text string, err error) error {
 	if errors.As(err, &pe) {
 		line, col := pe.Position.Line, pe.Position.Col
 		// The parser's line is one too far when the error is at a newline;
-		// the byte offset is exact, so derive line and column from it.
+		// the byte offset is exact, so derive line and column from it. The
+		// offset counts from after the byte-order mark the parser skips (an
+		// editor shows none, so no column counts it either).
+		if rest, ok := strings.CutPrefix(text, "\ufeff"); ok {
+			text = rest
+		} else if strings.HasPrefix(text, "\xff\xfe") || strings.HasPrefix(text, "\xfe\xff") {
+			text = text[2:]
+		}
 		if start := pe.Position.Start; start >= 0 && start <= len(text) {
 			before := text[:start]
 			line = strings.Count(before, "\n") + 1
@@ -370,6 +415,49 @@ func (f *File) Lookup(u identity.URI) (*Resource, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Near returns the declared URI that u, which is not declared, is a slip
+// of: one that differs from it only in the case of letters, or, for a path
+// of four letters or more, by one letter (one inserted, removed or changed)
+// in the same namespace; "" when none is. It looks at every declared resource, so it is
+// for the error path.
+func (f *File) Near(u identity.URI) string {
+	if _, ok := f.Lookup(u); ok {
+		return ""
+	}
+	typed := u.Namespace + "/" + u.Path
+	near := ""
+	for i := range f.Resources {
+		r := f.Resources[i].URI
+		name := r.Namespace + "/" + r.Path
+		if strings.EqualFold(name, typed) {
+			return identity.Scheme + name
+		}
+		if near == "" && r.Namespace == u.Namespace && len(u.Path) >= 4 && oneEdit(r.Path, u.Path) {
+			near = identity.Scheme + name
+		}
+	}
+	return near
+}
+
+// oneEdit reports whether a and b differ by exactly one byte inserted,
+// removed or changed (URI paths are ASCII), in one pass.
+func oneEdit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(b)-len(a) > 1 || a == b {
+		return false
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	if len(a) == len(b) {
+		return a[i+1:] == b[i+1:]
+	}
+	return a[i:] == b[i+1:]
 }
 
 // AdapterEnv is what the file allows sources to do.

@@ -96,6 +96,22 @@ func FormatSize(n int64) string {
 }
 
 const sizeHint = `write a size such as "4096", "512KiB", "10MiB" or "1GiB"`
+
+// parseMaxAge reads an allow_stale max_age: a duration (ParseDuration) of
+// whole seconds, since the store, inspect and evidence record it as
+// max_age_seconds; "500ms" would be recorded as no max_age at all, and
+// "1500ms" as one second.
+func parseMaxAge(s string) (time.Duration, error) {
+	d, err := ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if d%time.Second != 0 {
+		return 0, fmt.Errorf("max_age %q is not a whole number of seconds (records keep max_age in seconds)", s)
+	}
+	return d, nil
+}
+
 const durationHint = `write a duration such as "90s", "15m", "1h" or "7d"`
 
 func allDigits(s string) bool {

@@ -146,7 +146,7 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 	res, ok := pol.Lookup(u)
 	if !ok {
 		return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, pol.Path),
-			fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u))
+			NotRegisteredHint(pol, u, fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u)))
 	}
 	switch res.Freshness.Strategy {
 	case policy.Pinned:
@@ -156,12 +156,31 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 		if err != nil {
 			return nil, err
 		}
-		if cur != nil && s.now().Sub(cur.ObservedAt) <= res.Freshness.MaxAge {
+		if cur != nil && reusable(s.now().Sub(cur.ObservedAt), res.Freshness.MaxAge) {
 			return deliveryOf(s, cur, manifest.DecisionUseCurrent, "")
 		}
 	}
 	return s.fetch(ctx, u, res, b)
 }
+
+// NotRegisteredHint is the hint of ErrNotRegistered for u: the declared URI
+// u is a slip of (a letter's case, a letter more or less), when there is
+// one, since registering u would declare a second resource beside the one
+// meant; otherwise the hint given.
+func NotRegisteredHint(pol *policy.File, u identity.URI, otherwise string) string {
+	if near := pol.Near(u); near != "" {
+		return "did you mean " + near + "? (`readproof resource list` lists the declared resources)"
+	}
+	return otherwise
+}
+
+// reusable reports whether allow_stale may deliver a snapshot of this age
+// (now minus when it was observed) without reading the source: at most
+// maxAge old, and not observed after now. A snapshot from the clock's future
+// (the clock was set back, or the observation came by pull from a machine
+// whose clock ran ahead) has no age to trust: reused, it would be served
+// until the clock caught up, plus maxAge, however long that is.
+func reusable(age, maxAge time.Duration) bool { return age >= 0 && age <= maxAge }
 
 func deliveryOf(s *Store, o *Observation, decision, ref string) (*Delivery, error) {
 	content, err := s.git.Blob(gitstore.OID(o.Snapshot))
@@ -265,7 +284,7 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 	r, err := src.Fetch(fctx, req)
 	endFetch(fspan, r, err)
 	if err != nil {
-		return nil, err
+		return nil, s.withheld(u, res, cur, err)
 	}
 	obs := Observation{URI: u.String(), ObservedAt: s.now(), Provenance: r.Provenance, ETag: r.ETag, LastModified: r.LastModified, SourceRevision: r.Revision}
 	var content []byte
@@ -329,6 +348,29 @@ func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource,
 		},
 		Content: content,
 	}, nil
+}
+
+// withheld adds to err, a source's failure, a hint that says why the
+// snapshot recorded for u (cur) was not delivered in its place and how to
+// read it deliberately. A source's own message already ends with what to
+// fix in the source; an interrupt, or a resource with nothing recorded, has
+// nothing to add.
+func (s *Store) withheld(u identity.URI, res *policy.Resource, cur *Observation, err error) error {
+	if cur == nil || hint.Of(err) != "" || errors.Is(err, context.Canceled) {
+		return err
+	}
+	observed := cur.ObservedAt.UTC().Format(time.RFC3339)
+	var why string
+	switch age := s.now().Sub(cur.ObservedAt); {
+	case res.Freshness.Strategy != policy.AllowStale:
+		why = fmt.Sprintf("%s reads the source on every read and never delivers the recorded snapshot (observed %s) in its place", res.Freshness.Strategy, observed)
+	case age < 0:
+		why = fmt.Sprintf("the recorded snapshot was observed at %s, after this clock's time, so allow_stale does not deliver it", observed)
+	default:
+		why = fmt.Sprintf("the recorded snapshot (observed %s, %s ago) is older than max_age %s, so allow_stale does not deliver it",
+			observed, age.Round(time.Second), policy.FormatDuration(res.Freshness.MaxAge))
+	}
+	return hint.With(err, fmt.Sprintf("%s; to read it deliberately, tag it (readproof tag set %s TAG) and read %s@TAG", why, u, u))
 }
 
 // unchanged reports whether o found exactly what cur records: the same

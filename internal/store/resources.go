@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -98,7 +99,7 @@ func (s *Store) History(u identity.URI) ([]SnapshotInfo, error) {
 		}
 		if _, declared := pol.Lookup(u); !declared {
 			return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, pol.Path),
-				fmt.Sprintf("check the URI's spelling (`readproof resource list`), or register it: readproof resource add %s --source-type filesystem --path FILE", u))
+				NotRegisteredHint(pol, u, fmt.Sprintf("check the URI's spelling (`readproof resource list`), or register it: readproof resource add %s --source-type filesystem --path FILE", u)))
 		}
 	}
 	for _, t := range tags {
@@ -163,11 +164,23 @@ func (s *Store) Inspect(ref string) (*Inspection, error) {
 		r, _ := pol.Lookup(u)
 		switch r.Freshness.Strategy {
 		case policy.Pinned:
+			// get fails on a snapshot not recorded for u; say so, as it would
+			if _, _, err := s.findObservation(u, r.Freshness.Snapshot); errors.Is(err, ErrNoSnapshot) {
+				in.Decision, in.Reason = "", "pinned to snapshot "+manifest.Short(r.Freshness.Snapshot)+", which is not recorded for "+u.String()+": get fails; pin a snapshot listed by `readproof history "+u.String()+"`"
+				break
+			}
 			in.Decision, in.Reason = manifest.DecisionUsePinned, "pinned to snapshot "+manifest.Short(r.Freshness.Snapshot)
 		case policy.AllowStale:
-			if in.Current != nil && s.now().Sub(in.Current.ObservedAt) <= r.Freshness.MaxAge {
-				in.Decision, in.Reason = manifest.DecisionUseCurrent, "current snapshot observed "+s.now().Sub(in.Current.ObservedAt).Round(time.Second).String()+" ago, within max_age "+r.Freshness.MaxAge.String()
-			} else {
+			var age time.Duration
+			if in.Current != nil {
+				age = s.now().Sub(in.Current.ObservedAt)
+			}
+			switch {
+			case in.Current != nil && reusable(age, r.Freshness.MaxAge):
+				in.Decision, in.Reason = manifest.DecisionUseCurrent, "current snapshot observed "+age.Round(time.Second).String()+" ago, within max_age "+r.Freshness.MaxAge.String()
+			case in.Current != nil && age < 0:
+				in.Decision, in.Reason = manifest.DecisionFetch, "current snapshot observed "+(-age).Round(time.Second).String()+" after this clock's time; a snapshot whose age is unknown is read again"
+			default:
 				in.Decision, in.Reason = manifest.DecisionFetch, "no snapshot within max_age "+r.Freshness.MaxAge.String()
 			}
 		default:

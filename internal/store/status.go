@@ -48,7 +48,7 @@ func (s *Store) Peek(ctx context.Context, u identity.URI) (*Peeked, error) {
 	res, ok := pol.Lookup(u)
 	if !ok {
 		return nil, hint.With(fmt.Errorf("%s: %w in %s", u, ErrNotRegistered, pol.Path),
-			fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u))
+			NotRegisteredHint(pol, u, fmt.Sprintf("register it: readproof resource add %s --source-type filesystem --path FILE", u)))
 	}
 	cur, _, err := s.current(u, nil)
 	if err != nil {

@@ -110,12 +110,28 @@ func (s *Store) Tag(u identity.URI, tag string) (*TagState, error) {
 	if tip == "" {
 		return nil, unknownTag(u, tag)
 	}
-	t, err := s.tagAt(tip)
+	t, err := s.tagOf(u, tag, tip)
 	if err != nil {
-		return nil, brokenTag(u, tag, err)
+		return nil, err
 	}
 	if t.Deleted {
 		return nil, unknownTag(u, tag)
+	}
+	return t, nil
+}
+
+// tagOf reads the move at commit, the tip of u's tag ref, and refuses a
+// record that is not of that tag: a move of another resource's tag (a ref
+// copied or pulled into the wrong place) would deliver that resource's
+// snapshot as u@tag, under its URI, into a manifest. verify reports the
+// same record as broken.
+func (s *Store) tagOf(u identity.URI, tag string, commit gitstore.OID) (*TagState, error) {
+	t, err := s.tagAt(commit)
+	if err != nil {
+		return nil, brokenTag(u, tag, err)
+	}
+	if want := u.String(); t.URI != want || t.Tag != tag || (t.Observation != nil && t.Observation.URI != want) {
+		return nil, brokenTag(u, tag, fmt.Errorf("tag commit %s records a move of %s@%s", commit, t.URI, t.Tag))
 	}
 	return t, nil
 }
@@ -278,9 +294,9 @@ func (s *Store) Tags(u identity.URI) ([]TagState, error) {
 		if strings.Contains(name, "/") {
 			continue
 		}
-		t, err := s.tagAt(r.OID)
+		t, err := s.tagOf(u, name, r.OID)
 		if err != nil {
-			return nil, brokenTag(u, name, err)
+			return nil, err
 		}
 		if !t.Deleted {
 			out = append(out, *t)
