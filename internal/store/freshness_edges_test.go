@@ -107,19 +107,7 @@ func TestAllowStaleClockBehind(t *testing.T) {
 // resource's snapshot) is not shown as use_pinned when get fails on it.
 func TestInspectPinnedUnrecorded(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": v1, "policies/cached.md": "x\n"})
-	d, err := f.s.Resolve(context.Background(), "readproof://demo/policies/refunds")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.write(t, "readproof.toml", refundsTOML+`
-[[resource]]
-uri = "readproof://demo/policies/pinned"
-policy = "pinned"
-snapshot = "`+d.Snapshot+`"
-source = { type = "filesystem", path = "policies/refunds.md" }
-`)
-	f.reopen(t, Options{})
+	f, d := pinnedToAnother(t)
 	_, gerr := f.s.Resolve(context.Background(), "readproof://demo/policies/pinned")
 	in, err := f.s.Inspect("readproof://demo/policies/pinned")
 	if err != nil {

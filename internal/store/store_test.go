@@ -79,8 +79,12 @@ func TestResolveDecisionsAndObservations(t *testing.T) {
 	}
 }
 
-func TestPinnedDeliversTheNamedSnapshot(t *testing.T) {
-	t.Parallel()
+// pinnedToAnother is a fixture whose readproof.toml pins
+// readproof://demo/policies/pinned to the snapshot just recorded for
+// readproof://demo/policies/refunds, which returns that resolution: a
+// snapshot recorded, but not for the pinned resource.
+func pinnedToAnother(t *testing.T) (*fixture, *Delivery) {
+	t.Helper()
 	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": v1, "policies/cached.md": "x\n"})
 	d, err := f.s.Resolve(context.Background(), "readproof://demo/policies/refunds")
 	if err != nil {
@@ -94,6 +98,12 @@ snapshot = "`+d.Snapshot+`"
 source = { type = "filesystem", path = "policies/refunds.md" }
 `)
 	f.reopen(t, Options{})
+	return f, d
+}
+
+func TestPinnedDeliversTheNamedSnapshot(t *testing.T) {
+	t.Parallel()
+	f, _ := pinnedToAnother(t)
 	// the pinned resource has no history of its own: the snapshot must be
 	// recorded for it, so this fails with a hint
 	if _, err := f.s.Resolve(context.Background(), "readproof://demo/policies/pinned"); !errors.Is(err, ErrNoSnapshot) {
