@@ -367,7 +367,7 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 		switch {
 		case err == nil:
 		case errors.Is(err, plumbing.ErrObjectNotFound):
-			return nil, nil, nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
+			return nil, nil, nil, s.missingObject(id)
 		case errors.Is(err, fs.ErrPermission):
 			return nil, nil, nil, fmt.Errorf("read object %s: %w", id, err)
 		default:

@@ -82,7 +82,24 @@ func check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
 	if err := c.run(); err != nil {
 		return nil, err
 	}
+	c.unindexedPacks()
 	return c.rep, nil
+}
+
+// unindexedPacks names, ahead of the problems they cause, the packs whose
+// index is missing: every object in one reads as missing, and `git
+// index-pack` brings them all back. Looked for only when something is
+// broken: a writer renames its pack into place a moment before its index.
+func (c *checker) unindexedPacks() {
+	if c.rep.Broken() == 0 {
+		return
+	}
+	var first []Problem
+	for _, pack := range gitstore.UnindexedPacks(c.g.Path()) {
+		first = append(first, Problem{Kind: Broken, Check: "pack", Subject: "pack " + filepath.Base(pack), Path: pack,
+			Message: gitstore.UnindexedPackAdvice(pack)})
+	}
+	c.rep.Problems = append(first, c.rep.Problems...)
 }
 
 type blobHash struct {
