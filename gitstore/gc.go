@@ -220,7 +220,10 @@ func runGC(ctx context.Context, git, gitDir string, progress io.Writer, args []s
 			return ok
 		}) {
 			if broken != "" {
-				return fmt.Errorf("%w: ref %s names a missing object: run readproof verify", err, broken)
+				// git stopped while it marked what is reachable, before
+				// it removed anything (see above).
+				return hint.With(fmt.Errorf("%w: ref %s names a missing object: run readproof verify", err, broken),
+					"nothing was removed: restore the object "+broken+" names from a clone (readproof pull) or a backup, or delete the ref (`readproof verify` names the run, resource or tag it is), then run `readproof gc` again")
 			}
 			return err
 		}
