@@ -143,7 +143,16 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	err = packRefsAt(gitDir)
 	if err == nil {
+		before := gitTempFiles(gitDir, nil)
 		err = runGC(ctx, git, gitDir, opts.Progress, args)
+		if err != nil && !strings.Contains(err.Error(), "gc is already running") && !strings.Contains(err.Error(), "gc.pid.lock': File exists") {
+			// git leaves the pack it was writing when it fails (out of
+			// space, it is as large as the space that was free: the disk
+			// stays full, and no writer gets to sweep it).
+			for f := range gitTempFiles(gitDir, before) {
+				os.Remove(f)
+			}
+		}
 	}
 	unlock()
 	if err != nil {
@@ -566,4 +575,47 @@ func (s *repo) afterMiss(lookup func() error) error {
 // readPackDir lists objects/pack.
 func (s *repo) readPackDir() ([]os.DirEntry, error) {
 	return readDir(filepath.Join(s.path, "objects", "pack"))
+}
+
+// gitTempFiles lists the temporary files of stock git in objects/pack
+// (tmp_pack_XXXXXX, tmp_idx_XXXXXX and the like: six letters and digits
+// from mkstemp) that are not in skip. readproof's own temporary files end in
+// decimal digits only (createTempIn) and are never listed: a writer may be
+// at work on one. A stock git that writes into the store while readproof gc
+// runs (a user's git fetch) could lose its temporary pack to the caller, and
+// fail; nothing it had stored is lost.
+func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
+	dir := filepath.Join(gitDir, "objects", "pack")
+	entries, _ := readDir(dir)
+	out := map[string]bool{}
+	for _, e := range entries {
+		n := e.Name()
+		i := strings.LastIndexByte(n, '_')
+		if !strings.HasPrefix(n, "tmp_") || i < 0 || !isMkstempSuffix(n[i+1:]) || e.IsDir() {
+			continue
+		}
+		if f := filepath.Join(dir, n); !skip[f] {
+			out[f] = true
+		}
+	}
+	return out
+}
+
+// isMkstempSuffix reports whether s is what git's mkstemp puts in place of
+// XXXXXX: six letters and digits, at least one of them a letter.
+func isMkstempSuffix(s string) bool {
+	if len(s) != 6 {
+		return false
+	}
+	letter := false
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9':
+		default:
+			return false
+		}
+	}
+	return letter
 }
