@@ -143,15 +143,17 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	err = packRefsAt(gitDir)
 	if err == nil {
-		before := gitTempFiles(gitDir, nil)
-		err = runGC(ctx, git, gitDir, opts.Progress, args)
-		if err != nil && !strings.Contains(err.Error(), "gc is already running") && !strings.Contains(err.Error(), "gc.pid.lock': File exists") {
-			// git leaves the pack it was writing when it fails (out of
-			// space, it is as large as the space that was free: the disk
-			// stays full, and no writer gets to sweep it).
-			for f := range gitTempFiles(gitDir, before) {
-				os.Remove(f)
+		err = removingGitTemps(gitDir, func() error {
+			err := runGC(ctx, git, gitDir, opts.Progress, args)
+			if err != nil && (strings.Contains(err.Error(), "gc is already running") || strings.Contains(err.Error(), "gc.pid.lock': File exists")) {
+				// another gc's files: not ours to remove
+				return keepTemps{err}
 			}
+			return err
+		})
+		var k keepTemps
+		if errors.As(err, &k) {
+			err = k.err
 		}
 	}
 	unlock()
@@ -576,6 +578,31 @@ func (s *repo) afterMiss(lookup func() error) error {
 func (s *repo) readPackDir() ([]os.DirEntry, error) {
 	return readDir(filepath.Join(s.path, "objects", "pack"))
 }
+
+// removingGitTemps runs f, which runs a git that writes objects into the
+// repository at gitDir (git gc, git fetch), and when it fails removes the
+// temporary files that git left in objects/pack (gitTempFiles). git leaves
+// the pack it was writing: out of space, it is as large as the space that
+// was free, so the disk stays full and no writer gets to sweep it
+// (sweepStale runs after a write that succeeded). An error f wraps in
+// keepTemps removes nothing.
+func removingGitTemps(gitDir string, f func() error) error {
+	before := gitTempFiles(gitDir, nil)
+	err := f()
+	var k keepTemps
+	if err != nil && !errors.As(err, &k) {
+		for name := range gitTempFiles(gitDir, before) {
+			os.Remove(name)
+		}
+	}
+	return err
+}
+
+// keepTemps is an error after which removingGitTemps removes nothing.
+type keepTemps struct{ err error }
+
+func (k keepTemps) Error() string { return k.err.Error() }
+func (k keepTemps) Unwrap() error { return k.err }
 
 // gitTempFiles lists the temporary files of stock git in objects/pack
 // (tmp_pack_XXXXXX, tmp_idx_XXXXXX and the like: six letters and digits
