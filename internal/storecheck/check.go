@@ -133,6 +133,13 @@ type checker struct {
 	// observed holds the snapshots recorded per resource key.
 	observed map[string]map[string]bool
 
+	// walked holds every ref as the listing that step 1 walked saw it: the
+	// later steps that list refs again (resource chains, tags) check each
+	// at that tip, whose commits are the ones read. A writer may move a ref
+	// meanwhile; its new commits were never read, and a chain checked at
+	// its new tip read as empty.
+	walked map[string]gitstore.OID
+
 	// stale holds the refs that a killed commit, abort or reopen left
 	// (store.HalfDone): checked, but not counted as runs of their kind.
 	stale map[string]bool
@@ -226,6 +233,10 @@ func (c *checker) run() error {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
 	}
 	c.rep.Counts.Refs = len(all)
+	c.walked = make(map[string]gitstore.OID, len(all))
+	for _, r := range all {
+		c.walked[r.Name] = r.OID
+	}
 	broken, err := c.s.BrokenRefs("refs/")
 	if err != nil {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
@@ -795,6 +806,11 @@ func (c *checker) checkResources() {
 		c.add(Problem{Kind: Broken, Check: "ref", Subject: "store", Message: b.Error()})
 	}
 	for _, ch := range chains {
+		tip, ok := c.walked[ch.Ref]
+		if !ok {
+			continue // made since the refs were walked: the next check has it
+		}
+		ch.Tip = tip
 		c.rep.Counts.Resources++
 		subject := "resource " + ch.URI.String()
 		seen := map[string]bool{}
@@ -844,6 +860,11 @@ func (c *checker) checkTags() {
 		c.add(Problem{Kind: Broken, Check: "ref", Subject: "store", Message: b.Error()})
 	}
 	for _, tr := range tags {
+		tip, ok := c.walked[tr.Ref]
+		if !ok {
+			continue // made since the refs were walked: the next check has it
+		}
+		tr.Tip = tip
 		c.rep.Counts.Tags++
 		subject := "tag " + tr.URI.String() + "@" + tr.Tag
 		recorded := c.observed[tr.URI.Key()]
