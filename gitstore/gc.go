@@ -96,6 +96,18 @@ type GCResult struct {
 // objects and removes unreachable objects older than the grace period,
 // with stock `git gc`. It fails with ErrGitMissing when git is not on PATH.
 func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
+	res, err := gc(ctx, path, opts)
+	if err != nil && ctx.Err() != nil {
+		// SIGINT or SIGTERM: git gc was killed; what it left (a partial
+		// pack) was removed, and it removes nothing before what replaces
+		// it is complete.
+		return nil, hint.With(fmt.Errorf("gc %s: interrupted: %w", path, ctx.Err()),
+			"nothing was lost: git gc removes a pack or an object only once what replaces it is complete; run `readproof gc` again to finish")
+	}
+	return res, err
+}
+
+func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	gitDir, err := findGitDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
