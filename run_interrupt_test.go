@@ -80,3 +80,83 @@ func TestSIGINTDuringRunSaysInterrupted(t *testing.T) {
 		t.Errorf("an interrupted run was recorded:\n%s", o)
 	}
 }
+
+// TestSIGINTDuringPullAndClone (session 17): Ctrl-C while pull or clone
+// waited on the remote exited 130, but with the hints of a remote that
+// cannot be reached ("check the remote's URL …") or of damaged objects
+// ("check the repository's objects, then clone again"). They now say
+// the command was interrupted and what to run again. The remote is an
+// HTTP server that never answers.
+func TestSIGINTDuringPullAndClone(t *testing.T) {
+	t.Parallel()
+	requireGit(t)
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		// held until the signal has gone (100 ms after the request came),
+		// then refused: git's remote helper, which holds readproof's
+		// pipes after git is killed, then exits too
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+		http.Error(w, "closed", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	mustRP(t, dir, "init")
+	mustRP(t, dir, "remote", "add", "origin", srv.URL+"/shared.git")
+	for _, tc := range []struct {
+		args []string
+		hint string
+	}{
+		{[]string{"pull", "origin"}, "readproof: hint: interrupted: run `readproof pull origin` again"},
+		{[]string{"clone", srv.URL + "/shared.git", "copy"}, "readproof: hint: interrupted: nothing was made at copy"},
+	} {
+		cmd := exec.Command("readproof", tc.args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=")
+		// a file, not a pipe: git's remote helper, whose request the
+		// server holds, keeps a pipe open after readproof has exited
+		errf, err := os.CreateTemp(t.TempDir(), "stderr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = errf
+		errb := &fileText{f: errf}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-arrived: // a request of the command before, left over
+		default:
+		}
+		select {
+		case <-arrived:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("readproof %s never asked the remote\n%s", strings.Join(tc.args, " "), errb.String())
+		}
+		time.Sleep(100 * time.Millisecond) // git is waiting on the answer
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 130 {
+			t.Errorf("SIGINT during %s: exit %d, want 130\n%s", strings.Join(tc.args, " "), code, errb.String())
+		}
+		if msg := errb.String(); !strings.Contains(msg, tc.hint) || strings.Contains(msg, "check the remote") {
+			t.Errorf("SIGINT during %s: want the hint %q\n%s", strings.Join(tc.args, " "), tc.hint, msg)
+		}
+	}
+}
+
+// fileText reads back what a command wrote to f.
+type fileText struct{ f *os.File }
+
+func (ft *fileText) String() string {
+	b, _ := os.ReadFile(ft.f.Name())
+	return string(b)
+}
