@@ -927,7 +927,10 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref, reach []gitstore.OI
 	c.checkJournalRecords(runs, reach)
 	missed := 0
 	for _, r := range runs {
-		if reached[r.OID] {
+		// A run or a journal whose objects are broken is reported as
+		// such: the journal's reach is then unknown, and the run is not
+		// "intact".
+		if reached[r.OID] || c.refBad[r.Name] || c.refBad[store.JournalRef] {
 			continue
 		}
 		missed++

@@ -2,9 +2,11 @@ package storecheck_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
 )
 
@@ -41,5 +43,28 @@ func TestCheckWhileAResourceMoves(t *testing.T) {
 	after := p.check(t, storecheck.Options{})
 	if !after.OK() || after.Counts.Observations != 3 {
 		t.Errorf("check after: ok %v, %d observations, want 3\n%s", after.OK(), after.Counts.Observations, problems(after))
+	}
+}
+
+// TestMissingManifestIsNotCalledIntact (session 17): with a run's manifest
+// commit gone (its pack's index deleted, a loose object removed), verify
+// reported the run broken and also warned that "the journal does not reach
+// this manifest (its writer stopped before recording it); the run is
+// intact": the journal, which reaches it, could not be read either. A run
+// or a journal whose objects are broken gets no such warning now.
+func TestMissingManifestIsNotCalledIntact(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, map[string]string{"a.md": "a one\n"}, "version = 1")
+	id := p.run(t, "r1", uriOf("a.md"))
+	if err := os.Remove(p.looseObject(id)); err != nil {
+		t.Fatal(err)
+	}
+	p.reopen(t, store.Options{})
+	rep := p.check(t, storecheck.Options{})
+	if len(find(rep, storecheck.Broken, "run r1", "missing commit")) == 0 {
+		t.Fatalf("the missing manifest is not reported broken:\n%s", problems(rep))
+	}
+	if w := find(rep, storecheck.Warning, "intact"); len(w) > 0 {
+		t.Errorf("a run whose manifest is missing is called intact:\n%s", problems(rep))
 	}
 }
