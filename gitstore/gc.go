@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -155,18 +156,7 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	err = packRefsAt(gitDir)
 	if err == nil {
-		err = removingGitTemps(gitDir, func() error {
-			err := runGC(ctx, git, gitDir, opts.Progress, args)
-			if err != nil && (strings.Contains(err.Error(), "gc is already running") || strings.Contains(err.Error(), "gc.pid.lock': File exists")) {
-				// another gc's files: not ours to remove
-				return keepTemps{err}
-			}
-			return err
-		})
-		var k keepTemps
-		if errors.As(err, &k) {
-			err = k.err
-		}
+		err = removingGitTemps(gitDir, func() error { return runGC(ctx, git, gitDir, opts.Progress, args) })
 	}
 	unlock()
 	if err != nil {
@@ -592,17 +582,17 @@ func (s *repo) readPackDir() ([]os.DirEntry, error) {
 }
 
 // removingGitTemps runs f, which runs a git that writes objects into the
-// repository at gitDir (git gc, git fetch), and when it fails removes the
-// temporary files that git left in objects/pack (gitTempFiles). git leaves
-// the pack it was writing: out of space, it is as large as the space that
-// was free, so the disk stays full and no writer gets to sweep it
-// (sweepStale runs after a write that succeeded). An error f wraps in
-// keepTemps removes nothing.
+// repository at gitDir (git gc, git fetch), and when it fails for want of
+// space removes the temporary files that git left in objects/pack
+// (gitTempFiles): the pack it was writing is then as large as the space
+// that was free, so the disk stays full and no writer gets to sweep it
+// (sweepStale runs after a write that succeeded). After any other failure
+// they are left to that sweep, which takes them once stale: a concurrent
+// git's file at work (another pull's fetch) is younger.
 func removingGitTemps(gitDir string, f func() error) error {
 	before := gitTempFiles(gitDir, nil)
 	err := f()
-	var k keepTemps
-	if err != nil && !errors.As(err, &k) {
+	if err != nil && outOfSpace(err) {
 		for name := range gitTempFiles(gitDir, before) {
 			os.Remove(name)
 		}
@@ -610,19 +600,29 @@ func removingGitTemps(gitDir string, f func() error) error {
 	return err
 }
 
-// keepTemps is an error after which removingGitTemps removes nothing.
-type keepTemps struct{ err error }
-
-func (k keepTemps) Error() string { return k.err.Error() }
-func (k keepTemps) Unwrap() error { return k.err }
+// outOfSpace reports whether err, of a git command, says the disk or the
+// quota is full: the errno, or git's words for it (index-pack: "write
+// error: No space left on device"; pack-objects: "Out of diskspace").
+func outOfSpace(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"No space left on device", "Out of diskspace", "Disk quota exceeded"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // gitTempFiles lists the temporary files of stock git in objects/pack
 // (tmp_pack_XXXXXX, tmp_idx_XXXXXX and the like: six letters and digits
 // from mkstemp) that are not in skip. readproof's own temporary files end in
 // decimal digits only (createTempIn) and are never listed: a writer may be
-// at work on one. A stock git that writes into the store while readproof gc
-// runs (a user's git fetch) could lose its temporary pack to the caller, and
-// fail; nothing it had stored is lost.
+// at work on one. A stock git writing into the store at the moment a git of
+// readproof's runs out of space (a user's git fetch) could lose its
+// temporary pack to the caller, and fail; nothing it had stored is lost.
 func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 	dir := filepath.Join(gitDir, "objects", "pack")
 	entries, _ := readDir(dir)
