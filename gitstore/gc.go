@@ -100,8 +100,8 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	res, err := gc(ctx, path, opts)
 	if err != nil && ctx.Err() != nil {
 		// SIGINT or SIGTERM: git gc was killed; what it left (a partial
-		// pack) was removed, and it removes nothing before what replaces
-		// it is complete.
+		// pack) goes with the sweep of stale temporary files, and it
+		// removes nothing before what replaces it is complete.
 		return nil, hint.With(fmt.Errorf("gc %s: interrupted: %w", path, ctx.Err()),
 			"nothing was lost: git gc removes a pack or an object only once what replaces it is complete; run `readproof gc` again to finish")
 	}
