@@ -117,3 +117,56 @@ func hintLine(out string) string {
 	}
 	return ""
 }
+
+// TestProjectDirPermissionMessages (session 17): in a project directory the
+// user may not write, `init` (which makes the store there) and `resource
+// add` (which locks readproof.toml beside it) failed with the bare system
+// error and no hint:
+//
+//	readproof: error: create store …/.readproof: init store …: mkdir …/..readproof.init-N: permission denied
+//	readproof: error: lock policy file: open …/readproof.toml.lock: permission denied
+//
+// Every error that comes down to a permission and carries no hint of its
+// own now gets one about permissions.
+func TestProjectDirPermissionMessages(t *testing.T) {
+	t.Parallel()
+	asUser, root, bin := permissionSandbox(t, "readproof-projperm-")
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, "policies"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "policies", "refunds.md"), []byte("Products can be refunded within 30 days.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "readproof.toml"), []byte("version = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(proj, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
+	for _, args := range [][]string{
+		{"init"},
+		{"resource", "add", "readproof://demo/policies/refunds", "--source-type", "filesystem", "--path", "policies/refunds.md"},
+	} {
+		argv := append(append(append([]string(nil), asUser...), bin), args...)
+		var out []byte
+		var err error
+		for try := 0; ; try++ {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Dir, cmd.Env = proj, env
+			out, err = cmd.CombinedOutput()
+			if !errors.Is(err, syscall.ETXTBSY) || try >= 100 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "permission denied") {
+			t.Errorf("readproof %s in a directory the user may not write: %v, want exit 1 and \"permission denied\"\n%s", strings.Join(args, " "), err, out)
+		}
+		if h := hintLine(string(out)); !strings.Contains(h, "permission") || !strings.Contains(h, "ls -ld") {
+			t.Errorf("readproof %s in a directory the user may not write: want a hint about permissions\n%s", strings.Join(args, " "), out)
+		}
+	}
+}

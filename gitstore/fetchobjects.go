@@ -66,7 +66,10 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 		defer cleanup()
 		run = view
 	}
-	if _, err := run.runInput(ctx, true, strings.NewReader(in.String()), args...); err != nil {
+	if err := removingGitTemps(t.dir, func() error {
+		_, err := run.runInput(ctx, true, strings.NewReader(in.String()), args...)
+		return err
+	}); err != nil {
 		return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
 	}
 	return nil

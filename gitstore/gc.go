@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -96,6 +97,18 @@ type GCResult struct {
 // objects and removes unreachable objects older than the grace period,
 // with stock `git gc`. It fails with ErrGitMissing when git is not on PATH.
 func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
+	res, err := gc(ctx, path, opts)
+	if err != nil && ctx.Err() != nil {
+		// SIGINT or SIGTERM: git gc was killed; what it left (a partial
+		// pack) goes with the sweep of stale temporary files, and it
+		// removes nothing before what replaces it is complete.
+		return nil, hint.With(fmt.Errorf("gc %s: interrupted: %w", path, ctx.Err()),
+			"nothing was lost: git gc removes a pack or an object only once what replaces it is complete; run `readproof gc` again to finish")
+	}
+	return res, err
+}
+
+func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	gitDir, err := findGitDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
@@ -143,7 +156,7 @@ func GC(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	err = packRefsAt(gitDir)
 	if err == nil {
-		err = runGC(ctx, git, gitDir, opts.Progress, args)
+		err = removingGitTemps(gitDir, func() error { return runGC(ctx, git, gitDir, opts.Progress, args) })
 	}
 	unlock()
 	if err != nil {
@@ -220,7 +233,10 @@ func runGC(ctx context.Context, git, gitDir string, progress io.Writer, args []s
 			return ok
 		}) {
 			if broken != "" {
-				return fmt.Errorf("%w: ref %s names a missing object: run readproof verify", err, broken)
+				// git stopped while it marked what is reachable, before
+				// it removed anything (see above).
+				return hint.With(fmt.Errorf("%w: ref %s names a missing object: run readproof verify", err, broken),
+					"nothing was removed: restore the object "+broken+" names from a clone (readproof pull) or a backup, or delete the ref (`readproof verify` names the run, resource or tag it is), then run `readproof gc` again")
 			}
 			return err
 		}
@@ -563,4 +579,82 @@ func (s *repo) afterMiss(lookup func() error) error {
 // readPackDir lists objects/pack.
 func (s *repo) readPackDir() ([]os.DirEntry, error) {
 	return readDir(filepath.Join(s.path, "objects", "pack"))
+}
+
+// removingGitTemps runs f, which runs a git that writes objects into the
+// repository at gitDir (git gc, git fetch), and when it fails for want of
+// space removes the temporary files that git left in objects/pack
+// (gitTempFiles): the pack it was writing is then as large as the space
+// that was free, so the disk stays full and no writer gets to sweep it
+// (sweepStale runs after a write that succeeded). After any other failure
+// they are left to that sweep, which takes them once stale: a concurrent
+// git's file at work (another pull's fetch) is younger.
+func removingGitTemps(gitDir string, f func() error) error {
+	before := gitTempFiles(gitDir, nil)
+	err := f()
+	if err != nil && outOfSpace(err) {
+		for name := range gitTempFiles(gitDir, before) {
+			os.Remove(name)
+		}
+	}
+	return err
+}
+
+// outOfSpace reports whether err, of a git command, says the disk or the
+// quota is full: the errno, or git's words for it (index-pack: "write
+// error: No space left on device"; pack-objects: "Out of diskspace").
+func outOfSpace(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"No space left on device", "Out of diskspace", "Disk quota exceeded"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitTempFiles lists the temporary files of stock git in objects/pack
+// (tmp_pack_XXXXXX, tmp_idx_XXXXXX and the like: six letters and digits
+// from mkstemp) that are not in skip. readproof's own temporary files end in
+// decimal digits only (createTempIn) and are never listed: a writer may be
+// at work on one. A stock git writing into the store at the moment a git of
+// readproof's runs out of space (a user's git fetch) could lose its
+// temporary pack to the caller, and fail; nothing it had stored is lost.
+func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
+	dir := filepath.Join(gitDir, "objects", "pack")
+	entries, _ := readDir(dir)
+	out := map[string]bool{}
+	for _, e := range entries {
+		n := e.Name()
+		i := strings.LastIndexByte(n, '_')
+		if !strings.HasPrefix(n, "tmp_") || i < 0 || !isMkstempSuffix(n[i+1:]) || e.IsDir() {
+			continue
+		}
+		if f := filepath.Join(dir, n); !skip[f] {
+			out[f] = true
+		}
+	}
+	return out
+}
+
+// isMkstempSuffix reports whether s is what git's mkstemp puts in place of
+// XXXXXX: six letters and digits, at least one of them a letter.
+func isMkstempSuffix(s string) bool {
+	if len(s) != 6 {
+		return false
+	}
+	letter := false
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9':
+		default:
+			return false
+		}
+	}
+	return letter
 }

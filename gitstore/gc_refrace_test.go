@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/testsize"
 )
 
@@ -87,12 +88,14 @@ func TestGCSurvivesDeletedRefRace(t *testing.T) {
 		progress        bool
 		broken          bool // the ref git names is still there, on a missing object
 		wantErr         string
+		wantHint        string // in the hint of the error GC returns
 	}{
 		{name: "prune", msg: "unable to parse object: ", step: "prune", fails: 1, runs: 2},
 		{name: "pack-objects", msg: "bad object ", step: "repack", fails: 2, runs: 3},
 		{name: "progress", msg: "unable to parse object: ", step: "prune", fails: 1, runs: 2, progress: true},
 		{name: "still-broken", msg: "unable to parse object: ", step: "prune", fails: 1, runs: 1, broken: true,
-			wantErr: "unable to parse object: " + victim + "; fatal: failed to run prune: ref " + victim + " names a missing object: run readproof verify"},
+			wantErr:  "unable to parse object: " + victim + "; fatal: failed to run prune: ref " + victim + " names a missing object: run readproof verify",
+			wantHint: "nothing was removed: restore the object " + victim + " names from a clone (readproof pull) or a backup, or delete the ref"},
 		{name: "every-time", msg: "bad object ", step: "repack", fails: -1, runs: gcAttempts, wantErr: "bad object " + victim + "; fatal: failed to run repack: refs were deleted under git gc 3 times in a row: run readproof gc again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,6 +132,11 @@ func TestGCSurvivesDeletedRefRace(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("GC error %v, want one with %q", err, tc.wantErr)
+				}
+				// Session 17: the hint was gc's own "free space on (or
+				// repair) the file system", which does not help here.
+				if h := hint.Of(err); !strings.Contains(h, tc.wantHint) {
+					t.Fatalf("GC error %v: hint %q, want one with %q", err, h, tc.wantHint)
 				}
 				return
 			}

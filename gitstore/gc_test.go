@@ -205,3 +205,26 @@ func TestGCWaitsForPackedRefsLock(t *testing.T) {
 		t.Fatalf("gc while a writer held packed-refs.lock for 1.5 s: %v", err)
 	}
 }
+
+// TestGCInterrupted (session 17): a gc stopped by SIGINT or SIGTERM (its
+// context cancelled) said "gc …: context canceled" with the hint to free
+// space on the file system. It now says it was interrupted, that nothing
+// was lost, and to run it again.
+func TestGCInterrupted(t *testing.T) {
+	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "one")})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := GC(ctx, s.Path(), GCOptions{Grace: time.Hour})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("GC with its context cancelled: %v, want an interrupted error wrapping context.Canceled", err)
+	}
+	if h := hint.Of(err); strings.Contains(h, "free space") || !strings.Contains(h, "nothing was lost") || !strings.Contains(h, "readproof gc") {
+		t.Errorf("GC interrupted: hint %q, want nothing lost and to run readproof gc again", h)
+	}
+	Fsck(t, s.Path())
+}

@@ -88,6 +88,9 @@ type repo struct {
 	spillErr error      // a failed spill write, for the next flush
 	hasher   hash.Hash  // putObject's object ids (computeHash)
 	closed   bool
+	// ownerChecked: Update has looked whether root writes into a store
+	// another user owns (owner.go), which it does once per handle
+	ownerChecked bool
 	// fanout is what putObject found of each objects/xx directory since the
 	// last flush: 0 not looked, fanoutAbsent, fanoutPresent (objects.go).
 	fanout   [256]uint8

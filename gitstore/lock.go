@@ -12,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // heldLock is a lock file we created with O_CREAT|O_EXCL.
@@ -90,8 +93,10 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 		}
 		now := time.Now()
 		if !now.Before(deadline) {
-			return nil, fmt.Errorf("lock %s: %w: still held after %s; if no git or readproof process is using the store, remove the file",
-				lock, ErrLocked, s.opts.LockTimeout)
+			return nil, hint.With(fmt.Errorf("lock %s: %w: still held after %s; if no git or readproof process is using the store, remove the file",
+				lock, ErrLocked, s.opts.LockTimeout),
+				fmt.Sprintf("another git or readproof is writing to the store: run the command again once it is done; if none is (a killed process left the lock), the next write removes it once older than %s, or remove it now: rm %s",
+					s.opts.StaleLockAge, text.ShellArg(lock)))
 		}
 		sleep := backoff/2 + time.Duration(mrand.Int64N(int64(backoff)))
 		if rest := deadline.Sub(now); sleep > rest {

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
+	"github.com/readproof/readproof/internal/hint"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	githash "github.com/go-git/go-git/v5/plumbing/hash"
@@ -367,11 +368,11 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 		switch {
 		case err == nil:
 		case errors.Is(err, plumbing.ErrObjectNotFound):
-			return nil, nil, nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
+			return nil, nil, nil, s.missingObject(id)
 		case errors.Is(err, fs.ErrPermission):
 			return nil, nil, nil, fmt.Errorf("read object %s: %w", id, err)
 		default:
-			return nil, nil, nil, fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err)
+			return nil, nil, nil, hint.With(fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err), damagedObjectHint)
 		}
 	}
 	return o, data, &h, nil

@@ -28,6 +28,8 @@ import (
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // BlobsOptions tune ReadBlobs. The zero value reads on GOMAXPROCS workers
@@ -114,8 +116,12 @@ func VerifyBlob(id OID, data []byte) error {
 // errContentMismatch is readObject's error for content that does not hash
 // to its id.
 func errContentMismatch(id OID) error {
-	return fmt.Errorf("read object %s: %w: content does not match its id: the store was modified outside git; run git fsck", id, ErrCorrupt)
+	return hint.With(fmt.Errorf("read object %s: %w: content does not match its id: the store was modified outside git; run git fsck", id, ErrCorrupt), damagedObjectHint)
 }
+
+// damagedObjectHint is the hint of an object that does not read back as
+// written (its bytes changed, a pack entry that does not inflate).
+const damagedObjectHint = "`readproof verify` names what the damaged object breaks; restore it from a clone (readproof pull) or a backup (`git fsck` on the store lists every damaged object)"
 
 // CheckLooseObject checks git's own integrity of the loose object file of
 // id in the repository gitDir, as `git fsck` does: the whole zlib stream

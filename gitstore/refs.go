@@ -303,6 +303,7 @@ func (s *repo) Refs(prefix string) ([]Ref, error) {
 // once when loaded.
 type packedRefs struct {
 	fi   os.FileInfo // identity of the file this was read from
+	path string      // the file's path, for errors ("" when not read from one)
 	orig []byte      // the file as read
 	data []byte      // sorted records: orig itself, or a sorted copy
 	body int         // offset of the first record in data
@@ -326,7 +327,7 @@ func parsePackedRefs(orig []byte) (*packedRefs, error) {
 		}
 	}
 	if !sorted {
-		data, err := sortPackedRecords(orig[p.body:])
+		data, err := sortPackedRecords(orig[p.body:], 1+bytes.Count(orig[:p.body], []byte("\n")))
 		if err != nil {
 			return nil, err
 		}
@@ -335,15 +336,16 @@ func parsePackedRefs(orig []byte) (*packedRefs, error) {
 	return p, nil
 }
 
-// sortPackedRecords checks every line of an unsorted packed-refs body and
-// returns its records (with their peeled lines) sorted by name.
-func sortPackedRecords(body []byte) ([]byte, error) {
+// sortPackedRecords checks every line of an unsorted packed-refs body, whose
+// first line is line first of the file, and returns its records (with their
+// peeled lines) sorted by name.
+func sortPackedRecords(body []byte, first int) ([]byte, error) {
 	type rec struct {
 		name  []byte
 		lines []byte
 	}
 	var recs []rec
-	for off, lineNo := 0, 1; off < len(body); lineNo++ {
+	for off, lineNo := 0, first; off < len(body); lineNo++ {
 		end := bytes.IndexByte(body[off:], '\n')
 		next := off + end + 1
 		if end < 0 {
@@ -354,14 +356,14 @@ func sortPackedRecords(body []byte) ([]byte, error) {
 		switch {
 		case len(line) > 0 && line[0] == '^':
 			if len(recs) == 0 || !validPeeled(line) || bytes.Contains(recs[len(recs)-1].lines, []byte("\n^")) {
-				return nil, fmt.Errorf("packed-refs line %d: bad peeled line %q", lineNo, truncate(line))
+				return nil, &packedRefsError{line: lineNo, err: fmt.Errorf("bad peeled line %q", truncate(line))}
 			}
 			r := &recs[len(recs)-1]
 			r.lines = append(append(r.lines, line...), '\n')
 		default:
 			name, _, err := parsePackedLine(line)
 			if err != nil {
-				return nil, fmt.Errorf("packed-refs line %d: %w", lineNo, err)
+				return nil, &packedRefsError{line: lineNo, err: err}
 			}
 			recs = append(recs, rec{name: name, lines: append(append([]byte(nil), line...), '\n')})
 		}
@@ -377,6 +379,32 @@ func sortPackedRecords(body []byte) ([]byte, error) {
 
 func validPeeled(line []byte) bool {
 	return len(line) == 41 && isHexOID(string(line[1:]))
+}
+
+// packedRefsError is a line of packed-refs that is not a record git writes.
+// git itself refuses such a file ("unexpected line in packed-refs"), so
+// neither git pack-refs nor git gc repairs it: the hint says to edit it.
+type packedRefsError struct {
+	path string // "packed-refs" when not read from a named file
+	line int
+	err  error
+}
+
+func (e *packedRefsError) Error() string {
+	return fmt.Sprintf("%s line %d: %v", e.file(), e.line, e.err)
+}
+
+func (e *packedRefsError) Unwrap() []error { return []error{ErrCorrupt, e.err} }
+
+func (e *packedRefsError) Hint() string {
+	return fmt.Sprintf("correct or delete line %d of %s (a record is `<40-hex id> <ref name>`, a peeled line `^<40-hex id>` after an annotated tag's; git refuses the file as it is, so git pack-refs cannot rewrite it), then run `readproof verify`; a ref whose line is deleted comes back from a clone (readproof pull) or a backup", e.line, e.file())
+}
+
+func (e *packedRefsError) file() string {
+	if e.path == "" {
+		return "packed-refs"
+	}
+	return e.path
 }
 
 // parsePackedLine parses one "<oid> <name>" line.
@@ -401,7 +429,9 @@ func (p *packedRefs) recordAt(off, hi int) (name []byte, oid OID, next int, err 
 	}
 	name, oid, err = parsePackedLine(p.data[off : off+eol])
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("packed-refs: %w: %w: rewrite it with git pack-refs", ErrCorrupt, err)
+		// Only a sorted file reaches here with a bad line (an unsorted one
+		// is checked whole when read), so data is the file as read.
+		return nil, "", 0, &packedRefsError{path: p.path, line: 1 + bytes.Count(p.data[:off], []byte("\n")), err: err}
 	}
 	if next < hi && p.data[next] == '^' {
 		e := bytes.IndexByte(p.data[next:hi], '\n')
@@ -552,12 +582,15 @@ func (s *repo) loadPacked() (*packedRefs, error) {
 	p, err := parsePackedRefs(data)
 	if err != nil {
 		release()
-		return nil, fmt.Errorf("%s: %w: %w: rewrite it with git pack-refs", name, ErrCorrupt, err)
+		if pe := (*packedRefsError)(nil); errors.As(err, &pe) {
+			pe.path = name
+		}
+		return nil, err
 	}
 	// Unmapped once nothing uses this version any more (no slice of it
 	// outlives p: names and ids are copied out).
 	runtime.AddCleanup(p, func(release func()) { release() }, release)
-	p.fi = fi
+	p.fi, p.path = fi, name
 	s.packed = p
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/testsize"
 )
 
@@ -347,6 +348,11 @@ func TestHeldLockTimesOut(t *testing.T) {
 	err = s.Update(RefUpdate{Name: "refs/heads/main", Old: c1, New: c2})
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("Update with the lock held: %v, want ErrLocked", err)
+	}
+	// Session 17: the error said when to remove the file, with no hint
+	// line; the hint now says to run again, or how to remove it.
+	if h := hint.Of(err); !strings.Contains(h, "rm "+lock) || !strings.Contains(h, "run the command again") {
+		t.Errorf("Update with the lock held: %v: hint %q, want one to run again or rm the lock", err, h)
 	}
 	if d := time.Since(start); d < timeout || d > 3*time.Second {
 		t.Errorf("gave up after %s, want about %s", d, timeout)

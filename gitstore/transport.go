@@ -648,7 +648,7 @@ func (t *Transport) Fetch(ctx context.Context, remote string, refspecs []string)
 	args = append(args, t.progressFlag())
 	args = append(args, "--", remote)
 	args = append(args, refspecs...)
-	if _, err := t.run(ctx, true, args...); err != nil {
+	if err := removingGitTemps(t.dir, func() error { _, err := t.run(ctx, true, args...); return err }); err != nil {
 		return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
 	}
 	return nil

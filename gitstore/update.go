@@ -142,9 +142,16 @@ func (s *repo) Update(updates ...RefUpdate) error {
 	}
 	s.mu.Lock()
 	closed := s.closed
+	checkOwner := !s.ownerChecked && s.opts.Warn != nil && !s.perm.group
+	s.ownerChecked = true
 	s.mu.Unlock()
 	if closed {
 		return errClosed
+	}
+	if checkOwner {
+		if err := foreignOwner(s.path); err != nil {
+			s.opts.Warn(err)
+		}
 	}
 	tx, err := s.newTxn(updates)
 	if err != nil {

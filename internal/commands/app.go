@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 	"unicode"
@@ -128,6 +129,10 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	code := codeOf(ctx, err)
 	if errors.Is(err, errQuiet) {
 		return code
+	}
+	if hint.Of(err) == "" && errors.Is(err, fs.ErrPermission) {
+		// the system's error names the path; say what to do about it
+		err = hint.With(err, "this user may not write (or read) the path named above (permission denied): fix its permissions or its directory's (ls -ld shows the owner and mode), or run readproof as a user who may")
 	}
 	msg := err.Error()
 	// An error may quote what a remote, a source or a store holds (a ref

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/crypto/ssh"
@@ -141,6 +142,7 @@ func writeInPlace(ctx context.Context, path string, data []byte) (err error) {
 // and a failure leaves nothing half-written.
 func writeFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
+	sweepKilledWrites(dir, "."+filepath.Base(path)+".tmp-")
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return hint.With(fmt.Errorf("write %s: %w", path, err), "check that the directory exists and is writable")
@@ -173,6 +175,31 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// killedWriteAge is the age from which a temporary file of writeFileAtomic
+// is taken as left by a killed process: the next write of the same path
+// removes it. A younger one may be another export's at work (a bundle is
+// written, synced and renamed within seconds).
+const killedWriteAge = 10 * time.Minute
+
+// sweepKilledWrites removes the regular files prefix+digits in dir older
+// than killedWriteAge: what an export killed before its rename left, as
+// large as its bundle. Nothing else is touched (no link, no other name).
+func sweepKilledWrites(dir, prefix string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > killedWriteAge {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // verifyJSON is the --json shape of `evidence verify`.

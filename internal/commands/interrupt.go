@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/readproof/readproof/internal/hint"
@@ -29,4 +30,17 @@ func interruptible(ctx context.Context, fn func() error) error {
 // interrupted is the error of work stopped by a signal: exit 130.
 func interrupted(ctx context.Context) error {
 	return withCode(ExitInterrupted, hint.With(fmt.Errorf("interrupted: %w", ctx.Err()), "nothing was written; run the command again to finish it"))
+}
+
+// readingInterrupted is err, of a command that records what it read in one
+// store commit after every read (`run --id`, `run mount` of several URIs),
+// as an interruption when a signal stopped a read: the source's error
+// named the document being read ("cancelled (context canceled)"), which
+// was not at fault, and nothing of the call was recorded.
+func readingInterrupted(ctx context.Context, what, nothing string, err error) error {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return withCode(ExitInterrupted, hint.With(fmt.Errorf("%s: interrupted while reading the documents: %w", what, err),
+		nothing+" (every document of the call is recorded in one store commit, after all are read); run the command again"))
 }

@@ -148,7 +148,7 @@ func runOnce(ctx context.Context, e *env, opts runOnceOptions, args []string) er
 		m, err := s.RunOnceProgress(ctx, opts.ID, args, progressOver(line, 2))
 		line.Stop()
 		if err != nil {
-			return err
+			return readingInterrupted(ctx, "run --id "+opts.ID, "nothing of the run was recorded", err)
 		}
 		return committedLine(e, m)
 	})
@@ -258,7 +258,7 @@ func mountMany(ctx context.Context, e *env, s *store.Store, opts mountOptions, i
 	ds, err := s.MountMany(ctx, id, refs, progressOver(line, 2))
 	line.Stop()
 	if err != nil {
-		return err
+		return readingInterrupted(ctx, "run mount "+id, "nothing of this mount was recorded: the open run is as it was", err)
 	}
 	if e.json {
 		out := make([]deliveryJSON, 0, len(ds))

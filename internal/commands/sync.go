@@ -57,6 +57,17 @@ func syncErr(err error) error {
 	return err
 }
 
+// syncInterrupted is err of push, pull or clone as an interruption when a
+// signal ended ctx: git was killed, and the error's own hint (a remote
+// that cannot be reached, objects to check) would send the user the wrong
+// way. again says what to run (and what the interruption left).
+func syncInterrupted(ctx context.Context, err error, again string) error {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+		return syncErr(err)
+	}
+	return withCode(ExitInterrupted, hint.With(err, "interrupted: "+again))
+}
+
 func remoteArg(args []string, i int) string {
 	if len(args) > i {
 		return args[i]
@@ -342,7 +353,7 @@ func runPush(ctx context.Context, e *env, args []string) error {
 		remote := remoteArg(args, 0)
 		res, err := share.Push(ctx, s, remote, shareOptions(e))
 		if err != nil {
-			return syncErr(err)
+			return syncInterrupted(ctx, err, "the remote's refs moved all or none (one atomic push); run `readproof push"+argTail(remote)+"` again")
 		}
 		for _, w := range res.Warnings {
 			e.say("readproof: warning: %s", text.Escape(w)) // names the remote's HEAD, any ref
@@ -379,7 +390,7 @@ func runPull(ctx context.Context, e *env, args []string) error {
 		opts.ProbeKeys = keys
 		res, err := share.Pull(ctx, s, remote, opts)
 		if err != nil {
-			return syncErr(err)
+			return syncInterrupted(ctx, err, "run `readproof pull"+argTail(remote)+"` again: it fetches what is missing and moves the refs this one did not (`readproof verify` checks the store meanwhile)")
 		}
 		warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 		if res.JournalUnrelated {
@@ -562,7 +573,7 @@ func runClone(ctx context.Context, e *env, args []string) error {
 	opts.ProbeKeys = keys
 	res, err := share.Clone(ctx, url, dir, opts)
 	if err != nil {
-		return syncErr(err)
+		return syncInterrupted(ctx, err, "nothing was made at "+dir+" (a clone is built aside and renamed into place once verified); run the clone again")
 	}
 	warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 	reportConflicts(e, res.RunConflicts, nil)
@@ -588,4 +599,13 @@ func sayHowToUse(e *env, dir string) {
 		q = shellQuote(abs)
 	}
 	e.say("readproof: to use this store, run readproof inside it (cd %s), or name it from anywhere with --store %s or READPROOF_STORE=%s", q, q, q)
+}
+
+// argTail is " ARG" for a command line shown in a hint, or "" when arg is
+// empty (the default remote).
+func argTail(arg string) string {
+	if arg == "" {
+		return ""
+	}
+	return " " + text.ShellArg(arg)
 }

@@ -95,7 +95,12 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 		if ctx.Err() != nil {
 			return interrupted(ctx)
 		}
-		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("verify %s: %w", s.Path(), err), "check that the store is readable; `git fsck` on it gives git's view"))
+		err = fmt.Errorf("verify %s: %w", s.Path(), err)
+		if hint.Of(err) == "" {
+			// a damaged file's own hint (packed-refs: which line) says more
+			err = hint.With(err, "check that the store is readable; `git fsck` on it gives git's view")
+		}
+		return withCode(ExitCannotCheck, err)
 	}
 	if e.json {
 		if err := printJSON(e.out, rep); err != nil {

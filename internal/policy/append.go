@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/readproof/readproof/adapters/sourcespec"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // newFileHeader starts a policy file that AppendResource creates.
@@ -344,11 +345,20 @@ func lockFile(target string) (func(), error) {
 			continue
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("policy file %s is locked by another readproof (%s exists); if none is running, remove the lock file", target, lock)
+			return nil, &lockedError{msg: fmt.Sprintf("policy file %s is locked by another readproof (%s exists); if none is running, remove the lock file", target, lock),
+				hint: fmt.Sprintf("another readproof is changing the policy file: run the command again once it is done; if none is (a killed process left the lock), the next change removes it once older than %s, or remove it now: rm %s", staleLockAge, text.ShellArg(lock))}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// lockedError is a policy file whose lock another writer holds; its Hint
+// is the line the command prints after the error (internal/hint's form,
+// which this package does not import).
+type lockedError struct{ msg, hint string }
+
+func (e *lockedError) Error() string { return e.msg }
+func (e *lockedError) Hint() string  { return e.hint }
 
 // staleLockAge is how old a policy lock must be to be taken as left by a
 // killed process: an append holds it for milliseconds.

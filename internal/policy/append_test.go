@@ -312,6 +312,12 @@ func TestAppendResourceLocked(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "locked by another readproof") {
 		t.Fatalf("error = %v", err)
 	}
+	// Session 17: the error had no hint line; it now says to run again or
+	// how to remove the lock.
+	var h interface{ Hint() string }
+	if !errors.As(err, &h) || !strings.Contains(h.Hint(), "rm "+path+".lock") {
+		t.Errorf("error %v: want a hint with rm %s.lock", err, path)
+	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("file created while locked")
 	}

@@ -547,6 +547,13 @@ func localFailure(g gitstore.Store, err error) bool {
 		return true
 	}
 	msg := err.Error()
+	// git's own words for the same errnos (index-pack: "fatal: write
+	// error: No space left on device"; pack-objects: "Out of diskspace")
+	for _, s := range []string{"No space left on device", "Out of diskspace", "Disk quota exceeded"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
 	return strings.Contains(msg, g.Path()+string(filepath.Separator)) ||
 		strings.Contains(msg, "cannot lock ref '"+RemotesPrefix) || strings.Contains(msg, "couldn't set '"+RemotesPrefix)
 }

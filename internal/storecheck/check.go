@@ -82,7 +82,24 @@ func check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
 	if err := c.run(); err != nil {
 		return nil, err
 	}
+	c.unindexedPacks()
 	return c.rep, nil
+}
+
+// unindexedPacks names, ahead of the problems they cause, the packs whose
+// index is missing: every object in one reads as missing, and `git
+// index-pack` brings them all back. Looked for only when something is
+// broken: a writer renames its pack into place a moment before its index.
+func (c *checker) unindexedPacks() {
+	if c.rep.Broken() == 0 {
+		return
+	}
+	var first []Problem
+	for _, pack := range gitstore.UnindexedPacks(c.g.Path()) {
+		first = append(first, Problem{Kind: Broken, Check: "pack", Subject: "pack " + filepath.Base(pack), Path: pack,
+			Message: gitstore.UnindexedPackAdvice(pack)})
+	}
+	c.rep.Problems = append(first, c.rep.Problems...)
 }
 
 type blobHash struct {
@@ -115,6 +132,13 @@ type checker struct {
 	claims  map[gitstore.OID][]claim
 	// observed holds the snapshots recorded per resource key.
 	observed map[string]map[string]bool
+
+	// walked holds every ref as the listing that step 1 walked saw it: the
+	// later steps that list refs again (resource chains, tags) check each
+	// at that tip, whose commits are the ones read. A writer may move a ref
+	// meanwhile; its new commits were never read, and a chain checked at
+	// its new tip read as empty.
+	walked map[string]gitstore.OID
 
 	// stale holds the refs that a killed commit, abort or reopen left
 	// (store.HalfDone): checked, but not counted as runs of their kind.
@@ -209,6 +233,10 @@ func (c *checker) run() error {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
 	}
 	c.rep.Counts.Refs = len(all)
+	c.walked = make(map[string]gitstore.OID, len(all))
+	for _, r := range all {
+		c.walked[r.Name] = r.OID
+	}
 	broken, err := c.s.BrokenRefs("refs/")
 	if err != nil {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
@@ -778,6 +806,11 @@ func (c *checker) checkResources() {
 		c.add(Problem{Kind: Broken, Check: "ref", Subject: "store", Message: b.Error()})
 	}
 	for _, ch := range chains {
+		tip, ok := c.walked[ch.Ref]
+		if !ok {
+			continue // made since the refs were walked: the next check has it
+		}
+		ch.Tip = tip
 		c.rep.Counts.Resources++
 		subject := "resource " + ch.URI.String()
 		seen := map[string]bool{}
@@ -827,6 +860,11 @@ func (c *checker) checkTags() {
 		c.add(Problem{Kind: Broken, Check: "ref", Subject: "store", Message: b.Error()})
 	}
 	for _, tr := range tags {
+		tip, ok := c.walked[tr.Ref]
+		if !ok {
+			continue // made since the refs were walked: the next check has it
+		}
+		tr.Tip = tip
 		c.rep.Counts.Tags++
 		subject := "tag " + tr.URI.String() + "@" + tr.Tag
 		recorded := c.observed[tr.URI.Key()]
@@ -889,7 +927,10 @@ func (c *checker) checkJournal(runs, journal []gitstore.Ref, reach []gitstore.OI
 	c.checkJournalRecords(runs, reach)
 	missed := 0
 	for _, r := range runs {
-		if reached[r.OID] {
+		// A run or a journal whose objects are broken is reported as
+		// such: the journal's reach is then unknown, and the run is not
+		// "intact".
+		if reached[r.OID] || c.refBad[r.Name] || c.refBad[store.JournalRef] {
 			continue
 		}
 		missed++
