@@ -64,9 +64,15 @@ type looseToPack struct {
 // ref files, refs naming a missing object, names git would not accept, and
 // the per-worktree refs (refs/bisect/, refs/worktree/, refs/rewritten/).
 func (s *repo) packRefs() (packRefsStats, error) {
+	return s.packRefsBy(time.Now().Add(s.opts.LockTimeout))
+}
+
+// packRefsBy is packRefs waiting for packed-refs.lock until deadline (a
+// deadline already past: one try, as automatic maintenance does).
+func (s *repo) packRefsBy(deadline time.Time) (packRefsStats, error) {
 	var st packRefsStats
 	packedPath := filepath.Join(s.path, "packed-refs")
-	lock, err := s.lockFile(packedPath, "packed-refs", time.Now().Add(s.opts.LockTimeout))
+	lock, err := s.lockFile(packedPath, "packed-refs", deadline)
 	if err != nil {
 		return st, fmt.Errorf("pack refs: %w", err)
 	}
