@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/strictjson"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
@@ -29,6 +31,12 @@ func readJSONFile(g gitstore.Store, c gitstore.Commit, path string, v any) error
 	data, err := g.BlobAtMost(id, store.MaxBytesOf(path))
 	if err != nil {
 		return err
+	}
+	// A member named twice, or in other case than the format spells it,
+	// would be read one way here and another by jq or git show: refused
+	// as bundles, receipts and verdicts are (internal/strictjson).
+	if err := strictjson.Check(data, strictjson.Type(reflect.TypeOf(v))); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return json.Unmarshal(data, v)
 }
