@@ -483,11 +483,18 @@ type killingProxy struct {
 
 func startKillingProxy(t testing.TB, d *daemon, limit int64) *killingProxy {
 	t.Helper()
+	return startKillingProxyDown(t, d, limit, 0)
+}
+
+// startKillingProxyDown is startKillingProxy with downLimit set before any
+// connection is served.
+func startKillingProxyDown(t testing.TB, d *daemon, limit, downLimit int64) *killingProxy {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &killingProxy{l: l, limit: limit, d: d}
+	p := &killingProxy{l: l, limit: limit, downLimit: downLimit, d: d}
 	t.Cleanup(func() { l.Close(); p.wg.Wait() })
 	go func() {
 		for {
@@ -517,6 +524,16 @@ func (p *killingProxy) serve(c net.Conn) {
 	back := make(chan struct{})
 	go func() {
 		defer close(back)
+		// The server's side ended (done, or the daemon killed): the client
+		// is told so, as a direct connection would tell it, so that it
+		// ends too and the loop below reads its EOF. Before, a client
+		// still waiting for the server (git's fetch) waited for good, and
+		// so did the test's cleanup (wg.Wait).
+		defer func() {
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.CloseWrite()
+			}
+		}()
 		if p.downLimit == 0 {
 			io.Copy(c, up)
 			return

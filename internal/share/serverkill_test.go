@@ -62,8 +62,7 @@ func TestServerKilledDuringFetch(t *testing.T) {
 		kind := c.kind
 		bob := newProject(t, map[string]string{"small": "small\n"}) // a store of its own, which lacks alice's runs
 		bob.run(t, "mine", "small")
-		proxy := startKillingProxy(t, d, 1<<40)
-		proxy.downLimit = c.limit
+		proxy := startKillingProxyDown(t, d, 1<<40, c.limit)
 		dst := filepath.Join(t.TempDir(), "clone")
 		remote := fmt.Sprintf("flaky%d", i)
 		var err error
