@@ -4,8 +4,9 @@
 // case and keeps the last of repeated members, while jq and Python read
 // them otherwise (the first, or the exact name), so bytes that break the
 // rule could be authenticated or verified as one value and shown by an
-// auditor's tool as another. evidence, receipts and internal/store check
-// their documents with Check before decoding them; TestCheck is the rule's
+// auditor's tool as another. evidence, receipts, internal/store and
+// internal/share (the records a pull takes) check their documents with
+// Check before decoding them; TestCheck is the rule's
 // one test table.
 package strictjson
 
