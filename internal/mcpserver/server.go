@@ -105,8 +105,23 @@ func New(opts Options) (*Server, error) {
 	s.addTelemetry()
 	// Added last, so outermost: they see every answer, the resources
 	// middleware's included.
-	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints)
+	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints, undeclared)
 	return s, nil
+}
+
+// undeclared answers "method not found" (-32601) to the methods of
+// capabilities the server does not declare: prompts and logging. The SDK
+// serves them whatever the capabilities say (an empty prompt list, a
+// logging level accepted), so a host would believe the server had prompts
+// and logged to it. Completions and subscriptions the SDK refuses itself.
+func undeclared(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "prompts/list", "prompts/get", "logging/setLevel":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q (readproof serves resources and tools only)", method)}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // codedErrors gives every error answer a JSON-RPC code: the SDK sends an
