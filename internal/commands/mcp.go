@@ -28,6 +28,7 @@ import (
 	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 func mcpCommand() *cli.Command {
@@ -200,7 +201,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	// is the only way to learn it.
 	fmt.Fprintf(e.err, "readproof: mcp: serving store %s with %s on %s://%s/\n", e.storePath, e.policyPath, scheme, ln.Addr())
 	ho := mcpserver.HTTPOptions{
-		Verify:       verifier.Verify,
+		Verify:       tokenProblems(verifier.Verify, e.err),
 		MaxBodyBytes: o.MaxBody, MaxConcurrent: o.MaxConcurrent,
 		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout,
 		TLSCert: o.TLSCert, TLSKey: o.TLSKey,
@@ -210,6 +211,34 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	}
 	fmt.Fprintf(e.err, "readproof: mcp: stopped; requests in flight finished\n")
 	return nil
+}
+
+// tokenProblems wraps verify so that a token file which becomes unusable
+// while the server runs (opened to others, broken by an edit, removed) is
+// told to the operator on stderr, with --verbose or without: every request
+// is refused meanwhile, and the client's answer names only stderr. Each
+// problem is printed once, until a token is checked again.
+func tokenProblems(verify func(string) (mcpauth.Caller, error), stderr io.Writer) func(string) (mcpauth.Caller, error) {
+	var mu sync.Mutex
+	last := ""
+	return func(token string) (mcpauth.Caller, error) {
+		c, err := verify(token)
+		switch {
+		case err == nil:
+			mu.Lock()
+			last = ""
+			mu.Unlock()
+		case !errors.Is(err, mcpauth.ErrMalformed) && !errors.Is(err, mcpauth.ErrUnknown) && !errors.Is(err, mcpauth.ErrExpired) && !errors.Is(err, mcpauth.ErrRevoked):
+			msg := text.Printable(err.Error())
+			mu.Lock()
+			if msg != last {
+				last = msg
+				fmt.Fprintf(stderr, "readproof: mcp: refusing every request: %s\nreadproof: hint: fix the token file; requests are served again as soon as it is usable\n", msg)
+			}
+			mu.Unlock()
+		}
+		return c, err
+	}
 }
 
 // checkListen applies the exposure rules of --http: a host:port address;

@@ -123,6 +123,7 @@ type Verifier struct {
 type stamp struct {
 	mod  time.Time
 	size int64
+	mode os.FileMode
 	ino  os.FileInfo
 }
 
@@ -145,8 +146,9 @@ func NewVerifier(path string, forbidden []string, now func() time.Time) (*Verifi
 	return nil, fmt.Errorf("%w: %s holds no active token", ErrNotFound, path)
 }
 
-// current returns the file as it is now, re-read when its size, time or
-// identity changed.
+// current returns the file as it is now, re-read when its size, time,
+// mode or identity changed: a chmod that opens the file to others changes
+// neither its time nor its size, and must be refused like a file found so.
 func (v *Verifier) current() (*File, error) {
 	fi, err := os.Stat(v.path)
 	if err != nil {
@@ -157,14 +159,14 @@ func (v *Verifier) current() (*File, error) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.file != nil && fi.ModTime().Equal(v.stamp.mod) && fi.Size() == v.stamp.size && os.SameFile(fi, v.stamp.ino) {
+	if v.file != nil && fi.ModTime().Equal(v.stamp.mod) && fi.Size() == v.stamp.size && fi.Mode() == v.stamp.mode && os.SameFile(fi, v.stamp.ino) {
 		return v.file, nil
 	}
 	f, err := Load(v.path, v.forbidden)
 	if err != nil {
 		return nil, err
 	}
-	v.file, v.stamp = f, stamp{mod: fi.ModTime(), size: fi.Size(), ino: fi}
+	v.file, v.stamp = f, stamp{mod: fi.ModTime(), size: fi.Size(), mode: fi.Mode(), ino: fi}
 	return f, nil
 }
 

@@ -43,7 +43,8 @@ const (
 type HTTPOptions struct {
 	// Verify checks a presented bearer token. Errors wrapping
 	// mcpauth.ErrMalformed, ErrUnknown, ErrExpired or ErrRevoked answer 401;
-	// any other error answers 500 without its message.
+	// any other error (the token file became unusable) answers 500 without
+	// its message, which Verify's caller tells the operator.
 	Verify func(token string) (mcpauth.Caller, error)
 	// MaxBodyBytes limits one request body (413 beyond it).
 	MaxBodyBytes int64
@@ -134,7 +135,7 @@ func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.Toke
 			return nil, fmt.Errorf("%w: not a token of this server", auth.ErrInvalidToken)
 		case err != nil:
 			s.log.Error("token check", "err", err)
-			return nil, errors.New("the token could not be checked; see the server's log")
+			return nil, errors.New("the token could not be checked: the server's token file is unusable; its operator sees why on the server's stderr")
 		}
 		return &auth.TokenInfo{UserID: c.Name, Scopes: []string{string(c.Scope)}, Expiration: c.ExpiresAt}, nil
 	}
