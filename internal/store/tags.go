@@ -150,7 +150,8 @@ func (s *Store) resolveTag(u identity.URI) (*Delivery, error) {
 
 // SetTag points tag at a snapshot of u: the current one when snapshot is
 // empty, else a recorded snapshot named by (a prefix of) its id or content
-// hash. The move is appended to the tag's history.
+// hash. The move is appended to the tag's history; when the tag already
+// holds that observation nothing is written and its last move is returned.
 func (s *Store) SetTag(u identity.URI, tag, snapshot string) (*TagState, error) {
 	if err := identity.ValidateTag(tag); err != nil {
 		return nil, err
@@ -214,6 +215,15 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 			if !prev.Deleted {
 				st.PreviousSnapshot = prev.Snapshot
 			}
+			// A set to the observation the tag already holds moves
+			// nothing: a retried call (an agent host after a timeout,
+			// two clients at once) gets the move that is there, and
+			// the history no move from a snapshot to itself, which
+			// `tag revert` would then "undo" in place.
+			if meta.action == ActionSet && !prev.Deleted && o != nil && sameObservation(prev.Observation, o) {
+				out = prev
+				return nil
+			}
 		}
 		if o != nil {
 			st.Snapshot, st.ContentHash, st.Observation = o.Snapshot, o.ContentHash, o
@@ -241,6 +251,12 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 		return nil
 	})
 	return out, err
+}
+
+// sameObservation reports whether a and b are the same observation: the
+// same snapshot read at the same time at the same source revision.
+func sameObservation(a, b *Observation) bool {
+	return a != nil && b != nil && a.URI == b.URI && a.Snapshot == b.Snapshot && a.SourceRevision == b.SourceRevision && a.ObservedAt.Equal(b.ObservedAt)
 }
 
 // putTagCommit writes one tag move: tag.json and, unless the move deletes

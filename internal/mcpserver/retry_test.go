@@ -1,0 +1,55 @@
+package mcpserver_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/readproof/readproof/identity"
+)
+
+// TestRetriedTagSetRecordsOneMove: an agent host that retries
+// readproof_tag_set after a timeout (or two clients that set the same tag
+// at once) gets the same answer, and the tag's history one move: a set to
+// the observation the tag already points at changes nothing. Each retry
+// used to record another "move" from the snapshot to itself, so `readproof
+// tag revert` then went back to where the tag already was.
+func TestRetriedTagSetRecordsOneMove(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	s.ok(t, "readproof_resolve", map[string]any{"uri": refundsURI})
+	first := s.ok(t, "readproof_tag_set", map[string]any{"uri": refundsURI, "tag": "prod"})
+	again := s.ok(t, "readproof_tag_set", map[string]any{"uri": refundsURI + "@prod"})
+	for _, k := range []string{"snapshot", "set_at", "previous_snapshot"} {
+		if first[k] != again[k] {
+			t.Errorf("retried tag_set: %s %v, first call %v", k, again[k], first[k])
+		}
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.ok(t, "readproof_tag_set", map[string]any{"uri": refundsURI, "tag": "both"})
+		}()
+	}
+	wg.Wait()
+	st, err := p.opener()()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u, err := identity.ParseURI(refundsURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tag, sets := range map[string]int{"prod": 2, "both": 4} {
+		hist, err := st.TagHistory(u, tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hist) != 1 {
+			t.Errorf("%s set %d times to the same snapshot: %d moves in its history, want 1", tag, sets, len(hist))
+		}
+	}
+}
