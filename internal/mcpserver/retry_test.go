@@ -53,3 +53,20 @@ func TestRetriedTagSetRecordsOneMove(t *testing.T) {
 		}
 	}
 }
+
+// TestRetriedTagDeleteSaysDeleted: a retried readproof_tag_delete is a
+// clear conflict: the tag was already deleted, when, and where its moves
+// are. It used to be "unknown tag", as for a tag that never existed, so
+// an agent whose first call timed out could not tell it had succeeded.
+func TestRetriedTagDeleteSaysDeleted(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	s.ok(t, "readproof_resolve", map[string]any{"uri": refundsURI})
+	s.ok(t, "readproof_tag_set", map[string]any{"uri": refundsURI, "tag": "old"})
+	del := s.ok(t, "readproof_tag_delete", map[string]any{"uri": refundsURI + "@old"})
+	again := s.fail(t, "readproof_tag_delete", map[string]any{"uri": refundsURI + "@old"})
+	mustContain(t, "retried tag_delete", again, "@old", "already deleted at "+str(t, del, "set_at")[:19], "tag history", "hint:")
+	// A tag that never existed is still unknown.
+	mustContain(t, "tag_delete of a tag never set", s.fail(t, "readproof_tag_delete", map[string]any{"uri": refundsURI + "@never"}), "unknown tag")
+}

@@ -167,9 +167,37 @@ func (s *Store) SetTag(u identity.URI, tag, snapshot string) (*TagState, error) 
 // still replay, and the deletion is recorded in the tag's history.
 func (s *Store) DeleteTag(u identity.URI, tag string) (*TagState, error) {
 	if _, err := s.Tag(u, tag); err != nil {
+		if gone := s.deletedTag(u, tag, err); gone != nil {
+			return nil, gone
+		}
 		return nil, s.nearTag(u, tag, err)
 	}
 	return s.moveTag(u, tag, nil, true, moveMeta{action: ActionDelete})
+}
+
+// deletedTag is the error for deleting u@tag again, when err says it is
+// unknown and its last move deleted it: when it was deleted (and by whom)
+// and where its moves are, so a retried delete (an agent host after a
+// timeout) reads as done, not as a tag that never existed. It still wraps
+// ErrUnknownTag. nil when the tag was never set.
+func (s *Store) deletedTag(u identity.URI, tag string, err error) error {
+	if !errors.Is(err, ErrUnknownTag) {
+		return nil
+	}
+	tip, rerr := s.ref(tagRef(u, tag))
+	if rerr != nil || tip == "" {
+		return nil
+	}
+	t, terr := s.tagOf(u, tag, tip)
+	if terr != nil || !t.Deleted {
+		return nil
+	}
+	by := ""
+	if t.Caller != "" {
+		by = " by " + text.Printable(t.Caller)
+	}
+	return hint.With(fmt.Errorf("%s@%s: %w: already deleted at %s%s", u, tag, ErrUnknownTag, t.SetAt.UTC().Format(time.RFC3339Nano), by),
+		"see its moves with: readproof tag history "+u.String()+" "+tag+"; bring it back with: readproof tag revert "+u.String()+" "+tag)
 }
 
 // RevertTag moves a tag back to where it pointed before its latest move (a
