@@ -12,10 +12,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -206,11 +208,41 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout,
 		TLSCert: o.TLSCert, TLSKey: o.TLSKey,
 	}
-	if err := mcpserver.ServeHTTP(ctx, opts, ho, ln); err != nil {
+	served := make(chan struct{})
+	ho.Stopping = func() { stopping(e.err, o.ShutdownTimeout, served) }
+	err = mcpserver.ServeHTTP(ctx, opts, ho, ln)
+	close(served)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.err, "readproof: mcp: stopped; requests in flight finished\n")
 	return nil
+}
+
+// stopping tells the operator, at the first SIGINT or SIGTERM, that the
+// server waits for the requests in flight, and answers each further signal
+// until served is closed: without it the wait (up to --shutdown-timeout) went
+// without a word, and a second Ctrl-C was swallowed as if the server hung.
+// The requests are not cut short: a write in flight finishes.
+func stopping(stderr io.Writer, timeout time.Duration, served <-chan struct{}) {
+	// Listening before saying so: a signal sent on reading the line is
+	// answered.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	until := time.Now().Add(timeout).UTC().Format(time.TimeOnly)
+	fmt.Fprintf(stderr, "readproof: mcp: stopping: no new requests; waiting up to %s for the requests in flight to finish\n", timeout)
+	go func() {
+		defer signal.Stop(sig)
+		for {
+			select {
+			case <-sig:
+				fmt.Fprintf(stderr, "readproof: mcp: still waiting for the requests in flight (until %s UTC at most), so no write is cut off\n"+
+					"readproof: hint: to end it now, kill it (SIGKILL), then run `readproof verify` on the store\n", until)
+			case <-served:
+				return
+			}
+		}
+	}()
 }
 
 // tokenProblems wraps verify so that a token file which becomes unusable

@@ -66,6 +66,10 @@ type HTTPOptions struct {
 	ShutdownTimeout time.Duration
 	// TLSCert and TLSKey, when both set, serve HTTPS.
 	TLSCert, TLSKey string
+	// Stopping, when set, is called once ServeHTTP's context has ended,
+	// before it waits for the requests in flight: the command tells the
+	// operator what the wait is.
+	Stopping func()
 }
 
 func (o *HTTPOptions) defaults() {
@@ -438,6 +442,9 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	if ho.Stopping != nil {
+		ho.Stopping()
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ho.ShutdownTimeout)
 	defer cancel()
