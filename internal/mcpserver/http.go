@@ -241,7 +241,8 @@ func (l *rateLimiter) wrap(next http.Handler) http.Handler {
 //   - a request whose id the SDK would not return as sent (null, a
 //     fraction, an integer beyond 2^53: unusableID) is answered 400 with an
 //     invalid-request error carrying that id, as the stdio transport does;
-//     the SDK would answer 1.5 as id 1.
+//     the SDK would answer 1.5 as id 1;
+//   - a batch is answered 400 with an invalid-request error (batchMessage).
 func readBody(next http.Handler, max int64, timeout time.Duration, budget *byteBudget) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -275,8 +276,13 @@ func readBody(next http.Handler, max int64, timeout time.Duration, budget *byteB
 		}
 		_ = rc.SetReadDeadline(time.Time{})
 		if int64(len(body)) <= max {
-			if id, bad := unusableID(bytes.TrimSpace(body)); bad {
-				writeInvalidID(w, id)
+			msg := bytes.TrimSpace(body)
+			if len(msg) > 0 && msg[0] == '[' {
+				writeError(w, nil, batchMessage)
+				return
+			}
+			if id, bad := unusableID(msg); bad {
+				writeError(w, id, invalidIDMessage)
 				return
 			}
 		}
@@ -290,10 +296,17 @@ type readCloser struct {
 	io.Closer
 }
 
-func writeInvalidID(w http.ResponseWriter, id any) {
-	data, err := errorReply(id, jsonrpc.CodeInvalidRequest, invalidIDMessage)
+// batchMessage refuses a JSON-RPC batch, over HTTP as over stdio, whatever
+// protocol version the request names: a batch is one POST, so its calls
+// would pass a token's --rate and --burst as one request, and its ids
+// would escape unusableID.
+const batchMessage = "Invalid Request: JSON-RPC batches are not supported: send one request per POST"
+
+// writeError answers 400 with an invalid-request error of id.
+func writeError(w http.ResponseWriter, id any, message string) {
+	data, err := errorReply(id, jsonrpc.CodeInvalidRequest, message)
 	if err != nil {
-		http.Error(w, invalidIDMessage, http.StatusBadRequest)
+		http.Error(w, message, http.StatusBadRequest)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
