@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -69,4 +70,22 @@ func TestRetriedTagDeleteSaysDeleted(t *testing.T) {
 	mustContain(t, "retried tag_delete", again, "@old", "already deleted at "+str(t, del, "set_at")[:19], "tag history", "hint:")
 	// A tag that never existed is still unknown.
 	mustContain(t, "tag_delete of a tag never set", s.fail(t, "readproof_tag_delete", map[string]any{"uri": refundsURI + "@never"}), "unknown tag")
+}
+
+// TestRetriedRunCommitNamesTheManifest: a retried readproof_run_commit (the
+// first answer lost to a timeout) is a conflict that names the manifest the
+// first call made and the tool that shows it, so the agent can cite it. The
+// hint used to say only to start a new run with another id: redo the work.
+func TestRetriedRunCommitNamesTheManifest(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	s.ok(t, "readproof_run_start", map[string]any{"run_id": "r1"})
+	s.ok(t, "readproof_run_mount", map[string]any{"run_id": "r1", "uri": refundsURI})
+	id := str(t, s.ok(t, "readproof_run_commit", map[string]any{"run_id": "r1"}), "manifest_id")
+	again := s.fail(t, "readproof_run_commit", map[string]any{"run_id": "r1"})
+	mustContain(t, "retried run_commit", again, "already committed as manifest "+id, "hint:", "the tool readproof_manifest ("+id+")")
+	if strings.Count(p.cli(t, "manifest", "r1"), "refunds") != 1 {
+		t.Errorf("the retried commit changed the manifest")
+	}
 }
