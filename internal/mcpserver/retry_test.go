@@ -89,3 +89,50 @@ func TestRetriedRunCommitNamesTheManifest(t *testing.T) {
 		t.Errorf("the retried commit changed the manifest")
 	}
 }
+
+// TestRetriedMountWithPosition: readproof_run_mount with position (the
+// entries mounted so far) is safe to retry: a retry whose first call was
+// recorded gets that entry back and records nothing; concurrent retries
+// record one; another document at that position, or a position past the
+// next, is a conflict naming what to pass. Without position a retried
+// mount appended the document again, at the next position, and the
+// manifest listed it twice.
+func TestRetriedMountWithPosition(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	s.ok(t, "readproof_resolve", map[string]any{"uri": refundsURI})
+	s.ok(t, "readproof_tag_set", map[string]any{"uri": refundsURI, "tag": "prod"})
+	s.ok(t, "readproof_run_start", map[string]any{"run_id": "m"})
+	first := s.ok(t, "readproof_run_mount", map[string]any{"run_id": "m", "uri": refundsURI, "position": 0})
+	again := s.ok(t, "readproof_run_mount", map[string]any{"run_id": "m", "uri": refundsURI, "position": 0})
+	for _, k := range []string{"position", "snapshot", "content_hash", "content", "observed_at"} {
+		if first[k] != again[k] {
+			t.Errorf("retried mount: %s %v, first call %v", k, again[k], first[k])
+		}
+	}
+	mustContain(t, "another document at position 0", s.fail(t, "readproof_run_mount", map[string]any{"run_id": "m", "uri": refundsURI + "@prod", "position": 0}),
+		"position 0 of run m holds "+refundsURI+",", "hint:", "position 1")
+	mustContain(t, "a gap", s.fail(t, "readproof_run_mount", map[string]any{"run_id": "m", "uri": refundsURI, "position": 3}),
+		"run m has 1 entry", "hint:", "position 1")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := s.call(t, "readproof_run_mount", map[string]any{"run_id": "m", "uri": refundsURI + "@prod", "position": 1})
+			if res.IsError {
+				// lost the race to a twin: a retry gets the twin's entry
+				mustContain(t, "concurrent mount", text(res), "taken", "retry")
+				res = s.call(t, "readproof_run_mount", map[string]any{"run_id": "m", "uri": refundsURI + "@prod", "position": 1})
+			}
+			if res.IsError || num(t, res.StructuredContent.(map[string]any), "position") != 1 {
+				t.Errorf("concurrent mounts at position 1: %s", text(res))
+			}
+		}()
+	}
+	wg.Wait()
+	if n := num(t, s.ok(t, "readproof_run_commit", map[string]any{"run_id": "m"}), "entries"); n != 2 {
+		t.Errorf("after a retried mount and 4 concurrent ones at position 1: %d entries, want 2", n)
+	}
+}
