@@ -12,10 +12,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -28,6 +30,7 @@ import (
 	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 func mcpCommand() *cli.Command {
@@ -200,16 +203,74 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	// is the only way to learn it.
 	fmt.Fprintf(e.err, "readproof: mcp: serving store %s with %s on %s://%s/\n", e.storePath, e.policyPath, scheme, ln.Addr())
 	ho := mcpserver.HTTPOptions{
-		Verify:       verifier.Verify,
+		Verify:       tokenProblems(verifier.Verify, e.err),
 		MaxBodyBytes: o.MaxBody, MaxConcurrent: o.MaxConcurrent,
 		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout,
 		TLSCert: o.TLSCert, TLSKey: o.TLSKey,
 	}
-	if err := mcpserver.ServeHTTP(ctx, opts, ho, ln); err != nil {
+	served := make(chan struct{})
+	ho.Stopping = func() { stopping(e.err, o.ShutdownTimeout, served) }
+	err = mcpserver.ServeHTTP(ctx, opts, ho, ln)
+	close(served)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.err, "readproof: mcp: stopped; requests in flight finished\n")
 	return nil
+}
+
+// stopping tells the operator, at the first SIGINT or SIGTERM, that the
+// server waits for the requests in flight, and answers each further signal
+// until served is closed: without it the wait (up to --shutdown-timeout) went
+// without a word, and a second Ctrl-C was swallowed as if the server hung.
+// The requests are not cut short: a write in flight finishes.
+func stopping(stderr io.Writer, timeout time.Duration, served <-chan struct{}) {
+	// Listening before saying so: a signal sent on reading the line is
+	// answered.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	until := time.Now().Add(timeout).UTC().Format(time.TimeOnly)
+	fmt.Fprintf(stderr, "readproof: mcp: stopping: no new requests; waiting up to %s for the requests in flight to finish\n", timeout)
+	go func() {
+		defer signal.Stop(sig)
+		for {
+			select {
+			case <-sig:
+				fmt.Fprintf(stderr, "readproof: mcp: still waiting for the requests in flight (until %s UTC at most), so no write is cut off\n"+
+					"readproof: hint: to end it now, kill it (SIGKILL), then run `readproof verify` on the store\n", until)
+			case <-served:
+				return
+			}
+		}
+	}()
+}
+
+// tokenProblems wraps verify so that a token file which becomes unusable
+// while the server runs (opened to others, broken by an edit, removed) is
+// told to the operator on stderr, with --verbose or without: every request
+// is refused meanwhile, and the client's answer names only stderr. Each
+// problem is printed once, until a token is checked again.
+func tokenProblems(verify func(string) (mcpauth.Caller, error), stderr io.Writer) func(string) (mcpauth.Caller, error) {
+	var mu sync.Mutex
+	last := ""
+	return func(token string) (mcpauth.Caller, error) {
+		c, err := verify(token)
+		switch {
+		case err == nil:
+			mu.Lock()
+			last = ""
+			mu.Unlock()
+		case !errors.Is(err, mcpauth.ErrMalformed) && !errors.Is(err, mcpauth.ErrUnknown) && !errors.Is(err, mcpauth.ErrExpired) && !errors.Is(err, mcpauth.ErrRevoked):
+			msg := text.Printable(err.Error())
+			mu.Lock()
+			if msg != last {
+				last = msg
+				fmt.Fprintf(stderr, "readproof: mcp: refusing every request: %s\nreadproof: hint: fix the token file; requests are served again as soon as it is usable\n", msg)
+			}
+			mu.Unlock()
+		}
+		return c, err
+	}
 }
 
 // checkListen applies the exposure rules of --http: a host:port address;

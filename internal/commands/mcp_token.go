@@ -125,6 +125,8 @@ func tokenHint(err error, path string) error {
 		return withCode(ExitUsage, hint.With(err, "revoke it first (readproof mcp token revoke NAME) or choose another name"))
 	case errors.Is(err, mcpauth.ErrNotFound):
 		return hint.With(err, "see the names with: readproof mcp token list")
+	case errors.Is(err, mcpauth.ErrOwner):
+		return hint.With(err, "a token file is a secret of the user who runs the server: mode 0600, owned by that user")
 	case errors.Is(err, mcpauth.ErrFile):
 		return hint.With(err, "the token file "+path+" is damaged: restore it, or move it away and add the tokens again")
 	}

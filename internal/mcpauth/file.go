@@ -18,10 +18,16 @@ const MaxFileSize = 1 << 20
 func kind() keyfile.Kind { return keyfile.Kind{Name: "MCP token file"} }
 
 // Load reads the token file at path under the key-file policy (outside the
-// forbidden directories and every git repository, mode 0600). A file that
+// forbidden directories and every git repository, mode 0600), owned by the
+// user running readproof. A file that
 // does not exist is returned as empty along with an error wrapping
 // fs.ErrNotExist, so `token add` can create it and the server can refuse.
 func Load(path string, forbidden []string) (*File, error) {
+	if fi, err := os.Stat(path); err == nil {
+		if err := checkOwner(path, fi); err != nil {
+			return nil, err
+		}
+	}
 	data, err := kind().Read(path, forbidden, MaxFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -123,6 +129,8 @@ type Verifier struct {
 type stamp struct {
 	mod  time.Time
 	size int64
+	mode os.FileMode
+	uid  int64
 	ino  os.FileInfo
 }
 
@@ -145,8 +153,9 @@ func NewVerifier(path string, forbidden []string, now func() time.Time) (*Verifi
 	return nil, fmt.Errorf("%w: %s holds no active token", ErrNotFound, path)
 }
 
-// current returns the file as it is now, re-read when its size, time or
-// identity changed.
+// current returns the file as it is now, re-read when its size, time,
+// mode, owner or identity changed: a chmod that opens the file to others changes
+// neither its time nor its size, and must be refused like a file found so.
 func (v *Verifier) current() (*File, error) {
 	fi, err := os.Stat(v.path)
 	if err != nil {
@@ -157,14 +166,14 @@ func (v *Verifier) current() (*File, error) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.file != nil && fi.ModTime().Equal(v.stamp.mod) && fi.Size() == v.stamp.size && os.SameFile(fi, v.stamp.ino) {
+	if v.file != nil && fi.ModTime().Equal(v.stamp.mod) && fi.Size() == v.stamp.size && fi.Mode() == v.stamp.mode && ownerOf(fi) == v.stamp.uid && os.SameFile(fi, v.stamp.ino) {
 		return v.file, nil
 	}
 	f, err := Load(v.path, v.forbidden)
 	if err != nil {
 		return nil, err
 	}
-	v.file, v.stamp = f, stamp{mod: fi.ModTime(), size: fi.Size(), ino: fi}
+	v.file, v.stamp = f, stamp{mod: fi.ModTime(), size: fi.Size(), mode: fi.Mode(), uid: ownerOf(fi), ino: fi}
 	return f, nil
 }
 

@@ -57,6 +57,8 @@ var (
 	ErrNotFound = errors.New("no token of this name")
 	// ErrFile: the token file does not decode.
 	ErrFile = errors.New("invalid MCP token file")
+	// ErrOwner: the token file belongs to another user.
+	ErrOwner = errors.New("MCP token file of another user")
 )
 
 // Entry is one token as the file keeps it: never the token, only its hash.

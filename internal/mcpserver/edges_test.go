@@ -256,7 +256,7 @@ func TestArgumentErrorsHint(t *testing.T) {
 	}{
 		{"readproof_resolve", map[string]any{"uri": 5}, []string{`/properties/uri`, "hint: readproof_resolve takes uri (string, required)"}},
 		{"readproof_resolve", map[string]any{}, []string{`missing properties: ["uri"]`, "hint: readproof_resolve takes uri (string, required)"}},
-		{"readproof_run_mount", map[string]any{"run_id": "r", "uri": refundsURI, "probes": true}, []string{`"probes"`, "hint: readproof_run_mount takes probe (boolean), run_id (string, required), uri (string, required)"}},
+		{"readproof_run_mount", map[string]any{"run_id": "r", "uri": refundsURI, "probes": true}, []string{`"probes"`, "hint: readproof_run_mount takes position (integer), probe (boolean), run_id (string, required), uri (string, required)"}},
 		{"readproof_resources_list", map[string]any{"x": 1}, []string{`"x"`, "hint: readproof_resources_list takes no arguments"}},
 	} {
 		msg := s.fail(t, c.tool, c.args)

@@ -43,7 +43,8 @@ const (
 type HTTPOptions struct {
 	// Verify checks a presented bearer token. Errors wrapping
 	// mcpauth.ErrMalformed, ErrUnknown, ErrExpired or ErrRevoked answer 401;
-	// any other error answers 500 without its message.
+	// any other error (the token file became unusable) answers 500 without
+	// its message, which Verify's caller tells the operator.
 	Verify func(token string) (mcpauth.Caller, error)
 	// MaxBodyBytes limits one request body (413 beyond it).
 	MaxBodyBytes int64
@@ -65,6 +66,10 @@ type HTTPOptions struct {
 	ShutdownTimeout time.Duration
 	// TLSCert and TLSKey, when both set, serve HTTPS.
 	TLSCert, TLSKey string
+	// Stopping, when set, is called once ServeHTTP's context has ended,
+	// before it waits for the requests in flight: the command tells the
+	// operator what the wait is.
+	Stopping func()
 }
 
 func (o *HTTPOptions) defaults() {
@@ -134,7 +139,7 @@ func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.Toke
 			return nil, fmt.Errorf("%w: not a token of this server", auth.ErrInvalidToken)
 		case err != nil:
 			s.log.Error("token check", "err", err)
-			return nil, errors.New("the token could not be checked; see the server's log")
+			return nil, errors.New("the token could not be checked: the server's token file is unusable; its operator sees why on the server's stderr")
 		}
 		return &auth.TokenInfo{UserID: c.Name, Scopes: []string{string(c.Scope)}, Expiration: c.ExpiresAt}, nil
 	}
@@ -236,7 +241,8 @@ func (l *rateLimiter) wrap(next http.Handler) http.Handler {
 //   - a request whose id the SDK would not return as sent (null, a
 //     fraction, an integer beyond 2^53: unusableID) is answered 400 with an
 //     invalid-request error carrying that id, as the stdio transport does;
-//     the SDK would answer 1.5 as id 1.
+//     the SDK would answer 1.5 as id 1;
+//   - a batch is answered 400 with an invalid-request error (batchMessage).
 func readBody(next http.Handler, max int64, timeout time.Duration, budget *byteBudget) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -270,8 +276,13 @@ func readBody(next http.Handler, max int64, timeout time.Duration, budget *byteB
 		}
 		_ = rc.SetReadDeadline(time.Time{})
 		if int64(len(body)) <= max {
-			if id, bad := unusableID(bytes.TrimSpace(body)); bad {
-				writeInvalidID(w, id)
+			msg := bytes.TrimSpace(body)
+			if len(msg) > 0 && msg[0] == '[' {
+				writeError(w, nil, batchMessage)
+				return
+			}
+			if id, bad := unusableID(msg); bad {
+				writeError(w, id, invalidIDMessage)
 				return
 			}
 		}
@@ -285,10 +296,17 @@ type readCloser struct {
 	io.Closer
 }
 
-func writeInvalidID(w http.ResponseWriter, id any) {
-	data, err := errorReply(id, jsonrpc.CodeInvalidRequest, invalidIDMessage)
+// batchMessage refuses a JSON-RPC batch, over HTTP as over stdio, whatever
+// protocol version the request names: a batch is one POST, so its calls
+// would pass a token's --rate and --burst as one request, and its ids
+// would escape unusableID.
+const batchMessage = "Invalid Request: JSON-RPC batches are not supported: send one request per POST"
+
+// writeError answers 400 with an invalid-request error of id.
+func writeError(w http.ResponseWriter, id any, message string) {
+	data, err := errorReply(id, jsonrpc.CodeInvalidRequest, message)
 	if err != nil {
-		http.Error(w, invalidIDMessage, http.StatusBadRequest)
+		http.Error(w, message, http.StatusBadRequest)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -437,6 +455,9 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	}
+	if ho.Stopping != nil {
+		ho.Stopping()
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ho.ShutdownTimeout)
 	defer cancel()

@@ -547,6 +547,21 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The operator is told at once that the server waits for the call,
+	// and a second signal (a second Ctrl-C) is answered, not swallowed:
+	// the call still finishes. Both used to go without a word until the
+	// call ended, up to --shutdown-timeout later.
+	waitStderr := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(srv.stderr.Bytes()), want); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("stderr with a call in flight after SIGTERM:\n%s\nwant %q", srv.stderr.Bytes(), want)
+			}
+		}
+	}
+	waitStderr("stopping: no new requests; waiting up to 1m0s for the requests in flight")
+	_ = srv.cmd.Process.Signal(syscall.SIGTERM)
+	waitStderr("still waiting for the requests in flight")
 	release()
 	res := <-result
 	if res == nil || res.IsError {

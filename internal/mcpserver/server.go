@@ -51,7 +51,7 @@ const Instructions = `readproof governs the documents you read. Each registered 
 
 How to read: list documents with readproof_resources_list (or resources/list). Read one with resources/read or readproof_resolve; append @TAG (readproof://ns/path@prod) to get exactly the tagged snapshot, without consulting the source. Reading has side effects: resolving a plain URI may fetch the source and record a new snapshot; that is how readproof records what you saw.
 
-How to record your work: for every task whose answer depends on documents, open a run with readproof_run_start, read each document that matters with readproof_run_mount (it returns the bytes and records them at the next position), then readproof_run_commit. The commit returns a manifest id (40 hex): cite it in your answer. With it anyone can inspect (readproof_manifest), compare (readproof_diff), re-verify byte for byte (readproof_replay) and export evidence (readproof_evidence_export). When a result carries a receipt_id, cite those receipt ids too.
+How to record your work: for every task whose answer depends on documents, open a run with readproof_run_start, read each document that matters with readproof_run_mount (it returns the bytes and records them at the next position; pass position 0, 1, 2, ... so that a retried call is recorded once), then readproof_run_commit. The commit returns a manifest id (40 hex): cite it in your answer. With it anyone can inspect (readproof_manifest), compare (readproof_diff), re-verify byte for byte (readproof_replay) and export evidence (readproof_evidence_export). When a result carries a receipt_id, cite those receipt ids too.
 
 Large documents are cut at 1 MiB with a marker naming the full content hash; readproof_replay with include_content returns every byte. Never edit the store (the .readproof directory) by hand.`
 
@@ -105,8 +105,23 @@ func New(opts Options) (*Server, error) {
 	s.addTelemetry()
 	// Added last, so outermost: they see every answer, the resources
 	// middleware's included.
-	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints)
+	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints, undeclared)
 	return s, nil
+}
+
+// undeclared answers "method not found" (-32601) to the methods of
+// capabilities the server does not declare: prompts and logging. The SDK
+// serves them whatever the capabilities say (an empty prompt list, a
+// logging level accepted), so a host would believe the server had prompts
+// and logged to it. Completions and subscriptions the SDK refuses itself.
+func undeclared(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "prompts/list", "prompts/get", "logging/setLevel":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q (readproof serves resources and tools only)", method)}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // codedErrors gives every error answer a JSON-RPC code: the SDK sends an

@@ -33,6 +33,8 @@ type MountInput struct {
 	RunID string `json:"run_id" jsonschema:"id of an open run (see readproof_run_start)"`
 	URI   string `json:"uri" jsonschema:"readproof://NAMESPACE/PATH, optionally with @TAG"`
 	Probe bool   `json:"probe,omitempty" jsonschema:"append a proof-of-read probe line to the delivered text (needs a probe key); check the answer later with readproof_probe_check"`
+	// Position makes the mount safe to retry (see runMount).
+	Position *int `json:"position,omitempty" jsonschema:"the position this document is to take: the number of entries mounted so far (0 for the first). Pass it to retry safely: when the run already holds this document there, that entry is returned and nothing is recorded again"`
 }
 
 func (in MountInput) runOf() string { return in.RunID }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
@@ -39,13 +41,26 @@ type MountOutput struct {
 }
 
 func (s *Server) runMount(ctx context.Context, c *call, in MountInput) (*MountOutput, reply, error) {
-	d, err := mount(ctx, c.st, in.RunID, in.URI, in.Probe)
-	if err != nil {
-		return nil, reply{}, err
+	var d *store.Delivery
+	said := "Mounted"
+	if in.Position != nil {
+		var err error
+		if d, err = recorded(c.st, in); err != nil {
+			return nil, reply{}, err
+		}
+		if d != nil {
+			said = "Already mounted (nothing recorded again)"
+		}
+	}
+	if d == nil {
+		var err error
+		if d, err = mount(ctx, c.st, in.RunID, in.URI, in.Probe, in.Position); err != nil {
+			return nil, reply{}, err
+		}
 	}
 	content := d.Content
 	doc, inl := documentOf(d, content)
-	text := fmt.Sprintf("Mounted at position %d of run %s. %s", d.Position, in.RunID, documentLine(doc))
+	text := fmt.Sprintf("%s at position %d of run %s. %s", said, d.Position, in.RunID, documentLine(doc))
 	return &MountOutput{RunID: in.RunID, Position: d.Position, Probe: d.Probe, Document: doc}, reply{text: text, meta: documentMeta(doc, inl)}, nil
 }
 
@@ -115,13 +130,65 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 	return out, reply{text: text + "."}, nil
 }
 
+// recorded is, for a mount that names its position, the entry the run
+// already holds there when it is the same document (a retry whose first
+// call was recorded), with its bytes; nil when the position is the next
+// one. Another document there, or a position past the next, is a conflict
+// naming the position to pass.
+func recorded(st *store.Store, in MountInput) (*store.Delivery, error) {
+	u, err := identity.ParseURI(in.URI)
+	if err != nil {
+		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
+	}
+	run, err := st.OpenRunNamed(in.RunID)
+	if err != nil {
+		return nil, err
+	}
+	pos, n := *in.Position, len(run.Entries)
+	switch {
+	case pos < 0 || pos > n:
+		return nil, hint.With(fmt.Errorf("run %s has %d entr%s: position %d is not the next one", in.RunID, n, pluralY(n), pos),
+			fmt.Sprintf("pass position %d to mount the next document (a retry passes the position of its first call)", n))
+	case pos == n:
+		return nil, nil
+	}
+	e := run.Entries[pos]
+	ref := e.URI
+	if e.Ref != "" {
+		ref += "@" + e.Ref
+	}
+	if ref != u.Ref() {
+		return nil, hint.With(fmt.Errorf("position %d of run %s holds %s, not %s", pos, in.RunID, ref, u.Ref()),
+			fmt.Sprintf("pass position %d to mount another document", n))
+	}
+	if e.Probe != nil {
+		return nil, hint.With(fmt.Errorf("position %d of run %s already holds %s, mounted with a probe line", pos, in.RunID, ref),
+			"its probed bytes are delivered once; mount it again at the next position for another probe line")
+	}
+	content, err := st.Content(e.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	return &store.Delivery{Entry: e, Content: content}, nil
+}
+
 // mount records ref in the open run, with a proof-of-read probe line when
 // probed is set (the key is [probe] key or the default location), as
-// `readproof run mount [--probe]` does. The delivery's Content holds the
-// bytes handed to the model.
-func mount(ctx context.Context, st *store.Store, runID, ref string, probed bool) (*store.Delivery, error) {
+// `readproof run mount [--probe]` does; at *at when at is set, or not at
+// all when a concurrent mount took that position first. The delivery's
+// Content holds the bytes handed to the model.
+func mount(ctx context.Context, st *store.Store, runID, ref string, probed bool, at *int) (*store.Delivery, error) {
 	if !probed {
-		return st.Mount(ctx, runID, ref)
+		if at == nil {
+			return st.Mount(ctx, runID, ref)
+		}
+		return st.MountWithPosition(ctx, runID, ref, func(d *store.Delivery) error {
+			if d.Position != *at {
+				return hint.With(fmt.Errorf("position %d of run %s was taken by another mount meanwhile", *at, runID),
+					fmt.Sprintf("retry with position %d: if the other mount was this document, its entry comes back", *at))
+			}
+			return nil
+		})
 	}
 	keys, _, err := proofread.LoadKeys("", st)
 	if err != nil {

@@ -82,7 +82,7 @@ func (s *Server) addTools() {
 			"position, offset and max_bytes for clients that limit result sizes; next_offset continues a window."}, s.replay)
 	addTool(s, &mcp.Tool{Name: ToolTagSet, Annotations: writes("Set a tag", false, false),
 		Description: "Point a named tag at a snapshot of a resource (default: its current snapshot), so URI@TAG delivers exactly those bytes. " +
-			"The move is recorded in the tag's history."}, s.tagSet)
+			"The move is recorded in the tag's history; setting the tag to what it already holds (a retry) changes nothing and returns that move."}, s.tagSet)
 	addTool(s, &mcp.Tool{Name: ToolTagList, Annotations: readOnly("List tags"),
 		Description: "List a resource's tags, each with the exact URI@TAG reference to read it by."}, s.tagList)
 	addTool(s, &mcp.Tool{Name: ToolTagDelete, Annotations: writes("Delete a tag", true, false),

@@ -41,8 +41,12 @@ func (s *Store) runStatus(id string) (open, committed gitstore.OID, err error) {
 	return
 }
 
+// committedErr says that run id is committed as manifest m. The hint
+// names the manifest first: the usual cause is a retried commit (an agent
+// host whose first answer was lost), whose work is done and is m.
 func committedErr(id string, m gitstore.OID) error {
-	return hint.With(fmt.Errorf("run %s: %w as manifest %s", id, ErrRunCommitted, m), "a committed run never changes; start a new run with another id")
+	return hint.With(fmt.Errorf("run %s: %w as manifest %s", id, ErrRunCommitted, m),
+		fmt.Sprintf("if that commit was yours, it is done: see it with `readproof manifest %s`. A committed run never changes: new work goes in a run with another id", m))
 }
 
 func unknownRun(id string) error {

@@ -150,7 +150,8 @@ func (s *Store) resolveTag(u identity.URI) (*Delivery, error) {
 
 // SetTag points tag at a snapshot of u: the current one when snapshot is
 // empty, else a recorded snapshot named by (a prefix of) its id or content
-// hash. The move is appended to the tag's history.
+// hash. The move is appended to the tag's history; when the tag already
+// holds that observation nothing is written and its last move is returned.
 func (s *Store) SetTag(u identity.URI, tag, snapshot string) (*TagState, error) {
 	if err := identity.ValidateTag(tag); err != nil {
 		return nil, err
@@ -166,9 +167,37 @@ func (s *Store) SetTag(u identity.URI, tag, snapshot string) (*TagState, error) 
 // still replay, and the deletion is recorded in the tag's history.
 func (s *Store) DeleteTag(u identity.URI, tag string) (*TagState, error) {
 	if _, err := s.Tag(u, tag); err != nil {
+		if gone := s.deletedTag(u, tag, err); gone != nil {
+			return nil, gone
+		}
 		return nil, s.nearTag(u, tag, err)
 	}
 	return s.moveTag(u, tag, nil, true, moveMeta{action: ActionDelete})
+}
+
+// deletedTag is the error for deleting u@tag again, when err says it is
+// unknown and its last move deleted it: when it was deleted (and by whom)
+// and where its moves are, so a retried delete (an agent host after a
+// timeout) reads as done, not as a tag that never existed. It still wraps
+// ErrUnknownTag. nil when the tag was never set.
+func (s *Store) deletedTag(u identity.URI, tag string, err error) error {
+	if !errors.Is(err, ErrUnknownTag) {
+		return nil
+	}
+	tip, rerr := s.ref(tagRef(u, tag))
+	if rerr != nil || tip == "" {
+		return nil
+	}
+	t, terr := s.tagOf(u, tag, tip)
+	if terr != nil || !t.Deleted {
+		return nil
+	}
+	by := ""
+	if t.Caller != "" {
+		by = " by " + text.Printable(t.Caller)
+	}
+	return hint.With(fmt.Errorf("%s@%s: %w: already deleted at %s%s", u, tag, ErrUnknownTag, t.SetAt.UTC().Format(time.RFC3339Nano), by),
+		"see its moves with: readproof tag history "+u.String()+" "+tag+"; bring it back with: readproof tag revert "+u.String()+" "+tag)
 }
 
 // RevertTag moves a tag back to where it pointed before its latest move (a
@@ -214,6 +243,15 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 			if !prev.Deleted {
 				st.PreviousSnapshot = prev.Snapshot
 			}
+			// A set to the observation the tag already holds moves
+			// nothing: a retried call (an agent host after a timeout,
+			// two clients at once) gets the move that is there, and
+			// the history no move from a snapshot to itself, which
+			// `tag revert` would then "undo" in place.
+			if meta.action == ActionSet && !prev.Deleted && o != nil && sameObservation(prev.Observation, o) {
+				out = prev
+				return nil
+			}
 		}
 		if o != nil {
 			st.Snapshot, st.ContentHash, st.Observation = o.Snapshot, o.ContentHash, o
@@ -241,6 +279,12 @@ func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool
 		return nil
 	})
 	return out, err
+}
+
+// sameObservation reports whether a and b are the same observation: the
+// same snapshot read at the same time at the same source revision.
+func sameObservation(a, b *Observation) bool {
+	return a != nil && b != nil && a.URI == b.URI && a.Snapshot == b.Snapshot && a.SourceRevision == b.SourceRevision && a.ObservedAt.Equal(b.ObservedAt)
 }
 
 // putTagCommit writes one tag move: tag.json and, unless the move deletes
