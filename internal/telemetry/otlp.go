@@ -30,7 +30,13 @@ type exporter struct {
 }
 
 func newExporter(cfg Config) *exporter {
-	return &exporter{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}}
+	return &exporter{cfg: cfg, client: &http.Client{
+		Timeout: cfg.Timeout,
+		// A redirect is not followed: net/http would carry the
+		// OTEL_EXPORTER_OTLP_HEADERS (the collector's API key) to
+		// wherever the Location names. A 3xx is a failed export.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
 }
 
 // ExportSpans implements sdktrace.SpanExporter.
@@ -74,6 +80,9 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	if resp.StatusCode/100 == 3 {
+		return fmt.Errorf("OTLP export: the endpoint answered %s: exports follow no redirect, so the OTLP headers reach the configured endpoint only; set the collector's final URL", resp.Status)
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("OTLP export: the endpoint answered %s", resp.Status)
 	}
