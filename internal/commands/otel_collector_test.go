@@ -6,8 +6,10 @@ package commands
 // (OTEL_EXPORTER_OTLP_HEADERS) goes to the configured endpoint only.
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +21,35 @@ import (
 	"time"
 	"unicode"
 )
+
+// rawCollector answers every request on 127.0.0.1 with the bytes of answer,
+// written as they are (a status line no http.Server would write).
+func rawCollector(t *testing.T, answer string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				req, err := http.ReadRequest(r)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				io.WriteString(c, answer)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
 
 func TestOTelCollectorMisbehaves(t *testing.T) {
 	t.Parallel()
@@ -85,6 +116,7 @@ func TestOTelCollectorMisbehaves(t *testing.T) {
 		{name: "429", endpoint: status(http.StatusTooManyRequests, func(w http.ResponseWriter) { w.Header().Set("Retry-After", "30") })},
 		{name: "redirect", endpoint: status(http.StatusTemporaryRedirect, func(w http.ResponseWriter) { w.Header().Set("Location", elsewhere.URL+"/v1/traces") })},
 		{name: "endless body", endpoint: endless.URL, quiet: true},
+		{name: "hostile status", endpoint: rawCollector(t, "HTTP/1.1 503 \x1b]0;owned\x07\x1b[2Jgone\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := append(append(append([]string(nil), base...), c.env...),

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -80,11 +81,17 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	// The status code only: the reason phrase is the collector's text, and
+	// may hold anything a terminal would act on.
+	status := strconv.Itoa(resp.StatusCode)
+	if t := http.StatusText(resp.StatusCode); t != "" {
+		status += " " + t
+	}
 	if resp.StatusCode/100 == 3 {
-		return fmt.Errorf("OTLP export: the endpoint answered %s: exports follow no redirect, so the OTLP headers reach the configured endpoint only; set the collector's final URL", resp.Status)
+		return fmt.Errorf("OTLP export: the endpoint answered %s: exports follow no redirect, so the OTLP headers reach the configured endpoint only; set the collector's final URL", status)
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("OTLP export: the endpoint answered %s", resp.Status)
+		return fmt.Errorf("OTLP export: the endpoint answered %s", status)
 	}
 	return nil
 }
