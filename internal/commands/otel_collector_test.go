@@ -104,6 +104,15 @@ func TestOTelCollectorMisbehaves(t *testing.T) {
 		}
 	}))
 	defer endless.Close()
+	stall := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(stall)
 
 	for _, c := range []struct {
 		name     string
@@ -116,6 +125,7 @@ func TestOTelCollectorMisbehaves(t *testing.T) {
 		{name: "429", endpoint: status(http.StatusTooManyRequests, func(w http.ResponseWriter) { w.Header().Set("Retry-After", "30") })},
 		{name: "redirect", endpoint: status(http.StatusTemporaryRedirect, func(w http.ResponseWriter) { w.Header().Set("Location", elsewhere.URL+"/v1/traces") })},
 		{name: "endless body", endpoint: endless.URL, quiet: true},
+		{name: "slow", endpoint: slow.URL, env: []string{"OTEL_EXPORTER_OTLP_TIMEOUT=300"}},
 		{name: "hostile status", endpoint: rawCollector(t, "HTTP/1.1 503 \x1b]0;owned\x07\x1b[2Jgone\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -43,7 +43,8 @@ func Command(ctx context.Context, opts CommandOptions) (_ context.Context, end f
 	if !on {
 		return ctx, func(int) {}
 	}
-	tp := newProvider(ctx, cfg, opts)
+	w := &warnOnce{warn: opts.Warn}
+	tp := newProvider(ctx, cfg, opts.Version, w.say)
 	ctx = WithProvider(ctx, tp)
 	ctx, root := tp.Tracer(ScopeName).Start(ctx, opts.Path,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attribute.String(KeyCommand, opts.Path)))
@@ -61,25 +62,42 @@ func Command(ctx context.Context, opts CommandOptions) (_ context.Context, end f
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 		defer cancel()
-		if err := tp.Shutdown(sctx); err != nil && opts.Warn != nil {
-			opts.Warn(fmt.Sprintf("spans not exported within %s: %v", wait, err))
+		if err := tp.Shutdown(sctx); err != nil {
+			w.say(fmt.Sprintf("spans not exported within %s: %v", wait, err))
 		}
+		// An export the deadline cut short reports its own failure from the
+		// batcher's goroutine: the command has said its one line.
+		w.say("")
+	}
+}
+
+// warnOnce passes the first telemetry problem of a command to warn and
+// drops the rest: a collector that is down or slow is one line on stderr,
+// however many exports fail (a long `mcp` session) and whichever of the
+// batcher and the exit's flush notices first. say("") closes it unsaid.
+type warnOnce struct {
+	mu   sync.Mutex
+	done bool
+	warn func(string)
+}
+
+func (w *warnOnce) say(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.done = true
+	if s != "" && w.warn != nil {
+		w.warn(s)
 	}
 }
 
 // newProvider builds the SDK: resource, sampler (the SDK reads
 // OTEL_TRACES_SAMPLER), batching and the exporter. Export failures go to
-// opts.Warn once.
-func newProvider(ctx context.Context, cfg Config, opts CommandOptions) *sdktrace.TracerProvider {
-	var once sync.Once
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		once.Do(func() {
-			if opts.Warn != nil {
-				opts.Warn(err.Error())
-			}
-		})
-	}))
-	version := opts.Version
+// warn.
+func newProvider(ctx context.Context, cfg Config, version string, warn func(string)) *sdktrace.TracerProvider {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { warn(err.Error()) }))
 	if version == "" {
 		version = "devel"
 	}
