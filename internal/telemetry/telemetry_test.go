@@ -80,6 +80,12 @@ func TestConfigHeadersAndTimeout(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "novalue-secret-77") {
 		t.Errorf("a malformed header list: %v", err)
 	}
+	for _, bad := range []string{"Authorization: Basic c2VjcmV0LTk5==", "x-key=ab%0Ac2VjcmV0LTk5", "sk/c2VjcmV0LTk5=1"} {
+		_, on, err := ConfigFromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_HEADERS": bad}))
+		if err == nil || on || strings.Contains(err.Error(), "c2VjcmV0LTk5") {
+			t.Errorf("headers %q: on %v, error %v", bad, on, err)
+		}
+	}
 	_, _, err = ConfigFromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_HEADERS": "k=%zzsecret-88"}))
 	if err == nil || strings.Contains(err.Error(), "secret-88") {
 		t.Errorf("a bad percent-encoding: %v", err)
