@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -78,7 +79,9 @@ func ConfigFromEnv(getenv func(string) string) (cfg Config, on bool, err error) 
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
 			ms, err := strconv.Atoi(v)
-			if err != nil || ms <= 0 {
+			// a count past time.Duration's range (292 years) would wrap
+			// to a negative wait
+			if err != nil || ms <= 0 || int64(ms) > math.MaxInt64/int64(time.Millisecond) {
 				return Config{}, false, fmt.Errorf("%w: %s=%q is not a positive number of milliseconds", errConfig, name, v)
 			}
 			cfg.Timeout = time.Duration(ms) * time.Millisecond

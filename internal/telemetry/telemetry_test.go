@@ -37,6 +37,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "signal protocol wins", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, on: true, endpoint: "http://a:1/v1/traces"},
 		{name: "not a url", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "user:s3cret@host"}, err: "not an http(s) URL"},
 		{name: "bad timeout", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, err: "milliseconds"},
+		{name: "timeout past time.Duration", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_TIMEOUT": "9999999999999"}, err: "milliseconds"},
 		{name: "bad compression", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, err: "gzip or none"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
