@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -171,5 +172,65 @@ func TestOTelCollectorMisbehaves(t *testing.T) {
 	}
 	if keyElsewhere.Load() {
 		t.Errorf("the collector's redirect carried OTEL_EXPORTER_OTLP_HEADERS' API key to %s", elsewhere.URL)
+	}
+}
+
+// TestOTelSlowCollectorKeepsCommitSpan: when the collector is slower than
+// spans come (a remote one, a large run), the batch queue fills and spans
+// are dropped; the ones a user joins a run on, the command span and
+// readproof.commit with the manifest id and Merkle root, are never among
+// them. A queue of 4 and a collector taking 100 ms per export make a
+// 12-document run what a 1,500-document one is with the defaults and a
+// collector taking 300 ms (which lost both, measured).
+func TestOTelSlowCollectorKeepsCommitSpan(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	recv := newOTLPReceiver(t)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+		recv.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer slow.Close()
+	dir, home := t.TempDir(), t.TempDir()
+	policy := "version = 1\n"
+	var uris []string
+	for i := range 12 {
+		name := "d" + strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte("document "+name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		policy += "[[resource]]\nuri = \"readproof://big/" + name + "\"\nsource = { type = \"filesystem\", path = \"" + name + ".md\" }\n"
+		uris = append(uris, "readproof://big/"+name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "readproof.toml"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	if _, stderr, err := readproofCmd(t, dir, base, "init"); err != nil {
+		t.Fatalf("init: %v\n%s", err, stderr)
+	}
+	env := append(append([]string(nil), base...), "OTEL_EXPORTER_OTLP_ENDPOINT="+slow.URL,
+		"OTEL_BSP_MAX_QUEUE_SIZE=4", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE=2")
+	stdout, stderr, err := readproofCmd(t, dir, env, append([]string{"run", "--json", "--id", "big"}, uris...)...)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	var out struct {
+		ManifestID string `json:"manifest_id"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("run --json: %v: %q", err, stdout)
+	}
+	spans, _ := recv.spans()
+	var commit, root bool
+	for _, s := range spans {
+		id, _ := attrString(s.Attributes, "readproof.manifest_id")
+		commit = commit || s.Name == "readproof.commit" && id == out.ManifestID
+		root = root || s.Name == "run" && id == out.ManifestID
+	}
+	if !commit || !root {
+		t.Errorf("exported %d spans without the commit span (%v) or the command span (%v): %v", len(spans), commit, root, spanNames(spans))
 	}
 }

@@ -109,10 +109,34 @@ func newProvider(ctx context.Context, cfg Config, version string, warn func(stri
 	if err != nil {
 		res = resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("readproof"), semconv.ServiceVersion(version))
 	}
+	// Two batchers on one exporter: one for the spans of each document
+	// (resolve, fetch), which a large run makes by the thousand, and one
+	// for the rest, a few per command. When the collector is slower than
+	// spans come, a full queue drops spans; it is then the per-document
+	// queue that drops them, never the one holding the command span and
+	// readproof.commit, which carry the manifest id and the Merkle root a
+	// trace is joined on. The outcome's queue is flushed first at exit.
+	exp := newExporter(cfg, 2)
+	batch := []sdktrace.BatchSpanProcessorOption{sdktrace.WithBatchTimeout(time.Second), sdktrace.WithExportTimeout(cfg.Timeout)}
 	return sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
-		sdktrace.WithBatcher(newExporter(cfg), sdktrace.WithBatchTimeout(time.Second), sdktrace.WithExportTimeout(cfg.Timeout)),
+		sdktrace.WithSpanProcessor(spanFilter{sdktrace.NewBatchSpanProcessor(exp, batch...), false}),
+		sdktrace.WithSpanProcessor(spanFilter{sdktrace.NewBatchSpanProcessor(exp, batch...), true}),
 	)
+}
+
+// spanFilter passes to its processor the spans of one kind: per-document
+// spans (readproof.resolve, readproof.fetch) or all others.
+type spanFilter struct {
+	sdktrace.SpanProcessor
+	perDocument bool
+}
+
+// OnEnd implements sdktrace.SpanProcessor.
+func (f spanFilter) OnEnd(s sdktrace.ReadOnlySpan) {
+	if n := s.Name(); (n == SpanResolve || n == SpanFetch) == f.perDocument {
+		f.SpanProcessor.OnEnd(s)
+	}
 }
 
 // envResource is the resource OTEL_SERVICE_NAME and

@@ -26,12 +26,14 @@ type exporter struct {
 	cfg    Config
 	client *http.Client
 
-	mu       sync.Mutex
-	shutdown bool
+	mu sync.Mutex
+	// users is the number of batchers that export through it and have not
+	// shut it down; at 0 it exports nothing more.
+	users int
 }
 
-func newExporter(cfg Config) *exporter {
-	return &exporter{cfg: cfg, client: &http.Client{
+func newExporter(cfg Config, users int) *exporter {
+	return &exporter{cfg: cfg, users: users, client: &http.Client{
 		Timeout: cfg.Timeout,
 		// A redirect is not followed: net/http would carry the
 		// OTEL_EXPORTER_OTLP_HEADERS (the collector's API key) to
@@ -43,7 +45,7 @@ func newExporter(cfg Config) *exporter {
 // ExportSpans implements sdktrace.SpanExporter.
 func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	e.mu.Lock()
-	done := e.shutdown
+	done := e.users <= 0
 	e.mu.Unlock()
 	if done || len(spans) == 0 {
 		return nil
@@ -96,12 +98,16 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	return nil
 }
 
-// Shutdown implements sdktrace.SpanExporter.
+// Shutdown implements sdktrace.SpanExporter: each batcher that exports
+// through e shuts it down once; the last one closes it.
 func (e *exporter) Shutdown(context.Context) error {
 	e.mu.Lock()
-	e.shutdown = true
+	e.users--
+	last := e.users == 0
 	e.mu.Unlock()
-	e.client.CloseIdleConnections()
+	if last {
+		e.client.CloseIdleConnections()
+	}
 	return nil
 }
 
