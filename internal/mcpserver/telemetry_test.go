@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -190,7 +191,8 @@ func TestServeHTTPJoinsTraceparent(t *testing.T) {
 // TestUnknownToolNameNotExported: a tools/call naming no tool of this
 // server is a span named "execute_tool" without gen_ai.tool.name: the name
 // is the client's free text (any length, any bytes), which readproof does
-// not export, as it exports no argument but a readproof URI.
+// not export, as it exports no argument but a readproof URI. A tool error
+// is status error with error.type tool_error.
 func TestUnknownToolNameNotExported(t *testing.T) {
 	p := demoProject(t)
 	exp := tracetest.NewInMemoryExporter()
@@ -218,8 +220,23 @@ func TestUnknownToolNameNotExported(t *testing.T) {
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "readproof_resources_list"}); err != nil || res.IsError {
 		t.Fatalf("resources_list: %v %v", err, res)
 	}
+	// A tool error: status error, error.type tool_error, its message not exported.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "readproof_resolve", Arguments: map[string]any{"uri": "readproof://demo/not-declared"}}); err != nil || !res.IsError {
+		t.Fatalf("resolve of an undeclared URI: %v %v", err, res)
+	}
 	var names []string
 	for _, sp := range exp.GetSpans() {
+		if sp.Name == "execute_tool readproof_resolve" {
+			et := ""
+			for _, kv := range sp.Attributes {
+				if kv.Key == "error.type" {
+					et = kv.Value.AsString()
+				}
+			}
+			if sp.Status.Code != codes.Error || sp.Status.Description != "" || et != "tool_error" {
+				t.Errorf("failed tool call: status %v, error.type %q; want error, no description, tool_error", sp.Status, et)
+			}
+		}
 		names = append(names, sp.Name)
 		if strings.Contains(sp.Name, planted) {
 			t.Errorf("a span is named by the client's text: %.60q", sp.Name)
@@ -230,7 +247,7 @@ func TestUnknownToolNameNotExported(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Contains(names, "execute_tool") || !slices.Contains(names, "execute_tool readproof_resources_list") {
-		t.Errorf("spans %.200q, want execute_tool and execute_tool readproof_resources_list", names)
+	if !slices.Contains(names, "execute_tool") || !slices.Contains(names, "execute_tool readproof_resources_list") || !slices.Contains(names, "execute_tool readproof_resolve") {
+		t.Errorf("spans %.200q, want execute_tool, execute_tool readproof_resources_list and execute_tool readproof_resolve", names)
 	}
 }
