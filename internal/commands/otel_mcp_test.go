@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +29,22 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// firstHeader adds one header to the first request only (an MCP
+// session's initialize).
+type firstHeader struct {
+	http.RoundTripper
+	name, value string
+	sent        atomic.Bool
+}
+
+func (f *firstHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.sent.CompareAndSwap(false, true) {
+		r = r.Clone(r.Context())
+		r.Header.Set(f.name, f.value)
+	}
+	return f.RoundTripper.RoundTrip(r)
 }
 
 // TestOTelMCPHTTPAndKeys runs the real CLI with an OTLP receiver on
@@ -48,6 +65,8 @@ func TestOTelMCPHTTPAndKeys(t *testing.T) {
 		traceID  = "3e1d5c7b9a0f2e4d6c8b0a1f3e5d7c9b"
 		parentID = "0f1e2d3c4b5a6978"
 		uri      = "readproof://demo/policy"
+		// the trace of the request that opens the last session
+		openerTrace = "9a8b7c6d5e4f30211203f4e5d6c7b8a9"
 	)
 	recv := newOTLPReceiver(t)
 	dir, home := t.TempDir(), t.TempDir()
@@ -140,11 +159,18 @@ func TestOTelMCPHTTPAndKeys(t *testing.T) {
 			t.Fatalf("resources/read: %v", err)
 		}
 	})
-	call(headerRT{"Authorization": auth}, func(cs *mcp.ClientSession) {
-		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "readproof_history", Arguments: map[string]any{"uri": uri}}); err != nil || res.IsError {
-			t.Fatalf("history: %v %v", err, res)
-		}
-	})
+	// A session opened under a traceparent whose later call sends none:
+	// the call starts a trace of its own, not the opening request's.
+	firstOnly := &firstHeader{RoundTripper: headerRT{"Authorization": auth}, name: "traceparent", value: "00-" + openerTrace + "-" + parentID + "-01"}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: addr, HTTPClient: &http.Client{Transport: firstOnly}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "readproof_history", Arguments: map[string]any{"uri": uri}}); err != nil || res.IsError {
+		t.Fatalf("history: %v %v", err, res)
+	}
+	cs.Close()
 	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +206,10 @@ func TestOTelMCPHTTPAndKeys(t *testing.T) {
 	if got, _ := attrString(read.Attributes, "mcp.resource.uri"); got != uri {
 		t.Errorf("resources/read: mcp.resource.uri %q", got)
 	}
-	if hex.EncodeToString(history.TraceId) == traceID || len(history.ParentSpanId) != 0 {
+	if !firstOnly.sent.Load() {
+		t.Fatal("the session was not opened under a traceparent: the check proves nothing")
+	}
+	if got := hex.EncodeToString(history.TraceId); got == traceID || got == openerTrace || len(history.ParentSpanId) != 0 {
 		t.Errorf("a call without traceparent joined another trace: %x under %x", history.TraceId, history.ParentSpanId)
 	}
 	for k, want := range map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "readproof_resolve", "gen_ai.tool.type": "function", "mcp.method.name": "tools/call"} {
