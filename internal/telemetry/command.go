@@ -104,7 +104,7 @@ func newProvider(ctx context.Context, cfg Config, version string, warn func(stri
 	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override these.
 	res, err := resource.Merge(
 		resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("readproof"), semconv.ServiceVersion(version)),
-		envResource(ctx),
+		envResource(ctx, warn),
 	)
 	if err != nil {
 		res = resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("readproof"), semconv.ServiceVersion(version))
@@ -140,10 +140,15 @@ func (f spanFilter) OnEnd(s sdktrace.ReadOnlySpan) {
 }
 
 // envResource is the resource OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES describe (empty when neither is set).
-func envResource(ctx context.Context) *resource.Resource {
+// OTEL_RESOURCE_ATTRIBUTES describe (empty when neither is set). A
+// malformed item is left out, with one warning that quotes none (an item
+// may hold anything); the rest of the resource is kept.
+func envResource(ctx context.Context, warn func(string)) *resource.Resource {
 	r, err := resource.New(ctx, resource.WithFromEnv())
-	if err != nil || r == nil {
+	if err != nil {
+		warn("OTEL_RESOURCE_ATTRIBUTES: an item is not key=value with a percent-encoded value; it is left out")
+	}
+	if r == nil {
 		return resource.Empty()
 	}
 	return r

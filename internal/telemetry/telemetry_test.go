@@ -230,3 +230,23 @@ func TestAnnotateStopsAtMCPCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvResourceKeepsValidParts: an OTEL_RESOURCE_ATTRIBUTES item without
+// a value costs a warning, not the whole resource: OTEL_SERVICE_NAME and
+// the well-formed items are still exported.
+func TestEnvResourceKeepsValidParts(t *testing.T) {
+	t.Setenv("OTEL_SERVICE_NAME", "svc-a")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=prod,team-secret-41c7")
+	var warned []string
+	r := envResource(context.Background(), func(s string) { warned = append(warned, s) })
+	got := map[string]string{}
+	for _, kv := range r.Attributes() {
+		got[string(kv.Key)] = kv.Value.AsString()
+	}
+	if got["service.name"] != "svc-a" || got["deployment.environment"] != "prod" {
+		t.Errorf("resource %v, want service.name svc-a and deployment.environment prod", got)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "OTEL_RESOURCE_ATTRIBUTES") || strings.Contains(warned[0], "team-secret-41c7") {
+		t.Errorf("warnings %q, want one naming OTEL_RESOURCE_ATTRIBUTES and quoting no item", warned)
+	}
+}
