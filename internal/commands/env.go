@@ -264,7 +264,9 @@ func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 	// The command's root span (when OTEL_* configures traces) and the
 	// incoming TRACEPARENT reach the action through c.Context.
 	ctx, end := telemetry.Command(c.Context, telemetry.CommandOptions{Getenv: os.Getenv, Path: commandPath(c), Version: buildinfo.Read().Version,
-		Warn: func(s string) { fmt.Fprintf(e.err, "readproof: telemetry: %s\n", s) }})
+		// A collector's words (a TLS name, a dial error) may reach the
+		// message: escaped, it stays one plain line.
+		Warn: func(s string) { fmt.Fprintf(e.err, "readproof: telemetry: %s\n", text.Escape(s)) }})
 	c.Context = ctx
 	defer func() { end(exitCode(ctx, err)) }()
 	out := &outWriter{w: e.out}

@@ -314,6 +314,13 @@ source = { type = "filesystem", path = "shipping.md" }
 		}
 	}
 	for _, s := range byName["readproof.resolve"] {
+		// gen_ai.data_source.id names what was read, as Readproof v0.3.2's
+		// resolve span did (the seed's Observability section): a query on it
+		// finds CLI reads as well as MCP calls.
+		uri, _ := attrString(s.Attributes, "readproof.uri")
+		if got, _ := attrString(s.Attributes, "gen_ai.data_source.id"); uri == "" || got != uri {
+			t.Errorf("resolve span of %q has gen_ai.data_source.id %q, want its URI", uri, got)
+		}
 		if got, _ := attrString(s.Attributes, "readproof.uri"); got == "readproof://web/refunds" {
 			if src, _ := attrString(s.Attributes, "readproof.source"); !strings.Contains(src, "[REDACTED]") {
 				t.Errorf("the http source is not redacted in its resolve span: %q", src)

@@ -23,7 +23,11 @@ func (s *Server) addTelemetry() {
 			call := telemetry.ToolCall{Method: method}
 			switch p := req.GetParams().(type) {
 			case *mcp.CallToolParamsRaw:
-				call.Tool = p.Name
+				// A name this server has no tool of is the client's free
+				// text, of any length and any bytes: not recorded.
+				if _, known := s.args[p.Name]; known {
+					call.Tool = p.Name
+				}
 				var args struct {
 					URI string `json:"uri"`
 				}

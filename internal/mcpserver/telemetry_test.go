@@ -5,11 +5,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -183,5 +185,69 @@ func TestServeHTTPJoinsTraceparent(t *testing.T) {
 	}
 	if call.SpanContext.TraceID().String() != "7a3c1e5f9b2d4086a1c3e5f7092b4d6f" || call.Parent.SpanID().String() != "1122334455667788" {
 		t.Errorf("the call's span is in trace %s under %s, want the traceparent header's", call.SpanContext.TraceID(), call.Parent.SpanID())
+	}
+}
+
+// TestUnknownToolNameNotExported: a tools/call naming no tool of this
+// server is a span named "execute_tool" without gen_ai.tool.name: the name
+// is the client's free text (any length, any bytes), which readproof does
+// not export, as it exports no argument but a readproof URI. A tool error
+// is status error with error.type tool_error.
+func TestUnknownToolNameNotExported(t *testing.T) {
+	p := demoProject(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	s, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.MCP() }, nil)
+	hs := httptest.NewServer(telemetry.Middleware(telemetry.WithProvider(ctx, tp))(handler))
+	defer hs.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	const planted = "agent-text-5c1e9f3b"
+	name := planted + "\x1b[2J" + strings.Repeat("x", 4096)
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name}); err == nil && !res.IsError {
+		t.Fatal("an unknown tool was called")
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "readproof_resources_list"}); err != nil || res.IsError {
+		t.Fatalf("resources_list: %v %v", err, res)
+	}
+	// A tool error: status error, error.type tool_error, its message not exported.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "readproof_resolve", Arguments: map[string]any{"uri": "readproof://demo/not-declared"}}); err != nil || !res.IsError {
+		t.Fatalf("resolve of an undeclared URI: %v %v", err, res)
+	}
+	var names []string
+	for _, sp := range exp.GetSpans() {
+		if sp.Name == "execute_tool readproof_resolve" {
+			et := ""
+			for _, kv := range sp.Attributes {
+				if kv.Key == "error.type" {
+					et = kv.Value.AsString()
+				}
+			}
+			if sp.Status.Code != codes.Error || sp.Status.Description != "" || et != "tool_error" {
+				t.Errorf("failed tool call: status %v, error.type %q; want error, no description, tool_error", sp.Status, et)
+			}
+		}
+		names = append(names, sp.Name)
+		if strings.Contains(sp.Name, planted) {
+			t.Errorf("a span is named by the client's text: %.60q", sp.Name)
+		}
+		for _, kv := range sp.Attributes {
+			if strings.Contains(kv.Value.String(), planted) {
+				t.Errorf("span %.60q attribute %s holds the client's text", sp.Name, kv.Key)
+			}
+		}
+	}
+	if !slices.Contains(names, "execute_tool") || !slices.Contains(names, "execute_tool readproof_resources_list") || !slices.Contains(names, "execute_tool readproof_resolve") {
+		t.Errorf("spans %.200q, want execute_tool, execute_tool readproof_resources_list and execute_tool readproof_resolve", names)
 	}
 }

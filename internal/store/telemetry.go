@@ -34,7 +34,9 @@ func (s *Store) endResolve(span trace.Span, ref string, d *Delivery, err error) 
 		if u, perr := identity.ParseURI(ref); perr == nil {
 			tag := u.Tag
 			u.Tag = ""
-			span.SetAttributes(attribute.String(telemetry.KeyURI, u.String()))
+			// gen_ai.data_source.id too: the GenAI key Readproof v0.3.2
+			// put on its resolve span, which users' queries name.
+			span.SetAttributes(attribute.String(telemetry.KeyURI, u.String()), attribute.String(telemetry.KeyGenAIDataSource, u.String()))
 			if tag != "" {
 				span.SetAttributes(attribute.String(telemetry.KeyTag, tag))
 			}

@@ -43,7 +43,8 @@ func Command(ctx context.Context, opts CommandOptions) (_ context.Context, end f
 	if !on {
 		return ctx, func(int) {}
 	}
-	tp := newProvider(ctx, cfg, opts)
+	w := &warnOnce{warn: opts.Warn}
+	tp := newProvider(ctx, cfg, opts.Version, w.say)
 	ctx = WithProvider(ctx, tp)
 	ctx, root := tp.Tracer(ScopeName).Start(ctx, opts.Path,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attribute.String(KeyCommand, opts.Path)))
@@ -61,47 +62,93 @@ func Command(ctx context.Context, opts CommandOptions) (_ context.Context, end f
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 		defer cancel()
-		if err := tp.Shutdown(sctx); err != nil && opts.Warn != nil {
-			opts.Warn(fmt.Sprintf("spans not exported within %s: %v", wait, err))
+		if err := tp.Shutdown(sctx); err != nil {
+			w.say(fmt.Sprintf("spans not exported within %s: %v", wait, err))
 		}
+		// An export the deadline cut short reports its own failure from the
+		// batcher's goroutine: the command has said its one line.
+		w.say("")
+	}
+}
+
+// warnOnce passes the first telemetry problem of a command to warn and
+// drops the rest: a collector that is down or slow is one line on stderr,
+// however many exports fail (a long `mcp` session) and whichever of the
+// batcher and the exit's flush notices first. say("") closes it unsaid.
+type warnOnce struct {
+	mu   sync.Mutex
+	done bool
+	warn func(string)
+}
+
+func (w *warnOnce) say(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.done = true
+	if s != "" && w.warn != nil {
+		w.warn(s)
 	}
 }
 
 // newProvider builds the SDK: resource, sampler (the SDK reads
 // OTEL_TRACES_SAMPLER), batching and the exporter. Export failures go to
-// opts.Warn once.
-func newProvider(ctx context.Context, cfg Config, opts CommandOptions) *sdktrace.TracerProvider {
-	var once sync.Once
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		once.Do(func() {
-			if opts.Warn != nil {
-				opts.Warn(err.Error())
-			}
-		})
-	}))
-	version := opts.Version
+// warn.
+func newProvider(ctx context.Context, cfg Config, version string, warn func(string)) *sdktrace.TracerProvider {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { warn(err.Error()) }))
 	if version == "" {
 		version = "devel"
 	}
 	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override these.
 	res, err := resource.Merge(
 		resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("readproof"), semconv.ServiceVersion(version)),
-		envResource(ctx),
+		envResource(ctx, warn),
 	)
 	if err != nil {
 		res = resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName("readproof"), semconv.ServiceVersion(version))
 	}
+	// Two batchers on one exporter: one for the spans of each document
+	// (resolve, fetch), which a large run makes by the thousand, and one
+	// for the rest, a few per command. When the collector is slower than
+	// spans come, a full queue drops spans; it is then the per-document
+	// queue that drops them, never the one holding the command span and
+	// readproof.commit, which carry the manifest id and the Merkle root a
+	// trace is joined on. The outcome's queue is flushed first at exit.
+	exp := newExporter(cfg, 2)
+	batch := []sdktrace.BatchSpanProcessorOption{sdktrace.WithBatchTimeout(time.Second), sdktrace.WithExportTimeout(cfg.Timeout)}
 	return sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
-		sdktrace.WithBatcher(newExporter(cfg), sdktrace.WithBatchTimeout(time.Second), sdktrace.WithExportTimeout(cfg.Timeout)),
+		sdktrace.WithSpanProcessor(spanFilter{sdktrace.NewBatchSpanProcessor(exp, batch...), false}),
+		sdktrace.WithSpanProcessor(spanFilter{sdktrace.NewBatchSpanProcessor(exp, batch...), true}),
 	)
 }
 
+// spanFilter passes to its processor the spans of one kind: per-document
+// spans (readproof.resolve, readproof.fetch) or all others.
+type spanFilter struct {
+	sdktrace.SpanProcessor
+	perDocument bool
+}
+
+// OnEnd implements sdktrace.SpanProcessor.
+func (f spanFilter) OnEnd(s sdktrace.ReadOnlySpan) {
+	if n := s.Name(); (n == SpanResolve || n == SpanFetch) == f.perDocument {
+		f.SpanProcessor.OnEnd(s)
+	}
+}
+
 // envResource is the resource OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES describe (empty when neither is set).
-func envResource(ctx context.Context) *resource.Resource {
+// OTEL_RESOURCE_ATTRIBUTES describe (empty when neither is set). A
+// malformed item is left out, with one warning that quotes none (an item
+// may hold anything); the rest of the resource is kept.
+func envResource(ctx context.Context, warn func(string)) *resource.Resource {
 	r, err := resource.New(ctx, resource.WithFromEnv())
-	if err != nil || r == nil {
+	if err != nil {
+		warn("OTEL_RESOURCE_ATTRIBUTES: an item is not key=value with a percent-encoded value; it is left out")
+	}
+	if r == nil {
 		return resource.Empty()
 	}
 	return r

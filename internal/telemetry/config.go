@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -78,7 +79,9 @@ func ConfigFromEnv(getenv func(string) string) (cfg Config, on bool, err error) 
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"} {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
 			ms, err := strconv.Atoi(v)
-			if err != nil || ms <= 0 {
+			// a count past time.Duration's range (292 years) would wrap
+			// to a negative wait
+			if err != nil || ms <= 0 || int64(ms) > math.MaxInt64/int64(time.Millisecond) {
 				return Config{}, false, fmt.Errorf("%w: %s=%q is not a positive number of milliseconds", errConfig, name, v)
 			}
 			cfg.Timeout = time.Duration(ms) * time.Millisecond
@@ -119,11 +122,31 @@ func parseHeaders(s string, into map[string]string) error {
 		if !ok || k == "" {
 			return fmt.Errorf("item %d is not key=value", i+1)
 		}
+		// A name that is not a header name is a slip such as
+		// "Authorization: Basic KEY==": it holds part of the secret, so it
+		// is not quoted (net/http's own error would quote it at export).
+		if !headerName(k) {
+			return fmt.Errorf(`item %d: the name before "=" is not an HTTP header name; write name=value pairs, values percent-encoded`, i+1)
+		}
 		val, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
 			return fmt.Errorf("the value of %q is not percent-encoded text", k)
 		}
+		if strings.ContainsFunc(val, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return fmt.Errorf("the value of %q holds a control character", k)
+		}
 		into[k] = val
 	}
 	return nil
+}
+
+// headerName reports whether k is an HTTP field name (RFC 9110 token).
+func headerName(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return k != ""
 }

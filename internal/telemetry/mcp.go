@@ -34,7 +34,8 @@ func Middleware(base context.Context) func(http.Handler) http.Handler {
 type ToolCall struct {
 	// Method is the MCP method: "tools/call" or "resources/read".
 	Method string
-	// Tool is the tool's name (tools/call).
+	// Tool is the tool's name (tools/call), "" for a name the server has
+	// no tool of.
 	Tool string
 	// DataSources are the readproof:// URIs the call names (resource
 	// URIs, without secrets by construction); the first is
@@ -67,11 +68,16 @@ func StartMCP(ctx context.Context, call ToolCall) (context.Context, trace.Span) 
 	attrs := []attribute.KeyValue{attribute.String(KeyMCPMethod, call.Method)}
 	name := call.Method
 	if call.Method == "tools/call" {
-		name = "execute_tool " + call.Tool
-		attrs = append(attrs,
-			attribute.String(KeyGenAIOperation, "execute_tool"),
-			attribute.String(KeyGenAIToolName, call.Tool),
-			attribute.String(KeyGenAIToolType, "function"))
+		// An unknown tool's span is "execute_tool" alone, without
+		// gen_ai.tool.name (the semantic conventions' name when the tool
+		// is not known).
+		name = "execute_tool"
+		attrs = append(attrs, attribute.String(KeyGenAIOperation, "execute_tool"))
+		if call.Tool != "" {
+			name += " " + call.Tool
+			attrs = append(attrs, attribute.String(KeyGenAIToolName, call.Tool))
+		}
+		attrs = append(attrs, attribute.String(KeyGenAIToolType, "function"))
 	}
 	if len(call.DataSources) > 0 {
 		attrs = append(attrs, attribute.String(KeyGenAIDataSource, call.DataSources[0]))

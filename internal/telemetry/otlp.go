@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -25,18 +26,26 @@ type exporter struct {
 	cfg    Config
 	client *http.Client
 
-	mu       sync.Mutex
-	shutdown bool
+	mu sync.Mutex
+	// users is the number of batchers that export through it and have not
+	// shut it down; at 0 it exports nothing more.
+	users int
 }
 
-func newExporter(cfg Config) *exporter {
-	return &exporter{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}}
+func newExporter(cfg Config, users int) *exporter {
+	return &exporter{cfg: cfg, users: users, client: &http.Client{
+		Timeout: cfg.Timeout,
+		// A redirect is not followed: net/http would carry the
+		// OTEL_EXPORTER_OTLP_HEADERS (the collector's API key) to
+		// wherever the Location names. A 3xx is a failed export.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
 }
 
 // ExportSpans implements sdktrace.SpanExporter.
 func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	e.mu.Lock()
-	done := e.shutdown
+	done := e.users <= 0
 	e.mu.Unlock()
 	if done || len(spans) == 0 {
 		return nil
@@ -74,18 +83,31 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+	// The status code only: the reason phrase is the collector's text, and
+	// may hold anything a terminal would act on.
+	status := strconv.Itoa(resp.StatusCode)
+	if t := http.StatusText(resp.StatusCode); t != "" {
+		status += " " + t
+	}
+	if resp.StatusCode/100 == 3 {
+		return fmt.Errorf("OTLP export: the endpoint answered %s: exports follow no redirect, so the OTLP headers reach the configured endpoint only; set the collector's final URL", status)
+	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("OTLP export: the endpoint answered %s", resp.Status)
+		return fmt.Errorf("OTLP export: the endpoint answered %s", status)
 	}
 	return nil
 }
 
-// Shutdown implements sdktrace.SpanExporter.
+// Shutdown implements sdktrace.SpanExporter: each batcher that exports
+// through e shuts it down once; the last one closes it.
 func (e *exporter) Shutdown(context.Context) error {
 	e.mu.Lock()
-	e.shutdown = true
+	e.users--
+	last := e.users == 0
 	e.mu.Unlock()
-	e.client.CloseIdleConnections()
+	if last {
+		e.client.CloseIdleConnections()
+	}
 	return nil
 }
 

@@ -37,6 +37,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "signal protocol wins", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, on: true, endpoint: "http://a:1/v1/traces"},
 		{name: "not a url", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "user:s3cret@host"}, err: "not an http(s) URL"},
 		{name: "bad timeout", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_TIMEOUT": "soon"}, err: "milliseconds"},
+		{name: "timeout past time.Duration", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_TIMEOUT": "9999999999999"}, err: "milliseconds"},
 		{name: "bad compression", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, err: "gzip or none"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -79,6 +80,12 @@ func TestConfigHeadersAndTimeout(t *testing.T) {
 	_, _, err = ConfigFromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_HEADERS": "novalue-secret-77"}))
 	if err == nil || strings.Contains(err.Error(), "novalue-secret-77") {
 		t.Errorf("a malformed header list: %v", err)
+	}
+	for _, bad := range []string{"Authorization: Basic c2VjcmV0LTk5==", "x-key=ab%0Ac2VjcmV0LTk5", "sk/c2VjcmV0LTk5=1"} {
+		_, on, err := ConfigFromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_HEADERS": bad}))
+		if err == nil || on || strings.Contains(err.Error(), "c2VjcmV0LTk5") {
+			t.Errorf("headers %q: on %v, error %v", bad, on, err)
+		}
 	}
 	_, _, err = ConfigFromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:1", "OTEL_EXPORTER_OTLP_HEADERS": "k=%zzsecret-88"}))
 	if err == nil || strings.Contains(err.Error(), "secret-88") {
@@ -221,5 +228,25 @@ func TestAnnotateStopsAtMCPCalls(t *testing.T) {
 				t.Errorf("the mcp command span got %s from a call", kv.Value.AsString())
 			}
 		}
+	}
+}
+
+// TestEnvResourceKeepsValidParts: an OTEL_RESOURCE_ATTRIBUTES item without
+// a value costs a warning, not the whole resource: OTEL_SERVICE_NAME and
+// the well-formed items are still exported.
+func TestEnvResourceKeepsValidParts(t *testing.T) {
+	t.Setenv("OTEL_SERVICE_NAME", "svc-a")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=prod,team-secret-41c7")
+	var warned []string
+	r := envResource(context.Background(), func(s string) { warned = append(warned, s) })
+	got := map[string]string{}
+	for _, kv := range r.Attributes() {
+		got[string(kv.Key)] = kv.Value.AsString()
+	}
+	if got["service.name"] != "svc-a" || got["deployment.environment"] != "prod" {
+		t.Errorf("resource %v, want service.name svc-a and deployment.environment prod", got)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "OTEL_RESOURCE_ATTRIBUTES") || strings.Contains(warned[0], "team-secret-41c7") {
+		t.Errorf("warnings %q, want one naming OTEL_RESOURCE_ATTRIBUTES and quoting no item", warned)
 	}
 }
