@@ -64,6 +64,7 @@ func check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
 		hashes:   map[gitstore.OID]blobHash{},
 		claims:   map[gitstore.OID][]claim{},
 		observed: map[string]map[string]bool{},
+		noChain:  map[string]*chainless{},
 	}
 	switch {
 	case opts.ReadData:
@@ -132,6 +133,9 @@ type checker struct {
 	claims  map[gitstore.OID][]claim
 	// observed holds the snapshots recorded per resource key.
 	observed map[string]map[string]bool
+	// noChain holds, per resource key a committed run records entries of
+	// without the store holding that resource's chain, the runs that do.
+	noChain map[string]*chainless
 
 	// walked holds every ref as the listing that step 1 walked saw it: the
 	// later steps that list refs again (resource chains, tags) check each
@@ -303,6 +307,7 @@ func (c *checker) run() error {
 		c.checkAborted(r)
 	}
 	c.checkResources()
+	c.checkChainless()
 	c.checkTags()
 	c.checkJournal(runs, journal, reach)
 	c.checkVerdicts(verdicts)
@@ -579,6 +584,9 @@ func (c *checker) checkRun(r gitstore.Ref) {
 			}
 		}
 		c.claim(e.Snapshot, claim{hash: e.ContentHash, size: e.Bytes, subject: subject, ref: r.Name, run: id, path: e.File, what: what})
+		if u, err := identity.ParseURI(e.URI); err == nil {
+			c.noteChain(u, id)
+		}
 	}
 	c.checkSignature(r, cm, subject, id)
 }
@@ -845,6 +853,71 @@ func (c *checker) checkResources() {
 			seen[o.Snapshot] = true
 			c.claim(o.Snapshot, claim{hash: o.ContentHash, size: o.Bytes, subject: subject, ref: ch.Ref, path: "content", what: "observation " + short(id)})
 		}
+	}
+}
+
+// chainless is a resource whose entries committed runs record while the
+// store holds no observation chain for it.
+type chainless struct {
+	uri  identity.URI
+	runs []string // the runs, up to maxNamed, in the order checked
+	n    int      // how many runs
+	last string   // the run noted last
+}
+
+// noteChain notes that run records an entry of u, when the store's refs, as
+// step 1 listed them, hold no chain for u. Every entry a run records was
+// observed on its resource's chain first, and no command removes a chain:
+// one missing is a deleted ref or, in a copy made by stock git, a branch
+// the copy left out (git clone --single-branch).
+func (c *checker) noteChain(u identity.URI, run string) {
+	key := u.Key()
+	if _, ok := c.walked[store.ResourcesPrefix+key]; ok {
+		return
+	}
+	cl := c.noChain[key]
+	if cl == nil {
+		cl = &chainless{uri: u}
+		c.noChain[key] = cl
+	}
+	if cl.n > 0 && cl.last == run {
+		return // the run mounted it twice
+	}
+	cl.n, cl.last = cl.n+1, run
+	if len(cl.runs) < maxNamed {
+		cl.runs = append(cl.runs, run)
+	}
+}
+
+// checkChainless reports the resources noteChain found without a chain:
+// broken in a store readproof made, could-not-check in a copy stock git
+// made (its other branches were not fetched).
+func (c *checker) checkChainless() {
+	if len(c.noChain) == 0 {
+		return
+	}
+	copied := !gitstore.IsStore(c.s.Path()) // a copy has no marker
+	keys := make([]string, 0, len(c.noChain))
+	for k := range c.noChain {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cl := c.noChain[k]
+		runs := strings.Join(cl.runs, ", ")
+		if cl.n > len(cl.runs) {
+			runs += fmt.Sprintf(", and %d more", cl.n-len(cl.runs))
+		}
+		ref := store.ResourcesPrefix + k
+		p := Problem{Kind: Broken, Check: "observation", Subject: "resource " + cl.uri.String(), Ref: ref,
+			Message: fmt.Sprintf("%d run%s (%s) record entries of it, but its observation chain %s is missing: the ref was deleted; restore it from a clone or a backup (readproof pull, or git fetch of refs/heads/readproof/*)",
+				cl.n, text.Plural(cl.n, "", "s"), runs, ref)}
+		if copied {
+			p.Kind = CouldNotCheck
+			p.Message = fmt.Sprintf("%d run%s (%s) record entries of it, but its observation chain %s is not in this copy (git clone --single-branch, or a fetch of main alone, leaves the other branches out): clone the store with git clone --mirror URL",
+				cl.n, text.Plural(cl.n, "", "s"), runs, ref)
+		}
+		c.add(p)
 	}
 }
 
