@@ -889,9 +889,13 @@ func (c *checker) noteChain(u identity.URI, run string) {
 	}
 }
 
-// checkChainless reports the resources noteChain found without a chain:
-// broken in a store readproof made, could-not-check in a copy stock git
-// made (its other branches were not fetched).
+// checkChainless reports the resources noteChain found without a chain. In
+// a store readproof made it is a warning: a pull adopts run refs before the
+// resource chains (docs/sync.md), so one stopped in between leaves this
+// state, which the next pull completes; a deleted ref looks the same. In a
+// copy stock git made, whose other branches were not fetched (git clone
+// --single-branch), the runs cannot be checked against their observations:
+// could-not-check, never "ok".
 func (c *checker) checkChainless() {
 	if len(c.noChain) == 0 {
 		return
@@ -909,8 +913,8 @@ func (c *checker) checkChainless() {
 			runs += fmt.Sprintf(", and %d more", cl.n-len(cl.runs))
 		}
 		ref := store.ResourcesPrefix + k
-		p := Problem{Kind: Broken, Check: "observation", Subject: "resource " + cl.uri.String(), Ref: ref,
-			Message: fmt.Sprintf("%d run%s (%s) record entries of it, but its observation chain %s is missing: the ref was deleted; restore it from a clone or a backup (readproof pull, or git fetch of refs/heads/readproof/*)",
+		p := Problem{Kind: Warning, Check: "observation", Subject: "resource " + cl.uri.String(), Ref: ref,
+			Message: fmt.Sprintf("%d run%s (%s) record entries of it, but its observation chain %s is not in the store: a pull stopped before it adopted the chain leaves it so (readproof pull again completes it); otherwise the ref was deleted: restore it from a clone or a backup",
 				cl.n, text.Plural(cl.n, "", "s"), runs, ref)}
 		if copied {
 			p.Kind = CouldNotCheck
