@@ -136,6 +136,12 @@ type checker struct {
 	// noChain holds, per resource key a committed run records entries of
 	// without the store holding that resource's chain, the runs that do.
 	noChain map[string]*chainless
+	// copied: the store is a copy stock git made (no readproof marker); one
+	// that holds no ref of a kind was made without them (git clone
+	// --single-branch, --no-tags), rather than had them deleted
+	copied bool
+	// chains: the store holds at least one resource chain
+	chains bool
 
 	// walked holds every ref as the listing that step 1 walked saw it: the
 	// later steps that list refs again (resource chains, tags) check each
@@ -238,6 +244,7 @@ func (c *checker) run() error {
 	}
 	c.rep.Counts.Refs = len(all)
 	c.walked = make(map[string]gitstore.OID, len(all))
+	c.copied = !gitstore.IsStore(c.s.Path())
 	for _, r := range all {
 		c.walked[r.Name] = r.OID
 	}
@@ -272,6 +279,7 @@ func (c *checker) run() error {
 		}
 	}
 	c.total = len(all)
+	c.chains = len(resources) > 0
 	c.checkReplaced(other)
 
 	// 1. The object graph of every ref, in an order that names the most
@@ -893,14 +901,13 @@ func (c *checker) noteChain(u identity.URI, run string) {
 // a store readproof made it is a warning: a pull adopts run refs before the
 // resource chains (docs/sync.md), so one stopped in between leaves this
 // state, which the next pull completes; a deleted ref looks the same. In a
-// copy stock git made, whose other branches were not fetched (git clone
-// --single-branch), the runs cannot be checked against their observations:
-// could-not-check, never "ok".
+// copy stock git made that holds no chain at all (git clone --single-branch
+// fetched main alone), the runs cannot be checked against their
+// observations: could-not-check, never "ok".
 func (c *checker) checkChainless() {
 	if len(c.noChain) == 0 {
 		return
 	}
-	copied := !gitstore.IsStore(c.s.Path()) // a copy has no marker
 	keys := make([]string, 0, len(c.noChain))
 	for k := range c.noChain {
 		keys = append(keys, k)
@@ -916,7 +923,7 @@ func (c *checker) checkChainless() {
 		p := Problem{Kind: Warning, Check: "observation", Subject: "resource " + cl.uri.String(), Ref: ref,
 			Message: fmt.Sprintf("%d run%s (%s) record entries of it, but its observation chain %s is not in the store: a pull stopped before it adopted the chain leaves it so (readproof pull again completes it); otherwise the ref was deleted: restore it from a clone or a backup",
 				cl.n, text.Plural(cl.n, "", "s"), runs, ref)}
-		if copied {
+		if c.copied && !c.chains {
 			p.Kind = CouldNotCheck
 			p.Message = fmt.Sprintf("%d run%s (%s) record entries of it, but its observation chain %s is not in this copy (git clone --single-branch, or a fetch of main alone, leaves the other branches out): clone the store with git clone --mirror URL",
 				cl.n, text.Plural(cl.n, "", "s"), runs, ref)
@@ -1167,11 +1174,16 @@ func (c *checker) checkJournalRecords(runs []gitstore.Ref, reach []gitstore.OID)
 		reported[runID+" "+string(m)] = true
 		msg := fmt.Sprintf("the journal records run %s (manifest %s, journal commit %s) but %s%s is missing: the run ref was deleted; restore it with `git update-ref %s%s %s` or from a clone",
 			runID, m, short(jid), store.RunsPrefix, runID, store.RunsPrefix, runID, m)
+		kind := Broken
 		if cur, ok := byRun[runID]; ok {
 			msg = fmt.Sprintf("the journal records run %s as manifest %s (journal commit %s) but %s%s names %s and no rename is recorded",
 				runID, m, short(jid), store.RunsPrefix, runID, cur)
+		} else if c.copied && len(runs) == 0 {
+			// a copy stock git made without the run tags
+			kind, msg = CouldNotCheck, fmt.Sprintf("the journal records run %s (manifest %s, journal commit %s) but this copy has no %s%s (git clone --no-tags, or a fetch of branches alone, leaves the run tags out): clone the store with git clone --mirror URL",
+				runID, m, short(jid), store.RunsPrefix, runID)
 		}
-		c.add(Problem{Kind: Broken, Check: "journal", Subject: "run " + runID, Ref: store.RunsPrefix + runID, Run: runID, Object: string(m), Message: msg})
+		c.add(Problem{Kind: kind, Check: "journal", Subject: "run " + runID, Ref: store.RunsPrefix + runID, Run: runID, Object: string(m), Message: msg})
 	}
 }
 
