@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
@@ -203,6 +204,11 @@ func (k Kind) Read(path string, forbidden []string, max int) ([]byte, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, k.wrap(fs.ErrNotExist, k.Any, "%s %s does not exist", k.Name, path)
+		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			// a directory on the way is a file (a HOME that is not a
+			// directory): no key can be there
+			return nil, k.wrap(fs.ErrNotExist, k.Any, "%s %s does not exist (%v)", k.Name, path, err)
 		}
 		return nil, k.wrap(ErrInvalid, k.Any, "%s %s: %v", k.Name, path, err)
 	}
