@@ -28,12 +28,15 @@ const (
 	gitlabJob      = "examples/ci/gitlab/.gitlab-ci.yml"
 	githubJSON     = "examples/ci/testdata/github.json"
 	gitlabJSON     = "examples/ci/testdata/gitlab.json"
+	// the workflow docs/README-ci.md shows inline, and its JSON copy
+	readmeWorkflow = "docs/README-ci.md (its workflow block)"
+	readmeJSON     = "examples/ci/testdata/readme-ci.json"
 )
 
 // ciExpr is a GitHub expression inside a step's env or run.
 var ciExpr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`) })
 
-// ciJobCmd is `cijob github|gitlab`: it runs the job's shell in the
+// ciJobCmd is `cijob github|gitlab|readme`: it runs the job's shell in the
 // script's current directory, as the CI system would (GitHub: each `run`
 // step with bash -eo pipefail, stopping at the first failure; GitLab: the
 // job's script lines in one bash -eo pipefail). Steps that install
@@ -46,12 +49,14 @@ var ciExpr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\
 // fail.
 func ciJobCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
-		ts.Fatalf("usage: cijob github|gitlab")
+		ts.Fatalf("usage: cijob github|gitlab|readme")
 	}
 	var ok bool
 	switch args[0] {
 	case "github":
-		ok = runGitHubJob(ts)
+		ok = runGitHubJob(ts, githubWorkflow, githubJSON)
+	case "readme":
+		ok = runGitHubJob(ts, readmeWorkflow, readmeJSON)
 	case "gitlab":
 		ok = runGitLabJob(ts)
 	default:
@@ -92,10 +97,12 @@ type githubStepDef struct {
 	Env  map[string]string `json:"env"`
 }
 
-func runGitHubJob(ts *testscript.TestScript) bool {
+// runGitHubJob runs the job of the workflow whose JSON copy is jsonCopy
+// (githubWorkflow names it in messages).
+func runGitHubJob(ts *testscript.TestScript, githubWorkflow, jsonCopy string) bool {
 	var wf githubWorkflowDef
-	if err := json.Unmarshal(repoFile(ts, githubJSON), &wf); err != nil {
-		ts.Fatalf("parse %s (the JSON copy of %s): %v", githubJSON, githubWorkflow, err)
+	if err := json.Unmarshal(repoFile(ts, jsonCopy), &wf); err != nil {
+		ts.Fatalf("parse %s (the JSON copy of %s): %v", jsonCopy, githubWorkflow, err)
 	}
 	if len(wf.Jobs) != 1 {
 		ts.Fatalf("%s: want one job, found %d", githubWorkflow, len(wf.Jobs))
@@ -126,8 +133,8 @@ func runGitHubJob(ts *testscript.TestScript) bool {
 	ran := 0
 	for i, st := range steps {
 		id := st.ID
-		if st.Run == nil || id == "install" {
-			continue
+		if st.Run == nil || id == "install" || strings.HasPrefix(*st.Run, "go install github.com/readproof/readproof@") {
+			continue // the readproof under test is on PATH
 		}
 		if st.If != nil {
 			ts.Fatalf("%s: step %d has an if: condition, which this test does not evaluate", githubWorkflow, i)
@@ -147,6 +154,9 @@ func runGitHubJob(ts *testscript.TestScript) bool {
 		name := id
 		if st.Name != "" {
 			name = st.Name
+		}
+		if name == "" { // a step with neither: its command's first line
+			name, _, _ = strings.Cut(*st.Run, "\n")
 		}
 		code := runShell(ts, dir, env, name, subst(*st.Run))
 		ran++

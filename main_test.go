@@ -144,7 +144,7 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"exits": exitsCmd,
 	// gitdaemon BASEDIR: git:// with receive-pack on 127.0.0.1, sets $DAEMON (main_daemon_test.go)
 	"gitdaemon": gitDaemonCmd,
-	// cijob github|gitlab: lint and run the examples/ci job in the current directory (ci_examples_test.go)
+	// cijob github|gitlab|readme: run the examples/ci job, or docs/README-ci.md's, in the current directory (ci_examples_test.go)
 	"cijob": ciJobCmd,
 	// race [-win N] DIR... -- COMMAND [ARGS...]: concurrent runs, either order (main_daemon_test.go)
 	"race": raceCmd,

@@ -234,6 +234,20 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 	}, nil
 }
 
+// inCachePath reports whether path is the mirror cache directory, inside
+// it, or one of the directories above it that making it creates.
+func (s *gitSource) inCachePath(path string) bool {
+	cache, err := filepath.Abs(s.cacheDir)
+	if err != nil || !filepath.IsAbs(path) {
+		return false
+	}
+	within := func(dir, p string) bool {
+		r, err := filepath.Rel(dir, p)
+		return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
+	}
+	return within(cache, path) || within(path, cache)
+}
+
 // fetchErr explains a failed mirror fetch.
 func (s *gitSource) fetchErr(parent context.Context, uri string, err error) error {
 	if perr := parent.Err(); perr != nil {
@@ -252,6 +266,14 @@ func (s *gitSource) fetchErr(parent context.Context, uri string, err error) erro
 		return fail(uri, ErrTooLarge, err, "%s holds a file larger than readproof fetches from a git source (%v); keep large files out of the repository, or %s above it", s.shown, err, hintMaxBytes)
 	case errors.Is(err, gitstore.ErrAuth):
 		return fail(uri, nil, err, "%s requires credentials readproof does not have; use a URL the machine can read (an ssh agent key, or user information in the URL)", s.shown)
+	}
+	// A file system error is the cache's (git runs apart: its failures are
+	// exit statuses). It goes before net.Error, which a bare errno
+	// (ENOTDIR, EACCES, EROFS) satisfies too: a HOME that cannot be written
+	// is not a server that cannot be reached.
+	var pe *fs.PathError
+	if errors.As(err, &pe) && s.inCachePath(pe.Path) {
+		return fail(uri, nil, err, "git source %s: its mirror cache cannot be written: %v; set [sources] cache_dir in readproof.toml (or XDG_CACHE_HOME) to a directory this user can write", s.shown, err)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {

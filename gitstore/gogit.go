@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
@@ -374,6 +376,46 @@ func IsOpenStore(s Store) bool {
 		return r.marked
 	}
 	return IsStore(s.Path())
+}
+
+// ErrIncompleteClone: the repository is a copy of a store that stock git
+// made without some of its objects (a shallow or a partial clone). readproof
+// reads objects itself and fetches none, so it cannot check or replay what
+// such a copy lacks.
+var ErrIncompleteClone = errors.New("an incomplete clone")
+
+// IncompleteClone returns an error wrapping ErrIncompleteClone, with a hint,
+// when the repository of the open store s is a shallow clone (git clone
+// --depth: a shallow file) or a partial clone (git clone --filter: a
+// promisor remote, or extensions.partialclone), else nil. It reads the
+// config again: call it only for a repository without readproof's marker,
+// a copy made by stock git, so that opening a store pays nothing for it.
+func IncompleteClone(s Store) error {
+	dir := s.Path()
+	q := text.ShellArg(dir)
+	get := "clone the store whole instead: git clone --mirror URL (the store's URL: git -C " + q + " remote get-url origin)"
+	if _, err := os.Stat(filepath.Join(dir, "shallow")); err == nil {
+		return hint.With(fmt.Errorf("%s is a shallow clone (git clone --depth): %w that holds only the newest commits, so the runs, observations and journal history readproof checks are not there", dir, ErrIncompleteClone),
+			get)
+	}
+	cfg, err := readConfig(dir)
+	if err != nil {
+		return nil // the open already read it; nothing more to say
+	}
+	promisor := strings.TrimSpace(cfg.Section("extensions").Options.Get("partialclone"))
+	for _, r := range cfg.Section("remote").Subsections {
+		switch strings.ToLower(strings.TrimSpace(r.Options.Get("promisor"))) {
+		case "true", "yes", "on", "1":
+			if promisor == "" {
+				promisor = r.Name
+			}
+		}
+	}
+	if promisor != "" {
+		return hint.With(fmt.Errorf("%s is a partial clone (git clone --filter): %w whose objects git left with remote %s; readproof reads every object itself and fetches none, so it cannot check or replay the runs", dir, ErrIncompleteClone, text.Printable(promisor)),
+			get)
+	}
+	return nil
 }
 
 func hasMarker(cfg *gitconfig.Config) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"testing"
 
@@ -20,6 +21,32 @@ var update = flag.Bool("update", false, "rewrite testdata/*.json from the CI rec
 var jobCopies = []struct{ yaml, json string }{
 	{"github/readproof.yml", "testdata/github.json"},
 	{"gitlab/.gitlab-ci.yml", "testdata/gitlab.json"},
+	{readmeWorkflow, "testdata/readme-ci.json"},
+}
+
+// readmeWorkflow names the workflow that docs/README-ci.md shows inline,
+// under "The same checks in CI": its YAML block (readRecipe).
+const readmeWorkflow = "../../docs/README-ci.md"
+
+// readRecipe returns a recipe's YAML: the file, or for readmeWorkflow the
+// first yaml block after the heading "### The same checks in CI".
+func readRecipe(name string) ([]byte, error) {
+	src, err := os.ReadFile(name)
+	if err != nil || name != readmeWorkflow {
+		return src, err
+	}
+	_, rest, ok := bytes.Cut(src, []byte("\n### The same checks in CI\n"))
+	if ok {
+		_, rest, ok = bytes.Cut(rest, []byte("\n```yaml\n"))
+	}
+	var block []byte
+	if ok {
+		block, _, ok = bytes.Cut(rest, []byte("\n```\n"))
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: no ```yaml block under \"### The same checks in CI\"", name)
+	}
+	return append(block, '\n'), nil
 }
 
 // TestJobsJSONCurrent: each testdata/*.json is its recipe's YAML document
@@ -28,7 +55,7 @@ var jobCopies = []struct{ yaml, json string }{
 func TestJobsJSONCurrent(t *testing.T) {
 	t.Parallel()
 	for _, c := range jobCopies {
-		src, err := os.ReadFile(c.yaml)
+		src, err := readRecipe(c.yaml)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ package ci_test
 
 import (
 	"io"
-	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rhysd/actionlint"
@@ -18,10 +18,17 @@ import (
 const githubWorkflow = "github/readproof.yml"
 
 // TestGitHubWorkflowLints: examples/ci/github/readproof.yml passes
-// actionlint and holds one job (issue 16).
+// actionlint and holds one job (issue 16); so does the workflow
+// docs/README-ci.md shows inline.
 func TestGitHubWorkflowLints(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(githubWorkflow)
+	for _, name := range []string{githubWorkflow, readmeWorkflow} {
+		t.Run(filepath.Base(name), func(t *testing.T) { lintWorkflow(t, name) })
+	}
+}
+
+func lintWorkflow(t *testing.T, githubWorkflow string) {
+	src, err := readRecipe(githubWorkflow)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,9 +245,12 @@ func evidenceVerify(c *cli.Context) error {
 // verifyHint reads the pattern of failing checks.
 func verifyHint(rep evidence.Report, trusted bool) string {
 	failed := map[string]bool{}
-	offlineFailed, storeFailed := false, false
+	offlineFailed, storeFailed, absent := false, false, false
 	for _, c := range rep.Failed() {
 		failed[c.Name] = true
+		// the manifest is not in the store at all (evidence.Verify
+		// quotes store.ErrUnknownTarget in the check's detail)
+		absent = absent || c.Name == "store_replay_count" && strings.Contains(c.Detail, store.ErrUnknownTarget.Error())
 		if strings.HasPrefix(c.Name, "store_replay") || c.Name == store.CheckStoreManifest {
 			storeFailed = true
 		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead {
@@ -259,6 +262,10 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "pass the signer's public key with --trusted-keys FILE (allowed_signers, authorized_keys or PEM), or set [signing] allowed_signers in readproof.toml"
 	case failed["signature"] || failed["payload_type"]:
 		return "the envelope was changed after signing, or signed by a key you do not trust: do not rely on its content"
+	case absent && !offlineFailed && identity.IsObjectID(rep.ManifestID):
+		// an auditor's copy made before the run was shared looks the same
+		// as a forgery to the store: the likelier cause comes first
+		return "the store does not hold manifest " + rep.ManifestID + ": a copy of the store made before the run was shared lacks it: fetch it again (git --git-dir STORE fetch, readproof pull) and verify again; a store that is current and lacks it was never given the run (a re-rooted forgery)"
 	case storeFailed && !offlineFailed && identity.IsObjectID(rep.ManifestID):
 		return "the file is consistent but does not match the store: a re-rooted forgery, or the store changed; compare it with `readproof manifest " + rep.ManifestID + "`"
 	case storeFailed && !offlineFailed:

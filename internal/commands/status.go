@@ -5,7 +5,10 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -112,6 +115,14 @@ func runStatus(ctx context.Context, e *env, opts statusOptions) error {
 		list, err := s.Status(ctx)
 		if err != nil {
 			return err
+		}
+		if len(list) == 0 {
+			// nothing declared because there is no policy file here: a
+			// guard run in the wrong directory must not pass as up to date
+			if _, serr := os.Stat(e.policyPath); errors.Is(serr, fs.ErrNotExist) {
+				return hint.With(fmt.Errorf("status: no policy file at %s: there are no declared sources to compare", e.policyPath),
+					"run readproof status in the project directory that holds readproof.toml, or name the file with --config")
+			}
 		}
 		drifted, failed := 0, 0
 		for _, r := range list {

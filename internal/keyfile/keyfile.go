@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
@@ -67,6 +68,16 @@ func (w *writeError) Error() string { return w.err.Error() }
 func (w *writeError) Unwrap() error { return w.err }
 func (w *writeError) Hint() string {
 	return "nothing was written at the key's path: free space on the file system that holds it (df shows it) or repair it, then run the command again"
+}
+
+// pathFileError is CheckAbsent's error for a path through a file: no key
+// can be written there.
+type pathFileError struct{ err error }
+
+func (p *pathFileError) Error() string { return p.err.Error() }
+func (p *pathFileError) Unwrap() error { return p.err }
+func (p *pathFileError) Hint() string {
+	return "name a path in a directory this user can write: readproof key init --key PATH (or set XDG_CONFIG_HOME to such a directory)"
 }
 
 // writeFailed is Write's error for a failed system call err.
@@ -203,6 +214,11 @@ func (k Kind) Read(path string, forbidden []string, max int) ([]byte, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, k.wrap(fs.ErrNotExist, k.Any, "%s %s does not exist", k.Name, path)
+		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			// a directory on the way is a file (a HOME that is not a
+			// directory): no key can be there
+			return nil, k.wrap(fs.ErrNotExist, k.Any, "%s %s does not exist (%v)", k.Name, path, err)
 		}
 		return nil, k.wrap(ErrInvalid, k.Any, "%s %s: %v", k.Name, path, err)
 	}
@@ -349,6 +365,9 @@ func (k Kind) CheckAbsent(path string) error {
 		return k.exists(path)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
+	case errors.Is(err, syscall.ENOTDIR):
+		// a HOME (or XDG_CONFIG_HOME) that is a file, as on some CI machines
+		return &pathFileError{k.wrap(ErrWrite, k.Any, "%s %s cannot be created: a directory on its path is a file: %w", k.Name, path, err)}
 	}
 	return k.wrap(ErrInvalid, k.Any, "%s %s: %v", k.Name, path, err)
 }

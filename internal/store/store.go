@@ -189,7 +189,13 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 	}
 	if !gitstore.IsOpenStore(g) {
 		// No marker: only a copy of a store made by stock git is accepted,
-		// and a plain clone is read through its remote-tracking refs.
+		// and a plain clone is read through its remote-tracking refs. A
+		// shallow or partial copy lacks objects readproof reads: said
+		// before anything reads it and takes the gap for damage.
+		if err := gitstore.IncompleteClone(g); err != nil {
+			g.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
 		view, err := recognise(g, path)
 		if err != nil {
 			g.Close()

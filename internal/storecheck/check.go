@@ -64,6 +64,7 @@ func check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
 		hashes:   map[gitstore.OID]blobHash{},
 		claims:   map[gitstore.OID][]claim{},
 		observed: map[string]map[string]bool{},
+		noChain:  map[string]*chainless{},
 	}
 	switch {
 	case opts.ReadData:
@@ -132,6 +133,15 @@ type checker struct {
 	claims  map[gitstore.OID][]claim
 	// observed holds the snapshots recorded per resource key.
 	observed map[string]map[string]bool
+	// noChain holds, per resource key a committed run records entries of
+	// without the store holding that resource's chain, the runs that do.
+	noChain map[string]*chainless
+	// copied: the store is a copy stock git made (no readproof marker); one
+	// that holds no ref of a kind was made without them (git clone
+	// --single-branch, --no-tags), rather than had them deleted
+	copied bool
+	// chains: the store holds at least one resource chain
+	chains bool
 
 	// walked holds every ref as the listing that step 1 walked saw it: the
 	// later steps that list refs again (resource chains, tags) check each
@@ -234,6 +244,7 @@ func (c *checker) run() error {
 	}
 	c.rep.Counts.Refs = len(all)
 	c.walked = make(map[string]gitstore.OID, len(all))
+	c.copied = !gitstore.IsStore(c.s.Path())
 	for _, r := range all {
 		c.walked[r.Name] = r.OID
 	}
@@ -268,6 +279,7 @@ func (c *checker) run() error {
 		}
 	}
 	c.total = len(all)
+	c.chains = len(resources) > 0
 	c.checkReplaced(other)
 
 	// 1. The object graph of every ref, in an order that names the most
@@ -303,6 +315,7 @@ func (c *checker) run() error {
 		c.checkAborted(r)
 	}
 	c.checkResources()
+	c.checkChainless()
 	c.checkTags()
 	c.checkJournal(runs, journal, reach)
 	c.checkVerdicts(verdicts)
@@ -579,6 +592,9 @@ func (c *checker) checkRun(r gitstore.Ref) {
 			}
 		}
 		c.claim(e.Snapshot, claim{hash: e.ContentHash, size: e.Bytes, subject: subject, ref: r.Name, run: id, path: e.File, what: what})
+		if u, err := identity.ParseURI(e.URI); err == nil {
+			c.noteChain(u, id)
+		}
 	}
 	c.checkSignature(r, cm, subject, id)
 }
@@ -848,6 +864,74 @@ func (c *checker) checkResources() {
 	}
 }
 
+// chainless is a resource whose entries committed runs record while the
+// store holds no observation chain for it.
+type chainless struct {
+	uri  identity.URI
+	runs []string // the runs, up to maxNamed, in the order checked
+	n    int      // how many runs
+	last string   // the run noted last
+}
+
+// noteChain notes that run records an entry of u, when the store's refs, as
+// step 1 listed them, hold no chain for u. Every entry a run records was
+// observed on its resource's chain first, and no command removes a chain:
+// one missing is a deleted ref or, in a copy made by stock git, a branch
+// the copy left out (git clone --single-branch).
+func (c *checker) noteChain(u identity.URI, run string) {
+	key := u.Key()
+	if _, ok := c.walked[store.ResourcesPrefix+key]; ok {
+		return
+	}
+	cl := c.noChain[key]
+	if cl == nil {
+		cl = &chainless{uri: u}
+		c.noChain[key] = cl
+	}
+	if cl.n > 0 && cl.last == run {
+		return // the run mounted it twice
+	}
+	cl.n, cl.last = cl.n+1, run
+	if len(cl.runs) < maxNamed {
+		cl.runs = append(cl.runs, run)
+	}
+}
+
+// checkChainless reports the resources noteChain found without a chain. In
+// a store readproof made it is a warning: a pull adopts run refs before the
+// resource chains (docs/sync.md), so one stopped in between leaves this
+// state, which the next pull completes; a deleted ref looks the same. In a
+// copy stock git made that holds no chain at all (git clone --single-branch
+// fetched main alone), the runs cannot be checked against their
+// observations: could-not-check, never "ok".
+func (c *checker) checkChainless() {
+	if len(c.noChain) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(c.noChain))
+	for k := range c.noChain {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cl := c.noChain[k]
+		runs := strings.Join(cl.runs, ", ")
+		if cl.n > len(cl.runs) {
+			runs += fmt.Sprintf(", and %d more", cl.n-len(cl.runs))
+		}
+		ref := store.ResourcesPrefix + k
+		p := Problem{Kind: Warning, Check: "observation", Subject: "resource " + cl.uri.String(), Ref: ref,
+			Message: fmt.Sprintf("%d run%s (%s) record entries of it, but its observation chain %s is not in the store: a pull stopped before it adopted the chain leaves it so (readproof pull again completes it); otherwise the ref was deleted: restore it from a clone or a backup",
+				cl.n, text.Plural(cl.n, "", "s"), runs, ref)}
+		if c.copied && !c.chains {
+			p.Kind = CouldNotCheck
+			p.Message = fmt.Sprintf("%d run%s (%s) record entries of it, but its observation chain %s is not in this copy (git clone --single-branch, or a fetch of main alone, leaves the other branches out): clone the store with git clone --mirror URL",
+				cl.n, text.Plural(cl.n, "", "s"), runs, ref)
+		}
+		c.add(p)
+	}
+}
+
 // checkTags checks every move of every tag: it decodes, belongs to its ref,
 // and names a snapshot recorded in its resource's chain.
 func (c *checker) checkTags() {
@@ -1090,11 +1174,16 @@ func (c *checker) checkJournalRecords(runs []gitstore.Ref, reach []gitstore.OID)
 		reported[runID+" "+string(m)] = true
 		msg := fmt.Sprintf("the journal records run %s (manifest %s, journal commit %s) but %s%s is missing: the run ref was deleted; restore it with `git update-ref %s%s %s` or from a clone",
 			runID, m, short(jid), store.RunsPrefix, runID, store.RunsPrefix, runID, m)
+		kind := Broken
 		if cur, ok := byRun[runID]; ok {
 			msg = fmt.Sprintf("the journal records run %s as manifest %s (journal commit %s) but %s%s names %s and no rename is recorded",
 				runID, m, short(jid), store.RunsPrefix, runID, cur)
+		} else if c.copied && len(runs) == 0 {
+			// a copy stock git made without the run tags
+			kind, msg = CouldNotCheck, fmt.Sprintf("the journal records run %s (manifest %s, journal commit %s) but this copy has no %s%s (git clone --no-tags, or a fetch of branches alone, leaves the run tags out): clone the store with git clone --mirror URL",
+				runID, m, short(jid), store.RunsPrefix, runID)
 		}
-		c.add(Problem{Kind: Broken, Check: "journal", Subject: "run " + runID, Ref: store.RunsPrefix + runID, Run: runID, Object: string(m), Message: msg})
+		c.add(Problem{Kind: kind, Check: "journal", Subject: "run " + runID, Ref: store.RunsPrefix + runID, Run: runID, Object: string(m), Message: msg})
 	}
 }
 
