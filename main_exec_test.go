@@ -7,9 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestExecReadOnlyStore is issue 13.7 on a store whose files the user may
@@ -31,19 +29,8 @@ func TestExecReadOnlyStore(t *testing.T) {
 		if user {
 			argv = append(append([]string(nil), asUser...), argv...)
 		}
-		// A copied binary can be busy for a moment: a process forked
-		// by a parallel test holds our write descriptor until it execs
-		// (golang.org/issue/22315), so exec fails with ETXTBSY.
-		for try := 0; ; try++ {
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Dir, cmd.Env = proj, env
-			out, err := cmd.CombinedOutput()
-			if errors.Is(err, syscall.ETXTBSY) && try < 100 {
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			return string(out), err
-		}
+		out, err := runNotBusy(argv, proj, env)
+		return string(out), err
 	}
 	for _, args := range [][]string{{"init"}, {"receipts", "key", "init"}} {
 		if out, err := run(false, args...); err != nil {

@@ -36,23 +36,16 @@ func TestStorePermissionMessages(t *testing.T) {
 		if user {
 			argv = append(append([]string(nil), asUser...), argv...)
 		}
-		for try := 0; ; try++ {
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Dir, cmd.Env = proj, env
-			out, err := cmd.CombinedOutput()
-			if errors.Is(err, syscall.ETXTBSY) && try < 100 {
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			var ee *exec.ExitError
-			switch {
-			case err == nil:
-				return string(out), 0
-			case errors.As(err, &ee):
-				return string(out), ee.ExitCode()
-			}
-			t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
+		out, err := runNotBusy(argv, proj, env)
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return string(out), 0
+		case errors.As(err, &ee):
+			return string(out), ee.ExitCode()
 		}
+		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
+		return "", 0
 	}
 	uri := "readproof://demo/policies/refunds"
 	if out, code := run(false, "resource", "add", uri, "--source-type", "filesystem", "--path", "policies/refunds.md"); code != 0 {
@@ -108,6 +101,27 @@ func TestStorePermissionMessages(t *testing.T) {
 	}
 }
 
+// runNotBusy runs argv in dir with env and returns its combined output,
+// trying again while the binary is busy: a test that copied it into its
+// sandbox may have had the file open for writing when another test forked,
+// and the child holds that descriptor until it execs (golang.org/issue/22315).
+// exec fails then with ETXTBSY, or, through setpriv (the commands run as
+// another user), setpriv exits 126 saying "Text file busy".
+func runNotBusy(argv []string, dir string, env []string) ([]byte, error) {
+	for try := 0; ; try++ {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		busy := errors.Is(err, syscall.ETXTBSY) ||
+			errors.As(err, &ee) && ee.ExitCode() == 126 && strings.Contains(string(out), "Text file busy")
+		if !busy || try >= 100 {
+			return out, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // hintLine is the "readproof: hint: " line of a command's output, or "".
 func hintLine(out string) string {
 	for _, l := range strings.Split(out, "\n") {
@@ -150,17 +164,7 @@ func TestProjectDirPermissionMessages(t *testing.T) {
 		{"resource", "add", "readproof://demo/policies/refunds", "--source-type", "filesystem", "--path", "policies/refunds.md"},
 	} {
 		argv := append(append(append([]string(nil), asUser...), bin), args...)
-		var out []byte
-		var err error
-		for try := 0; ; try++ {
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Dir, cmd.Env = proj, env
-			out, err = cmd.CombinedOutput()
-			if !errors.Is(err, syscall.ETXTBSY) || try >= 100 {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		out, err := runNotBusy(argv, proj, env)
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "permission denied") {
 			t.Errorf("readproof %s in a directory the user may not write: %v, want exit 1 and \"permission denied\"\n%s", strings.Join(args, " "), err, out)
