@@ -130,10 +130,19 @@ func (s *Store) tagOf(u identity.URI, tag string, commit gitstore.OID) (*TagStat
 	if err != nil {
 		return nil, brokenTag(u, tag, err)
 	}
-	if want := u.String(); t.URI != want || t.Tag != tag || (t.Observation != nil && t.Observation.URI != want) {
-		return nil, brokenTag(u, tag, fmt.Errorf("tag commit %s records a move of %s@%s", commit, t.URI, t.Tag))
+	if err := moveOf(u, tag, t, commit); err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// moveOf refuses t, the record of commit on the chain of u@tag, when it is
+// a move of another tag or records another resource's observation.
+func moveOf(u identity.URI, tag string, t *TagState, commit gitstore.OID) error {
+	if want := u.String(); t.URI != want || t.Tag != tag || (t.Observation != nil && t.Observation.URI != want) {
+		return brokenTag(u, tag, fmt.Errorf("tag commit %s records a move of %s@%s", commit, text.Printable(t.URI), text.Printable(t.Tag)))
+	}
+	return nil
 }
 
 func (s *Store) resolveTag(u identity.URI) (*Delivery, error) {
