@@ -139,8 +139,12 @@ func (s *Store) tagOf(u identity.URI, tag string, commit gitstore.OID) (*TagStat
 // moveOf refuses t, the record of commit on the chain of u@tag, when it is
 // a move of another tag or records another resource's observation.
 func moveOf(u identity.URI, tag string, t *TagState, commit gitstore.OID) error {
-	if want := u.String(); t.URI != want || t.Tag != tag || (t.Observation != nil && t.Observation.URI != want) {
+	want := u.String()
+	if t.URI != want || t.Tag != tag {
 		return brokenTag(u, tag, fmt.Errorf("tag commit %s records a move of %s@%s", commit, text.Printable(t.URI), text.Printable(t.Tag)))
+	}
+	if t.Observation != nil && t.Observation.URI != want {
+		return brokenTag(u, tag, fmt.Errorf("tag commit %s records an observation of %s", commit, text.Printable(t.Observation.URI)))
 	}
 	return nil
 }
