@@ -112,3 +112,40 @@ func TestTagHistoryOfAnotherResourceRefused(t *testing.T) {
 		t.Errorf("the tag in its place: %d moves, %v", len(h), err)
 	}
 }
+
+// TestTagNameDifferingOnlyInCaseRefused: a tag's ref ends in its name, so
+// prod and Prod of one resource are one file on the case-insensitive file
+// systems of macOS and Windows (as two URIs differing only in case are,
+// which readproof.toml refuses): there, setting Prod would move prod's
+// ref with a move of Prod, which get then refuses as a damaged tag. A new
+// tag whose name differs from a tag of the resource only in letter case is
+// refused, naming that tag, and nothing moves.
+func TestTagNameDifferingOnlyInCaseRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": v1})
+	if _, _, err := f.s.RunOnce(context.Background(), "r0", []string{"readproof://demo/policies/refunds"}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := identity.ParseURI("readproof://demo/policies/refunds")
+	prod, err := f.s.SetTag(a, "prod", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() (*TagState, error){
+		"SetTag Prod":        func() (*TagState, error) { return f.s.SetTag(a, "Prod", "") },
+		"PromoteTag to PROD": func() (*TagState, error) { return f.s.PromoteTag(a, "prod", "PROD") },
+	} {
+		if st, err := call(); err == nil {
+			t.Errorf("%s beside prod: set %s@%s, no error", name, st.URI, st.Tag)
+		} else if !strings.Contains(err.Error(), "differs only in letter case from readproof://demo/policies/refunds@prod") {
+			t.Errorf("%s beside prod: %v; want the refusal naming prod", name, err)
+		}
+	}
+	tags, err := f.s.Tags(a)
+	if err != nil || len(tags) != 1 || tags[0].Commit != prod.Commit {
+		t.Errorf("tags after the refusals: %+v, %v; want prod alone, unmoved", tags, err)
+	}
+	if _, err := f.s.SetTag(a, "prod", ""); err != nil {
+		t.Errorf("moving prod itself: %v", err)
+	}
+}
