@@ -303,3 +303,28 @@ func TestClassifyPackObjectsKilled(t *testing.T) {
 		t.Errorf("git's own \"fatal: unable to read\": kind %d, want failLocalObjects", kind)
 	}
 }
+
+// TestPushWarnsPushURLPassword: a push URL (remote.NAME.pushurl) with a
+// password beside a URL readproof reads from the store's config itself is
+// asked for only when the push sends; it is warned about there, redacted,
+// as the URL is on every push and pull.
+func TestPushWarnsPushURLPassword(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, t.TempDir())
+	bareServer(t, d.base, "x.git")
+	p := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, p, "origin", d.url("x.git"))
+	p.run(t, "r1", "a")
+	git(t, p.path(), "config", "remote.origin.pushurl", "http://bob:pushPW@127.0.0.1:1/x.git")
+	var notes strings.Builder
+	_, err := Push(context.Background(), p.s, "origin", Options{Notice: &notes})
+	if err == nil {
+		t.Fatal("push to a closed port: no error")
+	}
+	if !strings.Contains(notes.String(), "warning: the URL of remote origin holds a password (http://[REDACTED]@127.0.0.1:1/x.git): git pushes to it") {
+		t.Errorf("push through a push URL with a password: no warning; notices:\n%s", notes.String())
+	}
+	if strings.Contains(notes.String()+err.Error()+hint.Of(err), "pushPW") {
+		t.Errorf("the password is shown: %s\n%v", notes.String(), err)
+	}
+}
