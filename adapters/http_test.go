@@ -600,3 +600,36 @@ func TestHTTPValidatorsBounded(t *testing.T) {
 		t.Errorf("400 KiB of response headers: %v; want refused", err)
 	}
 }
+
+// TestHTTPRedirectTargetBounded: the URL a redirect leads to is recorded
+// (final_url) in every observation and manifest entry that reads it, like
+// the validators TestHTTPValidatorsBounded bounds: a server's 10 KiB
+// Location was kept whole. A redirect to a URL longer than 8 KiB is
+// refused, naming its length; one of ordinary length is followed.
+func TestHTTPRedirectTargetBounded(t *testing.T) {
+	long := strings.Repeat("x", 10<<10)
+	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/doc.md":
+			http.Redirect(w, r, "/final.md?pad="+long, http.StatusFound)
+		case "/short.md":
+			http.Redirect(w, r, "/final.md?pad=abc", http.StatusFound)
+		default:
+			w.Write([]byte("hello"))
+		}
+	})
+	r, err := fetchSpec(t, httpSpec(srv.srv.URL+"/doc.md"), adapters.Env{Network: loopback})
+	if err == nil {
+		total := 0
+		for _, v := range r.Provenance {
+			total += len(v)
+		}
+		t.Errorf("a redirect to a 10 KiB URL was followed; the result keeps %d bytes of provenance", total)
+	} else if !strings.Contains(err.Error(), "redirect to a URL of") || len(err.Error()) > 1<<10 {
+		t.Errorf("a redirect to a 10 KiB URL: %v; want it refused naming its length", err)
+	}
+	r, err = fetchSpec(t, httpSpec(srv.srv.URL+"/short.md"), adapters.Env{Network: loopback})
+	if err != nil || !strings.HasSuffix(r.Provenance["final_url"], "/final.md?pad=abc") {
+		t.Errorf("a redirect of ordinary length: %v, final_url %q", err, r.Provenance["final_url"])
+	}
+}

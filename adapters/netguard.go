@@ -228,6 +228,10 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 // original origin.
 func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	target := req.URL.String()
+	if len(target) > maxRedirectURL {
+		// recorded as final_url in every observation and manifest entry
+		return fail("", nil, nil, "redirect to a URL of %d bytes, longer than the %d readproof records; point url at the final location", len(target), maxRedirectURL)
+	}
 	for _, v := range via {
 		if v.URL.String() == target {
 			chain := make([]string, 0, len(via)+1)
@@ -264,6 +268,12 @@ func sameOrigin(a, b *url.URL) bool {
 	}
 	return strings.EqualFold(a.Scheme, b.Scheme) && normHost(a.Hostname()) == normHost(b.Hostname()) && port(a) == port(b)
 }
+
+// maxRedirectURL bounds the URL a redirect leads to: the final one is
+// recorded (final_url) in every observation and manifest entry that reads
+// it, as the validators are (maxETag). Signed URLs of object stores stay
+// well below it.
+const maxRedirectURL = 8 << 10
 
 // maxResponseHeaderBytes bounds the headers of one response.
 const maxResponseHeaderBytes = 64 << 10

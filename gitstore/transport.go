@@ -425,14 +425,20 @@ func CheckRemoteURL(name, url string) error {
 // (user:password@, in any scheme, also inside a remote-helper URL): a
 // remote's URL is kept in the store's config, and readproof never stores a
 // credential. git's own transfer.credentialsInUrl=die refuses the same
-// URLs. A lone user@ is kept: git asks a credential helper for its
-// password.
+// URLs. A lone user@ is kept (git asks a credential helper for its
+// password), unless it is an access token of a git host (GitHub's ghp_ and
+// github_pat_, GitLab's glpat-, ...), which those hosts take as the user
+// name of https://TOKEN@host/.
 func CheckURLPassword(name, url string) error {
-	found := false
+	found, token := false, false
 	bare := urlUserinfoAny().ReplaceAllStringFunc(url, func(m string) string {
 		scheme, info, _ := strings.Cut(m, "://")
 		if strings.Contains(info, ":") {
 			found = true
+			return scheme + "://"
+		}
+		if accessTokenUser(strings.TrimSuffix(info, "@")) {
+			found, token = true, true
 			return scheme + "://"
 		}
 		return m
@@ -440,8 +446,23 @@ func CheckURLPassword(name, url string) error {
 	if !found {
 		return nil
 	}
-	return hint.With(fmt.Errorf("remote %s: URL %q holds a password: readproof never stores a credential, and a remote's URL is kept in the store's config", name, RedactURL(url)),
+	what := "a password"
+	if token {
+		what = "an access token (as its user name)"
+	}
+	return hint.With(fmt.Errorf("remote %s: URL %q holds %s: readproof never stores a credential, and a remote's URL is kept in the store's config", name, RedactURL(url), what),
 		"give the URL without it, "+text.ShellArg(bare)+", and let git's credential helper supply it (git config --global credential.helper NAME; `git help credential`), or use an ssh URL; nothing was written")
+}
+
+// accessTokenUser reports whether user, a URL's user part, is an access
+// token by its host's prefix for one.
+func accessTokenUser(user string) bool {
+	for _, p := range []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gloas-", "gldt-"} {
+		if strings.HasPrefix(user, p) && len(user) > len(p)+8 {
+			return true
+		}
+	}
+	return false
 }
 
 // remoteHelper returns the transport of a "<transport>::<address>" URL,

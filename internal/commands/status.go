@@ -51,7 +51,9 @@ func printStatus(e *env, list []store.ResourceStatus) {
 	behind := 0
 	for _, r := range list {
 		counts[r.State]++
-		line := r.Describe()
+		// A source error quotes the policy file's path or URL: format
+		// characters escaped, as on stderr.
+		line := text.Escape(r.Describe())
 		if r.State == store.StatusChanged {
 			line += " (source now " + manifest.Short(r.Source.ContentHash) + ")"
 		}

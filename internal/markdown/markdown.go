@@ -22,8 +22,9 @@ import (
 // GitHub gives a meaning (emphasis, code, links, tables, mentions, math,
 // the colon of an autolink's "://") is backslash-escaped, and so is a heading, list, quote or
 // rule marker at the start of s; &, < and > become entities,
-// and line breaks and other control characters become spaces, so s renders
-// as the same characters on one line and nothing else.
+// line breaks and other control characters become spaces, and a bidi
+// control (U+202E) its escape, so s renders as the same characters, in
+// their order, on one line and nothing else.
 func Text(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
@@ -53,11 +54,20 @@ func Text(s string) string {
 			b.WriteRune(r)
 		case r == unicode.ReplacementChar || unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
 			b.WriteByte(' ')
+		case unicode.Is(unicode.Bidi_Control, r):
+			writeBidi(&b, r)
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// writeBidi writes the bidi control r (U+202E and the like, which would
+// show the rest of the line reversed or reordered on the page) as its
+// escape, \u202e: visible, and inert in text, HTML and a code span.
+func writeBidi(b *strings.Builder, r rune) {
+	fmt.Fprintf(b, `\u%04x`, r)
 }
 
 // HTML escapes s for text inside an HTML element (a <summary>): &, <, >
@@ -81,6 +91,8 @@ func HTML(s string) string {
 			fmt.Fprintf(&b, "&#%d;", r)
 		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
 			b.WriteByte(' ')
+		case unicode.Is(unicode.Bidi_Control, r):
+			writeBidi(&b, r)
 		default:
 			b.WriteRune(r)
 		}
@@ -89,8 +101,8 @@ func HTML(s string) string {
 }
 
 // Code returns s as an inline code span, for identifiers (object ids,
-// hashes): the delimiters are longer than any run of backticks in s, and
-// line breaks become spaces.
+// hashes): the delimiters are longer than any run of backticks in s,
+// line breaks become spaces and bidi controls their escapes.
 func Code(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
@@ -98,6 +110,17 @@ func Code(s string) string {
 		}
 		return r
 	}, s)
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }) >= 0 {
+		var b strings.Builder
+		for _, r := range s {
+			if unicode.Is(unicode.Bidi_Control, r) {
+				writeBidi(&b, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		s = b.String()
+	}
 	if s == "" {
 		return ""
 	}

@@ -33,6 +33,9 @@ func TestText(t *testing.T) {
 		"@team https://x.example":   "\\@team https\\://x.example",
 		"line\nbreak":               "line break",
 		"**x** `y` [l](u) ~~s~~ $m": "\\*\\*x\\*\\* \\`y\\` \\[l\\]\\(u\\) \\~\\~s\\~\\~ \\$m",
+		// a bidi control would turn the rest of the line around on the
+		// page ("a‮gnp.md" shows as "adm.png"): written as its escape
+		"a\u202egnp.md \u2066x\u2069": "a\\u202egnp.md \\u2066x\\u2069",
 	} {
 		if got := Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
@@ -51,10 +54,11 @@ func TestFencedCannotBeClosedByTheBody(t *testing.T) {
 
 func TestCode(t *testing.T) {
 	for in, want := range map[string]string{
-		"abc":   "`abc`",
-		"a`b":   "``a`b``",
-		"`a":    "`` `a ``",
-		"a|b\n": "`a\\|b `",
+		"a\u202eb": "`a\\u202eb`",
+		"abc":      "`abc`",
+		"a`b":      "``a`b``",
+		"`a":       "`` `a ``",
+		"a|b\n":    "`a\\|b `",
 	} {
 		if got := Code(in); got != want {
 			t.Errorf("Code(%q) = %q, want %q", in, got, want)

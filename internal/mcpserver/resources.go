@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // URITemplate is the one resource template: every declared resource and
@@ -99,9 +100,11 @@ func resourceOf(r store.ResourceInfo) *mcp.Resource {
 	return res
 }
 
-// describe is "<source kind> · <policy> — <redacted origin>".
+// describe is "<source kind> · <policy> — <redacted origin>", the origin
+// (readproof.toml's text) with its format characters escaped, as resource
+// list and inspect show it.
 func describe(d store.Definition) string {
-	return d.Source.Type + " · " + describePolicy(d.Policy) + " — " + d.Source.Describe()
+	return d.Source.Type + " · " + describePolicy(d.Policy) + " — " + text.Escape(d.Source.Describe())
 }
 
 func describePolicy(p store.PolicyView) string {

@@ -298,3 +298,20 @@ func TestIsText(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceDescriptionEscaped: a resource's description names its
+// source's path from readproof.toml (a cloned project's): a bidi override
+// in it reaches the client's list escaped, as resource list and inspect
+// show it, not as a character that turns the rest of the line around.
+func TestResourceDescriptionEscaped(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, "version = 1\n\n[[resource]]\nuri = \"readproof://x/fs\"\nsource = { type = \"filesystem\", path = \"a\u202egnp.md\" }\n", nil)
+	s := p.serve(t)
+	res, err := s.cs.ListResources(ctxT(t), &mcp.ListResourcesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Resources) != 1 || res.Resources[0].Description != `filesystem · require_fresh — a\u202egnp.md` {
+		t.Fatalf("resources: %s", jsonOf(res))
+	}
+}

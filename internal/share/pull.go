@@ -267,9 +267,18 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 	// says git lists it there (gitstore.LsRemoteHead): the URL question
 	// costs less than the listing by git it saves.
 	if !known || gitstore.IsLocalRepo(configured) {
+		warned := known && gitstore.CheckURLPassword(remote, configured) != nil
 		known = false
 		if url, pushURLs, pushErr, err = remoteURLs(ctx, t, remote, verb); err != nil {
 			return nil, nil, err
+		}
+		if !warned {
+			// a config readproof does not read itself (a quoted value,
+			// an include), so git named the URLs: the same warning
+			warnURLPassword(opts, remote, "fetches from", url)
+			for _, u := range pushURLs {
+				warnURLPassword(opts, remote, "pushes to", u)
+			}
 		}
 	}
 	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false)
@@ -305,6 +314,17 @@ func remoteURLs(ctx context.Context, t *gitstore.Transport, remote, verb string)
 		return "", nil, nil, remoteHint(err, remote)
 	}
 	return url, nil, nil, nil
+}
+
+// warnURLPassword warns when url, which git uses for remote (it "fetches
+// from" or "pushes to" it), holds a password: git's configuration keeps it
+// in plain text, in the store's config or the user's.
+func warnURLPassword(opts Options, remote, does, url string) {
+	if url == "" || gitstore.CheckURLPassword(remote, url) == nil {
+		return
+	}
+	opts.notice("readproof: warning: the URL of remote %s holds a password (%s): git %s it, and keeps it in plain text in a config file (`git config --show-origin --get-regexp '^remote\\.%s\\.'` in the store names which): give it to git's credential helper and set the URL without it\n",
+		remote, gitstore.RedactURL(url), does, remote)
 }
 
 func remoteHint(err error, remote string) error {

@@ -376,6 +376,14 @@ func send(ctx context.Context, t *gitstore.Transport, rem *state, remote string,
 	urls, err := rem.pushURLs, rem.pushErr
 	if urls == nil && err == nil {
 		urls, err = t.PushURLs(ctx, remote)
+		// connect warned about the url it read from the config; a
+		// pushurl is named here first
+		configured, _ := t.RemoteInRepoConfigURL(remote)
+		for _, u := range urls {
+			if u != configured {
+				warnURLPassword(opts, remote, "pushes to", u)
+			}
+		}
 	}
 	if err != nil {
 		return err

@@ -48,6 +48,9 @@ const (
 	// git's pack-objects could not send it (the remote then reports an
 	// unpacker error): the store is damaged, not the remote.
 	failLocalObjects
+	// failPackKilled: git's pack-objects here was killed by a signal (the
+	// OOM killer, a signal to the process group) before it sent all.
+	failPackKilled
 )
 
 // classifyPush sorts a failed push by git's per-ref verdicts and the
@@ -59,6 +62,9 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 	if errors.As(err, &ge) {
 		if line := localObjectFailure(ge.Stderr); line != "" {
 			return failLocalObjects, []string{line}, nil
+		}
+		if line := packKilled(ge.Stderr); line != "" {
+			return failPackKilled, []string{line}, nil
 		}
 	}
 	if errors.As(err, &pe) {
@@ -121,7 +127,20 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 func localObjectFailure(stderr string) string {
 	for _, l := range strings.Split(stderr, "\n") {
 		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, "fatal: unable to read ") || strings.HasPrefix(l, "error: pack-objects died") {
+		if strings.HasPrefix(l, "fatal: unable to read ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// packKilled returns git's line saying its pack-objects died of a signal,
+// or "". git says so only for a death by signal (send-pack.c): a
+// pack-objects that stops on an object it cannot read exits, saying
+// "fatal: unable to read" (localObjectFailure).
+func packKilled(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "error: pack-objects died of signal") {
 			return l
 		}
 	}
@@ -183,6 +202,9 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 	case failLocalObjects:
 		e := fmt.Errorf("push %s: this store cannot send objects its refs name (git: %s); nothing was sent", remote, strings.Join(refs, "; "))
 		return hint.With(e, "this store is damaged, not the remote: `readproof verify` names the run, resource or tag that lacks the object; restore it from a backup or a copy that holds it (readproof pull from one), then push again; nothing was changed on the remote")
+	case failPackKilled:
+		e := fmt.Errorf("push %s: git stopped while it packed the objects to send (git: %s): %w", remote, strings.Join(refs, "; "), err)
+		return hint.With(e, "nothing was changed on the remote (a push moves its refs all or none): push again; if the system killed git for want of memory (dmesg says so), free some first")
 	case failLocked:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteLocked, orText(list, "a ref lock"), msg.String())
 		if len(locks) > 0 {

@@ -278,3 +278,53 @@ func TestNoticeEscapes(t *testing.T) {
 		t.Errorf("notice wrote %q, want %q", b.String(), want)
 	}
 }
+
+// TestClassifyPackObjectsKilled: git prints "pack-objects died of signal
+// N" only when pack-objects was killed (the kernel's OOM killer, a signal
+// sent to the process group), never when it stopped on an object it could
+// not read (that is its "fatal: unable to read", a plain exit). Such a push
+// is not a damaged store: the user is told to push again, not to restore
+// objects from a backup.
+func TestClassifyPackObjectsKilled(t *testing.T) {
+	t.Parallel()
+	killed := &gitstore.GitError{Args: []string{"push"}, ExitCode: 1, Err: errors.New("exit status 1"),
+		Stderr: "error: pack-objects died of signal 9\nerror: failed to push some refs to 'git://127.0.0.1:9418/x.git'\n"}
+	kind, refs, remote := classifyPush(killed)
+	if kind == failLocalObjects {
+		t.Fatalf("pack-objects killed by a signal: classified as a damaged store (%v)", refs)
+	}
+	err := pushError("origin", killed, kind, refs, remote, nil)
+	if h := hint.Of(err); strings.Contains(h, "damaged") || !strings.Contains(h, "push again") {
+		t.Errorf("pack-objects killed by a signal: %v (hint %q); want the push tried again, no damage", err, h)
+	}
+	damaged := &gitstore.GitError{Args: []string{"push"}, ExitCode: 1, Err: errors.New("exit status 1"),
+		Stderr: "fatal: unable to read 5626abf0f72e58d7a153368ba57db4c673c0e171\nerror: remote unpack failed: unpack-objects abnormal exit\n"}
+	if kind, _, _ := classifyPush(damaged); kind != failLocalObjects {
+		t.Errorf("git's own \"fatal: unable to read\": kind %d, want failLocalObjects", kind)
+	}
+}
+
+// TestPushWarnsPushURLPassword: a push URL (remote.NAME.pushurl) with a
+// password beside a URL readproof reads from the store's config itself is
+// asked for only when the push sends; it is warned about there, redacted,
+// as the URL is on every push and pull.
+func TestPushWarnsPushURLPassword(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, t.TempDir())
+	bareServer(t, d.base, "x.git")
+	p := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, p, "origin", d.url("x.git"))
+	p.run(t, "r1", "a")
+	git(t, p.path(), "config", "remote.origin.pushurl", "http://bob:pushPW@127.0.0.1:1/x.git")
+	var notes strings.Builder
+	_, err := Push(context.Background(), p.s, "origin", Options{Notice: &notes})
+	if err == nil {
+		t.Fatal("push to a closed port: no error")
+	}
+	if !strings.Contains(notes.String(), "warning: the URL of remote origin holds a password (http://[REDACTED]@127.0.0.1:1/x.git): git pushes to it") {
+		t.Errorf("push through a push URL with a password: no warning; notices:\n%s", notes.String())
+	}
+	if strings.Contains(notes.String()+err.Error()+hint.Of(err), "pushPW") {
+		t.Errorf("the password is shown: %s\n%v", notes.String(), err)
+	}
+}

@@ -263,6 +263,10 @@ func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified ver
 	if uri != "" && (t.URI != uri || t.Tag != tag) {
 		return fmt.Errorf("tag move %s: move of %s on the chain of %s@%s", id, text.Printable(t.URI+"@"+t.Tag), uri, tag)
 	}
+	if t.Observation != nil && t.Observation.URI != t.URI {
+		// get refuses it, and verify: it would put that URI in a manifest
+		return fmt.Errorf("tag move %s of %s: the observation copy is of %s", id, text.Printable(t.Reference()), text.Printable(t.Observation.URI))
+	}
 	if t.Deleted {
 		return nil
 	}

@@ -286,9 +286,12 @@ func (s *Store) TagHistory(u identity.URI, tag string) ([]TagState, error) {
 	}
 	var out []TagState
 	err = s.walkCommits(tip, func(id gitstore.OID, c gitstore.Commit) (bool, error) {
-		t, err := s.tagAt(id)
+		// every move on the chain, a merged one too, is of u@tag: a
+		// chain copied from another tag would list its moves, and
+		// revert write its snapshot, as u@tag's
+		t, err := s.tagOf(u, tag, id)
 		if err != nil {
-			return false, brokenTag(u, tag, err)
+			return false, err
 		}
 		t.Action = ActionOf(t, c, line[id])
 		if t.Action == ActionMerged && len(c.Parents) > 1 {

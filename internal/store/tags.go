@@ -130,10 +130,23 @@ func (s *Store) tagOf(u identity.URI, tag string, commit gitstore.OID) (*TagStat
 	if err != nil {
 		return nil, brokenTag(u, tag, err)
 	}
-	if want := u.String(); t.URI != want || t.Tag != tag || (t.Observation != nil && t.Observation.URI != want) {
-		return nil, brokenTag(u, tag, fmt.Errorf("tag commit %s records a move of %s@%s", commit, t.URI, t.Tag))
+	if err := moveOf(u, tag, t, commit); err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// moveOf refuses t, the record of commit on the chain of u@tag, when it is
+// a move of another tag or records another resource's observation.
+func moveOf(u identity.URI, tag string, t *TagState, commit gitstore.OID) error {
+	want := u.String()
+	if t.URI != want || t.Tag != tag {
+		return brokenTag(u, tag, fmt.Errorf("tag commit %s records a move of %s@%s", commit, text.Printable(t.URI), text.Printable(t.Tag)))
+	}
+	if t.Observation != nil && t.Observation.URI != want {
+		return brokenTag(u, tag, fmt.Errorf("tag commit %s records an observation of %s", commit, text.Printable(t.Observation.URI)))
+	}
+	return nil
 }
 
 func (s *Store) resolveTag(u identity.URI) (*Delivery, error) {
@@ -221,6 +234,27 @@ func (s *Store) RevertTag(u identity.URI, tag string) (*TagState, error) {
 	return s.moveTag(u, tag, o, false, moveMeta{action: ActionRevert})
 }
 
+// tagCaseCollision refuses tag when u has a tag whose name differs from it
+// only in letter case: a tag's ref ends in its name, and the two refs are
+// one file on the case-insensitive file systems of macOS and Windows (as
+// two URIs differing only in case are, which readproof.toml refuses):
+// there, moving one would move the other's ref with a move that get then
+// refuses as damaged.
+func (s *Store) tagCaseCollision(u identity.URI, tag string) error {
+	prefix := TagsPrefix + u.Key() + "/"
+	refs, err := s.git.Refs(prefix)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if name := strings.TrimPrefix(r.Name, prefix); name != tag && !strings.Contains(name, "/") && strings.EqualFold(name, tag) {
+			return hint.With(fmt.Errorf("tag %s@%s: %w: differs only in letter case from %s@%s: their refs would be one file on the case-insensitive file systems of macOS and Windows", u, tag, identity.ErrInvalid, u, name),
+				"use the tag "+name+", or a name that differs in more than case")
+		}
+	}
+	return nil
+}
+
 // moveMeta is what a move records about where it came from.
 type moveMeta struct {
 	action, from string
@@ -228,6 +262,11 @@ type moveMeta struct {
 
 func (s *Store) moveTag(u identity.URI, tag string, o *Observation, deleted bool, meta moveMeta) (*TagState, error) {
 	ref := tagRef(u, tag)
+	if !deleted { // a store that has such a pair can still remove one
+		if err := s.tagCaseCollision(u, tag); err != nil {
+			return nil, err
+		}
+	}
 	var out *TagState
 	err := retry("tag "+tag, func() error {
 		tip, err := s.ref(ref)

@@ -983,6 +983,10 @@ func (c *checker) checkTags() {
 			if t.Observation != nil && t.Observation.Snapshot != t.Snapshot {
 				broken("tag.json", "the observation copy names snapshot %s, the tag %s", t.Observation.Snapshot, t.Snapshot)
 			}
+			if t.Observation != nil && t.Observation.URI != tr.URI.String() {
+				// get refuses it: the move would put that URI in a manifest
+				broken("tag.json", "the observation copy is of %s, on the chain of %s@%s", t.Observation.URI, tr.URI, tr.Tag)
+			}
 			if !recorded[t.Snapshot] {
 				broken("tag.json", "snapshot %s is not recorded in the observation chain of %s", t.Snapshot, tr.URI)
 			}
