@@ -43,11 +43,6 @@ func (r *redactor) secretKey(key string) bool {
 	return v
 }
 
-// secretKeyNeedles are the words of the secretKey pattern, lower case:
-// "auth" covers authorization and authorisation.
-var secretKeyNeedles = [...]string{"auth", "cookie", "token", "secret", "password", "passwd", "passphrase",
-	"apikey", "api-key", "api_key", "session", "signature", "credential", "privatekey", "private-key", "private_key"}
-
 // secretKeyASCII is the secretKey pattern's answer for a key of ASCII
 // characters (ascii true), where its case folding is ASCII's; for any other
 // key ascii is false and the pattern decides (it folds K with the Kelvin
@@ -70,7 +65,11 @@ func secretKeyASCII(key string) (match, ascii bool) {
 		}
 		lower = append(lower, c)
 	}
-	for _, n := range secretKeyNeedles {
+	// the words of the secretKey pattern, lower case ("auth" covers
+	// authorization and authorisation)
+	needles := [...]string{"auth", "cookie", "token", "secret", "password", "passwd", "passphrase",
+		"apikey", "api-key", "api_key", "session", "signature", "credential", "privatekey", "private-key", "private_key"}
+	for _, n := range needles {
 		if bytes.Contains(lower, []byte(n)) {
 			return true, true
 		}
