@@ -7,11 +7,12 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // TestFailedGCRemovesItsPartialPack (session 17): a git gc that runs out of
@@ -21,17 +22,10 @@ import (
 // only after a write that succeeds. readproof gc now removes what its git
 // gc left. On a 1 MiB tmpfs (root only; not parallel, as above).
 func TestFailedGCRemovesItsPartialPack(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
 	if _, err := lookGit(); err != nil {
 		t.Skip("git is not installed")
 	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := testproc.SmallTmpfs(t, "1m")
 	s, err := Init(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // tmpFiles lists the temporary object files in a store.
@@ -90,14 +90,7 @@ func TestDiskFullLeavesNoTemporaryFiles(t *testing.T) {
 // test forks holds a copy of each open descriptor (the store's, inside the
 // mount) until it execs, and an umount meanwhile fails as busy.
 func TestDiskFullOnTmpfs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := testproc.SmallTmpfs(t, "1m")
 	s, err := Init(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)

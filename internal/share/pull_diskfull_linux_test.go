@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -40,11 +39,7 @@ func TestPullOnFullDisk(t *testing.T) {
 	}
 	a.run(t, "r1", names...)
 
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	mnt := testproc.SmallTmpfs(t, "1m")
 	empty := newProject(t, map[string]string{"d0": "x"})
 	empty.s.Close()
 	if err := testproc.CopyTree(empty.dir, filepath.Join(mnt, "b")); err != nil {

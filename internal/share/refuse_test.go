@@ -332,27 +332,7 @@ func TestRecordTooLargeRefusedUnread(t *testing.T) {
 	}
 	data, _ := json.Marshal(o)
 	padded := append(data, bytes.Repeat([]byte(" "), store.MaxRecordBytes+1-len(data))...)
-	ob, err := g.PutBlob(padded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := g.Tree(c.Tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range entries {
-		if entries[i].Name == "observation.json" {
-			entries[i].OID = ob
-		}
-	}
-	tree, err := g.PutTree(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: c.Author, Committer: c.Committer, Message: c.Message})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := withObservation(t, g, c, []gitstore.OID{tip}, padded)
 	if err := g.Sync(); err != nil {
 		t.Fatal(err)
 	}

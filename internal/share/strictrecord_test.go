@@ -42,30 +42,38 @@ func TestObservationAmbiguousMembersRefused(t *testing.T) {
 		// own, later one (the case variant is matched to observed_at and
 		// overwritten), so the record still passes every other check
 		forged := append([]byte("{"+member), bytes.TrimPrefix(data, []byte("{"))...)
-		ob, err := g.PutBlob(forged)
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries, err := g.Tree(c.Tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range entries {
-			if entries[i].Name == "observation.json" {
-				entries[i].OID = ob
-			}
-		}
-		tree, err := g.PutTree(entries)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: c.Parents, Author: c.Author, Committer: c.Committer, Message: c.Message})
-		if err != nil {
-			t.Fatal(err)
-		}
+		id := withObservation(t, g, c, c.Parents, forged)
 		err = checkObservation(g, id, "readproof://demo/doc", verifiedSet{})
 		if err == nil || !strings.Contains(err.Error(), "observation "+string(id)) || !strings.Contains(err.Error(), "member") {
 			t.Errorf("%s: checkObservation of %s = %v; want the record refused, naming the observation and the member", name, forged, err)
 		}
 	}
+}
+
+// withObservation writes a commit like c, on parents, whose
+// observation.json holds data, and returns its id.
+func withObservation(t *testing.T, g gitstore.Store, c gitstore.Commit, parents []gitstore.OID, data []byte) gitstore.OID {
+	t.Helper()
+	ob, err := g.PutBlob(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := g.Tree(c.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range entries {
+		if entries[i].Name == "observation.json" {
+			entries[i].OID = ob
+		}
+	}
+	tree, err := g.PutTree(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: c.Author, Committer: c.Committer, Message: c.Message})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
