@@ -616,6 +616,10 @@ func TestHTTPBodiesBounded(t *testing.T) {
 	s := &httpServer{url: ts.URL + "/"}
 	// Asked until the stalled two are in the handler (at once, unless the
 	// machine is slow); a server without the budget answers 200 throughout.
+	// A stalled request that the server read while one of these held part
+	// of the budget was refused (its 503 waits unsent while net/http reads
+	// the rest of the body, which never comes): after each 200 another is
+	// stalled, so that two come to hold the budget together.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		resp, body := s.postRaw(t, "x", listTools)
 		if resp.StatusCode == http.StatusServiceUnavailable {
@@ -624,6 +628,7 @@ func TestHTTPBodiesBounded(t *testing.T) {
 			}
 			return
 		}
+		stall(t, ts, 100)
 		if time.Now().After(deadline) {
 			t.Fatalf("a third body while two hold the budget: %d %.80q..., want 503 with Retry-After", resp.StatusCode, body)
 		}
