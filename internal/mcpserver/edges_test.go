@@ -3,6 +3,7 @@ package mcpserver_test
 // Session 16 (mcp): protocol and HTTP edges an agent host meets.
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -632,5 +633,38 @@ func TestHTTPBodiesBounded(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("a third body while two hold the budget: %d %.80q..., want 503 with Retry-After", resp.StatusCode, body)
 		}
+	}
+}
+
+// TestHTTPRefusedStallAnswered: a request refused for the body budget is
+// answered at once and its connection closed, also when its body never
+// comes. Before, net/http read the rest of the body before it sent the 503
+// (to reuse the connection), so a client that stalled its body held the
+// connection and a goroutine for as long as it liked, and never saw why.
+func TestHTTPRefusedStallAnswered(t *testing.T) {
+	t.Parallel()
+	ts := demoHTTP(t, mcpserver.HTTPOptions{MaxBodyBytes: 100, MaxConcurrent: 1})
+	s := &httpServer{url: ts.URL + "/"}
+	// two stalled bodies hold the budget (2 x 1 x 101 bytes); one more is
+	// stalled until the budget turns a request away
+	stall(t, ts, 100)
+	stall(t, ts, 100)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if resp, _ := s.postRaw(t, "x", listTools); resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		stall(t, ts, 100)
+		if time.Now().After(deadline) {
+			t.Fatal("the budget never filled")
+		}
+	}
+	c := stall(t, ts, 100)
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a stalled request refused for the budget: no answer within 3 s (%v)", err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || !resp.Close {
+		t.Fatalf("a stalled request refused for the budget: %s, close %v; want 503 and the connection closed", resp.Status, resp.Close)
 	}
 }

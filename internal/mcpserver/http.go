@@ -257,6 +257,11 @@ func readBody(next http.Handler, max int64, timeout time.Duration, budget *byteB
 			need = r.ContentLength
 		}
 		if !budget.take(need) {
+			// The connection closes with the answer: net/http would
+			// otherwise read the rest of the body first, to reuse the
+			// connection, and a client that stalls its body would hold it
+			// (and a goroutine) for as long as it liked, unanswered.
+			w.Header().Set("Connection", "close")
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "server busy: too many request bodies held at once (see mcp --max-concurrent and --max-body)", http.StatusServiceUnavailable)
 			return
