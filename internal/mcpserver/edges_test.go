@@ -668,3 +668,32 @@ func TestHTTPRefusedStallAnswered(t *testing.T) {
 		t.Fatalf("a stalled request refused for the budget: %s, close %v; want 503 and the connection closed", resp.Status, resp.Close)
 	}
 }
+
+// TestHTTPRefusedTokenStallAnswered: a request whose token is refused is
+// answered 401 at once and its connection closed, also when its body never
+// comes (as TestHTTPRefusedStallAnswered for the budget).
+func TestHTTPRefusedTokenStallAnswered(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.HTTPHandler(mcpserver.HTTPOptions{Verify: func(string) (mcpauth.Caller, error) {
+		return mcpauth.Caller{}, mcpauth.ErrUnknown
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	c := stall(t, ts, 1000)
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a stalled request with a refused token: no answer within 3 s (%v)", err)
+	}
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Fatalf("a stalled request with a refused token: %s, close %v; want 401 and the connection closed", resp.Status, resp.Close)
+	}
+}

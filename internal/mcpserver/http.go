@@ -159,7 +159,13 @@ func challenge(next http.Handler) http.Handler {
 	})
 }
 
-// challengeWriter adds the challenge when the status written is 401.
+// challengeWriter adds the challenge when the status written is 401, and
+// closes the connection with every refusal (a status of 400 or more): the
+// request's body may not have been read (the token, the rate or the budget
+// refused it first), and net/http would read the rest of it before it sent
+// the answer, to reuse the connection, so a client that stalls its body
+// would hold the connection and a goroutine, unanswered, for as long as it
+// liked.
 type challengeWriter struct {
 	http.ResponseWriter
 	challenge string
@@ -168,6 +174,9 @@ type challengeWriter struct {
 func (w *challengeWriter) WriteHeader(code int) {
 	if code == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
 		w.Header().Set("WWW-Authenticate", w.challenge)
+	}
+	if code >= http.StatusBadRequest {
+		w.Header().Set("Connection", "close")
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -257,11 +266,7 @@ func readBody(next http.Handler, max int64, timeout time.Duration, budget *byteB
 			need = r.ContentLength
 		}
 		if !budget.take(need) {
-			// The connection closes with the answer: net/http would
-			// otherwise read the rest of the body first, to reuse the
-			// connection, and a client that stalls its body would hold it
-			// (and a goroutine) for as long as it liked, unanswered.
-			w.Header().Set("Connection", "close")
+			// (the connection closes with the answer: challengeWriter)
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "server busy: too many request bodies held at once (see mcp --max-concurrent and --max-body)", http.StatusServiceUnavailable)
 			return
