@@ -37,6 +37,9 @@ type Staged struct {
 	dir     string // the staging directory
 	release func() // drops the staging directory's flock
 	ended   bool
+	// made are the directories above path this clone made (deepest
+	// first): Discard removes those left empty
+	made []string
 }
 
 // StagingDir is the staging directory of a store made at path by
@@ -56,6 +59,7 @@ func StagingDir(path string) string {
 // ErrStagingBusy. An existing store at path gives ErrExists. The caller
 // ends with Publish or Discard.
 func InitStaged(path string, opts Options) (*Staged, error) {
+	made := missingDirs(filepath.Dir(path))
 	abs, sharing, perm, err := prepareInit(path, opts)
 	if err != nil {
 		return nil, err
@@ -63,12 +67,15 @@ func InitStaged(path string, opts Options) (*Staged, error) {
 	opts = opts.withDefaults()
 	dir := StagingDir(abs)
 	release, err := makeStaging(dir, opts.StaleLockAge)
+	if err != nil {
+		removeEmptyDirs(made)
+	}
 	if errors.Is(err, ErrStagingBusy) {
 		return nil, err
 	} else if err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
-	s := &Staged{path: abs, dir: dir, release: release}
+	s := &Staged{path: abs, dir: dir, release: release, made: made}
 	if err := buildRepo(dir, sharing, perm); err != nil {
 		s.Discard()
 		return nil, fmt.Errorf("init store %s: %w", path, err)
@@ -256,6 +263,37 @@ func (s *Staged) Discard() {
 	}
 	os.RemoveAll(s.dir)
 	s.release()
+	removeEmptyDirs(s.made)
+}
+
+// missingDirs lists dir and those of its parents that do not exist, deepest
+// first: what os.MkdirAll(dir) would make.
+func missingDirs(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
+}
+
+// removeEmptyDirs removes the directories of made (deepest first) that are
+// empty: a failed clone leaves no directory it made, and never one that
+// something else has written into meanwhile (os.Remove refuses those).
+func removeEmptyDirs(made []string) {
+	for _, d := range made {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // placeStore renames the finished store dir onto path, which is missing or
