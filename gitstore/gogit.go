@@ -139,7 +139,15 @@ func InitWithOptions(path string, opts Options) (Store, error) { return InitWith
 // writes (a store's first commit and ref) is there from the moment the
 // store is, and a process killed before the rename leaves nothing at path.
 // fill must make what it writes durable (Update does).
-func InitWith(path string, opts Options, fill func(Store) error) (Store, error) {
+func InitWith(path string, opts Options, fill func(Store) error) (_ Store, err error) {
+	// a failed init leaves no directory above path that it made (those
+	// still empty: see removeEmptyDirs)
+	made := missingDirs(filepath.Dir(path))
+	defer func() {
+		if err != nil {
+			removeEmptyDirs(made)
+		}
+	}()
 	abs, sharing, perm, err := prepareInit(path, opts)
 	if err != nil {
 		return nil, err
