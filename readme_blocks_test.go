@@ -17,9 +17,7 @@ import (
 // runs the README as pasted) empties it. TestREADMEBlocksHeld fails when a
 // block is neither held nor listed here, and when a listed block is held
 // now or gone, so the list cannot drift from the README.
-var readmeNotYetHeld = map[string]string{
-	"readproof tag promote readproof://demo/policies/refunds staging qa      # a direct move that names its origin": "docs/README-sync.md: the proposal needs a remote and prints a branch name with a hash; tag_propose.txtar runs the same two commands on its own resource",
-}
+var readmeNotYetHeld = map[string]string{}
 
 // TestREADMEBlocksHeld: every bash or sh block of the README (README.md and
 // the topic pages docs/README-*.md) is run as pasted by CI (.ci/run and the .ci/*.sh scripts it runs) or contained
