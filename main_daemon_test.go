@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,38 +41,19 @@ func gitDaemonCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: gitdaemon BASEDIR")
 	}
 	base := ts.MkAbs(args[0])
-	var lastErr error
-	for try := 0; try < 5; try++ {
-		port, err := freeLoopbackPort()
-		ts.Check(err)
+	// git talks to the daemon through a proxy that ACKs at once:
+	// straight to it, most turns of every exchange stall 40 ms
+	// (testproc.Front; 2.8 s of the team script's 5).
+	d, err := testproc.StartFrontedDaemonOnFreePort(func(port int) *exec.Cmd {
 		cmd := exec.Command("git", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
 			"--enable=receive-pack", "--informative-errors", "--listen=127.0.0.1",
 			"--port="+strconv.Itoa(port), base)
 		cmd.Env = scriptEnv(ts)
-		// git talks to the daemon through a proxy that ACKs at once:
-		// straight to it, most turns of every exchange stall 40 ms
-		// (testproc.Front; 2.8 s of the team script's 5).
-		d, err := testproc.StartFrontedDaemon(cmd, port)
-		if err != nil {
-			lastErr = err // the port was taken meanwhile: try another
-			continue
-		}
-		ts.Defer(d.Close)
-		ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", d.Port()))
-		return
-	}
-	ts.Fatalf("git daemon did not start: %v", lastErr)
-}
-
-// freeLoopbackPort returns a port nothing listens on at the moment (the
-// daemon may still lose it to another process; the caller retries).
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+		return cmd
+	})
+	ts.Check(err)
+	ts.Defer(d.Close)
+	ts.Setenv("DAEMON", fmt.Sprintf("git://127.0.0.1:%d", d.Port()))
 }
 
 // raceCmd runs one command in several directories at once, with the

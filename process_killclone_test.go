@@ -472,22 +472,13 @@ func forgeManifest(t testing.TB, gitDir, ref string) {
 // for the rest of the test and returns git://127.0.0.1:PORT.
 func serveGit(t testing.TB, base string) string {
 	t.Helper()
-	var lastErr error
-	for try := 0; try < 5; try++ {
-		port, err := freeLoopbackPort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("git", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
+	d, err := testproc.StartFrontedDaemonOnFreePort(func(port int) *exec.Cmd {
+		return exec.Command("git", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
 			"--listen=127.0.0.1", "--port="+strconv.Itoa(port), base)
-		d, err := testproc.StartFrontedDaemon(cmd, port)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		t.Cleanup(d.Close)
-		return fmt.Sprintf("git://127.0.0.1:%d", d.Port())
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("git daemon did not start: %v", lastErr)
-	return ""
+	t.Cleanup(d.Close)
+	return fmt.Sprintf("git://127.0.0.1:%d", d.Port())
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -428,20 +429,12 @@ type daemon struct {
 func startDaemon(t testing.TB, base string) *daemon {
 	t.Helper()
 	needGit(t)
-	// The port is free when freePort returns and may be taken before git
-	// binds it (other tests, other engineers' suites): another is tried.
-	var started *testproc.Daemon
-	var err error
-	for try := 0; try < 5; try++ {
-		inner := freePort(t)
-		cmd := gitstore.GitCommand(t, "", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
-			"--enable=receive-pack", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", inner), base)
-		if started, err = testproc.StartFrontedDaemon(cmd, inner); err == nil {
-			break
-		}
-	}
+	started, err := testproc.StartFrontedDaemonOnFreePort(func(port int) *exec.Cmd {
+		return gitstore.GitCommand(t, "", "daemon", "--verbose", "--reuseaddr", "--base-path="+base, "--export-all",
+			"--enable=receive-pack", "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	})
 	if err != nil {
-		t.Fatalf("git daemon did not start in 5 tries: %v", err)
+		t.Fatal(err)
 	}
 	d := &daemon{base: base, port: started.Port(), d: started}
 	t.Cleanup(d.kill)

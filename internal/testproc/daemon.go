@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
 	"strings"
 	"sync"
@@ -107,4 +108,35 @@ func (d *Daemon) Close() {
 		KillGroup(d.cmd)
 		<-d.done
 	})
+}
+
+// StartFrontedDaemonOnFreePort starts the git daemon that cmd(port) makes
+// on a port free at the moment, fronted as StartFrontedDaemon does, and
+// tries again on another port, five times in all, when the daemon does not
+// start: the port can be taken between the look and git's bind (other
+// tests, other suites on the machine).
+func StartFrontedDaemonOnFreePort(cmd func(port int) *exec.Cmd) (*Daemon, error) {
+	var err error
+	for try := 0; try < 5; try++ {
+		var port int
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
+		var d *Daemon
+		if d, err = StartFrontedDaemon(cmd(port), port); err == nil {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("git daemon did not start in 5 tries: %w", err)
+}
+
+// FreePort returns a port on 127.0.0.1 that nothing listens on at the
+// moment; another process may take it before the caller binds it.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
