@@ -173,7 +173,7 @@ func InitWith(path string, opts Options, fill func(Store) error) (_ Store, err e
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err := buildRepo(tmp, sharing, perm); err != nil {
+	if err := buildRepo(tmp, sharing, perm, true); err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
 	if fill != nil {
@@ -253,10 +253,12 @@ func initConfig(sharing Sharing) string {
 		"\tstore = 1\n"
 }
 
-// buildRepo lays out a bare repository in dir and makes it durable: every
-// file and directory written is synced, in one batch (fsyncEach), before
-// the caller renames dir into place.
-func buildRepo(dir string, sharing Sharing, perm perms) error {
+// buildRepo lays out a bare repository in dir and, when durable, makes it
+// durable: every file and directory written is synced, in one batch
+// (fsyncEach), before the caller renames dir into place. A staged store
+// (InitStaged) is not synced here: Publish syncs everything in it before
+// its rename, and nothing reads it as a store until then.
+func buildRepo(dir string, sharing Sharing, perm perms, durable bool) error {
 	if err := os.Chmod(dir, perm.dir()); err != nil {
 		return err
 	}
@@ -292,8 +294,10 @@ func buildRepo(dir string, sharing Sharing, perm perms) error {
 		ts = append(ts, syncTarget{path: filepath.Join(dir, dirs[i]), dir: true})
 	}
 	ts = append(ts, syncTarget{path: dir, dir: true})
-	if err := fsyncEach(ts); err != nil {
-		return err
+	if durable {
+		if err := fsyncEach(ts); err != nil {
+			return err
+		}
 	}
 	for i, t := range ts {
 		if t.f != nil {

@@ -238,6 +238,13 @@ func (s *repo) Refs(prefix string) ([]Ref, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
 	}
+	return s.withPacked(prefix, found)
+}
+
+// withPacked is Refs of prefix once its loose refs are found: the refs of
+// packed-refs under prefix that found does not hold, merged with found,
+// sorted by name.
+func (s *repo) withPacked(prefix string, found map[string]OID) ([]Ref, error) {
 	p, err := s.loadPacked()
 	if err != nil {
 		return nil, err

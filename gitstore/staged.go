@@ -76,7 +76,7 @@ func InitStaged(path string, opts Options) (*Staged, error) {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
 	s := &Staged{path: abs, dir: dir, release: release, made: made}
-	if err := buildRepo(dir, sharing, perm); err != nil {
+	if err := buildRepo(dir, sharing, perm, false); err != nil {
 		s.Discard()
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}

@@ -4,8 +4,11 @@ package gitstore
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -276,5 +279,64 @@ func TestLockSameDirRefusesAReplacement(t *testing.T) {
 	if release, _, ok := lockSameDir(dir, now); ok {
 		release()
 		t.Fatal("a directory whose lock is held was taken")
+	}
+}
+
+// TestStagedSyncedAtPublish: InitStaged lays the store out without
+// syncing it (nothing reads the staging directory as a store), and Publish
+// syncs every file and directory in it, those InitStaged wrote included,
+// before the rename; Init (a store made in place) still syncs its layout
+// when it makes it. Not parallel: syncTrace is the package's.
+func TestStagedSyncedAtPublish(t *testing.T) {
+	var mu sync.Mutex
+	var synced []string
+	syncTrace = func(path string, _ bool) {
+		mu.Lock()
+		synced = append(synced, path)
+		mu.Unlock()
+	}
+	defer func() { syncTrace = nil }()
+	taken := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		s := synced
+		synced = nil
+		return s
+	}
+	path := filepath.Join(t.TempDir(), "store")
+	st, err := InitStaged(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := taken(); len(s) != 0 {
+		t.Errorf("InitStaged synced %v; want nothing before Publish", s)
+	}
+	var layout []string
+	if err := filepath.WalkDir(StagingDir(path), func(p string, _ fs.DirEntry, err error) error {
+		layout = append(layout, p)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	s := taken()
+	for _, p := range layout {
+		if !slices.Contains(s, p) {
+			t.Errorf("Publish did not sync %s; synced %v", p, s)
+		}
+	}
+	in := filepath.Join(t.TempDir(), "in-place")
+	g, err := InitWithOptions(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	s = taken()
+	for _, name := range []string{"HEAD", "config", "objects", "refs"} {
+		if !slices.ContainsFunc(s, func(p string) bool { return filepath.Base(p) == name }) {
+			t.Errorf("Init did not sync its %s; synced %v", name, s)
+		}
 	}
 }

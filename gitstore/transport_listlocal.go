@@ -6,7 +6,8 @@ package gitstore
 // costs 1.6). A push or a pull lists its remote before anything else, so a
 // repository on this machine whose listing cannot differ from what
 // upload-pack would advertise is read in place: its refs with the files
-// ref backend's reader (Refs), each checked to name an object the
+// ref backend's reader (Refs; or, when every ref file is a plain loose
+// ref, in one walk: plainLooseRefs), each checked to name an object the
 // repository holds, and HEAD. Whatever could make upload-pack advertise
 // something else is left to git: a URL git may rewrite (the caller names
 // the URL git resolved), hidden refs (transfer.hideRefs or
@@ -76,8 +77,13 @@ func listLocal(url string) (refs []Ref, head string, ok bool, err error) {
 	if err != nil {
 		return nil, "", false, nil
 	}
-	if err := unreadableRefFile(dir); err != nil {
-		return nil, "", false, refuseLocal(url, err)
+	// the common case first: every ref file a plain loose ref, read in one
+	// walk; anything else is looked at as below
+	loose, plain := plainLooseRefs(dir)
+	if !plain {
+		if err := unreadableRefFile(dir); err != nil {
+			return nil, "", false, refuseLocal(url, err)
+		}
 	}
 	target := ""
 	if rest, ok := strings.CutPrefix(string(raw), "ref: "); ok {
@@ -93,7 +99,15 @@ func listLocal(url string) (refs []Ref, head string, ok bool, err error) {
 		return nil, "", false, nil
 	}
 	defer s.Close()
-	refs, err = s.Refs("")
+	if plain {
+		r, isRepo := s.(*repo)
+		if !isRepo || r.path != dir {
+			return nil, "", false, nil // not the refs/ walked
+		}
+		refs, err = r.withPacked("refs/", loose)
+	} else {
+		refs, err = s.Refs("")
+	}
 	if err != nil {
 		return nil, "", false, nil
 	}
@@ -108,7 +122,7 @@ func listLocal(url string) (refs []Ref, head string, ok bool, err error) {
 		}
 		listed[r.Name] = true
 	}
-	if !everyLooseListed(dir, listed) {
+	if !plain && !everyLooseListed(dir, listed) {
 		return nil, "", false, nil
 	}
 	return refs, head, true, nil

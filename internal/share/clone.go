@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -67,10 +69,37 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	if err != nil {
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
+	// A repository on this machine has its objects copied, not served
+	// (CopyLocalObjects: checked as a fetch checks them, no foreign index
+	// trusted). The copy starts now, while the refs are listed and
+	// recognized, into the staging directory no reader sees: a refusal
+	// stops it (its git killed and waited for) and the staging directory
+	// goes with everything in it. Git's progress meter of the copy is held
+	// until the source is recognized: a refused clone shows none of it.
+	ct, meter := t, (*heldWriter)(nil)
+	if opts.Progress != nil && gitstore.IsLocalRepo(fetchURL) {
+		meter = &heldWriter{w: opts.Progress}
+		if ct, err = gitstore.NewTransport(g.Path(), gitstore.TransportOptions{Progress: meter, Interactive: opts.Interactive}); err != nil {
+			return nil, err
+		}
+	}
+	copyCtx, stopCopy := context.WithCancel(ctx)
+	defer stopCopy()
+	type copyResult struct {
+		copied bool
+		err    error
+	}
+	copyDone := make(chan copyResult, 1)
+	go func() {
+		copied, err := ct.CopyLocalObjects(copyCtx, fetchURL)
+		copyDone <- copyResult{copied, err}
+	}()
 	// The store is empty: any main is new, so it is read alone while the
 	// refs are listed.
 	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true)
 	if err != nil {
+		stopCopy()
+		<-copyDone
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
 			// clone removes again.
@@ -78,13 +107,14 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		}
 		return nil, err
 	}
-	// A repository on this machine has its objects copied, not served
-	// (CopyLocalObjects: checked as a fetch checks them, no foreign index
-	// trusted), and while git indexes the copy, the runs are checked by
-	// reading the same objects, by id, from the source (precheckClone);
-	// verifyClone then takes what passed there and checks again, on the
-	// copy, anything that did not. Tips the copy lacks (a source gc'd
-	// meanwhile) are fetched below.
+	if meter != nil {
+		meter.release()
+	}
+	// While git indexes the copy, the runs are checked by reading the same
+	// objects, by id, from the source (precheckClone); verifyClone then
+	// takes what passed there and checks again, on the copy, anything that
+	// did not. Tips the copy lacks (a source gc'd or written meanwhile)
+	// are fetched below.
 	planned := cloneRefs(refs)
 	pre := make(chan *cloneChecks, 1)
 	if src, ok := gitstore.OpenLocalSource(fetchURL); ok {
@@ -95,7 +125,8 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	} else {
 		pre <- nil
 	}
-	copied, err := t.CopyLocalObjects(ctx, fetchURL)
+	cr := <-copyDone
+	copied, err := cr.copied, cr.err
 	if err != nil {
 		<-pre
 		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the repository's objects, then clone again: git -C "+shown+" fsck")
@@ -404,4 +435,34 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		}
 	}
 	return res, nil
+}
+
+// heldWriter keeps what is written to it until release, then writes that
+// to w and passes everything after straight on; what it holds when nobody
+// releases it is dropped. Safe for concurrent use.
+type heldWriter struct {
+	mu       sync.Mutex
+	w        io.Writer
+	held     []byte
+	released bool
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return h.w.Write(p)
+	}
+	h.held = append(h.held, p...)
+	return len(p), nil
+}
+
+func (h *heldWriter) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.released = true
+	if len(h.held) > 0 {
+		h.w.Write(h.held)
+		h.held = nil
+	}
 }

@@ -1,14 +1,18 @@
 package share
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
@@ -72,7 +76,8 @@ func unpackAll(t *testing.T, dir string) {
 // TestCloneLocalCopy: a clone from a path takes the source's objects
 // without the pack protocol whatever their layout (one pack, several packs
 // and loose objects, loose only), into packs of its own with indexes it
-// built, and holds every run, verified.
+// built, and holds every run, verified. Git's progress meter of the copy
+// reaches Progress (held while the source is recognized).
 func TestCloneLocalCopy(t *testing.T) {
 	t.Parallel()
 	for _, layout := range []string{"pack", "packs", "loose"} {
@@ -80,9 +85,13 @@ func TestCloneLocalCopy(t *testing.T) {
 			t.Parallel()
 			dir, _, _ := localSource(t, layout)
 			dst := filepath.Join(t.TempDir(), "clone")
-			res, err := Clone(context.Background(), dir, dst, Options{})
+			var progress syncBuffer
+			res, err := Clone(context.Background(), dir, dst, Options{Progress: &progress})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !strings.Contains(progress.String(), "Receiving objects") {
+				t.Errorf("progress of the clone:\n%s\nwant git's meter of the copy", progress.String())
 			}
 			if want := len(strings.Split(git(t, dir, "for-each-ref", store.RunsPrefix), "\n")); len(res.NewRuns) != want || res.Verified != want {
 				t.Fatalf("cloned %d runs, verified %d, want %d", len(res.NewRuns), res.Verified, want)
@@ -189,12 +198,25 @@ func nothingBeside(t *testing.T, path string) {
 }
 
 // TestCloneLocalRefusesNonStore: a project's repository on a path, alone
-// or with a store's refs beside its own, is refused from its ref listing,
-// before any object is copied: nothing is left at the clone's path.
+// or with a store's refs beside its own, is refused from its ref listing;
+// the copy of its objects, which starts while the refs are listed (here
+// still under way: 2,000 refs to list, a 1 MiB blob to copy), is stopped, shows no
+// progress, and nothing is left at the clone's path or beside it (the
+// staging directory).
 func TestCloneLocalRefusesNonStore(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
 	proj := projectRemote(t, base, "proj.git")
+	big := make([]byte, 1<<20)
+	rand.NewChaCha8([32]byte{1}).Read(big)
+	blob := filepath.Join(t.TempDir(), "big")
+	writeFile(t, blob, string(big))
+	git(t, proj, "hash-object", "-w", blob) // a loose object the copy deflates
+	// and refs enough that the copy's git starts while they are listed
+	head := git(t, proj, "rev-parse", "refs/heads/main")
+	for i := range 2000 {
+		writeFile(t, filepath.Join(proj, "refs", "tags", fmt.Sprintf("v%d", i)), head+"\n")
+	}
 	mixed, _, _ := localSource(t, "pack")
 	for name, dir := range map[string]string{"project": proj, "store-with-a-branch": mixed} {
 		t.Run(name, func(t *testing.T) {
@@ -203,13 +225,18 @@ func TestCloneLocalRefusesNonStore(t *testing.T) {
 				git(t, dir, "fetch", "-q", proj, "refs/heads/main:refs/heads/feature")
 			}
 			dst := filepath.Join(t.TempDir(), "clone")
-			_, err := Clone(context.Background(), dir, dst, Options{})
+			var progress syncBuffer
+			_, err := Clone(context.Background(), dir, dst, Options{Progress: &progress})
 			if !errors.Is(err, ErrNotStore) {
 				t.Fatalf("clone of %s: %v, want ErrNotStore", name, err)
+			}
+			if progress.String() != "" {
+				t.Errorf("a refused clone showed progress:\n%s", progress.String())
 			}
 			if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
 				t.Fatalf("a refused clone left %s behind (%v)", dst, serr)
 			}
+			nothingBeside(t, dst)
 		})
 	}
 }
@@ -270,4 +297,22 @@ func TestCloneLocalIndexNotTrusted(t *testing.T) {
 	}
 	defer s.Close()
 	replayAll(t, s)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
