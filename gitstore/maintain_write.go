@@ -446,6 +446,9 @@ func (s *repo) packLoose(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if len(ids) == 0 && len(used) < 2 {
+		return nil // one small pack read, the others not: nothing to gather
+	}
 	objs = append(objs, packed...)
 	if len(objs) == 0 {
 		return nil
@@ -491,7 +494,10 @@ func (s *repo) packLoose(ctx context.Context) error {
 	// Then the small packs whose every object the new pack holds, as
 	// rollUp removes what it rolled: the pack first, then its index.
 	for _, n := range used {
-		if fileExists(filepath.Join(packDir, n+".keep")) {
+		// The new pack may be one of them written again, byte for byte
+		// (the same objects: an earlier pass's pack, its objects loose
+		// too): it stays, as in rollUp.
+		if n == name || fileExists(filepath.Join(packDir, n+".keep")) {
 			continue
 		}
 		for _, ext := range []string{".pack", ".idx", ".rev", ".bitmap"} {
