@@ -38,8 +38,9 @@ import (
 )
 
 // DefaultAutoPack is the estimated number of loose objects past which a
-// write packs them. The config value gc.auto overrides it (0 turns
-// automatic maintenance off), as it does for git's own `gc --auto`.
+// write packs them. The config value gc.auto overrides it (0 or a
+// negative value turns automatic maintenance off), as it does for git's
+// own `gc --auto`.
 const DefaultAutoPack = 512
 
 const (
@@ -61,17 +62,17 @@ func autoPackFromConfig(cfg *gitconfig.Config) int {
 		return DefaultAutoPack
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
+	if err != nil {
 		return DefaultAutoPack
 	}
-	return n
+	return max(n, 0) // negative turns it off, as in git
 }
 
 // DefaultAutoPackLimit is the number of packs past which a write that
 // made a small pack (writeSmallPack) packs the small ones. The config
-// value gc.autoPackLimit overrides it (0 turns this off), as it does for
-// git's gc --auto, whose default (50) is higher: every process that looks
-// up an object maps the index of every pack.
+// value gc.autoPackLimit overrides it (0 or a negative value turns this
+// off), as it does for git's gc --auto, whose default (50) is higher:
+// every process that looks up an object maps the index of every pack.
 const DefaultAutoPackLimit = 16
 
 // autoPackLimitFromConfig returns the pack count gc.autoPackLimit sets,
@@ -85,10 +86,10 @@ func autoPackLimitFromConfig(cfg *gitconfig.Config) int {
 		return DefaultAutoPackLimit
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
+	if err != nil {
 		return DefaultAutoPackLimit
 	}
-	return n
+	return max(n, 0) // negative turns it off, as in git
 }
 
 // packsPastLimit reports whether objects/pack holds at least limit packs

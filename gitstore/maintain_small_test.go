@@ -75,8 +75,8 @@ func TestSmallPacksMaintained(t *testing.T) {
 	Fsck(t, dir)
 }
 
-// gc.autoPackLimit sets the pack count that starts maintenance, and 0 (or
-// gc.auto 0) turns small packs off: a write leaves its objects loose, as
+// gc.autoPackLimit sets the pack count that starts maintenance, and 0 or
+// a negative value (of it or of gc.auto) turns small packs off: a write leaves its objects loose, as
 // git does, rather than packs that no maintenance would roll up.
 func TestSmallPacksConfig(t *testing.T) {
 	t.Parallel()
@@ -86,6 +86,11 @@ func TestSmallPacksConfig(t *testing.T) {
 	}{
 		{"gc.autoPackLimit", "0", 3, 0},
 		{"gc.auto", "0", 3, 0},
+		// negative turns it off too, as in git (gc.c: "Setting gc.auto to
+		// 0 or negative can disable the automatic gc"; too_many_packs
+		// returns 0 for a gc.autoPackLimit <= 0)
+		{"gc.autoPackLimit", "-1", 3, 0},
+		{"gc.auto", "-1", 3, 0},
 		{"gc.autoPackLimit", "4", 0, 3},
 	} {
 		st := NewTestStore(t)
