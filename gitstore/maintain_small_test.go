@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -203,4 +205,57 @@ func TestPackSmallPacksLeavesCorrupt(t *testing.T) {
 	if n := strings.Count(out, string(shared)); n != 1 {
 		t.Errorf("the shared blob is %d times in the new pack; want once:\n%s", n, out)
 	}
+}
+
+// A small pack of few objects but many bytes (a large document's write) is
+// not gathered by the pass: it is left to the roll-ups, which copy it
+// without inflating it. Before, each pass read it whole again, searched it
+// for deltas and compressed it anew, until its pack reached packThreshold
+// objects (a 20 MB document made each pass take 150-490 ms).
+func TestPackSmallPacksLeavesLargeOnes(t *testing.T) {
+	t.Parallel()
+	st := NewTestStore(t)
+	dir := st.Path()
+	st.Close()
+	git(t, dir, "config", "gc.autoPackLimit", "1000") // no pass but the test's
+	s := reopen(t, dir).(*repo)
+	big := make([]byte, smallPackBytes+1)
+	rand.New(rand.NewSource(1)).Read(big) // does not compress
+	blob := putBlob(t, s, string(big))
+	tree, err := s.PutTree([]TreeEntry{{Name: "large.bin", Mode: ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, err := s.PutCommit(Commit{Tree: tree, Author: testSig(), Committer: testSig(), Message: "a large document\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", New: tip})
+	large := packNames(t, dir)
+	if len(large) != 1 {
+		t.Fatalf("packs after the large write: %v", large)
+	}
+	fi, err := os.Stat(large[0])
+	if err != nil || fi.Size() < smallPackBytes {
+		t.Fatalf("the large write's pack: %v, %v; want one past %d bytes", fi, err, smallPackBytes)
+	}
+	for i := 0; i < 2; i++ {
+		smallWrite(t, s, i)
+	}
+	if !s.maintain(context.Background()) {
+		t.Fatal("maintenance did not run")
+	}
+	after := packNames(t, dir)
+	if !slices.Contains(after, large[0]) {
+		t.Fatalf("the large pack was gathered by the pass: packs %v", after)
+	}
+	if fi2, err := os.Stat(large[0]); err != nil || !os.SameFile(fi, fi2) || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Errorf("the large pack was written again")
+	}
+	if len(after) != 2 {
+		t.Errorf("packs after the pass: %v; want the large one and the two small ones packed into one", after)
+	}
+	s.Close()
+	chainSet(t, reopen(t, dir), tip)
+	Fsck(t, dir)
 }

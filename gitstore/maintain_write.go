@@ -507,10 +507,10 @@ func (s *repo) packLoose(ctx context.Context) error {
 	return nil
 }
 
-// listSmallPacks lists the packs of fewer than packThreshold objects that
-// maintenance packs with the loose objects (packLoose): those a write of
-// a few objects made (writeSmallPack), a small fetch's, a pass's over few
-// loose objects. Packs with a .keep file are left out (listRollPacks), and
+// listSmallPacks lists the packs of fewer than packThreshold objects and
+// smallPackBytes bytes that maintenance packs with the loose objects
+// (packLoose): those a write of a few objects made (writeSmallPack), a
+// small fetch's, a pass's over few loose objects. Packs with a .keep file are left out (listRollPacks), and
 // so are a partial clone's (.promisor) and cruft packs (.mtimes, whose
 // objects' times a plain pack would lose).
 func listSmallPacks(packDir string) []string {
@@ -524,6 +524,13 @@ func listSmallPacks(packDir string) []string {
 			break // sorted by count
 		}
 		if fileExists(filepath.Join(packDir, p.name+".promisor")) || fileExists(filepath.Join(packDir, p.name+".mtimes")) {
+			continue
+		}
+		// Few objects but many bytes (a large document's write, or a
+		// pass's pack of such): left to the roll-ups, which copy it,
+		// rather than inflated, searched and compressed again by every
+		// pass until its pack holds packThreshold objects.
+		if fi, err := os.Lstat(filepath.Join(packDir, p.name+".pack")); err != nil || fi.Size() >= smallPackBytes {
 			continue
 		}
 		small = append(small, p.name)

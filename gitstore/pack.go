@@ -42,6 +42,10 @@ const (
 	// its index) instead of one a object. A one-document run writes about
 	// a dozen objects.
 	smallPackMin = 3
+	// smallPackBytes bounds the packs a maintenance pass gathers
+	// (listSmallPacks): a pack this large is left to the roll-ups, which
+	// copy it, where the pass would inflate, search and compress it again.
+	smallPackBytes = 1 << 20
 )
 
 type bufObj struct {
