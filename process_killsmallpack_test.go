@@ -11,7 +11,7 @@ import (
 )
 
 // TestKilledSmallPackPass kills `readproof run`, at a write that makes the
-// store's third small pack with gc.autoPackLimit at 3, at each unlink by
+// store's third small pack with gc.autoPackLimit at 2, at each unlink by
 // which its maintenance pass removes the small packs of the earlier runs
 // (each pack before its index; with READPROOF_LONG_TESTS=1 also the
 // .rev and .bitmap it might have).
@@ -25,7 +25,7 @@ func TestKilledSmallPackPass(t *testing.T) {
 	t.Parallel()
 	strace := requireStrace(t)
 	dir, uris, store, env := killProject(t, 4)
-	if out, err := exec.Command("git", "--git-dir", store, "config", "gc.autoPackLimit", "3").CombinedOutput(); err != nil {
+	if out, err := exec.Command("git", "--git-dir", store, "config", "gc.autoPackLimit", "2").CombinedOutput(); err != nil {
 		t.Fatalf("git config: %v\n%s", err, out)
 	}
 	mustRP(t, dir, "run", "--id", "r0", uris[0])

@@ -92,7 +92,7 @@ func autoPackLimitFromConfig(cfg *gitconfig.Config) int {
 	return max(n, 0) // negative turns it off, as in git
 }
 
-// packsPastLimit reports whether objects/pack holds at least limit packs
+// packsPastLimit reports whether objects/pack holds more than limit packs
 // that maintenance may take (an index, and no .keep file). One listing of
 // the directory, no file opened.
 func packsPastLimit(packDir string, limit int) bool {
@@ -111,7 +111,7 @@ func packsPastLimit(packDir string, limit int) bool {
 			}
 		}
 	}
-	return n >= limit
+	return n > limit
 }
 
 // noteLooseDirs remembers the fan-out directories a flush wrote loose
