@@ -16,6 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/commands"
 	"github.com/readproof/readproof/internal/testproc"
 )
@@ -140,6 +141,14 @@ const scriptGitConfig = "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[recei
 // functions live in the _test file named beside each).
 var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"tamper": tamperCmd,
+	// unpack STORE: every object of the store's packs written out loose
+	// and the packs removed, so that a script can damage one object's file
+	"unpack": func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: unpack STORE")
+		}
+		ts.Check(gitstore.UnpackForTest(ts.MkAbs(args[0])))
+	},
 	// exits N COMMAND [ARGS...]: the exact exit status (receipts_cli_test.go)
 	"exits": exitsCmd,
 	// gitdaemon BASEDIR: git:// with receive-pack on 127.0.0.1, sets $DAEMON (main_daemon_test.go)
@@ -191,6 +200,8 @@ func tamperCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("rev-parse %s: %v", args[1], err)
 	}
 	oid := strings.TrimSpace(string(out))
+	// a write of a few objects makes a small pack: the object's own file
+	ts.Check(gitstore.UnpackForTest(store))
 	path := filepath.Join(store, "objects", oid[:2], oid[2:])
 	raw, err := os.ReadFile(path)
 	ts.Check(err)

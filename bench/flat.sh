@@ -2,7 +2,9 @@
 # Issue 14, acceptance 2 (second half): `run mount` and `manifest` on a store
 # holding N runs stay within 1.25x of an empty store, both with loose refs (as
 # the runs were written) and after `readproof gc` (packed refs, one packed
-# index of every object).
+# index of every object); and a 1-document `run --id` and `get` there, beside
+# the empty store's (under 10 ms: bench/latency.sh compares them with the
+# peer's).
 #
 # The N runs are made by bench/scalegen.go through one `git fast-import`,
 # copies of one run the CLI committed (each with its own manifest, run tag and
@@ -58,10 +60,14 @@ echo "load: $(uptime | sed 's/.*load average: //')"
 state "big store as written"
 compare "run mount (loose refs)     " run mount open readproof://bench/docs/d1
 compare "manifest  (loose refs)     " manifest t0
+compare "run --id  (loose refs)     " run --id "one-{side}-{i}" readproof://bench/docs/d3
+compare "get       (loose refs)     " get readproof://bench/docs/d4
 "$rp" --store empty.store gc >/dev/null
 "$rp" --store big.store gc >/dev/null
 state "big store after gc"
 compare "run mount (after gc)       " run mount open readproof://bench/docs/d2
 compare "manifest  (after gc)       " manifest t0
+compare "run --id  (after gc)       " run --id "gc-{side}-{i}" readproof://bench/docs/d5
+compare "get       (after gc)       " get readproof://bench/docs/d6
 echo "load: $(uptime | sed 's/.*load average: //')"
 "$rp" --store big.store verify >/dev/null && echo "big store verifies"

@@ -13,7 +13,7 @@ import (
 func TestCopyLocalObjects(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	remote := NewTestStore(t)
+	remote := looseWrites(NewTestStore(t))
 	c := mkCommit(t, remote, "journal")
 	mustUpdate(t, remote, RefUpdate{Name: "refs/heads/main", New: c})
 	if err := remote.Sync(); err != nil {

@@ -48,7 +48,7 @@ func putBlob(t *testing.T, s Store, content string) OID {
 
 func TestGCKeepsYoungAndReachable(t *testing.T) {
 	t.Parallel()
-	s := NewTestStore(t)
+	s := looseWrites(NewTestStore(t)) // each object's own file, to age
 	if _, err := lookGit(); err != nil {
 		t.Skip("git is not installed")
 	}

@@ -103,6 +103,14 @@ type repo struct {
 	// store created since the last Update (linkLoose), for estimateLoose.
 	madeDirs map[byte]int
 	autoPack int // loose objects past which a write packs them (maintain.go)
+	// autoPackLimit: packs past which a write that made a small pack packs
+	// the small ones (maintain.go); wroteSmall: a flush since the last
+	// Update made one (writeSmallPack). smallPacks: the files of the small
+	// packs pending, which flushForUpdate syncs with the lock files.
+	autoPackLimit int
+	wroteSmall    bool
+	smallPacks    []string
+	looseOnly     bool // tests: a few objects always go loose (smallPacksOn)
 
 	marked         bool      // the config carried the readproof marker when opened (IsOpenStore)
 	packsCheckedAt time.Time // when the reader's pack list was last compared with the disk
@@ -363,7 +371,7 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	// createTemp makes the directory when it is missing, so opening the
 	// store does not look for it.
 	st := newODB(filepath.Join(gitdir, "objects"))
-	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm, autoPack: autoPackFromConfig(cfg), marked: hasMarker(cfg)}, nil
+	return &repo{path: gitdir, opts: opts.withDefaults(), st: st, perm: perm, autoPack: autoPackFromConfig(cfg), autoPackLimit: autoPackLimitFromConfig(cfg), marked: hasMarker(cfg)}, nil
 }
 
 // IsStore reports whether path holds a git repository created by Init (its

@@ -38,8 +38,9 @@ import (
 )
 
 // DefaultAutoPack is the estimated number of loose objects past which a
-// write packs them. The config value gc.auto overrides it (0 turns
-// automatic maintenance off), as it does for git's own `gc --auto`.
+// write packs them. The config value gc.auto overrides it (0 or a
+// negative value turns automatic maintenance off), as it does for git's
+// own `gc --auto`.
 const DefaultAutoPack = 512
 
 const (
@@ -61,10 +62,56 @@ func autoPackFromConfig(cfg *gitconfig.Config) int {
 		return DefaultAutoPack
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
+	if err != nil {
 		return DefaultAutoPack
 	}
-	return n
+	return max(n, 0) // negative turns it off, as in git
+}
+
+// DefaultAutoPackLimit is the number of packs past which a write that
+// made a small pack (writeSmallPack) packs the small ones. The config
+// value gc.autoPackLimit overrides it (0 or a negative value turns this
+// off), as it does for git's gc --auto, whose default (50) is higher:
+// every process that looks up an object maps the index of every pack.
+const DefaultAutoPackLimit = 16
+
+// autoPackLimitFromConfig returns the pack count gc.autoPackLimit sets,
+// or DefaultAutoPackLimit.
+func autoPackLimitFromConfig(cfg *gitconfig.Config) int {
+	if cfg == nil {
+		return DefaultAutoPackLimit
+	}
+	v := strings.TrimSpace(cfg.Section("gc").Options.Get("autoPackLimit"))
+	if v == "" {
+		return DefaultAutoPackLimit
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return DefaultAutoPackLimit
+	}
+	return max(n, 0) // negative turns it off, as in git
+}
+
+// packsPastLimit reports whether objects/pack holds more than limit packs
+// that maintenance may take (an index, and no .keep file). One listing of
+// the directory, no file opened.
+func packsPastLimit(packDir string, limit int) bool {
+	names, err := readDirNames(packDir)
+	if err != nil {
+		return false
+	}
+	n := 0
+	for _, name := range names {
+		if strings.HasPrefix(name, "pack-") {
+			switch {
+			case strings.HasSuffix(name, ".idx"):
+				n++
+			case strings.HasSuffix(name, ".keep"):
+				n--
+			}
+		}
+	}
+	return n > limit
 }
 
 // noteLooseDirs remembers the fan-out directories a flush wrote loose
@@ -121,13 +168,24 @@ func estimateLoose(objects string, dirs []string, made map[byte]int) int {
 // maybeMaintain packs the loose objects when the estimate says there are
 // more than the threshold. Failures are not the write's: the next write
 // tries again, and `readproof gc` does everything this does.
+//
+// A write that made a small pack (writeSmallPack) looks at the number of
+// packs instead: past autoPackLimit, the small packs are packed as the
+// loose objects are (packLoose), and the packs rolled up.
 func (s *repo) maybeMaintain() {
 	s.mu.Lock()
-	dirs, made := s.looseDirs, s.madeDirs
-	s.looseDirs, s.madeDirs = nil, nil
-	limit := s.autoPack
+	dirs, made, small := s.looseDirs, s.madeDirs, s.wroteSmall
+	s.looseDirs, s.madeDirs, s.wroteSmall = nil, nil, false
+	limit, packLimit := s.autoPack, s.autoPackLimit
 	s.mu.Unlock()
-	if limit <= 0 || len(dirs) == 0 {
+	if limit <= 0 {
+		return // gc.auto = 0: no automatic maintenance at all, as in git
+	}
+	if small && packLimit > 0 && packsPastLimit(filepath.Join(s.path, "objects", "pack"), packLimit) {
+		s.maintain(context.Background())
+		return
+	}
+	if len(dirs) == 0 {
 		return
 	}
 	if estimateLoose(filepath.Join(s.path, "objects"), dirs, made) < limit {

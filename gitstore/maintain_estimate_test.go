@@ -13,7 +13,7 @@ import (
 // before, and directories written into by several flushes.
 func TestEstimateLooseCountsMadeDirs(t *testing.T) {
 	t.Parallel()
-	s := NewTestStore(t)
+	s := looseWrites(NewTestStore(t))
 	r := s.(*repo)
 	objects := filepath.Join(s.Path(), "objects")
 	// Objects of another writer, in some directories, before ours.

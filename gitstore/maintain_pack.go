@@ -130,12 +130,15 @@ func listRollPacks(packDir string) (packs []rollPack, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	for _, e := range entries {
+	for i, e := range entries {
 		n := e.Name()
 		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".idx") {
 			continue
 		}
 		base := strings.TrimSuffix(n, ".idx")
+		if !packListed(entries[i+1:], base) {
+			continue // its pack removed by a killed pass (removeOrphanPacks removes it)
+		}
 		if fileExists(filepath.Join(packDir, base+".keep")) {
 			continue
 		}

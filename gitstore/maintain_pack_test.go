@@ -196,6 +196,7 @@ func TestRollupSplit(t *testing.T) {
 			binary.BigEndian.PutUint32(idx[8+255*4:], c)
 			name := filepath.Join(dir, fmt.Sprintf("pack-%040d", i))
 			os.WriteFile(name+".idx", idx, 0o600)
+			os.WriteFile(name+".pack", nil, 0o600) // an index alone is not listed
 			if i == tc.keep {
 				os.WriteFile(name+".keep", nil, 0o600)
 			}

@@ -110,6 +110,7 @@ type packObj struct {
 	depth int32  // delta chain length down to a whole object
 	delta []byte // with base
 	off   int64  // where its entry starts in the pack
+	loose bool   // read from a loose file (packLoose removes it), not a small pack
 }
 
 // readLooseObjects reads the loose objects ids under objects, each checked
@@ -423,25 +424,46 @@ func (s *repo) packLoose(ctx context.Context) error {
 	objects := filepath.Join(s.path, "objects")
 	removeStaging(s.path) // left by a maintenance killed mid-roll-up, or by an earlier version
 	removeOrphanPacks(filepath.Join(objects, "pack"), time.Now().Add(-maintenanceStaleAge))
+	packDir := filepath.Join(objects, "pack")
 	ids := listLoose(objects)
-	if len(ids) == 0 {
+	small := listSmallPacks(packDir)
+	if len(small) < 2 {
+		small = nil // one small pack alone is left as it is
+	}
+	if len(ids) == 0 && len(small) == 0 {
 		return nil
 	}
 	objs, err := readLooseObjects(ctx, objects, ids)
-	if err != nil || len(objs) == 0 {
+	if err != nil {
 		return err
+	}
+	held := 0
+	for i := range objs {
+		objs[i].loose = true
+		held += len(objs[i].data)
+	}
+	packed, used := readSmallPacks(ctx, objects, small, objs, maintainBudget-held)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(ids) == 0 && len(used) < 2 {
+		return nil // one small pack read, the others not: nothing to gather
+	}
+	objs = append(objs, packed...)
+	if len(objs) == 0 {
+		return nil
 	}
 	ps := readPackSettings(s.path)
 	if err := findDeltas(ctx, objs, ps.window, ps.depth); err != nil {
 		return err
 	}
-	packDir := filepath.Join(objects, "pack")
 	name, made, err := s.writeMaintPack(objs, ps.level)
 	if err != nil {
 		return err
 	}
 	if err := checkMaintPack(packDir, name, objs); err != nil {
-		// The pack is not trusted: it goes, and every loose file stays.
+		// The pack is not trusted: it goes, and every loose file and
+		// small pack stays.
 		if made {
 			os.Remove(filepath.Join(packDir, name+".idx"))
 			os.Remove(filepath.Join(packDir, name+".pack"))
@@ -469,7 +491,123 @@ func (s *repo) packLoose(ctx context.Context) error {
 		wg.Go(func() { removePacked(objects, objs, byte(half*128), byte(half*128+127)) })
 	}
 	wg.Wait()
+	// Then the small packs whose every object the new pack holds, as
+	// rollUp removes what it rolled: the pack first, then its index.
+	for _, n := range used {
+		// The new pack may be one of them written again, byte for byte
+		// (the same objects: an earlier pass's pack, its objects loose
+		// too): it stays, as in rollUp.
+		if n == name || fileExists(filepath.Join(packDir, n+".keep")) {
+			continue
+		}
+		for _, ext := range []string{".pack", ".idx", ".rev", ".bitmap"} {
+			os.Remove(filepath.Join(packDir, n+ext))
+		}
+	}
 	return nil
+}
+
+// listSmallPacks lists the packs of fewer than packThreshold objects and
+// smallPackBytes bytes that maintenance packs with the loose objects
+// (packLoose): those a write of a few objects made (writeSmallPack), a
+// small fetch's, a pass's over few loose objects. Packs with a .keep file are left out (listRollPacks), and
+// so are a partial clone's (.promisor) and cruft packs (.mtimes, whose
+// objects' times a plain pack would lose).
+func listSmallPacks(packDir string) []string {
+	packs, ok := listRollPacks(packDir)
+	if !ok {
+		return nil
+	}
+	var small []string
+	for _, p := range packs {
+		if p.count >= packThreshold {
+			break // sorted by count
+		}
+		if fileExists(filepath.Join(packDir, p.name+".promisor")) || fileExists(filepath.Join(packDir, p.name+".mtimes")) {
+			continue
+		}
+		// Few objects but many bytes (a large document's write, or a
+		// pass's pack of such): left to the roll-ups, which copy it,
+		// rather than inflated, searched and compressed again by every
+		// pass until its pack holds packThreshold objects.
+		if fi, err := os.Lstat(filepath.Join(packDir, p.name+".pack")); err != nil || fi.Size() >= smallPackBytes {
+			continue
+		}
+		small = append(small, p.name)
+	}
+	return small
+}
+
+// readSmallPacks reads every object of the packs names (listSmallPacks),
+// each checked against its id, leaving out those already in have, until
+// budget bytes of content are held. A pack is taken whole or not at all:
+// one of its objects that cannot be read or does not hash to its id
+// leaves the pack out (it stays, for verify and git fsck to report). It
+// returns the objects read and the packs they came from.
+func readSmallPacks(ctx context.Context, objects string, names []string, have []packObj, budget int) (objs []packObj, used []string) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	seen := make(map[plumbing.Hash]bool, len(have))
+	for i := range have {
+		seen[have[i].h] = true
+	}
+	packDir := filepath.Join(objects, "pack")
+	d := newODB(objects) // a private reader: s.st is the repo's, under s.mu
+	defer d.Close()
+	held := 0
+	for _, name := range names {
+		if held >= budget || ctx.Err() != nil {
+			break
+		}
+		got, ok := readPackObjects(d, packDir, name, seen)
+		if !ok {
+			continue
+		}
+		for i := range got {
+			seen[got[i].h] = true
+			held += len(got[i].data)
+		}
+		objs = append(objs, got...)
+		used = append(used, name)
+	}
+	return objs, used
+}
+
+// readPackObjects reads every object of the pack name through d, each
+// checked against its id, leaving out those in skip. ok is false when one
+// cannot be read or does not hash to its id.
+func readPackObjects(d *odb, packDir, name string, skip map[plumbing.Hash]bool) (objs []packObj, ok bool) {
+	p, err := openPackIndex(packDir, name)
+	if err != nil {
+		return nil, false
+	}
+	defer func() {
+		d.cache.dropPack(p)
+		p.close()
+	}()
+	names, stride := idxHeader+fanout, 20
+	if p.version == 1 {
+		names, stride = fanout+4, 24
+	}
+	objs = make([]packObj, 0, p.count)
+	for i := 0; i < p.count; i++ {
+		var h plumbing.Hash
+		copy(h[:], p.idx[names+i*stride:])
+		if skip[h] {
+			continue
+		}
+		off, err := p.offsetOf(i)
+		if err != nil {
+			return nil, false
+		}
+		t, data, err := d.readPackedAt(p, off, 0)
+		if err != nil || objectHash(t, data) != h {
+			return nil, false
+		}
+		objs = append(objs, packObj{h: h, t: t, data: data, base: -1})
+	}
+	return objs, true
 }
 
 // removePacked removes the loose files of the objects of objs whose first
@@ -482,7 +620,7 @@ func removePacked(objects string, objs []packObj, lo, hi byte) {
 	path := loosePathBuf(objects)
 	for i := range objs {
 		h := objs[i].h
-		if h[0] < lo || h[0] > hi {
+		if !objs[i].loose || h[0] < lo || h[0] > hi {
 			continue
 		}
 		setLooseID(path, len(objects), h)

@@ -35,9 +35,11 @@ func packedWith(t *testing.T, s *repo, tag string, n int) []OID {
 func TestConcatPacksSameObjects(t *testing.T) {
 	t.Parallel()
 	s := maintenanceOff(t)
-	packedWith(t, s, "a", 30)
-	packedWith(t, s, "b", 40)
-	packedWith(t, s, "c", 80)
+	// each of at least packThreshold objects: a smaller pack would be
+	// packed again with the next loose objects (listSmallPacks)
+	packedWith(t, s, "a", 70)
+	packedWith(t, s, "b", 80)
+	packedWith(t, s, "c", 160)
 	packDir := filepath.Join(s.path, "objects", "pack")
 	packs, ok := listRollPacks(packDir)
 	if !ok || len(packs) != 3 {

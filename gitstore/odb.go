@@ -108,9 +108,9 @@ func (d *odb) scanFrom(entries []os.DirEntry, err error) {
 		old[p.name] = p
 	}
 	var packs []*packFile
-	for _, e := range entries {
+	for i, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".idx")
-		if !ok || !strings.HasPrefix(name, "pack-") {
+		if !ok || !strings.HasPrefix(name, "pack-") || !packListed(entries[i+1:], name) {
 			continue
 		}
 		if p := old[name]; p != nil {
@@ -131,6 +131,25 @@ func (d *odb) scanFrom(entries []os.DirEntry, err error) {
 	// Newest first: recent objects are the ones read most.
 	sort.SliceStable(packs, func(i, j int) bool { return packs[i].mtime.After(packs[j].mtime) })
 	d.packs = packs
+}
+
+// packListed reports whether after, the entries listed after name's
+// index (sorted by name, as readDir and os.ReadDir sort them), hold its
+// pack: an index whose pack is gone (a maintenance or git gc killed
+// between the two unlinks) is skipped, as git skips it, so that a lookup
+// finds the object in the pack that replaced it rather than stopping at
+// a pack that cannot be opened.
+func packListed(after []os.DirEntry, name string) bool {
+	for _, e := range after {
+		n := e.Name()
+		if !strings.HasPrefix(n, name) || len(n) <= len(name) || n[len(name)] != '.' {
+			return false
+		}
+		if n[len(name):] == ".pack" {
+			return true
+		}
+	}
+	return false
 }
 
 // idxListing names the pack indexes among entries of objects/pack, in the

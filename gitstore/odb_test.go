@@ -157,7 +157,8 @@ func TestPackedObjectsMatchGit(t *testing.T) {
 }
 
 // writeSyntheticIndex writes a version 2 pack index naming n random ids
-// (no pack behind it) and returns one of them.
+// (an empty pack file behind it: a reader skips an index whose pack is
+// gone, as git does) and returns one of them.
 func writeSyntheticIndex(t testing.TB, dir string, n int) plumbing.Hash {
 	t.Helper()
 	rng := rand.New(rand.NewSource(int64(n)))
@@ -189,6 +190,9 @@ func writeSyntheticIndex(t testing.TB, dir string, n int) plumbing.Hash {
 	b.Write(sum[:])
 	name := fmt.Sprintf("pack-%x", sum)
 	if err := os.WriteFile(filepath.Join(dir, "objects", "pack", name+".idx"), b.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "objects", "pack", name+".pack"), nil, 0o444); err != nil {
 		t.Fatal(err)
 	}
 	return ids[n/2]

@@ -37,6 +37,15 @@ import (
 const (
 	packThreshold = 64
 	memLimit      = 8 << 20 // bytes held in memory before objects are spilled
+	// smallPackMin is the fewest objects a flush publishes as a small pack
+	// (writeSmallPack) rather than as loose files: two files (the pack and
+	// its index) instead of one a object. A one-document run writes about
+	// a dozen objects.
+	smallPackMin = 3
+	// smallPackBytes bounds the packs a maintenance pass gathers
+	// (listSmallPacks): a pack this large is left to the roll-ups, which
+	// copy it, where the pass would inflate, search and compress it again.
+	smallPackBytes = 1 << 20
 )
 
 type bufObj struct {
@@ -583,10 +592,13 @@ func (s *repo) flush() error {
 	if s.spill == nil && len(s.bufOrder) >= packThreshold {
 		err = s.startSpill()
 	}
+	small := false
 	if err == nil && s.spill != nil {
 		err = s.writePack()
+	} else if err == nil && len(s.bufOrder) >= smallPackMin && s.smallPacksOn() {
+		err, small = s.writeSmallPack(), true
 	}
-	if err == nil {
+	if err == nil && !small {
 		// what was not spilled: a few objects, or ones too large to spill
 		hexes := make([]string, 0, len(s.bufOrder))
 		for _, h := range s.bufOrder {
@@ -685,6 +697,88 @@ func (s *repo) writePack() (err error) {
 		return fmt.Errorf("index: %w", err)
 	}
 	s.pending = append(s.pending, "objects/pack/"+name+".pack", "objects/pack/"+name+".idx")
+	s.st.Reindex()
+	s.packsCheckedAt = s.packsCheckedAt.Add(-packCheckEvery)
+	return nil
+}
+
+// smallPacksOn reports whether a flush of a few objects makes a small
+// pack: only where automatic maintenance packs them (gc.auto and
+// gc.autoPackLimit not 0). Where it is off, a write leaves its objects
+// loose, as git does, instead of leaving packs that no one rolls up and
+// that every reader must map. Called with s.mu held.
+func (s *repo) smallPacksOn() bool {
+	return s.autoPack > 0 && s.autoPackLimit > 0 && !s.looseOnly
+}
+
+// writeSmallPack publishes the buffered objects, all held in memory and
+// fewer than packThreshold, as one pack and its index: built in memory
+// (entries compressed as the spill file compresses them, no deltas),
+// written to a tmp_pack_* file renamed into place, then the index beside
+// it. A pack of a dozen objects is two new files where loose objects
+// would be a dozen, and so a dozen inodes that maintenance would delete
+// again: on ext4 without a journal every file created scans past the
+// inodes freed in the last half minute (recently_deleted), which made a
+// write into a maintained store take twice the time of one into a store
+// never maintained (docs/scaling.md, session 18). Maintenance packs small
+// packs as it packs loose objects (packLoose). The files are synced as a
+// write's few loose objects are, with its lock files (flushForUpdate).
+// Called with s.mu held.
+func (s *repo) writeSmallPack() error {
+	n := len(s.bufOrder)
+	var pack bytes.Buffer
+	size := packHdrLen + 20
+	for _, h := range s.bufOrder {
+		size += 16 + len(s.buf[h].data)
+	}
+	pack.Grow(size)
+	hdr := packFileHeader(n)
+	pack.Write(hdr[:])
+	entries := make([]indexEntry, 0, n)
+	var zw *zlib.Writer
+	for _, h := range s.bufOrder {
+		b := s.buf[h]
+		off := pack.Len()
+		pack.Write(packHeader(b.t, len(b.data)))
+		if len(b.data) < storeBelow {
+			appendStoredZlib(&pack, b.data)
+		} else {
+			if zw == nil {
+				zw, _ = zlib.NewWriterLevel(&pack, zlib.BestSpeed) // a valid level
+			} else {
+				zw.Reset(&pack)
+			}
+			zw.Write(b.data) // a bytes.Buffer's writes do not fail
+			zw.Close()
+		}
+		entries = append(entries, indexEntry{h: h, off: uint64(off), crc: crc32.ChecksumIEEE(pack.Bytes()[off:])})
+	}
+	sum := sha1.Sum(pack.Bytes())
+	pack.Write(sum[:])
+	dir := filepath.Join(s.path, "objects", "pack")
+	tmp, err := s.createTemp(dir, "tmp_pack_")
+	if err != nil {
+		return diskError(fmt.Errorf("write pack: %w", err))
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := tmpWriter(tmp).Write(pack.Bytes()); err != nil {
+		tmp.Close()
+		return diskError(fmt.Errorf("write pack: %w", err))
+	}
+	if err := closeTemp(tmp, s.perm.object(), false); err != nil {
+		return diskError(fmt.Errorf("write pack: %w", err))
+	}
+	name := "pack-" + hex.EncodeToString(sum[:])
+	if err := renameFile(tmp.Name(), filepath.Join(dir, name+".pack")); err != nil {
+		return diskError(fmt.Errorf("write pack: %w", err))
+	}
+	if err := s.writeFileAtomic(filepath.Join(dir, name+".idx"), encodeIndex(entries, sum[:]), false); err != nil {
+		return diskError(fmt.Errorf("write pack index: %w", err))
+	}
+	rel := "objects/pack/" + name
+	s.pending = append(s.pending, rel+".pack", rel+".idx")
+	s.smallPacks = append(s.smallPacks, rel+".pack", rel+".idx")
+	s.wroteSmall = true
 	s.st.Reindex()
 	s.packsCheckedAt = s.packsCheckedAt.Add(-packCheckEvery)
 	return nil

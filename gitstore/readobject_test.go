@@ -16,7 +16,7 @@ import (
 // (with deltas: similar documents and their history) and partly loose.
 func directFixture(t *testing.T) (path string, objects map[string]string) {
 	t.Helper()
-	s := NewTestStore(t)
+	s := looseWrites(NewTestStore(t)) // the objects written after gc stay loose
 	path = s.Path()
 	base := strings.Repeat("the same paragraph of a policy, again and again\n", 200)
 	var tip OID

@@ -111,7 +111,7 @@ func TestOpenSourceFile(t *testing.T) {
 func TestCopyLocalObjectsRefusesSwappedLink(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []string{"pack", "loose"} {
-		remote := NewTestStore(t)
+		remote := looseWrites(NewTestStore(t)) // "loose" needs its objects loose
 		c := mkCommit(t, remote, "journal "+kind)
 		mustUpdate(t, remote, RefUpdate{Name: "refs/heads/main", New: c})
 		if err := remote.Sync(); err != nil {
@@ -183,7 +183,7 @@ func TestCopyLocalObjectsWhileSourceRepacks(t *testing.T) {
 		{"pack written again under its name", true, false},
 		{"repacked at every listing", false, true},
 	} {
-		remote := NewTestStore(t)
+		remote := looseWrites(NewTestStore(t))
 		c := mkCommit(t, remote, "journal")
 		mustUpdate(t, remote, RefUpdate{Name: "refs/heads/main", New: c})
 		if err := remote.Sync(); err != nil {

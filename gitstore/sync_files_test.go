@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,29 +77,45 @@ func TestFsyncEachErrorsInOrder(t *testing.T) {
 	}
 }
 
-// An Update that wrote a few loose objects syncs them together with its lock
-// files (one batch), and each one before any ref is renamed: objects before
-// refs. The directory of a ref that was only compared (its expected value
-// is its current one) is not synced; the directory of a moved ref is, after
-// the rename.
+// An Update that wrote a few objects, loose or as one small pack
+// (writeSmallPack), syncs them together with its lock files (one batch:
+// the lock is there when they are synced), and each one before any ref is
+// renamed: objects before refs. The directory of a ref that was only
+// compared (its expected value is its current one) is not synced; the
+// directory of a moved ref is, after the rename.
 func TestUpdateSyncsFewObjectsWithLocksBeforeRename(t *testing.T) {
-	s := NewTestStore(t)
+	for _, loose := range []bool{true, false} {
+		t.Run(map[bool]string{true: "loose", false: "small pack"}[loose], func(t *testing.T) {
+			s := NewTestStore(t)
+			if loose {
+				looseWrites(s)
+			}
+			checkFewObjectsSynced(t, s, loose)
+		})
+	}
+}
+
+func checkFewObjectsSynced(t *testing.T, s Store, loose bool) {
 	gitDir := s.Path()
 	base := mkCommit(t, s, "base")
 	mustUpdate(t, s, RefUpdate{Name: "refs/heads/kept/base", New: base})
+	packsBefore, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "pack-*"))
 
 	c := mkCommit(t, s, "next", base)
 	var (
 		mu      sync.Mutex
 		synced  []string
 		atSync  = map[string]string{} // path synced -> the moved ref's file then
+		locked  = map[string]bool{}   // path synced -> the moved ref's lock file there then
 		movedAt = filepath.Join(gitDir, "refs", "heads", "moved", "r")
 	)
 	syncTrace = func(path string, _ bool) {
 		data, _ := os.ReadFile(movedAt)
+		_, err := os.Stat(movedAt + ".lock")
 		mu.Lock()
 		synced = append(synced, path)
 		atSync[path] = string(data)
+		locked[path] = err == nil
 		mu.Unlock()
 	}
 	defer func() { syncTrace = nil }()
@@ -109,20 +126,13 @@ func TestUpdateSyncsFewObjectsWithLocksBeforeRename(t *testing.T) {
 	syncTrace = nil
 	wantRef(t, s, "refs/heads/moved/r", c)
 
-	objects := 0
-	for _, id := range []OID{c} {
-		walk := []OID{id}
+	var files []string // the object files the update wrote
+	if loose {
+		walk := []OID{c}
 		for len(walk) > 0 {
 			id := walk[0]
 			walk = walk[1:]
-			path := filepath.Join(gitDir, "objects", string(id)[:2], string(id)[2:])
-			if _, ok := atSync[path]; !ok {
-				t.Fatalf("object %s (%s) was not synced by the update; synced %v", id, path, synced)
-			}
-			if atSync[path] != "" {
-				t.Fatalf("object %s synced after the ref was renamed (ref held %q)", id, atSync[path])
-			}
-			objects++
+			files = append(files, filepath.Join(gitDir, "objects", string(id)[:2], string(id)[2:]))
 			if id == c {
 				cm, err := s.Commit(c)
 				if err != nil {
@@ -138,9 +148,33 @@ func TestUpdateSyncsFewObjectsWithLocksBeforeRename(t *testing.T) {
 				}
 			}
 		}
+		if len(files) != 3 {
+			t.Fatalf("checked %d objects; want the commit, its tree and its blob", len(files))
+		}
+	} else {
+		after, _ := filepath.Glob(filepath.Join(gitDir, "objects", "pack", "pack-*"))
+		for _, f := range after {
+			if !slices.Contains(packsBefore, f) {
+				files = append(files, f)
+			}
+		}
+		if len(files) != 2 {
+			t.Fatalf("the update made %v; want one pack and its index", files)
+		}
+		if loose, _ := looseAndPacks(t, gitDir); loose != 0 {
+			t.Fatalf("%d loose objects; want the three in the small pack", loose)
+		}
 	}
-	if objects != 3 {
-		t.Fatalf("checked %d objects; want the commit, its tree and its blob", objects)
+	for _, path := range files {
+		if _, ok := atSync[path]; !ok {
+			t.Fatalf("%s was not synced by the update; synced %v", path, synced)
+		}
+		if atSync[path] != "" {
+			t.Fatalf("%s synced after the ref was renamed (ref held %q)", path, atSync[path])
+		}
+		if !locked[path] {
+			t.Fatalf("%s synced before the lock files were written: two waits where one does", path)
+		}
 	}
 	lock := movedAt + ".lock"
 	if v, ok := atSync[lock]; !ok || v != "" {

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,4 +111,52 @@ func Fsck(t TB, path string) {
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("git fsck --strict %s is not clean (%v):\n%s", gitDir, err, out)
 	}
+}
+
+// UnpackForTest writes every object of the store at gitDir out as a loose
+// file, one file an object, and removes the packs (with git
+// unpack-objects, each pack moved aside first so that git does not find
+// its objects there already). Tests that damage or remove one object's
+// own file call it first: a write of a few objects makes a small pack,
+// not loose files (writeSmallPack). Not for a store anything else is
+// using.
+func UnpackForTest(gitDir string) error {
+	packDir := filepath.Join(gitDir, "objects", "pack")
+	packs, err := filepath.Glob(filepath.Join(packDir, "pack-*.pack"))
+	if err != nil || len(packs) == 0 {
+		return err
+	}
+	git, err := findGit()
+	if err != nil {
+		return err
+	}
+	aside, err := os.MkdirTemp(gitDir, "unpack-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(aside)
+	var moved []string
+	for _, p := range packs {
+		to := filepath.Join(aside, filepath.Base(p))
+		if err := os.Rename(p, to); err != nil {
+			return err
+		}
+		moved = append(moved, to)
+		base := strings.TrimSuffix(p, ".pack")
+		for _, ext := range []string{".idx", ".rev", ".bitmap", ".keep", ".promisor", ".mtimes"} {
+			os.Remove(base + ext)
+		}
+	}
+	for _, p := range moved {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		_, err = runGitWith(context.Background(), git, gitDir, "unpack-objects", f, "unpack-objects", "-q")
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

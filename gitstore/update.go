@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -199,11 +200,12 @@ func (s *repo) flushForUpdate() error {
 	}
 	few := len(s.pending) <= deferSyncMax
 	for _, rel := range s.pending {
-		if strings.HasPrefix(rel, "objects/pack/") {
+		if strings.HasPrefix(rel, "objects/pack/") && !slices.Contains(s.smallPacks, rel) {
 			few = false
 			break
 		}
 	}
+	s.smallPacks = s.smallPacks[:0]
 	if few {
 		s.mu.Unlock()
 		return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 )
@@ -82,8 +83,11 @@ func TestPushFromDamagedStore(t *testing.T) {
 	addRemote(t, alice, "origin", shared)
 	m := alice.run(t, "r1", "doc")
 	blob := m.Entries[0].Snapshot
+	if err := gitstore.UnpackForTest(alice.path()); err != nil { // a small write makes a small pack
+		t.Fatal(err)
+	}
 	if err := os.Remove(filepath.Join(alice.path(), "objects", blob[:2], blob[2:])); err != nil {
-		t.Fatal(err) // a new store keeps its objects loose
+		t.Fatal(err)
 	}
 	before := allRefs(t, shared)
 	_, err := Push(ctx, alice.s, "origin", Options{})

@@ -233,6 +233,9 @@ func TestReplayHashes(t *testing.T) {
 		t.Fatalf("unknown manifest: %v", err)
 	}
 	// a lost snapshot blob is an entry error, not a call error
+	if err := gitstore.UnpackForTest(f.s.Path()); err != nil { // a small write makes a small pack
+		t.Fatal(err)
+	}
 	blob := filepath.Join(f.s.Path(), "objects", m.Entries[0].Snapshot[:2], m.Entries[0].Snapshot[2:])
 	if err := os.Remove(blob); err != nil {
 		t.Fatal(err)

@@ -174,7 +174,7 @@ func TestMissingObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the manifest's root tree, then (separately) a snapshot blob
-	if err := os.Remove(p.looseObject(string(c.Tree))); err != nil {
+	if err := os.Remove(p.looseObject(t, string(c.Tree))); err != nil {
 		t.Fatal(err)
 	}
 	rep := p.check(t, storecheck.Options{})
@@ -184,7 +184,7 @@ func TestMissingObject(t *testing.T) {
 
 	p = healthy(t)
 	snap := p.snapshotOf(t, "run-b")
-	if err := os.Remove(p.looseObject(snap)); err != nil {
+	if err := os.Remove(p.looseObject(t, snap)); err != nil {
 		t.Fatal(err)
 	}
 	for _, opts := range []storecheck.Options{{}, {ReadData: true}, {Subset: "1/1000"}} {

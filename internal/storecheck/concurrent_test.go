@@ -56,7 +56,7 @@ func TestMissingManifestIsNotCalledIntact(t *testing.T) {
 	t.Parallel()
 	p := newProject(t, map[string]string{"a.md": "a one\n"}, "version = 1")
 	id := p.run(t, "r1", uriOf("a.md"))
-	if err := os.Remove(p.looseObject(id)); err != nil {
+	if err := os.Remove(p.looseObject(t, id)); err != nil {
 		t.Fatal(err)
 	}
 	p.reopen(t, store.Options{})

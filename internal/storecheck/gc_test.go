@@ -52,7 +52,7 @@ func TestGCWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-48 * time.Hour)
-	if err := os.Chtimes(p.looseObject(string(garbage)), old, old); err != nil {
+	if err := os.Chtimes(p.looseObject(t, string(garbage)), old, old); err != nil {
 		t.Fatal(err)
 	}
 

@@ -116,8 +116,15 @@ func (p *project) check(t testing.TB, opts storecheck.Options) *storecheck.Repor
 	return rep
 }
 
-// looseObject is the path of a loose object in the store.
-func (p *project) looseObject(id string) string {
+// looseObject is the path of a loose object in the store, whose packs are
+// first written out loose (a write of a few objects makes a small pack),
+// and the store opened again (the handle had the packs mapped).
+func (p *project) looseObject(t testing.TB, id string) string {
+	t.Helper()
+	if err := gitstore.UnpackForTest(p.storePath()); err != nil {
+		t.Fatal(err)
+	}
+	p.reopen(t, store.Options{})
 	return filepath.Join(p.storePath(), "objects", id[:2], id[2:])
 }
 
@@ -125,7 +132,7 @@ func (p *project) looseObject(id string) string {
 // header) with edit(content), as a disk error or an attacker would.
 func (p *project) rewriteObject(t testing.TB, id string, edit func([]byte) []byte) {
 	t.Helper()
-	path := p.looseObject(id)
+	path := p.looseObject(t, id)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestManifestOverLimitBroken(t *testing.T) {
 	fmt.Fprintf(zw, "blob %d\x00", manifest.MaxBytes+1)
 	zw.Write(body)
 	zw.Close()
-	path := p.looseObject(string(blob))
+	path := p.looseObject(t, string(blob))
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}

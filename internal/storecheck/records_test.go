@@ -38,7 +38,7 @@ func TestFlippedChecksumByte(t *testing.T) {
 	p := newProject(t, twoDocs, "")
 	p.run(t, "run-a", uriOf("policies/refunds.md"))
 	snap := p.snapshotOf(t, "run-a")
-	path := p.looseObject(snap)
+	path := p.looseObject(t, snap)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
