@@ -54,16 +54,23 @@ const (
 // autoPackFromConfig returns the loose-object threshold gc.auto sets, or
 // DefaultAutoPack.
 func autoPackFromConfig(cfg *gitconfig.Config) int {
+	return gcSetting(cfg, "auto", DefaultAutoPack)
+}
+
+// gcSetting reads the number gc.<key> sets: def when it is unset or not a
+// number, 0 (off) when it is 0 or negative, as git reads gc.auto and
+// gc.autoPackLimit.
+func gcSetting(cfg *gitconfig.Config, key string, def int) int {
 	if cfg == nil {
-		return DefaultAutoPack
+		return def
 	}
-	v := strings.TrimSpace(cfg.Section("gc").Options.Get("auto"))
+	v := strings.TrimSpace(cfg.Section("gc").Options.Get(key))
 	if v == "" {
-		return DefaultAutoPack
+		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return DefaultAutoPack
+		return def
 	}
 	return max(n, 0) // negative turns it off, as in git
 }
@@ -78,18 +85,7 @@ const DefaultAutoPackLimit = 16
 // autoPackLimitFromConfig returns the pack count gc.autoPackLimit sets,
 // or DefaultAutoPackLimit.
 func autoPackLimitFromConfig(cfg *gitconfig.Config) int {
-	if cfg == nil {
-		return DefaultAutoPackLimit
-	}
-	v := strings.TrimSpace(cfg.Section("gc").Options.Get("autoPackLimit"))
-	if v == "" {
-		return DefaultAutoPackLimit
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return DefaultAutoPackLimit
-	}
-	return max(n, 0) // negative turns it off, as in git
+	return gcSetting(cfg, "autoPackLimit", DefaultAutoPackLimit)
 }
 
 // packsPastLimit reports whether objects/pack holds more than limit packs

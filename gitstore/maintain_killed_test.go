@@ -28,11 +28,7 @@ func TestPassKilledBetweenPackAndIndex(t *testing.T) {
 }
 
 func passKilledBetweenPackAndIndex(t *testing.T, copied bool) {
-	st := NewTestStore(t)
-	dir := st.Path()
-	st.Close()
-	git(t, dir, "config", "gc.autoPackLimit", "1000") // no pass but the test's
-	s := reopen(t, dir).(*repo)
+	s, dir := passOnlyByTest(t)
 	var commits []OID
 	for i := 0; i < 4; i++ {
 		commits = append(commits, smallWrite(t, s, i))

@@ -35,11 +35,7 @@ func TestPassKeepsPackItRewrote(t *testing.T) {
 // pack is also a loose file, which the pass packs with it: the same
 // objects, the same pack.
 func passKeepsPackItRewrote(t *testing.T, loose bool) {
-	st := NewTestStore(t)
-	dir := st.Path()
-	st.Close()
-	git(t, dir, "config", "gc.autoPackLimit", "1000") // no pass but the test's
-	s := reopen(t, dir).(*repo)
+	s, dir := passOnlyByTest(t)
 	var commits []OID
 	for i := 0; i < 2; i++ {
 		commits = append(commits, smallWrite(t, s, i))
@@ -129,11 +125,7 @@ func TestPassKeepsLargePackItRewrote(t *testing.T) {
 	if !testsize.Long() {
 		t.Skip("holds 160 MB; READPROOF_LONG_TESTS=1 runs it")
 	}
-	st := NewTestStore(t)
-	dir := st.Path()
-	st.Close()
-	git(t, dir, "config", "gc.autoPackLimit", "1000") // no pass but the test's
-	s := reopen(t, dir).(*repo)
+	s, dir := passOnlyByTest(t)
 	rng := rand.New(rand.NewSource(1))
 	write := func(files [][]byte) OID {
 		t.Helper()

@@ -22,6 +22,17 @@ func packNames(t *testing.T, dir string) []string {
 	return packs
 }
 
+// passOnlyByTest makes a store whose writes make small packs but start no
+// maintenance pass (gc.autoPackLimit 1000): the test runs the pass.
+func passOnlyByTest(t *testing.T) (*repo, string) {
+	t.Helper()
+	st := NewTestStore(t)
+	dir := st.Path()
+	st.Close()
+	git(t, dir, "config", "gc.autoPackLimit", "1000")
+	return reopen(t, dir).(*repo), dir
+}
+
 // smallWrite records one more commit on main: a fresh blob, tree and
 // commit (writeSmallUpdates numbers its contents from 0 at every call).
 func smallWrite(t *testing.T, s Store, i int) OID {
@@ -130,11 +141,7 @@ func TestSmallPacksConfig(t *testing.T) {
 // pack, or in two small packs, goes into the new pack once.
 func TestPackSmallPacksLeavesCorrupt(t *testing.T) {
 	t.Parallel()
-	st := NewTestStore(t)
-	dir := st.Path()
-	st.Close()
-	git(t, dir, "config", "gc.autoPackLimit", "1000") // no pass but the test's
-	s := reopen(t, dir).(*repo)
+	s, dir := passOnlyByTest(t)
 	writeSmallUpdates(t, s, "refs/heads/main", 3)
 	packs := packNames(t, dir)
 	if len(packs) != 3 {
@@ -221,11 +228,7 @@ func TestPackSmallPacksLeavesCorrupt(t *testing.T) {
 // objects (a 20 MB document made each pass take 150-490 ms).
 func TestPackSmallPacksLeavesLargeOnes(t *testing.T) {
 	t.Parallel()
-	st := NewTestStore(t)
-	dir := st.Path()
-	st.Close()
-	git(t, dir, "config", "gc.autoPackLimit", "1000") // no pass but the test's
-	s := reopen(t, dir).(*repo)
+	s, dir := passOnlyByTest(t)
 	big := make([]byte, smallPackBytes+1)
 	rand.New(rand.NewSource(1)).Read(big) // does not compress
 	blob := putBlob(t, s, string(big))
