@@ -18,26 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/probe"
 )
-
-// syncBuffer is an audit sink safe to read while the server writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type testServer struct {
 	url  string
@@ -148,7 +131,7 @@ func fetchSentinel(t *testing.T, c *http.Client, base, session string) string {
 func TestServerRoundTrip(t *testing.T) {
 	k := testKeys(t, "server")
 	clk := newFakeClock(at(b0, 200))
-	audit := &syncBuffer{}
+	audit := &testproc.SyncBuffer{}
 	ts := startServer(t, probe.ServerOptions{Keys: &k, Clock: clk, Audit: audit})
 	c := clientFrom(t, "127.0.0.1")
 
@@ -215,7 +198,7 @@ func TestServerRealClock(t *testing.T) {
 func TestServerRateLimit(t *testing.T) {
 	k := testKeys(t, "rate")
 	clk := newFakeClock(at(b0, 0))
-	audit := &syncBuffer{}
+	audit := &testproc.SyncBuffer{}
 	rl := probe.RateLimit{Burst: 3, Every: time.Minute}
 	ts := startServer(t, probe.ServerOptions{Keys: &k, Clock: clk, ProbeRate: rl, VerifyRate: rl, Audit: audit})
 	a, b := clientFrom(t, "127.0.0.1"), clientFrom(t, "127.0.0.2")
@@ -390,7 +373,7 @@ func TestServerRequests(t *testing.T) {
 func TestServerAuditLog(t *testing.T) {
 	k := testKeys(t, "audit")
 	clk := newFakeClock(at(b0, 0))
-	audit := &syncBuffer{}
+	audit := &testproc.SyncBuffer{}
 	ts := startServer(t, probe.ServerOptions{Keys: &k, Clock: clk, Audit: audit,
 		ProbeRate: probe.RateLimit{Burst: 4, Every: time.Hour}})
 	a, b := clientFrom(t, "127.0.0.1"), clientFrom(t, "127.0.0.3")

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -153,32 +152,14 @@ func (p *project) run(args ...string) (string, string, error) {
 	return out.String(), errb.String(), err
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]byte(nil), s.b.Bytes()...)
-}
-
 // server is a running `readproof mcp` subprocess (or, from serve, the same
 // server in this process) with a connected client.
 type server struct {
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
-	done   chan error  // serve: Run's result, instead of cmd
-	stdout *syncBuffer // every byte the server wrote to stdout
-	stderr *syncBuffer
+	done   chan error           // serve: Run's result, instead of cmd
+	stdout *testproc.SyncBuffer // every byte the server wrote to stdout
+	stderr *testproc.SyncBuffer
 	closed bool
 }
 
@@ -191,7 +172,7 @@ func (p *project) start(t testing.TB, args ...string) *server {
 	cmd := exec.Command(os.Args[0], append([]string{"--store", p.store, "--config", p.config, "mcp"}, args...)...)
 	cmd.Dir = p.dir
 	cmd.Env = p.env()
-	s := &server{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	s := &server{cmd: cmd, stdout: &testproc.SyncBuffer{}, stderr: &testproc.SyncBuffer{}}
 	cmd.Stderr = s.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -258,7 +239,7 @@ func (p *project) serveWith(t testing.TB, opts mcpserver.Options) *server {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &server{done: make(chan error, 1), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	s := &server{done: make(chan error, 1), stdout: &testproc.SyncBuffer{}, stderr: &testproc.SyncBuffer{}}
 	go func() {
 		err := srv.Run(context.Background(), inR, outW)
 		outW.Close() // the client reads EOF, as from an exited process

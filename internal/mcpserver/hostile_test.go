@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/readproof/readproof/internal/testproc"
 	"io"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ func (p *project) wire(t *testing.T) *wire {
 	cmd := exec.Command(os.Args[0], "--store", p.store, "--config", p.config, "mcp")
 	cmd.Dir = p.dir
 	cmd.Env = p.env()
-	stderr := &syncBuffer{}
+	stderr := &testproc.SyncBuffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

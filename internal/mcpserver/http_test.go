@@ -39,6 +39,7 @@ import (
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/internal/testsize"
 )
 
@@ -46,7 +47,7 @@ import (
 type httpServer struct {
 	url    string
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testproc.SyncBuffer
 	done   chan error
 }
 
@@ -123,7 +124,7 @@ func (p *project) serveHTTP(t testing.TB, args ...string) *httpServer {
 	cmd := exec.Command(os.Args[0], append([]string{"--store", p.store, "--config", p.config, "mcp", "--http", "127.0.0.1:0", "--tokens", p.tokens()}, args...)...)
 	cmd.Dir = p.dir
 	cmd.Env = p.env()
-	s := &httpServer{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &httpServer{cmd: cmd, stderr: &testproc.SyncBuffer{}, done: make(chan error, 1)}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +199,7 @@ func (p *project) serveHTTPIn(t testing.TB) *httpServer {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &httpServer{url: "http://" + ln.Addr().String() + "/", stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &httpServer{url: "http://" + ln.Addr().String() + "/", stderr: &testproc.SyncBuffer{}, done: make(chan error, 1)}
 	go func() { s.done <- srv.ServeHTTP(ctx, mcpserver.HTTPOptions{Verify: v.Verify}, ln) }()
 	t.Cleanup(func() {
 		cancel()

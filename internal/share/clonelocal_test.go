@@ -1,7 +1,6 @@
 package share
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -12,11 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // localSource is a bare store on a path with runs r1 and r2 pushed to it,
@@ -85,7 +84,7 @@ func TestCloneLocalCopy(t *testing.T) {
 			t.Parallel()
 			dir, _, _ := localSource(t, layout)
 			dst := filepath.Join(t.TempDir(), "clone")
-			var progress syncBuffer
+			var progress testproc.SyncBuffer
 			res, err := Clone(context.Background(), dir, dst, Options{Progress: &progress})
 			if err != nil {
 				t.Fatal(err)
@@ -225,7 +224,7 @@ func TestCloneLocalRefusesNonStore(t *testing.T) {
 				git(t, dir, "fetch", "-q", proj, "refs/heads/main:refs/heads/feature")
 			}
 			dst := filepath.Join(t.TempDir(), "clone")
-			var progress syncBuffer
+			var progress testproc.SyncBuffer
 			_, err := Clone(context.Background(), dir, dst, Options{Progress: &progress})
 			if !errors.Is(err, ErrNotStore) {
 				t.Fatalf("clone of %s: %v, want ErrNotStore", name, err)
@@ -297,22 +296,4 @@ func TestCloneLocalIndexNotTrusted(t *testing.T) {
 	}
 	defer s.Close()
 	replayAll(t, s)
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
