@@ -269,3 +269,27 @@ func TestPackSmallPacksLeavesLargeOnes(t *testing.T) {
 	chainSet(t, reopen(t, dir), tip)
 	Fsck(t, dir)
 }
+
+// The list of small-pack files a handle keeps for its next Update's sync
+// (flushForUpdate) is emptied when the files are synced, by Sync as by an
+// Update: a long-lived handle (the MCP server's) that writes and syncs
+// without moving a ref does not grow it. Before, each Sync left the two
+// names of each small pack in it for good.
+func TestSmallPacksForgottenOnceSynced(t *testing.T) {
+	t.Parallel()
+	s := NewTestStore(t).(*repo)
+	for i := 0; i < 4; i++ {
+		for j := 0; j < smallPackMin; j++ {
+			putBlob(t, s, fmt.Sprintf("blob %d of sync %d\n", j, i))
+		}
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.smallPacks); n != 0 {
+			t.Fatalf("after sync %d: %d small-pack files still listed for a sync", i, n)
+		}
+	}
+	if _, packs := looseAndPacks(t, s.path); packs != 4 {
+		t.Fatalf("%d packs; want the four syncs' small packs", packs)
+	}
+}

@@ -557,7 +557,7 @@ func (s *repo) Sync() error {
 		return err
 	}
 	pending := s.pending
-	s.pending = nil
+	s.pending, s.smallPacks = nil, s.smallPacks[:0]
 	s.mu.Unlock()
 	return s.syncPending(pending)
 }

@@ -40,7 +40,7 @@ func (s *repo) takePending() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.pending
-	s.pending = nil
+	s.pending, s.smallPacks = nil, s.smallPacks[:0]
 	return p
 }
 
