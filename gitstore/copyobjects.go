@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // CopyLocalObjects copies every object of the repository url names into
@@ -78,6 +79,30 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 			return false, ctx.Err()
 		}
 	}
+}
+
+// IsLocalStore reports whether url names a repository on this machine
+// (as CopyLocalObjects takes it) whose config marks it a readproof store,
+// read as listLocal reads it (a regular file of at most maxLocalConfig
+// bytes, never a FIFO or a device). A clone starts copying such a source
+// while it is recognized; anything else (a project's repository) is
+// copied only once recognized, so nothing of a source refused is ever
+// written beside the clone's target, where a clone killed meanwhile
+// would leave it.
+func IsLocalStore(url string) bool {
+	dir, ok := localRepoPath(url)
+	if !ok {
+		return false
+	}
+	data, err := readSmallFile(filepath.Join(dir, "config"), maxLocalConfig)
+	if err != nil {
+		return false
+	}
+	cfg := gitconfig.New()
+	if gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg) != nil {
+		return false
+	}
+	return hasMarker(cfg)
 }
 
 // copyAttempts is how many times CopyLocalObjects lists a source whose

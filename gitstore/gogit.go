@@ -204,7 +204,7 @@ func InitWith(path string, opts Options, fill func(Store) error) (_ Store, err e
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
 	done = true
-	if err := syncDir(parent); err != nil {
+	if err := syncPlaced(abs, made); err != nil {
 		return nil, fmt.Errorf("init store %s: %w", path, err)
 	}
 	return OpenWithOptions(abs, opts)

@@ -245,7 +245,7 @@ func (s *Staged) Publish() error {
 	}
 	s.ended = true
 	s.release()
-	if err := syncDir(filepath.Dir(s.path)); err != nil {
+	if err := syncPlaced(s.path, s.made); err != nil {
 		return fmt.Errorf("publish store %s: %w: %w", s.path, ErrPublishedUnsynced, err)
 	}
 	return nil
@@ -264,6 +264,18 @@ func (s *Staged) Discard() {
 	os.RemoveAll(s.dir)
 	s.release()
 	removeEmptyDirs(s.made)
+}
+
+// syncPlaced makes the name of a store just placed at path durable: the
+// directory that holds it, and the directory that holds each directory of
+// made (those above path that the init or clone made, deepest first), or
+// a crash could lose one of them, and the store with it.
+func syncPlaced(path string, made []string) error {
+	ts := []syncTarget{{path: filepath.Dir(path), dir: true}}
+	for _, d := range made {
+		ts = append(ts, syncTarget{path: filepath.Dir(d), dir: true})
+	}
+	return fsyncEach(ts)
 }
 
 // missingDirs lists dir and those of its parents that do not exist, deepest

@@ -340,3 +340,47 @@ func TestStagedSyncedAtPublish(t *testing.T) {
 		}
 	}
 }
+
+// TestStagedPublishSyncsMadeParents: a clone into a path whose parents it
+// made (a/b/store, a missing) makes their names durable too: the directory
+// that holds each one it made is synced once the store is in place, or a
+// crash may lose a, and the published store with it.
+func TestStagedPublishSyncsMadeParents(t *testing.T) {
+	var mu sync.Mutex
+	var synced []string
+	syncTrace = func(path string, _ bool) {
+		mu.Lock()
+		synced = append(synced, path)
+		mu.Unlock()
+	}
+	defer func() { syncTrace = nil }()
+	top := t.TempDir()
+	path := filepath.Join(top, "a", "b", "store")
+	st, err := InitStaged(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := func(what string) {
+		for _, d := range []string{filepath.Join(top, "a", "b"), filepath.Join(top, "a"), top} {
+			if !slices.Contains(synced, d) {
+				t.Errorf("%s did not sync %s, which holds a directory it made (or the store); synced %v", what, d, synced)
+			}
+		}
+		synced = nil
+	}
+	want("Publish")
+	mu.Unlock()
+	top = t.TempDir()
+	g, err := InitWithOptions(filepath.Join(top, "a", "b", "store"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	mu.Lock()
+	want("Init")
+}

@@ -218,6 +218,7 @@ func (t *Transport) runAt(ctx context.Context, progress bool, in io.Reader, url 
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, t.git, full...)
 	cmd.Env = env
+	endsWithUs(cmd)
 	if in != nil {
 		cmd.Stdin = in
 	} else if null := devNull(); null != nil {

@@ -71,13 +71,17 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	}
 	// A repository on this machine has its objects copied, not served
 	// (CopyLocalObjects: checked as a fetch checks them, no foreign index
-	// trusted). The copy starts now, while the refs are listed and
-	// recognized, into the staging directory no reader sees: a refusal
-	// stops it (its git killed and waited for) and the staging directory
-	// goes with everything in it. Git's progress meter of the copy is held
-	// until the source is recognized: a refused clone shows none of it.
+	// trusted). The copy of a source marked a store starts now, while the
+	// refs are listed and recognized, into the staging directory no reader
+	// sees: a refusal stops it (its git killed and waited for) and the
+	// staging directory goes with everything in it. Git's progress meter of
+	// the copy is held until the source is recognized: a refused clone
+	// shows none of it. Any other source (a project's repository) is copied
+	// only once recognized: a clone killed while it is refused leaves
+	// nothing of it beside dir.
+	early := gitstore.IsLocalStore(fetchURL)
 	ct, meter := t, (*heldWriter)(nil)
-	if opts.Progress != nil && gitstore.IsLocalRepo(fetchURL) {
+	if opts.Progress != nil && early {
 		meter = &heldWriter{w: opts.Progress}
 		if ct, err = gitstore.NewTransport(g.Path(), gitstore.TransportOptions{Progress: meter, Interactive: opts.Interactive}); err != nil {
 			return nil, err
@@ -90,16 +94,23 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		err    error
 	}
 	copyDone := make(chan copyResult, 1)
-	go func() {
-		copied, err := ct.CopyLocalObjects(copyCtx, fetchURL)
-		copyDone <- copyResult{copied, err}
-	}()
+	startCopy := func() {
+		go func() {
+			copied, err := ct.CopyLocalObjects(copyCtx, fetchURL)
+			copyDone <- copyResult{copied, err}
+		}()
+	}
+	if early {
+		startCopy()
+	}
 	// The store is empty: any main is new, so it is read alone while the
 	// refs are listed.
 	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true)
 	if err != nil {
-		stopCopy()
-		<-copyDone
+		if early {
+			stopCopy()
+			<-copyDone
+		}
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
 			// clone removes again.
@@ -109,6 +120,9 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	}
 	if meter != nil {
 		meter.release()
+	}
+	if !early {
+		startCopy()
 	}
 	// While git indexes the copy, the runs are checked by reading the same
 	// objects, by id, from the source (precheckClone); verifyClone then
