@@ -26,6 +26,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // maxLocalConfig bounds the config file listLocal reads itself: a larger
@@ -66,13 +68,13 @@ func listLocal(url string) (refs []Ref, head string, ok bool, err error) {
 		if fi, serr := os.Stat(cfg); serr == nil && fi.Mode().IsRegular() {
 			return nil, "", false, nil // a large config: git reads it
 		}
-		return nil, "", false, refuseLocal(url, err)
+		return nil, "", false, refuseLocal(url, err, fmt.Sprintf("a repository's config must be a regular file of at most %d bytes", maxLocalConfig))
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", false, nil
 	}
 	raw, err := readSmallFile(filepath.Join(dir, "HEAD"), maxRefFile)
 	if errors.Is(err, errNotSmallFile) {
-		return nil, "", false, refuseLocal(url, err)
+		return nil, "", false, refuseLocal(url, err, refFileRule())
 	}
 	if err != nil {
 		return nil, "", false, nil
@@ -82,7 +84,7 @@ func listLocal(url string) (refs []Ref, head string, ok bool, err error) {
 	loose, plain := plainLooseRefs(dir)
 	if !plain {
 		if err := unreadableRefFile(dir); err != nil {
-			return nil, "", false, refuseLocal(url, err)
+			return nil, "", false, refuseLocal(url, err, refFileRule())
 		}
 	}
 	target := ""
@@ -128,10 +130,23 @@ func listLocal(url string) (refs []Ref, head string, ok bool, err error) {
 	return refs, head, true, nil
 }
 
-// refuseLocal is listLocal's refusal of the repository at url.
-func refuseLocal(url string, err error) error {
-	return fmt.Errorf("list refs of %s: %w: a ref file must be a regular file of at most %d bytes; delete or replace the file in that repository (git update-ref, git symbolic-ref)",
-		RedactURL(url), err, maxRefFile)
+// ErrUnreadableRepoFile is listLocal's refusal of a repository on this
+// machine one of whose files (a ref, HEAD, its config) no reader should
+// read to its end: a device, a FIFO, a huge file. Its hint says so; git
+// itself would block on such a file or read it until memory runs out, so
+// a hint to try git ls-remote there would hang.
+var ErrUnreadableRepoFile = errors.New("a file of the repository is not one to read")
+
+// refFileRule is what listLocal asks of a ref file and HEAD.
+func refFileRule() string {
+	return fmt.Sprintf("a ref file must be a regular file of at most %d bytes", maxRefFile)
+}
+
+// refuseLocal is listLocal's refusal of the repository at url, err naming
+// the file and rule what the file must be.
+func refuseLocal(url string, err error, rule string) error {
+	return hint.With(fmt.Errorf("list refs of %s: %w: %w: %s", RedactURL(url), ErrUnreadableRepoFile, err, rule),
+		"delete or replace the file named above in that repository (a ref: git update-ref, git symbolic-ref); git would block on it or read it until memory runs out, so do not list that repository with git ls-remote until it is replaced")
 }
 
 // unreadableRefFile returns an error naming the first file under dir's

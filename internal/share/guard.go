@@ -2,6 +2,7 @@ package share
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -154,6 +155,8 @@ func unreachable(g gitstore.Store, remote, what string, err error) error {
 // have (authMessage), or else otherwise, which names the URL to try.
 func transportHint(err error, otherwise string) string {
 	switch {
+	case errors.Is(err, gitstore.ErrUnreadableRepoFile):
+		return hint.Of(err) // not git ls-remote: it would block on the file
 	case damagedMessage(err.Error()):
 		return damagedHint
 	case authMessage(err.Error()):
