@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 )
@@ -288,21 +287,7 @@ func TestLockSameDirRefusesAReplacement(t *testing.T) {
 // before the rename; Init (a store made in place) still syncs its layout
 // when it makes it. Not parallel: syncTrace is the package's.
 func TestStagedSyncedAtPublish(t *testing.T) {
-	var mu sync.Mutex
-	var synced []string
-	syncTrace = func(path string, _ bool) {
-		mu.Lock()
-		synced = append(synced, path)
-		mu.Unlock()
-	}
-	defer func() { syncTrace = nil }()
-	taken := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		s := synced
-		synced = nil
-		return s
-	}
+	taken := traceSyncs(t)
 	path := filepath.Join(t.TempDir(), "store")
 	st, err := InitStaged(path, Options{})
 	if err != nil {
@@ -346,14 +331,7 @@ func TestStagedSyncedAtPublish(t *testing.T) {
 // that holds each one it made is synced once the store is in place, or a
 // crash may lose a, and the published store with it.
 func TestStagedPublishSyncsMadeParents(t *testing.T) {
-	var mu sync.Mutex
-	var synced []string
-	syncTrace = func(path string, _ bool) {
-		mu.Lock()
-		synced = append(synced, path)
-		mu.Unlock()
-	}
-	defer func() { syncTrace = nil }()
+	taken := traceSyncs(t)
 	top := t.TempDir()
 	path := filepath.Join(top, "a", "b", "store")
 	st, err := InitStaged(path, Options{})
@@ -363,24 +341,20 @@ func TestStagedPublishSyncsMadeParents(t *testing.T) {
 	if err := st.Publish(); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	want := func(what string) {
+		synced := taken()
 		for _, d := range []string{filepath.Join(top, "a", "b"), filepath.Join(top, "a"), top} {
 			if !slices.Contains(synced, d) {
 				t.Errorf("%s did not sync %s, which holds a directory it made (or the store); synced %v", what, d, synced)
 			}
 		}
-		synced = nil
 	}
 	want("Publish")
-	mu.Unlock()
 	top = t.TempDir()
 	g, err := InitWithOptions(filepath.Join(top, "a", "b", "store"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.Close()
-	mu.Lock()
 	want("Init")
 }

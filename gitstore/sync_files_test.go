@@ -77,6 +77,27 @@ func TestFsyncEachErrorsInOrder(t *testing.T) {
 	}
 }
 
+// traceSyncs records every path the package's syncs report (syncTrace)
+// until the test ends; taken returns what was recorded since it was last
+// called. Not for parallel tests: syncTrace is the package's.
+func traceSyncs(t *testing.T) (taken func() []string) {
+	var mu sync.Mutex
+	var synced []string
+	syncTrace = func(p string, _ bool) {
+		mu.Lock()
+		synced = append(synced, p)
+		mu.Unlock()
+	}
+	t.Cleanup(func() { syncTrace = nil })
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		s := synced
+		synced = nil
+		return s
+	}
+}
+
 // An Update that wrote a few objects, loose or as one small pack
 // (writeSmallPack), syncs them together with its lock files (one batch:
 // the lock is there when they are synced), and each one before any ref is
@@ -195,14 +216,9 @@ func checkFewObjectsSynced(t *testing.T, s Store, loose bool) {
 func TestInitSyncsLayoutBeforeRename(t *testing.T) {
 	parent := t.TempDir()
 	path := filepath.Join(parent, "store")
-	var mu sync.Mutex
-	var synced []string
-	syncTrace = func(p string, _ bool) {
-		mu.Lock()
-		synced = append(synced, p)
-		mu.Unlock()
-	}
+	taken := traceSyncs(t)
 	s, err := Init(path)
+	synced := taken()
 	syncTrace = nil
 	if err != nil {
 		t.Fatal(err)

@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // FuzzMCPInput feeds arbitrary input lines to a server through the stdio
@@ -52,7 +52,7 @@ func FuzzMCPInput(f *testing.F) {
 		in.WriteString("\n" + `{"jsonrpc":"2.0","id":` + end + `,"method":"tools/list"}` + "\n")
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		var out syncWriter
+		var out testproc.SyncBuffer
 		if err := s.Run(ctx, &in, &out); err != nil {
 			t.Fatalf("session ended with %v", err)
 		}
@@ -78,30 +78,12 @@ func FuzzMCPInput(f *testing.F) {
 	})
 }
 
-// syncWriter is a bytes.Buffer safe for a write racing a read.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *syncWriter) Bytes() []byte {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]byte(nil), w.buf.Bytes()...)
-}
-
 // TestLineTooLong: a line over the size limit is answered with a parse
 // error and skipped up to its newline; the next line is read as usual.
 func TestLineTooLong(t *testing.T) {
 	t.Parallel()
 	in := strings.NewReader(strings.Repeat("x", 200) + "\n" + `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
-	var out syncWriter
+	var out testproc.SyncBuffer
 	conn, err := (&lineTransport{in: in, out: &out, maxLine: 64}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
