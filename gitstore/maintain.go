@@ -57,9 +57,9 @@ func autoPackFromConfig(cfg *gitconfig.Config) int {
 	return gcSetting(cfg, "auto", DefaultAutoPack)
 }
 
-// gcSetting reads the number gc.<key> sets: def when it is unset or not a
-// number, 0 (off) when it is 0 or negative, as git reads gc.auto and
-// gc.autoPackLimit.
+// gcSetting reads the number gc.<key> sets (gitInt): def when it is unset
+// or not a number, 0 (off) when it is 0 or negative, as git reads gc.auto
+// and gc.autoPackLimit.
 func gcSetting(cfg *gitconfig.Config, key string, def int) int {
 	if cfg == nil {
 		return def
@@ -68,11 +68,40 @@ func gcSetting(cfg *gitconfig.Config, key string, def int) int {
 	if v == "" {
 		return def
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
+	n, ok := gitInt(v)
+	if !ok {
 		return def
 	}
 	return max(n, 0) // negative turns it off, as in git
+}
+
+// gitInt parses an integer as git's config does: decimal, with an
+// optional unit k, m or g (any case: times 1024, 1024^2, 1024^3), so
+// "16k" is 16384. ok is false for anything else, or past an int32.
+func gitInt(v string) (int, bool) {
+	mult := int64(1)
+	if v != "" {
+		switch v[len(v)-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		}
+		if mult != 1 {
+			v = v[:len(v)-1]
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	n *= mult
+	if n > 1<<31-1 || n < -1<<31 {
+		return 0, false
+	}
+	return int(n), true
 }
 
 // DefaultAutoPackLimit is the number of packs past which a write that

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // packNames lists the pack-*.pack files of a store.
@@ -291,5 +293,24 @@ func TestSmallPacksForgottenOnceSynced(t *testing.T) {
 	}
 	if _, packs := looseAndPacks(t, s.path); packs != 4 {
 		t.Fatalf("%d packs; want the four syncs' small packs", packs)
+	}
+}
+
+// gc.auto and gc.autoPackLimit are read as git reads an integer: a unit k,
+// m or g multiplies by 1024, 1024^2, 1024^3. Before, "16k" was not a
+// number and gave the default (16 packs), where git waits for 16,384.
+func TestGCSettingUnits(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]int{
+		"16": 16, "16k": 16 << 10, "2K": 2 << 10, "1m": 1 << 20, "1G": 1 << 30, "-1": 0, "0": 0, " 7 ": 7,
+		"": DefaultAutoPackLimit, "k": DefaultAutoPackLimit, "16x": DefaultAutoPackLimit, "3g": DefaultAutoPackLimit, "0x10": DefaultAutoPackLimit,
+	} {
+		cfg := gitconfig.New()
+		if v != "" {
+			cfg.Section("gc").SetOption("autoPackLimit", v)
+		}
+		if got := autoPackLimitFromConfig(cfg); got != want {
+			t.Errorf("gc.autoPackLimit %q: %d; want %d", v, got, want)
+		}
 	}
 }
