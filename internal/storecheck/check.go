@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -908,12 +909,7 @@ func (c *checker) checkChainless() {
 	if len(c.noChain) == 0 {
 		return
 	}
-	keys := make([]string, 0, len(c.noChain))
-	for k := range c.noChain {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(c.noChain)) {
 		cl := c.noChain[k]
 		runs := strings.Join(cl.runs, ", ")
 		if cl.n > len(cl.runs) {
