@@ -3,6 +3,7 @@ package share
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/gitstore"
 )
@@ -55,5 +56,49 @@ func TestParentsFirst(t *testing.T) {
 	}
 	if got := parentsFirst("unknown", walked); len(got) != 0 {
 		t.Fatalf("a tip not walked: %v", got)
+	}
+}
+
+// countingGit counts the manifests the view check reads (BlobAtMost).
+type countingGit struct {
+	gitstore.Store
+	manifests int
+}
+
+func (c *countingGit) BlobAtMost(id gitstore.OID, most int64) ([]byte, error) {
+	c.manifests++
+	return c.Store.BlobAtMost(id, most)
+}
+
+// TestPullCheckBehindFutureRun: a pull or clone checks every new journal
+// commit's view; behind a run stamped 14 hours ahead, every later run
+// sorts before it. Checking 80 such commits instead of 40 reads a few
+// manifests per commit more, not every run since the future one again for
+// each (as it did before session 19).
+func TestPullCheckBehindFutureRun(t *testing.T) {
+	t.Parallel()
+	p := newProject(t, map[string]string{"policy": "refunds within 30 days\n"})
+	p.run(t, "base", "policy")
+	now := p.now
+	p.now = now.Add(14 * time.Hour)
+	p.run(t, "ahead", "policy")
+	p.now = now
+	tips := map[int]gitstore.OID{}
+	for k := 1; k <= 80; k++ {
+		p.write(t, "policy", fmt.Sprintf("refunds within %d days\n", k))
+		p.run(t, fmt.Sprintf("local-%02d", k), "policy")
+		tips[k] = gitstore.OID(git(t, p.path(), "rev-parse", "main"))
+	}
+	read := map[int]int{}
+	for _, k := range []int{40, 80} {
+		g := &countingGit{Store: p.s.Git()}
+		failures, records := checkJournalWhere(g, tips[k], func(gitstore.OID) bool { return true }, map[gitstore.OID]bool{}, verifiedSet{})
+		if len(failures) > 0 || len(records) != k+2 {
+			t.Fatalf("check of %d runs: %v, %d records", k, failures, len(records))
+		}
+		read[k] = g.manifests
+	}
+	if more := read[80] - read[40]; more > 4*40 {
+		t.Fatalf("checking 80 runs behind a future one read %d manifests, 40 runs %d: %d more, want at most %d", read[80], read[40], more, 4*40)
 	}
 }
