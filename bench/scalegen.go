@@ -8,7 +8,13 @@
 // (docs/store-format.md). The documents are the template run's, so the new
 // runs deliver the same snapshots. bench/flat.sh uses it.
 //
-//	go run bench/scalegen.go -store DIR -template RUN -n N [-prefix s]
+// With -ahead D, the first run added is stamped D after the template (a
+// run from a clock D fast, as a pull brings it) and the N runs come after
+// it on the journal but before it in run order, so the view keeps naming
+// it: the store a write behind a future run meets (docs/scaling.md,
+// session 19).
+//
+//	go run bench/scalegen.go -store DIR -template RUN -n N [-prefix s] [-ahead 14h]
 package main
 
 import (
@@ -29,8 +35,9 @@ func main() {
 	tmpl := flag.String("template", "", "id of a committed run to copy")
 	n := flag.Int("n", 1000, "runs to add")
 	prefix := flag.String("prefix", "s", "run ids are PREFIX plus a number")
+	ahead := flag.Duration("ahead", 0, "first add one run stamped this much after the template")
 	flag.Parse()
-	if err := run(*store, *tmpl, *n, *prefix); err != nil {
+	if err := run(*store, *tmpl, *n, *prefix, *ahead); err != nil {
 		fmt.Fprintln(os.Stderr, "scalegen:", err)
 		os.Exit(1)
 	}
@@ -44,7 +51,7 @@ func git(store string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-func run(store, tmpl string, n int, prefix string) error {
+func run(store, tmpl string, n int, prefix string, ahead time.Duration) error {
 	if tmpl == "" {
 		return fmt.Errorf("name the template run with -template")
 	}
@@ -115,9 +122,17 @@ func run(store, tmpl string, n int, prefix string) error {
 	}
 	parent := strings.TrimSpace(string(mainTip))
 	mark := 0
-	for i := 1; i <= n; i++ {
+	first := 1
+	var newest []byte // run.json naming the run ahead, once added
+	if ahead > 0 {
+		first = 0
+	}
+	for i := first; i <= n; i++ {
 		id := fmt.Sprintf("%s%06d", prefix, i)
 		when := base.Add(time.Duration(i) * time.Microsecond)
+		if i == 0 {
+			id, when = prefix+"-ahead", base.Add(ahead)
+		}
 		stamp := when.Format(time.RFC3339Nano)
 		who := fmt.Sprintf("readproof <readproof@localhost> %d +0000", when.Unix())
 
@@ -149,6 +164,12 @@ func run(store, tmpl string, n int, prefix string) error {
 		v := idRe.ReplaceAll(view, []byte(`"run_id": "`+id+`"`))
 		v = manifestRe.ReplaceAll(v, []byte(`"manifest": "`+mid+`"`))
 		v = createdRe.ReplaceAll(v, []byte(`"created_at": "`+stamp+`"`))
+		switch {
+		case i == 0:
+			newest = v
+		case newest != nil:
+			v = newest // the run ahead stays the newest
+		}
 		mark++
 		vblob := mark
 		fmt.Fprintf(w, "blob\nmark :%d\n", vblob)

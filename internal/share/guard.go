@@ -302,6 +302,8 @@ func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.O
 		return err == nil
 	}
 	views := store.CachingReader(g)
+	viewTrees := map[gitstore.OID]gitstore.OID{}
+	walked := map[gitstore.OID][]gitstore.OID{}
 	seen := map[gitstore.OID]bool{tip: true}
 	stack := []gitstore.OID{tip}
 	for len(stack) > 0 {
@@ -325,16 +327,10 @@ func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.O
 		}
 		if cm.Tree != store.EmptyTree {
 			// The view is derived data: it must be the one this store
-			// computes from the runs the journal records.
-			want, err := store.ExpectedJournalTree(views, id)
-			if err != nil {
-				fail(id, "cannot compute its document view: %v", err)
-				continue
-			}
-			if want != cm.Tree {
-				fail(id, "its tree %s is not the document view of the runs it records (%s)", cm.Tree, want)
-				continue
-			}
+			// computes from the runs the journal records. Checked below,
+			// parents first, so the views' document index (kept in views)
+			// moves forward from one commit to the next.
+			viewTrees[id] = cm.Tree
 		}
 		parents := cm.Parents
 		switch first, _, _ := strings.Cut(cm.Message, "\n"); {
@@ -360,6 +356,7 @@ func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.O
 				continue
 			}
 		}
+		walked[id] = parents
 		for _, p := range parents {
 			if !seen[p] {
 				seen[p] = true
@@ -367,7 +364,49 @@ func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.O
 			}
 		}
 	}
+	for _, id := range parentsFirst(tip, walked) {
+		tree, ok := viewTrees[id]
+		if !ok {
+			continue
+		}
+		want, err := store.ExpectedJournalTree(views, id)
+		if err != nil {
+			fail(id, "cannot compute its document view: %v", err)
+		} else if want != tree {
+			fail(id, "its tree %s is not the document view of the runs it records (%s)", tree, want)
+		}
+	}
 	return failures, records
+}
+
+// parentsFirst orders the commits of walked (each with its journal parents)
+// reachable from tip so that every commit comes after its parents.
+func parentsFirst(tip gitstore.OID, walked map[gitstore.OID][]gitstore.OID) []gitstore.OID {
+	type frame struct {
+		id   gitstore.OID
+		next int
+	}
+	var order []gitstore.OID
+	if _, ok := walked[tip]; !ok {
+		return nil
+	}
+	entered := map[gitstore.OID]bool{tip: true}
+	stack := []frame{{id: tip}}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if ps := walked[f.id]; f.next < len(ps) {
+			p := ps[f.next]
+			f.next++
+			if _, ok := walked[p]; ok && !entered[p] {
+				entered[p] = true
+				stack = append(stack, frame{id: p})
+			}
+			continue
+		}
+		order = append(order, f.id)
+		stack = stack[:len(stack)-1]
+	}
+	return order
 }
 
 // journalOrphans returns a failure for each journal record (run id,

@@ -337,6 +337,19 @@ type viewBuilder struct {
 	// known is a manifest the caller holds decoded (the one it just
 	// wrote), so it is not read back.
 	known *viewRun
+	// docs keeps the document index between journal commits (viewdocs.go);
+	// nil: a run recorded out of order folds the runs after it (suffix),
+	// or every run.
+	docs docSource
+	// shortWalk bounds the walks that come before (re)building the index.
+	shortWalk int
+}
+
+// withDocs gives the builder a document index kept in docs, walking at
+// most shortWalk journal commits before it rebuilds the index.
+func (b viewBuilder) withDocs(docs docSource, shortWalk int) viewBuilder {
+	b.docs, b.shortWalk = docs, shortWalk
+	return b
 }
 
 // withRun gives the builder manifest id, already decoded as m.
@@ -368,7 +381,12 @@ func writingBuilder(g gitstore.Store) viewBuilder {
 }
 
 func hashingBuilder(g gitstore.Reader) viewBuilder {
-	return viewBuilder{g: g, putBlob: hashBlob, editor: func(root gitstore.OID) *gitstore.TreeEditor { return gitstore.NewTreeHasher(g, root) }}
+	b := viewBuilder{g: g, putBlob: hashBlob, editor: func(root gitstore.OID) *gitstore.TreeEditor { return gitstore.NewTreeHasher(g, root) }}
+	if cr, ok := g.(*cachingReader); ok {
+		// a pull checking many journal commits keeps the index in memory
+		b = b.withDocs(&cr.docs, walkBudget(cr.viewWalk))
+	}
+	return b
 }
 
 // fold applies runs in run order onto root (the view of runs that all sort
@@ -485,9 +503,16 @@ func (b viewBuilder) tree(parents []gitstore.OID, record gitstore.OID) (gitstore
 		}
 		if idx != nil && !idx.key().less(r.key) {
 			// Recorded out of run order (a concurrent writer that
-			// committed first, a clock behind another store's): fold it
-			// again with the runs that sort after it.
-			if tree, ok, err := b.suffix(parents[0], r); err != nil || ok {
+			// committed first, a clock behind another store's): insert
+			// it with the document index, or fold it again with the runs
+			// that sort after it.
+			if b.docs != nil && r.key.less(idx.key()) {
+				if tree, ok, err := b.insert(parents[0], c.Tree, idx.key(), r); err != nil || ok {
+					return tree, err
+				}
+				// a name clash: fold the runs after it, or every run
+			}
+			if tree, ok, err := b.suffix(parents[0], r, suffixBudget); err != nil || ok {
 				return tree, err
 			}
 			return b.full(parents, record)
@@ -509,14 +534,15 @@ const suffixBudget = 4096
 // sorts before r, and when exactly one such commit X bounds the walk and
 // every run met on the way sorts after all of X's, folds those runs and r
 // onto X's view. It reports false when the history does not have that
-// shape (the caller then folds every run).
-func (b viewBuilder) suffix(tip gitstore.OID, r viewRun) (gitstore.OID, bool, error) {
+// shape, or the walk meets more than budget commits (the caller then folds
+// every run).
+func (b viewBuilder) suffix(tip gitstore.OID, r viewRun, budget int) (gitstore.OID, bool, error) {
 	var frontier []gitstore.OID
 	met := map[gitstore.OID]bool{}
 	seen := map[gitstore.OID]bool{tip: true}
 	stack := []gitstore.OID{tip}
 	for len(stack) > 0 {
-		if len(seen) > suffixBudget {
+		if len(seen) > budget {
 			return "", false, nil
 		}
 		id := stack[len(stack)-1]
@@ -732,6 +758,11 @@ type cachingReader struct {
 	gitstore.Reader
 	trees   map[gitstore.OID][]gitstore.TreeEntry
 	commits map[gitstore.OID]gitstore.Commit
+	// docs is the document index of the last journal commit whose run
+	// was inserted out of order (viewdocs.go).
+	docs memDocs
+	// viewWalk, when tests set it, replaces viewShortWalk (negative: 0).
+	viewWalk int
 }
 
 // cacheLimit bounds each cache; past it the cache starts over.

@@ -445,7 +445,7 @@ func (s *Store) journalOn(tip gitstore.OID, runID string, manifestID gitstore.OI
 	}
 	// The view is computed from the tip read above, so a writer that loses
 	// the compare-and-swap computes it again on the new tip.
-	tree, err := writingBuilder(s.git).withRun(manifestID, m).tree(journalParents, manifestID)
+	tree, err := s.viewBuilder(s.git).withRun(manifestID, m).tree(journalParents, manifestID)
 	if err != nil {
 		return "", err
 	}

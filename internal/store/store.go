@@ -82,6 +82,23 @@ type Store struct {
 
 	mu      sync.Mutex
 	sources map[string]adapters.Source
+
+	// viewWalk, when tests set it, replaces viewShortWalk (negative: 0).
+	viewWalk int
+}
+
+// viewBuilder is the builder of the journal views this store writes into
+// g: it keeps the document index in the store's ViewDocsFile.
+func (s *Store) viewBuilder(g gitstore.Store) viewBuilder {
+	return writingBuilder(g).withDocs(fileDocs{path: filepath.Join(s.Path(), ViewDocsFile)}, walkBudget(s.viewWalk))
+}
+
+// walkBudget is viewShortWalk, or a test's budget set (negative: 0).
+func walkBudget(set int) int {
+	if set == 0 {
+		return viewShortWalk
+	}
+	return max(set, 0)
 }
 
 // DefaultPath is the store beside the policy file.
