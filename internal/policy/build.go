@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,14 +57,48 @@ func (c *checker) build(f *File, raw *rawFile) {
 	f.ProbeKey = c.keyFile(root.child("probe").child("key"), raw.Probe.Key, f.Dir)
 	f.ReceiptsKey = c.keyFile(root.child("receipts").child("key"), raw.Receipts.Key, f.Dir)
 
-	seen := make(map[[2]string]seenURI, len(raw.Resource))
-	if len(raw.Resource) > 0 {
-		f.Resources = make([]Resource, 0, len(raw.Resource))
+	// The fast path finds duplicate URIs once the resources are indexed
+	// (uriClash); the slow path words them.
+	var seen map[[2]string]seenURI
+	if c.fast == nil {
+		seen = make(map[[2]string]seenURI, len(raw.Resource))
+	}
+	switch n := len(raw.Resource); {
+	case n > 0 && len(f.Resources) == n:
+		// fastDecode made the Resources, their sources decoded in place.
+		f.Resources = f.Resources[:0]
+	case n > 0:
+		f.Resources = make([]Resource, 0, n)
 	}
 	rp := root.child("resource")
+	// The paths resource[n] and resource[n].source: every resource needs
+	// both, even when nothing is wrong (lines, the keys its source sets).
+	// The slow path's are allocated together, since seen keeps them; the
+	// fast path's are made anew for each resource in the same two places,
+	// as nothing keeps them (an error is worded when it is added, and the
+	// fast path gives up at the first).
+	n := len(raw.Resource)
+	if c.fast != nil {
+		n = min(n, 1)
+	}
+	paths := make([]keyPath, 2*n)
 	for i := range raw.Resource {
-		if r, ok := c.resource(f, rp.index(i+1), &raw.Resource[i], seen); ok {
-			f.Resources = append(f.Resources, r)
+		if c.fast != nil && len(c.errs) > 0 {
+			return // the fast path gives up: the slow path words every error
+		}
+		j := 2 * (i % max(n, 1))
+		p, sp := &paths[j], &paths[j+1]
+		*p = keyPath{parent: rp, isIdx: true, n: i + 1}
+		*sp = keyPath{parent: p, name: "source"}
+		// Checked in place: a Resource is 300 bytes, and copying each one
+		// into the slice was measurable. Each slot is zero, but for the
+		// source fastDecode put there (in the fast path every resource
+		// before this one was accepted, so slot k is resource i's).
+		k := len(f.Resources)
+		f.Resources = f.Resources[:k+1]
+		if !c.resource(f, p, sp, &raw.Resource[i], seen, &f.Resources[k]) {
+			f.Resources[k] = Resource{}
+			f.Resources = f.Resources[:k]
 		}
 	}
 }
@@ -262,12 +296,19 @@ func (c *checker) size(p *keyPath, v any) int64 {
 	return 0
 }
 
-// resource checks the resource at p, resource[n].
+// resource checks the resource at p, resource[n], and fills r, which is
+// zero but for its Source when that is rr.Source itself; sp is the path
+// of its source, resource[n].source.
 //
 // seen maps each URI declared so far (namespace and path, the path in
-// lower case) to the first resource declaring it.
-func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]string]seenURI) (Resource, bool) {
-	r := Resource{Line: c.lineOf(p)}
+// lower case) to the first resource declaring it; nil on the fast path,
+// which leaves duplicates to uriClash.
+func (c *checker) resource(f *File, p, sp *keyPath, rr *rawResource, seen map[[2]string]seenURI, r *Resource) bool {
+	if c.fast != nil {
+		r.Line = rr.line // c.lineOf(p): the resource's table is not kept
+	} else {
+		r.Line = c.lineOf(p)
+	}
 	before := len(c.errs)
 
 	if rr.URI == nil {
@@ -278,6 +319,8 @@ func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]str
 	} else if u.Tag != "" {
 		c.add(p.child("uri"), fmt.Sprintf("a declared URI cannot carry a tag (@%s)", u.Tag),
 			fmt.Sprintf("declare %s; tags are set with readproof tag set and read as %s", u.String(), u.Ref()), nil)
+	} else if seen == nil {
+		r.URI = u
 	} else if first, dup := seen[[2]string{u.Namespace, strings.ToLower(u.Path)}]; dup && first.path == u.Path {
 		c.add(p.child("uri"), fmt.Sprintf("%s is declared twice, at line %d and again at line %d",
 			u.String(), c.lineOf(first.p.child("uri")), c.lineOf(p.child("uri"))), "remove or rename one of the two [[resource]] blocks", ErrDuplicate)
@@ -352,19 +395,44 @@ func (c *checker) resource(f *File, p *keyPath, rr *rawResource, seen map[[2]str
 		c.add(p.child("source"), "missing source",
 			`add source = { type = "filesystem", path = "..." } (types: filesystem, http, github, git)`, nil)
 	} else {
-		r.Source = c.source(f, p.child("source"), *rr.Source)
+		if rr.Source != &r.Source {
+			r.Source = *rr.Source
+		}
+		var keys keySet
+		if c.fast != nil {
+			keys = keySet{c: c, parent: sp, bits: rr.srcKeys, useBits: true}
+		} else {
+			keys = c.presence(sp)
+		}
+		c.source(f, sp, &r.Source, keys)
 	}
-	return r, len(c.errs) == before
+	return len(c.errs) == before
 }
 
 // sourceRule lists the keys a source type requires and allows.
 type sourceRule struct{ required, optional []string }
 
-var sourceRules = map[string]sourceRule{
-	"filesystem": {required: []string{"path"}},
-	"http":       {required: []string{"url"}, optional: []string{"headers", "public_headers"}},
-	"github":     {required: []string{"owner", "repo", "path"}, optional: []string{"ref", "api_base", "token_env"}},
-	"git":        {required: []string{"url", "path"}, optional: []string{"ref"}},
+var (
+	fsRule     = sourceRule{required: []string{"path"}}
+	httpRule   = sourceRule{required: []string{"url"}, optional: []string{"headers", "public_headers"}}
+	githubRule = sourceRule{required: []string{"owner", "repo", "path"}, optional: []string{"ref", "api_base", "token_env"}}
+	gitRule    = sourceRule{required: []string{"url", "path"}, optional: []string{"ref"}}
+)
+
+// sourceRuleOf returns the rule of source type typ (a switch: a map
+// lookup a resource was measurable).
+func sourceRuleOf(typ string) (sourceRule, bool) {
+	switch typ {
+	case "filesystem":
+		return fsRule, true
+	case "http":
+		return httpRule, true
+	case "github":
+		return githubRule, true
+	case "git":
+		return gitRule, true
+	}
+	return sourceRule{}, false
 }
 
 func (r sourceRule) allows(k string) bool {
@@ -377,34 +445,39 @@ func (r sourceRule) keys() string {
 
 var specType = reflect.TypeOf(sourcespec.Spec{})
 
-func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.Spec {
-	keys := c.presence(sp)
+// source checks the source at sp, spec, whose keys are keys, and
+// completes it (default refs, the allowed token variable's name).
+func (c *checker) source(f *File, sp *keyPath, spec *sourcespec.Spec, keys keySet) {
 	present := keys.has
 	if !present("type") {
 		c.add(sp.child("type"), "missing source type",
 			"add type = \"filesystem\", \"http\", \"github\" or \"git\" to the source", sourcespec.ErrConfig)
-		return spec
+		return
 	}
-	rule, known := sourceRules[spec.Type]
+	rule, known := sourceRuleOf(spec.Type)
 	if !known {
 		c.add(sp.child("type"), fmt.Sprintf("unknown source type %q", text.ShortenWith(spec.Type, 64, "...")),
 			didYouMean(spec.Type, SourceTypes, "known types"), sourcespec.ErrConfig)
-		return spec
+		return
 	}
 	typ := spec.Type
-	names, _ := tomlFields(specType)
+	notTaken := func(k string) {
+		c.add(sp.child(k), fmt.Sprintf("%s sources do not take %s", typ, k),
+			fmt.Sprintf("remove it; %s sources take %s", typ, rule.keys()), sourcespec.ErrConfig)
+	}
 	if keys.t != nil {
-		names = names[:0:0] // the keys set, from the fast reader's table
+		// The keys set, from the fast reader's table, in file order.
 		for _, e := range keys.t.ents {
 			if !rule.allows(e.key) {
-				names = append(names, e.key)
+				notTaken(e.key)
 			}
 		}
-	}
-	for _, k := range names {
-		if present(k) && !rule.allows(k) {
-			c.add(sp.child(k), fmt.Sprintf("%s sources do not take %s", typ, k),
-				fmt.Sprintf("remove it; %s sources take %s", typ, rule.keys()), sourcespec.ErrConfig)
+	} else {
+		names, _ := tomlFields(specType)
+		for _, k := range names {
+			if present(k) && !rule.allows(k) {
+				notTaken(k)
+			}
 		}
 	}
 	for _, k := range rule.required {
@@ -427,8 +500,9 @@ func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.
 				bad("url", msg, hint)
 			}
 		}
-		folded := c.headers(f, sp.child("headers"), spec.Headers)
-		c.publicHeaders(sp.child("public_headers"), spec.PublicHeaders, folded)
+		var buf [4]string
+		folded := c.headers(f, sp, spec.Headers, buf[:0])
+		c.publicHeaders(sp, spec.PublicHeaders, folded)
 		if len(spec.Headers) == 0 {
 			spec.Headers = nil
 		}
@@ -495,106 +569,119 @@ func (c *checker) source(f *File, sp *keyPath, spec sourcespec.Spec) sourcespec.
 			bad("ref", msg, "write a branch, tag or commit id, e.g. main, v1.2.0 or refs/heads/release")
 		}
 	}
-	return spec
 }
 
 // headers checks [headers]: every value references an allow-listed
 // variable (${NAME}); a literal value is refused, a credential-looking one
-// with its own message. It returns the header names seen, lower-cased.
-func (c *checker) headers(f *File, hp *keyPath, h map[string]string) map[string]string {
+// with its own message. sp is the source's path. It returns folded with
+// the header names seen appended, each name once whatever its case.
+func (c *checker) headers(f *File, sp *keyPath, h map[string]string, folded []string) []string {
 	if len(h) == 0 {
-		return nil
+		return folded
 	}
-	names := make([]string, 0, len(h))
+	var buf [4]string
+	names := buf[:0]
 	for k := range h {
 		names = append(names, k)
 	}
-	sort.Strings(names) // errors are ordered by line later
-	folded := map[string]string{}
+	slices.Sort(names) // errors are ordered by line later
+	var refBuf [4]string
 	for _, name := range names {
-		p := hp.child(name)
+		// The path is made only for an error.
+		p := func() *keyPath { return sp.child("headers").child(name) }
 		if !isToken(name) {
-			c.add(p, "invalid header name",
+			c.add(p(), "invalid header name",
 				"header names are RFC 7230 tokens: letters, digits and !#$%&'*+-.^_`|~, no spaces or colons", sourcespec.ErrConfig)
 			continue
 		}
-		if prev, dup := folded[strings.ToLower(name)]; dup {
-			c.add(p, fmt.Sprintf("header %s repeats %s (header names ignore case)", name, prev),
+		if prev := foldedAs(folded, name); prev != "" {
+			c.add(p(), fmt.Sprintf("header %s repeats %s (header names ignore case)", name, prev),
 				"keep one of the two", sourcespec.ErrConfig)
 			continue
 		}
-		folded[strings.ToLower(name)] = name
+		folded = append(folded, name)
 		v := h[name]
 		// Header values are never quoted in messages: they may hold secrets.
 		if !validFieldValue(v) {
-			c.add(p, "header value contains a control character (a newline, NUL or escape)",
+			c.add(p(), "header value contains a control character (a newline, NUL or escape)",
 				"a header value is one line of visible characters", sourcespec.ErrConfig)
 			continue
 		}
-		refs, err := EnvRefs(v)
+		refs, err := appendEnvRefs(refBuf[:0], v)
 		if err != nil {
-			c.add(p, err.Error(), "write a reference as ${NAME}, NAME being letters, digits and '_'", sourcespec.ErrConfig)
+			c.add(p(), err.Error(), "write a reference as ${NAME}, NAME being letters, digits and '_'", sourcespec.ErrConfig)
 			continue
 		}
 		for _, ref := range refs {
 			if !contains(f.EnvAllow, ref) {
-				c.add(p, fmt.Sprintf("${%s} is not listed in [sources].env; add it there to let this header use it", ref),
+				c.add(p(), fmt.Sprintf("${%s} is not listed in [sources].env; add it there to let this header use it", ref),
 					fmt.Sprintf(`add env = [%q] to [sources]`, ref), sourcespec.ErrRefused)
 			}
 		}
 		switch {
 		case len(refs) == 0 && literalCredential(name, v):
-			c.add(p, "header holds a literal credential",
+			c.add(p(), "header holds a literal credential",
 				"keep secrets out of readproof.toml: put the value in an environment variable, list it in [sources].env and write ${NAME}", sourcespec.ErrRefused)
 		case len(refs) == 0:
-			c.add(p, "header value is literal text: readproof would store it in observations and print it",
+			c.add(p(), "header value is literal text: readproof would store it in observations and print it",
 				fmt.Sprintf(`a header value names a variable (${NAME}, the variable listed in [sources].env); a value that is not secret goes under public_headers, e.g. public_headers = { %s = "..." }`, encodeKey(name)), sourcespec.ErrRefused)
 		}
 	}
 	return folded
 }
 
+// foldedAs returns the name in folded that name repeats, ignoring case, or
+// "". Header names are tokens (ASCII), for which EqualFold is comparing
+// the names in lower case.
+func foldedAs(folded []string, name string) string {
+	for _, f := range folded {
+		if strings.EqualFold(f, name) {
+			return f
+		}
+	}
+	return ""
+}
+
 // publicHeaders checks [public_headers]: literal values the policy file
 // declares public. They may not reference variables, may not look like
-// credentials, and may not repeat a name from headers.
-func (c *checker) publicHeaders(hp *keyPath, h map[string]string, folded map[string]string) {
+// credentials, and may not repeat a name from headers (folded, as headers
+// returns them). sp is the source's path.
+func (c *checker) publicHeaders(sp *keyPath, h map[string]string, folded []string) {
 	if len(h) == 0 {
 		return
 	}
-	if folded == nil {
-		folded = map[string]string{}
-	}
-	names := make([]string, 0, len(h))
+	var buf [4]string
+	names := buf[:0]
 	for k := range h {
 		names = append(names, k)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	for _, name := range names {
-		p := hp.child(name)
+		p := func() *keyPath { return sp.child("public_headers").child(name) }
 		v := h[name]
 		switch {
 		case !isToken(name):
-			c.add(p, "invalid header name",
+			c.add(p(), "invalid header name",
 				"header names are RFC 7230 tokens: letters, digits and !#$%&'*+-.^_`|~, no spaces or colons", sourcespec.ErrConfig)
 			continue
-		case folded[strings.ToLower(name)] != "":
-			c.add(p, fmt.Sprintf("header %s is declared twice (headers and public_headers, names ignore case)", name),
+		case foldedAs(folded, name) != "":
+			c.add(p(), fmt.Sprintf("header %s is declared twice (headers and public_headers, names ignore case)", name),
 				"keep one of the two", sourcespec.ErrConfig)
 			continue
 		case !validFieldValue(v):
-			c.add(p, "header value contains a control character (a newline, NUL or escape)",
+			c.add(p(), "header value contains a control character (a newline, NUL or escape)",
 				"a header value is one line of visible characters", sourcespec.ErrConfig)
 			continue
 		case strings.Contains(v, "${"):
-			c.add(p, "a public header cannot reference a variable: its value is stored and shown as written",
+			c.add(p(), "a public header cannot reference a variable: its value is stored and shown as written",
 				"move it to headers, where ${NAME} references are expanded at fetch time and never stored", sourcespec.ErrConfig)
 			continue
 		case literalCredential(name, v):
-			c.add(p, "public header holds what looks like a credential",
+			c.add(p(), "public header holds what looks like a credential",
 				"keep secrets out of readproof.toml: put the value in an environment variable, list it in [sources].env and write ${NAME} under headers", sourcespec.ErrRefused)
 			continue
 		}
-		folded[strings.ToLower(name)] = name
+		folded = append(folded, name)
 	}
 }
 
@@ -613,7 +700,59 @@ func literalCredential(name, value string) bool {
 	return credentialName().MatchString(name) || credentialShape().MatchString(strings.TrimSpace(value))
 }
 
+// plainURL reports whether s is SCHEME://HOST[:PORT][/PATH] with nothing
+// in it url.Parse could refuse or read as more than that: a scheme of
+// letters, a host of letters, digits, '.' and '-', a port of digits, and
+// a path of letters, digits, '/' and "-._~" (no '%', '?', '#' or '@'), and
+// returns the scheme. checkHTTPURL and checkGitURL accept such a URL of a
+// scheme they take without parsing it: url.Parse was most of their cost.
+// FuzzPlainURL holds it to their full checks.
+func plainURL(s string) (scheme string, ok bool) {
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
+		i++
+	}
+	if i == 0 || !strings.HasPrefix(s[i:], "://") {
+		return "", false
+	}
+	scheme = s[:i]
+	i += len("://")
+	host := i
+	for i < len(s) && (isAlnum(s[i]) || s[i] == '.' || s[i] == '-') {
+		i++
+	}
+	if i == host {
+		return "", false
+	}
+	if i < len(s) && s[i] == ':' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		}
+	}
+	if i < len(s) && s[i] != '/' {
+		return "", false
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '/' && c != '-' && c != '.' && c != '_' && c != '~' {
+			return "", false
+		}
+	}
+	return scheme, true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// checkHTTPURL checks the URL of an http source or a github api_base.
 func checkHTTPURL(s, key string) (msg, hint string) {
+	if sch, ok := plainURL(s); ok && (strings.EqualFold(sch, "http") || strings.EqualFold(sch, "https")) {
+		return "", ""
+	}
+	return checkHTTPURLParsed(s, key)
+}
+
+// checkHTTPURLParsed is checkHTTPURL for every URL, by url.Parse.
+func checkHTTPURLParsed(s, key string) (msg, hint string) {
 	if s == "" {
 		return key + " is empty", `write a URL such as "https://host/path"`
 	}
@@ -647,7 +786,19 @@ func checkHTTPURL(s, key string) (msg, hint string) {
 
 var remoteHelper = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*::`) })
 
+// checkGitURL checks the URL of a git source.
 func checkGitURL(s string) (msg, hint string) {
+	if sch, ok := plainURL(s); ok {
+		switch strings.ToLower(sch) {
+		case "file", "http", "https", "ssh", "git":
+			return "", ""
+		}
+	}
+	return checkGitURLParsed(s)
+}
+
+// checkGitURLParsed is checkGitURL for every URL, by url.Parse.
+func checkGitURLParsed(s string) (msg, hint string) {
 	switch {
 	case s == "":
 		return "url is empty", "write a git URL such as https://host/org/repo.git, ssh://git@host/org/repo.git or file:///srv/repo.git"

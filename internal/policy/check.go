@@ -62,6 +62,14 @@ type rawResource struct {
 	ContentType *string          `toml:"content_type" hint:"write content_type = \"text/markdown\""`
 	Description *string          `toml:"description" hint:"write description = \"one line of text\""`
 	Source      *sourcespec.Spec `toml:"source" hint:"write source = { type = \"filesystem\", path = \"docs/file.md\" }"`
+
+	// Filled by the fast path (fastResource), which may reuse the memory
+	// of the tree it read the resource from: line is where the resource's
+	// table starts, srcKeys the keys its source sets (a bit for each of
+	// sourceKeys), and vals holds the strings the fields above point at.
+	line    int
+	srcKeys uint16
+	vals    [6]string
 }
 
 // sizeValue accepts a size string ("10MiB") or a plain integer.

@@ -19,6 +19,9 @@
 // the TOML policy files are written in and is accepted; other TOML and every
 // file with a problem are read by BurntSushi/toml and a position scanner,
 // which word the errors. FuzzParseMatchesTOML holds the two to each other.
+// The fast path decodes each [[resource]] block as the next begins and
+// reuses the memory of its tree for the next, and finds duplicate URIs
+// from the index it builds for Lookup.
 // A parsed File answers Lookup from an index; Lazy defers reading the file
 // to the first command that needs it.
 //

@@ -30,20 +30,29 @@ type ftable struct {
 
 // fentry is one key of a table.
 type fentry struct {
-	key  string
-	val  fval
-	line int // where the key is defined
+	key string
+	val fval // val.line is where the key is defined
 }
 
 // fval is a value of the tree; kind says which field holds it. (A struct
 // rather than an interface: boxing each string was a third of the
 // allocations.)
 type fval struct {
-	kind fkind
 	s    string
 	n    int64
-	arr  []fval  // fArray: a static array; fTables: [[header]] tables
+	list *[]fval // fArray: a static array; fTables: [[header]] tables
 	t    *ftable // fTable
+	// line is where the key holding the value is defined (in a table).
+	line int32
+	kind fkind // last, with line: 48 bytes a value, 64 a key
+}
+
+// elems returns the elements of an array (fArray, fTables).
+func (v *fval) elems() []fval {
+	if v.list == nil {
+		return nil
+	}
+	return *v.list
 }
 
 type fkind uint8
@@ -67,12 +76,115 @@ func (t *ftable) get(k string) (*fval, int) {
 	return &fval{}, -1
 }
 
-func (t *ftable) set(k string, v fval, line int) {
-	if t.ents == nil {
-		t.ents = make([]fentry, 0, 2)
+// set adds key k to t. The keys of every table are cut from one slab
+// rather than a slice allocated for each table (a slice a table and its
+// growth were a third of a parse's allocations). A table read as a whole
+// (a [header]'s, an inline table) is given room for the keys a look ahead
+// counts (reserve); one that grows past its room, or was made by dotted
+// keys, is given twice the room, and its keys are moved there.
+func (r *fastReader) set(t *ftable, k string, v fval, line int) {
+	if len(t.ents) == cap(t.ents) {
+		n := 2 * cap(t.ents)
+		if n == 0 {
+			n = firstKeys
+		}
+		ents := r.ents(n)
+		ents = ents[:len(t.ents)]
+		copy(ents, t.ents)
+		t.ents = ents
 	}
-	t.ents = append(t.ents, fentry{k, v, line})
+	v.line = int32(line)
+	t.ents = append(t.ents, fentry{k, v})
 }
+
+// ents returns room for n keys from the slab.
+func (r *fastReader) ents(n int) []fentry {
+	if len(r.entSlab) < n {
+		// About a key for every 32 bytes of text, so that a small file
+		// is not given a large slab.
+		r.entSlab = make([]fentry, max(n, min(len(r.s)/32, keysSlab), 8))
+	}
+	ents := r.entSlab[:0:n]
+	r.entSlab = r.entSlab[n:]
+	return ents
+}
+
+// reserve gives the new table t room for n keys. Filling a table's
+// room exactly spares moving its keys (a copy the garbage collector's
+// write barrier made costly); a wrong count only costs room or a move.
+func (r *fastReader) reserve(t *ftable, n int) {
+	if n > 0 && t.ents == nil {
+		t.ents = r.ents(min(n, maxFastKeys))
+	}
+}
+
+// countSection is the number of lines after the current one, up to the
+// next header, that may hold a key: the keys of a [header]'s table, as
+// far as a look ahead can tell.
+func (r *fastReader) countSection() int {
+	s := r.s[r.i:]
+	n := 0
+	for {
+		nl := strings.IndexByte(s, '\n')
+		if nl < 0 {
+			return n
+		}
+		s = s[nl+1:]
+		j := 0
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j < len(s) {
+			switch s[j] {
+			case '[':
+				return n
+			case '#', '\n', '\r':
+			default:
+				n++
+			}
+		}
+	}
+}
+
+// countInline is the number of keys of the inline table starting at r.i
+// (after its '{'), as far as a look ahead can tell: the '=' outside
+// strings and nested brackets, up to the closing '}' or the line's end.
+func (r *fastReader) countInline() int {
+	s := r.s[r.i:]
+	n, depth := 0, 0
+	for j := 0; j < len(s); j++ {
+		switch s[j] {
+		case '\n':
+			return n
+		case '=':
+			if depth == 0 {
+				n++
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return n
+			}
+			depth--
+		case '"', '\'':
+			q := s[j]
+			for j++; j < len(s) && s[j] != q && s[j] != '\n'; j++ {
+				if q == '"' && s[j] == '\\' {
+					j++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// The room set gives a table for its first keys (a [[resource]] with uri,
+// policy, max_age and source fits), and the largest slab it cuts from.
+const (
+	firstKeys = 4
+	keysSlab  = 256
+)
 
 // maxFastKeys bounds the keys of one table the fast reader accepts, so its
 // linear key search stays cheap; a bigger table goes to BurntSushi.
@@ -85,7 +197,68 @@ type fastReader struct {
 	section int
 	names   []string // keys' buffer, reused
 	slab    []ftable // tables are taken from it, to allocate fewer
+	entSlab []fentry // tables' keys are taken from it (set)
 	hint    int      // tablesHint, once counted
+
+	// read, when set, takes each [[resource]] block as the next begins
+	// (the blocks before the last can no longer change), and the memory
+	// of its tables and keys is then reused for the next: a policy file
+	// of 1,000 resources otherwise left a tree of 400 KB, and a process
+	// pays a page fault for each new page it touches.
+	read *fastResources
+	// mark is where the slabs stood when the last block began, and
+	// foreign whether a table outside it was made since (its memory is
+	// then not reused).
+	mark    slabMark
+	foreign bool
+}
+
+type slabMark struct {
+	slab []ftable
+	ents []fentry
+}
+
+// fastResources are the [[resource]] blocks decoded while reading.
+type fastResources struct {
+	raw []rawResource
+	res []Resource
+}
+
+// decode appends the resource of table e, as fastDecode reads it. The
+// room was made for every block ([[ in the file): the Sources' addresses
+// are kept, so the slices must not move.
+func (fr *fastResources) decode(e *fval) bool {
+	j := len(fr.raw)
+	if e.kind != fTable || j == cap(fr.raw) {
+		return false
+	}
+	fr.raw, fr.res = fr.raw[:j+1], fr.res[:j+1]
+	return fastResource(&fr.raw[j], &fr.res[j].Source, e.t)
+}
+
+// nextResource is called as a [[resource]] block begins: before its
+// table is made, with prev the block before it, or after the first's with
+// prev nil. The memory reused is what was taken from the slabs since the
+// last block began: the tables and keys of that block only, unless a
+// header outside it made or extended another table (foreign).
+func (r *fastReader) nextResource(prev *fval) bool {
+	if r.read == nil {
+		return true
+	}
+	if prev == nil {
+		n := r.tablesHint()
+		r.read.raw = make([]rawResource, 0, n)
+		r.read.res = make([]Resource, 0, n)
+	} else {
+		if !r.read.decode(prev) {
+			return false
+		}
+		if !r.foreign {
+			r.slab, r.entSlab = r.mark.slab, r.mark.ents
+		}
+	}
+	r.mark, r.foreign = slabMark{r.slab, r.entSlab}, false
+	return true
 }
 
 // tablesHint is the capacity to give an array of tables: the number of
@@ -109,11 +282,16 @@ func (r *fastReader) table(t ftable) *ftable {
 }
 
 // fastRead parses s, or gives up (ok false) on anything it does not handle.
-func fastRead(s string) (root *ftable, ok bool) {
+func fastRead(s string) (root *ftable, ok bool) { return readTree(s, nil) }
+
+// readTree is fastRead; with read set, it decodes every [[resource]]
+// block but the last into it as it goes, and leaves their tables out of
+// the tree it returns (fastDecode decodes the last).
+func readTree(s string, read *fastResources) (root *ftable, ok bool) {
 	if !utf8.ValidString(s) {
 		return nil, false
 	}
-	r := &fastReader{s: s, line: 1}
+	r := &fastReader{s: s, line: 1, read: read}
 	if strings.HasPrefix(s, "\ufeff") {
 		r.i = len("\ufeff")
 	}
@@ -236,6 +414,9 @@ func (r *fastReader) header(root *ftable) (*ftable, bool) {
 		r.i++
 	}
 	r.section++
+	if names[0] != "resource" {
+		r.foreign = true
+	}
 	t := root
 	for j, n := range names {
 		last := j == len(names)-1
@@ -247,13 +428,22 @@ func (r *fastReader) header(root *ftable) (*ftable, bool) {
 			}
 			if last && arr {
 				nt := r.table(ftable{explicit: true, line: line})
+				r.reserve(nt, r.countSection())
 				elems := make([]fval, 1, r.tablesHint())
 				elems[0] = fval{kind: fTable, t: nt}
-				t.set(n, fval{kind: fTables, arr: elems}, line)
+				r.set(t, n, fval{kind: fTables, list: &elems}, line)
+				// The mark is taken after the root's new key, which may
+				// have moved the root's keys into the slab.
+				if t == root && n == "resource" && !r.nextResource(nil) {
+					return nil, false
+				}
 				return nt, true
 			}
 			nt := r.table(ftable{explicit: last, line: line})
-			t.set(n, fval{kind: fTable, t: nt}, line)
+			if last {
+				r.reserve(nt, r.countSection())
+			}
+			r.set(t, n, fval{kind: fTable, t: nt}, line)
 			t = nt
 		case fTable:
 			v := fv.t
@@ -272,11 +462,23 @@ func (r *fastReader) header(root *ftable) (*ftable, bool) {
 				return nil, false
 			}
 			if last {
+				block := t == root && n == "resource" && r.read != nil
+				if block && !r.nextResource(&(*fv.list)[len(*fv.list)-1]) {
+					return nil, false
+				}
 				nt := r.table(ftable{explicit: true, line: line})
-				fv.arr = append(fv.arr, fval{kind: fTable, t: nt})
+				if block {
+					// Its memory is reused: room for the usual keys is
+					// cheaper than counting them.
+					r.reserve(nt, firstKeys)
+				} else {
+					r.reserve(nt, r.countSection())
+				}
+				*fv.list = append(*fv.list, fval{kind: fTable, t: nt})
 				return nt, true
 			}
-			t = fv.arr[len(fv.arr)-1].t
+			l := *fv.list
+			t = l[len(l)-1].t
 		default:
 			return nil, false
 		}
@@ -288,7 +490,6 @@ func (r *fastReader) header(root *ftable) (*ftable, bool) {
 // The slice is reused by the next call.
 func (r *fastReader) keys() ([]string, bool) {
 	out := r.names[:0]
-	defer func() { r.names = out[:0] }()
 	for {
 		r.spaces()
 		k, ok := r.key()
@@ -296,6 +497,7 @@ func (r *fastReader) keys() ([]string, bool) {
 			return nil, false
 		}
 		out = append(out, k)
+		r.names = out[:0]
 		r.spaces()
 		if r.i >= len(r.s) || r.s[r.i] != '.' {
 			return out, true
@@ -342,7 +544,7 @@ func (r *fastReader) keyValue(t *ftable) bool {
 				return false
 			}
 			nt := r.table(ftable{dotted: true, section: r.section, line: line})
-			t.set(n, fval{kind: fTable, t: nt}, line)
+			r.set(t, n, fval{kind: fTable, t: nt}, line)
 			t = nt
 		case fTable:
 			// Only a table these dotted keys made in this same section
@@ -364,7 +566,7 @@ func (r *fastReader) keyValue(t *ftable) bool {
 	if !ok {
 		return false
 	}
-	t.set(k, v, line)
+	r.set(t, k, v, line)
 	return true
 }
 
@@ -390,7 +592,7 @@ func (r *fastReader) value(line int) (fval, bool) {
 		v.s, ok = r.literalString()
 	case c == '[':
 		v.kind = fArray
-		v.arr, ok = r.array()
+		v.list, ok = r.array()
 	case c == '{':
 		v.kind = fTable
 		v.t, ok = r.inlineTable(line)
@@ -516,7 +718,7 @@ func (r *fastReader) literalString() (string, bool) {
 }
 
 // array reads [v, v, ...], across lines, a trailing comma allowed.
-func (r *fastReader) array() ([]fval, bool) {
+func (r *fastReader) array() (*[]fval, bool) {
 	r.i++
 	out := []fval{}
 	for {
@@ -525,7 +727,7 @@ func (r *fastReader) array() ([]fval, bool) {
 		}
 		if r.s[r.i] == ']' {
 			r.i++
-			return out, true
+			return &out, true
 		}
 		v, ok := r.value(r.line)
 		if !ok {
@@ -540,7 +742,7 @@ func (r *fastReader) array() ([]fval, bool) {
 			r.i++
 		case ']':
 			r.i++
-			return out, true
+			return &out, true
 		default:
 			return nil, false
 		}
@@ -557,6 +759,7 @@ func (r *fastReader) inlineTable(line int) (*ftable, bool) {
 		t.closed = true
 		return t, true
 	}
+	r.reserve(t, r.countInline())
 	// Dotted keys inside make tables of this one: a section of their own.
 	r.section++
 	for {
