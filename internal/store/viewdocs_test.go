@@ -431,3 +431,45 @@ func BenchmarkJournalBehindFutureRun(b *testing.B) {
 		})
 	}
 }
+
+// TestJournalMergeBehindFutureRunCost: two stores behind a run stamped 14
+// hours ahead merge their journals (a pull). The merge walks back to the
+// view before that run and folds the runs it met, reading each manifest
+// once: after 41 and after 121 local runs, at most twice the runs met.
+// Before, the walk read every run met again at each commit it passed (41
+// local runs: 989 manifests, 44 now; 121: 7,749, 124 now).
+func TestJournalMergeBehindFutureRunCost(t *testing.T) {
+	h := newViewHelper(t)
+	cs := &countingStore{Store: h.s.git}
+	tip := h.root()
+	m, mf := h.run("base", 1, "readproof://demo/d=base")
+	tip = h.commitRun(h.s, tip, m, mf)
+	m, mf = h.run("ahead", future, "readproof://demo/f=ahead")
+	tip = h.commitRun(h.s, tip, m, mf)
+	for k := 0; k <= 120; k++ {
+		m, mf := h.run(fmt.Sprintf("local%03d", k), 10+k, fmt.Sprintf("readproof://demo/d%d=l%d", k%4, k))
+		tip = h.commitRun(h.s, tip, m, mf)
+		if k != 40 && k != 120 {
+			continue
+		}
+		ma, maf := h.run("mine", 500+k, "readproof://demo/a=mine")
+		mb, mbf := h.run("theirs", 501+k, "readproof://demo/b=theirs")
+		a, b := h.commitRun(h.s, tip, ma, maf), h.commitRun(h.s, tip, mb, mbf)
+		cs.manifests = 0
+		tree, err := JournalTree(cs, []gitstore.OID{a, b}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := FullJournalTree(h.s.git, h.merge(a, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree != full {
+			t.Fatalf("after %d local runs: merge tree %s, the view of its runs %s", k+1, tree, full)
+		}
+		t.Logf("merge after %d local runs: %d manifests", k+1, cs.manifests)
+		if met := k + 4; cs.manifests > 2*met {
+			t.Fatalf("a merge after %d local runs behind a future run read %d manifests, want at most %d (each of the %d runs met once or twice)", k+1, cs.manifests, 2*met, met)
+		}
+	}
+}
