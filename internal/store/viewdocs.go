@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
@@ -98,9 +100,21 @@ func (m *memDocs) save(ix *docIndex) { m.ix = ix }
 type fileDocs struct{ path string }
 
 func (f fileDocs) load() *docIndex {
-	data, err := os.ReadFile(f.path)
+	// A regular file only, read to the size it has: the open does not
+	// wait for a writer of a FIFO put at this name (O_NONBLOCK, which a
+	// regular file ignores), and a device is not read without end.
+	file, err := os.OpenFile(f.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(file, fi.Size()+1))
+	if err != nil || int64(len(data)) != fi.Size() {
+		return nil // changed while read (a writer renames a whole one in)
 	}
 	ix, err := decodeDocIndex(data)
 	if err != nil {
