@@ -652,9 +652,16 @@ func (b viewBuilder) converge(x, y, record gitstore.OID) (gitstore.OID, bool, er
 	if err := push(y); err != nil {
 		return "", false, err
 	}
+	// The runs met, each read once: a walk behind a run stamped ahead of
+	// the local clock reaches one commit at a time for as long as the
+	// runs met sort before that run (every local run since), and reading
+	// them all again at each such commit cost k^2/2 manifests.
+	var runs []viewRun
+	var oldest *runKey
 	met := map[gitstore.OID]bool{}
+	unread := map[gitstore.OID]bool{}
 	if record != "" {
-		met[record] = true
+		met[record], unread[record] = true, true
 	}
 	for len(queue) > 0 {
 		if len(seen) > 4*suffixBudget {
@@ -667,12 +674,21 @@ func (b viewBuilder) converge(x, y, record gitstore.OID) (gitstore.OID, bool, er
 		}
 		if len(queue) == 1 {
 			base := queue[0]
-			runs, err := b.readRuns(met)
+			more, err := b.readRuns(unread)
 			if err != nil {
 				return "", false, err
 			}
-			if tree, ok, err := b.foldAfter(base.c.Tree, base.idx, runs); err != nil || ok {
-				return tree, ok, err
+			clear(unread)
+			for i := range more {
+				if oldest == nil || more[i].key.less(*oldest) {
+					oldest = &more[i].key
+				}
+			}
+			runs = append(runs, more...)
+			if base.idx == nil || oldest == nil || base.idx.key().less(*oldest) {
+				// every run met sorts after base's newest
+				tree, err := b.fold(base.c.Tree, runs)
+				return tree, err == nil, err
 			}
 		}
 		// Visit the commit with the newest view.
@@ -685,8 +701,8 @@ func (b viewBuilder) converge(x, y, record gitstore.OID) (gitstore.OID, bool, er
 		q := queue[top]
 		queue = append(queue[:top], queue[top+1:]...)
 		ps, m := journalEdges(q.c)
-		if m != "" {
-			met[m] = true
+		if m != "" && !met[m] {
+			met[m], unread[m] = true, true
 		}
 		for _, p := range ps {
 			if err := push(p); err != nil {

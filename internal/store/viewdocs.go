@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
@@ -98,9 +100,21 @@ func (m *memDocs) save(ix *docIndex) { m.ix = ix }
 type fileDocs struct{ path string }
 
 func (f fileDocs) load() *docIndex {
-	data, err := os.ReadFile(f.path)
+	// A regular file only, read to the size it has: the open does not
+	// wait for a writer of a FIFO put at this name (O_NONBLOCK, which a
+	// regular file ignores), and a device is not read without end.
+	file, err := os.OpenFile(f.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(file, fi.Size()+1))
+	if err != nil || int64(len(data)) != fi.Size() {
+		return nil // changed while read (a writer renames a whole one in)
 	}
 	ix, err := decodeDocIndex(data)
 	if err != nil {
@@ -152,31 +166,47 @@ func (f fileDocs) save(ix *docIndex) {
 func encodeDocIndex(ix *docIndex) []byte {
 	names := make([]string, 0, len(ix.docs))
 	runAt := map[gitstore.OID]runKey{}
+	size := 0
 	for n, d := range ix.docs {
 		names = append(names, n)
 		runAt[d.key.manifest] = d.key
+		size += len(n) + 50
 	}
 	sort.Strings(names)
 	runs := make([]runKey, 0, len(runAt))
 	for _, k := range runAt {
 		runs = append(runs, k)
+		size += len(k.run) + 80
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].less(runs[j]) })
 	num := make(map[gitstore.OID]int, len(runs))
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\ncommit %s\nruns %d\n", viewDocsFormat, ix.commit, len(runs))
+	// appended, not printed: 10,000 documents took 13.6 ms and 70,000
+	// allocations through fmt
+	b := make([]byte, 0, size+200)
+	b = append(b, viewDocsFormat+"\ncommit "...)
+	b = append(b, ix.commit...)
+	b = append(b, "\nruns "...)
+	b = strconv.AppendInt(b, int64(len(runs)), 10)
+	b = append(b, '\n')
 	for i, k := range runs {
 		num[k.manifest] = i
-		fmt.Fprintf(&b, "%s %s %s\n", k.at.UTC().Format(time.RFC3339Nano), k.manifest, k.run)
+		b = k.at.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(append(append(b, ' '), k.manifest...), ' ')
+		b = append(append(b, k.run...), '\n')
 	}
-	fmt.Fprintf(&b, "docs %d\n", len(names))
+	b = append(b, "docs "...)
+	b = strconv.AppendInt(b, int64(len(names)), 10)
+	b = append(b, '\n')
 	for _, n := range names {
 		d := ix.docs[n]
-		fmt.Fprintf(&b, "%d %s %s\n", num[d.key.manifest], d.snap, n)
+		b = strconv.AppendInt(b, int64(num[d.key.manifest]), 10)
+		b = append(append(append(b, ' '), d.snap...), ' ')
+		b = append(append(b, n...), '\n')
 	}
-	sum := sha256.Sum256(b.Bytes())
-	fmt.Fprintf(&b, "sum %s\n", hex.EncodeToString(sum[:]))
-	return b.Bytes()
+	sum := sha256.Sum256(b)
+	b = append(b, "sum "...)
+	b = hex.AppendEncode(b, sum[:])
+	return append(b, '\n')
 }
 
 // decodeDocIndex reads encodeDocIndex's form, refusing anything else: a
@@ -434,13 +464,23 @@ func (b viewBuilder) insertRun(ix *docIndex, tree gitstore.OID, newest runKey, r
 	return t, inserted, err
 }
 
+// lateWalk bounds the walk that first looks for the few runs a late run
+// of two writers at once sorts before, so that it is folded with them
+// without reading or writing the index (whose cost grows with the
+// documents: 15 ms at 10,000).
+const lateWalk = 4
+
 // insert computes the view of tip's runs plus r, which sorts before
-// newest, the newest run of tip's view tree. It tries, in turn: the index
-// kept, brought forward a few commits; the runs after r folded onto an
-// older view, when they are a few (suffix); the index kept, brought
-// forward further; an index built from every run. It reports false when
-// a name clash leaves the caller to fold the runs after r again.
+// newest, the newest run of tip's view tree. It tries, in turn: the runs
+// after r folded onto an older view, when they are one to three (two
+// writers at once: suffix); the index kept, brought forward a few commits;
+// the same fold when the runs after r are a few; the index kept, brought
+// forward further; an index built from every run. It reports false when a
+// name clash leaves the caller to fold the runs after r again.
 func (b viewBuilder) insert(tip, tree gitstore.OID, newest runKey, r viewRun) (gitstore.OID, bool, error) {
+	if t, ok, err := b.suffix(tip, r, min(lateWalk, b.shortWalk)); err != nil || ok {
+		return t, ok, err
+	}
 	kept := b.docs.load()
 	try := func(ix *docIndex, walked int) (gitstore.OID, insertOutcome, error) {
 		t, out, err := b.insertRun(ix, tree, newest, r)
