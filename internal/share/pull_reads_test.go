@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
@@ -64,4 +65,65 @@ func TestPullListsRunRefsOnce(t *testing.T) {
 				c.what, store.RunsPrefix, g.n[store.RunsPrefix], tracking, g.n[tracking], c.localRuns, c.tracking, g.n)
 		}
 	}
+}
+
+// writeDuring runs write once, on the pull's listing of its tracking refs:
+// after upToDate read the local refs, before the fetch and the plan.
+type writeDuring struct {
+	gitstore.Store
+	prefix  string
+	write   func()
+	updates int
+}
+
+func (w *writeDuring) Update(ups ...gitstore.RefUpdate) error {
+	w.updates++
+	return w.Store.Update(ups...)
+}
+
+func (w *writeDuring) Refs(prefix string) ([]gitstore.Ref, error) {
+	if prefix == w.prefix && w.write != nil {
+		w.write()
+		w.write = nil
+	}
+	return w.Store.Refs(prefix)
+}
+
+// TestPullLocalWriteAfterUpToDate: the first plan uses the local refs
+// upToDate read; a run recorded here meanwhile moves main under it, the
+// transaction (which compares main with the value planned from) fails, and
+// the plan made again reads the local refs anew: the pull merges the
+// journals and the local run stays.
+func TestPullLocalWriteAfterUpToDate(t *testing.T) {
+	t.Parallel()
+	dir := bareServer(t, t.TempDir(), "s.git")
+	a := newProject(t, map[string]string{"policy": "refunds within 30 days\n"})
+	b := newProject(t, map[string]string{"runbook": "drain, then deploy\n"})
+	a.run(t, "a-1", "policy")
+	addRemote(t, a, "origin", dir)
+	addRemote(t, b, "origin", dir)
+	mustPush(t, a, "origin")
+	g := &writeDuring{Store: b.s.Git(), prefix: RemotesPrefix + "origin/", write: func() { b.run(t, "b-1", "runbook") }}
+	res, err := pullWith(context.Background(), b.s, g, "origin", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.write != nil {
+		t.Fatal("the local run was not recorded during the pull")
+	}
+	if g.updates != 3 {
+		t.Fatalf("%d ref transactions, want 3 (the tracking refs, the plan on the refs read before the run, refused, and the plan made again)", g.updates)
+	}
+	if len(res.NewRuns) != 1 || res.NewRuns[0].RunID != "a-1" || res.Journal != "merged" {
+		t.Fatalf("pull: new runs %v, journal %s; want a-1, merged", res.NewRuns, res.Journal)
+	}
+	for _, id := range []string{"a-1", "b-1"} {
+		if _, err := b.s.Git().Ref(store.RunsPrefix + id); err != nil {
+			t.Fatalf("run %s after the pull: %v", id, err)
+		}
+	}
+	if out := git(t, b.path(), "rev-list", "main"); !strings.Contains(out, git(t, b.path(), "rev-parse", store.RunsPrefix+"b-1")) {
+		t.Fatalf("main does not reach run b-1 recorded during the pull")
+	}
+	gitstore.Fsck(t, b.path())
 }
