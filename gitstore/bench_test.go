@@ -137,8 +137,8 @@ func BenchmarkRefLookupPacked10k(b *testing.B) {
 	})
 }
 
-// BenchmarkRefs lists 1,000 loose refs under one prefix, and 100 refs of a
-// prefix among 10,000 packed ones.
+// BenchmarkRefs lists 1,000 loose refs under one prefix, 10,000 packed
+// refs, and 100 refs of a prefix among 10,000 packed ones.
 func BenchmarkRefs(b *testing.B) {
 	s := benchStore(b)
 	c := mkCommit(b, s, "c")
@@ -151,6 +151,14 @@ func BenchmarkRefs(b *testing.B) {
 	b.Run("loose-1000", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if refs, err := s.Refs("refs/heads/readproof/resources/"); err != nil || len(refs) != 1000 {
+				b.Fatal(len(refs), err)
+			}
+		}
+	})
+	// a pull at 10^5 runs lists every run ref of both sides this way
+	b.Run("packed-10k", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if refs, err := s.Refs("refs/tags/readproof/runs/"); err != nil || len(refs) != 10000 {
 				b.Fatal(len(refs), err)
 			}
 		}

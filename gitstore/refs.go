@@ -254,7 +254,8 @@ func (s *repo) withPacked(prefix string, found map[string]OID) ([]Ref, error) {
 	// cost a pull at 10^5 runs a third of its own CPU.
 	var packed []Ref
 	inOrder := true
-	err = p.scanPrefix(prefix, func(name []byte, oid OID) bool {
+	err = p.scanLines(prefix, func(line []byte) bool {
+		name := line[41:]
 		if len(found) > 0 {
 			if _, ok := found[string(name)]; ok {
 				return true
@@ -263,7 +264,9 @@ func (s *repo) withPacked(prefix string, found map[string]OID) ([]Ref, error) {
 		if n := len(packed); n > 0 && packed[n-1].Name >= string(name) {
 			inOrder = false
 		}
-		packed = append(packed, Ref{Name: string(name), OID: oid})
+		// one string for the name and the id: one allocation a ref
+		rec := string(line)
+		packed = append(packed, Ref{Name: rec[41:], OID: OID(rec[:40])})
 		return true
 	})
 	if err != nil {
@@ -385,7 +388,23 @@ func sortPackedRecords(body []byte, first int) ([]byte, error) {
 }
 
 func validPeeled(line []byte) bool {
-	return len(line) == 41 && isHexOID(string(line[1:]))
+	return len(line) == 41 && isHexOIDBytes(line[1:])
+}
+
+// isHexOIDBytes is isHexOID of bytes, without a string of them: every
+// line of packed-refs a listing reads is checked, and converting 40 bytes
+// to a string allocates (a listing of 10^5 refs made as many strings only
+// to check them).
+func isHexOIDBytes(b []byte) bool {
+	if len(b) != 40 {
+		return false
+	}
+	for _, c := range b {
+		if c-'0' > 9 && c-'a' > 5 { // bytes wrap: one comparison per range
+			return false
+		}
+	}
+	return true
 }
 
 // packedRefsError is a line of packed-refs that is not a record git writes.
@@ -416,29 +435,50 @@ func (e *packedRefsError) file() string {
 
 // parsePackedLine parses one "<oid> <name>" line.
 func parsePackedLine(line []byte) (name []byte, oid OID, err error) {
-	if len(line) < 42 || line[40] != ' ' || !isHexOID(string(line[:40])) {
-		return nil, "", fmt.Errorf("bad ref line %q", truncate(line))
+	if err := checkPackedLine(line); err != nil {
+		return nil, "", err
 	}
-	name = line[41:]
-	if bytes.ContainsAny(name, " \t\r\x00") {
-		return nil, "", fmt.Errorf("bad ref name %q", truncate(name))
+	return line[41:], OID(line[:40]), nil
+}
+
+// checkPackedLine checks one "<oid> <name>" line, copying nothing: a
+// listing of 10^5 refs checks every line, and a lookup's binary search
+// the lines it visits.
+func checkPackedLine(line []byte) error {
+	if len(line) < 42 || line[40] != ' ' || !isHexOIDBytes(line[:40]) {
+		return fmt.Errorf("bad ref line %q", truncate(line))
 	}
-	return name, OID(line[:40]), nil
+	for _, c := range line[41:] {
+		if c == ' ' || c == '\t' || c == '\r' || c == 0 {
+			return fmt.Errorf("bad ref name %q", truncate(line[41:]))
+		}
+	}
+	return nil
 }
 
 // recordAt parses the record starting at off (< hi) and returns where the
 // next record starts.
 func (p *packedRefs) recordAt(off, hi int) (name []byte, oid OID, next int, err error) {
+	line, next, err := p.lineAt(off, hi)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return line[41:], OID(line[:40]), next, nil
+}
+
+// lineAt is recordAt without copies: the record's "<oid> <name>" line,
+// checked, and where the next record starts.
+func (p *packedRefs) lineAt(off, hi int) (line []byte, next int, err error) {
 	eol := bytes.IndexByte(p.data[off:hi], '\n')
 	next = off + eol + 1
 	if eol < 0 {
 		eol, next = hi-off, hi
 	}
-	name, oid, err = parsePackedLine(p.data[off : off+eol])
-	if err != nil {
+	line = p.data[off : off+eol]
+	if err := checkPackedLine(line); err != nil {
 		// Only a sorted file reaches here with a bad line (an unsorted one
 		// is checked whole when read), so data is the file as read.
-		return nil, "", 0, &packedRefsError{path: p.path, line: 1 + bytes.Count(p.data[:off], []byte("\n")), err: err}
+		return nil, 0, &packedRefsError{path: p.path, line: 1 + bytes.Count(p.data[:off], []byte("\n")), err: err}
 	}
 	if next < hi && p.data[next] == '^' {
 		e := bytes.IndexByte(p.data[next:hi], '\n')
@@ -448,7 +488,7 @@ func (p *packedRefs) recordAt(off, hi int) (name []byte, oid OID, next int, err 
 			next += e + 1
 		}
 	}
-	return name, oid, next, nil
+	return line, next, nil
 }
 
 // lowerBound returns the offset of the first record whose name is not less
@@ -463,11 +503,11 @@ func (p *packedRefs) lowerBound(name string) (int, error) {
 		for rec > lo && (p.data[rec-1] != '\n' || p.data[rec] == '^') {
 			rec--
 		}
-		n, _, next, err := p.recordAt(rec, hi)
+		line, next, err := p.lineAt(rec, hi)
 		if err != nil {
 			return 0, err
 		}
-		if string(n) < name {
+		if string(line[41:]) < name {
 			lo = next
 		} else {
 			hi = rec
@@ -495,6 +535,12 @@ func (p *packedRefs) find(name string) (OID, bool, error) {
 // scanPrefix calls fn for every packed ref starting with prefix, in order,
 // until fn returns false. p may be nil.
 func (p *packedRefs) scanPrefix(prefix string, fn func(name []byte, oid OID) bool) error {
+	return p.scanLines(prefix, func(line []byte) bool { return fn(line[41:], OID(line[:40])) })
+}
+
+// scanLines is scanPrefix that hands fn each record's "<oid> <name>" line
+// (checked) instead of a copy of the id.
+func (p *packedRefs) scanLines(prefix string, fn func(line []byte) bool) error {
 	if p == nil {
 		return nil
 	}
@@ -503,11 +549,11 @@ func (p *packedRefs) scanPrefix(prefix string, fn func(name []byte, oid OID) boo
 		return err
 	}
 	for off < len(p.data) {
-		n, oid, next, err := p.recordAt(off, len(p.data))
+		line, next, err := p.lineAt(off, len(p.data))
 		if err != nil {
 			return err
 		}
-		if !bytes.HasPrefix(n, []byte(prefix)) || !fn(n, oid) {
+		if !bytes.HasPrefix(line[41:], []byte(prefix)) || !fn(line) {
 			return nil
 		}
 		off = next

@@ -111,3 +111,55 @@ func FuzzRedactText(f *testing.F) {
 		}
 	})
 }
+
+// oldParseLsRemoteHead is parseLsRemoteHead before session 19 (copies and
+// splits the output twice): the one-pass version answers the same.
+func oldParseLsRemoteHead(out []byte) ([]Ref, string, error) {
+	var keep strings.Builder
+	head := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "ref: "); ok {
+			target, name, _ := strings.Cut(rest, "\t")
+			if name == "HEAD" && CheckRefName(target) == nil {
+				head = target
+			}
+			continue
+		}
+		if _, name, ok := strings.Cut(line, "\t"); ok && (name == "HEAD" || strings.HasSuffix(name, "^{}")) {
+			continue
+		}
+		keep.WriteString(line)
+		keep.WriteByte('\n')
+	}
+	refs, err := parseLsRemote([]byte(keep.String()))
+	return refs, head, err
+}
+
+func FuzzParseLsRemoteHead(f *testing.F) {
+	const id = "0123456789abcdef0123456789abcdef01234567"
+	f.Add([]byte("ref: refs/heads/main\tHEAD\n" + id + "\tHEAD\n" + id + "\trefs/heads/main\n" + id + "\trefs/tags/t^{}\n"))
+	f.Add([]byte(""))
+	f.Add([]byte("\n\n"))
+	f.Add([]byte(id + "\tHEAD\n"))
+	f.Add([]byte("zz\tHEAD\nref: refs/heads/x\tHEAD"))
+	f.Add([]byte(id + "\trefs/heads/a\nzz\trefs/x\nref: refs/heads/b\tHEAD\n"))
+	f.Add([]byte(id + "\trefs/heads/a\r\n" + id + "\trefs/heads/b"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		refs, head, err := parseLsRemoteHead(data)
+		wantRefs, wantHead, wantErr := oldParseLsRemoteHead(data)
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("%q: error %v, want %v", data, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if head != wantHead || (refs == nil) != (wantRefs == nil) || len(refs) != len(wantRefs) {
+			t.Fatalf("%q: %v %q, want %v %q", data, refs, head, wantRefs, wantHead)
+		}
+		for i := range refs {
+			if refs[i] != wantRefs[i] {
+				t.Fatalf("%q: ref %d %v, want %v", data, i, refs[i], wantRefs[i])
+			}
+		}
+	})
+}

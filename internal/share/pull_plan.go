@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -52,17 +53,19 @@ type planner struct {
 // the local ones, after verifying everything it would adopt. Each step
 // adds its ref updates and checks; merge commits and journal records are
 // written only once every check passed.
-func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet) (*PullResult, []gitstore.RefUpdate, error) {
+//
+// local is the local side when the caller has read it (nil: read here).
+func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, local *localRefs) (*PullResult, []gitstore.RefUpdate, error) {
 	p := &planner{ctx: ctx, g: g, t: t, opts: opts, verified: verified, res: newPullResult(remote, false),
 		manifests: map[gitstore.OID]bool{}, adopted: map[gitstore.OID]string{}, onJournal: map[gitstore.OID]bool{}}
 	var err error
-	if p.local, err = readState(g, localPrefixes()); err != nil {
-		return nil, nil, err
+	if local == nil {
+		if local, err = readLocal(g); err != nil {
+			return nil, nil, err
+		}
 	}
+	p.local, p.tagConflicts = local.st, local.tagConflicts
 	if p.rem, err = readState(g, trackingPrefixes(remote)); err != nil {
-		return nil, nil, err
-	}
-	if p.tagConflicts, err = readTagConflicts(g); err != nil {
 		return nil, nil, err
 	}
 	p.newMain = p.local.main
@@ -117,11 +120,8 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 // run id in use as a local conflict, and drops settled conflicts.
 func (p *planner) runs() {
 	local, rem := p.local, p.rem
-	p.finalRuns = make(map[string]gitstore.OID, len(local.runs))
-	for id, m := range local.runs {
-		p.finalRuns[id] = m
-	}
-	ids := sortedKeys(rem.runs) // once: 10^5 ids at 10^5 runs
+	p.finalRuns = maps.Clone(local.runs) // a copy of the table, not 10^5 inserts
+	ids := rem.sortedRunIDs()            // once: 10^5 ids at 10^5 runs
 	for _, id := range ids {
 		r := rem.runs[id]
 		if identity.ValidateRunID(id) != nil {

@@ -2,6 +2,7 @@ package share
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -48,6 +49,7 @@ func fetchRefspecs(remote string) []string {
 // state is one side's shared refs.
 type state struct {
 	runs      map[string]gitstore.OID          // run id -> manifest
+	runIDs    []string                         // the keys of runs in the order read (readState: sorted)
 	conflicts map[string]map[gitstore.OID]bool // run id -> conflicting manifests
 	resources map[string]gitstore.OID          // resource key -> chain tip
 	tags      map[string]gitstore.OID          // <key>/<tag> -> chain tip
@@ -67,6 +69,18 @@ func newState() *state {
 	return &state{runs: map[string]gitstore.OID{}, conflicts: map[string]map[gitstore.OID]bool{},
 		resources: map[string]gitstore.OID{}, tags: map[string]gitstore.OID{},
 		receipts: map[string]gitstore.OID{}, verdicts: map[string]gitstore.OID{}}
+}
+
+// sortedRunIDs returns the run ids in order: as read when Refs listed them
+// sorted (it does: one prefix, names in order) and each once, else sorted
+// here.
+func (st *state) sortedRunIDs() []string {
+	// every id read is a key of runs, so as many ids as keys means each
+	// once (and runs not changed since, but for values)
+	if len(st.runIDs) == len(st.runs) && slices.IsSorted(st.runIDs) {
+		return st.runIDs
+	}
+	return sortedKeys(st.runs)
 }
 
 // named returns the set of manifests named by a run ref.
@@ -101,8 +115,11 @@ func readState(g gitstore.Store, p prefixes) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.runIDs = make([]string, 0, len(refs))
 	for _, r := range refs {
-		st.runs[strings.TrimPrefix(r.Name, p.runs)] = r.OID
+		id := strings.TrimPrefix(r.Name, p.runs)
+		st.runs[id] = r.OID
+		st.runIDs = append(st.runIDs, id)
 	}
 	if refs, err = g.Refs(p.conflicts); err != nil {
 		return nil, err
@@ -129,16 +146,11 @@ func readState(g gitstore.Store, p prefixes) (*state, error) {
 	for _, r := range refs {
 		st.tags[strings.TrimPrefix(r.Name, p.tags)] = r.OID
 	}
-	for _, c := range []struct {
-		prefix string
-		into   map[string]gitstore.OID
-	}{{p.receipts, st.receipts}, {p.verdicts, st.verdicts}} {
-		if refs, err = g.Refs(c.prefix); err != nil {
-			return nil, err
-		}
-		for _, r := range refs {
-			c.into[strings.TrimPrefix(r.Name, c.prefix)] = r.OID
-		}
+	if st.receipts, err = readRefMap(g, p.receipts); err != nil {
+		return nil, err
+	}
+	if st.verdicts, err = readRefMap(g, p.verdicts); err != nil {
+		return nil, err
 	}
 	main, err := g.Ref(p.main)
 	if err != nil && !isNotFound(err) {
@@ -146,6 +158,19 @@ func readState(g gitstore.Store, p prefixes) (*state, error) {
 	}
 	st.main = main
 	return st, nil
+}
+
+// readRefMap reads the refs under prefix: name without prefix -> value.
+func readRefMap(g gitstore.Store, prefix string) (map[string]gitstore.OID, error) {
+	refs, err := g.Refs(prefix)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]gitstore.OID, len(refs))
+	for _, r := range refs {
+		m[strings.TrimPrefix(r.Name, prefix)] = r.OID
+	}
+	return m, nil
 }
 
 // readTagConflicts reads refs/readproof-conflicts/tags/: <key>/<tag> -> the

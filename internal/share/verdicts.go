@@ -98,15 +98,17 @@ func pullVerdictMACs(ctx context.Context, g gitstore.Store, t *gitstore.Transpor
 	if opts.ProbeKeys == nil {
 		return nil
 	}
-	local, err := readState(g, localPrefixes())
+	// the verdict chains alone: a state of each side (every run ref) cost
+	// a pull with the probe key two more readings of 10^5 refs at 10^5 runs
+	local, err := readRefMap(g, localPrefixes().verdicts)
 	if err != nil {
 		return err
 	}
-	rem, err := readState(g, trackingPrefixes(remote))
+	rem, err := readRefMap(g, trackingPrefixes(remote).verdicts)
 	if err != nil {
 		return err
 	}
-	failures, err := checkIncomingVerdicts(ctx, g, t, rem.verdicts, local.verdicts, *opts.ProbeKeys)
+	failures, err := checkIncomingVerdicts(ctx, g, t, rem, local, *opts.ProbeKeys)
 	if err != nil {
 		return fmt.Errorf("pull %s: %w", remote, err)
 	}
