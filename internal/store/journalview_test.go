@@ -241,25 +241,7 @@ func TestJournalConcurrentWriters(t *testing.T) {
 	g := &fixture{dir: f.dir, clock: f.clock}
 	g.reopen(t, Options{Now: time.Now})
 	f.reopen(t, Options{Now: time.Now})
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for w, s := range []*Store{f.s, g.s} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 8; i++ {
-				if _, _, err := s.RunOnce(context.Background(), fmt.Sprintf("w%d-%d", w, i), uris[i%4:i%4+1]); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	writeAtOnce(t, []*Store{f.s, g.s}, 8, func(_, i int) []string { return uris[i%4 : i%4+1] })
 	tip, err := f.s.ref(JournalRef)
 	if err != nil {
 		t.Fatal(err)
@@ -532,4 +514,28 @@ func FuzzViewManifest(f *testing.F) {
 			t.Fatalf("a run that applied wrote no tree: %v", err)
 		}
 	})
+}
+
+// writeAtOnce has every store record runs runs ("w<writer>-<i>", of the
+// documents pick names) at the same time as the others, and fails t on any
+// error.
+func writeAtOnce(t *testing.T, stores []*Store, runs int, pick func(writer, i int) []string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(stores))
+	for w, s := range stores {
+		wg.Go(func() {
+			for i := 0; i < runs; i++ {
+				if _, _, err := s.RunOnce(context.Background(), fmt.Sprintf("w%d-%d", w, i), pick(w, i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }

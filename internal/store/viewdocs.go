@@ -489,35 +489,33 @@ func (b viewBuilder) insert(tip, tree gitstore.OID, newest runKey, r viewRun) (g
 		}
 		return t, out, err
 	}
-	if kept != nil {
-		n, ok, err := b.bringForward(kept, tip, b.shortWalk)
-		if err != nil {
-			return "", false, err
+	// fromKept brings the index kept forward by a walk of at most budget
+	// commits and inserts r with it; done says its answer is final. An
+	// index the view contradicts is forgotten.
+	fromKept := func(budget int) (t gitstore.OID, ok, done bool, err error) {
+		if kept == nil {
+			return "", false, false, nil
 		}
-		if ok {
-			t, out, err := try(kept, n)
-			if err != nil || out != insertStale {
-				return t, out == inserted, err
-			}
-			kept = nil
-			b.docs.save(nil)
+		n, forward, err := b.bringForward(kept, tip, budget)
+		if err != nil || !forward {
+			return "", false, err != nil, err
 		}
+		t, out, err := try(kept, n)
+		if err != nil || out != insertStale {
+			return t, out == inserted, true, err
+		}
+		kept = nil
+		b.docs.save(nil)
+		return "", false, false, nil
+	}
+	if t, ok, done, err := fromKept(b.shortWalk); done {
+		return t, ok, err
 	}
 	if t, ok, err := b.suffix(tip, r, b.shortWalk); err != nil || ok {
 		return t, ok, err
 	}
-	if kept != nil {
-		n, ok, err := b.bringForward(kept, tip, suffixBudget)
-		if err != nil {
-			return "", false, err
-		}
-		if ok {
-			t, out, err := try(kept, n)
-			if err != nil || out != insertStale {
-				return t, out == inserted, err
-			}
-			b.docs.save(nil)
-		}
+	if t, ok, done, err := fromKept(suffixBudget); done {
+		return t, ok, err
 	}
 	ix, err := b.buildDocs(tip)
 	if err != nil {

@@ -314,25 +314,7 @@ func TestViewDocsTwoWriters(t *testing.T) {
 	g.reopen(t, Options{Now: time.Now})
 	f.reopen(t, Options{Now: time.Now})
 	f.s.viewWalk, g.s.viewWalk = -1, -1
-	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for w, s := range []*Store{f.s, g.s} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 8; i++ {
-				if _, _, err := s.RunOnce(context.Background(), fmt.Sprintf("w%d-%d", w, i), uris[(i+w)%4:(i+w)%4+1]); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	writeAtOnce(t, []*Store{f.s, g.s}, 8, func(w, i int) []string { return uris[(i+w)%4 : (i+w)%4+1] })
 	h := &viewHelper{t: t, s: f.s}
 	tip := h.root()
 	records, err := journalWalk(f.s.git, tip)
