@@ -261,14 +261,22 @@ func (r *fastReader) nextResource(prev *fval) bool {
 	return true
 }
 
-// tablesHint is the capacity to give an array of tables: the number of
-// [[ in the file (a guess, never a limit).
+// tablesHint is the capacity to give the [[resource]] blocks: the number
+// of [[ in the file, but no more than a block for every minBlockBytes of
+// it (a guess: more blocks than that make decode give up, and the slow
+// path read the file). A comment or a string full of "[[" must not make a
+// small file allocate a Resource for each.
 func (r *fastReader) tablesHint() int {
 	if r.hint == 0 {
-		r.hint = strings.Count(r.s, "[[") + 1
+		r.hint = min(strings.Count(r.s, "[["), len(r.s)/minBlockBytes) + 1
 	}
 	return r.hint
 }
+
+// minBlockBytes is less than the shortest [[resource]] block the checker
+// accepts, [[resource]] uri="readproof://a/b" source={type="filesystem",path="p"}
+// on three lines (71 bytes).
+const minBlockBytes = 64
 
 // table returns a new table.
 func (r *fastReader) table(t ftable) *ftable {

@@ -1,0 +1,54 @@
+package policy
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// allocated is the number of bytes Parse allocates reading text.
+func allocated(t *testing.T, text string) uint64 {
+	t.Helper()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	Parse("/srv/policy/readproof.toml", []byte(text))
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// A policy file costs memory in proportion to what it declares, not to
+// the "[[" in its text: the fast path sizes its resources by a look
+// ahead, which a comment or a string full of brackets must not inflate.
+func TestParseMemoryOfBrackets(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	one := "[[resource]]\nuri = \"readproof://a/b\"\nsource = { type = \"filesystem\", path = \"p\" }\n"
+	for name, text := range map[string]string{
+		"comment":     one + "# " + strings.Repeat("[[", 50_000) + "\n",
+		"description": strings.Replace(one, "\nsource", "\ndescription = \""+strings.Repeat("[[", 50_000)+"\"\nsource", 1),
+	} {
+		if _, ok := parseFast("/srv/policy/readproof.toml", "readproof.toml", text); !ok {
+			t.Fatalf("%s: not read by the fast path", name)
+		}
+		if n, limit := allocated(t, text), uint64(16*len(text)); n > limit {
+			t.Errorf("%s: a %d-byte policy file of one resource allocated %d bytes (%.0fx its size), want at most %d",
+				name, len(text), n, float64(n)/float64(len(text)), limit)
+		}
+	}
+}
+
+// The bound on the blocks the fast path makes room for (minBlockBytes)
+// is below the shortest block the checker accepts: a file of such blocks
+// is read by the fast path.
+func TestFastPathReadsShortestBlocks(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	var sb strings.Builder
+	for i := range 200 {
+		sb.WriteString("[[resource]]\nuri=\"readproof://a/" + string(rune('a'+i%26)) + strings.Repeat("z", i/26) + "\"\nsource={type=\"filesystem\",path=\"p\"}\n")
+	}
+	text := strings.TrimSuffix(sb.String(), "\n")
+	f, ok := parseFast("/srv/policy/readproof.toml", "readproof.toml", text)
+	if !ok || len(f.Resources) != 200 {
+		t.Fatalf("200 short blocks (%d bytes): fast path ok %v", len(text), ok)
+	}
+	checkFastMatchesSlow(t, text)
+}
