@@ -437,12 +437,20 @@ func (r *fastReader) header(root *ftable) (*ftable, bool) {
 			if last && arr {
 				nt := r.table(ftable{explicit: true, line: line})
 				r.reserve(nt, r.countSection())
-				elems := make([]fval, 1, r.tablesHint())
+				// [[resource]] is given room for the blocks of the file;
+				// any other array of tables grows as it is read (room for
+				// every block of the file each was the square of its size).
+				blocks := t == root && n == "resource"
+				room := 1
+				if blocks {
+					room = r.tablesHint()
+				}
+				elems := make([]fval, 1, room)
 				elems[0] = fval{kind: fTable, t: nt}
 				r.set(t, n, fval{kind: fTables, list: &elems}, line)
 				// The mark is taken after the root's new key, which may
 				// have moved the root's keys into the slab.
-				if t == root && n == "resource" && !r.nextResource(nil) {
+				if blocks && !r.nextResource(nil) {
 					return nil, false
 				}
 				return nt, true
