@@ -148,25 +148,20 @@ func (r *fastReader) countSection() int {
 
 // countInline is the number of keys of the inline table starting at r.i
 // (after its '{'), as far as a look ahead can tell: the '=' outside
-// strings and nested brackets, up to the closing '}' or the line's end.
+// strings, up to the closing '}', the line's end or the first nested
+// bracket (the key holding it is counted, the keys after it are not).
+// It does not read past a nested table or array: each nested table reads
+// its own, and reading each to the end read a line of nested tables
+// once for each of them, the square of its length.
 func (r *fastReader) countInline() int {
 	s := r.s[r.i:]
-	n, depth := 0, 0
+	n := 0
 	for j := 0; j < len(s); j++ {
 		switch s[j] {
-		case '\n':
+		case '\n', '{', '[', '}', ']':
 			return n
 		case '=':
-			if depth == 0 {
-				n++
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return n
-			}
-			depth--
+			n++
 		case '"', '\'':
 			q := s[j]
 			for j++; j < len(s) && s[j] != q && s[j] != '\n'; j++ {

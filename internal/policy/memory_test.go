@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // allocated is the number of bytes Parse allocates reading text.
@@ -76,5 +77,21 @@ func TestParseMemoryOfArraysOfTables(t *testing.T) {
 	if n, limit := allocatedBy(func() { fastRead(text) }), uint64(64*len(text)); n > limit {
 		t.Errorf("the fast reader of a %d-byte policy file of %d arrays of tables allocated %d bytes (%.0fx its size), want at most %d",
 			len(text), 30+30*30, n, float64(n)/float64(len(text)), limit)
+	}
+}
+
+// The fast reader's look ahead at an inline table's keys (countInline)
+// reads its own level only: one that read every nested table to its end
+// read a line of nested tables once for each, the square of its length
+// (a 240 KB line took seconds).
+func TestFastReaderNestedInlineTablesInLinearTime(t *testing.T) {
+	const n = 40_000
+	text := "a = " + strings.Repeat("{b = ", n) + "1" + strings.Repeat("}", n) + "\n"
+	start := time.Now()
+	if _, ok := fastRead(text); !ok {
+		t.Fatalf("not read")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a line of %d nested inline tables (%d bytes) took %v to read, want well under a second", n, len(text), d)
 	}
 }
