@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/readproof/readproof/adapters/sourcespec"
 	"runtime"
 	"strings"
 	"testing"
@@ -93,5 +94,35 @@ func TestFastReaderNestedInlineTablesInLinearTime(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("a line of %d nested inline tables (%d bytes) took %v to read, want well under a second", n, len(text), d)
+	}
+}
+
+// A source's header names are compared, whatever their case, in time
+// that grows with their number, not its square (headers and
+// public_headers; a policy file of 100,000 headers took seconds).
+func TestHeaderNamesInLinearTime(t *testing.T) {
+	const n = 40_000
+	h, pub := make(map[string]string, n), make(map[string]string, n)
+	for i := range n {
+		h[fmt.Sprintf("H%d", i)] = "${T}"
+		pub[fmt.Sprintf("P%d", i)] = "v"
+	}
+	c := &checker{file: "readproof.toml", fast: &fastIndex{}}
+	f := &File{EnvAllow: []string{"T"}}
+	sp := &keyPath{name: "source"}
+	spec := &sourcespec.Spec{Type: "http", URL: "https://h/x", Headers: h, PublicHeaders: pub}
+	start := time.Now()
+	c.source(f, sp, spec, keySet{c: c, parent: sp, bits: sourceKeyBit("type") | sourceKeyBit("url") | sourceKeyBit("headers") | sourceKeyBit("public_headers"), useBits: true})
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("%d headers and %d public headers took %v to check, want well under a second", n, n, d)
+	}
+	if len(c.errs) > 0 {
+		t.Fatalf("errors: %v", c.errs[0])
+	}
+	// and a repeat in another case is still found, among many
+	h["h7"], pub["p9"] = "${T}", "w"
+	c.source(f, sp, spec, keySet{c: c, parent: sp, bits: sourceKeyBit("type") | sourceKeyBit("url") | sourceKeyBit("headers") | sourceKeyBit("public_headers"), useBits: true})
+	if len(c.errs) != 2 {
+		t.Fatalf("%d errors, want the two repeats: %v", len(c.errs), c.errs)
 	}
 }
