@@ -194,6 +194,7 @@ type fastReader struct {
 	slab    []ftable // tables are taken from it, to allocate fewer
 	entSlab []fentry // tables' keys are taken from it (set)
 	hint    int      // tablesHint, once counted
+	depth   int      // arrays and inline tables open at r.i (value)
 
 	// read, when set, takes each [[resource]] block as the next begins
 	// (the blocks before the last can no longer change), and the memory
@@ -601,12 +602,22 @@ func (r *fastReader) value(line int) (fval, bool) {
 		}
 		v.kind = fString
 		v.s, ok = r.literalString()
-	case c == '[':
-		v.kind = fArray
-		v.list, ok = r.array()
-	case c == '{':
-		v.kind = fTable
-		v.t, ok = r.inlineTable(line)
+	case c == '[' || c == '{':
+		// Each nested array or inline table is a call deeper: past
+		// maxNesting, which no policy comes near, the reader gives up
+		// (and Parse refuses the file, tooDeep) before the stack grows
+		// with the file.
+		if r.depth++; r.depth > maxNesting {
+			return fval{}, false
+		}
+		if c == '[' {
+			v.kind = fArray
+			v.list, ok = r.array()
+		} else {
+			v.kind = fTable
+			v.t, ok = r.inlineTable(line)
+		}
+		r.depth--
 	case c >= '0' && c <= '9' || c == '+' || c == '-':
 		v.kind = fInt
 		v.n, ok = r.integer()
