@@ -501,7 +501,7 @@ func (c *checker) source(f *File, sp *keyPath, spec *sourcespec.Spec, keys keySe
 			}
 		}
 		var buf [4]string
-		folded := c.headers(f, sp, spec.Headers, buf[:0])
+		folded := c.headers(f, sp, spec.Headers, foldedNames{names: buf[:0]})
 		c.publicHeaders(sp, spec.PublicHeaders, folded)
 		if len(spec.Headers) == 0 {
 			spec.Headers = nil
@@ -574,8 +574,8 @@ func (c *checker) source(f *File, sp *keyPath, spec *sourcespec.Spec, keys keySe
 // headers checks [headers]: every value references an allow-listed
 // variable (${NAME}); a literal value is refused, a credential-looking one
 // with its own message. sp is the source's path. It returns folded with
-// the header names seen appended, each name once whatever its case.
-func (c *checker) headers(f *File, sp *keyPath, h map[string]string, folded []string) []string {
+// the header names seen added, each name once whatever its case.
+func (c *checker) headers(f *File, sp *keyPath, h map[string]string, folded foldedNames) foldedNames {
 	if len(h) == 0 {
 		return folded
 	}
@@ -594,12 +594,12 @@ func (c *checker) headers(f *File, sp *keyPath, h map[string]string, folded []st
 				"header names are RFC 7230 tokens: letters, digits and !#$%&'*+-.^_`|~, no spaces or colons", sourcespec.ErrConfig)
 			continue
 		}
-		if prev := foldedAs(folded, name); prev != "" {
+		if prev := folded.find(name); prev != "" {
 			c.add(p(), fmt.Sprintf("header %s repeats %s (header names ignore case)", name, prev),
 				"keep one of the two", sourcespec.ErrConfig)
 			continue
 		}
-		folded = append(folded, name)
+		folded = folded.add(name)
 		v := h[name]
 		// Header values are never quoted in messages: they may hold secrets.
 		if !validFieldValue(v) {
@@ -630,11 +630,26 @@ func (c *checker) headers(f *File, sp *keyPath, h map[string]string, folded []st
 	return folded
 }
 
-// foldedAs returns the name in folded that name repeats, ignoring case, or
-// "". Header names are tokens (ASCII), for which EqualFold is comparing
-// the names in lower case.
-func foldedAs(folded []string, name string) string {
-	for _, f := range folded {
+// foldedNames are the header names of a source seen so far, each once
+// whatever its case: a slice for the few a source has, searched without
+// a map, and a map once they are many (a search of the slice for each
+// name was the square of their number).
+type foldedNames struct {
+	names   []string
+	byLower map[string]string // the names by their lower case, once there are many
+}
+
+// maxFoldedSearch is the number of names foldedNames searches one by one.
+const maxFoldedSearch = 16
+
+// find returns the name seen that name repeats, ignoring case, or "".
+// Header names are tokens (ASCII), for which EqualFold is comparing the
+// names in lower case.
+func (fn foldedNames) find(name string) string {
+	if fn.byLower != nil {
+		return fn.byLower[strings.ToLower(name)]
+	}
+	for _, f := range fn.names {
 		if strings.EqualFold(f, name) {
 			return f
 		}
@@ -642,11 +657,27 @@ func foldedAs(folded []string, name string) string {
 	return ""
 }
 
+// add returns fn with name, which find did not find.
+func (fn foldedNames) add(name string) foldedNames {
+	if fn.byLower == nil && len(fn.names) < maxFoldedSearch {
+		fn.names = append(fn.names, name)
+		return fn
+	}
+	if fn.byLower == nil {
+		fn.byLower = make(map[string]string, 2*maxFoldedSearch)
+		for _, f := range fn.names {
+			fn.byLower[strings.ToLower(f)] = f
+		}
+	}
+	fn.byLower[strings.ToLower(name)] = name
+	return fn
+}
+
 // publicHeaders checks [public_headers]: literal values the policy file
 // declares public. They may not reference variables, may not look like
 // credentials, and may not repeat a name from headers (folded, as headers
-// returns them). sp is the source's path.
-func (c *checker) publicHeaders(sp *keyPath, h map[string]string, folded []string) {
+// records them). sp is the source's path.
+func (c *checker) publicHeaders(sp *keyPath, h map[string]string, folded foldedNames) {
 	if len(h) == 0 {
 		return
 	}
@@ -664,7 +695,7 @@ func (c *checker) publicHeaders(sp *keyPath, h map[string]string, folded []strin
 			c.add(p(), "invalid header name",
 				"header names are RFC 7230 tokens: letters, digits and !#$%&'*+-.^_`|~, no spaces or colons", sourcespec.ErrConfig)
 			continue
-		case foldedAs(folded, name) != "":
+		case folded.find(name) != "":
 			c.add(p(), fmt.Sprintf("header %s is declared twice (headers and public_headers, names ignore case)", name),
 				"keep one of the two", sourcespec.ErrConfig)
 			continue
@@ -681,7 +712,7 @@ func (c *checker) publicHeaders(sp *keyPath, h map[string]string, folded []strin
 				"keep secrets out of readproof.toml: put the value in an environment variable, list it in [sources].env and write ${NAME} under headers", sourcespec.ErrRefused)
 			continue
 		}
-		folded = append(folded, name)
+		folded = folded.add(name)
 	}
 }
 

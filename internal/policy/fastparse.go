@@ -148,25 +148,20 @@ func (r *fastReader) countSection() int {
 
 // countInline is the number of keys of the inline table starting at r.i
 // (after its '{'), as far as a look ahead can tell: the '=' outside
-// strings and nested brackets, up to the closing '}' or the line's end.
+// strings, up to the closing '}', the line's end or the first nested
+// bracket (the key holding it is counted, the keys after it are not).
+// It does not read past a nested table or array: each nested table reads
+// its own, and reading each to the end read a line of nested tables
+// once for each of them, the square of its length.
 func (r *fastReader) countInline() int {
 	s := r.s[r.i:]
-	n, depth := 0, 0
+	n := 0
 	for j := 0; j < len(s); j++ {
 		switch s[j] {
-		case '\n':
+		case '\n', '{', '[', '}', ']':
 			return n
 		case '=':
-			if depth == 0 {
-				n++
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return n
-			}
-			depth--
+			n++
 		case '"', '\'':
 			q := s[j]
 			for j++; j < len(s) && s[j] != q && s[j] != '\n'; j++ {
@@ -199,6 +194,7 @@ type fastReader struct {
 	slab    []ftable // tables are taken from it, to allocate fewer
 	entSlab []fentry // tables' keys are taken from it (set)
 	hint    int      // tablesHint, once counted
+	depth   int      // arrays and inline tables open at r.i (value)
 
 	// read, when set, takes each [[resource]] block as the next begins
 	// (the blocks before the last can no longer change), and the memory
@@ -261,14 +257,22 @@ func (r *fastReader) nextResource(prev *fval) bool {
 	return true
 }
 
-// tablesHint is the capacity to give an array of tables: the number of
-// [[ in the file (a guess, never a limit).
+// tablesHint is the capacity to give the [[resource]] blocks: the number
+// of [[ in the file, but no more than a block for every minBlockBytes of
+// it (a guess: more blocks than that make decode give up, and the slow
+// path read the file). A comment or a string full of "[[" must not make a
+// small file allocate a Resource for each.
 func (r *fastReader) tablesHint() int {
 	if r.hint == 0 {
-		r.hint = strings.Count(r.s, "[[") + 1
+		r.hint = min(strings.Count(r.s, "[["), len(r.s)/minBlockBytes) + 1
 	}
 	return r.hint
 }
+
+// minBlockBytes is less than the shortest [[resource]] block the checker
+// accepts, [[resource]] uri="readproof://a/b" source={type="filesystem",path="p"}
+// on three lines (71 bytes).
+const minBlockBytes = 64
 
 // table returns a new table.
 func (r *fastReader) table(t ftable) *ftable {
@@ -429,12 +433,20 @@ func (r *fastReader) header(root *ftable) (*ftable, bool) {
 			if last && arr {
 				nt := r.table(ftable{explicit: true, line: line})
 				r.reserve(nt, r.countSection())
-				elems := make([]fval, 1, r.tablesHint())
+				// [[resource]] is given room for the blocks of the file;
+				// any other array of tables grows as it is read (room for
+				// every block of the file each was the square of its size).
+				blocks := t == root && n == "resource"
+				room := 1
+				if blocks {
+					room = r.tablesHint()
+				}
+				elems := make([]fval, 1, room)
 				elems[0] = fval{kind: fTable, t: nt}
 				r.set(t, n, fval{kind: fTables, list: &elems}, line)
 				// The mark is taken after the root's new key, which may
 				// have moved the root's keys into the slab.
-				if t == root && n == "resource" && !r.nextResource(nil) {
+				if blocks && !r.nextResource(nil) {
 					return nil, false
 				}
 				return nt, true
@@ -590,12 +602,22 @@ func (r *fastReader) value(line int) (fval, bool) {
 		}
 		v.kind = fString
 		v.s, ok = r.literalString()
-	case c == '[':
-		v.kind = fArray
-		v.list, ok = r.array()
-	case c == '{':
-		v.kind = fTable
-		v.t, ok = r.inlineTable(line)
+	case c == '[' || c == '{':
+		// Each nested array or inline table is a call deeper: past
+		// maxNesting, which no policy comes near, the reader gives up
+		// (and Parse refuses the file, tooDeep) before the stack grows
+		// with the file.
+		if r.depth++; r.depth > maxNesting {
+			return fval{}, false
+		}
+		if c == '[' {
+			v.kind = fArray
+			v.list, ok = r.array()
+		} else {
+			v.kind = fTable
+			v.t, ok = r.inlineTable(line)
+		}
+		r.depth--
 	case c >= '0' && c <= '9' || c == '+' || c == '-':
 		v.kind = fInt
 		v.n, ok = r.integer()

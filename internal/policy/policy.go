@@ -195,7 +195,84 @@ func parseText(path, text string) (*File, error) {
 	if f, ok := parseFast(path, name, text); ok {
 		return f, nil
 	}
+	if line, deep := tooDeep(text); deep {
+		return nil, &Error{File: name, Line: line,
+			Msg:  fmt.Sprintf("tables, arrays or dotted keys nested more than %d deep", maxNesting),
+			Hint: "a policy nests four levels at most (resource, source, headers, a header); see readproof.toml.example for the format"}
+	}
 	return parseSlow(path, name, text)
+}
+
+// maxNesting bounds how deep the slow path lets a file nest tables,
+// arrays and the parts of dotted keys. BurntSushi's reading copies a
+// key's path for every key below it, the square of the depth (a line of
+// 2,000 nested inline tables, 11 KB, was 629 MB), and no policy nests
+// more than four deep: a deeper file is refused before it is read.
+const maxNesting = 32
+
+// tooDeep reports whether text nests brackets and dotted keys deeper than
+// maxNesting, and the line where it first does. It skips comments and
+// strings (basic, literal, and their multi-line forms); a dotted key's
+// parts count from the last newline, '=', ',' or bracket.
+func tooDeep(text string) (line int, deep bool) {
+	line = 1
+	depth, dots := 0, 0
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '\n':
+			line++
+			dots = 0
+		case '#':
+			for i+1 < len(text) && text[i+1] != '\n' {
+				i++
+			}
+		case '"', '\'':
+			triple := strings.Repeat(string(c), 3)
+			multi := strings.HasPrefix(text[i:], triple)
+			if multi {
+				i += 2
+			}
+			for i++; i < len(text); i++ {
+				if text[i] == '\n' {
+					if !multi {
+						break // unterminated: BurntSushi says so
+					}
+					line++
+				}
+				if c == '"' && text[i] == '\\' {
+					if i+1 < len(text) && text[i+1] == '\n' {
+						line++
+					}
+					i++
+					continue
+				}
+				if multi && strings.HasPrefix(text[i:], triple) {
+					i += 2
+					break
+				}
+				if !multi && text[i] == c {
+					break
+				}
+			}
+			if i < len(text) && text[i] == '\n' {
+				i-- // the newline ends the line above
+			}
+		case '{', '[':
+			depth++
+			dots = 0
+		case '}', ']':
+			depth = max(depth-1, 0)
+			dots = 0
+		case '=', ',':
+			dots = 0
+		case '.':
+			dots++
+		}
+		if depth+dots > maxNesting {
+			return line, true
+		}
+	}
+	return line, false
 }
 
 // parseFast is Parse by fastRead; ok is false when it gave up or found a

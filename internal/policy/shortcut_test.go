@@ -22,6 +22,8 @@ func FuzzEnvRefs(f *testing.F) {
 	for _, s := range []string{
 		"", "Bearer ${TOKEN}", "$${X}", "${A}${B}${A}", "${", "${}", "${1A}", "$", "a$", "a$b$",
 		"${A", "${A}}", "$${A}${B}", "${A-B}", "x${A}y${B}z${A}", "$$$", "${A}$",
+		// more names than appendEnvRefs searches (maxRefSearch)
+		manyRefs(maxRefSearch+2) + "${A0}", manyRefs(maxRefSearch+1) + "${", manyRefs(maxRefSearch) + "${X}${A1}",
 	} {
 		f.Add(s)
 	}
@@ -36,6 +38,15 @@ func FuzzEnvRefs(f *testing.F) {
 			t.Fatalf("%q: refs %q, EnvRefs %q", s, got, want)
 		}
 	})
+}
+
+// manyRefs is a value of n references to distinct names.
+func manyRefs(n int) string {
+	var sb strings.Builder
+	for i := range n {
+		fmt.Fprintf(&sb, "${A%d}", i)
+	}
+	return sb.String()
 }
 
 // FuzzPlainURL: with plainURL's shortcut, checkHTTPURL and checkGitURL

@@ -160,6 +160,12 @@ func appendEnvRefs(dst []string, s string) ([]string, error) {
 				return dst[:start], err
 			}
 			if !slices.Contains(dst[start:], name) {
+				if len(dst)-start == maxRefSearch {
+					// Many names: EnvRefs drops repeats by a map (a
+					// search of the names for each was their square).
+					refs, err := EnvRefs(s)
+					return append(dst[:start], refs...), err
+				}
 				dst = append(dst, name)
 			}
 			i += 2 + end
@@ -167,6 +173,10 @@ func appendEnvRefs(dst []string, s string) ([]string, error) {
 	}
 	return dst, nil
 }
+
+// maxRefSearch is the number of names appendEnvRefs finds before it
+// leaves a value to EnvRefs.
+const maxRefSearch = 16
 
 // isToken reports whether s is an RFC 7230 token (a valid header name).
 func isToken(s string) bool {
