@@ -146,10 +146,11 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the repository's objects, then clone again: git -C "+shown+" fsck")
 	}
 	// The objects first, with no ref written; then every ref in one
-	// packed-refs file (the store has none yet): one write and one fsync
-	// instead of a loose ref file per ref for git fetch and again for
-	// pack-refs. The refs are the ones the remote listed and recognize
-	// accepted; a remote that moved in between is listed again.
+	// packed-refs file (the store has none yet): one write instead of a
+	// loose ref file per ref for git fetch and again for pack-refs, synced
+	// by Publish with everything else in the staging directory. The refs
+	// are the ones the remote listed and recognize accepted; a remote that
+	// moved in between is listed again.
 	var newRefs []gitstore.Ref
 	for attempt := 0; ; attempt++ {
 		newRefs = planned
@@ -172,7 +173,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		}
 		refs = again
 	}
-	if err := gitstore.WriteNewRefs(g, newRefs); err != nil {
+	if err := st.WriteNewRefs(newRefs); err != nil {
 		<-pre
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
