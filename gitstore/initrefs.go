@@ -25,6 +25,22 @@ var ErrRefsExist = errors.New("the repository already has refs")
 // has returned); they are not looked up again here. It fails with
 // ErrRefsExist when a loose ref or a packed-refs file is there.
 func WriteNewRefs(g Store, refs []Ref) error {
+	return writeNewRefs(g, refs, true)
+}
+
+// WriteNewRefs is gitstore.WriteNewRefs into the staged store, without
+// the fsync of packed-refs and of the directory: nobody reads the staging
+// directory, a killed clone's is removed whole, and Publish syncs every
+// file and directory in it before the rename, so the refs become durable
+// there, in one batch with everything else (two fsyncs fewer a clone,
+// and none between the copy and the verification).
+func (s *Staged) WriteNewRefs(refs []Ref) error {
+	return writeNewRefs(s.Store, refs, false)
+}
+
+// writeNewRefs is WriteNewRefs; durable says whether packed-refs and the
+// directory are synced before it returns.
+func writeNewRefs(g Store, refs []Ref, durable bool) error {
 	s, ok := g.(*repo)
 	if !ok {
 		return fmt.Errorf("write refs: %T is not a writable store", g)
@@ -87,8 +103,10 @@ func WriteNewRefs(g Store, refs []Ref) error {
 	if err := w.Flush(); err != nil {
 		return unpublished(fmt.Errorf("write refs: %w", err))
 	}
-	if err := lock.f.Sync(); err != nil {
-		return unpublished(fmt.Errorf("write refs: sync: %w", err))
+	if durable {
+		if err := (syncTarget{f: lock.f}).sync(); err != nil {
+			return unpublished(fmt.Errorf("write refs: sync: %w", err))
+		}
 	}
 	if err := lock.f.Close(); err != nil {
 		return unpublished(fmt.Errorf("write refs: %w", err))
@@ -98,7 +116,10 @@ func WriteNewRefs(g Store, refs []Ref) error {
 		return unpublished(fmt.Errorf("write refs: replace packed-refs: %w", err))
 	}
 	lock.done = true
-	if err := syncDir(s.path); err != nil {
+	if !durable {
+		return nil
+	}
+	if err := (syncTarget{path: s.path, dir: true}).sync(); err != nil {
 		return hint.With(fmt.Errorf("write refs: sync: %w", err),
 			"every ref was written, but the file system could not make it durable: repair it, then run `readproof verify`")
 	}

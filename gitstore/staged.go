@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/readproof/readproof/internal/hint"
@@ -247,6 +248,39 @@ func (s *Staged) Publish() error {
 	s.release()
 	if err := syncPlaced(s.path, s.made); err != nil {
 		return fmt.Errorf("publish store %s: %w: %w", s.path, ErrPublishedUnsynced, err)
+	}
+	return nil
+}
+
+// DropObjects removes every object file of the staged store (the packs,
+// indexes and temporary files a copy wrote, loose objects) and keeps its
+// directories: for a clone whose copy came from a source it then does not
+// take. Nothing may have read objects through the store since they were
+// written.
+func (s *Staged) DropObjects() error {
+	objects := filepath.Join(s.dir, "objects")
+	entries, err := os.ReadDir(objects)
+	if err != nil {
+		return fmt.Errorf("drop objects of %s: %w", s.path, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case name == "pack":
+			files, err := os.ReadDir(filepath.Join(objects, name))
+			if err != nil {
+				return fmt.Errorf("drop objects of %s: %w", s.path, err)
+			}
+			for _, f := range files {
+				if err := os.RemoveAll(filepath.Join(objects, name, f.Name())); err != nil {
+					return fmt.Errorf("drop objects of %s: %w", s.path, err)
+				}
+			}
+		case len(name) == 2 && strings.Trim(name, "0123456789abcdef") == "":
+			if err := os.RemoveAll(filepath.Join(objects, name)); err != nil {
+				return fmt.Errorf("drop objects of %s: %w", s.path, err)
+			}
+		}
 	}
 	return nil
 }

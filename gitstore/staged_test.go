@@ -358,3 +358,58 @@ func TestStagedPublishSyncsMadeParents(t *testing.T) {
 	g.Close()
 	want("Init")
 }
+
+// TestStagedRefsSyncedAtPublish: the refs a clone writes into its staging
+// directory (Staged.WriteNewRefs) are not synced there, but by Publish,
+// with everything else, before the rename; WriteNewRefs into a store in
+// place syncs packed-refs and its directory before it returns. Not
+// parallel: syncTrace is the package's.
+func TestStagedRefsSyncedAtPublish(t *testing.T) {
+	taken := traceSyncs(t)
+	path := filepath.Join(t.TempDir(), "store")
+	st, err := InitStaged(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mkCommit(t, st.Store, "a")
+	if err := st.Store.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	taken()
+	refs := []Ref{{Name: "refs/heads/main", OID: a}, {Name: "refs/tags/readproof/runs/r1", OID: a}}
+	if err := st.WriteNewRefs(refs); err != nil {
+		t.Fatal(err)
+	}
+	packed := filepath.Join(StagingDir(path), "packed-refs")
+	if s := taken(); len(s) != 0 {
+		t.Errorf("Staged.WriteNewRefs synced %v; want nothing before Publish", s)
+	}
+	if err := st.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	if s := taken(); !slices.Contains(s, packed) || !slices.Contains(s, StagingDir(path)) {
+		t.Errorf("Publish did not sync %s and its directory; synced %v", packed, s)
+	}
+	placed, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer placed.Close()
+	wantRef(t, placed, "refs/tags/readproof/runs/r1", a)
+
+	g := NewTestStore(t)
+	b := mkCommit(t, g, "b")
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	taken()
+	if err := WriteNewRefs(g, []Ref{{Name: "refs/heads/main", OID: b}}); err != nil {
+		t.Fatal(err)
+	}
+	s := taken()
+	for _, p := range []string{filepath.Join(g.Path(), "packed-refs.lock"), g.Path()} {
+		if !slices.Contains(s, p) {
+			t.Errorf("WriteNewRefs did not sync %s; synced %v", p, s)
+		}
+	}
+}

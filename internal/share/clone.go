@@ -65,52 +65,81 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, err
 	}
 	shown := gitstore.RedactURL(url)
-	fetchURL, err := t.AddRemoteURL(ctx, "origin", absLocal(url), fetchRefspecs("origin"))
-	if err != nil {
-		return nil, fmt.Errorf("clone %s: %w", shown, err)
-	}
 	// A repository on this machine has its objects copied, not served
 	// (CopyLocalObjects: checked as a fetch checks them, no foreign index
-	// trusted). The copy of a source marked a store starts now, while the
-	// refs are listed and recognized, into the staging directory no reader
-	// sees: a refusal stops it (its git killed and waited for) and the
-	// staging directory goes with everything in it. Git's progress meter of
-	// the copy is held until the source is recognized: a refused clone
-	// shows none of it. Any other source (a project's repository) is copied
-	// only once recognized: a clone killed while it is refused leaves
-	// nothing of it beside dir.
-	early := gitstore.IsLocalStore(fetchURL)
+	// trusted). The copy of a source marked a store starts now, before
+	// origin is configured and while the refs are listed and recognized,
+	// into the staging directory no reader sees: a refusal stops it (its
+	// git killed and waited for) and the staging directory goes with
+	// everything in it. Git's progress meter of the copy is held until the
+	// source is recognized: a refused clone shows none of it. Any other
+	// source (a project's repository) is copied only once recognized: a
+	// clone killed while it is refused leaves nothing of it beside dir.
+	local := absLocal(url)
+	early := gitstore.IsLocalStore(local)
 	ct, meter := t, (*heldWriter)(nil)
-	if opts.Progress != nil && early {
-		meter = &heldWriter{w: opts.Progress}
-		if ct, err = gitstore.NewTransport(g.Path(), gitstore.TransportOptions{Progress: meter, Interactive: opts.Interactive}); err != nil {
+	if early {
+		// its own transport: t is configured meanwhile (AddRemoteURL)
+		topts := gitstore.TransportOptions{Interactive: opts.Interactive}
+		if opts.Progress != nil {
+			meter = &heldWriter{w: opts.Progress}
+			topts.Progress = meter
+		}
+		if ct, err = gitstore.NewTransport(g.Path(), topts); err != nil {
 			return nil, err
 		}
 	}
-	copyCtx, stopCopy := context.WithCancel(ctx)
-	defer stopCopy()
 	type copyResult struct {
 		copied bool
 		err    error
 	}
 	copyDone := make(chan copyResult, 1)
-	startCopy := func() {
+	copying, stopCopy := false, context.CancelFunc(func() {})
+	defer func() { stopCopy() }()
+	startCopy := func(from string) {
+		var copyCtx context.Context
+		copyCtx, stopCopy = context.WithCancel(ctx)
+		copying = true
 		go func() {
-			copied, err := ct.CopyLocalObjects(copyCtx, fetchURL)
+			copied, err := ct.CopyLocalObjects(copyCtx, from)
 			copyDone <- copyResult{copied, err}
 		}()
 	}
+	stopAndWait := func() {
+		if copying {
+			stopCopy()
+			<-copyDone
+			copying = false
+		}
+	}
 	if early {
-		startCopy()
+		startCopy(local)
+	}
+	fetchURL, err := t.AddRemoteURL(ctx, "origin", local, fetchRefspecs("origin"))
+	if err == nil && early && fetchURL != local {
+		// Git's config rewrites origin's URL (url.*.insteadOf: git
+		// resolves it when it fetches): what the copy took is not what
+		// origin names. It is stopped and removed, and the clone goes on
+		// from origin as git resolves it.
+		stopAndWait()
+		if meter != nil {
+			meter.drop()
+		}
+		if err = st.DropObjects(); err == nil {
+			if early = gitstore.IsLocalStore(fetchURL); early {
+				startCopy(fetchURL)
+			}
+		}
+	}
+	if err != nil {
+		stopAndWait()
+		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
 	// The store is empty: any main is new, so it is read alone while the
 	// refs are listed.
 	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true)
 	if err != nil {
-		if early {
-			stopCopy()
-			<-copyDone
-		}
+		stopAndWait()
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
 			// clone removes again.
@@ -122,7 +151,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		meter.release()
 	}
 	if !early {
-		startCopy()
+		startCopy(fetchURL)
 	}
 	// While git indexes the copy, the runs are checked by reading the same
 	// objects, by id, from the source (precheckClone); verifyClone then
@@ -146,10 +175,11 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the repository's objects, then clone again: git -C "+shown+" fsck")
 	}
 	// The objects first, with no ref written; then every ref in one
-	// packed-refs file (the store has none yet): one write and one fsync
-	// instead of a loose ref file per ref for git fetch and again for
-	// pack-refs. The refs are the ones the remote listed and recognize
-	// accepted; a remote that moved in between is listed again.
+	// packed-refs file (the store has none yet): one write instead of a
+	// loose ref file per ref for git fetch and again for pack-refs, synced
+	// by Publish with everything else in the staging directory. The refs
+	// are the ones the remote listed and recognize accepted; a remote that
+	// moved in between is listed again.
 	var newRefs []gitstore.Ref
 	for attempt := 0; ; attempt++ {
 		newRefs = planned
@@ -172,7 +202,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		}
 		refs = again
 	}
-	if err := gitstore.WriteNewRefs(g, newRefs); err != nil {
+	if err := st.WriteNewRefs(newRefs); err != nil {
 		<-pre
 		return nil, fmt.Errorf("clone %s: %w", shown, err)
 	}
@@ -469,6 +499,13 @@ func (h *heldWriter) Write(p []byte) (int, error) {
 	}
 	h.held = append(h.held, p...)
 	return len(p), nil
+}
+
+// drop forgets what h holds.
+func (h *heldWriter) drop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = nil
 }
 
 func (h *heldWriter) release() {

@@ -297,3 +297,49 @@ func TestCloneLocalIndexNotTrusted(t *testing.T) {
 	defer s.Close()
 	replayAll(t, s)
 }
+
+// TestCloneLocalRewrittenURL: the copy of a local store starts before
+// origin is configured; when git's config rewrites the path given
+// (url.*.insteadOf) to another store, what that copy took is removed and
+// the clone holds the other store's runs and none of the first one's
+// objects. Not parallel: it sets the global git config.
+func TestCloneLocalRewrittenURL(t *testing.T) {
+	given, givenManifest, _ := localSource(t, "pack")
+	git(t, given, "config", "readproof.store", "1") // copied while recognized
+	if !gitstore.IsLocalStore(given) {
+		t.Fatalf("%s is not taken for a store", given)
+	}
+	other := bareServer(t, t.TempDir(), "other.git")
+	b := newProject(t, map[string]string{"x": "other bytes\n"})
+	b.run(t, "x1", "x")
+	addRemote(t, b, "origin", other)
+	mustPush(t, b, "origin")
+	cfg := filepath.Join(t.TempDir(), "global")
+	writeFile(t, cfg, "[url \""+other+"\"]\n\tinsteadOf = "+given+"\n")
+	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	dst := filepath.Join(t.TempDir(), "clone")
+	var progress testproc.SyncBuffer
+	res, err := Clone(context.Background(), given, dst, Options{Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NewRuns) != 1 || res.NewRuns[0].RunID != "x1" {
+		t.Fatalf("cloned %+v, want x1 of the store the URL is rewritten to", res.NewRuns)
+	}
+	if got, want := refsExcept(t, dst, RemotesPrefix), refsExcept(t, other, RemotesPrefix); got != want {
+		t.Errorf("refs of the clone:\n%s\nwant those of %s:\n%s", got, other, want)
+	}
+	if err := gitstore.GitCommand(t, dst, "cat-file", "-e", string(givenManifest)).Run(); err == nil {
+		t.Errorf("the clone holds %s, a manifest of %s, which git's config rewrites away", givenManifest, given)
+	}
+	ents, err := os.ReadDir(filepath.Join(dst, "objects", "pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "pack-") {
+			t.Errorf("the clone holds objects/pack/%s, left by the copy of %s", e.Name(), given)
+		}
+	}
+	gitstore.Fsck(t, dst)
+}
