@@ -304,6 +304,44 @@ func TestCloneLocalIndexNotTrusted(t *testing.T) {
 // the clone holds the other store's runs and none of the first one's
 // objects. Not parallel: it sets the global git config.
 func TestCloneLocalRewrittenURL(t *testing.T) {
+	cloneLocalRewritten(t, func(given, other, _ string) string {
+		return "[url \"" + other + "\"]\n\tinsteadOf = " + given + "\n"
+	})
+}
+
+// TestCloneLocalRewrittenByConditionalInclude: the rule rewriting the
+// path is in a file git includes only once a remote names it
+// (includeIf "hasconfig:remote.*.url:..."): before origin is configured
+// git's config shows the include, not the rule, and once it is, git
+// fetches from the rewritten URL. The copy of the path given must not be
+// what the clone holds. Not parallel: it sets the global git config.
+func TestCloneLocalRewrittenByConditionalInclude(t *testing.T) {
+	if !gitAtLeast(t, 2, 36) {
+		t.Skip("git before 2.36 has no includeIf hasconfig:")
+	}
+	cloneLocalRewritten(t, func(given, other, dir string) string {
+		inc := filepath.Join(dir, "rewrite")
+		writeFile(t, inc, "[url \""+other+"\"]\n\tinsteadOf = "+given+"\n")
+		return "[includeIf \"hasconfig:remote.*.url:" + given + "\"]\n\tpath = " + inc + "\n"
+	})
+}
+
+// gitAtLeast reports whether git's version is at least major.minor.
+func gitAtLeast(t *testing.T, major, minor int) bool {
+	v := strings.TrimPrefix(git(t, "", "version"), "git version ")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	return err1 == nil && err2 == nil && (ma > major || ma == major && mi >= minor)
+}
+
+// cloneLocalRewritten clones a local store whose path git's global config
+// (globalConfig's text) rewrites to another store, and checks that the
+// clone holds the other store's runs and none of the first one's objects.
+func cloneLocalRewritten(t *testing.T, globalConfig func(given, other, dir string) string) {
 	given, givenManifest, _ := localSource(t, "pack")
 	git(t, given, "config", "readproof.store", "1") // copied while recognized
 	if !gitstore.IsLocalStore(given) {
@@ -314,8 +352,9 @@ func TestCloneLocalRewrittenURL(t *testing.T) {
 	b.run(t, "x1", "x")
 	addRemote(t, b, "origin", other)
 	mustPush(t, b, "origin")
-	cfg := filepath.Join(t.TempDir(), "global")
-	writeFile(t, cfg, "[url \""+other+"\"]\n\tinsteadOf = "+given+"\n")
+	cfgDir := t.TempDir()
+	cfg := filepath.Join(cfgDir, "global")
+	writeFile(t, cfg, globalConfig(given, other, cfgDir))
 	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
 	dst := filepath.Join(t.TempDir(), "clone")
 	var progress testproc.SyncBuffer
