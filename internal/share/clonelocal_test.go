@@ -326,6 +326,19 @@ func TestCloneLocalRewrittenByConditionalInclude(t *testing.T) {
 	})
 }
 
+// TestCloneLocalRewrittenUnderGITCONFIG: with GIT_CONFIG set, `git
+// config` reads that file alone, and git fetch, which ignores it, the
+// global rule rewriting the path: the clone holds what git fetches. Not
+// parallel: it sets the global git config.
+func TestCloneLocalRewrittenUnderGITCONFIG(t *testing.T) {
+	cloneLocalRewritten(t, func(given, other, dir string) string {
+		only := filepath.Join(dir, "only")
+		writeFile(t, only, "[core]\n\tquotePath = false\n")
+		t.Setenv("GIT_CONFIG", only)
+		return "[url \"" + other + "\"]\n\tinsteadOf = " + given + "\n"
+	})
+}
+
 // gitAtLeast reports whether git's version is at least major.minor.
 func gitAtLeast(t *testing.T, major, minor int) bool {
 	v := strings.TrimPrefix(git(t, "", "version"), "git version ")
