@@ -395,3 +395,29 @@ func cloneLocalRewritten(t *testing.T, globalConfig func(given, other, dir strin
 	}
 	gitstore.Fsck(t, dst)
 }
+
+// TestCloneLocalRefusedByConfig: the copy of a local store starts before
+// origin is configured (session 19); when git's configuration already
+// names a remote origin, AddRemoteURL refuses it, and the copy started is
+// stopped with nothing of it shown or left. Not parallel: it sets the
+// global git config.
+func TestCloneLocalRefusedByConfig(t *testing.T) {
+	given, _, _ := localSource(t, "pack")
+	git(t, given, "config", "readproof.store", "1") // copied at once
+	cfg := filepath.Join(t.TempDir(), "global")
+	writeFile(t, cfg, "[remote \"origin\"]\n\turl = /elsewhere.git\n")
+	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	dst := filepath.Join(t.TempDir(), "clone")
+	var progress testproc.SyncBuffer
+	_, err := Clone(context.Background(), given, dst, Options{Progress: &progress})
+	if !errors.Is(err, gitstore.ErrRemoteExists) {
+		t.Fatalf("clone with origin configured globally: %v, want ErrRemoteExists", err)
+	}
+	if progress.String() != "" {
+		t.Errorf("a refused clone showed progress:\n%s", progress.String())
+	}
+	if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+		t.Fatalf("a refused clone left %s behind (%v)", dst, serr)
+	}
+	nothingBeside(t, dst)
+}
