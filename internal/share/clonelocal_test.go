@@ -365,6 +365,17 @@ func cloneLocalRewritten(t *testing.T, globalConfig func(given, other, dir strin
 	b.run(t, "x1", "x")
 	addRemote(t, b, "origin", other)
 	mustPush(t, b, "origin")
+	// the copy of given shows "Receiving objects: ...(k/n)", n its objects
+	inPack := func(dir string) string {
+		out := git(t, dir, "count-objects", "-v")
+		_, rest, _ := strings.Cut(out, "in-pack: ")
+		n, _, _ := strings.Cut(rest, "\n")
+		return n
+	}
+	givenObjects := inPack(given)
+	if givenObjects == inPack(other) {
+		t.Fatalf("both stores hold %s objects: the progress of either copy would pass for the other's", givenObjects)
+	}
 	cfgDir := t.TempDir()
 	cfg := filepath.Join(cfgDir, "global")
 	writeFile(t, cfg, globalConfig(given, other, cfgDir))
@@ -377,6 +388,9 @@ func cloneLocalRewritten(t *testing.T, globalConfig func(given, other, dir strin
 	}
 	if len(res.NewRuns) != 1 || res.NewRuns[0].RunID != "x1" {
 		t.Fatalf("cloned %+v, want x1 of the store the URL is rewritten to", res.NewRuns)
+	}
+	if p := progress.String(); strings.Contains(p, "/"+givenObjects+")") {
+		t.Errorf("the clone showed the progress of the copy of %s (%s objects) it dropped:\n%s", given, givenObjects, p)
 	}
 	if got, want := refsExcept(t, dst, RemotesPrefix), refsExcept(t, other, RemotesPrefix); got != want {
 		t.Errorf("refs of the clone:\n%s\nwant those of %s:\n%s", got, other, want)
