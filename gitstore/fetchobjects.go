@@ -43,12 +43,8 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	// The store's branches (the journal, which reaches every manifest, and
 	// the chains) are the haves offered to the remote: offering every ref,
 	// one run tag and one tracking ref per run, costs more than it saves.
-	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin",
-		"--negotiation-tip=refs/heads/*"}
-	args = append(args, t.localUploadPack(ctx, remote)...)
-	args = append(args, t.progressFlag())
-	args = append(args, "--", remote)
-	run := t
+	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin"}
+	run, heads := t, true
 	if !t.opts.HookObjects {
 		// git fetch reads every ref of the repository twice whatever it
 		// fetches: it parses the object of each to mark what is complete
@@ -59,13 +55,22 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 		// its branches as refs (the journal reaches every recorded
 		// manifest). The check is not weaker: the walk stops at fewer
 		// refs, so it reads more, never less.
-		view, cleanup, err := t.fetchView()
+		view, n, cleanup, err := t.fetchView()
 		if err != nil {
 			return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
 		}
 		defer cleanup()
-		run = view
+		run, heads = view, n > 0
 	}
+	if heads {
+		// with no branch (a clone's empty store) git offers nothing either
+		// way, and warns on the progress the user sees that the tip
+		// "does not match any refs"
+		args = append(args, "--negotiation-tip=refs/heads/*")
+	}
+	args = append(args, t.localUploadPack(ctx, remote)...)
+	args = append(args, t.progressFlag())
+	args = append(args, "--", remote)
 	if err := removingGitTemps(t.dir, func() error {
 		_, err := run.runInput(ctx, true, strings.NewReader(in.String()), args...)
 		return err
@@ -129,20 +134,21 @@ func sweepScratch(path string, mod time.Time) bool {
 // store, as a fetch in the store would write it; no ref is written there.
 // The directory is readproof-fetch-* inside the store, flocked while in
 // use; one a killed process left is removed by the next write's sweep.
-func (t *Transport) fetchView() (*Transport, func(), error) {
+// It also returns how many branches the view holds.
+func (t *Transport) fetchView() (*Transport, int, func(), error) {
 	dir, err := filepath.Abs(t.dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	// the store's branches, as Refs lists them (loose over packed, sorted);
 	// only the path is needed to read refs
 	heads, err := (&repo{path: dir}).Refs("refs/heads/")
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	tmp, cleanup, err := makeScratch(dir, fetchViewPrefix)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	var packed strings.Builder
 	packed.WriteString("# pack-refs with: sorted \n")
@@ -166,7 +172,7 @@ func (t *Transport) fetchView() (*Transport, func(), error) {
 	}
 	if err != nil {
 		cleanup()
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
-	return &Transport{dir: tmp, git: t.git, opts: t.opts, objects: filepath.Join(dir, "objects")}, cleanup, nil
+	return &Transport{dir: tmp, git: t.git, opts: t.opts, objects: filepath.Join(dir, "objects")}, len(heads), cleanup, nil
 }

@@ -12,7 +12,7 @@ func helperFetchView(path string) error {
 	if err != nil {
 		return err
 	}
-	view, _, err := tr.fetchView()
+	view, _, _, err := tr.fetchView()
 	if err != nil {
 		return err
 	}

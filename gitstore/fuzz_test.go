@@ -36,15 +36,47 @@ func naivePackedRefs(data []byte) (names []string, oids []OID, sortedHeader, ok 
 			}
 			prevRecord = false
 		default:
-			name, oid, err := parsePackedLine([]byte(line))
-			if err != nil {
+			oid, name, ok := naiveRecord(line)
+			if !ok {
 				return nil, nil, false, false
 			}
-			names, oids = append(names, string(name)), append(oids, oid)
+			names, oids = append(names, name), append(oids, OID(oid))
 			prevRecord = true
 		}
 	}
 	return names, oids, sortedHeader, true
+}
+
+// naiveRecord is the reference's "<oid> <name>" line, checked from the
+// format and not by the reader's own parsePackedLine (which the fuzz test
+// checks): 40 lower-case hex digits, one space, a name with no space, tab,
+// CR or NUL.
+func naiveRecord(line string) (oid, name string, ok bool) {
+	oid, name, ok = strings.Cut(line, " ")
+	if !ok || len(oid) != 40 || strings.Trim(oid, "0123456789abcdef") != "" ||
+		name == "" || strings.ContainsAny(name, " \t\r\x00") {
+		return "", "", false
+	}
+	return oid, name, true
+}
+
+// naiveBadRecord reports whether a line that is neither the header nor a
+// peeled line is not a record: the reader refuses such a file, when read
+// (unsorted) or when a scan reaches the line (sorted).
+func naiveBadRecord(data []byte) bool {
+	lines := strings.Split(string(data), "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, line := range lines {
+		if i == 0 && strings.HasPrefix(line, packedHeader) || strings.HasPrefix(line, "^") {
+			continue
+		}
+		if _, _, ok := naiveRecord(line); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // FuzzParsePackedRefs checks the packed-refs reader against a naive linear
@@ -61,12 +93,27 @@ func FuzzParsePackedRefs(f *testing.F) {
 	f.Add([]byte("# pack-refs with: sorted"))                                            // header only
 	f.Add([]byte(fuzzA + "  refs/heads/two-spaces\n" + fuzzA + " refs/x\r\n\n\n"))       // odd spacing
 	f.Add([]byte(""))
+	// lines that are not records, sorted and not: CR, tab, NUL, space in
+	// a name; upper-case, SHA-256 and short ids; no name
+	for _, bad := range []string{
+		fuzzA + " refs/heads/crlf\r", fuzzA + " refs/heads/t\tab", fuzzA + " refs/heads/n\x00ul", fuzzA + " refs/heads/sp ace",
+		strings.ToUpper("abcdef"+fuzzA[6:]) + " refs/heads/upper", fuzzA + fuzzB[:24] + " refs/heads/sha256", fuzzA[:39] + " refs/heads/short",
+		fuzzA + " ",
+	} {
+		f.Add([]byte(fuzzA + " refs/heads/a\n" + bad + "\n"))
+		f.Add([]byte("# pack-refs with: peeled fully-peeled sorted \n" + fuzzA + " refs/heads/a\n" + bad + "\n"))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, perr := parsePackedRefs(data)
 		// Whatever the input, lookups must not panic.
 		if perr == nil {
 			p.find("refs/heads/main")
 			p.scanPrefix("refs/", func([]byte, OID) bool { return true })
+		}
+		if naiveBadRecord(data) && perr == nil {
+			if err := p.scanPrefix("", func([]byte, OID) bool { return true }); err == nil {
+				t.Fatalf("a line that is not a record accepted: %q", data)
+			}
 		}
 		names, oids, sortedHeader, ok := naivePackedRefs(data)
 		if !ok {

@@ -481,12 +481,16 @@ func (p *packedRefs) lineAt(off, hi int) (line []byte, next int, err error) {
 		return nil, 0, &packedRefsError{path: p.path, line: 1 + bytes.Count(p.data[:off], []byte("\n")), err: err}
 	}
 	if next < hi && p.data[next] == '^' {
-		e := bytes.IndexByte(p.data[next:hi], '\n')
-		if e < 0 {
-			next = hi
-		} else {
-			next += e + 1
+		end := hi
+		if e := bytes.IndexByte(p.data[next:hi], '\n'); e >= 0 {
+			end = next + e
 		}
+		// checked as sortPackedRecords checks an unsorted file's: git
+		// refuses the file ("unexpected line in packed-refs")
+		if peeled := p.data[next:end]; !validPeeled(peeled) {
+			return nil, 0, &packedRefsError{path: p.path, line: 1 + bytes.Count(p.data[:next], []byte("\n")), err: fmt.Errorf("bad peeled line %q", truncate(peeled))}
+		}
+		next = min(end+1, hi)
 	}
 	return line, next, nil
 }

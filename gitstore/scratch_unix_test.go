@@ -47,7 +47,7 @@ func TestKilledFetchViewIsSwept(t *testing.T) {
 	if !exists(killed) {
 		t.Fatalf("the killed helper's view %s is gone before any sweep: the test proves nothing", killed)
 	}
-	live, cleanup, err := tr.fetchView()
+	live, _, cleanup, err := tr.fetchView()
 	if err != nil {
 		t.Fatal(err)
 	}

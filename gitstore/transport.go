@@ -490,7 +490,8 @@ func (t *Transport) AddRemote(ctx context.Context, name, url string, fetch []str
 
 // AddRemoteURL is AddRemote that also returns the URL git will fetch from
 // (RemoteFetchURL) when it is url itself, which is when no
-// url.<base>.insteadOf rule is configured; otherwise "" (ask
+// url.<base>.insteadOf rule is configured (nor an include made once a
+// remote's URL matches) and GIT_CONFIG is not set; otherwise "" (ask
 // RemoteFetchURL).
 func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []string) (string, error) {
 	if err := CheckRemoteName(name); err != nil {
@@ -519,7 +520,10 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	// A clone asks for the fetch URL next when a rule may rewrite it: the
 	// same output answers (seedURLs).
 	t.seedURLs(name, url, fetch, listed)
-	if rewrites {
+	if rewrites || os.Getenv("GIT_CONFIG") != "" {
+		// a rule may rewrite url, or `git config` read GIT_CONFIG's file
+		// alone (git fetch ignores it and reads the configuration):
+		// git resolves the URL when it fetches
 		return "", nil
 	}
 	if !hides {

@@ -26,8 +26,10 @@ import (
 // branches/ file names it (what makes `git remote add` exit 3).
 //
 // The same git process lists the url.<base>.insteadOf rules: rewrites
-// reports whether there is any, which is when git may fetch from another
-// URL than the one configured; and hides whether a key that leaves a
+// reports whether there is any, or an include made once a remote's URL
+// matches (remoteIncludeKeys: it may hold one, and the remote added makes
+// git read it), which is when git may fetch from another URL than the one
+// configured; and hides whether a key that leaves a
 // listing to git is set (listingKeys: hideRefs, protocol rules).
 //
 // out is git's output (nil when no key matched): the pushInsteadOf rules
@@ -52,7 +54,9 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrit
 	for i := 0; i+1 < len(fields); i += 2 {
 		scope := string(fields[i])
 		key, _, _ := strings.Cut(string(fields[i+1]), "\n")
-		if strings.HasPrefix(key, "url.") && strings.HasSuffix(key, ".insteadof") {
+		if strings.HasPrefix(key, "url.") && strings.HasSuffix(key, ".insteadof") || remoteIncludeKey(key) {
+			// a rule, or a file git includes once a remote's URL matches,
+			// which may hold one
 			rewrites = true
 			continue
 		}

@@ -106,9 +106,13 @@ func (t *Transport) readURLsOf(ctx context.Context, name string) readURLs {
 // name reads: its keys (remote.<name>.<key>; a subsection "<name>.x" is
 // another remote), every insteadOf and pushInsteadOf rule and the keys
 // that leave a listing to git, with their scopes (records: scope NUL key
-// [LF value] NUL). Exit code 1 is no key matched.
+// [LF value] NUL). Exit code 1 is no key matched. It lists the includes
+// made only when a remote's URL matches (includeIf "hasconfig:remote.*.url:"
+// .path) too: what such a file holds (a rule) changes once a remote is
+// added, so the answer is left to git (parseRemoteURLs does not know the
+// key), and a new remote's URL is not resolved here (remoteTaken).
 func (t *Transport) remoteConfig(ctx context.Context, name string) ([]byte, error) {
-	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof)|` + listingKeys + `)$`
+	pattern := `^(remote\.` + strings.ReplaceAll(name, ".", `\.`) + `\.[^.]+|url\..*\.(insteadof|pushinsteadof)|` + listingKeys + `|` + remoteIncludeKeys + `)$`
 	return t.run(ctx, false, "config", "--show-scope", "--null", "--get-regexp", pattern)
 }
 
@@ -160,6 +164,15 @@ func (t *Transport) forgetURLs() {
 	t.urlsMu.Lock()
 	t.urls = nil
 	t.urlsMu.Unlock()
+}
+
+// remoteIncludeKeys are the keys (a regexp, as `git config` prints them)
+// of includes made when a remote's URL matches a pattern.
+const remoteIncludeKeys = `includeif\.hasconfig:remote\.\*\.url:.*\.path`
+
+// remoteIncludeKey reports whether key is one of remoteIncludeKeys.
+func remoteIncludeKey(key string) bool {
+	return strings.HasPrefix(key, "includeif.hasconfig:remote.*.url:") && strings.HasSuffix(key, ".path")
 }
 
 // listingKeys are the keys (a regexp of them, as `git config` prints them)

@@ -304,6 +304,57 @@ func TestCloneLocalIndexNotTrusted(t *testing.T) {
 // the clone holds the other store's runs and none of the first one's
 // objects. Not parallel: it sets the global git config.
 func TestCloneLocalRewrittenURL(t *testing.T) {
+	cloneLocalRewritten(t, func(given, other, _ string) string {
+		return "[url \"" + other + "\"]\n\tinsteadOf = " + given + "\n"
+	})
+}
+
+// TestCloneLocalRewrittenByConditionalInclude: the rule rewriting the
+// path is in a file git includes only once a remote names it
+// (includeIf "hasconfig:remote.*.url:..."): before origin is configured
+// git's config shows the include, not the rule, and once it is, git
+// fetches from the rewritten URL. The copy of the path given must not be
+// what the clone holds. Not parallel: it sets the global git config.
+func TestCloneLocalRewrittenByConditionalInclude(t *testing.T) {
+	if !gitAtLeast(t, 2, 36) {
+		t.Skip("git before 2.36 has no includeIf hasconfig:")
+	}
+	cloneLocalRewritten(t, func(given, other, dir string) string {
+		inc := filepath.Join(dir, "rewrite")
+		writeFile(t, inc, "[url \""+other+"\"]\n\tinsteadOf = "+given+"\n")
+		return "[includeIf \"hasconfig:remote.*.url:" + given + "\"]\n\tpath = " + inc + "\n"
+	})
+}
+
+// TestCloneLocalRewrittenUnderGITCONFIG: with GIT_CONFIG set, `git
+// config` reads that file alone, and git fetch, which ignores it, the
+// global rule rewriting the path: the clone holds what git fetches. Not
+// parallel: it sets the global git config.
+func TestCloneLocalRewrittenUnderGITCONFIG(t *testing.T) {
+	cloneLocalRewritten(t, func(given, other, dir string) string {
+		only := filepath.Join(dir, "only")
+		writeFile(t, only, "[core]\n\tquotePath = false\n")
+		t.Setenv("GIT_CONFIG", only)
+		return "[url \"" + other + "\"]\n\tinsteadOf = " + given + "\n"
+	})
+}
+
+// gitAtLeast reports whether git's version is at least major.minor.
+func gitAtLeast(t *testing.T, major, minor int) bool {
+	v := strings.TrimPrefix(git(t, "", "version"), "git version ")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	return err1 == nil && err2 == nil && (ma > major || ma == major && mi >= minor)
+}
+
+// cloneLocalRewritten clones a local store whose path git's global config
+// (globalConfig's text) rewrites to another store, and checks that the
+// clone holds the other store's runs and none of the first one's objects.
+func cloneLocalRewritten(t *testing.T, globalConfig func(given, other, dir string) string) {
 	given, givenManifest, _ := localSource(t, "pack")
 	git(t, given, "config", "readproof.store", "1") // copied while recognized
 	if !gitstore.IsLocalStore(given) {
@@ -314,8 +365,20 @@ func TestCloneLocalRewrittenURL(t *testing.T) {
 	b.run(t, "x1", "x")
 	addRemote(t, b, "origin", other)
 	mustPush(t, b, "origin")
-	cfg := filepath.Join(t.TempDir(), "global")
-	writeFile(t, cfg, "[url \""+other+"\"]\n\tinsteadOf = "+given+"\n")
+	// the copy of given shows "Receiving objects: ...(k/n)", n its objects
+	inPack := func(dir string) string {
+		out := git(t, dir, "count-objects", "-v")
+		_, rest, _ := strings.Cut(out, "in-pack: ")
+		n, _, _ := strings.Cut(rest, "\n")
+		return n
+	}
+	givenObjects := inPack(given)
+	if givenObjects == inPack(other) {
+		t.Fatalf("both stores hold %s objects: the progress of either copy would pass for the other's", givenObjects)
+	}
+	cfgDir := t.TempDir()
+	cfg := filepath.Join(cfgDir, "global")
+	writeFile(t, cfg, globalConfig(given, other, cfgDir))
 	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
 	dst := filepath.Join(t.TempDir(), "clone")
 	var progress testproc.SyncBuffer
@@ -325,6 +388,9 @@ func TestCloneLocalRewrittenURL(t *testing.T) {
 	}
 	if len(res.NewRuns) != 1 || res.NewRuns[0].RunID != "x1" {
 		t.Fatalf("cloned %+v, want x1 of the store the URL is rewritten to", res.NewRuns)
+	}
+	if p := progress.String(); strings.Contains(p, "/"+givenObjects+")") {
+		t.Errorf("the clone showed the progress of the copy of %s (%s objects) it dropped:\n%s", given, givenObjects, p)
 	}
 	if got, want := refsExcept(t, dst, RemotesPrefix), refsExcept(t, other, RemotesPrefix); got != want {
 		t.Errorf("refs of the clone:\n%s\nwant those of %s:\n%s", got, other, want)
@@ -342,4 +408,30 @@ func TestCloneLocalRewrittenURL(t *testing.T) {
 		}
 	}
 	gitstore.Fsck(t, dst)
+}
+
+// TestCloneLocalRefusedByConfig: the copy of a local store starts before
+// origin is configured (session 19); when git's configuration already
+// names a remote origin, AddRemoteURL refuses it, and the copy started is
+// stopped with nothing of it shown or left. Not parallel: it sets the
+// global git config.
+func TestCloneLocalRefusedByConfig(t *testing.T) {
+	given, _, _ := localSource(t, "pack")
+	git(t, given, "config", "readproof.store", "1") // copied at once
+	cfg := filepath.Join(t.TempDir(), "global")
+	writeFile(t, cfg, "[remote \"origin\"]\n\turl = /elsewhere.git\n")
+	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	dst := filepath.Join(t.TempDir(), "clone")
+	var progress testproc.SyncBuffer
+	_, err := Clone(context.Background(), given, dst, Options{Progress: &progress})
+	if !errors.Is(err, gitstore.ErrRemoteExists) {
+		t.Fatalf("clone with origin configured globally: %v, want ErrRemoteExists", err)
+	}
+	if progress.String() != "" {
+		t.Errorf("a refused clone showed progress:\n%s", progress.String())
+	}
+	if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+		t.Fatalf("a refused clone left %s behind (%v)", dst, serr)
+	}
+	nothingBeside(t, dst)
 }

@@ -127,3 +127,47 @@ func TestPullLocalWriteAfterUpToDate(t *testing.T) {
 	}
 	gitstore.Fsck(t, b.path())
 }
+
+// TestPullLocalTagMoveAfterUpToDate: a tag moved here after upToDate read
+// the local refs (no run recorded meanwhile), while the remote moved the
+// same tag: the plan on the refs read before would fast-forward the tag
+// from its old value; the transaction refuses it, and the plan made again
+// keeps the remote value as a conflict, the local one in force.
+func TestPullLocalTagMoveAfterUpToDate(t *testing.T) {
+	t.Parallel()
+	dir := bareServer(t, t.TempDir(), "s.git")
+	a := newProject(t, map[string]string{"doc": "v1\n"})
+	addRemote(t, a, "origin", dir)
+	a.run(t, "base", "doc")
+	a.tag(t, "doc", "prod")
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"doc": "v1\n"})
+	addRemote(t, b, "origin", dir)
+	mustPull(t, b, "origin")
+
+	a.write(t, "doc", "v2 from a\n")
+	a.run(t, "a-2", "doc")
+	ta := a.tag(t, "doc", "prod")
+	mustPush(t, a, "origin")
+	b.write(t, "doc", "v2 from b\n")
+	b.run(t, "b-2", "doc") // before the pull: only the tag moves during it
+	var tb *store.TagState
+	g := &writeDuring{Store: b.s.Git(), prefix: RemotesPrefix + "origin/", write: func() { tb = b.tag(t, "doc", "prod") }}
+	res, err := pullWith(context.Background(), b.s, g, "origin", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.write != nil {
+		t.Fatal("the tag was not moved during the pull")
+	}
+	if g.updates != 3 {
+		t.Fatalf("%d ref transactions, want 3 (the tracking refs, the plan on the refs read before the tag moved, refused, and the plan made again)", g.updates)
+	}
+	if len(res.TagConflicts) != 1 || res.TagConflicts[0].Local.Snapshot != tb.Snapshot || res.TagConflicts[0].Remote.Snapshot != ta.Snapshot {
+		t.Fatalf("pull: tag conflicts %+v, want prod kept here at %s, %s of the remote kept as a conflict", res.TagConflicts, tb.Snapshot, ta.Snapshot)
+	}
+	if st, err := b.s.Tag(uri(t, "doc"), "prod"); err != nil || st.Snapshot != tb.Snapshot {
+		t.Fatalf("prod after the pull: %+v %v, want %s, moved here during the pull", st, err, tb.Snapshot)
+	}
+	gitstore.Fsck(t, b.path())
+}
