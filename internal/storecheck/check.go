@@ -254,8 +254,12 @@ func (c *checker) run() error {
 		return fmt.Errorf("list refs of %s: %w", c.g.Path(), err)
 	}
 	for _, b := range broken {
+		what := "unreadable ref file"
+		if b.Packed {
+			what = "packed-refs record git ignores"
+		}
 		c.add(Problem{Kind: Broken, Check: "ref", Subject: "ref " + b.Name, Ref: b.Name,
-			Message: fmt.Sprintf("unreadable ref file: %v", b.Err)})
+			Message: fmt.Sprintf("%s: %v", what, b.Err)})
 	}
 
 	var runs, open, aborted, resources, tags, journal, verdicts, other []gitstore.Ref
