@@ -490,8 +490,9 @@ func (t *Transport) AddRemote(ctx context.Context, name, url string, fetch []str
 
 // AddRemoteURL is AddRemote that also returns the URL git will fetch from
 // (RemoteFetchURL) when it is url itself, which is when no
-// url.<base>.insteadOf rule is configured (nor an include made once a
-// remote's URL matches) and GIT_CONFIG is not set; otherwise "" (ask
+// url.<base>.insteadOf rule may apply to url (none has a value that is a
+// prefix of it), no include made once a remote's URL matches is
+// configured, and GIT_CONFIG is not set; otherwise "" (ask
 // RemoteFetchURL).
 func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []string) (string, error) {
 	if err := CheckRemoteName(name); err != nil {
@@ -503,7 +504,7 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	if err := CheckURLPassword(name, url); err != nil {
 		return "", err
 	}
-	taken, rewrites, hides, listed, err := t.remoteTaken(ctx, name)
+	taken, rewrites, hides, listed, err := t.remoteTaken(ctx, name, url)
 	if err != nil {
 		return "", fmt.Errorf("add remote %s: %w", name, err)
 	}

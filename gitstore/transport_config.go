@@ -26,16 +26,19 @@ import (
 // branches/ file names it (what makes `git remote add` exit 3).
 //
 // The same git process lists the url.<base>.insteadOf rules: rewrites
-// reports whether there is any, or an include made once a remote's URL
-// matches (remoteIncludeKeys: it may hold one, and the remote added makes
-// git read it), which is when git may fetch from another URL than the one
-// configured; and hides whether a key that leaves a
+// reports whether one may apply to url (its value is a prefix of url, as
+// git matches them, or it has no value), or an include made once a
+// remote's URL matches is configured (remoteIncludeKeys: it may hold a
+// rule, and the remote added makes git read it), which is when git may
+// fetch from another URL than the one configured; a rule whose value is
+// no prefix of url (`url."git@github.com:".insteadOf https://github.com/`
+// and a clone from a path) never rewrites it. hides reports whether a key that leaves a
 // listing to git is set (listingKeys: hideRefs, protocol rules).
 //
 // out is git's output (nil when no key matched): the pushInsteadOf rules
 // are listed too, so that with the section AddRemote appends it is what
 // readRemoteURLs would read next (seedURLs).
-func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrites, hides bool, out []byte, err error) {
+func (t *Transport) remoteTaken(ctx context.Context, name, url string) (taken, rewrites, hides bool, out []byte, err error) {
 	for _, legacy := range []string{"remotes", "branches"} {
 		if _, err := os.Stat(filepath.Join(t.dir, legacy, name)); err == nil {
 			return true, false, false, nil, nil
@@ -53,10 +56,17 @@ func (t *Transport) remoteTaken(ctx context.Context, name string) (taken, rewrit
 	fields := bytes.Split(out, []byte{0})
 	for i := 0; i+1 < len(fields); i += 2 {
 		scope := string(fields[i])
-		key, _, _ := strings.Cut(string(fields[i+1]), "\n")
-		if strings.HasPrefix(key, "url.") && strings.HasSuffix(key, ".insteadof") || remoteIncludeKey(key) {
-			// a rule, or a file git includes once a remote's URL matches,
-			// which may hold one
+		key, value, hasValue := strings.Cut(string(fields[i+1]), "\n")
+		if strings.HasPrefix(key, "url.") && strings.HasSuffix(key, ".insteadof") {
+			// git rewrites a URL that starts with the rule's value
+			if !hasValue || strings.HasPrefix(url, value) {
+				rewrites = true
+			}
+			continue
+		}
+		if remoteIncludeKey(key) {
+			// a file git includes once a remote's URL matches, which may
+			// hold a rule
 			rewrites = true
 			continue
 		}
