@@ -32,8 +32,9 @@ import (
 // rule, and the remote added makes git read it), which is when git may
 // fetch from another URL than the one configured; a rule whose value is
 // no prefix of url (`url."git@github.com:".insteadOf https://github.com/`
-// and a clone from a path) never rewrites it. hides reports whether a key that leaves a
-// listing to git is set (listingKeys: hideRefs, protocol rules).
+// and a clone from a path) never rewrites it. hides reports whether a key
+// that leaves a listing to git is set (listingKeys: hideRefs, protocol
+// rules).
 //
 // out is git's output (nil when no key matched): the pushInsteadOf rules
 // are listed too, so that with the section AddRemote appends it is what

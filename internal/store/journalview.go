@@ -177,16 +177,26 @@ func resolveDocument(ed *gitstore.TreeEditor, segs []string) error {
 	return nil
 }
 
+// entryPath is the document path in the view of r's entry e
+// (DocumentPath), its snapshot checked to be an object id.
+func (r viewRun) entryPath(e manifest.Entry) ([]string, error) {
+	segs, err := DocumentPath(e.URI, e.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("journal view: manifest %s entry %d: %w", r.key.manifest, e.Position, err)
+	}
+	if !identity.IsObjectID(e.Snapshot) {
+		return nil, fmt.Errorf("journal view: manifest %s entry %d: snapshot %q is not an object id", r.key.manifest, e.Position, e.Snapshot)
+	}
+	return segs, nil
+}
+
 // applyRun folds one run's documents into the view being edited: each
 // entry in position order sets its document to the entry's snapshot.
 func applyRun(ed *gitstore.TreeEditor, r viewRun) error {
 	for _, e := range r.entries {
-		segs, err := DocumentPath(e.URI, e.Ref)
+		segs, err := r.entryPath(e)
 		if err != nil {
-			return fmt.Errorf("journal view: manifest %s entry %d: %w", r.key.manifest, e.Position, err)
-		}
-		if !identity.IsObjectID(e.Snapshot) {
-			return fmt.Errorf("journal view: manifest %s entry %d: snapshot %q is not an object id", r.key.manifest, e.Position, e.Snapshot)
+			return err
 		}
 		if err := resolveDocument(ed, segs); err != nil {
 			return err
@@ -445,9 +455,20 @@ func (b viewBuilder) full(heads []gitstore.OID, extra gitstore.OID) (gitstore.OI
 }
 
 func (b viewBuilder) fullCount(heads []gitstore.OID, extra gitstore.OID) (gitstore.OID, int, error) {
-	records, err := journalWalk(b.g, heads...)
+	runs, err := b.allRuns(heads, extra)
 	if err != nil {
 		return "", 0, err
+	}
+	tree, err := b.fold("", runs)
+	return tree, len(runs), err
+}
+
+// allRuns reads every run the journal records from heads, plus extra
+// ("" for none), each manifest once.
+func (b viewBuilder) allRuns(heads []gitstore.OID, extra gitstore.OID) ([]viewRun, error) {
+	records, err := journalWalk(b.g, heads...)
+	if err != nil {
+		return nil, err
 	}
 	ms := map[gitstore.OID]bool{}
 	for _, m := range records {
@@ -456,12 +477,7 @@ func (b viewBuilder) fullCount(heads []gitstore.OID, extra gitstore.OID) (gitsto
 	if extra != "" {
 		ms[extra] = true
 	}
-	runs, err := b.readRuns(ms)
-	if err != nil {
-		return "", 0, err
-	}
-	tree, err := b.fold("", runs)
-	return tree, len(runs), err
+	return b.readRuns(ms)
 }
 
 // tree returns the tree of a journal commit whose journal parents are

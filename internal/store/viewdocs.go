@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/identity"
 )
 
 // The document index (docs/store-format.md, "Journal view", "Cost"): for a
@@ -64,9 +64,9 @@ func docName(segs []string) string { return strings.Join(segs[1:], "/") }
 // unless a run that sorts after r delivered it.
 func (ix *docIndex) add(r viewRun) error {
 	for _, e := range r.entries {
-		segs, err := DocumentPath(e.URI, e.Ref)
+		segs, err := r.entryPath(e)
 		if err != nil {
-			return fmt.Errorf("journal view: manifest %s entry %d: %w", r.key.manifest, e.Position, err)
+			return err
 		}
 		n := docName(segs)
 		if cur, ok := ix.docs[n]; ok && r.key.less(cur.key) {
@@ -136,22 +136,16 @@ func (f fileDocs) save(ix *docIndex) {
 	if err != nil {
 		return
 	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	_, err = w.Write(encodeDocIndex(ix))
-	if err == nil {
-		err = w.Flush()
-	}
+	_, err = tmp.Write(encodeDocIndex(ix))
 	if err == nil {
 		// readable as the store's files are (a store shared with a group)
 		if fi, serr := os.Stat(filepath.Join(filepath.Dir(f.path), "HEAD")); serr == nil {
 			err = tmp.Chmod(fi.Mode().Perm() & 0o666)
 		}
 	}
-	if cerr := tmp.Close(); err != nil || cerr != nil {
-		return
+	if cerr := tmp.Close(); err != nil || cerr != nil || os.Rename(tmp.Name(), f.path) != nil {
+		os.Remove(tmp.Name())
 	}
-	os.Rename(tmp.Name(), f.path)
 }
 
 // encodeDocIndex writes
@@ -227,7 +221,7 @@ func decodeDocIndex(data []byte) (*docIndex, error) {
 		return bad("not a " + viewDocsFormat + " file")
 	}
 	commit, ok := strings.CutPrefix(lines[1], "commit ")
-	if !ok || !isOID(commit) {
+	if !ok || !identity.IsObjectID(commit) {
 		return bad("no commit")
 	}
 	nRuns, err := countLine(lines[2], "runs ", len(lines))
@@ -243,7 +237,7 @@ func decodeDocIndex(data []byte) (*docIndex, error) {
 		at, rest, _ := strings.Cut(l, " ")
 		m, run, _ := strings.Cut(rest, " ")
 		t, err := time.Parse(time.RFC3339Nano, at)
-		if err != nil || !isOID(m) || run == "" {
+		if err != nil || !identity.IsObjectID(m) || run == "" {
 			return bad("malformed run line")
 		}
 		runs[i] = runKey{at: t.UTC(), run: run, manifest: gitstore.OID(m)}
@@ -258,7 +252,7 @@ func decodeDocIndex(data []byte) (*docIndex, error) {
 		num, rest, _ := strings.Cut(l, " ")
 		snap, name, _ := strings.Cut(rest, " ")
 		i, err := strconv.Atoi(num)
-		if err != nil || i < 0 || i >= nRuns || !isOID(snap) || name == "" {
+		if err != nil || i < 0 || i >= nRuns || !identity.IsObjectID(snap) || name == "" {
 			return bad("malformed document line")
 		}
 		ix.docs[name] = docLast{key: runs[i], snap: gitstore.OID(snap)}
@@ -284,14 +278,6 @@ func countLine(l, prefix string, most int) (int, error) {
 		return 0, fmt.Errorf("malformed %q line", strings.TrimSpace(prefix))
 	}
 	return n, nil
-}
-
-func isOID(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil && strings.ToLower(s) == s
 }
 
 // bringForward makes ix, the index of an ancestor J of tip, the index of
@@ -353,15 +339,7 @@ func (b viewBuilder) bringForward(ix *docIndex, tip gitstore.OID, budget int) (i
 // buildDocs computes the index of tip from nothing: every run its journal
 // records.
 func (b viewBuilder) buildDocs(tip gitstore.OID) (*docIndex, error) {
-	records, err := journalWalk(b.g, tip)
-	if err != nil {
-		return nil, err
-	}
-	ms := map[gitstore.OID]bool{}
-	for _, m := range records {
-		ms[m] = true
-	}
-	runs, err := b.readRuns(ms)
+	runs, err := b.allRuns([]gitstore.OID{tip}, "")
 	if err != nil {
 		return nil, err
 	}
@@ -400,12 +378,9 @@ func (b viewBuilder) insertRun(ix *docIndex, tree gitstore.OID, newest runKey, r
 	docs := make([]doc, len(r.entries))
 	prefixes := map[string]bool{}
 	for i, e := range r.entries {
-		segs, err := DocumentPath(e.URI, e.Ref)
+		segs, err := r.entryPath(e)
 		if err != nil {
-			return "", 0, fmt.Errorf("journal view: manifest %s entry %d: %w", r.key.manifest, e.Position, err)
-		}
-		if !isOID(e.Snapshot) {
-			return "", 0, fmt.Errorf("journal view: manifest %s entry %d: snapshot %q is not an object id", r.key.manifest, e.Position, e.Snapshot)
+			return "", 0, err
 		}
 		docs[i] = doc{segs: segs, name: docName(segs), snap: gitstore.OID(e.Snapshot)}
 		for j := 3; j < len(segs); j++ {
@@ -423,9 +398,13 @@ func (b viewBuilder) insertRun(ix *docIndex, tree gitstore.OID, newest runKey, r
 		}
 		checked[d.name] = true
 		segs := d.segs
+		// mode and id end as the lookup of segs itself (DocumentPath gives
+		// at least documents/NS/PATH: the loop runs)
+		var mode gitstore.Mode
+		var id gitstore.OID
 		for i := 2; i < len(segs); i++ {
-			mode, _, err := ed.Lookup(segs[:i+1]...)
-			if err != nil {
+			var err error
+			if mode, id, err = ed.Lookup(segs[:i+1]...); err != nil {
 				return "", 0, err
 			}
 			last := i == len(segs)-1
@@ -433,15 +412,11 @@ func (b viewBuilder) insertRun(ix *docIndex, tree gitstore.OID, newest runKey, r
 				return "", insertClash, nil
 			}
 			tilde := append(append([]string(nil), segs[:i]...), segs[i]+"~")
-			if mode, _, err = ed.Lookup(tilde...); err != nil {
+			if tm, _, err := ed.Lookup(tilde...); err != nil {
 				return "", 0, err
-			} else if mode != 0 {
+			} else if tm != 0 {
 				return "", insertClash, nil
 			}
-		}
-		mode, id, err := ed.Lookup(segs...)
-		if err != nil {
-			return "", 0, err
 		}
 		cur, ok := ix.docs[d.name]
 		switch {
