@@ -83,20 +83,6 @@ func TestParseMemoryOfArraysOfTables(t *testing.T) {
 	}
 }
 
-// The fast reader's look ahead at an inline table's keys (countInline)
-// reads its own level only: one that read every nested table to its end
-// read a line of nested tables once for each, the square of its length
-// (a 240 KB line took seconds).
-func TestFastReaderNestedInlineTablesInLinearTime(t *testing.T) {
-	const n = 40_000
-	text := "a = " + strings.Repeat("{b = ", n) + "1" + strings.Repeat("}", n) + "\n"
-	start := time.Now()
-	fastRead(text) // since it gives up past maxNesting, quickly whatever it reads
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("a line of %d nested inline tables (%d bytes) took %v to read, want well under a second", n, len(text), d)
-	}
-}
-
 // A source's header names are compared, whatever their case, in time
 // that grows with their number, not its square (headers and
 // public_headers; a policy file of 100,000 headers took seconds).

@@ -283,11 +283,16 @@ func parseFast(path, name, text string) (*File, bool) {
 	if !ok {
 		return nil, false
 	}
-	f := Empty(path)
-	raw, ok := fastDecode(tree, &f.Resources, &read)
+	// f is made once the file decodes: Empty resolves the project's
+	// directory and cache, which the slow path does again when this gives
+	// up. The resources' sources point into res's array, which f takes.
+	var res []Resource
+	raw, ok := fastDecode(tree, &res, &read)
 	if !ok {
 		return nil, false
 	}
+	f := Empty(path)
+	f.Resources = res
 	c := &checker{file: name, fast: &fastIndex{root: fval{kind: fTable, t: tree}}}
 	c.build(f, raw)
 	if len(c.errs) > 0 {
@@ -558,7 +563,9 @@ func (f *File) uriClash() bool {
 	return false
 }
 
-// uriLess orders URIs by namespace, then path.
+// uriLess orders URIs as uriCompare does, for Lookup: a comparison
+// with < is a fifth faster there than one with strings.Compare
+// (BenchmarkLookup1000 82 against 103 us).
 func uriLess(a, b identity.URI) bool {
 	if a.Namespace != b.Namespace {
 		return a.Namespace < b.Namespace
