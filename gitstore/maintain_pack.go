@@ -241,18 +241,29 @@ func (s *repo) rollUp(ctx context.Context) error {
 	if err := syncDir(packDir); err != nil {
 		return err
 	}
-	for _, rp := range packs[:split] {
-		if rp.name == name || fileExists(filepath.Join(packDir, rp.name+".keep")) {
+	rolled := make([]string, split)
+	for i, rp := range packs[:split] {
+		rolled[i] = rp.name
+	}
+	removeReplacedPacks(packDir, name, rolled)
+	return nil
+}
+
+// removeReplacedPacks removes the packs names (their base names in
+// packDir) whose every object the pack kept now holds. kept itself stays
+// (a pass may write a pack again byte for byte, under its own name), and
+// so does a pack with a .keep file. Each goes in git's order
+// (unlink_pack_path): the pack, then its index and the rest; a reader that
+// still lists it finds the object again in the new pack (afterMiss).
+func removeReplacedPacks(packDir, kept string, names []string) {
+	for _, n := range names {
+		if n == kept || fileExists(filepath.Join(packDir, n+".keep")) {
 			continue
 		}
-		// git's order (unlink_pack_path): the pack, then its index and the
-		// rest; a reader that still lists it finds the object again in the
-		// new pack (afterMiss).
 		for _, ext := range []string{".pack", ".idx", ".rev", ".bitmap", ".promisor", ".mtimes"} {
-			os.Remove(filepath.Join(packDir, rp.name+ext))
+			os.Remove(filepath.Join(packDir, n+ext))
 		}
 	}
-	return nil
 }
 
 // repackWithGit leaves the roll-up to stock git: git repack --geometric=2

@@ -492,18 +492,10 @@ func (s *repo) packLoose(ctx context.Context) error {
 	}
 	wg.Wait()
 	// Then the small packs whose every object the new pack holds, as
-	// rollUp removes what it rolled: the pack first, then its index.
-	for _, n := range used {
-		// The new pack may be one of them written again, byte for byte
-		// (the same objects: an earlier pass's pack, its objects loose
-		// too): it stays, as in rollUp.
-		if n == name || fileExists(filepath.Join(packDir, n+".keep")) {
-			continue
-		}
-		for _, ext := range []string{".pack", ".idx", ".rev", ".bitmap"} {
-			os.Remove(filepath.Join(packDir, n+ext))
-		}
-	}
+	// rollUp removes what it rolled. The new pack may be one of them
+	// written again, byte for byte (the same objects: an earlier pass's
+	// pack, its objects loose too): it stays.
+	removeReplacedPacks(packDir, name, used)
 	return nil
 }
 

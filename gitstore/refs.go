@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/readproof/readproof/gitstore/gitobj"
 )
 
 // CheckRefName reports whether name is a full ref name git accepts
@@ -395,17 +397,7 @@ func validPeeled(line []byte) bool {
 // line of packed-refs a listing reads is checked, and converting 40 bytes
 // to a string allocates (a listing of 10^5 refs made as many strings only
 // to check them).
-func isHexOIDBytes(b []byte) bool {
-	if len(b) != 40 {
-		return false
-	}
-	for _, c := range b {
-		if c-'0' > 9 && c-'a' > 5 { // bytes wrap: one comparison per range
-			return false
-		}
-	}
-	return true
-}
+func isHexOIDBytes(b []byte) bool { return gitobj.IsObjectID(b) }
 
 // packedRefsError is a line of packed-refs that is not a record git writes.
 // git itself refuses such a file ("unexpected line in packed-refs"), so

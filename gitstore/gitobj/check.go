@@ -7,8 +7,9 @@ import (
 )
 
 // IsObjectID reports whether s is a SHA-1 object id as git prints it: 40
-// lower-case hex digits.
-func IsObjectID(s string) bool {
+// lower-case hex digits. It takes bytes too, so that a line read need not
+// become a string to be checked.
+func IsObjectID[T ~string | ~[]byte](s T) bool {
 	if len(s) != 40 {
 		return false
 	}

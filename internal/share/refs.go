@@ -134,17 +134,11 @@ func readState(g gitstore.Store, p prefixes) (*state, error) {
 		}
 		st.conflicts[run][r.OID] = true
 	}
-	if refs, err = g.Refs(p.resources); err != nil {
+	if st.resources, err = readRefMap(g, p.resources); err != nil {
 		return nil, err
 	}
-	for _, r := range refs {
-		st.resources[strings.TrimPrefix(r.Name, p.resources)] = r.OID
-	}
-	if refs, err = g.Refs(p.tags); err != nil {
+	if st.tags, err = readRefMap(g, p.tags); err != nil {
 		return nil, err
-	}
-	for _, r := range refs {
-		st.tags[strings.TrimPrefix(r.Name, p.tags)] = r.OID
 	}
 	if st.receipts, err = readRefMap(g, p.receipts); err != nil {
 		return nil, err
@@ -176,15 +170,7 @@ func readRefMap(g gitstore.Store, prefix string) (map[string]gitstore.OID, error
 // readTagConflicts reads refs/readproof-conflicts/tags/: <key>/<tag> -> the
 // remote tip kept for a tag that moved on both sides.
 func readTagConflicts(g gitstore.Store) (map[string]gitstore.OID, error) {
-	refs, err := g.Refs(ConflictTagsPrefix)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]gitstore.OID{}
-	for _, r := range refs {
-		m[strings.TrimPrefix(r.Name, ConflictTagsPrefix)] = r.OID
-	}
-	return m, nil
+	return readRefMap(g, ConflictTagsPrefix)
 }
 
 // splitConflict splits "<run-id>/<manifest-id>".
