@@ -687,19 +687,28 @@ func (s *repo) writePack() (err error) {
 		return err
 	}
 
-	name := "pack-" + hex.EncodeToString(packSum)
-	packPath := filepath.Join(dir, name+".pack")
-	idxPath := filepath.Join(dir, name+".idx")
-	if err := renameFile(tmp.Name(), packPath); err != nil {
-		return err
+	_, err = s.publishPack(dir, tmp.Name(), packSum, encodeSortedIndex(n, entry, packSum))
+	return err
+}
+
+// publishPack renames the finished temporary pack tmp in dir to the name
+// its checksum sum gives it, writes its index idx beside it, adds both to
+// the files the write's sync makes durable and has readers list the packs
+// again. rel is the pack's path in the repository without its extension.
+// Called with s.mu held.
+func (s *repo) publishPack(dir, tmp string, sum, idx []byte) (rel string, err error) {
+	name := "pack-" + hex.EncodeToString(sum)
+	if err := renameFile(tmp, filepath.Join(dir, name+".pack")); err != nil {
+		return "", err
 	}
-	if err := s.writeFileAtomic(idxPath, encodeSortedIndex(n, entry, packSum), false); err != nil {
-		return fmt.Errorf("index: %w", err)
+	if err := s.writeFileAtomic(filepath.Join(dir, name+".idx"), idx, false); err != nil {
+		return "", fmt.Errorf("index: %w", err)
 	}
-	s.pending = append(s.pending, "objects/pack/"+name+".pack", "objects/pack/"+name+".idx")
+	rel = "objects/pack/" + name
+	s.pending = append(s.pending, rel+".pack", rel+".idx")
 	s.st.Reindex()
 	s.packsCheckedAt = s.packsCheckedAt.Add(-packCheckEvery)
-	return nil
+	return rel, nil
 }
 
 // smallPacksOn reports whether a flush of a few objects makes a small
@@ -768,19 +777,12 @@ func (s *repo) writeSmallPack() error {
 	if err := closeTemp(tmp, s.perm.object(), false); err != nil {
 		return diskError(fmt.Errorf("write pack: %w", err))
 	}
-	name := "pack-" + hex.EncodeToString(sum[:])
-	if err := renameFile(tmp.Name(), filepath.Join(dir, name+".pack")); err != nil {
+	rel, err := s.publishPack(dir, tmp.Name(), sum[:], encodeIndex(entries, sum[:]))
+	if err != nil {
 		return diskError(fmt.Errorf("write pack: %w", err))
 	}
-	if err := s.writeFileAtomic(filepath.Join(dir, name+".idx"), encodeIndex(entries, sum[:]), false); err != nil {
-		return diskError(fmt.Errorf("write pack index: %w", err))
-	}
-	rel := "objects/pack/" + name
-	s.pending = append(s.pending, rel+".pack", rel+".idx")
 	s.smallPacks = append(s.smallPacks, rel+".pack", rel+".idx")
 	s.wroteSmall = true
-	s.st.Reindex()
-	s.packsCheckedAt = s.packsCheckedAt.Add(-packCheckEvery)
 	return nil
 }
 
