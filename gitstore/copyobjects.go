@@ -367,7 +367,7 @@ func openCopySource(objects string) (*copySource, bool, error) {
 		}
 		for i := 0; i < p.count; i++ {
 			var h plumbing.Hash
-			copy(h[:], p.idx[idxHeader+fanout+i*20:])
+			copy(h[:], p.idAt(i))
 			ids = append(ids, h)
 		}
 		c.count += p.count

@@ -327,13 +327,9 @@ func allFound(packDir, name string, packs []*packFile) error {
 		return err
 	}
 	defer p.close()
-	names, stride := idxHeader+fanout, 20
-	if p.version == 1 {
-		names, stride = fanout+4, 24
-	}
 	var h plumbing.Hash
 	for i := 0; i < p.count; i++ {
-		copy(h[:], p.idx[names+i*stride:])
+		copy(h[:], p.idAt(i))
 		found := false
 		for _, q := range packs {
 			if _, ok, err := q.find(h); ok && err == nil {

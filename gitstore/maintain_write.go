@@ -578,14 +578,10 @@ func readPackObjects(d *odb, packDir, name string, skip map[plumbing.Hash]bool) 
 		d.cache.dropPack(p)
 		p.close()
 	}()
-	names, stride := idxHeader+fanout, 20
-	if p.version == 1 {
-		names, stride = fanout+4, 24
-	}
 	objs = make([]packObj, 0, p.count)
 	for i := 0; i < p.count; i++ {
 		var h plumbing.Hash
-		copy(h[:], p.idx[names+i*stride:])
+		copy(h[:], p.idAt(i))
 		if skip[h] {
 			continue
 		}

@@ -149,9 +149,9 @@ func (p *packFile) find(h plumbing.Hash) (int64, bool, error) {
 	if p.idx == nil {
 		return 0, false, nil
 	}
-	fan, names, stride := p.idx[idxHeader:], idxHeader+fanout, 20
+	fan := p.idx[idxHeader:]
 	if p.version == 1 {
-		fan, names, stride = p.idx, fanout+4, 24
+		fan = p.idx
 	}
 	lo := 0
 	if h[0] > 0 {
@@ -160,8 +160,7 @@ func (p *packFile) find(h plumbing.Hash) (int64, bool, error) {
 	hi := int(binary.BigEndian.Uint32(fan[int(h[0])*4:]))
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		at := names + mid*stride
-		switch c := bytes.Compare(p.idx[at:at+20], h[:]); {
+		switch c := bytes.Compare(p.idAt(mid), h[:]); {
 		case c == 0:
 			off, err := p.offsetOf(mid)
 			return off, err == nil, err
@@ -172,6 +171,16 @@ func (p *packFile) find(h plumbing.Hash) (int64, bool, error) {
 		}
 	}
 	return 0, false, nil
+}
+
+// idAt is the object id of the i-th entry of the index, in place.
+func (p *packFile) idAt(i int) []byte {
+	if p.version == 1 {
+		at := fanout + 4 + i*24
+		return p.idx[at : at+20]
+	}
+	at := idxHeader + fanout + i*20
+	return p.idx[at : at+20]
 }
 
 // offsetOf is the pack offset of the i-th entry of the index.
