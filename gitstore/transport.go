@@ -521,10 +521,9 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 	// A clone asks for the fetch URL next when a rule may rewrite it: the
 	// same output answers (seedURLs).
 	t.seedURLs(name, url, fetch, listed)
-	if rewrites || os.Getenv("GIT_CONFIG") != "" {
-		// a rule may rewrite url, or `git config` read GIT_CONFIG's file
-		// alone (git fetch ignores it and reads the configuration):
-		// git resolves the URL when it fetches
+	if rewrites || gitConfigRedirected() {
+		// a rule may rewrite url, or `git config` read another file than
+		// git fetch will: git resolves the URL when it fetches
 		return "", nil
 	}
 	if !hides {

@@ -97,7 +97,7 @@ func (t *Transport) remoteTaken(ctx context.Context, name, url string) (taken, r
 // name taken), so where its keys sit changes nothing it reads. Nothing is
 // kept when GIT_CONFIG is set (readRemoteURLs leaves that to git).
 func (t *Transport) seedURLs(name, url string, fetch []string, out []byte) {
-	if os.Getenv("GIT_CONFIG") != "" {
+	if gitConfigRedirected() {
 		return
 	}
 	t.urlsMu.Lock()
@@ -362,3 +362,10 @@ func configKey(s string) bool {
 	}
 	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == ""
 }
+
+// gitConfigRedirected reports whether GIT_CONFIG is set: `git config`
+// alone then reads that file instead of the configuration (git fetch,
+// ls-remote and the rest ignore it), so what a `git config` question
+// answered of remotes and URL rules is not what git will use, and git is
+// left to resolve them itself.
+func gitConfigRedirected() bool { return os.Getenv("GIT_CONFIG") != "" }

@@ -185,7 +185,7 @@ func (t *Transport) InitBare(ctx context.Context, create bool, config [][2]strin
 		}
 	}
 	t.forgetURLs()
-	if create && os.Getenv("GIT_CONFIG") == "" {
+	if create && !gitConfigRedirected() {
 		appended, err := t.appendConfigOf(func(old []byte) (string, bool) { return newSectionsText(old, config) })
 		if err != nil {
 			return fmt.Errorf("set %s: %w", config[0][0], err)

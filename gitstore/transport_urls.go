@@ -86,8 +86,7 @@ type readURLs struct {
 
 // readURLsOf is readRemoteURLs without changing the transport.
 func (t *Transport) readURLsOf(ctx context.Context, name string) readURLs {
-	if os.Getenv("GIT_CONFIG") != "" {
-		// `git config` alone reads that file instead of the configuration
+	if gitConfigRedirected() {
 		return readURLs{answer: urlsAskGit}
 	}
 	for _, legacy := range []string{"remotes", "branches"} {
