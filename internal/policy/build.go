@@ -400,7 +400,7 @@ func (c *checker) resource(f *File, p, sp *keyPath, rr *rawResource, seen map[[2
 		}
 		var keys keySet
 		if c.fast != nil {
-			keys = keySet{c: c, parent: sp, bits: rr.srcKeys, useBits: true}
+			keys = keySet{c: c, parent: sp, bits: rr.srcKeys}
 		} else {
 			keys = c.presence(sp)
 		}
@@ -465,19 +465,10 @@ func (c *checker) source(f *File, sp *keyPath, spec *sourcespec.Spec, keys keySe
 		c.add(sp.child(k), fmt.Sprintf("%s sources do not take %s", typ, k),
 			fmt.Sprintf("remove it; %s sources take %s", typ, rule.keys()), sourcespec.ErrConfig)
 	}
-	if keys.t != nil {
-		// The keys set, from the fast reader's table, in file order.
-		for _, e := range keys.t.ents {
-			if !rule.allows(e.key) {
-				notTaken(e.key)
-			}
-		}
-	} else {
-		names, _ := tomlFields(specType)
-		for _, k := range names {
-			if present(k) && !rule.allows(k) {
-				notTaken(k)
-			}
+	names, _ := tomlFields(specType)
+	for _, k := range names {
+		if present(k) && !rule.allows(k) {
+			notTaken(k)
 		}
 	}
 	for _, k := range rule.required {

@@ -98,7 +98,7 @@ func TestHeaderNamesInLinearTime(t *testing.T) {
 	sp := &keyPath{name: "source"}
 	spec := &sourcespec.Spec{Type: "http", URL: "https://h/x", Headers: h, PublicHeaders: pub}
 	start := time.Now()
-	c.source(f, sp, spec, keySet{c: c, parent: sp, bits: sourceKeyBit("type") | sourceKeyBit("url") | sourceKeyBit("headers") | sourceKeyBit("public_headers"), useBits: true})
+	c.source(f, sp, spec, keySet{c: c, parent: sp, bits: sourceKeyBit("type") | sourceKeyBit("url") | sourceKeyBit("headers") | sourceKeyBit("public_headers")})
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("%d headers and %d public headers took %v to check, want well under a second", n, n, d)
 	}
@@ -107,7 +107,7 @@ func TestHeaderNamesInLinearTime(t *testing.T) {
 	}
 	// and a repeat in another case is still found, among many
 	h["h7"], pub["p9"] = "${T}", "w"
-	c.source(f, sp, spec, keySet{c: c, parent: sp, bits: sourceKeyBit("type") | sourceKeyBit("url") | sourceKeyBit("headers") | sourceKeyBit("public_headers"), useBits: true})
+	c.source(f, sp, spec, keySet{c: c, parent: sp, bits: sourceKeyBit("type") | sourceKeyBit("url") | sourceKeyBit("headers") | sourceKeyBit("public_headers")})
 	if len(c.errs) != 2 {
 		t.Fatalf("%d errors, want the two repeats: %v", len(c.errs), c.errs)
 	}

@@ -96,10 +96,10 @@ type keySet struct {
 	c      *checker
 	parent *keyPath
 	t      *ftable // the table, when the fast reader read the file
-	// bits, when set, are the keys of a source, as fastSource records
-	// them (sourceKeys): the fast path's resources keep no table.
-	bits    uint16
-	useBits bool
+	// bits are the keys of a source, as fastSource records them
+	// (sourceKeys), where the fast reader keeps no table (t nil): the
+	// fast path's resources.
+	bits uint16
 }
 
 // presence reports which keys the file sets in the table at parent.
@@ -114,12 +114,9 @@ func (c *checker) presence(parent *keyPath) keySet {
 }
 
 func (ks keySet) has(name string) bool {
-	if ks.useBits {
-		return ks.bits&sourceKeyBit(name) != 0
-	}
 	if ks.c.fast != nil {
 		if ks.t == nil {
-			return false
+			return ks.bits&sourceKeyBit(name) != 0
 		}
 		_, i := ks.t.get(name)
 		return i >= 0
