@@ -3,6 +3,7 @@ package sourcespec
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/readproof/readproof/internal/text"
@@ -41,11 +42,11 @@ func ParseRefs(v string) ([]Part, error) {
 		case '{':
 			end := strings.IndexByte(v[i+2:], '}')
 			if end < 0 {
-				return nil, errors.New(`unterminated ${ (write ${NAME}, or $${ for a literal "${")`)
+				return nil, errUnterminated
 			}
 			name := v[i+2 : i+2+end]
 			if !ValidEnvName(name) {
-				return nil, fmt.Errorf("malformed reference ${%s}: names are letters, digits and _, not starting with a digit", text.ShortenWith(name, 40, "..."))
+				return nil, malformedRef(name)
 			}
 			flush()
 			parts = append(parts, Part{Text: name, Ref: true})
@@ -75,20 +76,62 @@ func ValidEnvName(s string) bool {
 }
 
 // RefNames lists the variables v references, in order, without repeats.
-func RefNames(v string) ([]string, error) {
-	parts, err := ParseRefs(v)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	seen := map[string]bool{}
-	for _, p := range parts {
-		if p.Ref && !seen[p.Text] {
-			seen[p.Text] = true
-			names = append(names, p.Text)
+func RefNames(v string) ([]string, error) { return AppendRefNames(nil, v) }
+
+// AppendRefNames appends RefNames(v) to dst, allocating nothing when dst
+// has room: the policy checker runs it over every header of every
+// resource. It scans with ParseRefs's grammar and words its errors alike
+// (FuzzAppendRefNames holds the two to each other) without building the
+// parts.
+func AppendRefNames(dst []string, v string) ([]string, error) {
+	start := len(dst)
+	var seen map[string]bool // past maxRefSearch names: a search of them all was their square
+	for i := 0; i+1 < len(v); i++ {
+		if v[i] != '$' {
+			continue
+		}
+		switch v[i+1] {
+		case '$':
+			i++
+		case '{':
+			end := strings.IndexByte(v[i+2:], '}')
+			if end < 0 {
+				return dst[:start], errUnterminated
+			}
+			name := v[i+2 : i+2+end]
+			if !ValidEnvName(name) {
+				return dst[:start], malformedRef(name)
+			}
+			i += 2 + end
+			switch {
+			case seen != nil:
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+			case slices.Contains(dst[start:], name):
+				continue
+			case len(dst)-start == maxRefSearch:
+				seen = make(map[string]bool, 2*maxRefSearch)
+				for _, n := range dst[start:] {
+					seen[n] = true
+				}
+				seen[name] = true
+			}
+			dst = append(dst, name)
 		}
 	}
-	return names, nil
+	return dst, nil
+}
+
+// maxRefSearch is the number of names AppendRefNames finds repeats of by
+// a search before it keeps them in a map.
+const maxRefSearch = 16
+
+var errUnterminated = errors.New(`unterminated ${ (write ${NAME}, or $${ for a literal "${")`)
+
+func malformedRef(name string) error {
+	return fmt.Errorf("malformed reference ${%s}: names are letters, digits and _, not starting with a digit", text.ShortenWith(name, 40, "..."))
 }
 
 // UnsetError names a referenced variable that is not set.

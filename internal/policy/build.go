@@ -598,7 +598,7 @@ func (c *checker) headers(f *File, sp *keyPath, h map[string]string, folded fold
 				"a header value is one line of visible characters", sourcespec.ErrConfig)
 			continue
 		}
-		refs, err := appendEnvRefs(refBuf[:0], v)
+		refs, err := sourcespec.AppendRefNames(refBuf[:0], v)
 		if err != nil {
 			c.add(p(), err.Error(), "write a reference as ${NAME}, NAME being letters, digits and '_'", sourcespec.ErrConfig)
 			continue

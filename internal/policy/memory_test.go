@@ -3,12 +3,12 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"github.com/readproof/readproof/adapters/sourcespec"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
 // allocated is the number of bytes Parse allocates reading text.
@@ -110,29 +110,6 @@ func TestHeaderNamesInLinearTime(t *testing.T) {
 	c.source(f, sp, spec, keySet{c: c, parent: sp, bits: sourceKeyBit("type") | sourceKeyBit("url") | sourceKeyBit("headers") | sourceKeyBit("public_headers")})
 	if len(c.errs) != 2 {
 		t.Fatalf("%d errors, want the two repeats: %v", len(c.errs), c.errs)
-	}
-}
-
-// A header value's ${NAME} references are found in time that grows with
-// their number: appendEnvRefs drops repeats by a search of the names
-// found so far, which for many names was the square of their number.
-func TestEnvRefsInLinearTime(t *testing.T) {
-	const n = 80_000
-	var sb strings.Builder
-	for i := range n {
-		fmt.Fprintf(&sb, "${V%d}$${V%d}", i, i)
-	}
-	sb.WriteString("${V7}")
-	v := sb.String()
-	start := time.Now()
-	var buf [4]string
-	refs, err := appendEnvRefs(buf[:0], v)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("%d references took %v to find, want well under a second", n, d)
-	}
-	want, werr := EnvRefs(v)
-	if err != nil || werr != nil || !slices.Equal(refs, want) || len(refs) != n {
-		t.Fatalf("%d refs, %v; EnvRefs %d, %v", len(refs), err, len(want), werr)
 	}
 }
 

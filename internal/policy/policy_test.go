@@ -343,31 +343,6 @@ func TestSizes(t *testing.T) {
 	}
 }
 
-func TestEnvRefs(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []string
-		ok   bool
-	}{
-		{"Bearer ${TOKEN}", []string{"TOKEN"}, true},
-		{"${A}:${B_2}", []string{"A", "B_2"}, true},
-		{"costs $5", nil, true},
-		{"$${NOT_A_REF}", nil, true},
-		{"$$$${X}", nil, true},
-		{"$$${X}", []string{"X"}, true},
-		{"trailing $", nil, true},
-		{"${", nil, false},
-		{"${}", nil, false},
-		{"${1A}", nil, false},
-		{"${A-B}", nil, false},
-	} {
-		got, err := EnvRefs(tc.in)
-		if (err == nil) != tc.ok || (tc.ok && !reflect.DeepEqual(got, tc.want)) {
-			t.Errorf("EnvRefs(%q) = %q, %v; want %q ok=%v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestPositions(t *testing.T) {
 	src := `# comment [[resource]]
 when = 1979-05-27 07:32:00Z

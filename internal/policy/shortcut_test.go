@@ -16,39 +16,6 @@ import (
 // tests that hold the fast path to the slow one cannot see them, since
 // both paths take them.
 
-// FuzzEnvRefs: appendEnvRefs, the checker's scan of a header value, finds
-// the references EnvRefs finds, and the same error.
-func FuzzEnvRefs(f *testing.F) {
-	for _, s := range []string{
-		"", "Bearer ${TOKEN}", "$${X}", "${A}${B}${A}", "${", "${}", "${1A}", "$", "a$", "a$b$",
-		"${A", "${A}}", "$${A}${B}", "${A-B}", "x${A}y${B}z${A}", "$$$", "${A}$",
-		// more names than appendEnvRefs searches (maxRefSearch)
-		manyRefs(maxRefSearch+2) + "${A0}", manyRefs(maxRefSearch+1) + "${", manyRefs(maxRefSearch) + "${X}${A1}",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, werr := EnvRefs(s)
-		var buf [2]string
-		got, gerr := appendEnvRefs(buf[:0], s)
-		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-			t.Fatalf("%q: error %v, EnvRefs %v", s, gerr, werr)
-		}
-		if werr == nil && !slices.Equal(got, want) {
-			t.Fatalf("%q: refs %q, EnvRefs %q", s, got, want)
-		}
-	})
-}
-
-// manyRefs is a value of n references to distinct names.
-func manyRefs(n int) string {
-	var sb strings.Builder
-	for i := range n {
-		fmt.Fprintf(&sb, "${A%d}", i)
-	}
-	return sb.String()
-}
-
 // FuzzPlainURL: with plainURL's shortcut, checkHTTPURL and checkGitURL
 // say what url.Parse's checks say of every URL.
 func FuzzPlainURL(f *testing.F) {

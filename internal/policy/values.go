@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,57 +125,6 @@ func allDigits(s string) bool {
 
 // validEnvName reports whether s can name an environment variable.
 func validEnvName(s string) bool { return sourcespec.ValidEnvName(s) }
-
-// EnvRefs returns the NAMEs of the ${NAME} references in s, in order, with
-// the grammar the adapters expand (sourcespec.RefNames): "$$" is a literal
-// "$", a "$" followed by anything but "{" or "$" is literal, and any other
-// "${" that does not start a well-formed ${NAME} is an error.
-func EnvRefs(s string) ([]string, error) { return sourcespec.RefNames(s) }
-
-// appendEnvRefs appends EnvRefs(s) to dst without allocating when dst has
-// room: the checker's loop over every header of every resource. It scans
-// with the grammar of sourcespec.ParseRefs and leaves the wording of an
-// error to EnvRefs. FuzzEnvRefs holds the two to each other.
-func appendEnvRefs(dst []string, s string) ([]string, error) {
-	start := len(dst)
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] != '$' {
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			i++
-		case '{':
-			end := strings.IndexByte(s[i+2:], '}')
-			name := ""
-			if end >= 0 {
-				name = s[i+2 : i+2+end]
-			}
-			if !sourcespec.ValidEnvName(name) {
-				_, err := EnvRefs(s)
-				if err == nil {
-					err = errors.New("internal error: a ${NAME} reference both refused and accepted")
-				}
-				return dst[:start], err
-			}
-			if !slices.Contains(dst[start:], name) {
-				if len(dst)-start == maxRefSearch {
-					// Many names: EnvRefs drops repeats by a map (a
-					// search of the names for each was their square).
-					refs, err := EnvRefs(s)
-					return append(dst[:start], refs...), err
-				}
-				dst = append(dst, name)
-			}
-			i += 2 + end
-		}
-	}
-	return dst, nil
-}
-
-// maxRefSearch is the number of names appendEnvRefs finds before it
-// leaves a value to EnvRefs.
-const maxRefSearch = 16
 
 // isToken reports whether s is an RFC 7230 token (a valid header name).
 func isToken(s string) bool {
