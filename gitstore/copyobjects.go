@@ -70,7 +70,7 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 		}
 		// index-pack, stopped by the short input, left its temporary
 		// pack: the repository had no object, so nobody else's
-		if tmps, _ := filepath.Glob(filepath.Join(t.dir, "objects", "pack", "tmp_pack_*")); len(tmps) > 0 {
+		if tmps, _ := filepath.Glob(filepath.Join(t.dir, "objects", "pack", "tmp_*")); len(tmps) > 0 {
 			for _, f := range tmps {
 				os.Remove(f)
 			}
@@ -130,6 +130,9 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool
 		return false, nil // the fetch reads the source its own way
 	}
 	defer src.close()
+	if canMap && t.objects == "" {
+		return t.copyIndexed(ctx, src, url)
+	}
 	args := []string{"-c", bigObjects, "index-pack", "--strict", "--stdin"}
 	progress := t.opts.Progress != nil
 	if progress {
@@ -156,15 +159,152 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool
 	// this returns; its own error (a source object that could not be read)
 	// says more than git's "early EOF".
 	if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
-		if errors.Is(werr, os.ErrNotExist) || errors.Is(werr, errSourceReplaced) {
-			return true, fmt.Errorf("%w: %w", errSourceChanged, werr)
-		}
-		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), werr)
+		return true, src.writeError(url, werr)
 	}
 	if err != nil {
 		return true, src.indexPackError(url, err)
 	}
 	return true, nil
+}
+
+// writeError is the error of a copy whose source could not be read:
+// errSourceChanged when a file it listed went or was replaced.
+func (c *copySource) writeError(url string, err error) error {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errSourceReplaced) {
+		return fmt.Errorf("%w: %w", errSourceChanged, err)
+	}
+	return fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+}
+
+// maxIndexedPack bounds the pack copyIndexed maps and indexes in Go; a
+// larger one is indexed by git.
+const maxIndexedPack = 1 << 30
+
+// copyIndexed writes the copy as one pack file in the new store (the one
+// pack of the source as it is, or writeTo's stream), then indexes and
+// checks it in Go (indexPackGo), or, when that leaves it to git, with
+// `git index-pack --strict` of the file, which decides as it did of the
+// stream; then the pack and its index go in place under the name of the
+// pack's checksum, the index last. On any failure both temporary files
+// are removed.
+func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string) (bool, error) {
+	packDir := filepath.Join(t.dir, "objects", "pack")
+	if err := os.MkdirAll(packDir, 0o700); err != nil {
+		return true, err
+	}
+	tmp, err := os.CreateTemp(packDir, "tmp_pack_")
+	if err != nil {
+		return true, err
+	}
+	tmpPack, tmpIdx := tmp.Name(), ""
+	placed := false
+	defer func() {
+		if !placed {
+			os.Remove(tmpPack)
+			if tmpIdx != "" {
+				os.Remove(tmpIdx)
+			}
+		}
+	}()
+	progress := t.opts.Progress
+	if progress != nil {
+		// the meter of the copy, in git's words (the fallback's index-pack
+		// adds its own, "Indexing objects")
+		fmt.Fprintf(progress, "Receiving objects:   0%% (0/%d)\r", src.count)
+	}
+	if len(src.packs) == 1 && len(src.loose) == 0 {
+		p := src.packs[0]
+		_, err = io.Copy(tmp, io.NewSectionReader(p.packFile, 0, p.packSize))
+	} else {
+		err = src.writeTo(ctx, tmp)
+	}
+	if err != nil {
+		tmp.Close()
+		return true, src.writeError(url, err)
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "Receiving objects: 100%% (%d/%d), done.\n", src.count, src.count)
+	}
+	fi, err := tmp.Stat()
+	if err != nil {
+		tmp.Close()
+		return true, err
+	}
+	var idx []byte
+	var sum [20]byte
+	if fi.Size() >= 32 && fi.Size() <= maxIndexedPack {
+		data, unmap, err := mapFile(tmp, fi.Size())
+		if err != nil {
+			tmp.Close()
+			return true, err
+		}
+		idx, _ = indexPackGo(data)
+		copy(sum[:], data[len(data)-20:])
+		unmap()
+	}
+	if err := tmp.Close(); err != nil {
+		return true, err
+	}
+	mode := t.objectMode()
+	if idx != nil {
+		f, err := os.CreateTemp(packDir, "tmp_idx_")
+		if err != nil {
+			return true, err
+		}
+		tmpIdx = f.Name()
+		_, err = f.Write(idx)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return true, err
+		}
+	} else {
+		// git decides: the same file, indexed by git
+		tmpIdx = tmpPack + ".idx"
+		args := []string{"-c", bigObjects, "-c", "pack.writeReverseIndex=false", "index-pack", "--strict", "-o", tmpIdx}
+		if progress != nil {
+			args = append(args, "-v") // "Indexing objects", "Resolving deltas"
+		}
+		out, err := t.run(ctx, progress != nil, append(args, tmpPack)...)
+		if err != nil {
+			return true, src.indexPackError(url, err)
+		}
+		// file mode prints the pack's checksum: the name
+		hx := strings.TrimSpace(string(out))
+		if !plumbing.IsHash(hx) {
+			return true, fmt.Errorf("copy the objects of %s: git index-pack printed %q, not a pack name", RedactURL(url), hx)
+		}
+		sum = plumbing.NewHash(hx)
+	}
+	name := filepath.Join(packDir, "pack-"+plumbing.Hash(sum).String())
+	for _, f := range []string{tmpPack, tmpIdx} {
+		if err := os.Chmod(f, mode); err != nil {
+			return true, err
+		}
+	}
+	if err := renameFile(tmpPack, name+".pack"); err != nil {
+		return true, err
+	}
+	if err := renameFile(tmpIdx, name+".idx"); err != nil {
+		os.Remove(name + ".pack")
+		return true, err
+	}
+	placed = true
+	return true, nil
+}
+
+// objectMode is the mode git gives the object files of the transport's
+// repository (its core.sharedRepository).
+func (t *Transport) objectMode() os.FileMode {
+	p := perms{}
+	if data, err := readSmallFile(filepath.Join(t.dir, "config"), maxLocalConfig); err == nil {
+		cfg := gitconfig.New()
+		if gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg) == nil {
+			p.group = sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup
+		}
+	}
+	return p.object()
 }
 
 // indexPackError is the error of a failed index-pack of the copy:
