@@ -67,7 +67,7 @@ type packIndexer struct {
 	links []packLink
 	fi    inflater
 	hash  githash.Hash
-	names map[string]struct{}
+	names [][]byte // the names of the tree being checked, so far
 	held  int
 	// sorted: the objects in the order of their ids
 	sorted []sortedObject
@@ -78,7 +78,7 @@ type packIndexer struct {
 // version 2 index git writes for it, or why it leaves the pack to git
 // (idx nil).
 func indexPackGo(pack []byte) (idx []byte, why string) {
-	x := &packIndexer{pack: pack, hash: githash.New(githash.CryptoType), names: map[string]struct{}{}}
+	x := &packIndexer{pack: pack, hash: githash.New(githash.CryptoType)}
 	if why := x.run(); why != "" {
 		return nil, why
 	}
@@ -104,6 +104,7 @@ func (x *packIndexer) run() string {
 		return "object count"
 	}
 	x.objs = make([]indexedObject, 0, n)
+	x.links = make([]packLink, 0, 2*n)
 	off := int64(12)
 	deltas := 0
 	for range n {
@@ -471,7 +472,7 @@ func identOK(b []byte) bool {
 // 40000, names as treeNameOK takes them, not the null id, in git's order
 // with no name twice.
 func (x *packIndexer) tree(b []byte) string {
-	clear(x.names)
+	x.names = x.names[:0]
 	var prev []byte
 	prevDir := false
 	for len(b) > 0 {
@@ -506,10 +507,20 @@ func (x *packIndexer) tree(b []byte) string {
 		if prev != nil && treeNameCompare(prev, prevDir, name, dir) >= 0 {
 			return "tree order"
 		}
-		if _, dup := x.names[string(name)]; dup {
-			return "tree entry twice"
+		if dir {
+			// A file of the same name sorts before the tree, with only
+			// names that extend it by a byte below '/' between them.
+			for j := len(x.names) - 1; j >= 0; j-- {
+				p := x.names[j]
+				if !bytes.HasPrefix(p, name) || (len(p) > len(name) && p[len(name)] >= '/') {
+					break
+				}
+				if len(p) == len(name) {
+					return "tree entry twice"
+				}
+			}
 		}
-		x.names[string(name)] = struct{}{}
+		x.names = append(x.names, name)
 		prev, prevDir = name, dir
 		x.links = append(x.links, packLink{h, t})
 		b = b[nul+21:]

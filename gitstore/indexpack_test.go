@@ -163,14 +163,20 @@ func canonicalObjects() (blob, tree, commit packObject) {
 	return
 }
 
+// treeOf is a tree of entries ("MODE NAME"), each naming the canonical
+// tree when its mode is 40000 and the canonical blob otherwise.
 func treeOf(entries ...string) packObject {
-	blob, _, _ := canonicalObjects()
-	b := blob.id()
+	blob, tree, _ := canonicalObjects()
+	b, tr := blob.id(), tree.id()
 	var data []byte
 	for _, e := range entries {
 		data = append(data, e...)
 		data = append(data, 0)
-		data = append(data, b[:]...)
+		if strings.HasPrefix(e, "40000 ") {
+			data = append(data, tr[:]...)
+		} else {
+			data = append(data, b[:]...)
+		}
 	}
 	return packObject{plumbing.TreeObject, data}
 }
@@ -189,6 +195,60 @@ func TestIndexPackGoFallsBack(t *testing.T) {
 		t.Fatalf("the canonical pack was left to git: %s", why)
 	}
 	ident := "A U Thor <a@example.com> 1700000000 +0000"
+	blobID, treeID := blob.id(), tree.id()
+	// why each pack below is left to git (the reason, so a case that
+	// falls back for another reason than the one it tests fails)
+	wantWhy := map[string]string{
+		"tag":                                    "tag",
+		"commit with encoding":                   "commit header",
+		"commit with gpgsig":                     "commit header",
+		"commit without blank line":              "commit header",
+		"commit with NUL":                        "commit with a NUL",
+		"commit with uppercase id":               "commit tree",
+		"commit with two authors":                "commit header",
+		"commit without author":                  "commit header",
+		"ident without space before email":       "commit ident",
+		"ident without name":                     "commit ident",
+		"ident with zero-padded date":            "commit ident",
+		"ident with a long date":                 "commit ident",
+		"ident with bad time zone":               "commit ident",
+		"ident with non-ASCII name":              "commit ident",
+		"ident with '>' in name":                 "commit ident",
+		"commit naming a missing parent":         "missing object",
+		"commit naming a blob as its tree":       "object of another type",
+		"tree entry .git":                        "tree entry name",
+		"tree entry .GIT":                        "tree entry name",
+		"tree entry .gitmodules":                 "tree entry name",
+		"tree entry .Gitattributes":              "tree entry name",
+		"tree entry .mailmap":                    "tree entry name",
+		"tree entry git~1":                       "tree entry name",
+		"tree entry .git. (NTFS)":                "tree entry name",
+		"tree entry .":                           "tree entry name",
+		"tree entry ..":                          "tree entry name",
+		"tree entry with a space":                "tree entry name",
+		"tree entry with a backslash":            "tree entry name",
+		"tree entry with a slash":                "tree entry name",
+		"tree entry empty name":                  "tree entry name",
+		"tree entry non-ASCII":                   "tree entry name",
+		"tree entry mode 100664":                 "tree entry mode",
+		"tree entry mode 040000":                 "tree entry mode",
+		"tree entry symlink":                     "tree entry mode",
+		"tree entry gitlink":                     "tree entry mode",
+		"tree unsorted":                          "tree order",
+		"tree dir after file with a longer name": "tree entry twice",
+		"tree entry twice":                       "tree order",
+		"tree naming a blob as a tree":           "object of another type",
+		"tree naming a tree as a blob":           "object of another type",
+		"trailer":                                "pack checksum",
+		"version 3":                              "not a version 2 pack",
+		"count":                                  "truncated pack",
+		"junk at end":                            "data after the last object",
+		"object twice":                           "object twice in the pack",
+		"zlib checksum":                          "zlib stream",
+		"short":                                  "not a version 2 pack",
+		"missing blob":                           "missing object",
+		"ref delta base":                         "delta base not in the pack",
+	}
 	cases := []struct {
 		name string
 		obj  packObject
@@ -231,12 +291,13 @@ func TestIndexPackGoFallsBack(t *testing.T) {
 		{"tree unsorted", treeOf("100644 b", "100644 a")},
 		{"tree dir after file with a longer name", treeOf("100644 a", "100644 a.b", "40000 a")},
 		{"tree entry twice", treeOf("100644 a", "100644 a")},
-		{"tree naming a blob as a tree", treeOf("40000 a")},
+		{"tree naming a blob as a tree", packObject{plumbing.TreeObject, append([]byte("40000 a\x00"), blobID[:]...)}},
+		{"tree naming a tree as a blob", packObject{plumbing.TreeObject, append([]byte("100644 a\x00"), treeID[:]...)}},
 	}
 	for _, c := range cases {
 		pack := testPack(blob, tree, commit, c.obj)
-		if why := checkAgainstGit(t, pack); why == "" {
-			t.Errorf("%s: indexPackGo took the pack; want it left to git", c.name)
+		if why := checkAgainstGit(t, pack); !strings.HasPrefix(why, wantWhy[c.name]) || why == "" {
+			t.Errorf("%s: indexPackGo left the pack to git for %q, want %q", c.name, why, wantWhy[c.name])
 		}
 	}
 	// packs it does not parse
@@ -253,8 +314,8 @@ func TestIndexPackGoFallsBack(t *testing.T) {
 		"ref delta base": refDeltaPack(),
 	}
 	for name, p := range bad {
-		if why := checkAgainstGit(t, p); why == "" {
-			t.Errorf("%s: indexPackGo took the pack; want it left to git", name)
+		if why := checkAgainstGit(t, p); !strings.HasPrefix(why, wantWhy[name]) || why == "" {
+			t.Errorf("%s: indexPackGo left the pack to git for %q, want %q", name, why, wantWhy[name])
 		}
 	}
 }
@@ -352,4 +413,27 @@ func TestCopyLocalObjectsIndexed(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tr2.dir, "objects", "pack", "*")); len(left) != 0 {
 		t.Fatalf("a refused copy left %q", left)
 	}
+
+	// outside the subset and accepted by git: an annotated tag
+	tagged := t.TempDir()
+	git(t, "", "init", "-q", "--bare", tagged)
+	_, tree, commit := canonicalObjects()
+	tag := packObject{plumbing.TagObject, []byte("object " + commit.id().String() + "\ntype commit\ntag v1\ntagger A <a@example.com> 1700000000 +0000\n\nv1\n")}
+	pack = testPack(blob, tree, commit, tag)
+	if _, why := indexPackGo(pack); why == "" {
+		t.Fatal("indexPackGo took a tag")
+	}
+	p = filepath.Join(tagged, "objects", "pack", "pack-1.pack")
+	os.WriteFile(p, pack, 0o600)
+	git(t, "", "index-pack", p)
+	_, tr3 := newTransport(t)
+	if copied, err := tr3.CopyLocalObjects(ctx, tagged); !copied || err != nil {
+		t.Fatalf("copy of a tag: %v, %v", copied, err)
+	}
+	sum := pack[len(pack)-20:]
+	name := filepath.Join(tr3.dir, "objects", "pack", fmt.Sprintf("pack-%x", sum))
+	if left, _ := filepath.Glob(filepath.Join(tr3.dir, "objects", "pack", "*")); len(left) != 2 || left[0] != name+".idx" || left[1] != name+".pack" {
+		t.Fatalf("the copy git indexed left %q, want %s.pack and its index", left, name)
+	}
+	git(t, tr3.dir, "fsck", "--strict", "--no-dangling")
 }
