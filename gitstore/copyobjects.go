@@ -3,11 +3,13 @@ package gitstore
 // A clone from a repository on this machine takes its objects without the
 // pack protocol, as `git clone` of a local path does, but without trusting
 // anything of the source but the bytes of its objects: the source's packs
-// (and loose objects) are streamed, as one pack, into `git index-pack
-// --strict --stdin` run in the new store, which computes every object's id
-// itself, fscks every object, writes the new store's own pack and index
-// (the source's .idx is read only to see that no object is in two packs),
-// and fails unless every object any of them names is there too. Nothing is
+// (and loose objects) are written, as one pack, into the new store, and
+// indexed there in Go (indexPackGo) or, for what that leaves to git, by
+// `git index-pack --strict` of the file (without mmap: streamed into
+// `git index-pack --strict --stdin`); either computes every object's id
+// itself, fscks every object, writes the new store's own index (the
+// source's .idx is read only to see that no object is in two packs), and
+// fails unless every object any of them names is there too. Nothing is
 // hard-linked: a link would share its inode with a repository someone else
 // may write.
 
@@ -38,7 +40,8 @@ import (
 // clone, an object in two packs): the caller fetches instead.
 //
 // What arrives is checked as a fetch checks it (fetch.fsckObjects): every
-// object hashed and fsck'd by `git index-pack --strict`, and every object
+// object hashed and fsck'd as `git index-pack --strict` does (in Go for a
+// canonical subset, by git otherwise: copyIndexed), and every object
 // one of them names present (in the copy: the repository was empty), so
 // the copy is connected without a walk. Which objects the caller needs
 // (the listed tips) it checks itself: a source gc'd during the copy may
@@ -238,9 +241,13 @@ func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string
 			tmp.Close()
 			return true, err
 		}
-		idx, _ = indexPackGo(data)
+		idx, _ = indexPackGo(ctx, data)
 		copy(sum[:], data[len(data)-20:])
 		unmap()
+	}
+	if err := ctx.Err(); err != nil {
+		tmp.Close()
+		return true, err
 	}
 	if err := tmp.Close(); err != nil {
 		return true, err

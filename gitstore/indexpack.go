@@ -16,6 +16,7 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"hash/adler32"
 	"hash/crc32"
@@ -62,6 +63,7 @@ type packLink struct {
 
 // packIndexer holds the state of one indexPackGo.
 type packIndexer struct {
+	ctx   context.Context // checked every 1,024 objects
 	pack  []byte
 	objs  []indexedObject
 	links []packLink
@@ -77,8 +79,8 @@ type packIndexer struct {
 // indexPackGo indexes and checks pack, a whole pack file. It returns the
 // version 2 index git writes for it, or why it leaves the pack to git
 // (idx nil).
-func indexPackGo(pack []byte) (idx []byte, why string) {
-	x := &packIndexer{pack: pack, hash: githash.New(githash.CryptoType)}
+func indexPackGo(ctx context.Context, pack []byte) (idx []byte, why string) {
+	x := &packIndexer{ctx: ctx, pack: pack, hash: githash.New(githash.CryptoType)}
 	if why := x.run(); why != "" {
 		return nil, why
 	}
@@ -107,7 +109,10 @@ func (x *packIndexer) run() string {
 	x.links = make([]packLink, 0, 2*n)
 	off := int64(12)
 	deltas := 0
-	for range n {
+	for i := range n {
+		if i%1024 == 1023 && x.ctx.Err() != nil {
+			return "stopped"
+		}
 		if off >= end {
 			return "truncated pack"
 		}

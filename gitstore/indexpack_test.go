@@ -69,7 +69,7 @@ func gitIndexPack(t testing.TB, pack []byte) ([]byte, error) {
 // or writes another index; it returns why Go left it to git.
 func checkAgainstGit(t testing.TB, pack []byte) string {
 	t.Helper()
-	idx, why := indexPackGo(pack)
+	idx, why := indexPackGo(context.Background(), pack)
 	if why != "" {
 		return why
 	}
@@ -393,7 +393,7 @@ func TestCopyLocalObjectsIndexed(t *testing.T) {
 	}
 	pack, _ := os.ReadFile(packs[1])
 	idx, _ := os.ReadFile(packs[0])
-	if want, why := indexPackGo(pack); why != "" || !bytes.Equal(idx, want) {
+	if want, why := indexPackGo(context.Background(), pack); why != "" || !bytes.Equal(idx, want) {
 		t.Fatalf("the copy was not indexed in Go (%s)", why)
 	}
 	git(t, tr.dir, "fsck", "--strict", "--no-dangling")
@@ -420,7 +420,7 @@ func TestCopyLocalObjectsIndexed(t *testing.T) {
 	_, tree, commit := canonicalObjects()
 	tag := packObject{plumbing.TagObject, []byte("object " + commit.id().String() + "\ntype commit\ntag v1\ntagger A <a@example.com> 1700000000 +0000\n\nv1\n")}
 	pack = testPack(blob, tree, commit, tag)
-	if _, why := indexPackGo(pack); why == "" {
+	if _, why := indexPackGo(context.Background(), pack); why == "" {
 		t.Fatal("indexPackGo took a tag")
 	}
 	p = filepath.Join(tagged, "objects", "pack", "pack-1.pack")
