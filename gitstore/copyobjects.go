@@ -59,6 +59,17 @@ import (
 // fetch. So does an object of the copy that names one the listing did not
 // see (indexPackError).
 func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, error) {
+	return t.CopyLocalObjectsKeeping(ctx, url, nil)
+}
+
+// CopyLocalObjectsKeeping is CopyLocalObjects that, when the copy is
+// indexed in Go, hands the objects it hashed to kept (CopiedObjects) as
+// soon as the index is done, and closes kept.Indexed() then (or when it
+// returns, whichever is first).
+func (t *Transport) CopyLocalObjectsKeeping(ctx context.Context, url string, kept *CopiedObjects) (bool, error) {
+	if kept != nil {
+		defer kept.finish()
+	}
 	dir, ok := localRepoPath(url)
 	if !ok {
 		return false, nil
@@ -67,7 +78,7 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 		return false, nil
 	}
 	for attempt := 1; ; attempt++ {
-		copied, err := t.copyLocalObjects(ctx, url, dir)
+		copied, err := t.copyLocalObjects(ctx, url, dir, kept)
 		if !errors.Is(err, errSourceChanged) {
 			return copied, err
 		}
@@ -119,7 +130,7 @@ var errSourceChanged = errors.New("the source changed while it was copied")
 
 // copyLocalObjects is one attempt of CopyLocalObjects; errSourceChanged
 // when the source changed meanwhile.
-func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool, error) {
+func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string, kept *CopiedObjects) (bool, error) {
 	src, ok, err := openCopySource(filepath.Join(dir, "objects"))
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errSourceReplaced) {
 		return true, fmt.Errorf("%w: %w", errSourceChanged, err)
@@ -134,7 +145,7 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool
 	}
 	defer src.close()
 	if canMap && t.objects == "" {
-		return t.copyIndexed(ctx, src, url)
+		return t.copyIndexed(ctx, src, url, kept)
 	}
 	args := []string{"-c", bigObjects, "index-pack", "--strict", "--stdin"}
 	progress := t.opts.Progress != nil
@@ -190,7 +201,7 @@ const maxIndexedPack = 1 << 30
 // stream; then the pack and its index go in place under the name of the
 // pack's checksum, the index last. On any failure both temporary files
 // are removed.
-func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string) (bool, error) {
+func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string, kept *CopiedObjects) (bool, error) {
 	packDir := filepath.Join(t.dir, "objects", "pack")
 	if err := os.MkdirAll(packDir, 0o700); err != nil {
 		return true, err
@@ -241,7 +252,14 @@ func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string
 			tmp.Close()
 			return true, err
 		}
-		idx, _ = indexPackGo(ctx, data)
+		var objs *keptObjects
+		idx, objs, _ = indexPackKeeping(ctx, data, kept != nil)
+		if objs != nil {
+			kept.m.Store(objs)
+		}
+		if kept != nil {
+			kept.finish()
+		}
 		copy(sum[:], data[len(data)-20:])
 		unmap()
 	}
@@ -631,6 +649,13 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 // id, as from any Store, so what is read is what a copy or a fetch of the
 // same ids holds. Nothing is written to it.
 func OpenLocalSource(url string) (Store, bool) {
+	return OpenLocalSourceWith(url, nil)
+}
+
+// OpenLocalSourceWith is OpenLocalSource whose reads take the objects
+// copied holds (once it holds them) instead of reading them from the
+// source.
+func OpenLocalSourceWith(url string, copied *CopiedObjects) (Store, bool) {
 	dir, ok := localRepoPath(url)
 	if !ok {
 		return nil, false
@@ -638,6 +663,9 @@ func OpenLocalSource(url string) (Store, bool) {
 	s, err := OpenWithOptions(dir, Options{})
 	if err != nil {
 		return nil, false
+	}
+	if r, ok := s.(*repo); ok {
+		r.copied = copied
 	}
 	return s, true
 }

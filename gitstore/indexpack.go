@@ -21,6 +21,8 @@ import (
 	"hash/adler32"
 	"hash/crc32"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	githash "github.com/go-git/go-git/v5/plumbing/hash"
@@ -38,7 +40,86 @@ const (
 	indexHeldMax = 64 << 20
 	// maxTreeName bounds a tree entry's name in the subset.
 	maxTreeName = 255
+	// keptBlobMax and keptMax bound what CopiedObjects holds: blobs of at
+	// most keptBlobMax bytes (a manifest), keptMax bytes in all.
+	keptBlobMax = 64 << 10
+	keptMax     = 32 << 20
 )
+
+// keptObject is an object indexPackKeeping hashed.
+type keptObject struct {
+	t    plumbing.ObjectType
+	data []byte
+}
+
+// keptObjects are the objects indexPackKeeping hashed, in the order of
+// their ids, their contents in arena.
+type keptObjects struct {
+	fan   [257]int32
+	ids   []plumbing.Hash
+	types []plumbing.ObjectType
+	spans [][2]int // of each content in arena
+	arena []byte
+}
+
+// CopiedObjects hands the objects the Go index of a copy hashed (its
+// commits, trees and blobs of at most 64 KiB, 32 MiB in all) to a reader
+// of the same objects (OpenLocalSourceWith), which takes them instead of
+// reading and inflating them again: each was hashed to its id, as every
+// read checks it, so what it serves is what a read of that id returns.
+// It is empty until the copy's index is done (Indexed; it stays empty
+// when git indexed the copy); it may be read while it is filled.
+type CopiedObjects struct {
+	m    atomic.Pointer[keptObjects]
+	once sync.Once
+	done chan struct{}
+}
+
+// NewCopiedObjects returns an empty CopiedObjects for one copy.
+func NewCopiedObjects() *CopiedObjects {
+	return &CopiedObjects{done: make(chan struct{})}
+}
+
+// Indexed is closed once the copy's Go index is done, whether it kept
+// anything or left the copy to git, or the copy ended without one.
+func (c *CopiedObjects) Indexed() <-chan struct{} {
+	if c == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return c.done
+}
+
+func (c *CopiedObjects) finish() { c.once.Do(func() { close(c.done) }) }
+
+// get returns the object named h, if the copy kept it (its content is
+// shared: the caller copies it).
+func (c *CopiedObjects) get(h plumbing.Hash) (keptObject, bool) {
+	if c == nil {
+		return keptObject{}, false
+	}
+	k := c.m.Load()
+	if k == nil {
+		return keptObject{}, false
+	}
+	lo, hi := int(k.fan[h[0]]), int(k.fan[int(h[0])+1])
+	i, ok := slices.BinarySearchFunc(k.ids[lo:hi], h, func(a, b plumbing.Hash) int { return bytes.Compare(a[1:], b[1:]) })
+	if !ok {
+		return keptObject{}, false
+	}
+	i += lo
+	sp := k.spans[i]
+	return keptObject{k.types[i], k.arena[sp[0]:sp[1]:sp[1]]}, true
+}
+
+// Len is the number of objects held (for tests).
+func (c *CopiedObjects) Len() int {
+	if k := c.m.Load(); k != nil {
+		return len(k.ids)
+	}
+	return 0
+}
 
 // indexedObject is one entry of the pack being indexed.
 type indexedObject struct {
@@ -52,6 +133,9 @@ type indexedObject struct {
 	baseID  plumbing.Hash
 	size    int64 // the inflated size of the entry (a delta's: of the delta)
 	done    bool  // id known
+	// keptEnd, keptLen: where its content ends in packIndexer.arena, and
+	// its length (keptEnd 0: not kept)
+	keptEnd, keptLen int
 }
 
 // packLink is an object an object of the pack names, and the type it
@@ -74,20 +158,63 @@ type packIndexer struct {
 	// sorted: the objects in the order of their ids
 	sorted []sortedObject
 	buf    []byte // the content of the whole object being checked
+	// kept, when not nil, takes the commits, trees and small blobs hashed
+	// (keptBlobMax, keptMax), for CopiedObjects
+	keep  bool
+	arena []byte // the contents kept, in the order of objs
 }
 
 // indexPackGo indexes and checks pack, a whole pack file. It returns the
 // version 2 index git writes for it, or why it leaves the pack to git
 // (idx nil).
 func indexPackGo(ctx context.Context, pack []byte) (idx []byte, why string) {
-	x := &packIndexer{ctx: ctx, pack: pack, hash: githash.New(githash.CryptoType)}
-	if why := x.run(); why != "" {
-		return nil, why
+	idx, _, why = indexPackKeeping(ctx, pack, false)
+	return idx, why
+}
+
+// indexPackKeeping is indexPackGo that, with keep, also returns the
+// commits, trees and small blobs it hashed (CopiedObjects).
+func indexPackKeeping(ctx context.Context, pack []byte, keep bool) (idx []byte, kept *keptObjects, why string) {
+	x := &packIndexer{ctx: ctx, pack: pack, hash: githash.New(githash.CryptoType), keep: keep}
+	if keep {
+		// small objects inflate to about twice their pack's bytes
+		x.arena = make([]byte, 0, min(2*len(pack), keptMax))
 	}
+	if why := x.run(); why != "" {
+		return nil, nil, why
+	}
+	if keep {
+		kept = x.keptObjects()
+	}
+	return x.index(), kept, ""
+}
+
+// keptObjects gathers what object kept, in the order of the ids.
+func (x *packIndexer) keptObjects() *keptObjects {
+	k := &keptObjects{arena: x.arena}
+	for _, so := range x.sorted {
+		o := &x.objs[so.i]
+		if o.keptEnd == 0 {
+			continue
+		}
+		k.fan[int(o.h[0])+1]++
+		k.ids = append(k.ids, o.h)
+		k.types = append(k.types, o.t)
+		k.spans = append(k.spans, [2]int{o.keptEnd - o.keptLen, o.keptEnd})
+	}
+	for i := 1; i < len(k.fan); i++ {
+		k.fan[i] += k.fan[i-1]
+	}
+	return k
+}
+
+// index is the version 2 index of the pack run indexed.
+func (x *packIndexer) index() []byte {
+	pack := x.pack
 	return encodeSortedIndex(len(x.sorted), func(i int) indexEntry {
 		o := &x.objs[x.sorted[i].i]
 		return indexEntry{h: o.h, off: uint64(o.off), crc: o.crc}
-	}, pack[len(pack)-20:]), ""
+	}, pack[len(pack)-20:])
 }
 
 func (x *packIndexer) run() string {
@@ -238,6 +365,10 @@ func (x *packIndexer) object(o *indexedObject, data []byte) string {
 	}
 	copy(o.h[:], sum)
 	o.done = true
+	if x.keep && (o.t != plumbing.BlobObject || len(data) <= keptBlobMax) && len(x.arena)+len(data) <= keptMax {
+		x.arena = append(x.arena, data...)
+		o.keptEnd, o.keptLen = len(x.arena), len(data) // an empty one first is not kept
+	}
 	switch o.t {
 	case plumbing.BlobObject:
 		return ""

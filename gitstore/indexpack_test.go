@@ -498,3 +498,74 @@ func FuzzIndexPackGoBytes(f *testing.F) {
 		checkAgainstGit(t, fixTrailer(p))
 	})
 }
+
+// TestCopiedObjectsServeReads: the commits, trees and small blobs the Go
+// index of a copy hashed are what a reader of the source opened with them
+// reads, and its second handles (NewReader) too, once the copy is
+// indexed: with the source's packs gone, they still read.
+func TestCopiedObjectsServeReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := fastImportRepo(t, 6)
+	git(t, src, "repack", "-adq")
+	head := OID(git(t, src, "rev-parse", "refs/heads/main"))
+	tree := OID(git(t, src, "rev-parse", "refs/heads/main^{tree}"))
+	manifest := OID(git(t, src, "rev-parse", "refs/heads/main:manifest.json"))
+	want := gitObjects(t, src, []OID{head, tree, manifest})
+
+	_, tr := newTransport(t)
+	kept := NewCopiedObjects()
+	if copied, err := tr.CopyLocalObjectsKeeping(ctx, src, kept); !copied || err != nil {
+		t.Fatalf("copy: %v, %v", copied, err)
+	}
+	select {
+	case <-kept.Indexed():
+	default:
+		t.Fatal("the copy returned with Indexed open")
+	}
+	// 6 commits, 6 manifests, 3 trees each, documents and files
+	if kept.Len() < 6*5 {
+		t.Fatalf("the copy kept %d objects", kept.Len())
+	}
+	s, ok := OpenLocalSourceWith(src, kept)
+	if !ok {
+		t.Fatal("the source does not open")
+	}
+	defer s.Close()
+	packs, _ := filepath.Glob(filepath.Join(src, "objects", "pack", "*"))
+	for _, p := range packs {
+		os.Remove(p)
+	}
+	h, ok, err := NewReader(s)
+	if !ok || err != nil {
+		t.Fatalf("NewReader: %v %v", ok, err)
+	}
+	defer h.Close()
+	for _, r := range []Store{s, h} {
+		for i, id := range []OID{head, tree, manifest} {
+			kind, data, err := r.RawObject(id)
+			if err != nil || kind != want[i].Kind || !bytes.Equal(data, want[i].Data) {
+				t.Fatalf("%s: %s %q, %v; want the %s the source held", id, kind, data, err, want[i].Kind)
+			}
+		}
+		if _, err := r.Commit(head); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.BlobAtMost(manifest, 1<<10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a copy git indexes keeps nothing
+	bad := t.TempDir()
+	git(t, "", "init", "-q", "--bare", bad)
+	blob, tr0, commit := canonicalObjects()
+	tag := packObject{plumbing.TagObject, []byte("object " + commit.id().String() + "\ntype commit\ntag v1\ntagger A <a@example.com> 1700000000 +0000\n\nv1\n")}
+	p := filepath.Join(bad, "objects", "pack", "pack-1.pack")
+	os.WriteFile(p, testPack(blob, tr0, commit, tag), 0o600)
+	git(t, "", "index-pack", p)
+	_, tr2 := newTransport(t)
+	kept2 := NewCopiedObjects()
+	if copied, err := tr2.CopyLocalObjectsKeeping(ctx, bad, kept2); !copied || err != nil || kept2.Len() != 0 {
+		t.Fatalf("copy git indexed: %v, %v, kept %d", copied, err, kept2.Len())
+	}
+}
