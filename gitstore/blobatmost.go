@@ -62,6 +62,12 @@ func (s *repo) checkSize(id OID, max int64) error {
 		}
 		return nil
 	}
+	if k, ok := s.copied.get(h); ok {
+		if int64(len(k.data)) > max {
+			return tooLarge(id, int64(len(k.data)), max)
+		}
+		return nil
+	}
 	var n int64
 	size := func() error {
 		var err error

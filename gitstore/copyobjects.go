@@ -3,11 +3,13 @@ package gitstore
 // A clone from a repository on this machine takes its objects without the
 // pack protocol, as `git clone` of a local path does, but without trusting
 // anything of the source but the bytes of its objects: the source's packs
-// (and loose objects) are streamed, as one pack, into `git index-pack
-// --strict --stdin` run in the new store, which computes every object's id
-// itself, fscks every object, writes the new store's own pack and index
-// (the source's .idx is read only to see that no object is in two packs),
-// and fails unless every object any of them names is there too. Nothing is
+// (and loose objects) are written, as one pack, into the new store, and
+// indexed there in Go (indexPackGo) or, for what that leaves to git, by
+// `git index-pack --strict` of the file (without mmap: streamed into
+// `git index-pack --strict --stdin`); either computes every object's id
+// itself, fscks every object, writes the new store's own index (the
+// source's .idx is read only to see that no object is in two packs), and
+// fails unless every object any of them names is there too. Nothing is
 // hard-linked: a link would share its inode with a repository someone else
 // may write.
 
@@ -38,7 +40,8 @@ import (
 // clone, an object in two packs): the caller fetches instead.
 //
 // What arrives is checked as a fetch checks it (fetch.fsckObjects): every
-// object hashed and fsck'd by `git index-pack --strict`, and every object
+// object hashed and fsck'd as `git index-pack --strict` does (in Go for a
+// canonical subset, by git otherwise: copyIndexed), and every object
 // one of them names present (in the copy: the repository was empty), so
 // the copy is connected without a walk. Which objects the caller needs
 // (the listed tips) it checks itself: a source gc'd during the copy may
@@ -56,6 +59,17 @@ import (
 // fetch. So does an object of the copy that names one the listing did not
 // see (indexPackError).
 func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, error) {
+	return t.CopyLocalObjectsKeeping(ctx, url, nil)
+}
+
+// CopyLocalObjectsKeeping is CopyLocalObjects that, when the copy is
+// indexed in Go, hands the objects it hashed to kept (CopiedObjects) as
+// soon as the index is done, and closes kept.Indexed() then (or when it
+// returns, whichever is first).
+func (t *Transport) CopyLocalObjectsKeeping(ctx context.Context, url string, kept *CopiedObjects) (bool, error) {
+	if kept != nil {
+		defer kept.finish()
+	}
 	dir, ok := localRepoPath(url)
 	if !ok {
 		return false, nil
@@ -64,13 +78,13 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 		return false, nil
 	}
 	for attempt := 1; ; attempt++ {
-		copied, err := t.copyLocalObjects(ctx, url, dir)
+		copied, err := t.copyLocalObjects(ctx, url, dir, kept)
 		if !errors.Is(err, errSourceChanged) {
 			return copied, err
 		}
 		// index-pack, stopped by the short input, left its temporary
 		// pack: the repository had no object, so nobody else's
-		if tmps, _ := filepath.Glob(filepath.Join(t.dir, "objects", "pack", "tmp_pack_*")); len(tmps) > 0 {
+		if tmps, _ := filepath.Glob(filepath.Join(t.dir, "objects", "pack", "tmp_*")); len(tmps) > 0 {
 			for _, f := range tmps {
 				os.Remove(f)
 			}
@@ -116,7 +130,7 @@ var errSourceChanged = errors.New("the source changed while it was copied")
 
 // copyLocalObjects is one attempt of CopyLocalObjects; errSourceChanged
 // when the source changed meanwhile.
-func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool, error) {
+func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string, kept *CopiedObjects) (bool, error) {
 	src, ok, err := openCopySource(filepath.Join(dir, "objects"))
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errSourceReplaced) {
 		return true, fmt.Errorf("%w: %w", errSourceChanged, err)
@@ -130,6 +144,9 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool
 		return false, nil // the fetch reads the source its own way
 	}
 	defer src.close()
+	if canMap && t.objects == "" {
+		return t.copyIndexed(ctx, src, url, kept)
+	}
 	args := []string{"-c", bigObjects, "index-pack", "--strict", "--stdin"}
 	progress := t.opts.Progress != nil
 	if progress {
@@ -156,15 +173,163 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string) (bool
 	// this returns; its own error (a source object that could not be read)
 	// says more than git's "early EOF".
 	if werr := <-written; werr != nil && !errors.Is(werr, io.ErrClosedPipe) {
-		if errors.Is(werr, os.ErrNotExist) || errors.Is(werr, errSourceReplaced) {
-			return true, fmt.Errorf("%w: %w", errSourceChanged, werr)
-		}
-		return true, fmt.Errorf("copy the objects of %s: %w", RedactURL(url), werr)
+		return true, src.writeError(url, werr)
 	}
 	if err != nil {
 		return true, src.indexPackError(url, err)
 	}
 	return true, nil
+}
+
+// writeError is the error of a copy whose source could not be read:
+// errSourceChanged when a file it listed went or was replaced.
+func (c *copySource) writeError(url string, err error) error {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, errSourceReplaced) {
+		return fmt.Errorf("%w: %w", errSourceChanged, err)
+	}
+	return fmt.Errorf("copy the objects of %s: %w", RedactURL(url), err)
+}
+
+// maxIndexedPack bounds the pack copyIndexed maps and indexes in Go; a
+// larger one is indexed by git.
+const maxIndexedPack = 1 << 30
+
+// copyIndexed writes the copy as one pack file in the new store (the one
+// pack of the source as it is, or writeTo's stream), then indexes and
+// checks it in Go (indexPackGo), or, when that leaves it to git, with
+// `git index-pack --strict` of the file, which decides as it did of the
+// stream; then the pack and its index go in place under the name of the
+// pack's checksum, the index last. On any failure both temporary files
+// are removed.
+func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string, kept *CopiedObjects) (bool, error) {
+	packDir := filepath.Join(t.dir, "objects", "pack")
+	if err := os.MkdirAll(packDir, 0o700); err != nil {
+		return true, err
+	}
+	tmp, err := os.CreateTemp(packDir, "tmp_pack_")
+	if err != nil {
+		return true, err
+	}
+	tmpPack, tmpIdx := tmp.Name(), ""
+	placed := false
+	defer func() {
+		if !placed {
+			os.Remove(tmpPack)
+			if tmpIdx != "" {
+				os.Remove(tmpIdx)
+			}
+		}
+	}()
+	progress := t.opts.Progress
+	if progress != nil {
+		// the meter of the copy, in git's words (the fallback's index-pack
+		// adds its own, "Indexing objects")
+		fmt.Fprintf(progress, "Receiving objects:   0%% (0/%d)\r", src.count)
+	}
+	if len(src.packs) == 1 && len(src.loose) == 0 {
+		p := src.packs[0]
+		_, err = io.Copy(tmp, io.NewSectionReader(p.packFile, 0, p.packSize))
+	} else {
+		err = src.writeTo(ctx, tmp)
+	}
+	if err != nil {
+		tmp.Close()
+		return true, src.writeError(url, err)
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "Receiving objects: 100%% (%d/%d), done.\n", src.count, src.count)
+	}
+	fi, err := tmp.Stat()
+	if err != nil {
+		tmp.Close()
+		return true, err
+	}
+	var idx []byte
+	var sum [20]byte
+	if fi.Size() >= 32 && fi.Size() <= maxIndexedPack {
+		data, unmap, err := mapFile(tmp, fi.Size())
+		if err != nil {
+			tmp.Close()
+			return true, err
+		}
+		var objs *keptObjects
+		idx, objs, _ = indexPackKeeping(ctx, data, kept != nil)
+		if objs != nil {
+			kept.m.Store(objs)
+		}
+		if kept != nil {
+			kept.finish()
+		}
+		copy(sum[:], data[len(data)-20:])
+		unmap()
+	}
+	if err := ctx.Err(); err != nil {
+		tmp.Close()
+		return true, err
+	}
+	if err := tmp.Close(); err != nil {
+		return true, err
+	}
+	mode := t.objectMode()
+	if idx != nil {
+		f, err := os.CreateTemp(packDir, "tmp_idx_")
+		if err != nil {
+			return true, err
+		}
+		tmpIdx = f.Name()
+		_, err = f.Write(idx)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return true, err
+		}
+	} else {
+		// git decides: the same file, indexed by git
+		tmpIdx = tmpPack + ".idx"
+		args := []string{"-c", bigObjects, "-c", "pack.writeReverseIndex=false", "index-pack", "--strict", "-o", tmpIdx}
+		if progress != nil {
+			args = append(args, "-v") // "Indexing objects", "Resolving deltas"
+		}
+		out, err := t.run(ctx, progress != nil, append(args, tmpPack)...)
+		if err != nil {
+			return true, src.indexPackError(url, err)
+		}
+		// file mode prints the pack's checksum: the name
+		hx := strings.TrimSpace(string(out))
+		if !plumbing.IsHash(hx) {
+			return true, fmt.Errorf("copy the objects of %s: git index-pack printed %q, not a pack name", RedactURL(url), hx)
+		}
+		sum = plumbing.NewHash(hx)
+	}
+	name := filepath.Join(packDir, "pack-"+plumbing.Hash(sum).String())
+	for _, f := range []string{tmpPack, tmpIdx} {
+		if err := os.Chmod(f, mode); err != nil {
+			return true, err
+		}
+	}
+	if err := renameFile(tmpPack, name+".pack"); err != nil {
+		return true, err
+	}
+	if err := renameFile(tmpIdx, name+".idx"); err != nil {
+		os.Remove(name + ".pack")
+		return true, err
+	}
+	placed = true
+	return true, nil
+}
+
+// objectMode is the mode git gives the object files of the transport's
+// repository (its core.sharedRepository).
+func (t *Transport) objectMode() os.FileMode {
+	p := perms{}
+	if data, err := readSmallFile(filepath.Join(t.dir, "config"), maxLocalConfig); err == nil {
+		cfg := gitconfig.New()
+		if gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg) == nil {
+			p.group = sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup
+		}
+	}
+	return p.object()
 }
 
 // indexPackError is the error of a failed index-pack of the copy:
@@ -484,6 +649,13 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 // id, as from any Store, so what is read is what a copy or a fetch of the
 // same ids holds. Nothing is written to it.
 func OpenLocalSource(url string) (Store, bool) {
+	return OpenLocalSourceWith(url, nil)
+}
+
+// OpenLocalSourceWith is OpenLocalSource whose reads take the objects
+// copied holds (once it holds them) instead of reading them from the
+// source.
+func OpenLocalSourceWith(url string, copied *CopiedObjects) (Store, bool) {
 	dir, ok := localRepoPath(url)
 	if !ok {
 		return nil, false
@@ -491,6 +663,9 @@ func OpenLocalSource(url string) (Store, bool) {
 	s, err := OpenWithOptions(dir, Options{})
 	if err != nil {
 		return nil, false
+	}
+	if r, ok := s.(*repo); ok {
+		r.copied = copied
 	}
 	return s, true
 }

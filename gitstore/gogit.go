@@ -90,6 +90,9 @@ type repo struct {
 	spillErr error      // a failed spill write, for the next flush
 	hasher   hash.Hash  // putObject's object ids (computeHash)
 	closed   bool
+	// copied: objects a copy of this repository hashed, read before the
+	// repository's own (OpenLocalSourceWith)
+	copied *CopiedObjects
 	// ownerChecked: Update has looked whether root writes into a store
 	// another user owns (owner.go), which it does once per handle
 	ownerChecked bool

@@ -20,5 +20,8 @@ func NewReader(g Store) (h Store, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if r, ok := h.(*repo); ok {
+		r.copied = s.copied // what a copy hashed, as g reads it (OpenLocalSourceWith)
+	}
 	return h, true, nil
 }

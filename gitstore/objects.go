@@ -351,6 +351,15 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 	if o, data, ok := s.buffered(h); ok {
 		return o, data, nil, nil
 	}
+	if k, ok := s.copied.get(h); ok {
+		// hashed to h by the copy's index: nothing to check
+		data := bytes.Clone(k.data)
+		mo := &plumbing.MemoryObject{}
+		mo.SetType(k.t)
+		mo.SetSize(int64(len(data)))
+		mo.Write(data)
+		return mo, data, nil, nil
+	}
 	var o plumbing.EncodedObject
 	var data []byte
 	read := func() error {
