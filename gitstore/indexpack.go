@@ -324,6 +324,9 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			if !ok {
 				return "zlib stream"
 			}
+			if !deltaSizesShort(delta) {
+				return "delta size header"
+			}
 			data, err := applyDelta(bdata, delta)
 			if err != nil || int64(len(data)) > maxFastInflate {
 				return "delta"
@@ -348,6 +351,25 @@ func (x *packIndexer) resolveDeltas(left int) string {
 		}
 	}
 	return ""
+}
+
+// deltaSizesShort reports whether the two sizes a delta starts with (its
+// base's, its result's) are each written in at most four bytes, as git
+// writes sizes that fit 28 bits. A longer one is left to git: deltaSize
+// drops bits past 64 that git's get_delta_hdr_size dies on ("size_t
+// overflow"), and neither size of an object indexed here needs more.
+func deltaSizesShort(delta []byte) bool {
+	for range 2 {
+		n := 0
+		for n < len(delta) && n < 4 && delta[n]&0x80 != 0 {
+			n++
+		}
+		if n == len(delta) || n == 4 {
+			return false
+		}
+		delta = delta[n+1:]
+	}
+	return true
 }
 
 // hexID parses 40 lowercase hex digits followed by '\n' at the start of b,
