@@ -327,6 +327,11 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			if !deltaSizesShort(delta) {
 				return "delta size header"
 			}
+			// a result too large is left to git before it is built
+			_, rest, _ := deltaSize(delta)
+			if dst, _, _ := deltaSize(rest); dst > maxFastInflate {
+				return "large object"
+			}
 			data, err := applyDelta(bdata, delta)
 			if err != nil || int64(len(data)) > maxFastInflate {
 				return "delta"

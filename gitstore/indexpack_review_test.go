@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
+	"runtime"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -70,5 +71,27 @@ func TestIndexPackGoDeltaSizeOverflow(t *testing.T) {
 	// the same sizes written as git writes them: taken
 	if why := checkAgainstGit(t, deltaPack(base, append([]byte{6, 12}, copies...))); why != "" {
 		t.Fatalf("a canonical delta was left to git: %s", why)
+	}
+}
+
+// TestIndexPackGoDeltaBomb: a delta claiming a result larger than
+// indexPackGo takes (a 64 KiB base copied over and over: one byte of the
+// delta per 64 KiB) is left to git before it is applied, not built to
+// see that it is too large.
+func TestIndexPackGoDeltaBomb(t *testing.T) {
+	base := bytes.Repeat([]byte("x"), 1<<16)
+	const copies = 512                                        // 32 MiB
+	delta := []byte{0x80, 0x80, 0x04, 0x80, 0x80, 0x80, 0x10} // 64 KiB, 32 MiB
+	delta = append(delta, bytes.Repeat([]byte{0x80}, copies)...)
+	pack := deltaPack(base, delta)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, why := indexPackGo(pack)
+	runtime.ReadMemStats(&m1)
+	if why == "" {
+		t.Fatal("indexPackGo took a delta of 32 MiB")
+	}
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > 8<<20 {
+		t.Fatalf("indexPackGo allocated %d MiB for a %d-byte pack (%s); want the delta left to git unapplied", a>>20, len(pack), why)
 	}
 }
