@@ -37,6 +37,11 @@ const (
 	indexHeldMax = 64 << 20
 	// maxTreeName bounds a tree entry's name in the subset.
 	maxTreeName = 255
+	// maxDeltaRounds bounds the passes of resolveDeltas over the pack,
+	// each of which resolves every delta whose base is known by then: a
+	// pack git writes needs one (a base is written before its deltas), a
+	// chain of REF_DELTAs written backwards one per delta.
+	maxDeltaRounds = 4
 )
 
 // indexedObject is one entry of the pack being indexed.
@@ -297,7 +302,10 @@ func (x *packIndexer) resolveDeltas(left int) string {
 		content[i] = data
 		return data, true
 	}
-	for left > 0 {
+	for round := 0; left > 0; round++ {
+		if round == maxDeltaRounds {
+			return "delta bases after their deltas"
+		}
 		progress := false
 		for i := range x.objs {
 			o := &x.objs[i]

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
+	"encoding/binary"
+	"hash/adler32"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -14,13 +17,22 @@ import (
 // its header, the bytes after it (an OFS_DELTA's distance back, a
 // REF_DELTA's base id) and its content deflated.
 func rawEntry(t plumbing.ObjectType, size int, extra, content []byte) []byte {
-	var b bytes.Buffer
-	b.Write(packHeader(t, size))
-	b.Write(extra)
-	zw, _ := zlib.NewWriterLevel(&b, zlib.BestSpeed)
+	b := append(packHeader(t, size), extra...)
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
 	zw.Write(content)
 	zw.Close()
-	return b.Bytes()
+	return append(b, z.Bytes()...)
+}
+
+// storedEntry is rawEntry with its content in one stored block (at most
+// 64 KiB), cheap to write by the thousand.
+func storedEntry(t plumbing.ObjectType, size int, extra, content []byte) []byte {
+	b := append(packHeader(t, size), extra...)
+	n := len(content)
+	b = append(b, 0x78, 0x01, 1, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+	b = append(b, content...)
+	return binary.BigEndian.AppendUint32(b, adler32.Checksum(content))
 }
 
 // ofsBack encodes an OFS_DELTA's distance back to its base as git does.
@@ -93,5 +105,37 @@ func TestIndexPackGoDeltaBomb(t *testing.T) {
 	}
 	if a := m1.TotalAlloc - m0.TotalAlloc; a > 8<<20 {
 		t.Fatalf("indexPackGo allocated %d MiB for a %d-byte pack (%s); want the delta left to git unapplied", a>>20, len(pack), why)
+	}
+}
+
+// TestIndexPackGoRefDeltasBackwards: REF_DELTAs each based on the next
+// entry (a chain written backwards, which git resolves in one pass from
+// each base) cost indexPackGo time linear in the pack, not one pass over
+// the pack per delta.
+func TestIndexPackGoRefDeltasBackwards(t *testing.T) {
+	t.Parallel()
+	blob := func(i int) packObject {
+		return packObject{plumbing.BlobObject, []byte{byte(i), byte(i >> 8), byte(i >> 16)}}
+	}
+	backwards := func(n int) []byte {
+		entries := make([][]byte, 0, n)
+		for i := n - 1; i >= 1; i-- {
+			id := blob(i - 1).id()
+			delta := []byte{3, 3, 3, byte(i), byte(i >> 8), byte(i >> 16)}
+			entries = append(entries, storedEntry(plumbing.REFDeltaObject, len(delta), id[:], delta))
+		}
+		entries = append(entries, storedEntry(plumbing.BlobObject, 3, nil, blob(0).data))
+		return rawPack(entries...)
+	}
+	// a short chain is taken, with git's index
+	if why := checkAgainstGit(t, backwards(3)); why != "" {
+		t.Fatalf("two REF_DELTAs before their bases were left to git: %s", why)
+	}
+	const n = 40000
+	pack := backwards(n)
+	start := time.Now()
+	_, why := indexPackGo(pack)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("indexPackGo took %v over a %d KiB pack of %d REF_DELTAs written backwards (%q)", d.Round(time.Millisecond), len(pack)>>10, n-1, why)
 	}
 }
