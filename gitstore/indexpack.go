@@ -108,7 +108,9 @@ func (x *packIndexer) run() string {
 	if int64(n) > end/2 {
 		return "object count"
 	}
-	x.objs = make([]indexedObject, 0, n)
+	// n is the header's claim: room for it up to a bound, then as many
+	// as the entries found need
+	x.objs = make([]indexedObject, 0, min(n, 1<<12))
 	off := int64(12)
 	deltas := 0
 	for range n {

@@ -139,3 +139,24 @@ func TestIndexPackGoRefDeltasBackwards(t *testing.T) {
 		t.Fatalf("indexPackGo took %v over a %d KiB pack of %d REF_DELTAs written backwards (%q)", d.Round(time.Millisecond), len(pack)>>10, n-1, why)
 	}
 }
+
+// TestIndexPackGoCountClaim: the object count of a pack's header is a
+// claim; what indexPackGo allocates follows the entries it finds, not
+// the count (a 1 MiB pack claiming half a million objects, its first
+// entry of no type).
+func TestIndexPackGoCountClaim(t *testing.T) {
+	p := make([]byte, 12+1<<20+20)
+	copy(p, "PACK\x00\x00\x00\x02")
+	binary.BigEndian.PutUint32(p[8:], uint32(len(p)/2-20))
+	fixTrailer(p)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, why := indexPackGo(p)
+	runtime.ReadMemStats(&m1)
+	if why == "" {
+		t.Fatal("indexPackGo took a pack of zeros")
+	}
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > 4<<20 {
+		t.Fatalf("indexPackGo allocated %d MiB for a %d KiB pack claiming %d objects (%s); want what its entries need", a>>20, len(p)>>10, binary.BigEndian.Uint32(p[8:]), why)
+	}
+}
