@@ -238,9 +238,13 @@ func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string
 			tmp.Close()
 			return true, err
 		}
-		idx, _ = indexPackGo(data)
+		idx, _ = indexPackGoCtx(ctx, data)
 		copy(sum[:], data[len(data)-20:])
 		unmap()
+	}
+	if err := ctx.Err(); err != nil {
+		tmp.Close()
+		return true, err
 	}
 	if err := tmp.Close(); err != nil {
 		return true, err

@@ -16,6 +16,7 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"hash/adler32"
 	"hash/crc32"
@@ -67,6 +68,8 @@ type packLink struct {
 
 // packIndexer holds the state of one indexPackGo.
 type packIndexer struct {
+	ctx   context.Context
+	work  int64 // bytes inflated since ctx was last looked at
 	pack  []byte
 	objs  []indexedObject
 	links []packLink
@@ -83,7 +86,14 @@ type packIndexer struct {
 // version 2 index git writes for it, or why it leaves the pack to git
 // (idx nil).
 func indexPackGo(pack []byte) (idx []byte, why string) {
-	x := &packIndexer{pack: pack, hash: githash.New(githash.CryptoType), names: map[string]struct{}{}}
+	return indexPackGoCtx(context.Background(), pack)
+}
+
+// indexPackGoCtx is indexPackGo, which stops (why: canceled) once ctx is
+// done: between entries and between deltas, as the copy's git
+// index-pack is killed.
+func indexPackGoCtx(ctx context.Context, pack []byte) (idx []byte, why string) {
+	x := &packIndexer{ctx: ctx, pack: pack, hash: githash.New(githash.CryptoType), names: map[string]struct{}{}}
 	if why := x.run(); why != "" {
 		return nil, why
 	}
@@ -123,6 +133,9 @@ func (x *packIndexer) run() string {
 		}
 		if e.size > maxFastInflate {
 			return "large object"
+		}
+		if x.canceled(e.size) {
+			return "canceled"
 		}
 		o := indexedObject{off: off, data: off + int64(hl), size: e.size, t: e.t}
 		switch e.t {
@@ -197,6 +210,17 @@ func (x *packIndexer) run() string {
 type sortedObject struct {
 	h plumbing.Hash
 	i int32
+}
+
+// canceled reports whether ctx is done, looking at it once per MiB or so
+// of entries about to be inflated.
+func (x *packIndexer) canceled(size int64) bool {
+	x.work += 64 + size
+	if x.work < 1<<20 {
+		return false
+	}
+	x.work = 0
+	return x.ctx.Err() != nil
 }
 
 // inflate decodes the zlib stream at off, which must decode to exactly
@@ -325,6 +349,9 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			}
 			if base < 0 || !x.objs[base].done {
 				continue
+			}
+			if x.canceled(x.objs[i].size) {
+				return "canceled"
 			}
 			bdata, ok := get(base)
 			if !ok {

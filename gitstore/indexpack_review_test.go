@@ -3,9 +3,12 @@ package gitstore
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"crypto/sha1"
 	"encoding/binary"
+	"errors"
 	"hash/adler32"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -158,5 +161,25 @@ func TestIndexPackGoCountClaim(t *testing.T) {
 	}
 	if a := m1.TotalAlloc - m0.TotalAlloc; a > 4<<20 {
 		t.Fatalf("indexPackGo allocated %d MiB for a %d KiB pack claiming %d objects (%s); want what its entries need", a>>20, len(p)>>10, binary.BigEndian.Uint32(p[8:]), why)
+	}
+}
+
+// TestCopyLocalObjectsCanceled: a copy whose context is canceled (the
+// clone refused the source, or was interrupted) stops and leaves
+// nothing, on the path indexed in Go too (a source of one pack, copied
+// as its file), as it stops git's index-pack by killing it. Indexing in
+// Go inflates and hashes every object: a hostile pack of 645 KiB holds
+// 512 MiB of content (1.3 s of a core), a pack of 1 GiB half an hour's.
+func TestCopyLocalObjectsCanceled(t *testing.T) {
+	t.Parallel()
+	src := fastImportRepo(t, 4)
+	git(t, src, "repack", "-a", "-d", "-q") // one pack, no loose object
+	_, tr := newTransport(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	copied, err := tr.CopyLocalObjects(ctx, src)
+	left, _ := filepath.Glob(filepath.Join(tr.dir, "objects", "pack", "*"))
+	if !errors.Is(err, context.Canceled) || len(left) != 0 {
+		t.Fatalf("a canceled copy returned %v, %v and left %q; want context.Canceled and nothing", copied, err, left)
 	}
 }
