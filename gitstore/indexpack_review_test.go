@@ -8,8 +8,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/adler32"
+	"io"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,4 +184,146 @@ func TestCopyLocalObjectsCanceled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || len(left) != 0 {
 		t.Fatalf("a canceled copy returned %v, %v and left %q; want context.Canceled and nothing", copied, err, left)
 	}
+}
+
+// TestIndexPackGoEdges: corner cases of the pack format and of git's
+// fsck that git index-pack --strict takes are taken with git's index, or
+// left to git; the ones git refuses are left to git.
+func TestIndexPackGoEdges(t *testing.T) {
+	t.Parallel()
+	blob, tree, commit := canonicalObjects()
+	big := bytes.Repeat([]byte("0123456789abcdef"), 4097) // 64 KiB and 16 bytes
+	eb := rawEntry(plumbing.BlobObject, len(big), nil, big)
+	et := rawEntry(plumbing.TreeObject, len(tree.data), nil, tree.data)
+	bl := rawEntry(plumbing.BlobObject, len(blob.data), nil, blob.data)
+	ofs := func(base, delta []byte) []byte {
+		return rawEntry(plumbing.OFSDeltaObject, len(delta), ofsBack(int64(len(base))), delta)
+	}
+	tl := byte(len(tree.data))
+	ident := "A U Thor <a@example.com> 1700000000 +0000"
+	// blob: its header's size 6 written in two bytes, the second zero
+	long := append([]byte{0x36 | 0x80, 0x00}, rawEntry(plumbing.BlobObject, 6, nil, blob.data)[1:]...)
+	taken := map[string][]byte{
+		"no object":         rawPack(),
+		"size written long": rawPack(long),
+		// copy size 0 is 64 KiB: the whole base but its last 16 bytes,
+		// then "x"
+		"copy of size 0": rawPack(eb, ofs(eb, []byte{0x90, 0x80, 0x04, 0x81, 0x80, 0x04, 0x80, 1, 'x'})),
+		// a tree made from another: "100644 b" naming the same blob
+		"delta of a tree":            rawPack(bl, et, ofs(et, []byte{tl, 29, 9, '1', '0', '0', '6', '4', '4', ' ', 'b', 0, 0x91, tl - 20, 20})),
+		"time zones +2400 and -0000": testPack(blob, tree, commitWith("tree TREE\nauthor A <a@b> 1 +2400\ncommitter A <a@b> 0 -0000\n\n")),
+		"largest date taken":         testPack(blob, tree, commitWith("tree TREE\nauthor A <a@b> 9999999999 +9999\ncommitter "+ident+"\n\n")),
+		"empty tree":                 testPack(packObject{plumbing.TreeObject, nil}),
+		"names of every character":   testPack(blob, treeOf("100644 +", "100644 ,", "100644 -", "100644 .a", "100644 =", "100644 @", "100644 _")),
+	}
+	for name, p := range taken {
+		if why := checkAgainstGit(t, p); why != "" {
+			t.Errorf("%s: left to git: %s", name, why)
+		}
+	}
+	refused := map[string][]byte{
+		"size one short":     rawPack(rawEntry(plumbing.BlobObject, 5, nil, blob.data)),
+		"size one long":      rawPack(rawEntry(plumbing.BlobObject, 7, nil, blob.data)),
+		"delta result short": rawPack(eb, ofs(eb, []byte{0x90, 0x80, 0x04, 0x82, 0x80, 0x04, 0x80, 1, 'x'})),
+		"copy past the base": rawPack(bl, ofs(bl, []byte{6, 7, 0x90, 7})),
+		"copy from past it":  rawPack(bl, ofs(bl, []byte{6, 1, 0x91, 6, 1})),
+		"delta opcode 0":     rawPack(bl, ofs(bl, []byte{6, 6, 0x90, 6, 0})),
+		"committer first":    testPack(blob, tree, commitWith("tree TREE\ncommitter "+ident+"\nauthor "+ident+"\n\nm\n")),
+		"tree naming a commit as a blob": testPack(blob, tree, commit, func() packObject {
+			id := commit.id()
+			return packObject{plumbing.TreeObject, append([]byte("100644 c\x00"), id[:]...)}
+		}()),
+	}
+	for name, p := range refused {
+		if why := checkAgainstGit(t, p); why == "" {
+			t.Errorf("%s: taken; want it left to git", name)
+		}
+		if _, err := gitIndexPack(t, p); err == nil {
+			t.Errorf("%s: git index-pack --strict takes it (the case is wrong)", name)
+		}
+	}
+}
+
+// FuzzIndexPackGoEntries reaches what FuzzIndexPackGo, which fuzzes one
+// whole object's content, cannot: after the canonical blob, tree and
+// commit, one more entry whose bytes are fuzzed at the pack level. mode
+// 0: a whole object of type aux&3+1 whose zlib stream (and so its
+// declared size, the stream's inflated length or aux) is data as it is;
+// 1: an OFS_DELTA of the blob, tree or commit (aux%3) whose delta is
+// data; 2: the same as a REF_DELTA; 3: data is the whole pack, trailer
+// fixed. It fails when indexPackGo takes a pack git index-pack --strict
+// refuses, or writes another index.
+func FuzzIndexPackGoEntries(f *testing.F) {
+	blob, tree, commit := canonicalObjects()
+	zl := func(level int, b []byte) []byte {
+		var z bytes.Buffer
+		zw, _ := zlib.NewWriterLevel(&z, level)
+		zw.Write(b)
+		zw.Close()
+		return z.Bytes()
+	}
+	text := []byte(strings.Repeat("the same line again and again\n", 20) + "end\n")
+	f.Add(byte(0), byte(2), zl(zlib.NoCompression, text))
+	f.Add(byte(0), byte(2), zl(zlib.BestSpeed, text))
+	f.Add(byte(0), byte(2), zl(zlib.BestCompression, text))
+	f.Add(byte(0), byte(2), zl(zlib.HuffmanOnly, text))
+	f.Add(byte(0), byte(2), storedEntry(plumbing.BlobObject, 3, nil, []byte("abc"))[1:])
+	f.Add(byte(1), byte(0), []byte{6, 12, 0x90, 6, 0x90, 6})
+	f.Add(byte(1), byte(0), []byte{6, 8, 0x91, 1, 5, 3, 'a', 'b', 'c'})
+	f.Add(byte(2), byte(0), []byte{6, 7, 0x90, 6, 1, '!'})
+	// the base's size with a bit past 64 (git: "size_t overflow")
+	f.Add(byte(1), byte(0), []byte{0x86, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02, 12, 0x90, 6, 0x90, 6})
+	f.Add(byte(1), byte(1), []byte{byte(len(tree.data)), 29, 9, '1', '0', '0', '6', '4', '4', ' ', 'b', 0, 0x91, byte(len(tree.data) - 20), 20})
+	cl := len(commit.data)
+	f.Add(byte(1), byte(2), []byte{byte(cl | 0x80), byte(cl >> 7), byte((cl - 1) | 0x80), byte((cl - 1) >> 7), 0xb0, byte(cl - 9), 0, 1, 'n', 0x91, byte(cl - 7), 7})
+	f.Add(byte(3), byte(0), testPack(blob, tree, commit))
+	f.Fuzz(func(t *testing.T, mode, aux byte, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		bases := []packObject{blob, tree, commit}
+		entries := make([][]byte, 3, 4)
+		for i, o := range bases {
+			entries[i] = rawEntry(o.t, len(o.data), nil, o.data)
+		}
+		var pack []byte
+		switch mode {
+		case 0:
+			// the size declared: what the stream inflates to, or aux
+			size := int(aux)
+			if r, err := zlib.NewReader(bytes.NewReader(data)); err == nil {
+				if b, err := io.ReadAll(io.LimitReader(r, 1<<20)); err == nil && aux < 128 {
+					size = len(b)
+				}
+			}
+			t := plumbing.ObjectType(aux&3 + 1)
+			pack = rawPack(append(entries, append(packHeader(t, size), data...))...)
+		case 1, 2:
+			var z bytes.Buffer
+			zw := zlib.NewWriter(&z)
+			zw.Write(data)
+			zw.Close()
+			b := int(aux) % 3
+			var e []byte
+			if mode == 1 {
+				back := 0
+				for _, x := range entries[b:] {
+					back += len(x)
+				}
+				e = append(packHeader(plumbing.OFSDeltaObject, len(data)), ofsBack(int64(back))...)
+			} else {
+				id := bases[b].id()
+				e = append(packHeader(plumbing.REFDeltaObject, len(data)), id[:]...)
+			}
+			pack = rawPack(append(entries, append(e, z.Bytes()...))...)
+		case 3:
+			if len(data) < 32 {
+				return
+			}
+			pack = fixTrailer(bytes.Clone(data))
+		default:
+			return
+		}
+		checkAgainstGit(t, pack)
+	})
 }
