@@ -44,6 +44,11 @@ const (
 	// most keptBlobMax bytes (a manifest), keptMax bytes in all.
 	keptBlobMax = 64 << 10
 	keptMax     = 32 << 20
+	// maxDeltaRounds bounds the passes of resolveDeltas over the pack,
+	// each of which resolves every delta whose base is known by then: a
+	// pack git writes needs one (a base is written before its deltas), a
+	// chain of REF_DELTAs written backwards one per delta.
+	maxDeltaRounds = 4
 )
 
 // keptObject is an object indexPackKeeping hashed.
@@ -147,7 +152,8 @@ type packLink struct {
 
 // packIndexer holds the state of one indexPackGo.
 type packIndexer struct {
-	ctx   context.Context // checked every 1,024 objects
+	ctx   context.Context
+	work  int64 // bytes inflated since ctx was last looked at
 	pack  []byte
 	objs  []indexedObject
 	links []packLink
@@ -166,7 +172,9 @@ type packIndexer struct {
 
 // indexPackGo indexes and checks pack, a whole pack file. It returns the
 // version 2 index git writes for it, or why it leaves the pack to git
-// (idx nil).
+// (idx nil). It stops (why "canceled") once ctx is done, looked at about
+// once per MiB of entries and once per delta, as the copy's git
+// index-pack is killed.
 func indexPackGo(ctx context.Context, pack []byte) (idx []byte, why string) {
 	idx, _, why = indexPackKeeping(ctx, pack, false)
 	return idx, why
@@ -232,14 +240,13 @@ func (x *packIndexer) run() string {
 	if int64(n) > end/2 {
 		return "object count"
 	}
-	x.objs = make([]indexedObject, 0, n)
-	x.links = make([]packLink, 0, 2*n)
+	// n is the header's claim: room for it up to a bound, then as many
+	// as the entries found need
+	x.objs = make([]indexedObject, 0, min(n, 1<<12))
+	x.links = make([]packLink, 0, min(2*n, 1<<13))
 	off := int64(12)
 	deltas := 0
-	for i := range n {
-		if i%1024 == 1023 && x.ctx.Err() != nil {
-			return "stopped"
-		}
+	for range n {
 		if off >= end {
 			return "truncated pack"
 		}
@@ -249,6 +256,9 @@ func (x *packIndexer) run() string {
 		}
 		if e.size > maxFastInflate {
 			return "large object"
+		}
+		if x.canceled(e.size) {
+			return "canceled"
 		}
 		o := indexedObject{off: off, data: off + int64(hl), size: e.size, t: e.t}
 		switch e.t {
@@ -323,6 +333,17 @@ func (x *packIndexer) run() string {
 type sortedObject struct {
 	h plumbing.Hash
 	i int32
+}
+
+// canceled reports whether ctx is done, looking at it once per MiB or so
+// of entries about to be inflated.
+func (x *packIndexer) canceled(size int64) bool {
+	x.work += 64 + size
+	if x.work < 1<<20 {
+		return false
+	}
+	x.work = 0
+	return x.ctx.Err() != nil
 }
 
 // inflate decodes the zlib stream at off, which must decode to exactly
@@ -434,7 +455,10 @@ func (x *packIndexer) resolveDeltas(left int) string {
 		content[i] = data
 		return data, true
 	}
-	for left > 0 {
+	for round := 0; left > 0; round++ {
+		if round == maxDeltaRounds {
+			return "delta bases after their deltas"
+		}
 		progress := false
 		for i := range x.objs {
 			o := &x.objs[i]
@@ -453,6 +477,9 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			if base < 0 || !x.objs[base].done {
 				continue
 			}
+			if x.canceled(x.objs[i].size) {
+				return "canceled"
+			}
 			bdata, ok := get(base)
 			if !ok {
 				return "zlib stream"
@@ -460,6 +487,14 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			delta, _, ok := x.inflate(o.data, int64(len(x.pack)-20), o.size)
 			if !ok {
 				return "zlib stream"
+			}
+			if !deltaSizesShort(delta) {
+				return "delta size header"
+			}
+			// a result too large is left to git before it is built
+			_, rest, _ := deltaSize(delta)
+			if dst, _, _ := deltaSize(rest); dst > maxFastInflate {
+				return "large object"
 			}
 			data, err := applyDelta(bdata, delta)
 			if err != nil || int64(len(data)) > maxFastInflate {
@@ -485,6 +520,25 @@ func (x *packIndexer) resolveDeltas(left int) string {
 		}
 	}
 	return ""
+}
+
+// deltaSizesShort reports whether the two sizes a delta starts with (its
+// base's, its result's) are each written in at most four bytes, as git
+// writes sizes that fit 28 bits. A longer one is left to git: deltaSize
+// drops bits past 64 that git's get_delta_hdr_size dies on ("size_t
+// overflow"), and neither size of an object indexed here needs more.
+func deltaSizesShort(delta []byte) bool {
+	for range 2 {
+		n := 0
+		for n < len(delta) && n < 4 && delta[n]&0x80 != 0 {
+			n++
+		}
+		if n == len(delta) || n == 4 {
+			return false
+		}
+		delta = delta[n+1:]
+	}
+	return true
 }
 
 // hexID parses 40 lowercase hex digits followed by '\n' at the start of b,
