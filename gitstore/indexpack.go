@@ -233,7 +233,9 @@ func (x *packIndexer) run() string {
 		return "object count"
 	}
 	x.objs = make([]indexedObject, 0, n)
-	x.links = make([]packLink, 0, 2*n)
+	// n is the header's claim (up to half the pack's bytes): the links
+	// get room for what a small pack names, then what its entries name
+	x.links = make([]packLink, 0, 2*min(n, 1<<12))
 	off := int64(12)
 	deltas := 0
 	for i := range n {
