@@ -91,7 +91,12 @@ func (c *CopiedObjects) Indexed() <-chan struct{} {
 	return c.done
 }
 
-func (c *CopiedObjects) finish() { c.once.Do(func() { close(c.done) }) }
+// finish closes Indexed (c may be nil).
+func (c *CopiedObjects) finish() {
+	if c != nil {
+		c.once.Do(func() { close(c.done) })
+	}
+}
 
 // get returns the object named h, if the copy kept it (its content is
 // shared: the caller copies it).

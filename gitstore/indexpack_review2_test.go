@@ -2,7 +2,11 @@ package gitstore
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	githash "github.com/go-git/go-git/v5/plumbing/hash"
@@ -28,5 +32,63 @@ func TestIndexPackGoLinksClaim(t *testing.T) {
 	}
 	if got := cap(x.links) * int(unsafe.Sizeof(packLink{})); got > 1<<20 {
 		t.Fatalf("run reserved %d KiB for the links of a %d KiB pack claiming %d objects (refused: %s); want what its entries name", got>>10, len(pack)>>10, n, why)
+	}
+}
+
+// TestCopiedObjectsIndexedWhileGitIndexes (review2): a copy git indexes
+// without the Go index (a platform without mmap, as here a transport
+// with an object directory of its own) closes Indexed before git runs,
+// so the precheck of a clone reads the source while git indexes, as it
+// did before the copy kept objects, instead of after.
+func TestCopiedObjectsIndexedWhileGitIndexes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a shell script stands in for git")
+	}
+	t.Parallel()
+	src := fastImportRepo(t, 2)
+	_, tr := newTransport(t)
+	tr.objects = filepath.Join(tr.dir, "objects")
+	tmp := t.TempDir()
+	started, release := filepath.Join(tmp, "started"), filepath.Join(tmp, "release")
+	// git index-pack waits for the test (10 s at most) before it runs
+	script := "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = index-pack ]; then\n    : > " + started + "\n" +
+		"    i=0; while [ ! -e " + release + " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n  fi\ndone\nexec " + tr.git + " \"$@\"\n"
+	wrapper := filepath.Join(tmp, "git")
+	if err := os.WriteFile(wrapper, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tr.git = wrapper
+	kept := NewCopiedObjects()
+	type result struct {
+		copied bool
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		copied, err := tr.CopyLocalObjectsKeeping(context.Background(), src, kept)
+		done <- result{copied, err}
+	}()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("git index-pack did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var open bool
+	select {
+	case <-kept.Indexed():
+	default:
+		open = true
+	}
+	os.WriteFile(release, nil, 0o600)
+	r := <-done
+	if !r.copied || r.err != nil {
+		t.Fatalf("copy: %v, %v", r.copied, r.err)
+	}
+	if open {
+		t.Fatal("Indexed was still open while git indexed the copy: the precheck waits for git")
 	}
 }
