@@ -1,7 +1,9 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	githash "github.com/go-git/go-git/v5/plumbing/hash"
 )
 
@@ -90,5 +93,31 @@ func TestCopiedObjectsIndexedWhileGitIndexes(t *testing.T) {
 	}
 	if open {
 		t.Fatal("Indexed was still open while git indexed the copy: the precheck waits for git")
+	}
+}
+
+// TestCopiedObjectsBounds (review2): what the Go index of a copy keeps
+// for the precheck holds no blob over keptBlobMax, and at most keptMax
+// bytes in all, however much of the pack would fit: a pack of 34 MiB of
+// small blobs (a few hundred KiB compressed) keeps 32 MiB of them.
+func TestCopiedObjectsBounds(t *testing.T) {
+	t.Parallel()
+	big := packObject{plumbing.BlobObject, bytes.Repeat([]byte("a line of a large document\n"), keptBlobMax/27+1)}
+	objs := []packObject{big}
+	for i := range 34 << 20 / keptBlobMax {
+		data := append(fmt.Appendf(nil, "blob %d\n", i), bytes.Repeat([]byte{'x'}, keptBlobMax-16)...)
+		objs = append(objs, packObject{plumbing.BlobObject, data})
+	}
+	idx, kept, why := indexPackKeeping(context.Background(), testPack(objs...), true)
+	if idx == nil {
+		t.Fatalf("the pack was left to git: %s", why)
+	}
+	c := NewCopiedObjects()
+	c.m.Store(kept)
+	if _, ok := c.get(big.id()); ok {
+		t.Errorf("a blob of %d bytes was kept (at most %d)", len(big.data), keptBlobMax)
+	}
+	if c.Len() == 0 || len(kept.arena) > keptMax {
+		t.Errorf("%d objects kept in %d bytes; want some, in at most %d", c.Len(), len(kept.arena), keptMax)
 	}
 }
