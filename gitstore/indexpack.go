@@ -372,7 +372,14 @@ func (x *packIndexer) object(o *indexedObject, data []byte) string {
 	}
 	copy(o.h[:], sum)
 	o.done = true
-	if x.keep && (o.t != plumbing.BlobObject || len(data) <= keptBlobMax) && len(x.arena)+len(data) <= keptMax {
+	if n := len(x.arena) + len(data); x.keep && (o.t != plumbing.BlobObject || len(data) <= keptBlobMax) && n <= keptMax {
+		if n > cap(x.arena) {
+			// twice as large, never past keptMax (append would grow a
+			// large slice by a quarter at a time, past keptMax)
+			a := make([]byte, len(x.arena), min(keptMax, max(n, 2*cap(x.arena))))
+			copy(a, x.arena)
+			x.arena = a
+		}
 		x.arena = append(x.arena, data...)
 		o.keptEnd, o.keptLen = len(x.arena), len(data) // an empty one first is not kept
 	}

@@ -99,18 +99,26 @@ func TestCopiedObjectsIndexedWhileGitIndexes(t *testing.T) {
 // TestCopiedObjectsBounds (review2): what the Go index of a copy keeps
 // for the precheck holds no blob over keptBlobMax, and at most keptMax
 // bytes in all, however much of the pack would fit: a pack of 34 MiB of
-// small blobs (a few hundred KiB compressed) keeps 32 MiB of them.
+// small blobs (a few hundred KiB compressed) keeps 32 MiB of them, in an
+// arena of at most keptMax bytes, grown without allocating several times
+// that. Not parallel: it counts the bytes allocated.
 func TestCopiedObjectsBounds(t *testing.T) {
-	t.Parallel()
 	big := packObject{plumbing.BlobObject, bytes.Repeat([]byte("a line of a large document\n"), keptBlobMax/27+1)}
 	objs := []packObject{big}
 	for i := range 34 << 20 / keptBlobMax {
 		data := append(fmt.Appendf(nil, "blob %d\n", i), bytes.Repeat([]byte{'x'}, keptBlobMax-16)...)
 		objs = append(objs, packObject{plumbing.BlobObject, data})
 	}
-	idx, kept, why := indexPackKeeping(context.Background(), testPack(objs...), true)
+	pack := testPack(objs...)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	idx, kept, why := indexPackKeeping(context.Background(), pack, true)
+	runtime.ReadMemStats(&m1)
 	if idx == nil {
 		t.Fatalf("the pack was left to git: %s", why)
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; cap(kept.arena) > keptMax || alloc > 4*keptMax {
+		t.Errorf("the arena of a %d KiB pack holds %d MiB of objects in %d MiB, and indexing it allocated %d MiB; want at most %d MiB, and %d MiB", len(pack)>>10, len(kept.arena)>>20, cap(kept.arena)>>20, alloc>>20, keptMax>>20, 4*keptMax>>20)
 	}
 	c := NewCopiedObjects()
 	c.m.Store(kept)
