@@ -66,11 +66,13 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 // indexed in Go, hands the objects it hashed to kept (CopiedObjects) as
 // soon as the index is done, and closes kept.Indexed() then, or before
 // git indexes a copy the Go index does not read (no mmap, a pack over
-// maxIndexedPack), or when it returns, whichever is first.
-func (t *Transport) CopyLocalObjectsKeeping(ctx context.Context, url string, kept *CopiedObjects) (bool, error) {
-	if kept != nil {
-		defer kept.finish()
-	}
+// maxIndexedPack), or when it returns, whichever is first. When it fails
+// (or is stopped), reads through kept fail with its error from then on.
+func (t *Transport) CopyLocalObjectsKeeping(ctx context.Context, url string, kept *CopiedObjects) (copied bool, err error) {
+	defer func() {
+		kept.fail(err) // before Indexed: a reader waiting for it reads nothing
+		kept.finish()
+	}()
 	dir, ok := localRepoPath(url)
 	if !ok {
 		return false, nil

@@ -69,8 +69,13 @@ type keptObjects struct {
 // read checks it, so what it serves is what a read of that id returns.
 // It is empty until the copy's index is done (Indexed; it stays empty
 // when git indexed the copy); it may be read while it is filled.
+//
+// Once the copy has failed or was stopped, every read through it answers
+// with the copy's error (failed): whoever reads the source beside a copy
+// discards what it read when the copy fails, so it stops at its next read.
 type CopiedObjects struct {
 	m    atomic.Pointer[keptObjects]
+	err  atomic.Pointer[error] // the copy's failure (fail)
 	once sync.Once
 	done chan struct{}
 }
@@ -89,6 +94,23 @@ func (c *CopiedObjects) Indexed() <-chan struct{} {
 		return done
 	}
 	return c.done
+}
+
+// fail records that the copy failed with err (nil: it did not).
+func (c *CopiedObjects) fail(err error) {
+	if c != nil && err != nil {
+		c.err.Store(&err)
+	}
+}
+
+// failed is the copy's failure, if it failed.
+func (c *CopiedObjects) failed() error {
+	if c != nil {
+		if p := c.err.Load(); p != nil {
+			return *p
+		}
+	}
+	return nil
 }
 
 // finish closes Indexed (c may be nil).
