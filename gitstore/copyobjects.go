@@ -64,12 +64,15 @@ func (t *Transport) CopyLocalObjects(ctx context.Context, url string) (bool, err
 
 // CopyLocalObjectsKeeping is CopyLocalObjects that, when the copy is
 // indexed in Go, hands the objects it hashed to kept (CopiedObjects) as
-// soon as the index is done, and closes kept.Indexed() then (or when it
-// returns, whichever is first).
-func (t *Transport) CopyLocalObjectsKeeping(ctx context.Context, url string, kept *CopiedObjects) (bool, error) {
-	if kept != nil {
-		defer kept.finish()
-	}
+// soon as the index is done, and closes kept.Indexed() then, or before
+// git indexes a copy the Go index does not read (no mmap, a pack over
+// maxIndexedPack), or when it returns, whichever is first. When it fails
+// (or is stopped), reads through kept fail with its error from then on.
+func (t *Transport) CopyLocalObjectsKeeping(ctx context.Context, url string, kept *CopiedObjects) (copied bool, err error) {
+	defer func() {
+		kept.fail(err) // before Indexed: a reader waiting for it reads nothing
+		kept.finish()
+	}()
 	dir, ok := localRepoPath(url)
 	if !ok {
 		return false, nil
@@ -147,6 +150,9 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string, kept 
 	if canMap && t.objects == "" {
 		return t.copyIndexed(ctx, src, url, kept)
 	}
+	// git indexes the copy and nothing is kept: a reader waiting for
+	// the Go index reads the source meanwhile
+	kept.finish()
 	args := []string{"-c", bigObjects, "index-pack", "--strict", "--stdin"}
 	progress := t.opts.Progress != nil
 	if progress {
@@ -257,12 +263,12 @@ func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string
 		if objs != nil {
 			kept.m.Store(objs)
 		}
-		if kept != nil {
-			kept.finish()
-		}
 		copy(sum[:], data[len(data)-20:])
 		unmap()
 	}
+	// the Go index is done, or was not tried (a pack over
+	// maxIndexedPack): a reader waiting for it goes on while git indexes
+	kept.finish()
 	if err := ctx.Err(); err != nil {
 		tmp.Close()
 		return true, err

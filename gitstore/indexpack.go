@@ -74,8 +74,13 @@ type keptObjects struct {
 // read checks it, so what it serves is what a read of that id returns.
 // It is empty until the copy's index is done (Indexed; it stays empty
 // when git indexed the copy); it may be read while it is filled.
+//
+// Once the copy has failed or was stopped, every read through it answers
+// with the copy's error (failed): whoever reads the source beside a copy
+// discards what it read when the copy fails, so it stops at its next read.
 type CopiedObjects struct {
 	m    atomic.Pointer[keptObjects]
+	err  atomic.Pointer[error] // the copy's failure (fail)
 	once sync.Once
 	done chan struct{}
 }
@@ -96,7 +101,29 @@ func (c *CopiedObjects) Indexed() <-chan struct{} {
 	return c.done
 }
 
-func (c *CopiedObjects) finish() { c.once.Do(func() { close(c.done) }) }
+// fail records that the copy failed with err (nil: it did not).
+func (c *CopiedObjects) fail(err error) {
+	if c != nil && err != nil {
+		c.err.Store(&err)
+	}
+}
+
+// failed is the copy's failure, if it failed.
+func (c *CopiedObjects) failed() error {
+	if c != nil {
+		if p := c.err.Load(); p != nil {
+			return *p
+		}
+	}
+	return nil
+}
+
+// finish closes Indexed (c may be nil).
+func (c *CopiedObjects) finish() {
+	if c != nil {
+		c.once.Do(func() { close(c.done) })
+	}
+}
 
 // get returns the object named h, if the copy kept it (its content is
 // shared: the caller copies it).
@@ -240,10 +267,11 @@ func (x *packIndexer) run() string {
 	if int64(n) > end/2 {
 		return "object count"
 	}
-	// n is the header's claim: room for it up to a bound, then as many
-	// as the entries found need
+	// n is the header's claim (up to half the pack's bytes): room for it
+	// up to a bound, then as many objects as the entries found need, and
+	// links for what a small pack names, then what its entries name
 	x.objs = make([]indexedObject, 0, min(n, 1<<12))
-	x.links = make([]packLink, 0, min(2*n, 1<<13))
+	x.links = make([]packLink, 0, 2*min(n, 1<<12))
 	off := int64(12)
 	deltas := 0
 	for range n {
@@ -386,7 +414,14 @@ func (x *packIndexer) object(o *indexedObject, data []byte) string {
 	}
 	copy(o.h[:], sum)
 	o.done = true
-	if x.keep && (o.t != plumbing.BlobObject || len(data) <= keptBlobMax) && len(x.arena)+len(data) <= keptMax {
+	if n := len(x.arena) + len(data); x.keep && (o.t != plumbing.BlobObject || len(data) <= keptBlobMax) && n <= keptMax {
+		if n > cap(x.arena) {
+			// twice as large, never past keptMax (append would grow a
+			// large slice by a quarter at a time, past keptMax)
+			a := make([]byte, len(x.arena), min(keptMax, max(n, 2*cap(x.arena))))
+			copy(a, x.arena)
+			x.arena = a
+		}
 		x.arena = append(x.arena, data...)
 		o.keptEnd, o.keptLen = len(x.arena), len(data) // an empty one first is not kept
 	}

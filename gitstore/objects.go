@@ -351,14 +351,20 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 	if o, data, ok := s.buffered(h); ok {
 		return o, data, nil, nil
 	}
-	if k, ok := s.copied.get(h); ok {
-		// hashed to h by the copy's index: nothing to check
-		data := bytes.Clone(k.data)
-		mo := &plumbing.MemoryObject{}
-		mo.SetType(k.t)
-		mo.SetSize(int64(len(data)))
-		mo.Write(data)
-		return mo, data, nil, nil
+	if s.copied != nil {
+		if err := s.copied.failed(); err != nil {
+			// what is read beside a failed copy is not used
+			return nil, nil, nil, fmt.Errorf("read object %s: the copy of this repository failed: %w", id, err)
+		}
+		if k, ok := s.copied.get(h); ok {
+			// hashed to h by the copy's index: nothing to check
+			data := bytes.Clone(k.data)
+			mo := &plumbing.MemoryObject{}
+			mo.SetType(k.t)
+			mo.SetSize(int64(len(data)))
+			mo.Write(data)
+			return mo, data, nil, nil
+		}
 	}
 	var o plumbing.EncodedObject
 	var data []byte
