@@ -46,7 +46,8 @@ const (
 type huffTable struct {
 	primary []uint32
 	sub     []uint32
-	bits    uint
+	bits    uint        // log2 of len(primary)
+	sorted  [288]uint16 // build's symbols in canonical order
 }
 
 const (
@@ -58,94 +59,156 @@ const (
 // lengths. It refuses what compress/flate's huffmanDecoder.init refuses
 // (over-subscribed or incomplete codes, except one code of length 1), and
 // an empty code (which compress/flate accepts until a symbol is read).
-func (h *huffTable) build(lengths []uint8, primaryBits uint, literals bool) bool {
-	var count [16]int
-	maxLen := 0
-	for _, n := range lengths {
-		if n == 0 {
-			continue
+//
+// It costs what a code of a few hundred bytes (a commit, a tree) needs,
+// not what the table holds: the symbols are sorted by code length (counting
+// sort, runs of unused symbols skipped eight at a time), the codes of each
+// length written once at their bit-reversed index below 2^n, and the table
+// so far doubled by a copy before the next length, which replicates every
+// shorter code up to the 2^primaryBits entries codes indexes with a
+// constant mask. A complete code overwrites every entry, so nothing is
+// cleared (but for the single one-bit code). Longer codes that share their
+// first primaryBits bits are consecutive in that order: each such group
+// gets a second-level table as wide as its last (longest) code. counted,
+// when not nil, holds how many of lengths are of each length (dynamic
+// counts them as it decodes them).
+func (h *huffTable) build(lengths []uint8, counted *[16]uint16, primaryBits uint, literals bool) bool {
+	var count [16]uint16
+	i := 0
+	if counted != nil {
+		count = *counted
+	} else {
+		// Runs of unused symbols (most of them in a commit or a tree: no
+		// bytes above 127, few control bytes) are skipped eight at a time
+		// (aligned); a branch on each symbol's length would be mispredicted.
+		for ; i+8 <= len(lengths); i += 8 {
+			if binary.LittleEndian.Uint64(lengths[i:]) == 0 {
+				continue
+			}
+			for _, n := range lengths[i : i+8] {
+				count[n&15]++
+			}
 		}
-		count[n]++
-		maxLen = max(maxLen, int(n))
+		for _, n := range lengths[i:] {
+			count[n&15]++
+		}
+	}
+	count[0] = 0 // unused symbols
+	maxLen := 15
+	for maxLen > 0 && count[maxLen] == 0 {
+		maxLen--
 	}
 	if maxLen == 0 {
 		return false
 	}
-	var next [16]int
-	code := 0
+	// next[n]: the first code of length n; offs[n]: where symbols of
+	// length n start in sorted (by length, then symbol: canonical order).
+	var next, offs [16]int
+	code, off, minLen := 0, 0, 0
 	for n := 1; n <= maxLen; n++ {
 		code <<= 1
 		next[n] = code
-		code += count[n]
+		code += int(count[n])
+		offs[n] = off
+		off += int(count[n])
+		if minLen == 0 && count[n] != 0 {
+			minLen = n
+		}
 	}
 	if code != 1<<maxLen && !(code == 1 && maxLen == 1) {
 		return false
 	}
-	h.bits = primaryBits
-	size := 1 << primaryBits
-	if cap(h.primary) < size {
-		h.primary = make([]uint32, size)
-	} else {
-		h.primary = h.primary[:size]
-		if code != 1<<maxLen {
-			// A complete code writes every entry below; the single
-			// one-bit code leaves half of them empty.
-			clear(h.primary)
-		}
+	// Symbols of length 0 land after the others, out of the way.
+	offs[0] = off
+	place := func(i int, n uint8) {
+		h.sorted[offs[n&15]] = uint16(i)
+		offs[n&15]++
 	}
-	h.sub = h.sub[:0]
-	mask := size - 1
-	if maxLen > int(primaryBits) {
-		// Second-level tables: for each primary index that longer codes
-		// share, the widest of them sets the table's width.
-		var width [1 << litBits]uint8
-		c := next
-		for _, n := range lengths {
-			if int(n) <= int(primaryBits) {
-				if n != 0 {
-					c[n]++
-				}
-				continue
-			}
-			rev := int(bits.Reverse16(uint16(c[n])) >> (16 - n))
-			c[n]++
-			p := rev & mask
-			width[p] = max(width[p], n-uint8(primaryBits))
-		}
-		for p := 0; p < size; p++ {
-			if width[p] == 0 {
-				continue
-			}
-			off := len(h.sub)
-			h.primary[p] = uint32(off)<<16 | uint32(width[p])<<8 | entryLink | uint32(primaryBits)
-			for range 1 << width[p] {
-				h.sub = append(h.sub, 0)
-			}
-		}
-	}
-	for sym, n := range lengths {
-		if n == 0 {
+	for i = 0; i+8 <= len(lengths); i += 8 {
+		if binary.LittleEndian.Uint64(lengths[i:]) == 0 {
 			continue
 		}
-		rev := int(bits.Reverse16(uint16(next[n])) >> (16 - n))
-		next[n]++
-		if int(n) <= int(primaryBits) {
+		for k, n := range lengths[i : i+8] {
+			place(i+k, n)
+		}
+	}
+	for k, n := range lengths[i:] {
+		place(i+k, n)
+	}
+	sorted := h.sorted[:off]
+	pb := int(primaryBits)
+	h.bits = primaryBits
+	if cap(h.primary) < 1<<pb {
+		h.primary = make([]uint32, 1<<pb)
+	}
+	prim := h.primary[:1<<pb]
+	h.primary = prim
+	if code != 1<<maxLen {
+		// The single one-bit code leaves one of the two entries empty.
+		clear(prim[:2])
+	}
+	// Codes no longer than the table, by length: each written once at its
+	// (bit-reversed) index below 2^n, then the table so far doubled.
+	i = 0
+	for n := minLen; n <= pb; n++ {
+		if n > minLen {
+			copy(prim[1<<(n-1):1<<n], prim[:1<<(n-1)])
+		}
+		c := next[n]
+		for end := i + int(count[n]); i < end; i++ {
+			sym := sorted[i]
 			e := uint32(sym)<<16 | uint32(n)
 			if literals && sym < 256 {
 				e |= entryLiteral
 			}
-			for i := rev; i < size; i += 1 << n {
-				h.primary[i] = e
-			}
-			continue
+			prim[bits.Reverse16(uint16(c))>>(16-n)] = e
+			c++
 		}
-		link := h.primary[rev&mask]
-		off := int(link >> 16)
-		w := int(link >> 8 & 15)
-		rest := int(n) - int(primaryBits)
-		e := uint32(sym)<<16 | uint32(rest)
-		for i := rev >> primaryBits; i < 1<<w; i += 1 << rest {
-			h.sub[off+i] = e
+		next[n] = c
+	}
+	// Longer codes, by groups sharing their first pb bits.
+	h.sub = h.sub[:0]
+	mask := 1<<pb - 1
+	for i < len(sorted) {
+		n := int(lengths[sorted[i]])
+		prefix := next[n] >> (n - pb)
+		// The group's end: scan the codes that follow (their lengths
+		// only grow, so the code of each is recomputed from next).
+		j, w := i, n-pb
+		{
+			c := next
+			for j < len(sorted) {
+				m := int(lengths[sorted[j]])
+				if c[m]>>(m-pb) != prefix {
+					break
+				}
+				c[m]++
+				w = m - pb
+				j++
+			}
+		}
+		off := len(h.sub)
+		need := off + 1<<w
+		if cap(h.sub) < need {
+			ns := make([]uint32, need, max(need, 2*cap(h.sub), 1<<(15-pb)))
+			copy(ns, h.sub)
+			h.sub = ns
+		} else {
+			h.sub = h.sub[:need]
+		}
+		rev0 := int(bits.Reverse16(uint16(next[n])) >> (16 - n))
+		prim[rev0&mask] = uint32(off)<<16 | uint32(w)<<8 | entryLink | uint32(pb)
+		sub := h.sub[off:need]
+		for ; i < j; i++ {
+			sym := sorted[i]
+			m := int(lengths[sym])
+			rev := int(bits.Reverse16(uint16(next[m])) >> (16 - m))
+			next[m]++
+			rest := m - pb
+			e := uint32(sym)<<16 | uint32(rest)
+			for k := rev >> pb; k < 1<<w; k += 1 << rest {
+				sub[k] = e
+			}
 		}
 	}
 	return true
@@ -361,7 +424,7 @@ func (f *inflater) fixed() bool {
 	for i := range d {
 		d[i] = 5
 	}
-	return f.fixedLit.build(l[:], litBits, true) && f.fixedDist.build(d[:], distBits, false)
+	return f.fixedLit.build(l[:], nil, litBits, true) && f.fixedDist.build(d[:], nil, distBits, false)
 }
 
 // dynamic reads a dynamic block's code lengths and builds its tables.
@@ -397,10 +460,13 @@ func (f *inflater) dynamic(bp *uint64, nbp *uint, posp *int, refill func() bool)
 		b >>= 3
 		nb -= 3
 	}
-	if !f.clen.build(cl[:], 7, false) {
+	if !f.clen.build(cl[:], nil, 7, false) {
 		return false
 	}
 	l := f.lengths[:nlit+ndist]
+	// The lengths of each code counted on the way, for build: a run
+	// (symbols 16-18) adds once.
+	var counts [2][16]uint16
 	for i := 0; i < len(l); {
 		if !need(7 + 7) {
 			return false
@@ -415,6 +481,11 @@ func (f *inflater) dynamic(bp *uint64, nbp *uint, posp *int, refill func() bool)
 		sym := e >> 16
 		if sym < 16 {
 			l[i] = uint8(sym)
+			side := 0
+			if i >= nlit {
+				side = 1
+			}
+			counts[side][sym]++
 			i++
 			continue
 		}
@@ -440,20 +511,29 @@ func (f *inflater) dynamic(bp *uint64, nbp *uint, posp *int, refill func() bool)
 		if i+rep > len(l) {
 			return false
 		}
+		switch {
+		case i >= nlit:
+			counts[1][v&15] += uint16(rep)
+		case i+rep <= nlit:
+			counts[0][v&15] += uint16(rep)
+		default: // across the end of the literal/length code
+			counts[0][v&15] += uint16(nlit - i)
+			counts[1][v&15] += uint16(i + rep - nlit)
+		}
 		for range rep {
 			l[i] = v
 			i++
 		}
 	}
 	*bp, *nbp = b, nb
-	if !f.lit.build(l[:nlit], litBits, true) {
+	if !f.lit.build(l[:nlit], &counts[0], litBits, true) {
 		return false
 	}
 	// No distance codes at all is allowed (a block of literals only); a
 	// length code then fails in codes, as in compress/flate.
 	for _, n := range l[nlit:] {
 		if n != 0 {
-			return f.dist.build(l[nlit:], distBits, false)
+			return f.dist.build(l[nlit:], &counts[1], distBits, false)
 		}
 	}
 	f.dist.primary, f.dist.sub = f.dist.primary[:0], f.dist.sub[:0]

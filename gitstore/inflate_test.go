@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -76,6 +77,74 @@ func TestInflateMatchesZlib(t *testing.T) {
 	}
 }
 
+// longCodes is a zlib stream (level 6) whose literal and distance codes
+// are longer than the first-level tables (skewed bytes, matches late), so
+// decoding it leaves second-level tables behind in an inflater.
+func longCodes(t testing.TB) (z, data []byte) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for len(data) < 12000 {
+		k := bits.TrailingZeros64(^r.Uint64()) // byte k*7 with probability 2^-(k+1)
+		data = append(data, byte(k*7))
+		if len(data) > 6000 && r.IntN(50) == 0 {
+			n, off := 3+r.IntN(20), 1+r.IntN(len(data)-1)
+			data = append(data, data[len(data)-off:][:min(n, off)]...)
+		}
+	}
+	return zlibOf(t, data, flate.DefaultCompression), data
+}
+
+// TestInflateReused: an inflater that decoded a stream with second-level
+// tables, and then every other sample, decodes each one as a new one does
+// (build overwrites its tables without clearing them).
+func TestInflateReused(t *testing.T) {
+	t.Parallel()
+	lz, ldata := longCodes(t)
+	var dirty inflater
+	if got, ok := dirty.inflateZlibSized(lz, int64(len(ldata))); !ok || !bytes.Equal(got, ldata) {
+		t.Fatalf("long codes: ok %v", ok)
+	}
+	if len(dirty.lit.sub) == 0 || len(dirty.dist.sub) == 0 {
+		t.Fatalf("long codes: second-level tables %d, %d: the sample no longer has codes past the first level", len(dirty.lit.sub), len(dirty.dist.sub))
+	}
+	commit, tree := smallObjects()
+	for i, data := range append(inflateSamples(), commit, tree, ldata) {
+		for _, level := range []int{flate.BestSpeed, flate.DefaultCompression, flate.HuffmanOnly} {
+			z := zlibOf(t, data, level)
+			var fresh inflater
+			want, ok1 := fresh.inflateZlibSized(z, int64(len(data)))
+			got, ok2 := dirty.inflateZlibSized(z, int64(len(data)))
+			if !ok1 || !ok2 || !bytes.Equal(got, want) || !bytes.Equal(got, data) {
+				t.Fatalf("sample %d level %d: fresh %v, reused %v, equal %v", i, level, ok1, ok2, bytes.Equal(got, data))
+			}
+			if _, ok := dirty.inflateZlibSized(lz, int64(len(ldata))); !ok {
+				t.Fatal("long codes refused after a sample")
+			}
+		}
+	}
+}
+
+// TestBuildOneBitCode: the one code of length 1 (a block with a single
+// distance) leaves the other half of the table empty, so codes refuses the
+// unused code, even in tables that held a complete code before.
+func TestBuildOneBitCode(t *testing.T) {
+	var h huffTable
+	var full [32]uint8 // the fixed distance code
+	for i := range full {
+		full[i] = 5
+	}
+	if !h.build(full[:], nil, distBits, false) {
+		t.Fatal("a complete code refused")
+	}
+	if !h.build([]uint8{0, 0, 1}, nil, distBits, false) {
+		t.Fatal("the one-bit code refused")
+	}
+	for i, e := range h.primary {
+		if want := uint32(2<<16 | 1); i&1 == 0 && e != want || i&1 == 1 && e != 0 {
+			t.Fatalf("entry %d: %#x after the one-bit code", i, e)
+		}
+	}
+}
+
 // refInflate is what the pack reader did before: compress/zlib, exactly
 // size bytes and nothing more (readExactly).
 func refInflate(src []byte, size int64) ([]byte, error) {
@@ -102,9 +171,17 @@ func FuzzInflate(f *testing.F) {
 			f.Add(b.Bytes(), uint16(len(data)))
 		}
 	}
+	lz, ldata := longCodes(f)
 	f.Fuzz(func(t *testing.T, src []byte, size uint16) {
 		var fi inflater
 		got, ok := fi.inflateZlibSized(src, int64(size))
+		// An inflater whose tables hold another stream's codes (first- and
+		// second-level) decodes and refuses the same.
+		var dirty inflater
+		dirty.inflateZlibSized(lz, int64(len(ldata)))
+		if got2, ok2 := dirty.inflateZlibSized(src, int64(size)); ok2 != ok || !bytes.Equal(got2, got) {
+			t.Fatalf("reused inflater: ok %v, %q; a new one: ok %v, %q", ok2, got2, ok, got)
+		}
 		if !ok {
 			return
 		}
@@ -232,4 +309,51 @@ func FuzzInflateLoose(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte, whole bool) {
 		decodeBoth(t, raw, whole)
 	})
+}
+
+// smallObjects are a commit and a tree of the sizes a store holds (a few
+// hundred bytes: hex ids, names, binary ids), the objects whose per-stream
+// cost (building a block's decoding tables) dominates their decoding.
+func smallObjects() (commit, tree []byte) {
+	r := rand.New(rand.NewPCG(5, 6))
+	hex := func() string {
+		var b [20]byte
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return fmt.Sprintf("%x", b)
+	}
+	commit = []byte("tree " + hex() + "\nparent " + hex() +
+		"\nauthor readproof <readproof@localhost> 1764892800 +0000\ncommitter readproof <readproof@localhost> 1764892800 +0000\n\nrun run-0042: 3 documents\n\nReadproof-Run: run-0042\nReadproof-Agent: ci\n")
+	var t bytes.Buffer
+	for i := range 12 {
+		fmt.Fprintf(&t, "100644 doc-%04d.md\x00", i)
+		for range 20 {
+			t.WriteByte(byte(r.Uint32()))
+		}
+	}
+	return commit, t.Bytes()
+}
+
+// BenchmarkInflateSmall decodes a commit- and a tree-sized zlib stream as
+// readproof writes them (BestSpeed) and as git does (the default level).
+func BenchmarkInflateSmall(b *testing.B) {
+	commit, tree := smallObjects()
+	for _, obj := range []struct {
+		name string
+		data []byte
+	}{{"commit", commit}, {"tree", tree}} {
+		for _, level := range []int{flate.BestSpeed, flate.DefaultCompression} {
+			z := zlibOf(b, obj.data, level)
+			b.Run(fmt.Sprintf("%s/level%d", obj.name, level), func(b *testing.B) {
+				var f inflater
+				b.SetBytes(int64(len(obj.data)))
+				for b.Loop() {
+					if _, ok := f.inflateZlibSized(z, int64(len(obj.data))); !ok {
+						b.Fatal("refused")
+					}
+				}
+			})
+		}
+	}
 }
