@@ -37,6 +37,7 @@ const (
 	DefaultQueueWait       = 10 * time.Second
 	DefaultShutdownTimeout = 60 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
+	DefaultAnswerTimeout   = 30 * time.Second
 )
 
 // HTTPOptions configure the HTTP front end. Verify is required.
@@ -53,6 +54,11 @@ type HTTPOptions struct {
 	// stalls its body is cut off instead of holding its connection and
 	// its goroutine for ever.
 	BodyTimeout time.Duration
+	// AnswerTimeout bounds how long a client may leave its answer unread
+	// (DefaultAnswerTimeout when 0): a write of the answer that makes no
+	// progress for that long fails and closes the connection, so a client
+	// that stops reading cannot hold a --max-concurrent slot for ever.
+	AnswerTimeout time.Duration
 	// MaxConcurrent limits the requests executing at once; a request
 	// waits up to QueueWait for a slot, then gets 503.
 	MaxConcurrent int
@@ -94,6 +100,9 @@ func (o *HTTPOptions) defaults() {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
+	if o.AnswerTimeout <= 0 {
+		o.AnswerTimeout = DefaultAnswerTimeout
+	}
 }
 
 // HTTPHandler is the server as an http.Handler: the MCP streamable HTTP
@@ -122,8 +131,59 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	h = challenge(h)
 	h = s.accessLog(h)
+	h = answerDeadline(h, o.AnswerTimeout)
 	return h, nil
 }
+
+// answerDeadline gives every write of an answer a deadline of timeout from
+// the moment it starts, in pieces of answerPiece bytes, so a client that
+// reads its answer slowly is served and one that stops reading is cut off:
+// without it the write blocked for as long as the connection stayed open,
+// and the call held its --max-concurrent slot meanwhile (a token that sent
+// that many calls and read none of their answers stopped the server for
+// every other token). The connection's deadline is also renewed when a
+// request arrives and when its handler returns (for what net/http writes
+// then), so a deadline left from an earlier request on a kept-alive
+// connection never cuts off a later one.
+func answerDeadline(next http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: rc, timeout: timeout}, r)
+		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+	})
+}
+
+// answerPiece is the most an answer writes under one deadline.
+const answerPiece = 64 << 10
+
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		piece := p[:min(len(p), answerPiece)]
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+		m, err := w.ResponseWriter.Write(piece)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[len(piece):]
+	}
+	return n, nil
+}
+
+func (w *deadlineWriter) Flush() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	_ = w.rc.Flush()
+}
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // verifier adapts mcpauth to the SDK: the caller's name becomes the
 // TokenInfo's UserID and its scope the one scope.
