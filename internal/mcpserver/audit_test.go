@@ -97,3 +97,32 @@ func TestHTTPUnreadAnswerFreesItsSlot(t *testing.T) {
 		t.Errorf("another call while the only slot's client read none of its answer: %d, want 200 once the stalled answer is cut off", resp.StatusCode)
 	}
 }
+
+// TestHTTPPublicServesProxiedHost: `readproof mcp --http ADDR --public`
+// (with --insecure-public, "for a TLS-terminating proxy in front") answered
+// 403 to every request a proxy on the same machine forwarded under the
+// public name: the SDK refuses a Host that is not loopback on any
+// connection that arrived at a loopback address, whatever the listener
+// and the flags, while docs/README-mcp.md says that with --public the Host
+// is not checked. With --public it now is not; without it a rebound name
+// still gets 403 (TestHTTPBrowserPages).
+func TestHTTPPublicServesProxiedHost(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	tok := p.token(t, "w")
+	srv := p.serveHTTP(t, "--public")
+	req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(listTools))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Host = "mcp.example.org"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("mcp --http --public, a proxy's request with Host mcp.example.org and a valid token: %d %q, want 200", resp.StatusCode, body)
+	}
+}

@@ -70,6 +70,13 @@ type HTTPOptions struct {
 	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
 	// requests when its context ends.
 	ShutdownTimeout time.Duration
+	// AnyHost serves requests whatever host they are addressed to. By
+	// default a request that arrived at a loopback address addressed to a
+	// host that is not loopback (a DNS name rebound to 127.0.0.1) gets 403,
+	// whatever address the server listens on; `mcp --public` sets it, so
+	// that a proxy on the same machine can forward under the public name
+	// (the token and TLS are then the boundary).
+	AnyHost bool
 	// TLSCert and TLSKey, when both set, serve HTTPS.
 	TLSCert, TLSKey string
 	// Stopping, when set, is called once ServeHTTP's context has ended,
@@ -120,6 +127,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 		JSONResponse:        true,
 		Logger:              s.log,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
+		// The SDK's check (DNS rebinding) goes by the connection's local
+		// address, not by the listener or the flags.
+		DisableLocalhostProtection: o.AnyHost,
 	})
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
 	// The body is read before a slot is taken: a client that trickles
