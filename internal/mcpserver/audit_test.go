@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -124,5 +125,24 @@ func TestHTTPPublicServesProxiedHost(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("mcp --http --public, a proxy's request with Host mcp.example.org and a valid token: %d %q, want 200", resp.StatusCode, body)
+	}
+}
+
+// TestHTTPHugeMaxBody: an operator who gives --max-body a huge value (to
+// mean "no limit": 2^60, or the largest int64) got 503 "server busy" for
+// every request, or for every body longer than a few bytes: the body
+// budget, twice --max-concurrent times --max-body, overflowed (to a
+// negative number, or to 64 bytes). It now saturates, and requests are
+// served.
+func TestHTTPHugeMaxBody(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	tok := p.token(t, "w")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"readproof_resources_list","arguments":{}}}`
+	for _, max := range []int64{1 << 57, 1 << 60, math.MaxInt64} {
+		srv := p.serveHTTPWith(t, mcpserver.HTTPOptions{MaxBodyBytes: max})
+		if resp, body := srv.postRaw(t, tok, call); resp.StatusCode != http.StatusOK {
+			t.Errorf("MaxBodyBytes %d: a %d-byte call got %d %q, want 200", max, len(call), resp.StatusCode, body)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -89,6 +90,9 @@ func (o *HTTPOptions) defaults() {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	// max+1 bytes are read to tell a body over the limit: keep it an
+	// int64 (a --max-body of the largest int64 means no limit).
+	o.MaxBodyBytes = min(o.MaxBodyBytes, math.MaxInt64-1)
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = DefaultMaxConcurrent
 	}
@@ -136,7 +140,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	// its body holds no slot meanwhile. What bodies hold in memory, read
 	// or waiting for a slot, is bounded by a budget of twice what the
 	// slots' bodies could hold.
-	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: 2 * int64(o.MaxConcurrent) * (o.MaxBodyBytes + 1)})
+	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: bodyBudget(o.MaxConcurrent, o.MaxBodyBytes)})
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	h = challenge(h)
@@ -418,6 +422,18 @@ func limitConcurrency(next http.Handler, n int, wait time.Duration) http.Handler
 		defer func() { <-slots }()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyBudget is twice what slots bodies of at most max bytes hold (each
+// takes max+1 until it is read), saturated at the largest int64: a huge
+// --max-body overflowed the product, to a negative budget (every request
+// 503) or a tiny one.
+func bodyBudget(slots int, max int64) int64 {
+	per := max + 1
+	if per > math.MaxInt64/2/int64(slots) {
+		return math.MaxInt64
+	}
+	return 2 * int64(slots) * per
 }
 
 // byteBudget is a count of bytes that requests take and give back.
