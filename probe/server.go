@@ -59,6 +59,13 @@ type ServerOptions struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout, ShutdownTimeout time.Duration
 	// ErrorLog receives http.Server errors; nil means the log package default.
 	ErrorLog *log.Logger
+	// AnyHost serves requests whatever host they are addressed to. By
+	// default a request that reached a loopback listener addressed to a
+	// host that is not localhost or a loopback address (a DNS name rebound
+	// to 127.0.0.1, as a web page's can be) is refused with 403; set it
+	// when a proxy on this machine forwards requests under a public name
+	// (probe serve --public or --trusted-proxy).
+	AnyHost bool
 }
 
 // Server is the probe HTTP server (PROBE_PROTOCOL.md §9). It implements
@@ -182,6 +189,13 @@ func setNoStore(h http.Header) {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setNoStore(w.Header())
+	if !s.opts.AnyHost && reboundHost(r) {
+		// Before the rate limit, so a web page cannot spend the budget of
+		// the loopback client, which every local agent shares; and, like a
+		// 404, not audited, so it cannot flood the audit log either.
+		s.writeError(w, http.StatusForbidden, "forbidden: this probe server listens on loopback and answers only requests addressed to localhost or a loopback address (a proxy on this machine needs probe serve --public or --trusted-proxy)")
+		return
+	}
 	if !strings.HasPrefix(r.URL.Path, PathPrefix) {
 		s.writeError(w, http.StatusNotFound, "not found: the probe server serves GET /probe/{session} and POST /probe/verify")
 		return
@@ -192,6 +206,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveProbe(w, r, client, r.URL.Path[len(PathPrefix):])
+}
+
+// reboundHost reports whether r reached a loopback listener addressed to a
+// host that is not loopback: a DNS name that resolved to 127.0.0.1, which
+// is how a web page on another site reaches a server that listens on
+// loopback only (DNS rebinding).
+func reboundHost(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil {
+		return false
+	}
+	if ta, ok := la.(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	a, err := netip.ParseAddr(host)
+	return err != nil || !a.IsLoopback()
 }
 
 func (s *Server) limited(w http.ResponseWriter, l *limiter, client, endpoint string) bool {

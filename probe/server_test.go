@@ -263,9 +263,9 @@ func rawPost(t *testing.T, base string, body []byte, chunked bool) *http.Respons
 	go func() {
 		var hdr string
 		if chunked {
-			hdr = "POST /probe/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+			hdr = "POST /probe/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
 		} else {
-			hdr = fmt.Sprintf("POST /probe/verify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+			hdr = fmt.Sprintf("POST /probe/verify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 		}
 		if _, err := io.WriteString(conn, hdr); err != nil {
 			return

@@ -206,7 +206,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		Verify:       tokenProblems(verifier.Verify, e.err),
 		MaxBodyBytes: o.MaxBody, MaxConcurrent: o.MaxConcurrent,
 		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout,
-		TLSCert: o.TLSCert, TLSKey: o.TLSKey,
+		TLSCert: o.TLSCert, TLSKey: o.TLSKey, AnyHost: o.Public,
 	}
 	served := make(chan struct{})
 	ho.Stopping = func() { stopping(e.err, o.ShutdownTimeout, served) }

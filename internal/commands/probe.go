@@ -131,7 +131,10 @@ func runProbeServe(ctx context.Context, stderr io.Writer, o probeServeOptions) e
 			return err
 		}
 	}
-	opts := probe.ServerOptions{Audit: stderr, ErrorLog: log.New(stderr, "readproof: probe server: ", 0)}
+	// On loopback a request addressed to another host is refused (DNS
+	// rebinding); --public or --trusted-proxy serves every host, as behind
+	// a proxy on this machine that forwards under a public name.
+	opts := probe.ServerOptions{Audit: stderr, ErrorLog: log.New(stderr, "readproof: probe server: ", 0), AnyHost: public || len(o.TrustedProxy) > 0}
 	if cidrs := o.TrustedProxy; len(cidrs) > 0 {
 		var trusted []netip.Prefix
 		for _, s := range cidrs {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -37,6 +38,7 @@ const (
 	DefaultQueueWait       = 10 * time.Second
 	DefaultShutdownTimeout = 60 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
+	DefaultAnswerTimeout   = 30 * time.Second
 )
 
 // HTTPOptions configure the HTTP front end. Verify is required.
@@ -53,6 +55,11 @@ type HTTPOptions struct {
 	// stalls its body is cut off instead of holding its connection and
 	// its goroutine for ever.
 	BodyTimeout time.Duration
+	// AnswerTimeout bounds how long a client may leave its answer unread
+	// (DefaultAnswerTimeout when 0): a write of the answer that makes no
+	// progress for that long fails and closes the connection, so a client
+	// that stops reading cannot hold a --max-concurrent slot for ever.
+	AnswerTimeout time.Duration
 	// MaxConcurrent limits the requests executing at once; a request
 	// waits up to QueueWait for a slot, then gets 503.
 	MaxConcurrent int
@@ -64,6 +71,13 @@ type HTTPOptions struct {
 	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
 	// requests when its context ends.
 	ShutdownTimeout time.Duration
+	// AnyHost serves requests whatever host they are addressed to. By
+	// default a request that arrived at a loopback address addressed to a
+	// host that is not loopback (a DNS name rebound to 127.0.0.1) gets 403,
+	// whatever address the server listens on; `mcp --public` sets it, so
+	// that a proxy on the same machine can forward under the public name
+	// (the token and TLS are then the boundary).
+	AnyHost bool
 	// TLSCert and TLSKey, when both set, serve HTTPS.
 	TLSCert, TLSKey string
 	// Stopping, when set, is called once ServeHTTP's context has ended,
@@ -76,6 +90,9 @@ func (o *HTTPOptions) defaults() {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	// max+1 bytes are read to tell a body over the limit: keep it an
+	// int64 (a --max-body of the largest int64 means no limit).
+	o.MaxBodyBytes = min(o.MaxBodyBytes, math.MaxInt64-1)
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = DefaultMaxConcurrent
 	}
@@ -94,6 +111,9 @@ func (o *HTTPOptions) defaults() {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
+	if o.AnswerTimeout <= 0 {
+		o.AnswerTimeout = DefaultAnswerTimeout
+	}
 }
 
 // HTTPHandler is the server as an http.Handler: the MCP streamable HTTP
@@ -111,19 +131,73 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 		JSONResponse:        true,
 		Logger:              s.log,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
+		// The SDK's check (DNS rebinding) goes by the connection's local
+		// address, not by the listener or the flags.
+		DisableLocalhostProtection: o.AnyHost,
 	})
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
 	// The body is read before a slot is taken: a client that trickles
 	// its body holds no slot meanwhile. What bodies hold in memory, read
 	// or waiting for a slot, is bounded by a budget of twice what the
 	// slots' bodies could hold.
-	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: 2 * int64(o.MaxConcurrent) * (o.MaxBodyBytes + 1)})
+	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: bodyBudget(o.MaxConcurrent, o.MaxBodyBytes)})
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	h = challenge(h)
 	h = s.accessLog(h)
+	h = answerDeadline(h, o.AnswerTimeout)
 	return h, nil
 }
+
+// answerDeadline gives every write of an answer a deadline of timeout from
+// the moment it starts, in pieces of answerPiece bytes, so a client that
+// reads its answer slowly is served and one that stops reading is cut off:
+// without it the write blocked for as long as the connection stayed open,
+// and the call held its --max-concurrent slot meanwhile (a token that sent
+// that many calls and read none of their answers stopped the server for
+// every other token). The connection's deadline is also renewed when a
+// request arrives and when its handler returns (for what net/http writes
+// then), so a deadline left from an earlier request on a kept-alive
+// connection never cuts off a later one.
+func answerDeadline(next http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: rc, timeout: timeout}, r)
+		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+	})
+}
+
+// answerPiece is the most an answer writes under one deadline.
+const answerPiece = 64 << 10
+
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		piece := p[:min(len(p), answerPiece)]
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+		m, err := w.ResponseWriter.Write(piece)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[len(piece):]
+	}
+	return n, nil
+}
+
+func (w *deadlineWriter) Flush() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	_ = w.rc.Flush()
+}
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // verifier adapts mcpauth to the SDK: the caller's name becomes the
 // TokenInfo's UserID and its scope the one scope.
@@ -348,6 +422,18 @@ func limitConcurrency(next http.Handler, n int, wait time.Duration) http.Handler
 		defer func() { <-slots }()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyBudget is twice what slots bodies of at most max bytes hold (each
+// takes max+1 until it is read), saturated at the largest int64: a huge
+// --max-body overflowed the product, to a negative budget (every request
+// 503) or a tiny one.
+func bodyBudget(slots int, max int64) int64 {
+	per := max + 1
+	if per > math.MaxInt64/2/int64(slots) {
+		return math.MaxInt64
+	}
+	return 2 * int64(slots) * per
 }
 
 // byteBudget is a count of bytes that requests take and give back.
