@@ -765,3 +765,28 @@ func TestHTTPPolicyReadLive(t *testing.T) {
 		t.Fatalf("%d resources after resource add, want 2", n)
 	}
 }
+
+// TestHTTPRunBelongsToItsCaller: one token cannot mount into or commit
+// a run another token started (whose manifest would name the
+// other caller for its entries); the starter's own calls go on.
+func TestHTTPRunBelongsToItsCaller(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	alice, bob := p.token(t, "alice"), p.token(t, "bob")
+	srv := p.serveHTTP(t)
+	a, b := srv.connect(t, alice), srv.connect(t, bob)
+	a.ok(t, "readproof_run_start", map[string]any{"run_id": "r1"})
+	a.ok(t, "readproof_run_mount", map[string]any{"run_id": "r1", "uri": refundsURI})
+	for _, tool := range []string{"readproof_run_mount", "readproof_run_commit"} {
+		args := map[string]any{"run_id": "r1"}
+		if tool == "readproof_run_mount" {
+			args["uri"] = refundsURI
+		}
+		mustContain(t, tool+" by bob", b.fail(t, tool, args), `run r1 was started by caller "alice"`, "start a run of your own")
+	}
+	a.ok(t, "readproof_run_commit", map[string]any{"run_id": "r1"})
+	m := a.ok(t, "readproof_manifest", map[string]any{"target": "r1"})
+	if m["caller"] != "alice" || len(m["entries"].([]any)) != 1 {
+		t.Fatalf("manifest of alice's run: caller %v, entries %v", m["caller"], m["entries"])
+	}
+}

@@ -86,6 +86,9 @@ func (s *Store) AbortRun(id string) (*AbortedRun, error) {
 		if err != nil {
 			return err
 		}
+		if err := s.ownRun(id, st); err != nil {
+			return err
+		}
 		ac := tip
 		if isAbortCommit(c, id) {
 			// A killed abort moved the open ref onto its abort commit:

@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 )
 
@@ -60,5 +64,103 @@ func TestCallerRecorded(t *testing.T) {
 	}
 	if len(h) != 2 || h[0].Caller != "" || h[1].Caller != "agent-7" {
 		t.Fatalf("tag history callers: %+v", h)
+	}
+}
+
+// TestRunBelongsToItsCaller: a run started by one caller takes mounts, its
+// commit and its abort from no other caller, refused before anything is
+// fetched or written, so its manifest's one caller is the caller of every
+// entry. The store's own user (no caller: the command line) may act on any
+// run, and a run it commits names the caller that started it.
+func TestRunBelongsToItsCaller(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n", "policies/cached.md": "c\n"})
+	ctx := context.Background()
+	u, _ := identity.ParseURI("readproof://demo/policies/refunds")
+	c, _ := identity.ParseURI("readproof://demo/policies/cached")
+
+	f.s.SetCaller("alice")
+	if err := f.s.StartRun("r1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Mount(ctx, "r1", u.String()); err != nil {
+		t.Fatal(err)
+	}
+	f.s.SetCaller("bob")
+	before, _ := f.s.git.Refs("refs/")
+	if _, err := f.s.Mount(ctx, "r1", c.String()); !errors.Is(err, ErrRunCaller) || !strings.Contains(err.Error(), `started by caller "alice"`) {
+		t.Fatalf("mount into alice's run as bob: %v; want ErrRunCaller naming alice", err)
+	}
+	if _, err := f.s.MountMany(ctx, "r1", []string{c.String()}, nil); !errors.Is(err, ErrRunCaller) {
+		t.Fatalf("mount of many into alice's run as bob: %v; want ErrRunCaller", err)
+	}
+	if _, err := f.s.CommitRun("r1"); !errors.Is(err, ErrRunCaller) {
+		t.Fatalf("commit of alice's run as bob: %v; want ErrRunCaller", err)
+	}
+	if _, err := f.s.AbortRun("r1"); !errors.Is(err, ErrRunCaller) {
+		t.Fatalf("abort of alice's run as bob: %v; want ErrRunCaller", err)
+	}
+	if after, _ := f.s.git.Refs("refs/"); !slices.Equal(before, after) {
+		t.Fatalf("bob's refused calls moved refs:\n%v\n%v", before, after)
+	}
+	// the store's own user mounts and commits: the manifest names alice
+	f.s.SetCaller("")
+	if _, err := f.s.Mount(ctx, "r1", c.String()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.s.CommitRun("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Caller != "alice" || len(m.Entries) != 2 {
+		t.Fatalf("manifest caller %q, %d entries; want alice's run of 2", m.Caller, len(m.Entries))
+	}
+	// a run started without a caller is no caller's to join
+	if err := f.s.StartRun("r2"); err != nil {
+		t.Fatal(err)
+	}
+	f.s.SetCaller("alice")
+	if _, err := f.s.Mount(ctx, "r2", u.String()); !errors.Is(err, ErrRunCaller) || !strings.Contains(err.Error(), "without a caller") {
+		t.Fatalf("mount into a run started without a caller, as alice: %v", err)
+	}
+	// the store's own user clears a caller's run
+	f.s.SetCaller("carol")
+	if err := f.s.StartRun("r3"); err != nil {
+		t.Fatal(err)
+	}
+	f.s.SetCaller("")
+	if _, err := f.s.AbortRun("r3"); err != nil {
+		t.Fatalf("abort of carol's run without a caller: %v", err)
+	}
+}
+
+// An open run whose run.json names a caller that is no caller's name (a
+// newline, a path) does not decode (verify's open-run check says so) and
+// is not committed.
+func TestOpenRunBadCallerRefused(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n", "policies/cached.md": "c\n"})
+	blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": "alice\nforged: yes"}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := f.s.signature(f.s.now())
+	c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.OpenRunAt(c); err == nil || !strings.Contains(err.Error(), "run.json: invalid name: caller name") {
+		t.Fatalf("open run naming a bad caller read as %v; want a refusal naming the caller", err)
+	}
+	if _, err := f.s.CommitRun("bad"); err == nil || !strings.Contains(err.Error(), "caller name") {
+		t.Fatalf("commit of an open run naming a bad caller: %v; want a refusal naming the caller", err)
+	}
+	if _, err := f.s.Manifest("bad"); err == nil {
+		t.Fatal("a manifest was written")
 	}
 }

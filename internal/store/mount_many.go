@@ -67,7 +67,8 @@ func (s *Store) mountMany(ctx context.Context, runID string, refs []string, prog
 }
 
 // mountTip returns the open tip of runID, or the refusal to mount into it:
-// an invalid id, a committed run or a run never started.
+// an invalid id, a committed run, a run never started, or another
+// caller's run (ownRun).
 func (s *Store) mountTip(runID string) (gitstore.OID, error) {
 	if err := validRun(runID); err != nil {
 		return "", err
@@ -83,6 +84,22 @@ func (s *Store) mountTip(runID string) (gitstore.OID, error) {
 	}
 	if tip == "" {
 		return "", unknownRun(runID)
+	}
+	// whose run it is, before anything is resolved and fetched for it
+	c, err := s.git.Commit(tip)
+	if err != nil {
+		return "", err
+	}
+	data, err := s.readFile(c, "run.json")
+	if err != nil {
+		return "", err
+	}
+	var st runState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return "", fmt.Errorf("open run %s: %w", tip, err)
+	}
+	if err := s.ownRun(runID, st); err != nil {
+		return "", err
 	}
 	return tip, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,29 @@ import (
 type runState struct {
 	RunID     string    `json:"run_id"`
 	StartedAt time.Time `json:"started_at"`
+	// Caller is who started the run through an authenticated front end
+	// (Options.Caller): the caller its manifest names, whoever commits it,
+	// and the only caller that mounts into it, commits or aborts it
+	// (ownRun). Absent for a run started otherwise.
+	Caller string `json:"caller,omitempty"`
+}
+
+// ownRun refuses a mount into run id (started as st), its commit or its
+// abort through a handle of a caller other than the one that started it:
+// a manifest names one caller for every entry (docs/store-format.md,
+// "Callers"). The store's own user (a handle without a caller: the
+// command line, mcp over stdio) may act on any run, as it may write
+// anything in the store.
+func (s *Store) ownRun(id string, st runState) error {
+	if s.opts.Caller == "" || st.Caller == s.opts.Caller {
+		return nil
+	}
+	by := "without a caller (from the command line, or mcp over stdio)"
+	if st.Caller != "" {
+		by = "by caller " + strconv.Quote(st.Caller)
+	}
+	return hint.With(fmt.Errorf("run %s was started %s: %w, refused for caller %q", id, by, ErrRunCaller, s.opts.Caller),
+		"start a run of your own with another id: a run's manifest names one caller for all its entries")
 }
 
 func entryName(pos int) string { return fmt.Sprintf("%08d.json", pos) }
@@ -70,7 +94,7 @@ func (s *Store) StartRun(id string) error {
 			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
 		}
 		now := s.now()
-		data, _ := json.MarshalIndent(runState{RunID: id, StartedAt: now}, "", "  ")
+		data, _ := json.MarshalIndent(runState{RunID: id, StartedAt: now, Caller: s.opts.Caller}, "", "  ")
 		blob, err := s.git.PutBlob(append(data, '\n'))
 		if err != nil {
 			return err
@@ -109,6 +133,11 @@ func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitst
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
 		return st, nil, c, fmt.Errorf("open run %s: %w", tip, err)
+	}
+	if st.Caller != "" {
+		if err := identity.ValidateCaller(st.Caller); err != nil {
+			return st, nil, c, fmt.Errorf("open run %s: run.json: %w", tip, err)
+		}
 	}
 	root, err := s.git.Tree(c.Tree)
 	if err != nil {
@@ -188,6 +217,9 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if err != nil {
 			return err
 		}
+		if err := s.ownRun(runID, st); err != nil {
+			return err
+		}
 		if isAbortCommit(c, runID) {
 			// a killed abort: the run is aborted (complete it)
 			if err := s.settleRun(runID); err != nil {
@@ -209,7 +241,7 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 		if err != nil {
 			return err
 		}
-		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Caller: s.opts.Caller, Entries: entries}
+		m := &manifest.Manifest{Format: manifest.Format, RunID: runID, StartedAt: st.StartedAt, CreatedAt: s.now(), Caller: st.Caller, Entries: entries}
 		if m.Entries == nil {
 			m.Entries = []manifest.Entry{}
 		}

@@ -51,6 +51,7 @@ var (
 	ErrUnknownTarget  = errors.New("no such run or manifest")
 	ErrRunCommitted   = errors.New("run already committed")
 	ErrRunOpen        = errors.New("run already open")
+	ErrRunCaller      = errors.New("the run belongs to another caller")
 	ErrNoSnapshot     = errors.New("no snapshot")
 	ErrMismatch       = errors.New("replay mismatch")
 	ErrBusy           = errors.New("store busy")
