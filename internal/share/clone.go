@@ -201,7 +201,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if copied && attempt == 0 {
 			err = fetchMissing(ctx, g, t, "origin", refs)
 		} else {
-			err = fetchTips(ctx, g, t, "origin", refs, nil)
+			err = fetchTips(ctx, g, t, "origin", refs)
 		}
 		if err == nil {
 			break
@@ -243,8 +243,8 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 func cloneManifests(local *state, res *PullResult) (map[gitstore.OID]bool, map[gitstore.OID]string) {
 	manifests := map[gitstore.OID]bool{}
 	name := map[gitstore.OID]string{}
-	for _, id := range sortedKeys(local.runs) {
-		m := local.runs[id]
+	for i := range local.runs.refs {
+		id, m := local.runs.at(i)
 		manifests[m] = true
 		if _, ok := name[m]; !ok {
 			name[m] = id
@@ -252,7 +252,8 @@ func cloneManifests(local *state, res *PullResult) (map[gitstore.OID]bool, map[g
 		res.NewRuns = append(res.NewRuns, RunRef{RunID: id, Manifest: string(m)})
 	}
 	for _, id := range sortedKeys(local.conflicts) {
-		rc := RunConflict{RunID: id, Local: string(local.runs[id]), Others: []string{}}
+		l, _ := local.runs.get(id)
+		rc := RunConflict{RunID: id, Local: string(l), Others: []string{}}
 		for _, m := range sortedOIDs(local.conflicts[id]) {
 			manifests[m] = true
 			if _, ok := name[m]; !ok {
@@ -334,13 +335,8 @@ func precheckClone(src gitstore.Store, refs []gitstore.Ref, opts Options) *clone
 // sameRuns reports whether two states name the same journal and manifests
 // (the refs precheckClone read, and the refs the clone wrote).
 func sameRuns(a, b *state) bool {
-	if a.main != b.main || len(a.runs) != len(b.runs) || len(a.conflicts) != len(b.conflicts) {
+	if a.main != b.main || !a.runs.equal(b.runs) || len(a.conflicts) != len(b.conflicts) {
 		return false
-	}
-	for id, m := range a.runs {
-		if b.runs[id] != m {
-			return false
-		}
 	}
 	for id, ms := range a.conflicts {
 		if len(b.conflicts[id]) != len(ms) {
@@ -384,11 +380,12 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	onJournal := map[gitstore.OID]bool{}
 	if local.main != "" {
 		res.Journal = "adopted"
-		journalFailures = append(journalFailures, journalOrphans(records, local.runs, local.named())...)
+		named := lazyNamed(local)
+		journalFailures = append(journalFailures, journalOrphans(records, local.runs.get, named)...)
 		if len(journalFailures) > 0 {
 			return nil, unverified(journalFailures)
 		}
-		journalKept = journalConflicts(records, local.runs, local.named(), local.conflicts)
+		journalKept = journalConflicts(records, local.runs.get, named, local.conflicts)
 		// A manifest a `record run` commit records is reachable from main.
 		// Whether another one named by a ref is (by some other path) is
 		// the history's answer (revList: read in-process when short, else
@@ -482,7 +479,8 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		byRun[c.RunID] = append(byRun[c.RunID], c.Manifest)
 	}
 	for _, id := range sortedKeys(byRun) {
-		res.RunConflicts = append(res.RunConflicts, RunConflict{RunID: id, Local: string(local.runs[id]), Others: byRun[id]})
+		l, _ := local.runs.get(id)
+		res.RunConflicts = append(res.RunConflicts, RunConflict{RunID: id, Local: string(l), Others: byRun[id]})
 	}
 	if len(ups) > 0 {
 		if err := g.Update(store.JournalLast(ups)...); err != nil {

@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -111,58 +112,97 @@ func (r refspec) apply(name string) (string, bool) {
 // recognition and again for the fetch, and git writes no ref file of its
 // own. An error means nothing was written, or tracking refs only: the
 // caller falls back to git fetch, which lists again and forces them.
+//
+// The listing and tracking are joined namespace by namespace, both sorted
+// by name (a listing that is not is sorted here), so no map of every ref
+// is built and no tracking name is made but those of the refs that move.
 func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed, tracking []gitstore.Ref) error {
 	if listed == nil {
 		return errors.New("no listing")
 	}
-	specs := parseRefspecs(fetchRefspecs(remote))
-	want := map[string]gitstore.OID{}
-	for _, r := range listed {
-		for _, spec := range specs {
-			if dst, ok := spec.apply(r.Name); ok {
-				want[dst] = r.OID
-				break
-			}
-		}
-	}
-	// A listed tip a tracking ref already names is in the store (objects
-	// are written before the refs that name them): no lookup of it.
-	var held map[gitstore.OID]bool
-	for _, r := range tracking {
-		if w, ok := want[r.Name]; ok && w == r.OID {
-			if held == nil {
-				held = make(map[gitstore.OID]bool, len(tracking))
-			}
-			held[r.OID] = true
-		}
-	}
-	if err := fetchTips(ctx, g, t, remote, listed, held); err != nil {
+	ups, runs, err := trackingUpdates(remote, listed, tracking)
+	if err != nil {
 		return err
 	}
-	var ups []gitstore.RefUpdate
-	for _, r := range tracking {
-		if w, ok := want[r.Name]; !ok {
-			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID}) // pruned
-		} else if w != r.OID {
-			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID, New: w})
+	var first []gitstore.OID
+	for _, r := range listed {
+		if !strings.HasPrefix(r.Name, store.RunsPrefix) {
+			first = append(first, r.OID)
 		}
-		delete(want, r.Name)
 	}
-	for name, oid := range want {
-		ups = append(ups, gitstore.RefUpdate{Name: name, New: oid})
+	if err := fetchObjects(ctx, g, t, remote, first, runs); err != nil {
+		return err
 	}
 	return g.Update(store.JournalLast(ups)...)
 }
 
-// fetchTips fetches the objects of the listed refs without writing a ref,
-// in two steps, because git fetch handles many object ids on stdin slowly
-// (more than linearly: 10^5 ids cost minutes): first the tips of every ref
-// but the run refs (the journal, which reaches every manifest it records,
-// and the chains, which grow with resources, not runs), then the run refs'
-// manifests the store still lacks (usually none: a run the journal does not
-// record yet). A manifest in held (a tracking ref names it) is not looked
-// up.
-func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref, held map[gitstore.OID]bool) error {
+// trackingUpdates returns the updates that make remote's tracking refs
+// (tracking: all of them, as they are) what `git fetch --prune` with
+// fetchRefspecs would make them from listed, and the manifests of the
+// listed run refs that move or appear: a listed tip a tracking ref already
+// names is in the store (objects are written before the refs that name
+// them) and is not looked up.
+func trackingUpdates(remote string, listed, tracking []gitstore.Ref) (ups []gitstore.RefUpdate, runs []gitstore.OID, err error) {
+	specs := parseRefspecs(fetchRefspecs(remote))
+	srcs := make([]string, len(specs))
+	for k, spec := range specs {
+		if !spec.glob || spec.srcSuf != "" || spec.dstSuf != "" {
+			return nil, nil, fmt.Errorf("refspec %s:%s is not PREFIX*:PREFIX*", spec.src, spec.dst)
+		}
+		srcs[k] = spec.srcPre
+	}
+	// the listed refs each refspec maps (the first that matches, as git
+	// does), sorted, the last of a name kept
+	groups := groupRefs(listed, srcs)
+	want := make([]refList, len(specs))
+	for k := range specs {
+		want[k] = newRefList(srcs[k], groups[k])
+	}
+	have := newRefList(RemotesPrefix+remote+"/", tracking)
+	set := func(k, i int, old gitstore.OID) {
+		key, oid := want[k].at(i)
+		ups = append(ups, gitstore.RefUpdate{Name: specs[k].dstPre + key, Old: old, New: oid})
+		if srcs[k] == store.RunsPrefix {
+			runs = append(runs, oid)
+		}
+	}
+	next := make([]int, len(specs)) // per refspec, the first listed ref not yet joined
+	for _, r := range have.refs {
+		k := -1 // the refspec whose destination holds r (they do not overlap)
+		for j := range specs {
+			if strings.HasPrefix(r.Name, specs[j].dstPre) {
+				k = j
+				break
+			}
+		}
+		if k < 0 {
+			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID}) // pruned
+			continue
+		}
+		key, w := r.Name[len(specs[k].dstPre):], want[k]
+		for ; next[k] < w.len() && w.refs[next[k]].Name[len(w.prefix):] < key; next[k]++ {
+			set(k, next[k], "") // new
+		}
+		if next[k] < w.len() && w.refs[next[k]].Name[len(w.prefix):] == key {
+			if _, oid := w.at(next[k]); oid != r.OID {
+				set(k, next[k], r.OID)
+			}
+			next[k]++
+		} else {
+			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID}) // pruned
+		}
+	}
+	for k := range want {
+		for ; next[k] < want[k].len(); next[k]++ {
+			set(k, next[k], "")
+		}
+	}
+	return ups, runs, nil
+}
+
+// fetchTips fetches the objects of the listed refs without writing a ref
+// (fetchObjects).
+func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed []gitstore.Ref) error {
 	var first, runs []gitstore.OID
 	for _, r := range listed {
 		if strings.HasPrefix(r.Name, store.RunsPrefix) {
@@ -171,10 +211,21 @@ func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 			first = append(first, r.OID)
 		}
 	}
+	return fetchObjects(ctx, g, t, remote, first, runs)
+}
+
+// fetchObjects fetches the objects of first, then those of runs the store
+// lacks, without writing a ref, in two steps, because git fetch handles
+// many object ids on stdin slowly (more than linearly: 10^5 ids cost
+// minutes): first the tips of every ref but the run refs (the journal,
+// which reaches every manifest it records, and the chains, which grow with
+// resources, not runs), then the run refs' manifests the store still
+// lacks (usually none: a run the journal does not record yet).
+func fetchObjects(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, first, runs []gitstore.OID) error {
 	if err := t.FetchObjects(ctx, remote, first); err != nil {
 		return err
 	}
-	missing, err := lacking(g, runs, held)
+	missing, err := lacking(g, runs)
 	if err != nil {
 		return err
 	}
@@ -182,12 +233,12 @@ func fetchTips(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 }
 
 // lacking returns the objects of oids, each once, that the store does not
-// have, not looking up those in skip.
-func lacking(g gitstore.Store, oids []gitstore.OID, skip map[gitstore.OID]bool) ([]gitstore.OID, error) {
+// have.
+func lacking(g gitstore.Store, oids []gitstore.OID) ([]gitstore.OID, error) {
 	var missing []gitstore.OID
 	seen := make(map[gitstore.OID]bool, len(oids))
 	for _, o := range oids {
-		if seen[o] || skip[o] {
+		if seen[o] {
 			continue
 		}
 		seen[o] = true
@@ -210,7 +261,7 @@ func fetchMissing(ctx context.Context, g gitstore.Store, t *gitstore.Transport, 
 	for i, r := range listed {
 		oids[i] = r.OID
 	}
-	missing, err := lacking(g, oids, nil)
+	missing, err := lacking(g, oids)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,8 @@ func Conflicts(s *store.Store) (*ConflictReport, error) {
 	named := local.named()
 	rep := &ConflictReport{Runs: []RunConflict{}, Tags: []TagConflict{}}
 	for _, id := range sortedKeys(local.conflicts) {
-		rc := RunConflict{RunID: id, Local: string(local.runs[id]), Others: []string{}}
+		l, _ := local.runs.get(id)
+		rc := RunConflict{RunID: id, Local: string(l), Others: []string{}}
 		for _, m := range sortedOIDs(local.conflicts[id]) {
 			if !named[m] {
 				rc.Others = append(rc.Others, string(m))

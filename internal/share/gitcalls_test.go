@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
 )
 
 // gitLog puts a git on PATH that logs each command readproof runs (its
@@ -338,7 +340,8 @@ func TestPushAsksHeadOnlyAfterCreate(t *testing.T) {
 			t.Fatal(err)
 		}
 		if runOnRemote {
-			p.rem.runs["r2"] = p.local.runs["r2"]
+			m, _ := p.local.runs.get("r2")
+			p.rem.runs = newRefList(store.RunsPrefix, append(slices.Clone(p.rem.runs.refs), gitstore.Ref{Name: store.RunsPrefix + "r2", OID: m}))
 		}
 		immutable := p.runSpecs()
 		moving, err := p.movingSpecs()

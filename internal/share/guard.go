@@ -86,7 +86,7 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	}
 	var foreign []string
 	var main gitstore.OID
-	var shared []gitstore.Ref
+	shared := make([]gitstore.Ref, 0, len(all)) // nearly all of them: grown once, not doubled 17 times at 10^5
 	for _, r := range all {
 		switch {
 		case r.Name == store.JournalRef:
@@ -414,10 +414,10 @@ func parentsFirst(tip gitstore.OID, walked map[gitstore.OID][]gitstore.OID) []gi
 // (runs, named: the refs as they would be after the pull or clone): the
 // remote deleted the run's ref, and `verify` would call the store broken
 // ("the run ref was deleted").
-func journalOrphans(records []RunRef, runs map[string]gitstore.OID, named map[gitstore.OID]bool) []string {
+func journalOrphans(records []RunRef, runs func(id string) (gitstore.OID, bool), named func(gitstore.OID) bool) []string {
 	var out []string
 	for _, r := range records {
-		if _, ok := runs[r.RunID]; ok || named[gitstore.OID(r.Manifest)] || identity.ValidateRunID(r.RunID) != nil {
+		if _, ok := runs(r.RunID); ok || named(gitstore.OID(r.Manifest)) || identity.ValidateRunID(r.RunID) != nil {
 			continue
 		}
 		out = append(out, fmt.Sprintf("the journal records run %s (manifest %s), but no run ref names that manifest: the remote lacks %s%s", r.RunID, r.Manifest, store.RunsPrefix, r.RunID))
@@ -430,13 +430,13 @@ func journalOrphans(records []RunRef, runs map[string]gitstore.OID, named map[gi
 // the other side of a same-id conflict, which reaches a store with the
 // journal (conflict refs are never shared). Each is kept as a local
 // conflict ref, unless known already.
-func journalConflicts(records []RunRef, runs map[string]gitstore.OID, named map[gitstore.OID]bool, known map[string]map[gitstore.OID]bool) []RunRef {
+func journalConflicts(records []RunRef, runs func(id string) (gitstore.OID, bool), named func(gitstore.OID) bool, known map[string]map[gitstore.OID]bool) []RunRef {
 	var out []RunRef
 	seen := map[RunRef]bool{}
 	for _, r := range records {
 		m := gitstore.OID(r.Manifest)
-		cur, ok := runs[r.RunID]
-		if !ok || cur == m || named[m] || known[r.RunID][m] || seen[r] || identity.ValidateRunID(r.RunID) != nil {
+		cur, ok := runs(r.RunID)
+		if !ok || cur == m || named(m) || known[r.RunID][m] || seen[r] || identity.ValidateRunID(r.RunID) != nil {
 			continue
 		}
 		seen[r] = true

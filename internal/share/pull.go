@@ -175,9 +175,14 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 	if err != nil {
 		return nil, err
 	}
+	// what the tracking refs hold once fetched: the listing, when
+	// fetchListed wrote it (no second listing of 10^5 tracking refs)
+	fetched := rem.tracked()
 	if err = fetchListed(ctx, g, t, remote, rem.listed, tracking); err != nil {
 		// the remote moved since it was listed, or another pull moved the
-		// tracking refs: git fetch lists again and forces them
+		// tracking refs: git fetch lists again and forces them, and the
+		// plan reads what it wrote
+		fetched = nil
 		err = t.Fetch(ctx, remote, fetchRefspecs(remote))
 	}
 	if err != nil {
@@ -191,7 +196,7 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
 			return nil, err
 		}
-		res, err := integrate(ctx, g, t, remote, opts, local)
+		res, err := integrate(ctx, g, t, remote, opts, local, fetched)
 		if err == nil {
 			res.ProposalsStale = staleProposals(s, res.Tags)
 		}
@@ -387,19 +392,15 @@ func readLocal(g gitstore.Store) (*localRefs, error) {
 func holdsAll(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem, local *state, tagConflicts map[string]gitstore.OID) (bool, error) {
 	// the manifests run refs name, a map of every run: made only when a
 	// remote run id names another manifest here, or a conflict is kept
-	var namedSet map[gitstore.OID]bool
-	named := func(m gitstore.OID) bool {
-		if namedSet == nil {
-			namedSet = local.named()
-		}
-		return namedSet[m]
-	}
+	named := lazyNamed(local)
 	var otherNames []RunRef
-	for id, r := range rem.runs {
+	at := 0 // both lists sorted by id: a join, no map of either
+	for i := range rem.runs.refs {
+		id, r := rem.runs.at(i)
 		if identity.ValidateRunID(id) != nil {
 			continue
 		}
-		l := local.runs[id]
+		l, _ := local.runs.seek(&at, id)
 		if l == "" || (l != r && !named(r) && !local.conflicts[id][r]) {
 			return false, nil
 		}
@@ -492,15 +493,16 @@ func holdsAll(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem,
 // at the same time makes the transaction fail; the plan is then rebuilt on
 // the new local refs.
 // local, when not nil, is the local side as upToDate read it, used by the
-// first plan.
-func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, local *localRefs) (*PullResult, error) {
+// first plan; fetched, when not nil, what the tracking refs hold (as
+// fetchListed wrote them), used by every plan.
+func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, local *localRefs, fetched *state) (*PullResult, error) {
 	verified := verifiedSet{}
 	delay := time.Millisecond
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res, ups, err := plan(ctx, g, t, remote, opts, verified, local)
+		res, ups, err := plan(ctx, g, t, remote, opts, verified, local, fetched)
 		local = nil // a plan made again reads the local refs again
 		if err != nil {
 			return nil, nameRemote(err, "pull "+remote)

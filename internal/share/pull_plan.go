@@ -3,7 +3,6 @@ package share
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sort"
 	"strings"
 
@@ -27,8 +26,8 @@ type planner struct {
 	res          *PullResult
 	ups          []gitstore.RefUpdate
 
-	finalRuns    map[string]gitstore.OID // run refs after this pull
-	named        map[gitstore.OID]bool   // manifests a final run ref names
+	newRuns      map[string]gitstore.OID // run refs this pull adds (with the local ones: the run refs after it)
+	named        func(gitstore.OID) bool // whether a run ref after this pull names a manifest (a set made on first use)
 	newConflicts map[string][]string     // run id -> manifests kept as conflicts here
 	// otherNames are remote run refs whose manifest a run ref here names
 	// under another id, while this store's run of that id names another
@@ -54,8 +53,10 @@ type planner struct {
 // adds its ref updates and checks; merge commits and journal records are
 // written only once every check passed.
 //
-// local is the local side when the caller has read it (nil: read here).
-func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, local *localRefs) (*PullResult, []gitstore.RefUpdate, error) {
+// local is the local side when the caller has read it (nil: read here);
+// rem the remote's side when the caller knows what the tracking refs hold
+// (nil: read here).
+func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, local *localRefs, rem *state) (*PullResult, []gitstore.RefUpdate, error) {
 	p := &planner{ctx: ctx, g: g, t: t, opts: opts, verified: verified, res: newPullResult(remote, false),
 		manifests: map[gitstore.OID]bool{}, adopted: map[gitstore.OID]string{}, onJournal: map[gitstore.OID]bool{}}
 	var err error
@@ -64,9 +65,11 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 			return nil, nil, err
 		}
 	}
-	p.local, p.tagConflicts = local.st, local.tagConflicts
-	if p.rem, err = readState(g, trackingPrefixes(remote)); err != nil {
-		return nil, nil, err
+	p.local, p.tagConflicts, p.rem = local.st, local.tagConflicts, rem
+	if p.rem == nil {
+		if p.rem, err = readState(g, trackingPrefixes(remote)); err != nil {
+			return nil, nil, err
+		}
 	}
 	p.newMain = p.local.main
 	p.runs()
@@ -117,54 +120,72 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 }
 
 // runs adopts every run id absent locally, keeps another manifest under a
-// run id in use as a local conflict, and drops settled conflicts.
+// run id in use as a local conflict, and drops settled conflicts. Both
+// sides' run refs are sorted by id: one pass over both (a join), no map of
+// either.
 func (p *planner) runs() {
 	local, rem := p.local, p.rem
-	p.finalRuns = maps.Clone(local.runs) // a copy of the table, not 10^5 inserts
-	ids := rem.sortedRunIDs()            // once: 10^5 ids at 10^5 runs
-	for _, id := range ids {
-		r := rem.runs[id]
+	p.newRuns = map[string]gitstore.OID{}
+	var differ []int // the remote runs whose id names another manifest here
+	at := 0
+	for i := range rem.runs.refs {
+		id, r := rem.runs.at(i)
 		if identity.ValidateRunID(id) != nil {
 			continue // not a run id readproof writes; ignored
 		}
-		if local.runs[id] == "" {
+		l, ok := local.runs.seek(&at, id)
+		switch {
+		case !ok:
 			p.ups = append(p.ups, gitstore.RefUpdate{Name: store.RunsPrefix + id, New: r})
-			p.finalRuns[id] = r
+			p.newRuns[id] = r
 			p.manifests[r] = true
 			p.adopted[r] = id
 			p.res.NewRuns = append(p.res.NewRuns, RunRef{RunID: id, Manifest: string(r)})
+		case l != r:
+			differ = append(differ, i)
 		}
 	}
-	p.named = make(map[gitstore.OID]bool, len(p.finalRuns))
-	for _, m := range p.finalRuns {
-		p.named[m] = true
+	var named map[gitstore.OID]bool
+	p.named = func(m gitstore.OID) bool {
+		if named == nil {
+			named = local.named()
+			for _, n := range p.newRuns {
+				named[n] = true
+			}
+		}
+		return named[m]
 	}
 	// The same run id naming another manifest: keep it as a conflict.
 	p.newConflicts = map[string][]string{}
-	for _, id := range ids {
-		// the same manifest under the same id is no conflict (addConflict
-		// would find it named): skipped before the id is checked again
-		if l := local.runs[id]; l != "" && l != rem.runs[id] && identity.ValidateRunID(id) == nil {
-			if m := rem.runs[id]; p.named[m] && !local.conflicts[id][m] {
-				p.otherNames = append(p.otherNames, RunRef{RunID: id, Manifest: string(m)})
-			}
-			p.addConflict(id, rem.runs[id])
+	for _, i := range differ {
+		id, m := rem.runs.at(i)
+		if p.named(m) && !local.conflicts[id][m] {
+			p.otherNames = append(p.otherNames, RunRef{RunID: id, Manifest: string(m)})
 		}
+		p.addConflict(id, m)
 	}
 	// A conflict whose manifest now has a run name of its own is settled.
 	for _, id := range sortedKeys(local.conflicts) {
 		for _, m := range sortedOIDs(local.conflicts[id]) {
-			if p.named[m] {
+			if p.named(m) {
 				p.ups = append(p.ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), Old: m})
 			}
 		}
 	}
 }
 
+// finalRun returns the manifest the run ref of id names after this pull.
+func (p *planner) finalRun(id string) (gitstore.OID, bool) {
+	if m, ok := p.newRuns[id]; ok {
+		return m, true
+	}
+	return p.local.runs.get(id)
+}
+
 // addConflict keeps manifest m under run id as a local conflict ref, unless
 // a run ref names m or it is kept already.
 func (p *planner) addConflict(id string, m gitstore.OID) {
-	if p.finalRuns[id] == m || p.named[m] || p.local.conflicts[id][m] {
+	if f, _ := p.finalRun(id); f == m || p.named(m) || p.local.conflicts[id][m] {
 		return
 	}
 	for _, o := range p.newConflicts[id] {
@@ -185,7 +206,8 @@ func (p *planner) reportConflicts() {
 	for _, id := range sortedKeys(p.newConflicts) {
 		others := p.newConflicts[id]
 		sort.Strings(others)
-		p.res.RunConflicts = append(p.res.RunConflicts, RunConflict{RunID: id, Local: string(p.local.runs[id]), Others: others})
+		l, _ := p.local.runs.get(id)
+		p.res.RunConflicts = append(p.res.RunConflicts, RunConflict{RunID: id, Local: string(l), Others: others})
 	}
 }
 
@@ -387,12 +409,12 @@ func (p *planner) journal() error {
 		p.onJournal[c.ID] = true
 	}
 	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified)
-	failures = append(failures, journalOrphans(records, p.finalRuns, p.named)...)
+	failures = append(failures, journalOrphans(records, p.finalRun, p.named)...)
 	if len(failures) > 0 {
 		return unverified(failures)
 	}
 	// The other side of a same-id conflict arrives with the journal.
-	for _, c := range journalConflicts(records, p.finalRuns, p.named, p.local.conflicts) {
+	for _, c := range journalConflicts(records, p.finalRun, p.named, p.local.conflicts) {
 		p.addConflict(c.RunID, gitstore.OID(c.Manifest))
 	}
 	if p.local.main == "" {

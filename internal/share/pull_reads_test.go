@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -26,7 +27,10 @@ func (c *refListings) Refs(prefix string) ([]gitstore.Ref, error) {
 // TestPullListsRunRefsOnce: a pull reads the local run refs (10^5 at
 // 10^5 runs) once, with the probe key too: before session 19 it read them
 // in upToDate, again in the plan, and a third time (with the tracking run
-// refs a second time) for the verdict MAC check.
+// refs a second time) for the verdict MAC check. It lists its tracking refs
+// once, for fetchListed's transaction, and the plan takes them from what
+// that wrote: before session 20 the plan listed the tracking run refs
+// again.
 func TestPullListsRunRefsOnce(t *testing.T) {
 	t.Parallel()
 	needGit(t)
@@ -46,7 +50,7 @@ func TestPullListsRunRefsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tracking := RemotesPrefix + "origin/runs/"
+	tracking, trackingRuns := RemotesPrefix+"origin/", RemotesPrefix+"origin/runs/"
 	for _, c := range []struct {
 		what                string
 		newRuns             int
@@ -60,9 +64,10 @@ func TestPullListsRunRefsOnce(t *testing.T) {
 		if len(res.NewRuns) != c.newRuns {
 			t.Fatalf("%s: pulled %d runs", c.what, len(res.NewRuns))
 		}
-		if g.n[store.RunsPrefix] != c.localRuns || g.n[tracking] != c.tracking {
-			t.Errorf("%s listed %s %d times and %s %d times, want %d and %d (listings: %v)",
-				c.what, store.RunsPrefix, g.n[store.RunsPrefix], tracking, g.n[tracking], c.localRuns, c.tracking, g.n)
+		if g.n[store.RunsPrefix] != c.localRuns || g.n[tracking] != c.tracking || g.n[trackingRuns] != 0 {
+			t.Errorf("%s listed %s %d times, %s %d times and %s %d times, want %d, %d and 0 (listings: %v)",
+				c.what, store.RunsPrefix, g.n[store.RunsPrefix], tracking, g.n[tracking], trackingRuns, g.n[trackingRuns],
+				c.localRuns, c.tracking, g.n)
 		}
 	}
 }
@@ -170,4 +175,56 @@ func TestPullLocalTagMoveAfterUpToDate(t *testing.T) {
 		t.Fatalf("prod after the pull: %+v %v, want %s, moved here during the pull", st, err, tb.Snapshot)
 	}
 	gitstore.Fsck(t, b.path())
+}
+
+// TestPullAllocationsPerRun (issue 14, a pull at 10^5 runs): a pull of a
+// few new runs makes, per run of the store, the strings of the listing
+// (with, from a path, the object check of each listed ref, as git makes
+// it), of the local run refs and of the tracking refs, and nothing more:
+// no map of every run (a map makes few but large allocations: the bytes a
+// run are bounded too), no second listing of the tracking refs, no
+// tracking ref name for a ref that does not move. Before session 20 the
+// plan listed the tracking run refs again, fetchListed made every tracking
+// name, and both sides' runs, the final runs and the manifests they name
+// were maps: 6 allocations and 2,000 bytes a run (now 4 and 800). The
+// figures are slopes between two store sizes, so what every pull costs
+// (git processes, the checks of the new runs) cancels out.
+func TestPullAllocationsPerRun(t *testing.T) {
+	needGit(t)
+	sizes := [2]int{600, 1600} // both past revListBudget: the journal walk costs the same
+	var mallocs, bytes [2]uint64
+	for i, n := range sizes {
+		dir := bareServer(t, t.TempDir(), "s.git")
+		importRuns(t, dir, 0, n)
+		dst := filepath.Join(t.TempDir(), "clone")
+		if _, err := Clone(context.Background(), dir, dst, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		importRuns(t, dir, n, 5)
+		git(t, dir, "pack-refs", "--all") // as a remote of 10^5 runs holds them: the listing one string a ref
+		s, err := store.Open(dst, nil, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		res, err := pullWith(context.Background(), s, s.Git(), "origin", Options{})
+		runtime.ReadMemStats(&after)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.NewRuns) != 5 {
+			t.Fatalf("pulled %d runs, want 5", len(res.NewRuns))
+		}
+		mallocs[i], bytes[i] = after.Mallocs-before.Mallocs, after.TotalAlloc-before.TotalAlloc
+	}
+	runs := float64(sizes[1] - sizes[0])
+	perRun, bytesPerRun := float64(mallocs[1]-mallocs[0])/runs, float64(bytes[1]-bytes[0])/runs
+	t.Logf("a pull of 5 runs into %d / %d runs: %d / %d allocations, %d / %d bytes: %.2f allocations and %.0f bytes a run",
+		sizes[0], sizes[1], mallocs[0], mallocs[1], bytes[0], bytes[1], perRun, bytesPerRun)
+	if perRun > 4.5 || bytesPerRun > 1200 {
+		t.Fatalf("a pull of 5 new runs made %.2f allocations and %.0f bytes per run of the store, want at most 4.5 and 1200 (the listing's, the local and the tracking refs' strings)", perRun, bytesPerRun)
+	}
 }

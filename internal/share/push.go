@@ -113,8 +113,10 @@ type pusher struct {
 func (p *pusher) runSpecs() []string {
 	var newRuns []string
 	differs := false
-	for _, id := range sortedKeys(p.local.runs) {
-		l, r := p.local.runs[id], p.rem.runs[id]
+	at := 0
+	for i := range p.local.runs.refs {
+		id, l := p.local.runs.at(i)
+		r, _ := p.rem.runs.seek(&at, id)
 		switch {
 		case l == r:
 		case r == "":
@@ -145,7 +147,7 @@ func (p *pusher) checkRemoteNames() error {
 	named := p.local.named()
 	var names []RunRef
 	for _, c := range p.res.Conflicts {
-		if m := p.rem.runs[c.RunID]; named[m] && !p.local.conflicts[c.RunID][m] {
+		if m, _ := p.rem.runs.get(c.RunID); named[m] && !p.local.conflicts[c.RunID][m] {
 			names = append(names, RunRef{RunID: c.RunID, Manifest: string(m)})
 		}
 	}
@@ -434,10 +436,12 @@ func chunk(list []string, n int) [][]string {
 // stateFromRefs sorts a remote's advertised refs into a state.
 func stateFromRefs(refs []gitstore.Ref) *state {
 	st := newState()
+	// the run refs: adjacent in a sorted listing (git's is), so taken as
+	// they are, neither copied nor put in a map
+	st.runs = newRefList(store.RunsPrefix, groupRefs(refs, []string{store.RunsPrefix})[0])
 	for _, r := range refs {
 		switch name := r.Name; {
-		case strings.HasPrefix(name, store.RunsPrefix):
-			st.runs[strings.TrimPrefix(name, store.RunsPrefix)] = r.OID
+		case strings.HasPrefix(name, store.RunsPrefix): // in st.runs
 		case strings.HasPrefix(name, ConflictRunsPrefix):
 			run, mid, ok := splitConflict(strings.TrimPrefix(name, ConflictRunsPrefix))
 			if !ok || gitstore.OID(mid) != r.OID {

@@ -33,7 +33,8 @@ func TestPushBatchesRenameWithJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2 := string(local.runs["a-2"]) + ":" + store.RunsPrefix + "a-2"
+	m, _ := local.runs.get("a-2")
+	a2 := string(m) + ":" + store.RunsPrefix + "a-2"
 	if !slices.Equal(renamed, []string{a2}) || len(plain) != 2 || slices.Contains(plain, a2) {
 		t.Fatalf("plain %q, renamed %q: want a-2 alone renamed", plain, renamed)
 	}

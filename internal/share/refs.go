@@ -48,8 +48,7 @@ func fetchRefspecs(remote string) []string {
 
 // state is one side's shared refs.
 type state struct {
-	runs      map[string]gitstore.OID          // run id -> manifest
-	runIDs    []string                         // the keys of runs in the order read (readState: sorted)
+	runs      refList                          // run id -> manifest, sorted by id
 	conflicts map[string]map[gitstore.OID]bool // run id -> conflicting manifests
 	resources map[string]gitstore.OID          // resource key -> chain tip
 	tags      map[string]gitstore.OID          // <key>/<tag> -> chain tip
@@ -66,30 +65,174 @@ type state struct {
 }
 
 func newState() *state {
-	return &state{runs: map[string]gitstore.OID{}, conflicts: map[string]map[gitstore.OID]bool{},
+	return &state{conflicts: map[string]map[gitstore.OID]bool{},
 		resources: map[string]gitstore.OID{}, tags: map[string]gitstore.OID{},
 		receipts: map[string]gitstore.OID{}, verdicts: map[string]gitstore.OID{}}
 }
 
-// sortedRunIDs returns the run ids in order: as read when Refs listed them
-// sorted (it does: one prefix, names in order) and each once, else sorted
-// here.
-func (st *state) sortedRunIDs() []string {
-	// every id read is a key of runs, so as many ids as keys means each
-	// once (and runs not changed since, but for values)
-	if len(st.runIDs) == len(st.runs) && slices.IsSorted(st.runIDs) {
-		return st.runIDs
+// refList is the refs of one namespace (one side's run refs, say), sorted
+// by name, each name once: a listing's own order (Refs lists a prefix
+// sorted, git lists a remote's refs sorted), so a pull joins the lists it
+// reads instead of building a map of every run (10^5 entries at 10^5
+// runs, a tenth of a pull's CPU).
+type refList struct {
+	prefix string         // the namespace; a ref's name without it is its key (a run id)
+	refs   []gitstore.Ref // every name starts with prefix
+}
+
+// newRefList is refs (each name under prefix) as a refList: refs itself
+// when sorted with each name once, as listed; else a sorted copy keeping
+// the last ref of a name, as a map filled in the order listed would.
+func newRefList(prefix string, refs []gitstore.Ref) refList {
+	sorted := true
+	for i := 1; i < len(refs); i++ {
+		if refs[i-1].Name >= refs[i].Name {
+			sorted = false
+			break
+		}
 	}
-	return sortedKeys(st.runs)
+	if sorted {
+		return refList{prefix: prefix, refs: refs}
+	}
+	c := slices.Clone(refs)
+	slices.SortStableFunc(c, func(a, b gitstore.Ref) int { return strings.Compare(a.Name, b.Name) })
+	out := c[:0]
+	for i, r := range c {
+		if i+1 < len(c) && c[i+1].Name == r.Name {
+			continue // a later ref of the same name wins
+		}
+		out = append(out, r)
+	}
+	return refList{prefix: prefix, refs: out}
+}
+
+func (l refList) len() int { return len(l.refs) }
+
+// at returns the i-th key (run id) and its value (manifest).
+func (l refList) at(i int) (string, gitstore.OID) {
+	return l.refs[i].Name[len(l.prefix):], l.refs[i].OID
+}
+
+// get returns the value of key id (binary search).
+func (l refList) get(id string) (gitstore.OID, bool) {
+	i, ok := slices.BinarySearchFunc(l.refs, id, func(r gitstore.Ref, id string) int {
+		return strings.Compare(r.Name[len(l.prefix):], id)
+	})
+	if !ok {
+		return "", false
+	}
+	return l.refs[i].OID, true
+}
+
+// seek returns the value of key id, looking from *from on and leaving
+// *from at the first key not before id: a join of two sorted lists, when
+// the keys asked come in order.
+func (l refList) seek(from *int, id string) (gitstore.OID, bool) {
+	i := *from
+	for i < len(l.refs) && l.refs[i].Name[len(l.prefix):] < id {
+		i++
+	}
+	*from = i
+	if i < len(l.refs) && l.refs[i].Name[len(l.prefix):] == id {
+		return l.refs[i].OID, true
+	}
+	return "", false
+}
+
+// equal reports whether both lists hold the same values under the same
+// keys.
+func (l refList) equal(o refList) bool {
+	if len(l.refs) != len(o.refs) {
+		return false
+	}
+	for i := range l.refs {
+		a, am := l.at(i)
+		b, bm := o.at(i)
+		if a != b || am != bm {
+			return false
+		}
+	}
+	return true
+}
+
+// groupRefs splits refs by the first of prefixes each name starts with
+// (a name under none is left out), each group in the order of refs: a
+// subslice of refs when its names are adjacent (a namespace of a sorted
+// listing), else a copy.
+func groupRefs(refs []gitstore.Ref, prefixes []string) [][]gitstore.Ref {
+	which := func(name string) int {
+		for k, p := range prefixes {
+			if strings.HasPrefix(name, p) {
+				return k
+			}
+		}
+		return -1
+	}
+	type span struct {
+		lo, hi    int
+		scattered bool
+	}
+	spans := make([]span, len(prefixes))
+	for k := range spans {
+		spans[k].lo = -1
+	}
+	for i, r := range refs {
+		k := which(r.Name)
+		if k < 0 {
+			continue
+		}
+		s := &spans[k]
+		if s.lo < 0 {
+			s.lo = i
+		} else if s.hi != i {
+			s.scattered = true
+		}
+		s.hi = i + 1
+	}
+	out := make([][]gitstore.Ref, len(prefixes))
+	for k, s := range spans {
+		switch {
+		case s.scattered:
+			for _, r := range refs[s.lo:s.hi] {
+				if which(r.Name) == k {
+					out[k] = append(out[k], r)
+				}
+			}
+		case s.lo >= 0:
+			out[k] = refs[s.lo:s.hi:s.hi]
+		}
+	}
+	return out
 }
 
 // named returns the set of manifests named by a run ref.
 func (st *state) named() map[gitstore.OID]bool {
-	m := make(map[gitstore.OID]bool, len(st.runs))
-	for _, id := range st.runs {
-		m[id] = true
+	m := make(map[gitstore.OID]bool, st.runs.len())
+	for _, r := range st.runs.refs {
+		m[r.OID] = true
 	}
 	return m
+}
+
+// lazyNamed is st.named(), made on first use: most pulls and clones never
+// ask it.
+func lazyNamed(st *state) func(gitstore.OID) bool {
+	var set map[gitstore.OID]bool
+	return func(m gitstore.OID) bool {
+		if set == nil {
+			set = st.named()
+		}
+		return set[m]
+	}
+}
+
+// tracked is what readState reads from the tracking refs that
+// fetchListed writes from st, a remote's listing: its runs, chains and
+// journal; no run conflict (fetchListed prunes every tracking ref no
+// refspec names).
+func (st *state) tracked() *state {
+	return &state{runs: st.runs, conflicts: map[string]map[gitstore.OID]bool{}, resources: st.resources, tags: st.tags,
+		receipts: st.receipts, verdicts: st.verdicts, main: st.main}
 }
 
 type prefixes struct {
@@ -115,12 +258,7 @@ func readState(g gitstore.Store, p prefixes) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.runIDs = make([]string, 0, len(refs))
-	for _, r := range refs {
-		id := strings.TrimPrefix(r.Name, p.runs)
-		st.runs[id] = r.OID
-		st.runIDs = append(st.runIDs, id)
-	}
+	st.runs = newRefList(p.runs, refs)
 	if refs, err = g.Refs(p.conflicts); err != nil {
 		return nil, err
 	}

@@ -305,7 +305,8 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 		for _, m := range final {
 			named[m] = true
 		}
-		for _, f := range journalOrphans(journalRecords, final, named) {
+		run := func(id string) (gitstore.OID, bool) { m, ok := final[id]; return m, ok }
+		for _, f := range journalOrphans(journalRecords, run, func(m gitstore.OID) bool { return named[m] }) {
 			no(journal, "%s", f)
 		}
 	}
