@@ -49,6 +49,10 @@ const (
 	// pack git writes needs one (a base is written before its deltas), a
 	// chain of REF_DELTAs written backwards one per delta.
 	maxDeltaRounds = 4
+	// deltaSizeMin is git's DELTA_SIZE_MIN: patch_delta refuses a shorter
+	// delta ("failed to apply delta"), which applyDelta would apply (two
+	// bytes: an empty object).
+	deltaSizeMin = 4
 )
 
 // keptObject is an object indexPackKeeping hashed.
@@ -522,6 +526,9 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			delta, _, ok := x.inflate(o.data, int64(len(x.pack)-20), o.size)
 			if !ok {
 				return "zlib stream"
+			}
+			if len(delta) < deltaSizeMin {
+				return "delta too short"
 			}
 			if !deltaSizesShort(delta) {
 				return "delta size header"

@@ -91,6 +91,27 @@ func TestIndexPackGoDeltaSizeOverflow(t *testing.T) {
 	}
 }
 
+// TestIndexPackGoDeltaShort: a delta of fewer than four bytes (git's
+// DELTA_SIZE_MIN: patch_delta refuses it, "failed to apply delta"), which
+// can only say "an empty object", is left to git.
+func TestIndexPackGoDeltaShort(t *testing.T) {
+	t.Parallel()
+	blob, tree, _ := canonicalObjects()
+	bl := rawEntry(plumbing.BlobObject, len(blob.data), nil, blob.data)
+	big := bytes.Repeat([]byte("y"), 129)
+	eb := rawEntry(plumbing.BlobObject, len(big), nil, big)
+	et := rawEntry(plumbing.TreeObject, len(tree.data), nil, tree.data)
+	for name, p := range map[string][]byte{
+		"an empty blob in two bytes":   rawPack(bl, rawEntry(plumbing.OFSDeltaObject, 2, ofsBack(int64(len(bl))), []byte{6, 0})),
+		"an empty blob in three bytes": rawPack(eb, rawEntry(plumbing.OFSDeltaObject, 3, ofsBack(int64(len(eb))), []byte{0x81, 1, 0})),
+		"an empty tree in two bytes":   rawPack(bl, et, rawEntry(plumbing.OFSDeltaObject, 2, ofsBack(int64(len(et))), []byte{byte(len(tree.data)), 0})),
+	} {
+		if why := checkAgainstGit(t, p); why == "" {
+			t.Errorf("%s: indexPackGo took the pack; want it left to git", name)
+		}
+	}
+}
+
 // TestIndexPackGoDeltaBomb: a delta claiming a result larger than
 // indexPackGo takes (a 64 KiB base copied over and over: one byte of the
 // delta per 64 KiB) is left to git before it is applied, not built to
