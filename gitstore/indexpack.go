@@ -607,8 +607,8 @@ func hexID(b []byte) (plumbing.Hash, bool) {
 }
 
 // commit checks a commit in the subset: "tree", any "parent", one
-// "author" and one "committer" line, each as below, then a blank line and
-// any message, no NUL anywhere.
+// "author" and one "committer" line, each as below, at most a "gpgsig"
+// header, then a blank line and any message, no NUL anywhere.
 func (x *packIndexer) commit(b []byte) string {
 	if bytes.IndexByte(b, 0) >= 0 {
 		return "commit with a NUL"
@@ -645,6 +645,23 @@ func (x *packIndexer) commit(b []byte) string {
 			return "commit ident"
 		}
 		rest = after[nl+1:]
+	}
+	// A signature (readproof signs manifests: docs/evidence.md): one
+	// "gpgsig" header, its continuation lines each starting with a space.
+	// git's fsck reads nothing after the committer line but that the
+	// headers end with a blank line and hold no NUL (verify_headers).
+	if after, ok := bytes.CutPrefix(rest, []byte("gpgsig ")); ok {
+		for {
+			nl := bytes.IndexByte(after, '\n')
+			if nl < 0 {
+				return "commit header"
+			}
+			rest = after[nl+1:]
+			if len(rest) == 0 || rest[0] != ' ' {
+				break
+			}
+			after = rest
+		}
 	}
 	if len(rest) == 0 || rest[0] != '\n' {
 		return "commit header" // another header, or no blank line

@@ -202,7 +202,9 @@ func TestIndexPackGoFallsBack(t *testing.T) {
 	wantWhy := map[string]string{
 		"tag":                                    "tag",
 		"commit with encoding":                   "commit header",
-		"commit with gpgsig":                     "commit header",
+		"commit with gpgsig then encoding":       "commit header",
+		"commit with gpgsig unterminated":        "commit header",
+		"commit with two gpgsig":                 "commit header",
 		"commit without blank line":              "commit header",
 		"commit with NUL":                        "commit with a NUL",
 		"commit with uppercase id":               "commit tree",
@@ -256,7 +258,9 @@ func TestIndexPackGoFallsBack(t *testing.T) {
 	}{
 		{"tag", packObject{plumbing.TagObject, []byte("object " + commit.id().String() + "\ntype commit\ntag v1\ntagger " + ident + "\n\nv1\n")}},
 		{"commit with encoding", commitWith("tree TREE\nauthor " + ident + "\ncommitter " + ident + "\nencoding latin1\n\nm\n")},
-		{"commit with gpgsig", commitWith("tree TREE\nauthor " + ident + "\ncommitter " + ident + "\ngpgsig x\n\nm\n")},
+		{"commit with gpgsig then encoding", commitWith("tree TREE\nauthor " + ident + "\ncommitter " + ident + "\ngpgsig x\n y\nencoding latin1\n\nm\n")},
+		{"commit with gpgsig unterminated", commitWith("tree TREE\nauthor " + ident + "\ncommitter " + ident + "\ngpgsig x\n y")},
+		{"commit with two gpgsig", commitWith("tree TREE\nauthor " + ident + "\ncommitter " + ident + "\ngpgsig x\ngpgsig y\n\nm\n")},
 		{"commit without blank line", commitWith("tree TREE\nauthor " + ident + "\ncommitter " + ident + "\n")},
 		{"commit with NUL", commitWith("tree TREE\nauthor " + ident + "\ncommitter " + ident + "\n\nm\x00\n")},
 		{"commit with uppercase id", commitWith("tree " + strings.ToUpper(tree.id().String()) + "\nauthor " + ident + "\ncommitter " + ident + "\n\nm\n")},
@@ -602,5 +606,24 @@ func TestEncodeIndexLargeOffsets(t *testing.T) {
 	}
 	if got := encodeIndex(entries, packSum[:]); !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("encodeIndex with large offsets differs from go-git's encoder (%d and %d bytes)", len(got), want.Len())
+	}
+}
+
+// TestIndexPackGoSignedCommit: a commit signed as readproof signs manifests
+// (a gpgsig header of continuation lines) is in the subset, with git's
+// index; so are a one-line signature and one whose message is empty.
+func TestIndexPackGoSignedCommit(t *testing.T) {
+	t.Parallel()
+	blob, tree, _ := canonicalObjects()
+	ident := "readproof <readproof@localhost> 1700000000 +0000"
+	sig := "gpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lHAAAAAQAAADMAAAALc3NoLWVkMjU1MTkAAAAg\n \n -----END SSH SIGNATURE-----\n"
+	for name, text := range map[string]string{
+		"armored":    "tree TREE\nauthor " + ident + "\ncommitter " + ident + "\n" + sig + "\nrun r1\n",
+		"one line":   "tree TREE\nauthor " + ident + "\ncommitter " + ident + "\ngpgsig x\n\nm\n",
+		"no message": "tree TREE\nauthor " + ident + "\ncommitter " + ident + "\n" + sig + "\n",
+	} {
+		if why := checkAgainstGit(t, testPack(blob, tree, commitWith(text))); why != "" {
+			t.Errorf("%s: a signed commit was left to git: %s", name, why)
+		}
 	}
 }
