@@ -362,6 +362,7 @@ func FuzzIndexPackGo(f *testing.F) {
 	f.Add(byte(1), []byte("tree "+tree.id().String()+"\nparent "+commit.id().String()+"\nauthor "+ident+"\ncommitter "+ident+"\n\nsecond\n"))
 	f.Add(byte(1), []byte("tree "+tree.id().String()+"\nauthor  A <a@example.com> 0 +0000\ncommitter A <> 0 -1200\n\n"))
 	f.Add(byte(1), []byte("tree "+tree.id().String()+"\nauthor A <a@example.com> 9999999999 +9999\ncommitter "+ident+"\n\n\x01"))
+	f.Add(byte(1), []byte("tree "+tree.id().String()+"\nauthor "+ident+"\ncommitter "+ident+"\ngpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lH\n \n -----END SSH SIGNATURE-----\n\nrun r1\n"))
 	f.Add(byte(2), treeOf("100644 a", "100755 b", "40000 c").data)
 	tid := tree.id()
 	f.Add(byte(2), append([]byte("40000 d\x00"), tid[:]...))
