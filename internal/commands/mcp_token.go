@@ -114,6 +114,11 @@ func parseLifetime(s string) (time.Duration, error) {
 	if err != nil || d <= 0 {
 		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: not a positive duration", s), "give a lifetime such as 90m, 12h or 30d, or leave --expires out for a token that does not expire"))
 	}
+	if d < time.Second {
+		// the token file keeps expiry times to the second: such a
+		// token would be expired when it is shown
+		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: under a second, so the token would expire before it is used", s), "give a lifetime such as 90m, 12h or 30d"))
+	}
 	return d, nil
 }
 
