@@ -220,6 +220,12 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	if res, err = verifyClone(ctx, g, t, opts, <-pre); err != nil {
 		return nil, nameRemote(err, "clone "+shown)
 	}
+	// An interruption (Ctrl-C cancels ctx) while the runs were verified
+	// stops the clone here: nothing is published, the staging directory
+	// goes (the deferred Discard).
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("clone %s: %w", shown, err)
+	}
 	// No pack-refs pass: every fetched ref is packed already; the few refs
 	// verification may add (journal records, conflicts) stay loose.
 	if err := st.Publish(); err != nil {

@@ -435,3 +435,43 @@ func TestCloneLocalRefusedByConfig(t *testing.T) {
 	}
 	nothingBeside(t, dst)
 }
+
+// cancelOn is a progress writer that cancels a context when the progress
+// shows want (and keeps what it was given).
+type cancelOn struct {
+	testproc.SyncBuffer
+	want   string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.SyncBuffer.Write(p)
+	if strings.Contains(c.SyncBuffer.String(), c.want) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestCloneInterruptedWhileVerifying: a clone interrupted (Ctrl-C cancels
+// its context) once its copy is done, while its runs are verified, stops
+// there: it reports the interruption and leaves nothing at its path or
+// beside it, instead of finishing and publishing the store.
+func TestCloneInterruptedWhileVerifying(t *testing.T) {
+	t.Parallel()
+	dir, _, _ := localSource(t, "pack")
+	dst := filepath.Join(t.TempDir(), "clone")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := &cancelOn{want: "Verifying manifests", cancel: cancel}
+	_, err := Clone(ctx, dir, dst, Options{Progress: progress})
+	if !strings.Contains(progress.String(), "Verifying manifests") {
+		t.Fatalf("progress of the clone:\n%s\nwant its verification", progress.String())
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a clone interrupted while verifying: %v; want context.Canceled", err)
+	}
+	if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+		t.Fatalf("an interrupted clone left %s behind (%v)", dst, serr)
+	}
+	nothingBeside(t, dst)
+}
