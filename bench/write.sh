@@ -197,6 +197,9 @@ row "evidence verify (against the store)" ours.verifystore peer.verifystore "<= 
 row "1-document run --id" ours.run1 peer.run1 "< 10 ms"
 row "get" ours.get peer.get "< 10 ms"
 echo
+echo "(The 1-document rows are ten calls right after each tool recorded, exported and verified $n documents: with the"
+echo "peer alternating they also wait for the disk's writeback of that work. bench/latency.sh times the steady state.)"
+echo
 echo "| peak RSS, medians | ours | peer | ours/peer |"
 echo "| --- | --- | --- | --- |"
 for r in record export verify verifystore; do
