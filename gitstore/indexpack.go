@@ -809,13 +809,25 @@ func treeNameOK(name []byte) bool {
 	for _, c := range name {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '-', c == '_', c == '.', c == '+', c == '=', c == ',', c == '@':
+		case c == '-', c == '_', c == '.', c == '+', c == '=', c == ',', c == '@', c == '~':
 		default:
 			return false
 		}
 	}
 	if string(name) == "." || string(name) == ".." {
 		return false
+	}
+	// A '~' (URI clashes give readproof names such as "refunds~1") makes
+	// an NTFS short name only after a prefix of git's short names for the
+	// names its fsck checks: "git~1", "gitmod~1", "gi7eba~1" (.gitmodules),
+	// "gi250a" (.gitignore), "gi7d29" (.gitattributes), "maba30" (.mailmap),
+	// or an empty prefix ("~1234567": path.c, is_ntfs_dotgit and
+	// is_ntfs_dot_generic). A name starting with g, m or '~' is left to git.
+	if bytes.IndexByte(name, '~') >= 0 {
+		switch name[0] {
+		case 'g', 'G', 'm', 'M', '~':
+			return false
+		}
 	}
 	lower := bytes.ToLower(name[:min(len(name), 8)])
 	return !bytes.HasPrefix(lower, []byte(".git")) && !bytes.HasPrefix(lower, []byte(".mailmap"))

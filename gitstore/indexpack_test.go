@@ -225,6 +225,11 @@ func TestIndexPackGoFallsBack(t *testing.T) {
 		"tree entry .Gitattributes":              "tree entry name",
 		"tree entry .mailmap":                    "tree entry name",
 		"tree entry git~1":                       "tree entry name",
+		"tree entry GI7EBA~1 (.gitmodules)":      "tree entry name",
+		"tree entry gi~12345 (.gitmodules)":      "tree entry name",
+		"tree entry ~1234567 (.gitmodules)":      "tree entry name",
+		"tree entry maba30~1 (.mailmap)":         "tree entry name",
+		"tree entry gitmod~1 (.gitmodules)":      "tree entry name",
 		"tree entry .git. (NTFS)":                "tree entry name",
 		"tree entry .":                           "tree entry name",
 		"tree entry ..":                          "tree entry name",
@@ -281,6 +286,11 @@ func TestIndexPackGoFallsBack(t *testing.T) {
 		{"tree entry .Gitattributes", treeOf("100644 .Gitattributes")},
 		{"tree entry .mailmap", treeOf("100644 .mailmap")},
 		{"tree entry git~1", treeOf("100644 git~1")},
+		{"tree entry GI7EBA~1 (.gitmodules)", treeOf("100644 GI7EBA~1")},
+		{"tree entry gi~12345 (.gitmodules)", treeOf("100644 gi~12345")},
+		{"tree entry ~1234567 (.gitmodules)", treeOf("100644 ~1234567")},
+		{"tree entry maba30~1 (.mailmap)", treeOf("100644 maba30~1")},
+		{"tree entry gitmod~1 (.gitmodules)", treeOf("100644 gitmod~1")},
 		{"tree entry .git. (NTFS)", treeOf("100644 .git.")},
 		{"tree entry .", treeOf("100644 .")},
 		{"tree entry ..", treeOf("100644 ..")},
@@ -368,6 +378,7 @@ func FuzzIndexPackGo(f *testing.F) {
 	f.Add(byte(2), append([]byte("40000 d\x00"), tid[:]...))
 	f.Add(byte(2), treeOf("100644 a-b", "100644 a.b", "100644 a=b", "100644 a@b").data)
 	f.Add(byte(2), treeOf("100644 .gitx", "100644 .github").data)
+	f.Add(byte(2), treeOf("100644 a~1", "100644 refunds~", "100644 x~12345").data)
 	f.Add(byte(2), []byte{})
 	f.Add(byte(3), []byte("hello\n"))
 	f.Add(byte(4), []byte("object "+commit.id().String()+"\ntype commit\ntag v1\ntagger "+ident+"\n\nv1\n"))
@@ -607,6 +618,19 @@ func TestEncodeIndexLargeOffsets(t *testing.T) {
 	}
 	if got := encodeIndex(entries, packSum[:]); !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("encodeIndex with large offsets differs from go-git's encoder (%d and %d bytes)", len(got), want.Len())
+	}
+}
+
+// TestIndexPackGoTildeNames: the names a URI clash gives a readproof tree
+// ("refunds~", "refunds~1", "policies~2") are in the subset, with git's
+// index.
+func TestIndexPackGoTildeNames(t *testing.T) {
+	t.Parallel()
+	blob, tree, commit := canonicalObjects()
+	for _, name := range []string{"refunds~", "refunds~1", "policies~2", "a~1", "doc.md~12", "x~"} {
+		if why := checkAgainstGit(t, testPack(blob, tree, commit, treeOf("100644 "+name))); why != "" {
+			t.Errorf("a tree naming %q was left to git: %s", name, why)
+		}
 	}
 }
 
