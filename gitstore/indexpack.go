@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"hash/adler32"
 	"hash/crc32"
 	"slices"
@@ -26,6 +27,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	githash "github.com/go-git/go-git/v5/plumbing/hash"
+
+	"github.com/readproof/readproof/gitstore/gitobj"
 )
 
 // collisionSummer is sha1cd's digest (githash.New): git hashes with
@@ -61,10 +64,28 @@ type keptObject struct {
 	data []byte
 }
 
+// idFan is the fan-out of a sorted list of ids: the ids starting with
+// byte b are at [fan[b], fan[b+1]). Filled by count for each id, then sum.
+type idFan [257]int32
+
+func (f *idFan) count(h plumbing.Hash) { f[int(h[0])+1]++ }
+
+func (f *idFan) sum() {
+	for i := 1; i < len(f); i++ {
+		f[i] += f[i-1]
+	}
+}
+
+// span is where the ids starting as h does are.
+func (f *idFan) span(h plumbing.Hash) (lo, hi int) { return int(f[h[0]]), int(f[int(h[0])+1]) }
+
+// compareTail orders two ids of one span: by what follows their first byte.
+func compareTail(a, b plumbing.Hash) int { return bytes.Compare(a[1:], b[1:]) }
+
 // keptObjects are the objects indexPackKeeping hashed, in the order of
 // their ids, their contents in arena.
 type keptObjects struct {
-	fan   [257]int32
+	fan   idFan
 	ids   []plumbing.Hash
 	types []plumbing.ObjectType
 	spans [][2]int // of each content in arena
@@ -139,8 +160,8 @@ func (c *CopiedObjects) get(h plumbing.Hash) (keptObject, bool) {
 	if k == nil {
 		return keptObject{}, false
 	}
-	lo, hi := int(k.fan[h[0]]), int(k.fan[int(h[0])+1])
-	i, ok := slices.BinarySearchFunc(k.ids[lo:hi], h, func(a, b plumbing.Hash) int { return bytes.Compare(a[1:], b[1:]) })
+	lo, hi := k.fan.span(h)
+	i, ok := slices.BinarySearchFunc(k.ids[lo:hi], h, compareTail)
 	if !ok {
 		return keptObject{}, false
 	}
@@ -194,7 +215,8 @@ type packIndexer struct {
 	held  int
 	// sorted: the objects in the order of their ids
 	sorted []sortedObject
-	buf    []byte // the content of the whole object being checked
+	buf    []byte   // the content of the whole object being checked
+	hdr    [32]byte // the object header being hashed, then its sum
 	// kept, when not nil, takes the commits, trees and small blobs hashed
 	// (keptBlobMax, keptMax), for CopiedObjects
 	keep  bool
@@ -236,14 +258,12 @@ func (x *packIndexer) keptObjects() *keptObjects {
 		if o.keptEnd == 0 {
 			continue
 		}
-		k.fan[int(o.h[0])+1]++
+		k.fan.count(o.h)
 		k.ids = append(k.ids, o.h)
 		k.types = append(k.types, o.t)
 		k.spans = append(k.spans, [2]int{o.keptEnd - o.keptLen, o.keptEnd})
 	}
-	for i := 1; i < len(k.fan); i++ {
-		k.fan[i] += k.fan[i-1]
-	}
+	k.fan.sum()
 	return k
 }
 
@@ -340,17 +360,15 @@ func (x *packIndexer) run() string {
 		}
 	}
 	// the links looked up in the range of their first byte
-	var fan [257]int32
+	var fan idFan
 	for _, o := range x.sorted {
-		fan[int(o.h[0])+1]++
+		fan.count(o.h)
 	}
-	for i := 1; i < len(fan); i++ {
-		fan[i] += fan[i-1]
-	}
+	fan.sum()
 	for _, l := range x.links {
-		lo, hi := fan[l.h[0]], fan[int(l.h[0])+1]
-		i, ok := slices.BinarySearchFunc(x.sorted[lo:hi], l.h, func(o sortedObject, h plumbing.Hash) int { return bytes.Compare(o.h[1:], h[1:]) })
-		i += int(lo)
+		lo, hi := fan.span(l.h)
+		i, ok := slices.BinarySearchFunc(x.sorted[lo:hi], l.h, func(o sortedObject, h plumbing.Hash) int { return compareTail(o.h, h) })
+		i += lo
 		if !ok {
 			return "missing object " + l.h.String()
 		}
@@ -405,14 +423,11 @@ func (x *packIndexer) inflateInto(data []byte, off, end int64) ([]byte, int, boo
 // object hashes and checks the content of o, a whole object.
 func (x *packIndexer) object(o *indexedObject, data []byte) string {
 	x.hash.Reset()
-	x.hash.Write(o.t.Bytes())
-	var hdr [24]byte
-	b := append(hdr[:0], ' ')
-	b = appendInt(b, int64(len(data)))
-	b = append(b, 0)
-	x.hash.Write(b)
+	x.hash.Write(appendObjectHeader(x.hdr[:0], o.t, len(data)))
 	x.hash.Write(data)
-	sum, col := x.hash.(collisionSummer).CollisionResistantSum(nil)
+	// summed into x.hdr, which no longer holds the header (so nothing
+	// is allocated per object)
+	sum, col := x.hash.(collisionSummer).CollisionResistantSum(x.hdr[:0])
 	if col {
 		return "SHA-1 collision"
 	}
@@ -439,20 +454,6 @@ func (x *packIndexer) object(o *indexedObject, data []byte) string {
 	default:
 		return "tag"
 	}
-}
-
-func appendInt(b []byte, v int64) []byte {
-	var d [20]byte
-	i := len(d)
-	for {
-		i--
-		d[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return append(b, d[i:]...)
 }
 
 // resolveDeltas resolves the deltas of the pack, in rounds: a delta whose
@@ -587,22 +588,10 @@ func deltaSizesShort(delta []byte) bool {
 // not the null id.
 func hexID(b []byte) (plumbing.Hash, bool) {
 	var h plumbing.Hash
-	if len(b) < 41 || b[40] != '\n' {
+	if len(b) < 41 || b[40] != '\n' || !gitobj.IsObjectID(b[:40]) {
 		return h, false
 	}
-	for i := 0; i < 40; i++ {
-		c := b[i]
-		var v byte
-		switch {
-		case c >= '0' && c <= '9':
-			v = c - '0'
-		case c >= 'a' && c <= 'f':
-			v = c - 'a' + 10
-		default:
-			return h, false
-		}
-		h[i/2] |= v << (4 * (1 - i%2))
-	}
+	hex.Decode(h[:], b[:40]) // cannot fail: checked above
 	return h, !h.IsZero()
 }
 
@@ -797,11 +786,11 @@ func treeNameCompare(a []byte, aDir bool, b []byte, bDir bool) int {
 }
 
 // treeNameOK reports whether a tree entry's name is in the subset: 1-255
-// bytes of ASCII letters, digits and "-_.+=,@", not "." or "..", not
-// starting with ".git" or ".mailmap" in any case (the names git's fsck
-// looks at: .git, .gitmodules, .gitattributes, .gitignore, .mailmap, with
-// their NTFS spellings, whose short forms need a '~', which is outside the
-// set, and HFS spellings, which need bytes outside ASCII).
+// bytes of ASCII letters, digits and "-_.+=,@~", not "." or "..", not
+// starting with ".git" or ".mailmap" in any case, and with a '~' only
+// when it does not start with g, m or '~' (the names git's fsck looks at:
+// .git, .gitmodules, .gitattributes, .gitignore, .mailmap, with their NTFS
+// spellings, below, and HFS spellings, which need bytes outside ASCII).
 func treeNameOK(name []byte) bool {
 	if len(name) == 0 || len(name) > maxTreeName {
 		return false
@@ -829,6 +818,11 @@ func treeNameOK(name []byte) bool {
 			return false
 		}
 	}
-	lower := bytes.ToLower(name[:min(len(name), 8)])
-	return !bytes.HasPrefix(lower, []byte(".git")) && !bytes.HasPrefix(lower, []byte(".mailmap"))
+	return !hasPrefixFold(name, ".git") && !hasPrefixFold(name, ".mailmap")
+}
+
+// hasPrefixFold reports whether name starts with prefix, ASCII letters in
+// either case.
+func hasPrefixFold(name []byte, prefix string) bool {
+	return len(name) >= len(prefix) && bytes.EqualFold(name[:len(prefix)], []byte(prefix))
 }
