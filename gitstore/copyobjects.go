@@ -328,14 +328,8 @@ func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string
 // objectMode is the mode git gives the object files of the transport's
 // repository (its core.sharedRepository).
 func (t *Transport) objectMode() os.FileMode {
-	p := perms{}
-	if data, err := readSmallFile(filepath.Join(t.dir, "config"), maxLocalConfig); err == nil {
-		cfg := gitconfig.New()
-		if gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg) == nil {
-			p.group = sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup
-		}
-	}
-	return p.object()
+	cfg, _ := readConfig(t.dir) // unreadable: private, as a store without one
+	return permsFromConfig(cfg).object()
 }
 
 // indexPackError is the error of a failed index-pack of the copy:

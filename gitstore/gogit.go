@@ -366,10 +366,7 @@ func OpenWithOptions(path string, opts Options) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	perm := perms{}
-	if cfg != nil {
-		perm.group = sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup
-	}
+	perm := permsFromConfig(cfg)
 	// Loose objects are written through a temporary file in objects/pack;
 	// createTemp makes the directory when it is missing, so opening the
 	// store does not look for it.

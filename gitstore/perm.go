@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // Sharing says who besides the owner may read a store's files. It is kept in
@@ -62,6 +64,15 @@ func sharingFromConfig(v string) Sharing {
 
 // perms are the modes a store's files are created with.
 type perms struct{ group bool }
+
+// permsFromConfig is what a repository's core.sharedRepository asks for
+// (cfg nil: no config, private).
+func permsFromConfig(cfg *gitconfig.Config) perms {
+	if cfg == nil {
+		return perms{}
+	}
+	return perms{group: sharingFromConfig(cfg.Section("core").Options.Get("sharedRepository")) == ShareGroup}
+}
 
 func (p perms) dir() fs.FileMode {
 	if p.group {
