@@ -386,7 +386,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	onJournal := map[gitstore.OID]bool{}
 	if local.main != "" {
 		res.Journal = "adopted"
-		named := lazyNamed(local)
+		named := lazyNamed(local, nil)
 		journalFailures = append(journalFailures, journalOrphans(records, local.runs.get, named)...)
 		if len(journalFailures) > 0 {
 			return nil, unverified(journalFailures)

@@ -180,10 +180,10 @@ func trackingUpdates(remote string, listed, tracking []gitstore.Ref) (ups []gits
 			continue
 		}
 		key, w := r.Name[len(specs[k].dstPre):], want[k]
-		for ; next[k] < w.len() && w.refs[next[k]].Name[len(w.prefix):] < key; next[k]++ {
+		for ; next[k] < w.len() && w.key(next[k]) < key; next[k]++ {
 			set(k, next[k], "") // new
 		}
-		if next[k] < w.len() && w.refs[next[k]].Name[len(w.prefix):] == key {
+		if next[k] < w.len() && w.key(next[k]) == key {
 			if _, oid := w.at(next[k]); oid != r.OID {
 				set(k, next[k], r.OID)
 			}

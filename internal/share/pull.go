@@ -392,7 +392,7 @@ func readLocal(g gitstore.Store) (*localRefs, error) {
 func holdsAll(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem, local *state, tagConflicts map[string]gitstore.OID) (bool, error) {
 	// the manifests run refs name, a map of every run: made only when a
 	// remote run id names another manifest here, or a conflict is kept
-	named := lazyNamed(local)
+	named := lazyNamed(local, nil)
 	var otherNames []RunRef
 	at := 0 // both lists sorted by id: a join, no map of either
 	for i := range rem.runs.refs {

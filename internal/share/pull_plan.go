@@ -145,16 +145,7 @@ func (p *planner) runs() {
 			differ = append(differ, i)
 		}
 	}
-	var named map[gitstore.OID]bool
-	p.named = func(m gitstore.OID) bool {
-		if named == nil {
-			named = local.named()
-			for _, n := range p.newRuns {
-				named[n] = true
-			}
-		}
-		return named[m]
-	}
+	p.named = lazyNamed(local, p.newRuns)
 	// The same run id naming another manifest: keep it as a conflict.
 	p.newConflicts = map[string][]string{}
 	for _, i := range differ {

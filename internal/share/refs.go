@@ -108,10 +108,11 @@ func newRefList(prefix string, refs []gitstore.Ref) refList {
 
 func (l refList) len() int { return len(l.refs) }
 
+// key is the i-th key (run id).
+func (l refList) key(i int) string { return l.refs[i].Name[len(l.prefix):] }
+
 // at returns the i-th key (run id) and its value (manifest).
-func (l refList) at(i int) (string, gitstore.OID) {
-	return l.refs[i].Name[len(l.prefix):], l.refs[i].OID
-}
+func (l refList) at(i int) (string, gitstore.OID) { return l.key(i), l.refs[i].OID }
 
 // get returns the value of key id (binary search).
 func (l refList) get(id string) (gitstore.OID, bool) {
@@ -129,11 +130,11 @@ func (l refList) get(id string) (gitstore.OID, bool) {
 // the keys asked come in order.
 func (l refList) seek(from *int, id string) (gitstore.OID, bool) {
 	i := *from
-	for i < len(l.refs) && l.refs[i].Name[len(l.prefix):] < id {
+	for i < len(l.refs) && l.key(i) < id {
 		i++
 	}
 	*from = i
-	if i < len(l.refs) && l.refs[i].Name[len(l.prefix):] == id {
+	if i < len(l.refs) && l.key(i) == id {
 		return l.refs[i].OID, true
 	}
 	return "", false
@@ -214,13 +215,16 @@ func (st *state) named() map[gitstore.OID]bool {
 	return m
 }
 
-// lazyNamed is st.named(), made on first use: most pulls and clones never
-// ask it.
-func lazyNamed(st *state) func(gitstore.OID) bool {
+// lazyNamed is st.named(), with the manifests of more added, made on
+// first use: most pulls and clones never ask it.
+func lazyNamed(st *state, more map[string]gitstore.OID) func(gitstore.OID) bool {
 	var set map[gitstore.OID]bool
 	return func(m gitstore.OID) bool {
 		if set == nil {
 			set = st.named()
+			for _, n := range more {
+				set[n] = true
+			}
 		}
 		return set[m]
 	}
