@@ -90,13 +90,9 @@ func (s *Store) mountTip(runID string) (gitstore.OID, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := s.readFile(c, "run.json")
+	st, err := s.runStateOf(tip, c)
 	if err != nil {
 		return "", err
-	}
-	var st runState
-	if err := json.Unmarshal(data, &st); err != nil {
-		return "", fmt.Errorf("open run %s: %w", tip, err)
 	}
 	if err := s.ownRun(runID, st); err != nil {
 		return "", err

@@ -120,24 +120,33 @@ func (s *Store) StartRun(id string) error {
 	})
 }
 
-// openEntries reads run.json and the entries of an open run commit.
-func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitstore.Commit, error) {
+// runStateOf reads run.json of c, the open run commit tip.
+func (s *Store) runStateOf(tip gitstore.OID, c gitstore.Commit) (runState, error) {
 	var st runState
-	c, err := s.git.Commit(tip)
-	if err != nil {
-		return st, nil, c, err
-	}
 	data, err := s.readFile(c, "run.json")
 	if err != nil {
-		return st, nil, c, err
+		return st, err
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return st, nil, c, fmt.Errorf("open run %s: %w", tip, err)
+		return st, fmt.Errorf("open run %s: %w", tip, err)
 	}
 	if st.Caller != "" {
 		if err := identity.ValidateCaller(st.Caller); err != nil {
-			return st, nil, c, fmt.Errorf("open run %s: run.json: %w", tip, err)
+			return st, fmt.Errorf("open run %s: run.json: %w", tip, err)
 		}
+	}
+	return st, nil
+}
+
+// openEntries reads run.json and the entries of an open run commit.
+func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitstore.Commit, error) {
+	c, err := s.git.Commit(tip)
+	if err != nil {
+		return runState{}, nil, c, err
+	}
+	st, err := s.runStateOf(tip, c)
+	if err != nil {
+		return st, nil, c, err
 	}
 	root, err := s.git.Tree(c.Tree)
 	if err != nil {
