@@ -83,13 +83,14 @@ func (f *idFan) span(h plumbing.Hash) (lo, hi int) { return int(f[h[0]]), int(f[
 func compareTail(a, b plumbing.Hash) int { return bytes.Compare(a[1:], b[1:]) }
 
 // keptObjects are the objects indexPackKeeping hashed, in the order of
-// their ids, their contents in arena.
+// their ids, and their contents.
 type keptObjects struct {
-	fan   idFan
-	ids   []plumbing.Hash
-	types []plumbing.ObjectType
-	spans [][2]int // of each content in arena
-	arena []byte
+	fan      idFan
+	ids      []plumbing.Hash
+	types    []plumbing.ObjectType
+	contents [][]byte // each in one of the indexer's arena chunks (or a delta's own result)
+	bytes    int      // in contents
+	reserved int      // in the arena chunks allocated
 }
 
 // CopiedObjects hands the objects the Go index of a copy hashed (its
@@ -166,8 +167,7 @@ func (c *CopiedObjects) get(h plumbing.Hash) (keptObject, bool) {
 		return keptObject{}, false
 	}
 	i += lo
-	sp := k.spans[i]
-	return keptObject{k.types[i], k.arena[sp[0]:sp[1]:sp[1]]}, true
+	return keptObject{k.types[i], k.contents[i]}, true
 }
 
 // Len is the number of objects held (for tests).
@@ -190,9 +190,9 @@ type indexedObject struct {
 	baseID  plumbing.Hash
 	size    int64 // the inflated size of the entry (a delta's: of the delta)
 	done    bool  // id known
-	// keptEnd, keptLen: where its content ends in packIndexer.arena, and
-	// its length (keptEnd 0: not kept)
-	keptEnd, keptLen int
+	// kept: its content, when kept for CopiedObjects (nil: not kept);
+	// its capacity is its length
+	kept []byte
 }
 
 // packLink is an object an object of the pack names, and the type it
@@ -219,8 +219,13 @@ type packIndexer struct {
 	hdr    [32]byte // the object header being hashed, then its sum
 	// kept, when not nil, takes the commits, trees and small blobs hashed
 	// (keptBlobMax, keptMax), for CopiedObjects
-	keep  bool
-	arena []byte // the contents kept, in the order of objs
+	keep bool
+	// arena is the chunk whole objects kept are inflated into; a full
+	// chunk is left where it is (its objects point into it) and a larger
+	// one started, so nothing kept is ever copied
+	arena     []byte
+	keptBytes int // kept so far, at most keptMax
+	reserved  int // the capacity of the chunks allocated
 }
 
 // indexPackGo indexes and checks pack, a whole pack file. It returns the
@@ -237,10 +242,6 @@ func indexPackGo(ctx context.Context, pack []byte) (idx []byte, why string) {
 // commits, trees and small blobs it hashed (CopiedObjects).
 func indexPackKeeping(ctx context.Context, pack []byte, keep bool) (idx []byte, kept *keptObjects, why string) {
 	x := &packIndexer{ctx: ctx, pack: pack, hash: githash.New(githash.CryptoType), keep: keep}
-	if keep {
-		// small objects inflate to about twice their pack's bytes
-		x.arena = make([]byte, 0, min(2*len(pack), keptMax))
-	}
 	if why := x.run(); why != "" {
 		return nil, nil, why
 	}
@@ -252,16 +253,16 @@ func indexPackKeeping(ctx context.Context, pack []byte, keep bool) (idx []byte, 
 
 // keptObjects gathers what object kept, in the order of the ids.
 func (x *packIndexer) keptObjects() *keptObjects {
-	k := &keptObjects{arena: x.arena}
+	k := &keptObjects{bytes: x.keptBytes, reserved: x.reserved}
 	for _, so := range x.sorted {
 		o := &x.objs[so.i]
-		if o.keptEnd == 0 {
+		if o.kept == nil {
 			continue
 		}
 		k.fan.count(o.h)
 		k.ids = append(k.ids, o.h)
 		k.types = append(k.types, o.t)
-		k.spans = append(k.spans, [2]int{o.keptEnd - o.keptLen, o.keptEnd})
+		k.contents = append(k.contents, o.kept)
 	}
 	k.fan.sum()
 	return k
@@ -322,17 +323,24 @@ func (x *packIndexer) run() string {
 		case plumbing.REFDeltaObject:
 			o.delta, o.t, o.baseID = e.t, 0, e.baseID
 		}
-		if int64(cap(x.buf)) < e.size {
-			x.buf = make([]byte, max(e.size, 64<<10))
+		var dst []byte
+		kept := x.keeps(e.t, e.size)
+		if kept {
+			dst = x.reserve(int(e.size))
+		} else {
+			if int64(cap(x.buf)) < e.size {
+				x.buf = make([]byte, max(e.size, 64<<10))
+			}
+			dst = x.buf[:e.size]
 		}
-		data, used, ok := x.inflateInto(x.buf[:e.size], o.data, end)
+		data, used, ok := x.inflateInto(dst, o.data, end)
 		if !ok {
 			return "zlib stream"
 		}
 		entryEnd := o.data + int64(used)
 		o.crc = crc32.ChecksumIEEE(p[off:entryEnd])
 		if o.delta == 0 {
-			if why := x.object(&o, data); why != "" {
+			if why := x.object(&o, data, kept); why != "" {
 				return why
 			}
 		} else {
@@ -420,8 +428,42 @@ func (x *packIndexer) inflateInto(data []byte, off, end int64) ([]byte, int, boo
 	return data, 2 + n + 4, true
 }
 
-// object hashes and checks the content of o, a whole object.
-func (x *packIndexer) object(o *indexedObject, data []byte) string {
+// keeps reports whether an object of type t and size bytes is kept for
+// CopiedObjects: commits, trees and blobs of at most keptBlobMax bytes, up
+// to keptMax bytes in all.
+func (x *packIndexer) keeps(t plumbing.ObjectType, size int64) bool {
+	switch t {
+	case plumbing.CommitObject, plumbing.TreeObject:
+	case plumbing.BlobObject:
+		if size > keptBlobMax {
+			return false
+		}
+	default:
+		return false
+	}
+	return x.keep && size <= int64(keptMax-x.keptBytes)
+}
+
+// reserve returns the next size bytes of the arena, for an object keeps
+// said yes to. A chunk too small for it is left as it is, and the next one
+// is twice as large (the first twice the pack's bytes: small objects
+// inflate to about that), never past what keptMax leaves.
+func (x *packIndexer) reserve(size int) []byte {
+	if n := len(x.arena); size > cap(x.arena)-n {
+		c := max(2*cap(x.arena), 2*len(x.pack))
+		c = max(size, min(c, keptMax-x.keptBytes))
+		x.arena = make([]byte, 0, c)
+		x.reserved += c
+	}
+	n := len(x.arena)
+	x.arena = x.arena[:n+size]
+	return x.arena[n : n+size : n+size]
+}
+
+// object hashes and checks the content of o, a whole object; kept: data
+// is to be kept for CopiedObjects (keeps said so, and it is not
+// overwritten: a chunk of the arena, or a delta's own result).
+func (x *packIndexer) object(o *indexedObject, data []byte, kept bool) string {
 	x.hash.Reset()
 	x.hash.Write(appendObjectHeader(x.hdr[:0], o.t, len(data)))
 	x.hash.Write(data)
@@ -433,16 +475,9 @@ func (x *packIndexer) object(o *indexedObject, data []byte) string {
 	}
 	copy(o.h[:], sum)
 	o.done = true
-	if n := len(x.arena) + len(data); x.keep && (o.t != plumbing.BlobObject || len(data) <= keptBlobMax) && n <= keptMax {
-		if n > cap(x.arena) {
-			// twice as large, never past keptMax (append would grow a
-			// large slice by a quarter at a time, past keptMax)
-			a := make([]byte, len(x.arena), min(keptMax, max(n, 2*cap(x.arena))))
-			copy(a, x.arena)
-			x.arena = a
-		}
-		x.arena = append(x.arena, data...)
-		o.keptEnd, o.keptLen = len(x.arena), len(data) // an empty one first is not kept
+	if kept {
+		o.kept = data[:len(data):len(data)]
+		x.keptBytes += len(data)
 	}
 	switch o.t {
 	case plumbing.BlobObject:
@@ -487,6 +522,9 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			return c, true
 		}
 		o := &x.objs[i]
+		if o.kept != nil {
+			return o.kept, true // inflated already, into the arena
+		}
 		data, _, ok := x.inflate(o.data, int64(len(x.pack)-20), o.size)
 		if !ok {
 			return nil, false
@@ -544,7 +582,7 @@ func (x *packIndexer) resolveDeltas(left int) string {
 				return "delta"
 			}
 			o.t = x.objs[base].t
-			if why := x.object(o, data); why != "" {
+			if why := x.object(o, data, x.keeps(o.t, int64(len(data)))); why != "" {
 				return why
 			}
 			x.held += len(data)
