@@ -357,13 +357,11 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 			return nil, nil, nil, fmt.Errorf("read object %s: the copy of this repository failed: %w", id, err)
 		}
 		if k, ok := s.copied.get(h); ok {
-			// hashed to h by the copy's index: nothing to check
+			// hashed to h by the copy's index: nothing to check; the
+			// caller owns what it reads, as an inflated object, so it
+			// gets a copy (one: a MemoryObject would copy it again)
 			data := bytes.Clone(k.data)
-			mo := &plumbing.MemoryObject{}
-			mo.SetType(k.t)
-			mo.SetSize(int64(len(data)))
-			mo.Write(data)
-			return mo, data, nil, nil
+			return &rawObject{h: h, t: k.t, data: data}, data, nil, nil
 		}
 	}
 	var o plumbing.EncodedObject

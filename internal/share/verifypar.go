@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/manifest"
@@ -21,8 +22,8 @@ const recordsRun = "records run "
 // verifyManifests checks every manifest in ids that has not passed yet
 // (checkManifest: the manifest entry by entry, each snapshot hashed) on
 // one goroutine per core, each reading through its own repository handle,
-// and returns the failures in the order of ids. Progress is reported from
-// the calling goroutine.
+// and returns the failures in the order of ids. Progress is reported by
+// the workers, one at a time, and its last line by the calling goroutine.
 func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet, opts Options) []string {
 	var todo []gitstore.OID
 	for _, id := range ids {
@@ -43,38 +44,38 @@ func verifyManifests(g gitstore.Store, ids []gitstore.OID, verified verifiedSet,
 		readers = append(readers, h)
 	}
 	facts := &snapshotFacts{m: map[string]snapshotFact{}}
-	jobs := make(chan int)
-	done := make(chan int, len(todo))
+	// Each worker takes the next manifest by an atomic count: a channel
+	// handing out one job at a time woke a goroutine per manifest.
+	var next, checked atomic.Int64
+	var meter sync.Mutex // the progress line, written by the workers
+	shown := 0
 	var wg sync.WaitGroup
 	for _, r := range readers {
-		wg.Add(1)
-		go func(r gitstore.Store) {
-			defer wg.Done()
-			for i := range jobs {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(todo) {
+					return
+				}
 				var m *manifest.Manifest
 				if m, errs[i] = checkManifestWith(r, todo[i], facts); m != nil {
 					runIDs[i] = m.RunID
 				}
-				done <- i
+				if n := int(checked.Add(1)); opts.Progress != nil && n%100 == 1 && n < len(todo) {
+					meter.Lock()
+					if n > shown { // never a count below one shown
+						shown = n
+						opts.say("\rVerifying manifests: %d/%d", n, len(todo))
+					}
+					meter.Unlock()
+				}
 			}
-		}(r)
-	}
-	go func() {
-		for i := range todo {
-			jobs <- i
-		}
-		close(jobs)
-	}()
-	for n := 1; n <= len(todo); n++ {
-		<-done
-		if opts.Progress != nil && (n%100 == 1 || n == len(todo)) {
-			opts.say("\rVerifying manifests: %d/%d", n, len(todo))
-			if n == len(todo) {
-				opts.say(", done.\n")
-			}
-		}
+		})
 	}
 	wg.Wait()
+	if opts.Progress != nil && len(todo) > 0 {
+		opts.say("\rVerifying manifests: %d/%d, done.\n", len(todo), len(todo))
+	}
 	var failures []string
 	for i, id := range todo {
 		if errs[i] != nil {
