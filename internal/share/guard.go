@@ -63,8 +63,14 @@ func hostReviewRef(name string) bool {
 // alone while the refs are listed, when url is known: the read goes to its
 // own scratch repository, so nothing reaches the store whatever the listing
 // then says; a failed early read is made again after the listing, as
-// without eager.
-func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, url, what string, eager bool) ([]gitstore.Ref, string, error) {
+// without eager. An eager listing from a git:// URL uses protocol v0
+// (LsRemoteWhole).
+//
+// listed, when not nil, is called with the shared refs once the listing
+// has passed and main is new to the store, before its tip is read: a clone
+// starts its fetch into its staging directory then (cloneEarlyFetch), and
+// stops it when recognize refuses.
+func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, url, what string, eager bool, listed func([]gitstore.Ref)) ([]gitstore.Ref, string, error) {
 	var early func() ([]byte, error)
 	if eager && url != "" {
 		pctx, cancel := context.WithCancel(ctx)
@@ -80,7 +86,14 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		defer func() { cancel(); <-done }()
 		early = func() ([]byte, error) { <-done; return raw, perr }
 	}
-	all, head, err := t.LsRemoteHead(ctx, remote)
+	var all []gitstore.Ref
+	var head string
+	var err error
+	if eager && url != "" {
+		all, head, err = t.LsRemoteWhole(ctx, remote, url)
+	} else {
+		all, head, err = t.LsRemoteHead(ctx, remote)
+	}
 	if err != nil {
 		return nil, "", unreachable(g, remote, what, err)
 	}
@@ -120,6 +133,9 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		// scratch repository) before fetching anything into the store, even
 		// when readproof refs sit beside it, so a project's history never
 		// reaches the store.
+		if listed != nil {
+			listed(shared)
+		}
 		var raw []byte
 		if early != nil {
 			raw, err = early()

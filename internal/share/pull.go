@@ -291,7 +291,7 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 			}
 		}
 	}
-	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false)
+	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false, nil)
 	if err != nil {
 		if known && !errors.Is(err, ErrNotStore) && ctx.Err() == nil {
 			// A failure that the URL question would have met first is

@@ -1,0 +1,145 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/gitstore"
+)
+
+// slowProbeGit puts a git on PATH that logs each command it runs, and the
+// end of the journal probe (the one shallow fetch), which it holds for a
+// second first: what a clone starts while main is still being read shows
+// in the log before "probe done".
+func slowProbeGit(t *testing.T) (log string) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	bin := t.TempDir()
+	log = filepath.Join(bin, "log")
+	script := `#!/bin/sh
+printf '%s\n' "$*" >> '` + log + `'
+case "$*" in
+*--depth=1*)
+	sleep 1
+	'` + real + `' "$@"
+	rc=$?
+	echo "probe done" >> '` + log + `'
+	exit $rc ;;
+esac
+exec '` + real + `' "$@"
+`
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+func logLines(t *testing.T, log string) []string {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// index of the first line holding s, or -1
+func lineWith(lines []string, s string) int {
+	for i, l := range lines {
+		if strings.Contains(l, s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestCloneFetchesWhileMainIsRead: a clone from git daemon lists the refs
+// with protocol v0 and, since they mark the remote a store, fetches while
+// the remote's main is read alone (the fetch starts before that read
+// ends); the clone is whole and verified.
+func TestCloneFetchesWhileMainIsRead(t *testing.T) {
+	base := t.TempDir()
+	a := newProject(t, map[string]string{"a": "alpha\n", "b": "beta\n"})
+	a.run(t, "r1", "a")
+	a.run(t, "r2", "b")
+	dir := bareServer(t, base, "s.git")
+	addRemote(t, a, "origin", dir)
+	mustPush(t, a, "origin")
+	d := startDaemon(t, base)
+
+	log := slowProbeGit(t)
+	target := filepath.Join(t.TempDir(), "c")
+	res, err := Clone(context.Background(), d.url("s.git"), target, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NewRuns) != 2 {
+		t.Fatalf("clone: %d runs, want 2", len(res.NewRuns))
+	}
+	lines := logLines(t, log)
+	list, fetch, probed := lineWith(lines, "ls-remote"), lineWith(lines, "fetch --refmap="), lineWith(lines, "probe done")
+	if list < 0 || !strings.Contains(lines[list], "-c protocol.version=0 ls-remote") {
+		t.Errorf("the clone listed the refs with %q, want protocol v0", lines[max(list, 0)])
+	}
+	if fetch < 0 || probed < 0 || fetch > probed {
+		t.Errorf("the fetch (line %d) did not start before the read of main ended (line %d):\n%s", fetch, probed, strings.Join(lines, "\n"))
+	}
+	if out, err := exec.Command("git", "--git-dir", target, "fsck", "--strict", "--no-progress").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck of the clone: %v\n%s", err, out)
+	}
+}
+
+// TestCloneEarlyFetchStopsOnRefusal: a remote whose listing names a
+// readproof ref but whose main is a project's commit is refused; the fetch
+// started beside the read of main is stopped and nothing is left (no
+// store, no staging directory). A remote listing only main is not fetched
+// from at all before it is refused.
+func TestCloneEarlyFetchStopsOnRefusal(t *testing.T) {
+	base := t.TempDir()
+	marked := projectRemote(t, base, "marked.git")
+	git(t, marked, "update-ref", "refs/heads/readproof/chains/x", "refs/heads/main")
+	projectRemote(t, base, "plain.git")
+	d := startDaemon(t, base)
+	for _, c := range []struct {
+		name    string
+		fetched bool
+	}{{"marked.git", true}, {"plain.git", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			log := slowProbeGit(t)
+			target := filepath.Join(t.TempDir(), "c")
+			_, err := Clone(context.Background(), d.url(c.name), target, Options{})
+			if !errors.Is(err, ErrNotStore) || !strings.Contains(err.Error(), "not a readproof journal") {
+				t.Fatalf("clone of a project's repository: %v, want ErrNotStore for its main", err)
+			}
+			for _, p := range []string{target, gitstore.StagingDir(target)} {
+				if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s is left after the refused clone (%v)", p, err)
+				}
+			}
+			lines := logLines(t, log)
+			if fetched := lineWith(lines, "fetch --refmap=") >= 0; fetched != c.fetched {
+				t.Errorf("fetch started: %v, want %v:\n%s", fetched, c.fetched, strings.Join(lines, "\n"))
+			}
+		})
+	}
+}
+
+func TestNetworkURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		"git://h/r.git": true, "https://h/r": true, "ssh://h/r": true, "HTTP://h/r": true, "host:r.git": true, "user@host:r": true,
+		"file:///tmp/r": false, "FILE:///tmp/r": false, "/tmp/r.git": false, "./r:x": false, "r.git": false, "": false,
+	} {
+		if got := networkURL(u); got != want {
+			t.Errorf("networkURL(%q) = %v, want %v", u, got, want)
+		}
+	}
+}
