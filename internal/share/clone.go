@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/readproof/readproof/gitstore"
@@ -150,7 +150,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	if !early && networkURL(fetchURL) {
 		listed = func(shared []gitstore.Ref) { ef.start(ctx, g, t, shared) }
 	}
-	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true, listed)
+	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true, fetchURL, listed)
 	if err != nil {
 		ef.stop()
 		stopAndWait()
@@ -218,7 +218,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if err == nil {
 			break
 		}
-		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false, nil)
+		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false, fetchURL, nil)
 		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {
 			<-pre
 			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), transportHint(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown)))

@@ -63,14 +63,16 @@ func hostReviewRef(name string) bool {
 // alone while the refs are listed, when url is known: the read goes to its
 // own scratch repository, so nothing reaches the store whatever the listing
 // then says; a failed early read is made again after the listing, as
-// without eager. An eager listing from a git:// URL uses protocol v0
-// (LsRemoteWhole).
+// without eager.
 //
-// listed, when not nil, is called with the shared refs once the listing
-// has passed and main is new to the store, before its tip is read: a clone
-// starts its fetch into its staging directory then (cloneEarlyFetch), and
-// stops it when recognize refuses.
-func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, url, what string, eager bool, listed func([]gitstore.Ref)) ([]gitstore.Ref, string, error) {
+// whole, when not "", is the remote's URL for a caller that needs no
+// empty remote's unborn HEAD (a clone, a pull): the refs are listed with
+// LsRemoteWhole, in protocol v0 from a git:// URL. listed, when not nil, is
+// called with the shared refs once the listing has passed and main is new
+// to the store, before its tip is read: a clone starts its fetch into its
+// staging directory then (cloneEarlyFetch), and stops it when recognize
+// refuses.
+func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, url, what string, eager bool, whole string, listed func([]gitstore.Ref)) ([]gitstore.Ref, string, error) {
 	var early func() ([]byte, error)
 	if eager && url != "" {
 		pctx, cancel := context.WithCancel(ctx)
@@ -89,8 +91,8 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	var all []gitstore.Ref
 	var head string
 	var err error
-	if eager && url != "" {
-		all, head, err = t.LsRemoteWhole(ctx, remote, url)
+	if whole != "" {
+		all, head, err = t.LsRemoteWhole(ctx, remote, whole)
 	} else {
 		all, head, err = t.LsRemoteHead(ctx, remote)
 	}

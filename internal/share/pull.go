@@ -291,7 +291,19 @@ func connect(ctx context.Context, g gitstore.Store, remote string, opts Options,
 			}
 		}
 	}
-	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false, nil)
+	// A push warns about the remote's HEAD, even an empty remote's unborn
+	// one, which only protocol v2 lists; a pull takes the refs alone. The
+	// URL in the store's config stands for git's (a rule that rewrites it
+	// to another scheme costs a v2 listing, or asks a v0 one where v2 would
+	// do: the same refs either way).
+	whole := ""
+	if verb == "pull" {
+		whole = url
+		if whole == "" {
+			whole = configured
+		}
+	}
+	refs, head, err := recognize(ctx, g, t, remote, url, verb+" "+remote, false, whole, nil)
 	if err != nil {
 		if known && !errors.Is(err, ErrNotStore) && ctx.Err() == nil {
 			// A failure that the URL question would have met first is
