@@ -618,7 +618,7 @@ func (t *Transport) LsRemoteHead(ctx context.Context, remote string) ([]Ref, str
 // without a prefix asks v2 for. http(s) and ssh are listed as
 // LsRemoteHead lists them.
 func (t *Transport) LsRemoteWhole(ctx context.Context, remote, url string) ([]Ref, string, error) {
-	if !strings.HasPrefix(strings.ToLower(url), "git://") {
+	if len(url) < 6 || !strings.EqualFold(url[:6], "git://") {
 		return t.LsRemoteHead(ctx, remote)
 	}
 	out, err := t.run(ctx, false, "-c", "protocol.version=0", "ls-remote", "--symref", "--", remote)

@@ -144,13 +144,17 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// The store is empty: any main is new, so it is read alone while the
 	// refs are listed; from a remote whose listing marks it a store, the
 	// fetch starts while that read goes on (cloneEarlyFetch).
+	// Git may ask for credentials on the terminal (Interactive) over
+	// http(s) and ssh: there, one git talks to the remote at a time, so
+	// two never prompt at once.
+	alone := opts.Interactive && networkURL(fetchURL) && !gitScheme(fetchURL)
 	ef := cloneEarlyFetch{}
 	defer ef.stop()
 	var listed func([]gitstore.Ref)
-	if !early && networkURL(fetchURL) {
+	if !early && !alone && networkURL(fetchURL) {
 		listed = func(shared []gitstore.Ref) { ef.start(ctx, g, t, shared) }
 	}
-	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, true, fetchURL, listed)
+	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, !alone, fetchURL, listed)
 	if err != nil {
 		ef.stop()
 		stopAndWait()
@@ -316,6 +320,12 @@ func networkURL(url string) bool {
 	}
 	i := strings.IndexByte(url, ':')
 	return i > 0 && !strings.Contains(url[:i], "/")
+}
+
+// gitScheme reports whether url is a git:// URL (no credentials, no
+// prompt).
+func gitScheme(url string) bool {
+	return len(url) >= 6 && strings.EqualFold(url[:6], "git://")
 }
 
 // cloneManifests returns the manifests a clone's refs name (run refs, then

@@ -143,3 +143,64 @@ func TestNetworkURL(t *testing.T) {
 		}
 	}
 }
+
+// TestCloneInteractiveOneGitAtATime: a clone that lets git ask for
+// credentials on the terminal (Interactive) from an http URL runs one git
+// talking to the remote at a time (the listing, the read of main, the
+// fetch), so two never prompt at once; from git:// (no credentials) they
+// overlap as without a terminal.
+func TestCloneInteractiveOneGitAtATime(t *testing.T) {
+	base := t.TempDir()
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	a.run(t, "r1", "a")
+	addRemote(t, a, "origin", bareServer(t, base, "s.git"))
+	mustPush(t, a, "origin")
+	h := startHTTP(t, base)
+	d := startDaemon(t, base)
+
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "log")
+	// each git that talks to the remote logs its start and end, and takes
+	// a quarter of a second more
+	script := `#!/bin/sh
+case "$*" in
+*ls-remote*|*" fetch "*)
+	echo start >> '` + log + `'
+	sleep 0.25
+	'` + real + `' "$@"
+	rc=$?
+	echo end >> '` + log + `'
+	exit $rc ;;
+esac
+exec '` + real + `' "$@"
+`
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, c := range []struct {
+		url     string
+		overlap bool
+	}{{h + "/s.git", false}, {d.url("s.git"), true}} {
+		os.Remove(log)
+		if _, err := Clone(context.Background(), c.url, filepath.Join(t.TempDir(), "c"), Options{Interactive: true}); err != nil {
+			t.Fatalf("clone of %s: %v", c.url, err)
+		}
+		most, now := 0, 0
+		for _, l := range logLines(t, log) {
+			if l == "start" {
+				now++
+			} else {
+				now--
+			}
+			most = max(most, now)
+		}
+		if got := most > 1; got != c.overlap {
+			t.Errorf("clone of %s: at most %d gits talked to the remote at once; want overlap %v", c.url, most, c.overlap)
+		}
+	}
+}
