@@ -597,7 +597,13 @@ func (t *Transport) LsRemoteHead(ctx context.Context, remote string) ([]Ref, str
 			return refs, head, nil
 		}
 	}
-	out, err := t.run(ctx, false, "ls-remote", "--symref", "--", remote)
+	return t.lsRemoteSymref(ctx, remote)
+}
+
+// lsRemoteSymref runs `git ls-remote --symref` of remote, with the
+// configuration pre (-c name=value pairs) first.
+func (t *Transport) lsRemoteSymref(ctx context.Context, remote string, pre ...string) ([]Ref, string, error) {
+	out, err := t.run(ctx, false, append(pre, "ls-remote", "--symref", "--", remote)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
 	}
@@ -621,15 +627,7 @@ func (t *Transport) LsRemoteWhole(ctx context.Context, remote, url string) ([]Re
 	if len(url) < 6 || !strings.EqualFold(url[:6], "git://") {
 		return t.LsRemoteHead(ctx, remote)
 	}
-	out, err := t.run(ctx, false, "-c", "protocol.version=0", "ls-remote", "--symref", "--", remote)
-	if err != nil {
-		return nil, "", fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
-	}
-	refs, head, err := parseLsRemoteHead(out)
-	if err != nil {
-		return nil, "", fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
-	}
-	return refs, head, nil
+	return t.lsRemoteSymref(ctx, remote, "-c", "protocol.version=0")
 }
 
 // parseLsRemoteHead parses `git ls-remote --symref` output: the refs as

@@ -36,11 +36,17 @@ case "$*" in
 esac
 exec '` + real + `' "$@"
 `
+	gitOnPath(t, bin, script)
+	return log
+}
+
+// gitOnPath puts script, as git, in bin and bin first on PATH.
+func gitOnPath(t *testing.T, bin, script string) {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return log
 }
 
 func logLines(t *testing.T, log string) []string {
@@ -178,10 +184,7 @@ case "$*" in
 esac
 exec '` + real + `' "$@"
 `
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	gitOnPath(t, bin, script)
 	for _, c := range []struct {
 		url     string
 		overlap bool
