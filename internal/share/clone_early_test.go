@@ -13,7 +13,7 @@ import (
 )
 
 // slowProbeGit puts a git on PATH that logs each command it runs, and the
-// end of the journal probe (the one shallow fetch), which it holds for a
+// end of the journal probe (the one shallow fetch), which it holds for half a
 // second first: what a clone starts while main is still being read shows
 // in the log before "probe done".
 func slowProbeGit(t *testing.T) (log string) {
@@ -28,7 +28,7 @@ func slowProbeGit(t *testing.T) (log string) {
 printf '%s\n' "$*" >> '` + log + `'
 case "$*" in
 *--depth=1*)
-	sleep 1
+	sleep 0.5
 	'` + real + `' "$@"
 	rc=$?
 	echo "probe done" >> '` + log + `'
