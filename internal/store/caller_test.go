@@ -164,3 +164,50 @@ func TestOpenRunBadCallerRefused(t *testing.T) {
 		t.Fatal("a manifest was written")
 	}
 }
+
+// An open run whose run.json names an invalid caller (edited by hand, or
+// written by another tool) is still the store's own user's to abort: it is
+// refused for commit and mount, and abort is the way to clear it.
+func TestOpenRunBadCallerAborted(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
+	for _, caller := range []string{`"alice\nforged: yes"`, `5`, `"../x"`} {
+		blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": ` + caller + `}` + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := f.s.signature(f.s.now())
+		c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
+			t.Fatal(err)
+		}
+		f.s.SetCaller("alice")
+		if _, err := f.s.AbortRun("bad"); err == nil {
+			t.Fatalf("caller %s: abort by caller alice of a run naming an invalid caller taken", caller)
+		}
+		f.s.SetCaller("")
+		if _, err := f.s.AbortRun("bad"); err != nil {
+			t.Fatalf("caller %s: abort of an open run naming an invalid caller: %v", caller, err)
+		}
+		if open, _ := f.s.ref(openRef("bad")); open != "" {
+			t.Fatalf("caller %s: the run is still open", caller)
+		}
+		// listed as aborted, so that gc drops it in time
+		if a, err := f.s.AbortedRuns(); err != nil || len(a) != 1 || a[0].RunID != "bad" {
+			t.Fatalf("caller %s: aborted runs %+v, %v; want run bad", caller, a, err)
+		}
+		// clear the aborted ref for the next round
+		refs, _ := f.s.git.Refs(AbortedPrefix)
+		for _, r := range refs {
+			if err := f.s.git.Update(gitstore.RefUpdate{Name: r.Name, Old: r.OID, New: ""}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -127,26 +127,52 @@ func (s *Store) runStateOf(tip gitstore.OID, c gitstore.Commit) (runState, error
 	if err != nil {
 		return st, err
 	}
-	if err := json.Unmarshal(data, &st); err != nil {
+	// caller apart: a run.json whose caller is not a caller's name (edited
+	// by hand: another type, a newline) still gives the run's id and start,
+	// so that the store's own user can abort the run (badRunCaller).
+	var raw struct {
+		runState
+		Caller json.RawMessage `json:"caller"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return st, fmt.Errorf("open run %s: %w", tip, err)
+	}
+	st = raw.runState
+	if len(raw.Caller) == 0 || string(raw.Caller) == "null" {
+		return st, nil
+	}
+	if err := json.Unmarshal(raw.Caller, &st.Caller); err != nil {
+		return st, badRunCaller{fmt.Errorf("open run %s: run.json: caller %s is not a string: %w", tip, text.Printable(string(raw.Caller)), err)}
 	}
 	if st.Caller != "" {
 		if err := identity.ValidateCaller(st.Caller); err != nil {
-			return st, fmt.Errorf("open run %s: run.json: %w", tip, err)
+			return st, badRunCaller{fmt.Errorf("open run %s: run.json: %w", tip, err)}
 		}
 	}
 	return st, nil
 }
 
-// openEntries reads run.json and the entries of an open run commit.
+// badRunCaller is runStateOf's refusal of run.json's caller: the run is
+// neither mounted into nor committed, but its entries are read
+// (openEntries) and the store's own user may abort it.
+type badRunCaller struct{ err error }
+
+func (e badRunCaller) Error() string { return e.err.Error() }
+func (e badRunCaller) Unwrap() error { return e.err }
+
+func isBadRunCaller(err error) bool { return errors.As(err, new(badRunCaller)) }
+
+// openEntries reads run.json and the entries of an open run commit. A
+// caller in run.json that runStateOf refuses (badRunCaller) is returned
+// with the entries, all read.
 func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitstore.Commit, error) {
 	c, err := s.git.Commit(tip)
 	if err != nil {
 		return runState{}, nil, c, err
 	}
-	st, err := s.runStateOf(tip, c)
-	if err != nil {
-		return st, nil, c, err
+	st, stErr := s.runStateOf(tip, c)
+	if stErr != nil && !isBadRunCaller(stErr) {
+		return st, nil, c, stErr
 	}
 	root, err := s.git.Tree(c.Tree)
 	if err != nil {
@@ -176,7 +202,7 @@ func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitst
 			entries = append(entries, en)
 		}
 	}
-	return st, entries, c, nil
+	return st, entries, c, stErr
 }
 
 // Mount resolves ref and records it at the next position of the open run.
