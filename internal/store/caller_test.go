@@ -9,6 +9,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // TestCallerRecorded: a handle with a caller records it in the manifests it
@@ -208,6 +209,38 @@ func TestOpenRunBadCallerAborted(t *testing.T) {
 			if err := f.s.git.Update(gitstore.RefUpdate{Name: r.Name, Old: r.OID, New: ""}); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+}
+
+// The refusal of a run whose run.json names an invalid caller is the
+// store's state, not the command's usage: it does not wrap
+// identity.ErrInvalid (the command line's exit 2 and "see --help"), and its
+// hint is the way out, the run's abort.
+func TestOpenRunBadCallerHint(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
+	blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": "a b"}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := f.s.signature(f.s.now())
+	c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := identity.ParseURI("readproof://demo/policies/refunds")
+	_, merr := f.s.Mount(context.Background(), "bad", u.String())
+	_, cerr := f.s.CommitRun("bad")
+	for what, err := range map[string]error{"mount": merr, "commit": cerr} {
+		if err == nil || errors.Is(err, identity.ErrInvalid) || !strings.Contains(hint.Of(err), "readproof run abort bad") {
+			t.Errorf("%s of a run whose run.json names caller \"a b\": %v (hint %q); want a refusal that is not a usage error, hinting at the abort", what, err, hint.Of(err))
 		}
 	}
 }

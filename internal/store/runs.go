@@ -142,14 +142,26 @@ func (s *Store) runStateOf(tip gitstore.OID, c gitstore.Commit) (runState, error
 		return st, nil
 	}
 	if err := json.Unmarshal(raw.Caller, &st.Caller); err != nil {
-		return st, badRunCaller{fmt.Errorf("open run %s: run.json: caller %s is not a string: %w", tip, text.Printable(string(raw.Caller)), err)}
+		return st, st.badCaller(fmt.Errorf("open run %s: run.json: caller %s is not a string: %w", tip, text.Printable(string(raw.Caller)), err))
 	}
 	if st.Caller != "" {
 		if err := identity.ValidateCaller(st.Caller); err != nil {
-			return st, badRunCaller{fmt.Errorf("open run %s: run.json: %w", tip, err)}
+			// %v: the store's run.json is damaged, the command's
+			// arguments are not (identity.ErrInvalid is a usage error)
+			return st, st.badCaller(fmt.Errorf("open run %s: run.json: %v", tip, err))
 		}
 	}
 	return st, nil
+}
+
+// badCaller is err as runStateOf's refusal of st's caller, with the way
+// out as its hint.
+func (st runState) badCaller(err error) error {
+	id := st.RunID
+	if validRun(id) != nil {
+		id = "RUN"
+	}
+	return hint.With(badRunCaller{err}, "its run.json was changed outside readproof; clear the run from the command line: readproof run abort "+id)
 }
 
 // badRunCaller is runStateOf's refusal of run.json's caller: the run is
