@@ -244,3 +244,33 @@ func TestOpenRunBadCallerHint(t *testing.T) {
 		}
 	}
 }
+
+// A caller starting a run under the id of another caller's open run is
+// refused (ErrRunOpen) with a hint it can follow: not to mount into the
+// run and commit it, which would be refused, but to take another id.
+func TestStartRunOfAnotherCallersId(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
+	f.s.SetCaller("alice")
+	if err := f.s.StartRun("r1"); err != nil {
+		t.Fatal(err)
+	}
+	err := f.s.StartRun("r1")
+	if !errors.Is(err, ErrRunOpen) || !strings.Contains(hint.Of(err), "readproof run commit r1") {
+		t.Fatalf("alice starting her own open run again: %v (hint %q); want ErrRunOpen hinting at its commit", err, hint.Of(err))
+	}
+	for _, caller := range []string{"bob", ""} {
+		f.s.SetCaller(caller)
+		if caller == "" {
+			// the store's own user may act on any run: the usual hint
+			err := f.s.StartRun("r1")
+			if !errors.Is(err, ErrRunOpen) || !strings.Contains(hint.Of(err), "readproof run commit r1") {
+				t.Fatalf("the store's user starting alice's open run: %v (hint %q)", err, hint.Of(err))
+			}
+			continue
+		}
+		err := f.s.StartRun("r1")
+		if !errors.Is(err, ErrRunOpen) || strings.Contains(hint.Of(err), "run commit") || !strings.Contains(hint.Of(err), "another id") {
+			t.Fatalf("bob starting alice's open run r1: %v (hint %q); want ErrRunOpen hinting at another id", err, hint.Of(err))
+		}
+	}
+}

@@ -91,7 +91,7 @@ func (s *Store) StartRun(id string) error {
 			return committedErr(id, committed)
 		}
 		if open != "" {
-			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
+			return s.openRefusal(id, open)
 		}
 		now := s.now()
 		data, _ := json.MarshalIndent(runState{RunID: id, StartedAt: now, Caller: s.opts.Caller}, "", "  ")
@@ -114,10 +114,26 @@ func (s *Store) StartRun(id string) error {
 		)
 		var ce *gitstore.ConflictError
 		if errors.As(err, &ce) && ce.Ref == openRef(id) {
-			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
+			open, _ := s.ref(openRef(id))
+			return s.openRefusal(id, open)
 		}
 		return err
 	})
+}
+
+// openRefusal is StartRun's refusal of id, open at tip ("": unknown), with
+// a hint this handle can follow: a caller may mount into and commit only a
+// run of its own (ownRun), so another caller's run sends it to another id.
+func (s *Store) openRefusal(id string, tip gitstore.OID) error {
+	err := fmt.Errorf("run %s: %w", id, ErrRunOpen)
+	if s.opts.Caller != "" && tip != "" {
+		if c, cerr := s.git.Commit(tip); cerr == nil {
+			if st, serr := s.runStateOf(tip, c); serr != nil || s.ownRun(id, st) != nil {
+				return hint.With(err, "it is another caller's open run: start a run of your own with another id")
+			}
+		}
+	}
+	return hint.With(err, "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
 }
 
 // runStateOf reads run.json of c, the open run commit tip.
