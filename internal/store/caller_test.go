@@ -274,3 +274,20 @@ func TestStartRunOfAnotherCallersId(t *testing.T) {
 		}
 	}
 }
+
+// A run whose run.json names no caller was started from the command line,
+// over stdio, or by a readproof before runs recorded their caller (a
+// token's run open across the upgrade): the refusal of a caller's mount
+// says all three, and that an operator can still finish the run.
+func TestRunWithoutCallerRefusal(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
+	if err := f.s.StartRun("old"); err != nil {
+		t.Fatal(err)
+	}
+	f.s.SetCaller("alice")
+	u, _ := identity.ParseURI("readproof://demo/policies/refunds")
+	_, err := f.s.Mount(context.Background(), "old", u.String())
+	if !errors.Is(err, ErrRunCaller) || !strings.Contains(err.Error(), "before runs recorded their caller") || !strings.Contains(hint.Of(err), "an operator can commit or abort it from the command line") {
+		t.Fatalf("alice's mount into a run without a caller: %v (hint %q); want a refusal naming a run started before callers were recorded, and the operator's way out", err, hint.Of(err))
+	}
+}

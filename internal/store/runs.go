@@ -39,12 +39,13 @@ func (s *Store) ownRun(id string, st runState) error {
 	if s.opts.Caller == "" || st.Caller == s.opts.Caller {
 		return nil
 	}
-	by := "without a caller (from the command line, or mcp over stdio)"
-	if st.Caller != "" {
-		by = "by caller " + strconv.Quote(st.Caller)
+	err := fmt.Errorf("run %s was started by caller %s: %w, refused for caller %q", id, strconv.Quote(st.Caller), ErrRunCaller, s.opts.Caller)
+	if st.Caller == "" {
+		// a token's run open across the upgrade to callers in run.json
+		// reads as one too
+		err = fmt.Errorf("run %s was started without a caller (from the command line, mcp over stdio, or before runs recorded their caller): %w, refused for caller %q", id, ErrRunCaller, s.opts.Caller)
 	}
-	return hint.With(fmt.Errorf("run %s was started %s: %w, refused for caller %q", id, by, ErrRunCaller, s.opts.Caller),
-		"start a run of your own with another id: a run's manifest names one caller for all its entries")
+	return hint.With(err, "start a run of your own with another id: a run's manifest names one caller for all its entries; an operator can commit or abort it from the command line")
 }
 
 func entryName(pos int) string { return fmt.Sprintf("%08d.json", pos) }
