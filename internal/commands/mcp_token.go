@@ -111,6 +111,9 @@ func parseLifetime(s string) (time.Duration, error) {
 	} else {
 		d, err = time.ParseDuration(s)
 	}
+	if err != nil && tooLong(s) {
+		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: longer than a token can be kept (at most 65535d, or 2562047h)", s), "give a lifetime such as 90m, 12h or 30d, or leave --expires out for a token that does not expire"))
+	}
 	if err != nil || d <= 0 {
 		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: not a positive duration", s), "give a lifetime such as 90m, 12h or 30d, or leave --expires out for a token that does not expire"))
 	}
@@ -120,6 +123,32 @@ func parseLifetime(s string) (time.Duration, error) {
 		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: under a second, so the token would expire before it is used", s), "give a lifetime such as 90m, 12h or 30d"))
 	}
 	return d, nil
+}
+
+// tooLong reports whether a lifetime that does not parse is refused for
+// its size alone: a positive number of days or a Go duration that parses
+// once each run of digits in it is 1 ("100000d", "3000000h").
+func tooLong(s string) bool {
+	if strings.HasPrefix(s, "-") {
+		return false
+	}
+	var b strings.Builder
+	digit := false
+	for _, r := range s {
+		d := r >= '0' && r <= '9'
+		switch {
+		case d && !digit:
+			b.WriteByte('1')
+		case !d:
+			b.WriteRune(r)
+		}
+		digit = d
+	}
+	if n, ok := strings.CutSuffix(b.String(), "d"); ok {
+		return n == "1"
+	}
+	_, err := time.ParseDuration(b.String())
+	return err == nil
 }
 
 func tokenHint(err error, path string) error {

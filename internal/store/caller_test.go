@@ -9,6 +9,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // TestCallerRecorded: a handle with a caller records it in the manifests it
@@ -162,5 +163,131 @@ func TestOpenRunBadCallerRefused(t *testing.T) {
 	}
 	if _, err := f.s.Manifest("bad"); err == nil {
 		t.Fatal("a manifest was written")
+	}
+}
+
+// An open run whose run.json names an invalid caller (edited by hand, or
+// written by another tool) is still the store's own user's to abort: it is
+// refused for commit and mount, and abort is the way to clear it.
+func TestOpenRunBadCallerAborted(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
+	for _, caller := range []string{`"alice\nforged: yes"`, `5`, `"../x"`} {
+		blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": ` + caller + `}` + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := f.s.signature(f.s.now())
+		c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
+			t.Fatal(err)
+		}
+		f.s.SetCaller("alice")
+		if _, err := f.s.AbortRun("bad"); err == nil {
+			t.Fatalf("caller %s: abort by caller alice of a run naming an invalid caller taken", caller)
+		}
+		f.s.SetCaller("")
+		if _, err := f.s.AbortRun("bad"); err != nil {
+			t.Fatalf("caller %s: abort of an open run naming an invalid caller: %v", caller, err)
+		}
+		if open, _ := f.s.ref(openRef("bad")); open != "" {
+			t.Fatalf("caller %s: the run is still open", caller)
+		}
+		// listed as aborted, so that gc drops it in time
+		if a, err := f.s.AbortedRuns(); err != nil || len(a) != 1 || a[0].RunID != "bad" {
+			t.Fatalf("caller %s: aborted runs %+v, %v; want run bad", caller, a, err)
+		}
+		// clear the aborted ref for the next round
+		refs, _ := f.s.git.Refs(AbortedPrefix)
+		for _, r := range refs {
+			if err := f.s.git.Update(gitstore.RefUpdate{Name: r.Name, Old: r.OID, New: ""}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// The refusal of a run whose run.json names an invalid caller is the
+// store's state, not the command's usage: it does not wrap
+// identity.ErrInvalid (the command line's exit 2 and "see --help"), and its
+// hint is the way out, the run's abort.
+func TestOpenRunBadCallerHint(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
+	blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": "a b"}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := f.s.signature(f.s.now())
+	c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := identity.ParseURI("readproof://demo/policies/refunds")
+	_, merr := f.s.Mount(context.Background(), "bad", u.String())
+	_, cerr := f.s.CommitRun("bad")
+	for what, err := range map[string]error{"mount": merr, "commit": cerr} {
+		if err == nil || errors.Is(err, identity.ErrInvalid) || !strings.Contains(hint.Of(err), "readproof run abort bad") {
+			t.Errorf("%s of a run whose run.json names caller \"a b\": %v (hint %q); want a refusal that is not a usage error, hinting at the abort", what, err, hint.Of(err))
+		}
+	}
+}
+
+// A caller starting a run under the id of another caller's open run is
+// refused (ErrRunOpen) with a hint it can follow: not to mount into the
+// run and commit it, which would be refused, but to take another id.
+func TestStartRunOfAnotherCallersId(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
+	f.s.SetCaller("alice")
+	if err := f.s.StartRun("r1"); err != nil {
+		t.Fatal(err)
+	}
+	err := f.s.StartRun("r1")
+	if !errors.Is(err, ErrRunOpen) || !strings.Contains(hint.Of(err), "readproof run commit r1") {
+		t.Fatalf("alice starting her own open run again: %v (hint %q); want ErrRunOpen hinting at its commit", err, hint.Of(err))
+	}
+	for _, caller := range []string{"bob", ""} {
+		f.s.SetCaller(caller)
+		if caller == "" {
+			// the store's own user may act on any run: the usual hint
+			err := f.s.StartRun("r1")
+			if !errors.Is(err, ErrRunOpen) || !strings.Contains(hint.Of(err), "readproof run commit r1") {
+				t.Fatalf("the store's user starting alice's open run: %v (hint %q)", err, hint.Of(err))
+			}
+			continue
+		}
+		err := f.s.StartRun("r1")
+		if !errors.Is(err, ErrRunOpen) || strings.Contains(hint.Of(err), "run commit") || !strings.Contains(hint.Of(err), "another id") {
+			t.Fatalf("bob starting alice's open run r1: %v (hint %q); want ErrRunOpen hinting at another id", err, hint.Of(err))
+		}
+	}
+}
+
+// A run whose run.json names no caller was started from the command line,
+// over stdio, or by a readproof before runs recorded their caller (a
+// token's run open across the upgrade): the refusal of a caller's mount
+// says all three, and that an operator can still finish the run.
+func TestRunWithoutCallerRefusal(t *testing.T) {
+	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
+	if err := f.s.StartRun("old"); err != nil {
+		t.Fatal(err)
+	}
+	f.s.SetCaller("alice")
+	u, _ := identity.ParseURI("readproof://demo/policies/refunds")
+	_, err := f.s.Mount(context.Background(), "old", u.String())
+	if !errors.Is(err, ErrRunCaller) || !strings.Contains(err.Error(), "before runs recorded their caller") || !strings.Contains(hint.Of(err), "an operator can commit or abort it from the command line") {
+		t.Fatalf("alice's mount into a run without a caller: %v (hint %q); want a refusal naming a run started before callers were recorded, and the operator's way out", err, hint.Of(err))
 	}
 }

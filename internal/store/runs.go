@@ -39,12 +39,13 @@ func (s *Store) ownRun(id string, st runState) error {
 	if s.opts.Caller == "" || st.Caller == s.opts.Caller {
 		return nil
 	}
-	by := "without a caller (from the command line, or mcp over stdio)"
-	if st.Caller != "" {
-		by = "by caller " + strconv.Quote(st.Caller)
+	err := fmt.Errorf("run %s was started by caller %s: %w, refused for caller %q", id, strconv.Quote(st.Caller), ErrRunCaller, s.opts.Caller)
+	if st.Caller == "" {
+		// a token's run open across the upgrade to callers in run.json
+		// reads as one too
+		err = fmt.Errorf("run %s was started without a caller (from the command line, mcp over stdio, or before runs recorded their caller): %w, refused for caller %q", id, ErrRunCaller, s.opts.Caller)
 	}
-	return hint.With(fmt.Errorf("run %s was started %s: %w, refused for caller %q", id, by, ErrRunCaller, s.opts.Caller),
-		"start a run of your own with another id: a run's manifest names one caller for all its entries")
+	return hint.With(err, "start a run of your own with another id: a run's manifest names one caller for all its entries; an operator can commit or abort it from the command line")
 }
 
 func entryName(pos int) string { return fmt.Sprintf("%08d.json", pos) }
@@ -91,7 +92,7 @@ func (s *Store) StartRun(id string) error {
 			return committedErr(id, committed)
 		}
 		if open != "" {
-			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
+			return s.openRefusal(id, open)
 		}
 		now := s.now()
 		data, _ := json.MarshalIndent(runState{RunID: id, StartedAt: now, Caller: s.opts.Caller}, "", "  ")
@@ -114,10 +115,26 @@ func (s *Store) StartRun(id string) error {
 		)
 		var ce *gitstore.ConflictError
 		if errors.As(err, &ce) && ce.Ref == openRef(id) {
-			return hint.With(fmt.Errorf("run %s: %w", id, ErrRunOpen), "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
+			open, _ := s.ref(openRef(id))
+			return s.openRefusal(id, open)
 		}
 		return err
 	})
+}
+
+// openRefusal is StartRun's refusal of id, open at tip ("": unknown), with
+// a hint this handle can follow: a caller may mount into and commit only a
+// run of its own (ownRun), so another caller's run sends it to another id.
+func (s *Store) openRefusal(id string, tip gitstore.OID) error {
+	err := fmt.Errorf("run %s: %w", id, ErrRunOpen)
+	if s.opts.Caller != "" && tip != "" {
+		if c, cerr := s.git.Commit(tip); cerr == nil {
+			if st, serr := s.runStateOf(tip, c); serr != nil || s.ownRun(id, st) != nil {
+				return hint.With(err, "it is another caller's open run: start a run of your own with another id")
+			}
+		}
+	}
+	return hint.With(err, "mount documents into it and commit it (readproof run commit "+id+"), or discard it: readproof run abort "+id)
 }
 
 // runStateOf reads run.json of c, the open run commit tip.
@@ -127,26 +144,64 @@ func (s *Store) runStateOf(tip gitstore.OID, c gitstore.Commit) (runState, error
 	if err != nil {
 		return st, err
 	}
-	if err := json.Unmarshal(data, &st); err != nil {
+	// caller apart: a run.json whose caller is not a caller's name (edited
+	// by hand: another type, a newline) still gives the run's id and start,
+	// so that the store's own user can abort the run (badRunCaller).
+	var raw struct {
+		runState
+		Caller json.RawMessage `json:"caller"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return st, fmt.Errorf("open run %s: %w", tip, err)
+	}
+	st = raw.runState
+	if len(raw.Caller) == 0 || string(raw.Caller) == "null" {
+		return st, nil
+	}
+	if err := json.Unmarshal(raw.Caller, &st.Caller); err != nil {
+		return st, st.badCaller(fmt.Errorf("open run %s: run.json: caller %s is not a string: %w", tip, text.Printable(string(raw.Caller)), err))
 	}
 	if st.Caller != "" {
 		if err := identity.ValidateCaller(st.Caller); err != nil {
-			return st, fmt.Errorf("open run %s: run.json: %w", tip, err)
+			// %v: the store's run.json is damaged, the command's
+			// arguments are not (identity.ErrInvalid is a usage error)
+			return st, st.badCaller(fmt.Errorf("open run %s: run.json: %v", tip, err))
 		}
 	}
 	return st, nil
 }
 
-// openEntries reads run.json and the entries of an open run commit.
+// badCaller is err as runStateOf's refusal of st's caller, with the way
+// out as its hint.
+func (st runState) badCaller(err error) error {
+	id := st.RunID
+	if validRun(id) != nil {
+		id = "RUN"
+	}
+	return hint.With(badRunCaller{err}, "its run.json was changed outside readproof; clear the run from the command line: readproof run abort "+id)
+}
+
+// badRunCaller is runStateOf's refusal of run.json's caller: the run is
+// neither mounted into nor committed, but its entries are read
+// (openEntries) and the store's own user may abort it.
+type badRunCaller struct{ err error }
+
+func (e badRunCaller) Error() string { return e.err.Error() }
+func (e badRunCaller) Unwrap() error { return e.err }
+
+func isBadRunCaller(err error) bool { return errors.As(err, new(badRunCaller)) }
+
+// openEntries reads run.json and the entries of an open run commit. A
+// caller in run.json that runStateOf refuses (badRunCaller) is returned
+// with the entries, all read.
 func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitstore.Commit, error) {
 	c, err := s.git.Commit(tip)
 	if err != nil {
 		return runState{}, nil, c, err
 	}
-	st, err := s.runStateOf(tip, c)
-	if err != nil {
-		return st, nil, c, err
+	st, stErr := s.runStateOf(tip, c)
+	if stErr != nil && !isBadRunCaller(stErr) {
+		return st, nil, c, stErr
 	}
 	root, err := s.git.Tree(c.Tree)
 	if err != nil {
@@ -176,7 +231,7 @@ func (s *Store) openEntries(tip gitstore.OID) (runState, []manifest.Entry, gitst
 			entries = append(entries, en)
 		}
 	}
-	return st, entries, c, nil
+	return st, entries, c, stErr
 }
 
 // Mount resolves ref and records it at the next position of the open run.
