@@ -98,6 +98,9 @@ type mcpOptions struct {
 	Rate            float64
 	Burst           int
 	ShutdownTimeout time.Duration
+
+	// listen is net.Listen unless a test binds elsewhere.
+	listen func(network, address string) (net.Listener, error)
 }
 
 // runMCP serves the MCP protocol on e.in and e.out until EOF or ctx ends,
@@ -191,9 +194,22 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", o.HTTP)
+	listen := o.listen
+	if listen == nil {
+		listen = net.Listen
+	}
+	ln, err := listen("tcp", o.HTTP)
 	if err != nil {
 		return hint.With(fmt.Errorf("mcp --http %s: %w", o.HTTP, err), "pick another port, or 127.0.0.1:0 for any free one")
+	}
+	if !o.Public {
+		// The name passed checkListen; what it resolved to is checked
+		// here, where a hosts file or resolver that maps localhost off
+		// loopback would otherwise expose the server.
+		if err := boundLoopback(o.HTTP, ln.Addr()); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	scheme := "http"
 	if o.TLSCert != "" {
@@ -317,6 +333,16 @@ func checkListen(o mcpOptions) error {
 			"give --tls-cert FILE --tls-key FILE, or accept clear text behind your own TLS proxy with --insecure-public"))
 	}
 	return nil
+}
+
+// boundLoopback refuses a listener of `mcp --http ADDR` bound to an
+// address that is not loopback.
+func boundLoopback(addr string, bound net.Addr) error {
+	if ta, ok := bound.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return nil
+	}
+	return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %s: bound to %s, which is not loopback: refused without --public", addr, bound),
+		"give a loopback IP address, such as 127.0.0.1:PORT or [::1]:PORT, or expose it on purpose with --public and --tls-cert/--tls-key"))
 }
 
 // isLoopback reports whether host names only loopback addresses: localhost
