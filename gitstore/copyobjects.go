@@ -234,7 +234,7 @@ func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string
 	}
 	if len(src.packs) == 1 && len(src.loose) == 0 {
 		p := src.packs[0]
-		_, err = io.Copy(tmp, io.NewSectionReader(p.packFile, 0, p.packSize))
+		err = copyFileCtx(ctx, tmp, p.packFile, p.packSize)
 	} else {
 		err = src.writeTo(ctx, tmp)
 	}
@@ -323,6 +323,37 @@ func (t *Transport) copyIndexed(ctx context.Context, src *copySource, url string
 	}
 	placed = true
 	return true, nil
+}
+
+// copyChunk is how much copyFileCtx copies between two looks at its
+// context: a few milliseconds of copying.
+const copyChunk = 1 << 20
+
+// copyFileCtx writes the first n bytes of f (fewer if it is shorter) to
+// w, a chunk at a time, and stops with ctx's error when ctx ends: Ctrl-C
+// during the copy of a large pack stops it within a chunk rather than at
+// the end of the file.
+func copyFileCtx(ctx context.Context, w io.Writer, f io.ReaderAt, n int64) error {
+	buf := make([]byte, min(n, copyChunk))
+	for off := int64(0); off < n; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k, err := f.ReadAt(buf[:min(n-off, int64(len(buf)))], off)
+		if k > 0 {
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				return werr
+			}
+			off += int64(k)
+		}
+		if err == io.EOF {
+			return nil // a file cut short is copied short, as io.Copy does: its index then fails
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // objectMode is the mode git gives the object files of the transport's
