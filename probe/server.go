@@ -248,11 +248,19 @@ func reboundHost(r *http.Request) bool {
 		host = h
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return !LoopbackHost(host)
+}
+
+// LoopbackHost reports whether host (a name or an IP address, without
+// port or brackets) is localhost, in any case, or a loopback IP address:
+// the hosts a server on loopback answers (ServerOptions.AnyHost), and
+// the listen addresses `readproof mcp --http` takes without --public.
+func LoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
-		return false
+		return true
 	}
 	a, err := netip.ParseAddr(host)
-	return err != nil || !a.IsLoopback()
+	return err == nil && a.IsLoopback()
 }
 
 // limited answers 429 and reports true when budget (the hash of the

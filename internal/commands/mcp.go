@@ -15,7 +15,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
+	"github.com/readproof/readproof/probe"
 )
 
 func mcpCommand() *cli.Command {
@@ -317,7 +317,7 @@ func checkListen(o mcpOptions) error {
 	if o.InsecurePublic && !o.Public {
 		return withCode(ExitUsage, hint.With(errors.New("mcp: --insecure-public without --public"), "add --public to listen off loopback, or drop --insecure-public"))
 	}
-	if isLoopback(host) {
+	if probe.LoopbackHost(host) {
 		return nil
 	}
 	if !o.Public {
@@ -343,16 +343,6 @@ func boundLoopback(addr string, bound net.Addr) error {
 	}
 	return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %s: bound to %s, which is not loopback: refused without --public", addr, bound),
 		"give a loopback IP address, such as 127.0.0.1:PORT or [::1]:PORT, or expose it on purpose with --public and --tls-cert/--tls-key"))
-}
-
-// isLoopback reports whether host names only loopback addresses: localhost
-// or a loopback IP.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // mcpPolicyBesideStore makes `mcp --store DIR` use the policy file of that
