@@ -2,9 +2,16 @@ package gitstore
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/readproof/readproof/internal/testsize"
 )
 
 // TestCopyLocalObjects: a local repository's objects are copied into an
@@ -100,5 +107,82 @@ func writeTestFile(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// cancelOnReceiving is a progress writer that cancels the copy when the
+// copy's meter starts ("Receiving objects:   0%"), and keeps what it got.
+type cancelOnReceiving struct {
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	got    strings.Builder
+	at     time.Time
+}
+
+func (w *cancelOnReceiving) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.got.Write(p)
+	if w.at.IsZero() && strings.Contains(w.got.String(), "Receiving objects:   0%") {
+		w.at = time.Now()
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+// TestCopyLonePackCancel: Ctrl-C while the one pack of a source is copied
+// stops the copy (it used to run to the end of the file, however large)
+// and leaves nothing in the target's objects/pack.
+func TestCopyLonePackCancel(t *testing.T) {
+	t.Parallel()
+	remote := NewTestStore(t)
+	big := make([]byte, testsize.Pick(t, 4<<20, 256<<20)) // incompressible: the pack is as large
+	rand.Read(big)
+	blob, err := remote.PutBlob(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := remote.PutTree([]TreeEntry{{Name: "big", Mode: ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := remote.PutCommit(Commit{Tree: tree, Author: testSig(), Committer: testSig(), Message: "big\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, remote, RefUpdate{Name: "refs/heads/main", New: c})
+	git(t, remote.Path(), "repack", "-adq")
+	if packs, _ := filepath.Glob(filepath.Join(remote.Path(), "objects", "pack", "pack-*.pack")); len(packs) != 1 {
+		t.Fatalf("packs of the source: %v", packs)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOnReceiving{cancel: cancel}
+	dst := NewTestStore(t)
+	tr, err := NewTransport(dst.Path(), TransportOptions{Progress: w})
+	if err != nil {
+		t.Skip(err)
+	}
+	copied, err := tr.CopyLocalObjects(ctx, remote.Path())
+	returned := time.Now()
+	w.mu.Lock()
+	got, at := w.got.String(), w.at
+	w.mu.Unlock()
+	if at.IsZero() {
+		t.Fatalf("the copy never started its meter (copied %v, %v): %q", copied, err, got)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("copy cancelled as it started: copied %v, err %v; want context.Canceled", copied, err)
+	}
+	if strings.Contains(got, "Receiving objects: 100%") {
+		t.Errorf("the copy ran to the end after the cancel: %q", got)
+	}
+	if d := returned.Sub(at); d > time.Second {
+		t.Errorf("the copy returned %v after the cancel", d)
+	}
+	left, _ := os.ReadDir(filepath.Join(dst.Path(), "objects", "pack"))
+	for _, f := range left {
+		t.Errorf("left in the target: objects/pack/%s", f.Name())
 	}
 }

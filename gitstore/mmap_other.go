@@ -2,10 +2,18 @@
 
 package gitstore
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // mapFile reads the first size bytes of f (no mapping on this platform).
 func mapFile(f *os.File, size int64) (data []byte, release func(), err error) {
+	return readAllFile(f, size)
+}
+
+// mapFileOnce is mapFile (nothing is mapped, so nothing is trimmed).
+func mapFileOnce(f *os.File, size int64, _ time.Duration) (data []byte, release func(), err error) {
 	return readAllFile(f, size)
 }
 

@@ -4,6 +4,8 @@ package gitstore
 
 import (
 	"os"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,6 +26,44 @@ func mapFile(f *os.File, size int64) (data []byte, release func(), err error) {
 		return readAllFile(f, size)
 	}
 	return data, func() { unix.Munmap(data) }, nil
+}
+
+// mapFileOnce is mapFile for a file read about once, front to back (the
+// copy's pack while it is indexed): while it is mapped, its pages are
+// dropped from the process's resident set every period (madvise
+// MADV_DONTNEED), so the peak RSS of reading it is what was read in a
+// period, not the whole file. The pages stay in the page cache; a page
+// read again is mapped again, a minor fault. The mapping is read-only and
+// private, so it never holds a page of its own that dropping would lose;
+// a file read into memory instead (mapFile's fallback) is never dropped.
+// release stops the trimming, then unmaps.
+func mapFileOnce(f *os.File, size int64, period time.Duration) (data []byte, release func(), err error) {
+	if size == 0 || int64(int(size)) != size {
+		return mapFile(f, size)
+	}
+	data, err = unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_PRIVATE)
+	if err != nil {
+		return readAllFile(f, size)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				unix.Madvise(data, unix.MADV_DONTNEED)
+			}
+		}
+	})
+	return data, func() {
+		close(stop)
+		wg.Wait() // no madvise after the unmap
+		unix.Munmap(data)
+	}, nil
 }
 
 // canMap says packs are mapped rather than read with pread.

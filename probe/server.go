@@ -52,8 +52,9 @@ type ServerOptions struct {
 	MaxClients int
 	// Audit receives one JSON line per request outcome; nil disables it.
 	Audit io.Writer
-	// ClientAddr names the client of a request for rate limiting and the
-	// audit hash. nil means RemoteIP; use TrustForwardedFor behind a proxy.
+	// ClientAddr names the client of a request for rate limiting (an IPv6
+	// address counted by its /64) and the audit hash. nil means RemoteIP;
+	// use TrustForwardedFor behind a proxy.
 	ClientAddr func(*http.Request) string
 	// Timeouts of Serve's http.Server; zero means the defaults above.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout, ShutdownTimeout time.Duration
@@ -200,12 +201,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusNotFound, "not found: the probe server serves GET /probe/{session} and POST /probe/verify")
 		return
 	}
-	client := s.keys.ClientHash(s.client(r))
+	addr := s.client(r)
+	client := s.keys.ClientHash(addr)
+	budget := s.keys.ClientHash(rateKey(addr))
 	if r.URL.Path == VerifyPath {
-		s.serveVerify(w, r, client)
+		if !s.limited(w, s.verifL, budget, client, "POST "+VerifyPath) {
+			s.serveVerify(w, r, client)
+		}
 		return
 	}
-	s.serveProbe(w, r, client, r.URL.Path[len(PathPrefix):])
+	if !s.limited(w, s.probeL, budget, client, "GET "+PathPrefix+"{session}") {
+		s.serveProbe(w, r, client, r.URL.Path[len(PathPrefix):])
+	}
+}
+
+// rateKey is what the rate limit counts a client address by
+// (PROBE_PROTOCOL.md §9.3): an IPv6 address by its /64, which one client
+// owns whole and can rotate addresses in; an IPv4 address (an IPv4-mapped
+// one unmapped) by itself; anything else as it is.
+func rateKey(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
 // reboundHost reports whether r reached a loopback listener addressed to a
@@ -225,15 +248,25 @@ func reboundHost(r *http.Request) bool {
 		host = h
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return false
-	}
-	a, err := netip.ParseAddr(host)
-	return err != nil || !a.IsLoopback()
+	return !LoopbackHost(host)
 }
 
-func (s *Server) limited(w http.ResponseWriter, l *limiter, client, endpoint string) bool {
-	ok, wait := l.allow(client)
+// LoopbackHost reports whether host (a name or an IP address, without
+// port or brackets) is localhost, in any case, or a loopback IP address:
+// the hosts a server on loopback answers (ServerOptions.AnyHost), and
+// the listen addresses `readproof mcp --http` takes without --public.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// limited answers 429 and reports true when budget (the hash of the
+// client's rateKey) is over l's rate; client is the audit's hash.
+func (s *Server) limited(w http.ResponseWriter, l *limiter, budget, client, endpoint string) bool {
+	ok, wait := l.allow(budget)
 	if ok {
 		return false
 	}
@@ -248,9 +281,6 @@ func (s *Server) limited(w http.ResponseWriter, l *limiter, client, endpoint str
 }
 
 func (s *Server) serveProbe(w http.ResponseWriter, r *http.Request, client, session string) {
-	if s.limited(w, s.probeL, client, "GET "+PathPrefix+"{session}") {
-		return
-	}
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
 		s.writeError(w, http.StatusMethodNotAllowed, "method not allowed: use GET "+PathPrefix+"{session}")
@@ -298,9 +328,6 @@ type verifyResponse struct {
 }
 
 func (s *Server) serveVerify(w http.ResponseWriter, r *http.Request, client string) {
-	if s.limited(w, s.verifL, client, "POST "+VerifyPath) {
-		return
-	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		s.writeError(w, http.StatusMethodNotAllowed, "method not allowed: use POST "+VerifyPath)

@@ -77,3 +77,18 @@ func TestServerRefusesReboundHost(t *testing.T) {
 		t.Errorf("AnyHost, Host probe.example.org: %d %q, want 200", c, b)
 	}
 }
+
+// TestLoopbackHost: localhost in any case and every loopback address, IPv4
+// (127.0.0.0/8), IPv6 and IPv4-mapped, are loopback hosts; other names,
+// other addresses and the empty host (every interface) are not.
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LocalHost": true, "127.0.0.1": true, "127.9.8.7": true, "::1": true, "::ffff:127.0.0.1": true,
+		"": false, "localhost.": false, "localhost.example.org": false, "example.org": false, "0.0.0.0": false, "::": false,
+		"10.0.0.1": false, "192.0.2.7": false, "2001:db8::1": false, "[::1]": false, "127.0.0.1:80": false,
+	} {
+		if got := probe.LoopbackHost(host); got != want {
+			t.Errorf("LoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

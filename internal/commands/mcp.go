@@ -15,7 +15,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
+	"github.com/readproof/readproof/probe"
 )
 
 func mcpCommand() *cli.Command {
@@ -98,6 +98,9 @@ type mcpOptions struct {
 	Rate            float64
 	Burst           int
 	ShutdownTimeout time.Duration
+
+	// listen is net.Listen unless a test binds elsewhere.
+	listen func(network, address string) (net.Listener, error)
 }
 
 // runMCP serves the MCP protocol on e.in and e.out until EOF or ctx ends,
@@ -191,9 +194,22 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", o.HTTP)
+	listen := o.listen
+	if listen == nil {
+		listen = net.Listen
+	}
+	ln, err := listen("tcp", o.HTTP)
 	if err != nil {
 		return hint.With(fmt.Errorf("mcp --http %s: %w", o.HTTP, err), "pick another port, or 127.0.0.1:0 for any free one")
+	}
+	if !o.Public {
+		// The name passed checkListen; what it resolved to is checked
+		// here, where a hosts file or resolver that maps localhost off
+		// loopback would otherwise expose the server.
+		if err := boundLoopback(o.HTTP, ln.Addr()); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	scheme := "http"
 	if o.TLSCert != "" {
@@ -301,7 +317,7 @@ func checkListen(o mcpOptions) error {
 	if o.InsecurePublic && !o.Public {
 		return withCode(ExitUsage, hint.With(errors.New("mcp: --insecure-public without --public"), "add --public to listen off loopback, or drop --insecure-public"))
 	}
-	if isLoopback(host) {
+	if probe.LoopbackHost(host) {
 		return nil
 	}
 	if !o.Public {
@@ -319,14 +335,14 @@ func checkListen(o mcpOptions) error {
 	return nil
 }
 
-// isLoopback reports whether host names only loopback addresses: localhost
-// or a loopback IP.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
+// boundLoopback refuses a listener of `mcp --http ADDR` bound to an
+// address that is not loopback.
+func boundLoopback(addr string, bound net.Addr) error {
+	if ta, ok := bound.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return nil
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --http %s: bound to %s, which is not loopback: refused without --public", addr, bound),
+		"give a loopback IP address, such as 127.0.0.1:PORT or [::1]:PORT, or expose it on purpose with --public and --tls-cert/--tls-key"))
 }
 
 // mcpPolicyBesideStore makes `mcp --store DIR` use the policy file of that
