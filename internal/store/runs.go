@@ -533,7 +533,8 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 
 // runHint is the hint for target, which names no run: the run whose
 // manifest id starts with it (readproof prints ids cut short), else the
-// committed run id nearest to it when one is near, else `run list`.
+// committed run ids it is the start of, else the committed run id nearest
+// to it when one is near, else `run list`.
 func (s *Store) runHint(target string) string {
 	const list = "list runs with: readproof run list"
 	refs, err := s.git.Refs(RunsPrefix)
@@ -556,8 +557,25 @@ func (s *Store) runHint(target string) string {
 		}
 	}
 	ids := make([]string, len(refs))
+	var starts []string
 	for i, r := range refs {
 		ids[i] = strings.TrimPrefix(r.Name, RunsPrefix)
+		if strings.HasPrefix(ids[i], target) {
+			starts = append(starts, ids[i])
+		}
+	}
+	// the start of longer ids (nightly for nightly-1 and nightly-2, or
+	// for weekly-2026-12-05): every one it starts, however long the rest
+	switch {
+	case len(starts) == 1:
+		return "did you mean " + starts[0] + "? (" + list + ")"
+	case len(starts) > 1:
+		const most = 5
+		names := strings.Join(starts[:min(len(starts), most)], ", ")
+		if len(starts) > most {
+			names += ", …"
+		}
+		return fmt.Sprintf("%s is the start of %d runs: %s (%s)", target, len(starts), names, list)
 	}
 	if best := text.Nearest(target, ids); best != "" {
 		return "did you mean " + best + "? (" + list + ")"
