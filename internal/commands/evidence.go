@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,7 +146,17 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	sweepKilledWrites(dir, "."+filepath.Base(path)+".tmp-")
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return hint.With(fmt.Errorf("write %s: %w", path, err), "check that the directory exists and is writable")
+		// the temporary file's name is no name the user gave: say which
+		// directory refused, and why
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("directory %s: %w", dir, pe.Err)
+		}
+		h := "check that the directory exists and is writable"
+		if errors.Is(err, fs.ErrNotExist) {
+			h = "create the directory first (mkdir -p " + text.ShellArg(dir) + "), or give --out a file in a directory that exists"
+		}
+		return hint.With(fmt.Errorf("write %s: %w", path, err), h)
 	}
 	tmp := f.Name()
 	defer func() {
