@@ -125,7 +125,7 @@ func InitWith(path string, opts gitstore.Options) error {
 		// an init killed before this store was made may have left its
 		// temporary directory beside it
 		gitstore.SweepInitLeft(path, opts)
-		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do: the store is ready to use (`readproof status` shows what it holds)")
+		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do: the store is ready to use (`readproof run list` lists its runs, `readproof verify` checks it)")
 	}
 	// The journal starts with a root commit, so that every later journal
 	// commit has the previous one as first parent and the manifest second.
