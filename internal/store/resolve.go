@@ -134,7 +134,7 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 	defer func() { s.endResolve(span, ref, d, err) }()
 	u, err := identity.ParseURI(ref)
 	if err != nil {
-		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
+		return nil, hint.With(err, identity.URIHint(ref, true))
 	}
 	if u.Tag != "" {
 		return s.resolveTag(u)
