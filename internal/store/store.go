@@ -194,10 +194,14 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 				return nil, unreadable(path, err)
 			}
 		} else {
-			_, err := f.Readdirnames(1)
+			names, err := f.Readdirnames(1)
 			f.Close()
 			if errors.Is(err, fs.ErrPermission) {
 				return nil, unreadable(path, err)
+			}
+			if len(names) > 0 {
+				// other files: init refuses the directory too
+				return nil, hint.With(fmt.Errorf("%w at %s: the directory is not empty and is not a readproof store", ErrNotInitialized, path), NotOursHint)
 			}
 		}
 		return nil, notInit
@@ -232,6 +236,10 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 	}
 	return &Store{git: g, policy: pol, opts: opts, sources: map[string]adapters.Source{}}, nil
 }
+
+// NotOursHint is the hint for a store's place that holds something else
+// (another tool's git repository, other files), which init refuses too.
+const NotOursHint = "`readproof init` will not take it either: give the store a new or empty directory (`readproof --store DIR init`), or point --store / READPROOF_STORE at a readproof store"
 
 // unreadable is the error of a store at path that this user may not read.
 func unreadable(path string, err error) error {

@@ -42,7 +42,7 @@ func recognise(g gitstore.Store, path string) (gitstore.Store, error) {
 	}
 	if !ok {
 		return nil, hint.With(fmt.Errorf("%s is a git repository but %w: readproof writes only to its own stores", path, ErrNotAStore),
-			"`readproof init` will not take it either: give the store a new or empty directory (`readproof --store DIR init`), or point --store / READPROOF_STORE at a readproof store")
+			NotOursHint)
 	}
 	return view, nil
 }
