@@ -528,6 +528,11 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 		}
 		return "", hint.With(fmt.Errorf("run %s is still open: %w", target, ErrUnknownTarget), "commit it first: readproof run commit "+target)
 	}
+	// an aborted run (its open ref gone): said as for one whose abort
+	// left the open ref above
+	if ab, err := s.abortedRuns(target); err == nil && len(ab) > 0 {
+		return "", hint.With(fmt.Errorf("run %s was aborted: %w", target, ErrUnknownTarget), "open it again with: readproof run reopen "+target)
+	}
 	return "", hint.With(fmt.Errorf("run %s: %w", target, ErrUnknownTarget), s.runHint(target))
 }
 
