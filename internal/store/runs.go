@@ -73,8 +73,39 @@ func committedErr(id string, m gitstore.OID) error {
 		fmt.Sprintf("if that commit was yours, it is done: see it with `readproof manifest %s`. A committed run never changes: new work goes in a run with another id", m))
 }
 
-func unknownRun(id string) error {
-	return hint.With(fmt.Errorf("run %s: %w (not open)", id, ErrUnknownRun), "start it first: readproof run start "+id)
+// unknownRun says that run id is not open. A misspelt id of an open run
+// gets that run first: starting the id as typed would open a stray run
+// beside it.
+func (s *Store) unknownRun(id string) error {
+	h := "start it first: readproof run start " + id
+	if near := s.nearRun(id, OpenPrefix); near != "" {
+		h += " (unless you meant " + near + ", which is open)"
+	}
+	return hint.With(fmt.Errorf("run %s: %w (not open)", id, ErrUnknownRun), h)
+}
+
+// NearRun is the id of an open or committed run that id is a slip of
+// (text.Nearest), or "" when none is near.
+func (s *Store) NearRun(id string) string {
+	if near := s.nearRun(id, OpenPrefix); near != "" {
+		return near
+	}
+	return s.nearRun(id, RunsPrefix)
+}
+
+// nearRun is the run id under prefix nearest to id, or "".
+func (s *Store) nearRun(id, prefix string) string {
+	refs, err := s.git.Refs(prefix)
+	if err != nil {
+		return ""
+	}
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		if other := strings.TrimPrefix(r.Name, prefix); validRun(other) == nil && other != id {
+			ids = append(ids, other)
+		}
+	}
+	return text.Nearest(id, ids)
 }
 
 // StartRun opens a run.
@@ -220,7 +251,7 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 			return s.committedRefusal(runID, committed)
 		}
 		if tip == "" {
-			return unknownRun(runID)
+			return s.unknownRun(runID)
 		}
 		st, entries, c, err := s.openEntries(tip)
 		if err != nil {
