@@ -563,13 +563,28 @@ func (s *Store) resolvePinned(u identity.URI, res *policy.Resource) (*Delivery, 
 	return deliveryOf(s, o, manifest.DecisionUsePinned, "")
 }
 
+// noSnapshotHint is the hint for u, of which nothing is recorded: read it
+// once, when it is declared; else the declared URI it is a slip of, or to
+// declare it first (`get` of an undeclared URI fails).
+func (s *Store) noSnapshotHint(u identity.URI) string {
+	h := "read it once first: readproof get " + u.String()
+	pol, err := s.Policy()
+	if err != nil {
+		return h
+	}
+	if _, ok := pol.Lookup(u); ok {
+		return h
+	}
+	return NotRegisteredHint(pol, u, u.String()+" is not declared in "+pol.Path+": declare it with `readproof resource add "+u.String()+" --source-type TYPE ...`, then read it once: readproof get "+u.String())
+}
+
 // findObservation walks u's chain for the newest observation of a snapshot
 // given as a full or abbreviated snapshot id or content hash.
 func (s *Store) findObservation(u identity.URI, want string) (*Observation, gitstore.OID, error) {
 	if want == "" {
 		o, c, err := s.current(u, nil)
 		if err == nil && o == nil {
-			err = hint.With(fmt.Errorf("%s: %w recorded yet", u, ErrNoSnapshot), "read it once first: readproof get "+u.String())
+			err = hint.With(fmt.Errorf("%s: %w recorded yet", u, ErrNoSnapshot), s.noSnapshotHint(u))
 		}
 		return o, c, err
 	}
