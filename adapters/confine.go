@@ -1,6 +1,8 @@
 package adapters
 
 import (
+	"cmp"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -37,6 +39,11 @@ func CheckRoots(uri string, spec Spec, env Env, flag string) error {
 	if final, err := filepath.EvalSymlinks(s.abs); err == nil {
 		if _, _, ok := s.contain(final); !ok {
 			return refuse(uri, RuleRoots, "%s resolves to %s, outside the allowed roots (%s); %s", shown, final, strings.Join(s.roots, ", "), hintRoots)
+		}
+		// a directory is never a document (Fetch refuses it the same
+		// way); a file that does not exist yet may come
+		if fi, err := os.Stat(final); err == nil && fi.IsDir() {
+			return refuse(uri, RuleRegular, "%s is a directory, not a regular file; point %s at a file", shown, cmp.Or(flag, "path"))
 		}
 	}
 	return nil

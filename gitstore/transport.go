@@ -509,7 +509,7 @@ func (t *Transport) AddRemoteURL(ctx context.Context, name, url string, fetch []
 		return "", fmt.Errorf("add remote %s: %w", name, err)
 	}
 	if taken {
-		return "", fmt.Errorf("remote %s: %w: remove it first with `remote rm %s`, or choose another name", name, ErrRemoteExists, name)
+		return "", fmt.Errorf("remote %s: %w", name, ErrRemoteExists)
 	}
 	// One git process asked; the section is written here, in the bytes `git
 	// remote add`, `git config --unset-all` and `git config --add` per

@@ -54,6 +54,40 @@ func (u URI) Ref() string {
 // a path) and no key is a directory prefix of another, so keys can name refs.
 func (u URI) Key() string { return u.Namespace + "/" + strings.ReplaceAll(u.Path, "/", "+") }
 
+// MendURI returns typed with a mistyped scheme put right ("readproof:/",
+// "readproof:", "readproof//", "readproof:///", "Readproof://") when that
+// gives a valid URI, and "" otherwise: also for text that does not start
+// like the scheme at all, since a file path such as policies/refunds.md
+// would read as a URI of namespace "policies".
+func MendURI(typed string) string {
+	const name = "readproof"
+	if len(typed) <= len(name) || !strings.EqualFold(typed[:len(name)], name) {
+		return ""
+	}
+	rest := strings.TrimLeft(typed[len(name):], ":/")
+	if len(rest) == len(typed)-len(name) || Scheme+rest == typed {
+		return ""
+	}
+	if _, err := ParseURI(Scheme + rest); err != nil {
+		return ""
+	}
+	return Scheme + rest
+}
+
+// URIHint is the hint for typed, which does not parse as a URI: the URI it
+// was meant to be when its scheme was mistyped (MendURI), and the shape of
+// one (withTag: that it may end in @TAG).
+func URIHint(typed string, withTag bool) string {
+	h := "resource URIs look like readproof://NAMESPACE/PATH"
+	if withTag {
+		h += ", optionally with @TAG"
+	}
+	if m := MendURI(typed); m != "" {
+		return "did you mean " + m + "? (" + h + ")"
+	}
+	return h
+}
+
 // ParseURI parses readproof://NAMESPACE/PATH with an optional @TAG.
 //
 // NAMESPACE is lower-case letters, digits, '-', '_' and '.', starting with a

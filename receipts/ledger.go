@@ -182,7 +182,7 @@ func (l *Ledger) commit(tree, parent gitobj.OID, msg string) (gitobj.OID, error)
 	if l.Now != nil {
 		now = l.Now
 	}
-	sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: now()}
+	sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: now().UTC()}
 	c := gitobj.Commit{Tree: tree, Author: sig, Committer: sig, Message: msg}
 	if parent != "" {
 		c.Parents = []gitobj.OID{parent}

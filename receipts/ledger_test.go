@@ -449,3 +449,22 @@ func TestLedgerCompletesHalfAppend(t *testing.T) {
 	}
 	gitstore.Fsck(t, dir)
 }
+
+// TestLedgerCommitsInUTC: the commits of the receipt chains carry their
+// time in UTC, as every commit readproof writes (docs/store-format.md,
+// "Commits"), whatever the clock's zone: they carried the local offset
+// (`-0500` under TZ=America/New_York) beside the +0000 of every other
+// chain, in `git log` of the store and of every clone.
+func TestLedgerCommitsInUTC(t *testing.T) {
+	f := newFixture(t)
+	f.ledger.Now = func() time.Time {
+		return time.Date(2026, 12, 5, 4, 0, 0, 0, time.FixedZone("EST", -5*3600))
+	}
+	r := f.issue(t, "sess-tz", "tool")
+	for _, ref := range []string{SessionRef("sess-tz"), indexRef(r.ID)} {
+		line := git(t, f.store.Path(), nil, "log", "-1", "--format=%ad %cd", "--date=raw", ref)
+		if want := "1796461200 +0000 1796461200 +0000"; line != want {
+			t.Errorf("%s: author and committer dates %q, want %q", ref, line, want)
+		}
+	}
+}

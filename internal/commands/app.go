@@ -300,21 +300,36 @@ func flagUsageError(path string, flags []cli.Flag, err error) error {
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
 		name = strings.TrimLeft(name, "-")
-		typed := "--" + name
-		if len(name) == 1 {
-			typed = "-" + name
-		}
-		err = fmt.Errorf("%w %s", errUnknownFlag, typed)
+		err = fmt.Errorf("%w %s", errUnknownFlag, typedFlag(name))
 		if cli.SuggestFlag != nil {
 			if s := cli.SuggestFlag(flags, name, false); s != "" && text.Nearest(name, []string{strings.TrimLeft(s, "-")}) != "" {
 				h = fmt.Sprintf("did you mean %q? (%s)", s, h)
 			}
 		}
+	} else if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: -"); ok {
+		err = fmt.Errorf("flag %s needs a value", typedFlag(name))
+	} else if before, rest, ok := strings.Cut(err.Error(), " for flag -"); ok && strings.HasPrefix(before, "invalid ") {
+		// "invalid value "x" for flag -rate: parse error"
+		name, why, _ := strings.Cut(rest, ": ")
+		err = fmt.Errorf("%s for %s: %s", before, typedFlag(name), why)
+	} else if before, rest, ok := strings.Cut(err.Error(), " for -"); ok && strings.HasPrefix(before, "invalid boolean ") {
+		// "invalid boolean value "x" for -sign: parse error"
+		name, why, _ := strings.Cut(rest, ": ")
+		err = fmt.Errorf("%s for %s: %s", before, typedFlag(name), why)
 	}
 	if path != "" {
 		err = fmt.Errorf("%s: %w", path, err)
 	}
 	return withCode(ExitUsage, hint.With(err, h))
+}
+
+// typedFlag is a flag's name as it is typed: --name, or -n for a one-letter
+// name (Go's flag package writes -name in its errors).
+func typedFlag(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // errUnknownFlag is the cause of an unknown-flag usage error.

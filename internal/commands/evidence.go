@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,7 +146,17 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	sweepKilledWrites(dir, "."+filepath.Base(path)+".tmp-")
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return hint.With(fmt.Errorf("write %s: %w", path, err), "check that the directory exists and is writable")
+		// the temporary file's name is no name the user gave: say which
+		// directory refused, and why
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("directory %s: %w", dir, pe.Err)
+		}
+		h := "check that the directory exists and is writable"
+		if errors.Is(err, fs.ErrNotExist) {
+			h = "create the directory first (mkdir -p " + text.ShellArg(dir) + "), or give --out a file in a directory that exists"
+		}
+		return hint.With(fmt.Errorf("write %s: %w", path, err), h)
 	}
 	tmp := f.Name()
 	defer func() {
@@ -270,6 +281,10 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "the file is consistent but does not match the store: a re-rooted forgery, or the store changed; compare it with `readproof manifest " + rep.ManifestID + "`"
 	case storeFailed && !offlineFailed:
 		return "the file is consistent but does not match the store: a re-rooted forgery, or the store changed"
+	case failed["parse"] || failed["statement_type"] && failed["predicate_type"]:
+		// no statement at all (readproof.toml, another tool's JSON), or
+		// one edited past reading
+		return "this is not an evidence bundle (an in-toto statement or a DSSE envelope): give the file written by `readproof evidence export`; if it is one, it was edited after export: export it again from the store"
 	case offlineFailed:
 		return "the file was edited after export: export it again from the store"
 	}
@@ -286,19 +301,24 @@ func readBundle(stdin io.Reader, name string) ([]byte, error) {
 			r = os.Stdin
 		}
 	} else {
+		const giveFile = "give the file written by `readproof evidence export --out`, or - for stdin"
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, hint.With(fmt.Errorf("read bundle %s: %w", name, err), "give the file written by `readproof evidence export --out`, or - for stdin")
+			return nil, hint.With(fmt.Errorf("read bundle %s: %w", name, err), giveFile)
 		}
 		defer f.Close()
 		r = f
+		fi, err := f.Stat()
+		if err == nil && fi.IsDir() {
+			return nil, hint.With(fmt.Errorf("read bundle %s: it is a directory", name), giveFile)
+		}
 		// A regular file is read into one allocation of its size and a
 		// byte more (to see that it grew). Not bytes.Buffer.Grow: its
 		// append clears megabytes in one step the garbage collector
 		// cannot preempt, and every other goroutine's allocation then
 		// waits on it (8 ms of a 1,000-document verify's 30). A file
 		// that grows meanwhile is read on below.
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < maxBundleBytes {
+		if err == nil && fi.Mode().IsRegular() && fi.Size() < maxBundleBytes {
 			data = make([]byte, fi.Size()+1)
 			n, err := io.ReadFull(f, data)
 			switch {

@@ -88,7 +88,7 @@ func historyCommand() *cli.Command {
 func parsePlainURI(s string) (identity.URI, error) {
 	u, err := identity.ParseURI(s)
 	if err != nil {
-		return u, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
+		return u, hint.With(err, identity.URIHint(s, false))
 	}
 	if u.Tag != "" {
 		return u, usageError("%s: this command takes a URI without @tag", s)

@@ -140,7 +140,7 @@ type resourceAddOptions struct {
 func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []string) error {
 	u, err := identity.ParseURI(args[0])
 	if err != nil {
-		return hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
+		return hint.With(err, identity.URIHint(args[0], false))
 	}
 	if u.Tag != "" {
 		tag := u.Tag

@@ -359,7 +359,11 @@ func runShow(ctx context.Context, e *env, args []string) error {
 					}
 				}
 			}
-			return hint.With(fmt.Errorf("run %s: %w", args[0], store.ErrUnknownRun), "`readproof run list` lists the open, aborted and committed runs")
+			h := "`readproof run list` lists the open, aborted and committed runs"
+			if near := s.NearRun(args[0]); near != "" {
+				h = "did you mean " + near + "? (" + h + ")"
+			}
+			return hint.With(fmt.Errorf("run %s: %w", args[0], store.ErrUnknownRun), h)
 		}
 		if err != nil {
 			return err

@@ -25,7 +25,7 @@ func uriAndTag(args []string) (identity.URI, string, []string, error) {
 	}
 	u, err := identity.ParseURI(args[0])
 	if err != nil {
-		return u, "", nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
+		return u, "", nil, hint.With(err, identity.URIHint(args[0], false))
 	}
 	if u.Tag != "" {
 		t := u.Tag

@@ -124,6 +124,17 @@ func (k Kind) wrap(base, specific error, format string, args ...any) error {
 	return err
 }
 
+// notExist is the error of a key file that is not there. The message says
+// so itself ("signing key PATH does not exist"), so fs.ErrNotExist is
+// wrapped without heading it ("file does not exist: signing key PATH does
+// not exist"); a kind's own sentinel still heads it.
+func (k Kind) notExist(format string, args ...any) error {
+	if k.Any == nil {
+		return &wrapped{err: fmt.Errorf(format, args...), also: fs.ErrNotExist}
+	}
+	return k.wrap(fs.ErrNotExist, k.Any, format, args...)
+}
+
 // wrapped adds one more sentinel for errors.Is without changing the message.
 type wrapped struct {
 	err  error
@@ -213,12 +224,12 @@ func (k Kind) Read(path string, forbidden []string, max int) ([]byte, error) {
 	fi, err := os.Stat(real)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, k.wrap(fs.ErrNotExist, k.Any, "%s %s does not exist", k.Name, path)
+			return nil, k.notExist("%s %s does not exist", k.Name, path)
 		}
 		if errors.Is(err, syscall.ENOTDIR) {
 			// a directory on the way is a file (a HOME that is not a
 			// directory): no key can be there
-			return nil, k.wrap(fs.ErrNotExist, k.Any, "%s %s does not exist (%v)", k.Name, path, err)
+			return nil, k.notExist("%s %s does not exist (%v)", k.Name, path, err)
 		}
 		return nil, k.wrap(ErrInvalid, k.Any, "%s %s: %v", k.Name, path, err)
 	}

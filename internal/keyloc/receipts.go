@@ -76,7 +76,10 @@ func LoadReceipts(given, storePath string, pol *policy.File) (receipts.Key, stri
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return receipts.Key{}, path, hint.With(fmt.Errorf("no receipt key at %s (from %s): %w", path, from, err), ReceiptsInitHint)
+		// the cause says the same again ("receipt key K does not exist
+		// (create one with ...)"), and the hint says how: it is kept for
+		// errors.Is, not printed
+		return receipts.Key{}, path, hint.With(&missingKey{msg: fmt.Sprintf("no receipt key at %s (from %s)", path, from), err: err}, ReceiptsInitHint)
 	case errors.Is(err, receipts.ErrKeyPath):
 		return receipts.Key{}, path, hint.With(err, "move the key outside the store, the project and every git repository, and name it with --key PATH, "+ReceiptsKeyEnv+" or [receipts] key")
 	case errors.Is(err, receipts.ErrKeyInsecure):
@@ -84,3 +87,13 @@ func LoadReceipts(given, storePath string, pol *policy.File) (receipts.Key, stri
 	}
 	return receipts.Key{}, path, fmt.Errorf("%w (key from %s)", err, from)
 }
+
+// missingKey is the error of a receipt key that is not there: its message,
+// and the loader's error beneath it for errors.Is.
+type missingKey struct {
+	msg string
+	err error
+}
+
+func (e *missingKey) Error() string { return e.msg }
+func (e *missingKey) Unwrap() error { return e.err }

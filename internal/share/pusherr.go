@@ -195,6 +195,10 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 			// that name objects it lacks: not a permission or a hook
 			return hint.With(e, damagedHint)
 		}
+		if strings.Contains(e.Error(), "(branch is currently checked out)") {
+			// receive.denyCurrentBranch of a repository made without --bare
+			return hint.With(e, "the remote is a repository with a work tree, whose checked-out branch git will not move: share runs through a bare repository (`readproof remote init PATH`, or `git init --bare -b main PATH`), then `readproof remote rm "+remote+"` and `readproof remote add "+remote+" PATH`; nothing was changed on the remote")
+		}
 		return hint.With(e, "pulling will not help: the server's reason is above (permissions, a hook or a protected ref); nothing was changed on the remote")
 	case failStorage:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())

@@ -10,6 +10,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Remote is a configured remote: remote.<name>.url in the store's git
@@ -37,9 +38,32 @@ func AddRemote(ctx context.Context, s *store.Store, name, url string) error {
 		if hint.Of(err) != "" {
 			return err
 		}
+		if errors.Is(err, ErrRemoteExists) {
+			return hint.With(err, existsHint(ctx, s, name, absLocal(url)))
+		}
 		return hint.With(err, "list the remotes with: readproof remote list")
 	}
 	return nil
+}
+
+// existsHint is the hint of AddRemote for name, configured already, given
+// url: where name points and how to point it at url instead.
+func existsHint(ctx context.Context, s *store.Store, name, url string) string {
+	list, err := ListRemotes(ctx, s)
+	if err != nil {
+		return "list the remotes with: readproof remote list"
+	}
+	for _, r := range list {
+		if r.Name != name {
+			continue
+		}
+		now, want := text.Escape(r.DisplayURL()), text.Escape(gitstore.RedactURL(url))
+		if r.URL == url {
+			return name + " already points at " + now + ": nothing to do"
+		}
+		return name + " points at " + now + ": to point it at " + want + ", run `readproof remote rm " + name + "`, then `readproof remote add " + name + " " + text.ShellArg(want) + "`; or give this remote another name"
+	}
+	return "list the remotes with: readproof remote list"
 }
 
 // absLocal makes a local repository path absolute, so the remote works from

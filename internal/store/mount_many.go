@@ -83,7 +83,7 @@ func (s *Store) mountTip(runID string) (gitstore.OID, error) {
 		return "", hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
 	}
 	if tip == "" {
-		return "", unknownRun(runID)
+		return "", s.unknownRun(runID)
 	}
 	// whose run it is, before anything is resolved and fetched for it
 	c, err := s.git.Commit(tip)

@@ -17,7 +17,7 @@ func (s *Store) OpenRunNamed(id string) (*OpenRun, error) {
 		return nil, committedErr(id, committed)
 	}
 	if open == "" {
-		return nil, unknownRun(id)
+		return nil, s.unknownRun(id)
 	}
 	st, entries, c, err := s.openEntries(open)
 	if err != nil {

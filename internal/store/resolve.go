@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/telemetry"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -134,7 +136,7 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 	defer func() { s.endResolve(span, ref, d, err) }()
 	u, err := identity.ParseURI(ref)
 	if err != nil {
-		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
+		return nil, hint.With(err, s.uriHint(ref))
 	}
 	if u.Tag != "" {
 		return s.resolveTag(u)
@@ -161,6 +163,37 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 		}
 	}
 	return s.fetch(ctx, u, res, b)
+}
+
+// uriHint is the hint for ref, which is no URI: identity.URIHint, or when
+// ref is the file of a declared filesystem resource (given where its URI
+// goes), that resource's URI.
+func (s *Store) uriHint(ref string) string {
+	h := identity.URIHint(ref, true)
+	if identity.MendURI(ref) != "" {
+		return h
+	}
+	pol, err := s.Policy()
+	if err != nil {
+		return h
+	}
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return h
+	}
+	for _, r := range pol.Resources {
+		if r.Source.Type != "filesystem" || r.Source.Path == "" {
+			continue
+		}
+		p := r.Source.Path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(pol.Dir, p)
+		}
+		if filepath.Clean(p) == abs {
+			return "did you mean " + r.URI.String() + "? (declared with path " + text.Escape(r.Source.Path) + "; " + h + ")"
+		}
+	}
+	return h
 }
 
 // NotRegisteredHint is the hint of ErrNotRegistered for u: the declared URI
@@ -530,13 +563,28 @@ func (s *Store) resolvePinned(u identity.URI, res *policy.Resource) (*Delivery, 
 	return deliveryOf(s, o, manifest.DecisionUsePinned, "")
 }
 
+// noSnapshotHint is the hint for u, of which nothing is recorded: read it
+// once, when it is declared; else the declared URI it is a slip of, or to
+// declare it first (`get` of an undeclared URI fails).
+func (s *Store) noSnapshotHint(u identity.URI) string {
+	h := "read it once first: readproof get " + u.String()
+	pol, err := s.Policy()
+	if err != nil {
+		return h
+	}
+	if _, ok := pol.Lookup(u); ok {
+		return h
+	}
+	return NotRegisteredHint(pol, u, u.String()+" is not declared in "+pol.Path+": declare it with `readproof resource add "+u.String()+" --source-type TYPE ...`, then read it once: readproof get "+u.String())
+}
+
 // findObservation walks u's chain for the newest observation of a snapshot
 // given as a full or abbreviated snapshot id or content hash.
 func (s *Store) findObservation(u identity.URI, want string) (*Observation, gitstore.OID, error) {
 	if want == "" {
 		o, c, err := s.current(u, nil)
 		if err == nil && o == nil {
-			err = hint.With(fmt.Errorf("%s: %w recorded yet", u, ErrNoSnapshot), "read it once first: readproof get "+u.String())
+			err = hint.With(fmt.Errorf("%s: %w recorded yet", u, ErrNoSnapshot), s.noSnapshotHint(u))
 		}
 		return o, c, err
 	}

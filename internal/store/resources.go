@@ -129,7 +129,7 @@ type Inspection struct {
 func (s *Store) Inspect(ref string) (*Inspection, error) {
 	u, err := identity.ParseURI(ref)
 	if err != nil {
-		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
+		return nil, hint.With(err, identity.URIHint(ref, true))
 	}
 	pol, err := s.Policy()
 	if err != nil {

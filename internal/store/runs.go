@@ -74,8 +74,39 @@ func committedErr(id string, m gitstore.OID) error {
 		fmt.Sprintf("if that commit was yours, it is done: see it with `readproof manifest %s`. A committed run never changes: new work goes in a run with another id", m))
 }
 
-func unknownRun(id string) error {
-	return hint.With(fmt.Errorf("run %s: %w (not open)", id, ErrUnknownRun), "start it first: readproof run start "+id)
+// unknownRun says that run id is not open. A misspelt id of an open run
+// gets that run first: starting the id as typed would open a stray run
+// beside it.
+func (s *Store) unknownRun(id string) error {
+	h := "start it first: readproof run start " + id
+	if near := s.nearRun(id, OpenPrefix); near != "" {
+		h += " (unless you meant " + near + ", which is open)"
+	}
+	return hint.With(fmt.Errorf("run %s: %w (not open)", id, ErrUnknownRun), h)
+}
+
+// NearRun is the id of an open or committed run that id is a slip of
+// (text.Nearest), or "" when none is near.
+func (s *Store) NearRun(id string) string {
+	if near := s.nearRun(id, OpenPrefix); near != "" {
+		return near
+	}
+	return s.nearRun(id, RunsPrefix)
+}
+
+// nearRun is the run id under prefix nearest to id, or "".
+func (s *Store) nearRun(id, prefix string) string {
+	refs, err := s.git.Refs(prefix)
+	if err != nil {
+		return ""
+	}
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		if other := strings.TrimPrefix(r.Name, prefix); validRun(other) == nil && other != id {
+			ids = append(ids, other)
+		}
+	}
+	return text.Nearest(id, ids)
 }
 
 // StartRun opens a run.
@@ -275,7 +306,7 @@ func (s *Store) commitRun(ctx context.Context, runID string) (*manifest.Manifest
 			return s.committedRefusal(runID, committed)
 		}
 		if tip == "" {
-			return unknownRun(runID)
+			return s.unknownRun(runID)
 		}
 		st, entries, c, err := s.openEntries(tip)
 		if err != nil {
@@ -583,12 +614,18 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 		}
 		return "", hint.With(fmt.Errorf("run %s is still open: %w", target, ErrUnknownTarget), "commit it first: readproof run commit "+target)
 	}
+	// an aborted run (its open ref gone): said as for one whose abort
+	// left the open ref above
+	if ab, err := s.abortedRuns(target); err == nil && len(ab) > 0 {
+		return "", hint.With(fmt.Errorf("run %s was aborted: %w", target, ErrUnknownTarget), "open it again with: readproof run reopen "+target)
+	}
 	return "", hint.With(fmt.Errorf("run %s: %w", target, ErrUnknownTarget), s.runHint(target))
 }
 
 // runHint is the hint for target, which names no run: the run whose
 // manifest id starts with it (readproof prints ids cut short), else the
-// committed run id nearest to it when one is near, else `run list`.
+// committed run ids it is the start of, else the committed run id nearest
+// to it when one is near, else `run list`.
 func (s *Store) runHint(target string) string {
 	const list = "list runs with: readproof run list"
 	refs, err := s.git.Refs(RunsPrefix)
@@ -611,8 +648,25 @@ func (s *Store) runHint(target string) string {
 		}
 	}
 	ids := make([]string, len(refs))
+	var starts []string
 	for i, r := range refs {
 		ids[i] = strings.TrimPrefix(r.Name, RunsPrefix)
+		if strings.HasPrefix(ids[i], target) {
+			starts = append(starts, ids[i])
+		}
+	}
+	// the start of longer ids (nightly for nightly-1 and nightly-2, or
+	// for weekly-2026-12-05): every one it starts, however long the rest
+	switch {
+	case len(starts) == 1:
+		return "did you mean " + starts[0] + "? (" + list + ")"
+	case len(starts) > 1:
+		const most = 5
+		names := strings.Join(starts[:min(len(starts), most)], ", ")
+		if len(starts) > most {
+			names += ", …"
+		}
+		return fmt.Sprintf("%s is the start of %d runs: %s (%s)", target, len(starts), names, list)
 	}
 	if best := text.Nearest(target, ids); best != "" {
 		return "did you mean " + best + "? (" + list + ")"

@@ -125,7 +125,7 @@ func InitWith(path string, opts gitstore.Options) error {
 		// an init killed before this store was made may have left its
 		// temporary directory beside it
 		gitstore.SweepInitLeft(path, opts)
-		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do: the store is ready to use (`readproof status` shows what it holds)")
+		return hint.With(fmt.Errorf("%w at %s", ErrExists, path), "nothing to do: the store is ready to use (`readproof run list` lists its runs, `readproof verify` checks it)")
 	}
 	// The journal starts with a root commit, so that every later journal
 	// commit has the previous one as first parent and the manifest second.
@@ -194,10 +194,14 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 				return nil, unreadable(path, err)
 			}
 		} else {
-			_, err := f.Readdirnames(1)
+			names, err := f.Readdirnames(1)
 			f.Close()
 			if errors.Is(err, fs.ErrPermission) {
 				return nil, unreadable(path, err)
+			}
+			if len(names) > 0 {
+				// other files: init refuses the directory too
+				return nil, hint.With(fmt.Errorf("%w at %s: the directory is not empty and is not a readproof store", ErrNotInitialized, path), NotOursHint)
 			}
 		}
 		return nil, notInit
@@ -232,6 +236,10 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 	}
 	return &Store{git: g, policy: pol, opts: opts, sources: map[string]adapters.Source{}}, nil
 }
+
+// NotOursHint is the hint for a store's place that holds something else
+// (another tool's git repository, other files), which init refuses too.
+const NotOursHint = "`readproof init` will not take it either: give the store a new or empty directory (`readproof --store DIR init`), or point --store / READPROOF_STORE at a readproof store"
 
 // unreadable is the error of a store at path that this user may not read.
 func unreadable(path string, err error) error {

@@ -42,7 +42,7 @@ func recognise(g gitstore.Store, path string) (gitstore.Store, error) {
 	}
 	if !ok {
 		return nil, hint.With(fmt.Errorf("%s is a git repository but %w: readproof writes only to its own stores", path, ErrNotAStore),
-			"run `readproof init` to create a store (default .readproof beside readproof.toml), or point --store / READPROOF_STORE at a readproof store")
+			NotOursHint)
 	}
 	return view, nil
 }
