@@ -139,22 +139,7 @@ func TestRunBelongsToItsCaller(t *testing.T) {
 // is not committed.
 func TestOpenRunBadCallerRefused(t *testing.T) {
 	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n", "policies/cached.md": "c\n"})
-	blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": "alice\nforged: yes"}` + "\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig := f.s.signature(f.s.now())
-	c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
-		t.Fatal(err)
-	}
+	c := openRunNaming(t, f, `"alice\nforged: yes"`)
 	if _, err := f.s.OpenRunAt(c); err == nil || !strings.Contains(err.Error(), "run.json: invalid name: caller name") {
 		t.Fatalf("open run naming a bad caller read as %v; want a refusal naming the caller", err)
 	}
@@ -172,22 +157,7 @@ func TestOpenRunBadCallerRefused(t *testing.T) {
 func TestOpenRunBadCallerAborted(t *testing.T) {
 	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
 	for _, caller := range []string{`"alice\nforged: yes"`, `5`, `"../x"`} {
-		blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": ` + caller + `}` + "\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sig := f.s.signature(f.s.now())
-		c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
-			t.Fatal(err)
-		}
+		openRunNaming(t, f, caller)
 		f.s.SetCaller("alice")
 		if _, err := f.s.AbortRun("bad"); err == nil {
 			t.Fatalf("caller %s: abort by caller alice of a run naming an invalid caller taken", caller)
@@ -219,22 +189,7 @@ func TestOpenRunBadCallerAborted(t *testing.T) {
 // hint is the way out, the run's abort.
 func TestOpenRunBadCallerHint(t *testing.T) {
 	f := newFixture(t, refundsTOML, map[string]string{"policies/refunds.md": "v1\n"})
-	blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": "a b"}` + "\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig := f.s.signature(f.s.now())
-	c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
-		t.Fatal(err)
-	}
+	openRunNaming(t, f, `"a b"`)
 	u, _ := identity.ParseURI("readproof://demo/policies/refunds")
 	_, merr := f.s.Mount(context.Background(), "bad", u.String())
 	_, cerr := f.s.CommitRun("bad")
@@ -290,4 +245,28 @@ func TestRunWithoutCallerRefusal(t *testing.T) {
 	if !errors.Is(err, ErrRunCaller) || !strings.Contains(err.Error(), "before runs recorded their caller") || !strings.Contains(hint.Of(err), "an operator can commit or abort it from the command line") {
 		t.Fatalf("alice's mount into a run without a caller: %v (hint %q); want a refusal naming a run started before callers were recorded, and the operator's way out", err, hint.Of(err))
 	}
+}
+
+// openRunNaming writes an open run "bad" whose run.json names caller, the
+// JSON text of the caller field (a value a hand or another tool wrote),
+// and returns its commit.
+func openRunNaming(t *testing.T, f *fixture, caller string) gitstore.OID {
+	t.Helper()
+	blob, err := f.s.git.PutBlob([]byte(`{"run_id": "bad", "started_at": "2026-12-05T00:00:00Z", "caller": ` + caller + `}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := f.s.git.PutTree([]gitstore.TreeEntry{{Name: "run.json", Mode: gitstore.ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := f.s.signature(f.s.now())
+	c, err := f.s.git.PutCommit(gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: "start run bad\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.git.Update(gitstore.RefUpdate{Name: openRef("bad"), New: c}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
