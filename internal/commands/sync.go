@@ -290,6 +290,9 @@ func runRemoteAdd(ctx context.Context, e *env, args []string) error {
 		if err := share.AddRemote(ctx, s, name, url); err != nil {
 			return syncErr(err)
 		}
+		if err := schemeTypo(name, url); err != nil {
+			e.warn(err)
+		}
 		r := share.Remote{Name: name, URL: url}
 		// say what was stored (a local path made absolute), as remote list will
 		if list, err := share.ListRemotes(ctx, s); err == nil {
