@@ -418,12 +418,7 @@ func runInit(_ context.Context, e *env, opts initOptions) error {
 	gopts := lo.Git
 	gopts.Sharing = opts.Sharing
 	if err := store.InitWith(e.storePath, gopts); errors.Is(err, store.ErrExists) {
-		// A store made before the ignore file existed gets it now.
-		if added, ierr := store.EnsureIgnored(e.storePath); ierr != nil || !added {
-			return errors.Join(err, ierr)
-		}
-		fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
-		return nil
+		return initExisting(e, err)
 	} else if err != nil {
 		return err
 	}
@@ -435,11 +430,70 @@ func runInit(_ context.Context, e *env, opts initOptions) error {
 		created = true
 	}
 	if e.json {
-		return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": created})
+		return printJSON(e.out, map[string]any{"store": e.storePath, "store_created": e.storePath, "policy": e.policyPath, "policy_created": created})
 	}
 	fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
 	if created {
 		fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
 	}
 	return nil
+}
+
+// initExisting is `readproof init` where the store exists already (exists is
+// store.ErrExists): a store made before the ignore file existed gets it, and
+// a missing readproof.toml is created (after `readproof clone URL`), unless
+// it would land inside the store or another bare repository, the working
+// directory when it is the store (`readproof clone URL DIR` used from DIR).
+// Nothing to do is exists, exit 1.
+func initExisting(e *env, exists error) error {
+	added, err := store.EnsureIgnored(e.storePath)
+	if err != nil {
+		return errors.Join(exists, err)
+	}
+	if added {
+		fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
+	}
+	if _, err := os.Lstat(e.policyPath); !errors.Is(err, fs.ErrNotExist) {
+		if added {
+			return nil
+		}
+		return exists
+	}
+	if dir := filepath.Dir(e.policyPath); inside(dir, e.storePath) || gitstore.IsStore(dir) || isBareRepo(dir) {
+		if added {
+			return nil
+		}
+		if dir == e.storePath && !e.policyNamed {
+			return hint.With(fmt.Errorf("%w at %s: the working directory is the store itself, and %s does not belong inside it; nothing was written", store.ErrExists, e.storePath, PolicyName),
+				"run `readproof --store "+text.ShellArg(e.storePath)+" init` in the project directory to create "+PolicyName+" there")
+		}
+		return hint.With(fmt.Errorf("%w at %s: the policy file %s would be inside a git repository, where it does not belong; nothing was written", store.ErrExists, e.storePath, e.policyPath),
+			"run `readproof --store "+text.ShellArg(e.storePath)+" init` in the project directory, or name a policy file outside the repository with --config")
+	}
+	if err := policy.CreateFile(e.policyPath); err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": true})
+	}
+	e.say("readproof: the store %s exists already and is kept as it is", e.storePath)
+	fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
+	return nil
+}
+
+// inside reports whether path is dir or under it.
+func inside(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// isBareRepo reports whether dir looks like a bare git repository (HEAD,
+// objects/ and refs/ in it), where readproof.toml does not belong.
+func isBareRepo(dir string) bool {
+	for _, n := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
+			return false
+		}
+	}
+	return true
 }
