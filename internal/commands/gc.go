@@ -140,7 +140,7 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 			e.say("readproof: recorded run %s (manifest %s) on the journal: the writer that committed it stopped before recording it", r.RunID, r.Manifest)
 		}
 		for _, a := range res.Dropped {
-			e.say("readproof: removed run %s, aborted %s (older than the grace period)", a.RunID, a.AbortedAt.Format(time.RFC3339))
+			e.say("readproof: removed run %s, aborted %s (older than the grace period)", a.RunID, textTime(a.AbortedAt))
 		}
 		return nil
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
@@ -40,7 +39,7 @@ func provenanceLine(d *store.Delivery) string {
 		ref += "@" + d.Ref
 	}
 	return fmt.Sprintf("%s: decision %s, snapshot %s, %s, source revision %s, observed %s",
-		ref, d.Decision, manifest.Short(d.Snapshot), manifest.Short(d.ContentHash), text.Printable(d.SourceRevision), d.ObservedAt.Format(time.RFC3339))
+		ref, d.Decision, manifest.Short(d.Snapshot), manifest.Short(d.ContentHash), text.Printable(d.SourceRevision), textTime(d.ObservedAt))
 }
 
 func getCommand() *cli.Command {
@@ -164,12 +163,12 @@ func runInspect(_ context.Context, e *env, args []string) error {
 			o := in.Current
 			fmt.Fprintf(tw, "current:\tsnapshot %s\n", o.Snapshot)
 			fmt.Fprintf(tw, "\t%s, %d bytes, %s\n", o.ContentHash, o.Bytes, text.Printable(o.ContentType))
-			fmt.Fprintf(tw, "\tsource revision %s, observed %s\n", text.Printable(o.SourceRevision), o.ObservedAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "\tsource revision %s, observed %s\n", text.Printable(o.SourceRevision), textTime(o.ObservedAt))
 		} else {
 			fmt.Fprintf(tw, "current:\tnone recorded\n")
 		}
 		if in.Tag != nil {
-			fmt.Fprintf(tw, "tag:\t%s -> snapshot %s (set %s)\n", in.Ref, in.Tag.Snapshot, in.Tag.SetAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "tag:\t%s -> snapshot %s (set %s)\n", in.Ref, in.Tag.Snapshot, textTime(in.Tag.SetAt))
 		}
 		tags := strings.Join(in.Tags, ", ")
 		if tags == "" {
@@ -211,7 +210,7 @@ func runHistory(_ context.Context, e *env, args []string) error {
 				tags = "-"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", manifest.Short(sn.Snapshot), manifest.Short(sn.ContentHash), sn.Bytes,
-				sn.LastObserved.Format(time.RFC3339), text.Printable(sn.SourceRevision), tags)
+				textTime(sn.LastObserved), text.Printable(sn.SourceRevision), tags)
 		}
 		return tw.Flush()
 	})

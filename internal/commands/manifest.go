@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
-	"time"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
@@ -105,7 +104,7 @@ func manifestText(w io.Writer, s *store.Store, target string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "manifest %s\nrun      %s\ncreated  %s\n", v.ID, v.RunID, v.CreatedAt.Format(time.RFC3339Nano))
+	fmt.Fprintf(w, "manifest %s\nrun      %s\ncreated  %s\n", v.ID, v.RunID, textTime(v.CreatedAt))
 	if v.Caller != "" {
 		fmt.Fprintf(w, "caller   %s\n", v.Caller)
 	}

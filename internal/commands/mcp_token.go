@@ -227,7 +227,7 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 	}
 	exp := "never expires"
 	if entry.ExpiresAt != nil {
-		exp = "expires " + entry.ExpiresAt.Format(time.RFC3339)
+		exp = "expires " + textTime(*entry.ExpiresAt)
 	}
 	fmt.Fprintf(e.err, "readproof: mcp token %s added (scope %s, %s); only its hash is kept, in %s: copy the token now, it is not shown again\n", name, scope, exp, path)
 	return nil
@@ -275,9 +275,9 @@ func runMCPTokenList(_ context.Context, e *env, o mcpTokenOptions) error {
 	for _, t := range out {
 		exp := "never"
 		if t.ExpiresAt != nil {
-			exp = t.ExpiresAt.Format(time.RFC3339)
+			exp = textTime(*t.ExpiresAt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Scope, t.State, t.CreatedAt.Format(time.RFC3339), exp)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Scope, t.State, textTime(t.CreatedAt), exp)
 	}
 	return tw.Flush()
 }

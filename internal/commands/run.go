@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -319,7 +318,7 @@ func runList(_ context.Context, e *env) error {
 			case r.Open:
 				state, m = "open", "-"
 			case r.Aborted:
-				state, m = "aborted "+r.AbortedAt.Format(time.RFC3339), "-"
+				state, m = "aborted "+textTime(*r.AbortedAt), "-"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", text.Printable(r.RunID), state, m) // a ref's name
 		}
@@ -354,7 +353,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 			if aborted, aerr := s.AbortedRuns(); aerr == nil {
 				for _, a := range aborted {
 					if a.RunID == args[0] {
-						return hint.With(fmt.Errorf("run %s: %w (aborted %s with %s)", args[0], store.ErrUnknownRun, a.AbortedAt.Format(time.RFC3339), text.Count(a.Entries, "entry", "entries")),
+						return hint.With(fmt.Errorf("run %s: %w (aborted %s with %s)", args[0], store.ErrUnknownRun, textTime(a.AbortedAt), text.Count(a.Entries, "entry", "entries")),
 							"open it again with: readproof run reopen "+args[0])
 					}
 				}
@@ -375,7 +374,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 			}
 			return printJSON(e.out, map[string]any{"run_id": r.RunID, "open": true, "started_at": r.StartedAt, "entries": entries})
 		}
-		fmt.Fprintf(e.out, "run      %s (open)\nstarted  %s\nentries  %d\n", r.RunID, r.StartedAt.Format(time.RFC3339Nano), len(r.Entries))
+		fmt.Fprintf(e.out, "run      %s (open)\nstarted  %s\nentries  %d\n", r.RunID, textTime(r.StartedAt), len(r.Entries))
 		if len(r.Entries) == 0 {
 			return nil
 		}

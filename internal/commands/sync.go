@@ -472,7 +472,7 @@ func printConflicts(e *env, rep *share.ConflictReport) error {
 		}
 		fmt.Fprintln(tw, "TAG\tLOCAL\tREMOTE\tREMOTE SET_AT")
 		for _, t := range rep.Tags {
-			fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", t.URI, t.Tag, tagValue(t.Local), tagValue(t.Remote), t.Remote.SetAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s@%s\t%s\t%s\t%s\n", t.URI, t.Tag, tagValue(t.Local), tagValue(t.Remote), textTime(t.Remote.SetAt))
 		}
 	}
 	return tw.Flush()

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 )
 
@@ -71,3 +72,8 @@ func writeTabwriter(w io.Writer, rows [][]string) error {
 	}
 	return tw.Flush()
 }
+
+// textTime is how text tables and reports print a time: RFC 3339 in UTC, to
+// the second, as `2026-12-05T04:47:28Z`. --json keeps the time's full
+// precision; receipts list prints milliseconds (receiptTableTime).
+func textTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -185,7 +184,7 @@ func printTagHistory(e *env, h []historyEntry) error {
 		if n == "" {
 			n = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.SetAt.Format(time.RFC3339Nano), text.Printable(action), snap, hash, manifest.Short(t.Commit), text.Printable(n))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", textTime(t.SetAt), text.Printable(action), snap, hash, manifest.Short(t.Commit), text.Printable(n))
 	}
 	return tw.Flush()
 }
@@ -338,7 +337,7 @@ func runTagList(_ context.Context, e *env, args []string) error {
 		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TAG\tSNAPSHOT\tCONTENT_HASH\tSET_AT\tREFERENCE")
 		for _, t := range tags {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Tag, manifest.Short(t.Snapshot), manifest.Short(t.ContentHash), t.SetAt.Format(time.RFC3339), t.Reference())
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Tag, manifest.Short(t.Snapshot), manifest.Short(t.ContentHash), textTime(t.SetAt), t.Reference())
 		}
 		return tw.Flush()
 	})
