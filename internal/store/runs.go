@@ -622,10 +622,10 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 	return "", hint.With(fmt.Errorf("run %s: %w", target, ErrUnknownTarget), s.runHint(target))
 }
 
-// runHint is the hint for target, which names no run: the run whose
-// manifest id starts with it (readproof prints ids cut short), else the
-// committed run ids it is the start of, else the committed run id nearest
-// to it when one is near, else `run list`.
+// runHint is the hint for target, which names no run: the manifests whose
+// ids start with it (readproof prints ids cut short), each with its run (at
+// most five named), else the committed run ids it is the start of, else the
+// committed run id nearest to it when one is near, else `run list`.
 func (s *Store) runHint(target string) string {
 	const list = "list runs with: readproof run list"
 	refs, err := s.git.Refs(RunsPrefix)
@@ -633,18 +633,30 @@ func (s *Store) runHint(target string) string {
 		return list
 	}
 	if len(target) >= 4 && strings.Trim(target, "0123456789abcdef") == "" {
-		var run string
-		var id gitstore.OID
+		// the manifests it starts, each with its (first) run, in ref order
+		var ids []gitstore.OID
+		runOf := map[gitstore.OID]string{}
 		for _, r := range refs {
 			if strings.HasPrefix(string(r.OID), target) {
-				if run != "" && id != r.OID {
-					return list // more than one manifest
+				if _, ok := runOf[r.OID]; !ok {
+					ids = append(ids, r.OID)
+					runOf[r.OID] = strings.TrimPrefix(r.Name, RunsPrefix)
 				}
-				run, id = strings.TrimPrefix(r.Name, RunsPrefix), r.OID
 			}
 		}
-		if run != "" {
-			return fmt.Sprintf("manifest ids are written in full: %s is the start of %s, the manifest of run %s", target, id, run)
+		switch {
+		case len(ids) == 1:
+			return fmt.Sprintf("manifest ids are written in full: %s is the start of %s, the manifest of run %s", target, ids[0], runOf[ids[0]])
+		case len(ids) > 1:
+			const most = 5
+			names := make([]string, 0, most+1)
+			for _, id := range ids[:min(len(ids), most)] {
+				names = append(names, string(id)+" (run "+runOf[id]+")")
+			}
+			if len(ids) > most {
+				names = append(names, "…")
+			}
+			return fmt.Sprintf("manifest ids are written in full: %s is the start of %d manifests: %s (%s)", target, len(ids), strings.Join(names, ", "), list)
 		}
 	}
 	ids := make([]string, len(refs))
