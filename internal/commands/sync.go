@@ -170,9 +170,12 @@ func printPull(e *env, head string, res *share.PullResult) {
 	}
 	parts = append(parts, "journal "+res.Journal)
 	fmt.Fprintf(e.out, "%s: %s; %s verified\n", head, strings.Join(parts, ", "), text.Count(res.Verified, "manifest", "manifests"))
-	for _, r := range res.NewRuns {
-		fmt.Fprintf(e.out, "  new run %s  manifest %s\n", r.RunID, r.Manifest)
+	// one table, as other lists: each manifest id under the others
+	rows := make([][]string, len(res.NewRuns))
+	for i, r := range res.NewRuns {
+		rows[i] = []string{"  new run " + r.RunID, "manifest " + string(r.Manifest)}
 	}
+	_ = writeTable(e.out, rows) // a failed write is outWriter's to report, as for the lines above
 	for _, r := range res.Recorded {
 		fmt.Fprintf(e.out, "  recorded run %s (manifest %s) on the journal: the remote's journal did not reach it\n", r.RunID, r.Manifest)
 	}
