@@ -244,10 +244,13 @@ func buildApp(stdin io.Reader, stdout, stderr io.Writer, cmds []*cli.Command) *c
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 				return flagUsageError(name, append(append([]cli.Flag{}, own...), globalFlags()...), err)
 			}
+			// urfave/cli gives every command a subcommand "help" (alias
+			// "h"): a leaf's argument spelled so (`remote rm h`, `tag set
+			// URI help`) printed help, exit 0, and did nothing
+			c.HideHelpCommand = true
 			if len(c.Subcommands) > 0 {
 				// `readproof tag help set` is readproof's help, not
 				// urfave/cli's (which answers "No help topic", exit 1)
-				c.HideHelpCommand = true
 				if c.Action == nil {
 					c.Action = unknownCommand(name+" ", c.Subcommands, cli.ShowSubcommandHelp)
 				} else {
