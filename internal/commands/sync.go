@@ -578,7 +578,13 @@ func runClone(ctx context.Context, e *env, args []string) error {
 	warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 	reportConflicts(e, res.RunConflicts, nil)
 	if e.json {
-		return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})
+		// the store's path absolute, as init and gc print it: a script
+		// may use it from another directory
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = dir
+		}
+		return printJSON(e.out, map[string]any{"store": abs, "url": gitstore.RedactURL(url), "result": res})
 	}
 	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", text.Count(len(res.NewRuns), "run", "runs"),
 		gitstore.RedactURL(url), dir, text.Count(res.Verified, "manifest", "manifests"))
