@@ -172,6 +172,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"halfdone": halfDoneCmd,
 	// closedport VAR: sets $VAR to a 127.0.0.1 port nothing listens on (main_test.go)
 	"closedport": closedPortCmd,
+	// jsonnorm [-num KEY]... FILE OUT: FILE with ids, times and $WORK made placeholders, for cmp with a golden file (jsonnorm_test.go)
+	"jsonnorm": jsonNormCmd,
 }
 
 // closedPortCmd sets an environment variable to a loopback port that was

@@ -131,6 +131,9 @@ func runInspect(_ context.Context, e *env, args []string) error {
 			return hint.With(fmt.Errorf("%s: %w in %s, and nothing recorded for it", in.URI, store.ErrNotRegistered, pol.Path), h)
 		}
 		if e.json {
+			if u, err := identity.ParseURI(in.URI); err == nil {
+				nameAction(s, u, in.Tag)
+			}
 			return printJSON(e.out, in)
 		}
 		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)

@@ -531,6 +531,11 @@ func runConflictsResolve(_ context.Context, e *env, opts conflictsResolveOptions
 		if err != nil {
 			return err
 		}
+		// the move's kind, as tag history names it (from the commit:
+		// the recorded tag.json has none) and as tag set and promote print
+		if t.Action == "" {
+			t.Action = store.ActionResolve
+		}
 		return tagLine(e, "Resolved ("+take+")", t)
 	})
 }
@@ -584,7 +589,13 @@ func runClone(ctx context.Context, e *env, args []string) error {
 	warnVerdictMACs(e, res, keys, keyPath, keyWarn)
 	reportConflicts(e, res.RunConflicts, nil)
 	if e.json {
-		return printJSON(e.out, map[string]any{"store": dir, "url": gitstore.RedactURL(url), "result": res})
+		// the store's path absolute, as init and gc print it: a script
+		// may use it from another directory
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = dir
+		}
+		return printJSON(e.out, map[string]any{"store": abs, "url": gitstore.RedactURL(url), "result": res})
 	}
 	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", text.Count(len(res.NewRuns), "run", "runs"),
 		gitstore.RedactURL(url), dir, text.Count(res.Verified, "manifest", "manifests"))

@@ -40,6 +40,19 @@ func uriAndTag(args []string) (identity.URI, string, []string, error) {
 	return u, args[1], args[2:], nil
 }
 
+// nameAction fills in the kind of t's latest move when its record names
+// none (tag.json of a move by `conflicts resolve` or a pull's merge, or of
+// one recorded before tag.json had an action), as `tag history` names it
+// from the move's commit. Only such tags pay for reading the history.
+func nameAction(s *store.Store, u identity.URI, t *store.TagState) {
+	if t == nil || t.Action != "" {
+		return
+	}
+	if h, err := s.TagHistory(u, t.Tag); err == nil && len(h) > 0 && h[0].Commit == t.Commit {
+		t.Action = h[0].Action
+	}
+}
+
 func tagLine(e *env, verb string, t *store.TagState) error {
 	if e.json {
 		return printJSON(e.out, t)
@@ -327,6 +340,9 @@ func runTagList(_ context.Context, e *env, args []string) error {
 		if e.json {
 			if tags == nil {
 				tags = []store.TagState{}
+			}
+			for i := range tags {
+				nameAction(s, u, &tags[i])
 			}
 			return printJSON(e.out, tags)
 		}
