@@ -447,8 +447,16 @@ func (x *packIndexer) keeps(t plumbing.ObjectType, size int64) bool {
 // reserve returns the next size bytes of the arena, for an object keeps
 // said yes to. A chunk too small for it is left as it is, and the next one
 // is twice as large (the first twice the pack's bytes: small objects
-// inflate to about that), never past what keptMax leaves.
+// inflate to about that), never past what keptMax leaves. A commit or a
+// tree larger than a kept blob can be has bytes of its own: a chunk is
+// left only for an object of at most keptBlobMax, so what the chunks
+// leave unused stays under keptBlobMax each (a run of ever larger trees
+// left most of each chunk unused, the chunks up to 1.3 keptMax).
 func (x *packIndexer) reserve(size int) []byte {
+	if size > keptBlobMax {
+		x.reserved += size
+		return make([]byte, size)
+	}
 	if n := len(x.arena); size > cap(x.arena)-n {
 		c := max(2*cap(x.arena), 2*len(x.pack))
 		c = max(size, min(c, keptMax-x.keptBytes))

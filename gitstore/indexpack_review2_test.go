@@ -168,3 +168,35 @@ func TestCopiedObjectsFailedCopyStopsReads(t *testing.T) {
 		}
 	}
 }
+
+// TestCopiedObjectsBoundsLargeCommits (review4): commits and trees are
+// kept whatever their size (up to maxFastInflate), not only up to
+// keptBlobMax as blobs are; a run of them each a little larger than what
+// the arena's chunk has left must not leave each chunk's tail unused:
+// the chunks stay within keptMax and a small tail each.
+func TestCopiedObjectsBoundsLargeCommits(t *testing.T) {
+	tree := packObject{plumbing.TreeObject, nil}
+	objs := []packObject{tree}
+	n := 0
+	commit := func(size int) packObject {
+		n++
+		head := fmt.Appendf(nil, "tree %s\nauthor A <a@example.com> 0 +0000\ncommitter A <a@example.com> 0 +0000\n\ncommit %d\n", tree.id(), n)
+		msg := bytes.Repeat([]byte("a"), max(size-len(head), 1)-1)
+		return packObject{plumbing.CommitObject, append(append(head, msg...), '\n')}
+	}
+	// each a small commit, then one just over twice the one before
+	for s := 64 << 10; s < maxFastInflate; s *= 2 {
+		objs = append(objs, commit(200), commit(s+1))
+	}
+	for range 4 {
+		objs = append(objs, commit(maxFastInflate))
+	}
+	pack := testPack(objs...)
+	_, kept, why := indexPackKeeping(context.Background(), pack, true)
+	if kept == nil {
+		t.Fatalf("the pack was left to git: %s", why)
+	}
+	if kept.reserved > keptMax+keptMax/8 || kept.bytes > keptMax {
+		t.Errorf("the arena of a %d KiB pack holds %d MiB of objects in %d MiB; want at most %d MiB of chunks", len(pack)>>10, kept.bytes>>20, kept.reserved>>20, (keptMax+keptMax/8)>>20)
+	}
+}

@@ -71,8 +71,20 @@ func gitIndexPack(t testing.TB, pack []byte) ([]byte, error) {
 func checkAgainstGit(t testing.TB, pack []byte) string {
 	t.Helper()
 	idx, why := indexPackGo(context.Background(), pack)
+	// what a clone's copy keeps for its precheck (CopiedObjects): the same
+	// index, and each kept content hashing to its id once all is indexed
+	// (nothing kept was overwritten by a later object)
+	kidx, kept, kwhy := indexPackKeeping(context.Background(), pack, true)
+	if kwhy != why || !bytes.Equal(kidx, idx) {
+		t.Fatalf("indexPackKeeping: %q and a %d-byte index, indexPackGo: %q and %d bytes", kwhy, len(kidx), why, len(idx))
+	}
 	if why != "" {
 		return why
+	}
+	for i, id := range kept.ids {
+		if c := kept.contents[i]; objectHash(kept.types[i], c) != id || cap(c) != len(c) {
+			t.Fatalf("kept object %s: its content hashes to %s (%d of %d bytes)", id, objectHash(kept.types[i], c), len(c), cap(c))
+		}
 	}
 	want, err := gitIndexPack(t, pack)
 	if err != nil {

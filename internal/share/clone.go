@@ -151,7 +151,11 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	ef := cloneEarlyFetch{}
 	defer ef.stop()
 	var listed func([]gitstore.Ref)
-	if !early && !alone && networkURL(fetchURL) {
+	// Only from git://: over http(s) a fetch killed on a refusal leaves
+	// its git-remote-http (not its child, which Pdeathsig and the kill
+	// reach) downloading the project's history, and Wait holding the
+	// refusal until WaitDelay; there the fetch waits for main, as before.
+	if !early && gitScheme(fetchURL) {
 		listed = func(shared []gitstore.Ref) { ef.start(ctx, g, t, shared) }
 	}
 	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, !alone, fetchURL, listed)
@@ -259,8 +263,8 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	return res, nil
 }
 
-// cloneEarlyFetch is the fetch of a clone from a remote over the network,
-// started while recognize reads the remote's main alone, into the staging
+// cloneEarlyFetch is the fetch of a clone from a git:// remote, started
+// while recognize reads the remote's main alone, into the staging
 // directory no reader sees: git:// pays about 40 ms for each protocol v2
 // request (LsRemoteWhole), and the read of main is two of them, so the
 // fetch no longer waits for it (a clone of 2,000 runs from git daemon on

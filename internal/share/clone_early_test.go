@@ -108,21 +108,29 @@ func TestCloneFetchesWhileMainIsRead(t *testing.T) {
 // readproof ref but whose main is a project's commit is refused; the fetch
 // started beside the read of main is stopped and nothing is left (no
 // store, no staging directory). A remote listing only main is not fetched
-// from at all before it is refused.
+// from at all before it is refused, nor a remote over http(s), which a
+// killed fetch cannot stop.
 func TestCloneEarlyFetchStopsOnRefusal(t *testing.T) {
 	base := t.TempDir()
 	marked := projectRemote(t, base, "marked.git")
 	git(t, marked, "update-ref", "refs/heads/readproof/chains/x", "refs/heads/main")
 	projectRemote(t, base, "plain.git")
 	d := startDaemon(t, base)
+	h := startHTTP(t, base)
 	for _, c := range []struct {
-		name    string
-		fetched bool
-	}{{"marked.git", true}, {"plain.git", false}} {
+		name, url string
+		fetched   bool
+	}{
+		{"marked.git", d.url("marked.git"), true}, {"plain.git", d.url("plain.git"), false},
+		// over http(s) a killed git fetch leaves its git-remote-http
+		// downloading (review4: a project of 160 MB of history refused
+		// after 5.5 s, WaitDelay, and its download went on after)
+		{"http-marked.git", h + "/marked.git", false},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			log := slowProbeGit(t)
 			target := filepath.Join(t.TempDir(), "c")
-			_, err := Clone(context.Background(), d.url(c.name), target, Options{})
+			_, err := Clone(context.Background(), c.url, target, Options{})
 			if !errors.Is(err, ErrNotStore) || !strings.Contains(err.Error(), "not a readproof journal") {
 				t.Fatalf("clone of a project's repository: %v, want ErrNotStore for its main", err)
 			}
