@@ -212,10 +212,14 @@ func damagedMessage(s string) bool {
 const damagedHint = "the remote is reachable but damaged: its refs name objects it does not hold (`git fsck` in the remote repository lists them); nothing was changed here or there. Ask its owner to restore them from a backup, or seed a new remote from a store that holds every run (readproof verify; readproof remote init PATH; readproof push to it)"
 
 func notStore(remote, what, why string) error {
-	err := fmt.Errorf("%s: %w: %s; nothing was fetched or sent", what, ErrNotStore, why)
 	if strings.HasPrefix(what, "clone ") {
+		// A clone from git:// may have begun its fetch into the staging
+		// directory while main was read (cloneEarlyFetch): what it
+		// received goes with that directory.
+		err := fmt.Errorf("%s: %w: %s; nothing of it was kept", what, ErrNotStore, why)
 		return hint.With(err, "clone a readproof store's remote (one made by `readproof remote init PATH` and pushed to), not a project's repository")
 	}
+	err := fmt.Errorf("%s: %w: %s; nothing was fetched or sent", what, ErrNotStore, why)
 	return hint.With(err, "point the remote at a readproof store: a new one from `readproof remote init PATH`, an empty bare repository, or a clone of a store (`readproof remote rm "+remote+"`, then `readproof remote add "+remote+" URL`)")
 }
 
