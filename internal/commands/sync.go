@@ -293,7 +293,7 @@ func runRemoteAdd(ctx context.Context, e *env, args []string) error {
 		if err := share.AddRemote(ctx, s, name, url); err != nil {
 			return syncErr(err)
 		}
-		if err := schemeTypo(name, url); err != nil {
+		if err := share.SchemeTypo(name, url); err != nil {
 			e.warn(err)
 		}
 		r := share.Remote{Name: name, URL: url}

@@ -165,7 +165,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		if !errors.Is(err, ErrNotStore) {
 			// recognize's hint names the store being made, which a failed
 			// clone removes again.
-			err = hint.With(err, transportHint(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown)))
+			err = hint.With(err, transportHint(err, cloneURLHint(url, dir)))
 		}
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false, fetchURL, nil)
 		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {
 			<-pre
-			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), transportHint(err, "check the URL and that git can reach it: git ls-remote "+text.ShellArg(shown)))
+			return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), transportHint(err, cloneURLHint(url, dir)))
 		}
 		refs = again
 	}
@@ -328,6 +328,18 @@ func networkURL(url string) bool {
 
 // gitScheme reports whether url is a git:// URL (no credentials, no
 // prompt).
+// cloneURLHint is the hint of a clone from url into dir that could not
+// reach it: the URL it probably meant when its scheme is probably a typo
+// (schemeHint), else to check that git reaches it.
+func cloneURLHint(url, dir string) string {
+	if h := schemeHint(url, func(meant string) string {
+		return "clone from it: readproof clone " + text.ShellArg(meant) + " " + text.ShellArg(dir)
+	}); h != "" {
+		return h
+	}
+	return "check the URL and that git can reach it: git ls-remote " + text.ShellArg(gitstore.RedactURL(url))
+}
+
 func gitScheme(url string) bool {
 	return len(url) >= 6 && strings.EqualFold(url[:6], "git://")
 }

@@ -97,7 +97,7 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		all, head, err = t.LsRemoteHead(ctx, remote)
 	}
 	if err != nil {
-		return nil, "", unreachable(g, remote, what, err)
+		return nil, "", unreachable(ctx, g, t, remote, what, err)
 	}
 	var foreign []string
 	var main gitstore.OID
@@ -145,13 +145,13 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		if early == nil || err != nil {
 			if url == "" {
 				if url, err = t.RemoteFetchURL(ctx, remote); err != nil {
-					return nil, "", unreachable(g, remote, what, err)
+					return nil, "", unreachable(ctx, g, t, remote, what, err)
 				}
 			}
 			raw, err = t.ProbeCommitAt(ctx, url, store.JournalRef)
 		}
 		if err != nil {
-			return nil, "", unreachable(g, remote, what, err)
+			return nil, "", unreachable(ctx, g, t, remote, what, err)
 		}
 		why = journalShape(parseRawCommit(raw))
 	}
@@ -162,10 +162,19 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 }
 
 // unreachable is err of operation what ("pull origin") on remote, with
-// the hint to check that git reaches it.
-func unreachable(g gitstore.Store, remote, what string, err error) error {
-	return hint.With(fmt.Errorf("%s: %w", what, err), transportHint(err,
-		"check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir "+text.ShellArg(g.Path())+" ls-remote "+text.ShellArg(remote)))
+// the hint to check that git reaches it, or, when the remote's URL has a
+// scheme that is probably a typo (remoteSchemeHint), to replace it.
+func unreachable(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote, what string, err error) error {
+	otherwise := "check the remote's URL (`readproof remote list`) and that git can reach it: git --git-dir " + text.ShellArg(g.Path()) + " ls-remote " + text.ShellArg(remote)
+	// a clone's caller gives its own hint, naming the URL given
+	if !strings.HasPrefix(what, "clone ") {
+		if url, uerr := t.RemoteURL(ctx, remote); uerr == nil {
+			if h := remoteSchemeHint(url, remote); h != "" {
+				otherwise = h
+			}
+		}
+	}
+	return hint.With(fmt.Errorf("%s: %w", what, err), transportHint(err, otherwise))
 }
 
 // transportHint is the hint for a failure to list or fetch a remote: the

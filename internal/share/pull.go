@@ -190,7 +190,7 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 			return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err),
 				"writing into the store failed, not reaching the remote: free space on (or repair) the file system that holds the store, then pull again; no run, resource, tag or journal ref moved")
 		}
-		return nil, unreachable(g, remote, "pull "+remote, err)
+		return nil, unreachable(ctx, g, t, remote, "pull "+remote, err)
 	}
 	res, err := func() (*PullResult, error) {
 		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {

@@ -1,4 +1,4 @@
-package commands
+package share
 
 import (
 	"errors"
@@ -14,31 +14,59 @@ import (
 // runs the remote helper git-remote-<scheme>.
 func gitSchemes() []string { return []string{"http", "https", "git", "ssh", "file"} }
 
-// schemeTypo is the warning of `remote add NAME URL` when url's scheme is
-// probably a typo, nil when it is not: a scheme within one edit (or one swap)
-// of one git knows ("htps://", "HTTPS://", for which git runs a helper
-// git-remote-htps that is not installed), or a known scheme with one slash
-// ("https:/host/x", which git reads as ssh host "https"). The remote is added
-// all the same: git-remote-<scheme> may be the user's own helper, and an
-// installed one on PATH silences the warning.
-func schemeTypo(name, url string) error {
+// SchemeTypo is the warning of `remote add NAME URL` when url's scheme is
+// probably a typo, nil when it is not (schemeSuspect says when). The remote
+// is added all the same: git-remote-<scheme> may be the user's own helper,
+// and an installed one on PATH silences the warning.
+func SchemeTypo(name, url string) error {
+	meant, why := schemeSuspect(url)
+	if meant == "" {
+		return nil
+	}
+	err := errors.New("remote " + name + ": " + why + ": did you mean " + meant + "?")
+	return hint.With(err, "the remote is added as given; to use "+text.Escape(meant)+" instead, run `readproof remote rm "+name+"`, then `readproof remote add "+name+" "+text.ShellArg(meant)+"`")
+}
+
+// schemeHint is the hint of a failure to reach url when its scheme is
+// probably a typo, with how to use the URL it meant (then): "" when it is
+// not. Called on the failure path only: it may look for a helper on PATH.
+func schemeHint(url string, then func(meant string) string) string {
+	meant, why := schemeSuspect(url)
+	if meant == "" {
+		return ""
+	}
+	return text.Escape(why) + ": did you mean " + text.Escape(meant) + "? " + then(meant)
+}
+
+// remoteSchemeHint is schemeHint for configured remote name: replace it.
+func remoteSchemeHint(url, name string) string {
+	return schemeHint(url, func(meant string) string {
+		return "replace the remote: `readproof remote rm " + name + "`, then `readproof remote add " + name + " " + text.ShellArg(meant) + "`"
+	})
+}
+
+// schemeSuspect is the URL url probably meant and why, "" when its scheme
+// is not probably a typo: a scheme within one edit (or one swap) of one git
+// knows ("htps://", "HTTPS://", for which git runs a helper git-remote-htps
+// that is not installed), or a known scheme with one slash ("https:/host/x",
+// which git reads as ssh host "https"). Both are redacted of a password.
+func schemeSuspect(url string) (meant, why string) {
 	i := 0
 	for i < len(url) && isSchemeChar(url[i], i == 0) {
 		i++
 	}
 	if i == 0 || i == len(url) || url[i] != ':' {
-		return nil
+		return "", ""
 	}
 	scheme, rest := url[:i], url[i+1:]
-	var meant, why string
 	switch {
 	case strings.HasPrefix(rest, "//"):
 		known := nearScheme(scheme)
 		if known == "" {
-			return nil
+			return "", ""
 		}
 		if _, err := exec.LookPath("git-remote-" + scheme); err == nil {
-			return nil
+			return "", ""
 		}
 		meant = known + ":" + rest
 		why = `"` + scheme + `" is not a scheme git knows (git would run the remote helper git-remote-` + scheme + `, not installed)`
@@ -47,7 +75,7 @@ func schemeTypo(name, url string) error {
 		if known == "" {
 			known = strings.ToLower(scheme)
 			if !isGitScheme(known) {
-				return nil
+				return "", ""
 			}
 		}
 		if known == "file" {
@@ -57,11 +85,9 @@ func schemeTypo(name, url string) error {
 		}
 		why = `"` + url + `" has one slash after "` + scheme + `:": git reads it as ssh host "` + scheme + `", path "` + rest + `"`
 	default:
-		return nil
+		return "", ""
 	}
-	why, meant = gitstore.RedactURL(why), gitstore.RedactURL(meant)
-	err := errors.New("remote " + name + ": " + why + ": did you mean " + meant + "?")
-	return hint.With(err, "the remote is added as given; to use "+text.Escape(meant)+" instead, run `readproof remote rm "+name+"`, then `readproof remote add "+name+" "+text.ShellArg(meant)+"`")
+	return gitstore.RedactURL(meant), gitstore.RedactURL(why)
 }
 
 // nearScheme is the scheme git knows that s is a near-typo of (in any
