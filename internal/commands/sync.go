@@ -595,7 +595,9 @@ func runClone(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			abs = dir
 		}
-		return printJSON(e.out, map[string]any{"store": abs, "url": gitstore.RedactURL(url), "result": res})
+		// the URL as origin records it, as remote list shows it
+		origin := share.Remote{Name: "origin", URL: share.RecordedURL(url)}
+		return printJSON(e.out, map[string]any{"store": abs, "url": origin.DisplayURL(), "result": res})
 	}
 	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", text.Count(len(res.NewRuns), "run", "runs"),
 		gitstore.RedactURL(url), dir, text.Count(res.Verified, "manifest", "manifests"))

@@ -55,11 +55,11 @@ func Conflicts(s *store.Store) (*ConflictReport, error) {
 		}
 		c := TagConflict{URI: u.String(), Tag: tag}
 		if l := local.tags[key]; l != "" {
-			if c.Local, _, err = tagAt(g, l); err != nil {
+			if c.Local, _, err = namedTagAt(g, l); err != nil {
 				return nil, err
 			}
 		}
-		if c.Remote, _, err = tagAt(g, tc[key]); err != nil {
+		if c.Remote, _, err = namedTagAt(g, tc[key]); err != nil {
 			return nil, err
 		}
 		rep.Tags = append(rep.Tags, c)
@@ -85,7 +85,7 @@ func ConflictTagHistory(s *store.Store, u identity.URI, tag string) ([]store.Tag
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
-		t, cm, err := tagAt(g, id)
+		t, cm, err := namedTagAt(g, id)
 		if err != nil {
 			return nil, err
 		}

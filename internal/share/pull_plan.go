@@ -372,10 +372,10 @@ func (p *planner) tags() error {
 			if c != r {
 				p.ups = append(p.ups, gitstore.RefUpdate{Name: ConflictTagsPrefix + key, Old: c, New: r})
 				tc := TagConflict{URI: u.String(), Tag: tag}
-				if tc.Local, _, err = tagAt(p.g, l); err != nil {
+				if tc.Local, _, err = namedTagAt(p.g, l); err != nil {
 					return err
 				}
-				if tc.Remote, _, err = tagAt(p.g, r); err != nil {
+				if tc.Remote, _, err = namedTagAt(p.g, r); err != nil {
 					return fmt.Errorf("%w: nothing was adopted: %w", ErrUnverified, err)
 				}
 				p.res.TagConflicts = append(p.res.TagConflicts, tc)

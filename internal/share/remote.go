@@ -66,6 +66,10 @@ func existsHint(ctx context.Context, s *store.Store, name, url string) string {
 	return "list the remotes with: readproof remote list"
 }
 
+// RecordedURL is the URL a remote added, or a store cloned, from url
+// records (a local path made absolute), as ListRemotes reads it back.
+func RecordedURL(url string) string { return absLocal(url) }
+
 // absLocal makes a local repository path absolute, so the remote works from
 // any directory; URLs (scheme://...) and scp-like ssh addresses (host:path)
 // are returned unchanged, as git would read them.

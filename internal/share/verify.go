@@ -258,6 +258,18 @@ func tagAt(g gitstore.Store, id gitstore.OID) (*store.TagState, gitstore.Commit,
 	return &t, c, nil
 }
 
+// namedTagAt is tagAt for a move shown to the user: a record that names no
+// action (one written by `conflicts resolve` or a pull's merge, or before
+// tag.json had an action) is named as `tag history` names it from the
+// move's commit.
+func namedTagAt(g gitstore.Store, id gitstore.OID) (*store.TagState, gitstore.Commit, error) {
+	t, c, err := tagAt(g, id)
+	if err == nil && t.Action == "" {
+		t.Action = store.ActionOf(t, c, true)
+	}
+	return t, c, err
+}
+
 // checkTag verifies a tag move (a tag chain's commit): a live tag's content file is its
 // snapshot, which hashes to the recorded content hash.
 func checkTag(g gitstore.Store, id gitstore.OID, verified verifiedSet) error {

@@ -114,7 +114,9 @@ func (s *Store) AbortRun(id string) (*AbortedRun, error) {
 			if err := s.git.Update(append(ups, gitstore.RefUpdate{Name: openRef(id), Old: tip, New: ac})...); err != nil {
 				return err
 			}
-			out = &AbortedRun{RunID: id, Ref: abortedRef(id, ac), Commit: ac, Tip: tip, AbortedAt: now.UTC(), StartedAt: st.StartedAt, Entries: len(entries)}
+			// the time as the abort commit records it (whole seconds),
+			// as run list and run reopen read it back
+			out = &AbortedRun{RunID: id, Ref: abortedRef(id, ac), Commit: ac, Tip: tip, AbortedAt: now.UTC().Truncate(time.Second), StartedAt: st.StartedAt, Entries: len(entries)}
 		}
 		return nil
 	})

@@ -349,3 +349,25 @@ func FuzzSplitAbortedRef(f *testing.F) {
 		}
 	})
 }
+
+// TestAbortedAtAsStored: run abort says the abort's time as the abort
+// commit records it (whole seconds), as run list and run reopen read it.
+func TestAbortedAtAsStored(t *testing.T) {
+	t.Parallel()
+	f := abortFixture(t)
+	if err := f.s.StartRun("r1"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(1500 * time.Millisecond)
+	a, err := f.s.AbortRun("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := f.s.AbortedRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || !list[0].AbortedAt.Equal(a.AbortedAt) {
+		t.Fatalf("run abort said aborted at %s, the store records %+v", a.AbortedAt.Format(time.RFC3339Nano), list)
+	}
+}
