@@ -83,7 +83,10 @@ func schemeSuspect(url string) (meant, why string) {
 		} else {
 			meant = known + ":/" + rest
 		}
-		why = `"` + url + `" has one slash after "` + scheme + `:": git reads it as ssh host "` + scheme + `", path "` + rest + `"`
+		// rest redacted as the URL meant is: RedactURL does not see a
+		// user:password@ after one slash
+		shown := strings.TrimPrefix(gitstore.RedactURL(known+":/"+rest), known+":/")
+		why = `"` + scheme + ":" + shown + `" has one slash after "` + scheme + `:": git reads it as ssh host "` + scheme + `", path "` + shown + `"`
 	default:
 		return "", ""
 	}
