@@ -30,6 +30,14 @@ func AddRemote(ctx context.Context, s *store.Store, name, url string) error {
 	if err := gitstore.CheckRemoteName(name); err != nil {
 		return err
 	}
+	// https:/user:pw@host/x (one slash) is a password too, which
+	// CheckURLPassword, reading the URL as git does (ssh host "https"),
+	// does not see
+	if meant, _ := mendScheme(url); meant != "" {
+		if err := gitstore.CheckURLPassword(name, meant); err != nil {
+			return err
+		}
+	}
 	t, err := Options{}.transport(s.Git())
 	if err != nil {
 		return err

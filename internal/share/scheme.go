@@ -46,11 +46,19 @@ func remoteSchemeHint(url, name string) string {
 }
 
 // schemeSuspect is the URL url probably meant and why, "" when its scheme
-// is not probably a typo: a scheme within one edit (or one swap) of one git
-// knows ("htps://", "HTTPS://", for which git runs a helper git-remote-htps
-// that is not installed), or a known scheme with one slash ("https:/host/x",
-// which git reads as ssh host "https"). Both are redacted of a password.
+// is not probably a typo (mendScheme). Both are redacted of a password.
 func schemeSuspect(url string) (meant, why string) {
+	meant, why = mendScheme(url)
+	return gitstore.RedactURL(meant), gitstore.RedactURL(why)
+}
+
+// mendScheme is the URL url probably meant, as given (a password in it
+// kept), and why, "" when its scheme is not probably a typo: a scheme within
+// one edit (or one swap) of one git knows ("htps://", "HTTPS://", for which
+// git runs a helper git-remote-htps that is not installed), or a known
+// scheme with one slash ("https:/host/x", which git reads as ssh host
+// "https"). why shows url's user information redacted.
+func mendScheme(url string) (meant, why string) {
 	i := 0
 	for i < len(url) && isSchemeChar(url[i], i == 0) {
 		i++
@@ -90,7 +98,7 @@ func schemeSuspect(url string) (meant, why string) {
 	default:
 		return "", ""
 	}
-	return gitstore.RedactURL(meant), gitstore.RedactURL(why)
+	return meant, why
 }
 
 // nearScheme is the scheme git knows that s is a near-typo of (in any
