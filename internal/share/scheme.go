@@ -24,24 +24,41 @@ func SchemeTypo(name, url string) error {
 		return nil
 	}
 	err := errors.New("remote " + name + ": " + why + ": did you mean " + meant + "?")
-	return hint.With(err, "the remote is added as given; to use "+text.Escape(meant)+" instead, run `readproof remote rm "+name+"`, then `readproof remote add "+name+" "+text.ShellArg(meant)+"`")
+	return hint.With(err, "the remote is added as given; to use "+text.Escape(meant)+" instead, run `readproof remote rm "+name+"`, then "+addCommand(name, url, meant))
+}
+
+// addCommand is `readproof remote add NAME URL` for the URL url meant
+// (meant, redacted), to paste: when redacting took user information out of
+// it, URL stands in for it (pasted, the redacted URL names a user
+// "[REDACTED]").
+func addCommand(name, url, meant string) string {
+	if raw, _ := mendScheme(url); raw != meant {
+		return "`readproof remote add " + name + " URL` with that URL, its user name as you gave it"
+	}
+	return "`readproof remote add " + name + " " + text.ShellArg(meant) + "`"
 }
 
 // schemeHint is the hint of a failure to reach url when its scheme is
-// probably a typo, with how to use the URL it meant (then): "" when it is
-// not. Called on the failure path only: it may look for a helper on PATH.
+// probably a typo, with how to use the URL it meant (then, given that URL,
+// or URL when it is shown redacted): "" when it is not. Called on the failure path only: it may look for a helper on PATH.
 func schemeHint(url string, then func(meant string) string) string {
 	meant, why := schemeSuspect(url)
 	if meant == "" {
 		return ""
 	}
-	return text.Escape(why) + ": did you mean " + text.Escape(meant) + "? " + then(meant)
+	arg := meant
+	if raw, _ := mendScheme(url); raw != meant {
+		// pasted, the redacted URL would name a user "[REDACTED]"
+		arg = "URL"
+	}
+	return text.Escape(why) + ": did you mean " + text.Escape(meant) + "? " + then(arg)
 }
 
 // remoteSchemeHint is schemeHint for configured remote name: replace it.
 func remoteSchemeHint(url, name string) string {
-	return schemeHint(url, func(meant string) string {
-		return "replace the remote: `readproof remote rm " + name + "`, then `readproof remote add " + name + " " + text.ShellArg(meant) + "`"
+	return schemeHint(url, func(arg string) string {
+		// arg is the URL meant or "URL": addCommand says which to paste
+		return "replace the remote: `readproof remote rm " + name + "`, then " + addCommand(name, url, arg)
 	})
 }
 
