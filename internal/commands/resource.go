@@ -454,10 +454,14 @@ func initExisting(e *env, exists error) error {
 		fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
 	}
 	if _, err := os.Lstat(e.policyPath); !errors.Is(err, fs.ErrNotExist) {
-		if added {
-			return nil
+		if !added {
+			return exists
 		}
-		return exists
+		if e.json {
+			// exit 0 prints init's object, as every --json success does
+			return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": false})
+		}
+		return nil
 	}
 	if dir := filepath.Dir(e.policyPath); inside(dir, e.storePath) || gitstore.IsStore(dir) || isBareRepo(dir) {
 		if added {
