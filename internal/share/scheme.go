@@ -73,8 +73,9 @@ func schemeSuspect(url string) (meant, why string) {
 // kept), and why, "" when its scheme is not probably a typo: a scheme within
 // one edit (or one swap) of one git knows ("htps://", "HTTPS://", for which
 // git runs a helper git-remote-htps that is not installed), or a known
-// scheme with one slash ("https:/host/x", which git reads as ssh host
-// "https"). why shows url's user information redacted.
+// scheme, in any case, with one slash ("https:/host/x", which git reads as
+// ssh host "https"; not a near-typo of one, git1:/srv/x being an ssh host
+// and path as likely). why shows url's user information redacted.
 func mendScheme(url string) (meant, why string) {
 	i := 0
 	for i < len(url) && isSchemeChar(url[i], i == 0) {
@@ -96,12 +97,11 @@ func mendScheme(url string) (meant, why string) {
 		meant = known + ":" + rest
 		why = `"` + scheme + `" is not a scheme git knows (git would run the remote helper git-remote-` + scheme + `, not installed)`
 	case strings.HasPrefix(rest, "/"):
-		known := nearScheme(scheme)
-		if known == "" {
-			known = strings.ToLower(scheme)
-			if !isGitScheme(known) {
-				return "", ""
-			}
+		// a scheme git knows, in any case: a near-typo (git1:/srv/x,
+		// sh:/srv/x) is as likely an ssh host of that name
+		known := strings.ToLower(scheme)
+		if !isGitScheme(known) {
+			return "", ""
 		}
 		if known == "file" {
 			meant = "file://" + rest
