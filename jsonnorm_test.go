@@ -11,7 +11,8 @@ import (
 // jsonNormCmd writes FILE (stdout, stderr or a file) to OUT with what
 // varies from one run to the next replaced by a placeholder, for a `cmp`
 // against a golden file: `jsonnorm [-num KEY]... FILE OUT`. Object ids (40
-// hex digits) become <oid>, UTC RFC 3339 times <time>, $WORK's path $WORK,
+// hex digits) become <oid>, UTC RFC 3339 times <time> (whole seconds) or
+// <time.frac> (with a fraction of a second), $WORK's path $WORK,
 // and each "KEY": whose value is a whole number gets <n> (a value of
 // another type stays, and fails the comparison).
 func jsonNormCmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -26,12 +27,16 @@ func jsonNormCmd(ts *testscript.TestScript, neg bool, args []string) {
 	// a git object id
 	oid := regexp.MustCompile(`\b[0-9a-f]{40}\b`)
 	// a time in RFC 3339, UTC only: a time with an offset stays as it
-	// was and fails the comparison
-	utc := regexp.MustCompile(`\b[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z`)
+	// was and fails the comparison. Whole seconds (a time read back from
+	// a commit) and a fraction (the clock's) are told apart, as
+	// docs/json.md tells them apart
+	utc := regexp.MustCompile(`\b[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z`)
+	frac := regexp.MustCompile(`\b[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+Z`)
 	text := ts.ReadFile(args[0])
 	text = strings.ReplaceAll(text, ts.Getenv("WORK"), "$WORK")
 	text = oid.ReplaceAllString(text, "<oid>")
 	text = utc.ReplaceAllString(text, "<time>")
+	text = frac.ReplaceAllString(text, "<time.frac>")
 	for _, k := range keys {
 		re := regexp.MustCompile(`(?m)("` + regexp.QuoteMeta(k) + `": )[0-9]+(,?)$`)
 		text = re.ReplaceAllString(text, `${1}<n>${2}`)

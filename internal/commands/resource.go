@@ -417,6 +417,15 @@ func runInit(_ context.Context, e *env, opts initOptions) error {
 	}
 	gopts := lo.Git
 	gopts.Sharing = opts.Sharing
+	// --config inside a bare repository (a work tree's .git): neither the
+	// policy file nor a store beside it belongs there, as initExisting
+	// says for an existing store
+	if dir := filepath.Dir(e.policyPath); e.policyNamed && isBareRepo(dir) {
+		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
+			return hint.With(fmt.Errorf("init: the policy file %s would be inside a git repository, where it does not belong; nothing was written", e.policyPath),
+				"name a policy file outside the repository with --config")
+		}
+	}
 	if err := store.InitWith(e.storePath, gopts); errors.Is(err, store.ErrExists) {
 		return initExisting(e, err)
 	} else if err != nil {
@@ -454,10 +463,14 @@ func initExisting(e *env, exists error) error {
 		fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
 	}
 	if _, err := os.Lstat(e.policyPath); !errors.Is(err, fs.ErrNotExist) {
-		if added {
-			return nil
+		if !added {
+			return exists
 		}
-		return exists
+		if e.json {
+			// exit 0 prints init's object, as every --json success does
+			return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": false})
+		}
+		return nil
 	}
 	if dir := filepath.Dir(e.policyPath); inside(dir, e.storePath) || gitstore.IsStore(dir) || isBareRepo(dir) {
 		if added {

@@ -30,6 +30,14 @@ func AddRemote(ctx context.Context, s *store.Store, name, url string) error {
 	if err := gitstore.CheckRemoteName(name); err != nil {
 		return err
 	}
+	// https:/user:pw@host/x (one slash) is a password too, which
+	// CheckURLPassword, reading the URL as git does (ssh host "https"),
+	// does not see
+	if meant, _ := mendScheme(url); meant != "" {
+		if err := gitstore.CheckURLPassword(name, meant); err != nil {
+			return err
+		}
+	}
 	t, err := Options{}.transport(s.Git())
 	if err != nil {
 		return err
@@ -61,7 +69,12 @@ func existsHint(ctx context.Context, s *store.Store, name, url string) string {
 		if r.URL == url {
 			return name + " already points at " + now + ": nothing to do"
 		}
-		return name + " points at " + now + ": to point it at " + want + ", run `readproof remote rm " + name + "`, then `readproof remote add " + name + " " + text.ShellArg(want) + "`; or give this remote another name"
+		add := "`readproof remote add " + name + " " + text.ShellArg(want) + "`"
+		if gitstore.RedactURL(url) != url {
+			// pasted, the redacted URL would name a user "[REDACTED]"
+			add = "`readproof remote add " + name + " URL` with the URL as you gave it"
+		}
+		return name + " points at " + now + ": to point it at " + want + ", run `readproof remote rm " + name + "`, then " + add + "; or give this remote another name"
 	}
 	return "list the remotes with: readproof remote list"
 }

@@ -24,33 +24,59 @@ func SchemeTypo(name, url string) error {
 		return nil
 	}
 	err := errors.New("remote " + name + ": " + why + ": did you mean " + meant + "?")
-	return hint.With(err, "the remote is added as given; to use "+text.Escape(meant)+" instead, run `readproof remote rm "+name+"`, then `readproof remote add "+name+" "+text.ShellArg(meant)+"`")
+	return hint.With(err, "the remote is added as given; to use "+text.Escape(meant)+" instead, run `readproof remote rm "+name+"`, then "+addCommand(name, url, meant))
+}
+
+// addCommand is `readproof remote add NAME URL` for the URL url meant
+// (meant, redacted), to paste: when redacting took user information out of
+// it, URL stands in for it (pasted, the redacted URL names a user
+// "[REDACTED]").
+func addCommand(name, url, meant string) string {
+	if raw, _ := mendScheme(url); raw != meant {
+		return "`readproof remote add " + name + " URL` with that URL, its user name as you gave it"
+	}
+	return "`readproof remote add " + name + " " + text.ShellArg(meant) + "`"
 }
 
 // schemeHint is the hint of a failure to reach url when its scheme is
-// probably a typo, with how to use the URL it meant (then): "" when it is
-// not. Called on the failure path only: it may look for a helper on PATH.
+// probably a typo, with how to use the URL it meant (then, given that URL,
+// or URL when it is shown redacted): "" when it is not. Called on the failure path only: it may look for a helper on PATH.
 func schemeHint(url string, then func(meant string) string) string {
 	meant, why := schemeSuspect(url)
 	if meant == "" {
 		return ""
 	}
-	return text.Escape(why) + ": did you mean " + text.Escape(meant) + "? " + then(meant)
+	arg := meant
+	if raw, _ := mendScheme(url); raw != meant {
+		// pasted, the redacted URL would name a user "[REDACTED]"
+		arg = "URL"
+	}
+	return text.Escape(why) + ": did you mean " + text.Escape(meant) + "? " + then(arg)
 }
 
 // remoteSchemeHint is schemeHint for configured remote name: replace it.
 func remoteSchemeHint(url, name string) string {
-	return schemeHint(url, func(meant string) string {
-		return "replace the remote: `readproof remote rm " + name + "`, then `readproof remote add " + name + " " + text.ShellArg(meant) + "`"
+	return schemeHint(url, func(arg string) string {
+		// arg is the URL meant or "URL": addCommand says which to paste
+		return "replace the remote: `readproof remote rm " + name + "`, then " + addCommand(name, url, arg)
 	})
 }
 
 // schemeSuspect is the URL url probably meant and why, "" when its scheme
-// is not probably a typo: a scheme within one edit (or one swap) of one git
-// knows ("htps://", "HTTPS://", for which git runs a helper git-remote-htps
-// that is not installed), or a known scheme with one slash ("https:/host/x",
-// which git reads as ssh host "https"). Both are redacted of a password.
+// is not probably a typo (mendScheme). Both are redacted of a password.
 func schemeSuspect(url string) (meant, why string) {
+	meant, why = mendScheme(url)
+	return gitstore.RedactURL(meant), gitstore.RedactURL(why)
+}
+
+// mendScheme is the URL url probably meant, as given (a password in it
+// kept), and why, "" when its scheme is not probably a typo: a scheme within
+// one edit (or one swap) of one git knows ("htps://", "HTTPS://", for which
+// git runs a helper git-remote-htps that is not installed), or a known
+// scheme, in any case, with one slash ("https:/host/x", which git reads as
+// ssh host "https"; not a near-typo of one, git1:/srv/x being an ssh host
+// and path as likely). why shows url's user information redacted.
+func mendScheme(url string) (meant, why string) {
 	i := 0
 	for i < len(url) && isSchemeChar(url[i], i == 0) {
 		i++
@@ -71,23 +97,25 @@ func schemeSuspect(url string) (meant, why string) {
 		meant = known + ":" + rest
 		why = `"` + scheme + `" is not a scheme git knows (git would run the remote helper git-remote-` + scheme + `, not installed)`
 	case strings.HasPrefix(rest, "/"):
-		known := nearScheme(scheme)
-		if known == "" {
-			known = strings.ToLower(scheme)
-			if !isGitScheme(known) {
-				return "", ""
-			}
+		// a scheme git knows, in any case: a near-typo (git1:/srv/x,
+		// sh:/srv/x) is as likely an ssh host of that name
+		known := strings.ToLower(scheme)
+		if !isGitScheme(known) {
+			return "", ""
 		}
 		if known == "file" {
 			meant = "file://" + rest
 		} else {
 			meant = known + ":/" + rest
 		}
-		why = `"` + url + `" has one slash after "` + scheme + `:": git reads it as ssh host "` + scheme + `", path "` + rest + `"`
+		// rest redacted as the URL meant is: RedactURL does not see a
+		// user:password@ after one slash
+		shown := strings.TrimPrefix(gitstore.RedactURL(known+":/"+rest), known+":/")
+		why = `"` + scheme + ":" + shown + `" has one slash after "` + scheme + `:": git reads it as ssh host "` + scheme + `", path "` + shown + `"`
 	default:
 		return "", ""
 	}
-	return gitstore.RedactURL(meant), gitstore.RedactURL(why)
+	return meant, why
 }
 
 // nearScheme is the scheme git knows that s is a near-typo of (in any
