@@ -433,14 +433,14 @@ func CheckRemoteURL(name, url string) error {
 func CheckURLPassword(name, url string) error {
 	found, token := false, false
 	bare := urlUserinfoAny().ReplaceAllStringFunc(url, func(m string) string {
-		scheme, info, _ := strings.Cut(m, "://")
+		_, prefix, info := splitUserinfo(m)
 		if strings.Contains(info, ":") {
 			found = true
-			return scheme + "://"
+			return prefix
 		}
 		if accessTokenUser(strings.TrimSuffix(info, "@")) {
 			found, token = true, true
-			return scheme + "://"
+			return prefix
 		}
 		return m
 	})
@@ -877,7 +877,9 @@ func (t *Transport) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
 // ---- redaction ----
 
 var (
-	urlUserinfoAny = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#@\s'"]*@`) })
+	// scheme:// and scheme:/ (one slash, a typo git takes for host:path,
+	// where what was meant for a password is still the user's secret)
+	urlUserinfoAny = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://?)[^/?#@\s'"]*@`) })
 	authHeader     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(authorization:\s*)\S.*`) })
 )
 
@@ -889,7 +891,7 @@ var (
 func RedactURL(u string) string { return urlUserinfoAny().ReplaceAllStringFunc(u, redactURLUserinfo) }
 
 func redactURLUserinfo(m string) string {
-	scheme, info, _ := strings.Cut(m, "://")
+	scheme, prefix, info := splitUserinfo(m)
 	info = strings.TrimSuffix(info, "@")
 	switch strings.ToLower(scheme) {
 	case "ssh", "git+ssh", "ssh+git":
@@ -897,7 +899,19 @@ func redactURLUserinfo(m string) string {
 			return m
 		}
 	}
-	return scheme + "://[REDACTED]@"
+	return prefix + "[REDACTED]@"
+}
+
+// splitUserinfo splits a match of urlUserinfoAny into its scheme, what
+// comes before the user information (the scheme, ':' and its one or two
+// slashes) and the user information with its '@'.
+func splitUserinfo(m string) (scheme, prefix, info string) {
+	i := strings.Index(m, ":/")
+	j := i + 2
+	if j < len(m) && m[j] == '/' {
+		j++
+	}
+	return m[:i], m[:j], m[j:]
 }
 
 // RedactText redacts every URL's user information that can hold a secret

@@ -97,6 +97,7 @@ func FuzzRedactText(f *testing.F) {
 		templates := []string{
 			prefix + " 'https://u:%s@example.com/x'",
 			prefix + " http://%s@h/x",
+			prefix + " 'https:/u:%s@example.com/x'",
 			prefix + "\nAuthorization: Basic %s",
 			prefix + "\nauthorization: token %s trailing",
 		}

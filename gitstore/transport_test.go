@@ -158,6 +158,13 @@ func TestRedactURL(t *testing.T) {
 		"https://ghp_token@example.com/r":    "https://[REDACTED]@example.com/r",
 		"/srv/r.git":                         "/srv/r.git",
 		"git@host:r.git":                     "git@host:r.git",
+		// one slash: git takes it for host:path, the password is still
+		// the user's
+		"https:/user:tok@example.com/r.git": "https:/[REDACTED]@example.com/r.git",
+		"HTTPS:/ghp_token@example.com/r":    "HTTPS:/[REDACTED]@example.com/r",
+		"ssh:/git@host/r.git":               "ssh:/git@host/r.git",
+		"git1:/srv/x.git":                   "git1:/srv/x.git",
+		"C:/Users/me/r.git":                 "C:/Users/me/r.git",
 	} {
 		if got := RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
