@@ -72,7 +72,16 @@ func Count(n int, one, many string) string {
 // ShellArg returns s as one word for sh, to show in a command the user may
 // paste: unchanged when it holds only characters sh takes literally
 // (letters, digits and / . _ - + : @ , =), else single-quoted, each ' as '\”.
+// A word holding a rune Printable objects to (an escape, a control byte, a
+// bidi override, a byte that is not UTF-8) is written in ANSI-C quoting,
+// $'...', each such rune as its escape (\x1b, \t, \u202e, \xff): the hint
+// that shows the command stays free of bytes a terminal acts on, and the
+// command pasted into bash, zsh or ksh (or a POSIX sh of 2024) names s
+// itself, where a single-quoted escape would name another file.
 func ShellArg(s string) string {
+	if Printable(s) != s {
+		return ansiC(s)
+	}
 	safe := s != ""
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@,=", r)) {
@@ -84,6 +93,33 @@ func ShellArg(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ansiC is s in the shell's $'...' quoting: ' and \ escaped, and each rune
+// Printable objects to (or byte that is not UTF-8) as its Go escape, which
+// that quoting reads the same way (\a \b \f \n \r \t \v \xHH \uHHHH
+// \UHHHHHHHH).
+func ansiC(s string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\'' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case !unicode.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // EditDistance is the optimal string alignment distance of a and b: an

@@ -1,6 +1,9 @@
 package text
 
-import "testing"
+import (
+	"os/exec"
+	"testing"
+)
 
 func TestPrintable(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -70,9 +73,39 @@ func TestShellArg(t *testing.T) {
 		"/work/日本":                       "'/work/日本'",
 		"https://h/x?a=1&b=2":            "'https://h/x?a=1&b=2'",
 		"C:/Users/me/readproof-runs.git": "C:/Users/me/readproof-runs.git",
+		// a rune a terminal acts on: ANSI-C quoting, printable as it is
+		"no\x1b[2Jdir":      `$'no\x1b[2Jdir'`,
+		"it's\tthere":       `$'it\'s\tthere'`,
+		"a\\b\x01c":         `$'a\\b\x01c'`,
+		"evil\u202etxt.exe": `$'evil\u202etxt.exe'`,
+		"bad\xffbyte":       `$'bad\xffbyte'`,
+		"\u0085next\x7f日本":  `$'\u0085next\x7f日本'`,
 	} {
 		if got := ShellArg(in); got != want {
 			t.Errorf("ShellArg(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestShellArgPastes: what ShellArg writes, pasted into bash, is the word
+// itself, and the line holding it is one Printable leaves as it is (a hint
+// shows it unescaped).
+func TestShellArgPastes(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	for _, s := range []string{"plain", "a b", "it's", "$HOME", "no\x1b[2Jdir", "it's\tthere\n", "a\\b\x01c", "evil\u202etxt", "bad\xffbyte", "\u0085x\x7f", "\U0001f600 and \U000e0001", "x\\x41"} {
+		arg := ShellArg(s)
+		if Printable(arg) != arg {
+			t.Errorf("ShellArg(%q) = %q holds bytes a terminal acts on", s, arg)
+		}
+		out, err := exec.Command(bash, "-c", "printf %s "+arg).Output()
+		if err != nil {
+			t.Fatalf("bash -c 'printf %%s %s': %v", arg, err)
+		}
+		if string(out) != s {
+			t.Errorf("ShellArg(%q) = %s, which bash reads as %q", s, arg, out)
 		}
 	}
 }
