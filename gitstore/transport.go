@@ -1083,5 +1083,6 @@ func (t *Transport) localUploadPack(ctx context.Context, remote string) []string
 	if _, ok := localRepoPath(url); !ok {
 		return nil
 	}
-	return []string{"--upload-pack=" + text.ShellArg(t.git) + " -c " + bigObjects + " upload-pack"}
+	// run by git through sh, which may be a POSIX sh without $'...'
+	return []string{"--upload-pack=" + text.SingleQuoted(t.git) + " -c " + bigObjects + " upload-pack"}
 }

@@ -71,7 +71,7 @@ func Count(n int, one, many string) string {
 
 // ShellArg returns s as one word for sh, to show in a command the user may
 // paste: unchanged when it holds only characters sh takes literally
-// (letters, digits and / . _ - + : @ , =), else single-quoted, each ' as '\”.
+// (letters, digits and / . _ - + : @ , =), else single-quoted (SingleQuoted).
 // A word holding a rune Printable objects to (an escape, a control byte, a
 // bidi override, a byte that is not UTF-8) is written in ANSI-C quoting,
 // $'...', each such rune as its escape (\x1b, \t, \u202e, \xff): the hint
@@ -92,6 +92,14 @@ func ShellArg(s string) string {
 	if safe {
 		return s
 	}
+	return SingleQuoted(s)
+}
+
+// SingleQuoted returns s single-quoted for sh (a ' in s closes the quote,
+// is escaped and opens it again), its bytes as they are: for a command line
+// a program runs (git's --upload-pack), which any sh reads, where ShellArg
+// is for a command shown to the user.
+func SingleQuoted(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 

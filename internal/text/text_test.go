@@ -87,6 +87,17 @@ func TestShellArg(t *testing.T) {
 	}
 }
 
+// TestSingleQuoted: the quoting a program's sh reads keeps every byte as
+// it is, a control byte too (ShellArg would write $'...', which a POSIX sh
+// before 2024 does not read).
+func TestSingleQuoted(t *testing.T) {
+	for in, want := range map[string]string{"/usr/bin/git": "'/usr/bin/git'", "it's": `'it'\''s'`, "a\x1bb": "'a\x1bb'"} {
+		if got := SingleQuoted(in); got != want {
+			t.Errorf("SingleQuoted(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // TestShellArgPastes: what ShellArg writes, pasted into bash, is the word
 // itself, and the line holding it is one Printable leaves as it is (a hint
 // shows it unescaped).
