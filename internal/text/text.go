@@ -38,11 +38,22 @@ func Escape(s string) string {
 		return s
 	}
 	var b strings.Builder
+	writeEscaped(&b, s, "")
+	return b.String()
+}
+
+// writeEscaped writes s to b with each rune Printable objects to as its Go
+// escape, an invalid byte as \xHH, and each byte of also (ASCII) after a
+// backslash.
+func writeEscaped(b *strings.Builder, s, also string) {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			fmt.Fprintf(b, `\x%02x`, s[i])
+		case r < utf8.RuneSelf && strings.IndexByte(also, byte(r)) >= 0:
+			b.WriteByte('\\')
+			b.WriteByte(byte(r))
 		case !unicode.IsPrint(r):
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
@@ -51,7 +62,6 @@ func Escape(s string) string {
 		}
 		i += n
 	}
-	return b.String()
 }
 
 // Plural returns one when n is 1 and many otherwise: Plural(n, "entry",
@@ -110,22 +120,7 @@ func SingleQuoted(s string) string {
 func ansiC(s string) string {
 	var b strings.Builder
 	b.WriteString("$'")
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\'' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case !unicode.IsPrint(r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
+	writeEscaped(&b, s, `'\`)
 	b.WriteByte('\'')
 	return b.String()
 }
