@@ -577,13 +577,12 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			if len(delta) < deltaSizeMin {
 				return "delta too short"
 			}
-			if !deltaSizesShort(delta) {
+			dst, ok := deltaSizesShort(delta)
+			if !ok {
 				return "delta size header"
 			}
-			// a result too large is left to git before it is built
-			_, rest, _ := deltaSize(delta)
-			if dst, _, _ := deltaSize(rest); dst > maxFastInflate {
-				return "large object"
+			if dst > maxFastInflate {
+				return "large object" // left to git before it is built
 			}
 			data, err := applyDelta(bdata, delta)
 			if err != nil || int64(len(data)) > maxFastInflate {
@@ -613,21 +612,24 @@ func (x *packIndexer) resolveDeltas(left int) string {
 
 // deltaSizesShort reports whether the two sizes a delta starts with (its
 // base's, its result's) are each written in at most four bytes, as git
-// writes sizes that fit 28 bits. A longer one is left to git: deltaSize
-// drops bits past 64 that git's get_delta_hdr_size dies on ("size_t
-// overflow"), and neither size of an object indexed here needs more.
-func deltaSizesShort(delta []byte) bool {
+// writes sizes that fit 28 bits, and returns the second, its result's. A
+// longer one is left to git: deltaSize drops bits past 64 that git's
+// get_delta_hdr_size dies on ("size_t overflow"), and neither size of an
+// object indexed here needs more.
+func deltaSizesShort(delta []byte) (result int64, ok bool) {
+	var v uint64
 	for range 2 {
 		n := 0
 		for n < len(delta) && n < 4 && delta[n]&0x80 != 0 {
 			n++
 		}
 		if n == len(delta) || n == 4 {
-			return false
+			return 0, false
 		}
+		v, _, _ = deltaSize(delta[:n+1])
 		delta = delta[n+1:]
 	}
-	return true
+	return int64(v), true
 }
 
 // hexID parses 40 lowercase hex digits followed by '\n' at the start of b,
