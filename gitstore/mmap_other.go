@@ -14,7 +14,7 @@ func mapFile(f *os.File, size int64) (data []byte, release func(), err error) {
 
 // mapFileOnce is mapFile (nothing is mapped, so nothing is trimmed).
 func mapFileOnce(f *os.File, size int64, _ time.Duration) (data []byte, release func(), err error) {
-	return readAllFile(f, size)
+	return mapFile(f, size)
 }
 
 // canMap says packs are read with pread (mapFile would read them whole).
