@@ -311,19 +311,26 @@ func flagUsageError(path string, flags []cli.Flag, err error) error {
 		}
 	} else if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: -"); ok {
 		err = fmt.Errorf("flag %s needs a value", typedFlag(name))
-	} else if before, rest, ok := strings.Cut(err.Error(), " for flag -"); ok && strings.HasPrefix(before, "invalid ") {
-		// "invalid value "x" for flag -rate: parse error"
-		name, why, _ := strings.Cut(rest, ": ")
-		err = fmt.Errorf("%s for %s: %s", before, typedFlag(name), why)
-	} else if before, rest, ok := strings.Cut(err.Error(), " for -"); ok && strings.HasPrefix(before, "invalid boolean ") {
-		// "invalid boolean value "x" for -sign: parse error"
-		name, why, _ := strings.Cut(rest, ": ")
+	} else if before, name, why, ok := cutInvalidFlag(err.Error()); ok {
 		err = fmt.Errorf("%s for %s: %s", before, typedFlag(name), why)
 	}
 	if path != "" {
 		err = fmt.Errorf("%s: %w", path, err)
 	}
 	return withCode(ExitUsage, hint.With(err, h))
+}
+
+// cutInvalidFlag splits Go's flag error for a value that does not parse:
+// `invalid value "x" for flag -rate: parse error`, or for a boolean flag
+// `invalid boolean value "x" for -sign: parse error`.
+func cutInvalidFlag(msg string) (before, name, why string, ok bool) {
+	for _, sep := range []string{" for flag -", " for -"} {
+		if before, rest, found := strings.Cut(msg, sep); found && strings.HasPrefix(before, "invalid ") {
+			name, why, _ = strings.Cut(rest, ": ")
+			return before, name, why, true
+		}
+	}
+	return "", "", "", false
 }
 
 // typedFlag is a flag's name as it is typed: --name, or -n for a one-letter

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -88,7 +87,7 @@ func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON) {
 // markdownManifest writes `manifest RUN --format markdown`.
 func markdownManifest(w io.Writer, m *manifest.Manifest, porLines []string) {
 	fmt.Fprintf(w, "### readproof manifest: run %s\n\n", markdown.Code(m.RunID))
-	fmt.Fprintf(w, "Manifest %s, created %s, %s\n\n", markdown.Code(m.ID), m.CreatedAt.UTC().Format(time.RFC3339), text.Count(len(m.Entries), "entry", "entries"))
+	fmt.Fprintf(w, "Manifest %s, created %s, %s\n\n", markdown.Code(m.ID), textTime(m.CreatedAt), text.Count(len(m.Entries), "entry", "entries"))
 	var rows [][]string
 	for _, en := range m.Entries {
 		ref := "-"

@@ -16,7 +16,9 @@ import (
 	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/adapters/sourcespec"
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/fspath"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
@@ -420,7 +422,7 @@ func runInit(_ context.Context, e *env, opts initOptions) error {
 	// --config inside a bare repository (a work tree's .git): neither the
 	// policy file nor a store beside it belongs there, as initExisting
 	// says for an existing store
-	if dir := filepath.Dir(e.policyPath); e.policyNamed && isBareRepo(dir) {
+	if dir := filepath.Dir(e.policyPath); e.policyNamed && gitobj.IsGitDir(dir) {
 		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
 			return hint.With(fmt.Errorf("init: the policy file %s would be inside a git repository, where it does not belong; nothing was written", e.policyPath),
 				"name a policy file outside the repository with --config")
@@ -472,7 +474,7 @@ func initExisting(e *env, exists error) error {
 		}
 		return nil
 	}
-	if dir := filepath.Dir(e.policyPath); inside(dir, e.storePath) || gitstore.IsStore(dir) || isBareRepo(dir) {
+	if dir := filepath.Dir(e.policyPath); fspath.Within(e.storePath, dir) || gitstore.IsStore(dir) || gitobj.IsGitDir(dir) {
 		if added {
 			return nil
 		}
@@ -492,21 +494,4 @@ func initExisting(e *env, exists error) error {
 	e.say("readproof: the store %s exists already and is kept as it is", e.storePath)
 	fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
 	return nil
-}
-
-// inside reports whether path is dir or under it.
-func inside(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-// isBareRepo reports whether dir looks like a bare git repository (HEAD,
-// objects/ and refs/ in it), where readproof.toml does not belong.
-func isBareRepo(dir string) bool {
-	for _, n := range []string{"HEAD", "objects", "refs"} {
-		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
-			return false
-		}
-	}
-	return true
 }
