@@ -203,7 +203,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	addr := s.client(r)
 	client := s.keys.ClientHash(addr)
-	budget := s.keys.ClientHash(rateKey(addr))
+	budget := client // an IPv4 address counts by itself: one HMAC, not two
+	if k := rateKey(addr); k != addr {
+		budget = s.keys.ClientHash(k)
+	}
 	if r.URL.Path == VerifyPath {
 		if !s.limited(w, s.verifL, budget, client, "POST "+VerifyPath) {
 			s.serveVerify(w, r, client)

@@ -326,8 +326,6 @@ func networkURL(url string) bool {
 	return i > 0 && !strings.Contains(url[:i], "/")
 }
 
-// gitScheme reports whether url is a git:// URL (no credentials, no
-// prompt).
 // cloneURLHint is the hint of a clone from url into dir that could not
 // reach it: the URL it probably meant when its scheme is probably a typo
 // (schemeHint), else to check that git reaches it.
@@ -340,6 +338,8 @@ func cloneURLHint(url, dir string) string {
 	return "check the URL and that git can reach it: git ls-remote " + text.ShellArg(gitstore.RedactURL(url))
 }
 
+// gitScheme reports whether url is a git:// URL (no credentials, no
+// prompt).
 func gitScheme(url string) bool {
 	return len(url) >= 6 && strings.EqualFold(url[:6], "git://")
 }

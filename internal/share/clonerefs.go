@@ -144,12 +144,12 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 // them) and is not looked up.
 func trackingUpdates(remote string, listed, tracking []gitstore.Ref) (ups []gitstore.RefUpdate, runs []gitstore.OID, err error) {
 	specs := parseRefspecs(fetchRefspecs(remote))
-	srcs := make([]string, len(specs))
+	srcs, dsts := make([]string, len(specs)), make([]string, len(specs))
 	for k, spec := range specs {
 		if !spec.glob || spec.srcSuf != "" || spec.dstSuf != "" {
 			return nil, nil, fmt.Errorf("refspec %s:%s is not PREFIX*:PREFIX*", spec.src, spec.dst)
 		}
-		srcs[k] = spec.srcPre
+		srcs[k], dsts[k] = spec.srcPre, spec.dstPre
 	}
 	// the listed refs each refspec maps (the first that matches, as git
 	// does), sorted, the last of a name kept
@@ -161,25 +161,19 @@ func trackingUpdates(remote string, listed, tracking []gitstore.Ref) (ups []gits
 	have := newRefList(RemotesPrefix+remote+"/", tracking)
 	set := func(k, i int, old gitstore.OID) {
 		key, oid := want[k].at(i)
-		ups = append(ups, gitstore.RefUpdate{Name: specs[k].dstPre + key, Old: old, New: oid})
+		ups = append(ups, gitstore.RefUpdate{Name: dsts[k] + key, Old: old, New: oid})
 		if srcs[k] == store.RunsPrefix {
 			runs = append(runs, oid)
 		}
 	}
 	next := make([]int, len(specs)) // per refspec, the first listed ref not yet joined
 	for _, r := range have.refs {
-		k := -1 // the refspec whose destination holds r (they do not overlap)
-		for j := range specs {
-			if strings.HasPrefix(r.Name, specs[j].dstPre) {
-				k = j
-				break
-			}
-		}
+		k := prefixIndex(r.Name, dsts) // the refspec whose destination holds r (they do not overlap)
 		if k < 0 {
 			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID}) // pruned
 			continue
 		}
-		key, w := r.Name[len(specs[k].dstPre):], want[k]
+		key, w := r.Name[len(dsts[k]):], want[k]
 		for ; next[k] < w.len() && w.key(next[k]) < key; next[k]++ {
 			set(k, next[k], "") // new
 		}

@@ -156,19 +156,22 @@ func (l refList) equal(o refList) bool {
 	return true
 }
 
+// prefixIndex is the index of the first of prefixes that name starts
+// with, -1 when none.
+func prefixIndex(name string, prefixes []string) int {
+	for k, p := range prefixes {
+		if strings.HasPrefix(name, p) {
+			return k
+		}
+	}
+	return -1
+}
+
 // groupRefs splits refs by the first of prefixes each name starts with
 // (a name under none is left out), each group in the order of refs: a
 // subslice of refs when its names are adjacent (a namespace of a sorted
 // listing), else a copy.
 func groupRefs(refs []gitstore.Ref, prefixes []string) [][]gitstore.Ref {
-	which := func(name string) int {
-		for k, p := range prefixes {
-			if strings.HasPrefix(name, p) {
-				return k
-			}
-		}
-		return -1
-	}
 	type span struct {
 		lo, hi    int
 		scattered bool
@@ -178,7 +181,7 @@ func groupRefs(refs []gitstore.Ref, prefixes []string) [][]gitstore.Ref {
 		spans[k].lo = -1
 	}
 	for i, r := range refs {
-		k := which(r.Name)
+		k := prefixIndex(r.Name, prefixes)
 		if k < 0 {
 			continue
 		}
@@ -195,7 +198,7 @@ func groupRefs(refs []gitstore.Ref, prefixes []string) [][]gitstore.Ref {
 		switch {
 		case s.scattered:
 			for _, r := range refs[s.lo:s.hi] {
-				if which(r.Name) == k {
+				if prefixIndex(r.Name, prefixes) == k {
 					out[k] = append(out[k], r)
 				}
 			}

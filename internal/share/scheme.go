@@ -3,6 +3,7 @@ package share
 import (
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore"
@@ -134,14 +135,7 @@ func nearScheme(s string) string {
 	return near
 }
 
-func isGitScheme(s string) bool {
-	for _, k := range gitSchemes() {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
+func isGitScheme(s string) bool { return slices.Contains(gitSchemes(), s) }
 
 // isSchemeChar is git's is_urlschemechar: a letter first, then letters,
 // digits, '+', '-' and '.'.

@@ -30,7 +30,7 @@ func (s *Store) MountMany(ctx context.Context, runID string, refs []string, prog
 }
 
 func (s *Store) mountMany(ctx context.Context, runID string, refs []string, progress func(done, total int)) ([]*Delivery, error) {
-	if _, err := s.mountTip(runID); err != nil {
+	if _, _, err := s.mountTip(runID); err != nil {
 		return nil, err
 	}
 	b := newRunBatch(len(refs))
@@ -68,36 +68,36 @@ func (s *Store) mountMany(ctx context.Context, runID string, refs []string, prog
 
 // mountTip returns the open tip of runID, or the refusal to mount into it:
 // an invalid id, a committed run, a run never started, or another
-// caller's run (ownRun).
-func (s *Store) mountTip(runID string) (gitstore.OID, error) {
+// caller's run (ownRun); with the tip's commit, which it read.
+func (s *Store) mountTip(runID string) (gitstore.OID, gitstore.Commit, error) {
 	if err := validRun(runID); err != nil {
-		return "", err
+		return "", gitstore.Commit{}, err
 	}
 	tip, committed, err := s.runStatus(runID)
 	if err != nil {
-		return "", err
+		return "", gitstore.Commit{}, err
 	}
 	// committed first: an open ref beside the run's ref is one that a
 	// killed commit left (HalfDone)
 	if committed != "" {
-		return "", hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
+		return "", gitstore.Commit{}, hint.With(fmt.Errorf("cannot mount into run %s: %w as manifest %s", runID, ErrRunCommitted, committed), "start a new run with another id")
 	}
 	if tip == "" {
-		return "", s.unknownRun(runID)
+		return "", gitstore.Commit{}, s.unknownRun(runID)
 	}
 	// whose run it is, before anything is resolved and fetched for it
 	c, err := s.git.Commit(tip)
 	if err != nil {
-		return "", err
+		return "", gitstore.Commit{}, err
 	}
 	st, err := s.runStateOf(tip, c)
 	if err != nil {
-		return "", err
+		return "", gitstore.Commit{}, err
 	}
 	if err := s.ownRun(runID, st); err != nil {
-		return "", err
+		return "", gitstore.Commit{}, err
 	}
-	return tip, nil
+	return tip, c, nil
 }
 
 // appendEntries writes ds at the next positions of the open run runID, in
@@ -107,11 +107,7 @@ func (s *Store) mountTip(runID string) (gitstore.OID, error) {
 // none) runs on each delivery once its position is set and may change its
 // entry, not its position.
 func (s *Store) appendEntries(runID string, ds []*Delivery, decorate func(*Delivery) error) ([]gitstore.RefUpdate, error) {
-	tip, err := s.mountTip(runID)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.git.Commit(tip)
+	tip, c, err := s.mountTip(runID)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func (s *Store) MountWithPosition(ctx context.Context, runID, ref string, decora
 }
 
 func (s *Store) mountWithPosition(ctx context.Context, runID, ref string, decorate func(*Delivery) error) (*Delivery, error) {
-	if _, err := s.mountTip(runID); err != nil {
+	if _, _, err := s.mountTip(runID); err != nil {
 		return nil, err
 	}
 	b := newRunBatch(1)

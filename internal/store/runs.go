@@ -622,6 +622,16 @@ func (s *Store) ManifestID(target string) (gitstore.OID, error) {
 	return "", hint.With(fmt.Errorf("run %s: %w", target, ErrUnknownTarget), s.runHint(target))
 }
 
+// firstFew joins the first five of names, then "…" when there are more.
+func firstFew(names []string) string {
+	const most = 5
+	s := strings.Join(names[:min(len(names), most)], ", ")
+	if len(names) > most {
+		s += ", …"
+	}
+	return s
+}
+
 // runHint is the hint for target, which names no run: the manifests whose
 // ids start with it (readproof prints ids cut short), each with its run (at
 // most five named), else the committed run ids it is the start of, else the
@@ -648,15 +658,11 @@ func (s *Store) runHint(target string) string {
 		case len(ids) == 1:
 			return fmt.Sprintf("manifest ids are written in full: %s is the start of %s, the manifest of run %s", target, ids[0], runOf[ids[0]])
 		case len(ids) > 1:
-			const most = 5
-			names := make([]string, 0, most+1)
-			for _, id := range ids[:min(len(ids), most)] {
-				names = append(names, string(id)+" (run "+runOf[id]+")")
+			names := make([]string, len(ids))
+			for i, id := range ids {
+				names[i] = string(id) + " (run " + runOf[id] + ")"
 			}
-			if len(ids) > most {
-				names = append(names, "…")
-			}
-			return fmt.Sprintf("manifest ids are written in full: %s is the start of %d manifests: %s (%s)", target, len(ids), strings.Join(names, ", "), list)
+			return fmt.Sprintf("manifest ids are written in full: %s is the start of %d manifests: %s (%s)", target, len(ids), firstFew(names), list)
 		}
 	}
 	ids := make([]string, len(refs))
@@ -673,12 +679,7 @@ func (s *Store) runHint(target string) string {
 	case len(starts) == 1:
 		return "did you mean " + starts[0] + "? (" + list + ")"
 	case len(starts) > 1:
-		const most = 5
-		names := strings.Join(starts[:min(len(starts), most)], ", ")
-		if len(starts) > most {
-			names += ", …"
-		}
-		return fmt.Sprintf("%s is the start of %d runs: %s (%s)", target, len(starts), names, list)
+		return fmt.Sprintf("%s is the start of %d runs: %s (%s)", target, len(starts), firstFew(starts), list)
 	}
 	if best := text.Nearest(target, ids); best != "" {
 		return "did you mean " + best + "? (" + list + ")"
