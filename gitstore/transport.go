@@ -614,6 +614,12 @@ func (t *Transport) lsRemoteSymref(ctx context.Context, remote string, pre ...st
 	return refs, head, nil
 }
 
+// IsGitProtocolURL reports whether url is a git:// URL (git's own
+// protocol: no credentials, so no prompt; see LsRemoteWhole).
+func IsGitProtocolURL(url string) bool {
+	return len(url) >= 6 && strings.EqualFold(url[:6], "git://")
+}
+
 // LsRemoteWhole is LsRemoteHead for a caller that takes every ref and does
 // not need an empty remote's unborn HEAD (a clone): from a git:// URL it
 // lists with protocol v0. Git 2.39 writes a protocol v2 ls-refs request in
@@ -624,7 +630,7 @@ func (t *Transport) lsRemoteSymref(ctx context.Context, remote string, pre ...st
 // without a prefix asks v2 for. http(s) and ssh are listed as
 // LsRemoteHead lists them.
 func (t *Transport) LsRemoteWhole(ctx context.Context, remote, url string) ([]Ref, string, error) {
-	if len(url) < 6 || !strings.EqualFold(url[:6], "git://") {
+	if !IsGitProtocolURL(url) {
 		return t.LsRemoteHead(ctx, remote)
 	}
 	return t.lsRemoteSymref(ctx, remote, "-c", "protocol.version=0")

@@ -147,7 +147,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// Git may ask for credentials on the terminal (Interactive) over
 	// http(s) and ssh: there, one git talks to the remote at a time, so
 	// two never prompt at once.
-	alone := opts.Interactive && networkURL(fetchURL) && !gitScheme(fetchURL)
+	alone := opts.Interactive && networkURL(fetchURL) && !gitstore.IsGitProtocolURL(fetchURL)
 	ef := cloneEarlyFetch{}
 	defer ef.stop()
 	var listed func([]gitstore.Ref)
@@ -155,7 +155,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	// its git-remote-http (not its child, which Pdeathsig and the kill
 	// reach) downloading the project's history, and Wait holding the
 	// refusal until WaitDelay; there the fetch waits for main, as before.
-	if !early && gitScheme(fetchURL) {
+	if !early && gitstore.IsGitProtocolURL(fetchURL) {
 		listed = func(shared []gitstore.Ref) { ef.start(ctx, g, t, shared) }
 	}
 	refs, _, err := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, !alone, fetchURL, listed)
@@ -336,12 +336,6 @@ func cloneURLHint(url, dir string) string {
 		return h
 	}
 	return "check the URL and that git can reach it: git ls-remote " + text.ShellArg(gitstore.RedactURL(url))
-}
-
-// gitScheme reports whether url is a git:// URL (no credentials, no
-// prompt).
-func gitScheme(url string) bool {
-	return len(url) >= 6 && strings.EqualFold(url[:6], "git://")
 }
 
 // cloneManifests returns the manifests a clone's refs name (run refs, then
