@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
@@ -441,7 +442,7 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 			switch ch.Kind {
 			case manifest.Changed:
 				fmt.Fprintf(e.out, "~ %s\n  %s\n", ch.URI, text.Printable(ch.Why)) // a source chose the revisions
-				fmt.Fprint(e.out, ch.Unified)
+				fmt.Fprint(e.out, readableDiff(ch.Unified))
 			case manifest.Added:
 				fmt.Fprintf(e.out, "+ %s (snapshot %s, %s)\n", ch.URI, manifest.Short(ch.B.Snapshot), manifest.Short(ch.B.ContentHash))
 			case manifest.Removed:
@@ -451,4 +452,32 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 		fmt.Fprintf(e.out, "%d changed, %d added, %d removed, %d unchanged\n", cmp.Changed, cmp.Added, cmp.Removed, cmp.Unchanged)
 		return nil
 	})
+}
+
+// readableDiff is a unified diff from manifest.Unified as a reviewer reads
+// it (the text and markdown forms of diff; --json keeps the bytes): each
+// line of a document, after its ' ', '-' or '+', passes
+// text.PrintableLine, so a document cannot put a terminal escape, a bidi
+// control or a carriage return in front of the reader. The file header,
+// hunk headers and "\ No newline at end of file" are readproof's own.
+func readableDiff(u string) string {
+	var b strings.Builder
+	b.Grow(len(u))
+	header := 2 // "--- a/..." and "+++ b/...": names made from URIs
+	for rest := u; rest != ""; {
+		line, after, _ := strings.Cut(rest, "\n")
+		rest = after
+		switch {
+		case header > 0:
+			header--
+			b.WriteString(line)
+		case line != "" && (line[0] == ' ' || line[0] == '-' || line[0] == '+'):
+			b.WriteByte(line[0])
+			b.WriteString(text.PrintableLine(line[1:]))
+		default:
+			b.WriteString(line)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

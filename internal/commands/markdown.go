@@ -80,7 +80,7 @@ func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON) {
 			continue
 		}
 		fmt.Fprintf(w, "\n#### %s\n\n%s\n\n", markdown.Code(ch.URI), markdown.Text(ch.Why))
-		markdown.Block(w, "diff of "+ch.URI, "diff", ch.Unified)
+		markdown.Block(w, "diff of "+ch.URI, "diff", readableDiff(ch.Unified))
 	}
 }
 

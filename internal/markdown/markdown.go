@@ -174,11 +174,13 @@ func Table(w io.Writer, header []string, rows [][]string) {
 
 // Fenced writes body verbatim in a fenced code block tagged lang. The fence
 // is longer than any run of backticks at the start of a line of body, so
-// the body cannot close it; a body without a final newline gets one.
+// the body cannot close it; a body without a final newline gets one. A
+// line is what CommonMark calls one: a carriage return alone ends a line
+// too, so "x\r```" holds a line that would otherwise close the block.
 func Fenced(w io.Writer, lang, body string) {
 	n := 3
-	for _, l := range strings.Split(body, "\n") {
-		t := strings.TrimLeft(l, " ")
+	for l := range strings.FieldsFuncSeq(body, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		t := strings.TrimLeft(l, " \t") // more indentation than a fence may have only lengthens it
 		if k := leadingRun(t, '`'); k >= n {
 			n = k + 1
 		}

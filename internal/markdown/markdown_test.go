@@ -52,6 +52,27 @@ func TestFencedCannotBeClosedByTheBody(t *testing.T) {
 	}
 }
 
+// A lone carriage return ends a line in CommonMark (and in GitHub's
+// renderer), so a document line "x\r```" holds a line that is a fence.
+func TestFencedCountsCarriageReturnLines(t *testing.T) {
+	for body, want := range map[string]string{
+		"+a\r```\r+<img src=x>\n":   "````diff\n+a\r```\r+<img src=x>\n````\n",
+		"+a\r\n  ````\r\n":          "`````diff\n+a\r\n  ````\r\n`````\n",
+		" ok\r\n``` not at start\n": "````diff\n ok\r\n``` not at start\n````\n",
+	} {
+		var b strings.Builder
+		Fenced(&b, "diff", body)
+		if b.String() != want {
+			t.Errorf("Fenced(%q) = %q, want %q", body, b.String(), want)
+		}
+	}
+}
+
+// markdownLines splits s at every CommonMark line ending: \r\n, \r, \n.
+func markdownLines(s string) []string {
+	return strings.Split(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"), "\n")
+}
+
 func TestCode(t *testing.T) {
 	for in, want := range map[string]string{
 		"a\u202eb": "`a\\u202eb`",
@@ -80,7 +101,7 @@ func TestBlockCollapsesLongBodies(t *testing.T) {
 }
 
 func FuzzText(f *testing.F) {
-	for _, s := range []string{"", "# h", "<script>", "a|b", "``", "@x", "\\", "x\u2028y", "https://e"} {
+	for _, s := range []string{"", "# h", "<script>", "a|b", "``", "@x", "\\", "x\u2028y", "https://e", "a\r```\rb"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -93,7 +114,7 @@ func FuzzText(f *testing.F) {
 		}
 		var b strings.Builder
 		Fenced(&b, "", s)
-		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		lines := markdownLines(strings.TrimSuffix(b.String(), "\n"))
 		fence := lines[0]
 		for _, l := range lines[1 : len(lines)-1] {
 			if t := strings.TrimLeft(l, " "); strings.HasPrefix(t, fence) {

@@ -29,6 +29,32 @@ func Printable(s string) string {
 	return s
 }
 
+// PrintableLine is Printable for one line of a document shown to a
+// reader (a diff's line, without its newline): a tab is printable there,
+// as it indents code, and anything else Printable objects to, a carriage
+// return included, makes the whole line Go-quoted, so no line can recolour,
+// reorder or overwrite what is shown, and a quoted line cannot be mistaken
+// for one shown as it is (its quotes and escaped backslashes tell).
+func PrintableLine(s string) string {
+	ascii := true
+	for i := 0; i < len(s) && ascii; i++ {
+		c := s[i]
+		ascii = c >= ' ' && c < 0x7f || c == '\t'
+	}
+	if ascii {
+		return s // the common line, read once
+	}
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if r != '\t' && !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
 // Escape returns s with each rune Printable would object to written as its
 // Go escape (\x1b, \t, \u202e; an invalid byte as \xff) and the rest as
 // it is: for a line of readproof's own words that quotes hostile text in

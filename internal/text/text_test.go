@@ -27,6 +27,24 @@ func TestPrintable(t *testing.T) {
 	}
 }
 
+func TestPrintableLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"\tindented code", "\tindented code"},
+		{"héllo ✓", "héllo ✓"},
+		{"crlf\r", `"crlf\r"`},
+		{"\x1b[2K\roverwritten", `"\x1b[2K\roverwritten"`},
+		{"a\u202egnp.md", `"a\u202egnp.md"`},
+		{"zero\u200bwidth", `"zero\u200bwidth"`},
+		{"quoted \"\\ \x00", `"quoted \"\\ \x00"`},
+		{"bad\xff", `"bad\xff"`},
+	} {
+		if got := PrintableLine(c.in); got != c.want {
+			t.Errorf("PrintableLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 func TestPlural(t *testing.T) {
 	for _, c := range []struct {
 		n         int
