@@ -612,7 +612,8 @@ const streamLooseOver = 16 << 10
 // writeTo writes one pack of every object: a new header, each pack's
 // entries byte for byte (an OFS_DELTA's base is a distance back, which
 // concatenation keeps), each loose object as a whole entry, and the
-// checksum of all that.
+// checksum of all that. It stops with ctx's error when ctx ends, within a
+// chunk of a pack (copyFileCtx) or a read of a large loose object.
 //
 // The packs are read with pread, not through the mapping the reader makes:
 // a source someone truncates while it is read is then a short read, an
@@ -629,7 +630,9 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 		if p.packSize < packHdrLen+20 {
 			return fmt.Errorf("%s.pack: %w: too short", p.name, errPackCorrupt)
 		}
-		if _, err := io.Copy(bw, io.NewSectionReader(p.packFile, packHdrLen, p.packSize-packHdrLen-20)); err != nil {
+		// in chunks, the context looked at before each: Ctrl-C stops the
+		// copy of a large pack within a chunk, as the lone pack's
+		if err := copyFileCtx(ctx, bw, io.NewSectionReader(p.packFile, packHdrLen, p.packSize-packHdrLen-20), p.packSize-packHdrLen-20); err != nil {
 			return err
 		}
 	}
@@ -663,7 +666,10 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 			}
 			bw.Write(packHeader(t, int(sz)))
 			zw.Reset(bw)
-			if _, err := io.CopyN(zw, d.zr.r, sz); err != nil {
+			if _, err := io.CopyN(zw, ctxReader{ctx, d.zr.r}, sz); err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
 				return fmt.Errorf("loose object %s: %w", path, unexpectedEOF(err))
 			}
 			if err := zw.Close(); err != nil {
@@ -687,6 +693,20 @@ func (c *copySource) writeTo(ctx context.Context, w io.Writer) error {
 	}
 	_, err := w.Write(sum.Sum(nil))
 	return err
+}
+
+// ctxReader is r that fails with ctx's error once ctx ends: a large loose
+// object streamed into writeTo's pack stops within a read of it.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // OpenLocalSource opens the repository url names for reading, when it is

@@ -35,7 +35,7 @@ func mcpTokenCommand() *cli.Command {
 				Flags: []cli.Flag{
 					mcpTokensFlag(),
 					&cli.StringFlag{Name: "scope", Value: string(mcpauth.ScopeWrite), Usage: "read (every tool that changes nothing) or write (runs, tags and probe checks too)"},
-					&cli.StringFlag{Name: "expires", Usage: "lifetime, such as 12h or 30d (default: never)"},
+					&cli.StringFlag{Name: "expires", Usage: "lifetime in s, m, h, d (days) or w (weeks), such as 12h, 30d or 2w (default: never)"},
 				},
 				Action: func(c *cli.Context) error {
 					if err := needArgs(c, 1, 1, "NAME [--scope read|write] [--expires DURATION]"); err != nil {
@@ -96,8 +96,14 @@ func (e *env) tokenFile(given string) (path, from string, forbidden []string, er
 	return path, from, keyloc.Forbidden(e.storePath, pol), nil
 }
 
-// parseLifetime reads --expires: a Go duration (90m, 12h) or a number of
-// days (30d).
+// lifetimeHint says which lifetimes --expires takes.
+const lifetimeHint = "give a lifetime in s, m, h, d (days) or w (weeks), such as 90m, 12h, 30d or 2w"
+
+// maxLifetimeDays is the longest lifetime --expires takes, in days.
+const maxLifetimeDays = 65535
+
+// parseLifetime reads --expires: a Go duration (90m, 12h), a number of
+// days (30d) or of weeks (2w), at most maxLifetimeDays.
 func parseLifetime(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
@@ -108,19 +114,25 @@ func parseLifetime(s string) (time.Duration, error) {
 		var days uint64
 		days, err = strconv.ParseUint(n, 10, 16)
 		d = time.Duration(days) * 24 * time.Hour
+	} else if n, ok := strings.CutSuffix(s, "w"); ok {
+		var weeks uint64
+		if weeks, err = strconv.ParseUint(n, 10, 16); err == nil && weeks*7 > maxLifetimeDays {
+			err = strconv.ErrRange
+		}
+		d = time.Duration(weeks) * 7 * 24 * time.Hour
 	} else {
 		d, err = time.ParseDuration(s)
 	}
 	if err != nil && tooLong(s) {
-		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: longer than a token can be kept (at most 65535d, or 2562047h)", s), "give a lifetime such as 90m, 12h or 30d, or leave --expires out for a token that does not expire"))
+		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: longer than a token can be kept (at most 65535d, 9362w or 2562047h)", s), lifetimeHint+", or leave --expires out for a token that does not expire"))
 	}
 	if err != nil || d <= 0 {
-		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: not a positive duration", s), "give a lifetime such as 90m, 12h or 30d, or leave --expires out for a token that does not expire"))
+		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: not a positive duration", s), lifetimeHint+", or leave --expires out for a token that does not expire"))
 	}
 	if d < time.Second {
 		// the token file keeps expiry times to the second: such a
 		// token would be expired when it is shown
-		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: under a second, so the token would expire before it is used", s), "give a lifetime such as 90m, 12h or 30d"))
+		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("mcp token add --expires %q: under a second, so the token would expire before it is used", s), lifetimeHint))
 	}
 	return d, nil
 }
@@ -145,6 +157,9 @@ func tooLong(s string) bool {
 		digit = d
 	}
 	if n, ok := strings.CutSuffix(b.String(), "d"); ok {
+		return n == "1"
+	}
+	if n, ok := strings.CutSuffix(b.String(), "w"); ok {
 		return n == "1"
 	}
 	_, err := time.ParseDuration(b.String())

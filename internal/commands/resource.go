@@ -31,7 +31,7 @@ func initCommand() *cli.Command {
 		Name:  "init",
 		Usage: "create the store (a bare git repository) and, if missing, readproof.toml",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "shared", Value: "private", Usage: "who may read the store: private (owner only: directories 0700, files 0600) or group (the directory's group too), whatever the umask"},
+			&cli.StringFlag{Name: "shared", Value: "private", Usage: "who may read the store: private (owner only: directories 0700, files 0600) or group (the directory's group too), whatever the umask; given for a store that exists, changes the modes of what it holds too, as git init --shared re-initialises a repository"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 0, 0, "[--shared private|group]"); err != nil {
@@ -41,7 +41,7 @@ func initCommand() *cli.Command {
 			if err != nil {
 				return withCode(ExitUsage, hint.With(fmt.Errorf("init: --shared: %v", err), "--shared=private (the default) or --shared=group"))
 			}
-			return withEnv(c, func(e *env) error { return runInit(c.Context, e, initOptions{Sharing: sharing}) })
+			return withEnv(c, func(e *env) error { return runInit(c.Context, e, initOptions{Sharing: sharing, SharingSet: c.IsSet("shared")}) })
 		},
 	}
 }
@@ -409,10 +409,13 @@ func runResourceList(_ context.Context, e *env) error {
 // initOptions are the flags of `readproof init`.
 type initOptions struct {
 	Sharing gitstore.Sharing // who may read the new store's files
+	// SharingSet: --shared was given, and a store that exists gets Sharing
+	// too (gitstore.SetSharing); otherwise it keeps its own.
+	SharingSet bool
 }
 
 // runInit is `readproof init`.
-func runInit(_ context.Context, e *env, opts initOptions) error {
+func runInit(ctx context.Context, e *env, opts initOptions) error {
 	lo, err := e.lockOptions()
 	if err != nil {
 		return err
@@ -429,7 +432,7 @@ func runInit(_ context.Context, e *env, opts initOptions) error {
 		}
 	}
 	if err := store.InitWith(e.storePath, gopts); errors.Is(err, store.ErrExists) {
-		return initExisting(e, err)
+		return initExisting(ctx, e, err, opts)
 	} else if err != nil {
 		return err
 	}
@@ -455,8 +458,10 @@ func runInit(_ context.Context, e *env, opts initOptions) error {
 // a missing readproof.toml is created (after `readproof clone URL`), unless
 // it would land inside the store or another bare repository, the working
 // directory when it is the store (`readproof clone URL DIR` used from DIR).
-// Nothing to do is exists, exit 1.
-func initExisting(e *env, exists error) error {
+// With --shared (opts.SharingSet) the store gets that sharing, files and
+// directories it holds included, as `git init --shared` re-initialises a
+// repository. Nothing to do is exists, exit 1.
+func initExisting(ctx context.Context, e *env, exists error, opts initOptions) error {
 	added, err := store.EnsureIgnored(e.storePath)
 	if err != nil {
 		return errors.Join(exists, err)
@@ -464,18 +469,50 @@ func initExisting(e *env, exists error) error {
 	if added {
 		fmt.Fprintf(e.err, "readproof: added %s so that an enclosing git repository ignores the store\n", filepath.Join(e.storePath, store.IgnoreFile))
 	}
+	reshared := false
+	if opts.SharingSet {
+		changed, err := gitstore.SetSharing(ctx, e.storePath, opts.Sharing)
+		if err != nil {
+			return fmt.Errorf("init --shared=%s: %w", opts.Sharing, err)
+		}
+		if reshared = changed > 0; reshared && !e.json {
+			if opts.Sharing == gitstore.ShareGroup {
+				fmt.Fprintf(e.out, "Shared the store %s with its group (core.sharedRepository = group; %s changed)\n", e.storePath, text.Count(changed, "file or directory", "files and directories"))
+			} else {
+				fmt.Fprintf(e.out, "Made the store %s private to its owner (core.sharedRepository = 0600; %s changed)\n", e.storePath, text.Count(changed, "file or directory", "files and directories"))
+			}
+		}
+		if !reshared {
+			already := "private to its owner"
+			if opts.Sharing == gitstore.ShareGroup {
+				already = "shared with its group"
+			}
+			exists = hint.With(fmt.Errorf("%w at %s, already %s", store.ErrExists, e.storePath, already), "nothing to do: the store is ready to use (`readproof run list` lists its runs, `readproof verify` checks it)")
+		}
+	}
+	// what init's --json object says this call did beside the policy file
+	result := func(created bool) map[string]any {
+		m := map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": created}
+		if reshared {
+			m["sharing_changed"] = string(opts.Sharing)
+		}
+		return m
+	}
 	if _, err := os.Lstat(e.policyPath); !errors.Is(err, fs.ErrNotExist) {
-		if !added {
+		if !added && !reshared {
 			return exists
 		}
 		if e.json {
 			// exit 0 prints init's object, as every --json success does
-			return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": false})
+			return printJSON(e.out, result(false))
 		}
 		return nil
 	}
 	if dir := filepath.Dir(e.policyPath); fspath.Within(e.storePath, dir) || gitstore.IsStore(dir) || gitobj.IsGitDir(dir) {
-		if added {
+		if added || reshared {
+			if e.json {
+				return printJSON(e.out, result(false))
+			}
 			return nil
 		}
 		if dir == e.storePath && !e.policyNamed {
@@ -489,9 +526,11 @@ func initExisting(e *env, exists error) error {
 		return err
 	}
 	if e.json {
-		return printJSON(e.out, map[string]any{"store": e.storePath, "policy": e.policyPath, "policy_created": true})
+		return printJSON(e.out, result(true))
 	}
-	e.say("readproof: the store %s exists already and is kept as it is", e.storePath)
+	if !reshared {
+		e.say("readproof: the store %s exists already and is kept as it is", e.storePath)
+	}
 	fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
 	return nil
 }

@@ -531,11 +531,6 @@ func runConflictsResolve(_ context.Context, e *env, opts conflictsResolveOptions
 		if err != nil {
 			return err
 		}
-		// the move's kind, as tag history names it (from the commit:
-		// the recorded tag.json has none) and as tag set and promote print
-		if t.Action == "" {
-			t.Action = store.ActionResolve
-		}
 		return tagLine(e, "Resolved ("+take+")", t)
 	})
 }

@@ -215,7 +215,7 @@ func notFoundReason(err error) string {
 // notReadproofURI is the resource-not-found error for a URI that
 // identity.ParseURI refused with err.
 func notReadproofURI(uri string, err error) error {
-	return resourceNotFound(uri, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG"))
+	return resourceNotFound(uri, hint.With(err, identity.URIHint(uri, true)))
 }
 
 // resourceNotFound is mcp.ResourceNotFoundError (code -32602, invalid

@@ -174,7 +174,7 @@ type HistoryOutput struct {
 func plainURI(s string) (identity.URI, error) {
 	u, err := identity.ParseURI(s)
 	if err != nil {
-		return u, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH")
+		return u, hint.With(err, identity.URIHint(s, false))
 	}
 	if u.Tag != "" {
 		return u, hint.With(fmt.Errorf("%s: %w: this tool takes a URI without @tag", s, identity.ErrInvalid), "pass "+u.String())

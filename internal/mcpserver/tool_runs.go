@@ -138,7 +138,7 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 func recorded(st *store.Store, in MountInput) (*store.Delivery, error) {
 	u, err := identity.ParseURI(in.URI)
 	if err != nil {
-		return nil, hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
+		return nil, hint.With(err, identity.URIHint(in.URI, true))
 	}
 	run, err := st.OpenRunNamed(in.RunID)
 	if err != nil {

@@ -35,7 +35,7 @@ func tagOutput(t *store.TagState) *TagOutput {
 func uriAndTag(uri, tag string) (identity.URI, string, error) {
 	u, err := identity.ParseURI(uri)
 	if err != nil {
-		return u, "", hint.With(err, "resource URIs look like readproof://NAMESPACE/PATH, optionally with @TAG")
+		return u, "", hint.With(err, identity.URIHint(uri, true))
 	}
 	t := u.Tag
 	u.Tag = ""

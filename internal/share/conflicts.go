@@ -114,7 +114,8 @@ const (
 // ResolveTag settles a tag conflict: it records a new move of the tag whose
 // parents are both positions (so every move of either side stays in the
 // tag's history and both stores fast-forward to it) and whose value is the
-// local or the remote one, then drops the kept remote value.
+// local or the remote one, then drops the kept remote value. It returns the
+// move, its Action store.ActionResolve.
 func ResolveTag(s *store.Store, u identity.URI, tag, take string, now time.Time) (*store.TagState, error) {
 	if take != TakeLocal && take != TakeRemote {
 		return nil, fmt.Errorf("resolve %s@%s: take %q: say local or remote", u, tag, take)
@@ -176,12 +177,9 @@ func ResolveTag(s *store.Store, u identity.URI, tag, take string, now time.Time)
 	if l != "" {
 		parents = []gitstore.OID{l, c}
 	}
-	msg := fmt.Sprintf("tag %s@%s -> %s\n\nresolve conflict: take %s\n", u, tag, st.Snapshot, take)
-	if st.Deleted {
-		msg = fmt.Sprintf("tag %s@%s deleted\n\nresolve conflict: take %s\n", u, tag, take)
-	}
 	sig := signature(now)
-	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig,
+		Message: store.ResolveMessage(u, tag, st.Snapshot, take, st.Deleted)})
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +190,9 @@ func ResolveTag(s *store.Store, u identity.URI, tag, take string, now time.Time)
 	if err != nil {
 		return nil, hint.With(fmt.Errorf("resolve %s@%s: %w", u, tag, err), "the tag moved meanwhile; look again with `readproof conflicts list` and resolve again")
 	}
-	st.Commit = string(id)
+	// the move as a history names it from its commit (tag.json, written
+	// above, names no action: ResolveMessage)
+	st.Commit, st.Action = string(id), store.ActionResolve
 	return &st, nil
 }
 

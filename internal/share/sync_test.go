@@ -451,6 +451,11 @@ func TestTagConflict(t *testing.T) {
 			if !seen[ta.Commit] || !seen[tb.Commit] || h[0].Snapshot != wantSnap {
 				t.Fatalf("tag history after resolve lacks a side: %+v", h)
 			}
+			// the move ResolveTag returns is named as the history names
+			// it from the commit it wrote: the one vocabulary, the store's
+			if resolved.Action != store.ActionResolve || h[0].Action != resolved.Action || h[0].Commit != resolved.Commit {
+				t.Fatalf("resolved move's action %q, history's %q (commit %s, history's %s): want both %q", resolved.Action, h[0].Action, resolved.Commit, h[0].Commit, store.ActionResolve)
+			}
 			if pr := mustPush(t, b, "origin"); len(pr.Skipped) != 0 {
 				t.Fatalf("push after resolve: %+v", pr)
 			}

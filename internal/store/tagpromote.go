@@ -33,6 +33,27 @@ const (
 	ActionMerged = "merged"
 )
 
+// resolveMarker starts the body line of the merge commit that settles a
+// tag conflict (ResolveMessage); ActionOf names such a commit ActionResolve.
+const resolveMarker = "\nresolve conflict: "
+
+// ResolveMessage is the message of the merge commit that settles a conflict
+// on tag u@tag by taking the value of one side (take: "local" or "remote"):
+// the tag moved to snapshot, or deleted. Its tag.json names no action: the
+// commit says it was ActionResolve (ActionOf).
+func ResolveMessage(u identity.URI, tag, snapshot, take string, deleted bool) string {
+	head := fmt.Sprintf("tag %s@%s -> %s\n", u, tag, snapshot)
+	if deleted {
+		head = fmt.Sprintf("tag %s@%s deleted\n", u, tag)
+	}
+	return head + resolveMarker + "take " + take + "\n"
+}
+
+// isResolve reports whether c settled a tag conflict (ResolveMessage).
+func isResolve(c gitstore.Commit) bool {
+	return len(c.Parents) > 1 && strings.Contains(c.Message, resolveMarker)
+}
+
 // ErrSameSnapshot is returned when a promotion or proposal would not move
 // the tag.
 var ErrSameSnapshot = errors.New("the tag already points at that snapshot")
@@ -307,7 +328,7 @@ func (s *Store) TagHistory(u identity.URI, tag string) ([]TagState, error) {
 // tells whether c is on the first-parent line of the tag's tip.
 func ActionOf(t *TagState, c gitstore.Commit, onLine bool) string {
 	switch {
-	case len(c.Parents) > 1 && strings.Contains(c.Message, "\nresolve conflict: "):
+	case isResolve(c):
 		return ActionResolve
 	case len(c.Parents) > 1:
 		return ActionMerged // a merge no readproof command writes: a host's
@@ -326,7 +347,7 @@ func ActionOf(t *TagState, c gitstore.Commit, onLine bool) string {
 // IsProposalMerge reports whether commit c on a tag's chain is a merge a
 // git host wrote (not a readproof conflict resolution).
 func IsProposalMerge(c gitstore.Commit) bool {
-	return len(c.Parents) > 1 && !strings.Contains(c.Message, "\nresolve conflict: ")
+	return len(c.Parents) > 1 && !isResolve(c)
 }
 
 // DropProposal removes this store's proposal branch when it still names id
