@@ -262,3 +262,58 @@ func readFile(t *testing.T, name string) []byte {
 	}
 	return b
 }
+
+// TestDocLinksResolve: every relative link of README.md and docs/*.md names
+// a file that exists, resolved from the directory of the page that holds it
+// (docs/README-*.md are read on their own, where "docs/sync.md" is
+// docs/docs/sync.md), and an anchor names a heading of its page.
+func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fence := regexp.MustCompile("(?s)```.*?```")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	scheme := regexp.MustCompile(`^[a-z][a-z0-9+.-]*:`)
+	anchors := map[string]map[string]bool{}
+	headings := func(page string) map[string]bool {
+		if a, ok := anchors[page]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		notSlug := regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+		for _, line := range strings.Split(fence.ReplaceAllString(string(readFile(t, page)), ""), "\n") {
+			if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
+				a[strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(strings.TrimSpace(h)), ""), " ", "-")] = true
+			}
+		}
+		anchors[page] = a
+		return a
+	}
+	n := 0
+	for _, page := range append([]string{"README.md"}, pages...) {
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(string(readFile(t, page)), ""), -1) {
+			target := m[1]
+			if scheme.MatchString(target) {
+				continue
+			}
+			n++
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), filepath.FromSlash(file))
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link %q: %s does not exist", page, target, path)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !headings(path)[anchor] {
+				t.Errorf("%s: link %q: %s has no heading #%s", page, target, path, anchor)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("found no relative link: the pattern no longer matches how the pages write them")
+	}
+}
