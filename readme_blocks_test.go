@@ -262,3 +262,151 @@ func readFile(t *testing.T, name string) []byte {
 	}
 	return b
 }
+
+// TestDocLinksResolve: every relative link of README.md and docs/*.md names
+// a file that exists, resolved from the directory of the page that holds it
+// (docs/README-*.md are read on their own, where "docs/sync.md" is
+// docs/docs/sync.md), and an anchor names a heading of its page.
+func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fence := regexp.MustCompile("(?s)```.*?```")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	scheme := regexp.MustCompile(`^[a-z][a-z0-9+.-]*:`)
+	anchors := map[string]map[string]bool{}
+	headings := func(page string) map[string]bool {
+		if a, ok := anchors[page]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		notSlug := regexp.MustCompile(`[^\p{L}\p{N}_\- ]`)
+		for _, line := range strings.Split(fence.ReplaceAllString(string(readFile(t, page)), ""), "\n") {
+			if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
+				a[strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(strings.TrimSpace(h)), ""), " ", "-")] = true
+			}
+		}
+		anchors[page] = a
+		return a
+	}
+	n := 0
+	for _, page := range append([]string{"README.md"}, pages...) {
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(string(readFile(t, page)), ""), -1) {
+			target := m[1]
+			if scheme.MatchString(target) {
+				continue
+			}
+			n++
+			file, anchor, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), filepath.FromSlash(file))
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: link %q: %s does not exist", page, target, path)
+					continue
+				}
+			}
+			if anchor != "" && strings.HasSuffix(path, ".md") && !headings(path)[anchor] {
+				t.Errorf("%s: link %q: %s has no heading #%s", page, target, path, anchor)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("found no relative link: the pattern no longer matches how the pages write them")
+	}
+}
+
+// cliDocNotYetHeld lists docs/cli.md's commands that no script runs as
+// written, with the reason (TestCLIDocCommandsHeld).
+func cliDocNotYetHeld() map[string]string {
+	return map[string]string{
+		`readproof completion zsh > "${fpath[1]}/_readproof"`:                                      "zsh syntax, and zsh is not a test dependency; completion.txtar runs `readproof completion zsh` and checks the script",
+		`go build -ldflags "-X github.com/readproof/readproof/internal/buildinfo.version=v1.2.3 \`: "builds the module (tens of seconds); TestVersionFromClone (READPROOF_LONG_TESTS=1) builds with -ldflags -X and checks version --json",
+	}
+}
+
+// TestCLIDocCommandsHeld: docs/cli.md shows its examples as indented blocks,
+// which TestREADMEBlocksHeld does not see. Every command in them (a "$ "
+// line of a console example with the lines shown under it, or a command
+// line) is contained verbatim in a script test or .ci, or listed in
+// cliDocNotYetHeld with its reason.
+func TestCLIDocCommandsHeld(t *testing.T) {
+	t.Parallel()
+	var held strings.Builder
+	held.Write(readFile(t, ".ci/run"))
+	for _, pattern := range []string{"testdata/script/*.txtar", "testdata/readme/*.txtar", ".ci/*.sh"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m {
+			held.WriteString("\n")
+			held.Write(readFile(t, p))
+		}
+	}
+	all := held.String()
+	var blocks [][]string
+	var cur []string
+	prevBlank := true
+	for _, line := range strings.Split(string(readFile(t, "docs/cli.md")), "\n") {
+		if strings.HasPrefix(line, "    ") && (cur != nil || prevBlank) {
+			cur = append(cur, line[4:])
+		} else if cur != nil {
+			blocks, cur = append(blocks, cur), nil
+		}
+		prevBlank = strings.TrimSpace(line) == ""
+	}
+	if cur != nil {
+		blocks = append(blocks, cur)
+	}
+	notYet := cliDocNotYetHeld()
+	seen := map[string]bool{}
+	commands := 0
+	for _, b := range blocks {
+		if strings.HasPrefix(b[0], "{") { // sample output
+			continue
+		}
+		var want []string // each command with its continuation lines, or a console step's output line
+		for i := 0; i < len(b); i++ {
+			line := b[i]
+			if cmd, ok := strings.CutPrefix(line, "$ "); ok {
+				want = append(want, cmd)
+				continue
+			}
+			if strings.HasPrefix(b[0], "$ ") { // a console example's output
+				want = append(want, line)
+				continue
+			}
+			cmd := line
+			for strings.HasSuffix(line, `\`) && i+1 < len(b) {
+				i++
+				line = b[i]
+				cmd += "\n" + line
+			}
+			want = append(want, cmd)
+		}
+		for _, w := range want {
+			commands++
+			first, _, _ := strings.Cut(w, "\n")
+			seen[first] = true
+			_, listed := notYet[first]
+			isHeld := strings.Contains(all, w)
+			switch {
+			case isHeld && listed:
+				t.Errorf("docs/cli.md: %q is held by a test now: remove it from cliDocNotYetHeld", first)
+			case !isHeld && !listed:
+				t.Errorf("docs/cli.md: %q is in no script test as written: add it to one (see cli_doc.txtar), or list it in cliDocNotYetHeld with the reason", first)
+			}
+		}
+	}
+	if commands < 5 {
+		t.Fatalf("found %d commands in docs/cli.md's indented blocks: the pattern no longer matches how it writes them", commands)
+	}
+	for first := range notYet {
+		if !seen[first] {
+			t.Errorf("cliDocNotYetHeld names %q, which docs/cli.md no longer shows", first)
+		}
+	}
+}

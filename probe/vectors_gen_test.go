@@ -71,6 +71,7 @@ func vectorCases() []vectorCase {
 		{"06-large-bucket", "bucket 2^40+12345 (all of the int64 framing bytes in use but the top two)", m1, "entry.12", large + 299, 32, "198.51.100.23"},
 		{"07-second-master", "another master secret, first second of a bucket", m2[:], "agent_A", 1700000100, 24, "203.0.113.9"},
 		{"08-entry-session", "an offline run entry session (RUNID.ENTRY)", m2[:], "nightly-42.3", typical, 16, "127.0.0.1"},
+		{"09-content-session", "an offline run entry session bound to its content (RUNID.ENTRY.cTAG, §10.2): the published example's content_hash sha256:c8b0bb21...", m1, "nightly-42.3.cc8b0bb212e93151d720746e36ff3b707", typical, 16, "192.0.2.7"},
 	}
 }
 

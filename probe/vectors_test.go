@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -112,6 +113,9 @@ func loadIndepVectors(t *testing.T) []indepVector {
 
 func TestVectorsIndependent(t *testing.T) {
 	lengths, sessions := map[int]bool{}, map[int]bool{}
+	var entryForms [2]bool
+	entryPlain := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9_-]\.[0-9]+$`)
+	entryTagged := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9_-]\.[0-9]+\.c[0-9a-f]{32}$`)
 	var minBucket, maxBucket int64 = 1 << 62, 0
 	for _, v := range loadIndepVectors(t) {
 		t.Run(v.Name, func(t *testing.T) {
@@ -152,6 +156,12 @@ func TestVectorsIndependent(t *testing.T) {
 		})
 		lengths[v.Length] = true
 		sessions[len(v.SessionID)] = true
+		switch {
+		case entryTagged.MatchString(v.SessionID):
+			entryForms[1] = true
+		case entryPlain.MatchString(v.SessionID):
+			entryForms[0] = true
+		}
 		minBucket, maxBucket = min(minBucket, v.Bucket), max(maxBucket, v.Bucket)
 	}
 	// The vector set must keep covering what the document promises (§11).
@@ -162,6 +172,11 @@ func TestVectorsIndependent(t *testing.T) {
 	}
 	if !sessions[1] || !sessions[192] {
 		t.Errorf("vectors must include a 1-byte and a 192-byte session id")
+	}
+	// §10.2: every probed entry of a run is checked under RUNID.ENTRY.cTAG
+	// (entries mounted before the tag under RUNID.ENTRY); a vector of each.
+	if !entryForms[0] || !entryForms[1] {
+		t.Errorf("vectors must include an entry session of each form of §10.2: RUNID.ENTRY %v, RUNID.ENTRY.cTAG %v", entryForms[0], entryForms[1])
 	}
 	if minBucket != 0 || maxBucket < 1<<40 {
 		t.Errorf("vectors must include bucket 0 and a bucket of at least 2^40, have %d..%d", minBucket, maxBucket)

@@ -468,3 +468,28 @@ func TestLedgerCommitsInUTC(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerMessagesAsDocumented: docs/receipts.md ("Storage") gives the
+// message of each chain's commit as it is written, the session chain's and
+// the index chain's (whose first line differs), with `<id>`, `<session>` and
+// `<tool>` for the values.
+func TestLedgerMessagesAsDocumented(t *testing.T) {
+	f := newFixture(t)
+	r := f.issue(t, "sess-doc", "tool-doc")
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "receipts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	placeholders := strings.NewReplacer(r.ID, "<id>", "sess-doc", "<session>", "tool-doc", "<tool>")
+	for _, ref := range []string{SessionRef("sess-doc"), indexRef(r.ID)} {
+		for _, line := range strings.Split(git(t, f.store.Path(), nil, "log", "-1", "--format=%B", ref), "\n") {
+			if line == "" {
+				continue
+			}
+			if want := "`" + placeholders.Replace(line) + "`"; !strings.Contains(text, want) {
+				t.Errorf("%s: its message has the line %q; docs/receipts.md does not show %s", ref, line, want)
+			}
+		}
+	}
+}

@@ -156,7 +156,59 @@ func manPage(app *cli.App) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("man page: %w", err)
 	}
-	return page, nil
+	// urfave/cli leaves out what the help shows besides the flags' usage
+	// (the version flag, [$VAR]) and what README.md documents (exit codes).
+	const commands = "\n.SH COMMANDS\n"
+	i := strings.Index(page, commands)
+	if i < 0 {
+		return "", fmt.Errorf("man page: no %q section to put --version before", strings.TrimSpace(commands))
+	}
+	page = page[:i] + "\n.PP\n\\fB--version, -v\\fP: print the version\n" + page[i:]
+	var b strings.Builder
+	b.WriteString(page)
+	b.WriteString("\n.SH ENVIRONMENT\n")
+	var env func(prefix string, flags []cli.Flag, cs []*cli.Command)
+	env = func(prefix string, flags []cli.Flag, cs []*cli.Command) {
+		for _, f := range flags {
+			if ev, ok := f.(interface{ GetEnvVars() []string }); ok {
+				for _, v := range ev.GetEnvVars() {
+					fmt.Fprintf(&b, ".TP\n\\fB%s\\fR\nthe value of \\fB%s--%s\\fR when the flag is not given\n", v, prefix, f.Names()[0])
+				}
+			}
+		}
+		for _, c := range cs {
+			env(prefix+c.Name+" ", c.Flags, c.Subcommands)
+		}
+	}
+	env("", app.Flags, app.Commands)
+	b.WriteString("\n.SH EXIT STATUS\n")
+	for _, e := range exitStatuses() {
+		fmt.Fprintf(&b, ".TP\n%d\n%s\n", e.code, e.meaning)
+	}
+	b.WriteString(".PP\nNew codes may be added in later versions; the meaning of existing codes does not change.\n")
+	return b.String(), nil
+}
+
+// exitStatuses are the exit codes and their meanings, as README.md's "Exit
+// codes" table gives them (TestManPageHasWhatHelpShows holds the two
+// together), in roff.
+func exitStatuses() []struct {
+	code    int
+	meaning string
+} {
+	return []struct {
+		code    int
+		meaning string
+	}{
+		{ExitOK, "success"},
+		{ExitError, "the command failed (store, source, I/O, not found)"},
+		{ExitUsage, "bad arguments, flags, names or policy file"},
+		{ExitMismatch, "a proof failed: replay mismatch, evidence or store verification failure, strict receipt claims"},
+		{ExitCannotCheck, "a check could not run to completion"},
+		{ExitDrift, "\\fBstatus --exit-code\\fR: a source drifted from its snapshot or tag"},
+		{ExitConflicts, "\\fBconflicts list --exit-code\\fR: a pull left conflicts to settle (a run id with two manifests, a tag moved on both sides)"},
+		{ExitInterrupted, "interrupted"},
+	}
 }
 
 func runMan(_ context.Context, opts manOptions, dir string) error {

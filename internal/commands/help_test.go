@@ -163,3 +163,67 @@ func TestIsCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestManPageHasWhatHelpShows: what `--help` shows and README.md documents
+// is in the manual page too: every flag's environment variable (`--help`
+// prints [$READPROOF_STORE]), the global --version, and the exit codes of
+// README.md's "Exit codes" table, each with the README's meaning.
+func TestManPageHasWhatHelpShows(t *testing.T) {
+	page, err := ManPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := strings.NewReplacer(`\fB`, "", `\fR`, "", `\fP`, "", `\fI`, "", `\-`, "-", "`", "").Replace
+	text := plain(page)
+	app := newApp(nil, nil, nil)
+	var walk func(prefix string, flags []cli.Flag, cs []*cli.Command)
+	n := 0
+	walk = func(prefix string, flags []cli.Flag, cs []*cli.Command) {
+		for _, f := range flags {
+			ev, ok := f.(interface{ GetEnvVars() []string })
+			if !ok {
+				continue
+			}
+			for _, v := range ev.GetEnvVars() {
+				n++
+				if !strings.Contains(text, v) {
+					t.Errorf("`readproof %s--help` shows --%s [$%s]; the man page does not name $%s", prefix, f.Names()[0], v, v)
+				}
+			}
+		}
+		for _, c := range cs {
+			walk(prefix+c.Name+" ", c.Flags, c.Subcommands)
+		}
+	}
+	walk("", app.Flags, app.Commands)
+	if n < 3 {
+		t.Fatalf("found %d environment variables on flags: is the tree walked?", n)
+	}
+	if !strings.Contains(text, "--version, -v") {
+		t.Error("readproof --help lists --version, -v; the man page does not")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(readme), "\n## Exit codes\n")
+	if !ok {
+		t.Fatal("README.md has no Exit codes section")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	_, section, ok := strings.Cut(text, ".SH EXIT STATUS\n")
+	if !ok {
+		t.Fatal("the man page has no EXIT STATUS section")
+	}
+	section, _, _ = strings.Cut(section, "\n.SH ")
+	codes := 0
+	for _, m := range regexp.MustCompile(`(?m)^\| (\d+) \| (.+) \|$`).FindAllStringSubmatch(table, -1) {
+		codes++
+		if want := m[1] + "\n" + plain(m[2]); !strings.Contains(section, want) {
+			t.Errorf("README.md's exit code %s (%s) is not in the man page's EXIT STATUS as %q:\n%s", m[1], m[2], want, section)
+		}
+	}
+	if codes < 8 {
+		t.Fatalf("found %d exit codes in README.md's table", codes)
+	}
+}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -369,5 +373,46 @@ func TestAbortedAtAsStored(t *testing.T) {
 	}
 	if len(list) != 1 || !list[0].AbortedAt.Equal(a.AbortedAt) {
 		t.Fatalf("run abort said aborted at %s, the store records %+v", a.AbortedAt.Format(time.RFC3339Nano), list)
+	}
+}
+
+// TestAbortMessageAsDocumented: the abort commit's message is the form
+// docs/store-format.md ("Aborted run") gives, for one entry and for two.
+func TestAbortMessageAsDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "store-format.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	m := regexp.MustCompile("the message `(abort run <id>)` \\(then a blank line and `([^`]+)`\\)").FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("docs/store-format.md no longer gives the abort commit's message in the form this test reads")
+	}
+	form := func(s string) string {
+		s = regexp.QuoteMeta(s)
+		s = strings.ReplaceAll(s, "<id>", `(\S+)`)
+		s = strings.ReplaceAll(s, "<n>", `(\d+)`)
+		return strings.ReplaceAll(s, `\(y\|ies\)`, `(y|ies)`)
+	}
+	want := regexp.MustCompile("^" + form(m[1]) + "\n\n" + form(m[2]) + "\n$")
+	f := abortFixture(t)
+	for i, refs := range [][]string{{refunds}, {refunds, cached}} {
+		id := fmt.Sprintf("r%d", i)
+		if err := f.s.StartRun(id); err != nil {
+			t.Fatal(err)
+		}
+		mustMount(t, f, id, refs...)
+		a, err := f.s.AbortRun(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := f.s.git.Commit(a.Commit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !want.MatchString(c.Message) {
+			t.Errorf("abort of %d entry(s): message %q is not the documented `%s`, blank line, `%s`", len(refs), c.Message, m[1], m[2])
+		}
 	}
 }

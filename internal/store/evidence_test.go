@@ -597,3 +597,32 @@ func TestDefinitionAtSameSecond(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceGitStoreAsDocumented: readproof's exports (the command line
+// and the MCP server pass no StoreHint) leave git.store out, and
+// docs/evidence.md's table of additions says so instead of promising where
+// the store was.
+func TestEvidenceGitStoreAsDocumented(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "Products can be refunded within 30 days.\n"})
+	if _, _, err := f.s.RunOnce(context.Background(), "run-a", []string{"readproof://demo/policies/refunds"}); err != nil {
+		t.Fatal(err)
+	}
+	st, data := exportStatement(t, f.s, "run-a", false)
+	if st.Predicate.Git == nil || st.Predicate.Git.Store != "" || bytes.Contains(data, []byte(`"store":`)) {
+		t.Fatalf("git block %+v: want one without store", st.Predicate.Git)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "evidence.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `git.store` |") {
+			if !strings.Contains(line, "`evidence export` leaves it out") {
+				t.Errorf("docs/evidence.md says of git.store %q; readproof's export never writes it", line)
+			}
+			return
+		}
+	}
+	t.Error("docs/evidence.md has no row for git.store")
+}

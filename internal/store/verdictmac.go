@@ -34,7 +34,8 @@ var (
 // bucket, age_seconds, answer_sha256, delivered_hash_verified, adjudicated,
 // adjudicated_verdict and adjudicated_at. Integers are decimal, booleans
 // "true"/"false", times RFC 3339 in UTC with the fraction git and Go print
-// (time.RFC3339Nano), absent optional members "". The rule and a test
+// (time.RFC3339Nano), an absent clock_override "false" and the other absent
+// optional members "". The rule and a test
 // vector are in docs/PROBE_PROTOCOL.md §10.6.
 func VerdictMACInput(r *VerdictRecord, parent string) []byte {
 	fields := []string{

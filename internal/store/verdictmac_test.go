@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,4 +203,41 @@ func FuzzVerdictMAC(f *testing.F) {
 			t.Fatalf("accepted a record that is not the sealed one: %s", data)
 		}
 	})
+}
+
+// TestVerdictMACDocAbsentMembers: docs/PROBE_PROTOCOL.md §10.6 says how each
+// optional member the record leaves out enters the MAC input, as the code
+// writes it: an auditor recomputing a MAC from the text alone must get the
+// same bytes (a clock_override left out is "false", not "").
+func TestVerdictMACDocAbsentMembers(t *testing.T) {
+	t.Parallel()
+	rec := vectorRecord() // no clock_override; entry 1 has no age_seconds, adjudicated_verdict or adjudicated_at
+	in := VerdictMACInput(rec, vectorParent)
+	var fields []string
+	for len(in) > 0 {
+		n := int(in[0])<<24 | int(in[1])<<16 | int(in[2])<<8 | int(in[3])
+		fields = append(fields, string(in[4:4+n]))
+		in = in[4+n:]
+	}
+	const entry1 = 10 + 12 // label, parent, eight record fields; then 12 per entry
+	if len(fields) != entry1+12 {
+		t.Fatalf("%d fields, want %d", len(fields), entry1+12)
+	}
+	age, verdict, at := fields[entry1+6], fields[entry1+10], fields[entry1+11]
+	if age != verdict || age != at {
+		t.Fatalf("absent age_seconds %q, adjudicated_verdict %q, adjudicated_at %q: the doc's one sentence no longer fits", age, verdict, at)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "PROBE_PROTOCOL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	for _, want := range []string{
+		"An absent `clock_override` is `" + fields[6] + "`",
+		"an absent `age_seconds`, `adjudicated_verdict` or `adjudicated_at` is `\"" + age + "\"`",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("docs/PROBE_PROTOCOL.md §10.6 does not say %q, which is what VerdictMACInput writes", want)
+		}
+	}
 }
