@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -28,8 +29,8 @@ func receiptsVerifyClaims(c *cli.Context) error {
 }
 
 func printClaims(w io.Writer, rep receipts.Report, strict bool) {
-	fmt.Fprintf(w, "session %s, key %s: %d claims: %d valid, %d fabricated, %d tampered, %d other session, %d unknown key; %d omitted\n",
-		rep.Session, rep.KeyID, len(rep.Claims), rep.Count(receipts.Valid), rep.Count(receipts.Fabricated),
+	fmt.Fprintf(w, "session %s, key %s: %s: %d valid, %d fabricated, %d tampered, %d other session, %d unknown key; %d omitted\n",
+		rep.Session, rep.KeyID, text.Count(len(rep.Claims), "claim", "claims"), rep.Count(receipts.Valid), rep.Count(receipts.Fabricated),
 		rep.Count(receipts.Tampered), rep.Count(receipts.OtherSession), rep.Count(receipts.UnknownKey), len(rep.Omitted))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	line := func(cr receipts.ClaimResult) {
@@ -106,8 +107,8 @@ func runReceiptsVerifyClaims(_ context.Context, e *env, opts receiptsVerifyClaim
 		if opts.Strict && rep.Strict() {
 			n := rep.Count(receipts.Fabricated) + rep.Count(receipts.Tampered) + rep.Count(receipts.UnknownKey)
 			return withCode(ExitMismatch, hint.With(
-				fmt.Errorf("claims of session %s: %d of %d claims fail --strict (%d fabricated, %d tampered, %d unknown key)",
-					session, n, len(rep.Claims), rep.Count(receipts.Fabricated), rep.Count(receipts.Tampered), rep.Count(receipts.UnknownKey)),
+				fmt.Errorf("claims of session %s: %d of %s fail --strict (%d fabricated, %d tampered, %d unknown key)",
+					session, n, text.Count(len(rep.Claims), "claim", "claims"), rep.Count(receipts.Fabricated), rep.Count(receipts.Tampered), rep.Count(receipts.UnknownKey)),
 				"every cited receipt id must be one this store issued for a real call, unaltered, under the key supplied"))
 		}
 		return nil
