@@ -41,7 +41,9 @@ func initCommand() *cli.Command {
 			if err != nil {
 				return withCode(ExitUsage, hint.With(fmt.Errorf("init: --shared: %v", err), "--shared=private (the default) or --shared=group"))
 			}
-			return withEnv(c, func(e *env) error { return runInit(c.Context, e, initOptions{Sharing: sharing, SharingSet: c.IsSet("shared")}) })
+			return withEnv(c, func(e *env) error {
+				return runInit(c.Context, e, initOptions{Sharing: sharing, SharingSet: c.IsSet("shared")})
+			})
 		},
 	}
 }
