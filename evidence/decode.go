@@ -23,10 +23,11 @@ import (
 // with its own error. So whenever decodeDocument returns ok, json.Unmarshal
 // accepts the same input and yields the same value (TestFastDecodeMatchesJSON
 // and FuzzFastDecode hold it to that), and the verifier's strictness and its
-// parse errors are those of encoding/json. The one difference is where an
-// entry's content_b64 goes: its text is left in data, and the entry's b64 is
-// a slice of it, not a copy (ContentB64 stays empty). It is most of a
-// bundle's bytes; a copy beside them doubled verify's live heap.
+// parse errors are those of encoding/json. The one difference is where the
+// base64 text goes, most of a bundle's bytes (a copy beside them doubled
+// verify's live heap): it is left in data. An entry's content_b64 is in its
+// b64, an envelope's payload in payloadB64, slices of data, not copies
+// (ContentB64 and *Payload stay empty).
 //
 // It tells x (when not nil) of each entry once it is decoded and of the
 // manifest id, for the work that can start before the rest is read.
@@ -515,8 +516,14 @@ func (d *fastDecoder) document(doc *document, envelope bool) bool {
 		}
 		switch string(key) {
 		case "payload":
+			// its text stays in data, like content_b64's
 			doc.Payload = new(string)
-			return once(&seen, 4) && d.str(doc.Payload)
+			if !once(&seen, 4) {
+				return false
+			}
+			s, ok := d.strBytes()
+			doc.payloadB64 = s
+			return ok
 		case "payloadType":
 			doc.PayloadType = new(string)
 			return once(&seen, 5) && d.str(doc.PayloadType)

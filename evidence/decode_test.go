@@ -23,6 +23,12 @@ func sameAsJSON(t *testing.T, data []byte) bool {
 	err := json.Unmarshal(data, &slow)
 	if ok {
 		contentInPlace(t, data, &fast.Statement)
+		if fast.payloadB64 != nil {
+			if fast.Payload == nil || *fast.Payload != "" || (len(fast.payloadB64) > 0 && !within(data, fast.payloadB64)) {
+				t.Fatalf("payloadB64 %d bytes, a slice of the bundle: %v; Payload %v", len(fast.payloadB64), within(data, fast.payloadB64), fast.Payload)
+			}
+			*fast.Payload, fast.payloadB64 = string(fast.payloadB64), nil
+		}
 		if err != nil {
 			t.Fatalf("fast decoder accepted what encoding/json refuses (%v):\n%q", err, data)
 		}
