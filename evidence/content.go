@@ -33,7 +33,7 @@ func checkContents(entries []BundleEntry) []Check {
 				return
 			}
 			for i := from; i < min(from+block, len(entries)); i++ {
-				if entries[i].ContentB64 != "" {
+				if entries[i].hasContent() {
 					out[i] = c.check(i, &entries[i])
 				}
 			}
@@ -54,7 +54,7 @@ func checkContents(entries []BundleEntry) []Check {
 	}
 	n := 0
 	for i := range entries {
-		if entries[i].ContentB64 != "" {
+		if entries[i].hasContent() {
 			out[n] = out[i]
 			n++
 		}
@@ -72,11 +72,14 @@ type contentChecker struct {
 // to content_hash, has bytes bytes, and when snapshot_id is a git object
 // id, is that blob.
 func (c *contentChecker) check(i int, e *BundleEntry) Check {
+	if len(e.b64) > 0 {
+		return c.checkB64(i, e, e.b64)
+	}
 	c.buf = append(c.buf[:0], e.ContentB64...)
 	return c.checkB64(i, e, c.buf)
 }
 
-// checkB64 is check with e.ContentB64's bytes at hand in b64.
+// checkB64 is check with the text of e's content_b64 at hand in b64.
 func (c *contentChecker) checkB64(i int, e *BundleEntry, b64 []byte) Check {
 	name := "content[" + strconv.Itoa(i) + "]"
 	uri := text.Printable(e.URI)

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -24,7 +23,11 @@ import (
 // with its own error. So whenever decodeDocument returns ok, json.Unmarshal
 // accepts the same input and yields the same value (TestFastDecodeMatchesJSON
 // and FuzzFastDecode hold it to that), and the verifier's strictness and its
-// parse errors are those of encoding/json.
+// parse errors are those of encoding/json. The one difference is where the
+// base64 text goes, most of a bundle's bytes (a copy beside them doubled
+// verify's live heap): it is left in data. An entry's content_b64 is in its
+// b64, an envelope's payload in payloadB64, slices of data, not copies
+// (ContentB64 and *Payload stay empty).
 //
 // It tells x (when not nil) of each entry once it is decoded and of the
 // manifest id, for the work that can start before the rest is read.
@@ -57,22 +60,6 @@ type fastDecoder struct {
 	i     int
 	depth int
 	early *early // hears of decoded entries and the manifest id; may be nil
-	// content is the text of the last content_b64 decoded, a slice of
-	// data (for early, which decodes the base64 from it without a copy).
-	content []byte
-	// arena holds the content_b64 strings, one after the other: one
-	// allocation for the bulk of a bundle instead of one per entry.
-	arena strings.Builder
-}
-
-// keep returns s as a string held in d.arena.
-func (d *fastDecoder) keep(s []byte) string {
-	if d.arena.Cap() == 0 {
-		d.arena.Grow(len(d.data) - d.i) // what is left can hold no more
-	}
-	off := d.arena.Len()
-	d.arena.Write(s)
-	return d.arena.String()[off:]
 }
 
 func (d *fastDecoder) ws() {
@@ -529,8 +516,14 @@ func (d *fastDecoder) document(doc *document, envelope bool) bool {
 		}
 		switch string(key) {
 		case "payload":
+			// its text stays in data, like content_b64's
 			doc.Payload = new(string)
-			return once(&seen, 4) && d.str(doc.Payload)
+			if !once(&seen, 4) {
+				return false
+			}
+			s, ok := d.strBytes()
+			doc.payloadB64 = s
+			return ok
 		case "payloadType":
 			doc.PayloadType = new(string)
 			return once(&seen, 5) && d.str(doc.PayloadType)
@@ -628,12 +621,11 @@ func (d *fastDecoder) predicate(p *Predicate) bool {
 			_, ok := d.array(func() bool {
 				p.Entries = append(p.Entries, BundleEntry{})
 				i := len(p.Entries) - 1
-				d.content = nil
 				if !d.entry(&p.Entries[i]) {
 					return false
 				}
 				if d.early != nil {
-					d.early.entry(i, &p.Entries[i], d.content)
+					d.early.entry(i, &p.Entries[i])
 				}
 				return true
 			})
@@ -726,8 +718,8 @@ func (d *fastDecoder) entry(e *BundleEntry) bool {
 				return false
 			}
 			s, ok := d.strBytes()
-			if ok {
-				e.ContentB64, d.content = d.keep(s), s
+			if ok && len(s) > 0 {
+				e.b64 = s // a slice of the input: see decodeDocument
 			}
 			return ok
 		case "ref":

@@ -22,6 +22,13 @@ func sameAsJSON(t *testing.T, data []byte) bool {
 	ok := decodeDocument(data, &fast, true, nil)
 	err := json.Unmarshal(data, &slow)
 	if ok {
+		contentInPlace(t, data, &fast.Statement)
+		if fast.payloadB64 != nil {
+			if fast.Payload == nil || *fast.Payload != "" || (len(fast.payloadB64) > 0 && !within(data, fast.payloadB64)) {
+				t.Fatalf("payloadB64 %d bytes, a slice of the bundle: %v; Payload %v", len(fast.payloadB64), within(data, fast.payloadB64), fast.Payload)
+			}
+			*fast.Payload, fast.payloadB64 = string(fast.payloadB64), nil
+		}
 		if err != nil {
 			t.Fatalf("fast decoder accepted what encoding/json refuses (%v):\n%q", err, data)
 		}
@@ -31,6 +38,7 @@ func sameAsJSON(t *testing.T, data []byte) bool {
 	}
 	var fastSt, slowSt Statement
 	if decodeStatement(data, &fastSt, nil) {
+		contentInPlace(t, data, &fastSt)
 		if err := json.Unmarshal(data, &slowSt); err != nil {
 			t.Fatalf("fast statement decoder accepted what encoding/json refuses (%v):\n%q", err, data)
 		}
@@ -39,6 +47,32 @@ func sameAsJSON(t *testing.T, data []byte) bool {
 		}
 	}
 	return ok
+}
+
+// contentInPlace moves the text of each entry's content_b64 from b64, where
+// the fast decoder leaves it, to ContentB64, where encoding/json puts it,
+// after checking that b64 is a slice of data, not a copy.
+func contentInPlace(t testing.TB, data []byte, st *Statement) {
+	t.Helper()
+	for i := range st.Predicate.Entries {
+		e := &st.Predicate.Entries[i]
+		if e.b64 == nil {
+			continue
+		}
+		if len(e.b64) == 0 || e.ContentB64 != "" {
+			t.Fatalf("entry %d: b64 %q beside ContentB64 %q", i, e.b64, e.ContentB64)
+		}
+		if !within(data, e.b64) {
+			t.Fatalf("entry %d: the text of its content_b64 is a copy, not a slice of the bundle", i)
+		}
+		e.ContentB64, e.b64 = string(e.b64), nil
+	}
+}
+
+// within reports whether sub is a slice of data's array, inside data.
+func within(data, sub []byte) bool {
+	off := cap(data) - cap(sub)
+	return len(sub) > 0 && off >= 0 && off+len(sub) <= len(data) && &data[off] == &sub[0]
 }
 
 // decodeSeeds are bundles as we write them, and edits of them that stay in
@@ -139,6 +173,9 @@ func TestVerifyFastAndJSONAgree(t *testing.T) {
 		got, err := Verify(data, VerifyOptions{Offline: true})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if got.Statement != nil {
+			contentInPlace(t, got.Payload, got.Statement)
 		}
 		var doc document
 		if err := json.Unmarshal(data, &doc); err != nil {
@@ -258,6 +295,7 @@ func TestVerifyEarlyWork(t *testing.T) {
 			if err := json.Unmarshal(data, &doc); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
+			contentInPlace(t, data, got.Statement)
 			ref := &countingStore{fakeStore: fake}
 			want := Report{Payload: data, Statement: &doc.Statement}
 			verifyStatement(&want, &doc.Statement, VerifyOptions{Offline: offline, Store: ref}, nil)

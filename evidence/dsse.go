@@ -30,14 +30,41 @@ type EnvelopeSignature struct {
 // "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body, lengths in ASCII decimal.
 func PAE(payloadType string, payload []byte) []byte {
 	b := make([]byte, 0, len("DSSEv1 ")+len(payloadType)+len(payload)+42)
+	return append(paeHead(b, payloadType, len(payload)), payload...)
+}
+
+// paeHead appends PAE's bytes before a body of n bytes to b.
+func paeHead(b []byte, payloadType string, n int) []byte {
 	b = append(b, "DSSEv1 "...)
 	b = strconv.AppendInt(b, int64(len(payloadType)), 10)
 	b = append(b, ' ')
 	b = append(b, payloadType...)
 	b = append(b, ' ')
-	b = strconv.AppendInt(b, int64(len(payload)), 10)
-	b = append(b, ' ')
-	return append(b, payload...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, ' ')
+}
+
+// decodePAE decodes the base64 text of a payload (decodeB64's encodings,
+// in its order) straight into the tail of PAE(payloadType, payload): the
+// signature check then needs no copy of the payload, which is a signed
+// bundle's whole statement. It returns PAE's bytes and the payload, a
+// slice of them.
+func decodePAE(payloadType string, src []byte) (pae, payload []byte, err error) {
+	most := base64.RawStdEncoding.DecodedLen(len(src)) // no encoding decodes more
+	at := len(paeHead(nil, payloadType, most))
+	buf := make([]byte, at+most)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		n, err := enc.Decode(buf[at:], src)
+		if err != nil {
+			continue
+		}
+		head := paeHead(buf[:0], payloadType, n) // never longer than at
+		if len(head) < at {
+			copy(buf[len(head):], buf[at:at+n])
+		}
+		return buf[:len(head)+n], buf[len(head) : len(head)+n], nil
+	}
+	return nil, nil, fmt.Errorf("not base64")
 }
 
 // Sign wraps payload (the exact statement bytes) in a DSSE envelope signed
@@ -112,6 +139,10 @@ type rawEnvelope struct {
 	Payload     *string             `json:"payload"`
 	PayloadType *string             `json:"payloadType"`
 	Signatures  []EnvelopeSignature `json:"signatures"`
+
+	// payloadB64 is the payload's text when Verify's decoder left
+	// *Payload empty: a slice of the bundle, not a copy.
+	payloadB64 []byte
 }
 
 func (env *rawEnvelope) present() bool {
@@ -122,16 +153,23 @@ func (env *rawEnvelope) open(trusted []ed25519.PublicKey) (*OpenedEnvelope, erro
 	if env.Payload == nil || env.PayloadType == nil {
 		return nil, fmt.Errorf("%w: payload or payloadType missing", ErrEnvelope)
 	}
-	payload, err := decodeB64(*env.Payload)
+	var pae, payload []byte
+	var err error
+	if len(env.payloadB64) > 0 {
+		pae, payload, err = decodePAE(*env.PayloadType, env.payloadB64)
+	} else {
+		payload, err = decodeB64(*env.Payload)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: payload is not base64", ErrEnvelope)
 	}
 	out := &OpenedEnvelope{Payload: payload, PayloadType: *env.PayloadType}
-	out.Signer, out.SigErr = verifyEnvelopeSignatures(*env.PayloadType, payload, env.Signatures, trusted)
+	out.Signer, out.SigErr = verifyEnvelopeSignatures(*env.PayloadType, payload, pae, env.Signatures, trusted)
 	return out, nil
 }
 
-func verifyEnvelopeSignatures(payloadType string, payload []byte, sigs []EnvelopeSignature, trusted []ed25519.PublicKey) (string, error) {
+// pae is PAE(payloadType, payload) when the caller has it at hand, else nil.
+func verifyEnvelopeSignatures(payloadType string, payload, pae []byte, sigs []EnvelopeSignature, trusted []ed25519.PublicKey) (string, error) {
 	if len(sigs) == 0 {
 		return "", fmt.Errorf("%w: the envelope carries no signature", ErrBadSignature)
 	}
@@ -144,7 +182,9 @@ func verifyEnvelopeSignatures(payloadType string, payload []byte, sigs []Envelop
 	if len(keys) == 0 {
 		return "", fmt.Errorf("%w: no trusted public key was given to check the envelope signature against: pass the signer's public key", ErrUntrustedKey)
 	}
-	pae := PAE(payloadType, payload)
+	if pae == nil {
+		pae = PAE(payloadType, payload)
+	}
 	malformed := 0
 	for _, s := range sigs {
 		sig, err := decodeB64(s.Sig)

@@ -399,3 +399,38 @@ func TestAuditorMerkleScript(t *testing.T) {
 		t.Fatalf("empty root %s", got)
 	}
 }
+
+// TestDecodePAE: decoding a payload's text straight into PAE gives
+// PAE(type, decodeB64(text)) for each encoding decodeB64 takes, also where
+// the payload's length has fewer digits than the most the text could hold
+// (its head moves left), and refuses what decodeB64 refuses.
+func TestDecodePAE(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 2, 3, 8, 9, 10, 11, 98, 99, 100, 101, 997, 998, 999, 1000, 1001} {
+		payload := make([]byte, n)
+		for i := range payload {
+			payload[i] = byte(i*7 + n)
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			text := enc.EncodeToString(payload)
+			if n == 9 || n == 99 {
+				text += "\r\n\r\n\r\n" // skipped by the decoder: the most it could hold has one digit more
+			}
+			want, err := decodeB64(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pae, got, err := decodePAE(PayloadType, []byte(text))
+			if err != nil || !bytes.Equal(got, want) || !bytes.Equal(pae, PAE(PayloadType, want)) {
+				t.Fatalf("%d bytes as %q: payload %q, PAE %q, %v", n, text, got, pae, err)
+			}
+		}
+	}
+	for _, text := range []string{"e30", "e30==", "!!!!", "e3=0", "e30=\x00"} {
+		_, werr := decodeB64(text)
+		pae, got, err := decodePAE(PayloadType, []byte(text))
+		if (err == nil) != (werr == nil) || (err == nil && !bytes.Equal(pae, PAE(PayloadType, got))) {
+			t.Fatalf("%q: decodePAE %q, %v; decodeB64 %v", text, got, err, werr)
+		}
+	}
+}

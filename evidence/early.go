@@ -28,9 +28,8 @@ type early struct {
 }
 
 type earlyEntry struct {
-	i   int
-	e   BundleEntry
-	b64 []byte // e.ContentB64's text in the decoded input
+	i int
+	e BundleEntry // its content_b64 in b64, a slice of the decoded input
 }
 
 type earlyCheck struct {
@@ -43,10 +42,10 @@ func newEarly(store Replayer) *early {
 	return &early{store: store}
 }
 
-// entry is the decoder's hook for entry i, complete; b64 is the text of
-// its content_b64 in the input (equal to e.ContentB64).
-func (x *early) entry(i int, e *BundleEntry, b64 []byte) {
-	if e.ContentB64 == "" {
+// entry is the decoder's hook for entry i, complete: the text of its
+// content_b64 is e.b64, a slice of the input.
+func (x *early) entry(i int, e *BundleEntry) {
+	if len(e.b64) == 0 {
 		return
 	}
 	if x.entries == nil {
@@ -59,12 +58,12 @@ func (x *early) entry(i int, e *BundleEntry, b64 []byte) {
 				defer x.workers.Done()
 				c := contentChecker{sha1: sha1.New()}
 				for it := range x.entries {
-					x.results[w] = append(x.results[w], earlyCheck{i: it.i, e: it.e, c: c.checkB64(it.i, &it.e, it.b64)})
+					x.results[w] = append(x.results[w], earlyCheck{i: it.i, e: it.e, c: c.checkB64(it.i, &it.e, it.e.b64)})
 				}
 			}()
 		}
 	}
-	x.entries <- earlyEntry{i: i, e: *e, b64: b64}
+	x.entries <- earlyEntry{i: i, e: *e}
 }
 
 // manifestID is the decoder's hook for predicate.manifest_id.
@@ -114,7 +113,7 @@ func (x *early) contents(entries []BundleEntry) []Check {
 	c := contentChecker{sha1: sha1.New()}
 	for i := range entries {
 		e := &entries[i]
-		if e.ContentB64 == "" {
+		if !e.hasContent() {
 			continue
 		}
 		if ec := done[i]; ec != nil && sameEntry(&ec.e, e) {
@@ -128,7 +127,7 @@ func (x *early) contents(entries []BundleEntry) []Check {
 
 // sameEntry compares the fields a content check reads.
 func sameEntry(a, b *BundleEntry) bool {
-	return a.URI == b.URI && a.ContentB64 == b.ContentB64 && a.ContentHash == b.ContentHash &&
+	return a.URI == b.URI && a.ContentB64 == b.ContentB64 && string(a.b64) == string(b.b64) && a.ContentHash == b.ContentHash &&
 		a.Bytes == b.Bytes && a.SnapshotID == b.SnapshotID
 }
 

@@ -34,7 +34,8 @@ func Marshal(st *Statement) ([]byte, error) {
 func estimateSize(st *Statement) int {
 	n := 4096 + 512*len(st.Predicate.Resources)
 	for i := range st.Predicate.Entries {
-		n += 1024 + len(st.Predicate.Entries[i].ContentB64) + base64.StdEncoding.EncodedLen(len(st.Predicate.Entries[i].content))
+		e := &st.Predicate.Entries[i]
+		n += 1024 + len(e.ContentB64) + len(e.b64) + base64.StdEncoding.EncodedLen(len(e.content))
 	}
 	if st.Predicate.Replay != nil {
 		n += 384 * len(st.Predicate.Replay.Entries)
@@ -264,7 +265,7 @@ func (e *encoder) entries(d int, items []BundleEntry) error {
 				from, to := k*chunk, min((k+1)*chunk, len(items))
 				size := 0
 				for i := from; i < to; i++ {
-					size += 1024 + len(items[i].ContentB64) + base64.StdEncoding.EncodedLen(len(items[i].content))
+					size += 1024 + len(items[i].ContentB64) + len(items[i].b64) + base64.StdEncoding.EncodedLen(len(items[i].content))
 				}
 				p := &parts[k]
 				p.b = make([]byte, 0, size)
@@ -349,6 +350,11 @@ func (e *encoder) entry(d int, x *BundleEntry) error {
 	if x.ContentB64 != "" {
 		e.field(d+1, "content_b64", false)
 		e.str(x.ContentB64)
+	} else if len(x.b64) > 0 {
+		// the text as Verify read it (rare: Marshal of a verified
+		// statement)
+		e.field(d+1, "content_b64", false)
+		e.str(string(x.b64))
 	} else if len(x.content) > 0 {
 		// what e.str(base64 of content) writes: the alphabet needs no
 		// escaping

@@ -98,6 +98,15 @@ type BundleEntry struct {
 	// content is the bytes content_b64 encodes when Export left
 	// ContentB64 empty: Marshal encodes them straight into the output.
 	content []byte
+	// b64 is the text of content_b64 when Verify's decoder left
+	// ContentB64 empty: a slice of the bundle it read, not a copy.
+	b64 []byte
+}
+
+// hasContent reports whether e embeds content: ContentB64, or its text in
+// b64.
+func (e *BundleEntry) hasContent() bool {
+	return e.ContentB64 != "" || len(e.b64) > 0
 }
 
 // BundleResource is a resource definition, redacted. Source and Policy are

@@ -55,6 +55,9 @@ type Report struct {
 	Signer string
 	// Statement is the parsed statement (nil when it did not parse) and
 	// Payload its exact bytes (the envelope payload for a signed bundle).
+	// The text of the entries' content_b64 is not copied out of Payload:
+	// their ContentB64 may be empty, and Marshal(Statement) still writes
+	// it.
 	Statement *Statement
 	Payload   []byte
 }

@@ -149,7 +149,7 @@ func (s *Store) replayHashes(ctx context.Context, manifestID string, progress fu
 	if keep != nil {
 		keep.manifest, keep.sum = m, sum
 	}
-	res, err := s.ReplayManifestContext(ctx, m, progress)
+	res, err := s.replayManifest(ctx, m, progress, false)
 	if res == nil {
 		return nil, err
 	}
