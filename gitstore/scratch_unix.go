@@ -53,7 +53,10 @@ func scratchAbandoned(dir string, _ time.Time) (release func(), ok bool) {
 // else removes that directory (a sweep needs the lock) and nothing else
 // can be made by its name, so the path names the directory locked. ok is
 // false, and nothing is held, when someone else holds the lock or dir is
-// another directory (or no directory) now.
+// another directory (or no directory) now. A directory is the same when
+// its device, inode and modification time are: a file system may give a
+// directory made since by that name the inode of the one removed (ext4
+// does), and no abandoned directory changes while nobody holds its lock.
 func lockSameDir(dir string, fi os.FileInfo) (release func(), cur os.FileInfo, ok bool) {
 	release, ok = scratchAbandoned(dir, fi.ModTime())
 	if !ok {
@@ -61,7 +64,7 @@ func lockSameDir(dir string, fi os.FileInfo) (release func(), cur os.FileInfo, o
 	}
 	// scratchAbandoned opened dir by its path again: compare what it holds
 	cur, err := os.Lstat(dir)
-	if err != nil || !os.SameFile(fi, cur) {
+	if err != nil || !os.SameFile(fi, cur) || !cur.ModTime().Equal(fi.ModTime()) {
 		release()
 		return nil, nil, false
 	}
