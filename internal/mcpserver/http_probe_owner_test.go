@@ -41,3 +41,27 @@ func TestHTTPProbeCheckBelongsToTheRunsCaller(t *testing.T) {
 		t.Fatalf("alice's manifest after bob's checks: %s", jsonOf(por))
 	}
 }
+
+// TestHTTPMountRetryBelongsToTheRunsCaller: a mount that names its
+// position (a retry) of another token's run is refused like any other
+// mount of it. Before, when the position held the same document, bob got
+// "Already mounted" and alice's entry, bytes included, as if the run were
+// his.
+func TestHTTPMountRetryBelongsToTheRunsCaller(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	alice, bob := p.token(t, "alice"), p.token(t, "bob")
+	srv := p.serveHTTP(t)
+	a, b := srv.connect(t, alice), srv.connect(t, bob)
+	a.ok(t, "readproof_run_start", map[string]any{"run_id": "r1"})
+	a.ok(t, "readproof_run_mount", map[string]any{"run_id": "r1", "uri": refundsURI, "position": 0})
+	for _, pos := range []int{0, 1, 5} {
+		mustContain(t, "retried mount by bob", b.fail(t, "readproof_run_mount", map[string]any{"run_id": "r1", "uri": refundsURI, "position": pos}),
+			`run r1 was started by caller "alice"`, `refused for caller "bob"`)
+	}
+	// alice's own retry still answers with her entry
+	got := a.ok(t, "readproof_run_mount", map[string]any{"run_id": "r1", "uri": refundsURI, "position": 0})
+	if got["position"] != float64(0) {
+		t.Fatalf("alice's retry: %s", jsonOf(got))
+	}
+}
