@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"sort"
@@ -73,6 +74,32 @@ func (s scrubber) result(r *Result) {
 	for k, v := range r.Provenance {
 		r.Provenance[k] = s.str(v)
 	}
+}
+
+// minSecretInDocument is the shortest expanded value secretIn looks for in
+// a document: a shorter one (no credential is that short) would refuse
+// documents that hold the same few characters by chance.
+const minSecretInDocument = 8
+
+// secretIn returns the variable (names[i]) whose value (secrets[i]) content
+// holds, or "". A document is stored, shared with the store and printed
+// whole, and cannot be scrubbed (its hash is its identity): one that holds
+// a secret its request sent (a server that echoes its request headers, an
+// answer that quotes the token) is refused instead.
+func secretIn(content []byte, secrets, names []string) string {
+	for i, v := range secrets {
+		if len(v) >= minSecretInDocument && i < len(names) && bytes.Contains(content, []byte(v)) {
+			return names[i]
+		}
+	}
+	return ""
+}
+
+// refuseSecretInDocument is the refusal of a document that holds the value
+// of the variable name; what names the source.
+func refuseSecretInDocument(uri, what, name string) *Error {
+	return refuse(uri, RuleSecretInDocument, "%s answered with a document that holds the value of %s, which the request sent; readproof records no secret: "+
+		"check what the server returns (a page that echoes its request headers, an answer that quotes the token) and point the source at the document itself", what, name)
 }
 
 // kinds a scrubbed error keeps matching.

@@ -20,17 +20,18 @@ const (
 
 // Rules named by policy refusals (Error.Rule).
 const (
-	RuleScheme      = "only http and https URLs"
-	RuleLoopback    = "no loopback addresses"
-	RulePrivate     = "no private addresses"
-	RuleLinkLocal   = "no link-local addresses"
-	RuleUniqueLocal = "no unique-local addresses"
-	RuleUnspecified = "no unspecified addresses"
-	RuleMulticast   = "no multicast addresses"
-	RuleReserved    = "no reserved addresses"
-	RuleRoots       = "reads confined to roots"
-	RuleRegular     = "regular files only"
-	RuleEnvAllow    = "environment allow-list"
+	RuleScheme           = "only http and https URLs"
+	RuleLoopback         = "no loopback addresses"
+	RulePrivate          = "no private addresses"
+	RuleLinkLocal        = "no link-local addresses"
+	RuleUniqueLocal      = "no unique-local addresses"
+	RuleUnspecified      = "no unspecified addresses"
+	RuleMulticast        = "no multicast addresses"
+	RuleReserved         = "no reserved addresses"
+	RuleRoots            = "reads confined to roots"
+	RuleRegular          = "regular files only"
+	RuleEnvAllow         = "environment allow-list"
+	RuleSecretInDocument = "no secrets in documents"
 )
 
 // kindError is a message that matches a sentinel (ErrNotFound, ...) and

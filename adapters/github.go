@@ -152,6 +152,11 @@ func (s *githubSource) Fetch(ctx context.Context, req Request) (res Result, err 
 	}
 	scrub := newScrubber(secrets)
 	defer func() {
+		if err == nil {
+			if name := secretIn(res.Content, secrets, []string{s.spec.TokenEnv}); name != "" {
+				res, err = Result{}, refuseSecretInDocument(uri, s.what(), name)
+			}
+		}
 		scrub.result(&res)
 		err = scrub.err(err)
 	}()

@@ -122,31 +122,32 @@ func parseSourceURL(raw string) (*url.URL, error) {
 }
 
 // expandHeaders resolves the declared headers' ${NAME} references. It
-// returns the values it expanded, so they can be kept out of the result.
-func (s *httpSource) expandHeaders() (http.Header, []string, error) {
+// returns the values it expanded, and the variables they came from, so
+// they can be kept out of the result.
+func (s *httpSource) expandHeaders() (http.Header, []string, []string, error) {
 	h := http.Header{}
-	var secrets []string
+	var secrets, names []string
 	lookup := s.env.Lookup()
 	for _, d := range s.headers {
 		for _, name := range d.refs {
 			if v, ok := lookup(name); ok {
-				secrets = append(secrets, v)
+				secrets, names = append(secrets, v), append(names, name)
 			}
 		}
 		v, err := sourcespec.ExpandRefs(d.value, lookup)
 		if err != nil {
 			var unset *sourcespec.UnsetError
 			if errors.As(err, &unset) {
-				return nil, secrets, fail("", ErrConfig, nil, "header %q: environment variable %s is not set; export it before running readproof", d.name, unset.Name)
+				return nil, secrets, names, fail("", ErrConfig, nil, "header %q: environment variable %s is not set; export it before running readproof", d.name, unset.Name)
 			}
-			return nil, secrets, fail("", ErrConfig, nil, "header %q: %v", d.name, err)
+			return nil, secrets, names, fail("", ErrConfig, nil, "header %q: %v", d.name, err)
 		}
 		if sourcespec.BadHeaderByte(v) {
-			return nil, secrets, fail("", ErrConfig, nil, "header %q: a referenced variable (%s) holds a control character such as a newline; fix its value", d.name, strings.Join(d.refs, ", "))
+			return nil, secrets, names, fail("", ErrConfig, nil, "header %q: a referenced variable (%s) holds a control character such as a newline; fix its value", d.name, strings.Join(d.refs, ", "))
 		}
 		h.Set(d.name, v)
 	}
-	return h, secrets, nil
+	return h, secrets, names, nil
 }
 
 // What a server says about its document is recorded in every observation
@@ -173,9 +174,14 @@ func (s *httpSource) Fetch(ctx context.Context, req Request) (res Result, err er
 	if err := checkCtx(ctx, uri, "fetching "+s.shown); err != nil {
 		return Result{}, err
 	}
-	hdr, secrets, err := s.expandHeaders()
+	hdr, secrets, names, err := s.expandHeaders()
 	scrub := newScrubber(secrets)
 	defer func() {
+		if err == nil {
+			if name := secretIn(res.Content, secrets, names); name != "" {
+				res, err = Result{}, refuseSecretInDocument(uri, s.shown, name)
+			}
+		}
 		scrub.result(&res)
 		err = scrub.err(err)
 	}()

@@ -72,10 +72,20 @@ var (
 	ErrConfig = errors.New("invalid source configuration")
 )
 
-// MaxBytes returns env's size limit with the default applied.
+// MaxMaxBytes is the largest size limit a source applies: a larger
+// max_bytes (up to the largest int64, written to mean "no limit") counts
+// as this. Sources read max+1 bytes to tell a document over the limit, and
+// the github source up to twice the limit of JSON: with max_bytes near
+// 2^63 those counts overflowed to negative ones, and every document read
+// as empty bytes, without an error. No document comes near it: each is
+// held whole in memory.
+const MaxMaxBytes = 1 << 61
+
+// MaxBytesOrDefault returns env's size limit with the default applied,
+// at most MaxMaxBytes.
 func (e Env) MaxBytesOrDefault() int64 {
 	if e.MaxBytes > 0 {
-		return e.MaxBytes
+		return min(e.MaxBytes, MaxMaxBytes)
 	}
 	return DefaultMaxBytes
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/base64"
+	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -62,8 +63,12 @@ func FuzzWindow(f *testing.F) {
 	f.Add("text/plain", []byte("ab€€€€€"), int64(0), int64(4))
 	f.Add("text/plain", []byte("ab€€€€€"), int64(3), int64(1))
 	f.Add("application/octet-stream", []byte("\xff\x00abc"), int64(1), int64(0))
+	// max_bytes is any int64 a client sends: offset+max overflowed (and
+	// the slice panicked, ending the server) before session 22.
+	f.Add("application/octet-stream", []byte("\xff\x00\xfe456789"), int64(5), int64(math.MaxInt64))
+	f.Add("text/plain", []byte("0123456789"), int64(5), int64(math.MaxInt64-2))
 	f.Fuzz(func(t *testing.T, ct string, content []byte, offset, max int64) {
-		if offset < 0 || max < 0 || max > 1<<16 {
+		if offset < 0 || max < 0 {
 			return
 		}
 		var re ReplayEntry

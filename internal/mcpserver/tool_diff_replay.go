@@ -208,7 +208,10 @@ func window(re *ReplayEntry, contentType string, content []byte, offset, max int
 		offset = total
 	}
 	end := total
-	if max > 0 && offset+max < total {
+	// max < total-offset, not offset+max < total: max may be near 2^63,
+	// and the sum overflowed to a negative end (a panic that ended the
+	// server).
+	if max > 0 && max < total-offset {
 		end = offset + max
 	}
 	text := IsText(contentType, content)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -338,6 +339,22 @@ func (s *Store) carryAdjudications(runID string, prev *VerdictRecord, from, jour
 	return nil
 }
 
+// ownManifest refuses a check of run id (committed as m) through a handle
+// of a caller other than the one its manifest names: the verdicts are what
+// the run's manifest shows, and, as ownRun keeps one caller to a run's
+// entries, only that caller (or the store's own user, a handle without a
+// caller) may record them.
+func (s *Store) ownManifest(id string, m *manifest.Manifest) error {
+	if s.opts.Caller == "" || m.Caller == s.opts.Caller {
+		return nil
+	}
+	err := fmt.Errorf("run %s was committed by caller %s: %w, refused for caller %q", id, strconv.Quote(m.Caller), ErrRunCaller, s.opts.Caller)
+	if m.Caller == "" {
+		err = fmt.Errorf("run %s was committed without a caller (from the command line, mcp over stdio, or before manifests recorded their caller): %w, refused for caller %q", id, ErrRunCaller, s.opts.Caller)
+	}
+	return hint.With(err, "check a run of your own: a run's proof-of-read verdicts are recorded by the caller its manifest names; an operator can check any run from the command line")
+}
+
 // RecordVerdictsWithKey appends one check to the verdict chain of a committed run.
 // build receives the latest record (nil for the first check) and returns
 // the new one; it runs again, on the newer record, whenever another check
@@ -370,6 +387,9 @@ func (s *Store) RecordVerdictsWithKey(runID string, keys probe.Keys, build func(
 	}
 	m, err := s.ManifestAt(mid)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.ownManifest(runID, m); err != nil {
 		return nil, err
 	}
 	var out *VerdictRecord
