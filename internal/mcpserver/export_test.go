@@ -1,8 +1,11 @@
 package mcpserver
 
 import (
+	"context"
 	"net/http"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Prepare exposes prepare to the external tests.
@@ -12,3 +15,28 @@ var Prepare = prepare
 func LimitConcurrency(next http.Handler, n int, wait time.Duration) http.Handler {
 	return limitConcurrency(next, n, wait)
 }
+
+// PanicIn and PanicOut are the arguments and result of AddPanicTool's tool.
+type PanicIn struct {
+	N int `json:"n" jsonschema:"any number; 1 panics"`
+}
+
+type PanicOut struct {
+	Receipt
+	N int `json:"n"`
+}
+
+// AddPanicTool adds readproof_test_panic to s, whose handler indexes out of
+// range when n is 1 (a defect, as a replay window's overflow was).
+func AddPanicTool(s *Server) {
+	addTool(s, &mcp.Tool{Name: "readproof_test_panic", Description: "panics when n is 1"},
+		func(_ context.Context, _ *call, in PanicIn) (*PanicOut, reply, error) {
+			b := make([]byte, 1)
+			_ = b[in.N]
+			return &PanicOut{N: in.N}, reply{text: "ok"}, nil
+		})
+}
+
+// Recovered exposes the middleware that turns a request's panic into a
+// JSON-RPC error.
+func Recovered(s *Server) func(mcp.MethodHandler) mcp.MethodHandler { return s.recovered }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -105,7 +106,7 @@ func New(opts Options) (*Server, error) {
 	s.addTelemetry()
 	// Added last, so outermost: they see every answer, the resources
 	// middleware's included.
-	s.mcp.AddReceivingMiddleware(codedErrors, s.argumentHints, undeclared)
+	s.mcp.AddReceivingMiddleware(s.recovered, codedErrors, s.argumentHints, undeclared)
 	return s, nil
 }
 
@@ -130,6 +131,25 @@ func undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 // source that fails under resources/read, a store that does not open) is
 // an internal error, the code MCP names for it. Cancellations pass as
 // they are.
+// recovered answers a request whose handler panicked (a defect) with a
+// JSON-RPC internal error and logs the panic with its stack: the SDK
+// recovers nothing, and one request must not stop the process every client
+// of `readproof mcp --http` shares. A tool's own panic is caught first by
+// guarded, which answers with a tool error and a receipt; this catches the
+// rest (resources, lists, the middleware).
+func (s *Server) recovered(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("request panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+					Message: text.Escape(method) + " failed: an internal error in readproof (the server logged it and keeps serving)"}
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
 func codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -278,6 +298,24 @@ type call struct {
 // store. Errors become tool error results (isError) carrying the message,
 // the hint and the receipt id; outputs get the receipt id after the receipt
 // is issued over them.
+// guarded runs a tool's handler h and turns a panic in it into the call's
+// error (logged with its stack): the server is shared by every client of
+// `readproof mcp --http`, and the SDK runs a call in a goroutine nothing
+// else recovers, so one call that trips a defect would stop the process for
+// all of them. The client is told the tool failed, not why in Go's words.
+func guarded[In any, Out any](log *slog.Logger, name string, h func(context.Context, *call, In) (Out, reply, error), ctx context.Context, c *call, in In) (out Out, rep reply, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("tool panicked", "tool", name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			var zero Out
+			out, rep = zero, reply{}
+			err = hint.With(fmt.Errorf("%s failed: an internal error in readproof (the server logged it and keeps serving)", name),
+				"a defect in readproof: the server's log (stderr) has its stack; call again, or report it with that log")
+		}
+	}()
+	return h(ctx, c, in)
+}
+
 func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Context, *call, In) (Out, reply, error)) {
 	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
 	s.args[t.Name] = argumentsOf(t.InputSchema.(*jsonschema.Schema))
@@ -299,7 +337,7 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		}
 		defer st.Close()
 		st.SetCaller(caller)
-		out, rep, err := h(ctx, &call{st: st, req: req}, in)
+		out, rep, err := guarded(s.log, t.Name, h, ctx, &call{st: st, req: req}, in)
 		if err != nil {
 			s.log.Info("tool error", "tool", t.Name, "err", err)
 			id, rerr := s.issue(ctx, st, t.Name, req, run, start, nil, err)
