@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -362,13 +363,34 @@ func loadTrust(path string) ([]ed25519.PublicKey, evidence.AllowedSigners, error
 	if serr == nil && len(signers) > 0 {
 		return keys, signers, nil
 	}
+	// Not an allowed_signers file throughout. Each line that is an
+	// allowed_signers line still vouches only as ssh-keygen reads it (its
+	// principals, namespaces and validity window: a file that also holds an
+	// authorized_keys line must not lift an expired key's valid-before), and
+	// a key given only in another form (authorized_keys, PEM) is vouched for
+	// under any principal.
 	signers = signers[:0]
+	if block, _ := pem.Decode(data); block == nil {
+		for n, line := range strings.Split(string(data), "\n") {
+			if s, err := evidence.ParseAllowedSigners([]byte(line)); err == nil && len(s) == 1 {
+				s[0].Line = n + 1
+				signers = append(signers, s[0])
+			}
+		}
+	}
+	listed := len(signers)
 	for i, k := range keys {
 		pub, err := ssh.NewPublicKey(k)
 		if err != nil {
 			return nil, nil, fmt.Errorf("trusted keys %s: key %d: %w", path, i+1, err)
 		}
-		signers = append(signers, evidence.AllowedSigner{Line: i + 1, Principals: "*", Key: pub})
+		named := false
+		for _, s := range signers[:listed] {
+			named = named || bytes.Equal(s.Key.Marshal(), pub.Marshal())
+		}
+		if !named {
+			signers = append(signers, evidence.AllowedSigner{Line: i + 1, Principals: "*", Key: pub})
+		}
 	}
 	return keys, signers, nil
 }
