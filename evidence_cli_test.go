@@ -71,6 +71,21 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 	if len(es) == 0 {
 		ts.Fatalf("evedit: the bundle has no entries")
 	}
+	switch {
+	case strings.HasPrefix(op, "proof-of-read-from="):
+		// another bundle's proof_of_read, spliced in as it stands
+		var other evidence.Statement
+		data, err := os.ReadFile(ts.MkAbs(strings.TrimPrefix(op, "proof-of-read-from=")))
+		ts.Check(err)
+		ts.Check(json.Unmarshal(data, &other))
+		if len(other.Predicate.ProofOfRead) == 0 {
+			ts.Fatalf("evedit: %s carries no proof_of_read", strings.TrimPrefix(op, "proof-of-read-from="))
+		}
+		p.ProofOfRead = other.Predicate.ProofOfRead
+		out, err := evidence.Marshal(&st)
+		ts.Check(err)
+		return out
+	}
 	switch op {
 	case "content":
 		b, err := base64.StdEncoding.DecodeString(es[0].ContentB64)

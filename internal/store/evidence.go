@@ -967,6 +967,12 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", text.Printable(got.VerdictsCommit))
 			return
 		}
+		if rec.ManifestID != p.ManifestID {
+			// the run's chain also holds checks of another manifest of the
+			// run id (a pull's run conflict): export leaves them out
+			add(CheckProofOfRead, false, "verdict record %s judges manifest %s of run %s, not this bundle's manifest %s", rec.ID, text.Printable(rec.ManifestID), rec.RunID, p.ManifestID)
+			return
+		}
 		auth := "its MAC was not checked (no probe key)"
 		if keys != nil {
 			parent, err := s.VerdictMACParent(gitstore.OID(rec.ID))
