@@ -110,6 +110,11 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 		es[0].Provenance["path"] = "elsewhere/refunds.md"
 	case "materialization":
 		es[0].MaterializationID = strings.Repeat("0", 40)
+	case "no-run-ref":
+		if p.Git == nil {
+			ts.Fatalf("evedit: the bundle has no git block")
+		}
+		p.Git.RunRef = ""
 	case "reroot":
 		forged := []byte("Products can be refunded within 365 days.\n")
 		sum := sha256.Sum256(forged)

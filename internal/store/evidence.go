@@ -782,6 +782,10 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 	if p.ManifestCreatedAt != timeString(m.CreatedAt) {
 		return fmt.Sprintf("manifest_created_at %q, the store records %s", p.ManifestCreatedAt, timeString(m.CreatedAt)), false
 	}
+	runTip, err := s.ref(runRef(m.RunID))
+	if err != nil {
+		return fmt.Sprintf("reading %s: %v", runRef(m.RunID), err), false
+	}
 	if g := p.Git; g != nil {
 		c, err := s.git.Commit(gitstore.OID(m.ID))
 		if err != nil {
@@ -799,9 +803,25 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 			if g.RunRef != runRef(m.RunID) {
 				return fmt.Sprintf("git.run_ref %q, the run's ref is %s", g.RunRef, runRef(m.RunID)), false
 			}
-			if tip, err := s.ref(g.RunRef); err == nil && tip != "" && tip != gitstore.OID(m.ID) {
-				return fmt.Sprintf("%s names manifest %s in this store, not %s", g.RunRef, tip, m.ID), false
+			if runTip != "" && runTip != gitstore.OID(m.ID) {
+				return fmt.Sprintf("%s names manifest %s in this store, not %s", g.RunRef, runTip, m.ID), false
 			}
+		}
+	}
+	if runTip != gitstore.OID(m.ID) {
+		// not its run's manifest: a pull's conflict ref or a renamed run
+		// must name it, or it is only an object in the store (a pack
+		// pushed with an unreferenced commit, a fetch without a ref)
+		named, err := s.otherRunNaming(m)
+		if err != nil {
+			return fmt.Sprintf("reading the refs that may name manifest %s: %v", m.ID, err), false
+		}
+		if named == "" {
+			now := runRef(m.RunID) + " does not exist"
+			if runTip != "" {
+				now = fmt.Sprintf("%s names %s", runRef(m.RunID), runTip)
+			}
+			return fmt.Sprintf("no run of this store names manifest %s: %s; the manifest is an object in the store, not a recorded run", m.ID, now), false
 		}
 	}
 	n := min(len(p.Entries), len(m.Entries))
@@ -833,6 +853,27 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false
 	}
 	return fmt.Sprintf("run %s, created %s, %s with the stored manifest", m.RunID, timeString(m.CreatedAt), text.Count(n, "entry agrees", "entries agree")), true
+}
+
+// otherRunNaming returns the ref that records manifest m as a run's when
+// its run's ref does not: the conflict ref a pull keeps for it, or the run
+// ref of a run it was renamed to; "" when none does.
+func (s *Store) otherRunNaming(m *manifest.Manifest) (string, error) {
+	id := gitstore.OID(m.ID)
+	conflict := "refs/tags/readproof/conflicts/runs/" + m.RunID + "/" + m.ID
+	if tip, err := s.ref(conflict); err != nil || tip == id {
+		return conflict, err
+	}
+	refs, err := s.git.Refs(RunsPrefix)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range refs {
+		if r.OID == id {
+			return r.Name, nil
+		}
+	}
+	return "", nil
 }
 
 // provenanceDiff names the first provenance key, in sorted order, whose value
