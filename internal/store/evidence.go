@@ -999,10 +999,11 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 		return
 	}
 	want, _ := json.Marshal(got)
-	for _, rec := range history {
+	for i, rec := range history {
 		if rec.ID != got.VerdictsCommit {
 			continue
 		}
+		older := history[i+1:] // the records before it in the chain, newest first
 		have, _ := json.Marshal(evidenceVerdicts{VerdictsCommit: rec.ID, VerdictRecord: rec})
 		if !bytes.Equal(have, want) {
 			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", text.Printable(got.VerdictsCommit))
@@ -1013,6 +1014,18 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			// run id (a pull's run conflict): export leaves them out
 			add(CheckProofOfRead, false, "verdict record %s judges manifest %s of run %s, not this bundle's manifest %s", rec.ID, text.Printable(rec.ManifestID), rec.RunID, p.ManifestID)
 			return
+		}
+		// as verify judges a chain: a chain's MACs are not stripped, and
+		// keys only rotate forward (PROBE_PROTOCOL.md §10.6), so a record
+		// without a MAC, or under another key, after one that has it was
+		// written without the key
+		if rec.MAC == "" {
+			for _, o := range older {
+				if o.MAC != "" {
+					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but check %d before it in the chain does: its MAC was stripped, or it was appended without the probe key", rec.ID, rec.RunID, rec.Check, o.Check)
+					return
+				}
+			}
 		}
 		auth := "its MAC was not checked (no probe key)"
 		if keys != nil {
@@ -1026,6 +1039,15 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			case errors.Is(err, ErrVerdictUnauthenticated):
 				auth = "it carries no MAC (recorded before verdict records were authenticated)"
 			case errors.Is(err, ErrVerdictOtherKey):
+				for _, o := range older {
+					if o.MACKey != keys.RecordKeyID() {
+						continue
+					}
+					if op, err := s.VerdictMACParent(gitstore.OID(o.ID)); err == nil && CheckVerdictMAC(o, op, *keys) == nil {
+						add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) names key %q, but check %d before it in the chain is under the probe key in use: keys only rotate forward", rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), o.Check)
+						return
+					}
+				}
 				auth = "it is authenticated under another probe key, so its MAC was not checked"
 			default:
 				add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, text.Printable(err.Error()))
