@@ -689,6 +689,25 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		warnings = append(warnings, proofread.NotCheckedWarning(keyWarn))
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
 	}
+	if offline && rep.OK() && rep.Statement != nil {
+		// the additions are checked against the store only: an auditor
+		// reading them in a bundle verified offline is told so
+		var carried []string
+		if len(rep.Statement.Predicate.ProofOfRead) > 0 {
+			carried = append(carried, "proof-of-read verdicts")
+		}
+		if len(rep.Statement.Predicate.Receipts) > 0 {
+			carried = append(carried, "a tool receipt summary")
+		}
+		if len(carried) > 0 {
+			name := text.Printable(args[0])
+			if args[0] == "-" {
+				name = "the bundle on stdin"
+			}
+			warnings = append(warnings, name+" carries "+strings.Join(carried, " and ")+", which --offline does not check (the store check does)")
+			e.say("readproof: warning: %s", warnings[len(warnings)-1])
+		}
+	}
 	if trustPath != "" && !rep.Signed && rep.OK() {
 		// the summary of a plain statement says nothing of signatures; an
 		// auditor who gave keys (--trusted-keys, or [signing]
