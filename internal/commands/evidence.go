@@ -356,12 +356,25 @@ func loadTrust(path string, now time.Time) (keys []ed25519.PublicKey, signers ev
 		return nil, nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("read trusted keys %s: %w", path, err),
 			"give an allowed_signers, authorized_keys or PEM file holding the signer's public key (readproof key show prints them)"))
 	}
+	signers, serr := evidence.ParseAllowedSigners(data)
 	keys, err = evidence.ParsePublicKeys(data)
+	if err != nil && serr == nil && len(signers) > 0 {
+		// an allowed_signers file whose other lines are keys of other
+		// types (git's, listing every committer): they vouch for commits,
+		// and only its ed25519 keys can sign an envelope
+		keys, err = nil, nil
+		for _, s := range signers {
+			if ck, ok := s.Key.(ssh.CryptoPublicKey); ok && s.Key.Type() == ssh.KeyAlgoED25519 {
+				if k, ok := ck.CryptoPublicKey().(ed25519.PublicKey); ok {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
 	if err != nil {
 		return nil, nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("trusted keys %s: %w", path, err),
 			"the file must hold ed25519 public keys as allowed_signers or authorized_keys lines, or PKIX PEM"))
 	}
-	signers, serr := evidence.ParseAllowedSigners(data)
 	listed := len(signers) // the allowed_signers lines, with their windows
 	if serr != nil || len(signers) == 0 {
 		// Not an allowed_signers file throughout. Each line that is an
