@@ -71,6 +71,21 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 	if len(es) == 0 {
 		ts.Fatalf("evedit: the bundle has no entries")
 	}
+	switch {
+	case strings.HasPrefix(op, "proof-of-read-from="):
+		// another bundle's proof_of_read, spliced in as it stands
+		var other evidence.Statement
+		data, err := os.ReadFile(ts.MkAbs(strings.TrimPrefix(op, "proof-of-read-from=")))
+		ts.Check(err)
+		ts.Check(json.Unmarshal(data, &other))
+		if len(other.Predicate.ProofOfRead) == 0 {
+			ts.Fatalf("evedit: %s carries no proof_of_read", strings.TrimPrefix(op, "proof-of-read-from="))
+		}
+		p.ProofOfRead = other.Predicate.ProofOfRead
+		out, err := evidence.Marshal(&st)
+		ts.Check(err)
+		return out
+	}
 	switch op {
 	case "content":
 		b, err := base64.StdEncoding.DecodeString(es[0].ContentB64)
@@ -95,6 +110,11 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 		es[0].Provenance["path"] = "elsewhere/refunds.md"
 	case "materialization":
 		es[0].MaterializationID = strings.Repeat("0", 40)
+	case "no-run-ref":
+		if p.Git == nil {
+			ts.Fatalf("evedit: the bundle has no git block")
+		}
+		p.Git.RunRef = ""
 	case "reroot":
 		forged := []byte("Products can be refunded within 365 days.\n")
 		sum := sha256.Sum256(forged)

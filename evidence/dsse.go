@@ -168,10 +168,19 @@ func (env *rawEnvelope) open(trusted []ed25519.PublicKey) (*OpenedEnvelope, erro
 	return out, nil
 }
 
+// MaxEnvelopeSignatures bounds the signatures of an envelope a verifier
+// checks. The envelope is the bundle author's: each signature shaped like
+// one costs a full ed25519 verification per trusted key, and an envelope of
+// gigabytes could carry millions. One is signed by a few keys.
+const MaxEnvelopeSignatures = 32
+
 // pae is PAE(payloadType, payload) when the caller has it at hand, else nil.
 func verifyEnvelopeSignatures(payloadType string, payload, pae []byte, sigs []EnvelopeSignature, trusted []ed25519.PublicKey) (string, error) {
 	if len(sigs) == 0 {
 		return "", fmt.Errorf("%w: the envelope carries no signature", ErrBadSignature)
+	}
+	if len(sigs) > MaxEnvelopeSignatures {
+		return "", fmt.Errorf("%w: the envelope carries %d signatures, more than the %d a verifier checks", ErrBadSignature, len(sigs), MaxEnvelopeSignatures)
 	}
 	var keys []ed25519.PublicKey
 	for _, k := range trusted {

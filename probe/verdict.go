@@ -326,19 +326,38 @@ func (k Keys) CheckAnswer(entries []Issued, answer string, now time.Time, opts A
 		}
 		cs = append(cs, cand{raw: raw})
 	}
+	// Each entry's sentinel is looked up among the candidates, and each
+	// other issuance's once: the answer and the number of probed entries are
+	// both the agent's, so the work is their sum, not their product. (The
+	// lookup is keyed by candidate bytes; its timing depends on the map's
+	// per-process hash of the sentinel, which tells nobody anything.)
+	byRaw := make(map[string]int, len(cs))
+	for j := range cs {
+		byRaw[string(cs[j].raw)] = j // FindSentinels returns each value once
+	}
 	own := make([]int, len(entries))
 	for i := range entries {
 		own[i] = -1
-		for j := range cs {
-			if hmac.Equal(cs[j].raw, expected[i]) {
-				cs[j].claimed = true
-				if own[i] < 0 {
-					own[i] = j
-				}
-			}
+		if j, ok := byRaw[string(expected[i])]; ok {
+			own[i] = j
+			cs[j].claimed = true
 		}
 	}
 	c := Bucket(now)
+	// the sessions of opts.Others whose sentinel, inside the window, is a
+	// candidate that no entry claims
+	var otherHits map[string]bool
+	for _, o := range opts.Others {
+		if !w.inWindow(o.Bucket, c) {
+			continue
+		}
+		if j, ok := byRaw[string(m.mac(o.Session, o.Bucket)[:o.Length])]; ok && !cs[j].claimed {
+			if otherHits == nil {
+				otherHits = make(map[string]bool)
+			}
+			otherHits[o.Session] = true
+		}
+	}
 	out := make([]Result, len(entries))
 	for i, e := range entries {
 		r := Result{Session: e.Session}
@@ -355,11 +374,10 @@ func (k Keys) CheckAnswer(entries []Issued, answer string, now time.Time, opts A
 			if len(cs) > 0 {
 				r.Reason = reasonAnswerNoHit
 			}
-			for _, cd := range cs {
-				if !cd.claimed && k.matchesOther(m, e.Session, cd.raw, opts.Others, w, c) {
-					r.Verdict, r.Reason = ReplaySuspect, reasonAnswerOther
-					break
-				}
+			// another session's genuine sentinel (an issuance of this
+			// entry's own session among Others does not count)
+			if len(otherHits) > 1 || len(otherHits) == 1 && !otherHits[e.Session] {
+				r.Verdict, r.Reason = ReplaySuspect, reasonAnswerOther
 			}
 		}
 		out[i] = r

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -341,36 +342,114 @@ func readBundle(stdin io.Reader, name string) ([]byte, error) {
 }
 
 // loadTrust reads trusted public keys: for DSSE envelopes every ed25519 key
-// in the file (allowed_signers, authorized_keys or PKIX PEM); for manifest
-// commit signatures the file as allowed_signers, or, for the other forms,
-// each key vouched for under any principal. "" trusts nothing.
-func loadTrust(path string) ([]ed25519.PublicKey, evidence.AllowedSigners, error) {
+// in the file (allowed_signers, authorized_keys or PKIX PEM) that may sign
+// now; for manifest commit signatures the file as allowed_signers, or, for
+// the other forms, each key vouched for under any principal. "" trusts
+// nothing. warnings name the allowed_signers lines whose window leaves their
+// key out of the envelope keys.
+func loadTrust(path string, now time.Time) (keys []ed25519.PublicKey, signers evidence.AllowedSigners, warnings []string, err error) {
 	if path == "" {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("read trusted keys %s: %w", path, err),
+		return nil, nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("read trusted keys %s: %w", path, err),
 			"give an allowed_signers, authorized_keys or PEM file holding the signer's public key (readproof key show prints them)"))
 	}
-	keys, err := evidence.ParsePublicKeys(data)
+	signers, serr := evidence.ParseAllowedSigners(data)
+	keys, err = evidence.ParsePublicKeys(data)
+	if err != nil && serr == nil && len(signers) > 0 {
+		// an allowed_signers file whose other lines are keys of other
+		// types (git's, listing every committer): they vouch for commits,
+		// and only its ed25519 keys can sign an envelope
+		keys, err = nil, nil
+		for _, s := range signers {
+			if ck, ok := s.Key.(ssh.CryptoPublicKey); ok && s.Key.Type() == ssh.KeyAlgoED25519 {
+				if k, ok := ck.CryptoPublicKey().(ed25519.PublicKey); ok {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
 	if err != nil {
-		return nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("trusted keys %s: %w", path, err),
+		return nil, nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("trusted keys %s: %w", path, err),
 			"the file must hold ed25519 public keys as allowed_signers or authorized_keys lines, or PKIX PEM"))
 	}
-	signers, serr := evidence.ParseAllowedSigners(data)
-	if serr == nil && len(signers) > 0 {
-		return keys, signers, nil
+	listed := len(signers) // the allowed_signers lines, with their windows
+	if serr != nil || len(signers) == 0 {
+		// Not an allowed_signers file throughout. Each line that is an
+		// allowed_signers line still vouches only as ssh-keygen reads it
+		// (its principals, namespaces and validity window: a file that
+		// also holds an authorized_keys line must not lift an expired
+		// key's valid-before), and a key given only in another form
+		// (authorized_keys, PEM) is vouched for under any principal.
+		signers = signers[:0]
+		if block, _ := pem.Decode(data); block == nil {
+			for n, line := range strings.Split(string(data), "\n") {
+				if s, err := evidence.ParseAllowedSigners([]byte(line)); err == nil && len(s) == 1 {
+					s[0].Line = n + 1
+					signers = append(signers, s[0])
+				}
+			}
+		}
+		listed = len(signers)
+		for i, k := range keys {
+			pub, err := ssh.NewPublicKey(k)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("trusted keys %s: key %d: %w", path, i+1, err)
+			}
+			if len(linesNaming(signers[:listed], pub)) == 0 {
+				signers = append(signers, evidence.AllowedSigner{Line: i + 1, Principals: "*", Key: pub})
+			}
+		}
 	}
-	signers = signers[:0]
-	for i, k := range keys {
+	// An envelope carries no time but the signer's word, so a key signs
+	// envelopes while one of its allowed_signers lines admits the present,
+	// as ssh-keygen -Y verify without a verify-time judges: a key past its
+	// valid-before (a retired key) signs no bundle.
+	envelope := keys[:0:0]
+	for _, k := range keys {
 		pub, err := ssh.NewPublicKey(k)
 		if err != nil {
-			return nil, nil, fmt.Errorf("trusted keys %s: key %d: %w", path, i+1, err)
+			return nil, nil, nil, fmt.Errorf("trusted keys %s: %w", path, err)
 		}
-		signers = append(signers, evidence.AllowedSigner{Line: i + 1, Principals: "*", Key: pub})
+		lines := linesNaming(signers[:listed], pub)
+		var outside []string
+		for _, s := range lines {
+			if why := outsideWindow(s, now); why != "" {
+				outside = append(outside, fmt.Sprintf("trusted keys %s: line %d: the key of %s %s: it vouches for no signed bundle", text.Printable(path), s.Line, text.Printable(s.Principals), why))
+			}
+		}
+		if len(lines) > 0 && len(outside) == len(lines) {
+			warnings = append(warnings, outside...)
+			continue
+		}
+		envelope = append(envelope, k)
 	}
-	return keys, signers, nil
+	return envelope, signers, warnings, nil
+}
+
+// linesNaming returns the allowed_signers lines whose key is pub.
+func linesNaming(signers evidence.AllowedSigners, pub ssh.PublicKey) []evidence.AllowedSigner {
+	var out []evidence.AllowedSigner
+	for _, s := range signers {
+		if bytes.Equal(s.Key.Marshal(), pub.Marshal()) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// outsideWindow says why line s's validity window does not admit t (whole
+// seconds, valid-before inclusive, as for commit signatures), "" when it does.
+func outsideWindow(s evidence.AllowedSigner, t time.Time) string {
+	switch {
+	case !s.ValidAfter.IsZero() && t.Unix() < s.ValidAfter.Unix():
+		return fmt.Sprintf("is not valid yet at %s (valid-after %s)", t.UTC().Format(time.RFC3339), s.ValidAfter.UTC().Format(time.RFC3339))
+	case !s.ValidBefore.IsZero() && t.Unix() > s.ValidBefore.Unix():
+		return fmt.Sprintf("has expired at %s (valid-before %s)", t.UTC().Format(time.RFC3339), s.ValidBefore.UTC().Format(time.RFC3339))
+	}
+	return ""
 }
 
 // loadReceiptsKey loads the receipts key when one is configured
@@ -572,7 +651,7 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 	if trustPath == "" {
 		trustPath = pol.AllowedSigners
 	}
-	keys, signers, err := loadTrust(trustPath)
+	keys, signers, trustWarnings, err := loadTrust(trustPath, time.Now())
 	if err != nil {
 		return err
 	}
@@ -615,9 +694,32 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		return withCode(ExitCannotCheck, err)
 	}
 	var warnings []string
+	for _, w := range trustWarnings {
+		warnings = append(warnings, w)
+		e.say("readproof: warning: %s", w)
+	}
 	if keyWarn != nil && hasCheck(rep, store.CheckProofOfRead) {
 		warnings = append(warnings, proofread.NotCheckedWarning(keyWarn))
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
+	}
+	if offline && rep.OK() && rep.Statement != nil {
+		// the additions are checked against the store only: an auditor
+		// reading them in a bundle verified offline is told so
+		var carried []string
+		if len(rep.Statement.Predicate.ProofOfRead) > 0 {
+			carried = append(carried, "proof-of-read verdicts")
+		}
+		if len(rep.Statement.Predicate.Receipts) > 0 {
+			carried = append(carried, "a tool receipt summary")
+		}
+		if len(carried) > 0 {
+			name := text.Printable(args[0])
+			if args[0] == "-" {
+				name = "the bundle on stdin"
+			}
+			warnings = append(warnings, name+" carries "+strings.Join(carried, " and ")+", which --offline does not check (the store check does)")
+			e.say("readproof: warning: %s", warnings[len(warnings)-1])
+		}
 	}
 	if trustPath != "" && !rep.Signed && rep.OK() {
 		// the summary of a plain statement says nothing of signatures; an
@@ -647,7 +749,7 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		fmt.Fprint(e.out, rep.Listing())
 	}
 	if !rep.OK() {
-		return withCode(ExitMismatch, hint.With(rep.Err(), verifyHint(rep, len(keys) > 0)))
+		return withCode(ExitMismatch, hint.With(rep.Err(), verifyHint(rep, len(keys) > 0 || len(trustWarnings) > 0)))
 	}
 	return nil
 }

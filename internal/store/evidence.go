@@ -782,6 +782,10 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 	if p.ManifestCreatedAt != timeString(m.CreatedAt) {
 		return fmt.Sprintf("manifest_created_at %q, the store records %s", p.ManifestCreatedAt, timeString(m.CreatedAt)), false
 	}
+	runTip, err := s.ref(runRef(m.RunID))
+	if err != nil {
+		return fmt.Sprintf("reading %s: %v", runRef(m.RunID), err), false
+	}
 	if g := p.Git; g != nil {
 		c, err := s.git.Commit(gitstore.OID(m.ID))
 		if err != nil {
@@ -799,9 +803,25 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 			if g.RunRef != runRef(m.RunID) {
 				return fmt.Sprintf("git.run_ref %q, the run's ref is %s", g.RunRef, runRef(m.RunID)), false
 			}
-			if tip, err := s.ref(g.RunRef); err == nil && tip != "" && tip != gitstore.OID(m.ID) {
-				return fmt.Sprintf("%s names manifest %s in this store, not %s", g.RunRef, tip, m.ID), false
+			if runTip != "" && runTip != gitstore.OID(m.ID) {
+				return fmt.Sprintf("%s names manifest %s in this store, not %s", g.RunRef, runTip, m.ID), false
 			}
+		}
+	}
+	if runTip != gitstore.OID(m.ID) {
+		// not its run's manifest: a pull's conflict ref or a renamed run
+		// must name it, or it is only an object in the store (a pack
+		// pushed with an unreferenced commit, a fetch without a ref)
+		named, err := s.otherRunNaming(m)
+		if err != nil {
+			return fmt.Sprintf("reading the refs that may name manifest %s: %v", m.ID, err), false
+		}
+		if named == "" {
+			now := runRef(m.RunID) + " does not exist"
+			if runTip != "" {
+				now = fmt.Sprintf("%s names %s", runRef(m.RunID), runTip)
+			}
+			return fmt.Sprintf("no run of this store names manifest %s: %s; the manifest is an object in the store, not a recorded run", m.ID, now), false
 		}
 	}
 	n := min(len(p.Entries), len(m.Entries))
@@ -833,6 +853,27 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false
 	}
 	return fmt.Sprintf("run %s, created %s, %s with the stored manifest", m.RunID, timeString(m.CreatedAt), text.Count(n, "entry agrees", "entries agree")), true
+}
+
+// otherRunNaming returns the ref that records manifest m as a run's when
+// its run's ref does not: the conflict ref a pull keeps for it, or the run
+// ref of a run it was renamed to; "" when none does.
+func (s *Store) otherRunNaming(m *manifest.Manifest) (string, error) {
+	id := gitstore.OID(m.ID)
+	conflict := "refs/tags/readproof/conflicts/runs/" + m.RunID + "/" + m.ID
+	if tip, err := s.ref(conflict); err != nil || tip == id {
+		return conflict, err
+	}
+	refs, err := s.git.Refs(RunsPrefix)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range refs {
+		if r.OID == id {
+			return r.Name, nil
+		}
+	}
+	return "", nil
 }
 
 // provenanceDiff names the first provenance key, in sorted order, whose value
@@ -958,14 +999,33 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 		return
 	}
 	want, _ := json.Marshal(got)
-	for _, rec := range history {
+	for i, rec := range history {
 		if rec.ID != got.VerdictsCommit {
 			continue
 		}
+		older := history[i+1:] // the records before it in the chain, newest first
 		have, _ := json.Marshal(evidenceVerdicts{VerdictsCommit: rec.ID, VerdictRecord: rec})
 		if !bytes.Equal(have, want) {
 			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", text.Printable(got.VerdictsCommit))
 			return
+		}
+		if rec.ManifestID != p.ManifestID {
+			// the run's chain also holds checks of another manifest of the
+			// run id (a pull's run conflict): export leaves them out
+			add(CheckProofOfRead, false, "verdict record %s judges manifest %s of run %s, not this bundle's manifest %s", rec.ID, text.Printable(rec.ManifestID), rec.RunID, p.ManifestID)
+			return
+		}
+		// as verify judges a chain: a chain's MACs are not stripped, and
+		// keys only rotate forward (PROBE_PROTOCOL.md §10.6), so a record
+		// without a MAC, or under another key, after one that has it was
+		// written without the key
+		if rec.MAC == "" {
+			for _, o := range older {
+				if o.MAC != "" {
+					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but check %d before it in the chain does: its MAC was stripped, or it was appended without the probe key", rec.ID, rec.RunID, rec.Check, o.Check)
+					return
+				}
+			}
 		}
 		auth := "its MAC was not checked (no probe key)"
 		if keys != nil {
@@ -979,6 +1039,15 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			case errors.Is(err, ErrVerdictUnauthenticated):
 				auth = "it carries no MAC (recorded before verdict records were authenticated)"
 			case errors.Is(err, ErrVerdictOtherKey):
+				for _, o := range older {
+					if o.MACKey != keys.RecordKeyID() {
+						continue
+					}
+					if op, err := s.VerdictMACParent(gitstore.OID(o.ID)); err == nil && CheckVerdictMAC(o, op, *keys) == nil {
+						add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) names key %q, but check %d before it in the chain is under the probe key in use: keys only rotate forward", rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), o.Check)
+						return
+					}
+				}
 				auth = "it is authenticated under another probe key, so its MAC was not checked"
 			default:
 				add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, text.Printable(err.Error()))

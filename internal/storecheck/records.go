@@ -53,7 +53,15 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 		}
 		var newer *store.VerdictRecord
 		var newerID gitstore.OID
-		sawCurrentKey := false
+		// records under another key, newer than any record yet seen (the
+		// walk goes from the tip back) under the key in use: keys rotate
+		// forward, so one that a record under the key in use precedes was
+		// written without the key
+		type otherKeyRecord struct {
+			id  gitstore.OID
+			err error
+		}
+		var pending []otherKeyRecord
 		for id := r.OID; id != ""; {
 			cm, ok := c.commits[id]
 			if !ok {
@@ -105,15 +113,14 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 				switch {
 				case err == nil:
 					verified++
-					sawCurrentKey = true
+					for _, o := range pending {
+						broken(o.id, "%v; check %d before it is under the probe key in use, and keys only rotate forward", o.err, rec.Check)
+					}
+					pending = pending[:0]
 				case errors.Is(err, store.ErrVerdictUnauthenticated):
 					unauth++
 				case errors.Is(err, store.ErrVerdictOtherKey):
-					if sawCurrentKey {
-						broken(id, "%v; a later record is under the probe key in use, and keys only rotate forward", err)
-					} else {
-						otherKey++
-					}
+					pending = append(pending, otherKeyRecord{id, err})
 				default:
 					broken(id, "%v", err)
 				}
@@ -124,6 +131,7 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			newer, newerID = rec, id
 			id = next
 		}
+		otherKey += len(pending) // rotated since: no record under the key in use precedes them
 	}
 	if unauth > 0 {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
