@@ -425,6 +425,9 @@ func TestVerifyAmbiguousMembers(t *testing.T) {
 		"case variant":         {strings.Replace(good, e0[:len(`"position": 0,`)], `"position": 0, "content_b64": "`+shown+`",`, 1) + "", ""},
 		"repeated":             {strings.Replace(good, b64, `"content_b64": "`+shown+`", `+b64, 1), `member "content_b64" appears twice in one object`},
 		"repeated in receipts": {strings.Replace(good, `"entries": [`, `"receipts": {"count": 1, "count": 2}, "entries": [`, 1), `member "count" appears twice in one object`},
+		// encoding/json reads both as U+FFFD, Python refuses the file
+		"lone surrogate": {strings.Replace(good, `"uri": "readproof://`, `"uri": "\udc00readproof://`, 1), `\udc00, half a surrogate pair at byte `},
+		"invalid UTF-8":  {strings.Replace(good, `"uri": "readproof://`, "\"uri\": \"\xffreadproof://", 1), "invalid UTF-8 at byte "},
 	} {
 		data := tc.data
 		if name == "case variant" {
