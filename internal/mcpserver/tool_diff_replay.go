@@ -144,12 +144,24 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 	if in.Offset < 0 || in.MaxBytes < 0 {
 		return nil, reply{}, hint.With(fmt.Errorf("replay: offset %d and max_bytes %d must not be negative", in.Offset, in.MaxBytes), "pass 0 or a positive number")
 	}
-	res, rerr := c.st.Replay(in.Target)
+	m, err := c.st.Manifest(in.Target)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	if in.Position != nil && (*in.Position < 0 || *in.Position >= len(m.Entries)) {
+		return nil, reply{}, hint.With(fmt.Errorf("replay %s: no entry at position %d (the run has %d)", in.Target, *in.Position, len(m.Entries)), "positions count from 0")
+	}
+	// The budget is checked on the manifest's sizes, before a byte is
+	// read: a refusal costs no more than the manifest.
+	if in.IncludeContent && s.opts.MaxAnswerBytes > 0 {
+		if n, entries := windowBytes(m, in); n > s.opts.MaxAnswerBytes {
+			return nil, reply{}, s.overBudget(fmt.Sprintf("replay %s: include_content would return %d bytes of content (%d entr%s)", in.Target, n, entries, pluralY(entries)),
+				fmt.Sprintf("take the content in windows: position (0 to %d) with max_bytes of at most %d, then offset = next_offset until complete is true", len(m.Entries)-1, s.opts.MaxAnswerBytes))
+		}
+	}
+	res, rerr := c.st.ReplayManifest(m)
 	if res == nil {
 		return nil, reply{}, rerr
-	}
-	if in.Position != nil && (*in.Position < 0 || *in.Position >= len(res.Entries)) {
-		return nil, reply{}, hint.With(fmt.Errorf("replay %s: no entry at position %d (the run has %d)", in.Target, *in.Position, len(res.Entries)), "positions count from 0")
 	}
 	out := &ReplayOutput{ManifestID: res.Manifest.ID, RunID: res.Manifest.RunID, AllMatch: res.AllMatch, Matched: res.Matched, Entries: []ReplayEntry{}}
 	notes, err := proofread.ReplayLines(c.st, res)
@@ -198,6 +210,30 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 		}
 	}
 	return out, reply{text: text, meta: mcp.Meta{"truncated": out.Truncated, "total_bytes": out.TotalBytes, "all_match": out.AllMatch}}, nil
+}
+
+// windowBytes is how many content bytes replay would return for in, from
+// the manifest's recorded sizes (at most, since only entries that replay
+// carry content), and over how many entries.
+func windowBytes(m *manifest.Manifest, in ReplayInput) (n int64, entries int) {
+	for _, e := range m.Entries {
+		if in.Position != nil && *in.Position != e.Position {
+			continue
+		}
+		w := max(e.Bytes-in.Offset, 0)
+		if in.MaxBytes > 0 && in.MaxBytes < w {
+			w = in.MaxBytes
+		}
+		n += w
+		entries++
+	}
+	return n, entries
+}
+
+// overBudget is the tool error of a call whose answer would carry more
+// document bytes than Options.MaxAnswerBytes.
+func (s *Server) overBudget(what, how string) error {
+	return hint.With(fmt.Errorf("%s: over this server's budget of %d bytes per answer (the operator's --max-answer): refused before reading them", what, s.opts.MaxAnswerBytes), how)
 }
 
 // window fills re with content[offset : offset+max] (all when max is 0),
