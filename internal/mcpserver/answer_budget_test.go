@@ -3,9 +3,12 @@ package mcpserver_test
 import (
 	"errors"
 	"os/exec"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/internal/mcpserver"
 )
@@ -134,4 +137,47 @@ func TestMaxAnswerNegativeRefused(t *testing.T) {
 		}
 		mustContain(t, "stderr", stderr, "must not be negative", "hint: give a number of bytes, or 0 for no limit")
 	}
+}
+
+// TestReplayHoldsOneChunk: a replay over MCP holds about one chunk of a
+// run's bytes at once, whatever the run's size. Before, it held every
+// entry's bytes until the answer was built: a write token's run of a 1 MiB
+// document mounted 200 times (one blob in the store) made any read token's
+// replay, with no content asked for, raise the shared server's peak RSS by
+// 200 MB. Not parallel: it reads the process's heap.
+func TestReplayHoldsOneChunk(t *testing.T) {
+	const k, chunk = 24, 2 * mib
+	p, _ := budgetProject(t, mib)
+	p.mountTimes(t, "r24", k)
+	s := p.serveWith(t, mcpserver.WithReplayChunk(mcpserver.Options{}, chunk))
+	// Collect often, so the heap follows what is live.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	stop, peak := make(chan struct{}), make(chan uint64)
+	go func() {
+		var most uint64
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			most = max(most, ms.HeapAlloc)
+			select {
+			case <-stop:
+				peak <- most
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	out := s.ok(t, "readproof_replay", map[string]any{"target": "r24"})
+	close(stop)
+	grew := int64(<-peak) - int64(base.HeapAlloc)
+	if out["all_match"] != true || num(t, out, "matched") != k {
+		t.Fatalf("replay: all_match %v, matched %v", out["all_match"], out["matched"])
+	}
+	if grew > 12*mib {
+		t.Fatalf("a replay of %d entries of 1 MiB grew the heap by %.1f MiB at peak; with chunks of %d MiB it holds about one", k, float64(grew)/mib, chunk/mib)
+	}
+	t.Logf("heap grew by %.1f MiB at peak", float64(grew)/mib)
 }

@@ -54,6 +54,10 @@ type Options struct {
 	// limit; `readproof mcp --http` sets DefaultMaxAnswerBytes unless
 	// --max-answer says otherwise.
 	MaxAnswerBytes int64
+
+	// replayChunk is replayChunkBytes unless a test sets it
+	// (WithReplayChunk).
+	replayChunk int64
 }
 
 // DefaultMaxAnswerBytes is the content budget of one tool answer of
