@@ -57,6 +57,8 @@ func mcpCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-concurrent", Value: mcpserver.DefaultMaxConcurrent, Usage: "with --http: requests executing at once (others wait, then 503)"},
 			&cli.Float64Flag{Name: "rate", Value: mcpserver.DefaultRate, Usage: "with --http: requests per second per token (429 beyond, with Retry-After)"},
 			&cli.IntFlag{Name: "burst", Value: mcpserver.DefaultBurst, Usage: "with --http: requests a token may make at once above --rate"},
+			&cli.Int64Flag{Name: "max-answer", Usage: "most document `BYTES` one tool answer carries (replay with include_content, evidence export with with_content); more is refused, naming the windows that return every byte; 0: no limit",
+				DefaultText: strconv.Itoa(mcpserver.DefaultMaxAnswerBytes) + " with --http, no limit on stdio"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: mcpserver.DefaultShutdownTimeout, Usage: "with --http: on SIGTERM or SIGINT, how long requests in flight may take to finish"},
 		},
 		Subcommands: []*cli.Command{mcpTokenCommand()},
@@ -70,6 +72,16 @@ func mcpCommand() *cli.Command {
 				TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), Tokens: c.String("tokens"),
 				MaxBody: c.Int64("max-body"), MaxConcurrent: c.Int("max-concurrent"),
 				Rate: c.Float64("rate"), Burst: c.Int("burst"), ShutdownTimeout: c.Duration("shutdown-timeout"),
+				MaxAnswer: c.Int64("max-answer"),
+			}
+			if !c.IsSet("max-answer") && opts.HTTP != "" {
+				// One store, many tokens: an answer of every byte of a
+				// large run is bounded over HTTP by default. On stdio
+				// the one client is the user who started the server.
+				opts.MaxAnswer = mcpserver.DefaultMaxAnswerBytes
+			}
+			if opts.MaxAnswer < 0 {
+				return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --max-answer %d: must not be negative", opts.MaxAnswer), "give a number of bytes, or 0 for no limit"))
 			}
 			if opts.HTTP == "" {
 				for _, f := range []string{"public", "insecure-public", "tls-cert", "tls-key", "tokens", "max-body", "max-concurrent", "rate", "burst", "shutdown-timeout"} {
@@ -98,6 +110,7 @@ type mcpOptions struct {
 	Rate            float64
 	Burst           int
 	ShutdownTimeout time.Duration
+	MaxAnswer       int64 // Options.MaxAnswerBytes; 0 for no limit
 
 	// listen is net.Listen unless a test binds elsewhere.
 	listen func(network, address string) (net.Listener, error)
@@ -146,7 +159,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		logger = slog.New(slog.NewTextHandler(e.err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	pc := &policyCache{}
-	opts := mcpserver.Options{Open: func() (*store.Store, error) { return pc.open(e) }, Version: buildinfo.Read().Version, Logger: logger}
+	opts := mcpserver.Options{Open: func() (*store.Store, error) { return pc.open(e) }, Version: buildinfo.Read().Version, Logger: logger, MaxAnswerBytes: o.MaxAnswer}
 	var verifier *mcpauth.Verifier
 	if o.HTTP != "" {
 		path, from, err := keyloc.MCPTokensPath(o.Tokens)

@@ -40,3 +40,9 @@ func AddPanicTool(s *Server) {
 // Recovered exposes the middleware that turns a request's panic into a
 // JSON-RPC error.
 func Recovered(s *Server) func(mcp.MethodHandler) mcp.MethodHandler { return s.recovered }
+
+// WithReplayChunk is o replaying at most n recorded bytes at once.
+func WithReplayChunk(o Options, n int64) Options {
+	o.replayChunk = n
+	return o
+}

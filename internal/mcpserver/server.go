@@ -44,7 +44,29 @@ type Options struct {
 	// Session is the receipt session of this server; required with
 	// ReceiptKey.
 	Session string
+
+	// MaxAnswerBytes bounds the document bytes one tool answer carries
+	// whole: readproof_replay with include_content (the windows it
+	// returns) and readproof_evidence_export with with_content (every
+	// entry's bytes). A call that would carry more is refused with a tool
+	// error naming the budget and the way to take the bytes in windows,
+	// decided from the manifest's sizes before any byte is read. 0 is no
+	// limit; `readproof mcp --http` sets DefaultMaxAnswerBytes unless
+	// --max-answer says otherwise.
+	MaxAnswerBytes int64
+
+	// replayChunk is replayChunkBytes unless a test sets it
+	// (WithReplayChunk).
+	replayChunk int64
 }
+
+// DefaultMaxAnswerBytes is the content budget of one tool answer of
+// `readproof mcp --http` (Options.MaxAnswerBytes): a replay's content is
+// held as bytes, as a string and several times as JSON (the result, its
+// receipt form, the response) while it is answered, about seven times its
+// size at peak (50 MiB answered at 370 MB of RSS), and the server is
+// shared by every token.
+const DefaultMaxAnswerBytes = 16 << 20
 
 // Instructions is the initialize result's instructions: what readproof is
 // and how a run works, before the model calls anything.
@@ -54,7 +76,7 @@ How to read: list documents with readproof_resources_list (or resources/list). R
 
 How to record your work: for every task whose answer depends on documents, open a run with readproof_run_start, read each document that matters with readproof_run_mount (it returns the bytes and records them at the next position; pass position 0, 1, 2, ... so that a retried call is recorded once), then readproof_run_commit. The commit returns a manifest id (40 hex): cite it in your answer. With it anyone can inspect (readproof_manifest), compare (readproof_diff), re-verify byte for byte (readproof_replay) and export evidence (readproof_evidence_export). When a result carries a receipt_id, cite those receipt ids too.
 
-Large documents are cut at 1 MiB with a marker naming the full content hash; readproof_replay with include_content returns every byte. Never edit the store (the .readproof directory) by hand.`
+Large documents are cut at 1 MiB with a marker naming the full content hash; readproof_replay with include_content returns every byte (with position, offset and max_bytes, in windows, when one answer would be too large). Never edit the store (the .readproof directory) by hand.`
 
 // Server is a readproof MCP server.
 type Server struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/proofread"
+	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -144,22 +145,24 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 	if in.Offset < 0 || in.MaxBytes < 0 {
 		return nil, reply{}, hint.With(fmt.Errorf("replay: offset %d and max_bytes %d must not be negative", in.Offset, in.MaxBytes), "pass 0 or a positive number")
 	}
-	res, rerr := c.st.Replay(in.Target)
-	if res == nil {
-		return nil, reply{}, rerr
-	}
-	if in.Position != nil && (*in.Position < 0 || *in.Position >= len(res.Entries)) {
-		return nil, reply{}, hint.With(fmt.Errorf("replay %s: no entry at position %d (the run has %d)", in.Target, *in.Position, len(res.Entries)), "positions count from 0")
-	}
-	out := &ReplayOutput{ManifestID: res.Manifest.ID, RunID: res.Manifest.RunID, AllMatch: res.AllMatch, Matched: res.Matched, Entries: []ReplayEntry{}}
-	notes, err := proofread.ReplayLines(c.st, res)
-	out.Notes = notes
+	m, err := c.st.Manifest(in.Target)
 	if err != nil {
-		out.AllMatch = false
-		out.Notes = append(out.Notes, err.Error())
+		return nil, reply{}, err
 	}
-	for i, e := range res.Entries {
-		me := res.Manifest.Entries[i]
+	if in.Position != nil && (*in.Position < 0 || *in.Position >= len(m.Entries)) {
+		return nil, reply{}, hint.With(fmt.Errorf("replay %s: no entry at position %d (the run has %d)", in.Target, *in.Position, len(m.Entries)), "positions count from 0")
+	}
+	// The budget is checked on the manifest's sizes, before a byte is
+	// read: a refusal costs no more than the manifest.
+	if in.IncludeContent && s.opts.MaxAnswerBytes > 0 {
+		if n, entries := windowBytes(m, in); n > s.opts.MaxAnswerBytes {
+			return nil, reply{}, s.overBudget(fmt.Sprintf("replay %s: include_content would return %d bytes of content (%d entr%s)", in.Target, n, entries, pluralY(entries)),
+				fmt.Sprintf("take the content in windows: position (0 to %d) with max_bytes of at most %d, then offset = next_offset until complete is true", len(m.Entries)-1, s.opts.MaxAnswerBytes))
+		}
+	}
+	out := &ReplayOutput{ManifestID: m.ID, RunID: m.RunID, Entries: make([]ReplayEntry, 0, len(m.Entries))}
+	res, rerr := s.replayChunked(c.st, m, func(i int, e *store.ReplayEntry) {
+		me := m.Entries[i]
 		re := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, ExpectedHash: e.Expected, ActualHash: e.Actual,
 			Match: e.Match, Error: e.Error, TotalBytes: me.Bytes}
 		if in.IncludeContent && e.Match && (in.Position == nil || *in.Position == e.Position) {
@@ -170,6 +173,16 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 		}
 		out.TotalBytes += me.Bytes
 		out.Entries = append(out.Entries, re)
+	})
+	if res == nil {
+		return nil, reply{}, rerr
+	}
+	out.AllMatch, out.Matched = res.AllMatch, res.Matched
+	notes, err := proofread.ReplayLines(c.st, res)
+	out.Notes = notes
+	if err != nil {
+		out.AllMatch = false
+		out.Notes = append(out.Notes, err.Error())
 	}
 	var text string
 	if out.AllMatch {
@@ -198,6 +211,80 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 		}
 	}
 	return out, reply{text: text, meta: mcp.Meta{"truncated": out.Truncated, "total_bytes": out.TotalBytes, "all_match": out.AllMatch}}, nil
+}
+
+// replayChunkBytes is how many of a run's recorded bytes a replay reads
+// and holds at once (Options.replayChunk when set): one entry over it is
+// replayed alone.
+const replayChunkBytes = 16 << 20
+
+// replayChunked replays m as store.ReplayManifest does, in chunks of
+// consecutive entries of at most replayChunkBytes recorded bytes, and
+// calls each with every replayed entry (its index in m) once its chunk is
+// done. It then drops the entry's bytes unless the entry is probed
+// (proofread.ReplayLines derives the delivered hash again from them): a
+// replay holds about one chunk of a manifest's bytes, not all of them. Before, every entry's
+// bytes were held until the answer was built: a write token's run of a
+// 1 MiB document mounted 200 times (one blob in the store) made any read
+// token's replay of it, with no content asked for, hold 200 MiB.
+func (s *Server) replayChunked(st *store.Store, m *manifest.Manifest, each func(i int, e *store.ReplayEntry)) (*store.ReplayResult, error) {
+	limit := s.opts.replayChunk
+	if limit <= 0 {
+		limit = replayChunkBytes
+	}
+	res := &store.ReplayResult{Manifest: m, AllMatch: true, Entries: make([]store.ReplayEntry, 0, len(m.Entries))}
+	var err error
+	for i := 0; i < len(m.Entries); {
+		j, n := i+1, m.Entries[i].Bytes
+		for j < len(m.Entries) && n+m.Entries[j].Bytes <= limit {
+			n += m.Entries[j].Bytes
+			j++
+		}
+		part := *m
+		part.Entries = m.Entries[i:j]
+		r, rerr := st.ReplayManifest(&part)
+		if r == nil {
+			return nil, rerr
+		}
+		if rerr != nil {
+			err = rerr
+		}
+		for k := range r.Entries {
+			each(i+k, &r.Entries[k])
+			if m.Entries[i+k].Probe == nil {
+				r.Entries[k].Content = nil
+			}
+		}
+		res.Entries = append(res.Entries, r.Entries...)
+		res.Matched += r.Matched
+		res.AllMatch = res.AllMatch && r.AllMatch
+		i = j
+	}
+	return res, err
+}
+
+// windowBytes is how many content bytes replay would return for in, from
+// the manifest's recorded sizes (at most, since only entries that replay
+// carry content), and over how many entries.
+func windowBytes(m *manifest.Manifest, in ReplayInput) (n int64, entries int) {
+	for _, e := range m.Entries {
+		if in.Position != nil && *in.Position != e.Position {
+			continue
+		}
+		w := max(e.Bytes-in.Offset, 0)
+		if in.MaxBytes > 0 && in.MaxBytes < w {
+			w = in.MaxBytes
+		}
+		n += w
+		entries++
+	}
+	return n, entries
+}
+
+// overBudget is the tool error of a call whose answer would carry more
+// document bytes than Options.MaxAnswerBytes.
+func (s *Server) overBudget(what, how string) error {
+	return hint.With(fmt.Errorf("%s: over this server's budget of %d bytes per answer (the operator's --max-answer): refused before reading them", what, s.opts.MaxAnswerBytes), how)
 }
 
 // window fills re with content[offset : offset+max] (all when max is 0),

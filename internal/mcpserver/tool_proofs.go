@@ -31,6 +31,23 @@ type EvidenceOutput struct {
 }
 
 func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*EvidenceOutput, reply, error) {
+	if in.WithContent && s.opts.MaxAnswerBytes > 0 {
+		// Checked on the manifest's sizes, before a byte is read: the
+		// bundle carries every entry's bytes, in base64.
+		m, err := c.st.Manifest(in.Target)
+		if err != nil {
+			return nil, reply{}, err
+		}
+		var n int64
+		for _, e := range m.Entries {
+			n += e.Bytes
+		}
+		if n > s.opts.MaxAnswerBytes {
+			return nil, reply{}, s.overBudget(fmt.Sprintf("evidence export %s with_content: the bundle would carry %d bytes of content (%d entr%s)", in.Target, n, len(m.Entries), pluralY(len(m.Entries))),
+				"export without with_content (the bundle names every entry's content hash) and take the bytes with readproof_replay windows (position, offset, max_bytes); "+
+					"a bundle with content of run "+m.RunID+" is exported where the store is, by the operator (the evidence export command with --with-content)")
+		}
+	}
 	data, st, err := c.st.ExportEvidence(in.Target, store.EvidenceOptions{WithContent: in.WithContent, ExporterVersion: s.opts.Version})
 	if err != nil {
 		return nil, reply{}, err

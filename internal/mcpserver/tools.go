@@ -79,7 +79,8 @@ func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{Name: ToolReplay, Annotations: readOnly("Replay a run"),
 		Description: "Rebuild a run's bytes from the store alone (never the live source) and re-hash every entry; all_match says whether " +
 			"every entry reproduces. include_content returns the bytes: all of them by default (no 1 MiB cap), or a window with " +
-			"position, offset and max_bytes for clients that limit result sizes; next_offset continues a window."}, s.replay)
+			"position, offset and max_bytes for clients that limit result sizes; next_offset continues a window. A server may bound the " +
+			"content of one answer (a server over HTTP does by default): a call over it is refused, naming the windows to ask for."}, s.replay)
 	addTool(s, &mcp.Tool{Name: ToolTagSet, Annotations: writes("Set a tag", false, false),
 		Description: "Point a named tag at a snapshot of a resource (default: its current snapshot), so URI@TAG delivers exactly those bytes. " +
 			"The move is recorded in the tag's history; setting the tag to what it already holds (a retry) changes nothing and returns that move."}, s.tagSet)
@@ -90,7 +91,7 @@ func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{Name: ToolEvidenceExport, Annotations: readOnly("Export evidence"),
 		Description: "Build the evidence bundle (an in-toto statement with the Merkle root over the run's entries, replayed from the store) for a " +
 			"run id or manifest id, exactly as `readproof evidence export` writes it (unsigned), and return its bytes as a string. " +
-			"with_content embeds every delivered byte (no 1 MiB cap)."}, s.evidenceExport)
+			"with_content embeds every delivered byte (no 1 MiB cap), within the server's bound on one answer's content, when it has one."}, s.evidenceExport)
 	addTool(s, &mcp.Tool{Name: ToolReceiptsVerifyClms, Annotations: readOnly("Check cited receipts"),
 		Description: "Check the tool receipt ids cited in a text (or a JSON list of ids) against the store: each is valid, fabricated, " +
 			"tampered, from another session or under an unknown key; receipts of the session that were not cited are listed as omitted."}, s.verifyClaims)
