@@ -365,9 +365,14 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 			id, rerr := s.issue(ctx, st, t.Name, req, run, start, nil, err)
 			return nil, zero, toolError(err, id, rerr)
 		}
-		data, err := json.Marshal(out)
-		if err != nil {
-			return nil, zero, fmt.Errorf("%s: encode result: %w", t.Name, err)
+		// The receipt hashes the result as JSON: encoded here only when
+		// receipts are on (the SDK encodes it again for the answer, and a
+		// replay with content is megabytes).
+		var data []byte
+		if !s.opts.ReceiptKey.IsZero() {
+			if data, err = json.Marshal(out); err != nil {
+				return nil, zero, fmt.Errorf("%s: encode result: %w", t.Name, err)
+			}
 		}
 		id, rerr := s.issue(ctx, st, t.Name, req, run, start, data, nil)
 		out.setReceipt(id, rerr)
