@@ -109,6 +109,14 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(repo, dir)
 	}
+	if install {
+		// refuse before writing anything, so no hook is left half done
+		for _, name := range hookNames() {
+			if err := checkChainable(top, dir, name); err != nil {
+				return err
+			}
+		}
+	}
 	var results []hookResult
 	for _, name := range hookNames() {
 		var r hookResult
@@ -264,6 +272,57 @@ func isOurHook(path string) (bool, error) {
 		return false, err
 	}
 	return bytes.Contains(data, []byte(hookMarker)), nil
+}
+
+// checkChainable refuses to chain a hook managed by husky. husky's hooks
+// (.husky/_/NAME sourcing ./h; before husky 9, .husky/NAME sourcing
+// _/husky.sh) find the script to run by their own file name: kept as
+// NAME.local, one runs .husky/NAME.local, which does not exist, and exits 0,
+// so chaining it would switch the team's husky checks off without a word.
+func checkChainable(top, dir, name string) error {
+	path := filepath.Join(dir, name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil // a missing or unreadable hook is installHook's to report
+	}
+	undo := ""
+	if bytes.Contains(data, []byte(hookMarker)) {
+		// an install before this check may have chained one already
+		path += chainedSuffix
+		if data, err = os.ReadFile(path); err != nil {
+			return nil
+		}
+		undo = "run `readproof hooks uninstall`, which puts it back, then "
+	}
+	if !isHuskyHook(data) {
+		return nil
+	}
+	scripts := dir
+	if filepath.Base(dir) == "_" {
+		scripts = filepath.Dir(dir)
+	}
+	if rel, err := filepath.Rel(top, scripts); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		scripts = rel
+	}
+	scripts = filepath.ToSlash(scripts)
+	return hint.With(fmt.Errorf("hooks: %s is husky's: husky runs the script named after the hook in %s/, which a hook kept as %s would not run", path, scripts, name+chainedSuffix),
+		fmt.Sprintf(undo+"add `readproof verify && readproof status --exit-code` to %[1]s/pre-commit, %[1]s/pre-merge-commit and %[1]s/pre-push (husky runs them); nothing was written", scripts))
+}
+
+// isHuskyHook reports whether a hook's text is husky's: it names husky
+// (husky 4 to 8), or sources the helper h beside it (husky 9: `. "$(dirname
+// "$0")/h"`, or `. "${0%/*}/h"`).
+func isHuskyHook(data []byte) bool {
+	if bytes.Contains(bytes.ToLower(data), []byte("husky")) {
+		return true
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, ". ") && strings.HasSuffix(line, `/h"`) {
+			return true
+		}
+	}
+	return false
 }
 
 func installHook(dir, name, script string) (hookResult, error) {
