@@ -12,12 +12,14 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
 )
 
 // hookNames are the hooks readproof installs. pre-merge-commit (git 2.24+)
@@ -244,6 +246,24 @@ func hookScript(name, config, storePath string) string {
 	if storePath != "" {
 		args += " --store " + shellQuote(storePath)
 	}
+	worktree, setStore := "", ""
+	if rel, ok := strings.CutPrefix(config, "$top/"); ok && storePath == "" {
+		// the store (ignored by git) is in the worktree it was made in; a
+		// linked worktree shares the hooks but not the store
+		def := shellQuote(path.Join(path.Dir(rel), filepath.Base(store.DefaultPath("."))))
+		worktree = `store=
+if [ -z "${READPROOF_STORE:-}" ] && [ ! -e "$top"/` + def + ` ]; then
+	# a linked worktree (git worktree add) has no store: use the main worktree's
+	main=$(git worktree list --porcelain 2>/dev/null | sed -n '1s/^worktree //p')
+	if [ -n "$main" ] && [ "$main" != "$top" ] && [ -d "$main"/` + def + ` ]; then
+		store="$main"/` + def + `
+		echo "readproof hook: this worktree has no store: checking against the main worktree's, $store; record with readproof --store \"$store\" get URI" >&2
+	fi
+fi
+`
+		args += ` "$@"`
+		setStore = "\t" + `if [ -n "$store" ]; then set -- --store "$store"; else set --; fi` + "\n"
+	}
 	return `#!/bin/sh
 ` + hookMarker + `: written by ` + "`readproof hooks install`" + `; ` + "`readproof hooks uninstall`" + ` removes it.
 # Runs the hook this one replaced (kept as ` + name + chainedSuffix + `) first, then refuses the
@@ -258,9 +278,9 @@ if ! command -v "$readproof" >/dev/null 2>&1; then
 	echo "readproof hook: $readproof is not on PATH: install readproof, or remove the hook with readproof hooks uninstall" >&2
 	exit 1
 fi
-(
+` + worktree + `(
 	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX
-	"$readproof" ` + args + ` verify || exit $?
+` + setStore + `	"$readproof" ` + args + ` verify || exit $?
 	"$readproof" ` + args + ` status --exit-code || exit $?
 ) </dev/null || exit $?
 `
