@@ -38,6 +38,18 @@ func hookRefuses(name string) string {
 	return "commit"
 }
 
+// hookSkip is the git command whose --no-verify skips the hook, for its
+// message when readproof cannot be found.
+func hookSkip(name string) string {
+	switch name {
+	case "pre-merge-commit":
+		return "merge"
+	case "pre-push":
+		return "push"
+	}
+	return "commit"
+}
+
 // hookMarker identifies a hook readproof wrote.
 const hookMarker = "# readproof-hook v1"
 
@@ -275,7 +287,7 @@ fi
 top=$(git rev-parse --show-toplevel) || exit 1
 readproof=${READPROOF:-readproof}
 if ! command -v "$readproof" >/dev/null 2>&1; then
-	echo "readproof hook: $readproof is not on PATH: install readproof, or remove the hook with readproof hooks uninstall" >&2
+	echo "readproof hook: $readproof is not on PATH: put readproof on PATH, or set READPROOF to its path; git ` + hookSkip(name) + ` --no-verify skips the check once" >&2
 	exit 1
 fi
 ` + worktree + `(
