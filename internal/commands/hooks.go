@@ -116,12 +116,20 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	if repo, err = filepath.Abs(repo); err != nil {
 		return err
 	}
-	top, dir, err := hooksPlace(repo)
+	top, dir, common, err := hooksPlace(repo)
 	if err != nil {
 		return err
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(repo, dir)
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(repo, common)
+	}
+	if install && filepath.Clean(dir) != filepath.Join(common, "hooks") {
+		if err := checkHooksPathScope(repo, dir); err != nil {
+			return err
+		}
 	}
 	if install {
 		// refuse before writing anything, so no hook is left half done
@@ -197,33 +205,57 @@ func relativeTo(top, path string) string {
 	return "$top/" + filepath.ToSlash(rel)
 }
 
-// hooksPlace returns the top of the work tree around repo and its hooks
-// directory (as git names it, maybe relative to repo), from one git
-// process when neither path holds a newline, else from two.
-func hooksPlace(repo string) (top, dir string, err error) {
+// hooksPlace returns the top of the work tree around repo, its hooks
+// directory and its common git directory (as git names them, maybe relative
+// to repo), from one git process when no path holds a newline, else from
+// three.
+func hooksPlace(repo string) (top, dir, common string, err error) {
 	notTree := func(err error) error {
 		return hint.With(fmt.Errorf("hooks: %s is not inside a git work tree: %w", repo, err), "run it in the project's repository, or name it with --repo DIR")
 	}
-	both, err := gitOutput(repo, "rev-parse", "--show-toplevel", "--git-path", "hooks")
+	all, err := gitOutput(repo, "rev-parse", "--show-toplevel", "--git-path", "hooks", "--git-common-dir")
 	if err != nil {
 		// --show-toplevel is what fails outside a work tree: ask it alone
 		// for the error it gives
 		if _, terr := gitOutput(repo, "rev-parse", "--show-toplevel"); terr != nil {
-			return "", "", notTree(terr)
+			return "", "", "", notTree(terr)
 		}
-		return "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
+		return "", "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
 	}
-	if top, dir, ok := strings.Cut(both, "\n"); ok && !strings.Contains(dir, "\n") {
+	if lines := strings.Split(all, "\n"); len(lines) == 3 {
 		// each trimmed as gitOutput trims the output of one question
-		return strings.TrimSpace(top), strings.TrimSpace(dir), nil
+		return strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1]), strings.TrimSpace(lines[2]), nil
 	}
 	if top, err = gitOutput(repo, "rev-parse", "--show-toplevel"); err != nil {
-		return "", "", notTree(err)
+		return "", "", "", notTree(err)
 	}
 	if dir, err = gitOutput(repo, "rev-parse", "--git-path", "hooks"); err != nil {
-		return "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
+		return "", "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
 	}
-	return top, dir, nil
+	if common, err = gitOutput(repo, "rev-parse", "--git-common-dir"); err != nil {
+		return "", "", "", fmt.Errorf("hooks: find the git directory of %s: %w", repo, err)
+	}
+	return top, dir, common, nil
+}
+
+// checkHooksPathScope refuses a core.hooksPath set outside the repository's
+// own configuration (global, system, or on the command line): the hooks
+// directory it names serves every repository, where readproof's hooks would
+// refuse each commit for want of a readproof.toml. Asked only when the hooks
+// directory is not the default one.
+func checkHooksPathScope(repo, dir string) error {
+	out, err := gitOutput(repo, "config", "--show-scope", "--show-origin", "--get", "core.hooksPath")
+	if err != nil {
+		return nil // not set (exit 1): nothing to refuse
+	}
+	scope, rest, _ := strings.Cut(out, "\t")
+	if scope == "local" || scope == "worktree" {
+		return nil
+	}
+	origin, _, _ := strings.Cut(rest, "\t")
+	origin = strings.TrimPrefix(origin, "file:")
+	return hint.With(fmt.Errorf("hooks: core.hooksPath is set in the %s git configuration (%s): hooks written to %s would run in every repository, and refuse commits where there is no readproof.toml", scope, origin, dir),
+		"give this repository a hooks directory of its own (git config core.hooksPath .githooks; the global hooks then no longer run here, so copy those it needs), then run readproof hooks install again; nothing was written")
 }
 
 func gitOutput(dir string, args ...string) (string, error) {
