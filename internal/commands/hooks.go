@@ -110,6 +110,13 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	install := opts.Install
 	repo := opts.Repo
 	var err error
+	if install {
+		// hooks naming a policy file that is not there refuse every commit
+		if _, err := os.Stat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
+			return hint.With(fmt.Errorf("hooks: no policy file at %s: hooks would refuse every commit", e.policyPath),
+				"run readproof hooks install in the directory that holds readproof.toml (or name it with --config), or create one first with readproof init")
+		}
+	}
 	if repo == "" {
 		repo = filepath.Dir(e.policyPath)
 	}
