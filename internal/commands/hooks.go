@@ -20,6 +20,7 @@ import (
 
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // hookNames are the hooks readproof installs. pre-merge-commit (git 2.24+)
@@ -141,7 +142,7 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	if install {
 		// refuse before writing anything, so no hook is left half done
 		for _, name := range hookNames() {
-			if err := checkChainable(top, dir, name); err != nil {
+			if err := checkChainable(top, dir, name, checkCommand(top, e)); err != nil {
 				return err
 			}
 		}
@@ -351,7 +352,7 @@ func isOurHook(path string) (bool, error) {
 // _/husky.sh) find the script to run by their own file name: kept as
 // NAME.local, one runs .husky/NAME.local, which does not exist, and exits 0,
 // so chaining it would switch the team's husky checks off without a word.
-func checkChainable(top, dir, name string) error {
+func checkChainable(top, dir, name, command string) error {
 	path := filepath.Join(dir, name)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -368,7 +369,7 @@ func checkChainable(top, dir, name string) error {
 	}
 	if bytes.Contains(data, []byte(preCommitMarker)) {
 		return hint.With(fmt.Errorf("hooks: %s is the pre-commit framework's (pre-commit.com): `pre-commit install` run again would put readproof's hook aside and have it run the copy kept as %s, which pre-commit refuses", path, name+chainedSuffix),
-			undo+"add readproof to .pre-commit-config.yaml instead: under `repo: local`, a hook with `entry: sh -c 'readproof verify && readproof status --exit-code'`, `language: system`, `pass_filenames: false`, `always_run: true`, `stages: [pre-commit, pre-merge-commit, pre-push]`; nothing was written")
+			undo+"add readproof to .pre-commit-config.yaml instead: under `repo: local`, a hook with `entry: sh -c '"+strings.ReplaceAll(command, "'", `'"'"'`)+"'`, `language: system`, `pass_filenames: false`, `always_run: true`, `stages: [pre-commit, pre-merge-commit, pre-push]`; nothing was written")
 	}
 	if !isHuskyHook(data) {
 		return nil
@@ -382,7 +383,23 @@ func checkChainable(top, dir, name string) error {
 	}
 	scripts = filepath.ToSlash(scripts)
 	return hint.With(fmt.Errorf("hooks: %s is husky's: husky runs the script named after the hook in %s/, which a hook kept as %s would not run", path, scripts, name+chainedSuffix),
-		fmt.Sprintf(undo+"add `readproof verify && readproof status --exit-code` to %[1]s/pre-commit, %[1]s/pre-merge-commit and %[1]s/pre-push (husky runs them); nothing was written", scripts))
+		fmt.Sprintf(undo+"add `%[2]s` to %[1]s/pre-commit, %[1]s/pre-merge-commit and %[1]s/pre-push (husky runs them); nothing was written", scripts, command))
+}
+
+// checkCommand is the line a hook manager's script runs (from the top of the
+// work tree, as git runs hooks) for readproof's checks: --config and --store
+// named when they are not found from there by default.
+func checkCommand(top string, e *env) string {
+	var args string
+	config := relativeTo(top, e.policyPath)
+	if rel, ok := strings.CutPrefix(config, "$top/"); !ok || rel != PolicyName {
+		config = strings.TrimPrefix(config, "$top/")
+		args += " --config " + text.ShellArg(config)
+	}
+	if st := storeArg(top, e); st != "" {
+		args += " --store " + text.ShellArg(strings.TrimPrefix(st, "$top/"))
+	}
+	return "readproof" + args + " verify && readproof" + args + " status --exit-code"
 }
 
 // preCommitMarker is the line the pre-commit framework writes into each of
