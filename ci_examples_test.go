@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -231,6 +234,12 @@ func runGitLabJob(ts *testscript.TestScript) bool {
 	}
 	dir := ts.MkAbs(".")
 	env := append(scriptEnv(ts), "CI=true", "GITLAB_CI=true", "CI_PROJECT_DIR="+dir, "READPROOF_STORE_URL="+ts.Getenv("READPROOF_STORE_URL"))
+	// a merge request pipeline, when the script sets one up (notesink)
+	for _, k := range []string{"CI_MERGE_REQUEST_IID", "CI_API_V4_URL", "CI_PROJECT_ID", "READPROOF_NOTE_TOKEN"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
 	code := runShell(ts, dir, env, "script", strings.Join(job.Script, "\n"))
 	for _, p := range job.Artifacts.Paths {
 		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
@@ -238,4 +247,33 @@ func runGitLabJob(ts *testscript.TestScript) bool {
 		}
 	}
 	return code == 0
+}
+
+// noteSinkCmd is `notesink STATUS`: a stand-in for the GitLab API on
+// 127.0.0.1 that answers every request with STATUS and writes what it got
+// to $WORK/note-request.txt (method and path, the PRIVATE-TOKEN header, and
+// the form's body field), for the GitLab job's merge-request note. It sets
+// $CI_API_V4_URL.
+func noteSinkCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: notesink STATUS")
+	}
+	status, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	out := filepath.Join(ts.Getenv("WORK"), "note-request.txt")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		rec := fmt.Sprintf("%s %s\ntoken: %s\n%s", r.Method, r.URL.Path, r.Header.Get("PRIVATE-TOKEN"), r.PostForm.Get("body"))
+		if err := os.WriteFile(out, []byte(rec), 0o600); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(status)
+		fmt.Fprintln(w, `{"id": 1}`)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("CI_API_V4_URL", srv.URL+"/api/v4")
 }

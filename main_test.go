@@ -155,6 +155,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"gitdaemon": gitDaemonCmd,
 	// cijob github|gitlab|readme: run the examples/ci job, or docs/README-ci.md's, in the current directory (ci_examples_test.go)
 	"cijob": ciJobCmd,
+	// notesink STATUS: a GitLab notes API stand-in for the GitLab job, sets $CI_API_V4_URL (ci_examples_test.go)
+	"notesink": noteSinkCmd,
 	// race [-win N] DIR... -- COMMAND [ARGS...]: concurrent runs, either order (main_daemon_test.go)
 	"race": raceCmd,
 	// evedit, commitedit, mksigners: tamper with bundles and commits (evidence_cli_test.go)

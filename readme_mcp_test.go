@@ -110,3 +110,37 @@ func TestREADMEMCPConfigs(t *testing.T) {
 		t.Errorf("README MCP configurations: %v, want 3 stdio, 2 http, 1 mcp-remote", kinds)
 	}
 }
+
+// tokenFileLeft lists the pages that still show an MCP token written to a
+// file in the working directory (the project, a git work tree, where `git
+// add -A` commits it), with the reason they are left. TestDocsKeepMCPTokensOutOfTheProject
+// fails when a page does so and is not listed, and when a listed page no
+// longer does.
+var tokenFileLeft = map[string]string{
+	"README.md":          "its MCP block is held verbatim by testdata/script/readme_mcp.txtar; the MCP section's owner moves both",
+	"docs/README-mcp.md": "as README.md",
+}
+
+// TestDocsKeepMCPTokensOutOfTheProject: an example that prints a token with
+// `readproof mcp token add` keeps it in a shell variable or a file outside
+// the project ($HOME, $XDG_RUNTIME_DIR, an absolute path), as the token file
+// itself is kept: a relative file name puts a live bearer token in the
+// project's work tree, untracked and not ignored.
+func TestDocsKeepMCPTokensOutOfTheProject(t *testing.T) {
+	t.Parallel()
+	relative := regexp.MustCompile(`readproof mcp token add [^>#]*>\s*([^\s/$~"'][^\s]*)`)
+	for _, page := range []string{"README.md", "docs/README-mcp.md", "examples/agent-ts/README.md"} {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := relative.FindSubmatch(b)
+		_, left := tokenFileLeft[page]
+		switch {
+		case m != nil && !left:
+			t.Errorf("%s writes an MCP token to %s, a file in the working directory (the project): keep it in a shell variable, token=$(readproof mcp token add ...), or a file outside the project", page, m[1])
+		case m == nil && left:
+			t.Errorf("%s no longer writes a token into the project: remove it from tokenFileLeft", page)
+		}
+	}
+}

@@ -12,12 +12,15 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // hookNames are the hooks readproof installs. pre-merge-commit (git 2.24+)
@@ -30,6 +33,18 @@ func hookRefuses(name string) string {
 	switch name {
 	case "pre-merge-commit":
 		return "merge commit"
+	case "pre-push":
+		return "push"
+	}
+	return "commit"
+}
+
+// hookSkip is the git command whose --no-verify skips the hook, for its
+// message when readproof cannot be found.
+func hookSkip(name string) string {
+	switch name {
+	case "pre-merge-commit":
+		return "merge"
 	case "pre-push":
 		return "push"
 	}
@@ -96,18 +111,41 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	install := opts.Install
 	repo := opts.Repo
 	var err error
+	if install {
+		// hooks naming a policy file that is not there refuse every commit
+		if _, err := os.Stat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
+			return hint.With(fmt.Errorf("hooks: no policy file at %s: hooks would refuse every commit", e.policyPath),
+				"run readproof hooks install in the directory that holds readproof.toml (or name it with --config), or create one first with readproof init")
+		}
+	}
 	if repo == "" {
 		repo = filepath.Dir(e.policyPath)
 	}
 	if repo, err = filepath.Abs(repo); err != nil {
 		return err
 	}
-	top, dir, err := hooksPlace(repo)
+	top, dir, common, err := hooksPlace(repo)
 	if err != nil {
 		return err
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(repo, dir)
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(repo, common)
+	}
+	if install && filepath.Clean(dir) != filepath.Join(common, "hooks") {
+		if err := checkHooksPathScope(repo, dir); err != nil {
+			return err
+		}
+	}
+	if install {
+		// refuse before writing anything, so no hook is left half done
+		for _, name := range hookNames() {
+			if err := checkChainable(top, dir, name, checkCommand(top, e)); err != nil {
+				return err
+			}
+		}
 	}
 	var results []hookResult
 	for _, name := range hookNames() {
@@ -175,33 +213,57 @@ func relativeTo(top, path string) string {
 	return "$top/" + filepath.ToSlash(rel)
 }
 
-// hooksPlace returns the top of the work tree around repo and its hooks
-// directory (as git names it, maybe relative to repo), from one git
-// process when neither path holds a newline, else from two.
-func hooksPlace(repo string) (top, dir string, err error) {
+// hooksPlace returns the top of the work tree around repo, its hooks
+// directory and its common git directory (as git names them, maybe relative
+// to repo), from one git process when no path holds a newline, else from
+// three.
+func hooksPlace(repo string) (top, dir, common string, err error) {
 	notTree := func(err error) error {
 		return hint.With(fmt.Errorf("hooks: %s is not inside a git work tree: %w", repo, err), "run it in the project's repository, or name it with --repo DIR")
 	}
-	both, err := gitOutput(repo, "rev-parse", "--show-toplevel", "--git-path", "hooks")
+	all, err := gitOutput(repo, "rev-parse", "--show-toplevel", "--git-path", "hooks", "--git-common-dir")
 	if err != nil {
 		// --show-toplevel is what fails outside a work tree: ask it alone
 		// for the error it gives
 		if _, terr := gitOutput(repo, "rev-parse", "--show-toplevel"); terr != nil {
-			return "", "", notTree(terr)
+			return "", "", "", notTree(terr)
 		}
-		return "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
+		return "", "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
 	}
-	if top, dir, ok := strings.Cut(both, "\n"); ok && !strings.Contains(dir, "\n") {
+	if lines := strings.Split(all, "\n"); len(lines) == 3 {
 		// each trimmed as gitOutput trims the output of one question
-		return strings.TrimSpace(top), strings.TrimSpace(dir), nil
+		return strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1]), strings.TrimSpace(lines[2]), nil
 	}
 	if top, err = gitOutput(repo, "rev-parse", "--show-toplevel"); err != nil {
-		return "", "", notTree(err)
+		return "", "", "", notTree(err)
 	}
 	if dir, err = gitOutput(repo, "rev-parse", "--git-path", "hooks"); err != nil {
-		return "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
+		return "", "", "", fmt.Errorf("hooks: find the hooks directory of %s: %w", repo, err)
 	}
-	return top, dir, nil
+	if common, err = gitOutput(repo, "rev-parse", "--git-common-dir"); err != nil {
+		return "", "", "", fmt.Errorf("hooks: find the git directory of %s: %w", repo, err)
+	}
+	return top, dir, common, nil
+}
+
+// checkHooksPathScope refuses a core.hooksPath set outside the repository's
+// own configuration (global, system, or on the command line): the hooks
+// directory it names serves every repository, where readproof's hooks would
+// refuse each commit for want of a readproof.toml. Asked only when the hooks
+// directory is not the default one.
+func checkHooksPathScope(repo, dir string) error {
+	out, err := gitOutput(repo, "config", "--show-scope", "--show-origin", "--get", "core.hooksPath")
+	if err != nil {
+		return nil // not set (exit 1): nothing to refuse
+	}
+	scope, rest, _ := strings.Cut(out, "\t")
+	if scope == "local" || scope == "worktree" {
+		return nil
+	}
+	origin, _, _ := strings.Cut(rest, "\t")
+	origin = strings.TrimPrefix(origin, "file:")
+	return hint.With(fmt.Errorf("hooks: core.hooksPath is set in the %s git configuration (%s): hooks written to %s would run in every repository, and refuse commits where there is no readproof.toml", scope, origin, dir),
+		"give this repository a hooks directory of its own (git config core.hooksPath .githooks; the global hooks then no longer run here, so copy those it needs), then run readproof hooks install again; nothing was written")
 }
 
 func gitOutput(dir string, args ...string) (string, error) {
@@ -236,6 +298,24 @@ func hookScript(name, config, storePath string) string {
 	if storePath != "" {
 		args += " --store " + shellQuote(storePath)
 	}
+	worktree, setStore := "", ""
+	if rel, ok := strings.CutPrefix(config, "$top/"); ok && storePath == "" {
+		// the store (ignored by git) is in the worktree it was made in; a
+		// linked worktree shares the hooks but not the store
+		def := shellQuote(path.Join(path.Dir(rel), filepath.Base(store.DefaultPath("."))))
+		worktree = `store=
+if [ -z "${READPROOF_STORE:-}" ] && [ ! -e "$top"/` + def + ` ]; then
+	# a linked worktree (git worktree add) has no store: use the main worktree's
+	main=$(git worktree list --porcelain 2>/dev/null | sed -n '1s/^worktree //p')
+	if [ -n "$main" ] && [ "$main" != "$top" ] && [ -d "$main"/` + def + ` ]; then
+		store="$main"/` + def + `
+		echo "readproof hook: this worktree has no store: checking against the main worktree's, $store; record with readproof --store \"$store\" get URI" >&2
+	fi
+fi
+`
+		args += ` "$@"`
+		setStore = "\t" + `if [ -n "$store" ]; then set -- --store "$store"; else set --; fi` + "\n"
+	}
 	return `#!/bin/sh
 ` + hookMarker + `: written by ` + "`readproof hooks install`" + `; ` + "`readproof hooks uninstall`" + ` removes it.
 # Runs the hook this one replaced (kept as ` + name + chainedSuffix + `) first, then refuses the
@@ -247,12 +327,12 @@ fi
 top=$(git rev-parse --show-toplevel) || exit 1
 readproof=${READPROOF:-readproof}
 if ! command -v "$readproof" >/dev/null 2>&1; then
-	echo "readproof hook: $readproof is not on PATH: install readproof, or remove the hook with readproof hooks uninstall" >&2
+	echo "readproof hook: $readproof is not on PATH: put readproof on PATH, or set READPROOF to its path; git ` + hookSkip(name) + ` --no-verify skips the check once" >&2
 	exit 1
 fi
-(
+` + worktree + `(
 	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX
-	"$readproof" ` + args + ` verify || exit $?
+` + setStore + `	"$readproof" ` + args + ` verify || exit $?
 	"$readproof" ` + args + ` status --exit-code || exit $?
 ) </dev/null || exit $?
 `
@@ -264,6 +344,85 @@ func isOurHook(path string) (bool, error) {
 		return false, err
 	}
 	return bytes.Contains(data, []byte(hookMarker)), nil
+}
+
+// checkChainable refuses to chain a hook managed by husky or by the
+// pre-commit framework (preCommitMarker). husky's hooks
+// (.husky/_/NAME sourcing ./h; before husky 9, .husky/NAME sourcing
+// _/husky.sh) find the script to run by their own file name: kept as
+// NAME.local, one runs .husky/NAME.local, which does not exist, and exits 0,
+// so chaining it would switch the team's husky checks off without a word.
+func checkChainable(top, dir, name, command string) error {
+	path := filepath.Join(dir, name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil // a missing or unreadable hook is installHook's to report
+	}
+	undo := ""
+	if bytes.Contains(data, []byte(hookMarker)) {
+		// an install before this check may have chained one already
+		path += chainedSuffix
+		if data, err = os.ReadFile(path); err != nil {
+			return nil
+		}
+		undo = "run `readproof hooks uninstall`, which puts it back, then "
+	}
+	if bytes.Contains(data, []byte(preCommitMarker)) {
+		return hint.With(fmt.Errorf("hooks: %s is the pre-commit framework's (pre-commit.com): `pre-commit install` run again would put readproof's hook aside and have it run the copy kept as %s, which pre-commit refuses", path, name+chainedSuffix),
+			undo+"add readproof to .pre-commit-config.yaml instead: under `repo: local`, a hook with `entry: sh -c '"+strings.ReplaceAll(command, "'", `'"'"'`)+"'`, `language: system`, `pass_filenames: false`, `always_run: true`, `stages: [pre-commit, pre-merge-commit, pre-push]`; nothing was written")
+	}
+	if !isHuskyHook(data) {
+		return nil
+	}
+	scripts := dir
+	if filepath.Base(dir) == "_" {
+		scripts = filepath.Dir(dir)
+	}
+	if rel, err := filepath.Rel(top, scripts); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		scripts = rel
+	}
+	scripts = filepath.ToSlash(scripts)
+	return hint.With(fmt.Errorf("hooks: %s is husky's: husky runs the script named after the hook in %s/, which a hook kept as %s would not run", path, scripts, name+chainedSuffix),
+		fmt.Sprintf(undo+"add `%[2]s` to %[1]s/pre-commit, %[1]s/pre-merge-commit and %[1]s/pre-push (husky runs them); nothing was written", scripts, command))
+}
+
+// checkCommand is the line a hook manager's script runs (from the top of the
+// work tree, as git runs hooks) for readproof's checks: --config and --store
+// named when they are not found from there by default.
+func checkCommand(top string, e *env) string {
+	var args string
+	config := relativeTo(top, e.policyPath)
+	if rel, ok := strings.CutPrefix(config, "$top/"); !ok || rel != PolicyName {
+		config = strings.TrimPrefix(config, "$top/")
+		args += " --config " + text.ShellArg(config)
+	}
+	if st := storeArg(top, e); st != "" {
+		args += " --store " + text.ShellArg(strings.TrimPrefix(st, "$top/"))
+	}
+	return "readproof" + args + " verify && readproof" + args + " status --exit-code"
+}
+
+// preCommitMarker is the line the pre-commit framework writes into each of
+// its hooks. `pre-commit install` moves a hook that is not its own to
+// NAME.legacy and runs it first, refusing (to stop a loop) one that runs
+// pre-commit's own script again: readproof's hook, chaining pre-commit's
+// old copy as NAME.local, would be just that.
+const preCommitMarker = "# File generated by pre-commit: https://pre-commit.com"
+
+// isHuskyHook reports whether a hook's text is husky's: it names husky
+// (husky 4 to 8), or sources the helper h beside it (husky 9: `. "$(dirname
+// "$0")/h"`, or `. "${0%/*}/h"`).
+func isHuskyHook(data []byte) bool {
+	if bytes.Contains(bytes.ToLower(data), []byte("husky")) {
+		return true
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, ". ") && strings.HasSuffix(line, `/h"`) {
+			return true
+		}
+	}
+	return false
 }
 
 func installHook(dir, name, script string) (hookResult, error) {

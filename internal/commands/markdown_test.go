@@ -91,7 +91,12 @@ func TestMarkdownDiff(t *testing.T) {
 	checkInert(t, out.String())
 
 	out.Reset()
-	markdownDiff(&out, a, a, diffJSON{A: a.ID, B: a.ID, Counts: map[string]int{"unchanged": 3}})
+	// as runDiff builds it: every entry of the two runs, the unchanged ones too
+	same := diffJSON{A: a.ID, B: a.ID, Counts: map[string]int{"unchanged": 3}}
+	for _, ch := range manifest.Compare(a, a).Changes {
+		same.Changes = append(same.Changes, changeJSON{Change: ch})
+	}
+	markdownDiff(&out, a, a, same)
 	golden(t, "diff-same.md", out.Bytes())
 }
 
