@@ -226,7 +226,9 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	}()
 
 	ctx := orBackground(opts.Context)
-	replay, rerr := s.ReplayManifestContext(ctx, m, opts.Progress)
+	// the replay's bytes serve only an export with content (below); one
+	// without keeps each blob until it is hashed
+	replay, rerr := s.replayManifest(ctx, m, opts.Progress, opts.WithContent)
 	if err := ctx.Err(); err != nil {
 		<-done
 		return nil, err
