@@ -241,3 +241,38 @@ func TestDiskFullUpdateSaysSoOnce(t *testing.T) {
 		t.Fatalf("refs after the failed Update: %v (%v)", refs, err)
 	}
 }
+
+// TestDiskFullAtIndexLeavesNoPack (session 22): a pack whose index cannot
+// be written (the disk fills between the two) is removed with it. Before,
+// the pack stayed in objects/pack without an index: space the full disk
+// needed, never swept, and from then on every missing object's hint and
+// `readproof verify` blamed it ("has no index ... git index-pack").
+func TestDiskFullAtIndexLeavesNoPack(t *testing.T) {
+	s := NewTestStore(t)
+	writeFault = func(name string) error {
+		if strings.HasPrefix(filepath.Base(name), "tmp_idx_") {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	t.Cleanup(func() { writeFault = nil })
+	for i := 0; i < packThreshold+5; i++ {
+		if _, err := s.PutBlob([]byte(fmt.Sprintf("packed at a full disk %d\n", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("pack write with its index on a full disk: %v", err)
+	}
+	if left := UnindexedPacks(s.Path()); len(left) > 0 {
+		t.Fatalf("a pack without its index is left after the failed write: %v", left)
+	}
+	if left := tmpFiles(t, s.Path()); len(left) > 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+	writeFault = nil
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	Fsck(t, s.Path())
+}
