@@ -276,3 +276,45 @@ func TestDiskFullAtIndexLeavesNoPack(t *testing.T) {
 	}
 	Fsck(t, s.Path())
 }
+
+// TestOutOfSpaceRemovesRepackTemps (session 22): git repack writes its new
+// pack as objects/pack/.tmp-PID-pack-HASH.pack (and .idx, .bitmap) and
+// renames it into place at the end; when the disk fills after the pack is
+// complete (at its bitmap, on a 2 MiB tmpfs), git dies and leaves that
+// pack, a full copy of the store's objects, which no later gc or sweep
+// removed: the disk stayed full. A git that runs out of space now takes
+// its .tmp-PID-pack-* files with it, as it takes tmp_pack_XXXXXX ones;
+// files that were there before stay.
+func TestOutOfSpaceRemovesRepackTemps(t *testing.T) {
+	s := NewTestStore(t)
+	dir := filepath.Join(s.Path(), "objects", "pack")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, ".tmp-41-pack-"+strings.Repeat("a", 40)+".pack")
+	if err := os.WriteFile(other, []byte("another git's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	err := removingGitTemps(s.Path(), func() error {
+		for _, ext := range []string{".pack", ".idx", ".bitmap"} {
+			name := filepath.Join(dir, ".tmp-4242-pack-"+strings.Repeat("b", 40)+ext)
+			if err := os.WriteFile(name, []byte("partial"), 0o400); err != nil {
+				t.Fatal(err)
+			}
+			left = append(left, name)
+		}
+		return errors.New("git gc: fatal: sha1 file '" + dir + "/tmp_bitmap_3Hbogs' write error. Out of diskspace; fatal: failed to run repack")
+	})
+	if err == nil {
+		t.Fatal("the failure was lost")
+	}
+	for _, name := range left {
+		if _, err := os.Stat(name); err == nil {
+			t.Errorf("%s is left after git ran out of space", filepath.Base(name))
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("a file that was there before was removed: %v", err)
+	}
+}

@@ -618,7 +618,7 @@ func outOfSpace(err error) bool {
 
 // gitTempFiles lists the temporary files of stock git in objects/pack
 // (tmp_pack_XXXXXX, tmp_idx_XXXXXX and the like: six letters and digits
-// from mkstemp) that are not in skip. readproof's own temporary files end in
+// from mkstemp; git repack's .tmp-PID-pack-*) that are not in skip. readproof's own temporary files end in
 // decimal digits only (createTempIn) and are never listed: a writer may be
 // at work on one. A stock git writing into the store at the moment a git of
 // readproof's runs out of space (a user's git fetch) could lose its
@@ -630,7 +630,8 @@ func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 	for _, e := range entries {
 		n := e.Name()
 		i := strings.LastIndexByte(n, '_')
-		if !strings.HasPrefix(n, "tmp_") || i < 0 || !isMkstempSuffix(n[i+1:]) || e.IsDir() {
+		mkstemp := strings.HasPrefix(n, "tmp_") && i >= 0 && isMkstempSuffix(n[i+1:])
+		if !(mkstemp || isRepackTemp(n)) || e.IsDir() {
 			continue
 		}
 		if f := filepath.Join(dir, n); !skip[f] {
@@ -638,6 +639,21 @@ func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 		}
 	}
 	return out
+}
+
+// isRepackTemp reports whether n is a file git repack writes before it
+// renames it into place: .tmp-PID-pack-HASH.pack (.idx, .bitmap, ...), its
+// pack-objects' output, a complete copy of the objects packed.
+func isRepackTemp(n string) bool {
+	rest, ok := strings.CutPrefix(n, ".tmp-")
+	if !ok {
+		return false
+	}
+	pid, rest, ok := strings.Cut(rest, "-")
+	if !ok || pid == "" || strings.Trim(pid, "0123456789") != "" {
+		return false
+	}
+	return strings.HasPrefix(rest, "pack")
 }
 
 // isMkstempSuffix reports whether s is what git's mkstemp puts in place of
