@@ -51,6 +51,10 @@ const (
 	// failPackKilled: git's pack-objects here was killed by a signal (the
 	// OOM killer, a signal to the process group) before it sent all.
 	failPackKilled
+	// failRemoteFull: the remote's disk or quota is full (its unpacker
+	// error says "No space left on device"): no ref moved, and pushing
+	// again at once fails the same way.
+	failRemoteFull
 )
 
 // classifyPush sorts a failed push by git's per-ref verdicts and the
@@ -99,6 +103,8 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 			return failMoved, refs, remote
 		case lockMessage(strings.Join(text, "\n")):
 			return failLocked, refs, remote
+		case fullMessage(strings.Join(text, "\n")):
+			return failRemoteFull, refs, remote
 		case storageMessage(strings.Join(text, "\n")):
 			return failStorage, refs, remote
 		case server:
@@ -162,6 +168,13 @@ func storageMessage(s string) bool {
 		strings.Contains(s, "unable to create temporary object directory")
 }
 
+// fullMessage: the remote could not write the objects for want of space
+// (git's words for ENOSPC and EDQUOT, and pack-objects' own).
+func fullMessage(s string) bool {
+	return strings.Contains(s, "No space left on device") || strings.Contains(s, "Disk quota exceeded") ||
+		strings.Contains(s, "Out of diskspace")
+}
+
 // movedMessage: git's ref transaction found the ref at another commit than
 // the push expected ("cannot lock ref 'R': is at X but expected Y").
 func movedMessage(s string) bool { return strings.Contains(s, "but expected") }
@@ -203,6 +216,9 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 	case failStorage:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())
 		return hint.With(e, "nothing was changed on the remote: a git gc running there at that moment can cause this, so push again; if it fails again, ask the server's administrator to check the remote's disk and git fsck it")
+	case failRemoteFull:
+		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())
+		return hint.With(e, "the remote's disk (or quota) is full: free space on the file system that holds the remote (or ask its administrator to), then push again; nothing was changed on the remote")
 	case failLocalObjects:
 		e := fmt.Errorf("push %s: this store cannot send objects its refs name (git: %s); nothing was sent", remote, strings.Join(refs, "; "))
 		return hint.With(e, "this store is damaged, not the remote: `readproof verify` names the run, resource or tag that lacks the object; restore it from a backup or a copy that holds it (readproof pull from one), then push again; nothing was changed on the remote")

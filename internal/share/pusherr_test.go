@@ -328,3 +328,25 @@ func TestPushWarnsPushURLPassword(t *testing.T) {
 		t.Errorf("the password is shown: %s\n%v", notes.String(), err)
 	}
 }
+
+// TestClassifyRemoteDiskFull (session 22): a remote whose disk is full
+// rejects every ref with "unpacker error" and says "No space left on
+// device". Before, that read as a refusal: "pulling will not help: the
+// server's reason is above (permissions, a hook or a protected ref)". It is
+// the remote's storage, and the hint says to free space there; no retry (a
+// full disk stays full a moment later).
+func TestClassifyRemoteDiskFull(t *testing.T) {
+	err := &gitstore.PushError{
+		Statuses: []gitstore.PushStatus{
+			{Flag: '!', From: "refs/heads/main", To: "refs/heads/main", Summary: "[remote rejected] (unpacker error)"},
+			{Flag: '!', From: "refs/tags/readproof/runs/rbig", To: "refs/tags/readproof/runs/rbig", Summary: "[remote rejected] (unpacker error)"},
+		},
+		Remote: []string{"fatal: unable to write loose object file: No space left on device"},
+	}
+	kind, refs, said := classifyPush(err)
+	got := pushError("origin", err, kind, refs, said, nil)
+	if !errors.Is(got, ErrRemoteStorage) || !strings.Contains(got.Error(), "No space left on device") ||
+		!strings.Contains(hint.Of(got), "disk") || !strings.Contains(hint.Of(got), "free space") || strings.Contains(hint.Of(got), "will not help") {
+		t.Fatalf("push to a full remote: %v\nhint: %s\nwant ErrRemoteStorage and a hint to free space on the remote", got, hint.Of(got))
+	}
+}
