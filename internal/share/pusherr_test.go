@@ -350,3 +350,16 @@ func TestClassifyRemoteDiskFull(t *testing.T) {
 		t.Fatalf("push to a full remote: %v\nhint: %s\nwant ErrRemoteStorage and a hint to free space on the remote", got, hint.Of(got))
 	}
 }
+
+// TestTransportHintDubiousOwnership (session 22): a remote repository on
+// this machine that another user owns is refused by git ("detected dubious
+// ownership"); the hint said to check the URL and that git can reach it,
+// which it can. It now names the cause and the two ways out.
+func TestTransportHintDubiousOwnership(t *testing.T) {
+	err := fmt.Errorf("list refs of origin: %w", &gitstore.GitError{Args: []string{"ls-remote", "--symref", "--", "origin"}, ExitCode: 128,
+		Stderr: "fatal: detected dubious ownership in repository at '/srv/remote'; git config --global --add safe.directory /srv/remote; fatal: Could not read from remote repository.; Please make sure you have the correct access rights; and the repository exists."})
+	got := transportHint(err, "check the URL and that git can reach it: git ls-remote /srv/remote")
+	if !strings.Contains(got, "another user") || !strings.Contains(got, "git config --global --add safe.directory /srv/remote`") || strings.Contains(got, "check the URL") {
+		t.Fatalf("hint of a remote another user owns: %q", got)
+	}
+}
