@@ -177,10 +177,26 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 		}
 		return nil, err
 	}
+	// git prune removes git's tmp_* files only once older than the
+	// grace: what a killed git left (a full copy of the packed objects)
+	// goes now, once older than the stale-lock age.
+	removeStaleGitTemps(gitDir, time.Now().Add(-DefaultStaleLockAge))
 	if res.After, err = countObjects(ctx, git, gitDir); err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
 	return res, nil
+}
+
+// removeStaleGitTemps removes stock git's temporary files in objects/pack
+// (gitTempFiles) last modified before cutoff: a git that writes one keeps
+// writing it, so one older than the stale-lock age was left by a git that
+// was killed.
+func removeStaleGitTemps(gitDir string, cutoff time.Time) {
+	for name := range gitTempFiles(gitDir, nil) {
+		if fi, err := os.Lstat(name); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(name)
+		}
+	}
 }
 
 // packRefsAt packs the refs of the repository at gitDir (packRefs).
