@@ -480,6 +480,22 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if err != nil {
 			return err
 		}
+		if rp := st.Predicate.Replay; !rp.AllMatch {
+			// an honest record, and a bundle that will not verify: say so
+			// while the store can still be repaired
+			bad := 0
+			for _, re := range rp.Entries {
+				if !re.Match {
+					bad++
+				}
+			}
+			what := fmt.Sprintf("%d of %d entries did not replay from this store", bad, len(rp.Entries))
+			if rp.Error != "" {
+				what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
+			}
+			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", text.Escape(st.Predicate.RunID), what)
+			e.say("readproof: hint: `readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again")
+		}
 		out := opts.Out
 		if out == "" || out == "-" {
 			_, err := e.out.Write(data)
