@@ -318,3 +318,26 @@ func TestOutOfSpaceRemovesRepackTemps(t *testing.T) {
 		t.Errorf("a file that was there before was removed: %v", err)
 	}
 }
+
+// TestFileTooLargeSaysWhichLimit (session 22): a write past the process's
+// file size limit (ulimit -f, EFBIG with SIGXFSZ ignored as Go does) was
+// "the file system failed (dmesg may say why) ... repair it": nothing is
+// broken, a limit is set. The hint names the limit and that nothing was
+// recorded.
+func TestFileTooLargeSaysWhichLimit(t *testing.T) {
+	s := NewTestStore(t)
+	writeFault = func(string) error { return syscall.EFBIG }
+	t.Cleanup(func() { writeFault = nil })
+	id, err := s.PutBlob([]byte("a document\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(RefUpdate{Name: "refs/heads/x", New: id})
+	if !errors.Is(err, syscall.EFBIG) || !strings.Contains(hint.Of(err), "ulimit -f") || !strings.Contains(hint.Of(err), "nothing was recorded") ||
+		strings.Contains(hint.Of(err), "dmesg") {
+		t.Fatalf("Update past the file size limit: %v (hint %q), want a hint naming ulimit -f", err, hint.Of(err))
+	}
+	if left := tmpFiles(t, s.Path()); len(left) > 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+}
