@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -163,7 +164,11 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)
-			err = hint.With(err, "nothing was written at "+path+" (a file already there is unchanged): free space on (or repair) the file system that holds it, then export again")
+			what := "free space on (or repair) the file system that holds it"
+			if errors.Is(err, syscall.EFBIG) {
+				what = "the file would pass the largest this process may write (the shell's `ulimit -f`) or the file system allows: raise the limit (ulimit -f unlimited)"
+			}
+			err = hint.With(err, "nothing was written at "+path+" (a file already there is unchanged): "+what+", then export again")
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
