@@ -169,7 +169,7 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 			return nil, hint.With(fmt.Errorf("gc %s: %w (git found %s)", path, ErrGCRunning, lock),
 				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age (10s), or remove it: rm "+text.ShellArg(lock))
 		}
-		limited := fileSizeLimited(err)
+		limited := FileSizeLimited(err)
 		err = fmt.Errorf("gc %s: %w", path, err)
 		if hint.Of(err) == "" && limited {
 			err = hint.With(err, "no object was lost: git stopped at the file size limit (the shell's `ulimit -f`) while it wrote the new pack, which was removed; raise it (ulimit -f unlimited), then run `readproof gc` again")
@@ -612,7 +612,7 @@ func (s *repo) readPackDir() ([]os.DirEntry, error) {
 func removingGitTemps(gitDir string, f func() error) error {
 	before := gitTempFiles(gitDir, nil)
 	err := f()
-	if err != nil && (outOfSpace(err) || fileSizeLimited(err)) {
+	if err != nil && (outOfSpace(err) || FileSizeLimited(err)) {
 		for name := range gitTempFiles(gitDir, before) {
 			os.Remove(name)
 		}
@@ -636,10 +636,10 @@ func outOfSpace(err error) bool {
 	return false
 }
 
-// fileSizeLimited reports whether err, of a git command, says a file passed
+// FileSizeLimited reports whether err, of a git command, says a file passed
 // the process's file size limit (ulimit -f): EFBIG, or git killed by
 // SIGXFSZ (25 on Linux and the BSDs), the partial file then left behind.
-func fileSizeLimited(err error) bool {
+func FileSizeLimited(err error) bool {
 	msg := err.Error()
 	return errors.Is(err, syscall.EFBIG) || strings.Contains(msg, "File too large") || strings.Contains(msg, "died of signal 25")
 }
