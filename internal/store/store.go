@@ -10,6 +10,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -200,6 +201,9 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 				return nil, unreadable(path, err)
 			}
 			if len(names) > 0 {
+				if err := damagedStore(path); err != nil {
+					return nil, err
+				}
 				// other files: init refuses the directory too
 				return nil, hint.With(fmt.Errorf("%w at %s: the directory is not empty and is not a readproof store", ErrNotInitialized, path), NotOursHint)
 			}
@@ -235,6 +239,37 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 		opts.OpenSource = adapters.Open
 	}
 	return &Store{git: g, policy: pol, opts: opts, sources: map[string]adapters.Source{}}, nil
+}
+
+// damagedStore is the error for path, a directory git does not take for a
+// repository, when it is a readproof store that lost a part git needs
+// (HEAD, refs/, objects/): its config carries the store's marker. Else nil.
+func damagedStore(path string) error {
+	cfg, err := os.ReadFile(filepath.Join(path, "config"))
+	if err != nil || !bytes.Contains(cfg, []byte("[readproof]")) {
+		return nil
+	}
+	var what []string
+	headOnly := true
+	if head, err := os.ReadFile(filepath.Join(path, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		what = append(what, "HEAD is missing")
+	} else if err == nil && !bytes.HasPrefix(head, []byte("ref: refs/")) && !identity.IsObjectID(string(bytes.TrimSpace(head))) {
+		what = append(what, fmt.Sprintf("HEAD names no ref or commit (%q)", text.Shorten(string(bytes.TrimSpace(head)), 40)))
+	}
+	for _, dir := range []string{"refs", "objects"} {
+		if fi, err := os.Stat(filepath.Join(path, dir)); err != nil || !fi.IsDir() {
+			what = append(what, dir+"/ is missing")
+			headOnly = false
+		}
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	err = fmt.Errorf("open store %s: a damaged readproof store: %s", path, strings.Join(what, ", "))
+	if headOnly {
+		return hint.With(err, "write HEAD again as git does: printf 'ref: refs/heads/main\\n' > "+text.ShellArg(filepath.Join(path, "HEAD"))+"; then `readproof verify`")
+	}
+	return hint.With(err, "restore the store from a backup, or clone it again from a remote (readproof clone URL DIR); `git fsck` on a copy lists what else is damaged")
 }
 
 // NotOursHint is the hint for a store's place that holds something else
