@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/adapters"
@@ -147,9 +148,26 @@ func InitWith(path string, opts gitstore.Options) error {
 		return g.Update(gitstore.RefUpdate{Name: JournalRef, New: root})
 	})
 	if err != nil {
-		return fmt.Errorf("create store %s: %w", path, err)
+		return initFailed(path, fmt.Errorf("create store %s: %w", path, err))
 	}
 	return g.Close()
+}
+
+// initFailed gives err, an init that failed writing, the hint its errno
+// calls for when it has none: gitstore.InitWith leaves nothing at path.
+func initFailed(path string, err error) error {
+	var errno syscall.Errno
+	if hint.Of(err) != "" || !errors.As(err, &errno) || errors.Is(err, fs.ErrPermission) {
+		return err // the hint it has, or the CLI's for permissions
+	}
+	what := "check the file system that holds it (a read-only mount, or an I/O error: dmesg may say why)"
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		what = "free space on the file system that holds it (df shows it)"
+	case errors.Is(err, syscall.EFBIG):
+		what = "raise the file size limit (ulimit -f unlimited)"
+	}
+	return hint.With(err, "nothing was made at "+path+" (its temporary directory was removed): "+what+", then run `readproof init` again")
 }
 
 // Open opens the store at path. pol may be nil when no policy file exists;
