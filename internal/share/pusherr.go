@@ -212,6 +212,11 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 			// receive.denyCurrentBranch of a repository made without --bare
 			return hint.With(e, "the remote is a repository with a work tree, whose checked-out branch git will not move: share runs through a bare repository (`readproof remote init PATH`, or `git init --bare -b main PATH`), then `readproof remote rm "+remote+"` and `readproof remote add "+remote+" PATH`; nothing was changed on the remote")
 		}
+		if len(said) == 0 && onlyUnpackerErrors(refs) {
+			// receive-pack's unpacker died and said nothing: no hook or
+			// rule refused the push, the remote could not store it
+			return hint.With(e, "pulling will not help: the remote could not unpack the pushed objects and gave no reason: look at its disk (df), its permissions on objects/, or its file size limit (a remote on this machine runs under this shell's `ulimit -f`), then push again; nothing was changed on the remote")
+		}
 		return hint.With(e, "pulling will not help: the server's reason is above (permissions, a hook or a protected ref); nothing was changed on the remote")
 	case failStorage:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())
@@ -233,6 +238,22 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 		return hint.With(e, "a push killed on the server left a <ref>.lock file; ask the server's administrator to remove the lock files named above once no push is running, then push again")
 	}
 	return hint.With(fmt.Errorf("push %s: %w: %w", remote, ErrUnreachable, err), "nothing was lost: the remote keeps its old refs; check the network and the URL (`readproof remote list`), then push again")
+}
+
+// onlyUnpackerErrors reports whether every verdict of refs is git's
+// "[remote rejected] (unpacker error)" (or the atomic push's followers).
+func onlyUnpackerErrors(refs []string) bool {
+	seen := false
+	for _, r := range refs {
+		switch {
+		case strings.HasSuffix(r, "[remote rejected] (unpacker error)"):
+			seen = true
+		case strings.Contains(r, "atomic push fail"):
+		default:
+			return false
+		}
+	}
+	return seen
 }
 
 func orText(s, alt string) string {

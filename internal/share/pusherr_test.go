@@ -363,3 +363,25 @@ func TestTransportHintDubiousOwnership(t *testing.T) {
 		t.Fatalf("hint of a remote another user owns: %q", got)
 	}
 }
+
+// TestUnpackerErrorWithoutReason (session 22): a remote whose unpacker dies
+// without a word (a remote on this machine under this shell's `ulimit -f`:
+// index-pack killed by SIGXFSZ) rejects every ref with "unpacker error" and
+// no server line. The hint said "the server's reason is above (permissions,
+// a hook or a protected ref)": there was none, and no hook or rule refused
+// anything. It now says the remote could not store the objects and where to
+// look.
+func TestUnpackerErrorWithoutReason(t *testing.T) {
+	err := &gitstore.PushError{
+		Statuses: []gitstore.PushStatus{
+			{Flag: '!', From: "refs/heads/main", To: "refs/heads/main", Summary: "[remote rejected] (unpacker error)"},
+			{Flag: '!', From: "refs/tags/readproof/runs/rbig", To: "refs/tags/readproof/runs/rbig", Summary: "[remote rejected] (unpacker error)"},
+		},
+	}
+	kind, refs, said := classifyPush(err)
+	got := pushError("t", err, kind, refs, said, nil)
+	h := hint.Of(got)
+	if strings.Contains(h, "reason is above") || !strings.Contains(h, "ulimit -f") || !strings.Contains(h, "nothing was changed on the remote") {
+		t.Fatalf("push whose remote's unpacker died without a word: %v\nhint: %s", got, h)
+	}
+}
