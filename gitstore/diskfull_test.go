@@ -241,3 +241,103 @@ func TestDiskFullUpdateSaysSoOnce(t *testing.T) {
 		t.Fatalf("refs after the failed Update: %v (%v)", refs, err)
 	}
 }
+
+// TestDiskFullAtIndexLeavesNoPack (session 22): a pack whose index cannot
+// be written (the disk fills between the two) is removed with it. Before,
+// the pack stayed in objects/pack without an index: space the full disk
+// needed, never swept, and from then on every missing object's hint and
+// `readproof verify` blamed it ("has no index ... git index-pack").
+func TestDiskFullAtIndexLeavesNoPack(t *testing.T) {
+	s := NewTestStore(t)
+	writeFault = func(name string) error {
+		if strings.HasPrefix(filepath.Base(name), "tmp_idx_") {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	t.Cleanup(func() { writeFault = nil })
+	for i := 0; i < packThreshold+5; i++ {
+		if _, err := s.PutBlob([]byte(fmt.Sprintf("packed at a full disk %d\n", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("pack write with its index on a full disk: %v", err)
+	}
+	if left := UnindexedPacks(s.Path()); len(left) > 0 {
+		t.Fatalf("a pack without its index is left after the failed write: %v", left)
+	}
+	if left := tmpFiles(t, s.Path()); len(left) > 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+	writeFault = nil
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	Fsck(t, s.Path())
+}
+
+// TestOutOfSpaceRemovesRepackTemps (session 22): git repack writes its new
+// pack as objects/pack/.tmp-PID-pack-HASH.pack (and .idx, .bitmap) and
+// renames it into place at the end; when the disk fills after the pack is
+// complete (at its bitmap, on a 2 MiB tmpfs), git dies and leaves that
+// pack, a full copy of the store's objects, which no later gc or sweep
+// removed: the disk stayed full. A git that runs out of space now takes
+// its .tmp-PID-pack-* files with it, as it takes tmp_pack_XXXXXX ones;
+// files that were there before stay.
+func TestOutOfSpaceRemovesRepackTemps(t *testing.T) {
+	s := NewTestStore(t)
+	dir := filepath.Join(s.Path(), "objects", "pack")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, ".tmp-41-pack-"+strings.Repeat("a", 40)+".pack")
+	if err := os.WriteFile(other, []byte("another git's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	err := removingGitTemps(s.Path(), func() error {
+		for _, ext := range []string{".pack", ".idx", ".bitmap"} {
+			name := filepath.Join(dir, ".tmp-4242-pack-"+strings.Repeat("b", 40)+ext)
+			if err := os.WriteFile(name, []byte("partial"), 0o400); err != nil {
+				t.Fatal(err)
+			}
+			left = append(left, name)
+		}
+		return errors.New("git gc: fatal: sha1 file '" + dir + "/tmp_bitmap_3Hbogs' write error. Out of diskspace; fatal: failed to run repack")
+	})
+	if err == nil {
+		t.Fatal("the failure was lost")
+	}
+	for _, name := range left {
+		if _, err := os.Stat(name); err == nil {
+			t.Errorf("%s is left after git ran out of space", filepath.Base(name))
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("a file that was there before was removed: %v", err)
+	}
+}
+
+// TestFileTooLargeSaysWhichLimit (session 22): a write past the process's
+// file size limit (ulimit -f, EFBIG with SIGXFSZ ignored as Go does) was
+// "the file system failed (dmesg may say why) ... repair it": nothing is
+// broken, a limit is set. The hint names the limit and that nothing was
+// recorded.
+func TestFileTooLargeSaysWhichLimit(t *testing.T) {
+	s := NewTestStore(t)
+	writeFault = func(string) error { return syscall.EFBIG }
+	t.Cleanup(func() { writeFault = nil })
+	id, err := s.PutBlob([]byte("a document\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(RefUpdate{Name: "refs/heads/x", New: id})
+	if !errors.Is(err, syscall.EFBIG) || !strings.Contains(hint.Of(err), "ulimit -f") || !strings.Contains(hint.Of(err), "nothing was recorded") ||
+		strings.Contains(hint.Of(err), "dmesg") {
+		t.Fatalf("Update past the file size limit: %v (hint %q), want a hint naming ulimit -f", err, hint.Of(err))
+	}
+	if left := tmpFiles(t, s.Path()); len(left) > 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+}

@@ -169,7 +169,11 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 			return nil, hint.With(fmt.Errorf("gc %s: %w (git found %s)", path, ErrGCRunning, lock),
 				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age (10s), or remove it: rm "+text.ShellArg(lock))
 		}
+		limited := FileSizeLimited(err)
 		err = fmt.Errorf("gc %s: %w", path, err)
+		if hint.Of(err) == "" && limited {
+			err = hint.With(err, "no object was lost: git stopped at the file size limit (the shell's `ulimit -f`) while it wrote the new pack, which was removed; raise it (ulimit -f unlimited), then run `readproof gc` again")
+		}
 		if hint.Of(err) == "" {
 			// git gc removes a pack or an object only once what replaces
 			// it is complete: a failed gc lost nothing.
@@ -177,10 +181,26 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 		}
 		return nil, err
 	}
+	// git prune removes git's tmp_* files only once older than the
+	// grace: what a killed git left (a full copy of the packed objects)
+	// goes now, once older than the stale-lock age.
+	removeStaleGitTemps(gitDir, time.Now().Add(-DefaultStaleLockAge))
 	if res.After, err = countObjects(ctx, git, gitDir); err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
 	return res, nil
+}
+
+// removeStaleGitTemps removes stock git's temporary files in objects/pack
+// (gitTempFiles) last modified before cutoff: a git that writes one keeps
+// writing it, so one older than the stale-lock age was left by a git that
+// was killed.
+func removeStaleGitTemps(gitDir string, cutoff time.Time) {
+	for name := range gitTempFiles(gitDir, nil) {
+		if fi, err := os.Lstat(name); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(name)
+		}
+	}
 }
 
 // packRefsAt packs the refs of the repository at gitDir (packRefs).
@@ -592,7 +612,7 @@ func (s *repo) readPackDir() ([]os.DirEntry, error) {
 func removingGitTemps(gitDir string, f func() error) error {
 	before := gitTempFiles(gitDir, nil)
 	err := f()
-	if err != nil && outOfSpace(err) {
+	if err != nil && (outOfSpace(err) || FileSizeLimited(err)) {
 		for name := range gitTempFiles(gitDir, before) {
 			os.Remove(name)
 		}
@@ -616,9 +636,17 @@ func outOfSpace(err error) bool {
 	return false
 }
 
+// FileSizeLimited reports whether err, of a git command, says a file passed
+// the process's file size limit (ulimit -f): EFBIG, or git killed by
+// SIGXFSZ (25 on Linux and the BSDs), the partial file then left behind.
+func FileSizeLimited(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, syscall.EFBIG) || strings.Contains(msg, "File too large") || strings.Contains(msg, "died of signal 25")
+}
+
 // gitTempFiles lists the temporary files of stock git in objects/pack
 // (tmp_pack_XXXXXX, tmp_idx_XXXXXX and the like: six letters and digits
-// from mkstemp) that are not in skip. readproof's own temporary files end in
+// from mkstemp; git repack's .tmp-PID-pack-*) that are not in skip. readproof's own temporary files end in
 // decimal digits only (createTempIn) and are never listed: a writer may be
 // at work on one. A stock git writing into the store at the moment a git of
 // readproof's runs out of space (a user's git fetch) could lose its
@@ -630,7 +658,8 @@ func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 	for _, e := range entries {
 		n := e.Name()
 		i := strings.LastIndexByte(n, '_')
-		if !strings.HasPrefix(n, "tmp_") || i < 0 || !isMkstempSuffix(n[i+1:]) || e.IsDir() {
+		mkstemp := strings.HasPrefix(n, "tmp_") && i >= 0 && isMkstempSuffix(n[i+1:])
+		if !(mkstemp || isRepackTemp(n)) || e.IsDir() {
 			continue
 		}
 		if f := filepath.Join(dir, n); !skip[f] {
@@ -638,6 +667,21 @@ func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 		}
 	}
 	return out
+}
+
+// isRepackTemp reports whether n is a file git repack writes before it
+// renames it into place: .tmp-PID-pack-HASH.pack (.idx, .bitmap, ...), its
+// pack-objects' output, a complete copy of the objects packed.
+func isRepackTemp(n string) bool {
+	rest, ok := strings.CutPrefix(n, ".tmp-")
+	if !ok {
+		return false
+	}
+	pid, rest, ok := strings.Cut(rest, "-")
+	if !ok || pid == "" || strings.Trim(pid, "0123456789") != "" {
+		return false
+	}
+	return strings.HasPrefix(rest, "pack")
 }
 
 // isMkstempSuffix reports whether s is what git's mkstemp puts in place of

@@ -228,3 +228,48 @@ func TestGCInterrupted(t *testing.T) {
 	}
 	Fsck(t, s.Path())
 }
+
+// TestGCRemovesKilledGitTemps (session 22): a git gc killed with readproof
+// gc (SIGKILL of the process group) leaves objects/pack/tmp_pack_XXXXXX or
+// .tmp-PID-pack-*, each a full copy of the store's packed objects. Before,
+// the next `readproof gc` succeeded and kept them (only a later write's
+// sweep removed them, and `verify` said "store ok"). A gc now removes
+// stock git's temporary files older than the stale-lock age; a young one (a
+// git at work) stays.
+func TestGCRemovesKilledGitTemps(t *testing.T) {
+	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	if err := s.Update(RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "tip")}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(s.Path(), "objects", "pack")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plant := func(name string, old bool) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("left by a killed git"), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		if old {
+			age(t, p, time.Hour)
+		}
+		return p
+	}
+	stale := []string{plant("tmp_pack_CiaWmt", true), plant("tmp_bitmap_fnNfgV", true), plant(".tmp-18761-pack-"+strings.Repeat("c", 40)+".pack", true)}
+	young := plant("tmp_pack_EEHAhF", false)
+	if _, err := GC(context.Background(), s.Path(), GCOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s, left by a killed git, is still there after gc", filepath.Base(p))
+		}
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a young temporary file (a git at work) was removed: %v", err)
+	}
+}

@@ -34,6 +34,9 @@ type odb struct {
 	listing string      // the .idx names that listing held (idxListing's form)
 	gen     uint64      // counts listings taken (scanFrom), from 1
 	packs   []*packFile // newest first
+	// badIdx holds the indexes of the last listing that could not be
+	// opened though their pack is there (missingObject names them)
+	badIdx  []DamagedIndex
 	alts    []*odb
 	altRead bool
 	depth   int // alternates nesting
@@ -96,6 +99,7 @@ func (d *odb) scanFrom(entries []os.DirEntry, err error) {
 	d.scanned = true
 	d.gen++
 	d.listing = idxListing(entries)
+	d.badIdx = nil
 	if err != nil {
 		for _, p := range d.packs {
 			p.close()
@@ -120,6 +124,9 @@ func (d *odb) scanFrom(entries []os.DirEntry, err error) {
 		}
 		p, err := openPackIndex(filepath.Join(d.dir, "pack"), name)
 		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				d.badIdx = append(d.badIdx, damagedIndex(filepath.Join(d.dir, "pack"), name, err))
+			}
 			continue
 		}
 		packs = append(packs, p)

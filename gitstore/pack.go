@@ -698,10 +698,17 @@ func (s *repo) writePack() (err error) {
 // Called with s.mu held.
 func (s *repo) publishPack(dir, tmp string, sum, idx []byte) (rel string, err error) {
 	name := "pack-" + hex.EncodeToString(sum)
-	if err := renameFile(tmp, filepath.Join(dir, name+".pack")); err != nil {
+	pack, idxPath := filepath.Join(dir, name+".pack"), filepath.Join(dir, name+".idx")
+	if err := renameFile(tmp, pack); err != nil {
 		return "", err
 	}
-	if err := s.writeFileAtomic(filepath.Join(dir, name+".idx"), idx, false); err != nil {
+	if err := s.writeFileAtomic(idxPath, idx, false); err != nil {
+		// A pack without its index is read by no one and taken for
+		// damage (UnindexedPacks): it goes too, unless the same pack
+		// was already in place with its index (then nothing is lost).
+		if !fileExists(idxPath) {
+			os.Remove(pack)
+		}
 		return "", fmt.Errorf("index: %w", err)
 	}
 	rel = "objects/pack/" + name

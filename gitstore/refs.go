@@ -338,6 +338,14 @@ func parsePackedRefs(orig []byte) (*packedRefs, error) {
 			sorted = sorted || trait == "sorted"
 		}
 	}
+	if n := len(orig); n > p.body && orig[n-1] != '\n' {
+		// git ends every line with a newline, and refuses a file whose
+		// last line has none ("unterminated line in packed-refs"): a file
+		// cut short, whose last record may read as another ref's
+		last := bytes.LastIndexByte(orig, '\n') + 1
+		return nil, &packedRefsError{line: 1 + bytes.Count(orig, []byte("\n")),
+			err: fmt.Errorf("unterminated line %q: the file was cut short", truncate(orig[last:]))}
+	}
 	if !sorted {
 		data, err := sortPackedRecords(orig[p.body:], 1+bytes.Count(orig[:p.body], []byte("\n")))
 		if err != nil {

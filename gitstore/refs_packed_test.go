@@ -272,8 +272,8 @@ func TestMergedPackedRefs(t *testing.T) {
 			"",
 			"# pack-refs with: peeled sorted \n" + b + " refs/heads/m\n" + c + " refs/heads/x\n",
 		},
-		{ // unsorted, no header, a peeled tag, no final newline
-			b + " refs/tags/t\n^" + a + "\n" + a + " refs/heads/z\n" + a + " refs/heads/a",
+		{ // unsorted, no header, a peeled tag (a file with no final newline is refused since session 22)
+			b + " refs/tags/t\n^" + a + "\n" + a + " refs/heads/z\n" + a + " refs/heads/a\n",
 			"# pack-refs with: sorted \n" + a + " refs/heads/a\n" + b + " refs/heads/m\n" + c + " refs/heads/x\n" + b + " refs/tags/t\n^" + a + "\n",
 		},
 		{ // sorted with traits; x replaced, d dropped

@@ -237,7 +237,7 @@ func (t *Transport) runAt(ctx context.Context, progress bool, in io.Reader, url 
 	if err != nil {
 		forgetGit(t.git, err)
 		text := RedactText(stderr.String())
-		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: lastLines(text, 4), Err: err, Remote: remoteLines(text)}
+		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: stderrSummary(text), Err: err, Remote: remoteLines(text)}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			ge.ExitCode = ee.ExitCode()
@@ -936,6 +936,19 @@ func redactArgs(args []string) []string {
 		out = append(out[:8:8], fmt.Sprintf("(%d more)", len(args)-8))
 	}
 	return out
+}
+
+// stderrSummary is what a GitError keeps of git's stderr: its last four
+// lines, after the line that names the cause when git puts its advice
+// after it (a repository another user owns: "detected dubious ownership").
+func stderrSummary(text string) string {
+	last := lastLines(text, 4)
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); strings.Contains(l, "detected dubious ownership") && !strings.Contains(last, l) {
+			return l + "; " + last
+		}
+	}
+	return last
 }
 
 func lastLines(s string, n int) string {

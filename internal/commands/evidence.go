@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -164,7 +165,11 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)
-			err = hint.With(err, "nothing was written at "+path+" (a file already there is unchanged): free space on (or repair) the file system that holds it, then export again")
+			what := "free space on (or repair) the file system that holds it"
+			if errors.Is(err, syscall.EFBIG) {
+				what = "the file would pass the largest this process may write (the shell's `ulimit -f`) or the file system allows: raise the limit (ulimit -f unlimited)"
+			}
+			err = hint.With(err, "nothing was written at "+path+" (a file already there is unchanged): "+what+", then export again")
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -258,8 +263,16 @@ func evidenceVerify(c *cli.Context) error {
 func verifyHint(rep evidence.Report, trusted bool) string {
 	failed := map[string]bool{}
 	offlineFailed, storeFailed, absent := false, false, false
+	// notReplayed: the only offline check that failed is the record that
+	// the store did not replay at export (honest, not an edit)
+	notReplayed := true
 	for _, c := range rep.Failed() {
 		failed[c.Name] = true
+		if !strings.HasPrefix(c.Name, "store_replay") && c.Name != store.CheckStoreManifest && c.Name != store.CheckCommitSignature &&
+			c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead &&
+			!(c.Name == "recorded_replay" && strings.Contains(c.Detail, "(all_match false): the store did not reproduce")) {
+			notReplayed = false
+		}
 		// the manifest is not in the store at all (evidence.Verify
 		// quotes store.ErrUnknownTarget in the check's detail)
 		absent = absent || c.Name == "store_replay_count" && strings.Contains(c.Detail, store.ErrUnknownTarget.Error())
@@ -274,6 +287,12 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "pass the signer's public key with --trusted-keys FILE (allowed_signers, authorized_keys or PEM), or set [signing] allowed_signers in readproof.toml"
 	case failed["signature"] || failed["payload_type"]:
 		return "the envelope was changed after signing, or signed by a key you do not trust: do not rely on its content"
+	case notReplayed && failed["recorded_replay"] && storeFailed && !absent:
+		return "the store could not give back the recorded bytes of the entries named above, at export and now: an object of the store is damaged or missing (`readproof verify` names it); restore it from a clone (readproof pull) or a backup, then export again"
+	case notReplayed && failed["recorded_replay"] && !storeFailed && storeChecked(rep):
+		return "the store did not give back the recorded bytes when the bundle was exported, and does now (the object was restored): export again"
+	case notReplayed && failed["recorded_replay"] && !storeChecked(rep):
+		return "the bundle records that its store did not give back the recorded bytes at export (a damaged store, or the file was edited): verify it against the store, without --offline, to tell which"
 	case absent && !offlineFailed && identity.IsObjectID(rep.ManifestID):
 		// an auditor's copy made before the run was shared looks the same
 		// as a forgery to the store: the likelier cause comes first
@@ -290,6 +309,17 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "the file was edited after export: export it again from the store"
 	}
 	return "see the failing checks above"
+}
+
+// storeChecked reports whether the bundle's entries were replayed from the
+// store (not --offline).
+func storeChecked(rep evidence.Report) bool {
+	for _, c := range rep.Checks {
+		if strings.HasPrefix(c.Name, "store_replay[") {
+			return true
+		}
+	}
+	return false
 }
 
 // readBundle reads FILE, or stdin for "-".
@@ -533,6 +563,22 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		line.Stop()
 		if err != nil {
 			return err
+		}
+		if rp := st.Predicate.Replay; !rp.AllMatch {
+			// an honest record, and a bundle that will not verify: say so
+			// while the store can still be repaired
+			bad := 0
+			for _, re := range rp.Entries {
+				if !re.Match {
+					bad++
+				}
+			}
+			what := fmt.Sprintf("%d of %d entries did not replay from this store", bad, len(rp.Entries))
+			if rp.Error != "" {
+				what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
+			}
+			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", text.Escape(st.Predicate.RunID), what)
+			e.say("readproof: hint: `readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again")
 		}
 		out := opts.Out
 		if out == "" || out == "-" {

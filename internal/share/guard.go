@@ -189,7 +189,23 @@ func transportHint(err error, otherwise string) string {
 	case authMessage(err.Error()):
 		return authHint
 	}
+	if dir, ok := dubiousOwner(err.Error()); ok {
+		return "git refuses to read " + text.Escape(dir) + ": another user owns it (git's safe.directory rule); run readproof as its owner, or if you trust the repository: `git config --global --add safe.directory " + text.ShellArg(dir) + "`; nothing was changed here or there"
+	}
 	return otherwise
+}
+
+// dubiousOwner returns the repository git named when it refused one that
+// another user owns ("detected dubious ownership in repository at 'DIR'").
+func dubiousOwner(s string) (string, bool) {
+	_, rest, ok := strings.Cut(s, "detected dubious ownership in repository at '")
+	if !ok {
+		return "", false
+	}
+	if dir, _, ok := strings.Cut(rest, "';"); ok {
+		return dir, true
+	}
+	return strings.TrimSuffix(rest, "'"), true
 }
 
 // authMessage: git's words when an HTTP server asks for credentials and

@@ -230,6 +230,9 @@ func (p *pusher) movingSpecs() ([]string, error) {
 	}
 	moving := append(append(resources, tags...), chains...)
 	if l, r := p.local.main, p.rem.main; l != "" && l != r {
+		if err := p.localTip(store.JournalRef, l); err != nil {
+			return nil, err
+		}
 		ok, err := p.forward(l, r, true)
 		if err != nil {
 			return nil, err
@@ -252,6 +255,19 @@ func (p *pusher) movingSpecs() ([]string, error) {
 }
 
 // forward reports whether local tip l contains remote tip r.
+// localTip checks that this store holds l, the commit its ref name names:
+// a ref whose object is missing (a damaged store) is neither ahead of the
+// remote nor behind it, and git would fail on it (merge-base: "Not a valid
+// commit name") or call it behind.
+func (p *pusher) localTip(name string, l gitstore.OID) error {
+	ok, err := p.g.Has(l)
+	if err != nil || ok {
+		return err
+	}
+	return hint.With(fmt.Errorf("push %s: %s names object %s, which this store does not hold: %w", p.res.Remote, name, l, gitstore.ErrNotFound),
+		"this store is damaged, not the remote: `readproof verify` names what is missing; restore it from a backup or a copy that holds it (readproof pull from one), then push again; nothing was changed on the remote")
+}
+
 func (p *pusher) forward(l, r gitstore.OID, journal bool) (bool, error) {
 	if r == "" {
 		return true, nil
@@ -324,6 +340,9 @@ func (p *pusher) chainSpecs(prefix string, localRefs, remoteRefs map[string]gits
 		if l == r {
 			continue
 		}
+		if err := p.localTip(prefix+key, l); err != nil {
+			return nil, err
+		}
 		ok, err := p.forward(l, r, false)
 		if err != nil {
 			return nil, err
@@ -345,6 +364,9 @@ func (p *pusher) tagSpecs() (specs []string, skipped bool, err error) {
 		l, r := p.local.tags[key], p.rem.tags[key]
 		if l == r {
 			continue
+		}
+		if err := p.localTip(store.TagsPrefix+key, l); err != nil {
+			return nil, false, err
 		}
 		ok, err := p.forward(l, r, false)
 		if err != nil {

@@ -51,6 +51,10 @@ const (
 	// failPackKilled: git's pack-objects here was killed by a signal (the
 	// OOM killer, a signal to the process group) before it sent all.
 	failPackKilled
+	// failRemoteFull: the remote's disk or quota is full (its unpacker
+	// error says "No space left on device"): no ref moved, and pushing
+	// again at once fails the same way.
+	failRemoteFull
 )
 
 // classifyPush sorts a failed push by git's per-ref verdicts and the
@@ -99,6 +103,8 @@ func classifyPush(err error) (kind pushFailure, refs, remote []string) {
 			return failMoved, refs, remote
 		case lockMessage(strings.Join(text, "\n")):
 			return failLocked, refs, remote
+		case fullMessage(strings.Join(text, "\n")):
+			return failRemoteFull, refs, remote
 		case storageMessage(strings.Join(text, "\n")):
 			return failStorage, refs, remote
 		case server:
@@ -162,6 +168,13 @@ func storageMessage(s string) bool {
 		strings.Contains(s, "unable to create temporary object directory")
 }
 
+// fullMessage: the remote could not write the objects for want of space
+// (git's words for ENOSPC and EDQUOT, and pack-objects' own).
+func fullMessage(s string) bool {
+	return strings.Contains(s, "No space left on device") || strings.Contains(s, "Disk quota exceeded") ||
+		strings.Contains(s, "Out of diskspace")
+}
+
 // movedMessage: git's ref transaction found the ref at another commit than
 // the push expected ("cannot lock ref 'R': is at X but expected Y").
 func movedMessage(s string) bool { return strings.Contains(s, "but expected") }
@@ -199,10 +212,18 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 			// receive.denyCurrentBranch of a repository made without --bare
 			return hint.With(e, "the remote is a repository with a work tree, whose checked-out branch git will not move: share runs through a bare repository (`readproof remote init PATH`, or `git init --bare -b main PATH`), then `readproof remote rm "+remote+"` and `readproof remote add "+remote+" PATH`; nothing was changed on the remote")
 		}
+		if len(said) == 0 && onlyUnpackerErrors(refs) {
+			// receive-pack's unpacker died and said nothing: no hook or
+			// rule refused the push, the remote could not store it
+			return hint.With(e, "pulling will not help: the remote could not unpack the pushed objects and gave no reason: look at its disk (df), its permissions on objects/, or its file size limit (a remote on this machine runs under this shell's `ulimit -f`), then push again; nothing was changed on the remote")
+		}
 		return hint.With(e, "pulling will not help: the server's reason is above (permissions, a hook or a protected ref); nothing was changed on the remote")
 	case failStorage:
 		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())
 		return hint.With(e, "nothing was changed on the remote: a git gc running there at that moment can cause this, so push again; if it fails again, ask the server's administrator to check the remote's disk and git fsck it")
+	case failRemoteFull:
+		e := fmt.Errorf("push %s: %w: %s%s", remote, ErrRemoteStorage, orText(list, "the server gave no ref verdicts"), msg.String())
+		return hint.With(e, "the remote's disk (or quota) is full: free space on the file system that holds the remote (or ask its administrator to), then push again; nothing was changed on the remote")
 	case failLocalObjects:
 		e := fmt.Errorf("push %s: this store cannot send objects its refs name (git: %s); nothing was sent", remote, strings.Join(refs, "; "))
 		return hint.With(e, "this store is damaged, not the remote: `readproof verify` names the run, resource or tag that lacks the object; restore it from a backup or a copy that holds it (readproof pull from one), then push again; nothing was changed on the remote")
@@ -217,6 +238,22 @@ func pushError(remote string, err error, kind pushFailure, refs, said []string, 
 		return hint.With(e, "a push killed on the server left a <ref>.lock file; ask the server's administrator to remove the lock files named above once no push is running, then push again")
 	}
 	return hint.With(fmt.Errorf("push %s: %w: %w", remote, ErrUnreachable, err), "nothing was lost: the remote keeps its old refs; check the network and the URL (`readproof remote list`), then push again")
+}
+
+// onlyUnpackerErrors reports whether every verdict of refs is git's
+// "[remote rejected] (unpacker error)" (or the atomic push's followers).
+func onlyUnpackerErrors(refs []string) bool {
+	seen := false
+	for _, r := range refs {
+		switch {
+		case strings.HasSuffix(r, "[remote rejected] (unpacker error)"):
+			seen = true
+		case strings.Contains(r, "atomic push fail"):
+		default:
+			return false
+		}
+	}
+	return seen
 }
 
 func orText(s, alt string) string {

@@ -328,3 +328,60 @@ func TestPushWarnsPushURLPassword(t *testing.T) {
 		t.Errorf("the password is shown: %s\n%v", notes.String(), err)
 	}
 }
+
+// TestClassifyRemoteDiskFull (session 22): a remote whose disk is full
+// rejects every ref with "unpacker error" and says "No space left on
+// device". Before, that read as a refusal: "pulling will not help: the
+// server's reason is above (permissions, a hook or a protected ref)". It is
+// the remote's storage, and the hint says to free space there; no retry (a
+// full disk stays full a moment later).
+func TestClassifyRemoteDiskFull(t *testing.T) {
+	err := &gitstore.PushError{
+		Statuses: []gitstore.PushStatus{
+			{Flag: '!', From: "refs/heads/main", To: "refs/heads/main", Summary: "[remote rejected] (unpacker error)"},
+			{Flag: '!', From: "refs/tags/readproof/runs/rbig", To: "refs/tags/readproof/runs/rbig", Summary: "[remote rejected] (unpacker error)"},
+		},
+		Remote: []string{"fatal: unable to write loose object file: No space left on device"},
+	}
+	kind, refs, said := classifyPush(err)
+	got := pushError("origin", err, kind, refs, said, nil)
+	if !errors.Is(got, ErrRemoteStorage) || !strings.Contains(got.Error(), "No space left on device") ||
+		!strings.Contains(hint.Of(got), "disk") || !strings.Contains(hint.Of(got), "free space") || strings.Contains(hint.Of(got), "will not help") {
+		t.Fatalf("push to a full remote: %v\nhint: %s\nwant ErrRemoteStorage and a hint to free space on the remote", got, hint.Of(got))
+	}
+}
+
+// TestTransportHintDubiousOwnership (session 22): a remote repository on
+// this machine that another user owns is refused by git ("detected dubious
+// ownership"); the hint said to check the URL and that git can reach it,
+// which it can. It now names the cause and the two ways out.
+func TestTransportHintDubiousOwnership(t *testing.T) {
+	err := fmt.Errorf("list refs of origin: %w", &gitstore.GitError{Args: []string{"ls-remote", "--symref", "--", "origin"}, ExitCode: 128,
+		Stderr: "fatal: detected dubious ownership in repository at '/srv/remote'; git config --global --add safe.directory /srv/remote; fatal: Could not read from remote repository.; Please make sure you have the correct access rights; and the repository exists."})
+	got := transportHint(err, "check the URL and that git can reach it: git ls-remote /srv/remote")
+	if !strings.Contains(got, "another user") || !strings.Contains(got, "git config --global --add safe.directory /srv/remote`") || strings.Contains(got, "check the URL") {
+		t.Fatalf("hint of a remote another user owns: %q", got)
+	}
+}
+
+// TestUnpackerErrorWithoutReason (session 22): a remote whose unpacker dies
+// without a word (a remote on this machine under this shell's `ulimit -f`:
+// index-pack killed by SIGXFSZ) rejects every ref with "unpacker error" and
+// no server line. The hint said "the server's reason is above (permissions,
+// a hook or a protected ref)": there was none, and no hook or rule refused
+// anything. It now says the remote could not store the objects and where to
+// look.
+func TestUnpackerErrorWithoutReason(t *testing.T) {
+	err := &gitstore.PushError{
+		Statuses: []gitstore.PushStatus{
+			{Flag: '!', From: "refs/heads/main", To: "refs/heads/main", Summary: "[remote rejected] (unpacker error)"},
+			{Flag: '!', From: "refs/tags/readproof/runs/rbig", To: "refs/tags/readproof/runs/rbig", Summary: "[remote rejected] (unpacker error)"},
+		},
+	}
+	kind, refs, said := classifyPush(err)
+	got := pushError("t", err, kind, refs, said, nil)
+	h := hint.Of(got)
+	if strings.Contains(h, "reason is above") || !strings.Contains(h, "ulimit -f") || !strings.Contains(h, "nothing was changed on the remote") {
+		t.Fatalf("push whose remote's unpacker died without a word: %v\nhint: %s", got, h)
+	}
+}

@@ -247,7 +247,10 @@ func (s *Store) current(u identity.URI, b *batch) (*Observation, gitstore.OID, e
 		return nil, "", err
 	}
 	o, err := s.observationAt(tip)
-	return o, tip, err
+	if err != nil {
+		return nil, "", fmt.Errorf("resource %s: %w", u, err)
+	}
+	return o, tip, nil
 }
 
 func (s *Store) observationAt(commit gitstore.OID) (*Observation, error) {

@@ -90,7 +90,7 @@ func (s *Store) History(u identity.URI) ([]SnapshotInfo, error) {
 		return true
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("resource %s: %w", u, err)
 	}
 	if len(out) == 0 {
 		pol, err := s.Policy()

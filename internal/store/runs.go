@@ -743,6 +743,11 @@ func (s *Store) decodeManifest(id gitstore.OID, decode func(data []byte) error) 
 		return nil, fmt.Errorf("manifest %s: %w", id, err)
 	}
 	notManifest := func(err error) error {
+		// A damaged or missing object of a manifest commit is the
+		// store's damage, not a wrong id: its own error and hint stand.
+		if errors.Is(err, gitstore.ErrCorrupt) || hint.Of(err) != "" {
+			return fmt.Errorf("manifest %s: %w", id, err)
+		}
 		return hint.With(fmt.Errorf("commit %s is not a readproof manifest: %w", id, err), "give a run id or a manifest id printed by `readproof run commit`")
 	}
 	// A large manifest is decoded while its bytes are checked against

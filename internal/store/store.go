@@ -10,6 +10,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/adapters"
@@ -146,9 +148,26 @@ func InitWith(path string, opts gitstore.Options) error {
 		return g.Update(gitstore.RefUpdate{Name: JournalRef, New: root})
 	})
 	if err != nil {
-		return fmt.Errorf("create store %s: %w", path, err)
+		return initFailed(path, fmt.Errorf("create store %s: %w", path, err))
 	}
 	return g.Close()
+}
+
+// initFailed gives err, an init that failed writing, the hint its errno
+// calls for when it has none: gitstore.InitWith leaves nothing at path.
+func initFailed(path string, err error) error {
+	var errno syscall.Errno
+	if hint.Of(err) != "" || !errors.As(err, &errno) || errors.Is(err, fs.ErrPermission) {
+		return err // the hint it has, or the CLI's for permissions
+	}
+	what := "check the file system that holds it (a read-only mount, or an I/O error: dmesg may say why)"
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		what = "free space on the file system that holds it (df shows it)"
+	case errors.Is(err, syscall.EFBIG):
+		what = "raise the file size limit (ulimit -f unlimited)"
+	}
+	return hint.With(err, "nothing was made at "+path+" (its temporary directory was removed): "+what+", then run `readproof init` again")
 }
 
 // Open opens the store at path. pol may be nil when no policy file exists;
@@ -200,6 +219,9 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 				return nil, unreadable(path, err)
 			}
 			if len(names) > 0 {
+				if err := damagedStore(path); err != nil {
+					return nil, err
+				}
 				// other files: init refuses the directory too
 				return nil, hint.With(fmt.Errorf("%w at %s: the directory is not empty and is not a readproof store", ErrNotInitialized, path), NotOursHint)
 			}
@@ -235,6 +257,37 @@ func OpenLazy(path string, pol *policy.Lazy, opts Options) (*Store, error) {
 		opts.OpenSource = adapters.Open
 	}
 	return &Store{git: g, policy: pol, opts: opts, sources: map[string]adapters.Source{}}, nil
+}
+
+// damagedStore is the error for path, a directory git does not take for a
+// repository, when it is a readproof store that lost a part git needs
+// (HEAD, refs/, objects/): its config carries the store's marker. Else nil.
+func damagedStore(path string) error {
+	cfg, err := os.ReadFile(filepath.Join(path, "config"))
+	if err != nil || !bytes.Contains(cfg, []byte("[readproof]")) {
+		return nil
+	}
+	var what []string
+	headOnly := true
+	if head, err := os.ReadFile(filepath.Join(path, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		what = append(what, "HEAD is missing")
+	} else if err == nil && !bytes.HasPrefix(head, []byte("ref: refs/")) && !identity.IsObjectID(string(bytes.TrimSpace(head))) {
+		what = append(what, fmt.Sprintf("HEAD names no ref or commit (%q)", text.Shorten(string(bytes.TrimSpace(head)), 40)))
+	}
+	for _, dir := range []string{"refs", "objects"} {
+		if fi, err := os.Stat(filepath.Join(path, dir)); err != nil || !fi.IsDir() {
+			what = append(what, dir+"/ is missing")
+			headOnly = false
+		}
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	err = fmt.Errorf("open store %s: a damaged readproof store: %s", path, strings.Join(what, ", "))
+	if headOnly {
+		return hint.With(err, "write HEAD again as git does: printf 'ref: refs/heads/main\\n' > "+text.ShellArg(filepath.Join(path, "HEAD"))+"; then `readproof verify`")
+	}
+	return hint.With(err, "restore the store from a backup, or clone it again from a remote (readproof clone URL DIR); `git fsck` on a copy lists what else is damaged")
 }
 
 // NotOursHint is the hint for a store's place that holds something else

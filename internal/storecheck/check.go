@@ -101,6 +101,10 @@ func (c *checker) unindexedPacks() {
 		first = append(first, Problem{Kind: Broken, Check: "pack", Subject: "pack " + filepath.Base(pack), Path: pack,
 			Message: gitstore.UnindexedPackAdvice(pack)})
 	}
+	for _, d := range gitstore.DamagedPackIndexes(c.g.Path()) {
+		first = append(first, Problem{Kind: Broken, Check: "pack", Subject: "pack index " + filepath.Base(d.Path), Path: d.Path,
+			Message: d.Advice()})
+	}
 	c.rep.Problems = append(first, c.rep.Problems...)
 }
 
