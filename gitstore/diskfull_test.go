@@ -277,6 +277,66 @@ func TestDiskFullAtIndexLeavesNoPack(t *testing.T) {
 	Fsck(t, s.Path())
 }
 
+// TestDiskFullAtIndexLeavesAnotherWritersPack: two writers of the same
+// objects at the same moment (two agents reading one unchanged document in
+// one second) publish the same pack under the same name. When the other
+// has renamed its pack into place but not yet its index, and this one's
+// index cannot be written, this one must not remove the pack: the other's
+// index would follow it and name objects no file holds. Set up here as the
+// other writer mid-way: the pack of a first write in place, its index not.
+func TestDiskFullAtIndexLeavesAnotherWritersPack(t *testing.T) {
+	s := NewTestStore(t)
+	blobs := func() {
+		for i := 0; i < packThreshold+5; i++ {
+			if _, err := s.PutBlob([]byte(fmt.Sprintf("written twice at once %d\n", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	blobs()
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := filepath.Glob(filepath.Join(s.Path(), "objects", "pack", "pack-*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("want one pack index, have %v", idx)
+	}
+	pack := strings.TrimSuffix(idx[0], ".idx") + ".pack"
+	other, err := os.ReadFile(idx[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(idx[0]); err != nil { // the other writer's index: not yet renamed
+		t.Fatal(err)
+	}
+	s2, err := Open(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	writeFault = func(name string) error {
+		if strings.HasPrefix(filepath.Base(name), "tmp_idx_") {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	t.Cleanup(func() { writeFault = nil })
+	s = s2
+	blobs()
+	if err := s.Sync(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("the second write of the same pack, its index on a full disk: %v", err)
+	}
+	writeFault = nil
+	if _, err := os.Stat(pack); err != nil {
+		t.Fatalf("the other writer's pack was removed by the failed write: %v", err)
+	}
+	// the other writer renames its index into place: the store is whole
+	if err := os.WriteFile(idx[0], other, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	Fsck(t, s.Path())
+}
+
 // TestOutOfSpaceRemovesRepackTemps (session 22): git repack writes its new
 // pack as objects/pack/.tmp-PID-pack-HASH.pack (and .idx, .bitmap) and
 // renames it into place at the end; when the disk fills after the pack is

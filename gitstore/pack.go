@@ -698,17 +698,22 @@ func (s *repo) writePack() (err error) {
 // Called with s.mu held.
 func (s *repo) publishPack(dir, tmp string, sum, idx []byte) (rel string, err error) {
 	name := "pack-" + hex.EncodeToString(sum)
-	pack, idxPath := filepath.Join(dir, name+".pack"), filepath.Join(dir, name+".idx")
-	if err := renameFile(tmp, pack); err != nil {
+	// The index is written in full, under a temporary name, before either
+	// file takes its name: a disk that fills (or a file size limit) while
+	// it is written leaves nothing published, both temporary files going.
+	// Nothing is removed once published: another writer of the same objects
+	// at the same moment (two agents reading one unchanged document in one
+	// second) publishes the same bytes under the same names, and removing
+	// "our" pack could take its pack from under its index.
+	idxTmp, err := s.writeTemp(dir, "tmp_idx_", idx)
+	if err != nil {
+		return "", fmt.Errorf("index: %w", err)
+	}
+	defer os.Remove(idxTmp) // gone once renamed; left by a failed rename
+	if err := renameFile(tmp, filepath.Join(dir, name+".pack")); err != nil {
 		return "", err
 	}
-	if err := s.writeFileAtomic(idxPath, idx, false); err != nil {
-		// A pack without its index is read by no one and taken for
-		// damage (UnindexedPacks): it goes too, unless the same pack
-		// was already in place with its index (then nothing is lost).
-		if !fileExists(idxPath) {
-			os.Remove(pack)
-		}
+	if err := renameFile(idxTmp, filepath.Join(dir, name+".idx")); err != nil {
 		return "", fmt.Errorf("index: %w", err)
 	}
 	rel = "objects/pack/" + name
@@ -895,14 +900,35 @@ func (s *repo) writeFileAtomic(path string, data []byte, synced bool) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := fillTemp(tmp, data, s.perm.object(), synced); err != nil {
+		return err
+	}
+	return renameFile(tmp.Name(), path)
+}
+
+// writeTemp writes data to a new temporary file in dir named prefix and
+// something, with the mode of an object file, and returns its path: the
+// caller renames it or removes it. Nothing is left when it fails.
+func (s *repo) writeTemp(dir, prefix string, data []byte) (string, error) {
+	tmp, err := s.createTemp(dir, prefix)
+	if err != nil {
+		return "", err
+	}
+	if err := fillTemp(tmp, data, s.perm.object(), false); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
+}
+
+// fillTemp writes data to the new temporary file tmp and closes it with
+// mode (closeTemp).
+func fillTemp(tmp *os.File, data []byte, mode os.FileMode, synced bool) error {
 	if _, err := tmpWriter(tmp).Write(data); err != nil {
 		tmp.Close()
 		return err
 	}
-	if err := closeTemp(tmp, s.perm.object(), synced); err != nil {
-		return err
-	}
-	return renameFile(tmp.Name(), path)
+	return closeTemp(tmp, mode, synced)
 }
 
 var _ hash.Hash = sha1.New()
