@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -200,7 +201,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	copied, err := cr.copied, cr.err
 	if err != nil {
 		<-pre
-		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), "check the repository's objects, then clone again: git -C "+shown+" fsck")
+		return nil, hint.With(fmt.Errorf("clone %s: %w", shown, err), copyFailedHint(err, shown))
 	}
 	// The objects first, with no ref written; then every ref in one
 	// packed-refs file (the store has none yet): one write instead of a
@@ -626,4 +627,18 @@ func (h *heldWriter) release() {
 		h.w.Write(h.held)
 		h.held = nil
 	}
+}
+
+// copyFailedHint is the hint of a clone whose copy of the objects from
+// the repository shown failed: a write on this side that hit a full disk
+// or a file size limit says so (the source is not at fault); anything else
+// points at the source's objects. Nothing of the clone is kept either way.
+func copyFailedHint(err error, shown string) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		return "writing the new store failed, not reading " + shown + ": free space on the file system that holds the new store (df shows it), then clone again; nothing of the clone was kept"
+	case errors.Is(err, syscall.EFBIG):
+		return "writing the new store failed, not reading " + shown + ": a file passed the file size limit (the shell's `ulimit -f`); raise it (ulimit -f unlimited), then clone again; nothing of the clone was kept"
+	}
+	return "check the repository's objects, then clone again: git -C " + shown + " fsck"
 }
