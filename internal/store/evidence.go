@@ -149,7 +149,7 @@ func (s *Store) replayHashes(ctx context.Context, manifestID string, progress fu
 	if keep != nil {
 		keep.manifest, keep.sum = m, sum
 	}
-	res, err := s.replayManifest(ctx, m, progress, false)
+	res, err := s.replayManifest(ctx, m, progress, keepNone)
 	if res == nil {
 		return nil, err
 	}
@@ -226,7 +226,12 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	}()
 
 	ctx := orBackground(opts.Context)
-	replay, rerr := s.ReplayManifestContext(ctx, m, opts.Progress)
+	// The replay's bytes are kept only for the content the bundle carries.
+	keep := keepNone
+	if opts.WithContent {
+		keep = keepAll
+	}
+	replay, rerr := s.replayManifest(ctx, m, opts.Progress, keep)
 	if err := ctx.Err(); err != nil {
 		<-done
 		return nil, err
