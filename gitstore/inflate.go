@@ -234,13 +234,19 @@ var (
 // decode (see the file comment); the zlib checksum is not checked (the
 // caller checks the content against its id, as readExactly's caller does).
 func (f *inflater) inflateZlibSized(src []byte, size int64) ([]byte, bool) {
+	return f.inflateZlibInto(src, size, nil)
+}
+
+// inflateZlibInto is inflateZlibSized that decodes into into's memory when
+// its capacity holds size bytes.
+func (f *inflater) inflateZlibInto(src []byte, size int64, into []byte) ([]byte, bool) {
 	if size < 0 || size > maxFastInflate || len(src) < 2 {
 		return nil, false
 	}
 	if !zlibHeaderOK(src) {
 		return nil, false
 	}
-	dst := make([]byte, size)
+	dst := sized(into, size)
 	if _, _, err := f.inflate(dst, src[2:], false); err != nil {
 		return nil, false
 	}
@@ -260,6 +266,12 @@ func zlibHeaderOK(src []byte) bool {
 // anything it does not decode, or does not find whole; the caller then
 // reads raw with compress/zlib, which says what is wrong.
 func (f *inflater) inflateLoose(raw []byte, whole bool) (header, data []byte, ok bool) {
+	return f.inflateLooseInto(raw, whole, nil)
+}
+
+// inflateLooseInto is inflateLoose that decodes into into's memory when its
+// capacity holds the header and the content.
+func (f *inflater) inflateLooseInto(raw []byte, whole bool, into []byte) (header, data []byte, ok bool) {
 	if !zlibHeaderOK(raw) {
 		return nil, nil, false
 	}
@@ -280,7 +292,7 @@ func (f *inflater) inflateLoose(raw []byte, whole bool) (header, data []byte, ok
 	if !found || perr != nil || sz < 0 || sz > maxFastInflate {
 		return nil, nil, false
 	}
-	buf := make([]byte, int64(hlen)+1+sz)
+	buf := sized(into, int64(hlen)+1+sz)
 	_, used, err := f.inflate(buf, src, false)
 	if err != nil {
 		return nil, nil, false
@@ -683,4 +695,14 @@ func codes(lt, dt *huffTable, dst []byte, o int, src []byte, bp *uint64, nbp *ui
 		}
 		o += length
 	}
+}
+
+// sized is n bytes of buf's memory when its capacity holds them, else a
+// new buffer of n bytes. What it returns is written over whole by the
+// caller (its bytes are not zeroed).
+func sized(buf []byte, n int64) []byte {
+	if n <= int64(cap(buf)) {
+		return buf[:n]
+	}
+	return make([]byte, n)
 }

@@ -282,6 +282,12 @@ func (d *odb) readLoose(path string) (plumbing.ObjectType, []byte, error) {
 // CheckLooseObject. err is readLoose's error; streamErr matters only
 // without one.
 func (d *odb) readLooseStream(path string, whole bool) (t plumbing.ObjectType, data []byte, streamErr, err error) {
+	return d.readLooseStreamInto(path, whole, nil)
+}
+
+// readLooseStreamInto is readLooseStream that may return the content in
+// into's memory (see readPackedInto).
+func (d *odb) readLooseStreamInto(path string, whole bool, into []byte) (t plumbing.ObjectType, data []byte, streamErr, err error) {
 	raw, err := readFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -289,16 +295,29 @@ func (d *odb) readLooseStream(path string, whole bool) (t plumbing.ObjectType, d
 		}
 		return 0, nil, nil, err
 	}
-	return d.decodeLoose(path, raw, whole)
+	return d.decodeLooseInto(path, raw, whole, into)
 }
 
 // decodeLoose is readLooseStream on the file's bytes: decoded in place
 // (inflateLoose) when it can be, else, and for every error, by
 // compress/zlib.
 func (d *odb) decodeLoose(path string, raw []byte, whole bool) (t plumbing.ObjectType, data []byte, streamErr, err error) {
-	if head, data, ok := d.fi.inflateLoose(raw, whole); ok && !d.zlibOnly {
+	return d.decodeLooseInto(path, raw, whole, nil)
+}
+
+// decodeLooseInto is decodeLoose that may return the content in into's
+// memory (see readPackedInto). With into not nil (empty will do) the
+// content starts at the start of the buffer it was decoded into, into's or
+// a new one.
+func (d *odb) decodeLooseInto(path string, raw []byte, whole bool, into []byte) (t plumbing.ObjectType, data []byte, streamErr, err error) {
+	if head, data, ok := d.fi.inflateLooseInto(raw, whole, into); ok && !d.zlibOnly {
 		kind, _, _ := strings.Cut(string(head), " ")
 		if t, err := plumbing.ParseObjectType(kind); err == nil && t >= plumbing.CommitObject && t <= plumbing.TagObject {
+			if into != nil {
+				// The content moved to the start of the buffer the header
+				// began, so that the whole of it is reused next time.
+				data = head[:copy(head[:len(data)], data)]
+			}
 			return t, data, nil, nil
 		}
 		// A bad header: compress/zlib's path below says so.

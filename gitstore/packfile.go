@@ -345,9 +345,15 @@ func (p *packFile) entryAt(off int64) (entry, error) {
 // when the pack is mapped, else (and whenever fi does not decode it) by
 // zr, whose result and errors are the reference.
 func (p *packFile) inflate(e entry, zr *zlibReader, fi *inflater) ([]byte, error) {
+	return p.inflateInto(e, zr, fi, nil)
+}
+
+// inflateInto is inflate that decodes into dst when it is large enough
+// (the result is then dst[:n]) and fi decodes the entry in place.
+func (p *packFile) inflateInto(e entry, zr *zlibReader, fi *inflater, dst []byte) ([]byte, error) {
 	var src io.Reader
 	if p.mapped != nil {
-		if data, ok := fi.inflateZlibSized(p.mapped[e.data:p.packSize-20], e.size); ok {
+		if data, ok := fi.inflateZlibInto(p.mapped[e.data:p.packSize-20], e.size, dst); ok {
 			return data, nil
 		}
 		src = bytes.NewReader(p.mapped[e.data : p.packSize-20]) // a ByteReader: read in place
@@ -398,10 +404,21 @@ const maxDeltaChain = 10000
 // readPackedAt returns the object at off in p, resolving deltas. Results
 // come from and go to d.cache; what is returned is the caller's own.
 func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+	return d.readPackedInto(p, off, depth, nil)
+}
+
+// readPackedInto is readPackedAt that may return the object in dst's
+// memory (dst[:n], when its capacity holds it) rather than in a buffer of
+// its own: a ReadBlobs reader that reuses its buffers (ReuseBuffers). No
+// part of dst goes into d.cache.
+func (d *odb) readPackedInto(p *packFile, off int64, depth int, dst []byte) (plumbing.ObjectType, []byte, error) {
 	if err := p.openPack(); err != nil {
 		return 0, nil, err
 	}
 	if t, data, ok := d.cache.get(p, off); ok {
+		if len(data) <= cap(dst) {
+			return t, append(dst[:0], data...), nil
+		}
 		return t, bytes.Clone(data), nil
 	}
 	zr := &d.zr
@@ -448,7 +465,11 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 			baseT, base = t, data
 			break
 		}
-		data, err := p.inflate(e, zr, &d.fi)
+		into := dst
+		if len(chain) > 0 {
+			into = nil // a delta base, kept in d.cache
+		}
+		data, err := p.inflateInto(e, zr, &d.fi, into)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -472,7 +493,11 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 		if err != nil {
 			return 0, nil, err
 		}
-		out, err := applyDelta(base, delta)
+		into := dst
+		if i > 0 {
+			into = nil // a delta base, kept in d.cache
+		}
+		out, err := applyDeltaInto(into, base, delta)
 		if err != nil {
 			return 0, nil, fmt.Errorf("%s.pack offset %d: %w: %w", p.name, chain[i].off, errPackCorrupt, err)
 		}
@@ -490,6 +515,12 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 // applyDelta applies a git delta (source size, target size, then copy and
 // insert instructions) to base.
 func applyDelta(base, delta []byte) ([]byte, error) {
+	return applyDeltaInto(nil, base, delta)
+}
+
+// applyDeltaInto is applyDelta that writes the result into dst's memory
+// when its capacity holds the size the delta declares.
+func applyDeltaInto(into, base, delta []byte) ([]byte, error) {
 	src, delta, ok := deltaSize(delta)
 	if !ok || src != uint64(len(base)) {
 		return nil, errors.New("delta does not fit its base")
@@ -498,7 +529,12 @@ func applyDelta(base, delta []byte) ([]byte, error) {
 	if !ok {
 		return nil, errors.New("bad delta header")
 	}
-	out := make([]byte, 0, min(dst, 8<<20))
+	var out []byte
+	if dst <= uint64(cap(into)) {
+		out = into[:0]
+	} else {
+		out = make([]byte, 0, min(dst, 8<<20))
+	}
 	for len(delta) > 0 {
 		op := delta[0]
 		delta = delta[1:]

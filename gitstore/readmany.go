@@ -61,7 +61,22 @@ type BlobsOptions struct {
 	// check, made on the bytes already read). Its error is given as the
 	// blob's error.
 	CheckLoose bool
+	// ReuseBuffers lets ReadBlobs read blobs into buffers it reuses, for a
+	// caller that keeps none of the bytes (it hashes, compares or writes
+	// them out and returns): the data OnRead and fn are given for blob i
+	// is then valid only until fn(i, ...) returns, and is overwritten by
+	// a later blob's bytes after that. A caller that keeps data, or any
+	// slice of it, past that call must copy it first. Each place of the
+	// read-ahead ring keeps its own buffer, so workers never share one; a
+	// blob larger than reuseMax is read into a buffer of its own, not kept
+	// for reuse.
+	ReuseBuffers bool
 }
+
+// reuseMax is the largest buffer ReadBlobs keeps for reuse with
+// ReuseBuffers: with the default read-ahead on two workers, 64 places of
+// the ring, the buffers kept are at most 8 MiB.
+const reuseMax = 128 << 10
 
 // ReadBlobs reads the blobs ids names and calls fn(i, data, err) for each,
 // in the order of ids, on the calling goroutine. err is the error Blob
@@ -70,7 +85,8 @@ type BlobsOptions struct {
 // when g is a repository opened by Open or Init; any other Reader is read
 // one blob after the other through its Blob. ReadBlobs stops at the first
 // error fn returns, or when ctx ends, and returns that error; it returns
-// once no worker is running. data is fn's own.
+// once no worker is running. data is fn's own, unless opts.ReuseBuffers
+// says otherwise.
 //
 // It is safe to use g from other goroutines meanwhile; objects written
 // through g and not yet flushed are read through g.
@@ -199,14 +215,16 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 			r = newBlobReader(s, dir, opts, 1, fan)
 			defer r.close()
 		}
+		var buf []byte // with ReuseBuffers: the last blob's memory
 		for i, id := range ids {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			var data []byte
+			var mine bool
 			var err error
 			if r != nil {
-				data, err = r.read(id)
+				data, mine, err = r.read(id, buf)
 			} else {
 				data, err = s.blobChecked(id, opts.CheckLoose)
 			}
@@ -216,6 +234,7 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 			if err := fn(i, data, err); err != nil {
 				return err
 			}
+			buf = reusable(opts, buf, data, mine)
 		}
 		return nil
 	}
@@ -237,6 +256,7 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 	type slot struct {
 		data []byte
 		err  error
+		buf  []byte // with ReuseBuffers: this place's memory, kept
 	}
 	slots := make([]slot, ring*chunk)
 	ready := make([]chan struct{}, ring)
@@ -257,11 +277,14 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 		}
 		place := slots[c%ring*chunk:][:chunk]
 		for k, i := 0, c*chunk; k < chunk && i < len(ids); k, i = k+1, i+1 {
-			data, err := r.read(ids[i])
+			// place[k].buf is free: fn returned for the blob that was
+			// here before the token this chunk was claimed with came back.
+			buf := place[k].buf
+			data, mine, err := r.read(ids[i], buf)
 			if err == nil && opts.OnRead != nil {
 				opts.OnRead(i, data)
 			}
-			place[k] = slot{data, err}
+			place[k] = slot{data, err, reusable(opts, buf, data, mine)}
 		}
 		ready[c%ring] <- struct{}{}
 		return true
@@ -332,7 +355,7 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 				return err
 			}
 			sl := place[k]
-			place[k] = slot{}
+			place[k] = slot{buf: sl.buf}
 			if err := fn(i, sl.data, sl.err); err != nil {
 				stop()
 				return err
@@ -342,6 +365,21 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 	}
 	stop()
 	return nil
+}
+
+// reusable is the buffer to read the next blob into after data was read
+// with buf: with ReuseBuffers, data's memory when the worker's reader made
+// it (mine: buf's memory or a buffer of its own, never the repo's, whose
+// Blob may hand out a slice of its write buffer) and it is larger than buf
+// but not too large to keep, else buf; nil without ReuseBuffers.
+func reusable(opts BlobsOptions, buf, data []byte, mine bool) []byte {
+	switch {
+	case !opts.ReuseBuffers:
+		return nil
+	case mine && cap(data) > cap(buf) && cap(data) <= reuseMax:
+		return data[:0]
+	}
+	return buf
 }
 
 // blobChecked is Blob, then CheckLoose's check when asked for.
@@ -404,25 +442,29 @@ func (r *blobReader) close() { r.d.Close() }
 // answers what it finds in this repository's packs and loose objects;
 // everything else (a miss, a pack gone, an alternate, a wrong type or
 // content, a bad object) is read again through the repo, which gives
-// Blob's answer and error (a concurrent gc included).
-func (r *blobReader) read(id OID) ([]byte, error) {
+// Blob's answer and error (a concurrent gc included). The bytes may be
+// in buf's memory (buf[:n]) when its capacity holds them; mine says they
+// are buf's or a buffer the reader made for them, not the repo's answer.
+func (r *blobReader) read(id OID, buf []byte) (data []byte, mine bool, err error) {
 	h, err := parseOID(id)
 	if err != nil {
-		return r.s.blobChecked(id, r.opts.CheckLoose)
+		data, err = r.s.blobChecked(id, r.opts.CheckLoose)
+		return data, false, err
 	}
-	t, data, streamErr, err := r.readOwn(h)
-	if err != nil || t != plumbing.BlobObject {
-		return r.s.blobChecked(id, r.opts.CheckLoose)
+	if buf == nil && r.opts.ReuseBuffers {
+		buf = []byte{} // not nil: a loose object's content then starts its buffer (decodeLooseInto)
 	}
+	t, data, streamErr, err := r.readOwn(h, buf)
 	// With ContentChecked the id is checked only where the stream is bad
 	// too: a changed object is Blob's error before it is the stream's.
-	if (!r.opts.ContentChecked || streamErr != nil) && objectHash(t, data) != h {
-		return r.s.blobChecked(id, r.opts.CheckLoose)
+	if err != nil || t != plumbing.BlobObject || (!r.opts.ContentChecked || streamErr != nil) && objectHash(t, data) != h {
+		data, err = r.s.blobChecked(id, r.opts.CheckLoose)
+		return data, false, err
 	}
 	if streamErr != nil {
-		return nil, streamErr
+		return nil, false, streamErr
 	}
-	return data, nil
+	return data, true, nil
 }
 
 // errLooseToo: a packed blob also has a loose file, which CheckLoose checks.
@@ -430,14 +472,14 @@ var errLooseToo = errors.New("packed object also stored loose")
 
 // readOwn reads h from the worker's packs, then from the loose objects;
 // never from an alternate.
-func (r *blobReader) readOwn(h plumbing.Hash) (plumbing.ObjectType, []byte, error, error) {
+func (r *blobReader) readOwn(h plumbing.Hash, buf []byte) (plumbing.ObjectType, []byte, error, error) {
 	d := r.d
 	p, off, ok, err := d.findPacked(h)
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	if ok {
-		t, data, err := d.readPackedAt(p, off, 0)
+		t, data, err := d.readPackedInto(p, off, 0, buf)
 		if err == nil && r.opts.CheckLoose {
 			// CheckLooseObject checks a loose copy of a packed object too:
 			// when there may be one, the repo answers (blobChecked).
@@ -450,5 +492,5 @@ func (r *blobReader) readOwn(h plumbing.Hash) (plumbing.ObjectType, []byte, erro
 		}
 		return t, data, nil, err
 	}
-	return d.readLooseStream(filepath.Join(d.dir, h.String()[:2], h.String()[2:]), r.opts.CheckLoose)
+	return d.readLooseStreamInto(filepath.Join(d.dir, h.String()[:2], h.String()[2:]), r.opts.CheckLoose, buf)
 }

@@ -29,6 +29,9 @@ func readAll(t *testing.T, g Reader, ids []OID, opts BlobsOptions) ([][]byte, []
 		}
 		next++
 		data[i] = b
+		if opts.ReuseBuffers {
+			data[i] = bytes.Clone(b) // b is valid only during this call
+		}
 		if err != nil {
 			errs[i] = err.Error()
 			if b != nil {
@@ -80,6 +83,8 @@ func TestReadBlobsMatchesBlob(t *testing.T) {
 	for _, opts := range []BlobsOptions{
 		{Workers: 1}, {Workers: 2}, {Workers: 4, Ahead: 1}, {Workers: 3, Ahead: 5},
 		{ContentChecked: true}, {CheckLoose: true, Workers: 2}, {Workers: 100},
+		{ReuseBuffers: true, Workers: 1}, {ReuseBuffers: true, Workers: 2, Ahead: 4},
+		{ReuseBuffers: true, Workers: 3, ContentChecked: true, CheckLoose: true},
 	} {
 		var onRead atomic.Int64
 		opts.OnRead = func(i int, data []byte) {

@@ -310,8 +310,14 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 		var res *store.ReplayResult
 		var rerr error
 		line := progress.Start(e.err, "replay", "entries", e.json)
+		replay := s.ReplayContext
+		if opts.NoContent || e.json {
+			// the bytes are not printed: kept only where proof of read
+			// needs them
+			replay = s.ReplayNoContentContext
+		}
 		err := interruptible(ctx, func() error {
-			res, rerr = s.ReplayContext(ctx, args[0], line.Update)
+			res, rerr = replay(ctx, args[0], line.Update)
 			return nil
 		})
 		line.Stop()

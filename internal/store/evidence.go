@@ -149,7 +149,7 @@ func (s *Store) replayHashes(ctx context.Context, manifestID string, progress fu
 	if keep != nil {
 		keep.manifest, keep.sum = m, sum
 	}
-	res, err := s.replayManifest(ctx, m, progress, false)
+	res, err := s.replayManifest(ctx, m, progress, keepNone)
 	if res == nil {
 		return nil, err
 	}
@@ -226,9 +226,13 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	}()
 
 	ctx := orBackground(opts.Context)
-	// the replay's bytes serve only an export with content (below); one
-	// without keeps each blob until it is hashed
-	replay, rerr := s.replayManifest(ctx, m, opts.Progress, opts.WithContent)
+	// The replay's bytes are kept only for the content the bundle carries;
+	// without it each blob is dropped once hashed.
+	keep := keepNone
+	if opts.WithContent {
+		keep = keepAll
+	}
+	replay, rerr := s.replayManifest(ctx, m, opts.Progress, keep)
 	if err := ctx.Err(); err != nil {
 		<-done
 		return nil, err

@@ -4,6 +4,7 @@ package store
 // checked again.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -51,6 +52,19 @@ func (s *Store) ReplayContext(ctx context.Context, target string, progress func(
 	return s.ReplayManifestContext(ctx, m, progress)
 }
 
+// ReplayNoContentContext is ReplayContext for a caller that does not
+// print the bytes (`replay --no-content`, `replay --json`): only entries
+// with a probe record keep their Content, which proof of read re-derives
+// the delivered bytes from (proofread.ReplayLines); every other entry's
+// is nil, its blob dropped once hashed.
+func (s *Store) ReplayNoContentContext(ctx context.Context, target string, progress func(done, total int)) (*ReplayResult, error) {
+	m, err := s.Manifest(target)
+	if err != nil {
+		return nil, err
+	}
+	return s.replayManifest(ctx, m, progress, keepProbed)
+}
+
 // ReplayManifest is Replay for a manifest already read with Manifest.
 func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 	return s.ReplayManifestContext(context.Background(), m, nil)
@@ -68,14 +82,27 @@ func (s *Store) ReplayManifest(m *manifest.Manifest) (*ReplayResult, error) {
 // objects also have their zlib checksum and end checked as git fsck does
 // (CheckLoose), in the same pass.
 func (s *Store) ReplayManifestContext(ctx context.Context, m *manifest.Manifest, progress func(done, total int)) (*ReplayResult, error) {
-	return s.replayManifest(ctx, m, progress, true)
+	return s.replayManifest(ctx, m, progress, keepAll)
 }
 
-// replayManifest is ReplayManifestContext; without keep the entries'
-// Content is left nil, each blob dropped once hashed (evidence verify
-// needs only the hashes, and 10,000 blobs of 4 KiB kept until the end of
-// the replay were 40 MB of its heap).
-func (s *Store) replayManifest(ctx context.Context, m *manifest.Manifest, progress func(done, total int), keep bool) (*ReplayResult, error) {
+// replayKeep says which entries' bytes a replay keeps in their Content.
+type replayKeep int
+
+const (
+	keepNone   replayKeep = iota // none: each blob dropped once hashed
+	keepProbed                   // those of entries with a probe record (a copy of each)
+	keepAll                      // every entry's
+)
+
+// replayManifest is ReplayManifestContext that keeps the bytes of the
+// entries keep says in their Content. The others' is left nil, each blob
+// dropped once hashed (evidence verify needs only the hashes, and 10,000
+// blobs of 4 KiB kept until the end of the replay were 40 MB of its
+// heap). Unless it keeps every entry's bytes, the blobs are read into
+// buffers ReadBlobs reuses (ReuseBuffers: nothing below keeps data, or a
+// slice of it, past the callback but a copy; the hashes are strings of
+// their own), which spares the allocation of every blob's bytes.
+func (s *Store) replayManifest(ctx context.Context, m *manifest.Manifest, progress func(done, total int), keep replayKeep) (*ReplayResult, error) {
 	c, err := s.git.Commit(gitstore.OID(m.ID))
 	if err != nil {
 		return nil, err
@@ -91,6 +118,7 @@ func (s *Store) replayManifest(ctx context.Context, m *manifest.Manifest, progre
 	opts := gitstore.BlobsOptions{
 		ContentChecked: true,
 		CheckLoose:     true,
+		ReuseBuffers:   keep != keepAll,
 		OnRead:         func(i int, data []byte) { hashes[i] = contentHash(data) },
 	}
 	err = gitstore.ReadBlobs(ctx, s.objects(), ids, opts, func(i int, data []byte, err error) error {
@@ -117,8 +145,11 @@ func (s *Store) replayManifest(ctx context.Context, m *manifest.Manifest, progre
 			r.Error = err.Error()
 		} else {
 			r.Actual = hashes[i]
-			if keep {
+			switch {
+			case keep == keepAll:
 				r.Content = data
+			case keep == keepProbed && e.Probe != nil:
+				r.Content = bytes.Clone(data) // data is ReadBlobs' buffer
 			}
 			r.Match = r.Actual == e.ContentHash && int64(len(data)) == e.Bytes
 			if r.Actual == e.ContentHash && !r.Match {
