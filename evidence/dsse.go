@@ -44,27 +44,23 @@ func paeHead(b []byte, payloadType string, n int) []byte {
 	return append(b, ' ')
 }
 
-// decodePAE decodes the base64 text of a payload (decodeB64's encodings,
-// in its order) straight into the tail of PAE(payloadType, payload): the
-// signature check then needs no copy of the payload, which is a signed
-// bundle's whole statement. It returns PAE's bytes and the payload, a
-// slice of them.
+// decodePAE decodes the base64 text of a payload (decodeB64To) straight
+// into the tail of PAE(payloadType, payload): the signature check then
+// needs no copy of the payload, which is a signed bundle's whole
+// statement. It returns PAE's bytes and the payload, a slice of them.
 func decodePAE(payloadType string, src []byte) (pae, payload []byte, err error) {
-	most := base64.RawStdEncoding.DecodedLen(len(src)) // no encoding decodes more
+	most := maxDecodedLen(len(src))
 	at := len(paeHead(nil, payloadType, most))
 	buf := make([]byte, at+most)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		n, err := enc.Decode(buf[at:], src)
-		if err != nil {
-			continue
-		}
-		head := paeHead(buf[:0], payloadType, n) // never longer than at
-		if len(head) < at {
-			copy(buf[len(head):], buf[at:at+n])
-		}
-		return buf[:len(head)+n], buf[len(head) : len(head)+n], nil
+	n, ok := decodeB64To(buf[at:], src)
+	if !ok {
+		return nil, nil, fmt.Errorf("not base64")
 	}
-	return nil, nil, fmt.Errorf("not base64")
+	head := paeHead(buf[:0], payloadType, n) // never longer than at
+	if len(head) < at {
+		copy(buf[len(head):], buf[at:at+n])
+	}
+	return buf[:len(head)+n], buf[len(head) : len(head)+n], nil
 }
 
 // Sign wraps payload (the exact statement bytes) in a DSSE envelope signed
@@ -100,15 +96,30 @@ func Fingerprint(pub ed25519.PublicKey) string {
 }
 
 // decodeB64 accepts standard and URL-safe base64, padded or not, as DSSE
-// allows.
+// allows (decodeB64To).
 func decodeB64(s string) ([]byte, error) {
+	b := make([]byte, maxDecodedLen(len(s)))
+	n, ok := decodeB64To(b, []byte(s))
+	if !ok {
+		return nil, fmt.Errorf("not base64")
+	}
+	return b[:n], nil
+}
+
+// decodeB64To decodes src into dst, which holds maxDecodedLen(len(src))
+// bytes, with the first of standard and URL-safe base64, padded or not,
+// that decodes it, and returns the bytes written.
+func decodeB64To(dst, src []byte) (int, bool) {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, nil
+		if n, err := enc.Decode(dst, src); err == nil {
+			return n, true
 		}
 	}
-	return nil, fmt.Errorf("not base64")
+	return 0, false
 }
+
+// maxDecodedLen is the most decodeB64To's encodings decode from n bytes.
+func maxDecodedLen(n int) int { return base64.RawStdEncoding.DecodedLen(n) }
 
 // OpenedEnvelope is the outcome of opening an envelope.
 type OpenedEnvelope struct {
