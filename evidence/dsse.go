@@ -164,18 +164,16 @@ func (env *rawEnvelope) open(trusted []ed25519.PublicKey) (*OpenedEnvelope, erro
 	if env.Payload == nil || env.PayloadType == nil {
 		return nil, fmt.Errorf("%w: payload or payloadType missing", ErrEnvelope)
 	}
-	var pae, payload []byte
-	var err error
-	if len(env.payloadB64) > 0 {
-		pae, payload, err = decodePAE(*env.PayloadType, env.payloadB64)
-	} else {
-		payload, err = decodeB64(*env.Payload)
+	text := env.payloadB64
+	if len(text) == 0 {
+		text = []byte(*env.Payload) // encoding/json decoded the envelope
 	}
+	pae, payload, err := decodePAE(*env.PayloadType, text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: payload is not base64", ErrEnvelope)
 	}
 	out := &OpenedEnvelope{Payload: payload, PayloadType: *env.PayloadType}
-	out.Signer, out.SigErr = verifyEnvelopeSignatures(*env.PayloadType, payload, pae, env.Signatures, trusted)
+	out.Signer, out.SigErr = verifyEnvelopeSignatures(pae, env.Signatures, trusted)
 	return out, nil
 }
 
@@ -185,8 +183,8 @@ func (env *rawEnvelope) open(trusted []ed25519.PublicKey) (*OpenedEnvelope, erro
 // gigabytes could carry millions. One is signed by a few keys.
 const MaxEnvelopeSignatures = 32
 
-// pae is PAE(payloadType, payload) when the caller has it at hand, else nil.
-func verifyEnvelopeSignatures(payloadType string, payload, pae []byte, sigs []EnvelopeSignature, trusted []ed25519.PublicKey) (string, error) {
+// verifyEnvelopeSignatures checks sigs over pae, PAE(payloadType, payload).
+func verifyEnvelopeSignatures(pae []byte, sigs []EnvelopeSignature, trusted []ed25519.PublicKey) (string, error) {
 	if len(sigs) == 0 {
 		return "", fmt.Errorf("%w: the envelope carries no signature", ErrBadSignature)
 	}
@@ -201,9 +199,6 @@ func verifyEnvelopeSignatures(payloadType string, payload, pae []byte, sigs []En
 	}
 	if len(keys) == 0 {
 		return "", fmt.Errorf("%w: no trusted public key was given to check the envelope signature against: pass the signer's public key", ErrUntrustedKey)
-	}
-	if pae == nil {
-		pae = PAE(payloadType, payload)
 	}
 	malformed := 0
 	for _, s := range sigs {
