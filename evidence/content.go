@@ -3,7 +3,6 @@ package evidence
 import (
 	"crypto/sha1"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"hash"
 	"runtime"
@@ -104,19 +103,13 @@ func (c *contentChecker) checkB64(i int, e *BundleEntry, b64 []byte) Check {
 	return Check{Name: name, OK: true, Detail: uri + ": " + abbrevHash(e.ContentHash)}
 }
 
-// decodeB64 is decodeB64 of src into c.dst: standard and URL-safe
-// base64, padded or not, the first encoding that decodes it.
+// decodeB64 is decodeB64 of src into c.dst.
 func (c *contentChecker) decodeB64(src []byte) ([]byte, bool) {
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if n := enc.DecodedLen(len(src)); cap(c.dst) < n {
-			c.dst = make([]byte, n)
-		}
-		c.dst = c.dst[:enc.DecodedLen(len(src))]
-		if n, err := enc.Decode(c.dst, src); err == nil {
-			return c.dst[:n], true
-		}
+	if n := maxDecodedLen(len(src)); cap(c.dst) < n {
+		c.dst = make([]byte, n)
 	}
-	return nil, false
+	n, ok := decodeB64To(c.dst[:cap(c.dst)], src)
+	return c.dst[:n], ok
 }
 
 // blobID is the id git gives a blob holding b, with the worker's hash.

@@ -314,3 +314,40 @@ func TestVerifyEarlyWork(t *testing.T) {
 		t.Fatal("tampered content verified")
 	}
 }
+
+// TestEarlyChecksKeptOnFallback: when the fast decoder gives up part way
+// (a member outside its subset), encoding/json decodes the bundle again and
+// puts the text of content_b64 in ContentB64, where the fast decoder left it
+// in b64. The content checks made early are about the same entries and must
+// be kept, not all made again one by one; a changed text is another entry.
+func TestEarlyChecksKeptOnFallback(t *testing.T) {
+	t.Parallel()
+	in, _ := threeInput(t)
+	data := mustBundle(t, in)
+	var fast, slow Statement
+	if !decodeStatement(data, &fast, nil) {
+		t.Fatal("the fast decoder refused a bundle as Marshal writes it")
+	}
+	if err := json.Unmarshal(data, &slow); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := range fast.Predicate.Entries {
+		a, b := &fast.Predicate.Entries[i], &slow.Predicate.Entries[i]
+		if !a.hasContent() {
+			continue
+		}
+		n++
+		if !sameEntry(a, b) || !sameEntry(b, a) {
+			t.Errorf("entry %d: decoded by the fast decoder and by encoding/json, sameEntry says they differ", i)
+		}
+		c := *b
+		c.ContentB64 = "A" + c.ContentB64[1:]
+		if c.ContentB64 != b.ContentB64 && (sameEntry(a, &c) || sameEntry(&c, a)) {
+			t.Errorf("entry %d: another content_b64 text is the same entry", i)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no entry embeds content")
+	}
+}

@@ -44,27 +44,23 @@ func paeHead(b []byte, payloadType string, n int) []byte {
 	return append(b, ' ')
 }
 
-// decodePAE decodes the base64 text of a payload (decodeB64's encodings,
-// in its order) straight into the tail of PAE(payloadType, payload): the
-// signature check then needs no copy of the payload, which is a signed
-// bundle's whole statement. It returns PAE's bytes and the payload, a
-// slice of them.
+// decodePAE decodes the base64 text of a payload (decodeB64To) straight
+// into the tail of PAE(payloadType, payload): the signature check then
+// needs no copy of the payload, which is a signed bundle's whole
+// statement. It returns PAE's bytes and the payload, a slice of them.
 func decodePAE(payloadType string, src []byte) (pae, payload []byte, err error) {
-	most := base64.RawStdEncoding.DecodedLen(len(src)) // no encoding decodes more
+	most := maxDecodedLen(len(src))
 	at := len(paeHead(nil, payloadType, most))
 	buf := make([]byte, at+most)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		n, err := enc.Decode(buf[at:], src)
-		if err != nil {
-			continue
-		}
-		head := paeHead(buf[:0], payloadType, n) // never longer than at
-		if len(head) < at {
-			copy(buf[len(head):], buf[at:at+n])
-		}
-		return buf[:len(head)+n], buf[len(head) : len(head)+n], nil
+	n, ok := decodeB64To(buf[at:], src)
+	if !ok {
+		return nil, nil, fmt.Errorf("not base64")
 	}
-	return nil, nil, fmt.Errorf("not base64")
+	head := paeHead(buf[:0], payloadType, n) // never longer than at
+	if len(head) < at {
+		copy(buf[len(head):], buf[at:at+n])
+	}
+	return buf[:len(head)+n], buf[len(head) : len(head)+n], nil
 }
 
 // Sign wraps payload (the exact statement bytes) in a DSSE envelope signed
@@ -100,15 +96,30 @@ func Fingerprint(pub ed25519.PublicKey) string {
 }
 
 // decodeB64 accepts standard and URL-safe base64, padded or not, as DSSE
-// allows.
+// allows (decodeB64To).
 func decodeB64(s string) ([]byte, error) {
+	b := make([]byte, maxDecodedLen(len(s)))
+	n, ok := decodeB64To(b, []byte(s))
+	if !ok {
+		return nil, fmt.Errorf("not base64")
+	}
+	return b[:n], nil
+}
+
+// decodeB64To decodes src into dst, which holds maxDecodedLen(len(src))
+// bytes, with the first of standard and URL-safe base64, padded or not,
+// that decodes it, and returns the bytes written.
+func decodeB64To(dst, src []byte) (int, bool) {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			return b, nil
+		if n, err := enc.Decode(dst, src); err == nil {
+			return n, true
 		}
 	}
-	return nil, fmt.Errorf("not base64")
+	return 0, false
 }
+
+// maxDecodedLen is the most decodeB64To's encodings decode from n bytes.
+func maxDecodedLen(n int) int { return base64.RawStdEncoding.DecodedLen(n) }
 
 // OpenedEnvelope is the outcome of opening an envelope.
 type OpenedEnvelope struct {
@@ -153,18 +164,16 @@ func (env *rawEnvelope) open(trusted []ed25519.PublicKey) (*OpenedEnvelope, erro
 	if env.Payload == nil || env.PayloadType == nil {
 		return nil, fmt.Errorf("%w: payload or payloadType missing", ErrEnvelope)
 	}
-	var pae, payload []byte
-	var err error
-	if len(env.payloadB64) > 0 {
-		pae, payload, err = decodePAE(*env.PayloadType, env.payloadB64)
-	} else {
-		payload, err = decodeB64(*env.Payload)
+	text := env.payloadB64
+	if len(text) == 0 {
+		text = []byte(*env.Payload) // encoding/json decoded the envelope
 	}
+	pae, payload, err := decodePAE(*env.PayloadType, text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: payload is not base64", ErrEnvelope)
 	}
 	out := &OpenedEnvelope{Payload: payload, PayloadType: *env.PayloadType}
-	out.Signer, out.SigErr = verifyEnvelopeSignatures(*env.PayloadType, payload, pae, env.Signatures, trusted)
+	out.Signer, out.SigErr = verifyEnvelopeSignatures(pae, env.Signatures, trusted)
 	return out, nil
 }
 
@@ -174,8 +183,8 @@ func (env *rawEnvelope) open(trusted []ed25519.PublicKey) (*OpenedEnvelope, erro
 // gigabytes could carry millions. One is signed by a few keys.
 const MaxEnvelopeSignatures = 32
 
-// pae is PAE(payloadType, payload) when the caller has it at hand, else nil.
-func verifyEnvelopeSignatures(payloadType string, payload, pae []byte, sigs []EnvelopeSignature, trusted []ed25519.PublicKey) (string, error) {
+// verifyEnvelopeSignatures checks sigs over pae, PAE(payloadType, payload).
+func verifyEnvelopeSignatures(pae []byte, sigs []EnvelopeSignature, trusted []ed25519.PublicKey) (string, error) {
 	if len(sigs) == 0 {
 		return "", fmt.Errorf("%w: the envelope carries no signature", ErrBadSignature)
 	}
@@ -190,9 +199,6 @@ func verifyEnvelopeSignatures(payloadType string, payload, pae []byte, sigs []En
 	}
 	if len(keys) == 0 {
 		return "", fmt.Errorf("%w: no trusted public key was given to check the envelope signature against: pass the signer's public key", ErrUntrustedKey)
-	}
-	if pae == nil {
-		pae = PAE(payloadType, payload)
 	}
 	malformed := 0
 	for _, s := range sigs {

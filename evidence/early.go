@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"runtime"
 	"sync"
@@ -125,10 +126,27 @@ func (x *early) contents(entries []BundleEntry) []Check {
 	return out
 }
 
-// sameEntry compares the fields a content check reads.
+// sameEntry compares the fields a content check reads. The text of
+// content_b64 is compared wherever a decoder left it: the fast decoder in
+// b64, encoding/json (which decodes the bundle again when the fast one
+// gives up part way) in ContentB64.
 func sameEntry(a, b *BundleEntry) bool {
-	return a.URI == b.URI && a.ContentB64 == b.ContentB64 && string(a.b64) == string(b.b64) && a.ContentHash == b.ContentHash &&
+	return a.URI == b.URI && sameB64(a, b) && a.ContentHash == b.ContentHash &&
 		a.Bytes == b.Bytes && a.SnapshotID == b.SnapshotID
+}
+
+// sameB64 compares the text of a's and b's content_b64, each in b64 or
+// ContentB64 (a decoder fills one of them), without a copy.
+func sameB64(a, b *BundleEntry) bool {
+	switch {
+	case len(a.b64) > 0 && len(b.b64) > 0:
+		return bytes.Equal(a.b64, b.b64)
+	case len(a.b64) > 0:
+		return string(a.b64) == b.ContentB64
+	case len(b.b64) > 0:
+		return a.ContentB64 == string(b.b64)
+	}
+	return a.ContentB64 == b.ContentB64
 }
 
 // replayHashes is store.ReplayHashes(id), from the early replay when it

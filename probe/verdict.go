@@ -309,10 +309,6 @@ func (k Keys) CheckAnswer(entries []Issued, answer string, now time.Time, opts A
 	}
 	cands := FindSentinels(answer)
 	m := k.newMacer()
-	expected := make([][]byte, len(entries))
-	for i, e := range entries {
-		expected[i] = append([]byte(nil), m.mac(e.Session, e.Bucket)[:e.Length]...)
-	}
 	// Decode each candidate once and note which entry (if any) claims it.
 	type cand struct {
 		raw     []byte
@@ -335,12 +331,10 @@ func (k Keys) CheckAnswer(entries []Issued, answer string, now time.Time, opts A
 	for j := range cs {
 		byRaw[string(cs[j].raw)] = j // FindSentinels returns each value once
 	}
-	own := make([]int, len(entries))
-	for i := range entries {
-		own[i] = -1
-		if j, ok := byRaw[string(expected[i])]; ok {
-			own[i] = j
-			cs[j].claimed = true
+	own := make([]bool, len(entries)) // entries[i]'s sentinel is in the answer
+	for i, e := range entries {
+		if j, ok := byRaw[string(m.mac(e.Session, e.Bucket)[:e.Length])]; ok {
+			own[i], cs[j].claimed = true, true
 		}
 	}
 	c := Bucket(now)
@@ -362,7 +356,7 @@ func (k Keys) CheckAnswer(entries []Issued, answer string, now time.Time, opts A
 	for i, e := range entries {
 		r := Result{Session: e.Session}
 		switch {
-		case own[i] >= 0:
+		case own[i]:
 			if opts.Adjudicated != nil && opts.Adjudicated[i] && w.inWindow(e.Bucket, c) {
 				r.Matched, r.Bucket, r.AgeSeconds = true, e.Bucket, now.Unix()-e.Bucket*BucketSeconds
 				r.Verdict, r.Reason = ReplaySuspect, reasonAnswerAgain

@@ -89,21 +89,25 @@ func check(ctx context.Context, s *store.Store, opts Options) (*Report, error) {
 }
 
 // unindexedPacks names, ahead of the problems they cause, the packs whose
-// index is missing: every object in one reads as missing, and `git
-// index-pack` brings them all back. Looked for only when something is
-// broken: a writer renames its pack into place a moment before its index.
+// index is missing or cannot be read: every object in one reads as
+// missing, and `git index-pack` brings them all back. Looked for only when
+// something is broken: a writer renames its pack into place a moment before
+// its index.
 func (c *checker) unindexedPacks() {
 	if c.rep.Broken() == 0 {
 		return
 	}
+	// gitstore's advice (a hint's text) starts with the file, which the
+	// problem shows as its Path
+	problem := func(subject, path, advice string) Problem {
+		return Problem{Kind: Broken, Check: "pack", Subject: subject, Path: path, Message: strings.TrimPrefix(advice, path+" ")}
+	}
 	var first []Problem
 	for _, pack := range gitstore.UnindexedPacks(c.g.Path()) {
-		first = append(first, Problem{Kind: Broken, Check: "pack", Subject: "pack " + filepath.Base(pack), Path: pack,
-			Message: gitstore.UnindexedPackAdvice(pack)})
+		first = append(first, problem("pack "+filepath.Base(pack), pack, gitstore.UnindexedPackAdvice(pack)))
 	}
 	for _, d := range gitstore.DamagedPackIndexes(c.g.Path()) {
-		first = append(first, Problem{Kind: Broken, Check: "pack", Subject: "pack index " + filepath.Base(d.Path), Path: d.Path,
-			Message: d.Advice()})
+		first = append(first, problem("pack index "+filepath.Base(d.Path), d.Path, d.Advice()))
 	}
 	c.rep.Problems = append(first, c.rep.Problems...)
 }

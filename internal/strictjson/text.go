@@ -22,71 +22,43 @@ func (e *TextError) Error() string {
 // Text reports whether data is JSON text every reader reads alike: valid
 // UTF-8, and no string escape naming a lone surrogate (a high one not
 // followed by a low one, or a low one alone). It does not check the rest of
-// the syntax: data that is not JSON is left to the decoder.
+// the syntax: data that is not JSON is left to the decoder. In JSON a
+// backslash is only ever inside a string, so no string needs finding.
 func Text(data []byte) error {
 	for i := 0; i < len(data); {
-		c := data[i]
-		switch {
+		switch c := data[i]; {
 		case c >= utf8.RuneSelf:
 			r, n := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && n == 1 {
 				return &TextError{Offset: i, What: "invalid UTF-8"}
 			}
 			i += n
-		case c == '"':
-			end, err := stringEscapes(data, i+1)
-			if err != nil {
-				return err
-			}
-			i = end
-		default:
-			i++
-		}
-	}
-	return nil
-}
-
-// stringEscapes checks the \u escapes of the string whose text starts at
-// data[i] and returns the index past its closing quote (or len(data)).
-// Bytes of 0x80 and above are left to Text's loop: it returns at them.
-func stringEscapes(data []byte, i int) (int, error) {
-	for i < len(data) {
-		switch c := data[i]; {
-		case c == '"':
-			return i + 1, nil
-		case c >= utf8.RuneSelf:
-			r, n := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && n == 1 {
-				return 0, &TextError{Offset: i, What: "invalid UTF-8"}
-			}
-			i += n
 		case c == '\\' && i+1 < len(data) && data[i+1] == 'u':
 			r, ok := hex4(data, i+2)
-			if !ok {
-				return i + 2, nil // not JSON: the decoder says so
-			}
 			switch {
+			case !ok:
+				i += 2 // not JSON: the decoder says so
 			case utf16.IsSurrogate(r) && r < 0xdc00:
 				low, ok := rune(0), false
 				if i+7 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
 					low, ok = hex4(data, i+8)
 				}
 				if !ok || low < 0xdc00 || low > 0xdfff {
-					return 0, &TextError{Offset: i, What: fmt.Sprintf(`\u%04x, half a surrogate pair`, r)}
+					return &TextError{Offset: i, What: fmt.Sprintf(`\u%04x, half a surrogate pair`, r)}
 				}
 				i += 12
 			case utf16.IsSurrogate(r):
-				return 0, &TextError{Offset: i, What: fmt.Sprintf(`\u%04x, half a surrogate pair`, r)}
+				return &TextError{Offset: i, What: fmt.Sprintf(`\u%04x, half a surrogate pair`, r)}
 			default:
 				i += 6
 			}
 		case c == '\\' && i+1 < len(data) && data[i+1] < utf8.RuneSelf:
-			i += 2 // an escaped quote does not end the string
+			i += 2 // an escaped quote or backslash is not one
 		default:
 			i++
 		}
 	}
-	return i, nil
+	return nil
 }
 
 // hex4 decodes the four hex digits at data[i:].
