@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/text"
 )
 
@@ -181,6 +182,17 @@ func manPage(app *cli.App) (string, error) {
 		}
 	}
 	env("", app.Flags, app.Commands)
+	// and those read without a flag (README.md gives each)
+	for _, v := range [][2]string{
+		{keyloc.SigningKeyEnv, "the ed25519 key file that signs manifest commits and evidence bundles, after \\fB--key\\fR and before \\fB[signing] key\\fR in readproof.toml"},
+		{keyloc.ReceiptsKeyEnv, "the receipts key file, after \\fB--key\\fR and before \\fB[receipts] key\\fR in readproof.toml"},
+		{keyloc.MCPTokensEnv, "the token file of \\fBmcp --http\\fR when \\fB--tokens\\fR is not given"},
+		{"READPROOF_LOCK_TIMEOUT", "how long a command waits for the store's lock (a positive duration; default 15s)"},
+		{"READPROOF_STALE_LOCK_AGE", "the age past which a lock file is taken to be left by a crashed process (a positive duration; default 10s)"},
+		{"READPROOF", "the readproof the hooks of \\fBhooks install\\fR run (default: readproof on PATH)"},
+	} {
+		fmt.Fprintf(&b, ".TP\n\\fB%s\\fR\n%s\n", v[0], v[1])
+	}
 	b.WriteString("\n.SH EXIT STATUS\n")
 	for _, e := range exitStatuses() {
 		fmt.Fprintf(&b, ".TP\n%d\n%s\n", e.code, e.meaning)

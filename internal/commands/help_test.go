@@ -227,3 +227,51 @@ func TestManPageHasWhatHelpShows(t *testing.T) {
 		t.Fatalf("found %d exit codes in README.md's table", codes)
 	}
 }
+
+// TestManPageNamesTheEnvironment: every READPROOF_ variable the commands
+// read, not only those behind a flag (the keys, the MCP token file, the
+// lock timings, the readproof a hook runs), is in the man page's
+// ENVIRONMENT. Found in the source, so a variable added later is held too;
+// left out are those for readproof's own developers and tests.
+func TestManPageNamesTheEnvironment(t *testing.T) {
+	page, err := ManPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(page, "\n.SH ENVIRONMENT\n")
+	if !ok {
+		t.Fatal("the man page has no ENVIRONMENT section")
+	}
+	section, _, _ = strings.Cut(section, "\n.SH ")
+	developers := map[string]bool{"READPROOF_CPUPROFILE": true, "READPROOF_MEMPROFILE": true, "READPROOF_LONG_TESTS": true}
+	seen := map[string]bool{}
+	name := regexp.MustCompile(`"(READPROOF_[A-Z0-9_]+)"|\$\{(READPROOF):-`)
+	for _, dir := range []string{".", filepath.Join("..", "keyloc"), filepath.Join("..", "..")} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range name.FindAllStringSubmatch(string(src), -1) {
+				v := m[1] + m[2]
+				if developers[v] || seen[v] {
+					continue
+				}
+				seen[v] = true
+				if !strings.Contains(section, `\fB`+v+`\fR`) {
+					t.Errorf("%s reads $%s; the man page's ENVIRONMENT does not name it", f, v)
+				}
+			}
+		}
+	}
+	if len(seen) < 8 {
+		t.Fatalf("found %d variables in the source: %v", len(seen), seen)
+	}
+}

@@ -40,15 +40,11 @@ func hookRefuses(name string) string {
 }
 
 // hookSkip is the git command whose --no-verify skips the hook, for its
-// message when readproof cannot be found.
+// message when readproof cannot be found: the first word of what it
+// refuses (merge, push, commit).
 func hookSkip(name string) string {
-	switch name {
-	case "pre-merge-commit":
-		return "merge"
-	case "pre-push":
-		return "push"
-	}
-	return "commit"
+	cmd, _, _ := strings.Cut(hookRefuses(name), " ")
+	return cmd
 }
 
 // hookMarker identifies a hook readproof wrote.

@@ -147,12 +147,6 @@ func undeclared(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// codedErrors gives every error answer a JSON-RPC code: the SDK sends an
-// error that is not a *jsonrpc.Error with code 0, which no client can
-// classify. A second initialize is an invalid request; anything else (a
-// source that fails under resources/read, a store that does not open) is
-// an internal error, the code MCP names for it. Cancellations pass as
-// they are.
 // recovered answers a request whose handler panicked (a defect) with a
 // JSON-RPC internal error and logs the panic with its stack: the SDK
 // recovers nothing, and one request must not stop the process every client
@@ -172,6 +166,12 @@ func (s *Server) recovered(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// codedErrors gives every error answer a JSON-RPC code: the SDK sends an
+// error that is not a *jsonrpc.Error with code 0, which no client can
+// classify. A second initialize is an invalid request; anything else (a
+// source that fails under resources/read, a store that does not open) is
+// an internal error, the code MCP names for it. Cancellations pass as
+// they are.
 func codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -316,10 +316,6 @@ type call struct {
 	req *mcp.CallToolRequest
 }
 
-// addTool registers a typed tool whose handler runs on a freshly opened
-// store. Errors become tool error results (isError) carrying the message,
-// the hint and the receipt id; outputs get the receipt id after the receipt
-// is issued over them.
 // guarded runs a tool's handler h and turns a panic in it into the call's
 // error (logged with its stack): the server is shared by every client of
 // `readproof mcp --http`, and the SDK runs a call in a goroutine nothing
@@ -338,6 +334,10 @@ func guarded[In any, Out any](log *slog.Logger, name string, h func(context.Cont
 	return h(ctx, c, in)
 }
 
+// addTool registers a typed tool whose handler runs on a freshly opened
+// store. Errors become tool error results (isError) carrying the message,
+// the hint and the receipt id; outputs get the receipt id after the receipt
+// is issued over them.
 func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Context, *call, In) (Out, reply, error)) {
 	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
 	s.args[t.Name] = argumentsOf(t.InputSchema.(*jsonschema.Schema))

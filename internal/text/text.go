@@ -33,8 +33,10 @@ func Printable(s string) string {
 // reader (a diff's line, without its newline): a tab is printable there,
 // as it indents code, and anything else Printable objects to, a carriage
 // return included, makes the whole line Go-quoted, so no line can recolour,
-// reorder or overwrite what is shown, and a quoted line cannot be mistaken
-// for one shown as it is (its quotes and escaped backslashes tell).
+// reorder or overwrite what is shown. A line that is itself printable text
+// in Go's quoted form ("\x1b[2K", with its quotes) is shown as it is, and
+// reads the same as the quoted form of a line holding that escape: the
+// quoting keeps bytes from the terminal, it does not mark the line.
 func PrintableLine(s string) string {
 	ascii := true
 	for i := 0; i < len(s) && ascii; i++ {
