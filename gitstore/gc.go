@@ -612,7 +612,7 @@ func (s *repo) readPackDir() ([]os.DirEntry, error) {
 func removingGitTemps(gitDir string, f func() error) error {
 	before := gitTempFiles(gitDir, nil)
 	err := f()
-	if err != nil && (outOfSpace(err) || FileSizeLimited(err)) {
+	if err != nil && (OutOfSpace(err) || FileSizeLimited(err)) {
 		for name := range gitTempFiles(gitDir, before) {
 			os.Remove(name)
 		}
@@ -620,10 +620,11 @@ func removingGitTemps(gitDir string, f func() error) error {
 	return err
 }
 
-// outOfSpace reports whether err, of a git command, says the disk or the
-// quota is full: the errno, or git's words for it (index-pack: "write
-// error: No space left on device"; pack-objects: "Out of diskspace").
-func outOfSpace(err error) bool {
+// OutOfSpace reports whether err, of a git command or of a write here,
+// says the disk or the quota is full: the errno, or git's words for it
+// (index-pack: "write error: No space left on device"; pack-objects: "Out
+// of diskspace").
+func OutOfSpace(err error) bool {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return true
 	}

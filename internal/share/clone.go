@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -631,13 +630,14 @@ func (h *heldWriter) release() {
 
 // copyFailedHint is the hint of a clone whose copy of the objects from
 // the repository shown failed: a write on this side that hit a full disk
-// or a file size limit says so (the source is not at fault); anything else
+// or a file size limit, in Go or in git's index-pack, says so (the source
+// is not at fault); anything else
 // points at the source's objects. Nothing of the clone is kept either way.
 func copyFailedHint(err error, shown string) string {
 	switch {
-	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+	case gitstore.OutOfSpace(err):
 		return "writing the new store failed, not reading " + shown + ": free space on the file system that holds the new store (df shows it), then clone again; nothing of the clone was kept"
-	case errors.Is(err, syscall.EFBIG):
+	case gitstore.FileSizeLimited(err):
 		return "writing the new store failed, not reading " + shown + ": a file passed the file size limit (the shell's `ulimit -f`); raise it (ulimit -f unlimited), then clone again; nothing of the clone was kept"
 	}
 	return "check the repository's objects, then clone again: git -C " + shown + " fsck"

@@ -2,11 +2,13 @@ package share
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 )
 
@@ -42,5 +44,22 @@ func TestCloneFailureLeavesDirAsItWas(t *testing.T) {
 	h := hint.Of(err)
 	if strings.Contains(h, dir) || !strings.Contains(h, "git ls-remote "+missing) {
 		t.Errorf("hint %q: want `git ls-remote %s`, not the removed store", h, missing)
+	}
+}
+
+// TestCopyFailedHintGitsWords: a clone's copy whose index is left to git
+// (Windows, where packs are not mapped) fails, on a full disk or past the
+// file size limit, with git's words, not an errno: the hint says so, as it
+// does for the copy written in Go, instead of blaming the source.
+func TestCopyFailedHintGitsWords(t *testing.T) {
+	t.Parallel()
+	for stderr, want := range map[string]string{
+		"fatal: write error: No space left on device": "free space",
+		"fatal: index-pack died of signal 25":         "ulimit -f",
+	} {
+		err := fmt.Errorf("copy the objects of /src: %w", &gitstore.GitError{Args: []string{"index-pack", "--strict", "--stdin"}, ExitCode: 128, Stderr: stderr})
+		if h := copyFailedHint(err, "/src"); !strings.Contains(h, want) || strings.Contains(h, "fsck") {
+			t.Errorf("copy failed with git's %q: hint %q, want one saying %q", stderr, h, want)
+		}
 	}
 }

@@ -622,17 +622,11 @@ func sortedOIDs(m map[gitstore.OID]bool) []gitstore.OID {
 // "cannot lock ref 'REF': unable to create directory for PATH" or
 // "couldn't set 'REF'", without the cause).
 func localFailure(g gitstore.Store, err error) bool {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EIO) {
+	// a full disk or quota, as an errno or in git's words
+	if gitstore.OutOfSpace(err) || errors.Is(err, syscall.EIO) {
 		return true
 	}
 	msg := err.Error()
-	// git's own words for the same errnos (index-pack: "fatal: write
-	// error: No space left on device"; pack-objects: "Out of diskspace")
-	for _, s := range []string{"No space left on device", "Out of diskspace", "Disk quota exceeded"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
 	return strings.Contains(msg, g.Path()+string(filepath.Separator)) ||
 		strings.Contains(msg, "cannot lock ref '"+RemotesPrefix) || strings.Contains(msg, "couldn't set '"+RemotesPrefix)
 }

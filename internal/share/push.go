@@ -254,7 +254,6 @@ func (p *pusher) movingSpecs() ([]string, error) {
 	return moving, nil
 }
 
-// forward reports whether local tip l contains remote tip r.
 // localTip checks that this store holds l, the commit its ref name names:
 // a ref whose object is missing (a damaged store) is neither ahead of the
 // remote nor behind it, and git would fail on it (merge-base: "Not a valid
@@ -268,6 +267,7 @@ func (p *pusher) localTip(name string, l gitstore.OID) error {
 		"this store is damaged, not the remote: `readproof verify` names what is missing; restore it from a backup or a copy that holds it (readproof pull from one), then push again; nothing was changed on the remote")
 }
 
+// forward reports whether local tip l contains remote tip r.
 func (p *pusher) forward(l, r gitstore.OID, journal bool) (bool, error) {
 	if r == "" {
 		return true, nil

@@ -170,10 +170,7 @@ func storageMessage(s string) bool {
 
 // fullMessage: the remote could not write the objects for want of space
 // (git's words for ENOSPC and EDQUOT, and pack-objects' own).
-func fullMessage(s string) bool {
-	return strings.Contains(s, "No space left on device") || strings.Contains(s, "Disk quota exceeded") ||
-		strings.Contains(s, "Out of diskspace")
-}
+func fullMessage(s string) bool { return gitstore.OutOfSpace(errors.New(s)) }
 
 // movedMessage: git's ref transaction found the ref at another commit than
 // the push expected ("cannot lock ref 'R': is at X but expected Y").

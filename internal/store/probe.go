@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -345,14 +344,8 @@ func (s *Store) carryAdjudications(runID string, prev *VerdictRecord, from, jour
 // entries, only that caller (or the store's own user, a handle without a
 // caller) may record them.
 func (s *Store) ownManifest(id string, m *manifest.Manifest) error {
-	if s.opts.Caller == "" || m.Caller == s.opts.Caller {
-		return nil
-	}
-	err := fmt.Errorf("run %s was committed by caller %s: %w, refused for caller %q", id, strconv.Quote(m.Caller), ErrRunCaller, s.opts.Caller)
-	if m.Caller == "" {
-		err = fmt.Errorf("run %s was committed without a caller (from the command line, mcp over stdio, or before manifests recorded their caller): %w, refused for caller %q", id, ErrRunCaller, s.opts.Caller)
-	}
-	return hint.With(err, "check a run of your own: a run's proof-of-read verdicts are recorded by the caller its manifest names; an operator can check any run from the command line")
+	return s.callerOwns(id, "committed", m.Caller, "manifests",
+		"check a run of your own: a run's proof-of-read verdicts are recorded by the caller its manifest names; an operator can check any run from the command line")
 }
 
 // RecordVerdictsWithKey appends one check to the verdict chain of a committed run.

@@ -36,16 +36,25 @@ type runState struct {
 // command line, mcp over stdio) may act on any run, as it may write
 // anything in the store.
 func (s *Store) ownRun(id string, st runState) error {
-	if s.opts.Caller == "" || st.Caller == s.opts.Caller {
+	// a token's run open across the upgrade to callers in run.json reads
+	// as one without a caller
+	return s.callerOwns(id, "started", st.Caller, "runs",
+		"start a run of your own with another id: a run's manifest names one caller for all its entries; an operator can commit or abort it from the command line")
+}
+
+// callerOwns refuses, with ErrRunCaller and fix as its hint, an act on run
+// id through a handle of another caller than owner, the one that did
+// (started or committed) it; records names what recorded the caller since.
+// The store's own user (a handle without a caller) may act on any run.
+func (s *Store) callerOwns(id, did, owner, records, fix string) error {
+	if s.opts.Caller == "" || owner == s.opts.Caller {
 		return nil
 	}
-	err := fmt.Errorf("run %s was started by caller %s: %w, refused for caller %q", id, strconv.Quote(st.Caller), ErrRunCaller, s.opts.Caller)
-	if st.Caller == "" {
-		// a token's run open across the upgrade to callers in run.json
-		// reads as one too
-		err = fmt.Errorf("run %s was started without a caller (from the command line, mcp over stdio, or before runs recorded their caller): %w, refused for caller %q", id, ErrRunCaller, s.opts.Caller)
+	by := "by caller " + strconv.Quote(owner)
+	if owner == "" {
+		by = "without a caller (from the command line, mcp over stdio, or before " + records + " recorded their caller)"
 	}
-	return hint.With(err, "start a run of your own with another id: a run's manifest names one caller for all its entries; an operator can commit or abort it from the command line")
+	return hint.With(fmt.Errorf("run %s was %s %s: %w, refused for caller %q", id, did, by, ErrRunCaller, s.opts.Caller), fix)
 }
 
 func entryName(pos int) string { return fmt.Sprintf("%08d.json", pos) }
