@@ -31,25 +31,28 @@ func Printable(s string) string {
 
 // PrintableLine is Printable for one line of a document shown to a
 // reader (a diff's line, without its newline): a tab is printable there,
-// as it indents code, and anything else Printable objects to, a carriage
-// return included, makes the whole line Go-quoted, so no line can recolour,
+// as it indents code, and so is a carriage return at the line's end (a
+// CRLF line ending: it returns the cursor with nothing after it to write
+// over). Anything else Printable objects to, a carriage return inside the
+// line included, makes the whole line Go-quoted, so no line can recolour,
 // reorder or overwrite what is shown. A line that is itself printable text
 // in Go's quoted form ("\x1b[2K", with its quotes) is shown as it is, and
 // reads the same as the quoted form of a line holding that escape: the
 // quoting keeps bytes from the terminal, it does not mark the line.
 func PrintableLine(s string) string {
+	body := strings.TrimSuffix(s, "\r")
 	ascii := true
-	for i := 0; i < len(s) && ascii; i++ {
-		c := s[i]
+	for i := 0; i < len(body) && ascii; i++ {
+		c := body[i]
 		ascii = c >= ' ' && c < 0x7f || c == '\t'
 	}
 	if ascii {
 		return s // the common line, read once
 	}
-	if !utf8.ValidString(s) {
+	if !utf8.ValidString(body) {
 		return strconv.Quote(s)
 	}
-	for _, r := range s {
+	for _, r := range body {
 		if r != '\t' && !unicode.IsPrint(r) {
 			return strconv.Quote(s)
 		}

@@ -32,7 +32,11 @@ func TestPrintableLine(t *testing.T) {
 		{"", ""},
 		{"\tindented code", "\tindented code"},
 		{"héllo ✓", "héllo ✓"},
-		{"crlf\r", `"crlf\r"`},
+		{"crlf\r", "crlf\r"}, // a CRLF ending overwrites nothing
+		{"héllo\r", "héllo\r"},
+		{"cr\r\r", `"cr\r\r"`},
+		{"\rcr at the start", `"\rcr at the start"`},
+		{"bidi\u202e\r", `"bidi\u202e\r"`},
 		{"\x1b[2K\roverwritten", `"\x1b[2K\roverwritten"`},
 		{"a\u202egnp.md", `"a\u202egnp.md"`},
 		{"zero\u200bwidth", `"zero\u200bwidth"`},
