@@ -248,10 +248,11 @@ func (s *repo) maintain(ctx context.Context) bool {
 		// The loose refs too, as git's gc --auto packs them: each
 		// single-run write leaves its run's ref as a file of its own, a
 		// block on disk each (2,000 runs: 8 MB of ref files, 140 KB
-		// packed) and a file every listing of the refs reads. One try
-		// at packed-refs.lock: a writer holding it now packs nothing
-		// here, and the next pass does.
-		if _, perr := s.packRefsBy(time.Now()); perr != nil && !errors.Is(perr, ErrLocked) {
+		// packed) and a file every listing of the refs reads. Only when
+		// there are enough of them (refsWorthPacking): packing rewrites
+		// the whole packed-refs. One try at packed-refs.lock: a writer
+		// holding it now packs nothing here, and the next pass does.
+		if perr := s.packRefsAuto(); perr != nil && !errors.Is(perr, ErrLocked) {
 			err = perr
 		}
 	}
