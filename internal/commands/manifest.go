@@ -33,12 +33,12 @@ func manifestCommand() *cli.Command {
 		Name:      "manifest",
 		Usage:     "show a committed manifest by run id or manifest id",
 		ArgsUsage: "RUN|MANIFEST",
-		Flags:     []cli.Flag{formatFlag()},
+		Flags:     []cli.Flag{formatFlag(), maxCharsFlag()},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 1, 1, "RUN|MANIFEST"); err != nil {
 				return err
 			}
-			opts := formatOptions{Format: c.String("format")}
+			opts := formatOptionsOf(c)
 			readerGC()
 			return withEnv(c, func(e *env) error { return runManifest(c.Context, e, opts, c.Args().Slice()) })
 		},
@@ -66,7 +66,7 @@ func setGCPercentUnlessUserSet(percent int) {
 // runManifest prints the manifest args[0] names, with its proof-of-read
 // verdicts.
 func runManifest(_ context.Context, e *env, opts formatOptions, args []string) error {
-	md, err := checkFormat(opts.Format, e.json)
+	md, err := checkFormat(opts, e.json)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 			}
 			return printJSON(e.out, j)
 		}
-		markdownManifest(e.out, m, lines)
+		markdownManifest(e.out, m, lines, opts.MaxChars)
 		return nil
 	})
 }
@@ -244,11 +244,6 @@ func entryRows(v *manifest.View, head []string, withRef bool) [][]string {
 	return rows
 }
 
-// formatOptions is the --format flag of diff and manifest.
-type formatOptions struct {
-	Format string // text or markdown
-}
-
 // diffJSON is the --json shape of a diff.
 type diffJSON struct {
 	A       string         `json:"a"`
@@ -268,12 +263,12 @@ func diffCommand() *cli.Command {
 		Name:      "diff",
 		Usage:     "compare two runs: which documents changed, why (source revision, observed time, tag), and how",
 		ArgsUsage: "RUN-A RUN-B",
-		Flags:     []cli.Flag{formatFlag()},
+		Flags:     []cli.Flag{formatFlag(), maxCharsFlag()},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 2, 2, "RUN-A RUN-B"); err != nil {
 				return err
 			}
-			opts := formatOptions{Format: c.String("format")}
+			opts := formatOptionsOf(c)
 			readerGC()
 			return withEnv(c, func(e *env) error { return runDiff(c.Context, e, opts, c.Args().Slice()) })
 		},
@@ -377,7 +372,7 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 
 // runDiff is `readproof diff`.
 func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) error {
-	md, err := checkFormat(opts.Format, e.json)
+	md, err := checkFormat(opts, e.json)
 	if err != nil {
 		return err
 	}
@@ -441,7 +436,7 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 			return printJSON(e.out, out)
 		}
 		if md {
-			markdownDiff(e.out, a, b, out)
+			markdownDiff(e.out, a, b, out, opts.MaxChars)
 			return nil
 		}
 		for _, ch := range out.Changes {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,9 +87,15 @@ func TestMarkdownDiff(t *testing.T) {
 		d.Changes = append(d.Changes, j)
 	}
 	var out bytes.Buffer
-	markdownDiff(&out, a, b, d)
+	markdownDiff(&out, a, b, d, defaultMaxChars)
 	golden(t, "diff.md", out.Bytes())
 	checkInert(t, out.String())
+
+	// cut to fit: every row, the short diff, not the long one
+	out.Reset()
+	markdownDiff(&out, a, b, d, 2500)
+	golden(t, "diff-cut.md", out.Bytes())
+	validMarkdown(t, "diff --max-chars 2500", out.String())
 
 	out.Reset()
 	// as runDiff builds it: every entry of the two runs, the unchanged ones too
@@ -96,7 +103,7 @@ func TestMarkdownDiff(t *testing.T) {
 	for _, ch := range manifest.Compare(a, a).Changes {
 		same.Changes = append(same.Changes, changeJSON{Change: ch})
 	}
-	markdownDiff(&out, a, a, same)
+	markdownDiff(&out, a, a, same, defaultMaxChars)
 	golden(t, "diff-same.md", out.Bytes())
 }
 
@@ -107,7 +114,7 @@ func TestMarkdownManifest(t *testing.T) {
 		entry(1, "readproof://demo/handbook", "prod", '2', hostile, t0),
 	}}
 	var out bytes.Buffer
-	markdownManifest(&out, m, []string{"proof of read: " + hostile})
+	markdownManifest(&out, m, []string{"proof of read: " + hostile}, defaultMaxChars)
 	golden(t, "manifest.md", out.Bytes())
 	checkInert(t, out.String())
 }
@@ -125,7 +132,7 @@ func TestMarkdownStatus(t *testing.T) {
 		{URI: "readproof://demo/new", State: store.StatusNoSnapshot, Source: &store.Peeked{Snapshot: hex40('5'), ContentHash: hash('5')}, Drift: true},
 	}
 	var out bytes.Buffer
-	markdownStatus(&out, list, "readproof.toml")
+	markdownStatus(&out, list, "readproof.toml", defaultMaxChars)
 	golden(t, "status.md", out.Bytes())
 	checkInert(t, out.String())
 }
@@ -133,14 +140,14 @@ func TestMarkdownStatus(t *testing.T) {
 func TestMarkdownVerify(t *testing.T) {
 	counts := storecheck.Counts{Runs: 3, Resources: 2, Observations: 5, Tags: 1, Commits: 20, Trees: 30, Blobs: 10, Snapshots: 4, Rehashed: 4}
 	var out bytes.Buffer
-	markdownVerify(&out, &storecheck.Report{Mode: "structure", Counts: counts})
+	markdownVerify(&out, &storecheck.Report{Mode: "structure", Counts: counts}, defaultMaxChars, "readproof verify")
 	golden(t, "verify-ok.md", out.Bytes())
 
 	out.Reset()
 	markdownVerify(&out, &storecheck.Report{Mode: "read-data", Counts: counts, Problems: []storecheck.Problem{
 		{Kind: storecheck.Broken, Check: "manifest", Subject: "run run-a", Object: hex40('d'), Path: "content/demo/x", Message: "snapshot hashes to " + hash('e')},
 		{Kind: storecheck.Warning, Check: "journal", Subject: "journal", Message: hostile},
-	}})
+	}}, defaultMaxChars, "readproof verify --read-data")
 	golden(t, "verify-broken.md", out.Bytes())
 	checkInert(t, out.String())
 }
@@ -172,5 +179,131 @@ func checkInert(t *testing.T, md string) {
 	}
 	if inFence != "" {
 		t.Errorf("a fence was left open (a document closed ours?):\n%s", md)
+	}
+}
+
+// TestMarkdownWithinLimit renders large inputs under limits from the
+// smallest to past the whole size: the page is never longer than the
+// limit, stays valid markdown (whole rows, closed fences and <details>),
+// keeps its verdict, and says what it left out.
+func TestMarkdownWithinLimit(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+	var a, b manifest.Manifest
+	a.ID, a.RunID, b.ID, b.RunID = hex40('a'), "run-a", hex40('b'), "run-b"
+	d := diffJSON{A: a.ID, B: b.ID, Counts: map[string]int{}}
+	var long strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&long, "+line %d ``` </details>\n", i)
+	}
+	for i := range 60 {
+		uri := fmt.Sprintf("readproof://demo/d%02d", i)
+		ea, eb := entry(i, uri, "", '1', "r1", t0), entry(i, uri, "", '2', hostile, t0)
+		a.Entries, b.Entries = append(a.Entries, ea), append(b.Entries, eb)
+		uni := "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\n"
+		if i == 3 {
+			uni = "--- a\n+++ b\n@@ -1 +1,200 @@\n" + long.String() // a long diff, then short ones
+		}
+		d.Changes = append(d.Changes, changeJSON{Change: manifest.Change{Kind: manifest.Changed, URI: uri, A: &ea, B: &eb}, Why: "why " + hostile, Unified: uni})
+		d.Counts["changed"]++
+	}
+	obs := func(c byte) *store.Observation {
+		return &store.Observation{URI: "x", Snapshot: hex40(c), ContentHash: hash(c)}
+	}
+	var list []store.ResourceStatus
+	for i := range 80 {
+		r := store.ResourceStatus{URI: fmt.Sprintf("readproof://demo/s%02d", i), State: store.StatusUpToDate, Current: obs('1'),
+			Source: &store.Peeked{Snapshot: hex40('1'), ContentHash: hash('1')}, Tags: []store.PointStatus{{Name: "prod", Snapshot: hex40('1')}}}
+		if i%20 == 19 { // the late ones drifted: they come first all the same
+			r.State, r.Drift, r.Error, r.Source = store.StatusSourceError, true, hostile, nil
+		}
+		list = append(list, r)
+	}
+	var problems []storecheck.Problem
+	for i := range 120 {
+		p := storecheck.Problem{Kind: storecheck.Warning, Check: "journal", Subject: fmt.Sprintf("w%03d", i), Message: hostile}
+		if i >= 110 {
+			p = storecheck.Problem{Kind: storecheck.Broken, Check: "manifest", Subject: fmt.Sprintf("b%03d", i), Object: hex40('d'), Message: "snapshot hashes to " + hash('e')}
+		}
+		problems = append(problems, p)
+	}
+	rep := &storecheck.Report{Mode: "structure", Problems: problems}
+	por := []string{""}
+	for i := range 60 {
+		por = append(por, fmt.Sprintf("proof of read: [%d] readproof://demo/d%02d probed, not checked", i, i))
+	}
+	for _, c := range []struct {
+		name, verdict string
+		render        func(io.Writer, int)
+		first         []string // what stays at every limit
+	}{
+		{"diff", "**60 changed, 0 added, 0 removed, 0 unchanged**", func(w io.Writer, n int) { markdownDiff(w, &a, &b, d, n) }, []string{"| changed | `readproof://demo/d00` |"}},
+		{"manifest", "60 entries", func(w io.Writer, n int) { markdownManifest(w, &b, por, n) }, nil},
+		{"status", "80 resources: 4 drifted, 4 source errors", func(w io.Writer, n int) { markdownStatus(w, list, "readproof.toml", n) },
+			[]string{"`readproof://demo/s19`", "`readproof://demo/s79`"}},
+		{"verify", "❌ **broken**", func(w io.Writer, n int) { markdownVerify(w, rep, n, "readproof verify") }, []string{"| b110 |", "| b119 |"}},
+	} {
+		var whole bytes.Buffer
+		c.render(&whole, 0)
+		if whole.Len() < 2*minMaxChars {
+			t.Fatalf("%s: the whole page is %d bytes: too small to cut", c.name, whole.Len())
+		}
+		for n := minMaxChars + 200; n < whole.Len()+100; n += 97 {
+			var out bytes.Buffer
+			c.render(&out, n)
+			md := out.String()
+			if out.Len() > n {
+				t.Fatalf("%s --max-chars %d: %d bytes", c.name, n, out.Len())
+			}
+			if !strings.Contains(md, c.verdict) {
+				t.Fatalf("%s --max-chars %d: no verdict %q:\n%s", c.name, n, c.verdict, md)
+			}
+			if n > 3000 {
+				for _, f := range c.first {
+					if !strings.Contains(md, f) {
+						t.Fatalf("%s --max-chars %d: %q left out before less important parts:\n%s", c.name, n, f, md)
+					}
+				}
+			}
+			cut := n < whole.Len()
+			if got := strings.Contains(md, "**Shortened to fit"); got != cut {
+				t.Fatalf("%s --max-chars %d (whole %d): closing line %v, want %v:\n%s", c.name, n, whole.Len(), got, cut, md)
+			}
+			if !cut && md != whole.String() {
+				t.Fatalf("%s --max-chars %d: the whole page fits but differs from it", c.name, n)
+			}
+			validMarkdown(t, fmt.Sprintf("%s --max-chars %d", c.name, n), md)
+		}
+	}
+}
+
+// validMarkdown checks that md has no row, fence or <details> cut short.
+func validMarkdown(t *testing.T, what, md string) {
+	t.Helper()
+	checkInert(t, md)
+	inFence := ""
+	details := 0
+	for _, l := range strings.Split(md, "\n") {
+		if inFence != "" {
+			if l == inFence {
+				inFence = ""
+			}
+			continue
+		}
+		switch {
+		case strings.HasPrefix(l, "```"):
+			inFence = strings.TrimRight(l, "abcdefghijklmnopqrstuvwxyz")
+		case strings.HasPrefix(l, "<details>"):
+			details++
+		case l == "</details>":
+			details--
+		case strings.HasPrefix(l, "|") && !strings.HasSuffix(l, " |"):
+			t.Fatalf("%s: a table row cut short: %q", what, l)
+		}
+	}
+	if details != 0 || inFence != "" {
+		t.Fatalf("%s: %d <details> or a fence (%q) left open:\n%s", what, details, inFence, md)
+	}
+	if !strings.HasSuffix(md, "\n") {
+		t.Fatalf("%s: no final newline", what)
 	}
 }

@@ -30,12 +30,13 @@ func statusCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "exit-code", Usage: "exit with status 5 when a source no longer matches its snapshot, a tag or its pin"},
 			formatFlag(),
+			maxCharsFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 0, 0, "[--exit-code]"); err != nil {
 				return err
 			}
-			opts := statusOptions{ExitCode: c.Bool("exit-code"), Format: c.String("format")}
+			opts := statusOptions{ExitCode: c.Bool("exit-code"), formatOptions: formatOptionsOf(c)}
 			return withEnv(c, func(e *env) error { return runStatus(c.Context, e, opts) })
 		},
 	}
@@ -103,13 +104,13 @@ func printStatus(e *env, list []store.ResourceStatus) {
 
 // statusOptions are the flags of `readproof status`.
 type statusOptions struct {
-	ExitCode bool   // exit 5 when a resource drifted
-	Format   string // text or markdown
+	ExitCode bool // exit 5 when a resource drifted
+	formatOptions
 }
 
 // runStatus is `readproof status`.
 func runStatus(ctx context.Context, e *env, opts statusOptions) error {
-	md, err := checkFormat(opts.Format, e.json)
+	md, err := checkFormat(opts.formatOptions, e.json)
 	if err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func runStatus(ctx context.Context, e *env, opts statusOptions) error {
 				return err
 			}
 		} else if md {
-			markdownStatus(e.out, list, e.policyPath)
+			markdownStatus(e.out, list, e.policyPath, opts.MaxChars)
 		} else {
 			printStatus(e, list)
 			if len(open) > 0 {

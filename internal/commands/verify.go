@@ -31,12 +31,13 @@ func verifyCommand() *cli.Command {
 			&cli.BoolFlag{Name: "read-data", Usage: "read and re-hash every blob"},
 			&cli.StringFlag{Name: "read-data-subset", Usage: "re-hash one share of the snapshots: N/M or P%"},
 			formatFlag(),
+			maxCharsFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if err := needArgs(c, 0, 0, "[--read-data | --read-data-subset N/M]"); err != nil {
 				return err
 			}
-			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset"), Format: c.String("format")}
+			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset"), formatOptions: formatOptionsOf(c)}
 			return withEnv(c, func(e *env) error { return runVerify(c.Context, e, opts) })
 		},
 	}
@@ -46,14 +47,14 @@ func verifyCommand() *cli.Command {
 type verifyOptions struct {
 	ReadData bool   // re-hash every blob
 	Subset   string // re-hash one share of the snapshots: N/M or P%
-	Format   string // text or markdown
+	formatOptions
 }
 
 // runVerify is `readproof verify`: it checks the store and reports; a
 // store that cannot be opened cannot be checked (exit 4).
 func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
 	opts := storecheck.Options{ReadData: vo.ReadData, Subset: vo.Subset}
-	md, err := checkFormat(vo.Format, e.json)
+	md, err := checkFormat(vo.formatOptions, e.json)
 	if err != nil {
 		return err
 	}
@@ -77,12 +78,16 @@ func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
 	// verdict record MACs are checked when the key is at hand; a key file
 	// that is there but unusable is reported as a warning
 	opts.ProbeKeys, _, opts.ProbeKeyUnusable = proofread.CheckKeys(s)
-	return checkStore(ctx, e, s, opts, md)
+	mdMax := -1 // no markdown
+	if md {
+		mdMax = vo.MaxChars
+	}
+	return checkStore(ctx, e, s, opts, mdMax)
 }
 
-// checkStore runs storecheck on s and prints the report (as markdown when
-// md).
-func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Options, md bool) error {
+// checkStore runs storecheck on s and prints the report (as markdown
+// within mdMax characters, 0 for no limit, when mdMax >= 0).
+func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Options, mdMax int) error {
 	var stop func()
 	if isTerminal(e.err) && !e.json {
 		opts.Progress, stop = progressLine(e.err, "verify")
@@ -106,8 +111,15 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 		if err := printJSON(e.out, rep); err != nil {
 			return err
 		}
-	} else if md {
-		markdownVerify(e.out, rep)
+	} else if mdMax >= 0 {
+		cmd := "readproof verify"
+		switch {
+		case opts.ReadData:
+			cmd += " --read-data"
+		case opts.Subset != "":
+			cmd += " --read-data-subset " + opts.Subset
+		}
+		markdownVerify(e.out, rep, mdMax, cmd)
 	} else {
 		for _, p := range rep.Problems {
 			if p.Kind == storecheck.Warning && rep.OK() {

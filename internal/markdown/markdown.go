@@ -151,26 +151,66 @@ func longestRun(s string, c rune) int {
 // Table writes a table; cells must already be markdown (escaped with Text
 // or Code). An empty cell is written as a space.
 func Table(w io.Writer, header []string, rows [][]string) {
-	line := func(cells []string) {
-		fmt.Fprint(w, "|")
-		for _, c := range cells {
-			if c == "" {
-				c = " "
-			}
-			fmt.Fprintf(w, " %s |", c)
-		}
-		fmt.Fprintln(w)
+	fmt.Fprint(w, TableHead(header))
+	for _, r := range rows {
+		fmt.Fprint(w, Row(r))
 	}
-	line(header)
+}
+
+// TableHead returns the first two lines of a table: header (markdown
+// cells) and the separator line. With [Row] it builds a table a row at a
+// time, so that a writer with a size limit can leave rows out whole.
+func TableHead(header []string) string {
 	sep := make([]string, len(header))
 	for i := range sep {
 		sep[i] = "---"
 	}
-	line(sep)
-	for _, r := range rows {
-		line(r)
-	}
+	return Row(header) + Row(sep)
 }
+
+// Row returns one line of a table, newline included; cells must already be
+// markdown. An empty cell is written as a space.
+func Row(cells []string) string {
+	var b strings.Builder
+	b.WriteString("|")
+	for _, c := range cells {
+		if c == "" {
+			c = " "
+		}
+		b.WriteString(" ")
+		b.WriteString(c)
+		b.WriteString(" |")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// Budget is what is left of a size limit on a page, counted in bytes of
+// UTF-8: a page within n bytes holds at most n characters however a host
+// counts them (code points, UTF-16 units or bytes). A page is built from
+// whole parts (a table row, a fenced block inside its <details>), each
+// taken only if it fits, so the page stays valid markdown.
+type Budget struct {
+	left int
+}
+
+// NewBudget returns a budget of n bytes (none when n < 0).
+func NewBudget(n int) *Budget {
+	return &Budget{left: max(n, 0)}
+}
+
+// Take spends len(s) of the budget and reports true if s fits in what is
+// left; otherwise it spends nothing and reports false.
+func (b *Budget) Take(s string) bool {
+	if len(s) > b.left {
+		return false
+	}
+	b.left -= len(s)
+	return true
+}
+
+// Left is what is left of the budget, in bytes.
+func (b *Budget) Left() int { return b.left }
 
 // Fenced writes body verbatim in a fenced code block tagged lang. The fence
 // is longer than any run of backticks at the start of a line of body, so

@@ -123,3 +123,18 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+func TestRowAndBudget(t *testing.T) {
+	var b strings.Builder
+	Table(&b, []string{"a", "b"}, [][]string{{"1", ""}})
+	if want := "| a | b |\n| --- | --- |\n| 1 |   |\n"; b.String() != want || TableHead([]string{"a", "b"})+Row([]string{"1", ""}) != want {
+		t.Errorf("Table = %q, want %q", b.String(), want)
+	}
+	bud := NewBudget(10)
+	if !bud.Take("12345") || bud.Take("123456") || !bud.Take("12345") || bud.Left() != 0 || bud.Take("x") {
+		t.Errorf("a budget of 10 took more or less than 10 bytes: %d left", bud.Left())
+	}
+	if NewBudget(-5).Take("x") {
+		t.Error("a negative budget took a byte")
+	}
+}
