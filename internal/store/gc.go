@@ -53,6 +53,9 @@ func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*GCResult, err
 	if err != nil {
 		return nil, err
 	}
+	if opts.StaleLockAge <= 0 {
+		opts.StaleLockAge = s.opts.Git.StaleLockAge
+	}
 	res, err := gitstore.GC(ctx, s.Path(), opts)
 	if err != nil {
 		return nil, err
