@@ -26,10 +26,11 @@ import (
 //
 // changed counts the config (when its value changed) and the files and
 // directories whose mode changed: 0 means the store already was shared so.
-// A file another user owns cannot be changed by this process: every other
-// one is still changed, and the error names the first and the count. The
-// config counts as changed only when it said other sharing than in any of
-// git's words for it (sharedAs). On Windows only the config is written.
+// A file another user owns cannot be changed by this process, nor a
+// directory it cannot read be walked: every other one is still changed, and
+// the error names the first and the count. The config counts as changed
+// only when it said other sharing than in any of git's words for it
+// (sharedAs). On Windows only the config is written.
 func SetSharing(ctx context.Context, path string, sharing Sharing) (changed int, err error) {
 	if sharing == "" {
 		sharing = SharePrivate
@@ -55,7 +56,16 @@ func SetSharing(ctx context.Context, path string, sharing Sharing) (changed int,
 	var first error
 	failed := 0
 	werr := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		if err != nil && d != nil && p != path {
+			// a directory that cannot be read (its mode already given
+			// when it was visited): its files keep theirs, the rest of
+			// the walk goes on
+			if first == nil {
+				first = err
+			}
+			failed++
+			return nil
+		} else if err != nil {
 			return err
 		}
 		if cerr := ctx.Err(); cerr != nil {
@@ -89,7 +99,7 @@ func SetSharing(ctx context.Context, path string, sharing Sharing) (changed int,
 		return changed, fmt.Errorf("share store %s: %w", path, werr)
 	}
 	if first != nil {
-		return changed, hint.With(fmt.Errorf("share store %s: %d files or directories kept their modes (%w): a file another user owns can only be changed by that user or root", path, failed, first),
+		return changed, hint.With(fmt.Errorf("share store %s: %d files or directories kept their modes or could not be read (%w): a file another user owns can only be changed by that user or root", path, failed, first),
 			"run the same command as the owner of those files, or as root, to change the rest; the files readproof and git write from now on get the new modes")
 	}
 	return changed, nil

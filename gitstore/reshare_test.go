@@ -2,8 +2,11 @@ package gitstore
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +40,50 @@ func TestSetSharingGitSynonyms(t *testing.T) {
 		if changed != 0 {
 			t.Errorf("core.sharedRepository = %s, a store shared with the group: SetSharing(group) reports %d changes, want 0", v, changed)
 		}
+	}
+}
+
+// TestSetSharingWalksPastUnreadableDir (session 22): SetSharing's doc says
+// a file it cannot change leaves every other one still changed. Before, a
+// directory it could not read (mode 000) stopped the walk there: the files
+// after it kept their private modes, and the error said nothing of them.
+func TestSetSharingWalksPastUnreadableDir(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a directory of mode 000")
+	}
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	if err := s.Update(RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "tip")}); err != nil {
+		t.Fatal(err)
+	}
+	// objects/00 comes before refs/ in the walk's lexical order
+	locked := filepath.Join(s.Path(), "objects", "00")
+	if err := os.MkdirAll(locked, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o700) })
+	changed, err := SetSharing(context.Background(), s.Path(), ShareGroup)
+	if err == nil || !strings.Contains(err.Error(), "objects/00") {
+		t.Errorf("SetSharing with an unreadable directory: err %v, want one naming objects/00", err)
+	}
+	if changed == 0 {
+		t.Errorf("SetSharing changed nothing")
+	}
+	ref := filepath.Join(s.Path(), "refs", "heads", "main")
+	fi, serr := os.Stat(ref)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	if fi.Mode().Perm()&0o060 != 0o060 {
+		t.Errorf("refs/heads/main, after the unreadable objects/00: mode %v, want group read and write (the walk stopped)", fi.Mode().Perm())
 	}
 }
