@@ -675,9 +675,7 @@ func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range entries {
 		n := e.Name()
-		i := strings.LastIndexByte(n, '_')
-		mkstemp := strings.HasPrefix(n, "tmp_") && i >= 0 && isMkstempSuffix(n[i+1:])
-		if !(mkstemp || isRepackTemp(n)) || e.IsDir() {
+		if !isGitTemp(n) || e.IsDir() {
 			continue
 		}
 		if f := filepath.Join(dir, n); !skip[f] {
@@ -685,6 +683,14 @@ func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 		}
 	}
 	return out
+}
+
+// isGitTemp reports whether n, a name in objects/pack, is a temporary
+// file of stock git (gitTempFiles).
+func isGitTemp(n string) bool {
+	i := strings.LastIndexByte(n, '_')
+	mkstemp := strings.HasPrefix(n, "tmp_") && i >= 0 && isMkstempSuffix(n[i+1:])
+	return mkstemp || isRepackTemp(n)
 }
 
 // isRepackTemp reports whether n is a file git repack writes before it
