@@ -74,10 +74,13 @@ type GCOptions struct {
 	PruneNow bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// StaleLockAge is the store's stale-lock age (gitstore.Options), named
-	// in the hint of a gc lock a killed git left; zero means
-	// DefaultStaleLockAge.
+	// StaleLockAge and LockTimeout are the store's (gitstore.Options):
+	// packing the refs breaks a packed-refs.lock only once older than
+	// StaleLockAge and waits for a held one up to LockTimeout, and the hint
+	// of a gc lock a killed git left names StaleLockAge. Zero means
+	// DefaultStaleLockAge, DefaultLockTimeout.
 	StaleLockAge time.Duration
+	LockTimeout  time.Duration
 	// Progress, when set, gets git gc's stderr as it comes, progress meter
 	// included: give it the terminal's *os.File, since git draws the meter
 	// only when its stderr is a terminal. A failure's message then goes
@@ -172,7 +175,7 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	err = packRefsAt(gitDir)
+	err = packRefsAt(gitDir, Options{StaleLockAge: opts.StaleLockAge, LockTimeout: opts.LockTimeout})
 	if err == nil {
 		err = removingGitTemps(gitDir, func() error { return runGC(ctx, git, gitDir, opts.Progress, args) })
 	}
@@ -220,9 +223,10 @@ func removeStaleGitTemps(gitDir string, cutoff time.Time) {
 	}
 }
 
-// packRefsAt packs the refs of the repository at gitDir (packRefs).
-func packRefsAt(gitDir string) error {
-	g, err := OpenWithOptions(gitDir, Options{})
+// packRefsAt packs the refs of the repository at gitDir (packRefs), with
+// the store's lock ages in opts.
+func packRefsAt(gitDir string, opts Options) error {
+	g, err := OpenWithOptions(gitDir, opts)
 	if err != nil {
 		return err
 	}

@@ -324,3 +324,31 @@ func TestGCKeepsLiveFetchTemps(t *testing.T) {
 	clock := time.Now().Add(48 * time.Hour)
 	check(clock, func() time.Time { return clock })
 }
+
+// TestGCPacksRefsWithStoreLockAges (session 22): readproof gc packs the
+// refs with the store's configured stale-lock age and lock timeout
+// (READPROOF_STALE_LOCK_AGE, ...). Before, it opened the store with the
+// defaults, so a packed-refs.lock 30 s old, a live writer's on a store
+// configured for an hour, was broken as stale (10 s) under that writer.
+func TestGCPacksRefsWithStoreLockAges(t *testing.T) {
+	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	if err := s.Update(RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "tip")}); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(s.Path(), "packed-refs.lock")
+	if err := os.WriteFile(lock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	age(t, lock, 30*time.Second)
+	_, err := GC(context.Background(), s.Path(), GCOptions{Grace: time.Hour, StaleLockAge: time.Hour, LockTimeout: 100 * time.Millisecond})
+	if _, serr := os.Stat(lock); serr != nil {
+		t.Errorf("gc with a stale-lock age of 1h broke a packed-refs.lock 30s old (gc: %v)", err)
+	}
+	if !errors.Is(err, ErrLocked) {
+		t.Errorf("gc with packed-refs.lock held past its lock timeout: %v, want ErrLocked", err)
+	}
+}
