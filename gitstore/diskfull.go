@@ -93,7 +93,9 @@ const SweepStamp = "readproof-swept"
 
 // sweepStale removes what a killed writer leaves behind, older than the
 // stale-lock age: temporary object files (tmp_obj_*, tmp_pack_*, tmp_idx_*
-// in objects/ and objects/pack/), lock files (*.lock at the top of the
+// in objects/ and objects/pack/; stock git's, tmp_pack_XXXXXX and the like,
+// only once older than gitTempAge, since a live git fetch may leave its
+// file unwritten for long), lock files (*.lock at the top of the
 // store and under refs/) and the scratch directories of killed pulls and
 // clones (readproof-fetch-* and readproof-probe-* at the top, whose flock
 // nobody holds). The fixed-size places are read on every call;
@@ -115,10 +117,17 @@ func (s *repo) sweepStale() {
 			if e.IsDir() || !(strings.HasPrefix(n, "tmp_obj_") || strings.HasPrefix(n, "tmp_pack_") || strings.HasPrefix(n, "tmp_idx_")) {
 				continue
 			}
-			if fi, err := e.Info(); err == nil && old(fi) {
-				os.Remove(filepath.Join(dir, n))
-				crashed = true
+			fi, err := e.Info()
+			if err != nil || !old(fi) {
+				continue
 			}
+			if isGitTemp(n) && now.Sub(fi.ModTime()) <= gitTempAge {
+				// stock git's (a concurrent fetch's index-pack): it
+				// can go unwritten for long while the git lives
+				continue
+			}
+			os.Remove(filepath.Join(dir, n))
+			crashed = true
 		}
 	}
 	removeLock := func(path string) {

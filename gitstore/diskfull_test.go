@@ -401,3 +401,46 @@ func TestFileTooLargeSaysWhichLimit(t *testing.T) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+// TestSweepKeepsLiveFetchTemps (session 22): a pull's git fetch (or a
+// user's) writes objects/pack/tmp_pack_XXXXXX while another readproof
+// process writes, and its file can go unwritten for longer than the
+// stale-lock age (a stalled network, index-pack resolving deltas). Before,
+// that writer's sweep removed it and the fetch failed at its rename. Stock
+// git's temporary files now go only once gitTempAge old; readproof's own
+// (tmp_obj_ and the like, TestSweepStaleFiles) still at the stale-lock age.
+func TestSweepKeepsLiveFetchTemps(t *testing.T) {
+	t.Parallel()
+	s := NewTestStore(t)
+	dir := filepath.Join(s.Path(), "objects", "pack")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plant := func(name string, age time.Duration) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("a git at work, or left by one"), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Now().Add(-age)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	live := []string{plant("tmp_pack_Fe7chL", 30*time.Second), plant("tmp_idx_Fe7chL", 30*time.Second)}
+	left := plant("tmp_pack_K1lled", gitTempAge+time.Hour)
+	if _, err := s.PutBlob([]byte("the next write\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range live {
+		if !exists(p) {
+			t.Errorf("a write's sweep removed %s of a live git fetch, unwritten for 30s", filepath.Base(p))
+		}
+	}
+	if exists(left) {
+		t.Errorf("a write's sweep kept %s, left by a killed git %v ago", filepath.Base(left), gitTempAge+time.Hour)
+	}
+}

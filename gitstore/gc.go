@@ -49,6 +49,16 @@ var (
 // git's own default (gc.pruneExpire = 2.weeks.ago).
 const DefaultGrace = 14 * 24 * time.Hour
 
+// gitTempAge is how old (by modification time) a temporary file of stock
+// git in objects/pack must be before a gc that succeeded removes it. No
+// lock keeps gc from a concurrent git fetch (a pull's, or a user's) that
+// writes into the store, and its tmp_pack_XXXXXX can go unwritten for
+// long: a stalled network, index-pack resolving the deltas of a large
+// pack. git prune itself removes tmp_ files only past gc.pruneExpire; an
+// hour is far past any stall a live fetch survives, and what a killed git
+// left still goes on the first gc after it.
+const gitTempAge = time.Hour
+
 // freshenSlack is how stale a pack's time may get before a writer that
 // reuses one of its objects touches it again. It must stay far below any
 // grace period used with concurrent writers.
@@ -64,6 +74,13 @@ type GCOptions struct {
 	PruneNow bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// StaleLockAge and LockTimeout are the store's (gitstore.Options):
+	// packing the refs breaks a packed-refs.lock only once older than
+	// StaleLockAge and waits for a held one up to LockTimeout, and the hint
+	// of a gc lock a killed git left names StaleLockAge. Zero means
+	// DefaultStaleLockAge, DefaultLockTimeout.
+	StaleLockAge time.Duration
+	LockTimeout  time.Duration
 	// Progress, when set, gets git gc's stderr as it comes, progress meter
 	// included: give it the terminal's *os.File, since git draws the meter
 	// only when its stderr is a terminal. A failure's message then goes
@@ -125,6 +142,10 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
+	staleAge := opts.StaleLockAge
+	if staleAge <= 0 {
+		staleAge = DefaultStaleLockAge
+	}
 	res := &GCResult{}
 	prune := "now"
 	if !opts.PruneNow {
@@ -154,7 +175,7 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	err = packRefsAt(gitDir)
+	err = packRefsAt(gitDir, Options{StaleLockAge: opts.StaleLockAge, LockTimeout: opts.LockTimeout})
 	if err == nil {
 		err = removingGitTemps(gitDir, func() error { return runGC(ctx, git, gitDir, opts.Progress, args) })
 	}
@@ -167,7 +188,7 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 			// another git gc (or maintenance) was taking git's gc lock
 			// at that moment: it writes gc.pid next
 			return nil, hint.With(fmt.Errorf("gc %s: %w (git found %s)", path, ErrGCRunning, lock),
-				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age (10s), or remove it: rm "+text.ShellArg(lock))
+				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age ("+staleAge.String()+"), or remove it: rm "+text.ShellArg(lock))
 		}
 		limited := FileSizeLimited(err)
 		err = fmt.Errorf("gc %s: %w", path, err)
@@ -183,8 +204,8 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	// git prune removes git's tmp_* files only once older than the
 	// grace: what a killed git left (a full copy of the packed objects)
-	// goes now, once older than the stale-lock age.
-	removeStaleGitTemps(gitDir, time.Now().Add(-DefaultStaleLockAge))
+	// goes now, once older than gitTempAge (a live fetch's is younger).
+	removeStaleGitTemps(gitDir, now().Add(-gitTempAge))
 	if res.After, err = countObjects(ctx, git, gitDir); err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
@@ -192,9 +213,8 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 }
 
 // removeStaleGitTemps removes stock git's temporary files in objects/pack
-// (gitTempFiles) last modified before cutoff: a git that writes one keeps
-// writing it, so one older than the stale-lock age was left by a git that
-// was killed.
+// (gitTempFiles) last modified before cutoff: one older than gitTempAge
+// was left by a git that was killed.
 func removeStaleGitTemps(gitDir string, cutoff time.Time) {
 	for name := range gitTempFiles(gitDir, nil) {
 		if fi, err := os.Lstat(name); err == nil && fi.ModTime().Before(cutoff) {
@@ -203,9 +223,10 @@ func removeStaleGitTemps(gitDir string, cutoff time.Time) {
 	}
 }
 
-// packRefsAt packs the refs of the repository at gitDir (packRefs).
-func packRefsAt(gitDir string) error {
-	g, err := OpenWithOptions(gitDir, Options{})
+// packRefsAt packs the refs of the repository at gitDir (packRefs), with
+// the store's lock ages in opts.
+func packRefsAt(gitDir string, opts Options) error {
+	g, err := OpenWithOptions(gitDir, opts)
 	if err != nil {
 		return err
 	}
@@ -658,9 +679,7 @@ func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range entries {
 		n := e.Name()
-		i := strings.LastIndexByte(n, '_')
-		mkstemp := strings.HasPrefix(n, "tmp_") && i >= 0 && isMkstempSuffix(n[i+1:])
-		if !(mkstemp || isRepackTemp(n)) || e.IsDir() {
+		if !isGitTemp(n) || e.IsDir() {
 			continue
 		}
 		if f := filepath.Join(dir, n); !skip[f] {
@@ -668,6 +687,14 @@ func gitTempFiles(gitDir string, skip map[string]bool) map[string]bool {
 		}
 	}
 	return out
+}
+
+// isGitTemp reports whether n, a name in objects/pack, is a temporary
+// file of stock git (gitTempFiles).
+func isGitTemp(n string) bool {
+	i := strings.LastIndexByte(n, '_')
+	mkstemp := strings.HasPrefix(n, "tmp_") && i >= 0 && isMkstempSuffix(n[i+1:])
+	return mkstemp || isRepackTemp(n)
 }
 
 // isRepackTemp reports whether n is a file git repack writes before it

@@ -255,7 +255,7 @@ func TestGCRemovesKilledGitTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 		if old {
-			age(t, p, time.Hour)
+			age(t, p, 2*time.Hour)
 		}
 		return p
 	}
@@ -271,5 +271,84 @@ func TestGCRemovesKilledGitTemps(t *testing.T) {
 	}
 	if _, err := os.Stat(young); err != nil {
 		t.Errorf("a young temporary file (a git at work) was removed: %v", err)
+	}
+}
+
+// TestGCKeepsLiveFetchTemps (session 22): a pull's git fetch (or a user's)
+// writes objects/pack/tmp_pack_XXXXXX while a gc runs in another process,
+// and nothing keeps the two apart; on a slow network, or while index-pack
+// resolves deltas, its file goes unwritten for longer than the stale-lock
+// age (10s). Before, a gc that succeeded removed it, and the fetch failed
+// at its rename. Git's temporary files now go only once an hour old (git
+// prune waits for the grace), by GCOptions.Now's clock.
+func TestGCKeepsLiveFetchTemps(t *testing.T) {
+	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	if err := s.Update(RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "tip")}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(s.Path(), "objects", "pack")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plant := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("a git at work, or left by one"), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	check := func(clock time.Time, now func() time.Time) {
+		t.Helper()
+		live := plant("tmp_pack_Fe7chL", clock.Add(-30*time.Second))
+		left := plant("tmp_pack_K1lled", clock.Add(-2*time.Hour))
+		if _, err := GC(context.Background(), s.Path(), GCOptions{Now: now}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(live); err != nil {
+			t.Errorf("gc removed the temporary pack of a live fetch, unwritten for 30s: %v", err)
+		}
+		if _, err := os.Stat(left); err == nil {
+			t.Errorf("gc kept a temporary pack 2h old (clock %v), left by a killed git", clock.Format(time.RFC3339))
+		}
+		os.Remove(live)
+		os.Remove(left)
+	}
+	check(time.Now(), nil)
+	clock := time.Now().Add(48 * time.Hour)
+	check(clock, func() time.Time { return clock })
+}
+
+// TestGCPacksRefsWithStoreLockAges (session 22): readproof gc packs the
+// refs with the store's configured stale-lock age and lock timeout
+// (READPROOF_STALE_LOCK_AGE, ...). Before, it opened the store with the
+// defaults, so a packed-refs.lock 30 s old, a live writer's on a store
+// configured for an hour, was broken as stale (10 s) under that writer.
+func TestGCPacksRefsWithStoreLockAges(t *testing.T) {
+	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	if err := s.Update(RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "tip")}); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(s.Path(), "packed-refs.lock")
+	if err := os.WriteFile(lock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	age(t, lock, 30*time.Second)
+	_, err := GC(context.Background(), s.Path(), GCOptions{Grace: time.Hour, StaleLockAge: time.Hour, LockTimeout: 100 * time.Millisecond})
+	if _, serr := os.Stat(lock); serr != nil {
+		t.Errorf("gc with a stale-lock age of 1h broke a packed-refs.lock 30s old (gc: %v)", err)
+	}
+	if !errors.Is(err, ErrLocked) {
+		t.Errorf("gc with packed-refs.lock held past its lock timeout: %v, want ErrLocked", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/readproof/readproof/internal/hint"
@@ -25,9 +26,11 @@ import (
 //
 // changed counts the config (when its value changed) and the files and
 // directories whose mode changed: 0 means the store already was shared so.
-// A file another user owns cannot be changed by this process: every other
-// one is still changed, and the error names the first and the count. On
-// Windows only the config is written.
+// A file another user owns cannot be changed by this process, nor a
+// directory it cannot read be walked: every other one is still changed, and
+// the error names the first and the count. The config counts as changed
+// only when it said other sharing than in any of git's words for it
+// (sharedAs). On Windows only the config is written.
 func SetSharing(ctx context.Context, path string, sharing Sharing) (changed int, err error) {
 	if sharing == "" {
 		sharing = SharePrivate
@@ -36,7 +39,7 @@ func SetSharing(ctx context.Context, path string, sharing Sharing) (changed int,
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, fmt.Errorf("share store %s: read config: %w", path, err)
 	}
-	if cfg == nil || strings.TrimSpace(cfg.Section("core").Options.Get("sharedRepository")) != sharing.configValue() {
+	if cfg == nil || !sharedAs(cfg.Section("core").Options.Get("sharedRepository"), sharing) {
 		t, err := NewTransport(path, TransportOptions{})
 		if err != nil {
 			return 0, err
@@ -53,7 +56,16 @@ func SetSharing(ctx context.Context, path string, sharing Sharing) (changed int,
 	var first error
 	failed := 0
 	werr := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		if err != nil && d != nil && p != path {
+			// a directory that cannot be read (its mode already given
+			// when it was visited): its files keep theirs, the rest of
+			// the walk goes on
+			if first == nil {
+				first = err
+			}
+			failed++
+			return nil
+		} else if err != nil {
 			return err
 		}
 		if cerr := ctx.Err(); cerr != nil {
@@ -87,7 +99,7 @@ func SetSharing(ctx context.Context, path string, sharing Sharing) (changed int,
 		return changed, fmt.Errorf("share store %s: %w", path, werr)
 	}
 	if first != nil {
-		return changed, hint.With(fmt.Errorf("share store %s: %d files or directories kept their modes (%w): a file another user owns can only be changed by that user or root", path, failed, first),
+		return changed, hint.With(fmt.Errorf("share store %s: %d files or directories kept their modes or could not be read (%w): a file another user owns can only be changed by that user or root", path, failed, first),
 			"run the same command as the owner of those files, or as root, to change the rest; the files readproof and git write from now on get the new modes")
 	}
 	return changed, nil
@@ -107,4 +119,22 @@ func sharedMode(m fs.FileMode, group bool) fs.FileMode {
 		}
 	}
 	return want
+}
+
+// sharedAs reports whether v, a value of core.sharedRepository, says
+// sharing in one of git's words for it (git_config_perm): group is
+// "group" (that case only), a boolean true (true, yes, on, any case) or
+// the old number 1; private, as Init writes it, the octal mode 0600.
+func sharedAs(v string, sharing Sharing) bool {
+	v = strings.TrimSpace(v)
+	n, err := strconv.ParseUint(v, 8, 32)
+	isNum := err == nil
+	if sharing == ShareGroup {
+		switch strings.ToLower(v) {
+		case "true", "yes", "on":
+			return true
+		}
+		return v == "group" || isNum && n == 1
+	}
+	return isNum && n == 0o600
 }

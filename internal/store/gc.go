@@ -53,6 +53,12 @@ func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*GCResult, err
 	if err != nil {
 		return nil, err
 	}
+	if opts.StaleLockAge <= 0 {
+		opts.StaleLockAge = s.opts.Git.StaleLockAge
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = s.opts.Git.LockTimeout
+	}
 	res, err := gitstore.GC(ctx, s.Path(), opts)
 	if err != nil {
 		return nil, err

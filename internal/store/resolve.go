@@ -239,7 +239,10 @@ func (s *Store) current(u identity.URI, b *batch) (*Observation, gitstore.OID, e
 		if i, ok := b.byRef[resourceRef(u)]; ok {
 			commit := b.obs[i].New
 			o, err := s.observationAt(commit)
-			return o, commit, err
+			if err != nil {
+				return nil, "", fmt.Errorf("resource %s: %w", u, err)
+			}
+			return o, commit, nil
 		}
 	}
 	tip, err := s.ref(resourceRef(u))
