@@ -576,7 +576,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	}
 	byRun := map[string][]string{}
 	for _, c := range journalKept {
-		ups = append(ups, gitstore.RefUpdate{Name: conflictRunRef(c.RunID, gitstore.OID(c.Manifest)), New: gitstore.OID(c.Manifest)})
+		ups = append(ups, gitstore.RefUpdate{Name: store.ConflictRunRef(c.RunID, gitstore.OID(c.Manifest)), New: gitstore.OID(c.Manifest)})
 		byRun[c.RunID] = append(byRun[c.RunID], c.Manifest)
 	}
 	for _, id := range sortedKeys(byRun) {

@@ -866,7 +866,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 // ref of a run it was renamed to; "" when none does.
 func (s *Store) otherRunNaming(m *manifest.Manifest) (string, error) {
 	id := gitstore.OID(m.ID)
-	conflict := "refs/tags/readproof/conflicts/runs/" + m.RunID + "/" + m.ID
+	conflict := ConflictRunRef(m.RunID, id)
 	if tip, err := s.ref(conflict); err != nil || tip == id {
 		return conflict, err
 	}

@@ -41,7 +41,19 @@ const (
 	ResourcesPrefix = "refs/heads/readproof/resources/"
 	TagsPrefix      = "refs/heads/readproof/tags/"
 	JournalRef      = "refs/heads/main"
+	// ConflictRunsPrefix + <run-id>/<manifest-id>: another manifest committed
+	// under a run id this store uses for a different manifest, found by a
+	// pull (internal/share writes and removes these refs). Local only: never
+	// pushed, and ignored on a remote (older versions pushed them); removed
+	// once a run ref names the manifest.
+	ConflictRunsPrefix = "refs/tags/readproof/conflicts/runs/"
 )
+
+// ConflictRunRef is the conflict ref that keeps manifest m of run id run
+// (ConflictRunsPrefix).
+func ConflictRunRef(run string, m gitstore.OID) string {
+	return ConflictRunsPrefix + run + "/" + string(m)
+}
 
 // Errors matched with errors.Is by callers.
 var (
