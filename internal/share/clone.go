@@ -634,11 +634,8 @@ func (h *heldWriter) release() {
 // is not at fault); anything else
 // points at the source's objects. Nothing of the clone is kept either way.
 func copyFailedHint(err error, shown string) string {
-	switch {
-	case gitstore.OutOfSpace(err):
-		return "writing the new store failed, not reading " + shown + ": free space on the file system that holds the new store (df shows it), then clone again; nothing of the clone was kept"
-	case gitstore.FileSizeLimited(err):
-		return "writing the new store failed, not reading " + shown + ": a file passed the file size limit (the shell's `ulimit -f`); raise it (ulimit -f unlimited), then clone again; nothing of the clone was kept"
+	if r := gitstore.WriteLimitRemedy(err, "the new store"); r != "" {
+		return "writing the new store failed, not reading " + shown + ": " + r + ", then clone again; nothing of the clone was kept"
 	}
 	return "check the repository's objects, then clone again: git -C " + shown + " fsck"
 }

@@ -169,15 +169,15 @@ func InitWith(path string, opts gitstore.Options) error {
 // calls for when it has none: gitstore.InitWith leaves nothing at path.
 func initFailed(path string, err error) error {
 	var errno syscall.Errno
-	if hint.Of(err) != "" || !errors.As(err, &errno) || errors.Is(err, fs.ErrPermission) {
+	if hint.Of(err) != "" || errors.Is(err, fs.ErrPermission) {
 		return err // the hint it has, or the CLI's for permissions
 	}
-	what := "check the file system that holds it (a read-only mount, or an I/O error: dmesg may say why)"
-	switch {
-	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
-		what = "free space on the file system that holds it (df shows it)"
-	case errors.Is(err, syscall.EFBIG):
-		what = "raise the file size limit (ulimit -f unlimited)"
+	what := gitstore.WriteLimitRemedy(err, "it")
+	if what == "" {
+		if !errors.As(err, &errno) {
+			return err
+		}
+		what = "check the file system that holds it (a read-only mount, or an I/O error: dmesg may say why)"
 	}
 	return hint.With(err, "nothing was made at "+path+" (its temporary directory was removed): "+what+", then run `readproof init` again")
 }
