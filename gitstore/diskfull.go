@@ -26,7 +26,30 @@ func diskError(err error) error {
 	if err == nil || !(errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) || errors.Is(err, ErrDiskFull) {
 		return err // not a full disk, or already marked
 	}
-	return hint.With(&diskFull{err}, "free space on the file system that holds the store (df shows it), then retry: nothing was recorded by the failed write, and its temporary files were removed")
+	return hint.With(&diskFull{err}, "nothing was recorded by the failed write, and its temporary files were removed; "+WriteLimitRemedy(err, "the store")+", then retry")
+}
+
+// WriteLimitRemedy says, for err, a write on this machine (in Go, or by a
+// git this process ran) that hit a limit, what happened and what to do, as
+// one clause for the caller's own sentence, between what was kept and what
+// to run again: for a full disk or quota (OutOfSpace) "the file system that
+// holds <where> is full (or the quota is used up); free space on it (df
+// shows it)", for the file size limit (FileSizeLimited) "a file passed the
+// file size limit (the shell's `ulimit -f`); raise it (ulimit -f
+// unlimited)", naming the file system's own largest file as well for EFBIG.
+// It returns "" for any other error.
+func WriteLimitRemedy(err error, where string) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, syscall.EFBIG):
+		return "a file passed the file size limit (the shell's `ulimit -f`) or the largest file the file system allows; raise the limit (ulimit -f unlimited)"
+	case FileSizeLimited(err):
+		return "a file passed the file size limit (the shell's `ulimit -f`); raise it (ulimit -f unlimited)"
+	case OutOfSpace(err):
+		return "the file system that holds " + where + " is full (or the quota is used up); free space on it (df shows it)"
+	}
+	return ""
 }
 
 type diskFull struct{ err error }

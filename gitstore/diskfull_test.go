@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -442,5 +443,27 @@ func TestSweepKeepsLiveFetchTemps(t *testing.T) {
 	}
 	if exists(left) {
 		t.Errorf("a write's sweep kept %s, left by a killed git %v ago", filepath.Base(left), gitTempAge+time.Hour)
+	}
+}
+
+// TestWriteLimitRemedy: one clause for every local write that hit a limit,
+// from an errno or from git's words, and none for other errors.
+func TestWriteLimitRemedy(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&fs.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}, "the file system that holds the store is full (or the quota is used up); free space on it (df shows it)"},
+		{&fs.PathError{Op: "write", Path: "x", Err: syscall.EDQUOT}, "free space on it"},
+		{errors.New("fatal: write error: No space left on device"), "free space on it"},
+		{errors.New("fatal: Out of diskspace"), "free space on it"},
+		{&fs.PathError{Op: "write", Path: "x", Err: syscall.EFBIG}, "a file passed the file size limit (the shell's `ulimit -f`) or the largest file the file system allows; raise the limit (ulimit -f unlimited)"},
+		{errors.New("fatal: index-pack died of signal 25"), "a file passed the file size limit (the shell's `ulimit -f`); raise it (ulimit -f unlimited)"},
+		{&fs.PathError{Op: "write", Path: "x", Err: syscall.EIO}, ""},
+		{nil, ""},
+	} {
+		if got := WriteLimitRemedy(tc.err, "the store"); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("WriteLimitRemedy(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -190,10 +190,9 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 			return nil, hint.With(fmt.Errorf("gc %s: %w (git found %s)", path, ErrGCRunning, lock),
 				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age ("+staleAge.String()+"), or remove it: rm "+text.ShellArg(lock))
 		}
-		limited := FileSizeLimited(err)
 		err = fmt.Errorf("gc %s: %w", path, err)
-		if hint.Of(err) == "" && limited {
-			err = hint.With(err, "no object was lost: git stopped at the file size limit (the shell's `ulimit -f`) while it wrote the new pack, which was removed; raise it (ulimit -f unlimited), then run `readproof gc` again")
+		if r := WriteLimitRemedy(err, "the store"); hint.Of(err) == "" && r != "" {
+			err = hint.With(err, "no object was lost: git gc removes a pack only once its replacement is complete, and the one it was writing was removed; "+r+", then run `readproof gc` again")
 		}
 		if hint.Of(err) == "" {
 			// git gc removes a pack or an object only once what replaces

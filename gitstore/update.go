@@ -260,7 +260,7 @@ func unpublished(err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return hint.With(err, "this user may not write to the store (permission denied): no ref was changed, so nothing was recorded; fix the permissions of the path named above (ls -ld shows its owner and mode), or run readproof as the store's owner")
 	case errors.Is(err, syscall.EFBIG):
-		return hint.With(err, "a file grew past the largest this process may write (the shell's `ulimit -f`) or the file system allows: no ref was changed, so nothing was recorded; raise the limit (ulimit -f unlimited), then retry")
+		return hint.With(err, "no ref was changed, so nothing was recorded; "+WriteLimitRemedy(err, "the store")+", then retry")
 	case errors.Is(err, syscall.EROFS):
 		return hint.With(err, "the store is on a read-only file system: no ref was changed, so nothing was recorded; remount it read-write, or use a copy of the store (readproof clone) elsewhere")
 	}

@@ -15,13 +15,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/fspath"
@@ -165,9 +165,9 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		if err != nil {
 			f.Close()
 			os.Remove(tmp)
-			what := "free space on (or repair) the file system that holds it"
-			if errors.Is(err, syscall.EFBIG) {
-				what = "the file would pass the largest this process may write (the shell's `ulimit -f`) or the file system allows: raise the limit (ulimit -f unlimited)"
+			what := gitstore.WriteLimitRemedy(err, "it")
+			if what == "" {
+				what = "free space on (or repair) the file system that holds it"
 			}
 			err = hint.With(err, "nothing was written at "+path+" (a file already there is unchanged): "+what+", then export again")
 		}

@@ -576,7 +576,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	}
 	byRun := map[string][]string{}
 	for _, c := range journalKept {
-		ups = append(ups, gitstore.RefUpdate{Name: conflictRunRef(c.RunID, gitstore.OID(c.Manifest)), New: gitstore.OID(c.Manifest)})
+		ups = append(ups, gitstore.RefUpdate{Name: store.ConflictRunRef(c.RunID, gitstore.OID(c.Manifest)), New: gitstore.OID(c.Manifest)})
 		byRun[c.RunID] = append(byRun[c.RunID], c.Manifest)
 	}
 	for _, id := range sortedKeys(byRun) {
@@ -634,11 +634,8 @@ func (h *heldWriter) release() {
 // is not at fault); anything else
 // points at the source's objects. Nothing of the clone is kept either way.
 func copyFailedHint(err error, shown string) string {
-	switch {
-	case gitstore.OutOfSpace(err):
-		return "writing the new store failed, not reading " + shown + ": free space on the file system that holds the new store (df shows it), then clone again; nothing of the clone was kept"
-	case gitstore.FileSizeLimited(err):
-		return "writing the new store failed, not reading " + shown + ": a file passed the file size limit (the shell's `ulimit -f`); raise it (ulimit -f unlimited), then clone again; nothing of the clone was kept"
+	if r := gitstore.WriteLimitRemedy(err, "the new store"); r != "" {
+		return "writing the new store failed, not reading " + shown + ": " + r + ", then clone again; nothing of the clone was kept"
 	}
 	return "check the repository's objects, then clone again: git -C " + shown + " fsck"
 }

@@ -245,13 +245,13 @@ func planRename(s *store.Store, oldID, newID, manifestID string, now time.Time) 
 	if err != nil && !isNotFound(err) {
 		return nil, nil, err
 	}
-	refs, err := g.Refs(ConflictRunsPrefix + oldID + "/")
+	refs, err := g.Refs(store.ConflictRunsPrefix + oldID + "/")
 	if err != nil {
 		return nil, nil, err
 	}
 	var others []gitstore.OID
 	for _, r := range refs {
-		run, mid, ok := splitConflict(strings.TrimPrefix(r.Name, ConflictRunsPrefix))
+		run, mid, ok := splitConflict(strings.TrimPrefix(r.Name, store.ConflictRunsPrefix))
 		if ok && run == oldID && gitstore.OID(mid) == r.OID && r.OID != l {
 			others = append(others, r.OID)
 		}
@@ -327,7 +327,7 @@ func promotionLeft(g gitstore.Store, oldID, newID, manifestID string, l, n gitst
 	if l == "" || n == "" || l == n || (manifestID != "" && gitstore.OID(manifestID) != n) {
 		return nil, nil, nil
 	}
-	left := conflictRunRef(oldID, l)
+	left := store.ConflictRunRef(oldID, l)
 	found := false
 	for _, r := range refs {
 		if r.Name == left && r.OID == l {
@@ -376,11 +376,11 @@ func renameUpdates(oldID, newID string, src, l, n gitstore.OID, fromConflict boo
 	}
 	switch {
 	case fromConflict:
-		ups = append(ups, gitstore.RefUpdate{Name: conflictRunRef(oldID, src), Old: src})
+		ups = append(ups, gitstore.RefUpdate{Name: store.ConflictRunRef(oldID, src), Old: src})
 	case len(others) == 1:
 		ups = append(ups,
 			gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l, New: others[0]},
-			gitstore.RefUpdate{Name: conflictRunRef(oldID, others[0]), Old: others[0]})
+			gitstore.RefUpdate{Name: store.ConflictRunRef(oldID, others[0]), Old: others[0]})
 	default:
 		ups = append(ups, gitstore.RefUpdate{Name: store.RunsPrefix + oldID, Old: l})
 	}

@@ -186,9 +186,9 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		err = t.Fetch(ctx, remote, fetchRefspecs(remote))
 	}
 	if err != nil {
-		if gitstore.FileSizeLimited(err) {
+		if r := gitstore.WriteLimitRemedy(err, "the store"); r != "" {
 			return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err),
-				"writing into the store failed, not reaching the remote: git stopped at the file size limit (the shell's `ulimit -f`); raise it (ulimit -f unlimited), then pull again; no run, resource, tag or journal ref moved")
+				"writing into the store failed, not reaching the remote: "+r+", then pull again; no run, resource, tag or journal ref moved")
 		}
 		if localFailure(g, err) {
 			return nil, hint.With(fmt.Errorf("pull %s: %w", remote, err),

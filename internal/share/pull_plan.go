@@ -159,7 +159,7 @@ func (p *planner) runs() {
 	for _, id := range sortedKeys(local.conflicts) {
 		for _, m := range sortedOIDs(local.conflicts[id]) {
 			if p.named(m) {
-				p.ups = append(p.ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), Old: m})
+				p.ups = append(p.ups, gitstore.RefUpdate{Name: store.ConflictRunRef(id, m), Old: m})
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func (p *planner) addConflict(id string, m gitstore.OID) {
 			return
 		}
 	}
-	p.ups = append(p.ups, gitstore.RefUpdate{Name: conflictRunRef(id, m), New: m})
+	p.ups = append(p.ups, gitstore.RefUpdate{Name: store.ConflictRunRef(id, m), New: m})
 	p.manifests[m] = true
 	if _, ok := p.adopted[m]; !ok {
 		p.adopted[m] = id

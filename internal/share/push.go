@@ -464,8 +464,8 @@ func stateFromRefs(refs []gitstore.Ref) *state {
 	for _, r := range refs {
 		switch name := r.Name; {
 		case strings.HasPrefix(name, store.RunsPrefix): // in st.runs
-		case strings.HasPrefix(name, ConflictRunsPrefix):
-			run, mid, ok := splitConflict(strings.TrimPrefix(name, ConflictRunsPrefix))
+		case strings.HasPrefix(name, store.ConflictRunsPrefix):
+			run, mid, ok := splitConflict(strings.TrimPrefix(name, store.ConflictRunsPrefix))
 			if !ok || gitstore.OID(mid) != r.OID {
 				continue
 			}

@@ -13,11 +13,6 @@ import (
 
 // Ref namespaces owned by this package (docs/sync.md).
 const (
-	// ConflictRunsPrefix + <run-id>/<manifest-id>: another manifest committed
-	// under a run id this store uses for a different manifest, found by a
-	// pull. Local only: never pushed, and ignored on a remote (older
-	// versions pushed them); removed once a run ref names the manifest.
-	ConflictRunsPrefix = "refs/tags/readproof/conflicts/runs/"
 	// ConflictTagsPrefix + <key>/<tag>: the remote position of a tag that
 	// moved on both sides, kept until `conflicts resolve`. Local only.
 	ConflictTagsPrefix = "refs/readproof-conflicts/tags/"
@@ -248,7 +243,7 @@ type prefixes struct {
 }
 
 func localPrefixes() prefixes {
-	return prefixes{store.RunsPrefix, ConflictRunsPrefix, store.ResourcesPrefix, store.TagsPrefix, store.JournalRef,
+	return prefixes{store.RunsPrefix, store.ConflictRunsPrefix, store.ResourcesPrefix, store.TagsPrefix, store.JournalRef,
 		receipts.RefPrefix, store.VerdictsPrefix}
 }
 
@@ -329,10 +324,6 @@ func splitConflict(s string) (run, mid string, ok bool) {
 		return "", "", false
 	}
 	return run, mid, true
-}
-
-func conflictRunRef(run string, m gitstore.OID) string {
-	return ConflictRunsPrefix + run + "/" + string(m)
 }
 
 // splitTagKey splits "<namespace>/<path-key>/<tag>" and returns the URI and

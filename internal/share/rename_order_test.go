@@ -94,7 +94,7 @@ func TestRenameKilledAtEachRef(t *testing.T) {
 			}
 			if k < len(ups)-1 {
 				// a conflict ref can be left only by the last update
-				if out, err := exec.Command("git", "--git-dir", filepath.Join(p.dir, ".readproof"), "for-each-ref", ConflictRunsPrefix).Output(); err != nil || len(out) != 0 {
+				if out, err := exec.Command("git", "--git-dir", filepath.Join(p.dir, ".readproof"), "for-each-ref", store.ConflictRunsPrefix).Output(); err != nil || len(out) != 0 {
 					t.Fatalf("%s, killed after %d, then completed: conflict refs left: %s (%v)", c.name, k, out, err)
 				}
 			}
@@ -109,7 +109,7 @@ func leftConflict(t testing.TB, s *store.Store, run, m string) bool {
 	if m == "" {
 		return false
 	}
-	o, err := s.Git().Ref(conflictRunRef(run, gitstore.OID(m)))
+	o, err := s.Git().Ref(store.ConflictRunRef(run, gitstore.OID(m)))
 	if err != nil && !isNotFound(err) {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestRenameLeftConflictStrict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ups) != 4 || ups[len(ups)-1].Name != conflictRunRef("x", gitstore.OID(ma.ID)) {
+		if len(ups) != 4 || ups[len(ups)-1].Name != store.ConflictRunRef("x", gitstore.OID(ma.ID)) {
 			t.Fatalf("the promoting rename publishes %+v, want the journal, two run refs and the conflict ref x/%s last", ups, ma.ID)
 		}
 		if record != nil {
@@ -212,7 +212,7 @@ func TestRenameLeftConflictStrict(t *testing.T) {
 	}
 	// the conflict ref gone (a pull removed it): nothing to complete
 	p := killed(t, nil)
-	if err := p.s.Git().Update(gitstore.RefUpdate{Name: conflictRunRef("x", gitstore.OID(ma.ID)), Old: gitstore.OID(ma.ID)}); err != nil {
+	if err := p.s.Git().Update(gitstore.RefUpdate{Name: store.ConflictRunRef("x", gitstore.OID(ma.ID)), Old: gitstore.OID(ma.ID)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RenameRun(p.s, "x", "x-new", "", p.clock()); !errors.Is(err, ErrRunExists) {

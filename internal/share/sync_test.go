@@ -259,7 +259,7 @@ func TestSameRunIDConflict(t *testing.T) {
 	if fmt.Sprint(res.RunConflicts) != fmt.Sprint(want) {
 		t.Fatalf("pull into a: conflicts %+v, want %+v", res.RunConflicts, want)
 	}
-	if got := git(t, a.path(), "rev-parse", ConflictRunsPrefix+"nightly/"+mb.ID); got != mb.ID {
+	if got := git(t, a.path(), "rev-parse", store.ConflictRunsPrefix+"nightly/"+mb.ID); got != mb.ID {
 		t.Fatalf("a: conflict ref from the journal = %q", got)
 	}
 	if !reachableFromMain(t, a.path(), mb.ID) {
@@ -294,7 +294,7 @@ func TestSameRunIDConflict(t *testing.T) {
 	if r := runs(t, b.s); r["nightly-b"] != mb.ID || r["nightly"] != ma.ID {
 		t.Fatalf("b's runs after rename: %v", r)
 	}
-	if refs := git(t, b.path(), "for-each-ref", ConflictRunsPrefix); refs != "" {
+	if refs := git(t, b.path(), "for-each-ref", store.ConflictRunsPrefix); refs != "" {
 		t.Fatalf("b keeps settled conflict refs: %s", refs)
 	}
 	if pr := mustPush(t, b, "origin"); len(pr.Conflicts) != 0 || len(pr.Runs) != 1 {
@@ -304,7 +304,7 @@ func TestSameRunIDConflict(t *testing.T) {
 	if r := runs(t, a.s); r["nightly-b"] != mb.ID || r["nightly"] != ma.ID || len(res.RunConflicts) != 0 {
 		t.Fatalf("a's runs: %v, conflicts %+v", r, res.RunConflicts)
 	}
-	if refs := git(t, a.path(), "for-each-ref", ConflictRunsPrefix); refs != "" {
+	if refs := git(t, a.path(), "for-each-ref", store.ConflictRunsPrefix); refs != "" {
 		t.Fatalf("a keeps a settled conflict ref: %s", refs)
 	}
 	for _, p := range []*project{a, b} {
@@ -315,7 +315,7 @@ func TestSameRunIDConflict(t *testing.T) {
 
 	// A remote written by an older version holds a conflict ref: a pull
 	// ignores it (it is nobody's record), and the clone does not copy it.
-	git(t, dir, "update-ref", ConflictRunsPrefix+"nightly/"+mb.ID, mb.ID)
+	git(t, dir, "update-ref", store.ConflictRunsPrefix+"nightly/"+mb.ID, mb.ID)
 	if res := mustPull(t, a, "origin"); len(res.RunConflicts) != 0 {
 		t.Fatalf("legacy conflict ref adopted: %+v", res.RunConflicts)
 	}
@@ -661,7 +661,7 @@ func TestPushManyRefs(t *testing.T) {
 	if len(pr.Runs) != 19 || len(pr.Conflicts) != 1 || pr.Conflicts[0].Manifest != mb.ID {
 		t.Fatalf("push with a conflict: %+v", pr)
 	}
-	if refs := git(t, dir, "for-each-ref", ConflictRunsPrefix); refs != "" {
+	if refs := git(t, dir, "for-each-ref", store.ConflictRunsPrefix); refs != "" {
 		t.Fatalf("server holds conflict refs: %s", refs)
 	}
 	// More runs later: a-00 still differs on the remote, and the push must

@@ -78,7 +78,7 @@ func TestTrackingUpdatesAsByMap(t *testing.T) {
 		case 5:
 			return store.JournalRef + []string{"", "line", "/x"}[rng.IntN(3)]
 		case 6:
-			return ConflictRunsPrefix + k + "/" + string(oid()) // no refspec maps it
+			return store.ConflictRunsPrefix + k + "/" + string(oid()) // no refspec maps it
 		default:
 			return store.RunsPrefix + k
 		}

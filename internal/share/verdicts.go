@@ -2,8 +2,8 @@ package share
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
@@ -22,15 +22,16 @@ import (
 
 // checkIncomingVerdicts checks, with keys, the MAC of every verdict record
 // that the remote tips in incoming (run id -> tip) bring and the local tips
-// in have (run id -> tip, "" or absent for none) do not hold. Records of
-// merges that copy their first parent's record are checked through that
+// in have (run id -> tip, "" or absent for none) do not hold, by the rules
+// verify applies (store.JudgeVerdictChain, PROBE_PROTOCOL.md §10.6). Records
+// of merges that copy their first parent's record are checked through that
 // record. A record under another probe key (rotated since) cannot be
 // checked and passes unless a record under the key in use precedes it in
-// its chain (keys rotate forward: rotatedBackwards), as does a record
-// without a MAC whose predecessor has none either (written before records
-// were authenticated); a record that drops the MAC its predecessor carries
-// is refused. It returns the failures,
-// each naming the run and the record.
+// its chain (keys rotate forward), as does a record without a MAC that no
+// record before it in its chain has (written before records were
+// authenticated); a record that fails its MAC, or drops the MAC a record
+// before it carries, is refused. It returns the failures, each naming the
+// run and the record.
 func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys probe.Keys) ([]string, error) {
 	var failures []string
 	for _, run := range sortedKeys(incoming) {
@@ -42,108 +43,90 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 		if err != nil {
 			return nil, fmt.Errorf("verdicts of run %s: %w", run, err)
 		}
-		var otherKey map[gitstore.OID]error
+		isNew := make(map[gitstore.OID]bool, len(commits))
+		starts := []gitstore.OID{tip}
 		for _, c := range commits {
+			isNew[c.ID] = true
+			starts = append(starts, c.ID)
+		}
+		// each chain an incoming record is on: the remote tip's, then that
+		// of each incoming commit no walk met (a side chain a sync merged)
+		walked, judged := map[gitstore.OID]bool{}, map[string]bool{}
+		for _, start := range starts {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			f, other := checkVerdictRecordMAC(g, run, c.ID, keys)
-			if f != "" {
-				failures = append(failures, f)
+			if walked[start] {
+				continue
 			}
-			if other != nil {
-				if otherKey == nil {
-					otherKey = map[gitstore.OID]error{}
+			links, f := verdictChainFrom(g, run, start, isNew, walked, keys)
+			failures = append(failures, f...)
+			for i, j := range store.JudgeVerdictChain(links, &keys) {
+				rec := links[i].Record
+				if !isNew[gitstore.OID(rec.ID)] || judged[rec.ID] {
+					continue // adopted before, or judged on a chain walked already
 				}
-				otherKey[c.ID] = other
+				judged[rec.ID] = true
+				switch j.Standing {
+				case store.VerdictFails:
+					failures = append(failures, j.Err.Error())
+				case store.VerdictStripped:
+					failures = append(failures, fmt.Sprintf("%v, although check %d before it does: it was written or edited without the probe key", j.Err, j.Before.Check))
+				case store.VerdictRotatedBackwards:
+					failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v; check %d before it is under the probe key in use, and keys only rotate forward", run, rec.ID, j.Err, j.Before.Check))
+				}
 			}
-		}
-		if len(otherKey) > 0 {
-			failures = append(failures, rotatedBackwards(g, run, tip, otherKey, keys)...)
 		}
 	}
 	return failures, nil
 }
 
-// rotatedBackwards applies the rule of PROBE_PROTOCOL.md §10.6 that verify
-// applies (internal/storecheck): keys rotate forward, so a record under
-// another key (otherKey: incoming records, with CheckVerdictMAC's error)
-// that a record under the key in use precedes in run's chain was written
-// without the key. It walks the first-parent chain from tip to its start,
-// as verify does, and returns a failure for each such record. Only a pull
-// that brings a record under another key pays for the walk.
-func rotatedBackwards(g gitstore.Store, run string, tip gitstore.OID, otherKey map[gitstore.OID]error, keys probe.Keys) []string {
-	var failures, pending []string
-	for id := tip; id != ""; {
+// verdictChainFrom reads run's verdict chain from commit start along first
+// parents for store.JudgeVerdictChain (oldest first; a merge copying its
+// first parent's record stands as that record), marking each commit in
+// walked. It reads past the incoming commits (isNew) only while a record
+// read so far needs the records before it to be judged: one without a MAC
+// or under another key. A record that does not decode ends the chain (the
+// chain check, checkVerdictChain, refuses it); an incoming commit that
+// cannot be read is a failure.
+func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, walked map[gitstore.OID]bool, keys probe.Keys) (links []store.VerdictLink, failures []string) {
+	needOlder := false
+	for id := start; id != "" && (isNew[id] || needOlder); {
+		walked[id] = true
 		c, err := g.Commit(id)
 		if err != nil {
-			break // checkVerdictRecordMAC or the chain check names it
+			if isNew[id] {
+				failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v", run, id, err))
+			}
+			break
 		}
 		next := gitstore.OID("")
 		if len(c.Parents) > 0 {
 			next = c.Parents[0]
-			if p, err := g.Commit(next); err == nil && store.IsVerdictMergeCopy(c, p.Tree) {
-				id = next // a sync merge repeats its first parent's record
+			p, err := g.Commit(next)
+			if err != nil {
+				if isNew[id] {
+					failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v", run, id, err))
+				}
+				break
+			}
+			if store.IsVerdictMergeCopy(c, p.Tree) {
+				id = next // judged through the record it copies, if that is new
 				continue
 			}
 		}
-		if err, ok := otherKey[id]; ok {
-			pending = append(pending, fmt.Sprintf("verdicts of run %s, commit %s: %v", run, id, err))
-		} else if len(pending) > 0 {
-			rec, _, err := verdictsAt(g, run, id)
-			if err == nil && store.CheckVerdictMAC(rec, next, keys) == nil {
-				for _, f := range pending {
-					failures = append(failures, fmt.Sprintf("%s; check %d before it is under the probe key in use, and keys only rotate forward", f, rec.Check))
-				}
-				pending = pending[:0]
-			}
+		rec, _, err := verdictsAt(g, run, id)
+		if err != nil {
+			break
 		}
+		if rec.MAC == "" || rec.MACKey != keys.RecordKeyID() {
+			needOlder = true
+		}
+		links = append(links, store.VerdictLink{Record: rec, Parent: next})
 		id = next
 	}
-	return failures
-}
-
-// checkVerdictRecordMAC checks the record of verdict commit id of run and
-// returns "" when it passes, else what is wrong with it; other is
-// CheckVerdictMAC's error for a record under another probe key, which
-// passes here and is judged by its place in the chain (rotatedBackwards).
-func checkVerdictRecordMAC(g gitstore.Store, run string, id gitstore.OID, keys probe.Keys) (failure string, other error) {
-	c, err := g.Commit(id)
-	if err != nil {
-		return fmt.Sprintf("verdicts of run %s, commit %s: %v", run, id, err), nil
-	}
-	var parent gitstore.OID // the MAC's parent (store.VerdictMACParentIn)
-	if len(c.Parents) > 0 {
-		p, err := g.Commit(c.Parents[0])
-		if err != nil {
-			return fmt.Sprintf("verdicts of run %s, commit %s: %v", run, id, err), nil
-		}
-		if store.IsVerdictMergeCopy(c, p.Tree) {
-			return "", nil // a merge copying its first parent's record: that record is checked on its own
-		}
-		parent = c.Parents[0]
-	}
-	rec, _, err := verdictsAt(g, run, id)
-	if err != nil {
-		return "", nil // a record that does not decode is refused by the chain check (checkVerdictChain)
-	}
-	err = store.CheckVerdictMAC(rec, parent, keys)
-	switch {
-	case err == nil:
-		return "", nil
-	case errors.Is(err, store.ErrVerdictOtherKey):
-		return "", err
-	case errors.Is(err, store.ErrVerdictUnauthenticated):
-		if parent == "" {
-			return "", nil
-		}
-		prev, _, perr := verdictsAt(g, run, parent)
-		if perr != nil || prev.MAC == "" {
-			return "", nil
-		}
-		return fmt.Sprintf("%v, although check %d before it does: it was written or edited without the probe key", err, prev.Check), nil
-	}
-	return err.Error(), nil
+	slices.Reverse(links)
+	return links, failures
 }
 
 // pullVerdictMACs is the verdict MAC check of a pull from remote whose

@@ -164,6 +164,17 @@ func TestPullVerdictMACs(t *testing.T) {
 			if res, err := Pull(context.Background(), d.s, "origin", Options{}); err != nil || !slices.Equal(res.Verdicts, []string{"r1"}) {
 				t.Fatalf("pull without the key: %+v, %v", res, err)
 			}
+			if tc.name != "stripped" {
+				return
+			}
+			// A record without a MAC after the stripped one is refused as
+			// well: check 1 before it has a MAC (as verify judges it), not
+			// only the record just before it.
+			checkKeyed(t, c, probe.Keys{}, "r1", "HALLUCINATED", c.clock())
+			mustPush(t, c, "origin")
+			if _, err := Pull(context.Background(), d.s, "origin", withKey); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), "of run r1 (check 3): verdict record carries no MAC, although check 1") {
+				t.Fatalf("pull of check 3 without a MAC after stripped check 2: %v, want ErrUnverified naming check 3 and check 1", err)
+			}
 		})
 	}
 }

@@ -866,7 +866,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 // ref of a run it was renamed to; "" when none does.
 func (s *Store) otherRunNaming(m *manifest.Manifest) (string, error) {
 	id := gitstore.OID(m.ID)
-	conflict := "refs/tags/readproof/conflicts/runs/" + m.RunID + "/" + m.ID
+	conflict := ConflictRunRef(m.RunID, id)
 	if tip, err := s.ref(conflict); err != nil || tip == id {
 		return conflict, err
 	}
@@ -999,7 +999,7 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 		add(CheckProofOfRead, false, "run id %q: %s", p.RunID, text.Printable(err.Error()))
 		return
 	}
-	history, err := s.VerdictHistory(p.RunID)
+	history, parents, copies, err := s.verdictChain(p.RunID)
 	if err != nil {
 		add(CheckProofOfRead, false, "reading the run's verdicts from the store: %v", err)
 		return
@@ -1009,7 +1009,6 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 		if rec.ID != got.VerdictsCommit {
 			continue
 		}
-		older := history[i+1:] // the records before it in the chain, newest first
 		have, _ := json.Marshal(evidenceVerdicts{VerdictsCommit: rec.ID, VerdictRecord: rec})
 		if !bytes.Equal(have, want) {
 			add(CheckProofOfRead, false, "verdict record %s differs from the one the store holds", text.Printable(got.VerdictsCommit))
@@ -1021,44 +1020,34 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			add(CheckProofOfRead, false, "verdict record %s judges manifest %s of run %s, not this bundle's manifest %s", rec.ID, text.Printable(rec.ManifestID), rec.RunID, p.ManifestID)
 			return
 		}
-		// as verify judges a chain: a chain's MACs are not stripped, and
-		// keys only rotate forward (PROBE_PROTOCOL.md §10.6), so a record
-		// without a MAC, or under another key, after one that has it was
-		// written without the key
-		if rec.MAC == "" {
-			for _, o := range older {
-				if o.MAC != "" {
-					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but check %d before it in the chain does: its MAC was stripped, or it was appended without the probe key", rec.ID, rec.RunID, rec.Check, o.Check)
-					return
-				}
-			}
+		// as verify and pull judge a chain (PROBE_PROTOCOL.md §10.6): the
+		// record and the records before it; a merge copy stands as the
+		// record it copies
+		chain := chainBefore(history, parents, copies, i)
+		if len(chain) == 0 {
+			break
+		}
+		j := JudgeVerdictChain(chain, keys)[len(chain)-1]
+		switch {
+		case j.Standing == VerdictStripped:
+			add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but check %d before it in the chain does: its MAC was stripped, or it was appended without the probe key", rec.ID, rec.RunID, rec.Check, j.Before.Check)
+			return
+		case j.Standing == VerdictRotatedBackwards:
+			add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) names key %q, but check %d before it in the chain is under the probe key in use: keys only rotate forward", rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), j.Before.Check)
+			return
+		case j.Standing == VerdictFails:
+			add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, text.Printable(j.Err.Error()))
+			return
 		}
 		auth := "its MAC was not checked (no probe key)"
-		if keys != nil {
-			parent, err := s.VerdictMACParent(gitstore.OID(rec.ID))
-			if err == nil {
-				err = CheckVerdictMAC(rec, parent, *keys)
-			}
-			switch {
-			case err == nil:
-				auth = "its MAC verifies under the probe key"
-			case errors.Is(err, ErrVerdictUnauthenticated):
-				auth = "it carries no MAC (recorded before verdict records were authenticated)"
-			case errors.Is(err, ErrVerdictOtherKey):
-				for _, o := range older {
-					if o.MACKey != keys.RecordKeyID() {
-						continue
-					}
-					if op, err := s.VerdictMACParent(gitstore.OID(o.ID)); err == nil && CheckVerdictMAC(o, op, *keys) == nil {
-						add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) names key %q, but check %d before it in the chain is under the probe key in use: keys only rotate forward", rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), o.Check)
-						return
-					}
-				}
-				auth = "it is authenticated under another probe key, so its MAC was not checked"
-			default:
-				add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, text.Printable(err.Error()))
-				return
-			}
+		switch {
+		case keys == nil:
+		case j.Standing == VerdictVerified:
+			auth = "its MAC verifies under the probe key"
+		case j.Standing == VerdictUnauthenticated:
+			auth = "it carries no MAC (recorded before verdict records were authenticated)"
+		case j.Standing == VerdictOtherKey:
+			auth = "it is authenticated under another probe key, so its MAC was not checked"
 		}
 		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s; %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID, auth)
 		return

@@ -41,7 +41,19 @@ const (
 	ResourcesPrefix = "refs/heads/readproof/resources/"
 	TagsPrefix      = "refs/heads/readproof/tags/"
 	JournalRef      = "refs/heads/main"
+	// ConflictRunsPrefix + <run-id>/<manifest-id>: another manifest committed
+	// under a run id this store uses for a different manifest, found by a
+	// pull (internal/share writes and removes these refs). Local only: never
+	// pushed, and ignored on a remote (older versions pushed them); removed
+	// once a run ref names the manifest.
+	ConflictRunsPrefix = "refs/tags/readproof/conflicts/runs/"
 )
+
+// ConflictRunRef is the conflict ref that keeps manifest m of run id run
+// (ConflictRunsPrefix).
+func ConflictRunRef(run string, m gitstore.OID) string {
+	return ConflictRunsPrefix + run + "/" + string(m)
+}
 
 // Errors matched with errors.Is by callers.
 var (
@@ -157,15 +169,15 @@ func InitWith(path string, opts gitstore.Options) error {
 // calls for when it has none: gitstore.InitWith leaves nothing at path.
 func initFailed(path string, err error) error {
 	var errno syscall.Errno
-	if hint.Of(err) != "" || !errors.As(err, &errno) || errors.Is(err, fs.ErrPermission) {
+	if hint.Of(err) != "" || errors.Is(err, fs.ErrPermission) {
 		return err // the hint it has, or the CLI's for permissions
 	}
-	what := "check the file system that holds it (a read-only mount, or an I/O error: dmesg may say why)"
-	switch {
-	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
-		what = "free space on the file system that holds it (df shows it)"
-	case errors.Is(err, syscall.EFBIG):
-		what = "raise the file size limit (ulimit -f unlimited)"
+	what := gitstore.WriteLimitRemedy(err, "it")
+	if what == "" {
+		if !errors.As(err, &errno) {
+			return err
+		}
+		what = "check the file system that holds it (a read-only mount, or an I/O error: dmesg may say why)"
 	}
 	return hint.With(err, "nothing was made at "+path+" (its temporary directory was removed): "+what+", then run `readproof init` again")
 }

@@ -80,7 +80,7 @@ func (r *VerdictRecord) seal(keys probe.Keys, parent gitstore.OID) error {
 func CheckVerdictMAC(r *VerdictRecord, parent gitstore.OID, keys probe.Keys) error {
 	switch {
 	case r.MAC == "" && r.MACKey == "":
-		return fmt.Errorf("verdict record %s of run %s (check %d): %w", r.ID, r.RunID, r.Check, ErrVerdictUnauthenticated)
+		return unauthenticated(r)
 	case r.MACKey != keys.RecordKeyID():
 		return fmt.Errorf("verdict record %s of run %s (check %d) names key %q, the probe key in use is %q: %w",
 			r.ID, r.RunID, r.Check, text.Printable(r.MACKey), keys.RecordKeyID(), ErrVerdictOtherKey)
@@ -89,6 +89,10 @@ func CheckVerdictMAC(r *VerdictRecord, parent gitstore.OID, keys probe.Keys) err
 		return fmt.Errorf("verdict record %s of run %s (check %d): %w: it was edited, forged or moved after it was recorded", r.ID, r.RunID, r.Check, ErrVerdictMAC)
 	}
 	return nil
+}
+
+func unauthenticated(r *VerdictRecord) error {
+	return fmt.Errorf("verdict record %s of run %s (check %d): %w", r.ID, r.RunID, r.Check, ErrVerdictUnauthenticated)
 }
 
 // Journal records of checks (docs/store-format.md, "Journal"): each check

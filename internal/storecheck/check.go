@@ -1177,7 +1177,7 @@ func (c *checker) checkJournalRecords(runs []gitstore.Ref, reach []gitstore.OID)
 		if moved {
 			continue
 		}
-		if id, err := c.g.Ref("refs/tags/readproof/conflicts/runs/" + runID + "/" + string(m)); err == nil && id == m {
+		if id, err := c.g.Ref(store.ConflictRunRef(runID, m)); err == nil && id == m {
 			continue
 		}
 		if reported[runID+" "+string(m)] {

@@ -3,6 +3,7 @@ package storecheck
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,15 +54,7 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 		}
 		var newer *store.VerdictRecord
 		var newerID gitstore.OID
-		// records under another key, newer than any record yet seen (the
-		// walk goes from the tip back) under the key in use: keys rotate
-		// forward, so one that a record under the key in use precedes was
-		// written without the key
-		type otherKeyRecord struct {
-			id  gitstore.OID
-			err error
-		}
-		var pending []otherKeyRecord
+		var links []store.VerdictLink // newest first
 		for id := r.OID; id != ""; {
 			cm, ok := c.commits[id]
 			if !ok {
@@ -103,35 +96,39 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			} else if next == "" && rec.Check != 1 {
 				broken(id, "the chain starts at check %d, not 1", rec.Check)
 			}
-			switch {
-			case c.opts.ProbeKeys == nil:
-				if rec.MAC != "" {
-					noKey++
-				}
-			default:
-				err := store.CheckVerdictMAC(rec, next, *c.opts.ProbeKeys)
-				switch {
-				case err == nil:
-					verified++
-					for _, o := range pending {
-						broken(o.id, "%v; check %d before it is under the probe key in use, and keys only rotate forward", o.err, rec.Check)
-					}
-					pending = pending[:0]
-				case errors.Is(err, store.ErrVerdictUnauthenticated):
-					unauth++
-				case errors.Is(err, store.ErrVerdictOtherKey):
-					pending = append(pending, otherKeyRecord{id, err})
-				default:
-					broken(id, "%v", err)
-				}
-			}
-			if newer != nil && newer.MAC == "" && rec.MAC != "" {
-				broken(newerID, "check %d carries no MAC although check %d does: it was written or edited without the probe key", newer.Check, rec.Check)
-			}
+			links = append(links, store.VerdictLink{Record: rec, Parent: next})
 			newer, newerID = rec, id
 			id = next
 		}
-		otherKey += len(pending) // rotated since: no record under the key in use precedes them
+		// the MACs, by the rules pull and evidence verify apply as well
+		slices.Reverse(links)
+		for i, j := range store.JudgeVerdictChain(links, c.opts.ProbeKeys) {
+			rec := links[i].Record
+			id := gitstore.OID(rec.ID)
+			switch j.Standing {
+			case store.VerdictNotChecked:
+				if rec.MAC != "" {
+					noKey++
+				}
+			case store.VerdictVerified:
+				verified++
+			case store.VerdictUnauthenticated:
+				if c.opts.ProbeKeys != nil {
+					unauth++
+				}
+			case store.VerdictOtherKey:
+				otherKey++ // rotated since: no record under the key in use precedes it
+			case store.VerdictFails:
+				broken(id, "%v", j.Err)
+			case store.VerdictStripped:
+				if c.opts.ProbeKeys != nil {
+					unauth++
+				}
+				broken(id, "check %d carries no MAC although check %d does: it was written or edited without the probe key", rec.Check, j.Before.Check)
+			case store.VerdictRotatedBackwards:
+				broken(id, "%v; check %d before it is under the probe key in use, and keys only rotate forward", j.Err, j.Before.Check)
+			}
+		}
 	}
 	if unauth > 0 {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
