@@ -116,10 +116,7 @@ func TestREADMEMCPConfigs(t *testing.T) {
 // add -A` commits it), with the reason they are left. TestDocsKeepMCPTokensOutOfTheProject
 // fails when a page does so and is not listed, and when a listed page no
 // longer does.
-var tokenFileLeft = map[string]string{
-	"README.md":          "its MCP block is held verbatim by testdata/script/readme_mcp.txtar; the MCP section's owner moves both",
-	"docs/README-mcp.md": "as README.md",
-}
+var tokenFileLeft = map[string]string{}
 
 // TestDocsKeepMCPTokensOutOfTheProject: an example that prints a token with
 // `readproof mcp token add` keeps it in a shell variable or a file outside
