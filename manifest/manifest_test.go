@@ -116,6 +116,13 @@ func TestDecodeRejects(t *testing.T) {
 		"entry member named twice": func(s string) string {
 			return strings.Replace(s, `"bytes": 41`, `"bytes": 99, "bytes": 41`, 1)
 		},
+		// what encoding/json would read as U+FFFD, and Python refuses
+		"lone surrogate": func(s string) string {
+			return strings.Replace(s, `"source_revision": "`, `"source_revision": "\udc00`, 1)
+		},
+		"invalid UTF-8": func(s string) string {
+			return strings.Replace(s, `"source_revision": "`, "\"source_revision\": \"\xff", 1)
+		},
 	}
 	for name, edit := range cases {
 		bad := edit(string(good))

@@ -87,6 +87,10 @@ func ParseClaims(data []byte) ([]string, error) {
 // member.
 func receiptsMember(data []byte) (raw json.RawMessage, found bool, err error) {
 	if err := strictjson.Check(data, claimsShape{}); err != nil {
+		var te *strictjson.TextError
+		if errors.As(err, &te) {
+			return nil, false, err
+		}
 		return nil, false, errors.New(`the "receipts" member given twice: JSON readers differ on which one counts`)
 	}
 	var members map[string]json.RawMessage // names matched exactly

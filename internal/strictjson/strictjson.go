@@ -84,11 +84,17 @@ const (
 const MaxDepth = 10000
 
 // Check reads the first JSON value of data and returns an *Error when one
-// of its objects names a member twice or a member its Shape refuses. What
-// is not JSON, or deeper than MaxDepth, is left to encoding/json, which
-// refuses it: Check returns nil at the first syntax error, unless a member
-// before it was refused. What follows the first value is not read.
+// of its objects names a member twice or a member its Shape refuses, and
+// first a *TextError when data is not text every reader reads alike (Text:
+// invalid UTF-8, a lone surrogate escape, which encoding/json reads as
+// U+FFFD and Python refuses). What is not JSON, or deeper than MaxDepth, is
+// left to encoding/json, which refuses it: Check returns nil at the first
+// syntax error, unless a member before it was refused. What follows the
+// first value is not read.
 func Check(data []byte, s Shape) error {
+	if err := Text(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if e, ok := value(dec, s, 0).(*Error); ok {

@@ -75,3 +75,15 @@ func containsReplacement(v any) bool {
 	}
 	return false
 }
+
+// TestCheckRefusesText: Check refuses what Text refuses, before any member
+// name, so every format checked with it (bundles, manifests, receipts,
+// verdicts, the records a pull takes) refuses text readers read apart.
+func TestCheckRefusesText(t *testing.T) {
+	for _, in := range []string{`{"a":"\udc00"}`, "{\"a\":\"\xff\"}", `{"a":1,"a":"\ud800"}`} {
+		var te *TextError
+		if err := Check([]byte(in), nil); !errors.As(err, &te) {
+			t.Errorf("Check(%q) = %v, want a *TextError", in, err)
+		}
+	}
+}
