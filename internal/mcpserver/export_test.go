@@ -46,3 +46,9 @@ func WithReplayChunk(o Options, n int64) Options {
 	o.replayChunk = n
 	return o
 }
+
+// WithPageEntries is o listing at most n entries per answer.
+func WithPageEntries(o Options, n int) Options {
+	o.pageEntries = n
+	return o
+}

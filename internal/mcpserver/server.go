@@ -52,8 +52,14 @@ type Options struct {
 	// error naming the budget and the way to take the bytes in windows,
 	// decided from the manifest's sizes before any byte is read. 0 is no
 	// limit; `readproof mcp --http` sets DefaultMaxAnswerBytes unless
-	// --max-answer says otherwise.
+	// --max-answer says otherwise. When set, readproof_manifest,
+	// readproof_diff and readproof_replay also list at most
+	// DefaultPageEntries entries per answer (entry_offset pages on).
 	MaxAnswerBytes int64
+
+	// pageEntries, when set, is the page bound instead of pageBound's
+	// default (a test's WithPageEntries).
+	pageEntries int
 
 	// replayChunk is replayChunkBytes unless a test sets it
 	// (WithReplayChunk).

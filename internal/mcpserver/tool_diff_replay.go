@@ -43,7 +43,8 @@ type DiffOutput struct {
 	RunA    string       `json:"run_a"`
 	RunB    string       `json:"run_b"`
 	Counts  DiffCounts   `json:"counts"`
-	Changes []DiffChange `json:"changes"`
+	Changes []DiffChange `json:"changes" jsonschema:"the changes of this page, one per entry of either run (every one unless next_entry_offset is set)"`
+	Page
 	Receipt
 }
 
@@ -57,11 +58,15 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 		return nil, reply{}, err
 	}
 	cmp := manifest.Compare(a, b)
-	out := &DiffOutput{A: a.ID, B: b.ID, RunA: a.RunID, RunB: b.RunID, Changes: []DiffChange{},
+	from, to, pg, err := s.page("diff "+in.A+" "+in.B, len(cmp.Changes), in.PageInput)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	out := &DiffOutput{A: a.ID, B: b.ID, RunA: a.RunID, RunB: b.RunID, Changes: make([]DiffChange, 0, to-from), Page: pg,
 		Counts: DiffCounts{Changed: cmp.Changed, Added: cmp.Added, Removed: cmp.Removed, Unchanged: cmp.Unchanged}}
 	budget := InlineLimit
 	var lines []string
-	for _, ch := range cmp.Changes {
+	for _, ch := range cmp.Changes[from:to] {
 		dc := DiffChange{Kind: ch.Kind, URI: ch.URI, A: redactEntry(ch.A), B: redactEntry(ch.B)}
 		if ch.Kind == manifest.Changed {
 			dc.Why = ch.Why()
@@ -93,6 +98,9 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 		a.RunID, manifest.Short(a.ID), b.RunID, manifest.Short(b.ID), cmp.Changed, cmp.Added, cmp.Removed, cmp.Unchanged)
 	if len(lines) > 0 {
 		text += "\n" + some(lines, "\n")
+	}
+	if n := pg.note(len(out.Changes)); n != "" {
+		text += "\n" + n[1:]
 	}
 	return out, reply{text: text}, nil
 }
@@ -130,11 +138,12 @@ type ReplayOutput struct {
 	ManifestID string        `json:"manifest_id"`
 	RunID      string        `json:"run_id"`
 	AllMatch   bool          `json:"all_match" jsonschema:"every entry re-hashes to its recorded content hash"`
-	Matched    int           `json:"matched"`
-	Entries    []ReplayEntry `json:"entries"`
+	Matched    int           `json:"matched" jsonschema:"entries that reproduce, of the whole run"`
+	Entries    []ReplayEntry `json:"entries" jsonschema:"the entries of this page (every entry unless next_entry_offset is set); all_match and matched count the whole run"`
 	Notes      []string      `json:"notes,omitempty" jsonschema:"further checks by optional features"`
 	Truncated  bool          `json:"truncated" jsonschema:"true when some returned content is a window (max_bytes or offset) rather than every byte"`
 	TotalBytes int64         `json:"total_bytes" jsonschema:"bytes of all entries"`
+	Page
 	Receipt
 }
 
@@ -152,17 +161,46 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 	if in.Position != nil && (*in.Position < 0 || *in.Position >= len(m.Entries)) {
 		return nil, reply{}, hint.With(fmt.Errorf("replay %s: no entry at position %d (the run has %d)", in.Target, *in.Position, len(m.Entries)), "positions count from 0")
 	}
+	from, to, pg, err := s.page("replay "+in.Target, len(m.Entries), in.PageInput)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	if in.Position != nil && in.EntryOffset == 0 && *in.Position >= to {
+		// A window of an entry past the first page: the page starts at it.
+		pin := in.PageInput
+		pin.EntryOffset = *in.Position
+		if from, to, pg, err = s.page("replay "+in.Target, len(m.Entries), pin); err != nil {
+			return nil, reply{}, err
+		}
+	}
+	if in.Position != nil && (*in.Position < from || *in.Position >= to) {
+		return nil, reply{}, hint.With(fmt.Errorf("replay %s: position %d is not in the page of entries %d to %d", in.Target, *in.Position, from, to),
+			fmt.Sprintf("pass entry_offset %d with the position", *in.Position))
+	}
 	// The budget is checked on the manifest's sizes, before a byte is
 	// read: a refusal costs no more than the manifest.
 	if in.IncludeContent && s.opts.MaxAnswerBytes > 0 {
-		if n, entries := windowBytes(m, in); n > s.opts.MaxAnswerBytes {
+		if n, entries := windowBytes(m.Entries[from:to], in); n > s.opts.MaxAnswerBytes {
 			return nil, reply{}, s.overBudget(fmt.Sprintf("replay %s: include_content would return %d bytes of content (%d entr%s)", in.Target, n, entries, pluralY(entries)),
 				fmt.Sprintf("take the content in windows: position (0 to %d) with max_bytes of at most %d, then offset = next_offset until complete is true", len(m.Entries)-1, s.opts.MaxAnswerBytes))
 		}
 	}
-	out := &ReplayOutput{ManifestID: m.ID, RunID: m.RunID, Entries: make([]ReplayEntry, 0, len(m.Entries))}
+	out := &ReplayOutput{ManifestID: m.ID, RunID: m.RunID, Entries: make([]ReplayEntry, 0, to-from), Page: pg}
+	// Every entry is replayed (all_match is the whole run's), and only
+	// the page's are answered.
+	var failed []string
+	nfailed := 0
 	res, rerr := s.replayChunked(c.st, m, func(i int, e *store.ReplayEntry) {
 		me := m.Entries[i]
+		out.TotalBytes += me.Bytes
+		if !e.Match {
+			if nfailed++; nfailed <= summaryItems {
+				failed = append(failed, replayFailure(e))
+			}
+		}
+		if i < from || i >= to {
+			return
+		}
 		re := ReplayEntry{Position: e.Position, URI: e.URI, Ref: e.Ref, ExpectedHash: e.Expected, ActualHash: e.Actual,
 			Match: e.Match, Error: e.Error, TotalBytes: me.Bytes}
 		if in.IncludeContent && e.Match && (in.Position == nil || *in.Position == e.Position) {
@@ -171,7 +209,6 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 				out.Truncated = true
 			}
 		}
-		out.TotalBytes += me.Bytes
 		out.Entries = append(out.Entries, re)
 	})
 	if res == nil {
@@ -190,14 +227,11 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 			res.Matched, len(res.Entries), res.Manifest.RunID, res.Manifest.ID)
 	} else {
 		text = fmt.Sprintf("REPLAY FAILED for run %s (manifest %s): %d of %d entries reproduce.", res.Manifest.RunID, res.Manifest.ID, res.Matched, len(res.Entries))
-		for _, e := range out.Entries {
-			if !e.Match {
-				why := e.Error
-				if why == "" {
-					why = "bytes hash to " + e.ActualHash + ", manifest records " + e.ExpectedHash
-				}
-				text += fmt.Sprintf("\n[%d] %s: %s", e.Position, e.URI, why)
-			}
+		for _, f := range failed {
+			text += "\n" + f
+		}
+		if nfailed > len(failed) {
+			text += fmt.Sprintf("\n… and %d more entries that do not reproduce", nfailed-len(failed))
 		}
 		for _, n := range out.Notes {
 			text += "\n" + n
@@ -210,7 +244,17 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 			text += " Every byte is in content / content_b64."
 		}
 	}
+	text += pg.note(len(out.Entries))
 	return out, reply{text: text, meta: mcp.Meta{"truncated": out.Truncated, "total_bytes": out.TotalBytes, "all_match": out.AllMatch}}, nil
+}
+
+// replayFailure is the text line of an entry that does not reproduce.
+func replayFailure(e *store.ReplayEntry) string {
+	why := e.Error
+	if why == "" {
+		why = "bytes hash to " + e.Actual + ", manifest records " + e.Expected
+	}
+	return fmt.Sprintf("[%d] %s: %s", e.Position, e.URI, why)
 }
 
 // replayChunkBytes is how many of a run's recorded bytes a replay reads
@@ -266,8 +310,8 @@ func (s *Server) replayChunked(st *store.Store, m *manifest.Manifest, each func(
 // windowBytes is how many content bytes replay would return for in, from
 // the manifest's recorded sizes (at most, since only entries that replay
 // carry content), and over how many entries.
-func windowBytes(m *manifest.Manifest, in ReplayInput) (n int64, entries int) {
-	for _, e := range m.Entries {
+func windowBytes(page []manifest.Entry, in ReplayInput) (n int64, entries int) {
+	for _, e := range page {
 		if in.Position != nil && *in.Position != e.Position {
 			continue
 		}

@@ -39,13 +39,6 @@ type MountInput struct {
 
 func (in MountInput) runOf() string { return in.RunID }
 
-// TargetInput names a committed run.
-type TargetInput struct {
-	Target string `json:"target" jsonschema:"run id or manifest id (40 hex)"`
-}
-
-func (in TargetInput) runOf() string { return runOfTarget(in.Target) }
-
 // runOfTarget is the run a target names for its receipt: a run id, not a
 // manifest id.
 func runOfTarget(target string) string {
@@ -55,10 +48,26 @@ func runOfTarget(target string) string {
 	return target
 }
 
-// DiffInput names two committed runs.
+// ManifestInput names a committed run and a page of its entries.
+type ManifestInput struct {
+	Target string `json:"target" jsonschema:"run id or manifest id (40 hex)"`
+	PageInput
+}
+
+func (in ManifestInput) runOf() string { return runOfTarget(in.Target) }
+
+// DiffInput names two committed runs and a page of their changes.
 type DiffInput struct {
 	A string `json:"a" jsonschema:"the earlier run: run id or manifest id"`
 	B string `json:"b" jsonschema:"the later run: run id or manifest id"`
+	PageInput
+}
+
+// PageInput selects a page of a run's entries (manifest, replay) or of
+// two runs' changes (diff).
+type PageInput struct {
+	EntryOffset int `json:"entry_offset,omitempty" jsonschema:"first entry to return, from 0 (default 0); pass next_entry_offset to continue"`
+	EntryLimit  int `json:"entry_limit,omitempty" jsonschema:"most entries to return; 0 (default) returns every entry, up to the server's page bound when it has one (a server over HTTP does)"`
 }
 
 // ReplayInput selects what replay returns.
@@ -68,6 +77,7 @@ type ReplayInput struct {
 	Position       *int   `json:"position,omitempty" jsonschema:"with include_content: return the content of this entry position only"`
 	Offset         int64  `json:"offset,omitempty" jsonschema:"with include_content: first byte to return of each selected entry (default 0)"`
 	MaxBytes       int64  `json:"max_bytes,omitempty" jsonschema:"with include_content: most bytes to return per entry; 0 (default) returns every byte. Text windows end on a character boundary"`
+	PageInput
 }
 
 func (in ReplayInput) runOf() string { return runOfTarget(in.Target) }

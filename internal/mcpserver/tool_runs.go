@@ -91,17 +91,23 @@ type ManifestOutput struct {
 	StartedAt  time.Time        `json:"started_at"`
 	CreatedAt  time.Time        `json:"created_at"`
 	Caller     string           `json:"caller,omitempty" jsonschema:"who committed the run: the token name when it came over mcp --http"`
-	Entries    []manifest.Entry `json:"entries"`
+	Entries    []manifest.Entry `json:"entries" jsonschema:"the entries of this page (every entry unless next_entry_offset is set)"`
 	Extra      map[string]any   `json:"extra,omitempty" jsonschema:"data added by optional features (proof-of-read verdicts)"`
+	Page
 	Receipt
 }
 
-func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*ManifestOutput, reply, error) {
+func (s *Server) manifest(_ context.Context, c *call, in ManifestInput) (*ManifestOutput, reply, error) {
 	m, err := c.st.Manifest(in.Target)
 	if err != nil {
 		return nil, reply{}, err
 	}
-	out := &ManifestOutput{Format: m.Format, ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Caller: m.Caller, Entries: m.Entries}
+	from, to, pg, err := s.page("manifest "+in.Target, len(m.Entries), in.PageInput)
+	if err != nil {
+		return nil, reply{}, err
+	}
+	out := &ManifestOutput{Format: m.Format, ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Caller: m.Caller,
+		Entries: m.Entries[from:to:to], Page: pg}
 	if out.Entries == nil {
 		out.Entries = []manifest.Entry{}
 	}
@@ -116,7 +122,7 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 		out.Extra = map[string]any{proofread.ExtraKey: por}
 	}
 	var uris []string
-	for _, e := range m.Entries {
+	for _, e := range out.Entries {
 		r := e.URI
 		if e.Ref != "" {
 			r += "@" + e.Ref
@@ -127,7 +133,7 @@ func (s *Server) manifest(_ context.Context, c *call, in TargetInput) (*Manifest
 	if len(uris) > 0 {
 		text += ": " + some(uris, ", ")
 	}
-	return out, reply{text: text + "."}, nil
+	return out, reply{text: text + "." + pg.note(len(out.Entries))}, nil
 }
 
 // recorded is, for a mount that names its position, the entry the run

@@ -72,15 +72,20 @@ func (s *Server) addTools() {
 			"readproof_manifest, readproof_diff, readproof_replay and readproof_evidence_export all take it."}, s.runCommit)
 	addTool(s, &mcp.Tool{Name: ToolManifest, Annotations: readOnly("Show a manifest"),
 		Description: "Show a committed manifest by run id or manifest id: every entry's URI, tag, snapshot, content hash, source revision, " +
-			"observation time and decision."}, s.manifest)
+			"observation time and decision. Entries come in pages: entry_offset and entry_limit select one, total_entries and " +
+			"next_entry_offset say where to continue; a server may bound a page (a server over HTTP does, at 1,000 entries)."}, s.manifest)
 	addTool(s, &mcp.Tool{Name: ToolDiff, Annotations: readOnly("Compare two runs"),
 		Description: "Compare two runs (run ids or manifest ids): which documents were added, removed, changed or unchanged, why " +
-			"(source revision, observation time, tag), and a unified diff of changed text (at most 1 MiB of diff in all)."}, s.diff)
+			"(source revision, observation time, tag), and a unified diff of changed text (at most 1 MiB of diff in all). " +
+			"Changes (one per entry of either run) come in pages: entry_offset and entry_limit select one, total_entries and next_entry_offset " +
+			"say where to continue; counts are the whole runs'; a server may bound a page (a server over HTTP does, at 1,000 changes)."}, s.diff)
 	addTool(s, &mcp.Tool{Name: ToolReplay, Annotations: readOnly("Replay a run"),
 		Description: "Rebuild a run's bytes from the store alone (never the live source) and re-hash every entry; all_match says whether " +
 			"every entry reproduces. include_content returns the bytes: all of them by default (no 1 MiB cap), or a window with " +
 			"position, offset and max_bytes for clients that limit result sizes; next_offset continues a window. A server may bound the " +
-			"content of one answer (a server over HTTP does by default): a call over it is refused, naming the windows to ask for."}, s.replay)
+			"content of one answer (a server over HTTP does by default): a call over it is refused, naming the windows to ask for. " +
+			"Entries come in pages (entry_offset, entry_limit; total_entries and next_entry_offset say where to continue, and a server over " +
+			"HTTP lists at most 1,000 per answer); all_match and matched are the whole run's on every page."}, s.replay)
 	addTool(s, &mcp.Tool{Name: ToolTagSet, Annotations: writes("Set a tag", false, false),
 		Description: "Point a named tag at a snapshot of a resource (default: its current snapshot), so URI@TAG delivers exactly those bytes. " +
 			"The move is recorded in the tag's history; setting the tag to what it already holds (a retry) changes nothing and returns that move."}, s.tagSet)

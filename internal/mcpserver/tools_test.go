@@ -61,7 +61,8 @@ func TestToolsSchemasAndAnnotations(t *testing.T) {
 		"readproof_receipts_verify_claims": {"claims"},
 	}
 	optional := map[string][]string{
-		"readproof_replay": {"include_content", "position", "offset", "max_bytes"}, "readproof_run_mount": {"probe", "position"},
+		"readproof_replay": {"include_content", "position", "offset", "max_bytes", "entry_offset", "entry_limit"}, "readproof_run_mount": {"probe", "position"},
+		"readproof_manifest": {"entry_offset", "entry_limit"}, "readproof_diff": {"entry_offset", "entry_limit"},
 		"readproof_tag_set": {"tag", "snapshot"}, "readproof_tag_delete": {"tag"}, "readproof_evidence_export": {"with_content"},
 		"readproof_receipts_verify_claims": {"session"},
 	}
