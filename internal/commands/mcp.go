@@ -57,7 +57,7 @@ func mcpCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-concurrent", Value: mcpserver.DefaultMaxConcurrent, Usage: "with --http: requests executing at once (others wait, then 503)"},
 			&cli.Float64Flag{Name: "rate", Value: mcpserver.DefaultRate, Usage: "with --http: requests per second per token (429 beyond, with Retry-After)"},
 			&cli.IntFlag{Name: "burst", Value: mcpserver.DefaultBurst, Usage: "with --http: requests a token may make at once above --rate"},
-			&cli.Int64Flag{Name: "max-answer", Usage: "most document `BYTES` one tool answer carries (replay with include_content, evidence export with with_content); more is refused, naming the windows that return every byte; 0: no limit",
+			&cli.Int64Flag{Name: "max-answer", Usage: "most document `BYTES` one tool answer carries (replay with include_content, evidence export with with_content); more is refused, naming the windows that return every byte; with a limit, the entry lists of manifest, diff and replay come in pages of at most 1,000 entries; 0: no limit",
 				DefaultText: strconv.Itoa(mcpserver.DefaultMaxAnswerBytes) + " with --http, no limit on stdio"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: mcpserver.DefaultShutdownTimeout, Usage: "with --http: on SIGTERM or SIGINT, how long requests in flight may take to finish"},
 		},
