@@ -346,12 +346,13 @@ func TestLockWaitShownOnATerminal(t *testing.T) {
 	t.Parallel()
 	// Three stores, each with packed-refs.lock held, written to at once: on
 	// a terminal, with --json on a terminal, and piped. The wait ends in
-	// failure at 1.5s: past the notice, whatever the load.
-	var dirs, uris, locks [3]string
+	// failure at 1.5s: past the notice, whatever the load. Three
+	// documents: run --id draws its progress line, which the wait's line
+	// must erase rather than run on from.
+	var dirs, locks [3]string
+	var uris [3][]string
 	for i := range dirs {
-		var u []string
-		dirs[i], u = project(t, 1, 64)
-		uris[i] = u[0]
+		dirs[i], uris[i] = project(t, 3, 64)
 		locks[i] = filepath.Join(dirs[i], ".readproof", "packed-refs.lock")
 		if err := os.WriteFile(locks[i], nil, 0o600); err != nil {
 			t.Fatal(err)
@@ -363,7 +364,7 @@ func TestLockWaitShownOnATerminal(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		cmd := exec.Command("readproof", "run", "--id", "r", uris[2])
+		cmd := exec.Command("readproof", append([]string{"run", "--id", "r"}, uris[2]...)...)
 		cmd.Dir = dirs[2]
 		cmd.Env = append(append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG="), env...)
 		var errb bytes.Buffer
@@ -371,8 +372,8 @@ func TestLockWaitShownOnATerminal(t *testing.T) {
 		_ = cmd.Run()
 		piped = errb.String()
 	}()
-	term, tout := startOnPtyEnv(t, dirs[0], env, io.Discard, "", "run", "--id", "r", uris[0])
-	js, jout := startOnPtyEnv(t, dirs[1], env, io.Discard, "", "--json", "run", "--id", "r", uris[1])
+	term, tout := startOnPtyEnv(t, dirs[0], env, io.Discard, "", append([]string{"run", "--id", "r"}, uris[0]...)...)
+	js, jout := startOnPtyEnv(t, dirs[1], env, io.Discard, "", append([]string{"--json", "run", "--id", "r"}, uris[1]...)...)
 	if err := term.Wait(); exitCode(err) != 1 {
 		t.Errorf("run with packed-refs.lock held: %v, want exit 1", err)
 	}
@@ -380,8 +381,8 @@ func TestLockWaitShownOnATerminal(t *testing.T) {
 	wg.Wait()
 	<-tout.done
 	<-jout.done
-	want := "readproof: waiting for " + locks[0] + ", held by another git or readproof for "
-	if got := tout.String(); !strings.Contains(got, want) || !strings.Contains(got, "more, then the command fails") {
+	want := "\r\x1b[Kreadproof: waiting for " + locks[0] + ", held by another git or readproof for "
+	if got := tout.String(); !strings.Contains(got, want) || !strings.Contains(got, "more, then the command fails") || !strings.Contains(got, "run: 3/3 documents") {
 		t.Errorf("a terminal's stderr:\n%s\nwant a line %q... then the command fails", got, want)
 	}
 	for name, got := range map[string]string{"--json": jout.String(), "piped": piped} {

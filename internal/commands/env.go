@@ -393,7 +393,9 @@ func (e *env) lockWait(w gitstore.LockWaitInfo) {
 	if w.Stale {
 		then = "it is taken over as left by a crashed process"
 	}
-	e.say("readproof: waiting for %s, held by another git or readproof for %s: up to %s more, then %s",
+	// \r\033[K first: a progress line drawn meanwhile (run --id's last
+	// count) is erased, as the line itself erases its previous text.
+	e.say("\r\033[Kreadproof: waiting for %s, held by another git or readproof for %s: up to %s more, then %s",
 		text.Escape(w.Path), w.Held.Round(100*time.Millisecond), w.Left.Round(100*time.Millisecond), then)
 }
 
