@@ -66,6 +66,12 @@ func (p *ptyOutput) String() string {
 // want, when seen on the terminal, closes seen.
 func startOnPty(t *testing.T, dir string, stdout io.Writer, want string, args ...string) (*exec.Cmd, *ptyOutput) {
 	t.Helper()
+	return startOnPtyEnv(t, dir, nil, stdout, want, args...)
+}
+
+// startOnPtyEnv is startOnPty with env added to the command's environment.
+func startOnPtyEnv(t *testing.T, dir string, env []string, stdout io.Writer, want string, args ...string) (*exec.Cmd, *ptyOutput) {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
@@ -73,7 +79,7 @@ func startOnPty(t *testing.T, dir string, stdout io.Writer, want string, args ..
 	t.Cleanup(func() { ptmx.Close() })
 	cmd := exec.Command("readproof", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=")
+	cmd.Env = append(append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG="), env...)
 	cmd.Stdout = stdout
 	cmd.Stderr = tty
 	if err := cmd.Start(); err != nil {
@@ -326,6 +332,65 @@ func TestPushProgressOnlyOnATerminal(t *testing.T) {
 		meter := strings.Contains(stderr, "objects:") && strings.Contains(stderr, "\r")
 		if meter != (mode == "terminal") {
 			t.Errorf("push, stderr %s: progress meter shown %v: %q", mode, meter, stderr)
+		}
+	}
+}
+
+// TestLockWaitShownOnATerminal (session 22): a write that found a lock held
+// by another process waited up to the lock timeout without a word. After
+// about a second it now says on a terminal's stderr which lock it waits
+// for, how long it has been held and what comes at the end; never piped
+// nor with --json.
+func TestLockWaitShownOnATerminal(t *testing.T) {
+	requireGit(t)
+	t.Parallel()
+	// Three stores, each with packed-refs.lock held, written to at once: on
+	// a terminal, with --json on a terminal, and piped. The wait ends in
+	// failure at 1.5s: past the notice, whatever the load. Three
+	// documents: run --id draws its progress line, which the wait's line
+	// must erase rather than run on from.
+	var dirs, locks [3]string
+	var uris [3][]string
+	for i := range dirs {
+		dirs[i], uris[i] = project(t, 3, 64)
+		locks[i] = filepath.Join(dirs[i], ".readproof", "packed-refs.lock")
+		if err := os.WriteFile(locks[i], nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"READPROOF_LOCK_TIMEOUT=1500ms", "READPROOF_STALE_LOCK_AGE=1h"}
+	var wg sync.WaitGroup
+	var piped string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cmd := exec.Command("readproof", append([]string{"run", "--id", "r"}, uris[2]...)...)
+		cmd.Dir = dirs[2]
+		cmd.Env = append(append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG="), env...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		_ = cmd.Run()
+		piped = errb.String()
+	}()
+	term, tout := startOnPtyEnv(t, dirs[0], env, io.Discard, "", append([]string{"run", "--id", "r"}, uris[0]...)...)
+	js, jout := startOnPtyEnv(t, dirs[1], env, io.Discard, "", append([]string{"--json", "run", "--id", "r"}, uris[1]...)...)
+	if err := term.Wait(); exitCode(err) != 1 {
+		t.Errorf("run with packed-refs.lock held: %v, want exit 1", err)
+	}
+	_ = js.Wait()
+	wg.Wait()
+	<-tout.done
+	<-jout.done
+	want := "\r\x1b[Kreadproof: waiting for " + locks[0] + ", held by another git or readproof for "
+	if got := tout.String(); !strings.Contains(got, want) || !strings.Contains(got, "more, then the command fails") || !strings.Contains(got, "run: 3/3 documents") {
+		t.Errorf("a terminal's stderr:\n%s\nwant a line %q... then the command fails", got, want)
+	}
+	for name, got := range map[string]string{"--json": jout.String(), "piped": piped} {
+		if strings.Contains(got, "waiting for") {
+			t.Errorf("%s: stderr tells of the wait:\n%s", name, got)
+		}
+		if !strings.Contains(got, "still held") {
+			t.Errorf("%s: stderr:\n%s\nwant the lock's error: the test proves nothing", name, got)
 		}
 	}
 }

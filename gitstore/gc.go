@@ -81,6 +81,9 @@ type GCOptions struct {
 	// DefaultStaleLockAge, DefaultLockTimeout.
 	StaleLockAge time.Duration
 	LockTimeout  time.Duration
+	// LockWait is the store's (gitstore.Options): it hears of a long wait
+	// for packed-refs.lock. Nil: the wait is silent.
+	LockWait func(LockWaitInfo)
 	// Progress, when set, gets git gc's stderr as it comes, progress meter
 	// included: give it the terminal's *os.File, since git draws the meter
 	// only when its stderr is a terminal. A failure's message then goes
@@ -175,7 +178,7 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	err = packRefsAt(gitDir, Options{StaleLockAge: opts.StaleLockAge, LockTimeout: opts.LockTimeout})
+	err = packRefsAt(gitDir, Options{StaleLockAge: opts.StaleLockAge, LockTimeout: opts.LockTimeout, LockWait: opts.LockWait})
 	if err == nil {
 		err = removingGitTemps(gitDir, func() error { return runGC(ctx, git, gitDir, opts.Progress, args) })
 	}

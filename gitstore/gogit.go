@@ -38,6 +38,25 @@ type Options struct {
 	// transaction whose lock file could not be removed after its refs
 	// moved. Nil: such failures are silent.
 	Warn func(error)
+	// LockWait, when set, hears once from each wait for a lock file that
+	// another process holds (a ref's, packed-refs') once the wait has
+	// lasted LockWaitNotice, and never when the lock comes free sooner.
+	// Nil: waits are silent.
+	LockWait func(LockWaitInfo)
+	// LockWaitNotice is how long a wait lasts before LockWait hears of it.
+	// Zero means DefaultLockWaitNotice.
+	LockWaitNotice time.Duration
+}
+
+// LockWaitInfo is what Options.LockWait hears of a wait for a held lock.
+type LockWaitInfo struct {
+	Path string        // the lock file
+	Held time.Duration // how long it has been held (by its modification time)
+	// Left is how much longer the writer waits at most; then, when Stale,
+	// it takes the lock over as left by a crashed process (it will be
+	// older than StaleLockAge), else it fails with ErrLocked.
+	Left  time.Duration
+	Stale bool
 }
 
 const (
@@ -45,6 +64,9 @@ const (
 	DefaultLockTimeout = 15 * time.Second
 	// DefaultStaleLockAge is the StaleLockAge used when Options leaves it zero.
 	DefaultStaleLockAge = 10 * time.Second
+	// DefaultLockWaitNotice is the LockWaitNotice used when Options leaves
+	// it zero.
+	DefaultLockWaitNotice = time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -53,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StaleLockAge <= 0 {
 		o.StaleLockAge = DefaultStaleLockAge
+	}
+	if o.LockWaitNotice <= 0 {
+		o.LockWaitNotice = DefaultLockWaitNotice
 	}
 	return o
 }

@@ -57,6 +57,8 @@ func (l *heldLock) owned() bool {
 func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, error) {
 	lock := target + ".lock"
 	backoff := time.Millisecond
+	start := time.Now()
+	told := s.opts.LockWait == nil
 	for attempt := 0; ; attempt++ {
 		f, err := s.perm.create(lock, s.perm.file())
 		if err == nil {
@@ -92,6 +94,9 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 			return nil, fmt.Errorf("lock %s: %w", lock, err)
 		}
 		now := time.Now()
+		if !told && now.Sub(start) >= s.opts.LockWaitNotice && now.Before(deadline) {
+			told = s.tellLockWait(lock, now, deadline)
+		}
 		if !now.Before(deadline) {
 			return nil, hint.With(fmt.Errorf("lock %s: %w: still held after %s; if no git or readproof process is using the store, remove the file",
 				lock, ErrLocked, s.opts.LockTimeout),
@@ -107,6 +112,23 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 			backoff *= 2
 		}
 	}
+}
+
+// tellLockWait tells Options.LockWait of the wait for lock, held by
+// another process, and what happens at the end of it. It reports whether
+// it did (not when the lock is gone meanwhile).
+func (s *repo) tellLockWait(lock string, now, deadline time.Time) bool {
+	fi, err := os.Lstat(lock)
+	if err != nil {
+		return false
+	}
+	held := max(now.Sub(fi.ModTime()), 0)
+	w := LockWaitInfo{Path: lock, Held: held, Left: deadline.Sub(now)}
+	if staleIn := s.opts.StaleLockAge - held; staleIn < w.Left {
+		w.Left, w.Stale = max(staleIn, 0), true
+	}
+	s.opts.LockWait(w)
+	return true
 }
 
 func dirFileConflict(name string) error {

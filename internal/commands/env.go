@@ -236,6 +236,9 @@ func (e *env) storeOptions(pol *policy.File) (store.Options, error) {
 func (e *env) lockOptions() (store.Options, error) {
 	var opts store.Options
 	opts.Git.Warn = e.warn
+	if !e.json {
+		opts.Git.LockWait = e.lockWait // a terminal hears why it waits
+	}
 	for name, dst := range map[string]*time.Duration{
 		"READPROOF_LOCK_TIMEOUT":   &opts.Git.LockTimeout,
 		"READPROOF_STALE_LOCK_AGE": &opts.Git.StaleLockAge,
@@ -376,6 +379,24 @@ func (e *env) warn(err error) {
 	if h := hint.Of(err); h != "" {
 		e.say("readproof: hint: %s", text.Escape(h))
 	}
+}
+
+// lockWait tells the terminal that a write has waited about a second for
+// a lock another process holds, and what comes at the end of the wait
+// (gitstore.Options.LockWait). Like a progress line, only on a terminal,
+// which is looked at only then: a write that does not wait pays nothing.
+func (e *env) lockWait(w gitstore.LockWaitInfo) {
+	if !isTerminal(e.err) {
+		return
+	}
+	then := "the command fails"
+	if w.Stale {
+		then = "it is taken over as left by a crashed process"
+	}
+	// \r\033[K first: a progress line drawn meanwhile (run --id's last
+	// count) is erased, as the line itself erases its previous text.
+	e.say("\r\033[Kreadproof: waiting for %s, held by another git or readproof for %s: up to %s more, then %s",
+		text.Escape(w.Path), w.Held.Round(100*time.Millisecond), w.Left.Round(100*time.Millisecond), then)
 }
 
 func (e *env) say(format string, args ...any) {

@@ -59,6 +59,9 @@ func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*GCResult, err
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = s.opts.Git.LockTimeout
 	}
+	if opts.LockWait == nil {
+		opts.LockWait = s.opts.Git.LockWait
+	}
 	res, err := gitstore.GC(ctx, s.Path(), opts)
 	if err != nil {
 		return nil, err
