@@ -265,7 +265,11 @@ func markdownManifest(w io.Writer, m *manifest.Manifest, porLines []string, maxC
 	}
 	fmt.Fprint(w, head)
 	lim := mdLimit{max: maxChars, always: len(head), cmd: "readproof manifest " + m.RunID}
-	bud := lim.budget(len(head) + len(table) + sumLen(rows) + len("\n") + sumLen(por))
+	porLen := 0 // the proof-of-read lines and the blank line before them
+	if len(por) > 0 {
+		porLen = len("\n") + sumLen(por)
+	}
+	bud := lim.budget(len(head) + len(table) + sumLen(rows) + porLen)
 	if bud == nil {
 		fmt.Fprint(w, table+strings.Join(rows, ""))
 		if len(por) > 0 {
@@ -444,7 +448,11 @@ func markdownVerify(w io.Writer, rep *storecheck.Report, maxChars int, cmd strin
 	// the <details> around a long table: its summary is written last
 	const wrapRoom = 100
 	lim := mdLimit{max: maxChars, always: len(head) + wrapRoom, cmd: cmd}
-	bud := lim.budget(len(head) + wrapRoom + len(table) + sumLen(rows))
+	wrap := 0 // the <details> of the whole table, when it has one
+	if len(rows) > markdown.CollapseLines {
+		wrap = len(fmt.Sprintf("<details><summary>%d problems</summary>\n\n\n</details>\n", len(rows)))
+	}
+	bud := lim.budget(len(head) + wrap + len(table) + sumLen(rows))
 	shown := make([]bool, len(rows))
 	n := 0
 	var parts []string

@@ -307,3 +307,37 @@ func validMarkdown(t *testing.T, what, md string) {
 		t.Fatalf("%s: no final newline", what)
 	}
 }
+
+// TestMarkdownExactFit: a page exactly --max-chars long is printed whole,
+// not cut with a closing line: a manifest without proof-of-read lines, and
+// a verify report whose problems are too few for a <details> around them
+// or many enough for one.
+func TestMarkdownExactFit(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+	m := &manifest.Manifest{ID: hex40('c'), RunID: "run-c", CreatedAt: t0, Entries: []manifest.Entry{
+		entry(0, "readproof://demo/policies/refunds", "", '1', "sha256:111111111111", t0),
+		entry(1, "readproof://demo/handbook", "prod", '2', hostile, t0),
+	}}
+	report := func(n int) *storecheck.Report {
+		rep := &storecheck.Report{Mode: "structure"}
+		for i := range n {
+			rep.Problems = append(rep.Problems, storecheck.Problem{Kind: storecheck.Warning, Check: "journal", Subject: fmt.Sprintf("w%03d", i), Message: hostile})
+		}
+		return rep
+	}
+	for _, c := range []struct {
+		name   string
+		render func(io.Writer, int)
+	}{
+		{"manifest", func(w io.Writer, n int) { markdownManifest(w, m, nil, n) }},
+		{"verify, 2 problems", func(w io.Writer, n int) { markdownVerify(w, report(2), n, "readproof verify") }},
+		{"verify, 30 problems", func(w io.Writer, n int) { markdownVerify(w, report(30), n, "readproof verify") }},
+	} {
+		var whole, out bytes.Buffer
+		c.render(&whole, 0)
+		c.render(&out, whole.Len())
+		if out.String() != whole.String() {
+			t.Errorf("%s --max-chars %d, the whole page's size: cut to %d bytes:\n%s", c.name, whole.Len(), out.Len(), out.String())
+		}
+	}
+}
