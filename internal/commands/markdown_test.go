@@ -87,13 +87,13 @@ func TestMarkdownDiff(t *testing.T) {
 		d.Changes = append(d.Changes, j)
 	}
 	var out bytes.Buffer
-	markdownDiff(&out, a, b, d, defaultMaxChars)
+	markdownDiff(&out, a, b, d, defaultMaxChars, "readproof diff run-a run-b")
 	golden(t, "diff.md", out.Bytes())
 	checkInert(t, out.String())
 
 	// cut to fit: every row, the short diff, not the long one
 	out.Reset()
-	markdownDiff(&out, a, b, d, 2500)
+	markdownDiff(&out, a, b, d, 2500, "readproof diff run-a run-b")
 	golden(t, "diff-cut.md", out.Bytes())
 	validMarkdown(t, "diff --max-chars 2500", out.String())
 
@@ -103,7 +103,7 @@ func TestMarkdownDiff(t *testing.T) {
 	for _, ch := range manifest.Compare(a, a).Changes {
 		same.Changes = append(same.Changes, changeJSON{Change: ch})
 	}
-	markdownDiff(&out, a, a, same, defaultMaxChars)
+	markdownDiff(&out, a, a, same, defaultMaxChars, "readproof diff run-a run-a")
 	golden(t, "diff-same.md", out.Bytes())
 }
 
@@ -114,7 +114,7 @@ func TestMarkdownManifest(t *testing.T) {
 		entry(1, "readproof://demo/handbook", "prod", '2', hostile, t0),
 	}}
 	var out bytes.Buffer
-	markdownManifest(&out, m, []string{"proof of read: " + hostile}, defaultMaxChars)
+	markdownManifest(&out, m, []string{"proof of read: " + hostile}, defaultMaxChars, "readproof manifest run-c")
 	golden(t, "manifest.md", out.Bytes())
 	checkInert(t, out.String())
 }
@@ -236,8 +236,8 @@ func TestMarkdownWithinLimit(t *testing.T) {
 		render        func(io.Writer, int)
 		first         []string // what stays at every limit
 	}{
-		{"diff", "**60 changed, 0 added, 0 removed, 0 unchanged**", func(w io.Writer, n int) { markdownDiff(w, &a, &b, d, n) }, []string{"| changed | `readproof://demo/d00` |"}},
-		{"manifest", "60 entries", func(w io.Writer, n int) { markdownManifest(w, &b, por, n) }, nil},
+		{"diff", "**60 changed, 0 added, 0 removed, 0 unchanged**", func(w io.Writer, n int) { markdownDiff(w, &a, &b, d, n, "readproof diff run-a run-b") }, []string{"| changed | `readproof://demo/d00` |"}},
+		{"manifest", "60 entries", func(w io.Writer, n int) { markdownManifest(w, &b, por, n, "readproof manifest run-b") }, nil},
 		{"status", "80 resources: 4 drifted, 4 source errors", func(w io.Writer, n int) { markdownStatus(w, list, "readproof.toml", n) },
 			[]string{"`readproof://demo/s19`", "`readproof://demo/s79`"}},
 		{"verify", "❌ **broken**", func(w io.Writer, n int) { markdownVerify(w, rep, n, "readproof verify") }, []string{"| b110 |", "| b119 |"}},
@@ -329,7 +329,7 @@ func TestMarkdownExactFit(t *testing.T) {
 		name   string
 		render func(io.Writer, int)
 	}{
-		{"manifest", func(w io.Writer, n int) { markdownManifest(w, m, nil, n) }},
+		{"manifest", func(w io.Writer, n int) { markdownManifest(w, m, nil, n, "readproof manifest run-c") }},
 		{"verify, 2 problems", func(w io.Writer, n int) { markdownVerify(w, report(2), n, "readproof verify") }},
 		{"verify, 30 problems", func(w io.Writer, n int) { markdownVerify(w, report(30), n, "readproof verify") }},
 	} {
