@@ -169,16 +169,6 @@ func (s *repo) writePackedRefs(data []byte, stillOurs func() error) error {
 // perWorktreeRefs are the refs git keeps per work tree and never packs.
 var perWorktreeRefs = [...]string{"refs/bisect/", "refs/worktree/", "refs/rewritten/"}
 
-// looseRefsToPack lists the loose refs packRefs packs, sorted by name.
-//
-// A ref whose lock file is there is left out (neither packed nor
-// removed): a writer is changing it. That one may be a deletion that has
-// already renamed packed-refs without the ref and released
-// packed-refs.lock (readproof's Update did before session 13) and not yet
-// removed the loose file; packing the file it still sees would bring the
-// deleted ref back. The writer took the ref's lock before packed-refs.lock
-// and removes the lock only after the loose file, so the lock is in the
-// listing whenever the file read is still that one.
 // packRefsAuto is automatic maintenance's packing of the loose refs: it
 // packs them, as packRefsBy does, only when refsWorthPacking says there
 // are enough of them for the size of packed-refs.
@@ -213,6 +203,16 @@ func refsWorthPacking(loose int, packedSize int64) bool {
 	return loose >= max(16, limit)
 }
 
+// looseRefsToPack lists the loose refs packRefs packs, sorted by name.
+//
+// A ref whose lock file is there is left out (neither packed nor
+// removed): a writer is changing it. That one may be a deletion that has
+// already renamed packed-refs without the ref and released
+// packed-refs.lock (readproof's Update did before session 13) and not yet
+// removed the loose file; packing the file it still sees would bring the
+// deleted ref back. The writer took the ref's lock before packed-refs.lock
+// and removes the lock only after the loose file, so the lock is in the
+// listing whenever the file read is still that one.
 func (s *repo) looseRefsToPack() ([]looseToPack, error) {
 	var names []string
 	locked := map[string]bool{}

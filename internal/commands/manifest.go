@@ -89,7 +89,7 @@ func runManifest(_ context.Context, e *env, opts formatOptions, args []string) e
 			}
 			return printJSON(e.out, j)
 		}
-		markdownManifest(e.out, m, lines, opts.MaxChars)
+		markdownManifest(e.out, m, lines, opts.MaxChars, "readproof manifest "+text.ShellArg(args[0]))
 		return nil
 	})
 }
@@ -436,7 +436,7 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 			return printJSON(e.out, out)
 		}
 		if md {
-			markdownDiff(e.out, a, b, out, opts.MaxChars)
+			markdownDiff(e.out, a, b, out, opts.MaxChars, "readproof diff "+text.ShellArg(args[0])+" "+text.ShellArg(args[1]))
 			return nil
 		}
 		for _, ch := range out.Changes {

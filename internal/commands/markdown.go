@@ -171,8 +171,9 @@ func leftOut(left, total int, things string) string {
 
 // markdownDiff writes `diff A B --format markdown`, within maxChars (0: no
 // limit): the heading and counts, the rows of the documents changed, added
-// or removed, then the unified diffs.
-func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON, maxChars int) {
+// or removed, then the unified diffs. cmd is the diff command that prints
+// all of it (the targets as given: a manifest's run id may name another).
+func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON, maxChars int, cmd string) {
 	head := fmt.Sprintf("### readproof diff: run %s → run %s\n\n", markdown.Code(a.RunID), markdown.Code(b.RunID)) +
 		fmt.Sprintf("Manifests %s → %s: **%d changed, %d added, %d removed, %d unchanged**\n\n",
 			mdShort(d.A), mdShort(d.B), d.Counts["changed"], d.Counts["added"], d.Counts["removed"], d.Counts["unchanged"])
@@ -217,7 +218,7 @@ func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON, maxChars int
 		diffs = append(diffs, sb.String())
 		diffURIs = append(diffURIs, ch.URI)
 	}
-	lim := mdLimit{max: maxChars, always: len(head), cmd: "readproof diff " + a.RunID + " " + b.RunID}
+	lim := mdLimit{max: maxChars, always: len(head), cmd: cmd}
 	bud := lim.budget(len(head) + len(table) + sumLen(rows) + sumLen(diffs))
 	if bud == nil {
 		fmt.Fprint(w, table+strings.Join(rows, "")+strings.Join(diffs, ""))
@@ -246,7 +247,8 @@ func markdownDiff(w io.Writer, a, b *manifest.Manifest, d diffJSON, maxChars int
 
 // markdownManifest writes `manifest RUN --format markdown`, within
 // maxChars (0: no limit): the heading, the entries, the proof-of-read lines.
-func markdownManifest(w io.Writer, m *manifest.Manifest, porLines []string, maxChars int) {
+// cmd is the manifest command that prints all of it.
+func markdownManifest(w io.Writer, m *manifest.Manifest, porLines []string, maxChars int, cmd string) {
 	head := fmt.Sprintf("### readproof manifest: run %s\n\n", markdown.Code(m.RunID)) +
 		fmt.Sprintf("Manifest %s, created %s, %s\n\n", markdown.Code(m.ID), textTime(m.CreatedAt), text.Count(len(m.Entries), "entry", "entries"))
 	var rows []string
@@ -264,8 +266,12 @@ func markdownManifest(w io.Writer, m *manifest.Manifest, porLines []string, maxC
 		por = append(por, fmt.Sprintf("- %s\n", markdown.Text(l)))
 	}
 	fmt.Fprint(w, head)
-	lim := mdLimit{max: maxChars, always: len(head), cmd: "readproof manifest " + m.RunID}
-	bud := lim.budget(len(head) + len(table) + sumLen(rows) + len("\n") + sumLen(por))
+	lim := mdLimit{max: maxChars, always: len(head), cmd: cmd}
+	porLen := 0 // the proof-of-read lines and the blank line before them
+	if len(por) > 0 {
+		porLen = len("\n") + sumLen(por)
+	}
+	bud := lim.budget(len(head) + len(table) + sumLen(rows) + porLen)
 	if bud == nil {
 		fmt.Fprint(w, table+strings.Join(rows, ""))
 		if len(por) > 0 {
@@ -444,7 +450,11 @@ func markdownVerify(w io.Writer, rep *storecheck.Report, maxChars int, cmd strin
 	// the <details> around a long table: its summary is written last
 	const wrapRoom = 100
 	lim := mdLimit{max: maxChars, always: len(head) + wrapRoom, cmd: cmd}
-	bud := lim.budget(len(head) + wrapRoom + len(table) + sumLen(rows))
+	wrap := 0 // the <details> of the whole table, when it has one
+	if len(rows) > markdown.CollapseLines {
+		wrap = len(fmt.Sprintf("<details><summary>%d problems</summary>\n\n\n</details>\n", len(rows)))
+	}
+	bud := lim.budget(len(head) + wrap + len(table) + sumLen(rows))
 	shown := make([]bool, len(rows))
 	n := 0
 	var parts []string

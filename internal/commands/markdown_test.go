@@ -87,13 +87,13 @@ func TestMarkdownDiff(t *testing.T) {
 		d.Changes = append(d.Changes, j)
 	}
 	var out bytes.Buffer
-	markdownDiff(&out, a, b, d, defaultMaxChars)
+	markdownDiff(&out, a, b, d, defaultMaxChars, "readproof diff run-a run-b")
 	golden(t, "diff.md", out.Bytes())
 	checkInert(t, out.String())
 
 	// cut to fit: every row, the short diff, not the long one
 	out.Reset()
-	markdownDiff(&out, a, b, d, 2500)
+	markdownDiff(&out, a, b, d, 2500, "readproof diff run-a run-b")
 	golden(t, "diff-cut.md", out.Bytes())
 	validMarkdown(t, "diff --max-chars 2500", out.String())
 
@@ -103,7 +103,7 @@ func TestMarkdownDiff(t *testing.T) {
 	for _, ch := range manifest.Compare(a, a).Changes {
 		same.Changes = append(same.Changes, changeJSON{Change: ch})
 	}
-	markdownDiff(&out, a, a, same, defaultMaxChars)
+	markdownDiff(&out, a, a, same, defaultMaxChars, "readproof diff run-a run-a")
 	golden(t, "diff-same.md", out.Bytes())
 }
 
@@ -114,7 +114,7 @@ func TestMarkdownManifest(t *testing.T) {
 		entry(1, "readproof://demo/handbook", "prod", '2', hostile, t0),
 	}}
 	var out bytes.Buffer
-	markdownManifest(&out, m, []string{"proof of read: " + hostile}, defaultMaxChars)
+	markdownManifest(&out, m, []string{"proof of read: " + hostile}, defaultMaxChars, "readproof manifest run-c")
 	golden(t, "manifest.md", out.Bytes())
 	checkInert(t, out.String())
 }
@@ -236,8 +236,8 @@ func TestMarkdownWithinLimit(t *testing.T) {
 		render        func(io.Writer, int)
 		first         []string // what stays at every limit
 	}{
-		{"diff", "**60 changed, 0 added, 0 removed, 0 unchanged**", func(w io.Writer, n int) { markdownDiff(w, &a, &b, d, n) }, []string{"| changed | `readproof://demo/d00` |"}},
-		{"manifest", "60 entries", func(w io.Writer, n int) { markdownManifest(w, &b, por, n) }, nil},
+		{"diff", "**60 changed, 0 added, 0 removed, 0 unchanged**", func(w io.Writer, n int) { markdownDiff(w, &a, &b, d, n, "readproof diff run-a run-b") }, []string{"| changed | `readproof://demo/d00` |"}},
+		{"manifest", "60 entries", func(w io.Writer, n int) { markdownManifest(w, &b, por, n, "readproof manifest run-b") }, nil},
 		{"status", "80 resources: 4 drifted, 4 source errors", func(w io.Writer, n int) { markdownStatus(w, list, "readproof.toml", n) },
 			[]string{"`readproof://demo/s19`", "`readproof://demo/s79`"}},
 		{"verify", "❌ **broken**", func(w io.Writer, n int) { markdownVerify(w, rep, n, "readproof verify") }, []string{"| b110 |", "| b119 |"}},
@@ -305,5 +305,39 @@ func validMarkdown(t *testing.T, what, md string) {
 	}
 	if !strings.HasSuffix(md, "\n") {
 		t.Fatalf("%s: no final newline", what)
+	}
+}
+
+// TestMarkdownExactFit: a page exactly --max-chars long is printed whole,
+// not cut with a closing line: a manifest without proof-of-read lines, and
+// a verify report whose problems are too few for a <details> around them
+// or many enough for one.
+func TestMarkdownExactFit(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+	m := &manifest.Manifest{ID: hex40('c'), RunID: "run-c", CreatedAt: t0, Entries: []manifest.Entry{
+		entry(0, "readproof://demo/policies/refunds", "", '1', "sha256:111111111111", t0),
+		entry(1, "readproof://demo/handbook", "prod", '2', hostile, t0),
+	}}
+	report := func(n int) *storecheck.Report {
+		rep := &storecheck.Report{Mode: "structure"}
+		for i := range n {
+			rep.Problems = append(rep.Problems, storecheck.Problem{Kind: storecheck.Warning, Check: "journal", Subject: fmt.Sprintf("w%03d", i), Message: hostile})
+		}
+		return rep
+	}
+	for _, c := range []struct {
+		name   string
+		render func(io.Writer, int)
+	}{
+		{"manifest", func(w io.Writer, n int) { markdownManifest(w, m, nil, n, "readproof manifest run-c") }},
+		{"verify, 2 problems", func(w io.Writer, n int) { markdownVerify(w, report(2), n, "readproof verify") }},
+		{"verify, 30 problems", func(w io.Writer, n int) { markdownVerify(w, report(30), n, "readproof verify") }},
+	} {
+		var whole, out bytes.Buffer
+		c.render(&whole, 0)
+		c.render(&out, whole.Len())
+		if out.String() != whole.String() {
+			t.Errorf("%s --max-chars %d, the whole page's size: cut to %d bytes:\n%s", c.name, whole.Len(), out.Len(), out.String())
+		}
 	}
 }
