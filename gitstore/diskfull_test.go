@@ -413,23 +413,9 @@ func TestFileTooLargeSaysWhichLimit(t *testing.T) {
 func TestSweepKeepsLiveFetchTemps(t *testing.T) {
 	t.Parallel()
 	s := NewTestStore(t)
-	dir := filepath.Join(s.Path(), "objects", "pack")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	plant := func(name string, age time.Duration) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("a git at work, or left by one"), 0o400); err != nil {
-			t.Fatal(err)
-		}
-		mt := time.Now().Add(-age)
-		if err := os.Chtimes(p, mt, mt); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	live := []string{plant("tmp_pack_Fe7chL", 30*time.Second), plant("tmp_idx_Fe7chL", 30*time.Second)}
-	left := plant("tmp_pack_K1lled", gitTempAge+time.Hour)
+	recent, old := time.Now().Add(-30*time.Second), time.Now().Add(-gitTempAge-time.Hour)
+	live := []string{plantPackTemp(t, s, "tmp_pack_Fe7chL", recent), plantPackTemp(t, s, "tmp_idx_Fe7chL", recent)}
+	left := plantPackTemp(t, s, "tmp_pack_K1lled", old)
 	if _, err := s.PutBlob([]byte("the next write\n")); err != nil {
 		t.Fatal(err)
 	}

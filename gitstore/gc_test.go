@@ -22,6 +22,24 @@ func age(t *testing.T, path string, by time.Duration) {
 	}
 }
 
+// plantPackTemp writes a file named name into s's objects/pack, as a git
+// at work or a killed one leaves it, last modified at mtime.
+func plantPackTemp(t *testing.T, s Store, name string, mtime time.Time) string {
+	t.Helper()
+	dir := filepath.Join(s.Path(), "objects", "pack")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("a git at work, or left by one"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func loosePath(s Store, id OID) string {
 	return filepath.Join(s.Path(), "objects", string(id[:2]), string(id[2:]))
 }
@@ -245,22 +263,10 @@ func TestGCRemovesKilledGitTemps(t *testing.T) {
 	if err := s.Update(RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "tip")}); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(s.Path(), "objects", "pack")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	plant := func(name string, old bool) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("left by a killed git"), 0o400); err != nil {
-			t.Fatal(err)
-		}
-		if old {
-			age(t, p, 2*time.Hour)
-		}
-		return p
-	}
-	stale := []string{plant("tmp_pack_CiaWmt", true), plant("tmp_bitmap_fnNfgV", true), plant(".tmp-18761-pack-"+strings.Repeat("c", 40)+".pack", true)}
-	young := plant("tmp_pack_EEHAhF", false)
+	old, now := time.Now().Add(-2*time.Hour), time.Now()
+	stale := []string{plantPackTemp(t, s, "tmp_pack_CiaWmt", old), plantPackTemp(t, s, "tmp_bitmap_fnNfgV", old),
+		plantPackTemp(t, s, ".tmp-18761-pack-"+strings.Repeat("c", 40)+".pack", old)}
+	young := plantPackTemp(t, s, "tmp_pack_EEHAhF", now)
 	if _, err := GC(context.Background(), s.Path(), GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -290,24 +296,10 @@ func TestGCKeepsLiveFetchTemps(t *testing.T) {
 	if err := s.Update(RefUpdate{Name: "refs/heads/main", New: mkCommit(t, s, "tip")}); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(s.Path(), "objects", "pack")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	plant := func(name string, mtime time.Time) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("a git at work, or left by one"), 0o400); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	check := func(clock time.Time, now func() time.Time) {
 		t.Helper()
-		live := plant("tmp_pack_Fe7chL", clock.Add(-30*time.Second))
-		left := plant("tmp_pack_K1lled", clock.Add(-2*time.Hour))
+		live := plantPackTemp(t, s, "tmp_pack_Fe7chL", clock.Add(-30*time.Second))
+		left := plantPackTemp(t, s, "tmp_pack_K1lled", clock.Add(-2*time.Hour))
 		if _, err := GC(context.Background(), s.Path(), GCOptions{Now: now}); err != nil {
 			t.Fatal(err)
 		}
