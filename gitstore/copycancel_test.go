@@ -49,19 +49,7 @@ func TestCopySeveralPacksCancel(t *testing.T) {
 
 	// a large pack and a small one
 	packed := NewTestStore(t)
-	blob, err := packed.PutBlob(big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := packed.PutTree([]TreeEntry{{Name: "big", Mode: ModeFile, OID: blob}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := packed.PutCommit(Commit{Tree: tree, Author: testSig(), Committer: testSig(), Message: "big\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustUpdate(t, packed, RefUpdate{Name: "refs/heads/main", New: c})
+	c := commitBig(t, packed, big)
 	git(t, packed.Path(), "repack", "-adq")
 	c2 := mkCommit(t, packed, "small", c)
 	mustUpdate(t, packed, RefUpdate{Name: "refs/heads/main", Old: c, New: c2})

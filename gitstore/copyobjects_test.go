@@ -130,6 +130,26 @@ func (w *cancelOnReceiving) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// commitBig commits data as the file "big" of a commit that refs/heads/main
+// names (it had none) and returns the commit.
+func commitBig(t *testing.T, s Store, data []byte) OID {
+	t.Helper()
+	blob, err := s.PutBlob(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := s.PutTree([]TreeEntry{{Name: "big", Mode: ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.PutCommit(Commit{Tree: tree, Author: testSig(), Committer: testSig(), Message: "big\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", New: c})
+	return c
+}
+
 // TestCopyLonePackCancel: Ctrl-C while the one pack of a source is copied
 // stops the copy (it used to run to the end of the file, however large)
 // and leaves nothing in the target's objects/pack.
@@ -138,19 +158,7 @@ func TestCopyLonePackCancel(t *testing.T) {
 	remote := NewTestStore(t)
 	big := make([]byte, testsize.Pick(t, 4<<20, 256<<20)) // incompressible: the pack is as large
 	rand.Read(big)
-	blob, err := remote.PutBlob(big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := remote.PutTree([]TreeEntry{{Name: "big", Mode: ModeFile, OID: blob}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := remote.PutCommit(Commit{Tree: tree, Author: testSig(), Committer: testSig(), Message: "big\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustUpdate(t, remote, RefUpdate{Name: "refs/heads/main", New: c})
+	commitBig(t, remote, big)
 	git(t, remote.Path(), "repack", "-adq")
 	if packs, _ := filepath.Glob(filepath.Join(remote.Path(), "objects", "pack", "pack-*.pack")); len(packs) != 1 {
 		t.Fatalf("packs of the source: %v", packs)
