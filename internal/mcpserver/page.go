@@ -74,7 +74,7 @@ func (p Page) note(shown int) string {
 	if p.EntryOffset == 0 && p.NextEntryOffset == 0 {
 		return ""
 	}
-	s := fmt.Sprintf(" This answer lists entries %d to %d of %d", p.EntryOffset, p.EntryOffset+shown, p.TotalEntries)
+	s := fmt.Sprintf(" This answer lists %s of %d", entrySpan(p.EntryOffset, p.EntryOffset+shown), p.TotalEntries)
 	if shown == 0 {
 		s = fmt.Sprintf(" This answer lists no entry of %d", p.TotalEntries)
 	}
@@ -82,4 +82,13 @@ func (p Page) note(shown int) string {
 		return s + fmt.Sprintf("; continue with entry_offset = %d.", p.NextEntryOffset)
 	}
 	return s + "."
+}
+
+// entrySpan names the entries [from, to), to > from, by their first and
+// last positions, as the past-the-end hint does ("from 0 to 6").
+func entrySpan(from, to int) string {
+	if to-from == 1 {
+		return fmt.Sprintf("entry %d", from)
+	}
+	return fmt.Sprintf("entries %d to %d", from, to-1)
 }

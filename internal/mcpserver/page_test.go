@@ -95,14 +95,20 @@ func TestEntryPages(t *testing.T) {
 	}
 	// The text summary says where to continue.
 	mustContain(t, "manifest summary", text(paged.call(t, "readproof_manifest", map[string]any{"target": "r1"})),
-		"Manifest ", "7 entries", "This answer lists entries 0 to 3 of 7; continue with entry_offset = 3.")
+		"Manifest ", "7 entries", "This answer lists entries 0 to 2 of 7; continue with entry_offset = 3.")
 	mustContain(t, "diff summary", text(paged.call(t, "readproof_diff", map[string]any{"a": "r1", "b": "r2", "entry_offset": 6})),
-		"0 changed, 0 added, 0 removed, 7 unchanged.", "This answer lists entries 6 to 7 of 7.")
+		"0 changed, 0 added, 0 removed, 7 unchanged.", "This answer lists entry 6 of 7.")
 	// all_match counts the whole run on every page.
 	out := paged.ok(t, "readproof_replay", map[string]any{"target": "r1", "entry_offset": 6})
 	if out["all_match"] != true || num(t, out, "matched") != n || len(list(t, out["entries"])) != 1 {
 		t.Errorf("last page of replay: %s", jsonOf(out))
 	}
+	// A position outside the page asked for names the page's first and
+	// last entries, as the past-the-end hint does ("from 0 to 6").
+	mustContain(t, "position outside the page", paged.fail(t, "readproof_replay", map[string]any{"target": "r1", "include_content": true, "position": 2, "entry_offset": 3}),
+		"position 2 is not in the page of entries 3 to 5")
+	mustContain(t, "position outside an empty page", paged.fail(t, "readproof_replay", map[string]any{"target": "r1", "include_content": true, "position": 2, "entry_offset": 7}),
+		"position 2 is not in the page at entry_offset 7, which lists no entry")
 	// A content window of an entry past the first page is answered.
 	out = paged.ok(t, "readproof_replay", map[string]any{"target": "r1", "include_content": true, "position": 5})
 	if e := obj(t, list(t, out["entries"])[0]); num(t, e, "position") != 5 || e["content"] == "" {

@@ -174,7 +174,11 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 		}
 	}
 	if in.Position != nil && (*in.Position < from || *in.Position >= to) {
-		return nil, reply{}, hint.With(fmt.Errorf("replay %s: position %d is not in the page of entries %d to %d", in.Target, *in.Position, from, to),
+		page := "the page of " + entrySpan(from, to)
+		if from == to {
+			page = fmt.Sprintf("the page at entry_offset %d, which lists no entry", from)
+		}
+		return nil, reply{}, hint.With(fmt.Errorf("replay %s: position %d is not in %s", in.Target, *in.Position, page),
 			fmt.Sprintf("pass entry_offset %d with the position", *in.Position))
 	}
 	// The budget is checked on the manifest's sizes, before a byte is
