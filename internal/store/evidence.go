@@ -639,7 +639,10 @@ func (s *Store) receiptsOf(runID string, m *manifest.Manifest) ([]receipts.Recei
 		}
 		for _, e := range entries {
 			if e.Err != nil {
-				if run, ok := looseRun(s, session, e.ID); !ok || run == runID {
+				if m != nil && !e.Binding.IsZero() && !e.Binding.Of(m.ID, m.StartedAt) {
+					continue // issued for another manifest: that one's check names it
+				}
+				if run, ok := looseRun(s, session, e.ID); !ok || run == runID || m != nil && e.Binding.Manifest == m.ID {
 					bad = append(bad, UnreadableReceipt{Session: session, ID: e.ID, Err: e.Err})
 				}
 				continue

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -160,5 +161,70 @@ func TestReceiptBindings(t *testing.T) {
 	}
 	if !check.OK {
 		t.Fatalf("receipts check %+v", check)
+	}
+}
+
+// breakReceipt adds a member to receipt id in session's chain, as git
+// plumbing would, in a commit of its own on top: the receipt no longer
+// decodes, and the commit that appended it keeps its binding.
+func breakReceipt(t *testing.T, f *fixture, session, id string) {
+	t.Helper()
+	g := f.s.Git()
+	tip, err := g.Ref(receipts.SessionRef(session))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.Commit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := strings.TrimPrefix(id, receipts.IDPrefix)
+	path := d[0:1] + "/" + d[1:2] + "/" + id + ".json"
+	files := map[string]gitstore.OID{}
+	if err := f.s.listFiles(c.Tree, "", files); err != nil {
+		t.Fatal(err)
+	}
+	data, err := g.Blob(files[path])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[path], err = g.PutBlob(bytes.Replace(data, []byte("{"), []byte(`{"unknown_member": 1, `), 1)); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := f.s.putTree(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{tip}, Author: c.Author, Committer: c.Committer, Message: "edited\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: receipts.SessionRef(session), Old: tip, New: nc}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnreadableReceiptOfOtherManifest: a receipt of the run id that no
+// longer decodes fails the receipts check of the manifest it was issued
+// for, not of another manifest of the id.
+func TestUnreadableReceiptOfOtherManifest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "Products can be refunded within 30 days.\n"})
+	if _, _, err := f.s.RunOnce(context.Background(), "r1", []string{"readproof://demo/policies/refunds"}); err != nil {
+		t.Fatal(err)
+	}
+	key := testReceiptKey(t)
+	mine := issueFor(t, f.s.Receipts(), key, "r1", "mine")
+	elsewhere := receipts.NewLedger(f.s.Git())
+	elsewhere.Bind = func(string) receipts.Binding { return receipts.Binding{Manifest: strings.Repeat("ab", 20)} }
+	theirs := issueFor(t, elsewhere, key, "r1", "theirs")
+	breakReceipt(t, f, "s1", theirs.ID)
+	got, check := receiptSummary(t, f.s, key, "r1")
+	if !check.OK || !slices.Equal(got.IDs, []string{mine.ID}) {
+		t.Fatalf("another manifest's unreadable receipt: summary %v, check %+v", got.IDs, check)
+	}
+	breakReceipt(t, f, "s1", mine.ID)
+	if _, check := receiptSummary(t, f.s, key, "r1"); check.OK || !strings.Contains(check.Detail, mine.ID) || strings.Contains(check.Detail, theirs.ID) {
+		t.Fatalf("its own receipt unreadable: check %+v, want a failure naming %s alone", check, mine.ID)
 	}
 }
