@@ -85,6 +85,19 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 		out, err := evidence.Marshal(&st)
 		ts.Check(err)
 		return out
+	case strings.HasPrefix(op, "receipts-from="):
+		// another bundle's receipt summary, spliced in as it stands
+		var other evidence.Statement
+		data, err := os.ReadFile(ts.MkAbs(strings.TrimPrefix(op, "receipts-from=")))
+		ts.Check(err)
+		ts.Check(json.Unmarshal(data, &other))
+		if len(other.Predicate.Receipts) == 0 {
+			ts.Fatalf("evedit: %s carries no receipts", strings.TrimPrefix(op, "receipts-from="))
+		}
+		p.Receipts = other.Predicate.Receipts
+		out, err := evidence.Marshal(&st)
+		ts.Check(err)
+		return out
 	}
 	switch op {
 	case "content":
