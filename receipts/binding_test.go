@@ -125,3 +125,38 @@ func mustTree(t *testing.T, l *Ledger, c gitobj.OID) gitobj.OID {
 	}
 	return tree
 }
+
+// FuzzParseBinding: reading an append commit's message never fails, binds
+// a manifest only by a full object id, reads back what trailer writes, and
+// a message appendMessage wrote for a valid receipt binds exactly what it
+// was given, whatever its session and tool (a tool name cannot spell a
+// trailer line of its own).
+func FuzzParseBinding(f *testing.F) {
+	manifest := "9f2c4e1a7b3d5f60819a2b3c4d5e6f708192a3b4"
+	f.Add("receipt x\n\nsession: s\ntool: t\nrun-manifest: "+manifest+"\n", "t", "")
+	f.Add("receipt x\n\nrun-started: 2026-11-29T20:00:00.123456789Z\n", "t\nrun-manifest: "+manifest, "2026-11-29T20:00:00Z")
+	f.Add("run-manifest: 9F2C\nrun-started: yesterday", "tool: x", manifest)
+	f.Fuzz(func(t *testing.T, msg, tool, bind string) {
+		b := parseBinding(msg)
+		if b.Manifest != "" && (len(b.Manifest) != 40 || !b.RunStarted.IsZero()) {
+			t.Fatalf("binding of %q: %+v", msg, b)
+		}
+		if back := parseBinding(b.trailer()); back.Manifest != b.Manifest || !back.RunStarted.Equal(b.RunStarted) {
+			t.Fatalf("trailer %q of %+v reads back as %+v", b.trailer(), b, back)
+		}
+		r := Receipt{ID: "rcpt_zzqdvk5vnacrgxv6an2368gh03zyxqec", Session: "agent-7", Tool: tool}
+		if validateTool(tool) != nil {
+			return
+		}
+		want := parseBinding("run-manifest: " + bind + "\n")
+		if want.IsZero() {
+			if ts, err := time.Parse(time.RFC3339Nano, bind); err == nil {
+				want = Binding{RunStarted: ts}
+			}
+		}
+		got := parseBinding(appendMessage(r, want))
+		if got.Manifest != want.Manifest || !got.RunStarted.Equal(want.RunStarted) {
+			t.Fatalf("tool %q, binding %+v: message %q reads as %+v", tool, want, appendMessage(r, want), got)
+		}
+	})
+}
