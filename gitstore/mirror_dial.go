@@ -118,18 +118,28 @@ func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientCon
 	if err != nil {
 		return nil, err
 	}
-	// The handshake has no context of its own.
+	// The handshake, the channel and the command have no context of
+	// their own: the context's end closes the connection under them.
 	unbind := context.AfterFunc(t.ctx, func() { _ = conn.Close() })
-	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	s, err := t.startUploadPack(conn, addr, cfg, ep.Path)
 	if !unbind() {
-		if c != nil {
-			_ = c.Close()
+		if s != nil {
+			s.stop()
 		}
-		_ = conn.Close()
 		return nil, t.ctx.Err()
 	}
 	if err != nil {
 		_ = conn.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// startUploadPack makes the ssh handshake on conn (the host key checked
+// under addr's host name) and starts git-upload-pack on path.
+func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.ClientConfig, path string) (*localSession, error) {
+	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	if err != nil {
 		return nil, err
 	}
 	client := ssh.NewClient(c, chans, reqs)
@@ -149,15 +159,12 @@ func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientCon
 		_ = client.Close()
 	}
 	sess.Stderr = &s.stderr
-	if s.stdin, err = sess.StdinPipe(); err != nil {
-		_ = client.Close()
-		return nil, err
+	if s.stdin, err = sess.StdinPipe(); err == nil {
+		if s.stdout, err = sess.StdoutPipe(); err == nil {
+			err = sess.Start(transport.UploadPackServiceName + " " + shellQuote(path))
+		}
 	}
-	if s.stdout, err = sess.StdoutPipe(); err != nil {
-		_ = client.Close()
-		return nil, err
-	}
-	if err := sess.Start(transport.UploadPackServiceName + " " + shellQuote(ep.Path)); err != nil {
+	if err != nil {
 		_ = client.Close()
 		return nil, err
 	}

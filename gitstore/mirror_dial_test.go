@@ -203,3 +203,51 @@ func serveUploadPackSSH(c net.Conn, conf *ssh.ServerConfig, commands chan<- stri
 		}()
 	}
 }
+
+// An ssh server that completes the handshake and then never answers (the
+// session channel, the command) holds the session no longer than the
+// fetch's context.
+func TestSSHSessionStalledServerEndsWithContext(t *testing.T) {
+	t.Parallel()
+	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostKey, err := ssh.NewSignerFromKey(hostPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvConf := &ssh.ServerConfig{NoClientAuth: true}
+	srvConf.AddHostKey(hostKey)
+	release := make(chan struct{})
+	defer close(release)
+	target := listenOnce(t, func(c net.Conn) {
+		if _, _, _, err := ssh.NewServerConn(c, srvConf); err == nil {
+			<-release // neither accepts nor refuses the session channel
+		}
+	})
+	ep, err := transport.NewEndpoint("ssh://git@git.example.test/r.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	var asked []string
+	tr := dialTransport{ctx: ctx, dial: dialTo(target, &asked)}
+	done := make(chan error, 1)
+	go func() {
+		s, err := tr.sshSessionWith(ep, &ssh.ClientConfig{User: "git", HostKeyCallback: ssh.FixedHostKey(hostKey.PublicKey())})
+		if s != nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("stalled server: %v, want the context's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("session still opening 10s after its context ended")
+	}
+}
