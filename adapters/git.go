@@ -24,7 +24,7 @@ func init() { Register("git", openGit) }
 const (
 	gitLocal  = "local"  // a path or file:// URL, confined to the roots
 	gitHTTP   = "http"   // http(s), through the guarded client
-	gitRemote = "remote" // git:// and ssh, whose hosts are checked before fetching
+	gitRemote = "remote" // git:// and ssh, whose hosts are checked before fetching and when dialled
 )
 
 var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):`) })
@@ -192,6 +192,10 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 			}
 			return Result{}, withURI(uri, err)
 		}
+		// The check above is of the name's addresses now; the connection
+		// is checked again on the address it is made to, so a DNS answer
+		// that changes in between is caught.
+		opts.Dial = s.n.g.dialContext
 	}
 	m, err := gitstore.OpenMirror(s.cacheDir, mirrorURL, opts)
 	if err != nil {

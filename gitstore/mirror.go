@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,9 +32,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -64,6 +63,10 @@ type MirrorOptions struct {
 	// in memory once while the pack is indexed, so this bounds a fetch's
 	// memory whatever the remote sends.
 	MaxObjectBytes int64
+	// Dial connects git:// and ssh fetches (the caller can check the
+	// address it connects to); nil means a plain net.Dialer. The address
+	// is host:port as the URL (or, for ssh, ~/.ssh/config) names it.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Mirror is a bare copy of one remote repository in a cache directory.
@@ -133,7 +136,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(m.url))
 	}
-	tr, err := m.transport(ep)
+	tr, err := m.transport(ctx, ep)
 	if err != nil {
 		return fmt.Errorf("git mirror: %w", err)
 	}
@@ -232,18 +235,17 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 // OpenPGP code) stays out of every binary that links gitstore. http and
 // https go through opts.HTTPClient when the caller gives one (its redirect
 // and address checks); file (paths included) through stock git's
-// upload-pack, as go-git's file transport did.
-func (m *Mirror) transport(ep *transport.Endpoint) (transport.Transport, error) {
+// upload-pack, as go-git's file transport did; git and ssh over
+// connections made by opts.Dial (mirror_dial.go).
+func (m *Mirror) transport(ctx context.Context, ep *transport.Endpoint) (transport.Transport, error) {
 	switch ep.Protocol {
 	case "http", "https":
 		if m.opts.HTTPClient != nil {
 			return githttp.NewClient(m.opts.HTTPClient), nil
 		}
 		return githttp.DefaultClient, nil
-	case "ssh":
-		return gitssh.DefaultClient, nil
-	case "git":
-		return gitproto.DefaultClient, nil
+	case "ssh", "git":
+		return m.dialTransport(ctx), nil
 	case "file":
 		return localTransport{}, nil
 	}
