@@ -409,10 +409,11 @@ func (d *viewJSON) file() bool {
 	return ok
 }
 
-// probed reads an entry's probe, keeping only that it has one.
+// probed reads an entry's probe, keeping only that it has one; a session
+// this readproof does not know gives up, Validate refusing it.
 func (d *viewJSON) probed(e *ViewEntry) bool {
 	var p Probe
-	e.Probed = d.probe(&p)
+	e.Probed = d.probe(&p) && (p.Session == "" || p.Session == ProbeSessionContent)
 	return e.Probed
 }
 
