@@ -49,24 +49,49 @@ type DiffOutput struct {
 }
 
 func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, reply, error) {
-	a, err := c.st.Manifest(in.A)
+	// The changes are paired on the runs' Views; only the entries of
+	// the page's changes are read whole. The first changes are b's
+	// entries in order, so b's of the page are known before the pairing
+	// (keep); a's once it is done: those at the same positions are read
+	// whole with a's View (the usual pairing of two runs of the same
+	// documents), and a is read again only for others.
+	keep := s.pageKeep(in.PageInput)
+	a, err := c.st.ManifestSome(in.A, keep)
 	if err != nil {
 		return nil, reply{}, err
 	}
-	b, err := c.st.Manifest(in.B)
+	b, err := c.st.ManifestSome(in.B, keep)
 	if err != nil {
 		return nil, reply{}, err
 	}
-	cmp := manifest.Compare(a, b)
-	from, to, pg, err := s.page("diff "+in.A+" "+in.B, len(cmp.Changes), in.PageInput)
+	cmp := manifest.CompareViews(&a.View, &b.View)
+	from, to, pg, err := s.page("diff "+in.A+" "+in.B, len(cmp.Pairs), in.PageInput)
 	if err != nil {
 		return nil, reply{}, err
+	}
+	page := cmp.Pairs[from:to]
+	entryA, entryB := keptAt(a.Kept), keptAt(b.Kept)
+	inA := map[int]bool{}
+	again := false
+	for _, p := range page {
+		if p.A >= 0 {
+			inA[p.A] = true
+			again = again || entryA[p.A] == nil
+		}
+	}
+	if again {
+		// By its id: the entries are those of the manifest paired.
+		if a, err = c.st.ManifestSome(a.ID, func(i int) bool { return inA[i] }); err != nil {
+			return nil, reply{}, err
+		}
+		entryA = keptAt(a.Kept)
 	}
 	out := &DiffOutput{A: a.ID, B: b.ID, RunA: a.RunID, RunB: b.RunID, Changes: make([]DiffChange, 0, to-from), Page: pg,
 		Counts: DiffCounts{Changed: cmp.Changed, Added: cmp.Added, Removed: cmp.Removed, Unchanged: cmp.Unchanged}}
 	budget := InlineLimit
 	var lines []string
-	for _, ch := range cmp.Changes[from:to] {
+	for _, p := range page {
+		ch := manifest.Change{Kind: p.Kind, URI: p.URI, A: entryA[p.A], B: entryB[p.B]}
 		dc := DiffChange{Kind: ch.Kind, URI: ch.URI, A: redactEntry(ch.A), B: redactEntry(ch.B)}
 		if ch.Kind == manifest.Changed {
 			dc.Why = ch.Why()
@@ -103,6 +128,16 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 		text += "\n" + n[1:]
 	}
 	return out, reply{text: text}, nil
+}
+
+// keptAt maps the positions of entries read whole (manifest.Some's Kept)
+// to them.
+func keptAt(kept []manifest.Entry) map[int]*manifest.Entry {
+	m := make(map[int]*manifest.Entry, len(kept))
+	for i := range kept {
+		m[kept[i].Position] = &kept[i]
+	}
+	return m
 }
 
 func redactEntry(e *manifest.Entry) *manifest.Entry {
