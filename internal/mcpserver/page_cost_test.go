@@ -48,3 +48,34 @@ func TestEntryPageCostsItsEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayIsOnePass: a replay re-hashes the run in one pass, whatever
+// the read-ahead bound (WithReplayChunk): what it allocates does not grow
+// with the number of chunks. Before, it replayed the run in chunks of
+// at most that many recorded bytes, each a store.ReplayManifest that read
+// the commit and listed the run's whole tree again: a run of n entries
+// each over the bound listed n trees of n files. Not parallel: it reads
+// the process's allocation count.
+func TestReplayIsOnePass(t *testing.T) {
+	const n = 400
+	p, _ := budgetProject(t, 10)
+	p.mountTimes(t, "big", n)
+	allocated := func(opts mcpserver.Options) float64 {
+		s := p.serveWith(t, opts)
+		args := map[string]any{"target": "big", "entry_limit": 1}
+		s.ok(t, "readproof_replay", args)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		out := s.ok(t, "readproof_replay", args)
+		runtime.ReadMemStats(&after)
+		if out["all_match"] != true || num(t, out, "matched") != n {
+			t.Fatalf("replay: all_match %v, matched %v", out["all_match"], out["matched"])
+		}
+		return float64(after.TotalAlloc - before.TotalAlloc)
+	}
+	one, each := allocated(mcpserver.Options{}), allocated(mcpserver.WithReplayChunk(mcpserver.Options{}, 1))
+	t.Logf("replay of %d entries: %.0f bytes allocated at the default bound, %.0f with a bound under every entry", n, one, each)
+	if each > 2*one {
+		t.Errorf("a replay of %d entries with a bound under every entry allocated %.1f times what it does at the default bound: it replays chunk by chunk", n, each/one)
+	}
+}

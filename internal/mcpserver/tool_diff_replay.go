@@ -182,7 +182,7 @@ type ReplayOutput struct {
 	Receipt
 }
 
-func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutput, reply, error) {
+func (s *Server) replay(ctx context.Context, c *call, in ReplayInput) (*ReplayOutput, reply, error) {
 	if !in.IncludeContent && (in.Position != nil || in.Offset != 0 || in.MaxBytes != 0) {
 		return nil, reply{}, hint.With(errors.New("replay: position, offset and max_bytes select content: they need include_content"), "set include_content to true")
 	}
@@ -225,11 +225,15 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 		}
 	}
 	out := &ReplayOutput{ManifestID: m.ID, RunID: m.RunID, Entries: make([]ReplayEntry, 0, to-from), Page: pg}
-	// Every entry is replayed (all_match is the whole run's), and only
-	// the page's are answered.
+	// Every entry is replayed (all_match is the whole run's), in one
+	// pass, and only the page's are answered.
 	var failed []string
 	nfailed := 0
-	res, rerr := s.replayChunked(c.st, m, func(i int, e *store.ReplayEntry) {
+	ahead := s.opts.replayChunk
+	if ahead <= 0 {
+		ahead = replayChunkBytes
+	}
+	res, rerr := c.st.ReplayEach(ctx, m, ahead, func(i int, e *store.ReplayEntry) {
 		me := m.Entries[i]
 		out.TotalBytes += me.Bytes
 		if !e.Match {
@@ -297,54 +301,18 @@ func replayFailure(e *store.ReplayEntry) string {
 }
 
 // replayChunkBytes is how many of a run's recorded bytes a replay reads
-// and holds at once (Options.replayChunk when set): one entry over it is
-// replayed alone.
+// ahead of the entry it answers (Options.replayChunk when set): the blobs
+// of the largest entries read ahead at once are at most this many bytes.
+// The result keeps an entry's bytes only while it is answered (and those
+// of probed entries: proofread.ReplayLines derives the delivered hash
+// again from them): a replay holds about this many bytes of a run, not all
+// of them. Before session 22, every entry's bytes were held until the
+// answer was built: a write token's run of a 1 MiB document mounted 200
+// times (one blob in the store) made any read token's replay of it, with
+// no content asked for, hold 200 MiB. Until session 23 the run was
+// replayed in chunks of this many bytes, the run's tree listed again for
+// each; now in one pass (store.ReplayEach).
 const replayChunkBytes = 16 << 20
-
-// replayChunked replays m as store.ReplayManifest does, in chunks of
-// consecutive entries of at most replayChunkBytes recorded bytes, and
-// calls each with every replayed entry (its index in m) once its chunk is
-// done. It then drops the entry's bytes unless the entry is probed
-// (proofread.ReplayLines derives the delivered hash again from them): a
-// replay holds about one chunk of a manifest's bytes, not all of them. Before, every entry's
-// bytes were held until the answer was built: a write token's run of a
-// 1 MiB document mounted 200 times (one blob in the store) made any read
-// token's replay of it, with no content asked for, hold 200 MiB.
-func (s *Server) replayChunked(st *store.Store, m *manifest.Manifest, each func(i int, e *store.ReplayEntry)) (*store.ReplayResult, error) {
-	limit := s.opts.replayChunk
-	if limit <= 0 {
-		limit = replayChunkBytes
-	}
-	res := &store.ReplayResult{Manifest: m, AllMatch: true, Entries: make([]store.ReplayEntry, 0, len(m.Entries))}
-	var err error
-	for i := 0; i < len(m.Entries); {
-		j, n := i+1, m.Entries[i].Bytes
-		for j < len(m.Entries) && n+m.Entries[j].Bytes <= limit {
-			n += m.Entries[j].Bytes
-			j++
-		}
-		part := *m
-		part.Entries = m.Entries[i:j]
-		r, rerr := st.ReplayManifest(&part)
-		if r == nil {
-			return nil, rerr
-		}
-		if rerr != nil {
-			err = rerr
-		}
-		for k := range r.Entries {
-			each(i+k, &r.Entries[k])
-			if m.Entries[i+k].Probe == nil {
-				r.Entries[k].Content = nil
-			}
-		}
-		res.Entries = append(res.Entries, r.Entries...)
-		res.Matched += r.Matched
-		res.AllMatch = res.AllMatch && r.AllMatch
-		i = j
-	}
-	return res, err
-}
 
 // windowBytes is how many content bytes replay would return for in, from
 // the manifest's recorded sizes (at most, since only entries that replay
