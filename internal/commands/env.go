@@ -17,6 +17,7 @@ import (
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/internal/text"
@@ -393,10 +394,10 @@ func (e *env) lockWait(w gitstore.LockWaitInfo) {
 	if w.Stale {
 		then = "it is taken over as left by a crashed process"
 	}
-	// \r\033[K first: a progress line drawn meanwhile (run --id's last
+	// Erase first: a progress line drawn meanwhile (run --id's last
 	// count) is erased, as the line itself erases its previous text.
-	e.say("\r\033[Kreadproof: waiting for %s, held by another git or readproof for %s: up to %s more, then %s",
-		text.Escape(w.Path), w.Held.Round(100*time.Millisecond), w.Left.Round(100*time.Millisecond), then)
+	e.say("%sreadproof: waiting for %s, held by another git or readproof for %s: up to %s more, then %s",
+		progress.Erase, text.Escape(w.Path), w.Held.Round(100*time.Millisecond), w.Left.Round(100*time.Millisecond), then)
 }
 
 func (e *env) say(format string, args ...any) {

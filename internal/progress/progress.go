@@ -72,7 +72,7 @@ func (l *Line) Update(done, total int) {
 	}
 	l.last = now
 	l.drawn = true
-	fmt.Fprint(l.w, "\r\033[K"+l.text(done, total, now))
+	fmt.Fprint(l.w, Erase+l.text(done, total, now))
 }
 
 func (l *Line) text(done, total int, now time.Time) string {
@@ -96,7 +96,12 @@ func (l *Line) Stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.drawn {
-		fmt.Fprint(l.w, "\r\033[K")
+		fmt.Fprint(l.w, Erase)
 		l.drawn = false
 	}
 }
+
+// Erase moves to the start of the terminal's line and clears it: a Line's
+// text is drawn after it, and a message printed while a Line may be drawn
+// (a lock wait's) starts with it, so it does not run on from the count.
+const Erase = "\r\033[K"
