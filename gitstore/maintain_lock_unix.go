@@ -35,6 +35,12 @@ func lockMaintenance(gitDir string) (unlock func(), ok bool) {
 	}, true
 }
 
+// maintenanceLockPath is what lockMaintenance locks.
+func maintenanceLockPath(gitDir string) string { return filepath.Join(gitDir, "objects", "pack") }
+
+// maintenanceFind says how to find the maintenance lock's holder.
+const maintenanceFind = "`lslocks` (Linux) or `lsof` names the process that holds it"
+
 // processAlive reports whether a process with this id exists (kill -0).
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
