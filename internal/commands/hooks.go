@@ -488,3 +488,94 @@ func uninstallHook(dir, name string) (hookResult, error) {
 	}
 	return r, nil
 }
+
+// silencedHooks is the warning `readproof status` gives when readproof's
+// hooks, installed in the repository's own hooks directory (.git/hooks),
+// no longer run because a core.hooksPath set since (by husky, for one)
+// points git at another directory that holds none of them; nil otherwise.
+// With no readproof hook in .git/hooks it costs a few file looks and no
+// process.
+func silencedHooks(repo string) error {
+	common := gitCommonDir(repo)
+	if common == "" {
+		return nil
+	}
+	ours := filepath.Join(common, "hooks")
+	installed := false
+	for _, name := range hookNames() {
+		if ok, _ := isOurHook(filepath.Join(ours, name)); ok {
+			installed = true
+			break
+		}
+	}
+	if !installed {
+		return nil
+	}
+	dir, err := gitOutput(repo, "rev-parse", "--git-path", "hooks")
+	if err != nil {
+		return nil // not a question status must answer
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(repo, dir)
+	}
+	if sameDir(dir, ours) {
+		return nil
+	}
+	for _, name := range hookNames() {
+		if ok, _ := isOurHook(filepath.Join(dir, name)); ok {
+			return nil // installed where git runs them too
+		}
+	}
+	return hint.With(fmt.Errorf("readproof's hooks in %s no longer run: git runs the hooks in %s (core.hooksPath)", ours, filepath.Clean(dir)),
+		"run readproof hooks install again: it installs them there, or, under husky or the pre-commit framework, says what to add to their scripts")
+}
+
+// gitCommonDir finds, without running git, the common git directory of the
+// work tree around dir: .git, or for a linked worktree the directory its
+// .git file names, and that one's commondir. "" when there is none.
+func gitCommonDir(dir string) string {
+	for {
+		dotGit := filepath.Join(dir, ".git")
+		fi, err := os.Stat(dotGit)
+		switch {
+		case err == nil && fi.IsDir():
+			return dotGit
+		case err == nil:
+			data, err := os.ReadFile(dotGit)
+			gd, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+			if err != nil || !ok {
+				return ""
+			}
+			if !filepath.IsAbs(gd) {
+				gd = filepath.Join(dir, gd)
+			}
+			c, err := os.ReadFile(filepath.Join(gd, "commondir"))
+			if err != nil {
+				return gd
+			}
+			common := strings.TrimSpace(string(c))
+			if !filepath.IsAbs(common) {
+				common = filepath.Join(gd, common)
+			}
+			return common
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
