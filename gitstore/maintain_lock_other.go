@@ -39,6 +39,9 @@ func lockMaintenance(gitDir string) (unlock func(), ok bool) {
 // maintenanceLockPath is what lockMaintenance locks.
 func maintenanceLockPath(gitDir string) string { return filepath.Join(gitDir, maintenanceLock) }
 
+// flockFind says how to find the holder of a git mirror's lock file.
+const flockFind = "a readproof process holds it; a lock file older than ten minutes is taken over"
+
 // maintenanceFind says how to find the maintenance lock's holder.
 const maintenanceFind = "a readproof process is running it; if none is, remove the file"
 

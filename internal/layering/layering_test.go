@@ -82,7 +82,7 @@ func isGoGit(p string) bool { return strings.HasPrefix(p, "github.com/go-git/") 
 // third-party modules are checked by the rules in TestLayering).
 var exactImports = map[string][]string{
 	"gitstore/gitobj":     {},
-	"adapters/sourcespec": {"internal/text"},
+	"adapters/sourcespec": {"internal/progress", "internal/text"},
 	"internal/text":       {},
 	"internal/strictjson": {"internal/text"},
 	"internal/markdown":   {},
