@@ -396,9 +396,10 @@ func TestLockWaitShownOnATerminal(t *testing.T) {
 }
 
 // TestEveryLockWaitShownOnATerminal (session 23): exec's check that its
-// receipt can be stored (its preflight, also mcp's) and resource add's
-// policy-file lock waited for a held lock without a word, the policy lock
-// for a fixed 5s that READPROOF_LOCK_TIMEOUT did not change. Each now says,
+// receipt can be stored (its preflight, also mcp's), resource add's
+// policy-file lock and mcp token add's token-file lock waited for a held
+// lock without a word, the last two for a fixed 5s and 10s that
+// READPROOF_LOCK_TIMEOUT did not change. Each now says,
 // after the one notice every lock wait has, which lock it waits for and
 // what comes at the end, on a terminal only; piped, the error that ends
 // the wait names the lock and says how to free it.
@@ -427,6 +428,15 @@ func TestEveryLockWaitShownOnATerminal(t *testing.T) {
 		}
 		lock := filepath.Join(dir, "readproof.toml.lock")
 		cases = append(cases, waitCase{"resource add", dir, lock, nil, []string{"resource", "add", "readproof://bench/docs/new", "--source-type", "filesystem", "--path", "docs/new.md"}})
+	}
+	{
+		dir, _ := project(t, 1, 16)
+		config := t.TempDir()
+		lock := filepath.Join(config, "readproof", "mcp-tokens.json.lock")
+		if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, waitCase{"mcp token add", dir, lock, []string{"XDG_CONFIG_HOME=" + config}, []string{"mcp", "token", "add", "ci-bot"}})
 	}
 	for _, c := range cases {
 		if err := os.WriteFile(c.lock, nil, 0o600); err != nil {
