@@ -448,18 +448,19 @@ func TestEveryLockWaitShownOnATerminal(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// on a terminal and piped at once, each waiting for the lock
 			start := time.Now()
 			env := append(append([]string(nil), env...), c.env...)
 			term, tout := startOnPtyEnv(t, c.dir, env, io.Discard, "", c.args...)
-			err := term.Wait()
-			<-tout.done
-			took := time.Since(start)
 			cmd := exec.Command("readproof", c.args...)
 			cmd.Dir = c.dir
 			cmd.Env = append(append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG="), env...)
 			var errb bytes.Buffer
 			cmd.Stderr = &errb
 			perr := cmd.Run()
+			err := term.Wait()
+			<-tout.done
+			took := time.Since(start)
 			if exitCode(err) == 0 || exitCode(perr) == 0 {
 				t.Errorf("%s with %s held: %v, piped %v: want a failure", c.name, c.lock, err, perr)
 			}
