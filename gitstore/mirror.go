@@ -123,7 +123,7 @@ func (m *Mirror) waiting() func() {
 			wait, started = progress.NewWaiter(m.opts.LockWait, m.opts.LockWaitNotice), true
 		}
 		wait.Check(time.Now(), func() (LockWaitInfo, bool) {
-			return LockWaitInfo{Path: m.lock, Lock: "the git mirror of " + redactUserinfo(m.url), Holder: "another readproof fetching or reading it", Find: flockFind}, true
+			return LockWaitInfo{Path: m.lock, Lock: "the git mirror of " + redactUserinfo(m.url), Holder: "another readproof fetching or reading it", Find: flockFind, Left: -1}, true
 		})
 	}
 }

@@ -108,8 +108,9 @@ const Erase = "\r\033[K"
 
 // WaitNotice is how long every wait for a lock that another process holds
 // lasts before the terminal hears of it (Waiter): a ref's or packed-refs'
-// lock, the store's maintenance lock, the policy file's lock, a receipt's
-// preflight. A lock that comes free sooner is never mentioned.
+// lock (a receipt's preflight included), the store's maintenance lock, a
+// git mirror's, the policy file's and the MCP token file's. A lock that
+// comes free sooner is never mentioned.
 const WaitNotice = time.Second
 
 // Wait is a wait for a lock that another process holds, as the terminal
@@ -130,7 +131,7 @@ type Wait struct {
 	Held time.Duration
 	// Left is how much longer the wait lasts at most; then, when Stale,
 	// the lock is taken over as left by a crashed process, else the
-	// command fails. 0: the wait lasts until the holder is done.
+	// command fails. Negative: the wait lasts until the holder is done.
 	Left  time.Duration
 	Stale bool
 }
@@ -151,7 +152,7 @@ func (w Wait) String() string {
 		s += " for " + w.Held.Round(100*time.Millisecond).String()
 	}
 	switch {
-	case w.Left <= 0:
+	case w.Left < 0:
 		s += ": until it is done"
 	case w.Stale:
 		s += ": up to " + w.Left.Round(100*time.Millisecond).String() + " more, then it is taken over as left by a crashed process"
