@@ -501,14 +501,13 @@ func silencedHooks(repo string) error {
 		return nil
 	}
 	ours := filepath.Join(common, "hooks")
-	installed := false
+	var installed []string // shell words, for the hint
 	for _, name := range hookNames() {
 		if ok, _ := isOurHook(filepath.Join(ours, name)); ok {
-			installed = true
-			break
+			installed = append(installed, text.ShellArg(filepath.Join(ours, name)))
 		}
 	}
-	if !installed {
+	if len(installed) == 0 {
 		return nil
 	}
 	dir, err := gitOutput(repo, "rev-parse", "--git-path", "hooks")
@@ -527,7 +526,7 @@ func silencedHooks(repo string) error {
 		}
 	}
 	return hint.With(fmt.Errorf("readproof's hooks in %s no longer run: git runs the hooks in %s (core.hooksPath)", ours, filepath.Clean(dir)),
-		"run readproof hooks install again: it installs them there, or, under husky or the pre-commit framework, says what to add to their scripts")
+		"run readproof hooks install again: it installs them there, or, under husky or the pre-commit framework, says what to add to their scripts; once readproof's checks run from there, remove the old hooks: rm "+strings.Join(installed, " "))
 }
 
 // gitCommonDir finds, without running git, the common git directory of the
