@@ -1,6 +1,6 @@
 package commands
 
-// `readproof hooks install|uninstall`: git hooks in the project repository
+// `readproof hooks install|uninstall|status`: git hooks in the project repository
 // (pre-commit, pre-merge-commit, pre-push) that run `readproof verify` and
 // `readproof status --exit-code`.
 
@@ -73,6 +73,18 @@ func hooksCommand() *cli.Command {
 				},
 			},
 			{
+				Name:  "status",
+				Usage: "say which of readproof's hooks git runs, and warn when a core.hooksPath set since install (husky's) keeps it from running them",
+				Flags: []cli.Flag{repoFlag},
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 0, 0, "[--repo DIR]"); err != nil {
+						return err
+					}
+					opts := hooksOptions{Repo: c.String("repo"), Status: true}
+					return withEnv(c, func(e *env) error { return runHooks(c.Context, e, opts) })
+				},
+			},
+			{
 				Name:  "uninstall",
 				Usage: "remove readproof's hooks and put back the hooks they chained",
 				Flags: []cli.Flag{repoFlag},
@@ -99,10 +111,19 @@ type hookResult struct {
 // hooksOptions are the flags of `readproof hooks install|uninstall`.
 type hooksOptions struct {
 	Repo    string // the project's git work tree ("" for the directory of readproof.toml)
-	Install bool   // install (else uninstall)
+	Install bool   // install (else uninstall, or with Status neither)
+	Status  bool   // say what is installed where git runs hooks
 }
 
-// runHooks is `readproof hooks install` and `hooks uninstall`.
+// hookState is one hook as `hooks status --json` reports it.
+type hookState struct {
+	Hook    string `json:"hook"`
+	Path    string `json:"path"`
+	State   string `json:"state"` // "readproof", "other" or "absent"
+	Chained string `json:"chained,omitempty"`
+}
+
+// runHooks is `readproof hooks install`, `hooks uninstall` and `hooks status`.
 func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	install := opts.Install
 	repo := opts.Repo
@@ -129,6 +150,9 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	}
 	if !filepath.IsAbs(common) {
 		common = filepath.Join(repo, common)
+	}
+	if opts.Status {
+		return hooksStatus(e, repo, dir)
 	}
 	if install && filepath.Clean(dir) != filepath.Join(common, "hooks") {
 		if err := checkHooksPathScope(repo, dir); err != nil {
@@ -489,7 +513,54 @@ func uninstallHook(dir, name string) (hookResult, error) {
 	return r, nil
 }
 
-// silencedHooks is the warning `readproof status` gives when readproof's
+// hooksStatus is `readproof hooks status`: each hook in the directory git
+// runs hooks from, whether it is readproof's, and silencedHooks' warning.
+func hooksStatus(e *env, repo, dir string) error {
+	var states []hookState
+	for _, name := range hookNames() {
+		h := hookState{Hook: name, Path: filepath.Join(dir, name), State: "readproof"}
+		ours, err := isOurHook(h.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			h.State = "absent"
+		case err != nil:
+			return fmt.Errorf("hooks: read %s: %w", h.Path, err)
+		case !ours:
+			h.State = "other"
+		default:
+			if _, err := os.Lstat(h.Path + chainedSuffix); err == nil {
+				h.Chained = h.Path + chainedSuffix
+			}
+		}
+		states = append(states, h)
+	}
+	if e.json {
+		if err := printJSON(e.out, states); err != nil {
+			return err
+		}
+	} else {
+		for _, h := range states {
+			switch h.State {
+			case "readproof":
+				line := fmt.Sprintf("%s: readproof's hook %s", h.Hook, text.Printable(h.Path))
+				if h.Chained != "" {
+					line += " (runs the hook kept as " + text.Printable(filepath.Base(h.Chained)) + " first)"
+				}
+				fmt.Fprintln(e.out, line)
+			case "other":
+				fmt.Fprintf(e.out, "%s: %s is not readproof's\n", h.Hook, text.Printable(h.Path))
+			default:
+				fmt.Fprintf(e.out, "%s: no hook at %s\n", h.Hook, text.Printable(h.Path))
+			}
+		}
+	}
+	if err := silencedHooks(repo); err != nil {
+		e.warn(err)
+	}
+	return nil
+}
+
+// silencedHooks is the warning `readproof status` and `hooks status` give when readproof's
 // hooks, installed in the repository's own hooks directory (.git/hooks),
 // no longer run because a core.hooksPath set since (by husky, for one)
 // points git at another directory that holds none of them; nil otherwise.
