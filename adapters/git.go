@@ -41,6 +41,7 @@ type gitSource struct {
 	ref      string
 	path     string
 	cacheDir string
+	lockWait func(gitstore.LockWaitInfo) // Env.LockWait: a wait for the mirror's lock
 	roots    []string
 	n        *netClient
 	max      int64
@@ -117,6 +118,7 @@ func openGit(spec Spec, env Env) (Source, error) {
 		}
 	}
 	s.cacheDir = env.CacheDir
+	s.lockWait = env.LockWait
 	if s.cacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -144,7 +146,7 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 	// The mirror holds the whole repository, so its objects are bounded
 	// by a floor above this resource's max_bytes: other files may be
 	// larger than the one this resource reads.
-	opts := gitstore.MirrorOptions{MaxObjectBytes: max(s.max, gitstore.DefaultMirrorMaxObject)}
+	opts := gitstore.MirrorOptions{MaxObjectBytes: max(s.max, gitstore.DefaultMirrorMaxObject), LockWait: s.lockWait}
 	switch s.kind {
 	case gitLocal:
 		// The mirror is keyed by the declared path; the roots check is on

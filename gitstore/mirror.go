@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
@@ -34,6 +35,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/readproof/readproof/internal/progress"
 )
 
 // Errors of the mirror cache.
@@ -67,6 +70,12 @@ type MirrorOptions struct {
 	// address it connects to); nil means a plain net.Dialer. The address
 	// is host:port as the URL (or, for ssh, ~/.ssh/config) names it.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// LockWait, when set, hears once of a wait for the mirror's lock,
+	// which another process holds while it fetches (or reads), once the
+	// wait has lasted LockWaitNotice (zero: DefaultLockWaitNotice). Nil:
+	// the wait is silent.
+	LockWait       func(LockWaitInfo)
+	LockWaitNotice time.Duration
 }
 
 // Mirror is a bare copy of one remote repository in a cache directory.
@@ -107,6 +116,21 @@ func OpenMirror(cacheDir, url string, opts MirrorOptions) (*Mirror, error) {
 	}, nil
 }
 
+// waiting is what lockMirror calls after each attempt that found the lock
+// held: MirrorOptions.LockWait hears of a wait that lasts the notice.
+func (m *Mirror) waiting() func() {
+	var wait progress.Waiter
+	started := false
+	return func() {
+		if !started {
+			wait, started = progress.NewWaiter(m.opts.LockWait, m.opts.LockWaitNotice), true
+		}
+		wait.Check(time.Now(), func() (LockWaitInfo, bool) {
+			return LockWaitInfo{Path: m.lock, Lock: "the git mirror of " + redactUserinfo(m.url), Holder: "another readproof fetching or reading it", Find: flockFind, Left: -1}, true
+		})
+	}
+}
+
 // Dir is the mirror's repository directory.
 func (m *Mirror) Dir() string { return m.dir }
 
@@ -119,7 +143,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	unlock, err := lockMirror(ctx, m.lock, false)
+	unlock, err := lockMirror(ctx, m.lock, false, m.waiting())
 	if err != nil {
 		return err
 	}
@@ -465,7 +489,7 @@ func (m *Mirror) ResolveFile(ref, path string, maxBytes int64) (content []byte, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	unlock, err := lockMirror(context.Background(), m.lock, true)
+	unlock, err := lockMirror(context.Background(), m.lock, true, m.waiting())
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -529,7 +553,7 @@ func (m *Mirror) HasCommit(id string) bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	unlock, err := lockMirror(context.Background(), m.lock, true)
+	unlock, err := lockMirror(context.Background(), m.lock, true, m.waiting())
 	if err != nil {
 		return false
 	}
