@@ -99,7 +99,16 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 // known_hosts (SSH_KNOWN_HOSTS, ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts)
 // under the host name, and ~/.ssh/config's Hostname and Port for the host
 // when it has them. The address dialled is the one dial checks.
+//
+// The server is asked for a host key of the types known_hosts lists for the
+// host, as OpenSSH does: without that, a server holding keys of several
+// types offers the one Go prefers (ecdsa before ed25519), and a host listed
+// by another of its keys reads as a changed key (go-git issue 411).
 func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackSession, error) {
+	known, err := gitssh.NewKnownHostsDb()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read known hosts: %w", err)
+	}
 	auth, err := gitssh.DefaultAuthBuilder(ep.User)
 	if err != nil {
 		return nil, err
@@ -108,6 +117,8 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	if err != nil {
 		return nil, err
 	}
+	cfg.HostKeyCallback = known.HostKeyCallback()
+	cfg.HostKeyAlgorithms = known.HostKeyAlgorithms(sshAddr(ep))
 	return t.sshSessionWith(ep, cfg)
 }
 
