@@ -190,15 +190,35 @@ func sshAddr(ep *transport.Endpoint) string {
 	if port <= 0 {
 		port = sshPort
 	}
+	host, port = sshConfigHost(ep.Host, host, port)
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// sshConfigHost is host and port, or the ssh configuration's Hostname and
+// Port for the alias when it names a Hostname.
+func sshConfigHost(alias, host string, port int) (string, int) {
 	if conf := gitssh.DefaultSSHConfig; conf != nil {
-		if h := conf.Get(ep.Host, "Hostname"); h != "" {
+		if h := conf.Get(alias, "Hostname"); h != "" {
 			host = h
-			if p, err := strconv.Atoi(conf.Get(ep.Host, "Port")); err == nil && p > 0 {
+			if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 {
 				port = p
 			}
 		}
 	}
-	return net.JoinHostPort(host, strconv.Itoa(port))
+	return host, port
+}
+
+// SSHAddress is the host and port an ssh fetch of a URL naming host and
+// port ("" for the default) connects to: ~/.ssh/config's Hostname and Port
+// for the host when it names a Hostname (sshAddr). A caller that checks
+// the host before the fetch checks this one.
+func SSHAddress(host, port string) (string, string) {
+	p, err := strconv.Atoi(port)
+	if err != nil || p <= 0 {
+		p = sshPort
+	}
+	h, p := sshConfigHost(host, host, p)
+	return h, strconv.Itoa(p)
 }
 
 // shellQuote quotes s for the remote shell as git's sq_quote_buf does: in
