@@ -832,8 +832,10 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	}
 	s.checkCommitSignature(p, m, opts.Signers, add)
 	if len(p.Receipts) == 0 {
-		// No summary: still name the run's receipts that cannot be read.
-		if _, bad, err := s.RunReceiptsChecked(p.RunID); err == nil {
+		// No summary: still name the manifest's receipts that cannot be
+		// read, as export and checkReceipts do (not another manifest's of
+		// the run id).
+		if _, bad, err := s.receiptsOf(p.RunID, m); err == nil {
 			for _, u := range bad {
 				add(CheckReceipts, false, "%s", text.Printable(u.String()))
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/receipts"
@@ -46,5 +47,34 @@ func TestBindingDoesNotMoveReceiptToAnotherRunID(t *testing.T) {
 	}
 	if got, check := receiptSummary(t, f.s, key, "run-b"); !slices.Equal(got.IDs, []string{own.ID}) || !check.OK {
 		t.Fatalf("run-b's bundle: summary %v, receipts check %+v", got.IDs, check)
+	}
+}
+
+// TestUnreadableReceiptOfOtherManifestNoSummary: a manifest with no
+// receipts of its own exports no receipt summary; verifying that bundle
+// does not fail on an unreadable receipt issued for another manifest of
+// its run id (a pull's run conflict), as export did not, and as the check
+// of a bundle that carries a summary does not.
+func TestUnreadableReceiptOfOtherManifestNoSummary(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "Products can be refunded within 30 days.\n"})
+	if _, _, err := f.s.RunOnce(context.Background(), "r1", []string{"readproof://demo/policies/refunds"}); err != nil {
+		t.Fatal(err)
+	}
+	key := testReceiptKey(t)
+	elsewhere := receipts.NewLedger(f.s.Git())
+	elsewhere.Bind = func(string) receipts.Binding { return receipts.Binding{Manifest: strings.Repeat("ab", 20)} }
+	theirs := issueFor(t, elsewhere, key, "r1", "theirs")
+	breakReceipt(t, f, "s1", theirs.ID)
+	data, _, err := f.s.ExportEvidence("r1", EvidenceOptions{ExporterVersion: "test"})
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	rep, err := f.s.VerifyEvidence(data, EvidenceVerifyOptions{ReceiptsKey: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := checkNamed(rep, CheckReceipts); c != nil {
+		t.Fatalf("another manifest's unreadable receipt fails this one's bundle, which export wrote without a summary: %+v\n%s", *c, rep.Listing())
 	}
 }
