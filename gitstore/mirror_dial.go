@@ -111,7 +111,8 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	}
 	auth, err := gitssh.DefaultAuthBuilder(ep.User)
 	if err != nil {
-		return nil, err
+		// no agent: the keys are the agent's, so there are none
+		return nil, fmt.Errorf("%w (%v)", transport.ErrAuthenticationRequired, err)
 	}
 	cfg, err := auth.ClientConfig()
 	if err != nil {
@@ -151,6 +152,11 @@ func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientCon
 func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.ClientConfig, path string) (*localSession, error) {
 	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
 	if err != nil {
+		if strings.Contains(err.Error(), "ssh: unable to authenticate") {
+			// x/crypto/ssh has no error type for it: the server took
+			// none of the keys offered
+			return nil, fmt.Errorf("%w (%v)", transport.ErrAuthorizationFailed, err)
+		}
 		return nil, err
 	}
 	client := ssh.NewClient(c, chans, reqs)

@@ -133,3 +133,41 @@ func TestSSHSessionHostKeyAlgorithmFromKnownHosts(t *testing.T) {
 		t.Errorf("no known_hosts file: %v (dialled %q), want a refusal before dialling", err, asked)
 	}
 }
+
+// An ssh fetch that has no key the server takes (no agent at all, or an
+// agent without the key) is the remote wanting credentials readproof does
+// not have (ErrAuth, which the git source explains as such), not an
+// unknown failure whose hint is to delete the mirror cache.
+func TestSSHFetchWithoutCredentialsIsErrAuth(t *testing.T) {
+	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostKey, err := ssh.NewSignerFromKey(hostPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvConf := &ssh.ServerConfig{PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) {
+		return nil, errors.New("test: no key is authorised")
+	}}
+	srvConf.AddHostKey(hostKey)
+	target := listenOnce(t, func(c net.Conn) { serveUploadPackSSH(c, srvConf, nil) })
+	_, port, _ := net.SplitHostPort(target)
+	known := filepath.Join(t.TempDir(), "known_hosts")
+	line := knownhosts.Line([]string{knownhosts.Normalize(net.JoinHostPort("git.example.test", port))}, hostKey.PublicKey())
+	if err := os.WriteFile(known, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSH_KNOWN_HOSTS", known)
+	for _, agentSock := range []string{"", testAgent(t)} {
+		t.Setenv("SSH_AUTH_SOCK", agentSock)
+		var asked []string
+		m, err := OpenMirror(t.TempDir(), "ssh://git@git.example.test:"+port+"/r.git", MirrorOptions{Dial: dialTo(target, &asked)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Fetch(context.Background()); !errors.Is(err, ErrAuth) {
+			t.Errorf("SSH_AUTH_SOCK=%q: %v, want ErrAuth", agentSock, err)
+		}
+	}
+}
