@@ -125,6 +125,10 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 
 // sshSessionWith is sshSession with the client configuration given.
 func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
+	if strings.HasPrefix(ep.Path, "-") {
+		// quoting keeps it one word, not a non-option: git refuses it too
+		return nil, fmt.Errorf("repository path %q starts with \"-\", which upload-pack would read as an option; check the url", ep.Path)
+	}
 	addr := sshAddr(ep)
 	conn, err := t.dial(t.ctx, "tcp", addr)
 	if err != nil {

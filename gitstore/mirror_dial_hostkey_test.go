@@ -171,3 +171,23 @@ func TestSSHFetchWithoutCredentialsIsErrAuth(t *testing.T) {
 		}
 	}
 }
+
+// A repository path that starts with "-" (scp-like "host:-path") would
+// reach the server's upload-pack as an option: refused before dialling,
+// as git refuses it ("strange pathname").
+func TestSSHSessionRefusesOptionPath(t *testing.T) {
+	t.Parallel()
+	ep, err := transport.NewEndpoint("git@git.example.test:--advertise-refs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	tr := dialTransport{ctx: context.Background(), dial: func(context.Context, string, string) (net.Conn, error) {
+		asked = append(asked, "dialled")
+		return nil, errors.New("test: not dialled")
+	}}
+	_, err = tr.sshSessionWith(ep, &ssh.ClientConfig{User: "git", HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	if err == nil || len(asked) != 0 || !strings.Contains(err.Error(), "--advertise-refs") {
+		t.Errorf("path %q: %v (dial %v), want a refusal naming the path before dialling", ep.Path, err, asked)
+	}
+}
