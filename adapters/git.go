@@ -38,6 +38,7 @@ type gitSource struct {
 	httpURL  *url.URL
 	host     string
 	port     string
+	ssh      bool // an ssh URL (or scp-like): ~/.ssh/config may lead host elsewhere
 	ref      string
 	path     string
 	cacheDir string
@@ -90,7 +91,7 @@ func openGit(spec Spec, env Env) (Source, error) {
 				return broken(err.(*Error))
 			}
 		case "git", "ssh", "git+ssh", "ssh+git":
-			s.kind, s.host, s.port = gitRemote, u.Hostname(), u.Port()
+			s.kind, s.host, s.port, s.ssh = gitRemote, u.Hostname(), u.Port(), u.Scheme != "git"
 			if s.host == "" {
 				return broken(fail("", ErrConfig, nil, "git source url %s has no host", s.shown))
 			}
@@ -98,7 +99,7 @@ func openGit(spec Spec, env Env) (Source, error) {
 			return broken(fail("", ErrConfig, nil, "git source url %s uses %s:, which readproof does not fetch; write an https, ssh, git or file URL, or a local path", s.shown, u.Scheme))
 		}
 	case scpLike().MatchString(raw) && !filepath.IsAbs(raw) && !strings.HasPrefix(raw, "."):
-		s.kind, s.host = gitRemote, scpLike().FindStringSubmatch(raw)[1]
+		s.kind, s.host, s.ssh = gitRemote, scpLike().FindStringSubmatch(raw)[1], true
 	default:
 		s.kind, s.local = gitLocal, filepath.Clean(filepath.FromSlash(raw))
 	}
@@ -188,7 +189,12 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 		}
 		opts.HTTPClient = s.n.c
 	case gitRemote:
-		if err := s.n.g.checkHost(ctx, s.host, s.port); err != nil {
+		host, port := s.host, s.port
+		if s.ssh {
+			// what the fetch dials: ~/.ssh/config's Hostname for an alias
+			host, port = gitstore.SSHAddress(host, port)
+		}
+		if err := s.n.g.checkHost(ctx, host, port); err != nil {
 			if perr := ctx.Err(); perr != nil {
 				return Result{}, cancelled(uri, "fetching "+s.what(), perr)
 			}

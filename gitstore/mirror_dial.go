@@ -99,20 +99,36 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 // known_hosts (SSH_KNOWN_HOSTS, ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts)
 // under the host name, and ~/.ssh/config's Hostname and Port for the host
 // when it has them. The address dialled is the one dial checks.
+//
+// The server is asked for a host key of the types known_hosts lists for the
+// host, as OpenSSH does: without that, a server holding keys of several
+// types offers the one Go prefers (ecdsa before ed25519), and a host listed
+// by another of its keys reads as a changed key (go-git issue 411).
 func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackSession, error) {
+	known, err := gitssh.NewKnownHostsDb()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read known hosts: %w", err)
+	}
 	auth, err := gitssh.DefaultAuthBuilder(ep.User)
 	if err != nil {
-		return nil, err
+		// no agent: the keys are the agent's, so there are none
+		return nil, fmt.Errorf("%w (%v)", transport.ErrAuthenticationRequired, err)
 	}
 	cfg, err := auth.ClientConfig()
 	if err != nil {
 		return nil, err
 	}
+	cfg.HostKeyCallback = known.HostKeyCallback()
+	cfg.HostKeyAlgorithms = known.HostKeyAlgorithms(sshAddr(ep))
 	return t.sshSessionWith(ep, cfg)
 }
 
 // sshSessionWith is sshSession with the client configuration given.
 func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
+	if strings.HasPrefix(ep.Path, "-") {
+		// quoting keeps it one word, not a non-option: git refuses it too
+		return nil, fmt.Errorf("repository path %q starts with \"-\", which upload-pack would read as an option; check the url", ep.Path)
+	}
 	addr := sshAddr(ep)
 	conn, err := t.dial(t.ctx, "tcp", addr)
 	if err != nil {
@@ -140,6 +156,11 @@ func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientCon
 func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.ClientConfig, path string) (*localSession, error) {
 	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
 	if err != nil {
+		if strings.Contains(err.Error(), "ssh: unable to authenticate") {
+			// x/crypto/ssh has no error type for it: the server took
+			// none of the keys offered
+			return nil, fmt.Errorf("%w (%v)", transport.ErrAuthorizationFailed, err)
+		}
 		return nil, err
 	}
 	client := ssh.NewClient(c, chans, reqs)
@@ -179,15 +200,35 @@ func sshAddr(ep *transport.Endpoint) string {
 	if port <= 0 {
 		port = sshPort
 	}
+	host, port = sshConfigHost(ep.Host, host, port)
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// sshConfigHost is host and port, or the ssh configuration's Hostname and
+// Port for the alias when it names a Hostname.
+func sshConfigHost(alias, host string, port int) (string, int) {
 	if conf := gitssh.DefaultSSHConfig; conf != nil {
-		if h := conf.Get(ep.Host, "Hostname"); h != "" {
+		if h := conf.Get(alias, "Hostname"); h != "" {
 			host = h
-			if p, err := strconv.Atoi(conf.Get(ep.Host, "Port")); err == nil && p > 0 {
+			if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 {
 				port = p
 			}
 		}
 	}
-	return net.JoinHostPort(host, strconv.Itoa(port))
+	return host, port
+}
+
+// SSHAddress is the host and port an ssh fetch of a URL naming host and
+// port ("" for the default) connects to: ~/.ssh/config's Hostname and Port
+// for the host when it names a Hostname (sshAddr). A caller that checks
+// the host before the fetch checks this one.
+func SSHAddress(host, port string) (string, string) {
+	p, err := strconv.Atoi(port)
+	if err != nil || p <= 0 {
+		p = sshPort
+	}
+	h, p := sshConfigHost(host, host, p)
+	return h, strconv.Itoa(p)
 }
 
 // shellQuote quotes s for the remote shell as git's sq_quote_buf does: in

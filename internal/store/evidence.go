@@ -621,15 +621,16 @@ func (s *Store) ManifestReceiptsChecked(m *manifest.Manifest) ([]receipts.Receip
 }
 
 // receiptsOf lists, session by session, the receipts of runID, or with m
-// set those issued for m: bound to m's commit whatever run id they name
-// (the name it had where they were issued; a rename gives it another), and
-// of runID bound to m's start or to no manifest.
+// set those issued for m: bound to m's commit under m's run id or under a
+// name the journal records m was renamed to (the name it had where they
+// were issued), and of runID bound to m's start or to no manifest.
 func (s *Store) receiptsOf(runID string, m *manifest.Manifest) ([]receipts.Receipt, []UnreadableReceipt, error) {
 	ledger := receipts.NewLedger(s.git)
 	sessions, err := ledger.Sessions()
 	if err != nil {
 		return nil, nil, err
 	}
+	renamed := s.renamedTo(m)
 	var out []receipts.Receipt
 	var bad []UnreadableReceipt
 	for _, session := range sessions {
@@ -647,7 +648,11 @@ func (s *Store) receiptsOf(runID string, m *manifest.Manifest) ([]receipts.Recei
 				}
 				continue
 			}
-			if receiptOf(e, runID, m) {
+			ok, err := receiptOf(e, runID, m, renamed)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
 				out = append(out, e.Receipt)
 			}
 		}
@@ -656,14 +661,46 @@ func (s *Store) receiptsOf(runID string, m *manifest.Manifest) ([]receipts.Recei
 }
 
 // receiptOf reports whether the decoded receipt e is one receiptsOf lists.
-func receiptOf(e receipts.Entry, runID string, m *manifest.Manifest) bool {
+// A binding is a line in a commit message, which no MAC covers and which a
+// pull brings as the remote wrote it: it chooses among the manifests the
+// receipt's own run id named (a run conflict, a rename), never counts the
+// receipt for a run of another id.
+func receiptOf(e receipts.Entry, runID string, m *manifest.Manifest, renamed func(run string) (bool, error)) (bool, error) {
 	if m == nil {
-		return e.Receipt.Run == runID
+		return e.Receipt.Run == runID, nil
 	}
 	if e.Binding.Manifest != "" {
-		return e.Binding.Manifest == m.ID
+		if e.Binding.Manifest != m.ID {
+			return false, nil
+		}
+		if e.Receipt.Run == runID {
+			return true, nil
+		}
+		return renamed(e.Receipt.Run)
 	}
-	return e.Receipt.Run == runID && e.Binding.Of(m.ID, m.StartedAt)
+	return e.Receipt.Run == runID && e.Binding.Of(m.ID, m.StartedAt), nil
+}
+
+// renamedTo reports whether the journal records renames of manifest m
+// leading from its run id to run (RenameLeads), reading the journal at the
+// first question only: a receipt bound to m under another run id is rare.
+func (s *Store) renamedTo(m *manifest.Manifest) func(run string) (bool, error) {
+	var edges map[string][]string
+	read := false
+	return func(run string) (bool, error) {
+		if !read {
+			tip, err := s.ref(JournalRef)
+			if err != nil || tip == "" {
+				return false, err
+			}
+			renames, err := JournalRenames(s.git, []gitstore.OID{tip})
+			if err != nil {
+				return false, fmt.Errorf("reading the renames the journal records: %w", err)
+			}
+			edges, read = renames[gitstore.OID(m.ID)], true
+		}
+		return RenameLeads(edges, m.RunID, run), nil
+	}
 }
 
 // looseRun reads the "run" member of a stored receipt that does not decode
@@ -795,8 +832,10 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	}
 	s.checkCommitSignature(p, m, opts.Signers, add)
 	if len(p.Receipts) == 0 {
-		// No summary: still name the run's receipts that cannot be read.
-		if _, bad, err := s.RunReceiptsChecked(p.RunID); err == nil {
+		// No summary: still name the manifest's receipts that cannot be
+		// read, as export and checkReceipts do (not another manifest's of
+		// the run id).
+		if _, bad, err := s.receiptsOf(p.RunID, m); err == nil {
 			for _, u := range bad {
 				add(CheckReceipts, false, "%s", text.Printable(u.String()))
 			}

@@ -1,0 +1,51 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+)
+
+// sshConfigOf is an ~/.ssh/config: per host alias, its keywords.
+type sshConfigOf map[string]map[string]string
+
+func (c sshConfigOf) Get(alias, key string) string { return c[alias][key] }
+
+// An ssh source whose host ~/.ssh/config names another Hostname is fetched
+// from that Hostname (README: "~/.ssh/config's Hostname and Port for the
+// host are followed"), so the check before the fetch is of the Hostname
+// too: an alias with no DNS answer of its own is not refused as
+// unresolvable, and the address it leads to meets [network] there, as at
+// the connection. (go-git reads ~/.ssh/config from the passwd home, which
+// a script's HOME does not move: the test swaps go-git's reader, so it does
+// not run in parallel.)
+func TestGitSSHAliasCheckedOnHostname(t *testing.T) {
+	old := gitssh.DefaultSSHConfig
+	gitssh.DefaultSSHConfig = sshConfigOf{"gitalias.invalid": {"Hostname": "10.9.8.7", "Port": "2222"}}
+	t.Cleanup(func() { gitssh.DefaultSSHConfig = old })
+	for _, u := range []string{"ssh://git@gitalias.invalid/docs.git", "git@gitalias.invalid:docs.git"} {
+		src, err := openGit(Spec{Type: "git", URL: u, Path: "README"}, Env{CacheDir: t.TempDir(), Network: NetPolicy{Timeout: 5 * time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, ok := src.(*gitSource)
+		if !ok {
+			t.Fatalf("%s opened as %T", u, src)
+		}
+		var asked []string
+		gs.n.g.lookup = func(_ context.Context, host string) ([]netip.Addr, error) {
+			asked = append(asked, host)
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+		_, err = gs.Fetch(context.Background(), Request{URI: "readproof://t/alias"})
+		if len(asked) != 0 || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "10.9.8.7 is a private (RFC 1918) address") {
+			t.Errorf("%s: looked up %q, fetch error %v; want the Hostname 10.9.8.7 refused as private, no look-up of the alias", u, asked, err)
+		}
+	}
+}
