@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -216,6 +217,12 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 			return withCode(ExitUsage, err)
 		}
 	}
+	var missing string // a declared file that is not there (yet): warned of once added
+	if r.Source.Type == "filesystem" && opts.Path != "" {
+		if missing, err = checkFilePath(u, opts.Path, cmp.Or(pol.AdapterEnv().BaseDir, filepath.Dir(e.policyPath))); err != nil {
+			return err
+		}
+	}
 	create, err := storeToCreate(e, pol)
 	if err != nil {
 		return err
@@ -258,6 +265,10 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	}
 	if created {
 		e.say("readproof: created an empty readproof store in %s (beside %s)", e.storePath, filepath.Base(e.policyPath))
+	}
+	if missing != "" {
+		e.say("readproof: warning: %s: no file at %s yet (--path is relative to the directory of %s, %s); `readproof get %s` fails until there is one",
+			u, text.Printable(missing), filepath.Base(e.policyPath), text.Printable(filepath.Dir(e.policyPath)), u)
 	}
 	if e.json {
 		out := map[string]any{"uri": u.String(), "policy_file": e.policyPath, "source": r.Source.Redacted(), "policy": string(r.Freshness.Strategy)}
@@ -535,4 +546,40 @@ func initExisting(ctx context.Context, e *env, exists error, opts initOptions) e
 	}
 	fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
 	return nil
+}
+
+// checkFilePath looks for the file a filesystem source's --path names,
+// relative to base (the directory of readproof.toml) unless absolute. It
+// returns the absolute path when no file is there yet (a document may come
+// later: resource add declares it, with a warning). A path that names no
+// file there but does name one relative to the working directory is the
+// mistake of a user in a subdirectory, who meant that file: refused, with
+// the --path that names it.
+func checkFilePath(u identity.URI, path, base string) (missing string, err error) {
+	abs := filepath.Clean(filepath.FromSlash(path))
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(base, abs)
+	}
+	if _, err := os.Stat(abs); !errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if filepath.IsAbs(filepath.FromSlash(path)) {
+		return abs, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs, nil
+	}
+	here := filepath.Join(wd, filepath.FromSlash(path))
+	fi, err := os.Stat(here)
+	if err != nil || !fi.Mode().IsRegular() {
+		return abs, nil
+	}
+	rel, err := filepath.Rel(base, here)
+	if err != nil {
+		return abs, nil
+	}
+	return "", withCode(ExitUsage, hint.With(
+		fmt.Errorf("resource add %s: --path %s: no file at %s: --path is relative to the directory of readproof.toml (%s), not the working directory", u, text.Printable(path), text.Printable(abs), text.Printable(base)),
+		fmt.Sprintf("for the file %s here, give --path %s", text.Printable(path), text.Printable(filepath.ToSlash(rel)))))
 }
