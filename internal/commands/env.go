@@ -155,13 +155,36 @@ func (e *env) openWith(pol *policy.File) (*store.Store, error) {
 	return st, e.parentStore(err)
 }
 
+// namedStoreMissing is err, ErrNotInitialized at the store --store or
+// READPROOF_STORE named, with a hint for a path where nothing is (a typo):
+// `readproof init`, the hint otherwise, would make a store beside
+// readproof.toml, not there.
+func (e *env) namedStoreMissing(err error) error {
+	beside := store.DefaultPath(filepath.Dir(e.policyPath))
+	if _, serr := os.Lstat(e.storePath); beside == e.storePath || !errors.Is(serr, fs.ErrNotExist) {
+		return err // (the store beside readproof.toml: init makes it)
+	}
+	here := ""
+	if p := beside; gitstore.IsStore(p) {
+		here = " (the store here is " + text.Printable(p) + ")"
+	}
+	return hint.With(err, "nothing is at "+text.Printable(e.storePath)+", the path --store or READPROOF_STORE names: check it"+here+
+		", or create a store there with `readproof --store "+text.ShellArg(e.storePath)+" init`")
+}
+
 // parentStore is err with, when it is ErrNotInitialized at the default
 // place (no --store, no policy file found) and a parent directory holds a
 // store (one `readproof clone URL` made without a policy file), a hint
 // naming that store instead of `readproof init`, which would make a second
 // store here.
 func (e *env) parentStore(err error) error {
-	if err == nil || e.storeNamed || e.policyNamed || !errors.Is(err, store.ErrNotInitialized) {
+	if err == nil || !errors.Is(err, store.ErrNotInitialized) {
+		return err
+	}
+	if e.storeNamed {
+		return e.namedStoreMissing(err)
+	}
+	if e.policyNamed {
 		return err
 	}
 	if _, serr := os.Stat(e.policyPath); serr == nil {
