@@ -457,13 +457,26 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 		created = true
 	}
 	if e.json {
-		return printJSON(e.out, map[string]any{"store": e.storePath, "store_created": e.storePath, "policy": e.policyPath, "policy_created": created})
+		err = printJSON(e.out, map[string]any{"store": e.storePath, "store_created": e.storePath, "policy": e.policyPath, "policy_created": created})
+	} else {
+		_, err = fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
+		if created && err == nil {
+			_, err = fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
+		}
 	}
-	fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
-	if created {
-		fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
+	if !created {
+		warnPolicy(e)
 	}
-	return nil
+	return err
+}
+
+// warnPolicy warns, after init made the store beside a readproof.toml it
+// kept, when that file does not load: every command that reads it refuses
+// it, and the first to say so should not be the first run.
+func warnPolicy(e *env) {
+	if _, err := e.loadPolicy(); err != nil {
+		e.warn(hint.With(fmt.Errorf("%w (kept as it is: every command that reads it refuses it until it is fixed)", err), hint.Of(err)))
+	}
 }
 
 // initExisting is `readproof init` where the store exists already (exists is
