@@ -297,7 +297,7 @@ func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 	defer func() { end(exitCode(ctx, err)) }()
 	out := &outWriter{w: e.out}
 	e.out = out
-	err = fn(e)
+	err = e.insideStore(fn(e))
 	if err == nil && out.err != nil {
 		// A line or a table printed with fmt.Fprint* drops its error: the
 		// command did its work, but what it printed (a manifest id, a
@@ -305,6 +305,22 @@ func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 		err = out.err
 	}
 	return err
+}
+
+// insideStore is err with, for a resource no policy file declares, asked
+// for in a store's own directory with no readproof.toml around (`readproof
+// clone URL DIR`, used from DIR), a hint saying where to run: the hint the
+// error carries, `readproof resource add`, refuses to write a policy file
+// into the store.
+func (e *env) insideStore(err error) error {
+	if err == nil || e.policyNamed || !errors.Is(err, store.ErrNotRegistered) || e.storePath != filepath.Dir(e.policyPath) {
+		return err
+	}
+	if _, serr := os.Stat(e.policyPath); serr == nil {
+		return err
+	}
+	return hint.With(err, "the working directory is a store, and no readproof.toml declares resources here: run readproof in the project directory that holds readproof.toml, naming this store with --store "+
+		text.ShellArg(e.storePath)+" (or READPROOF_STORE); a tagged snapshot reads here as URI@TAG")
 }
 
 // outWriter is a command's stdout: it keeps the first write error, which
