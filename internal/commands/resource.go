@@ -108,7 +108,7 @@ func redactHeaderArg(h string) string {
 func describePolicy(p store.PolicyView) string {
 	switch p.Strategy {
 	case string(policy.AllowStale):
-		return fmt.Sprintf("allow_stale (max_age %s)", time.Duration(p.MaxAgeSeconds)*time.Second)
+		return fmt.Sprintf("allow_stale (max_age %s)", policy.FormatDuration(time.Duration(p.MaxAgeSeconds)*time.Second))
 	case string(policy.Pinned):
 		return "pinned " + manifest.Short(p.Snapshot)
 	}
