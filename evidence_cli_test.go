@@ -26,7 +26,9 @@ import (
 // entries 0 and 1), remove-last, dup-last (append a copy of the last
 // entry), provenance (change entry 0's provenance path), materialization
 // (change entry 0's materialization_id), reroot (give entry 0 other bytes and recompute its hash, the
-// root, the counts and the replay block: consistent offline). Envelopes:
+// root, the counts and the replay block: consistent offline),
+// replay-error-mimic (an exporter's replay error whose text reads like the
+// check's own words for bytes the store did not reproduce). Envelopes:
 // payload-byte (flip a byte of the signed payload), payload-type (change
 // payloadType), reroot (reroot the payload, keep the signature).
 func evEditCmd(ts *testscript.TestScript, neg bool, args []string) {
@@ -85,6 +87,19 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 		out, err := evidence.Marshal(&st)
 		ts.Check(err)
 		return out
+	case strings.HasPrefix(op, "receipts-from="):
+		// another bundle's receipt summary, spliced in as it stands
+		var other evidence.Statement
+		data, err := os.ReadFile(ts.MkAbs(strings.TrimPrefix(op, "receipts-from=")))
+		ts.Check(err)
+		ts.Check(json.Unmarshal(data, &other))
+		if len(other.Predicate.Receipts) == 0 {
+			ts.Fatalf("evedit: %s carries no receipts", strings.TrimPrefix(op, "receipts-from="))
+		}
+		p.Receipts = other.Predicate.Receipts
+		out, err := evidence.Marshal(&st)
+		ts.Check(err)
+		return out
 	}
 	switch op {
 	case "content":
@@ -110,6 +125,11 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 		es[0].Provenance["path"] = "elsewhere/refunds.md"
 	case "materialization":
 		es[0].MaterializationID = strings.Repeat("0", 40)
+	case "replay-error-mimic":
+		if p.Replay == nil {
+			ts.Fatalf("evedit: the bundle has no replay block")
+		}
+		p.Replay.Error = "x (all_match false): the store did not reproduce the recorded bytes"
 	case "no-run-ref":
 		if p.Git == nil {
 			ts.Fatalf("evedit: the bundle has no git block")

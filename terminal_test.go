@@ -394,3 +394,91 @@ func TestLockWaitShownOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryLockWaitShownOnATerminal (session 23): exec's check that its
+// receipt can be stored (its preflight, also mcp's), resource add's
+// policy-file lock and mcp token add's token-file lock waited for a held
+// lock without a word, the last two for a fixed 5s and 10s that
+// READPROOF_LOCK_TIMEOUT did not change. Each now says,
+// after the one notice every lock wait has, which lock it waits for and
+// what comes at the end, on a terminal only; piped, the error that ends
+// the wait names the lock and says how to free it.
+func TestEveryLockWaitShownOnATerminal(t *testing.T) {
+	requireGit(t)
+	t.Parallel()
+	env := []string{"READPROOF_LOCK_TIMEOUT=1500ms", "READPROOF_STALE_LOCK_AGE=1h"}
+	type waitCase struct {
+		name, dir, lock string
+		env, args       []string
+	}
+	var cases []waitCase
+	{
+		dir, _ := project(t, 1, 16)
+		key := []string{"READPROOF_RECEIPTS_KEY=" + filepath.Join(t.TempDir(), "receipts.key")}
+		if _, errs, err := rpEnv(t, dir, key, "receipts", "key", "init"); err != nil {
+			t.Fatalf("receipts key init: %v\n%s", err, errs)
+		}
+		lock := filepath.Join(dir, ".readproof", "packed-refs.lock")
+		cases = append(cases, waitCase{"exec", dir, lock, key, []string{"exec", "--session", "s1", "true"}})
+	}
+	{
+		dir, _ := project(t, 1, 16)
+		if err := os.WriteFile(filepath.Join(dir, "docs", "new.md"), []byte("new\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lock := filepath.Join(dir, "readproof.toml.lock")
+		cases = append(cases, waitCase{"resource add", dir, lock, nil, []string{"resource", "add", "readproof://bench/docs/new", "--source-type", "filesystem", "--path", "docs/new.md"}})
+	}
+	{
+		dir, _ := project(t, 1, 16)
+		config := t.TempDir()
+		lock := filepath.Join(config, "readproof", "mcp-tokens.json.lock")
+		if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, waitCase{"mcp token add", dir, lock, []string{"XDG_CONFIG_HOME=" + config}, []string{"mcp", "token", "add", "ci-bot"}})
+	}
+	for _, c := range cases {
+		if err := os.WriteFile(c.lock, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// on a terminal and piped at once, each waiting for the lock
+			start := time.Now()
+			env := append(append([]string(nil), env...), c.env...)
+			term, tout := startOnPtyEnv(t, c.dir, env, io.Discard, "", c.args...)
+			cmd := exec.Command("readproof", c.args...)
+			cmd.Dir = c.dir
+			cmd.Env = append(append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG="), env...)
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			perr := cmd.Run()
+			err := term.Wait()
+			<-tout.done
+			took := time.Since(start)
+			if exitCode(err) == 0 || exitCode(perr) == 0 {
+				t.Errorf("%s with %s held: %v, piped %v: want a failure", c.name, c.lock, err, perr)
+			}
+			if took > 4*time.Second {
+				t.Errorf("%s: waited %s for a lock timeout of 1.5s", c.name, took)
+			}
+			want := "\r\x1b[Kreadproof: waiting for " + c.lock
+			if got := tout.String(); !strings.Contains(got, want) || !strings.Contains(got, "more, then the command fails") {
+				t.Errorf("%s: a terminal's stderr:\n%s\nwant a line %q... then the command fails", c.name, got, want)
+			}
+			got := errb.String()
+			if strings.Contains(got, "waiting for") {
+				t.Errorf("%s piped: stderr tells of the wait:\n%s", c.name, got)
+			}
+			if !strings.Contains(got, c.lock) || !strings.Contains(got, "rm "+c.lock) {
+				t.Errorf("%s piped: stderr:\n%s\nwant the error to name %s and how to remove it", c.name, got, c.lock)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -24,7 +24,7 @@ func init() { Register("git", openGit) }
 const (
 	gitLocal  = "local"  // a path or file:// URL, confined to the roots
 	gitHTTP   = "http"   // http(s), through the guarded client
-	gitRemote = "remote" // git:// and ssh, whose hosts are checked before fetching
+	gitRemote = "remote" // git:// and ssh, whose hosts are checked before fetching and when dialled
 )
 
 var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):`) })
@@ -41,6 +41,7 @@ type gitSource struct {
 	ref      string
 	path     string
 	cacheDir string
+	lockWait func(gitstore.LockWaitInfo) // Env.LockWait: a wait for the mirror's lock
 	roots    []string
 	n        *netClient
 	max      int64
@@ -117,6 +118,7 @@ func openGit(spec Spec, env Env) (Source, error) {
 		}
 	}
 	s.cacheDir = env.CacheDir
+	s.lockWait = env.LockWait
 	if s.cacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -144,7 +146,7 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 	// The mirror holds the whole repository, so its objects are bounded
 	// by a floor above this resource's max_bytes: other files may be
 	// larger than the one this resource reads.
-	opts := gitstore.MirrorOptions{MaxObjectBytes: max(s.max, gitstore.DefaultMirrorMaxObject)}
+	opts := gitstore.MirrorOptions{MaxObjectBytes: max(s.max, gitstore.DefaultMirrorMaxObject), LockWait: s.lockWait}
 	switch s.kind {
 	case gitLocal:
 		// The mirror is keyed by the declared path; the roots check is on
@@ -192,6 +194,10 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 			}
 			return Result{}, withURI(uri, err)
 		}
+		// The check above is of the name's addresses now; the connection
+		// is checked again on the address it is made to, so a DNS answer
+		// that changes in between is caught.
+		opts.Dial = s.n.g.dialContext
 	}
 	m, err := gitstore.OpenMirror(s.cacheDir, mirrorURL, opts)
 	if err != nil {

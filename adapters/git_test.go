@@ -173,6 +173,10 @@ func TestGitNetworkPolicy(t *testing.T) {
 	if _, err := fetchSpec(t, gitSpec(daemonURL, "main", "README"), env); err != nil {
 		t.Fatalf("allow-listed daemon: %v", err)
 	}
+	// git daemon's "ERR access denied or repository not exported" is "not found".
+	if _, err := fetchSpec(t, gitSpec(fmt.Sprintf("git://127.0.0.1:%d/nope", port), "main", "README"), env); !errors.Is(err, adapters.ErrNotFound) {
+		t.Errorf("missing repository over git://: %v", err)
+	}
 
 	srv := startGitHTTP(t, base)
 	env = adapters.Env{CacheDir: t.TempDir()}

@@ -14,9 +14,10 @@ import (
 	"github.com/readproof/readproof/adapters/sourcespec"
 )
 
-// The address policy. Every network source (http, github, git over http)
-// talks through a guard: the URL is checked before a request is built and on
-// every redirect hop, and the address actually connected is checked in the
+// The address policy. Every network source (http, github, git over http,
+// git:// and ssh) talks through a guard: the URL (for git:// and ssh, the
+// host's addresses) is checked before a request is built and on every
+// redirect hop, and the address actually connected is checked in the
 // dialer's Control hook, after DNS resolution, so a name that resolves (or
 // re-resolves) to a forbidden address is refused at connect time. Proxies
 // from the environment are not used.
@@ -92,6 +93,9 @@ type guard struct {
 	// dial replaces the real connect in tests; the policy checks that run
 	// before it are the same.
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// lookup replaces the resolver of checkHost in tests (a DNS answer
+	// that changes between the check and the connection).
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 func newGuard(p NetPolicy) *guard {
@@ -168,9 +172,11 @@ func (g *guard) checkURL(u *url.URL) error {
 	return nil
 }
 
-// checkHost resolves host and checks every address; for transports whose
-// dialling readproof does not control (git://, ssh://). A name that
-// re-resolves between this check and the connection is not caught there.
+// checkHost resolves host and checks every address: the early answer for
+// git:// and ssh sources (a name that cannot be resolved, or whose
+// addresses are all refused, is said so before a mirror is made). Their
+// connection is checked again when dialled (dialContext), which catches a
+// name that re-resolves in between.
 func (g *guard) checkHost(ctx context.Context, host, port string) error {
 	if g.hostAllowed(host, port) {
 		return nil
@@ -178,7 +184,13 @@ func (g *guard) checkHost(ctx context.Context, host, port string) error {
 	if ip, err := netip.ParseAddr(normHost(host)); err == nil {
 		return g.checkIP(host, ip)
 	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	lookup := g.lookup
+	if lookup == nil {
+		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	ips, err := lookup(ctx, host)
 	if err != nil {
 		return fail("", nil, err, "cannot resolve %s: %v; check the host name", host, err)
 	}

@@ -29,7 +29,19 @@ type Check struct {
 	Name   string
 	OK     bool
 	Detail string
+	// Kind tells apart the failures of one name that call for different
+	// remedies (KindNotReproduced); "" for the rest. A caller matches
+	// it, never Detail's words, which may quote the bundle's text.
+	Kind string
+	// Err is the error a failed check reports, when it reports one
+	// (store_replay_count: the store's), for errors.Is.
+	Err error
 }
+
+// KindNotReproduced is the Kind of a failed recorded_replay whose bundle
+// records, consistently, that the store did not reproduce the recorded
+// bytes when it was exported: a damaged store, not an edit.
+const KindNotReproduced = "not_reproduced"
 
 // Report is the outcome of Verify: every check run, passing and failing, in
 // order, plus the figures the one-line summary quotes.
@@ -373,6 +385,7 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions, x *early) {
 	replayed, err := x.replayHashes(opts.Store, p.ManifestID)
 	if err != nil {
 		r.add("store_replay_count", false, "the store cannot replay manifest %q: %v", p.ManifestID, err)
+		r.Checks[len(r.Checks)-1].Err = err
 		return
 	}
 	byPos := make(map[int]ReplayEntry, len(replayed))
@@ -433,6 +446,7 @@ func checkRecordedReplay(r *Report, rp *BundleReplay, entries []BundleEntry) {
 	}
 	if matched != len(entries) || !rp.AllMatch {
 		r.add(name, false, "replay at export matched %d/%d (all_match %v): the store did not reproduce the recorded bytes when the bundle was written", matched, len(entries), rp.AllMatch)
+		r.Checks[len(r.Checks)-1].Kind = KindNotReproduced
 		return
 	}
 	r.add(name, true, "export-time replay matched %d/%d at %s", matched, len(entries), text.Printable(rp.VerifiedAt))

@@ -82,8 +82,12 @@ type GCOptions struct {
 	StaleLockAge time.Duration
 	LockTimeout  time.Duration
 	// LockWait is the store's (gitstore.Options): it hears of a long wait
-	// for packed-refs.lock. Nil: the wait is silent.
+	// for packed-refs.lock or for a running maintenance. Nil: the waits
+	// are silent.
 	LockWait func(LockWaitInfo)
+	// LockWaitNotice is how long a wait lasts before LockWait hears of
+	// it; zero means DefaultLockWaitNotice.
+	LockWaitNotice time.Duration
 	// Progress, when set, gets git gc's stderr as it comes, progress meter
 	// included: give it the terminal's *os.File, since git draws the meter
 	// only when its stderr is a terminal. A failure's message then goes
@@ -174,11 +178,11 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	// No automatic maintenance alongside git gc (gcpid.go): wait for one
 	// that runs, and keep others from starting until git gc is done.
-	unlock, err := waitMaintenance(ctx, gitDir)
+	unlock, err := waitMaintenance(ctx, gitDir, opts.LockWait, opts.LockWaitNotice)
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	err = packRefsAt(gitDir, Options{StaleLockAge: opts.StaleLockAge, LockTimeout: opts.LockTimeout, LockWait: opts.LockWait})
+	err = packRefsAt(gitDir, Options{StaleLockAge: opts.StaleLockAge, LockTimeout: opts.LockTimeout, LockWait: opts.LockWait, LockWaitNotice: opts.LockWaitNotice})
 	if err == nil {
 		err = removingGitTemps(gitDir, func() error { return runGC(ctx, git, gitDir, opts.Progress, args) })
 	}

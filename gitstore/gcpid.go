@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/progress"
 )
 
 // Automatic maintenance and git gc must never overlap. packLoose removes
@@ -98,17 +101,28 @@ func gcPidHeld(path, host string) bool {
 const gcWaitMaintenance = maintenanceTimeout + time.Minute
 
 // waitMaintenance takes the maintenance lock for a gc, waiting while a
-// maintenance holds it, so none runs alongside git gc. It returns
+// maintenance holds it, so none runs alongside git gc; lockWait (nil: no
+// one) hears of a wait that lasts notice (0: DefaultLockWaitNotice). It returns
 // ErrGCRunning when the wait times out.
-func waitMaintenance(ctx context.Context, gitDir string) (unlock func(), err error) {
+func waitMaintenance(ctx context.Context, gitDir string, lockWait func(LockWaitInfo), notice time.Duration) (unlock func(), err error) {
 	deadline := time.Now().Add(gcWaitMaintenance)
-	for delay := time.Millisecond; ; {
+	var wait progress.Waiter // started when the lock is first found held
+	for delay, waiting := time.Millisecond, false; ; {
 		if unlock, ok := lockMaintenance(gitDir); ok {
 			return unlock, nil
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%w: automatic maintenance has held the store for %s: try again once it is done", ErrGCRunning, gcWaitMaintenance)
+		now := time.Now()
+		if now.After(deadline) {
+			return nil, hint.With(fmt.Errorf("%w: automatic maintenance has held the store for %s (%s)", ErrGCRunning, gcWaitMaintenance, maintenanceLockPath(gitDir)),
+				"try again once it is done; "+maintenanceFind)
 		}
+		if !waiting {
+			wait, waiting = progress.NewWaiter(lockWait, notice), true
+		}
+		wait.Check(now, func() (LockWaitInfo, bool) {
+			return LockWaitInfo{Path: maintenanceLockPath(gitDir), Lock: "the store's maintenance lock", Holder: "another readproof's automatic maintenance",
+				Find: maintenanceFind, Left: deadline.Sub(now)}, true
+		})
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/text"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -48,16 +49,13 @@ type Options struct {
 	LockWaitNotice time.Duration
 }
 
-// LockWaitInfo is what Options.LockWait hears of a wait for a held lock.
-type LockWaitInfo struct {
-	Path string        // the lock file
-	Held time.Duration // how long it has been held (by its modification time)
-	// Left is how much longer the writer waits at most; then, when Stale,
-	// it takes the lock over as left by a crashed process (it will be
-	// older than StaleLockAge), else it fails with ErrLocked.
-	Left  time.Duration
-	Stale bool
-}
+// LockWaitInfo is what Options.LockWait hears of a wait for a held lock:
+// the lock file (Path), how long it has been held (Held), how much longer
+// the writer waits at most (Left) and whether it then takes the lock over
+// as left by a crashed process (Stale: it will be older than
+// StaleLockAge) or fails with ErrLocked. Every lock wait of readproof is
+// told in this form, and its String is the line a terminal shows.
+type LockWaitInfo = progress.Wait
 
 const (
 	// DefaultLockTimeout is the LockTimeout used when Options leaves it zero.
@@ -66,7 +64,7 @@ const (
 	DefaultStaleLockAge = 10 * time.Second
 	// DefaultLockWaitNotice is the LockWaitNotice used when Options leaves
 	// it zero.
-	DefaultLockWaitNotice = time.Second
+	DefaultLockWaitNotice = progress.WaitNotice
 )
 
 func (o Options) withDefaults() Options {

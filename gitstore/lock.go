@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/text"
 )
 
@@ -57,8 +58,8 @@ func (l *heldLock) owned() bool {
 func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, error) {
 	lock := target + ".lock"
 	backoff := time.Millisecond
-	start := time.Now()
-	told := s.opts.LockWait == nil
+	var wait progress.Waiter // started when the lock is first found held
+	waiting := false
 	for attempt := 0; ; attempt++ {
 		f, err := s.perm.create(lock, s.perm.file())
 		if err == nil {
@@ -94,8 +95,11 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 			return nil, fmt.Errorf("lock %s: %w", lock, err)
 		}
 		now := time.Now()
-		if !told && now.Sub(start) >= s.opts.LockWaitNotice && now.Before(deadline) {
-			told = s.tellLockWait(lock, now, deadline)
+		if !waiting {
+			wait, waiting = progress.NewWaiter(s.opts.LockWait, s.opts.LockWaitNotice), true
+		}
+		if now.Before(deadline) {
+			wait.Check(now, func() (LockWaitInfo, bool) { return s.lockWaitInfo(lock, now, deadline) })
 		}
 		if !now.Before(deadline) {
 			return nil, hint.With(fmt.Errorf("lock %s: %w: still held after %s; if no git or readproof process is using the store, remove the file",
@@ -114,21 +118,19 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 	}
 }
 
-// tellLockWait tells Options.LockWait of the wait for lock, held by
-// another process, and what happens at the end of it. It reports whether
-// it did (not when the lock is gone meanwhile).
-func (s *repo) tellLockWait(lock string, now, deadline time.Time) bool {
+// lockWaitInfo is the wait for lock, held by another process, and what
+// happens at the end of it; false when the lock is gone meanwhile.
+func (s *repo) lockWaitInfo(lock string, now, deadline time.Time) (LockWaitInfo, bool) {
 	fi, err := os.Lstat(lock)
 	if err != nil {
-		return false
+		return LockWaitInfo{}, false
 	}
 	held := max(now.Sub(fi.ModTime()), 0)
-	w := LockWaitInfo{Path: lock, Held: held, Left: deadline.Sub(now)}
+	w := LockWaitInfo{Path: lock, Holder: "another git or readproof", Held: held, Left: deadline.Sub(now)}
 	if staleIn := s.opts.StaleLockAge - held; staleIn < w.Left {
 		w.Left, w.Stale = max(staleIn, 0), true
 	}
-	s.opts.LockWait(w)
-	return true
+	return w, true
 }
 
 func dirFileConflict(name string) error {

@@ -1,9 +1,11 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,4 +108,45 @@ func TestLockWaitIsTold(t *testing.T) {
 		t.Errorf("a lock freed at once: LockWait heard %+v, want nothing", got)
 	}
 	assertNoLocks(t, dir)
+}
+
+// TestGCMaintenanceWaitIsTold (session 23): gc waiting for a running
+// automatic maintenance (up to half an hour) said nothing. LockWait now
+// hears once of it, naming the maintenance lock and how to find its
+// holder; the gc runs once the lock is free.
+func TestGCMaintenanceWaitIsTold(t *testing.T) {
+	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s, unlock := lockedWithLoose(t)
+	var w lockWaits
+	heard := make(chan struct{})
+	tell := func(i LockWaitInfo) {
+		w.hear(i)
+		close(heard)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := GC(context.Background(), s.path, GCOptions{Grace: time.Hour, LockWait: tell, LockWaitNotice: 50 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case <-heard:
+	case err := <-done:
+		t.Fatalf("gc ended (%v) without a word while maintenance held its lock", err)
+	case <-time.After(2 * time.Second):
+		t.Error("gc waiting for a running maintenance: LockWait heard nothing in 2s")
+	}
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := w.all()
+	if len(got) != 1 {
+		t.Fatalf("LockWait heard %d times (%+v), want once", len(got), got)
+	}
+	if g := got[0]; g.Path != maintenanceLockPath(s.path) || !strings.Contains(g.String(), "maintenance") || g.Find == "" || g.Left <= 0 {
+		t.Errorf("LockWait heard %+v (%s), want the maintenance lock %s, how to find its holder and the time left", g, g, maintenanceLockPath(s.path))
+	}
 }

@@ -36,5 +36,14 @@ func lockMaintenance(gitDir string) (unlock func(), ok bool) {
 	return func() { os.Remove(lock) }, true
 }
 
+// maintenanceLockPath is what lockMaintenance locks.
+func maintenanceLockPath(gitDir string) string { return filepath.Join(gitDir, maintenanceLock) }
+
+// flockFind says how to find the holder of a git mirror's lock file.
+const flockFind = "a readproof process holds it; a lock file older than ten minutes is taken over"
+
+// maintenanceFind says how to find the maintenance lock's holder.
+const maintenanceFind = "a readproof process is running it; if none is, remove the file"
+
 // processAlive cannot tell here: a gc.pid counts until it is 12 hours old.
 func processAlive(pid int) bool { return true }

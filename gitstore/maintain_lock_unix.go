@@ -35,6 +35,16 @@ func lockMaintenance(gitDir string) (unlock func(), ok bool) {
 	}, true
 }
 
+// maintenanceLockPath is what lockMaintenance locks.
+func maintenanceLockPath(gitDir string) string { return filepath.Join(gitDir, "objects", "pack") }
+
+// flockFind says how to find the holder of an flock (the maintenance
+// lock's, a git mirror's).
+const flockFind = "`lslocks` (Linux) or `lsof` names the process that holds it"
+
+// maintenanceFind says how to find the maintenance lock's holder.
+const maintenanceFind = flockFind
+
 // processAlive reports whether a process with this id exists (kill -0).
 func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)

@@ -13,12 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/config"
@@ -31,10 +33,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	gitproto "github.com/go-git/go-git/v5/plumbing/transport/git"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
-	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/readproof/readproof/internal/progress"
 )
 
 // Errors of the mirror cache.
@@ -64,6 +66,16 @@ type MirrorOptions struct {
 	// in memory once while the pack is indexed, so this bounds a fetch's
 	// memory whatever the remote sends.
 	MaxObjectBytes int64
+	// Dial connects git:// and ssh fetches (the caller can check the
+	// address it connects to); nil means a plain net.Dialer. The address
+	// is host:port as the URL (or, for ssh, ~/.ssh/config) names it.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// LockWait, when set, hears once of a wait for the mirror's lock,
+	// which another process holds while it fetches (or reads), once the
+	// wait has lasted LockWaitNotice (zero: DefaultLockWaitNotice). Nil:
+	// the wait is silent.
+	LockWait       func(LockWaitInfo)
+	LockWaitNotice time.Duration
 }
 
 // Mirror is a bare copy of one remote repository in a cache directory.
@@ -104,6 +116,21 @@ func OpenMirror(cacheDir, url string, opts MirrorOptions) (*Mirror, error) {
 	}, nil
 }
 
+// waiting is what lockMirror calls after each attempt that found the lock
+// held: MirrorOptions.LockWait hears of a wait that lasts the notice.
+func (m *Mirror) waiting() func() {
+	var wait progress.Waiter
+	started := false
+	return func() {
+		if !started {
+			wait, started = progress.NewWaiter(m.opts.LockWait, m.opts.LockWaitNotice), true
+		}
+		wait.Check(time.Now(), func() (LockWaitInfo, bool) {
+			return LockWaitInfo{Path: m.lock, Lock: "the git mirror of " + redactUserinfo(m.url), Holder: "another readproof fetching or reading it", Find: flockFind, Left: -1}, true
+		})
+	}
+}
+
 // Dir is the mirror's repository directory.
 func (m *Mirror) Dir() string { return m.dir }
 
@@ -116,7 +143,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	unlock, err := lockMirror(ctx, m.lock, false)
+	unlock, err := lockMirror(ctx, m.lock, false, m.waiting())
 	if err != nil {
 		return err
 	}
@@ -133,7 +160,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(m.url))
 	}
-	tr, err := m.transport(ep)
+	tr, err := m.transport(ctx, ep)
 	if err != nil {
 		return fmt.Errorf("git mirror: %w", err)
 	}
@@ -232,18 +259,17 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 // OpenPGP code) stays out of every binary that links gitstore. http and
 // https go through opts.HTTPClient when the caller gives one (its redirect
 // and address checks); file (paths included) through stock git's
-// upload-pack, as go-git's file transport did.
-func (m *Mirror) transport(ep *transport.Endpoint) (transport.Transport, error) {
+// upload-pack, as go-git's file transport did; git and ssh over
+// connections made by opts.Dial (mirror_dial.go).
+func (m *Mirror) transport(ctx context.Context, ep *transport.Endpoint) (transport.Transport, error) {
 	switch ep.Protocol {
 	case "http", "https":
 		if m.opts.HTTPClient != nil {
 			return githttp.NewClient(m.opts.HTTPClient), nil
 		}
 		return githttp.DefaultClient, nil
-	case "ssh":
-		return gitssh.DefaultClient, nil
-	case "git":
-		return gitproto.DefaultClient, nil
+	case "ssh", "git":
+		return m.dialTransport(ctx), nil
 	case "file":
 		return localTransport{}, nil
 	}
@@ -463,7 +489,7 @@ func (m *Mirror) ResolveFile(ref, path string, maxBytes int64) (content []byte, 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	unlock, err := lockMirror(context.Background(), m.lock, true)
+	unlock, err := lockMirror(context.Background(), m.lock, true, m.waiting())
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -527,7 +553,7 @@ func (m *Mirror) HasCommit(id string) bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	unlock, err := lockMirror(context.Background(), m.lock, true)
+	unlock, err := lockMirror(context.Background(), m.lock, true, m.waiting())
 	if err != nil {
 		return false
 	}

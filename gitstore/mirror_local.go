@@ -34,7 +34,14 @@ func (localTransport) NewUploadPackSession(ep *transport.Endpoint, _ transport.A
 	// not point upload-pack at another repository's objects or refs.
 	// (Transport.env drops them, and keeps git from prompting.)
 	cmd.Env = (&Transport{}).env()
-	s := &localSession{cmd: cmd}
+	s := &localSession{
+		stop: func() {
+			if cmd.Process != nil {
+				_ = cmd.Process.Kill()
+			}
+		},
+		reap: func() { _ = cmd.Wait() },
+	}
 	cmd.Stderr = &s.stderr
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
@@ -53,9 +60,13 @@ func (localTransport) NewReceivePackSession(*transport.Endpoint, transport.AuthM
 	return nil, errors.New("the mirror never pushes")
 }
 
-// localSession is one `git upload-pack` process.
+// localSession is one `git upload-pack` process, or one upload-pack
+// reached over a connection (git://, ssh: mirror_dial.go).
 type localSession struct {
-	cmd    *exec.Cmd
+	// stop ends the other side at once (kills the process, closes the
+	// connection); reap waits for it to end once its input is closed.
+	stop   func()
+	reap   func()
 	stdin  io.WriteCloser
 	stdout io.Reader
 	stderr firstBytes
@@ -168,9 +179,7 @@ func (s *localSession) stdoutContext(ctx context.Context) io.Reader {
 // onError stops the process after a failed read or write (a cancelled
 // context among them).
 func (s *localSession) onError(error) {
-	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
-	}
+	s.stop()
 	_ = s.Close()
 }
 
@@ -199,7 +208,7 @@ func (s *localSession) wait() {
 	}
 	s.closed = true
 	_ = s.stdin.Close()
-	_ = s.cmd.Wait()
+	s.reap()
 }
 
 // isRepoNotFound recognises the messages servers give for a repository

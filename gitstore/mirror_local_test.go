@@ -77,14 +77,16 @@ func TestInitMirrorMatchesGoGit(t *testing.T) {
 	}
 }
 
-// TestMirrorTransports: each scheme gets the client go-git's
-// transport/client gave it (http and https the caller's client when there
-// is one; file stock git's upload-pack), and a scheme it did not know is
-// still refused with its message.
+// TestMirrorTransports: http and https get the client go-git's
+// transport/client gave them (the caller's client when there is one), file
+// stock git's upload-pack, git and ssh the mirror's own dialling
+// transport, and a scheme go-git did not know is still refused with its
+// message.
 func TestMirrorTransports(t *testing.T) {
 	t.Parallel()
 	m := &Mirror{}
-	for _, u := range []string{"https://example.com/r.git", "http://example.com/r.git", "ssh://git@example.com/r.git", "git@example.com:r.git", "git://example.com/r.git"} {
+	ctx := context.Background()
+	for _, u := range []string{"https://example.com/r.git", "http://example.com/r.git"} {
 		ep, err := transport.NewEndpoint(u)
 		if err != nil {
 			t.Fatal(err)
@@ -93,8 +95,19 @@ func TestMirrorTransports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := m.transport(ep); err != nil || got != want {
+		if got, err := m.transport(ctx, ep); err != nil || got != want {
 			t.Errorf("%s: %T %v, want go-git's %T", u, got, err, want)
+		}
+	}
+	for _, u := range []string{"ssh://git@example.com/r.git", "git@example.com:r.git", "git://example.com/r.git"} {
+		ep, err := transport.NewEndpoint(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := m.transport(ctx, ep); err != nil {
+			t.Errorf("%s: %v", u, err)
+		} else if _, ok := got.(dialTransport); !ok {
+			t.Errorf("%s: %T, want the dialling transport", u, got)
 		}
 	}
 	for _, u := range []string{"/srv/r.git", "file:///srv/r.git", "r.git"} {
@@ -102,17 +115,17 @@ func TestMirrorTransports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := m.transport(ep); err != nil || got != (localTransport{}) {
+		if got, err := m.transport(ctx, ep); err != nil || got != (localTransport{}) {
 			t.Errorf("%s: %T %v, want the local transport", u, got, err)
 		}
 	}
 	guarded := &Mirror{opts: MirrorOptions{HTTPClient: &http.Client{}}}
 	ep, _ := transport.NewEndpoint("https://example.com/r.git")
-	if got, _ := guarded.transport(ep); got == transport.Transport(nil) || got == any(client.Protocols["https"]) {
+	if got, _ := guarded.transport(ctx, ep); got == transport.Transport(nil) || got == any(client.Protocols["https"]) {
 		t.Errorf("https with a client of the caller's: %T", got)
 	}
 	ep = &transport.Endpoint{Protocol: "ftp", Host: "example.com", Path: "/r.git"}
-	_, err := m.transport(ep)
+	_, err := m.transport(ctx, ep)
 	_, want := client.NewClient(ep)
 	if err == nil || want == nil || err.Error() != want.Error() {
 		t.Errorf("ftp: %v, go-git said %v", err, want)

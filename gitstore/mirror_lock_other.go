@@ -14,7 +14,9 @@ import (
 // lockMirror takes an exclusive lock file (O_EXCL), polling until it is free
 // or ctx ends; shared locks are exclusive here. A lock older than ten
 // minutes is taken to be left by a dead process and removed.
-func lockMirror(ctx context.Context, path string, _ bool) (func(), error) {
+// waiting, when not nil, is called after each attempt that found the lock
+// held (Mirror.waiting).
+func lockMirror(ctx context.Context, path string, _ bool, waiting func()) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("git mirror: cache directory %s: %w", filepath.Dir(path), err)
 	}
@@ -30,6 +32,9 @@ func lockMirror(ctx context.Context, path string, _ bool) (func(), error) {
 		if st, err := os.Stat(path); err == nil && time.Since(st.ModTime()) > 10*time.Minute {
 			os.Remove(path)
 			continue
+		}
+		if waiting != nil {
+			waiting()
 		}
 		select {
 		case <-ctx.Done():

@@ -14,7 +14,9 @@ import (
 // lockMirror takes an flock on path (shared or exclusive), polling until it
 // is free or ctx ends. The kernel drops the lock when the process dies, so a
 // crash never leaves a stale lock behind.
-func lockMirror(ctx context.Context, path string, shared bool) (func(), error) {
+// waiting, when not nil, is called after each attempt that found the lock
+// held (Mirror.waiting).
+func lockMirror(ctx context.Context, path string, shared bool, waiting func()) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("git mirror: cache directory %s: %w", filepath.Dir(path), err)
 	}
@@ -37,6 +39,9 @@ func lockMirror(ctx context.Context, path string, shared bool) (func(), error) {
 		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
 			f.Close()
 			return nil, fmt.Errorf("git mirror: lock %s: %w", path, err)
+		}
+		if waiting != nil {
+			waiting()
 		}
 		select {
 		case <-ctx.Done():

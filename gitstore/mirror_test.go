@@ -508,7 +508,7 @@ func TestMirrorContext(t *testing.T) {
 		t.Errorf("cancelled fetch: %v", err)
 	}
 	// A fetch waiting for another's lock gives up when its context ends.
-	unlock, err := lockMirror(context.Background(), m.lock, false)
+	unlock, err := lockMirror(context.Background(), m.lock, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,3 +76,35 @@ func TestCompareMatchesMaps(t *testing.T) {
 		}
 	}
 }
+
+// CompareViews pairs the entries Compare pairs, in the same order, with
+// the same counts.
+func TestCompareViewsMatchesCompare(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	side := func() *Manifest {
+		m := &Manifest{}
+		for i := range r.IntN(12) {
+			m.Entries = append(m.Entries, Entry{Position: i, URI: fmt.Sprintf("readproof://n/d%d", r.IntN(5)),
+				ContentHash: fmt.Sprint(r.IntN(2)), Ref: []string{"", "", "v1"}[r.IntN(3)]})
+		}
+		return m
+	}
+	at := func(e *Entry) int {
+		if e == nil {
+			return -1
+		}
+		return e.Position
+	}
+	for i := 0; i < 2000; i++ {
+		a, b := side(), side()
+		c, v := Compare(a, b), CompareViews(ViewOf(a), ViewOf(b))
+		want := &ViewComparison{Pairs: []Pair{}, Added: c.Added, Removed: c.Removed, Changed: c.Changed, Unchanged: c.Unchanged}
+		for _, ch := range c.Changes {
+			want.Pairs = append(want.Pairs, Pair{Kind: ch.Kind, URI: ch.URI, A: at(ch.A), B: at(ch.B)})
+		}
+		v.Pairs = append([]Pair{}, v.Pairs...)
+		if !reflect.DeepEqual(v, want) {
+			t.Fatalf("case %d: CompareViews\n%+v\nwant\n%+v", i, v, want)
+		}
+	}
+}

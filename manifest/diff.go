@@ -231,3 +231,64 @@ func splitLines(s string) []string {
 	}
 	return out
 }
+
+// Pair is one entry's fate between two manifests read as Views: A and B
+// are its positions in each, -1 on the side it is absent from.
+type Pair struct {
+	Kind string
+	URI  string
+	A, B int
+}
+
+// ViewComparison is the result of CompareViews.
+type ViewComparison struct {
+	Pairs     []Pair
+	Added     int
+	Removed   int
+	Changed   int
+	Unchanged int
+}
+
+// CompareViews is Compare for two Views: the same changes, in the same
+// order, by position (a reader of one page of a comparison reads whole
+// only the entries of that page: manifest.DecodeSome).
+func CompareViews(a, b *View) *ViewComparison {
+	head := make(map[string]int, len(a.Entries))
+	next := make([]int, len(a.Entries))
+	for i := len(a.Entries) - 1; i >= 0; i-- {
+		next[i] = -1
+		if j, ok := head[a.Entries[i].URI]; ok {
+			next[i] = j
+		}
+		head[a.Entries[i].URI] = i
+	}
+	used := make([]bool, len(a.Entries))
+	c := &ViewComparison{Pairs: make([]Pair, 0, max(len(a.Entries), len(b.Entries)))}
+	for i := range b.Entries {
+		e := &b.Entries[i]
+		j, ok := head[e.URI]
+		if ok && j >= 0 {
+			head[e.URI] = next[j]
+		}
+		switch {
+		case !ok || j < 0:
+			c.Pairs = append(c.Pairs, Pair{Kind: Added, URI: e.URI, A: -1, B: i})
+			c.Added++
+		case a.Entries[j].ContentHash == e.ContentHash && a.Entries[j].Ref == e.Ref:
+			used[j] = true
+			c.Pairs = append(c.Pairs, Pair{Kind: Unchanged, URI: e.URI, A: j, B: i})
+			c.Unchanged++
+		default:
+			used[j] = true
+			c.Pairs = append(c.Pairs, Pair{Kind: Changed, URI: e.URI, A: j, B: i})
+			c.Changed++
+		}
+	}
+	for j := range a.Entries {
+		if !used[j] {
+			c.Pairs = append(c.Pairs, Pair{Kind: Removed, URI: a.Entries[j].URI, A: j, B: -1})
+			c.Removed++
+		}
+	}
+	return c
+}

@@ -79,7 +79,15 @@ func decodeViewFast(data []byte) (v *View, ok bool) {
 // entries on a goroutine of its own when at least minSplit bytes of text
 // follow their opening bracket, as decodeFastSplit does.
 func decodeViewFastSplit(data []byte, minSplit int) (v *View, ok bool) {
-	d := &viewJSON{fastJSON: fastJSON{b: data}, seed: maphash.MakeSeed(), filesOK: true}
+	v, _, ok = decodeViewFastKeep(data, minSplit, nil)
+	return v, ok
+}
+
+// decodeViewFastKeep is decodeViewFastSplit that also reads whole the
+// entries at the positions keep accepts (nil: none), into the reader's
+// wholes, which it returns.
+func decodeViewFastKeep(data []byte, minSplit int, keep func(i int) bool) (v *View, d *viewJSON, ok bool) {
+	d = &viewJSON{fastJSON: fastJSON{b: data}, seed: maphash.MakeSeed(), filesOK: true, keep: keep}
 	v = &View{}
 	format := false
 	ok = d.fields(func(key []byte) (bit uint, ok bool) {
@@ -91,8 +99,7 @@ func decodeViewFastSplit(data []byte, minSplit int) (v *View, ok bool) {
 		case "run_id":
 			bit, ok = 2, d.str(&v.RunID)
 		case "started_at":
-			var t time.Time
-			bit, ok = 4, d.time(&t)
+			bit, ok = 4, d.time(&d.started)
 		case "created_at":
 			bit, ok = 8, d.time(&v.CreatedAt)
 		case "caller":
@@ -105,9 +112,9 @@ func decodeViewFastSplit(data []byte, minSplit int) (v *View, ok bool) {
 		return
 	})
 	if !ok || !d.end() || !format || !d.valid(v) {
-		return nil, false
+		return nil, nil, false
 	}
-	return v, true
+	return v, d, true
 }
 
 // viewJSON is the reader of decodeViewFast: fastJSON's, with the buffer
@@ -124,6 +131,11 @@ type viewJSON struct {
 	seed    maphash.Seed
 	// keys are the hashes of the keys of the provenance being read.
 	provKeys []uint64
+	// keep, when set, names the positions of the entries read whole as
+	// well, into wholes (DecodeSome); started is the run's start.
+	keep    func(i int) bool
+	wholes  []Entry
+	started time.Time
 }
 
 // value reads a string value and returns its unescaped bytes (valid until
@@ -185,7 +197,7 @@ func (d *viewJSON) entries(v *View, minSplit int) bool {
 			d.room(&v.Entries, first, end, len(d.b))
 		}
 		v.Entries = append(v.Entries, ViewEntry{})
-		if e := &v.Entries[len(v.Entries)-1]; !d.entry(e) || e.Position != len(v.Entries)-1 {
+		if e, start := &v.Entries[len(v.Entries)-1], d.i; !d.entry(e) || e.Position != len(v.Entries)-1 || !d.whole(e.Position, start) {
 			drop()
 			return false
 		}
@@ -195,6 +207,7 @@ func (d *viewJSON) entries(v *View, minSplit int) bool {
 				return false
 			}
 			v.Entries = append(v.Entries, t.entries...)
+			d.wholes = append(d.wholes, t.kept...)
 			d.files = append(d.files, t.files...)
 			d.filesOK = d.filesOK && t.filesOK
 			d.i = t.end
@@ -211,6 +224,7 @@ func (d *viewJSON) entries(v *View, minSplit int) bool {
 // viewTail is what tail read.
 type viewTail struct {
 	entries []ViewEntry
+	kept    []Entry
 	first   int // the position of the first entry
 	files   []uint64
 	filesOK bool
@@ -222,7 +236,7 @@ type viewTail struct {
 // closing bracket, with a reader of its own; their positions follow the
 // first one's.
 func (d *viewJSON) tail(i int) viewTail {
-	t := &viewJSON{fastJSON: fastJSON{b: d.b, i: i}, seed: d.seed, filesOK: true}
+	t := &viewJSON{fastJSON: fastJSON{b: d.b, i: i}, seed: d.seed, filesOK: true, keep: d.keep}
 	if !t.byte(',') {
 		return viewTail{}
 	}
@@ -234,7 +248,7 @@ func (d *viewJSON) tail(i int) viewTail {
 			t.room(&es, first, len(t.b), len(t.b))
 		}
 		es = append(es, ViewEntry{})
-		if e := &es[len(es)-1]; !t.entry(e) || e.Position != es[0].Position+len(es)-1 {
+		if e, start := &es[len(es)-1], t.i; !t.entry(e) || e.Position != es[0].Position+len(es)-1 || !t.whole(e.Position, start) {
 			return viewTail{}
 		}
 		if t.byte(',') {
@@ -243,7 +257,7 @@ func (d *viewJSON) tail(i int) viewTail {
 		if !t.byte(']') {
 			return viewTail{}
 		}
-		return viewTail{entries: es, first: es[0].Position, files: t.files, filesOK: t.filesOK, end: t.i, ok: true}
+		return viewTail{entries: es, kept: t.wholes, first: es[0].Position, files: t.files, filesOK: t.filesOK, end: t.i, ok: true}
 	}
 }
 
@@ -315,6 +329,24 @@ func (d *viewJSON) entry(e *ViewEntry) bool {
 		})
 	}
 	return ok && f.decided && checkEntry(e.Position, e.URI, e.Ref, e.Snapshot, e.ContentHash, e.Decision, f.bytes) == nil
+}
+
+// whole reads again, whole, the entry at position i just read from start
+// when keep accepts i, into wholes (true when there is nothing to read). Its
+// strings are copies of their own (fastJSON's text is not set): a kept
+// entry holds none of the manifest's text.
+func (d *viewJSON) whole(i, start int) bool {
+	if d.keep == nil || !d.keep(i) {
+		return true
+	}
+	end := d.i
+	d.i = start
+	var e Entry
+	if !d.fastJSON.entry(&e) || d.i != end {
+		return false
+	}
+	d.wholes = append(d.wholes, e)
+	return true
 }
 
 // entryFields is what entry reads of an entry besides e: its size, and
@@ -409,10 +441,11 @@ func (d *viewJSON) file() bool {
 	return ok
 }
 
-// probed reads an entry's probe, keeping only that it has one.
+// probed reads an entry's probe, keeping only that it has one; a session
+// this readproof does not know gives up, Validate refusing it.
 func (d *viewJSON) probed(e *ViewEntry) bool {
 	var p Probe
-	e.Probed = d.probe(&p)
+	e.Probed = d.probe(&p) && (p.Session == "" || p.Session == ProbeSessionContent)
 	return e.Probed
 }
 

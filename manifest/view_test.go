@@ -77,6 +77,11 @@ func viewSeeds(t testing.TB) [][]byte {
 		func(m *Manifest) { m.Entries[1].Provenance = nil },
 		func(m *Manifest) { m.Entries[1].Provenance = map[string]string{"a\"b": "c\nd"} },
 		func(m *Manifest) { m.Entries = nil },
+		// A probe session this readproof does not know: Decode refuses
+		// the manifest, and so must DecodeView (`readproof manifest`).
+		func(m *Manifest) {
+			m.Entries[2].Probe = &Probe{Bucket: 1, Length: 2, DeliveredHash: "h", DeliveredSize: 3, Session: "bogus"}
+		},
 	} {
 		cp := *one
 		cp.Entries = append([]Entry(nil), one.Entries...)

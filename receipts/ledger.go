@@ -69,6 +69,11 @@ type Ledger struct {
 	MaxAttempts int
 	// Now is the clock for commit times; time.Now when nil.
 	Now func() time.Time
+	// Bind, when set, binds a receipt of a run to the run its run id
+	// names in this store (see Binding); it is asked once per Append, and
+	// a zero Binding (the run is unknown here, or could not be read) leaves
+	// the receipt unbound.
+	Bind func(run string) Binding
 }
 
 // NewLedger returns a Ledger on store.
@@ -95,6 +100,10 @@ func (l *Ledger) appendCtx(ctx context.Context, r Receipt) error {
 		attempts = 500
 	}
 	sref, iref := SessionRef(r.Session), indexRef(r.ID)
+	var bound Binding
+	if l.Bind != nil && r.Run != "" {
+		bound = l.Bind(r.Run)
+	}
 	var last error
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
@@ -103,7 +112,7 @@ func (l *Ledger) appendCtx(ctx context.Context, r Receipt) error {
 			}
 		}
 		appendAttempts.Add(1)
-		done, err := l.tryAppend(r, blob, sref, iref)
+		done, err := l.tryAppend(r, bound, blob, sref, iref)
 		if err == nil {
 			return nil
 		}
@@ -135,9 +144,9 @@ func backoff(ctx context.Context, attempt int) error {
 //
 // Each chain is updated only if it lacks the receipt, so an append retried
 // after a crash between the two ref renames completes the missing half.
-func (l *Ledger) tryAppend(r Receipt, blob gitobj.OID, sref, iref string) (done bool, err error) {
+func (l *Ledger) tryAppend(r Receipt, bound Binding, blob gitobj.OID, sref, iref string) (done bool, err error) {
 	var updates []gitobj.RefUpdate
-	msg := fmt.Sprintf("receipt %s\n\nsession: %s\ntool: %s\n", r.ID, r.Session, r.Tool)
+	msg := appendMessage(r, bound)
 	for _, c := range []struct {
 		ref    string
 		path   []string
@@ -175,6 +184,13 @@ func (l *Ledger) tryAppend(r Receipt, blob gitobj.OID, sref, iref string) (done 
 		return true, nil
 	}
 	return false, l.store.Update(updates...)
+}
+
+// appendMessage is the message of the commit that appends r to its
+// session chain (the index chain's has "index " in front): the id on the
+// first line, then the session, the tool and the binding, if any.
+func appendMessage(r Receipt, bound Binding) string {
+	return fmt.Sprintf("receipt %s\n\nsession: %s\ntool: %s\n", r.ID, r.Session, r.Tool) + bound.trailer()
 }
 
 func (l *Ledger) commit(tree, parent gitobj.OID, msg string) (gitobj.OID, error) {
@@ -321,6 +337,9 @@ type Entry struct {
 	ID      string
 	Receipt Receipt
 	Err     error
+	// Binding is the run the receipt was issued for, as the commit that
+	// appended it names it (zero for an unbound receipt).
+	Binding Binding
 }
 
 // List returns the receipts of a session in issue order (the order of its
@@ -366,34 +385,63 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	if err := l.collect(tipCommit.Tree, "", 0, blobs, bad); err != nil {
 		return nil, err
 	}
-	// The first-parent chain gives the order.
+	// The first-parent chain gives the order, and each append commit the
+	// binding of its receipt.
 	var order []string
 	seen := map[string]bool{}
+	bound := map[string]Binding{}
+	visited := map[gitobj.OID]bool{}
+	var others []gitobj.OID // parents off the first-parent chain
 	for c, cm := tip, tipCommit; ; {
-		line, _, _ := strings.Cut(cm.Message, "\n")
-		if id, ok := strings.CutPrefix(line, "receipt "); ok && blobs[id] != "" && !seen[id] {
+		visited[c] = true
+		if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
 			seen[id] = true
 			order = append(order, id)
+			bound[id] = parseBinding(cm.Message)
 		}
 		if len(cm.Parents) == 0 {
 			break
 		}
+		others = append(others, cm.Parents[1:]...)
 		c = cm.Parents[0]
 		if cm, err = l.store.Commit(c); err != nil {
 			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
 		}
 	}
+	// Receipts a merge brought in are appended on the other side's
+	// history: walked only when there are such receipts, and only until
+	// each has its append commit.
+	missing := len(blobs) - len(seen)
+	for len(others) > 0 && missing > 0 {
+		c := others[len(others)-1]
+		others = others[:len(others)-1]
+		if visited[c] {
+			continue
+		}
+		visited[c] = true
+		cm, err := l.store.Commit(c)
+		if err != nil {
+			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
+		}
+		if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
+			if _, done := bound[id]; !done {
+				bound[id] = parseBinding(cm.Message)
+				missing--
+			}
+		}
+		others = append(others, cm.Parents...)
+	}
 	slices.Reverse(order)
 	entries := make([]Entry, 0, len(blobs))
 	for _, id := range order {
 		r, err := l.readReceipt(id, blobs[id])
-		entries = append(entries, Entry{ID: id, Receipt: r, Err: err})
+		entries = append(entries, Entry{ID: id, Receipt: r, Err: err, Binding: bound[id]})
 	}
 	var rest []Entry
 	for id, blob := range blobs {
 		if !seen[id] {
 			r, err := l.readReceipt(id, blob)
-			rest = append(rest, Entry{ID: id, Receipt: r, Err: err})
+			rest = append(rest, Entry{ID: id, Receipt: r, Err: err, Binding: bound[id]})
 		}
 	}
 	slices.SortFunc(rest, func(a, b Entry) int {
@@ -404,6 +452,13 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 		entries = append(entries, Entry{ID: path, Err: fmt.Errorf("session %q: %s: %w: %s", session, path, ErrCorrupt, bad[path])})
 	}
 	return entries, nil
+}
+
+// appendedID is the id of the receipt c appended: the first line of an
+// append commit.
+func appendedID(c gitobj.Commit) (string, bool) {
+	line, _, _ := strings.Cut(c.Message, "\n")
+	return strings.CutPrefix(line, "receipt ")
 }
 
 // collect gathers <id>.json blobs under the two fan-out levels of a session

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"os"
 	"time"
+
+	"github.com/readproof/readproof/internal/progress"
 )
 
 // Spec is a resource's source as declared in readproof.toml. Values keep
@@ -44,6 +46,9 @@ type Env struct {
 	MaxBytes int64
 	// CacheDir holds the git adapter's clones, outside the evidence store.
 	CacheDir string
+	// LockWait, when set, hears once of a long wait for a lock another
+	// process holds (a git mirror's, while it fetches); nil: silent.
+	LockWait func(progress.Wait)
 }
 
 // NetPolicy bounds network sources.

@@ -17,6 +17,7 @@ import (
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/telemetry"
 	"github.com/readproof/readproof/internal/text"
@@ -420,22 +421,19 @@ func (e *env) warn(err error) {
 	}
 }
 
-// lockWait tells the terminal that a write has waited about a second for
-// a lock another process holds, and what comes at the end of the wait
-// (gitstore.Options.LockWait). Like a progress line, only on a terminal,
-// which is looked at only then: a write that does not wait pays nothing.
-func (e *env) lockWait(w gitstore.LockWaitInfo) {
+// lockWait tells the terminal that a command has waited about a second
+// (progress.WaitNotice) for a lock another process holds, and what comes
+// at the end of the wait: every lock wait's Options.LockWait. Like a
+// progress line, only on a terminal, which is looked at only then: a
+// command that does not wait pays nothing. Piped, the error that ends the
+// wait names the lock.
+func (e *env) lockWait(w progress.Wait) {
 	if !isTerminal(e.err) {
 		return
 	}
-	then := "the command fails"
-	if w.Stale {
-		then = "it is taken over as left by a crashed process"
-	}
-	// \r\033[K first: a progress line drawn meanwhile (run --id's last
+	// Erase first: a progress line drawn meanwhile (run --id's last
 	// count) is erased, as the line itself erases its previous text.
-	e.say("\r\033[Kreadproof: waiting for %s, held by another git or readproof for %s: up to %s more, then %s",
-		text.Escape(w.Path), w.Held.Round(100*time.Millisecond), w.Left.Round(100*time.Millisecond), then)
+	e.say("%sreadproof: %s", progress.Erase, text.Escape(w.String()))
 }
 
 func (e *env) say(format string, args ...any) {

@@ -270,12 +270,11 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		failed[c.Name] = true
 		if !strings.HasPrefix(c.Name, "store_replay") && c.Name != store.CheckStoreManifest && c.Name != store.CheckCommitSignature &&
 			c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead &&
-			!(c.Name == "recorded_replay" && strings.Contains(c.Detail, "(all_match false): the store did not reproduce")) {
+			c.Kind != evidence.KindNotReproduced {
 			notReplayed = false
 		}
-		// the manifest is not in the store at all (evidence.Verify
-		// quotes store.ErrUnknownTarget in the check's detail)
-		absent = absent || c.Name == "store_replay_count" && strings.Contains(c.Detail, store.ErrUnknownTarget.Error())
+		// the manifest is not in the store at all
+		absent = absent || c.Name == "store_replay_count" && errors.Is(c.Err, store.ErrUnknownTarget)
 		if strings.HasPrefix(c.Name, "store_replay") || c.Name == store.CheckStoreManifest {
 			storeFailed = true
 		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead {

@@ -88,11 +88,11 @@ func preflightReceipt(e *env, st *store.Store, session, what string) error {
 	for _, d := range receiptIDDigits {
 		refs = append(refs, receipts.IndexRefPrefix+string(d))
 	}
-	err = preflight.Write(st.Path(), refs, preflight.Options{LockTimeout: opts.Git.LockTimeout, StaleLockAge: opts.Git.StaleLockAge})
+	err = preflight.Write(st.Path(), refs, preflight.Options{LockTimeout: opts.Git.LockTimeout, StaleLockAge: opts.Git.StaleLockAge, LockWait: opts.Git.LockWait})
 	switch {
 	case errors.Is(err, preflight.ErrLocked):
-		return hint.With(fmt.Errorf("%s: receipts could not be stored: %w", what, err),
-			"wait for the other writer, or remove a lock file that a killed process left behind; then run it again")
+		// the hint names the lock file and how to remove it
+		return fmt.Errorf("%s: receipts could not be stored: %w", what, err)
 	case err != nil:
 		return hint.With(fmt.Errorf("%s: receipts could not be stored: %w", what, err),
 			"make the store writable (or use one that is: --store), then run it again")

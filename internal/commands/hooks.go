@@ -1,6 +1,6 @@
 package commands
 
-// `readproof hooks install|uninstall`: git hooks in the project repository
+// `readproof hooks install|uninstall|status`: git hooks in the project repository
 // (pre-commit, pre-merge-commit, pre-push) that run `readproof verify` and
 // `readproof status --exit-code`.
 
@@ -73,6 +73,18 @@ func hooksCommand() *cli.Command {
 				},
 			},
 			{
+				Name:  "status",
+				Usage: "say which of readproof's hooks git runs, and warn when a core.hooksPath set since install (husky's) keeps it from running them",
+				Flags: []cli.Flag{repoFlag},
+				Action: func(c *cli.Context) error {
+					if err := needArgs(c, 0, 0, "[--repo DIR]"); err != nil {
+						return err
+					}
+					opts := hooksOptions{Repo: c.String("repo"), Status: true}
+					return withEnv(c, func(e *env) error { return runHooks(c.Context, e, opts) })
+				},
+			},
+			{
 				Name:  "uninstall",
 				Usage: "remove readproof's hooks and put back the hooks they chained",
 				Flags: []cli.Flag{repoFlag},
@@ -99,10 +111,19 @@ type hookResult struct {
 // hooksOptions are the flags of `readproof hooks install|uninstall`.
 type hooksOptions struct {
 	Repo    string // the project's git work tree ("" for the directory of readproof.toml)
-	Install bool   // install (else uninstall)
+	Install bool   // install (else uninstall, or with Status neither)
+	Status  bool   // say what is installed where git runs hooks
 }
 
-// runHooks is `readproof hooks install` and `hooks uninstall`.
+// hookState is one hook as `hooks status --json` reports it.
+type hookState struct {
+	Hook    string `json:"hook"`
+	Path    string `json:"path"`
+	State   string `json:"state"` // "readproof", "other" or "absent"
+	Chained string `json:"chained,omitempty"`
+}
+
+// runHooks is `readproof hooks install`, `hooks uninstall` and `hooks status`.
 func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	install := opts.Install
 	repo := opts.Repo
@@ -129,6 +150,9 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	}
 	if !filepath.IsAbs(common) {
 		common = filepath.Join(repo, common)
+	}
+	if opts.Status {
+		return hooksStatus(e, repo, dir)
 	}
 	if install && filepath.Clean(dir) != filepath.Join(common, "hooks") {
 		if err := checkHooksPathScope(repo, dir); err != nil {
@@ -499,4 +523,141 @@ func uninstallHook(dir, name string) (hookResult, error) {
 		r.Chained = local
 	}
 	return r, nil
+}
+
+// hooksStatus is `readproof hooks status`: each hook in the directory git
+// runs hooks from, whether it is readproof's, and silencedHooks' warning.
+func hooksStatus(e *env, repo, dir string) error {
+	var states []hookState
+	for _, name := range hookNames() {
+		h := hookState{Hook: name, Path: filepath.Join(dir, name), State: "readproof"}
+		ours, err := isOurHook(h.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			h.State = "absent"
+		case err != nil:
+			return fmt.Errorf("hooks: read %s: %w", h.Path, err)
+		case !ours:
+			h.State = "other"
+		default:
+			if _, err := os.Lstat(h.Path + chainedSuffix); err == nil {
+				h.Chained = h.Path + chainedSuffix
+			}
+		}
+		states = append(states, h)
+	}
+	if e.json {
+		if err := printJSON(e.out, states); err != nil {
+			return err
+		}
+	} else {
+		for _, h := range states {
+			switch h.State {
+			case "readproof":
+				line := fmt.Sprintf("%s: readproof's hook %s", h.Hook, text.Printable(h.Path))
+				if h.Chained != "" {
+					line += " (runs the hook kept as " + text.Printable(filepath.Base(h.Chained)) + " first)"
+				}
+				fmt.Fprintln(e.out, line)
+			case "other":
+				fmt.Fprintf(e.out, "%s: %s is not readproof's\n", h.Hook, text.Printable(h.Path))
+			default:
+				fmt.Fprintf(e.out, "%s: no hook at %s\n", h.Hook, text.Printable(h.Path))
+			}
+		}
+	}
+	if err := silencedHooks(repo); err != nil {
+		e.warn(err)
+	}
+	return nil
+}
+
+// silencedHooks is the warning `readproof status` and `hooks status` give when readproof's
+// hooks, installed in the repository's own hooks directory (.git/hooks),
+// no longer run because a core.hooksPath set since (by husky, for one)
+// points git at another directory that holds none of them; nil otherwise.
+// With no readproof hook in .git/hooks it costs a few file looks and no
+// process.
+func silencedHooks(repo string) error {
+	common := gitCommonDir(repo)
+	if common == "" {
+		return nil
+	}
+	ours := filepath.Join(common, "hooks")
+	var installed []string // shell words, for the hint
+	for _, name := range hookNames() {
+		if ok, _ := isOurHook(filepath.Join(ours, name)); ok {
+			installed = append(installed, text.ShellArg(filepath.Join(ours, name)))
+		}
+	}
+	if len(installed) == 0 {
+		return nil
+	}
+	dir, err := gitOutput(repo, "rev-parse", "--git-path", "hooks")
+	if err != nil {
+		return nil // not a question status must answer
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(repo, dir)
+	}
+	if sameDir(dir, ours) {
+		return nil
+	}
+	for _, name := range hookNames() {
+		if ok, _ := isOurHook(filepath.Join(dir, name)); ok {
+			return nil // installed where git runs them too
+		}
+	}
+	return hint.With(fmt.Errorf("readproof's hooks in %s no longer run: git runs the hooks in %s (core.hooksPath)", ours, filepath.Clean(dir)),
+		"run readproof hooks install again: it installs them there, or, under husky or the pre-commit framework, says what to add to their scripts; once readproof's checks run from there, remove the old hooks: rm "+strings.Join(installed, " "))
+}
+
+// gitCommonDir finds, without running git, the common git directory of the
+// work tree around dir: .git, or for a linked worktree the directory its
+// .git file names, and that one's commondir. "" when there is none.
+func gitCommonDir(dir string) string {
+	for {
+		dotGit := filepath.Join(dir, ".git")
+		fi, err := os.Stat(dotGit)
+		switch {
+		case err == nil && fi.IsDir():
+			return dotGit
+		case err == nil:
+			data, err := os.ReadFile(dotGit)
+			gd, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+			if err != nil || !ok {
+				return ""
+			}
+			if !filepath.IsAbs(gd) {
+				gd = filepath.Join(dir, gd)
+			}
+			c, err := os.ReadFile(filepath.Join(gd, "commondir"))
+			if err != nil {
+				return gd
+			}
+			common := strings.TrimSpace(string(c))
+			if !filepath.IsAbs(common) {
+				common = filepath.Join(gd, common)
+			}
+			return common
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

@@ -462,23 +462,38 @@ func runDiff(ctx context.Context, e *env, opts formatOptions, args []string) err
 // control or a carriage return in front of the reader. The file header,
 // hunk headers and "\ No newline at end of file" are readproof's own.
 func readableDiff(u string) string {
+	// b is started only when a line needs quoting: most diffs have none
+	// and are given back as they are, with no copy.
 	var b strings.Builder
-	b.Grow(len(u))
+	started := false
 	header := 2 // "--- a/..." and "+++ b/...": names made from URIs
-	for rest := u; rest != ""; {
-		line, after, _ := strings.Cut(rest, "\n")
-		rest = after
+	for at := 0; at < len(u); {
+		line, _, _ := strings.Cut(u[at:], "\n")
+		lead, body := "", line // body is shown as PrintableLine has it
 		switch {
 		case header > 0:
 			header--
-			b.WriteString(line)
 		case line != "" && (line[0] == ' ' || line[0] == '-' || line[0] == '+'):
-			b.WriteByte(line[0])
-			b.WriteString(text.PrintableLine(line[1:]))
-		default:
-			b.WriteString(line)
+			lead, body = line[:1], text.PrintableLine(line[1:])
 		}
-		b.WriteByte('\n')
+		if !started && len(lead)+len(body) != len(line) { // quoted: longer
+			started = true
+			b.Grow(len(u) + len(body) - len(line) + 2)
+			b.WriteString(u[:at])
+		}
+		if started {
+			b.WriteString(lead)
+			b.WriteString(body)
+			b.WriteByte('\n')
+		}
+		at += len(line) + 1
 	}
-	return b.String()
+	switch {
+	case started:
+		return b.String()
+	case u == "" || u[len(u)-1] == '\n':
+		return u
+	default:
+		return u + "\n" // every line ends in a newline, the last included
+	}
 }

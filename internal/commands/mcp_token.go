@@ -176,10 +176,20 @@ func tokenHint(err error, path string) error {
 		return hint.With(err, "see the names with: readproof mcp token list")
 	case errors.Is(err, mcpauth.ErrOwner):
 		return hint.With(err, "a token file is a secret of the user who runs the server: mode 0600, owned by that user")
+	case errors.Is(err, mcpauth.ErrLocked):
+		return err // its hint names the lock file
 	case errors.Is(err, mcpauth.ErrFile):
 		return hint.With(err, "the token file "+path+" is damaged: restore it, or move it away and add the tokens again")
 	}
 	return hint.With(err, "the token file must be a 0600 file outside the store, the project and every git repository; name another with --tokens or "+keyloc.MCPTokensEnv)
+}
+
+// tokenLock bounds and tells the wait for the token file's lock: the lock
+// timings of the environment (READPROOF_LOCK_TIMEOUT, _STALE_LOCK_AGE)
+// when set, and the terminal's lock-wait line.
+func (e *env) tokenLock() (mcpauth.LockOptions, error) {
+	lo, err := e.lockOptions()
+	return mcpauth.LockOptions{Timeout: lo.Git.LockTimeout, StaleAge: lo.Git.StaleLockAge, Wait: lo.Git.LockWait}, err
 }
 
 // runMCPTokenAdd issues a token: the token on stdout, once; what was done
@@ -200,10 +210,14 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 	if err != nil {
 		return err
 	}
+	lock, err := e.tokenLock()
+	if err != nil {
+		return err
+	}
 	now := o.Now()
 	var token string
 	var entry mcpauth.Entry
-	err = mcpauth.Update(path, forbidden, func(f *mcpauth.File) error {
+	err = mcpauth.UpdateWith(path, forbidden, lock, func(f *mcpauth.File) error {
 		var err error
 		if token, err = f.Add(name, scope, ttl, now, nil); err != nil {
 			return err
@@ -224,7 +238,7 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 		// The token is shown once and kept nowhere: one whose line did
 		// not arrive is a live credential nobody holds. Revoked, its name
 		// can be given again.
-		rerr := mcpauth.Update(path, forbidden, func(f *mcpauth.File) error {
+		rerr := mcpauth.UpdateWith(path, forbidden, lock, func(f *mcpauth.File) error {
 			if cur, ok := f.Find(name); !ok || cur.SHA256 != entry.SHA256 {
 				return nil
 			}
@@ -302,7 +316,11 @@ func runMCPTokenRevoke(_ context.Context, e *env, o mcpTokenOptions, name string
 	if err != nil {
 		return err
 	}
-	err = mcpauth.Update(path, forbidden, func(f *mcpauth.File) error { return f.Revoke(name, o.Now()) })
+	lock, err := e.tokenLock()
+	if err != nil {
+		return err
+	}
+	err = mcpauth.UpdateWith(path, forbidden, lock, func(f *mcpauth.File) error { return f.Revoke(name, o.Now()) })
 	if err != nil {
 		return tokenHint(err, path)
 	}

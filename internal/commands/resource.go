@@ -243,7 +243,12 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		}
 		return nil
 	}
-	if err := policy.AppendResourceThen(e.policyPath, r, makeStore); err != nil {
+	lo, err := e.lockOptions()
+	if err != nil {
+		return err
+	}
+	if err := policy.AppendResourceWith(e.policyPath, r, policy.AppendOptions{BeforeWrite: makeStore,
+		LockTimeout: lo.Git.LockTimeout, StaleLockAge: lo.Git.StaleLockAge, LockWait: lo.Git.LockWait}); err != nil {
 		var pe *policy.Error
 		if errors.As(err, &pe) && pe.Line == 0 {
 			// a problem of the block the flags make: name the flag

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -159,6 +160,9 @@ func runStatus(ctx context.Context, e *env, opts statusOptions) error {
 			if len(open) > 0 {
 				e.say("readproof: %s open: %s (readproof run show ID lists what each holds so far)", text.Count(len(open), "run", "runs"), strings.Join(open, ", "))
 			}
+		}
+		if err := silencedHooks(filepath.Dir(e.policyPath)); err != nil {
+			e.warn(err)
 		}
 		switch {
 		case failed > 0:

@@ -82,7 +82,7 @@ func isGoGit(p string) bool { return strings.HasPrefix(p, "github.com/go-git/") 
 // third-party modules are checked by the rules in TestLayering).
 var exactImports = map[string][]string{
 	"gitstore/gitobj":     {},
-	"adapters/sourcespec": {"internal/text"},
+	"adapters/sourcespec": {"internal/progress", "internal/text"},
 	"internal/text":       {},
 	"internal/strictjson": {"internal/text"},
 	"internal/markdown":   {},
@@ -97,12 +97,12 @@ var exactImports = map[string][]string{
 	"evidence":             {"gitstore/gitobj", "internal/keyfile", "internal/strictjson", "internal/text"},
 	"probe":                {"internal/keyfile", "internal/text"},
 	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/strictjson", "internal/text"},
-	"internal/policy":      {"adapters/sourcespec", "identity", "internal/text"},
-	"gitstore":             {"gitstore/gitobj", "internal/fspath", "internal/hint", "internal/text"},
+	"internal/policy":      {"adapters/sourcespec", "identity", "internal/progress", "internal/text"},
+	"gitstore":             {"gitstore/gitobj", "internal/fspath", "internal/hint", "internal/progress", "internal/text"},
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
-	"internal/mcpauth":     {"identity", "internal/keyfile"},
+	"internal/mcpauth":     {"identity", "internal/keyfile", "internal/progress", "internal/text"},
 	// every layer may start spans; telemetry depends on none of them
 	"internal/telemetry": {},
 }

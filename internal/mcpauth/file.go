@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/internal/keyfile"
+	"github.com/readproof/readproof/internal/progress"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // MaxFileSize bounds the token file (thousands of tokens).
@@ -48,10 +50,30 @@ func Load(path string, forbidden []string) (*File, error) {
 // the result atomically with mode 0600, creating the file and its
 // directory when missing.
 func Update(path string, forbidden []string, fn func(*File) error) error {
+	return UpdateWith(path, forbidden, LockOptions{}, fn)
+}
+
+// LockOptions bound UpdateWith's wait for another process's lock of the
+// token file.
+type LockOptions struct {
+	// Timeout bounds the wait, and a lock older than StaleAge was left by
+	// a killed process and is taken over (zero: 10s and a minute).
+	Timeout, StaleAge time.Duration
+	// Wait, when set, hears once of a wait that has lasted
+	// progress.WaitNotice.
+	Wait func(progress.Wait)
+}
+
+// ErrLocked is wrapped by the error of a token file whose lock another
+// process held past the timeout; the error carries a hint (Hint).
+var ErrLocked = errors.New("the MCP token file is locked")
+
+// UpdateWith is Update with the lock's wait bounded and told by lo.
+func UpdateWith(path string, forbidden []string, lo LockOptions, fn func(*File) error) error {
 	if _, err := kind().CheckLocation(path, forbidden); err != nil {
 		return err
 	}
-	unlock, err := lock(path)
+	unlock, err := lock(path, lo)
 	if err != nil {
 		return err
 	}
@@ -73,10 +95,18 @@ const (
 	staleLock = time.Minute
 )
 
-func lock(path string) (func(), error) {
+func lock(path string, lo LockOptions) (func(), error) {
 	name := path + ".lock"
-	deadline := time.Now().Add(lockWait)
-	for {
+	timeout, stale := lo.Timeout, lo.StaleAge
+	if timeout <= 0 {
+		timeout = lockWait
+	}
+	if stale <= 0 {
+		stale = staleLock
+	}
+	deadline := time.Now().Add(timeout)
+	var wait progress.Waiter // started when the lock is first found held
+	for waiting := false; ; {
 		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err == nil {
 			f.Close()
@@ -90,16 +120,45 @@ func lock(path string) (func(), error) {
 			}
 			return nil, fmt.Errorf("locking the MCP token file: %w", err)
 		}
-		if fi, err := os.Stat(name); err == nil && time.Since(fi.ModTime()) > staleLock {
+		fi, err := os.Stat(name)
+		if err == nil && time.Since(fi.ModTime()) > stale {
 			_ = os.Remove(name)
 			continue
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("locking the MCP token file: %s is held by another readproof for %s (remove it if no readproof is running)", name, lockWait)
+		now := time.Now()
+		if now.After(deadline) {
+			return nil, &lockedError{
+				err: fmt.Errorf("locking the MCP token file: %w: %s is still held by another readproof after %s (remove it if no readproof is running)", ErrLocked, name, timeout),
+				hint: fmt.Sprintf("another readproof is changing the token file: run the command again once it is done; if none is (a killed process left the lock), the next change removes it once older than %s, or remove it now: rm %s",
+					stale, text.ShellArg(name))}
+		}
+		if !waiting {
+			wait, waiting = progress.NewWaiter(lo.Wait, 0), true
+		}
+		if err == nil {
+			wait.Check(now, func() (progress.Wait, bool) {
+				w := progress.Wait{Path: name, Holder: "another readproof", Held: max(now.Sub(fi.ModTime()), 0), Left: deadline.Sub(now)}
+				if staleIn := stale - w.Held; staleIn < w.Left {
+					w.Left, w.Stale = max(staleIn, 0), true
+				}
+				return w, true
+			})
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// lockedError is a token file whose lock another process holds; its Hint
+// is the line the command prints after the error (internal/hint's form,
+// which this package does not import).
+type lockedError struct {
+	err  error
+	hint string
+}
+
+func (e *lockedError) Error() string { return e.err.Error() }
+func (e *lockedError) Unwrap() error { return e.err }
+func (e *lockedError) Hint() string  { return e.hint }
 
 func dirOf(path string) string {
 	for i := len(path) - 1; i >= 0; i-- {

@@ -68,6 +68,22 @@ func (s *Server) page(what string, total int, in PageInput) (from, to int, p Pag
 	return from, to, p, nil
 }
 
+// pageKeep says which positions the page of in holds, before the count
+// of the list is known (page then decides it from the count): a reader
+// reads whole only those. It accepts none when in asks for no page page
+// would answer (a negative offset or limit).
+func (s *Server) pageKeep(in PageInput) func(i int) bool {
+	if in.EntryOffset < 0 || in.EntryLimit < 0 {
+		return func(int) bool { return false }
+	}
+	n := in.EntryLimit
+	if b := s.pageBound(); b > 0 && (n == 0 || n > b) {
+		n = b
+	}
+	from := in.EntryOffset
+	return func(i int) bool { return i >= from && (n == 0 || i-from < n) }
+}
+
 // note is the sentence a text summary ends with when the answer holds
 // part of the list, "" when it holds all of it.
 func (p Page) note(shown int) string {

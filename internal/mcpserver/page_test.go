@@ -1,6 +1,8 @@
 package mcpserver_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/internal/mcpserver"
@@ -134,5 +136,41 @@ func TestEntryPageBoundedByAnswerBudget(t *testing.T) {
 	out := s.ok(t, "readproof_diff", map[string]any{"a": "big", "b": "big"})
 	if got := len(list(t, out["changes"])); got != mcpserver.DefaultPageEntries || num(t, out, "next_entry_offset") != mcpserver.DefaultPageEntries {
 		t.Errorf("diff of %d entries: %d changes, next_entry_offset %v", n, got, out["next_entry_offset"])
+	}
+}
+
+// TestDiffPagesPairAcrossPositions: pages of a diff whose runs hold their
+// documents in other orders, with changes, additions and removals (the
+// earlier run's entries of a page elsewhere than the page's positions,
+// read again for it), are the changes one call without a bound answers,
+// both ways.
+func TestDiffPagesPairAcrossPositions(t *testing.T) {
+	t.Parallel()
+	var toml strings.Builder
+	toml.WriteString("version = 1\n")
+	files := map[string]string{}
+	for _, d := range []string{"a", "b", "c", "d"} {
+		fmt.Fprintf(&toml, "\n[[resource]]\nuri = \"readproof://order/%s\"\nsource = { type = \"filesystem\", path = \"%s.txt\" }\n", d, d)
+		files[d+".txt"] = "document " + d + "\n"
+	}
+	p := newProject(t, toml.String(), files)
+	run := func(id string, ds ...string) {
+		args := []string{"run", "--id", id}
+		for _, d := range ds {
+			args = append(args, "readproof://order/"+d)
+		}
+		p.cli(t, args...)
+	}
+	run("x", "a", "b", "c", "a", "b", "a")
+	p.write(t, "b.txt", "document b, edited\n")
+	run("y", "d", "c", "b", "a", "d", "b", "b")
+	whole := p.serve(t)
+	paged := p.serveWith(t, mcpserver.WithPageEntries(mcpserver.Options{}, 2))
+	for _, args := range []map[string]any{{"a": "x", "b": "y"}, {"a": "y", "b": "x"}} {
+		want := list(t, whole.ok(t, "readproof_diff", args)["changes"])
+		got := pagesOf(t, paged, "readproof_diff", "changes", args, len(want), 2)
+		if jsonOf(got) != jsonOf(want) {
+			t.Errorf("diff %v: pages give\n%s\nwant\n%s", args, jsonOf(got), jsonOf(want))
+		}
 	}
 }

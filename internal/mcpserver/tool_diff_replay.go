@@ -49,24 +49,49 @@ type DiffOutput struct {
 }
 
 func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, reply, error) {
-	a, err := c.st.Manifest(in.A)
+	// The changes are paired on the runs' Views; only the entries of
+	// the page's changes are read whole. The first changes are b's
+	// entries in order, so b's of the page are known before the pairing
+	// (keep); a's once it is done: those at the same positions are read
+	// whole with a's View (the usual pairing of two runs of the same
+	// documents), and a is read again only for others.
+	keep := s.pageKeep(in.PageInput)
+	a, err := c.st.ManifestSome(in.A, keep)
 	if err != nil {
 		return nil, reply{}, err
 	}
-	b, err := c.st.Manifest(in.B)
+	b, err := c.st.ManifestSome(in.B, keep)
 	if err != nil {
 		return nil, reply{}, err
 	}
-	cmp := manifest.Compare(a, b)
-	from, to, pg, err := s.page("diff "+in.A+" "+in.B, len(cmp.Changes), in.PageInput)
+	cmp := manifest.CompareViews(&a.View, &b.View)
+	from, to, pg, err := s.page("diff "+in.A+" "+in.B, len(cmp.Pairs), in.PageInput)
 	if err != nil {
 		return nil, reply{}, err
+	}
+	page := cmp.Pairs[from:to]
+	entryA, entryB := keptAt(a.Kept), keptAt(b.Kept)
+	inA := map[int]bool{}
+	again := false
+	for _, p := range page {
+		if p.A >= 0 {
+			inA[p.A] = true
+			again = again || entryA[p.A] == nil
+		}
+	}
+	if again {
+		// By its id: the entries are those of the manifest paired.
+		if a, err = c.st.ManifestSome(a.ID, func(i int) bool { return inA[i] }); err != nil {
+			return nil, reply{}, err
+		}
+		entryA = keptAt(a.Kept)
 	}
 	out := &DiffOutput{A: a.ID, B: b.ID, RunA: a.RunID, RunB: b.RunID, Changes: make([]DiffChange, 0, to-from), Page: pg,
 		Counts: DiffCounts{Changed: cmp.Changed, Added: cmp.Added, Removed: cmp.Removed, Unchanged: cmp.Unchanged}}
 	budget := InlineLimit
 	var lines []string
-	for _, ch := range cmp.Changes[from:to] {
+	for _, p := range page {
+		ch := manifest.Change{Kind: p.Kind, URI: p.URI, A: entryA[p.A], B: entryB[p.B]}
 		dc := DiffChange{Kind: ch.Kind, URI: ch.URI, A: redactEntry(ch.A), B: redactEntry(ch.B)}
 		if ch.Kind == manifest.Changed {
 			dc.Why = ch.Why()
@@ -103,6 +128,16 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 		text += "\n" + n[1:]
 	}
 	return out, reply{text: text}, nil
+}
+
+// keptAt maps the positions of entries read whole (manifest.Some's Kept)
+// to them.
+func keptAt(kept []manifest.Entry) map[int]*manifest.Entry {
+	m := make(map[int]*manifest.Entry, len(kept))
+	for i := range kept {
+		m[kept[i].Position] = &kept[i]
+	}
+	return m
 }
 
 func redactEntry(e *manifest.Entry) *manifest.Entry {
@@ -147,7 +182,7 @@ type ReplayOutput struct {
 	Receipt
 }
 
-func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutput, reply, error) {
+func (s *Server) replay(ctx context.Context, c *call, in ReplayInput) (*ReplayOutput, reply, error) {
 	if !in.IncludeContent && (in.Position != nil || in.Offset != 0 || in.MaxBytes != 0) {
 		return nil, reply{}, hint.With(errors.New("replay: position, offset and max_bytes select content: they need include_content"), "set include_content to true")
 	}
@@ -190,11 +225,15 @@ func (s *Server) replay(_ context.Context, c *call, in ReplayInput) (*ReplayOutp
 		}
 	}
 	out := &ReplayOutput{ManifestID: m.ID, RunID: m.RunID, Entries: make([]ReplayEntry, 0, to-from), Page: pg}
-	// Every entry is replayed (all_match is the whole run's), and only
-	// the page's are answered.
+	// Every entry is replayed (all_match is the whole run's), in one
+	// pass, and only the page's are answered.
 	var failed []string
 	nfailed := 0
-	res, rerr := s.replayChunked(c.st, m, func(i int, e *store.ReplayEntry) {
+	ahead := s.opts.replayChunk
+	if ahead <= 0 {
+		ahead = replayChunkBytes
+	}
+	res, rerr := c.st.ReplayEach(ctx, m, ahead, func(i int, e *store.ReplayEntry) {
 		me := m.Entries[i]
 		out.TotalBytes += me.Bytes
 		if !e.Match {
@@ -262,54 +301,18 @@ func replayFailure(e *store.ReplayEntry) string {
 }
 
 // replayChunkBytes is how many of a run's recorded bytes a replay reads
-// and holds at once (Options.replayChunk when set): one entry over it is
-// replayed alone.
+// ahead of the entry it answers (Options.replayChunk when set): the blobs
+// of the largest entries read ahead at once are at most this many bytes.
+// The result keeps an entry's bytes only while it is answered (and those
+// of probed entries: proofread.ReplayLines derives the delivered hash
+// again from them): a replay holds about this many bytes of a run, not all
+// of them. Before session 22, every entry's bytes were held until the
+// answer was built: a write token's run of a 1 MiB document mounted 200
+// times (one blob in the store) made any read token's replay of it, with
+// no content asked for, hold 200 MiB. Until session 23 the run was
+// replayed in chunks of this many bytes, the run's tree listed again for
+// each; now in one pass (store.ReplayEach).
 const replayChunkBytes = 16 << 20
-
-// replayChunked replays m as store.ReplayManifest does, in chunks of
-// consecutive entries of at most replayChunkBytes recorded bytes, and
-// calls each with every replayed entry (its index in m) once its chunk is
-// done. It then drops the entry's bytes unless the entry is probed
-// (proofread.ReplayLines derives the delivered hash again from them): a
-// replay holds about one chunk of a manifest's bytes, not all of them. Before, every entry's
-// bytes were held until the answer was built: a write token's run of a
-// 1 MiB document mounted 200 times (one blob in the store) made any read
-// token's replay of it, with no content asked for, hold 200 MiB.
-func (s *Server) replayChunked(st *store.Store, m *manifest.Manifest, each func(i int, e *store.ReplayEntry)) (*store.ReplayResult, error) {
-	limit := s.opts.replayChunk
-	if limit <= 0 {
-		limit = replayChunkBytes
-	}
-	res := &store.ReplayResult{Manifest: m, AllMatch: true, Entries: make([]store.ReplayEntry, 0, len(m.Entries))}
-	var err error
-	for i := 0; i < len(m.Entries); {
-		j, n := i+1, m.Entries[i].Bytes
-		for j < len(m.Entries) && n+m.Entries[j].Bytes <= limit {
-			n += m.Entries[j].Bytes
-			j++
-		}
-		part := *m
-		part.Entries = m.Entries[i:j]
-		r, rerr := st.ReplayManifest(&part)
-		if r == nil {
-			return nil, rerr
-		}
-		if rerr != nil {
-			err = rerr
-		}
-		for k := range r.Entries {
-			each(i+k, &r.Entries[k])
-			if m.Entries[i+k].Probe == nil {
-				r.Entries[k].Content = nil
-			}
-		}
-		res.Entries = append(res.Entries, r.Entries...)
-		res.Matched += r.Matched
-		res.AllMatch = res.AllMatch && r.AllMatch
-		i = j
-	}
-	return res, err
-}
 
 // windowBytes is how many content bytes replay would return for in, from
 // the manifest's recorded sizes (at most, since only entries that replay

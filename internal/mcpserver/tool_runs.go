@@ -98,23 +98,26 @@ type ManifestOutput struct {
 }
 
 func (s *Server) manifest(_ context.Context, c *call, in ManifestInput) (*ManifestOutput, reply, error) {
-	m, err := c.st.Manifest(in.Target)
+	// Only the page's entries are read whole: the others are checked
+	// and kept as a View (their count, and the probed ones for
+	// ManifestViewPart).
+	m, err := c.st.ManifestSome(in.Target, s.pageKeep(in.PageInput))
 	if err != nil {
 		return nil, reply{}, err
 	}
-	from, to, pg, err := s.page("manifest "+in.Target, len(m.Entries), in.PageInput)
+	_, _, pg, err := s.page("manifest "+in.Target, len(m.Entries), in.PageInput)
 	if err != nil {
 		return nil, reply{}, err
 	}
-	out := &ManifestOutput{Format: m.Format, ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Caller: m.Caller,
-		Entries: m.Entries[from:to:to], Page: pg}
+	out := &ManifestOutput{Format: manifest.Format, ManifestID: m.ID, RunID: m.RunID, StartedAt: m.StartedAt, CreatedAt: m.CreatedAt, Caller: m.Caller,
+		Entries: m.Kept, Page: pg}
 	if out.Entries == nil {
 		out.Entries = []manifest.Entry{}
 	}
 	for i := range out.Entries {
 		out.Entries[i].Provenance = redactProvenance(out.Entries[i].Provenance)
 	}
-	por, _, err := proofread.ManifestPart(c.st, m)
+	por, _, err := proofread.ManifestViewPart(c.st, &m.View)
 	if err != nil {
 		return nil, reply{}, err
 	}

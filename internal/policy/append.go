@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/readproof/readproof/adapters/sourcespec"
+	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/text"
 )
 
@@ -43,7 +44,26 @@ func AppendResource(path string, r Resource) error {
 // file is replaced: `resource add` creates the store there, so that a
 // resource the file refuses leaves no store behind. An error from
 // beforeWrite is returned and the file is left unchanged.
-func AppendResourceThen(path string, r Resource, beforeWrite func() error) (err error) {
+func AppendResourceThen(path string, r Resource, beforeWrite func() error) error {
+	return AppendResourceWith(path, r, AppendOptions{BeforeWrite: beforeWrite})
+}
+
+// AppendOptions are AppendResourceWith's.
+type AppendOptions struct {
+	// BeforeWrite is AppendResourceThen's beforeWrite.
+	BeforeWrite func() error
+	// LockTimeout bounds the wait for another writer's lock of the file,
+	// and a lock older than StaleLockAge is taken as left by a killed
+	// process (zero: 5s and 10s; an append holds it for milliseconds).
+	LockTimeout, StaleLockAge time.Duration
+	// LockWait, when set, hears once of a wait for the lock that has
+	// lasted progress.WaitNotice.
+	LockWait func(progress.Wait)
+}
+
+// AppendResourceWith is AppendResource with options.
+func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error) {
+	beforeWrite := opts.BeforeWrite
 	name := path
 	if name == "" {
 		return &Error{File: DefaultFileName, Msg: "no policy file path given", Hint: "pass the path of readproof.toml"}
@@ -53,7 +73,7 @@ func AppendResourceThen(path string, r Resource, beforeWrite func() error) (err 
 		target = real // write through a symlinked readproof.toml
 	}
 
-	unlock, err := lockFile(target)
+	unlock, err := lockFile(target, opts)
 	if err != nil {
 		return err
 	}
@@ -329,10 +349,18 @@ func encodeKey(k string) string {
 
 // lockFile takes PATH.lock with O_EXCL, as git does, so two writers cannot
 // interleave their read-modify-write of the policy file.
-func lockFile(target string) (func(), error) {
+func lockFile(target string, opts AppendOptions) (func(), error) {
 	lock := target + ".lock"
-	deadline := time.Now().Add(lockWait)
-	for {
+	timeout, stale := opts.LockTimeout, opts.StaleLockAge
+	if timeout <= 0 {
+		timeout = lockWait
+	}
+	if stale <= 0 {
+		stale = staleLockAge
+	}
+	deadline := time.Now().Add(timeout)
+	var wait progress.Waiter // started when the lock is first found held
+	for waiting := false; ; {
 		fh, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
 			fh.Close()
@@ -341,13 +369,28 @@ func lockFile(target string) (func(), error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock policy file: %w", err)
 		}
-		if breakStaleLock(lock) {
+		if breakStaleLock(lock, stale) {
 			continue
 		}
-		if time.Now().After(deadline) {
-			return nil, &lockedError{msg: fmt.Sprintf("policy file %s is locked by another readproof (%s exists); if none is running, remove the lock file", target, lock),
-				hint: fmt.Sprintf("another readproof is changing the policy file: run the command again once it is done; if none is (a killed process left the lock), the next change removes it once older than %s, or remove it now: rm %s", staleLockAge, text.ShellArg(lock))}
+		now := time.Now()
+		if now.After(deadline) {
+			return nil, &lockedError{msg: fmt.Sprintf("policy file %s is locked by another readproof (%s exists) after %s; if none is running, remove the lock file", target, lock, timeout),
+				hint: fmt.Sprintf("another readproof is changing the policy file: run the command again once it is done; if none is (a killed process left the lock), the next change removes it once older than %s, or remove it now: rm %s", stale, text.ShellArg(lock))}
 		}
+		if !waiting {
+			wait, waiting = progress.NewWaiter(opts.LockWait, 0), true
+		}
+		wait.Check(now, func() (progress.Wait, bool) {
+			fi, err := os.Lstat(lock)
+			if err != nil {
+				return progress.Wait{}, false
+			}
+			w := progress.Wait{Path: lock, Holder: "another readproof", Held: max(now.Sub(fi.ModTime()), 0), Left: deadline.Sub(now)}
+			if staleIn := stale - w.Held; staleIn < w.Left {
+				w.Left, w.Stale = max(staleIn, 0), true
+			}
+			return w, true
+		})
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -364,12 +407,12 @@ func (e *lockedError) Hint() string  { return e.hint }
 // killed process: an append holds it for milliseconds.
 var staleLockAge = 10 * time.Second
 
-// breakStaleLock removes lock when it is older than staleLockAge. It moves
+// breakStaleLock removes lock when it is older than stale. It moves
 // the lock aside first and removes it only if it is still the file it
 // judged stale, so a fresh lock taken meanwhile by another process survives.
-func breakStaleLock(lock string) bool {
+func breakStaleLock(lock string, stale time.Duration) bool {
 	st, err := os.Stat(lock)
-	if err != nil || time.Since(st.ModTime()) < staleLockAge {
+	if err != nil || time.Since(st.ModTime()) < stale {
 		return false
 	}
 	aside := fmt.Sprintf("%s.stale-%d", lock, os.Getpid())

@@ -11,7 +11,8 @@
 // common case of a store that is read-only, on a read-only file system, or
 // jammed by a lock that a killed process left behind.
 //
-// It imports only the standard library.
+// It imports only the leaves internal/hint, internal/progress and
+// internal/text.
 package preflight
 
 import (
@@ -23,6 +24,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/progress"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // ErrNotWritable is wrapped by the error of a store that refuses writes.
@@ -36,6 +41,9 @@ var ErrLocked = errors.New("a ref lock is held")
 type Options struct {
 	LockTimeout  time.Duration
 	StaleLockAge time.Duration
+	// LockWait, when set, hears once of a wait for a held lock that has
+	// lasted progress.WaitNotice (gitstore.Options.LockWait).
+	LockWait func(progress.Wait)
 }
 
 // Write checks that objects can be added to the bare repository gitDir and
@@ -59,7 +67,7 @@ func Write(gitDir string, refs []string, opts Options) error {
 
 	deadline := time.Now().Add(opts.LockTimeout)
 	for _, target := range append(append([]string(nil), refs...), "packed-refs") {
-		if err := takeAndRelease(gitDir, target, deadline, opts.StaleLockAge); err != nil {
+		if err := takeAndRelease(gitDir, target, deadline, opts); err != nil {
 			return err
 		}
 	}
@@ -70,7 +78,8 @@ func Write(gitDir string, refs []string, opts Options) error {
 // ref's directory does not exist yet, it checks that the nearest existing
 // directory above it accepts a lock-named file instead (git and readproof
 // skip names ending in .lock when they list refs).
-func takeAndRelease(gitDir, ref string, deadline time.Time, stale time.Duration) error {
+func takeAndRelease(gitDir, ref string, deadline time.Time, opts Options) error {
+	stale := opts.StaleLockAge
 	lock := filepath.Join(gitDir, filepath.FromSlash(ref)) + ".lock"
 	dir := filepath.Dir(lock)
 	for dir != gitDir && !isDir(dir) {
@@ -80,7 +89,8 @@ func takeAndRelease(gitDir, ref string, deadline time.Time, stale time.Duration)
 		lock = filepath.Join(dir, "readproof-preflight-"+strconv.FormatUint(rand.Uint64(), 36)+".lock")
 	}
 	backoff := time.Millisecond
-	for {
+	var wait progress.Waiter // started when the lock is first found held
+	for waiting := false; ; {
 		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
 			f.Close()
@@ -90,11 +100,27 @@ func takeAndRelease(gitDir, ref string, deadline time.Time, stale time.Duration)
 		if !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: %s: cannot take the lock of %s: %w", ErrNotWritable, gitDir, ref, err)
 		}
-		if fi, err := os.Lstat(lock); err == nil && time.Since(fi.ModTime()) >= stale {
+		fi, err := os.Lstat(lock)
+		if err == nil && time.Since(fi.ModTime()) >= stale {
 			return nil // left by a crashed process: the writer breaks it
 		}
-		if !time.Now().Before(deadline) {
-			return fmt.Errorf("%w: %s is still held after the lock timeout; if no git or readproof process is using the store, remove the file", ErrLocked, lock)
+		now := time.Now()
+		if !now.Before(deadline) {
+			return hint.With(fmt.Errorf("%w: %s is still held after the lock timeout (%s); if no git or readproof process is using the store, remove the file", ErrLocked, lock, opts.LockTimeout),
+				fmt.Sprintf("another git or readproof is writing to the store: run the command again once it is done; if none is (a killed process left the lock), the next write removes it once older than %s, or remove it now: rm %s",
+					stale, text.ShellArg(lock)))
+		}
+		if !waiting {
+			wait, waiting = progress.NewWaiter(opts.LockWait, 0), true
+		}
+		if err == nil {
+			wait.Check(now, func() (progress.Wait, bool) {
+				w := progress.Wait{Path: lock, Holder: "another git or readproof", Held: max(now.Sub(fi.ModTime()), 0), Left: deadline.Sub(now)}
+				if staleIn := stale - w.Held; staleIn < w.Left {
+					w.Left, w.Stale = max(staleIn, 0), true
+				}
+				return w, true
+			})
 		}
 		time.Sleep(min(backoff, time.Until(deadline)))
 		backoff = min(2*backoff, 64*time.Millisecond)

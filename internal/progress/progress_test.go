@@ -58,3 +58,38 @@ func TestStartOnlyOnATerminal(t *testing.T) {
 	nilLine.Update(1, 2) // a nil Line draws nothing
 	nilLine.Stop()
 }
+
+// TestWaitLine: the one spelling of every lock wait's line, and the one
+// clock that tells of a wait once, after its notice.
+func TestWaitLine(t *testing.T) {
+	for _, c := range []struct {
+		w    Wait
+		want string
+	}{
+		{Wait{Path: "/s/packed-refs.lock", Holder: "another git or readproof", Held: 1230 * time.Millisecond, Left: 8800 * time.Millisecond, Stale: true},
+			"waiting for /s/packed-refs.lock, held by another git or readproof for 1.2s: up to 8.8s more, then it is taken over as left by a crashed process"},
+		{Wait{Path: "/s/x.lock", Held: time.Second, Left: 0, Stale: true},
+			"waiting for /s/x.lock, held by another process for 1s: up to 0s more, then it is taken over as left by a crashed process"},
+		{Wait{Path: "/s/objects/pack", Lock: "the store's maintenance lock", Holder: "a maintenance", Find: "lslocks names it", Left: time.Minute},
+			"waiting for /s/objects/pack (the store's maintenance lock), held by a maintenance: up to 1m0s more, then the command fails; lslocks names it"},
+		{Wait{Path: "/c/m.lock", Lock: "the git mirror of u", Left: -1},
+			"waiting for /c/m.lock (the git mirror of u), held by another process: until it is done"},
+	} {
+		if got := c.w.String(); got != c.want {
+			t.Errorf("%+v:\n got %s\nwant %s", c.w, got, c.want)
+		}
+	}
+
+	var heard []Wait
+	w := NewWaiter(func(x Wait) { heard = append(heard, x) }, time.Hour)
+	w.Check(time.Now(), func() (Wait, bool) { t.Fatal("described before the notice"); return Wait{}, false })
+	later := time.Now().Add(2 * time.Hour)
+	w.Check(later, func() (Wait, bool) { return Wait{}, false }) // the lock went meanwhile
+	w.Check(later, func() (Wait, bool) { return Wait{Path: "a"}, true })
+	w.Check(later, func() (Wait, bool) { return Wait{Path: "b"}, true })
+	if len(heard) != 1 || heard[0].Path != "a" {
+		t.Errorf("heard %+v, want the one wait a", heard)
+	}
+	var zero Waiter
+	zero.Check(later, func() (Wait, bool) { t.Fatal("a zero Waiter described a wait"); return Wait{}, false })
+}

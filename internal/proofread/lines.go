@@ -89,6 +89,12 @@ func ManifestPart(s *store.Store, m *manifest.Manifest) (any, []string, error) {
 // ManifestViewLines is ManifestPart's text lines for a manifest read as a
 // View.
 func ManifestViewLines(s *store.Store, v *manifest.View) ([]string, error) {
+	_, lines, err := ManifestViewPart(s, v)
+	return lines, err
+}
+
+// ManifestViewPart is ManifestPart for a manifest read as a View.
+func ManifestViewPart(s *store.Store, v *manifest.View) (any, []string, error) {
 	// verdictLines reads of a manifest its ids and the positions and
 	// URIs of its probed entries: a Manifest of those is all it needs.
 	m := &manifest.Manifest{ID: v.ID, RunID: v.RunID}
@@ -97,8 +103,7 @@ func ManifestViewLines(s *store.Store, v *manifest.View) ([]string, error) {
 			m.Entries = append(m.Entries, manifest.Entry{Position: en.Position, URI: en.URI, Probe: &manifest.Probe{}})
 		}
 	}
-	_, lines, err := ManifestPart(s, m)
-	return lines, err
+	return ManifestPart(s, m)
 }
 
 // MAC check outcomes of a verdict record (Report.MACCheck).

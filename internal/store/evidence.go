@@ -218,7 +218,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 		if x.resources, x.err = s.evidenceResources(m); x.err == nil {
 			if x.git, x.err = s.evidenceGit(m, opts.StoreHint, sum); x.err == nil {
 				if x.verdicts, x.err = s.evidenceVerdicts(m); x.err == nil {
-					x.receipts, x.bad, x.err = s.RunReceiptsChecked(m.RunID)
+					x.receipts, x.bad, x.err = s.ManifestReceiptsChecked(m)
 				}
 			}
 		}
@@ -605,6 +605,26 @@ func (u UnreadableReceipt) String() string {
 // still reads as runID, or cannot be read at all. One bad record is thus
 // reported against the runs it may belong to, and never fails the others.
 func (s *Store) RunReceiptsChecked(runID string) ([]receipts.Receipt, []UnreadableReceipt, error) {
+	return s.receiptsOf(runID, nil)
+}
+
+// ManifestReceiptsChecked is RunReceiptsChecked for the calls made for
+// manifest m: the receipts issued for it (bound to it, docs/receipts.md:
+// of its run id, or of the name a rename gave it where they were issued),
+// and those of its run id issued for no manifest in particular (unbound:
+// by an older readproof, or for a run id the issuing store did not know).
+// A receipt of its run id issued for another manifest of that id (a pull's
+// run conflict) is left out, in this store and in every other. Unreadable
+// receipts are reported as by RunReceiptsChecked.
+func (s *Store) ManifestReceiptsChecked(m *manifest.Manifest) ([]receipts.Receipt, []UnreadableReceipt, error) {
+	return s.receiptsOf(m.RunID, m)
+}
+
+// receiptsOf lists, session by session, the receipts of runID, or with m
+// set those issued for m: bound to m's commit whatever run id they name
+// (the name it had where they were issued; a rename gives it another), and
+// of runID bound to m's start or to no manifest.
+func (s *Store) receiptsOf(runID string, m *manifest.Manifest) ([]receipts.Receipt, []UnreadableReceipt, error) {
 	ledger := receipts.NewLedger(s.git)
 	sessions, err := ledger.Sessions()
 	if err != nil {
@@ -619,17 +639,31 @@ func (s *Store) RunReceiptsChecked(runID string) ([]receipts.Receipt, []Unreadab
 		}
 		for _, e := range entries {
 			if e.Err != nil {
-				if run, ok := looseRun(s, session, e.ID); !ok || run == runID {
+				if m != nil && !e.Binding.IsZero() && !e.Binding.Of(m.ID, m.StartedAt) {
+					continue // issued for another manifest: that one's check names it
+				}
+				if run, ok := looseRun(s, session, e.ID); !ok || run == runID || m != nil && e.Binding.Manifest == m.ID {
 					bad = append(bad, UnreadableReceipt{Session: session, ID: e.ID, Err: e.Err})
 				}
 				continue
 			}
-			if e.Receipt.Run == runID {
+			if receiptOf(e, runID, m) {
 				out = append(out, e.Receipt)
 			}
 		}
 	}
 	return out, bad, nil
+}
+
+// receiptOf reports whether the decoded receipt e is one receiptsOf lists.
+func receiptOf(e receipts.Entry, runID string, m *manifest.Manifest) bool {
+	if m == nil {
+		return e.Receipt.Run == runID
+	}
+	if e.Binding.Manifest != "" {
+		return e.Binding.Manifest == m.ID
+	}
+	return e.Receipt.Run == runID && e.Binding.Of(m.ID, m.StartedAt)
 }
 
 // looseRun reads the "run" member of a stored receipt that does not decode
@@ -768,7 +802,7 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 			}
 		}
 	} else {
-		s.checkReceipts(p, opts.ReceiptsKey, add)
+		s.checkReceipts(p, m, opts.ReceiptsKey, add)
 	}
 	if len(p.ProofOfRead) > 0 {
 		s.checkVerdicts(p, opts.ProbeKeys, add)
@@ -943,13 +977,15 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 	}
 }
 
-func (s *Store) checkReceipts(p *evidence.Predicate, key *receipts.Key, add addCheck) {
+// checkReceipts compares the bundle's summary with the store's receipts of
+// its run id issued for m, the stored manifest the bundle names.
+func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, add addCheck) {
 	var sum receipts.EvidenceSummary
 	if err := strictDecode(p.Receipts, &sum); err != nil {
 		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
 		return
 	}
-	rs, bad, err := s.RunReceiptsChecked(p.RunID)
+	rs, bad, err := s.receiptsOf(p.RunID, m)
 	if err != nil {
 		add(CheckReceipts, false, "reading the run's receipts from the store: %v", err)
 		return

@@ -60,7 +60,7 @@ func (s *Store) GC(ctx context.Context, opts gitstore.GCOptions) (*GCResult, err
 		opts.LockTimeout = s.opts.Git.LockTimeout
 	}
 	if opts.LockWait == nil {
-		opts.LockWait = s.opts.Git.LockWait
+		opts.LockWait, opts.LockWaitNotice = s.opts.Git.LockWait, s.opts.Git.LockWaitNotice
 	}
 	res, err := gitstore.GC(ctx, s.Path(), opts)
 	if err != nil {

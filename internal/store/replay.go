@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
@@ -103,6 +104,26 @@ const (
 // slice of it, past the callback but a copy; the hashes are strings of
 // their own), which spares the allocation of every blob's bytes.
 func (s *Store) replayManifest(ctx context.Context, m *manifest.Manifest, progress func(done, total int), keep replayKeep) (*ReplayResult, error) {
+	return s.replayEach(ctx, m, progress, keep, 0, nil)
+}
+
+// ReplayEach is ReplayNoContentContext for a manifest already read, for a
+// reader that looks at each entry once, as it is replayed, in one pass
+// over the run (a page of the MCP tool readproof_replay): each is called
+// with every entry, in position order, with the entry's bytes in
+// r.Content when they were read (valid only during the call: ReadBlobs
+// reuses its buffers, so a reader that keeps them copies them). The
+// result keeps the bytes of probed entries only, as
+// ReplayNoContentContext's does. Read-ahead holds at most about ahead
+// bytes of the entries' recorded sizes (0: ReadBlobs' default), so one
+// pass holds about that much of a run of large entries, besides what
+// each keeps.
+func (s *Store) ReplayEach(ctx context.Context, m *manifest.Manifest, ahead int64, each func(i int, r *ReplayEntry)) (*ReplayResult, error) {
+	return s.replayEach(ctx, m, nil, keepProbed, ahead, each)
+}
+
+// replayEach is replayManifest, and ReplayEach when each is set.
+func (s *Store) replayEach(ctx context.Context, m *manifest.Manifest, progress func(done, total int), keep replayKeep, ahead int64, each func(i int, r *ReplayEntry)) (*ReplayResult, error) {
 	c, err := s.git.Commit(gitstore.OID(m.ID))
 	if err != nil {
 		return nil, err
@@ -120,6 +141,18 @@ func (s *Store) replayManifest(ctx context.Context, m *manifest.Manifest, progre
 		CheckLoose:     true,
 		ReuseBuffers:   keep != keepAll,
 		OnRead:         func(i int, data []byte) { hashes[i] = contentHash(data) },
+	}
+	if ahead > 0 {
+		var largest int64
+		for _, e := range m.Entries {
+			largest = max(largest, e.Bytes)
+		}
+		// Fewer blobs than ReadBlobs' default read-ahead (32 per
+		// worker) only when that many of the largest would exceed
+		// ahead bytes.
+		if n := ahead / max(largest, 1); n < int64(32*runtime.GOMAXPROCS(0)) {
+			opts.Ahead = int(max(n, 1))
+		}
 	}
 	err = gitstore.ReadBlobs(ctx, s.objects(), ids, opts, func(i int, data []byte, err error) error {
 		if progress != nil {
@@ -141,9 +174,11 @@ func (s *Store) replayManifest(ctx context.Context, m *manifest.Manifest, progre
 				err = fmt.Errorf("tree file %s is %s, entry records snapshot %s", e.File, inTree, e.Snapshot)
 			}
 		}
+		var read []byte // the bytes, when read and in the tree
 		if err != nil {
 			r.Error = err.Error()
 		} else {
+			read = data
 			r.Actual = hashes[i]
 			switch {
 			case keep == keepAll:
@@ -160,6 +195,11 @@ func (s *Store) replayManifest(ctx context.Context, m *manifest.Manifest, progre
 			res.Matched++
 		} else {
 			res.AllMatch = false
+		}
+		if each != nil {
+			seen := r
+			seen.Content = read // as keepAll gives them
+			each(i, &seen)
 		}
 		res.Entries = append(res.Entries, r)
 		return nil

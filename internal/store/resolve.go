@@ -293,6 +293,7 @@ func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
 		return nil, err
 	}
 	env := pol.AdapterEnv()
+	env.LockWait = s.opts.Git.LockWait // a git mirror's lock
 	src, err := s.opts.OpenSource(res.Source, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", res.URI, err)

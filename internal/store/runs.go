@@ -744,6 +744,26 @@ func (s *Store) ManifestView(target string) (*manifest.View, error) {
 	return v, nil
 }
 
+// ManifestSome is ManifestView for a reader that also needs some entries
+// whole (a page of the MCP tools readproof_manifest and readproof_diff):
+// the View of every entry, and whole the entries at the positions keep
+// accepts (manifest.DecodeSome), without the Manifest of every entry.
+func (s *Store) ManifestSome(target string, keep func(i int) bool) (*manifest.Some, error) {
+	id, err := s.ManifestID(target)
+	if err != nil {
+		return nil, err
+	}
+	var m *manifest.Some
+	if _, err := s.decodeManifest(id, func(data []byte) (err error) {
+		m, err = manifest.DecodeSome(data, keep)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	m.ID = string(id)
+	return m, nil
+}
+
 // decodeManifest reads the manifest.json of manifest commit id and calls
 // decode with its bytes, which it returns.
 func (s *Store) decodeManifest(id gitstore.OID, decode func(data []byte) error) ([]byte, error) {

@@ -333,7 +333,13 @@ func (s *Store) Git() gitstore.Store { return s.git }
 func (s *Store) Objects() gitstore.Reader { return s.git }
 
 // Receipts is the store's receipt ledger (refs/heads/readproof/receipts/).
-func (s *Store) Receipts() *receipts.Ledger { return receipts.NewLedger(s.git) }
+// A receipt it appends for a run is bound to the run that id names here
+// (receipts.Binding).
+func (s *Store) Receipts() *receipts.Ledger {
+	l := receipts.NewLedger(s.git)
+	l.Bind = s.receiptBinding
+	return l
+}
 
 // Policy returns the policy file in force, reading it now if the store was
 // opened with OpenLazy and nothing has needed it yet; the error is the

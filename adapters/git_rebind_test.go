@@ -1,0 +1,97 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh/agent"
+)
+
+// A git:// or ssh:// source whose name passes the address check and then
+// resolves to a loopback address when dialled (DNS rebinding) is refused at
+// connect time: the check is on the address connected, not on an earlier
+// answer. The name is "localhost", which the system resolves to 127.0.0.1;
+// the check's resolver is made to answer a public address first. (An ssh
+// source needs an agent and a known_hosts file before go-git dialled: an
+// empty agent and an empty file stand in.)
+func TestGitRemoteRebindingRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback listener: %v", err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	t.Setenv("SSH_AUTH_SOCK", startTestAgent(t))
+	knownHosts := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(knownHosts, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSH_KNOWN_HOSTS", knownHosts)
+
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	for _, u := range []string{"git://localhost:" + port + "/repo", "ssh://git@localhost:" + port + "/repo"} {
+		accepted.Store(0)
+		src, _ := openGit(Spec{Type: "git", URL: u, Path: "README"}, Env{CacheDir: t.TempDir(), Network: NetPolicy{Timeout: 5 * time.Second}})
+		gs, ok := src.(*gitSource)
+		if !ok {
+			t.Fatalf("%s opened as %T", u, src)
+		}
+		var asked atomic.Int32
+		gs.n.g.lookup = func(context.Context, string) ([]netip.Addr, error) {
+			asked.Add(1)
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}
+		_, err := gs.Fetch(context.Background(), Request{URI: "readproof://t/rebind"})
+		if asked.Load() == 0 {
+			t.Fatalf("%s: the address check did not resolve the name", u)
+		}
+		if n := accepted.Load(); n != 0 || !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %d connections reached 127.0.0.1 (want 0), fetch error %v (want a refusal)", u, n, err)
+		}
+	}
+}
+
+// startTestAgent serves an empty ssh agent on a socket and returns its path.
+func startTestAgent(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rpagent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Skipf("no unix socket for an ssh agent: %v", err)
+	}
+	t.Cleanup(func() { ln.Close(); os.RemoveAll(dir) })
+	kr := agent.NewKeyring()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _ = agent.ServeAgent(kr, c); c.Close() }()
+		}
+	}()
+	return sock
+}

@@ -1,0 +1,210 @@
+package gitstore
+
+// The mirror's transports for git:// and ssh URLs: upload-pack reached over
+// a connection the mirror's dial function makes (MirrorOptions.Dial), and
+// spoken to in protocol v0 as the local transport speaks to a process.
+// go-git's own git and ssh transports dial by themselves (net.Dial, and
+// x/net/proxy for ssh) with no hook, so a caller that checks the address it
+// connects to could check only an earlier DNS answer for the same name.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"github.com/go-git/go-git/v5/utils/ioutil"
+	"golang.org/x/crypto/ssh"
+)
+
+// Default ports of the git and ssh protocols.
+const (
+	gitDaemonPort = 9418
+	sshPort       = 22
+)
+
+// dialTransport opens upload-pack sessions on git:// and ssh remotes over
+// connections made by dial.
+type dialTransport struct {
+	ctx  context.Context
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func (m *Mirror) dialTransport(ctx context.Context) dialTransport {
+	dial := m.opts.Dial
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	return dialTransport{ctx: ctx, dial: dial}
+}
+
+func (t dialTransport) NewUploadPackSession(ep *transport.Endpoint, _ transport.AuthMethod) (transport.UploadPackSession, error) {
+	switch ep.Protocol {
+	case "git":
+		return t.daemonSession(ep)
+	case "ssh":
+		return t.sshSession(ep)
+	}
+	return nil, fmt.Errorf("unsupported scheme %q", ep.Protocol)
+}
+
+func (dialTransport) NewReceivePackSession(*transport.Endpoint, transport.AuthMethod) (transport.ReceivePackSession, error) {
+	return nil, errors.New("the mirror never pushes")
+}
+
+// endpointHost is the endpoint's host without the brackets go-git puts
+// around an IPv6 address.
+func endpointHost(ep *transport.Endpoint) string {
+	return strings.TrimSuffix(strings.TrimPrefix(ep.Host, "["), "]")
+}
+
+// daemonSession connects to a git daemon and asks for upload-pack. The
+// request names the host as the URL does (git daemon's virtual hosting,
+// --interpolated-path, reads it), whatever address the name was dialled at.
+func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPackSession, error) {
+	host, port := endpointHost(ep), ep.Port
+	if port <= 0 {
+		port = gitDaemonPort
+	}
+	conn, err := t.dial(t.ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return nil, err
+	}
+	named := host
+	if strings.Contains(named, ":") {
+		named = "[" + named + "]"
+	}
+	if port != gitDaemonPort {
+		named = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	req := packp.GitProtoRequest{RequestCommand: transport.UploadPackServiceName, Pathname: ep.Path, Host: named}
+	if err := req.Encode(conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	// The connection is both ways of the exchange: closing the session's
+	// input must not close it before the pack is read.
+	closeConn := func() { _ = conn.Close() }
+	return &localSession{stop: closeConn, reap: closeConn, stdin: ioutil.WriteNopCloser(conn), stdout: conn}, nil
+}
+
+// sshSession connects to an ssh server and runs git-upload-pack there, as
+// go-git's ssh transport did: the user from the URL, keys from the ssh
+// agent (gitssh.DefaultAuthBuilder), the host key checked against
+// known_hosts (SSH_KNOWN_HOSTS, ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts)
+// under the host name, and ~/.ssh/config's Hostname and Port for the host
+// when it has them. The address dialled is the one dial checks.
+func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackSession, error) {
+	auth, err := gitssh.DefaultAuthBuilder(ep.User)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := auth.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return t.sshSessionWith(ep, cfg)
+}
+
+// sshSessionWith is sshSession with the client configuration given.
+func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
+	addr := sshAddr(ep)
+	conn, err := t.dial(t.ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	// The handshake, the channel and the command have no context of
+	// their own: the context's end closes the connection under them.
+	unbind := context.AfterFunc(t.ctx, func() { _ = conn.Close() })
+	s, err := t.startUploadPack(conn, addr, cfg, ep.Path)
+	if !unbind() {
+		if s != nil {
+			s.stop()
+		}
+		return nil, t.ctx.Err()
+	}
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// startUploadPack makes the ssh handshake on conn (the host key checked
+// under addr's host name) and starts git-upload-pack on path.
+func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.ClientConfig, path string) (*localSession, error) {
+	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	client := ssh.NewClient(c, chans, reqs)
+	sess, err := client.NewSession()
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	s := &localSession{stop: func() { _ = client.Close() }}
+	s.reap = func() {
+		// Wait lets what the server wrote on stderr arrive (it says why a
+		// repository cannot be read); the context ends a server that
+		// neither exits nor closes.
+		stop := context.AfterFunc(t.ctx, func() { _ = client.Close() })
+		_ = sess.Wait()
+		stop()
+		_ = client.Close()
+	}
+	sess.Stderr = &s.stderr
+	if s.stdin, err = sess.StdinPipe(); err == nil {
+		if s.stdout, err = sess.StdoutPipe(); err == nil {
+			err = sess.Start(transport.UploadPackServiceName + " " + shellQuote(path))
+		}
+	}
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// sshAddr is host:port of an ssh endpoint, the ssh configuration's
+// Hostname and Port for the host when it names them (as go-git's ssh
+// transport did).
+func sshAddr(ep *transport.Endpoint) string {
+	host, port := endpointHost(ep), ep.Port
+	if port <= 0 {
+		port = sshPort
+	}
+	if conf := gitssh.DefaultSSHConfig; conf != nil {
+		if h := conf.Get(ep.Host, "Hostname"); h != "" {
+			host = h
+			if p, err := strconv.Atoi(conf.Get(ep.Host, "Port")); err == nil && p > 0 {
+				port = p
+			}
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// shellQuote quotes s for the remote shell as git's sq_quote_buf does: in
+// single quotes, with ' and ! closed, escaped and reopened.
+func shellQuote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\'' || c == '!' {
+			b.WriteString(`'\`)
+			b.WriteByte(c)
+			b.WriteByte('\'')
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
