@@ -144,6 +144,10 @@ func (s *githubSource) Fetch(ctx context.Context, req Request) (res Result, err 
 		if !ok {
 			return Result{}, fail(uri, ErrConfig, nil, "token_env names %s, which is not set; export it before running readproof", s.spec.TokenEnv)
 		}
+		if tok == "" {
+			// sent, GitHub's 401 would read as a token to renew
+			return Result{}, fail(uri, ErrConfig, nil, "token_env names %s, which is set but empty; put a token in it (a CI job gets an empty value for a secret it is not given, as in a pull request from a fork), or leave token_env out to read a public repository without one", s.spec.TokenEnv)
+		}
 		secrets = append(secrets, tok)
 		if sourcespec.BadHeaderByte(tok) {
 			return Result{}, fail(uri, ErrConfig, nil, "the token in %s holds a control character such as a newline; fix its value", s.spec.TokenEnv)

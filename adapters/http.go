@@ -131,6 +131,10 @@ func (s *httpSource) expandHeaders() (http.Header, []string, []string, error) {
 	for _, d := range s.headers {
 		for _, name := range d.refs {
 			if v, ok := lookup(name); ok {
+				if v == "" {
+					// sent, "Bearer " would come back as the server's 401
+					return nil, secrets, names, fail("", ErrConfig, nil, "header %q: environment variable %s is set but empty; put the secret in it (a CI job gets an empty value for a secret it is not given, as in a pull request from a fork)", d.name, name)
+				}
 				secrets, names = append(secrets, v), append(names, name)
 			}
 		}

@@ -156,13 +156,36 @@ func (e *env) openWith(pol *policy.File) (*store.Store, error) {
 	return st, e.parentStore(err)
 }
 
+// namedStoreMissing is err, ErrNotInitialized at the store --store or
+// READPROOF_STORE named, with a hint for a path where nothing is (a typo):
+// `readproof init`, the hint otherwise, would make a store beside
+// readproof.toml, not there.
+func (e *env) namedStoreMissing(err error) error {
+	beside := store.DefaultPath(filepath.Dir(e.policyPath))
+	if _, serr := os.Lstat(e.storePath); beside == e.storePath || !errors.Is(serr, fs.ErrNotExist) {
+		return err // (the store beside readproof.toml: init makes it)
+	}
+	here := ""
+	if p := beside; gitstore.IsStore(p) {
+		here = " (the store here is " + text.Printable(p) + ")"
+	}
+	return hint.With(err, "nothing is at "+text.Printable(e.storePath)+", the path --store or READPROOF_STORE names: check it"+here+
+		", or create a store there with `readproof --store "+text.ShellArg(e.storePath)+" init`")
+}
+
 // parentStore is err with, when it is ErrNotInitialized at the default
 // place (no --store, no policy file found) and a parent directory holds a
 // store (one `readproof clone URL` made without a policy file), a hint
 // naming that store instead of `readproof init`, which would make a second
 // store here.
 func (e *env) parentStore(err error) error {
-	if err == nil || e.storeNamed || e.policyNamed || !errors.Is(err, store.ErrNotInitialized) {
+	if err == nil || !errors.Is(err, store.ErrNotInitialized) {
+		return err
+	}
+	if e.storeNamed {
+		return e.namedStoreMissing(err)
+	}
+	if e.policyNamed {
 		return err
 	}
 	if _, serr := os.Stat(e.policyPath); serr == nil {
@@ -275,7 +298,7 @@ func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 	defer func() { end(exitCode(ctx, err)) }()
 	out := &outWriter{w: e.out}
 	e.out = out
-	err = fn(e)
+	err = e.insideStore(fn(e))
 	if err == nil && out.err != nil {
 		// A line or a table printed with fmt.Fprint* drops its error: the
 		// command did its work, but what it printed (a manifest id, a
@@ -283,6 +306,22 @@ func withEnv(c *cli.Context, fn func(*env) error) (err error) {
 		err = out.err
 	}
 	return err
+}
+
+// insideStore is err with, for a resource no policy file declares, asked
+// for in a store's own directory with no readproof.toml around (`readproof
+// clone URL DIR`, used from DIR), a hint saying where to run: the hint the
+// error carries, `readproof resource add`, refuses to write a policy file
+// into the store.
+func (e *env) insideStore(err error) error {
+	if err == nil || e.policyNamed || !errors.Is(err, store.ErrNotRegistered) || e.storePath != filepath.Dir(e.policyPath) {
+		return err
+	}
+	if _, serr := os.Stat(e.policyPath); serr == nil {
+		return err
+	}
+	return hint.With(err, "the working directory is a store, and no readproof.toml declares resources here: run readproof in the project directory that holds readproof.toml, naming this store with --store "+
+		text.ShellArg(e.storePath)+" (or READPROOF_STORE); a tagged snapshot reads here as URI@TAG")
 }
 
 // outWriter is a command's stdout: it keeps the first write error, which

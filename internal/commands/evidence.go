@@ -282,6 +282,13 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		}
 	}
 	switch {
+	case failed["signature"] && !rep.Signed:
+		// --require-signature of a plain statement: no key helps
+		run := "RUN"
+		if identity.IsObjectID(rep.ManifestID) {
+			run = rep.ManifestID
+		}
+		return "the bundle is a plain statement, not a signed envelope, and --require-signature asks for a signature: export it signed (`readproof evidence export " + run + " --sign --out FILE`)"
 	case failed["signature"] && !trusted:
 		return "pass the signer's public key with --trusted-keys FILE (allowed_signers, authorized_keys or PEM), or set [signing] allowed_signers in readproof.toml"
 	case failed["signature"] || failed["payload_type"]:

@@ -186,9 +186,11 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	}
 	for _, r := range results {
 		switch r.Action {
-		case "installed", "updated":
-			verb := map[string]string{"installed": "Installed", "updated": "Updated"}[r.Action]
-			line := fmt.Sprintf("%s %s hook %s", verb, r.Hook, r.Path)
+		case "installed", "updated", "unchanged":
+			line := fmt.Sprintf("%s %s hook %s", map[string]string{"installed": "Installed", "updated": "Updated"}[r.Action], r.Hook, r.Path)
+			if r.Action == "unchanged" {
+				line = fmt.Sprintf("%s hook %s is up to date", r.Hook, r.Path)
+			}
 			if r.Chained != "" {
 				line += " (runs the existing hook first, kept as " + filepath.Base(r.Chained) + ")"
 			}
@@ -459,6 +461,16 @@ func installHook(dir, name, script string) (hookResult, error) {
 		return r, fmt.Errorf("hooks: read %s: %w", path, err)
 	case ours:
 		r.Action = "updated"
+		if cur, err := os.ReadFile(path); err == nil && string(cur) == script {
+			if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o111 == 0o111 {
+				// installed already, as it would be written: nothing to do
+				r.Action = "unchanged"
+				if _, err := os.Lstat(local); err == nil {
+					r.Chained = local
+				}
+				return r, nil
+			}
+		}
 	default:
 		if _, err := os.Lstat(local); err == nil {
 			return r, hint.With(fmt.Errorf("hooks: %s exists and so does %s", path, local),

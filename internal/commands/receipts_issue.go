@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -163,6 +164,11 @@ func issueCall(c *cli.Context) (receipts.Call, error) {
 	}
 	if !call.Start.IsZero() && call.End.IsZero() {
 		return call, usageError("receipts issue: --start needs --end (or give neither: the receipt then records now)")
+	}
+	if call.End.Before(call.Start) {
+		// said of the flags here, before a receipt (and its id) is made
+		return call, withCode(ExitUsage, hint.With(fmt.Errorf("receipts issue: --end %s is before --start %s", text.Printable(c.String("end")), text.Printable(c.String("start"))),
+			"a call ends at or after it starts: swap the two, or check their time zones"))
 	}
 	return call, nil
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,7 +108,7 @@ func redactHeaderArg(h string) string {
 func describePolicy(p store.PolicyView) string {
 	switch p.Strategy {
 	case string(policy.AllowStale):
-		return fmt.Sprintf("allow_stale (max_age %s)", time.Duration(p.MaxAgeSeconds)*time.Second)
+		return fmt.Sprintf("allow_stale (max_age %s)", policy.FormatDuration(time.Duration(p.MaxAgeSeconds)*time.Second))
 	case string(policy.Pinned):
 		return "pinned " + manifest.Short(p.Snapshot)
 	}
@@ -216,6 +217,12 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 			return withCode(ExitUsage, err)
 		}
 	}
+	var missing string // a declared file that is not there (yet): warned of once added
+	if r.Source.Type == "filesystem" && opts.Path != "" {
+		if missing, err = checkFilePath(u, opts.Path, cmp.Or(pol.AdapterEnv().BaseDir, filepath.Dir(e.policyPath))); err != nil {
+			return err
+		}
+	}
 	create, err := storeToCreate(e, pol)
 	if err != nil {
 		return err
@@ -263,6 +270,10 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	}
 	if created {
 		e.say("readproof: created an empty readproof store in %s (beside %s)", e.storePath, filepath.Base(e.policyPath))
+	}
+	if missing != "" {
+		e.say("readproof: warning: %s: no file at %s yet (--path is relative to the directory of %s, %s); `readproof get %s` fails until there is one",
+			u, text.Printable(missing), filepath.Base(e.policyPath), text.Printable(filepath.Dir(e.policyPath)), u)
 	}
 	if e.json {
 		out := map[string]any{"uri": u.String(), "policy_file": e.policyPath, "source": r.Source.Redacted(), "policy": string(r.Freshness.Strategy)}
@@ -451,13 +462,26 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 		created = true
 	}
 	if e.json {
-		return printJSON(e.out, map[string]any{"store": e.storePath, "store_created": e.storePath, "policy": e.policyPath, "policy_created": created})
+		err = printJSON(e.out, map[string]any{"store": e.storePath, "store_created": e.storePath, "policy": e.policyPath, "policy_created": created})
+	} else {
+		_, err = fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
+		if created && err == nil {
+			_, err = fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
+		}
 	}
-	fmt.Fprintf(e.out, "Initialized empty readproof store in %s\n", e.storePath)
-	if created {
-		fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
+	if !created {
+		warnPolicy(e)
 	}
-	return nil
+	return err
+}
+
+// warnPolicy warns, after init made the store beside a readproof.toml it
+// kept, when that file does not load: every command that reads it refuses
+// it, and the first to say so should not be the first run.
+func warnPolicy(e *env) {
+	if _, err := e.loadPolicy(); err != nil {
+		e.warn(hint.With(fmt.Errorf("%w (kept as it is: every command that reads it refuses it until it is fixed)", err), hint.Of(err)))
+	}
 }
 
 // initExisting is `readproof init` where the store exists already (exists is
@@ -540,4 +564,40 @@ func initExisting(ctx context.Context, e *env, exists error, opts initOptions) e
 	}
 	fmt.Fprintf(e.out, "Created %s\n", e.policyPath)
 	return nil
+}
+
+// checkFilePath looks for the file a filesystem source's --path names,
+// relative to base (the directory of readproof.toml) unless absolute. It
+// returns the absolute path when no file is there yet (a document may come
+// later: resource add declares it, with a warning). A path that names no
+// file there but does name one relative to the working directory is the
+// mistake of a user in a subdirectory, who meant that file: refused, with
+// the --path that names it.
+func checkFilePath(u identity.URI, path, base string) (missing string, err error) {
+	abs := filepath.Clean(filepath.FromSlash(path))
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(base, abs)
+	}
+	if _, err := os.Stat(abs); !errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if filepath.IsAbs(filepath.FromSlash(path)) {
+		return abs, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs, nil
+	}
+	here := filepath.Join(wd, filepath.FromSlash(path))
+	fi, err := os.Stat(here)
+	if err != nil || !fi.Mode().IsRegular() {
+		return abs, nil
+	}
+	rel, err := filepath.Rel(base, here)
+	if err != nil {
+		return abs, nil
+	}
+	return "", withCode(ExitUsage, hint.With(
+		fmt.Errorf("resource add %s: --path %s: no file at %s: --path is relative to the directory of readproof.toml (%s), not the working directory", u, text.Printable(path), text.Printable(abs), text.Printable(base)),
+		fmt.Sprintf("for the file %s here, give --path %s", text.Printable(path), text.Printable(filepath.ToSlash(rel)))))
 }

@@ -310,6 +310,12 @@ func runList(_ context.Context, e *env) error {
 			}
 			return printJSON(e.out, runs)
 		}
+		if len(runs) == 0 {
+			// a "nothing here" note, on stderr as remote list's and tag
+			// list's: stdout holds no table without rows
+			e.say("no runs in %s; record one with `readproof run --id ID URI...` (or `readproof run start ID`)", text.Printable(e.storePath))
+			return nil
+		}
 		tw := tabwriter.NewWriter(e.out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "RUN\tSTATE\tMANIFEST")
 		for _, r := range runs {

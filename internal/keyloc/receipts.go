@@ -9,6 +9,7 @@ import (
 
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/policy"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -18,6 +19,18 @@ const ReceiptsKeyEnv = "READPROOF_RECEIPTS_KEY"
 
 // ReceiptsInitHint is the hint for a receipts key that does not exist.
 const ReceiptsInitHint = "create the key with `readproof receipts key init` (or name an existing key file with --key, " + ReceiptsKeyEnv + " or [receipts] key in readproof.toml)"
+
+// receiptsInitHint is ReceiptsInitHint for a key at path, named by from:
+// one --key named is made there by `receipts key init --key PATH` (without
+// it, init would make the key at the default location, and the call that
+// named the path would fail again). READPROOF_RECEIPTS_KEY and [receipts]
+// key name it to init too.
+func receiptsInitHint(path, from string) string {
+	if from != "--key" {
+		return ReceiptsInitHint
+	}
+	return "create the key with `readproof receipts key init --key " + text.ShellArg(path) + "` (or name an existing key file with --key, " + ReceiptsKeyEnv + " or [receipts] key in readproof.toml)"
+}
 
 // DefaultReceiptsPath is $XDG_CONFIG_HOME/readproof/receipts.key (per
 // os.UserConfigDir).
@@ -79,7 +92,7 @@ func LoadReceipts(given, storePath string, pol *policy.File) (receipts.Key, stri
 		// the cause says the same again ("receipt key K does not exist
 		// (create one with ...)"), and the hint says how: it is kept for
 		// errors.Is, not printed
-		return receipts.Key{}, path, hint.With(&missingKey{msg: fmt.Sprintf("no receipt key at %s (from %s)", path, from), err: err}, ReceiptsInitHint)
+		return receipts.Key{}, path, hint.With(&missingKey{msg: fmt.Sprintf("no receipt key at %s (from %s)", path, from), err: err}, receiptsInitHint(path, from))
 	case errors.Is(err, receipts.ErrKeyPath):
 		return receipts.Key{}, path, hint.With(err, "move the key outside the store, the project and every git repository, and name it with --key PATH, "+ReceiptsKeyEnv+" or [receipts] key")
 	case errors.Is(err, receipts.ErrKeyInsecure):

@@ -35,7 +35,27 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(commands.Main(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(testproc.Run(m))
+	os.Exit(runIsolated(m))
+}
+
+// runIsolated runs the tests with HOME and XDG_CONFIG_HOME in an empty
+// directory of their own and no READPROOF_ variable naming a key, a store
+// or a policy: the servers run in this process find their default keys
+// through os.UserConfigDir, which would otherwise be the developer's
+// (TestNoDeveloperKeysInProcess).
+func runIsolated(m *testing.M) int {
+	home, err := os.MkdirTemp("", homeDirPrefix+"*")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpserver tests: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(home)
+	os.Setenv("HOME", home)
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	for _, v := range []string{"READPROOF_RECEIPTS_KEY", "READPROOF_SIGNING_KEY", "READPROOF_MCP_TOKENS", "READPROOF_STORE", "READPROOF_CONFIG", "READPROOF_SESSION"} {
+		os.Unsetenv(v)
+	}
+	return testproc.Run(m)
 }
 
 // project is a directory with readproof.toml, documents and a store.

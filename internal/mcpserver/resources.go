@@ -110,7 +110,7 @@ func describe(d store.Definition) string {
 func describePolicy(p store.PolicyView) string {
 	switch p.Strategy {
 	case string(policy.AllowStale):
-		return fmt.Sprintf("allow_stale (max_age %s)", time.Duration(p.MaxAgeSeconds)*time.Second)
+		return fmt.Sprintf("allow_stale (max_age %s)", policy.FormatDuration(time.Duration(p.MaxAgeSeconds)*time.Second))
 	case string(policy.Pinned):
 		if len(p.Snapshot) > 12 {
 			return "pinned " + p.Snapshot[:12]

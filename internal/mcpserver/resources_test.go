@@ -80,7 +80,7 @@ source = { type = "http", url = "https://policies.example/shipping.md?token=s3cr
 		t.Errorf("_meta %s", jsonOf(r.Meta))
 	}
 	http := res.Resources[1]
-	mustContain(t, "http description", http.Description, "http · allow_stale (max_age 15m0s) — https://policies.example/shipping.md")
+	mustContain(t, "http description", http.Description, "http · allow_stale (max_age 15m) — https://policies.example/shipping.md")
 	all := jsonOf(res)
 	if strings.Contains(all, "s3cr3t") || strings.Contains(all, "Bearer") || !strings.Contains(all, "[REDACTED]") {
 		t.Errorf("credentials leak into resources/list: %s", all)

@@ -359,9 +359,9 @@ func (c *checker) resource(f *File, p, sp *keyPath, rr *rawResource, seen map[[2
 		switch {
 		case rr.Snapshot == nil:
 			c.add(p.child("snapshot"), "pinned needs snapshot",
-				`add snapshot = "<40-hex snapshot id>"; readproof history URI lists the snapshots`, nil)
+				`add snapshot = "<40-hex snapshot id>"; `+"`readproof history --json URI`"+` lists the snapshots with their whole ids`, nil)
 		case !identity.IsObjectID(*rr.Snapshot):
-			hint := "a snapshot id is 40 lower-case hex digits, as readproof history prints it"
+			hint := "a snapshot id is 40 lower-case hex digits: `readproof history --json URI` prints them whole (the history table shows the first 12)"
 			if identity.IsObjectID(strings.ToLower(*rr.Snapshot)) {
 				hint = "write the snapshot id in lower case"
 			}

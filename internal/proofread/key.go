@@ -10,6 +10,7 @@ import (
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/probe"
 )
 
@@ -77,9 +78,19 @@ func KeyHint(err error, path string) error {
 	case errors.Is(err, keyfile.ErrWrite):
 		return err // it says what to do: the key was not written
 	case errors.Is(err, os.ErrNotExist) || (errors.Is(err, probe.ErrKeyFile) && !fileExists(path)):
-		return hint.With(err, "create the key first: readproof probe key init")
+		return hint.With(err, "create the key first: "+initCommand(path))
 	}
 	return err
+}
+
+// initCommand is the command that makes the probe key at path: with --key
+// unless path is the default location (without it, init would make the key
+// there, and the command that named path would fail again).
+func initCommand(path string) string {
+	if d, err := probe.DefaultKeyPath(); err == nil && d == path {
+		return "readproof probe key init"
+	}
+	return "readproof probe key init --key " + text.ShellArg(path)
 }
 
 func fileExists(p string) bool {

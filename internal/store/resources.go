@@ -177,11 +177,11 @@ func (s *Store) Inspect(ref string) (*Inspection, error) {
 			}
 			switch {
 			case in.Current != nil && reusable(age, r.Freshness.MaxAge):
-				in.Decision, in.Reason = manifest.DecisionUseCurrent, "current snapshot observed "+age.Round(time.Second).String()+" ago, within max_age "+r.Freshness.MaxAge.String()
+				in.Decision, in.Reason = manifest.DecisionUseCurrent, "current snapshot observed "+age.Round(time.Second).String()+" ago, within max_age "+policy.FormatDuration(r.Freshness.MaxAge)
 			case in.Current != nil && age < 0:
 				in.Decision, in.Reason = manifest.DecisionFetch, "current snapshot observed "+(-age).Round(time.Second).String()+" after this clock's time; a snapshot whose age is unknown is read again"
 			default:
-				in.Decision, in.Reason = manifest.DecisionFetch, "no snapshot within max_age "+r.Freshness.MaxAge.String()
+				in.Decision, in.Reason = manifest.DecisionFetch, "no snapshot within max_age "+policy.FormatDuration(r.Freshness.MaxAge)
 			}
 		default:
 			in.Decision, in.Reason = manifest.DecisionFetch, "require_fresh reads the source on every resolve"

@@ -209,7 +209,7 @@ func (s *Store) deletedTag(u identity.URI, tag string, err error) error {
 	if t.Caller != "" {
 		by = " by " + text.Printable(t.Caller)
 	}
-	return hint.With(fmt.Errorf("%s@%s: %w: already deleted at %s%s", u, tag, ErrUnknownTag, t.SetAt.UTC().Format(time.RFC3339Nano), by),
+	return hint.With(fmt.Errorf("%s@%s: %w: already deleted at %s%s", u, tag, ErrUnknownTag, t.SetAt.UTC().Format(time.RFC3339), by),
 		"see its moves with: readproof tag history "+u.String()+" "+tag+"; bring it back with: readproof tag revert "+u.String()+" "+tag)
 }
 
