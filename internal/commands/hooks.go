@@ -119,7 +119,7 @@ type hooksOptions struct {
 type hookState struct {
 	Hook    string `json:"hook"`
 	Path    string `json:"path"`
-	State   string `json:"state"` // "readproof", "other" or "absent"
+	State   string `json:"state"` // "readproof", "foreign" (as uninstall says) or "absent"
 	Chained string `json:"chained,omitempty"`
 }
 
@@ -527,7 +527,7 @@ func hooksStatus(e *env, repo, dir string) error {
 		case err != nil:
 			return fmt.Errorf("hooks: read %s: %w", h.Path, err)
 		case !ours:
-			h.State = "other"
+			h.State = "foreign"
 		default:
 			if _, err := os.Lstat(h.Path + chainedSuffix); err == nil {
 				h.Chained = h.Path + chainedSuffix
@@ -548,7 +548,7 @@ func hooksStatus(e *env, repo, dir string) error {
 					line += " (runs the hook kept as " + text.Printable(filepath.Base(h.Chained)) + " first)"
 				}
 				fmt.Fprintln(e.out, line)
-			case "other":
+			case "foreign":
 				fmt.Fprintf(e.out, "%s: %s is not readproof's\n", h.Hook, text.Printable(h.Path))
 			default:
 				fmt.Fprintf(e.out, "%s: no hook at %s\n", h.Hook, text.Printable(h.Path))
