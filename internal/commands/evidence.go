@@ -610,15 +610,28 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 // ("" otherwise): after `conflicts rename` the bundle keeps the recorded
 // id (predicate.run_id, docs/evidence.md), which the user no longer uses.
 func exportedRun(target string, p evidence.Predicate) (name, recorded string) {
-	if target == p.RunID || identity.IsObjectID(target) || identity.ValidateRunID(target) != nil {
-		return text.Escape(p.RunID), ""
-	}
-	return text.Escape(target), text.Escape(p.RunID)
+	return namedRun(target, p.RunID)
 }
 
 // exportedRunName is exportedRun in one phrase: "r1-bob (recorded as r1)".
 func exportedRunName(target string, p evidence.Predicate) string {
-	name, recorded := exportedRun(target, p)
+	return namedRunPhrase(target, p.RunID)
+}
+
+// namedRun is the run a command was given (target, when it is a run id)
+// and the run id the manifest it names was recorded under, when that is
+// another ("" otherwise): a run renamed by `conflicts rename` keeps its
+// manifest, which records the old id (docs/sync.md).
+func namedRun(target, recordedID string) (name, recorded string) {
+	if target == recordedID || identity.IsObjectID(target) || identity.ValidateRunID(target) != nil {
+		return text.Escape(recordedID), ""
+	}
+	return text.Escape(target), text.Escape(recordedID)
+}
+
+// namedRunPhrase is namedRun in one phrase: "r1-bob (recorded as r1)".
+func namedRunPhrase(target, recordedID string) string {
+	name, recorded := namedRun(target, recordedID)
 	if recorded != "" {
 		return name + " (recorded as " + recorded + ")"
 	}
