@@ -160,3 +160,37 @@ func FuzzParseBinding(f *testing.F) {
 		}
 	})
 }
+
+// TestBindingOf: receipts show reads a receipt's binding from its append
+// commit on the index chain, however many receipts came after it; a
+// receipt of no run has none.
+func TestBindingOf(t *testing.T) {
+	f := newFixture(t)
+	var issued []Receipt
+	for i := range 40 {
+		m := strings.Repeat(string(rune('a'+i%6)), 40)
+		f.ledger.Bind = func(string) Binding { return Binding{Manifest: m} }
+		run := "r1"
+		if i%5 == 4 {
+			run = ""
+		}
+		r, err := f.issuer.Issue(context.Background(), Call{Session: "s", Run: run, Tool: "t", Args: ArgvArgs(nil), Result: BytesResult(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		issued = append(issued, r)
+	}
+	for i, r := range issued {
+		b, err := f.ledger.BindingOf(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Repeat(string(rune('a'+i%6)), 40)
+		if r.Run == "" {
+			want = ""
+		}
+		if b.Manifest != want {
+			t.Errorf("receipt %d (%s): bound to %q, want %q", i, r.ID, b.Manifest, want)
+		}
+	}
+}

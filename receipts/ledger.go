@@ -315,6 +315,43 @@ func (l *Ledger) Get(id string) (Receipt, error) {
 	return l.readReceipt(id, blob)
 }
 
+// BindingOf returns the binding of a stored receipt (see Binding): the one
+// its append commit on the index chain names, or zero for a receipt of no
+// run and an unbound one. It walks the index chain's history from its tip
+// until it finds that commit (merges' other parents too): about one commit
+// per 32 receipts of the store that were appended after it.
+func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
+	if r.Run == "" || !ValidID(r.ID) {
+		return Binding{}, nil
+	}
+	tip, err := l.ref(indexRef(r.ID))
+	if err != nil || tip == "" {
+		return Binding{}, err
+	}
+	want := "index receipt " + r.ID
+	visited := map[gitobj.OID]bool{}
+	for stack := []gitobj.OID{tip}; len(stack) > 0; {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if visited[c] {
+			continue
+		}
+		visited[c] = true
+		cm, err := l.store.Commit(c)
+		if err != nil {
+			return Binding{}, fmt.Errorf("reading receipt commit %s: %w", c, err)
+		}
+		if line, _, _ := strings.Cut(cm.Message, "\n"); line == want {
+			return parseBinding(cm.Message), nil
+		}
+		// the first parent is walked first: pushed last
+		for i := len(cm.Parents) - 1; i >= 0; i-- {
+			stack = append(stack, cm.Parents[i])
+		}
+	}
+	return Binding{}, nil
+}
+
 func (l *Ledger) readReceipt(id string, blob gitobj.OID) (Receipt, error) {
 	data, err := l.store.Blob(blob)
 	if err != nil {

@@ -583,7 +583,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			if rp.Error != "" {
 				what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
 			}
-			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", text.Escape(st.Predicate.RunID), what)
+			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", exportedRunName(args[0], st.Predicate), what)
 			e.say("readproof: hint: `readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again")
 		}
 		out := opts.Out
@@ -602,10 +602,47 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if opts.Sign {
 			signed = ", signed by " + key.Fingerprint()
 		}
-		e.say("readproof: wrote evidence for run %s (manifest %s, %s, merkle root %s%s) to %s",
-			p.RunID, p.ManifestID, text.Count(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
+		name, recorded := exportedRun(args[0], p)
+		if recorded != "" {
+			recorded = "recorded as " + recorded + "; "
+		}
+		e.say("readproof: wrote evidence for run %s (%smanifest %s, %s, merkle root %s%s) to %s",
+			name, recorded, p.ManifestID, text.Count(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
 		return nil
 	})
+}
+
+// exportedRun is the run a bundle was exported for, as the user named it,
+// and the run id its manifest was recorded under when that is another
+// ("" otherwise): after `conflicts rename` the bundle keeps the recorded
+// id (predicate.run_id, docs/evidence.md), which the user no longer uses.
+func exportedRun(target string, p evidence.Predicate) (name, recorded string) {
+	return namedRun(target, p.RunID)
+}
+
+// exportedRunName is exportedRun in one phrase: "r1-bob (recorded as r1)".
+func exportedRunName(target string, p evidence.Predicate) string {
+	return namedRunPhrase(target, p.RunID)
+}
+
+// namedRun is the run a command was given (target, when it is a run id)
+// and the run id the manifest it names was recorded under, when that is
+// another ("" otherwise): a run renamed by `conflicts rename` keeps its
+// manifest, which records the old id (docs/sync.md).
+func namedRun(target, recordedID string) (name, recorded string) {
+	if target == recordedID || identity.IsObjectID(target) || identity.ValidateRunID(target) != nil {
+		return text.Escape(recordedID), ""
+	}
+	return text.Escape(target), text.Escape(recordedID)
+}
+
+// namedRunPhrase is namedRun in one phrase: "r1-bob (recorded as r1)".
+func namedRunPhrase(target, recordedID string) string {
+	name, recorded := namedRun(target, recordedID)
+	if recorded != "" {
+		return name + " (recorded as " + recorded + ")"
+	}
+	return name
 }
 
 // verifyCommitOptions are the flags of `readproof verify-commit`.

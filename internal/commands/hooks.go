@@ -74,7 +74,7 @@ func hooksCommand() *cli.Command {
 			},
 			{
 				Name:  "status",
-				Usage: "say which of readproof's hooks git runs, and warn when a core.hooksPath set since install (husky's) keeps it from running them",
+				Usage: "say which of readproof's hooks git runs, and warn when a core.hooksPath set, moved or unset since install (husky's) keeps git from running them",
 				Flags: []cli.Flag{repoFlag},
 				Action: func(c *cli.Context) error {
 					if err := needArgs(c, 0, 0, "[--repo DIR]"); err != nil {
@@ -119,7 +119,7 @@ type hooksOptions struct {
 type hookState struct {
 	Hook    string `json:"hook"`
 	Path    string `json:"path"`
-	State   string `json:"state"` // "readproof", "other" or "absent"
+	State   string `json:"state"` // "readproof", "foreign" (as uninstall says) or "absent"
 	Chained string `json:"chained,omitempty"`
 }
 
@@ -181,6 +181,7 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 		}
 		results = append(results, r)
 	}
+	recordHooksDir(e, repo, common, dir, install)
 	if e.json {
 		return printJSON(e.out, results)
 	}
@@ -538,7 +539,7 @@ func hooksStatus(e *env, repo, dir string) error {
 		case err != nil:
 			return fmt.Errorf("hooks: read %s: %w", h.Path, err)
 		case !ours:
-			h.State = "other"
+			h.State = "foreign"
 		default:
 			if _, err := os.Lstat(h.Path + chainedSuffix); err == nil {
 				h.Chained = h.Path + chainedSuffix
@@ -559,7 +560,7 @@ func hooksStatus(e *env, repo, dir string) error {
 					line += " (runs the hook kept as " + text.Printable(filepath.Base(h.Chained)) + " first)"
 				}
 				fmt.Fprintln(e.out, line)
-			case "other":
+			case "foreign":
 				fmt.Fprintf(e.out, "%s: %s is not readproof's\n", h.Hook, text.Printable(h.Path))
 			default:
 				fmt.Fprintf(e.out, "%s: no hook at %s\n", h.Hook, text.Printable(h.Path))
@@ -572,44 +573,101 @@ func hooksStatus(e *env, repo, dir string) error {
 	return nil
 }
 
-// silencedHooks is the warning `readproof status` and `hooks status` give when readproof's
-// hooks, installed in the repository's own hooks directory (.git/hooks),
-// no longer run because a core.hooksPath set since (by husky, for one)
-// points git at another directory that holds none of them; nil otherwise.
-// With no readproof hook in .git/hooks it costs a few file looks and no
-// process.
+// hooksDirKey is the key of the repository's own git configuration
+// (.git/config) where `hooks install` records the core.hooksPath it wrote
+// readproof's hooks into, so that status notices when the path moves
+// again (silencedHooks). Hooks in .git/hooks need no record.
+const hooksDirKey = "readproof.hooksDir"
+
+// recordHooksDir records (install) or forgets (uninstall) dir, the hooks
+// directory git runs hooks from, under hooksDirKey when it is not the
+// repository's own. A failure is a warning: the hooks are in place.
+func recordHooksDir(e *env, repo, common, dir string, install bool) {
+	own := filepath.Join(common, "hooks")
+	var err error
+	switch {
+	case install && !sameDir(dir, own):
+		_, err = gitOutput(repo, "config", "--local", hooksDirKey, filepath.Clean(dir))
+	case !install:
+		if rec := recordedHooksDir(repo, common); rec != "" && sameDir(rec, dir) {
+			_, err = gitOutput(repo, "config", "--local", "--unset-all", hooksDirKey)
+		}
+	}
+	if err != nil {
+		e.warn(hint.With(fmt.Errorf("hooks: recording where readproof's hooks are (git config %s): %w", hooksDirKey, err),
+			"readproof status cannot tell when git stops running them; run readproof hooks install again"))
+	}
+}
+
+// recordedHooksDir is the directory hooksDirKey names, "" when none. It
+// starts git only when the repository's configuration file has a
+// [readproof] section.
+func recordedHooksDir(repo, common string) string {
+	data, err := os.ReadFile(filepath.Join(common, "config"))
+	if err != nil || !bytes.Contains(bytes.ToLower(data), []byte("[readproof]")) {
+		return ""
+	}
+	dir, err := gitOutput(repo, "config", "--local", "--get", hooksDirKey)
+	if err != nil || !filepath.IsAbs(dir) {
+		return ""
+	}
+	return dir
+}
+
+// silencedHooks is the warning `readproof status` and `hooks status` give
+// when readproof's hooks, installed in the repository's own hooks
+// directory (.git/hooks) or in the core.hooksPath `hooks install` recorded
+// (hooksDirKey), no longer run because git now runs the hooks of another
+// directory (a core.hooksPath set or changed since, by husky for one; or
+// unset) that holds none of them; nil otherwise. With no readproof hook in
+// .git/hooks and no record it costs a few file looks and no process.
 func silencedHooks(repo string) error {
 	common := gitCommonDir(repo)
 	if common == "" {
 		return nil
 	}
-	ours := filepath.Join(common, "hooks")
-	var installed []string // shell words, for the hint
-	for _, name := range hookNames() {
-		if ok, _ := isOurHook(filepath.Join(ours, name)); ok {
-			installed = append(installed, text.ShellArg(filepath.Join(ours, name)))
+	own := filepath.Join(common, "hooks")
+	watched := []string{own}
+	if rec := recordedHooksDir(repo, common); rec != "" && !sameDir(rec, own) {
+		watched = append(watched, rec)
+	}
+	dir := "" // where git runs hooks from, asked once
+	for _, ours := range watched {
+		var installed []string // shell words, for the hint
+		for _, name := range hookNames() {
+			if ok, _ := isOurHook(filepath.Join(ours, name)); ok {
+				installed = append(installed, text.ShellArg(filepath.Join(ours, name)))
+			}
 		}
-	}
-	if len(installed) == 0 {
-		return nil
-	}
-	dir, err := gitOutput(repo, "rev-parse", "--git-path", "hooks")
-	if err != nil {
-		return nil // not a question status must answer
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(repo, dir)
-	}
-	if sameDir(dir, ours) {
-		return nil
-	}
-	for _, name := range hookNames() {
-		if ok, _ := isOurHook(filepath.Join(dir, name)); ok {
-			return nil // installed where git runs them too
+		if len(installed) == 0 {
+			continue
 		}
+		if dir == "" {
+			d, err := gitOutput(repo, "rev-parse", "--git-path", "hooks")
+			if err != nil {
+				return nil // not a question status must answer
+			}
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(repo, d)
+			}
+			dir = filepath.Clean(d)
+			for _, name := range hookNames() {
+				if ok, _ := isOurHook(filepath.Join(dir, name)); ok {
+					return nil // installed where git runs them too
+				}
+			}
+		}
+		if sameDir(dir, ours) {
+			continue
+		}
+		why := "core.hooksPath"
+		if sameDir(dir, own) {
+			why = "git's own hooks directory"
+		}
+		return hint.With(fmt.Errorf("readproof's hooks in %s no longer run: git runs the hooks in %s (%s)", ours, dir, why),
+			"run readproof hooks install again: it installs them there, or, under husky or the pre-commit framework, says what to add to their scripts; once readproof's checks run from there, remove the old hooks: rm "+strings.Join(installed, " "))
 	}
-	return hint.With(fmt.Errorf("readproof's hooks in %s no longer run: git runs the hooks in %s (core.hooksPath)", ours, filepath.Clean(dir)),
-		"run readproof hooks install again: it installs them there, or, under husky or the pre-commit framework, says what to add to their scripts; once readproof's checks run from there, remove the old hooks: rm "+strings.Join(installed, " "))
+	return nil
 }
 
 // gitCommonDir finds, without running git, the common git directory of the

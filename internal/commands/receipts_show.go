@@ -65,17 +65,66 @@ type receiptJSON struct {
 	MAC      string `json:"mac,omitempty"`
 	Check    string `json:"check"`
 	Detail   string `json:"detail"`
+	// Binding is present when Run is: which manifest the receipt counts
+	// for (docs/receipts.md "Storage").
+	Binding *bindingJSON `json:"binding,omitempty"`
+}
+
+// bindingJSON is a receipt's binding: kind "manifest" (ManifestID set),
+// "run_started" (StartedAt set, the open run's start as its run.json
+// holds it) or "unbound".
+type bindingJSON struct {
+	Kind       string `json:"kind"`
+	ManifestID string `json:"manifest_id,omitempty"`
+	StartedAt  string `json:"started_at,omitempty"`
+}
+
+func toBindingJSON(r receipts.Receipt, b receipts.Binding) *bindingJSON {
+	switch {
+	case r.Run == "":
+		return nil
+	case b.Manifest != "":
+		return &bindingJSON{Kind: "manifest", ManifestID: b.Manifest}
+	case !b.RunStarted.IsZero():
+		return &bindingJSON{Kind: "run_started", StartedAt: b.RunStarted.UTC().Format(time.RFC3339Nano)}
+	}
+	return &bindingJSON{Kind: "unbound"}
+}
+
+// bindingText is the BOUND column of `receipts list` (long false) and the
+// "bound" row of `receipts show` (long true).
+func bindingText(r receiptJSON, long bool) string {
+	b := r.Binding
+	switch {
+	case b == nil:
+		return "-"
+	case b.ManifestID != "" && long:
+		return "manifest " + b.ManifestID
+	case b.ManifestID != "":
+		return b.ManifestID
+	case b.StartedAt != "" && long:
+		return "open run started at " + b.StartedAt
+	case b.StartedAt != "":
+		t, err := time.Parse(time.RFC3339Nano, b.StartedAt)
+		if err != nil {
+			return "started " + b.StartedAt
+		}
+		return "started " + t.UTC().Format("2006-01-02T15:04:05.000Z")
+	case long:
+		return "unbound: counted for every manifest of run " + r.Run
+	}
+	return "unbound"
 }
 
 const receiptTimeLayout = "2006-01-02T15:04:05.000000000Z"
 
-func toReceiptJSON(r receipts.Receipt, check, detail string) receiptJSON {
+func toReceiptJSON(r receipts.Receipt, b receipts.Binding, check, detail string) receiptJSON {
 	return receiptJSON{
 		ID: r.ID, Session: r.Session, Run: r.Run, Tool: r.Tool,
 		Args: r.ArgsSHA256.String(), Result: r.ResultSHA256.String(),
 		Start: r.Start.UTC().Format(receiptTimeLayout), End: r.End.UTC().Format(receiptTimeLayout),
 		ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, KeyID: r.KeyID, Caller: r.Caller, MAC: r.MAC.String(),
-		Check: check, Detail: detail,
+		Check: check, Detail: detail, Binding: toBindingJSON(r, b),
 	}
 }
 
@@ -116,13 +165,14 @@ func receiptsShow(c *cli.Context) error {
 	return withEnv(c, func(e *env) error { return runReceiptsShow(c.Context, e, opts, c.Args().Slice()) })
 }
 
-func printReceipt(w io.Writer, r receipts.Receipt, check, detail string) {
+func printReceipt(w io.Writer, r receipts.Receipt, b receipts.Binding, check, detail string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("receipt", r.ID)
 	row("session", r.Session)
 	if r.Run != "" {
 		row("run", r.Run)
+		row("bound", bindingText(receiptJSON{Run: r.Run, Binding: toBindingJSON(r, b)}, true))
 	}
 	row("tool", receiptText(r.Tool))
 	row("args", "sha256:"+r.ArgsSHA256.String())
@@ -173,7 +223,7 @@ func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args [
 				continue
 			}
 			check, detail := rc.check(en.Receipt)
-			rows = append(rows, toReceiptJSON(en.Receipt, check, detail))
+			rows = append(rows, toReceiptJSON(en.Receipt, en.Binding, check, detail))
 		}
 		if rc.json {
 			return printJSON(rc.out, rows)
@@ -183,19 +233,21 @@ func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args [
 			return nil
 		}
 		// The CALLER column appears when a receipt names one (calls made
-		// over mcp --http with a token).
-		withCaller := false
+		// over mcp --http with a token); RUN and BOUND when one names a run.
+		withCaller, withRun := false, false
 		for _, r := range rows {
-			if r.Caller != "" {
-				withCaller = true
-			}
+			withCaller = withCaller || r.Caller != ""
+			withRun = withRun || r.Run != ""
 		}
 		tw := tabwriter.NewWriter(rc.out, 0, 4, 2, ' ', 0)
-		head := "ID\tTOOL\tSTART\tEND\tEXIT\tVALID"
+		head := "ID\tTOOL\t"
 		if withCaller {
-			head = "ID\tTOOL\tCALLER\tSTART\tEND\tEXIT\tVALID"
+			head += "CALLER\t"
 		}
-		fmt.Fprintln(tw, head)
+		if withRun {
+			head += "RUN\tBOUND\t"
+		}
+		fmt.Fprintln(tw, head+"START\tEND\tEXIT\tVALID")
 		for _, r := range rows {
 			caller := ""
 			if withCaller {
@@ -203,6 +255,13 @@ func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args [
 				if r.Caller != "" {
 					caller = r.Caller + "\t"
 				}
+			}
+			if withRun {
+				run := "-"
+				if r.Run != "" {
+					run = r.Run
+				}
+				caller += run + "\t" + bindingText(r, false) + "\t"
 			}
 			if r.Tool == "" {
 				fmt.Fprintf(tw, "%s\t-\t%s-\t-\t-\t%s\n", r.ID, caller, r.Check)
@@ -240,12 +299,16 @@ func runReceiptsShow(_ context.Context, e *env, opts receiptsShowOptions, args [
 			return err
 		}
 		check, detail := rc.check(r)
+		bound, err := rc.ledger.BindingOf(r)
+		if err != nil {
+			return err
+		}
 		if rc.json {
-			if err := printJSON(rc.out, toReceiptJSON(r, check, detail)); err != nil {
+			if err := printJSON(rc.out, toReceiptJSON(r, bound, check, detail)); err != nil {
 				return err
 			}
 		} else {
-			printReceipt(rc.out, r, check, detail)
+			printReceipt(rc.out, r, bound, check, detail)
 		}
 		if check == string(receipts.Tampered) {
 			return withCode(ExitMismatch, fmt.Errorf("receipt %s: %w", id, receipts.ErrTampered))
