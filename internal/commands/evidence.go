@@ -269,7 +269,7 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 	for _, c := range rep.Failed() {
 		failed[c.Name] = true
 		if !strings.HasPrefix(c.Name, "store_replay") && c.Name != store.CheckStoreManifest && c.Name != store.CheckCommitSignature &&
-			c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead &&
+			c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead && c.Name != store.CheckStoreReplace &&
 			!(c.Name == "recorded_replay" && strings.Contains(c.Detail, "(all_match false): the store did not reproduce")) {
 			notReplayed = false
 		}
@@ -278,7 +278,7 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		absent = absent || c.Name == "store_replay_count" && strings.Contains(c.Detail, store.ErrUnknownTarget.Error())
 		if strings.HasPrefix(c.Name, "store_replay") || c.Name == store.CheckStoreManifest {
 			storeFailed = true
-		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead {
+		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead && c.Name != store.CheckStoreReplace {
 			offlineFailed = true
 		}
 	}
@@ -287,6 +287,8 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "pass the signer's public key with --trusted-keys FILE (allowed_signers, authorized_keys or PEM), or set [signing] allowed_signers in readproof.toml"
 	case failed["signature"] || failed["payload_type"]:
 		return "the envelope was changed after signing, or signed by a key you do not trust: do not rely on its content"
+	case failed[store.CheckStoreReplace] && !offlineFailed:
+		return "the store makes stock git read other objects than it holds (refs/replace/ or info/grafts): remove what store_replace names, then verify again; `readproof --store STORE verify` checks the rest of the store"
 	case notReplayed && failed["recorded_replay"] && storeFailed && !absent:
 		return "the store could not give back the recorded bytes of the entries named above, at export and now: an object of the store is damaged or missing (`readproof verify` names it); restore it from a clone (readproof pull) or a backup, then export again"
 	case notReplayed && failed["recorded_replay"] && !storeFailed && storeChecked(rep):
