@@ -30,6 +30,7 @@ func verifyCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "read-data", Usage: "read and re-hash every blob"},
 			&cli.StringFlag{Name: "read-data-subset", Usage: "re-hash one share of the snapshots: N/M or P%"},
+			&cli.StringFlag{Name: "allowed-signers", Usage: "an allowed_signers `FILE` that vouches for manifest commit signatures (default: [signing] allowed_signers)"},
 			formatFlag(),
 			maxCharsFlag(),
 		},
@@ -37,7 +38,7 @@ func verifyCommand() *cli.Command {
 			if err := needArgs(c, 0, 0, "[--read-data | --read-data-subset N/M]"); err != nil {
 				return err
 			}
-			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset"), formatOptions: formatOptionsOf(c)}
+			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset"), AllowedSigners: c.String("allowed-signers"), formatOptions: formatOptionsOf(c)}
 			return withEnv(c, func(e *env) error { return runVerify(c.Context, e, opts) })
 		},
 	}
@@ -47,13 +48,16 @@ func verifyCommand() *cli.Command {
 type verifyOptions struct {
 	ReadData bool   // re-hash every blob
 	Subset   string // re-hash one share of the snapshots: N/M or P%
+	// AllowedSigners vouches for manifest commit signatures; "" means
+	// [signing] allowed_signers of the policy file
+	AllowedSigners string
 	formatOptions
 }
 
 // runVerify is `readproof verify`: it checks the store and reports; a
 // store that cannot be opened cannot be checked (exit 4).
 func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
-	opts := storecheck.Options{ReadData: vo.ReadData, Subset: vo.Subset}
+	opts := storecheck.Options{ReadData: vo.ReadData, Subset: vo.Subset, AllowedSigners: vo.AllowedSigners}
 	md, err := checkFormat(vo.formatOptions, e.json)
 	if err != nil {
 		return err
