@@ -313,6 +313,34 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 	return "see the failing checks above"
 }
 
+// verifySummary is the success line: the report's, then what the store
+// check found of the manifest commit's signature, which the auditor who
+// reads only this line would otherwise not learn.
+func verifySummary(rep evidence.Report) string {
+	line := rep.Summary()
+	for _, c := range rep.Checks {
+		if c.Name != store.CheckCommitSignature || !c.OK {
+			continue
+		}
+		if strings.HasPrefix(c.Detail, "signed by ") {
+			return line + ", manifest commit " + c.Detail
+		}
+		return line + ", manifest commit signature valid (signer not checked: pass --trusted-keys)"
+	}
+	return line
+}
+
+// commitSignerChecked reports whether the store check vouched for the
+// manifest commit's signer with the trusted keys.
+func commitSignerChecked(rep evidence.Report) bool {
+	for _, c := range rep.Checks {
+		if c.Name == store.CheckCommitSignature && c.OK && strings.HasPrefix(c.Detail, "signed by ") {
+			return true
+		}
+	}
+	return false
+}
+
 // storeChecked reports whether the bundle's entries were replayed from the
 // store (not --offline).
 func storeChecked(rep evidence.Report) bool {
@@ -777,7 +805,11 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		if args[0] == "-" {
 			name = "the bundle on stdin"
 		}
-		warnings = append(warnings, name+" is a plain statement, not a signed envelope: no signature was checked against the trusted keys (--require-signature fails it)")
+		what := "no signature was checked against the trusted keys"
+		if commitSignerChecked(rep) {
+			what = "the manifest commit's signature was checked against the trusted keys, the bundle's own was not"
+		}
+		warnings = append(warnings, name+" is a plain statement, not a signed envelope: "+what+" (--require-signature fails it)")
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
 	}
 	if e.json {
@@ -786,13 +818,13 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail})
 		}
 		if j.OK {
-			j.Summary = rep.Summary()
+			j.Summary = verifySummary(rep)
 		}
 		if err := printJSON(e.out, j); err != nil {
 			return err
 		}
 	} else if rep.OK() {
-		fmt.Fprintln(e.out, rep.Summary())
+		fmt.Fprintln(e.out, verifySummary(rep))
 	} else {
 		fmt.Fprint(e.out, rep.Listing())
 	}
