@@ -299,6 +299,8 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		// an auditor's copy made before the run was shared looks the same
 		// as a forgery to the store: the likelier cause comes first
 		return "the store does not hold manifest " + rep.ManifestID + ": a copy of the store made before the run was shared lacks it: fetch it again (git --git-dir STORE fetch, readproof pull) and verify again; a store that is current and lacks it was never given the run (a re-rooted forgery)"
+	case storeFailed && !offlineFailed && movedRunRef(rep) != "":
+		return "the store's " + movedRunRef(rep) + " names another manifest than the bundle: either its history was rewritten after the export (a moved run tag), or the bundle names a manifest that was never the run's (a forgery); `readproof --store STORE verify` tells them apart: it reports a run tag that moved away from the manifest the journal records"
 	case storeFailed && !offlineFailed && identity.IsObjectID(rep.ManifestID):
 		return "the file is consistent but does not match the store: a re-rooted forgery, or the store changed; compare it with `readproof manifest " + rep.ManifestID + "`"
 	case storeFailed && !offlineFailed:
@@ -311,6 +313,28 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "the file was edited after export: export it again from the store"
 	}
 	return "see the failing checks above"
+}
+
+// movedRunRef is the run ref that store_manifest found naming another
+// manifest than the bundle's ("" when it failed otherwise, or passed).
+func movedRunRef(rep evidence.Report) string {
+	for _, c := range rep.Failed() {
+		if c.Name != store.CheckStoreManifest {
+			continue
+		}
+		d := c.Detail
+		// "REF names manifest X in this store, not Y", or without the
+		// bundle's git.run_ref "no run of this store names manifest Y: REF names X; ..."
+		if rest, ok := strings.CutPrefix(d, "no run of this store names manifest "); ok {
+			if _, after, ok := strings.Cut(rest, ": "); ok {
+				d = after
+			}
+		}
+		if ref, _, ok := strings.Cut(d, " names "); ok && strings.HasPrefix(ref, store.RunsPrefix) && !strings.Contains(ref, " ") {
+			return ref
+		}
+	}
+	return ""
 }
 
 // verifySummary is the success line: the report's, then what the store
