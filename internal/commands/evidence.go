@@ -559,7 +559,7 @@ func verifyCommit(c *cli.Context) error {
 }
 
 func isSignatureError(err error) bool {
-	for _, target := range []error{evidence.ErrNotSigned, evidence.ErrBadSignature, evidence.ErrUntrustedKey, evidence.ErrKeyNotValid} {
+	for _, target := range []error{evidence.ErrNotSigned, evidence.ErrBadSignature, evidence.ErrUntrustedKey, evidence.ErrKeyNotValid, store.ErrReplaced} {
 		if errors.Is(err, target) {
 			return true
 		}

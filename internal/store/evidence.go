@@ -61,6 +61,10 @@ const (
 	CheckStoreReplace = "store_replace"
 )
 
+// ErrReplaced: a refs/replace/ ref makes stock git read another object in
+// place of a manifest commit readproof checked (VerifyManifestSignature).
+var ErrReplaced = errors.New("replaced for stock git")
+
 // EvidenceOptions shape an export.
 type EvidenceOptions struct {
 	// WithContent embeds the delivered bytes (content_b64).
@@ -763,6 +767,15 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 	cs, when, err := s.commitSigner(gitstore.OID(m.ID), signers)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s of run %s: %w", m.ID, m.RunID, err)
+	}
+	// stock git verify-commit follows refs/replace/: a replaced commit is
+	// not the one a reviewer's git checks, so the two would disagree
+	replace := "refs/replace/" + m.ID
+	if other, err := s.ref(replace); err != nil {
+		return nil, err
+	} else if other != "" {
+		return nil, fmt.Errorf("manifest %s of run %s: %w: %s makes git read commit %s in its place, so git verify-commit and git show check that one, not the signed commit readproof checked; remove it with git update-ref -d %s",
+			m.ID, text.Printable(m.RunID), ErrReplaced, replace, other, replace)
 	}
 	return &ManifestSignature{ManifestID: m.ID, RunID: m.RunID, Principal: cs.Principal, Fingerprint: cs.Fingerprint, CommittedAt: when.UTC()}, nil
 }
