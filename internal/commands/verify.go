@@ -136,8 +136,11 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 	}
 	switch {
 	case rep.Broken() > 0:
-		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %d problem(s)", s.Path(), rep.Broken()),
-			"each problem above names the run, resource or tag affected; restore the objects from a clone (readproof pull) or a backup"))
+		h := "each problem above names the run, resource or tag affected; restore the objects from a clone (readproof pull) or a backup"
+		if onlyReplaced(rep) {
+			h = "every problem above is a refs/replace/ ref or info/grafts, which stock git follows and readproof does not: remove each as its line says, then verify again"
+		}
+		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %d problem(s)", s.Path(), rep.Broken()), h))
 	case rep.CouldNotCheck() > 0:
 		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("store %s could not be fully checked: %d check(s) could not run", s.Path(), rep.CouldNotCheck()),
 			"fix what the lines above name and run readproof verify again"))
@@ -150,4 +153,16 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 func progressLine(w io.Writer, what string) (func(done, total int), func()) {
 	l := progress.New(w, what, "checked", time.Now)
 	return l.Update, l.Stop
+}
+
+// onlyReplaced reports whether every broken problem of rep is check
+// "replace": nothing is missing or damaged, and restoring objects would not
+// help.
+func onlyReplaced(rep *storecheck.Report) bool {
+	for _, p := range rep.Problems {
+		if p.Kind == storecheck.Broken && p.Check != "replace" {
+			return false
+		}
+	}
+	return true
 }
