@@ -269,7 +269,7 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 	for _, c := range rep.Failed() {
 		failed[c.Name] = true
 		if !strings.HasPrefix(c.Name, "store_replay") && c.Name != store.CheckStoreManifest && c.Name != store.CheckCommitSignature &&
-			c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead &&
+			c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead && c.Name != store.CheckStoreReplace &&
 			c.Kind != evidence.KindNotReproduced {
 			notReplayed = false
 		}
@@ -277,7 +277,7 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		absent = absent || c.Name == "store_replay_count" && errors.Is(c.Err, store.ErrUnknownTarget)
 		if strings.HasPrefix(c.Name, "store_replay") || c.Name == store.CheckStoreManifest {
 			storeFailed = true
-		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead {
+		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead && c.Name != store.CheckStoreReplace {
 			offlineFailed = true
 		}
 	}
@@ -293,6 +293,8 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "pass the signer's public key with --trusted-keys FILE (allowed_signers, authorized_keys or PEM), or set [signing] allowed_signers in readproof.toml"
 	case failed["signature"] || failed["payload_type"]:
 		return "the envelope was changed after signing, or signed by a key you do not trust: do not rely on its content"
+	case failed[store.CheckStoreReplace] && !offlineFailed:
+		return "the store makes stock git read other objects than it holds (refs/replace/ or info/grafts): remove what store_replace names, then verify again; `readproof --store STORE verify` checks the rest of the store"
 	case notReplayed && failed["recorded_replay"] && storeFailed && !absent:
 		return "the store could not give back the recorded bytes of the entries named above, at export and now: an object of the store is damaged or missing (`readproof verify` names it); restore it from a clone (readproof pull) or a backup, then export again"
 	case notReplayed && failed["recorded_replay"] && !storeFailed && storeChecked(rep):
@@ -303,6 +305,8 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		// an auditor's copy made before the run was shared looks the same
 		// as a forgery to the store: the likelier cause comes first
 		return "the store does not hold manifest " + rep.ManifestID + ": a copy of the store made before the run was shared lacks it: fetch it again (git --git-dir STORE fetch, readproof pull) and verify again; a store that is current and lacks it was never given the run (a re-rooted forgery)"
+	case storeFailed && !offlineFailed && movedRunRef(rep) != "":
+		return "the store's " + movedRunRef(rep) + " names another manifest than the bundle: either its history was rewritten after the export (a moved run tag), or the bundle names a manifest that was never the run's (a forgery); `readproof --store STORE verify` tells them apart: it reports a run tag that moved away from the manifest the journal records"
 	case storeFailed && !offlineFailed && identity.IsObjectID(rep.ManifestID):
 		return "the file is consistent but does not match the store: a re-rooted forgery, or the store changed; compare it with `readproof manifest " + rep.ManifestID + "`"
 	case storeFailed && !offlineFailed:
@@ -315,6 +319,56 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "the file was edited after export: export it again from the store"
 	}
 	return "see the failing checks above"
+}
+
+// movedRunRef is the run ref that store_manifest found naming another
+// manifest than the bundle's ("" when it failed otherwise, or passed).
+func movedRunRef(rep evidence.Report) string {
+	for _, c := range rep.Failed() {
+		if c.Name != store.CheckStoreManifest {
+			continue
+		}
+		d := c.Detail
+		// "REF names manifest X in this store, not Y", or without the
+		// bundle's git.run_ref "no run of this store names manifest Y: REF names X; ..."
+		if rest, ok := strings.CutPrefix(d, "no run of this store names manifest "); ok {
+			if _, after, ok := strings.Cut(rest, ": "); ok {
+				d = after
+			}
+		}
+		if ref, _, ok := strings.Cut(d, " names "); ok && strings.HasPrefix(ref, store.RunsPrefix) && !strings.Contains(ref, " ") {
+			return ref
+		}
+	}
+	return ""
+}
+
+// verifySummary is the success line: the report's, then what the store
+// check found of the manifest commit's signature, which the auditor who
+// reads only this line would otherwise not learn.
+func verifySummary(rep evidence.Report) string {
+	line := rep.Summary()
+	for _, c := range rep.Checks {
+		if c.Name != store.CheckCommitSignature || !c.OK {
+			continue
+		}
+		if strings.HasPrefix(c.Detail, "signed by ") {
+			return line + ", manifest commit " + c.Detail
+		}
+		return line + ", manifest commit signature valid (signer not checked: pass --trusted-keys)"
+	}
+	return line
+}
+
+// commitSignerChecked reports whether the store check vouched for the
+// manifest commit's signer with the trusted keys.
+func commitSignerChecked(rep evidence.Report) bool {
+	for _, c := range rep.Checks {
+		if c.Name == store.CheckCommitSignature && c.OK && strings.HasPrefix(c.Detail, "signed by ") {
+			return true
+		}
+	}
+	return false
 }
 
 // storeChecked reports whether the bundle's entries were replayed from the
@@ -511,7 +565,7 @@ func verifyCommit(c *cli.Context) error {
 }
 
 func isSignatureError(err error) bool {
-	for _, target := range []error{evidence.ErrNotSigned, evidence.ErrBadSignature, evidence.ErrUntrustedKey, evidence.ErrKeyNotValid} {
+	for _, target := range []error{evidence.ErrNotSigned, evidence.ErrBadSignature, evidence.ErrUntrustedKey, evidence.ErrKeyNotValid, store.ErrReplaced} {
 		if errors.Is(err, target) {
 			return true
 		}
@@ -818,7 +872,11 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		if args[0] == "-" {
 			name = "the bundle on stdin"
 		}
-		warnings = append(warnings, name+" is a plain statement, not a signed envelope: no signature was checked against the trusted keys (--require-signature fails it)")
+		what := "no signature was checked against the trusted keys"
+		if commitSignerChecked(rep) {
+			what = "the manifest commit's signature was checked against the trusted keys, the bundle's own was not"
+		}
+		warnings = append(warnings, name+" is a plain statement, not a signed envelope: "+what+" (--require-signature fails it)")
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
 	}
 	if e.json {
@@ -827,13 +885,13 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail})
 		}
 		if j.OK {
-			j.Summary = rep.Summary()
+			j.Summary = verifySummary(rep)
 		}
 		if err := printJSON(e.out, j); err != nil {
 			return err
 		}
 	} else if rep.OK() {
-		fmt.Fprintln(e.out, rep.Summary())
+		fmt.Fprintln(e.out, verifySummary(rep))
 	} else {
 		fmt.Fprint(e.out, rep.Listing())
 	}

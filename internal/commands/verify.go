@@ -30,6 +30,7 @@ func verifyCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "read-data", Usage: "read and re-hash every blob"},
 			&cli.StringFlag{Name: "read-data-subset", Usage: "re-hash one share of the snapshots: N/M or P%"},
+			&cli.StringFlag{Name: "allowed-signers", Usage: "an allowed_signers `FILE` that vouches for manifest commit signatures (default: [signing] allowed_signers)"},
 			formatFlag(),
 			maxCharsFlag(),
 		},
@@ -37,7 +38,7 @@ func verifyCommand() *cli.Command {
 			if err := needArgs(c, 0, 0, "[--read-data | --read-data-subset N/M]"); err != nil {
 				return err
 			}
-			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset"), formatOptions: formatOptionsOf(c)}
+			opts := verifyOptions{ReadData: c.Bool("read-data"), Subset: c.String("read-data-subset"), AllowedSigners: c.String("allowed-signers"), formatOptions: formatOptionsOf(c)}
 			return withEnv(c, func(e *env) error { return runVerify(c.Context, e, opts) })
 		},
 	}
@@ -47,13 +48,16 @@ func verifyCommand() *cli.Command {
 type verifyOptions struct {
 	ReadData bool   // re-hash every blob
 	Subset   string // re-hash one share of the snapshots: N/M or P%
+	// AllowedSigners vouches for manifest commit signatures; "" means
+	// [signing] allowed_signers of the policy file
+	AllowedSigners string
 	formatOptions
 }
 
 // runVerify is `readproof verify`: it checks the store and reports; a
 // store that cannot be opened cannot be checked (exit 4).
 func runVerify(ctx context.Context, e *env, vo verifyOptions) error {
-	opts := storecheck.Options{ReadData: vo.ReadData, Subset: vo.Subset}
+	opts := storecheck.Options{ReadData: vo.ReadData, Subset: vo.Subset, AllowedSigners: vo.AllowedSigners}
 	md, err := checkFormat(vo.formatOptions, e.json)
 	if err != nil {
 		return err
@@ -132,8 +136,11 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 	}
 	switch {
 	case rep.Broken() > 0:
-		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %d problem(s)", s.Path(), rep.Broken()),
-			"each problem above names the run, resource or tag affected; restore the objects from a clone (readproof pull) or a backup"))
+		h := "each problem above names the run, resource or tag affected; restore the objects from a clone (readproof pull) or a backup"
+		if onlyReplaced(rep) {
+			h = "every problem above is a refs/replace/ ref or info/grafts, which stock git follows and readproof does not: remove each as its line says, then verify again"
+		}
+		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %d problem(s)", s.Path(), rep.Broken()), h))
 	case rep.CouldNotCheck() > 0:
 		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("store %s could not be fully checked: %d check(s) could not run", s.Path(), rep.CouldNotCheck()),
 			"fix what the lines above name and run readproof verify again"))
@@ -146,4 +153,16 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 func progressLine(w io.Writer, what string) (func(done, total int), func()) {
 	l := progress.New(w, what, "checked", time.Now)
 	return l.Update, l.Stop
+}
+
+// onlyReplaced reports whether every broken problem of rep is check
+// "replace": nothing is missing or damaged, and restoring objects would not
+// help.
+func onlyReplaced(rep *storecheck.Report) bool {
+	for _, p := range rep.Problems {
+		if p.Kind == storecheck.Broken && p.Check != "replace" {
+			return false
+		}
+	}
+	return true
 }

@@ -115,6 +115,9 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 		}
 	}
 	if len(foreign) > 0 {
+		if replaceOnly(foreign) {
+			return nil, "", replacedRemote(what, foreign)
+		}
 		return nil, "", notStore(remote, what, fmt.Sprintf("it has refs outside readproof's namespaces: %s", summarize(foreign, 3)))
 	}
 	if main == "" {
@@ -235,6 +238,35 @@ func damagedMessage(s string) bool {
 }
 
 const damagedHint = "the remote is reachable but damaged: its refs name objects it does not hold (`git fsck` in the remote repository lists them); nothing was changed here or there. Ask its owner to restore them from a backup, or seed a new remote from a store that holds every run (readproof verify; readproof remote init PATH; readproof push to it)"
+
+// replaceOnly reports whether every ref of refs is a git replace ref.
+func replaceOnly(refs []string) bool {
+	for _, r := range refs {
+		if !strings.HasPrefix(r, "refs/replace/") {
+			return false
+		}
+	}
+	return true
+}
+
+// replacedRemote refuses a store's remote that carries refs/replace/: stock
+// git on a copy would read other objects than readproof checks. It is a
+// store otherwise, so the hint says how to remove them rather than to look
+// for another remote.
+func replacedRemote(what string, refs []string) error {
+	which := summarize(refs, 3)
+	them, does := "it", "makes stock git read another object in place of that one"
+	if len(refs) > 1 {
+		them, does = "them", "make stock git read other objects in place of those"
+	}
+	verb, _, _ := strings.Cut(what, " ")
+	kept, again := "nothing was fetched or sent", verb+" again"
+	if verb == "clone" {
+		kept = "nothing of it was kept"
+	}
+	err := fmt.Errorf("%s: %w: it has %s, which %s (readproof never does); %s", what, ErrNotStore, which, does, kept)
+	return hint.With(err, "remove "+them+" on the remote (git --git-dir REMOTE update-ref -d refs/replace/ID, or git push REMOTE :refs/replace/ID), then "+again+"; `readproof --store REMOTE verify` names every one")
+}
 
 func notStore(remote, what, why string) error {
 	if strings.HasPrefix(what, "clone ") {

@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -52,7 +54,16 @@ const (
 	// CheckProofOfRead: the bundle's proof-of-read verdicts are a verdict
 	// record the store holds for the run.
 	CheckProofOfRead = "proof_of_read"
+	// CheckStoreReplace: the store has no refs/replace/ ref and no
+	// info/grafts, which make stock git (git show, git diff, git
+	// verify-commit) read other records than readproof checked. Added only
+	// when it fails.
+	CheckStoreReplace = "store_replace"
 )
+
+// ErrReplaced: a refs/replace/ ref makes stock git read another object in
+// place of a manifest commit readproof checked (VerifyManifestSignature).
+var ErrReplaced = errors.New("replaced for stock git")
 
 // EvidenceOptions shape an export.
 type EvidenceOptions struct {
@@ -794,6 +805,15 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s of run %s: %w", m.ID, m.RunID, err)
 	}
+	// stock git verify-commit follows refs/replace/: a replaced commit is
+	// not the one a reviewer's git checks, so the two would disagree
+	replace := "refs/replace/" + m.ID
+	if other, err := s.ref(replace); err != nil {
+		return nil, err
+	} else if other != "" {
+		return nil, fmt.Errorf("manifest %s of run %s: %w: %s makes git read commit %s in its place, so git verify-commit and git show check that one, not the signed commit readproof checked; remove it with git update-ref -d %s",
+			m.ID, text.Printable(m.RunID), ErrReplaced, replace, other, replace)
+	}
 	return &ManifestSignature{ManifestID: m.ID, RunID: m.RunID, Principal: cs.Principal, Fingerprint: cs.Fingerprint, CommittedAt: when.UTC()}, nil
 }
 
@@ -830,6 +850,7 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 	} else {
 		add(CheckStoreManifest, false, "%s", detail)
 	}
+	s.checkReplaced(m, add)
 	s.checkCommitSignature(p, m, opts.Signers, add)
 	if len(p.Receipts) == 0 {
 		// No summary: still name the manifest's receipts that cannot be
@@ -850,6 +871,44 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 }
 
 type addCheck func(name string, ok bool, format string, args ...any)
+
+// checkReplaced fails CheckStoreReplace for every refs/replace/ ref and for
+// an info/grafts file: readproof reads the objects as stored, stock git
+// reads the replacements, so the auditor's git would show other records
+// than the ones this verification checked (git clone --mirror copies
+// replace refs). A replaced object of manifest m is named as its.
+func (s *Store) checkReplaced(m *manifest.Manifest, add addCheck) {
+	refs, err := s.git.Refs("refs/replace/")
+	if err != nil {
+		add(CheckStoreReplace, false, "listing refs/replace/: %v", err)
+		return
+	}
+	for _, r := range refs {
+		id := strings.TrimPrefix(r.Name, "refs/replace/")
+		add(CheckStoreReplace, false, "%s: stock git reads %s in place of %s: git show, git diff and git verify-commit on this store show other records than readproof checked; remove it with git update-ref -d %s",
+			text.Printable(r.Name), r.OID, s.replacedObject(m, id), text.Printable(r.Name))
+	}
+	grafts := filepath.Join(s.git.Path(), "info", "grafts")
+	if _, err := os.Lstat(grafts); err == nil {
+		add(CheckStoreReplace, false, "%s gives commits other parents for stock git, not for readproof: remove it", text.Printable(grafts))
+	}
+}
+
+// replacedObject names object id as a part of manifest m when it is one.
+func (s *Store) replacedObject(m *manifest.Manifest, id string) string {
+	if id == m.ID {
+		return fmt.Sprintf("the manifest commit %s of run %s", m.ID, text.Printable(m.RunID))
+	}
+	if c, err := s.git.Commit(gitstore.OID(m.ID)); err == nil && string(c.Tree) == id {
+		return fmt.Sprintf("the tree %s of manifest %s (run %s)", id, m.ID, text.Printable(m.RunID))
+	}
+	for i, e := range m.Entries {
+		if e.Snapshot == id {
+			return fmt.Sprintf("the snapshot of entry %d %s (%s)", i, text.Printable(e.URI), id)
+		}
+	}
+	return "object " + text.Printable(id)
+}
 
 // compareManifest compares what the Merkle root does not cover with the
 // manifest as stored; sum is the SHA-256 (hex) of the manifest.json m was

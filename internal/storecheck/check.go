@@ -230,8 +230,12 @@ func (c *checker) loadTrust() {
 	}
 	if err != nil {
 		c.signers = nil
+		named := "[signing] allowed_signers in readproof.toml"
+		if c.opts.AllowedSigners != "" {
+			named = "--allowed-signers"
+		}
 		c.add(Problem{Kind: CouldNotCheck, Check: "signature", Subject: "store", Path: path,
-			Message: fmt.Sprintf("cannot use allowed_signers: %v; manifest signatures were not verified (fix the file named by [signing] allowed_signers in readproof.toml)", err)})
+			Message: fmt.Sprintf("cannot use allowed_signers: %v; manifest signatures were not verified (fix the file named by %s)", err, named)})
 	}
 }
 
@@ -339,7 +343,7 @@ func (c *checker) run() error {
 	}
 	if c.rep.Counts.Signed > 0 && !c.trust {
 		c.add(Problem{Kind: Warning, Check: "signature", Subject: "store",
-			Message: fmt.Sprintf("%d signed manifest%s not verified: set [signing] allowed_signers in readproof.toml to check them", c.rep.Counts.Signed, text.Plural(c.rep.Counts.Signed, "", "s"))})
+			Message: fmt.Sprintf("%d signed manifest%s not verified: pass --allowed-signers FILE, or set [signing] allowed_signers in readproof.toml, to check them", c.rep.Counts.Signed, text.Plural(c.rep.Counts.Signed, "", "s"))})
 	}
 	c.checkIgnored()
 	// 3. The snapshots.
