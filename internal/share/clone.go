@@ -463,6 +463,9 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		return nil, err
 	}
 	res := newPullResult("origin", false)
+	if failures := tipFailures(g, local, nil, verifiedSet{}); len(failures) > 0 {
+		return nil, unverified(failures)
+	}
 	manifests, name := cloneManifests(local, res)
 	var c *cloneChecks
 	if pre != nil && sameRuns(pre.local, local) {

@@ -1,0 +1,76 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
+)
+
+// TestPullRefusesChainTipNotACommit: a remote whose branch (a resource
+// chain, a tag chain, the journal) names an annotated tag object instead of
+// a commit, which git writes only when the ref file is written by hand. git's
+// rev-list peels the tag to its commit, so the chain's checks passed it: a
+// pull failed with "walk history: ... object is a tag" (exit 1) and left the
+// tracking ref on the tag object, which `verify` then called broken, and a
+// clone took it as the chain's tip into a store `verify` and `git fsck
+// --strict` call broken ("not a commit"). Both refuse it now, naming the
+// chain, and change nothing.
+func TestPullRefusesChainTipNotACommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, mallory, "origin", shared)
+	mallory.run(t, "first", "doc")
+	mallory.tag(t, "doc", "prod")
+	mustPush(t, mallory, "origin")
+	alice0 := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, alice0, "origin", shared)
+	mustPull(t, alice0, "origin")
+	for _, ref := range []string{store.ResourcesPrefix + "demo/doc", store.TagsPrefix + "demo/doc/prod", store.JournalRef} {
+		t.Run(strings.TrimPrefix(ref, "refs/heads/"), func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "shared.git")
+			if err := testproc.CopyTree(shared, dir); err != nil {
+				t.Fatal(err)
+			}
+			alice := alice0.copyProject(t, shared, dir)
+			tip := git(t, dir, "rev-parse", ref)
+			obj := strings.TrimSpace(gitOut(t, dir, fmt.Sprintf("object %s\ntype commit\ntag x\ntagger x <x@example.com> 1 +0000\n\nnot a chain commit\n", tip), "mktag"))
+			// git update-ref refuses a tag object on a branch: written by hand
+			writeFile(t, filepath.Join(dir, filepath.FromSlash(ref)), obj+"\n")
+			if got := git(t, dir, "for-each-ref", "--format=%(objecttype)", ref); got != "tag" {
+				t.Fatalf("%s on the remote is a %s, want a tag object", ref, got)
+			}
+
+			before := refsExcept(t, alice.path(), "refs/nothing-excluded/")
+			_, err := Pull(ctx, alice.s, "origin", Options{})
+			if !errors.Is(err, ErrUnverified) {
+				t.Fatalf("pull of a chain tip that is a tag object: %v, want ErrUnverified", err)
+			}
+			if !strings.Contains(err.Error(), obj+" is a tag, not a commit") {
+				t.Fatalf("refusal does not name the tag object: %v", err)
+			}
+			if after := refsExcept(t, alice.path(), "refs/nothing-excluded/"); after != before {
+				t.Fatalf("refs changed by a refused pull:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			gitstore.Fsck(t, alice.path())
+
+			dst := filepath.Join(t.TempDir(), "clone")
+			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, ErrUnverified) {
+				t.Fatalf("clone of a chain tip that is a tag object: %v, want ErrUnverified", err)
+			}
+			if _, err := os.Stat(dst); !os.IsNotExist(err) {
+				t.Fatalf("a refused clone left %s behind (%v)", dst, err)
+			}
+		})
+	}
+}
