@@ -5,11 +5,20 @@ import (
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/manifest"
 )
+
+// maxCommitBytes is the largest commit readproof reads from a remote, the
+// bound on a manifest.json: a manifest commit's message has a line per
+// entry, shorter than the entry in manifest.json, and every other commit
+// readproof writes is a few hundred bytes. An object a remote names where a
+// commit belongs is refused above it from its header, unread (a blob of
+// gigabytes of zeros is a few megabytes on the wire).
+const maxCommitBytes = manifest.MaxBytes
 
 // notACommit says why tip, which a remote's ref names where readproof reads
 // a commit (what names the chain: "observations of demo/doc"), is not one,
-// or "" when it is. git writes only a commit to a branch, but a ref file
+// or "" when it is: an object over maxCommitBytes, or of another type. git writes only a commit to a branch, but a ref file
 // written by hand can name any object, and git's rev-list (which a chain's
 // checks ask when the walk in-process cannot read the tip) peels an
 // annotated tag to its commit: the chain's checks passed such a tip, and
@@ -17,6 +26,9 @@ import (
 // (verified) across a pull's retries.
 func notACommit(g gitstore.Store, what string, tip gitstore.OID, verified verifiedSet) string {
 	err := verified.check("commit", tip, func() error {
+		if err := gitstore.CheckObjectSize(g, tip, maxCommitBytes); err != nil {
+			return err
+		}
 		kind, _, err := g.RawObject(tip)
 		if err != nil {
 			return err

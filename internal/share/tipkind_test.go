@@ -12,6 +12,8 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/testproc"
+	"github.com/readproof/readproof/internal/testsize"
+	"github.com/readproof/readproof/manifest"
 )
 
 // TestPullRefusesChainTipNotACommit: a remote whose branch (a resource
@@ -67,6 +69,65 @@ func TestPullRefusesChainTipNotACommit(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "clone")
 			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, ErrUnverified) {
 				t.Fatalf("clone of a chain tip that is a tag object: %v, want ErrUnverified", err)
+			}
+			if _, err := os.Stat(dst); !os.IsNotExist(err) {
+				t.Fatalf("a refused clone left %s behind (%v)", dst, err)
+			}
+		})
+	}
+}
+
+// TestPullRefusesHugeObjectUnread: a remote ref that names a blob where
+// readproof reads a commit (a run ref, a chain's tip) is refused; one of
+// more than manifest.MaxBytes (the largest commit readproof reads from a
+// remote) is refused from its header, unread. Before, a pull or clone
+// inflated the whole object to find it was not a commit: a 300 MB blob of
+// zeros, 1.5 MB on the remote, took a pull to 1.0 GB and a clone to 1.8 GB
+// (resident), and a run ref naming it 1.8 GB each. A blob over the bound
+// is built with READPROOF_LONG_TESTS=1 only (64 MiB through git).
+func TestPullRefusesHugeObjectUnread(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, mallory, "origin", shared)
+	mallory.run(t, "first", "doc")
+	mustPush(t, mallory, "origin")
+	alice0 := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, alice0, "origin", shared)
+	mustPull(t, alice0, "origin")
+	size := 16
+	if testsize.Long() {
+		size = manifest.MaxBytes + 1
+	}
+	for _, ref := range []string{store.ResourcesPrefix + "demo/doc", store.RunsPrefix + "huge"} {
+		t.Run(strings.TrimPrefix(ref, "refs/"), func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "shared.git")
+			if err := testproc.CopyTree(shared, dir); err != nil {
+				t.Fatal(err)
+			}
+			alice := alice0.copyProject(t, shared, dir)
+			blob := strings.TrimSpace(gitOut(t, dir, strings.Repeat("\x00", size), "hash-object", "-w", "--stdin"))
+			writeFile(t, filepath.Join(dir, filepath.FromSlash(ref)), blob+"\n")
+			want := blob + " is a blob, not a commit"
+			if ref == store.RunsPrefix+"huge" {
+				want = blob + ": object is a blob"
+			}
+			if testsize.Long() {
+				want = fmt.Sprintf("object %s: %d bytes, more than the %d allowed", blob, size, manifest.MaxBytes)
+			}
+			before := refsExcept(t, alice.path(), "refs/nothing-excluded/")
+			_, err := Pull(ctx, alice.s, "origin", Options{})
+			if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("pull of %s naming a blob of %d bytes: %v, want ErrUnverified saying %q", ref, size, err, want)
+			}
+			if after := refsExcept(t, alice.path(), "refs/nothing-excluded/"); after != before {
+				t.Fatalf("refs changed by a refused pull:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			dst := filepath.Join(t.TempDir(), "clone")
+			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("clone of %s naming a blob of %d bytes: %v, want ErrUnverified saying %q", ref, size, err, want)
 			}
 			if _, err := os.Stat(dst); !os.IsNotExist(err) {
 				t.Fatalf("a refused clone left %s behind (%v)", dst, err)
