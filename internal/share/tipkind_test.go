@@ -100,7 +100,7 @@ func TestPullRefusesHugeObjectUnread(t *testing.T) {
 	if testsize.Long() {
 		size = manifest.MaxBytes + 1
 	}
-	for _, ref := range []string{store.ResourcesPrefix + "demo/doc", store.RunsPrefix + "huge"} {
+	for _, ref := range []string{store.ResourcesPrefix + "demo/doc", store.RunsPrefix + "huge", store.JournalRef} {
 		t.Run(strings.TrimPrefix(ref, "refs/"), func(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(t.TempDir(), "shared.git")
@@ -110,28 +110,47 @@ func TestPullRefusesHugeObjectUnread(t *testing.T) {
 			alice := alice0.copyProject(t, shared, dir)
 			blob := strings.TrimSpace(gitOut(t, dir, strings.Repeat("\x00", size), "hash-object", "-w", "--stdin"))
 			writeFile(t, filepath.Join(dir, filepath.FromSlash(ref)), blob+"\n")
-			want := blob + " is a blob, not a commit"
-			if ref == store.RunsPrefix+"huge" {
+			want, kind := blob+" is a blob, not a commit", ErrUnverified
+			switch ref {
+			case store.RunsPrefix + "huge":
 				want = blob + ": object is a blob"
+			case store.JournalRef:
+				// read alone before anything is fetched: not a store
+				want, kind = "its main ("+blob+") is not a readproof journal: "+blob+" is a blob: not a commit", ErrNotStore
 			}
 			if testsize.Long() {
 				want = fmt.Sprintf("object %s: %d bytes, more than the %d allowed", blob, size, manifest.MaxBytes)
 			}
 			before := refsExcept(t, alice.path(), "refs/nothing-excluded/")
 			_, err := Pull(ctx, alice.s, "origin", Options{})
-			if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
-				t.Fatalf("pull of %s naming a blob of %d bytes: %v, want ErrUnverified saying %q", ref, size, err, want)
+			if !errors.Is(err, kind) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("pull of %s naming a blob of %d bytes: %v, want %v saying %q", ref, size, err, kind, want)
 			}
 			if after := refsExcept(t, alice.path(), "refs/nothing-excluded/"); after != before {
 				t.Fatalf("refs changed by a refused pull:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 			dst := filepath.Join(t.TempDir(), "clone")
-			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
-				t.Fatalf("clone of %s naming a blob of %d bytes: %v, want ErrUnverified saying %q", ref, size, err, want)
+			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, kind) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("clone of %s naming a blob of %d bytes: %v, want %v saying %q", ref, size, err, kind, want)
+			}
+			if ref == store.JournalRef {
+				// a main the store holds already is read from the store
+				gitOut(t, alice.path(), strings.Repeat("\x00", size), "hash-object", "-w", "--stdin")
+				if _, err := Pull(ctx, alice.s, "origin", Options{}); !errors.Is(err, ErrNotStore) || !strings.Contains(err.Error(), strings.Replace(want, blob+" is a blob: not a commit", "commit "+blob+": object is a blob", 1)) {
+					t.Fatalf("pull of main naming a blob of %d bytes the store holds: %v, want ErrNotStore saying %q", size, err, want)
+				}
 			}
 			if _, err := os.Stat(dst); !os.IsNotExist(err) {
 				t.Fatalf("a refused clone left %s behind (%v)", dst, err)
 			}
 		})
+	}
+}
+
+// TestCommitBoundsAgree: the probe of a remote's main (gitstore, which does
+// not import manifest) bounds a commit as the checks of a pull do.
+func TestCommitBoundsAgree(t *testing.T) {
+	if gitstore.MaxProbeCommitBytes != maxCommitBytes {
+		t.Fatalf("gitstore.MaxProbeCommitBytes = %d, maxCommitBytes = %d: one bound on a commit read from a remote", gitstore.MaxProbeCommitBytes, maxCommitBytes)
 	}
 }
