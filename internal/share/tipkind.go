@@ -2,10 +2,13 @@ package share
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/receipts"
 )
 
 // maxCommitBytes is the largest commit readproof reads from a remote, the
@@ -82,4 +85,76 @@ func tipFailures(g gitstore.Store, rem, base *state, verified verifiedSet) []str
 	}
 	check("journal", rem.main, base.main)
 	return failures
+}
+
+// usualName reports whether name has the depth of a name readproof writes
+// in its shared namespace (or is main): the number of '/' below the
+// namespace is none in a run id and a verdict chain's run id, one in a
+// resource key (NAMESPACE/PATH, PATH's '/' written '+') and a receipt chain
+// (sessions/S, index/D), two in a tag (KEY/TAG), three in a proposal
+// (KEY/TAG/NAME). Names of one depth are never a directory of one another.
+func usualName(name string) bool {
+	depth := func(prefix string, n int) bool { return strings.Count(name[len(prefix):], "/") == n }
+	switch {
+	case name == store.JournalRef:
+		return true
+	case strings.HasPrefix(name, store.RunsPrefix):
+		return depth(store.RunsPrefix, 0)
+	case strings.HasPrefix(name, store.VerdictsPrefix):
+		return depth(store.VerdictsPrefix, 0)
+	case strings.HasPrefix(name, store.ResourcesPrefix):
+		return depth(store.ResourcesPrefix, 1)
+	case strings.HasPrefix(name, receipts.RefPrefix):
+		return depth(receipts.RefPrefix, 1)
+	case strings.HasPrefix(name, store.TagsPrefix):
+		return depth(store.TagsPrefix, 2)
+	case strings.HasPrefix(name, store.ProposalsPrefix):
+		return depth(store.ProposalsPrefix, 3)
+	}
+	return false
+}
+
+// dropUntrackable leaves out of refs, a remote's listing, every name
+// readproof does not write (an unusual depth, or not adoptable) that is a
+// directory of another listed name or lies below one: git cannot hold both
+// as refs (refs/tags/readproof/runs/a-1 and runs/a-1/x), yet a remote lists
+// them when its packed-refs was edited by hand, or when it is a server of
+// its author's own. Its tracking ref could not be written, and the fetch of
+// every pull failed on it. Names readproof writes never collide, so a
+// listing of usual names alone is returned as it is, after one pass.
+func dropUntrackable(refs []gitstore.Ref) []gitstore.Ref {
+	usual := true
+	for _, r := range refs {
+		if !usualName(r.Name) {
+			usual = false
+			break
+		}
+	}
+	if usual {
+		return refs
+	}
+	names := make(map[string]bool, len(refs))
+	dirs := map[string]bool{}
+	for _, r := range refs {
+		names[r.Name] = true
+		for i := strings.LastIndexByte(r.Name, '/'); i > 0; i = strings.LastIndexByte(r.Name[:i], '/') {
+			dirs[r.Name[:i]] = true
+		}
+	}
+	below := func(name string) bool {
+		for i := strings.LastIndexByte(name, '/'); i > 0; i = strings.LastIndexByte(name[:i], '/') {
+			if names[name[:i]] {
+				return true
+			}
+		}
+		return false
+	}
+	out := make([]gitstore.Ref, 0, len(refs))
+	for _, r := range refs {
+		if (!usualName(r.Name) || !adoptable(r.Name)) && (dirs[r.Name] || below(r.Name)) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -153,4 +154,58 @@ func TestCommitBoundsAgree(t *testing.T) {
 	if gitstore.MaxProbeCommitBytes != maxCommitBytes {
 		t.Fatalf("gitstore.MaxProbeCommitBytes = %d, maxCommitBytes = %d: one bound on a commit read from a remote", gitstore.MaxProbeCommitBytes, maxCommitBytes)
 	}
+}
+
+// TestPullIgnoresRefsThatCannotBeTracked: a remote may list both a name and
+// names below it (refs/tags/readproof/runs/first and .../runs/first/x): git
+// cannot store both as refs, but a packed-refs file edited by hand, or a
+// server of one's own, lists them. Neither readproof writes a ref that is
+// not a run, chain or tag name, so such a name is ignored, tracking ref
+// included. Before, every later pull failed with exit 1, "cannot lock ref
+// 'refs/readproof-remotes/origin/runs/first/x': 'refs/readproof-remotes/
+// origin/runs/first' exists" and the hint to free space on the store's file
+// system, and every clone with "a ref cannot also be a directory of refs".
+func TestPullIgnoresRefsThatCannotBeTracked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, mallory, "origin", shared)
+	mallory.run(t, "first", "doc")
+	mustPush(t, mallory, "origin")
+	alice := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, alice, "origin", shared)
+	mustPull(t, alice, "origin")
+
+	git(t, shared, "pack-refs", "--all")
+	run := git(t, shared, "rev-parse", store.RunsPrefix+"first")
+	obs := git(t, shared, "rev-parse", store.ResourcesPrefix+"demo/doc")
+	packed := filepath.Join(shared, "packed-refs")
+	data, err := os.ReadFile(packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, body, _ := strings.Cut(string(data), "\n")
+	lines := append(strings.Split(strings.TrimSuffix(body, "\n"), "\n"), run+" "+store.RunsPrefix+"first/x", obs+" "+store.ResourcesPrefix+"demo")
+	sort.Slice(lines, func(i, j int) bool { return lines[i][41:] < lines[j][41:] })
+	writeFile(t, packed, header+"\n"+strings.Join(lines, "\n")+"\n")
+	if got := git(t, shared, "for-each-ref", "--format=%(refname)", store.RunsPrefix+"first/", store.ResourcesPrefix+"demo"); !strings.Contains(got, "first/x") {
+		t.Fatalf("the remote does not list the name below a run ref:\n%s", got)
+	}
+
+	mallory.run(t, "second", "doc")
+	mustPush(t, mallory, "origin")
+	res, err := Pull(ctx, alice.s, "origin", Options{})
+	if err != nil {
+		t.Fatalf("pull from a remote listing a name and names below it: %v", err)
+	}
+	if len(res.NewRuns) != 1 || res.NewRuns[0].RunID != "second" {
+		t.Fatalf("pull adopted %v, want run second", res.NewRuns)
+	}
+	gitstore.Fsck(t, alice.path())
+	dst := filepath.Join(t.TempDir(), "clone")
+	if _, err := Clone(ctx, shared, dst, Options{}); err != nil {
+		t.Fatalf("clone of a remote listing a name and names below it: %v", err)
+	}
+	gitstore.Fsck(t, dst)
 }
