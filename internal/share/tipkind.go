@@ -7,6 +7,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
 )
@@ -157,4 +158,57 @@ func dropUntrackable(refs []gitstore.Ref) []gitstore.Ref {
 		out = append(out, r)
 	}
 	return out
+}
+
+// trackingTipFailures checks, with notACommit, every tracking ref of remote
+// but its run refs (whose manifests the plan checks) that before, the
+// tracking refs as they were (nil: none), did not hold at its value: a
+// chain's, and also one under a name readproof does not write or a
+// proposal branch, which a pull tracks and never adopts as a record, but
+// which `verify` checks as a commit all the same (and `tag history` reads
+// a proposal's). listed, when not nil, is the listing the tracking refs
+// were written from (fetchListed): the refs are not read again.
+func trackingTipFailures(g gitstore.Store, remote string, listed, before []gitstore.Ref, verified verifiedSet) ([]string, error) {
+	base := RemotesPrefix + remote + "/"
+	runs := base + "runs/"
+	was := map[string]gitstore.OID{}
+	for _, r := range before {
+		if !strings.HasPrefix(r.Name, runs) {
+			was[r.Name] = r.OID
+		}
+	}
+	var failures []string
+	check := func(name string, oid gitstore.OID) {
+		if was[name] == oid {
+			return
+		}
+		if f := notACommit(g, "ref "+text.Escape(strings.TrimPrefix(name, base)), oid, verified); f != "" {
+			failures = append(failures, f)
+		}
+	}
+	if listed != nil {
+		specs := parseRefspecs(fetchRefspecs(remote))
+		for _, r := range dropUntrackable(listed) {
+			if strings.HasPrefix(r.Name, store.RunsPrefix) {
+				continue
+			}
+			for _, spec := range specs {
+				if dst, ok := spec.apply(r.Name); ok {
+					check(dst, r.OID)
+					break
+				}
+			}
+		}
+		return failures, nil
+	}
+	for _, ns := range []string{"resources/", "tags/", "receipts/", "verdicts/", "proposals/", "main"} {
+		refs, err := g.Refs(base + ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			check(r.Name, r.OID)
+		}
+	}
+	return failures, nil
 }

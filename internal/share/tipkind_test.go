@@ -209,3 +209,54 @@ func TestPullIgnoresRefsThatCannotBeTracked(t *testing.T) {
 	}
 	gitstore.Fsck(t, dst)
 }
+
+// TestPullRefusesTrackedRefNotACommit: every ref a pull or clone tracks
+// names a commit, also one readproof ignores as a record (a name it does
+// not write) and a proposal branch, which a pull tracks and never adopts:
+// `verify` checks tracking refs too. Before, a pull and a clone took a blob
+// under such a name into a tracking ref (exit 0), and `verify` then called
+// the store broken: "ref refs/readproof-remotes/origin/resources/demo/Bad@key:
+// object …: expected a commit, found a blob"; `tag history` read a proposal
+// naming a 300 MB blob whole (1 GB resident).
+func TestPullRefusesTrackedRefNotACommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, mallory, "origin", shared)
+	mallory.run(t, "first", "doc")
+	mallory.tag(t, "doc", "prod")
+	mustPush(t, mallory, "origin")
+	alice0 := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, alice0, "origin", shared)
+	mustPull(t, alice0, "origin")
+	mallory.run(t, "second", "doc")
+	mustPush(t, mallory, "origin") // something to fetch
+	for _, ref := range []string{store.ResourcesPrefix + "demo/Bad@key", store.ProposalsPrefix + "demo/doc/prod/0123456789ab-on-0123456789ab"} {
+		t.Run(strings.TrimPrefix(ref, "refs/heads/readproof/"), func(t *testing.T) {
+			t.Parallel()
+			dir := filepath.Join(t.TempDir(), "shared.git")
+			if err := testproc.CopyTree(shared, dir); err != nil {
+				t.Fatal(err)
+			}
+			alice := alice0.copyProject(t, shared, dir)
+			blob := strings.TrimSpace(gitOut(t, dir, "not a commit\n", "hash-object", "-w", "--stdin"))
+			writeFile(t, filepath.Join(dir, filepath.FromSlash(ref)), blob+"\n")
+			before := refsExcept(t, alice.path(), "refs/nothing-excluded/")
+			_, err := Pull(ctx, alice.s, "origin", Options{})
+			if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), blob+" is a blob, not a commit") {
+				t.Fatalf("pull of %s naming a blob: %v, want ErrUnverified naming the blob", ref, err)
+			}
+			if after := refsExcept(t, alice.path(), "refs/nothing-excluded/"); after != before {
+				t.Fatalf("refs changed by a refused pull:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			dst := filepath.Join(t.TempDir(), "clone")
+			if _, err := Clone(ctx, dir, dst, Options{}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), blob+" is a blob, not a commit") {
+				t.Fatalf("clone of %s naming a blob: %v, want ErrUnverified naming the blob", ref, err)
+			}
+			if _, err := os.Stat(dst); !os.IsNotExist(err) {
+				t.Fatalf("a refused clone left %s behind (%v)", dst, err)
+			}
+		})
+	}
+}
