@@ -86,10 +86,7 @@ func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error
 // with what the bytes hash to.
 func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) (*manifest.Manifest, error) {
 	// A run ref may name any object: one too large for a commit is
-	// refused before it is inflated.
-	if err := gitstore.CheckObjectSize(g, id, maxCommitBytes); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", id, err)
-	}
+	// refused before it is inflated (commitFields).
 	c, err := commitFields(g, id) // the tree is all this needs
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", id, err)

@@ -804,8 +804,17 @@ func (c *cachingReader) Tree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
 	return readCached(c.trees, id, c.Reader.Tree)
 }
 
+// Commit reads a commit once; one larger than any commit readproof writes
+// (manifest.MaxBytes) is refused from its header, unread: the commits a
+// pull checks come from the remote, and a message of hundreds of megabytes
+// is a few on the wire.
 func (c *cachingReader) Commit(id gitstore.OID) (gitstore.Commit, error) {
-	return readCached(c.commits, id, c.Reader.Commit)
+	return readCached(c.commits, id, func(id gitstore.OID) (gitstore.Commit, error) {
+		if err := gitstore.CheckObjectSize(c.Reader, id, manifest.MaxBytes); err != nil {
+			return gitstore.Commit{}, err
+		}
+		return c.Reader.Commit(id)
+	})
 }
 
 // readCached is m[id], read with read and kept when not there yet.
