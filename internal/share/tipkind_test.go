@@ -325,3 +325,66 @@ func TestPullRefusesHugeCommitUnread(t *testing.T) {
 		t.Fatalf("clone of a journal with a commit of %d bytes allocated %d bytes: the commit was read", size, n)
 	}
 }
+
+// TestPullRefusesHugeViewIndexUnread: the run.json of a remote journal
+// commit's view (a few hundred bytes: the newest run) is read by its size
+// first; before, one of 300 MB of zeros (1.5 MB on the remote) took a pull
+// to 1.3 GB resident and a clone to 1.6 GB. Over the bound
+// (store.MaxRecordBytes) with READPROOF_LONG_TESTS=1 only; by default a
+// small run.json that is no view index, refused all the same. Not
+// parallel: what a pull and a clone allocate is measured alone.
+func TestPullRefusesHugeViewIndexUnread(t *testing.T) {
+	ctx := context.Background()
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, mallory, "origin", shared)
+	mallory.run(t, "first", "doc")
+	mustPush(t, mallory, "origin")
+	alice := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, alice, "origin", shared)
+	mustPull(t, alice, "origin")
+	size := 16
+	if testsize.Long() {
+		size = store.MaxRecordBytes + 1
+	}
+	main := git(t, shared, "rev-parse", store.JournalRef)
+	blob := strings.TrimSpace(gitOut(t, shared, strings.Repeat("\x00", size), "hash-object", "-w", "--stdin"))
+	var tree strings.Builder
+	for _, line := range strings.Split(git(t, shared, "ls-tree", main+"^{tree}"), "\n") {
+		if strings.HasSuffix(line, "\t"+store.ViewIndexFile) {
+			line = "100644 blob " + blob + "\t" + store.ViewIndexFile
+		}
+		tree.WriteString(line + "\n")
+	}
+	forged := strings.TrimSpace(gitOut(t, shared, tree.String(), "mktree"))
+	first := git(t, shared, "rev-parse", store.RunsPrefix+"first")
+	top := strings.TrimSpace(gitOut(t, shared, fmt.Sprintf("tree %s\nparent %s\nparent %s\nauthor readproof <readproof@localhost> 1796458739 +0000\ncommitter readproof <readproof@localhost> 1796458739 +0000\n\nrecord run first\n", forged, main, first), "hash-object", "-t", "commit", "-w", "--stdin"))
+	git(t, shared, "update-ref", store.JournalRef, top)
+	want := "journal commit " + top
+	if testsize.Long() {
+		want = fmt.Sprintf("object %s: %d bytes, more than the %d allowed", blob, size, store.MaxRecordBytes)
+	}
+	allocated := func(f func()) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		f()
+		runtime.ReadMemStats(&m1)
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	var err error
+	n := allocated(func() { _, err = Pull(ctx, alice.s, "origin", Options{}) })
+	if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("pull of a journal view whose run.json is %d bytes: %v, want ErrUnverified saying %q", size, err, want)
+	}
+	if n > uint64(size/2) && testsize.Long() {
+		t.Fatalf("pull of a journal view whose run.json is %d bytes allocated %d bytes: it was read", size, n)
+	}
+	dst := filepath.Join(t.TempDir(), "clone")
+	n = allocated(func() { _, err = Clone(ctx, shared, dst, Options{}) })
+	if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("clone of a journal view whose run.json is %d bytes: %v, want ErrUnverified saying %q", size, err, want)
+	}
+	if n > uint64(size/2) && testsize.Long() {
+		t.Fatalf("clone of a journal view whose run.json is %d bytes allocated %d bytes: it was read", size, n)
+	}
+}

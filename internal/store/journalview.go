@@ -250,9 +250,11 @@ func readViewIndex(g gitstore.Reader, tree gitstore.OID) (*viewIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := g.Blob(blob)
+	// a few hundred bytes; one a remote wrote is refused over the bound
+	// on a record before it is inflated
+	data, err := g.BlobAtMost(blob, MaxBytesOf(ViewIndexFile))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", ViewIndexFile, err)
 	}
 	return decodeViewIndex(data)
 }
