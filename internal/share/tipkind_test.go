@@ -388,3 +388,75 @@ func TestPullRefusesHugeViewIndexUnread(t *testing.T) {
 		t.Fatalf("clone of a journal view whose run.json is %d bytes allocated %d bytes: it was read", size, n)
 	}
 }
+
+// TestPullRefusesSnapshotLargerThanRecorded: a manifest entry records its
+// snapshot's size; a snapshot larger than that is refused from its header,
+// unread (past a slack of snapshotSlack). Before, a pull read the whole
+// blob to hash it (64 MiB of zeros behind an entry recording 14 bytes).
+// Large with READPROOF_LONG_TESTS=1 only (64 MiB); by
+// default a blob of a few bytes more than recorded, read, hashed and
+// refused. Not parallel: what a pull
+// allocates is measured alone.
+func TestPullRefusesSnapshotLargerThanRecorded(t *testing.T) {
+	ctx := context.Background()
+	shared := bareServer(t, t.TempDir(), "shared.git")
+	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, mallory, "origin", shared)
+	m := mallory.run(t, "first", "doc")
+	mustPush(t, mallory, "origin")
+	alice := newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, alice, "origin", shared)
+	mustPull(t, alice, "origin")
+	size := 64
+	if testsize.Long() {
+		size = 64 << 20
+	}
+	blob := strings.TrimSpace(gitOut(t, shared, strings.Repeat("\x00", size), "hash-object", "-w", "--stdin"))
+	first := git(t, shared, "rev-parse", store.RunsPrefix+"first")
+	manifestJSON := git(t, shared, "cat-file", "blob", first+":manifest.json")
+	old := m.Entries[0].Snapshot
+	forgedJSON := strings.ReplaceAll(strings.ReplaceAll(manifestJSON, old, blob), `"run_id": "first"`, `"run_id": "second"`)
+	if forgedJSON == manifestJSON || !strings.Contains(forgedJSON, `"run_id": "second"`) {
+		t.Fatalf("manifest.json not forged:\n%s", manifestJSON)
+	}
+	mblob := strings.TrimSpace(gitOut(t, shared, forgedJSON+"\n", "hash-object", "-w", "--stdin"))
+	var tree strings.Builder
+	for _, line := range strings.Split(git(t, shared, "ls-tree", "-r", first), "\n") {
+		line = strings.Replace(line, old, blob, 1)
+		if strings.HasSuffix(line, "\tmanifest.json") {
+			line = "100644 blob " + mblob + "\tmanifest.json"
+		}
+		tree.WriteString(line + "\n")
+	}
+	// ls-tree -r names content/demo/doc: mktree --missing takes no paths,
+	// so the tree is built with an index
+	idx := filepath.Join(t.TempDir(), "index")
+	cmd := gitstore.GitCommand(t, shared, "update-index", "--index-info")
+	cmd.Env = append(cmd.Environ(), "GIT_INDEX_FILE="+idx)
+	cmd.Stdin = strings.NewReader(tree.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("update-index: %v: %s", err, out)
+	}
+	cmd = gitstore.GitCommand(t, shared, "write-tree")
+	cmd.Env = append(cmd.Environ(), "GIT_INDEX_FILE="+idx)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.TrimSpace(gitOut(t, shared, fmt.Sprintf("tree %s\nauthor readproof <readproof@localhost> 1796458739 +0000\ncommitter readproof <readproof@localhost> 1796458739 +0000\n\nreadproof run second: 1 entry\n", strings.TrimSpace(string(out))), "hash-object", "-t", "commit", "-w", "--stdin"))
+	git(t, shared, "update-ref", store.RunsPrefix+"second", forged)
+	want := fmt.Sprintf("snapshot %s hashes to", blob) // within the slack: read, hashed
+	if testsize.Long() {
+		want = fmt.Sprintf("snapshot %s: object %s: %d bytes, more than the %d allowed", blob, blob, size, m.Entries[0].Bytes+snapshotSlack)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, err = Pull(ctx, alice.s, "origin", Options{})
+	runtime.ReadMemStats(&m1)
+	if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("pull of a manifest whose snapshot of %d bytes records %d: %v, want ErrUnverified saying %q", size, m.Entries[0].Bytes, err, want)
+	}
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > uint64(size/2) && testsize.Long() {
+		t.Fatalf("pull of a manifest whose snapshot of %d bytes records %d allocated %d bytes: it was read", size, m.Entries[0].Bytes, n)
+	}
+}

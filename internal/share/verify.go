@@ -54,7 +54,7 @@ func readJSONFile(g gitstore.Store, c gitstore.Commit, path string, v any) error
 // checkBlob reads a snapshot blob and compares it with a recorded content
 // hash and size (size < 0: not recorded).
 func checkBlob(g gitstore.Store, snapshot, hash string, size int64) error {
-	got, err := readSnapshotFact(g, snapshot)
+	got, err := readSnapshotFact(g, snapshot, size)
 	if err != nil {
 		return err
 	}
