@@ -43,6 +43,23 @@ func (s *repo) BlobVerifyingAtMost(id OID, max int64) ([]byte, func() error, err
 	return data, check, err
 }
 
+// CheckObjectSize returns an error wrapping ErrTooLarge when object id of r
+// states a size over max, read as BlobAtMost reads it (the object's header,
+// for a delta the result size it starts with) without inflating its
+// content, whatever the object's type: a caller about to read as a commit
+// an object that another repository named (a remote's ref) refuses a blob
+// of gigabytes that is a few megabytes on the wire. A missing or broken
+// object passes: the read that follows reports it. So does any object of a
+// Reader that is not a store of this package (a test's wrapper counting
+// reads, the git cat-file view): asking it through BlobAtMost would read
+// every object within max twice, and count as a read.
+func CheckObjectSize(r Reader, id OID, max int64) error {
+	if s, ok := r.(*repo); ok {
+		return s.checkSize(id, max)
+	}
+	return nil
+}
+
 // checkSize returns an error wrapping ErrTooLarge when object id states a
 // size over max (in its loose or pack header, or its delta's). A missing
 // or broken object passes: the read that follows reports it in its words.

@@ -90,8 +90,8 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 		// when that cannot (a symbolic ref, a tag to peel), instead of a
 		// scratch repository and a shallow fetch (whose server side walks
 		// the history). Anything unexpected takes the fetch path below.
-		if raw, ok := readLocalCommit(dir, ref); ok {
-			return raw, nil
+		if raw, ok, err := readLocalCommit(dir, ref); ok || err != nil {
+			return raw, err // the error names the object: not the probe's fault
 		}
 		l := &Transport{dir: dir, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
 		if raw, err := l.run(ctx, false, "cat-file", "commit", ref); err == nil {
@@ -118,8 +118,8 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 		"--", url, "+"+ref+":refs/probe"); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
-	if raw, ok := readLocalCommit(tmp, "refs/probe"); ok {
-		return raw, nil
+	if raw, ok, err := readLocalCommit(tmp, "refs/probe"); ok || err != nil {
+		return raw, err
 	}
 	raw, err := p.run(ctx, false, "cat-file", "commit", "refs/probe")
 	if err != nil {
@@ -128,44 +128,66 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 	return raw, nil
 }
 
+// ErrNotCommit: a ref a probe reads names a blob or a tree, where a commit
+// (or a tag of one) belongs.
+var ErrNotCommit = errors.New("not a commit")
+
+// MaxProbeCommitBytes is the largest object a probe reads as a commit: the
+// bound readproof sets on a manifest.json (manifest.MaxBytes, which this
+// package does not import), more than any commit it writes. A larger object
+// is refused from its header, unread.
+const MaxProbeCommitBytes = 64 << 20
+
 // readLocalCommit reads the commit a branch or tag of the repository at
 // gitDir names, as `git cat-file commit REF` prints it, without a git
 // process: the loose ref, else its packed-refs line; the object, checked
 // against its id. It reports false for anything else (a symbolic ref, an
-// object that is not a commit, a read error): the caller asks git then.
+// annotated tag, a read error): the caller asks git then. An object over
+// MaxProbeCommitBytes (its size read from its header, not inflated), a blob
+// or a tree is an error wrapping ErrTooLarge or ErrNotCommit: git would
+// read a blob of gigabytes whole, then say only "bad file".
 // Nothing is written to the repository.
-func readLocalCommit(gitDir, ref string) ([]byte, bool) {
+func readLocalCommit(gitDir, ref string) ([]byte, bool, error) {
 	var id OID
 	if b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref))); err == nil {
 		id = OID(strings.TrimRight(string(b), "\n"))
 	} else if errors.Is(err, fs.ErrNotExist) {
 		b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
 		if err != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		p, err := parsePackedRefs(b)
 		if err != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		found, ok, err := p.find(ref)
 		if err != nil || !ok {
-			return nil, false
+			return nil, false, nil
 		}
 		id = found
 	} else {
-		return nil, false
+		return nil, false, nil
 	}
 	h, err := parseOID(id)
 	if err != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	d := newODB(filepath.Join(gitDir, "objects"))
 	defer d.Close()
-	typ, data, err := d.read(h)
-	if err != nil || typ != plumbing.CommitObject || objectHash(typ, data) != h {
-		return nil, false
+	if n, err := d.size(h); err == nil && n > MaxProbeCommitBytes {
+		return nil, false, tooLarge(id, n, MaxProbeCommitBytes)
 	}
-	return data, true
+	typ, data, err := d.read(h)
+	if err != nil || objectHash(typ, data) != h {
+		return nil, false, nil
+	}
+	switch typ {
+	case plumbing.CommitObject:
+		return data, true, nil
+	case plumbing.BlobObject, plumbing.TreeObject:
+		return nil, false, fmt.Errorf("%s is a %s: %w", id, typ, ErrNotCommit)
+	}
+	return nil, false, nil
 }
 
 // InitBare creates a bare repository at the transport's directory with HEAD

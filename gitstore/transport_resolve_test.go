@@ -29,7 +29,7 @@ func TestReadLocalCommitSameAsCatFile(t *testing.T) {
 	check := func(stage string, direct []string) {
 		t.Helper()
 		for _, ref := range []string{"refs/heads/main", "refs/heads/other", "refs/tags/v1", "refs/heads/sym", "refs/tags/blob", "refs/heads/none"} {
-			raw, ok := readLocalCommit(dir, ref)
+			raw, ok, _ := readLocalCommit(dir, ref)
 			want, gitErr := GitCommand(t, dir, "cat-file", "commit", ref).Output()
 			wantOK := false
 			for _, d := range direct {

@@ -463,6 +463,12 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		return nil, err
 	}
 	res := newPullResult("origin", false)
+	tips := verifiedSet{}
+	if failures, err := trackingTipFailures(g, "origin", nil, nil, tips); err != nil {
+		return nil, err
+	} else if failures = append(failures, tipFailures(g, local, nil, tips)...); len(failures) > 0 {
+		return nil, unverified(failures)
+	}
 	manifests, name := cloneManifests(local, res)
 	var c *cloneChecks
 	if pre != nil && sameRuns(pre.local, local) {

@@ -19,6 +19,7 @@ import (
 // It is what `git fetch` with those refspecs would write into an empty
 // repository.
 func cloneRefs(remote []gitstore.Ref) []gitstore.Ref {
+	remote = dropUntrackable(remote)
 	specs := fetchRefspecs("origin")
 	for _, p := range []string{store.RunsPrefix, store.ResourcesPrefix, store.TagsPrefix, receipts.RefPrefix, store.VerdictsPrefix} {
 		specs = append(specs, "+"+p+"*:"+p+"*")
@@ -120,6 +121,7 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 	if listed == nil {
 		return errors.New("no listing")
 	}
+	listed = dropUntrackable(listed)
 	ups, runs, err := trackingUpdates(remote, listed, tracking)
 	if err != nil {
 		return err

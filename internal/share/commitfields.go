@@ -14,7 +14,15 @@ import (
 // every fetch runs, accepts) is parsed here; anything else (another object
 // type, a header line the decoder would read differently, a read error)
 // goes through g.Commit, so its fields and its error are g.Commit's.
+//
+// An object over maxCommitBytes is refused from its header, unread: every
+// walk of a pull or clone (the journal, a chain, the commits new on either)
+// reads the remote's commits here, and a message of hundreds of megabytes
+// is a few on the wire.
 func commitFields(g gitstore.Reader, id gitstore.OID) (gitstore.Commit, error) {
+	if err := gitstore.CheckObjectSize(g, id, maxCommitBytes); err != nil {
+		return gitstore.Commit{}, err
+	}
 	kind, raw, err := g.RawObject(id)
 	if err != nil || kind != "commit" {
 		return g.Commit(id)

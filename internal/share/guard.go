@@ -127,11 +127,13 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	if ok, err := g.Has(main); err != nil {
 		return nil, "", err
 	} else if ok {
-		c, err := g.Commit(main)
-		if err != nil {
-			why = err
-		} else {
-			why = journalShape(c)
+		// as the probe reads it: the size first, unread
+		if why = gitstore.CheckObjectSize(g, main, gitstore.MaxProbeCommitBytes); why == nil {
+			if c, err := g.Commit(main); err != nil {
+				why = err
+			} else {
+				why = journalShape(c)
+			}
 		}
 	} else {
 		// main is new to this store: read that one commit alone (into a
@@ -153,10 +155,14 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 			}
 			raw, err = t.ProbeCommitAt(ctx, url, store.JournalRef)
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, gitstore.ErrNotCommit) || errors.Is(err, gitstore.ErrTooLarge):
+			why = err // read, and not a journal commit
+		case err != nil:
 			return nil, "", unreachable(ctx, g, t, remote, what, err)
+		default:
+			why = journalShape(parseRawCommit(raw))
 		}
-		why = journalShape(parseRawCommit(raw))
 	}
 	if why != nil {
 		return nil, "", notStore(remote, what, fmt.Sprintf("its main (%s) is not a readproof journal: %v", main, why))

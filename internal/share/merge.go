@@ -48,7 +48,7 @@ func relate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, local,
 		if id == w.target {
 			return true, nil
 		}
-		c, err := g.Commit(id)
+		c, err := commitFields(g, id) // parents only; a huge object unread
 		if err != nil {
 			return false, fmt.Errorf("walk history: %w", err)
 		}

@@ -177,12 +177,12 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 	}
 	// what the tracking refs hold once fetched: the listing, when
 	// fetchListed wrote it (no second listing of 10^5 tracking refs)
-	fetched := rem.tracked()
+	fetched, written := rem.tracked(), rem.listed
 	if err = fetchListed(ctx, g, t, remote, rem.listed, tracking); err != nil {
 		// the remote moved since it was listed, or another pull moved the
 		// tracking refs: git fetch lists again and forces them, and the
 		// plan reads what it wrote
-		fetched = nil
+		fetched, written = nil, nil
 		err = t.Fetch(ctx, remote, fetchRefspecs(remote))
 	}
 	if err != nil {
@@ -197,6 +197,12 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		return nil, unreachable(ctx, g, t, remote, "pull "+remote, err)
 	}
 	res, err := func() (*PullResult, error) {
+		// every ref the fetch moved names a commit, adopted or not
+		if failures, err := trackingTipFailures(g, remote, written, tracking, verifiedSet{}); err != nil {
+			return nil, err
+		} else if len(failures) > 0 {
+			return nil, nameRemote(unverified(failures), "pull "+remote)
+		}
 		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
 			return nil, err
 		}

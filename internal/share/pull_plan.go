@@ -72,6 +72,10 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 		}
 	}
 	p.newMain = p.local.main
+	// Every tip is a commit before any walk reads it as one.
+	if failures := tipFailures(g, p.rem, p.local, verified); len(failures) > 0 {
+		return nil, nil, unverified(failures)
+	}
 	p.runs()
 	steps := []func() error{
 		func() error { return p.chain(resourceChains) },

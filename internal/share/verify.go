@@ -54,7 +54,7 @@ func readJSONFile(g gitstore.Store, c gitstore.Commit, path string, v any) error
 // checkBlob reads a snapshot blob and compares it with a recorded content
 // hash and size (size < 0: not recorded).
 func checkBlob(g gitstore.Store, snapshot, hash string, size int64) error {
-	got, err := readSnapshotFact(g, snapshot)
+	got, err := readSnapshotFact(g, snapshot, size)
 	if err != nil {
 		return err
 	}
@@ -85,6 +85,8 @@ func checkManifest(g gitstore.Store, id gitstore.OID) (*manifest.Manifest, error
 // many manifests deliver it, and each manifest's record is still compared
 // with what the bytes hash to.
 func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) (*manifest.Manifest, error) {
+	// A run ref may name any object: one too large for a commit is
+	// refused before it is inflated (commitFields).
 	c, err := commitFields(g, id) // the tree is all this needs
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", id, err)

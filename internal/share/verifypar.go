@@ -134,7 +134,7 @@ func (f *snapshotFacts) check(g gitstore.Store, snapshot, hash string, size int6
 	f.mu.Unlock()
 	if !ok {
 		var err error
-		if got, err = readSnapshotFact(g, snapshot); err != nil {
+		if got, err = readSnapshotFact(g, snapshot, size); err != nil {
 			return err
 		}
 		f.mu.Lock()
@@ -144,9 +144,24 @@ func (f *snapshotFacts) check(g gitstore.Store, snapshot, hash string, size int6
 	return got.match(snapshot, hash, size)
 }
 
-// readSnapshotFact reads a snapshot blob and hashes it.
-func readSnapshotFact(g gitstore.Store, snapshot string) (snapshotFact, error) {
-	data, err := g.Blob(gitstore.OID(snapshot))
+// snapshotSlack is how much larger than its record says a snapshot is read
+// (and hashed, so the refusal names what it hashes to) before it is refused
+// by its size alone.
+const snapshotSlack = 1 << 20
+
+// readSnapshotFact reads a snapshot blob and hashes it. A blob more than
+// snapshotSlack larger than size, the size its record gives (< 0: none), is
+// refused from its header, unread: a remote's record of a few bytes cannot
+// make a pull inflate a blob of gigabytes (a few megabytes on the wire) to
+// learn that it differs.
+func readSnapshotFact(g gitstore.Store, snapshot string, size int64) (snapshotFact, error) {
+	var data []byte
+	var err error
+	if size >= 0 {
+		data, err = g.BlobAtMost(gitstore.OID(snapshot), size+snapshotSlack)
+	} else {
+		data, err = g.Blob(gitstore.OID(snapshot))
+	}
 	if err != nil {
 		return snapshotFact{}, fmt.Errorf("snapshot %s: %w", snapshot, err)
 	}

@@ -250,9 +250,11 @@ func readViewIndex(g gitstore.Reader, tree gitstore.OID) (*viewIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := g.Blob(blob)
+	// a few hundred bytes; one a remote wrote is refused over the bound
+	// on a record before it is inflated
+	data, err := g.BlobAtMost(blob, MaxBytesOf(ViewIndexFile))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", ViewIndexFile, err)
 	}
 	return decodeViewIndex(data)
 }
@@ -804,8 +806,17 @@ func (c *cachingReader) Tree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
 	return readCached(c.trees, id, c.Reader.Tree)
 }
 
+// Commit reads a commit once; one larger than any commit readproof writes
+// (manifest.MaxBytes) is refused from its header, unread: the commits a
+// pull checks come from the remote, and a message of hundreds of megabytes
+// is a few on the wire.
 func (c *cachingReader) Commit(id gitstore.OID) (gitstore.Commit, error) {
-	return readCached(c.commits, id, c.Reader.Commit)
+	return readCached(c.commits, id, func(id gitstore.OID) (gitstore.Commit, error) {
+		if err := gitstore.CheckObjectSize(c.Reader, id, manifest.MaxBytes); err != nil {
+			return gitstore.Commit{}, err
+		}
+		return c.Reader.Commit(id)
+	})
 }
 
 // readCached is m[id], read with read and kept when not there yet.
