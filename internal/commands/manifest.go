@@ -337,11 +337,13 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 			return withCode(ExitMismatch, rerr)
 		}
 		if !opts.NoContent && rerr == nil {
-			for _, en := range res.Entries {
+			// The bytes in as few pieces as they were read into: each
+			// larger than e.out's buffer goes out without a copy.
+			for _, b := range res.Spans() {
 				if ctx.Err() != nil {
 					return interrupted(ctx)
 				}
-				if _, err := e.out.Write(en.Content); err != nil {
+				if _, err := e.out.Write(b); err != nil {
 					return err
 				}
 			}
