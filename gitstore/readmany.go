@@ -71,6 +71,13 @@ type BlobsOptions struct {
 	// blob larger than reuseMax is read into a buffer of its own, not kept
 	// for reuse.
 	ReuseBuffers bool
+	// Into, when set, gives the memory blob i is read into: its bytes are
+	// then Into(i)[:n] when n, their size, is at most cap(Into(i)), and
+	// memory of their own otherwise; nothing is written past that cap. A
+	// caller that keeps every blob gives each its place in one allocation
+	// (store's replay) instead of one allocation a blob. Not with
+	// ReuseBuffers.
+	Into func(i int) []byte
 }
 
 // reuseMax is the largest buffer ReadBlobs keeps for reuse with
@@ -224,6 +231,9 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 			var mine bool
 			var err error
 			if r != nil {
+				if opts.Into != nil {
+					buf = opts.Into(i)[:0]
+				}
 				data, mine, err = r.read(id, buf)
 			} else {
 				data, err = s.blobChecked(id, opts.CheckLoose)
@@ -280,6 +290,9 @@ func (s *repo) readBlobs(ctx context.Context, ids []OID, opts BlobsOptions, fn f
 			// place[k].buf is free: fn returned for the blob that was
 			// here before the token this chunk was claimed with came back.
 			buf := place[k].buf
+			if opts.Into != nil {
+				buf = opts.Into(i)[:0]
+			}
 			data, mine, err := r.read(ids[i], buf)
 			if err == nil && opts.OnRead != nil {
 				opts.OnRead(i, data)

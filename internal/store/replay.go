@@ -32,6 +32,27 @@ type ReplayResult struct {
 	Entries  []ReplayEntry      `json:"entries"`
 	AllMatch bool               `json:"all_match"`
 	Matched  int                `json:"matched"`
+	// spans are the entries' bytes in order, as few slices as possible
+	// (Spans); nil: one an entry.
+	spans [][]byte
+}
+
+// Spans is the bytes of every entry, in position order (the entries'
+// Content one after the other), in as few slices as possible: a replay that
+// keeps every entry's bytes reads them one after the other into one
+// allocation, which a writer then takes in one piece rather than copied
+// through a buffer entry by entry.
+func (r *ReplayResult) Spans() [][]byte {
+	if r.spans != nil {
+		return r.spans
+	}
+	out := make([][]byte, 0, len(r.Entries))
+	for _, en := range r.Entries {
+		if len(en.Content) > 0 {
+			out = append(out, en.Content)
+		}
+	}
+	return out
 }
 
 // Replay rebuilds a manifest's bytes from the store alone and re-hashes
@@ -136,7 +157,17 @@ func (s *Store) replayEach(ctx context.Context, m *manifest.Manifest, progress f
 		ids[i] = gitstore.OID(e.Snapshot)
 	}
 	hashes := make([]string, len(ids))
+	var slab []byte
+	var offs []int64
+	var into func(i int) []byte
+	if keep == keepAll {
+		slab, offs = slabFor(m.Entries)
+	}
+	if slab != nil {
+		into = func(i int) []byte { return slab[offs[i] : offs[i] : offs[i]+m.Entries[i].Bytes] }
+	}
 	opts := gitstore.BlobsOptions{
+		Into:           into,
 		ContentChecked: true,
 		CheckLoose:     true,
 		ReuseBuffers:   keep != keepAll,
@@ -210,9 +241,75 @@ func (s *Store) replayEach(ctx context.Context, m *manifest.Manifest, progress f
 	if progress != nil {
 		progress(len(m.Entries), len(m.Entries))
 	}
+	if slab != nil {
+		res.spans = spansOf(res.Entries, slab, offs)
+	}
 	if !res.AllMatch {
 		return res, hint.With(fmt.Errorf("manifest %s: %d of %d entries do not reproduce: %w", m.ID, len(m.Entries)-res.Matched, len(m.Entries), ErrMismatch),
 			"the FAIL lines name each entry; `readproof verify --read-data` checks the whole store; restore the objects from a clone (readproof pull) or a backup")
 	}
 	return res, nil
+}
+
+// slabFor is the memory a replay that keeps every entry's bytes reads them
+// into (ReadBlobs' Into): one allocation at the size the entries record,
+// entry i's place at offs[i], instead of one allocation a blob, its pages
+// faulted in at once (populate) rather than one by one as the blobs are
+// written. A blob of another size than recorded is read into memory of its
+// own. nil when the recorded sizes are not usable: negative, or more than
+// maxSlab in all (a larger run reads as before, a blob at a time, and a
+// damaged manifest cannot make replay take more than maxSlab at once).
+func slabFor(entries []manifest.Entry) (slab []byte, offs []int64) {
+	var total int64
+	offs = make([]int64, len(entries))
+	for i, e := range entries {
+		if e.Bytes < 0 || e.Bytes > maxSlab-total {
+			return nil, nil
+		}
+		offs[i] = total
+		total += e.Bytes
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	slab = make([]byte, total)
+	populate(slab)
+	return slab, offs
+}
+
+// maxSlab bounds slabFor's allocation.
+const maxSlab = 64 << 20
+
+// spansOf is entries' bytes as ReplayResult.Spans gives them: the entries
+// read into their places in slab, one after the other, are one slice of it.
+func spansOf(entries []ReplayEntry, slab []byte, offs []int64) [][]byte {
+	var out [][]byte
+	start, end := int64(-1), int64(-1) // the span of slab being extended
+	for i, en := range entries {
+		if len(en.Content) == 0 {
+			continue
+		}
+		at := offs[i]
+		inPlace := at < int64(len(slab)) && &en.Content[0] == &slab[at]
+		if inPlace && at == end {
+			end += int64(len(en.Content))
+			continue
+		}
+		if start >= 0 {
+			out = append(out, slab[start:end:end])
+			start, end = -1, -1
+		}
+		if inPlace {
+			start, end = at, at+int64(len(en.Content))
+			continue
+		}
+		out = append(out, en.Content)
+	}
+	if start >= 0 {
+		out = append(out, slab[start:end:end])
+	}
+	if out == nil {
+		out = [][]byte{}
+	}
+	return out
 }
