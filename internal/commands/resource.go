@@ -475,8 +475,8 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	return err
 }
 
-// warnPolicy warns, after init made the store beside a readproof.toml it
-// kept, when that file does not load: every command that reads it refuses
+// warnPolicy warns, after init made the store (or found it) beside a
+// readproof.toml it kept, when that file does not load: every command that reads it refuses
 // it, and the first to say so should not be the first run.
 func warnPolicy(e *env) {
 	if _, err := e.loadPolicy(); err != nil {
@@ -530,6 +530,9 @@ func initExisting(ctx context.Context, e *env, exists error, opts initOptions) e
 		return m
 	}
 	if _, err := os.Lstat(e.policyPath); !errors.Is(err, fs.ErrNotExist) {
+		// the file kept, as a new store's init keeps it: one that does
+		// not load is said before "the store is ready to use"
+		warnPolicy(e)
 		if !added && !reshared {
 			return exists
 		}
