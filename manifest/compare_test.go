@@ -89,22 +89,53 @@ func TestCompareViewsMatchesCompare(t *testing.T) {
 		}
 		return m
 	}
+	for i := 0; i < 2000; i++ {
+		checkCompareViews(t, side(), side())
+	}
+}
+
+// checkCompareViews: CompareViews of a and b's Views pairs what Compare
+// pairs, by position.
+func checkCompareViews(t *testing.T, a, b *Manifest) {
+	t.Helper()
 	at := func(e *Entry) int {
 		if e == nil {
 			return -1
 		}
 		return e.Position
 	}
-	for i := 0; i < 2000; i++ {
-		a, b := side(), side()
-		c, v := Compare(a, b), CompareViews(ViewOf(a), ViewOf(b))
-		want := &ViewComparison{Pairs: []Pair{}, Added: c.Added, Removed: c.Removed, Changed: c.Changed, Unchanged: c.Unchanged}
-		for _, ch := range c.Changes {
-			want.Pairs = append(want.Pairs, Pair{Kind: ch.Kind, URI: ch.URI, A: at(ch.A), B: at(ch.B)})
-		}
-		v.Pairs = append([]Pair{}, v.Pairs...)
-		if !reflect.DeepEqual(v, want) {
-			t.Fatalf("case %d: CompareViews\n%+v\nwant\n%+v", i, v, want)
-		}
+	c, v := Compare(a, b), CompareViews(ViewOf(a), ViewOf(b))
+	want := &ViewComparison{Pairs: []Pair{}, Added: c.Added, Removed: c.Removed, Changed: c.Changed, Unchanged: c.Unchanged}
+	for _, ch := range c.Changes {
+		want.Pairs = append(want.Pairs, Pair{Kind: ch.Kind, URI: ch.URI, A: at(ch.A), B: at(ch.B)})
 	}
+	v.Pairs = append([]Pair{}, v.Pairs...)
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("CompareViews\n%+v\nwant\n%+v\nof\n%+v\n%+v", v, want, a.Entries, b.Entries)
+	}
+}
+
+// FuzzCompareViewsMatchesCompare holds CompareViews to Compare on any two
+// manifests the fuzzer's bytes spell: the first byte is how many entries A
+// has, each further byte an entry (its URI, content hash and ref from a few
+// each, so that URIs repeat and pair by occurrence).
+func FuzzCompareViewsMatchesCompare(f *testing.F) {
+	f.Add([]byte{0})
+	f.Add([]byte{2, 0x00, 0x01, 0x00, 0x21, 0x01})
+	f.Add([]byte{3, 0x10, 0x10, 0x12, 0x10, 0x52, 0x90, 0x10})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 || len(data) > 512 {
+			return
+		}
+		na := min(int(data[0]), len(data)-1)
+		build := func(bs []byte) *Manifest {
+			m := &Manifest{}
+			for i, c := range bs {
+				m.Entries = append(m.Entries, Entry{Position: i, URI: fmt.Sprintf("readproof://n/d%d", c&7),
+					ContentHash: fmt.Sprint(c >> 3 & 3), Ref: []string{"", "v1", "v2", ""}[c>>5&3]})
+			}
+			return m
+		}
+		checkCompareViews(t, build(data[1:1+na]), build(data[1+na:]))
+	})
 }

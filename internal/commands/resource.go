@@ -475,8 +475,8 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	return err
 }
 
-// warnPolicy warns, after init made the store beside a readproof.toml it
-// kept, when that file does not load: every command that reads it refuses
+// warnPolicy warns, after init made the store (or found it) beside a
+// readproof.toml it kept, when that file does not load: every command that reads it refuses
 // it, and the first to say so should not be the first run.
 func warnPolicy(e *env) {
 	if _, err := e.loadPolicy(); err != nil {
@@ -530,6 +530,9 @@ func initExisting(ctx context.Context, e *env, exists error, opts initOptions) e
 		return m
 	}
 	if _, err := os.Lstat(e.policyPath); !errors.Is(err, fs.ErrNotExist) {
+		// the file kept, as a new store's init keeps it: one that does
+		// not load is said before "the store is ready to use"
+		warnPolicy(e)
 		if !added && !reshared {
 			return exists
 		}
@@ -572,7 +575,8 @@ func initExisting(ctx context.Context, e *env, exists error, opts initOptions) e
 // later: resource add declares it, with a warning). A path that names no
 // file there but does name one relative to the working directory is the
 // mistake of a user in a subdirectory, who meant that file: refused, with
-// the --path that names it.
+// the --path that names it, and where to run from to declare the file
+// still to come (there, it is declared with the warning).
 func checkFilePath(u identity.URI, path, base string) (missing string, err error) {
 	abs := filepath.Clean(filepath.FromSlash(path))
 	if !filepath.IsAbs(abs) {
@@ -599,5 +603,6 @@ func checkFilePath(u identity.URI, path, base string) (missing string, err error
 	}
 	return "", withCode(ExitUsage, hint.With(
 		fmt.Errorf("resource add %s: --path %s: no file at %s: --path is relative to the directory of readproof.toml (%s), not the working directory", u, text.Printable(path), text.Printable(abs), text.Printable(base)),
-		fmt.Sprintf("for the file %s here, give --path %s", text.Printable(path), text.Printable(filepath.ToSlash(rel)))))
+		fmt.Sprintf("for the file %s here, give --path %s; for a file still to come at %s, run the same command from %s",
+			text.Printable(path), text.Printable(filepath.ToSlash(rel)), text.Printable(abs), text.Printable(base))))
 }

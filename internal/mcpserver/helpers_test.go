@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	os.Exit(runIsolated(m))
 }
 
-// runIsolated runs the tests with HOME and XDG_CONFIG_HOME in an empty
+// runIsolated runs the tests with HOME, XDG_CONFIG_HOME and APPDATA in an empty
 // directory of their own and no READPROOF_ variable naming a key, a store
 // or a policy: the servers run in this process find their default keys
 // through os.UserConfigDir, which would otherwise be the developer's
@@ -52,6 +52,8 @@ func runIsolated(m *testing.M) int {
 	defer os.RemoveAll(home)
 	os.Setenv("HOME", home)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	// Windows' os.UserConfigDir (macOS' is under HOME already)
+	os.Setenv("APPDATA", filepath.Join(home, "AppData", "Roaming"))
 	for _, v := range []string{"READPROOF_RECEIPTS_KEY", "READPROOF_SIGNING_KEY", "READPROOF_MCP_TOKENS", "READPROOF_STORE", "READPROOF_CONFIG", "READPROOF_SESSION"} {
 		os.Unsetenv(v)
 	}

@@ -180,9 +180,13 @@ func (s *Store) replayEach(ctx context.Context, m *manifest.Manifest, progress f
 		}
 		// Fewer blobs than ReadBlobs' default read-ahead (32 per
 		// worker) only when that many of the largest would exceed
-		// ahead bytes.
-		if n := ahead / max(largest, 1); n < int64(32*runtime.GOMAXPROCS(0)) {
-			opts.Ahead = int(max(n, 1))
+		// ahead bytes; and no more workers than blobs: each reads
+		// ahead a chunk of its own whatever Ahead says (one worker per
+		// CPU held a blob each over the bound).
+		workers := runtime.GOMAXPROCS(0)
+		if n := max(ahead/max(largest, 1), 1); n < int64(32*workers) {
+			opts.Ahead = int(n)
+			opts.Workers = int(min(n, int64(workers)))
 		}
 	}
 	err = gitstore.ReadBlobs(ctx, s.objects(), ids, opts, func(i int, data []byte, err error) error {
