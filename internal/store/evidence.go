@@ -807,12 +807,17 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 	}
 	// stock git verify-commit follows refs/replace/: a replaced commit is
 	// not the one a reviewer's git checks, so the two would disagree
-	replace := "refs/replace/" + m.ID
-	if other, err := s.ref(replace); err != nil {
-		return nil, err
-	} else if other != "" {
-		return nil, fmt.Errorf("manifest %s of run %s: %w: %s makes git read commit %s in its place, so git verify-commit and git show check that one, not the signed commit readproof checked; remove it with git update-ref -d %s",
-			m.ID, text.Printable(m.RunID), ErrReplaced, replace, other, replace)
+	// (git takes the object id from the end of the ref's name, so
+	// refs/replace/x/ID and refs/replace/IDx replace it as well)
+	refs, err := s.git.Refs(replaceRefs)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s of run %s: %w", m.ID, text.Printable(m.RunID), err)
+	}
+	for _, r := range refs {
+		if replacedID(r.Name) == m.ID {
+			return nil, fmt.Errorf("manifest %s of run %s: %w: %s makes git read commit %s in its place, so git verify-commit and git show check that one, not the signed commit readproof checked; remove it with git update-ref -d %s",
+				m.ID, text.Printable(m.RunID), ErrReplaced, text.Printable(r.Name), r.OID, text.Printable(r.Name))
+		}
 	}
 	return &ManifestSignature{ManifestID: m.ID, RunID: m.RunID, Principal: cs.Principal, Fingerprint: cs.Fingerprint, CommittedAt: when.UTC()}, nil
 }
@@ -878,13 +883,16 @@ type addCheck func(name string, ok bool, format string, args ...any)
 // than the ones this verification checked (git clone --mirror copies
 // replace refs). A replaced object of manifest m is named as its.
 func (s *Store) checkReplaced(m *manifest.Manifest, add addCheck) {
-	refs, err := s.git.Refs("refs/replace/")
+	refs, err := s.git.Refs(replaceRefs)
 	if err != nil {
 		add(CheckStoreReplace, false, "listing refs/replace/: %v", err)
 		return
 	}
 	for _, r := range refs {
-		id := strings.TrimPrefix(r.Name, "refs/replace/")
+		id := replacedID(r.Name)
+		if id == "" {
+			id = strings.TrimPrefix(r.Name, replaceRefs)
+		}
 		add(CheckStoreReplace, false, "%s: stock git reads %s in place of %s: git show, git diff and git verify-commit on this store show other records than readproof checked; remove it with git update-ref -d %s",
 			text.Printable(r.Name), r.OID, s.replacedObject(m, id), text.Printable(r.Name))
 	}
@@ -892,6 +900,31 @@ func (s *Store) checkReplaced(m *manifest.Manifest, add addCheck) {
 	if _, err := os.Lstat(grafts); err == nil {
 		add(CheckStoreReplace, false, "%s gives commits other parents for stock git, not for readproof: remove it", text.Printable(grafts))
 	}
+}
+
+// replaceRefs is the namespace of git's replace refs (git replace).
+const replaceRefs = "refs/replace/"
+
+// replacedID is the object a replace ref makes stock git read another in
+// place of, as git reads it from the ref's name: the 40 hex digits (in
+// either case) after its last '/', whatever follows them; "" when git
+// would ignore the ref ("bad replace ref name").
+func replacedID(name string) string {
+	rest, ok := strings.CutPrefix(name, replaceRefs)
+	if !ok {
+		return ""
+	}
+	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if len(rest) < 40 {
+		return ""
+	}
+	id := strings.ToLower(rest[:40])
+	if !identity.IsObjectID(id) {
+		return ""
+	}
+	return id
 }
 
 // replacedObject names object id as a part of manifest m when it is one.
