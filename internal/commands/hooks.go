@@ -188,24 +188,24 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	for _, r := range results {
 		switch r.Action {
 		case "installed", "updated", "unchanged":
-			line := fmt.Sprintf("%s %s hook %s", map[string]string{"installed": "Installed", "updated": "Updated"}[r.Action], r.Hook, r.Path)
+			line := fmt.Sprintf("%s %s hook %s", map[string]string{"installed": "Installed", "updated": "Updated"}[r.Action], r.Hook, text.Printable(r.Path))
 			if r.Action == "unchanged" {
-				line = fmt.Sprintf("%s hook %s is up to date", r.Hook, r.Path)
+				line = fmt.Sprintf("%s hook %s is up to date", r.Hook, text.Printable(r.Path))
 			}
 			if r.Chained != "" {
-				line += " (runs the existing hook first, kept as " + filepath.Base(r.Chained) + ")"
+				line += " (runs the existing hook first, kept as " + text.Printable(filepath.Base(r.Chained)) + ")"
 			}
 			fmt.Fprintln(e.out, line)
 		case "removed":
-			line := fmt.Sprintf("Removed %s hook %s", r.Hook, r.Path)
+			line := fmt.Sprintf("Removed %s hook %s", r.Hook, text.Printable(r.Path))
 			if r.Chained != "" {
 				line += " (restored the hook it had chained)"
 			}
 			fmt.Fprintln(e.out, line)
 		case "absent":
-			fmt.Fprintf(e.out, "No %s hook at %s\n", r.Hook, r.Path)
+			fmt.Fprintf(e.out, "No %s hook at %s\n", r.Hook, text.Printable(r.Path))
 		case "foreign":
-			fmt.Fprintf(e.out, "Left %s alone: readproof did not write it\n", r.Path)
+			fmt.Fprintf(e.out, "Left %s alone: readproof did not write it\n", text.Printable(r.Path))
 		}
 	}
 	return nil
