@@ -185,8 +185,12 @@ const maxNamed = 20
 // store and an auditor's git would disagree about its records.
 func (c *checker) checkReplaced(other []gitstore.Ref) {
 	for _, r := range other {
-		id, ok := strings.CutPrefix(r.Name, "refs/replace/")
-		if !ok {
+		// under GIT_REPLACE_REF_BASE only what git takes for a replace ref
+		id := store.ReplacedID(r.Name)
+		if rest, ok := strings.CutPrefix(r.Name, "refs/replace/"); ok {
+			id = rest
+		}
+		if id == "" {
 			continue
 		}
 		c.add(Problem{Kind: Broken, Check: "replace", Subject: "ref " + r.Name, Ref: r.Name,
