@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -902,6 +903,29 @@ func (s *Store) checkReplaced(m *manifest.Manifest, add addCheck) {
 	if _, err := os.Lstat(grafts); err == nil {
 		add(CheckStoreReplace, false, "%s gives commits other parents for stock git, not for readproof: remove it", text.Printable(grafts))
 	}
+	if msg := CommonDirProblem(s.git.Path()); msg != "" {
+		add(CheckStoreReplace, false, "%s", msg)
+	}
+}
+
+// CommonDirProblem says how a commondir file in git directory dir (a
+// linked worktree's) makes stock git read the refs and objects of another
+// repository in place of the store's own, which readproof reads; "" when
+// dir has none.
+func CommonDirProblem(dir string) string {
+	path := filepath.Join(dir, "commondir")
+	if _, err := os.Lstat(path); err != nil {
+		return ""
+	}
+	other := "another repository"
+	if f, err := os.Open(path); err == nil {
+		buf := make([]byte, 512)
+		n, _ := io.ReadFull(f, buf)
+		f.Close()
+		line, _, _ := strings.Cut(string(buf[:n]), "\n")
+		other += " (" + text.Printable(identity.Shorten(strings.TrimSuffix(line, "\r"), 200)) + ")"
+	}
+	return text.Printable(path) + " makes stock git read the refs and objects of " + other + " in place of this store's: remove it"
 }
 
 // ReplaceRefBases are the prefixes stock git reads replace refs (git

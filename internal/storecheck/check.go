@@ -202,6 +202,9 @@ func (c *checker) checkReplaced(other []gitstore.Ref) {
 		c.add(Problem{Kind: Broken, Check: "replace", Subject: "info/grafts",
 			Message: fmt.Sprintf("%s gives commits other parents for stock git, not for readproof: remove it", grafts)})
 	}
+	if msg := store.CommonDirProblem(c.g.Path()); msg != "" {
+		c.add(Problem{Kind: Broken, Check: "replace", Subject: "commondir", Message: msg})
+	}
 }
 
 func (c *checker) add(p Problem) { c.rep.Problems = append(c.rep.Problems, p) }
