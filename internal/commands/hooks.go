@@ -181,7 +181,7 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 		}
 		results = append(results, r)
 	}
-	recordHooksDir(e, repo, common, dir, install)
+	recordHooksDir(e, repo, top, common, dir, install)
 	if e.json {
 		return printJSON(e.out, results)
 	}
@@ -581,13 +581,16 @@ const hooksDirKey = "readproof.hooksDir"
 
 // recordHooksDir records (install) or forgets (uninstall) dir, the hooks
 // directory git runs hooks from, under hooksDirKey when it is not the
-// repository's own. A failure is a warning: the hooks are in place.
-func recordHooksDir(e *env, repo, common, dir string, install bool) {
+// repository's own. A directory inside the work tree top is recorded
+// relative to it: the configuration is every worktree's, and a relative
+// core.hooksPath names a directory in each. A failure is a warning: the
+// hooks are in place.
+func recordHooksDir(e *env, repo, top, common, dir string, install bool) {
 	own := filepath.Join(common, "hooks")
 	var err error
 	switch {
 	case install && !sameDir(dir, own):
-		_, err = gitOutput(repo, "config", "--local", hooksDirKey, filepath.Clean(dir))
+		_, err = gitOutput(repo, "config", "--local", hooksDirKey, recordedForm(top, filepath.Clean(dir)))
 	case !install:
 		if rec := recordedHooksDir(repo, common); rec != "" && sameDir(rec, dir) {
 			_, err = gitOutput(repo, "config", "--local", "--unset-all", hooksDirKey)
@@ -599,17 +602,45 @@ func recordHooksDir(e *env, repo, common, dir string, install bool) {
 	}
 }
 
-// recordedHooksDir is the directory hooksDirKey names, "" when none. It
-// starts git only when the repository's configuration file has a
-// [readproof] section.
+// recordedForm is dir as recordHooksDir records it: relative to the work
+// tree top when inside it (resolving symbolic links on both), else as is.
+func recordedForm(top, dir string) string {
+	if top == "" {
+		return dir
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	if rel, err := filepath.Rel(real(top), real(dir)); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return dir
+}
+
+// recordedHooksDir is the directory hooksDirKey names, "" when none; a
+// relative record is of the work tree around repo. It starts git only
+// when the repository's configuration file has a [readproof] section.
 func recordedHooksDir(repo, common string) string {
 	data, err := os.ReadFile(filepath.Join(common, "config"))
 	if err != nil || !bytes.Contains(bytes.ToLower(data), []byte("[readproof]")) {
 		return ""
 	}
 	dir, err := gitOutput(repo, "config", "--local", "--get", hooksDirKey)
-	if err != nil || !filepath.IsAbs(dir) {
+	if err != nil || dir == "" {
 		return ""
+	}
+	if !filepath.IsAbs(dir) {
+		if !filepath.IsLocal(filepath.FromSlash(dir)) {
+			return ""
+		}
+		top, err := gitOutput(repo, "rev-parse", "--show-toplevel")
+		if err != nil || !filepath.IsAbs(top) {
+			return ""
+		}
+		dir = filepath.Join(top, filepath.FromSlash(dir))
 	}
 	return dir
 }
