@@ -187,8 +187,8 @@ func (c *checker) checkReplaced(other []gitstore.Ref) {
 	for _, r := range other {
 		// under GIT_REPLACE_REF_BASE only what git takes for a replace ref
 		id := store.ReplacedID(r.Name)
-		if rest, ok := strings.CutPrefix(r.Name, "refs/replace/"); ok {
-			id = rest
+		if rest, ok := strings.CutPrefix(r.Name, "refs/replace/"); ok && id == "" {
+			id = rest // git ignores it, but it has no place in a store
 		}
 		if id == "" {
 			continue
