@@ -181,6 +181,15 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 		}
 		results = append(results, r)
 	}
+	if !install {
+		// readproof's hooks where install put them before git's hooks
+		// directory moved (status warns of them): removed too
+		extra, err := uninstallLeft(repo, common, dir)
+		if err != nil {
+			return err
+		}
+		results = append(results, extra...)
+	}
 	recordHooksDir(e, repo, top, common, dir, install)
 	if e.json {
 		return printJSON(e.out, results)
@@ -526,6 +535,33 @@ func uninstallHook(dir, name string) (hookResult, error) {
 	return r, nil
 }
 
+// uninstallLeft removes readproof's hooks from the directories status
+// watches (the repository's own .git/hooks and the one install recorded)
+// other than dir, where git runs hooks from now: only the hooks removed
+// are reported.
+func uninstallLeft(repo, common, dir string) ([]hookResult, error) {
+	watched := []string{filepath.Join(common, "hooks")}
+	if rec := recordedHooksDir(repo, common); rec != "" {
+		watched = append(watched, rec)
+	}
+	var out []hookResult
+	for i, d := range watched {
+		if sameDir(d, dir) || i > 0 && sameDir(d, watched[0]) {
+			continue
+		}
+		for _, name := range hookNames() {
+			r, err := uninstallHook(d, name)
+			if err != nil {
+				return out, err
+			}
+			if r.Action == "removed" {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
 // hooksStatus is `readproof hooks status`: each hook in the directory git
 // runs hooks from, whether it is readproof's, and silencedHooks' warning.
 func hooksStatus(e *env, repo, dir string) error {
@@ -592,7 +628,9 @@ func recordHooksDir(e *env, repo, top, common, dir string, install bool) {
 	case install && !sameDir(dir, own):
 		_, err = gitOutput(repo, "config", "--local", hooksDirKey, recordedForm(top, filepath.Clean(dir)))
 	case !install:
-		if rec := recordedHooksDir(repo, common); rec != "" && sameDir(rec, dir) {
+		// uninstall removed readproof's hooks from dir and from the
+		// recorded directory (uninstallLeft)
+		if rec := recordedHooksDir(repo, common); rec != "" {
 			_, err = gitOutput(repo, "config", "--local", "--unset-all", hooksDirKey)
 		}
 	}
