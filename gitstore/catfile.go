@@ -44,7 +44,8 @@ func OpenGitReader(ctx context.Context, gitDir string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGit, err)
 	}
-	r := &gitReader{dir: gitDir, git: git, env: os.Environ()}
+	// objects as stored: cat-file would follow refs/replace/
+	r := &gitReader{dir: gitDir, git: git, env: append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1")}
 	r.cmd = exec.CommandContext(ctx, git, "--git-dir="+gitDir, "cat-file", "--batch")
 	r.cmd.Env = r.env
 	r.cmd.WaitDelay = 5 * time.Second

@@ -76,3 +76,39 @@ func TestGitReaderMatches(t *testing.T) {
 		t.Fatalf("Update: %v", err)
 	}
 }
+
+// TestGitReaderIgnoresReplaceRefs: a pre-receive guard reads the pushed
+// objects through git cat-file, which follows refs/replace/ (session 23,
+// rereadc): a replace ref in the remote made the guard judge another
+// object than the one pushed. The reader reads objects as stored, as the
+// go-git store does.
+func TestGitReaderIgnoresReplaceRefs(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	real, err := s.PutBlob([]byte("as stored\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.PutBlob([]byte("a replacement\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(RefUpdate{Name: "refs/replace/" + string(real), New: other}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenGitReader(context.Background(), s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := r.Blob(real)
+	if err != nil || string(got) != "as stored\n" {
+		t.Fatalf("Blob(%s) = %q, %v; want %q", real, got, err, "as stored\n")
+	}
+}

@@ -294,7 +294,7 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 	case failed["signature"] || failed["payload_type"]:
 		return "the envelope was changed after signing, or signed by a key you do not trust: do not rely on its content"
 	case failed[store.CheckStoreReplace] && !offlineFailed:
-		return "the store makes stock git read other objects than it holds (refs/replace/ or info/grafts): remove what store_replace names, then verify again; `readproof --store STORE verify` checks the rest of the store"
+		return "the store makes stock git read other objects than it holds (refs/replace/, info/grafts or commondir): remove what store_replace names, then verify again; `readproof --store STORE verify` checks the rest of the store"
 	case notReplayed && failed["recorded_replay"] && storeFailed && !absent:
 		return "the store could not give back the recorded bytes of the entries named above, at export and now: an object of the store is damaged or missing (`readproof verify` names it); restore it from a clone (readproof pull) or a backup, then export again"
 	case notReplayed && failed["recorded_replay"] && !storeFailed && storeChecked(rep):

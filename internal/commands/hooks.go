@@ -181,31 +181,40 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 		}
 		results = append(results, r)
 	}
-	recordHooksDir(e, repo, common, dir, install)
+	if !install {
+		// readproof's hooks where install put them before git's hooks
+		// directory moved (status warns of them): removed too
+		extra, err := uninstallLeft(repo, common, dir)
+		if err != nil {
+			return err
+		}
+		results = append(results, extra...)
+	}
+	recordHooksDir(e, repo, top, common, dir, install)
 	if e.json {
 		return printJSON(e.out, results)
 	}
 	for _, r := range results {
 		switch r.Action {
 		case "installed", "updated", "unchanged":
-			line := fmt.Sprintf("%s %s hook %s", map[string]string{"installed": "Installed", "updated": "Updated"}[r.Action], r.Hook, r.Path)
+			line := fmt.Sprintf("%s %s hook %s", map[string]string{"installed": "Installed", "updated": "Updated"}[r.Action], r.Hook, text.Printable(r.Path))
 			if r.Action == "unchanged" {
-				line = fmt.Sprintf("%s hook %s is up to date", r.Hook, r.Path)
+				line = fmt.Sprintf("%s hook %s is up to date", r.Hook, text.Printable(r.Path))
 			}
 			if r.Chained != "" {
-				line += " (runs the existing hook first, kept as " + filepath.Base(r.Chained) + ")"
+				line += " (runs the existing hook first, kept as " + text.Printable(filepath.Base(r.Chained)) + ")"
 			}
 			fmt.Fprintln(e.out, line)
 		case "removed":
-			line := fmt.Sprintf("Removed %s hook %s", r.Hook, r.Path)
+			line := fmt.Sprintf("Removed %s hook %s", r.Hook, text.Printable(r.Path))
 			if r.Chained != "" {
 				line += " (restored the hook it had chained)"
 			}
 			fmt.Fprintln(e.out, line)
 		case "absent":
-			fmt.Fprintf(e.out, "No %s hook at %s\n", r.Hook, r.Path)
+			fmt.Fprintf(e.out, "No %s hook at %s\n", r.Hook, text.Printable(r.Path))
 		case "foreign":
-			fmt.Fprintf(e.out, "Left %s alone: readproof did not write it\n", r.Path)
+			fmt.Fprintf(e.out, "Left %s alone: readproof did not write it\n", text.Printable(r.Path))
 		}
 	}
 	return nil
@@ -526,6 +535,33 @@ func uninstallHook(dir, name string) (hookResult, error) {
 	return r, nil
 }
 
+// uninstallLeft removes readproof's hooks from the directories status
+// watches (the repository's own .git/hooks and the one install recorded)
+// other than dir, where git runs hooks from now: only the hooks removed
+// are reported.
+func uninstallLeft(repo, common, dir string) ([]hookResult, error) {
+	watched := []string{filepath.Join(common, "hooks")}
+	if rec := recordedHooksDir(repo, common); rec != "" {
+		watched = append(watched, rec)
+	}
+	var out []hookResult
+	for i, d := range watched {
+		if sameDir(d, dir) || i > 0 && sameDir(d, watched[0]) {
+			continue
+		}
+		for _, name := range hookNames() {
+			r, err := uninstallHook(d, name)
+			if err != nil {
+				return out, err
+			}
+			if r.Action == "removed" {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
 // hooksStatus is `readproof hooks status`: each hook in the directory git
 // runs hooks from, whether it is readproof's, and silencedHooks' warning.
 func hooksStatus(e *env, repo, dir string) error {
@@ -581,15 +617,20 @@ const hooksDirKey = "readproof.hooksDir"
 
 // recordHooksDir records (install) or forgets (uninstall) dir, the hooks
 // directory git runs hooks from, under hooksDirKey when it is not the
-// repository's own. A failure is a warning: the hooks are in place.
-func recordHooksDir(e *env, repo, common, dir string, install bool) {
+// repository's own. A directory inside the work tree top is recorded
+// relative to it: the configuration is every worktree's, and a relative
+// core.hooksPath names a directory in each. A failure is a warning: the
+// hooks are in place.
+func recordHooksDir(e *env, repo, top, common, dir string, install bool) {
 	own := filepath.Join(common, "hooks")
 	var err error
 	switch {
 	case install && !sameDir(dir, own):
-		_, err = gitOutput(repo, "config", "--local", hooksDirKey, filepath.Clean(dir))
+		_, err = gitOutput(repo, "config", "--local", hooksDirKey, recordedForm(top, filepath.Clean(dir)))
 	case !install:
-		if rec := recordedHooksDir(repo, common); rec != "" && sameDir(rec, dir) {
+		// uninstall removed readproof's hooks from dir and from the
+		// recorded directory (uninstallLeft)
+		if rec := recordedHooksDir(repo, common); rec != "" {
 			_, err = gitOutput(repo, "config", "--local", "--unset-all", hooksDirKey)
 		}
 	}
@@ -599,17 +640,45 @@ func recordHooksDir(e *env, repo, common, dir string, install bool) {
 	}
 }
 
-// recordedHooksDir is the directory hooksDirKey names, "" when none. It
-// starts git only when the repository's configuration file has a
-// [readproof] section.
+// recordedForm is dir as recordHooksDir records it: relative to the work
+// tree top when inside it (resolving symbolic links on both), else as is.
+func recordedForm(top, dir string) string {
+	if top == "" {
+		return dir
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	if rel, err := filepath.Rel(real(top), real(dir)); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return dir
+}
+
+// recordedHooksDir is the directory hooksDirKey names, "" when none; a
+// relative record is of the work tree around repo. It starts git only
+// when the repository's configuration file has a [readproof] section.
 func recordedHooksDir(repo, common string) string {
 	data, err := os.ReadFile(filepath.Join(common, "config"))
 	if err != nil || !bytes.Contains(bytes.ToLower(data), []byte("[readproof]")) {
 		return ""
 	}
 	dir, err := gitOutput(repo, "config", "--local", "--get", hooksDirKey)
-	if err != nil || !filepath.IsAbs(dir) {
+	if err != nil || dir == "" {
 		return ""
+	}
+	if !filepath.IsAbs(dir) {
+		if !filepath.IsLocal(filepath.FromSlash(dir)) {
+			return ""
+		}
+		top, err := gitOutput(repo, "rev-parse", "--show-toplevel")
+		if err != nil || !filepath.IsAbs(top) {
+			return ""
+		}
+		dir = filepath.Join(top, filepath.FromSlash(dir))
 	}
 	return dir
 }

@@ -138,7 +138,7 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 	case rep.Broken() > 0:
 		h := "each problem above names the run, resource or tag affected; restore the objects from a clone (readproof pull) or a backup"
 		if onlyReplaced(rep) {
-			h = "every problem above is a refs/replace/ ref or info/grafts, which stock git follows and readproof does not: remove each as its line says, then verify again"
+			h = "every problem above is a refs/replace/ ref, info/grafts or commondir, which stock git follows and readproof does not: remove each as its line says, then verify again"
 		}
 		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %d problem(s)", s.Path(), rep.Broken()), h))
 	case rep.CouldNotCheck() > 0:

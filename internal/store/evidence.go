@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -807,12 +808,17 @@ func (s *Store) VerifyManifestSignature(target string, signers evidence.AllowedS
 	}
 	// stock git verify-commit follows refs/replace/: a replaced commit is
 	// not the one a reviewer's git checks, so the two would disagree
-	replace := "refs/replace/" + m.ID
-	if other, err := s.ref(replace); err != nil {
-		return nil, err
-	} else if other != "" {
-		return nil, fmt.Errorf("manifest %s of run %s: %w: %s makes git read commit %s in its place, so git verify-commit and git show check that one, not the signed commit readproof checked; remove it with git update-ref -d %s",
-			m.ID, text.Printable(m.RunID), ErrReplaced, replace, other, replace)
+	// (git takes the object id from the end of the ref's name, so
+	// refs/replace/x/ID and refs/replace/IDx replace it as well)
+	refs, err := s.replaceRefs()
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s of run %s: %w", m.ID, text.Printable(m.RunID), err)
+	}
+	for _, r := range refs {
+		if ReplacedID(r.Name) == m.ID {
+			return nil, fmt.Errorf("manifest %s of run %s: %w: %s makes git read commit %s in its place, so git verify-commit and git show check that one, not the signed commit readproof checked; remove it with git update-ref -d %s",
+				m.ID, text.Printable(m.RunID), ErrReplaced, text.Printable(r.Name), r.OID, text.Printable(r.Name))
+		}
 	}
 	return &ManifestSignature{ManifestID: m.ID, RunID: m.RunID, Principal: cs.Principal, Fingerprint: cs.Fingerprint, CommittedAt: when.UTC()}, nil
 }
@@ -878,13 +884,18 @@ type addCheck func(name string, ok bool, format string, args ...any)
 // than the ones this verification checked (git clone --mirror copies
 // replace refs). A replaced object of manifest m is named as its.
 func (s *Store) checkReplaced(m *manifest.Manifest, add addCheck) {
-	refs, err := s.git.Refs("refs/replace/")
+	refs, err := s.replaceRefs()
 	if err != nil {
-		add(CheckStoreReplace, false, "listing refs/replace/: %v", err)
+		add(CheckStoreReplace, false, "listing replace refs: %v", err)
 		return
 	}
 	for _, r := range refs {
-		id := strings.TrimPrefix(r.Name, "refs/replace/")
+		id := ReplacedID(r.Name)
+		if rest, ok := strings.CutPrefix(r.Name, "refs/replace/"); ok && id == "" {
+			id = rest // git ignores it, but it has no place in a store
+		} else if id == "" {
+			continue // under GIT_REPLACE_REF_BASE, and git ignores it
+		}
 		add(CheckStoreReplace, false, "%s: stock git reads %s in place of %s: git show, git diff and git verify-commit on this store show other records than readproof checked; remove it with git update-ref -d %s",
 			text.Printable(r.Name), r.OID, s.replacedObject(m, id), text.Printable(r.Name))
 	}
@@ -892,6 +903,85 @@ func (s *Store) checkReplaced(m *manifest.Manifest, add addCheck) {
 	if _, err := os.Lstat(grafts); err == nil {
 		add(CheckStoreReplace, false, "%s gives commits other parents for stock git, not for readproof: remove it", text.Printable(grafts))
 	}
+	if msg := CommonDirProblem(s.git.Path()); msg != "" {
+		add(CheckStoreReplace, false, "%s", msg)
+	}
+}
+
+// CommonDirProblem says how a commondir file in git directory dir (a
+// linked worktree's) makes stock git read the refs and objects of another
+// repository in place of the store's own, which readproof reads; "" when
+// dir has none.
+func CommonDirProblem(dir string) string {
+	path := filepath.Join(dir, "commondir")
+	if _, err := os.Lstat(path); err != nil {
+		return ""
+	}
+	other := "another repository"
+	if f, err := os.Open(path); err == nil {
+		buf := make([]byte, 512)
+		n, _ := io.ReadFull(f, buf)
+		f.Close()
+		line, _, _ := strings.Cut(string(buf[:n]), "\n")
+		other += " (" + text.Printable(identity.Shorten(strings.TrimSuffix(line, "\r"), 200)) + ")"
+	}
+	return text.Printable(path) + " makes stock git read the refs and objects of " + other + " in place of this store's: remove it"
+}
+
+// ReplaceRefBases are the prefixes stock git reads replace refs (git
+// replace) under: refs/replace/, and GIT_REPLACE_REF_BASE of this
+// process's environment when it is set to another (git run in this
+// environment reads that one instead; "refs/" when it is empty, as git then
+// reads every ref).
+func ReplaceRefBases() []string {
+	bases := []string{"refs/replace/"}
+	b, set := os.LookupEnv("GIT_REPLACE_REF_BASE")
+	switch {
+	case !set || b == bases[0]:
+	case strings.HasPrefix(b, "refs/"):
+		bases = append(bases, b)
+	default:
+		// set but empty (or outside refs/): git takes every ref for one
+		bases = append(bases, "refs/")
+	}
+	return bases
+}
+
+// replaceRefs lists the refs under every base of ReplaceRefBases.
+func (s *Store) replaceRefs() ([]gitstore.Ref, error) {
+	var out []gitstore.Ref
+	for _, base := range ReplaceRefBases() {
+		refs, err := s.git.Refs(base)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, refs...)
+	}
+	return out, nil
+}
+
+// ReplacedID is the object that ref name, under a base of
+// ReplaceRefBases, makes stock git read another in place of, as git reads
+// it from the name: the 40 hex digits (in either case) after the last '/'
+// of what follows the base, whatever follows them; "" when git would
+// ignore the ref ("bad replace ref name") or name is under no base.
+func ReplacedID(name string) string {
+	for _, base := range ReplaceRefBases() {
+		rest, ok := strings.CutPrefix(name, base)
+		if !ok {
+			continue
+		}
+		if i := strings.LastIndexByte(rest, '/'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		if len(rest) < 40 {
+			continue
+		}
+		if id := strings.ToLower(rest[:40]); identity.IsObjectID(id) {
+			return id
+		}
+	}
+	return ""
 }
 
 // replacedObject names object id as a part of manifest m when it is one.

@@ -185,8 +185,12 @@ const maxNamed = 20
 // store and an auditor's git would disagree about its records.
 func (c *checker) checkReplaced(other []gitstore.Ref) {
 	for _, r := range other {
-		id, ok := strings.CutPrefix(r.Name, "refs/replace/")
-		if !ok {
+		// under GIT_REPLACE_REF_BASE only what git takes for a replace ref
+		id := store.ReplacedID(r.Name)
+		if rest, ok := strings.CutPrefix(r.Name, "refs/replace/"); ok && id == "" {
+			id = rest // git ignores it, but it has no place in a store
+		}
+		if id == "" {
 			continue
 		}
 		c.add(Problem{Kind: Broken, Check: "replace", Subject: "ref " + r.Name, Ref: r.Name,
@@ -197,6 +201,9 @@ func (c *checker) checkReplaced(other []gitstore.Ref) {
 	if _, err := os.Lstat(grafts); err == nil {
 		c.add(Problem{Kind: Broken, Check: "replace", Subject: "info/grafts",
 			Message: fmt.Sprintf("%s gives commits other parents for stock git, not for readproof: remove it", grafts)})
+	}
+	if msg := store.CommonDirProblem(c.g.Path()); msg != "" {
+		c.add(Problem{Kind: Broken, Check: "replace", Subject: "commondir", Message: msg})
 	}
 }
 
