@@ -175,6 +175,11 @@ func (t *Transport) env() []string {
 	if !t.opts.Interactive {
 		env = append(env, "GIT_TERMINAL_PROMPT=0")
 	}
+	// git judges the objects as stored: a refs/replace/ ref (planted in a
+	// store, or in a guarded remote by someone with write access to it)
+	// would otherwise show ancestry checks and history walks a history
+	// that is not there (verify and evidence verify report such refs)
+	env = append(env, "GIT_NO_REPLACE_OBJECTS=1")
 	if t.objects != "" {
 		env = append(env, "GIT_OBJECT_DIRECTORY="+t.objects)
 	}

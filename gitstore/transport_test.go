@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -215,5 +216,36 @@ func TestCheckRemoteNameShape(t *testing.T) {
 		if err := CheckRemoteName(name); (err == nil) != ok {
 			t.Errorf("CheckRemoteName(%q) = %v, want ok=%v", name, err, ok)
 		}
+	}
+}
+
+// TestTransportIgnoresReplaceRefs: the git that readproof runs judges the
+// objects as stored, never the replacements a refs/replace/ ref (planted
+// in a store, or in a guarded remote by someone with write access to it)
+// would show: the guard's ancestry checks and pull's history walks must not
+// see a history that is not there.
+func TestTransportIgnoresReplaceRefs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, tr := newTransport(t)
+	a := mkCommit(t, s, "a")
+	c := mkCommit(t, s, "c")    // no parent
+	d := mkCommit(t, s, "d", a) // what a replacement of c would show
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "-C", s.Path(), "update-ref", "refs/replace/"+string(c), string(d)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git update-ref: %v: %s", err, out)
+	}
+	if got, err := tr.IsAncestor(ctx, a, c); err != nil || got {
+		t.Errorf("IsAncestor(a, c) = %v, %v with c replaced by a child of a; want false: c has no parent", got, err)
+	}
+	list, err := tr.RevList(ctx, []OID{c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != c || len(list[0].Parents) != 0 {
+		t.Errorf("RevList(c) = %+v, want c alone, without parents", list)
 	}
 }
