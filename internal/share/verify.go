@@ -125,6 +125,14 @@ func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) 
 			}
 		}
 	}
+	// The trees this reads are the ones the lookups above read (trees).
+	p, err := store.ManifestTreeExtra(trees.Tree, c.Tree, m.Entries)
+	if err != nil {
+		return m, fmt.Errorf("manifest %s (run %s): %w", id, m.RunID, err)
+	}
+	if p != "" {
+		return m, fmt.Errorf("manifest %s (run %s): tree entry %s is not part of the run: no entry records it, yet `git show` and `git diff` would show it with the run (%s)", id, m.RunID, text.Printable(p), store.ManifestTreeRule)
+	}
 	return m, nil
 }
 

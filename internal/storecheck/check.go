@@ -530,6 +530,15 @@ func (c *checker) lookup(root gitstore.OID, path string) (id gitstore.OID, ok, k
 	return cur, true, true
 }
 
+// readTree lists a tree walk read; one it could not read fails (walk
+// reported it).
+func (c *checker) readTree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
+	if t, ok := c.trees[id]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("tree %s: %w", id, gitstore.ErrNotFound)
+}
+
 // file reads the blob at path in a commit's tree. It reports a missing file
 // as broken (naming what) and returns ok false; unreadable objects were
 // reported by walk or are reported here.
@@ -612,6 +621,9 @@ func (c *checker) checkRun(r gitstore.Ref) {
 		if u, err := identity.ParseURI(e.URI); err == nil {
 			c.noteChain(u, id)
 		}
+	}
+	if p, err := store.ManifestTreeExtra(c.readTree, cm.Tree, m.Entries); err == nil && p != "" {
+		broken(string(r.OID), p, "tree entry %s is not part of the run: no entry records it, yet `git show` and `git diff` show it with the run (%s); readproof did not write this commit: restore the run from a copy that holds it as readproof wrote it", p, store.ManifestTreeRule)
 	}
 	c.checkSignature(r, cm, subject, id)
 }

@@ -1,0 +1,62 @@
+package store
+
+import (
+	"strings"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/manifest"
+)
+
+// ManifestTreeExtra returns the path of the first entry of a manifest
+// commit's tree (root) that is not part of the run, or "" when there is
+// none. Every readproof version wrote exactly manifest.json and each
+// entry's File (writeManifestFrom; AssignFiles has placed them under
+// content/ since the first format), and the directories that lead to them:
+// any other entry (a file no entry records, an empty or extra directory, a
+// link, a submodule) would show in `git show` and `git diff` as part of the
+// run while replay and evidence ignore it. read lists a tree; only trees
+// on the way to an expected file are read, so a manifest that passes reads
+// no tree its entries' lookups did not read already.
+func ManifestTreeExtra(read func(gitstore.OID) ([]gitstore.TreeEntry, error), root gitstore.OID, entries []manifest.Entry) (string, error) {
+	files := make(map[string]bool, len(entries)+1)
+	files["manifest.json"] = true
+	dirs := map[string]bool{}
+	for i := range entries {
+		f := entries[i].File
+		if f == "" {
+			continue
+		}
+		files[f] = true
+		for j := strings.LastIndexByte(f, '/'); j > 0 && !dirs[f[:j]]; j = strings.LastIndexByte(f[:j], '/') {
+			dirs[f[:j]] = true // its own prefixes are added by the next steps
+		}
+	}
+	type dir struct {
+		id     gitstore.OID
+		prefix string
+	}
+	stack := []dir{{root, ""}}
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		list, err := read(d.id)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range list {
+			p := d.prefix + e.Name
+			switch {
+			case e.Mode == gitstore.ModeFile && files[p]:
+			case e.Mode == gitstore.ModeDir && dirs[p]:
+				stack = append(stack, dir{e.OID, p + "/"})
+			default:
+				return p, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// ManifestTreeRule says what a manifest's tree holds, for the messages
+// that report an entry beyond it.
+const ManifestTreeRule = "a manifest's tree holds manifest.json and its entries' files under content/, nothing else"
