@@ -192,9 +192,22 @@ func checkObservation(g gitstore.Store, id gitstore.OID, uri string, verified ve
 	if o.URI != uri {
 		return fmt.Errorf("observation %s: observation of %s on the chain of %s", id, text.Printable(o.URI), uri)
 	}
-	content, err := gitstore.FileAt(g, c.Tree, "content")
+	// The root tree is read once, as FileAt would read it for content.
+	entries, err := g.Tree(c.Tree)
 	if err != nil {
 		return fmt.Errorf("observation %s of %s: %w", id, o.URI, err)
+	}
+	if p := store.ObservationTreeExtra(entries); p != "" {
+		return fmt.Errorf("observation %s of %s: tree entry %s is not part of the observation: no reader reads it, yet `git show` of the chain would show it with the observation (%s)", id, o.URI, text.Printable(p), store.ObservationTreeRule)
+	}
+	var content gitstore.OID
+	for _, e := range entries {
+		if e.Name == "content" && e.Mode == gitstore.ModeFile {
+			content = e.OID
+		}
+	}
+	if content == "" {
+		return fmt.Errorf("observation %s of %s: %w", id, o.URI, fmt.Errorf("content: %w", gitstore.ErrNotFound))
 	}
 	if string(content) != o.Snapshot {
 		return fmt.Errorf("observation %s of %s: content is %s, observation.json records %s", id, o.URI, content, o.Snapshot)

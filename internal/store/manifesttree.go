@@ -60,3 +60,22 @@ func ManifestTreeExtra(read func(gitstore.OID) ([]gitstore.TreeEntry, error), ro
 // ManifestTreeRule says what a manifest's tree holds, for the messages
 // that report an entry beyond it.
 const ManifestTreeRule = "a manifest's tree holds manifest.json and its entries' files under content/, nothing else"
+
+// ObservationTreeExtra returns the name of the first entry of an
+// observation commit's tree (its entries) other than the files content,
+// observation.json and resource.json, which every readproof version wrote
+// and nothing else (resolve.go), or "": any other entry would show in `git
+// show` of the chain as part of the observation while no reader reads it.
+func ObservationTreeExtra(entries []gitstore.TreeEntry) string {
+	for _, e := range entries {
+		if e.Mode == gitstore.ModeFile && (e.Name == "content" || e.Name == "observation.json" || e.Name == "resource.json") {
+			continue
+		}
+		return e.Name
+	}
+	return ""
+}
+
+// ObservationTreeRule says what an observation's tree holds, for the
+// messages that report an entry beyond it.
+const ObservationTreeRule = "an observation's tree holds content, observation.json and resource.json, nothing else"

@@ -72,3 +72,32 @@ func TestManifestTreeExtra(t *testing.T) {
 		t.Errorf("entry missing from the manifest: got %q, want content/other", got)
 	}
 }
+
+// TestObservationTreeExtra: content, observation.json and resource.json as
+// files pass; any other entry, or one of them of another mode, is named.
+func TestObservationTreeExtra(t *testing.T) {
+	t.Parallel()
+	f := func(name string, mode gitstore.Mode) gitstore.TreeEntry {
+		return gitstore.TreeEntry{Name: name, Mode: mode, OID: "b"}
+	}
+	good := []gitstore.TreeEntry{f("content", gitstore.ModeFile), f("observation.json", gitstore.ModeFile), f("resource.json", gitstore.ModeFile)}
+	if got := ObservationTreeExtra(good); got != "" {
+		t.Errorf("exact tree: got %q", got)
+	}
+	for _, tc := range []struct {
+		extra gitstore.TreeEntry
+		want  string
+	}{
+		{f("NOTES.md", gitstore.ModeFile), "NOTES.md"},
+		{f("more", gitstore.ModeDir), "more"},
+		{f("link", 0o120000), "link"},
+	} {
+		if got := ObservationTreeExtra(append(append([]gitstore.TreeEntry(nil), good...), tc.extra)); got != tc.want {
+			t.Errorf("%s: got %q", tc.want, got)
+		}
+	}
+	exec := append([]gitstore.TreeEntry{f("content", 0o100755)}, good[1:]...)
+	if got := ObservationTreeExtra(exec); got != "content" {
+		t.Errorf("executable content: got %q", got)
+	}
+}

@@ -887,6 +887,11 @@ func (c *checker) checkResources() {
 			if _, ok, known := c.lookup(cm.Tree, "resource.json"); known && !ok {
 				broken("resource.json", "observation commit has no resource.json")
 			}
+			if entries, read := c.trees[cm.Tree]; read {
+				if p := store.ObservationTreeExtra(entries); p != "" {
+					broken(p, "tree entry %s is not part of the observation: no reader reads it, yet `git show` and `git log -p` of the chain show it with the observation (%s); readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", p, store.ObservationTreeRule)
+				}
+			}
 			seen[o.Snapshot] = true
 			c.claim(o.Snapshot, claim{hash: o.ContentHash, size: o.Bytes, subject: subject, ref: ch.Ref, path: "content", what: "observation " + short(id)})
 		}
