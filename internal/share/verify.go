@@ -312,12 +312,25 @@ func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified ver
 		// get refuses it, and verify: it would put that URI in a manifest
 		return fmt.Errorf("tag move %s of %s: the observation copy is of %s", id, text.Printable(t.Reference()), text.Printable(t.Observation.URI))
 	}
+	// The root tree is read once, as FileAt would read it for content.
+	entries, err := g.Tree(c.Tree)
+	if err != nil {
+		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
+	}
+	if p := store.TagTreeExtra(entries); p != "" {
+		return fmt.Errorf("tag move %s of %s: tree entry %s is not part of the tag move: no reader reads it, yet `git show` of the tag's branch would show it with the move (%s)", id, t.Reference(), text.Printable(p), store.TagTreeRule)
+	}
 	if t.Deleted {
 		return nil
 	}
-	content, err := gitstore.FileAt(g, c.Tree, "content")
-	if err != nil {
-		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
+	var content gitstore.OID
+	for _, e := range entries {
+		if e.Name == "content" && e.Mode == gitstore.ModeFile {
+			content = e.OID
+		}
+	}
+	if content == "" {
+		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), fmt.Errorf("content: %w", gitstore.ErrNotFound))
 	}
 	if string(content) != t.Snapshot {
 		return fmt.Errorf("tag move %s of %s: content is %s, tag.json records %s", id, t.Reference(), content, t.Snapshot)

@@ -79,3 +79,22 @@ func ObservationTreeExtra(entries []gitstore.TreeEntry) string {
 // ObservationTreeRule says what an observation's tree holds, for the
 // messages that report an entry beyond it.
 const ObservationTreeRule = "an observation's tree holds content, observation.json and resource.json, nothing else"
+
+// TagTreeExtra returns the name of the first entry of a tag move's tree
+// (its entries) other than the files tag.json and content, which every
+// readproof version wrote and nothing else (putTagCommit, a pull's merge of
+// a tag moved on both sides; a git host's merge of a proposal keeps them),
+// or "". A deletion carrying content is verify's own finding.
+func TagTreeExtra(entries []gitstore.TreeEntry) string {
+	for _, e := range entries {
+		if e.Mode == gitstore.ModeFile && (e.Name == "tag.json" || e.Name == "content") {
+			continue
+		}
+		return e.Name
+	}
+	return ""
+}
+
+// TagTreeRule says what a tag move's tree holds, for the messages that
+// report an entry beyond it.
+const TagTreeRule = "a tag move's tree holds tag.json and, unless it deletes the tag, content, nothing else"

@@ -101,3 +101,26 @@ func TestObservationTreeExtra(t *testing.T) {
 		t.Errorf("executable content: got %q", got)
 	}
 }
+
+// TestTagTreeExtra: tag.json and content as files pass; any other entry,
+// or one of them of another mode, is named.
+func TestTagTreeExtra(t *testing.T) {
+	t.Parallel()
+	f := func(name string, mode gitstore.Mode) gitstore.TreeEntry {
+		return gitstore.TreeEntry{Name: name, Mode: mode, OID: "b"}
+	}
+	for _, tc := range []struct {
+		entries []gitstore.TreeEntry
+		want    string
+	}{
+		{[]gitstore.TreeEntry{f("content", gitstore.ModeFile), f("tag.json", gitstore.ModeFile)}, ""},
+		{[]gitstore.TreeEntry{f("tag.json", gitstore.ModeFile)}, ""},
+		{[]gitstore.TreeEntry{f("NOTES.md", gitstore.ModeFile), f("tag.json", gitstore.ModeFile)}, "NOTES.md"},
+		{[]gitstore.TreeEntry{f("content", gitstore.ModeDir), f("tag.json", gitstore.ModeFile)}, "content"},
+		{[]gitstore.TreeEntry{f("tag.json", 0o120000)}, "tag.json"},
+	} {
+		if got := TagTreeExtra(tc.entries); got != tc.want {
+			t.Errorf("%v: got %q, want %q", tc.entries, got, tc.want)
+		}
+	}
+}

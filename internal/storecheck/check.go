@@ -999,6 +999,11 @@ func (c *checker) checkTags() {
 			if t.URI != tr.URI.String() || t.Tag != tr.Tag {
 				broken("tag.json", "move of %s@%s on the chain of %s@%s", t.URI, t.Tag, tr.URI, tr.Tag)
 			}
+			if entries, read := c.trees[cm.Tree]; read {
+				if p := store.TagTreeExtra(entries); p != "" {
+					broken(p, "tree entry %s is not part of the tag move: no reader reads it, yet `git show` and `git log -p` of the tag's branch show it with the move (%s); readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", p, store.TagTreeRule)
+				}
+			}
 			f, ok, known := c.lookup(cm.Tree, "content")
 			if t.Deleted {
 				if known && ok {
