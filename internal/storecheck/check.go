@@ -862,13 +862,20 @@ func (c *checker) checkResources() {
 		c.observed[ch.URI.Key()] = seen
 		for _, id := range c.commitsFrom(ch.Tip) {
 			cm := c.commits[id]
+			broken := func(path, format string, args ...any) {
+				c.add(Problem{Kind: Broken, Check: "observation", Subject: subject, Ref: ch.Ref, Object: string(id), Message: path + ": " + fmt.Sprintf(format, args...)})
+			}
+			// A merge's tree is its newest parent's (share.mergeObservations):
+			// it holds what an observation holds, like every commit of the chain.
+			if entries, read := c.trees[cm.Tree]; read {
+				if p := store.ObservationTreeExtra(entries); p != "" {
+					broken(p, "tree entry %s is not part of the observation: no reader reads it, yet `git show` and `git log -p` of the chain show it with the observation (%s); readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", p, store.ObservationTreeRule)
+				}
+			}
 			if len(cm.Parents) > 1 {
 				continue // a merge after sync repeats its newest parent's observation
 			}
 			c.rep.Counts.Observations++
-			broken := func(path, format string, args ...any) {
-				c.add(Problem{Kind: Broken, Check: "observation", Subject: subject, Ref: ch.Ref, Object: string(id), Message: path + ": " + fmt.Sprintf(format, args...)})
-			}
 			data, ok := c.file(ch.Ref, cm, id, "observation.json", "observation")
 			if !ok {
 				continue
@@ -886,11 +893,6 @@ func (c *checker) checkResources() {
 			}
 			if _, ok, known := c.lookup(cm.Tree, "resource.json"); known && !ok {
 				broken("resource.json", "observation commit has no resource.json")
-			}
-			if entries, read := c.trees[cm.Tree]; read {
-				if p := store.ObservationTreeExtra(entries); p != "" {
-					broken(p, "tree entry %s is not part of the observation: no reader reads it, yet `git show` and `git log -p` of the chain show it with the observation (%s); readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", p, store.ObservationTreeRule)
-				}
 			}
 			seen[o.Snapshot] = true
 			c.claim(o.Snapshot, claim{hash: o.ContentHash, size: o.Bytes, subject: subject, ref: ch.Ref, path: "content", what: "observation " + short(id)})
