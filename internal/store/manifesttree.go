@@ -98,3 +98,21 @@ func TagTreeExtra(entries []gitstore.TreeEntry) string {
 // TagTreeRule says what a tag move's tree holds, for the messages that
 // report an entry beyond it.
 const TagTreeRule = "a tag move's tree holds tag.json and, unless it deletes the tag, content, nothing else"
+
+// VerdictTreeExtra returns the name of the first entry of a verdict
+// record's tree (its entries) other than the file verdicts.json, the one
+// file every readproof version wrote there (probe.go; a sync merge keeps
+// a side's tree), or "".
+func VerdictTreeExtra(entries []gitstore.TreeEntry) string {
+	for _, e := range entries {
+		if e.Mode == gitstore.ModeFile && e.Name == verdictsFile {
+			continue
+		}
+		return e.Name
+	}
+	return ""
+}
+
+// VerdictTreeRule says what a verdict record's tree holds, for the
+// messages that report an entry beyond it.
+const VerdictTreeRule = "a verdict record's tree holds verdicts.json, nothing else"

@@ -124,3 +124,24 @@ func TestTagTreeExtra(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictTreeExtra: verdicts.json as a file passes; any other entry,
+// or verdicts.json of another mode, is named.
+func TestVerdictTreeExtra(t *testing.T) {
+	t.Parallel()
+	f := func(name string, mode gitstore.Mode) gitstore.TreeEntry {
+		return gitstore.TreeEntry{Name: name, Mode: mode, OID: "b"}
+	}
+	for _, tc := range []struct {
+		entries []gitstore.TreeEntry
+		want    string
+	}{
+		{[]gitstore.TreeEntry{f(VerdictsFile, gitstore.ModeFile)}, ""},
+		{[]gitstore.TreeEntry{f("NOTES.md", gitstore.ModeFile), f(VerdictsFile, gitstore.ModeFile)}, "NOTES.md"},
+		{[]gitstore.TreeEntry{f(VerdictsFile, 0o100755)}, VerdictsFile},
+	} {
+		if got := VerdictTreeExtra(tc.entries); got != tc.want {
+			t.Errorf("%v: got %q, want %q", tc.entries, got, tc.want)
+		}
+	}
+}
