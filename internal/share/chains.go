@@ -9,6 +9,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -231,8 +232,16 @@ func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transp
 	}
 	var failures []string
 	for _, c := range commits {
-		if _, _, err := verdictsAt(g, run, c.ID); err != nil {
+		_, cm, err := verdictsAt(g, run, c.ID)
+		if err != nil {
 			failures = append(failures, err.Error())
+			continue
+		}
+		entries, err := g.Tree(cm.Tree)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v", run, c.ID, err))
+		} else if p := store.VerdictTreeExtra(entries); p != "" {
+			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s)", run, c.ID, text.Printable(p), store.VerdictTreeRule))
 		}
 	}
 	return failures

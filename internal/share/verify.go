@@ -125,6 +125,14 @@ func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) 
 			}
 		}
 	}
+	// The trees this reads are the ones the lookups above read (trees).
+	p, err := store.ManifestTreeExtra(trees.Tree, c.Tree, m.Entries)
+	if err != nil {
+		return m, fmt.Errorf("manifest %s (run %s): %w", id, m.RunID, err)
+	}
+	if p != "" {
+		return m, fmt.Errorf("manifest %s (run %s): tree entry %s is not part of the run: no entry records it, yet `git show` and `git diff` would show it with the run (%s)", id, m.RunID, text.Printable(p), store.ManifestTreeRule)
+	}
 	return m, nil
 }
 
@@ -184,9 +192,22 @@ func checkObservation(g gitstore.Store, id gitstore.OID, uri string, verified ve
 	if o.URI != uri {
 		return fmt.Errorf("observation %s: observation of %s on the chain of %s", id, text.Printable(o.URI), uri)
 	}
-	content, err := gitstore.FileAt(g, c.Tree, "content")
+	// The root tree is read once, as FileAt would read it for content.
+	entries, err := g.Tree(c.Tree)
 	if err != nil {
 		return fmt.Errorf("observation %s of %s: %w", id, o.URI, err)
+	}
+	if p := store.ObservationTreeExtra(entries); p != "" {
+		return fmt.Errorf("observation %s of %s: tree entry %s is not part of the observation: no reader reads it, yet `git show` of the chain would show it with the observation (%s)", id, o.URI, text.Printable(p), store.ObservationTreeRule)
+	}
+	var content gitstore.OID
+	for _, e := range entries {
+		if e.Name == "content" && e.Mode == gitstore.ModeFile {
+			content = e.OID
+		}
+	}
+	if content == "" {
+		return fmt.Errorf("observation %s of %s: %w", id, o.URI, fmt.Errorf("content: %w", gitstore.ErrNotFound))
 	}
 	if string(content) != o.Snapshot {
 		return fmt.Errorf("observation %s of %s: content is %s, observation.json records %s", id, o.URI, content, o.Snapshot)
@@ -291,12 +312,25 @@ func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified ver
 		// get refuses it, and verify: it would put that URI in a manifest
 		return fmt.Errorf("tag move %s of %s: the observation copy is of %s", id, text.Printable(t.Reference()), text.Printable(t.Observation.URI))
 	}
+	// The root tree is read once, as FileAt would read it for content.
+	entries, err := g.Tree(c.Tree)
+	if err != nil {
+		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
+	}
+	if p := store.TagTreeExtra(entries); p != "" {
+		return fmt.Errorf("tag move %s of %s: tree entry %s is not part of the tag move: no reader reads it, yet `git show` of the tag's branch would show it with the move (%s)", id, t.Reference(), text.Printable(p), store.TagTreeRule)
+	}
 	if t.Deleted {
 		return nil
 	}
-	content, err := gitstore.FileAt(g, c.Tree, "content")
-	if err != nil {
-		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
+	var content gitstore.OID
+	for _, e := range entries {
+		if e.Name == "content" && e.Mode == gitstore.ModeFile {
+			content = e.OID
+		}
+	}
+	if content == "" {
+		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), fmt.Errorf("content: %w", gitstore.ErrNotFound))
 	}
 	if string(content) != t.Snapshot {
 		return fmt.Errorf("tag move %s of %s: content is %s, tag.json records %s", id, t.Reference(), content, t.Snapshot)

@@ -537,6 +537,15 @@ func (c *checker) lookup(root gitstore.OID, path string) (id gitstore.OID, ok, k
 	return cur, true, true
 }
 
+// readTree lists a tree walk read; one it could not read fails (walk
+// reported it).
+func (c *checker) readTree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
+	if t, ok := c.trees[id]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("tree %s: %w", id, gitstore.ErrNotFound)
+}
+
 // file reads the blob at path in a commit's tree. It reports a missing file
 // as broken (naming what) and returns ok false; unreadable objects were
 // reported by walk or are reported here.
@@ -619,6 +628,9 @@ func (c *checker) checkRun(r gitstore.Ref) {
 		if u, err := identity.ParseURI(e.URI); err == nil {
 			c.noteChain(u, id)
 		}
+	}
+	if p, err := store.ManifestTreeExtra(c.readTree, cm.Tree, m.Entries); err == nil && p != "" {
+		broken(string(r.OID), p, "tree entry %s is not part of the run: no entry records it, yet `git show` and `git diff` show it with the run (%s); readproof did not write this commit: restore the run from a copy that holds it as readproof wrote it", p, store.ManifestTreeRule)
 	}
 	c.checkSignature(r, cm, subject, id)
 }
@@ -857,13 +869,20 @@ func (c *checker) checkResources() {
 		c.observed[ch.URI.Key()] = seen
 		for _, id := range c.commitsFrom(ch.Tip) {
 			cm := c.commits[id]
+			broken := func(path, format string, args ...any) {
+				c.add(Problem{Kind: Broken, Check: "observation", Subject: subject, Ref: ch.Ref, Object: string(id), Message: path + ": " + fmt.Sprintf(format, args...)})
+			}
+			// A merge's tree is its newest parent's (share.mergeObservations):
+			// it holds what an observation holds, like every commit of the chain.
+			if entries, read := c.trees[cm.Tree]; read {
+				if p := store.ObservationTreeExtra(entries); p != "" {
+					broken(p, "tree entry %s is not part of the observation: no reader reads it, yet `git show` and `git log -p` of the chain show it with the observation (%s); readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", p, store.ObservationTreeRule)
+				}
+			}
 			if len(cm.Parents) > 1 {
 				continue // a merge after sync repeats its newest parent's observation
 			}
 			c.rep.Counts.Observations++
-			broken := func(path, format string, args ...any) {
-				c.add(Problem{Kind: Broken, Check: "observation", Subject: subject, Ref: ch.Ref, Object: string(id), Message: path + ": " + fmt.Sprintf(format, args...)})
-			}
 			data, ok := c.file(ch.Ref, cm, id, "observation.json", "observation")
 			if !ok {
 				continue
@@ -988,6 +1007,11 @@ func (c *checker) checkTags() {
 			}
 			if t.URI != tr.URI.String() || t.Tag != tr.Tag {
 				broken("tag.json", "move of %s@%s on the chain of %s@%s", t.URI, t.Tag, tr.URI, tr.Tag)
+			}
+			if entries, read := c.trees[cm.Tree]; read {
+				if p := store.TagTreeExtra(entries); p != "" {
+					broken(p, "tree entry %s is not part of the tag move: no reader reads it, yet `git show` and `git log -p` of the tag's branch show it with the move (%s); readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", p, store.TagTreeRule)
+				}
 			}
 			f, ok, known := c.lookup(cm.Tree, "content")
 			if t.Deleted {

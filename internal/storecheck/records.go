@@ -74,6 +74,11 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			if !ok {
 				break
 			}
+			if entries, read := c.trees[cm.Tree]; read {
+				if p := store.VerdictTreeExtra(entries); p != "" {
+					broken(id, "%s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` and `git log -p` of the chain show it with the check (%s); readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", p, p, store.VerdictTreeRule)
+				}
+			}
 			rec, err := store.DecodeVerdicts(run, data)
 			if err == nil {
 				err = rec.Validate(run, m)
