@@ -180,6 +180,10 @@ func (t *Transport) env() []string {
 	// would otherwise show ancestry checks and history walks a history
 	// that is not there (verify and evidence verify report such refs)
 	env = append(env, "GIT_NO_REPLACE_OBJECTS=1")
+	// The same holds for info/grafts, which git 2.39 still reads: an empty
+	// GIT_GRAFT_FILE names no file, so no graft is read (nor is the
+	// deprecation hint printed, as a readable empty file would make it)
+	env = append(env, "GIT_GRAFT_FILE=")
 	if t.objects != "" {
 		env = append(env, "GIT_OBJECT_DIRECTORY="+t.objects)
 	}

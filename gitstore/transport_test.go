@@ -249,3 +249,33 @@ func TestTransportIgnoresReplaceRefs(t *testing.T) {
 		t.Errorf("RevList(c) = %+v, want c alone, without parents", list)
 	}
 }
+
+// TestTransportIgnoresGrafts: info/grafts (deprecated, but git 2.39 still
+// reads it) rewrites parents as a replace ref does; the git readproof runs
+// must judge the history as stored.
+func TestTransportIgnoresGrafts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, tr := newTransport(t)
+	a := mkCommit(t, s, "a")
+	c := mkCommit(t, s, "c") // no parent
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.Path(), "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Path(), "info", "grafts"), []byte(string(c)+" "+string(a)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tr.IsAncestor(ctx, a, c); err != nil || got {
+		t.Errorf("IsAncestor(a, c) = %v, %v with info/grafts giving c the parent a; want false: c has no parent", got, err)
+	}
+	list, err := tr.RevList(ctx, []OID{c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != c || len(list[0].Parents) != 0 {
+		t.Errorf("RevList(c) = %+v with info/grafts giving c the parent a, want c alone, without parents", list)
+	}
+}

@@ -204,6 +204,7 @@ func checkObservation(g gitstore.Store, id gitstore.OID, uri string, verified ve
 	for _, e := range entries {
 		if e.Name == "content" && e.Mode == gitstore.ModeFile {
 			content = e.OID
+			break // the entry FileAt, and so every reader, finds
 		}
 	}
 	if content == "" {
@@ -320,14 +321,19 @@ func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified ver
 	if p := store.TagTreeExtra(entries); p != "" {
 		return fmt.Errorf("tag move %s of %s: tree entry %s is not part of the tag move: no reader reads it, yet `git show` of the tag's branch would show it with the move (%s)", id, t.Reference(), text.Printable(p), store.TagTreeRule)
 	}
-	if t.Deleted {
-		return nil
-	}
 	var content gitstore.OID
 	for _, e := range entries {
 		if e.Name == "content" && e.Mode == gitstore.ModeFile {
 			content = e.OID
+			break // the entry FileAt, and so every reader, finds
 		}
+	}
+	if t.Deleted {
+		if content != "" {
+			// verify reports it too: `git show` would show a deleted tag's content
+			return fmt.Errorf("tag move %s of %s: a deletion carries content %s (%s)", id, t.Reference(), content, store.TagTreeRule)
+		}
+		return nil
 	}
 	if content == "" {
 		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), fmt.Errorf("content: %w", gitstore.ErrNotFound))
