@@ -238,9 +238,12 @@ func (f *inflater) inflateZlibSized(src []byte, size int64) ([]byte, bool) {
 }
 
 // inflateZlibInto is inflateZlibSized that decodes into into's memory when
-// its capacity holds size bytes.
+// its capacity holds size bytes. A size over maxFastInflate is decoded here
+// too when into holds it: nothing is then allocated from the header (a
+// replay's one allocation, made at the sizes its run records, gives each
+// blob its place; a large one read elsewhere left its place unused).
 func (f *inflater) inflateZlibInto(src []byte, size int64, into []byte) ([]byte, bool) {
-	if size < 0 || size > maxFastInflate || len(src) < 2 {
+	if size < 0 || size > maxFastInflate && size > int64(cap(into)) || len(src) < 2 {
 		return nil, false
 	}
 	if !zlibHeaderOK(src) {

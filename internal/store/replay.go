@@ -221,6 +221,11 @@ func (s *Store) replayEach(ctx context.Context, m *manifest.Manifest, progress f
 			case keep == keepProbed && e.Probe != nil:
 				r.Content = bytes.Clone(data) // data is ReadBlobs' buffer
 			}
+			if r.Content == nil && (keep == keepAll || e.Probe != nil && keep == keepProbed) {
+				// kept and empty: not nil, which says "not kept" (an
+				// empty blob is read as nil when no buffer was given)
+				r.Content = []byte{}
+			}
 			r.Match = r.Actual == e.ContentHash && int64(len(data)) == e.Bytes
 			if r.Actual == e.ContentHash && !r.Match {
 				r.Error = fmt.Sprintf("size %d, entry records %d", len(data), e.Bytes)

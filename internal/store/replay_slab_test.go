@@ -68,3 +68,40 @@ func TestReplayKeepsTheBytesInOneAllocation(t *testing.T) {
 		t.Fatalf("replay --no-content: Spans gives %d pieces, want none", len(got))
 	}
 }
+
+// A document over 8 MiB (the largest a pack entry is decoded in place
+// without a buffer given) is read into its place in the one allocation too:
+// it was read into memory of its own, and the place made (and faulted in)
+// for it was left unused, so a replay of a 60 MB document took 200 MB
+// resident rather than 142 MB.
+func TestReplayReadsALargeDocumentIntoItsPlace(t *testing.T) {
+	large := strings.Repeat("a large document, read in place.\n", 9<<20/33) // 9 MiB
+	toml := "[defaults]\nmax_bytes = \"64MiB\"\n\n"
+	files := map[string]string{"a.md": "first\n", "large.md": large, "z.md": "last\n"}
+	var uris []string
+	for _, name := range []string{"a.md", "large.md", "z.md"} {
+		toml += fmt.Sprintf("[[resource]]\nuri = \"readproof://slab/docs/%s\"\nsource = { type = \"filesystem\", path = %q }\n\n", name, name)
+		uris = append(uris, "readproof://slab/docs/"+name)
+	}
+	f := newFixture(t, toml, files)
+	if _, _, err := f.s.RunOnce(context.Background(), "run-large", uris); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.s.ReplayContext(context.Background(), "run-large", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Entries[1].Content); got != large {
+		t.Fatalf("the large entry holds %d other bytes, want its %d", len(got), len(large))
+	}
+	for i := 1; i < len(res.Entries); i++ {
+		prev, e := res.Entries[i-1].Content, res.Entries[i].Content
+		end := uintptr(unsafe.Pointer(unsafe.SliceData(prev))) + uintptr(len(prev))
+		if at := uintptr(unsafe.Pointer(unsafe.SliceData(e))); at != end {
+			t.Fatalf("entry %d (%d bytes) is at %#x, not right after entry %d's (%#x): read into memory of its own, its place in the allocation unused", i, len(e), at, i-1, end)
+		}
+	}
+	if got := len(res.Spans()); got != 1 {
+		t.Fatalf("Spans: %d pieces, want 1", got)
+	}
+}
