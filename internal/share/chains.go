@@ -241,7 +241,7 @@ func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transp
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v", run, c.ID, err))
 		} else if p := store.VerdictTreeExtra(entries); p != "" {
-			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s)", run, c.ID, text.Printable(p), store.VerdictTreeRule))
+			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s); %s", run, c.ID, text.Printable(p), store.VerdictTreeRule, handWritten(p, c.ID)))
 		}
 	}
 	return failures
@@ -358,12 +358,12 @@ func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Tran
 					n, ok := has[e.Name]
 					switch {
 					case !ok || n.Mode != e.Mode:
-						fail(path, "the file of parent %s is gone: a receipt chain only grows, so a file one commit adds and a later one removes is hidden from the tip while `git log -p` of the chain shows it; readproof did not write this commit", p)
+						fail(path, "the file of parent %s is gone: a receipt chain only grows, so a file one commit adds and a later one removes is hidden from the tip while `git log -p` of the chain shows it; %s", p, handWritten(path, p))
 					case e.OID == n.OID:
 					case e.Mode == gitstore.ModeDir:
 						walk(e.OID, n.OID, append(dirs, e.Name))
 					case len(c.Parents) == 1:
-						fail(path, "blob %s of parent %s is replaced by %s: a receipt chain only grows; readproof did not write this commit", e.OID, p, n.OID)
+						fail(path, "blob %s of parent %s is replaced by %s: a receipt chain only grows; %s", e.OID, p, n.OID, handWritten(path, c.ID))
 					default:
 						id, _ := strings.CutSuffix(e.Name, ".json")
 						data, err := g.BlobAtMost(e.OID, store.MaxRecordBytes)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
@@ -406,6 +407,9 @@ func TestPullRefusesReceiptFileRemovedLater(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "NOTES.md") {
 		t.Fatalf("pull's refusal does not name NOTES.md: %v", err)
+	}
+	if h := hint.Of(err); !strings.Contains(h, "someone wrote commit "+string(mid)+" by hand (it holds NOTES.md)") {
+		t.Fatalf("pull's hint %q does not name commit %s and NOTES.md", h, mid)
 	}
 	if after := refsExcept(t, b.path(), "refs/nothing-excluded/"); after != before {
 		t.Fatalf("refused pull changed refs:\n%s\nwant\n%s", after, before)
