@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -289,7 +290,7 @@ type ReceiptConflict struct {
 // commit is then one the tip holds, or a receipt: a commit in the middle
 // that adds a file a later one removes, invisible at the tip but shown by
 // `git log -p` of the chain, is refused. An append reads the three trees
-// it rewrote and its parent's three.
+// it rewrote (its parent's were read as the parent's own).
 func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Transport, name string, tip, oldTip gitstore.OID) []string {
 	commits, err := revList(ctx, g, t, tip, oldTip)
 	if err != nil {
@@ -334,52 +335,31 @@ func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Tran
 			fail := func(path, format string, args ...any) {
 				failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s) %s: %s", name, c.ID, text.Printable(path), fmt.Sprintf(format, args...)))
 			}
-			var walk func(pt, ct gitstore.OID, dirs []string)
-			walk = func(pt, ct gitstore.OID, dirs []string) {
-				if pt == ct {
-					return
-				}
-				pe, err := list(pt)
-				if err != nil {
-					fail(strings.Join(dirs, "/"), "%v", err)
-					return
-				}
-				ce, err := list(ct)
-				if err != nil {
-					fail(strings.Join(dirs, "/"), "%v", err)
-					return
-				}
-				has := make(map[string]gitstore.TreeEntry, len(ce))
-				for _, e := range ce {
-					has[e.Name] = e
-				}
-				for _, e := range pe {
-					path := strings.Join(append(dirs, e.Name), "/")
-					n, ok := has[e.Name]
-					switch {
-					case !ok || n.Mode != e.Mode:
-						fail(path, "the file of parent %s is gone: a receipt chain only grows, so a file one commit adds and a later one removes is hidden from the tip while `git log -p` of the chain shows it; %s", p, handWritten(path, p))
-					case e.OID == n.OID:
-					case e.Mode == gitstore.ModeDir:
-						walk(e.OID, n.OID, append(dirs, e.Name))
-					case len(c.Parents) == 1:
-						fail(path, "blob %s of parent %s is replaced by %s: a receipt chain only grows; %s", e.OID, p, n.OID, handWritten(path, c.ID))
-					default:
-						id, _ := strings.CutSuffix(e.Name, ".json")
-						data, err := g.BlobAtMost(e.OID, store.MaxRecordBytes)
-						if err == nil {
-							var r receipts.Receipt
-							if r, err = receipts.DecodeReceipt(data); err == nil && r.ID != id {
-								err = fmt.Errorf("the blob holds receipt %s", r.ID)
-							}
+			shrunk, err := receipts.Shrinks(list, pt, tree)
+			if err != nil {
+				fail("", "%v", err)
+			}
+			for _, d := range shrunk {
+				switch {
+				case d.Gone:
+					fail(d.Path, "the file of parent %s is gone: a receipt chain only grows, so a file one commit adds and a later one removes is hidden from the tip while `git log -p` of the chain shows it; %s", p, handWritten(d.Path, p))
+				case len(c.Parents) == 1:
+					fail(d.Path, "blob %s of parent %s is replaced by %s: a receipt chain only grows; %s", d.Was, p, d.Now, handWritten(d.Path, c.ID))
+				default:
+					_, file := path.Split(d.Path)
+					id, _ := strings.CutSuffix(file, ".json")
+					data, err := g.BlobAtMost(d.Was, store.MaxRecordBytes)
+					if err == nil {
+						var r receipts.Receipt
+						if r, err = receipts.DecodeReceipt(data); err == nil && r.ID != id {
+							err = fmt.Errorf("the blob holds receipt %s", r.ID)
 						}
-						if err != nil {
-							fail(path, "parent %s: %v", p, err)
-						}
+					}
+					if err != nil {
+						fail(d.Path, "parent %s: %v", p, err)
 					}
 				}
 			}
-			walk(pt, tree, nil)
 		}
 	}
 	return failures
