@@ -417,6 +417,10 @@ func TestPullRefusesReceiptFileRemovedLater(t *testing.T) {
 	if _, err := Clone(context.Background(), srvDir, filepath.Join(t.TempDir(), "c"), Options{}); !errors.Is(err, ErrUnverified) {
 		t.Fatalf("clone of a receipt chain whose middle commit adds NOTES.md: %v, want ErrUnverified", err)
 	}
+	u := guardedRemote(t, t.TempDir(), "guarded.git")
+	if out := pushRefused(t, a.path(), u, ref+":"+ref); !strings.Contains(out, "NOTES.md") {
+		t.Fatalf("the guarded remote refused the chain without naming NOTES.md:\n%s", out)
+	}
 }
 
 // TestReceiptConflictMergeTravels: a merge that kept the local blob of a
