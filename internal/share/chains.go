@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -241,7 +242,7 @@ func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transp
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v", run, c.ID, err))
 		} else if p := store.VerdictTreeExtra(entries); p != "" {
-			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s)", run, c.ID, text.Printable(p), store.VerdictTreeRule))
+			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s); %s", run, c.ID, text.Printable(p), store.VerdictTreeRule, handWritten(p, c.ID)))
 		}
 	}
 	return failures
@@ -275,4 +276,91 @@ func mergeVerdicts(g gitstore.Store, run string, local, remote gitstore.OID) (gi
 type ReceiptConflict struct {
 	Chain   string `json:"chain"`
 	Receipt string `json:"receipt"`
+}
+
+// checkReceiptCommits checks each commit reachable from tip and not from
+// oldTip ("" for none) on receipt chain name against its parents: chains
+// only grow (an append adds one receipt to its parent's tree, a merge is
+// the union of its parents' trees), so each path of a parent's tree is in
+// the commit's tree, an append's with its parent's blob. A merge keeps the
+// local blob of an id both sides hold with other bytes (unionReceiptTrees;
+// its parents are sorted, so either may be the local one): a parent's
+// other blob there is decoded as a receipt of that id instead.
+// With the tip's tree checked (checkReceiptTree), every file of every new
+// commit is then one the tip holds, or a receipt: a commit in the middle
+// that adds a file a later one removes, invisible at the tip but shown by
+// `git log -p` of the chain, is refused. An append reads the three trees
+// it rewrote (its parent's were read as the parent's own).
+func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Transport, name string, tip, oldTip gitstore.OID) []string {
+	commits, err := revList(ctx, g, t, tip, oldTip)
+	if err != nil {
+		return []string{fmt.Sprintf("receipt chain %s: %v", name, err)}
+	}
+	trees := make(map[gitstore.OID]gitstore.OID, len(commits)+1)
+	treeOf := func(id gitstore.OID) (gitstore.OID, error) {
+		if tr, ok := trees[id]; ok {
+			return tr, nil
+		}
+		tr, err := commitTree(g, id)
+		if err == nil {
+			trees[id] = tr
+		}
+		return tr, err
+	}
+	// An append's trees are its child's parent trees: each is read once.
+	listed := map[gitstore.OID][]gitstore.TreeEntry{}
+	list := func(id gitstore.OID) ([]gitstore.TreeEntry, error) {
+		if l, ok := listed[id]; ok {
+			return l, nil
+		}
+		l, err := g.Tree(id)
+		if err == nil {
+			listed[id] = l
+		}
+		return l, err
+	}
+	var failures []string
+	for _, c := range commits {
+		tree, err := treeOf(c.ID)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("receipt chain %s: %v", name, err))
+			continue
+		}
+		for _, p := range c.Parents {
+			pt, err := treeOf(p)
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("receipt chain %s: %v", name, err))
+				continue
+			}
+			fail := func(path, format string, args ...any) {
+				failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s) %s: %s", name, c.ID, text.Printable(path), fmt.Sprintf(format, args...)))
+			}
+			shrunk, err := receipts.Shrinks(list, pt, tree)
+			if err != nil {
+				fail("", "%v", err)
+			}
+			for _, d := range shrunk {
+				switch {
+				case d.Gone:
+					fail(d.Path, "the file of parent %s is gone: a receipt chain only grows, so a file one commit adds and a later one removes is hidden from the tip while `git log -p` of the chain shows it; %s", p, handWritten(d.Path, p))
+				case len(c.Parents) == 1:
+					fail(d.Path, "blob %s of parent %s is replaced by %s: a receipt chain only grows; %s", d.Was, p, d.Now, handWritten(d.Path, c.ID))
+				default:
+					_, file := path.Split(d.Path)
+					id, _ := strings.CutSuffix(file, ".json")
+					data, err := g.BlobAtMost(d.Was, store.MaxRecordBytes)
+					if err == nil {
+						var r receipts.Receipt
+						if r, err = receipts.DecodeReceipt(data); err == nil && r.ID != id {
+							err = fmt.Errorf("the blob holds receipt %s", r.ID)
+						}
+					}
+					if err != nil {
+						fail(d.Path, "parent %s: %v", p, err)
+					}
+				}
+			}
+		}
+	}
+	return failures
 }

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
@@ -346,4 +348,134 @@ func pushedUndecodableVerdicts(t *testing.T) (string, *project) {
 	}
 	mustPush(t, a, "origin")
 	return srvDir, b
+}
+
+// TestPullRefusesReceiptFileRemovedLater: a receipt chain commit in the
+// middle of the chain that adds a file a later commit removes is refused
+// by pull and clone (`git log -p` of the chain would show the file, its
+// tip does not): chains only grow, so no commit drops what its first
+// parent holds.
+func TestPullRefusesReceiptFileRemovedLater(t *testing.T) {
+	t.Parallel()
+	key := testKey(t)
+	srvDir := bareServer(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"policy": "p\n"})
+	b := newProject(t, map[string]string{"runbook": "r\n"})
+	addRemote(t, a, "origin", srvDir)
+	addRemote(t, b, "origin", srvDir)
+	issue(t, a, key, "s", 2)
+	g := a.s.Git()
+	ref := receipts.SessionRef("s")
+	tip := refOf(t, a, ref)
+	second, err := g.Commit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := g.Commit(second.Parents[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Between the two appends, a commit adds NOTES.md; the second append
+	// (its tree as readproof wrote it) drops it again.
+	entries, err := g.Tree(first.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, _ := g.PutBlob([]byte("Approved by legal.\n"))
+	planted, err := g.PutTree(append(slices.Clone(entries), gitstore.TreeEntry{Name: "NOTES.md", Mode: gitstore.ModeFile, OID: notes}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := signature(a.clock())
+	mid, err := g.PutCommit(gitstore.Commit{Tree: planted, Parents: second.Parents, Author: sig, Committer: sig, Message: "notes\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Parents = []gitstore.OID{mid}
+	forged, err := g.PutCommit(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: forged}); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, a, "origin")
+	before := refsExcept(t, b.path(), "refs/nothing-excluded/")
+	_, err = Pull(context.Background(), b.s, "origin", Options{})
+	if !errors.Is(err, ErrUnverified) {
+		t.Fatalf("pull of a receipt chain whose middle commit adds NOTES.md: %v, want ErrUnverified", err)
+	}
+	if !strings.Contains(err.Error(), "NOTES.md") {
+		t.Fatalf("pull's refusal does not name NOTES.md: %v", err)
+	}
+	if h := hint.Of(err); !strings.Contains(h, "someone wrote commit "+string(mid)+" by hand (it holds NOTES.md)") {
+		t.Fatalf("pull's hint %q does not name commit %s and NOTES.md", h, mid)
+	}
+	if after := refsExcept(t, b.path(), "refs/nothing-excluded/"); after != before {
+		t.Fatalf("refused pull changed refs:\n%s\nwant\n%s", after, before)
+	}
+	if _, err := Clone(context.Background(), srvDir, filepath.Join(t.TempDir(), "c"), Options{}); !errors.Is(err, ErrUnverified) {
+		t.Fatalf("clone of a receipt chain whose middle commit adds NOTES.md: %v, want ErrUnverified", err)
+	}
+	u := guardedRemote(t, t.TempDir(), "guarded.git")
+	if out := pushRefused(t, a.path(), u, ref+":"+ref); !strings.Contains(out, "NOTES.md") {
+		t.Fatalf("the guarded remote refused the chain without naming NOTES.md:\n%s", out)
+	}
+}
+
+// TestReceiptConflictMergeTravels: a merge that kept the local blob of a
+// receipt id the two sides hold with other bytes (either of its sorted
+// parents may be the local one) passes the check of every new commit on a
+// later pull and clone: the other parent's blob is a receipt of that id.
+func TestReceiptConflictMergeTravels(t *testing.T) {
+	t.Parallel()
+	key := testKey(t)
+	srvDir := bareServer(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"policy": "p\n"})
+	b := newProject(t, map[string]string{"runbook": "r\n"})
+	addRemote(t, a, "origin", srvDir)
+	addRemote(t, b, "origin", srvDir)
+	id := issue(t, a, key, "s", 1)[0]
+	mustPush(t, a, "origin")
+	// b holds the same id with other bytes (another tool) in its own chain.
+	ga := a.s.Git()
+	blob, err := gitstore.FileAt(ga, commitTreeOf(t, ga, refOf(t, a, receipts.SessionRef("s"))), strings.Join([]string{id[5:6], id[6:7], id + ".json"}, "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := ga.Blob(blob)
+	other := bytes.Replace(data, []byte(`"tool":"exec"`), []byte(`"tool":"exed"`), 1)
+	if bytes.Equal(other, data) {
+		t.Fatalf("receipt %s has no tool exec: %s", id, data)
+	}
+	g := b.s.Git()
+	ob, _ := g.PutBlob(other)
+	leaf, _ := g.PutTree([]gitstore.TreeEntry{{Name: id + ".json", Mode: gitstore.ModeFile, OID: ob}})
+	mid, _ := g.PutTree([]gitstore.TreeEntry{{Name: id[6:7], Mode: gitstore.ModeDir, OID: leaf}})
+	root, _ := g.PutTree([]gitstore.TreeEntry{{Name: id[5:6], Mode: gitstore.ModeDir, OID: mid}})
+	sig := signature(b.clock())
+	c, err := g.PutCommit(gitstore.Commit{Tree: root, Author: sig, Committer: sig, Message: "receipt " + id + "\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: receipts.SessionRef("s"), New: c}); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustPull(t, b, "origin"); len(res.ReceiptConflicts) != 1 {
+		t.Fatalf("pull merged with conflicts %v, want %s", res.ReceiptConflicts, id)
+	}
+	mustPush(t, b, "origin")
+	mustPull(t, a, "origin")
+	if _, err := Clone(context.Background(), srvDir, filepath.Join(t.TempDir(), "c"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func commitTreeOf(t testing.TB, g gitstore.Store, id gitstore.OID) gitstore.OID {
+	t.Helper()
+	tr, err := commitTree(g, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

@@ -542,6 +542,7 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	for _, key := range sortedKeys(local.receipts) {
 		if _, _, ok := receiptChain(key); ok {
 			failures = append(failures, checkReceiptTree(g, key, local.receipts[key], "")...)
+			failures = append(failures, checkReceiptCommits(ctx, g, t, key, local.receipts[key], "")...)
 			res.Receipts = append(res.Receipts, key)
 		}
 	}

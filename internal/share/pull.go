@@ -593,8 +593,35 @@ func nameRemote(err error, what string) error {
 }
 
 func unverified(failures []string) error {
-	return hint.With(fmt.Errorf("%w: nothing was adopted: %s", ErrUnverified, summarize(failures, 3)),
-		"the remote holds records that do not replay; ask whoever pushed them to run `readproof verify --read-data` on their store, and do not adopt them")
+	err := fmt.Errorf("%w: nothing was adopted: %s", ErrUnverified, summarize(failures, 3))
+	for _, f := range failures {
+		if path, commit, ok := handWrittenIn(f); ok {
+			return hint.With(err, fmt.Sprintf("records on the remote carry files no readproof writes: someone wrote commit %s by hand (it holds %s), and every readproof refuses it; ask whoever pushed it to restore that chain on the remote from a copy readproof wrote (`readproof verify` in a store holding the commit names it broken), and do not adopt it", commit, path))
+		}
+	}
+	return hint.With(err, "the remote holds records that do not replay; ask whoever pushed them to run `readproof verify --read-data` on their store, and do not adopt them")
+}
+
+// handWritten is the clause that ends a failure for a record whose tree
+// holds a file no readproof version writes there (path, in commit): a
+// commit written by hand. unverified finds it (handWrittenIn) and gives
+// the hint that fits, naming the commit and the path.
+func handWritten(path string, commit gitstore.OID) string {
+	return fmt.Sprintf("no readproof writes %s there (commit %s)", text.Printable(path), commit)
+}
+
+// handWrittenIn finds the clause handWritten wrote in failure f.
+func handWrittenIn(f string) (path, commit string, ok bool) {
+	_, rest, ok := strings.Cut(f, "no readproof writes ")
+	if !ok {
+		return "", "", false
+	}
+	path, rest, ok = strings.Cut(rest, " there (commit ")
+	if !ok {
+		return "", "", false
+	}
+	commit, _, ok = strings.Cut(rest, ")")
+	return path, commit, ok
 }
 
 func summarize(items []string, n int) string {

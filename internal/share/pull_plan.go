@@ -247,7 +247,7 @@ var receiptChains = chainKind{
 		return key, ok
 	},
 	check: func(p *planner, key string, tip, old gitstore.OID) []string {
-		return checkReceiptTree(p.g, key, tip, old)
+		return append(checkReceiptTree(p.g, key, tip, old), checkReceiptCommits(p.ctx, p.g, p.t, key, tip, old)...)
 	},
 	merge: func(p *planner, key, _ string, l, r gitstore.OID) (gitstore.OID, error) {
 		var conflicts []string

@@ -241,7 +241,7 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 			if _, _, ok := receiptChain(key); !ok {
 				no(in, "not a receipt chain name")
 			} else if forward(in) {
-				for _, f := range checkReceiptTree(g, key, in.New, in.Old) {
+				for _, f := range append(checkReceiptTree(g, key, in.New, in.Old), checkReceiptCommits(ctx, g, t, key, in.New, in.Old)...) {
 					no(in, "%s", f)
 				}
 			}

@@ -131,7 +131,7 @@ func checkManifestWith(g gitstore.Store, id gitstore.OID, facts *snapshotFacts) 
 		return m, fmt.Errorf("manifest %s (run %s): %w", id, m.RunID, err)
 	}
 	if p != "" {
-		return m, fmt.Errorf("manifest %s (run %s): tree entry %s is not part of the run: no entry records it, yet `git show` and `git diff` would show it with the run (%s)", id, m.RunID, text.Printable(p), store.ManifestTreeRule)
+		return m, fmt.Errorf("manifest %s (run %s): tree entry %s is not part of the run: no entry records it, yet `git show` and `git diff` would show it with the run (%s); %s", id, m.RunID, text.Printable(p), store.ManifestTreeRule, handWritten(p, id))
 	}
 	return m, nil
 }
@@ -198,7 +198,7 @@ func checkObservation(g gitstore.Store, id gitstore.OID, uri string, verified ve
 		return fmt.Errorf("observation %s of %s: %w", id, o.URI, err)
 	}
 	if p := store.ObservationTreeExtra(entries); p != "" {
-		return fmt.Errorf("observation %s of %s: tree entry %s is not part of the observation: no reader reads it, yet `git show` of the chain would show it with the observation (%s)", id, o.URI, text.Printable(p), store.ObservationTreeRule)
+		return fmt.Errorf("observation %s of %s: tree entry %s is not part of the observation: no reader reads it, yet `git show` of the chain would show it with the observation (%s); %s", id, o.URI, text.Printable(p), store.ObservationTreeRule, handWritten(p, id))
 	}
 	var content gitstore.OID
 	for _, e := range entries {
@@ -319,7 +319,7 @@ func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified ver
 		return fmt.Errorf("tag move %s of %s: %w", id, t.Reference(), err)
 	}
 	if p := store.TagTreeExtra(entries); p != "" {
-		return fmt.Errorf("tag move %s of %s: tree entry %s is not part of the tag move: no reader reads it, yet `git show` of the tag's branch would show it with the move (%s)", id, t.Reference(), text.Printable(p), store.TagTreeRule)
+		return fmt.Errorf("tag move %s of %s: tree entry %s is not part of the tag move: no reader reads it, yet `git show` of the tag's branch would show it with the move (%s); %s", id, t.Reference(), text.Printable(p), store.TagTreeRule, handWritten(p, id))
 	}
 	var content gitstore.OID
 	for _, e := range entries {
@@ -331,7 +331,7 @@ func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified ver
 	if t.Deleted {
 		if content != "" {
 			// verify reports it too: `git show` would show a deleted tag's content
-			return fmt.Errorf("tag move %s of %s: a deletion carries content %s (%s)", id, t.Reference(), content, store.TagTreeRule)
+			return fmt.Errorf("tag move %s of %s: a deletion carries content %s (%s); %s", id, t.Reference(), content, store.TagTreeRule, handWritten("content", id))
 		}
 		return nil
 	}

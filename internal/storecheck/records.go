@@ -3,6 +3,7 @@ package storecheck
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +25,66 @@ func (c *checker) checkReceipts() {
 	for _, is := range issues {
 		c.add(Problem{Kind: Broken, Check: "receipts", Subject: "receipts " + strings.TrimPrefix(is.Ref, receipts.RefPrefix), Ref: is.Ref,
 			Path: is.ID, Message: is.Message})
+	}
+	c.checkReceiptGrowth()
+}
+
+// checkReceiptGrowth checks every commit of every receipt chain against its
+// parents (receipts.Shrinks, on the trees walk read): a chain only grows,
+// so a file a commit in the middle adds and a later one removes, hidden
+// from the tip that Ledger.Check reads while `git log -p` of the chain
+// shows it, is reported at the commit that drops it. A merge keeps one
+// side's blob of an id both sides hold with other bytes: there the other
+// blob is decoded as a receipt of that id.
+func (c *checker) checkReceiptGrowth() {
+	list := func(id gitstore.OID) ([]gitstore.TreeEntry, error) {
+		if l, ok := c.trees[id]; ok {
+			return l, nil
+		}
+		return nil, fmt.Errorf("tree %s was not read", id) // its own problem is reported
+	}
+	for _, ref := range sortedKeys(c.walked) {
+		if !strings.HasPrefix(ref, receipts.RefPrefix) || c.refBad[ref] {
+			continue
+		}
+		subject := "receipts " + strings.TrimPrefix(ref, receipts.RefPrefix)
+		for _, id := range c.commitsFrom(c.walked[ref]) {
+			cm := c.commits[id]
+			for _, parent := range cm.Parents {
+				pc, ok := c.commits[parent]
+				if !ok {
+					continue
+				}
+				shrunk, err := receipts.Shrinks(list, pc.Tree, cm.Tree)
+				if err != nil {
+					continue
+				}
+				for _, d := range shrunk {
+					p := Problem{Kind: Broken, Check: "receipts", Subject: subject, Ref: ref, Object: string(id), Path: d.Path}
+					switch {
+					case d.Gone:
+						p.Message = fmt.Sprintf("the file of parent %s is gone: a receipt chain only grows, so a file one commit adds and a later one removes is hidden from the tip while `git log -p` of the chain shows it; readproof did not write these commits: restore the chain from a copy that holds it as readproof wrote it", parent)
+					case len(cm.Parents) == 1:
+						p.Message = fmt.Sprintf("blob %s of parent %s is replaced by %s: a receipt chain only grows; readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", d.Was, parent, d.Now)
+					default:
+						_, name := path.Split(d.Path)
+						rid, _ := strings.CutSuffix(name, ".json")
+						data, err := c.g.BlobAtMost(d.Was, store.MaxRecordBytes)
+						if err == nil {
+							var r receipts.Receipt
+							if r, err = receipts.DecodeReceipt(data); err == nil && r.ID != rid {
+								err = fmt.Errorf("the blob holds receipt %s", r.ID)
+							}
+						}
+						if err == nil {
+							continue
+						}
+						p.Message = fmt.Sprintf("the blob of parent %s: %v", parent, err)
+					}
+					c.add(p)
+				}
+			}
+		}
 	}
 }
 
