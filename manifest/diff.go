@@ -40,46 +40,17 @@ type Comparison struct {
 // content hash and ref are the same on both sides. Changes come in B's order,
 // then entries only in A.
 func Compare(a, b *Manifest) *Comparison {
-	// next[i] is the entry of A after i with the same URI (-1: none), and
-	// head[URI] the first of them not yet paired: the n-th mount of a URI in
-	// B takes the n-th in A, with one map of A's URIs.
-	head := make(map[string]int, len(a.Entries))
-	next := make([]int, len(a.Entries))
-	for i := len(a.Entries) - 1; i >= 0; i-- {
-		next[i] = -1
-		if j, ok := head[a.Entries[i].URI]; ok {
-			next[i] = j
+	v := pairEntries(a.Entries, b.Entries, func(e *Entry) (string, string, string) { return e.URI, e.ContentHash, e.Ref })
+	c := &Comparison{Changes: make([]Change, len(v.Pairs)), Added: v.Added, Removed: v.Removed, Changed: v.Changed, Unchanged: v.Unchanged}
+	for i, p := range v.Pairs {
+		ch := Change{Kind: p.Kind, URI: p.URI}
+		if p.A >= 0 {
+			ch.A = &a.Entries[p.A]
 		}
-		head[a.Entries[i].URI] = i
-	}
-	used := make([]bool, len(a.Entries))
-	c := &Comparison{Changes: make([]Change, 0, max(len(a.Entries), len(b.Entries)))}
-	for i := range b.Entries {
-		e := &b.Entries[i]
-		j, ok := head[e.URI]
-		if ok && j >= 0 {
-			head[e.URI] = next[j]
+		if p.B >= 0 {
+			ch.B = &b.Entries[p.B]
 		}
-		switch {
-		case !ok || j < 0:
-			c.Changes = append(c.Changes, Change{Kind: Added, URI: e.URI, B: e})
-			c.Added++
-		case a.Entries[j].ContentHash == e.ContentHash && a.Entries[j].Ref == e.Ref:
-			used[j] = true
-			c.Changes = append(c.Changes, Change{Kind: Unchanged, URI: e.URI, A: &a.Entries[j], B: e})
-			c.Unchanged++
-		default:
-			used[j] = true
-			c.Changes = append(c.Changes, Change{Kind: Changed, URI: e.URI, A: &a.Entries[j], B: e})
-			c.Changed++
-		}
-	}
-	for j := range a.Entries {
-		if !used[j] {
-			e := &a.Entries[j]
-			c.Changes = append(c.Changes, Change{Kind: Removed, URI: e.URI, A: e})
-			c.Removed++
-		}
+		c.Changes[i] = ch
 	}
 	return c
 }
@@ -253,40 +224,51 @@ type ViewComparison struct {
 // order, by position (a reader of one page of a comparison reads whole
 // only the entries of that page: manifest.DecodeSome).
 func CompareViews(a, b *View) *ViewComparison {
-	head := make(map[string]int, len(a.Entries))
-	next := make([]int, len(a.Entries))
-	for i := len(a.Entries) - 1; i >= 0; i-- {
+	return pairEntries(a.Entries, b.Entries, func(e *ViewEntry) (string, string, string) { return e.URI, e.ContentHash, e.Ref })
+}
+
+// pairEntries pairs the entries of A and B as Compare says, by position,
+// key giving an entry's URI, content hash and ref: the n-th mount of a URI
+// in B takes the n-th in A (one map of A's URIs; next[i] is the entry of A
+// after i with the same URI, -1 for none, and head[URI] the first of them
+// not yet paired).
+func pairEntries[E any](a, b []E, key func(*E) (uri, hash, ref string)) *ViewComparison {
+	head := make(map[string]int, len(a))
+	next := make([]int, len(a))
+	for i := len(a) - 1; i >= 0; i-- {
+		uri, _, _ := key(&a[i])
 		next[i] = -1
-		if j, ok := head[a.Entries[i].URI]; ok {
+		if j, ok := head[uri]; ok {
 			next[i] = j
 		}
-		head[a.Entries[i].URI] = i
+		head[uri] = i
 	}
-	used := make([]bool, len(a.Entries))
-	c := &ViewComparison{Pairs: make([]Pair, 0, max(len(a.Entries), len(b.Entries)))}
-	for i := range b.Entries {
-		e := &b.Entries[i]
-		j, ok := head[e.URI]
+	used := make([]bool, len(a))
+	c := &ViewComparison{Pairs: make([]Pair, 0, max(len(a), len(b)))}
+	for i := range b {
+		uri, hash, ref := key(&b[i])
+		j, ok := head[uri]
 		if ok && j >= 0 {
-			head[e.URI] = next[j]
+			head[uri] = next[j]
 		}
-		switch {
-		case !ok || j < 0:
-			c.Pairs = append(c.Pairs, Pair{Kind: Added, URI: e.URI, A: -1, B: i})
+		if !ok || j < 0 {
+			c.Pairs = append(c.Pairs, Pair{Kind: Added, URI: uri, A: -1, B: i})
 			c.Added++
-		case a.Entries[j].ContentHash == e.ContentHash && a.Entries[j].Ref == e.Ref:
-			used[j] = true
-			c.Pairs = append(c.Pairs, Pair{Kind: Unchanged, URI: e.URI, A: j, B: i})
+			continue
+		}
+		used[j] = true
+		if _, ah, ar := key(&a[j]); ah == hash && ar == ref {
+			c.Pairs = append(c.Pairs, Pair{Kind: Unchanged, URI: uri, A: j, B: i})
 			c.Unchanged++
-		default:
-			used[j] = true
-			c.Pairs = append(c.Pairs, Pair{Kind: Changed, URI: e.URI, A: j, B: i})
+		} else {
+			c.Pairs = append(c.Pairs, Pair{Kind: Changed, URI: uri, A: j, B: i})
 			c.Changed++
 		}
 	}
-	for j := range a.Entries {
+	for j := range a {
 		if !used[j] {
-			c.Pairs = append(c.Pairs, Pair{Kind: Removed, URI: a.Entries[j].URI, A: j, B: -1})
+			uri, _, _ := key(&a[j])
+			c.Pairs = append(c.Pairs, Pair{Kind: Removed, URI: uri, A: j, B: -1})
 			c.Removed++
 		}
 	}
