@@ -39,13 +39,26 @@ func Shrinks(list func(gitobj.OID) ([]gitobj.TreeEntry, error), parent, child gi
 		if err != nil {
 			return err
 		}
-		j := 0 // both lists are in git's order: a match is at or after the last
+		// Both lists are in git's order, so a match is mostly the entry
+		// after the last one matched; any other is looked up in an index
+		// of the child's names, built on the first miss (a tree whose
+		// paths are gone, scanned again for each, was quadratic).
+		j := 0
+		var names map[string]int
 		for _, e := range pe {
 			path := strings.Join(append(dirs, e.Name), "/")
 			var n gitobj.TreeEntry
 			ok := false
-			for k := 0; k < len(ce) && !ok; k++ {
-				if i := (j + k) % len(ce); ce[i].Name == e.Name {
+			if j < len(ce) && ce[j].Name == e.Name {
+				n, ok, j = ce[j], true, j+1
+			} else {
+				if names == nil {
+					names = make(map[string]int, len(ce))
+					for i, c := range ce {
+						names[c.Name] = i
+					}
+				}
+				if i, found := names[e.Name]; found {
 					n, ok, j = ce[i], true, i+1
 				}
 			}

@@ -44,3 +44,29 @@ func TestShrinks(t *testing.T) {
 		t.Fatalf("same tree: %v, %v", got, err)
 	}
 }
+
+// BenchmarkShrinksAllGone: a child that lost every path of a 20,000-entry
+// parent (what a hostile remote's receipt chain can send). Each lost path
+// is looked up in an index of the child's names; a scan of the child for
+// each made this quadratic (400 million name comparisons here).
+func BenchmarkShrinksAllGone(b *testing.B) {
+	const n = 20000
+	parent, child := make([]gitobj.TreeEntry, n), make([]gitobj.TreeEntry, n)
+	for i := range n {
+		parent[i] = gitobj.TreeEntry{Name: fmt.Sprintf("a%06d", i), Mode: gitobj.ModeFile, OID: "x"}
+		child[i] = gitobj.TreeEntry{Name: fmt.Sprintf("b%06d", i), Mode: gitobj.ModeFile, OID: "x"}
+	}
+	list := func(id gitobj.OID) ([]gitobj.TreeEntry, error) {
+		if id == "p" {
+			return parent, nil
+		}
+		return child, nil
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := Shrinks(list, "p", "c")
+		if err != nil || len(got) != n {
+			b.Fatalf("%d shrunk paths, %v; want %d", len(got), err, n)
+		}
+	}
+}
