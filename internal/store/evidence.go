@@ -1080,6 +1080,18 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 		}
 		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false
 	}
+	// The commit the bundle names must hold the run as readproof wrote it:
+	// a file beside manifest.json and the entries' files shows reviewers
+	// (`git show`, `git diff`) as part of the run what no entry records.
+	c, err := s.git.Commit(gitstore.OID(m.ID))
+	if err != nil {
+		return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false
+	}
+	if extra, err := ManifestTreeExtra(s.git.Tree, c.Tree, m.Entries); err != nil {
+		return fmt.Sprintf("reading manifest commit %s's tree: %v", m.ID, err), false
+	} else if extra != "" {
+		return fmt.Sprintf("manifest commit %s holds %s, which is not part of the run: no entry records it, yet `git show` and `git diff` show it with the run (%s); readproof did not write this commit (`readproof verify` names it)", m.ID, text.Printable(extra), ManifestTreeRule), false
+	}
 	return fmt.Sprintf("run %s, created %s, %s with the stored manifest", m.RunID, timeString(m.CreatedAt), text.Count(n, "entry agrees", "entries agree")), true
 }
 
