@@ -947,15 +947,28 @@ func ReplaceRefBases() []string {
 	return bases
 }
 
-// replaceRefs lists the refs under every base of ReplaceRefBases.
+// replaceRefs lists the refs under every base of ReplaceRefBases, each
+// once: the bases can nest (GIT_REPLACE_REF_BASE empty or refs/ holds
+// refs/replace/, refs/replace/x/ is in it).
 func (s *Store) replaceRefs() ([]gitstore.Ref, error) {
 	var out []gitstore.Ref
-	for _, base := range ReplaceRefBases() {
+	var seen map[string]bool // only with a second base
+	for i, base := range ReplaceRefBases() {
 		refs, err := s.git.Refs(base)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, refs...)
+		if i == 1 {
+			seen = make(map[string]bool, len(out))
+			for _, r := range out {
+				seen[r.Name] = true
+			}
+		}
+		for _, r := range refs {
+			if !seen[r.Name] {
+				out = append(out, r)
+			}
+		}
 	}
 	return out, nil
 }
