@@ -918,12 +918,16 @@ func CommonDirProblem(dir string) string {
 		return ""
 	}
 	other := "another repository"
-	if f, err := os.Open(path); err == nil {
-		buf := make([]byte, 512)
-		n, _ := io.ReadFull(f, buf)
-		f.Close()
-		line, _, _ := strings.Cut(string(buf[:n]), "\n")
-		other += " (" + text.Printable(identity.Shorten(strings.TrimSuffix(line, "\r"), 200)) + ")"
+	// only a regular file is read for its name: an open of a FIFO waits
+	// for a writer for good
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		if f, err := os.Open(path); err == nil {
+			buf := make([]byte, 512)
+			n, _ := io.ReadFull(f, buf)
+			f.Close()
+			line, _, _ := strings.Cut(string(buf[:n]), "\n")
+			other += " (" + text.Printable(identity.Shorten(strings.TrimSuffix(line, "\r"), 200)) + ")"
+		}
 	}
 	return text.Printable(path) + " makes stock git read the refs and objects of " + other + " in place of this store's: remove it"
 }
