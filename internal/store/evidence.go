@@ -918,12 +918,16 @@ func CommonDirProblem(dir string) string {
 		return ""
 	}
 	other := "another repository"
-	if f, err := os.Open(path); err == nil {
-		buf := make([]byte, 512)
-		n, _ := io.ReadFull(f, buf)
-		f.Close()
-		line, _, _ := strings.Cut(string(buf[:n]), "\n")
-		other += " (" + text.Printable(identity.Shorten(strings.TrimSuffix(line, "\r"), 200)) + ")"
+	// only a regular file is read for its name: an open of a FIFO waits
+	// for a writer for good
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		if f, err := os.Open(path); err == nil {
+			buf := make([]byte, 512)
+			n, _ := io.ReadFull(f, buf)
+			f.Close()
+			line, _, _ := strings.Cut(string(buf[:n]), "\n")
+			other += " (" + text.Printable(identity.Shorten(strings.TrimSuffix(line, "\r"), 200)) + ")"
+		}
 	}
 	return text.Printable(path) + " makes stock git read the refs and objects of " + other + " in place of this store's: remove it"
 }
@@ -947,15 +951,28 @@ func ReplaceRefBases() []string {
 	return bases
 }
 
-// replaceRefs lists the refs under every base of ReplaceRefBases.
+// replaceRefs lists the refs under every base of ReplaceRefBases, each
+// once: the bases can nest (GIT_REPLACE_REF_BASE empty or refs/ holds
+// refs/replace/, refs/replace/x/ is in it).
 func (s *Store) replaceRefs() ([]gitstore.Ref, error) {
 	var out []gitstore.Ref
-	for _, base := range ReplaceRefBases() {
+	var seen map[string]bool // only with a second base
+	for i, base := range ReplaceRefBases() {
 		refs, err := s.git.Refs(base)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, refs...)
+		if i == 1 {
+			seen = make(map[string]bool, len(out))
+			for _, r := range out {
+				seen[r.Name] = true
+			}
+		}
+		for _, r := range refs {
+			if !seen[r.Name] {
+				out = append(out, r)
+			}
+		}
 	}
 	return out, nil
 }
