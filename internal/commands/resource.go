@@ -219,7 +219,11 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 	}
 	var missing string // a declared file that is not there (yet): warned of once added
 	if r.Source.Type == "filesystem" && opts.Path != "" {
-		if missing, err = checkFilePath(u, opts.Path, cmp.Or(pol.AdapterEnv().BaseDir, filepath.Dir(e.policyPath))); err != nil {
+		named := "" // the policy file, when named: from elsewhere a relative name names another
+		if e.policyNamed {
+			named = e.policyPath
+		}
+		if missing, err = checkFilePath(u, opts.Path, cmp.Or(pol.AdapterEnv().BaseDir, filepath.Dir(e.policyPath)), named); err != nil {
 			return err
 		}
 	}
@@ -576,8 +580,10 @@ func initExisting(ctx context.Context, e *env, exists error, opts initOptions) e
 // file there but does name one relative to the working directory is the
 // mistake of a user in a subdirectory, who meant that file: refused, with
 // the --path that names it, and where to run from to declare the file
-// still to come (there, it is declared with the warning).
-func checkFilePath(u identity.URI, path, base string) (missing string, err error) {
+// still to come (there, it is declared with the warning), with --config
+// naming policy when it is not "" (the policy file named by --config or
+// READPROOF_CONFIG: a relative name would name another file from there).
+func checkFilePath(u identity.URI, path, base, policy string) (missing string, err error) {
 	abs := filepath.Clean(filepath.FromSlash(path))
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(base, abs)
@@ -601,8 +607,12 @@ func checkFilePath(u identity.URI, path, base string) (missing string, err error
 	if err != nil {
 		return abs, nil
 	}
+	from := text.Printable(base)
+	if policy != "" {
+		from += " with --config " + text.ShellArg(policy)
+	}
 	return "", withCode(ExitUsage, hint.With(
 		fmt.Errorf("resource add %s: --path %s: no file at %s: --path is relative to the directory of readproof.toml (%s), not the working directory", u, text.Printable(path), text.Printable(abs), text.Printable(base)),
 		fmt.Sprintf("for the file %s here, give --path %s; for a file still to come at %s, run the same command from %s",
-			text.Printable(path), text.Printable(filepath.ToSlash(rel)), text.Printable(abs), text.Printable(base))))
+			text.Printable(path), text.Printable(filepath.ToSlash(rel)), text.Printable(abs), from)))
 }

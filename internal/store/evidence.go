@@ -1273,6 +1273,19 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			add(CheckProofOfRead, false, "verdict record %s judges manifest %s of run %s, not this bundle's manifest %s", rec.ID, text.Printable(rec.ManifestID), rec.RunID, p.ManifestID)
 			return
 		}
+		// The commit the bundle names must hold the record as readproof
+		// wrote it: a file beside verdicts.json shows reviewers (`git
+		// show` of the chain) as part of the check what it does not hold.
+		if c, err := s.git.Commit(gitstore.OID(rec.ID)); err != nil {
+			add(CheckProofOfRead, false, "reading verdict record %s: %v", rec.ID, err)
+			return
+		} else if entries, err := s.git.Tree(c.Tree); err != nil {
+			add(CheckProofOfRead, false, "reading verdict record %s's tree: %v", rec.ID, err)
+			return
+		} else if extra := VerdictTreeExtra(entries); extra != "" {
+			add(CheckProofOfRead, false, "verdict record %s holds %s, which is not part of the verdict record: yet `git show` of the chain shows it with the check (%s); readproof did not write this commit (`readproof verify` names it)", rec.ID, text.Printable(extra), VerdictTreeRule)
+			return
+		}
 		// as verify and pull judge a chain (PROBE_PROTOCOL.md §10.6): the
 		// record and the records before it; a merge copy stands as the
 		// record it copies
