@@ -65,6 +65,20 @@ func evEditCmd(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(path, append(out, '\n'), 0o644))
 }
 
+// otherPredicate reads the predicate of the bundle at file, which must
+// carry member (proof_of_read or receipts), for evedit's splices.
+func otherPredicate(ts *testscript.TestScript, file, member string) evidence.Predicate {
+	var other evidence.Statement
+	data, err := os.ReadFile(ts.MkAbs(file))
+	ts.Check(err)
+	ts.Check(json.Unmarshal(data, &other))
+	p := other.Predicate
+	if member == "proof_of_read" && len(p.ProofOfRead) == 0 || member == "receipts" && len(p.Receipts) == 0 {
+		ts.Fatalf("evedit: %s carries no %s", file, member)
+	}
+	return p
+}
+
 func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 	var st evidence.Statement
 	ts.Check(json.Unmarshal(data, &st))
@@ -76,27 +90,13 @@ func editStatement(ts *testscript.TestScript, data []byte, op string) []byte {
 	switch {
 	case strings.HasPrefix(op, "proof-of-read-from="):
 		// another bundle's proof_of_read, spliced in as it stands
-		var other evidence.Statement
-		data, err := os.ReadFile(ts.MkAbs(strings.TrimPrefix(op, "proof-of-read-from=")))
-		ts.Check(err)
-		ts.Check(json.Unmarshal(data, &other))
-		if len(other.Predicate.ProofOfRead) == 0 {
-			ts.Fatalf("evedit: %s carries no proof_of_read", strings.TrimPrefix(op, "proof-of-read-from="))
-		}
-		p.ProofOfRead = other.Predicate.ProofOfRead
+		p.ProofOfRead = otherPredicate(ts, strings.TrimPrefix(op, "proof-of-read-from="), "proof_of_read").ProofOfRead
 		out, err := evidence.Marshal(&st)
 		ts.Check(err)
 		return out
 	case strings.HasPrefix(op, "receipts-from="):
 		// another bundle's receipt summary, spliced in as it stands
-		var other evidence.Statement
-		data, err := os.ReadFile(ts.MkAbs(strings.TrimPrefix(op, "receipts-from=")))
-		ts.Check(err)
-		ts.Check(json.Unmarshal(data, &other))
-		if len(other.Predicate.Receipts) == 0 {
-			ts.Fatalf("evedit: %s carries no receipts", strings.TrimPrefix(op, "receipts-from="))
-		}
-		p.Receipts = other.Predicate.Receipts
+		p.Receipts = otherPredicate(ts, strings.TrimPrefix(op, "receipts-from="), "receipts").Receipts
 		out, err := evidence.Marshal(&st)
 		ts.Check(err)
 		return out
