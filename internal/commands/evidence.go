@@ -637,7 +637,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			if rp.Error != "" {
 				what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
 			}
-			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", exportedRunName(args[0], st.Predicate), what)
+			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", namedRunPhrase(args[0], st.Predicate.RunID), what)
 			e.say("readproof: hint: `readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again")
 		}
 		out := opts.Out
@@ -656,7 +656,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if opts.Sign {
 			signed = ", signed by " + key.Fingerprint()
 		}
-		name, recorded := exportedRun(args[0], p)
+		name, recorded := namedRun(args[0], p.RunID)
 		if recorded != "" {
 			recorded = "recorded as " + recorded + "; "
 		}
@@ -666,23 +666,11 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 	})
 }
 
-// exportedRun is the run a bundle was exported for, as the user named it,
-// and the run id its manifest was recorded under when that is another
-// ("" otherwise): after `conflicts rename` the bundle keeps the recorded
-// id (predicate.run_id, docs/evidence.md), which the user no longer uses.
-func exportedRun(target string, p evidence.Predicate) (name, recorded string) {
-	return namedRun(target, p.RunID)
-}
-
-// exportedRunName is exportedRun in one phrase: "r1-bob (recorded as r1)".
-func exportedRunName(target string, p evidence.Predicate) string {
-	return namedRunPhrase(target, p.RunID)
-}
-
 // namedRun is the run a command was given (target, when it is a run id)
 // and the run id the manifest it names was recorded under, when that is
 // another ("" otherwise): a run renamed by `conflicts rename` keeps its
-// manifest, which records the old id (docs/sync.md).
+// manifest, which records the old id (docs/sync.md); an evidence bundle
+// keeps the recorded id too (predicate.run_id, docs/evidence.md).
 func namedRun(target, recordedID string) (name, recorded string) {
 	if target == recordedID || identity.IsObjectID(target) || identity.ValidateRunID(target) != nil {
 		return text.Escape(recordedID), ""
