@@ -268,17 +268,20 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 	notReplayed := true
 	for _, c := range rep.Failed() {
 		failed[c.Name] = true
-		if !strings.HasPrefix(c.Name, "store_replay") && c.Name != store.CheckStoreManifest && c.Name != store.CheckCommitSignature &&
-			c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead && c.Name != store.CheckStoreReplace &&
-			c.Kind != evidence.KindNotReproduced {
-			notReplayed = false
-		}
 		// the manifest is not in the store at all
 		absent = absent || c.Name == "store_replay_count" && errors.Is(c.Err, store.ErrUnknownTarget)
-		if strings.HasPrefix(c.Name, "store_replay") || c.Name == store.CheckStoreManifest {
+		switch c.Name {
+		case store.CheckStoreManifest:
 			storeFailed = true
-		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead && c.Name != store.CheckStoreReplace {
+		case store.CheckCommitSignature, store.CheckReceipts, store.CheckProofOfRead, store.CheckStoreReplace:
+			// the store's additions: neither a replay nor an offline check
+		default:
+			if strings.HasPrefix(c.Name, "store_replay") {
+				storeFailed = true
+				break
+			}
 			offlineFailed = true
+			notReplayed = notReplayed && c.Kind == evidence.KindNotReproduced
 		}
 	}
 	switch {
