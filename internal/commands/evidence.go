@@ -385,6 +385,14 @@ func storeChecked(rep evidence.Report) bool {
 	return false
 }
 
+// bundleName is the bundle FILE as a warning names it ("-": stdin).
+func bundleName(file string) string {
+	if file == "-" {
+		return "the bundle on stdin"
+	}
+	return text.Printable(file)
+}
+
 // readBundle reads FILE, or stdin for "-".
 func readBundle(stdin io.Reader, name string) ([]byte, error) {
 	var r io.Reader
@@ -847,11 +855,7 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 			carried = append(carried, "a tool receipt summary")
 		}
 		if len(carried) > 0 {
-			name := text.Printable(args[0])
-			if args[0] == "-" {
-				name = "the bundle on stdin"
-			}
-			warnings = append(warnings, name+" carries "+strings.Join(carried, " and ")+", which --offline does not check (the store check does)")
+			warnings = append(warnings, bundleName(args[0])+" carries "+strings.Join(carried, " and ")+", which --offline does not check (the store check does)")
 			e.say("readproof: warning: %s", warnings[len(warnings)-1])
 		}
 	}
@@ -859,15 +863,11 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		// the summary of a plain statement says nothing of signatures; an
 		// auditor who gave keys (--trusted-keys, or [signing]
 		// allowed_signers) is told none was checked
-		name := text.Printable(args[0])
-		if args[0] == "-" {
-			name = "the bundle on stdin"
-		}
 		what := "no signature was checked against the trusted keys"
 		if commitSignerChecked(rep) {
 			what = "the manifest commit's signature was checked against the trusted keys, the bundle's own was not"
 		}
-		warnings = append(warnings, name+" is a plain statement, not a signed envelope: "+what+" (--require-signature fails it)")
+		warnings = append(warnings, bundleName(args[0])+" is a plain statement, not a signed envelope: "+what+" (--require-signature fails it)")
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
 	}
 	if e.json {
