@@ -161,8 +161,9 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	}
 	if install {
 		// refuse before writing anything, so no hook is left half done
+		command := checkCommand(top, e)
 		for _, name := range hookNames() {
-			if err := checkChainable(top, dir, name, checkCommand(top, e)); err != nil {
+			if err := checkChainable(top, dir, name, command); err != nil {
 				return err
 			}
 		}
