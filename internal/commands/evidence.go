@@ -268,17 +268,20 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 	notReplayed := true
 	for _, c := range rep.Failed() {
 		failed[c.Name] = true
-		if !strings.HasPrefix(c.Name, "store_replay") && c.Name != store.CheckStoreManifest && c.Name != store.CheckCommitSignature &&
-			c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead && c.Name != store.CheckStoreReplace &&
-			c.Kind != evidence.KindNotReproduced {
-			notReplayed = false
-		}
 		// the manifest is not in the store at all
 		absent = absent || c.Name == "store_replay_count" && errors.Is(c.Err, store.ErrUnknownTarget)
-		if strings.HasPrefix(c.Name, "store_replay") || c.Name == store.CheckStoreManifest {
+		switch c.Name {
+		case store.CheckStoreManifest:
 			storeFailed = true
-		} else if c.Name != store.CheckCommitSignature && c.Name != store.CheckReceipts && c.Name != store.CheckProofOfRead && c.Name != store.CheckStoreReplace {
+		case store.CheckCommitSignature, store.CheckReceipts, store.CheckProofOfRead, store.CheckStoreReplace:
+			// the store's additions: neither a replay nor an offline check
+		default:
+			if strings.HasPrefix(c.Name, "store_replay") {
+				storeFailed = true
+				break
+			}
 			offlineFailed = true
+			notReplayed = notReplayed && c.Kind == evidence.KindNotReproduced
 		}
 	}
 	switch {
@@ -380,6 +383,14 @@ func storeChecked(rep evidence.Report) bool {
 		}
 	}
 	return false
+}
+
+// bundleName is the bundle FILE as a warning names it ("-": stdin).
+func bundleName(file string) string {
+	if file == "-" {
+		return "the bundle on stdin"
+	}
+	return text.Printable(file)
 }
 
 // readBundle reads FILE, or stdin for "-".
@@ -637,7 +648,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			if rp.Error != "" {
 				what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
 			}
-			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", exportedRunName(args[0], st.Predicate), what)
+			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", namedRunPhrase(args[0], st.Predicate.RunID), what)
 			e.say("readproof: hint: `readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again")
 		}
 		out := opts.Out
@@ -656,7 +667,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if opts.Sign {
 			signed = ", signed by " + key.Fingerprint()
 		}
-		name, recorded := exportedRun(args[0], p)
+		name, recorded := namedRun(args[0], p.RunID)
 		if recorded != "" {
 			recorded = "recorded as " + recorded + "; "
 		}
@@ -666,23 +677,11 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 	})
 }
 
-// exportedRun is the run a bundle was exported for, as the user named it,
-// and the run id its manifest was recorded under when that is another
-// ("" otherwise): after `conflicts rename` the bundle keeps the recorded
-// id (predicate.run_id, docs/evidence.md), which the user no longer uses.
-func exportedRun(target string, p evidence.Predicate) (name, recorded string) {
-	return namedRun(target, p.RunID)
-}
-
-// exportedRunName is exportedRun in one phrase: "r1-bob (recorded as r1)".
-func exportedRunName(target string, p evidence.Predicate) string {
-	return namedRunPhrase(target, p.RunID)
-}
-
 // namedRun is the run a command was given (target, when it is a run id)
 // and the run id the manifest it names was recorded under, when that is
 // another ("" otherwise): a run renamed by `conflicts rename` keeps its
-// manifest, which records the old id (docs/sync.md).
+// manifest, which records the old id (docs/sync.md); an evidence bundle
+// keeps the recorded id too (predicate.run_id, docs/evidence.md).
 func namedRun(target, recordedID string) (name, recorded string) {
 	if target == recordedID || identity.IsObjectID(target) || identity.ValidateRunID(target) != nil {
 		return text.Escape(recordedID), ""
@@ -856,11 +855,7 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 			carried = append(carried, "a tool receipt summary")
 		}
 		if len(carried) > 0 {
-			name := text.Printable(args[0])
-			if args[0] == "-" {
-				name = "the bundle on stdin"
-			}
-			warnings = append(warnings, name+" carries "+strings.Join(carried, " and ")+", which --offline does not check (the store check does)")
+			warnings = append(warnings, bundleName(args[0])+" carries "+strings.Join(carried, " and ")+", which --offline does not check (the store check does)")
 			e.say("readproof: warning: %s", warnings[len(warnings)-1])
 		}
 	}
@@ -868,15 +863,11 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		// the summary of a plain statement says nothing of signatures; an
 		// auditor who gave keys (--trusted-keys, or [signing]
 		// allowed_signers) is told none was checked
-		name := text.Printable(args[0])
-		if args[0] == "-" {
-			name = "the bundle on stdin"
-		}
 		what := "no signature was checked against the trusted keys"
 		if commitSignerChecked(rep) {
 			what = "the manifest commit's signature was checked against the trusted keys, the bundle's own was not"
 		}
-		warnings = append(warnings, name+" is a plain statement, not a signed envelope: "+what+" (--require-signature fails it)")
+		warnings = append(warnings, bundleName(args[0])+" is a plain statement, not a signed envelope: "+what+" (--require-signature fails it)")
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
 	}
 	if e.json {

@@ -161,8 +161,9 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 	}
 	if install {
 		// refuse before writing anything, so no hook is left half done
+		command := checkCommand(top, e)
 		for _, name := range hookNames() {
-			if err := checkChainable(top, dir, name, checkCommand(top, e)); err != nil {
+			if err := checkChainable(top, dir, name, command); err != nil {
 				return err
 			}
 		}
@@ -181,16 +182,18 @@ func runHooks(_ context.Context, e *env, opts hooksOptions) error {
 		}
 		results = append(results, r)
 	}
+	rec := "" // the directory install recorded, asked once (uninstall)
 	if !install {
 		// readproof's hooks where install put them before git's hooks
 		// directory moved (status warns of them): removed too
-		extra, err := uninstallLeft(repo, common, dir)
+		rec = recordedHooksDir(repo, common)
+		extra, err := uninstallLeft(common, dir, rec)
 		if err != nil {
 			return err
 		}
 		results = append(results, extra...)
 	}
-	recordHooksDir(e, repo, top, common, dir, install)
+	recordHooksDir(e, repo, top, common, dir, install, rec)
 	if e.json {
 		return printJSON(e.out, results)
 	}
@@ -536,12 +539,12 @@ func uninstallHook(dir, name string) (hookResult, error) {
 }
 
 // uninstallLeft removes readproof's hooks from the directories status
-// watches (the repository's own .git/hooks and the one install recorded)
-// other than dir, where git runs hooks from now: only the hooks removed
-// are reported.
-func uninstallLeft(repo, common, dir string) ([]hookResult, error) {
+// watches (the repository's own .git/hooks and rec, the one install
+// recorded, "" for none) other than dir, where git runs hooks from now:
+// only the hooks removed are reported.
+func uninstallLeft(common, dir, rec string) ([]hookResult, error) {
 	watched := []string{filepath.Join(common, "hooks")}
-	if rec := recordedHooksDir(repo, common); rec != "" {
+	if rec != "" {
 		watched = append(watched, rec)
 	}
 	var out []hookResult
@@ -619,9 +622,10 @@ const hooksDirKey = "readproof.hooksDir"
 // directory git runs hooks from, under hooksDirKey when it is not the
 // repository's own. A directory inside the work tree top is recorded
 // relative to it: the configuration is every worktree's, and a relative
-// core.hooksPath names a directory in each. A failure is a warning: the
+// core.hooksPath names a directory in each. rec is the directory recorded
+// (recordedHooksDir), asked by uninstall only. A failure is a warning: the
 // hooks are in place.
-func recordHooksDir(e *env, repo, top, common, dir string, install bool) {
+func recordHooksDir(e *env, repo, top, common, dir string, install bool, rec string) {
 	own := filepath.Join(common, "hooks")
 	var err error
 	switch {
@@ -630,7 +634,7 @@ func recordHooksDir(e *env, repo, top, common, dir string, install bool) {
 	case !install:
 		// uninstall removed readproof's hooks from dir and from the
 		// recorded directory (uninstallLeft)
-		if rec := recordedHooksDir(repo, common); rec != "" {
+		if rec != "" {
 			_, err = gitOutput(repo, "config", "--local", "--unset-all", hooksDirKey)
 		}
 	}

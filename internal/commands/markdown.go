@@ -8,6 +8,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -136,6 +137,34 @@ func sumLen(parts []string) int {
 		n += len(p)
 	}
 	return n
+}
+
+// takeByClass takes parts class by class (class 0 first; classOf(i) is
+// part i's, -1 for none), in order within a class, while they fit, the
+// table's head with the first taken; once one does not fit, every part after
+// it is left out too. It returns which parts it took, and of each class how
+// many were left out and how many there were.
+func takeByClass(bud *markdown.Budget, head string, parts []string, classes int, classOf func(i int) int) (shown []bool, left, total []int) {
+	shown, left, total = make([]bool, len(parts)), make([]int, classes), make([]int, classes)
+	first, cut := true, false
+	for c := range classes {
+		for i, p := range parts {
+			if classOf(i) != c {
+				continue
+			}
+			total[c]++
+			if first {
+				p = head + p
+			}
+			if !cut && bud.Take(p) {
+				shown[i], first = true, false
+			} else {
+				cut = true
+				left[c]++
+			}
+		}
+	}
+	return shown, left, total
 }
 
 // takeRows takes rows[0], rows[1], ... while they fit, the table's head
@@ -372,33 +401,17 @@ func markdownStatus(w io.Writer, list []store.ResourceStatus, policyPath string,
 			shown[i] = true
 		}
 	} else {
-		// what drifted or failed first, then what is up to date; a class
-		// cut short leaves the next one out
-		first, cut := true, false
-		for _, want := range []bool{true, false} {
-			total, left := 0, 0
-			for i := range list {
-				if flagged[i] != want {
-					continue
-				}
-				total++
-				g := groups[i]
-				if first {
-					g = table + g
-				}
-				if !cut && bud.Take(g) {
-					shown[i], first = true, false
-				} else {
-					cut = true
-					left++
-				}
+		// what drifted or failed first, then what is up to date
+		var left, total []int
+		shown, left, total = takeByClass(bud, table, groups, 2, func(i int) int {
+			if flagged[i] {
+				return 0
 			}
-			if left > 0 {
-				what := "resources up to date"
-				if want {
-					what = "resources that drifted or failed"
-				}
-				parts = append(parts, leftOut(left, total, what))
+			return 1
+		})
+		for c, what := range []string{"resources that drifted or failed", "resources up to date"} {
+			if left[c] > 0 {
+				parts = append(parts, leftOut(left[c], total[c], what))
 			}
 		}
 	}
@@ -464,30 +477,18 @@ func markdownVerify(w io.Writer, rep *storecheck.Report, maxChars int, cmd strin
 		}
 		n = len(rows)
 	} else {
-		cut := false
-		leftBy := map[storecheck.Kind]int{}
-		for _, k := range []storecheck.Kind{storecheck.Broken, storecheck.CouldNotCheck, storecheck.Warning} {
-			for i, p := range rep.Problems {
-				if p.Kind != k {
-					continue
-				}
-				r := rows[i]
-				if n == 0 {
-					r = table + r
-				}
-				if !cut && bud.Take(r) {
-					shown[i] = true
-					n++
-				} else {
-					cut = true
-					leftBy[k]++
-				}
+		order := []storecheck.Kind{storecheck.Broken, storecheck.CouldNotCheck, storecheck.Warning}
+		var left []int
+		shown, left, _ = takeByClass(bud, table, rows, len(order), func(i int) int { return slices.Index(order, rep.Problems[i].Kind) })
+		for _, ok := range shown {
+			if ok {
+				n++
 			}
 		}
 		var kinds []string
-		for _, k := range []storecheck.Kind{storecheck.Broken, storecheck.CouldNotCheck, storecheck.Warning} {
-			if leftBy[k] > 0 {
-				kinds = append(kinds, fmt.Sprintf("%s: %d", k, leftBy[k]))
+		for c, k := range order {
+			if left[c] > 0 {
+				kinds = append(kinds, fmt.Sprintf("%s: %d", k, left[c]))
 			}
 		}
 		parts = append(parts, fmt.Sprintf("%d of %d problems (%s)", len(rows)-n, len(rows), strings.Join(kinds, ", ")))
