@@ -154,6 +154,14 @@ func TestCheckAnswer(t *testing.T) {
 	res, _ = k.CheckAnswer(entries, answer, at(b0+1, 5), probe.AnswerOptions{})
 	wantVerdict(t, res[1], probe.Hallucinated)
 
+	// An earlier issuance of an entry's own session, quoted and recorded in
+	// Others, is not another session's: the entry is HALLUCINATED, not
+	// REPLAY_SUSPECT (and the other entries' verdicts stand).
+	same, sameS := mustIssue(t, k, entries[1].Session, at(b0-20, 0), 0)
+	res, _ = k.CheckAnswer(entries, probe.ProbeLine(sents[0])+"\n"+sameS, at(b0+1, 5), probe.AnswerOptions{Others: []probe.Issued{same}})
+	wantVerdict(t, res[0], probe.ReadVerified)
+	wantVerdict(t, res[1], probe.Hallucinated)
+
 	// No sentinel at all.
 	res, _ = k.CheckAnswer(entries, "I read everything, trust me.", at(b0, 40), probe.AnswerOptions{})
 	for _, r := range res {
