@@ -75,9 +75,9 @@ func TestCheckReplayAndRotation(t *testing.T) {
 	// Without the record of the other issuance it is made up.
 	wantVerdict(t, mustCheck(t, k, iss, os, now, probe.CheckOptions{}), probe.Hallucinated)
 	// An issuance of the same session in Others does not count as "other".
-	same := other
-	same.Session = iss.Session
-	wantVerdict(t, mustCheck(t, k, iss, os, now, probe.CheckOptions{Others: []probe.Issued{same}}), probe.Hallucinated)
+	// (an earlier issuance of it, whose sentinel the answer quotes)
+	same, sameS := mustIssue(t, k, iss.Session, at(b0-3, 0), 24)
+	wantVerdict(t, mustCheck(t, k, iss, sameS, now, probe.CheckOptions{Others: []probe.Issued{same}}), probe.Hallucinated)
 	// Other issuances outside the window do not count.
 	wantVerdict(t, mustCheck(t, k, iss, os, at(b0+290, 0), probe.CheckOptions{Others: []probe.Issued{other}}), probe.Hallucinated)
 
