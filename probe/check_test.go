@@ -75,9 +75,9 @@ func TestCheckReplayAndRotation(t *testing.T) {
 	// Without the record of the other issuance it is made up.
 	wantVerdict(t, mustCheck(t, k, iss, os, now, probe.CheckOptions{}), probe.Hallucinated)
 	// An issuance of the same session in Others does not count as "other".
-	same := other
-	same.Session = iss.Session
-	wantVerdict(t, mustCheck(t, k, iss, os, now, probe.CheckOptions{Others: []probe.Issued{same}}), probe.Hallucinated)
+	// (an earlier issuance of it, whose sentinel the answer quotes)
+	same, sameS := mustIssue(t, k, iss.Session, at(b0-3, 0), 24)
+	wantVerdict(t, mustCheck(t, k, iss, sameS, now, probe.CheckOptions{Others: []probe.Issued{same}}), probe.Hallucinated)
 	// Other issuances outside the window do not count.
 	wantVerdict(t, mustCheck(t, k, iss, os, at(b0+290, 0), probe.CheckOptions{Others: []probe.Issued{other}}), probe.Hallucinated)
 
@@ -152,6 +152,14 @@ func TestCheckAnswer(t *testing.T) {
 
 	// Without the foreign record the missing entry is HALLUCINATED.
 	res, _ = k.CheckAnswer(entries, answer, at(b0+1, 5), probe.AnswerOptions{})
+	wantVerdict(t, res[1], probe.Hallucinated)
+
+	// An earlier issuance of an entry's own session, quoted and recorded in
+	// Others, is not another session's: the entry is HALLUCINATED, not
+	// REPLAY_SUSPECT (and the other entries' verdicts stand).
+	same, sameS := mustIssue(t, k, entries[1].Session, at(b0-20, 0), 0)
+	res, _ = k.CheckAnswer(entries, probe.ProbeLine(sents[0])+"\n"+sameS, at(b0+1, 5), probe.AnswerOptions{Others: []probe.Issued{same}})
+	wantVerdict(t, res[0], probe.ReadVerified)
 	wantVerdict(t, res[1], probe.Hallucinated)
 
 	// No sentinel at all.

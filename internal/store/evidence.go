@@ -890,10 +890,8 @@ func (s *Store) checkReplaced(m *manifest.Manifest, add addCheck) {
 		return
 	}
 	for _, r := range refs {
-		id := ReplacedID(r.Name)
-		if rest, ok := strings.CutPrefix(r.Name, "refs/replace/"); ok && id == "" {
-			id = rest // git ignores it, but it has no place in a store
-		} else if id == "" {
+		id := ReplaceRefObject(r.Name)
+		if id == "" {
 			continue // under GIT_REPLACE_REF_BASE, and git ignores it
 		}
 		add(CheckStoreReplace, false, "%s: stock git reads %s in place of %s: git show, git diff and git verify-commit on this store show other records than readproof checked; remove it with git update-ref -d %s",
@@ -997,6 +995,20 @@ func ReplacedID(name string) string {
 		if id := strings.ToLower(rest[:40]); identity.IsObjectID(id) {
 			return id
 		}
+	}
+	return ""
+}
+
+// ReplaceRefObject is the object a report names replace ref name
+// replacing: ReplacedID, or under refs/replace/ the rest of a name git
+// ignores ("bad replace ref name"), which has no place in a store either;
+// "" for a ref under GIT_REPLACE_REF_BASE that git ignores.
+func ReplaceRefObject(name string) string {
+	if id := ReplacedID(name); id != "" {
+		return id
+	}
+	if rest, ok := strings.CutPrefix(name, "refs/replace/"); ok {
+		return rest // git ignores it, but it has no place in a store
 	}
 	return ""
 }

@@ -228,3 +228,30 @@ func TestUnreadableReceiptOfOtherManifest(t *testing.T) {
 		t.Fatalf("its own receipt unreadable: check %+v, want a failure naming %s alone", check, mine.ID)
 	}
 }
+
+// TestUnreadableReceiptBoundToManifest: an unreadable receipt whose run
+// reads as another id (the name a rename gave the run where it was
+// issued) but whose binding names the manifest is reported against that
+// manifest too.
+func TestUnreadableReceiptBoundToManifest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "Products can be refunded within 30 days.\n"})
+	if _, _, err := f.s.RunOnce(context.Background(), "r1", []string{"readproof://demo/policies/refunds"}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.s.Manifest("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := receipts.NewLedger(f.s.Git())
+	renamed.Bind = func(string) receipts.Binding { return receipts.Binding{Manifest: m.ID} }
+	r := issueFor(t, renamed, testReceiptKey(t), "r0", "renamed")
+	breakReceipt(t, f, "s1", r.ID)
+	_, bad, err := f.s.ManifestReceiptsChecked(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 1 || bad[0].ID != r.ID {
+		t.Fatalf("unreadable receipts %v, want %s, which is bound to manifest %s", bad, r.ID, m.ID)
+	}
+}

@@ -186,10 +186,7 @@ const maxNamed = 20
 func (c *checker) checkReplaced(other []gitstore.Ref) {
 	for _, r := range other {
 		// under GIT_REPLACE_REF_BASE only what git takes for a replace ref
-		id := store.ReplacedID(r.Name)
-		if rest, ok := strings.CutPrefix(r.Name, "refs/replace/"); ok && id == "" {
-			id = rest // git ignores it, but it has no place in a store
-		}
+		id := store.ReplaceRefObject(r.Name)
 		if id == "" {
 			continue
 		}

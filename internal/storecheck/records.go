@@ -37,12 +37,6 @@ func (c *checker) checkReceipts() {
 // side's blob of an id both sides hold with other bytes: there the other
 // blob is decoded as a receipt of that id.
 func (c *checker) checkReceiptGrowth() {
-	list := func(id gitstore.OID) ([]gitstore.TreeEntry, error) {
-		if l, ok := c.trees[id]; ok {
-			return l, nil
-		}
-		return nil, fmt.Errorf("tree %s was not read", id) // its own problem is reported
-	}
 	for _, ref := range sortedKeys(c.walked) {
 		if !strings.HasPrefix(ref, receipts.RefPrefix) || c.refBad[ref] {
 			continue
@@ -55,7 +49,7 @@ func (c *checker) checkReceiptGrowth() {
 				if !ok {
 					continue
 				}
-				shrunk, err := receipts.Shrinks(list, pc.Tree, cm.Tree)
+				shrunk, err := receipts.Shrinks(c.readTree, pc.Tree, cm.Tree)
 				if err != nil {
 					continue
 				}
