@@ -149,10 +149,8 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	staleAge := opts.StaleLockAge
-	if staleAge <= 0 {
-		staleAge = DefaultStaleLockAge
-	}
+	// the store's lock ages and waits, for packRefsAt and the hints
+	lockOpts := Options{StaleLockAge: opts.StaleLockAge, LockTimeout: opts.LockTimeout, LockWait: opts.LockWait, LockWaitNotice: opts.LockWaitNotice}.withDefaults()
 	res := &GCResult{}
 	prune := "now"
 	if !opts.PruneNow {
@@ -178,11 +176,11 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	}
 	// No automatic maintenance alongside git gc (gcpid.go): wait for one
 	// that runs, and keep others from starting until git gc is done.
-	unlock, err := waitMaintenance(ctx, gitDir, opts.LockWait, opts.LockWaitNotice)
+	unlock, err := waitMaintenance(ctx, gitDir, lockOpts.LockWait, lockOpts.LockWaitNotice)
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	err = packRefsAt(gitDir, Options{StaleLockAge: opts.StaleLockAge, LockTimeout: opts.LockTimeout, LockWait: opts.LockWait, LockWaitNotice: opts.LockWaitNotice})
+	err = packRefsAt(gitDir, lockOpts)
 	if err == nil {
 		err = removingGitTemps(gitDir, func() error { return runGC(ctx, git, gitDir, opts.Progress, args) })
 	}
@@ -195,7 +193,7 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 			// another git gc (or maintenance) was taking git's gc lock
 			// at that moment: it writes gc.pid next
 			return nil, hint.With(fmt.Errorf("gc %s: %w (git found %s)", path, ErrGCRunning, lock),
-				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age ("+staleAge.String()+"), or remove it: rm "+text.ShellArg(lock))
+				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age ("+lockOpts.StaleLockAge.String()+"), or remove it: rm "+text.ShellArg(lock))
 		}
 		err = fmt.Errorf("gc %s: %w", path, err)
 		if r := WriteLimitRemedy(err, "the store"); hint.Of(err) == "" && r != "" {

@@ -95,18 +95,16 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 			return nil, fmt.Errorf("lock %s: %w", lock, err)
 		}
 		now := time.Now()
-		if !waiting {
-			wait, waiting = progress.NewWaiter(s.opts.LockWait, s.opts.LockWaitNotice), true
-		}
-		if now.Before(deadline) {
-			wait.Check(now, func() (LockWaitInfo, bool) { return s.lockWaitInfo(lock, now, deadline) })
-		}
 		if !now.Before(deadline) {
 			return nil, hint.With(fmt.Errorf("lock %s: %w: still held after %s; if no git or readproof process is using the store, remove the file",
 				lock, ErrLocked, s.opts.LockTimeout),
 				fmt.Sprintf("another git or readproof is writing to the store: run the command again once it is done; if none is (a killed process left the lock), the next write removes it once older than %s, or remove it now: rm %s",
 					s.opts.StaleLockAge, text.ShellArg(lock)))
 		}
+		if !waiting {
+			wait, waiting = progress.NewWaiter(s.opts.LockWait, s.opts.LockWaitNotice), true
+		}
+		wait.Check(now, func() (LockWaitInfo, bool) { return s.lockWaitInfo(lock, now, deadline) })
 		sleep := backoff/2 + time.Duration(mrand.Int64N(int64(backoff)))
 		if rest := deadline.Sub(now); sleep > rest {
 			sleep = rest
