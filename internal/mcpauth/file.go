@@ -137,11 +137,7 @@ func lock(path string, lo LockOptions) (func(), error) {
 		}
 		if err == nil {
 			wait.Check(now, func() (progress.Wait, bool) {
-				w := progress.Wait{Path: name, Holder: "another readproof", Held: max(now.Sub(fi.ModTime()), 0), Left: deadline.Sub(now)}
-				if staleIn := stale - w.Held; staleIn < w.Left {
-					w.Left, w.Stale = max(staleIn, 0), true
-				}
-				return w, true
+				return progress.FileWait(name, "another readproof", fi.ModTime(), now, deadline, stale), true
 			})
 		}
 		time.Sleep(20 * time.Millisecond)
