@@ -123,12 +123,7 @@ func (s *repo) lockWaitInfo(lock string, now, deadline time.Time) (LockWaitInfo,
 	if err != nil {
 		return LockWaitInfo{}, false
 	}
-	held := max(now.Sub(fi.ModTime()), 0)
-	w := LockWaitInfo{Path: lock, Holder: "another git or readproof", Held: held, Left: deadline.Sub(now)}
-	if staleIn := s.opts.StaleLockAge - held; staleIn < w.Left {
-		w.Left, w.Stale = max(staleIn, 0), true
-	}
-	return w, true
+	return progress.FileWait(lock, "another git or readproof", fi.ModTime(), now, deadline, s.opts.StaleLockAge), true
 }
 
 func dirFileConflict(name string) error {

@@ -102,7 +102,7 @@ var exactImports = map[string][]string{
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
-	"internal/mcpauth":     {"identity", "internal/keyfile", "internal/progress", "internal/text"},
+	"internal/mcpauth":     {"identity", "internal/hint", "internal/keyfile", "internal/progress", "internal/text"},
 	// every layer may start spans; telemetry depends on none of them
 	"internal/telemetry": {},
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyfile"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/text"
@@ -127,38 +128,21 @@ func lock(path string, lo LockOptions) (func(), error) {
 		}
 		now := time.Now()
 		if now.After(deadline) {
-			return nil, &lockedError{
-				err: fmt.Errorf("locking the MCP token file: %w: %s is still held by another readproof after %s (remove it if no readproof is running)", ErrLocked, name, timeout),
-				hint: fmt.Sprintf("another readproof is changing the token file: run the command again once it is done; if none is (a killed process left the lock), the next change removes it once older than %s, or remove it now: rm %s",
-					stale, text.ShellArg(name))}
+			return nil, hint.With(fmt.Errorf("locking the MCP token file: %w: %s is still held by another readproof after %s (remove it if no readproof is running)", ErrLocked, name, timeout),
+				fmt.Sprintf("another readproof is changing the token file: run the command again once it is done; if none is (a killed process left the lock), the next change removes it once older than %s, or remove it now: rm %s",
+					stale, text.ShellArg(name)))
 		}
 		if !waiting {
 			wait, waiting = progress.NewWaiter(lo.Wait, 0), true
 		}
 		if err == nil {
 			wait.Check(now, func() (progress.Wait, bool) {
-				w := progress.Wait{Path: name, Holder: "another readproof", Held: max(now.Sub(fi.ModTime()), 0), Left: deadline.Sub(now)}
-				if staleIn := stale - w.Held; staleIn < w.Left {
-					w.Left, w.Stale = max(staleIn, 0), true
-				}
-				return w, true
+				return progress.FileWait(name, "another readproof", fi.ModTime(), now, deadline, stale), true
 			})
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-// lockedError is a token file whose lock another process holds; its Hint
-// is the line the command prints after the error (internal/hint's form,
-// which this package does not import).
-type lockedError struct {
-	err  error
-	hint string
-}
-
-func (e *lockedError) Error() string { return e.err.Error() }
-func (e *lockedError) Unwrap() error { return e.err }
-func (e *lockedError) Hint() string  { return e.hint }
 
 func dirOf(path string) string {
 	for i := len(path) - 1; i >= 0; i-- {

@@ -175,3 +175,19 @@ func TestFilePolicyAndVerifierReload(t *testing.T) {
 		t.Fatal("a token file open to others was read")
 	}
 }
+
+// TestUpdateLockedHint: a token file whose lock another process holds past
+// the timeout fails with ErrLocked, and the hint the command prints after
+// it says how to remove the lock.
+func TestUpdateLockedHint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp-tokens.json")
+	if err := os.WriteFile(path+".lock", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := UpdateWith(path, nil, LockOptions{Timeout: 50 * time.Millisecond, StaleAge: time.Hour},
+		func(*File) error { t.Fatal("updated under another's lock"); return nil })
+	var h interface{ Hint() string }
+	if !errors.Is(err, ErrLocked) || !errors.As(err, &h) || !strings.Contains(h.Hint(), "rm "+path+".lock") {
+		t.Fatalf("update under a held lock: %v, want ErrLocked with a hint naming rm %s.lock", err, path)
+	}
+}

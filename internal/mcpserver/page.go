@@ -38,6 +38,17 @@ func (s *Server) pageBound() int {
 	return 0
 }
 
+// pageLen is the most entries the page in asks for holds, within the
+// server's bound: 0 for every entry. page and pageKeep both take it, so the
+// entries read whole are those answered.
+func (s *Server) pageLen(in PageInput) int {
+	n := in.EntryLimit
+	if b := s.pageBound(); b > 0 && (n == 0 || n > b) {
+		n = b
+	}
+	return n
+}
+
 // page is the range [from, to) of a list of total entries that in asks
 // for, within the server's bound, and the Page an answer reports. It is
 // decided from the count alone, before any entry is read or built.
@@ -49,10 +60,7 @@ func (s *Server) page(what string, total int, in PageInput) (from, to int, p Pag
 		return 0, 0, Page{}, hint.With(fmt.Errorf("%s: entry_offset %d is past the last entry (there are %d)", what, in.EntryOffset, total),
 			fmt.Sprintf("pass an entry_offset from 0 to %d", max(total-1, 0)))
 	}
-	n := in.EntryLimit
-	if b := s.pageBound(); b > 0 && (n == 0 || n > b) {
-		n = b
-	}
+	n := s.pageLen(in)
 	from, to = in.EntryOffset, total
 	if n > 0 && n < total-from {
 		to = from + n
@@ -76,10 +84,7 @@ func (s *Server) pageKeep(in PageInput) func(i int) bool {
 	if in.EntryOffset < 0 || in.EntryLimit < 0 {
 		return func(int) bool { return false }
 	}
-	n := in.EntryLimit
-	if b := s.pageBound(); b > 0 && (n == 0 || n > b) {
-		n = b
-	}
+	n := s.pageLen(in)
 	from := in.EntryOffset
 	return func(i int) bool { return i >= from && (n == 0 || i-from < n) }
 }

@@ -385,11 +385,7 @@ func lockFile(target string, opts AppendOptions) (func(), error) {
 			if err != nil {
 				return progress.Wait{}, false
 			}
-			w := progress.Wait{Path: lock, Holder: "another readproof", Held: max(now.Sub(fi.ModTime()), 0), Left: deadline.Sub(now)}
-			if staleIn := stale - w.Held; staleIn < w.Left {
-				w.Left, w.Stale = max(staleIn, 0), true
-			}
-			return w, true
+			return progress.FileWait(lock, "another readproof", fi.ModTime(), now, deadline, stale), true
 		})
 		time.Sleep(20 * time.Millisecond)
 	}

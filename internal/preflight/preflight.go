@@ -115,11 +115,7 @@ func takeAndRelease(gitDir, ref string, deadline time.Time, opts Options) error 
 		}
 		if err == nil {
 			wait.Check(now, func() (progress.Wait, bool) {
-				w := progress.Wait{Path: lock, Holder: "another git or readproof", Held: max(now.Sub(fi.ModTime()), 0), Left: deadline.Sub(now)}
-				if staleIn := stale - w.Held; staleIn < w.Left {
-					w.Left, w.Stale = max(staleIn, 0), true
-				}
-				return w, true
+				return progress.FileWait(lock, "another git or readproof", fi.ModTime(), now, deadline, stale), true
 			})
 		}
 		time.Sleep(min(backoff, time.Until(deadline)))

@@ -165,6 +165,18 @@ func (w Wait) String() string {
 	return s
 }
 
+// FileWait is the wait, at now, for the lock file path that holder took
+// at mod (its modification time): it lasts until deadline, or until the
+// lock is older than stale and taken over as left by a crashed process,
+// whichever comes first.
+func FileWait(path, holder string, mod, now, deadline time.Time, stale time.Duration) Wait {
+	w := Wait{Path: path, Holder: holder, Held: max(now.Sub(mod), 0), Left: deadline.Sub(now)}
+	if staleIn := stale - w.Held; staleIn < w.Left {
+		w.Left, w.Stale = max(staleIn, 0), true
+	}
+	return w
+}
+
 // Waiter is the one clock of every lock wait: a loop that waits for a lock
 // makes one when the lock is first found held and calls Check after each
 // attempt. Its zero value tells nobody.

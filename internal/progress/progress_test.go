@@ -93,3 +93,29 @@ func TestWaitLine(t *testing.T) {
 	var zero Waiter
 	zero.Check(later, func() (Wait, bool) { t.Fatal("a zero Waiter described a wait"); return Wait{}, false })
 }
+
+// TestFileWait: a lock file's wait ends at the deadline or when the lock
+// turns stale, whichever comes first; a lock dated in the future is held
+// for 0.
+func TestFileWait(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, c := range []struct {
+		name          string
+		mod, deadline time.Time
+		stale         time.Duration
+		want          Wait
+	}{
+		{"deadline first", now.Add(-time.Second), now.Add(2 * time.Second), time.Hour,
+			Wait{Path: "p", Holder: "h", Held: time.Second, Left: 2 * time.Second}},
+		{"stale first", now.Add(-3 * time.Second), now.Add(time.Minute), 10 * time.Second,
+			Wait{Path: "p", Holder: "h", Held: 3 * time.Second, Left: 7 * time.Second, Stale: true}},
+		{"stale already", now.Add(-time.Minute), now.Add(time.Minute), 10 * time.Second,
+			Wait{Path: "p", Holder: "h", Held: time.Minute, Left: 0, Stale: true}},
+		{"dated ahead", now.Add(time.Second), now.Add(2 * time.Second), time.Hour,
+			Wait{Path: "p", Holder: "h", Held: 0, Left: 2 * time.Second}},
+	} {
+		if got := FileWait("p", "h", c.mod, now, c.deadline, c.stale); got != c.want {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}

@@ -197,8 +197,10 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		return nil, unreachable(ctx, g, t, remote, "pull "+remote, err)
 	}
 	res, err := func() (*PullResult, error) {
-		// every ref the fetch moved names a commit, adopted or not
-		if failures, err := trackingTipFailures(g, remote, written, tracking, verifiedSet{}); err != nil {
+		// every ref the fetch moved names a commit, adopted or not; the
+		// plan's check of the chains' tips (tipFailures) reads none again
+		verified := verifiedSet{}
+		if failures, err := trackingTipFailures(g, remote, written, tracking, verified); err != nil {
 			return nil, err
 		} else if len(failures) > 0 {
 			return nil, nameRemote(unverified(failures), "pull "+remote)
@@ -206,7 +208,7 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
 			return nil, err
 		}
-		res, err := integrate(ctx, g, t, remote, opts, local, fetched)
+		res, err := integrate(ctx, g, t, remote, opts, verified, local, fetched)
 		if err == nil {
 			res.ProposalsStale = staleProposals(s, res.Tags)
 		}
@@ -513,12 +515,12 @@ func holdsAll(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem,
 
 // integrate adopts the fetched state of remote. A local writer moving a ref
 // at the same time makes the transaction fail; the plan is then rebuilt on
-// the new local refs.
+// the new local refs. verified holds what passed its check already (the
+// tracking refs' tips, trackingTipFailures) and what each plan verifies.
 // local, when not nil, is the local side as upToDate read it, used by the
 // first plan; fetched, when not nil, what the tracking refs hold (as
 // fetchListed wrote them), used by every plan.
-func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, local *localRefs, fetched *state) (*PullResult, error) {
-	verified := verifiedSet{}
+func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, local *localRefs, fetched *state) (*PullResult, error) {
 	delay := time.Millisecond
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {

@@ -200,13 +200,7 @@ func checkObservation(g gitstore.Store, id gitstore.OID, uri string, verified ve
 	if p := store.ObservationTreeExtra(entries); p != "" {
 		return fmt.Errorf("observation %s of %s: tree entry %s is not part of the observation: no reader reads it, yet `git show` of the chain would show it with the observation (%s); %s", id, o.URI, text.Printable(p), store.ObservationTreeRule, handWritten(p, id))
 	}
-	var content gitstore.OID
-	for _, e := range entries {
-		if e.Name == "content" && e.Mode == gitstore.ModeFile {
-			content = e.OID
-			break // the entry FileAt, and so every reader, finds
-		}
-	}
+	content := contentIn(entries)
 	if content == "" {
 		return fmt.Errorf("observation %s of %s: %w", id, o.URI, fmt.Errorf("content: %w", gitstore.ErrNotFound))
 	}
@@ -217,6 +211,18 @@ func checkObservation(g gitstore.Store, id gitstore.OID, uri string, verified ve
 		return fmt.Errorf("observation %s of %s: %w", id, o.URI, err)
 	}
 	return nil
+}
+
+// contentIn is the blob of the file "content" in a record's root tree
+// entries, as gitstore.FileAt finds it (the tree read once for the
+// record's check and its content), or "" when there is none.
+func contentIn(entries []gitstore.TreeEntry) gitstore.OID {
+	for _, e := range entries {
+		if e.Name == "content" && e.Mode == gitstore.ModeFile {
+			return e.OID
+		}
+	}
+	return ""
 }
 
 // checkObservations checks every commit new on a resource chain (reachable
@@ -321,13 +327,7 @@ func checkTagOf(g gitstore.Store, id gitstore.OID, uri, tag string, verified ver
 	if p := store.TagTreeExtra(entries); p != "" {
 		return fmt.Errorf("tag move %s of %s: tree entry %s is not part of the tag move: no reader reads it, yet `git show` of the tag's branch would show it with the move (%s); %s", id, t.Reference(), text.Printable(p), store.TagTreeRule, handWritten(p, id))
 	}
-	var content gitstore.OID
-	for _, e := range entries {
-		if e.Name == "content" && e.Mode == gitstore.ModeFile {
-			content = e.OID
-			break // the entry FileAt, and so every reader, finds
-		}
-	}
+	content := contentIn(entries)
 	if t.Deleted {
 		if content != "" {
 			// verify reports it too: `git show` would show a deleted tag's content
