@@ -115,7 +115,7 @@ func Count(n int, one, many string) string {
 // (letters, digits and / . _ - + : @ , =), else single-quoted (SingleQuoted).
 // A word holding a rune Printable objects to (an escape, a control byte, a
 // bidi override, a byte that is not UTF-8) is written in ANSI-C quoting,
-// $'...', each such rune as its escape (\x1b, \t, \u202e, \xff): the hint
+// $'...', each such rune as an escape (\x1b, \t, \xe2\x80\xae, \xff): the hint
 // that shows the command stays free of bytes a terminal acts on, and the
 // command pasted into bash, zsh or ksh (or a POSIX sh of 2024) names s
 // itself, where a single-quoted escape would name another file.
@@ -145,13 +145,26 @@ func SingleQuoted(s string) string {
 }
 
 // ansiC is s in the shell's $'...' quoting: ' and \ escaped, and each rune
-// Printable objects to (or byte that is not UTF-8) as its Go escape, which
-// that quoting reads the same way (\a \b \f \n \r \t \v \xHH \uHHHH
-// \UHHHHHHHH).
+// Printable objects to (or byte that is not UTF-8) as an escape that
+// quoting reads the same way in every locale: an ASCII control byte as its
+// Go escape (\a \b \f \n \r \t \v \xHH), any other rune as its UTF-8
+// bytes, \xHH each. (bash reads \uHHHH and \UHHHHHHHH as the rune in the
+// locale's encoding: in the C locale, the CI machine's and cron's, it
+// leaves them as they are, so the pasted command would name another file.)
 func ansiC(s string) string {
 	var b strings.Builder
 	b.WriteString("$'")
-	writeEscaped(&b, s, `'\`)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if n > 1 && !unicode.IsPrint(r) {
+			for j := i; j < i+n; j++ {
+				fmt.Fprintf(&b, `\x%02x`, s[j])
+			}
+		} else {
+			writeEscaped(&b, s[i:i+n], `'\`) // as it is, or an ASCII or byte escape
+		}
+		i += n
+	}
 	b.WriteByte('\'')
 	return b.String()
 }

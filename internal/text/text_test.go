@@ -1,6 +1,7 @@
 package text
 
 import (
+	"os"
 	"os/exec"
 	"testing"
 )
@@ -99,9 +100,9 @@ func TestShellArg(t *testing.T) {
 		"no\x1b[2Jdir":      `$'no\x1b[2Jdir'`,
 		"it's\tthere":       `$'it\'s\tthere'`,
 		"a\\b\x01c":         `$'a\\b\x01c'`,
-		"evil\u202etxt.exe": `$'evil\u202etxt.exe'`,
+		"evil\u202etxt.exe": `$'evil\xe2\x80\xaetxt.exe'`,
 		"bad\xffbyte":       `$'bad\xffbyte'`,
-		"\u0085next\x7f日本":  `$'\u0085next\x7f日本'`,
+		"\u0085next\x7f日本":  `$'\xc2\x85next\x7f日本'`,
 	} {
 		if got := ShellArg(in); got != want {
 			t.Errorf("ShellArg(%q) = %s, want %s", in, got, want)
@@ -133,12 +134,18 @@ func TestShellArgPastes(t *testing.T) {
 		if Printable(arg) != arg {
 			t.Errorf("ShellArg(%q) = %q holds bytes a terminal acts on", s, arg)
 		}
-		out, err := exec.Command(bash, "-c", "printf %s "+arg).Output()
-		if err != nil {
-			t.Fatalf("bash -c 'printf %%s %s': %v", arg, err)
-		}
-		if string(out) != s {
-			t.Errorf("ShellArg(%q) = %s, which bash reads as %q", s, arg, out)
+		// in the C locale (cron's, a bare CI job's) and a UTF-8 one: bash
+		// reads \u escapes in the locale's encoding
+		for _, locale := range []string{"C", "C.UTF-8"} {
+			cmd := exec.Command(bash, "-c", "printf %s "+arg)
+			cmd.Env = append(os.Environ(), "LC_ALL="+locale)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("LC_ALL=%s bash -c 'printf %%s %s': %v", locale, arg, err)
+			}
+			if string(out) != s {
+				t.Errorf("ShellArg(%q) = %s, which bash reads as %q with LC_ALL=%s", s, arg, out, locale)
+			}
 		}
 	}
 }
