@@ -122,7 +122,23 @@ func permissionSandbox(t *testing.T, prefix string) (asUser []string, root, bin 
 		}
 		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
 	}
-	root, err := os.MkdirTemp("", prefix)
+	// nobody must reach root: a TMPDIR below a directory only its owner
+	// may search (mktemp -d makes one) would fail every command with
+	// "permission denied" on the project's first file
+	base := os.TempDir()
+	if asUser != nil {
+		base = ""
+		for _, dir := range []string{os.TempDir(), "/dev/shm", "/tmp"} {
+			if worldSearchable(dir) {
+				base = dir
+				break
+			}
+		}
+		if base == "" {
+			t.Skipf("neither %s, /dev/shm nor /tmp can be reached by the user nobody: set TMPDIR to a directory every user may search", os.TempDir())
+		}
+	}
+	root, err := os.MkdirTemp(base, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,4 +156,25 @@ func permissionSandbox(t *testing.T, prefix string) (asUser []string, root, bin 
 	}
 	linkOrCopy(t, self, bin, 0o755)
 	return asUser, root, bin
+}
+
+// worldSearchable reports whether dir and each directory above it may be
+// searched by any user (the x bit for others), so that another user can
+// reach what is made in dir.
+func worldSearchable(dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
 }
