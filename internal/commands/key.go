@@ -33,9 +33,10 @@ func keyCommand() *cli.Command {
 		Usage: "manage the ed25519 key that signs evidence bundles and manifest commits",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "init",
-				Usage: "create a signing key outside every repository (mode 0600) and print its public key as an allowed_signers line and as PKIX PEM",
-				Flags: []cli.Flag{keyFlag, principalFlag},
+				Name:      "init",
+				Usage:     "create a signing key outside every repository (mode 0600) and print its public key as an allowed_signers line and as PKIX PEM",
+				ArgsUsage: "[PATH]",
+				Flags:     []cli.Flag{keyFlag, principalFlag},
 				Action: func(c *cli.Context) error {
 					flag, err := keyArg(c, "[--key PATH | PATH] [--principal NAME]")
 					if err != nil {
@@ -46,8 +47,9 @@ func keyCommand() *cli.Command {
 				},
 			},
 			{
-				Name:  "show",
-				Usage: "print the signing key's public key (an existing OpenSSH ed25519 key works too)",
+				Name:      "show",
+				Usage:     "print the signing key's public key (an existing OpenSSH ed25519 key works too)",
+				ArgsUsage: "[PATH]",
 				Flags: []cli.Flag{keyFlag, principalFlag,
 					&cli.StringFlag{Name: "format", Value: "all", Usage: "one of " + strings.Join(keyFormats(), ", ")},
 				},
