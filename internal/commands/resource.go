@@ -79,7 +79,7 @@ func resourceCommand() *cli.Command {
 			},
 			{
 				Name:   "list",
-				Usage:  "list declared resources, their sources (redacted), policies and current snapshots",
+				Usage:  "list declared resources, their sources (redacted), policies, current snapshots and tags",
 				Action: resourceList,
 			},
 		},
