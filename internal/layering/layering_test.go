@@ -89,6 +89,7 @@ var exactImports = map[string][]string{
 	"internal/hint":       {},
 	"internal/buildinfo":  {},
 	"internal/progress":   {},
+	"internal/lockfile":   {"internal/hint", "internal/progress", "internal/text"},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj", "internal/text"},
@@ -111,7 +112,7 @@ var exactImports = map[string][]string{
 var noGoGit = []string{
 	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/strictjson", "internal/hint", "internal/keyfile", "internal/fspath",
 	"internal/markdown", "identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
-	"internal/mcpauth",
+	"internal/mcpauth", "internal/lockfile",
 }
 
 // cliOnly may be imported only by the packages listed with them.
