@@ -246,6 +246,31 @@ func TestStaleLockTakenOverByOne(t *testing.T) {
 	}
 }
 
+// TestStaleBreakLock: a waiter killed while it took over a stale lock
+// leaves its break lock; once that too is older than the stale age it is
+// removed, the lock is taken over, and neither file is left behind.
+func TestStaleBreakLock(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "readproof.toml.lock")
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{lock, filepath.Join(dir, "readproof.toml.break.lock")} {
+		if err := os.WriteFile(name, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(name, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := lockfile.Acquire(lock, lockfile.Options{Timeout: 5 * time.Second, StaleAge: time.Minute})
+	if err != nil {
+		t.Fatalf("a stale lock and a stale break lock: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	leftovers(t, dir)
+}
+
 // TestHeldLockTimesOut: a lock that never frees ends the wait with
 // ErrLocked, an error naming the lock file and a hint with the command
 // that removes it, quoted for a shell; the lock is left as it was.
