@@ -294,7 +294,7 @@ func notWritable(what, path string, err error) error {
 	case errors.Is(err, syscall.EROFS):
 		return hint.With(e, fmt.Sprintf("%s is on a read-only file system: remount it read-write, or work on a copy where you can write", dir))
 	case errors.Is(err, fs.ErrPermission):
-		return hint.With(e, fmt.Sprintf("you may not create or remove files in %s: check its owner and mode (ls -ld %s)", dir, text.ShellArg(dir)))
+		return hint.With(e, fmt.Sprintf("this user may not create or remove files in %s (permission denied): fix its permissions (ls -ld %s shows its owner and mode), or run readproof as a user who may", dir, text.ShellArg(dir)))
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return hint.With(e, fmt.Sprintf("the file system of %s is full (or your quota is used up): free some space, then run the command again", dir))
 	}
