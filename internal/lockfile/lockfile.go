@@ -43,9 +43,9 @@ var ErrLocked = errors.New("the lock file is held by another process")
 // Options bound and describe the wait for a lock another process holds.
 // Each owner of a lock has its own timings; this package has no defaults.
 type Options struct {
-	// Timeout bounds the wait (zero or less: one try), from now or, when
-	// Deadline is set, from the start of a wait Deadline ends: several locks
-	// taken in turn share one deadline, and the error names Timeout.
+	// Timeout bounds the wait from now (zero or less: one try). Deadline,
+	// when set, ends the wait instead, so that several locks taken in turn
+	// share one timeout; the error still names Timeout.
 	Timeout  time.Duration
 	Deadline time.Time
 	// StaleAge: a lock whose modification time is at least this old was
