@@ -89,6 +89,7 @@ var exactImports = map[string][]string{
 	"internal/hint":       {},
 	"internal/buildinfo":  {},
 	"internal/progress":   {},
+	"internal/lockfile":   {"internal/hint", "internal/progress", "internal/text"},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
 	"identity":            {"gitstore/gitobj", "internal/text"},
@@ -97,12 +98,12 @@ var exactImports = map[string][]string{
 	"evidence":             {"gitstore/gitobj", "internal/keyfile", "internal/strictjson", "internal/text"},
 	"probe":                {"internal/keyfile", "internal/text"},
 	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/strictjson", "internal/text"},
-	"internal/policy":      {"adapters/sourcespec", "identity", "internal/progress", "internal/text"},
+	"internal/policy":      {"adapters/sourcespec", "identity", "internal/lockfile", "internal/progress", "internal/text"},
 	"gitstore":             {"gitstore/gitobj", "internal/fspath", "internal/hint", "internal/progress", "internal/text"},
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
-	"internal/mcpauth":     {"identity", "internal/hint", "internal/keyfile", "internal/progress", "internal/text"},
+	"internal/mcpauth":     {"identity", "internal/keyfile", "internal/lockfile", "internal/progress"},
 	// every layer may start spans; telemetry depends on none of them
 	"internal/telemetry": {},
 }
@@ -111,7 +112,7 @@ var exactImports = map[string][]string{
 var noGoGit = []string{
 	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/strictjson", "internal/hint", "internal/keyfile", "internal/fspath",
 	"internal/markdown", "identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
-	"internal/mcpauth",
+	"internal/mcpauth", "internal/lockfile",
 }
 
 // cliOnly may be imported only by the packages listed with them.

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyfile"
+	"github.com/readproof/readproof/internal/lockfile"
 	"github.com/readproof/readproof/internal/progress"
-	"github.com/readproof/readproof/internal/text"
 )
 
 // MaxFileSize bounds the token file (thousands of tokens).
@@ -74,11 +74,11 @@ func UpdateWith(path string, forbidden []string, lo LockOptions, fn func(*File) 
 	if _, err := kind().CheckLocation(path, forbidden); err != nil {
 		return err
 	}
-	unlock, err := lock(path, lo)
+	l, err := lock(path, lo)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer l.Release()
 	f, err := Load(path, forbidden)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -96,8 +96,7 @@ const (
 	staleLock = time.Minute
 )
 
-func lock(path string, lo LockOptions) (func(), error) {
-	name := path + ".lock"
+func lock(path string, lo LockOptions) (*lockfile.Lock, error) {
 	timeout, stale := lo.Timeout, lo.StaleAge
 	if timeout <= 0 {
 		timeout = lockWait
@@ -105,55 +104,19 @@ func lock(path string, lo LockOptions) (func(), error) {
 	if stale <= 0 {
 		stale = staleLock
 	}
-	deadline := time.Now().Add(timeout)
-	var wait progress.Waiter // started when the lock is first found held
-	for waiting := false; ; {
-		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err == nil {
-			f.Close()
-			return func() { _ = os.Remove(name) }, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			if errors.Is(err, fs.ErrNotExist) {
-				if err := os.MkdirAll(dirOf(path), 0o700); err == nil {
-					continue
-				}
-			}
-			return nil, fmt.Errorf("locking the MCP token file: %w", err)
-		}
-		fi, err := os.Stat(name)
-		if err == nil && time.Since(fi.ModTime()) > stale {
-			_ = os.Remove(name)
-			continue
-		}
-		now := time.Now()
-		if now.After(deadline) {
-			return nil, hint.With(fmt.Errorf("locking the MCP token file: %w: %s is still held by another readproof after %s (remove it if no readproof is running)", ErrLocked, name, timeout),
-				fmt.Sprintf("another readproof is changing the token file: run the command again once it is done; if none is (a killed process left the lock), the next change removes it once older than %s, or remove it now: rm %s",
-					stale, text.ShellArg(name)))
-		}
-		if !waiting {
-			wait, waiting = progress.NewWaiter(lo.Wait, 0), true
-		}
-		if err == nil {
-			wait.Check(now, func() (progress.Wait, bool) {
-				return progress.FileWait(name, "another readproof", fi.ModTime(), now, deadline, stale), true
-			})
-		}
-		time.Sleep(20 * time.Millisecond)
+	// the token file's directory may not exist yet (the first token add)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("locking the MCP token file: %w", err)
 	}
-}
-
-func dirOf(path string) string {
-	for i := len(path) - 1; i >= 0; i-- {
-		if os.IsPathSeparator(path[i]) {
-			if i == 0 {
-				return path[:1]
-			}
-			return path[:i]
-		}
+	l, err := lockfile.Acquire(path+".lock", lockfile.Options{Timeout: timeout, StaleAge: stale,
+		Holder: "another readproof", Task: "changing the token file", Wait: lo.Wait})
+	if errors.Is(err, lockfile.ErrLocked) {
+		return nil, fmt.Errorf("locking the MCP token file: %w by another readproof: %w", ErrLocked, err)
 	}
-	return "."
+	if err != nil {
+		return nil, fmt.Errorf("locking the MCP token file: %w", err)
+	}
+	return l, nil
 }
 
 // Verifier checks presented tokens against the token file, re-reading it

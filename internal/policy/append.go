@@ -16,8 +16,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/readproof/readproof/adapters/sourcespec"
+	"github.com/readproof/readproof/internal/lockfile"
 	"github.com/readproof/readproof/internal/progress"
-	"github.com/readproof/readproof/internal/text"
 )
 
 // newFileHeader starts a policy file that AppendResource creates.
@@ -73,11 +73,11 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 		target = real // write through a symlinked readproof.toml
 	}
 
-	unlock, err := lockFile(target, opts)
+	lock, err := lockFile(target, opts)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer lock.Release()
 
 	old, err := os.ReadFile(target)
 	perm := fs.FileMode(0o644)
@@ -347,10 +347,9 @@ func encodeKey(k string) string {
 	return k
 }
 
-// lockFile takes PATH.lock with O_EXCL, as git does, so two writers cannot
+// lockFile takes PATH.lock (internal/lockfile), so two writers cannot
 // interleave their read-modify-write of the policy file.
-func lockFile(target string, opts AppendOptions) (func(), error) {
-	lock := target + ".lock"
+func lockFile(target string, opts AppendOptions) (*lockfile.Lock, error) {
 	timeout, stale := opts.LockTimeout, opts.StaleLockAge
 	if timeout <= 0 {
 		timeout = lockWait
@@ -358,73 +357,20 @@ func lockFile(target string, opts AppendOptions) (func(), error) {
 	if stale <= 0 {
 		stale = staleLockAge
 	}
-	deadline := time.Now().Add(timeout)
-	var wait progress.Waiter // started when the lock is first found held
-	for waiting := false; ; {
-		fh, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			fh.Close()
-			return func() { os.Remove(lock) }, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("lock policy file: %w", err)
-		}
-		if breakStaleLock(lock, stale) {
-			continue
-		}
-		now := time.Now()
-		if now.After(deadline) {
-			return nil, &lockedError{msg: fmt.Sprintf("policy file %s is locked by another readproof (%s exists) after %s; if none is running, remove the lock file", target, lock, timeout),
-				hint: fmt.Sprintf("another readproof is changing the policy file: run the command again once it is done; if none is (a killed process left the lock), the next change removes it once older than %s, or remove it now: rm %s", stale, text.ShellArg(lock))}
-		}
-		if !waiting {
-			wait, waiting = progress.NewWaiter(opts.LockWait, 0), true
-		}
-		wait.Check(now, func() (progress.Wait, bool) {
-			fi, err := os.Lstat(lock)
-			if err != nil {
-				return progress.Wait{}, false
-			}
-			return progress.FileWait(lock, "another readproof", fi.ModTime(), now, deadline, stale), true
-		})
-		time.Sleep(20 * time.Millisecond)
+	l, err := lockfile.Acquire(target+".lock", lockfile.Options{Timeout: timeout, StaleAge: stale,
+		Holder: "another readproof", Task: "changing the policy file", Wait: opts.LockWait})
+	if errors.Is(err, lockfile.ErrLocked) {
+		return nil, fmt.Errorf("policy file %s is locked by another readproof: %w", target, err)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("lock policy file: %w", err)
+	}
+	return l, nil
 }
-
-// lockedError is a policy file whose lock another writer holds; its Hint
-// is the line the command prints after the error (internal/hint's form,
-// which this package does not import).
-type lockedError struct{ msg, hint string }
-
-func (e *lockedError) Error() string { return e.msg }
-func (e *lockedError) Hint() string  { return e.hint }
 
 // staleLockAge is how old a policy lock must be to be taken as left by a
 // killed process: an append holds it for milliseconds.
 var staleLockAge = 10 * time.Second
-
-// breakStaleLock removes lock when it is older than stale. It moves
-// the lock aside first and removes it only if it is still the file it
-// judged stale, so a fresh lock taken meanwhile by another process survives.
-func breakStaleLock(lock string, stale time.Duration) bool {
-	st, err := os.Stat(lock)
-	if err != nil || time.Since(st.ModTime()) < stale {
-		return false
-	}
-	aside := fmt.Sprintf("%s.stale-%d", lock, os.Getpid())
-	if os.Rename(lock, aside) != nil {
-		return false
-	}
-	if now, err := os.Stat(aside); err == nil && os.SameFile(st, now) {
-		os.Remove(aside)
-		return true
-	}
-	// someone else's fresh lock: put it back if its place is still free
-	if err := os.Link(aside, lock); err == nil {
-		os.Remove(aside)
-	}
-	return false
-}
 
 // writeAtomic replaces target with data: a temporary file in the same
 // directory, fsync, rename, fsync of the directory.

@@ -3,31 +3,29 @@
 // must follow it can succeed: the object directory accepts files, and the
 // lock of every ref the write moves (and of packed-refs) can be taken now or
 // within the lock timeout. It follows git's lock-file protocol
-// (<ref>.lock, O_CREAT|O_EXCL) and releases what it takes at once, so a
-// concurrent git or readproof process only ever sees a short-lived lock.
+// (<ref>.lock, O_CREAT|O_EXCL; internal/lockfile's Probe) and releases what
+// it takes at once, so a concurrent git or readproof process only ever sees
+// a short-lived lock. A stale lock is left for the writer to take over.
 //
 // A check passing does not reserve anything: a later write can still lose a
 // race, and then fails the way it always did. What it rules out is the
 // common case of a store that is read-only, on a read-only file system, or
 // jammed by a lock that a killed process left behind.
 //
-// It imports only the leaves internal/hint, internal/progress and
-// internal/text.
+// It imports only internal/lockfile and the leaf internal/progress.
 package preflight
 
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/lockfile"
 	"github.com/readproof/readproof/internal/progress"
-	"github.com/readproof/readproof/internal/text"
 )
 
 // ErrNotWritable is wrapped by the error of a store that refuses writes.
@@ -79,7 +77,6 @@ func Write(gitDir string, refs []string, opts Options) error {
 // directory above it accepts a lock-named file instead (git and readproof
 // skip names ending in .lock when they list refs).
 func takeAndRelease(gitDir, ref string, deadline time.Time, opts Options) error {
-	stale := opts.StaleLockAge
 	lock := filepath.Join(gitDir, filepath.FromSlash(ref)) + ".lock"
 	dir := filepath.Dir(lock)
 	for dir != gitDir && !isDir(dir) {
@@ -88,39 +85,15 @@ func takeAndRelease(gitDir, ref string, deadline time.Time, opts Options) error 
 	if dir != filepath.Dir(lock) {
 		lock = filepath.Join(dir, "readproof-preflight-"+strconv.FormatUint(rand.Uint64(), 36)+".lock")
 	}
-	backoff := time.Millisecond
-	var wait progress.Waiter // started when the lock is first found held
-	for waiting := false; ; {
-		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil {
-			f.Close()
-			os.Remove(lock)
-			return nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s: cannot take the lock of %s: %w", ErrNotWritable, gitDir, ref, err)
-		}
-		fi, err := os.Lstat(lock)
-		if err == nil && time.Since(fi.ModTime()) >= stale {
-			return nil // left by a crashed process: the writer breaks it
-		}
-		now := time.Now()
-		if !now.Before(deadline) {
-			return hint.With(fmt.Errorf("%w: %s is still held after the lock timeout (%s); if no git or readproof process is using the store, remove the file", ErrLocked, lock, opts.LockTimeout),
-				fmt.Sprintf("another git or readproof is writing to the store: run the command again once it is done; if none is (a killed process left the lock), the next write removes it once older than %s, or remove it now: rm %s",
-					stale, text.ShellArg(lock)))
-		}
-		if !waiting {
-			wait, waiting = progress.NewWaiter(opts.LockWait, 0), true
-		}
-		if err == nil {
-			wait.Check(now, func() (progress.Wait, bool) {
-				return progress.FileWait(lock, "another git or readproof", fi.ModTime(), now, deadline, stale), true
-			})
-		}
-		time.Sleep(min(backoff, time.Until(deadline)))
-		backoff = min(2*backoff, 64*time.Millisecond)
+	err := lockfile.Probe(lock, lockfile.Options{Timeout: opts.LockTimeout, Deadline: deadline, StaleAge: opts.StaleLockAge,
+		Holder: "another git or readproof", Task: "writing to the store", Wait: opts.LockWait})
+	switch {
+	case errors.Is(err, lockfile.ErrLocked):
+		return fmt.Errorf("%w: %w", ErrLocked, err)
+	case err != nil:
+		return fmt.Errorf("%w: %s: cannot take the lock of %s: %w", ErrNotWritable, gitDir, ref, err)
 	}
+	return nil
 }
 
 func isDir(p string) bool {

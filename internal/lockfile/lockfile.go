@@ -1,0 +1,302 @@
+// Package lockfile owns the lock files readproof takes beside the files it
+// rewrites outside its git store (readproof.toml.lock, the MCP token file's
+// FILE.lock) and the probe of a store's ref locks that exec and mcp make
+// before they act (internal/preflight). A lock is the file PATH created with
+// O_CREAT|O_EXCL, as git takes its locks; it is empty and held only while
+// the file it guards is read, changed and replaced.
+//
+// A lock older than the stale age (its modification time) was left by a
+// killed process and is taken over. Two waiters that find one stale lock at
+// once must not both get in: each first takes a second lock, the break lock
+// (PATH's name with ".break.lock" for ".lock"), checks under it that the lock
+// is still the file it judged stale, and only then removes it. Errors other
+// than "exists" (a read-only directory or file system, a full disk) end the
+// wait at once, naming the lock file, with a hint. No directory is fsynced:
+// a lock that a crash loses was held by a process that is gone.
+//
+// It imports only internal/hint, internal/progress and internal/text, and
+// reaches neither gitstore nor go-git. gitstore keeps its own ref locks
+// (their modes follow the repository's sharing, and they hold the new value).
+package lockfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/progress"
+	"github.com/readproof/readproof/internal/text"
+)
+
+// ErrLocked is matched (errors.Is) by the error of a lock that another
+// process held past the timeout; that error carries a hint naming the lock
+// file, quoted for a shell.
+var ErrLocked = errors.New("the lock file is held by another process")
+
+// Options bound and describe the wait for a lock another process holds.
+// Each owner of a lock has its own timings; this package has no defaults.
+type Options struct {
+	// Timeout bounds the wait from now (zero or less: one try). Deadline,
+	// when set, ends the wait instead, so that several locks taken in turn
+	// share one timeout; the error still names Timeout.
+	Timeout  time.Duration
+	Deadline time.Time
+	// StaleAge: a lock whose modification time is at least this old was
+	// left by a killed process and is taken over (zero or less: never).
+	StaleAge time.Duration
+	// Holder names who holds a lock ("another readproof"; empty: "another
+	// process"), Task what it is doing ("changing the token file"): the
+	// wait's line and the hint of the error say them.
+	Holder, Task string
+	// Wait, when set, hears once of a wait that has lasted
+	// progress.WaitNotice.
+	Wait func(progress.Wait)
+
+	// judged, when set, is called when a lock has been judged stale,
+	// before it is taken over (tests line waiters up there).
+	judged func()
+}
+
+// Lock is a lock file this process created. Release removes it.
+type Lock struct {
+	path string
+	fi   fs.FileInfo // the file we created, to tell it from a later one
+}
+
+// Acquire creates the lock file path, waiting while another process holds
+// it: until the lock is released, or until it is older than o.StaleAge and
+// is taken over, or until the deadline, when the error matches ErrLocked.
+// Any other failure to create the file returns at once.
+func Acquire(path string, o Options) (*Lock, error) {
+	fi, err := take(path, o, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Lock{path: path, fi: fi}, nil
+}
+
+// Probe checks that the lock file path can be taken now or within the
+// timeout: it takes the lock and releases it at once. A stale lock is left
+// where it is and counts as free, for the writer that follows to take over
+// (gitstore, whose ref locks hold values and are broken by its own rules).
+// Its errors are Acquire's.
+func Probe(path string, o Options) error {
+	fi, err := take(path, o, true)
+	if err != nil || fi == nil {
+		return err
+	}
+	return (&Lock{path: path, fi: fi}).Release()
+}
+
+// Release removes the lock file if it is still the one Acquire created: a
+// lock held past the stale age may have been taken over, and the new
+// holder's file is not removed. Calls after the first do nothing.
+func (l *Lock) Release() error {
+	if l == nil || l.path == "" {
+		return nil
+	}
+	path := l.path
+	l.path = ""
+	if fi, err := os.Lstat(path); err != nil || !same(fi, l.fi) {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the lock file %s: %w", path, err)
+	}
+	return nil
+}
+
+// take is Acquire and, with probe, Probe: it returns the created file's
+// identity, or nil for a stale lock that a probe leaves in place.
+func take(path string, o Options, probe bool) (fs.FileInfo, error) {
+	start := time.Now()
+	deadline := o.Deadline
+	if deadline.IsZero() {
+		deadline = start.Add(o.Timeout)
+	}
+	stale := o.StaleAge
+	if stale <= 0 {
+		stale = time.Duration(1<<63 - 1)
+	}
+	backoff := time.Millisecond
+	var wait progress.Waiter // started when the lock is first found held
+	for waiting := false; ; {
+		fi, err := create(path)
+		if err == nil {
+			return fi, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, notWritable("cannot create the lock file", path, err)
+		}
+		held, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if time.Now().Before(deadline) {
+				continue // released meanwhile
+			}
+		case err != nil:
+			return nil, fmt.Errorf("lock file %s: %w", path, err)
+		case time.Since(held.ModTime()) >= stale:
+			if probe {
+				return nil, nil
+			}
+			if o.judged != nil {
+				o.judged()
+			}
+			gone, err := breakStale(path, held, stale)
+			if err != nil {
+				return nil, err
+			}
+			if gone {
+				continue
+			}
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			return nil, heldError(path, o)
+		}
+		if !waiting {
+			wait, waiting = progress.NewWaiter(o.Wait, 0), true
+		}
+		wait.Check(now, func() (progress.Wait, bool) {
+			fi, err := os.Lstat(path)
+			if err != nil {
+				return progress.Wait{}, false
+			}
+			return progress.FileWait(path, holder(o), fi.ModTime(), now, deadline, stale), true
+		})
+		// jittered, so that waiters polling one lock drift apart
+		time.Sleep(min(backoff/2+rand.N(backoff), deadline.Sub(now)))
+		backoff = min(2*backoff, 64*time.Millisecond)
+	}
+}
+
+// create makes the lock file and returns its identity.
+func create(path string) (fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, err
+	}
+	return fi, nil
+}
+
+// breakStale removes the stale lock path, judged stale as judged, under the
+// break lock; it reports whether path is gone or changed (try again at
+// once) rather than still held.
+func breakStale(path string, judged fs.FileInfo, stale time.Duration) (bool, error) {
+	guard := breakName(path)
+	g, err := create(guard)
+	if err != nil {
+		if !errors.Is(err, fs.ErrExist) {
+			return false, notWritable("cannot take over the stale lock file", path, err)
+		}
+		// Another waiter is breaking the lock (for microseconds), or was
+		// killed doing so: its break lock is stale in turn.
+		if gi, err := os.Lstat(guard); err == nil && time.Since(gi.ModTime()) >= stale {
+			removeIfSame(guard, gi)
+		}
+		return false, nil
+	}
+	defer removeIfSame(guard, g)
+	now, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return true, nil
+		}
+		return false, fmt.Errorf("lock file %s: %w", path, err)
+	}
+	if !same(now, judged) {
+		return true, nil // taken over by another waiter, who got in
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, notWritable("cannot take over the stale lock file", path, err)
+	}
+	return true, nil
+}
+
+// breakName is the break lock of the lock file path: "x.lock" has
+// "x.break.lock", so a directory whose readers skip *.lock skips it too.
+func breakName(path string) string {
+	return strings.TrimSuffix(path, ".lock") + ".break.lock"
+}
+
+func removeIfSame(path string, fi fs.FileInfo) {
+	if now, err := os.Lstat(path); err == nil && same(now, fi) {
+		os.Remove(path)
+	}
+}
+
+// same reports whether two looks at a lock file saw one file: the same
+// file identity and modification time (an inode number is reused at once
+// when a file is removed and another created).
+func same(a, b fs.FileInfo) bool {
+	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
+}
+
+func holder(o Options) string {
+	if o.Holder == "" {
+		return "another process"
+	}
+	return o.Holder
+}
+
+// lockedError is a lock held past the timeout.
+type lockedError struct{ msg string }
+
+func (e *lockedError) Error() string        { return e.msg }
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
+func heldError(path string, o Options) error {
+	msg := path + " is held"
+	if o.Timeout > 0 {
+		msg = fmt.Sprintf("%s is still held after %s", path, o.Timeout)
+	}
+	task := o.Task
+	if task == "" {
+		task = "using it"
+	}
+	h := fmt.Sprintf("%s is %s: run the command again once it is done", holder(o), task)
+	if o.StaleAge > 0 {
+		h += fmt.Sprintf("; if none is (a killed process left the lock), readproof takes it over once it is older than %s, or remove it now: rm %s", o.StaleAge, text.ShellArg(path))
+	} else {
+		h += fmt.Sprintf("; if none is (a killed process left the lock), remove it: rm %s", text.ShellArg(path))
+	}
+	return hint.With(&lockedError{msg: msg}, h)
+}
+
+// notWritable is the error of a lock file that cannot be created or
+// removed for another reason than its being held: it names the file, keeps
+// the cause for errors.Is (fs.ErrPermission, syscall.EROFS) and says what to
+// check.
+func notWritable(what, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is named below, once
+	}
+	e := fmt.Errorf("%s %s: %w", what, path, err)
+	dir := filepath.Dir(path)
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		return hint.With(e, fmt.Sprintf("%s is on a read-only file system: remount it read-write, or work on a copy where you can write", dir))
+	case errors.Is(err, fs.ErrPermission):
+		return hint.With(e, fmt.Sprintf("this user may not create or remove files in %s (permission denied): fix its permissions (ls -ld %s shows its owner and mode), or run readproof as a user who may", dir, text.ShellArg(dir)))
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return hint.With(e, fmt.Sprintf("the file system of %s is full (or your quota is used up): free some space, then run the command again", dir))
+	}
+	return e
+}
