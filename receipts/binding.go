@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/text"
 )
@@ -182,4 +183,59 @@ func errNoAppendCommit(r Receipt, ref string) error {
 	return &bindingError{fmt.Sprintf("receipt %s of session %q: tampered binding: no commit of %s appends it (a first line was edited), so its binding line (%q) is gone; "+
 		"restore the chain from a clone or a backup (the receipt counts for the run its MAC names)",
 		r.ID, r.Session, ref, r.Bound.String())}
+}
+
+// CheckAppendBinding is the binding check of one commit of chain ref (a
+// session or index chain ref) for a reader without a Ledger (pull, clone,
+// the guarded remote): when msg, the commit's message, appends a receipt
+// (its first line) that the commit's tree holds at its path and that
+// decodes as a version 2 receipt, its binding lines must be the binding
+// that receipt's MAC covers (CheckBindingLine). Anything else passes: the
+// chain's other checks report a missing or undecodable receipt. list reads
+// a tree, blob a blob (bounded by the caller).
+func CheckAppendBinding(list func(gitobj.OID) ([]gitobj.TreeEntry, error), blob func(gitobj.OID) ([]byte, error), ref string, tree gitobj.OID, msg string) error {
+	line, _, _ := strings.Cut(msg, "\n")
+	var id string
+	var path []string
+	switch {
+	case strings.HasPrefix(ref, SessionRefPrefix):
+		id, _ = strings.CutPrefix(line, "receipt ")
+		if ValidID(id) {
+			path = sessionPath(id)
+		}
+	case strings.HasPrefix(ref, IndexRefPrefix):
+		id, _ = strings.CutPrefix(line, "index receipt ")
+		if ValidID(id) {
+			path = indexPath(id)
+		}
+	}
+	if path == nil {
+		return nil
+	}
+	cur := tree
+	for _, name := range path {
+		entries, err := list(cur)
+		if err != nil {
+			return fmt.Errorf("reading receipt tree %s: %w", cur, err)
+		}
+		next := gitobj.OID("")
+		for _, e := range entries {
+			if e.Name == name {
+				next = e.OID
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		cur = next
+	}
+	data, err := blob(cur)
+	if err != nil {
+		return nil
+	}
+	r, err := DecodeReceipt(data)
+	if err != nil || r.ID != id {
+		return nil
+	}
+	return CheckBindingLine(r, ref, msg)
 }
