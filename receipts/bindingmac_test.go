@@ -3,7 +3,10 @@ package receipts
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -273,4 +276,57 @@ func FuzzCheckBindingLine(f *testing.F) {
 			t.Fatalf("version 1: %v", err)
 		}
 	})
+}
+
+// TestMACInputInjectiveAcrossVersions: random receipts of both versions,
+// with random bindings drawn from a narrow alphabet, never share a MAC
+// input unless their fields are the same; a version 2 input parses back
+// into exactly fifteen fields, the last two the binding.
+func TestMACInputInjectiveAcrossVersions(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	seen := map[string]string{}
+	for i := 0; i < 50000; i++ {
+		r := randomReceipt(rng)
+		if rng.IntN(2) == 0 {
+			r.Format = BoundVersion
+			switch rng.IntN(3) {
+			case 0:
+				r.Bound.Manifest = string("ab0\x00"[rng.IntN(4)]) + r.Tool[:min(len(r.Tool), 1)]
+			case 1:
+				r.Bound.RunStarted = time.Unix(0, int64(rng.IntN(5))-2)
+			}
+		}
+		enc := r.macInput()
+		tuple := fmt.Sprintf("%d %q %v %q %v", r.version(), tupleOf(r), r.Bound.RunStarted.UnixNano(), r.Bound.Manifest, r.Bound.RunStarted.IsZero())
+		if prev, ok := seen[string(enc)]; ok && prev != tuple {
+			t.Fatalf("two receipts encode alike:\n%s\n%s", prev, tuple)
+		}
+		seen[string(enc)] = tuple
+		if r.version() != BoundVersion {
+			continue
+		}
+		// parse: version byte, then length-prefixed fields to the end
+		if enc[0] != BoundVersion {
+			t.Fatalf("version 2 input starts with %d", enc[0])
+		}
+		var fields [][]byte
+		for rest := enc[1:]; len(rest) > 0; {
+			if len(rest) < 4 {
+				t.Fatalf("truncated field in %x", enc)
+			}
+			n := binary.BigEndian.Uint32(rest)
+			fields, rest = append(fields, rest[4:4+n]), rest[4+n:]
+		}
+		wantStarted := []byte(nil)
+		if !r.Bound.RunStarted.IsZero() {
+			wantStarted = binary.BigEndian.AppendUint64(nil, uint64(r.Bound.RunStarted.UnixNano()))
+		}
+		if len(fields) != 15 || string(fields[12]) != r.Caller || string(fields[13]) != r.Bound.Manifest || !bytes.Equal(fields[14], wantStarted) {
+			t.Fatalf("version 2 input %x parses into %d fields %q", enc, len(fields), fields)
+		}
+	}
+	if len(seen) < 25000 {
+		t.Fatalf("only %d distinct encodings: the generator is too narrow to mean anything", len(seen))
+	}
 }
