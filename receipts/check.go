@@ -45,6 +45,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 		return nil, fmt.Errorf("listing receipt sessions: %w", err)
 	}
 	inSession := map[string]gitobj.OID{}
+	decoded := map[string]Receipt{}
 	for _, ref := range sessions {
 		session := strings.TrimPrefix(ref.Name, SessionRefPrefix)
 		items, err := l.chainTree(ref.OID, ref.Name, add)
@@ -72,7 +73,9 @@ func (l *Ledger) Check() ([]Issue, error) {
 				add(ref.Name, id, "the receipt is of session %q, stored in the chain of session %q", r.Session, session)
 			}
 			inSession[id] = it.blob
+			decoded[id] = r
 		}
+		l.checkBindingLines(ref.Name, ref.OID, "receipt ", items, decoded, inSession, add)
 	}
 	index, err := l.store.Refs(IndexRefPrefix)
 	if err != nil {
@@ -86,6 +89,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 			add(ref.Name, "", "%v", err)
 			continue
 		}
+		l.checkBindingLines(ref.Name, ref.OID, "index receipt ", items, decoded, inSession, add)
 		for _, id := range sortedIDs(items) {
 			it := items[id]
 			if !ValidID(id) || indexRef(id) != ref.Name || it.path != strings.Join(indexPath(id), "/") {
@@ -112,6 +116,58 @@ func (l *Ledger) Check() ([]Issue, error) {
 		}
 	}
 	return issues, nil
+}
+
+// checkBindingLines checks the binding line of every commit of chain ref
+// (tip) that appends a version 2 receipt of its tree (docs/receipts.md,
+// "Storage"): each must be the binding the receipt's MAC covers, and the
+// receipt must have an append commit (first line first+id). decoded holds
+// the receipts of the session chains that decoded, by id, and blobs their
+// blobs: an index entry with another blob is reported by Check. The history is walked only when the
+// tree holds a version 2 receipt.
+func (l *Ledger) checkBindingLines(ref string, tip gitobj.OID, first string, items map[string]stored, decoded map[string]Receipt, blobs map[string]gitobj.OID, add func(ref, id, format string, args ...any)) {
+	var bound []string
+	for _, id := range sortedIDs(items) {
+		if r, ok := decoded[id]; ok && r.version() == BoundVersion && blobs[id] == items[id].blob {
+			bound = append(bound, id)
+		}
+	}
+	if len(bound) == 0 {
+		return
+	}
+	msgs := map[string][]string{}
+	visited := map[gitobj.OID]bool{}
+	for stack := []gitobj.OID{tip}; len(stack) > 0; {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if visited[c] {
+			continue
+		}
+		visited[c] = true
+		cm, err := l.store.Commit(c)
+		if err != nil {
+			add(ref, "", "reading receipt commit %s: %v", c, err)
+			return
+		}
+		line, _, _ := strings.Cut(cm.Message, "\n")
+		if id, ok := strings.CutPrefix(line, first); ok {
+			msgs[id] = append(msgs[id], cm.Message)
+		}
+		stack = append(stack, cm.Parents...)
+	}
+	for _, id := range bound {
+		r := decoded[id]
+		if len(msgs[id]) == 0 {
+			add(ref, id, "%v", errNoAppendCommit(r, ref))
+			continue
+		}
+		for _, msg := range msgs[id] {
+			if err := CheckBindingLine(r, ref, msg); err != nil {
+				add(ref, id, "%v", err)
+				break
+			}
+		}
+	}
 }
 
 // chainTree returns the receipts in the tree of a chain's tip, keyed by id,

@@ -24,6 +24,11 @@ type Call struct {
 	Start, End time.Time
 	// Caller names who made the call (an MCP token's name), or "".
 	Caller string
+	// Bound is the run the call was made for, sealed into the receipt
+	// (docs/receipts.md, "Version 2"). Issue sets it, when it is zero and
+	// Run is set, from its ledger's Bind; a binding that is not valid
+	// (a start outside 1678-2262) binds nothing.
+	Bound Binding
 }
 
 // CommandCall is the Call for a command run by Exec: tool "exec", the argv
@@ -62,6 +67,12 @@ func NewIssuer(key Key, ledger *Ledger) *Issuer {
 // ctx bounds only the wait between append retries: to receipt a call that
 // was itself cancelled, pass context.WithoutCancel(ctx).
 func (is *Issuer) Issue(ctx context.Context, c Call) (Receipt, error) {
+	if c.Bound.IsZero() && c.Run != "" && is.ledger != nil && is.ledger.Bind != nil {
+		c.Bound = is.ledger.Bind(c.Run)
+	}
+	if c.Bound.validate(c.Run) != nil {
+		c.Bound = Binding{}
+	}
 	r, err := is.Seal(c)
 	if err != nil {
 		return Receipt{}, err
@@ -74,7 +85,8 @@ func (is *Issuer) Issue(ctx context.Context, c Call) (Receipt, error) {
 	return r, nil
 }
 
-// Seal builds and seals the receipt for c without storing it.
+// Seal builds and seals the receipt for c without storing it: a version 2
+// receipt carrying c.Bound.
 func (is *Issuer) Seal(c Call) (Receipt, error) {
 	if !c.Args.set {
 		return Receipt{}, fmt.Errorf("%w: call to tool %q: arguments not set (use ArgvArgs or JSONArgs)", ErrInvalid, c.Tool)
@@ -107,6 +119,10 @@ func (is *Issuer) Seal(c Call) (Receipt, error) {
 		ArgsSHA256: c.Args.sum, ResultSHA256: c.Result.sum,
 		Start: start.UTC(), End: end.UTC(),
 		Signal: c.Result.signal, Error: c.Result.err, Caller: c.Caller,
+		Format: BoundVersion, Bound: c.Bound,
+	}
+	if !r.Bound.RunStarted.IsZero() {
+		r.Bound.RunStarted = r.Bound.RunStarted.UTC()
 	}
 	if c.Result.exitCode != nil {
 		code := *c.Result.exitCode

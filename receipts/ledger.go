@@ -100,8 +100,10 @@ func (l *Ledger) appendCtx(ctx context.Context, r Receipt) error {
 		attempts = 500
 	}
 	sref, iref := SessionRef(r.Session), indexRef(r.ID)
-	var bound Binding
-	if l.Bind != nil && r.Run != "" {
+	// A version 2 receipt's append commits repeat the binding its MAC
+	// covers; a version 1 receipt's are bound here, as before.
+	bound := r.Bound
+	if r.version() == Version && l.Bind != nil && r.Run != "" {
 		bound = l.Bind(r.Run)
 	}
 	var last error
@@ -320,15 +322,42 @@ func (l *Ledger) Get(id string) (Receipt, error) {
 // run and an unbound one. It walks the index chain's history from its tip
 // until it finds that commit (merges' other parents too): about one commit
 // per 32 receipts of the store that were appended after it.
+//
+// A version 2 receipt's binding is its own; its append commit's binding
+// line is checked against it, and one that disagrees (or no append commit)
+// is an error wrapping ErrBindingEdited, returned with the binding.
 func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
+	if r.version() == BoundVersion {
+		if !ValidID(r.ID) {
+			return r.Bound, nil
+		}
+		msg, found, err := l.indexAppendMessage(r.ID)
+		switch {
+		case err != nil:
+			return r.Bound, err
+		case !found:
+			return r.Bound, errNoAppendCommit(r, indexRef(r.ID))
+		}
+		return r.Bound, CheckBindingLine(r, indexRef(r.ID), msg)
+	}
 	if r.Run == "" || !ValidID(r.ID) {
 		return Binding{}, nil
 	}
-	tip, err := l.ref(indexRef(r.ID))
-	if err != nil || tip == "" {
+	msg, _, err := l.indexAppendMessage(r.ID)
+	if err != nil {
 		return Binding{}, err
 	}
-	want := "index receipt " + r.ID
+	return parseBinding(msg), nil
+}
+
+// indexAppendMessage returns the message of the commit that appended
+// receipt id to its index chain, found false when no commit does.
+func (l *Ledger) indexAppendMessage(id string) (string, bool, error) {
+	tip, err := l.ref(indexRef(id))
+	if err != nil || tip == "" {
+		return "", false, err
+	}
+	want := "index receipt " + id
 	visited := map[gitobj.OID]bool{}
 	for stack := []gitobj.OID{tip}; len(stack) > 0; {
 		c := stack[len(stack)-1]
@@ -339,17 +368,17 @@ func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
 		visited[c] = true
 		cm, err := l.store.Commit(c)
 		if err != nil {
-			return Binding{}, fmt.Errorf("reading receipt commit %s: %w", c, err)
+			return "", false, fmt.Errorf("reading receipt commit %s: %w", c, err)
 		}
 		if line, _, _ := strings.Cut(cm.Message, "\n"); line == want {
-			return parseBinding(cm.Message), nil
+			return cm.Message, true, nil
 		}
 		// the first parent is walked first: pushed last
 		for i := len(cm.Parents) - 1; i >= 0; i-- {
 			stack = append(stack, cm.Parents[i])
 		}
 	}
-	return Binding{}, nil
+	return "", false, nil
 }
 
 func (l *Ledger) readReceipt(id string, blob gitobj.OID) (Receipt, error) {
@@ -426,7 +455,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// binding of its receipt.
 	var order []string
 	seen := map[string]bool{}
-	bound := map[string]Binding{}
+	msgs := map[string]string{} // id -> message of the commit appending it
 	visited := map[gitobj.OID]bool{}
 	var others []gitobj.OID // parents off the first-parent chain
 	for c, cm := tip, tipCommit; ; {
@@ -434,7 +463,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 		if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
 			seen[id] = true
 			order = append(order, id)
-			bound[id] = parseBinding(cm.Message)
+			msgs[id] = cm.Message
 		}
 		if len(cm.Parents) == 0 {
 			break
@@ -461,24 +490,23 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
 		}
 		if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
-			if _, done := bound[id]; !done {
-				bound[id] = parseBinding(cm.Message)
+			if _, done := msgs[id]; !done {
+				msgs[id] = cm.Message
 				missing--
 			}
 		}
 		others = append(others, cm.Parents...)
 	}
 	slices.Reverse(order)
+	sref := SessionRef(session)
 	entries := make([]Entry, 0, len(blobs))
 	for _, id := range order {
-		r, err := l.readReceipt(id, blobs[id])
-		entries = append(entries, Entry{ID: id, Receipt: r, Err: err, Binding: bound[id]})
+		entries = append(entries, l.entry(sref, id, blobs[id], msgs))
 	}
 	var rest []Entry
 	for id, blob := range blobs {
 		if !seen[id] {
-			r, err := l.readReceipt(id, blob)
-			rest = append(rest, Entry{ID: id, Receipt: r, Err: err, Binding: bound[id]})
+			rest = append(rest, l.entry(sref, id, blob, msgs))
 		}
 	}
 	slices.SortFunc(rest, func(a, b Entry) int {
@@ -489,6 +517,31 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 		entries = append(entries, Entry{ID: path, Err: fmt.Errorf("session %q: %s: %w: %s", session, path, ErrCorrupt, bad[path])})
 	}
 	return entries, nil
+}
+
+// entry reads the receipt id stored as blob in chain ref, whose append
+// commit's message is msgs[id] when one was found. A version 2 receipt's
+// binding is its own (under its MAC); a binding line that disagrees with
+// it, or a missing append commit, is Err (ErrBindingEdited), the receipt
+// kept. A version 1 receipt's binding is its append commit's line.
+func (l *Ledger) entry(ref, id string, blob gitobj.OID, msgs map[string]string) Entry {
+	r, err := l.readReceipt(id, blob)
+	msg, found := msgs[id]
+	e := Entry{ID: id, Receipt: r, Err: err}
+	switch {
+	case err != nil:
+		e.Binding = parseBinding(msg)
+	case r.version() == BoundVersion:
+		e.Binding = r.Bound
+		if !found {
+			e.Err = errNoAppendCommit(r, ref)
+		} else {
+			e.Err = CheckBindingLine(r, ref, msg)
+		}
+	default:
+		e.Binding = parseBinding(msg)
+	}
+	return e
 }
 
 // appendedID is the id of the receipt c appended: the first line of an

@@ -19,9 +19,14 @@ import (
 	"github.com/readproof/readproof/internal/text"
 )
 
-// Version is the receipt format version: the first byte of the MAC input and
-// the "v" member of the stored JSON.
+// Version is receipt format version 1: the first byte of the MAC input and
+// the "v" member of the stored JSON of a receipt issued before session 24.
 const Version = 1
+
+// BoundVersion is receipt format version 2, the one Issue writes: version 1
+// plus the receipt's binding (run_manifest, run_started) under its MAC
+// (docs/receipts.md, "Version 2").
+const BoundVersion = 2
 
 // IDPrefix starts every receipt id.
 const IDPrefix = "rcpt_"
@@ -105,7 +110,23 @@ type Receipt struct {
 	// Caller names who made the call through an authenticated front end
 	// (the MCP token's name, identity.ValidateCaller), or "".
 	Caller string
-	MAC    Digest
+	// Format is the format version: 0 or Version for version 1, or
+	// BoundVersion. Only a BoundVersion receipt has Bound, and its MAC
+	// covers it.
+	Format int
+	// Bound is the run the call was made for (a BoundVersion receipt's
+	// run_manifest or run_started); zero for an unbound receipt and for
+	// every version 1 receipt, whose binding is its append commit's line.
+	Bound Binding
+	MAC   Digest
+}
+
+// version is the format version r is encoded with.
+func (r Receipt) version() int {
+	if r.Format == 0 {
+		return Version
+	}
+	return r.Format
 }
 
 // NewID returns a fresh receipt id with 160 bits from crypto/rand.
@@ -197,6 +218,18 @@ func (r Receipt) Validate() error {
 			return bad("%v", err)
 		}
 	}
+	switch r.version() {
+	case Version:
+		if !r.Bound.IsZero() {
+			return bad("a version %d receipt carries no binding (version %d does)", Version, BoundVersion)
+		}
+	case BoundVersion:
+		if err := r.Bound.validate(r.Run); err != nil {
+			return bad("%v", err)
+		}
+	default:
+		return bad("format version %d; this readproof writes versions %d and %d", r.Format, Version, BoundVersion)
+	}
 	return nil
 }
 
@@ -238,11 +271,15 @@ func validTime(t time.Time) error {
 // "MAC input"): the version byte, then 12 fields, each as a 4-byte big-endian
 // length followed by the bytes, and a 13th field, the caller, only when it is
 // not empty (so receipts without one keep their MACs).
+//
+// A BoundVersion receipt's input starts with its version byte and has
+// exactly 15 fields: the caller always, then run_manifest and run_started,
+// each zero length when absent.
 func (r Receipt) macInput() []byte {
-	n := 1 + 13*4 + len(r.Caller) + len(r.ID) + len(r.Session) + len(r.Run) + len(r.Tool) + 32 + 32 + 8 + 8 + 4 +
-		len(r.Signal) + len(r.Error) + len(r.KeyID)
+	n := 1 + 15*4 + len(r.Caller) + len(r.ID) + len(r.Session) + len(r.Run) + len(r.Tool) + 32 + 32 + 8 + 8 + 4 +
+		len(r.Signal) + len(r.Error) + len(r.KeyID) + len(r.Bound.Manifest) + 8
 	b := make([]byte, 0, n)
-	b = append(b, Version)
+	b = append(b, byte(r.version()))
 	field := func(p []byte) {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(p)))
 		b = append(b, p...)
@@ -267,6 +304,16 @@ func (r Receipt) macInput() []byte {
 	str(r.Signal)
 	str(r.Error)
 	str(r.KeyID)
+	if r.version() == BoundVersion {
+		str(r.Caller)
+		str(r.Bound.Manifest)
+		if r.Bound.RunStarted.IsZero() {
+			field(nil)
+		} else {
+			field(binary.BigEndian.AppendUint64(nil, uint64(r.Bound.RunStarted.UnixNano())))
+		}
+		return b
+	}
 	if r.Caller != "" {
 		str(r.Caller)
 	}
@@ -289,6 +336,8 @@ type wireReceipt struct {
 	Error        string  `json:"error,omitempty"`
 	KeyID        string  `json:"key_id"`
 	Caller       string  `json:"caller,omitempty"`
+	RunManifest  string  `json:"run_manifest,omitempty"`
+	RunStarted   string  `json:"run_started,omitempty"`
 	MAC          *Digest `json:"mac"`
 }
 
@@ -313,10 +362,14 @@ func parseTime(s string) (time.Time, error) {
 func (r Receipt) Encode() []byte {
 	mac, args, result := r.MAC, r.ArgsSHA256, r.ResultSHA256
 	w := wireReceipt{
-		V: Version, ID: r.ID, Session: r.Session, Run: r.Run, Tool: r.Tool,
+		V: r.version(), ID: r.ID, Session: r.Session, Run: r.Run, Tool: r.Tool,
 		ArgsSHA256: &args, ResultSHA256: &result,
 		Start: formatTime(r.Start), End: formatTime(r.End),
 		ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, KeyID: r.KeyID, Caller: r.Caller, MAC: &mac,
+		RunManifest: r.Bound.Manifest,
+	}
+	if !r.Bound.RunStarted.IsZero() {
+		w.RunStarted = formatTime(r.Bound.RunStarted)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -354,8 +407,11 @@ func DecodeReceipt(data []byte) (Receipt, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return bad("trailing data after the receipt object")
 	}
-	if w.V != Version {
-		return bad("format version %d; this readproof reads version %d (upgrade readproof)", w.V, Version)
+	if w.V != Version && w.V != BoundVersion {
+		return bad("format version %d; this readproof reads versions %d and %d (upgrade readproof)", w.V, Version, BoundVersion)
+	}
+	if w.V == Version && (w.RunManifest != "" || w.RunStarted != "") {
+		return bad("run_manifest and run_started are members of version %d receipts, not of version %d", BoundVersion, Version)
 	}
 	if w.ArgsSHA256 == nil || w.ResultSHA256 == nil || w.MAC == nil {
 		return bad("args_sha256, result_sha256 and mac are required")
@@ -373,6 +429,15 @@ func DecodeReceipt(data []byte) (Receipt, error) {
 		ArgsSHA256: *w.ArgsSHA256, ResultSHA256: *w.ResultSHA256,
 		Start: start, End: end, ExitCode: w.ExitCode, Signal: w.Signal, Error: w.Error,
 		KeyID: w.KeyID, Caller: w.Caller, MAC: *w.MAC,
+		Bound: Binding{Manifest: w.RunManifest},
+	}
+	if w.V == BoundVersion {
+		r.Format = BoundVersion // a version 1 receipt decodes as before: Format 0
+	}
+	if w.RunStarted != "" {
+		if r.Bound.RunStarted, err = parseTime(w.RunStarted); err != nil {
+			return bad("run_started: %v", err)
+		}
 	}
 	if err := r.Validate(); err != nil {
 		return Receipt{}, err
@@ -398,7 +463,7 @@ func checkMemberNames(data []byte) error {
 func receiptMember(name string) bool {
 	switch name {
 	case "v", "id", "session", "run", "tool", "args_sha256", "result_sha256", "start", "end",
-		"exit_code", "signal", "error", "key_id", "caller", "mac":
+		"exit_code", "signal", "error", "key_id", "caller", "run_manifest", "run_started", "mac":
 		return true
 	}
 	return false

@@ -70,7 +70,12 @@ type vector struct {
 	StartUnixNano int64        `json:"start_unix_nano"`
 	EndUnixNano   int64        `json:"end_unix_nano"`
 	Caller        string       `json:"caller,omitempty"`
-	Expect        vectorExpect `json:"expect"`
+	// Format 2 (testdata/vectors2) adds the binding; absent is version 1
+	// (testdata/vectors, issued before session 24).
+	Format             int          `json:"format,omitempty"`
+	RunManifest        string       `json:"run_manifest,omitempty"`
+	RunStartedUnixNano int64        `json:"run_started_unix_nano,omitempty"`
+	Expect             vectorExpect `json:"expect"`
 }
 
 func mustHex(t *testing.T, s string) []byte {
@@ -109,12 +114,27 @@ func issueFromPackage(t *testing.T, v vector) (receipts.Key, receipts.Receipt) {
 	}
 	is := receipts.NewIssuer(key, nil)
 	is.Rand = bytes.NewReader(mustHex(t, v.IDRandom))
+	bound := receipts.Binding{Manifest: v.RunManifest}
+	if v.RunStartedUnixNano != 0 {
+		bound.RunStarted = time.Unix(0, v.RunStartedUnixNano)
+	}
 	r, err := is.Issue(t.Context(), receipts.Call{
 		Session: v.Session, Run: v.Run, Tool: v.Tool, Args: args, Result: res,
 		Start: time.Unix(0, v.StartUnixNano), End: time.Unix(0, v.EndUnixNano), Caller: v.Caller,
+		Bound: bound,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if v.Format == 0 {
+		// a version 1 vector: the same receipt sealed as a readproof
+		// before session 24 sealed it
+		r.Format, r.Bound = receipts.Version, receipts.Binding{}
+		if r, err = key.Seal(r); err != nil {
+			t.Fatal(err)
+		}
+	} else if r.Format != v.Format {
+		t.Fatalf("issued format %d, vector format %d", r.Format, v.Format)
 	}
 	return key, r
 }
@@ -124,8 +144,12 @@ func TestVectors(t *testing.T) {
 	if err != nil || len(files) < 6 {
 		t.Fatalf("want at least 6 vector files, found %d (%v)", len(files), err)
 	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
+	files2, err := filepath.Glob("testdata/vectors2/*.json")
+	if err != nil || len(files2) < 3 {
+		t.Fatalf("want at least 3 version 2 vector files, found %d (%v)", len(files2), err)
+	}
+	for _, file := range append(files, files2...) {
+		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
 			data, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
@@ -248,12 +272,23 @@ func independent(t *testing.T, v vector) vectorExpect {
 	}
 
 	i64 := func(n int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(n)) }
-	input := append([]byte{1}, frame(
+	version := byte(1)
+	if v.Format == 2 {
+		version = 2
+	}
+	input := append([]byte{version}, frame(
 		[]byte(id), []byte(v.Session), []byte(v.Run), []byte(v.Tool),
 		argsSum, resultSum, i64(v.StartUnixNano), i64(v.EndUnixNano),
 		exit, []byte(signal), []byte(v.Error), []byte(keyID),
 	)...)
-	if v.Caller != "" { // field 13, only when present
+	switch {
+	case version == 2: // fields 13 to 15, always
+		var started []byte
+		if v.RunStartedUnixNano != 0 {
+			started = i64(v.RunStartedUnixNano)
+		}
+		input = append(input, frame([]byte(v.Caller), []byte(v.RunManifest), started)...)
+	case v.Caller != "": // field 13, only when present
 		input = append(input, frame([]byte(v.Caller))...)
 	}
 	m := hmac.New(sha256.New, macKey)
@@ -262,7 +297,7 @@ func independent(t *testing.T, v vector) vectorExpect {
 
 	ts := func(n int64) string { return time.Unix(0, n).UTC().Format("2006-01-02T15:04:05.000000000Z") }
 	var j strings.Builder
-	j.WriteString(`{"v":1,"id":` + jsonString(id) + `,"session":` + jsonString(v.Session))
+	j.WriteString(`{"v":` + strconv.Itoa(int(version)) + `,"id":` + jsonString(id) + `,"session":` + jsonString(v.Session))
 	if v.Run != "" {
 		j.WriteString(`,"run":` + jsonString(v.Run))
 	}
@@ -282,11 +317,47 @@ func independent(t *testing.T, v vector) vectorExpect {
 	if v.Caller != "" {
 		j.WriteString(`,"caller":` + jsonString(v.Caller))
 	}
+	if v.RunManifest != "" {
+		j.WriteString(`,"run_manifest":"` + v.RunManifest + `"`)
+	}
+	if v.RunStartedUnixNano != 0 {
+		j.WriteString(`,"run_started":"` + ts(v.RunStartedUnixNano) + `"`)
+	}
 	j.WriteString(`,"mac":"` + mac + `"}`)
 
 	return vectorExpect{
 		MACKey: hex.EncodeToString(macKey), KeyID: keyID, ID: id,
 		ArgsSHA256: hex.EncodeToString(argsSum), ResultSHA256: hex.EncodeToString(resultSum),
 		MACInput: hex.EncodeToString(input), MAC: mac, Receipt: j.String(),
+	}
+}
+
+// TestVectors2InDocs: docs/receipts.md ("Version 2") publishes the MAC of
+// every version 2 vector, and the vectors reproduce it.
+func TestVectors2InDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "receipts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("testdata/vectors2/*.json")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("want at least 3 version 2 vector files, found %d (%v)", len(files), err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v vector
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatal(err)
+		}
+		name := "vectors2/" + strings.TrimSuffix(filepath.Base(file), ".json")
+		if !bytes.Contains(doc, []byte("`"+name+"`")) || !bytes.Contains(doc, []byte("`"+v.Expect.MAC+"`")) {
+			t.Errorf("docs/receipts.md does not publish vector %s with its MAC %s", name, v.Expect.MAC)
+		}
+		if got := independent(t, v).MAC; got != v.Expect.MAC {
+			t.Errorf("%s: recomputed MAC %s, published %s", name, got, v.Expect.MAC)
+		}
 	}
 }

@@ -218,6 +218,12 @@ func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args [
 		}
 		rows := make([]receiptJSON, 0, len(entries))
 		for _, en := range entries {
+			if errors.Is(en.Err, receipts.ErrBindingEdited) {
+				// a genuine receipt whose append commit's binding line
+				// was edited: shown with the binding its MAC covers
+				rows = append(rows, toReceiptJSON(en.Receipt, en.Binding, string(receipts.Tampered), en.Err.Error()))
+				continue
+			}
 			if en.Err != nil {
 				rows = append(rows, receiptJSON{ID: en.ID, Check: string(receipts.Tampered), Detail: en.Err.Error()})
 				continue
@@ -299,9 +305,14 @@ func runReceiptsShow(_ context.Context, e *env, opts receiptsShowOptions, args [
 			return err
 		}
 		check, detail := rc.check(r)
-		bound, err := rc.ledger.BindingOf(r)
-		if err != nil {
-			return err
+		bound, bindErr := rc.ledger.BindingOf(r)
+		switch {
+		case errors.Is(bindErr, receipts.ErrBindingEdited):
+			// the binding line of its append commit is not the one its
+			// MAC covers: the store was edited
+			check, detail = string(receipts.Tampered), bindErr.Error()
+		case bindErr != nil:
+			return bindErr
 		}
 		if rc.json {
 			if err := printJSON(rc.out, toReceiptJSON(r, bound, check, detail)); err != nil {
@@ -309,6 +320,10 @@ func runReceiptsShow(_ context.Context, e *env, opts receiptsShowOptions, args [
 			}
 		} else {
 			printReceipt(rc.out, r, bound, check, detail)
+		}
+		if bindErr != nil {
+			return withCode(ExitMismatch, hint.With(fmt.Errorf("receipt %s: %w", id, receipts.ErrBindingEdited),
+				"its index chain's append commit names another binding than its MAC covers: the store was edited; restore the chain from a clone or a backup"))
 		}
 		if check == string(receipts.Tampered) {
 			return withCode(ExitMismatch, fmt.Errorf("receipt %s: %w", id, receipts.ErrTampered))

@@ -290,7 +290,9 @@ type ReceiptConflict struct {
 // commit is then one the tip holds, or a receipt: a commit in the middle
 // that adds a file a later one removes, invisible at the tip but shown by
 // `git log -p` of the chain, is refused. An append reads the three trees
-// it rewrote (its parent's were read as the parent's own).
+// it rewrote (its parent's were read as the parent's own), and the blob it
+// adds: the binding line of an append of a version 2 receipt must be the
+// binding the receipt's MAC covers (receipts.CheckAppendBinding).
 func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Transport, name string, tip, oldTip gitstore.OID) []string {
 	commits, err := revList(ctx, g, t, tip, oldTip)
 	if err != nil {
@@ -320,11 +322,19 @@ func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Tran
 		return l, err
 	}
 	var failures []string
+	blob := func(id gitstore.OID) ([]byte, error) { return g.BlobAtMost(id, store.MaxRecordBytes) }
 	for _, c := range commits {
-		tree, err := treeOf(c.ID)
+		cm, err := g.Commit(c.ID)
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("receipt chain %s: %v", name, err))
 			continue
+		}
+		tree := cm.Tree
+		trees[c.ID] = tree
+		// the binding line of an append of a version 2 receipt is the
+		// binding its MAC covers (docs/receipts.md, "Storage")
+		if err := receipts.CheckAppendBinding(list, blob, receipts.RefPrefix+name, tree, cm.Message); err != nil {
+			failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s): %s", name, c.ID, text.Printable(err.Error())))
 		}
 		for _, p := range c.Parents {
 			pt, err := treeOf(p)

@@ -609,6 +609,9 @@ type UnreadableReceipt struct {
 }
 
 func (u UnreadableReceipt) String() string {
+	if errors.Is(u.Err, receipts.ErrBindingEdited) {
+		return u.Err.Error() // names the receipt and its session
+	}
 	return fmt.Sprintf("receipt %s of session %s cannot be read: %v", u.ID, u.Session, u.Err)
 }
 
