@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -616,13 +617,18 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			}
 			key = k
 		}
+		checkKeys, keyWarnings, err := exportCheckKeys(e, s)
+		if err != nil {
+			return err
+		}
 		line := progress.Start(e.err, "evidence export", "entries", e.json)
 		var data []byte
 		var st *evidence.Statement
-		err := interruptible(ctx, func() error {
+		var checks []evidence.Check
+		err = interruptible(ctx, func() error {
 			var err error
-			data, st, err = s.ExportEvidence(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: buildinfo.Read().Version,
-				Context: ctx, Progress: line.Update})
+			data, st, checks, err = s.ExportEvidenceChecked(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: buildinfo.Read().Version,
+				Context: ctx, Progress: line.Update}, checkKeys)
 			if err != nil {
 				return err
 			}
@@ -635,6 +641,16 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if err != nil {
 			return err
 		}
+		run := namedRunPhrase(args[0], st.Predicate.RunID)
+		if err := refuseExport(e, args[0], run, st.Predicate.ManifestID, checks); err != nil {
+			return err
+		}
+		for _, w := range keyWarnings {
+			if w.check == "" || hasCheckName(checks, w.check) {
+				e.say("readproof: warning: %s", w.text)
+			}
+		}
+		warnExport(e, run, checks)
 		if rp := st.Predicate.Replay; !rp.AllMatch {
 			// an honest record, and a bundle that will not verify: say so
 			// while the store can still be repaired
@@ -648,7 +664,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			if rp.Error != "" {
 				what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
 			}
-			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", namedRunPhrase(args[0], st.Predicate.RunID), what)
+			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", run, what)
 			e.say("readproof: hint: `readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again")
 		}
 		out := opts.Out
@@ -675,6 +691,128 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			name, recorded, p.ManifestID, text.Count(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
 		return nil
 	})
+}
+
+// exportKeyWarning is a key the store checks of an export could not load:
+// said when check (a check name, "" for always) ran.
+type exportKeyWarning struct{ check, text string }
+
+// exportCheckKeys loads what the store checks of an export trust, as
+// `evidence verify` does: [signing] allowed_signers for the manifest
+// commit's signature, the receipts key, the probe key. A key that is
+// configured but cannot be loaded leaves its check to validity (the
+// signature) or unchecked (the MACs), with a warning: export still writes
+// what it can prove.
+func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []exportKeyWarning, error) {
+	var keys store.EvidenceCheckKeys
+	var warnings []exportKeyWarning
+	pol, err := s.Policy()
+	if err != nil {
+		return keys, nil, err
+	}
+	if _, signers, _, err := loadTrust(pol.AllowedSigners, time.Now()); err != nil {
+		warnings = append(warnings, exportKeyWarning{store.CheckCommitSignature, "[signing] allowed_signers cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid): " + err.Error()})
+	} else {
+		keys.Signers = signers
+	}
+	if k, err := loadReceiptsKey(e, pol); err != nil {
+		warnings = append(warnings, exportKeyWarning{store.CheckReceipts, "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error()})
+	} else {
+		keys.ReceiptsKey = k
+	}
+	var keyWarn error
+	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
+	if keyWarn != nil {
+		warnings = append(warnings, exportKeyWarning{store.CheckProofOfRead, proofread.NotCheckedWarning(keyWarn)})
+	}
+	return keys, warnings, nil
+}
+
+// hasCheckName reports whether checks holds one named name.
+func hasCheckName(checks []evidence.Check, name string) bool {
+	for _, c := range checks {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// exportWarns reports whether a failed store check of an export is said
+// as a warning (the bundle is still written) rather than refusing it
+// (docs/evidence.md, "Export's store checks"): a replace ref or graft
+// (what readproof exports is the stored objects, which the bundle records
+// truly; stock git on that store shows other ones), a manifest the journal
+// does not reach (what a stopped writer leaves), a receipt that cannot be
+// read (damage, which the receipt summary leaves out and verify names).
+func exportWarns(c evidence.Check) bool {
+	switch {
+	case c.Name == store.CheckStoreReplace, c.Name == store.CheckJournal:
+		return true
+	case c.Name == store.CheckReceipts:
+		return c.Kind == store.KindUnreadableReceipt
+	}
+	return false
+}
+
+// refuseExport fails the export of run (target as given, manifest id)
+// when a store check that refuses it failed: every such failure is said on
+// stderr, the first is the error, exit 3, and nothing is written.
+func refuseExport(e *env, target, run, manifestID string, checks []evidence.Check) error {
+	var refused []evidence.Check
+	for _, c := range checks {
+		if !c.OK && !exportWarns(c) {
+			refused = append(refused, c)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	for _, c := range refused[1:] {
+		e.say("readproof: run %s: store check %s failed: %s", run, c.Name, c.Detail)
+	}
+	c := refused[0]
+	more := ""
+	if len(refused) > 1 {
+		more = fmt.Sprintf(" (and %d more above)", len(refused)-1)
+	}
+	h := "nothing was written: the store holds a record of the run that readproof did not write or cannot vouch for; `readproof verify` names every forged or damaged object: restore the run from a clone (readproof pull) or a backup, then export again"
+	switch c.Name {
+	case store.CheckCommitSignature:
+		h = "nothing was written: the manifest commit's signature does not vouch for it (`readproof verify-commit " + text.ShellArg(target) + "` shows why): a commit changed after signing is not the one signed, restore it from a clone or a backup; a key missing from [signing] allowed_signers is added there, then export again"
+	case store.CheckReceipts:
+		h = "nothing was written: a tool receipt of the run fails its MAC or its summary (`readproof verify` names it): a receipt changed after it was issued is not the one issued, restore it from a clone or a backup; if the receipts key was replaced, use the key that issued them, then export again"
+	case store.CheckProofOfRead:
+		h = "nothing was written: the run's proof-of-read verdict record fails its check (`readproof verify` names it): restore the verdict chain from a clone or a backup, or use the probe key that wrote it, then export again"
+	}
+	return withCode(ExitMismatch, hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, more), h))
+}
+
+// warnExport says each failed store check of an export that does not
+// refuse it (exportWarns), naming the run, then what to run.
+func warnExport(e *env, run string, checks []evidence.Check) {
+	var hints []string
+	for _, c := range checks {
+		if c.OK || !exportWarns(c) {
+			continue
+		}
+		e.say("readproof: warning: run %s: store check %s failed: %s", run, c.Name, c.Detail)
+		var h string
+		switch c.Name {
+		case store.CheckStoreReplace:
+			h = "the bundle records the objects as stored, but `evidence verify` against this store fails store_replace until what it names is removed; `readproof verify` checks the rest of the store"
+		case store.CheckJournal:
+			h = "the bundle does not record it; `readproof verify` checks the run, and `readproof gc` records a run a stopped writer left unrecorded"
+		case store.CheckReceipts:
+			h = "the bundle's receipt summary leaves the unreadable receipt out and `evidence verify` against this store fails receipts by name; `readproof verify` names it: restore it from a clone or a backup, then export again"
+		}
+		if !slices.Contains(hints, h) {
+			hints = append(hints, h)
+		}
+	}
+	for _, h := range hints {
+		e.say("readproof: hint: %s", h)
+	}
 }
 
 // namedRun is the run a command was given (target, when it is a run id)

@@ -199,9 +199,17 @@ func (s *Store) manifestWithSum(target string) (*manifest.Manifest, string, erro
 // facts of the manifest commit, and the run's proof-of-read verdicts and
 // receipt summary when the store holds any.
 func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.Input, error) {
+	in, _, _, err := s.evidenceInput(target, opts)
+	return in, err
+}
+
+// evidenceInput is EvidenceInput that also returns the manifest it read
+// and the SHA-256 (hex) of its manifest.json, for the store checks of an
+// export (ExportEvidenceChecked).
+func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.Input, _ *manifest.Manifest, _ string, err error) {
 	m, sum, err := s.manifestWithSum(target)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	now := s.now()
 	in := &evidence.Input{
@@ -247,7 +255,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	replay, rerr := s.replayManifest(ctx, m, opts.Progress, keep)
 	if err := ctx.Err(); err != nil {
 		<-done
-		return nil, err
+		return nil, nil, "", err
 	}
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {
@@ -265,7 +273,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	for i, e := range m.Entries {
 		if err := ctx.Err(); err != nil {
 			<-done
-			return nil, err
+			return nil, nil, "", err
 		}
 		en := evidence.Entry{
 			Position: e.Position, URI: e.URI, Ref: e.Ref, SnapshotID: e.Snapshot, ContentHash: e.ContentHash,
@@ -280,7 +288,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 				en.ContentVerified = replay.Entries[i].Match && replay.Entries[i].Actual == e.ContentHash
 			} else if en.Content, err = s.Content(e.Snapshot); err != nil {
 				<-done
-				return nil, hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
+				return nil, nil, "", hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
 					"the store lost the bytes; export without --with-content to record what it still proves, and run the store check")
 			}
 			if en.Content == nil {
@@ -292,17 +300,17 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 
 	x := <-done
 	if x.err != nil {
-		return nil, x.err
+		return nil, nil, "", x.err
 	}
 	in.Resources, in.Git, in.ProofOfRead = x.resources, x.git, x.verdicts
 	// A receipt that cannot be read is left out of the summary, which is
 	// then present even if empty, so that evidence verify names it.
 	if len(x.receipts) > 0 || len(x.bad) > 0 {
 		if in.Receipts, err = json.Marshal(receipts.Summary(x.receipts)); err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
 	}
-	return in, nil
+	return in, m, sum, nil
 }
 
 // ExportEvidence builds and encodes the evidence statement of a run or
@@ -314,6 +322,73 @@ func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *ev
 		return nil, nil, err
 	}
 	return evidence.Export(*in)
+}
+
+// EvidenceCheckKeys are what the store checks of a manifest trust: the
+// allowed signers of its commit signature (nil: checked for validity
+// only), the receipts key for the receipts' MACs and the probe key for the
+// verdict record's (nil: not checked).
+type EvidenceCheckKeys struct {
+	Signers     evidence.AllowedSigners
+	ReceiptsKey *receipts.Key
+	ProbeKeys   *probe.Keys
+}
+
+// Names and kinds that only an export's store checks report
+// (ExportEvidenceChecked).
+const (
+	// CheckJournal: the journal (refs/heads/main) records the manifest.
+	// Added only when it does not.
+	CheckJournal = "journal"
+	// KindUnreadableReceipt is the Kind of a failed receipts check that
+	// names a stored receipt of the manifest that cannot be read (damage),
+	// not one whose MAC or summary disagrees.
+	KindUnreadableReceipt = "unreadable_receipt"
+)
+
+// ExportEvidenceChecked is ExportEvidence that also runs, on the statement
+// it built, the store checks `evidence verify` against this store would
+// make of it (store_manifest, store_replace, git_commit_signature, receipts,
+// proof_of_read, with keys), and two that only the export can make: a run id
+// target whose ref names a manifest recorded under another id must have
+// been renamed to it by the journal (store_manifest), and the journal must
+// reach the manifest (journal). checks lists every check run, passing or
+// failing; the caller decides what a failure stops.
+func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys EvidenceCheckKeys) ([]byte, *evidence.Statement, []evidence.Check, error) {
+	in, m, sum, err := s.evidenceInput(target, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	data, st, err := evidence.Export(*in)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	checks := s.storeChecks(&st.Predicate, m, sum, keys)
+	add := func(name string, ok bool, format string, args ...any) {
+		checks = append(checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	if !identity.IsObjectID(target) && target != m.RunID {
+		// the ref of run target names a manifest recorded as m.RunID:
+		// a rename the journal records (`conflicts rename`), or a ref
+		// moved by hand (readproof verify: "the ref names run ...")
+		if ok, err := s.renamedTo(m)(target); err != nil {
+			add(CheckStoreManifest, false, "reading the renames the journal records of manifest %s: %v", m.ID, err)
+		} else if !ok {
+			add(CheckStoreManifest, false, "%s names manifest %s, which records run %s, and the journal records no rename of it to %s: readproof did not write this ref (`readproof verify` names it)",
+				runRef(target), m.ID, text.Printable(m.RunID), target)
+		}
+	}
+	if tip, err := s.ref(JournalRef); err != nil {
+		add(CheckJournal, false, "reading %s: %v", JournalRef, err)
+	} else if tip == "" {
+		// no journal at all: `readproof verify` reports the store
+	} else if met, err := journalReaches(s.git, tip, map[gitstore.OID]bool{gitstore.OID(m.ID): true}); err != nil {
+		add(CheckJournal, false, "walking %s: %v", JournalRef, err)
+	} else if !met[gitstore.OID(m.ID)] {
+		add(CheckJournal, false, "the journal (%s) does not record manifest %s of run %s: a writer stopped before recording it (`readproof gc` records it), or the commit was written by hand (`readproof verify` warns of it)",
+			JournalRef, m.ID, text.Printable(m.RunID))
+	}
+	return data, st, checks, nil
 }
 
 // evidenceResources lists one redacted definition per URI of m: the
@@ -848,8 +923,25 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 			return rep, nil // as above
 		}
 	}
+	rep.Checks = append(rep.Checks, s.storeChecks(p, m, sum, EvidenceCheckKeys{Signers: opts.Signers, ReceiptsKey: opts.ReceiptsKey, ProbeKeys: opts.ProbeKeys})...)
+	return rep, nil
+}
+
+// storeChecks are the checks only a store can run of the bundle predicate
+// p naming manifest m (sum: the SHA-256, hex, of its manifest.json), in
+// their order: store_manifest, store_replace, git_commit_signature (when
+// the manifest commit is signed or p names a signer), receipts (when p
+// carries a summary, or the store holds a receipt of m that cannot be
+// read) and proof_of_read (when p carries verdicts). VerifyEvidence runs
+// them after the replay, ExportEvidenceChecked on the statement it built.
+func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum string, keys EvidenceCheckKeys) []evidence.Check {
+	var out []evidence.Check
 	add := func(name string, ok bool, format string, args ...any) {
-		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+		out = append(out, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	unreadable := func(u UnreadableReceipt) {
+		add(CheckReceipts, false, "%s", text.Printable(u.String()))
+		out[len(out)-1].Kind = KindUnreadableReceipt
 	}
 	if detail, ok := s.compareManifest(p, m, sum); ok {
 		add(CheckStoreManifest, true, "%s", detail)
@@ -857,23 +949,23 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 		add(CheckStoreManifest, false, "%s", detail)
 	}
 	s.checkReplaced(m, add)
-	s.checkCommitSignature(p, m, opts.Signers, add)
+	s.checkCommitSignature(p, m, keys.Signers, add)
 	if len(p.Receipts) == 0 {
 		// No summary: still name the manifest's receipts that cannot be
 		// read, as export and checkReceipts do (not another manifest's of
 		// the run id).
 		if _, bad, err := s.receiptsOf(p.RunID, m); err == nil {
 			for _, u := range bad {
-				add(CheckReceipts, false, "%s", text.Printable(u.String()))
+				unreadable(u)
 			}
 		}
 	} else {
-		s.checkReceipts(p, m, opts.ReceiptsKey, add)
+		s.checkReceipts(p, m, keys.ReceiptsKey, add, unreadable)
 	}
 	if len(p.ProofOfRead) > 0 {
-		s.checkVerdicts(p, opts.ProbeKeys, add)
+		s.checkVerdicts(p, keys.ProbeKeys, add)
 	}
-	return rep, nil
+	return out
 }
 
 type addCheck func(name string, ok bool, format string, args ...any)
@@ -1208,7 +1300,7 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 
 // checkReceipts compares the bundle's summary with the store's receipts of
 // its run id issued for m, the stored manifest the bundle names.
-func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, add addCheck) {
+func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, add addCheck, unreadable func(UnreadableReceipt)) {
 	var sum receipts.EvidenceSummary
 	if err := strictDecode(p.Receipts, &sum); err != nil {
 		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
@@ -1221,7 +1313,7 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 	}
 	if len(bad) > 0 {
 		for _, u := range bad {
-			add(CheckReceipts, false, "%s", text.Printable(u.String()))
+			unreadable(u)
 		}
 		return
 	}
