@@ -1135,8 +1135,20 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 	if err != nil {
 		return fmt.Sprintf("reading %s: %v", runRef(m.RunID), err), false
 	}
-	if g := p.Git; g != nil {
+	// the manifest commit, read once for the git facts and its tree
+	var commit *gitstore.Commit
+	manifestCommit := func() (gitstore.Commit, error) {
+		if commit != nil {
+			return *commit, nil
+		}
 		c, err := s.git.Commit(gitstore.OID(m.ID))
+		if err == nil {
+			commit = &c
+		}
+		return c, err
+	}
+	if g := p.Git; g != nil {
+		c, err := manifestCommit()
 		if err != nil {
 			return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false
 		}
@@ -1204,7 +1216,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 	// The commit the bundle names must hold the run as readproof wrote it:
 	// a file beside manifest.json and the entries' files shows reviewers
 	// (`git show`, `git diff`) as part of the run what no entry records.
-	c, err := s.git.Commit(gitstore.OID(m.ID))
+	c, err := manifestCommit()
 	if err != nil {
 		return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false
 	}
