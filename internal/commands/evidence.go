@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -738,77 +737,27 @@ func hasCheckName(checks []evidence.Check, name string) bool {
 	return false
 }
 
-// exportWarns reports whether a failed store check of an export is said
-// as a warning (the bundle is still written) rather than refusing it
-// (docs/evidence.md, "Export's store checks"): a replace ref or graft
-// (what readproof exports is the stored objects, which the bundle records
-// truly; stock git on that store shows other ones), a manifest the journal
-// does not reach (what a stopped writer leaves), a receipt that cannot be
-// read (damage, which the receipt summary leaves out and verify names).
-func exportWarns(c evidence.Check) bool {
-	switch {
-	case c.Name == store.CheckStoreReplace, c.Name == store.CheckJournal:
-		return true
-	case c.Name == store.CheckReceipts:
-		return c.Kind == store.KindUnreadableReceipt
-	}
-	return false
-}
-
-// refuseExport fails the export of run (target as given, manifest id)
-// when a store check that refuses it failed: every such failure is said on
-// stderr, the first is the error, exit 3, and nothing is written.
+// refuseExport fails the export of run (target as given) when a failed
+// store check refuses it (store.ExportRefusal): the refusing failures after
+// the first are said on stderr, the first is the error, exit 3, and
+// nothing is written.
 func refuseExport(e *env, target, run, manifestID string, checks []evidence.Check) error {
-	var refused []evidence.Check
-	for _, c := range checks {
-		if !c.OK && !exportWarns(c) {
-			refused = append(refused, c)
-		}
-	}
-	if len(refused) == 0 {
+	more, err := store.ExportRefusal(target, run, manifestID, checks)
+	if err == nil {
 		return nil
 	}
-	for _, c := range refused[1:] {
+	for _, c := range more {
 		e.say("readproof: run %s: store check %s failed: %s", run, c.Name, c.Detail)
 	}
-	c := refused[0]
-	more := ""
-	if len(refused) > 1 {
-		more = fmt.Sprintf(" (and %d more above)", len(refused)-1)
-	}
-	h := "nothing was written: the store holds a record of the run that readproof did not write or cannot vouch for; `readproof verify` names every forged or damaged object: restore the run from a clone (readproof pull) or a backup, then export again"
-	switch c.Name {
-	case store.CheckCommitSignature:
-		h = "nothing was written: the manifest commit's signature does not vouch for it (`readproof verify-commit " + text.ShellArg(target) + "` shows why): a commit changed after signing is not the one signed, restore it from a clone or a backup; a key missing from [signing] allowed_signers is added there, then export again"
-	case store.CheckReceipts:
-		h = "nothing was written: a tool receipt of the run fails its MAC or its summary (`readproof verify` names it): a receipt changed after it was issued is not the one issued, restore it from a clone or a backup; if the receipts key was replaced, use the key that issued them, then export again"
-	case store.CheckProofOfRead:
-		h = "nothing was written: the run's proof-of-read verdict record fails its check (`readproof verify` names it): restore the verdict chain from a clone or a backup, or use the probe key that wrote it, then export again"
-	}
-	return withCode(ExitMismatch, hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, more), h))
+	return withCode(ExitMismatch, err)
 }
 
 // warnExport says each failed store check of an export that does not
-// refuse it (exportWarns), naming the run, then what to run.
+// refuse it, naming the run, then each hint once.
 func warnExport(e *env, run string, checks []evidence.Check) {
-	var hints []string
-	for _, c := range checks {
-		if c.OK || !exportWarns(c) {
-			continue
-		}
-		e.say("readproof: warning: run %s: store check %s failed: %s", run, c.Name, c.Detail)
-		var h string
-		switch c.Name {
-		case store.CheckStoreReplace:
-			h = "the bundle records the objects as stored, but `evidence verify` against this store fails store_replace until what it names is removed; `readproof verify` checks the rest of the store"
-		case store.CheckJournal:
-			h = "the bundle does not record it; `readproof verify` checks the run, and `readproof gc` records a run a stopped writer left unrecorded"
-		case store.CheckReceipts:
-			h = "the bundle's receipt summary leaves the unreadable receipt out and `evidence verify` against this store fails receipts by name; `readproof verify` names it: restore it from a clone or a backup, then export again"
-		}
-		if !slices.Contains(hints, h) {
-			hints = append(hints, h)
-		}
+	warnings, hints := store.ExportWarnings(run, checks)
+	for _, w := range warnings {
+		e.say("readproof: warning: %s", w)
 	}
 	for _, h := range hints {
 		e.say("readproof: hint: %s", h)

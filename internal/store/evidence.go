@@ -391,6 +391,83 @@ func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys 
 	return data, st, checks, nil
 }
 
+// ExportRefuses reports whether a failed store check of an export refuses
+// it (nothing is written) rather than being said as a warning beside the
+// bundle (docs/evidence.md, "What export checks before it writes"). It
+// warns for a replace ref, graft or commondir (the bundle records the
+// objects as stored, truly; stock git on that store shows other ones), a
+// manifest the journal does not reach (what a stopped writer leaves too)
+// and a receipt that cannot be read (damage, which the receipt summary
+// leaves out and verify names); every other failure is a record readproof
+// did not write or cannot vouch for, and refuses.
+func ExportRefuses(c evidence.Check) bool {
+	switch {
+	case c.OK:
+		return false
+	case c.Name == CheckStoreReplace, c.Name == CheckJournal:
+		return false
+	case c.Name == CheckReceipts:
+		return c.Kind != KindUnreadableReceipt
+	}
+	return true
+}
+
+// ExportRefusal is the error that refuses the export of target (run: the
+// run as a message names it; manifestID: the manifest exported) when checks (ExportEvidenceChecked's) hold a
+// failure that ExportRefuses: the first such failure, with a hint; more
+// are the others, for the caller to say. nil when none refuses.
+func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (more []evidence.Check, err error) {
+	var refused []evidence.Check
+	for _, c := range checks {
+		if ExportRefuses(c) {
+			refused = append(refused, c)
+		}
+	}
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	c := refused[0]
+	also := ""
+	if len(refused) > 1 {
+		also = fmt.Sprintf(" (and %d more)", len(refused)-1)
+	}
+	h := "nothing was written: the store holds a record of the run that readproof did not write or cannot vouch for; `readproof verify` names every forged or damaged object: restore the run from a clone (readproof pull) or a backup, then export again"
+	switch c.Name {
+	case CheckCommitSignature:
+		h = "nothing was written: the manifest commit's signature does not vouch for it (`readproof verify-commit " + text.ShellArg(target) + "` shows why): a commit changed after signing is not the one signed, restore it from a clone or a backup; a key missing from [signing] allowed_signers is added there, then export again"
+	case CheckReceipts:
+		h = "nothing was written: a tool receipt of the run fails its MAC or its summary (`readproof verify` names it): a receipt changed after it was issued is not the one issued, restore it from a clone or a backup; if the receipts key was replaced, use the key that issued them, then export again"
+	case CheckProofOfRead:
+		h = "nothing was written: the run's proof-of-read verdict record fails its check (`readproof verify` names it): restore the verdict chain from a clone or a backup, or use the probe key that wrote it, then export again"
+	}
+	return refused[1:], hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, also), h)
+}
+
+// ExportWarnings are the warnings of an export whose checks
+// (ExportEvidenceChecked's) fail without refusing it, each naming run
+// (as a message names it), and their hints, each once.
+func ExportWarnings(run string, checks []evidence.Check) (warnings, hints []string) {
+	for _, c := range checks {
+		if c.OK || ExportRefuses(c) {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("run %s: store check %s failed: %s", run, c.Name, c.Detail))
+		var h string
+		switch c.Name {
+		case CheckStoreReplace:
+			h = "the bundle records the objects as stored, but `evidence verify` against this store fails store_replace until what it names is removed; `readproof verify` checks the rest of the store"
+		case CheckJournal:
+			h = "the bundle does not record it; `readproof verify` checks the run, and `readproof gc` records a run a stopped writer left unrecorded"
+		case CheckReceipts:
+			h = "the bundle's receipt summary leaves the unreadable receipt out and `evidence verify` against this store fails receipts by name; `readproof verify` names it: restore it from a clone or a backup, then export again"
+		}
+		if !slices.Contains(hints, h) {
+			hints = append(hints, h)
+		}
+	}
+	return warnings, hints
+}
+
 // evidenceResources lists one redacted definition per URI of m: the
 // resource.json of the observation nearest the URI's last entry (the
 // definition in force when it was read), else the current policy's; a URI
