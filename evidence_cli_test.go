@@ -16,9 +16,28 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/internal/store"
 )
 
 // Custom testscript commands for testdata/script/evidence*.txtar.
+
+// evExportUncheckedCmd writes the bundle of RUN from the store at STORE
+// without the store checks by which `evidence export` refuses a forged run
+// (since session 24): the file a forger, or an exporter without those
+// checks, hands an auditor, for the scripts that hold `evidence verify`
+// to fail it. `evexport-unchecked STORE RUN OUT`; no policy is read, so
+// every resource is marked missing (no check reads resources).
+func evExportUncheckedCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: evexport-unchecked STORE RUN OUT")
+	}
+	s, err := store.Open(ts.MkAbs(args[0]), nil, store.Options{})
+	ts.Check(err)
+	defer s.Close()
+	data, _, err := s.ExportEvidence(args[1], store.EvidenceOptions{ExporterVersion: "test"})
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), data, 0o644))
+}
 
 // evEditCmd edits an exported bundle in place the way a tamperer would:
 // `evedit FILE OP`. Plain statements: content (flip a byte of entry 0's

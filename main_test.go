@@ -163,6 +163,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"evedit":     evEditCmd,
 	"commitedit": commitEditCmd,
 	"mksigners":  mkSignersCmd,
+	// evexport-unchecked STORE RUN OUT: a bundle of a forged run, as export wrote it before session 24 (evidence_cli_test.go)
+	"evexport-unchecked": evExportUncheckedCmd,
 	// httpserve, httpcount: an httptest source and its request count (main_http_test.go)
 	"httpserve": httpServeCmd,
 	"httpcount": httpCountCmd,

@@ -616,13 +616,18 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			}
 			key = k
 		}
+		checkKeys, keyWarnings, err := exportCheckKeys(e, s)
+		if err != nil {
+			return err
+		}
 		line := progress.Start(e.err, "evidence export", "entries", e.json)
 		var data []byte
 		var st *evidence.Statement
-		err := interruptible(ctx, func() error {
+		var checks []evidence.Check
+		err = interruptible(ctx, func() error {
 			var err error
-			data, st, err = s.ExportEvidence(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: buildinfo.Read().Version,
-				Context: ctx, Progress: line.Update})
+			data, st, checks, err = s.ExportEvidenceChecked(args[0], store.EvidenceOptions{WithContent: opts.WithContent, ExporterVersion: buildinfo.Read().Version,
+				Context: ctx, Progress: line.Update}, checkKeys)
 			if err != nil {
 				return err
 			}
@@ -635,6 +640,16 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if err != nil {
 			return err
 		}
+		run := namedRunPhrase(args[0], st.Predicate.RunID)
+		if err := refuseExport(e, args[0], run, st.Predicate.ManifestID, checks); err != nil {
+			return err
+		}
+		for _, w := range keyWarnings {
+			if w.check == "" || hasCheckName(checks, w.check) {
+				e.say("readproof: warning: %s", w.text)
+			}
+		}
+		warnExport(e, run, checks)
 		if rp := st.Predicate.Replay; !rp.AllMatch {
 			// an honest record, and a bundle that will not verify: say so
 			// while the store can still be repaired
@@ -648,7 +663,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			if rp.Error != "" {
 				what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
 			}
-			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", namedRunPhrase(args[0], st.Predicate.RunID), what)
+			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", run, what)
 			e.say("readproof: hint: `readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again")
 		}
 		out := opts.Out
@@ -675,6 +690,78 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			name, recorded, p.ManifestID, text.Count(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
 		return nil
 	})
+}
+
+// exportKeyWarning is a key the store checks of an export could not load:
+// said when check (a check name, "" for always) ran.
+type exportKeyWarning struct{ check, text string }
+
+// exportCheckKeys loads what the store checks of an export trust, as
+// `evidence verify` does: [signing] allowed_signers for the manifest
+// commit's signature, the receipts key, the probe key. A key that is
+// configured but cannot be loaded leaves its check to validity (the
+// signature) or unchecked (the MACs), with a warning: export still writes
+// what it can prove.
+func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []exportKeyWarning, error) {
+	var keys store.EvidenceCheckKeys
+	var warnings []exportKeyWarning
+	pol, err := s.Policy()
+	if err != nil {
+		return keys, nil, err
+	}
+	if _, signers, _, err := loadTrust(pol.AllowedSigners, time.Now()); err != nil {
+		warnings = append(warnings, exportKeyWarning{store.CheckCommitSignature, "[signing] allowed_signers cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid): " + err.Error()})
+	} else {
+		keys.Signers = signers
+	}
+	if k, err := loadReceiptsKey(e, pol); err != nil {
+		warnings = append(warnings, exportKeyWarning{store.CheckReceipts, "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error()})
+	} else {
+		keys.ReceiptsKey = k
+	}
+	var keyWarn error
+	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
+	if keyWarn != nil {
+		warnings = append(warnings, exportKeyWarning{store.CheckProofOfRead, proofread.NotCheckedWarning(keyWarn)})
+	}
+	return keys, warnings, nil
+}
+
+// hasCheckName reports whether checks holds one named name.
+func hasCheckName(checks []evidence.Check, name string) bool {
+	for _, c := range checks {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseExport fails the export of run (target as given) when a failed
+// store check refuses it (store.ExportRefusal): the refusing failures after
+// the first are said on stderr, the first is the error, exit 3, and
+// nothing is written.
+func refuseExport(e *env, target, run, manifestID string, checks []evidence.Check) error {
+	more, err := store.ExportRefusal(target, run, manifestID, checks)
+	if err == nil {
+		return nil
+	}
+	for _, c := range more {
+		e.say("readproof: run %s: store check %s failed: %s", run, c.Name, c.Detail)
+	}
+	return withCode(ExitMismatch, err)
+}
+
+// warnExport says each failed store check of an export that does not
+// refuse it, naming the run, then each hint once.
+func warnExport(e *env, run string, checks []evidence.Check) {
+	warnings, hints := store.ExportWarnings(run, checks)
+	for _, w := range warnings {
+		e.say("readproof: warning: %s", w)
+	}
+	for _, h := range hints {
+		e.say("readproof: hint: %s", h)
+	}
 }
 
 // namedRun is the run a command was given (target, when it is a run id)

@@ -8,11 +8,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -48,10 +52,20 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 					"a bundle with content of run "+m.RunID+" is exported where the store is, by the operator (the evidence export command with --with-content)")
 		}
 	}
-	data, st, err := c.st.ExportEvidence(in.Target, store.EvidenceOptions{WithContent: in.WithContent, ExporterVersion: s.opts.Version})
+	data, st, checks, err := c.st.ExportEvidenceChecked(in.Target, store.EvidenceOptions{WithContent: in.WithContent, ExporterVersion: s.opts.Version}, s.exportCheckKeys(c.st))
 	if err != nil {
 		return nil, reply{}, err
 	}
+	// the store checks `evidence export` makes: a forged or damaged record
+	// refuses the bundle, the rest is said beside it
+	run := text.Escape(st.Predicate.RunID)
+	if in.Target != st.Predicate.RunID && identity.ValidateRunID(in.Target) == nil {
+		run = text.Escape(in.Target) + " (recorded as " + run + ")"
+	}
+	if _, err := store.ExportRefusal(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
+		return nil, reply{}, err
+	}
+	warnings, hints := store.ExportWarnings(run, checks)
 	sum := sha256.Sum256(data)
 	out := &EvidenceOutput{Target: in.Target, WithContent: in.WithContent, Bundle: string(data), BundleBytes: len(data), BundleSHA256: hex.EncodeToString(sum[:])}
 	p := st.Predicate
@@ -60,9 +74,35 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	if in.WithContent {
 		what = "with content"
 	}
-	return out, reply{text: fmt.Sprintf("Evidence bundle for run %s (manifest %s, %d entr%s, Merkle root %s), %s: %d bytes, sha256 %s. "+
+	msg := fmt.Sprintf("Evidence bundle for run %s (manifest %s, %d entr%s, Merkle root %s), %s: %d bytes, sha256 %s. "+
 		"Its exact bytes are in bundle; save them verbatim: whoever holds the file checks it with `readproof evidence verify FILE`, a command (no tool does this, and it needs no store).",
-		p.RunID, p.ManifestID, len(p.Entries), pluralY(len(p.Entries)), p.Merkle.Root, what, len(data), out.BundleSHA256)}, nil
+		p.RunID, p.ManifestID, len(p.Entries), pluralY(len(p.Entries)), p.Merkle.Root, what, len(data), out.BundleSHA256)
+	for _, w := range warnings {
+		msg += " Warning: " + w + "."
+	}
+	for _, h := range hints {
+		msg += " Hint: " + h + "."
+	}
+	return out, reply{text: msg}, nil
+}
+
+// exportCheckKeys are what the store checks of an export trust, as the
+// command loads them: [signing] allowed_signers, the server's receipts key,
+// the probe key. One that cannot be read leaves its check to validity (the
+// commit signature) or unchecked (the MACs).
+func (s *Server) exportCheckKeys(st *store.Store) store.EvidenceCheckKeys {
+	var keys store.EvidenceCheckKeys
+	if pol, err := st.Policy(); err == nil && pol.AllowedSigners != "" {
+		if data, err := os.ReadFile(pol.AllowedSigners); err == nil {
+			keys.Signers, _ = evidence.ParseAllowedSigners(data)
+		}
+	}
+	if !s.opts.ReceiptKey.IsZero() {
+		k := s.opts.ReceiptKey
+		keys.ReceiptsKey = &k
+	}
+	keys.ProbeKeys, _, _ = proofread.CheckKeys(st)
+	return keys
 }
 
 // ClaimsOutput is a claims report (receipts.JSON).

@@ -199,9 +199,17 @@ func (s *Store) manifestWithSum(target string) (*manifest.Manifest, string, erro
 // facts of the manifest commit, and the run's proof-of-read verdicts and
 // receipt summary when the store holds any.
 func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.Input, error) {
+	in, _, _, err := s.evidenceInput(target, opts)
+	return in, err
+}
+
+// evidenceInput is EvidenceInput that also returns the manifest it read
+// and the SHA-256 (hex) of its manifest.json, for the store checks of an
+// export (ExportEvidenceChecked).
+func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.Input, _ *manifest.Manifest, _ string, err error) {
 	m, sum, err := s.manifestWithSum(target)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	now := s.now()
 	in := &evidence.Input{
@@ -247,7 +255,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	replay, rerr := s.replayManifest(ctx, m, opts.Progress, keep)
 	if err := ctx.Err(); err != nil {
 		<-done
-		return nil, err
+		return nil, nil, "", err
 	}
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {
@@ -265,7 +273,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 	for i, e := range m.Entries {
 		if err := ctx.Err(); err != nil {
 			<-done
-			return nil, err
+			return nil, nil, "", err
 		}
 		en := evidence.Entry{
 			Position: e.Position, URI: e.URI, Ref: e.Ref, SnapshotID: e.Snapshot, ContentHash: e.ContentHash,
@@ -280,7 +288,7 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 				en.ContentVerified = replay.Entries[i].Match && replay.Entries[i].Actual == e.ContentHash
 			} else if en.Content, err = s.Content(e.Snapshot); err != nil {
 				<-done
-				return nil, hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
+				return nil, nil, "", hint.With(fmt.Errorf("manifest %s entry %d (%s): snapshot %s: %w", m.ID, i, e.URI, e.Snapshot, err),
 					"the store lost the bytes; export without --with-content to record what it still proves, and run the store check")
 			}
 			if en.Content == nil {
@@ -292,17 +300,17 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 
 	x := <-done
 	if x.err != nil {
-		return nil, x.err
+		return nil, nil, "", x.err
 	}
 	in.Resources, in.Git, in.ProofOfRead = x.resources, x.git, x.verdicts
 	// A receipt that cannot be read is left out of the summary, which is
 	// then present even if empty, so that evidence verify names it.
 	if len(x.receipts) > 0 || len(x.bad) > 0 {
 		if in.Receipts, err = json.Marshal(receipts.Summary(x.receipts)); err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
 	}
-	return in, nil
+	return in, m, sum, nil
 }
 
 // ExportEvidence builds and encodes the evidence statement of a run or
@@ -314,6 +322,150 @@ func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *ev
 		return nil, nil, err
 	}
 	return evidence.Export(*in)
+}
+
+// EvidenceCheckKeys are what the store checks of a manifest trust: the
+// allowed signers of its commit signature (nil: checked for validity
+// only), the receipts key for the receipts' MACs and the probe key for the
+// verdict record's (nil: not checked).
+type EvidenceCheckKeys struct {
+	Signers     evidence.AllowedSigners
+	ReceiptsKey *receipts.Key
+	ProbeKeys   *probe.Keys
+}
+
+// Names and kinds that only an export's store checks report
+// (ExportEvidenceChecked).
+const (
+	// CheckJournal: the journal (refs/heads/main) records the manifest.
+	// Added only when it does not.
+	CheckJournal = "journal"
+	// KindUnreadableReceipt is the Kind of a failed receipts check that
+	// names a stored receipt of the manifest that cannot be read (damage),
+	// not one whose MAC or summary disagrees.
+	KindUnreadableReceipt = "unreadable_receipt"
+)
+
+// ExportEvidenceChecked is ExportEvidence that also runs, on the statement
+// it built, the store checks `evidence verify` against this store would
+// make of it (store_manifest, store_replace, git_commit_signature, receipts,
+// proof_of_read, with keys), and two that only the export can make: a run id
+// target whose ref names a manifest recorded under another id must have
+// been renamed to it by the journal (store_manifest), and the journal must
+// reach the manifest (journal). checks lists every check run, passing or
+// failing; the caller decides what a failure stops.
+func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys EvidenceCheckKeys) ([]byte, *evidence.Statement, []evidence.Check, error) {
+	in, m, sum, err := s.evidenceInput(target, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	data, st, err := evidence.Export(*in)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	checks := s.storeChecks(&st.Predicate, m, sum, keys)
+	add := func(name string, ok bool, format string, args ...any) {
+		checks = append(checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	if !identity.IsObjectID(target) && target != m.RunID {
+		// the ref of run target names a manifest recorded as m.RunID:
+		// a rename the journal records (`conflicts rename`), or a ref
+		// moved by hand (readproof verify: "the ref names run ...")
+		if ok, err := s.renamedTo(m)(target); err != nil {
+			add(CheckStoreManifest, false, "reading the renames the journal records of manifest %s: %v", m.ID, err)
+		} else if !ok {
+			add(CheckStoreManifest, false, "%s names manifest %s, which records run %s, and the journal records no rename of it to %s: readproof did not write this ref (`readproof verify` names it)",
+				runRef(target), m.ID, text.Printable(m.RunID), target)
+		}
+	}
+	if tip, err := s.ref(JournalRef); err != nil {
+		add(CheckJournal, false, "reading %s: %v", JournalRef, err)
+	} else if tip == "" {
+		// no journal at all: `readproof verify` reports the store
+	} else if met, err := journalReaches(s.git, tip, map[gitstore.OID]bool{gitstore.OID(m.ID): true}); err != nil {
+		add(CheckJournal, false, "walking %s: %v", JournalRef, err)
+	} else if !met[gitstore.OID(m.ID)] {
+		add(CheckJournal, false, "the journal (%s) does not record manifest %s of run %s: a writer stopped before recording it (`readproof gc` records it), or the commit was written by hand (`readproof verify` warns of it)",
+			JournalRef, m.ID, text.Printable(m.RunID))
+	}
+	return data, st, checks, nil
+}
+
+// ExportRefuses reports whether a failed store check of an export refuses
+// it (nothing is written) rather than being said as a warning beside the
+// bundle (docs/evidence.md, "What export checks before it writes"). It
+// warns for a replace ref, graft or commondir (the bundle records the
+// objects as stored, truly; stock git on that store shows other ones), a
+// manifest the journal does not reach (what a stopped writer leaves too)
+// and a receipt that cannot be read (damage, which the receipt summary
+// leaves out and verify names); every other failure is a record readproof
+// did not write or cannot vouch for, and refuses.
+func ExportRefuses(c evidence.Check) bool {
+	switch {
+	case c.OK:
+		return false
+	case c.Name == CheckStoreReplace, c.Name == CheckJournal:
+		return false
+	case c.Name == CheckReceipts:
+		return c.Kind != KindUnreadableReceipt
+	}
+	return true
+}
+
+// ExportRefusal is the error that refuses the export of target (run: the
+// run as a message names it; manifestID: the manifest exported) when checks (ExportEvidenceChecked's) hold a
+// failure that ExportRefuses: the first such failure, with a hint; more
+// are the others, for the caller to say. nil when none refuses.
+func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (more []evidence.Check, err error) {
+	var refused []evidence.Check
+	for _, c := range checks {
+		if ExportRefuses(c) {
+			refused = append(refused, c)
+		}
+	}
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	c := refused[0]
+	also := ""
+	if len(refused) > 1 {
+		also = fmt.Sprintf(" (and %d more)", len(refused)-1)
+	}
+	h := "nothing was written: the store holds a record of the run that readproof did not write or cannot vouch for; `readproof verify` names every forged or damaged object: restore the run from a clone (readproof pull) or a backup, then export again"
+	switch c.Name {
+	case CheckCommitSignature:
+		h = "nothing was written: the manifest commit's signature does not vouch for it (`readproof verify-commit " + text.ShellArg(target) + "` shows why): a commit changed after signing is not the one signed, restore it from a clone or a backup; a key missing from [signing] allowed_signers is added there, then export again"
+	case CheckReceipts:
+		h = "nothing was written: a tool receipt of the run fails its MAC or its summary (`readproof verify` names it): a receipt changed after it was issued is not the one issued, restore it from a clone or a backup; if the receipts key was replaced, use the key that issued them, then export again"
+	case CheckProofOfRead:
+		h = "nothing was written: the run's proof-of-read verdict record fails its check (`readproof verify` names it): restore the verdict chain from a clone or a backup, or use the probe key that wrote it, then export again"
+	}
+	return refused[1:], hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, also), h)
+}
+
+// ExportWarnings are the warnings of an export whose checks
+// (ExportEvidenceChecked's) fail without refusing it, each naming run
+// (as a message names it), and their hints, each once.
+func ExportWarnings(run string, checks []evidence.Check) (warnings, hints []string) {
+	for _, c := range checks {
+		if c.OK || ExportRefuses(c) {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("run %s: store check %s failed: %s", run, c.Name, c.Detail))
+		var h string
+		switch c.Name {
+		case CheckStoreReplace:
+			h = "the bundle records the objects as stored, but `evidence verify` against this store fails store_replace until what it names is removed; `readproof verify` checks the rest of the store"
+		case CheckJournal:
+			h = "the bundle does not record it; `readproof verify` checks the run, and `readproof gc` records a run a stopped writer left unrecorded"
+		case CheckReceipts:
+			h = "the bundle's receipt summary leaves the unreadable receipt out and `evidence verify` against this store fails receipts by name; `readproof verify` names it: restore it from a clone or a backup, then export again"
+		}
+		if !slices.Contains(hints, h) {
+			hints = append(hints, h)
+		}
+	}
+	return warnings, hints
 }
 
 // evidenceResources lists one redacted definition per URI of m: the
@@ -851,8 +1003,25 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 			return rep, nil // as above
 		}
 	}
+	rep.Checks = append(rep.Checks, s.storeChecks(p, m, sum, EvidenceCheckKeys{Signers: opts.Signers, ReceiptsKey: opts.ReceiptsKey, ProbeKeys: opts.ProbeKeys})...)
+	return rep, nil
+}
+
+// storeChecks are the checks only a store can run of the bundle predicate
+// p naming manifest m (sum: the SHA-256, hex, of its manifest.json), in
+// their order: store_manifest, store_replace, git_commit_signature (when
+// the manifest commit is signed or p names a signer), receipts (when p
+// carries a summary, or the store holds a receipt of m that cannot be
+// read) and proof_of_read (when p carries verdicts). VerifyEvidence runs
+// them after the replay, ExportEvidenceChecked on the statement it built.
+func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum string, keys EvidenceCheckKeys) []evidence.Check {
+	var out []evidence.Check
 	add := func(name string, ok bool, format string, args ...any) {
-		rep.Checks = append(rep.Checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+		out = append(out, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	unreadable := func(u UnreadableReceipt) {
+		add(CheckReceipts, false, "%s", text.Printable(u.String()))
+		out[len(out)-1].Kind = KindUnreadableReceipt
 	}
 	if detail, ok := s.compareManifest(p, m, sum); ok {
 		add(CheckStoreManifest, true, "%s", detail)
@@ -860,23 +1029,23 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 		add(CheckStoreManifest, false, "%s", detail)
 	}
 	s.checkReplaced(m, add)
-	s.checkCommitSignature(p, m, opts.Signers, add)
+	s.checkCommitSignature(p, m, keys.Signers, add)
 	if len(p.Receipts) == 0 {
 		// No summary: still name the manifest's receipts that cannot be
 		// read, as export and checkReceipts do (not another manifest's of
 		// the run id).
 		if _, bad, err := s.receiptsOf(p.RunID, m); err == nil {
 			for _, u := range bad {
-				add(CheckReceipts, false, "%s", text.Printable(u.String()))
+				unreadable(u)
 			}
 		}
 	} else {
-		s.checkReceipts(p, m, opts.ReceiptsKey, add)
+		s.checkReceipts(p, m, keys.ReceiptsKey, add, unreadable)
 	}
 	if len(p.ProofOfRead) > 0 {
-		s.checkVerdicts(p, opts.ProbeKeys, add)
+		s.checkVerdicts(p, keys.ProbeKeys, add)
 	}
-	return rep, nil
+	return out
 }
 
 type addCheck func(name string, ok bool, format string, args ...any)
@@ -1046,8 +1215,20 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 	if err != nil {
 		return fmt.Sprintf("reading %s: %v", runRef(m.RunID), err), false
 	}
-	if g := p.Git; g != nil {
+	// the manifest commit, read once for the git facts and its tree
+	var commit *gitstore.Commit
+	manifestCommit := func() (gitstore.Commit, error) {
+		if commit != nil {
+			return *commit, nil
+		}
 		c, err := s.git.Commit(gitstore.OID(m.ID))
+		if err == nil {
+			commit = &c
+		}
+		return c, err
+	}
+	if g := p.Git; g != nil {
+		c, err := manifestCommit()
 		if err != nil {
 			return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false
 		}
@@ -1115,7 +1296,7 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 	// The commit the bundle names must hold the run as readproof wrote it:
 	// a file beside manifest.json and the entries' files shows reviewers
 	// (`git show`, `git diff`) as part of the run what no entry records.
-	c, err := s.git.Commit(gitstore.OID(m.ID))
+	c, err := manifestCommit()
 	if err != nil {
 		return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false
 	}
@@ -1211,7 +1392,7 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 
 // checkReceipts compares the bundle's summary with the store's receipts of
 // its run id issued for m, the stored manifest the bundle names.
-func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, add addCheck) {
+func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, add addCheck, unreadable func(UnreadableReceipt)) {
 	var sum receipts.EvidenceSummary
 	if err := strictDecode(p.Receipts, &sum); err != nil {
 		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
@@ -1224,7 +1405,7 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 	}
 	if len(bad) > 0 {
 		for _, u := range bad {
-			add(CheckReceipts, false, "%s", text.Printable(u.String()))
+			unreadable(u)
 		}
 		return
 	}

@@ -35,3 +35,43 @@ func BenchmarkEvidenceExportVerify10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEvidenceExportChecked1k exports a 1,000-entry manifest of 4 KiB
+// documents with content, as `evidence export --with-content` does, with
+// the store checks export makes since session 24 (checked) and without
+// them (unchecked): their cost is the difference (budget: 5% of export and
+// offline verify, docs/evidence.md "What export checks before it writes").
+func BenchmarkEvidenceExportChecked1k(b *testing.B) {
+	toml, files, uris := manyDocs(1000, 4096)
+	f := newFixture(b, toml, files)
+	if _, _, err := f.s.RunOnce(context.Background(), "big", uris); err != nil {
+		b.Fatal(err)
+	}
+	for _, checked := range []bool{false, true} {
+		name := "unchecked"
+		if checked {
+			name = "checked"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				var data []byte
+				var err error
+				if checked {
+					var checks []evidence.Check
+					data, _, checks, err = f.s.ExportEvidenceChecked("big", EvidenceOptions{WithContent: true}, EvidenceCheckKeys{})
+					for _, c := range checks {
+						if !c.OK {
+							b.Fatalf("check %s failed: %s", c.Name, c.Detail)
+						}
+					}
+				} else {
+					data, _, err = f.s.ExportEvidence("big", EvidenceOptions{WithContent: true})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(data)))
+			}
+		})
+	}
+}
