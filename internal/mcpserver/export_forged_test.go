@@ -1,7 +1,10 @@
 package mcpserver_test
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,4 +58,43 @@ func TestEvidenceExportForged(t *testing.T) {
 	mustContain(t, "refusal", s.fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"}),
 		"evidence export run-a: refused: run run-a, manifest "+forged+", fails the store check store_manifest: manifest commit "+forged+" holds NOTES.md",
 		"readproof verify")
+}
+
+// TestEvidenceExportSignersUnreadable: with [signing] allowed_signers naming
+// a file the server cannot read, readproof_evidence_export of a signed run
+// still answers the bundle (the signature is checked for validity) and
+// warns that the signer was not checked against the file, without naming
+// the server's path; with the file in place it warns of nothing.
+func TestEvidenceExportSignersUnreadable(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	p := demoProject(t)
+	key := filepath.Join(p.home, "signing")
+	p.cli(t, "key", "init", "--principal", "signer@example.com", "--key", key)
+	p.extra = append(p.extra, "READPROOF_SIGNING_KEY="+key)
+	p.cli(t, "run", "--id", "run-a", refundsURI)
+	signers := p.cli(t, "key", "show", "--format", "allowed-signers", "--key", key)
+	conf, err := os.ReadFile(p.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf = bytes.Replace(conf, []byte("\n[[resource]]"), []byte("\n[signing]\nallowed_signers = \"allowed_signers\"\n\n[[resource]]"), 1)
+	if err := os.WriteFile(p.config, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := p.serve(t)
+	res := s.call(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
+	if res.IsError {
+		t.Fatalf("export with allowed_signers missing: %s", text(res))
+	}
+	mustContain(t, "signers warning", text(res), "Warning: the [signing] allowed_signers file of the server's readproof.toml cannot be read, so the manifest commit's signer was not checked against it")
+	if strings.Contains(text(res), p.dir) {
+		t.Errorf("the warning names the server's path %s: %s", p.dir, text(res))
+	}
+	p.write(t, "allowed_signers", signers)
+	if res := s.call(t, "readproof_evidence_export", map[string]any{"target": "run-a"}); res.IsError || strings.Contains(text(res), "Warning") {
+		t.Fatalf("export with allowed_signers in place: %s", text(res))
+	}
 }

@@ -52,7 +52,8 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 					"a bundle with content of run "+m.RunID+" is exported where the store is, by the operator (the evidence export command with --with-content)")
 		}
 	}
-	data, st, checks, err := c.st.ExportEvidenceChecked(in.Target, store.EvidenceOptions{WithContent: in.WithContent, ExporterVersion: s.opts.Version}, s.exportCheckKeys(c.st))
+	keys, keyWarnings := s.exportCheckKeys(c.st)
+	data, st, checks, err := c.st.ExportEvidenceChecked(in.Target, store.EvidenceOptions{WithContent: in.WithContent, ExporterVersion: s.opts.Version}, keys)
 	if err != nil {
 		return nil, reply{}, err
 	}
@@ -66,6 +67,12 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 		return nil, reply{}, err
 	}
 	warnings, hints := store.ExportWarnings(run, checks)
+	for _, ch := range checks {
+		if w := keyWarnings[ch.Name]; w != "" {
+			warnings = append(warnings, w)
+			delete(keyWarnings, ch.Name) // once
+		}
+	}
 	sum := sha256.Sum256(data)
 	out := &EvidenceOutput{Target: in.Target, WithContent: in.WithContent, Bundle: string(data), BundleBytes: len(data), BundleSHA256: hex.EncodeToString(sum[:])}
 	p := st.Predicate
@@ -88,21 +95,32 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 
 // exportCheckKeys are what the store checks of an export trust, as the
 // command loads them: [signing] allowed_signers, the server's receipts key,
-// the probe key. One that cannot be read leaves its check to validity (the
-// commit signature) or unchecked (the MACs).
-func (s *Server) exportCheckKeys(st *store.Store) store.EvidenceCheckKeys {
-	var keys store.EvidenceCheckKeys
+// the probe key. One that is configured but cannot be read leaves its check
+// to validity (the commit signature) or unchecked (the MACs), and is said
+// in warnings, keyed by the check it weakens, as the command says it (not
+// the file's path: the server's files are the operator's).
+func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys, warnings map[string]string) {
+	warnings = map[string]string{}
 	if pol, err := st.Policy(); err == nil && pol.AllowedSigners != "" {
-		if data, err := os.ReadFile(pol.AllowedSigners); err == nil {
-			keys.Signers, _ = evidence.ParseAllowedSigners(data)
+		data, err := os.ReadFile(pol.AllowedSigners)
+		if err == nil {
+			keys.Signers, err = evidence.ParseAllowedSigners(data)
+		}
+		if err != nil {
+			keys.Signers = nil
+			warnings[store.CheckCommitSignature] = "the [signing] allowed_signers file of the server's readproof.toml cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid); the operator fixes the file"
 		}
 	}
 	if !s.opts.ReceiptKey.IsZero() {
 		k := s.opts.ReceiptKey
 		keys.ReceiptsKey = &k
 	}
-	keys.ProbeKeys, _, _ = proofread.CheckKeys(st)
-	return keys
+	var keyWarn error
+	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(st)
+	if keyWarn != nil {
+		warnings[store.CheckProofOfRead] = "the probe key cannot be loaded, so the proof-of-read records were not checked; the operator fixes the key"
+	}
+	return keys, warnings
 }
 
 // ClaimsOutput is a claims report (receipts.JSON).
