@@ -36,13 +36,24 @@ var ErrJournalRecorded = errors.New("the journal did not record it (a writer sto
 // commits `record check` commits name, not the manifests (half the reads
 // of a store's history).
 func journalReaches(g gitstore.Reader, tip gitstore.OID, want map[gitstore.OID]bool) (map[gitstore.OID]bool, error) {
-	met := map[gitstore.OID]bool{}
+	met, _, err := journalReachesWithin(g, tip, want, 0)
+	return met, err
+}
+
+// journalReachesWithin is journalReaches reading at most limit commits (0:
+// no limit); whole is false when it stopped at the limit with some of want
+// not met, which then says nothing of them.
+func journalReachesWithin(g gitstore.Reader, tip gitstore.OID, want map[gitstore.OID]bool, limit int) (met map[gitstore.OID]bool, whole bool, err error) {
+	met = map[gitstore.OID]bool{}
 	if tip == "" {
-		return met, nil
+		return met, true, nil
 	}
 	seen := map[gitstore.OID]bool{tip: true}
 	stack := []gitstore.OID{tip}
-	for len(stack) > 0 && len(met) < len(want) {
+	for read := 0; len(stack) > 0 && len(met) < len(want); read++ {
+		if limit > 0 && read == limit {
+			return met, false, nil
+		}
 		id := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if want[id] {
@@ -50,7 +61,7 @@ func journalReaches(g gitstore.Reader, tip gitstore.OID, want map[gitstore.OID]b
 		}
 		c, err := g.Commit(id)
 		if err != nil {
-			return nil, fmt.Errorf("read journal commit %s: %w", id, err)
+			return nil, false, fmt.Errorf("read journal commit %s: %w", id, err)
 		}
 		parents := c.Parents
 		if _, m := journalEdges(c); m != "" {
@@ -67,7 +78,7 @@ func journalReaches(g gitstore.Reader, tip gitstore.OID, want map[gitstore.OID]b
 			}
 		}
 	}
-	return met, nil
+	return met, true, nil
 }
 
 // recordCommitted records run id's manifest m on the journal if the
