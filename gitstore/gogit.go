@@ -100,11 +100,16 @@ type repo struct {
 	// (sync.go). Taken before mu, never while holding it.
 	syncMu sync.Mutex
 	// mu guards st, pending and closed.
-	mu      sync.Mutex
-	st      *odb
-	pending []string  // object files (relative, slash-separated) not yet synced
-	perm    perms     // modes of new files, from core.sharedRepository
-	sweptAt time.Time // last sweep for stale temporary and lock files
+	mu sync.Mutex
+	st *odb
+	// spillBasesFrom, when set, is the size from which BlobTo writes a
+	// delta base to a temporary file (tests; 0: over streamBaseInMemory),
+	// and basesSpilled counts the bases it so wrote.
+	spillBasesFrom int64
+	basesSpilled   int
+	pending        []string  // object files (relative, slash-separated) not yet synced
+	perm           perms     // modes of new files, from core.sharedRepository
+	sweptAt        time.Time // last sweep for stale temporary and lock files
 
 	buf      map[plumbing.Hash]bufObj // objects not yet written (pack.go)
 	bufOrder []plumbing.Hash
