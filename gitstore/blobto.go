@@ -27,6 +27,17 @@ import (
 // streamChunk is the piece BlobTo inflates and writes at a time.
 const streamChunk = 64 << 10
 
+// streamFrom is the size from which BlobTo streams an object; a smaller
+// one is read whole as Blob reads it (decoded in place, through the base
+// cache) and written at once: streaming a blob of a few KiB cost its
+// buffers and inflater, four times the time of the read
+// (BenchmarkSnapshotHash).
+const streamFrom = 1 << 20
+
+// looseWholeMax is the largest loose object file BlobTo reads whole, to
+// learn the object's size and read a small one in place.
+const looseWholeMax = 256 << 10
+
 // streamBaseInMemory is the largest delta base BlobTo holds whole while it
 // applies a delta to it (read as Blob reads it, through the base cache).
 // A larger base is first streamed into a temporary file, removed at once,
@@ -63,9 +74,12 @@ func (s *repo) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 		}
 	}
 	sw := &streamWriter{id: id, max: max, w: w}
-	sp := &spill{dir: filepath.Join(s.path, "objects", "pack"), buf: make([]byte, streamChunk), inMemory: streamBaseInMemory}
-	if s.spillBasesFrom > 0 {
-		sp.inMemory = s.spillBasesFrom - 1
+	sp := &spill{dir: filepath.Join(s.path, "objects", "pack"), whole: streamFrom, inMemory: streamBaseInMemory}
+	if s.wholeUpTo != 0 {
+		sp.whole = s.wholeUpTo
+	}
+	if s.baseUpTo != 0 {
+		sp.inMemory = s.baseUpTo
 	}
 	read := func() error { return s.st.streamObject(h, 0, sp, sw) }
 	err = read()
@@ -164,10 +178,11 @@ func (sw *streamWriter) Write(p []byte) (int, error) {
 // buffer, and where large delta bases go.
 type spill struct {
 	dir      string // the store's objects/pack
-	buf      []byte
-	inMemory int64 // the largest base held whole (streamBaseInMemory)
-	werr     error // a write to a temporary file that failed
-	spilled  int   // bases written to a temporary file (tests count them)
+	buf      []byte // streamChunk bytes, made on first use (buffer)
+	whole    int64  // the largest object read whole (streamFrom)
+	inMemory int64  // the largest base held whole (streamBaseInMemory)
+	werr     error  // a write to a temporary file that failed
+	spilled  int    // bases written to a temporary file (tests count them)
 }
 
 // deltaBase is a delta's base: its bytes (data) or a temporary file
@@ -177,6 +192,13 @@ type deltaBase struct {
 	size int64
 	data []byte
 	f    *os.File
+}
+
+func (sp *spill) buffer() []byte {
+	if sp.buf == nil {
+		sp.buf = make([]byte, streamChunk)
+	}
+	return sp.buf
 }
 
 func (b *deltaBase) close() {
@@ -264,7 +286,9 @@ func (d *odb) streamObject(h plumbing.Hash, depth int, sp *spill, sink objectSin
 	return plumbing.ErrObjectNotFound
 }
 
-// streamLoose writes the loose object at path to sink.
+// streamLoose writes the loose object at path to sink. A small file is
+// read whole: a small object in it is then decoded in place, as Blob
+// decodes it.
 func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 	f, err := openRead(path)
 	if err != nil {
@@ -274,6 +298,38 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 		return err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() <= looseWholeMax && sp.whole >= 0 {
+		raw := make([]byte, fi.Size())
+		if _, err := io.ReadFull(f, raw); err != nil {
+			return fmt.Errorf("loose object %s: %w", path, err)
+		}
+		if err := d.zr.reset(bytes.NewReader(raw)); err != nil {
+			return fmt.Errorf("loose object %s: %w", path, err)
+		}
+		t, size, err := d.looseHeader(path)
+		if err != nil {
+			return err
+		}
+		if err := sink.begin(t, size); err != nil {
+			return err
+		}
+		if size > sp.whole {
+			if err := copyExactly(sink, d.zr.r, size, sp.buffer()); err != nil {
+				return fmt.Errorf("loose object %s: %w", path, err)
+			}
+			return nil
+		}
+		_, data, _, err := d.decodeLoose(path, raw, false)
+		if err != nil {
+			return err
+		}
+		_, err = sink.Write(data)
+		return err
+	}
 	zr, err := zlib.NewReader(bufio.NewReaderSize(f, streamChunk))
 	if err != nil {
 		return fmt.Errorf("loose object %s: %w", path, err)
@@ -285,7 +341,7 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 	if err := sink.begin(t, size); err != nil {
 		return err
 	}
-	if err := copyExactly(sink, zr, size, sp.buf); err != nil {
+	if err := copyExactly(sink, zr, size, sp.buffer()); err != nil {
 		return fmt.Errorf("loose object %s: %w", path, err)
 	}
 	return nil
@@ -341,11 +397,19 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 		if err := sink.begin(e.t, e.size); err != nil {
 			return err
 		}
+		if e.size <= sp.whole {
+			data, err := p.inflate(e, &d.zr, &d.fi)
+			if err != nil {
+				return err
+			}
+			_, err = sink.Write(data)
+			return err
+		}
 		zr, err := p.zlibAt(e)
 		if err != nil {
 			return err
 		}
-		if err := copyExactly(sink, zr, e.size, sp.buf); err != nil {
+		if err := copyExactly(sink, zr, e.size, sp.buffer()); err != nil {
 			return fmt.Errorf("%s.pack offset %d: %w: %w", p.name, e.data, errPackCorrupt, err)
 		}
 		return nil
@@ -362,6 +426,17 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 	if sw, ok := sink.(*streamWriter); ok && sw.max >= 0 && size > sw.max {
 		sw.refusal = tooLarge(sw.id, size, sw.max)
 		return sw.refusal
+	}
+	if size <= sp.whole {
+		t, data, err := d.readPackedAt(p, off, 0)
+		if err != nil {
+			return err
+		}
+		if err := sink.begin(t, int64(len(data))); err != nil {
+			return err
+		}
+		_, err = sink.Write(data)
+		return err
 	}
 	base, err := d.streamBase(p, off, e, depth, sp)
 	if err != nil {
@@ -385,7 +460,7 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 	if !ok1 || !ok2 || src != uint64(base.size) || dst != uint64(size) {
 		return bad(errors.New("delta does not fit its base"))
 	}
-	if err := applyDeltaStream(sink, base, br, size, sp.buf); err != nil {
+	if err := applyDeltaStream(sink, base, br, size, sp.buffer()); err != nil {
 		return bad(err)
 	}
 	switch _, err := br.ReadByte(); {

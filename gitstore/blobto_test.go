@@ -74,33 +74,10 @@ func TestBlobToMatchesBlob(t *testing.T) {
 	}
 	check := func(stage string, spillAll bool) {
 		t.Helper()
-		s, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		r := s.(*repo)
+		check1(t, dir, ids, contents, stage, 0, 0)
+		check1(t, dir, ids, contents, stage+", streamed", -1, 0)
 		if spillAll {
-			r.spillBasesFrom = 1
-		}
-		for i, id := range ids {
-			want, err := s.Blob(id)
-			if err != nil {
-				t.Fatalf("%s: Blob %d: %v", stage, i, err)
-			}
-			got, err := blobToBytes(s, id, -1)
-			if err != nil || !bytes.Equal(got, want) || string(got) != contents[i] {
-				t.Errorf("%s: BlobTo %d = %d bytes, %v; want the %d bytes Blob returns", stage, i, len(got), err, len(want))
-			}
-			if _, err := blobToBytes(s, id, int64(len(want))); err != nil {
-				t.Errorf("%s: BlobTo %d with max its size: %v", stage, i, err)
-			}
-		}
-		if spillAll && r.basesSpilled == 0 {
-			t.Errorf("%s: no delta base went through a temporary file", stage)
-		}
-		if left, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "tmp_pack_base_*")); len(left) > 0 {
-			t.Errorf("%s: temporary files left: %v", stage, left)
+			check1(t, dir, ids, contents, stage+", streamed, bases spilled", -1, -1)
 		}
 	}
 	check("loose", false)
@@ -110,14 +87,45 @@ func TestBlobToMatchesBlob(t *testing.T) {
 	}
 	check("gc", false)
 	git(t, dir, "repack", "-adfq", "--depth=50", "--window=50")
-	check("repack -adf", false)
-	check("repack -adf, bases spilled", true)
+	check("repack -adf", true)
 	git(t, dir, "-c", "repack.useDeltaBaseOffset=false", "repack", "-adfq")
 	if deltaCount(t, dir) == 0 {
 		t.Fatal("git repack stored no REF_DELTA: the test reads none")
 	}
-	check("REF_DELTA", false)
-	check("REF_DELTA, bases spilled", true)
+	check("REF_DELTA", true)
+}
+
+// check1 compares BlobTo with Blob for each of ids, with wholeUpTo and
+// baseUpTo set on the store (-1: every object streamed, every delta base
+// spilled to a file, which it then checks happened).
+func check1(t *testing.T, dir string, ids []OID, contents []string, stage string, wholeUpTo, baseUpTo int64) {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.(*repo)
+	r.wholeUpTo, r.baseUpTo = wholeUpTo, baseUpTo
+	for i, id := range ids {
+		want, err := s.Blob(id)
+		if err != nil {
+			t.Fatalf("%s: Blob %d: %v", stage, i, err)
+		}
+		got, err := blobToBytes(s, id, -1)
+		if err != nil || !bytes.Equal(got, want) || string(got) != contents[i] {
+			t.Errorf("%s: BlobTo %d = %d bytes, %v; want the %d bytes Blob returns", stage, i, len(got), err, len(want))
+		}
+		if _, err := blobToBytes(s, id, int64(len(want))); err != nil {
+			t.Errorf("%s: BlobTo %d with max its size: %v", stage, i, err)
+		}
+	}
+	if baseUpTo < 0 && r.basesSpilled == 0 {
+		t.Errorf("%s: no delta base went through a temporary file", stage)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "tmp_pack_base_*")); len(left) > 0 {
+		t.Errorf("%s: temporary files left: %v", stage, left)
+	}
 }
 
 // TestBlobToRefusals: what BlobTo refuses, it refuses before writing a
@@ -161,11 +169,21 @@ func TestBlobToRefusals(t *testing.T) {
 	huge := deltaEntry([]byte{4, 0x80, 0x80, 0x80, 0x32, 3, 'a', 'b', 'c'}, badOff+len(bad))
 	writeOnePack(t, dir, []plumbing.Hash{wrongID, shortID, baseID, badDeltaID, hugeID}, [][]byte{wrong, short, base, bad, huge})
 
+	for _, whole := range []int64{0, -1} {
+		t.Run(fmt.Sprintf("whole up to %d", whole), func(t *testing.T) {
+			blobToRefusals(t, dir, whole, ids[0], tree, flipped, wrongID, shortID, badDeltaID, hugeID)
+		})
+	}
+}
+
+func blobToRefusals(t *testing.T, dir string, whole int64, small, tree, flipped OID, wrongID, shortID, badDeltaID, hugeID plumbing.Hash) {
 	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	s.(*repo).wholeUpTo = whole
+	ids := []OID{small}
 	refused := []struct {
 		what string
 		id   OID

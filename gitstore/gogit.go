@@ -102,14 +102,14 @@ type repo struct {
 	// mu guards st, pending and closed.
 	mu sync.Mutex
 	st *odb
-	// spillBasesFrom, when set, is the size from which BlobTo writes a
-	// delta base to a temporary file (tests; 0: over streamBaseInMemory),
-	// and basesSpilled counts the bases it so wrote.
-	spillBasesFrom int64
-	basesSpilled   int
-	pending        []string  // object files (relative, slash-separated) not yet synced
-	perm           perms     // modes of new files, from core.sharedRepository
-	sweptAt        time.Time // last sweep for stale temporary and lock files
+	// Tests set what BlobTo reads whole (0: the defaults, streamFrom and
+	// streamBaseInMemory; -1: nothing), and read basesSpilled, the delta
+	// bases it wrote to a temporary file.
+	wholeUpTo, baseUpTo int64
+	basesSpilled        int
+	pending             []string  // object files (relative, slash-separated) not yet synced
+	perm                perms     // modes of new files, from core.sharedRepository
+	sweptAt             time.Time // last sweep for stale temporary and lock files
 
 	buf      map[plumbing.Hash]bufObj // objects not yet written (pack.go)
 	bufOrder []plumbing.Hash
