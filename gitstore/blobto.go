@@ -454,21 +454,10 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 		return fmt.Errorf("%s.pack offset %d: %w: %w", p.name, off, errPackCorrupt, err)
 	}
 	dr := &countedReader{r: zr, left: e.size}
-	br := bufio.NewReaderSize(dr, streamChunk)
-	src, ok1 := readDeltaSize(br)
-	dst, ok2 := readDeltaSize(br)
-	if !ok1 || !ok2 || src != uint64(base.size) || dst != uint64(size) {
-		return bad(errors.New("delta does not fit its base"))
-	}
-	if err := applyDeltaStream(sink, base, br, size, sp.buffer()); err != nil {
+	if err := streamDelta(sink, base, bufio.NewReaderSize(dr, streamChunk), size, sp.buffer()); err != nil {
 		return bad(err)
 	}
-	switch _, err := br.ReadByte(); {
-	case err == nil:
-		return bad(errors.New("delta instructions past its result"))
-	case err != io.EOF:
-		return bad(err)
-	case dr.left > 0:
+	if dr.left > 0 {
 		return bad(shortContent(e.size-dr.left, e.size, nil))
 	}
 	var one [1]byte
@@ -565,6 +554,28 @@ func readDeltaSize(r io.ByteReader) (uint64, bool) {
 	return 0, false
 }
 
+// streamDelta applies the delta read from br to base and writes the
+// result, size bytes, to w: the delta's two sizes (its base's, which must
+// be base.size, and its result's, which must be size), its instructions,
+// and nothing after them, as applyDelta reads a delta held whole.
+func streamDelta(w io.Writer, base *deltaBase, br *bufio.Reader, size int64, buf []byte) error {
+	src, ok1 := readDeltaSize(br)
+	dst, ok2 := readDeltaSize(br)
+	if !ok1 || !ok2 || src != uint64(base.size) || dst != uint64(size) {
+		return errors.New("delta does not fit its base")
+	}
+	if err := applyDeltaStream(w, base, br, size, buf); err != nil {
+		return err
+	}
+	switch _, err := br.ReadByte(); {
+	case err == nil:
+		return errors.New("delta instructions past its result")
+	case err != io.EOF:
+		return err
+	}
+	return nil
+}
+
 // applyDeltaStream is applyDelta writing the result, size bytes, to w as
 // the instructions are read from delta: copies from base (through buf
 // when it is a file), inserts through buf. It checks what applyDelta
@@ -623,13 +634,16 @@ func applyDeltaStream(w io.Writer, base *deltaBase, delta *bufio.Reader, size in
 			if out+n > size {
 				return errors.New("insert outside the delta or the target")
 			}
-			if _, err := io.ReadFull(delta, buf[:n]); err != nil {
-				return errors.New("insert outside the delta or the target")
+			for n > 0 {
+				k := min(n, int64(len(buf)))
+				if _, err := io.ReadFull(delta, buf[:k]); err != nil {
+					return errors.New("insert outside the delta or the target")
+				}
+				if _, err := w.Write(buf[:k]); err != nil {
+					return err
+				}
+				n, out = n-k, out+k
 			}
-			if _, err := w.Write(buf[:n]); err != nil {
-				return err
-			}
-			out += n
 		default:
 			return errors.New("reserved delta instruction 0")
 		}

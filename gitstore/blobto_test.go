@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha1"
 	"errors"
@@ -330,4 +331,42 @@ func TestBlobToCatFile(t *testing.T) {
 	if got, err := blobToBytes(r, ids[2], -1); err != nil || string(got) != contents[2] {
 		t.Errorf("BlobTo after refusals = %d bytes, %v", len(got), err)
 	}
+}
+
+// FuzzStreamDelta: a delta applied as a stream (streamDelta, its base in
+// memory and in a file, copied through a buffer of 7 bytes) gives what
+// applyDelta gives, and fails where it fails.
+func FuzzStreamDelta(f *testing.F) {
+	f.Add([]byte("hello world"), []byte{11, 5, 0x91, 0, 5})
+	f.Add([]byte("abc"), []byte{3, 6, 3, 'x', 'y', 'z', 0x90, 3})
+	f.Add([]byte(""), []byte{0, 0x80, 0x80, 0x04, 0x80})
+	f.Add([]byte("0123456789"), []byte{10, 12, 0x91, 2, 8, 4, 'a', 'b', 'c', 'd'})
+	f.Add([]byte("0123456789"), []byte{10, 4, 0x91, 2, 4, 0x91, 0, 1})
+	f.Add([]byte("0123456789"), []byte{10, 4, 0x91, 2, 4, 0})
+	file, err := os.Create(filepath.Join(f.TempDir(), "base"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer file.Close()
+	f.Fuzz(func(t *testing.T, base, delta []byte) {
+		_, rest, ok := deltaSize(delta)
+		size, _, ok2 := deltaSize(rest)
+		if !ok || !ok2 || size > 1<<22 {
+			return // refused by its header before streaming, or too large to compare
+		}
+		want, werr := applyDelta(base, delta)
+		if err := file.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := file.WriteAt(base, 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []*deltaBase{{size: int64(len(base)), data: base}, {size: int64(len(base)), f: file}} {
+			var out bytes.Buffer
+			err := streamDelta(&out, b, bufio.NewReaderSize(bytes.NewReader(delta), 16), int64(size), make([]byte, 7))
+			if (err == nil) != (werr == nil) || err == nil && !bytes.Equal(out.Bytes(), want) {
+				t.Fatalf("base in a file %v: streamDelta = %q, %v; applyDelta = %q, %v", b.f != nil, out.Bytes(), err, want, werr)
+			}
+		}
+	})
 }
