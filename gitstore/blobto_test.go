@@ -370,3 +370,31 @@ func FuzzStreamDelta(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckObjectSizeCatFile: CheckObjectSize of the cat-file view (a
+// hook's) refuses an object over max by the size git names, and passes
+// one within it and a missing one, as it does for a store.
+func TestCheckObjectSizeCatFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.git")
+	gitInit(t, dir, "--quiet", "--bare")
+	ids := gitHashObjects(t, dir, []string{"twelve bytes"})
+	r, err := OpenGitReader(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := CheckObjectSize(r, ids[0], 11); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("CheckObjectSize over max = %v, want ErrTooLarge", err)
+	}
+	for _, c := range []struct {
+		id  OID
+		max int64
+	}{{ids[0], 12}, {OID(strings.Repeat("e1", 20)), 0}} {
+		if err := CheckObjectSize(r, c.id, c.max); err != nil {
+			t.Errorf("CheckObjectSize(%s, %d) = %v, want nil", c.id, c.max, err)
+		}
+	}
+	if got, err := blobToBytes(r, ids[0], -1); err != nil || string(got) != "twelve bytes" {
+		t.Errorf("BlobTo after the size checks = %q, %v", got, err)
+	}
+}

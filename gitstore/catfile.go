@@ -37,6 +37,13 @@ type gitReader struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
+
+	// `git cat-file --batch-check`, started on the first size asked
+	// (CheckObjectSize): an object's type and size without its content
+	ctx      context.Context
+	check    *exec.Cmd
+	checkIn  io.WriteCloser
+	checkOut *bufio.Reader
 }
 
 // OpenGitReader returns a read-only Store of the repository at gitDir that
@@ -49,7 +56,7 @@ func OpenGitReader(ctx context.Context, gitDir string) (Store, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoGit, err)
 	}
 	// objects as stored: cat-file would follow refs/replace/
-	r := &gitReader{dir: gitDir, git: git, env: append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1")}
+	r := &gitReader{dir: gitDir, git: git, env: append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1"), ctx: ctx}
 	r.cmd = exec.CommandContext(ctx, git, "--git-dir="+gitDir, "cat-file", "--batch")
 	r.cmd.Env = r.env
 	r.cmd.WaitDelay = 5 * time.Second
@@ -279,6 +286,65 @@ func (r *gitReader) Update(...RefUpdate) error        { return ErrReadOnly }
 func (r *gitReader) Sync() error                      { return nil }
 
 func (r *gitReader) Close() error {
+	r.mu.Lock()
+	if r.check != nil {
+		r.checkIn.Close()
+		r.check.Wait()
+		r.check = nil
+	}
+	r.mu.Unlock()
 	r.stdin.Close()
 	return r.cmd.Wait()
+}
+
+// checkSize is CheckObjectSize through `git cat-file --batch-check`, which
+// names an object's type and size without sending its content: a pushed
+// ref naming a blob of gigabytes is refused without git inflating it into
+// the pipe. A missing object passes, as in a store: the read that follows
+// reports it.
+func (r *gitReader) checkSize(id OID, max int64) error {
+	if !isHexOID(string(id)) {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.check == nil {
+		cmd := exec.CommandContext(r.ctx, r.git, "--git-dir="+r.dir, "cat-file", "--batch-check")
+		cmd.Env = r.env
+		cmd.WaitDelay = 5 * time.Second
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start git cat-file: %w", err)
+		}
+		r.check, r.checkIn, r.checkOut = cmd, in, bufio.NewReader(out)
+	}
+	if _, err := io.WriteString(r.checkIn, string(id)+"\n"); err != nil {
+		return fmt.Errorf("git cat-file: %w", err)
+	}
+	line, err := r.checkOut.ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("git cat-file: %w", err)
+	}
+	f := strings.Fields(line)
+	if len(f) == 2 && f[1] == "missing" {
+		return nil
+	}
+	var n int64
+	if len(f) == 3 {
+		n, err = strconv.ParseInt(f[2], 10, 64)
+	}
+	if len(f) != 3 || err != nil || n < 0 {
+		return fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(line)))
+	}
+	if n > max {
+		return tooLarge(id, n, max)
+	}
+	return nil
 }

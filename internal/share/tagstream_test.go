@@ -136,3 +136,26 @@ func TestTagMoveSnapshotStreamed(t *testing.T) {
 		t.Fatalf("check of a move to other bytes: %v, want its hash refused", err)
 	}
 }
+
+// TestGuardRefusesHugeObjectUnread: a guarded remote's hook reads the
+// pushed objects through git cat-file; a run ref pushed naming a blob of
+// 64 MiB and one byte of zeros is refused by the size git names for it
+// (cat-file --batch-check), not inflated into the hook to find its type
+// (before session 24 the hook's size check passed every object).
+func TestGuardRefusesHugeObjectUnread(t *testing.T) {
+	t.Parallel()
+	dir := guardedRemote(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"a": "alpha\n"})
+	addRemote(t, a, "origin", dir)
+	a.run(t, "r1", "a")
+	mustPush(t, a, "origin")
+	f := filepath.Join(t.TempDir(), "zeros")
+	if err := os.WriteFile(f, make([]byte, maxCommitBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blob := git(t, a.path(), "hash-object", "-w", "--", f)
+	out := pushRefused(t, a.path(), dir, blob+":"+store.RunsPrefix+"huge")
+	if want := fmt.Sprintf("%d bytes, more than the %d allowed", maxCommitBytes+1, maxCommitBytes); !strings.Contains(out, want) {
+		t.Fatalf("push of a run ref naming %d bytes of zeros: want it refused saying %q:\n%s", maxCommitBytes+1, want, out)
+	}
+}
