@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -307,6 +308,18 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 		if _, err := io.ReadFull(f, raw); err != nil {
 			return fmt.Errorf("loose object %s: %w", path, err)
 		}
+		if n, ok := d.fi.looseHeaderSize(raw); ok && n <= sp.whole && !d.zlibOnly {
+			// small: decoded whole, in place, as Blob decodes it
+			t, data, _, err := d.decodeLoose(path, raw, false)
+			if err != nil {
+				return err
+			}
+			if err := sink.begin(t, int64(len(data))); err != nil {
+				return err
+			}
+			_, err = sink.Write(data)
+			return err
+		}
 		if err := d.zr.reset(bytes.NewReader(raw)); err != nil {
 			return fmt.Errorf("loose object %s: %w", path, err)
 		}
@@ -317,18 +330,10 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 		if err := sink.begin(t, size); err != nil {
 			return err
 		}
-		if size > sp.whole {
-			if err := copyExactly(sink, d.zr.r, size, sp.buffer()); err != nil {
-				return fmt.Errorf("loose object %s: %w", path, err)
-			}
-			return nil
+		if err := copyExactly(sink, d.zr.r, size, sp.buffer()); err != nil {
+			return fmt.Errorf("loose object %s: %w", path, err)
 		}
-		_, data, _, err := d.decodeLoose(path, raw, false)
-		if err != nil {
-			return err
-		}
-		_, err = sink.Write(data)
-		return err
+		return nil
 	}
 	zr, err := zlib.NewReader(bufio.NewReaderSize(f, streamChunk))
 	if err != nil {
@@ -345,6 +350,30 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 		return fmt.Errorf("loose object %s: %w", path, err)
 	}
 	return nil
+}
+
+// looseHeaderSize is the size the header of the loose object file raw
+// states, decoded in place from the start of its stream (ok false: it
+// could not be, and compress/zlib is to say why).
+func (f *inflater) looseHeaderSize(raw []byte) (int64, bool) {
+	if !zlibHeaderOK(raw) {
+		return 0, false
+	}
+	var head [64]byte
+	n, _, err := f.inflate(head[:], raw[2:], true)
+	if err != nil {
+		return 0, false
+	}
+	h, _, ok := bytes.Cut(head[:n], []byte{0})
+	if !ok {
+		return 0, false
+	}
+	_, size, ok := bytes.Cut(h, []byte(" "))
+	sz, err := strconv.ParseInt(string(size), 10, 64)
+	if !ok || err != nil || sz < 0 {
+		return 0, false
+	}
+	return sz, true
 }
 
 // copyExactly copies exactly n bytes of r to w through buf and checks that
