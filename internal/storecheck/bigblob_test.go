@@ -57,7 +57,7 @@ func TestReadDataHugeSnapshotBounded(t *testing.T) {
 	}
 	p.reopen(t, store.Options{})
 	rep, alloc = measure()
-	if got := find(rep, storecheck.Broken, zeros, "more than"); len(got) == 0 {
+	if got := find(rep, storecheck.Broken, zeros, "commit is larger than readproof writes it", "more than"); len(got) != 1 || strings.HasPrefix(got[0].Message, " ") {
 		t.Fatalf("a run ref naming %d bytes of zeros: want it broken by its size, problems:\n%s", huge, problems(rep))
 	}
 	if alloc > size/4 {

@@ -406,7 +406,7 @@ func (c *checker) objectProblem(ref string, id gitstore.OID, path, want string, 
 	case errors.Is(err, gitstore.ErrCorrupt):
 		p.Kind, p.Message = Broken, fmt.Sprintf("corrupt %s: %v", want, err)
 	case errors.Is(err, gitstore.ErrTooLarge):
-		p.Kind, p.Message = Broken, fmt.Sprintf("%s %s is larger than readproof writes it: %v", path, want, err)
+		p.Kind, p.Message = Broken, fmt.Sprintf("%s is larger than readproof writes it: %v", strings.TrimSpace(path+" "+want), err)
 	default:
 		p.Message = fmt.Sprintf("cannot read %s: %v", want, err)
 	}
