@@ -49,12 +49,16 @@ func (s *repo) BlobVerifyingAtMost(id OID, max int64) ([]byte, func() error, err
 // content, whatever the object's type: a caller about to read as a commit
 // an object that another repository named (a remote's ref) refuses a blob
 // of gigabytes that is a few megabytes on the wire. A missing or broken
-// object passes: the read that follows reports it. So does any object of a
-// Reader that is not a store of this package (a test's wrapper counting
-// reads, the git cat-file view): asking it through BlobAtMost would read
-// every object within max twice, and count as a read.
+// object passes: the read that follows reports it. The git cat-file view
+// of a hook asks `git cat-file --batch-check`. Any object of another
+// Reader (a test's wrapper counting reads) passes: asking it through
+// BlobAtMost would read every object within max twice, and count as a
+// read.
 func CheckObjectSize(r Reader, id OID, max int64) error {
-	if s, ok := r.(*repo); ok {
+	switch s := r.(type) {
+	case *repo:
+		return s.checkSize(id, max)
+	case *gitReader:
 		return s.checkSize(id, max)
 	}
 	return nil

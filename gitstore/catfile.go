@@ -9,6 +9,8 @@ package gitstore
 import (
 	"bufio"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrReadOnly is returned by the write methods of a Store opened with
@@ -33,6 +37,13 @@ type gitReader struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
+
+	// `git cat-file --batch-check`, started on the first size asked
+	// (CheckObjectSize): an object's type and size without its content
+	ctx      context.Context
+	check    *exec.Cmd
+	checkIn  io.WriteCloser
+	checkOut *bufio.Reader
 }
 
 // OpenGitReader returns a read-only Store of the repository at gitDir that
@@ -45,7 +56,7 @@ func OpenGitReader(ctx context.Context, gitDir string) (Store, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoGit, err)
 	}
 	// objects as stored: cat-file would follow refs/replace/
-	r := &gitReader{dir: gitDir, git: git, env: append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1")}
+	r := &gitReader{dir: gitDir, git: git, env: append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1"), ctx: ctx}
 	r.cmd = exec.CommandContext(ctx, git, "--git-dir="+gitDir, "cat-file", "--batch")
 	r.cmd.Env = r.env
 	r.cmd.WaitDelay = 5 * time.Second
@@ -78,23 +89,9 @@ func (r *gitReader) rawObjectAtMost(id OID, max int64) (string, []byte, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, err := io.WriteString(r.stdin, string(id)+"\n"); err != nil {
-		return "", nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	head, err := r.stdout.ReadString('\n')
+	kind, size, err := r.ask(id)
 	if err != nil {
-		return "", nil, fmt.Errorf("git cat-file: %w", err)
-	}
-	f := strings.Fields(head)
-	if len(f) == 2 && f[1] == "missing" {
-		return "", nil, fmt.Errorf("object %s: %w", id, ErrNotFound)
-	}
-	if len(f) != 3 {
-		return "", nil, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
-	}
-	size, err := strconv.Atoi(f[2])
-	if err != nil || size < 0 {
-		return "", nil, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
+		return "", nil, err
 	}
 	if max >= 0 && int64(size) > max {
 		if _, err := r.stdout.Discard(size + 1); err != nil {
@@ -106,7 +103,97 @@ func (r *gitReader) rawObjectAtMost(id OID, max int64) (string, []byte, error) {
 	if _, err := io.ReadFull(r.stdout, data); err != nil {
 		return "", nil, fmt.Errorf("git cat-file: %w", err)
 	}
-	return f[1], data[:size], nil
+	return kind, data[:size], nil
+}
+
+// ask sends id to cat-file and reads the answer's header: the object's
+// type and size, its content (and a newline) to follow. Called with r.mu
+// held.
+func (r *gitReader) ask(id OID) (kind string, size int, err error) {
+	if _, err := io.WriteString(r.stdin, string(id)+"\n"); err != nil {
+		return "", 0, fmt.Errorf("git cat-file: %w", err)
+	}
+	head, err := r.stdout.ReadString('\n')
+	if err != nil {
+		return "", 0, fmt.Errorf("git cat-file: %w", err)
+	}
+	f := strings.Fields(head)
+	if len(f) == 2 && f[1] == "missing" {
+		return "", 0, fmt.Errorf("object %s: %w", id, ErrNotFound)
+	}
+	if len(f) != 3 {
+		return "", 0, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
+	}
+	size, err = strconv.Atoi(f[2])
+	if err != nil || size < 0 {
+		return "", 0, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
+	}
+	return f[1], size, nil
+}
+
+// BlobTo streams the content cat-file sends into w, hashing it on the
+// way (cat-file does not check a packed object against its id).
+func (r *gitReader) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
+	if !isHexOID(string(id)) {
+		return 0, fmt.Errorf("object %q: %w", id, ErrNotFound)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kind, size, err := r.ask(id)
+	if err != nil {
+		return 0, err
+	}
+	var refusal error
+	if kind != "blob" {
+		refusal = fmt.Errorf("object %s is a %s, not a blob: %w", id, kind, ErrNotFound)
+	} else if max >= 0 && int64(size) > max {
+		refusal = tooLarge(id, int64(size), max)
+	}
+	if refusal != nil {
+		if _, err := r.stdout.Discard(size + 1); err != nil {
+			return 0, fmt.Errorf("git cat-file: %w", err)
+		}
+		return 0, refusal
+	}
+	sha := sha1.New()
+	var head [32]byte
+	sha.Write(appendObjectHeader(head[:0], plumbing.BlobObject, size))
+	// The answer is read to its end whatever w does, so the next
+	// question gets its own answer.
+	sw := &stickyWriter{w: w}
+	if _, err := io.CopyBuffer(io.MultiWriter(sha, sw), io.LimitReader(r.stdout, int64(size)), make([]byte, streamChunk)); err != nil {
+		return sw.n, fmt.Errorf("git cat-file: %w", err)
+	}
+	if _, err := r.stdout.Discard(1); err != nil {
+		return sw.n, fmt.Errorf("git cat-file: %w", err)
+	}
+	if sw.err != nil {
+		return sw.n, sw.err
+	}
+	if hex.EncodeToString(sha.Sum(nil)) != string(id) {
+		return sw.n, errContentMismatch(id)
+	}
+	return sw.n, nil
+}
+
+// stickyWriter passes writes to w until one fails, then takes the rest
+// without writing it, and keeps the error.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+	n   int64
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err == nil {
+		n, err := s.w.Write(p)
+		s.n += int64(n)
+		if err == nil && n < len(p) {
+			err = io.ErrShortWrite
+		}
+		s.err = err
+	}
+	return len(p), nil
 }
 
 func (r *gitReader) object(id OID, want string) ([]byte, error) {
@@ -199,6 +286,65 @@ func (r *gitReader) Update(...RefUpdate) error        { return ErrReadOnly }
 func (r *gitReader) Sync() error                      { return nil }
 
 func (r *gitReader) Close() error {
+	r.mu.Lock()
+	if r.check != nil {
+		r.checkIn.Close()
+		r.check.Wait()
+		r.check = nil
+	}
+	r.mu.Unlock()
 	r.stdin.Close()
 	return r.cmd.Wait()
+}
+
+// checkSize is CheckObjectSize through `git cat-file --batch-check`, which
+// names an object's type and size without sending its content: a pushed
+// ref naming a blob of gigabytes is refused without git inflating it into
+// the pipe. A missing object passes, as in a store: the read that follows
+// reports it.
+func (r *gitReader) checkSize(id OID, max int64) error {
+	if !isHexOID(string(id)) {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.check == nil {
+		cmd := exec.CommandContext(r.ctx, r.git, "--git-dir="+r.dir, "cat-file", "--batch-check")
+		cmd.Env = r.env
+		cmd.WaitDelay = 5 * time.Second
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start git cat-file: %w", err)
+		}
+		r.check, r.checkIn, r.checkOut = cmd, in, bufio.NewReader(out)
+	}
+	if _, err := io.WriteString(r.checkIn, string(id)+"\n"); err != nil {
+		return fmt.Errorf("git cat-file: %w", err)
+	}
+	line, err := r.checkOut.ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("git cat-file: %w", err)
+	}
+	f := strings.Fields(line)
+	if len(f) == 2 && f[1] == "missing" {
+		return nil
+	}
+	var n int64
+	if len(f) == 3 {
+		n, err = strconv.ParseInt(f[2], 10, 64)
+	}
+	if len(f) != 3 || err != nil || n < 0 {
+		return fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(line)))
+	}
+	if n > max {
+		return tooLarge(id, n, max)
+	}
+	return nil
 }

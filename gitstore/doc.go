@@ -17,7 +17,14 @@
 // bytes and errors; its options let a caller that checks the bytes with a
 // hash of its own skip the SHA-1 against the id (ContentChecked, then
 // VerifyBlob on a mismatch) and check loose objects' zlib checksums in the
-// same pass (CheckLoose).
+// same pass (CheckLoose). BlobTo streams one blob into a writer (a hash,
+// a file) a piece at a time, checked against its id on the way, for a
+// blob whose size is not ours to bound: a snapshot a remote sent, a
+// store's data under `verify --read-data`. A blob of up to 1 MiB is read
+// whole, as Blob reads it; a larger one goes through 64 KiB buffers and,
+// for a delta, its base held up to 16 MiB (a larger base goes to a
+// temporary file in objects/pack), never whole; max refuses a blob from
+// its header before a byte of it is written.
 //
 // Durability: objects are written first; Update makes every object written
 // through the Store durable before it publishes any ref, and makes the ref

@@ -100,11 +100,16 @@ type repo struct {
 	// (sync.go). Taken before mu, never while holding it.
 	syncMu sync.Mutex
 	// mu guards st, pending and closed.
-	mu      sync.Mutex
-	st      *odb
-	pending []string  // object files (relative, slash-separated) not yet synced
-	perm    perms     // modes of new files, from core.sharedRepository
-	sweptAt time.Time // last sweep for stale temporary and lock files
+	mu sync.Mutex
+	st *odb
+	// Tests set what BlobTo reads whole (0: the defaults, streamFrom and
+	// streamBaseInMemory; -1: nothing), and read basesSpilled, the delta
+	// bases it wrote to a temporary file.
+	wholeUpTo, baseUpTo int64
+	basesSpilled        int
+	pending             []string  // object files (relative, slash-separated) not yet synced
+	perm                perms     // modes of new files, from core.sharedRepository
+	sweptAt             time.Time // last sweep for stale temporary and lock files
 
 	buf      map[plumbing.Hash]bufObj // objects not yet written (pack.go)
 	bufOrder []plumbing.Hash

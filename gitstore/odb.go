@@ -343,13 +343,19 @@ func (d *odb) decodeLooseInto(path string, raw []byte, whole bool, into []byte) 
 // looseHeader reads a loose object's header, "<type> <size>\x00", from the
 // zlib stream d.zr has just been reset to (path names the file in errors).
 func (d *odb) looseHeader(path string) (plumbing.ObjectType, int64, error) {
+	return readLooseHeader(d.zr.r, path)
+}
+
+// readLooseHeader reads a loose object's header from its inflated stream
+// r, a byte at a time (nothing past the header is consumed).
+func readLooseHeader(r io.Reader, path string) (plumbing.ObjectType, int64, error) {
 	var head [64]byte
 	n := 0
 	for {
 		if n == len(head) {
 			return 0, 0, fmt.Errorf("loose object %s: header too long", path)
 		}
-		if _, err := io.ReadFull(d.zr.r, head[n:n+1]); err != nil {
+		if _, err := io.ReadFull(r, head[n:n+1]); err != nil {
 			return 0, 0, fmt.Errorf("loose object %s: bad header: %w", path, err)
 		}
 		if head[n] == 0 {

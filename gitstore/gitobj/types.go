@@ -3,6 +3,7 @@ package gitobj
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -109,6 +110,17 @@ type Reader interface {
 	// refused with an error wrapping ErrTooLarge, its size read from the
 	// object's header before any content is inflated.
 	BlobAtMost(id OID, max int64) ([]byte, error)
+	// BlobTo writes a blob's content to w as it is inflated, a piece at a
+	// time, and returns how many bytes it wrote: a caller that only hashes
+	// or copies a blob of any size holds none of it whole. A blob of more
+	// than max bytes (max < 0: no bound) is refused with an error wrapping
+	// ErrTooLarge, from its header, before anything is written; an object
+	// that is no blob is ErrNotFound, also before anything is written.
+	// The content is checked against id on its way: when it does not
+	// match, the error wraps ErrCorrupt and comes after every byte was
+	// written, so the caller keeps nothing it made of the bytes unless the
+	// error is nil. An error of w is returned as it is.
+	BlobTo(id OID, max int64, w io.Writer) (int64, error)
 	// Tree returns a tree's entries in git order, or ErrNotFound.
 	Tree(id OID) ([]TreeEntry, error)
 	// Commit returns a decoded commit, or ErrNotFound.

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -149,23 +150,24 @@ func (f *snapshotFacts) check(g gitstore.Store, snapshot, hash string, size int6
 // by its size alone.
 const snapshotSlack = 1 << 20
 
-// readSnapshotFact reads a snapshot blob and hashes it. A blob more than
-// snapshotSlack larger than size, the size its record gives (< 0: none), is
-// refused from its header, unread: a remote's record of a few bytes cannot
-// make a pull inflate a blob of gigabytes (a few megabytes on the wire) to
-// learn that it differs.
+// readSnapshotFact hashes a snapshot blob as it is inflated (gitstore's
+// BlobTo), holding none of it whole: a tag move records no size, so a
+// remote's move naming a blob of gigabytes (a few megabytes on the wire)
+// is hashed within a few buffers and refused by its hash. A blob more than
+// snapshotSlack larger than size, the size its record gives (< 0: none),
+// is refused from its header, unread, and so is one over
+// store.MaxSnapshotBytes: a remote's record of a few bytes cannot make a
+// pull inflate a blob of gigabytes to learn that it differs.
 func readSnapshotFact(g gitstore.Store, snapshot string, size int64) (snapshotFact, error) {
-	var data []byte
-	var err error
+	max := int64(store.MaxSnapshotBytes)
 	if size >= 0 {
-		data, err = g.BlobAtMost(gitstore.OID(snapshot), size+snapshotSlack)
-	} else {
-		data, err = g.Blob(gitstore.OID(snapshot))
+		max = min(size, max-snapshotSlack) + snapshotSlack
 	}
+	hash, n, err := store.HashBlob(g, gitstore.OID(snapshot), max)
 	if err != nil {
 		return snapshotFact{}, fmt.Errorf("snapshot %s: %w", snapshot, err)
 	}
-	return snapshotFact{hash: contentHash(data), size: int64(len(data))}, nil
+	return snapshotFact{hash: hash, size: n}, nil
 }
 
 // match compares what a snapshot hashes to with a recorded content hash

@@ -620,7 +620,9 @@ func (s *Store) definitionAt(u identity.URI, t time.Time, snapshot string, curre
 		case at < ts || string(content) == snapshot:
 			before = true
 		default:
-			data, err := s.git.Blob(obs)
+			// a record of a few hundred bytes, bounded as every
+			// record is read: a pulled chain's may be anything
+			data, err := s.git.BlobAtMost(obs, MaxBytesOf("observation.json"))
 			if err != nil {
 				return false, fmt.Errorf("observation %s: %w", id, err)
 			}
@@ -931,6 +933,11 @@ func (s *Store) CommitSigner(id gitstore.OID, signers evidence.AllowedSigners) (
 // the signature is checked against its own key (valid, namespace git, over
 // this commit) and the principal is "".
 func (s *Store) commitSigner(id gitstore.OID, signers evidence.AllowedSigners) (evidence.CommitSigner, time.Time, error) {
+	// A commit of more than a manifest's bound (a ref names a blob of
+	// gigabytes) is refused from its header, as a pull refuses it.
+	if err := gitstore.CheckObjectSize(s.git, id, manifest.MaxBytes); err != nil {
+		return evidence.CommitSigner{}, time.Time{}, fmt.Errorf("commit %s: %w", id, err)
+	}
 	kind, raw, err := s.git.RawObject(id)
 	if err != nil {
 		return evidence.CommitSigner{}, time.Time{}, fmt.Errorf("commit %s: %w", id, err)

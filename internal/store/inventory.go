@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -171,3 +173,17 @@ func DecodeTagState(data []byte) (*TagState, error) {
 // ContentHash returns the content hash readproof records for data:
 // "sha256:" and 64 lower-case hex digits.
 func ContentHash(data []byte) string { return contentHash(data) }
+
+// HashBlob returns ContentHash of blob id and its size, hashing the blob
+// as it is inflated (gitstore's BlobTo) without holding it: a snapshot a
+// remote sent, or one in a damaged store, may be of any size. A blob over
+// max bytes (max < 0: no bound) is refused from its header, unread, with
+// an error wrapping gitstore.ErrTooLarge.
+func HashBlob(g gitstore.Reader, id gitstore.OID, max int64) (hash string, size int64, err error) {
+	h := sha256.New()
+	n, err := g.BlobTo(id, max, h)
+	if err != nil {
+		return "", 0, err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+}

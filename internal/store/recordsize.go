@@ -1,6 +1,17 @@
 package store
 
-import "github.com/readproof/readproof/manifest"
+import (
+	"github.com/readproof/readproof/adapters/sourcespec"
+	"github.com/readproof/readproof/manifest"
+)
+
+// MaxSnapshotBytes is the largest snapshot readproof stores: a source
+// reads at most max_bytes of a document, and any max_bytes counts as at
+// most sourcespec.MaxMaxBytes (2^61). That is no bound on memory: a
+// snapshot whose record gives no size (a tag move's) is hashed as a stream
+// (gitstore's BlobTo), and one whose header states more than this was not
+// written by readproof and is refused unread.
+const MaxSnapshotBytes = sourcespec.MaxMaxBytes
 
 // MaxRecordBytes is the largest observation.json, tag.json, run.json,
 // resource.json or receipt readproof reads (16 MiB): each is a few hundred
