@@ -9,8 +9,9 @@
 #   clean   N runs, nothing unreachable (gc's wall time on a plain store)
 #   packed  N runs + N unreachable runs, all in the pack fast-import wrote
 #   loose   the same, every object a loose file (a store never packed)
-# For each: objects on disk (du, KiB), loose objects and packs
-# (git count-objects -v), before and after each gc, and gc's wall time.
+# For each: objects on disk (du of objects/, KiB: the commit-graph gc writes
+# included), loose objects and packs (git count-objects -v; the packs'
+# KiB), before and after each gc, and gc's wall time.
 #
 # Usage: bench/gcgrow.sh [N]   (default 2000; needs go and git)
 # READPROOF=path/to/readproof compares another build (e.g. an older one).
@@ -55,8 +56,8 @@ loosen() { # DIR: every packed object becomes a loose file
 state() { # DIR
   local kib; kib=$(du -sk "$1/objects" | cut -f1)
   git --git-dir "$1" count-objects -v | awk -F': ' -v kib="$kib" '
-    /^count/ {c=$2} /^in-pack/ {p=$2} /^packs/ {k=$2}
-    END { printf "%7d KiB  loose %6d  packed %6d  packs %d", kib, c, p, k }'
+    /^count/ {c=$2} /^in-pack/ {p=$2} /^packs/ {k=$2} /^size-pack/ {sp=$2}
+    END { printf "%7d KiB  loose %6d  packed %6d  packs %d (%d KiB)", kib, c, p, k, sp }'
 }
 echo "readproof gc on stores of $n runs (git $(git --version | cut -d' ' -f3)); load $(uptime | sed 's/.*load average: //')"
 for kind in clean packed loose; do
