@@ -72,9 +72,11 @@ func TestFreshenPackedHoldsForItsPacks(t *testing.T) {
 }
 
 // TestFreshenPackedSeesNewPacks: a freshening holds only for the packs it
-// saw. A cruft pack (with its .mtimes) that appears afterwards makes the
-// next reuse write a loose copy, as git does, and a new pack made old is
-// touched.
+// saw. A cruft pack (with its .mtimes) that appears afterwards is not
+// touched (git ages its objects by its .mtimes): an object that is also in
+// another pack is freshened by touching that one, and one only in the
+// cruft pack makes the next reuse write a loose copy, as git does; a new
+// pack made old is touched.
 func TestFreshenPackedSeesNewPacks(t *testing.T) {
 	t.Parallel()
 	s, pack := packedStore(t, packThreshold+4)
@@ -96,22 +98,51 @@ func TestFreshenPackedSeesNewPacks(t *testing.T) {
 	if err := os.WriteFile(cruft+".mtimes", []byte("MTME"), 0o400); err != nil {
 		t.Fatal(err)
 	}
+	age(t, pack, 48*time.Hour)
+	age(t, cruft+".pack", 48*time.Hour)
 	forceRefresh(s)
 	id := putBlob(t, s, "packed 1")
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Lstat(loosePath(s, id)); err != nil {
-		t.Errorf("with a cruft pack present a reused packed object is not written loose: %v", err)
+	if _, err := os.Lstat(loosePath(s, id)); err == nil {
+		t.Error("a reused object that a plain pack holds was written loose")
 	}
-	// Without the cruft pack, and with every pack old again: the next
-	// reuse touches them.
+	if time.Since(mtime(t, pack)) > time.Minute {
+		t.Error("the plain pack that holds a reused object was not touched")
+	}
+	if time.Since(mtime(t, cruft+".pack")) < time.Minute {
+		t.Error("a cruft pack was touched")
+	}
+	// The plain pack goes (as git gc replaces it): the objects are in the
+	// cruft pack only, and a reuse writes a loose copy.
+	saved := t.TempDir()
+	for _, ext := range []string{".pack", ".idx"} {
+		if err := os.Rename(strings.TrimSuffix(pack, ".pack")+ext, filepath.Join(saved, "p"+ext)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forceRefresh(s)
+	id = putBlob(t, s, "packed 2")
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(loosePath(s, id)); err != nil {
+		t.Errorf("a reused object only a cruft pack holds is not written loose: %v", err)
+	}
+	// The plain pack back, without the cruft pack, and old again: the
+	// next reuse touches it.
+	for _, ext := range []string{".pack", ".idx"} {
+		if err := os.Rename(filepath.Join(saved, "p"+ext), strings.TrimSuffix(pack, ".pack")+ext); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, ext := range []string{".pack", ".idx", ".mtimes"} {
 		os.Remove(cruft + ext)
 	}
 	age(t, pack, 48*time.Hour)
 	forceRefresh(s)
-	putBlob(t, s, "packed 2")
+	putBlob(t, s, "packed 3")
 	if time.Since(mtime(t, pack)) > time.Minute {
 		t.Error("an old pack was not touched after the packs changed")
 	}

@@ -160,16 +160,20 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if res.Before, err = countObjects(ctx, git, gitDir); err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
-	// gc.auto=0 keeps git from deciding by itself; cruft packs stay off so
-	// every unreachable object ages by the time of its file, which writers
-	// refresh (see freshenPacked).
+	// gc.auto=0 keeps git from deciding by itself. gc.cruftPacks=true:
+	// the unreachable objects younger than the cutoff go into one cruft
+	// pack, each with its time (the newest of its loose file's, its
+	// pack's or its earlier cruft pack's) in the pack's .mtimes, instead
+	// of out of their packs as loose files (`repack -A` did that, and a
+	// store with many young unreachable objects grew at each gc). Writers
+	// keep reused objects young: see freshenPacked.
 	// gc.packRefs=false: the refs are packed by packRefs, before git gc
 	// runs (packrefs.go says why). A writer holds packed-refs.lock from
 	// its compare to the removal of its deleted refs' loose files, fsyncs
 	// included, which on a busy disk can pass git's default wait of one
 	// second for that lock: a step of git gc that takes it (none does
 	// without pack-refs in git 2.39) waits up to ten.
-	args := []string{"-c", "gc.auto=0", "-c", "gc.cruftPacks=false", "-c", "gc.packRefs=false", "-c", "gc.reflogExpire=never",
+	args := []string{"-c", "gc.auto=0", "-c", "gc.cruftPacks=true", "-c", "gc.packRefs=false", "-c", "gc.reflogExpire=never",
 		"-c", "gc.reflogExpireUnreachable=never", "-c", "core.packedRefsTimeout=10000", "gc", "--prune=" + prune}
 	if opts.Progress == nil {
 		args = append(args, "--quiet")
@@ -180,6 +184,17 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
+	// git 2.39's repack --cruft names every *.pack file of objects/pack
+	// to pack-objects, which dies on one without an index ("could not
+	// find pack"): the .tmp-PID-pack-* files of a repack that was killed
+	// go first, whatever their age when no gc holds gc.pid (repack writes
+	// them only inside a gc, or when run by hand, which is not safe
+	// alongside readproof writers anyway), and other stale temporary
+	// files of git with them.
+	removeKilledRepackTemps(gitDir, now().Add(-gitTempAge))
+	// and so do the halves of packs a killed writer left, as maintenance
+	// removes them: by the real clock, as their writers' is
+	removeOrphanPacks(filepath.Join(gitDir, "objects", "pack"), time.Now().Add(-maintenanceStaleAge))
 	err = packRefsAt(gitDir, lockOpts)
 	if err == nil {
 		err = removingGitTemps(gitDir, func() error { return runGC(ctx, git, gitDir, opts.Progress, args) })
@@ -194,6 +209,11 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 			// at that moment: it writes gc.pid next
 			return nil, hint.With(fmt.Errorf("gc %s: %w (git found %s)", path, ErrGCRunning, lock),
 				"wait for it to finish, then run `readproof gc` again; a "+lock+" that a killed git gc left is removed by the next write to the store once older than the stale-lock age ("+lockOpts.StaleLockAge.String()+"), or remove it: rm "+text.ShellArg(lock))
+		}
+		if pack := unindexedPackMsg(err.Error()); pack != "" {
+			f := filepath.Join(gitDir, "objects", "pack", pack)
+			return nil, hint.With(fmt.Errorf("gc %s: %w", path, err),
+				"nothing was removed: "+f+" has no index, so git gc stops on it; a git fetch installing it leaves it so for a moment (run `readproof gc` again), a git or readproof killed while writing it leaves it for good, and `readproof gc` removes it once "+maintenanceStaleAge.String()+" old; when nothing else uses the store, remove it now (rm "+text.ShellArg(f)+") and run `readproof gc` again")
 		}
 		err = fmt.Errorf("gc %s: %w", path, err)
 		if r := WriteLimitRemedy(err, "the store"); hint.Of(err) == "" && r != "" {
@@ -225,6 +245,37 @@ func removeStaleGitTemps(gitDir string, cutoff time.Time) {
 			os.Remove(name)
 		}
 	}
+}
+
+// removeKilledRepackTemps removes, before git gc runs, stock git's
+// temporary files in objects/pack last modified before cutoff, and the
+// temporary packs of git repack (isRepackTemp) of any age when no gc holds
+// gc.pid: the caller holds the maintenance lock, so none starts meanwhile
+// but a user's, which git's own lock then refuses.
+func removeKilledRepackTemps(gitDir string, cutoff time.Time) {
+	host, _ := os.Hostname()
+	running := gcPidHeld(filepath.Join(gitDir, "gc.pid"), host)
+	for name := range gitTempFiles(gitDir, nil) {
+		if !running && isRepackTemp(filepath.Base(name)) {
+			os.Remove(name)
+		} else if fi, err := os.Lstat(name); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(name)
+		}
+	}
+}
+
+// unindexedPackMsg returns the file named by git's message that it could
+// not find a pack it listed (a *.pack without its .idx), else "".
+func unindexedPackMsg(msg string) string {
+	_, rest, ok := strings.Cut(msg, "could not find pack '")
+	if !ok {
+		return ""
+	}
+	name, _, ok := strings.Cut(rest, "'")
+	if !ok || name == "" || strings.ContainsAny(name, "/\\") {
+		return ""
+	}
+	return name
 }
 
 // packRefsAt packs the refs of the repository at gitDir (packRefs), with
@@ -512,12 +563,16 @@ func freshenLoose(path string) bool {
 	return os.Chtimes(path, now, now) == nil
 }
 
-// freshenPacked is called when an object a writer is about to reference
-// exists only in a pack. It touches every pack older than freshenSlack,
-// so the unreachable objects of those packs count as young, and reports
-// true. With cruft packs present (their objects age by their own recorded
-// times, not the pack's) it reports false and the caller writes a loose
-// copy instead, as git does.
+// freshenPacked is called when the object h, which a writer is about to
+// reference, exists only in a pack. It touches every pack older than
+// freshenSlack, so the unreachable objects of those packs count as young,
+// and reports true. A cruft pack (one with a .mtimes file: gc writes the
+// unreachable objects it keeps into one) is not touched: git ages its
+// objects by the times its .mtimes records, not by the pack's. So with
+// cruft packs present it reports true only when h is in a pack that is not
+// one (git's gc gives an object in several packs the newest of their
+// times), and false otherwise, the caller then writing a loose copy, as git
+// does.
 //
 // A call that found nothing to touch or touched what it had to holds until
 // the oldest pack it left would need touching again (freshUntil), as long
@@ -528,10 +583,10 @@ func freshenLoose(path string) bool {
 //
 // listed, when not nil, is a listing of objects/pack refreshPacks took
 // just now, used instead of listing it again.
-func (s *repo) freshenPacked(listed []os.DirEntry) bool {
+func (s *repo) freshenPacked(h plumbing.Hash, listed []os.DirEntry) bool {
 	now := time.Now()
 	if s.freshGen != 0 && s.st.scanned && s.st.gen == s.freshGen && now.Before(s.freshUntil) {
-		return true
+		return len(s.freshCruft) == 0 || s.inPlainPack(h, s.freshCruft)
 	}
 	dir := filepath.Join(s.path, "objects", "pack")
 	entries := listed
@@ -541,14 +596,17 @@ func (s *repo) freshenPacked(listed []os.DirEntry) bool {
 			return false
 		}
 	}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".mtimes") {
-			return false
-		}
+	cruft := cruftPacks(entries)
+	// the reader's packs are those of this listing: which of them holds h
+	// is known
+	current := s.st.scanned && s.st.listing == idxListing(entries)
+	if len(cruft) > 0 && !(current && s.inPlainPack(h, cruft)) {
+		return false
 	}
 	oldest := now
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".pack") {
+		name, ok := strings.CutSuffix(e.Name(), ".pack")
+		if !ok || cruft[name] {
 			continue
 		}
 		info, err := e.Info()
@@ -565,11 +623,41 @@ func (s *repo) freshenPacked(listed []os.DirEntry) bool {
 			return false
 		}
 	}
-	s.freshGen = 0
-	if s.st.scanned && s.st.listing == idxListing(entries) {
-		s.freshGen, s.freshUntil = s.st.gen, oldest.Add(freshenSlack)
+	s.freshGen, s.freshCruft = 0, nil
+	if current {
+		s.freshGen, s.freshUntil, s.freshCruft = s.st.gen, oldest.Add(freshenSlack), cruft
 	}
 	return true
+}
+
+// cruftPacks returns the names ("pack-<checksum>") of the cruft packs of a
+// listing of objects/pack: those with a .mtimes file. Nil when there is
+// none.
+func cruftPacks(entries []os.DirEntry) map[string]bool {
+	var cruft map[string]bool
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".mtimes"); ok {
+			if cruft == nil {
+				cruft = map[string]bool{}
+			}
+			cruft[name] = true
+		}
+	}
+	return cruft
+}
+
+// inPlainPack reports whether one of the reader's packs that is not a
+// cruft pack (named in cruft) holds h. Called with s.mu held.
+func (s *repo) inPlainPack(h plumbing.Hash, cruft map[string]bool) bool {
+	for _, p := range s.st.packs {
+		if cruft[p.name] {
+			continue
+		}
+		if _, ok, err := p.find(h); ok && err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func fileExists(path string) bool {

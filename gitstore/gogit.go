@@ -143,10 +143,11 @@ type repo struct {
 	smallPacks    []string
 	looseOnly     bool // tests: a few objects always go loose (smallPacksOn)
 
-	marked         bool      // the config carried the readproof marker when opened (IsOpenStore)
-	packsCheckedAt time.Time // when the reader's pack list was last compared with the disk
-	freshGen       uint64    // the reader's list of packs freshenPacked last saw (odb.gen; 0: none)
-	freshUntil     time.Time // until when that freshening holds
+	marked         bool            // the config carried the readproof marker when opened (IsOpenStore)
+	packsCheckedAt time.Time       // when the reader's pack list was last compared with the disk
+	freshGen       uint64          // the reader's list of packs freshenPacked last saw (odb.gen; 0: none)
+	freshUntil     time.Time       // until when that freshening holds
+	freshCruft     map[string]bool // the cruft packs of that list (cruftPacks)
 
 	// pmu guards packed, the parsed packed-refs file.
 	pmu    sync.Mutex

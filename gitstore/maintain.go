@@ -118,8 +118,8 @@ func autoPackLimitFromConfig(cfg *gitconfig.Config) int {
 }
 
 // packsPastLimit reports whether objects/pack holds more than limit packs
-// that maintenance may take (an index, and no .keep file). One listing of
-// the directory, no file opened.
+// that maintenance may take (an index, and no .keep or .mtimes file). One
+// listing of the directory, no file opened.
 func packsPastLimit(packDir string, limit int) bool {
 	names, err := readDirNames(packDir)
 	if err != nil {
@@ -131,7 +131,7 @@ func packsPastLimit(packDir string, limit int) bool {
 			switch {
 			case strings.HasSuffix(name, ".idx"):
 				n++
-			case strings.HasSuffix(name, ".keep"):
+			case strings.HasSuffix(name, ".keep"), strings.HasSuffix(name, ".mtimes"):
 				n--
 			}
 		}

@@ -123,8 +123,10 @@ type rollPack struct {
 
 // listRollPacks lists the store's packs, fewest objects first, read from
 // the headers of their .idx files; packs with a .keep file are left out,
-// as git repack leaves them alone. ok is false when an index cannot be
-// read.
+// as git repack leaves them alone, and so are cruft packs (a .mtimes
+// file: gc's pack of the unreachable objects it keeps), whose objects'
+// times a rolled-up pack would lose, each then young again. ok is false
+// when an index cannot be read.
 func listRollPacks(packDir string) (packs []rollPack, ok bool) {
 	entries, err := os.ReadDir(packDir)
 	if err != nil {
@@ -139,7 +141,7 @@ func listRollPacks(packDir string) (packs []rollPack, ok bool) {
 		if !packListed(entries[i+1:], base) {
 			continue // its pack removed by a killed pass (removeOrphanPacks removes it)
 		}
-		if fileExists(filepath.Join(packDir, base+".keep")) {
+		if fileExists(filepath.Join(packDir, base+".keep")) || fileExists(filepath.Join(packDir, base+".mtimes")) {
 			continue
 		}
 		c, ok := idxObjectCount(filepath.Join(packDir, n))

@@ -143,7 +143,7 @@ func (s *repo) storedAlready(h plumbing.Hash) bool {
 	// A stale pack index would only cost a duplicate loose object here, so
 	// the pack list is re-read at most every packCheckEvery.
 	listed := s.refreshPacks()
-	return s.packedHas(h) && s.freshenPacked(listed)
+	return s.packedHas(h) && s.freshenPacked(h, listed)
 }
 
 const (
