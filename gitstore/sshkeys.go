@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -23,8 +22,8 @@ import (
 	"strings"
 
 	"github.com/kevinburke/ssh_config"
+	sshagent "github.com/xanzy/ssh-agent"
 	"golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/agent"
 )
 
 // Bounds on what is read of a key file and of an ssh configuration file:
@@ -165,10 +164,14 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 			filepath.Join(home, ".ssh", defaultIdentityFiles[0]), defaultIdentityFiles[1], defaultIdentityFiles[2]))
 	}
 	offeredPub := map[string]bool{}
-	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
-		k.agentKeys(ctx, sock, only, filePubs, offeredPub)
+	if sshagent.Available() {
+		k.agentKeys(ctx, only, filePubs, offeredPub)
 	} else if !only {
-		k.skipped = append(k.skipped, "no ssh agent (SSH_AUTH_SOCK is not set)")
+		none := "no ssh agent (SSH_AUTH_SOCK is not set)"
+		if runtime.GOOS == "windows" {
+			none = "no ssh agent (neither Pageant nor the OpenSSH agent runs)"
+		}
+		k.skipped = append(k.skipped, none)
 	}
 	for _, f := range files {
 		pub := string(f.signer.PublicKey().Marshal())
@@ -182,22 +185,29 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 	return k, nil
 }
 
-// agentKeys adds the keys of the agent at sock; with IdentitiesOnly, only
-// those whose public key is one of filePubs (the IdentityFile keys, whose
-// passphrase the agent holds).
-func (k *sshKeys) agentKeys(ctx context.Context, sock string, only bool, filePubs [][]byte, offeredPub map[string]bool) {
-	conn, err := (&net.Dialer{}).DialContext(ctx, "unix", sock)
+// agentKeys adds the keys of the ssh agent (SSH_AUTH_SOCK's; Pageant or
+// the OpenSSH agent's pipe on Windows, as go-git's ssh transport found
+// it); with IdentitiesOnly, only those whose public key is one of
+// filePubs (the IdentityFile keys, whose passphrase the agent holds).
+func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, offeredPub map[string]bool) {
+	where := "the ssh agent"
+	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
+		where += " at SSH_AUTH_SOCK=" + sock
+	}
+	ag, conn, err := sshagent.New()
 	if err != nil {
-		k.skipped = append(k.skipped, fmt.Sprintf("the ssh agent at SSH_AUTH_SOCK=%s does not answer (%v)", sock, err))
+		k.skipped = append(k.skipped, fmt.Sprintf("%s does not answer (%v)", where, err))
 		return
 	}
-	// An agent that accepts and never answers holds the fetch no longer
-	// than its context.
-	unbind := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	k.close = func() { unbind(); _ = conn.Close() }
-	signers, err := agent.NewClient(conn).Signers()
+	if conn != nil {
+		// An agent that accepts and never answers holds the fetch no
+		// longer than its context.
+		unbind := context.AfterFunc(ctx, func() { _ = conn.Close() })
+		k.close = func() { unbind(); _ = conn.Close() }
+	}
+	signers, err := ag.Signers()
 	if err != nil {
-		k.skipped = append(k.skipped, fmt.Sprintf("the ssh agent at SSH_AUTH_SOCK=%s did not list its keys (%v)", sock, err))
+		k.skipped = append(k.skipped, fmt.Sprintf("%s did not list its keys (%v)", where, err))
 		return
 	}
 	n := 0
@@ -215,11 +225,11 @@ func (k *sshKeys) agentKeys(ctx context.Context, sock string, only bool, filePub
 	}
 	switch {
 	case n > 0:
-		k.offered = append(k.offered, fmt.Sprintf("the ssh agent's %s (SSH_AUTH_SOCK=%s)", plural(n, "key"), sock))
+		k.offered = append(k.offered, fmt.Sprintf("%s: %s", where, plural(n, "key")))
 	case only && len(signers) > 0:
-		k.skipped = append(k.skipped, fmt.Sprintf("the ssh agent's %s, none of them an IdentityFile key (IdentitiesOnly yes)", plural(len(signers), "key")))
+		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s, none of them an IdentityFile key (IdentitiesOnly yes)", where, plural(len(signers), "key")))
 	default:
-		k.skipped = append(k.skipped, fmt.Sprintf("the ssh agent at SSH_AUTH_SOCK=%s holds no key", sock))
+		k.skipped = append(k.skipped, where+" holds no key")
 	}
 }
 

@@ -311,7 +311,7 @@ func TestSSHWrongKeyErrorListsWhatWasTried(t *testing.T) {
 		t.Fatalf("wrong keys: %v, want ErrAuth and an SSHAuthError", err)
 	}
 	msg := err.Error()
-	for _, want := range []string{`user "deploy"`, "git.example.test:" + s.port, path, "the ssh agent's 1 key (SSH_AUTH_SOCK=" + os.Getenv("SSH_AUTH_SOCK") + ")"} {
+	for _, want := range []string{`user "deploy"`, "git.example.test:" + s.port, path, "the ssh agent at SSH_AUTH_SOCK=" + os.Getenv("SSH_AUTH_SOCK") + ": 1 key"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not name %q", msg, want)
 		}
