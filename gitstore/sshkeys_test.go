@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -412,6 +413,43 @@ func TestSSHNoKeyAnywhere(t *testing.T) {
 	for _, want := range []string{"none was found to offer", "SSH_AUTH_SOCK is not set", filepath.Join(home, ".ssh", "id_ed25519") + ", id_ecdsa or id_rsa"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v\ndoes not say %q", err, want)
+		}
+	}
+}
+
+// sshConfigMap is an ssh configuration for go-git's Hostname look-up:
+// per host alias, its keywords.
+type sshConfigMap map[string]map[string]string
+
+func (c sshConfigMap) Get(alias, key string) string { return c[alias][key] }
+
+// A deploy key per repository: a Host alias whose Hostname is the server,
+// with its own IdentityFile and IdentitiesOnly yes. The IdentityFile is
+// looked up under the alias the URL names, %h is the Hostname, and the
+// agent's keys are not offered. (go-git reads Hostname from the passwd
+// home, which HOME does not move: the test swaps its reader, so it does
+// not run in parallel.)
+func TestSSHDeployKeyByHostAlias(t *testing.T) {
+	s, home := newKeyServer(t)
+	old := gitssh.DefaultSSHConfig
+	gitssh.DefaultSSHConfig = sshConfigMap{"docs-deploy": {"Hostname": "git.example.test", "Port": s.port}}
+	t.Cleanup(func() { gitssh.DefaultSSHConfig = old })
+	_, agentKey, _ := ed25519.GenerateKey(rand.Reader)
+	keyAgent(t, agentKey)
+	key := writeKeyFile(t, filepath.Join(home, ".ssh", "docs-git.example.test"), 0o600, "")
+	s.allow(key.PublicKey())
+	conf := "Host docs-deploy\n  Hostname git.example.test\n  IdentitiesOnly yes\n  IdentityFile ~/.ssh/docs-%h\n"
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{"git@docs-deploy:docs.git", "ssh://git@docs-deploy/docs.git"} {
+		if err := s.open(t, url); err != nil {
+			t.Errorf("%s: %v", url, err)
+		}
+	}
+	for _, k := range s.seen() {
+		if k != fp(key) {
+			t.Errorf("the server saw %s, not the alias's IdentityFile key", k)
 		}
 	}
 }
