@@ -76,3 +76,18 @@ func TestGitSSHAuthErrorNamesKeys(t *testing.T) {
 		t.Errorf("%v does not wrap the SSHAuthError", err)
 	}
 }
+
+// An IdentityFile line readproof will not expand is the user's ssh
+// configuration to fix, said as such: not a damaged cache.
+func TestGitSSHConfigErrorNotACacheProblem(t *testing.T) {
+	t.Parallel()
+	src, err := openGit(Spec{Type: "git", URL: "git@git.example.test:docs.git", Path: "README"}, Env{CacheDir: t.TempDir(), Network: NetPolicy{Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := &gitstore.SSHConfigError{File: "/home/ci/.ssh/config", Host: "git.example.test", Value: "~/.ssh/%C", Err: errors.New("readproof expands only %d %u %h %r and %% in it, not %C; write the path out")}
+	err = src.(*gitSource).fetchErr(context.Background(), "readproof://t/k", fmt.Errorf("git mirror: %w", bad))
+	if msg := err.Error(); !strings.Contains(msg, `/home/ci/.ssh/config: IdentityFile "~/.ssh/%C" for host git.example.test`) || strings.Contains(msg, "cache") || !strings.HasSuffix(msg, "write the path out") {
+		t.Errorf("%v\nwant the ssh configuration named and no word of the cache", err)
+	}
+}

@@ -80,6 +80,20 @@ func (e *SSHAuthError) Error() string {
 
 func (e *SSHAuthError) Unwrap() error { return e.Err }
 
+// SSHConfigError is an IdentityFile line of an ssh configuration that
+// readproof will not guess at (a %-token it does not expand, ~user,
+// ${NAME}); the fetch stops before dialling.
+type SSHConfigError struct {
+	File, Host, Value string
+	Err               error
+}
+
+func (e *SSHConfigError) Error() string {
+	return fmt.Sprintf("%s: IdentityFile %q for host %s: %v", e.File, e.Value, e.Host, e.Err)
+}
+
+func (e *SSHConfigError) Unwrap() error { return e.Err }
+
 // loadSSHKeys gathers the keys an ssh fetch of alias (the host as the URL
 // names it) offers, for remoteUser at host (the Hostname ~/.ssh/config
 // gives, or the alias). An error is a configuration readproof will not
@@ -99,7 +113,7 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 		for _, v := range vals {
 			p, err := expandIdentityPath(unquote(v), home, localUserName(), host, remoteUser)
 			if err != nil {
-				return nil, fmt.Errorf("%s: IdentityFile %q for host %s: %w", c.path, v, alias, err)
+				return nil, &SSHConfigError{File: c.path, Host: alias, Value: v, Err: err}
 			}
 			paths = append(paths, p)
 		}
