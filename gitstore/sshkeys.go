@@ -104,11 +104,16 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 	home, herr := os.UserHomeDir()
 	confs := k.readSSHConfigs(home)
 	var paths []string
+	only, onlySet := false, false
 	for _, c := range confs {
-		vals, err := c.conf.GetAll(alias, "IdentityFile")
+		vals, o, err := identityLines(c.conf, alias)
 		if err != nil {
-			k.skipped = append(k.skipped, fmt.Sprintf("%s: %v", c.path, err))
+			k.skipped = append(k.skipped, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", c.path, err))
 			continue
+		}
+		if o != "" && !onlySet {
+			// the first value obtained wins, as in OpenSSH
+			only, onlySet = strings.EqualFold(unquote(o), "yes"), true
 		}
 		for _, v := range vals {
 			p, err := expandIdentityPath(unquote(v), home, localUserName(), host, remoteUser)
@@ -116,13 +121,6 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 				return nil, &SSHConfigError{File: c.path, Host: alias, Value: v, Err: err}
 			}
 			paths = append(paths, p)
-		}
-	}
-	only := false
-	for _, c := range confs {
-		if v, err := c.conf.Get(alias, "IdentitiesOnly"); err == nil && v != "" {
-			only = strings.EqualFold(unquote(v), "yes")
-			break
 		}
 	}
 	named := len(paths) > 0
@@ -356,12 +354,32 @@ func readSSHConfig(path string) (c *ssh_config.Config, err error) {
 		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
 	}
 	defer func() {
-		// the parser panics on a Match directive met while looking up
+		// the parser turns its own panics into errors, except the
+		// runtime's: those too are a file that cannot be read
 		if r := recover(); r != nil {
-			c, err = nil, fmt.Errorf("%v", r)
+			c, err = nil, fmt.Errorf("ssh_config: %v", r)
 		}
 	}()
 	return ssh_config.DecodeBytes(data)
+}
+
+// identityLines are the IdentityFile values a configuration gives for the
+// host alias, in order, and its IdentitiesOnly value ("" for none).
+func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
+	defer func() {
+		// the look-up panics on a Match directive, which parsing refuses
+		// first; should one get through, the file is not read
+		if r := recover(); r != nil {
+			files, only, err = nil, "", fmt.Errorf("ssh_config: %v", r)
+		}
+	}()
+	if files, err = c.GetAll(alias, "IdentityFile"); err != nil {
+		return nil, "", err
+	}
+	if only, err = c.Get(alias, "IdentitiesOnly"); err != nil {
+		return nil, "", err
+	}
+	return files, only, nil
 }
 
 // unquote removes the double quotes OpenSSH allows around a value.

@@ -453,3 +453,59 @@ func TestSSHDeployKeyByHostAlias(t *testing.T) {
 		}
 	}
 }
+
+// Any ~/.ssh/config is read, or noted as unreadable, without a panic; the
+// IdentityFile lines of a host block are found in order.
+func FuzzSSHConfigIdentityLines(f *testing.F) {
+	for _, s := range []string{
+		"Host git.example.test\n  IdentityFile ~/.ssh/a\n  IdentityFile \"~/.ssh/b c\"\n  IdentitiesOnly yes\n",
+		"Host *\n  IdentityFile=%d/.ssh/%r@%h\n",
+		"Match host git.example.test\n  IdentityFile ~/.ssh/m\n",
+		"Host !git.example.test *.example.test\n  IdentityFile x\n",
+		"Include nowhere/*\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "config")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := readSSHConfig(path)
+		if err != nil || c == nil {
+			return
+		}
+		files, _, err := identityLines(c, "git.example.test")
+		if err != nil {
+			return
+		}
+		for _, v := range files {
+			_, _ = expandIdentityPath(unquote(v), "/home/u", "u", "git.example.test", "git")
+		}
+	})
+}
+
+// The IdentityFile lines of every block matching the host, in order, and
+// the first IdentitiesOnly.
+func TestSSHConfigIdentityLines(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "config")
+	conf := "Host git.example.test\n  IdentitiesOnly yes\n  IdentityFile ~/.ssh/a\n\nHost other\n  IdentityFile ~/.ssh/o\n\nHost *.example.test\n  IdentitiesOnly no\n  IdentityFile \"~/.ssh/b c\"\n"
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := readSSHConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, only, err := identityLines(c, "git.example.test")
+	if err != nil || !equalStrings(files, []string{"~/.ssh/a", `"~/.ssh/b c"`}) || only != "yes" {
+		t.Errorf("identity lines %q, IdentitiesOnly %q, %v", files, only, err)
+	}
+	if err := os.WriteFile(path, []byte("Match host x\n  IdentityFile ~/.ssh/m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readSSHConfig(path); err == nil {
+		t.Errorf("a Match block read without an error")
+	}
+}
