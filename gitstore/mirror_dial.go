@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/utils/ioutil"
+	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -218,10 +219,22 @@ func sshAddr(ep *transport.Endpoint) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
+// sshConfigReader looks up an ssh configuration keyword for a host alias.
+type sshConfigReader interface {
+	Get(alias, key string) string
+}
+
 // sshConfigHost is host and port, or the ssh configuration's Hostname and
-// Port for the alias when it names a Hostname.
+// Port for the alias when it names a Hostname. The configuration is
+// $HOME's (homeSSHConfig), the one the keys and known_hosts come from;
+// go-git's reader when one was set in place of its default, which reads
+// the passwd entry's home once per process.
 func sshConfigHost(alias, host string, port int) (string, int) {
-	if conf := gitssh.DefaultSSHConfig; conf != nil {
+	var conf sshConfigReader = gitssh.DefaultSSHConfig
+	if gitssh.DefaultSSHConfig == ssh_config.DefaultUserSettings {
+		conf = homeSSHConfig()
+	}
+	if conf != nil {
 		if h := conf.Get(alias, "Hostname"); h != "" {
 			host = h
 			if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 {

@@ -316,13 +316,13 @@ type sshConfigFile struct {
 
 // readSSHConfigs reads ~/.ssh/config and the system configuration, in
 // that order; one that cannot be read or parsed is noted and left out.
-func (k *sshKeys) readSSHConfigs(home string) []sshConfigFile {
+func (k *sshKeys) readSSHConfigs(home string) sshConfigs {
 	var paths []string
 	if home != "" {
 		paths = append(paths, filepath.Join(home, ".ssh", "config"))
 	}
 	paths = append(paths, systemSSHConfig)
-	var out []sshConfigFile
+	var out sshConfigs
 	for _, p := range paths {
 		c, err := readSSHConfig(p)
 		if err != nil {
@@ -334,6 +334,38 @@ func (k *sshKeys) readSSHConfigs(home string) []sshConfigFile {
 		}
 	}
 	return out
+}
+
+// sshConfigs are ssh configuration files read in order: a keyword's value
+// is the first one given, as in OpenSSH.
+type sshConfigs []sshConfigFile
+
+// Get is the first value the files give for key in a block matching alias,
+// "" for none (or a file that cannot be looked up).
+func (cs sshConfigs) Get(alias, key string) string {
+	for _, c := range cs {
+		if v := c.get(alias, key); v != "" {
+			return unquote(v)
+		}
+	}
+	return ""
+}
+
+func (c sshConfigFile) get(alias, key string) (v string) {
+	defer func() {
+		if recover() != nil {
+			v = "" // a Match directive, which parsing refuses first
+		}
+	}()
+	v, _ = c.conf.Get(alias, key)
+	return v
+}
+
+// homeSSHConfig reads $HOME/.ssh/config and the system configuration
+// afresh; those that cannot be read are left out.
+func homeSSHConfig() sshConfigs {
+	home, _ := os.UserHomeDir()
+	return (&sshKeys{}).readSSHConfigs(home)
 }
 
 // readSSHConfig parses the ssh configuration at path; nil for none.

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -417,34 +416,38 @@ func TestSSHNoKeyAnywhere(t *testing.T) {
 	}
 }
 
-// sshConfigMap is an ssh configuration for go-git's Hostname look-up:
-// per host alias, its keywords.
-type sshConfigMap map[string]map[string]string
-
-func (c sshConfigMap) Get(alias, key string) string { return c[alias][key] }
-
-// A deploy key per repository: a Host alias whose Hostname is the server,
-// with its own IdentityFile and IdentitiesOnly yes. The IdentityFile is
-// looked up under the alias the URL names, %h is the Hostname, and the
-// agent's keys are not offered. (go-git reads Hostname from the passwd
-// home, which HOME does not move: the test swaps its reader, so it does
-// not run in parallel.)
+// A deploy key per repository: a Host alias whose Hostname and Port are
+// the server's, with its own IdentityFile and IdentitiesOnly yes, all in
+// $HOME/.ssh/config (the file the keys and known_hosts come from). The
+// alias leads to the Hostname, the IdentityFile is looked up under the
+// alias, %h is the Hostname, and the agent's keys are not offered.
 func TestSSHDeployKeyByHostAlias(t *testing.T) {
 	s, home := newKeyServer(t)
-	old := gitssh.DefaultSSHConfig
-	gitssh.DefaultSSHConfig = sshConfigMap{"docs-deploy": {"Hostname": "git.example.test", "Port": s.port}}
-	t.Cleanup(func() { gitssh.DefaultSSHConfig = old })
 	_, agentKey, _ := ed25519.GenerateKey(rand.Reader)
 	keyAgent(t, agentKey)
 	key := writeKeyFile(t, filepath.Join(home, ".ssh", "docs-git.example.test"), 0o600, "")
 	s.allow(key.PublicKey())
-	conf := "Host docs-deploy\n  Hostname git.example.test\n  IdentitiesOnly yes\n  IdentityFile ~/.ssh/docs-%h\n"
+	conf := "Host docs-deploy\n  Hostname git.example.test\n  Port " + s.port + "\n  IdentitiesOnly yes\n  IdentityFile ~/.ssh/docs-%h\n"
 	if err := os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, url := range []string{"git@docs-deploy:docs.git", "ssh://git@docs-deploy/docs.git"} {
-		if err := s.open(t, url); err != nil {
+		var asked []string
+		ep, err := transport.NewEndpoint(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := (dialTransport{ctx: context.Background(), dial: dialTo(s.target, &asked)}).sshSession(ep)
+		if err != nil {
 			t.Errorf("%s: %v", url, err)
+			continue
+		}
+		sess.Close()
+		if want := "git.example.test:" + s.port; len(asked) != 1 || asked[0] != want {
+			t.Errorf("%s: dialled %q, want the alias's Hostname and Port %s", url, asked, want)
+		}
+		if h, p := SSHAddress("docs-deploy", ""); h != "git.example.test" || p != s.port {
+			t.Errorf("SSHAddress(docs-deploy) = %s %s, want the Hostname and Port the fetch dials", h, p)
 		}
 	}
 	for _, k := range s.seen() {
