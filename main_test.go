@@ -174,6 +174,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"extract-probe-line": extractProbeLineCmd,
 	// halfdone GITDIR abort|reopen RUN: the refs a killed abort or reopen leaves (process_abort_test.go)
 	"halfdone": halfDoneCmd,
+	// sshserve BASEDIR AUTHORIZED: git-upload-pack over ssh on 127.0.0.1 to one key, sets $SSH_PORT (main_ssh_test.go)
+	"sshserve": sshServeCmd,
 	// closedport VAR: sets $VAR to a 127.0.0.1 port nothing listens on (main_test.go)
 	"closedport": closedPortCmd,
 	// jsonnorm [-num KEY]... FILE OUT: FILE with ids, times and $WORK made placeholders, for cmp with a golden file (jsonnorm_test.go)

@@ -269,6 +269,7 @@ func (s *gitSource) fetchErr(parent context.Context, uri string, err error) erro
 	if errors.As(err, &ae) {
 		return withURI(uri, ae)
 	}
+	var badSSHConfig *gitstore.SSHConfigError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return fail(uri, nil, context.DeadlineExceeded, "fetching %s took longer than %s; %s", s.shown, s.n.g.timeout, hintTimeout)
@@ -276,8 +277,18 @@ func (s *gitSource) fetchErr(parent context.Context, uri string, err error) erro
 		return fail(uri, ErrNotFound, err, "no git repository at %s; check url in readproof.toml", s.shown)
 	case errors.Is(err, gitstore.ErrObjectTooLarge):
 		return fail(uri, ErrTooLarge, err, "%s holds a file larger than readproof fetches from a git source (%v); keep large files out of the repository, or %s above it", s.shown, err, hintMaxBytes)
+	case errors.As(err, &badSSHConfig):
+		// its message ends in what to write instead
+		return fail(uri, nil, err, "git source %s: %v", s.shown, badSSHConfig)
 	case errors.Is(err, gitstore.ErrAuth):
-		return fail(uri, nil, err, "%s requires credentials readproof does not have; use a URL the machine can read (an ssh agent key, or user information in the URL)", s.shown)
+		var se *gitstore.SSHAuthError
+		if errors.As(err, &se) && len(se.Offered) == 0 {
+			return fail(uri, nil, err, "git source %s: %v; make one of the keys not offered usable, name the key with IdentityFile for the host in ~/.ssh/config, or load it into ssh-agent (ssh-add FILE)", s.shown, se)
+		}
+		if se != nil {
+			return fail(uri, nil, err, "git source %s: %v; add the public key (the .pub beside the key file) of the key meant for it to the server's authorized keys for %s, or name that key with IdentityFile for the host in ~/.ssh/config, or load it into ssh-agent (ssh-add FILE)", s.shown, se, se.User)
+		}
+		return fail(uri, nil, err, "%s requires credentials readproof does not have; use a URL the machine can read (an ssh key: the ssh agent's, ~/.ssh/config's IdentityFile for the host, or ~/.ssh/id_ed25519, id_ecdsa or id_rsa; or user information in the URL)", s.shown)
 	}
 	// A file system error is the cache's (git runs apart: its failures are
 	// exit statuses). It goes before net.Error, which a bare errno

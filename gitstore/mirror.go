@@ -292,7 +292,8 @@ func remoteErr(err error) error {
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return fmt.Errorf("%w (%v)", ErrRepoNotFound, err)
 	case errors.Is(err, transport.ErrAuthenticationRequired), errors.Is(err, transport.ErrAuthorizationFailed):
-		return fmt.Errorf("%w (%v)", ErrAuth, err)
+		// both wrapped: an *SSHAuthError inside says what was offered
+		return fmt.Errorf("%w (%w)", ErrAuth, err)
 	}
 	return fmt.Errorf("git mirror: %w", err)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/utils/ioutil"
+	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -93,12 +94,14 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 	return &localSession{stop: closeConn, reap: closeConn, stdin: ioutil.WriteNopCloser(conn), stdout: conn}, nil
 }
 
-// sshSession connects to an ssh server and runs git-upload-pack there, as
-// go-git's ssh transport did: the user from the URL, keys from the ssh
-// agent (gitssh.DefaultAuthBuilder), the host key checked against
-// known_hosts (SSH_KNOWN_HOSTS, ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts)
-// under the host name, and ~/.ssh/config's Hostname and Port for the host
-// when it has them. The address dialled is the one dial checks.
+// sshSession connects to an ssh server and runs git-upload-pack there:
+// the user from the URL (else the local user, as go-git's ssh transport
+// had it), the keys OpenSSH would offer (loadSSHKeys: the agent's, then
+// ~/.ssh/config's IdentityFile keys for the host or the default key
+// files), the host key checked against known_hosts (SSH_KNOWN_HOSTS,
+// ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts) under the host name, and
+// ~/.ssh/config's Hostname and Port for the host when it has them. The
+// address dialled is the one dial checks.
 //
 // The server is asked for a host key of the types known_hosts lists for the
 // host, as OpenSSH does: without that, a server holding keys of several
@@ -109,18 +112,30 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	if err != nil {
 		return nil, fmt.Errorf("cannot read known hosts: %w", err)
 	}
-	auth, err := gitssh.DefaultAuthBuilder(ep.User)
-	if err != nil {
-		// no agent: the keys are the agent's, so there are none
-		return nil, fmt.Errorf("%w (%v)", transport.ErrAuthenticationRequired, err)
+	user := ep.User
+	if user == "" {
+		if user = localUserName(); user == "" {
+			return nil, errors.New("the ssh URL names no user and the local user name is not known; write the user in the URL (ssh://USER@HOST/PATH or USER@HOST:PATH)")
+		}
 	}
-	cfg, err := auth.ClientConfig()
+	addr := sshAddr(ep)
+	host, _, _ := net.SplitHostPort(addr)
+	keys, err := loadSSHKeys(t.ctx, endpointHost(ep), host, user)
 	if err != nil {
 		return nil, err
 	}
-	cfg.HostKeyCallback = known.HostKeyCallback()
-	cfg.HostKeyAlgorithms = known.HostKeyAlgorithms(sshAddr(ep))
-	return t.sshSessionWith(ep, cfg)
+	defer keys.close()
+	cfg := &ssh.ClientConfig{
+		User:              user,
+		Auth:              []ssh.AuthMethod{ssh.PublicKeys(keys.signers...)},
+		HostKeyCallback:   known.HostKeyCallback(),
+		HostKeyAlgorithms: known.HostKeyAlgorithms(addr),
+	}
+	s, err := t.sshSessionWith(ep, cfg)
+	if errors.Is(err, transport.ErrAuthorizationFailed) {
+		return nil, &SSHAuthError{User: user, Host: addr, Offered: keys.offered, Skipped: keys.skipped, Err: err}
+	}
+	return s, err
 }
 
 // sshSessionWith is sshSession with the client configuration given.
@@ -204,10 +219,22 @@ func sshAddr(ep *transport.Endpoint) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
+// sshConfigReader looks up an ssh configuration keyword for a host alias.
+type sshConfigReader interface {
+	Get(alias, key string) string
+}
+
 // sshConfigHost is host and port, or the ssh configuration's Hostname and
-// Port for the alias when it names a Hostname.
+// Port for the alias when it names a Hostname. The configuration is
+// $HOME's (homeSSHConfig), the one the keys and known_hosts come from;
+// go-git's reader when one was set in place of its default, which reads
+// the passwd entry's home once per process.
 func sshConfigHost(alias, host string, port int) (string, int) {
-	if conf := gitssh.DefaultSSHConfig; conf != nil {
+	var conf sshConfigReader = gitssh.DefaultSSHConfig
+	if gitssh.DefaultSSHConfig == ssh_config.DefaultUserSettings {
+		conf = homeSSHConfig()
+	}
+	if conf != nil {
 		if h := conf.Get(alias, "Hostname"); h != "" {
 			host = h
 			if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 {

@@ -1,0 +1,495 @@
+package gitstore
+
+// The keys an ssh fetch offers the server, found where OpenSSH (and so
+// stock git) finds them: the ssh agent's keys when SSH_AUTH_SOCK names one
+// that answers, then the IdentityFile keys ~/.ssh/config gives for the
+// host, or, when it gives none, the default key files that exist. A CI job
+// or a server with a deploy key file and no agent reads an ssh source as
+// git would. Nothing here prompts: a key with a passphrase is left to the
+// agent, and said so when no key is taken.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/kevinburke/ssh_config"
+	sshagent "github.com/xanzy/ssh-agent"
+	"golang.org/x/crypto/ssh"
+)
+
+// Bounds on what is read of a key file and of an ssh configuration file:
+// a private key is a few KiB, and a configuration larger than this is not
+// one a user wrote.
+const (
+	maxKeyFileBytes   = 64 << 10
+	maxSSHConfigBytes = 1 << 20
+)
+
+// defaultIdentityFiles are the key files under ~/.ssh offered when
+// ~/.ssh/config names none for the host, in OpenSSH's order.
+var defaultIdentityFiles = []string{"id_ed25519", "id_ecdsa", "id_rsa"}
+
+// systemSSHConfig is the system-wide ssh configuration, read after the
+// user's as OpenSSH does.
+const systemSSHConfig = "/etc/ssh/ssh_config"
+
+// sshKeys is what an ssh fetch offers the server, and an account of what
+// it looked at for the error when the server takes none of it.
+type sshKeys struct {
+	signers []ssh.Signer
+	offered []string // each key source offered: the agent's keys, key file paths
+	skipped []string // each key not offered, with why
+	close   func()   // ends the agent connection, once the handshake is done
+}
+
+// SSHAuthError is an ssh server's refusal of every key an ssh fetch
+// offered: it names the user and host, the keys offered (key file paths,
+// the agent) and those not offered with why. It holds no key material.
+type SSHAuthError struct {
+	User, Host string
+	Offered    []string
+	Skipped    []string
+	Err        error
+}
+
+func (e *SSHAuthError) Error() string {
+	var b strings.Builder
+	if len(e.Offered) == 0 {
+		fmt.Fprintf(&b, "the ssh server at %s wants a key for user %q and none was found to offer (", e.Host, e.User)
+	} else {
+		fmt.Fprintf(&b, "the ssh server at %s refused every key offered for user %q (offered: %s", e.Host, e.User, strings.Join(e.Offered, ", "))
+		if len(e.Skipped) > 0 {
+			b.WriteString("; ")
+		}
+	}
+	if len(e.Skipped) > 0 {
+		b.WriteString("not offered: " + strings.Join(e.Skipped, "; "))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func (e *SSHAuthError) Unwrap() error { return e.Err }
+
+// SSHConfigError is an IdentityFile line of an ssh configuration that
+// readproof will not guess at (a %-token it does not expand, ~user,
+// ${NAME}); the fetch stops before dialling.
+type SSHConfigError struct {
+	File, Host, Value string
+	Err               error
+}
+
+func (e *SSHConfigError) Error() string {
+	return fmt.Sprintf("%s: IdentityFile %q for host %s: %v", e.File, e.Value, e.Host, e.Err)
+}
+
+func (e *SSHConfigError) Unwrap() error { return e.Err }
+
+// loadSSHKeys gathers the keys an ssh fetch of alias (the host as the URL
+// names it) offers, for remoteUser at host (the Hostname ~/.ssh/config
+// gives, or the alias). An error is a configuration readproof will not
+// guess at (a %-token it does not expand); a key that cannot be used is
+// skipped and noted.
+func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys, error) {
+	k := &sshKeys{close: func() {}}
+	home, herr := os.UserHomeDir()
+	confs := k.readSSHConfigs(home)
+	var paths []string
+	only, onlySet := false, false
+	for _, c := range confs {
+		vals, o, err := identityLines(c.conf, alias)
+		if err != nil {
+			k.skipped = append(k.skipped, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", c.path, err))
+			continue
+		}
+		if o != "" && !onlySet {
+			// the first value obtained wins, as in OpenSSH
+			only, onlySet = strings.EqualFold(unquote(o), "yes"), true
+		}
+		for _, v := range vals {
+			p, err := expandIdentityPath(unquote(v), home, localUserName(), host, remoteUser)
+			if err != nil {
+				return nil, &SSHConfigError{File: c.path, Host: alias, Value: v, Err: err}
+			}
+			paths = append(paths, p)
+		}
+	}
+	named := len(paths) > 0
+	if !named {
+		if herr != nil {
+			k.skipped = append(k.skipped, fmt.Sprintf("no home directory for the default key files (%v)", herr))
+		}
+		for _, name := range defaultIdentityFiles {
+			if home != "" {
+				paths = append(paths, filepath.Join(home, ".ssh", name))
+			}
+		}
+	}
+
+	// The files first, so that IdentitiesOnly can keep the agent's keys
+	// to theirs; offered after the agent's, as OpenSSH offers them.
+	type fileKey struct {
+		path   string
+		signer ssh.Signer
+	}
+	var files []fileKey
+	var filePubs [][]byte
+	seen := map[string]bool{}
+	defaultSeen := false
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		signer, pub, why := readKeyFile(p)
+		if pub != nil {
+			filePubs = append(filePubs, pub.Marshal())
+		}
+		if signer != nil {
+			files = append(files, fileKey{p, signer})
+			defaultSeen = defaultSeen || !named
+			continue
+		}
+		if !named && why == keyAbsent {
+			continue // a default key file that does not exist is not news
+		}
+		if why == keyAbsent {
+			why = p + " does not exist"
+		}
+		if !named {
+			defaultSeen = true
+		}
+		k.skipped = append(k.skipped, why)
+	}
+
+	if !named && !defaultSeen && home != "" {
+		k.skipped = append(k.skipped, fmt.Sprintf("no IdentityFile for %s in ~/.ssh/config and no key file %s, %s or %s", alias,
+			filepath.Join(home, ".ssh", defaultIdentityFiles[0]), defaultIdentityFiles[1], defaultIdentityFiles[2]))
+	}
+	offeredPub := map[string]bool{}
+	if sshagent.Available() {
+		k.agentKeys(ctx, only, filePubs, offeredPub)
+	} else if !only {
+		none := "no ssh agent (SSH_AUTH_SOCK is not set)"
+		if runtime.GOOS == "windows" {
+			none = "no ssh agent (neither Pageant nor the OpenSSH agent runs)"
+		}
+		k.skipped = append(k.skipped, none)
+	}
+	for _, f := range files {
+		pub := string(f.signer.PublicKey().Marshal())
+		if offeredPub[pub] {
+			continue // the agent offers it already
+		}
+		offeredPub[pub] = true
+		k.signers = append(k.signers, f.signer)
+		k.offered = append(k.offered, f.path)
+	}
+	return k, nil
+}
+
+// agentKeys adds the keys of the ssh agent (SSH_AUTH_SOCK's; Pageant or
+// the OpenSSH agent's pipe on Windows, as go-git's ssh transport found
+// it); with IdentitiesOnly, only those whose public key is one of
+// filePubs (the IdentityFile keys, whose passphrase the agent holds).
+func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, offeredPub map[string]bool) {
+	where := "the ssh agent"
+	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
+		where += " at SSH_AUTH_SOCK=" + sock
+	}
+	ag, conn, err := sshagent.New()
+	if err != nil {
+		k.skipped = append(k.skipped, fmt.Sprintf("%s does not answer (%v)", where, err))
+		return
+	}
+	if conn != nil {
+		// An agent that accepts and never answers holds the fetch no
+		// longer than its context.
+		unbind := context.AfterFunc(ctx, func() { _ = conn.Close() })
+		k.close = func() { unbind(); _ = conn.Close() }
+	}
+	signers, err := ag.Signers()
+	if err != nil {
+		k.skipped = append(k.skipped, fmt.Sprintf("%s did not list its keys (%v)", where, err))
+		return
+	}
+	n := 0
+	for _, s := range signers {
+		pub := s.PublicKey().Marshal()
+		if only && !containsKey(filePubs, pub) {
+			continue
+		}
+		if offeredPub[string(pub)] {
+			continue
+		}
+		offeredPub[string(pub)] = true
+		k.signers = append(k.signers, s)
+		n++
+	}
+	switch {
+	case n > 0:
+		k.offered = append(k.offered, fmt.Sprintf("%s: %s", where, plural(n, "key")))
+	case only && len(signers) > 0:
+		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s, none of them an IdentityFile key (IdentitiesOnly yes)", where, plural(len(signers), "key")))
+	default:
+		k.skipped = append(k.skipped, where+" holds no key")
+	}
+}
+
+func containsKey(keys [][]byte, k []byte) bool {
+	for _, x := range keys {
+		if bytes.Equal(x, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// keyAbsent is readKeyFile's reason for a file that does not exist.
+const keyAbsent = "absent"
+
+// readKeyFile reads the private key at path. It returns the signer, or
+// why the key is not offered ("" for nothing to say, keyAbsent for no
+// such file, as the caller words it); and the public key when it is known
+// (from an encrypted key's unencrypted public part too).
+func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, keyAbsent
+	}
+	if err != nil {
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Sprintf("%s is not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		// OpenSSH refuses it too ("UNPROTECTED PRIVATE KEY FILE")
+		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
+	if err != nil {
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+	}
+	if len(data) > maxKeyFileBytes {
+		return nil, nil, fmt.Sprintf("%s is larger than %d KiB, too large for a private key", path, maxKeyFileBytes>>10)
+	}
+	signer, err := ssh.ParsePrivateKey(data)
+	var pass *ssh.PassphraseMissingError
+	switch {
+	case errors.As(err, &pass):
+		// never prompted for: the agent holds the key unlocked
+		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, path)
+	case err != nil:
+		// the parser's error names the format, never the content
+		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err)
+	}
+	return signer, signer.PublicKey(), ""
+}
+
+// sshConfigFile is one ssh configuration file read.
+type sshConfigFile struct {
+	path string
+	conf *ssh_config.Config
+}
+
+// readSSHConfigs reads ~/.ssh/config and the system configuration, in
+// that order; one that cannot be read or parsed is noted and left out.
+func (k *sshKeys) readSSHConfigs(home string) sshConfigs {
+	var paths []string
+	if home != "" {
+		paths = append(paths, filepath.Join(home, ".ssh", "config"))
+	}
+	paths = append(paths, systemSSHConfig)
+	var out sshConfigs
+	for _, p := range paths {
+		c, err := readSSHConfig(p)
+		if err != nil {
+			k.skipped = append(k.skipped, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
+			continue
+		}
+		if c != nil {
+			out = append(out, sshConfigFile{p, c})
+		}
+	}
+	return out
+}
+
+// sshConfigs are ssh configuration files read in order: a keyword's value
+// is the first one given, as in OpenSSH.
+type sshConfigs []sshConfigFile
+
+// Get is the first value the files give for key in a block matching alias,
+// "" for none (or a file that cannot be looked up).
+func (cs sshConfigs) Get(alias, key string) string {
+	for _, c := range cs {
+		if v := c.get(alias, key); v != "" {
+			return unquote(v)
+		}
+	}
+	return ""
+}
+
+func (c sshConfigFile) get(alias, key string) (v string) {
+	defer func() {
+		if recover() != nil {
+			v = "" // a Match directive, which parsing refuses first
+		}
+	}()
+	v, _ = c.conf.Get(alias, key)
+	return v
+}
+
+// homeSSHConfig reads $HOME/.ssh/config and the system configuration
+// afresh; those that cannot be read are left out.
+func homeSSHConfig() sshConfigs {
+	home, _ := os.UserHomeDir()
+	return (&sshKeys{}).readSSHConfigs(home)
+}
+
+// readSSHConfig parses the ssh configuration at path; nil for none.
+func readSSHConfig(path string) (c *ssh_config.Config, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSSHConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxSSHConfigBytes {
+		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
+	}
+	defer func() {
+		// the parser turns its own panics into errors, except the
+		// runtime's: those too are a file that cannot be read
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("ssh_config: %v", r)
+		}
+	}()
+	return ssh_config.DecodeBytes(data)
+}
+
+// identityLines are the IdentityFile values a configuration gives for the
+// host alias, in order, and its IdentitiesOnly value ("" for none).
+func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
+	defer func() {
+		// the look-up panics on a Match directive, which parsing refuses
+		// first; should one get through, the file is not read
+		if r := recover(); r != nil {
+			files, only, err = nil, "", fmt.Errorf("ssh_config: %v", r)
+		}
+	}()
+	if files, err = c.GetAll(alias, "IdentityFile"); err != nil {
+		return nil, "", err
+	}
+	if only, err = c.Get(alias, "IdentitiesOnly"); err != nil {
+		return nil, "", err
+	}
+	return files, only, nil
+}
+
+// unquote removes the double quotes OpenSSH allows around a value.
+func unquote(v string) string {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+// localUserName is the local user's login name, as OpenSSH's %u.
+func localUserName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}
+
+// expandIdentityPath expands an IdentityFile value as OpenSSH does for the
+// tokens readproof knows: a leading ~ (the home directory), %d (the home
+// directory), %u (the local user), %h (the remote host), %r (the remote
+// user) and %% (a %). Any other token, ~user and ${VAR} are refused: a
+// path guessed at would offer, or miss, the wrong key.
+func expandIdentityPath(p, home, localUser, host, remoteUser string) (string, error) {
+	needHome := func() error {
+		if home == "" {
+			return errors.New("it names the home directory, which is not known (set HOME)")
+		}
+		return nil
+	}
+	if strings.HasPrefix(p, "~") {
+		rest := p[1:]
+		if rest != "" && rest[0] != '/' {
+			return "", errors.New("~user is not expanded; write the path from / or ~/")
+		}
+		if err := needHome(); err != nil {
+			return "", err
+		}
+		// ~ is %d: a % in the home directory is not read as a token
+		p = "%d" + rest
+	}
+	if strings.Contains(p, "%d") {
+		if err := needHome(); err != nil {
+			return "", err
+		}
+	}
+	return expandTokens(p, home, localUser, host, remoteUser)
+}
+
+// expandTokens replaces the %-tokens of p.
+func expandTokens(p, home, localUser, host, remoteUser string) (string, error) {
+	if strings.Contains(p, "${") {
+		return "", errors.New("environment variables (${NAME}) are not expanded; write the path out")
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] != '%' {
+			b.WriteByte(p[i])
+			continue
+		}
+		if i+1 == len(p) {
+			return "", errors.New("it ends in a lone %; write %% for a %")
+		}
+		i++
+		switch p[i] {
+		case 'd':
+			b.WriteString(home)
+		case 'u':
+			b.WriteString(localUser)
+		case 'h':
+			b.WriteString(host)
+		case 'r':
+			b.WriteString(remoteUser)
+		case '%':
+			b.WriteByte('%')
+		default:
+			return "", fmt.Errorf("readproof expands only %%d %%u %%h %%r and %%%% in it, not %%%c; write the path out", p[i])
+		}
+	}
+	return b.String(), nil
+}
