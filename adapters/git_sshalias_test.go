@@ -25,9 +25,9 @@ func (c sshConfigOf) Get(alias, key string) string { return c[alias][key] }
 // host are followed"), so the check before the fetch is of the Hostname
 // too: an alias with no DNS answer of its own is not refused as
 // unresolvable, and the address it leads to meets [network] there, as at
-// the connection. (go-git reads ~/.ssh/config from the passwd home, which
-// a script's HOME does not move: the test swaps go-git's reader, so it does
-// not run in parallel.)
+// the connection. (readproof reads $HOME/.ssh/config unless go-git's
+// reader, gitssh.DefaultSSHConfig, has been swapped: the test swaps it, so
+// it does not run in parallel.)
 func TestGitSSHAliasCheckedOnHostname(t *testing.T) {
 	old := gitssh.DefaultSSHConfig
 	gitssh.DefaultSSHConfig = sshConfigOf{"gitalias.invalid": {"Hostname": "10.9.8.7", "Port": "2222"}}
