@@ -434,7 +434,9 @@ func localUserName() string {
 // tokens readproof knows: a leading ~ (the home directory), %d (the home
 // directory), %u (the local user), %h (the remote host), %r (the remote
 // user) and %% (a %). Any other token, ~user and ${VAR} are refused: a
-// path guessed at would offer, or miss, the wrong key.
+// path guessed at would offer, or miss, the wrong key. So is a host or
+// remote user, which the source's URL gives, that is not one file name
+// (a / or \, . or ..): ~/.ssh/keys/%r must not lead out of ~/.ssh/keys.
 func expandIdentityPath(p, home, localUser, host, remoteUser string) (string, error) {
 	needHome := func() error {
 		if home == "" {
@@ -482,8 +484,14 @@ func expandTokens(p, home, localUser, host, remoteUser string) (string, error) {
 		case 'u':
 			b.WriteString(localUser)
 		case 'h':
+			if err := oneName("host", host); err != nil {
+				return "", err
+			}
 			b.WriteString(host)
 		case 'r':
+			if err := oneName("remote user", remoteUser); err != nil {
+				return "", err
+			}
 			b.WriteString(remoteUser)
 		case '%':
 			b.WriteByte('%')
@@ -492,4 +500,13 @@ func expandTokens(p, home, localUser, host, remoteUser string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// oneName refuses, for %h or %r, a value (what, from the URL) that would
+// not be one file name in the path: a separator, . or .., or nothing.
+func oneName(what, v string) error {
+	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/\\") {
+		return fmt.Errorf("the %s %q is not a file name, so it is not put in a key's path; write the path out, or fix the source's url", what, v)
+	}
+	return nil
 }
