@@ -24,6 +24,8 @@ import (
 	"github.com/kevinburke/ssh_config"
 	sshagent "github.com/xanzy/ssh-agent"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Bounds on what is read of a key file and of an ssh configuration file:
@@ -286,7 +288,7 @@ func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		// OpenSSH refuses it too ("UNPROTECTED PRIVATE KEY FILE")
-		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, path)
+		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, text.ShellArg(path))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
 	if err != nil {
@@ -300,7 +302,7 @@ func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
 	switch {
 	case errors.As(err, &pass):
 		// never prompted for: the agent holds the key unlocked
-		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, path)
+		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, text.ShellArg(path))
 	case err != nil:
 		// the parser's error names the format, never the content
 		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err)

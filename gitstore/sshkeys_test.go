@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -545,5 +546,33 @@ func TestSSHIdentityFileTokenStaysInItsDirectory(t *testing.T) {
 	}
 	if got, err := expandIdentityPath("~/keys/id", "/home/u", "u", "..", "../x"); err != nil || got != "/home/u/keys/id" {
 		t.Errorf("~/keys/id with a host and user it does not name = %q, %v", got, err)
+	}
+}
+
+// The chmod and ssh-add in the note on a key not offered name its file as
+// a shell reads it: under a home directory with a space in its name.
+func TestSSHKeyNotesQuoteThePath(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no file modes to refuse")
+	}
+	home := filepath.Join(t.TempDir(), "a b")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	loose := filepath.Join(home, ".ssh", "id_ed25519")
+	writeKeyFile(t, loose, 0o644, "")
+	locked := filepath.Join(home, ".ssh", "id_ecdsa")
+	writeKeyFile(t, locked, 0o600, "passphrase")
+	k, err := loadSSHKeys(t.Context(), "git.example.test", "git.example.test", "git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(k.skipped, "\n")
+	for _, want := range []string{"chmod 600 '" + loose + "'", "ssh-add '" + locked + "'"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q, want %q", notes, want)
+		}
 	}
 }
