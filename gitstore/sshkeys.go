@@ -271,7 +271,7 @@ const keyAbsent = "absent"
 // such file, as the caller words it); and the public key when it is known
 // (from an encrypted key's unencrypted public part too).
 func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
-	f, err := os.Open(path)
+	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, keyAbsent
 	}
@@ -372,7 +372,7 @@ func homeSSHConfig() sshConfigs {
 
 // readSSHConfig parses the ssh configuration at path; nil for none.
 func readSSHConfig(path string) (c *ssh_config.Config, err error) {
-	f, err := os.Open(path)
+	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -380,6 +380,11 @@ func readSSHConfig(path string) (c *ssh_config.Config, err error) {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSSHConfigBytes+1))
 	if err != nil {
 		return nil, err
