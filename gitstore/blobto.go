@@ -97,7 +97,7 @@ func (s *repo) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 	case sw.refusal != nil:
 		return 0, sw.refusal
 	case sp.werr != nil:
-		return sw.n, fmt.Errorf("read object %s: write a delta base to a temporary file: %w", id, sp.werr)
+		return sw.n, hint.With(fmt.Errorf("read object %s: write a delta base to a temporary file: %w", id, sp.werr), spillHint(sp.werr, sp.dir))
 	case errors.Is(err, plumbing.ErrObjectNotFound):
 		return sw.n, s.missingObject(id)
 	case errors.Is(err, fs.ErrPermission):
@@ -111,6 +111,20 @@ func (s *repo) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 		return sw.n, errContentMismatch(id)
 	}
 	return sw.n, nil
+}
+
+// spillHint is the hint of a delta base BlobTo could not write to a
+// temporary file (err), in dir or in the directory err names.
+func spillHint(err error, dir string) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) {
+		dir = filepath.Dir(pe.Path)
+	}
+	remedy := WriteLimitRemedy(err, dir)
+	if remedy == "" {
+		remedy = "make " + dir + " writable, or set TMPDIR to a directory that is"
+	}
+	return "the blob is a delta on a base too large to hold in memory, written to a temporary file while the blob is read: " + remedy + "; then run the command again"
 }
 
 // writeWhole is BlobTo of an object already in memory (buffered, or
@@ -210,50 +224,92 @@ func (b *deltaBase) close() {
 }
 
 // spillTo writes an object, through write, into a temporary file and
-// returns it as a delta base.
+// returns it as a delta base. The file and its buffer are made when the
+// object begins (fileSink.begin), which for a delta is once its own base
+// is read: following a chain of deltas each over inMemory (or a delta a
+// hostile pack makes its own base, until maxDeltaChain) holds no file and
+// no buffer per link, only those of the link being applied and its base.
 func (sp *spill) spillTo(write func(objectSink) error) (*deltaBase, error) {
-	f, err := os.CreateTemp(sp.dir, "tmp_pack_base_")
-	if err != nil {
-		// a store read where it cannot be written (read-only media)
-		if f, err = os.CreateTemp("", "readproof-base-"); err != nil {
-			sp.werr = err
-			return nil, err
+	fsink := &fileSink{sp: sp}
+	done := false
+	defer func() {
+		if !done {
+			fsink.discard() // an error, or a panic on its way up
 		}
-	}
-	os.Remove(f.Name()) // nothing left behind where the system allows
-	sp.spilled++
-	b := &deltaBase{f: f}
-	fsink := &fileSink{bw: bufio.NewWriterSize(f, streamChunk), sp: sp}
-	err = write(fsink)
-	if err == nil {
-		if err = fsink.bw.Flush(); err != nil {
-			sp.werr = err
-		}
-	}
-	if err != nil {
-		b.close()
+	}()
+	if err := write(fsink); err != nil {
 		return nil, err
 	}
-	b.t, b.size = fsink.t, fsink.n
-	return b, nil
+	if err := fsink.finish(); err != nil {
+		return nil, err
+	}
+	done = true
+	return &deltaBase{t: fsink.t, size: fsink.n, f: fsink.f}, nil
 }
 
+// fileSink writes an object into a temporary file, made on its begin.
 type fileSink struct {
-	bw *bufio.Writer
 	sp *spill
+	f  *os.File
+	bw *bufio.Writer
 	t  plumbing.ObjectType
 	n  int64
 }
 
-func (s *fileSink) begin(t plumbing.ObjectType, _ int64) error { s.t = t; return nil }
+func (s *fileSink) begin(t plumbing.ObjectType, _ int64) error {
+	s.t = t
+	return s.open()
+}
+
+// open makes the file: in objects/pack, else (a store read where it
+// cannot be written: read-only media) in TMPDIR, removed at once so that
+// nothing is left behind where the system allows.
+func (s *fileSink) open() error {
+	if s.f != nil {
+		return nil
+	}
+	f, err := os.CreateTemp(s.sp.dir, "tmp_pack_base_")
+	if err != nil {
+		if f, err = os.CreateTemp("", "readproof-base-"); err != nil {
+			s.sp.werr = err
+			return err
+		}
+	}
+	os.Remove(f.Name())
+	s.sp.spilled++
+	s.f, s.bw = f, bufio.NewWriterSize(tmpWriter(f), streamChunk)
+	return nil
+}
 
 func (s *fileSink) Write(p []byte) (int, error) {
+	if err := s.open(); err != nil {
+		return 0, err
+	}
 	n, err := s.bw.Write(p)
 	s.n += int64(n)
 	if err != nil {
 		s.sp.werr = err
 	}
 	return n, err
+}
+
+// finish flushes what the buffer holds into the file.
+func (s *fileSink) finish() error {
+	if err := s.open(); err != nil {
+		return err
+	}
+	if err := s.bw.Flush(); err != nil {
+		s.sp.werr = err
+		return err
+	}
+	return nil
+}
+
+// discard closes and removes the file, if it was made.
+func (s *fileSink) discard() {
+	if s.f != nil {
+		(&deltaBase{f: s.f}).close()
+	}
 }
 
 // streamObject writes object h to sink: packed, loose, then from an

@@ -11,9 +11,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // blobToBytes is BlobTo into a buffer.
@@ -417,5 +420,83 @@ func TestCheckObjectSizeCatFile(t *testing.T) {
 	}
 	if got, err := blobToBytes(r, ids[0], -1); err != nil || string(got) != "twelve bytes" {
 		t.Errorf("BlobTo after the size checks = %q, %v", got, err)
+	}
+}
+
+// TestBlobToDeltaOwnBase: a REF_DELTA that a hostile pack makes its own
+// base, its sizes over what BlobTo holds in memory, is refused as corrupt
+// at the bound on delta chains, having made no temporary file and
+// allocated a few MiB: a spilled base's file and buffer are made once the
+// base below it is read, not on the way down the chain (each of the
+// 10,000 links made a file and a 64 KiB buffer).
+func TestBlobToDeltaOwnBase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.git")
+	gitInit(t, dir, "--quiet", "--bare")
+	self := plumbing.NewHash(strings.Repeat("5e", 20))
+	// base 32 MiB, result 32 MiB, then a copy of 64 KiB from 0
+	body := []byte{0x80, 0x80, 0x80, 0x10, 0x80, 0x80, 0x80, 0x10, 0x80}
+	entry := append(append(packHeader(plumbing.REFDeltaObject, len(body)), self[:]...), zlibBytes(t, body)...)
+	writeOnePack(t, dir, []plumbing.Hash{self}, [][]byte{entry})
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n, err := s.BlobTo(OID(self.String()), -1, io.Discard)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) || n != 0 {
+		t.Errorf("BlobTo of a delta on itself = %d, %v; want ErrCorrupt", n, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("BlobTo of a delta on itself allocated %d bytes, want under 8 MiB", alloc)
+	}
+	if spilled := s.(*repo).basesSpilled; spilled != 0 {
+		t.Errorf("BlobTo of a delta on itself made %d temporary files, want none", spilled)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "tmp_pack_base_*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestBlobToSpillFails: a delta base whose temporary file cannot be
+// written (a full disk) fails BlobTo with the file system's error and a
+// hint naming the full file system, and leaves no file behind.
+func TestBlobToSpillFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.git")
+	gitInit(t, dir, "--quiet", "--bare")
+	ids := gitHashObjects(t, dir, versions(3, 40<<10))
+	for i, id := range ids {
+		git(t, dir, "update-ref", fmt.Sprintf("refs/tags/b%d", i), string(id))
+	}
+	git(t, dir, "repack", "-adfq")
+	if deltaCount(t, dir) == 0 {
+		t.Fatal("git repack stored no delta: the test reads none")
+	}
+	writeFault = func(string) error { return syscall.ENOSPC }
+	t.Cleanup(func() { writeFault = nil })
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.(*repo).wholeUpTo, s.(*repo).baseUpTo = -1, -1 // every base spilled
+	failed := 0
+	for i, id := range ids {
+		_, err := blobToBytes(s, id, -1)
+		if err == nil {
+			continue
+		}
+		failed++
+		if h := hint.Of(err); !errors.Is(err, syscall.ENOSPC) || !strings.Contains(h, filepath.Join(dir, "objects", "pack")+" is full") {
+			t.Errorf("BlobTo %d, its base's file on a full disk: %v (hint %q); want ENOSPC and a hint naming objects/pack's file system", i, err, h)
+		}
+	}
+	if failed == 0 {
+		t.Error("every BlobTo passed with its delta base's file on a full disk")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "tmp_pack_base_*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/kevinburke/ssh_config"
 	sshagent "github.com/xanzy/ssh-agent"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/readproof/readproof/internal/text"
 )
 
 // Bounds on what is read of a key file and of an ssh configuration file:
@@ -269,7 +271,7 @@ const keyAbsent = "absent"
 // such file, as the caller words it); and the public key when it is known
 // (from an encrypted key's unencrypted public part too).
 func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
-	f, err := os.Open(path)
+	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, keyAbsent
 	}
@@ -286,7 +288,7 @@ func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		// OpenSSH refuses it too ("UNPROTECTED PRIVATE KEY FILE")
-		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, path)
+		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, text.ShellArg(path))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
 	if err != nil {
@@ -300,7 +302,7 @@ func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
 	switch {
 	case errors.As(err, &pass):
 		// never prompted for: the agent holds the key unlocked
-		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, path)
+		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, text.ShellArg(path))
 	case err != nil:
 		// the parser's error names the format, never the content
 		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err)
@@ -370,7 +372,7 @@ func homeSSHConfig() sshConfigs {
 
 // readSSHConfig parses the ssh configuration at path; nil for none.
 func readSSHConfig(path string) (c *ssh_config.Config, err error) {
-	f, err := os.Open(path)
+	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -378,6 +380,11 @@ func readSSHConfig(path string) (c *ssh_config.Config, err error) {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSSHConfigBytes+1))
 	if err != nil {
 		return nil, err
@@ -434,7 +441,9 @@ func localUserName() string {
 // tokens readproof knows: a leading ~ (the home directory), %d (the home
 // directory), %u (the local user), %h (the remote host), %r (the remote
 // user) and %% (a %). Any other token, ~user and ${VAR} are refused: a
-// path guessed at would offer, or miss, the wrong key.
+// path guessed at would offer, or miss, the wrong key. So is a host or
+// remote user, which the source's URL gives, that is not one file name
+// (a / or \, . or ..): ~/.ssh/keys/%r must not lead out of ~/.ssh/keys.
 func expandIdentityPath(p, home, localUser, host, remoteUser string) (string, error) {
 	needHome := func() error {
 		if home == "" {
@@ -482,8 +491,14 @@ func expandTokens(p, home, localUser, host, remoteUser string) (string, error) {
 		case 'u':
 			b.WriteString(localUser)
 		case 'h':
+			if err := oneName("host", host); err != nil {
+				return "", err
+			}
 			b.WriteString(host)
 		case 'r':
+			if err := oneName("remote user", remoteUser); err != nil {
+				return "", err
+			}
 			b.WriteString(remoteUser)
 		case '%':
 			b.WriteByte('%')
@@ -492,4 +507,13 @@ func expandTokens(p, home, localUser, host, remoteUser string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// oneName refuses, for %h or %r, a value (what, from the URL) that would
+// not be one file name in the path: a separator, . or .., or nothing.
+func oneName(what, v string) error {
+	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/\\") {
+		return fmt.Errorf("the %s %q is not a file name, so it is not put in a key's path; write the path out, or fix the source's url", what, v)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -510,5 +511,68 @@ func TestSSHConfigIdentityLines(t *testing.T) {
 	}
 	if _, err := readSSHConfig(path); err == nil {
 		t.Errorf("a Match block read without an error")
+	}
+}
+
+// The host and remote user come from the source's URL: one that is not a
+// file name (a user "../secret") is refused where IdentityFile puts it in
+// a path, before any key is read, rather than leading out of the
+// directory the path names to another key.
+func TestSSHIdentityFileTokenStaysInItsDirectory(t *testing.T) {
+	s, home := newKeyServer(t)
+	for _, d := range []string{"keys", "other"} {
+		if err := os.Mkdir(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := writeKeyFile(t, filepath.Join(home, "other", "key"), 0o600, "")
+	s.allow(outside.PublicKey())
+	conf := "Host git.example.test\n  IdentityFile ~/keys/%r\n"
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := s.open(t, "ssh://..%2Fother%2Fkey@git.example.test:"+s.port+"/r.git")
+	var ce *SSHConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `"../other/key"`) || len(s.seen()) != 0 {
+		t.Errorf("IdentityFile ~/keys/%%r with the user ../other/key: %v, offered %q; want a refusal naming the user before any key is offered", err, s.seen())
+	}
+	for _, c := range []struct{ host, user string }{{"git.example.test", ".."}, {"git.example.test", `a\b`}, {"..", "git"}, {"a/b", "git"}} {
+		if got, err := expandIdentityPath("~/keys/%h/%r", "/home/u", "u", c.host, c.user); err == nil {
+			t.Errorf("host %q, user %q: ~/keys/%%h/%%r = %q, want a refusal", c.host, c.user, got)
+		}
+	}
+	if got, err := expandIdentityPath("~/keys/%h/%r", "/home/u", "u", "git.example.test", "git"); err != nil || got != "/home/u/keys/git.example.test/git" {
+		t.Errorf("~/keys/%%h/%%r = %q, %v", got, err)
+	}
+	if got, err := expandIdentityPath("~/keys/id", "/home/u", "u", "..", "../x"); err != nil || got != "/home/u/keys/id" {
+		t.Errorf("~/keys/id with a host and user it does not name = %q, %v", got, err)
+	}
+}
+
+// The chmod and ssh-add in the note on a key not offered name its file as
+// a shell reads it: under a home directory with a space in its name.
+func TestSSHKeyNotesQuoteThePath(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no file modes to refuse")
+	}
+	home := filepath.Join(t.TempDir(), "a b")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	loose := filepath.Join(home, ".ssh", "id_ed25519")
+	writeKeyFile(t, loose, 0o644, "")
+	locked := filepath.Join(home, ".ssh", "id_ecdsa")
+	writeKeyFile(t, locked, 0o600, "passphrase")
+	k, err := loadSSHKeys(t.Context(), "git.example.test", "git.example.test", "git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(k.skipped, "\n")
+	for _, want := range []string{"chmod 600 '" + loose + "'", "ssh-add '" + locked + "'"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q, want %q", notes, want)
+		}
 	}
 }
