@@ -71,3 +71,42 @@ func selectsTests(text, n string, funcs map[string]bool) bool {
 	}
 	return false
 }
+
+// TestDocsNameScriptsThatExist: every script README.md and docs/*.md name
+// (testdata/script/NAME.txtar, NAME.txtar alone, a glob such as
+// evidence_export_forged*.txtar, or -run 'TestScript/NAME', which selects
+// the scripts of TestScripts whose names hold NAME) is a file of
+// testdata/, so a renamed or removed script cannot go on vouching for a
+// sentence. TestDocsNameTestsThatExist sees only "TestScript" there.
+func TestDocsNameScriptsThatExist(t *testing.T) {
+	t.Parallel()
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := regexp.MustCompile(`[A-Za-z0-9_*./-]+\.txtar\b`)
+	run := regexp.MustCompile(`\bTestScript/([A-Za-z0-9_-]+)`)
+	named := 0
+	for _, p := range append([]string{"README.md"}, pages...) {
+		text := string(readFile(t, p))
+		for _, f := range file.FindAllString(text, -1) {
+			named++
+			pattern := filepath.FromSlash(f)
+			if !strings.Contains(f, "/") {
+				pattern = filepath.Join("testdata", "*", f)
+			}
+			if m, err := filepath.Glob(pattern); err != nil || len(m) == 0 {
+				t.Errorf("%s names %s, which testdata/ does not hold: name the script that holds it now", p, f)
+			}
+		}
+		for _, m := range run.FindAllStringSubmatch(text, -1) {
+			named++
+			if g, err := filepath.Glob(filepath.Join("testdata", "script", "*"+m[1]+"*.txtar")); err != nil || len(g) == 0 {
+				t.Errorf("%s names %s, which selects no testdata/script/*%s*.txtar: name the script that holds it now", p, m[0], m[1])
+			}
+		}
+	}
+	if named < 40 {
+		t.Fatalf("found %d script names in the pages: the patterns no longer match how they write them", named)
+	}
+}

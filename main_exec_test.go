@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -160,21 +161,71 @@ func permissionSandbox(t *testing.T, prefix string) (asUser []string, root, bin 
 
 // worldSearchable reports whether dir and each directory above it may be
 // searched by any user (the x bit for others), so that another user can
-// reach what is made in dir.
+// reach what is made in dir: through the path as given, and through the
+// one its symlinks lead to (a TMPDIR that is a link into a private
+// directory reaches nothing for another user).
 func worldSearchable(dir string) bool {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return false
 	}
-	for {
-		fi, err := os.Stat(dir)
-		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o001 == 0 {
-			return false
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	for _, dir := range []string{dir, real} {
+		for {
+			fi, err := os.Stat(dir)
+			if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o001 == 0 {
+				return false
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return true
+	}
+	return true
+}
+
+// TestWorldSearchable: the directory of a permission test is one any user
+// can reach, whether it is named directly or through a symlink whose
+// target lies below a private directory.
+func TestWorldSearchable(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("no search bit for others on Windows")
+	}
+	base, err := os.MkdirTemp("", "readproof-search-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(base, "private"), 0o755); os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !worldSearchable(base) {
+		t.Skipf("%s is not reachable by every user: set TMPDIR to a directory every user may search", os.TempDir())
+	}
+	private := filepath.Join(base, "private")
+	tmp := filepath.Join(private, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "tmp")
+	if err := os.Symlink(tmp, link); err != nil {
+		t.Skip(err)
+	}
+	for _, dir := range []string{tmp, link} {
+		if worldSearchable(dir) {
+			t.Errorf("worldSearchable(%s) = true, but %s is private (0700)", dir, private)
 		}
-		dir = parent
+	}
+	if !worldSearchable(filepath.Join(base, ".")) {
+		t.Errorf("worldSearchable(%s) = false for a directory every user may search", base)
 	}
 }

@@ -180,6 +180,8 @@ func tokenHint(err error, path string) error {
 		return err // its hint names the lock file
 	case errors.Is(err, mcpauth.ErrFile):
 		return hint.With(err, "the token file "+path+" is damaged: restore it, or move it away and add the tokens again")
+	case hint.Of(err) != "":
+		return err // a lock file that cannot be made says why (internal/lockfile)
 	}
 	return hint.With(err, "the token file must be a 0600 file outside the store, the project and every git repository; name another with --tokens or "+keyloc.MCPTokensEnv)
 }

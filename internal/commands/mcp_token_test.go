@@ -1,6 +1,9 @@
 package commands
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -25,5 +28,22 @@ func TestParseLifetime(t *testing.T) {
 		} else if msg := err.Error() + " " + hint.Of(err); !strings.Contains(msg, "w (weeks)") {
 			t.Errorf("parseLifetime(%q): %q does not name the units", s, msg)
 		}
+	}
+}
+
+// TestTokenHintKeepsTheLockFilesHint: a token file whose lock file cannot
+// be created (its directory read-only, a full disk) keeps the lock's own
+// hint, which says what to fix, rather than the advice about where a token
+// file may lie.
+func TestTokenHintKeepsTheLockFilesHint(t *testing.T) {
+	t.Parallel()
+	const lockHint = "this user may not create or remove files in /cfg (permission denied): fix its permissions (ls -ld /cfg shows its owner and mode), or run readproof as a user who may"
+	err := fmt.Errorf("locking the MCP token file: %w", hint.With(fmt.Errorf("cannot create the lock file /cfg/mcp-tokens.json.lock: %w", fs.ErrPermission), lockHint))
+	got := tokenHint(err, "/cfg/mcp-tokens.json")
+	if h := hint.Of(got); h != lockHint {
+		t.Errorf("hint %q, want the lock file's %q", h, lockHint)
+	}
+	if !errors.Is(got, fs.ErrPermission) || got.Error() != err.Error() {
+		t.Errorf("error %q changed", got)
 	}
 }

@@ -151,18 +151,29 @@ func SingleQuoted(s string) string {
 // bytes, \xHH each. (bash reads \uHHHH and \UHHHHHHHH as the rune in the
 // locale's encoding: in the C locale, the CI machine's and cron's, it
 // leaves them as they are, so the pasted command would name another file.)
+// An \xHH escape followed by a hex digit ends the quote and opens another,
+// $'\xff'$'b': ksh93 reads every hex digit after \x, not two, and POSIX
+// leaves more than two unspecified.
 func ansiC(s string) string {
-	var b strings.Builder
+	var b, w strings.Builder
 	b.WriteString("$'")
+	hexEscape := false // what was written last is an \xHH escape
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
+		w.Reset()
 		if n > 1 && !unicode.IsPrint(r) {
 			for j := i; j < i+n; j++ {
-				fmt.Fprintf(&b, `\x%02x`, s[j])
+				fmt.Fprintf(&w, `\x%02x`, s[j])
 			}
 		} else {
-			writeEscaped(&b, s[i:i+n], `'\`) // as it is, or an ASCII or byte escape
+			writeEscaped(&w, s[i:i+n], `'\`) // as it is, or an ASCII or byte escape
 		}
+		out := w.String()
+		if hexEscape && strings.ContainsRune("0123456789abcdefABCDEF", rune(out[0])) {
+			b.WriteString(`'$'`)
+		}
+		b.WriteString(out)
+		hexEscape = strings.HasPrefix(out, `\x`)
 		i += n
 	}
 	b.WriteByte('\'')

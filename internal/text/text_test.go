@@ -99,9 +99,9 @@ func TestShellArg(t *testing.T) {
 		// a rune a terminal acts on: ANSI-C quoting, printable as it is
 		"no\x1b[2Jdir":      `$'no\x1b[2Jdir'`,
 		"it's\tthere":       `$'it\'s\tthere'`,
-		"a\\b\x01c":         `$'a\\b\x01c'`,
+		"a\\b\x01c":         `$'a\\b\x01'$'c'`,
 		"evil\u202etxt.exe": `$'evil\xe2\x80\xaetxt.exe'`,
-		"bad\xffbyte":       `$'bad\xffbyte'`,
+		"bad\xffbyte":       `$'bad\xff'$'byte'`,
 		"\u0085next\x7f日本":  `$'\xc2\x85next\x7f日本'`,
 	} {
 		if got := ShellArg(in); got != want {
@@ -215,5 +215,40 @@ func TestShorten(t *testing.T) {
 		if c.mark == "…" && Shorten(c.in, c.n) != got {
 			t.Errorf("Shorten(%q, %d) = %q, want %q", c.in, c.n, Shorten(c.in, c.n), got)
 		}
+	}
+}
+
+// TestShellArgPastesInEveryShell: what ShellArg writes names the word
+// itself in each shell installed that reads $'...' (bash, zsh, ksh93,
+// mksh), in the C locale and a UTF-8 one, an escape followed by a hex
+// digit included: ksh93 reads every hex digit after \x, so $'\xffbyte'
+// named "bad\u0ffbyte" there.
+func TestShellArgPastesInEveryShell(t *testing.T) {
+	words := []string{"bad\xffbyte", "a\\b\x01c", "\x1bF0", "evil\u202eabc.exe", "\u0085\x7f9", "x\tDEAD", "it's\x1b'E'"}
+	tried := 0
+	for _, name := range []string{"bash", "zsh", "ksh93", "ksh", "mksh"} {
+		sh, err := exec.LookPath(name)
+		if err != nil {
+			t.Logf("no %s", name)
+			continue
+		}
+		tried++
+		for _, s := range words {
+			arg := ShellArg(s)
+			for _, locale := range []string{"C", "C.UTF-8"} {
+				cmd := exec.Command(sh, "-c", "printf %s "+arg)
+				cmd.Env = append(os.Environ(), "LC_ALL="+locale)
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("LC_ALL=%s %s -c 'printf %%s %s': %v", locale, name, arg, err)
+				}
+				if string(out) != s {
+					t.Errorf("ShellArg(%q) = %s, which %s reads as %q with LC_ALL=%s", s, arg, name, out, locale)
+				}
+			}
+		}
+	}
+	if tried == 0 {
+		t.Skip("none of bash, zsh, ksh93, ksh or mksh is installed")
 	}
 }
