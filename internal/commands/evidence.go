@@ -45,7 +45,7 @@ func evidenceCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "export",
-				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out); a record that fails the store checks is refused (exit 3), nothing written",
+				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out); a forged record is refused (exit 3), nothing written; damage, a replace ref or a run the journal does not record is warned of",
 				ArgsUsage: "RUN|MANIFEST",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "with-content", Usage: "embed the delivered bytes (content_b64)"},
