@@ -45,7 +45,7 @@ func evidenceCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "export",
-				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out); a record that fails the store checks is refused (exit 3), nothing written",
+				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out); a forged record is refused (exit 3), nothing written; damage, a replace ref or a run the journal does not record is warned of",
 				ArgsUsage: "RUN|MANIFEST",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "with-content", Usage: "embed the delivered bytes (content_b64)"},
@@ -647,6 +647,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		for _, w := range keyWarnings {
 			if w.check == "" || hasCheckName(checks, w.check) {
 				e.say("readproof: warning: %s", w.text)
+				e.say("readproof: hint: %s", w.hint)
 			}
 		}
 		warnExport(e, run, checks)
@@ -693,8 +694,8 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 }
 
 // exportKeyWarning is a key the store checks of an export could not load:
-// said when check (a check name, "" for always) ran.
-type exportKeyWarning struct{ check, text string }
+// said, with its hint, when check (a check name, "" for always) ran.
+type exportKeyWarning struct{ check, text, hint string }
 
 // exportCheckKeys loads what the store checks of an export trust, as
 // `evidence verify` does: [signing] allowed_signers for the manifest
@@ -710,19 +711,22 @@ func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []exportK
 		return keys, nil, err
 	}
 	if _, signers, _, err := loadTrust(pol.AllowedSigners, time.Now()); err != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckCommitSignature, "[signing] allowed_signers cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid): " + err.Error()})
+		warnings = append(warnings, exportKeyWarning{store.CheckCommitSignature, "[signing] allowed_signers cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid): " + err.Error(),
+			"the bundle is written; fix the file [signing] allowed_signers names in readproof.toml (`readproof key show --format allowed-signers` prints a key's line), then export again to have the signer checked"})
 	} else {
 		keys.Signers = signers
 	}
 	if k, err := loadReceiptsKey(e, pol); err != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckReceipts, "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error()})
+		warnings = append(warnings, exportKeyWarning{store.CheckReceipts, "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error(),
+			"the bundle is written; make the key $" + keyloc.ReceiptsKeyEnv + " or [receipts] key names readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
 	} else {
 		keys.ReceiptsKey = k
 	}
 	var keyWarn error
 	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
 	if keyWarn != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckProofOfRead, proofread.NotCheckedWarning(keyWarn)})
+		warnings = append(warnings, exportKeyWarning{store.CheckProofOfRead, proofread.NotCheckedWarning(keyWarn),
+			"the bundle is written; make the probe key file the warning names readable (the key that wrote the verdicts: a new one cannot check them), then export again to have the verdict record's MACs checked"})
 	}
 	return keys, warnings, nil
 }

@@ -63,7 +63,14 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	if in.Target != st.Predicate.RunID && identity.ValidateRunID(in.Target) == nil {
 		run = text.Escape(in.Target) + " (recorded as " + run + ")"
 	}
-	if _, err := store.ExportRefusal(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
+	if more, err := store.ExportRefusal(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
+		// the command says each further refusing failure on a line of its
+		// own; the tool's one error names them too, the first few (the
+		// error already counts them all)
+		h := hint.Of(err)
+		for _, c := range more[:min(len(more), 3)] {
+			err = hint.With(fmt.Errorf("%w; run %s: store check %s failed: %s", err, run, c.Name, c.Detail), h)
+		}
 		return nil, reply{}, err
 	}
 	warnings, hints := store.ExportWarnings(run, checks)

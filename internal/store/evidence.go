@@ -342,7 +342,8 @@ const (
 	CheckJournal = "journal"
 	// KindUnreadableReceipt is the Kind of a failed receipts check that
 	// names a stored receipt of the manifest that cannot be read (damage),
-	// not one whose MAC or summary disagrees.
+	// not one whose MAC or summary disagrees or whose append commit's
+	// binding line was edited (receipts.ErrTampered).
 	KindUnreadableReceipt = "unreadable_receipt"
 )
 
@@ -409,8 +410,9 @@ func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys 
 // objects as stored, truly; stock git on that store shows other ones), a
 // manifest the journal does not reach (what a stopped writer leaves too)
 // and a receipt that cannot be read (damage, which the receipt summary
-// leaves out and verify names); every other failure is a record readproof
-// did not write or cannot vouch for, and refuses.
+// leaves out and verify names; not one whose binding line was edited);
+// every other failure is a record readproof did not write or cannot vouch
+// for, and refuses.
 func ExportRefuses(c evidence.Check) bool {
 	switch {
 	case c.OK:
@@ -1039,7 +1041,12 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 	}
 	unreadable := func(u UnreadableReceipt) {
 		add(CheckReceipts, false, "%s", text.Printable(u.String()))
-		out[len(out)-1].Kind = KindUnreadableReceipt
+		// damage, unless the receipt reads and its append commit's
+		// binding line was edited (receipts.ErrTampered): a record
+		// readproof did not write, which an export refuses
+		if !errors.Is(u.Err, receipts.ErrTampered) {
+			out[len(out)-1].Kind = KindUnreadableReceipt
+		}
 	}
 	if detail, ok := s.compareManifest(p, m, sum); ok {
 		add(CheckStoreManifest, true, "%s", detail)
@@ -1424,6 +1431,16 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 	if len(bad) > 0 {
 		for _, u := range bad {
 			unreadable(u)
+		}
+		// the summary cannot match, but the MACs of the receipts that
+		// read are still checked: an unreadable receipt must not hide a
+		// forged one from an export (which only warns of the first)
+		if key != nil {
+			for _, r := range rs {
+				if err := receipts.Verify(r, *key); err != nil {
+					add(CheckReceipts, false, "receipt %s of session %s: %s", r.ID, text.Printable(r.Session), text.Printable(err.Error()))
+				}
+			}
 		}
 		return
 	}
