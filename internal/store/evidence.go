@@ -344,6 +344,11 @@ const (
 	// names a stored receipt of the manifest that cannot be read (damage),
 	// not one whose MAC or summary disagrees.
 	KindUnreadableReceipt = "unreadable_receipt"
+	// KindBindingEdited is the Kind of a failed receipts check that names
+	// a version 2 receipt of the manifest whose append commit carries
+	// another binding line than its MAC covers (receipts.ErrBindingEdited):
+	// an edit of the store, not damage.
+	KindBindingEdited = "binding_edited"
 )
 
 // exportJournalWalk bounds the journal commits an export's journal check
@@ -410,7 +415,8 @@ func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys 
 // manifest the journal does not reach (what a stopped writer leaves too)
 // and a receipt that cannot be read (damage, which the receipt summary
 // leaves out and verify names); every other failure is a record readproof
-// did not write or cannot vouch for, and refuses.
+// did not write or cannot vouch for, and refuses: a version 2 receipt's
+// edited binding line (KindBindingEdited) among them.
 func ExportRefuses(c evidence.Check) bool {
 	switch {
 	case c.OK:
@@ -447,6 +453,10 @@ func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (mor
 	case CheckCommitSignature:
 		h = "nothing was written: the manifest commit's signature does not vouch for it (`readproof verify-commit " + text.ShellArg(target) + "` shows why): a commit changed after signing is not the one signed, restore it from a clone or a backup; a key missing from [signing] allowed_signers is added there, then export again"
 	case CheckReceipts:
+		if c.Kind == KindBindingEdited {
+			h = "nothing was written: the commit appending a tool receipt of the run to its chain carries another binding line than the receipt's MAC covers, so the chain was edited (`readproof verify` names it): restore the receipt chain from a clone or a backup, then export again"
+			break
+		}
 		h = "nothing was written: a tool receipt of the run fails its MAC or its summary (`readproof verify` names it): a receipt changed after it was issued is not the one issued, restore it from a clone or a backup; if the receipts key was replaced, use the key that issued them, then export again"
 	case CheckProofOfRead:
 		h = "nothing was written: the run's proof-of-read verdict record fails its check (`readproof verify` names it): restore the verdict chain from a clone or a backup, or use the probe key that wrote it, then export again"
@@ -1040,6 +1050,11 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 	unreadable := func(u UnreadableReceipt) {
 		add(CheckReceipts, false, "%s", text.Printable(u.String()))
 		out[len(out)-1].Kind = KindUnreadableReceipt
+		if errors.Is(u.Err, receipts.ErrBindingEdited) {
+			// a genuine receipt whose binding line was edited: a
+			// record readproof did not write, which export refuses
+			out[len(out)-1].Kind = KindBindingEdited
+		}
 	}
 	if detail, ok := s.compareManifest(p, m, sum); ok {
 		add(CheckStoreManifest, true, "%s", detail)
