@@ -289,6 +289,15 @@ func classifyClaim(ledger *Ledger, key Key, session, id string, inSession map[st
 	case err != nil:
 		return ClaimResult{}, err
 	}
+	if r.version() == BoundVersion {
+		// read through the index chain: its append commit's binding
+		// line is checked, as receipts show checks it
+		if _, err := ledger.BindingOf(r); errors.Is(err, ErrBindingEdited) {
+			return ClaimResult{ID: id, Verdict: Tampered, Detail: err.Error()}, nil
+		} else if err != nil {
+			return ClaimResult{}, err
+		}
+	}
 	return judge(key, session, id, r, nil, "found in the index but not in the session chain"), nil
 }
 

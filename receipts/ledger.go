@@ -398,13 +398,16 @@ func (l *Ledger) readReceipt(id string, blob gitobj.OID) (Receipt, error) {
 
 // Entry is one receipt of a session chain as Scan found it: Err is set
 // (wrapping ErrCorrupt) when the stored blob could not be read as the
-// receipt its name says.
+// receipt its name says, and (wrapping ErrBindingEdited and ErrCorrupt,
+// Receipt set) when a version 2 receipt's append commit carries another
+// binding line than its MAC covers, or no commit appends it.
 type Entry struct {
 	ID      string
 	Receipt Receipt
 	Err     error
-	// Binding is the run the receipt was issued for, as the commit that
-	// appended it names it (zero for an unbound receipt).
+	// Binding is the run the receipt was issued for: a version 2
+	// receipt's own, under its MAC; a version 1 receipt's as the commit
+	// that appended it names it (zero for an unbound receipt).
 	Binding Binding
 }
 

@@ -438,6 +438,12 @@ func DecodeReceipt(data []byte) (Receipt, error) {
 		if r.Bound.RunStarted, err = parseTime(w.RunStarted); err != nil {
 			return bad("run_started: %v", err)
 		}
+		if r.Bound.RunStarted.IsZero() {
+			// Go's zero time is no binding to Validate and the MAC
+			// input: spelt out, it would be a member the MAC does not
+			// cover, which another reader takes for a start
+			return bad("run_started: time %s outside the range of int64 Unix nanoseconds (1678-2262)", w.RunStarted)
+		}
 	}
 	if err := r.Validate(); err != nil {
 		return Receipt{}, err

@@ -345,6 +345,11 @@ const (
 	// not one whose MAC or summary disagrees or whose append commit's
 	// binding line was edited (receipts.ErrTampered).
 	KindUnreadableReceipt = "unreadable_receipt"
+	// KindBindingEdited is the Kind of a failed receipts check that names
+	// a version 2 receipt of the manifest whose append commit carries
+	// another binding line than its MAC covers (receipts.ErrBindingEdited):
+	// an edit of the store, not damage.
+	KindBindingEdited = "binding_edited"
 )
 
 // exportJournalWalk bounds the journal commits an export's journal check
@@ -410,9 +415,9 @@ func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys 
 // objects as stored, truly; stock git on that store shows other ones), a
 // manifest the journal does not reach (what a stopped writer leaves too)
 // and a receipt that cannot be read (damage, which the receipt summary
-// leaves out and verify names; not one whose binding line was edited);
-// every other failure is a record readproof did not write or cannot vouch
-// for, and refuses.
+// leaves out and verify names); every other failure is a record readproof
+// did not write or cannot vouch for, and refuses: a version 2 receipt's
+// edited binding line (KindBindingEdited) among them.
 func ExportRefuses(c evidence.Check) bool {
 	switch {
 	case c.OK:
@@ -449,6 +454,10 @@ func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (mor
 	case CheckCommitSignature:
 		h = "nothing was written: the manifest commit's signature does not vouch for it (`readproof verify-commit " + text.ShellArg(target) + "` shows why): a commit changed after signing is not the one signed, restore it from a clone or a backup; a key missing from [signing] allowed_signers is added there, then export again"
 	case CheckReceipts:
+		if c.Kind == KindBindingEdited {
+			h = "nothing was written: the commit appending a tool receipt of the run to its chain carries another binding line than the receipt's MAC covers, so the chain was edited (`readproof verify` names it): restore the receipt chain from a clone or a backup, then export again"
+			break
+		}
 		h = "nothing was written: a tool receipt of the run fails its MAC or its summary (`readproof verify` names it): a receipt changed after it was issued is not the one issued, restore it from a clone or a backup; if the receipts key was replaced, use the key that issued them, then export again"
 	case CheckProofOfRead:
 		h = "nothing was written: the run's proof-of-read verdict record fails its check (`readproof verify` names it): restore the verdict chain from a clone or a backup, or use the probe key that wrote it, then export again"
@@ -1041,10 +1050,14 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 	}
 	unreadable := func(u UnreadableReceipt) {
 		add(CheckReceipts, false, "%s", text.Printable(u.String()))
-		// damage, unless the receipt reads and its append commit's
-		// binding line was edited (receipts.ErrTampered): a record
+		// damage, unless the receipt reads and was edited: its append
+		// commit's binding line (KindBindingEdited, with its own hint)
+		// or another tampering (receipts.ErrTampered), a record
 		// readproof did not write, which an export refuses
-		if !errors.Is(u.Err, receipts.ErrTampered) {
+		switch {
+		case errors.Is(u.Err, receipts.ErrBindingEdited):
+			out[len(out)-1].Kind = KindBindingEdited
+		case !errors.Is(u.Err, receipts.ErrTampered):
 			out[len(out)-1].Kind = KindUnreadableReceipt
 		}
 	}
