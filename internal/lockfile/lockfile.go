@@ -206,10 +206,11 @@ func breakStale(path string, judged fs.FileInfo, stale time.Duration) (bool, err
 			return false, notWritable("cannot take over the stale lock file", path, err)
 		}
 		// Another waiter is breaking the lock (for microseconds), or was
-		// killed doing so: its break lock is stale in turn.
-		if gi, err := os.Lstat(guard); err == nil && time.Since(gi.ModTime()) >= stale {
-			removeIfSame(guard, gi)
-		}
+		// killed doing so. Its break lock is left alone even when old:
+		// removing it is a look and then a remove, and a waiter between
+		// the two could remove a live break lock another had just made,
+		// and both would get in. The timeout's hint names it for a human
+		// to remove (heldError).
 		return false, nil
 	}
 	defer removeIfSame(guard, g)
@@ -265,6 +266,17 @@ func heldError(path string, o Options) error {
 	msg := path + " is held"
 	if o.Timeout > 0 {
 		msg = fmt.Sprintf("%s is still held after %s", path, o.Timeout)
+	}
+	if o.StaleAge > 0 {
+		// a stale lock whose break lock a waiter killed while taking it
+		// over left behind: neither is taken over (breakStale)
+		if gi, err := os.Lstat(breakName(path)); err == nil && time.Since(gi.ModTime()) >= o.StaleAge {
+			if li, err := os.Lstat(path); err == nil && time.Since(li.ModTime()) >= o.StaleAge {
+				h := fmt.Sprintf("a process killed while it took over the stale lock %s left %s; if no readproof is running, remove both: rm %s %s",
+					path, breakName(path), text.ShellArg(breakName(path)), text.ShellArg(path))
+				return hint.With(&lockedError{msg: msg + " (stale, with the break lock " + breakName(path) + " a killed process left)"}, h)
+			}
+		}
 	}
 	task := o.Task
 	if task == "" {
