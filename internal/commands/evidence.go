@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/crypto/ssh"
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
@@ -442,12 +440,11 @@ func readBundle(stdin io.Reader, name string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// loadTrust reads trusted public keys: for DSSE envelopes every ed25519 key
-// in the file (allowed_signers, authorized_keys or PKIX PEM) that may sign
-// now; for manifest commit signatures the file as allowed_signers, or, for
-// the other forms, each key vouched for under any principal. "" trusts
-// nothing. warnings name the allowed_signers lines whose window leaves their
-// key out of the envelope keys.
+// loadTrust reads trusted public keys from path (evidence.ParseTrust): for
+// DSSE envelopes every ed25519 key that may sign now, for manifest commit
+// signatures the file as allowed_signers. "" trusts nothing. warnings name
+// the allowed_signers lines whose window leaves their key out of the
+// envelope keys.
 func loadTrust(path string, now time.Time) (keys []ed25519.PublicKey, signers evidence.AllowedSigners, warnings []string, err error) {
 	if path == "" {
 		return nil, nil, nil, nil
@@ -457,100 +454,15 @@ func loadTrust(path string, now time.Time) (keys []ed25519.PublicKey, signers ev
 		return nil, nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("read trusted keys %s: %w", path, err),
 			"give an allowed_signers, authorized_keys or PEM file holding the signer's public key (readproof key show prints them)"))
 	}
-	signers, serr := evidence.ParseAllowedSigners(data)
-	keys, err = evidence.ParsePublicKeys(data)
-	if err != nil && serr == nil && len(signers) > 0 {
-		// an allowed_signers file whose other lines are keys of other
-		// types (git's, listing every committer): they vouch for commits,
-		// and only its ed25519 keys can sign an envelope
-		keys, err = nil, nil
-		for _, s := range signers {
-			if ck, ok := s.Key.(ssh.CryptoPublicKey); ok && s.Key.Type() == ssh.KeyAlgoED25519 {
-				if k, ok := ck.CryptoPublicKey().(ed25519.PublicKey); ok {
-					keys = append(keys, k)
-				}
-			}
-		}
-	}
+	keys, signers, outside, err := evidence.ParseTrust(data, now)
 	if err != nil {
 		return nil, nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("trusted keys %s: %w", path, err),
 			"the file must hold ed25519 public keys as allowed_signers or authorized_keys lines, or PKIX PEM"))
 	}
-	listed := len(signers) // the allowed_signers lines, with their windows
-	if serr != nil || len(signers) == 0 {
-		// Not an allowed_signers file throughout. Each line that is an
-		// allowed_signers line still vouches only as ssh-keygen reads it
-		// (its principals, namespaces and validity window: a file that
-		// also holds an authorized_keys line must not lift an expired
-		// key's valid-before), and a key given only in another form
-		// (authorized_keys, PEM) is vouched for under any principal.
-		signers = signers[:0]
-		if block, _ := pem.Decode(data); block == nil {
-			for n, line := range strings.Split(string(data), "\n") {
-				if s, err := evidence.ParseAllowedSigners([]byte(line)); err == nil && len(s) == 1 {
-					s[0].Line = n + 1
-					signers = append(signers, s[0])
-				}
-			}
-		}
-		listed = len(signers)
-		for i, k := range keys {
-			pub, err := ssh.NewPublicKey(k)
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("trusted keys %s: key %d: %w", path, i+1, err)
-			}
-			if len(linesNaming(signers[:listed], pub)) == 0 {
-				signers = append(signers, evidence.AllowedSigner{Line: i + 1, Principals: "*", Key: pub})
-			}
-		}
+	for _, w := range outside {
+		warnings = append(warnings, fmt.Sprintf("trusted keys %s: line %d: the key of %s %s: it vouches for no signed bundle", text.Printable(path), w.Line, text.Printable(w.Principals), w.Why))
 	}
-	// An envelope carries no time but the signer's word, so a key signs
-	// envelopes while one of its allowed_signers lines admits the present,
-	// as ssh-keygen -Y verify without a verify-time judges: a key past its
-	// valid-before (a retired key) signs no bundle.
-	envelope := keys[:0:0]
-	for _, k := range keys {
-		pub, err := ssh.NewPublicKey(k)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("trusted keys %s: %w", path, err)
-		}
-		lines := linesNaming(signers[:listed], pub)
-		var outside []string
-		for _, s := range lines {
-			if why := outsideWindow(s, now); why != "" {
-				outside = append(outside, fmt.Sprintf("trusted keys %s: line %d: the key of %s %s: it vouches for no signed bundle", text.Printable(path), s.Line, text.Printable(s.Principals), why))
-			}
-		}
-		if len(lines) > 0 && len(outside) == len(lines) {
-			warnings = append(warnings, outside...)
-			continue
-		}
-		envelope = append(envelope, k)
-	}
-	return envelope, signers, warnings, nil
-}
-
-// linesNaming returns the allowed_signers lines whose key is pub.
-func linesNaming(signers evidence.AllowedSigners, pub ssh.PublicKey) []evidence.AllowedSigner {
-	var out []evidence.AllowedSigner
-	for _, s := range signers {
-		if bytes.Equal(s.Key.Marshal(), pub.Marshal()) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// outsideWindow says why line s's validity window does not admit t (whole
-// seconds, valid-before inclusive, as for commit signatures), "" when it does.
-func outsideWindow(s evidence.AllowedSigner, t time.Time) string {
-	switch {
-	case !s.ValidAfter.IsZero() && t.Unix() < s.ValidAfter.Unix():
-		return fmt.Sprintf("is not valid yet at %s (valid-after %s)", t.UTC().Format(time.RFC3339), s.ValidAfter.UTC().Format(time.RFC3339))
-	case !s.ValidBefore.IsZero() && t.Unix() > s.ValidBefore.Unix():
-		return fmt.Sprintf("has expired at %s (valid-before %s)", t.UTC().Format(time.RFC3339), s.ValidBefore.UTC().Format(time.RFC3339))
-	}
-	return ""
+	return keys, signers, warnings, nil
 }
 
 // loadReceiptsKey loads the receipts key when one is configured

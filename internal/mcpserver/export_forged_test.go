@@ -98,3 +98,36 @@ func TestEvidenceExportSignersUnreadable(t *testing.T) {
 		t.Fatalf("export with allowed_signers in place: %s", text(res))
 	}
 }
+
+// TestEvidenceExportSignersAuthorizedKeys: an allowed_signers file given in
+// authorized_keys form is read as the command reads it: a run signed by a
+// key it does not hold is refused, as `evidence export` refuses it, not
+// answered with a warning that the file cannot be read.
+func TestEvidenceExportSignersAuthorizedKeys(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	p := demoProject(t)
+	key, other := filepath.Join(p.home, "signing"), filepath.Join(p.home, "other")
+	p.cli(t, "key", "init", "--principal", "signer@example.com", "--key", key)
+	p.cli(t, "key", "init", "--principal", "other@example.com", "--key", other)
+	p.extra = append(p.extra, "READPROOF_SIGNING_KEY="+key)
+	p.cli(t, "run", "--id", "run-a", refundsURI)
+	p.write(t, "allowed_signers", p.cli(t, "key", "show", "--format", "authorized-key", "--key", other))
+	conf, err := os.ReadFile(p.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf = bytes.Replace(conf, []byte("\n[[resource]]"), []byte("\n[signing]\nallowed_signers = \"allowed_signers\"\n\n[[resource]]"), 1)
+	if err := os.WriteFile(p.config, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := p.serve(t)
+	mustContain(t, "refusal", s.fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"}), "fails the store check git_commit_signature")
+	// the signer's own key in the same form: exported, no warning
+	p.write(t, "allowed_signers", p.cli(t, "key", "show", "--format", "authorized-key", "--key", key))
+	if res := s.call(t, "readproof_evidence_export", map[string]any{"target": "run-a"}); res.IsError || strings.Contains(text(res), "Warning") {
+		t.Fatalf("export with the signer's key as authorized_keys: %s", text(res))
+	}
+}

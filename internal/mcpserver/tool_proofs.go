@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/identity"
@@ -109,9 +110,11 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys, warnings map[string]string) {
 	warnings = map[string]string{}
 	if pol, err := st.Policy(); err == nil && pol.AllowedSigners != "" {
+		// read as the command reads it (allowed_signers, authorized_keys
+		// or PEM), so both trust the same signers
 		data, err := os.ReadFile(pol.AllowedSigners)
 		if err == nil {
-			keys.Signers, err = evidence.ParseAllowedSigners(data)
+			_, keys.Signers, _, err = evidence.ParseTrust(data, time.Now())
 		}
 		if err != nil {
 			keys.Signers = nil
