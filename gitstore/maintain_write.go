@@ -648,6 +648,23 @@ func removeOrphanPacks(packDir string, cutoff time.Time) {
 	if err != nil {
 		return
 	}
+	removeOrphansListed(packDir, entries, cutoff)
+}
+
+// mayExist reports whether path is there, or might be: only a lookup that
+// finds nothing says it is not.
+func mayExist(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+// removeOrphansListed is removeOrphanPacks on the listing entries of
+// packDir. The listing is a moment's: a writer installs a pack by renaming
+// its .pack and then its .idx into place, and a .pack whose index-pack ran
+// longer than the cutoff keeps its old time, so a half the listing shows
+// alone is looked for again, with its other half and .keep, right before
+// it is removed.
+func removeOrphansListed(packDir string, entries []os.DirEntry, cutoff time.Time) {
 	have := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		have[e.Name()] = true
@@ -662,7 +679,8 @@ func removeOrphanPacks(packDir string, cutoff time.Time) {
 		if other == "" || have[base+other] || have[base+".keep"] {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) &&
+			!mayExist(filepath.Join(packDir, base+other)) && !mayExist(filepath.Join(packDir, base+".keep")) {
 			os.Remove(filepath.Join(packDir, n))
 		}
 	}

@@ -237,3 +237,33 @@ func TestRemoveOrphanPacks(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveOrphanPacksLooksAgain: a .pack the listing showed alone, old (an
+// index-pack that ran past the cutoff keeps its time), whose .idx a writer
+// renamed into place after the listing, or that a .keep came to hold, is
+// not removed: each half is looked for again right before the remove.
+func TestRemoveOrphanPacksLooksAgain(t *testing.T) {
+	t.Parallel()
+	for _, late := range []string{".idx", ".keep"} {
+		dir := t.TempDir()
+		pack := filepath.Join(dir, "pack-"+strings.Repeat("f", 40))
+		if err := os.WriteFile(pack+".pack", []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-2 * maintenanceStaleAge)
+		if err := os.Chtimes(pack+".pack", old, old); err != nil {
+			t.Fatal(err)
+		}
+		listed, err := readDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(pack+late, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		removeOrphansListed(dir, listed, time.Now().Add(-maintenanceStaleAge))
+		if !fileExists(pack + ".pack") {
+			t.Errorf("a .pack whose %s appeared after the listing was removed", late)
+		}
+	}
+}
