@@ -512,7 +512,15 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 		sw.refusal = tooLarge(sw.id, size, sw.max)
 		return sw.refusal
 	}
-	if size <= sp.whole {
+	fits := size <= sp.whole
+	if fits {
+		// read whole only when every base below is small too: a small
+		// result on a huge base would hold the base in memory
+		if fits, err = d.chainFits(p, off, sp.inMemory); err != nil {
+			return err
+		}
+	}
+	if fits {
 		t, data, err := d.readPackedAt(p, off, 0)
 		if err != nil {
 			return err
@@ -570,7 +578,13 @@ func (d *odb) streamBase(p *packFile, off int64, e entry, depth int, sp *spill) 
 	if err != nil {
 		return nil, err
 	}
-	if n <= sp.inMemory {
+	fits := n <= sp.inMemory
+	if fits {
+		if fits, err = d.chainFits(p, boff, sp.inMemory); err != nil {
+			return nil, err
+		}
+	}
+	if fits {
 		t, data, err := d.readPackedAt(p, boff, 0)
 		if err != nil {
 			return nil, err
@@ -578,6 +592,39 @@ func (d *odb) streamBase(p *packFile, off int64, e entry, depth int, sp *spill) 
 		return &deltaBase{t: t, size: int64(len(data)), data: data}, nil
 	}
 	return sp.spillTo(func(sink objectSink) error { return d.streamPacked(p, boff, depth+1, sp, sink) })
+}
+
+// chainFits reports whether the object at off in p and every base of its
+// delta chain are at most limit bytes, each read from its header, so that
+// reading the object whole holds no more than a few such objects. A base
+// in another pack or loose is not looked at: false, and the caller streams.
+func (d *odb) chainFits(p *packFile, off int64, limit int64) (bool, error) {
+	for range maxDeltaChain + 1 {
+		e, err := p.entryAt(off)
+		if err != nil {
+			return false, err
+		}
+		if e.t != plumbing.OFSDeltaObject && e.t != plumbing.REFDeltaObject {
+			return e.size <= limit, nil
+		}
+		n, err := d.packedSize(p, off)
+		if err != nil {
+			return false, err
+		}
+		if n > limit || e.size > limit {
+			return false, nil
+		}
+		if e.t == plumbing.REFDeltaObject {
+			o, ok, err := p.find(e.baseID)
+			if err != nil || !ok {
+				return false, err
+			}
+			off = o
+		} else {
+			off = e.baseOff
+		}
+	}
+	return false, nil // longer than any chain: the stream refuses it
 }
 
 // baseByID is streamBase for a REF_DELTA base that is not in the delta's

@@ -500,3 +500,40 @@ func TestBlobToSpillFails(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestBlobToSmallResultOnHugeBase: a delta whose result is small, on a base
+// far larger than BlobTo holds in memory (64 MiB of zeros, which compress to
+// almost nothing: what a hostile remote sends), is streamed, its base
+// spilled, not read whole with its base: BlobTo allocates far less than
+// the base, and still gives the result.
+func TestBlobToSmallResultOnHugeBase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.git")
+	gitInit(t, dir, "--quiet", "--bare")
+	zeros := make([]byte, 64<<20)
+	baseID := plumbing.ComputeHash(plumbing.BlobObject, zeros)
+	result := []byte("small tail")
+	resultID := plumbing.ComputeHash(plumbing.BlobObject, result)
+	// base size 64 MiB, result size 10, then an insert of the 10 bytes
+	body := append([]byte{0x80, 0x80, 0x80, 0x20, byte(len(result)), byte(len(result))}, result...)
+	base := append(packHeader(plumbing.BlobObject, len(zeros)), zlibBytes(t, zeros)...)
+	delta := append(append(packHeader(plumbing.REFDeltaObject, len(body)), baseID[:]...), zlibBytes(t, body)...)
+	zeros = nil
+	writeOnePack(t, dir, []plumbing.Hash{baseID, resultID}, [][]byte{base, delta})
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got bytes.Buffer
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n, err := s.BlobTo(OID(resultID.String()), -1, &got)
+	runtime.ReadMemStats(&after)
+	if err != nil || n != int64(len(result)) || got.String() != string(result) {
+		t.Fatalf("BlobTo = %d, %q, %v; want %q", n, got.String(), err, result)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("BlobTo of a 10-byte result on a 64 MiB base allocated %d bytes, want under 8 MiB", alloc)
+	}
+}
