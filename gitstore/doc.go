@@ -20,8 +20,9 @@
 // same pass (CheckLoose). BlobTo streams one blob into a writer (a hash,
 // a file) a piece at a time, checked against its id on the way, for a
 // blob whose size is not ours to bound: a snapshot a remote sent, a
-// store's data under `verify --read-data`. A blob of up to 1 MiB is read
-// whole, as Blob reads it; a larger one goes through 64 KiB buffers and,
+// store's data under `verify --read-data`. A blob of up to 1 MiB whose
+// delta chain holds no base over 16 MiB is read whole, as Blob reads it;
+// any other goes through 64 KiB buffers and,
 // for a delta, its base held up to 16 MiB (a larger base goes to a
 // temporary file in objects/pack), never whole; max refuses a blob from
 // its header before a byte of it is written.
