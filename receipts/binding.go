@@ -185,6 +185,22 @@ func errNoAppendCommit(r Receipt, ref string) error {
 		r.ID, r.Session, ref, r.Bound.String())}
 }
 
+// AppendMessage reports whether msg is the message of a commit appending a
+// receipt to chain ref: its first line `receipt ID` on a session chain,
+// `index receipt ID` on an index chain, ID a well-formed receipt id.
+func AppendMessage(ref, msg string) bool {
+	line, _, _ := strings.Cut(msg, "\n")
+	var id string
+	var ok bool
+	switch {
+	case strings.HasPrefix(ref, SessionRefPrefix):
+		id, ok = strings.CutPrefix(line, "receipt ")
+	case strings.HasPrefix(ref, IndexRefPrefix):
+		id, ok = strings.CutPrefix(line, "index receipt ")
+	}
+	return ok && ValidID(id)
+}
+
 // CheckAppendBinding is the binding check of one commit of chain ref (a
 // session or index chain ref) for a reader without a Ledger (pull, clone,
 // the guarded remote): when msg, the commit's message, appends a receipt

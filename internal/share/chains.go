@@ -331,6 +331,13 @@ func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Tran
 		}
 		tree := cm.Tree
 		trees[c.ID] = tree
+		// an append names the receipt it adds on its first line; one that
+		// names none would escape the binding check below
+		if len(c.Parents) < 2 && !receipts.AppendMessage(receipts.RefPrefix+name, cm.Message) {
+			line, _, _ := strings.Cut(cm.Message, "\n")
+			failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s): its message %q names no receipt (readproof writes `receipt ID` on a session chain, `index receipt ID` on an index chain): the commit was written by hand",
+				name, c.ID, text.Printable(line)))
+		}
 		// the binding line of an append of a version 2 receipt is the
 		// binding its MAC covers (docs/receipts.md, "Storage")
 		if err := receipts.CheckAppendBinding(list, blob, receipts.RefPrefix+name, tree, cm.Message); err != nil {
