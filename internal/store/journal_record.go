@@ -29,7 +29,7 @@ var ErrJournalRecorded = errors.New("the journal did not record it (a writer sto
 
 // journalReaches walks every commit reachable from tip (all parents, as
 // verify and pull do) and reports which of want it met. It stops once it
-// has met them all; want empty, it walks the whole history. The manifest a
+// has met them all (want empty: it reads nothing). The manifest a
 // `record run` commit records (its last parent) is met without being read:
 // a manifest is a root commit (a commit with parents is none, which verify
 // reports), so the walk reads the journal's commits and the verdict
