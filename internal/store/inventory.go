@@ -2,7 +2,6 @@ package store
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -185,5 +184,5 @@ func HashBlob(g gitstore.Reader, id gitstore.OID, max int64) (hash string, size 
 	if err != nil {
 		return "", 0, err
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+	return contentHashOf(h.Sum(nil)), n, nil
 }

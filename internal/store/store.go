@@ -367,8 +367,11 @@ func tagRef(u identity.URI, t string) string { return TagsPrefix + u.Key() + "/"
 
 func contentHash(b []byte) string {
 	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return contentHashOf(sum[:])
 }
+
+// contentHashOf is the content hash readproof records for a SHA-256 sum.
+func contentHashOf(sum []byte) string { return "sha256:" + hex.EncodeToString(sum) }
 
 // ref reads a ref, mapping "not found" to ("", nil).
 func (s *Store) ref(name string) (gitstore.OID, error) {
