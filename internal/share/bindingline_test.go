@@ -50,11 +50,7 @@ func TestPullRefusesAppendNamingNoReceipt(t *testing.T) {
 func pushEditedAppend(t *testing.T, edit func(id, msg string) string) (srvDir string, b *project, id string, edited gitstore.OID) {
 	t.Helper()
 	key := testKey(t)
-	srvDir = bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"policy": "p\n"})
-	b = newProject(t, map[string]string{"runbook": "r\n"})
-	addRemote(t, a, "origin", srvDir)
-	addRemote(t, b, "origin", srvDir)
+	srvDir, a, b := twoProjects(t)
 	id = issue(t, a, key, "s", 1)[0]
 	g := a.s.Git()
 	old := refOf(t, a, receipts.SessionRef("s"))
