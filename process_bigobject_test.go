@@ -64,29 +64,43 @@ func TestRemoteHugeObjectMemory(t *testing.T) {
 		{"pull", []string{"--store", pulled, "pull"}},
 		{"clone", []string{"clone", src, filepath.Join(t.TempDir(), "cloned")}},
 	} {
-		// Started by peakrss, a process of its own, since the peak a
-		// process reports includes the memory of the process it was
-		// forked from (this test binary, running other tests).
-		cmd := exec.Command("peakrss", append([]string{"readproof"}, tc.args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, _ := cmd.Output()
-		if code := cmd.ProcessState.ExitCode(); code != 3 {
-			t.Fatalf("%s exited %d, want 3 (the forged chain refused)\n%s%s", tc.name, code, out, stderr.String())
+		code, out, stderr := runPeakRSS(dir, tc.args)
+		if code != 3 {
+			t.Fatalf("%s exited %d, want 3 (the forged chain refused)\n%s%s", tc.name, code, out, stderr)
 		}
-		_, last, _ := strings.Cut(stderr.String(), "peakrss: ")
-		kib, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
-		if err != nil {
-			t.Fatalf("%s: no peak in %q", tc.name, stderr.String())
-		}
-		peak := kib << 10
+		peak := peakOf(t, tc.name, stderr)
 		t.Logf("%s: peak RSS %d MiB", tc.name, peak>>20)
 		if peak > size*3/4 {
 			t.Errorf("%s peaked at %d MiB with a %d MiB blob on the remote: the blob was held whole", tc.name, peak>>20, size>>20)
 		}
 	}
+}
+
+// runPeakRSS runs readproof with args in dir, with no store or config from
+// the environment, under peakrss: a process of its own, since the peak a
+// process reports includes the memory of the process it was forked from
+// (this test binary, running other tests). It returns the exit code, the
+// stdout and the stderr.
+func runPeakRSS(dir string, args []string) (code int, stdout []byte, stderr string) {
+	cmd := exec.Command("peakrss", append([]string{"readproof"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, _ := cmd.Output()
+	return cmd.ProcessState.ExitCode(), out, errb.String()
+}
+
+// peakOf is the peak RSS in bytes that peakrss wrote to stderr, the command
+// name's; the test fails when it wrote none.
+func peakOf(t *testing.T, name, stderr string) int64 {
+	t.Helper()
+	_, last, _ := strings.Cut(stderr, "peakrss: ")
+	kib, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
+	if err != nil {
+		t.Fatalf("%s: no peak in %q", name, stderr)
+	}
+	return kib << 10
 }
 
 // peakRSSMain is the peakrss command of the tests: it runs its arguments as

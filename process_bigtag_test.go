@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -69,21 +68,11 @@ func TestRemoteHugeTagMoveMemory(t *testing.T) {
 		{"pull", []string{"--store", pulled, "pull"}},
 		{"clone", []string{"clone", src, filepath.Join(t.TempDir(), "cloned")}},
 	} {
-		cmd := exec.Command("peakrss", append([]string{"readproof"}, tc.args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, _ := cmd.Output()
-		if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(stderr.String(), "snapshot "+blob+" hashes to") {
-			t.Fatalf("%s exited %d, want 3 with the move refused by its hash\n%s%s", tc.name, code, out, stderr.String())
+		code, out, stderr := runPeakRSS(dir, tc.args)
+		if code != 3 || !strings.Contains(stderr, "snapshot "+blob+" hashes to") {
+			t.Fatalf("%s exited %d, want 3 with the move refused by its hash\n%s%s", tc.name, code, out, stderr)
 		}
-		_, last, _ := strings.Cut(stderr.String(), "peakrss: ")
-		kib, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
-		if err != nil {
-			t.Fatalf("%s: no peak in %q", tc.name, stderr.String())
-		}
-		peak := kib << 10
+		peak := peakOf(t, tc.name, stderr)
 		t.Logf("%s: peak RSS %d MiB", tc.name, peak>>20)
 		if peak > size*3/4 {
 			t.Errorf("%s peaked at %d MiB with a tag move to %d MiB on the remote: the snapshot was held whole", tc.name, peak>>20, size>>20)

@@ -270,11 +270,12 @@ func heldError(path string, o Options) error {
 	if o.StaleAge > 0 {
 		// a stale lock whose break lock a waiter killed while taking it
 		// over left behind: neither is taken over (breakStale)
-		if gi, err := os.Lstat(breakName(path)); err == nil && time.Since(gi.ModTime()) >= o.StaleAge {
+		guard := breakName(path)
+		if gi, err := os.Lstat(guard); err == nil && time.Since(gi.ModTime()) >= o.StaleAge {
 			if li, err := os.Lstat(path); err == nil && time.Since(li.ModTime()) >= o.StaleAge {
 				h := fmt.Sprintf("a process killed while it took over the stale lock %s left %s; if no readproof is running, remove both: rm %s %s",
-					path, breakName(path), text.ShellArg(breakName(path)), text.ShellArg(path))
-				return hint.With(&lockedError{msg: msg + " (stale, with the break lock " + breakName(path) + " a killed process left)"}, h)
+					path, guard, text.ShellArg(guard), text.ShellArg(path))
+				return hint.With(&lockedError{msg: msg + " (stale, with the break lock " + guard + " a killed process left)"}, h)
 			}
 		}
 	}

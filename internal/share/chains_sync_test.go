@@ -177,11 +177,7 @@ func TestUnionReceiptTreesConflict(t *testing.T) {
 func TestPullRefusesBadReceipt(t *testing.T) {
 	t.Parallel()
 	key := testKey(t)
-	srvDir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"policy": "p\n"})
-	b := newProject(t, map[string]string{"runbook": "r\n"})
-	addRemote(t, a, "origin", srvDir)
-	addRemote(t, b, "origin", srvDir)
+	_, a, b := twoProjects(t)
 	id := issue(t, a, key, "s", 1)[0]
 	// Rewrite the session chain: the receipt's blob becomes garbage.
 	g := a.s.Git()
@@ -332,11 +328,7 @@ func TestPullRefusesBadVerdicts(t *testing.T) {
 // and returns the remote and a second project with it as origin.
 func pushedUndecodableVerdicts(t *testing.T) (string, *project) {
 	t.Helper()
-	srvDir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"policy": "p\n"})
-	b := newProject(t, map[string]string{"runbook": "r\n"})
-	addRemote(t, a, "origin", srvDir)
-	addRemote(t, b, "origin", srvDir)
+	srvDir, a, b := twoProjects(t)
 	probedRun(t, a, "r1", "policy")
 	g := a.s.Git()
 	blob, _ := g.PutBlob([]byte(`{"format":"readproof-verdicts/1","run_id":"other"}`))
@@ -358,11 +350,7 @@ func pushedUndecodableVerdicts(t *testing.T) (string, *project) {
 func TestPullRefusesReceiptFileRemovedLater(t *testing.T) {
 	t.Parallel()
 	key := testKey(t)
-	srvDir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"policy": "p\n"})
-	b := newProject(t, map[string]string{"runbook": "r\n"})
-	addRemote(t, a, "origin", srvDir)
-	addRemote(t, b, "origin", srvDir)
+	srvDir, a, b := twoProjects(t)
 	issue(t, a, key, "s", 2)
 	g := a.s.Git()
 	ref := receipts.SessionRef("s")
@@ -430,11 +418,7 @@ func TestPullRefusesReceiptFileRemovedLater(t *testing.T) {
 func TestReceiptConflictMergeTravels(t *testing.T) {
 	t.Parallel()
 	key := testKey(t)
-	srvDir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"policy": "p\n"})
-	b := newProject(t, map[string]string{"runbook": "r\n"})
-	addRemote(t, a, "origin", srvDir)
-	addRemote(t, b, "origin", srvDir)
+	srvDir, a, b := twoProjects(t)
 	id := issue(t, a, key, "s", 1)[0]
 	mustPush(t, a, "origin")
 	// b holds the same id with other bytes (another tool) in its own chain.
@@ -478,4 +462,16 @@ func commitTreeOf(t testing.TB, g gitstore.Store, id gitstore.OID) gitstore.OID 
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// twoProjects is a new bare server and two projects that name it "origin":
+// a holds the document policy, b the document runbook.
+func twoProjects(t *testing.T) (srvDir string, a, b *project) {
+	t.Helper()
+	srvDir = bareServer(t, t.TempDir(), "shared.git")
+	a = newProject(t, map[string]string{"policy": "p\n"})
+	b = newProject(t, map[string]string{"runbook": "r\n"})
+	addRemote(t, a, "origin", srvDir)
+	addRemote(t, b, "origin", srvDir)
+	return srvDir, a, b
 }

@@ -56,15 +56,7 @@ func forgeTagMoveTo(t *testing.T, shared string, size int) string {
 func TestPullRefusesTagMoveToHugeBlob(t *testing.T) {
 	const size = 64 << 20
 	ctx := context.Background()
-	shared := bareServer(t, t.TempDir(), "shared.git")
-	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, mallory, "origin", shared)
-	mallory.run(t, "first", "doc")
-	mallory.tag(t, "doc", "prod")
-	mustPush(t, mallory, "origin")
-	alice := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, alice, "origin", shared)
-	mustPull(t, alice, "origin")
+	shared, _, alice := pulledDoc(t, true)
 	blob := forgeTagMoveTo(t, shared, size)
 
 	var m0, m1 runtime.MemStats

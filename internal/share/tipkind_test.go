@@ -30,15 +30,7 @@ import (
 func TestPullRefusesChainTipNotACommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	shared := bareServer(t, t.TempDir(), "shared.git")
-	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, mallory, "origin", shared)
-	mallory.run(t, "first", "doc")
-	mallory.tag(t, "doc", "prod")
-	mustPush(t, mallory, "origin")
-	alice0 := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, alice0, "origin", shared)
-	mustPull(t, alice0, "origin")
+	shared, _, alice0 := pulledDoc(t, true)
 	for _, ref := range []string{store.ResourcesPrefix + "demo/doc", store.TagsPrefix + "demo/doc/prod", store.JournalRef} {
 		t.Run(strings.TrimPrefix(ref, "refs/heads/"), func(t *testing.T) {
 			t.Parallel()
@@ -90,14 +82,7 @@ func TestPullRefusesChainTipNotACommit(t *testing.T) {
 func TestPullRefusesHugeObjectUnread(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	shared := bareServer(t, t.TempDir(), "shared.git")
-	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, mallory, "origin", shared)
-	mallory.run(t, "first", "doc")
-	mustPush(t, mallory, "origin")
-	alice0 := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, alice0, "origin", shared)
-	mustPull(t, alice0, "origin")
+	shared, _, alice0 := pulledDoc(t, false)
 	size := 16
 	if testsize.Long() {
 		size = manifest.MaxBytes + 1
@@ -169,14 +154,7 @@ func TestCommitBoundsAgree(t *testing.T) {
 func TestPullIgnoresRefsThatCannotBeTracked(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	shared := bareServer(t, t.TempDir(), "shared.git")
-	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, mallory, "origin", shared)
-	mallory.run(t, "first", "doc")
-	mustPush(t, mallory, "origin")
-	alice := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, alice, "origin", shared)
-	mustPull(t, alice, "origin")
+	shared, mallory, alice := pulledDoc(t, false)
 
 	git(t, shared, "pack-refs", "--all")
 	run := git(t, shared, "rev-parse", store.RunsPrefix+"first")
@@ -222,15 +200,7 @@ func TestPullIgnoresRefsThatCannotBeTracked(t *testing.T) {
 func TestPullRefusesTrackedRefNotACommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	shared := bareServer(t, t.TempDir(), "shared.git")
-	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, mallory, "origin", shared)
-	mallory.run(t, "first", "doc")
-	mallory.tag(t, "doc", "prod")
-	mustPush(t, mallory, "origin")
-	alice0 := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, alice0, "origin", shared)
-	mustPull(t, alice0, "origin")
+	shared, mallory, alice0 := pulledDoc(t, true)
 	mallory.run(t, "second", "doc")
 	mustPush(t, mallory, "origin") // something to fetch
 	for _, ref := range []string{store.ResourcesPrefix + "demo/Bad@key", store.ProposalsPrefix + "demo/doc/prod/0123456789ab-on-0123456789ab"} {
@@ -274,14 +244,7 @@ func TestPullRefusesTrackedRefNotACommit(t *testing.T) {
 // Not parallel: what a pull and a clone allocate is measured alone.
 func TestPullRefusesHugeCommitUnread(t *testing.T) {
 	ctx := context.Background()
-	shared := bareServer(t, t.TempDir(), "shared.git")
-	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, mallory, "origin", shared)
-	mallory.run(t, "first", "doc")
-	mustPush(t, mallory, "origin")
-	alice := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, alice, "origin", shared)
-	mustPull(t, alice, "origin")
+	shared, _, alice := pulledDoc(t, false)
 	size := 1024
 	if testsize.Long() {
 		size = manifest.MaxBytes + 1
@@ -335,14 +298,7 @@ func TestPullRefusesHugeCommitUnread(t *testing.T) {
 // parallel: what a pull and a clone allocate is measured alone.
 func TestPullRefusesHugeViewIndexUnread(t *testing.T) {
 	ctx := context.Background()
-	shared := bareServer(t, t.TempDir(), "shared.git")
-	mallory := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, mallory, "origin", shared)
-	mallory.run(t, "first", "doc")
-	mustPush(t, mallory, "origin")
-	alice := newProject(t, map[string]string{"doc": "the real text\n"})
-	addRemote(t, alice, "origin", shared)
-	mustPull(t, alice, "origin")
+	shared, _, alice := pulledDoc(t, false)
 	size := 16
 	if testsize.Long() {
 		size = store.MaxRecordBytes + 1
@@ -459,4 +415,23 @@ func TestPullRefusesSnapshotLargerThanRecorded(t *testing.T) {
 	if n := m1.TotalAlloc - m0.TotalAlloc; n > uint64(size/2) && testsize.Long() {
 		t.Fatalf("pull of a manifest whose snapshot of %d bytes records %d allocated %d bytes: it was read", size, m.Entries[0].Bytes, n)
 	}
+}
+
+// pulledDoc is a remote shared that mallory pushed a run of demo/doc to
+// (tagged prod when tagged) and alice, who pulled it; both name shared
+// "origin" and hold the document "the real text\n".
+func pulledDoc(t *testing.T, tagged bool) (shared string, mallory, alice *project) {
+	t.Helper()
+	shared = bareServer(t, t.TempDir(), "shared.git")
+	mallory = newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, mallory, "origin", shared)
+	mallory.run(t, "first", "doc")
+	if tagged {
+		mallory.tag(t, "doc", "prod")
+	}
+	mustPush(t, mallory, "origin")
+	alice = newProject(t, map[string]string{"doc": "the real text\n"})
+	addRemote(t, alice, "origin", shared)
+	mustPull(t, alice, "origin")
+	return shared, mallory, alice
 }

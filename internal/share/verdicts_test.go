@@ -90,11 +90,7 @@ func TestPullVerdictMACs(t *testing.T) {
 		t.Fatal(err)
 	}
 	withKey := Options{ProbeKeys: &keys}
-	srvDir := bareServer(t, t.TempDir(), "shared.git")
-	a := newProject(t, map[string]string{"policy": "p\n"})
-	b := newProject(t, map[string]string{"runbook": "r\n"})
-	addRemote(t, a, "origin", srvDir)
-	addRemote(t, b, "origin", srvDir)
+	_, a, b := twoProjects(t)
 	probedRun(t, a, "r1", "policy")
 	checkKeyed(t, a, keys, "r1", "HALLUCINATED", a.clock())
 	mustPush(t, a, "origin")
