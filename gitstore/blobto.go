@@ -516,7 +516,7 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 	if fits {
 		// read whole only when every base below is small too: a small
 		// result on a huge base would hold the base in memory
-		if fits, err = d.chainFits(p, off, sp.inMemory); err != nil {
+		if fits, err = d.chainFits(p, off, size, sp.inMemory); err != nil {
 			return err
 		}
 	}
@@ -580,7 +580,7 @@ func (d *odb) streamBase(p *packFile, off int64, e entry, depth int, sp *spill) 
 	}
 	fits := n <= sp.inMemory
 	if fits {
-		if fits, err = d.chainFits(p, boff, sp.inMemory); err != nil {
+		if fits, err = d.chainFits(p, boff, n, sp.inMemory); err != nil {
 			return nil, err
 		}
 	}
@@ -596,10 +596,11 @@ func (d *odb) streamBase(p *packFile, off int64, e entry, depth int, sp *spill) 
 
 // chainFits reports whether the object at off in p and every base of its
 // delta chain are at most limit bytes, each read from its header, so that
-// reading the object whole holds no more than a few such objects. A base
+// reading the object whole holds no more than a few such objects. size is
+// the object's own size, which the caller has read with packedSize. A base
 // in another pack or loose is not looked at: false, and the caller streams.
-func (d *odb) chainFits(p *packFile, off int64, limit int64) (bool, error) {
-	for range maxDeltaChain + 1 {
+func (d *odb) chainFits(p *packFile, off, size, limit int64) (bool, error) {
+	for i := range maxDeltaChain + 1 {
 		e, err := p.entryAt(off)
 		if err != nil {
 			return false, err
@@ -607,9 +608,11 @@ func (d *odb) chainFits(p *packFile, off int64, limit int64) (bool, error) {
 		if e.t != plumbing.OFSDeltaObject && e.t != plumbing.REFDeltaObject {
 			return e.size <= limit, nil
 		}
-		n, err := d.packedSize(p, off)
-		if err != nil {
-			return false, err
+		n := size
+		if i > 0 {
+			if n, err = d.packedSize(p, off); err != nil {
+				return false, err
+			}
 		}
 		if n > limit || e.size > limit {
 			return false, nil

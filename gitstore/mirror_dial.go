@@ -131,7 +131,7 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 		HostKeyCallback:   known.HostKeyCallback(),
 		HostKeyAlgorithms: known.HostKeyAlgorithms(addr),
 	}
-	s, err := t.sshSessionWith(ep, cfg)
+	s, err := t.sshSessionAt(ep, addr, cfg)
 	if errors.Is(err, transport.ErrAuthorizationFailed) {
 		return nil, &SSHAuthError{User: user, Host: addr, Offered: keys.offered, Skipped: keys.skipped, Err: err}
 	}
@@ -140,11 +140,16 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 
 // sshSessionWith is sshSession with the client configuration given.
 func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
+	return t.sshSessionAt(ep, sshAddr(ep), cfg)
+}
+
+// sshSessionAt is sshSessionWith dialling addr, the endpoint's sshAddr,
+// which the caller has already looked up in the ssh configuration.
+func (t dialTransport) sshSessionAt(ep *transport.Endpoint, addr string, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
 	if strings.HasPrefix(ep.Path, "-") {
 		// quoting keeps it one word, not a non-option: git refuses it too
 		return nil, fmt.Errorf("repository path %q starts with \"-\", which upload-pack would read as an option; check the url", ep.Path)
 	}
-	addr := sshAddr(ep)
 	conn, err := t.dial(t.ctx, "tcp", addr)
 	if err != nil {
 		return nil, err

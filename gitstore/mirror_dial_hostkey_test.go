@@ -139,14 +139,7 @@ func TestSSHSessionHostKeyAlgorithmFromKnownHosts(t *testing.T) {
 // not have (ErrAuth, which the git source explains as such), not an
 // unknown failure whose hint is to delete the mirror cache.
 func TestSSHFetchWithoutCredentialsIsErrAuth(t *testing.T) {
-	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostKey, err := ssh.NewSignerFromKey(hostPriv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hostKey := newKey(t)
 	srvConf := &ssh.ServerConfig{PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) {
 		return nil, errors.New("test: no key is authorised")
 	}}

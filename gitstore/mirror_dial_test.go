@@ -3,8 +3,6 @@ package gitstore
 import (
 	"bufio"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"io"
 	"net"
@@ -100,14 +98,7 @@ func TestDaemonSessionDialsAndNamesHost(t *testing.T) {
 // are by name. The path reaches the server shell-quoted.
 func TestSSHSessionHostKeyByName(t *testing.T) {
 	t.Parallel()
-	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostKey, err := ssh.NewSignerFromKey(hostPriv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hostKey := newKey(t)
 	srvConf := &ssh.ServerConfig{NoClientAuth: true}
 	srvConf.AddHostKey(hostKey)
 	commands := make(chan string, 4)
@@ -209,14 +200,7 @@ func serveUploadPackSSH(c net.Conn, conf *ssh.ServerConfig, commands chan<- stri
 // fetch's context.
 func TestSSHSessionStalledServerEndsWithContext(t *testing.T) {
 	t.Parallel()
-	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostKey, err := ssh.NewSignerFromKey(hostPriv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hostKey := newKey(t)
 	srvConf := &ssh.ServerConfig{NoClientAuth: true}
 	srvConf.AddHostKey(hostKey)
 	release := make(chan struct{})

@@ -49,14 +49,7 @@ func (s *keyServer) seen() []string {
 // git.example.test, with no ssh agent and no key.
 func newKeyServer(t *testing.T) (*keyServer, string) {
 	t.Helper()
-	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostKey, err := ssh.NewSignerFromKey(hostPriv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hostKey := newKey(t)
 	s := &keyServer{}
 	conf := &ssh.ServerConfig{PublicKeyCallback: func(_ ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
 		s.mu.Lock()
