@@ -136,24 +136,16 @@ func (l *Ledger) checkBindingLines(ref string, tip gitobj.OID, first string, ite
 		return
 	}
 	msgs := map[string][]string{}
-	visited := map[gitobj.OID]bool{}
-	for stack := []gitobj.OID{tip}; len(stack) > 0; {
-		c := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if visited[c] {
-			continue
-		}
-		visited[c] = true
-		cm, err := l.store.Commit(c)
-		if err != nil {
-			add(ref, "", "reading receipt commit %s: %v", c, err)
-			return
-		}
+	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, false, func(cm gitobj.Commit) bool {
 		line, _, _ := strings.Cut(cm.Message, "\n")
 		if id, ok := strings.CutPrefix(line, first); ok {
 			msgs[id] = append(msgs[id], cm.Message)
 		}
-		stack = append(stack, cm.Parents...)
+		return false
+	})
+	if err != nil {
+		add(ref, "", "reading receipt commit %s: %v", c, err)
+		return
 	}
 	for _, id := range bound {
 		r := decoded[id]
