@@ -189,16 +189,26 @@ func errNoAppendCommit(r Receipt, ref string) error {
 // receipt to chain ref: its first line `receipt ID` on a session chain,
 // `index receipt ID` on an index chain, ID a well-formed receipt id.
 func AppendMessage(ref, msg string) bool {
+	id, ok, _ := appendLine(ref, msg)
+	return ok && ValidID(id)
+}
+
+// appendLine cuts the first line of msg, a commit message on chain ref,
+// after the chain's append prefix (`receipt ` on a session chain, `index
+// receipt ` on an index chain) as strings.CutPrefix does: id is the whole
+// line and ok false when the prefix is missing. path gives a receipt's path
+// in the chain's tree; it is nil when ref is no receipt chain.
+func appendLine(ref, msg string) (id string, ok bool, path func(string) []string) {
 	line, _, _ := strings.Cut(msg, "\n")
-	var id string
-	var ok bool
 	switch {
 	case strings.HasPrefix(ref, SessionRefPrefix):
 		id, ok = strings.CutPrefix(line, "receipt ")
+		return id, ok, sessionPath
 	case strings.HasPrefix(ref, IndexRefPrefix):
 		id, ok = strings.CutPrefix(line, "index receipt ")
+		return id, ok, indexPath
 	}
-	return ok && ValidID(id)
+	return "", false, nil
 }
 
 // CheckAppendBinding is the binding check of one commit of chain ref (a
@@ -210,24 +220,11 @@ func AppendMessage(ref, msg string) bool {
 // chain's other checks report a missing or undecodable receipt. list reads
 // a tree, blob a blob (bounded by the caller).
 func CheckAppendBinding(list func(gitobj.OID) ([]gitobj.TreeEntry, error), blob func(gitobj.OID) ([]byte, error), ref string, tree gitobj.OID, msg string) error {
-	line, _, _ := strings.Cut(msg, "\n")
-	var id string
-	var path []string
-	switch {
-	case strings.HasPrefix(ref, SessionRefPrefix):
-		id, _ = strings.CutPrefix(line, "receipt ")
-		if ValidID(id) {
-			path = sessionPath(id)
-		}
-	case strings.HasPrefix(ref, IndexRefPrefix):
-		id, _ = strings.CutPrefix(line, "index receipt ")
-		if ValidID(id) {
-			path = indexPath(id)
-		}
-	}
-	if path == nil {
+	id, _, pathOf := appendLine(ref, msg)
+	if pathOf == nil || !ValidID(id) {
 		return nil
 	}
+	path := pathOf(id)
 	cur := tree
 	for _, name := range path {
 		entries, err := list(cur)

@@ -75,7 +75,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 			inSession[id] = it.blob
 			decoded[id] = r
 		}
-		l.checkBindingLines(ref.Name, ref.OID, "receipt ", items, decoded, inSession, add)
+		l.checkBindingLines(ref.Name, ref.OID, items, decoded, inSession, add)
 	}
 	index, err := l.store.Refs(IndexRefPrefix)
 	if err != nil {
@@ -89,7 +89,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 			add(ref.Name, "", "%v", err)
 			continue
 		}
-		l.checkBindingLines(ref.Name, ref.OID, "index receipt ", items, decoded, inSession, add)
+		l.checkBindingLines(ref.Name, ref.OID, items, decoded, inSession, add)
 		for _, id := range sortedIDs(items) {
 			it := items[id]
 			if !ValidID(id) || indexRef(id) != ref.Name || it.path != strings.Join(indexPath(id), "/") {
@@ -121,11 +121,11 @@ func (l *Ledger) Check() ([]Issue, error) {
 // checkBindingLines checks the binding line of every commit of chain ref
 // (tip) that appends a version 2 receipt of its tree (docs/receipts.md,
 // "Storage"): each must be the binding the receipt's MAC covers, and the
-// receipt must have an append commit (first line first+id). decoded holds
+// receipt must have an append commit (first line as appendLine reads it). decoded holds
 // the receipts of the session chains that decoded, by id, and blobs their
 // blobs: an index entry with another blob is reported by Check. The history is walked only when the
 // tree holds a version 2 receipt.
-func (l *Ledger) checkBindingLines(ref string, tip gitobj.OID, first string, items map[string]stored, decoded map[string]Receipt, blobs map[string]gitobj.OID, add func(ref, id, format string, args ...any)) {
+func (l *Ledger) checkBindingLines(ref string, tip gitobj.OID, items map[string]stored, decoded map[string]Receipt, blobs map[string]gitobj.OID, add func(ref, id, format string, args ...any)) {
 	var bound []string
 	for _, id := range sortedIDs(items) {
 		if r, ok := decoded[id]; ok && r.version() == BoundVersion && blobs[id] == items[id].blob {
@@ -136,24 +136,15 @@ func (l *Ledger) checkBindingLines(ref string, tip gitobj.OID, first string, ite
 		return
 	}
 	msgs := map[string][]string{}
-	visited := map[gitobj.OID]bool{}
-	for stack := []gitobj.OID{tip}; len(stack) > 0; {
-		c := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if visited[c] {
-			continue
-		}
-		visited[c] = true
-		cm, err := l.store.Commit(c)
-		if err != nil {
-			add(ref, "", "reading receipt commit %s: %v", c, err)
-			return
-		}
-		line, _, _ := strings.Cut(cm.Message, "\n")
-		if id, ok := strings.CutPrefix(line, first); ok {
+	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, false, func(cm gitobj.Commit) bool {
+		if id, ok, _ := appendLine(ref, cm.Message); ok {
 			msgs[id] = append(msgs[id], cm.Message)
 		}
-		stack = append(stack, cm.Parents...)
+		return false
+	})
+	if err != nil {
+		add(ref, "", "reading receipt commit %s: %v", c, err)
+		return
 	}
 	for _, id := range bound {
 		r := decoded[id]

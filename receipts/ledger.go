@@ -358,8 +358,30 @@ func (l *Ledger) indexAppendMessage(id string) (string, bool, error) {
 		return "", false, err
 	}
 	want := "index receipt " + id
-	visited := map[gitobj.OID]bool{}
-	for stack := []gitobj.OID{tip}; len(stack) > 0; {
+	var msg string
+	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, true, func(cm gitobj.Commit) bool {
+		if line, _, _ := strings.Cut(cm.Message, "\n"); line == want {
+			msg = cm.Message
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("reading receipt commit %s: %w", c, err)
+	}
+	if msg != "" {
+		return msg, true, nil
+	}
+	return "", false, nil
+}
+
+// walkCommits visits, depth first, the commits reachable from stack that
+// visited (shared with the caller) does not hold yet, marking each, until
+// visit returns true. firstParentFirst walks a commit's first parent before
+// its others; otherwise its last parent goes first. An unreadable commit
+// ends the walk with its id and the error.
+func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, firstParentFirst bool, visit func(gitobj.Commit) bool) (gitobj.OID, error) {
+	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if visited[c] {
@@ -368,17 +390,20 @@ func (l *Ledger) indexAppendMessage(id string) (string, bool, error) {
 		visited[c] = true
 		cm, err := l.store.Commit(c)
 		if err != nil {
-			return "", false, fmt.Errorf("reading receipt commit %s: %w", c, err)
+			return c, err
 		}
-		if line, _, _ := strings.Cut(cm.Message, "\n"); line == want {
-			return cm.Message, true, nil
+		if visit(cm) {
+			return "", nil
 		}
-		// the first parent is walked first: pushed last
+		if !firstParentFirst {
+			stack = append(stack, cm.Parents...)
+			continue
+		}
 		for i := len(cm.Parents) - 1; i >= 0; i-- {
 			stack = append(stack, cm.Parents[i])
 		}
 	}
-	return "", false, nil
+	return "", nil
 }
 
 func (l *Ledger) readReceipt(id string, blob gitobj.OID) (Receipt, error) {
@@ -480,25 +505,19 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// Receipts a merge brought in are appended on the other side's
 	// history: walked only when there are such receipts, and only until
 	// each has its append commit.
-	missing := len(blobs) - len(seen)
-	for len(others) > 0 && missing > 0 {
-		c := others[len(others)-1]
-		others = others[:len(others)-1]
-		if visited[c] {
-			continue
-		}
-		visited[c] = true
-		cm, err := l.store.Commit(c)
+	if missing := len(blobs) - len(seen); missing > 0 {
+		c, err := l.walkCommits(others, visited, false, func(cm gitobj.Commit) bool {
+			if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
+				if _, done := msgs[id]; !done {
+					msgs[id] = cm.Message
+					missing--
+				}
+			}
+			return missing == 0
+		})
 		if err != nil {
 			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
 		}
-		if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
-			if _, done := msgs[id]; !done {
-				msgs[id] = cm.Message
-				missing--
-			}
-		}
-		others = append(others, cm.Parents...)
 	}
 	slices.Reverse(order)
 	sref := SessionRef(session)

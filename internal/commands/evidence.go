@@ -552,7 +552,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if err != nil {
 			return err
 		}
-		run := namedRunPhrase(args[0], st.Predicate.RunID)
+		run := store.NamedRunPhrase(args[0], st.Predicate.RunID)
 		if err := refuseExport(e, args[0], run, st.Predicate.ManifestID, checks); err != nil {
 			return err
 		}
@@ -595,7 +595,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if opts.Sign {
 			signed = ", signed by " + key.Fingerprint()
 		}
-		name, recorded := namedRun(args[0], p.RunID)
+		name, recorded := store.NamedRun(args[0], p.RunID)
 		if recorded != "" {
 			recorded = "recorded as " + recorded + "; "
 		}
@@ -678,27 +678,6 @@ func warnExport(e *env, run string, checks []evidence.Check) {
 	for _, h := range hints {
 		e.say("readproof: hint: %s", h)
 	}
-}
-
-// namedRun is the run a command was given (target, when it is a run id)
-// and the run id the manifest it names was recorded under, when that is
-// another ("" otherwise): a run renamed by `conflicts rename` keeps its
-// manifest, which records the old id (docs/sync.md); an evidence bundle
-// keeps the recorded id too (predicate.run_id, docs/evidence.md).
-func namedRun(target, recordedID string) (name, recorded string) {
-	if target == recordedID || identity.IsObjectID(target) || identity.ValidateRunID(target) != nil {
-		return text.Escape(recordedID), ""
-	}
-	return text.Escape(target), text.Escape(recordedID)
-}
-
-// namedRunPhrase is namedRun in one phrase: "r1-bob (recorded as r1)".
-func namedRunPhrase(target, recordedID string) string {
-	name, recorded := namedRun(target, recordedID)
-	if recorded != "" {
-		return name + " (recorded as " + recorded + ")"
-	}
-	return name
 }
 
 // verifyCommitOptions are the flags of `readproof verify-commit`.

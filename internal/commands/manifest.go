@@ -107,7 +107,7 @@ func manifestText(w io.Writer, s *store.Store, target string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "manifest %s\nrun      %s\ncreated  %s\n", v.ID, namedRunPhrase(target, v.RunID), textTime(v.CreatedAt))
+	fmt.Fprintf(w, "manifest %s\nrun      %s\ncreated  %s\n", v.ID, store.NamedRunPhrase(target, v.RunID), textTime(v.CreatedAt))
 	if v.Caller != "" {
 		fmt.Fprintf(w, "caller   %s\n", v.Caller)
 	}

@@ -13,11 +13,9 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/evidence"
-	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
-	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -60,10 +58,7 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	}
 	// the store checks `evidence export` makes: a forged or damaged record
 	// refuses the bundle, the rest is said beside it
-	run := text.Escape(st.Predicate.RunID)
-	if in.Target != st.Predicate.RunID && identity.ValidateRunID(in.Target) == nil {
-		run = text.Escape(in.Target) + " (recorded as " + run + ")"
-	}
+	run := store.NamedRunPhrase(in.Target, st.Predicate.RunID)
 	if more, err := store.ExportRefusal(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
 		// the command says each further refusing failure on a line of its
 		// own; the tool's one error names them too, the first few (the

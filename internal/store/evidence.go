@@ -430,6 +430,28 @@ func ExportRefuses(c evidence.Check) bool {
 	return true
 }
 
+// NamedRun is the run a command was given (target, when it is a run id)
+// and the run id the manifest it names was recorded under, when that is
+// another ("" otherwise), both escaped for a message: a run renamed by
+// `conflicts rename` keeps its manifest, which records the old id
+// (docs/sync.md); an evidence bundle keeps the recorded id too
+// (predicate.run_id, docs/evidence.md).
+func NamedRun(target, recordedID string) (name, recorded string) {
+	if target == recordedID || identity.IsObjectID(target) || identity.ValidateRunID(target) != nil {
+		return text.Escape(recordedID), ""
+	}
+	return text.Escape(target), text.Escape(recordedID)
+}
+
+// NamedRunPhrase is NamedRun in one phrase: "r1-bob (recorded as r1)".
+func NamedRunPhrase(target, recordedID string) string {
+	name, recorded := NamedRun(target, recordedID)
+	if recorded != "" {
+		return name + " (recorded as " + recorded + ")"
+	}
+	return name
+}
+
 // ExportRefusal is the error that refuses the export of target (run: the
 // run as a message names it; manifestID: the manifest exported) when checks (ExportEvidenceChecked's) hold a
 // failure that ExportRefuses: the first such failure, with a hint; more
