@@ -189,9 +189,9 @@ func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, p
 		}
 		return out, nil
 	}
-	id, _, pathOf := appendLine(ref, msg)
+	id, ok, pathOf := appendLine(ref, msg)
 	named := ""
-	if pathOf != nil && ValidID(id) {
+	if ok && ValidID(id) {
 		named = strings.Join(pathOf(id), "/")
 	}
 	for _, p := range added {
