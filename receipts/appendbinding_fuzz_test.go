@@ -15,7 +15,8 @@ import (
 // fails exactly when that blob decodes as the receipt the first line names
 // and CheckBindingLine fails it, with ErrBindingEdited: a message or a blob
 // that names nothing, or another receipt, is left to the chain's other
-// checks.
+// checks. AppendMessage agrees on which messages name a receipt: a first
+// line with the chain's prefix and a well-formed id, never a bare id.
 func FuzzCheckAppendBinding(f *testing.F) {
 	key, seed := fuzzSeeds(f)
 	bound := seed
@@ -32,6 +33,10 @@ func FuzzCheckAppendBinding(f *testing.F) {
 	f.Add(msg, bound.Encode(), false, true)
 	f.Add(msg+"run-started: 2026-11-29T19:59:00.5Z\n", seed.Encode(), false, false)
 	f.Add("receipt rcpt_\n", []byte("{}"), false, false)
+	// a bare id names no receipt, as AppendMessage says: its binding line
+	// is not checked here (pull refuses the commit as naming none)
+	f.Add(strings.Replace(strings.TrimPrefix(msg, "receipt "), manifestA, manifestB, 1), bound.Encode(), false, false)
+	f.Add("index "+strings.Replace(strings.TrimPrefix(msg, "receipt "), manifestA, manifestB, 1), bound.Encode(), true, false)
 	f.Fuzz(func(t *testing.T, msg string, data []byte, index, elsewhere bool) {
 		ref, prefix, path := SessionRef("s"), "receipt ", sessionPath
 		if index {
@@ -40,6 +45,9 @@ func FuzzCheckAppendBinding(f *testing.F) {
 		line, _, _ := strings.Cut(msg, "\n")
 		id, named := strings.CutPrefix(line, prefix)
 		named = named && ValidID(id)
+		if AppendMessage(ref, msg) != named {
+			t.Fatalf("AppendMessage(%q, %q) = %v, want %v", ref, msg, !named, named)
+		}
 		if !named {
 			id = seed.ID
 		}

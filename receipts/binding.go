@@ -217,11 +217,12 @@ func appendLine(ref, msg string) (id string, ok bool, path func(string) []string
 // (its first line) that the commit's tree holds at its path and that
 // decodes as a version 2 receipt, its binding lines must be the binding
 // that receipt's MAC covers (CheckBindingLine). Anything else passes: the
-// chain's other checks report a missing or undecodable receipt. list reads
+// chain's other checks report a missing or undecodable receipt, and a
+// first line that names none as AppendMessage reads it (a bare id too). list reads
 // a tree, blob a blob (bounded by the caller).
 func CheckAppendBinding(list func(gitobj.OID) ([]gitobj.TreeEntry, error), blob func(gitobj.OID) ([]byte, error), ref string, tree gitobj.OID, msg string) error {
-	id, _, pathOf := appendLine(ref, msg)
-	if pathOf == nil || !ValidID(id) {
+	id, ok, pathOf := appendLine(ref, msg)
+	if !ok || !ValidID(id) {
 		return nil
 	}
 	path := pathOf(id)

@@ -1,6 +1,8 @@
 package receipts
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
@@ -77,4 +79,129 @@ func Shrinks(list func(gitobj.OID) ([]gitobj.TreeEntry, error), parent, child gi
 		return nil
 	}
 	return out, walk(parent, child, nil)
+}
+
+// Added compares the tree of a receipt chain commit (child) with the trees
+// of its parents (none for a root commit) and returns the paths of child's
+// files that no parent holds at the same path with the same blob and mode.
+// It descends only where child's subtree is none of its parents': an
+// append reads the three trees it rewrote, a merge the directories both
+// sides added to. Below the receipt layout's two directory levels an
+// entry is reported as a path without being read. list reads a tree.
+func Added(list func(gitobj.OID) ([]gitobj.TreeEntry, error), parents []gitobj.OID, child gitobj.OID) ([]string, error) {
+	var out []string
+	var walk func(ct gitobj.OID, pts []gitobj.OID, dirs []string) error
+	walk = func(ct gitobj.OID, pts []gitobj.OID, dirs []string) error {
+		if slices.Contains(pts, ct) {
+			return nil
+		}
+		ce, err := list(ct)
+		if err != nil {
+			return err
+		}
+		have := make([]sameOrder, len(pts))
+		for i, pt := range pts {
+			if have[i].entries, err = list(pt); err != nil {
+				return err
+			}
+		}
+		for _, e := range ce {
+			var sub []gitobj.OID
+			held := false
+			for i := range have {
+				p, ok := have[i].find(e.Name)
+				if !ok || p.Mode != e.Mode {
+					continue
+				}
+				if p.OID == e.OID {
+					held = true
+					break
+				}
+				sub = append(sub, p.OID)
+			}
+			switch {
+			case held:
+			case e.Mode == gitobj.ModeDir && len(dirs) < 2:
+				if err := walk(e.OID, sub, append(dirs, e.Name)); err != nil {
+					return err
+				}
+			default:
+				out = append(out, strings.Join(append(dirs, e.Name), "/"))
+			}
+		}
+		return nil
+	}
+	return out, walk(child, parents, nil)
+}
+
+// sameOrder finds names in a tree's entries, asked for in the order of
+// another tree's (git's order, which both have): mostly the entry after
+// the last one found; any other is looked up in an index of the names,
+// built on the first miss.
+type sameOrder struct {
+	entries []gitobj.TreeEntry
+	next    int
+	names   map[string]int
+}
+
+func (s *sameOrder) find(name string) (gitobj.TreeEntry, bool) {
+	if s.next < len(s.entries) && s.entries[s.next].Name == name {
+		s.next++
+		return s.entries[s.next-1], true
+	}
+	if s.names == nil {
+		s.names = make(map[string]int, len(s.entries))
+		for i, e := range s.entries {
+			s.names[e.Name] = i
+		}
+	}
+	i, ok := s.names[name]
+	if !ok {
+		return gitobj.TreeEntry{}, false
+	}
+	s.next = i + 1
+	return s.entries[i], true
+}
+
+// Stray is a file a receipt chain commit adds that did not reach the chain
+// by its own append commit: Path is the file, Why says how it came.
+type Stray struct {
+	Path, Why string
+}
+
+// CheckAdded checks how the receipts a commit of chain ref (a session or
+// index chain ref) adds reached the chain (docs/receipts.md, "Storage"):
+// each by its own append commit, whose binding line CheckAppendBinding
+// checks. An append (one parent, or none) adds the receipt its first line
+// names, at its path, and nothing else; a merge adds nothing: each file of
+// its tree is a file of one of its parents. parents are the trees of the
+// commit's parents, tree its own, msg its message. It returns the files
+// that came otherwise; list reads a tree.
+func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, parents []gitobj.OID, tree gitobj.OID, msg string) ([]Stray, error) {
+	added, err := Added(list, parents, tree)
+	if err != nil || len(added) == 0 {
+		return nil, err
+	}
+	var out []Stray
+	if len(parents) > 1 {
+		for _, p := range added {
+			out = append(out, Stray{p, fmt.Sprintf("a merge of %d commits adds it, and none of them holds it: a merge only joins the receipts its parents hold, each appended by its own commit, whose binding line is checked; this file came in without one", len(parents))})
+		}
+		return out, nil
+	}
+	id, ok, pathOf := appendLine(ref, msg)
+	named := ""
+	if ok && ValidID(id) {
+		named = strings.Join(pathOf(id), "/")
+	}
+	for _, p := range added {
+		switch {
+		case p == named:
+		case named == "":
+			out = append(out, Stray{p, "an append commit that names no receipt adds it"})
+		default:
+			out = append(out, Stray{p, fmt.Sprintf("the commit appending receipt %s adds it beside that receipt: readproof appends one receipt a commit, named on its first line, and checks that commit's binding line; this file came in without one", id)})
+		}
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package receipts
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
@@ -68,5 +69,89 @@ func BenchmarkShrinksAllGone(b *testing.B) {
 		if err != nil || len(got) != n {
 			b.Fatalf("%d shrunk paths, %v; want %d", len(got), err, n)
 		}
+	}
+}
+
+// TestAdded: an append adds one file; a merge that is the union of its
+// parents adds nothing, whichever parent holds which file and whichever
+// blob of an id both hold it keeps; a merge adds a file none of its
+// parents holds, a blob none of them holds at that path, and an entry that
+// is a directory where they hold a file. A root commit adds every file.
+func TestAdded(t *testing.T) {
+	t.Parallel()
+	f := func(name, blob string) gitobj.TreeEntry {
+		return gitobj.TreeEntry{Name: name, Mode: gitobj.ModeFile, OID: gitobj.OID(blob)}
+	}
+	d := func(name, tree string) gitobj.TreeEntry {
+		return gitobj.TreeEntry{Name: name, Mode: gitobj.ModeDir, OID: gitobj.OID(tree)}
+	}
+	trees := map[gitobj.OID][]gitobj.TreeEntry{
+		// side a: x/a, x/k (blob k1); side b: x/b, x/k (blob k2), y/c
+		"ax": {f("a", "ba"), f("k", "k1")}, "a": {d("x", "ax")},
+		"bx": {f("b", "bb"), f("k", "k2")}, "by": {f("c", "bc")}, "b": {d("x", "bx"), d("y", "by")},
+		// the union, keeping b's k; an append to a
+		"ux": {f("a", "ba"), f("b", "bb"), f("k", "k2")}, "u": {d("x", "ux"), d("y", "by")},
+		"appx": {f("a", "ba"), f("d", "bd"), f("k", "k1")}, "app": {d("x", "appx")},
+		// forged merges: x/e new, x/k a third blob, y a file where b has a directory
+		"mx": {f("a", "ba"), f("b", "bb"), f("e", "be"), f("k", "k3")}, "m": {d("x", "mx"), f("y", "by")},
+	}
+	list := func(id gitobj.OID) ([]gitobj.TreeEntry, error) {
+		if l, ok := trees[id]; ok {
+			return l, nil
+		}
+		return nil, fmt.Errorf("no tree %s", id)
+	}
+	for _, c := range []struct {
+		parents []gitobj.OID
+		child   gitobj.OID
+		want    []string
+	}{
+		{[]gitobj.OID{"a"}, "app", []string{"x/d"}},
+		{[]gitobj.OID{"a", "b"}, "u", nil},
+		{[]gitobj.OID{"b", "a"}, "u", nil},
+		{[]gitobj.OID{"a", "b"}, "m", []string{"x/e", "x/k", "y"}},
+		{nil, "a", []string{"x/a", "x/k"}},
+		{[]gitobj.OID{"a"}, "a", nil},
+	} {
+		got, err := Added(list, c.parents, c.child)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("Added(%v, %s) = %q, %v; want %q", c.parents, c.child, got, err, c.want)
+		}
+	}
+}
+
+// TestCheckAdded: an append that adds the receipt its first line names
+// passes; one that adds another receipt beside it, or a merge that adds a
+// receipt, names that receipt's file.
+func TestCheckAdded(t *testing.T) {
+	t.Parallel()
+	named, other := "rcpt_"+strings.Repeat("a", 32), "rcpt_"+strings.Repeat("b", 32)
+	leaf := func(ids ...string) []gitobj.TreeEntry {
+		var out []gitobj.TreeEntry
+		for _, id := range ids {
+			out = append(out, gitobj.TreeEntry{Name: id + ".json", Mode: gitobj.ModeFile, OID: gitobj.OID("blob-" + id)})
+		}
+		return out
+	}
+	trees := map[gitobj.OID][]gitobj.TreeEntry{
+		"one": leaf(named), "two": leaf(named, other),
+		"a1": {{Name: "a", Mode: gitobj.ModeDir, OID: "one"}}, "a2": {{Name: "a", Mode: gitobj.ModeDir, OID: "two"}},
+		"r1": {{Name: "a", Mode: gitobj.ModeDir, OID: "a1"}}, "r2": {{Name: "a", Mode: gitobj.ModeDir, OID: "a2"}},
+		"empty": {},
+	}
+	list := func(id gitobj.OID) ([]gitobj.TreeEntry, error) { return trees[id], nil }
+	ref := SessionRefPrefix + "s"
+	msg := "receipt " + named + "\n\nsession: s\ntool: t\n"
+	wantPath := "a/a/" + other + ".json"
+	if got, err := CheckAdded(list, ref, []gitobj.OID{"empty"}, "r1", msg); err != nil || len(got) != 0 {
+		t.Fatalf("append of the receipt it names: %v, %v", got, err)
+	}
+	got, err := CheckAdded(list, ref, []gitobj.OID{"empty"}, "r2", msg)
+	if err != nil || len(got) != 1 || got[0].Path != wantPath || !strings.Contains(got[0].Why, "beside") {
+		t.Fatalf("append of two receipts: %+v, %v; want %s beside", got, err, wantPath)
+	}
+	got, err = CheckAdded(list, ref, []gitobj.OID{"r1", "r1"}, "r2", "merge\n")
+	if err != nil || len(got) != 1 || got[0].Path != wantPath || !strings.Contains(got[0].Why, "merge") {
+		t.Fatalf("merge adding a receipt: %+v, %v; want %s", got, err, wantPath)
 	}
 }

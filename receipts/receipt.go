@@ -121,6 +121,10 @@ type Receipt struct {
 	MAC   Digest
 }
 
+// FormatVersion is the format version r is encoded with: Version (1), or
+// BoundVersion (2) for a receipt whose MAC covers its binding.
+func (r Receipt) FormatVersion() int { return r.version() }
+
 // version is the format version r is encoded with.
 func (r Receipt) version() int {
 	if r.Format == 0 {

@@ -47,8 +47,9 @@ func keyProblem(err error) string {
 }
 
 // receiptJSON is one receipt in `list --json` and `show --json`: the stored
-// members plus the check.
+// members plus the check. V is absent for an entry that did not decode.
 type receiptJSON struct {
+	V        int    `json:"v,omitempty"`
 	ID       string `json:"id"`
 	Session  string `json:"session,omitempty"`
 	Run      string `json:"run,omitempty"`
@@ -120,7 +121,7 @@ const receiptTimeLayout = "2006-01-02T15:04:05.000000000Z"
 
 func toReceiptJSON(r receipts.Receipt, b receipts.Binding, check, detail string) receiptJSON {
 	return receiptJSON{
-		ID: r.ID, Session: r.Session, Run: r.Run, Tool: r.Tool,
+		V: r.FormatVersion(), ID: r.ID, Session: r.Session, Run: r.Run, Tool: r.Tool,
 		Args: r.ArgsSHA256.String(), Result: r.ResultSHA256.String(),
 		Start: r.Start.UTC().Format(receiptTimeLayout), End: r.End.UTC().Format(receiptTimeLayout),
 		ExitCode: r.ExitCode, Signal: r.Signal, Error: r.Error, KeyID: r.KeyID, Caller: r.Caller, MAC: r.MAC.String(),

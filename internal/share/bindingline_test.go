@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -97,4 +100,83 @@ func containsAll(s string, subs []string) bool {
 		}
 	}
 	return true
+}
+
+// TestPullRefusesReceiptWithoutItsAppend: a receipt reaches a chain only by
+// its own append commit, whose binding line pull, clone and the guarded
+// remote check; one that a merge adds, though none of its parents holds
+// it, or that an append adds beside the receipt its first line names,
+// came in without one and is refused by all three, naming the receipt's
+// file and the commit, with nothing adopted.
+func TestPullRefusesReceiptWithoutItsAppend(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"merge", "beside"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			key := testKey(t)
+			srvDir, a, b := twoProjects(t)
+			ids := issue(t, a, key, "s", 3)
+			g := a.s.Git()
+			ref := receipts.SessionRef("s")
+			tip := refOf(t, a, ref)
+			chain := []gitstore.Commit{} // oldest first
+			for c := tip; c != ""; {
+				cm, err := g.Commit(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				chain = append([]gitstore.Commit{cm}, chain...)
+				c = ""
+				if len(cm.Parents) > 0 {
+					c = cm.Parents[0]
+				}
+			}
+			var forged gitstore.Commit
+			switch kind {
+			case "merge":
+				// the first append again, at another time: the merge of
+				// the two holds the other two receipts, which neither does
+				again := chain[0]
+				again.Committer.When = again.Committer.When.Add(time.Second)
+				second, err := g.PutCommit(again)
+				if err != nil {
+					t.Fatal(err)
+				}
+				first := chain[1].Parents[0]
+				forged = gitstore.Commit{Tree: chain[2].Tree, Parents: sortedPair(first, second), Author: again.Author, Committer: again.Committer,
+					Message: "merge receipts of sessions/s\n"}
+			case "beside":
+				// the second append, with the third receipt beside it
+				forged = chain[1]
+				forged.Tree = chain[2].Tree
+			}
+			id, err := g.PutCommit(forged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
+				t.Fatal(err)
+			}
+			strays := ids[2:] // the receipts that came in without their append commits
+			if kind == "merge" {
+				strays = ids[1:]
+			}
+			var paths []string
+			for _, s := range strays {
+				paths = append(paths, s[5:6]+"/"+s[6:7]+"/"+s+".json")
+			}
+			path := paths[len(paths)-1]
+			why := map[string]string{"merge": "a merge of 2 commits adds it, and none of them holds it", "beside": "the commit appending receipt " + ids[1] + " adds it beside that receipt"}[kind]
+			mustPush(t, a, "origin")
+			requireRefusedByPullAndClone(t, b, srvDir, "a receipt "+kind, append([]string{string(id), why}, paths...), append([]string{why}, paths...))
+			_, err = Pull(context.Background(), b.s, "origin", Options{})
+			if h := hint.Of(err); !strings.Contains(h, "someone wrote commit "+string(id)+" by hand (it holds ") || !slices.ContainsFunc(paths, func(p string) bool { return strings.Contains(h, "(it holds "+p+")") }) {
+				t.Errorf("pull's hint %q does not name commit %s and one of %s", h, id, paths)
+			}
+			u := guardedRemote(t, t.TempDir(), "guarded.git")
+			if out := pushRefused(t, a.path(), u, ref+":"+ref); !strings.Contains(out, path) || !strings.Contains(out, why) {
+				t.Errorf("the guarded remote refused the chain without naming %s (%q):\n%s", path, why, out)
+			}
+		})
+	}
 }

@@ -292,7 +292,11 @@ type ReceiptConflict struct {
 // `git log -p` of the chain, is refused. An append reads the three trees
 // it rewrote (its parent's were read as the parent's own), and the blob it
 // adds: the binding line of an append of a version 2 receipt must be the
-// binding the receipt's MAC covers (receipts.CheckAppendBinding).
+// binding the receipt's MAC covers (receipts.CheckAppendBinding). And every
+// file a commit adds reached the chain by its own append commit
+// (receipts.CheckAdded): an append adds only the receipt its first line
+// names, a merge only files of its parents, so a receipt cannot come in
+// beside another's append or by a merge, with no binding line checked.
 func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Transport, name string, tip, oldTip gitstore.OID) []string {
 	commits, err := revList(ctx, g, t, tip, oldTip)
 	if err != nil {
@@ -343,10 +347,29 @@ func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Tran
 		if err := receipts.CheckAppendBinding(list, blob, receipts.RefPrefix+name, tree, cm.Message); err != nil {
 			failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s): %s", name, c.ID, text.Printable(err.Error())))
 		}
-		for _, p := range c.Parents {
-			pt, err := treeOf(p)
-			if err != nil {
+		// every file the commit adds is the receipt its first line names,
+		// or, for a merge, a file of one of its parents: a receipt
+		// reaches a chain by its own append commit, checked above
+		pts := make([]gitstore.OID, len(c.Parents))
+		readAll := true
+		for i, p := range c.Parents {
+			if pts[i], err = treeOf(p); err != nil {
 				failures = append(failures, fmt.Sprintf("receipt chain %s: %v", name, err))
+				readAll = false
+			}
+		}
+		if readAll {
+			added, err := receipts.CheckAdded(list, receipts.RefPrefix+name, pts, tree, cm.Message)
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s): %v", name, c.ID, err))
+			}
+			for _, a := range added {
+				failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s) %s: %s; %s", name, c.ID, text.Printable(a.Path), a.Why, handWritten(a.Path, c.ID)))
+			}
+		}
+		for i, p := range c.Parents {
+			pt := pts[i]
+			if pt == "" {
 				continue
 			}
 			fail := func(path, format string, args ...any) {

@@ -15,9 +15,11 @@ import (
 )
 
 // checkReceipts decodes every receipt of every session chain and index
-// chain and cross-checks the two (receipts.Ledger.Check).
+// chain and cross-checks the two (receipts.Ledger.Check), on the commits
+// and trees walk decoded (walked): the binding check's walk of a chain's
+// history, and checkReceiptGrowth's, read each commit once between them.
 func (c *checker) checkReceipts() {
-	issues, err := receipts.NewReadOnlyLedger(c.g).Check()
+	issues, err := receipts.NewReadOnlyLedger(walked{c.g, c}).Check()
 	if err != nil {
 		c.add(Problem{Kind: CouldNotCheck, Check: "receipts", Subject: "receipts", Message: err.Error()})
 		return
@@ -27,6 +29,27 @@ func (c *checker) checkReceipts() {
 			Path: is.ID, Message: is.Message})
 	}
 	c.checkReceiptGrowth()
+}
+
+// walked answers Commit and Tree from the objects walk decoded, and
+// everything else (or an object walk did not reach) from the store.
+type walked struct {
+	gitstore.Reader
+	c *checker
+}
+
+func (w walked) Commit(id gitstore.OID) (gitstore.Commit, error) {
+	if cm, ok := w.c.commits[id]; ok {
+		return cm, nil
+	}
+	return w.Reader.Commit(id)
+}
+
+func (w walked) Tree(id gitstore.OID) ([]gitstore.TreeEntry, error) {
+	if t, ok := w.c.trees[id]; ok {
+		return t, nil
+	}
+	return w.Reader.Tree(id)
 }
 
 // checkReceiptGrowth checks every commit of every receipt chain against its
