@@ -517,6 +517,12 @@ func runGitEnv(ctx context.Context, git, gitDir, what string, progress io.Writer
 		if msg == "" {
 			msg = err.Error()
 		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if note := oldGitNote(git, ee.ExitCode(), msg); note != "" {
+				msg += "\n" + note
+			}
+		}
 		return nil, fmt.Errorf("git %s: %s", what, strings.ReplaceAll(msg, "\n", "; "))
 	}
 	return stdout.Bytes(), nil
