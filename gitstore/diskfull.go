@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/readproof/readproof/internal/diskfull"
 	"github.com/readproof/readproof/internal/hint"
 )
 
@@ -23,7 +24,7 @@ var ErrDiskFull = errors.New("no space left for the store")
 // diskError marks err, when the disk is full, with ErrDiskFull and a hint.
 // Other errors are returned unchanged.
 func diskError(err error) error {
-	if err == nil || !(errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) || errors.Is(err, ErrDiskFull) {
+	if err == nil || !diskfull.Is(err) || errors.Is(err, ErrDiskFull) {
 		return err // not a full disk, or already marked
 	}
 	return hint.With(&diskFull{err}, "nothing was recorded by the failed write, and its temporary files were removed; "+WriteLimitRemedy(err, "the store")+", then retry")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/readproof/readproof/internal/diskfull"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/text"
 )
@@ -517,6 +518,12 @@ func runGitEnv(ctx context.Context, git, gitDir, what string, progress io.Writer
 		if msg == "" {
 			msg = err.Error()
 		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if note := oldGitNote(git, ee.ExitCode(), msg); note != "" {
+				msg += "\n" + note
+			}
+		}
 		return nil, fmt.Errorf("git %s: %s", what, strings.ReplaceAll(msg, "\n", "; "))
 	}
 	return stdout.Bytes(), nil
@@ -738,7 +745,7 @@ func removingGitTemps(gitDir string, f func() error) error {
 // (index-pack: "write error: No space left on device"; pack-objects: "Out
 // of diskspace").
 func OutOfSpace(err error) bool {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+	if diskfull.Is(err) {
 		return true
 	}
 	msg := err.Error()

@@ -50,6 +50,10 @@ type GitError struct {
 	// Remote holds every message the server sent (git's "remote: " lines,
 	// progress meters left out), redacted: a hook's or a host's reason.
 	Remote []string
+	// OldGit, when set, says the git that ran is older than readproof's
+	// oldest and the failure looks like an option it does not know
+	// (gitversion.go).
+	OldGit string
 }
 
 func (e *GitError) Error() string {
@@ -59,6 +63,9 @@ func (e *GitError) Error() string {
 	}
 	if e.Stderr != "" {
 		msg += ": " + e.Stderr
+	}
+	if e.OldGit != "" {
+		msg += "; " + e.OldGit
 	}
 	return msg
 }
@@ -250,6 +257,7 @@ func (t *Transport) runAt(ctx context.Context, progress bool, in io.Reader, url 
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			ge.ExitCode = ee.ExitCode()
+			ge.OldGit = oldGitNote(t.git, ge.ExitCode, text)
 		}
 		if ctx.Err() != nil {
 			return stdout.Bytes(), fmt.Errorf("%w: %w", ctx.Err(), ge)

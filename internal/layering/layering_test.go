@@ -89,9 +89,10 @@ var exactImports = map[string][]string{
 	"internal/hint":       {},
 	"internal/buildinfo":  {},
 	"internal/progress":   {},
-	"internal/lockfile":   {"internal/hint", "internal/progress", "internal/text"},
+	"internal/lockfile":   {"internal/diskfull", "internal/hint", "internal/progress", "internal/text"},
 	"internal/keyfile":    {"gitstore/gitobj", "internal/fspath"},
 	"internal/fspath":     {},
+	"internal/diskfull":   {},
 	"identity":            {"gitstore/gitobj", "internal/text"},
 	"manifest":            {"identity", "internal/strictjson", "internal/text"},
 	// an auditor's verifier builds on evidence alone
@@ -99,7 +100,7 @@ var exactImports = map[string][]string{
 	"probe":                {"internal/keyfile", "internal/text"},
 	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/strictjson", "internal/text"},
 	"internal/policy":      {"adapters/sourcespec", "identity", "internal/lockfile", "internal/progress", "internal/text"},
-	"gitstore":             {"gitstore/gitobj", "internal/fspath", "internal/hint", "internal/progress", "internal/text"},
+	"gitstore":             {"gitstore/gitobj", "internal/diskfull", "internal/fspath", "internal/hint", "internal/progress", "internal/text"},
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},
 	"internal/layering":    {},
@@ -112,7 +113,7 @@ var exactImports = map[string][]string{
 var noGoGit = []string{
 	"gitstore/gitobj", "adapters/sourcespec", "internal/text", "internal/strictjson", "internal/hint", "internal/keyfile", "internal/fspath",
 	"internal/markdown", "identity", "manifest", "evidence", "probe", "receipts", "internal/policy",
-	"internal/mcpauth", "internal/lockfile",
+	"internal/mcpauth", "internal/lockfile", "internal/diskfull",
 }
 
 // cliOnly may be imported only by the packages listed with them.

@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/readproof/readproof/internal/diskfull"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/text"
@@ -308,7 +309,7 @@ func notWritable(what, path string, err error) error {
 		return hint.With(e, fmt.Sprintf("%s is on a read-only file system: remount it read-write, or work on a copy where you can write", dir))
 	case errors.Is(err, fs.ErrPermission):
 		return hint.With(e, fmt.Sprintf("this user may not create or remove files in %s (permission denied): fix its permissions (ls -ld %s shows its owner and mode), or run readproof as a user who may", dir, text.ShellArg(dir)))
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+	case diskfull.Is(err):
 		return hint.With(e, fmt.Sprintf("the file system of %s is full (or your quota is used up): free some space, then run the command again", dir))
 	}
 	return e
