@@ -407,6 +407,18 @@ func (r *gitReader) PutCommit(Commit) (OID, error)    { return "", ErrReadOnly }
 func (r *gitReader) Update(...RefUpdate) error        { return ErrReadOnly }
 func (r *gitReader) Sync() error                      { return nil }
 
+// stopCheck ends the `git cat-file --batch-check` process; the next size
+// asked starts another. Called with r.mu held.
+func (r *gitReader) stopCheck() {
+	if r.check == nil {
+		return
+	}
+	r.checkIn.Close()
+	r.check.Process.Kill()
+	r.check.Wait()
+	r.check = nil
+}
+
 func (r *gitReader) Close() error {
 	r.mu.Lock()
 	if r.check != nil {
@@ -452,19 +464,24 @@ func (r *gitReader) checkSize(id OID, max int64) error {
 		}
 		r.check, r.checkIn, r.checkOut = cmd, in, bufio.NewReader(out)
 	}
+	// an answer not read, or not this question's, leaves the process out
+	// of step: it is stopped, and the next question starts another
 	if _, err := io.WriteString(r.checkIn, string(id)+"\n"); err != nil {
+		r.stopCheck()
 		return fmt.Errorf("git cat-file: %w", err)
 	}
 	line, err := r.checkOut.ReadString('\n')
 	if err != nil {
+		r.stopCheck()
 		return fmt.Errorf("git cat-file: %w", err)
 	}
 	a, err := parseCatFileAnswer(line)
-	if err != nil {
-		return err
+	if err == nil && a.oid != string(id) {
+		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(line)))
 	}
-	if a.oid != string(id) {
-		return fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(line)))
+	if err != nil {
+		r.stopCheck()
+		return err
 	}
 	if !a.missing && a.size > max {
 		return tooLarge(id, a.size, max)

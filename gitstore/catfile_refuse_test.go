@@ -150,6 +150,22 @@ func TestGitReaderOutOfStep(t *testing.T) {
 	if gr.starts != 2 {
 		t.Fatalf("git cat-file --batch started %d times, want 2", gr.starts)
 	}
+	// and the size check's own process: a's answer in its pipe
+	if err := CheckObjectSize(r, a, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(gr.checkIn, string(a)+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckObjectSize(r, b, 1); err == nil || errors.Is(err, ErrTooLarge) {
+		t.Fatalf("CheckObjectSize(b) with a's answer in the pipe = %v, want an error that is not the size's", err)
+	}
+	if err := CheckObjectSize(r, b, 1); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("CheckObjectSize(b, 1) next = %v, want ErrTooLarge", err)
+	}
+	if err := CheckObjectSize(r, a, 1<<20); err != nil {
+		t.Fatalf("CheckObjectSize(a) after = %v", err)
+	}
 }
 
 // FuzzParseCatFileAnswer: a header line parseCatFileAnswer accepts is one
