@@ -123,21 +123,9 @@ func permissionSandbox(t *testing.T, prefix string) (asUser []string, root, bin 
 		}
 		asUser = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
 	}
-	// nobody must reach root: a TMPDIR below a directory only its owner
-	// may search (mktemp -d makes one) would fail every command with
-	// "permission denied" on the project's first file
-	base := os.TempDir()
-	if asUser != nil {
-		base = ""
-		for _, dir := range []string{os.TempDir(), "/dev/shm", "/tmp"} {
-			if worldSearchable(dir) {
-				base = dir
-				break
-			}
-		}
-		if base == "" {
-			t.Skipf("neither %s, /dev/shm nor /tmp can be reached by the user nobody: set TMPDIR to a directory every user may search", os.TempDir())
-		}
+	base := sandboxBase(asUser != nil, []string{os.TempDir(), "/tmp", "/dev/shm"})
+	if base == "" {
+		t.Skipf("none of %s, /tmp and /dev/shm both allows running a program from it and can be reached by the user nobody: set TMPDIR to a directory that does", os.TempDir())
 	}
 	root, err := os.MkdirTemp(base, prefix)
 	if err != nil {
@@ -157,6 +145,22 @@ func permissionSandbox(t *testing.T, prefix string) (asUser []string, root, bin 
 	}
 	linkOrCopy(t, self, bin, 0o755)
 	return asUser, root, bin
+}
+
+// sandboxBase is the first of dirs where a permission test's sandbox can
+// be made: a file system that allows running the programs the test puts
+// there (bin/readproof; Docker mounts /dev/shm noexec), and, when the test
+// runs as nobody (asNobody), a directory nobody can reach: a TMPDIR below a
+// directory only its owner may search (mktemp -d makes one) would fail
+// every command with "permission denied" on the project's first file. ""
+// when none is.
+func sandboxBase(asNobody bool, dirs []string) string {
+	for _, dir := range dirs {
+		if execAllowed(dir) && (!asNobody || worldSearchable(dir)) {
+			return dir
+		}
+	}
+	return ""
 }
 
 // worldSearchable reports whether dir and each directory above it may be

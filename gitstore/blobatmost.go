@@ -152,6 +152,12 @@ func (d *odb) packedSize(p *packFile, off int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return d.entrySize(p, e)
+}
+
+// entrySize is packedSize of the entry e, its header read: its own size,
+// or for a delta the result size its data starts with.
+func (d *odb) entrySize(p *packFile, e entry) (int64, error) {
 	if e.t != plumbing.OFSDeltaObject && e.t != plumbing.REFDeltaObject {
 		return e.size, nil
 	}

@@ -478,6 +478,14 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 	if err != nil {
 		return err
 	}
+	return d.streamEntry(p, off, e, -1, depth, sp, sink)
+}
+
+// streamEntry is streamPacked of the entry e at off, its header already
+// read (not in the cache), and for a delta its result size when the
+// caller has read that too (size >= 0; -1: not read yet): each header
+// along a chain is read once.
+func (d *odb) streamEntry(p *packFile, off int64, e entry, size int64, depth int, sp *spill, sink objectSink) error {
 	if e.t != plumbing.OFSDeltaObject && e.t != plumbing.REFDeltaObject {
 		if err := sink.begin(e.t, e.size); err != nil {
 			return err
@@ -504,9 +512,11 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 	}
 	// The result's size first, from the delta's header: a result over
 	// the caller's bound is refused before its base is read.
-	size, err := d.packedSize(p, off)
-	if err != nil {
-		return err
+	if size < 0 {
+		var err error
+		if size, err = d.entrySize(p, e); err != nil {
+			return err
+		}
 	}
 	if sw, ok := sink.(*streamWriter); ok && sw.max >= 0 && size > sw.max {
 		sw.refusal = tooLarge(sw.id, size, sw.max)
@@ -516,7 +526,8 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 	if fits {
 		// read whole only when every base below is small too: a small
 		// result on a huge base would hold the base in memory
-		if fits, err = d.chainFits(p, off, size, sp.inMemory); err != nil {
+		var err error
+		if fits, err = d.chainFits(p, e, size, sp.inMemory); err != nil {
 			return err
 		}
 	}
@@ -574,13 +585,20 @@ func (d *odb) streamBase(p *packFile, off int64, e entry, depth int, sp *spill) 
 		}
 		boff = o
 	}
-	n, err := d.packedSize(p, boff)
+	if t, data, ok := d.cache.get(p, boff); ok && int64(len(data)) <= sp.inMemory {
+		return &deltaBase{t: t, size: int64(len(data)), data: data}, nil
+	}
+	be, err := p.entryAt(boff)
+	if err != nil {
+		return nil, err
+	}
+	n, err := d.entrySize(p, be)
 	if err != nil {
 		return nil, err
 	}
 	fits := n <= sp.inMemory
 	if fits {
-		if fits, err = d.chainFits(p, boff, n, sp.inMemory); err != nil {
+		if fits, err = d.chainFits(p, be, n, sp.inMemory); err != nil {
 			return nil, err
 		}
 	}
@@ -591,40 +609,39 @@ func (d *odb) streamBase(p *packFile, off int64, e entry, depth int, sp *spill) 
 		}
 		return &deltaBase{t: t, size: int64(len(data)), data: data}, nil
 	}
-	return sp.spillTo(func(sink objectSink) error { return d.streamPacked(p, boff, depth+1, sp, sink) })
+	return sp.spillTo(func(sink objectSink) error { return d.streamEntry(p, boff, be, n, depth+1, sp, sink) })
 }
 
-// chainFits reports whether the object at off in p and every base of its
-// delta chain are at most limit bytes, each read from its header, so that
+// chainFits reports whether the entry e in p and every base of its delta
+// chain are at most limit bytes, each read from its header, so that
 // reading the object whole holds no more than a few such objects. size is
-// the object's own size, which the caller has read with packedSize. A base
-// in another pack or loose is not looked at: false, and the caller streams.
-func (d *odb) chainFits(p *packFile, off, size, limit int64) (bool, error) {
+// e's own size, which the caller has read with entrySize. A base in
+// another pack or loose is not looked at: false, and the caller streams.
+func (d *odb) chainFits(p *packFile, e entry, size, limit int64) (bool, error) {
 	for i := range maxDeltaChain + 1 {
-		e, err := p.entryAt(off)
-		if err != nil {
-			return false, err
+		if i > 0 {
+			var err error
+			if size, err = d.entrySize(p, e); err != nil {
+				return false, err
+			}
 		}
 		if e.t != plumbing.OFSDeltaObject && e.t != plumbing.REFDeltaObject {
 			return e.size <= limit, nil
 		}
-		n := size
-		if i > 0 {
-			if n, err = d.packedSize(p, off); err != nil {
-				return false, err
-			}
-		}
-		if n > limit || e.size > limit {
+		if size > limit || e.size > limit {
 			return false, nil
 		}
+		off := e.baseOff
 		if e.t == plumbing.REFDeltaObject {
 			o, ok, err := p.find(e.baseID)
 			if err != nil || !ok {
 				return false, err
 			}
 			off = o
-		} else {
-			off = e.baseOff
+		}
+		var err error
+		if e, err = p.entryAt(off); err != nil {
+			return false, err
 		}
 	}
 	return false, nil // longer than any chain: the stream refuses it

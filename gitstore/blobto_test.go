@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -535,5 +536,69 @@ func TestBlobToSmallResultOnHugeBase(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
 		t.Errorf("BlobTo of a 10-byte result on a 64 MiB base allocated %d bytes, want under 8 MiB", alloc)
+	}
+}
+
+// TestBlobToReadsEachHeaderOnce: BlobTo of a delta whose bases are all
+// spilled to temporary files (the path taken for bases over 16 MiB) reads
+// the header of each entry along its chain once: the size read to decide
+// whether a base fits in memory is the one the spill then uses.
+func TestBlobToReadsEachHeaderOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r.git")
+	gitInit(t, dir, "--quiet", "--bare")
+	contents := versions(8, 100<<10)
+	ids := gitHashObjects(t, dir, contents)
+	for i, id := range ids {
+		git(t, dir, "update-ref", fmt.Sprintf("refs/tags/b%d", i), string(id))
+	}
+	git(t, dir, "repack", "-adfq", "--depth=50", "--window=50")
+	// each blob's chain length, from `git verify-pack -v`: "<id> blob
+	// <size> <packed> <offset>" and, for a delta, "<depth> <base>"
+	chain := map[OID]int64{}
+	idx, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.idx"))
+	for _, line := range strings.Split(git(t, dir, "verify-pack", "-v", idx[0]), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 5 && isHexOID(f[0]):
+			chain[OID(f[0])] = 1
+		case len(f) == 7 && isHexOID(f[0]):
+			depth, err := strconv.ParseInt(f[5], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chain[OID(f[0])] = depth + 1
+		}
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.(*repo)
+	r.wholeUpTo, r.baseUpTo = -1, -1 // every object streamed, every base spilled
+	deepest := int64(0)
+	for i, id := range ids {
+		if _, err := r.Blob(id); err != nil { // the pack opened and listed
+			t.Fatal(err)
+		}
+		r.st.cache = baseCache{} // nothing read from the cache
+		for _, p := range r.st.packs {
+			p.headerReads.Store(0)
+		}
+		got, err := blobToBytes(s, id, -1)
+		if err != nil || string(got) != contents[i] {
+			t.Fatalf("BlobTo %d: %d bytes, %v", i, len(got), err)
+		}
+		var reads int64
+		for _, p := range r.st.packs {
+			reads += p.headerReads.Load()
+		}
+		if want := chain[id]; want == 0 || reads != want {
+			t.Errorf("BlobTo %d (a chain of %d entries) read %d entry headers, want one each", i, want, reads)
+		}
+		deepest = max(deepest, chain[id])
+	}
+	if deepest < 3 || r.basesSpilled == 0 {
+		t.Fatalf("the longest chain has %d entries, %d bases spilled: the test reads no spilled chain", deepest, r.basesSpilled)
 	}
 }

@@ -34,9 +34,10 @@ type gitReader struct {
 	env []string
 
 	mu     sync.Mutex
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // nil once stopped mid-answer, until the next question starts another
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
+	starts int // the `git cat-file --batch` processes started (a test reads it)
 
 	// `git cat-file --batch-check`, started on the first size asked
 	// (CheckObjectSize): an object's type and size without its content
@@ -57,21 +58,65 @@ func OpenGitReader(ctx context.Context, gitDir string) (Store, error) {
 	}
 	// objects as stored: cat-file would follow refs/replace/
 	r := &gitReader{dir: gitDir, git: git, env: append(os.Environ(), "GIT_NO_REPLACE_OBJECTS=1"), ctx: ctx}
-	r.cmd = exec.CommandContext(ctx, git, "--git-dir="+gitDir, "cat-file", "--batch")
-	r.cmd.Env = r.env
-	r.cmd.WaitDelay = 5 * time.Second
-	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
+	if err := r.start(); err != nil {
 		return nil, err
-	}
-	out, err := r.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	r.stdout = bufio.NewReaderSize(out, 64<<10)
-	if err := r.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start git cat-file: %w", err)
 	}
 	return r, nil
+}
+
+// start starts the `git cat-file --batch` process. Called with r.mu held,
+// or before r is shared.
+func (r *gitReader) start() error {
+	cmd := exec.CommandContext(r.ctx, r.git, "--git-dir="+r.dir, "cat-file", "--batch")
+	cmd.Env = r.env
+	cmd.WaitDelay = 5 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start git cat-file: %w", err)
+	}
+	r.cmd, r.stdin, r.stdout = cmd, stdin, bufio.NewReaderSize(out, 64<<10)
+	r.starts++
+	return nil
+}
+
+// stop ends the `git cat-file --batch` process in the middle of an answer:
+// what is left of it in the pipe would be read as the next answer, so the
+// next question starts another process. Called with r.mu held.
+func (r *gitReader) stop() {
+	if r.cmd == nil {
+		return
+	}
+	r.stdin.Close()
+	r.cmd.Process.Kill()
+	r.cmd.Wait()
+	r.cmd = nil
+}
+
+// drainMax is the most of a refused answer the reader reads through to
+// reach the next one; past it, stopping git and starting another costs
+// less than having git inflate the rest into the pipe.
+const drainMax = 1 << 20
+
+// skip passes over the rest of an answer of size bytes (and its newline)
+// that the reader refuses: read through when small, else the process is
+// stopped. Called with r.mu held.
+func (r *gitReader) skip(size int) error {
+	if size > drainMax {
+		r.stop()
+		return nil
+	}
+	if _, err := r.stdout.Discard(size + 1); err != nil {
+		r.stop()
+		return fmt.Errorf("git cat-file: %w", err)
+	}
+	return nil
 }
 
 func (r *gitReader) Path() string { return r.dir }
@@ -94,41 +139,109 @@ func (r *gitReader) rawObjectAtMost(id OID, max int64) (string, []byte, error) {
 		return "", nil, err
 	}
 	if max >= 0 && int64(size) > max {
-		if _, err := r.stdout.Discard(size + 1); err != nil {
-			return "", nil, fmt.Errorf("git cat-file: %w", err)
+		if err := r.skip(size); err != nil {
+			return "", nil, err
 		}
 		return "", nil, tooLarge(id, int64(size), max)
 	}
 	data := make([]byte, size+1)
 	if _, err := io.ReadFull(r.stdout, data); err != nil {
+		r.stop()
 		return "", nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	if data[size] != '\n' {
+		r.stop()
+		return "", nil, fmt.Errorf("git cat-file: object %s: its content does not end where its size says", id)
 	}
 	return kind, data[:size], nil
 }
 
 // ask sends id to cat-file and reads the answer's header: the object's
 // type and size, its content (and a newline) to follow. Called with r.mu
-// held.
+// held. A process stopped in the middle of an earlier answer is started
+// again first; one whose answer cannot be read, or names another object
+// than id, is stopped, so that no question reads another's answer.
 func (r *gitReader) ask(id OID) (kind string, size int, err error) {
+	if r.cmd == nil {
+		if err := r.start(); err != nil {
+			return "", 0, err
+		}
+	}
 	if _, err := io.WriteString(r.stdin, string(id)+"\n"); err != nil {
+		r.stop()
 		return "", 0, fmt.Errorf("git cat-file: %w", err)
 	}
 	head, err := r.stdout.ReadString('\n')
 	if err != nil {
+		r.stop()
 		return "", 0, fmt.Errorf("git cat-file: %w", err)
 	}
-	f := strings.Fields(head)
-	if len(f) == 2 && f[1] == "missing" {
+	a, err := parseCatFileAnswer(head)
+	if err == nil && a.oid != string(id) {
+		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(head)))
+	}
+	if err == nil && a.size > maxInt-1 {
+		err = fmt.Errorf("git cat-file: object %s: %d bytes, more than this platform reads", id, a.size)
+	}
+	if err != nil {
+		r.stop()
+		return "", 0, err
+	}
+	if a.missing {
 		return "", 0, fmt.Errorf("object %s: %w", id, ErrNotFound)
 	}
-	if len(f) != 3 {
-		return "", 0, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
+	return a.kind, int(a.size), nil
+}
+
+// maxInt is the largest int.
+const maxInt = int64(^uint(0) >> 1)
+
+// catFileAnswer is the header line `git cat-file --batch` and
+// `--batch-check` answer a full object id with: "OID TYPE SIZE", or
+// "OID missing".
+type catFileAnswer struct {
+	oid     string
+	kind    string
+	size    int64
+	missing bool
+}
+
+// parseCatFileAnswer parses one header line of cat-file's default format,
+// its newline included: the object id, then its type and size in decimal
+// digits, or the word missing, separated by single spaces.
+func parseCatFileAnswer(line string) (catFileAnswer, error) {
+	bad := func() (catFileAnswer, error) {
+		return catFileAnswer{}, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(line)))
 	}
-	size, err = strconv.Atoi(f[2])
-	if err != nil || size < 0 {
-		return "", 0, fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(head)))
+	body, ok := strings.CutSuffix(line, "\n")
+	if !ok {
+		return bad()
 	}
-	return f[1], size, nil
+	f := strings.Split(body, " ")
+	if len(f) < 2 || !isHexOID(f[0]) {
+		return bad()
+	}
+	if len(f) == 2 && f[1] == "missing" {
+		return catFileAnswer{oid: f[0], missing: true}, nil
+	}
+	if len(f) != 3 || f[1] == "" || f[2] == "" || len(f[2]) > 1 && f[2][0] == '0' {
+		return bad()
+	}
+	for _, c := range []byte(f[1]) {
+		if c < 'a' || c > 'z' {
+			return bad()
+		}
+	}
+	for _, c := range []byte(f[2]) {
+		if c < '0' || c > '9' {
+			return bad()
+		}
+	}
+	size, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return bad()
+	}
+	return catFileAnswer{oid: f[0], kind: f[1], size: size}, nil
 }
 
 // BlobTo streams the content cat-file sends into w, hashing it on the
@@ -150,8 +263,8 @@ func (r *gitReader) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 		refusal = tooLarge(id, int64(size), max)
 	}
 	if refusal != nil {
-		if _, err := r.stdout.Discard(size + 1); err != nil {
-			return 0, fmt.Errorf("git cat-file: %w", err)
+		if err := r.skip(size); err != nil {
+			return 0, err
 		}
 		return 0, refusal
 	}
@@ -161,10 +274,19 @@ func (r *gitReader) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 	// The answer is read to its end whatever w does, so the next
 	// question gets its own answer.
 	sw := &stickyWriter{w: w}
-	if _, err := io.CopyBuffer(io.MultiWriter(sha, sw), io.LimitReader(r.stdout, int64(size)), make([]byte, streamChunk)); err != nil {
+	n, err := io.CopyBuffer(io.MultiWriter(sha, sw), io.LimitReader(r.stdout, int64(size)), make([]byte, streamChunk))
+	if err == nil && n < int64(size) {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		r.stop()
 		return sw.n, fmt.Errorf("git cat-file: %w", err)
 	}
-	if _, err := r.stdout.Discard(1); err != nil {
+	if nl, err := r.stdout.ReadByte(); err != nil || nl != '\n' {
+		r.stop()
+		if err == nil {
+			err = fmt.Errorf("object %s: its content does not end where its size says", id)
+		}
 		return sw.n, fmt.Errorf("git cat-file: %w", err)
 	}
 	if sw.err != nil {
@@ -285,6 +407,18 @@ func (r *gitReader) PutCommit(Commit) (OID, error)    { return "", ErrReadOnly }
 func (r *gitReader) Update(...RefUpdate) error        { return ErrReadOnly }
 func (r *gitReader) Sync() error                      { return nil }
 
+// stopCheck ends the `git cat-file --batch-check` process; the next size
+// asked starts another. Called with r.mu held.
+func (r *gitReader) stopCheck() {
+	if r.check == nil {
+		return
+	}
+	r.checkIn.Close()
+	r.check.Process.Kill()
+	r.check.Wait()
+	r.check = nil
+}
+
 func (r *gitReader) Close() error {
 	r.mu.Lock()
 	if r.check != nil {
@@ -292,9 +426,14 @@ func (r *gitReader) Close() error {
 		r.check.Wait()
 		r.check = nil
 	}
+	cmd := r.cmd
+	r.cmd = nil
 	r.mu.Unlock()
+	if cmd == nil {
+		return nil // stopped mid-answer, and not started again
+	}
 	r.stdin.Close()
-	return r.cmd.Wait()
+	return cmd.Wait()
 }
 
 // checkSize is CheckObjectSize through `git cat-file --batch-check`, which
@@ -325,26 +464,27 @@ func (r *gitReader) checkSize(id OID, max int64) error {
 		}
 		r.check, r.checkIn, r.checkOut = cmd, in, bufio.NewReader(out)
 	}
+	// an answer not read, or not this question's, leaves the process out
+	// of step: it is stopped, and the next question starts another
 	if _, err := io.WriteString(r.checkIn, string(id)+"\n"); err != nil {
+		r.stopCheck()
 		return fmt.Errorf("git cat-file: %w", err)
 	}
 	line, err := r.checkOut.ReadString('\n')
 	if err != nil {
+		r.stopCheck()
 		return fmt.Errorf("git cat-file: %w", err)
 	}
-	f := strings.Fields(line)
-	if len(f) == 2 && f[1] == "missing" {
-		return nil
+	a, err := parseCatFileAnswer(line)
+	if err == nil && a.oid != string(id) {
+		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(line)))
 	}
-	var n int64
-	if len(f) == 3 {
-		n, err = strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		r.stopCheck()
+		return err
 	}
-	if len(f) != 3 || err != nil || n < 0 {
-		return fmt.Errorf("git cat-file: unexpected answer %q", truncate([]byte(line)))
-	}
-	if n > max {
-		return tooLarge(id, n, max)
+	if !a.missing && a.size > max {
+		return tooLarge(id, a.size, max)
 	}
 	return nil
 }

@@ -119,21 +119,32 @@ func autoPackLimitFromConfig(cfg *gitconfig.Config) int {
 
 // packsPastLimit reports whether objects/pack holds more than limit packs
 // that maintenance may take (an index, and no .keep or .mtimes file). One
-// listing of the directory, no file opened.
+// listing of the directory, no file opened. A pack is counted or not by its
+// own name: one with both a .keep and a .mtimes file, or a .keep without an
+// index, takes nothing off the count of the others.
 func packsPastLimit(packDir string, limit int) bool {
 	names, err := readDirNames(packDir)
 	if err != nil {
 		return false
 	}
-	n := 0
+	held := make(map[string]bool) // pack base names with a .keep or .mtimes file
+	var indexed []string
 	for _, name := range names {
-		if strings.HasPrefix(name, "pack-") {
-			switch {
-			case strings.HasSuffix(name, ".idx"):
-				n++
-			case strings.HasSuffix(name, ".keep"), strings.HasSuffix(name, ".mtimes"):
-				n--
-			}
+		if !strings.HasPrefix(name, "pack-") {
+			continue
+		}
+		if base, ok := strings.CutSuffix(name, ".idx"); ok {
+			indexed = append(indexed, base)
+		} else if base, ok := strings.CutSuffix(name, ".keep"); ok {
+			held[base] = true
+		} else if base, ok := strings.CutSuffix(name, ".mtimes"); ok {
+			held[base] = true
+		}
+	}
+	n := 0
+	for _, base := range indexed {
+		if !held[base] {
+			n++
 		}
 	}
 	return n > limit

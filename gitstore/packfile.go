@@ -24,6 +24,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -54,6 +55,10 @@ type packFile struct {
 	// openFile, when set, opens the .pack instead of openRead of its
 	// path (a source repository read in place: openSourceFile)
 	openFile func() (*os.File, error)
+
+	// headerReads counts the entry headers read (entryAt): tests check
+	// that a read reads each once
+	headerReads atomic.Int64
 }
 
 const (
@@ -322,6 +327,7 @@ func (p *packFile) entryAt(off int64) (entry, error) {
 	if off < 12 || off >= end {
 		return bad("offset outside the pack")
 	}
+	p.headerReads.Add(1)
 	var buf [64]byte
 	n, err := p.pack.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
 	if n == 0 && err != nil {

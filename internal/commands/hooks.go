@@ -319,13 +319,14 @@ func gitOutput(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// shellQuote quotes s for sh, keeping a leading $top/ expandable.
+// shellQuote quotes s for the hook script, which sh runs (POSIX quoting:
+// dash has no $'...'), keeping a leading $top/ expandable.
 func shellQuote(s string) string {
 	prefix := ""
 	if rest, ok := strings.CutPrefix(s, "$top/"); ok {
 		prefix, s = `"$top"/`, rest
 	}
-	return prefix + "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return prefix + text.SingleQuoted(s)
 }
 
 func hookScript(name, config, storePath string) string {
@@ -423,16 +424,17 @@ func checkChainable(top, dir, name, command string) error {
 
 // checkCommand is the line a hook manager's script runs (from the top of the
 // work tree, as git runs hooks) for readproof's checks: --config and --store
-// named when they are not found from there by default.
+// named when they are not found from there by default, quoted as sh reads
+// them (husky's hooks and a pre-commit `sh -c` entry run under sh).
 func checkCommand(top string, e *env) string {
 	var args string
 	config := relativeTo(top, e.policyPath)
 	if rel, ok := strings.CutPrefix(config, "$top/"); !ok || rel != PolicyName {
 		config = strings.TrimPrefix(config, "$top/")
-		args += " --config " + text.ShellArg(config)
+		args += " --config " + text.ScriptArg(config)
 	}
 	if st := storeArg(top, e); st != "" {
-		args += " --store " + text.ShellArg(strings.TrimPrefix(st, "$top/"))
+		args += " --store " + text.ScriptArg(strings.TrimPrefix(st, "$top/"))
 	}
 	return "readproof" + args + " verify && readproof" + args + " status --exit-code"
 }

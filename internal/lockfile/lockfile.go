@@ -83,6 +83,45 @@ func Acquire(path string, o Options) (*Lock, error) {
 	return &Lock{path: path, fi: fi}, nil
 }
 
+// Owner is what the owner of a file that readproof rewrites (the policy
+// file, the MCP token file) states once about the lock beside it,
+// FILE.lock, which another readproof holds while changing it: the timings
+// its callers may leave unset, what a holder is doing, and the words its
+// errors start with.
+type Owner struct {
+	// Timeout and StaleAge are the owner's defaults, for the caller's
+	// Options.Timeout and Options.StaleAge of zero or less.
+	Timeout, StaleAge time.Duration
+	// Task is what a holder is doing ("changing the policy file").
+	Task string
+	// Locked starts the error of a lock held past the timeout; that error
+	// matches it (errors.Is) as well as ErrLocked.
+	Locked error
+	// Failed starts the error of any other failure to take the lock.
+	Failed string
+}
+
+// Acquire takes file+".lock" for a readproof process, waiting as o says,
+// with the owner's timings where o leaves them unset, and the owner's
+// words before the error.
+func (w Owner) Acquire(file string, o Options) (*Lock, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = w.Timeout
+	}
+	if o.StaleAge <= 0 {
+		o.StaleAge = w.StaleAge
+	}
+	o.Holder, o.Task = "another readproof", w.Task
+	l, err := Acquire(file+".lock", o)
+	if errors.Is(err, ErrLocked) {
+		return nil, fmt.Errorf("%w: %w", w.Locked, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.Failed, err)
+	}
+	return l, nil
+}
+
 // Probe checks that the lock file path can be taken now or within the
 // timeout: it takes the lock and releases it at once. A stale lock is left
 // where it is and counts as free, for the writer that follows to take over

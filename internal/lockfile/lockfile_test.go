@@ -434,3 +434,54 @@ func leftovers(t *testing.T, dir string, want ...string) {
 		t.Errorf("%s holds %v, want %v", dir, got, want)
 	}
 }
+
+// TestOwnerAcquire: an owner's lock is FILE.lock, held by "another
+// readproof" doing the owner's task; its timings apply where the caller's
+// are unset (a lock that old is taken over, the timeout named is the
+// owner's) and give way to the caller's; a held lock's error starts with
+// the owner's words and matches both its error and ErrLocked; any other
+// failure starts with the owner's other words.
+func TestOwnerAcquire(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "policy.toml")
+	errHeld := errors.New("the policy is locked")
+	owner := lockfile.Owner{Timeout: 20 * time.Millisecond, StaleAge: time.Hour, Task: "changing the policy",
+		Locked: errHeld, Failed: "lock the policy"}
+	held, err := owner.Acquire(file, lockfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file + ".lock"); err != nil {
+		t.Fatalf("the owner's lock is not FILE.lock: %v", err)
+	}
+	_, err = owner.Acquire(file, lockfile.Options{})
+	if !errors.Is(err, lockfile.ErrLocked) || !errors.Is(err, errHeld) {
+		t.Fatalf("a held owner's lock: %v, want both ErrLocked and the owner's error", err)
+	}
+	if want := "the policy is locked: " + file + ".lock is still held after 20ms"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if h := hint.Of(err); !strings.HasPrefix(h, "another readproof is changing the policy: ") || !strings.Contains(h, "older than 1h0m0s") {
+		t.Errorf("hint %q, want the owner's holder, task and stale age", h)
+	}
+	// the caller's timeout, where set, is the one named
+	if _, err := owner.Acquire(file, lockfile.Options{Timeout: 30 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "after 30ms") {
+		t.Errorf("with the caller's timeout: %v, want it named", err)
+	}
+	// the caller's stale age, where set, takes the lock over
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(file+".lock", old, old); err != nil {
+		t.Fatal(err)
+	}
+	l, err := owner.Acquire(file, lockfile.Options{StaleAge: time.Second})
+	if err != nil {
+		t.Fatalf("a lock older than the caller's stale age: %v, want it taken over", err)
+	}
+	held.Release()
+	l.Release()
+	// any other failure: the owner's other words first
+	_, err = owner.Acquire(filepath.Join(dir, "no such dir", "policy.toml"), lockfile.Options{})
+	if err == nil || errors.Is(err, lockfile.ErrLocked) || !strings.HasPrefix(err.Error(), "lock the policy: ") {
+		t.Errorf("a lock that cannot be created: %v, want it to start %q", err, "lock the policy: ")
+	}
+}

@@ -97,26 +97,13 @@ const (
 )
 
 func lock(path string, lo LockOptions) (*lockfile.Lock, error) {
-	timeout, stale := lo.Timeout, lo.StaleAge
-	if timeout <= 0 {
-		timeout = lockWait
-	}
-	if stale <= 0 {
-		stale = staleLock
-	}
 	// the token file's directory may not exist yet (the first token add)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("locking the MCP token file: %w", err)
 	}
-	l, err := lockfile.Acquire(path+".lock", lockfile.Options{Timeout: timeout, StaleAge: stale,
-		Holder: "another readproof", Task: "changing the token file", Wait: lo.Wait})
-	if errors.Is(err, lockfile.ErrLocked) {
-		return nil, fmt.Errorf("locking the MCP token file: %w by another readproof: %w", ErrLocked, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("locking the MCP token file: %w", err)
-	}
-	return l, nil
+	owner := lockfile.Owner{Timeout: lockWait, StaleAge: staleLock, Task: "changing the token file",
+		Locked: fmt.Errorf("locking the MCP token file: %w by another readproof", ErrLocked), Failed: "locking the MCP token file"}
+	return owner.Acquire(path, lockfile.Options{Timeout: lo.Timeout, StaleAge: lo.StaleAge, Wait: lo.Wait})
 }
 
 // Verifier checks presented tokens against the token file, re-reading it

@@ -350,22 +350,9 @@ func encodeKey(k string) string {
 // lockFile takes PATH.lock (internal/lockfile), so two writers cannot
 // interleave their read-modify-write of the policy file.
 func lockFile(target string, opts AppendOptions) (*lockfile.Lock, error) {
-	timeout, stale := opts.LockTimeout, opts.StaleLockAge
-	if timeout <= 0 {
-		timeout = lockWait
-	}
-	if stale <= 0 {
-		stale = staleLockAge
-	}
-	l, err := lockfile.Acquire(target+".lock", lockfile.Options{Timeout: timeout, StaleAge: stale,
-		Holder: "another readproof", Task: "changing the policy file", Wait: opts.LockWait})
-	if errors.Is(err, lockfile.ErrLocked) {
-		return nil, fmt.Errorf("policy file %s is locked by another readproof: %w", target, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("lock policy file: %w", err)
-	}
-	return l, nil
+	owner := lockfile.Owner{Timeout: lockWait, StaleAge: staleLockAge, Task: "changing the policy file",
+		Locked: fmt.Errorf("policy file %s is locked by another readproof", target), Failed: "lock policy file"}
+	return owner.Acquire(target, lockfile.Options{Timeout: opts.LockTimeout, StaleAge: opts.StaleLockAge, Wait: opts.LockWait})
 }
 
 // staleLockAge is how old a policy lock must be to be taken as left by a

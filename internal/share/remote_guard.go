@@ -42,7 +42,7 @@ var GuardConfig = [][2]string{
 // as `readproof hook pre-receive`; when exe is gone (readproof was moved or
 // reinstalled), the readproof found on PATH runs instead.
 func HookScript(exe string) string {
-	q := "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+	q := text.SingleQuoted(exe) // sh runs the hook: POSIX quoting
 	return "#!/bin/sh\n" +
 		"# Installed by `readproof remote init`: refuse pushes that would lose or forge readproof records.\n" +
 		"rp=" + q + "\n" +

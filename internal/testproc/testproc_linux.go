@@ -16,10 +16,17 @@ const memoryDir = "/dev/shm"
 
 const tmpfsMagic = 0x01021994 // TMPFS_MAGIC from linux/magic.h
 
-// memoryFS reports whether dir is a writable directory on tmpfs.
+// stNoexec is ST_NOEXEC, the statfs flag of a file system mounted noexec
+// (the value of MS_NOEXEC, which the syscall package names).
+const stNoexec = syscall.MS_NOEXEC
+
+// memoryFS reports whether dir is a writable directory on tmpfs that allows
+// running programs: the tests run the binaries they put in TMPDIR (the
+// readproof testscript puts on PATH, a permission test's bin/readproof),
+// and Docker mounts /dev/shm noexec.
 func memoryFS(dir string) bool {
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil || st.Type != tmpfsMagic {
+	if err := syscall.Statfs(dir, &st); err != nil || st.Type != tmpfsMagic || st.Flags&stNoexec != 0 {
 		return false
 	}
 	return syscall.Access(dir, 2 /* W_OK */) == nil

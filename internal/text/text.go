@@ -137,12 +137,28 @@ func ShellArg(s string) string {
 }
 
 // SingleQuoted returns s single-quoted for sh (a ' in s closes the quote,
-// is escaped and opens it again), its bytes as they are: for a command line
-// a program runs (git's --upload-pack), which any sh reads, where ShellArg
-// is for a command shown to the user.
+// is escaped and opens it again), its bytes as they are: POSIX quoting,
+// which every sh reads (dash, Debian's /bin/sh, has no $'...'), for text
+// written into a script or a command line that sh runs (a hook script,
+// git's --upload-pack), where ShellArg is for a command shown to a person
+// at a bash prompt.
 func SingleQuoted(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ScriptArg is SingleQuoted for a word that needs quoting, and s itself
+// when it holds only characters sh takes literally (as ShellArg leaves
+// them): for a line a person adds to a script that sh runs (a husky hook,
+// a pre-commit entry).
+func ScriptArg(s string) string {
+	if s != "" && strings.Trim(s, shellSafe) == "" {
+		return s
+	}
+	return SingleQuoted(s)
+}
+
+// shellSafe is every character sh takes literally in a word.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@,="
 
 // ansiC is s in the shell's $'...' quoting: ' and \ escaped, and each rune
 // Printable objects to (or byte that is not UTF-8) as an escape that

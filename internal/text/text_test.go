@@ -252,3 +252,28 @@ func TestShellArgPastesInEveryShell(t *testing.T) {
 		t.Skip("none of bash, zsh, ksh93, ksh or mksh is installed")
 	}
 }
+
+// TestScriptArgUnderSh: a word ScriptArg (or SingleQuoted) writes into a
+// script is read back by sh (dash when installed: Debian's /bin/sh, which
+// reads no $'...') as the bytes it was, a quote, a space, a newline, an
+// escape byte, a non-ASCII character and a byte that is not UTF-8 included.
+func TestScriptArgUnderSh(t *testing.T) {
+	sh, err := exec.LookPath("dash")
+	if err != nil {
+		if sh, err = exec.LookPath("sh"); err != nil {
+			t.Skip("no sh")
+		}
+	}
+	words := []string{"plain/path-1.toml", "it's", "a b", "line\nbreak", "stor\u00e9", "esc\x1b[31m", "bad\xffbyte", "$HOME `x` \\n", ""}
+	for _, quote := range []func(string) string{ScriptArg, SingleQuoted} {
+		for _, w := range words {
+			out, err := exec.Command(sh, "-c", "printf '%s' "+quote(w)).Output()
+			if err != nil || string(out) != w {
+				t.Errorf("%s -c \"printf '%%s' %s\" = %q, %v; want %q", sh, quote(w), out, err, w)
+			}
+		}
+	}
+	if got := ScriptArg("plain/path-1.toml"); got != "plain/path-1.toml" {
+		t.Errorf("ScriptArg(plain/path-1.toml) = %s, want it unquoted", got)
+	}
+}

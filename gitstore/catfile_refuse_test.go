@@ -1,0 +1,206 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"strconv"
+	"testing"
+)
+
+// TestGitReaderAfterRefusal: a read the cat-file reader refuses (an object
+// over the size asked, or not a blob) leaves the reader answering the next
+// question with its own answer, not with the bytes of the refused one: the
+// rest of a small refused answer is read through, and for a large one
+// (over drainMax) git is stopped and started again rather than made to
+// inflate what nobody reads.
+func TestGitReaderAfterRefusal(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	big := bytes.Repeat([]byte("refused "), 8<<10) // 64 KiB, over the pipe's buffer
+	bigID, err := s.PutBlob(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := bytes.Repeat([]byte("0123456789abcdef"), (drainMax+1<<10)/16)
+	hugeID, err := s.PutBlob(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := s.PutBlob([]byte("small\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := s.PutTree([]TreeEntry{{Name: "big", Mode: ModeFile, OID: bigID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenGitReader(context.Background(), s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	gr := r.(*gitReader)
+	good := func(step string) {
+		t.Helper()
+		if data, err := gr.BlobAtMost(small, 100); err != nil || string(data) != "small\n" {
+			t.Fatalf("after %s: BlobAtMost(small) = %q, %v", step, data, err)
+		}
+		var buf bytes.Buffer
+		if n, err := gr.BlobTo(small, 100, &buf); err != nil || n != 6 || buf.String() != "small\n" {
+			t.Fatalf("after %s: BlobTo(small) = %d %q, %v", step, n, buf.String(), err)
+		}
+		if data, err := r.Blob(bigID); err != nil || !bytes.Equal(data, big) {
+			t.Fatalf("after %s: Blob(big) = %d bytes, %v", step, len(data), err)
+		}
+	}
+	starts := func(want int) {
+		t.Helper()
+		if gr.starts != want {
+			t.Fatalf("git cat-file --batch started %d times, want %d", gr.starts, want)
+		}
+	}
+	good("opening")
+	if _, err := gr.BlobAtMost(bigID, 10); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("BlobAtMost(big, 10) = %v, want ErrTooLarge", err)
+	}
+	good("BlobAtMost refused an object too large")
+	if _, err := gr.BlobTo(bigID, 10, io.Discard); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("BlobTo(big, 10) = %v, want ErrTooLarge", err)
+	}
+	good("BlobTo refused an object too large")
+	if _, err := gr.BlobTo(tree, -1, io.Discard); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("BlobTo(tree) = %v, want ErrNotFound", err)
+	}
+	good("BlobTo refused a tree")
+	if err := CheckObjectSize(r, bigID, 10); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("CheckObjectSize(big, 10) = %v, want ErrTooLarge", err)
+	}
+	if err := CheckObjectSize(r, small, 10); err != nil {
+		t.Fatalf("CheckObjectSize(small, 10) after a refusal = %v", err)
+	}
+	good("CheckObjectSize refused an object too large")
+	errFull := errors.New("disk full")
+	if _, err := gr.BlobTo(bigID, -1, failingWriter{errFull}); !errors.Is(err, errFull) {
+		t.Fatalf("BlobTo(big) into a failing writer = %v", err)
+	}
+	good("BlobTo's writer failed")
+	starts(1) // small refusals are read through
+
+	if _, err := gr.BlobAtMost(hugeID, 10); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("BlobAtMost(huge, 10) = %v, want ErrTooLarge", err)
+	}
+	good("BlobAtMost refused an object over drainMax")
+	starts(2)
+	if _, err := gr.BlobTo(hugeID, 10, io.Discard); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("BlobTo(huge, 10) = %v, want ErrTooLarge", err)
+	}
+	good("BlobTo refused an object over drainMax")
+	starts(3)
+	if data, err := r.Blob(hugeID); err != nil || !bytes.Equal(data, huge) {
+		t.Fatalf("Blob(huge) = %d bytes, %v", len(data), err)
+	}
+	starts(3)
+}
+
+// TestGitReaderOutOfStep: an answer that names another object than the one
+// asked (the pipe holds an answer nobody read, here a question sent behind
+// the reader's back) is refused, not taken for the object asked, and the
+// reader starts git again for the next question.
+func TestGitReaderOutOfStep(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	a, err := s.PutBlob([]byte("a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.PutBlob([]byte("b\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenGitReader(context.Background(), s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	gr := r.(*gitReader)
+	if _, err := io.WriteString(gr.stdin, string(a)+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := r.Blob(b); err == nil {
+		t.Fatalf("Blob(b) with a's answer in the pipe = %q, want an error", data)
+	}
+	if data, err := r.Blob(b); err != nil || string(data) != "b\n" {
+		t.Fatalf("Blob(b) next = %q, %v", data, err)
+	}
+	if gr.starts != 2 {
+		t.Fatalf("git cat-file --batch started %d times, want 2", gr.starts)
+	}
+	// and the size check's own process: a's answer in its pipe
+	if err := CheckObjectSize(r, a, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(gr.checkIn, string(a)+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckObjectSize(r, b, 1); err == nil || errors.Is(err, ErrTooLarge) {
+		t.Fatalf("CheckObjectSize(b) with a's answer in the pipe = %v, want an error that is not the size's", err)
+	}
+	if err := CheckObjectSize(r, b, 1); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("CheckObjectSize(b, 1) next = %v, want ErrTooLarge", err)
+	}
+	if err := CheckObjectSize(r, a, 1<<20); err != nil {
+		t.Fatalf("CheckObjectSize(a) after = %v", err)
+	}
+}
+
+// FuzzParseCatFileAnswer: a header line parseCatFileAnswer accepts is one
+// git writes (written again from what was parsed, it is the same line), with
+// a size of at least 0; anything else is refused.
+func FuzzParseCatFileAnswer(f *testing.F) {
+	for _, s := range []string{
+		"0123456789abcdef0123456789abcdef01234567 blob 6\n",
+		"0123456789abcdef0123456789abcdef01234567 missing\n",
+		"0123456789abcdef0123456789abcdef01234567 tree 0\n",
+		"0123456789abcdef0123456789abcdef01234567 blob 9223372036854775807\n",
+		"0123456789abcdef0123456789abcdef01234567 blob 9223372036854775808\n",
+		"0123456789abcdef0123456789abcdef01234567 blob -1\n",
+		"0123456789abcdef0123456789abcdef01234567 blob +1\n",
+		"0123456789abcdef0123456789abcdef01234567 blob 01\n",
+		"0123456789abcdef0123456789abcdef01234567  blob 1\n",
+		"0123456789abcdef0123456789abcdef01234567 ambiguous\n",
+		"0123456789abcdef0123456789abcdef01234567 blob 6",
+		"refs/heads/main missing\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		a, err := parseCatFileAnswer(line)
+		if err != nil {
+			return
+		}
+		var again string
+		if a.missing {
+			again = a.oid + " missing\n"
+		} else {
+			again = a.oid + " " + a.kind + " " + strconv.FormatInt(a.size, 10) + "\n"
+		}
+		if again != line || a.size < 0 || !isHexOID(a.oid) || a.missing && a.kind != "" {
+			t.Fatalf("parseCatFileAnswer(%q) = %+v", line, a)
+		}
+	})
+}
