@@ -43,7 +43,7 @@ func evidenceCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "export",
-				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out); a forged record is refused (exit 3), nothing written; damage, a replace ref or a run the journal does not record is warned of",
+				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out); a forged record is refused (exit 3), a store it cannot read stops it (exit 4), nothing written; damage, a replace ref or a run the journal does not record is warned of",
 				ArgsUsage: "RUN|MANIFEST",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "with-content", Usage: "embed the delivered bytes (content_b64)"},
@@ -55,7 +55,7 @@ func evidenceCommand() *cli.Command {
 			},
 			{
 				Name:      "verify",
-				Usage:     "verify a bundle (plain or signed): print one line when every check passes, else every check, and exit 3",
+				Usage:     "verify a bundle (plain or signed): print one line when every check passes, else every check, and exit 3 (4 when the store could not be read)",
 				ArgsUsage: "FILE",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "offline", Usage: "check the file alone: skip the store checks"},
