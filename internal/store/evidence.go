@@ -480,9 +480,9 @@ func exportStops(c evidence.Check) bool {
 // store check whose failure would refuse it could not read the store (a
 // permission, an I/O error: KindCouldNotRead): the record is not known to
 // be forged, and not known to be sound, so nothing is written, and the
-// hint is about the read. It wraps ErrCouldNotRead and the read's error;
-// more are the other such checks. nil when none. ExportRefusal comes
-// first: a record found forged is refused as such.
+// hint is about the read. It wraps ErrCouldNotRead; the detail quotes the
+// read's error. more are the other such checks; nil when none.
+// ExportRefusal comes first: a record found forged is refused as such.
 func ExportCouldNotRead(target, run, manifestID string, checks []evidence.Check) (more []evidence.Check, err error) {
 	var failed []evidence.Check
 	for _, c := range checks {
