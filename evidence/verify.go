@@ -34,7 +34,8 @@ type Check struct {
 	// it, never Detail's words, which may quote the bundle's text.
 	Kind string
 	// Err is the error a failed check reports, when it reports one
-	// (store_replay_count: the store's), for errors.Is.
+	// (store_replay_count and store_replay[i]: the store's), for
+	// errors.Is.
 	Err error
 }
 
@@ -405,6 +406,7 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions, x *early) {
 			r.add(name, false, "%s: the store's manifest has no entry at position %d", text.Printable(e.URI), e.Position)
 		case re.Err != nil:
 			r.add(name, false, "%s: the store cannot reconstruct it: %v", text.Printable(e.URI), re.Err)
+			r.Checks[len(r.Checks)-1].Err = re.Err
 		case re.URI != e.URI:
 			r.add(name, false, "%s: the store's entry at position %d is %s", text.Printable(e.URI), e.Position, text.Printable(re.URI))
 		case re.ContentHash != e.ContentHash:

@@ -43,7 +43,7 @@ func evidenceCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:      "export",
-				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out); a forged record is refused (exit 3), nothing written; damage, a replace ref or a run the journal does not record is warned of",
+				Usage:     "write the evidence bundle of a run or manifest (stdout unless --out); a forged record is refused (exit 3), a store it cannot read stops it (exit 4), nothing written; damage, a replace ref or a run the journal does not record is warned of",
 				ArgsUsage: "RUN|MANIFEST",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "with-content", Usage: "embed the delivered bytes (content_b64)"},
@@ -55,7 +55,7 @@ func evidenceCommand() *cli.Command {
 			},
 			{
 				Name:      "verify",
-				Usage:     "verify a bundle (plain or signed): print one line when every check passes, else every check, and exit 3",
+				Usage:     "verify a bundle (plain or signed): print one line when every check passes, else every check, and exit 3 (4 when the store could not be read)",
 				ArgsUsage: "FILE",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "offline", Usage: "check the file alone: skip the store checks"},
@@ -271,7 +271,7 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		switch c.Name {
 		case store.CheckStoreManifest:
 			storeFailed = true
-		case store.CheckCommitSignature, store.CheckReceipts, store.CheckProofOfRead, store.CheckStoreReplace:
+		case store.CheckCommitSignature, store.CheckReceipts, store.CheckProofOfRead, store.CheckStoreReplace, store.CheckJournal:
 			// the store's additions: neither a replay nor an offline check
 		default:
 			if strings.HasPrefix(c.Name, "store_replay") {
@@ -296,6 +296,8 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "the envelope was changed after signing, or signed by a key you do not trust: do not rely on its content"
 	case failed[store.CheckStoreReplace] && !offlineFailed:
 		return "the store makes stock git read other objects than it holds (refs/replace/, info/grafts or commondir): remove what store_replace names, then verify again; `readproof --store STORE verify` checks the rest of the store"
+	case failed[store.CheckJournal] && !offlineFailed && !storeFailed && len(failed) == 1:
+		return "the store's journal (" + store.JournalRef + ") does not record the manifest: a writer stopped before recording it, or the run was written by hand with stock git; `readproof --store STORE verify` warns of either, and `readproof gc` records a run a stopped writer left unrecorded, then verify again"
 	case notReplayed && failed["recorded_replay"] && storeFailed && !absent:
 		return "the store could not give back the recorded bytes of the entries named above, at export and now: an object of the store is damaged or missing (`readproof verify` names it); restore it from a clone (readproof pull) or a backup, then export again"
 	case notReplayed && failed["recorded_replay"] && !storeFailed && storeChecked(rep):
@@ -306,6 +308,8 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		// an auditor's copy made before the run was shared looks the same
 		// as a forgery to the store: the likelier cause comes first
 		return "the store does not hold manifest " + rep.ManifestID + ": a copy of the store made before the run was shared lacks it: fetch it again (git --git-dir STORE fetch, readproof pull) and verify again; a store that is current and lacks it was never given the run (a re-rooted forgery)"
+	case storeFailed && !offlineFailed && hasKind(rep, store.CheckStoreManifest, store.KindUnrecordedRename):
+		return "a run ref of this store names the bundle's manifest though the journal records no rename of the run to it (`conflicts rename` records one): the ref was moved by hand; `readproof --store STORE verify` names it: restore the run refs from a clone (readproof pull) or a backup, then verify again"
 	case storeFailed && !offlineFailed && movedRunRef(rep) != "":
 		return "the store's " + movedRunRef(rep) + " names another manifest than the bundle: either its history was rewritten after the export (a moved run tag), or the bundle names a manifest that was never the run's (a forgery); `readproof --store STORE verify` tells them apart: it reports a run tag that moved away from the manifest the journal records"
 	case storeFailed && !offlineFailed && identity.IsObjectID(rep.ManifestID):
@@ -320,6 +324,16 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "the file was edited after export: export it again from the store"
 	}
 	return "see the failing checks above"
+}
+
+// hasKind reports whether a failed check of rep named name has kind.
+func hasKind(rep evidence.Report, name, kind string) bool {
+	for _, c := range rep.Failed() {
+		if c.Name == name && c.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // movedRunRef is the run ref that store_manifest found naming another
@@ -556,6 +570,13 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if err := refuseExport(e, args[0], run, st.Predicate.ManifestID, checks); err != nil {
 			return err
 		}
+		if more, err := store.ExportCouldNotRead(args[0], run, st.Predicate.ManifestID, checks); err != nil {
+			// not a forged record: one the store would not let us read
+			for _, c := range more {
+				e.say("readproof: run %s: store check %s could not read the store: %s", run, c.Name, c.Detail)
+			}
+			return withCode(ExitCannotCheck, err)
+		}
 		for _, w := range keyWarnings {
 			if w.check == "" || hasCheckName(checks, w.check) {
 				e.say("readproof: warning: %s", w.text)
@@ -563,21 +584,11 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			}
 		}
 		warnExport(e, run, checks)
-		if rp := st.Predicate.Replay; !rp.AllMatch {
+		if w, h := store.ExportReplayWarning(run, st.Predicate.Replay); w != "" {
 			// an honest record, and a bundle that will not verify: say so
 			// while the store can still be repaired
-			bad := 0
-			for _, re := range rp.Entries {
-				if !re.Match {
-					bad++
-				}
-			}
-			what := fmt.Sprintf("%d of %d entries did not replay from this store", bad, len(rp.Entries))
-			if rp.Error != "" {
-				what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
-			}
-			e.say("readproof: warning: run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", run, what)
-			e.say("readproof: hint: `readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again")
+			e.say("readproof: warning: %s", w)
+			e.say("readproof: hint: %s", h)
 		}
 		out := opts.Out
 		if out == "" || out == "-" {
@@ -822,6 +833,13 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		warnings = append(warnings, w)
 		e.say("readproof: warning: %s", w)
 	}
+	for _, c := range rep.Checks {
+		if c.Name == store.CheckJournal && c.Kind == store.KindJournalUnchecked {
+			// the bounded walk stopped first: say what was not checked
+			warnings = append(warnings, "store check journal: "+c.Detail)
+			e.say("readproof: warning: %s", warnings[len(warnings)-1])
+		}
+	}
 	if keyWarn != nil && hasCheck(rep, store.CheckProofOfRead) {
 		warnings = append(warnings, proofread.NotCheckedWarning(keyWarn))
 		e.say("readproof: warning: %s", warnings[len(warnings)-1])
@@ -869,7 +887,33 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		fmt.Fprint(e.out, rep.Listing())
 	}
 	if !rep.OK() {
+		if h := couldNotReadHint(rep); h != "" {
+			return withCode(ExitCannotCheck, hint.With(rep.Err(), h))
+		}
 		return withCode(ExitMismatch, hint.With(rep.Err(), verifyHint(rep, len(keys) > 0 || len(trustWarnings) > 0)))
 	}
 	return nil
+}
+
+// couldNotReadHint is the hint of a verification whose every failed check
+// is a read the store refused (store.KindCouldNotRead, or a replay's error
+// that store.CouldNotRead): nothing was learnt of the record, so it is
+// neither damaged nor forged as far as this run knows (exit 4, not 3). ""
+// when a check failed on what it read.
+func couldNotReadHint(rep evidence.Report) string {
+	failed := rep.Failed()
+	perm := false
+	for _, c := range failed {
+		if c.Kind != store.KindCouldNotRead && (c.Err == nil || !store.CouldNotRead(c.Err)) {
+			return ""
+		}
+		perm = perm || errors.Is(c.Err, fs.ErrPermission)
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	if perm {
+		return "the store could not be read, which says nothing of the bundle or the record: let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then verify again"
+	}
+	return "the store could not be read, which says nothing of the bundle or the record: the file system failed (dmesg may say why); repair it or verify against a clone of the store, then verify again"
 }

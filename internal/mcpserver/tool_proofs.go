@@ -30,6 +30,13 @@ type EvidenceOutput struct {
 	Bundle       string `json:"bundle" jsonschema:"the bundle file's exact bytes (JSON); save it verbatim; whoever holds the file verifies it with the command readproof evidence verify (no tool does this)"`
 	BundleBytes  int    `json:"bundle_bytes"`
 	BundleSHA256 string `json:"bundle_sha256" jsonschema:"sha256 of the bundle bytes"`
+	// ReplayAllMatch is the bundle's replay.all_match: false when the
+	// store did not give back every entry's recorded bytes at export.
+	ReplayAllMatch bool `json:"replay_all_match" jsonschema:"the bundle's replay.all_match: false when the store did not give back every entry's recorded bytes; the bundle records that, and verifying it fails"`
+	// Warnings are what the command says on stderr beside the bundle it
+	// writes: a replay that did not match, store checks that failed
+	// without refusing it, keys that could not be loaded.
+	Warnings []string `json:"warnings,omitempty" jsonschema:"what the export warns of beside the bundle, as the operator's command does: a replay that did not match (replay_all_match false), a store check that failed without refusing the export, a key that could not be loaded; each is also in the text, with its hint"`
 	Receipt
 }
 
@@ -69,7 +76,20 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 		}
 		return nil, reply{}, err
 	}
+	if more, err := store.ExportCouldNotRead(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
+		// not a forged record: one the store would not let us read
+		h := hint.Of(err)
+		for _, c := range more[:min(len(more), 3)] {
+			err = hint.With(fmt.Errorf("%w; run %s: store check %s could not read the store: %s", err, run, c.Name, c.Detail), h)
+		}
+		return nil, reply{}, err
+	}
 	warnings, hints := store.ExportWarnings(run, checks)
+	if w, h := store.ExportReplayWarning(run, st.Predicate.Replay); w != "" {
+		// as the command says it: the bundle records it, and verify of
+		// it fails
+		warnings, hints = append(warnings, w), append(hints, h)
+	}
 	for _, ch := range checks {
 		if w := keyWarnings[ch.Name]; w != "" {
 			warnings = append(warnings, w)
@@ -80,6 +100,7 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	out := &EvidenceOutput{Target: in.Target, WithContent: in.WithContent, Bundle: string(data), BundleBytes: len(data), BundleSHA256: hex.EncodeToString(sum[:])}
 	p := st.Predicate
 	out.RunID, out.ManifestID, out.MerkleRoot, out.Entries = p.RunID, p.ManifestID, p.Merkle.Root, len(p.Entries)
+	out.ReplayAllMatch, out.Warnings = p.Replay != nil && p.Replay.AllMatch, warnings
 	what := "without content"
 	if in.WithContent {
 		what = "with content"

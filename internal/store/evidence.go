@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -169,7 +171,10 @@ func (s *Store) replayHashes(ctx context.Context, manifestID string, progress fu
 	for i, e := range res.Entries {
 		out[i] = evidence.ReplayEntry{Position: e.Position, URI: e.URI, ContentHash: e.Actual}
 		if e.Error != "" {
-			out[i].Err = errors.New(e.Error)
+			out[i].Err = e.Err
+			if out[i].Err == nil {
+				out[i].Err = errors.New(e.Error)
+			}
 			out[i].ContentHash = ""
 		}
 	}
@@ -352,22 +357,14 @@ const (
 	KindBindingEdited = "binding_edited"
 )
 
-// exportJournalWalk bounds the journal commits an export's journal check
-// reads (about 30 ms): the check of an older run of a large store is left to
-// `readproof verify`, which walks the whole journal once for every run. At
-// 50,000 runs the whole walk took 0.34 s packed and 0.6 s loose, and 85-123
-// MB, for the export of the first run.
-const exportJournalWalk = 4096
-
 // ExportEvidenceChecked is ExportEvidence that also runs, on the statement
-// it built, the store checks `evidence verify` against this store would
-// make of it (store_manifest, store_replace, git_commit_signature, receipts,
-// proof_of_read, with keys), and two that only the export can make: a run id
-// target whose ref names a manifest recorded under another id must have
-// been renamed to it by the journal (store_manifest), and the journal must
-// reach the manifest within its newest exportJournalWalk commits (journal;
-// an older record is not checked). checks lists every check run, passing or
-// failing; the caller decides what a failure stops.
+// it built, the store checks `evidence verify` against this store makes of
+// it (storeChecks: store_manifest, store_replace, git_commit_signature,
+// receipts, proof_of_read with keys, journal), with the one fact only the
+// export knows: a run id target whose ref names a manifest recorded under
+// another id must have been renamed to it by the journal (store_manifest).
+// checks lists every check run, passing or failing; the caller decides
+// what a failure stops.
 func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys EvidenceCheckKeys) ([]byte, *evidence.Statement, []evidence.Check, error) {
 	in, m, sum, err := s.evidenceInput(target, opts)
 	if err != nil {
@@ -377,35 +374,11 @@ func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	checks := s.storeChecks(&st.Predicate, m, sum, keys)
-	add := func(name string, ok bool, format string, args ...any) {
-		checks = append(checks, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	named := ""
+	if !identity.IsObjectID(target) {
+		named = target
 	}
-	if !identity.IsObjectID(target) && target != m.RunID {
-		// the ref of run target names a manifest recorded as m.RunID:
-		// a rename the journal records (`conflicts rename`), or a ref
-		// moved by hand (readproof verify: "the ref names run ...")
-		if ok, err := s.renamedTo(m)(target); err != nil {
-			add(CheckStoreManifest, false, "reading the renames the journal records of manifest %s: %v", m.ID, err)
-		} else if !ok {
-			add(CheckStoreManifest, false, "%s names manifest %s, which records run %s, and the journal records no rename of it to %s: readproof did not write this ref (`readproof verify` names it)",
-				runRef(target), m.ID, text.Printable(m.RunID), target)
-		}
-	}
-	if tip, err := s.ref(JournalRef); err != nil {
-		add(CheckJournal, false, "reading %s: %v", JournalRef, err)
-	} else if tip == "" {
-		// no journal at all: `readproof verify` reports the store
-	} else if met, whole, err := journalReachesWithin(s.git, tip, map[gitstore.OID]bool{gitstore.OID(m.ID): true}, exportJournalWalk); err != nil {
-		add(CheckJournal, false, "walking %s: %v", JournalRef, err)
-	} else if !whole {
-		// a run recorded more than exportJournalWalk commits ago: not
-		// checked here (readproof verify walks the whole journal)
-	} else if !met[gitstore.OID(m.ID)] {
-		add(CheckJournal, false, "the journal (%s) does not record manifest %s of run %s: a writer stopped before recording it (`readproof gc` records it), or the commit was written by hand (`readproof verify` warns of it)",
-			JournalRef, m.ID, text.Printable(m.RunID))
-	}
-	return data, st, checks, nil
+	return data, st, s.storeChecks(&st.Predicate, m, sum, keys, named), nil
 }
 
 // ExportRefuses reports whether a failed store check of an export refuses
@@ -420,7 +393,9 @@ func (s *Store) ExportEvidenceChecked(target string, opts EvidenceOptions, keys 
 // edited binding line (KindBindingEdited) among them.
 func ExportRefuses(c evidence.Check) bool {
 	switch {
-	case c.OK:
+	case c.OK, c.Kind == KindCouldNotRead:
+		// a read the store refused says nothing of the record:
+		// ExportCouldNotRead
 		return false
 	case c.Name == CheckStoreReplace, c.Name == CheckJournal:
 		return false
@@ -487,12 +462,78 @@ func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (mor
 	return refused[1:], hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, also), h)
 }
 
+// ErrCouldNotRead marks an export stopped because a store check that
+// would refuse a forged record could not read the store
+// (ExportCouldNotRead).
+var ErrCouldNotRead = errors.New("could not read the store")
+
+// exportStops reports whether a failed check c of an export that could
+// not read the store stops it (ExportCouldNotRead): one of the checks a
+// failure of which refuses the export (not store_replace or journal,
+// which only warn).
+func exportStops(c evidence.Check) bool {
+	return !c.OK && c.Kind == KindCouldNotRead && c.Name != CheckStoreReplace && c.Name != CheckJournal
+}
+
+// ExportCouldNotRead is the error that stops the export of target (run:
+// the run as a message names it; manifestID: the manifest exported) when a
+// store check whose failure would refuse it could not read the store (a
+// permission, an I/O error: KindCouldNotRead): the record is not known to
+// be forged, and not known to be sound, so nothing is written, and the
+// hint is about the read. It wraps ErrCouldNotRead; the detail quotes the
+// read's error. more are the other such checks; nil when none.
+// ExportRefusal comes first: a record found forged is refused as such.
+func ExportCouldNotRead(target, run, manifestID string, checks []evidence.Check) (more []evidence.Check, err error) {
+	var failed []evidence.Check
+	for _, c := range checks {
+		if exportStops(c) {
+			failed = append(failed, c)
+		}
+	}
+	if len(failed) == 0 {
+		return nil, nil
+	}
+	c := failed[0]
+	also := ""
+	if len(failed) > 1 {
+		also = fmt.Sprintf(" (and %d more)", len(failed)-1)
+	}
+	h := "nothing was written: this says nothing of the record, which was not read; the file system failed to read the store (dmesg may say why): repair it or restore the store from a clone or a backup, then export again"
+	if errors.Is(c.Err, fs.ErrPermission) {
+		h = "nothing was written: this says nothing of the record, which was not read; let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then export again"
+	}
+	return failed[1:], hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, store check %s: %s%s", text.Escape(target), ErrCouldNotRead, run, manifestID, c.Name, c.Detail, also), h)
+}
+
+// ExportReplayWarning is the warning of an export whose replay did not
+// match (replay.all_match false), naming run (as a message names it), and
+// its hint; both "" when it matched. The bundle records it honestly, and
+// `evidence verify` of it fails: the command and the MCP tool say so while
+// the store can still be repaired.
+func ExportReplayWarning(run string, rp *evidence.BundleReplay) (warning, hint string) {
+	if rp == nil || rp.AllMatch {
+		return "", ""
+	}
+	bad := 0
+	for _, re := range rp.Entries {
+		if !re.Match {
+			bad++
+		}
+	}
+	what := fmt.Sprintf("%d of %d entries did not replay from this store", bad, len(rp.Entries))
+	if rp.Error != "" {
+		what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
+	}
+	return fmt.Sprintf("run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", run, what),
+		"`readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again"
+}
+
 // ExportWarnings are the warnings of an export whose checks
-// (ExportEvidenceChecked's) fail without refusing it, each naming run
-// (as a message names it), and their hints, each once.
+// (ExportEvidenceChecked's) fail without refusing or stopping it, each
+// naming run (as a message names it), and their hints, each once.
 func ExportWarnings(run string, checks []evidence.Check) (warnings, hints []string) {
 	for _, c := range checks {
-		if c.OK || ExportRefuses(c) {
+		if c.OK || ExportRefuses(c) || exportStops(c) {
 			continue
 		}
 		warnings = append(warnings, fmt.Sprintf("run %s: store check %s failed: %s", run, c.Name, c.Detail))
@@ -1054,7 +1095,7 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 			return rep, nil // as above
 		}
 	}
-	rep.Checks = append(rep.Checks, s.storeChecks(p, m, sum, EvidenceCheckKeys{Signers: opts.Signers, ReceiptsKey: opts.ReceiptsKey, ProbeKeys: opts.ProbeKeys})...)
+	rep.Checks = append(rep.Checks, s.storeChecks(p, m, sum, EvidenceCheckKeys{Signers: opts.Signers, ReceiptsKey: opts.ReceiptsKey, ProbeKeys: opts.ProbeKeys}, "")...)
 	return rep, nil
 }
 
@@ -1063,12 +1104,24 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 // their order: store_manifest, store_replace, git_commit_signature (when
 // the manifest commit is signed or p names a signer), receipts (when p
 // carries a summary, or the store holds a receipt of m that cannot be
-// read) and proof_of_read (when p carries verdicts). VerifyEvidence runs
-// them after the replay, ExportEvidenceChecked on the statement it built.
-func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum string, keys EvidenceCheckKeys) []evidence.Check {
+// read), proof_of_read (when p carries verdicts) and journal (when the
+// journal does not record m, or its bounded walk stopped before reaching
+// it). named is the run id an export was asked for ("" for verify, and for
+// an export by manifest id): a name of m other than its run id must be a
+// rename the journal records. VerifyEvidence runs them after the replay,
+// ExportEvidenceChecked on the statement it built: one implementation, so
+// that both say the same of the same record. A failure that comes of a
+// read the store refused (CouldNotRead: a permission, an I/O error) has
+// Kind KindCouldNotRead and its error in Err: it says nothing of the
+// record.
+func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum string, keys EvidenceCheckKeys, named string) []evidence.Check {
 	var out []evidence.Check
 	add := func(name string, ok bool, format string, args ...any) {
-		out = append(out, evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+		c := evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)}
+		if !ok {
+			markCouldNotRead(&c, args)
+		}
+		out = append(out, c)
 	}
 	unreadable := func(u UnreadableReceipt) {
 		add(CheckReceipts, false, "%s", text.Printable(u.String()))
@@ -1077,16 +1130,33 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 		// or another tampering (receipts.ErrTampered), a record
 		// readproof did not write, which an export refuses
 		switch {
+		case CouldNotRead(u.Err):
+			out[len(out)-1].Kind, out[len(out)-1].Err = KindCouldNotRead, u.Err
 		case errors.Is(u.Err, receipts.ErrBindingEdited):
 			out[len(out)-1].Kind = KindBindingEdited
 		case !errors.Is(u.Err, receipts.ErrTampered):
 			out[len(out)-1].Kind = KindUnreadableReceipt
 		}
 	}
-	if detail, ok := s.compareManifest(p, m, sum); ok {
-		add(CheckStoreManifest, true, "%s", detail)
-	} else {
-		add(CheckStoreManifest, false, "%s", detail)
+	storeManifest := func(detail string, ok bool, err error) {
+		out = append(out, evidence.Check{Name: CheckStoreManifest, OK: ok, Detail: detail})
+		if errors.Is(err, errUnrecordedRename) {
+			out[len(out)-1].Kind = KindUnrecordedRename
+		} else if !ok && err != nil {
+			markCouldNotRead(&out[len(out)-1], []any{err})
+		}
+	}
+	renamed := s.renamedTo(m)
+	detail, ok, err := s.compareManifest(p, m, sum, renamed)
+	storeManifest(detail, ok, err)
+	if named != "" && named != m.RunID {
+		// the ref of run named names a manifest recorded as m.RunID: a
+		// rename the journal records (`conflicts rename`), or a ref moved
+		// by hand (readproof verify: "the ref names run ..."); said once
+		// when compareManifest found the same
+		if d, err := runNameUnrecorded(m, named, renamed); d != "" && d != detail {
+			storeManifest(d, false, err)
+		}
 	}
 	s.checkReplaced(m, add)
 	s.checkCommitSignature(p, m, keys.Signers, add)
@@ -1105,7 +1175,93 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 	if len(p.ProofOfRead) > 0 {
 		s.checkVerdicts(p, keys.ProbeKeys, add)
 	}
+	if c, ok := s.checkJournal(m); ok {
+		out = append(out, c)
+	}
 	return out
+}
+
+// KindCouldNotRead is the Kind of a failed store check whose failure is a
+// read the store refused (CouldNotRead: a permission, an I/O error), not
+// a record found damaged or forged: it says nothing of the record, and a
+// command says so (exit 4, a hint about the error) rather than refusing it
+// as forged.
+const KindCouldNotRead = "could_not_read"
+
+// CouldNotRead reports whether err is a read the system refused or could
+// not complete (permission denied, an I/O error, out of file descriptors or
+// memory): the bytes were not read, so nothing was learnt of them. A
+// missing object, or one that does not decode or hash to its id, is not:
+// that is damage, or a forgery.
+func CouldNotRead(err error) bool {
+	for _, e := range []error{fs.ErrPermission, syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENXIO, syscall.ESTALE} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// markCouldNotRead gives failed check c Kind KindCouldNotRead, and the
+// error in Err, when one of args (what its detail was formatted from) is
+// an error that CouldNotRead.
+func markCouldNotRead(c *evidence.Check, args []any) {
+	for _, a := range args {
+		if err, ok := a.(error); ok && CouldNotRead(err) {
+			c.Kind, c.Err = KindCouldNotRead, err
+			return
+		}
+	}
+}
+
+// journalCheckWalk bounds the journal commits the journal check of export and
+// `evidence verify` reads (about 30 ms): the record of an older run of a
+// large store is left to `readproof verify`, which walks the whole journal
+// once for every run. At 50,000 runs the whole walk took 0.34 s packed and
+// 0.6 s loose, and 85-123 MB, for the export of the first run.
+const journalCheckWalk = 4096
+
+// KindJournalUnchecked is the Kind of a journal check that passes without
+// having checked: the journal's newest journalCheckWalk commits do not reach
+// the manifest, and the walk reads no more. The detail says the bound and
+// what it leaves unchecked; `evidence verify` warns of it.
+const KindJournalUnchecked = "journal_unchecked"
+
+// checkJournal is the journal check of manifest m: failed when the journal
+// (refs/heads/main) does not reach m and the walk read all of it; passed,
+// with KindJournalUnchecked, when the walk stopped at journalCheckWalk commits
+// first. ok is false when there is nothing to say: the journal records m,
+// or the store has no journal (`readproof verify` reports that store).
+func (s *Store) checkJournal(m *manifest.Manifest) (c evidence.Check, ok bool) {
+	c.Name = CheckJournal
+	fail := func(err error, format string, args ...any) (evidence.Check, bool) {
+		c.Detail = fmt.Sprintf(format, args...)
+		if err != nil {
+			markCouldNotRead(&c, []any{err})
+		}
+		return c, true
+	}
+	tip, err := s.ref(JournalRef)
+	if err != nil {
+		return fail(err, "reading %s: %v", JournalRef, err)
+	}
+	if tip == "" {
+		return c, false
+	}
+	met, whole, err := journalReachesWithin(s.git, tip, map[gitstore.OID]bool{gitstore.OID(m.ID): true}, journalCheckWalk)
+	switch {
+	case err != nil:
+		return fail(err, "walking %s: %v", JournalRef, err)
+	case !whole:
+		c.OK, c.Kind = true, KindJournalUnchecked
+		c.Detail = fmt.Sprintf("not checked: the newest %d commits of the journal (%s) do not reach manifest %s of run %s, and the check reads no further; an older run's record, or a run written by hand into a journal that long, is checked by `readproof verify`, which walks the whole journal",
+			journalCheckWalk, JournalRef, m.ID, text.Printable(m.RunID))
+		return c, true
+	case met[gitstore.OID(m.ID)]:
+		return c, false
+	}
+	return fail(nil, "the journal (%s) does not record manifest %s of run %s: a writer stopped before recording it (`readproof gc` records it), or the commit was written by hand (`readproof verify` warns of it)",
+		JournalRef, m.ID, text.Printable(m.RunID))
 }
 
 type addCheck func(name string, ok bool, format string, args ...any)
@@ -1263,17 +1419,19 @@ func (s *Store) replacedObject(m *manifest.Manifest, id string) string {
 
 // compareManifest compares what the Merkle root does not cover with the
 // manifest as stored; sum is the SHA-256 (hex) of the manifest.json m was
-// decoded from.
-func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum string) (string, bool) {
+// decoded from; renamed is s.renamedTo(m). err is the error of a read
+// that failed, when that is why it fails (errUnrecordedRename for a run
+// ref moved by hand).
+func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum string, renamed func(run string) (bool, error)) (detail string, ok bool, err error) {
 	if p.RunID != m.RunID {
-		return fmt.Sprintf("run_id %q, the store's manifest is of run %q", p.RunID, m.RunID), false
+		return fmt.Sprintf("run_id %q, the store's manifest is of run %q", p.RunID, m.RunID), false, nil
 	}
 	if p.ManifestCreatedAt != timeString(m.CreatedAt) {
-		return fmt.Sprintf("manifest_created_at %q, the store records %s", p.ManifestCreatedAt, timeString(m.CreatedAt)), false
+		return fmt.Sprintf("manifest_created_at %q, the store records %s", p.ManifestCreatedAt, timeString(m.CreatedAt)), false, nil
 	}
 	runTip, err := s.ref(runRef(m.RunID))
 	if err != nil {
-		return fmt.Sprintf("reading %s: %v", runRef(m.RunID), err), false
+		return fmt.Sprintf("reading %s: %v", runRef(m.RunID), err), false, err
 	}
 	// the manifest commit, read once for the git facts and its tree
 	var commit *gitstore.Commit
@@ -1290,39 +1448,57 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 	if g := p.Git; g != nil {
 		c, err := manifestCommit()
 		if err != nil {
-			return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false
+			return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false, err
 		}
 		if g.Tree != "" && g.Tree != string(c.Tree) {
-			return fmt.Sprintf("git.tree %q, the manifest commit's tree is %s", g.Tree, c.Tree), false
+			return fmt.Sprintf("git.tree %q, the manifest commit's tree is %s", g.Tree, c.Tree), false, nil
 		}
 		if g.ManifestSHA256 != "" {
 			if sum != g.ManifestSHA256 {
-				return fmt.Sprintf("git.manifest_sha256 %q is not the hash of the stored manifest.json", g.ManifestSHA256), false
+				return fmt.Sprintf("git.manifest_sha256 %q is not the hash of the stored manifest.json", g.ManifestSHA256), false, nil
 			}
 		}
 		if g.RunRef != "" {
 			if g.RunRef != runRef(m.RunID) {
-				return fmt.Sprintf("git.run_ref %q, the run's ref is %s", g.RunRef, runRef(m.RunID)), false
+				return fmt.Sprintf("git.run_ref %q, the run's ref is %s", g.RunRef, runRef(m.RunID)), false, nil
 			}
 			if runTip != "" && runTip != gitstore.OID(m.ID) {
-				return fmt.Sprintf("%s names manifest %s in this store, not %s", g.RunRef, runTip, m.ID), false
+				return fmt.Sprintf("%s names manifest %s in this store, not %s", g.RunRef, runTip, m.ID), false, nil
 			}
 		}
 	}
+	var unrecorded string // a run ref naming m moved by hand
+	var unrecordedErr error
 	if runTip != gitstore.OID(m.ID) {
-		// not its run's manifest: a pull's conflict ref or a renamed run
-		// must name it, or it is only an object in the store (a pack
-		// pushed with an unreferenced commit, a fetch without a ref)
-		named, err := s.otherRunNaming(m)
+		// not its run's manifest: a pull's conflict ref, or the ref of a
+		// run the journal records it renamed to, must name it; else it
+		// is only an object in the store (a pack pushed with an
+		// unreferenced commit, a fetch without a ref), or a run ref
+		// moved to it by hand
+		conflict, runs, err := s.otherRunNaming(m)
 		if err != nil {
-			return fmt.Sprintf("reading the refs that may name manifest %s: %v", m.ID, err), false
+			return fmt.Sprintf("reading the refs that may name manifest %s: %v", m.ID, err), false, err
 		}
-		if named == "" {
+		if conflict == "" && len(runs) == 0 {
 			now := runRef(m.RunID) + " does not exist"
 			if runTip != "" {
 				now = fmt.Sprintf("%s names %s", runRef(m.RunID), runTip)
 			}
-			return fmt.Sprintf("no run of this store names manifest %s: %s; the manifest is an object in the store, not a recorded run", m.ID, now), false
+			return fmt.Sprintf("no run of this store names manifest %s: %s; the manifest is an object in the store, not a recorded run", m.ID, now), false, nil
+		}
+		if conflict == "" {
+			// said after the comparisons below, which name what a
+			// forged commit holds
+			for _, run := range runs {
+				detail, err := runNameUnrecorded(m, run, renamed)
+				if detail == "" {
+					unrecorded, unrecordedErr = "", nil
+					break
+				}
+				if unrecorded == "" {
+					unrecorded, unrecordedErr = detail, err
+				}
+			}
 		}
 	}
 	n := min(len(p.Entries), len(m.Entries))
@@ -1351,40 +1527,75 @@ func (s *Store) compareManifest(p *evidence.Predicate, m *manifest.Manifest, sum
 				continue
 			}
 		}
-		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false
+		return fmt.Sprintf("entry %d %s %q, the store's manifest records %q", i, field, text.Printable(got), text.Printable(want)), false, nil
 	}
 	// The commit the bundle names must hold the run as readproof wrote it:
 	// a file beside manifest.json and the entries' files shows reviewers
 	// (`git show`, `git diff`) as part of the run what no entry records.
 	c, err := manifestCommit()
 	if err != nil {
-		return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false
+		return fmt.Sprintf("reading manifest commit %s: %v", m.ID, err), false, err
 	}
 	if extra, err := ManifestTreeExtra(s.git.Tree, c.Tree, m.Entries); err != nil {
-		return fmt.Sprintf("reading manifest commit %s's tree: %v", m.ID, err), false
+		return fmt.Sprintf("reading manifest commit %s's tree: %v", m.ID, err), false, err
 	} else if extra != "" {
-		return fmt.Sprintf("manifest commit %s holds %s, which is not part of the run: no entry records it, yet `git show` and `git diff` show it with the run (%s); readproof did not write this commit (`readproof verify` names it)", m.ID, text.Printable(extra), ManifestTreeRule), false
+		return fmt.Sprintf("manifest commit %s holds %s, which is not part of the run: no entry records it, yet `git show` and `git diff` show it with the run (%s); readproof did not write this commit (`readproof verify` names it)", m.ID, text.Printable(extra), ManifestTreeRule), false, nil
 	}
-	return fmt.Sprintf("run %s, created %s, %s with the stored manifest", m.RunID, timeString(m.CreatedAt), text.Count(n, "entry agrees", "entries agree")), true
+	if unrecorded != "" {
+		return unrecorded, false, unrecordedErr
+	}
+	return fmt.Sprintf("run %s, created %s, %s with the stored manifest", m.RunID, timeString(m.CreatedAt), text.Count(n, "entry agrees", "entries agree")), true, nil
 }
 
-// otherRunNaming returns the ref that records manifest m as a run's when
-// its run's ref does not: the conflict ref a pull keeps for it, or the run
-// ref of a run it was renamed to; "" when none does.
-func (s *Store) otherRunNaming(m *manifest.Manifest) (string, error) {
+// otherRunNaming returns what records manifest m as a run's when its
+// run's ref does not: the conflict ref a pull keeps for it (conflict), else
+// the run ids whose refs name it (runs), which a rename the journal records
+// must lead to (runNameUnrecorded); both empty when nothing names it.
+func (s *Store) otherRunNaming(m *manifest.Manifest) (conflict string, runs []string, err error) {
 	id := gitstore.OID(m.ID)
-	conflict := ConflictRunRef(m.RunID, id)
-	if tip, err := s.ref(conflict); err != nil || tip == id {
-		return conflict, err
+	ref := ConflictRunRef(m.RunID, id)
+	if tip, err := s.ref(ref); err != nil || tip == id {
+		if err != nil {
+			return "", nil, err
+		}
+		return ref, nil, nil
 	}
 	refs, err := s.git.Refs(RunsPrefix)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for _, r := range refs {
 		if r.OID == id {
-			return r.Name, nil
+			runs = append(runs, strings.TrimPrefix(r.Name, RunsPrefix))
 		}
+	}
+	return "", runs, nil
+}
+
+// errUnrecordedRename is runNameUnrecorded's: a run ref names a manifest
+// of another run id that the journal records no rename of
+// (KindUnrecordedRename).
+var errUnrecordedRename = errors.New("a run ref moved by hand")
+
+// KindUnrecordedRename is the Kind of a failed store_manifest whose
+// manifest a run ref of another run id names, with no rename of it to that
+// run in the journal: a run ref moved by hand.
+const KindUnrecordedRename = "unrecorded_rename"
+
+// runNameUnrecorded says how the ref of run, which names manifest m
+// recorded under another run id, is not a rename of it that the journal
+// records (renamed: s.renamedTo(m)); "" when it is one. err is the error
+// of reading the journal, when that is why, else errUnrecordedRename. Export (the run it was asked
+// for) and verify (the run refs naming a manifest its own run's ref does
+// not) share it: a run ref moved by hand to another run's manifest.
+func runNameUnrecorded(m *manifest.Manifest, run string, renamed func(run string) (bool, error)) (string, error) {
+	ok, err := renamed(run)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("reading the renames the journal records of manifest %s: %v", m.ID, err), err
+	case !ok:
+		return fmt.Sprintf("%s names manifest %s, which records run %s, and the journal records no rename of it to %s: readproof did not write this ref (`readproof verify` names it)",
+			runRef(run), m.ID, text.Printable(m.RunID), text.Printable(run)), errUnrecordedRename
 	}
 	return "", nil
 }

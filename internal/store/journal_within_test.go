@@ -22,7 +22,7 @@ func (r *commitCounter) Commit(id gitstore.OID) (gitstore.Commit, error) {
 // TestJournalReachesWithin: a bounded walk reads at most its limit of
 // journal commits; it meets a record within them, and says when it stopped
 // before meeting one further back (whole false), where the unbounded walk
-// meets it. The export's journal check rests on it (exportJournalWalk).
+// meets it. The export's journal check rests on it (journalCheckWalk).
 func TestJournalReachesWithin(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, evidenceToml, map[string]string{"refunds.md": "Products can be refunded within 30 days.\n"})

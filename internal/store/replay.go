@@ -23,7 +23,10 @@ type ReplayEntry struct {
 	Actual   string `json:"actual_hash,omitempty"`
 	Match    bool   `json:"match"`
 	Error    string `json:"error,omitempty"`
-	Content  []byte `json:"-"`
+	// Err is the error Error says, for errors.Is (a read the system
+	// refused is told from damage: CouldNotRead).
+	Err     error  `json:"-"`
+	Content []byte `json:"-"`
 }
 
 // ReplayResult is the outcome of Replay.
@@ -211,7 +214,7 @@ func (s *Store) replayEach(ctx context.Context, m *manifest.Manifest, progress f
 		}
 		var read []byte // the bytes, when read and in the tree
 		if err != nil {
-			r.Error = err.Error()
+			r.Error, r.Err = err.Error(), err
 		} else {
 			read = data
 			r.Actual = hashes[i]

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEvidenceCouldNotRead (session 25): a store check of `evidence export`
+// that could not read the store (here the manifest commit's content tree,
+// a loose object the user may not read, which only the store check reads)
+// refused the export as forged, exit 3, with the hint to restore the run
+// from a clone; `evidence verify` failed with the hint of a re-rooted
+// forgery. Neither had learnt anything of the record. Both now exit 4 with
+// a hint about the read; the same object damaged (readable, not a zlib
+// stream) is still refused as damaged or forged, exit 3. Permission bits do
+// not stop root, so as root the commands run as the user nobody (setpriv),
+// as in TestStorePermissionMessages.
+func TestEvidenceCouldNotRead(t *testing.T) {
+	t.Parallel()
+	requireGit(t)
+	asUser, root, bin := permissionSandbox(t, "readproof-evperm-")
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"readproof.toml": "version = 1\n\n[[resource]]\nuri = \"readproof://demo/doc\"\nsource = { type = \"filesystem\", path = \"doc.md\" }\n",
+		"doc.md":         "Products can be refunded within 30 days.\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(proj, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "READPROOF_LOCK_TIMEOUT=50ms")
+	run := func(user bool, args ...string) (string, int) {
+		t.Helper()
+		argv := append([]string{bin}, args...)
+		if user {
+			argv = append(append([]string(nil), asUser...), argv...)
+		}
+		out, err := runNotBusy(argv, proj, env)
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return string(out), 0
+		case errors.As(err, &ee):
+			return string(out), ee.ExitCode()
+		}
+		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
+		return "", 0
+	}
+	for _, args := range [][]string{{"init"}, {"run", "--id", "r1", "readproof://demo/doc"}, {"evidence", "export", "r1", "--out", "a.json"}} {
+		if out, code := run(false, args...); code != 0 {
+			t.Fatalf("readproof %s: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+	store := filepath.Join(proj, ".readproof")
+	git := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"--git-dir", store}, args...)...)
+		if stdin != "" {
+			f, err := os.Open(stdin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd.Stdin = f
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// every object loose, so that one can be made unreadable alone
+	packs, _ := filepath.Glob(filepath.Join(store, "objects", "pack", "pack-*.pack"))
+	for _, p := range packs {
+		aside := filepath.Join(root, filepath.Base(p))
+		if err := os.Rename(p, aside); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(strings.TrimSuffix(p, ".pack") + ".idx")
+		git(aside, "unpack-objects", "-q")
+	}
+	tree := git("", "rev-parse", "refs/tags/readproof/runs/r1^{tree}:content")
+	object := filepath.Join(store, "objects", tree[:2], tree[2:])
+	if os.Geteuid() == 0 {
+		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error {
+			if p == bin {
+				return nil
+			}
+			return os.Lchown(p, 65534, 65534)
+		})
+	}
+	if err := os.Chmod(object, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	out, code := run(true, "evidence", "export", "r1", "--out", "b.json")
+	if code != 4 || !strings.Contains(out, "readproof: error: evidence export r1: could not read the store: run r1, manifest ") || !strings.Contains(out, "permission denied") {
+		t.Errorf("evidence export of a store with an unreadable object: exit %d, want 4 naming the read and \"permission denied\"\n%s", code, out)
+	}
+	if h := hintLine(out); !strings.Contains(h, "owner and mode") || strings.Contains(h, "forged") || strings.Contains(h, "restore") {
+		t.Errorf("evidence export of a store with an unreadable object: the hint should be about the read, not a forgery:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "b.json")); err == nil {
+		t.Errorf("evidence export that could not read the store wrote b.json")
+	}
+	out, code = run(true, "evidence", "verify", "a.json")
+	if code != 4 || !strings.Contains(out, "FAIL store_manifest reading manifest commit ") || !strings.Contains(out, "permission denied") {
+		t.Errorf("evidence verify against a store with an unreadable object: exit %d, want 4 and the failing check\n%s", code, out)
+	}
+	if h := hintLine(out); !strings.Contains(h, "the store could not be read") || strings.Contains(h, "forgery") {
+		t.Errorf("evidence verify against a store with an unreadable object: the hint should be about the read, not a forgery:\n%s", out)
+	}
+
+	// the same object damaged: what was read is wrong, exit 3
+	if err := os.Chmod(object, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(object, []byte("not a zlib stream"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	out, code = run(true, "evidence", "export", "r1", "--out", "b.json")
+	if code != 3 || !strings.Contains(out, "refused") {
+		t.Errorf("evidence export of a store with a damaged object: exit %d, want 3 (refused)\n%s", code, out)
+	}
+	out, code = run(true, "evidence", "verify", "a.json")
+	if code != 3 {
+		t.Errorf("evidence verify against a store with a damaged object: exit %d, want 3\n%s", code, out)
+	}
+}
