@@ -19,6 +19,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/kevinburke/ssh_config"
@@ -58,6 +59,7 @@ type sshKeys struct {
 // the agent) and those not offered with why. It holds no key material.
 type SSHAuthError struct {
 	User, Host string
+	UserFrom   string // where the user came from: "" for the URL, "User in FILE", "the local user"
 	Offered    []string
 	Skipped    []string
 	Err        error
@@ -66,9 +68,9 @@ type SSHAuthError struct {
 func (e *SSHAuthError) Error() string {
 	var b strings.Builder
 	if len(e.Offered) == 0 {
-		fmt.Fprintf(&b, "the ssh server at %s wants a key for user %q and none was found to offer (", e.Host, e.User)
+		fmt.Fprintf(&b, "the ssh server at %s wants a key for user %q%s and none was found to offer (", e.Host, e.User, e.from())
 	} else {
-		fmt.Fprintf(&b, "the ssh server at %s refused every key offered for user %q (offered: %s", e.Host, e.User, strings.Join(e.Offered, ", "))
+		fmt.Fprintf(&b, "the ssh server at %s refused every key offered for user %q%s (offered: %s", e.Host, e.User, e.from(), strings.Join(e.Offered, ", "))
 		if len(e.Skipped) > 0 {
 			b.WriteString("; ")
 		}
@@ -82,32 +84,60 @@ func (e *SSHAuthError) Error() string {
 
 func (e *SSHAuthError) Unwrap() error { return e.Err }
 
-// SSHConfigError is an IdentityFile line of an ssh configuration that
-// readproof will not guess at (a %-token it does not expand, ~user,
-// ${NAME}); the fetch stops before dialling.
+func (e *SSHAuthError) from() string {
+	if e.UserFrom == "" {
+		return ""
+	}
+	return " (" + e.UserFrom + ")"
+}
+
+// SSHConfigError is a line of an ssh configuration that readproof will
+// not guess at (an IdentityFile or User with a %-token it does not
+// expand, ~user, ${NAME}): the fetch stops before dialling. As a warning,
+// it is a Match block not applied, or a file not read (no Host, no
+// Value).
 type SSHConfigError struct {
 	File, Host, Value string
+	Key               string // the keyword: User, Match; "" for IdentityFile
+	Line              int    // of the line, from 1; 0 when not known
 	Err               error
 }
 
 func (e *SSHConfigError) Error() string {
-	return fmt.Sprintf("%s: IdentityFile %q for host %s: %v", e.File, e.Value, e.Host, e.Err)
+	where := e.File
+	if e.Line > 0 {
+		where += " line " + strconv.Itoa(e.Line)
+	}
+	if e.Host == "" && e.Value == "" {
+		return fmt.Sprintf("%s: %v", where, e.Err)
+	}
+	key := e.Key
+	if key == "" {
+		key = "IdentityFile"
+	}
+	return fmt.Sprintf("%s: %s %q for host %s: %v", where, key, e.Value, e.Host, e.Err)
 }
 
 func (e *SSHConfigError) Unwrap() error { return e.Err }
 
 // loadSSHKeys gathers the keys an ssh fetch of alias (the host as the URL
 // names it) offers, for remoteUser at host (the Hostname ~/.ssh/config
-// gives, or the alias). An error is a configuration readproof will not
-// guess at (a %-token it does not expand); a key that cannot be used is
-// skipped and noted.
+// gives, or the alias), reading the ssh configuration afresh.
 func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys, error) {
+	return ReadSSHConfig().keys(ctx, alias, host, remoteUser)
+}
+
+// keys gathers the keys an ssh fetch of alias offers, for remoteUser at
+// host, as the configuration gives them. An error is a configuration
+// readproof will not guess at (a %-token it does not expand); a key that
+// cannot be used is skipped and noted.
+func (conf *SSHConfig) keys(ctx context.Context, alias, host, remoteUser string) (*sshKeys, error) {
 	k := &sshKeys{close: func() {}}
-	home, herr := os.UserHomeDir()
-	confs := k.readSSHConfigs(home)
+	home, herr := conf.home, conf.homeErr
+	k.skipped = append(k.skipped, conf.notes...)
 	var paths []string
 	only, onlySet := false, false
-	for _, c := range confs {
+	for _, c := range conf.files {
 		vals, o, err := identityLines(c.conf, alias)
 		if err != nil {
 			k.skipped = append(k.skipped, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", c.path, err))
@@ -120,7 +150,7 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 		for _, v := range vals {
 			p, err := expandIdentityPath(unquote(v), home, localUserName(), host, remoteUser)
 			if err != nil {
-				return nil, &SSHConfigError{File: c.path, Host: alias, Value: v, Err: err}
+				return nil, &SSHConfigError{File: c.path, Host: alias, Key: "IdentityFile", Value: v, Err: err}
 			}
 			paths = append(paths, p)
 		}
@@ -310,98 +340,6 @@ func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
 	return signer, signer.PublicKey(), ""
 }
 
-// sshConfigFile is one ssh configuration file read.
-type sshConfigFile struct {
-	path string
-	conf *ssh_config.Config
-}
-
-// readSSHConfigs reads ~/.ssh/config and the system configuration, in
-// that order; one that cannot be read or parsed is noted and left out.
-func (k *sshKeys) readSSHConfigs(home string) sshConfigs {
-	var paths []string
-	if home != "" {
-		paths = append(paths, filepath.Join(home, ".ssh", "config"))
-	}
-	paths = append(paths, systemSSHConfig)
-	var out sshConfigs
-	for _, p := range paths {
-		c, err := readSSHConfig(p)
-		if err != nil {
-			k.skipped = append(k.skipped, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
-			continue
-		}
-		if c != nil {
-			out = append(out, sshConfigFile{p, c})
-		}
-	}
-	return out
-}
-
-// sshConfigs are ssh configuration files read in order: a keyword's value
-// is the first one given, as in OpenSSH.
-type sshConfigs []sshConfigFile
-
-// Get is the first value the files give for key in a block matching alias,
-// "" for none (or a file that cannot be looked up).
-func (cs sshConfigs) Get(alias, key string) string {
-	for _, c := range cs {
-		if v := c.get(alias, key); v != "" {
-			return unquote(v)
-		}
-	}
-	return ""
-}
-
-func (c sshConfigFile) get(alias, key string) (v string) {
-	defer func() {
-		if recover() != nil {
-			v = "" // a Match directive, which parsing refuses first
-		}
-	}()
-	v, _ = c.conf.Get(alias, key)
-	return v
-}
-
-// homeSSHConfig reads $HOME/.ssh/config and the system configuration
-// afresh; those that cannot be read are left out.
-func homeSSHConfig() sshConfigs {
-	home, _ := os.UserHomeDir()
-	return (&sshKeys{}).readSSHConfigs(home)
-}
-
-// readSSHConfig parses the ssh configuration at path; nil for none.
-func readSSHConfig(path string) (c *ssh_config.Config, err error) {
-	f, err := openRead(path) // a FIFO does not block the open
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSSHConfigBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxSSHConfigBytes {
-		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
-	}
-	defer func() {
-		// the parser turns its own panics into errors, except the
-		// runtime's: those too are a file that cannot be read
-		if r := recover(); r != nil {
-			c, err = nil, fmt.Errorf("ssh_config: %v", r)
-		}
-	}()
-	return ssh_config.DecodeBytes(data)
-}
-
 // identityLines are the IdentityFile values a configuration gives for the
 // host alias, in order, and its IdentitiesOnly value ("" for none).
 func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
@@ -419,14 +357,6 @@ func identityLines(c *ssh_config.Config, alias string) (files []string, only str
 		return nil, "", err
 	}
 	return files, only, nil
-}
-
-// unquote removes the double quotes OpenSSH allows around a value.
-func unquote(v string) string {
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		return v[1 : len(v)-1]
-	}
-	return v
 }
 
 // localUserName is the local user's login name, as OpenSSH's %u.
