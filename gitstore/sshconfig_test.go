@@ -2,11 +2,16 @@ package gitstore
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/ssh"
 )
 
 func writeSSHConfig(t *testing.T, home, conf string) string {
@@ -214,4 +219,83 @@ func FuzzNeutraliseMatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// pemKey writes, with ssh-keygen, an ECDSA key in the PEM format at path
+// (with the passphrase given, "" for none), keeps its .pub beside it or
+// not, and returns the private key for an agent.
+func pemKey(t *testing.T, path, passphrase string, keepPub bool) any {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("needs ssh-keygen")
+	}
+	if out, err := exec.Command("ssh-keygen", "-q", "-m", "PEM", "-t", "ecdsa", "-N", passphrase, "-C", "pem", "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	data := mustRead(t, path)
+	if !strings.HasPrefix(string(data), "-----BEGIN EC PRIVATE KEY-----") {
+		t.Fatalf("ssh-keygen -m PEM wrote %.40q", data)
+	}
+	if !keepPub {
+		if err := os.Remove(path + ".pub"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var raw any
+	var err error
+	if passphrase == "" {
+		raw, err = ssh.ParseRawPrivateKey(data)
+	} else {
+		raw, err = ssh.ParseRawPrivateKeyWithPassphrase(data, []byte(passphrase))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// IdentitiesOnly keeps the agent's keys to the IdentityFile keys, known
+// by their public keys. A PEM key file shows its public key only once it
+// is decrypted: unencrypted, it is taken from the key; with a passphrase,
+// from the .pub beside it, as OpenSSH does; with neither, the error says
+// which key was left out, why, and how to write its .pub.
+func TestSSHIdentitiesOnlyPEMKey(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		passphrase string
+		keepPub    bool
+	}{{"unencrypted, no .pub", "", false}, {"passphrase, .pub beside it", "pem words", true}, {"passphrase, no .pub", "pem words", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			s, home := newKeyServer(t)
+			path := filepath.Join(home, ".ssh", "deploy")
+			key := pemKey(t, path, c.passphrase, c.keepPub)
+			signer, err := ssh.NewSignerFromKey(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, other, _ := ed25519.GenerateKey(rand.Reader)
+			keyAgent(t, other, key)
+			s.allow(signer.PublicKey())
+			writeSSHConfig(t, home, "Host git.example.test\n  IdentitiesOnly yes\n  IdentityFile ~/.ssh/deploy\n")
+			err = s.fetchSSH(t, "ssh://git@git.example.test:"+s.port+"/r.git")
+			if c.passphrase != "" && !c.keepPub {
+				want := path + " has a passphrase and is in the PEM format, which keeps its public key under the passphrase, and there is no " + path + ".pub beside it (IdentitiesOnly yes): write its public key beside it (ssh-keygen -y -f " + path + " > " + path + ".pub)"
+				if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), want) {
+					t.Errorf("fetch: %v\nwant ErrAuth saying %q", err, want)
+				}
+				if strings.Contains(err.Error(), "pem words") {
+					t.Errorf("the error shows the passphrase: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Errorf("fetch: %v", err)
+			}
+			for _, k := range s.seen() {
+				if k == ssh.FingerprintSHA256(mustSigner(t, other).PublicKey()) {
+					t.Errorf("the agent's other key was offered under IdentitiesOnly")
+				}
+			}
+		})
+	}
 }

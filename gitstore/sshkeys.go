@@ -182,7 +182,20 @@ func (conf *SSHConfig) keys(ctx context.Context, alias, host, remoteUser string)
 			continue
 		}
 		seen[p] = true
-		signer, pub, why := readKeyFile(p)
+		signer, pub, why, locked := readKeyFile(p)
+		if pub == nil && why != keyAbsent {
+			// As OpenSSH: the public key beside the file, by which the
+			// agent's copy of a key whose file shows none (a PEM key
+			// with a passphrase) is known under IdentitiesOnly.
+			pub2, err := readPublicKeyFile(p + ".pub")
+			switch {
+			case pub2 != nil:
+				pub = pub2
+			case locked && only:
+				why = fmt.Sprintf("%s has a passphrase and is in the PEM format, which keeps its public key under the passphrase, and %s (IdentitiesOnly yes): write its public key beside it (ssh-keygen -y -f %s > %s) or convert it (ssh-keygen -p -f %s)",
+					p, err, text.ShellArg(p), text.ShellArg(p+".pub"), text.ShellArg(p))
+			}
+		}
 		if pub != nil {
 			filePubs = append(filePubs, pub.Marshal())
 		}
@@ -298,46 +311,78 @@ const keyAbsent = "absent"
 
 // readKeyFile reads the private key at path. It returns the signer, or
 // why the key is not offered ("" for nothing to say, keyAbsent for no
-// such file, as the caller words it); and the public key when it is known
-// (from an encrypted key's unencrypted public part too).
-func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
+// such file, as the caller words it); the public key when the file shows
+// it (an OpenSSH key with a passphrase does, outside the encryption; a
+// PEM one does not); and whether the key has a passphrase.
+func readKeyFile(path string) (signer ssh.Signer, pub ssh.PublicKey, why string, locked bool) {
 	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, keyAbsent
+		return nil, nil, keyAbsent, false
 	}
 	if err != nil {
-		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err), false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err), false
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Sprintf("%s is not a regular file", path)
+		return nil, nil, fmt.Sprintf("%s is not a regular file", path), false
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		// OpenSSH refuses it too ("UNPROTECTED PRIVATE KEY FILE")
-		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, text.ShellArg(path))
+		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, text.ShellArg(path)), false
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
 	if err != nil {
-		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err), false
 	}
 	if len(data) > maxKeyFileBytes {
-		return nil, nil, fmt.Sprintf("%s is larger than %d KiB, too large for a private key", path, maxKeyFileBytes>>10)
+		return nil, nil, fmt.Sprintf("%s is larger than %d KiB, too large for a private key", path, maxKeyFileBytes>>10), false
 	}
-	signer, err := ssh.ParsePrivateKey(data)
+	signer, err = ssh.ParsePrivateKey(data)
 	var pass *ssh.PassphraseMissingError
 	switch {
 	case errors.As(err, &pass):
 		// never prompted for: the agent holds the key unlocked
-		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, text.ShellArg(path))
+		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, text.ShellArg(path)), true
 	case err != nil:
 		// the parser's error names the format, never the content
-		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err)
+		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err), false
 	}
-	return signer, signer.PublicKey(), ""
+	return signer, signer.PublicKey(), "", false
+}
+
+// readPublicKeyFile reads the public key at path (a .pub file: one line
+// as in authorized_keys). The error says why there is none, in words
+// that follow "and".
+func readPublicKeyFile(path string) (ssh.PublicKey, error) {
+	f, err := openRead(path) // a FIFO does not block the open
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("there is no %s beside it", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be read (%v)", path, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("%s cannot be read (%v)", path, err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be read (%v)", path, err)
+	}
+	if len(data) > maxKeyFileBytes {
+		return nil, fmt.Errorf("%s is larger than %d KiB, too large for a public key", path, maxKeyFileBytes>>10)
+	}
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a public key ssh can read (%v)", path, err)
+	}
+	return pub, nil
 }
 
 // identityLines are the IdentityFile values a configuration gives for the

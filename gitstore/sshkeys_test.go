@@ -125,9 +125,9 @@ func writeKeyFile(t *testing.T, path string, mode os.FileMode, passphrase string
 	return s
 }
 
-// keyAgent serves an ssh agent holding keys on a unix socket and sets
-// SSH_AUTH_SOCK to it.
-func keyAgent(t *testing.T, keys ...ed25519.PrivateKey) {
+// keyAgent serves an ssh agent holding keys (ed25519.PrivateKey,
+// *ecdsa.PrivateKey...) on a unix socket and sets SSH_AUTH_SOCK to it.
+func keyAgent(t *testing.T, keys ...any) {
 	t.Helper()
 	sock := testAgent(t) // an empty agent: replaced below by one with keys
 	_ = os.Remove(sock)
