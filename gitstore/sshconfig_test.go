@@ -200,7 +200,8 @@ func TestMatchCouldApply(t *testing.T) {
 }
 
 // Any configuration with Match lines is read as the parser reads it
-// without them, line for line, and never panics.
+// without them, line for line, and never panics; nor does reading the
+// criteria.
 func FuzzNeutraliseMatch(f *testing.F) {
 	for _, s := range []string{"Match all\n  User x\n", "  match=host a\r\nHost b\n", "Matches x\n", "Host a\nMatch\n", "#Match all\n"} {
 		f.Add([]byte(s))
@@ -216,6 +217,11 @@ func FuzzNeutraliseMatch(f *testing.F) {
 		for _, b := range blocks {
 			if b.line < 1 || strings.Contains(b.criteria, "\n") {
 				t.Errorf("%q: block %+v", data, b)
+			}
+			// the criteria are read without a panic, and "all" added
+			// to them rules nothing out that was not
+			if b.couldApply("git.example.test", "h.example") != (matchBlock{criteria: "all " + b.criteria}).couldApply("git.example.test", "h.example") {
+				t.Errorf("Match %q: all changes whether it could apply", b.criteria)
 			}
 		}
 	})

@@ -389,8 +389,9 @@ func readPublicKeyFile(path string) (ssh.PublicKey, error) {
 // host alias, in order, and its IdentitiesOnly value ("" for none).
 func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
 	defer func() {
-		// the look-up panics on a Match directive, which parsing refuses
-		// first; should one get through, the file is not read
+		// the look-up panics on a Match directive, which reading
+		// replaces first (readSSHConfigFile); should one get through, the
+		// file is not read
 		if r := recover(); r != nil {
 			files, only, err = nil, "", fmt.Errorf("ssh_config: %v", r)
 		}
