@@ -19,12 +19,17 @@ import (
 
 // sshServeCmd serves BASEDIR's repositories over ssh on 127.0.0.1 for the
 // rest of the script, to a client holding the key of AUTHORIZED (an
-// authorized_keys line): `sshserve BASEDIR AUTHORIZED`. Each exec runs the
+// authorized_keys line), as USER when one is given (any user otherwise):
+// `sshserve BASEDIR AUTHORIZED [USER]`. Each exec runs the
 // real git-upload-pack on BASEDIR/PATH. It sets $SSH_PORT and lists its
 // host key under [127.0.0.1]:PORT in $HOME/.ssh/known_hosts.
 func sshServeCmd(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: sshserve BASEDIR AUTHORIZED")
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: sshserve BASEDIR AUTHORIZED [USER]")
+	}
+	user := ""
+	if len(args) == 3 {
+		user = args[2]
 	}
 	base := ts.MkAbs(args[0])
 	line, err := os.ReadFile(ts.MkAbs(args[1]))
@@ -35,8 +40,8 @@ func sshServeCmd(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	hostKey, err := ssh.NewSignerFromKey(hostPriv)
 	ts.Check(err)
-	conf := &ssh.ServerConfig{PublicKeyCallback: func(_ ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
-		if bytes.Equal(k.Marshal(), authorized.Marshal()) {
+	conf := &ssh.ServerConfig{PublicKeyCallback: func(m ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
+		if bytes.Equal(k.Marshal(), authorized.Marshal()) && (user == "" || m.User() == user) {
 			return &ssh.Permissions{}, nil
 		}
 		return nil, errors.New("sshserve: key not authorised")

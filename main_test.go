@@ -174,7 +174,7 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"extract-probe-line": extractProbeLineCmd,
 	// halfdone GITDIR abort|reopen RUN: the refs a killed abort or reopen leaves (process_abort_test.go)
 	"halfdone": halfDoneCmd,
-	// sshserve BASEDIR AUTHORIZED: git-upload-pack over ssh on 127.0.0.1 to one key, sets $SSH_PORT (main_ssh_test.go)
+	// sshserve BASEDIR AUTHORIZED [USER]: git-upload-pack over ssh on 127.0.0.1 to one key (and user), sets $SSH_PORT (main_ssh_test.go)
 	"sshserve": sshServeCmd,
 	// closedport VAR: sets $VAR to a 127.0.0.1 port nothing listens on (main_test.go)
 	"closedport": closedPortCmd,

@@ -43,6 +43,7 @@ type gitSource struct {
 	path     string
 	cacheDir string
 	lockWait func(gitstore.LockWaitInfo) // Env.LockWait: a wait for the mirror's lock
+	warn     func(error)                 // Env.Warn
 	roots    []string
 	n        *netClient
 	max      int64
@@ -120,6 +121,7 @@ func openGit(spec Spec, env Env) (Source, error) {
 	}
 	s.cacheDir = env.CacheDir
 	s.lockWait = env.LockWait
+	s.warn = env.Warn
 	if s.cacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -191,8 +193,16 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 	case gitRemote:
 		host, port := s.host, s.port
 		if s.ssh {
-			// what the fetch dials: ~/.ssh/config's Hostname for an alias
-			host, port = gitstore.SSHAddress(host, port)
+			// Read once: what the fetch dials (~/.ssh/config's Hostname
+			// for an alias) is the address checked here.
+			conf := gitstore.ReadSSHConfig()
+			if s.warn != nil {
+				for _, w := range conf.Warnings(s.host) {
+					s.warn(w)
+				}
+			}
+			host, port = conf.Address(host, port)
+			opts.SSHConfig = conf
 		}
 		if err := s.n.g.checkHost(ctx, host, port); err != nil {
 			if perr := ctx.Err(); perr != nil {

@@ -70,6 +70,10 @@ type MirrorOptions struct {
 	// address it connects to); nil means a plain net.Dialer. The address
 	// is host:port as the URL (or, for ssh, ~/.ssh/config) names it.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// SSHConfig is the ssh configuration an ssh fetch follows (its
+	// Hostname, Port, User and IdentityFile for the host), as the caller
+	// read it to check the address; nil means ReadSSHConfig at the fetch.
+	SSHConfig *SSHConfig
 	// LockWait, when set, hears once of a wait for the mirror's lock,
 	// which another process holds while it fetches (or reads), once the
 	// wait has lasted LockWaitNotice (zero: DefaultLockWaitNotice). Nil:

@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/utils/ioutil"
-	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -34,6 +33,7 @@ const (
 type dialTransport struct {
 	ctx  context.Context
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	ssh  *SSHConfig // nil: read for each ssh session
 }
 
 func (m *Mirror) dialTransport(ctx context.Context) dialTransport {
@@ -41,7 +41,7 @@ func (m *Mirror) dialTransport(ctx context.Context) dialTransport {
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
-	return dialTransport{ctx: ctx, dial: dial}
+	return dialTransport{ctx: ctx, dial: dial, ssh: m.opts.SSHConfig}
 }
 
 func (t dialTransport) NewUploadPackSession(ep *transport.Endpoint, _ transport.AuthMethod) (transport.UploadPackSession, error) {
@@ -94,13 +94,14 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 	return &localSession{stop: closeConn, reap: closeConn, stdin: ioutil.WriteNopCloser(conn), stdout: conn}, nil
 }
 
-// sshSession connects to an ssh server and runs git-upload-pack there:
-// the user from the URL (else the local user, as go-git's ssh transport
-// had it), the keys OpenSSH would offer (loadSSHKeys: the agent's, then
-// ~/.ssh/config's IdentityFile keys for the host or the default key
-// files), the host key checked against known_hosts (SSH_KNOWN_HOSTS,
-// ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts) under the host name, and
-// ~/.ssh/config's Hostname and Port for the host when it has them. The
+// sshSession connects to an ssh server and runs git-upload-pack there,
+// following the ssh configuration (the transport's, else $HOME's read
+// now) for the host: the user from the URL, else the configuration's
+// User, else the local user, as OpenSSH has it; the keys OpenSSH would
+// offer (the agent's, then the IdentityFile keys for the host or the
+// default key files); the Hostname and Port when it has them. The host
+// key is checked against known_hosts (SSH_KNOWN_HOSTS,
+// ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts) under the host name. The
 // address dialled is the one dial checks.
 //
 // The server is asked for a host key of the types known_hosts lists for the
@@ -112,15 +113,18 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	if err != nil {
 		return nil, fmt.Errorf("cannot read known hosts: %w", err)
 	}
-	user := ep.User
-	if user == "" {
-		if user = localUserName(); user == "" {
-			return nil, errors.New("the ssh URL names no user and the local user name is not known; write the user in the URL (ssh://USER@HOST/PATH or USER@HOST:PATH)")
-		}
+	conf := t.ssh
+	if conf == nil {
+		conf = ReadSSHConfig()
 	}
-	addr := sshAddr(ep)
+	alias := endpointHost(ep)
+	user, userFrom, err := conf.remoteUser(ep.User, alias)
+	if err != nil {
+		return nil, err
+	}
+	addr := conf.sshAddr(ep)
 	host, _, _ := net.SplitHostPort(addr)
-	keys, err := loadSSHKeys(t.ctx, endpointHost(ep), host, user)
+	keys, err := conf.keys(t.ctx, alias, host, user)
 	if err != nil {
 		return nil, err
 	}
@@ -133,14 +137,18 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	}
 	s, err := t.sshSessionAt(ep, addr, cfg)
 	if errors.Is(err, transport.ErrAuthorizationFailed) {
-		return nil, &SSHAuthError{User: user, Host: addr, Offered: keys.offered, Skipped: keys.skipped, Err: err}
+		return nil, &SSHAuthError{User: user, UserFrom: userFrom, Host: addr, Offered: keys.offered, Skipped: keys.skipped, Err: err}
 	}
 	return s, err
 }
 
 // sshSessionWith is sshSession with the client configuration given.
 func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
-	return t.sshSessionAt(ep, sshAddr(ep), cfg)
+	conf := t.ssh
+	if conf == nil {
+		conf = ReadSSHConfig()
+	}
+	return t.sshSessionAt(ep, conf.sshAddr(ep), cfg)
 }
 
 // sshSessionAt is sshSessionWith dialling addr, the endpoint's sshAddr,
@@ -215,52 +223,13 @@ func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.Clie
 // sshAddr is host:port of an ssh endpoint, the ssh configuration's
 // Hostname and Port for the host when it names them (as go-git's ssh
 // transport did).
-func sshAddr(ep *transport.Endpoint) string {
+func (c *SSHConfig) sshAddr(ep *transport.Endpoint) string {
 	host, port := endpointHost(ep), ep.Port
 	if port <= 0 {
 		port = sshPort
 	}
-	host, port = sshConfigHost(ep.Host, host, port)
+	host, port = c.hostPort(host, host, port)
 	return net.JoinHostPort(host, strconv.Itoa(port))
-}
-
-// sshConfigReader looks up an ssh configuration keyword for a host alias.
-type sshConfigReader interface {
-	Get(alias, key string) string
-}
-
-// sshConfigHost is host and port, or the ssh configuration's Hostname and
-// Port for the alias when it names a Hostname. The configuration is
-// $HOME's (homeSSHConfig), the one the keys and known_hosts come from;
-// go-git's reader when one was set in place of its default, which reads
-// the passwd entry's home once per process.
-func sshConfigHost(alias, host string, port int) (string, int) {
-	var conf sshConfigReader = gitssh.DefaultSSHConfig
-	if gitssh.DefaultSSHConfig == ssh_config.DefaultUserSettings {
-		conf = homeSSHConfig()
-	}
-	if conf != nil {
-		if h := conf.Get(alias, "Hostname"); h != "" {
-			host = h
-			if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 {
-				port = p
-			}
-		}
-	}
-	return host, port
-}
-
-// SSHAddress is the host and port an ssh fetch of a URL naming host and
-// port ("" for the default) connects to: ~/.ssh/config's Hostname and Port
-// for the host when it names a Hostname (sshAddr). A caller that checks
-// the host before the fetch checks this one.
-func SSHAddress(host, port string) (string, string) {
-	p, err := strconv.Atoi(port)
-	if err != nil || p <= 0 {
-		p = sshPort
-	}
-	h, p := sshConfigHost(host, host, p)
-	return h, strconv.Itoa(p)
 }
 
 // shellQuote quotes s for the remote shell as git's sq_quote_buf does: in

@@ -19,6 +19,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/kevinburke/ssh_config"
@@ -58,6 +59,7 @@ type sshKeys struct {
 // the agent) and those not offered with why. It holds no key material.
 type SSHAuthError struct {
 	User, Host string
+	UserFrom   string // where the user came from: "" for the URL, "User in FILE", "the local user"
 	Offered    []string
 	Skipped    []string
 	Err        error
@@ -66,9 +68,9 @@ type SSHAuthError struct {
 func (e *SSHAuthError) Error() string {
 	var b strings.Builder
 	if len(e.Offered) == 0 {
-		fmt.Fprintf(&b, "the ssh server at %s wants a key for user %q and none was found to offer (", e.Host, e.User)
+		fmt.Fprintf(&b, "the ssh server at %s wants a key for user %q%s and none was found to offer (", e.Host, e.User, e.from())
 	} else {
-		fmt.Fprintf(&b, "the ssh server at %s refused every key offered for user %q (offered: %s", e.Host, e.User, strings.Join(e.Offered, ", "))
+		fmt.Fprintf(&b, "the ssh server at %s refused every key offered for user %q%s (offered: %s", e.Host, e.User, e.from(), strings.Join(e.Offered, ", "))
 		if len(e.Skipped) > 0 {
 			b.WriteString("; ")
 		}
@@ -82,32 +84,60 @@ func (e *SSHAuthError) Error() string {
 
 func (e *SSHAuthError) Unwrap() error { return e.Err }
 
-// SSHConfigError is an IdentityFile line of an ssh configuration that
-// readproof will not guess at (a %-token it does not expand, ~user,
-// ${NAME}); the fetch stops before dialling.
+func (e *SSHAuthError) from() string {
+	if e.UserFrom == "" {
+		return ""
+	}
+	return " (" + e.UserFrom + ")"
+}
+
+// SSHConfigError is a line of an ssh configuration that readproof will
+// not guess at (an IdentityFile or User with a %-token it does not
+// expand, ~user, ${NAME}): the fetch stops before dialling. As a warning,
+// it is a Match block not applied, or a file not read (no Host, no
+// Value).
 type SSHConfigError struct {
 	File, Host, Value string
+	Key               string // the keyword: User, Match; "" for IdentityFile
+	Line              int    // of the line, from 1; 0 when not known
 	Err               error
 }
 
 func (e *SSHConfigError) Error() string {
-	return fmt.Sprintf("%s: IdentityFile %q for host %s: %v", e.File, e.Value, e.Host, e.Err)
+	where := e.File
+	if e.Line > 0 {
+		where += " line " + strconv.Itoa(e.Line)
+	}
+	if e.Host == "" && e.Value == "" {
+		return fmt.Sprintf("%s: %v", where, e.Err)
+	}
+	key := e.Key
+	if key == "" {
+		key = "IdentityFile"
+	}
+	return fmt.Sprintf("%s: %s %q for host %s: %v", where, key, e.Value, e.Host, e.Err)
 }
 
 func (e *SSHConfigError) Unwrap() error { return e.Err }
 
 // loadSSHKeys gathers the keys an ssh fetch of alias (the host as the URL
 // names it) offers, for remoteUser at host (the Hostname ~/.ssh/config
-// gives, or the alias). An error is a configuration readproof will not
-// guess at (a %-token it does not expand); a key that cannot be used is
-// skipped and noted.
+// gives, or the alias), reading the ssh configuration afresh.
 func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys, error) {
+	return ReadSSHConfig().keys(ctx, alias, host, remoteUser)
+}
+
+// keys gathers the keys an ssh fetch of alias offers, for remoteUser at
+// host, as the configuration gives them. An error is a configuration
+// readproof will not guess at (a %-token it does not expand); a key that
+// cannot be used is skipped and noted.
+func (conf *SSHConfig) keys(ctx context.Context, alias, host, remoteUser string) (*sshKeys, error) {
 	k := &sshKeys{close: func() {}}
-	home, herr := os.UserHomeDir()
-	confs := k.readSSHConfigs(home)
+	home, herr := conf.home, conf.homeErr
+	k.skipped = append(k.skipped, conf.notes...)
 	var paths []string
 	only, onlySet := false, false
-	for _, c := range confs {
+	for _, c := range conf.files {
 		vals, o, err := identityLines(c.conf, alias)
 		if err != nil {
 			k.skipped = append(k.skipped, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", c.path, err))
@@ -120,7 +150,7 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 		for _, v := range vals {
 			p, err := expandIdentityPath(unquote(v), home, localUserName(), host, remoteUser)
 			if err != nil {
-				return nil, &SSHConfigError{File: c.path, Host: alias, Value: v, Err: err}
+				return nil, &SSHConfigError{File: c.path, Host: alias, Key: "IdentityFile", Value: v, Err: err}
 			}
 			paths = append(paths, p)
 		}
@@ -152,7 +182,20 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 			continue
 		}
 		seen[p] = true
-		signer, pub, why := readKeyFile(p)
+		signer, pub, why, locked := readKeyFile(p)
+		if pub == nil && why != keyAbsent {
+			// As OpenSSH: the public key beside the file, by which the
+			// agent's copy of a key whose file shows none (a PEM key
+			// with a passphrase) is known under IdentitiesOnly.
+			pub2, err := readPublicKeyFile(p + ".pub")
+			switch {
+			case pub2 != nil:
+				pub = pub2
+			case locked && only:
+				why = fmt.Sprintf("%s has a passphrase and is in the PEM format, which keeps its public key under the passphrase, and %s (IdentitiesOnly yes): write its public key beside it (ssh-keygen -y -f %s > %s) or convert it (ssh-keygen -p -f %s)",
+					p, err, text.ShellArg(p), text.ShellArg(p+".pub"), text.ShellArg(p))
+			}
+		}
 		if pub != nil {
 			filePubs = append(filePubs, pub.Marshal())
 		}
@@ -268,146 +311,87 @@ const keyAbsent = "absent"
 
 // readKeyFile reads the private key at path. It returns the signer, or
 // why the key is not offered ("" for nothing to say, keyAbsent for no
-// such file, as the caller words it); and the public key when it is known
-// (from an encrypted key's unencrypted public part too).
-func readKeyFile(path string) (ssh.Signer, ssh.PublicKey, string) {
+// such file, as the caller words it); the public key when the file shows
+// it (an OpenSSH key with a passphrase does, outside the encryption; a
+// PEM one does not); and whether the key has a passphrase.
+func readKeyFile(path string) (signer ssh.Signer, pub ssh.PublicKey, why string, locked bool) {
 	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, keyAbsent
+		return nil, nil, keyAbsent, false
 	}
 	if err != nil {
-		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err), false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err), false
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Sprintf("%s is not a regular file", path)
+		return nil, nil, fmt.Sprintf("%s is not a regular file", path), false
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
 		// OpenSSH refuses it too ("UNPROTECTED PRIVATE KEY FILE")
-		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, text.ShellArg(path))
+		return nil, nil, fmt.Sprintf("%s is readable by others (mode %04o), which ssh refuses for a private key: chmod 600 %s", path, perm, text.ShellArg(path)), false
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
 	if err != nil {
-		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err)
+		return nil, nil, fmt.Sprintf("%s cannot be read (%v)", path, err), false
 	}
 	if len(data) > maxKeyFileBytes {
-		return nil, nil, fmt.Sprintf("%s is larger than %d KiB, too large for a private key", path, maxKeyFileBytes>>10)
+		return nil, nil, fmt.Sprintf("%s is larger than %d KiB, too large for a private key", path, maxKeyFileBytes>>10), false
 	}
-	signer, err := ssh.ParsePrivateKey(data)
+	signer, err = ssh.ParsePrivateKey(data)
 	var pass *ssh.PassphraseMissingError
 	switch {
 	case errors.As(err, &pass):
 		// never prompted for: the agent holds the key unlocked
-		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, text.ShellArg(path))
+		return nil, pass.PublicKey, fmt.Sprintf("%s is encrypted: load it into ssh-agent (ssh-add %s)", path, text.ShellArg(path)), true
 	case err != nil:
 		// the parser's error names the format, never the content
-		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err)
+		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err), false
 	}
-	return signer, signer.PublicKey(), ""
+	return signer, signer.PublicKey(), "", false
 }
 
-// sshConfigFile is one ssh configuration file read.
-type sshConfigFile struct {
-	path string
-	conf *ssh_config.Config
-}
-
-// readSSHConfigs reads ~/.ssh/config and the system configuration, in
-// that order; one that cannot be read or parsed is noted and left out.
-func (k *sshKeys) readSSHConfigs(home string) sshConfigs {
-	var paths []string
-	if home != "" {
-		paths = append(paths, filepath.Join(home, ".ssh", "config"))
-	}
-	paths = append(paths, systemSSHConfig)
-	var out sshConfigs
-	for _, p := range paths {
-		c, err := readSSHConfig(p)
-		if err != nil {
-			k.skipped = append(k.skipped, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
-			continue
-		}
-		if c != nil {
-			out = append(out, sshConfigFile{p, c})
-		}
-	}
-	return out
-}
-
-// sshConfigs are ssh configuration files read in order: a keyword's value
-// is the first one given, as in OpenSSH.
-type sshConfigs []sshConfigFile
-
-// Get is the first value the files give for key in a block matching alias,
-// "" for none (or a file that cannot be looked up).
-func (cs sshConfigs) Get(alias, key string) string {
-	for _, c := range cs {
-		if v := c.get(alias, key); v != "" {
-			return unquote(v)
-		}
-	}
-	return ""
-}
-
-func (c sshConfigFile) get(alias, key string) (v string) {
-	defer func() {
-		if recover() != nil {
-			v = "" // a Match directive, which parsing refuses first
-		}
-	}()
-	v, _ = c.conf.Get(alias, key)
-	return v
-}
-
-// homeSSHConfig reads $HOME/.ssh/config and the system configuration
-// afresh; those that cannot be read are left out.
-func homeSSHConfig() sshConfigs {
-	home, _ := os.UserHomeDir()
-	return (&sshKeys{}).readSSHConfigs(home)
-}
-
-// readSSHConfig parses the ssh configuration at path; nil for none.
-func readSSHConfig(path string) (c *ssh_config.Config, err error) {
+// readPublicKeyFile reads the public key at path (a .pub file: one line
+// as in authorized_keys). The error says why there is none, in words
+// that follow "and".
+func readPublicKeyFile(path string) (ssh.PublicKey, error) {
 	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, fmt.Errorf("there is no %s beside it", path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s cannot be read (%v)", path, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s cannot be read (%v)", path, err)
 	} else if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSSHConfigBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s cannot be read (%v)", path, err)
 	}
-	if len(data) > maxSSHConfigBytes {
-		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
+	if len(data) > maxKeyFileBytes {
+		return nil, fmt.Errorf("%s is larger than %d KiB, too large for a public key", path, maxKeyFileBytes>>10)
 	}
-	defer func() {
-		// the parser turns its own panics into errors, except the
-		// runtime's: those too are a file that cannot be read
-		if r := recover(); r != nil {
-			c, err = nil, fmt.Errorf("ssh_config: %v", r)
-		}
-	}()
-	return ssh_config.DecodeBytes(data)
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a public key ssh can read (%v)", path, err)
+	}
+	return pub, nil
 }
 
 // identityLines are the IdentityFile values a configuration gives for the
 // host alias, in order, and its IdentitiesOnly value ("" for none).
 func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
 	defer func() {
-		// the look-up panics on a Match directive, which parsing refuses
-		// first; should one get through, the file is not read
+		// the look-up panics on a Match directive, which reading
+		// replaces first (readSSHConfigFile); should one get through, the
+		// file is not read
 		if r := recover(); r != nil {
 			files, only, err = nil, "", fmt.Errorf("ssh_config: %v", r)
 		}
@@ -419,14 +403,6 @@ func identityLines(c *ssh_config.Config, alias string) (files []string, only str
 		return nil, "", err
 	}
 	return files, only, nil
-}
-
-// unquote removes the double quotes OpenSSH allows around a value.
-func unquote(v string) string {
-	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-		return v[1 : len(v)-1]
-	}
-	return v
 }
 
 // localUserName is the local user's login name, as OpenSSH's %u.

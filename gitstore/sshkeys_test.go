@@ -29,6 +29,7 @@ type keyServer struct {
 	mu           sync.Mutex
 	offered      []string // ssh.FingerprintSHA256 of each key offered
 	authorized   []byte   // the one key taken, marshalled
+	user         string   // the one user taken; "" for any
 }
 
 // allow makes k the key the server takes.
@@ -51,10 +52,10 @@ func newKeyServer(t *testing.T) (*keyServer, string) {
 	t.Helper()
 	hostKey := newKey(t)
 	s := &keyServer{}
-	conf := &ssh.ServerConfig{PublicKeyCallback: func(_ ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
+	conf := &ssh.ServerConfig{PublicKeyCallback: func(m ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
 		s.mu.Lock()
 		s.offered = append(s.offered, ssh.FingerprintSHA256(k))
-		ok := s.authorized != nil && bytes.Equal(k.Marshal(), s.authorized)
+		ok := s.authorized != nil && bytes.Equal(k.Marshal(), s.authorized) && (s.user == "" || m.User() == s.user)
 		s.mu.Unlock()
 		if ok {
 			return &ssh.Permissions{}, nil
@@ -124,9 +125,9 @@ func writeKeyFile(t *testing.T, path string, mode os.FileMode, passphrase string
 	return s
 }
 
-// keyAgent serves an ssh agent holding keys on a unix socket and sets
-// SSH_AUTH_SOCK to it.
-func keyAgent(t *testing.T, keys ...ed25519.PrivateKey) {
+// keyAgent serves an ssh agent holding keys (ed25519.PrivateKey,
+// *ecdsa.PrivateKey...) on a unix socket and sets SSH_AUTH_SOCK to it.
+func keyAgent(t *testing.T, keys ...any) {
 	t.Helper()
 	sock := testAgent(t) // an empty agent: replaced below by one with keys
 	_ = os.Remove(sock)
@@ -499,11 +500,15 @@ func TestSSHConfigIdentityLines(t *testing.T) {
 	if err != nil || !equalStrings(files, []string{"~/.ssh/a", `"~/.ssh/b c"`}) || only != "yes" {
 		t.Errorf("identity lines %q, IdentitiesOnly %q, %v", files, only, err)
 	}
-	if err := os.WriteFile(path, []byte("Match host x\n  IdentityFile ~/.ssh/m\n"), 0o600); err != nil {
+	// A Match block, which the parser refuses, does not cost the rest
+	// of the file: its lines apply to no host, the Host blocks' do.
+	if err := os.WriteFile(path, []byte("Match host git.example.test\n  IdentityFile ~/.ssh/m\nHost git.example.test\n  IdentityFile ~/.ssh/h\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readSSHConfig(path); err == nil {
-		t.Errorf("a Match block read without an error")
+	if c, err := readSSHConfig(path); err != nil {
+		t.Errorf("a file with a Match block not read: %v", err)
+	} else if files, _, err := identityLines(c, "git.example.test"); err != nil || !equalStrings(files, []string{"~/.ssh/h"}) {
+		t.Errorf("with a Match block: identity lines %q, %v; want the Host block's alone", files, err)
 	}
 }
 

@@ -49,6 +49,10 @@ type Env struct {
 	// LockWait, when set, hears once of a long wait for a lock another
 	// process holds (a git mirror's, while it fetches); nil: silent.
 	LockWait func(progress.Wait)
+	// Warn, when set, hears what a source could read only in part and
+	// went on without (an ssh configuration's Match block, which is not
+	// applied); nil: silent.
+	Warn func(error)
 }
 
 // NetPolicy bounds network sources.

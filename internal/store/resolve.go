@@ -294,6 +294,9 @@ func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
 	}
 	env := pol.AdapterEnv()
 	env.LockWait = s.opts.Git.LockWait // a git mirror's lock
+	if s.opts.Git.Warn != nil {
+		env.Warn = s.warnOnce
+	}
 	src, err := s.opts.OpenSource(res.Source, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", res.URI, err)
@@ -302,6 +305,24 @@ func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
 		s.sources[key] = src
 	}
 	return src, nil
+}
+
+// warnOnce passes a source's warning to Options.Git.Warn the first time
+// it is given: every fetch of every ssh source of a command reads
+// ~/.ssh/config, and a Match block there is said once.
+func (s *Store) warnOnce(err error) {
+	s.warnMu.Lock()
+	said := s.warned[err.Error()]
+	if !said {
+		if s.warned == nil {
+			s.warned = map[string]bool{}
+		}
+		s.warned[err.Error()] = true
+	}
+	s.warnMu.Unlock()
+	if !said {
+		s.opts.Git.Warn(err)
+	}
 }
 
 func (s *Store) fetch(ctx context.Context, u identity.URI, res *policy.Resource, b *batch) (*Delivery, error) {

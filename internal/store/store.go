@@ -98,6 +98,9 @@ type Store struct {
 	mu      sync.Mutex
 	sources map[string]adapters.Source
 
+	warnMu sync.Mutex
+	warned map[string]bool // the sources' warnings said, each said once
+
 	// viewWalk, when tests set it, replaces viewShortWalk (negative: 0).
 	viewWalk int
 }

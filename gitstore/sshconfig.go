@@ -1,0 +1,429 @@
+package gitstore
+
+// The ssh configuration an ssh fetch follows, read once per fetch: the
+// address checked before the fetch, the address dialled, the login and the
+// keys offered all come from the same reading of the same files. OpenSSH's
+// Match blocks are not applied (kevinburke/ssh_config refuses the whole
+// file on one); the rest of the file is read, and a Match block that could
+// change what readproof reads for the host is said.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"github.com/kevinburke/ssh_config"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// SSHConfig is $HOME/.ssh/config and /etc/ssh/ssh_config as one ssh fetch
+// reads them. Read it with ReadSSHConfig, check the address it gives
+// (Address), and hand it to the fetch (MirrorOptions.SSHConfig) so that
+// the fetch dials the address checked and reads the files no second time.
+type SSHConfig struct {
+	home    string
+	homeErr error
+	files   sshConfigs
+	notes   []string // the files not read, for an SSHAuthError
+	unread  error    // $HOME/.ssh/config not read, for a warning
+	// hosts is go-git's reader when a caller has swapped its default
+	// (which reads the passwd entry's home once per process) for another:
+	// then it gives Hostname and Port (none when it is nil)
+	hosts   sshConfigReader
+	swapped bool
+}
+
+// sshConfigReader looks up an ssh configuration keyword for a host alias.
+type sshConfigReader interface {
+	Get(alias, key string) string
+}
+
+// ReadSSHConfig reads $HOME/.ssh/config, then /etc/ssh/ssh_config (a
+// keyword's value is the first one given, as in OpenSSH). A file that
+// cannot be read is left out and noted: SSHConfig.Warnings says so of
+// $HOME's, and an ssh server's refusal of every key names both.
+func ReadSSHConfig() *SSHConfig {
+	c := &SSHConfig{}
+	c.home, c.homeErr = os.UserHomeDir()
+	var paths []string
+	if c.home != "" {
+		paths = append(paths, filepath.Join(c.home, ".ssh", "config"))
+	}
+	paths = append(paths, systemSSHConfig)
+	for i, p := range paths {
+		f, err := readSSHConfigFile(p)
+		if err != nil {
+			c.notes = append(c.notes, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
+			if i == 0 && c.home != "" {
+				c.unread = hint.With(&SSHConfigError{File: p, Err: fmt.Errorf("not read (%w), so its Host, Hostname, Port, User and IdentityFile lines are not used", err)},
+					"fix the file (ssh -G HOST shows how ssh reads it), or move it aside")
+			}
+			continue
+		}
+		if f != nil {
+			c.files = append(c.files, *f)
+		}
+	}
+	if gitssh.DefaultSSHConfig != ssh_config.DefaultUserSettings {
+		c.hosts, c.swapped = gitssh.DefaultSSHConfig, true
+	}
+	return c
+}
+
+// hostPort is host and port, or the configuration's Hostname and Port for
+// alias when it names a Hostname.
+func (c *SSHConfig) hostPort(alias, host string, port int) (string, int) {
+	var conf sshConfigReader = c.files
+	if c.swapped {
+		if c.hosts == nil {
+			return host, port
+		}
+		conf = c.hosts
+	}
+	if h := conf.Get(alias, "Hostname"); h != "" {
+		host = h
+		if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 {
+			port = p
+		}
+	}
+	return host, port
+}
+
+// Address is the host and port an ssh fetch of a URL naming host and port
+// ("" for the default) connects to: the configuration's Hostname and Port
+// for the host when it names a Hostname. A caller that checks the host
+// before the fetch checks this one.
+func (c *SSHConfig) Address(host, port string) (string, string) {
+	p, err := strconv.Atoi(port)
+	if err != nil || p <= 0 {
+		p = sshPort
+	}
+	h, p := c.hostPort(host, host, p)
+	return h, strconv.Itoa(p)
+}
+
+// SSHAddress is ReadSSHConfig().Address(host, port).
+func SSHAddress(host, port string) (string, string) {
+	return ReadSSHConfig().Address(host, port)
+}
+
+// remoteUser is the login for an ssh fetch of alias, in OpenSSH's order:
+// the URL's user, else the User the configuration gives for the alias,
+// else the local user. from says where it came from ("" for the URL).
+func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err error) {
+	if urlUser != "" {
+		return urlUser, "", nil
+	}
+	if v, file := c.files.lookup(alias, "User"); v != "" {
+		if strings.ContainsAny(v, "%$") || strings.HasPrefix(v, "~") {
+			return "", "", &SSHConfigError{File: file, Host: alias, Key: "User", Value: v,
+				Err: errors.New("readproof does not expand %-tokens, ${NAME} or ~ in User; write the user name out, or in the source's url (ssh://USER@HOST/PATH)")}
+		}
+		return v, "User in " + file, nil
+	}
+	if u := localUserName(); u != "" {
+		return u, "the local user", nil
+	}
+	return "", "", errors.New("the ssh URL names no user, ~/.ssh/config gives none for the host and the local user name is not known; write the user in the URL (ssh://USER@HOST/PATH or USER@HOST:PATH)")
+}
+
+// Warnings are what a user should hear before an ssh fetch of alias (the
+// host as the URL names it): $HOME/.ssh/config not read, and each Match
+// block, which readproof does not apply, that could apply to the host and
+// sets a keyword readproof reads. Each names the file and line and carries
+// a hint.
+func (c *SSHConfig) Warnings(alias string) []error {
+	var out []error
+	if c.unread != nil {
+		out = append(out, c.unread)
+	}
+	hostname := c.files.Get(alias, "Hostname")
+	if hostname == "" {
+		hostname = alias
+	}
+	for _, f := range c.files {
+		for _, m := range f.matches {
+			keys := m.keywords()
+			if len(keys) == 0 || !m.couldApply(alias, hostname) {
+				continue
+			}
+			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.criteria,
+				Err: fmt.Errorf("readproof does not apply Match blocks, so this one's %s %s not used", strings.Join(keys, ", "), pluralVerb(len(keys)))},
+				"put those lines in a Host block for the host (Host "+alias+"), which readproof reads as ssh does, or give the user in the source's url"))
+		}
+	}
+	return out
+}
+
+func pluralVerb(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// sshConfigFile is one ssh configuration file read.
+type sshConfigFile struct {
+	path    string
+	conf    *ssh_config.Config
+	matches []matchBlock // its Match blocks, in order, none of them applied
+}
+
+// sshConfigs are ssh configuration files read in order: a keyword's value
+// is the first one given, as in OpenSSH.
+type sshConfigs []sshConfigFile
+
+// Get is the first value the files give for key in a block matching alias,
+// "" for none (or a file that cannot be looked up).
+func (cs sshConfigs) Get(alias, key string) string {
+	v, _ := cs.lookup(alias, key)
+	return v
+}
+
+// lookup is Get and the file the value is from.
+func (cs sshConfigs) lookup(alias, key string) (string, string) {
+	for _, c := range cs {
+		if v := c.get(alias, key); v != "" {
+			return unquote(v), c.path
+		}
+	}
+	return "", ""
+}
+
+func (c sshConfigFile) get(alias, key string) (v string) {
+	defer func() {
+		if recover() != nil {
+			v = "" // the look-up's panic on a Match directive: none is left
+		}
+	}()
+	v, _ = c.conf.Get(alias, key)
+	return v
+}
+
+// readSSHConfig parses the ssh configuration at path, its Match blocks
+// made blocks that match no host; nil for none.
+func readSSHConfig(path string) (*ssh_config.Config, error) {
+	f, err := readSSHConfigFile(path)
+	if f == nil || err != nil {
+		return nil, err
+	}
+	return f.conf, nil
+}
+
+// readSSHConfigFile reads the ssh configuration at path; nil for none.
+func readSSHConfigFile(path string) (*sshConfigFile, error) {
+	f, err := openRead(path) // a FIFO does not block the open
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSSHConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxSSHConfigBytes {
+		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
+	}
+	data, matches := neutraliseMatch(data)
+	c, err := decodeSSHConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	// The blocks the Match lines became, in the order of the file.
+	i := 0
+	for _, h := range c.Hosts {
+		if i < len(matches) && isMatchStandIn(h) {
+			matches[i].host = h
+			i++
+		}
+	}
+	if i != len(matches) {
+		return nil, errors.New("ssh_config: a Match block was not found again after parsing")
+	}
+	return &sshConfigFile{path: path, conf: c, matches: matches}, nil
+}
+
+func decodeSSHConfig(data []byte) (c *ssh_config.Config, err error) {
+	defer func() {
+		// the parser turns its own panics into errors, except the
+		// runtime's: those too are a file that cannot be read
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("ssh_config: %v", r)
+		}
+	}()
+	return ssh_config.DecodeBytes(data)
+}
+
+// matchStandIn replaces a Match line: a Host line whose patterns match no
+// host (a negated * and a name no Host line would write), so that the
+// parser, which refuses Match, reads the rest of the file, and the block's
+// lines apply to nothing.
+const matchStandIn = "Host !* !readproof-match-block"
+
+func isMatchStandIn(h *ssh_config.Host) bool {
+	// a Pattern prints without its !: a Host line "* readproof-match-block"
+	// of the user's own matches that name
+	return len(h.Patterns) == 2 && h.Patterns[0].String() == "*" && h.Patterns[1].String() == "readproof-match-block" && !h.Matches("readproof-match-block")
+}
+
+// matchBlock is a Match block of a configuration file.
+type matchBlock struct {
+	line     int    // of the Match line, from 1
+	criteria string // what follows Match, as written
+	host     *ssh_config.Host
+}
+
+// neutraliseMatch replaces each Match line of data by matchStandIn, the
+// line numbers kept, and returns the blocks replaced.
+func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	var blocks []matchBlock
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		rest := bytes.TrimLeft(body, " \t")
+		end := bytes.IndexAny(rest, " \t=")
+		if end < 0 || !strings.EqualFold(string(rest[:end]), "match") {
+			continue
+		}
+		criteria := bytes.TrimLeft(rest[end:], " \t")
+		criteria = bytes.TrimLeft(bytes.TrimPrefix(criteria, []byte("=")), " \t")
+		if j := bytes.IndexByte(criteria, '#'); j >= 0 {
+			criteria = criteria[:j]
+		}
+		blocks = append(blocks, matchBlock{line: i + 1, criteria: string(bytes.TrimRight(criteria, " \t"))})
+		lines[i] = append([]byte(matchStandIn), l[len(body):]...)
+	}
+	if len(blocks) == 0 {
+		return data, nil
+	}
+	return bytes.Join(lines, nil), blocks
+}
+
+// readKeywords are the keywords readproof reads of an ssh configuration.
+func readKeywords() []string {
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly"}
+}
+
+// keywords are those of readKeywords the block sets, in that order; all
+// of them when it includes other files.
+func (m matchBlock) keywords() []string {
+	set := map[string]bool{}
+	for _, n := range m.host.Nodes {
+		switch n := n.(type) {
+		case *ssh_config.KV:
+			set[strings.ToLower(n.Key)] = true
+		case *ssh_config.Include:
+			return readKeywords()
+		}
+	}
+	var out []string
+	for _, k := range readKeywords() {
+		if set[strings.ToLower(k)] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// couldApply is false when the block's criteria rule out a fetch of alias
+// at hostname: a host or originalhost list that matches neither. Any
+// other criterion (exec, user, final...) is taken as one that may hold.
+func (m matchBlock) couldApply(alias, hostname string) bool {
+	words := splitCriteria(m.criteria)
+	for i := 0; i < len(words); i++ {
+		name := strings.ToLower(words[i])
+		switch strings.TrimPrefix(name, "!") {
+		case "all", "canonical", "final":
+			continue
+		case "host", "originalhost":
+			if i+1 == len(words) {
+				return true // malformed: ssh refuses it; say so
+			}
+			i++
+			if strings.HasPrefix(name, "!") {
+				continue
+			}
+			names := []string{alias}
+			if strings.TrimPrefix(name, "!") == "host" {
+				names = append(names, hostname)
+			}
+			if matched, ok := matchList(words[i], names); ok && !matched {
+				return false
+			}
+		default:
+			i++ // exec, user, localuser, localnetwork, tagged...: one argument
+		}
+	}
+	return true
+}
+
+// matchList is whether a comma-separated pattern list matches one of
+// names, as a Host line's patterns do; ok is false for a list that is not
+// one.
+func matchList(list string, names []string) (matched, ok bool) {
+	h := &ssh_config.Host{}
+	for _, p := range strings.Split(list, ",") {
+		pat, err := ssh_config.NewPattern(p)
+		if err != nil || p == "" {
+			return false, false
+		}
+		h.Patterns = append(h.Patterns, pat)
+	}
+	for _, n := range names {
+		if h.Matches(n) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// splitCriteria splits Match criteria into words at spaces and tabs, a
+// double-quoted word kept whole.
+func splitCriteria(s string) []string {
+	var out []string
+	var b strings.Builder
+	quoted, in := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, in = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// unquote removes the double quotes OpenSSH allows around a value.
+func unquote(v string) string {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
