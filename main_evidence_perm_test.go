@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -118,6 +119,17 @@ func TestEvidenceCouldNotRead(t *testing.T) {
 	if h := hintLine(out); !strings.Contains(h, "the store could not be read") || strings.Contains(h, "forgery") {
 		t.Errorf("evidence verify against a store with an unreadable object: the hint should be about the read, not a forgery:\n%s", out)
 	}
+	// --json marks each check that could not read (session 25,
+	// verifyedges): here every failed one, the replay's too, as exit 4 says
+	kinds := failedKinds(t, run, "a.json")
+	if _, ok := kinds["store_manifest"]; !ok {
+		t.Errorf("evidence verify --json against a store with an unreadable object: failed checks' kinds %v, want store_manifest among them", kinds)
+	}
+	for name, kind := range kinds {
+		if kind != "could_not_read" {
+			t.Errorf("evidence verify --json against a store with an unreadable object: failed check %s has kind %q, want could_not_read (all: %v)", name, kind, kinds)
+		}
+	}
 
 	// the same object damaged: what was read is wrong, exit 3
 	if err := os.Chmod(object, 0o644); err != nil {
@@ -134,4 +146,37 @@ func TestEvidenceCouldNotRead(t *testing.T) {
 	if code != 3 {
 		t.Errorf("evidence verify against a store with a damaged object: exit %d, want 3\n%s", code, out)
 	}
+	if kinds := failedKinds(t, run, "a.json"); len(kinds) == 0 || kinds["store_manifest"] == "could_not_read" {
+		t.Errorf("evidence verify --json against a store with a damaged object: failed checks' kinds %v, want store_manifest failed, not could_not_read", kinds)
+	}
+}
+
+// failedKinds runs `evidence verify bundle --json` as the user and returns
+// the kind of each failed check by name ("" for none).
+func failedKinds(t *testing.T, run func(bool, ...string) (string, int), bundle string) map[string]string {
+	t.Helper()
+	out, _ := run(true, "evidence", "verify", bundle, "--json")
+	var j struct {
+		Checks []struct {
+			Name string `json:"name"`
+			OK   bool   `json:"ok"`
+			Kind string `json:"kind"`
+		} `json:"checks"`
+	}
+	// stdout and stderr are combined: the JSON object is the first line
+	// that opens one through the line that closes it
+	start, end := strings.Index(out, "{\n"), strings.LastIndex(out, "\n}")
+	if start < 0 || end < start {
+		t.Fatalf("evidence verify --json printed no object:\n%s", out)
+	}
+	if err := json.Unmarshal([]byte(out[start:end+2]), &j); err != nil {
+		t.Fatalf("evidence verify --json: %v\n%s", err, out)
+	}
+	kinds := map[string]string{}
+	for _, c := range j.Checks {
+		if !c.OK {
+			kinds[c.Name] = c.Kind
+		}
+	}
+	return kinds
 }

@@ -271,51 +271,54 @@ func (r *gitReader) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 	sha := sha1.New()
 	var head [32]byte
 	sha.Write(appendObjectHeader(head[:0], plumbing.BlobObject, size))
-	// The answer is read to its end whatever w does, so the next
-	// question gets its own answer.
-	sw := &stickyWriter{w: w}
-	n, err := io.CopyBuffer(io.MultiWriter(sha, sw), io.LimitReader(r.stdout, int64(size)), make([]byte, streamChunk))
+	cw := &countingWriter{w: w}
+	content := &io.LimitedReader{R: r.stdout, N: int64(size)}
+	n, err := io.CopyBuffer(io.MultiWriter(sha, cw), content, make([]byte, streamChunk))
+	if cw.err != nil {
+		// The caller's writer failed: the rest of the answer is not
+		// read into it. skip reads a small rest through, so that the
+		// next question gets its own answer, and stops git in the
+		// middle of a large one; the next question starts another.
+		r.skip(int(content.N))
+		return cw.n, cw.err
+	}
 	if err == nil && n < int64(size) {
 		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
 		r.stop()
-		return sw.n, fmt.Errorf("git cat-file: %w", err)
+		return cw.n, fmt.Errorf("git cat-file: %w", err)
 	}
 	if nl, err := r.stdout.ReadByte(); err != nil || nl != '\n' {
 		r.stop()
 		if err == nil {
 			err = fmt.Errorf("object %s: its content does not end where its size says", id)
 		}
-		return sw.n, fmt.Errorf("git cat-file: %w", err)
-	}
-	if sw.err != nil {
-		return sw.n, sw.err
+		return cw.n, fmt.Errorf("git cat-file: %w", err)
 	}
 	if hex.EncodeToString(sha.Sum(nil)) != string(id) {
-		return sw.n, errContentMismatch(id)
+		return cw.n, errContentMismatch(id)
 	}
-	return sw.n, nil
+	return cw.n, nil
 }
 
-// stickyWriter passes writes to w until one fails, then takes the rest
-// without writing it, and keeps the error.
-type stickyWriter struct {
+// countingWriter passes writes to w, counting the bytes written and
+// keeping the error of the write that failed (a short write is
+// io.ErrShortWrite), so that a caller tells w's failure from its source's.
+type countingWriter struct {
 	w   io.Writer
 	err error
 	n   int64
 }
 
-func (s *stickyWriter) Write(p []byte) (int, error) {
-	if s.err == nil {
-		n, err := s.w.Write(p)
-		s.n += int64(n)
-		if err == nil && n < len(p) {
-			err = io.ErrShortWrite
-		}
-		s.err = err
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
 	}
-	return len(p), nil
+	c.err = err
+	return n, err
 }
 
 func (r *gitReader) object(id OID, want string) ([]byte, error) {

@@ -204,3 +204,97 @@ func FuzzParseCatFileAnswer(f *testing.F) {
 		}
 	})
 }
+
+// failAfter is a writer that takes n bytes, then fails every write.
+type failAfter struct {
+	n      int
+	err    error
+	wrote  int // bytes taken
+	writes int // writes asked after the one that failed
+	failed bool
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.failed {
+		f.writes++
+		return 0, f.err
+	}
+	if f.wrote+len(p) <= f.n {
+		f.wrote += len(p)
+		return len(p), nil
+	}
+	k := f.n - f.wrote
+	f.wrote, f.failed = f.n, true
+	return k, f.err
+}
+
+// TestGitReaderWriterFailsPartway (session 25, verifyedges): when the
+// writer BlobTo copies into failed partway through a blob, the cat-file
+// reader still read the blob to its end, all of a huge one inflated by git
+// into the pipe for nobody. It now stops: the rest of a small answer is
+// read through (no new process), and git is stopped in the middle of a
+// large one and started again for the next question, which gets its own
+// answer.
+func TestGitReaderWriterFailsPartway(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	huge := bytes.Repeat([]byte("0123456789abcdef"), 4*drainMax/16)
+	hugeID, err := s.PutBlob(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bytes.Repeat([]byte("other "), 20<<10)
+	otherID, err := s.PutBlob(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenGitReader(context.Background(), s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	gr := r.(*gitReader)
+	errFull := errors.New("disk full")
+	good := func(step string, starts int) {
+		t.Helper()
+		var buf bytes.Buffer
+		if n, err := gr.BlobTo(otherID, -1, &buf); err != nil || n != int64(len(other)) || !bytes.Equal(buf.Bytes(), other) {
+			t.Fatalf("after %s: BlobTo(other) = %d bytes, %v", step, n, err)
+		}
+		if gr.starts != starts {
+			t.Fatalf("after %s: git cat-file --batch started %d times, want %d", step, gr.starts, starts)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		after  int
+		starts int // cat-file processes started once the next read is done
+	}{
+		// over drainMax left: git is stopped, and started again
+		{"the writer failed after 100,000 bytes of 4 MiB", 100_000, 2},
+		{"the writer failed at once", 0, 3},
+		// less than drainMax left: read through
+		{"the writer failed 100,000 bytes before the end", len(huge) - 100_000, 3},
+	} {
+		w := &failAfter{n: c.after, err: errFull}
+		n, err := gr.BlobTo(hugeID, -1, w)
+		if !errors.Is(err, errFull) || n != int64(c.after) {
+			t.Fatalf("%s: BlobTo(huge) = %d, %v; want %d, the writer's error", c.name, n, err, c.after)
+		}
+		if w.writes != 0 {
+			t.Errorf("%s: BlobTo wrote %d times more into the writer that failed", c.name, w.writes)
+		}
+		good(c.name, c.starts)
+	}
+	// and the huge blob reads whole afterwards
+	var buf bytes.Buffer
+	if n, err := gr.BlobTo(hugeID, -1, &buf); err != nil || n != int64(len(huge)) || !bytes.Equal(buf.Bytes(), huge) {
+		t.Fatalf("BlobTo(huge) after the failures = %d bytes, %v", n, err)
+	}
+}

@@ -247,6 +247,21 @@ type checkJSON struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// Kind is the check's kind when it has one (checkKind), absent
+	// otherwise: what a script matches to tell a read the store refused
+	// (could_not_read, exit 4) from a record found wrong (exit 3).
+	Kind string `json:"kind,omitempty"`
+}
+
+// checkKind is the kind `evidence verify --json` gives check c: its Kind
+// (docs/json.md lists them), or could_not_read for a failed replay check
+// whose error is a read the store refused (store.CouldNotRead), as
+// couldNotReadHint counts it; "" for the rest.
+func checkKind(c evidence.Check) string {
+	if c.Kind == "" && !c.OK && c.Err != nil && store.CouldNotRead(c.Err) {
+		return store.KindCouldNotRead
+	}
+	return c.Kind
 }
 
 func evidenceVerify(c *cli.Context) error {
@@ -873,7 +888,7 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 	if e.json {
 		j := verifyJSON{Warnings: warnings, OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
 		for _, c := range rep.Checks {
-			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail})
+			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)})
 		}
 		if j.OK {
 			j.Summary = verifySummary(rep)

@@ -602,16 +602,15 @@ func runClone(ctx context.Context, e *env, args []string) error {
 
 // sayHowToUse tells, on stderr, how to reach a clone that the commands run
 // here would not find: they look for .readproof beside readproof.toml, or
-// use the working directory when it is a store itself.
+// use the working directory when it is a store itself. The path is quoted
+// for a person at a bash prompt (text.ShellArg): a control or bidi
+// character in it is escaped, not sent to the terminal.
 func sayHowToUse(e *env, dir string) {
 	abs, err := filepath.Abs(dir)
 	if err != nil || abs == e.storePath {
 		return
 	}
-	q := abs
-	if strings.Trim(abs, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@,=") != "" {
-		q = shellQuote(abs)
-	}
+	q := text.ShellArg(abs)
 	e.say("readproof: to use this store, run readproof inside it (cd %s), or name it from anywhere with --store %s or READPROOF_STORE=%s", q, q, q)
 }
 

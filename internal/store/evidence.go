@@ -529,10 +529,19 @@ func ExportReplayWarning(run string, rp *evidence.BundleReplay) (warning, hint s
 }
 
 // ExportWarnings are the warnings of an export whose checks
-// (ExportEvidenceChecked's) fail without refusing or stopping it, each
-// naming run (as a message names it), and their hints, each once.
+// (ExportEvidenceChecked's) fail without refusing or stopping it, or pass
+// without having checked (KindJournalUnchecked, as `evidence verify` warns
+// of it), each naming run (as a message names it), and their hints, each
+// once.
 func ExportWarnings(run string, checks []evidence.Check) (warnings, hints []string) {
 	for _, c := range checks {
+		if c.OK && c.Kind == KindJournalUnchecked {
+			warnings = append(warnings, fmt.Sprintf("run %s: store check %s: %s", run, c.Name, c.Detail))
+			if h := "the bundle is written and does not record it; `readproof verify` walks the whole journal and warns of a run it does not record"; !slices.Contains(hints, h) {
+				hints = append(hints, h)
+			}
+			continue
+		}
 		if c.OK || ExportRefuses(c) || exportStops(c) {
 			continue
 		}
