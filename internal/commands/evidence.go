@@ -313,6 +313,8 @@ func verifyHint(rep evidence.Report, trusted bool) string {
 		return "the store makes stock git read other objects than it holds (refs/replace/, info/grafts or commondir): remove what store_replace names, then verify again; `readproof --store STORE verify` checks the rest of the store"
 	case failed[store.CheckJournal] && !offlineFailed && !storeFailed && len(failed) == 1:
 		return "the store's journal (" + store.JournalRef + ") does not record the manifest: a writer stopped before recording it, or the run was written by hand with stock git; `readproof --store STORE verify` warns of either, and `readproof gc` records a run a stopped writer left unrecorded, then verify again"
+	case !offlineFailed && !storeFailed && hasKind(rep, store.CheckReceipts, store.KindBindingEdited):
+		return store.BindingEditedRemedy + ", then verify again"
 	case notReplayed && failed["recorded_replay"] && storeFailed && !absent:
 		return "the store could not give back the recorded bytes of the entries named above, at export and now: an object of the store is damaged or missing (`readproof verify` names it); restore it from a clone (readproof pull) or a backup, then export again"
 	case notReplayed && failed["recorded_replay"] && !storeFailed && storeChecked(rep):

@@ -595,7 +595,7 @@ func runClone(ctx context.Context, e *env, args []string) error {
 		return printJSON(e.out, map[string]any{"store": abs, "url": origin.DisplayURL(), "result": res})
 	}
 	fmt.Fprintf(e.out, "Cloned %s from %s into %s (%s verified)\n", text.Count(len(res.NewRuns), "run", "runs"),
-		gitstore.RedactURL(url), dir, text.Count(res.Verified, "manifest", "manifests"))
+		text.Escape(gitstore.RedactURL(url)), text.Escape(dir), text.Count(res.Verified, "manifest", "manifests"))
 	sayHowToUse(e, dir)
 	return nil
 }

@@ -452,7 +452,7 @@ func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (mor
 		h = "nothing was written: the manifest commit's signature does not vouch for it (`readproof verify-commit " + text.ShellArg(target) + "` shows why): a commit changed after signing is not the one signed, restore it from a clone or a backup; a key missing from [signing] allowed_signers is added there, then export again"
 	case CheckReceipts:
 		if c.Kind == KindBindingEdited {
-			h = "nothing was written: the commit appending a tool receipt of the run to its chain carries another binding line than the receipt's MAC covers, so the chain was edited (`readproof verify` names it): restore the receipt chain from a clone or a backup, then export again"
+			h = "nothing was written: " + BindingEditedRemedy + ", then export again"
 			break
 		}
 		h = "nothing was written: a tool receipt of the run fails its MAC or its summary (`readproof verify` names it): a receipt changed after it was issued is not the one issued, restore it from a clone or a backup; if the receipts key was replaced, use the key that issued them, then export again"
@@ -461,6 +461,11 @@ func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (mor
 	}
 	return refused[1:], hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, also), h)
 }
+
+// BindingEditedRemedy says what a failed receipts check of kind
+// KindBindingEdited means and what to do, for a hint that ends in what to
+// run again.
+const BindingEditedRemedy = "the commit appending a tool receipt of the run to its chain carries another binding line than the receipt's MAC covers, so the chain was edited (`readproof verify` names it): restore the receipt chain from a clone or a backup"
 
 // ErrCouldNotRead marks an export stopped because a store check that
 // would refuse a forged record could not read the store
