@@ -78,35 +78,51 @@ func ReadSSHConfig() *SSHConfig {
 	return c
 }
 
-// hostPort is host and port, or the configuration's Hostname and Port for
-// alias when it names a Hostname.
-func (c *SSHConfig) hostPort(alias, host string, port int) (string, int) {
+// hostPort is where an ssh fetch of alias connects, as OpenSSH has it:
+// the configuration's Hostname for alias, else alias; the URL's port when
+// it gives one (port > 0: a port given wins, 22 included), else the
+// configuration's Port for alias, Hostname or not, else 22.
+func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 	var conf sshConfigReader = c.files
 	if c.swapped {
-		if c.hosts == nil {
-			return host, port
-		}
 		conf = c.hosts
+	}
+	host := alias
+	if conf == nil {
+		return host, portOr(port, 0)
 	}
 	if h := conf.Get(alias, "Hostname"); h != "" {
 		host = h
-		if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 {
-			port = p
-		}
 	}
-	return host, port
+	var given int
+	if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 && p <= 65535 {
+		given = p
+	}
+	return host, portOr(port, given)
+}
+
+// portOr is the URL's port, else the configuration's, else 22.
+func portOr(url, conf int) int {
+	switch {
+	case url > 0:
+		return url
+	case conf > 0:
+		return conf
+	}
+	return sshPort
 }
 
 // Address is the host and port an ssh fetch of a URL naming host and port
-// ("" for the default) connects to: the configuration's Hostname and Port
-// for the host when it names a Hostname. A caller that checks the host
-// before the fetch checks this one.
+// ("" for none: an scp-like URL never gives one) connects to: the
+// configuration's Hostname for the host, else the host; the URL's port,
+// else the configuration's Port for the host, else 22. A caller that
+// checks the host before the fetch checks this one.
 func (c *SSHConfig) Address(host, port string) (string, string) {
 	p, err := strconv.Atoi(port)
 	if err != nil || p <= 0 {
-		p = sshPort
+		p = 0
 	}
-	h, p := c.hostPort(host, host, p)
+	h, p := c.hostPort(host, p)
 	return h, strconv.Itoa(p)
 }
 

@@ -173,7 +173,7 @@ func (s *keyServer) fetchSSH(t *testing.T, url string) error {
 // server took a key and ran upload-pack.
 func (s *keyServer) open(t *testing.T, url string) error {
 	t.Helper()
-	ep, err := transport.NewEndpoint(url)
+	ep, err := newEndpoint(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +428,7 @@ func TestSSHDeployKeyByHostAlias(t *testing.T) {
 	}
 	for _, url := range []string{"git@docs-deploy:docs.git", "ssh://git@docs-deploy/docs.git"} {
 		var asked []string
-		ep, err := transport.NewEndpoint(url)
+		ep, err := newEndpoint(url)
 		if err != nil {
 			t.Fatal(err)
 		}
