@@ -119,6 +119,9 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 		conf = ReadSSHConfig()
 	}
 	alias := endpointHost(ep)
+	if err := conf.Direct(alias); err != nil {
+		return nil, err
+	}
 	user, userFrom, err := conf.remoteUser(ep.User, alias)
 	if err != nil {
 		return nil, err

@@ -131,6 +131,75 @@ func SSHAddress(host, port string) (string, string) {
 	return ReadSSHConfig().Address(host, port)
 }
 
+// Direct is nil when the ssh configuration lets a fetch of alias (the
+// host as the URL names it) connect to the host directly, as readproof
+// always does; else an *SSHConfigError naming the file, the line and the
+// ProxyJump or ProxyCommand that ssh would go through, with a hint. Of the
+// two, the first given decides, as in OpenSSH; "none" is direct. Without
+// this, a user relying on a bastion would find the fetch gone around it.
+func (c *SSHConfig) Direct(alias string) error {
+	for _, f := range c.files {
+		key, v, line, included := f.proxy(alias)
+		if key == "" {
+			continue
+		}
+		if strings.EqualFold(unquote(v), "none") {
+			return nil
+		}
+		shown := v
+		if key == "ProxyCommand" {
+			shown = "" // a command line may carry a token: not repeated
+		}
+		what := "readproof connects to the host directly, never through a proxy or a jump host"
+		if included {
+			what = "set in a file this Include line reads; " + what
+		}
+		return &SSHConfigError{File: f.path, Line: line, Host: alias, Key: key, Value: shown,
+			Err: errors.New(what + ", so it does not fetch this source; remove the setting for this host, or give the source's url a Host alias without it (with the host's Hostname), or mirror the repository where readproof can reach it directly")}
+	}
+	return nil
+}
+
+// proxy is the first ProxyJump or ProxyCommand line of the file in a Host
+// block matching alias: the keyword as OpenSSH spells it, its value, its
+// line, and whether it is in a file an Include line reads (line is then
+// the Include's). key is "" for none.
+func (c sshConfigFile) proxy(alias string) (key, value string, line int, included bool) {
+	defer func() {
+		if recover() != nil {
+			// an included file's Match directive: that file is not read
+			// for anything else either
+			key, value, line, included = "", "", 0, false
+		}
+	}()
+	for _, h := range c.conf.Hosts {
+		if !h.Matches(alias) {
+			continue
+		}
+		for _, n := range h.Nodes {
+			switch n := n.(type) {
+			case *ssh_config.KV:
+				switch strings.ToLower(n.Key) {
+				case "proxyjump":
+					return "ProxyJump", n.Value, n.Pos().Line, false
+				case "proxycommand":
+					return "ProxyCommand", n.Value, n.Pos().Line, false
+				}
+			case *ssh_config.Include:
+				// which of the two comes first inside is not known: a
+				// command is the one to name
+				if v := n.Get(alias, "ProxyCommand"); v != "" {
+					return "ProxyCommand", v, n.Pos().Line, true
+				}
+				if v := n.Get(alias, "ProxyJump"); v != "" {
+					return "ProxyJump", v, n.Pos().Line, true
+				}
+			}
+		}
+	}
+	return "", "", 0, false
+}
+
 // remoteUser is the login for an ssh fetch of alias, in OpenSSH's order:
 // the URL's user, else the User the configuration gives for the alias,
 // else the local user. from says where it came from ("" for the URL).
@@ -333,7 +402,7 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 
 // readKeywords are the keywords readproof reads of an ssh configuration.
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +72,84 @@ func TestNewEndpointSCPLikeHasNoPort(t *testing.T) {
 		if ep.User != c.user || ep.Host != c.host || ep.Path != c.path || ep.Port != c.port {
 			t.Errorf("%s: user %q host %q path %q port %d, want %q %q %q %d", c.url, ep.User, ep.Host, ep.Path, ep.Port, c.user, c.host, c.path, c.port)
 		}
+	}
+}
+
+// A ProxyJump or ProxyCommand for the host refuses the fetch before it
+// dials, naming the file, the line and the keyword (a ProxyCommand's value
+// is not repeated: it may carry a token); "none" is direct, and of the
+// two the first given decides, as in OpenSSH.
+func TestSSHProxyRefused(t *testing.T) {
+	s, home := newKeyServer(t)
+	key := writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "")
+	s.allow(key.PublicKey())
+	p := s.port
+	for _, c := range []struct {
+		name, conf, key string
+		line            int
+	}{
+		{"ProxyJump", "# bastion\nHost git.example.test\n  Port " + p + "\n  ProxyJump bastion.example.test\n", "ProxyJump", 4},
+		{"ProxyCommand", "Host *.example.test\n  ProxyCommand ssh -W %h:%p bastion --token s3cret\nHost git.example.test\n  Port " + p + "\n", "ProxyCommand", 2},
+		{"ProxyJump=", "Host git.example.test\n  Port " + p + "\n  proxyjump=bastion\n", "ProxyJump", 3},
+		{"ProxyJump none", "Host git.example.test\n  Port " + p + "\n  ProxyJump none\nHost *\n  ProxyJump bastion\n", "", 0},
+		{"ProxyCommand none", "Host git.example.test\n  Port " + p + "\n  ProxyCommand none\n", "", 0},
+		{"ProxyCommand none first", "Host git.example.test\n  Port " + p + "\n  ProxyCommand none\n  ProxyJump bastion\n", "", 0},
+		{"another host's", "Host other.example.test\n  ProxyJump bastion\nHost git.example.test\n  Port " + p + "\n", "", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeSSHConfig(t, home, c.conf)
+			var asked []string
+			m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = m.Fetch(context.Background())
+			if c.key == "" {
+				if err != nil && !errors.Is(err, ErrRepoNotFound) {
+					t.Errorf("fetch: %v", err)
+				}
+				if len(asked) != 1 {
+					t.Errorf("dialled %q, want the host directly", asked)
+				}
+				if err := ReadSSHConfig().Direct("git.example.test"); err != nil {
+					t.Errorf("Direct: %v", err)
+				}
+				return
+			}
+			var ce *SSHConfigError
+			if !errors.As(err, &ce) || ce.Key != c.key || ce.Line != c.line || ce.File != path {
+				t.Fatalf("fetch: %v, want an SSHConfigError for %s at %s line %d", err, c.key, path, c.line)
+			}
+			if len(asked) != 0 {
+				t.Errorf("dialled %q before refusing", asked)
+			}
+			msg := err.Error()
+			for _, want := range []string{path + " line", c.key, "for host git.example.test", "connects to the host directly", "remove the setting for this host", "Host alias without it", "mirror the repository"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%s\ndoes not say %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "s3cret") {
+				t.Errorf("%s\nrepeats the ProxyCommand", msg)
+			}
+			if d := ReadSSHConfig().Direct("git.example.test"); d == nil || d.Error() != ce.Error() {
+				t.Errorf("Direct = %v, want the fetch's refusal", d)
+			}
+		})
+	}
+}
+
+// A ProxyJump in a file an Include line reads names the Include's line.
+func TestSSHProxyInIncludedFile(t *testing.T) {
+	_, home := newKeyServer(t)
+	inc := filepath.Join(home, ".ssh", "bastion.conf")
+	if err := os.WriteFile(inc, []byte("Host git.example.test\n  ProxyJump bastion\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := writeSSHConfig(t, home, "Host *\n  Include "+inc+"\n")
+	err := ReadSSHConfig().Direct("git.example.test")
+	var ce *SSHConfigError
+	if !errors.As(err, &ce) || ce.Key != "ProxyJump" || ce.Line != 2 || ce.File != path || !strings.Contains(err.Error(), "Include") {
+		t.Fatalf("Direct: %v, want the ProxyJump refused at the Include line", err)
 	}
 }
