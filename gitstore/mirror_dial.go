@@ -119,7 +119,7 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 		conf = ReadSSHConfig()
 	}
 	alias := endpointHost(ep)
-	if err := conf.Direct(alias); err != nil {
+	if err := conf.Check(alias); err != nil {
 		return nil, err
 	}
 	user, userFrom, err := conf.remoteUser(ep.User, alias)

@@ -131,15 +131,20 @@ func SSHAddress(host, port string) (string, string) {
 	return ReadSSHConfig().Address(host, port)
 }
 
-// Direct is nil when the ssh configuration lets a fetch of alias (the
-// host as the URL names it) connect to the host directly, as readproof
-// always does; else an *SSHConfigError naming the file, the line and the
-// ProxyJump or ProxyCommand that ssh would go through, with a hint. Of the
-// two, the first given decides, as in OpenSSH; "none" is direct. Without
-// this, a user relying on a bastion would find the fetch gone around it.
-func (c *SSHConfig) Direct(alias string) error {
+// Check is nil when readproof can follow the ssh configuration for a
+// fetch of alias (the host as the URL names it) as ssh would; else an
+// *SSHConfigError naming the file, the line and the setting, with a hint:
+// a ProxyJump or ProxyCommand that ssh would go through (readproof always
+// connects to the host directly; of the two, the first given decides, as
+// in OpenSSH, and "none" is direct), or a Port that is not a port number
+// (which ssh refuses, where readproof would dial 22). Without it, a user
+// relying on a bastion would find the fetch gone around it.
+func (c *SSHConfig) Check(alias string) error {
+	if err := c.checkPort(alias); err != nil {
+		return err
+	}
 	for _, f := range c.files {
-		key, v, line, included := f.proxy(alias)
+		key, v, line, included := f.first(alias, "ProxyJump", "ProxyCommand")
 		if key == "" {
 			continue
 		}
@@ -160,11 +165,32 @@ func (c *SSHConfig) Direct(alias string) error {
 	return nil
 }
 
-// proxy is the first ProxyJump or ProxyCommand line of the file in a Host
-// block matching alias: the keyword as OpenSSH spells it, its value, its
+// checkPort refuses the first Port given for alias when it is not a port
+// number.
+func (c *SSHConfig) checkPort(alias string) error {
+	for _, f := range c.files {
+		_, v, line, included := f.first(alias, "Port")
+		if v == "" {
+			continue
+		}
+		if p, err := strconv.Atoi(unquote(v)); err == nil && p > 0 && p <= 65535 {
+			return nil
+		}
+		what := "not a port number (1 to 65535), which ssh refuses"
+		if included {
+			what = "set in a file this Include line reads: " + what
+		}
+		return &SSHConfigError{File: f.path, Line: line, Host: alias, Key: "Port", Value: v,
+			Err: errors.New(what + "; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+	}
+	return nil
+}
+
+// first is the first line of the file, in a Host block matching alias,
+// that sets one of keys: the keyword as given in keys, its value, its
 // line, and whether it is in a file an Include line reads (line is then
 // the Include's). key is "" for none.
-func (c sshConfigFile) proxy(alias string) (key, value string, line int, included bool) {
+func (c sshConfigFile) first(alias string, keys ...string) (key, value string, line int, included bool) {
 	defer func() {
 		if recover() != nil {
 			// an included file's Match directive: that file is not read
@@ -179,20 +205,18 @@ func (c sshConfigFile) proxy(alias string) (key, value string, line int, include
 		for _, n := range h.Nodes {
 			switch n := n.(type) {
 			case *ssh_config.KV:
-				switch strings.ToLower(n.Key) {
-				case "proxyjump":
-					return "ProxyJump", n.Value, n.Pos().Line, false
-				case "proxycommand":
-					return "ProxyCommand", n.Value, n.Pos().Line, false
+				for _, k := range keys {
+					if strings.EqualFold(n.Key, k) {
+						return k, n.Value, n.Pos().Line, false
+					}
 				}
 			case *ssh_config.Include:
-				// which of the two comes first inside is not known: a
-				// command is the one to name
-				if v := n.Get(alias, "ProxyCommand"); v != "" {
-					return "ProxyCommand", v, n.Pos().Line, true
-				}
-				if v := n.Get(alias, "ProxyJump"); v != "" {
-					return "ProxyJump", v, n.Pos().Line, true
+				// which of keys comes first inside is not known: the
+				// first of keys is named
+				for _, k := range keys {
+					if v := n.Get(alias, k); v != "" {
+						return k, v, n.Pos().Line, true
+					}
 				}
 			}
 		}

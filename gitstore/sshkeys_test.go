@@ -476,7 +476,7 @@ func FuzzSSHConfigIdentityLines(f *testing.F) {
 		}
 		// the ProxyJump and ProxyCommand look-up, which goes by the
 		// file's lines, answers for any file that reads
-		_ = (&SSHConfig{files: sshConfigs{{path: path, conf: c}}}).Direct("git.example.test")
+		_ = (&SSHConfig{files: sshConfigs{{path: path, conf: c}}}).Check("git.example.test")
 		files, _, err := identityLines(c, "git.example.test")
 		if err != nil {
 			return

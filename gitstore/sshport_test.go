@@ -111,7 +111,7 @@ func TestSSHProxyRefused(t *testing.T) {
 				if len(asked) != 1 {
 					t.Errorf("dialled %q, want the host directly", asked)
 				}
-				if err := ReadSSHConfig().Direct("git.example.test"); err != nil {
+				if err := ReadSSHConfig().Check("git.example.test"); err != nil {
 					t.Errorf("Direct: %v", err)
 				}
 				return
@@ -132,7 +132,7 @@ func TestSSHProxyRefused(t *testing.T) {
 			if strings.Contains(msg, "s3cret") {
 				t.Errorf("%s\nrepeats the ProxyCommand", msg)
 			}
-			if d := ReadSSHConfig().Direct("git.example.test"); d == nil || d.Error() != ce.Error() {
+			if d := ReadSSHConfig().Check("git.example.test"); d == nil || d.Error() != ce.Error() {
 				t.Errorf("Direct = %v, want the fetch's refusal", d)
 			}
 		})
@@ -147,9 +147,31 @@ func TestSSHProxyInIncludedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := writeSSHConfig(t, home, "Host *\n  Include "+inc+"\n")
-	err := ReadSSHConfig().Direct("git.example.test")
+	err := ReadSSHConfig().Check("git.example.test")
 	var ce *SSHConfigError
 	if !errors.As(err, &ce) || ce.Key != "ProxyJump" || ce.Line != 2 || ce.File != path || !strings.Contains(err.Error(), "Include") {
 		t.Fatalf("Direct: %v, want the ProxyJump refused at the Include line", err)
+	}
+}
+
+// A Port that is not a port number is refused, naming the file and line,
+// as ssh refuses it, before any connection: readproof would dial 22.
+func TestSSHBadPortRefused(t *testing.T) {
+	s, home := newKeyServer(t)
+	for _, v := range []string{"twenty-two", "0", "70000"} {
+		path := writeSSHConfig(t, home, "Host git.example.test\n  User git\n  Port "+v+"\n")
+		var asked []string
+		m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Fetch(context.Background())
+		var ce *SSHConfigError
+		if !errors.As(err, &ce) || ce.Key != "Port" || ce.Line != 3 || ce.File != path || !strings.Contains(err.Error(), "not a port number") {
+			t.Errorf("Port %s: %v, want an SSHConfigError for Port at %s line 3", v, err, path)
+		}
+		if len(asked) != 0 {
+			t.Errorf("Port %s: dialled %q", v, asked)
+		}
 	}
 }
