@@ -240,8 +240,8 @@ func (c *SSHConfig) sshAddr(ep *transport.Endpoint) string {
 // path 2222:path).
 func newEndpoint(url string) (*transport.Endpoint, error) {
 	ep, err := transport.NewEndpoint(url)
-	if err != nil || ep.Protocol != "ssh" || strings.Contains(url, "://") {
-		return ep, err
+	if i := strings.Index(url, "://"); err != nil || ep.Protocol != "ssh" || (i >= 0 && i == strings.Index(url, ":")) {
+		return ep, err // not scp-like: a scheme before the first colon
 	}
 	rest := url
 	if ep.User != "" {

@@ -61,6 +61,7 @@ func TestNewEndpointSCPLikeHasNoPort(t *testing.T) {
 		{"git@example.test:r.git", "git", "example.test", "r.git", 0},
 		{"example.test:2222:r.git", "", "example.test", "2222:r.git", 0},
 		{"git@example.test:2222/r.git", "git", "example.test", "2222/r.git", 0},
+		{"example.test:docs/a://b.git", "", "example.test", "docs/a://b.git", 0},
 		{"ssh://git@example.test/r.git", "git", "example.test", "/r.git", 0},
 		{"ssh://git@example.test:22/r.git", "git", "example.test", "/r.git", 22},
 	} {
