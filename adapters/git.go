@@ -196,6 +196,10 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 			// Read once: what the fetch dials (~/.ssh/config's Hostname
 			// for an alias) is the address checked here.
 			conf := gitstore.ReadSSHConfig()
+			if err := conf.Check(s.host); err != nil {
+				// a bastion the user relies on is not gone around
+				return Result{}, s.fetchErr(ctx, uri, err)
+			}
 			if s.warn != nil {
 				for _, w := range conf.Warnings(s.host) {
 					s.warn(w)

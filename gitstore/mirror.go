@@ -160,7 +160,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	}
 	defer st.Close()
 
-	ep, err := transport.NewEndpoint(m.url)
+	ep, err := newEndpoint(m.url)
 	if err != nil {
 		return fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(m.url))
 	}

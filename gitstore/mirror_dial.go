@@ -99,7 +99,8 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 // now) for the host: the user from the URL, else the configuration's
 // User, else the local user, as OpenSSH has it; the keys OpenSSH would
 // offer (the agent's, then the IdentityFile keys for the host or the
-// default key files); the Hostname and Port when it has them. The host
+// default key files); the Hostname when it has one, and the URL's port,
+// else the Port it gives, else 22. The host
 // key is checked against known_hosts (SSH_KNOWN_HOSTS,
 // ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts) under the host name. The
 // address dialled is the one dial checks.
@@ -118,6 +119,9 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 		conf = ReadSSHConfig()
 	}
 	alias := endpointHost(ep)
+	if err := conf.Check(alias); err != nil {
+		return nil, err
+	}
 	user, userFrom, err := conf.remoteUser(ep.User, alias)
 	if err != nil {
 		return nil, err
@@ -220,16 +224,34 @@ func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.Clie
 	return s, nil
 }
 
-// sshAddr is host:port of an ssh endpoint, the ssh configuration's
-// Hostname and Port for the host when it names them (as go-git's ssh
-// transport did).
+// sshAddr is host:port of an ssh endpoint: the ssh configuration's
+// Hostname for the host, else the host; the URL's port, else the
+// configuration's Port, else 22, as OpenSSH has it.
 func (c *SSHConfig) sshAddr(ep *transport.Endpoint) string {
-	host, port := endpointHost(ep), ep.Port
-	if port <= 0 {
-		port = sshPort
-	}
-	host, port = c.hostPort(host, host, port)
+	host, port := c.hostPort(endpointHost(ep), ep.Port)
 	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// newEndpoint parses a mirror's URL as go-git does, except an scp-like
+// one ([user@]host:path), which it reads as git does: with no port, so
+// that ~/.ssh/config's Port for the host applies (go-git gives it 22, as
+// if the URL had said so), and with the path all that follows the colon
+// after the host (go-git reads host:2222:path as port 2222; git reads the
+// path 2222:path).
+func newEndpoint(url string) (*transport.Endpoint, error) {
+	ep, err := transport.NewEndpoint(url)
+	if i := strings.Index(url, "://"); err != nil || ep.Protocol != "ssh" || (i >= 0 && i == strings.Index(url, ":")) {
+		return ep, err // not scp-like: a scheme before the first colon
+	}
+	rest := url
+	if ep.User != "" {
+		rest = strings.TrimPrefix(rest, ep.User+"@")
+	}
+	if path, ok := strings.CutPrefix(rest, ep.Host+":"); ok {
+		ep.Path = path
+	}
+	ep.Port = 0
+	return ep, nil
 }
 
 // shellQuote quotes s for the remote shell as git's sq_quote_buf does: in

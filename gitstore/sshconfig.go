@@ -78,41 +78,150 @@ func ReadSSHConfig() *SSHConfig {
 	return c
 }
 
-// hostPort is host and port, or the configuration's Hostname and Port for
-// alias when it names a Hostname.
-func (c *SSHConfig) hostPort(alias, host string, port int) (string, int) {
+// hostPort is where an ssh fetch of alias connects, as OpenSSH has it:
+// the configuration's Hostname for alias, else alias; the URL's port when
+// it gives one (port > 0: a port given wins, 22 included), else the
+// configuration's Port for alias, Hostname or not, else 22.
+func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 	var conf sshConfigReader = c.files
 	if c.swapped {
-		if c.hosts == nil {
-			return host, port
-		}
 		conf = c.hosts
+	}
+	host := alias
+	if conf == nil {
+		return host, portOr(port, 0)
 	}
 	if h := conf.Get(alias, "Hostname"); h != "" {
 		host = h
-		if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 {
-			port = p
-		}
 	}
-	return host, port
+	var given int
+	if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 && p <= 65535 {
+		given = p
+	}
+	return host, portOr(port, given)
+}
+
+// portOr is the URL's port, else the configuration's, else 22.
+func portOr(url, conf int) int {
+	switch {
+	case url > 0:
+		return url
+	case conf > 0:
+		return conf
+	}
+	return sshPort
 }
 
 // Address is the host and port an ssh fetch of a URL naming host and port
-// ("" for the default) connects to: the configuration's Hostname and Port
-// for the host when it names a Hostname. A caller that checks the host
-// before the fetch checks this one.
+// ("" for none: an scp-like URL never gives one) connects to: the
+// configuration's Hostname for the host, else the host; the URL's port,
+// else the configuration's Port for the host, else 22. A caller that
+// checks the host before the fetch checks this one.
 func (c *SSHConfig) Address(host, port string) (string, string) {
 	p, err := strconv.Atoi(port)
 	if err != nil || p <= 0 {
-		p = sshPort
+		p = 0
 	}
-	h, p := c.hostPort(host, host, p)
+	h, p := c.hostPort(host, p)
 	return h, strconv.Itoa(p)
 }
 
 // SSHAddress is ReadSSHConfig().Address(host, port).
 func SSHAddress(host, port string) (string, string) {
 	return ReadSSHConfig().Address(host, port)
+}
+
+// Check is nil when readproof can follow the ssh configuration for a
+// fetch of alias (the host as the URL names it) as ssh would; else an
+// *SSHConfigError naming the file, the line and the setting, with a hint:
+// a ProxyJump or ProxyCommand that ssh would go through (readproof always
+// connects to the host directly; of the two, the first given decides, as
+// in OpenSSH, and "none" is direct), or a Port that is not a port number
+// (which ssh refuses, where readproof would dial 22). Without it, a user
+// relying on a bastion would find the fetch gone around it.
+func (c *SSHConfig) Check(alias string) error {
+	if err := c.checkPort(alias); err != nil {
+		return err
+	}
+	for _, f := range c.files {
+		key, v, line, included := f.first(alias, "ProxyJump", "ProxyCommand")
+		if key == "" {
+			continue
+		}
+		if strings.EqualFold(unquote(v), "none") {
+			return nil
+		}
+		shown := v
+		if key == "ProxyCommand" {
+			shown = "" // a command line may carry a token: not repeated
+		}
+		what := "readproof connects to the host directly, never through a proxy or a jump host"
+		if included {
+			what = "set in a file this Include line reads; " + what
+		}
+		return &SSHConfigError{File: f.path, Line: line, Host: alias, Key: key, Value: shown,
+			Err: errors.New(what + ", so it does not fetch this source; remove the setting for this host, or give the source's url a Host alias without it (with the host's Hostname), or mirror the repository where readproof can reach it directly")}
+	}
+	return nil
+}
+
+// checkPort refuses the first Port given for alias when it is not a port
+// number.
+func (c *SSHConfig) checkPort(alias string) error {
+	for _, f := range c.files {
+		_, v, line, included := f.first(alias, "Port")
+		if v == "" {
+			continue
+		}
+		if p, err := strconv.Atoi(unquote(v)); err == nil && p > 0 && p <= 65535 {
+			return nil
+		}
+		what := "not a port number (1 to 65535), which ssh refuses"
+		if included {
+			what = "set in a file this Include line reads: " + what
+		}
+		return &SSHConfigError{File: f.path, Line: line, Host: alias, Key: "Port", Value: v,
+			Err: errors.New(what + "; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+	}
+	return nil
+}
+
+// first is the first line of the file, in a Host block matching alias,
+// that sets one of keys: the keyword as given in keys, its value, its
+// line, and whether it is in a file an Include line reads (line is then
+// the Include's). key is "" for none.
+func (c sshConfigFile) first(alias string, keys ...string) (key, value string, line int, included bool) {
+	defer func() {
+		if recover() != nil {
+			// an included file's Match directive: that file is not read
+			// for anything else either
+			key, value, line, included = "", "", 0, false
+		}
+	}()
+	for _, h := range c.conf.Hosts {
+		if !h.Matches(alias) {
+			continue
+		}
+		for _, n := range h.Nodes {
+			switch n := n.(type) {
+			case *ssh_config.KV:
+				for _, k := range keys {
+					if strings.EqualFold(n.Key, k) {
+						return k, n.Value, n.Pos().Line, false
+					}
+				}
+			case *ssh_config.Include:
+				// which of keys comes first inside is not known: the
+				// first of keys is named
+				for _, k := range keys {
+					if v := n.Get(alias, k); v != "" {
+						return k, v, n.Pos().Line, true
+					}
+				}
+			}
+		}
+	}
+	return "", "", 0, false
 }
 
 // remoteUser is the login for an ssh fetch of alias, in OpenSSH's order:
@@ -317,7 +426,7 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 
 // readKeywords are the keywords readproof reads of an ssh configuration.
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all

@@ -93,7 +93,9 @@ func (e *SSHAuthError) from() string {
 
 // SSHConfigError is a line of an ssh configuration that readproof will
 // not guess at (an IdentityFile or User with a %-token it does not
-// expand, ~user, ${NAME}): the fetch stops before dialling. As a warning,
+// expand, ~user, ${NAME}) or follow (a ProxyJump or ProxyCommand, a
+// ProxyCommand's Value left empty; a Port that is not a port number): the
+// fetch stops before dialling. As a warning,
 // it is a Match block not applied, or a file not read (no Host, no
 // Value).
 type SSHConfigError struct {
@@ -114,6 +116,9 @@ func (e *SSHConfigError) Error() string {
 	key := e.Key
 	if key == "" {
 		key = "IdentityFile"
+	}
+	if e.Value == "" {
+		return fmt.Sprintf("%s: %s for host %s: %v", where, key, e.Host, e.Err)
 	}
 	return fmt.Sprintf("%s: %s %q for host %s: %v", where, key, e.Value, e.Host, e.Err)
 }

@@ -173,7 +173,7 @@ func (s *keyServer) fetchSSH(t *testing.T, url string) error {
 // server took a key and ran upload-pack.
 func (s *keyServer) open(t *testing.T, url string) error {
 	t.Helper()
-	ep, err := transport.NewEndpoint(url)
+	ep, err := newEndpoint(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +428,7 @@ func TestSSHDeployKeyByHostAlias(t *testing.T) {
 	}
 	for _, url := range []string{"git@docs-deploy:docs.git", "ssh://git@docs-deploy/docs.git"} {
 		var asked []string
-		ep, err := transport.NewEndpoint(url)
+		ep, err := newEndpoint(url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,6 +461,7 @@ func FuzzSSHConfigIdentityLines(f *testing.F) {
 		"Match host git.example.test\n  IdentityFile ~/.ssh/m\n",
 		"Host !git.example.test *.example.test\n  IdentityFile x\n",
 		"Include nowhere/*\n",
+		"Host git.example.test\n  ProxyCommand none\n  ProxyJump=bastion\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -473,6 +474,9 @@ func FuzzSSHConfigIdentityLines(f *testing.F) {
 		if err != nil || c == nil {
 			return
 		}
+		// the ProxyJump and ProxyCommand look-up, which goes by the
+		// file's lines, answers for any file that reads
+		_ = (&SSHConfig{files: sshConfigs{{path: path, conf: c}}}).Check("git.example.test")
 		files, _, err := identityLines(c, "git.example.test")
 		if err != nil {
 			return

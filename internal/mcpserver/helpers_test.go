@@ -251,10 +251,13 @@ func (p *project) serve(t testing.TB) *server {
 
 // serveWith is serve with more options (ReceiptKey and Session, as the
 // command sets them when a receipts key is configured); Open and Version
-// are filled in.
+// are filled in (Open when it is nil).
 func (p *project) serveWith(t testing.TB, opts mcpserver.Options) *server {
 	t.Helper()
-	opts.Open, opts.Version = p.opener(), buildinfo.Read().Version
+	if opts.Open == nil {
+		opts.Open = p.opener()
+	}
+	opts.Version = buildinfo.Read().Version
 	srv, err := mcpserver.New(opts)
 	if err != nil {
 		t.Fatal(err)

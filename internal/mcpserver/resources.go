@@ -131,8 +131,11 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		return nil, rpcError(err)
 	}
 	defer st.Close()
+	warned := &sourceWarnings{log: s.log, what: "resources/read"}
+	st.SetSourceWarn(warned.add)
 	d, err := st.Resolve(ctx, uri)
 	if err != nil {
+		err = warned.onError(err)
 		if notFound(err) {
 			return nil, resourceNotFound(uri, err)
 		}
@@ -156,6 +159,9 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if in.Cut {
 		meta["shown_bytes"] = in.Shown
 		meta["truncation_notice"] = in.Notice
+	}
+	if ws := warned.list(); len(ws) > 0 {
+		meta["warnings"] = ws
 	}
 	c := &mcp.ResourceContents{URI: uri, MIMEType: d.ContentType, Meta: meta}
 	switch {

@@ -365,8 +365,11 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		}
 		defer st.Close()
 		st.SetCaller(caller)
+		warned := &sourceWarnings{log: s.log, what: t.Name}
+		st.SetSourceWarn(warned.add)
 		out, rep, err := guarded(s.log, t.Name, h, ctx, &call{st: st, req: req}, in)
 		if err != nil {
+			err = warned.onError(err)
 			s.log.Info("tool error", "tool", t.Name, "err", err)
 			id, rerr := s.issue(ctx, st, t.Name, req, run, start, nil, err)
 			return nil, zero, toolError(err, id, rerr)
@@ -374,6 +377,10 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		// The receipt hashes the result as JSON: encoded here only when
 		// receipts are on (the SDK encodes it again for the answer, and a
 		// replay with content is megabytes).
+		if w, ok := any(out).(warnable); ok {
+			w.setWarnings(warned.list())
+		}
+		rep.text += warned.text()
 		var data []byte
 		if !s.opts.ReceiptKey.IsZero() {
 			if data, err = json.Marshal(out); err != nil {

@@ -152,6 +152,7 @@ func (s *Server) resourcesList(_ context.Context, c *call, _ NoInput) (*Resource
 // DocumentOutput is a resolved document.
 type DocumentOutput struct {
 	Document
+	Warned
 	Receipt
 }
 

@@ -37,6 +37,7 @@ type MountOutput struct {
 	Position int             `json:"position" jsonschema:"the entry's position in the run, from 0"`
 	Probe    *manifest.Probe `json:"probe,omitempty" jsonschema:"set when a probe line was appended: the delivered bytes differ from the snapshot by that line"`
 	Document
+	Warned
 	Receipt
 }
 

@@ -294,9 +294,7 @@ func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
 	}
 	env := pol.AdapterEnv()
 	env.LockWait = s.opts.Git.LockWait // a git mirror's lock
-	if s.opts.Git.Warn != nil {
-		env.Warn = s.warnOnce
-	}
+	env.Warn = s.warnOnce
 	src, err := s.opts.OpenSource(res.Source, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", res.URI, err)
@@ -307,9 +305,10 @@ func (s *Store) source(res *policy.Resource) (adapters.Source, error) {
 	return src, nil
 }
 
-// warnOnce passes a source's warning to Options.Git.Warn the first time
-// it is given: every fetch of every ssh source of a command reads
-// ~/.ssh/config, and a Match block there is said once.
+// warnOnce passes a source's warning to SetSourceWarn's function, else
+// Options.Git.Warn, the first time it is given: every fetch of every ssh
+// source of a command reads ~/.ssh/config, and a Match block there is
+// said once.
 func (s *Store) warnOnce(err error) {
 	s.warnMu.Lock()
 	said := s.warned[err.Error()]
@@ -319,9 +318,13 @@ func (s *Store) warnOnce(err error) {
 		}
 		s.warned[err.Error()] = true
 	}
+	to := s.sourceWarn
 	s.warnMu.Unlock()
-	if !said {
-		s.opts.Git.Warn(err)
+	if to == nil {
+		to = s.opts.Git.Warn
+	}
+	if !said && to != nil {
+		to(err)
 	}
 }
 

@@ -98,8 +98,9 @@ type Store struct {
 	mu      sync.Mutex
 	sources map[string]adapters.Source
 
-	warnMu sync.Mutex
-	warned map[string]bool // the sources' warnings said, each said once
+	warnMu     sync.Mutex
+	warned     map[string]bool // the sources' warnings said, each said once
+	sourceWarn func(error)     // SetSourceWarn's; nil: Options.Git.Warn
 
 	// viewWalk, when tests set it, replaces viewShortWalk (negative: 0).
 	viewWalk int
@@ -318,6 +319,16 @@ func unreadable(path string, err error) error {
 // SetCaller sets Options.Caller on a handle opened for one caller's request;
 // call it before the first write.
 func (s *Store) SetCaller(name string) { s.opts.Caller = name }
+
+// SetSourceWarn makes f, instead of Options.Git.Warn, hear the warnings
+// the sources give (an ssh source's ~/.ssh/config line readproof does not
+// apply), each once, on a handle opened for one caller's request: the MCP
+// server puts them in the tool's answer. Call it before the first read.
+func (s *Store) SetSourceWarn(f func(error)) {
+	s.warnMu.Lock()
+	s.sourceWarn = f
+	s.warnMu.Unlock()
+}
 
 // Caller is the name set by SetCaller or Options.Caller.
 func (s *Store) Caller() string { return s.opts.Caller }
