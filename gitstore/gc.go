@@ -178,9 +178,9 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	// 10). Unreachable objects that were loose go in whole, each deflated
 	// as its loose file was; those an earlier pack held keep the deltas
 	// they had there when their base goes too. The search read every
-	// loose object once more and cost a quarter of a gc's CPU where the
-	// garbage was loose, for 1-20% fewer bytes (docs/scaling.md, session
-	// 25); the garbage goes once older than the grace anyway.
+	// loose object once more and cost up to a quarter of gc's CPU where
+	// the garbage was loose, to save 6-17% of the store's bytes
+	// (docs/scaling.md, session 25) until the garbage ages out.
 	args := []string{"-c", "gc.auto=0", "-c", "gc.cruftPacks=true", "-c", "repack.cruftWindow=0", "-c", "gc.packRefs=false", "-c", "gc.reflogExpire=never",
 		"-c", "gc.reflogExpireUnreachable=never", "-c", "core.packedRefsTimeout=10000", "gc", "--prune=" + prune}
 	if opts.Progress == nil {
