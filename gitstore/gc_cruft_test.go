@@ -285,3 +285,83 @@ func TestRollUpLeavesCruftPacks(t *testing.T) {
 	mustHave(t, s, garbage, true, "young unreachable object")
 	Fsck(t, s.path)
 }
+
+// TestGCCruftPackSkipsDeltaSearch (session 25): gc writes the cruft pack
+// without searching for deltas (repack.cruftWindow=0), which cost a
+// quarter of its CPU where the garbage was loose; the pack of reachable
+// objects is still searched. Here twenty versions of a document that
+// delta well against each other are reachable and twenty more, loose,
+// are not: the first pack has deltas, the cruft pack none, and every
+// unreachable version is in it.
+func TestGCCruftPackSkipsDeltaSearch(t *testing.T) {
+	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := looseWrites(NewTestStore(t))
+	doc := func(v int) string {
+		var b strings.Builder
+		for i := 0; i < 100; i++ {
+			fmt.Fprintf(&b, "line %d of a document that changes little from one version to the next\n", i)
+		}
+		fmt.Fprintf(&b, "version %d\n", v)
+		return b.String()
+	}
+	var tip OID
+	for v := 0; v < 20; v++ {
+		var parents []OID
+		if tip != "" {
+			parents = []OID{tip}
+		}
+		tip = mkCommit(t, s, doc(v), parents...)
+	}
+	mustUpdate(t, s, RefUpdate{Name: "refs/heads/main", New: tip})
+	gone := map[string]bool{}
+	for v := 20; v < 40; v++ {
+		gone[string(putBlob(t, s, doc(v)))] = true
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GC(context.Background(), s.Path(), GCOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Fsck(t, s.Path())
+	cruft := cruftPackFiles(t, s.Path())
+	if len(cruft) != 1 {
+		t.Fatalf("cruft packs %v, want one", cruft)
+	}
+	idxs, err := filepath.Glob(filepath.Join(s.Path(), "objects", "pack", "pack-*.idx"))
+	if err != nil || len(idxs) != 2 {
+		t.Fatalf("pack indexes %v (%v), want two", idxs, err)
+	}
+	for _, idx := range idxs {
+		out, err := GitCommand(t, s.Path(), "verify-pack", "-v", idx).Output()
+		if err != nil {
+			t.Fatalf("git verify-pack %s: %v", idx, err)
+		}
+		// "<id> <type> <size> <size in pack> <offset> [<depth> <base>]"
+		deltas, found := 0, 0
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 5 || len(f[0]) != 40 {
+				continue
+			}
+			if len(f) == 7 {
+				deltas++
+			}
+			if gone[f[0]] {
+				found++
+			}
+		}
+		isCruft := strings.TrimSuffix(idx, ".idx")+".mtimes" == cruft[0]
+		switch {
+		case isCruft && deltas != 0:
+			t.Errorf("cruft pack %s: %d deltas, want none (no delta search)", idx, deltas)
+		case isCruft && found != len(gone):
+			t.Errorf("cruft pack %s holds %d of the %d unreachable versions", idx, found, len(gone))
+		case !isCruft && deltas == 0:
+			t.Errorf("pack of reachable objects %s: no deltas, want the versions stored as deltas", idx)
+		}
+	}
+}
