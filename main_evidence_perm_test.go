@@ -12,8 +12,9 @@ import (
 
 // TestEvidenceCouldNotRead (session 25): a store check of `evidence export`
 // that could not read the store (here the manifest commit's content tree,
-// a loose object the user may not read, which only the store check reads)
-// refused the export as forged, exit 3, with the hint to restore the run
+// a loose object the user may not read; the replay reads it too, and since
+// session 25, revA, the export stops there, with the same exit and hint:
+// TestExportCouldNotRead holds the store checks' decision) refused the export as forged, exit 3, with the hint to restore the run
 // from a clone; `evidence verify` failed with the hint of a re-rooted
 // forgery. Neither had learnt anything of the record. Both now exit 4 with
 // a hint about the read; the same object damaged (readable, not a zlib
