@@ -12,8 +12,9 @@ import (
 
 // TestEvidenceCouldNotRead (session 25): a store check of `evidence export`
 // that could not read the store (here the manifest commit's content tree,
-// a loose object the user may not read, which only the store check reads)
-// refused the export as forged, exit 3, with the hint to restore the run
+// a loose object the user may not read; the replay reads it too, and since
+// session 25, revA, the export stops there, with the same exit and hint:
+// TestExportCouldNotRead holds the store checks' decision) refused the export as forged, exit 3, with the hint to restore the run
 // from a clone; `evidence verify` failed with the hint of a re-rooted
 // forgery. Neither had learnt anything of the record. Both now exit 4 with
 // a hint about the read; the same object damaged (readable, not a zlib
@@ -129,6 +130,34 @@ func TestEvidenceCouldNotRead(t *testing.T) {
 		if kind != "could_not_read" {
 			t.Errorf("evidence verify --json against a store with an unreadable object: failed check %s has kind %q, want could_not_read (all: %v)", name, kind, kinds)
 		}
+	}
+
+	// session 25 (revA): an entry's blob the user may not read, which the
+	// replay reads, wrote a bundle recording replay.all_match false, exit 0,
+	// with the hint to restore damage (with --with-content: exit 1, "the
+	// store lost the bytes"); the export now stops, as verify does, exit 4
+	if err := os.Chmod(object, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	doc := git("", "rev-parse", "refs/tags/readproof/runs/r1^{tree}:content/demo/doc")
+	blob := filepath.Join(store, "objects", doc[:2], doc[2:])
+	if err := os.Chmod(blob, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"evidence", "export", "r1", "--out", "b.json"}, {"evidence", "export", "r1", "--with-content", "--out", "b.json"}} {
+		out, code := run(true, args...)
+		if code != 4 || !strings.Contains(out, "readproof: error: evidence export r1: could not read the store: run r1, manifest ") || !strings.Contains(out, "replay of entry 0 (readproof://demo/doc)") || !strings.Contains(out, "permission denied") {
+			t.Errorf("readproof %s of a store with an unreadable blob: exit %d, want 4 naming the replay's read\n%s", strings.Join(args, " "), code, out)
+		}
+		if h := hintLine(out); !strings.Contains(h, "owner and mode") || strings.Contains(h, "restore") || strings.Contains(h, "lost") {
+			t.Errorf("readproof %s of a store with an unreadable blob: the hint should be about the read, not damage:\n%s", strings.Join(args, " "), out)
+		}
+		if _, err := os.Stat(filepath.Join(proj, "b.json")); err == nil {
+			t.Errorf("readproof %s that could not read the store wrote b.json", strings.Join(args, " "))
+		}
+	}
+	if err := os.Chmod(blob, 0o444); err != nil {
+		t.Fatal(err)
 	}
 
 	// the same object damaged: what was read is wrong, exit 3

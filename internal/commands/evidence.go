@@ -580,6 +580,10 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			return err
 		})
 		line.Stop()
+		if errors.Is(err, store.ErrCouldNotRead) {
+			// the replay could not read the store: nothing learnt
+			return withCode(ExitCannotCheck, err)
+		}
 		if err != nil {
 			return err
 		}

@@ -71,11 +71,15 @@ func checkReceiptTree(g gitstore.Store, name string, tip, oldTip gitstore.OID) [
 			fail(strings.Join(dirs, "/"), "%v", err)
 			return
 		}
-		had := map[string]gitstore.OID{}
+		// what the local tree holds at this place: an entry it holds
+		// with the same blob and mode needs no check (one with another
+		// mode is not the local file: a chain that does not descend
+		// from the local tip may hold it so)
+		had := map[string]gitstore.TreeEntry{}
 		if old != "" {
 			if oldEntries, err := g.Tree(old); err == nil {
 				for _, e := range oldEntries {
-					had[e.Name] = e.OID
+					had[e.Name] = e
 				}
 			}
 		}
@@ -86,10 +90,10 @@ func checkReceiptTree(g gitstore.Store, name string, tip, oldTip gitstore.OID) [
 					fail(path, "unexpected entry in the receipt tree")
 					continue
 				}
-				walk(e.OID, had[e.Name], append(dirs, e.Name))
+				walk(e.OID, had[e.Name].OID, append(dirs, e.Name))
 				continue
 			}
-			if had[e.Name] == e.OID {
+			if h, ok := had[e.Name]; ok && h.OID == e.OID && h.Mode == e.Mode {
 				continue
 			}
 			id, isJSON := strings.CutSuffix(e.Name, ".json")

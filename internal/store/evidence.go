@@ -262,6 +262,22 @@ func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.
 		<-done
 		return nil, nil, "", err
 	}
+	// A replay the store would not let read (a permission, an I/O error)
+	// learnt nothing of the record: the bundle would record this
+	// machine's failure as the store's (replay.all_match false), so the
+	// export stops, as when a store check could not read (exit 4).
+	if replay == nil && CouldNotRead(rerr) {
+		<-done
+		return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, replay: %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, rerr), couldNotReadExportHint(rerr))
+	}
+	if replay != nil {
+		for i, e := range replay.Entries {
+			if CouldNotRead(e.Err) {
+				<-done
+				return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, replay of entry %d (%s): %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, i, text.Printable(e.URI), e.Err), couldNotReadExportHint(e.Err))
+			}
+		}
+	}
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {
 		in.Replay.Err = rerr
@@ -468,8 +484,8 @@ func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (mor
 const BindingEditedRemedy = "the commit appending a tool receipt of the run to its chain carries another binding line than the receipt's MAC covers, so the chain was edited (`readproof verify` names it): restore the receipt chain from a clone or a backup"
 
 // ErrCouldNotRead marks an export stopped because a store check that
-// would refuse a forged record could not read the store
-// (ExportCouldNotRead).
+// would refuse a forged record (ExportCouldNotRead), or the replay
+// (ExportEvidenceChecked's error), could not read the store.
 var ErrCouldNotRead = errors.New("could not read the store")
 
 // exportStops reports whether a failed check c of an export that could
@@ -503,11 +519,16 @@ func ExportCouldNotRead(target, run, manifestID string, checks []evidence.Check)
 	if len(failed) > 1 {
 		also = fmt.Sprintf(" (and %d more)", len(failed)-1)
 	}
-	h := "nothing was written: this says nothing of the record, which was not read; the file system failed to read the store (dmesg may say why): repair it or restore the store from a clone or a backup, then export again"
-	if errors.Is(c.Err, fs.ErrPermission) {
-		h = "nothing was written: this says nothing of the record, which was not read; let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then export again"
+	return failed[1:], hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, store check %s: %s%s", text.Escape(target), ErrCouldNotRead, run, manifestID, c.Name, c.Detail, also), couldNotReadExportHint(c.Err))
+}
+
+// couldNotReadExportHint is the hint of an export stopped by err, a read
+// the store refused (CouldNotRead): about the read, not the record.
+func couldNotReadExportHint(err error) string {
+	if errors.Is(err, fs.ErrPermission) {
+		return "nothing was written: this says nothing of the record, which was not read; let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then export again"
 	}
-	return failed[1:], hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, store check %s: %s%s", text.Escape(target), ErrCouldNotRead, run, manifestID, c.Name, c.Detail, also), h)
+	return "nothing was written: this says nothing of the record, which was not read; the file system failed to read the store (dmesg may say why): repair it or restore the store from a clone or a backup, then export again"
 }
 
 // ExportReplayWarning is the warning of an export whose replay did not
