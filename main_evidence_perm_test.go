@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,24 +37,7 @@ func TestEvidenceCouldNotRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "READPROOF_LOCK_TIMEOUT=50ms")
-	run := func(user bool, args ...string) (string, int) {
-		t.Helper()
-		argv := append([]string{bin}, args...)
-		if user {
-			argv = append(append([]string(nil), asUser...), argv...)
-		}
-		out, err := runNotBusy(argv, proj, env)
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return string(out), 0
-		case errors.As(err, &ee):
-			return string(out), ee.ExitCode()
-		}
-		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
-		return "", 0
-	}
+	run := permRunner(t, asUser, root, bin, proj)
 	for _, args := range [][]string{{"init"}, {"run", "--id", "r1", "readproof://demo/doc"}, {"evidence", "export", "r1", "--out", "a.json"}} {
 		if out, code := run(false, args...); code != 0 {
 			t.Fatalf("readproof %s: exit %d\n%s", strings.Join(args, " "), code, out)

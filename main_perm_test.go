@@ -29,24 +29,7 @@ func TestStorePermissionMessages(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "policies", "refunds.md"), []byte("Products can be refunded within 30 days.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "READPROOF_LOCK_TIMEOUT=50ms")
-	run := func(user bool, args ...string) (string, int) {
-		t.Helper()
-		argv := append([]string{bin}, args...)
-		if user {
-			argv = append(append([]string(nil), asUser...), argv...)
-		}
-		out, err := runNotBusy(argv, proj, env)
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return string(out), 0
-		case errors.As(err, &ee):
-			return string(out), ee.ExitCode()
-		}
-		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
-		return "", 0
-	}
+	run := permRunner(t, asUser, root, bin, proj)
 	uri := "readproof://demo/policies/refunds"
 	if out, code := run(false, "resource", "add", uri, "--source-type", "filesystem", "--path", "policies/refunds.md"); code != 0 {
 		t.Fatalf("resource add: exit %d\n%s", code, out)
@@ -172,5 +155,31 @@ func TestProjectDirPermissionMessages(t *testing.T) {
 		if h := hintLine(string(out)); !strings.Contains(h, "permission") || !strings.Contains(h, "ls -ld") {
 			t.Errorf("readproof %s in a directory the user may not write: want a hint about permissions\n%s", strings.Join(args, " "), out)
 		}
+	}
+}
+
+// permRunner runs the readproof bin in proj, with root as HOME and the
+// short lock timeout the permission tests use: as the test's own user, or
+// as the unprivileged user asUser names when user is set. It returns the
+// combined output and the exit code; a process that could not be run
+// fails the test.
+func permRunner(t *testing.T, asUser []string, root, bin, proj string) func(user bool, args ...string) (string, int) {
+	env := append(os.Environ(), "READPROOF_STORE=", "READPROOF_CONFIG=", "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "config"), "READPROOF_LOCK_TIMEOUT=50ms")
+	return func(user bool, args ...string) (string, int) {
+		t.Helper()
+		argv := append([]string{bin}, args...)
+		if user {
+			argv = append(append([]string(nil), asUser...), argv...)
+		}
+		out, err := runNotBusy(argv, proj, env)
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return string(out), 0
+		case errors.As(err, &ee):
+			return string(out), ee.ExitCode()
+		}
+		t.Fatalf("readproof %s: %v\n%s", strings.Join(args, " "), err, out)
+		return "", 0
 	}
 }

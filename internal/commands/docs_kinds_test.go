@@ -64,6 +64,22 @@ func TestCheckKindsDocumented(t *testing.T) {
 // (file name), the kinds a check carries.
 func kindConsts(t *testing.T, name string, f *ast.File) []string {
 	var out []string
+	for _, lit := range constLiterals(t, name, f, "Kind", token.STRING) {
+		k, err := strconv.Unquote(lit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// constLiterals are the literal values, as written, of the constants of f
+// (file name) whose names start with prefix; each must be a literal of
+// kind, or the test stops, saying it cannot read it.
+func constLiterals(t *testing.T, name string, f *ast.File, prefix string, kind token.Token) []string {
+	t.Helper()
+	var out []string
 	for _, d := range f.Decls {
 		g, ok := d.(*ast.GenDecl)
 		if !ok || g.Tok != token.CONST {
@@ -72,18 +88,14 @@ func kindConsts(t *testing.T, name string, f *ast.File) []string {
 		for _, s := range g.Specs {
 			v := s.(*ast.ValueSpec)
 			for i, n := range v.Names {
-				if !strings.HasPrefix(n.Name, "Kind") || i >= len(v.Values) {
+				if !strings.HasPrefix(n.Name, prefix) || i >= len(v.Values) {
 					continue
 				}
 				lit, ok := v.Values[i].(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					t.Fatalf("%s: %s is not a string literal: teach this test to read it", name, n.Name)
+				if !ok || lit.Kind != kind {
+					t.Fatalf("%s: %s is not a %s literal: teach this test to read it", name, n.Name, strings.ToLower(kind.String()))
 				}
-				k, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				out = append(out, k)
+				out = append(out, lit.Value)
 			}
 		}
 	}
