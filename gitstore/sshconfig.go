@@ -59,7 +59,11 @@ func ReadSSHConfig() *SSHConfig {
 	}
 	paths = append(paths, systemSSHConfig)
 	for i, p := range paths {
-		f, err := readSSHConfigFile(p)
+		home := c.home
+		if i == len(paths)-1 {
+			home = "" // the system file's ~ is not expanded, as in OpenSSH
+		}
+		f, err := readSSHConfigFile(p, home)
 		if err != nil {
 			c.notes = append(c.notes, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
 			if i == 0 && c.home != "" {
@@ -211,7 +215,7 @@ func (c sshConfigFile) get(alias, key string) (v string) {
 // readSSHConfig parses the ssh configuration at path, its Match blocks
 // made blocks that match no host; nil for none.
 func readSSHConfig(path string) (*ssh_config.Config, error) {
-	f, err := readSSHConfigFile(path)
+	f, err := readSSHConfigFile(path, "")
 	if f == nil || err != nil {
 		return nil, err
 	}
@@ -219,7 +223,10 @@ func readSSHConfig(path string) (*ssh_config.Config, error) {
 }
 
 // readSSHConfigFile reads the ssh configuration at path; nil for none.
-func readSSHConfigFile(path string) (*sshConfigFile, error) {
+// Its Include lines name files as OpenSSH reads them: a relative path
+// from path's directory (~/.ssh, /etc/ssh), ~/ the home directory home
+// ("" for none: ~ left as written).
+func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -241,6 +248,7 @@ func readSSHConfigFile(path string) (*sshConfigFile, error) {
 		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
 	}
 	data, matches := neutraliseMatch(data)
+	data = absoluteIncludes(data, filepath.Dir(path), home)
 	c, err := decodeSSHConfig(data)
 	if err != nil {
 		return nil, err
@@ -313,6 +321,48 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 		return data, nil
 	}
 	return bytes.Join(lines, nil), blocks
+}
+
+// absoluteIncludes rewrites each Include line of data so that its paths
+// are absolute, the line numbers kept: the parser would join a relative
+// one, or one starting with ~/, to the passwd entry's home directory and
+// .ssh whatever file it is in, so that a ~/.ssh/config under another
+// $HOME, /etc/ssh/ssh_config, or any Include ~/... read nothing, silently.
+// A relative path is from dir; ~/ is home when home is not "".
+func absoluteIncludes(data []byte, dir, home string) []byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	changed := false
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		rest := bytes.TrimLeft(body, " \t")
+		end := bytes.IndexAny(rest, " \t=")
+		if end < 0 || !strings.EqualFold(string(rest[:end]), "include") {
+			continue
+		}
+		args := bytes.TrimLeft(rest[end:], " \t")
+		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t")
+		comment := ""
+		if j := bytes.IndexByte(args, '#'); j >= 0 {
+			args, comment = args[:j], " "+string(args[j:])
+		}
+		var words []string
+		for _, w := range strings.Fields(string(args)) {
+			switch {
+			case home != "" && (w == "~" || strings.HasPrefix(w, "~/")):
+				w = filepath.Join(home, w[1:])
+			case !filepath.IsAbs(w) && !strings.HasPrefix(w, "~") && !strings.HasPrefix(w, `"`):
+				w = filepath.Join(dir, w)
+			}
+			words = append(words, w)
+		}
+		line := string(body[:len(body)-len(rest)]) + string(rest[:end]) + " " + strings.Join(words, " ") + comment
+		lines[i] = append([]byte(line), l[len(body):]...)
+		changed = true
+	}
+	if !changed {
+		return data
+	}
+	return bytes.Join(lines, nil)
 }
 
 // readKeywords are the keywords readproof reads of an ssh configuration.

@@ -227,6 +227,59 @@ func FuzzNeutraliseMatch(f *testing.F) {
 	})
 }
 
+// Include lines are read as OpenSSH reads them: ~/ is $HOME and a
+// relative path is from ~/.ssh, so the Host blocks of an included file
+// give the User and Hostname (the parser alone joined both to the passwd
+// entry's home and read nothing, leaving Host *'s User in force).
+func TestSSHConfigIncludeFromHome(t *testing.T) {
+	_, home := newKeyServer(t)
+	if err := os.Mkdir(filepath.Join(home, ".ssh", "conf.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, conf := range map[string]string{
+		"conf.d/work": "Host work-git\n  User deploy\n  Hostname git.example.test\n",
+		"personal":    "Host own-git\n  User me\n",
+	} {
+		if err := os.WriteFile(filepath.Join(home, ".ssh", name), []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSSHConfig(t, home, "Include ~/.ssh/conf.d/*\nInclude = personal # mine\nHost *\n  User fallback\n")
+	c := ReadSSHConfig()
+	for alias, want := range map[string]string{"work-git": "deploy", "own-git": "me", "other": "fallback"} {
+		if u, _, err := c.remoteUser("", alias); err != nil || u != want {
+			t.Errorf("user for %s: %q, %v; want %q", alias, u, err, want)
+		}
+	}
+	if h, _ := c.Address("work-git", ""); h != "git.example.test" {
+		t.Errorf("Address(work-git) = %s, want the included file's Hostname", h)
+	}
+}
+
+// Include lines keep their line numbers; other lines are unchanged; a
+// relative path is made absolute.
+func FuzzAbsoluteIncludes(f *testing.F) {
+	for _, s := range []string{"Include a b\n", "include=~/x # c\r\nHost y\n", "Include\n", "Includes x\n", "  INCLUDE \"q r\"\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir, home := filepath.FromSlash("/h/.ssh"), filepath.FromSlash("/h")
+		out := absoluteIncludes(data, dir, home)
+		in, got := strings.SplitAfter(string(data), "\n"), strings.SplitAfter(string(out), "\n")
+		if len(in) != len(got) {
+			t.Fatalf("%q -> %q: the lines moved", data, out)
+		}
+		for i := range in {
+			w := strings.Fields(strings.TrimLeft(in[i], " \t"))
+			if len(w) == 0 || !strings.HasPrefix(strings.ToLower(w[0]), "include") {
+				if in[i] != got[i] {
+					t.Errorf("line %q became %q", in[i], got[i])
+				}
+			}
+		}
+	})
+}
+
 // pemKey writes, with ssh-keygen, an ECDSA key in the PEM format at path
 // (with the passphrase given, "" for none), keeps its .pub beside it or
 // not, and returns the private key for an agent.
