@@ -156,7 +156,7 @@ func (c *SSHConfig) Warnings(alias string) []error {
 	for _, f := range c.files {
 		for _, m := range f.matches {
 			keys := m.keywords()
-			if len(keys) == 0 || !m.couldApply(alias, hostname) {
+			if len(keys) == 0 || !m.couldApply(sshHostName(alias), sshHostName(hostname)) {
 				continue
 			}
 			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.criteria,
@@ -208,7 +208,7 @@ func (c sshConfigFile) get(alias, key string) (v string) {
 			v = "" // the look-up's panic on a Match directive: none is left
 		}
 	}()
-	v, _ = c.conf.Get(alias, key)
+	v, _ = c.conf.Get(sshHostName(alias), key)
 	return v
 }
 
@@ -468,6 +468,14 @@ func splitCriteria(s string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// sshHostName is the host name as OpenSSH matches it against Host
+// patterns: in lower case (ssh lowercases the host it is given before it
+// reads its configuration), so that ssh://Git.Example.test/ gets Host
+// git.example.test's User, Hostname and keys, as ssh would.
+func sshHostName(alias string) string {
+	return strings.ToLower(alias)
 }
 
 // unquote removes the double quotes OpenSSH allows around a value.

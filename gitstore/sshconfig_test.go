@@ -256,6 +256,25 @@ func TestSSHConfigIncludeFromHome(t *testing.T) {
 	}
 }
 
+// The host is matched against Host patterns in lower case, as ssh
+// matches it: a URL writing the host in capitals gets the host's User,
+// Hostname and IdentityFile, not Host *'s.
+func TestSSHConfigHostMatchedInLowerCase(t *testing.T) {
+	_, home := newKeyServer(t)
+	writeSSHConfig(t, home, "Host git.example.test\n  User deploy\n  Hostname h.example.test\n  IdentityFile ~/.ssh/deploy\nHost *\n  User fallback\n")
+	c := ReadSSHConfig()
+	if u, _, err := c.remoteUser("", "Git.Example.TEST"); err != nil || u != "deploy" {
+		t.Errorf("user for Git.Example.TEST: %q, %v; want deploy", u, err)
+	}
+	if h, _ := c.Address("Git.Example.TEST", ""); h != "h.example.test" {
+		t.Errorf("Address(Git.Example.TEST) = %s, want h.example.test", h)
+	}
+	files, _, err := identityLines(c.files[0].conf, "Git.Example.TEST")
+	if err != nil || len(files) != 1 || files[0] != "~/.ssh/deploy" {
+		t.Errorf("IdentityFile for Git.Example.TEST: %q, %v", files, err)
+	}
+}
+
 // Include lines keep their line numbers; other lines are unchanged; a
 // relative path is made absolute.
 func FuzzAbsoluteIncludes(f *testing.F) {

@@ -396,6 +396,7 @@ func identityLines(c *ssh_config.Config, alias string) (files []string, only str
 			files, only, err = nil, "", fmt.Errorf("ssh_config: %v", r)
 		}
 	}()
+	alias = sshHostName(alias)
 	if files, err = c.GetAll(alias, "IdentityFile"); err != nil {
 		return nil, "", err
 	}
