@@ -79,7 +79,9 @@ func (e *SSHAuthError) Error() string {
 		b.WriteString("not offered: " + strings.Join(e.Skipped, "; "))
 	}
 	b.WriteString(")")
-	return b.String()
+	// key paths and the Hostname come from ~/.ssh/config: a control
+	// byte there is shown escaped, not sent to the terminal
+	return text.Escape(b.String())
 }
 
 func (e *SSHAuthError) Unwrap() error { return e.Err }
@@ -109,13 +111,13 @@ func (e *SSHConfigError) Error() string {
 		where += " line " + strconv.Itoa(e.Line)
 	}
 	if e.Host == "" && e.Value == "" {
-		return fmt.Sprintf("%s: %v", where, e.Err)
+		return text.Escape(fmt.Sprintf("%s: %v", where, e.Err))
 	}
 	key := e.Key
 	if key == "" {
 		key = "IdentityFile"
 	}
-	return fmt.Sprintf("%s: %s %q for host %s: %v", where, key, e.Value, e.Host, e.Err)
+	return text.Escape(fmt.Sprintf("%s: %s %q for host %s: %v", where, key, e.Value, e.Host, e.Err))
 }
 
 func (e *SSHConfigError) Unwrap() error { return e.Err }
