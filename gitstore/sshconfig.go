@@ -161,7 +161,7 @@ func (c *SSHConfig) Warnings(alias string) []error {
 			}
 			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.criteria,
 				Err: fmt.Errorf("readproof does not apply Match blocks, so this one's %s %s not used", strings.Join(keys, ", "), pluralVerb(len(keys)))},
-				"put those lines in a Host block for the host (Host "+alias+"), which readproof reads as ssh does, or give the user in the source's url"))
+				"put those lines in a Host block for the host (Host "+sshHostName(alias)+"), which readproof reads as ssh does, or give the user in the source's url"))
 		}
 	}
 	return out

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 func writeSSHConfig(t *testing.T, home, conf string) string {
@@ -272,6 +274,13 @@ func TestSSHConfigHostMatchedInLowerCase(t *testing.T) {
 	files, _, err := identityLines(c.files[0].conf, "Git.Example.TEST")
 	if err != nil || len(files) != 1 || files[0] != "~/.ssh/deploy" {
 		t.Errorf("IdentityFile for Git.Example.TEST: %q, %v", files, err)
+	}
+	// a Match block's warning suggests a Host line that matches: one
+	// with capitals never would
+	writeSSHConfig(t, home, "Match host git.example.test\n  User deploy\n")
+	ws := ReadSSHConfig().Warnings("Git.Example.TEST")
+	if len(ws) != 1 || !strings.Contains(hint.Of(ws[0]), "(Host git.example.test)") {
+		t.Errorf("warnings %v, want the Match block said, with a Host line in lower case", ws)
 	}
 }
 
