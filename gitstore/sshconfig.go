@@ -74,6 +74,13 @@ func ReadSSHConfig() *SSHConfig {
 		}
 		if f != nil {
 			c.files = append(c.files, *f)
+			if f.includeErr != nil {
+				c.notes = append(c.notes, fmt.Sprintf("%s's Include lines were not read, so neither were the IdentityFile lines of the files they name (%v)", p, f.includeErr))
+				if i == 0 && c.home != "" {
+					c.unread = hint.With(&SSHConfigError{File: p, Err: fmt.Errorf("its Include lines were not read (%w), so the Host, Hostname, Port, User and IdentityFile lines of the files they name are not used; the rest of it is", f.includeErr)},
+						"readproof replaces Match blocks only in the files it reads itself, not in included ones: move the included file's Match blocks into "+p+", or fix the file")
+				}
+			}
 		}
 	}
 	if gitssh.DefaultSSHConfig != ssh_config.DefaultUserSettings {
@@ -179,6 +186,9 @@ type sshConfigFile struct {
 	path    string
 	conf    *ssh_config.Config
 	matches []matchBlock // its Match blocks, in order, none of them applied
+	// includeErr: the file was read without its Include lines, because
+	// of this error in reading the files they name
+	includeErr error
 }
 
 // sshConfigs are ssh configuration files read in order: a keyword's value
@@ -248,10 +258,20 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
 	}
 	data, matches := neutraliseMatch(data)
-	data = absoluteIncludes(data, filepath.Dir(path), home)
-	c, err := decodeSSHConfig(data)
+	c, err := decodeSSHConfig(absoluteIncludes(data, filepath.Dir(path), home))
+	var includeErr error
 	if err != nil {
-		return nil, err
+		// An included file the parser refuses (a Match block in it: the
+		// parser reads included files itself): the rest of the file is
+		// read without its Include lines, and that is said.
+		without, dropped := dropIncludes(data)
+		if !dropped {
+			return nil, err
+		}
+		if c, includeErr = decodeSSHConfig(without); includeErr != nil {
+			return nil, err
+		}
+		includeErr = err
 	}
 	// The blocks the Match lines became, in the order of the file.
 	i := 0
@@ -264,7 +284,7 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	if i != len(matches) {
 		return nil, errors.New("ssh_config: a Match block was not found again after parsing")
 	}
-	return &sshConfigFile{path: path, conf: c, matches: matches}, nil
+	return &sshConfigFile{path: path, conf: c, matches: matches, includeErr: includeErr}, nil
 }
 
 func decodeSSHConfig(data []byte) (c *ssh_config.Config, err error) {
@@ -363,6 +383,25 @@ func absoluteIncludes(data []byte, dir, home string) []byte {
 		return data
 	}
 	return bytes.Join(lines, nil)
+}
+
+// dropIncludes turns each Include line of data into a comment, the line
+// numbers kept; dropped says whether there was one.
+func dropIncludes(data []byte) (out []byte, dropped bool) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i, l := range lines {
+		rest := bytes.TrimLeft(l, " \t")
+		end := bytes.IndexAny(rest, " \t=\r\n")
+		if end < 0 || !strings.EqualFold(string(rest[:end]), "include") {
+			continue
+		}
+		lines[i] = append([]byte("#"), l...)
+		dropped = true
+	}
+	if !dropped {
+		return data, false
+	}
+	return bytes.Join(lines, nil), true
 }
 
 // readKeywords are the keywords readproof reads of an ssh configuration.

@@ -135,7 +135,10 @@ func TestSSHMatchBlockNotAppliedAndSaid(t *testing.T) {
 // server refuses every key.
 func TestSSHConfigUnreadableSaid(t *testing.T) {
 	_, home := newKeyServer(t)
-	path := writeSSHConfig(t, home, "Include [\n") // a glob the parser refuses
+	path := filepath.Join(home, ".ssh", "config")
+	if err := os.Mkdir(path, 0o700); err != nil { // not a file
+		t.Fatal(err)
+	}
 	ws := ReadSSHConfig().Warnings("git.example.test")
 	if len(ws) != 1 || !strings.Contains(ws[0].Error(), path+": not read (") {
 		t.Errorf("warnings %v, want %s not read", ws, path)
@@ -281,6 +284,27 @@ func TestSSHConfigHostMatchedInLowerCase(t *testing.T) {
 	ws := ReadSSHConfig().Warnings("Git.Example.TEST")
 	if len(ws) != 1 || !strings.Contains(hint.Of(ws[0]), "(Host git.example.test)") {
 		t.Errorf("warnings %v, want the Match block said, with a Host line in lower case", ws)
+	}
+}
+
+// An included file the parser refuses (a Match block in it, or a glob
+// it cannot read) costs its Include lines, not the whole file: the rest
+// is read, and the warning says so.
+func TestSSHConfigIncludeRefusedSaid(t *testing.T) {
+	_, home := newKeyServer(t)
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "matching"), []byte("Match host x\n  User y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, include := range []string{"Include ~/.ssh/matching", "Include ["} {
+		path := writeSSHConfig(t, home, include+"\nHost git.example.test\n  User deploy\n")
+		c := ReadSSHConfig()
+		if u, _, err := c.remoteUser("", "git.example.test"); err != nil || u != "deploy" {
+			t.Errorf("%s: user %q, %v; want deploy, from the rest of the file", include, u, err)
+		}
+		ws := c.Warnings("git.example.test")
+		if len(ws) != 1 || !strings.Contains(ws[0].Error(), path+": its Include lines were not read (") {
+			t.Errorf("%s: warnings %v, want its Include lines said not read", include, ws)
+		}
 	}
 }
 
