@@ -316,6 +316,9 @@ func FuzzAbsoluteIncludes(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir, home := filepath.FromSlash("/h/.ssh"), filepath.FromSlash("/h")
+		if dropped, _ := dropIncludes(data); strings.Count(string(dropped), "\n") != strings.Count(string(data), "\n") {
+			t.Errorf("%q -> %q: dropping Include lines moved the lines", data, dropped)
+		}
 		out := absoluteIncludes(data, dir, home)
 		in, got := strings.SplitAfter(string(data), "\n"), strings.SplitAfter(string(out), "\n")
 		if len(in) != len(got) {
