@@ -59,7 +59,11 @@ func ReadSSHConfig() *SSHConfig {
 	}
 	paths = append(paths, systemSSHConfig)
 	for i, p := range paths {
-		f, err := readSSHConfigFile(p)
+		home := c.home
+		if i == len(paths)-1 {
+			home = "" // the system file's ~ is not expanded, as in OpenSSH
+		}
+		f, err := readSSHConfigFile(p, home)
 		if err != nil {
 			c.notes = append(c.notes, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
 			if i == 0 && c.home != "" {
@@ -70,6 +74,13 @@ func ReadSSHConfig() *SSHConfig {
 		}
 		if f != nil {
 			c.files = append(c.files, *f)
+			if f.includeErr != nil {
+				c.notes = append(c.notes, fmt.Sprintf("%s's Include lines were not read, so neither were the IdentityFile lines of the files they name (%v)", p, f.includeErr))
+				if i == 0 && c.home != "" {
+					c.unread = hint.With(&SSHConfigError{File: p, Err: fmt.Errorf("its Include lines were not read (%w), so the Host, Hostname, Port, User and IdentityFile lines of the files they name are not used; the rest of it is", f.includeErr)},
+						"readproof replaces Match blocks only in the files it reads itself, not in included ones: move the included file's Match blocks into "+p+", or fix the file")
+				}
+			}
 		}
 	}
 	if gitssh.DefaultSSHConfig != ssh_config.DefaultUserSettings {
@@ -191,6 +202,7 @@ func (c *SSHConfig) checkPort(alias string) error {
 // line, and whether it is in a file an Include line reads (line is then
 // the Include's). key is "" for none.
 func (c sshConfigFile) first(alias string, keys ...string) (key, value string, line int, included bool) {
+	alias = sshHostName(alias) // matched as ssh matches it, in lower case
 	defer func() {
 		if recover() != nil {
 			// an included file's Match directive: that file is not read
@@ -261,12 +273,12 @@ func (c *SSHConfig) Warnings(alias string) []error {
 	for _, f := range c.files {
 		for _, m := range f.matches {
 			keys := m.keywords()
-			if len(keys) == 0 || !m.couldApply(alias, hostname) {
+			if len(keys) == 0 || !m.couldApply(sshHostName(alias), sshHostName(hostname)) {
 				continue
 			}
 			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.criteria,
 				Err: fmt.Errorf("readproof does not apply Match blocks, so this one's %s %s not used", strings.Join(keys, ", "), pluralVerb(len(keys)))},
-				"put those lines in a Host block for the host (Host "+alias+"), which readproof reads as ssh does, or give the user in the source's url"))
+				"put those lines in a Host block for the host (Host "+sshHostName(alias)+"), which readproof reads as ssh does, or give the user in the source's url"))
 		}
 	}
 	return out
@@ -284,6 +296,9 @@ type sshConfigFile struct {
 	path    string
 	conf    *ssh_config.Config
 	matches []matchBlock // its Match blocks, in order, none of them applied
+	// includeErr: the file was read without its Include lines, because
+	// of this error in reading the files they name
+	includeErr error
 }
 
 // sshConfigs are ssh configuration files read in order: a keyword's value
@@ -313,14 +328,14 @@ func (c sshConfigFile) get(alias, key string) (v string) {
 			v = "" // the look-up's panic on a Match directive: none is left
 		}
 	}()
-	v, _ = c.conf.Get(alias, key)
+	v, _ = c.conf.Get(sshHostName(alias), key)
 	return v
 }
 
 // readSSHConfig parses the ssh configuration at path, its Match blocks
 // made blocks that match no host; nil for none.
 func readSSHConfig(path string) (*ssh_config.Config, error) {
-	f, err := readSSHConfigFile(path)
+	f, err := readSSHConfigFile(path, "")
 	if f == nil || err != nil {
 		return nil, err
 	}
@@ -328,7 +343,10 @@ func readSSHConfig(path string) (*ssh_config.Config, error) {
 }
 
 // readSSHConfigFile reads the ssh configuration at path; nil for none.
-func readSSHConfigFile(path string) (*sshConfigFile, error) {
+// Its Include lines name files as OpenSSH reads them: a relative path
+// from path's directory (~/.ssh, /etc/ssh), ~/ the home directory home
+// ("" for none: ~ left as written).
+func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -350,9 +368,20 @@ func readSSHConfigFile(path string) (*sshConfigFile, error) {
 		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
 	}
 	data, matches := neutraliseMatch(data)
-	c, err := decodeSSHConfig(data)
+	c, err := decodeSSHConfig(absoluteIncludes(data, filepath.Dir(path), home))
+	var includeErr error
 	if err != nil {
-		return nil, err
+		// An included file the parser refuses (a Match block in it: the
+		// parser reads included files itself): the rest of the file is
+		// read without its Include lines, and that is said.
+		without, dropped := dropIncludes(data)
+		if !dropped {
+			return nil, err
+		}
+		if c, includeErr = decodeSSHConfig(without); includeErr != nil {
+			return nil, err
+		}
+		includeErr = err
 	}
 	// The blocks the Match lines became, in the order of the file.
 	i := 0
@@ -365,7 +394,7 @@ func readSSHConfigFile(path string) (*sshConfigFile, error) {
 	if i != len(matches) {
 		return nil, errors.New("ssh_config: a Match block was not found again after parsing")
 	}
-	return &sshConfigFile{path: path, conf: c, matches: matches}, nil
+	return &sshConfigFile{path: path, conf: c, matches: matches, includeErr: includeErr}, nil
 }
 
 func decodeSSHConfig(data []byte) (c *ssh_config.Config, err error) {
@@ -422,6 +451,67 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 		return data, nil
 	}
 	return bytes.Join(lines, nil), blocks
+}
+
+// absoluteIncludes rewrites each Include line of data so that its paths
+// are absolute, the line numbers kept: the parser would join a relative
+// one, or one starting with ~/, to the passwd entry's home directory and
+// .ssh whatever file it is in, so that a ~/.ssh/config under another
+// $HOME, /etc/ssh/ssh_config, or any Include ~/... read nothing, silently.
+// A relative path is from dir; ~/ is home when home is not "".
+func absoluteIncludes(data []byte, dir, home string) []byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	changed := false
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		rest := bytes.TrimLeft(body, " \t")
+		end := bytes.IndexAny(rest, " \t=")
+		if end < 0 || !strings.EqualFold(string(rest[:end]), "include") {
+			continue
+		}
+		args := bytes.TrimLeft(rest[end:], " \t")
+		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t")
+		comment := ""
+		if j := bytes.IndexByte(args, '#'); j >= 0 {
+			args, comment = args[:j], " "+string(args[j:])
+		}
+		var words []string
+		for _, w := range strings.Fields(string(args)) {
+			switch {
+			case home != "" && (w == "~" || strings.HasPrefix(w, "~/")):
+				w = filepath.Join(home, w[1:])
+			case !filepath.IsAbs(w) && !strings.HasPrefix(w, "~") && !strings.HasPrefix(w, `"`):
+				w = filepath.Join(dir, w)
+			}
+			words = append(words, w)
+		}
+		line := string(body[:len(body)-len(rest)]) + string(rest[:end]) + " " + strings.Join(words, " ") + comment
+		lines[i] = append([]byte(line), l[len(body):]...)
+		changed = true
+	}
+	if !changed {
+		return data
+	}
+	return bytes.Join(lines, nil)
+}
+
+// dropIncludes turns each Include line of data into a comment, the line
+// numbers kept; dropped says whether there was one.
+func dropIncludes(data []byte) (out []byte, dropped bool) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i, l := range lines {
+		rest := bytes.TrimLeft(l, " \t")
+		end := bytes.IndexAny(rest, " \t=\r\n")
+		if end < 0 || !strings.EqualFold(string(rest[:end]), "include") {
+			continue
+		}
+		lines[i] = append([]byte("#"), l...)
+		dropped = true
+	}
+	if !dropped {
+		return data, false
+	}
+	return bytes.Join(lines, nil), true
 }
 
 // readKeywords are the keywords readproof reads of an ssh configuration.
@@ -527,6 +617,14 @@ func splitCriteria(s string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// sshHostName is the host name as OpenSSH matches it against Host
+// patterns: in lower case (ssh lowercases the host it is given before it
+// reads its configuration), so that ssh://Git.Example.test/ gets Host
+// git.example.test's User, Hostname and keys, as ssh would.
+func sshHostName(alias string) string {
+	return strings.ToLower(alias)
 }
 
 // unquote removes the double quotes OpenSSH allows around a value.

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 func writeSSHConfig(t *testing.T, home, conf string) string {
@@ -133,7 +135,10 @@ func TestSSHMatchBlockNotAppliedAndSaid(t *testing.T) {
 // server refuses every key.
 func TestSSHConfigUnreadableSaid(t *testing.T) {
 	_, home := newKeyServer(t)
-	path := writeSSHConfig(t, home, "Include [\n") // a glob the parser refuses
+	path := filepath.Join(home, ".ssh", "config")
+	if err := os.Mkdir(path, 0o700); err != nil { // not a file
+		t.Fatal(err)
+	}
 	ws := ReadSSHConfig().Warnings("git.example.test")
 	if len(ws) != 1 || !strings.Contains(ws[0].Error(), path+": not read (") {
 		t.Errorf("warnings %v, want %s not read", ws, path)
@@ -222,6 +227,109 @@ func FuzzNeutraliseMatch(f *testing.F) {
 			// to them rules nothing out that was not
 			if b.couldApply("git.example.test", "h.example") != (matchBlock{criteria: "all " + b.criteria}).couldApply("git.example.test", "h.example") {
 				t.Errorf("Match %q: all changes whether it could apply", b.criteria)
+			}
+		}
+	})
+}
+
+// Include lines are read as OpenSSH reads them: ~/ is $HOME and a
+// relative path is from ~/.ssh, so the Host blocks of an included file
+// give the User and Hostname (the parser alone joined both to the passwd
+// entry's home and read nothing, leaving Host *'s User in force).
+func TestSSHConfigIncludeFromHome(t *testing.T) {
+	_, home := newKeyServer(t)
+	if err := os.Mkdir(filepath.Join(home, ".ssh", "conf.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, conf := range map[string]string{
+		"conf.d/work": "Host work-git\n  User deploy\n  Hostname git.example.test\n",
+		"personal":    "Host own-git\n  User me\n",
+	} {
+		if err := os.WriteFile(filepath.Join(home, ".ssh", name), []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSSHConfig(t, home, "Include ~/.ssh/conf.d/*\nInclude = personal # mine\nHost *\n  User fallback\n")
+	c := ReadSSHConfig()
+	for alias, want := range map[string]string{"work-git": "deploy", "own-git": "me", "other": "fallback"} {
+		if u, _, err := c.remoteUser("", alias); err != nil || u != want {
+			t.Errorf("user for %s: %q, %v; want %q", alias, u, err, want)
+		}
+	}
+	if h, _ := c.Address("work-git", ""); h != "git.example.test" {
+		t.Errorf("Address(work-git) = %s, want the included file's Hostname", h)
+	}
+}
+
+// The host is matched against Host patterns in lower case, as ssh
+// matches it: a URL writing the host in capitals gets the host's User,
+// Hostname and IdentityFile, not Host *'s.
+func TestSSHConfigHostMatchedInLowerCase(t *testing.T) {
+	_, home := newKeyServer(t)
+	writeSSHConfig(t, home, "Host git.example.test\n  User deploy\n  Hostname h.example.test\n  IdentityFile ~/.ssh/deploy\nHost *\n  User fallback\n")
+	c := ReadSSHConfig()
+	if u, _, err := c.remoteUser("", "Git.Example.TEST"); err != nil || u != "deploy" {
+		t.Errorf("user for Git.Example.TEST: %q, %v; want deploy", u, err)
+	}
+	if h, _ := c.Address("Git.Example.TEST", ""); h != "h.example.test" {
+		t.Errorf("Address(Git.Example.TEST) = %s, want h.example.test", h)
+	}
+	files, _, err := identityLines(c.files[0].conf, "Git.Example.TEST")
+	if err != nil || len(files) != 1 || files[0] != "~/.ssh/deploy" {
+		t.Errorf("IdentityFile for Git.Example.TEST: %q, %v", files, err)
+	}
+	// a Match block's warning suggests a Host line that matches: one
+	// with capitals never would
+	writeSSHConfig(t, home, "Match host git.example.test\n  User deploy\n")
+	ws := ReadSSHConfig().Warnings("Git.Example.TEST")
+	if len(ws) != 1 || !strings.Contains(hint.Of(ws[0]), "(Host git.example.test)") {
+		t.Errorf("warnings %v, want the Match block said, with a Host line in lower case", ws)
+	}
+}
+
+// An included file the parser refuses (a Match block in it, or a glob
+// it cannot read) costs its Include lines, not the whole file: the rest
+// is read, and the warning says so.
+func TestSSHConfigIncludeRefusedSaid(t *testing.T) {
+	_, home := newKeyServer(t)
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "matching"), []byte("Match host x\n  User y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, include := range []string{"Include ~/.ssh/matching", "Include ["} {
+		path := writeSSHConfig(t, home, include+"\nHost git.example.test\n  User deploy\n")
+		c := ReadSSHConfig()
+		if u, _, err := c.remoteUser("", "git.example.test"); err != nil || u != "deploy" {
+			t.Errorf("%s: user %q, %v; want deploy, from the rest of the file", include, u, err)
+		}
+		ws := c.Warnings("git.example.test")
+		if len(ws) != 1 || !strings.Contains(ws[0].Error(), path+": its Include lines were not read (") {
+			t.Errorf("%s: warnings %v, want its Include lines said not read", include, ws)
+		}
+	}
+}
+
+// Include lines keep their line numbers; other lines are unchanged; a
+// relative path is made absolute.
+func FuzzAbsoluteIncludes(f *testing.F) {
+	for _, s := range []string{"Include a b\n", "include=~/x # c\r\nHost y\n", "Include\n", "Includes x\n", "  INCLUDE \"q r\"\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir, home := filepath.FromSlash("/h/.ssh"), filepath.FromSlash("/h")
+		if dropped, _ := dropIncludes(data); strings.Count(string(dropped), "\n") != strings.Count(string(data), "\n") {
+			t.Errorf("%q -> %q: dropping Include lines moved the lines", data, dropped)
+		}
+		out := absoluteIncludes(data, dir, home)
+		in, got := strings.SplitAfter(string(data), "\n"), strings.SplitAfter(string(out), "\n")
+		if len(in) != len(got) {
+			t.Fatalf("%q -> %q: the lines moved", data, out)
+		}
+		for i := range in {
+			w := strings.Fields(strings.TrimLeft(in[i], " \t"))
+			if len(w) == 0 || !strings.HasPrefix(strings.ToLower(w[0]), "include") {
+				if in[i] != got[i] {
+					t.Errorf("line %q became %q", in[i], got[i])
+				}
 			}
 		}
 	})

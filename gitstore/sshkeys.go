@@ -79,7 +79,9 @@ func (e *SSHAuthError) Error() string {
 		b.WriteString("not offered: " + strings.Join(e.Skipped, "; "))
 	}
 	b.WriteString(")")
-	return b.String()
+	// key paths and the Hostname come from ~/.ssh/config: a control
+	// byte there is shown escaped, not sent to the terminal
+	return text.Escape(b.String())
 }
 
 func (e *SSHAuthError) Unwrap() error { return e.Err }
@@ -111,16 +113,16 @@ func (e *SSHConfigError) Error() string {
 		where += " line " + strconv.Itoa(e.Line)
 	}
 	if e.Host == "" && e.Value == "" {
-		return fmt.Sprintf("%s: %v", where, e.Err)
+		return text.Escape(fmt.Sprintf("%s: %v", where, e.Err))
 	}
 	key := e.Key
 	if key == "" {
 		key = "IdentityFile"
 	}
 	if e.Value == "" {
-		return fmt.Sprintf("%s: %s for host %s: %v", where, key, e.Host, e.Err)
+		return text.Escape(fmt.Sprintf("%s: %s for host %s: %v", where, key, e.Host, e.Err))
 	}
-	return fmt.Sprintf("%s: %s %q for host %s: %v", where, key, e.Value, e.Host, e.Err)
+	return text.Escape(fmt.Sprintf("%s: %s %q for host %s: %v", where, key, e.Value, e.Host, e.Err))
 }
 
 func (e *SSHConfigError) Unwrap() error { return e.Err }
@@ -401,6 +403,7 @@ func identityLines(c *ssh_config.Config, alias string) (files []string, only str
 			files, only, err = nil, "", fmt.Errorf("ssh_config: %v", r)
 		}
 	}()
+	alias = sshHostName(alias)
 	if files, err = c.GetAll(alias, "IdentityFile"); err != nil {
 		return nil, "", err
 	}

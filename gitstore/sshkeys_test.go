@@ -322,6 +322,36 @@ func TestSSHWrongKeyErrorListsWhatWasTried(t *testing.T) {
 	}
 }
 
+// A key path from ~/.ssh/config holding a control byte (here an escape
+// sequence that would clear the screen) is shown escaped in the refusal,
+// offered or not, never written to the terminal as it is.
+func TestSSHAuthErrorEscapesConfigPaths(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no control bytes in Windows file names")
+	}
+	s, home := newKeyServer(t)
+	s.allow(newKey(t).PublicKey())
+	offered := filepath.Join(home, ".ssh", "k\x1b[2J")
+	writeKeyFile(t, offered, 0o600, "")
+	writeSSHConfig(t, home, "Host git.example.test\n  IdentityFile ~/.ssh/k\x1b[2J\n  IdentityFile ~/.ssh/gone\x07\n")
+	err := s.fetchSSH(t, "ssh://deploy@git.example.test:"+s.port+"/r.git")
+	var ae *SSHAuthError
+	if !errors.As(err, &ae) || len(ae.Offered) != 1 || ae.Offered[0] != offered {
+		t.Fatalf("fetch: %v, want a refusal of the key at %q", err, offered)
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\x1b\x07") || !strings.Contains(msg, `k\x1b[2J`) || !strings.Contains(msg, `gone\a`) {
+		t.Errorf("error %q: want the paths with their control bytes escaped", msg)
+	}
+	// a file or host named in a configuration error, as a warning or not
+	for _, e := range []*SSHConfigError{{File: "/h/\x1b[2J/config", Err: errors.New("not read")},
+		{File: "/h/config", Host: "h\x1b[2J", Key: "User", Value: "u", Err: errors.New("no")}} {
+		if msg := e.Error(); strings.ContainsRune(msg, 0x1b) || !strings.Contains(msg, `\x1b[2J`) {
+			t.Errorf("SSHConfigError %q: want its control bytes escaped", msg)
+		}
+	}
+}
+
 // IdentitiesOnly yes: only the IdentityFile keys, not the agent's others.
 func TestSSHIdentitiesOnly(t *testing.T) {
 	s, home := newKeyServer(t)

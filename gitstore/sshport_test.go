@@ -140,6 +140,33 @@ func TestSSHProxyRefused(t *testing.T) {
 	}
 }
 
+// TestSSHProxyRefusedHostInCapitals (session 25, merging revB into
+// sshport): the host a URL writes in capitals matches its Host block in
+// lower case for ProxyJump too, as for User and the keys; before, such a
+// URL got the block's user and keys and connected around the bastion.
+func TestSSHProxyRefusedHostInCapitals(t *testing.T) {
+	s, home := newKeyServer(t)
+	key := writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "")
+	s.allow(key.PublicKey())
+	path := writeSSHConfig(t, home, "Host git.example.test\n  Port "+s.port+"\n  ProxyJump bastion.example.test\n")
+	var asked []string
+	m, err := OpenMirror(t.TempDir(), "git@Git.Example.TEST:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Fetch(context.Background())
+	var ce *SSHConfigError
+	if !errors.As(err, &ce) || ce.Key != "ProxyJump" || ce.File != path || ce.Line != 3 {
+		t.Fatalf("fetch: %v, want an SSHConfigError for ProxyJump at %s line 3", err, path)
+	}
+	if len(asked) != 0 {
+		t.Errorf("dialled %q before refusing", asked)
+	}
+	if d := ReadSSHConfig().Check("Git.Example.TEST"); d == nil {
+		t.Error("Check of the host in capitals: no refusal")
+	}
+}
+
 // A ProxyJump in a file an Include line reads names the Include's line.
 func TestSSHProxyInIncludedFile(t *testing.T) {
 	_, home := newKeyServer(t)
