@@ -67,23 +67,35 @@ func OpenGitReader(ctx context.Context, gitDir string) (Store, error) {
 // start starts the `git cat-file --batch` process. Called with r.mu held,
 // or before r is shared.
 func (r *gitReader) start() error {
-	cmd := exec.CommandContext(r.ctx, r.git, "--git-dir="+r.dir, "cat-file", "--batch")
-	cmd.Env = r.env
-	cmd.WaitDelay = 5 * time.Second
-	stdin, err := cmd.StdinPipe()
+	cmd, stdin, out, err := r.catFile("--batch")
 	if err != nil {
 		return err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start git cat-file: %w", err)
 	}
 	r.cmd, r.stdin, r.stdout = cmd, stdin, bufio.NewReaderSize(out, 64<<10)
 	r.starts++
 	return nil
+}
+
+// catFile starts `git cat-file MODE` on the repository, with pipes to its
+// stdin and from its stdout. On failure nothing is left open.
+func (r *gitReader) catFile(mode string) (*exec.Cmd, io.WriteCloser, io.Reader, error) {
+	cmd := exec.CommandContext(r.ctx, r.git, "--git-dir="+r.dir, "cat-file", mode)
+	cmd.Env = r.env
+	cmd.WaitDelay = 5 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		stdin.Close()
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		// Start closed the pipes it made
+		return nil, nil, nil, fmt.Errorf("start git cat-file: %w", err)
+	}
+	return cmd, stdin, out, nil
 }
 
 // stop ends the `git cat-file --batch` process in the middle of an answer:
@@ -451,19 +463,9 @@ func (r *gitReader) checkSize(id OID, max int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.check == nil {
-		cmd := exec.CommandContext(r.ctx, r.git, "--git-dir="+r.dir, "cat-file", "--batch-check")
-		cmd.Env = r.env
-		cmd.WaitDelay = 5 * time.Second
-		in, err := cmd.StdinPipe()
+		cmd, in, out, err := r.catFile("--batch-check")
 		if err != nil {
 			return err
-		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("start git cat-file: %w", err)
 		}
 		r.check, r.checkIn, r.checkOut = cmd, in, bufio.NewReader(out)
 	}

@@ -7,6 +7,7 @@ package commands
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -405,7 +406,7 @@ func checkChainable(top, dir, name, command string) error {
 	}
 	if bytes.Contains(data, []byte(preCommitMarker)) {
 		return hint.With(fmt.Errorf("hooks: %s is the pre-commit framework's (pre-commit.com): `pre-commit install` run again would put readproof's hook aside and have it run the copy kept as %s, which pre-commit refuses", path, name+chainedSuffix),
-			undo+"add readproof to .pre-commit-config.yaml instead: under `repo: local`, a hook with `entry: sh -c '"+strings.ReplaceAll(command, "'", `'"'"'`)+"'`, `language: system`, `pass_filenames: false`, `always_run: true`, `stages: [pre-commit, pre-merge-commit, pre-push]`; nothing was written")
+			undo+"add readproof to .pre-commit-config.yaml instead: under `repo: local`, a hook with `entry: "+preCommitEntry(command)+"`, `language: system`, `pass_filenames: false`, `always_run: true`, `stages: [pre-commit, pre-merge-commit, pre-push]`; nothing was written")
 	}
 	if !isHuskyHook(data) {
 		return nil
@@ -793,4 +794,17 @@ func sameDir(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// preCommitEntry is the value of a .pre-commit-config.yaml hook's entry
+// that runs command with sh, written as a YAML double-quoted scalar: a
+// plain one ends at " #" (a comment) and breaks at ": ", which a store or
+// config path may hold. JSON's string syntax, without HTML escapes, is
+// YAML's double-quoted syntax.
+func preCommitEntry(command string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode("sh -c '" + strings.ReplaceAll(command, "'", `'"'"'`) + "'") // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
