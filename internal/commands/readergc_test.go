@@ -32,7 +32,7 @@ func TestReaderGCRespectsUserSettings(t *testing.T) {
 }
 
 // largeRunGC lowers GOGC to largeRunGOGC for a `run --id` of largeRun
-// documents or more, unless the user set GOGC or GOMEMLIMIT; a smaller run keeps Go's
+// documents or more, and to hugeRunGOGC from hugeRun, unless the user set GOGC or GOMEMLIMIT; a smaller run keeps Go's
 // default.
 func TestLargeRunGCRespectsUserSettings(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
@@ -42,6 +42,10 @@ func TestLargeRunGCRespectsUserSettings(t *testing.T) {
 		want           int
 	}{
 		{largeRun, "", "", largeRunGOGC},
+		{hugeRun - 1, "", "", largeRunGOGC},
+		{hugeRun, "", "", hugeRunGOGC},
+		{10000, "", "", hugeRunGOGC},
+		{hugeRun, "50", "", 100},
 		{largeRun - 1, "", "", 100},
 		{1, "", "", 100},
 		{largeRun, "100", "", 100},
