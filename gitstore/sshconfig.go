@@ -33,7 +33,7 @@ type SSHConfig struct {
 	homeErr error
 	files   sshConfigs
 	notes   []string // the files not read, for an SSHAuthError
-	unread  error    // $HOME/.ssh/config not read, for a warning
+	unread  []error  // $HOME/.ssh/config, or files it includes, not read: warnings
 	// hosts is go-git's reader when a caller has swapped its default
 	// (which reads the passwd entry's home once per process) for another:
 	// then it gives Hostname and Port (none when it is nil)
@@ -67,18 +67,18 @@ func ReadSSHConfig() *SSHConfig {
 		if err != nil {
 			c.notes = append(c.notes, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
 			if i == 0 && c.home != "" {
-				c.unread = hint.With(&SSHConfigError{File: p, Err: fmt.Errorf("not read (%w), so its Host, Hostname, Port, User and IdentityFile lines are not used", err)},
-					"fix the file (ssh -G HOST shows how ssh reads it), or move it aside")
+				c.unread = append(c.unread, hint.With(&SSHConfigError{File: p, Err: fmt.Errorf("not read (%w), so its Host, Hostname, Port, User and IdentityFile lines are not used", err)},
+					"fix the file (ssh -G HOST shows how ssh reads it), or move it aside"))
 			}
 			continue
 		}
 		if f != nil {
 			c.files = append(c.files, *f)
-			if f.includeErr != nil {
-				c.notes = append(c.notes, fmt.Sprintf("%s's Include lines were not read, so neither were the IdentityFile lines of the files they name (%v)", p, f.includeErr))
+			for _, e := range f.includeErrs {
+				c.notes = append(c.notes, fmt.Sprintf("%v, so neither are its IdentityFile lines", e))
 				if i == 0 && c.home != "" {
-					c.unread = hint.With(&SSHConfigError{File: p, Err: fmt.Errorf("its Include lines were not read (%w), so the Host, Hostname, Port, User and IdentityFile lines of the files they name are not used; the rest of it is", f.includeErr)},
-						"readproof replaces Match blocks only in the files it reads itself, not in included ones: move the included file's Match blocks into "+p+", or fix the file")
+					c.unread = append(c.unread, hint.With(e,
+						"readproof reads an included file when it is a regular one under "+strconv.Itoa(maxSSHConfigBytes>>20)+" MiB at most 16 Include lines deep: fix the file or the Include line, or remove it (ssh -G HOST shows how ssh reads the configuration)"))
 				}
 			}
 		}
@@ -202,38 +202,19 @@ func (c *SSHConfig) checkPort(alias string) error {
 // line, and whether it is in a file an Include line reads (line is then
 // the Include's). key is "" for none.
 func (c sshConfigFile) first(alias string, keys ...string) (key, value string, line int, included bool) {
-	alias = sshHostName(alias) // matched as ssh matches it, in lower case
-	defer func() {
-		if recover() != nil {
-			// an included file's Match directive: that file is not read
-			// for anything else either
-			key, value, line, included = "", "", 0, false
-		}
-	}()
-	for _, h := range c.conf.Hosts {
-		if !h.Matches(alias) {
-			continue
-		}
-		for _, n := range h.Nodes {
-			switch n := n.(type) {
-			case *ssh_config.KV:
-				for _, k := range keys {
-					if strings.EqualFold(n.Key, k) {
-						return k, n.Value, n.Pos().Line, false
-					}
+	c.each(sshHostName(alias), func(kv *ssh_config.KV, top int) bool {
+		for _, k := range keys {
+			if strings.EqualFold(kv.Key, k) {
+				key, value, line, included = k, kv.Value, kv.Pos().Line, top != 0
+				if included {
+					line = top
 				}
-			case *ssh_config.Include:
-				// which of keys comes first inside is not known: the
-				// first of keys is named
-				for _, k := range keys {
-					if v := n.Get(alias, k); v != "" {
-						return k, v, n.Pos().Line, true
-					}
-				}
+				return false
 			}
 		}
-	}
-	return "", "", 0, false
+		return true
+	})
+	return key, value, line, included
 }
 
 // remoteUser is the login for an ssh fetch of alias, in OpenSSH's order:
@@ -263,14 +244,12 @@ func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err er
 // a hint.
 func (c *SSHConfig) Warnings(alias string) []error {
 	var out []error
-	if c.unread != nil {
-		out = append(out, c.unread)
-	}
+	out = append(out, c.unread...)
 	hostname := c.files.Get(alias, "Hostname")
 	if hostname == "" {
 		hostname = alias
 	}
-	for _, f := range c.files {
+	for _, f := range c.files.all() {
 		for _, m := range f.matches {
 			keys := m.keywords()
 			if len(keys) == 0 || !m.couldApply(sshHostName(alias), sshHostName(hostname)) {
@@ -296,9 +275,99 @@ type sshConfigFile struct {
 	path    string
 	conf    *ssh_config.Config
 	matches []matchBlock // its Match blocks, in order, none of them applied
-	// includeErr: the file was read without its Include lines, because
-	// of this error in reading the files they name
-	includeErr error
+	// includes are the files each Include line reads, by the number its
+	// includeMarker gives
+	includes []sshInclude
+	// includeErrs: the files Include lines name that were not read, at
+	// any depth, each an *SSHConfigError naming the file and line of the
+	// Include that names it
+	includeErrs []error
+}
+
+// sshInclude is an Include line and the files it reads, in order.
+type sshInclude struct {
+	line  int
+	files []*sshConfigFile
+}
+
+// all are the files read, each followed by those it includes.
+func (cs sshConfigs) all() []*sshConfigFile {
+	var out []*sshConfigFile
+	var add func(f *sshConfigFile)
+	add = func(f *sshConfigFile) {
+		out = append(out, f)
+		for _, inc := range f.includes {
+			for _, g := range inc.files {
+				add(g)
+			}
+		}
+	}
+	for i := range cs {
+		add(&cs[i])
+	}
+	return out
+}
+
+// each visits the lines that apply to alias (in lower case) in the order
+// OpenSSH reads them: those of the Host blocks matching alias, and where
+// an Include line stands in such a block, the lines of the files it reads
+// that apply (an Include in a block that does not match reads nothing).
+// top is the line of the Include of c through which the line was reached,
+// 0 for a line of c. visit returns false to stop.
+func (c *sshConfigFile) each(alias string, visit func(kv *ssh_config.KV, top int) bool) {
+	c.walk(alias, 0, visit)
+}
+
+func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV, top int) bool) bool {
+	if c.conf == nil {
+		return true
+	}
+	for _, h := range c.conf.Hosts {
+		if !h.Matches(alias) {
+			continue
+		}
+		for _, n := range h.Nodes {
+			kv, ok := n.(*ssh_config.KV)
+			if !ok {
+				continue
+			}
+			if kv.Key != includeMarker {
+				if !visit(kv, top) {
+					return false
+				}
+				continue
+			}
+			i, err := strconv.Atoi(kv.Value)
+			if err != nil || i < 0 || i >= len(c.includes) || c.includes[i].line != kv.Pos().Line {
+				continue // the keyword written in the file, not a marker
+			}
+			t := top
+			if t == 0 {
+				t = c.includes[i].line
+			}
+			for _, f := range c.includes[i].files {
+				if !f.walk(alias, t, visit) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// identities are the IdentityFile values the file gives for alias, in
+// order, and its first IdentitiesOnly value ("" for none).
+func (c *sshConfigFile) identities(alias string) (files []string, only string) {
+	c.each(sshHostName(alias), func(kv *ssh_config.KV, _ int) bool {
+		switch {
+		case strings.EqualFold(kv.Key, "IdentityFile"):
+			files = append(files, kv.Value)
+		case strings.EqualFold(kv.Key, "IdentitiesOnly") && only == "":
+			only = kv.Value
+		}
+		return true
+	})
+	return files, only
 }
 
 // sshConfigs are ssh configuration files read in order: a keyword's value
@@ -322,13 +391,8 @@ func (cs sshConfigs) lookup(alias, key string) (string, string) {
 	return "", ""
 }
 
-func (c sshConfigFile) get(alias, key string) (v string) {
-	defer func() {
-		if recover() != nil {
-			v = "" // the look-up's panic on a Match directive: none is left
-		}
-	}()
-	v, _ = c.conf.Get(sshHostName(alias), key)
+func (c sshConfigFile) get(alias, key string) string {
+	_, v, _, _ := c.first(alias, key)
 	return v
 }
 
@@ -345,8 +409,39 @@ func readSSHConfig(path string) (*ssh_config.Config, error) {
 // readSSHConfigFile reads the ssh configuration at path; nil for none.
 // Its Include lines name files as OpenSSH reads them: a relative path
 // from path's directory (~/.ssh, /etc/ssh), ~/ the home directory home
-// ("" for none: ~ left as written).
+// ("" for none: such a file is not read). readproof reads the files they
+// name itself, as it reads path: bounded, a file that is not a regular
+// one refused (a FIFO does not block), at most maxSSHIncludeDepth levels
+// deep; one not read is left out and said (includeErrs), the rest read.
 func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
+	r := &includeReader{dir: filepath.Dir(path), home: home}
+	f, err := r.read(path, 0)
+	if f != nil {
+		f.includeErrs = r.errs
+	}
+	return f, err
+}
+
+// maxSSHIncludeDepth is how deep Include lines nest, as in OpenSSH: a file
+// read through more Include lines than that is refused.
+const maxSSHIncludeDepth = 16
+
+// maxSSHIncludedFiles bounds the files one configuration file's Include
+// lines read, all levels together: a file that includes itself twice
+// would otherwise be read 2^16 times.
+const maxSSHIncludedFiles = 256
+
+// includeReader reads a configuration file and the files its Include lines
+// name.
+type includeReader struct {
+	dir, home string  // a relative path is from dir, ~/ is home
+	files     int     // read so far
+	full      bool    // files reached maxSSHIncludedFiles
+	errs      []error // the included files not read, each an *SSHConfigError
+}
+
+// read reads the file at path, depth Include lines down from the first.
+func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	f, err := openRead(path) // a FIFO does not block the open
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -368,20 +463,10 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
 	}
 	data, matches := neutraliseMatch(data)
-	c, err := decodeSSHConfig(absoluteIncludes(data, filepath.Dir(path), home))
-	var includeErr error
+	data, incs := markIncludes(data)
+	c, err := decodeSSHConfig(data)
 	if err != nil {
-		// An included file the parser refuses (a Match block in it: the
-		// parser reads included files itself): the rest of the file is
-		// read without its Include lines, and that is said.
-		without, dropped := dropIncludes(data)
-		if !dropped {
-			return nil, err
-		}
-		if c, includeErr = decodeSSHConfig(without); includeErr != nil {
-			return nil, err
-		}
-		includeErr = err
+		return nil, err
 	}
 	// The blocks the Match lines became, in the order of the file.
 	i := 0
@@ -394,7 +479,115 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	if i != len(matches) {
 		return nil, errors.New("ssh_config: a Match block was not found again after parsing")
 	}
-	return &sshConfigFile{path: path, conf: c, matches: matches, includeErr: includeErr}, nil
+	out := &sshConfigFile{path: path, conf: c, matches: matches, includes: make([]sshInclude, len(incs))}
+	for n, inc := range incs {
+		out.includes[n].line = inc.line
+		for _, w := range inc.paths {
+			out.includes[n].files = append(out.includes[n].files, r.include(path, inc.line, w, depth)...)
+		}
+	}
+	return out, nil
+}
+
+// include reads the files an Include line's path (or pattern) names, in
+// the order of their names; those not read are noted.
+func (r *includeReader) include(from string, line int, w string, depth int) []*sshConfigFile {
+	fail := func(name string, err error) {
+		e := &SSHConfigError{File: from, Line: line,
+			Err: fmt.Errorf("the file %s this Include line names was not read (%w), so its Host, Hostname, Port, User and IdentityFile lines are not used; the rest is", name, err)}
+		for _, said := range r.errs {
+			if said.Error() == e.Error() {
+				return // a file including itself: said once
+			}
+		}
+		r.errs = append(r.errs, e)
+	}
+	badPattern := func(name string, err error) {
+		r.errs = append(r.errs, &SSHConfigError{File: from, Line: line,
+			Err: fmt.Errorf("this Include line's %s is not a path or pattern readproof reads (%w), so no file is read for it; the rest is", name, err)})
+	}
+	switch {
+	case w == "~" || strings.HasPrefix(w, "~/"):
+		if r.home == "" {
+			badPattern(w, errors.New("~ is not expanded in this file"))
+			return nil
+		}
+		w = filepath.Join(r.home, w[1:])
+	case strings.HasPrefix(w, "~"):
+		badPattern(w, errors.New("~user is not expanded"))
+		return nil
+	case !filepath.IsAbs(w):
+		w = filepath.Join(r.dir, w)
+	}
+	names, err := filepath.Glob(w)
+	if err != nil {
+		badPattern(w, err)
+		return nil
+	}
+	var out []*sshConfigFile
+	for _, name := range names {
+		if depth+1 > maxSSHIncludeDepth {
+			fail(name, fmt.Errorf("more than %d Include lines deep, which ssh refuses", maxSSHIncludeDepth))
+			continue
+		}
+		if r.files >= maxSSHIncludedFiles {
+			if !r.full { // said once: the files past it are not tried
+				fail(name, fmt.Errorf("more than %d files included", maxSSHIncludedFiles))
+				r.full = true
+			}
+			continue
+		}
+		r.files++
+		f, err := r.read(name, depth+1)
+		if err != nil {
+			fail(name, err)
+			continue
+		}
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// includeMarker replaces an Include line for the parser, which would read
+// the files itself, unbounded: a keyword no ssh configuration writes,
+// whose value is the Include's number in the file, from 0.
+const includeMarker = "ReadproofInclude"
+
+// includeLine is an Include line: its line, from 1, and its paths.
+type includeLine struct {
+	line  int
+	paths []string
+}
+
+// markIncludes replaces each Include line of data by includeMarker, the
+// line numbers kept, and returns the lines replaced, in order.
+func markIncludes(data []byte) ([]byte, []includeLine) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	var incs []includeLine
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		rest := bytes.TrimLeft(body, " \t")
+		end := bytes.IndexAny(rest, " \t=")
+		if end < 0 {
+			end = len(rest)
+		}
+		if !strings.EqualFold(string(rest[:end]), "include") {
+			continue
+		}
+		args := bytes.TrimLeft(rest[end:], " \t")
+		args = bytes.TrimPrefix(args, []byte("="))
+		if j := bytes.IndexByte(args, '#'); j >= 0 {
+			args = args[:j]
+		}
+		lines[i] = append([]byte(includeMarker+" "+strconv.Itoa(len(incs))), l[len(body):]...)
+		incs = append(incs, includeLine{line: i + 1, paths: splitCriteria(string(args))})
+	}
+	if len(incs) == 0 {
+		return data, nil
+	}
+	return bytes.Join(lines, nil), incs
 }
 
 func decodeSSHConfig(data []byte) (c *ssh_config.Config, err error) {
@@ -453,67 +646,6 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 	return bytes.Join(lines, nil), blocks
 }
 
-// absoluteIncludes rewrites each Include line of data so that its paths
-// are absolute, the line numbers kept: the parser would join a relative
-// one, or one starting with ~/, to the passwd entry's home directory and
-// .ssh whatever file it is in, so that a ~/.ssh/config under another
-// $HOME, /etc/ssh/ssh_config, or any Include ~/... read nothing, silently.
-// A relative path is from dir; ~/ is home when home is not "".
-func absoluteIncludes(data []byte, dir, home string) []byte {
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	changed := false
-	for i, l := range lines {
-		body := bytes.TrimRight(l, "\r\n")
-		rest := bytes.TrimLeft(body, " \t")
-		end := bytes.IndexAny(rest, " \t=")
-		if end < 0 || !strings.EqualFold(string(rest[:end]), "include") {
-			continue
-		}
-		args := bytes.TrimLeft(rest[end:], " \t")
-		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t")
-		comment := ""
-		if j := bytes.IndexByte(args, '#'); j >= 0 {
-			args, comment = args[:j], " "+string(args[j:])
-		}
-		var words []string
-		for _, w := range strings.Fields(string(args)) {
-			switch {
-			case home != "" && (w == "~" || strings.HasPrefix(w, "~/")):
-				w = filepath.Join(home, w[1:])
-			case !filepath.IsAbs(w) && !strings.HasPrefix(w, "~") && !strings.HasPrefix(w, `"`):
-				w = filepath.Join(dir, w)
-			}
-			words = append(words, w)
-		}
-		line := string(body[:len(body)-len(rest)]) + string(rest[:end]) + " " + strings.Join(words, " ") + comment
-		lines[i] = append([]byte(line), l[len(body):]...)
-		changed = true
-	}
-	if !changed {
-		return data
-	}
-	return bytes.Join(lines, nil)
-}
-
-// dropIncludes turns each Include line of data into a comment, the line
-// numbers kept; dropped says whether there was one.
-func dropIncludes(data []byte) (out []byte, dropped bool) {
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	for i, l := range lines {
-		rest := bytes.TrimLeft(l, " \t")
-		end := bytes.IndexAny(rest, " \t=\r\n")
-		if end < 0 || !strings.EqualFold(string(rest[:end]), "include") {
-			continue
-		}
-		lines[i] = append([]byte("#"), l...)
-		dropped = true
-	}
-	if !dropped {
-		return data, false
-	}
-	return bytes.Join(lines, nil), true
-}
-
 // readKeywords are the keywords readproof reads of an ssh configuration.
 func readKeywords() []string {
 	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand"}
@@ -524,12 +656,14 @@ func readKeywords() []string {
 func (m matchBlock) keywords() []string {
 	set := map[string]bool{}
 	for _, n := range m.host.Nodes {
-		switch n := n.(type) {
-		case *ssh_config.KV:
-			set[strings.ToLower(n.Key)] = true
-		case *ssh_config.Include:
+		kv, ok := n.(*ssh_config.KV)
+		if !ok {
+			continue
+		}
+		if kv.Key == includeMarker {
 			return readKeywords()
 		}
+		set[strings.ToLower(kv.Key)] = true
 	}
 	var out []string
 	for _, k := range readKeywords() {

@@ -145,11 +145,7 @@ func (conf *SSHConfig) keys(ctx context.Context, alias, host, remoteUser string)
 	var paths []string
 	only, onlySet := false, false
 	for _, c := range conf.files {
-		vals, o, err := identityLines(c.conf, alias)
-		if err != nil {
-			k.skipped = append(k.skipped, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", c.path, err))
-			continue
-		}
+		vals, o := c.identities(alias)
 		if o != "" && !onlySet {
 			// the first value obtained wins, as in OpenSSH
 			only, onlySet = strings.EqualFold(unquote(o), "yes"), true
@@ -395,21 +391,7 @@ func readPublicKeyFile(path string) (ssh.PublicKey, error) {
 // identityLines are the IdentityFile values a configuration gives for the
 // host alias, in order, and its IdentitiesOnly value ("" for none).
 func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
-	defer func() {
-		// the look-up panics on a Match directive, which reading
-		// replaces first (readSSHConfigFile); should one get through, the
-		// file is not read
-		if r := recover(); r != nil {
-			files, only, err = nil, "", fmt.Errorf("ssh_config: %v", r)
-		}
-	}()
-	alias = sshHostName(alias)
-	if files, err = c.GetAll(alias, "IdentityFile"); err != nil {
-		return nil, "", err
-	}
-	if only, err = c.Get(alias, "IdentitiesOnly"); err != nil {
-		return nil, "", err
-	}
+	files, only = (&sshConfigFile{conf: c}).identities(alias)
 	return files, only, nil
 }
 
