@@ -136,11 +136,13 @@ func Added(list func(gitobj.OID) ([]gitobj.TreeEntry, error), parents []gitobj.O
 
 // sameOrder finds names in a tree's entries, asked for in the order of
 // another tree's (git's order, which both have): mostly the entry after
-// the last one found; any other is looked up in an index of the names,
-// built on the first miss.
+// the last one found; the first miss scans the entries (an append's tree
+// has one name its parent's lacks, and a scan is cheaper than an index);
+// any later one is looked up in an index of the names, built then.
 type sameOrder struct {
 	entries []gitobj.TreeEntry
 	next    int
+	missed  bool
 	names   map[string]int
 }
 
@@ -148,6 +150,16 @@ func (s *sameOrder) find(name string) (gitobj.TreeEntry, bool) {
 	if s.next < len(s.entries) && s.entries[s.next].Name == name {
 		s.next++
 		return s.entries[s.next-1], true
+	}
+	if !s.missed {
+		s.missed = true
+		for i, e := range s.entries {
+			if e.Name == name {
+				s.next = i + 1
+				return e, true
+			}
+		}
+		return gitobj.TreeEntry{}, false
 	}
 	if s.names == nil {
 		s.names = make(map[string]int, len(s.entries))

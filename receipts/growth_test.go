@@ -155,3 +155,29 @@ func TestCheckAdded(t *testing.T) {
 		t.Fatalf("merge adding a receipt: %+v, %v; want %s", got, err, wantPath)
 	}
 }
+
+// TestSameOrderFind: every name of a tree is found, and no other, whatever
+// the order of the names asked for and however many miss: the first miss
+// is a scan, later ones read an index.
+func TestSameOrderFind(t *testing.T) {
+	t.Parallel()
+	var entries []gitobj.TreeEntry
+	for _, n := range []string{"a", "c", "d", "f"} {
+		entries = append(entries, gitobj.TreeEntry{Name: n, Mode: gitobj.ModeFile, OID: gitobj.OID("b" + n)})
+	}
+	for _, asked := range [][]string{
+		{"a", "b", "c", "d", "e", "f"},
+		{"d", "a", "f", "c"},
+		{"b", "f", "a", "e", "c", "x", "d"},
+		{"f", "d", "c", "a"},
+	} {
+		s := sameOrder{entries: entries}
+		for _, n := range asked {
+			e, ok := s.find(n)
+			want := strings.Contains("acdf", n)
+			if ok != want || (ok && (e.Name != n || e.OID != gitobj.OID("b"+n))) {
+				t.Errorf("asked %v: find(%q) = %+v, %v; want found %v", asked, n, e, ok, want)
+			}
+		}
+	}
+}

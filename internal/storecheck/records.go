@@ -67,6 +67,7 @@ func (c *checker) checkReceiptGrowth() {
 		subject := "receipts " + strings.TrimPrefix(ref, receipts.RefPrefix)
 		for _, id := range c.commitsFrom(c.walked[ref]) {
 			cm := c.commits[id]
+			c.checkReceiptsAdded(ref, subject, id, cm)
 			for _, parent := range cm.Parents {
 				pc, ok := c.commits[parent]
 				if !ok {
@@ -102,6 +103,36 @@ func (c *checker) checkReceiptGrowth() {
 				}
 			}
 		}
+	}
+}
+
+// checkReceiptsAdded checks how the files commit id of receipt chain ref
+// adds reached the chain (receipts.CheckAdded, on the trees walk read):
+// each receipt by its own append commit, whose binding line is checked, so
+// an append adds only the receipt its first line names and a merge only
+// files one of its parents holds. A receipt brought in otherwise, by a
+// merge or beside another receipt's append, has no binding line checked:
+// for a version 1 receipt, whose binding is that line, nothing else reports
+// it. This is the rule pull, clone and the guarded remote apply to the
+// commits they take; a store that took such commits before them is told
+// here. A commit whose parents walk did not read is skipped: walk reported
+// them.
+func (c *checker) checkReceiptsAdded(ref, subject string, id gitstore.OID, cm gitstore.Commit) {
+	pts := make([]gitstore.OID, len(cm.Parents))
+	for i, parent := range cm.Parents {
+		pc, ok := c.commits[parent]
+		if !ok {
+			return
+		}
+		pts[i] = pc.Tree
+	}
+	strays, err := receipts.CheckAdded(c.readTree, ref, pts, cm.Tree, cm.Message)
+	if err != nil {
+		return // a tree walk could not read, reported by walk
+	}
+	for _, s := range strays {
+		c.add(Problem{Kind: Broken, Check: "receipts", Subject: subject, Ref: ref, Object: string(id), Path: s.Path,
+			Message: fmt.Sprintf("%s; readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", s.Why)})
 	}
 }
 
