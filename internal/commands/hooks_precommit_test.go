@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -49,5 +50,19 @@ func TestPreCommitEntryIsYAML(t *testing.T) {
 		if err != nil || string(out) != command {
 			t.Errorf("entry %q: sh reads %q (%v), want %q", e, out, err, command)
 		}
+	}
+}
+
+// TestPreCommitEntryInDocs: docs/README-ci.md shows the entry the hint
+// gives for a project with the default policy file and store, as the hint
+// writes it.
+func TestPreCommitEntryInDocs(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/README-ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "`entry: " + preCommitEntry("readproof verify && readproof status --exit-code") + "`"
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
+		t.Errorf("docs/README-ci.md does not show the pre-commit entry as the hint writes it: %s", want)
 	}
 }
