@@ -369,10 +369,7 @@ func (l *Ledger) indexAppendMessage(id string) (string, bool, error) {
 	if err != nil {
 		return "", false, fmt.Errorf("reading receipt commit %s: %w", c, err)
 	}
-	if msg != "" {
-		return msg, true, nil
-	}
-	return "", false, nil
+	return msg, msg != "", nil // an append's message is never empty
 }
 
 // walkCommits visits, depth first, the commits reachable from stack that
