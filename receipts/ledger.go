@@ -353,14 +353,14 @@ func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
 // indexAppendMessage returns the message of the commit that appended
 // receipt id to its index chain, found false when no commit does.
 func (l *Ledger) indexAppendMessage(id string) (string, bool, error) {
-	tip, err := l.ref(indexRef(id))
+	ref := indexRef(id)
+	tip, err := l.ref(ref)
 	if err != nil || tip == "" {
 		return "", false, err
 	}
-	want := "index receipt " + id
 	var msg string
 	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, true, func(cm gitobj.Commit) bool {
-		if line, _, _ := strings.Cut(cm.Message, "\n"); line == want {
+		if got, ok, _ := appendLine(ref, cm.Message); ok && got == id {
 			msg = cm.Message
 			return true
 		}
@@ -369,10 +369,7 @@ func (l *Ledger) indexAppendMessage(id string) (string, bool, error) {
 	if err != nil {
 		return "", false, fmt.Errorf("reading receipt commit %s: %w", c, err)
 	}
-	if msg != "" {
-		return msg, true, nil
-	}
-	return "", false, nil
+	return msg, msg != "", nil // an append's message is never empty
 }
 
 // walkCommits visits, depth first, the commits reachable from stack that
@@ -566,11 +563,11 @@ func (l *Ledger) entry(ref, id string, blob gitobj.OID, msgs map[string]string) 
 	return e
 }
 
-// appendedID is the id of the receipt c appended: the first line of an
-// append commit.
+// appendedID is the id of the receipt c, a session chain commit, appended:
+// the first line of an append commit (appendLine).
 func appendedID(c gitobj.Commit) (string, bool) {
-	line, _, _ := strings.Cut(c.Message, "\n")
-	return strings.CutPrefix(line, "receipt ")
+	id, ok, _ := appendLine(SessionRefPrefix, c.Message)
+	return id, ok
 }
 
 // collect gathers <id>.json blobs under the two fan-out levels of a session

@@ -31,6 +31,9 @@ import (
 	"github.com/readproof/readproof/manifest"
 )
 
+// contentHash is the content hash a record gives of b.
+func contentHash(b []byte) string { return store.ContentHash(b) }
+
 func TestMain(m *testing.M) {
 	// The pre-receive hook of a remote from InitRemote in these tests runs
 	// this test binary as `hook pre-receive`.

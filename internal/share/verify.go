@@ -3,8 +3,6 @@ package share
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,11 +16,6 @@ import (
 )
 
 func isNotFound(err error) bool { return errors.Is(err, gitstore.ErrNotFound) }
-
-func contentHash(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 func readJSONFile(g gitstore.Store, c gitstore.Commit, path string, v any) error {
 	id, err := gitstore.FileAt(g, c.Tree, path)

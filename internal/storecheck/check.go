@@ -117,6 +117,14 @@ type blobHash struct {
 	size int64
 }
 
+// hashBlob hashes blob id as it is inflated (store.HashBlob), unbounded: a
+// record's blob may be a snapshot of any size, or anything a damaged store
+// holds.
+func (c *checker) hashBlob(id gitstore.OID) (blobHash, error) {
+	hash, size, err := store.HashBlob(c.g, id, -1)
+	return blobHash{hash: hash, size: size}, err
+}
+
 // claim is one record saying what a snapshot's bytes hash to.
 type claim struct {
 	hash              string
@@ -489,14 +497,12 @@ func (c *checker) walk(r gitstore.Ref) error {
 		case 'b':
 			c.rep.Counts.Blobs++
 			if c.smp.all {
-				// hashed as it is inflated: a record's blob may be a
-				// snapshot of any size, or anything a damaged store holds
-				hash, size, err := store.HashBlob(c.g, it.id, -1)
+				h, err := c.hashBlob(it.id)
 				if err != nil {
 					c.objectProblem(r.Name, it.id, it.path, "blob", err)
 					continue
 				}
-				c.hashes[it.id] = blobHash{hash: hash, size: size}
+				c.hashes[it.id] = h
 				continue
 			}
 			ok, err := c.g.Has(it.id)
@@ -1120,12 +1126,11 @@ func (c *checker) checkSnapshots() error {
 		}
 		h, ok := c.hashes[id]
 		if !ok {
-			hash, size, err := store.HashBlob(c.g, id, -1)
-			if err != nil {
+			var err error
+			if h, err = c.hashBlob(id); err != nil {
 				c.objectProblem(first.ref, id, first.path, "snapshot blob named by "+first.what, err)
 				continue
 			}
-			h = blobHash{hash: hash, size: size}
 		}
 		c.rep.Counts.Rehashed++
 		c.rep.Counts.RehashedBytes += h.size
