@@ -45,6 +45,35 @@ func TestPullRefusesAppendNamingNoReceipt(t *testing.T) {
 		[]string{string(edited), "names no receipt"}, []string{"names no receipt"})
 }
 
+// TestPullRefusesEmptyAppendNamingNoReceipt: a one-parent commit that adds
+// no file (its tree is its parent's) and whose first line names no receipt
+// is refused by the check of the message alone: the check of added files
+// has nothing to say of it.
+func TestPullRefusesEmptyAppendNamingNoReceipt(t *testing.T) {
+	t.Parallel()
+	key := testKey(t)
+	srvDir, a, b := twoProjects(t)
+	issue(t, a, key, "s", 1)
+	g := a.s.Git()
+	old := refOf(t, a, receipts.SessionRef("s"))
+	c, err := g.Commit(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Parents = []gitstore.OID{old}
+	c.Message = "tidy up\n"
+	empty, err := g.PutCommit(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: receipts.SessionRef("s"), Old: old, New: empty}); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, a, "origin")
+	requireRefusedByPullAndClone(t, b, srvDir, "a chain with an empty commit naming no receipt",
+		[]string{string(empty), `its message "tidy up" names no receipt`}, []string{`its message "tidy up" names no receipt`})
+}
+
 // pushEditedAppend issues one receipt of session "s" in a project, replaces
 // the message of its append commit by edit(id, message), moves the chain to
 // the edited commit and pushes it to a new server. It returns the server, a
