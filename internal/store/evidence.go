@@ -448,19 +448,9 @@ func NamedRunPhrase(target, recordedID string) string {
 // failure that ExportRefuses: the first such failure, with a hint; more
 // are the others, for the caller to say. nil when none refuses.
 func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (more []evidence.Check, err error) {
-	var refused []evidence.Check
-	for _, c := range checks {
-		if ExportRefuses(c) {
-			refused = append(refused, c)
-		}
-	}
-	if len(refused) == 0 {
+	c, more, also := firstFailure(checks, ExportRefuses)
+	if c == nil {
 		return nil, nil
-	}
-	c := refused[0]
-	also := ""
-	if len(refused) > 1 {
-		also = fmt.Sprintf(" (and %d more)", len(refused)-1)
 	}
 	h := "nothing was written: the store holds a record of the run that readproof did not write or cannot vouch for; `readproof verify` names every forged or damaged object: restore the run from a clone (readproof pull) or a backup, then export again"
 	switch c.Name {
@@ -475,7 +465,7 @@ func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (mor
 	case CheckProofOfRead:
 		h = "nothing was written: the run's proof-of-read verdict record fails its check (`readproof verify` names it): restore the verdict chain from a clone or a backup, or use the probe key that wrote it, then export again"
 	}
-	return refused[1:], hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, also), h)
+	return more, hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, also), h)
 }
 
 // BindingEditedRemedy says what a failed receipts check of kind
@@ -505,21 +495,30 @@ func exportStops(c evidence.Check) bool {
 // read's error. more are the other such checks; nil when none.
 // ExportRefusal comes first: a record found forged is refused as such.
 func ExportCouldNotRead(target, run, manifestID string, checks []evidence.Check) (more []evidence.Check, err error) {
-	var failed []evidence.Check
-	for _, c := range checks {
-		if exportStops(c) {
-			failed = append(failed, c)
-		}
-	}
-	if len(failed) == 0 {
+	c, more, also := firstFailure(checks, exportStops)
+	if c == nil {
 		return nil, nil
 	}
-	c := failed[0]
-	also := ""
-	if len(failed) > 1 {
-		also = fmt.Sprintf(" (and %d more)", len(failed)-1)
+	return more, hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, store check %s: %s%s", text.Escape(target), ErrCouldNotRead, run, manifestID, c.Name, c.Detail, also), couldNotReadExportHint(c.Err))
+}
+
+// firstFailure returns the first of checks that stop reports (nil when
+// none does), the others it reports (more), and also, " (and N more)" for
+// an error that names the first: ExportRefusal's and ExportCouldNotRead's.
+func firstFailure(checks []evidence.Check, stop func(evidence.Check) bool) (first *evidence.Check, more []evidence.Check, also string) {
+	for _, c := range checks {
+		switch {
+		case !stop(c):
+		case first == nil:
+			first = &c
+		default:
+			more = append(more, c)
+		}
 	}
-	return failed[1:], hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, store check %s: %s%s", text.Escape(target), ErrCouldNotRead, run, manifestID, c.Name, c.Detail, also), couldNotReadExportHint(c.Err))
+	if len(more) > 0 {
+		also = fmt.Sprintf(" (and %d more)", len(more))
+	}
+	return first, more, also
 }
 
 // couldNotReadExportHint is the hint of an export stopped by err, a read
