@@ -266,17 +266,9 @@ func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.
 	// learnt nothing of the record: the bundle would record this
 	// machine's failure as the store's (replay.all_match false), so the
 	// export stops, as when a store check could not read (exit 4).
-	if replay == nil && CouldNotRead(rerr) {
+	if what, err := replayUnread(replay, rerr); err != nil {
 		<-done
-		return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, replay: %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, rerr), couldNotReadExportHint(rerr))
-	}
-	if replay != nil {
-		for i, e := range replay.Entries {
-			if CouldNotRead(e.Err) {
-				<-done
-				return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, replay of entry %d (%s): %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, i, text.Printable(e.URI), e.Err), couldNotReadExportHint(e.Err))
-			}
-		}
+		return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, %s: %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, what, err), couldNotReadExportHint(err))
 	}
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {
@@ -519,6 +511,24 @@ func firstFailure(checks []evidence.Check, stop func(evidence.Check) bool) (firs
 		also = fmt.Sprintf(" (and %d more)", len(more))
 	}
 	return first, more, also
+}
+
+// replayUnread is the read the store refused (CouldNotRead) that stopped
+// the replay (replay nil, rerr its error) or an entry of it, and what it
+// was ("replay", "replay of entry 0 (URI)"); err is nil when there is none.
+func replayUnread(replay *ReplayResult, rerr error) (what string, err error) {
+	if replay == nil {
+		if CouldNotRead(rerr) {
+			return "replay", rerr
+		}
+		return "", nil
+	}
+	for i, e := range replay.Entries {
+		if CouldNotRead(e.Err) {
+			return fmt.Sprintf("replay of entry %d (%s)", i, text.Printable(e.URI)), e.Err
+		}
+	}
+	return "", nil
 }
 
 // couldNotReadExportHint is the hint of an export stopped by err, a read
