@@ -1186,7 +1186,7 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 		out = append(out, evidence.Check{Name: CheckStoreManifest, OK: ok, Detail: detail})
 		if errors.Is(err, errUnrecordedRename) {
 			out[len(out)-1].Kind = KindUnrecordedRename
-		} else if !ok && err != nil {
+		} else if !ok {
 			markCouldNotRead(&out[len(out)-1], []any{err})
 		}
 	}
@@ -1278,16 +1278,14 @@ const KindJournalUnchecked = "journal_unchecked"
 // or the store has no journal (`readproof verify` reports that store).
 func (s *Store) checkJournal(m *manifest.Manifest) (c evidence.Check, ok bool) {
 	c.Name = CheckJournal
-	fail := func(err error, format string, args ...any) (evidence.Check, bool) {
+	fail := func(format string, args ...any) (evidence.Check, bool) {
 		c.Detail = fmt.Sprintf(format, args...)
-		if err != nil {
-			markCouldNotRead(&c, []any{err})
-		}
+		markCouldNotRead(&c, args)
 		return c, true
 	}
 	tip, err := s.ref(JournalRef)
 	if err != nil {
-		return fail(err, "reading %s: %v", JournalRef, err)
+		return fail("reading %s: %v", JournalRef, err)
 	}
 	if tip == "" {
 		return c, false
@@ -1295,7 +1293,7 @@ func (s *Store) checkJournal(m *manifest.Manifest) (c evidence.Check, ok bool) {
 	met, whole, err := journalReachesWithin(s.git, tip, map[gitstore.OID]bool{gitstore.OID(m.ID): true}, journalCheckWalk)
 	switch {
 	case err != nil:
-		return fail(err, "walking %s: %v", JournalRef, err)
+		return fail("walking %s: %v", JournalRef, err)
 	case !whole:
 		c.OK, c.Kind = true, KindJournalUnchecked
 		c.Detail = fmt.Sprintf("not checked: the newest %d commits of the journal (%s) do not reach manifest %s of run %s, and the check reads no further; an older run's record, or a run written by hand into a journal that long, is checked by `readproof verify`, which walks the whole journal",
@@ -1304,7 +1302,7 @@ func (s *Store) checkJournal(m *manifest.Manifest) (c evidence.Check, ok bool) {
 	case met[gitstore.OID(m.ID)]:
 		return c, false
 	}
-	return fail(nil, "the journal (%s) does not record manifest %s of run %s: a writer stopped before recording it (`readproof gc` records it), or the commit was written by hand (`readproof verify` warns of it)",
+	return fail("the journal (%s) does not record manifest %s of run %s: a writer stopped before recording it (`readproof gc` records it), or the commit was written by hand (`readproof verify` warns of it)",
 		JournalRef, m.ID, text.Printable(m.RunID))
 }
 
