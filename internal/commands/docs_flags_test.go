@@ -126,14 +126,17 @@ func checkDocCommand(app *cli.App, words []string) []string {
 	for _, n := range []string{"help", "h", "version", "v", "generate-bash-completion"} {
 		global[n] = nil
 	}
+	flag := regexp.MustCompile(`^--?([a-z][a-z0-9-]*)`)
 	flagName := func(w string) (string, bool) {
 		w = strings.TrimLeft(w, "[(")
-		m := regexp.MustCompile(`^--?([a-z][a-z0-9-]*)`).FindStringSubmatch(w)
+		m := flag.FindStringSubmatch(w)
 		if m == nil || w == "-" {
 			return "", false
 		}
 		return m[1], true
 	}
+	// a word that names a command or subcommand
+	commandName := regexp.MustCompile(`^[a-z][a-z-]*$`)
 	var problems []string
 	i := 0
 	// global flags before the command
@@ -158,7 +161,7 @@ func checkDocCommand(app *cli.App, words []string) []string {
 		if alts := strings.Split(w, "|"); len(alts) > 1 && cmd != nil && len(cmd.Subcommands) > 0 {
 			// `remote init|add|list|rm`: each must be a subcommand
 			for _, a := range alts {
-				if regexp.MustCompile(`^[a-z][a-z-]*$`).MatchString(a) && findCommand(cmds, a) == nil {
+				if commandName.MatchString(a) && findCommand(cmds, a) == nil {
 					problems = append(problems, fmt.Sprintf("`readproof %s` has no subcommand %q", path, a))
 				}
 			}
@@ -167,9 +170,9 @@ func checkDocCommand(app *cli.App, words []string) []string {
 		c := findCommand(cmds, w)
 		if c == nil {
 			switch {
-			case cmd == nil && regexp.MustCompile(`^[a-z][a-z-]*$`).MatchString(w):
+			case cmd == nil && commandName.MatchString(w):
 				problems = append(problems, fmt.Sprintf("readproof has no command %q", w))
-			case cmd != nil && len(cmd.Subcommands) > 0 && cmd.Name != "run" && regexp.MustCompile(`^[a-z][a-z-]*$`).MatchString(w):
+			case cmd != nil && len(cmd.Subcommands) > 0 && cmd.Name != "run" && commandName.MatchString(w):
 				problems = append(problems, fmt.Sprintf("`readproof %s` has no subcommand %q", path, w))
 			}
 			break

@@ -22,6 +22,30 @@ func gitOut(t *testing.T, p *project, stdin string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// forgeNotes writes a commit of run-a's manifest commit m's tree with
+// NOTES.md beside the run's files (a file no entry records) and returns
+// its id; no ref names it.
+func forgeNotes(t *testing.T, p *project, m string) string {
+	t.Helper()
+	blob := gitOut(t, p, "Approved by legal: 90 days.\n", "hash-object", "-w", "--stdin")
+	tree := gitOut(t, p, gitOut(t, p, "", "ls-tree", m+"^{tree}")+"\n100644 blob "+blob+"\tNOTES.md\n", "mktree")
+	return gitOut(t, p, "readproof run run-a: 1 entry\n", "commit-tree", tree)
+}
+
+// trustSignersFile makes p's readproof.toml name the file allowed_signers
+// of the project as [signing] allowed_signers.
+func trustSignersFile(t *testing.T, p *project) {
+	t.Helper()
+	conf, err := os.ReadFile(p.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf = bytes.Replace(conf, []byte("\n[[resource]]"), []byte("\n[signing]\nallowed_signers = \"allowed_signers\"\n\n[[resource]]"), 1)
+	if err := os.WriteFile(p.config, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestEvidenceExportForged: the readproof_evidence_export tool makes the
 // store checks `readproof evidence export` makes (session 24): a manifest
 // commit whose tree holds a file no entry records is refused, naming the
@@ -51,9 +75,7 @@ func TestEvidenceExportForged(t *testing.T) {
 	gitOut(t, p, "", "replace", "-d", m)
 
 	// NOTES.md beside the run's files, run-a's ref moved to that commit
-	blob := gitOut(t, p, "Approved by legal: 90 days.\n", "hash-object", "-w", "--stdin")
-	tree := gitOut(t, p, gitOut(t, p, "", "ls-tree", m+"^{tree}")+"\n100644 blob "+blob+"\tNOTES.md\n", "mktree")
-	forged := gitOut(t, p, "readproof run run-a: 1 entry\n", "commit-tree", tree)
+	forged := forgeNotes(t, p, m)
 	gitOut(t, p, "", "update-ref", "refs/tags/readproof/runs/run-a", forged, m)
 	mustContain(t, "refusal", s.fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"}),
 		"evidence export run-a: refused: run run-a, manifest "+forged+", fails the store check store_manifest: manifest commit "+forged+" holds NOTES.md",
@@ -76,14 +98,7 @@ func TestEvidenceExportSignersUnreadable(t *testing.T) {
 	p.extra = append(p.extra, "READPROOF_SIGNING_KEY="+key)
 	p.cli(t, "run", "--id", "run-a", refundsURI)
 	signers := p.cli(t, "key", "show", "--format", "allowed-signers", "--key", key)
-	conf, err := os.ReadFile(p.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf = bytes.Replace(conf, []byte("\n[[resource]]"), []byte("\n[signing]\nallowed_signers = \"allowed_signers\"\n\n[[resource]]"), 1)
-	if err := os.WriteFile(p.config, conf, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	trustSignersFile(t, p)
 	s := p.serve(t)
 	res := s.call(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
 	if res.IsError {
@@ -115,14 +130,7 @@ func TestEvidenceExportSignersAuthorizedKeys(t *testing.T) {
 	p.extra = append(p.extra, "READPROOF_SIGNING_KEY="+key)
 	p.cli(t, "run", "--id", "run-a", refundsURI)
 	p.write(t, "allowed_signers", p.cli(t, "key", "show", "--format", "authorized-key", "--key", other))
-	conf, err := os.ReadFile(p.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf = bytes.Replace(conf, []byte("\n[[resource]]"), []byte("\n[signing]\nallowed_signers = \"allowed_signers\"\n\n[[resource]]"), 1)
-	if err := os.WriteFile(p.config, conf, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	trustSignersFile(t, p)
 	s := p.serve(t)
 	mustContain(t, "refusal", s.fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"}), "fails the store check git_commit_signature")
 	// the signer's own key in the same form: exported, no warning

@@ -22,9 +22,7 @@ func TestEvidenceExportRefusesNamingEvery(t *testing.T) {
 	s := p.serve(t)
 
 	m := gitOut(t, p, "", "rev-parse", "refs/tags/readproof/runs/run-a")
-	blob := gitOut(t, p, "Approved by legal: 90 days.\n", "hash-object", "-w", "--stdin")
-	tree := gitOut(t, p, gitOut(t, p, "", "ls-tree", m+"^{tree}")+"\n100644 blob "+blob+"\tNOTES.md\n", "mktree")
-	forged := gitOut(t, p, "readproof run run-a: 1 entry\n", "commit-tree", tree)
+	forged := forgeNotes(t, p, m)
 	gitOut(t, p, "", "update-ref", "refs/tags/readproof/runs/run-b", forged)
 	msg := s.fail(t, "readproof_evidence_export", map[string]any{"target": "run-b"})
 	mustContain(t, "refusal", msg,

@@ -67,22 +67,11 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	// refuses the bundle, the rest is said beside it
 	run := store.NamedRunPhrase(in.Target, st.Predicate.RunID)
 	if more, err := store.ExportRefusal(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
-		// the command says each further refusing failure on a line of its
-		// own; the tool's one error names them too, the first few (the
-		// error already counts them all)
-		h := hint.Of(err)
-		for _, c := range more[:min(len(more), 3)] {
-			err = hint.With(fmt.Errorf("%w; run %s: store check %s failed: %s", err, run, c.Name, c.Detail), h)
-		}
-		return nil, reply{}, err
+		return nil, reply{}, namingFurther(err, run, "failed", more)
 	}
 	if more, err := store.ExportCouldNotRead(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
 		// not a forged record: one the store would not let us read
-		h := hint.Of(err)
-		for _, c := range more[:min(len(more), 3)] {
-			err = hint.With(fmt.Errorf("%w; run %s: store check %s could not read the store: %s", err, run, c.Name, c.Detail), h)
-		}
-		return nil, reply{}, err
+		return nil, reply{}, namingFurther(err, run, "could not read the store", more)
 	}
 	warnings, hints := store.ExportWarnings(run, checks)
 	if w, h := store.ExportReplayWarning(run, st.Predicate.Replay); w != "" {
@@ -115,6 +104,19 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 		msg += " Hint: " + h + "."
 	}
 	return out, reply{text: msg}, nil
+}
+
+// namingFurther is err, the error of an export stopped by a store check,
+// naming the first few of the further checks that stop it too (more), each
+// as "run RUN: store check NAME what: DETAIL"; the hint stays err's. The
+// command says each on a line of its own; the tool's one error names them
+// (the error already counts them all).
+func namingFurther(err error, run, what string, more []evidence.Check) error {
+	h := hint.Of(err)
+	for _, c := range more[:min(len(more), 3)] {
+		err = hint.With(fmt.Errorf("%w; run %s: store check %s %s: %s", err, run, c.Name, what, c.Detail), h)
+	}
+	return err
 }
 
 // exportCheckKeys are what the store checks of an export trust, as the

@@ -266,17 +266,9 @@ func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.
 	// learnt nothing of the record: the bundle would record this
 	// machine's failure as the store's (replay.all_match false), so the
 	// export stops, as when a store check could not read (exit 4).
-	if replay == nil && CouldNotRead(rerr) {
+	if what, err := replayUnread(replay, rerr); err != nil {
 		<-done
-		return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, replay: %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, rerr), couldNotReadExportHint(rerr))
-	}
-	if replay != nil {
-		for i, e := range replay.Entries {
-			if CouldNotRead(e.Err) {
-				<-done
-				return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, replay of entry %d (%s): %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, i, text.Printable(e.URI), e.Err), couldNotReadExportHint(e.Err))
-			}
-		}
+		return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, %s: %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, what, err), couldNotReadExportHint(err))
 	}
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {
@@ -448,19 +440,9 @@ func NamedRunPhrase(target, recordedID string) string {
 // failure that ExportRefuses: the first such failure, with a hint; more
 // are the others, for the caller to say. nil when none refuses.
 func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (more []evidence.Check, err error) {
-	var refused []evidence.Check
-	for _, c := range checks {
-		if ExportRefuses(c) {
-			refused = append(refused, c)
-		}
-	}
-	if len(refused) == 0 {
+	c, more, also := firstFailure(checks, ExportRefuses)
+	if c == nil {
 		return nil, nil
-	}
-	c := refused[0]
-	also := ""
-	if len(refused) > 1 {
-		also = fmt.Sprintf(" (and %d more)", len(refused)-1)
 	}
 	h := "nothing was written: the store holds a record of the run that readproof did not write or cannot vouch for; `readproof verify` names every forged or damaged object: restore the run from a clone (readproof pull) or a backup, then export again"
 	switch c.Name {
@@ -475,7 +457,7 @@ func ExportRefusal(target, run, manifestID string, checks []evidence.Check) (mor
 	case CheckProofOfRead:
 		h = "nothing was written: the run's proof-of-read verdict record fails its check (`readproof verify` names it): restore the verdict chain from a clone or a backup, or use the probe key that wrote it, then export again"
 	}
-	return refused[1:], hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, also), h)
+	return more, hint.With(fmt.Errorf("evidence export %s: refused: run %s, manifest %s, fails the store check %s: %s%s", text.Escape(target), run, manifestID, c.Name, c.Detail, also), h)
 }
 
 // BindingEditedRemedy says what a failed receipts check of kind
@@ -505,21 +487,48 @@ func exportStops(c evidence.Check) bool {
 // read's error. more are the other such checks; nil when none.
 // ExportRefusal comes first: a record found forged is refused as such.
 func ExportCouldNotRead(target, run, manifestID string, checks []evidence.Check) (more []evidence.Check, err error) {
-	var failed []evidence.Check
-	for _, c := range checks {
-		if exportStops(c) {
-			failed = append(failed, c)
-		}
-	}
-	if len(failed) == 0 {
+	c, more, also := firstFailure(checks, exportStops)
+	if c == nil {
 		return nil, nil
 	}
-	c := failed[0]
-	also := ""
-	if len(failed) > 1 {
-		also = fmt.Sprintf(" (and %d more)", len(failed)-1)
+	return more, hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, store check %s: %s%s", text.Escape(target), ErrCouldNotRead, run, manifestID, c.Name, c.Detail, also), couldNotReadExportHint(c.Err))
+}
+
+// firstFailure returns the first of checks that stop reports (nil when
+// none does), the others it reports (more), and also, " (and N more)" for
+// an error that names the first: ExportRefusal's and ExportCouldNotRead's.
+func firstFailure(checks []evidence.Check, stop func(evidence.Check) bool) (first *evidence.Check, more []evidence.Check, also string) {
+	for _, c := range checks {
+		switch {
+		case !stop(c):
+		case first == nil:
+			first = &c
+		default:
+			more = append(more, c)
+		}
 	}
-	return failed[1:], hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, store check %s: %s%s", text.Escape(target), ErrCouldNotRead, run, manifestID, c.Name, c.Detail, also), couldNotReadExportHint(c.Err))
+	if len(more) > 0 {
+		also = fmt.Sprintf(" (and %d more)", len(more))
+	}
+	return first, more, also
+}
+
+// replayUnread is the read the store refused (CouldNotRead) that stopped
+// the replay (replay nil, rerr its error) or an entry of it, and what it
+// was ("replay", "replay of entry 0 (URI)"); err is nil when there is none.
+func replayUnread(replay *ReplayResult, rerr error) (what string, err error) {
+	if replay == nil {
+		if CouldNotRead(rerr) {
+			return "replay", rerr
+		}
+		return "", nil
+	}
+	for i, e := range replay.Entries {
+		if CouldNotRead(e.Err) {
+			return fmt.Sprintf("replay of entry %d (%s)", i, text.Printable(e.URI)), e.Err
+		}
+	}
+	return "", nil
 }
 
 // couldNotReadExportHint is the hint of an export stopped by err, a read
@@ -1177,7 +1186,7 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 		out = append(out, evidence.Check{Name: CheckStoreManifest, OK: ok, Detail: detail})
 		if errors.Is(err, errUnrecordedRename) {
 			out[len(out)-1].Kind = KindUnrecordedRename
-		} else if !ok && err != nil {
+		} else if !ok {
 			markCouldNotRead(&out[len(out)-1], []any{err})
 		}
 	}
@@ -1269,16 +1278,14 @@ const KindJournalUnchecked = "journal_unchecked"
 // or the store has no journal (`readproof verify` reports that store).
 func (s *Store) checkJournal(m *manifest.Manifest) (c evidence.Check, ok bool) {
 	c.Name = CheckJournal
-	fail := func(err error, format string, args ...any) (evidence.Check, bool) {
+	fail := func(format string, args ...any) (evidence.Check, bool) {
 		c.Detail = fmt.Sprintf(format, args...)
-		if err != nil {
-			markCouldNotRead(&c, []any{err})
-		}
+		markCouldNotRead(&c, args)
 		return c, true
 	}
 	tip, err := s.ref(JournalRef)
 	if err != nil {
-		return fail(err, "reading %s: %v", JournalRef, err)
+		return fail("reading %s: %v", JournalRef, err)
 	}
 	if tip == "" {
 		return c, false
@@ -1286,7 +1293,7 @@ func (s *Store) checkJournal(m *manifest.Manifest) (c evidence.Check, ok bool) {
 	met, whole, err := journalReachesWithin(s.git, tip, map[gitstore.OID]bool{gitstore.OID(m.ID): true}, journalCheckWalk)
 	switch {
 	case err != nil:
-		return fail(err, "walking %s: %v", JournalRef, err)
+		return fail("walking %s: %v", JournalRef, err)
 	case !whole:
 		c.OK, c.Kind = true, KindJournalUnchecked
 		c.Detail = fmt.Sprintf("not checked: the newest %d commits of the journal (%s) do not reach manifest %s of run %s, and the check reads no further; an older run's record, or a run written by hand into a journal that long, is checked by `readproof verify`, which walks the whole journal",
@@ -1295,7 +1302,7 @@ func (s *Store) checkJournal(m *manifest.Manifest) (c evidence.Check, ok bool) {
 	case met[gitstore.OID(m.ID)]:
 		return c, false
 	}
-	return fail(nil, "the journal (%s) does not record manifest %s of run %s: a writer stopped before recording it (`readproof gc` records it), or the commit was written by hand (`readproof verify` warns of it)",
+	return fail("the journal (%s) does not record manifest %s of run %s: a writer stopped before recording it (`readproof gc` records it), or the commit was written by hand (`readproof verify` warns of it)",
 		JournalRef, m.ID, text.Printable(m.RunID))
 }
 
