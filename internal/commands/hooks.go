@@ -805,6 +805,6 @@ func preCommitEntry(command string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode("sh -c '" + strings.ReplaceAll(command, "'", `'"'"'`) + "'") // a string always encodes
+	_ = enc.Encode("sh -c " + text.SingleQuoted(command)) // a string always encodes
 	return strings.TrimSuffix(b.String(), "\n")
 }
