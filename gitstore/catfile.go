@@ -9,7 +9,6 @@ package gitstore
 import (
 	"bufio"
 	"context"
-	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -280,57 +279,37 @@ func (r *gitReader) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 		}
 		return 0, refusal
 	}
-	sha := sha1.New()
-	var head [32]byte
-	sha.Write(appendObjectHeader(head[:0], plumbing.BlobObject, size))
-	cw := &countingWriter{w: w}
+	// refused above: BlobTo's sink only hashes, counts and passes on
+	sw := &streamWriter{id: id, max: -1, w: w}
+	sw.begin(plumbing.BlobObject, int64(size))
 	content := &io.LimitedReader{R: r.stdout, N: int64(size)}
-	n, err := io.CopyBuffer(io.MultiWriter(sha, cw), content, make([]byte, streamChunk))
-	if cw.err != nil {
+	n, err := io.CopyBuffer(sw, content, make([]byte, streamChunk))
+	if sw.werr != nil {
 		// The caller's writer failed: the rest of the answer is not
 		// read into it. skip reads a small rest through, so that the
 		// next question gets its own answer, and stops git in the
 		// middle of a large one; the next question starts another.
 		r.skip(int(content.N))
-		return cw.n, cw.err
+		return sw.n, sw.werr
 	}
 	if err == nil && n < int64(size) {
 		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
 		r.stop()
-		return cw.n, fmt.Errorf("git cat-file: %w", err)
+		return sw.n, fmt.Errorf("git cat-file: %w", err)
 	}
 	if nl, err := r.stdout.ReadByte(); err != nil || nl != '\n' {
 		r.stop()
 		if err == nil {
 			err = fmt.Errorf("object %s: its content does not end where its size says", id)
 		}
-		return cw.n, fmt.Errorf("git cat-file: %w", err)
+		return sw.n, fmt.Errorf("git cat-file: %w", err)
 	}
-	if hex.EncodeToString(sha.Sum(nil)) != string(id) {
-		return cw.n, errContentMismatch(id)
+	if hex.EncodeToString(sw.sha.Sum(nil)) != string(id) {
+		return sw.n, errContentMismatch(id)
 	}
-	return cw.n, nil
-}
-
-// countingWriter passes writes to w, counting the bytes written and
-// keeping the error of the write that failed (a short write is
-// io.ErrShortWrite), so that a caller tells w's failure from its source's.
-type countingWriter struct {
-	w   io.Writer
-	err error
-	n   int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	if err == nil && n < len(p) {
-		err = io.ErrShortWrite
-	}
-	c.err = err
-	return n, err
+	return sw.n, nil
 }
 
 func (r *gitReader) object(id OID, want string) ([]byte, error) {
