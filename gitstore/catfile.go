@@ -178,19 +178,7 @@ func (r *gitReader) ask(id OID) (kind string, size int, err error) {
 			return "", 0, err
 		}
 	}
-	if _, err := io.WriteString(r.stdin, string(id)+"\n"); err != nil {
-		r.stop()
-		return "", 0, fmt.Errorf("git cat-file: %w", err)
-	}
-	head, err := r.stdout.ReadString('\n')
-	if err != nil {
-		r.stop()
-		return "", 0, fmt.Errorf("git cat-file: %w", err)
-	}
-	a, err := parseCatFileAnswer(head)
-	if err == nil && a.oid != string(id) {
-		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(head)))
-	}
+	a, err := question(r.stdin, r.stdout, id)
 	if err == nil && a.size > maxInt-1 {
 		err = fmt.Errorf("git cat-file: object %s: %d bytes, more than this platform reads", id, a.size)
 	}
@@ -202,6 +190,25 @@ func (r *gitReader) ask(id OID) (kind string, size int, err error) {
 		return "", 0, fmt.Errorf("object %s: %w", id, ErrNotFound)
 	}
 	return a.kind, int(a.size), nil
+}
+
+// question sends id to a cat-file process (its stdin in, its stdout out)
+// and reads the header of the answer. After an error (an answer that
+// cannot be read, or names another object than id) the process is out of
+// step: the caller stops it.
+func question(in io.Writer, out *bufio.Reader, id OID) (catFileAnswer, error) {
+	if _, err := io.WriteString(in, string(id)+"\n"); err != nil {
+		return catFileAnswer{}, fmt.Errorf("git cat-file: %w", err)
+	}
+	line, err := out.ReadString('\n')
+	if err != nil {
+		return catFileAnswer{}, fmt.Errorf("git cat-file: %w", err)
+	}
+	a, err := parseCatFileAnswer(line)
+	if err == nil && a.oid != string(id) {
+		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(line)))
+	}
+	return a, err
 }
 
 // maxInt is the largest int.
@@ -450,19 +457,7 @@ func (r *gitReader) checkSize(id OID, max int64) error {
 	}
 	// an answer not read, or not this question's, leaves the process out
 	// of step: it is stopped, and the next question starts another
-	if _, err := io.WriteString(r.checkIn, string(id)+"\n"); err != nil {
-		r.stopCheck()
-		return fmt.Errorf("git cat-file: %w", err)
-	}
-	line, err := r.checkOut.ReadString('\n')
-	if err != nil {
-		r.stopCheck()
-		return fmt.Errorf("git cat-file: %w", err)
-	}
-	a, err := parseCatFileAnswer(line)
-	if err == nil && a.oid != string(id) {
-		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(line)))
-	}
+	a, err := question(r.checkIn, r.checkOut, id)
 	if err != nil {
 		r.stopCheck()
 		return err
