@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -607,4 +608,11 @@ func TestSSHKeyNotesQuoteThePath(t *testing.T) {
 			t.Errorf("notes %q, want %q", notes, want)
 		}
 	}
+}
+
+// identityLines are the IdentityFile values a configuration gives for the
+// host alias, in order, and its IdentitiesOnly value ("" for none).
+func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
+	files, only = (&sshConfigFile{conf: c}).identities(alias)
+	return files, only, nil
 }
