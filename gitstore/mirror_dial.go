@@ -114,10 +114,7 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	if err != nil {
 		return nil, fmt.Errorf("cannot read known hosts: %w", err)
 	}
-	conf := t.ssh
-	if conf == nil {
-		conf = ReadSSHConfig()
-	}
+	conf := t.sshConfig()
 	alias := endpointHost(ep)
 	if err := conf.Check(alias); err != nil {
 		return nil, err
@@ -148,11 +145,15 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 
 // sshSessionWith is sshSession with the client configuration given.
 func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
-	conf := t.ssh
-	if conf == nil {
-		conf = ReadSSHConfig()
+	return t.sshSessionAt(ep, t.sshConfig().sshAddr(ep), cfg)
+}
+
+// sshConfig is the transport's ssh configuration, else $HOME's read now.
+func (t dialTransport) sshConfig() *SSHConfig {
+	if t.ssh != nil {
+		return t.ssh
 	}
-	return t.sshSessionAt(ep, conf.sshAddr(ep), cfg)
+	return ReadSSHConfig()
 }
 
 // sshSessionAt is sshSessionWith dialling addr, the endpoint's sshAddr,
