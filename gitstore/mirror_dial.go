@@ -143,11 +143,6 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	return s, err
 }
 
-// sshSessionWith is sshSession with the client configuration given.
-func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
-	return t.sshSessionAt(ep, t.sshConfig().sshAddr(ep), cfg)
-}
-
 // sshConfig is the transport's ssh configuration, else $HOME's read now.
 func (t dialTransport) sshConfig() *SSHConfig {
 	if t.ssh != nil {
@@ -156,8 +151,9 @@ func (t dialTransport) sshConfig() *SSHConfig {
 	return ReadSSHConfig()
 }
 
-// sshSessionAt is sshSessionWith dialling addr, the endpoint's sshAddr,
-// which the caller has already looked up in the ssh configuration.
+// sshSessionAt is sshSession with the client configuration given, dialling
+// addr, the endpoint's sshAddr, which the caller has already looked up in
+// the ssh configuration.
 func (t dialTransport) sshSessionAt(ep *transport.Endpoint, addr string, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
 	if strings.HasPrefix(ep.Path, "-") {
 		// quoting keeps it one word, not a non-option: git refuses it too
