@@ -396,16 +396,6 @@ func (c sshConfigFile) get(alias, key string) string {
 	return v
 }
 
-// readSSHConfig parses the ssh configuration at path, its Match blocks
-// made blocks that match no host; nil for none.
-func readSSHConfig(path string) (*ssh_config.Config, error) {
-	f, err := readSSHConfigFile(path, "")
-	if f == nil || err != nil {
-		return nil, err
-	}
-	return f.conf, nil
-}
-
 // readSSHConfigFile reads the ssh configuration at path; nil for none.
 // Its Include lines name files as OpenSSH reads them: a relative path
 // from path's directory (~/.ssh, /etc/ssh), ~/ the home directory home

@@ -616,3 +616,13 @@ func identityLines(c *ssh_config.Config, alias string) (files []string, only str
 	files, only = (&sshConfigFile{conf: c}).identities(alias)
 	return files, only, nil
 }
+
+// readSSHConfig parses the ssh configuration at path, its Match blocks
+// made blocks that match no host; nil for none.
+func readSSHConfig(path string) (*ssh_config.Config, error) {
+	f, err := readSSHConfigFile(path, "")
+	if f == nil || err != nil {
+		return nil, err
+	}
+	return f.conf, nil
+}
