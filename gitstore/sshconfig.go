@@ -78,7 +78,7 @@ func ReadSSHConfig() *SSHConfig {
 				c.notes = append(c.notes, fmt.Sprintf("%v, so neither are its IdentityFile lines", e))
 				if i == 0 && c.home != "" {
 					c.unread = append(c.unread, hint.With(e,
-						"readproof reads an included file when it is a regular one under "+strconv.Itoa(maxSSHConfigBytes>>20)+" MiB at most 16 Include lines deep: fix the file or the Include line, or remove it (ssh -G HOST shows how ssh reads the configuration)"))
+						"readproof reads an included file when it is a regular one under "+strconv.Itoa(maxSSHConfigBytes>>20)+" MiB at most "+strconv.Itoa(maxSSHIncludeDepth)+" Include lines deep: fix the file or the Include line, or remove it (ssh -G HOST shows how ssh reads the configuration)"))
 				}
 			}
 		}
