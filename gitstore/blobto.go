@@ -384,30 +384,26 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 		if err := d.zr.reset(bytes.NewReader(raw)); err != nil {
 			return fmt.Errorf("loose object %s: %w", path, err)
 		}
-		t, size, err := d.looseHeader(path)
-		if err != nil {
-			return err
-		}
-		if err := sink.begin(t, size); err != nil {
-			return err
-		}
-		if err := copyExactly(sink, d.zr.r, size, sp.buffer()); err != nil {
-			return fmt.Errorf("loose object %s: %w", path, err)
-		}
-		return nil
+		return sinkLoose(d.zr.r, path, sp, sink)
 	}
 	zr, err := zlib.NewReader(bufio.NewReaderSize(f, streamChunk))
 	if err != nil {
 		return fmt.Errorf("loose object %s: %w", path, err)
 	}
-	t, size, err := readLooseHeader(zr, path)
+	return sinkLoose(zr, path, sp, sink)
+}
+
+// sinkLoose writes to sink the loose object at path whose inflated stream
+// is r: its header read, then exactly the content the header states.
+func sinkLoose(r io.Reader, path string, sp *spill, sink objectSink) error {
+	t, size, err := readLooseHeader(r, path)
 	if err != nil {
 		return err
 	}
 	if err := sink.begin(t, size); err != nil {
 		return err
 	}
-	if err := copyExactly(sink, zr, size, sp.buffer()); err != nil {
+	if err := copyExactly(sink, r, size, sp.buffer()); err != nil {
 		return fmt.Errorf("loose object %s: %w", path, err)
 	}
 	return nil
