@@ -123,17 +123,7 @@ func ShellArg(s string) string {
 	if Printable(s) != s {
 		return ansiC(s)
 	}
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@,=", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return SingleQuoted(s)
+	return ScriptArg(s)
 }
 
 // SingleQuoted returns s single-quoted for sh (a ' in s closes the quote,
