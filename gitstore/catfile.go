@@ -104,10 +104,16 @@ func (r *gitReader) stop() {
 	if r.cmd == nil {
 		return
 	}
-	r.stdin.Close()
-	r.cmd.Process.Kill()
-	r.cmd.Wait()
+	kill(r.cmd, r.stdin)
 	r.cmd = nil
+}
+
+// kill ends a cat-file process cmd whose stdin is in, whatever it is
+// doing, and waits for it.
+func kill(cmd *exec.Cmd, in io.Closer) {
+	in.Close()
+	cmd.Process.Kill()
+	cmd.Wait()
 }
 
 // drainMax is the most of a refused answer the reader reads through to
@@ -414,9 +420,7 @@ func (r *gitReader) stopCheck() {
 	if r.check == nil {
 		return
 	}
-	r.checkIn.Close()
-	r.check.Process.Kill()
-	r.check.Wait()
+	kill(r.check, r.checkIn)
 	r.check = nil
 }
 
