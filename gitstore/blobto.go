@@ -147,6 +147,15 @@ type objectSink interface {
 	io.Writer
 }
 
+// sinkWhole writes to sink an object read whole.
+func sinkWhole(sink objectSink, t plumbing.ObjectType, data []byte) error {
+	if err := sink.begin(t, int64(len(data))); err != nil {
+		return err
+	}
+	_, err := sink.Write(data)
+	return err
+}
+
 // streamWriter is BlobTo's sink: it refuses what is not a blob or is over
 // max, hashes the object as git names it, and passes the content to w.
 type streamWriter struct {
@@ -370,39 +379,31 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 			if err != nil {
 				return err
 			}
-			if err := sink.begin(t, int64(len(data))); err != nil {
-				return err
-			}
-			_, err = sink.Write(data)
-			return err
+			return sinkWhole(sink, t, data)
 		}
 		if err := d.zr.reset(bytes.NewReader(raw)); err != nil {
 			return fmt.Errorf("loose object %s: %w", path, err)
 		}
-		t, size, err := d.looseHeader(path)
-		if err != nil {
-			return err
-		}
-		if err := sink.begin(t, size); err != nil {
-			return err
-		}
-		if err := copyExactly(sink, d.zr.r, size, sp.buffer()); err != nil {
-			return fmt.Errorf("loose object %s: %w", path, err)
-		}
-		return nil
+		return sinkLoose(d.zr.r, path, sp, sink)
 	}
 	zr, err := zlib.NewReader(bufio.NewReaderSize(f, streamChunk))
 	if err != nil {
 		return fmt.Errorf("loose object %s: %w", path, err)
 	}
-	t, size, err := readLooseHeader(zr, path)
+	return sinkLoose(zr, path, sp, sink)
+}
+
+// sinkLoose writes to sink the loose object at path whose inflated stream
+// is r: its header read, then exactly the content the header states.
+func sinkLoose(r io.Reader, path string, sp *spill, sink objectSink) error {
+	t, size, err := readLooseHeader(r, path)
 	if err != nil {
 		return err
 	}
 	if err := sink.begin(t, size); err != nil {
 		return err
 	}
-	if err := copyExactly(sink, zr, size, sp.buffer()); err != nil {
+	if err := copyExactly(sink, r, size, sp.buffer()); err != nil {
 		return fmt.Errorf("loose object %s: %w", path, err)
 	}
 	return nil
@@ -468,11 +469,7 @@ func (d *odb) streamPacked(p *packFile, off int64, depth int, sp *spill, sink ob
 		return err
 	}
 	if t, data, ok := d.cache.get(p, off); ok {
-		if err := sink.begin(t, int64(len(data))); err != nil {
-			return err
-		}
-		_, err := sink.Write(data)
-		return err
+		return sinkWhole(sink, t, data)
 	}
 	e, err := p.entryAt(off)
 	if err != nil {
@@ -536,11 +533,7 @@ func (d *odb) streamEntry(p *packFile, off int64, e entry, size int64, depth int
 		if err != nil {
 			return err
 		}
-		if err := sink.begin(t, int64(len(data))); err != nil {
-			return err
-		}
-		_, err = sink.Write(data)
-		return err
+		return sinkWhole(sink, t, data)
 	}
 	base, err := d.streamBase(p, off, e, depth, sp)
 	if err != nil {

@@ -9,7 +9,6 @@ package gitstore
 import (
 	"bufio"
 	"context"
-	"crypto/sha1"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -105,10 +104,16 @@ func (r *gitReader) stop() {
 	if r.cmd == nil {
 		return
 	}
-	r.stdin.Close()
-	r.cmd.Process.Kill()
-	r.cmd.Wait()
+	kill(r.cmd, r.stdin)
 	r.cmd = nil
+}
+
+// kill ends a cat-file process cmd whose stdin is in, whatever it is
+// doing, and waits for it.
+func kill(cmd *exec.Cmd, in io.Closer) {
+	in.Close()
+	cmd.Process.Kill()
+	cmd.Wait()
 }
 
 // drainMax is the most of a refused answer the reader reads through to
@@ -179,19 +184,7 @@ func (r *gitReader) ask(id OID) (kind string, size int, err error) {
 			return "", 0, err
 		}
 	}
-	if _, err := io.WriteString(r.stdin, string(id)+"\n"); err != nil {
-		r.stop()
-		return "", 0, fmt.Errorf("git cat-file: %w", err)
-	}
-	head, err := r.stdout.ReadString('\n')
-	if err != nil {
-		r.stop()
-		return "", 0, fmt.Errorf("git cat-file: %w", err)
-	}
-	a, err := parseCatFileAnswer(head)
-	if err == nil && a.oid != string(id) {
-		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(head)))
-	}
+	a, err := question(r.stdin, r.stdout, id)
 	if err == nil && a.size > maxInt-1 {
 		err = fmt.Errorf("git cat-file: object %s: %d bytes, more than this platform reads", id, a.size)
 	}
@@ -203,6 +196,25 @@ func (r *gitReader) ask(id OID) (kind string, size int, err error) {
 		return "", 0, fmt.Errorf("object %s: %w", id, ErrNotFound)
 	}
 	return a.kind, int(a.size), nil
+}
+
+// question sends id to a cat-file process (its stdin in, its stdout out)
+// and reads the header of the answer. After an error (an answer that
+// cannot be read, or names another object than id) the process is out of
+// step: the caller stops it.
+func question(in io.Writer, out *bufio.Reader, id OID) (catFileAnswer, error) {
+	if _, err := io.WriteString(in, string(id)+"\n"); err != nil {
+		return catFileAnswer{}, fmt.Errorf("git cat-file: %w", err)
+	}
+	line, err := out.ReadString('\n')
+	if err != nil {
+		return catFileAnswer{}, fmt.Errorf("git cat-file: %w", err)
+	}
+	a, err := parseCatFileAnswer(line)
+	if err == nil && a.oid != string(id) {
+		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(line)))
+	}
+	return a, err
 }
 
 // maxInt is the largest int.
@@ -280,57 +292,37 @@ func (r *gitReader) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 		}
 		return 0, refusal
 	}
-	sha := sha1.New()
-	var head [32]byte
-	sha.Write(appendObjectHeader(head[:0], plumbing.BlobObject, size))
-	cw := &countingWriter{w: w}
+	// refused above: BlobTo's sink only hashes, counts and passes on
+	sw := &streamWriter{id: id, max: -1, w: w}
+	sw.begin(plumbing.BlobObject, int64(size))
 	content := &io.LimitedReader{R: r.stdout, N: int64(size)}
-	n, err := io.CopyBuffer(io.MultiWriter(sha, cw), content, make([]byte, streamChunk))
-	if cw.err != nil {
+	n, err := io.CopyBuffer(sw, content, make([]byte, streamChunk))
+	if sw.werr != nil {
 		// The caller's writer failed: the rest of the answer is not
 		// read into it. skip reads a small rest through, so that the
 		// next question gets its own answer, and stops git in the
 		// middle of a large one; the next question starts another.
 		r.skip(int(content.N))
-		return cw.n, cw.err
+		return sw.n, sw.werr
 	}
 	if err == nil && n < int64(size) {
 		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
 		r.stop()
-		return cw.n, fmt.Errorf("git cat-file: %w", err)
+		return sw.n, fmt.Errorf("git cat-file: %w", err)
 	}
 	if nl, err := r.stdout.ReadByte(); err != nil || nl != '\n' {
 		r.stop()
 		if err == nil {
 			err = fmt.Errorf("object %s: its content does not end where its size says", id)
 		}
-		return cw.n, fmt.Errorf("git cat-file: %w", err)
+		return sw.n, fmt.Errorf("git cat-file: %w", err)
 	}
-	if hex.EncodeToString(sha.Sum(nil)) != string(id) {
-		return cw.n, errContentMismatch(id)
+	if hex.EncodeToString(sw.sha.Sum(nil)) != string(id) {
+		return sw.n, errContentMismatch(id)
 	}
-	return cw.n, nil
-}
-
-// countingWriter passes writes to w, counting the bytes written and
-// keeping the error of the write that failed (a short write is
-// io.ErrShortWrite), so that a caller tells w's failure from its source's.
-type countingWriter struct {
-	w   io.Writer
-	err error
-	n   int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	if err == nil && n < len(p) {
-		err = io.ErrShortWrite
-	}
-	c.err = err
-	return n, err
+	return sw.n, nil
 }
 
 func (r *gitReader) object(id OID, want string) ([]byte, error) {
@@ -428,9 +420,7 @@ func (r *gitReader) stopCheck() {
 	if r.check == nil {
 		return
 	}
-	r.checkIn.Close()
-	r.check.Process.Kill()
-	r.check.Wait()
+	kill(r.check, r.checkIn)
 	r.check = nil
 }
 
@@ -471,19 +461,7 @@ func (r *gitReader) checkSize(id OID, max int64) error {
 	}
 	// an answer not read, or not this question's, leaves the process out
 	// of step: it is stopped, and the next question starts another
-	if _, err := io.WriteString(r.checkIn, string(id)+"\n"); err != nil {
-		r.stopCheck()
-		return fmt.Errorf("git cat-file: %w", err)
-	}
-	line, err := r.checkOut.ReadString('\n')
-	if err != nil {
-		r.stopCheck()
-		return fmt.Errorf("git cat-file: %w", err)
-	}
-	a, err := parseCatFileAnswer(line)
-	if err == nil && a.oid != string(id) {
-		err = fmt.Errorf("git cat-file: answer for %s names another object: %q", id, truncate([]byte(line)))
-	}
+	a, err := question(r.checkIn, r.checkOut, id)
 	if err != nil {
 		r.stopCheck()
 		return err

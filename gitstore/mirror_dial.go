@@ -114,10 +114,7 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	if err != nil {
 		return nil, fmt.Errorf("cannot read known hosts: %w", err)
 	}
-	conf := t.ssh
-	if conf == nil {
-		conf = ReadSSHConfig()
-	}
+	conf := t.sshConfig()
 	alias := endpointHost(ep)
 	if err := conf.Check(alias); err != nil {
 		return nil, err
@@ -146,17 +143,17 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	return s, err
 }
 
-// sshSessionWith is sshSession with the client configuration given.
-func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
-	conf := t.ssh
-	if conf == nil {
-		conf = ReadSSHConfig()
+// sshConfig is the transport's ssh configuration, else $HOME's read now.
+func (t dialTransport) sshConfig() *SSHConfig {
+	if t.ssh != nil {
+		return t.ssh
 	}
-	return t.sshSessionAt(ep, conf.sshAddr(ep), cfg)
+	return ReadSSHConfig()
 }
 
-// sshSessionAt is sshSessionWith dialling addr, the endpoint's sshAddr,
-// which the caller has already looked up in the ssh configuration.
+// sshSessionAt is sshSession with the client configuration given, dialling
+// addr, the endpoint's sshAddr, which the caller has already looked up in
+// the ssh configuration.
 func (t dialTransport) sshSessionAt(ep *transport.Endpoint, addr string, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
 	if strings.HasPrefix(ep.Path, "-") {
 		// quoting keeps it one word, not a non-option: git refuses it too

@@ -235,3 +235,8 @@ func TestSSHSessionStalledServerEndsWithContext(t *testing.T) {
 		t.Fatal("session still opening 10s after its context ended")
 	}
 }
+
+// sshSessionWith is sshSession with the client configuration given.
+func (t dialTransport) sshSessionWith(ep *transport.Endpoint, cfg *ssh.ClientConfig) (transport.UploadPackSession, error) {
+	return t.sshSessionAt(ep, t.sshConfig().sshAddr(ep), cfg)
+}

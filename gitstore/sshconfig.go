@@ -78,7 +78,7 @@ func ReadSSHConfig() *SSHConfig {
 				c.notes = append(c.notes, fmt.Sprintf("%v, so neither are its IdentityFile lines", e))
 				if i == 0 && c.home != "" {
 					c.unread = append(c.unread, hint.With(e,
-						"readproof reads an included file when it is a regular one under "+strconv.Itoa(maxSSHConfigBytes>>20)+" MiB at most 16 Include lines deep: fix the file or the Include line, or remove it (ssh -G HOST shows how ssh reads the configuration)"))
+						"readproof reads an included file when it is a regular one under "+strconv.Itoa(maxSSHConfigBytes>>20)+" MiB at most "+strconv.Itoa(maxSSHIncludeDepth)+" Include lines deep: fix the file or the Include line, or remove it (ssh -G HOST shows how ssh reads the configuration)"))
 				}
 			}
 		}
@@ -394,16 +394,6 @@ func (cs sshConfigs) lookup(alias, key string) (string, string) {
 func (c sshConfigFile) get(alias, key string) string {
 	_, v, _, _ := c.first(alias, key)
 	return v
-}
-
-// readSSHConfig parses the ssh configuration at path, its Match blocks
-// made blocks that match no host; nil for none.
-func readSSHConfig(path string) (*ssh_config.Config, error) {
-	f, err := readSSHConfigFile(path, "")
-	if f == nil || err != nil {
-		return nil, err
-	}
-	return f.conf, nil
 }
 
 // readSSHConfigFile reads the ssh configuration at path; nil for none.

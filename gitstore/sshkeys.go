@@ -22,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kevinburke/ssh_config"
 	sshagent "github.com/xanzy/ssh-agent"
 	"golang.org/x/crypto/ssh"
 
@@ -386,13 +385,6 @@ func readPublicKeyFile(path string) (ssh.PublicKey, error) {
 		return nil, fmt.Errorf("%s is not a public key ssh can read (%v)", path, err)
 	}
 	return pub, nil
-}
-
-// identityLines are the IdentityFile values a configuration gives for the
-// host alias, in order, and its IdentitiesOnly value ("" for none).
-func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
-	files, only = (&sshConfigFile{conf: c}).identities(alias)
-	return files, only, nil
 }
 
 // localUserName is the local user's login name, as OpenSSH's %u.

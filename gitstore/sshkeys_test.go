@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -607,4 +608,21 @@ func TestSSHKeyNotesQuoteThePath(t *testing.T) {
 			t.Errorf("notes %q, want %q", notes, want)
 		}
 	}
+}
+
+// identityLines are the IdentityFile values a configuration gives for the
+// host alias, in order, and its IdentitiesOnly value ("" for none).
+func identityLines(c *ssh_config.Config, alias string) (files []string, only string, err error) {
+	files, only = (&sshConfigFile{conf: c}).identities(alias)
+	return files, only, nil
+}
+
+// readSSHConfig parses the ssh configuration at path, its Match blocks
+// made blocks that match no host; nil for none.
+func readSSHConfig(path string) (*ssh_config.Config, error) {
+	f, err := readSSHConfigFile(path, "")
+	if f == nil || err != nil {
+		return nil, err
+	}
+	return f.conf, nil
 }

@@ -14,9 +14,10 @@
 // wait at once, naming the lock file, with a hint. No directory is fsynced:
 // a lock that a crash loses was held by a process that is gone.
 //
-// It imports only internal/hint, internal/progress and internal/text, and
-// reaches neither gitstore nor go-git. gitstore keeps its own ref locks
-// (their modes follow the repository's sharing, and they hold the new value).
+// It imports only internal/diskfull, internal/hint, internal/progress and
+// internal/text, and reaches neither gitstore nor go-git. gitstore keeps its
+// own ref locks (their modes follow the repository's sharing, and they hold
+// the new value).
 package lockfile
 
 import (
