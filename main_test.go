@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"compress/zlib"
 	"flag"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -210,18 +208,5 @@ func tamperCmd(ts *testscript.TestScript, neg bool, args []string) {
 	oid := strings.TrimSpace(string(out))
 	// a write of a few objects makes a small pack: the object's own file
 	ts.Check(gitstore.UnpackForTest(store))
-	path := filepath.Join(store, "objects", oid[:2], oid[2:])
-	raw, err := os.ReadFile(path)
-	ts.Check(err)
-	zr, err := zlib.NewReader(bytes.NewReader(raw))
-	ts.Check(err)
-	data, err := io.ReadAll(zr)
-	ts.Check(err)
-	data[len(data)-2] ^= 0x01
-	var buf bytes.Buffer
-	zw := zlib.NewWriter(&buf)
-	zw.Write(data)
-	zw.Close()
-	ts.Check(os.Chmod(path, 0o644))
-	ts.Check(os.WriteFile(path, buf.Bytes(), 0o444))
+	ts.Check(testproc.DamageLoose(store, oid))
 }

@@ -176,12 +176,13 @@ func tokenHint(err error, path string) error {
 		return hint.With(err, "see the names with: readproof mcp token list")
 	case errors.Is(err, mcpauth.ErrOwner):
 		return hint.With(err, "a token file is a secret of the user who runs the server: mode 0600, owned by that user")
-	case errors.Is(err, mcpauth.ErrLocked):
-		return err // its hint names the lock file
 	case errors.Is(err, mcpauth.ErrFile):
 		return hint.With(err, "the token file "+path+" is damaged: restore it, or move it away and add the tokens again")
 	case hint.Of(err) != "":
-		return err // a lock file that cannot be made says why (internal/lockfile)
+		// a lock file held by another readproof (mcpauth.ErrLocked:
+		// internal/lockfile gives each such error a hint) or that cannot
+		// be made says what to do
+		return err
 	}
 	return hint.With(err, "the token file must be a 0600 file outside the store, the project and every git repository; name another with --tokens or "+keyloc.MCPTokensEnv)
 }

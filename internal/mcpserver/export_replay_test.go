@@ -1,16 +1,12 @@
 package mcpserver_test
 
 import (
-	"bytes"
-	"compress/zlib"
-	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // TestEvidenceExportReplayWarning (session 25): a run whose snapshot
@@ -47,26 +43,7 @@ func TestEvidenceExportReplayWarning(t *testing.T) {
 	if err := gitstore.UnpackForTest(p.store); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(p.store, "objects", blob[:2], blob[2:])
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zlib.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)-2] ^= 0x01
-	var buf bytes.Buffer
-	zw := zlib.NewWriter(&buf)
-	zw.Write(data)
-	zw.Close()
-	os.Chmod(path, 0o644)
-	if err := os.WriteFile(path, buf.Bytes(), 0o444); err != nil {
+	if err := testproc.DamageLoose(p.store, blob); err != nil {
 		t.Fatal(err)
 	}
 

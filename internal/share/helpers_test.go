@@ -1,8 +1,6 @@
 package share
 
 import (
-	"bytes"
-	"compress/zlib"
 	"context"
 	"errors"
 	"flag"
@@ -586,29 +584,10 @@ func (p *killingProxy) serve(c net.Conn) {
 }
 
 // corruptLoose flips one byte of a loose object in place, keeping its name,
-// as a disk error or an attacker would.
+// as a disk error or an attacker would (testproc.DamageLoose).
 func corruptLoose(t testing.TB, gitDir, oid string) {
 	t.Helper()
-	path := filepath.Join(gitDir, "objects", oid[:2], oid[2:])
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zlib.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data[len(data)-2] ^= 0x01
-	var buf bytes.Buffer
-	zw := zlib.NewWriter(&buf)
-	zw.Write(data)
-	zw.Close()
-	os.Chmod(path, 0o644)
-	if err := os.WriteFile(path, buf.Bytes(), 0o444); err != nil {
+	if err := testproc.DamageLoose(gitDir, oid); err != nil {
 		t.Fatal(err)
 	}
 }

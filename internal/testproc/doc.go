@@ -14,7 +14,8 @@
 // [CopyLinkedExecutable], which Run calls, replaces the hard links of the
 // test binary that testscript.Main puts on PATH with copies, which start
 // faster (docs/startup.md, session 9). [Front] forwards to a test's git
-// daemon without git://'s 40 ms delayed-ACK stalls.
+// daemon without git://'s 40 ms delayed-ACK stalls. [DamageLoose] flips a
+// byte of a loose object in place, as a disk error or an attacker would.
 //
 // It imports the standard library only and is imported by tests only.
 package testproc
