@@ -587,29 +587,28 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if err != nil {
 			return err
 		}
-		run := store.NamedRunPhrase(args[0], st.Predicate.RunID)
-		if err := refuseExport(e, args[0], run, st.Predicate.ManifestID, checks); err != nil {
+		outcome, err := store.ExportOutcomeOf(args[0], st, checks, keyWarnings)
+		if stop := store.IsExportStopped(err); stop != nil {
+			return stoppedExport(e, stop)
+		}
+		if err != nil {
 			return err
 		}
-		if more, err := store.ExportCouldNotRead(args[0], run, st.Predicate.ManifestID, checks); err != nil {
-			// not a forged record: one the store would not let us read
-			for _, c := range more {
-				e.say("readproof: run %s: store check %s could not read the store: %s", run, c.Name, c.Detail)
-			}
-			return withCode(ExitCannotCheck, err)
+		for _, w := range outcome.Keys {
+			e.say("readproof: warning: %s", w.Text)
+			e.say("readproof: hint: %s", w.Hint)
 		}
-		for _, w := range keyWarnings {
-			if w.check == "" || hasCheckName(checks, w.check) {
-				e.say("readproof: warning: %s", w.text)
-				e.say("readproof: hint: %s", w.hint)
-			}
+		for _, w := range outcome.Warnings {
+			e.say("readproof: warning: %s", w)
 		}
-		warnExport(e, run, checks)
-		if w, h := store.ExportReplayWarning(run, st.Predicate.Replay); w != "" {
+		for _, h := range outcome.Hints {
+			e.say("readproof: hint: %s", h)
+		}
+		if outcome.Replay != "" {
 			// an honest record, and a bundle that will not verify: say so
 			// while the store can still be repaired
-			e.say("readproof: warning: %s", w)
-			e.say("readproof: hint: %s", h)
+			e.say("readproof: warning: %s", outcome.Replay)
+			e.say("readproof: hint: %s", outcome.ReplayHint)
 		}
 		out := opts.Out
 		if out == "" || out == "-" {
@@ -637,79 +636,54 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 	})
 }
 
-// exportKeyWarning is a key the store checks of an export could not load:
-// said, with its hint, when check (a check name, "" for always) ran.
-type exportKeyWarning struct{ check, text, hint string }
-
 // exportCheckKeys loads what the store checks of an export trust, as
 // `evidence verify` does: [signing] allowed_signers for the manifest
 // commit's signature, the receipts key, the probe key. A key that is
 // configured but cannot be loaded leaves its check to validity (the
 // signature) or unchecked (the MACs), with a warning: export still writes
 // what it can prove.
-func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []exportKeyWarning, error) {
+func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.ExportKeyWarning, error) {
 	var keys store.EvidenceCheckKeys
-	var warnings []exportKeyWarning
+	var warnings []store.ExportKeyWarning
 	pol, err := s.Policy()
 	if err != nil {
 		return keys, nil, err
 	}
 	if _, signers, _, err := loadTrust(pol.AllowedSigners, time.Now()); err != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckCommitSignature, "[signing] allowed_signers cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid): " + err.Error(),
-			"the bundle is written; fix the file [signing] allowed_signers names in readproof.toml (`readproof key show --format allowed-signers` prints a key's line), then export again to have the signer checked"})
+		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckCommitSignature, Text: "[signing] allowed_signers cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid): " + err.Error(),
+			Hint: "the bundle is written; fix the file [signing] allowed_signers names in readproof.toml (`readproof key show --format allowed-signers` prints a key's line), then export again to have the signer checked"})
 	} else {
 		keys.Signers = signers
 	}
 	if k, err := loadReceiptsKey(e, pol); err != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckReceipts, "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error(),
-			"the bundle is written; make the key $" + keyloc.ReceiptsKeyEnv + " or [receipts] key names readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
+		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckReceipts, Text: "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error(),
+			Hint: "the bundle is written; make the key $" + keyloc.ReceiptsKeyEnv + " or [receipts] key names readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
 	} else {
 		keys.ReceiptsKey = k
 	}
 	var keyWarn error
 	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
 	if keyWarn != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckProofOfRead, proofread.NotCheckedWarning(keyWarn),
-			"the bundle is written; make the probe key file the warning names readable (the key that wrote the verdicts: a new one cannot check them), then export again to have the verdict record's MACs checked"})
+		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckProofOfRead, Text: proofread.NotCheckedWarning(keyWarn),
+			Hint: "the bundle is written; make the probe key file the warning names readable (the key that wrote the verdicts: a new one cannot check them), then export again to have the verdict record's MACs checked"})
 	}
 	return keys, warnings, nil
 }
 
-// hasCheckName reports whether checks holds one named name.
-func hasCheckName(checks []evidence.Check, name string) bool {
-	for _, c := range checks {
-		if c.Name == name {
-			return true
-		}
+// stoppedExport fails an export that a store check stops (stop): the
+// stopping checks after the first are said on stderr, the first is the
+// error, nothing is written; exit 3 for a refused record, 4 for a store it
+// could not read.
+func stoppedExport(e *env, stop *store.ExportStopped) error {
+	what, code := "failed", ExitMismatch
+	if stop.CouldNotRead {
+		// not a forged record: one the store would not let us read
+		what, code = "could not read the store", ExitCannotCheck
 	}
-	return false
-}
-
-// refuseExport fails the export of run (target as given) when a failed
-// store check refuses it (store.ExportRefusal): the refusing failures after
-// the first are said on stderr, the first is the error, exit 3, and
-// nothing is written.
-func refuseExport(e *env, target, run, manifestID string, checks []evidence.Check) error {
-	more, err := store.ExportRefusal(target, run, manifestID, checks)
-	if err == nil {
-		return nil
+	for _, c := range stop.More {
+		e.say("readproof: run %s: store check %s %s: %s", stop.Run, c.Name, what, c.Detail)
 	}
-	for _, c := range more {
-		e.say("readproof: run %s: store check %s failed: %s", run, c.Name, c.Detail)
-	}
-	return withCode(ExitMismatch, err)
-}
-
-// warnExport says each failed store check of an export that does not
-// refuse it, naming the run, then each hint once.
-func warnExport(e *env, run string, checks []evidence.Check) {
-	warnings, hints := store.ExportWarnings(run, checks)
-	for _, w := range warnings {
-		e.say("readproof: warning: %s", w)
-	}
-	for _, h := range hints {
-		e.say("readproof: hint: %s", h)
-	}
+	return withCode(code, stop.Err)
 }
 
 // verifyCommitOptions are the flags of `readproof verify-commit`.
