@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -540,6 +542,12 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 	if opts.Key != "" && !opts.Sign {
 		return usageError("evidence export: --key names the key for --sign; add --sign")
 	}
+	if e.json && (opts.Out == "" || opts.Out == "-") {
+		// stdout carries one JSON document: the summary, or the bundle,
+		// not both (docs/json.md says why the summary wins)
+		return withCode(ExitUsage, hint.With(errors.New("evidence export: --json prints a summary of the export on stdout, so the bundle needs a file"),
+			"add --out FILE (the bundle is written there, the summary names it), or leave out --json to have the bundle itself on stdout"))
+	}
 	if opts.Out != "" {
 		if fi, err := os.Stat(opts.Out); err == nil && fi.IsDir() {
 			return withCode(ExitUsage, hint.With(fmt.Errorf("evidence export: --out %s is a directory", opts.Out),
@@ -582,6 +590,11 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		line.Stop()
 		if errors.Is(err, store.ErrCouldNotRead) {
 			// the replay could not read the store: nothing learnt
+			if e.json {
+				if jerr := printJSON(e.out, exportStopJSON(args[0], nil, nil, err)); jerr != nil {
+					return jerr
+				}
+			}
 			return withCode(ExitCannotCheck, err)
 		}
 		if err != nil {
@@ -589,6 +602,11 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		}
 		outcome, err := store.ExportOutcomeOf(args[0], st, checks, keyWarnings)
 		if stop := store.IsExportStopped(err); stop != nil {
+			if e.json {
+				if jerr := printJSON(e.out, exportStopJSON(args[0], st, stop, stop.Err)); jerr != nil {
+					return jerr
+				}
+			}
 			return stoppedExport(e, stop)
 		}
 		if err != nil {
@@ -632,8 +650,77 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		}
 		e.say("readproof: wrote evidence for run %s (%smanifest %s, %s, merkle root %s%s) to %s",
 			name, recorded, p.ManifestID, text.Count(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
-		return nil
+		if !e.json {
+			return nil
+		}
+		sum := sha256.Sum256(data)
+		j := exportJSON{OK: true, Target: args[0], RunID: p.RunID, ManifestID: p.ManifestID, MerkleRoot: p.Merkle.Root, Entries: len(p.Entries),
+			WithContent: opts.WithContent, Signed: opts.Sign, Out: out, BundleBytes: len(data), BundleSHA256: hex.EncodeToString(sum[:]),
+			ReplayAllMatch: p.Replay != nil && p.Replay.AllMatch, Warnings: outcome.AllWarnings()}
+		if abs, err := filepath.Abs(out); err == nil {
+			j.Out = abs
+		}
+		if opts.Sign {
+			j.Signer = key.Fingerprint()
+		}
+		return printJSON(e.out, j)
 	})
+}
+
+// exportJSON is the --json summary of an `evidence export` that wrote its
+// bundle (docs/json.md): the names the MCP export tool's result gives the
+// same facts (mcpserver.EvidenceOutput), and where the bundle went.
+type exportJSON struct {
+	OK             bool   `json:"ok"`
+	Target         string `json:"target"`
+	RunID          string `json:"run_id"`
+	ManifestID     string `json:"manifest_id"`
+	MerkleRoot     string `json:"merkle_root"`
+	Entries        int    `json:"entries"`
+	WithContent    bool   `json:"with_content"`
+	Signed         bool   `json:"signed"`
+	Signer         string `json:"signer,omitempty"`
+	Out            string `json:"out"`
+	BundleBytes    int    `json:"bundle_bytes"`
+	BundleSHA256   string `json:"bundle_sha256"`
+	ReplayAllMatch bool   `json:"replay_all_match"`
+	// Warnings are store.ExportOutcome.AllWarnings: what stderr warns of
+	// beside the bundle, in the MCP tool's order and texts (a key's
+	// warning in the command's own, which names the file).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// exportStopJSON is the --json object of an `evidence export` that a store
+// check stopped (stop, with st the statement it built), or whose replay
+// could not read the store (stop and st nil): err, its hint, and the
+// checks that stop it, the one err names first.
+func exportStopJSON(target string, st *evidence.Statement, stop *store.ExportStopped, err error) exportStopped {
+	j := exportStopped{Target: target, Stopped: store.KindCouldNotRead, Error: err.Error(), Hint: hint.Of(err), Checks: []checkJSON{}}
+	if st != nil {
+		j.RunID, j.ManifestID = st.Predicate.RunID, st.Predicate.ManifestID
+	}
+	if stop == nil {
+		return j
+	}
+	if !stop.CouldNotRead {
+		j.Stopped = "refused"
+	}
+	for _, c := range append([]evidence.Check{stop.First}, stop.More...) {
+		j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)})
+	}
+	return j
+}
+
+// exportStopped is the --json shape of a stopped `evidence export`.
+type exportStopped struct {
+	OK         bool        `json:"ok"`
+	Target     string      `json:"target"`
+	RunID      string      `json:"run_id,omitempty"`
+	ManifestID string      `json:"manifest_id,omitempty"`
+	Stopped    string      `json:"stopped"`
+	Error      string      `json:"error"`
+	Hint       string      `json:"hint"`
+	Checks     []checkJSON `json:"checks"`
 }
 
 // exportCheckKeys loads what the store checks of an export trust, as
