@@ -548,6 +548,10 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		return withCode(ExitUsage, hint.With(errors.New("evidence export: --json prints a summary of the export on stdout, so the bundle needs a file"),
 			"add --out FILE (the bundle is written there, the summary names it), or leave out --json to have the bundle itself on stdout"))
 	}
+	if e.json && opts.Out != "" && sameAsStdout(e.out, opts.Out) {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("evidence export: --out %s is stdout, where --json prints the summary", text.Printable(opts.Out)),
+			"give --out a file of its own, or leave out --json to have the bundle itself on stdout"))
+	}
 	if opts.Out != "" {
 		if fi, err := os.Stat(opts.Out); err == nil && fi.IsDir() {
 			return withCode(ExitUsage, hint.With(fmt.Errorf("evidence export: --out %s is a directory", opts.Out),
@@ -665,6 +669,28 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		}
 		return printJSON(e.out, j)
 	})
+}
+
+// sameAsStdout reports whether path names the file stdout (out) writes to
+// (/dev/stdout, /dev/fd/1, or the file stdout was redirected to).
+func sameAsStdout(out io.Writer, path string) bool {
+	for {
+		o, ok := out.(*outWriter)
+		if !ok {
+			break
+		}
+		out = o.w
+	}
+	f, ok := out.(*os.File)
+	if !ok {
+		return false
+	}
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
 }
 
 // exportJSON is the --json summary of an `evidence export` that wrote its
