@@ -176,7 +176,7 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"sshserve": sshServeCmd,
 	// closedport VAR: sets $VAR to a 127.0.0.1 port nothing listens on (main_test.go)
 	"closedport": closedPortCmd,
-	// jsonnorm [-num KEY]... FILE OUT: FILE with ids, times and $WORK made placeholders, for cmp with a golden file (jsonnorm_test.go)
+	// jsonnorm [-num KEY]... [-sha256 KEY]... FILE OUT: FILE with ids, times and $WORK made placeholders, for cmp with a golden file (jsonnorm_test.go)
 	"jsonnorm": jsonNormCmd,
 }
 

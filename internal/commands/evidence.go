@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -540,6 +542,16 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 	if opts.Key != "" && !opts.Sign {
 		return usageError("evidence export: --key names the key for --sign; add --sign")
 	}
+	if e.json && (opts.Out == "" || opts.Out == "-") {
+		// stdout carries one JSON document: the summary, or the bundle,
+		// not both (docs/json.md says why the summary wins)
+		return withCode(ExitUsage, hint.With(errors.New("evidence export: --json prints a summary of the export on stdout, so the bundle needs a file"),
+			"add --out FILE (the bundle is written there, the summary names it), or leave out --json to have the bundle itself on stdout"))
+	}
+	if e.json && opts.Out != "" && sameAsStdout(e.out, opts.Out) {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("evidence export: --out %s is stdout, where --json prints the summary", text.Printable(opts.Out)),
+			"give --out a file of its own, or leave out --json to have the bundle itself on stdout"))
+	}
 	if opts.Out != "" {
 		if fi, err := os.Stat(opts.Out); err == nil && fi.IsDir() {
 			return withCode(ExitUsage, hint.With(fmt.Errorf("evidence export: --out %s is a directory", opts.Out),
@@ -582,34 +594,43 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		line.Stop()
 		if errors.Is(err, store.ErrCouldNotRead) {
 			// the replay could not read the store: nothing learnt
+			if e.json {
+				if jerr := printJSON(e.out, exportStopJSON(args[0], nil, nil, err)); jerr != nil {
+					return jerr
+				}
+			}
 			return withCode(ExitCannotCheck, err)
 		}
 		if err != nil {
 			return err
 		}
-		run := store.NamedRunPhrase(args[0], st.Predicate.RunID)
-		if err := refuseExport(e, args[0], run, st.Predicate.ManifestID, checks); err != nil {
+		outcome, err := store.ExportOutcomeOf(args[0], st, checks, keyWarnings)
+		if stop := store.IsExportStopped(err); stop != nil {
+			if e.json {
+				if jerr := printJSON(e.out, exportStopJSON(args[0], st, stop, stop.Err)); jerr != nil {
+					return jerr
+				}
+			}
+			return stoppedExport(e, stop)
+		}
+		if err != nil {
 			return err
 		}
-		if more, err := store.ExportCouldNotRead(args[0], run, st.Predicate.ManifestID, checks); err != nil {
-			// not a forged record: one the store would not let us read
-			for _, c := range more {
-				e.say("readproof: run %s: store check %s could not read the store: %s", run, c.Name, c.Detail)
-			}
-			return withCode(ExitCannotCheck, err)
+		for _, w := range outcome.Keys {
+			e.say("readproof: warning: %s", w.Text)
+			e.say("readproof: hint: %s", w.Hint)
 		}
-		for _, w := range keyWarnings {
-			if w.check == "" || hasCheckName(checks, w.check) {
-				e.say("readproof: warning: %s", w.text)
-				e.say("readproof: hint: %s", w.hint)
-			}
+		for _, w := range outcome.Warnings {
+			e.say("readproof: warning: %s", w)
 		}
-		warnExport(e, run, checks)
-		if w, h := store.ExportReplayWarning(run, st.Predicate.Replay); w != "" {
+		for _, h := range outcome.Hints {
+			e.say("readproof: hint: %s", h)
+		}
+		if outcome.Replay != "" {
 			// an honest record, and a bundle that will not verify: say so
 			// while the store can still be repaired
-			e.say("readproof: warning: %s", w)
-			e.say("readproof: hint: %s", h)
+			e.say("readproof: warning: %s", outcome.Replay)
+			e.say("readproof: hint: %s", outcome.ReplayHint)
 		}
 		out := opts.Out
 		if out == "" || out == "-" {
@@ -633,13 +654,100 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		}
 		e.say("readproof: wrote evidence for run %s (%smanifest %s, %s, merkle root %s%s) to %s",
 			name, recorded, p.ManifestID, text.Count(len(p.Entries), "entry", "entries"), p.Merkle.Root, signed, out)
-		return nil
+		if !e.json {
+			return nil
+		}
+		sum := sha256.Sum256(data)
+		j := exportJSON{OK: true, Target: args[0], RunID: p.RunID, ManifestID: p.ManifestID, MerkleRoot: p.Merkle.Root, Entries: len(p.Entries),
+			WithContent: opts.WithContent, Signed: opts.Sign, Out: out, BundleBytes: len(data), BundleSHA256: hex.EncodeToString(sum[:]),
+			ReplayAllMatch: p.Replay != nil && p.Replay.AllMatch, Warnings: outcome.AllWarnings()}
+		if abs, err := filepath.Abs(out); err == nil {
+			j.Out = abs
+		}
+		if opts.Sign {
+			j.Signer = key.Fingerprint()
+		}
+		return printJSON(e.out, j)
 	})
 }
 
-// exportKeyWarning is a key the store checks of an export could not load:
-// said, with its hint, when check (a check name, "" for always) ran.
-type exportKeyWarning struct{ check, text, hint string }
+// sameAsStdout reports whether path names the file stdout (out) writes to
+// (/dev/stdout, /dev/fd/1, or the file stdout was redirected to).
+func sameAsStdout(out io.Writer, path string) bool {
+	for {
+		o, ok := out.(*outWriter)
+		if !ok {
+			break
+		}
+		out = o.w
+	}
+	f, ok := out.(*os.File)
+	if !ok {
+		return false
+	}
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// exportJSON is the --json summary of an `evidence export` that wrote its
+// bundle (docs/json.md): the names the MCP export tool's result gives the
+// same facts (mcpserver.EvidenceOutput), and where the bundle went.
+type exportJSON struct {
+	OK             bool   `json:"ok"`
+	Target         string `json:"target"`
+	RunID          string `json:"run_id"`
+	ManifestID     string `json:"manifest_id"`
+	MerkleRoot     string `json:"merkle_root"`
+	Entries        int    `json:"entries"`
+	WithContent    bool   `json:"with_content"`
+	Signed         bool   `json:"signed"`
+	Signer         string `json:"signer,omitempty"`
+	Out            string `json:"out"`
+	BundleBytes    int    `json:"bundle_bytes"`
+	BundleSHA256   string `json:"bundle_sha256"`
+	ReplayAllMatch bool   `json:"replay_all_match"`
+	// Warnings are store.ExportOutcome.AllWarnings: what stderr warns of
+	// beside the bundle, in the MCP tool's order and texts (a key's
+	// warning in the command's own, which names the file).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// exportStopJSON is the --json object of an `evidence export` that a store
+// check stopped (stop, with st the statement it built), or whose replay
+// could not read the store (stop and st nil): err, its hint, and the
+// checks that stop it, the one err names first.
+func exportStopJSON(target string, st *evidence.Statement, stop *store.ExportStopped, err error) exportStopped {
+	j := exportStopped{Target: target, Stopped: store.KindCouldNotRead, Error: err.Error(), Hint: hint.Of(err), Checks: []checkJSON{}}
+	if st != nil {
+		j.RunID, j.ManifestID = st.Predicate.RunID, st.Predicate.ManifestID
+	}
+	if stop == nil {
+		return j
+	}
+	if !stop.CouldNotRead {
+		j.Stopped = "refused"
+	}
+	for _, c := range append([]evidence.Check{stop.First}, stop.More...) {
+		j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)})
+	}
+	return j
+}
+
+// exportStopped is the --json shape of a stopped `evidence export`.
+type exportStopped struct {
+	OK         bool        `json:"ok"`
+	Target     string      `json:"target"`
+	RunID      string      `json:"run_id,omitempty"`
+	ManifestID string      `json:"manifest_id,omitempty"`
+	Stopped    string      `json:"stopped"`
+	Error      string      `json:"error"`
+	Hint       string      `json:"hint"`
+	Checks     []checkJSON `json:"checks"`
+}
 
 // exportCheckKeys loads what the store checks of an export trust, as
 // `evidence verify` does: [signing] allowed_signers for the manifest
@@ -647,69 +755,48 @@ type exportKeyWarning struct{ check, text, hint string }
 // configured but cannot be loaded leaves its check to validity (the
 // signature) or unchecked (the MACs), with a warning: export still writes
 // what it can prove.
-func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []exportKeyWarning, error) {
+func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.ExportKeyWarning, error) {
 	var keys store.EvidenceCheckKeys
-	var warnings []exportKeyWarning
+	var warnings []store.ExportKeyWarning
 	pol, err := s.Policy()
 	if err != nil {
 		return keys, nil, err
 	}
 	if _, signers, _, err := loadTrust(pol.AllowedSigners, time.Now()); err != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckCommitSignature, "[signing] allowed_signers cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid): " + err.Error(),
-			"the bundle is written; fix the file [signing] allowed_signers names in readproof.toml (`readproof key show --format allowed-signers` prints a key's line), then export again to have the signer checked"})
+		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckCommitSignature, Text: "[signing] allowed_signers cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid): " + err.Error(),
+			Hint: "the bundle is written; fix the file [signing] allowed_signers names in readproof.toml (`readproof key show --format allowed-signers` prints a key's line), then export again to have the signer checked"})
 	} else {
 		keys.Signers = signers
 	}
 	if k, err := loadReceiptsKey(e, pol); err != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckReceipts, "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error(),
-			"the bundle is written; make the key $" + keyloc.ReceiptsKeyEnv + " or [receipts] key names readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
+		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckReceipts, Text: "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error(),
+			Hint: "the bundle is written; make the key $" + keyloc.ReceiptsKeyEnv + " or [receipts] key names readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
 	} else {
 		keys.ReceiptsKey = k
 	}
 	var keyWarn error
 	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
 	if keyWarn != nil {
-		warnings = append(warnings, exportKeyWarning{store.CheckProofOfRead, proofread.NotCheckedWarning(keyWarn),
-			"the bundle is written; make the probe key file the warning names readable (the key that wrote the verdicts: a new one cannot check them), then export again to have the verdict record's MACs checked"})
+		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckProofOfRead, Text: proofread.NotCheckedWarning(keyWarn),
+			Hint: "the bundle is written; make the probe key file the warning names readable (the key that wrote the verdicts: a new one cannot check them), then export again to have the verdict record's MACs checked"})
 	}
 	return keys, warnings, nil
 }
 
-// hasCheckName reports whether checks holds one named name.
-func hasCheckName(checks []evidence.Check, name string) bool {
-	for _, c := range checks {
-		if c.Name == name {
-			return true
-		}
+// stoppedExport fails an export that a store check stops (stop): the
+// stopping checks after the first are said on stderr, the first is the
+// error, nothing is written; exit 3 for a refused record, 4 for a store it
+// could not read.
+func stoppedExport(e *env, stop *store.ExportStopped) error {
+	what, code := "failed", ExitMismatch
+	if stop.CouldNotRead {
+		// not a forged record: one the store would not let us read
+		what, code = "could not read the store", ExitCannotCheck
 	}
-	return false
-}
-
-// refuseExport fails the export of run (target as given) when a failed
-// store check refuses it (store.ExportRefusal): the refusing failures after
-// the first are said on stderr, the first is the error, exit 3, and
-// nothing is written.
-func refuseExport(e *env, target, run, manifestID string, checks []evidence.Check) error {
-	more, err := store.ExportRefusal(target, run, manifestID, checks)
-	if err == nil {
-		return nil
+	for _, c := range stop.More {
+		e.say("readproof: run %s: store check %s %s: %s", stop.Run, c.Name, what, c.Detail)
 	}
-	for _, c := range more {
-		e.say("readproof: run %s: store check %s failed: %s", run, c.Name, c.Detail)
-	}
-	return withCode(ExitMismatch, err)
-}
-
-// warnExport says each failed store check of an export that does not
-// refuse it, naming the run, then each hint once.
-func warnExport(e *env, run string, checks []evidence.Check) {
-	warnings, hints := store.ExportWarnings(run, checks)
-	for _, w := range warnings {
-		e.say("readproof: warning: %s", w)
-	}
-	for _, h := range hints {
-		e.say("readproof: hint: %s", h)
-	}
+	return withCode(code, stop.Err)
 }
 
 // verifyCommitOptions are the flags of `readproof verify-commit`.

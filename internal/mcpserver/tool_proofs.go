@@ -63,28 +63,22 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	if err != nil {
 		return nil, reply{}, err
 	}
-	// the store checks `evidence export` makes: a forged or damaged record
-	// refuses the bundle, the rest is said beside it
-	run := store.NamedRunPhrase(in.Target, st.Predicate.RunID)
-	if more, err := store.ExportRefusal(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
-		return nil, reply{}, namingFurther(err, run, "failed", more)
-	}
-	if more, err := store.ExportCouldNotRead(in.Target, run, st.Predicate.ManifestID, checks); err != nil {
-		// not a forged record: one the store would not let us read
-		return nil, reply{}, namingFurther(err, run, "could not read the store", more)
-	}
-	warnings, hints := store.ExportWarnings(run, checks)
-	if w, h := store.ExportReplayWarning(run, st.Predicate.Replay); w != "" {
-		// as the command says it: the bundle records it, and verify of
-		// it fails
-		warnings, hints = append(warnings, w), append(hints, h)
-	}
-	for _, ch := range checks {
-		if w := keyWarnings[ch.Name]; w != "" {
-			warnings = append(warnings, w)
-			delete(keyWarnings, ch.Name) // once
+	// the store checks `evidence export` makes, in its sequence: a forged
+	// or damaged record refuses the bundle, a store it could not read
+	// stops it, the rest is said beside it
+	outcome, err := store.ExportOutcomeOf(in.Target, st, checks, keyWarnings)
+	if stop := store.IsExportStopped(err); stop != nil {
+		what := "failed"
+		if stop.CouldNotRead {
+			// not a forged record: one the store would not let us read
+			what = "could not read the store"
 		}
+		return nil, reply{}, namingFurther(stop.Err, stop.Run, what, stop.More)
 	}
+	if err != nil {
+		return nil, reply{}, err
+	}
+	warnings, hints := outcome.AllWarnings(), outcome.AllHints()
 	sum := sha256.Sum256(data)
 	out := &EvidenceOutput{Target: in.Target, WithContent: in.WithContent, Bundle: string(data), BundleBytes: len(data), BundleSHA256: hex.EncodeToString(sum[:])}
 	p := st.Predicate
@@ -123,10 +117,10 @@ func namingFurther(err error, run, what string, more []evidence.Check) error {
 // command loads them: [signing] allowed_signers, the server's receipts key,
 // the probe key. One that is configured but cannot be read leaves its check
 // to validity (the commit signature) or unchecked (the MACs), and is said
-// in warnings, keyed by the check it weakens, as the command says it (not
-// the file's path: the server's files are the operator's).
-func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys, warnings map[string]string) {
-	warnings = map[string]string{}
+// in warnings, each with the check it weakens, as the command says it (not
+// the file's path: the server's files are the operator's), in the order of
+// the checks.
+func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys, warnings []store.ExportKeyWarning) {
 	if pol, err := st.Policy(); err == nil && pol.AllowedSigners != "" {
 		// read as the command reads it (allowed_signers, authorized_keys
 		// or PEM), so both trust the same signers
@@ -136,7 +130,8 @@ func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys,
 		}
 		if err != nil {
 			keys.Signers = nil
-			warnings[store.CheckCommitSignature] = "the [signing] allowed_signers file of the server's readproof.toml cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid); the operator fixes the file"
+			warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckCommitSignature,
+				Text: "the [signing] allowed_signers file of the server's readproof.toml cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid); the operator fixes the file"})
 		}
 	}
 	if !s.opts.ReceiptKey.IsZero() {
@@ -146,7 +141,8 @@ func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys,
 	var keyWarn error
 	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(st)
 	if keyWarn != nil {
-		warnings[store.CheckProofOfRead] = "the probe key cannot be loaded, so the proof-of-read records were not checked; the operator fixes the key"
+		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckProofOfRead,
+			Text: "the probe key cannot be loaded, so the proof-of-read records were not checked; the operator fixes the key"})
 	}
 	return keys, warnings
 }

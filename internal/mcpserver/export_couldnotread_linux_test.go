@@ -1,0 +1,142 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/readproof/readproof/gitstore"
+)
+
+// TestEvidenceExportCouldNotReadTool (session 26): the
+// readproof_evidence_export tool stops, as the command does, when the store
+// refuses a read, and says so: could not read the store, with the hint
+// about the read, not a refusal as forged. The permission tests make an
+// object unreadable with its mode, which does not stop root, so they run the
+// command as nobody; the tool runs in this process. Here the object's file
+// is a Unix socket instead (mknod): open(2) of a socket fails with ENXIO
+// for root too, an error store.CouldNotRead counts, so the test runs the
+// same as root and as a user. Two objects: a receipt's blob, which only
+// the receipts store check reads (store.ExportCouldNotRead), and the
+// manifest's content tree, which the replay reads first (the error of
+// ExportEvidenceChecked). `evidence export --json` of each prints the
+// object that says could_not_read, exit 4.
+func TestEvidenceExportCouldNotReadTool(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	p := demoProject(t)
+	p.cli(t, "run", "--id", "run-a", refundsURI)
+	key := filepath.Join(p.home, "receipts.key")
+	p.cli(t, "receipts", "key", "init", "--key", key)
+	p.extra = append(p.extra, "READPROOF_RECEIPTS_KEY="+key)
+	p.write(t, "args.json", `{"q": "refunds"}`)
+	p.write(t, "result.txt", "30 days\n")
+	receipt := strings.TrimSpace(p.cli(t, "receipts", "issue", "--session", "s1", "--run", "run-a", "--tool", "search",
+		"--args-json", filepath.Join(p.dir, "args.json"), "--result", filepath.Join(p.dir, "result.txt")))
+	if err := gitstore.UnpackForTest(p.store); err != nil {
+		t.Fatal(err)
+	}
+	var blob string
+	for _, line := range strings.Split(gitOut(t, p, "", "ls-tree", "-r", "refs/heads/readproof/receipts/sessions/s1"), "\n") {
+		if meta, path, ok := strings.Cut(line, "\t"); ok && strings.HasSuffix(path, receipt+".json") {
+			blob = meta[strings.LastIndexByte(meta, ' ')+1:]
+		}
+	}
+	if blob == "" {
+		t.Fatalf("no blob of receipt %q in session s1's tree", receipt)
+	}
+	tree := gitOut(t, p, "", "rev-parse", "refs/tags/readproof/runs/run-a^{tree}:content")
+	s := p.serve(t)
+	res := s.call(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
+	if res.IsError {
+		t.Fatalf("export before any object was made a socket: %s", text(res))
+	}
+
+	for _, c := range []struct {
+		what, object string
+		want         []string
+		checks       int // how many checks the --json object names
+	}{
+		{"a receipt's blob", blob, []string{"store check receipts: receipt " + receipt + " of session s1 cannot be read"}, 1},
+		{"the content tree", tree, []string{"replay of entry 0 (" + refundsURI + ")"}, 0},
+	} {
+		restore := socketFor(t, p.store, c.object)
+		msg := s.fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
+		mustContain(t, c.what, msg, append([]string{"evidence export run-a: could not read the store: run run-a, manifest ", "no such device or address",
+			"nothing was written: this says nothing of the record, which was not read"}, c.want...)...)
+		for _, not := range []string{"refused", "forged", "did not write"} {
+			if strings.Contains(msg, not) {
+				t.Errorf("%s: the tool's error says %q, as of a forged record:\n%s", c.what, not, msg)
+			}
+		}
+
+		out, errOut, err := p.run("--json", "evidence", "export", "run-a", "--out", filepath.Join(p.dir, "b.json"))
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+			t.Errorf("%s: evidence export --json: %v, want exit 4\n%s", c.what, err, errOut)
+		}
+		var j struct {
+			OK      bool   `json:"ok"`
+			Stopped string `json:"stopped"`
+			Error   string `json:"error"`
+			Hint    string `json:"hint"`
+			Checks  []struct {
+				Name string `json:"name"`
+				Kind string `json:"kind"`
+			} `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(out), &j); err != nil {
+			t.Fatalf("%s: evidence export --json: stdout is not one object: %v\n%s", c.what, err, out)
+		}
+		if j.OK || j.Stopped != "could_not_read" || !strings.Contains(j.Error, c.want[0]) || !strings.Contains(errOut, j.Error) ||
+			!strings.Contains(j.Hint, "says nothing of the record") || len(j.Checks) != c.checks {
+			t.Errorf("%s: evidence export --json printed %+v, want stopped could_not_read, the error and hint of stderr, %d checks\n%s", c.what, j, c.checks, errOut)
+		}
+		for _, ch := range j.Checks {
+			if ch.Kind != "could_not_read" {
+				t.Errorf("%s: evidence export --json: check %s has kind %q, want could_not_read", c.what, ch.Name, ch.Kind)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(p.dir, "b.json")); err == nil {
+			t.Errorf("%s: evidence export that could not read the store wrote b.json", c.what)
+		}
+		restore()
+	}
+	if res := s.call(t, "readproof_evidence_export", map[string]any{"target": "run-a"}); res.IsError {
+		t.Fatalf("export with every object back: %s", text(res))
+	}
+}
+
+// socketFor puts a Unix socket where the loose object id of the store at
+// gitDir is (as root may not open it either) and returns what puts the
+// object back.
+func socketFor(t *testing.T, gitDir, id string) (restore func()) {
+	t.Helper()
+	path := filepath.Join(gitDir, "objects", id[:2], id[2:])
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mknod(path, syscall.S_IFSOCK|0o444, 0); err != nil {
+		t.Skipf("mknod of a socket: %v", err)
+	}
+	return func() {
+		t.Helper()
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
