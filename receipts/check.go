@@ -136,7 +136,7 @@ func (l *Ledger) checkBindingLines(ref string, tip gitobj.OID, items map[string]
 		return
 	}
 	msgs := map[string][]string{}
-	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, false, func(cm gitobj.Commit) bool {
+	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, false, func(_ gitobj.OID, cm gitobj.Commit) bool {
 		if id, ok, _ := appendLine(ref, cm.Message); ok {
 			msgs[id] = append(msgs[id], cm.Message)
 		}
