@@ -416,9 +416,11 @@ func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not stri
 
 // walkCommits visits, depth first, the commits reachable from stack that
 // visited (shared with the caller) does not hold yet, marking each, until
-// visit (given each commit's id and the commit) returns true. firstParentFirst walks a commit's first parent before
-// its others; otherwise its last parent goes first. An unreadable commit
-// ends the walk with its id and the error.
+// visit (given each commit's id and the commit) returns true.
+// firstParentFirst walks a commit's first parent, and all its history,
+// before its others (which append commit of a receipt counts depends on
+// it: TestAppendCommitFirstParentFirst); otherwise its last parent goes
+// first. An unreadable commit ends the walk with its id and the error.
 func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, firstParentFirst bool, visit func(gitobj.OID, gitobj.Commit) bool) (gitobj.OID, error) {
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
