@@ -15,8 +15,10 @@ import (
 // fails exactly when that blob decodes as the receipt the first line names
 // and CheckBindingLine fails it, with ErrBindingEdited: a message or a blob
 // that names nothing, or another receipt, is left to the chain's other
-// checks. AppendMessage agrees on which messages name a receipt: a first
-// line with the chain's prefix and a well-formed id, never a bare id.
+// checks. AppendMessage agrees on which messages name a receipt: exactly a
+// first line `receipt ID` on a session chain and `index receipt ID` on an
+// index chain, ID a well-formed receipt id, whatever follows the first
+// line; never a bare id, nor the other chain's prefix.
 func FuzzCheckAppendBinding(f *testing.F) {
 	key, seed := fuzzSeeds(f)
 	bound := seed
@@ -37,6 +39,12 @@ func FuzzCheckAppendBinding(f *testing.F) {
 	// is not checked here (pull refuses the commit as naming none)
 	f.Add(strings.Replace(strings.TrimPrefix(msg, "receipt "), manifestA, manifestB, 1), bound.Encode(), false, false)
 	f.Add("index "+strings.Replace(strings.TrimPrefix(msg, "receipt "), manifestA, manifestB, 1), bound.Encode(), true, false)
+	// what AppendMessage reads of a message alone: the first line, with
+	// the session or the index chain's prefix, or another
+	f.Add("receipt rcpt_0123456789abcdefghjkmnpqrstvwxyz\n\nsession: s\n", []byte(nil), false, false)
+	f.Add("index receipt rcpt_0123456789abcdefghjkmnpqrstvwxyz\n", []byte(nil), true, false)
+	f.Add("edited receipt rcpt_0123456789abcdefghjkmnpqrstvwxyz\n", []byte(nil), false, false)
+	f.Add("merge receipts of s\n", []byte(nil), false, false)
 	f.Fuzz(func(t *testing.T, msg string, data []byte, index, elsewhere bool) {
 		ref, prefix, path := SessionRef("s"), "receipt ", sessionPath
 		if index {

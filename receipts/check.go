@@ -14,6 +14,9 @@ type Issue struct {
 	// path, for an entry that is not a receipt), "" for the chain itself.
 	Ref, ID string
 	Message string
+	// Binding marks a version 2 receipt whose append commit's binding
+	// line is not the one its MAC covers, or that no commit appends.
+	Binding bool
 }
 
 func (i Issue) String() string {
@@ -39,6 +42,9 @@ func (l *Ledger) Check() ([]Issue, error) {
 	var issues []Issue
 	add := func(ref, id, format string, args ...any) {
 		issues = append(issues, Issue{Ref: ref, ID: id, Message: fmt.Sprintf(format, args...)})
+	}
+	addBinding := func(ref, id, format string, args ...any) {
+		issues = append(issues, Issue{Ref: ref, ID: id, Message: fmt.Sprintf(format, args...), Binding: true})
 	}
 	sessions, err := l.store.Refs(SessionRefPrefix)
 	if err != nil {
@@ -75,7 +81,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 			inSession[id] = it.blob
 			decoded[id] = r
 		}
-		l.checkBindingLines(ref.Name, ref.OID, items, decoded, inSession, add)
+		l.checkBindingLines(ref.Name, ref.OID, items, decoded, inSession, addBinding)
 	}
 	index, err := l.store.Refs(IndexRefPrefix)
 	if err != nil {
@@ -89,7 +95,7 @@ func (l *Ledger) Check() ([]Issue, error) {
 			add(ref.Name, "", "%v", err)
 			continue
 		}
-		l.checkBindingLines(ref.Name, ref.OID, items, decoded, inSession, add)
+		l.checkBindingLines(ref.Name, ref.OID, items, decoded, inSession, addBinding)
 		for _, id := range sortedIDs(items) {
 			it := items[id]
 			if !ValidID(id) || indexRef(id) != ref.Name || it.path != strings.Join(indexPath(id), "/") {
@@ -136,7 +142,7 @@ func (l *Ledger) checkBindingLines(ref string, tip gitobj.OID, items map[string]
 		return
 	}
 	msgs := map[string][]string{}
-	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, false, func(cm gitobj.Commit) bool {
+	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, false, func(_ gitobj.OID, cm gitobj.Commit) bool {
 		if id, ok, _ := appendLine(ref, cm.Message); ok {
 			msgs[id] = append(msgs[id], cm.Message)
 		}

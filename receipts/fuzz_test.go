@@ -3,7 +3,6 @@ package receipts
 import (
 	"bytes"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 )
@@ -151,27 +150,6 @@ func FuzzVerifyBound(f *testing.F) {
 			}
 		default:
 			t.Fatalf("Verify = %v", verr)
-		}
-	})
-}
-
-// FuzzAppendMessage: AppendMessage accepts exactly a first line `receipt ID`
-// on a session chain and `index receipt ID` on an index chain, ID a valid
-// receipt id, whatever follows the first line.
-func FuzzAppendMessage(f *testing.F) {
-	f.Add("receipt rcpt_0123456789abcdefghjkmnpqrstvwxyz\n\nsession: s\n", true)
-	f.Add("index receipt rcpt_0123456789abcdefghjkmnpqrstvwxyz\n", false)
-	f.Add("edited receipt rcpt_0123456789abcdefghjkmnpqrstvwxyz\n", true)
-	f.Add("merge receipts of s\n", true)
-	f.Fuzz(func(t *testing.T, msg string, session bool) {
-		ref, prefix := IndexRefPrefix+"ab", "index receipt "
-		if session {
-			ref, prefix = SessionRefPrefix+"s", "receipt "
-		}
-		line, _, _ := strings.Cut(msg, "\n")
-		id, ok := strings.CutPrefix(line, prefix)
-		if got, want := AppendMessage(ref, msg), ok && ValidID(id); got != want {
-			t.Fatalf("AppendMessage(%q, %q) = %v, want %v", ref, msg, got, want)
 		}
 	})
 }

@@ -176,9 +176,14 @@ func (s *sameOrder) find(name string) (gitobj.TreeEntry, bool) {
 }
 
 // Stray is a file a receipt chain commit adds that did not reach the chain
-// by its own append commit: Path is the file, Why says how it came.
+// by its own append commit: Path is the file, Why says how it came. When
+// Unappended is set, the stray is the commit itself: an append (one
+// parent, or none) that does not add the receipt its first line names,
+// whose path Path is ("" when the line names none); Why says what the
+// commit's tree holds there.
 type Stray struct {
-	Path, Why string
+	Path, Why  string
+	Unappended bool
 }
 
 // CheckAdded checks how the receipts a commit of chain ref (a session or
@@ -188,16 +193,20 @@ type Stray struct {
 // names, at its path, and nothing else; a merge adds nothing: each file of
 // its tree is a file of one of its parents. parents are the trees of the
 // commit's parents, tree its own, msg its message. It returns the files
-// that came otherwise; list reads a tree.
+// that came otherwise, and an append that does not add the receipt it
+// names (or adds nothing and names none) as a Stray with Unappended set:
+// readers take the commit naming a receipt as its append commit, whose
+// binding line is the receipt's, so a commit naming one it does not add
+// would rebind it. list reads a tree.
 func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, parents []gitobj.OID, tree gitobj.OID, msg string) ([]Stray, error) {
 	added, err := Added(list, parents, tree)
-	if err != nil || len(added) == 0 {
+	if err != nil {
 		return nil, err
 	}
 	var out []Stray
 	if len(parents) > 1 {
 		for _, p := range added {
-			out = append(out, Stray{p, fmt.Sprintf("a merge of %d commits adds it, and none of them holds it: a merge only joins the receipts its parents hold, each appended by its own commit, whose binding line is checked; this file came in without one", len(parents))})
+			out = append(out, Stray{Path: p, Why: fmt.Sprintf("a merge of %d commits adds it, and none of them holds it: a merge only joins the receipts its parents hold, each appended by its own commit, whose binding line is checked; this file came in without one", len(parents))})
 		}
 		return out, nil
 	}
@@ -206,14 +215,52 @@ func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, p
 	if ok && ValidID(id) {
 		named = strings.Join(pathOf(id), "/")
 	}
+	namedAdded := named != "" && slices.Contains(added, named)
+	switch {
+	case named == "" && len(added) == 0:
+		return []Stray{{Unappended: true, Why: "a commit with one parent (or none) names no receipt on its first line and adds no file: readproof writes such a commit only to append the receipt its first line names"}}, nil
+	case named != "" && !namedAdded:
+		held, err := holds(list, tree, pathOf(id))
+		if err != nil {
+			return nil, err
+		}
+		why := fmt.Sprintf("the commit's first line names receipt %s, which its tree does not hold at %s", id, named)
+		if held {
+			why = fmt.Sprintf("the commit's first line names receipt %s, which its tree holds at %s with its parent's bytes", id, named)
+		}
+		if len(added) == 0 {
+			why += ", and it adds no file"
+		}
+		why += ": readproof appends a receipt by a commit that adds it, and readers take the commit naming a receipt for its append commit, whose binding line is the receipt's; this one would rebind it"
+		out = append(out, Stray{Path: named, Why: why, Unappended: true})
+	}
 	for _, p := range added {
 		switch {
 		case p == named:
 		case named == "":
-			out = append(out, Stray{p, "an append commit that names no receipt adds it"})
+			out = append(out, Stray{Path: p, Why: "an append commit that names no receipt adds it"})
+		case !namedAdded:
+			out = append(out, Stray{Path: p, Why: fmt.Sprintf("the commit naming receipt %s on its first line adds it instead of that receipt: readproof appends one receipt a commit, named on its first line, and checks that commit's binding line; this file came in without one", id)})
 		default:
-			out = append(out, Stray{p, fmt.Sprintf("the commit appending receipt %s adds it beside that receipt: readproof appends one receipt a commit, named on its first line, and checks that commit's binding line; this file came in without one", id)})
+			out = append(out, Stray{Path: p, Why: fmt.Sprintf("the commit appending receipt %s adds it beside that receipt: readproof appends one receipt a commit, named on its first line, and checks that commit's binding line; this file came in without one", id)})
 		}
 	}
 	return out, nil
+}
+
+// holds reports whether tree holds an entry at path; list reads a tree.
+func holds(list func(gitobj.OID) ([]gitobj.TreeEntry, error), tree gitobj.OID, path []string) (bool, error) {
+	cur := tree
+	for i, name := range path {
+		entries, err := list(cur)
+		if err != nil {
+			return false, err
+		}
+		j := slices.IndexFunc(entries, func(e gitobj.TreeEntry) bool { return e.Name == name })
+		if j < 0 || i < len(path)-1 && entries[j].Mode != gitobj.ModeDir {
+			return false, nil
+		}
+		cur = entries[j].OID
+	}
+	return true, nil
 }

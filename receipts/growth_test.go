@@ -181,3 +181,69 @@ func TestSameOrderFind(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAddedUnappended: an append (one parent, or none) that does not
+// add the receipt its first line names, because its tree holds it with its
+// parent's bytes or does not hold it, or that names none and adds no file,
+// is reported as the commit (Unappended), a file it adds instead as a
+// stray; a merge that adds nothing is not.
+func TestCheckAddedUnappended(t *testing.T) {
+	t.Parallel()
+	named, other := "rcpt_"+strings.Repeat("a", 32), "rcpt_"+strings.Repeat("b", 32)
+	leaf := func(ids ...string) []gitobj.TreeEntry {
+		var out []gitobj.TreeEntry
+		for _, id := range ids {
+			out = append(out, gitobj.TreeEntry{Name: id + ".json", Mode: gitobj.ModeFile, OID: gitobj.OID("blob-" + id)})
+		}
+		return out
+	}
+	trees := map[gitobj.OID][]gitobj.TreeEntry{
+		"one": leaf(named), "oth": leaf(other),
+		"a1": {{Name: "a", Mode: gitobj.ModeDir, OID: "one"}}, "b1": {{Name: "b", Mode: gitobj.ModeDir, OID: "oth"}},
+		"r1": {{Name: "a", Mode: gitobj.ModeDir, OID: "a1"}}, "rb": {{Name: "b", Mode: gitobj.ModeDir, OID: "b1"}},
+		"empty": {},
+	}
+	list := func(id gitobj.OID) ([]gitobj.TreeEntry, error) {
+		if e, ok := trees[id]; ok {
+			return e, nil
+		}
+		return nil, fmt.Errorf("no tree %s", id)
+	}
+	ref := SessionRefPrefix + "s"
+	msg := "receipt " + named + "\n\nsession: s\ntool: t\n"
+	path := "a/a/" + named + ".json"
+	for _, c := range []struct {
+		what     string
+		parents  []gitobj.OID
+		tree     gitobj.OID
+		msg      string
+		want     []Stray
+		contains string
+	}{
+		{"again", []gitobj.OID{"r1"}, "r1", msg, []Stray{{Path: path, Unappended: true}}, "with its parent's bytes, and it adds no file"},
+		{"missing", []gitobj.OID{"empty"}, "empty", msg, []Stray{{Path: path, Unappended: true}}, "does not hold at " + path + ", and it adds no file"},
+		{"missing root", nil, "empty", msg, []Stray{{Path: path, Unappended: true}}, "does not hold at"},
+		{"instead", []gitobj.OID{"empty"}, "rb", msg, []Stray{{Path: path, Unappended: true}, {Path: "b/b/" + other + ".json"}}, "does not hold at " + path + ":"},
+		{"bare", []gitobj.OID{"r1"}, "r1", "tidy up\n", []Stray{{Unappended: true}}, "names no receipt on its first line and adds no file"},
+		{"index line on a session chain", []gitobj.OID{"r1"}, "r1", "index " + msg, []Stray{{Unappended: true}}, "names no receipt"},
+		{"merge", []gitobj.OID{"r1", "r1"}, "r1", msg, nil, ""},
+		{"append", []gitobj.OID{"empty"}, "r1", msg, nil, ""},
+	} {
+		got, err := CheckAdded(list, ref, c.parents, c.tree, c.msg)
+		if err != nil || len(got) != len(c.want) {
+			t.Errorf("%s: %+v, %v; want %+v", c.what, got, err, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i].Path != c.want[i].Path || got[i].Unappended != c.want[i].Unappended {
+				t.Errorf("%s: stray %d is %+v, want %+v", c.what, i, got[i], c.want[i])
+			}
+		}
+		if c.contains != "" && !strings.Contains(got[0].Why, c.contains) {
+			t.Errorf("%s: %q does not say %q", c.what, got[0].Why, c.contains)
+		}
+		if len(got) > 1 && !strings.Contains(got[1].Why, "instead of that receipt") {
+			t.Errorf("%s: %q does not say it came instead of the receipt named", c.what, got[1].Why)
+		}
+	}
+}

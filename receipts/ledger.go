@@ -331,53 +331,97 @@ func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
 		if !ValidID(r.ID) {
 			return r.Bound, nil
 		}
-		msg, found, err := l.indexAppendMessage(r.ID)
+		msg, found, not, err := l.indexAppendMessage(r.ID)
 		switch {
 		case err != nil:
 			return r.Bound, err
-		case !found:
+		case found:
+			if err := CheckBindingLine(r, indexRef(r.ID), msg); err != nil {
+				return r.Bound, err
+			}
+		case not == "":
 			return r.Bound, errNoAppendCommit(r, indexRef(r.ID))
 		}
-		return r.Bound, CheckBindingLine(r, indexRef(r.ID), msg)
+		if not != "" {
+			return r.Bound, errNotAppend(r.ID, r.Session, indexRef(r.ID), not)
+		}
+		return r.Bound, nil
 	}
 	if r.Run == "" || !ValidID(r.ID) {
 		return Binding{}, nil
 	}
-	msg, _, err := l.indexAppendMessage(r.ID)
+	msg, _, not, err := l.indexAppendMessage(r.ID)
 	if err != nil {
 		return Binding{}, err
+	}
+	if not != "" {
+		return parseBinding(msg), errNotAppend(r.ID, r.Session, indexRef(r.ID), not)
 	}
 	return parseBinding(msg), nil
 }
 
 // indexAppendMessage returns the message of the commit that appended
-// receipt id to its index chain, found false when no commit does.
-func (l *Ledger) indexAppendMessage(id string) (string, bool, error) {
+// receipt id to its index chain, found false when no commit does: the
+// first commit naming it on its first line that a walk from the tip finds,
+// first parents first (walkCommits), and that adds it to its first
+// parent's tree, or is a merge. A commit naming it that does not add it
+// (no readproof writes one: its binding line would rebind the receipt) is
+// passed over and said in not, "" when there is none.
+func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not string, err error) {
 	ref := indexRef(id)
 	tip, err := l.ref(ref)
 	if err != nil || tip == "" {
-		return "", false, err
+		return "", false, "", err
 	}
-	var msg string
-	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, true, func(cm gitobj.Commit) bool {
-		if got, ok, _ := appendLine(ref, cm.Message); ok && got == id {
-			msg = cm.Message
-			return true
+	trees := treeCache{read: l.store.Tree, listed: map[gitobj.OID][]gitobj.TreeEntry{}}
+	var visitErr error
+	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, true, func(c gitobj.OID, cm gitobj.Commit) bool {
+		got, ok, _ := appendLine(ref, cm.Message)
+		if !ok || got != id {
+			return false
 		}
-		return false
+		if len(cm.Parents) < 2 {
+			var parentTree gitobj.OID
+			if len(cm.Parents) == 1 {
+				p, err := l.store.Commit(cm.Parents[0])
+				if err != nil {
+					visitErr = fmt.Errorf("reading receipt commit %s: %w", cm.Parents[0], err)
+					return true
+				}
+				parentTree = p.Tree
+			}
+			why, err := trees.notAppend(cm, parentTree, indexPath(id))
+			if err != nil {
+				visitErr = err
+				return true
+			}
+			if why != "" {
+				if not == "" {
+					not = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
+				}
+				return false
+			}
+		}
+		msg = cm.Message
+		return true
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("reading receipt commit %s: %w", c, err)
+		return "", false, "", fmt.Errorf("reading receipt commit %s: %w", c, err)
 	}
-	return msg, msg != "", nil // an append's message is never empty
+	if visitErr != nil {
+		return "", false, "", visitErr
+	}
+	return msg, msg != "", not, nil // an append's message is never empty
 }
 
 // walkCommits visits, depth first, the commits reachable from stack that
 // visited (shared with the caller) does not hold yet, marking each, until
-// visit returns true. firstParentFirst walks a commit's first parent before
-// its others; otherwise its last parent goes first. An unreadable commit
-// ends the walk with its id and the error.
-func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, firstParentFirst bool, visit func(gitobj.Commit) bool) (gitobj.OID, error) {
+// visit (given each commit's id and the commit) returns true.
+// firstParentFirst walks a commit's first parent, and all its history,
+// before its others (which append commit of a receipt counts depends on
+// it: TestAppendCommitFirstParentFirst); otherwise its last parent goes
+// first. An unreadable commit ends the walk with its id and the error.
+func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, firstParentFirst bool, visit func(gitobj.OID, gitobj.Commit) bool) (gitobj.OID, error) {
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -389,7 +433,7 @@ func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, fi
 		if err != nil {
 			return c, err
 		}
-		if visit(cm) {
+		if visit(c, cm) {
 			return "", nil
 		}
 		if !firstParentFirst {
@@ -483,27 +527,46 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	msgs := map[string]string{} // id -> message of the commit appending it
 	visited := map[gitobj.OID]bool{}
 	var others []gitobj.OID // parents off the first-parent chain
+	// A commit naming a receipt on its first line that does not add it
+	// is no append commit (readproof never writes one): its binding line
+	// would rebind the receipt, so it is reported, and the commit that
+	// adds the receipt is taken.
+	notAppends := map[string]string{} // id -> what the newest such commit does
+	trees := treeCache{read: l.store.Tree, listed: map[gitobj.OID][]gitobj.TreeEntry{}}
 	for c, cm := tip, tipCommit; ; {
 		visited[c] = true
+		var parent gitobj.Commit
+		if len(cm.Parents) > 0 {
+			if parent, err = l.store.Commit(cm.Parents[0]); err != nil {
+				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", cm.Parents[0], session, err)
+			}
+		}
 		if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
-			seen[id] = true
-			order = append(order, id)
-			msgs[id] = cm.Message
+			why, err := trees.notAppend(cm, parent.Tree, sessionPath(id))
+			switch {
+			case err != nil:
+				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
+			case why != "" && len(cm.Parents) < 2:
+				if _, ok := notAppends[id]; !ok {
+					notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
+				}
+			default:
+				seen[id] = true
+				order = append(order, id)
+				msgs[id] = cm.Message
+			}
 		}
 		if len(cm.Parents) == 0 {
 			break
 		}
 		others = append(others, cm.Parents[1:]...)
-		c = cm.Parents[0]
-		if cm, err = l.store.Commit(c); err != nil {
-			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
-		}
+		c, cm = cm.Parents[0], parent
 	}
 	// Receipts a merge brought in are appended on the other side's
 	// history: walked only when there are such receipts, and only until
 	// each has its append commit.
 	if missing := len(blobs) - len(seen); missing > 0 {
-		c, err := l.walkCommits(others, visited, false, func(cm gitobj.Commit) bool {
+		c, err := l.walkCommits(others, visited, false, func(_ gitobj.OID, cm gitobj.Commit) bool {
 			if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
 				if _, done := msgs[id]; !done {
 					msgs[id] = cm.Message
@@ -518,14 +581,21 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	}
 	slices.Reverse(order)
 	sref := SessionRef(session)
+	entry := func(id string) Entry {
+		e := l.entry(sref, id, blobs[id], msgs)
+		if why, ok := notAppends[id]; ok && (e.Err == nil || errors.Is(e.Err, ErrBindingEdited)) {
+			e.Err = errNotAppend(id, session, sref, why)
+		}
+		return e
+	}
 	entries := make([]Entry, 0, len(blobs))
 	for _, id := range order {
-		entries = append(entries, l.entry(sref, id, blobs[id], msgs))
+		entries = append(entries, entry(id))
 	}
 	var rest []Entry
-	for id, blob := range blobs {
+	for id := range blobs {
 		if !seen[id] {
-			rest = append(rest, l.entry(sref, id, blob, msgs))
+			rest = append(rest, entry(id))
 		}
 	}
 	slices.SortFunc(rest, func(a, b Entry) int {
@@ -561,6 +631,61 @@ func (l *Ledger) entry(ref, id string, blob gitobj.OID, msgs map[string]string) 
 		e.Binding = parseBinding(msg)
 	}
 	return e
+}
+
+// treeCache reads trees, each once.
+type treeCache struct {
+	read   func(gitobj.OID) ([]gitobj.TreeEntry, error)
+	listed map[gitobj.OID][]gitobj.TreeEntry
+}
+
+// at returns the object at path in tree ("" for none, or for a tree "").
+func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.OID, error) {
+	cur := tree
+	for _, name := range path {
+		if cur == "" {
+			return "", nil
+		}
+		entries, ok := t.listed[cur]
+		if !ok {
+			var err error
+			if entries, err = t.read(cur); err != nil {
+				return "", fmt.Errorf("reading receipt tree %s: %w", cur, err)
+			}
+			t.listed[cur] = entries
+		}
+		next := gitobj.OID("")
+		for _, e := range entries {
+			if e.Name == name {
+				next = e.OID
+				break
+			}
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// notAppend says how commit cm, whose first parent's tree is parentTree
+// ("" for none), fails to add the file at path: "" when it adds it (its
+// tree holds it, its parent's does not with those bytes).
+func (t treeCache) notAppend(cm gitobj.Commit, parentTree gitobj.OID, path []string) (string, error) {
+	have, err := t.at(cm.Tree, path)
+	if err != nil || have == "" {
+		return "its tree does not hold it", err
+	}
+	was, err := t.at(parentTree, path)
+	if err != nil || was == have {
+		return "its tree holds it with its parent's bytes", err
+	}
+	return "", nil
+}
+
+// errNotAppend is the report for a receipt a commit names on its first
+// line without adding it (why says so).
+func errNotAppend(id, session, ref, why string) error {
+	return &bindingError{fmt.Sprintf("receipt %s of session %q: %s: readproof appends a receipt by one commit that adds it, and that commit's binding line is the receipt's; this commit of %s would rebind it "+
+		"(restore the chain from a clone or a backup; the binding shown is the one of the commit that added it)", id, session, why, ref)}
 }
 
 // appendedID is the id of the receipt c, a session chain commit, appended:

@@ -368,7 +368,14 @@ func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Tran
 				failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s): %v", name, c.ID, err))
 			}
 			for _, a := range added {
-				failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s) %s: %s; %s", name, c.ID, text.Printable(a.Path), a.Why, handWritten(a.Path, c.ID)))
+				switch {
+				case a.Unappended && a.Path == "":
+					// names no receipt: reported by the message check above
+				case a.Unappended:
+					failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s): %s; %s", name, c.ID, a.Why, handWrittenCommit(c.ID)))
+				default:
+					failures = append(failures, fmt.Sprintf("receipt chain %s (commit %s) %s: %s; %s", name, c.ID, text.Printable(a.Path), a.Why, handWritten(a.Path, c.ID)))
+				}
 			}
 		}
 		for i, p := range c.Parents {

@@ -600,6 +600,9 @@ func unverified(failures []string) error {
 		if path, commit, ok := handWrittenIn(f); ok {
 			return hint.With(err, fmt.Sprintf("records on the remote carry files no readproof writes: someone wrote commit %s by hand (it holds %s), and every readproof refuses it; ask whoever pushed it to restore that chain on the remote from a copy readproof wrote (`readproof verify` in a store holding the commit names it broken), and do not adopt it", commit, path))
 		}
+		if commit, ok := handWrittenCommitIn(f); ok {
+			return hint.With(err, fmt.Sprintf("records on the remote hold a commit no readproof writes: someone wrote commit %s by hand, and every readproof refuses it; ask whoever pushed it to restore that chain on the remote from a copy readproof wrote (`readproof verify` in a store holding the commit names it broken), and do not adopt it", commit))
+		}
 	}
 	return hint.With(err, "the remote holds records that do not replay; ask whoever pushed them to run `readproof verify --read-data` on their store, and do not adopt them")
 }
@@ -610,6 +613,23 @@ func unverified(failures []string) error {
 // the hint that fits, naming the commit and the path.
 func handWritten(path string, commit gitstore.OID) string {
 	return fmt.Sprintf("no readproof writes %s there (commit %s)", text.Printable(path), commit)
+}
+
+// handWrittenCommit is the clause that ends a failure for a receipt chain
+// commit no readproof version writes (an append that does not add the
+// receipt it names); unverified finds it (handWrittenCommitIn).
+func handWrittenCommit(commit gitstore.OID) string {
+	return fmt.Sprintf("no readproof writes commit %s", commit)
+}
+
+// handWrittenCommitIn finds the clause handWrittenCommit wrote in failure f.
+func handWrittenCommitIn(f string) (commit string, ok bool) {
+	_, rest, ok := strings.Cut(f, "no readproof writes commit ")
+	if !ok {
+		return "", false
+	}
+	commit, _, _ = strings.Cut(rest, " ")
+	return commit, commit != ""
 }
 
 // handWrittenIn finds the clause handWritten wrote in failure f.

@@ -167,6 +167,10 @@ type checker struct {
 	// its new tip read as empty.
 	walked map[string]gitstore.OID
 
+	// strays holds the receipts (ref NUL id) checkReceiptsAdded found
+	// in a receipt chain without their own append commit.
+	strays map[string]bool
+
 	// stale holds the refs that a killed commit, abort or reopen left
 	// (store.HalfDone): checked, but not counted as runs of their kind.
 	stale map[string]bool

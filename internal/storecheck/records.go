@@ -18,17 +18,30 @@ import (
 // chain and cross-checks the two (receipts.Ledger.Check), on the commits
 // and trees walk decoded (walked): the binding check's walk of a chain's
 // history, and checkReceiptGrowth's, read each commit once between them.
+// A receipt that came into a chain otherwise than by its own append commit
+// is reported once, by the growth check, which names the commit that
+// brought it and how; Check's report of its binding line (no append
+// commit, or the line of a commit that does not add it) says less and is
+// left out.
 func (c *checker) checkReceipts() {
 	issues, err := receipts.NewReadOnlyLedger(walked{c.g, c}).Check()
 	if err != nil {
 		c.add(Problem{Kind: CouldNotCheck, Check: "receipts", Subject: "receipts", Message: err.Error()})
 		return
 	}
+	n := len(c.rep.Problems)
+	c.strays = map[string]bool{}
+	c.checkReceiptGrowth()
+	growth := slices.Clone(c.rep.Problems[n:])
+	c.rep.Problems = c.rep.Problems[:n]
 	for _, is := range issues {
+		if is.Binding && c.strays[is.Ref+"\x00"+is.ID] {
+			continue
+		}
 		c.add(Problem{Kind: Broken, Check: "receipts", Subject: "receipts " + strings.TrimPrefix(is.Ref, receipts.RefPrefix), Ref: is.Ref,
 			Path: is.ID, Message: is.Message})
 	}
-	c.checkReceiptGrowth()
+	c.rep.Problems = append(c.rep.Problems, growth...)
 }
 
 // walked answers Commit and Tree from the objects walk decoded, and
@@ -133,6 +146,9 @@ func (c *checker) checkReceiptsAdded(ref, subject string, id gitstore.OID, cm gi
 	for _, s := range strays {
 		c.add(Problem{Kind: Broken, Check: "receipts", Subject: subject, Ref: ref, Object: string(id), Path: s.Path,
 			Message: fmt.Sprintf("%s; readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", s.Why)})
+		if rid, ok := strings.CutSuffix(path.Base(s.Path), ".json"); ok && s.Path != "" {
+			c.strays[ref+"\x00"+rid] = true
+		}
 	}
 }
 
