@@ -454,6 +454,17 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	}
 	data, matches := neutraliseMatch(data)
 	data, incs := markIncludes(data)
+	// as ssh does, a bare Match or Include costs the file
+	for _, m := range matches {
+		if m.criteria == "" {
+			return nil, fmt.Errorf("line %d: Match with no criteria, which ssh refuses", m.line)
+		}
+	}
+	for _, inc := range incs {
+		if len(inc.paths) == 0 {
+			return nil, fmt.Errorf("line %d: Include with no file named, which ssh refuses", inc.line)
+		}
+	}
 	c, err := decodeSSHConfig(data)
 	if err != nil {
 		return nil, err
@@ -554,8 +565,30 @@ type includeLine struct {
 // markIncludes replaces each Include line of data by includeMarker, the
 // line numbers kept, and returns the lines replaced, in order.
 func markIncludes(data []byte) ([]byte, []includeLine) {
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	out, found := keywordLines(data, "include", func(n int) string { return includeMarker + " " + strconv.Itoa(n) })
 	var incs []includeLine
+	for _, l := range found {
+		incs = append(incs, includeLine{line: l.line, paths: splitCriteria(l.args)})
+	}
+	return out, incs
+}
+
+// keywordLine is a line of an ssh configuration that gives a keyword: its
+// line, from 1, and what follows the keyword, without the "=" that may
+// stand before it, a trailing comment, or the spaces around it.
+type keywordLine struct {
+	line int
+	args string
+}
+
+// keywordLines replaces each line of data that gives keyword (in any
+// case, followed by a space, a tab, an "=" or the line's end: a bare
+// keyword is one too) by stand(n), n counting those lines from 0, the
+// line's end and so the line numbers kept. It returns data so changed
+// and the lines replaced, in order.
+func keywordLines(data []byte, keyword string, stand func(n int) string) ([]byte, []keywordLine) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	var found []keywordLine
 	for i, l := range lines {
 		body := bytes.TrimRight(l, "\r\n")
 		rest := bytes.TrimLeft(body, " \t")
@@ -563,21 +596,21 @@ func markIncludes(data []byte) ([]byte, []includeLine) {
 		if end < 0 {
 			end = len(rest)
 		}
-		if !strings.EqualFold(string(rest[:end]), "include") {
+		if !strings.EqualFold(string(rest[:end]), keyword) {
 			continue
 		}
 		args := bytes.TrimLeft(rest[end:], " \t")
-		args = bytes.TrimPrefix(args, []byte("="))
+		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t")
 		if j := bytes.IndexByte(args, '#'); j >= 0 {
 			args = args[:j]
 		}
-		lines[i] = append([]byte(includeMarker+" "+strconv.Itoa(len(incs))), l[len(body):]...)
-		incs = append(incs, includeLine{line: i + 1, paths: splitCriteria(string(args))})
+		lines[i] = append([]byte(stand(len(found))), l[len(body):]...)
+		found = append(found, keywordLine{line: i + 1, args: string(bytes.TrimRight(args, " \t"))})
 	}
-	if len(incs) == 0 {
+	if len(found) == 0 {
 		return data, nil
 	}
-	return bytes.Join(lines, nil), incs
+	return bytes.Join(lines, nil), found
 }
 
 func decodeSSHConfig(data []byte) (c *ssh_config.Config, err error) {
@@ -613,27 +646,12 @@ type matchBlock struct {
 // neutraliseMatch replaces each Match line of data by matchStandIn, the
 // line numbers kept, and returns the blocks replaced.
 func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	out, found := keywordLines(data, "match", func(int) string { return matchStandIn })
 	var blocks []matchBlock
-	for i, l := range lines {
-		body := bytes.TrimRight(l, "\r\n")
-		rest := bytes.TrimLeft(body, " \t")
-		end := bytes.IndexAny(rest, " \t=")
-		if end < 0 || !strings.EqualFold(string(rest[:end]), "match") {
-			continue
-		}
-		criteria := bytes.TrimLeft(rest[end:], " \t")
-		criteria = bytes.TrimLeft(bytes.TrimPrefix(criteria, []byte("=")), " \t")
-		if j := bytes.IndexByte(criteria, '#'); j >= 0 {
-			criteria = criteria[:j]
-		}
-		blocks = append(blocks, matchBlock{line: i + 1, criteria: string(bytes.TrimRight(criteria, " \t"))})
-		lines[i] = append([]byte(matchStandIn), l[len(body):]...)
+	for _, l := range found {
+		blocks = append(blocks, matchBlock{line: l.line, criteria: l.args})
 	}
-	if len(blocks) == 0 {
-		return data, nil
-	}
-	return bytes.Join(lines, nil), blocks
+	return out, blocks
 }
 
 // readKeywords are the keywords readproof reads of an ssh configuration.

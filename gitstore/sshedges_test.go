@@ -1,0 +1,44 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sshHome makes HOME a new directory with a ~/.ssh.
+func sshHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// A Match or Include line with nothing after it (a comment aside) costs
+// the file, as ssh refuses it ("no argument after keyword"): said, naming
+// the file and line, and none of its lines used. Before, a bare Match was
+// the parser's own refusal, and a bare Include read nothing, silently.
+func TestSSHConfigBareKeywordSaid(t *testing.T) {
+	home := sshHome(t)
+	for _, c := range []struct{ line, want string }{
+		{"Match", "line 3: Match with no criteria, which ssh refuses"},
+		{"  match= # all", "line 3: Match with no criteria, which ssh refuses"},
+		{"Include", "line 3: Include with no file named, which ssh refuses"},
+		{"INCLUDE # x", "line 3: Include with no file named, which ssh refuses"},
+	} {
+		path := writeSSHConfig(t, home, "Host git.example.test\n  User cfg\n"+c.line+"\n  Port 1\n")
+		ws := ReadSSHConfig().Warnings("git.example.test")
+		var ce *SSHConfigError
+		if len(ws) != 1 || !errors.As(ws[0], &ce) || ce.File != path || !strings.Contains(ws[0].Error(), c.want) {
+			t.Errorf("%q: warnings %v, want one naming %s and saying %q", c.line, ws, path, c.want)
+		}
+		if u, from, _ := ReadSSHConfig().remoteUser("", "git.example.test"); u == "cfg" {
+			t.Errorf("%q: User from %s, want the file unread", c.line, from)
+		}
+	}
+}
