@@ -249,18 +249,49 @@ func (c *SSHConfig) Warnings(alias string) []error {
 	if hostname == "" {
 		hostname = alias
 	}
-	for _, f := range c.files.all() {
+	a, h := sshHostName(alias), sshHostName(hostname)
+	var visit func(f *sshConfigFile)
+	visit = func(f *sshConfigFile) {
 		for _, m := range f.matches {
 			keys := m.keywords()
-			if len(keys) == 0 || !m.couldApply(sshHostName(alias), sshHostName(hostname)) {
+			if len(keys) == 0 || !m.couldApply(a, h) {
 				continue
 			}
 			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.criteria,
 				Err: fmt.Errorf("readproof does not apply Match blocks, so this one's %s %s not used", strings.Join(keys, ", "), pluralVerb(len(keys)))},
-				"put those lines in a Host block for the host (Host "+sshHostName(alias)+"), which readproof reads as ssh does, or give the user in the source's url"))
+				"put those lines in a Host block for the host (Host "+a+"), which readproof reads as ssh does, or give the user in the source's url"))
+		}
+		for _, inc := range f.includes {
+			// OpenSSH reads the files of an Include in a block that does
+			// not apply to the host without applying any of their
+			// lines, their Match blocks' included
+			if f.blockCouldApply(inc.block, a, h) {
+				for _, g := range inc.files {
+					visit(g)
+				}
+			}
 		}
 	}
+	for i := range c.files {
+		visit(&c.files[i])
+	}
 	return out
+}
+
+// blockCouldApply is whether the block of the file (a Host block, or the
+// stand-in of a Match block) could apply to a fetch of alias at hostname:
+// a Host block whose patterns match alias, a Match block that couldApply.
+// A block not known (nil) could.
+func (c *sshConfigFile) blockCouldApply(b *ssh_config.Host, alias, hostname string) bool {
+	if b == nil {
+		return true
+	}
+	for _, m := range c.matches {
+		if m.host == b {
+			return m.couldApply(alias, hostname)
+		}
+	}
+	return b.Matches(alias)
 }
 
 func pluralVerb(n int) string {
@@ -288,24 +319,7 @@ type sshConfigFile struct {
 type sshInclude struct {
 	line  int
 	files []*sshConfigFile
-}
-
-// all are the files read, each followed by those it includes.
-func (cs sshConfigs) all() []*sshConfigFile {
-	var out []*sshConfigFile
-	var add func(f *sshConfigFile)
-	add = func(f *sshConfigFile) {
-		out = append(out, f)
-		for _, inc := range f.includes {
-			for _, g := range inc.files {
-				add(g)
-			}
-		}
-	}
-	for i := range cs {
-		add(&cs[i])
-	}
-	return out
+	block *ssh_config.Host // the block the line stands in (a Match block's stand-in)
 }
 
 // each visits the lines that apply to alias (in lower case) in the order
@@ -481,6 +495,15 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 		return nil, errors.New("ssh_config: a Match block was not found again after parsing")
 	}
 	out := &sshConfigFile{path: path, conf: c, matches: matches, includes: make([]sshInclude, len(incs))}
+	for _, h := range c.Hosts {
+		for _, n := range h.Nodes {
+			if kv, ok := n.(*ssh_config.KV); ok && kv.Key == includeMarker {
+				if i, err := strconv.Atoi(kv.Value); err == nil && i >= 0 && i < len(incs) && incs[i].line == kv.Pos().Line {
+					out.includes[i].block = h
+				}
+			}
+		}
+	}
 	for n, inc := range incs {
 		out.includes[n].line = inc.line
 		for _, w := range inc.paths {

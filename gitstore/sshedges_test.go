@@ -42,3 +42,32 @@ func TestSSHConfigBareKeywordSaid(t *testing.T) {
 		}
 	}
 }
+
+// A Match block of a file included only from a block that does not apply
+// to the host (a Host block for another, a Match block ruled out) is not
+// said: OpenSSH reads such a file without applying any of its lines. One
+// included from the host's Host block still is.
+func TestSSHMatchInIncludedFileSaidOnlyWhereItCouldApply(t *testing.T) {
+	home := sshHome(t)
+	dir := filepath.Join(home, ".ssh")
+	for _, name := range []string{"other.conf", "git.conf", "never.conf"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# "+name+"\nMatch host *.example.test\n  User nobody\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSSHConfig(t, home, "Host other.example.test\n  Include other.conf\nHost git.example.test\n  Include git.conf\nMatch originalhost none.test\n  Include never.conf\n")
+	for alias, want := range map[string]string{"git.example.test": "git.conf", "other.example.test": "other.conf", "third.example.test": ""} {
+		var got []string
+		for _, w := range ReadSSHConfig().Warnings(alias) {
+			var ce *SSHConfigError
+			if !errors.As(w, &ce) || ce.Line != 2 || ce.Key != "Match" {
+				t.Errorf("%s: warning %v, want a Match block's, line 2", alias, w)
+				continue
+			}
+			got = append(got, filepath.Base(ce.File))
+		}
+		if (want == "" && len(got) != 0) || (want != "" && (len(got) != 1 || got[0] != want)) {
+			t.Errorf("%s: Match blocks said in %q, want only %q's", alias, got, want)
+		}
+	}
+}
