@@ -155,23 +155,19 @@ func (c *SSHConfig) Check(alias string) error {
 		return err
 	}
 	for _, f := range c.files {
-		key, v, line, included := f.first(alias, "ProxyJump", "ProxyCommand")
-		if key == "" {
+		st := f.first(alias, "ProxyJump", "ProxyCommand")
+		if st.key == "" {
 			continue
 		}
-		if strings.EqualFold(unquote(v), "none") {
+		if strings.EqualFold(unquote(st.value), "none") {
 			return nil
 		}
-		shown := v
-		if key == "ProxyCommand" {
+		shown := st.value
+		if st.key == "ProxyCommand" {
 			shown = "" // a command line may carry a token: not repeated
 		}
-		what := "readproof connects to the host directly, never through a proxy or a jump host"
-		if included {
-			what = "set in a file this Include line reads; " + what
-		}
-		return &SSHConfigError{File: f.path, Line: line, Host: alias, Key: key, Value: shown,
-			Err: errors.New(what + ", so it does not fetch this source; remove the setting for this host, or give the source's url a Host alias without it (with the host's Hostname), or mirror the repository where readproof can reach it directly")}
+		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: st.key, Value: shown,
+			Err: errors.New(st.readThrough() + "readproof connects to the host directly, never through a proxy or a jump host, so it does not fetch this source; remove the setting for this host, or give the source's url a Host alias without it (with the host's Hostname), or mirror the repository where readproof can reach it directly")}
 	}
 	return nil
 }
@@ -180,41 +176,54 @@ func (c *SSHConfig) Check(alias string) error {
 // number.
 func (c *SSHConfig) checkPort(alias string) error {
 	for _, f := range c.files {
-		_, v, line, included := f.first(alias, "Port")
-		if v == "" {
+		st := f.first(alias, "Port")
+		if st.value == "" {
 			continue
 		}
-		if p, err := strconv.Atoi(unquote(v)); err == nil && p > 0 && p <= 65535 {
+		if p, err := strconv.Atoi(unquote(st.value)); err == nil && p > 0 && p <= 65535 {
 			return nil
 		}
-		what := "not a port number (1 to 65535), which ssh refuses"
-		if included {
-			what = "set in a file this Include line reads: " + what
-		}
-		return &SSHConfigError{File: f.path, Line: line, Host: alias, Key: "Port", Value: v,
-			Err: errors.New(what + "; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
+			Err: errors.New(st.readThrough() + "not a port number (1 to 65535), which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
 	}
 	return nil
 }
 
-// first is the first line of the file, in a Host block matching alias,
-// that sets one of keys: the keyword as given in keys, its value, its
-// line, and whether it is in a file an Include line reads (line is then
-// the Include's). key is "" for none.
-func (c sshConfigFile) first(alias string, keys ...string) (key, value string, line int, included bool) {
-	c.each(sshHostName(alias), func(kv *ssh_config.KV, top int) bool {
+// setting is a line of an ssh configuration that sets a keyword.
+type setting struct {
+	key   string // the keyword as the caller gave it; "" for none
+	value string
+	file  string // the file the line is in: the one read, or one it includes
+	line  int
+	via   string // the file that includes file, "" when it is the one read
+	viaAt int    // the line of via's Include
+}
+
+// readThrough says, for a setting of a file an Include line reads, which
+// Include line that is; "" for a setting of the file read.
+func (s setting) readThrough() string {
+	if s.via == "" {
+		return ""
+	}
+	return "read through the Include on " + s.via + " line " + strconv.Itoa(s.viaAt) + "; "
+}
+
+// first is the first line of the file, or of a file it includes, in a
+// Host block matching alias, that sets one of keys.
+func (c sshConfigFile) first(alias string, keys ...string) (st setting) {
+	c.each(sshHostName(alias), func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
 		for _, k := range keys {
 			if strings.EqualFold(kv.Key, k) {
-				key, value, line, included = k, kv.Value, kv.Pos().Line, top != 0
-				if included {
-					line = top
+				st = setting{key: k, value: kv.Value, file: in.path, line: kv.Pos().Line}
+				if top != 0 {
+					st.via, st.viaAt = c.path, top
 				}
 				return false
 			}
 		}
 		return true
 	})
-	return key, value, line, included
+	return st
 }
 
 // remoteUser is the login for an ssh fetch of alias, in OpenSSH's order:
@@ -326,13 +335,14 @@ type sshInclude struct {
 // OpenSSH reads them: those of the Host blocks matching alias, and where
 // an Include line stands in such a block, the lines of the files it reads
 // that apply (an Include in a block that does not match reads nothing).
-// top is the line of the Include of c through which the line was reached,
-// 0 for a line of c. visit returns false to stop.
-func (c *sshConfigFile) each(alias string, visit func(kv *ssh_config.KV, top int) bool) {
+// in is the file the line is in: c, or a file it includes; top is the
+// line of the Include of c through which it was reached, 0 for a line of
+// c. visit returns false to stop.
+func (c *sshConfigFile) each(alias string, visit func(kv *ssh_config.KV, in *sshConfigFile, top int) bool) {
 	c.walk(alias, 0, visit)
 }
 
-func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV, top int) bool) bool {
+func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV, in *sshConfigFile, top int) bool) bool {
 	if c.conf == nil {
 		return true
 	}
@@ -346,7 +356,7 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 				continue
 			}
 			if kv.Key != includeMarker {
-				if !visit(kv, top) {
+				if !visit(kv, c, top) {
 					return false
 				}
 				continue
@@ -372,7 +382,7 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 // identities are the IdentityFile values the file gives for alias, in
 // order, and its first IdentitiesOnly value ("" for none).
 func (c *sshConfigFile) identities(alias string) (files []string, only string) {
-	c.each(sshHostName(alias), func(kv *ssh_config.KV, _ int) bool {
+	c.each(sshHostName(alias), func(kv *ssh_config.KV, _ *sshConfigFile, _ int) bool {
 		switch {
 		case strings.EqualFold(kv.Key, "IdentityFile"):
 			files = append(files, kv.Value)
@@ -395,19 +405,15 @@ func (cs sshConfigs) Get(alias, key string) string {
 	return v
 }
 
-// lookup is Get and the file the value is from.
+// lookup is Get and the file the value is from (one read, or one it
+// includes).
 func (cs sshConfigs) lookup(alias, key string) (string, string) {
 	for _, c := range cs {
-		if v := c.get(alias, key); v != "" {
-			return unquote(v), c.path
+		if st := c.first(alias, key); st.value != "" {
+			return unquote(st.value), st.file
 		}
 	}
 	return "", ""
-}
-
-func (c sshConfigFile) get(alias, key string) string {
-	_, v, _, _ := c.first(alias, key)
-	return v
 }
 
 // readSSHConfigFile reads the ssh configuration at path; nil for none.

@@ -71,3 +71,32 @@ func TestSSHMatchInIncludedFileSaidOnlyWhereItCouldApply(t *testing.T) {
 		}
 	}
 }
+
+// A bad Port or a ProxyCommand in a file included two levels down is
+// refused naming that file and its line, and the Include line of
+// ~/.ssh/config that reads it; a User there names that file too.
+func TestSSHRefusalInNestedIncludeNamesItsFile(t *testing.T) {
+	home := sshHome(t)
+	dir := filepath.Join(home, ".ssh")
+	mid, deep := filepath.Join(dir, "mid.conf"), filepath.Join(dir, "deep.conf")
+	if err := os.WriteFile(mid, []byte("Include deep.conf\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ conf, key string }{
+		{"Host git.example.test\n  User x\n  Port twenty-two\n", "Port"},
+		{"Host git.example.test\n  User x\n  ProxyCommand ssh -W %h:%p bastion\n", "ProxyCommand"},
+	} {
+		if err := os.WriteFile(deep, []byte(c.conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		path := writeSSHConfig(t, home, "# first\nHost *.example.test\n  Include mid.conf\n")
+		err := ReadSSHConfig().Check("git.example.test")
+		var ce *SSHConfigError
+		if !errors.As(err, &ce) || ce.Key != c.key || ce.File != deep || ce.Line != 3 || !strings.Contains(err.Error(), deep+" line 3: "+c.key) || !strings.Contains(err.Error(), "read through the Include on "+path+" line 3") {
+			t.Errorf("%s: %v, want it refused at %s line 3, read through %s line 3", c.key, err, deep, path)
+		}
+		if _, from, _ := ReadSSHConfig().remoteUser("", "git.example.test"); from != "User in "+deep {
+			t.Errorf("User from %q, want %s", from, deep)
+		}
+	}
+}
