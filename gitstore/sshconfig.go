@@ -34,6 +34,7 @@ type SSHConfig struct {
 	files   sshConfigs
 	notes   []string // the files not read, for an SSHAuthError
 	unread  []error  // $HOME/.ssh/config, or files it includes, not read: warnings
+	refused error    // a configuration ssh refuses whole, so connecting nowhere
 	// hosts is go-git's reader when a caller has swapped its default
 	// (which reads the passwd entry's home once per process) for another:
 	// then it gives Hostname and Port (none when it is nil)
@@ -50,18 +51,21 @@ type sshConfigReader interface {
 // keyword's value is the first one given, as in OpenSSH). A file that
 // cannot be read is left out and noted: SSHConfig.Warnings says so of
 // $HOME's, and an ssh server's refusal of every key names both.
-func ReadSSHConfig() *SSHConfig {
+func ReadSSHConfig() *SSHConfig { return readSSHConfigs(systemSSHConfig) }
+
+// readSSHConfigs is ReadSSHConfig with system the system-wide file.
+func readSSHConfigs(system string) *SSHConfig {
 	c := &SSHConfig{}
 	c.home, c.homeErr = os.UserHomeDir()
 	var paths []string
 	if c.home != "" {
 		paths = append(paths, filepath.Join(c.home, ".ssh", "config"))
 	}
-	paths = append(paths, systemSSHConfig)
+	paths = append(paths, system)
 	for i, p := range paths {
 		home := c.home
 		if i == len(paths)-1 {
-			home = "" // the system file's ~ is not expanded, as in OpenSSH
+			home = "" // the system file, where ssh refuses a ~ (refused)
 		}
 		f, err := readSSHConfigFile(p, home)
 		if err != nil {
@@ -73,6 +77,9 @@ func ReadSSHConfig() *SSHConfig {
 			continue
 		}
 		if f != nil {
+			if f.refused != nil && c.refused == nil {
+				c.refused = f.refused
+			}
 			c.files = append(c.files, *f)
 			for _, e := range f.includeErrs {
 				c.notes = append(c.notes, fmt.Sprintf("%v, so neither are its IdentityFile lines", e))
@@ -148,9 +155,14 @@ func SSHAddress(host, port string) (string, string) {
 // a ProxyJump or ProxyCommand that ssh would go through (readproof always
 // connects to the host directly; of the two, the first given decides, as
 // in OpenSSH, and "none" is direct), or a Port that is not a port number
-// (which ssh refuses, where readproof would dial 22). Without it, a user
-// relying on a bastion would find the fetch gone around it.
+// (which ssh refuses, where readproof would dial 22); or, for any host, a
+// ~ in an Include of the system file, for which ssh refuses the whole
+// configuration. Without it, a user relying on a bastion would find the
+// fetch gone around it.
 func (c *SSHConfig) Check(alias string) error {
+	if c.refused != nil {
+		return c.refused
+	}
 	if err := c.checkPort(alias); err != nil {
 		return err
 	}
@@ -322,6 +334,9 @@ type sshConfigFile struct {
 	// any depth, each an *SSHConfigError naming the file and line of the
 	// Include that names it
 	includeErrs []error
+	// refused is the first Include line, at any depth, for which ssh
+	// refuses the whole configuration: one with a ~ in the system file
+	refused error
 }
 
 // sshInclude is an Include line and the files it reads, in order.
@@ -419,7 +434,7 @@ func (cs sshConfigs) lookup(alias, key string) (string, string) {
 // readSSHConfigFile reads the ssh configuration at path; nil for none.
 // Its Include lines name files as OpenSSH reads them: a relative path
 // from path's directory (~/.ssh, /etc/ssh), ~/ the home directory home
-// ("" for none: such a file is not read). readproof reads the files they
+// ("" for the system file, where ssh refuses a ~: said as refused). readproof reads the files they
 // name itself, as it reads path: bounded, a file that is not a regular
 // one refused (a FIFO does not block), at most maxSSHIncludeDepth levels
 // deep; one not read is left out and said (includeErrs), the rest read.
@@ -427,7 +442,7 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	r := &includeReader{dir: filepath.Dir(path), home: home}
 	f, err := r.read(path, 0)
 	if f != nil {
-		f.includeErrs = r.errs
+		f.includeErrs, f.refused = r.errs, r.refused
 	}
 	return f, err
 }
@@ -448,6 +463,7 @@ type includeReader struct {
 	files     int     // read so far
 	full      bool    // files reached maxSSHIncludedFiles
 	errs      []error // the included files not read, each an *SSHConfigError
+	refused   error   // the first Include with a ~ when home is ""
 }
 
 // read reads the file at path, depth Include lines down from the first.
@@ -537,11 +553,15 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 			Err: fmt.Errorf("this Include line's %s is not a path or pattern readproof reads (%w), so no file is read for it; the rest is", name, err)})
 	}
 	switch {
-	case w == "~" || strings.HasPrefix(w, "~/"):
-		if r.home == "" {
-			badPattern(w, errors.New("~ is not expanded in this file"))
-			return nil
+	case strings.HasPrefix(w, "~") && r.home == "":
+		// ssh -G says "bad include path" and reads nothing more, for
+		// any host, wherever the line stands
+		if r.refused == nil {
+			r.refused = &SSHConfigError{File: from, Line: line,
+				Err: fmt.Errorf("this Include line's %s starts with ~, which ssh refuses in the system configuration and files it includes (\"bad include path\"): ssh then connects to no host, and readproof does not either; write the path out in full, or move the Include line to ~/.ssh/config, where ~ is the home directory", w)}
 		}
+		return nil
+	case w == "~" || strings.HasPrefix(w, "~/"):
 		w = filepath.Join(r.home, w[1:])
 	case strings.HasPrefix(w, "~"):
 		badPattern(w, errors.New("~user is not expanded"))

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -98,5 +99,67 @@ func TestSSHRefusalInNestedIncludeNamesItsFile(t *testing.T) {
 		if _, from, _ := ReadSSHConfig().remoteUser("", "git.example.test"); from != "User in "+deep {
 			t.Errorf("User from %q, want %s", from, deep)
 		}
+	}
+}
+
+// ssh refuses a ~ in an Include line of the system configuration
+// (/etc/ssh/ssh_config) or of a file it includes, wherever the line
+// stands: "bad include path", and it connects to no host (ssh_config(5):
+// ~ is for user configurations). An ssh fetch is refused the same way,
+// naming the file and line, before any connection; before, the line was
+// left out and the rest read. An Include there with a full path is read.
+func TestSSHSystemConfigTildeIncludeRefused(t *testing.T) {
+	s, home := newKeyServer(t)
+	key := writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "")
+	s.allow(key.PublicKey())
+	dir := t.TempDir()
+	sys, mid, abs := filepath.Join(dir, "ssh_config"), filepath.Join(dir, "mid.conf"), filepath.Join(dir, "port.conf")
+	write := func(path, conf string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, "x.conf"), "Host git.example.test\n  Port 1\n")
+	for _, c := range []struct {
+		name, sys, mid, file string
+		line                 int
+	}{
+		{"in a Host block for another host", "# system\nHost other.test\n  Include ~/x.conf\n", "", sys, 3},
+		{"~user", "Include /nonexistent/*.conf ~root/x.conf\n", "", sys, 1},
+		{"in a file it includes", "Include " + mid + "\n", "Host *\n  Include ~/x.conf\n", mid, 2},
+	} {
+		write(sys, c.sys)
+		write(mid, c.mid)
+		var asked []string
+		m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{SSHConfig: readSSHConfigs(sys), Dial: dialTo(s.target, &asked)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Fetch(context.Background())
+		var ce *SSHConfigError
+		if !errors.As(err, &ce) || ce.File != c.file || ce.Line != c.line || !strings.Contains(err.Error(), "bad include path") || !strings.Contains(err.Error(), "write the path out in full") {
+			t.Errorf("%s: %v, want it refused at %s line %d", c.name, err, c.file, c.line)
+		}
+		if len(asked) != 0 {
+			t.Errorf("%s: dialled %q before refusing", c.name, asked)
+		}
+	}
+	write(abs, "Host git.example.test\n  Port "+s.port+"\n")
+	write(sys, "Host *\n  Include "+abs+"\n")
+	conf := readSSHConfigs(sys)
+	if err := conf.Check("git.example.test"); err != nil {
+		t.Fatalf("an Include with a full path: %v", err)
+	}
+	var asked []string
+	m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{SSHConfig: conf, Dial: dialTo(s.target, &asked)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fetch(context.Background()); err != nil && !errors.Is(err, ErrRepoNotFound) {
+		t.Errorf("fetch: %v", err)
+	}
+	if want := "git.example.test:" + s.port; len(asked) != 1 || asked[0] != want {
+		t.Errorf("dialled %q, want %s, the included file's Port", asked, want)
 	}
 }
