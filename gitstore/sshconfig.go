@@ -434,10 +434,11 @@ func (cs sshConfigs) lookup(alias, key string) (string, string) {
 // readSSHConfigFile reads the ssh configuration at path; nil for none.
 // Its Include lines name files as OpenSSH reads them: a relative path
 // from path's directory (~/.ssh, /etc/ssh), ~/ the home directory home
-// ("" for the system file, where ssh refuses a ~: said as refused). readproof reads the files they
-// name itself, as it reads path: bounded, a file that is not a regular
-// one refused (a FIFO does not block), at most maxSSHIncludeDepth levels
-// deep; one not read is left out and said (includeErrs), the rest read.
+// ("" for the system file, where ssh refuses a ~: the file's refused).
+// readproof reads the files they name itself, as it reads path: bounded,
+// a file that is not a regular one refused (a FIFO does not block), at
+// most maxSSHIncludeDepth levels deep; one not read is left out and said
+// (includeErrs), the rest read.
 func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	r := &includeReader{dir: filepath.Dir(path), home: home}
 	f, err := r.read(path, 0)
