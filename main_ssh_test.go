@@ -21,7 +21,8 @@ import (
 // rest of the script, to a client holding the key of AUTHORIZED (an
 // authorized_keys line), as USER when one is given (any user otherwise):
 // `sshserve BASEDIR AUTHORIZED [USER]`. Each exec runs the
-// real git-upload-pack on BASEDIR/PATH. It sets $SSH_PORT and lists its
+// real git-upload-pack (or git-receive-pack, for stock git's push) on
+// BASEDIR/PATH. It sets $SSH_PORT and lists its
 // host key under [127.0.0.1]:PORT in $HOME/.ssh/known_hosts.
 func sshServeCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 || len(args) > 3 {
@@ -92,13 +93,13 @@ func serveUploadPack(c net.Conn, conf *ssh.ServerConfig, base string, env []stri
 				}
 				var p struct{ Command string }
 				_ = ssh.Unmarshal(r.Payload, &p)
-				path, ok := strings.CutPrefix(p.Command, "git-upload-pack '")
-				if !ok || !strings.HasSuffix(path, "'") || strings.Contains(strings.TrimSuffix(path, "'"), "'") {
+				prog, path, ok := strings.Cut(p.Command, " '")
+				if !ok || (prog != "git-upload-pack" && prog != "git-receive-pack") || !strings.HasSuffix(path, "'") || strings.Contains(strings.TrimSuffix(path, "'"), "'") {
 					_ = r.Reply(false, nil)
 					return
 				}
 				_ = r.Reply(true, nil)
-				cmd := exec.Command("git-upload-pack", filepath.Join(base, filepath.Clean("/"+strings.TrimSuffix(path, "'"))))
+				cmd := exec.Command(prog, filepath.Join(base, filepath.Clean("/"+strings.TrimSuffix(path, "'"))))
 				cmd.Env = env
 				cmd.Stdin, cmd.Stdout, cmd.Stderr = ch, ch, ch.Stderr()
 				status := uint32(0)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,7 +72,18 @@ func openGit(spec Spec, env Env) (Source, error) {
 		base, _ = os.Getwd()
 	}
 	raw := strings.TrimSpace(spec.URL)
+	bracketed, isBracketed, berr := gitstore.ParseBracketedSCP(raw)
 	switch {
+	case isBracketed:
+		// [user@host:port]:path, as git reads it: the scp-like pattern
+		// below would take "[host" for the host
+		if berr != nil {
+			return broken(fail("", ErrConfig, nil, "git source url %s: %v", s.shown, berr))
+		}
+		s.kind, s.host, s.ssh = gitRemote, bracketed.Host, true
+		if bracketed.Port > 0 {
+			s.port = strconv.Itoa(bracketed.Port)
+		}
 	case strings.Contains(raw, "://"):
 		u, err := parseSourceURL(raw)
 		if err != nil {

@@ -103,7 +103,10 @@ func OpenMirror(cacheDir, url string, opts MirrorOptions) (*Mirror, error) {
 	if url == "" {
 		return nil, errors.New("git mirror: no url")
 	}
-	if _, err := transport.NewEndpoint(url); err != nil {
+	if _, ok, err := ParseBracketedSCP(url); ok && err != nil {
+		return nil, fmt.Errorf("git mirror: %w", err)
+	}
+	if _, err := newEndpoint(url); err != nil {
 		return nil, fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(url))
 	}
 	abs, err := filepath.Abs(cacheDir)

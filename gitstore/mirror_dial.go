@@ -234,8 +234,15 @@ func (c *SSHConfig) sshAddr(ep *transport.Endpoint) string {
 // that ~/.ssh/config's Port for the host applies (go-git gives it 22, as
 // if the URL had said so), and with the path all that follows the colon
 // after the host (go-git reads host:2222:path as port 2222; git reads the
-// path 2222:path).
+// path 2222:path); and a bracketed one ([user@host:port]:path), whose
+// port it gives (ParseBracketedSCP; go-git misreads it).
 func newEndpoint(url string) (*transport.Endpoint, error) {
+	if a, ok, err := ParseBracketedSCP(url); ok {
+		if err != nil {
+			return nil, err
+		}
+		return &transport.Endpoint{Protocol: "ssh", User: a.User, Host: a.Host, Port: a.Port, Path: a.Path}, nil
+	}
 	ep, err := transport.NewEndpoint(url)
 	if i := strings.Index(url, "://"); err != nil || ep.Protocol != "ssh" || (i >= 0 && i == strings.Index(url, ":")) {
 		return ep, err // not scp-like: a scheme before the first colon

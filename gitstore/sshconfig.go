@@ -34,6 +34,7 @@ type SSHConfig struct {
 	files   sshConfigs
 	notes   []string // the files not read, for an SSHAuthError
 	unread  []error  // $HOME/.ssh/config, or files it includes, not read: warnings
+	refused error    // a configuration ssh refuses whole, so connecting nowhere
 	// hosts is go-git's reader when a caller has swapped its default
 	// (which reads the passwd entry's home once per process) for another:
 	// then it gives Hostname and Port (none when it is nil)
@@ -50,18 +51,21 @@ type sshConfigReader interface {
 // keyword's value is the first one given, as in OpenSSH). A file that
 // cannot be read is left out and noted: SSHConfig.Warnings says so of
 // $HOME's, and an ssh server's refusal of every key names both.
-func ReadSSHConfig() *SSHConfig {
+func ReadSSHConfig() *SSHConfig { return readSSHConfigs(systemSSHConfig) }
+
+// readSSHConfigs is ReadSSHConfig with system the system-wide file.
+func readSSHConfigs(system string) *SSHConfig {
 	c := &SSHConfig{}
 	c.home, c.homeErr = os.UserHomeDir()
 	var paths []string
 	if c.home != "" {
 		paths = append(paths, filepath.Join(c.home, ".ssh", "config"))
 	}
-	paths = append(paths, systemSSHConfig)
+	paths = append(paths, system)
 	for i, p := range paths {
 		home := c.home
 		if i == len(paths)-1 {
-			home = "" // the system file's ~ is not expanded, as in OpenSSH
+			home = "" // the system file, where ssh refuses a ~ (refused)
 		}
 		f, err := readSSHConfigFile(p, home)
 		if err != nil {
@@ -73,6 +77,9 @@ func ReadSSHConfig() *SSHConfig {
 			continue
 		}
 		if f != nil {
+			if f.refused != nil && c.refused == nil {
+				c.refused = f.refused
+			}
 			c.files = append(c.files, *f)
 			for _, e := range f.includeErrs {
 				c.notes = append(c.notes, fmt.Sprintf("%v, so neither are its IdentityFile lines", e))
@@ -148,30 +155,31 @@ func SSHAddress(host, port string) (string, string) {
 // a ProxyJump or ProxyCommand that ssh would go through (readproof always
 // connects to the host directly; of the two, the first given decides, as
 // in OpenSSH, and "none" is direct), or a Port that is not a port number
-// (which ssh refuses, where readproof would dial 22). Without it, a user
-// relying on a bastion would find the fetch gone around it.
+// (which ssh refuses, where readproof would dial 22); or, for any host, a
+// ~ in an Include of the system file, for which ssh refuses the whole
+// configuration. Without it, a user relying on a bastion would find the
+// fetch gone around it.
 func (c *SSHConfig) Check(alias string) error {
+	if c.refused != nil {
+		return c.refused
+	}
 	if err := c.checkPort(alias); err != nil {
 		return err
 	}
 	for _, f := range c.files {
-		key, v, line, included := f.first(alias, "ProxyJump", "ProxyCommand")
-		if key == "" {
+		st := f.first(alias, "ProxyJump", "ProxyCommand")
+		if st.key == "" {
 			continue
 		}
-		if strings.EqualFold(unquote(v), "none") {
+		if strings.EqualFold(unquote(st.value), "none") {
 			return nil
 		}
-		shown := v
-		if key == "ProxyCommand" {
+		shown := st.value
+		if st.key == "ProxyCommand" {
 			shown = "" // a command line may carry a token: not repeated
 		}
-		what := "readproof connects to the host directly, never through a proxy or a jump host"
-		if included {
-			what = "set in a file this Include line reads; " + what
-		}
-		return &SSHConfigError{File: f.path, Line: line, Host: alias, Key: key, Value: shown,
-			Err: errors.New(what + ", so it does not fetch this source; remove the setting for this host, or give the source's url a Host alias without it (with the host's Hostname), or mirror the repository where readproof can reach it directly")}
+		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: st.key, Value: shown,
+			Err: errors.New(st.readThrough() + "readproof connects to the host directly, never through a proxy or a jump host, so it does not fetch this source; remove the setting for this host, or give the source's url a Host alias without it (with the host's Hostname), or mirror the repository where readproof can reach it directly")}
 	}
 	return nil
 }
@@ -180,41 +188,54 @@ func (c *SSHConfig) Check(alias string) error {
 // number.
 func (c *SSHConfig) checkPort(alias string) error {
 	for _, f := range c.files {
-		_, v, line, included := f.first(alias, "Port")
-		if v == "" {
+		st := f.first(alias, "Port")
+		if st.value == "" {
 			continue
 		}
-		if p, err := strconv.Atoi(unquote(v)); err == nil && p > 0 && p <= 65535 {
+		if p, err := strconv.Atoi(unquote(st.value)); err == nil && p > 0 && p <= 65535 {
 			return nil
 		}
-		what := "not a port number (1 to 65535), which ssh refuses"
-		if included {
-			what = "set in a file this Include line reads: " + what
-		}
-		return &SSHConfigError{File: f.path, Line: line, Host: alias, Key: "Port", Value: v,
-			Err: errors.New(what + "; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
+			Err: errors.New(st.readThrough() + "not a port number (1 to 65535), which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
 	}
 	return nil
 }
 
-// first is the first line of the file, in a Host block matching alias,
-// that sets one of keys: the keyword as given in keys, its value, its
-// line, and whether it is in a file an Include line reads (line is then
-// the Include's). key is "" for none.
-func (c sshConfigFile) first(alias string, keys ...string) (key, value string, line int, included bool) {
-	c.each(sshHostName(alias), func(kv *ssh_config.KV, top int) bool {
+// setting is a line of an ssh configuration that sets a keyword.
+type setting struct {
+	key   string // the keyword as the caller gave it; "" for none
+	value string
+	file  string // the file the line is in: the one read, or one it includes
+	line  int
+	via   string // the file that includes file, "" when it is the one read
+	viaAt int    // the line of via's Include
+}
+
+// readThrough says, for a setting of a file an Include line reads, which
+// Include line that is; "" for a setting of the file read.
+func (s setting) readThrough() string {
+	if s.via == "" {
+		return ""
+	}
+	return "read through the Include on " + s.via + " line " + strconv.Itoa(s.viaAt) + "; "
+}
+
+// first is the first line of the file, or of a file it includes, in a
+// Host block matching alias, that sets one of keys.
+func (c sshConfigFile) first(alias string, keys ...string) (st setting) {
+	c.each(sshHostName(alias), func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
 		for _, k := range keys {
 			if strings.EqualFold(kv.Key, k) {
-				key, value, line, included = k, kv.Value, kv.Pos().Line, top != 0
-				if included {
-					line = top
+				st = setting{key: k, value: kv.Value, file: in.path, line: kv.Pos().Line}
+				if top != 0 {
+					st.via, st.viaAt = c.path, top
 				}
 				return false
 			}
 		}
 		return true
 	})
-	return key, value, line, included
+	return st
 }
 
 // remoteUser is the login for an ssh fetch of alias, in OpenSSH's order:
@@ -249,18 +270,49 @@ func (c *SSHConfig) Warnings(alias string) []error {
 	if hostname == "" {
 		hostname = alias
 	}
-	for _, f := range c.files.all() {
+	a, h := sshHostName(alias), sshHostName(hostname)
+	var visit func(f *sshConfigFile)
+	visit = func(f *sshConfigFile) {
 		for _, m := range f.matches {
 			keys := m.keywords()
-			if len(keys) == 0 || !m.couldApply(sshHostName(alias), sshHostName(hostname)) {
+			if len(keys) == 0 || !m.couldApply(a, h) {
 				continue
 			}
 			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.criteria,
 				Err: fmt.Errorf("readproof does not apply Match blocks, so this one's %s %s not used", strings.Join(keys, ", "), pluralVerb(len(keys)))},
-				"put those lines in a Host block for the host (Host "+sshHostName(alias)+"), which readproof reads as ssh does, or give the user in the source's url"))
+				"put those lines in a Host block for the host (Host "+a+"), which readproof reads as ssh does, or give the user in the source's url"))
+		}
+		for _, inc := range f.includes {
+			// OpenSSH reads the files of an Include in a block that does
+			// not apply to the host without applying any of their
+			// lines, their Match blocks' included
+			if f.blockCouldApply(inc.block, a, h) {
+				for _, g := range inc.files {
+					visit(g)
+				}
+			}
 		}
 	}
+	for i := range c.files {
+		visit(&c.files[i])
+	}
 	return out
+}
+
+// blockCouldApply is whether the block of the file (a Host block, or the
+// stand-in of a Match block) could apply to a fetch of alias at hostname:
+// a Host block whose patterns match alias, a Match block that couldApply.
+// A block not known (nil) could.
+func (c *sshConfigFile) blockCouldApply(b *ssh_config.Host, alias, hostname string) bool {
+	if b == nil {
+		return true
+	}
+	for _, m := range c.matches {
+		if m.host == b {
+			return m.couldApply(alias, hostname)
+		}
+	}
+	return b.Matches(alias)
 }
 
 func pluralVerb(n int) string {
@@ -282,43 +334,30 @@ type sshConfigFile struct {
 	// any depth, each an *SSHConfigError naming the file and line of the
 	// Include that names it
 	includeErrs []error
+	// refused is the first Include line, at any depth, for which ssh
+	// refuses the whole configuration: one with a ~ in the system file
+	refused error
 }
 
 // sshInclude is an Include line and the files it reads, in order.
 type sshInclude struct {
 	line  int
 	files []*sshConfigFile
-}
-
-// all are the files read, each followed by those it includes.
-func (cs sshConfigs) all() []*sshConfigFile {
-	var out []*sshConfigFile
-	var add func(f *sshConfigFile)
-	add = func(f *sshConfigFile) {
-		out = append(out, f)
-		for _, inc := range f.includes {
-			for _, g := range inc.files {
-				add(g)
-			}
-		}
-	}
-	for i := range cs {
-		add(&cs[i])
-	}
-	return out
+	block *ssh_config.Host // the block the line stands in (a Match block's stand-in)
 }
 
 // each visits the lines that apply to alias (in lower case) in the order
 // OpenSSH reads them: those of the Host blocks matching alias, and where
 // an Include line stands in such a block, the lines of the files it reads
 // that apply (an Include in a block that does not match reads nothing).
-// top is the line of the Include of c through which the line was reached,
-// 0 for a line of c. visit returns false to stop.
-func (c *sshConfigFile) each(alias string, visit func(kv *ssh_config.KV, top int) bool) {
+// in is the file the line is in: c, or a file it includes; top is the
+// line of the Include of c through which it was reached, 0 for a line of
+// c. visit returns false to stop.
+func (c *sshConfigFile) each(alias string, visit func(kv *ssh_config.KV, in *sshConfigFile, top int) bool) {
 	c.walk(alias, 0, visit)
 }
 
-func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV, top int) bool) bool {
+func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV, in *sshConfigFile, top int) bool) bool {
 	if c.conf == nil {
 		return true
 	}
@@ -332,7 +371,7 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 				continue
 			}
 			if kv.Key != includeMarker {
-				if !visit(kv, top) {
+				if !visit(kv, c, top) {
 					return false
 				}
 				continue
@@ -358,7 +397,7 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 // identities are the IdentityFile values the file gives for alias, in
 // order, and its first IdentitiesOnly value ("" for none).
 func (c *sshConfigFile) identities(alias string) (files []string, only string) {
-	c.each(sshHostName(alias), func(kv *ssh_config.KV, _ int) bool {
+	c.each(sshHostName(alias), func(kv *ssh_config.KV, _ *sshConfigFile, _ int) bool {
 		switch {
 		case strings.EqualFold(kv.Key, "IdentityFile"):
 			files = append(files, kv.Value)
@@ -381,33 +420,30 @@ func (cs sshConfigs) Get(alias, key string) string {
 	return v
 }
 
-// lookup is Get and the file the value is from.
+// lookup is Get and the file the value is from (one read, or one it
+// includes).
 func (cs sshConfigs) lookup(alias, key string) (string, string) {
 	for _, c := range cs {
-		if v := c.get(alias, key); v != "" {
-			return unquote(v), c.path
+		if st := c.first(alias, key); st.value != "" {
+			return unquote(st.value), st.file
 		}
 	}
 	return "", ""
 }
 
-func (c sshConfigFile) get(alias, key string) string {
-	_, v, _, _ := c.first(alias, key)
-	return v
-}
-
 // readSSHConfigFile reads the ssh configuration at path; nil for none.
 // Its Include lines name files as OpenSSH reads them: a relative path
 // from path's directory (~/.ssh, /etc/ssh), ~/ the home directory home
-// ("" for none: such a file is not read). readproof reads the files they
-// name itself, as it reads path: bounded, a file that is not a regular
-// one refused (a FIFO does not block), at most maxSSHIncludeDepth levels
-// deep; one not read is left out and said (includeErrs), the rest read.
+// ("" for the system file, where ssh refuses a ~: the file's refused).
+// readproof reads the files they name itself, as it reads path: bounded,
+// a file that is not a regular one refused (a FIFO does not block), at
+// most maxSSHIncludeDepth levels deep; one not read is left out and said
+// (includeErrs), the rest read.
 func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	r := &includeReader{dir: filepath.Dir(path), home: home}
 	f, err := r.read(path, 0)
 	if f != nil {
-		f.includeErrs = r.errs
+		f.includeErrs, f.refused = r.errs, r.refused
 	}
 	return f, err
 }
@@ -428,6 +464,7 @@ type includeReader struct {
 	files     int     // read so far
 	full      bool    // files reached maxSSHIncludedFiles
 	errs      []error // the included files not read, each an *SSHConfigError
+	refused   error   // the first Include with a ~ when home is ""
 }
 
 // read reads the file at path, depth Include lines down from the first.
@@ -454,6 +491,17 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	}
 	data, matches := neutraliseMatch(data)
 	data, incs := markIncludes(data)
+	// as ssh does, a bare Match or Include costs the file
+	for _, m := range matches {
+		if m.criteria == "" {
+			return nil, fmt.Errorf("line %d: Match with no criteria, which ssh refuses", m.line)
+		}
+	}
+	for _, inc := range incs {
+		if len(inc.paths) == 0 {
+			return nil, fmt.Errorf("line %d: Include with no file named, which ssh refuses", inc.line)
+		}
+	}
 	c, err := decodeSSHConfig(data)
 	if err != nil {
 		return nil, err
@@ -470,6 +518,15 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 		return nil, errors.New("ssh_config: a Match block was not found again after parsing")
 	}
 	out := &sshConfigFile{path: path, conf: c, matches: matches, includes: make([]sshInclude, len(incs))}
+	for _, h := range c.Hosts {
+		for _, n := range h.Nodes {
+			if kv, ok := n.(*ssh_config.KV); ok && kv.Key == includeMarker {
+				if i, err := strconv.Atoi(kv.Value); err == nil && i >= 0 && i < len(incs) && incs[i].line == kv.Pos().Line {
+					out.includes[i].block = h
+				}
+			}
+		}
+	}
 	for n, inc := range incs {
 		out.includes[n].line = inc.line
 		for _, w := range inc.paths {
@@ -497,11 +554,15 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 			Err: fmt.Errorf("this Include line's %s is not a path or pattern readproof reads (%w), so no file is read for it; the rest is", name, err)})
 	}
 	switch {
-	case w == "~" || strings.HasPrefix(w, "~/"):
-		if r.home == "" {
-			badPattern(w, errors.New("~ is not expanded in this file"))
-			return nil
+	case strings.HasPrefix(w, "~") && r.home == "":
+		// ssh -G says "bad include path" and reads nothing more, for
+		// any host, wherever the line stands
+		if r.refused == nil {
+			r.refused = &SSHConfigError{File: from, Line: line,
+				Err: fmt.Errorf("this Include line's %s starts with ~, which ssh refuses in the system configuration and files it includes (\"bad include path\"): ssh then connects to no host, and readproof does not either; write the path out in full, or move the Include line to ~/.ssh/config, where ~ is the home directory", w)}
 		}
+		return nil
+	case w == "~" || strings.HasPrefix(w, "~/"):
 		w = filepath.Join(r.home, w[1:])
 	case strings.HasPrefix(w, "~"):
 		badPattern(w, errors.New("~user is not expanded"))
@@ -554,8 +615,30 @@ type includeLine struct {
 // markIncludes replaces each Include line of data by includeMarker, the
 // line numbers kept, and returns the lines replaced, in order.
 func markIncludes(data []byte) ([]byte, []includeLine) {
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	out, found := keywordLines(data, "include", func(n int) string { return includeMarker + " " + strconv.Itoa(n) })
 	var incs []includeLine
+	for _, l := range found {
+		incs = append(incs, includeLine{line: l.line, paths: splitCriteria(l.args)})
+	}
+	return out, incs
+}
+
+// keywordLine is a line of an ssh configuration that gives a keyword: its
+// line, from 1, and what follows the keyword, without the "=" that may
+// stand before it, a trailing comment, or the spaces around it.
+type keywordLine struct {
+	line int
+	args string
+}
+
+// keywordLines replaces each line of data that gives keyword (in any
+// case, followed by a space, a tab, an "=" or the line's end: a bare
+// keyword is one too) by stand(n), n counting those lines from 0, the
+// line's end and so the line numbers kept. It returns data so changed
+// and the lines replaced, in order.
+func keywordLines(data []byte, keyword string, stand func(n int) string) ([]byte, []keywordLine) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	var found []keywordLine
 	for i, l := range lines {
 		body := bytes.TrimRight(l, "\r\n")
 		rest := bytes.TrimLeft(body, " \t")
@@ -563,21 +646,21 @@ func markIncludes(data []byte) ([]byte, []includeLine) {
 		if end < 0 {
 			end = len(rest)
 		}
-		if !strings.EqualFold(string(rest[:end]), "include") {
+		if !strings.EqualFold(string(rest[:end]), keyword) {
 			continue
 		}
 		args := bytes.TrimLeft(rest[end:], " \t")
-		args = bytes.TrimPrefix(args, []byte("="))
+		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t")
 		if j := bytes.IndexByte(args, '#'); j >= 0 {
 			args = args[:j]
 		}
-		lines[i] = append([]byte(includeMarker+" "+strconv.Itoa(len(incs))), l[len(body):]...)
-		incs = append(incs, includeLine{line: i + 1, paths: splitCriteria(string(args))})
+		lines[i] = append([]byte(stand(len(found))), l[len(body):]...)
+		found = append(found, keywordLine{line: i + 1, args: string(bytes.TrimRight(args, " \t"))})
 	}
-	if len(incs) == 0 {
+	if len(found) == 0 {
 		return data, nil
 	}
-	return bytes.Join(lines, nil), incs
+	return bytes.Join(lines, nil), found
 }
 
 func decodeSSHConfig(data []byte) (c *ssh_config.Config, err error) {
@@ -613,27 +696,12 @@ type matchBlock struct {
 // neutraliseMatch replaces each Match line of data by matchStandIn, the
 // line numbers kept, and returns the blocks replaced.
 func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	out, found := keywordLines(data, "match", func(int) string { return matchStandIn })
 	var blocks []matchBlock
-	for i, l := range lines {
-		body := bytes.TrimRight(l, "\r\n")
-		rest := bytes.TrimLeft(body, " \t")
-		end := bytes.IndexAny(rest, " \t=")
-		if end < 0 || !strings.EqualFold(string(rest[:end]), "match") {
-			continue
-		}
-		criteria := bytes.TrimLeft(rest[end:], " \t")
-		criteria = bytes.TrimLeft(bytes.TrimPrefix(criteria, []byte("=")), " \t")
-		if j := bytes.IndexByte(criteria, '#'); j >= 0 {
-			criteria = criteria[:j]
-		}
-		blocks = append(blocks, matchBlock{line: i + 1, criteria: string(bytes.TrimRight(criteria, " \t"))})
-		lines[i] = append([]byte(matchStandIn), l[len(body):]...)
+	for _, l := range found {
+		blocks = append(blocks, matchBlock{line: l.line, criteria: l.args})
 	}
-	if len(blocks) == 0 {
-		return data, nil
-	}
-	return bytes.Join(lines, nil), blocks
+	return out, blocks
 }
 
 // readKeywords are the keywords readproof reads of an ssh configuration.

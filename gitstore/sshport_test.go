@@ -167,18 +167,20 @@ func TestSSHProxyRefusedHostInCapitals(t *testing.T) {
 	}
 }
 
-// A ProxyJump in a file an Include line reads names the Include's line.
+// A ProxyJump in a file an Include line reads names that file and its
+// line, and the Include line that reads it (session 26; before, only the
+// Include line).
 func TestSSHProxyInIncludedFile(t *testing.T) {
 	_, home := newKeyServer(t)
 	inc := filepath.Join(home, ".ssh", "bastion.conf")
-	if err := os.WriteFile(inc, []byte("Host git.example.test\n  ProxyJump bastion\n"), 0o600); err != nil {
+	if err := os.WriteFile(inc, []byte("# the bastion\n\nHost git.example.test\n  ProxyJump bastion\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	path := writeSSHConfig(t, home, "Host *\n  Include "+inc+"\n")
 	err := ReadSSHConfig().Check("git.example.test")
 	var ce *SSHConfigError
-	if !errors.As(err, &ce) || ce.Key != "ProxyJump" || ce.Line != 2 || ce.File != path || !strings.Contains(err.Error(), "Include") {
-		t.Fatalf("Direct: %v, want the ProxyJump refused at the Include line", err)
+	if !errors.As(err, &ce) || ce.Key != "ProxyJump" || ce.Line != 4 || ce.File != inc || !strings.Contains(err.Error(), "read through the Include on "+path+" line 2") {
+		t.Fatalf("Direct: %v, want the ProxyJump refused at %s line 4, read through %s line 2", err, inc, path)
 	}
 }
 

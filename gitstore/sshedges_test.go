@@ -1,0 +1,165 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sshHome makes HOME a new directory with a ~/.ssh.
+func sshHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// A Match or Include line with nothing after it (a comment aside) costs
+// the file, as ssh refuses it ("no argument after keyword"): said, naming
+// the file and line, and none of its lines used. Before, a bare Match was
+// the parser's own refusal, and a bare Include read nothing, silently.
+func TestSSHConfigBareKeywordSaid(t *testing.T) {
+	home := sshHome(t)
+	for _, c := range []struct{ line, want string }{
+		{"Match", "line 3: Match with no criteria, which ssh refuses"},
+		{"  match= # all", "line 3: Match with no criteria, which ssh refuses"},
+		{"Include", "line 3: Include with no file named, which ssh refuses"},
+		{"INCLUDE # x", "line 3: Include with no file named, which ssh refuses"},
+	} {
+		path := writeSSHConfig(t, home, "Host git.example.test\n  User cfg\n"+c.line+"\n  Port 1\n")
+		ws := ReadSSHConfig().Warnings("git.example.test")
+		var ce *SSHConfigError
+		if len(ws) != 1 || !errors.As(ws[0], &ce) || ce.File != path || !strings.Contains(ws[0].Error(), c.want) {
+			t.Errorf("%q: warnings %v, want one naming %s and saying %q", c.line, ws, path, c.want)
+		}
+		if u, from, _ := ReadSSHConfig().remoteUser("", "git.example.test"); u == "cfg" {
+			t.Errorf("%q: User from %s, want the file unread", c.line, from)
+		}
+	}
+}
+
+// A Match block of a file included only from a block that does not apply
+// to the host (a Host block for another, a Match block ruled out) is not
+// said: OpenSSH reads such a file without applying any of its lines. One
+// included from the host's Host block still is.
+func TestSSHMatchInIncludedFileSaidOnlyWhereItCouldApply(t *testing.T) {
+	home := sshHome(t)
+	dir := filepath.Join(home, ".ssh")
+	for _, name := range []string{"other.conf", "git.conf", "never.conf"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# "+name+"\nMatch host *.example.test\n  User nobody\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSSHConfig(t, home, "Host other.example.test\n  Include other.conf\nHost git.example.test\n  Include git.conf\nMatch originalhost none.test\n  Include never.conf\n")
+	for alias, want := range map[string]string{"git.example.test": "git.conf", "other.example.test": "other.conf", "third.example.test": ""} {
+		var got []string
+		for _, w := range ReadSSHConfig().Warnings(alias) {
+			var ce *SSHConfigError
+			if !errors.As(w, &ce) || ce.Line != 2 || ce.Key != "Match" {
+				t.Errorf("%s: warning %v, want a Match block's, line 2", alias, w)
+				continue
+			}
+			got = append(got, filepath.Base(ce.File))
+		}
+		if (want == "" && len(got) != 0) || (want != "" && (len(got) != 1 || got[0] != want)) {
+			t.Errorf("%s: Match blocks said in %q, want only %q's", alias, got, want)
+		}
+	}
+}
+
+// A bad Port or a ProxyCommand in a file included two levels down is
+// refused naming that file and its line, and the Include line of
+// ~/.ssh/config that reads it; a User there names that file too.
+func TestSSHRefusalInNestedIncludeNamesItsFile(t *testing.T) {
+	home := sshHome(t)
+	dir := filepath.Join(home, ".ssh")
+	mid, deep := filepath.Join(dir, "mid.conf"), filepath.Join(dir, "deep.conf")
+	if err := os.WriteFile(mid, []byte("Include deep.conf\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ conf, key string }{
+		{"Host git.example.test\n  User x\n  Port twenty-two\n", "Port"},
+		{"Host git.example.test\n  User x\n  ProxyCommand ssh -W %h:%p bastion\n", "ProxyCommand"},
+	} {
+		if err := os.WriteFile(deep, []byte(c.conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		path := writeSSHConfig(t, home, "# first\nHost *.example.test\n  Include mid.conf\n")
+		err := ReadSSHConfig().Check("git.example.test")
+		var ce *SSHConfigError
+		if !errors.As(err, &ce) || ce.Key != c.key || ce.File != deep || ce.Line != 3 || !strings.Contains(err.Error(), deep+" line 3: "+c.key) || !strings.Contains(err.Error(), "read through the Include on "+path+" line 3") {
+			t.Errorf("%s: %v, want it refused at %s line 3, read through %s line 3", c.key, err, deep, path)
+		}
+		if _, from, _ := ReadSSHConfig().remoteUser("", "git.example.test"); from != "User in "+deep {
+			t.Errorf("User from %q, want %s", from, deep)
+		}
+	}
+}
+
+// ssh refuses a ~ in an Include line of the system configuration
+// (/etc/ssh/ssh_config) or of a file it includes, wherever the line
+// stands: "bad include path", and it connects to no host (ssh_config(5):
+// ~ is for user configurations). An ssh fetch is refused the same way,
+// naming the file and line, before any connection; before, the line was
+// left out and the rest read. An Include there with a full path is read.
+func TestSSHSystemConfigTildeIncludeRefused(t *testing.T) {
+	s, home := newKeyServer(t)
+	key := writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "")
+	s.allow(key.PublicKey())
+	dir := t.TempDir()
+	sys, mid, abs := filepath.Join(dir, "ssh_config"), filepath.Join(dir, "mid.conf"), filepath.Join(dir, "port.conf")
+	write := func(path, conf string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, "x.conf"), "Host git.example.test\n  Port 1\n")
+	for _, c := range []struct {
+		name, sys, mid, file string
+		line                 int
+	}{
+		{"in a Host block for another host", "# system\nHost other.test\n  Include ~/x.conf\n", "", sys, 3},
+		{"~user", "Include /nonexistent/*.conf ~root/x.conf\n", "", sys, 1},
+		{"in a file it includes", "Include " + mid + "\n", "Host *\n  Include ~/x.conf\n", mid, 2},
+	} {
+		write(sys, c.sys)
+		write(mid, c.mid)
+		var asked []string
+		m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{SSHConfig: readSSHConfigs(sys), Dial: dialTo(s.target, &asked)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Fetch(context.Background())
+		var ce *SSHConfigError
+		if !errors.As(err, &ce) || ce.File != c.file || ce.Line != c.line || !strings.Contains(err.Error(), "bad include path") || !strings.Contains(err.Error(), "write the path out in full") {
+			t.Errorf("%s: %v, want it refused at %s line %d", c.name, err, c.file, c.line)
+		}
+		if len(asked) != 0 {
+			t.Errorf("%s: dialled %q before refusing", c.name, asked)
+		}
+	}
+	write(abs, "Host git.example.test\n  Port "+s.port+"\n")
+	write(sys, "Host *\n  Include "+abs+"\n")
+	conf := readSSHConfigs(sys)
+	if err := conf.Check("git.example.test"); err != nil {
+		t.Fatalf("an Include with a full path: %v", err)
+	}
+	var asked []string
+	m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{SSHConfig: conf, Dial: dialTo(s.target, &asked)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fetch(context.Background()); err != nil && !errors.Is(err, ErrRepoNotFound) {
+		t.Errorf("fetch: %v", err)
+	}
+	if want := "git.example.test:" + s.port; len(asked) != 1 || asked[0] != want {
+		t.Errorf("dialled %q, want %s, the included file's Port", asked, want)
+	}
+}
