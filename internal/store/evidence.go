@@ -537,6 +537,11 @@ func couldNotReadExportHint(err error) string {
 	if errors.Is(err, fs.ErrPermission) {
 		return "nothing was written: this says nothing of the record, which was not read; let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then export again"
 	}
+	if errors.Is(err, syscall.ENXIO) {
+		// a socket or a device where an object's file should be: not a
+		// failing file system
+		return "nothing was written: this says nothing of the record, which was not read; a file of the store is not a regular file (`ls -l` of the path above shows what stands there): remove it and restore the object's file from a clone or a backup, then export again"
+	}
 	return "nothing was written: this says nothing of the record, which was not read; the file system failed to read the store (dmesg may say why): repair it or restore the store from a clone or a backup, then export again"
 }
 
