@@ -142,3 +142,38 @@ func socketFor(t *testing.T, gitDir, id string) (restore func()) {
 		}
 	}
 }
+
+// TestEvidenceVerifyNotRegularFile (session 26, revA): `evidence verify`
+// of a bundle against a store whose manifest content tree is a Unix socket
+// (ENXIO on open, for root too) could not check, exit 4, and its hint says
+// what happened, a file of the store that is not a regular file, not a
+// failing file system ("dmesg may say why").
+func TestEvidenceVerifyNotRegularFile(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	p := demoProject(t)
+	p.cli(t, "run", "--id", "run-a", refundsURI)
+	bundle := filepath.Join(p.dir, "a.json")
+	p.cli(t, "evidence", "export", "run-a", "--out", bundle)
+	if err := gitstore.UnpackForTest(p.store); err != nil {
+		t.Fatal(err)
+	}
+	tree := gitOut(t, p, "", "rev-parse", "refs/tags/readproof/runs/run-a^{tree}:content")
+	restore := socketFor(t, p.store, tree)
+	out, errOut, err := p.run("evidence", "verify", bundle)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Errorf("evidence verify: %v, want exit 4\n%s%s", err, out, errOut)
+	}
+	mustContain(t, "evidence verify", out, "the object's file is a socket, not a regular file")
+	mustContain(t, "evidence verify", errOut, "readproof: hint: the store could not be read, which says nothing of the bundle or the record: a file of the store is not a regular file")
+	if strings.Contains(errOut, "dmesg") {
+		t.Errorf("evidence verify: the hint blames the file system:\n%s", errOut)
+	}
+	restore()
+	if out, errOut, err := p.run("evidence", "verify", bundle); err != nil {
+		t.Errorf("evidence verify with the object back: %v\n%s%s", err, out, errOut)
+	}
+}
