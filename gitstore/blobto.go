@@ -368,6 +368,10 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 	if err != nil {
 		return err
 	}
+	if !fi.Mode().IsRegular() {
+		// a FIFO or a device: not the object's bytes (readLooseFile)
+		return &fs.PathError{Op: "read", Path: path, Err: ErrObjectNotRegular}
+	}
 	if fi.Size() <= looseWholeMax && sp.whole >= 0 {
 		raw := make([]byte, fi.Size())
 		if _, err := io.ReadFull(f, raw); err != nil {

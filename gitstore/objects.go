@@ -14,11 +14,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
-	"github.com/readproof/readproof/internal/fspath"
-	"github.com/readproof/readproof/internal/hint"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	githash "github.com/go-git/go-git/v5/plumbing/hash"
@@ -338,30 +335,6 @@ func checkContent(id OID, t plumbing.ObjectType, data []byte, h plumbing.Hash) e
 	}
 	return nil
 }
-
-// objectReadError is the error of a read of object id that failed with err,
-// neither a miss nor a permission. ENXIO is open(2) of a socket (or of a
-// device with no driver) where the object's file should be: the object was
-// not read, so the error says what stands there and keeps ENXIO (a read the
-// store refused, store.CouldNotRead, exit 4), not ErrCorrupt, which is
-// damage git fsck would name. Any other error is damage.
-func objectReadError(id OID, err error) error {
-	if errors.Is(err, syscall.ENXIO) {
-		what := "not a regular file"
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			if fi, lerr := os.Lstat(pe.Path); lerr == nil && !fi.Mode().IsRegular() {
-				what = fspath.DescribeMode(fi.Mode()) + ", not a regular file"
-			}
-		}
-		return hint.With(fmt.Errorf("read object %s: %w: the object's file is %s, so the object could not be read", id, err, what), notRegularObjectHint)
-	}
-	return hint.With(fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err), damagedObjectHint)
-}
-
-// notRegularObjectHint is the hint of an object whose file is not a regular
-// file (objectReadError).
-const notRegularObjectHint = "this says nothing of the object, which was not read: `ls -l` of the path above shows what stands there; remove it and restore the object's file from a clone (readproof pull) or a backup"
 
 // readObjectUnchecked is readObject without the check of the content
 // against the id, which the caller makes when h is not nil (an object

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -1017,7 +1016,7 @@ func couldNotReadHint(rep evidence.Report) string {
 			return ""
 		}
 		perm = perm || errors.Is(c.Err, fs.ErrPermission)
-		notRegular = notRegular || errors.Is(c.Err, syscall.ENXIO)
+		notRegular = notRegular || gitstore.ObjectNotRegular(c.Err)
 	}
 	if len(failed) == 0 {
 		return ""
@@ -1026,8 +1025,8 @@ func couldNotReadHint(rep evidence.Report) string {
 		return "the store could not be read, which says nothing of the bundle or the record: let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then verify again"
 	}
 	if notRegular {
-		// a socket or a device where an object's file should be: not a
-		// failing file system
+		// a socket, a FIFO or a device where an object's file should be:
+		// not a failing file system
 		return "the store could not be read, which says nothing of the bundle or the record: a file of the store is not a regular file (`ls -l` of the path above shows what stands there); remove it and restore the object's file from a clone or a backup, or verify against a clone of the store, then verify again"
 	}
 	return "the store could not be read, which says nothing of the bundle or the record: the file system failed (dmesg may say why); repair it or verify against a clone of the store, then verify again"

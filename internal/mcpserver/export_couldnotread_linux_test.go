@@ -177,3 +177,51 @@ func TestEvidenceVerifyNotRegularFile(t *testing.T) {
 		t.Errorf("evidence verify with the object back: %v\n%s%s", err, out, errOut)
 	}
 }
+
+// TestEvidenceExportFIFOObject (session 26, revA): a FIFO where the
+// manifest's content tree should be opens (readproof opens without
+// blocking) and reads as nothing; before revA that was a corrupt object and
+// the export was refused as forged, exit 3. It was not read: `evidence
+// export` stops as for a socket, could not read the store, exit 4, nothing
+// written, and the tool says the same.
+func TestEvidenceExportFIFOObject(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	p := demoProject(t)
+	p.cli(t, "run", "--id", "run-a", refundsURI)
+	if err := gitstore.UnpackForTest(p.store); err != nil {
+		t.Fatal(err)
+	}
+	tree := gitOut(t, p, "", "rev-parse", "refs/tags/readproof/runs/run-a^{tree}:content")
+	path := filepath.Join(p.store, "objects", tree[:2], tree[2:])
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o444); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	out := filepath.Join(p.dir, "b.json")
+	stdout, errOut, err := p.run("evidence", "export", "run-a", "--out", out)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Errorf("evidence export: %v, want exit 4\n%s", err, errOut)
+	}
+	want := []string{"evidence export run-a: could not read the store: run run-a, manifest ", "it is a named pipe, so the object could not be read",
+		"a file of the store is not a regular file"}
+	mustContain(t, "evidence export", errOut, want...)
+	for _, not := range []string{"refused", "corrupt", "git fsck", "dmesg"} {
+		if strings.Contains(errOut, not) {
+			t.Errorf("evidence export says %q of a FIFO:\n%s", not, errOut)
+		}
+	}
+	if stdout != "" {
+		t.Errorf("evidence export printed %q", stdout)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("evidence export that could not read the store wrote b.json")
+	}
+	msg := p.serve(t).fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
+	mustContain(t, "the tool", msg, want...)
+}
