@@ -147,7 +147,9 @@ func socketFor(t *testing.T, gitDir, id string) (restore func()) {
 // of a bundle against a store whose manifest content tree is a Unix socket
 // (ENXIO on open, for root too) could not check, exit 4, and its hint says
 // what happened, a file of the store that is not a regular file, not a
-// failing file system ("dmesg may say why").
+// failing file system ("dmesg may say why"). `readproof verify` of the
+// store could not check it either, exit 4 (before revA: a broken, corrupt
+// tree, exit 3).
 func TestEvidenceVerifyNotRegularFile(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
@@ -171,6 +173,16 @@ func TestEvidenceVerifyNotRegularFile(t *testing.T) {
 	mustContain(t, "evidence verify", errOut, "readproof: hint: the store could not be read, which says nothing of the bundle or the record: a file of the store is not a regular file")
 	if strings.Contains(errOut, "dmesg") {
 		t.Errorf("evidence verify: the hint blames the file system:\n%s", errOut)
+	}
+	// the store check too: could not check, exit 4, not a broken
+	// (corrupt) tree, exit 3
+	out, errOut, err = p.run("verify")
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Errorf("verify: %v, want exit 4\n%s%s", err, out, errOut)
+	}
+	mustContain(t, "verify", out, "could-not-check: run run-a: object "+tree, "the object's file is a socket, not a regular file")
+	if strings.Contains(out, "broken") || strings.Contains(out, "corrupt") {
+		t.Errorf("verify calls the tree damaged:\n%s", out)
 	}
 	restore()
 	if out, errOut, err := p.run("evidence", "verify", bundle); err != nil {
