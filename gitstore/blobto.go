@@ -103,7 +103,7 @@ func (s *repo) BlobTo(id OID, max int64, w io.Writer) (int64, error) {
 	case errors.Is(err, fs.ErrPermission):
 		return sw.n, fmt.Errorf("read object %s: %w", id, err)
 	default:
-		return sw.n, hint.With(fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err), damagedObjectHint)
+		return sw.n, objectReadError(id, err)
 	}
 	var sum plumbing.Hash
 	copy(sum[:], sw.sha.Sum(nil))
@@ -367,6 +367,10 @@ func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
+	}
+	if !fi.Mode().IsRegular() {
+		// a FIFO or a device: not the object's bytes (readLooseFile)
+		return &fs.PathError{Op: "read", Path: path, Err: ErrObjectNotRegular}
 	}
 	if fi.Size() <= looseWholeMax && sp.whole >= 0 {
 		raw := make([]byte, fi.Size())

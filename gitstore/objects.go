@@ -16,7 +16,6 @@ import (
 	"sync"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
-	"github.com/readproof/readproof/internal/hint"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	githash "github.com/go-git/go-git/v5/plumbing/hash"
@@ -385,7 +384,7 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 		case errors.Is(err, fs.ErrPermission):
 			return nil, nil, nil, fmt.Errorf("read object %s: %w", id, err)
 		default:
-			return nil, nil, nil, hint.With(fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err), damagedObjectHint)
+			return nil, nil, nil, objectReadError(id, err)
 		}
 	}
 	return o, data, &h, nil

@@ -288,7 +288,7 @@ func (d *odb) readLooseStream(path string, whole bool) (t plumbing.ObjectType, d
 // readLooseStreamInto is readLooseStream that may return the content in
 // into's memory (see readPackedInto).
 func (d *odb) readLooseStreamInto(path string, whole bool, into []byte) (t plumbing.ObjectType, data []byte, streamErr, err error) {
-	raw, err := readFile(path)
+	raw, err := readLooseFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, nil, nil, plumbing.ErrObjectNotFound

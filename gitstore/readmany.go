@@ -157,7 +157,7 @@ func CheckLooseObject(gitDir string, id OID) error {
 	if len(id) != 40 {
 		return nil
 	}
-	raw, err := readFile(filepath.Join(gitDir, "objects", string(id[:2]), string(id[2:])))
+	raw, err := readLooseFile(filepath.Join(gitDir, "objects", string(id[:2]), string(id[2:])))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

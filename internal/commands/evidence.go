@@ -1010,18 +1010,24 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 // when a check failed on what it read.
 func couldNotReadHint(rep evidence.Report) string {
 	failed := rep.Failed()
-	perm := false
+	perm, notRegular := false, false
 	for _, c := range failed {
 		if c.Kind != store.KindCouldNotRead && (c.Err == nil || !store.CouldNotRead(c.Err)) {
 			return ""
 		}
 		perm = perm || errors.Is(c.Err, fs.ErrPermission)
+		notRegular = notRegular || gitstore.ObjectNotRegular(c.Err)
 	}
 	if len(failed) == 0 {
 		return ""
 	}
 	if perm {
 		return "the store could not be read, which says nothing of the bundle or the record: let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then verify again"
+	}
+	if notRegular {
+		// a socket, a FIFO or a device where an object's file should be:
+		// not a failing file system
+		return "the store could not be read, which says nothing of the bundle or the record: a file of the store is not a regular file (`ls -l` of the path above shows what stands there); remove it and restore the object's file from a clone or a backup, or verify against a clone of the store, then verify again"
 	}
 	return "the store could not be read, which says nothing of the bundle or the record: the file system failed (dmesg may say why); repair it or verify against a clone of the store, then verify again"
 }

@@ -70,8 +70,10 @@ func TestEvidenceExportCouldNotReadTool(t *testing.T) {
 		restore := socketFor(t, p.store, c.object)
 		msg := s.fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
 		mustContain(t, c.what, msg, append([]string{"evidence export run-a: could not read the store: run run-a, manifest ", "no such device or address",
-			"nothing was written: this says nothing of the record, which was not read"}, c.want...)...)
-		for _, not := range []string{"refused", "forged", "did not write"} {
+			"nothing was written: this says nothing of the record, which was not read",
+			// what stands there, not a damaged object or a failing file system (revA)
+			"the object's file is a socket, not a regular file", "a file of the store is not a regular file"}, c.want...)...)
+		for _, not := range []string{"refused", "forged", "did not write", "corrupt", "git fsck", "dmesg"} {
 			if strings.Contains(msg, not) {
 				t.Errorf("%s: the tool's error says %q, as of a forged record:\n%s", c.what, not, msg)
 			}
@@ -139,4 +141,99 @@ func socketFor(t *testing.T, gitDir, id string) (restore func()) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestEvidenceVerifyNotRegularFile (session 26, revA): `evidence verify`
+// of a bundle against a store whose manifest content tree is a Unix socket
+// (ENXIO on open, for root too) could not check, exit 4, and its hint says
+// what happened, a file of the store that is not a regular file, not a
+// failing file system ("dmesg may say why"). `readproof verify` of the
+// store could not check it either, exit 4 (before revA: a broken, corrupt
+// tree, exit 3).
+func TestEvidenceVerifyNotRegularFile(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	p := demoProject(t)
+	p.cli(t, "run", "--id", "run-a", refundsURI)
+	bundle := filepath.Join(p.dir, "a.json")
+	p.cli(t, "evidence", "export", "run-a", "--out", bundle)
+	if err := gitstore.UnpackForTest(p.store); err != nil {
+		t.Fatal(err)
+	}
+	tree := gitOut(t, p, "", "rev-parse", "refs/tags/readproof/runs/run-a^{tree}:content")
+	restore := socketFor(t, p.store, tree)
+	out, errOut, err := p.run("evidence", "verify", bundle)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Errorf("evidence verify: %v, want exit 4\n%s%s", err, out, errOut)
+	}
+	mustContain(t, "evidence verify", out, "the object's file is a socket, not a regular file")
+	mustContain(t, "evidence verify", errOut, "readproof: hint: the store could not be read, which says nothing of the bundle or the record: a file of the store is not a regular file")
+	if strings.Contains(errOut, "dmesg") {
+		t.Errorf("evidence verify: the hint blames the file system:\n%s", errOut)
+	}
+	// the store check too: could not check, exit 4, not a broken
+	// (corrupt) tree, exit 3
+	out, errOut, err = p.run("verify")
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Errorf("verify: %v, want exit 4\n%s%s", err, out, errOut)
+	}
+	mustContain(t, "verify", out, "could-not-check: run run-a: object "+tree, "the object's file is a socket, not a regular file")
+	if strings.Contains(out, "broken") || strings.Contains(out, "corrupt") {
+		t.Errorf("verify calls the tree damaged:\n%s", out)
+	}
+	restore()
+	if out, errOut, err := p.run("evidence", "verify", bundle); err != nil {
+		t.Errorf("evidence verify with the object back: %v\n%s%s", err, out, errOut)
+	}
+}
+
+// TestEvidenceExportFIFOObject (session 26, revA): a FIFO where the
+// manifest's content tree should be opens (readproof opens without
+// blocking) and reads as nothing; before revA that was a corrupt object and
+// the export was refused as forged, exit 3. It was not read: `evidence
+// export` stops as for a socket, could not read the store, exit 4, nothing
+// written, and the tool says the same.
+func TestEvidenceExportFIFOObject(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	p := demoProject(t)
+	p.cli(t, "run", "--id", "run-a", refundsURI)
+	if err := gitstore.UnpackForTest(p.store); err != nil {
+		t.Fatal(err)
+	}
+	tree := gitOut(t, p, "", "rev-parse", "refs/tags/readproof/runs/run-a^{tree}:content")
+	path := filepath.Join(p.store, "objects", tree[:2], tree[2:])
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o444); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	out := filepath.Join(p.dir, "b.json")
+	stdout, errOut, err := p.run("evidence", "export", "run-a", "--out", out)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 4 {
+		t.Errorf("evidence export: %v, want exit 4\n%s", err, errOut)
+	}
+	want := []string{"evidence export run-a: could not read the store: run run-a, manifest ", "it is a named pipe, so the object could not be read",
+		"a file of the store is not a regular file"}
+	mustContain(t, "evidence export", errOut, want...)
+	for _, not := range []string{"refused", "corrupt", "git fsck", "dmesg"} {
+		if strings.Contains(errOut, not) {
+			t.Errorf("evidence export says %q of a FIFO:\n%s", not, errOut)
+		}
+	}
+	if stdout != "" {
+		t.Errorf("evidence export printed %q", stdout)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("evidence export that could not read the store wrote b.json")
+	}
+	msg := p.serve(t).fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
+	mustContain(t, "the tool", msg, want...)
 }

@@ -537,6 +537,11 @@ func couldNotReadExportHint(err error) string {
 	if errors.Is(err, fs.ErrPermission) {
 		return "nothing was written: this says nothing of the record, which was not read; let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then export again"
 	}
+	if gitstore.ObjectNotRegular(err) {
+		// a socket, a FIFO or a device where an object's file should be:
+		// not a failing file system
+		return "nothing was written: this says nothing of the record, which was not read; a file of the store is not a regular file (`ls -l` of the path above shows what stands there): remove it and restore the object's file from a clone or a backup, then export again"
+	}
 	return "nothing was written: this says nothing of the record, which was not read; the file system failed to read the store (dmesg may say why): repair it or restore the store from a clone or a backup, then export again"
 }
 
@@ -1234,11 +1239,13 @@ const KindCouldNotRead = "could_not_read"
 
 // CouldNotRead reports whether err is a read the system refused or could
 // not complete (permission denied, an I/O error, out of file descriptors or
-// memory): the bytes were not read, so nothing was learnt of them. A
+// memory, an object's file that is not a regular file:
+// gitstore.ObjectNotRegular): the bytes were not read, so nothing was
+// learnt of them. A
 // missing object, or one that does not decode or hash to its id, is not:
 // that is damage, or a forgery.
 func CouldNotRead(err error) bool {
-	for _, e := range []error{fs.ErrPermission, syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENXIO, syscall.ESTALE} {
+	for _, e := range []error{fs.ErrPermission, syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENXIO, syscall.ESTALE, gitstore.ErrObjectNotRegular} {
 		if errors.Is(err, e) {
 			return true
 		}

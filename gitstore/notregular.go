@@ -1,0 +1,81 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/readproof/readproof/internal/fspath"
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// ErrObjectNotRegular is what a read of a loose object whose file opened
+// but is not a regular file (a FIFO, a device) gives: its bytes are not the
+// object's, and were not read. A socket does not open (ENXIO);
+// ObjectNotRegular reports either.
+var ErrObjectNotRegular = errors.New("not a regular file")
+
+// ObjectNotRegular reports whether err is a read of an object whose file
+// is not a regular file: a socket or a device with no driver, which does
+// not open (ENXIO), or a FIFO or a device, which does (ErrObjectNotRegular).
+// The object was not read: this says nothing of it.
+func ObjectNotRegular(err error) bool {
+	return errors.Is(err, ErrObjectNotRegular) || errors.Is(err, syscall.ENXIO)
+}
+
+// readLooseFile is readFile of a loose object's file, refusing one that
+// is not a regular file (ErrObjectNotRegular) rather than reading what a
+// FIFO or a device gives (nothing, or bytes that are not the object's) as
+// a damaged object. readFile makes the same fstat.
+func readLooseFile(path string) ([]byte, error) {
+	f, err := openRead(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: ErrObjectNotRegular}
+	}
+	return readWholeSized(f, fi.Size())
+}
+
+// objectReadError is the error of a read of object id that failed with err,
+// neither a miss nor a permission. An object whose file is not a regular
+// file (ObjectNotRegular: a socket, a FIFO or a device where the object's
+// file should be) was not read, so the error says what stands there and
+// keeps its cause (a read the store refused, store.CouldNotRead, exit 4),
+// not ErrCorrupt, which is damage git fsck would name. Any other error is
+// damage.
+func objectReadError(id OID, err error) error {
+	if ObjectNotRegular(err) {
+		what := ""
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			if fi, lerr := os.Lstat(pe.Path); lerr == nil && !fi.Mode().IsRegular() {
+				what = fspath.DescribeMode(fi.Mode())
+			}
+		}
+		switch {
+		case errors.Is(err, ErrObjectNotRegular) && what != "":
+			// the error says "not a regular file" already
+			err = fmt.Errorf("%w: it is %s", err, what)
+		case errors.Is(err, ErrObjectNotRegular):
+		case what != "":
+			err = fmt.Errorf("%w: the object's file is %s, not a regular file", err, what)
+		default:
+			err = fmt.Errorf("%w: the object's file is not a regular file", err)
+		}
+		return hint.With(fmt.Errorf("read object %s: %w, so the object could not be read", id, err), notRegularObjectHint)
+	}
+	return hint.With(fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err), damagedObjectHint)
+}
+
+// notRegularObjectHint is the hint of an object whose file is not a regular
+// file (objectReadError).
+const notRegularObjectHint = "this says nothing of the object, which was not read: `ls -l` of the path above shows what stands there; remove it and restore the object's file from a clone (readproof pull) or a backup"
