@@ -323,6 +323,9 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 			return err
 		}
 		if res == nil {
+			if uerr := store.ReplayCouldNotRead(args[0], res, rerr); uerr != nil {
+				return withCode(ExitCannotCheck, uerr)
+			}
 			return rerr
 		}
 		extraLines, err := proofread.ReplayLines(s, res)
@@ -330,11 +333,17 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 			rerr = err
 		}
 		n := len(res.Entries)
+		// an entry the store would not let read proves nothing either way:
+		// a check that could not run (exit 4), not a mismatch
+		code := ExitMismatch
+		if uerr := store.ReplayCouldNotRead(args[0], res, rerr); uerr != nil {
+			code, rerr = ExitCannotCheck, uerr
+		}
 		if e.json {
 			if err := printJSON(e.out, map[string]any{"manifest_id": res.Manifest.ID, "run_id": res.Manifest.RunID, "all_match": res.AllMatch && rerr == nil, "matched": res.Matched, "entries": res.Entries}); err != nil {
 				return err
 			}
-			return withCode(ExitMismatch, rerr)
+			return withCode(code, rerr)
 		}
 		if !opts.NoContent && rerr == nil {
 			// The bytes in as few pieces as they were read into: each
@@ -361,7 +370,7 @@ func runReplay(ctx context.Context, e *env, opts replayOptions, args []string) e
 					e.say("FAIL  [%d] %s: bytes hash to %s, manifest records %s", en.Position, en.URI, en.Actual, en.Expected)
 				}
 			}
-			return withCode(ExitMismatch, rerr)
+			return withCode(code, rerr)
 		}
 		// the bytes are out (withReadStoreCtx buffers stdout) before the
 		// line that says so

@@ -534,15 +534,34 @@ func replayUnread(replay *ReplayResult, rerr error) (what string, err error) {
 // couldNotReadExportHint is the hint of an export stopped by err, a read
 // the store refused (CouldNotRead): about the read, not the record.
 func couldNotReadExportHint(err error) string {
+	return "nothing was written: " + couldNotReadHint(err, "export again")
+}
+
+// couldNotReadHint says what to do about err, a read the store refused
+// (CouldNotRead), before doing again what it stopped.
+func couldNotReadHint(err error, again string) string {
 	if errors.Is(err, fs.ErrPermission) {
-		return "nothing was written: this says nothing of the record, which was not read; let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then export again"
+		return "this says nothing of the record, which was not read; let the user running readproof read every file of the store (`ls -l` of the path above shows its owner and mode), then " + again
 	}
 	if gitstore.ObjectNotRegular(err) {
 		// a socket, a FIFO or a device where an object's file should be:
 		// not a failing file system
-		return "nothing was written: this says nothing of the record, which was not read; a file of the store is not a regular file (`ls -l` of the path above shows what stands there): remove it and restore the object's file from a clone or a backup, then export again"
+		return "this says nothing of the record, which was not read; a file of the store is not a regular file (`ls -l` of the path above shows what stands there): remove it and restore the object's file from a clone or a backup, then " + again
 	}
-	return "nothing was written: this says nothing of the record, which was not read; the file system failed to read the store (dmesg may say why): repair it or restore the store from a clone or a backup, then export again"
+	return "this says nothing of the record, which was not read; the file system failed to read the store (dmesg may say why): repair it or restore the store from a clone or a backup, then " + again
+}
+
+// ReplayCouldNotRead is the error of a replay of target (a run or manifest
+// id) that the store would not let read (a permission, an I/O error, a
+// file that is not a regular file): wrapping ErrCouldNotRead, naming the
+// entry, with a hint about the read; nil when the replay read everything
+// it asked for, matching or not. res and rerr are what the replay gave.
+func ReplayCouldNotRead(target string, res *ReplayResult, rerr error) error {
+	what, err := replayUnread(res, rerr)
+	if err == nil {
+		return nil
+	}
+	return hint.With(fmt.Errorf("replay %s: %w: %s: %w", text.Escape(target), ErrCouldNotRead, what, err), couldNotReadHint(err, "replay again"))
 }
 
 // ExportReplayWarning is the warning of an export whose replay did not
