@@ -639,25 +639,26 @@ type treeCache struct {
 	listed map[gitobj.OID][]gitobj.TreeEntry
 }
 
-// at returns the object at path in tree ("" for none, or for a tree "").
-func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.OID, error) {
-	cur := tree
+// at returns the entry at path in tree (none: a zero entry; tree "" holds
+// none).
+func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.TreeEntry, error) {
+	cur := gitobj.TreeEntry{Mode: gitobj.ModeDir, OID: tree}
 	for _, name := range path {
-		if cur == "" {
-			return "", nil
+		if cur.OID == "" || cur.Mode != gitobj.ModeDir {
+			return gitobj.TreeEntry{}, nil
 		}
-		entries, ok := t.listed[cur]
+		entries, ok := t.listed[cur.OID]
 		if !ok {
 			var err error
-			if entries, err = t.read(cur); err != nil {
-				return "", fmt.Errorf("reading receipt tree %s: %w", cur, err)
+			if entries, err = t.read(cur.OID); err != nil {
+				return gitobj.TreeEntry{}, fmt.Errorf("reading receipt tree %s: %w", cur.OID, err)
 			}
-			t.listed[cur] = entries
+			t.listed[cur.OID] = entries
 		}
-		next := gitobj.OID("")
+		next := gitobj.TreeEntry{}
 		for _, e := range entries {
 			if e.Name == name {
-				next = e.OID
+				next = e
 				break
 			}
 		}
@@ -668,11 +669,15 @@ func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.OID, error) {
 
 // notAppend says how commit cm, whose first parent's tree is parentTree
 // ("" for none), fails to add the file at path: "" when it adds it (its
-// tree holds it, its parent's does not with those bytes).
+// tree holds it as a file of mode 100644, as readproof writes it, and its
+// parent's does not with those bytes).
 func (t treeCache) notAppend(cm gitobj.Commit, parentTree gitobj.OID, path []string) (string, error) {
 	have, err := t.at(cm.Tree, path)
-	if err != nil || have == "" {
+	switch {
+	case err != nil || have.OID == "":
 		return "its tree does not hold it", err
+	case have.Mode != gitobj.ModeFile:
+		return fmt.Sprintf("its tree holds %s there, where readproof writes the receipt as a file of mode 100644", modeName(have.Mode)), nil
 	}
 	was, err := t.at(parentTree, path)
 	if err != nil || was == have {
@@ -709,7 +714,7 @@ func (l *Ledger) collect(tree gitobj.OID, prefix string, depth int, into map[str
 			if err := l.collect(e.OID, prefix+e.Name+"/", depth+1, into, bad); err != nil {
 				return err
 			}
-		case depth == 2 && e.Mode != gitobj.ModeDir && strings.HasSuffix(e.Name, ".json"):
+		case depth == 2 && e.Mode == gitobj.ModeFile && strings.HasSuffix(e.Name, ".json"):
 			into[strings.TrimSuffix(e.Name, ".json")] = e.OID
 		default:
 			bad[prefix+e.Name] = "unexpected entry in the receipt tree"
