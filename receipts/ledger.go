@@ -373,7 +373,7 @@ func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not stri
 	if err != nil || tip == "" {
 		return "", false, "", err
 	}
-	trees := treeCache{read: l.store.Tree, listed: map[gitobj.OID][]gitobj.TreeEntry{}}
+	trees := newTreeCache(l.store.Tree)
 	var visitErr error
 	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, true, func(c gitobj.OID, cm gitobj.Commit) bool {
 		got, ok, _ := appendLine(ref, cm.Message)
@@ -516,8 +516,12 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading receipt commit %s: %w", tip, err)
 	}
+	// The trees read here are the trees of the older commits' paths
+	// whose directories no later append changed (most of them): the
+	// append check below reads them from trees.
+	trees := newTreeCache(l.store.Tree)
 	blobs, bad := map[string]gitobj.OID{}, map[string]string{}
-	if err := l.collect(tipCommit.Tree, "", 0, blobs, bad); err != nil {
+	if err := trees.collect(tipCommit.Tree, "", 0, blobs, bad); err != nil {
 		return nil, err
 	}
 	// The first-parent chain gives the order, and each append commit the
@@ -532,7 +536,6 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// would rebind the receipt, so it is reported, and the commit that
 	// adds the receipt is taken.
 	notAppends := map[string]string{} // id -> what the newest such commit does
-	trees := treeCache{read: l.store.Tree, listed: map[gitobj.OID][]gitobj.TreeEntry{}}
 	for c, cm := tip, tipCommit; ; {
 		visited[c] = true
 		var parent gitobj.Commit
@@ -633,27 +636,65 @@ func (l *Ledger) entry(ref, id string, blob gitobj.OID, msgs map[string]string) 
 	return e
 }
 
-// treeCache reads trees, each once.
+// treeCache reads the trees at a receipt's path in the commits of a
+// chain. The trees of the tip (collect) are kept; of the others, only the
+// one last read at each place (the root, a directory): walking a chain
+// from its tip, the tree a commit's parent has at a place is the tree
+// there of the next older commit that appends there, so each tree is read
+// about once, and what is kept stays the size of the tip's tree.
 type treeCache struct {
 	read   func(gitobj.OID) ([]gitobj.TreeEntry, error)
-	listed map[gitobj.OID][]gitobj.TreeEntry
+	listed map[gitobj.OID][]gitobj.TreeEntry // the tip's trees
+	last   map[string]listedTree             // by place: "" the root, "/d1", "/d1/d2"
+}
+
+type listedTree struct {
+	id      gitobj.OID
+	entries []gitobj.TreeEntry
+}
+
+func newTreeCache(read func(gitobj.OID) ([]gitobj.TreeEntry, error)) treeCache {
+	return treeCache{read: read, listed: map[gitobj.OID][]gitobj.TreeEntry{}, last: map[string]listedTree{}}
+}
+
+// readTree reads tree id.
+func (t treeCache) readTree(id gitobj.OID) ([]gitobj.TreeEntry, error) {
+	entries, err := t.read(id)
+	if err != nil {
+		return nil, fmt.Errorf("reading receipt tree %s: %w", id, err)
+	}
+	return entries, nil
+}
+
+// list returns the entries of tree id at place, a tip's tree or the one
+// last read there without reading it again.
+func (t treeCache) list(id gitobj.OID, place string) ([]gitobj.TreeEntry, error) {
+	if entries, ok := t.listed[id]; ok {
+		return entries, nil
+	}
+	if l, ok := t.last[place]; ok && l.id == id {
+		return l.entries, nil
+	}
+	entries, err := t.readTree(id)
+	if err != nil {
+		return nil, err
+	}
+	t.last[place] = listedTree{id, entries}
+	return entries, nil
 }
 
 // at returns the entry at path in tree (none: a zero entry; tree "" holds
 // none).
 func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.TreeEntry, error) {
 	cur := gitobj.TreeEntry{Mode: gitobj.ModeDir, OID: tree}
+	place := ""
 	for _, name := range path {
 		if cur.OID == "" || cur.Mode != gitobj.ModeDir {
 			return gitobj.TreeEntry{}, nil
 		}
-		entries, ok := t.listed[cur.OID]
-		if !ok {
-			var err error
-			if entries, err = t.read(cur.OID); err != nil {
-				return gitobj.TreeEntry{}, fmt.Errorf("reading receipt tree %s: %w", cur.OID, err)
-			}
-			t.listed[cur.OID] = entries
+		entries, err := t.list(cur.OID, place)
+		if err != nil {
+			return gitobj.TreeEntry{}, err
 		}
 		next := gitobj.TreeEntry{}
 		for _, e := range entries {
@@ -663,6 +704,7 @@ func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.TreeEntry, error) 
 			}
 		}
 		cur = next
+		place += "/" + name
 	}
 	return cur, nil
 }
@@ -703,15 +745,16 @@ func appendedID(c gitobj.Commit) (string, bool) {
 // collect gathers <id>.json blobs under the two fan-out levels of a session
 // tree. Entries that do not fit the layout go to bad (path -> reason), so an
 // edit of the tree shows up as a corrupt entry instead of hiding.
-func (l *Ledger) collect(tree gitobj.OID, prefix string, depth int, into map[string]gitobj.OID, bad map[string]string) error {
-	entries, err := l.store.Tree(tree)
+func (t treeCache) collect(tree gitobj.OID, prefix string, depth int, into map[string]gitobj.OID, bad map[string]string) error {
+	entries, err := t.readTree(tree)
 	if err != nil {
-		return fmt.Errorf("reading receipt tree %s: %w", tree, err)
+		return err
 	}
+	t.listed[tree] = entries
 	for _, e := range entries {
 		switch {
 		case depth < 2 && e.Mode == gitobj.ModeDir:
-			if err := l.collect(e.OID, prefix+e.Name+"/", depth+1, into, bad); err != nil {
+			if err := t.collect(e.OID, prefix+e.Name+"/", depth+1, into, bad); err != nil {
 				return err
 			}
 		case depth == 2 && e.Mode == gitobj.ModeFile && strings.HasSuffix(e.Name, ".json"):
