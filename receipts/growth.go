@@ -204,13 +204,16 @@ func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, p
 		return nil, err
 	}
 	var out []Stray
+	id, ok, pathOf := appendLine(ref, msg)
 	if len(parents) > 1 {
+		if ok && ValidID(id) {
+			out = append(out, Stray{Path: strings.Join(pathOf(id), "/"), Unappended: true, Why: fmt.Sprintf("a merge of %d commits names receipt %s on its first line: readproof's merges name no receipt, and readers take the commit naming a receipt for its append commit, whose binding line is the receipt's; this one would rebind it", len(parents), id)})
+		}
 		for _, p := range added {
 			out = append(out, Stray{Path: p, Why: fmt.Sprintf("a merge of %d commits adds it, and none of them holds it: a merge only joins the receipts its parents hold, each appended by its own commit, whose binding line is checked; this file came in without one", len(parents))})
 		}
 		return out, nil
 	}
-	id, ok, pathOf := appendLine(ref, msg)
 	named := ""
 	if ok && ValidID(id) {
 		named = strings.Join(pathOf(id), "/")

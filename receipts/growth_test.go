@@ -197,7 +197,8 @@ func TestSameOrderFind(t *testing.T) {
 // add the receipt its first line names, because its tree holds it with its
 // parent's bytes or does not hold it, or that names none and adds no file,
 // is reported as the commit (Unappended), a file it adds instead as a
-// stray; a merge that adds nothing is not.
+// stray; a merge that adds nothing is not, unless it names a receipt on
+// its first line (readproof's merges name none).
 func TestCheckAddedUnappended(t *testing.T) {
 	t.Parallel()
 	named, other := "rcpt_"+strings.Repeat("a", 32), "rcpt_"+strings.Repeat("b", 32)
@@ -252,7 +253,8 @@ func TestCheckAddedUnappended(t *testing.T) {
 		{"symlink over the file", []gitobj.OID{"r1"}, "rlink", msg, []Stray{{Path: path, Unappended: true}}, "a symlink (mode 120000)"},
 		{"executable", []gitobj.OID{"empty"}, "rexec", msg, []Stray{{Path: path, Unappended: true}}, "its tree holds a file of mode 100755 at"},
 		{"directory", []gitobj.OID{"empty"}, "rdir", msg, []Stray{{Path: path, Unappended: true}}, "its tree holds a directory at"},
-		{"merge", []gitobj.OID{"r1", "r1"}, "r1", msg, nil, ""},
+		{"merge", []gitobj.OID{"r1", "r1"}, "r1", "merge receipts of sessions/s\n", nil, ""},
+		{"merge naming a receipt", []gitobj.OID{"r1", "empty"}, "r1", msg, []Stray{{Path: path, Unappended: true}}, "a merge of 2 commits names receipt " + named + " on its first line"},
 		{"append", []gitobj.OID{"empty"}, "r1", msg, nil, ""},
 	} {
 		got, err := CheckAdded(list, ref, c.parents, c.tree, c.msg)

@@ -363,10 +363,10 @@ func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
 // indexAppendMessage returns the message of the commit that appended
 // receipt id to its index chain, found false when no commit does: the
 // first commit naming it on its first line that a walk from the tip finds,
-// first parents first (walkCommits), and that adds it to its first
-// parent's tree, or is a merge. A commit naming it that does not add it
-// (no readproof writes one: its binding line would rebind the receipt) is
-// passed over and said in not, "" when there is none.
+// first parents first (walkCommits), and that adds it to its parent's
+// tree (or has none). A commit naming it that does not add it, or a merge
+// naming it (no readproof writes either: its binding line would rebind the
+// receipt), is passed over and said in not, "" when there is none.
 func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not string, err error) {
 	ref := indexRef(id)
 	tip, err := l.ref(ref)
@@ -378,6 +378,12 @@ func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not stri
 	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, true, func(c gitobj.OID, cm gitobj.Commit) bool {
 		got, ok, _ := appendLine(ref, cm.Message)
 		if !ok || got != id {
+			return false
+		}
+		if len(cm.Parents) > 1 {
+			if not == "" {
+				not = fmt.Sprintf("commit %s names it on its first line but %s", c, mergeNames(len(cm.Parents)))
+			}
 			return false
 		}
 		if len(cm.Parents) < 2 {
@@ -545,11 +551,14 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 			}
 		}
 		if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
-			why, err := trees.notAppend(cm, parent.Tree, sessionPath(id))
+			why := mergeNames(len(cm.Parents))
+			if len(cm.Parents) < 2 {
+				why, err = trees.notAppend(cm, parent.Tree, sessionPath(id))
+			}
 			switch {
 			case err != nil:
 				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
-			case why != "" && len(cm.Parents) < 2:
+			case why != "":
 				if _, ok := notAppends[id]; !ok {
 					notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
 				}
@@ -726,6 +735,15 @@ func (t treeCache) notAppend(cm gitobj.Commit, parentTree gitobj.OID, path []str
 		return "its tree holds it with its parent's bytes", err
 	}
 	return "", nil
+}
+
+// mergeNames says why a merge of n commits (n > 1) that names a receipt
+// on its first line is not its append commit; "" for n < 2.
+func mergeNames(n int) string {
+	if n < 2 {
+		return ""
+	}
+	return fmt.Sprintf("it is a merge of %d commits, and readproof's merges name no receipt", n)
 }
 
 // errNotAppend is the report for a receipt a commit names on its first
