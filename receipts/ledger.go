@@ -578,9 +578,23 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// history: walked only when there are such receipts, and only until
 	// each has its append commit.
 	if missing := len(blobs) - len(seen); missing > 0 {
-		c, err := l.walkCommits(others, visited, false, func(_ gitobj.OID, cm gitobj.Commit) bool {
+		var visitErr error
+		c, err := l.walkCommits(others, visited, false, func(oc gitobj.OID, cm gitobj.Commit) bool {
 			if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
 				if _, done := msgs[id]; !done {
+					// as on the first-parent history: a commit
+					// naming it that does not append it is passed over
+					why, err := l.notAppended(trees, cm, sessionPath(id))
+					switch {
+					case err != nil:
+						visitErr = fmt.Errorf("reading receipt commit %s of session %q: %w", oc, session, err)
+						return true
+					case why != "":
+						if _, ok := notAppends[id]; !ok {
+							notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", oc, why)
+						}
+						return false
+					}
 					msgs[id] = cm.Message
 					missing--
 				}
@@ -589,6 +603,9 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
+		}
+		if visitErr != nil {
+			return nil, visitErr
 		}
 	}
 	slices.Reverse(order)
@@ -735,6 +752,24 @@ func (t treeCache) notAppend(cm gitobj.Commit, parentTree gitobj.OID, path []str
 		return "its tree holds it with its parent's bytes", err
 	}
 	return "", nil
+}
+
+// notAppended says how commit cm, which names the receipt at path on its
+// first line, fails to append it: a merge, or a commit that does not add
+// the file to its parent's tree (notAppend); "" when it appends it.
+func (l *Ledger) notAppended(trees treeCache, cm gitobj.Commit, path []string) (string, error) {
+	if len(cm.Parents) > 1 {
+		return mergeNames(len(cm.Parents)), nil
+	}
+	var parentTree gitobj.OID
+	if len(cm.Parents) == 1 {
+		p, err := l.store.Commit(cm.Parents[0])
+		if err != nil {
+			return "", fmt.Errorf("reading receipt commit %s: %w", cm.Parents[0], err)
+		}
+		parentTree = p.Tree
+	}
+	return trees.notAppend(cm, parentTree, path)
 }
 
 // mergeNames says why a merge of n commits (n > 1) that names a receipt

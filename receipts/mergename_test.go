@@ -92,3 +92,67 @@ func TestMergeNamingReceiptIsNoAppend(t *testing.T) {
 		t.Errorf("BindingOf(x) = %+v, %v; want run-manifest %s, tampered by the merge", got, err, manifestA)
 	}
 }
+
+// TestScanOtherSideAppend: a receipt a merge brought in is bound by its
+// append commit on the merge's other side, found by a walk of that side;
+// a commit there written by hand that names it without adding it (its
+// tree is its parent's) is passed over and reported, as on the
+// first-parent history, not taken for its append commit.
+func TestScanOtherSideAppend(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := f.ledger
+	seal := func(tool string) Receipt {
+		t.Helper()
+		r, err := f.issuer.Seal(Call{Session: "s", Run: "r1", Tool: tool, Args: ArgvArgs([]string{tool}), Result: BytesResult(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Format, r.Bound = Version, Binding{}
+		if r, err = f.key.Seal(r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	put := func(tree gitobj.OID, r Receipt) gitobj.OID {
+		t.Helper()
+		blob, err := f.store.PutBlob(r.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree, err = l.insert(tree, sessionPath(r.ID), blob); err != nil {
+			t.Fatal(err)
+		}
+		return tree
+	}
+	commit := func(tree gitobj.OID, msg string, parents ...gitobj.OID) gitobj.OID {
+		t.Helper()
+		sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Unix(1_800_000_000, 0).UTC()}
+		oid, err := f.store.PutCommit(gitobj.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return oid
+	}
+	x, y := seal("x"), seal("y")
+	tx, ty := put("", x), put("", y)
+	a := commit(tx, appendMessage(x, Binding{Manifest: manifestA}))
+	b := commit(ty, appendMessage(y, Binding{Manifest: manifestA}))
+	forged := commit(ty, appendMessage(y, Binding{Manifest: manifestB}), b)
+	m := commit(put(tx, y), "merge receipts of sessions/s\n", a, forged)
+	if err := f.store.Update(gitobj.RefUpdate{Name: SessionRef("s"), New: m}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := l.Scan("s")
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("Scan = %+v, %v", entries, err)
+	}
+	for _, e := range entries {
+		if e.ID == y.ID && (e.Binding.Manifest != manifestA || !errors.Is(e.Err, ErrTampered) || !strings.Contains(e.Err.Error(), "commit "+string(forged)+" names it on its first line but its tree holds it with its parent's bytes")) {
+			t.Errorf("receipt y, merged in: bound %+v (%v); want run-manifest %s, tampered by commit %s", e.Binding, e.Err, manifestA, forged)
+		}
+		if e.ID == x.ID && (e.Err != nil || e.Binding.Manifest != manifestA) {
+			t.Errorf("receipt x: bound %+v (%v)", e.Binding, e.Err)
+		}
+	}
+}
