@@ -194,10 +194,11 @@ type Stray struct {
 // its tree is a file of one of its parents. parents are the trees of the
 // commit's parents, tree its own, msg its message. It returns the files
 // that came otherwise, and an append that does not add the receipt it
-// names (or adds nothing and names none) as a Stray with Unappended set:
-// readers take the commit naming a receipt as its append commit, whose
-// binding line is the receipt's, so a commit naming one it does not add
-// would rebind it. list reads a tree.
+// names as a file of mode 100644 (or adds nothing and names none), or a
+// merge that names one, as a Stray with Unappended set: readers take the
+// commit naming a receipt as its append commit, whose binding line is the
+// receipt's, so a commit naming one it does not add would rebind it. list
+// reads a tree.
 func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, parents []gitobj.OID, tree gitobj.OID, msg string) ([]Stray, error) {
 	added, err := Added(list, parents, tree)
 	if err != nil {
