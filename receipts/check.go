@@ -187,7 +187,7 @@ func (l *Ledger) chainTree(tip gitobj.OID, ref string, add func(ref, id, format 
 				if err := walk(e.OID, prefix+e.Name+"/", depth+1); err != nil {
 					return err
 				}
-			case depth == 2 && e.Mode != gitobj.ModeDir && strings.HasSuffix(e.Name, ".json"):
+			case depth == 2 && e.Mode == gitobj.ModeFile && strings.HasSuffix(e.Name, ".json"):
 				out[strings.TrimSuffix(e.Name, ".json")] = stored{path: prefix + e.Name, blob: e.OID}
 			default:
 				add(ref, prefix+e.Name, "unexpected entry in the receipt tree")

@@ -194,38 +194,57 @@ type Stray struct {
 // its tree is a file of one of its parents. parents are the trees of the
 // commit's parents, tree its own, msg its message. It returns the files
 // that came otherwise, and an append that does not add the receipt it
-// names (or adds nothing and names none) as a Stray with Unappended set:
-// readers take the commit naming a receipt as its append commit, whose
-// binding line is the receipt's, so a commit naming one it does not add
-// would rebind it. list reads a tree.
+// names as a file of mode 100644 (or adds nothing and names none), or a
+// merge that names one, as a Stray with Unappended set: readers take the
+// commit naming a receipt as its append commit, whose binding line is the
+// receipt's, so a commit naming one it does not add would rebind it. list
+// reads a tree.
 func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, parents []gitobj.OID, tree gitobj.OID, msg string) ([]Stray, error) {
 	added, err := Added(list, parents, tree)
 	if err != nil {
 		return nil, err
 	}
 	var out []Stray
+	id, ok, pathOf := appendLine(ref, msg)
 	if len(parents) > 1 {
+		if ok && ValidID(id) {
+			out = append(out, Stray{Path: strings.Join(pathOf(id), "/"), Unappended: true, Why: fmt.Sprintf("a merge of %d commits names receipt %s on its first line: readproof's merges name no receipt, and readers take the commit naming a receipt for its append commit, whose binding line is the receipt's; this one would rebind it", len(parents), id)})
+		}
 		for _, p := range added {
 			out = append(out, Stray{Path: p, Why: fmt.Sprintf("a merge of %d commits adds it, and none of them holds it: a merge only joins the receipts its parents hold, each appended by its own commit, whose binding line is checked; this file came in without one", len(parents))})
 		}
 		return out, nil
 	}
-	id, ok, pathOf := appendLine(ref, msg)
 	named := ""
 	if ok && ValidID(id) {
 		named = strings.Join(pathOf(id), "/")
 	}
 	namedAdded := named != "" && slices.Contains(added, named)
+	// what the tree holds at the named path when it is no receipt file
+	// (readproof writes one of mode 100644 there): that adds no receipt
+	notFile := ""
+	if namedAdded {
+		e, _, err := entryAt(list, tree, pathOf(id))
+		if err != nil {
+			return nil, err
+		}
+		if e.Mode != gitobj.ModeFile {
+			namedAdded, notFile = false, modeName(e.Mode)
+		}
+	}
 	switch {
 	case named == "" && len(added) == 0:
 		return []Stray{{Unappended: true, Why: "a commit with one parent (or none) names no receipt on its first line and adds no file: readproof writes such a commit only to append the receipt its first line names"}}, nil
 	case named != "" && !namedAdded:
-		held, err := holds(list, tree, pathOf(id))
+		_, held, err := entryAt(list, tree, pathOf(id))
 		if err != nil {
 			return nil, err
 		}
 		why := fmt.Sprintf("the commit's first line names receipt %s, which its tree does not hold at %s", id, named)
-		if held {
+		switch {
+		case notFile != "":
+			why = fmt.Sprintf("the commit's first line names receipt %s, and its tree holds %s at %s, where readproof writes the receipt as a file of mode 100644", id, notFile, named)
+		case held:
 			why = fmt.Sprintf("the commit's first line names receipt %s, which its tree holds at %s with its parent's bytes", id, named)
 		}
 		if len(added) == 0 {
@@ -248,19 +267,36 @@ func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, p
 	return out, nil
 }
 
-// holds reports whether tree holds an entry at path; list reads a tree.
-func holds(list func(gitobj.OID) ([]gitobj.TreeEntry, error), tree gitobj.OID, path []string) (bool, error) {
-	cur := tree
-	for i, name := range path {
-		entries, err := list(cur)
+// entryAt returns the entry tree holds at path, ok false when it holds
+// none; list reads a tree.
+func entryAt(list func(gitobj.OID) ([]gitobj.TreeEntry, error), tree gitobj.OID, path []string) (gitobj.TreeEntry, bool, error) {
+	cur := gitobj.TreeEntry{Mode: gitobj.ModeDir, OID: tree}
+	for _, name := range path {
+		if cur.Mode != gitobj.ModeDir {
+			return gitobj.TreeEntry{}, false, nil
+		}
+		entries, err := list(cur.OID)
 		if err != nil {
-			return false, err
+			return gitobj.TreeEntry{}, false, err
 		}
 		j := slices.IndexFunc(entries, func(e gitobj.TreeEntry) bool { return e.Name == name })
-		if j < 0 || i < len(path)-1 && entries[j].Mode != gitobj.ModeDir {
-			return false, nil
+		if j < 0 {
+			return gitobj.TreeEntry{}, false, nil
 		}
-		cur = entries[j].OID
+		cur = entries[j]
 	}
-	return true, nil
+	return cur, true, nil
+}
+
+// modeName says what a tree entry of mode m is, for a report.
+func modeName(m gitobj.Mode) string {
+	switch m {
+	case gitobj.ModeDir:
+		return "a directory"
+	case 0o120000:
+		return "a symlink (mode 120000)"
+	case 0o160000:
+		return "a submodule commit (mode 160000)"
+	}
+	return fmt.Sprintf("a file of mode %o", uint32(m))
 }

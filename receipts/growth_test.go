@@ -139,6 +139,17 @@ func TestCheckAdded(t *testing.T) {
 		"r1": {{Name: "a", Mode: gitobj.ModeDir, OID: "a1"}}, "r2": {{Name: "a", Mode: gitobj.ModeDir, OID: "a2"}},
 		"empty": {},
 	}
+	// the named receipt's path holding a symlink, an executable file or a
+	// directory (with the receipt inside) in place of a file of mode 100644
+	for name, e := range map[gitobj.OID]gitobj.TreeEntry{
+		"rlink": {Name: named + ".json", Mode: 0o120000, OID: "blob-" + gitobj.OID(named)},
+		"rexec": {Name: named + ".json", Mode: 0o100755, OID: "blob-" + gitobj.OID(named)},
+		"rdir":  {Name: named + ".json", Mode: gitobj.ModeDir, OID: "one"},
+	} {
+		trees[name+"-leaf"] = []gitobj.TreeEntry{e}
+		trees[name+"-a"] = []gitobj.TreeEntry{{Name: "a", Mode: gitobj.ModeDir, OID: name + "-leaf"}}
+		trees[name] = []gitobj.TreeEntry{{Name: "a", Mode: gitobj.ModeDir, OID: name + "-a"}}
+	}
 	list := func(id gitobj.OID) ([]gitobj.TreeEntry, error) { return trees[id], nil }
 	ref := SessionRefPrefix + "s"
 	msg := "receipt " + named + "\n\nsession: s\ntool: t\n"
@@ -186,7 +197,8 @@ func TestSameOrderFind(t *testing.T) {
 // add the receipt its first line names, because its tree holds it with its
 // parent's bytes or does not hold it, or that names none and adds no file,
 // is reported as the commit (Unappended), a file it adds instead as a
-// stray; a merge that adds nothing is not.
+// stray; a merge that adds nothing is not, unless it names a receipt on
+// its first line (readproof's merges name none).
 func TestCheckAddedUnappended(t *testing.T) {
 	t.Parallel()
 	named, other := "rcpt_"+strings.Repeat("a", 32), "rcpt_"+strings.Repeat("b", 32)
@@ -202,6 +214,17 @@ func TestCheckAddedUnappended(t *testing.T) {
 		"a1": {{Name: "a", Mode: gitobj.ModeDir, OID: "one"}}, "b1": {{Name: "b", Mode: gitobj.ModeDir, OID: "oth"}},
 		"r1": {{Name: "a", Mode: gitobj.ModeDir, OID: "a1"}}, "rb": {{Name: "b", Mode: gitobj.ModeDir, OID: "b1"}},
 		"empty": {},
+	}
+	// the named receipt's path holding a symlink, an executable file or a
+	// directory (with the receipt inside) in place of a file of mode 100644
+	for name, e := range map[gitobj.OID]gitobj.TreeEntry{
+		"rlink": {Name: named + ".json", Mode: 0o120000, OID: "blob-" + gitobj.OID(named)},
+		"rexec": {Name: named + ".json", Mode: 0o100755, OID: "blob-" + gitobj.OID(named)},
+		"rdir":  {Name: named + ".json", Mode: gitobj.ModeDir, OID: "one"},
+	} {
+		trees[name+"-leaf"] = []gitobj.TreeEntry{e}
+		trees[name+"-a"] = []gitobj.TreeEntry{{Name: "a", Mode: gitobj.ModeDir, OID: name + "-leaf"}}
+		trees[name] = []gitobj.TreeEntry{{Name: "a", Mode: gitobj.ModeDir, OID: name + "-a"}}
 	}
 	list := func(id gitobj.OID) ([]gitobj.TreeEntry, error) {
 		if e, ok := trees[id]; ok {
@@ -226,7 +249,12 @@ func TestCheckAddedUnappended(t *testing.T) {
 		{"instead", []gitobj.OID{"empty"}, "rb", msg, []Stray{{Path: path, Unappended: true}, {Path: "b/b/" + other + ".json"}}, "does not hold at " + path + ":"},
 		{"bare", []gitobj.OID{"r1"}, "r1", "tidy up\n", []Stray{{Unappended: true}}, "names no receipt on its first line and adds no file"},
 		{"index line on a session chain", []gitobj.OID{"r1"}, "r1", "index " + msg, []Stray{{Unappended: true}}, "names no receipt"},
-		{"merge", []gitobj.OID{"r1", "r1"}, "r1", msg, nil, ""},
+		{"symlink", []gitobj.OID{"empty"}, "rlink", msg, []Stray{{Path: path, Unappended: true}}, "its tree holds a symlink (mode 120000) at " + path + ", where readproof writes the receipt as a file of mode 100644"},
+		{"symlink over the file", []gitobj.OID{"r1"}, "rlink", msg, []Stray{{Path: path, Unappended: true}}, "a symlink (mode 120000)"},
+		{"executable", []gitobj.OID{"empty"}, "rexec", msg, []Stray{{Path: path, Unappended: true}}, "its tree holds a file of mode 100755 at"},
+		{"directory", []gitobj.OID{"empty"}, "rdir", msg, []Stray{{Path: path, Unappended: true}}, "its tree holds a directory at"},
+		{"merge", []gitobj.OID{"r1", "r1"}, "r1", "merge receipts of sessions/s\n", nil, ""},
+		{"merge naming a receipt", []gitobj.OID{"r1", "empty"}, "r1", msg, []Stray{{Path: path, Unappended: true}}, "a merge of 2 commits names receipt " + named + " on its first line"},
 		{"append", []gitobj.OID{"empty"}, "r1", msg, nil, ""},
 	} {
 		got, err := CheckAdded(list, ref, c.parents, c.tree, c.msg)

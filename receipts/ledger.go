@@ -363,21 +363,27 @@ func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
 // indexAppendMessage returns the message of the commit that appended
 // receipt id to its index chain, found false when no commit does: the
 // first commit naming it on its first line that a walk from the tip finds,
-// first parents first (walkCommits), and that adds it to its first
-// parent's tree, or is a merge. A commit naming it that does not add it
-// (no readproof writes one: its binding line would rebind the receipt) is
-// passed over and said in not, "" when there is none.
+// first parents first (walkCommits), and that adds it to its parent's
+// tree (or has none). A commit naming it that does not add it, or a merge
+// naming it (no readproof writes either: its binding line would rebind the
+// receipt), is passed over and said in not, "" when there is none.
 func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not string, err error) {
 	ref := indexRef(id)
 	tip, err := l.ref(ref)
 	if err != nil || tip == "" {
 		return "", false, "", err
 	}
-	trees := treeCache{read: l.store.Tree, listed: map[gitobj.OID][]gitobj.TreeEntry{}}
+	trees := newTreeCache(l.store.Tree)
 	var visitErr error
 	c, err := l.walkCommits([]gitobj.OID{tip}, map[gitobj.OID]bool{}, true, func(c gitobj.OID, cm gitobj.Commit) bool {
 		got, ok, _ := appendLine(ref, cm.Message)
 		if !ok || got != id {
+			return false
+		}
+		if len(cm.Parents) > 1 {
+			if not == "" {
+				not = fmt.Sprintf("commit %s names it on its first line but %s", c, mergeNames(len(cm.Parents)))
+			}
 			return false
 		}
 		if len(cm.Parents) < 2 {
@@ -516,8 +522,12 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading receipt commit %s: %w", tip, err)
 	}
+	// The trees read here are the trees of the older commits' paths
+	// whose directories no later append changed (most of them): the
+	// append check below reads them from trees.
+	trees := newTreeCache(l.store.Tree)
 	blobs, bad := map[string]gitobj.OID{}, map[string]string{}
-	if err := l.collect(tipCommit.Tree, "", 0, blobs, bad); err != nil {
+	if err := trees.collect(tipCommit.Tree, "", 0, blobs, bad); err != nil {
 		return nil, err
 	}
 	// The first-parent chain gives the order, and each append commit the
@@ -532,7 +542,6 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// would rebind the receipt, so it is reported, and the commit that
 	// adds the receipt is taken.
 	notAppends := map[string]string{} // id -> what the newest such commit does
-	trees := treeCache{read: l.store.Tree, listed: map[gitobj.OID][]gitobj.TreeEntry{}}
 	for c, cm := tip, tipCommit; ; {
 		visited[c] = true
 		var parent gitobj.Commit
@@ -542,11 +551,14 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 			}
 		}
 		if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
-			why, err := trees.notAppend(cm, parent.Tree, sessionPath(id))
+			why := mergeNames(len(cm.Parents))
+			if len(cm.Parents) < 2 {
+				why, err = trees.notAppend(cm, parent.Tree, sessionPath(id))
+			}
 			switch {
 			case err != nil:
 				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
-			case why != "" && len(cm.Parents) < 2:
+			case why != "":
 				if _, ok := notAppends[id]; !ok {
 					notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
 				}
@@ -566,9 +578,23 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// history: walked only when there are such receipts, and only until
 	// each has its append commit.
 	if missing := len(blobs) - len(seen); missing > 0 {
-		c, err := l.walkCommits(others, visited, false, func(_ gitobj.OID, cm gitobj.Commit) bool {
+		var visitErr error
+		c, err := l.walkCommits(others, visited, false, func(oc gitobj.OID, cm gitobj.Commit) bool {
 			if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
 				if _, done := msgs[id]; !done {
+					// as on the first-parent history: a commit
+					// naming it that does not append it is passed over
+					why, err := l.notAppended(trees, cm, sessionPath(id))
+					switch {
+					case err != nil:
+						visitErr = fmt.Errorf("reading receipt commit %s of session %q: %w", oc, session, err)
+						return true
+					case why != "":
+						if _, ok := notAppends[id]; !ok {
+							notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", oc, why)
+						}
+						return false
+					}
 					msgs[id] = cm.Message
 					missing--
 				}
@@ -577,6 +603,9 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
+		}
+		if visitErr != nil {
+			return nil, visitErr
 		}
 	}
 	slices.Reverse(order)
@@ -633,52 +662,123 @@ func (l *Ledger) entry(ref, id string, blob gitobj.OID, msgs map[string]string) 
 	return e
 }
 
-// treeCache reads trees, each once.
+// treeCache reads the trees at a receipt's path in the commits of a
+// chain. The trees of the tip (collect) are kept; of the others, only the
+// one last read at each place (the root, a directory): walking a chain
+// from its tip, the tree a commit's parent has at a place is the tree
+// there of the next older commit that appends there, so each tree is read
+// about once, and what is kept stays the size of the tip's tree.
 type treeCache struct {
 	read   func(gitobj.OID) ([]gitobj.TreeEntry, error)
-	listed map[gitobj.OID][]gitobj.TreeEntry
+	listed map[gitobj.OID][]gitobj.TreeEntry // the tip's trees
+	last   map[string]listedTree             // by place: "" the root, "/d1", "/d1/d2"
 }
 
-// at returns the object at path in tree ("" for none, or for a tree "").
-func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.OID, error) {
-	cur := tree
+type listedTree struct {
+	id      gitobj.OID
+	entries []gitobj.TreeEntry
+}
+
+func newTreeCache(read func(gitobj.OID) ([]gitobj.TreeEntry, error)) treeCache {
+	return treeCache{read: read, listed: map[gitobj.OID][]gitobj.TreeEntry{}, last: map[string]listedTree{}}
+}
+
+// readTree reads tree id.
+func (t treeCache) readTree(id gitobj.OID) ([]gitobj.TreeEntry, error) {
+	entries, err := t.read(id)
+	if err != nil {
+		return nil, fmt.Errorf("reading receipt tree %s: %w", id, err)
+	}
+	return entries, nil
+}
+
+// list returns the entries of tree id at place, a tip's tree or the one
+// last read there without reading it again.
+func (t treeCache) list(id gitobj.OID, place string) ([]gitobj.TreeEntry, error) {
+	if entries, ok := t.listed[id]; ok {
+		return entries, nil
+	}
+	if l, ok := t.last[place]; ok && l.id == id {
+		return l.entries, nil
+	}
+	entries, err := t.readTree(id)
+	if err != nil {
+		return nil, err
+	}
+	t.last[place] = listedTree{id, entries}
+	return entries, nil
+}
+
+// at returns the entry at path in tree (none: a zero entry; tree "" holds
+// none).
+func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.TreeEntry, error) {
+	cur := gitobj.TreeEntry{Mode: gitobj.ModeDir, OID: tree}
+	place := ""
 	for _, name := range path {
-		if cur == "" {
-			return "", nil
+		if cur.OID == "" || cur.Mode != gitobj.ModeDir {
+			return gitobj.TreeEntry{}, nil
 		}
-		entries, ok := t.listed[cur]
-		if !ok {
-			var err error
-			if entries, err = t.read(cur); err != nil {
-				return "", fmt.Errorf("reading receipt tree %s: %w", cur, err)
-			}
-			t.listed[cur] = entries
+		entries, err := t.list(cur.OID, place)
+		if err != nil {
+			return gitobj.TreeEntry{}, err
 		}
-		next := gitobj.OID("")
+		next := gitobj.TreeEntry{}
 		for _, e := range entries {
 			if e.Name == name {
-				next = e.OID
+				next = e
 				break
 			}
 		}
 		cur = next
+		place += "/" + name
 	}
 	return cur, nil
 }
 
 // notAppend says how commit cm, whose first parent's tree is parentTree
 // ("" for none), fails to add the file at path: "" when it adds it (its
-// tree holds it, its parent's does not with those bytes).
+// tree holds it as a file of mode 100644, as readproof writes it, and its
+// parent's does not with those bytes).
 func (t treeCache) notAppend(cm gitobj.Commit, parentTree gitobj.OID, path []string) (string, error) {
 	have, err := t.at(cm.Tree, path)
-	if err != nil || have == "" {
+	switch {
+	case err != nil || have.OID == "":
 		return "its tree does not hold it", err
+	case have.Mode != gitobj.ModeFile:
+		return fmt.Sprintf("its tree holds %s there, where readproof writes the receipt as a file of mode 100644", modeName(have.Mode)), nil
 	}
 	was, err := t.at(parentTree, path)
 	if err != nil || was == have {
 		return "its tree holds it with its parent's bytes", err
 	}
 	return "", nil
+}
+
+// notAppended says how commit cm, which names the receipt at path on its
+// first line, fails to append it: a merge, or a commit that does not add
+// the file to its parent's tree (notAppend); "" when it appends it.
+func (l *Ledger) notAppended(trees treeCache, cm gitobj.Commit, path []string) (string, error) {
+	if len(cm.Parents) > 1 {
+		return mergeNames(len(cm.Parents)), nil
+	}
+	var parentTree gitobj.OID
+	if len(cm.Parents) == 1 {
+		p, err := l.store.Commit(cm.Parents[0])
+		if err != nil {
+			return "", fmt.Errorf("reading receipt commit %s: %w", cm.Parents[0], err)
+		}
+		parentTree = p.Tree
+	}
+	return trees.notAppend(cm, parentTree, path)
+}
+
+// mergeNames says why a merge of n commits (n > 1) that names a receipt
+// on its first line is not its append commit; "" for n < 2.
+func mergeNames(n int) string {
+	if n < 2 {
+		return ""
+	}
+	return fmt.Sprintf("it is a merge of %d commits, and readproof's merges name no receipt", n)
 }
 
 // errNotAppend is the report for a receipt a commit names on its first
@@ -698,18 +798,19 @@ func appendedID(c gitobj.Commit) (string, bool) {
 // collect gathers <id>.json blobs under the two fan-out levels of a session
 // tree. Entries that do not fit the layout go to bad (path -> reason), so an
 // edit of the tree shows up as a corrupt entry instead of hiding.
-func (l *Ledger) collect(tree gitobj.OID, prefix string, depth int, into map[string]gitobj.OID, bad map[string]string) error {
-	entries, err := l.store.Tree(tree)
+func (t treeCache) collect(tree gitobj.OID, prefix string, depth int, into map[string]gitobj.OID, bad map[string]string) error {
+	entries, err := t.readTree(tree)
 	if err != nil {
-		return fmt.Errorf("reading receipt tree %s: %w", tree, err)
+		return err
 	}
+	t.listed[tree] = entries
 	for _, e := range entries {
 		switch {
 		case depth < 2 && e.Mode == gitobj.ModeDir:
-			if err := l.collect(e.OID, prefix+e.Name+"/", depth+1, into, bad); err != nil {
+			if err := t.collect(e.OID, prefix+e.Name+"/", depth+1, into, bad); err != nil {
 				return err
 			}
-		case depth == 2 && e.Mode != gitobj.ModeDir && strings.HasSuffix(e.Name, ".json"):
+		case depth == 2 && e.Mode == gitobj.ModeFile && strings.HasSuffix(e.Name, ".json"):
 			into[strings.TrimSuffix(e.Name, ".json")] = e.OID
 		default:
 			bad[prefix+e.Name] = "unexpected entry in the receipt tree"

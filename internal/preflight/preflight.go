@@ -18,6 +18,7 @@ package preflight
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -77,16 +78,26 @@ func Write(gitDir string, refs []string, opts Options) error {
 // directory above it accepts a lock-named file instead (git and readproof
 // skip names ending in .lock when they list refs).
 func takeAndRelease(gitDir, ref string, deadline time.Time, opts Options) error {
-	lock := filepath.Join(gitDir, filepath.FromSlash(ref)) + ".lock"
-	dir := filepath.Dir(lock)
-	for dir != gitDir && !isDir(dir) {
-		dir = filepath.Dir(dir)
+	var err error
+	// The directory found can go before the lock is made in it: a
+	// concurrent git or readproof that packs refs removes the ref
+	// directories it left empty (gitstore's lockFile retries the same
+	// way). Then it is looked for again.
+	for attempt := 0; attempt < 64; attempt++ {
+		lock := filepath.Join(gitDir, filepath.FromSlash(ref)) + ".lock"
+		dir := filepath.Dir(lock)
+		for dir != gitDir && !isDir(dir) {
+			dir = filepath.Dir(dir)
+		}
+		if dir != filepath.Dir(lock) {
+			lock = filepath.Join(dir, "readproof-preflight-"+strconv.FormatUint(rand.Uint64(), 36)+".lock")
+		}
+		err = lockfile.Probe(lock, lockfile.Options{Timeout: opts.LockTimeout, Deadline: deadline, StaleAge: opts.StaleLockAge,
+			Holder: "another git or readproof", Task: "writing to the store", Wait: opts.LockWait})
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
 	}
-	if dir != filepath.Dir(lock) {
-		lock = filepath.Join(dir, "readproof-preflight-"+strconv.FormatUint(rand.Uint64(), 36)+".lock")
-	}
-	err := lockfile.Probe(lock, lockfile.Options{Timeout: opts.LockTimeout, Deadline: deadline, StaleAge: opts.StaleLockAge,
-		Holder: "another git or readproof", Task: "writing to the store", Wait: opts.LockWait})
 	switch {
 	case errors.Is(err, lockfile.ErrLocked):
 		return fmt.Errorf("%w: %w", ErrLocked, err)

@@ -101,3 +101,35 @@ func TestWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteRefDirPruned: a ref directory found when the check starts can
+// be removed before the lock is made in it, by a concurrent readproof or
+// git that packs refs and prunes the directories it left empty; the
+// check looks for the directory again instead of calling the store
+// unwritable (two `readproof exec` into one session failed so, now and
+// then). A goroutine makes and removes the directory while checks run.
+func TestWriteRefDirPruned(t *testing.T) {
+	t.Parallel()
+	gitDir := bare(t)
+	dir := filepath.Join(gitDir, "refs", "heads", "readproof", "receipts", "index")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.MkdirAll(dir, 0o755)
+			os.Remove(dir)
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := 0; i < 2000; i++ {
+		if err := Write(gitDir, []string{"refs/heads/readproof/receipts/index/s"}, Options{}); err != nil {
+			t.Fatalf("check %d: %v", i, err)
+		}
+	}
+}
