@@ -97,9 +97,11 @@ func readSSHConfigs(system string) *SSHConfig {
 }
 
 // hostPort is where an ssh fetch of alias connects, as OpenSSH has it:
-// the configuration's Hostname for alias, else alias; the URL's port when
-// it gives one (port > 0: a port given wins, 22 included), else the
-// configuration's Port for alias, Hostname or not, else 22.
+// the configuration's Hostname for alias, else alias, in lower case (ssh
+// -G Git.Example.TEST gives hostname git.example.test: the name it dials
+// and looks up in known_hosts); the URL's port when it gives one (port >
+// 0: a port given wins, 22 included), else the configuration's Port for
+// alias, Hostname or not, else 22.
 func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 	var conf sshConfigReader = c.files
 	if c.swapped {
@@ -107,7 +109,7 @@ func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 	}
 	host := alias
 	if conf == nil {
-		return host, portOr(port, 0)
+		return strings.ToLower(host), portOr(port, 0)
 	}
 	if h := conf.Get(alias, "Hostname"); h != "" {
 		host = h
@@ -116,7 +118,7 @@ func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 	if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 && p <= 65535 {
 		given = p
 	}
-	return host, portOr(port, given)
+	return strings.ToLower(host), portOr(port, given)
 }
 
 // portOr is the URL's port, else the configuration's, else 22.
