@@ -348,7 +348,7 @@ type sshInclude struct {
 	block *ssh_config.Host // the block the line stands in (a Match block's stand-in)
 }
 
-// each visits the lines that apply to alias (in lower case) in the order
+// each visits the lines that apply to alias (as the URL writes it) in the order
 // OpenSSH reads them: those of the Host blocks matching alias, and where
 // an Include line stands in such a block, the lines of the files it reads
 // that apply (an Include in a block that does not match reads nothing).
@@ -752,11 +752,12 @@ func (m matchBlock) couldApply(alias, hostname string) bool {
 			if strings.HasPrefix(name, "!") {
 				continue
 			}
-			names := []string{alias}
+			// as OpenSSH's match_hostname: in any case
+			names := []string{strings.ToLower(alias)}
 			if strings.TrimPrefix(name, "!") == "host" {
-				names = append(names, hostname)
+				names = append(names, strings.ToLower(hostname))
 			}
-			if matched, ok := matchList(words[i], names); ok && !matched {
+			if matched, ok := matchList(strings.ToLower(words[i]), names); ok && !matched {
 				return false
 			}
 		default:
@@ -814,11 +815,13 @@ func splitCriteria(s string) []string {
 }
 
 // sshHostName is the host name as OpenSSH matches it against Host
-// patterns: in lower case (ssh lowercases the host it is given before it
-// reads its configuration), so that ssh://Git.Example.test/ gets Host
-// git.example.test's User, Hostname and keys, as ssh would.
+// patterns: as the URL writes it, capitals kept (OpenSSH 9.2: ssh -G
+// Git.Example.TEST does not get Host git.example.test's lines, and ssh -G
+// GIT.UP gets Host GIT.UP's ProxyJump). Only the name it then dials and
+// looks up in known_hosts is in lower case (hostPort); Match host lists
+// are matched in any case (couldApply).
 func sshHostName(alias string) string {
-	return strings.ToLower(alias)
+	return alias
 }
 
 // unquote removes the double quotes OpenSSH allows around a value.
