@@ -280,7 +280,7 @@ func (c *SSHConfig) Warnings(alias string) []error {
 			if len(keys) == 0 || !m.couldApply(a, h) {
 				continue
 			}
-			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.criteria,
+			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.shownCriteria(),
 				Err: fmt.Errorf("readproof does not apply Match blocks, so this one's %s %s not used", strings.Join(keys, ", "), pluralVerb(len(keys)))},
 				"put those lines in a Host block for the host (Host "+a+"), which readproof reads as ssh does, or give the user in the source's url"))
 		}
@@ -765,6 +765,22 @@ func (m matchBlock) couldApply(alias, hostname string) bool {
 		}
 	}
 	return true
+}
+
+// shownCriteria are the block's criteria as a message shows them: the
+// command of an exec criterion, which may carry a token as a ProxyCommand
+// may, not repeated.
+func (m matchBlock) shownCriteria() string {
+	words := splitCriteria(m.criteria)
+	for i := 0; i < len(words); i++ {
+		if strings.EqualFold(strings.TrimPrefix(words[i], "!"), "exec") && i+1 < len(words) {
+			i++
+			words[i] = "(command not shown)"
+		} else if strings.ContainsAny(words[i], " \t") {
+			words[i] = `"` + words[i] + `"`
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // matchList is whether a comma-separated pattern list matches one of

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // sshHome makes HOME a new directory with a ~/.ssh.
@@ -161,5 +163,26 @@ func TestSSHSystemConfigTildeIncludeRefused(t *testing.T) {
 	}
 	if want := "git.example.test:" + s.port; len(asked) != 1 || asked[0] != want {
 		t.Errorf("dialled %q, want %s, the included file's Port", asked, want)
+	}
+}
+
+// A Match block's warning shows its criteria, but not the command of an
+// exec criterion, which may carry a token as a ProxyCommand may (whose
+// value is not repeated either): the rest of the criteria, and the file
+// and line, say which block it is. Before, the whole command line was
+// printed on stderr and in an MCP answer's warnings.
+func TestSSHMatchExecCommandNotShown(t *testing.T) {
+	_, home := newKeyServer(t)
+	writeSSHConfig(t, home, "Match host git.example.test exec \"curl -sf -H 'Authorization: Bearer tok-s3cr3t' https://vpn.example.test/up\" user git\n  User deploy\n"+
+		"Match !Exec probe-tok-0pen host git.example.test\n  Port 2222\n")
+	ws := ReadSSHConfig().Warnings("git.example.test")
+	if len(ws) != 2 {
+		t.Fatalf("warnings %v, want both Match blocks said", ws)
+	}
+	for i, want := range []string{`"host git.example.test exec (command not shown) user git"`, `"!Exec (command not shown) host git.example.test"`} {
+		msg := ws[i].Error() + " " + hint.Of(ws[i])
+		if strings.Contains(msg, "s3cr3t") || strings.Contains(msg, "0pen") || !strings.Contains(msg, want) {
+			t.Errorf("warning %q, want the criteria shown as %s, without the command", msg, want)
+		}
 	}
 }
