@@ -491,6 +491,10 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	if len(data) > maxSSHConfigBytes {
 		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
 	}
+	data, err = unquoteKeywords(data)
+	if err != nil {
+		return nil, err
+	}
 	data, matches := neutraliseMatch(data)
 	data, incs := markIncludes(data)
 	// as ssh does, a bare Match or Include costs the file
@@ -623,6 +627,82 @@ func markIncludes(data []byte) ([]byte, []includeLine) {
 		incs = append(incs, includeLine{line: l.line, paths: splitCriteria(l.args)})
 	}
 	return out, incs
+}
+
+// unquoteKeywords rewrites each line of data whose keyword is written with
+// double quotes ("Include" FILE, Ho"stname" HOST) with the keyword bare,
+// as OpenSSH reads it (ssh -G reads "Match", "Include" and "Hostname"
+// lines so): the parser and the Match and Include scanner would take the
+// quoted word for an unknown keyword, so that a "Match" block's lines
+// applied to the Host block above it and an "Include", "ProxyJump" or
+// "Hostname" line went unread. As OpenSSH, a keyword ends at its closing
+// quote; a line whose quote is not closed is ignored, and so is one whose
+// keyword is empty (an empty first word at the line's start stands for
+// nothing: the next word is the keyword); a quoted keyword holding a
+// space is an error, as ssh refuses it. Other lines are kept as they
+// are, and so are the line numbers.
+func unquoteKeywords(data []byte) ([]byte, error) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	changed := false
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		rest := bytes.TrimLeft(body, " \t")
+		if len(rest) == 0 || rest[0] == '#' {
+			continue
+		}
+		first := rest
+		if end := bytes.IndexAny(rest, " \t="); end >= 0 {
+			first = rest[:end]
+		}
+		if !bytes.Contains(first, []byte(`"`)) {
+			continue
+		}
+		kw, after, ok := sshWord(rest)
+		if ok && len(kw) == 0 && len(rest) == len(body) {
+			kw, after, ok = sshWord(after)
+		}
+		if bytes.ContainsAny(kw, " \t") {
+			return nil, fmt.Errorf("line %d: keyword %q holds a space, which ssh refuses", i+1, kw)
+		}
+		var out []byte
+		if ok && len(kw) > 0 && kw[0] != '#' {
+			out = append(append(append(out, kw...), ' '), after...)
+		}
+		lines[i] = append(out, l[len(body):]...)
+		changed = true
+	}
+	if !changed {
+		return data, nil
+	}
+	return bytes.Join(lines, nil), nil
+}
+
+// sshWord splits the first word off s as OpenSSH's configuration reader
+// takes a keyword (readconf.c, strdelim): up to a space, a tab or an "=",
+// or, where a double quote comes first, what it quotes, the quote taken
+// off and the word ending at the closing one; rest is what follows, the
+// spaces (and one "=" after an unquoted word) skipped. ok is false for a
+// quote not closed.
+func sshWord(s []byte) (word, rest []byte, ok bool) {
+	i := bytes.IndexAny(s, " \t\r\n\"=")
+	if i < 0 {
+		return s, nil, true
+	}
+	if s[i] == '"' {
+		j := bytes.IndexByte(s[i+1:], '"')
+		if j < 0 {
+			return nil, nil, false
+		}
+		word = append(append([]byte{}, s[:i]...), s[i+1:i+1+j]...)
+		return word, bytes.TrimLeft(s[i+2+j:], " \t\r\n"), true
+	}
+	rest = bytes.TrimLeft(s[i:], " \t\r\n")
+	if s[i] == '=' {
+		rest = bytes.TrimLeft(s[i+1:], " \t\r\n")
+	} else if len(rest) > 0 && rest[0] == '=' {
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	}
+	return s[:i], rest, true
 }
 
 // keywordLine is a line of an ssh configuration that gives a keyword: its
