@@ -68,6 +68,9 @@ func readSSHConfigs(system string) *SSHConfig {
 			home = "" // the system file, where ssh refuses a ~ (refused)
 		}
 		f, err := readSSHConfigFile(p, home)
+		if c.refused == nil {
+			c.refused = refusedBy(p, err)
+		}
 		if err != nil {
 			c.notes = append(c.notes, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
 			if i == 0 && c.home != "" {
@@ -450,6 +453,28 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	return f, err
 }
 
+// sshRefusal is a line for which ssh refuses the whole configuration
+// ("no argument after keyword"), so connecting to no host.
+type sshRefusal struct {
+	line int
+	msg  string
+}
+
+func (e *sshRefusal) Error() string { return e.msg }
+
+// refusedBy is the refusal of every ssh fetch when err, from reading the
+// file at path, is a line ssh refuses: ssh then connects to no host, so
+// readproof connects to none either (the file left unread, a ProxyJump in
+// it would be gone around); nil for any other err.
+func refusedBy(path string, err error) error {
+	var r *sshRefusal
+	if !errors.As(err, &r) {
+		return nil
+	}
+	return &SSHConfigError{File: path, Line: r.line,
+		Err: errors.New(strings.TrimPrefix(r.msg, "line "+strconv.Itoa(r.line)+": ") + " (ssh -G HOST says \"no argument after keyword\" or \"bad configuration option\" and connects to no host), so readproof does not connect either; fix the line")}
+}
+
 // maxSSHIncludeDepth is how deep Include lines nest, as in OpenSSH: a file
 // read through more Include lines than that is refused.
 const maxSSHIncludeDepth = 16
@@ -500,12 +525,12 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	// as ssh does, a bare Match or Include costs the file
 	for _, m := range matches {
 		if m.criteria == "" {
-			return nil, fmt.Errorf("line %d: Match with no criteria, which ssh refuses", m.line)
+			return nil, &sshRefusal{line: m.line, msg: fmt.Sprintf("line %d: Match with no criteria, which ssh refuses", m.line)}
 		}
 	}
 	for _, inc := range incs {
 		if len(inc.paths) == 0 {
-			return nil, fmt.Errorf("line %d: Include with no file named, which ssh refuses", inc.line)
+			return nil, &sshRefusal{line: inc.line, msg: fmt.Sprintf("line %d: Include with no file named, which ssh refuses", inc.line)}
 		}
 	}
 	c, err := decodeSSHConfig(data)
@@ -597,6 +622,9 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 		r.files++
 		f, err := r.read(name, depth+1)
 		if err != nil {
+			if r.refused == nil {
+				r.refused = refusedBy(name, err)
+			}
 			fail(name, err)
 			continue
 		}
@@ -662,7 +690,7 @@ func unquoteKeywords(data []byte) ([]byte, error) {
 			kw, after, ok = sshWord(after)
 		}
 		if bytes.ContainsAny(kw, " \t") {
-			return nil, fmt.Errorf("line %d: keyword %q holds a space, which ssh refuses", i+1, kw)
+			return nil, &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: keyword %q holds a space, which ssh refuses", i+1, kw)}
 		}
 		var out []byte
 		if ok && len(kw) > 0 && kw[0] != '#' {

@@ -267,3 +267,37 @@ func FuzzUnquoteKeywords(f *testing.F) {
 		}
 	})
 }
+
+// A line for which ssh refuses the whole configuration (a bare Match or
+// Include, a quoted keyword holding a space), in ~/.ssh/config or a file
+// it includes, refuses every ssh fetch before any connection, naming the
+// file and line: ssh connects to no host then (ssh -G: "terminating, 1
+// bad configuration options"). Before, the file was left unread and the
+// fetch went on without it, around a ProxyJump it gives.
+func TestSSHConfigRefusedLineRefusesFetch(t *testing.T) {
+	s, home := newKeyServer(t)
+	inc := filepath.Join(home, ".ssh", "more.conf")
+	for _, tc := range []struct{ conf, included, file string }{
+		{"Host git.example.test\n  ProxyJump bastion.example.test\nMatch\n", "", "config"},
+		{"Host git.example.test\n  ProxyJump bastion.example.test\n  \"Port 22\"\n", "", "config"},
+		{"Host git.example.test\n  ProxyJump bastion.example.test\nInclude more.conf\n", "# more\n# more\nInclude\n", "more.conf"},
+	} {
+		if err := os.WriteFile(inc, []byte(tc.included), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		writeSSHConfig(t, home, tc.conf)
+		var asked []string
+		m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Fetch(context.Background())
+		var ce *SSHConfigError
+		if !errors.As(err, &ce) || ce.File != filepath.Join(home, ".ssh", tc.file) || ce.Line != 3 || !strings.Contains(err.Error(), "which ssh refuses") || len(asked) != 0 {
+			t.Errorf("%q: fetch %v (dialled %q), want a refusal naming %s line 3 before dialling", tc.conf, err, asked, tc.file)
+		}
+		if err := ReadSSHConfig().Check("other.example.test"); !errors.As(err, &ce) {
+			t.Errorf("%q: Check of another host: %v, want the same refusal", tc.conf, err)
+		}
+	}
+}
