@@ -157,7 +157,9 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 		err = scrub.err(err)
 	}()
 
-	mirrorURL := s.spec.URL
+	// the url as openGit read it (spaces around it dropped): the address
+	// checked below is the one the mirror dials
+	mirrorURL := strings.TrimSpace(s.spec.URL)
 	// The mirror holds the whole repository, so its objects are bounded
 	// by a floor above this resource's max_bytes: other files may be
 	// larger than the one this resource reads.

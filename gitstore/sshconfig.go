@@ -68,6 +68,9 @@ func readSSHConfigs(system string) *SSHConfig {
 			home = "" // the system file, where ssh refuses a ~ (refused)
 		}
 		f, err := readSSHConfigFile(p, home)
+		if c.refused == nil {
+			c.refused = refusedBy(p, err)
+		}
 		if err != nil {
 			c.notes = append(c.notes, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
 			if i == 0 && c.home != "" {
@@ -97,9 +100,11 @@ func readSSHConfigs(system string) *SSHConfig {
 }
 
 // hostPort is where an ssh fetch of alias connects, as OpenSSH has it:
-// the configuration's Hostname for alias, else alias; the URL's port when
-// it gives one (port > 0: a port given wins, 22 included), else the
-// configuration's Port for alias, Hostname or not, else 22.
+// the configuration's Hostname for alias, else alias, in lower case (ssh
+// -G Git.Example.TEST gives hostname git.example.test: the name it dials
+// and looks up in known_hosts); the URL's port when it gives one (port >
+// 0: a port given wins, 22 included), else the configuration's Port for
+// alias, Hostname or not, else 22.
 func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 	var conf sshConfigReader = c.files
 	if c.swapped {
@@ -107,7 +112,7 @@ func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 	}
 	host := alias
 	if conf == nil {
-		return host, portOr(port, 0)
+		return strings.ToLower(host), portOr(port, 0)
 	}
 	if h := conf.Get(alias, "Hostname"); h != "" {
 		host = h
@@ -116,7 +121,7 @@ func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 	if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 && p <= 65535 {
 		given = p
 	}
-	return host, portOr(port, given)
+	return strings.ToLower(host), portOr(port, given)
 }
 
 // portOr is the URL's port, else the configuration's, else 22.
@@ -278,7 +283,7 @@ func (c *SSHConfig) Warnings(alias string) []error {
 			if len(keys) == 0 || !m.couldApply(a, h) {
 				continue
 			}
-			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.criteria,
+			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.shownCriteria(),
 				Err: fmt.Errorf("readproof does not apply Match blocks, so this one's %s %s not used", strings.Join(keys, ", "), pluralVerb(len(keys)))},
 				"put those lines in a Host block for the host (Host "+a+"), which readproof reads as ssh does, or give the user in the source's url"))
 		}
@@ -346,7 +351,7 @@ type sshInclude struct {
 	block *ssh_config.Host // the block the line stands in (a Match block's stand-in)
 }
 
-// each visits the lines that apply to alias (in lower case) in the order
+// each visits the lines that apply to alias (as the URL writes it) in the order
 // OpenSSH reads them: those of the Host blocks matching alias, and where
 // an Include line stands in such a block, the lines of the files it reads
 // that apply (an Include in a block that does not match reads nothing).
@@ -448,6 +453,28 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	return f, err
 }
 
+// sshRefusal is a line for which ssh refuses the whole configuration
+// ("no argument after keyword"), so connecting to no host.
+type sshRefusal struct {
+	line int
+	msg  string
+}
+
+func (e *sshRefusal) Error() string { return e.msg }
+
+// refusedBy is the refusal of every ssh fetch when err, from reading the
+// file at path, is a line ssh refuses: ssh then connects to no host, so
+// readproof connects to none either (the file left unread, a ProxyJump in
+// it would be gone around); nil for any other err.
+func refusedBy(path string, err error) error {
+	var r *sshRefusal
+	if !errors.As(err, &r) {
+		return nil
+	}
+	return &SSHConfigError{File: path, Line: r.line,
+		Err: errors.New(strings.TrimPrefix(r.msg, "line "+strconv.Itoa(r.line)+": ") + " (ssh -G HOST says \"no argument after keyword\" or \"bad configuration option\" and connects to no host), so readproof does not connect either; fix the line")}
+}
+
 // maxSSHIncludeDepth is how deep Include lines nest, as in OpenSSH: a file
 // read through more Include lines than that is refused.
 const maxSSHIncludeDepth = 16
@@ -489,17 +516,21 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	if len(data) > maxSSHConfigBytes {
 		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
 	}
+	data, err = unquoteKeywords(data)
+	if err != nil {
+		return nil, err
+	}
 	data, matches := neutraliseMatch(data)
 	data, incs := markIncludes(data)
 	// as ssh does, a bare Match or Include costs the file
 	for _, m := range matches {
 		if m.criteria == "" {
-			return nil, fmt.Errorf("line %d: Match with no criteria, which ssh refuses", m.line)
+			return nil, &sshRefusal{line: m.line, msg: fmt.Sprintf("line %d: Match with no criteria, which ssh refuses", m.line)}
 		}
 	}
 	for _, inc := range incs {
 		if len(inc.paths) == 0 {
-			return nil, fmt.Errorf("line %d: Include with no file named, which ssh refuses", inc.line)
+			return nil, &sshRefusal{line: inc.line, msg: fmt.Sprintf("line %d: Include with no file named, which ssh refuses", inc.line)}
 		}
 	}
 	c, err := decodeSSHConfig(data)
@@ -591,6 +622,9 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 		r.files++
 		f, err := r.read(name, depth+1)
 		if err != nil {
+			if r.refused == nil {
+				r.refused = refusedBy(name, err)
+			}
 			fail(name, err)
 			continue
 		}
@@ -621,6 +655,82 @@ func markIncludes(data []byte) ([]byte, []includeLine) {
 		incs = append(incs, includeLine{line: l.line, paths: splitCriteria(l.args)})
 	}
 	return out, incs
+}
+
+// unquoteKeywords rewrites each line of data whose keyword is written with
+// double quotes ("Include" FILE, Ho"stname" HOST) with the keyword bare,
+// as OpenSSH reads it (ssh -G reads "Match", "Include" and "Hostname"
+// lines so): the parser and the Match and Include scanner would take the
+// quoted word for an unknown keyword, so that a "Match" block's lines
+// applied to the Host block above it and an "Include", "ProxyJump" or
+// "Hostname" line went unread. As OpenSSH, a keyword ends at its closing
+// quote; a line whose quote is not closed is ignored, and so is one whose
+// keyword is empty (an empty first word at the line's start stands for
+// nothing: the next word is the keyword); a quoted keyword holding a
+// space is an error, as ssh refuses it. Other lines are kept as they
+// are, and so are the line numbers.
+func unquoteKeywords(data []byte) ([]byte, error) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	changed := false
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		rest := bytes.TrimLeft(body, " \t")
+		if len(rest) == 0 || rest[0] == '#' {
+			continue
+		}
+		first := rest
+		if end := bytes.IndexAny(rest, " \t="); end >= 0 {
+			first = rest[:end]
+		}
+		if !bytes.Contains(first, []byte(`"`)) {
+			continue
+		}
+		kw, after, ok := sshWord(rest)
+		if ok && len(kw) == 0 && len(rest) == len(body) {
+			kw, after, ok = sshWord(after)
+		}
+		if bytes.ContainsAny(kw, " \t") {
+			return nil, &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: keyword %q holds a space, which ssh refuses", i+1, kw)}
+		}
+		var out []byte
+		if ok && len(kw) > 0 && kw[0] != '#' {
+			out = append(append(append(out, kw...), ' '), after...)
+		}
+		lines[i] = append(out, l[len(body):]...)
+		changed = true
+	}
+	if !changed {
+		return data, nil
+	}
+	return bytes.Join(lines, nil), nil
+}
+
+// sshWord splits the first word off s as OpenSSH's configuration reader
+// takes a keyword (readconf.c, strdelim): up to a space, a tab or an "=",
+// or, where a double quote comes first, what it quotes, the quote taken
+// off and the word ending at the closing one; rest is what follows, the
+// spaces (and one "=" after an unquoted word) skipped. ok is false for a
+// quote not closed.
+func sshWord(s []byte) (word, rest []byte, ok bool) {
+	i := bytes.IndexAny(s, " \t\r\n\"=")
+	if i < 0 {
+		return s, nil, true
+	}
+	if s[i] == '"' {
+		j := bytes.IndexByte(s[i+1:], '"')
+		if j < 0 {
+			return nil, nil, false
+		}
+		word = append(append([]byte{}, s[:i]...), s[i+1:i+1+j]...)
+		return word, bytes.TrimLeft(s[i+2+j:], " \t\r\n"), true
+	}
+	rest = bytes.TrimLeft(s[i:], " \t\r\n")
+	if s[i] == '=' {
+		rest = bytes.TrimLeft(s[i+1:], " \t\r\n")
+	} else if len(rest) > 0 && rest[0] == '=' {
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	}
+	return s[:i], rest, true
 }
 
 // keywordLine is a line of an ssh configuration that gives a keyword: its
@@ -750,11 +860,12 @@ func (m matchBlock) couldApply(alias, hostname string) bool {
 			if strings.HasPrefix(name, "!") {
 				continue
 			}
-			names := []string{alias}
+			// as OpenSSH's match_hostname: in any case
+			names := []string{strings.ToLower(alias)}
 			if strings.TrimPrefix(name, "!") == "host" {
-				names = append(names, hostname)
+				names = append(names, strings.ToLower(hostname))
 			}
-			if matched, ok := matchList(words[i], names); ok && !matched {
+			if matched, ok := matchList(strings.ToLower(words[i]), names); ok && !matched {
 				return false
 			}
 		default:
@@ -762,6 +873,22 @@ func (m matchBlock) couldApply(alias, hostname string) bool {
 		}
 	}
 	return true
+}
+
+// shownCriteria are the block's criteria as a message shows them: the
+// command of an exec criterion, which may carry a token as a ProxyCommand
+// may, not repeated.
+func (m matchBlock) shownCriteria() string {
+	words := splitCriteria(m.criteria)
+	for i := 0; i < len(words); i++ {
+		if strings.EqualFold(strings.TrimPrefix(words[i], "!"), "exec") && i+1 < len(words) {
+			i++
+			words[i] = "(command not shown)"
+		} else if strings.ContainsAny(words[i], " \t") {
+			words[i] = `"` + words[i] + `"`
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // matchList is whether a comma-separated pattern list matches one of
@@ -812,11 +939,13 @@ func splitCriteria(s string) []string {
 }
 
 // sshHostName is the host name as OpenSSH matches it against Host
-// patterns: in lower case (ssh lowercases the host it is given before it
-// reads its configuration), so that ssh://Git.Example.test/ gets Host
-// git.example.test's User, Hostname and keys, as ssh would.
+// patterns: as the URL writes it, capitals kept (OpenSSH 9.2: ssh -G
+// Git.Example.TEST does not get Host git.example.test's lines, and ssh -G
+// GIT.UP gets Host GIT.UP's ProxyJump). Only the name it then dials and
+// looks up in known_hosts is in lower case (hostPort); Match host lists
+// are matched in any case (couldApply).
 func sshHostName(alias string) string {
-	return strings.ToLower(alias)
+	return alias
 }
 
 // unquote removes the double quotes OpenSSH allows around a value.

@@ -121,7 +121,7 @@ func TestSSHMatchBlockNotAppliedAndSaid(t *testing.T) {
 	ws := ReadSSHConfig().Warnings("git.example.test")
 	if len(ws) > 0 {
 		msg := ws[0].Error()
-		for _, want := range []string{path + " line 1: Match", `"host *.example.test exec \"test -d /\""`, "for host git.example.test", "User, IdentityFile are not used"} {
+		for _, want := range []string{path + " line 1: Match", `"host *.example.test exec (command not shown)"`, "for host git.example.test", "User, IdentityFile are not used"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("warning %q does not say %q", msg, want)
 			}
@@ -262,29 +262,40 @@ func TestSSHConfigIncludeFromHome(t *testing.T) {
 	}
 }
 
-// The host is matched against Host patterns in lower case, as ssh
-// matches it: a URL writing the host in capitals gets the host's User,
-// Hostname and IdentityFile, not Host *'s.
-func TestSSHConfigHostMatchedInLowerCase(t *testing.T) {
+// The host is matched against Host patterns as the URL writes it, as
+// OpenSSH 9.2 matches it (ssh -G Git.Example.TEST does not get Host
+// git.example.test's lines; ssh -G GIT.UP gets Host GIT.UP's): a URL
+// writing the host in capitals gets the block written so, and the name it
+// dials is in lower case, as ssh's. Session 25 matched in lower case, so
+// such a URL got another block's Hostname than ssh (and a Host line in
+// capitals was never read). A Match host list matches in any case, as
+// OpenSSH's.
+func TestSSHConfigHostMatchedAsWritten(t *testing.T) {
 	_, home := newKeyServer(t)
-	writeSSHConfig(t, home, "Host git.example.test\n  User deploy\n  Hostname h.example.test\n  IdentityFile ~/.ssh/deploy\nHost *\n  User fallback\n")
+	writeSSHConfig(t, home, "Host git.example.test\n  User deploy\n  Hostname h.example.test\n  IdentityFile ~/.ssh/deploy\nHost GIT.UP\n  User upper\n  Hostname Up.Example.TEST\nHost *\n  User fallback\n")
 	c := ReadSSHConfig()
-	if u, _, err := c.remoteUser("", "Git.Example.TEST"); err != nil || u != "deploy" {
-		t.Errorf("user for Git.Example.TEST: %q, %v; want deploy", u, err)
+	for _, tc := range []struct{ alias, user, host string }{
+		{"Git.Example.TEST", "fallback", "git.example.test"},
+		{"git.example.test", "deploy", "h.example.test"},
+		{"GIT.UP", "upper", "up.example.test"},
+		{"git.up", "fallback", "git.up"},
+	} {
+		if u, _, err := c.remoteUser("", tc.alias); err != nil || u != tc.user {
+			t.Errorf("user for %s: %q, %v; want %s", tc.alias, u, err, tc.user)
+		}
+		if h, _ := c.Address(tc.alias, ""); h != tc.host {
+			t.Errorf("Address(%s) = %s, want %s", tc.alias, h, tc.host)
+		}
 	}
-	if h, _ := c.Address("Git.Example.TEST", ""); h != "h.example.test" {
-		t.Errorf("Address(Git.Example.TEST) = %s, want h.example.test", h)
+	if files, _, err := identityLines(c.files[0].conf, "Git.Example.TEST"); err != nil || len(files) != 0 {
+		t.Errorf("IdentityFile for Git.Example.TEST: %q, %v; want none (Host git.example.test's is not the host's)", files, err)
 	}
-	files, _, err := identityLines(c.files[0].conf, "Git.Example.TEST")
-	if err != nil || len(files) != 1 || files[0] != "~/.ssh/deploy" {
-		t.Errorf("IdentityFile for Git.Example.TEST: %q, %v", files, err)
-	}
-	// a Match block's warning suggests a Host line that matches: one
-	// with capitals never would
-	writeSSHConfig(t, home, "Match host git.example.test\n  User deploy\n")
+	// a Match block's warning suggests a Host line that matches: the
+	// host as the URL writes it
+	writeSSHConfig(t, home, "Match host GIT.example.test\n  User deploy\n")
 	ws := ReadSSHConfig().Warnings("Git.Example.TEST")
-	if len(ws) != 1 || !strings.Contains(hint.Of(ws[0]), "(Host git.example.test)") {
-		t.Errorf("warnings %v, want the Match block said, with a Host line in lower case", ws)
+	if len(ws) != 1 || !strings.Contains(hint.Of(ws[0]), "(Host Git.Example.TEST)") {
+		t.Errorf("warnings %v, want the Match block said, with a Host line as the URL writes the host", ws)
 	}
 }
 

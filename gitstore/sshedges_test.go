@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // sshHome makes HOME a new directory with a ~/.ssh.
@@ -161,5 +164,140 @@ func TestSSHSystemConfigTildeIncludeRefused(t *testing.T) {
 	}
 	if want := "git.example.test:" + s.port; len(asked) != 1 || asked[0] != want {
 		t.Errorf("dialled %q, want %s, the included file's Port", asked, want)
+	}
+}
+
+// A Match block's warning shows its criteria, but not the command of an
+// exec criterion, which may carry a token as a ProxyCommand may (whose
+// value is not repeated either): the rest of the criteria, and the file
+// and line, say which block it is. Before, the whole command line was
+// printed on stderr and in an MCP answer's warnings.
+func TestSSHMatchExecCommandNotShown(t *testing.T) {
+	_, home := newKeyServer(t)
+	writeSSHConfig(t, home, "Match host git.example.test exec \"curl -sf -H 'Authorization: Bearer tok-s3cr3t' https://vpn.example.test/up\" user git\n  User deploy\n"+
+		"Match !Exec probe-tok-0pen host git.example.test\n  Port 2222\n")
+	ws := ReadSSHConfig().Warnings("git.example.test")
+	if len(ws) != 2 {
+		t.Fatalf("warnings %v, want both Match blocks said", ws)
+	}
+	for i, want := range []string{`"host git.example.test exec (command not shown) user git"`, `"!Exec (command not shown) host git.example.test"`} {
+		msg := ws[i].Error() + " " + hint.Of(ws[i])
+		if strings.Contains(msg, "s3cr3t") || strings.Contains(msg, "0pen") || !strings.Contains(msg, want) {
+			t.Errorf("warning %q, want the criteria shown as %s, without the command", msg, want)
+		}
+	}
+}
+
+// A keyword written in double quotes ("Match", "Include", "Hostname",
+// Ho"stname") is the keyword, as OpenSSH reads it (ssh -G gives the same
+// hostname and proxyjump for each file below, checked when ssh is
+// there). Before, the quoted word was an unknown keyword to readproof: a
+// "Match" block's Hostname led the host elsewhere than ssh, and a
+// "Include" file's ProxyJump, or a "Hostname", went unread.
+func TestSSHQuotedKeywordReadAsSSH(t *testing.T) {
+	_, home := newKeyServer(t)
+	inc := filepath.Join(home, ".ssh", "jump.conf")
+	if err := os.WriteFile(inc, []byte("ProxyJump bastion.example.test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ conf, host, jump string }{
+		{"Host git.example.test\n  User git\n\"Match\" host other.example.test\n  Hostname elsewhere.example.test\n", "git.example.test", ""},
+		{"Host git.example.test\n  \"Include\" jump.conf\n", "git.example.test", "bastion.example.test"},
+		{"Host git.example.test\n  \"Hostname\" real.example.test\n", "real.example.test", ""},
+		{"Host git.example.test\n  Host\"name\" real.example.test\n", "real.example.test", ""},
+		{"Host git.example.test\n\"\" Hostname real.example.test\n", "real.example.test", ""},
+		{"Host git.example.test\n  \"\" Hostname elsewhere.example.test\n", "git.example.test", ""},
+		{"Host git.example.test\n  \"Hostname elsewhere.example.test\n", "git.example.test", ""},
+		{"\"Host\" git.example.test\n  \"ProxyJump\"   bastion.example.test\n", "git.example.test", "bastion.example.test"},
+	} {
+		path := writeSSHConfig(t, home, tc.conf)
+		c := ReadSSHConfig()
+		if h, _ := c.Address("git.example.test", ""); h != tc.host {
+			t.Errorf("%q: Address = %s, want %s", tc.conf, h, tc.host)
+		}
+		var ce *SSHConfigError
+		err := c.Check("git.example.test")
+		if got := errors.As(err, &ce) && ce.Key == "ProxyJump"; got != (tc.jump != "") {
+			t.Errorf("%q: Check = %v, want a ProxyJump refusal: %v", tc.conf, err, tc.jump != "")
+		}
+		if _, err := exec.LookPath("ssh"); err == nil {
+			out, err := exec.Command("ssh", "-F", path, "-G", "git.example.test").Output()
+			if err != nil {
+				t.Errorf("%q: ssh -G: %v", tc.conf, err)
+				continue
+			}
+			for _, want := range []string{"\nhostname " + tc.host + "\n"} {
+				if !strings.Contains("\n"+string(out), want) {
+					t.Errorf("%q: ssh -G does not say %q: the case is wrong", tc.conf, want)
+				}
+			}
+			if strings.Contains(string(out), "\nproxyjump ") != (tc.jump != "") {
+				t.Errorf("%q: ssh -G proxyjump is not %q: the case is wrong", tc.conf, tc.jump)
+			}
+		}
+	}
+	// a quoted keyword holding a space: ssh refuses the file
+	writeSSHConfig(t, home, "Host git.example.test\n  \"Hostname elsewhere.example.test\"\n")
+	if ws := ReadSSHConfig().Warnings("git.example.test"); len(ws) != 1 || !strings.Contains(ws[0].Error(), "line 2: keyword \"Hostname elsewhere.example.test\" holds a space, which ssh refuses") {
+		t.Errorf("warnings %v, want the file said unread, naming line 2", ws)
+	}
+}
+
+// Any configuration is unquoted line for line without a panic: its lines
+// keep their numbers, and a line whose first word holds no quote is kept
+// as it is.
+func FuzzUnquoteKeywords(f *testing.F) {
+	for _, s := range []string{"\"Match\" host a\n", "  Ho\"stn\"ame x\r\n", "\"\" \"Include\" f\n", "\"Port\"=22\n", "\"Host\n", "# \"x\"\n", "Host a\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := unquoteKeywords(data)
+		if err != nil {
+			return
+		}
+		in, got := strings.SplitAfter(string(data), "\n"), strings.SplitAfter(string(out), "\n")
+		if len(in) != len(got) {
+			t.Fatalf("%q -> %q: the lines moved", data, out)
+		}
+		for i, l := range in {
+			word, _, _ := strings.Cut(strings.TrimLeft(l, " \t"), " ")
+			if !strings.ContainsAny(word, "\"") && got[i] != l {
+				t.Errorf("%q: line %d %q became %q", data, i+1, l, got[i])
+			}
+		}
+	})
+}
+
+// A line for which ssh refuses the whole configuration (a bare Match or
+// Include, a quoted keyword holding a space), in ~/.ssh/config or a file
+// it includes, refuses every ssh fetch before any connection, naming the
+// file and line: ssh connects to no host then (ssh -G: "terminating, 1
+// bad configuration options"). Before, the file was left unread and the
+// fetch went on without it, around a ProxyJump it gives.
+func TestSSHConfigRefusedLineRefusesFetch(t *testing.T) {
+	s, home := newKeyServer(t)
+	inc := filepath.Join(home, ".ssh", "more.conf")
+	for _, tc := range []struct{ conf, included, file string }{
+		{"Host git.example.test\n  ProxyJump bastion.example.test\nMatch\n", "", "config"},
+		{"Host git.example.test\n  ProxyJump bastion.example.test\n  \"Port 22\"\n", "", "config"},
+		{"Host git.example.test\n  ProxyJump bastion.example.test\nInclude more.conf\n", "# more\n# more\nInclude\n", "more.conf"},
+	} {
+		if err := os.WriteFile(inc, []byte(tc.included), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		writeSSHConfig(t, home, tc.conf)
+		var asked []string
+		m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Fetch(context.Background())
+		var ce *SSHConfigError
+		if !errors.As(err, &ce) || ce.File != filepath.Join(home, ".ssh", tc.file) || ce.Line != 3 || !strings.Contains(err.Error(), "which ssh refuses") || len(asked) != 0 {
+			t.Errorf("%q: fetch %v (dialled %q), want a refusal naming %s line 3 before dialling", tc.conf, err, asked, tc.file)
+		}
+		if err := ReadSSHConfig().Check("other.example.test"); !errors.As(err, &ce) {
+			t.Errorf("%q: Check of another host: %v, want the same refusal", tc.conf, err)
+		}
 	}
 }

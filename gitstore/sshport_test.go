@@ -141,14 +141,17 @@ func TestSSHProxyRefused(t *testing.T) {
 }
 
 // TestSSHProxyRefusedHostInCapitals (session 25, merging revB into
-// sshport): the host a URL writes in capitals matches its Host block in
-// lower case for ProxyJump too, as for User and the keys; before, such a
-// URL got the block's user and keys and connected around the bastion.
+// sshport; session 26, revC): a URL writing the host in capitals gets
+// the ProxyJump of the Host block written so, as ssh does (ssh -G GIT.UP
+// gives Host GIT.UP's proxyjump); before, the host was matched in lower
+// case, and such a block was never read: the fetch connected around the
+// bastion ssh goes through. A block in lower case is not the host's, as
+// for ssh.
 func TestSSHProxyRefusedHostInCapitals(t *testing.T) {
 	s, home := newKeyServer(t)
 	key := writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "")
 	s.allow(key.PublicKey())
-	path := writeSSHConfig(t, home, "Host git.example.test\n  Port "+s.port+"\n  ProxyJump bastion.example.test\n")
+	path := writeSSHConfig(t, home, "Host Git.Example.TEST\n  Port "+s.port+"\n  ProxyJump bastion.example.test\nHost git.up\n  ProxyJump bastion.example.test\n")
 	var asked []string
 	m, err := OpenMirror(t.TempDir(), "git@Git.Example.TEST:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
 	if err != nil {
@@ -164,6 +167,9 @@ func TestSSHProxyRefusedHostInCapitals(t *testing.T) {
 	}
 	if d := ReadSSHConfig().Check("Git.Example.TEST"); d == nil {
 		t.Error("Check of the host in capitals: no refusal")
+	}
+	if d := ReadSSHConfig().Check("GIT.UP"); d != nil {
+		t.Errorf("Check of GIT.UP, whose Host block ssh does not apply (Host git.up): %v, want none", d)
 	}
 }
 
