@@ -19,6 +19,7 @@ import (
 	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
@@ -143,7 +144,10 @@ func (e *env) loadPolicy() (*policy.File, error) {
 // policyCache is where a large policy file's parse is kept: in the store
 // (policy.CacheFile), for this build of readproof, and only when the store
 // path is a store's git directory (a command never writes where no store
-// is). Without a build identity there is no cache.
+// is), authenticated under the user's policy cache key
+// (keyloc.PolicyCacheKey), which the store does not hold. Without a build
+// identity or a usable key there is no cache: the full parse, in silence
+// (a key file refused is a missed speed-up, not the command's error).
 func (e *env) policyCache() policy.Cache {
 	build := policyBuild()
 	if build == "" {
@@ -153,6 +157,13 @@ func (e *env) policyCache() policy.Cache {
 		Path:  filepath.Join(e.storePath, policy.CacheFile),
 		Build: build,
 		Ours:  func() bool { return gitobj.IsGitDir(e.storePath) && gitstore.IsStore(e.storePath) },
+		Key: func() []byte {
+			key, err := keyloc.PolicyCacheKey(e.storePath, filepath.Dir(e.policyPath))
+			if err != nil {
+				return nil
+			}
+			return key
+		},
 	}
 }
 

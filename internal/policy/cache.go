@@ -1,11 +1,11 @@
 package policy
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,12 +32,18 @@ import (
 // sends the load to the full parse, which gives it as it always did. A
 // cached load therefore returns the File the full parse returns, and gives
 // an error exactly when it would (FuzzCacheMatchesParse).
+//
+// The cache is trusted only as far as its MAC: HMAC-SHA256 under a
+// secret of the user's (Cache.Key), kept outside the store. Whoever can
+// write the store but not readproof.toml (a restored CI cache, a shared
+// disk) cannot make a cache the user's commands accept, so they cannot
+// point a resource elsewhere than the reviewed file says.
 
 // CacheFile is the parse cache's name at the top of the store.
 const CacheFile = "readproof-policy-cache"
 
 // cacheFormat is the cache's first line.
-const cacheFormat = "readproof-policy-cache/1"
+const cacheFormat = "readproof-policy-cache/2"
 
 // CacheMinBytes is the size from which a policy file is cached: below it
 // the parse (about a millisecond a 100 KB) costs less than a file's open.
@@ -54,14 +60,21 @@ type Cache struct {
 	// written, whether Path's directory is where the cache may be (a store
 	// of readproof's); false leaves the cache alone.
 	Ours func() bool
+	// Key returns the secret the cache is authenticated under (its
+	// HMAC-SHA256 key), or nil when there is none. It is called at most
+	// once a load, after Ours and only for a file that would be cached;
+	// without a key (Key nil, or returning nil) the cache is neither read
+	// nor written.
+	Key func() []byte
 }
 
 // LoadCached is Load through the parse cache c: a file of CacheMinBytes or
 // more whose bytes the cache was written from is read from it, its
 // settings parsed again; any other file is parsed in full and, when
 // accepted, cached. A cache that is missing, torn, damaged, written by
-// another build or for other bytes is parsed past and replaced; writing it
-// is best effort and never an error.
+// another build or for other bytes, or whose MAC does not check under the
+// key, is parsed past and replaced; writing it is best effort and never an
+// error.
 func LoadCached(path string, c Cache) (*File, error) {
 	f, _, err := loadCached(path, c, CacheMinBytes)
 	return f, err
@@ -71,7 +84,12 @@ func LoadCached(path string, c Cache) (*File, error) {
 // whether the cache was used.
 func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err error) {
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < int64(minBytes) || c.Path == "" || c.Ours != nil && !c.Ours() {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < int64(minBytes) || c.Path == "" || c.Key == nil || c.Ours != nil && !c.Ours() {
+		f, err := Load(path)
+		return f, false, err
+	}
+	key := c.Key()
+	if len(key) == 0 {
 		f, err := Load(path)
 		return f, false, err
 	}
@@ -80,7 +98,7 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		name = DefaultFileName
 	}
 	build := sha256.Sum256([]byte(c.Build))
-	if f := readCache(c.Path, path, name, fi.Size(), build); f != nil {
+	if f := readCache(c.Path, path, name, fi.Size(), build, key); f != nil {
 		return f, true, nil
 	}
 	text, err := readText(path)
@@ -93,7 +111,7 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		f, err := parseRest(path, name, text)
 		return f, false, err
 	}
-	if b := encodeCache(path, name, f, text, heads, sumText(text), build); b != nil {
+	if b := encodeCache(path, name, f, text, heads, sumText(text), build, key); b != nil {
 		writeCache(c.Path, b)
 	}
 	return f, false, nil
@@ -157,9 +175,9 @@ func sameSettings(f, g *File) bool {
 // as it was read), or nil when f is not one the cache can hold: its
 // settings, parsed from text without the resource blocks, must come out
 // as f's, with no resource (a root key `resource = [...]` declares them
-// outside any block). The cache is
+// outside any block), authenticated under key. The cache is
 //
-//	readproof-policy-cache/1
+//	readproof-policy-cache/2
 //	build <sha256 of the build's name>
 //	policy <sha256 of the file> <size>
 //	settings <n>
@@ -167,11 +185,13 @@ func sameSettings(f, g *File) bool {
 //	resources <n>
 //	<the n resources, binary (appendResource)>
 //	<Lookup's index: n uvarints, the resources in URI order>
-//	crc <CRC-32C of everything above, 8 hex digits>
+//	mac <HMAC-SHA256 of everything above under key, 64 hex digits>
 //
-// The CRC finds a torn write (a rename that outlived a crash when the
-// data did not); the policy file's own bytes are matched by SHA-256.
-func encodeCache(path, name string, f *File, text string, heads []headRun, sum, build [32]byte) []byte {
+// The MAC finds a planted or edited cache, and a torn write too (a rename
+// that outlived a crash when the data did not): it replaced the CRC-32C of
+// format 1, which a second pass over the cache would only repeat. The
+// policy file's own bytes are matched by SHA-256.
+func encodeCache(path, name string, f *File, text string, heads []headRun, sum, build [32]byte, key []byte) []byte {
 	if len(f.Resources) == 0 {
 		return nil
 	}
@@ -205,33 +225,29 @@ func encodeCache(path, name string, f *File, text string, heads []headRun, sum, 
 	for _, i := range f.byURI {
 		b = binary.AppendUvarint(b, uint64(i))
 	}
-	return appendCRC(b)
+	return appendMAC(b, key)
 }
 
-// castagnoli is the CRC-32C table (computed by the CPU where it can).
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// appendCRC appends the crc line of b.
-func appendCRC(b []byte) []byte {
-	b = append(b, "crc "...)
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b[:len(b)-len("crc ")], castagnoli))
-	n := len(b)
-	b = hex.AppendEncode(b, b[n-4:])
-	copy(b[n-4:], b[n:])
-	return append(b[:n+4], '\n')
+// appendMAC appends the mac line of b under key.
+func appendMAC(b, key []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	b = append(b, "mac "...)
+	b = hex.AppendEncode(b, m.Sum(nil))
+	return append(b, '\n')
 }
 
-// crcLine is the length of the cache's last line.
-const crcLine = len("crc \n") + 8
+// macLine is the length of the cache's last line.
+const macLine = len("mac \n") + 2*sha256.Size
 
 // readCache returns the File of the policy file at path (size bytes at
 // its stat) from the cache file at cache, or nil when the cache does not
 // hold it: missing, not a regular file, torn, damaged (its CRC), of
 // another format or build, of other bytes (the file's SHA-256 and size, as
-// read now), or when the settings no longer parse (the full parse then
-// words the error).
-func readCache(cache, path, name string, size int64, build [32]byte) *File {
-	raw, ok := readCacheFile(cache, 4*size+64<<10)
+// read now), when its MAC does not check under key, or when the settings
+// no longer parse (the full parse then words the error).
+func readCache(cache, path, name string, size int64, build [32]byte, key []byte) *File {
+	raw, ok := readCacheFile(cache, 4*size+64<<10, key)
 	if !ok {
 		return nil
 	}
@@ -308,12 +324,13 @@ func readCache(cache, path, name string, size int64, build [32]byte) *File {
 	return f
 }
 
-// readCacheFile returns the cache file at path without its crc line, when
-// it is a regular file of at most max bytes whose CRC matches. It is read
+// readCacheFile returns the cache file at path without its mac line, when
+// it is a regular file of at most max bytes whose MAC checks under key
+// (compared in constant time). Nothing of it is parsed before. It is read
 // through a small buffer into one string, which the resources' strings
 // then point into: the file is not held twice, and a process pays a page
 // fault for every page it touches first.
-func readCacheFile(path string, max int64) (string, bool) {
+func readCacheFile(path string, max int64, key []byte) (string, bool) {
 	// A regular file only, read to the size it has: the open does not
 	// wait for a writer of a FIFO put at this name (O_NONBLOCK, which a
 	// regular file ignores), and a device is not read without end.
@@ -323,20 +340,20 @@ func readCacheFile(path string, max int64) (string, bool) {
 	}
 	defer file.Close()
 	fi, err := file.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > max || fi.Size() < int64(crcLine) {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > max || fi.Size() < int64(macLine) {
 		return "", false
 	}
-	body := int(fi.Size()) - crcLine
+	body := int(fi.Size()) - macLine
 	var b strings.Builder
 	b.Grow(body)
-	var crc uint32
+	m := hmac.New(sha256.New, key)
 	buf := make([]byte, 16<<10)
-	tail := make([]byte, 0, crcLine)
+	tail := make([]byte, 0, macLine)
 	for {
 		n, err := file.Read(buf)
 		chunk := buf[:n]
 		if k := min(len(chunk), body-b.Len()); k > 0 {
-			crc = crc32.Update(crc, castagnoli, chunk[:k])
+			m.Write(chunk[:k])
 			b.Write(chunk[:k])
 			chunk = chunk[k:]
 		}
@@ -351,8 +368,9 @@ func readCacheFile(path string, max int64) (string, bool) {
 			return "", false
 		}
 	}
-	want := binary.BigEndian.AppendUint32(nil, crc)
-	if b.Len() != body || string(tail) != "crc "+hex.EncodeToString(want)+"\n" {
+	// the line as appendMAC writes it, lower-case hex: compared whole
+	want := append(hex.AppendEncode([]byte("mac "), m.Sum(nil)), '\n')
+	if b.Len() != body || !hmac.Equal(tail, want) {
 		return "", false
 	}
 	return b.String(), true

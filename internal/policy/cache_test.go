@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,10 +18,16 @@ type cacheCase struct {
 
 func newCacheCase(t testing.TB, text string) cacheCase {
 	dir := t.TempDir()
-	c := cacheCase{policy: filepath.Join(dir, DefaultFileName), cache: Cache{Path: filepath.Join(dir, CacheFile), Build: "build-1"}}
+	c := cacheCase{policy: filepath.Join(dir, DefaultFileName), cache: Cache{Path: filepath.Join(dir, CacheFile), Build: "build-1", Key: keyOf(userKey)}}
 	c.write(t, text)
 	return c
 }
+
+// userKey is the tests' policy cache key (the user's); otherKey another.
+var userKey, otherKey = []byte("the user's key, 32 bytes long..."), []byte("another key, not the user's one.")
+
+// keyOf is a Cache.Key returning key.
+func keyOf(key []byte) func() []byte { return func() []byte { return key } }
 
 func (c cacheCase) write(t testing.TB, text string) {
 	if err := os.WriteFile(c.policy, []byte(text), 0o644); err != nil {
@@ -146,6 +153,88 @@ func TestCacheDamaged(t *testing.T) {
 	}
 }
 
+// TestCachePlanted: a cache of the right format, build and policy hash
+// whose resource points elsewhere, sealed without the user's key (with
+// another key, or none), is not used: the load is the full parse of the
+// file and the cache is written anew. The same cache sealed with the
+// user's key is used: the MAC alone stops it.
+func TestCachePlanted(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := newCacheCase(t, big1000(1000))
+	if _, _, err := c.load(t, false); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(c.cache.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := good[:len(good)-macLine]
+	const real, evil = "https://docs.internal/400", "https://evil.example/4000"
+	if strings.Count(string(body), real) != 1 {
+		t.Fatalf("the cache holds %q %d times", real, strings.Count(string(body), real))
+	}
+	planted := []byte(strings.Replace(string(body), real, evil, 1))
+	withCRC := append([]byte(strings.Replace(string(planted), cacheFormat, "readproof-policy-cache/1", 1)), "crc 00000000\n"...)
+	for _, p := range []struct {
+		what string
+		b    []byte
+	}{
+		{"sealed with another key", appendMAC(slices.Clone(planted), otherKey)},
+		{"sealed with an empty key", appendMAC(slices.Clone(planted), nil)},
+		{"with the user's MAC of the real resources", append(slices.Clone(planted), good[len(body):]...)},
+		{"without a MAC", slices.Clone(planted)},
+		{"in format 1, with a CRC", withCRC},
+	} {
+		if err := os.WriteFile(c.cache.Path, p.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, hit, err := c.load(t, false)
+		if hit {
+			t.Fatalf("a planted cache %s was used", p.what)
+		}
+		sameLoad(t, "planted cache "+p.what, c.policy, f, err)
+		if again, err := os.ReadFile(c.cache.Path); err != nil || string(again) != string(good) {
+			t.Fatalf("the planted cache %s was not replaced: %v", p.what, err)
+		}
+	}
+	// the control: the planted resources under the user's key are taken
+	if err := os.WriteFile(c.cache.Path, appendMAC(slices.Clone(planted), userKey), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, hit, err := c.load(t, false)
+	if err != nil || !hit {
+		t.Fatalf("the control was not used: hit %v, %v", hit, err)
+	}
+	if r := f.Resources[400]; r.URI.Path != "web/doc-400" || r.Source.URL != evil {
+		t.Fatalf("the control's resource: %+v", r)
+	}
+}
+
+// TestCacheNoKey: without a key the cache is neither read nor written.
+func TestCacheNoKey(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := newCacheCase(t, big1000(1000))
+	for _, key := range []func() []byte{nil, keyOf(nil)} {
+		c.cache.Key = key
+		f, _, err := c.load(t, false)
+		sameLoad(t, "no key", c.policy, f, err)
+		if _, err := os.Stat(c.cache.Path); err == nil {
+			t.Fatal("a cache was written without a key")
+		}
+	}
+	c.cache.Key = keyOf(userKey)
+	if _, _, err := c.load(t, false); err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	c.cache.Key = func() []byte { asked++; return nil }
+	f, hit, err := c.load(t, false)
+	if hit || asked != 1 {
+		t.Fatalf("without a key: hit %v, the key asked for %d times", hit, asked)
+	}
+	sameLoad(t, "no key, a cache there", c.policy, f, err)
+}
+
 // TestCacheSettingsAgain: the settings are parsed again at every load, so
 // what they depend on outside the file (here the home directory "~"
 // names) is as the full parse finds it, errors included.
@@ -268,4 +357,48 @@ func BenchmarkLoad10000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzCacheFile: whatever the cache file holds, a load does not fail
+// because of it; one not sealed with the user's key is never used (the
+// load is the full parse), and one sealed with it is read without a
+// panic.
+func FuzzCacheFile(f *testing.F) {
+	c := newCacheCase(f, bench1000(4))
+	if _, _, err := c.load(f, true); err != nil {
+		f.Fatal(err)
+	}
+	good, err := os.ReadFile(c.cache.Path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	body := good[:len(good)-macLine]
+	f.Add(body)
+	f.Add([]byte(strings.Replace(string(body), "docs/doc-0.md", "docs/doc-9.md", 1)))
+	f.Add([]byte(strings.Replace(string(body), "resources 4", "resources 9", 1)))
+	f.Add([]byte(cacheFormat + "\n"))
+	text, err := os.ReadFile(c.policy)
+	if err != nil {
+		f.Fatal(err)
+	}
+	os.Setenv("HOME", f.TempDir())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := newCacheCase(t, string(text))
+		for _, b := range [][]byte{data, appendMAC(slices.Clone(data), otherKey)} {
+			if err := os.WriteFile(c.cache.Path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, hit, err := c.load(t, true)
+			if hit {
+				t.Fatal("a cache not sealed with the user's key was used")
+			}
+			sameLoad(t, "unsealed cache", c.policy, got, err)
+		}
+		if err := os.WriteFile(c.cache.Path, appendMAC(slices.Clone(data), userKey), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.load(t, true); err != nil {
+			t.Fatalf("a sealed cache made the load fail: %v", err)
+		}
+	})
 }
