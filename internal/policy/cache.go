@@ -260,7 +260,8 @@ func readCache(cache, path, name string, size int64, build [32]byte, key []byte)
 		return nil
 	}
 	psize, rest, ok := cacheInt(rest[2*sha256.Size+1:], '\n')
-	if !ok {
+	if !ok || int64(psize) != size {
+		// another file's cache, and the bound of the settings' count
 		return nil
 	}
 	if rest, ok = strings.CutPrefix(rest, "settings "); !ok {

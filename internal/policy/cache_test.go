@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -377,6 +378,8 @@ func FuzzCacheFile(f *testing.F) {
 	f.Add([]byte(strings.Replace(string(body), "docs/doc-0.md", "docs/doc-9.md", 1)))
 	f.Add([]byte(strings.Replace(string(body), "resources 4", "resources 9", 1)))
 	f.Add([]byte(cacheFormat + "\n"))
+	// a size far beyond the file's, and as many settings ranges
+	f.Add([]byte(regexp.MustCompile(`(?m)^(policy [0-9a-f]{64}) [0-9]+\nsettings [0-9]+\n`).ReplaceAllString(string(body), "$1 999999999999\nsettings 999999999999\n")))
 	text, err := os.ReadFile(c.policy)
 	if err != nil {
 		f.Fatal(err)
