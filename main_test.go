@@ -178,6 +178,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"closedport": closedPortCmd,
 	// jsonnorm [-num KEY]... [-sha256 KEY]... FILE OUT: FILE with ids, times and $WORK made placeholders, for cmp with a golden file (jsonnorm_test.go)
 	"jsonnorm": jsonNormCmd,
+	// plantpolicycache CACHE POLICY KEYFILE|-: the policy cache of another file, made to match POLICY and sealed with a key (policy_cache_plant_test.go)
+	"plantpolicycache": plantPolicyCacheCmd,
 }
 
 // closedPortCmd sets an environment variable to a loopback port that was

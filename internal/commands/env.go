@@ -9,13 +9,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/store"
@@ -119,7 +123,7 @@ func storeHere(policyPath, def string) string {
 // unless --config or READPROOF_CONFIG named it: a named file that does not
 // exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
-	f, err := policy.Load(e.policyPath)
+	f, err := policy.LoadCached(e.policyPath, e.policyCache())
 	if errors.Is(err, fs.ErrNotExist) {
 		if e.policyNamed {
 			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG): %w", e.policyPath, err),
@@ -135,6 +139,49 @@ func (e *env) loadPolicy() (*policy.File, error) {
 		return nil, withCode(ExitUsage, hint.With(err, "fix "+e.policyPath+"; readproof.toml.example documents every key"))
 	}
 	return f, nil
+}
+
+// policyCache is where a large policy file's parse is kept: in the store
+// (policy.CacheFile), for this build of readproof, and only when the store
+// path is a store's git directory (a command never writes where no store
+// is), authenticated under the user's policy cache key
+// (keyloc.PolicyCacheKey), which the store does not hold. Without a build
+// identity or a usable key there is no cache: the full parse, in silence
+// (a key file refused is a missed speed-up, not the command's error).
+func (e *env) policyCache() policy.Cache {
+	build := policyBuild()
+	if build == "" {
+		return policy.Cache{}
+	}
+	return policy.Cache{
+		Path:  filepath.Join(e.storePath, policy.CacheFile),
+		Build: build,
+		Ours:  func() bool { return gitobj.IsGitDir(e.storePath) && gitstore.IsStore(e.storePath) },
+		Key: func() []byte {
+			key, err := keyloc.PolicyCacheKey(e.storePath, filepath.Dir(e.policyPath))
+			if err != nil {
+				return nil
+			}
+			return key
+		},
+	}
+}
+
+// policyBuild names the running binary for the policy cache: its path,
+// size and modification time, and the Go release, so that a cache another
+// build wrote, whose checks may differ, is never used; "" when the binary
+// cannot be found. (The module's build information is not read: parsing
+// it is a noticeable part of a short command's start.)
+func policyBuild() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return exe + "\x00" + strconv.FormatInt(fi.Size(), 10) + "\x00" + strconv.FormatInt(fi.ModTime().UnixNano(), 10) + "\x00" + runtime.Version()
 }
 
 // open opens the store with the policy in force.

@@ -51,7 +51,10 @@ func getCommand() *cli.Command {
 			if err := needArgs(c, 1, 1, "URI[@TAG]"); err != nil {
 				return err
 			}
-			return withEnv(c, func(e *env) error { return runGet(c.Context, e, c.Args().Slice()) })
+			return withEnv(c, func(e *env) error {
+				largePolicyGC(e.policyPath, 1)
+				return runGet(c.Context, e, c.Args().Slice())
+			})
 		},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
@@ -142,6 +144,7 @@ func runOnce(ctx context.Context, e *env, opts runOnceOptions, args []string) er
 		return withCode(ExitUsage, hint.With(fmt.Errorf("run --id %s: no URIs to mount", opts.ID), "name the documents the run reads: readproof run --id "+opts.ID+" URI[@TAG]... (`readproof resource list` shows them)"))
 	}
 	largeRunGC(len(args))
+	largePolicyGC(e.policyPath, len(args))
 	return e.withStore(func(s *store.Store) error {
 		line := progress.Start(e.err, "run", "documents", e.json)
 		m, err := s.RunOnceProgress(ctx, opts.ID, args, progressOver(line, 2))
@@ -181,6 +184,32 @@ func largeRunGC(docs int) {
 		setGCPercentUnlessUserSet(hugeRunGOGC)
 	case docs >= largeRun:
 		setGCPercentUnlessUserSet(largeRunGOGC)
+	}
+}
+
+// largePolicyDocs is the number of documents up to which a `run --id` or a
+// `get` under a large policy file runs the collector with largePolicyGOGC.
+const (
+	largePolicyDocs = 16
+	largePolicyGOGC = 200
+)
+
+// largePolicyGC lets the garbage collector of a `get`, or of a `run --id`
+// of largePolicyDocs documents or fewer, wait until the heap is three times
+// what was live (GOGC=200) instead of twice when the policy file at path is
+// large (policy.CacheMinBytes or more, about 600 resources). Such a
+// command's heap is mostly the policy's resources, live until it exits:
+// with 10,000 of them (3.5 MB) Go's default collected twice during a
+// 1-document `get`, rescanning them, about a third of its CPU (16 -> 11 ms;
+// docs/scaling.md, session 26), and the heap stays under 8 MB. It is left
+// alone when the user set GOGC or GOMEMLIMIT, and only these CLI actions
+// call it.
+func largePolicyGC(path string, docs int) {
+	if docs > largePolicyDocs {
+		return
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= policy.CacheMinBytes {
+		setGCPercentUnlessUserSet(largePolicyGOGC)
 	}
 }
 

@@ -23,7 +23,13 @@
 // reuses the memory of its tree for the next, and finds duplicate URIs
 // from the index it builds for Lookup.
 // A parsed File answers Lookup from an index; Lazy defers reading the file
-// to the first command that needs it.
+// to the first command that needs it. LoadCached keeps the resources of a
+// large file in a cache file the caller names (the CLI's is in the store),
+// used only for the file's very bytes (its SHA-256) and the same build,
+// with the settings parsed again at every load, and only when it is sealed
+// (HMAC-SHA256) under the key the caller supplies (the CLI's is the user's,
+// outside the store); FuzzCacheMatchesParse holds it to Load, FuzzCacheFile
+// holds whatever the cache file holds to the MAC.
 //
 // policy depends on identity and adapters/sourcespec (the types it hands to
 // sources) and on BurntSushi/toml. It must not import adapters, gitstore,

@@ -207,6 +207,27 @@ type fastReader struct {
 	// then not reused).
 	mark    slabMark
 	foreign bool
+
+	// heads, when set, records where the file turns from settings to
+	// [[resource]] blocks and back (headRuns).
+	heads *[]headRun
+}
+
+// headRun is where a run of headers of one kind begins: at the '[' of a
+// header whose first key is "resource" ([[resource]], [resource.source],
+// ...), or of one whose first key is anything else. The text from one run
+// to the next is the run's tables; the text before the first header is the
+// root's keys.
+type headRun struct {
+	at       int
+	resource bool
+}
+
+// markHead records the header at offset at, of a resource block or not.
+func (r *fastReader) markHead(at int, resource bool) {
+	if h := *r.heads; len(h) == 0 || h[len(h)-1].resource != resource {
+		*r.heads = append(h, headRun{at, resource})
+	}
 }
 
 type slabMark struct {
@@ -292,10 +313,16 @@ func fastRead(s string) (root *ftable, ok bool) { return readTree(s, nil) }
 // block but the last into it as it goes, and leaves their tables out of
 // the tree it returns (fastDecode decodes the last).
 func readTree(s string, read *fastResources) (root *ftable, ok bool) {
+	return readTreeHeads(s, read, nil)
+}
+
+// readTreeHeads is readTree that also records, when heads is set, where
+// the resource blocks begin and end (headRun).
+func readTreeHeads(s string, read *fastResources, heads *[]headRun) (root *ftable, ok bool) {
 	if !utf8.ValidString(s) {
 		return nil, false
 	}
-	r := &fastReader{s: s, line: 1, read: read}
+	r := &fastReader{s: s, line: 1, read: read, heads: heads}
 	if strings.HasPrefix(s, "\ufeff") {
 		r.i = len("\ufeff")
 	}
@@ -396,7 +423,7 @@ func (r *fastReader) spaces() {
 
 // header reads [a.b] or [[a.b]] and returns the table it opens.
 func (r *fastReader) header(root *ftable) (*ftable, bool) {
-	line := r.line
+	line, at := r.line, r.i
 	arr := strings.HasPrefix(r.s[r.i:], "[[")
 	r.i++
 	if arr {
@@ -420,6 +447,9 @@ func (r *fastReader) header(root *ftable) (*ftable, bool) {
 	r.section++
 	if names[0] != "resource" {
 		r.foreign = true
+	}
+	if r.heads != nil {
+		r.markHead(at, names[0] == "resource")
 	}
 	t := root
 	for j, n := range names {

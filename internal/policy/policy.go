@@ -195,6 +195,11 @@ func parseText(path, text string) (*File, error) {
 	if f, ok := parseFast(path, name, text); ok {
 		return f, nil
 	}
+	return parseRest(path, name, text)
+}
+
+// parseRest is parseText of a file parseFast gave up on.
+func parseRest(path, name, text string) (*File, error) {
 	if line, deep := tooDeep(text); deep {
 		return nil, &Error{File: name, Line: line,
 			Msg:  fmt.Sprintf("tables, arrays or dotted keys nested more than %d deep", maxNesting),
@@ -278,8 +283,14 @@ func tooDeep(text string) (line int, deep bool) {
 // parseFast is Parse by fastRead; ok is false when it gave up or found a
 // problem.
 func parseFast(path, name, text string) (*File, bool) {
+	return parseFastHeads(path, name, text, nil)
+}
+
+// parseFastHeads is parseFast that also records, when heads is set, where
+// the file's resource blocks are (headRun).
+func parseFastHeads(path, name, text string, heads *[]headRun) (*File, bool) {
 	var read fastResources
-	tree, ok := readTree(text, &read)
+	tree, ok := readTreeHeads(text, &read, heads)
 	if !ok {
 		return nil, false
 	}

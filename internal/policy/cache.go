@@ -1,0 +1,588 @@
+package policy
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/readproof/readproof/identity"
+)
+
+// The parse cache (docs/store-format.md, "The policy cache"): a large
+// policy file's resources as the full parse made them, kept in a file of
+// the store and used only for the very bytes they were parsed from.
+//
+// A resource is a function of the file's bytes alone: its checks read the
+// block itself and the file's [defaults] and [sources].env, never the
+// environment or the file system. The settings are not (a root's symlinks
+// are resolved, "~" is the user's home, relative paths hang off the file's
+// directory), so they are never cached: every load parses them again, from
+// the file's text with the resource blocks left out, and a settings error
+// sends the load to the full parse, which gives it as it always did. A
+// cached load therefore returns the File the full parse returns, and gives
+// an error exactly when it would (FuzzCacheMatchesParse).
+//
+// The cache is trusted only as far as its MAC: HMAC-SHA256 under a
+// secret of the user's (Cache.Key), kept outside the store. Whoever can
+// write the store but not readproof.toml (a restored CI cache, a shared
+// disk) cannot make a cache the user's commands accept, so they cannot
+// point a resource elsewhere than the reviewed file says.
+
+// CacheFile is the parse cache's name at the top of the store.
+const CacheFile = "readproof-policy-cache"
+
+// cacheFormat is the cache's first line.
+const cacheFormat = "readproof-policy-cache/2"
+
+// CacheMinBytes is the size from which a policy file is cached: below it
+// the parse (about a millisecond a 100 KB) costs less than a file's open.
+const CacheMinBytes = 64 << 10
+
+// Cache names the parse cache for LoadCached.
+type Cache struct {
+	// Path is the cache file.
+	Path string
+	// Build identifies the program that parses: a cache written by another
+	// build, whose checks may differ, is not used.
+	Build string
+	// Ours, when set, is asked once, before the cache is first read or
+	// written, whether Path's directory is where the cache may be (a store
+	// of readproof's); false leaves the cache alone.
+	Ours func() bool
+	// Key returns the secret the cache is authenticated under (its
+	// HMAC-SHA256 key), or nil when there is none. It is called at most
+	// once a load, after Ours and only for a file that would be cached;
+	// without a key (Key nil, or returning nil) the cache is neither read
+	// nor written.
+	Key func() []byte
+}
+
+// LoadCached is Load through the parse cache c: a file of CacheMinBytes or
+// more whose bytes the cache was written from is read from it, its
+// settings parsed again; any other file is parsed in full and, when
+// accepted, cached. A cache that is missing, torn, damaged, written by
+// another build or for other bytes, or whose MAC does not check under the
+// key, is parsed past and replaced; writing it is best effort and never an
+// error.
+func LoadCached(path string, c Cache) (*File, error) {
+	f, _, err := loadCached(path, c, CacheMinBytes)
+	return f, err
+}
+
+// loadCached is LoadCached for files of minBytes or more; hit says
+// whether the cache was used.
+func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err error) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < int64(minBytes) || c.Path == "" || c.Key == nil || c.Ours != nil && !c.Ours() {
+		f, err := Load(path)
+		return f, false, err
+	}
+	key := c.Key()
+	if len(key) == 0 {
+		f, err := Load(path)
+		return f, false, err
+	}
+	name := path
+	if name == "" {
+		name = DefaultFileName
+	}
+	build := sha256.Sum256([]byte(c.Build))
+	if f := readCache(c.Path, path, name, fi.Size(), build, key); f != nil {
+		return f, true, nil
+	}
+	text, err := readText(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("read policy file: %w", err)
+	}
+	var heads []headRun
+	f, ok := parseFastHeads(path, name, text, &heads)
+	if !ok {
+		f, err := parseRest(path, name, text)
+		return f, false, err
+	}
+	if b := encodeCache(path, name, f, text, heads, sumText(text), build, key); b != nil {
+		writeCache(c.Path, b)
+	}
+	return f, false, nil
+}
+
+// sumText is the SHA-256 of text, hashed a piece at a time (a []byte of
+// the whole would be another copy of the file).
+func sumText(text string) [32]byte {
+	h := sha256.New()
+	for i := 0; i < len(text); i += 64 << 10 {
+		h.Write([]byte(text[i:min(i+64<<10, len(text))]))
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// settingsSpans are the byte ranges of text that hold no resource block:
+// the root's keys before the first header and each run of other headers'
+// tables (heads as parseFastHeads recorded them).
+func settingsSpans(text string, heads []headRun) [][2]int {
+	if len(heads) == 0 {
+		return [][2]int{{0, len(text)}}
+	}
+	spans := [][2]int{{0, heads[0].at}}
+	for i, h := range heads {
+		if h.resource {
+			continue
+		}
+		end := len(text)
+		if i+1 < len(heads) {
+			end = heads[i+1].at
+		}
+		spans = append(spans, [2]int{h.at, end})
+	}
+	return spans
+}
+
+// joinSpans is the text of spans of data, in order.
+func joinSpans(data []byte, spans [][2]int) string {
+	n := 0
+	for _, s := range spans {
+		n += s[1] - s[0]
+	}
+	b := make([]byte, 0, n)
+	for _, s := range spans {
+		b = append(b, data[s[0]:s[1]]...)
+	}
+	return string(b)
+}
+
+// sameSettings reports whether f and g agree on everything but their
+// resources.
+func sameSettings(f, g *File) bool {
+	a, b := *f, *g
+	a.Resources, a.byURI, b.Resources, b.byURI = nil, nil, nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
+// encodeCache is the cache of f, parsed in full from text (heads recorded
+// as it was read), or nil when f is not one the cache can hold: its
+// settings, parsed from text without the resource blocks, must come out
+// as f's, with no resource (a root key `resource = [...]` declares them
+// outside any block), authenticated under key. The cache is
+//
+//	readproof-policy-cache/2
+//	build <sha256 of the build's name>
+//	policy <sha256 of the file> <size>
+//	settings <n>
+//	<start> <end>                 n lines: the byte ranges of the settings
+//	resources <n>
+//	<the n resources, binary (appendResource)>
+//	<Lookup's index: n uvarints, the resources in URI order>
+//	mac <HMAC-SHA256 of everything above under key, 64 hex digits>
+//
+// The MAC finds a planted or edited cache, and a torn write too (a rename
+// that outlived a crash when the data did not): it replaced the CRC-32C of
+// format 1, which a second pass over the cache would only repeat. The
+// policy file's own bytes are matched by SHA-256.
+func encodeCache(path, name string, f *File, text string, heads []headRun, sum, build [32]byte, key []byte) []byte {
+	if len(f.Resources) == 0 {
+		return nil
+	}
+	spans := settingsSpans(text, heads)
+	g, ok := parseFast(path, name, joinSpans([]byte(text), spans))
+	if !ok || len(g.Resources) != 0 || !sameSettings(f, g) {
+		return nil
+	}
+	b := make([]byte, 0, len(text)+64*len(f.Resources)/8+256)
+	b = append(b, cacheFormat+"\nbuild "...)
+	b = hex.AppendEncode(b, build[:])
+	b = append(b, "\npolicy "...)
+	b = hex.AppendEncode(b, sum[:])
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(text)), 10)
+	b = append(b, "\nsettings "...)
+	b = strconv.AppendInt(b, int64(len(spans)), 10)
+	b = append(b, '\n')
+	for _, s := range spans {
+		b = strconv.AppendInt(b, int64(s[0]), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(s[1]), 10)
+		b = append(b, '\n')
+	}
+	b = append(b, "resources "...)
+	b = strconv.AppendInt(b, int64(len(f.Resources)), 10)
+	b = append(b, '\n')
+	for i := range f.Resources {
+		b = appendResource(b, &f.Resources[i])
+	}
+	for _, i := range f.byURI {
+		b = binary.AppendUvarint(b, uint64(i))
+	}
+	return appendMAC(b, key)
+}
+
+// appendMAC appends the mac line of b under key.
+func appendMAC(b, key []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	b = append(b, "mac "...)
+	b = hex.AppendEncode(b, m.Sum(nil))
+	return append(b, '\n')
+}
+
+// macLine is the length of the cache's last line.
+const macLine = len("mac \n") + 2*sha256.Size
+
+// readCache returns the File of the policy file at path (size bytes at
+// its stat) from the cache file at cache, or nil when the cache does not
+// hold it: missing, not a regular file, torn, damaged (its CRC), of
+// another format or build, of other bytes (the file's SHA-256 and size, as
+// read now), when its MAC does not check under key, or when the settings
+// no longer parse (the full parse then words the error).
+func readCache(cache, path, name string, size int64, build [32]byte, key []byte) *File {
+	raw, ok := readCacheFile(cache, 4*size+64<<10, key)
+	if !ok {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(raw, cacheFormat+"\nbuild "+hex.EncodeToString(build[:])+"\npolicy ")
+	if !ok || len(rest) < 2*sha256.Size+1 || rest[2*sha256.Size] != ' ' {
+		return nil
+	}
+	var sum [32]byte
+	if _, err := hex.Decode(sum[:], []byte(rest[:2*sha256.Size])); err != nil {
+		return nil
+	}
+	psize, rest, ok := cacheInt(rest[2*sha256.Size+1:], '\n')
+	if !ok || int64(psize) != size {
+		// another file's cache, and the bound of the settings' count
+		return nil
+	}
+	if rest, ok = strings.CutPrefix(rest, "settings "); !ok {
+		return nil
+	}
+	n, rest, ok := cacheInt(rest, '\n')
+	if !ok || n < 1 || n > psize+1 {
+		return nil
+	}
+	spans := make([][2]int, n)
+	last := 0
+	for i := range spans {
+		var a, b int
+		if a, rest, ok = cacheInt(rest, ' '); !ok {
+			return nil
+		}
+		if b, rest, ok = cacheInt(rest, '\n'); !ok || a < last || b < a || b > psize {
+			return nil
+		}
+		spans[i], last = [2]int{a, b}, b
+	}
+	if rest, ok = strings.CutPrefix(rest, "resources "); !ok {
+		return nil
+	}
+	if n, rest, ok = cacheInt(rest, '\n'); !ok || n < 1 || n > len(rest) {
+		return nil
+	}
+	settings, ok := readSettings(path, psize, sum, spans)
+	if !ok {
+		return nil
+	}
+	f, ok := parseFast(path, name, settings)
+	if !ok || len(f.Resources) != 0 {
+		return nil
+	}
+	cr := cacheReader{s: rest}
+	res := make([]Resource, n)
+	for i := range res {
+		cr.resource(&res[i])
+	}
+	if cr.bad {
+		return nil
+	}
+	// Lookup's index, checked: each resource once, in increasing order.
+	byURI := make([]int32, n)
+	seen := make([]bool, n)
+	for k := range byURI {
+		i := cr.uint()
+		if cr.bad || i >= uint64(n) || seen[i] {
+			return nil
+		}
+		byURI[k], seen[i] = int32(i), true
+		if k > 0 && uriCompare(&res[byURI[k-1]].URI, &res[i].URI) >= 0 {
+			return nil
+		}
+	}
+	if cr.i != len(cr.s) {
+		return nil
+	}
+	f.Resources, f.byURI = res, byURI
+	return f
+}
+
+// readCacheFile returns the cache file at path without its mac line, when
+// it is a regular file of at most max bytes whose MAC checks under key
+// (compared in constant time). Nothing of it is parsed before. It is read
+// through a small buffer into one string, which the resources' strings
+// then point into: the file is not held twice, and a process pays a page
+// fault for every page it touches first.
+func readCacheFile(path string, max int64, key []byte) (string, bool) {
+	// A regular file only, read to the size it has: the open does not
+	// wait for a writer of a FIFO put at this name (O_NONBLOCK, which a
+	// regular file ignores), and a device is not read without end.
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", false
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > max || fi.Size() < int64(macLine) {
+		return "", false
+	}
+	body := int(fi.Size()) - macLine
+	var b strings.Builder
+	b.Grow(body)
+	m := hmac.New(sha256.New, key)
+	buf := make([]byte, 16<<10)
+	tail := make([]byte, 0, macLine)
+	for {
+		n, err := file.Read(buf)
+		chunk := buf[:n]
+		if k := min(len(chunk), body-b.Len()); k > 0 {
+			m.Write(chunk[:k])
+			b.Write(chunk[:k])
+			chunk = chunk[k:]
+		}
+		if len(chunk) > cap(tail)-len(tail) {
+			return "", false // grew while read
+		}
+		tail = append(tail, chunk...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", false
+		}
+	}
+	// the line as appendMAC writes it, lower-case hex: compared whole
+	want := append(hex.AppendEncode([]byte("mac "), m.Sum(nil)), '\n')
+	if b.Len() != body || !hmac.Equal(tail, want) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// readSettings reads the policy file at path, which must be size bytes
+// whose SHA-256 is sum, and returns the text of its spans, in order.
+func readSettings(path string, size int, sum [32]byte, spans [][2]int) (string, bool) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer file.Close()
+	n := 0
+	for _, s := range spans {
+		n += s[1] - s[0]
+	}
+	settings := make([]byte, 0, n)
+	h := sha256.New()
+	buf := make([]byte, 64<<10)
+	at, next := 0, 0 // the offset of buf[0] in the file, the span to copy
+	for {
+		k, err := file.Read(buf)
+		chunk := buf[:k]
+		h.Write(chunk)
+		for next < len(spans) && spans[next][0] < at+k {
+			s := spans[next]
+			from, to := max(s[0], at), min(s[1], at+k)
+			settings = append(settings, chunk[from-at:to-at]...)
+			if s[1] > at+k {
+				break
+			}
+			next++
+		}
+		at += k
+		if at > size {
+			return "", false
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", false
+		}
+	}
+	var got [32]byte
+	h.Sum(got[:0])
+	if at != size || got != sum || next != len(spans) {
+		return "", false
+	}
+	return string(settings), true
+}
+
+// cacheInt reads a decimal number ended by end from the start of s.
+func cacheInt(s string, end byte) (int, string, bool) {
+	i := strings.IndexByte(s, end)
+	if i < 1 || i > 12 {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(s[:i])
+	if err != nil || n < 0 || strconv.Itoa(n) != s[:i] {
+		return 0, "", false
+	}
+	return n, s[i+1:], true
+}
+
+// appendResource appends r in the cache's binary form: its strings each
+// as a length (uvarint) and its bytes, its maps as the number of keys plus
+// one (0 for nil) and the keys in order, each with its value, its MaxAge
+// and Line as uvarints.
+func appendResource(b []byte, r *Resource) []byte {
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	strMap := func(m map[string]string) {
+		if m == nil {
+			b = append(b, 0)
+			return
+		}
+		b = binary.AppendUvarint(b, uint64(len(m))+1)
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			str(k)
+			str(m[k])
+		}
+	}
+	s := &r.Source
+	str(r.URI.Namespace)
+	str(r.URI.Path)
+	str(r.URI.Tag)
+	str(s.Type)
+	str(s.Path)
+	str(s.URL)
+	strMap(s.Headers)
+	strMap(s.PublicHeaders)
+	str(s.Owner)
+	str(s.Repo)
+	str(s.Ref)
+	str(s.APIBase)
+	str(s.TokenEnv)
+	str(string(r.Freshness.Strategy))
+	b = binary.AppendUvarint(b, uint64(r.Freshness.MaxAge))
+	str(r.Freshness.Snapshot)
+	str(r.ContentType)
+	str(r.Description)
+	return binary.AppendUvarint(b, uint64(r.Line))
+}
+
+// cacheReader reads appendResource's form from s; bad is set at the first
+// thing that does not fit.
+type cacheReader struct {
+	s   string
+	i   int
+	bad bool
+}
+
+func (cr *cacheReader) uint() uint64 {
+	var x uint64
+	for shift := uint(0); ; shift += 7 {
+		if cr.i >= len(cr.s) || shift > 63 {
+			cr.bad = true
+			return 0
+		}
+		c := cr.s[cr.i]
+		cr.i++
+		x |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return x
+		}
+	}
+}
+
+func (cr *cacheReader) str() string {
+	n := cr.uint()
+	if cr.bad || n > uint64(len(cr.s)-cr.i) {
+		cr.bad = true
+		return ""
+	}
+	s := cr.s[cr.i : cr.i+int(n)]
+	cr.i += int(n)
+	return s
+}
+
+func (cr *cacheReader) strMap() map[string]string {
+	n := cr.uint()
+	if n == 0 || cr.bad {
+		return nil
+	}
+	n--
+	if n > uint64(len(cr.s)-cr.i)/2 {
+		cr.bad = true
+		return nil
+	}
+	m := make(map[string]string, n)
+	for range n {
+		k := cr.str()
+		m[k] = cr.str()
+	}
+	if uint64(len(m)) != n {
+		cr.bad = true // a key twice: not what appendResource writes
+	}
+	return m
+}
+
+// resource reads one resource into r.
+func (cr *cacheReader) resource(r *Resource) {
+	s := &r.Source
+	r.URI = identity.URI{Namespace: cr.str(), Path: cr.str(), Tag: cr.str()}
+	s.Type = cr.str()
+	s.Path = cr.str()
+	s.URL = cr.str()
+	s.Headers = cr.strMap()
+	s.PublicHeaders = cr.strMap()
+	s.Owner = cr.str()
+	s.Repo = cr.str()
+	s.Ref = cr.str()
+	s.APIBase = cr.str()
+	s.TokenEnv = cr.str()
+	r.Freshness.Strategy = Strategy(cr.str())
+	r.Freshness.MaxAge = time.Duration(cr.uint())
+	r.Freshness.Snapshot = cr.str()
+	r.ContentType = cr.str()
+	r.Description = cr.str()
+	r.Line = int(cr.uint())
+}
+
+// writeCache writes b to the cache file at path: beside it, then renamed
+// there, so a reader sees a whole cache or the one before; a torn or lost
+// write (no sync) fails the reader's sum and costs a full parse, never a
+// wrong policy. The temporary name ends in ".lock": one a killed writer
+// leaves is swept with the store's stale locks. Errors only lose the
+// cache.
+func writeCache(path string, b []byte) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+"-*.lock")
+	if err != nil {
+		return
+	}
+	_, err = tmp.Write(b)
+	if err == nil {
+		// readable by whom the directory lets in (a store shared with a group)
+		if fi, serr := os.Stat(dir); serr == nil {
+			err = tmp.Chmod(fi.Mode().Perm() & 0o666)
+		}
+	}
+	if cerr := tmp.Close(); err != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
