@@ -380,33 +380,16 @@ func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not stri
 		if !ok || got != id {
 			return false
 		}
-		if len(cm.Parents) > 1 {
+		why, err := l.notAppended(trees, cm, indexPath(id))
+		if err != nil {
+			visitErr = err
+			return true
+		}
+		if why != "" {
 			if not == "" {
-				not = fmt.Sprintf("commit %s names it on its first line but %s", c, mergeNames(len(cm.Parents)))
+				not = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
 			}
 			return false
-		}
-		if len(cm.Parents) < 2 {
-			var parentTree gitobj.OID
-			if len(cm.Parents) == 1 {
-				p, err := l.store.Commit(cm.Parents[0])
-				if err != nil {
-					visitErr = fmt.Errorf("reading receipt commit %s: %w", cm.Parents[0], err)
-					return true
-				}
-				parentTree = p.Tree
-			}
-			why, err := trees.notAppend(cm, parentTree, indexPath(id))
-			if err != nil {
-				visitErr = err
-				return true
-			}
-			if why != "" {
-				if not == "" {
-					not = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
-				}
-				return false
-			}
 		}
 		msg = cm.Message
 		return true
