@@ -788,15 +788,14 @@ func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.E
 // error, nothing is written; exit 3 for a refused record, 4 for a store it
 // could not read.
 func stoppedExport(e *env, stop *store.ExportStopped) error {
-	what, code := "failed", ExitMismatch
+	for _, f := range stop.Further() {
+		e.say("readproof: %s", f)
+	}
 	if stop.CouldNotRead {
 		// not a forged record: one the store would not let us read
-		what, code = "could not read the store", ExitCannotCheck
+		return withCode(ExitCannotCheck, stop.Err)
 	}
-	for _, c := range stop.More {
-		e.say("readproof: run %s: store check %s %s: %s", stop.Run, c.Name, what, c.Detail)
-	}
-	return withCode(code, stop.Err)
+	return withCode(ExitMismatch, stop.Err)
 }
 
 // verifyCommitOptions are the flags of `readproof verify-commit`.
