@@ -387,7 +387,7 @@ func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not stri
 		}
 		if why != "" {
 			if not == "" {
-				not = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
+				not = namesBut(c, why)
 			}
 			return false
 		}
@@ -525,6 +525,11 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// would rebind the receipt, so it is reported, and the commit that
 	// adds the receipt is taken.
 	notAppends := map[string]string{} // id -> what the newest such commit does
+	passOver := func(id string, c gitobj.OID, why string) {
+		if _, ok := notAppends[id]; !ok {
+			notAppends[id] = namesBut(c, why)
+		}
+	}
 	for c, cm := tip, tipCommit; ; {
 		visited[c] = true
 		var parent gitobj.Commit
@@ -542,9 +547,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 			case err != nil:
 				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
 			case why != "":
-				if _, ok := notAppends[id]; !ok {
-					notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
-				}
+				passOver(id, c, why)
 			default:
 				seen[id] = true
 				order = append(order, id)
@@ -573,9 +576,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 						visitErr = fmt.Errorf("reading receipt commit %s of session %q: %w", oc, session, err)
 						return true
 					case why != "":
-						if _, ok := notAppends[id]; !ok {
-							notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", oc, why)
-						}
+						passOver(id, oc, why)
 						return false
 					}
 					msgs[id] = cm.Message
@@ -762,6 +763,12 @@ func mergeNames(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("it is a merge of %d commits, and readproof's merges name no receipt", n)
+}
+
+// namesBut says of commit c, which names a receipt on its first line, how
+// it fails to append it (why: notAppended).
+func namesBut(c gitobj.OID, why string) string {
+	return fmt.Sprintf("commit %s names it on its first line but %s", c, why)
 }
 
 // errNotAppend is the report for a receipt a commit names on its first
