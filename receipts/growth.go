@@ -223,7 +223,8 @@ func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, p
 	var at gitobj.TreeEntry
 	held := false
 	if named != "" {
-		if at, held, err = entryAt(list, tree, pathOf(id)); err != nil {
+		listAt := func(id gitobj.OID, _ string) ([]gitobj.TreeEntry, error) { return list(id) }
+		if at, held, err = entryAt(listAt, tree, pathOf(id)); err != nil {
 			return nil, err
 		}
 	}
@@ -266,14 +267,16 @@ func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, p
 }
 
 // entryAt returns the entry tree holds at path, ok false when it holds
-// none; list reads a tree.
-func entryAt(list func(gitobj.OID) ([]gitobj.TreeEntry, error), tree gitobj.OID, path []string) (gitobj.TreeEntry, bool, error) {
+// none; list reads a tree, given the place it stands at ("" the root,
+// "/d1" the directory d1 of it, ...).
+func entryAt(list func(id gitobj.OID, place string) ([]gitobj.TreeEntry, error), tree gitobj.OID, path []string) (gitobj.TreeEntry, bool, error) {
 	cur := gitobj.TreeEntry{Mode: gitobj.ModeDir, OID: tree}
+	place := ""
 	for _, name := range path {
 		if cur.Mode != gitobj.ModeDir {
 			return gitobj.TreeEntry{}, false, nil
 		}
-		entries, err := list(cur.OID)
+		entries, err := list(cur.OID, place)
 		if err != nil {
 			return gitobj.TreeEntry{}, false, err
 		}
@@ -282,6 +285,7 @@ func entryAt(list func(gitobj.OID) ([]gitobj.TreeEntry, error), tree gitobj.OID,
 			return gitobj.TreeEntry{}, false, nil
 		}
 		cur = entries[j]
+		place += "/" + name
 	}
 	return cur, true, nil
 }

@@ -696,27 +696,11 @@ func (t treeCache) list(id gitobj.OID, place string) ([]gitobj.TreeEntry, error)
 // at returns the entry at path in tree (none: a zero entry; tree "" holds
 // none).
 func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.TreeEntry, error) {
-	cur := gitobj.TreeEntry{Mode: gitobj.ModeDir, OID: tree}
-	place := ""
-	for _, name := range path {
-		if cur.OID == "" || cur.Mode != gitobj.ModeDir {
-			return gitobj.TreeEntry{}, nil
-		}
-		entries, err := t.list(cur.OID, place)
-		if err != nil {
-			return gitobj.TreeEntry{}, err
-		}
-		next := gitobj.TreeEntry{}
-		for _, e := range entries {
-			if e.Name == name {
-				next = e
-				break
-			}
-		}
-		cur = next
-		place += "/" + name
+	if tree == "" && len(path) > 0 {
+		return gitobj.TreeEntry{}, nil
 	}
-	return cur, nil
+	e, _, err := entryAt(t.list, tree, path)
+	return e, err
 }
 
 // notAppend says how commit cm, whose first parent's tree is parentTree
