@@ -266,6 +266,12 @@ func checkKind(c evidence.Check) string {
 	return c.Kind
 }
 
+// checkJSONOf is check c as `evidence verify --json` and a stopped
+// `evidence export --json` list it.
+func checkJSONOf(c evidence.Check) checkJSON {
+	return checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)}
+}
+
 func evidenceVerify(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "FILE [--offline] [--trusted-keys FILE] [--require-signature] [--store DIR]"); err != nil {
 		return err
@@ -732,7 +738,7 @@ func exportStopJSON(target string, st *evidence.Statement, stop *store.ExportSto
 		j.Stopped = "refused"
 	}
 	for _, c := range append([]evidence.Check{stop.First}, stop.More...) {
-		j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)})
+		j.Checks = append(j.Checks, checkJSONOf(c))
 	}
 	return j
 }
@@ -980,7 +986,7 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 	if e.json {
 		j := verifyJSON{Warnings: warnings, OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
 		for _, c := range rep.Checks {
-			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)})
+			j.Checks = append(j.Checks, checkJSONOf(c))
 		}
 		if j.OK {
 			j.Summary = verifySummary(rep)
