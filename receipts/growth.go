@@ -219,27 +219,26 @@ func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, p
 	if ok && ValidID(id) {
 		named = strings.Join(pathOf(id), "/")
 	}
+	// what the tree holds at the named path, read once
+	var at gitobj.TreeEntry
+	held := false
+	if named != "" {
+		listAt := func(id gitobj.OID, _ string) ([]gitobj.TreeEntry, error) { return list(id) }
+		if at, held, err = entryAt(listAt, tree, pathOf(id)); err != nil {
+			return nil, err
+		}
+	}
 	namedAdded := named != "" && slices.Contains(added, named)
 	// what the tree holds at the named path when it is no receipt file
 	// (readproof writes one of mode 100644 there): that adds no receipt
 	notFile := ""
-	if namedAdded {
-		e, _, err := entryAt(list, tree, pathOf(id))
-		if err != nil {
-			return nil, err
-		}
-		if e.Mode != gitobj.ModeFile {
-			namedAdded, notFile = false, modeName(e.Mode)
-		}
+	if namedAdded && at.Mode != gitobj.ModeFile {
+		namedAdded, notFile = false, modeName(at.Mode)
 	}
 	switch {
 	case named == "" && len(added) == 0:
 		return []Stray{{Unappended: true, Why: "a commit with one parent (or none) names no receipt on its first line and adds no file: readproof writes such a commit only to append the receipt its first line names"}}, nil
 	case named != "" && !namedAdded:
-		_, held, err := entryAt(list, tree, pathOf(id))
-		if err != nil {
-			return nil, err
-		}
 		why := fmt.Sprintf("the commit's first line names receipt %s, which its tree does not hold at %s", id, named)
 		switch {
 		case notFile != "":
@@ -268,14 +267,16 @@ func CheckAdded(list func(gitobj.OID) ([]gitobj.TreeEntry, error), ref string, p
 }
 
 // entryAt returns the entry tree holds at path, ok false when it holds
-// none; list reads a tree.
-func entryAt(list func(gitobj.OID) ([]gitobj.TreeEntry, error), tree gitobj.OID, path []string) (gitobj.TreeEntry, bool, error) {
+// none; list reads a tree, given the place it stands at ("" the root,
+// "/d1" the directory d1 of it, ...).
+func entryAt(list func(id gitobj.OID, place string) ([]gitobj.TreeEntry, error), tree gitobj.OID, path []string) (gitobj.TreeEntry, bool, error) {
 	cur := gitobj.TreeEntry{Mode: gitobj.ModeDir, OID: tree}
+	place := ""
 	for _, name := range path {
 		if cur.Mode != gitobj.ModeDir {
 			return gitobj.TreeEntry{}, false, nil
 		}
-		entries, err := list(cur.OID)
+		entries, err := list(cur.OID, place)
 		if err != nil {
 			return gitobj.TreeEntry{}, false, err
 		}
@@ -284,6 +285,7 @@ func entryAt(list func(gitobj.OID) ([]gitobj.TreeEntry, error), tree gitobj.OID,
 			return gitobj.TreeEntry{}, false, nil
 		}
 		cur = entries[j]
+		place += "/" + name
 	}
 	return cur, true, nil
 }

@@ -380,33 +380,16 @@ func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not stri
 		if !ok || got != id {
 			return false
 		}
-		if len(cm.Parents) > 1 {
+		why, err := l.notAppended(trees, cm, indexPath(id))
+		if err != nil {
+			visitErr = err
+			return true
+		}
+		if why != "" {
 			if not == "" {
-				not = fmt.Sprintf("commit %s names it on its first line but %s", c, mergeNames(len(cm.Parents)))
+				not = namesBut(c, why)
 			}
 			return false
-		}
-		if len(cm.Parents) < 2 {
-			var parentTree gitobj.OID
-			if len(cm.Parents) == 1 {
-				p, err := l.store.Commit(cm.Parents[0])
-				if err != nil {
-					visitErr = fmt.Errorf("reading receipt commit %s: %w", cm.Parents[0], err)
-					return true
-				}
-				parentTree = p.Tree
-			}
-			why, err := trees.notAppend(cm, parentTree, indexPath(id))
-			if err != nil {
-				visitErr = err
-				return true
-			}
-			if why != "" {
-				if not == "" {
-					not = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
-				}
-				return false
-			}
 		}
 		msg = cm.Message
 		return true
@@ -542,6 +525,11 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// would rebind the receipt, so it is reported, and the commit that
 	// adds the receipt is taken.
 	notAppends := map[string]string{} // id -> what the newest such commit does
+	passOver := func(id string, c gitobj.OID, why string) {
+		if _, ok := notAppends[id]; !ok {
+			notAppends[id] = namesBut(c, why)
+		}
+	}
 	for c, cm := tip, tipCommit; ; {
 		visited[c] = true
 		var parent gitobj.Commit
@@ -559,9 +547,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 			case err != nil:
 				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
 			case why != "":
-				if _, ok := notAppends[id]; !ok {
-					notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", c, why)
-				}
+				passOver(id, c, why)
 			default:
 				seen[id] = true
 				order = append(order, id)
@@ -590,9 +576,7 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 						visitErr = fmt.Errorf("reading receipt commit %s of session %q: %w", oc, session, err)
 						return true
 					case why != "":
-						if _, ok := notAppends[id]; !ok {
-							notAppends[id] = fmt.Sprintf("commit %s names it on its first line but %s", oc, why)
-						}
+						passOver(id, oc, why)
 						return false
 					}
 					msgs[id] = cm.Message
@@ -712,27 +696,11 @@ func (t treeCache) list(id gitobj.OID, place string) ([]gitobj.TreeEntry, error)
 // at returns the entry at path in tree (none: a zero entry; tree "" holds
 // none).
 func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.TreeEntry, error) {
-	cur := gitobj.TreeEntry{Mode: gitobj.ModeDir, OID: tree}
-	place := ""
-	for _, name := range path {
-		if cur.OID == "" || cur.Mode != gitobj.ModeDir {
-			return gitobj.TreeEntry{}, nil
-		}
-		entries, err := t.list(cur.OID, place)
-		if err != nil {
-			return gitobj.TreeEntry{}, err
-		}
-		next := gitobj.TreeEntry{}
-		for _, e := range entries {
-			if e.Name == name {
-				next = e
-				break
-			}
-		}
-		cur = next
-		place += "/" + name
+	if tree == "" && len(path) > 0 {
+		return gitobj.TreeEntry{}, nil
 	}
-	return cur, nil
+	e, _, err := entryAt(t.list, tree, path)
+	return e, err
 }
 
 // notAppend says how commit cm, whose first parent's tree is parentTree
@@ -779,6 +747,12 @@ func mergeNames(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("it is a merge of %d commits, and readproof's merges name no receipt", n)
+}
+
+// namesBut says of commit c, which names a receipt on its first line, how
+// it fails to append it (why: notAppended).
+func namesBut(c gitobj.OID, why string) string {
+	return fmt.Sprintf("commit %s names it on its first line but %s", c, why)
 }
 
 // errNotAppend is the report for a receipt a commit names on its first

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/internal/testsize"
 )
@@ -88,6 +89,34 @@ func (f *fixture) issue(t testing.TB, session, tool string) Receipt {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// sealV1 seals a version 1 receipt (Version: its binding is the line of
+// its append commit, not under its MAC) of a call of tool in session s,
+// run r1, without appending it.
+func (f *fixture) sealV1(t testing.TB, tool string) Receipt {
+	t.Helper()
+	r, err := f.issuer.Seal(Call{Session: "s", Run: "r1", Tool: tool, Args: ArgvArgs([]string{tool}), Result: BytesResult(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Format, r.Bound = Version, Binding{}
+	if r, err = f.key.Seal(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// putCommit writes a commit of tree with msg and parents, as a hand (or
+// readproof) would, at a fixed time, and returns its id.
+func (f *fixture) putCommit(t testing.TB, tree gitobj.OID, msg string, parents ...gitobj.OID) gitobj.OID {
+	t.Helper()
+	sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Unix(1_800_000_000, 0).UTC()}
+	oid, err := f.store.PutCommit(gitobj.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oid
 }
 
 func ids(rs []Receipt) []string {

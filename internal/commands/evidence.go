@@ -266,6 +266,12 @@ func checkKind(c evidence.Check) string {
 	return c.Kind
 }
 
+// checkJSONOf is check c as `evidence verify --json` and a stopped
+// `evidence export --json` list it.
+func checkJSONOf(c evidence.Check) checkJSON {
+	return checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)}
+}
+
 func evidenceVerify(c *cli.Context) error {
 	if err := needArgs(c, 1, 1, "FILE [--offline] [--trusted-keys FILE] [--require-signature] [--store DIR]"); err != nil {
 		return err
@@ -732,7 +738,7 @@ func exportStopJSON(target string, st *evidence.Statement, stop *store.ExportSto
 		j.Stopped = "refused"
 	}
 	for _, c := range append([]evidence.Check{stop.First}, stop.More...) {
-		j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)})
+		j.Checks = append(j.Checks, checkJSONOf(c))
 	}
 	return j
 }
@@ -788,15 +794,14 @@ func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.E
 // error, nothing is written; exit 3 for a refused record, 4 for a store it
 // could not read.
 func stoppedExport(e *env, stop *store.ExportStopped) error {
-	what, code := "failed", ExitMismatch
+	for _, f := range stop.Further() {
+		e.say("readproof: %s", f)
+	}
 	if stop.CouldNotRead {
 		// not a forged record: one the store would not let us read
-		what, code = "could not read the store", ExitCannotCheck
+		return withCode(ExitCannotCheck, stop.Err)
 	}
-	for _, c := range stop.More {
-		e.say("readproof: run %s: store check %s %s: %s", stop.Run, c.Name, what, c.Detail)
-	}
-	return withCode(code, stop.Err)
+	return withCode(ExitMismatch, stop.Err)
 }
 
 // verifyCommitOptions are the flags of `readproof verify-commit`.
@@ -981,7 +986,7 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 	if e.json {
 		j := verifyJSON{Warnings: warnings, OK: rep.OK(), ManifestID: rep.ManifestID, RunID: rep.RunID, Entries: rep.Entries, Root: rep.Root, Signer: rep.Signer, Offline: offline, Checks: []checkJSON{}}
 		for _, c := range rep.Checks {
-			j.Checks = append(j.Checks, checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)})
+			j.Checks = append(j.Checks, checkJSONOf(c))
 		}
 		if j.OK {
 			j.Summary = verifySummary(rep)

@@ -68,12 +68,7 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	// stops it, the rest is said beside it
 	outcome, err := store.ExportOutcomeOf(in.Target, st, checks, keyWarnings)
 	if stop := store.IsExportStopped(err); stop != nil {
-		what := "failed"
-		if stop.CouldNotRead {
-			// not a forged record: one the store would not let us read
-			what = "could not read the store"
-		}
-		return nil, reply{}, namingFurther(stop.Err, stop.Run, what, stop.More)
+		return nil, reply{}, namingFurther(stop)
 	}
 	if err != nil {
 		return nil, reply{}, err
@@ -100,15 +95,16 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	return out, reply{text: msg}, nil
 }
 
-// namingFurther is err, the error of an export stopped by a store check,
-// naming the first few of the further checks that stop it too (more), each
-// as "run RUN: store check NAME what: DETAIL"; the hint stays err's. The
-// command says each on a line of its own; the tool's one error names them
-// (the error already counts them all).
-func namingFurther(err error, run, what string, more []evidence.Check) error {
-	h := hint.Of(err)
-	for _, c := range more[:min(len(more), 3)] {
-		err = hint.With(fmt.Errorf("%w; run %s: store check %s %s: %s", err, run, c.Name, what, c.Detail), h)
+// namingFurther is the error of an export a store check stopped (stop),
+// naming the first few of the further checks that stop it too
+// (stop.Further); the hint stays its error's. The command says each on a
+// line of its own; the tool's one error names them (the error already
+// counts them all).
+func namingFurther(stop *store.ExportStopped) error {
+	err, h := stop.Err, hint.Of(stop.Err)
+	further := stop.Further()
+	for _, f := range further[:min(len(further), 3)] {
+		err = hint.With(fmt.Errorf("%w; %s", err, f), h)
 	}
 	return err
 }

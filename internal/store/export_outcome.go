@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/readproof/readproof/evidence"
@@ -73,6 +74,23 @@ type ExportStopped struct {
 
 func (e *ExportStopped) Error() string { return e.Err.Error() }
 func (e *ExportStopped) Unwrap() error { return e.Err }
+
+// Further says each stopping check after the first (More), as the command
+// says each on stderr and the MCP tool's error names them: "run RUN: store
+// check NAME failed: DETAIL", or "could not read the store" for "failed"
+// when CouldNotRead.
+func (e *ExportStopped) Further() []string {
+	what := "failed"
+	if e.CouldNotRead {
+		// not a forged record: one the store would not let us read
+		what = "could not read the store"
+	}
+	out := make([]string, 0, len(e.More))
+	for _, c := range e.More {
+		out = append(out, fmt.Sprintf("run %s: store check %s %s: %s", e.Run, c.Name, what, c.Detail))
+	}
+	return out
+}
 
 // ExportOutcomeOf is the one sequence `evidence export` and the MCP export
 // tool follow on the checks of ExportEvidenceChecked of target (st its
