@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // An orphan (the shell that started it has exited) is still found: the
@@ -25,6 +26,17 @@ func TestLeftoversFindsOrphans(t *testing.T) {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// sh prints $! as soon as it has forked: the child may not have
+	// exec'd sleep yet (its command line is then sh's, or empty while it
+	// is being replaced); wait until it has, as a left-over process would
+	// have long before a test ends
+	for i := 0; i < 500; i++ {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil || strings.HasPrefix(string(b), "sleep\x00") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	left, err := Leftovers()
 	if err != nil {
