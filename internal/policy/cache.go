@@ -253,7 +253,7 @@ const macLine = len("mac \n") + 2*sha256.Size
 
 // readCache returns the File of the policy file at path (size bytes at
 // its stat) from the cache file at cache, or nil when the cache does not
-// hold it: missing, not a regular file, torn, damaged (its CRC), of
+// hold it: missing, not a regular file, torn, damaged, of
 // another format or build, of other bytes (the file's SHA-256 and size, as
 // read now), when its MAC does not check under key, or when the settings
 // no longer parse (the full parse then words the error).
