@@ -61,10 +61,13 @@ type Cache struct {
 	// of readproof's); false leaves the cache alone.
 	Ours func() bool
 	// Key returns the secret the cache is authenticated under (its
-	// HMAC-SHA256 key), or nil when there is none. It is called at most
-	// once a load, after Ours and only for a file that would be cached;
-	// without a key (Key nil, or returning nil) the cache is neither read
-	// nor written.
+	// HMAC-SHA256 key), or nil when there is none; it may make the key.
+	// It is called at most once a load, after Ours and only for a file
+	// that would be cached, and only when there is a cache to read at
+	// Path or a cache could be written there (its temporary file was
+	// made): a store that cannot take a cache (read-only, full) makes no
+	// key. Without a key (Key nil, or returning nil) the cache is neither
+	// read nor written.
 	Key func() []byte
 }
 
@@ -88,18 +91,20 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		f, err := Load(path)
 		return f, false, err
 	}
-	key := c.Key()
-	if len(key) == 0 {
-		f, err := Load(path)
-		return f, false, err
-	}
 	name := path
 	if name == "" {
 		name = DefaultFileName
 	}
 	build := sha256.Sum256([]byte(c.Build))
-	if f := readCache(c.Path, path, name, fi.Size(), build, key); f != nil {
-		return f, true, nil
+	var key []byte
+	if _, err := os.Lstat(c.Path); err == nil {
+		if key = c.Key(); len(key) == 0 {
+			f, err := Load(path)
+			return f, false, err
+		}
+		if f := readCache(c.Path, path, name, fi.Size(), build, key); f != nil {
+			return f, true, nil
+		}
 	}
 	text, err := readText(path)
 	if err != nil {
@@ -111,9 +116,15 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		f, err := parseRest(path, name, text)
 		return f, false, err
 	}
-	if b := encodeCache(path, name, f, text, heads, sumText(text), build, key); b != nil {
-		writeCache(c.Path, b)
-	}
+	writeCache(c.Path, func() []byte {
+		if key == nil {
+			key = c.Key()
+		}
+		if len(key) == 0 {
+			return nil
+		}
+		return encodeCache(path, name, f, text, heads, sumText(text), build, key)
+	})
 	return f, false, nil
 }
 
@@ -242,7 +253,7 @@ const macLine = len("mac \n") + 2*sha256.Size
 
 // readCache returns the File of the policy file at path (size bytes at
 // its stat) from the cache file at cache, or nil when the cache does not
-// hold it: missing, not a regular file, torn, damaged (its CRC), of
+// hold it: missing, not a regular file, torn, damaged, of
 // another format or build, of other bytes (the file's SHA-256 and size, as
 // read now), when its MAC does not check under key, or when the settings
 // no longer parse (the full parse then words the error).
@@ -563,16 +574,24 @@ func (cr *cacheReader) resource(r *Resource) {
 	r.Line = int(cr.uint())
 }
 
-// writeCache writes b to the cache file at path: beside it, then renamed
-// there, so a reader sees a whole cache or the one before; a torn or lost
-// write (no sync) fails the reader's sum and costs a full parse, never a
-// wrong policy. The temporary name ends in ".lock": one a killed writer
-// leaves is swept with the store's stale locks. Errors only lose the
-// cache.
-func writeCache(path string, b []byte) {
+// writeCache writes the cache encode makes to the cache file at path:
+// beside it, then renamed there, so a reader sees a whole cache or the one
+// before; a torn or lost write (no sync) fails the reader's MAC and costs
+// a full parse, never a wrong policy. encode is called only once the
+// temporary file is made (it asks for the key, which it may make: a store
+// that cannot take a cache makes none); nil writes nothing. The temporary
+// name ends in ".lock": one a killed writer leaves is swept with the
+// store's stale locks. Errors only lose the cache.
+func writeCache(path string, encode func() []byte) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+"-*.lock")
 	if err != nil {
+		return
+	}
+	b := encode()
+	if b == nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
 		return
 	}
 	_, err = tmp.Write(b)

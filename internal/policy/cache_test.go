@@ -236,6 +236,33 @@ func TestCacheNoKey(t *testing.T) {
 	sameLoad(t, "no key, a cache there", c.policy, f, err)
 }
 
+// TestCacheNoKeyWhereNoCache: a store that cannot take a cache (here its
+// directory is gone; a read-only mount or a full disk fail the same way)
+// and holds none makes no key: the user's config directory is not written
+// for a cache that can never be. Where the cache can be written the key is
+// asked for once.
+func TestCacheNoKeyWhereNoCache(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := newCacheCase(t, big1000(1000))
+	asked := 0
+	c.cache.Key = func() []byte { asked++; return userKey }
+	c.cache.Path = filepath.Join(filepath.Dir(c.policy), "gone", CacheFile)
+	f, hit, err := c.load(t, false)
+	if hit || asked != 0 {
+		t.Fatalf("a store that cannot take a cache: hit %v, the key asked for %d times", hit, asked)
+	}
+	sameLoad(t, "no cache possible", c.policy, f, err)
+	if err := os.Mkdir(filepath.Dir(c.cache.Path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.load(t, false); err != nil || asked != 1 {
+		t.Fatalf("a store that takes the cache: %v, the key asked for %d times", err, asked)
+	}
+	if _, err := os.Stat(c.cache.Path); err != nil {
+		t.Fatalf("no cache written: %v", err)
+	}
+}
+
 // TestCacheSettingsAgain: the settings are parsed again at every load, so
 // what they depend on outside the file (here the home directory "~"
 // names) is as the full parse finds it, errors included.
