@@ -139,17 +139,6 @@ func TestCheckAdded(t *testing.T) {
 		"r1": {{Name: "a", Mode: gitobj.ModeDir, OID: "a1"}}, "r2": {{Name: "a", Mode: gitobj.ModeDir, OID: "a2"}},
 		"empty": {},
 	}
-	// the named receipt's path holding a symlink, an executable file or a
-	// directory (with the receipt inside) in place of a file of mode 100644
-	for name, e := range map[gitobj.OID]gitobj.TreeEntry{
-		"rlink": {Name: named + ".json", Mode: 0o120000, OID: "blob-" + gitobj.OID(named)},
-		"rexec": {Name: named + ".json", Mode: 0o100755, OID: "blob-" + gitobj.OID(named)},
-		"rdir":  {Name: named + ".json", Mode: gitobj.ModeDir, OID: "one"},
-	} {
-		trees[name+"-leaf"] = []gitobj.TreeEntry{e}
-		trees[name+"-a"] = []gitobj.TreeEntry{{Name: "a", Mode: gitobj.ModeDir, OID: name + "-leaf"}}
-		trees[name] = []gitobj.TreeEntry{{Name: "a", Mode: gitobj.ModeDir, OID: name + "-a"}}
-	}
 	list := func(id gitobj.OID) ([]gitobj.TreeEntry, error) { return trees[id], nil }
 	ref := SessionRefPrefix + "s"
 	msg := "receipt " + named + "\n\nsession: s\ntool: t\n"
