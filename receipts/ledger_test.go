@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/internal/testsize"
 )
@@ -77,6 +78,33 @@ func newFixture(t testing.TB) *fixture {
 	key := testKey(t, 9)
 	ledger := NewLedger(store)
 	return &fixture{store: store, ledger: ledger, key: key, issuer: NewIssuer(key, ledger)}
+}
+
+// sealV1 is a version 1 receipt of tool (session s, run r1), sealed
+// with f's key and not appended: its binding is its append commit's line.
+func (f *fixture) sealV1(t testing.TB, tool string) Receipt {
+	t.Helper()
+	r, err := f.issuer.Seal(Call{Session: "s", Run: "r1", Tool: tool, Args: ArgvArgs([]string{tool}), Result: BytesResult(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Format, r.Bound = Version, Binding{}
+	if r, err = f.key.Seal(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// rawCommit writes a commit of tree with message msg and parents, as
+// one written by hand would be, at a fixed time.
+func (f *fixture) rawCommit(t testing.TB, tree gitobj.OID, msg string, parents ...gitobj.OID) gitobj.OID {
+	t.Helper()
+	sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Unix(1_800_000_000, 0).UTC()}
+	oid, err := f.store.PutCommit(gitobj.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oid
 }
 
 func (f *fixture) issue(t testing.TB, session, tool string) Receipt {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 )
@@ -22,22 +21,10 @@ func TestMergeNamingReceiptIsNoAppend(t *testing.T) {
 	f := newFixture(t)
 	l := f.ledger
 	l.Bind = func(string) Binding { return Binding{Manifest: manifestA} }
-	seal := func(tool string) Receipt {
-		t.Helper()
-		r, err := f.issuer.Seal(Call{Session: "s", Run: "r1", Tool: tool, Args: ArgvArgs([]string{tool}), Result: BytesResult(nil)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Format, r.Bound = Version, Binding{}
-		if r, err = f.key.Seal(r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
 	// y on x's index chain too, so both chains have a commit after x's
-	x, y := seal("x"), seal("y")
+	x, y := f.sealV1(t, "x"), f.sealV1(t, "y")
 	for indexRef(y.ID) != indexRef(x.ID) {
-		y = seal("y")
+		y = f.sealV1(t, "y")
 	}
 	for _, r := range []Receipt{x, y} {
 		if err := l.Append(r); err != nil {
@@ -61,11 +48,7 @@ func TestMergeNamingReceiptIsNoAppend(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Unix(1_800_000_000, 0).UTC()}
-		m, err := f.store.PutCommit(gitobj.Commit{Tree: tc.Tree, Parents: []gitobj.OID{tip, tc.Parents[0]}, Author: sig, Committer: sig, Message: c.pre + forged})
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := f.rawCommit(t, tc.Tree, c.pre+forged, tip, tc.Parents[0])
 		if err := f.store.Update(gitobj.RefUpdate{Name: c.ref, Old: tip, New: m}); err != nil {
 			t.Fatal(err)
 		}
@@ -102,18 +85,6 @@ func TestScanOtherSideAppend(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l := f.ledger
-	seal := func(tool string) Receipt {
-		t.Helper()
-		r, err := f.issuer.Seal(Call{Session: "s", Run: "r1", Tool: tool, Args: ArgvArgs([]string{tool}), Result: BytesResult(nil)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Format, r.Bound = Version, Binding{}
-		if r, err = f.key.Seal(r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
 	put := func(tree gitobj.OID, r Receipt) gitobj.OID {
 		t.Helper()
 		blob, err := f.store.PutBlob(r.Encode())
@@ -125,21 +96,12 @@ func TestScanOtherSideAppend(t *testing.T) {
 		}
 		return tree
 	}
-	commit := func(tree gitobj.OID, msg string, parents ...gitobj.OID) gitobj.OID {
-		t.Helper()
-		sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Unix(1_800_000_000, 0).UTC()}
-		oid, err := f.store.PutCommit(gitobj.Commit{Tree: tree, Parents: parents, Author: sig, Committer: sig, Message: msg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return oid
-	}
-	x, y := seal("x"), seal("y")
+	x, y := f.sealV1(t, "x"), f.sealV1(t, "y")
 	tx, ty := put("", x), put("", y)
-	a := commit(tx, appendMessage(x, Binding{Manifest: manifestA}))
-	b := commit(ty, appendMessage(y, Binding{Manifest: manifestA}))
-	forged := commit(ty, appendMessage(y, Binding{Manifest: manifestB}), b)
-	m := commit(put(tx, y), "merge receipts of sessions/s\n", a, forged)
+	a := f.rawCommit(t, tx, appendMessage(x, Binding{Manifest: manifestA}))
+	b := f.rawCommit(t, ty, appendMessage(y, Binding{Manifest: manifestA}))
+	forged := f.rawCommit(t, ty, appendMessage(y, Binding{Manifest: manifestB}), b)
+	m := f.rawCommit(t, put(tx, y), "merge receipts of sessions/s\n", a, forged)
 	if err := f.store.Update(gitobj.RefUpdate{Name: SessionRef("s"), New: m}); err != nil {
 		t.Fatal(err)
 	}

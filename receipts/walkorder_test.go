@@ -2,7 +2,6 @@ package receipts
 
 import (
 	"testing"
-	"time"
 
 	"github.com/readproof/readproof/gitstore/gitobj"
 )
@@ -19,23 +18,11 @@ func TestAppendCommitFirstParentFirst(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	l := f.ledger
-	seal := func(tool string) Receipt {
-		t.Helper()
-		r, err := f.issuer.Seal(Call{Session: "s", Run: "r1", Tool: tool, Args: ArgvArgs([]string{tool}), Result: BytesResult(nil)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Format, r.Bound = Version, Binding{}
-		if r, err = f.key.Seal(r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
 	// y shares x's index chain, so both chains have y's append on top of
 	// x's on the first side
-	x, y := seal("x"), seal("y")
+	x, y := f.sealV1(t, "x"), f.sealV1(t, "y")
 	for indexRef(y.ID) != indexRef(x.ID) {
-		y = seal("y")
+		y = f.sealV1(t, "y")
 	}
 	for _, c := range []struct {
 		ref  string
@@ -71,11 +58,7 @@ func TestAppendCommitFirstParentFirst(t *testing.T) {
 			parents []gitobj.OID
 			want    string
 		}{{[]gitobj.OID{a2, b}, manifestA}, {[]gitobj.OID{b, a2}, manifestB}} {
-			sig := gitobj.Signature{Name: "readproof", Email: "readproof@localhost", When: time.Unix(1_800_000_000, 0).UTC()}
-			m, err := f.store.PutCommit(gitobj.Commit{Tree: txy, Parents: order.parents, Author: sig, Committer: sig, Message: "merge\n"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := f.rawCommit(t, txy, "merge\n", order.parents...)
 			old, err := l.ref(c.ref)
 			if err != nil {
 				t.Fatal(err)
