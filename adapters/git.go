@@ -33,6 +33,7 @@ var scpLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 // gitSource reads one file from any git repository through a mirror cache.
 type gitSource struct {
 	spec     Spec
+	url      string // spec.URL without the spaces around it: the address checked and the one the mirror dials
 	shown    string
 	kind     string
 	local    string // absolute path, for gitLocal
@@ -71,7 +72,8 @@ func openGit(spec Spec, env Env) (Source, error) {
 	if base == "" {
 		base, _ = os.Getwd()
 	}
-	raw := strings.TrimSpace(spec.URL)
+	s.url = strings.TrimSpace(spec.URL)
+	raw := s.url
 	bracketed, isBracketed, berr := gitstore.ParseBracketedSCP(raw)
 	switch {
 	case isBracketed:
@@ -157,9 +159,7 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 		err = scrub.err(err)
 	}()
 
-	// the url as openGit read it (spaces around it dropped): the address
-	// checked below is the one the mirror dials
-	mirrorURL := strings.TrimSpace(s.spec.URL)
+	mirrorURL := s.url
 	// The mirror holds the whole repository, so its objects are bounded
 	// by a floor above this resource's max_bytes: other files may be
 	// larger than the one this resource reads.

@@ -32,18 +32,25 @@ sleep 1
 echo "load: $(uptime)"
 printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' runs refs ls-remote "ls bytes" "git clone" "rp clone" "pull =" "push =" "pull +100"
 printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' --- --- "ms" "" "ms" "ms" "ms" "ms" "ms"
-row() { # row N REPO
-  local n=$1 name=$2 url="git://127.0.0.1:$port/$2"
+row() { # row N REPO [FIRST]: with FIRST, no clone: the pulls start from $work/c as it is, and the new runs' ids from FIRST
+  local n=$1 name=$2 first=${3:-} url="git://127.0.0.1:$port/$2"
   local refs lsb lst gc rc pu pp pn
   refs=$(git -C "$work/srv/$name" for-each-ref | wc -l)
   lst=$(t git ls-remote "$url")
   lsb=$(git ls-remote "$url" | wc -c)
-  rm -rf "$work/m" "$work/c"
+  rm -rf "$work/m"
   gc=$(t git clone -q --mirror "$url" "$work/m")
-  rc=$(t "$rp" clone "$url" "$work/c")
+  if [ -z "$first" ]; then
+    rm -rf "$work/c"
+    rc=$(t "$rp" clone "$url" "$work/c")
+  else
+    rm -rf "$work/m"
+    rc=n/a
+    git -C "$work/c" config remote.origin.url "$url"
+  fi
   pu=$(t "$rp" --store "$work/c" pull)
   pp=$(t "$rp" --store "$work/c" push)
-  "$work/mkstore" -first 9000000 -n 100 -from "$(git -C "$work/srv/$name" rev-parse refs/heads/main)" | git -C "$work/srv/$name" fast-import --quiet
+  "$work/mkstore" -first "${first:-9000000}" -n 100 -from "$(git -C "$work/srv/$name" rev-parse refs/heads/main)" | git -C "$work/srv/$name" fast-import --quiet
   pn=$(t "$rp" --store "$work/c" pull)
   printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' "$n" "$refs" "$lst" "$lsb" "$gc" "$rc" "$pu" "$pp" "$pn"
 }
@@ -68,13 +75,7 @@ if [ -n "${SYNTH:-}" ] && [ -n "$last" ]; then
   # readproof clone refuses the synthetic names (a run ref whose manifest records another run id, and no
   # rename on the journal: docs/sync.md), so the pulls and the push start from the last row's clone, its
   # run refs and tracking run refs copied the same way: what a clone of this remote would hold.
-  url="git://127.0.0.1:$port/synth.git" c="$work/c"
-  refs=$(git -C "$s" for-each-ref | wc -l)
-  lst=$(t git ls-remote "$url")
-  lsb=$(git ls-remote "$url" | wc -c)
-  rm -rf "$work/m"
-  gc=$(t git clone -q --mirror "$url" "$work/m")
-  rm -rf "$work/m"
+  c="$work/c"
   git -C "$c" pack-refs --all
   grep ' refs/tags/readproof/runs/run-' "$d/packed-refs" | sed 's#.* refs/tags/readproof/runs/run-##' > "$work/ids"
   { grep -v '^#' "$c/packed-refs" | grep -v '^\^'
@@ -84,10 +85,5 @@ if [ -n "${SYNTH:-}" ] && [ -n "$last" ]; then
           print $1, substr($2, 1, RLENGTH - 4) "syn" k "-" substr($2, RLENGTH + 1) }' "$work/ids" "$c/packed-refs"
     done; } | LC_ALL=C sort -k2 > "$work/pr"
   { echo '# pack-refs with: sorted '; cat "$work/pr"; } > "$c/packed-refs"
-  git -C "$c" config remote.origin.url "$url"
-  pu=$(t "$rp" --store "$c" pull)
-  pp=$(t "$rp" --store "$c" push)
-  "$work/mkstore" -first 9100000 -n 100 -from "$(git -C "$s" rev-parse refs/heads/main)" | git -C "$s" fast-import --quiet
-  pn=$(t "$rp" --store "$c" pull)
-  printf '| %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' "$((last * SYNTH)) synth" "$refs" "$lst" "$lsb" "$gc" "n/a" "$pu" "$pp" "$pn"
+  row "$((last * SYNTH)) synth" synth.git 9100000
 fi

@@ -228,7 +228,7 @@ func (s setting) readThrough() string {
 // first is the first line of the file, or of a file it includes, in a
 // Host block matching alias, that sets one of keys.
 func (c sshConfigFile) first(alias string, keys ...string) (st setting) {
-	c.each(sshHostName(alias), func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
+	c.each(alias, func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
 		for _, k := range keys {
 			if strings.EqualFold(kv.Key, k) {
 				st = setting{key: k, value: kv.Value, file: in.path, line: kv.Pos().Line}
@@ -275,23 +275,22 @@ func (c *SSHConfig) Warnings(alias string) []error {
 	if hostname == "" {
 		hostname = alias
 	}
-	a, h := sshHostName(alias), sshHostName(hostname)
 	var visit func(f *sshConfigFile)
 	visit = func(f *sshConfigFile) {
 		for _, m := range f.matches {
 			keys := m.keywords()
-			if len(keys) == 0 || !m.couldApply(a, h) {
+			if len(keys) == 0 || !m.couldApply(alias, hostname) {
 				continue
 			}
 			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.shownCriteria(),
 				Err: fmt.Errorf("readproof does not apply Match blocks, so this one's %s %s not used", strings.Join(keys, ", "), pluralVerb(len(keys)))},
-				"put those lines in a Host block for the host (Host "+a+"), which readproof reads as ssh does, or give the user in the source's url"))
+				"put those lines in a Host block for the host (Host "+alias+"), which readproof reads as ssh does, or give the user in the source's url"))
 		}
 		for _, inc := range f.includes {
 			// OpenSSH reads the files of an Include in a block that does
 			// not apply to the host without applying any of their
 			// lines, their Match blocks' included
-			if f.blockCouldApply(inc.block, a, h) {
+			if f.blockCouldApply(inc.block, alias, hostname) {
 				for _, g := range inc.files {
 					visit(g)
 				}
@@ -357,7 +356,12 @@ type sshInclude struct {
 // that apply (an Include in a block that does not match reads nothing).
 // in is the file the line is in: c, or a file it includes; top is the
 // line of the Include of c through which it was reached, 0 for a line of
-// c. visit returns false to stop.
+// c. visit returns false to stop. alias is matched against Host patterns
+// as OpenSSH matches it, capitals kept (OpenSSH 9.2: ssh -G
+// Git.Example.TEST does not get Host git.example.test's lines, and ssh -G
+// GIT.UP gets Host GIT.UP's ProxyJump). Only the name it then dials and
+// looks up in known_hosts is in lower case (hostPort); Match host lists
+// are matched in any case (couldApply).
 func (c *sshConfigFile) each(alias string, visit func(kv *ssh_config.KV, in *sshConfigFile, top int) bool) {
 	c.walk(alias, 0, visit)
 }
@@ -402,7 +406,7 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 // identities are the IdentityFile values the file gives for alias, in
 // order, and its first IdentitiesOnly value ("" for none).
 func (c *sshConfigFile) identities(alias string) (files []string, only string) {
-	c.each(sshHostName(alias), func(kv *ssh_config.KV, _ *sshConfigFile, _ int) bool {
+	c.each(alias, func(kv *ssh_config.KV, _ *sshConfigFile, _ int) bool {
 		switch {
 		case strings.EqualFold(kv.Key, "IdentityFile"):
 			files = append(files, kv.Value)
@@ -936,16 +940,6 @@ func splitCriteria(s string) []string {
 		out = append(out, b.String())
 	}
 	return out
-}
-
-// sshHostName is the host name as OpenSSH matches it against Host
-// patterns: as the URL writes it, capitals kept (OpenSSH 9.2: ssh -G
-// Git.Example.TEST does not get Host git.example.test's lines, and ssh -G
-// GIT.UP gets Host GIT.UP's ProxyJump). Only the name it then dials and
-// looks up in known_hosts is in lower case (hostPort); Match host lists
-// are matched in any case (couldApply).
-func sshHostName(alias string) string {
-	return alias
 }
 
 // unquote removes the double quotes OpenSSH allows around a value.

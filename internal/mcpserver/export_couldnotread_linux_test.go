@@ -121,6 +121,14 @@ func TestEvidenceExportCouldNotReadTool(t *testing.T) {
 // object back.
 func socketFor(t *testing.T, gitDir, id string) (restore func()) {
 	t.Helper()
+	return specialFor(t, gitDir, id, syscall.S_IFSOCK)
+}
+
+// specialFor puts a file of type kind (syscall.S_IFSOCK, S_IFIFO) where
+// the loose object id of the store at gitDir is and returns what puts the
+// object back.
+func specialFor(t *testing.T, gitDir, id string, kind uint32) (restore func()) {
+	t.Helper()
 	path := filepath.Join(gitDir, "objects", id[:2], id[2:])
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -129,8 +137,8 @@ func socketFor(t *testing.T, gitDir, id string) (restore func()) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mknod(path, syscall.S_IFSOCK|0o444, 0); err != nil {
-		t.Skipf("mknod of a socket: %v", err)
+	if err := syscall.Mknod(path, kind|0o444, 0); err != nil {
+		t.Skipf("mknod of a file of type %#o: %v", kind, err)
 	}
 	return func() {
 		t.Helper()
@@ -206,14 +214,7 @@ func TestEvidenceExportFIFOObject(t *testing.T) {
 	if err := gitstore.UnpackForTest(p.store); err != nil {
 		t.Fatal(err)
 	}
-	tree := gitOut(t, p, "", "rev-parse", "refs/tags/readproof/runs/run-a^{tree}:content")
-	path := filepath.Join(p.store, "objects", tree[:2], tree[2:])
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(path, 0o444); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	specialFor(t, p.store, gitOut(t, p, "", "rev-parse", "refs/tags/readproof/runs/run-a^{tree}:content"), syscall.S_IFIFO)
 	out := filepath.Join(p.dir, "b.json")
 	stdout, errOut, err := p.run("evidence", "export", "run-a", "--out", out)
 	var ee *exec.ExitError
