@@ -10,7 +10,7 @@ repeat=${1:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/readproof" "$here"
+CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$work/readproof" "$here"
 cp "$work/readproof" "$work/readproof.copy" && mv "$work/readproof.copy" "$work/readproof" # time a copy, not the linker's file (docs/startup.md)
 rp="$work/readproof"
 

@@ -20,7 +20,7 @@ pairs=${2:-20}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 if [ "${SCALE_KEEP:-}" = 1 ]; then echo "work directory: $work"; else trap 'rm -rf "$work"' EXIT; fi
-go build -o "$work/readproof" "$here"
+CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$work/readproof" "$here"
 cp "$work/readproof" "$work/readproof.copy" && mv "$work/readproof.copy" "$work/readproof" # time a copy, not the linker's file (docs/startup.md)
 go build -o "$work/pairtime" "$here/bench/pairtime.go"
 go build -o "$work/scalegen" "$here/bench/scalegen.go"

@@ -23,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 if [ -n "${READPROOF:-}" ]; then
   cp "$READPROOF" "$work/readproof"
 else
-  go build -o "$work/readproof" "$here"
+  CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$work/readproof" "$here"
 fi
 rp="$work/readproof"
 (cd "$here" && go build -o "$work/mkstore" bench/mkstore.go)

@@ -18,7 +18,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$here" && go build -o "$work/mkstore" bench/mkstore.go)
 if [ -z "${BUILDS:-}" ]; then
-  (cd "$here" && go build -o "$work/readproof" .)
+  (cd "$here" && CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$work/readproof" .)
   BUILDS="this=$work/readproof"
 fi
 rp=${BUILDS%% *}; rp=${rp#*=}

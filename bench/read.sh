@@ -33,7 +33,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 if [[ -z "${KEEP:-}" ]]; then trap 'rm -rf "$work"' EXIT; else echo "work directory: $work" >&2; fi
 
-go build -o "$work/readproof" "$here"
+CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$work/readproof" "$here"
 go build -o "$work/pairtime" "$here/bench/pairtime.go"
 # Both tools are timed as cp copies of their binaries: a binary the linker
 # has just written starts 12 to 15% slower than a copy of it (latency.sh).

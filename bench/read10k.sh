@@ -22,7 +22,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
   { echo "bench/read10k.sh: $work is not a bench/write.sh work directory with the peer's resources" >&2; exit 2; }
 r=$work/reads
 mkdir -p "$r"
-go build -o "$r/readproof" "$here"
+CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$r/readproof" "$here"
 cp "$r/readproof" "$r/readproof.copy" && mv "$r/readproof.copy" "$r/readproof" # time a copy, not the linker's file (docs/startup.md)
 go build -o "$r/pairtime" "$here/bench/pairtime.go"
 cd "$work/p"

@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 dpid=""
 trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; rm -rf "$work"' EXIT
-go build -o "$work/readproof" "$here"
+CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$work/readproof" "$here"
 cp "$work/readproof" "$work/readproof.copy" && mv "$work/readproof.copy" "$work/readproof" # time a copy, not the linker's file (docs/startup.md)
 rp="$work/readproof"
 (cd "$here" && go build -o "$work/mkstore" bench/mkstore.go)
