@@ -109,6 +109,11 @@ func checkSCPHost(host string) error {
 		return fmt.Errorf("host %q starts with \"-\", which ssh would read as an option (git refuses it too)", host)
 	case strings.IndexFunc(host, notInSSHName) >= 0 || strings.Contains(host, "/"):
 		return fmt.Errorf("host %q is not a host name", host)
+	case strings.Contains(host, ":") && strings.Contains(host, "%") && net.ParseIP(host[:strings.IndexByte(host, '%')]) != nil:
+		// a zone is only needed by a link-local address, which the
+		// network check refuses unless [network] allows it, and it
+		// names no address that check could compare
+		return fmt.Errorf("host %q is an IPv6 address with a zone (%s), which readproof does not dial: give the host a name, or an address that needs no zone", host, host[strings.IndexByte(host, '%'):])
 	case strings.Contains(host, ":") && net.ParseIP(host) == nil:
 		return fmt.Errorf("host %q is not a host name, and what follows its \":\" is not a port number (1 to 65535)", host)
 	}

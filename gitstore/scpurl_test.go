@@ -70,6 +70,17 @@ var bracketedCases = []struct {
 	{"srv/r.git", SCPAddress{}, false, false},
 }
 
+// TestParseBracketedSCPZone: an IPv6 address with a zone, which git and ssh
+// take, is refused as what it is, not as a host whose port is not a number.
+func TestParseBracketedSCPZone(t *testing.T) {
+	for _, url := range []string{"[fe80::1%eth0]:r.git", "[git@fe80::1%eth0:22]:r.git"} {
+		_, ok, err := ParseBracketedSCP(url)
+		if !ok || err == nil || !strings.Contains(err.Error(), "with a zone (%eth0") || strings.Contains(err.Error(), "port number") {
+			t.Errorf("%s: bracketed %v, %v; want a refusal naming the zone", url, ok, err)
+		}
+	}
+}
+
 func TestParseBracketedSCP(t *testing.T) {
 	for _, c := range bracketedCases {
 		a, ok, err := ParseBracketedSCP(c.url)
