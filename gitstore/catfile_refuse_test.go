@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os/exec"
@@ -40,15 +39,7 @@ func TestGitReaderAfterRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := OpenGitReader(context.Background(), s.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	gr := r.(*gitReader)
+	gr := openGitReader(t, s)
 	good := func(step string) {
 		t.Helper()
 		if data, err := gr.BlobAtMost(small, 100); err != nil || string(data) != "small\n" {
@@ -58,7 +49,7 @@ func TestGitReaderAfterRefusal(t *testing.T) {
 		if n, err := gr.BlobTo(small, 100, &buf); err != nil || n != 6 || buf.String() != "small\n" {
 			t.Fatalf("after %s: BlobTo(small) = %d %q, %v", step, n, buf.String(), err)
 		}
-		if data, err := r.Blob(bigID); err != nil || !bytes.Equal(data, big) {
+		if data, err := gr.Blob(bigID); err != nil || !bytes.Equal(data, big) {
 			t.Fatalf("after %s: Blob(big) = %d bytes, %v", step, len(data), err)
 		}
 	}
@@ -81,10 +72,10 @@ func TestGitReaderAfterRefusal(t *testing.T) {
 		t.Fatalf("BlobTo(tree) = %v, want ErrNotFound", err)
 	}
 	good("BlobTo refused a tree")
-	if err := CheckObjectSize(r, bigID, 10); !errors.Is(err, ErrTooLarge) {
+	if err := CheckObjectSize(gr, bigID, 10); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("CheckObjectSize(big, 10) = %v, want ErrTooLarge", err)
 	}
-	if err := CheckObjectSize(r, small, 10); err != nil {
+	if err := CheckObjectSize(gr, small, 10); err != nil {
 		t.Fatalf("CheckObjectSize(small, 10) after a refusal = %v", err)
 	}
 	good("CheckObjectSize refused an object too large")
@@ -105,7 +96,7 @@ func TestGitReaderAfterRefusal(t *testing.T) {
 	}
 	good("BlobTo refused an object over drainMax")
 	starts(3)
-	if data, err := r.Blob(hugeID); err != nil || !bytes.Equal(data, huge) {
+	if data, err := gr.Blob(hugeID); err != nil || !bytes.Equal(data, huge) {
 		t.Fatalf("Blob(huge) = %d bytes, %v", len(data), err)
 	}
 	starts(3)
@@ -129,41 +120,33 @@ func TestGitReaderOutOfStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := OpenGitReader(context.Background(), s.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	gr := r.(*gitReader)
+	gr := openGitReader(t, s)
 	if _, err := io.WriteString(gr.stdin, string(a)+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	if data, err := r.Blob(b); err == nil {
+	if data, err := gr.Blob(b); err == nil {
 		t.Fatalf("Blob(b) with a's answer in the pipe = %q, want an error", data)
 	}
-	if data, err := r.Blob(b); err != nil || string(data) != "b\n" {
+	if data, err := gr.Blob(b); err != nil || string(data) != "b\n" {
 		t.Fatalf("Blob(b) next = %q, %v", data, err)
 	}
 	if gr.starts != 2 {
 		t.Fatalf("git cat-file --batch started %d times, want 2", gr.starts)
 	}
 	// and the size check's own process: a's answer in its pipe
-	if err := CheckObjectSize(r, a, 1<<20); err != nil {
+	if err := CheckObjectSize(gr, a, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := io.WriteString(gr.checkIn, string(a)+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckObjectSize(r, b, 1); err == nil || errors.Is(err, ErrTooLarge) {
+	if err := CheckObjectSize(gr, b, 1); err == nil || errors.Is(err, ErrTooLarge) {
 		t.Fatalf("CheckObjectSize(b) with a's answer in the pipe = %v, want an error that is not the size's", err)
 	}
-	if err := CheckObjectSize(r, b, 1); !errors.Is(err, ErrTooLarge) {
+	if err := CheckObjectSize(gr, b, 1); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("CheckObjectSize(b, 1) next = %v, want ErrTooLarge", err)
 	}
-	if err := CheckObjectSize(r, a, 1<<20); err != nil {
+	if err := CheckObjectSize(gr, a, 1<<20); err != nil {
 		t.Fatalf("CheckObjectSize(a) after = %v", err)
 	}
 }
@@ -251,15 +234,7 @@ func TestGitReaderWriterFailsPartway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := OpenGitReader(context.Background(), s.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	gr := r.(*gitReader)
+	gr := openGitReader(t, s)
 	errFull := errors.New("disk full")
 	good := func(step string, starts int) {
 		t.Helper()

@@ -40,14 +40,7 @@ func TestGitReaderMatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := OpenGitReader(context.Background(), s.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := openGitReader(t, s)
 	for _, id := range []OID{tree, sub} {
 		want, _ := s.Tree(id)
 		got, err := r.Tree(id)
@@ -99,6 +92,17 @@ func TestGitReaderIgnoresReplaceRefs(t *testing.T) {
 	if err := s.Update(RefUpdate{Name: "refs/replace/" + string(real), New: other}); err != nil {
 		t.Fatal(err)
 	}
+	r := openGitReader(t, s)
+	got, err := r.Blob(real)
+	if err != nil || string(got) != "as stored\n" {
+		t.Fatalf("Blob(%s) = %q, %v; want %q", real, got, err, "as stored\n")
+	}
+}
+
+// openGitReader writes s's objects out and opens a cat-file reader on it,
+// closed when the test ends.
+func openGitReader(t *testing.T, s Store) *gitReader {
+	t.Helper()
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,9 +110,6 @@ func TestGitReaderIgnoresReplaceRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	got, err := r.Blob(real)
-	if err != nil || string(got) != "as stored\n" {
-		t.Fatalf("Blob(%s) = %q, %v; want %q", real, got, err, "as stored\n")
-	}
+	t.Cleanup(func() { r.Close() })
+	return r.(*gitReader)
 }

@@ -17,25 +17,28 @@ func TestPacksPastLimitLeavesOutEachHeldPack(t *testing.T) {
 	t.Parallel()
 	for _, held := range [][]string{{".mtimes"}, {".keep"}, {".keep", ".mtimes"}} {
 		dir := t.TempDir()
-		touch := func(names ...string) {
-			for _, n := range names {
-				if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
 		for _, b := range []string{"pack-a", "pack-b", "pack-c"} {
-			touch(b+".pack", b+".idx")
+			touchFiles(t, dir, b+".pack", b+".idx")
 		}
-		touch("pack-held.pack", "pack-held.idx")
+		touchFiles(t, dir, "pack-held.pack", "pack-held.idx")
 		for _, ext := range held {
-			touch("pack-held" + ext)
+			touchFiles(t, dir, "pack-held"+ext)
 		}
 		if packsPastLimit(dir, 3) {
 			t.Errorf("3 packs maintenance may take and one with %v, limit 3: past the limit (the held pack was counted)", held)
 		}
 		if !packsPastLimit(dir, 2) {
 			t.Errorf("3 packs maintenance may take and one with %v, limit 2: not past the limit", held)
+		}
+	}
+}
+
+// touchFiles makes each of names an empty file in dir.
+func touchFiles(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

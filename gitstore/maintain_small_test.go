@@ -320,21 +320,14 @@ func TestGCSettingUnits(t *testing.T) {
 // neither does a .keep or .mtimes file whose pack has no index.
 func TestPacksPastLimitCountsEachPackOnce(t *testing.T) {
 	dir := t.TempDir()
-	touch := func(names ...string) {
-		for _, n := range names {
-			if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	// three packs maintenance may take
 	for _, b := range []string{"pack-a", "pack-b", "pack-c"} {
-		touch(b+".pack", b+".idx")
+		touchFiles(t, dir, b+".pack", b+".idx")
 	}
 	// one held by both a .keep and a .mtimes file (a cruft pack kept)
-	touch("pack-d.pack", "pack-d.idx", "pack-d.keep", "pack-d.mtimes")
+	touchFiles(t, dir, "pack-d.pack", "pack-d.idx", "pack-d.keep", "pack-d.mtimes")
 	// a .keep and a .mtimes with no index beside them
-	touch("pack-e.keep", "pack-f.mtimes")
+	touchFiles(t, dir, "pack-e.keep", "pack-f.mtimes")
 	if !packsPastLimit(dir, 2) {
 		t.Error("3 packs maintenance may take, limit 2: not past the limit")
 	}

@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -196,12 +195,8 @@ func TestSSHBracketedAddressDialsItsPort(t *testing.T) {
 		{"[git.example.test]:srv/r.git", "Host git.example.test\n  Port " + s.port + "\n  User deploy\n"},
 	} {
 		writeSSHConfig(t, home, c.conf)
-		var asked []string
-		m, err := OpenMirror(t.TempDir(), c.url, MirrorOptions{Dial: dialTo(s.target, &asked)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Fetch(context.Background()); err != nil && !errors.Is(err, ErrRepoNotFound) {
+		asked, err := fetchDialled(t, c.url, s.target)
+		if err != nil && !errors.Is(err, ErrRepoNotFound) {
 			t.Errorf("%s: fetch: %v", c.url, err)
 		}
 		if want := "git.example.test:" + s.port; len(asked) != 1 || asked[0] != want {

@@ -286,12 +286,7 @@ func TestSSHConfigRefusedLineRefusesFetch(t *testing.T) {
 			t.Fatal(err)
 		}
 		writeSSHConfig(t, home, tc.conf)
-		var asked []string
-		m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = m.Fetch(context.Background())
+		asked, err := fetchDialled(t, "git@git.example.test:r.git", s.target)
 		var ce *SSHConfigError
 		if !errors.As(err, &ce) || ce.File != filepath.Join(home, ".ssh", tc.file) || ce.Line != 3 || !strings.Contains(err.Error(), "which ssh refuses") || len(asked) != 0 {
 			t.Errorf("%q: fetch %v (dialled %q), want a refusal naming %s line 3 before dialling", tc.conf, err, asked, tc.file)

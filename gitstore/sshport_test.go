@@ -36,12 +36,8 @@ func TestSSHPortAsOpenSSH(t *testing.T) {
 			if h, port := ReadSSHConfig().Address(c.host, c.urlPort); net.JoinHostPort(h, port) != c.want {
 				t.Errorf("Address(%s, %q) = %s %s, want %s", c.host, c.urlPort, h, port, c.want)
 			}
-			var asked []string
-			m, err := OpenMirror(t.TempDir(), c.url, MirrorOptions{Dial: dialTo(s.target, &asked)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := m.Fetch(context.Background()); err != nil && !errors.Is(err, ErrRepoNotFound) {
+			asked, err := fetchDialled(t, c.url, s.target)
+			if err != nil && !errors.Is(err, ErrRepoNotFound) {
 				t.Errorf("fetch: %v", err)
 			}
 			if len(asked) != 1 || asked[0] != c.want {
@@ -99,12 +95,7 @@ func TestSSHProxyRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeSSHConfig(t, home, c.conf)
-			var asked []string
-			m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = m.Fetch(context.Background())
+			asked, err := fetchDialled(t, "git@git.example.test:r.git", s.target)
 			if c.key == "" {
 				if err != nil && !errors.Is(err, ErrRepoNotFound) {
 					t.Errorf("fetch: %v", err)
@@ -152,12 +143,7 @@ func TestSSHProxyRefusedHostInCapitals(t *testing.T) {
 	key := writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "")
 	s.allow(key.PublicKey())
 	path := writeSSHConfig(t, home, "Host Git.Example.TEST\n  Port "+s.port+"\n  ProxyJump bastion.example.test\nHost git.up\n  ProxyJump bastion.example.test\n")
-	var asked []string
-	m, err := OpenMirror(t.TempDir(), "git@Git.Example.TEST:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = m.Fetch(context.Background())
+	asked, err := fetchDialled(t, "git@Git.Example.TEST:r.git", s.target)
 	var ce *SSHConfigError
 	if !errors.As(err, &ce) || ce.Key != "ProxyJump" || ce.File != path || ce.Line != 3 {
 		t.Fatalf("fetch: %v, want an SSHConfigError for ProxyJump at %s line 3", err, path)
@@ -196,12 +182,7 @@ func TestSSHBadPortRefused(t *testing.T) {
 	s, home := newKeyServer(t)
 	for _, v := range []string{"twenty-two", "0", "70000"} {
 		path := writeSSHConfig(t, home, "Host git.example.test\n  User git\n  Port "+v+"\n")
-		var asked []string
-		m, err := OpenMirror(t.TempDir(), "git@git.example.test:r.git", MirrorOptions{Dial: dialTo(s.target, &asked)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = m.Fetch(context.Background())
+		asked, err := fetchDialled(t, "git@git.example.test:r.git", s.target)
 		var ce *SSHConfigError
 		if !errors.As(err, &ce) || ce.Key != "Port" || ce.Line != 3 || ce.File != path || !strings.Contains(err.Error(), "not a port number") {
 			t.Errorf("Port %s: %v, want an SSHConfigError for Port at %s line 3", v, err, path)
@@ -210,4 +191,17 @@ func TestSSHBadPortRefused(t *testing.T) {
 			t.Errorf("Port %s: dialled %q", v, asked)
 		}
 	}
+}
+
+// fetchDialled fetches url into a new mirror whose connections all go to
+// target, and gives the addresses it was asked to dial.
+func fetchDialled(t *testing.T, url, target string) ([]string, error) {
+	t.Helper()
+	var asked []string
+	m, err := OpenMirror(t.TempDir(), url, MirrorOptions{Dial: dialTo(target, &asked)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Fetch(context.Background()) // before asked is read: Fetch appends to it
+	return asked, err
 }
