@@ -41,29 +41,12 @@ func Shrinks(list func(gitobj.OID) ([]gitobj.TreeEntry, error), parent, child gi
 		if err != nil {
 			return err
 		}
-		// Both lists are in git's order, so a match is mostly the entry
-		// after the last one matched; any other is looked up in an index
-		// of the child's names, built on the first miss (a tree whose
-		// paths are gone, scanned again for each, was quadratic).
-		j := 0
-		var names map[string]int
+		// Both lists are in git's order (sameOrder: a tree whose paths
+		// are gone, scanned again for each, was quadratic).
+		have := sameOrder{entries: ce}
 		for _, e := range pe {
 			path := strings.Join(append(dirs, e.Name), "/")
-			var n gitobj.TreeEntry
-			ok := false
-			if j < len(ce) && ce[j].Name == e.Name {
-				n, ok, j = ce[j], true, j+1
-			} else {
-				if names == nil {
-					names = make(map[string]int, len(ce))
-					for i, c := range ce {
-						names[c.Name] = i
-					}
-				}
-				if i, found := names[e.Name]; found {
-					n, ok, j = ce[i], true, i+1
-				}
-			}
+			n, ok := have.find(e.Name)
 			switch {
 			case !ok || n.Mode != e.Mode:
 				out = append(out, Shrunk{Path: path, Gone: true, Was: e.OID})

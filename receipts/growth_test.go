@@ -126,15 +126,8 @@ func TestAdded(t *testing.T) {
 func TestCheckAdded(t *testing.T) {
 	t.Parallel()
 	named, other := "rcpt_"+strings.Repeat("a", 32), "rcpt_"+strings.Repeat("b", 32)
-	leaf := func(ids ...string) []gitobj.TreeEntry {
-		var out []gitobj.TreeEntry
-		for _, id := range ids {
-			out = append(out, gitobj.TreeEntry{Name: id + ".json", Mode: gitobj.ModeFile, OID: gitobj.OID("blob-" + id)})
-		}
-		return out
-	}
 	trees := map[gitobj.OID][]gitobj.TreeEntry{
-		"one": leaf(named), "two": leaf(named, other),
+		"one": receiptLeaf(named), "two": receiptLeaf(named, other),
 		"a1": {{Name: "a", Mode: gitobj.ModeDir, OID: "one"}}, "a2": {{Name: "a", Mode: gitobj.ModeDir, OID: "two"}},
 		"r1": {{Name: "a", Mode: gitobj.ModeDir, OID: "a1"}}, "r2": {{Name: "a", Mode: gitobj.ModeDir, OID: "a2"}},
 		"empty": {},
@@ -191,15 +184,8 @@ func TestSameOrderFind(t *testing.T) {
 func TestCheckAddedUnappended(t *testing.T) {
 	t.Parallel()
 	named, other := "rcpt_"+strings.Repeat("a", 32), "rcpt_"+strings.Repeat("b", 32)
-	leaf := func(ids ...string) []gitobj.TreeEntry {
-		var out []gitobj.TreeEntry
-		for _, id := range ids {
-			out = append(out, gitobj.TreeEntry{Name: id + ".json", Mode: gitobj.ModeFile, OID: gitobj.OID("blob-" + id)})
-		}
-		return out
-	}
 	trees := map[gitobj.OID][]gitobj.TreeEntry{
-		"one": leaf(named), "oth": leaf(other),
+		"one": receiptLeaf(named), "oth": receiptLeaf(other),
 		"a1": {{Name: "a", Mode: gitobj.ModeDir, OID: "one"}}, "b1": {{Name: "b", Mode: gitobj.ModeDir, OID: "oth"}},
 		"r1": {{Name: "a", Mode: gitobj.ModeDir, OID: "a1"}}, "rb": {{Name: "b", Mode: gitobj.ModeDir, OID: "b1"}},
 		"empty": {},
@@ -263,4 +249,14 @@ func TestCheckAddedUnappended(t *testing.T) {
 			t.Errorf("%s: %q does not say it came instead of the receipt named", c.what, got[1].Why)
 		}
 	}
+}
+
+// receiptLeaf is a leaf tree holding one receipt file for each id, its
+// blob named after the id.
+func receiptLeaf(ids ...string) []gitobj.TreeEntry {
+	var out []gitobj.TreeEntry
+	for _, id := range ids {
+		out = append(out, gitobj.TreeEntry{Name: id + ".json", Mode: gitobj.ModeFile, OID: gitobj.OID("blob-" + id)})
+	}
+	return out
 }

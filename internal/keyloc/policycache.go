@@ -68,13 +68,12 @@ func readPolicyCacheKey(path string, forbidden []string) ([]byte, error) {
 	}
 	defer clear(data)
 	key := make([]byte, policyCacheKeySize)
-	if len(data) != 2*policyCacheKeySize+1 || data[len(data)-1] != '\n' {
-		return nil, fmt.Errorf("%w: %s is not 64 hex digits and a line break: remove it, and the next command makes a new one", ErrPolicyCacheKey, path)
+	if len(data) == 2*policyCacheKeySize+1 && data[len(data)-1] == '\n' {
+		if _, err := hex.Decode(key, data[:2*policyCacheKeySize]); err == nil {
+			return key, nil
+		}
 	}
-	if _, err := hex.Decode(key, data[:2*policyCacheKeySize]); err != nil {
-		clear(key)
-		// the decode error would quote a key character
-		return nil, fmt.Errorf("%w: %s is not 64 hex digits and a line break: remove it, and the next command makes a new one", ErrPolicyCacheKey, path)
-	}
-	return key, nil
+	clear(key)
+	// not the decode error, which would quote a key character
+	return nil, fmt.Errorf("%w: %s is not 64 hex digits and a line break: remove it, and the next command makes a new one", ErrPolicyCacheKey, path)
 }

@@ -329,22 +329,7 @@ func TestCacheResourceFields(t *testing.T) {
 // FuzzCacheMatchesParse holds a cached load, written and then read, to
 // the full parse of the same bytes: the same File, or the same error.
 func FuzzCacheMatchesParse(f *testing.F) {
-	for _, name := range []string{"testdata/valid.toml", "../../readproof.toml.example"} {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, sec := range policySections(string(data)) {
-			if len(sec) <= maxFuzzPolicy {
-				f.Add([]byte(sec))
-			}
-		}
-	}
-	for _, file := range readArchive(f, "testdata/errors.txtar") {
-		if len(file.data) <= maxFuzzPolicy {
-			f.Add([]byte(file.data))
-		}
-	}
+	addPolicySeeds(f)
 	f.Add([]byte(bench1000(4)))
 	f.Add([]byte("version = 1\n[defaults]\npolicy = \"allow_stale\"\nmax_age = \"1h\"\n[[resource]]\nuri = \"readproof://a/b\"\n[resource.source]\ntype = \"http\"\nurl = \"https://h/x\"\npublic_headers = { Accept = \"text/plain\" }\n[network]\nallow_hosts = [\"h\"]\n[[resource]]\nuri = \"readproof://a/c\"\npolicy = \"pinned\"\nsnapshot = \"0123456789012345678901234567890123456789\"\ncontent_type = \"text/plain\"\ndescription = \"d\"\nsource = { type = \"github\", owner = \"o\", repo = \"r\", path = \"p\", token_env = \"T\" }\n[sources]\nenv = [\"T\"]\n"))
 	f.Add([]byte("resource = [{ uri = \"readproof://a/b\", source = { type = \"filesystem\", path = \"p\" } }]\n"))

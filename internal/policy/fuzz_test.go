@@ -129,7 +129,9 @@ func policySections(data string) []string {
 	return out
 }
 
-func FuzzParse(f *testing.F) {
+// addPolicySeeds seeds f with every section of the valid file and of the
+// example, and every file of the error archive, that fits maxFuzzPolicy.
+func addPolicySeeds(f *testing.F) {
 	for _, name := range []string{"testdata/valid.toml", "../../readproof.toml.example"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -146,6 +148,10 @@ func FuzzParse(f *testing.F) {
 			f.Add([]byte(file.data))
 		}
 	}
+}
+
+func FuzzParse(f *testing.F) {
+	addPolicySeeds(f)
 	f.Add([]byte(""))
 	f.Add([]byte("\ufeffversion = 1\n"))
 	f.Add([]byte("resource = [{ uri = \"readproof://a/b\", source = { type = \"filesystem\", path = \"p\" } }]\n"))
