@@ -678,7 +678,10 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 }
 
 // sameAsStdout reports whether path names the file stdout (out) writes to
-// (/dev/stdout, /dev/fd/1, or the file stdout was redirected to).
+// (/dev/stdout, /dev/fd/1, or the file stdout was redirected to), and is
+// not the null device: a sink keeps no stream that the bundle and the
+// summary could both be written into (`--json --out /dev/null >/dev/null`
+// writes both to nothing, as asked).
 func sameAsStdout(out io.Writer, path string) bool {
 	for {
 		o, ok := out.(*outWriter)
@@ -696,7 +699,11 @@ func sameAsStdout(out io.Writer, path string) bool {
 		return false
 	}
 	b, err := os.Stat(path)
-	return err == nil && os.SameFile(a, b)
+	if err != nil || !os.SameFile(a, b) {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(b, null)
 }
 
 // exportJSON is the --json summary of an `evidence export` that wrote its
