@@ -731,12 +731,17 @@ type exportJSON struct {
 
 // exportStopJSON is the --json object of an `evidence export` that a store
 // check stopped (stop, with st the statement it built), or whose replay
-// could not read the store (stop and st nil): err, its hint, and the
-// checks that stop it, the one err names first.
+// could not read the store (stop and st nil; err a
+// *store.ExportReplayUnread once the manifest was read): err and its hint
+// as stderr says them (errorLines), the run and manifest when known, and
+// the checks that stop it, the one err names first.
 func exportStopJSON(target string, st *evidence.Statement, stop *store.ExportStopped, err error) exportStopped {
-	j := exportStopped{Target: target, Stopped: store.KindCouldNotRead, Error: err.Error(), Hint: hint.Of(err), Checks: []checkJSON{}}
+	j := exportStopped{Target: target, Stopped: store.KindCouldNotRead, Checks: []checkJSON{}}
+	j.Error, j.Hint = errorLines(err)
 	if st != nil {
 		j.RunID, j.ManifestID = st.Predicate.RunID, st.Predicate.ManifestID
+	} else if u := store.IsExportReplayUnread(err); u != nil {
+		j.RunID, j.ManifestID = u.RunID, u.ManifestID
 	}
 	if stop == nil {
 		return j
