@@ -622,22 +622,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if err != nil {
 			return err
 		}
-		for _, w := range outcome.Keys {
-			e.say("readproof: warning: %s", w.Text)
-			e.say("readproof: hint: %s", w.Hint)
-		}
-		for _, w := range outcome.Warnings {
-			e.say("readproof: warning: %s", w)
-		}
-		for _, h := range outcome.Hints {
-			e.say("readproof: hint: %s", h)
-		}
-		if outcome.Replay != "" {
-			// an honest record, and a bundle that will not verify: say so
-			// while the store can still be repaired
-			e.say("readproof: warning: %s", outcome.Replay)
-			e.say("readproof: hint: %s", outcome.ReplayHint)
-		}
+		sayExportOutcome(e, outcome)
 		out := opts.Out
 		if out == "" || out == "-" {
 			_, err := e.out.Write(data)
@@ -801,13 +786,36 @@ func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.E
 	return keys, warnings, nil
 }
 
+// sayExportOutcome says on stderr what an export warns of beside the
+// bundle it writes (o), each line escaped as the error line is (a check's
+// detail may quote an error that names a path of the store).
+func sayExportOutcome(e *env, o store.ExportOutcome) {
+	for _, w := range o.Keys {
+		e.say("readproof: warning: %s", text.Escape(w.Text))
+		e.say("readproof: hint: %s", text.Escape(w.Hint))
+	}
+	for _, w := range o.Warnings {
+		e.say("readproof: warning: %s", text.Escape(w))
+	}
+	for _, h := range o.Hints {
+		e.say("readproof: hint: %s", text.Escape(h))
+	}
+	if o.Replay != "" {
+		// an honest record, and a bundle that will not verify: say so
+		// while the store can still be repaired
+		e.say("readproof: warning: %s", text.Escape(o.Replay))
+		e.say("readproof: hint: %s", text.Escape(o.ReplayHint))
+	}
+}
+
 // stoppedExport fails an export that a store check stops (stop): the
-// stopping checks after the first are said on stderr, the first is the
-// error, nothing is written; exit 3 for a refused record, 4 for a store it
-// could not read.
+// stopping checks after the first are said on stderr, escaped as the
+// error line is (a check's detail may quote an error that names a path of
+// the store), the first is the error, nothing is written; exit 3 for a
+// refused record, 4 for a store it could not read.
 func stoppedExport(e *env, stop *store.ExportStopped) error {
 	for _, f := range stop.Further() {
-		e.say("readproof: %s", f)
+		e.say("readproof: %s", text.Escape(f))
 	}
 	if stop.CouldNotRead {
 		// not a forged record: one the store would not let us read
