@@ -103,10 +103,10 @@ func OpenMirror(cacheDir, url string, opts MirrorOptions) (*Mirror, error) {
 	if url == "" {
 		return nil, errors.New("git mirror: no url")
 	}
-	if _, ok, err := ParseBracketedSCP(url); ok && err != nil {
+	if _, bracketed, err := parseEndpoint(url); bracketed && err != nil {
+		// the part of the address ssh cannot use
 		return nil, fmt.Errorf("git mirror: %w", err)
-	}
-	if _, err := newEndpoint(url); err != nil {
+	} else if err != nil {
 		return nil, fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(url))
 	}
 	abs, err := filepath.Abs(cacheDir)

@@ -237,15 +237,23 @@ func (c *SSHConfig) sshAddr(ep *transport.Endpoint) string {
 // path 2222:path); and a bracketed one ([user@host:port]:path), whose
 // port it gives (ParseBracketedSCP; go-git misreads it).
 func newEndpoint(url string) (*transport.Endpoint, error) {
+	ep, _, err := parseEndpoint(url)
+	return ep, err
+}
+
+// parseEndpoint is newEndpoint that also says whether url is a bracketed
+// address: then err is ParseBracketedSCP's, which names the part ssh
+// cannot use; else go-git's.
+func parseEndpoint(url string) (_ *transport.Endpoint, bracketed bool, _ error) {
 	if a, ok, err := ParseBracketedSCP(url); ok {
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
-		return &transport.Endpoint{Protocol: "ssh", User: a.User, Host: a.Host, Port: a.Port, Path: a.Path}, nil
+		return &transport.Endpoint{Protocol: "ssh", User: a.User, Host: a.Host, Port: a.Port, Path: a.Path}, true, nil
 	}
 	ep, err := transport.NewEndpoint(url)
 	if i := strings.Index(url, "://"); err != nil || ep.Protocol != "ssh" || (i >= 0 && i == strings.Index(url, ":")) {
-		return ep, err // not scp-like: a scheme before the first colon
+		return ep, false, err // not scp-like: a scheme before the first colon
 	}
 	rest := url
 	if ep.User != "" {
@@ -255,7 +263,7 @@ func newEndpoint(url string) (*transport.Endpoint, error) {
 		ep.Path = path
 	}
 	ep.Port = 0
-	return ep, nil
+	return ep, false, nil
 }
 
 // shellQuote quotes s for the remote shell as git's sq_quote_buf does: in

@@ -210,3 +210,23 @@ func TestSSHBracketedAddressDialsItsPort(t *testing.T) {
 		t.Errorf("port 0: %v, dialled %q; want a refusal", err, asked)
 	}
 }
+
+// TestOpenMirrorBracketed (session 27): OpenMirror reads a bracketed
+// address once (parseEndpoint), and its error is still the one that names
+// the part ssh cannot use, not "not a git URL"; one it reads opens.
+func TestOpenMirrorBracketed(t *testing.T) {
+	cache := t.TempDir()
+	for _, c := range bracketedCases {
+		if !c.ok {
+			continue
+		}
+		_, _, want := ParseBracketedSCP(c.url)
+		_, err := OpenMirror(cache, c.url, MirrorOptions{})
+		switch {
+		case c.bad && (err == nil || err.Error() != "git mirror: "+want.Error()):
+			t.Errorf("OpenMirror(%s): %v, want git mirror: %v", c.url, err, want)
+		case !c.bad && err != nil:
+			t.Errorf("OpenMirror(%s): %v", c.url, err)
+		}
+	}
+}

@@ -134,15 +134,22 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 		// the system's error names the path; say what to do about it
 		err = hint.With(err, "this user may not write (or read) the path named above (permission denied): fix its permissions or its directory's (ls -ld shows the owner and mode), or run readproof as a user who may")
 	}
-	msg := err.Error()
-	// An error may quote what a remote, a source or a store holds (a ref
-	// name, git's message from the server): escaped, its bytes cannot act
-	// on the terminal.
-	fmt.Fprintf(stderr, "readproof: error: %s\n", text.Escape(strings.ReplaceAll(msg, "\n", " ")))
-	if h := hint.Of(err); h != "" {
-		fmt.Fprintf(stderr, "readproof: hint: %s\n", text.Escape(h))
+	msg, h := errorLines(err)
+	fmt.Fprintf(stderr, "readproof: error: %s\n", msg)
+	if h != "" {
+		fmt.Fprintf(stderr, "readproof: hint: %s\n", h)
 	}
 	return code
+}
+
+// errorLines are the texts of the two lines that say err on stderr (and
+// of a --json object that repeats them, `evidence export`'s): its message
+// on one line and its hint ("" when none). An error may quote what a
+// remote, a source or a store holds (a ref name, git's message from the
+// server, a path): escaped (text.Escape), its bytes cannot act on a
+// terminal, and a script that shows the decoded JSON shows the same text.
+func errorLines(err error) (msg, h string) {
+	return text.Escape(strings.ReplaceAll(err.Error(), "\n", " ")), text.Escape(hint.Of(err))
 }
 
 // exitCode is the code Main exits with for err (0 for nil).

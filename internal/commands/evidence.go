@@ -622,22 +622,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 		if err != nil {
 			return err
 		}
-		for _, w := range outcome.Keys {
-			e.say("readproof: warning: %s", w.Text)
-			e.say("readproof: hint: %s", w.Hint)
-		}
-		for _, w := range outcome.Warnings {
-			e.say("readproof: warning: %s", w)
-		}
-		for _, h := range outcome.Hints {
-			e.say("readproof: hint: %s", h)
-		}
-		if outcome.Replay != "" {
-			// an honest record, and a bundle that will not verify: say so
-			// while the store can still be repaired
-			e.say("readproof: warning: %s", outcome.Replay)
-			e.say("readproof: hint: %s", outcome.ReplayHint)
-		}
+		sayExportOutcome(e, outcome)
 		out := opts.Out
 		if out == "" || out == "-" {
 			_, err := e.out.Write(data)
@@ -678,7 +663,10 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 }
 
 // sameAsStdout reports whether path names the file stdout (out) writes to
-// (/dev/stdout, /dev/fd/1, or the file stdout was redirected to).
+// (/dev/stdout, /dev/fd/1, or the file stdout was redirected to), and is
+// not the null device: a sink keeps no stream that the bundle and the
+// summary could both be written into (`--json --out /dev/null >/dev/null`
+// writes both to nothing, as asked).
 func sameAsStdout(out io.Writer, path string) bool {
 	for {
 		o, ok := out.(*outWriter)
@@ -696,7 +684,11 @@ func sameAsStdout(out io.Writer, path string) bool {
 		return false
 	}
 	b, err := os.Stat(path)
-	return err == nil && os.SameFile(a, b)
+	if err != nil || !os.SameFile(a, b) {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(b, null)
 }
 
 // exportJSON is the --json summary of an `evidence export` that wrote its
@@ -724,12 +716,17 @@ type exportJSON struct {
 
 // exportStopJSON is the --json object of an `evidence export` that a store
 // check stopped (stop, with st the statement it built), or whose replay
-// could not read the store (stop and st nil): err, its hint, and the
-// checks that stop it, the one err names first.
+// could not read the store (stop and st nil; err a
+// *store.ExportReplayUnread once the manifest was read): err and its hint
+// as stderr says them (errorLines), the run and manifest when known, and
+// the checks that stop it, the one err names first.
 func exportStopJSON(target string, st *evidence.Statement, stop *store.ExportStopped, err error) exportStopped {
-	j := exportStopped{Target: target, Stopped: store.KindCouldNotRead, Error: err.Error(), Hint: hint.Of(err), Checks: []checkJSON{}}
+	j := exportStopped{Target: target, Stopped: store.KindCouldNotRead, Checks: []checkJSON{}}
+	j.Error, j.Hint = errorLines(err)
 	if st != nil {
 		j.RunID, j.ManifestID = st.Predicate.RunID, st.Predicate.ManifestID
+	} else if u := store.IsExportReplayUnread(err); u != nil {
+		j.RunID, j.ManifestID = u.RunID, u.ManifestID
 	}
 	if stop == nil {
 		return j
@@ -789,13 +786,36 @@ func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.E
 	return keys, warnings, nil
 }
 
+// sayExportOutcome says on stderr what an export warns of beside the
+// bundle it writes (o), each line escaped as the error line is (a check's
+// detail may quote an error that names a path of the store).
+func sayExportOutcome(e *env, o store.ExportOutcome) {
+	for _, w := range o.Keys {
+		e.say("readproof: warning: %s", text.Escape(w.Text))
+		e.say("readproof: hint: %s", text.Escape(w.Hint))
+	}
+	for _, w := range o.Warnings {
+		e.say("readproof: warning: %s", text.Escape(w))
+	}
+	for _, h := range o.Hints {
+		e.say("readproof: hint: %s", text.Escape(h))
+	}
+	if o.Replay != "" {
+		// an honest record, and a bundle that will not verify: say so
+		// while the store can still be repaired
+		e.say("readproof: warning: %s", text.Escape(o.Replay))
+		e.say("readproof: hint: %s", text.Escape(o.ReplayHint))
+	}
+}
+
 // stoppedExport fails an export that a store check stops (stop): the
-// stopping checks after the first are said on stderr, the first is the
-// error, nothing is written; exit 3 for a refused record, 4 for a store it
-// could not read.
+// stopping checks after the first are said on stderr, escaped as the
+// error line is (a check's detail may quote an error that names a path of
+// the store), the first is the error, nothing is written; exit 3 for a
+// refused record, 4 for a store it could not read.
 func stoppedExport(e *env, stop *store.ExportStopped) error {
 	for _, f := range stop.Further() {
-		e.say("readproof: %s", f)
+		e.say("readproof: %s", text.Escape(f))
 	}
 	if stop.CouldNotRead {
 		// not a forged record: one the store would not let us read

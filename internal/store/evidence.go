@@ -268,7 +268,8 @@ func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.
 	// export stops, as when a store check could not read (exit 4).
 	if what, err := replayUnread(replay, rerr); err != nil {
 		<-done
-		return nil, nil, "", hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, %s: %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, what, err), couldNotReadExportHint(err))
+		return nil, nil, "", &ExportReplayUnread{RunID: m.RunID, ManifestID: m.ID,
+			Err: hint.With(fmt.Errorf("evidence export %s: %w: run %s, manifest %s, %s: %w", text.Escape(target), ErrCouldNotRead, NamedRunPhrase(target, m.RunID), m.ID, what, err), couldNotReadExportHint(err))}
 	}
 	in.Replay = &evidence.ReplayResult{VerifiedAt: now}
 	if replay == nil {

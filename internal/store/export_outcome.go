@@ -121,6 +121,29 @@ func ExportOutcomeOf(target string, st *evidence.Statement, checks []evidence.Ch
 	return o, nil
 }
 
+// ExportReplayUnread is the error of an export whose replay the store
+// would not let read, before any store check ran (it wraps
+// ErrCouldNotRead): Err, with its hint, and the run id and manifest the
+// manifest read records, which Err names in its text, for a caller that
+// gives them as fields (`evidence export --json`).
+type ExportReplayUnread struct {
+	Err               error
+	RunID, ManifestID string
+}
+
+func (e *ExportReplayUnread) Error() string { return e.Err.Error() }
+func (e *ExportReplayUnread) Unwrap() error { return e.Err }
+
+// IsExportReplayUnread returns the *ExportReplayUnread err is or wraps, nil
+// if none.
+func IsExportReplayUnread(err error) *ExportReplayUnread {
+	var u *ExportReplayUnread
+	if errors.As(err, &u) {
+		return u
+	}
+	return nil
+}
+
 // IsExportStopped returns the *ExportStopped err is or wraps, nil if none.
 func IsExportStopped(err error) *ExportStopped {
 	var s *ExportStopped
