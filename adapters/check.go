@@ -89,6 +89,23 @@ func (s scrubber) url(u string) string {
 	return u
 }
 
+// text is str, and then url for each word of v that holds a URL (a
+// redirect named in a message: the loop, the last hop followed).
+func (s scrubber) text(v string) string {
+	v = s.str(v)
+	if !strings.Contains(v, "://") {
+		return v
+	}
+	words := strings.Split(v, " ")
+	for i, w := range words {
+		if strings.Contains(w, "://") {
+			u := strings.TrimRight(w, ");,")
+			words[i] = s.url(u) + w[len(u):]
+		}
+	}
+	return strings.Join(words, " ")
+}
+
 // percentDecode decodes every %XX of s (and, with plus, '+' as a space),
 // leaving a '%' that starts no escape as it is: url's unescaping fails on
 // the whole string at the first bad escape, which a query may hold.
@@ -172,7 +189,7 @@ func (s scrubber) err(err error) error {
 		return err
 	}
 	msg := err.Error()
-	clean := s.str(msg)
+	clean := s.text(msg)
 	if clean == msg {
 		return err
 	}
@@ -180,7 +197,7 @@ func (s scrubber) err(err error) error {
 	var ae *Error
 	if errors.As(err, &ae) {
 		out.URI, out.Rule = ae.URI, ae.Rule
-		clean = s.str(ae.Err.Error())
+		clean = s.text(ae.Err.Error())
 	}
 	k := &kindError{msg: clean}
 	var kinds []error

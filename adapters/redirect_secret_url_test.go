@@ -62,3 +62,33 @@ func TestHTTPFinalURLHidesEncodedSecret(t *testing.T) {
 		t.Errorf("plain redirect: final_url %q, %v", r.Provenance["final_url"], err)
 	}
 }
+
+// Nor is such a URL shown in an error: the last hop of too many redirects,
+// the hops of a loop.
+func TestHTTPRedirectErrorHidesEncodedSecret(t *testing.T) {
+	const token = "tok+en/with=chars-5c1e0a9b"
+	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		switch {
+		case r.URL.Path == "/loop":
+			http.Redirect(w, r, "/loop?q="+url.QueryEscape(tok), http.StatusFound)
+		case strings.HasPrefix(r.URL.Path, "/hop/"):
+			http.Redirect(w, r, r.URL.Path+"x?q="+url.QueryEscape(tok), http.StatusFound)
+		}
+	})
+	env := adapters.Env{
+		Network:   loopback,
+		EnvAllow:  []string{"POLICY_TOKEN"},
+		LookupEnv: func(string) (string, bool) { return token, true },
+	}
+	for _, p := range []string{"/loop", "/hop/"} {
+		spec := adapters.Spec{Type: "http", URL: srv.srv.URL + p, Headers: map[string]string{"Authorization": "Bearer ${POLICY_TOKEN}"}}
+		_, err := fetchSpec(t, spec, env)
+		if err == nil {
+			t.Fatalf("%s: no error", p)
+		}
+		if msg := err.Error(); strings.Contains(msg, url.QueryEscape(token)) || strings.Contains(msg, token) || !strings.Contains(msg, "[REDACTED]") || !strings.Contains(msg, "redirect") {
+			t.Errorf("%s: %q", p, msg)
+		}
+	}
+}
