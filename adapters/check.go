@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/url"
 	"sort"
 	"strings"
 )
@@ -63,6 +64,81 @@ func (s scrubber) str(v string) string {
 	return v
 }
 
+// url returns u, a URL about to be recorded (an http source's final_url),
+// with everything after its host replaced by Redacted when a secret
+// appears in it once percent-decoded: a server that puts the token its
+// request carried in a redirect (a '+' of it written %2B, or every byte
+// escaped) would get it past str. str still hides a secret written
+// plainly.
+func (s scrubber) url(u string) string {
+	if len(s) == 0 {
+		return u
+	}
+	decoded := []string{percentDecode(u, false), percentDecode(u, true)}
+	for _, secret := range s {
+		for _, dec := range decoded {
+			if !strings.Contains(dec, secret) {
+				continue
+			}
+			if p, err := url.Parse(u); err == nil && p.Host != "" {
+				return p.Scheme + "://" + p.Host + "/" + Redacted
+			}
+			return Redacted
+		}
+	}
+	return u
+}
+
+// text is str, and then url for each word of v that holds a URL (a
+// redirect named in a message: the loop, the last hop followed).
+func (s scrubber) text(v string) string {
+	v = s.str(v)
+	if !strings.Contains(v, "://") {
+		return v
+	}
+	words := strings.Split(v, " ")
+	for i, w := range words {
+		if strings.Contains(w, "://") {
+			u := strings.TrimRight(w, ");,")
+			words[i] = s.url(u) + w[len(u):]
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// percentDecode decodes every %XX of s (and, with plus, '+' as a space),
+// leaving a '%' that starts no escape as it is: url's unescaping fails on
+// the whole string at the first bad escape, which a query may hold.
+func percentDecode(s string, plus bool) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		case c == '+' && plus:
+			b = append(b, ' ')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
 func (s scrubber) result(r *Result) {
 	if len(s) == 0 {
 		return
@@ -113,7 +189,7 @@ func (s scrubber) err(err error) error {
 		return err
 	}
 	msg := err.Error()
-	clean := s.str(msg)
+	clean := s.text(msg)
 	if clean == msg {
 		return err
 	}
@@ -121,7 +197,7 @@ func (s scrubber) err(err error) error {
 	var ae *Error
 	if errors.As(err, &ae) {
 		out.URI, out.Rule = ae.URI, ae.Rule
-		clean = s.str(ae.Err.Error())
+		clean = s.text(ae.Err.Error())
 	}
 	k := &kindError{msg: clean}
 	var kinds []error

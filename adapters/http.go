@@ -212,7 +212,7 @@ func (s *httpSource) Fetch(ctx context.Context, req Request) (res Result, err er
 	}
 	prov := map[string]string{"source_type": "http", "url": s.shown, "status": strconv.Itoa(resp.status)}
 	if resp.finalURL != nil && resp.finalURL.String() != s.u.String() {
-		prov["final_url"] = sourcespec.RedactURL(resp.finalURL.String())
+		prov["final_url"] = scrub.url(sourcespec.RedactURL(resp.finalURL.String()))
 	}
 	etag := bounded(resp.header.Get("ETag"), maxETag)
 	lastMod := bounded(resp.header.Get("Last-Modified"), maxLastModified)

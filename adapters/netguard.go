@@ -235,9 +235,9 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	return d.DialContext(ctx, network, addr)
 }
 
-// checkRedirect bounds redirects, refuses loops and forbidden hops, and
-// drops headers expanded from the environment when a hop leaves the
-// original origin.
+// checkRedirect bounds redirects, refuses loops and forbidden hops, drops
+// headers expanded from the environment when a hop leaves the original
+// origin, and sends no Referer the source did not declare.
 func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	target := req.URL.String()
 	if len(target) > maxRedirectURL {
@@ -264,6 +264,12 @@ func (g *guard) checkRedirect(req *http.Request, via []*http.Request) error {
 		for _, h := range g.secretHeaders {
 			req.Header.Del(h)
 		}
+	}
+	// net/http adds a Referer naming the previous hop, query included: a
+	// signed or token-bearing URL would reach the next host, whatever its
+	// origin. readproof sends only the Referer a source declares.
+	if len(via) > 0 && via[0].Header.Get("Referer") == "" {
+		req.Header.Del("Referer")
 	}
 	return nil
 }

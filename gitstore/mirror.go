@@ -61,8 +61,9 @@ type MirrorOptions struct {
 	// checks included); nil means go-git's default client.
 	HTTPClient *http.Client
 	// MaxObjectBytes refuses a fetch whose pack holds a larger object
-	// (ErrObjectTooLarge), before it is inflated; 0 means
-	// DefaultMirrorMaxObject. Every object of a fetched pack is held whole
+	// (ErrObjectTooLarge), before it is inflated, or whose remote lists
+	// more bytes of refs (ErrAdvertTooLarge; over http and https only
+	// through HTTPClient); 0 means DefaultMirrorMaxObject. Every object of a fetched pack is held whole
 	// in memory once while the pack is indexed, so this bounds a fetch's
 	// memory whatever the remote sends.
 	MaxObjectBytes int64
@@ -92,6 +93,9 @@ type Mirror struct {
 	lock string
 	opts MirrorOptions
 	mu   sync.Mutex
+	// advert bounds the ref advertisement of the fetch under way (set
+	// with mu held).
+	advert *advertGuard
 }
 
 // OpenMirror returns the mirror of url under cacheDir, in a directory named
@@ -167,6 +171,12 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(m.url))
 	}
+	max := m.opts.MaxObjectBytes
+	if max <= 0 {
+		max = DefaultMirrorMaxObject
+	}
+	m.advert = &advertGuard{max: max}
+	defer func() { m.advert = nil }()
 	tr, err := m.transport(ctx, ep)
 	if err != nil {
 		return fmt.Errorf("git mirror: %w", err)
@@ -176,8 +186,14 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 		return remoteErr(err)
 	}
 	defer sess.Close()
+	if ls, ok := sess.(*localSession); ok {
+		ls.advert = m.advert
+	}
 
 	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if m.advert.hit.Load() {
+		return m.advert.err()
+	}
 	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 		return syncRefs(st, map[plumbing.ReferenceName]plumbing.Hash{}, nil)
 	}
@@ -236,10 +252,6 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 			return remoteErr(err)
 		}
 		if err == nil {
-			max := m.opts.MaxObjectBytes
-			if max <= 0 {
-				max = DefaultMirrorMaxObject
-			}
 			var f *os.File
 			f, err = receivePack(m.dir, demux(req.Capabilities, resp), max)
 			resp.Close()
@@ -272,7 +284,11 @@ func (m *Mirror) transport(ctx context.Context, ep *transport.Endpoint) (transpo
 	switch ep.Protocol {
 	case "http", "https":
 		if m.opts.HTTPClient != nil {
-			return githttp.NewClient(m.opts.HTTPClient), nil
+			c := m.opts.HTTPClient
+			if m.advert != nil {
+				c = guardedClient(c, m.advert)
+			}
+			return githttp.NewClient(c), nil
 		}
 		return githttp.DefaultClient, nil
 	case "ssh", "git":

@@ -75,6 +75,9 @@ type localSession struct {
 	packRun  bool // the request was sent: stdin is closed
 	finished bool // nothing more goes to stdin
 	closed   bool
+
+	// advert bounds the advertisement (Mirror.Fetch sets it); nil: unbounded
+	advert *advertGuard
 }
 
 func (s *localSession) AdvertisedReferences() (*packp.AdvRefs, error) {
@@ -89,7 +92,12 @@ func (s *localSession) AdvertisedReferencesContext(ctx context.Context) (*packp.
 		return s.advRefs, nil
 	}
 	ar := packp.NewAdvRefs()
-	if err := ar.Decode(s.stdoutContext(ctx)); err != nil {
+	var out io.Reader = ioutil.NewContextReader(ctx, s.stdout)
+	if s.advert != nil {
+		out = s.advert.reader(out)
+	}
+	// on an error (the bound's among them) the other side is stopped
+	if err := ar.Decode(ioutil.NewReaderOnError(out, s.onError)); err != nil {
 		var errLine *pktline.ErrorLine
 		var unexpected *packp.ErrUnexpectedData
 		switch {
