@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -278,14 +279,19 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 
 // Run serves one session over in and out. A line that is not a JSON-RPC
 // message is answered with a JSON-RPC error and the session goes on; it
-// ends at the end of in, once the requests read have been answered. The
+// ends at the end of in, once the requests read have been answered, or
+// when out fails as a broken pipe (the host went away), once the calls in
+// flight have ended as cancelled calls do. The
 // end of ctx (SIGTERM, Ctrl-C) ends it the same way: no more requests are
 // read, and the calls in flight finish and are answered (for at most
 // drainTimeout), so a write the host asked for is not cut off; Run then
 // returns nil.
 func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	err := s.mcp.Run(context.WithoutCancel(ctx), &lineTransport{in: in, out: out, stop: ctx.Done()})
-	if errors.Is(err, io.EOF) {
+	// A host that went away (out a broken pipe) ends the session as the
+	// end of input does: the SDK has cancelled the calls in flight and
+	// waited for them.
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}
 	return err
