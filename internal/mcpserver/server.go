@@ -93,6 +93,9 @@ type Server struct {
 	// args is each tool's arguments in words, for the hint of a call its
 	// input schema refuses; filled by addTool, read-only after New.
 	args map[string]string
+	// ints is each tool's integer arguments (exactIntegers); filled by
+	// addTool, read-only after New.
+	ints map[string][]string
 }
 
 // New builds the server: resources, the template and every tool.
@@ -113,7 +116,7 @@ func New(opts Options) (*Server, error) {
 	if version == "" {
 		version = "devel"
 	}
-	s := &Server{opts: opts, log: log, args: map[string]string{}}
+	s := &Server{opts: opts, log: log, args: map[string]string{}, ints: map[string][]string{}}
 	instructions := Instructions
 	if !opts.ReceiptKey.IsZero() {
 		instructions += "\n\nTool receipts are on (session " + opts.Session + "): every tool result names its receipt_id. " +
@@ -135,7 +138,7 @@ func New(opts Options) (*Server, error) {
 	s.addTelemetry()
 	// Added last, so outermost: they see every answer, the resources
 	// middleware's included.
-	s.mcp.AddReceivingMiddleware(s.recovered, codedErrors, s.argumentHints, undeclared)
+	s.mcp.AddReceivingMiddleware(s.recovered, codedErrors, s.argumentHints, s.exactIntegers, undeclared)
 	return s, nil
 }
 
@@ -352,7 +355,13 @@ func guarded[In any, Out any](log *slog.Logger, name string, h func(context.Cont
 // is issued over them.
 func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Context, *call, In) (Out, reply, error)) {
 	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
-	s.args[t.Name] = argumentsOf(t.InputSchema.(*jsonschema.Schema))
+	sc := t.InputSchema.(*jsonschema.Schema)
+	s.args[t.Name] = argumentsOf(sc)
+	for _, n := range slices.Sorted(maps.Keys(sc.Properties)) {
+		if sc.Properties[n].Type == "integer" {
+			s.ints[t.Name] = append(s.ints[t.Name], n)
+		}
+	}
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
 		start := time.Now()
