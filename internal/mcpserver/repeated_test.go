@@ -85,3 +85,25 @@ func TestHTTPRepeatedMembersRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherCaseIDIsNotTheID: "ID" or "Id" is not a request's id, as the
+// SDK reads it (member names are case-sensitive): a request with "id": 51
+// and "ID": null is answered as request 51. The checks before the SDK read
+// the id as encoding/json does, matching "ID" too and keeping the last, so
+// such a request was refused as one with a null id, and an error's id
+// could name another request than the one the SDK would have answered.
+func TestOtherCaseIDIsNotTheID(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	w := p.wire(t)
+	w.initialize()
+	w.send(`{"jsonrpc":"2.0","id":51,"ID":null,"method":"ping"}`)
+	if r := w.next(); string(r.ID) != "51" || r.Error != nil {
+		t.Errorf(`ping with "id":51 and "ID":null: answered id %s, error %+v; want the ping answered as 51`, r.ID, r.Error)
+	}
+	w.send(`{"jsonrpc":"2.0","id":52,"Id":53,"method":"ping","method":"tools/list"}`)
+	if r := w.next(); string(r.ID) != "52" || r.Error == nil || r.Error.Code != -32600 {
+		t.Errorf(`a repeated method with "id":52 and "Id":53: answered id %s, error %+v; want an invalid request with id 52`, r.ID, r.Error)
+	}
+	w.alive(54)
+}

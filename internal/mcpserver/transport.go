@@ -208,9 +208,16 @@ const invalidIDMessage = "Invalid Request: a request id must be a string or an i
 // (1.5 into 1). The id to answer with is the one sent, so the client can
 // match the error to its request; null when it was null.
 func unusableID(line []byte) (id any, bad bool) {
+	// encoding/json prefers a field of the exact name, and matches one of
+	// another case only when there is none: each spelling of "id" has its
+	// own, so ID is the member "id" alone, as the SDK reads it. (A map
+	// would copy every member's bytes, params too.)
 	var probe struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
+		ID      json.RawMessage `json:"id"`
+		IDUpper json.RawMessage `json:"ID"`
+		IDTitle json.RawMessage `json:"Id"`
+		IDOdd   json.RawMessage `json:"iD"`
+		Method  json.RawMessage `json:"method"`
 	}
 	if json.Unmarshal(line, &probe) != nil || probe.Method == nil || probe.ID == nil {
 		return nil, false
@@ -276,15 +283,16 @@ func (c *lineConn) noteCancelled(params json.RawMessage) {
 }
 
 // idOf returns the id of a JSON object that is not a valid message, when it
-// has a usable one, so the error names the request; else nil.
+// has a usable one, so the error names the request; else nil. The id is
+// the member named "id" exactly, as the SDK reads it (encoding/json's
+// struct fields would match "ID" too, and keep the last); so in
+// unusableID.
 func idOf(line []byte) any {
-	var probe struct {
-		ID any `json:"id"`
-	}
+	var probe map[string]any
 	if json.Unmarshal(line, &probe) != nil {
 		return nil
 	}
-	id, err := jsonrpc.MakeID(probe.ID)
+	id, err := jsonrpc.MakeID(probe["id"])
 	if err != nil || !id.IsValid() {
 		return nil
 	}
