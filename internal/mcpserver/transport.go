@@ -284,15 +284,18 @@ func (c *lineConn) noteCancelled(params json.RawMessage) {
 
 // idOf returns the id of a JSON object that is not a valid message, when it
 // has a usable one, so the error names the request; else nil. The id is
-// the member named "id" exactly, as the SDK reads it (encoding/json's
-// struct fields would match "ID" too, and keep the last); so in
-// unusableID.
+// the member named "id" exactly, as the SDK reads it: see unusableID.
 func idOf(line []byte) any {
-	var probe map[string]any
+	var probe struct {
+		ID      any             `json:"id"`
+		IDUpper json.RawMessage `json:"ID"`
+		IDTitle json.RawMessage `json:"Id"`
+		IDOdd   json.RawMessage `json:"iD"`
+	}
 	if json.Unmarshal(line, &probe) != nil {
 		return nil
 	}
-	id, err := jsonrpc.MakeID(probe["id"])
+	id, err := jsonrpc.MakeID(probe.ID)
 	if err != nil || !id.IsValid() {
 		return nil
 	}
