@@ -200,7 +200,16 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	opened = nil
 	if o.HTTP == "" {
 		fmt.Fprintf(diag, "readproof: mcp: serving store %s with %s\n", e.storePath, e.policyPath)
-		err = mcpserver.Serve(ctx, opts, e.in, e.out)
+		// A host that goes away while calls run leaves stdout a broken
+		// pipe. Caught, SIGPIPE no longer ends the process at the first
+		// answer written into it, in the middle of the other calls'
+		// fetches, writes and receipts: the write fails, and the calls
+		// in flight end as cancelled calls do, and the session is over
+		// (exit 0: the server answers its own output's errors, rawOut).
+		pipe := make(chan os.Signal, 1)
+		signal.Notify(pipe, syscall.SIGPIPE)
+		defer signal.Stop(pipe)
+		err = mcpserver.Serve(ctx, opts, e.in, rawOut(e.out))
 		if err != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -39,12 +39,28 @@ var cliCommand = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile("`?readproof ((?:init|resource|get|run|tag|exec|inspect|history|status|manifest|diff|remote|push|pull|clone|conflicts|replay|verify|evidence|verify-commit|key|probe|receipts|mcp|gc|migrate|hooks)\\b[^`),;\\n]*)`?")
 })
 
+// shellCommand matches the shell commands the store's hints give a person
+// at the server's shell: rm, chmod and ls -ld of the paths that follow
+// (absolute, or quoted as text.ShellArg quotes), and git fsck; optionally
+// in backquotes.
+var shellCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("`?(\\b(?:rm(?: -f)?|chmod [0-7]{3,4}|ls -ld)(?: (?:'[^']*'|/[^\\s`),;']*))+|\\bgit fsck(?: --strict)?\\b)`?")
+})
+
 // forModel rewrites the readproof commands in s for a model: a command
 // this server has a tool for becomes "the tool TOOL (ARGS)", any other
 // "`readproof ...` (an operator's command: no tool does this)", which
 // reads right wherever the command stood ("create one with ...",
-// "register it: ...").
+// "register it: ..."). A shell command (shellCommand) is marked the
+// operator's the same way: a model with a shell of its own (Claude Code's)
+// would otherwise take "remove it now: rm .../x.lock" as its to run, on a
+// lock a live writer may hold; and "run the command again" is "call the
+// tool again".
 func forModel(s string) string {
+	s = strings.ReplaceAll(s, "run the command again", "call the tool again")
+	s = shellCommand().ReplaceAllStringFunc(s, func(m string) string {
+		return "`" + strings.Trim(m, "`") + "` (an operator's command: no tool does this)"
+	})
 	return cliCommand().ReplaceAllStringFunc(s, func(m string) string {
 		line := strings.TrimSpace(strings.Trim(m, "`"))
 		trail := ""

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -92,6 +93,9 @@ type Server struct {
 	// args is each tool's arguments in words, for the hint of a call its
 	// input schema refuses; filled by addTool, read-only after New.
 	args map[string]string
+	// ints is each tool's integer arguments (exactIntegers); filled by
+	// addTool, read-only after New.
+	ints map[string][]string
 }
 
 // New builds the server: resources, the template and every tool.
@@ -112,7 +116,7 @@ func New(opts Options) (*Server, error) {
 	if version == "" {
 		version = "devel"
 	}
-	s := &Server{opts: opts, log: log, args: map[string]string{}}
+	s := &Server{opts: opts, log: log, args: map[string]string{}, ints: map[string][]string{}}
 	instructions := Instructions
 	if !opts.ReceiptKey.IsZero() {
 		instructions += "\n\nTool receipts are on (session " + opts.Session + "): every tool result names its receipt_id. " +
@@ -134,7 +138,7 @@ func New(opts Options) (*Server, error) {
 	s.addTelemetry()
 	// Added last, so outermost: they see every answer, the resources
 	// middleware's included.
-	s.mcp.AddReceivingMiddleware(s.recovered, codedErrors, s.argumentHints, undeclared)
+	s.mcp.AddReceivingMiddleware(s.recovered, codedErrors, s.argumentHints, s.exactIntegers, undeclared)
 	return s, nil
 }
 
@@ -278,14 +282,19 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 
 // Run serves one session over in and out. A line that is not a JSON-RPC
 // message is answered with a JSON-RPC error and the session goes on; it
-// ends at the end of in, once the requests read have been answered. The
+// ends at the end of in, once the requests read have been answered, or
+// when out fails as a broken pipe (the host went away), once the calls in
+// flight have ended as cancelled calls do. The
 // end of ctx (SIGTERM, Ctrl-C) ends it the same way: no more requests are
 // read, and the calls in flight finish and are answered (for at most
 // drainTimeout), so a write the host asked for is not cut off; Run then
 // returns nil.
 func (s *Server) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	err := s.mcp.Run(context.WithoutCancel(ctx), &lineTransport{in: in, out: out, stop: ctx.Done()})
-	if errors.Is(err, io.EOF) {
+	// A host that went away (out a broken pipe) ends the session as the
+	// end of input does: the SDK has cancelled the calls in flight and
+	// waited for them.
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}
 	return err
@@ -346,7 +355,13 @@ func guarded[In any, Out any](log *slog.Logger, name string, h func(context.Cont
 // is issued over them.
 func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Context, *call, In) (Out, reply, error)) {
 	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
-	s.args[t.Name] = argumentsOf(t.InputSchema.(*jsonschema.Schema))
+	sc := t.InputSchema.(*jsonschema.Schema)
+	s.args[t.Name] = argumentsOf(sc)
+	for _, n := range slices.Sorted(maps.Keys(sc.Properties)) {
+		if sc.Properties[n].Type == "integer" {
+			s.ints[t.Name] = append(s.ints[t.Name], n)
+		}
+	}
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
 		start := time.Now()

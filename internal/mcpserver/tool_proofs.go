@@ -162,6 +162,13 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 	if err != nil {
 		return nil, reply{}, hint.With(err, "pass the text that cites rcpt_ ids, or a JSON list of ids")
 	}
+	// Each claim is looked up and answered: a server that bounds its
+	// answers checks a page of them per call (90,000 made-up ids in one
+	// call of a read token answered 10.6 MB at 225 MB of peak RSS).
+	if bound := s.pageBound(); bound > 0 && len(claims) > bound {
+		return nil, reply{}, hint.With(fmt.Errorf("%d receipt ids cited: this server checks at most %d per call", len(claims), bound),
+			fmt.Sprintf("check them in calls of at most %d ids each (each call's omitted list then also names the receipts the other calls cite)", bound))
+	}
 	rep, err := receipts.VerifyClaims(c.st.Receipts(), s.opts.ReceiptKey, session, claims)
 	if err != nil {
 		return nil, reply{}, err

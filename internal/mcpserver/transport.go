@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/readproof/readproof/internal/strictjson"
 )
 
 // lineTransport is the stdio transport of `readproof mcp`: one JSON-RPC
@@ -33,6 +35,8 @@ import (
 //   - at the end of input, the requests already read are answered before the
 //     connection closes (the SDK drops them: go-sdk #1061), for at most
 //     drainTimeout;
+//   - a message that names a member twice in one object is answered with
+//     an invalid-request error (repeatedMember), not run with the last;
 //   - a request the client cancelled (notifications/cancelled) while it
 //     was pending gets no answer, as MCP says; the SDK sends one.
 type lineTransport struct {
@@ -170,6 +174,10 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.writeError(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported")
 			continue
 		}
+		if id, msg, bad := repeatedMember(line); bad {
+			c.writeError(id, jsonrpc.CodeInvalidRequest, msg)
+			continue
+		}
 		if id, bad := unusableID(line); bad {
 			c.writeError(id, jsonrpc.CodeInvalidRequest, invalidIDMessage)
 			continue
@@ -200,9 +208,16 @@ const invalidIDMessage = "Invalid Request: a request id must be a string or an i
 // (1.5 into 1). The id to answer with is the one sent, so the client can
 // match the error to its request; null when it was null.
 func unusableID(line []byte) (id any, bad bool) {
+	// encoding/json prefers a field of the exact name, and matches one of
+	// another case only when there is none: each spelling of "id" has its
+	// own, so ID is the member "id" alone, as the SDK reads it. (A map
+	// would copy every member's bytes, params too.)
 	var probe struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
+		ID      json.RawMessage `json:"id"`
+		IDUpper json.RawMessage `json:"ID"`
+		IDTitle json.RawMessage `json:"Id"`
+		IDOdd   json.RawMessage `json:"iD"`
+		Method  json.RawMessage `json:"method"`
 	}
 	if json.Unmarshal(line, &probe) != nil || probe.Method == nil || probe.ID == nil {
 		return nil, false
@@ -219,6 +234,32 @@ func unusableID(line []byte) (id any, bad bool) {
 	}
 	return nil, false
 }
+
+// repeatedMember reports a message that names a member twice in one of its
+// objects (strictjson's rule), with the message to refuse it with and the
+// id to answer (null when the id is the member named twice). JSON readers
+// disagree about which one counts: the SDK keeps the last, so a call
+// {"name":"readproof_resolve","name":"readproof_tag_delete"} or arguments
+// {"uri":A,"uri":B} ran with B while a proxy or a log reader that keeps
+// the first saw A, and the call's receipt hashed both.
+func repeatedMember(msg []byte) (id any, message string, bad bool) {
+	var e *strictjson.Error
+	if !errors.As(strictjson.Members(msg, nil), &e) {
+		return nil, "", false
+	}
+	var top *strictjson.Error
+	if !errors.As(strictjson.Members(msg, topLevel{}), &top) || top.Name != "id" {
+		id = idOf(msg)
+	}
+	return id, "Invalid Request: " + e.Error() + "; send each member once", true
+}
+
+// topLevel is the shape of a message whose top-level member names alone
+// are checked.
+type topLevel struct{}
+
+func (topLevel) Member(string) (strictjson.Shape, error) { return strictjson.Opaque, nil }
+func (topLevel) Elem() strictjson.Shape                  { return strictjson.Opaque }
 
 // noteCancelled records the request a notifications/cancelled names, when
 // it is still pending, so that its answer is not sent: MCP says the
@@ -242,10 +283,14 @@ func (c *lineConn) noteCancelled(params json.RawMessage) {
 }
 
 // idOf returns the id of a JSON object that is not a valid message, when it
-// has a usable one, so the error names the request; else nil.
+// has a usable one, so the error names the request; else nil. The id is
+// the member named "id" exactly, as the SDK reads it: see unusableID.
 func idOf(line []byte) any {
 	var probe struct {
-		ID any `json:"id"`
+		ID      any             `json:"id"`
+		IDUpper json.RawMessage `json:"ID"`
+		IDTitle json.RawMessage `json:"Id"`
+		IDOdd   json.RawMessage `json:"iD"`
 	}
 	if json.Unmarshal(line, &probe) != nil {
 		return nil

@@ -95,6 +95,13 @@ func Check(data []byte, s Shape) error {
 	if err := Text(data); err != nil {
 		return err
 	}
+	return Members(data, s)
+}
+
+// Members is Check without Text: the member names alone. A reader that
+// takes every string as encoding/json reads it (the MCP server, whose
+// protocol library does) needs only this part of the rule.
+func Members(data []byte, s Shape) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if e, ok := value(dec, s, 0).(*Error); ok {
