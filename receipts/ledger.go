@@ -648,10 +648,11 @@ func (l *Ledger) entry(ref, id string, blob gitobj.OID, msgs map[string]string) 
 
 // treeCache reads the trees at a receipt's path in the commits of a
 // chain. The trees of the tip (collect) are kept; of the others, only the
-// one last read at each place (the root, a directory): walking a chain
-// from its tip, the tree a commit's parent has at a place is the tree
-// there of the next older commit that appends there, so each tree is read
-// about once, and what is kept stays the size of the tip's tree.
+// one last read or computed at each place (the root, a directory): walking
+// a chain from its tip, the tree a commit's parent has at a place is the
+// tree there of the next older commit that appends there, so each tree is
+// read at most once (an append's parent's trees are computed, not read:
+// notAppend), and what is kept stays the size of the tip's tree.
 type treeCache struct {
 	read   func(gitobj.OID) ([]gitobj.TreeEntry, error)
 	listed map[gitobj.OID][]gitobj.TreeEntry // the tip's trees
@@ -661,6 +662,9 @@ type treeCache struct {
 type listedTree struct {
 	id      gitobj.OID
 	entries []gitobj.TreeEntry
+	// content is the tree object's content when the tree was computed
+	// (isWithout), nil when it was read
+	content []byte
 }
 
 func newTreeCache(read func(gitobj.OID) ([]gitobj.TreeEntry, error)) treeCache {
@@ -689,7 +693,7 @@ func (t treeCache) list(id gitobj.OID, place string) ([]gitobj.TreeEntry, error)
 	if err != nil {
 		return nil, err
 	}
-	t.last[place] = listedTree{id, entries}
+	t.last[place] = listedTree{id: id, entries: entries}
 	return entries, nil
 }
 
@@ -707,19 +711,117 @@ func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.TreeEntry, error) 
 // ("" for none), fails to add the file at path: "" when it adds it (its
 // tree holds it as a file of mode 100644, as readproof writes it, and its
 // parent's does not with those bytes).
+//
+// An append's parent tree is its own without the file: when parentTree is
+// that tree's id, the parent's trees are known without reading them (and
+// kept as the last ones at their places, where the next older commit
+// finds its own), so a chain of appends reads no tree beyond its tip's.
+// Otherwise (a merge, or a commit that is no append) the parent's trees
+// along path are read.
 func (t treeCache) notAppend(cm gitobj.Commit, parentTree gitobj.OID, path []string) (string, error) {
-	have, err := t.at(cm.Tree, path)
+	levels, have, err := t.along(cm.Tree, path)
 	switch {
 	case err != nil || have.OID == "":
 		return "its tree does not hold it", err
 	case have.Mode != gitobj.ModeFile:
 		return fmt.Sprintf("its tree holds %s there, where readproof writes the receipt as a file of mode 100644", modeName(have.Mode)), nil
+	case parentTree != "" && t.isWithout(parentTree, levels, path):
+		return "", nil
 	}
 	was, err := t.at(parentTree, path)
 	if err != nil || was == have {
 		return "its tree holds it with its parent's bytes", err
 	}
 	return "", nil
+}
+
+// along returns the trees tree has along path (its root, then each
+// directory path names, as far as tree has them) and the entry at path
+// (zero when there is none).
+func (t treeCache) along(tree gitobj.OID, path []string) ([]listedTree, gitobj.TreeEntry, error) {
+	if tree == "" {
+		return nil, gitobj.TreeEntry{}, nil
+	}
+	levels := make([]listedTree, 0, len(path))
+	list := func(id gitobj.OID, place string) ([]gitobj.TreeEntry, error) {
+		entries, err := t.list(id, place)
+		levels = append(levels, listedTree{id: id, entries: entries})
+		return entries, err
+	}
+	e, _, err := entryAt(list, tree, path)
+	return levels, e, err
+}
+
+// isWithout reports whether tree parent is the tree whose trees along
+// path are levels, which holds a file there, without that file (a
+// directory left empty goes too): the ids of those trees are computed,
+// not read, each from the content of the tree it replaces with one entry
+// changed or gone. When it is, the parent's trees along path are kept as
+// the last ones at their places, with their contents.
+func (t treeCache) isWithout(parent gitobj.OID, levels []listedTree, path []string) bool {
+	if len(levels) != len(path) {
+		return false
+	}
+	made := make([]listedTree, len(levels))
+	child := gitobj.OID("") // the id of the level below in the parent; "" when it is gone
+	place := ""
+	places := make([]string, len(path))
+	for i := range path {
+		places[i] = place
+		place += "/" + path[i]
+	}
+	for i := len(levels) - 1; i >= 0; i-- {
+		src := levels[i]
+		var content []byte
+		if l, ok := t.last[places[i]]; ok && l.id == src.id {
+			content = l.content // computed for the commit before
+		}
+		if content == nil {
+			var ok bool
+			if content, ok = treeContent(src.entries); !ok {
+				return false
+			}
+		}
+		off, j := 0, 0
+		for ; j < len(src.entries) && src.entries[j].Name != path[i]; j++ {
+			off += entryLen(src.entries[j])
+		}
+		if j == len(src.entries) {
+			return false
+		}
+		end := off + entryLen(src.entries[j])
+		if end > len(content) {
+			return false
+		}
+		entries := slices.Clone(src.entries)
+		next := make([]byte, 0, len(content))
+		next = append(next, content[:off]...)
+		if child == "" {
+			entries = slices.Delete(entries, j, j+1)
+		} else {
+			entries[j].OID = child
+			var ok bool
+			if next, ok = appendEntry(next, entries[j]); !ok {
+				return false
+			}
+		}
+		next = append(next, content[end:]...)
+		if len(entries) == 0 && i > 0 {
+			child = ""
+			continue
+		}
+		made[i] = listedTree{id: contentID(next), entries: entries, content: next}
+		child = made[i].id
+	}
+	if made[0].id != parent {
+		return false
+	}
+	for i, m := range made {
+		if m.id != "" {
+			t.last[places[i]] = m
+		}
+	}
+	return true
 }
 
 // notAppended says how commit cm, which names the receipt at path on its

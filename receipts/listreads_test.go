@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/gitstore/gitobj"
 )
 
@@ -61,5 +62,89 @@ func TestListReadsEachTreeOnce(t *testing.T) {
 	// directories below the root that later appends changed
 	if limit := tipTrees + 2*n + n/4; counter.trees > limit {
 		t.Errorf("listing %d receipts read %d trees, more than %d (the tip's %d, then about 2 a commit)", n, counter.trees, limit, tipTrees)
+	}
+}
+
+// TestListReadsOnlyTheTipsTrees: an append commit's parent tree is its own
+// without the receipt it adds, so a chain of appends is checked on the
+// tip's trees alone, the parents' tree ids computed instead of read. Before,
+// each commit read its parent's root and a directory: 2 trees a receipt.
+func TestListReadsOnlyTheTipsTrees(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const n = 120
+	for i := range n {
+		f.issue(t, "s", "t"+strconv.Itoa(i))
+	}
+	tip, err := f.ledger.ref(SessionRef("s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := f.store.Commit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tipTrees := 0
+	var count func(gitobj.OID) error
+	count = func(id gitobj.OID) error {
+		tipTrees++
+		entries, err := f.store.Tree(id)
+		for _, e := range entries {
+			if err == nil && e.Mode == gitobj.ModeDir {
+				err = count(e.OID)
+			}
+		}
+		return err
+	}
+	if err := count(tc.Tree); err != nil {
+		t.Fatal(err)
+	}
+	counter := &treeCounter{Store: f.store}
+	entries, err := NewLedger(counter).Scan("s")
+	if err != nil || len(entries) != n {
+		t.Fatalf("Scan = %d entries, %v", len(entries), err)
+	}
+	for _, e := range entries {
+		if e.Err != nil {
+			t.Fatalf("receipt %s: %v", e.ID, e.Err)
+		}
+	}
+	if counter.trees != tipTrees {
+		t.Errorf("listing %d receipts read %d trees, want the tip's %d", n, counter.trees, tipTrees)
+	}
+}
+
+func TestTreeIDIsGits(t *testing.T) {
+	t.Parallel()
+	store := gitstore.NewTestStore(t)
+	blob, err := store.PutBlob([]byte("x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, ok := treeID(nil); !ok || id != "4b825dc642cb6eb9a060e54bf8d69288fbee4904" {
+		t.Errorf("treeID(empty) = %s, %v, want git's empty tree", id, ok)
+	}
+	var entries []gitobj.TreeEntry
+	for i := range 40 {
+		entries = append(entries, gitobj.TreeEntry{Name: "f" + strconv.Itoa(i) + ".json", Mode: gitobj.ModeFile, OID: blob})
+		sub, err := store.PutTree(entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, gitobj.TreeEntry{Name: "d" + strconv.Itoa(i), Mode: gitobj.ModeDir, OID: sub})
+		want, err := store.PutTree(entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sorted, err := store.Tree(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := treeID(sorted); !ok || got != want {
+			t.Fatalf("treeID of %d entries = %s, %v; git wrote %s", len(sorted), got, ok, want)
+		}
+	}
+	if _, ok := treeID([]gitobj.TreeEntry{{Name: "a", Mode: gitobj.ModeFile, OID: "not an id"}}); ok {
+		t.Error("treeID took an entry whose id is none")
 	}
 }
