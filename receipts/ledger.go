@@ -321,7 +321,9 @@ func (l *Ledger) Get(id string) (Receipt, error) {
 // its append commit on the index chain names, or zero for a receipt of no
 // run and an unbound one. It walks the index chain's history from its tip
 // until it finds that commit (merges' other parents too): about one commit
-// per 32 receipts of the store that were appended after it.
+// per 32 receipts of the store that were appended after it. A commit
+// naming the receipt that does not append it is reported, as Scan reports
+// it, for a receipt of no run too.
 //
 // A version 2 receipt's binding is its own; its append commit's binding
 // line is checked against it, and one that disagrees (or no append commit)
@@ -347,17 +349,30 @@ func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
 		}
 		return r.Bound, nil
 	}
-	if r.Run == "" || !ValidID(r.ID) {
+	if !ValidID(r.ID) {
 		return Binding{}, nil
 	}
 	msg, _, not, err := l.indexAppendMessage(r.ID)
 	if err != nil {
 		return Binding{}, err
 	}
+	b := v1Binding(r, msg)
 	if not != "" {
-		return parseBinding(msg), errNotAppend(r.ID, r.Session, indexRef(r.ID), not)
+		return b, errNotAppend(r.ID, r.Session, indexRef(r.ID), not)
 	}
-	return parseBinding(msg), nil
+	return b, nil
+}
+
+// v1Binding is the binding of version 1 receipt r whose append commit's
+// message is msg: the commit's binding line, or none for a receipt of no
+// run, whatever its commit says (a binding says which run of its run id a
+// receipt was issued for, docs/receipts.md, "Storage"; readproof writes
+// no line for a receipt of no run). Scan and BindingOf read it so.
+func v1Binding(r Receipt, msg string) Binding {
+	if r.Run == "" {
+		return Binding{}
+	}
+	return parseBinding(msg)
 }
 
 // indexAppendMessage returns the message of the commit that appended
@@ -641,7 +656,7 @@ func (l *Ledger) entry(ref, id string, blob gitobj.OID, msgs map[string]string) 
 			e.Err = CheckBindingLine(r, ref, msg)
 		}
 	default:
-		e.Binding = parseBinding(msg)
+		e.Binding = v1Binding(r, msg)
 	}
 	return e
 }
