@@ -540,6 +540,10 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// would rebind the receipt, so it is reported, and the commit that
 	// adds the receipt is taken.
 	notAppends := map[string]string{} // id -> what the newest such commit does
+	// A commit naming a receipt that neither the tip nor its own tree
+	// holds is reported as `readproof verify` reports it.
+	var unheld []Entry
+	unheldAt := map[string]bool{} // the paths of unheld, the newest commit's kept
 	passOver := func(id string, c gitobj.OID, why string) {
 		if _, ok := notAppends[id]; !ok {
 			notAppends[id] = namesBut(c, why)
@@ -568,6 +572,16 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 				order = append(order, id)
 				msgs[id] = cm.Message
 			}
+		} else if ok && ValidID(id) && blobs[id] == "" && !unheldAt[strings.Join(sessionPath(id), "/")] {
+			// names a receipt the tip does not hold
+			e, err := l.unheld(session, c, cm, parent.Tree, bad)
+			if err != nil {
+				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
+			}
+			for _, e := range e {
+				unheldAt[e.ID] = true
+			}
+			unheld = append(unheld, e...)
 		}
 		if len(cm.Parents) == 0 {
 			break
@@ -633,7 +647,40 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	for _, path := range slices.Sorted(maps.Keys(bad)) {
 		entries = append(entries, Entry{ID: path, Err: fmt.Errorf("session %q: %s: %w: %s", session, path, ErrCorrupt, bad[path])})
 	}
-	return entries, nil
+	return append(entries, unheld...), nil
+}
+
+// unheld reports commit c (cm) of session's chain, whose first line names
+// a receipt the tip's tree does not hold, when it does not add it either:
+// an entry for the receipt's path, with the words `readproof verify`
+// gives the commit (CheckAdded). None when it adds it (a later commit
+// dropped it, which verify reports), or when the tip holds an entry there
+// that is no receipt file (in bad, reported as unexpected already).
+// firstParent is the tree of its first parent ("" for none).
+func (l *Ledger) unheld(session string, c gitobj.OID, cm gitobj.Commit, firstParent gitobj.OID, bad map[string]string) ([]Entry, error) {
+	parents := make([]gitobj.OID, len(cm.Parents))
+	for i, p := range cm.Parents {
+		if i == 0 {
+			parents[i] = firstParent
+			continue
+		}
+		pc, err := l.store.Commit(p)
+		if err != nil {
+			return nil, err
+		}
+		parents[i] = pc.Tree
+	}
+	strays, err := CheckAdded(l.store.Tree, SessionRef(session), parents, cm.Tree, cm.Message)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, s := range strays {
+		if s.Unappended && s.Path != "" && bad[s.Path] == "" {
+			out = append(out, Entry{ID: s.Path, Err: fmt.Errorf("session %q: %s: %w: commit %s: %s; readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", session, s.Path, ErrCorrupt, c, s.Why)})
+		}
+	}
+	return out, nil
 }
 
 // entry reads the receipt id stored as blob in chain ref, whose append
