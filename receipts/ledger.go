@@ -426,6 +426,11 @@ func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not stri
 // it: TestAppendCommitFirstParentFirst); otherwise its last parent goes
 // first. An unreadable commit ends the walk with its id and the error.
 func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, firstParentFirst bool, visit func(gitobj.OID, gitobj.Commit) bool) (gitobj.OID, error) {
+	return walkCommits(l.store.Commit, stack, visited, firstParentFirst, visit)
+}
+
+// walkCommits is Ledger.walkCommits reading each commit with read.
+func walkCommits(read func(gitobj.OID) (gitobj.Commit, error), stack []gitobj.OID, visited map[gitobj.OID]bool, firstParentFirst bool, visit func(gitobj.OID, gitobj.Commit) bool) (gitobj.OID, error) {
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -433,7 +438,7 @@ func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, fi
 			continue
 		}
 		visited[c] = true
-		cm, err := l.store.Commit(c)
+		cm, err := read(c)
 		if err != nil {
 			return c, err
 		}
@@ -549,8 +554,12 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 			notAppends[id] = namesBut(c, why)
 		}
 	}
+	commits := &commitReader{read: l.store.Commit, trees: map[gitobj.OID]gitobj.OID{}}
 	for c, cm := tip, tipCommit; ; {
 		visited[c] = true
+		if len(others) > 0 {
+			commits.trees[c] = cm.Tree // below a merge: the other side may fork here
+		}
 		var parent gitobj.Commit
 		if len(cm.Parents) > 0 {
 			if parent, err = l.store.Commit(cm.Parents[0]); err != nil {
@@ -594,12 +603,12 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// each has its append commit.
 	if missing := len(blobs) - len(seen); missing > 0 {
 		var visitErr error
-		c, err := l.walkCommits(others, visited, false, func(oc gitobj.OID, cm gitobj.Commit) bool {
+		c, err := walkCommits(commits.commit, others, visited, false, func(oc gitobj.OID, cm gitobj.Commit) bool {
 			if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
 				if _, done := msgs[id]; !done {
 					// as on the first-parent history: a commit
 					// naming it that does not append it is passed over
-					why, err := l.notAppended(trees, cm, sessionPath(id))
+					why, err := notAppended(trees, cm, sessionPath(id), commits.tree)
 					switch {
 					case err != nil:
 						visitErr = fmt.Errorf("reading receipt commit %s of session %q: %w", oc, session, err)
@@ -890,18 +899,60 @@ func (t treeCache) isWithout(parent gitobj.OID, levels []listedTree, path []stri
 // first line, fails to append it: a merge, or a commit that does not add
 // the file to its parent's tree (notAppend); "" when it appends it.
 func (l *Ledger) notAppended(trees treeCache, cm gitobj.Commit, path []string) (string, error) {
+	return notAppended(trees, cm, path, func(c gitobj.OID) (gitobj.OID, error) {
+		p, err := l.store.Commit(c)
+		return p.Tree, err
+	})
+}
+
+// notAppended is Ledger.notAppended reading the tree of a commit with
+// treeOf.
+func notAppended(trees treeCache, cm gitobj.Commit, path []string, treeOf func(gitobj.OID) (gitobj.OID, error)) (string, error) {
 	if len(cm.Parents) > 1 {
 		return mergeNames(len(cm.Parents)), nil
 	}
 	var parentTree gitobj.OID
 	if len(cm.Parents) == 1 {
-		p, err := l.store.Commit(cm.Parents[0])
-		if err != nil {
+		var err error
+		if parentTree, err = treeOf(cm.Parents[0]); err != nil {
 			return "", fmt.Errorf("reading receipt commit %s: %w", cm.Parents[0], err)
 		}
-		parentTree = p.Tree
 	}
 	return trees.notAppend(cm, parentTree, path)
+}
+
+// commitReader reads the commits of a chain for Scan's walk of merges'
+// other sides, each once: it keeps the tree of each commit of the
+// first-parent history below a merge (a commit of the other side may have
+// one for its parent) and the commit last read for its tree alone (a
+// commit's parent, which the walk takes next).
+type commitReader struct {
+	read    func(gitobj.OID) (gitobj.Commit, error)
+	trees   map[gitobj.OID]gitobj.OID
+	aheadID gitobj.OID
+	ahead   gitobj.Commit
+}
+
+// commit reads commit id.
+func (r *commitReader) commit(id gitobj.OID) (gitobj.Commit, error) {
+	if id == r.aheadID {
+		r.aheadID = ""
+		return r.ahead, nil
+	}
+	return r.read(id)
+}
+
+// tree returns the tree of commit id.
+func (r *commitReader) tree(id gitobj.OID) (gitobj.OID, error) {
+	if t, ok := r.trees[id]; ok {
+		return t, nil
+	}
+	cm, err := r.read(id)
+	if err != nil {
+		return "", err
+	}
+	r.aheadID, r.ahead = id, cm
+	return cm.Tree, nil
 }
 
 // mergeNames says why a merge of n commits (n > 1) that names a receipt

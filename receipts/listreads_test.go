@@ -148,3 +148,65 @@ func TestTreeIDIsGits(t *testing.T) {
 		t.Error("treeID took an entry whose id is none")
 	}
 }
+
+// commitCounter counts the reads of each commit through it.
+type commitCounter struct {
+	gitobj.Store
+	reads map[gitobj.OID]int
+}
+
+func (c *commitCounter) Commit(id gitobj.OID) (gitobj.Commit, error) {
+	c.reads[id]++
+	return c.Store.Commit(id)
+}
+
+// TestScanReadsOtherSideCommitsOnce: on a merge's other side, Scan checks
+// that the commit naming a receipt the merge brought in adds it to its
+// parent's tree; the parent is the commit the walk takes next, or one of
+// the first-parent history below the merge, and neither is read again.
+// Before, the parent was read for its tree and again by the walk (or
+// again after the first-parent history).
+func TestScanReadsOtherSideCommitsOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := f.ledger
+	put := func(tree gitobj.OID, r Receipt) gitobj.OID {
+		t.Helper()
+		blob, err := f.store.PutBlob(r.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree, err = l.insert(tree, sessionPath(r.ID), blob); err != nil {
+			t.Fatal(err)
+		}
+		return tree
+	}
+	x, y, z, w := f.sealV1(t, "x"), f.sealV1(t, "y"), f.sealV1(t, "z"), f.sealV1(t, "w")
+	tx := put("", x)
+	base := f.putCommit(t, tx, appendMessage(x, Binding{}))
+	// first-parent side: z; other side: y on base, then w on y
+	a := f.putCommit(t, put(tx, z), appendMessage(z, Binding{}), base)
+	ty := put(tx, y)
+	o1 := f.putCommit(t, ty, appendMessage(y, Binding{}), base)
+	tw := put(ty, w)
+	o2 := f.putCommit(t, tw, appendMessage(w, Binding{}), o1)
+	m := f.putCommit(t, put(put(tw, z), x), "merge receipts of sessions/s\n", a, o2)
+	if err := f.store.Update(gitobj.RefUpdate{Name: SessionRef("s"), New: m}); err != nil {
+		t.Fatal(err)
+	}
+	counter := &commitCounter{Store: f.store, reads: map[gitobj.OID]int{}}
+	entries, err := NewLedger(counter).Scan("s")
+	if err != nil || len(entries) != 4 {
+		t.Fatalf("Scan = %+v, %v", entries, err)
+	}
+	for _, e := range entries {
+		if e.Err != nil {
+			t.Errorf("receipt %s: %v", e.ID, e.Err)
+		}
+	}
+	for name, c := range map[string]gitobj.OID{"the merge": m, "base": base, "a": a, "o1": o1, "o2": o2} {
+		if n := counter.reads[c]; n != 1 {
+			t.Errorf("Scan read %s (%s) %d times, want once", name, c, n)
+		}
+	}
+}
