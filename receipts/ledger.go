@@ -321,7 +321,9 @@ func (l *Ledger) Get(id string) (Receipt, error) {
 // its append commit on the index chain names, or zero for a receipt of no
 // run and an unbound one. It walks the index chain's history from its tip
 // until it finds that commit (merges' other parents too): about one commit
-// per 32 receipts of the store that were appended after it.
+// per 32 receipts of the store that were appended after it. A commit
+// naming the receipt that does not append it is reported, as Scan reports
+// it, for a receipt of no run too.
 //
 // A version 2 receipt's binding is its own; its append commit's binding
 // line is checked against it, and one that disagrees (or no append commit)
@@ -347,17 +349,30 @@ func (l *Ledger) BindingOf(r Receipt) (Binding, error) {
 		}
 		return r.Bound, nil
 	}
-	if r.Run == "" || !ValidID(r.ID) {
+	if !ValidID(r.ID) {
 		return Binding{}, nil
 	}
 	msg, _, not, err := l.indexAppendMessage(r.ID)
 	if err != nil {
 		return Binding{}, err
 	}
+	b := v1Binding(r, msg)
 	if not != "" {
-		return parseBinding(msg), errNotAppend(r.ID, r.Session, indexRef(r.ID), not)
+		return b, errNotAppend(r.ID, r.Session, indexRef(r.ID), not)
 	}
-	return parseBinding(msg), nil
+	return b, nil
+}
+
+// v1Binding is the binding of version 1 receipt r whose append commit's
+// message is msg: the commit's binding line, or none for a receipt of no
+// run, whatever its commit says (a binding says which run of its run id a
+// receipt was issued for, docs/receipts.md, "Storage"; readproof writes
+// no line for a receipt of no run). Scan and BindingOf read it so.
+func v1Binding(r Receipt, msg string) Binding {
+	if r.Run == "" {
+		return Binding{}
+	}
+	return parseBinding(msg)
 }
 
 // indexAppendMessage returns the message of the commit that appended
@@ -411,6 +426,11 @@ func (l *Ledger) indexAppendMessage(id string) (msg string, found bool, not stri
 // it: TestAppendCommitFirstParentFirst); otherwise its last parent goes
 // first. An unreadable commit ends the walk with its id and the error.
 func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, firstParentFirst bool, visit func(gitobj.OID, gitobj.Commit) bool) (gitobj.OID, error) {
+	return walkCommits(l.store.Commit, stack, visited, firstParentFirst, visit)
+}
+
+// walkCommits is Ledger.walkCommits reading each commit with read.
+func walkCommits(read func(gitobj.OID) (gitobj.Commit, error), stack []gitobj.OID, visited map[gitobj.OID]bool, firstParentFirst bool, visit func(gitobj.OID, gitobj.Commit) bool) (gitobj.OID, error) {
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -418,7 +438,7 @@ func (l *Ledger) walkCommits(stack []gitobj.OID, visited map[gitobj.OID]bool, fi
 			continue
 		}
 		visited[c] = true
-		cm, err := l.store.Commit(c)
+		cm, err := read(c)
 		if err != nil {
 			return c, err
 		}
@@ -525,13 +545,21 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// would rebind the receipt, so it is reported, and the commit that
 	// adds the receipt is taken.
 	notAppends := map[string]string{} // id -> what the newest such commit does
+	// A commit naming a receipt that neither the tip nor its own tree
+	// holds is reported as `readproof verify` reports it.
+	var unheld []Entry
+	unheldAt := map[string]bool{} // the paths of unheld, the newest commit's kept
 	passOver := func(id string, c gitobj.OID, why string) {
 		if _, ok := notAppends[id]; !ok {
 			notAppends[id] = namesBut(c, why)
 		}
 	}
+	commits := &commitReader{read: l.store.Commit, trees: map[gitobj.OID]gitobj.OID{}}
 	for c, cm := tip, tipCommit; ; {
 		visited[c] = true
+		if len(others) > 0 {
+			commits.trees[c] = cm.Tree // below a merge: the other side may fork here
+		}
 		var parent gitobj.Commit
 		if len(cm.Parents) > 0 {
 			if parent, err = l.store.Commit(cm.Parents[0]); err != nil {
@@ -553,6 +581,16 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 				order = append(order, id)
 				msgs[id] = cm.Message
 			}
+		} else if ok && ValidID(id) && blobs[id] == "" && !unheldAt[strings.Join(sessionPath(id), "/")] {
+			// names a receipt the tip does not hold
+			e, err := l.unheld(session, c, cm, parent.Tree, bad)
+			if err != nil {
+				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
+			}
+			for _, e := range e {
+				unheldAt[e.ID] = true
+			}
+			unheld = append(unheld, e...)
 		}
 		if len(cm.Parents) == 0 {
 			break
@@ -565,12 +603,12 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	// each has its append commit.
 	if missing := len(blobs) - len(seen); missing > 0 {
 		var visitErr error
-		c, err := l.walkCommits(others, visited, false, func(oc gitobj.OID, cm gitobj.Commit) bool {
+		c, err := walkCommits(commits.commit, others, visited, false, func(oc gitobj.OID, cm gitobj.Commit) bool {
 			if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
 				if _, done := msgs[id]; !done {
 					// as on the first-parent history: a commit
 					// naming it that does not append it is passed over
-					why, err := l.notAppended(trees, cm, sessionPath(id))
+					why, err := notAppended(trees, cm, sessionPath(id), commits.tree)
 					switch {
 					case err != nil:
 						visitErr = fmt.Errorf("reading receipt commit %s of session %q: %w", oc, session, err)
@@ -618,7 +656,40 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 	for _, path := range slices.Sorted(maps.Keys(bad)) {
 		entries = append(entries, Entry{ID: path, Err: fmt.Errorf("session %q: %s: %w: %s", session, path, ErrCorrupt, bad[path])})
 	}
-	return entries, nil
+	return append(entries, unheld...), nil
+}
+
+// unheld reports commit c (cm) of session's chain, whose first line names
+// a receipt the tip's tree does not hold, when it does not add it either:
+// an entry for the receipt's path, with the words `readproof verify`
+// gives the commit (CheckAdded). None when it adds it (a later commit
+// dropped it, which verify reports), or when the tip holds an entry there
+// that is no receipt file (in bad, reported as unexpected already).
+// firstParent is the tree of its first parent ("" for none).
+func (l *Ledger) unheld(session string, c gitobj.OID, cm gitobj.Commit, firstParent gitobj.OID, bad map[string]string) ([]Entry, error) {
+	parents := make([]gitobj.OID, len(cm.Parents))
+	for i, p := range cm.Parents {
+		if i == 0 {
+			parents[i] = firstParent
+			continue
+		}
+		pc, err := l.store.Commit(p)
+		if err != nil {
+			return nil, err
+		}
+		parents[i] = pc.Tree
+	}
+	strays, err := CheckAdded(l.store.Tree, SessionRef(session), parents, cm.Tree, cm.Message)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, s := range strays {
+		if s.Unappended && s.Path != "" && bad[s.Path] == "" {
+			out = append(out, Entry{ID: s.Path, Err: fmt.Errorf("session %q: %s: %w: commit %s: %s; readproof did not write this commit: restore the chain from a copy that holds it as readproof wrote it", session, s.Path, ErrCorrupt, c, s.Why)})
+		}
+	}
+	return out, nil
 }
 
 // entry reads the receipt id stored as blob in chain ref, whose append
@@ -641,17 +712,18 @@ func (l *Ledger) entry(ref, id string, blob gitobj.OID, msgs map[string]string) 
 			e.Err = CheckBindingLine(r, ref, msg)
 		}
 	default:
-		e.Binding = parseBinding(msg)
+		e.Binding = v1Binding(r, msg)
 	}
 	return e
 }
 
 // treeCache reads the trees at a receipt's path in the commits of a
 // chain. The trees of the tip (collect) are kept; of the others, only the
-// one last read at each place (the root, a directory): walking a chain
-// from its tip, the tree a commit's parent has at a place is the tree
-// there of the next older commit that appends there, so each tree is read
-// about once, and what is kept stays the size of the tip's tree.
+// one last read or computed at each place (the root, a directory): walking
+// a chain from its tip, the tree a commit's parent has at a place is the
+// tree there of the next older commit that appends there, so each tree is
+// read at most once (an append's parent's trees are computed, not read:
+// notAppend), and what is kept stays the size of the tip's tree.
 type treeCache struct {
 	read   func(gitobj.OID) ([]gitobj.TreeEntry, error)
 	listed map[gitobj.OID][]gitobj.TreeEntry // the tip's trees
@@ -661,6 +733,9 @@ type treeCache struct {
 type listedTree struct {
 	id      gitobj.OID
 	entries []gitobj.TreeEntry
+	// content is the tree object's content when the tree was computed
+	// (isWithout), nil when it was read
+	content []byte
 }
 
 func newTreeCache(read func(gitobj.OID) ([]gitobj.TreeEntry, error)) treeCache {
@@ -689,7 +764,7 @@ func (t treeCache) list(id gitobj.OID, place string) ([]gitobj.TreeEntry, error)
 	if err != nil {
 		return nil, err
 	}
-	t.last[place] = listedTree{id, entries}
+	t.last[place] = listedTree{id: id, entries: entries}
 	return entries, nil
 }
 
@@ -707,13 +782,22 @@ func (t treeCache) at(tree gitobj.OID, path []string) (gitobj.TreeEntry, error) 
 // ("" for none), fails to add the file at path: "" when it adds it (its
 // tree holds it as a file of mode 100644, as readproof writes it, and its
 // parent's does not with those bytes).
+//
+// An append's parent tree is its own without the file: when parentTree is
+// that tree's id, the parent's trees are known without reading them (and
+// kept as the last ones at their places, where the next older commit
+// finds its own), so a chain of appends reads no tree beyond its tip's.
+// Otherwise (a merge, or a commit that is no append) the parent's trees
+// along path are read.
 func (t treeCache) notAppend(cm gitobj.Commit, parentTree gitobj.OID, path []string) (string, error) {
-	have, err := t.at(cm.Tree, path)
+	levels, have, err := t.along(cm.Tree, path)
 	switch {
 	case err != nil || have.OID == "":
 		return "its tree does not hold it", err
 	case have.Mode != gitobj.ModeFile:
 		return fmt.Sprintf("its tree holds %s there, where readproof writes the receipt as a file of mode 100644", modeName(have.Mode)), nil
+	case parentTree != "" && t.isWithout(parentTree, levels, path):
+		return "", nil
 	}
 	was, err := t.at(parentTree, path)
 	if err != nil || was == have {
@@ -722,22 +806,153 @@ func (t treeCache) notAppend(cm gitobj.Commit, parentTree gitobj.OID, path []str
 	return "", nil
 }
 
+// along returns the trees tree has along path (its root, then each
+// directory path names, as far as tree has them) and the entry at path
+// (zero when there is none).
+func (t treeCache) along(tree gitobj.OID, path []string) ([]listedTree, gitobj.TreeEntry, error) {
+	if tree == "" {
+		return nil, gitobj.TreeEntry{}, nil
+	}
+	levels := make([]listedTree, 0, len(path))
+	list := func(id gitobj.OID, place string) ([]gitobj.TreeEntry, error) {
+		entries, err := t.list(id, place)
+		levels = append(levels, listedTree{id: id, entries: entries})
+		return entries, err
+	}
+	e, _, err := entryAt(list, tree, path)
+	return levels, e, err
+}
+
+// isWithout reports whether tree parent is the tree whose trees along
+// path are levels, which holds a file there, without that file (a
+// directory left empty goes too): the ids of those trees are computed,
+// not read, each from the content of the tree it replaces with one entry
+// changed or gone. When it is, the parent's trees along path are kept as
+// the last ones at their places, with their contents.
+func (t treeCache) isWithout(parent gitobj.OID, levels []listedTree, path []string) bool {
+	if len(levels) != len(path) {
+		return false
+	}
+	made := make([]listedTree, len(levels))
+	child := gitobj.OID("") // the id of the level below in the parent; "" when it is gone
+	place := ""
+	places := make([]string, len(path))
+	for i := range path {
+		places[i] = place
+		place += "/" + path[i]
+	}
+	for i := len(levels) - 1; i >= 0; i-- {
+		src := levels[i]
+		var content []byte
+		if l, ok := t.last[places[i]]; ok && l.id == src.id {
+			content = l.content // computed for the commit before
+		}
+		if content == nil {
+			var ok bool
+			if content, ok = treeContent(src.entries); !ok {
+				return false
+			}
+		}
+		off, j := 0, 0
+		for ; j < len(src.entries) && src.entries[j].Name != path[i]; j++ {
+			off += entryLen(src.entries[j])
+		}
+		if j == len(src.entries) {
+			return false
+		}
+		end := off + entryLen(src.entries[j])
+		if end > len(content) {
+			return false
+		}
+		entries := slices.Clone(src.entries)
+		next := make([]byte, 0, len(content))
+		next = append(next, content[:off]...)
+		if child == "" {
+			entries = slices.Delete(entries, j, j+1)
+		} else {
+			entries[j].OID = child
+			var ok bool
+			if next, ok = appendEntry(next, entries[j]); !ok {
+				return false
+			}
+		}
+		next = append(next, content[end:]...)
+		if len(entries) == 0 && i > 0 {
+			child = ""
+			continue
+		}
+		made[i] = listedTree{id: contentID(next), entries: entries, content: next}
+		child = made[i].id
+	}
+	if made[0].id != parent {
+		return false
+	}
+	for i, m := range made {
+		if m.id != "" {
+			t.last[places[i]] = m
+		}
+	}
+	return true
+}
+
 // notAppended says how commit cm, which names the receipt at path on its
 // first line, fails to append it: a merge, or a commit that does not add
 // the file to its parent's tree (notAppend); "" when it appends it.
 func (l *Ledger) notAppended(trees treeCache, cm gitobj.Commit, path []string) (string, error) {
+	return notAppended(trees, cm, path, func(c gitobj.OID) (gitobj.OID, error) {
+		p, err := l.store.Commit(c)
+		return p.Tree, err
+	})
+}
+
+// notAppended is Ledger.notAppended reading the tree of a commit with
+// treeOf.
+func notAppended(trees treeCache, cm gitobj.Commit, path []string, treeOf func(gitobj.OID) (gitobj.OID, error)) (string, error) {
 	if len(cm.Parents) > 1 {
 		return mergeNames(len(cm.Parents)), nil
 	}
 	var parentTree gitobj.OID
 	if len(cm.Parents) == 1 {
-		p, err := l.store.Commit(cm.Parents[0])
-		if err != nil {
+		var err error
+		if parentTree, err = treeOf(cm.Parents[0]); err != nil {
 			return "", fmt.Errorf("reading receipt commit %s: %w", cm.Parents[0], err)
 		}
-		parentTree = p.Tree
 	}
 	return trees.notAppend(cm, parentTree, path)
+}
+
+// commitReader reads the commits of a chain for Scan's walk of merges'
+// other sides, each once: it keeps the tree of each commit of the
+// first-parent history below a merge (a commit of the other side may have
+// one for its parent) and the commit last read for its tree alone (a
+// commit's parent, which the walk takes next).
+type commitReader struct {
+	read    func(gitobj.OID) (gitobj.Commit, error)
+	trees   map[gitobj.OID]gitobj.OID
+	aheadID gitobj.OID
+	ahead   gitobj.Commit
+}
+
+// commit reads commit id.
+func (r *commitReader) commit(id gitobj.OID) (gitobj.Commit, error) {
+	if id == r.aheadID {
+		r.aheadID = ""
+		return r.ahead, nil
+	}
+	return r.read(id)
+}
+
+// tree returns the tree of commit id.
+func (r *commitReader) tree(id gitobj.OID) (gitobj.OID, error) {
+	if t, ok := r.trees[id]; ok {
+		return t, nil
+	}
+	cm, err := r.read(id)
+	if err != nil {
+		return "", err
+	}
+	r.aheadID, r.ahead = id, cm
+	return cm.Tree, nil
 }
 
 // mergeNames says why a merge of n commits (n > 1) that names a receipt

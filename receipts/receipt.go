@@ -393,40 +393,74 @@ const MaxEncodedLen = 64 << 10
 // members, a missing MAC and trailing data are refused. It does not check the
 // MAC: use Verify.
 func DecodeReceipt(data []byte) (Receipt, error) {
-	bad := func(format string, a ...any) (Receipt, error) {
-		return Receipt{}, fmt.Errorf("%w: decoding receipt JSON: %s", ErrInvalid, fmt.Sprintf(format, a...))
-	}
 	if len(data) > MaxEncodedLen {
-		return bad("%d bytes, more than %d", len(data), MaxEncodedLen)
+		return badJSON("%d bytes, more than %d", len(data), MaxEncodedLen)
 	}
+	if r, ok := decodeStored(data); ok {
+		return r, nil
+	}
+	return decodeChecked(data)
+}
+
+// decodeChecked is DecodeReceipt for data of at most MaxEncodedLen bytes,
+// member name by member name.
+func decodeChecked(data []byte) (Receipt, error) {
 	if err := checkMemberNames(data); err != nil {
-		return bad("%v", err)
+		return badJSON("%v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var w wireReceipt
 	if err := dec.Decode(&w); err != nil {
-		return bad("%v", err)
+		return badJSON("%v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return bad("trailing data after the receipt object")
+		return badJSON("trailing data after the receipt object")
 	}
+	return w.receipt()
+}
+
+// decodeStored decodes data when it is exactly the stored JSON Encode
+// writes of a receipt that validates, as every receipt readproof stores
+// is: ok false otherwise, and decodeChecked, member by member, decides.
+// Bytes equal to Encode's name each member once, spelt as the format
+// spells it, and have nothing after the object, which decodeChecked's
+// checks (strictjson.Check, most of a listing's time) would find; the
+// receipt is the one it would give (FuzzDecodeStored).
+func decodeStored(data []byte) (Receipt, bool) {
+	if len(data) == 0 || data[0] != '{' || data[len(data)-1] != '\n' {
+		return Receipt{}, false
+	}
+	var w wireReceipt
+	if json.Unmarshal(data, &w) != nil {
+		return Receipt{}, false
+	}
+	r, err := w.receipt()
+	if err != nil || !bytes.Equal(r.Encode(), data) {
+		return Receipt{}, false
+	}
+	return r, true
+}
+
+// receipt checks a decoded receipt's members and returns the receipt
+// (DecodeReceipt's errors).
+func (w wireReceipt) receipt() (Receipt, error) {
 	if w.V != Version && w.V != BoundVersion {
-		return bad("format version %d; this readproof reads versions %d and %d (upgrade readproof)", w.V, Version, BoundVersion)
+		return badJSON("format version %d; this readproof reads versions %d and %d (upgrade readproof)", w.V, Version, BoundVersion)
 	}
 	if w.V == Version && (w.RunManifest != "" || w.RunStarted != "") {
-		return bad("run_manifest and run_started are members of version %d receipts, not of version %d", BoundVersion, Version)
+		return badJSON("run_manifest and run_started are members of version %d receipts, not of version %d", BoundVersion, Version)
 	}
 	if w.ArgsSHA256 == nil || w.ResultSHA256 == nil || w.MAC == nil {
-		return bad("args_sha256, result_sha256 and mac are required")
+		return badJSON("args_sha256, result_sha256 and mac are required")
 	}
 	start, err := parseTime(w.Start)
 	if err != nil {
-		return bad("start: %v", err)
+		return badJSON("start: %v", err)
 	}
 	end, err := parseTime(w.End)
 	if err != nil {
-		return bad("end: %v", err)
+		return badJSON("end: %v", err)
 	}
 	r := Receipt{
 		ID: w.ID, Session: w.Session, Run: w.Run, Tool: w.Tool,
@@ -440,19 +474,24 @@ func DecodeReceipt(data []byte) (Receipt, error) {
 	}
 	if w.RunStarted != "" {
 		if r.Bound.RunStarted, err = parseTime(w.RunStarted); err != nil {
-			return bad("run_started: %v", err)
+			return badJSON("run_started: %v", err)
 		}
 		if r.Bound.RunStarted.IsZero() {
 			// Go's zero time is no binding to Validate and the MAC
 			// input: spelt out, it would be a member the MAC does not
 			// cover, which another reader takes for a start
-			return bad("run_started: time %s outside the range of int64 Unix nanoseconds (1678-2262)", w.RunStarted)
+			return badJSON("run_started: time %s outside the range of int64 Unix nanoseconds (1678-2262)", w.RunStarted)
 		}
 	}
 	if err := r.Validate(); err != nil {
 		return Receipt{}, err
 	}
 	return r, nil
+}
+
+// badJSON is DecodeReceipt's error (ErrInvalid) for what format says.
+func badJSON(format string, a ...any) (Receipt, error) {
+	return Receipt{}, fmt.Errorf("%w: decoding receipt JSON: %s", ErrInvalid, fmt.Sprintf(format, a...))
 }
 
 // checkMemberNames refuses an object whose member names are not spelt

@@ -393,7 +393,9 @@ func checkReceiptCommits(ctx context.Context, g gitstore.Store, t *gitstore.Tran
 			for _, d := range shrunk {
 				switch {
 				case d.Gone:
-					fail(d.Path, "the file of parent %s is gone: a receipt chain only grows, so a file one commit adds and a later one removes is hidden from the tip while `git log -p` of the chain shows it; %s", p, handWritten(d.Path, p))
+					// the parent may be as readproof wrote it: the commit
+					// that drops its file is the one no readproof writes
+					fail(d.Path, "the file of parent %s is gone: a receipt chain only grows, so a file one commit adds and a later one removes is hidden from the tip while `git log -p` of the chain shows it; %s", p, handWrittenCommit(c.ID))
 				case len(c.Parents) == 1:
 					fail(d.Path, "blob %s of parent %s is replaced by %s: a receipt chain only grows; %s", d.Was, p, d.Now, handWritten(d.Path, c.ID))
 				default:

@@ -596,10 +596,15 @@ func nameRemote(err error, what string) error {
 
 func unverified(failures []string) error {
 	err := fmt.Errorf("%w: nothing was adopted: %s", ErrUnverified, summarize(failures, 3))
+	// a commit that holds a file no readproof writes is named first: a
+	// later commit that drops that file again is no append either, but the
+	// file says more
 	for _, f := range failures {
 		if path, commit, ok := handWrittenIn(f); ok {
 			return hint.With(err, fmt.Sprintf("records on the remote carry files no readproof writes: someone wrote commit %s by hand (it holds %s), and every readproof refuses it; ask whoever pushed it to restore that chain on the remote from a copy readproof wrote (`readproof verify` in a store holding the commit names it broken), and do not adopt it", commit, path))
 		}
+	}
+	for _, f := range failures {
 		if commit, ok := handWrittenCommitIn(f); ok {
 			return hint.With(err, fmt.Sprintf("records on the remote hold a commit no readproof writes: someone wrote commit %s by hand, and every readproof refuses it; ask whoever pushed it to restore that chain on the remote from a copy readproof wrote (`readproof verify` in a store holding the commit names it broken), and do not adopt it", commit))
 		}
