@@ -11,8 +11,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -178,7 +181,7 @@ func joinSpans(data []byte, spans [][2]int) string {
 // resources.
 func sameSettings(f, g *File) bool {
 	a, b := *f, *g
-	a.Resources, a.byURI, b.Resources, b.byURI = nil, nil, nil, nil
+	a.res, a.byURI, a.lazy, b.res, b.byURI, b.lazy = nil, nil, nil, nil, nil, nil
 	return reflect.DeepEqual(a, b)
 }
 
@@ -203,15 +206,15 @@ func sameSettings(f, g *File) bool {
 // format 1, which a second pass over the cache would only repeat. The
 // policy file's own bytes are matched by SHA-256.
 func encodeCache(path, name string, f *File, text string, heads []headRun, sum, build [32]byte, key []byte) []byte {
-	if len(f.Resources) == 0 {
+	if len(f.res) == 0 {
 		return nil
 	}
 	spans := settingsSpans(text, heads)
 	g, ok := parseFast(path, name, joinSpans([]byte(text), spans))
-	if !ok || len(g.Resources) != 0 || !sameSettings(f, g) {
+	if !ok || len(g.res) != 0 || !sameSettings(f, g) {
 		return nil
 	}
-	b := make([]byte, 0, len(text)+64*len(f.Resources)/8+256)
+	b := make([]byte, 0, len(text)+64*len(f.res)/8+256)
 	b = append(b, cacheFormat+"\nbuild "...)
 	b = hex.AppendEncode(b, build[:])
 	b = append(b, "\npolicy "...)
@@ -228,10 +231,10 @@ func encodeCache(path, name string, f *File, text string, heads []headRun, sum, 
 		b = append(b, '\n')
 	}
 	b = append(b, "resources "...)
-	b = strconv.AppendInt(b, int64(len(f.Resources)), 10)
+	b = strconv.AppendInt(b, int64(len(f.res)), 10)
 	b = append(b, '\n')
-	for i := range f.Resources {
-		b = appendResource(b, &f.Resources[i])
+	for i := range f.res {
+		b = appendResource(b, &f.res[i])
 	}
 	for _, i := range f.byURI {
 		b = binary.AppendUvarint(b, uint64(i))
@@ -305,35 +308,103 @@ func readCache(cache, path, name string, size int64, build [32]byte, key []byte)
 		return nil
 	}
 	f, ok := parseFast(path, name, settings)
-	if !ok || len(f.Resources) != 0 {
+	if !ok || len(f.res) != 0 {
 		return nil
 	}
+	// Every resource is read once, as Resources would decode it, into one
+	// scratch Resource (no slice of 10,000 is made: its pages are most of
+	// a decode's cost), and where each starts is kept: Lookup decodes one,
+	// Resources all, and neither can meet what this pass did not accept.
 	cr := cacheReader{s: rest}
-	res := make([]Resource, n)
-	for i := range res {
-		cr.resource(&res[i])
+	at := make([]int32, n)
+	var scratch Resource
+	for i := range at {
+		at[i] = int32(cr.i)
+		cr.resource(&scratch)
 	}
 	if cr.bad {
 		return nil
 	}
 	// Lookup's index, checked: each resource once, in increasing order.
-	byURI := make([]int32, n)
+	lz := &lazyResources{s: rest, at: at, byURI: make([]int32, n)}
 	seen := make([]bool, n)
-	for k := range byURI {
+	var prev identity.URI
+	for k := range lz.byURI {
 		i := cr.uint()
 		if cr.bad || i >= uint64(n) || seen[i] {
 			return nil
 		}
-		byURI[k], seen[i] = int32(i), true
-		if k > 0 && uriCompare(&res[byURI[k-1]].URI, &res[i].URI) >= 0 {
+		lz.byURI[k], seen[i] = int32(i), true
+		u := lz.uri(int32(i))
+		if k > 0 && uriCompare(&prev, &u) >= 0 {
 			return nil
 		}
+		prev = u
 	}
 	if cr.i != len(cr.s) {
 		return nil
 	}
-	f.Resources, f.byURI = res, byURI
+	f.lazy = lz
 	return f
+}
+
+// lazyResources are a cached File's resources, in the cache's form
+// (appendResource) until asked for: s is the cache from the first
+// resource on, at where each resource starts in s, in the file's order,
+// and byURI their indexes in Lookup's order. readCache read and checked
+// every one of them, so a decode here cannot fail.
+type lazyResources struct {
+	s     string
+	at    []int32
+	byURI []int32
+	once  sync.Once
+	// res are all the resources, decoded by the first all(); Lookup then
+	// answers from them, as a parsed File does.
+	res atomic.Pointer[[]Resource]
+}
+
+// all decodes every resource, once.
+func (lz *lazyResources) all() []Resource {
+	lz.once.Do(func() {
+		res := make([]Resource, len(lz.at))
+		for i := range res {
+			lz.decode(int32(i), &res[i])
+		}
+		lz.res.Store(&res)
+	})
+	return *lz.res.Load()
+}
+
+// decode decodes resource i into r.
+func (lz *lazyResources) decode(i int32, r *Resource) {
+	cr := cacheReader{s: lz.s, i: int(lz.at[i])}
+	cr.resource(r)
+}
+
+// uri is the namespace and path of resource i (its first strings), read
+// in place.
+func (lz *lazyResources) uri(i int32) identity.URI {
+	cr := cacheReader{s: lz.s, i: int(lz.at[i])}
+	return identity.URI{Namespace: cr.str(), Path: cr.str()}
+}
+
+// lookup is Lookup: a binary search of the index, and a decode of the
+// resource found alone (or, once all are decoded, that one among them).
+func (lz *lazyResources) lookup(u identity.URI) (*Resource, bool) {
+	k := sort.Search(len(lz.byURI), func(k int) bool { return !uriLess(lz.uri(lz.byURI[k]), u) })
+	if k == len(lz.byURI) {
+		return nil, false
+	}
+	i := lz.byURI[k]
+	if got := lz.uri(i); got.Namespace != u.Namespace || got.Path != u.Path {
+		return nil, false
+	}
+	if res := lz.res.Load(); res != nil {
+		return &(*res)[i], true
+	}
+	r := new(Resource)
+	lz.decode(i, r)
+	return r, true
 }
 
 // readCacheFile returns the cache file at path without its mac line, when
