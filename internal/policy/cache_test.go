@@ -411,7 +411,7 @@ func FuzzCacheFile(f *testing.F) {
 	f.Add([]byte(strings.Replace(string(body), "resources 4", "resources 9", 1)))
 	f.Add([]byte(cacheFormat + "\n"))
 	// a size far beyond the file's, and as many settings ranges
-	f.Add([]byte(regexp.MustCompile(`(?m)^(policy [0-9a-f]{64}) [0-9]+\nsettings [0-9]+\n`).ReplaceAllString(string(body), "$1 999999999999\nsettings 999999999999\n")))
+	f.Add([]byte(regexp.MustCompile(`(?m)^(policy [0-9a-f]{64}) [0-9]+\n(stat [^\n]*\n)settings [0-9]+\n`).ReplaceAllString(string(body), "$1 999999999999\n${2}settings 999999999999\n")))
 	text, err := os.ReadFile(c.policy)
 	if err != nil {
 		f.Fatal(err)
@@ -436,4 +436,16 @@ func FuzzCacheFile(f *testing.F) {
 			t.Fatalf("a sealed cache made the load fail: %v", err)
 		}
 	})
+}
+
+// parseForCache is the full parse of text as the policy file name, with
+// the heads encodeCache needs.
+func parseForCache(t testing.TB, name, text string) (*File, []headRun) {
+	t.Helper()
+	var heads []headRun
+	f, ok := parseFastHeads(name, name, text, &heads)
+	if !ok {
+		t.Fatal("the fast parse gave up on the test's policy")
+	}
+	return f, heads
 }
