@@ -654,7 +654,10 @@ func cacheInt(s string, end byte) (int, string, bool) {
 // appendResource appends r in the cache's binary form: its strings each
 // as a length (uvarint) and its bytes, its maps as the number of keys plus
 // one (0 for nil) and the keys in order, each with its value, its MaxAge
-// and Line as uvarints.
+// and Line as uvarints. Its source type and strategy are each a uvarint,
+// 1 + the value's place in SourceTypes or Strategies, or 0 and the value
+// as a string (format 3: the two names were a third of a filesystem
+// resource's bytes, all of which a load reads and authenticates).
 func appendResource(b []byte, r *Resource) []byte {
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
@@ -680,7 +683,21 @@ func appendResource(b []byte, r *Resource) []byte {
 	str(r.URI.Namespace)
 	str(r.URI.Path)
 	str(r.URI.Tag)
-	str(s.Type)
+	enum := func(v string, known func(int) (string, bool)) {
+		for i := 0; ; i++ {
+			k, ok := known(i)
+			if !ok {
+				b = append(b, 0)
+				str(v)
+				return
+			}
+			if k == v {
+				b = binary.AppendUvarint(b, uint64(i)+1)
+				return
+			}
+		}
+	}
+	enum(s.Type, sourceType)
 	str(s.Path)
 	str(s.URL)
 	strMap(s.Headers)
@@ -690,7 +707,7 @@ func appendResource(b []byte, r *Resource) []byte {
 	str(s.Ref)
 	str(s.APIBase)
 	str(s.TokenEnv)
-	str(string(r.Freshness.Strategy))
+	enum(string(r.Freshness.Strategy), strategy)
 	b = binary.AppendUvarint(b, uint64(r.Freshness.MaxAge))
 	str(r.Freshness.Snapshot)
 	str(r.ContentType)
@@ -754,11 +771,45 @@ func (cr *cacheReader) strMap() map[string]string {
 	return m
 }
 
+// sourceType and strategy are the cache's codes of a source type and a
+// strategy: the i-th known name, and whether there is one.
+func sourceType(i int) (string, bool) {
+	if i < len(SourceTypes) {
+		return SourceTypes[i], true
+	}
+	return "", false
+}
+
+func strategy(i int) (string, bool) {
+	if i < len(Strategies) {
+		return string(Strategies[i]), true
+	}
+	return "", false
+}
+
+// enum reads what appendResource's enum wrote: a known name's code, or 0
+// and a string.
+func (cr *cacheReader) enum(known func(int) (string, bool)) string {
+	k := cr.uint()
+	if k == 0 || cr.bad {
+		return cr.str()
+	}
+	if k > 1<<20 {
+		cr.bad = true
+		return ""
+	}
+	v, ok := known(int(k) - 1)
+	if !ok {
+		cr.bad = true
+	}
+	return v
+}
+
 // resource reads one resource into r.
 func (cr *cacheReader) resource(r *Resource) {
 	s := &r.Source
 	r.URI = identity.URI{Namespace: cr.str(), Path: cr.str(), Tag: cr.str()}
-	s.Type = cr.str()
+	s.Type = cr.enum(sourceType)
 	s.Path = cr.str()
 	s.URL = cr.str()
 	s.Headers = cr.strMap()
@@ -768,7 +819,7 @@ func (cr *cacheReader) resource(r *Resource) {
 	s.Ref = cr.str()
 	s.APIBase = cr.str()
 	s.TokenEnv = cr.str()
-	r.Freshness.Strategy = Strategy(cr.str())
+	r.Freshness.Strategy = Strategy(cr.enum(strategy))
 	r.Freshness.MaxAge = time.Duration(cr.uint())
 	r.Freshness.Snapshot = cr.str()
 	r.ContentType = cr.str()
