@@ -111,7 +111,7 @@ func TestREADMETOMLBlocksParse(t *testing.T) {
 			t.Errorf("README toml block does not parse: %v\n%s", err, b[1])
 			continue
 		}
-		if len(f.Resources) == 0 {
+		if len(f.Resources()) == 0 {
 			t.Errorf("README toml block declares no resource:\n%s", b[1])
 		}
 	}

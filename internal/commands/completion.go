@@ -358,7 +358,7 @@ func completionValues(e *env, kind argKind, prev string) []string {
 	}
 	var uris []string
 	var ids []identity.URI
-	for _, r := range pol.Resources {
+	for _, r := range pol.Resources() {
 		uris = append(uris, r.URI.String())
 		ids = append(ids, r.URI)
 	}

@@ -108,8 +108,8 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 	if r.URI.Namespace == "" || r.URI.Path == "" {
 		return &Error{File: name, Key: newKey(f, "uri"), Msg: "missing uri", Hint: "give the resource a readproof://NAMESPACE/PATH identity"}
 	}
-	for i := range f.Resources {
-		if have := &f.Resources[i]; have.URI.Namespace == r.URI.Namespace && have.URI.Path != r.URI.Path && strings.EqualFold(have.URI.Path, r.URI.Path) {
+	for i := range f.res {
+		if have := &f.res[i]; have.URI.Namespace == r.URI.Namespace && have.URI.Path != r.URI.Path && strings.EqualFold(have.URI.Path, r.URI.Path) {
 			return &Error{File: name, Line: have.Line, Key: fmt.Sprintf("resource[%d].uri", i+1), Err: ErrDuplicate,
 				Msg:  caseCollision(r.URI, have.URI, have.Line),
 				Hint: "choose another URI, or edit that [[resource]] block instead"}
@@ -117,8 +117,8 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 	}
 	if have, ok := f.Lookup(r.URI); ok {
 		idx := 1
-		for i := range f.Resources {
-			if &f.Resources[i] == have {
+		for i := range f.res {
+			if &f.res[i] == have {
 				idx = i + 1
 			}
 		}
@@ -170,7 +170,7 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 		}
 		return err
 	}
-	if len(nf.Resources) != len(f.Resources)+1 || !sameResource(nf.Resources[len(nf.Resources)-1], normalized(r, f)) {
+	if len(nf.res) != len(f.res)+1 || !sameResource(nf.res[len(nf.res)-1], normalized(r, f)) {
 		return &Error{File: name, Msg: "internal error: the new resource reads back differently; nothing was written",
 			Hint: "report this as a bug, with the command that was run"}
 	}
@@ -187,7 +187,7 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 
 // newKey names key k of the resource about to be appended to f.
 func newKey(f *File, k string) string {
-	return fmt.Sprintf("resource[%d].%s", len(f.Resources)+1, k)
+	return fmt.Sprintf("resource[%d].%s", len(f.res)+1, k)
 }
 
 // normalized is r as Parse reads it back from f.

@@ -88,11 +88,11 @@ func TestAppendResourceCreatesAndRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := append([]Resource{first}, added...)
-	if len(f.Resources) != len(want) {
-		t.Fatalf("%d resources, want %d", len(f.Resources), len(want))
+	if len(f.Resources()) != len(want) {
+		t.Fatalf("%d resources, want %d", len(f.Resources()), len(want))
 	}
 	for i, w := range want {
-		got := f.Resources[i]
+		got := f.Resources()[i]
 		if got.Line == 0 {
 			t.Errorf("resource %d has no line", i+1)
 		}
@@ -100,7 +100,7 @@ func TestAppendResourceCreatesAndRoundTrips(t *testing.T) {
 			t.Errorf("resource %d:\n got %+v\nwant %+v", i+1, got, n)
 		}
 	}
-	if r := f.Resources[4]; r.Freshness.Strategy != RequireFresh || r.Source.Ref != DefaultGitRef {
+	if r := f.Resources()[4]; r.Freshness.Strategy != RequireFresh || r.Source.Ref != DefaultGitRef {
 		t.Errorf("defaults not applied to the last resource: %+v", r)
 	}
 	text := string(mustRead(t, path))
@@ -291,8 +291,8 @@ func TestAppendResourceConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Resources) != n {
-		t.Errorf("%d resources after %d concurrent adds", len(f.Resources), n)
+	if len(f.Resources()) != n {
+		t.Errorf("%d resources after %d concurrent adds", len(f.Resources()), n)
 	}
 	leftovers(t, dir, "readproof.toml")
 }
@@ -357,7 +357,7 @@ func TestCreateFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, err := Load(path)
-	if err != nil || f.Version != 1 || len(f.Resources) != 0 {
+	if err != nil || f.Version != 1 || len(f.Resources()) != 0 {
 		t.Fatalf("Load after CreateFile = %+v, %v", f, err)
 	}
 	before := mustRead(t, path)

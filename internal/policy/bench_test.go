@@ -10,7 +10,7 @@ func BenchmarkParse1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		f, err := Parse("/srv/readproof.toml", data)
-		if err != nil || len(f.Resources) != 1000 {
+		if err != nil || len(f.Resources()) != 1000 {
 			b.Fatal(err)
 		}
 	}

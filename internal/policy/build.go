@@ -64,11 +64,11 @@ func (c *checker) build(f *File, raw *rawFile) {
 		seen = make(map[[2]string]seenURI, len(raw.Resource))
 	}
 	switch n := len(raw.Resource); {
-	case n > 0 && len(f.Resources) == n:
+	case n > 0 && len(f.res) == n:
 		// fastDecode made the Resources, their sources decoded in place.
-		f.Resources = f.Resources[:0]
+		f.res = f.res[:0]
 	case n > 0:
-		f.Resources = make([]Resource, 0, n)
+		f.res = make([]Resource, 0, n)
 	}
 	rp := root.child("resource")
 	// The paths resource[n] and resource[n].source: every resource needs
@@ -94,11 +94,11 @@ func (c *checker) build(f *File, raw *rawFile) {
 		// into the slice was measurable. Each slot is zero, but for the
 		// source fastDecode put there (in the fast path every resource
 		// before this one was accepted, so slot k is resource i's).
-		k := len(f.Resources)
-		f.Resources = f.Resources[:k+1]
-		if !c.resource(f, p, sp, &raw.Resource[i], seen, &f.Resources[k]) {
-			f.Resources[k] = Resource{}
-			f.Resources = f.Resources[:k]
+		k := len(f.res)
+		f.res = f.res[:k+1]
+		if !c.resource(f, p, sp, &raw.Resource[i], seen, &f.res[k]) {
+			f.res[k] = Resource{}
+			f.res = f.res[:k]
 		}
 	}
 }

@@ -11,8 +11,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,7 +46,7 @@ import (
 const CacheFile = "readproof-policy-cache"
 
 // cacheFormat is the cache's first line.
-const cacheFormat = "readproof-policy-cache/2"
+const cacheFormat = "readproof-policy-cache/3"
 
 // CacheMinBytes is the size from which a policy file is cached: below it
 // the parse (about a millisecond a 100 KB) costs less than a file's open.
@@ -69,6 +72,35 @@ type Cache struct {
 	// key. Without a key (Key nil, or returning nil) the cache is neither
 	// read nor written.
 	Key func() []byte
+
+	// settledAt, when set (by a test), replaces settledAt: the time
+	// before which a policy file's last change must be for the cache to
+	// trust its stat line.
+	settledAt func(tmp os.FileInfo) time.Time
+}
+
+// stampSettle is how long before the cache is written a policy file must
+// have last changed for the cache to record its stat line: longer than
+// the coarsest time stamps a file system keeps (2 s on FAT), so that any
+// later change gets another change time (docs/store-format.md, "The
+// policy cache").
+const stampSettle = 3 * time.Second
+
+// settled reports whether a policy file last changed at ctime may be
+// known by its stat line from a cache written now to tmp: ctime is
+// stampSettle before the earlier of the clock's time and tmp's
+// modification time (the file system's clock, which set ctime too).
+func (c Cache) settled(ctime time.Time, tmp os.FileInfo) bool {
+	var at time.Time
+	if c.settledAt != nil {
+		at = c.settledAt(tmp)
+	} else {
+		at = time.Now()
+		if tmp != nil && tmp.ModTime().Before(at) {
+			at = tmp.ModTime()
+		}
+	}
+	return ctime.Before(at.Add(-stampSettle))
 }
 
 // LoadCached is Load through the parse cache c: a file of CacheMinBytes or
@@ -102,7 +134,10 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 			f, err := Load(path)
 			return f, false, err
 		}
-		if f := readCache(c.Path, path, name, fi.Size(), build, key); f != nil {
+		if f, restamp := readCache(c, path, name, fi.Size(), build, key); f != nil {
+			if restamp != nil {
+				writeCache(c.Path, restamp)
+			}
 			return f, true, nil
 		}
 	}
@@ -116,14 +151,28 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		f, err := parseRest(path, name, text)
 		return f, false, err
 	}
-	writeCache(c.Path, func() []byte {
+	// the stat line of the bytes read: the file's, the same before the
+	// read and after it
+	stamp, ctime, stamped := fileStamp(fi)
+	if stamped {
+		after, err := os.Stat(path)
+		stamped = err == nil && after.Size() == int64(len(text))
+		if stamped {
+			again, _, _ := fileStamp(after)
+			stamped = again == stamp
+		}
+	}
+	writeCache(c.Path, func(tmp os.FileInfo) []byte {
 		if key == nil {
 			key = c.Key()
 		}
 		if len(key) == 0 {
 			return nil
 		}
-		return encodeCache(path, name, f, text, heads, sumText(text), build, key)
+		if !stamped || !c.settled(ctime, tmp) {
+			stamp = noStamp
+		}
+		return encodeCache(path, name, f, text, heads, sumText(text), stamp, build, key)
 	})
 	return f, false, nil
 }
@@ -178,7 +227,7 @@ func joinSpans(data []byte, spans [][2]int) string {
 // resources.
 func sameSettings(f, g *File) bool {
 	a, b := *f, *g
-	a.Resources, a.byURI, b.Resources, b.byURI = nil, nil, nil, nil
+	a.res, a.byURI, a.lazy, b.res, b.byURI, b.lazy = nil, nil, nil, nil, nil, nil
 	return reflect.DeepEqual(a, b)
 }
 
@@ -191,6 +240,7 @@ func sameSettings(f, g *File) bool {
 //	readproof-policy-cache/2
 //	build <sha256 of the build's name>
 //	policy <sha256 of the file> <size>
+//	stat <device> <inode> <mtime ns> <ctime ns>   or  stat -
 //	settings <n>
 //	<start> <end>                 n lines: the byte ranges of the settings
 //	resources <n>
@@ -201,23 +251,27 @@ func sameSettings(f, g *File) bool {
 // The MAC finds a planted or edited cache, and a torn write too (a rename
 // that outlived a crash when the data did not): it replaced the CRC-32C of
 // format 1, which a second pass over the cache would only repeat. The
-// policy file's own bytes are matched by SHA-256.
-func encodeCache(path, name string, f *File, text string, heads []headRun, sum, build [32]byte, key []byte) []byte {
-	if len(f.Resources) == 0 {
+// policy file's own bytes are matched by SHA-256, or, when the stat line
+// was recorded and the file's stat is still that one, by the stat alone
+// (readSettings; format 3).
+func encodeCache(path, name string, f *File, text string, heads []headRun, sum [32]byte, stamp string, build [32]byte, key []byte) []byte {
+	if len(f.res) == 0 {
 		return nil
 	}
 	spans := settingsSpans(text, heads)
 	g, ok := parseFast(path, name, joinSpans([]byte(text), spans))
-	if !ok || len(g.Resources) != 0 || !sameSettings(f, g) {
+	if !ok || len(g.res) != 0 || !sameSettings(f, g) {
 		return nil
 	}
-	b := make([]byte, 0, len(text)+64*len(f.Resources)/8+256)
+	b := make([]byte, 0, len(text)+64*len(f.res)/8+256)
 	b = append(b, cacheFormat+"\nbuild "...)
 	b = hex.AppendEncode(b, build[:])
 	b = append(b, "\npolicy "...)
 	b = hex.AppendEncode(b, sum[:])
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(len(text)), 10)
+	b = append(b, "\nstat "...)
+	b = append(b, stamp...)
 	b = append(b, "\nsettings "...)
 	b = strconv.AppendInt(b, int64(len(spans)), 10)
 	b = append(b, '\n')
@@ -228,10 +282,10 @@ func encodeCache(path, name string, f *File, text string, heads []headRun, sum, 
 		b = append(b, '\n')
 	}
 	b = append(b, "resources "...)
-	b = strconv.AppendInt(b, int64(len(f.Resources)), 10)
+	b = strconv.AppendInt(b, int64(len(f.res)), 10)
 	b = append(b, '\n')
-	for i := range f.Resources {
-		b = appendResource(b, &f.Resources[i])
+	for i := range f.res {
+		b = appendResource(b, &f.res[i])
 	}
 	for _, i := range f.byURI {
 		b = binary.AppendUvarint(b, uint64(i))
@@ -257,83 +311,178 @@ const macLine = len("mac \n") + 2*sha256.Size
 // another format or build, of other bytes (the file's SHA-256 and size, as
 // read now), when its MAC does not check under key, or when the settings
 // no longer parse (the full parse then words the error).
-func readCache(cache, path, name string, size int64, build [32]byte, key []byte) *File {
-	raw, ok := readCacheFile(cache, 4*size+64<<10, key)
+//
+// restamp, when not nil, is the cache again with the stat line of the file
+// as read now, for writeCache: the file was hashed (its stat was not the
+// one recorded), and the new stat is recorded once it has settled.
+func readCache(c Cache, path, name string, size int64, build [32]byte, key []byte) (f *File, restamp func(os.FileInfo) []byte) {
+	raw, ok := readCacheFile(c.Path, 4*size+64<<10, key)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	rest, ok := strings.CutPrefix(raw, cacheFormat+"\nbuild "+hex.EncodeToString(build[:])+"\npolicy ")
 	if !ok || len(rest) < 2*sha256.Size+1 || rest[2*sha256.Size] != ' ' {
-		return nil
+		return nil, nil
 	}
 	var sum [32]byte
 	if _, err := hex.Decode(sum[:], []byte(rest[:2*sha256.Size])); err != nil {
-		return nil
+		return nil, nil
 	}
 	psize, rest, ok := cacheInt(rest[2*sha256.Size+1:], '\n')
 	if !ok || int64(psize) != size {
 		// another file's cache, and the bound of the settings' count
-		return nil
+		return nil, nil
 	}
+	statAt := len(raw) - len(rest)
+	if rest, ok = strings.CutPrefix(rest, "stat "); !ok {
+		return nil, nil
+	}
+	end := strings.IndexByte(rest, '\n')
+	if end < 1 || end > 100 {
+		return nil, nil
+	}
+	stamp := rest[:end]
+	rest = rest[end+1:]
+	statEnd := len(raw) - len(rest)
 	if rest, ok = strings.CutPrefix(rest, "settings "); !ok {
-		return nil
+		return nil, nil
 	}
 	n, rest, ok := cacheInt(rest, '\n')
 	if !ok || n < 1 || n > psize+1 {
-		return nil
+		return nil, nil
 	}
 	spans := make([][2]int, n)
 	last := 0
 	for i := range spans {
 		var a, b int
 		if a, rest, ok = cacheInt(rest, ' '); !ok {
-			return nil
+			return nil, nil
 		}
 		if b, rest, ok = cacheInt(rest, '\n'); !ok || a < last || b < a || b > psize {
-			return nil
+			return nil, nil
 		}
 		spans[i], last = [2]int{a, b}, b
 	}
 	if rest, ok = strings.CutPrefix(rest, "resources "); !ok {
-		return nil
+		return nil, nil
 	}
 	if n, rest, ok = cacheInt(rest, '\n'); !ok || n < 1 || n > len(rest) {
-		return nil
+		return nil, nil
 	}
-	settings, ok := readSettings(path, psize, sum, spans)
+	settings, now, ctime, ok := readSettings(path, psize, sum, spans, stamp)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	f, ok := parseFast(path, name, settings)
-	if !ok || len(f.Resources) != 0 {
-		return nil
+	f, ok = parseFast(path, name, settings)
+	if !ok || len(f.res) != 0 {
+		return nil, nil
 	}
+	// Every resource is read once, as Resources would decode it, into one
+	// scratch Resource (no slice of 10,000 is made: its pages are most of
+	// a decode's cost), and where each starts is kept: Lookup decodes one,
+	// Resources all, and neither can meet what this pass did not accept.
 	cr := cacheReader{s: rest}
-	res := make([]Resource, n)
-	for i := range res {
-		cr.resource(&res[i])
+	at := make([]int32, n)
+	var scratch Resource
+	for i := range at {
+		at[i] = int32(cr.i)
+		cr.resource(&scratch)
 	}
 	if cr.bad {
-		return nil
+		return nil, nil
 	}
 	// Lookup's index, checked: each resource once, in increasing order.
-	byURI := make([]int32, n)
+	lz := &lazyResources{s: rest, at: at, byURI: make([]int32, n)}
 	seen := make([]bool, n)
-	for k := range byURI {
+	var prev identity.URI
+	for k := range lz.byURI {
 		i := cr.uint()
 		if cr.bad || i >= uint64(n) || seen[i] {
-			return nil
+			return nil, nil
 		}
-		byURI[k], seen[i] = int32(i), true
-		if k > 0 && uriCompare(&res[byURI[k-1]].URI, &res[i].URI) >= 0 {
-			return nil
+		lz.byURI[k], seen[i] = int32(i), true
+		u := lz.uri(int32(i))
+		if k > 0 && uriCompare(&prev, &u) >= 0 {
+			return nil, nil
 		}
+		prev = u
 	}
 	if cr.i != len(cr.s) {
-		return nil
+		return nil, nil
 	}
-	f.Resources, f.byURI = res, byURI
-	return f
+	f.lazy = lz
+	if now != "" && now != stamp {
+		restamp = func(tmp os.FileInfo) []byte {
+			if !c.settled(ctime, tmp) {
+				return nil
+			}
+			b := make([]byte, 0, len(raw)+len(now)-len(stamp)+macLine)
+			b = append(b, raw[:statAt]...)
+			b = append(b, "stat "+now+"\n"...)
+			b = append(b, raw[statEnd:]...)
+			return appendMAC(b, key)
+		}
+	}
+	return f, restamp
+}
+
+// lazyResources are a cached File's resources, in the cache's form
+// (appendResource) until asked for: s is the cache from the first
+// resource on, at where each resource starts in s, in the file's order,
+// and byURI their indexes in Lookup's order. readCache read and checked
+// every one of them, so a decode here cannot fail.
+type lazyResources struct {
+	s     string
+	at    []int32
+	byURI []int32
+	once  sync.Once
+	// res are all the resources, decoded by the first all(); Lookup then
+	// answers from them, as a parsed File does.
+	res atomic.Pointer[[]Resource]
+}
+
+// all decodes every resource, once.
+func (lz *lazyResources) all() []Resource {
+	lz.once.Do(func() {
+		res := make([]Resource, len(lz.at))
+		for i := range res {
+			lz.decode(int32(i), &res[i])
+		}
+		lz.res.Store(&res)
+	})
+	return *lz.res.Load()
+}
+
+// decode decodes resource i into r.
+func (lz *lazyResources) decode(i int32, r *Resource) {
+	cr := cacheReader{s: lz.s, i: int(lz.at[i])}
+	cr.resource(r)
+}
+
+// uri is the namespace and path of resource i (its first strings), read
+// in place.
+func (lz *lazyResources) uri(i int32) identity.URI {
+	cr := cacheReader{s: lz.s, i: int(lz.at[i])}
+	return identity.URI{Namespace: cr.str(), Path: cr.str()}
+}
+
+// lookup is Lookup: a binary search of the index, and a decode of the
+// resource found alone (or, once all are decoded, that one among them).
+func (lz *lazyResources) lookup(u identity.URI) (*Resource, bool) {
+	k := sort.Search(len(lz.byURI), func(k int) bool { return !uriLess(lz.uri(lz.byURI[k]), u) })
+	if k == len(lz.byURI) {
+		return nil, false
+	}
+	i := lz.byURI[k]
+	if got := lz.uri(i); got.Namespace != u.Namespace || got.Path != u.Path {
+		return nil, false
+	}
+	if res := lz.res.Load(); res != nil {
+		return &(*res)[i], true
+	}
+	r := new(Resource)
+	lz.decode(i, r)
+	return r, true
 }
 
 // readCacheFile returns the cache file at path without its mac line, when
@@ -388,19 +537,46 @@ func readCacheFile(path string, max int64, key []byte) (string, bool) {
 	return b.String(), true
 }
 
+// noStamp is the stat line of a cache that records none.
+const noStamp = "-"
+
 // readSettings reads the policy file at path, which must be size bytes
-// whose SHA-256 is sum, and returns the text of its spans, in order.
-func readSettings(path string, size int, sum [32]byte, spans [][2]int) (string, bool) {
+// whose SHA-256 is sum, and returns the text of its spans, in order. When
+// the file's stat (fileStamp) is stamp, from start to end of the read,
+// only the spans are read: the file is the one hashed when the stamp was
+// recorded, as no change since can have left its change time alone. Else
+// the whole file is hashed; now is then its stat, the same before the
+// read and after it, to record in the cache ("" when it cannot be), and
+// ctime its change time.
+func readSettings(path string, size int, sum [32]byte, spans [][2]int, stamp string) (settings, now string, ctime time.Time, ok bool) {
 	file, err := os.Open(path)
 	if err != nil {
-		return "", false
+		return "", "", ctime, false
 	}
 	defer file.Close()
 	n := 0
 	for _, s := range spans {
 		n += s[1] - s[0]
 	}
-	settings := make([]byte, 0, n)
+	before, err := file.Stat()
+	if err != nil || before.Size() != int64(size) {
+		return "", "", ctime, false
+	}
+	now, ctime, stamped := fileStamp(before)
+	if !stamped {
+		now = ""
+	}
+	if stamped && stamp != noStamp && now == stamp {
+		if text, ok := readSpans(file, n, spans); ok && stillStamped(file, stamp) {
+			return text, now, ctime, true
+		}
+		// changed while read: hashed below, and not stamped anew
+		now = ""
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			return "", "", ctime, false
+		}
+	}
+	text := make([]byte, 0, n)
 	h := sha256.New()
 	buf := make([]byte, 64<<10)
 	at, next := 0, 0 // the offset of buf[0] in the file, the span to copy
@@ -411,7 +587,7 @@ func readSettings(path string, size int, sum [32]byte, spans [][2]int) (string, 
 		for next < len(spans) && spans[next][0] < at+k {
 			s := spans[next]
 			from, to := max(s[0], at), min(s[1], at+k)
-			settings = append(settings, chunk[from-at:to-at]...)
+			text = append(text, chunk[from-at:to-at]...)
 			if s[1] > at+k {
 				break
 			}
@@ -419,21 +595,47 @@ func readSettings(path string, size int, sum [32]byte, spans [][2]int) (string, 
 		}
 		at += k
 		if at > size {
-			return "", false
+			return "", "", ctime, false
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return "", false
+			return "", "", ctime, false
 		}
 	}
 	var got [32]byte
 	h.Sum(got[:0])
 	if at != size || got != sum || next != len(spans) {
-		return "", false
+		return "", "", ctime, false
 	}
-	return string(settings), true
+	if now != "" && !stillStamped(file, now) {
+		now = ""
+	}
+	return string(text), now, ctime, true
+}
+
+// readSpans reads the spans of file, n bytes in all, at their offsets.
+func readSpans(file *os.File, n int, spans [][2]int) (string, bool) {
+	b := make([]byte, n)
+	at := 0
+	for _, s := range spans {
+		if _, err := file.ReadAt(b[at:at+s[1]-s[0]], int64(s[0])); err != nil {
+			return "", false
+		}
+		at += s[1] - s[0]
+	}
+	return string(b), true
+}
+
+// stillStamped reports whether file's stat is stamp.
+func stillStamped(file *os.File, stamp string) bool {
+	fi, err := file.Stat()
+	if err != nil {
+		return false
+	}
+	now, _, ok := fileStamp(fi)
+	return ok && now == stamp
 }
 
 // cacheInt reads a decimal number ended by end from the start of s.
@@ -452,7 +654,10 @@ func cacheInt(s string, end byte) (int, string, bool) {
 // appendResource appends r in the cache's binary form: its strings each
 // as a length (uvarint) and its bytes, its maps as the number of keys plus
 // one (0 for nil) and the keys in order, each with its value, its MaxAge
-// and Line as uvarints.
+// and Line as uvarints. Its source type and strategy are each a uvarint,
+// 1 + the value's place in SourceTypes or Strategies, or 0 and the value
+// as a string (format 3: the two names were a third of a filesystem
+// resource's bytes, all of which a load reads and authenticates).
 func appendResource(b []byte, r *Resource) []byte {
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
@@ -478,7 +683,21 @@ func appendResource(b []byte, r *Resource) []byte {
 	str(r.URI.Namespace)
 	str(r.URI.Path)
 	str(r.URI.Tag)
-	str(s.Type)
+	enum := func(v string, known func(int) (string, bool)) {
+		for i := 0; ; i++ {
+			k, ok := known(i)
+			if !ok {
+				b = append(b, 0)
+				str(v)
+				return
+			}
+			if k == v {
+				b = binary.AppendUvarint(b, uint64(i)+1)
+				return
+			}
+		}
+	}
+	enum(s.Type, sourceType)
 	str(s.Path)
 	str(s.URL)
 	strMap(s.Headers)
@@ -488,7 +707,7 @@ func appendResource(b []byte, r *Resource) []byte {
 	str(s.Ref)
 	str(s.APIBase)
 	str(s.TokenEnv)
-	str(string(r.Freshness.Strategy))
+	enum(string(r.Freshness.Strategy), strategy)
 	b = binary.AppendUvarint(b, uint64(r.Freshness.MaxAge))
 	str(r.Freshness.Snapshot)
 	str(r.ContentType)
@@ -552,11 +771,45 @@ func (cr *cacheReader) strMap() map[string]string {
 	return m
 }
 
+// sourceType and strategy are the cache's codes of a source type and a
+// strategy: the i-th known name, and whether there is one.
+func sourceType(i int) (string, bool) {
+	if i < len(SourceTypes) {
+		return SourceTypes[i], true
+	}
+	return "", false
+}
+
+func strategy(i int) (string, bool) {
+	if i < len(Strategies) {
+		return string(Strategies[i]), true
+	}
+	return "", false
+}
+
+// enum reads what appendResource's enum wrote: a known name's code, or 0
+// and a string.
+func (cr *cacheReader) enum(known func(int) (string, bool)) string {
+	k := cr.uint()
+	if k == 0 || cr.bad {
+		return cr.str()
+	}
+	if k > 1<<20 {
+		cr.bad = true
+		return ""
+	}
+	v, ok := known(int(k) - 1)
+	if !ok {
+		cr.bad = true
+	}
+	return v
+}
+
 // resource reads one resource into r.
 func (cr *cacheReader) resource(r *Resource) {
 	s := &r.Source
 	r.URI = identity.URI{Namespace: cr.str(), Path: cr.str(), Tag: cr.str()}
-	s.Type = cr.str()
+	s.Type = cr.enum(sourceType)
 	s.Path = cr.str()
 	s.URL = cr.str()
 	s.Headers = cr.strMap()
@@ -566,7 +819,7 @@ func (cr *cacheReader) resource(r *Resource) {
 	s.Ref = cr.str()
 	s.APIBase = cr.str()
 	s.TokenEnv = cr.str()
-	r.Freshness.Strategy = Strategy(cr.str())
+	r.Freshness.Strategy = Strategy(cr.enum(strategy))
 	r.Freshness.MaxAge = time.Duration(cr.uint())
 	r.Freshness.Snapshot = cr.str()
 	r.ContentType = cr.str()
@@ -578,17 +831,18 @@ func (cr *cacheReader) resource(r *Resource) {
 // beside it, then renamed there, so a reader sees a whole cache or the one
 // before; a torn or lost write (no sync) fails the reader's MAC and costs
 // a full parse, never a wrong policy. encode is called only once the
-// temporary file is made (it asks for the key, which it may make: a store
+// temporary file is made, with its stat (it asks for the key, which it may make: a store
 // that cannot take a cache makes none); nil writes nothing. The temporary
 // name ends in ".lock": one a killed writer leaves is swept with the
 // store's stale locks. Errors only lose the cache.
-func writeCache(path string, encode func() []byte) {
+func writeCache(path string, encode func(tmp os.FileInfo) []byte) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+"-*.lock")
 	if err != nil {
 		return
 	}
-	b := encode()
+	fi, _ := tmp.Stat()
+	b := encode(fi)
 	if b == nil {
 		tmp.Close()
 		os.Remove(tmp.Name())

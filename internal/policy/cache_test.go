@@ -53,12 +53,32 @@ func sameLoad(t testing.TB, what, path string, f *File, err error) {
 	if fmt.Sprint(err) != fmt.Sprint(werr) {
 		t.Fatalf("%s: error %v, the full parse's %v", what, err, werr)
 	}
-	if werr == nil && !reflect.DeepEqual(f, want) {
+	if werr == nil && !sameFile(f, want) {
 		t.Fatalf("%s: the file differs from the full parse's", what)
 	}
 	if werr != nil && !reflect.DeepEqual(err, werr) {
 		t.Fatalf("%s: error %#v, the full parse's %#v", what, err, werr)
 	}
+}
+
+// sameFile reports whether f, perhaps read from the cache, is the File
+// want (parsed): the same settings, each resource found by Lookup as
+// declared (asked before Resources, which decodes them all, and after),
+// and the same Resources.
+func sameFile(f, want *File) bool {
+	if !sameSettings(f, want) {
+		return false
+	}
+	lookups := func() bool {
+		for _, r := range want.Resources() {
+			got, ok := f.Lookup(r.URI)
+			if !ok || !reflect.DeepEqual(*got, r) {
+				return false
+			}
+		}
+		return true
+	}
+	return lookups() && reflect.DeepEqual(f.Resources(), want.Resources()) && lookups()
 }
 
 // big1000 is a policy file of n resources of every kind, above
@@ -83,7 +103,7 @@ func TestCacheHitMatchesParse(t *testing.T) {
 		t.Fatal("the cache written was not used")
 	}
 	sameLoad(t, "cached load", c.policy, f, err)
-	if r, ok := f.Lookup(f.Resources[1234].URI); !ok || r != &f.Resources[1234] {
+	if r, ok := f.Lookup(f.Resources()[1234].URI); !ok || r != &f.Resources()[1234] {
 		t.Fatal("Lookup of a cached file does not find its resources")
 	}
 	if leftover, _ := filepath.Glob(c.cache.Path + "-*"); len(leftover) != 0 {
@@ -206,7 +226,7 @@ func TestCachePlanted(t *testing.T) {
 	if err != nil || !hit {
 		t.Fatalf("the control was not used: hit %v, %v", hit, err)
 	}
-	if r := f.Resources[400]; r.URI.Path != "web/doc-400" || r.Source.URL != evil {
+	if r := f.Resources()[400]; r.URI.Path != "web/doc-400" || r.Source.URL != evil {
 		t.Fatalf("the control's resource: %+v", r)
 	}
 }
@@ -356,7 +376,7 @@ func BenchmarkLoadCached10000(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if f, hit, err := c.load(b, false); err != nil || !hit || len(f.Resources) != 10000 {
+		if f, hit, err := c.load(b, false); err != nil || !hit || len(f.Resources()) != 10000 {
 			b.Fatal(hit, err)
 		}
 	}
@@ -366,7 +386,7 @@ func BenchmarkLoad10000(b *testing.B) {
 	c := newCacheCase(b, bench1000(10000))
 	b.ReportAllocs()
 	for b.Loop() {
-		if f, err := Load(c.policy); err != nil || len(f.Resources) != 10000 {
+		if f, err := Load(c.policy); err != nil || len(f.Resources()) != 10000 {
 			b.Fatal(err)
 		}
 	}
@@ -391,7 +411,7 @@ func FuzzCacheFile(f *testing.F) {
 	f.Add([]byte(strings.Replace(string(body), "resources 4", "resources 9", 1)))
 	f.Add([]byte(cacheFormat + "\n"))
 	// a size far beyond the file's, and as many settings ranges
-	f.Add([]byte(regexp.MustCompile(`(?m)^(policy [0-9a-f]{64}) [0-9]+\nsettings [0-9]+\n`).ReplaceAllString(string(body), "$1 999999999999\nsettings 999999999999\n")))
+	f.Add([]byte(regexp.MustCompile(`(?m)^(policy [0-9a-f]{64}) [0-9]+\n(stat [^\n]*\n)settings [0-9]+\n`).ReplaceAllString(string(body), "$1 999999999999\n${2}settings 999999999999\n")))
 	text, err := os.ReadFile(c.policy)
 	if err != nil {
 		f.Fatal(err)
@@ -416,4 +436,16 @@ func FuzzCacheFile(f *testing.F) {
 			t.Fatalf("a sealed cache made the load fail: %v", err)
 		}
 	})
+}
+
+// parseForCache is the full parse of text as the policy file name, with
+// the heads encodeCache needs.
+func parseForCache(t testing.TB, name, text string) (*File, []headRun) {
+	t.Helper()
+	var heads []headRun
+	f, ok := parseFastHeads(name, name, text, &heads)
+	if !ok {
+		t.Fatal("the fast parse gave up on the test's policy")
+	}
+	return f, heads
 }

@@ -25,8 +25,10 @@
 // A parsed File answers Lookup from an index; Lazy defers reading the file
 // to the first command that needs it. LoadCached keeps the resources of a
 // large file in a cache file the caller names (the CLI's is in the store),
-// used only for the file's very bytes (its SHA-256) and the same build,
-// with the settings parsed again at every load, and only when it is sealed
+// used only for the file's very bytes (its SHA-256, or the stat of a file
+// that has settled) and the same build, with the settings parsed again at
+// every load, its resources decoded when asked for (Lookup one, Resources
+// all), and only when it is sealed
 // (HMAC-SHA256) under the key the caller supplies (the CLI's is the user's,
 // outside the store); FuzzCacheMatchesParse holds it to Load, FuzzCacheFile
 // holds whatever the cache file holds to the MAC.

@@ -81,7 +81,7 @@ func TestParseErrors(t *testing.T) {
 			file := "testdata/" + c.name
 			f, err := Parse(file, []byte(c.data))
 			if err == nil {
-				t.Fatalf("accepted; resources: %+v", f.Resources)
+				t.Fatalf("accepted; resources: %+v", f.Resources())
 			}
 			var pe *Error
 			if !errors.As(err, &pe) {

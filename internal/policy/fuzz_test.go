@@ -48,7 +48,7 @@ func encodeFile(f *File) (string, error) {
 			fmt.Fprintf(&b, "%s = %s\n", kv.key, quote(kv.v))
 		}
 	}
-	for _, r := range f.Resources {
+	for _, r := range f.Resources() {
 		block, err := encodeResource(r)
 		if err != nil {
 			return "", err
@@ -68,9 +68,9 @@ func quoteList(list []string) string {
 
 func withoutLines(f *File) *File {
 	g := *f
-	g.Resources = append([]Resource(nil), f.Resources...)
-	for i := range g.Resources {
-		g.Resources[i].Line = 0
+	g.res, g.lazy = append([]Resource(nil), f.Resources()...), nil
+	for i := range g.res {
+		g.res[i].Line = 0
 	}
 	return &g
 }
@@ -180,7 +180,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil || !reflect.DeepEqual(file, again) {
 			t.Fatalf("parsing twice differs: %v", err)
 		}
-		for _, r := range file.Resources {
+		for _, r := range file.Resources() {
 			if r.Line < 1 || r.Line > strings.Count(string(data), "\n")+1 {
 				t.Fatalf("resource line %d outside the file", r.Line)
 			}

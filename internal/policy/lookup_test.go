@@ -23,7 +23,7 @@ func TestLookupIndexed(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		u := mustURI(t, fmt.Sprintf("readproof://ns%d/docs/d%d@prod", i%3, i))
 		r, ok := f.Lookup(u)
-		if !ok || r != &f.Resources[i] {
+		if !ok || r != &f.Resources()[i] {
 			t.Fatalf("Lookup(%s) = %v, %v; want resource %d", u, r, ok, i)
 		}
 	}
@@ -35,11 +35,11 @@ func TestLookupIndexed(t *testing.T) {
 
 	// Appended after parsing, or built by hand: still found.
 	extra := mustURI(t, "readproof://ns9/late")
-	f.Resources = append(f.Resources, Resource{URI: extra})
+	f.res = append(f.res, Resource{URI: extra})
 	if r, ok := f.Lookup(extra); !ok || r.URI != extra {
 		t.Errorf("Lookup of an appended resource = %v, %v", r, ok)
 	}
-	hand := &File{Resources: []Resource{{URI: extra}}}
+	hand := &File{res: []Resource{{URI: extra}}}
 	if _, ok := hand.Lookup(extra); !ok {
 		t.Error("Lookup on a File built by hand found nothing")
 	}
@@ -52,7 +52,7 @@ func BenchmarkLookup1000(b *testing.B) {
 	var uris []identity.URI
 	for i := 0; i < 1000; i++ {
 		u := mustURI(b, fmt.Sprintf("readproof://bench/docs/d%d", i))
-		f.Resources = append(f.Resources, Resource{URI: u})
+		f.res = append(f.res, Resource{URI: u})
 		uris = append(uris, u)
 	}
 	f.index()

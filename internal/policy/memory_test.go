@@ -57,7 +57,7 @@ func TestFastPathReadsShortestBlocks(t *testing.T) {
 	}
 	text := strings.TrimSuffix(sb.String(), "\n")
 	f, ok := parseFast("/srv/policy/readproof.toml", "readproof.toml", text)
-	if !ok || len(f.Resources) != 200 {
+	if !ok || len(f.Resources()) != 200 {
 		t.Fatalf("200 short blocks (%d bytes): fast path ok %v", len(text), ok)
 	}
 	checkFastMatchesSlow(t, text)

@@ -93,14 +93,30 @@ type File struct {
 	// Absolute key paths ("~" expanded, relative paths against Dir), ""
 	// when unset.
 	SigningKey, AllowedSigners, ProbeKey, ReceiptsKey string
-	Resources                                         []Resource
 
-	// byURI indexes Resources for Lookup: their indexes in increasing
-	// order of namespace, then path (4 bytes a resource; a map took about
-	// 80). Parse fills it. Lookup scans instead when it is nil (a File
-	// built by hand) or no longer matches Resources (appended to after
-	// parsing).
+	// res are the declared resources (Resources), in the file's order;
+	// nil in a File read from the parse cache, whose lazy holds them.
+	res []Resource
+	// byURI indexes res for Lookup: their indexes in increasing order of
+	// namespace, then path (4 bytes a resource; a map took about 80).
+	// Parse fills it. Lookup scans instead when it is nil (a File built by
+	// hand) or no longer matches res.
 	byURI []int32
+	// lazy holds the resources of a File read from the parse cache, still
+	// in the cache's form: a command naming one document decodes only
+	// that one (cache.go, lazyResources).
+	lazy *lazyResources
+}
+
+// Resources returns the declared resources, in the order the file declares
+// them. A File read from the parse cache decodes them on the first call
+// (safe for concurrent use); the slice is the File's own, not a copy, and
+// must not be changed.
+func (f *File) Resources() []Resource {
+	if f.lazy != nil {
+		return f.lazy.all()
+	}
+	return f.res
 }
 
 // Load reads and parses the policy file at path. A missing file is an error
@@ -303,7 +319,7 @@ func parseFastHeads(path, name, text string, heads *[]headRun) (*File, bool) {
 		return nil, false
 	}
 	f := Empty(path)
-	f.Resources = res
+	f.res = res
 	c := &checker{file: name, fast: &fastIndex{root: fval{kind: fTable, t: tree}}}
 	c.build(f, raw)
 	if len(c.errs) > 0 {
@@ -505,15 +521,15 @@ func syntaxError(name, text string, err error) error {
 // index builds byURI. Parse refuses duplicate URIs, so every key is one
 // resource. A file without resources keeps byURI nil, as Empty has it.
 func (f *File) index() {
-	if len(f.Resources) == 0 {
+	if len(f.res) == 0 {
 		return
 	}
-	f.byURI = make([]int32, len(f.Resources))
+	f.byURI = make([]int32, len(f.res))
 	sorted := true
 	for i := range f.byURI {
 		f.byURI[i] = int32(i)
 		if i > 0 && sorted {
-			sorted = uriCompare(&f.Resources[i-1].URI, &f.Resources[i].URI) < 0
+			sorted = uriCompare(&f.res[i-1].URI, &f.res[i].URI) < 0
 		}
 	}
 	// Files are often written in order: that is checked as the index is
@@ -524,9 +540,9 @@ func (f *File) index() {
 	if sorted {
 		return
 	}
-	uris := make([]identity.URI, len(f.Resources))
+	uris := make([]identity.URI, len(f.res))
 	for i := range uris {
-		uris[i] = f.Resources[i].URI
+		uris[i] = f.res[i].URI
 	}
 	slices.SortFunc(f.byURI, func(a, b int32) int { return uriCompare(&uris[a], &uris[b]) })
 }
@@ -545,7 +561,7 @@ func uriCompare(a, b *identity.URI) int {
 // from the index (the slow path then words the error).
 func (f *File) uriClash() bool {
 	for i := 1; i < len(f.byURI); i++ {
-		a, b := &f.Resources[f.byURI[i-1]].URI, &f.Resources[f.byURI[i]].URI
+		a, b := &f.res[f.byURI[i-1]].URI, &f.res[f.byURI[i]].URI
 		if a.Namespace == b.Namespace && a.Path == b.Path {
 			return true
 		}
@@ -553,8 +569,8 @@ func (f *File) uriClash() bool {
 	// Namespaces are lower-case; paths without an upper-case letter (or
 	// a byte ToLower could change) that differ differ in lower case too.
 	folds := false
-	for i := range f.Resources {
-		p := f.Resources[i].URI.Path
+	for i := range f.res {
+		p := f.res[i].URI.Path
 		for j := 0; j < len(p) && !folds; j++ {
 			folds = p[j] >= 'A' && p[j] <= 'Z' || p[j] >= 0x80
 		}
@@ -562,9 +578,9 @@ func (f *File) uriClash() bool {
 	if !folds {
 		return false
 	}
-	seen := make(map[[2]string]bool, len(f.Resources))
-	for i := range f.Resources {
-		u := &f.Resources[i].URI
+	seen := make(map[[2]string]bool, len(f.res))
+	for i := range f.res {
+		u := &f.res[i].URI
 		k := [2]string{u.Namespace, strings.ToLower(u.Path)}
 		if seen[k] {
 			return true
@@ -588,17 +604,20 @@ func uriLess(a, b identity.URI) bool {
 // file answers from its index, in logarithmic time; a run that mounts every
 // declared resource would otherwise scan the list once per URI.
 func (f *File) Lookup(u identity.URI) (*Resource, bool) {
-	if f.byURI != nil && len(f.byURI) == len(f.Resources) {
-		k := sort.Search(len(f.byURI), func(i int) bool { return !uriLess(f.Resources[f.byURI[i]].URI, u) })
+	if f.lazy != nil {
+		return f.lazy.lookup(u)
+	}
+	if f.byURI != nil && len(f.byURI) == len(f.res) {
+		k := sort.Search(len(f.byURI), func(i int) bool { return !uriLess(f.res[f.byURI[i]].URI, u) })
 		if k < len(f.byURI) {
-			if r := &f.Resources[f.byURI[k]]; r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
+			if r := &f.res[f.byURI[k]]; r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
 				return r, true
 			}
 		}
 		return nil, false
 	}
-	for i := range f.Resources {
-		r := &f.Resources[i]
+	for i := range f.res {
+		r := &f.res[i]
 		if r.URI.Namespace == u.Namespace && r.URI.Path == u.Path {
 			return r, true
 		}
@@ -617,8 +636,9 @@ func (f *File) Near(u identity.URI) string {
 	}
 	typed := u.Namespace + "/" + u.Path
 	near := ""
-	for i := range f.Resources {
-		r := f.Resources[i].URI
+	res := f.Resources()
+	for i := range res {
+		r := res[i].URI
 		name := r.Namespace + "/" + r.Path
 		if strings.EqualFold(name, typed) {
 			return identity.Scheme + name

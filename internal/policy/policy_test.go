@@ -120,12 +120,12 @@ func TestParseValid(t *testing.T) {
 			Line:      52,
 		},
 	}
-	if len(f.Resources) != len(want) {
-		t.Fatalf("%d resources, want %d", len(f.Resources), len(want))
+	if len(f.Resources()) != len(want) {
+		t.Fatalf("%d resources, want %d", len(f.Resources()), len(want))
 	}
 	for i := range want {
-		if !reflect.DeepEqual(f.Resources[i], want[i]) {
-			t.Errorf("resource %d:\n got %+v\nwant %+v", i+1, f.Resources[i], want[i])
+		if !reflect.DeepEqual(f.Resources()[i], want[i]) {
+			t.Errorf("resource %d:\n got %+v\nwant %+v", i+1, f.Resources()[i], want[i])
 		}
 	}
 }
@@ -146,8 +146,8 @@ func TestExampleFile(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if len(f.Resources) != 1 || f.Resources[0].URI.String() != "readproof://demo/policies/refunds" || f.Resources[0].Source.Type != "filesystem" {
-		t.Errorf("the example as copied declares %+v, want only readproof://demo/policies/refunds", f.Resources)
+	if len(f.Resources()) != 1 || f.Resources()[0].URI.String() != "readproof://demo/policies/refunds" || f.Resources()[0].Source.Type != "filesystem" {
+		t.Errorf("the example as copied declares %+v, want only readproof://demo/policies/refunds", f.Resources())
 	}
 	if f.SigningKey != "" || f.AllowedSigners != "" || f.ProbeKey != "" || f.ReceiptsKey != "" || len(f.EnvAllow) != 0 || len(f.Network.AllowHosts) != 0 || len(f.Network.AllowCIDRs) != 0 {
 		t.Errorf("the example as copied sets something the user must provide: %+v", f)
@@ -163,7 +163,7 @@ func TestExampleFile(t *testing.T) {
 		strat    Strategy
 	}
 	var got []summary
-	for _, r := range f.Resources {
+	for _, r := range f.Resources() {
 		got = append(got, summary{r.URI.String(), r.Source.Type, r.Freshness.Strategy})
 	}
 	want := []summary{

@@ -155,8 +155,8 @@ func TestFastPathReusesBlocks(t *testing.T) {
 			continue
 		}
 		checkFastMatchesSlow(t, text)
-		if len(f.Resources) < 3 {
-			t.Errorf("%d resources", len(f.Resources))
+		if len(f.Resources()) < 3 {
+			t.Errorf("%d resources", len(f.Resources()))
 		}
 	}
 }

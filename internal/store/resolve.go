@@ -181,7 +181,7 @@ func (s *Store) uriHint(ref string) string {
 	if err != nil {
 		return h
 	}
-	for _, r := range pol.Resources {
+	for _, r := range pol.Resources() {
 		if r.Source.Type != "filesystem" || r.Source.Path == "" {
 			continue
 		}

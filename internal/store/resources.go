@@ -29,8 +29,8 @@ func (s *Store) Resources() ([]ResourceInfo, error) {
 		return nil, err
 	}
 	out := []ResourceInfo{}
-	for i := range pol.Resources {
-		info, err := s.resourceInfo(&pol.Resources[i])
+	for i := range pol.Resources() {
+		info, err := s.resourceInfo(&pol.Resources()[i])
 		if err != nil {
 			return nil, err
 		}

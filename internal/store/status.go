@@ -148,11 +148,11 @@ func (s *Store) Status(ctx context.Context) ([]ResourceStatus, error) {
 		return nil, err
 	}
 	out := []ResourceStatus{}
-	for i := range pol.Resources {
+	for i := range pol.Resources() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res := &pol.Resources[i]
+		res := &pol.Resources()[i]
 		st, err := s.statusOf(ctx, res)
 		if err != nil {
 			return nil, err
