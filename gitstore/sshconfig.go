@@ -149,11 +149,6 @@ func (c *SSHConfig) Address(host, port string) (string, string) {
 	return h, strconv.Itoa(p)
 }
 
-// SSHAddress is ReadSSHConfig().Address(host, port).
-func SSHAddress(host, port string) (string, string) {
-	return ReadSSHConfig().Address(host, port)
-}
-
 // Check is nil when readproof can follow the ssh configuration for a
 // fetch of alias (the host as the URL names it) as ssh would; else an
 // *SSHConfigError naming the file, the line and the setting, with a hint:
