@@ -48,9 +48,12 @@ type sshConfigReader interface {
 }
 
 // ReadSSHConfig reads $HOME/.ssh/config, then /etc/ssh/ssh_config (a
-// keyword's value is the first one given, as in OpenSSH). A file that
-// cannot be read is left out and noted: SSHConfig.Warnings says so of
-// $HOME's, and an ssh server's refusal of every key names both.
+// keyword's value is the first one given, as in OpenSSH). A file ssh goes
+// on without (one it cannot open, a directory) is left out and noted:
+// SSHConfig.Warnings says so of $HOME's, and an ssh server's refusal of
+// every key names both. A file ssh refuses (a line it cannot parse, others
+// can write it), or that readproof cannot follow as ssh reads it (over 1
+// MiB, not a regular file), refuses every ssh fetch (Check).
 func ReadSSHConfig() *SSHConfig { return readSSHConfigs(systemSSHConfig) }
 
 // readSSHConfigs is ReadSSHConfig with system the system-wide file.
@@ -69,7 +72,7 @@ func readSSHConfigs(system string) *SSHConfig {
 		}
 		f, err := readSSHConfigFile(p, home)
 		if c.refused == nil {
-			c.refused = refusedBy(p, err)
+			c.refused = refusedBy("", 0, p, err)
 		}
 		if err != nil {
 			c.notes = append(c.notes, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
@@ -461,17 +464,88 @@ type sshRefusal struct {
 
 func (e *sshRefusal) Error() string { return e.msg }
 
+// sshSkipped is a configuration file ssh goes on without: one it cannot
+// open (ssh skips ~/.ssh/config or /etc/ssh/ssh_config then, but refuses
+// the configuration for a file an Include line names), or a directory,
+// which ssh reads as an empty file.
+type sshSkipped struct {
+	err  error
+	open bool // the open failed
+}
+
+func (e *sshSkipped) Error() string { return e.err.Error() }
+func (e *sshSkipped) Unwrap() error { return e.err }
+
+// sshBadPerm is a file ssh refuses for its owner or mode ("Bad owner or
+// permissions on FILE").
+type sshBadPerm struct{ err error }
+
+func (e *sshBadPerm) Error() string { return e.err.Error() }
+func (e *sshBadPerm) Unwrap() error { return e.err }
+
+// errSSHConfigTooLarge is a configuration file over maxSSHConfigBytes.
+var errSSHConfigTooLarge = fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
+
 // refusedBy is the refusal of every ssh fetch when err, from reading the
-// file at path, is a line ssh refuses: ssh then connects to no host, so
-// readproof connects to none either (the file left unread, a ProxyJump in
-// it would be gone around); nil for any other err.
-func refusedBy(path string, err error) error {
-	var r *sshRefusal
-	if !errors.As(err, &r) {
+// file at path (through the Include line of from at line; from "" for
+// ~/.ssh/config or /etc/ssh/ssh_config), is one for which ssh refuses the
+// configuration (a line it refuses, a file others can write, an included
+// file it cannot open) or readproof cannot read the file as ssh would
+// (over maxSSHConfigBytes, not a regular file, not parsed): ssh then
+// connects to no host, or to one readproof cannot know, so readproof
+// connects to none (the file left unread, a ProxyJump or Hostname in it
+// would be gone around). nil for a nil err, and for a file ssh goes on
+// without (sshSkipped: a directory, or a file it cannot open and need
+// not).
+func refusedBy(from string, line int, path string, err error) error {
+	if err == nil {
 		return nil
 	}
-	return &SSHConfigError{File: path, Line: r.line,
-		Err: errors.New(strings.TrimPrefix(r.msg, "line "+strconv.Itoa(r.line)+": ") + " (ssh -G HOST says \"no argument after keyword\" or \"bad configuration option\" and connects to no host), so readproof does not connect either; fix the line")}
+	const none = " and connects to no host, so readproof does not connect either"
+	const cannot = ", so readproof cannot follow the configuration as ssh reads it and does not connect to any host over ssh"
+	named := func(what string) error {
+		if from == "" {
+			return &SSHConfigError{File: path, Err: errors.New(what)}
+		}
+		return &SSHConfigError{File: from, Line: line, Err: fmt.Errorf("the file %s this Include line names %s", path, what)}
+	}
+	var r *sshRefusal
+	var skipped *sshSkipped
+	var perm *sshBadPerm
+	switch {
+	case errors.As(err, &r):
+		return &SSHConfigError{File: path, Line: r.line,
+			Err: errors.New(strings.TrimPrefix(r.msg, "line "+strconv.Itoa(r.line)+": ") + " (ssh -G HOST says \"no argument after keyword\", \"invalid quotes\" or \"bad configuration option\")" + none + "; fix the line")}
+	case errors.As(err, &skipped):
+		if !skipped.open || from == "" {
+			return nil
+		}
+		return named(fmt.Sprintf("cannot be opened (%v): ssh refuses the configuration then (\"Can't open user config file\")%s; make the file readable (chmod 600 %s), or remove it or the Include line", skipped.err, none, path))
+	case errors.As(err, &perm):
+		return named(fmt.Sprintf("is refused by ssh (\"Bad owner or permissions\": %v)%s; make it yours and writable by you alone (chmod go-w %s)", perm.err, none, path))
+	case errors.Is(err, errSSHConfigTooLarge):
+		return named(fmt.Sprintf("is larger than %d MiB, more than readproof reads of an ssh configuration file (ssh reads it whole)%s; shorten it, or move its Host blocks into files an Include line reads", maxSSHConfigBytes>>20, cannot))
+	}
+	if l, msg, ok := parsePosition(err.Error()); ok && from == "" {
+		return &SSHConfigError{File: path, Line: l, Err: fmt.Errorf("cannot be parsed (%s)%s; fix the line (ssh -G HOST shows how ssh reads the file)", msg, cannot)}
+	}
+	return named(fmt.Sprintf("was not read (%v)%s; fix the file or replace it with a regular one (ssh -G HOST shows how ssh reads the configuration)", err, cannot))
+}
+
+// parsePosition splits the parser's "(LINE, COLUMN): MESSAGE" (after an
+// "ssh_config: " the reader may put before it) into the line and message.
+func parsePosition(s string) (int, string, bool) {
+	s = strings.TrimPrefix(s, "ssh_config: ")
+	pos, msg, ok := strings.Cut(s, "): ")
+	if !ok || !strings.HasPrefix(pos, "(") {
+		return 0, "", false
+	}
+	l, _, _ := strings.Cut(pos[1:], ",")
+	n, err := strconv.Atoi(l)
+	if err != nil || n < 1 {
+		return 0, "", false
+	}
+	return n, strings.TrimSpace(msg), true
 }
 
 // maxSSHIncludeDepth is how deep Include lines nest, as in OpenSSH: a file
@@ -500,12 +574,24 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, &sshSkipped{err: err, open: true}
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil, err
-	} else if !fi.Mode().IsRegular() {
+	}
+	// as ssh, for ~/.ssh/config and any file an Include line reads (the
+	// system file itself is not checked)
+	if depth > 0 || r.home != "" {
+		if err := sshConfigPermErr(fi); err != nil {
+			return nil, &sshBadPerm{err}
+		}
+	}
+	if fi.IsDir() {
+		return nil, &sshSkipped{err: errors.New("a directory, which ssh reads as an empty file")}
+	}
+	if !fi.Mode().IsRegular() {
 		return nil, errors.New("not a regular file")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSSHConfigBytes+1))
@@ -513,8 +599,9 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 		return nil, err
 	}
 	if len(data) > maxSSHConfigBytes {
-		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
+		return nil, errSSHConfigTooLarge
 	}
+	raw := data
 	data, err = unquoteKeywords(data)
 	if err != nil {
 		return nil, err
@@ -531,6 +618,9 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 		if len(inc.paths) == 0 {
 			return nil, &sshRefusal{line: inc.line, msg: fmt.Sprintf("line %d: Include with no file named, which ssh refuses", inc.line)}
 		}
+	}
+	if err := refusedLine(raw); err != nil {
+		return nil, err
 	}
 	c, err := decodeSSHConfig(data)
 	if err != nil {
@@ -608,11 +698,20 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 	var out []*sshConfigFile
 	for _, name := range names {
 		if depth+1 > maxSSHIncludeDepth {
-			fail(name, fmt.Errorf("more than %d Include lines deep, which ssh refuses", maxSSHIncludeDepth))
+			err := fmt.Errorf("more than %d Include lines deep, which ssh refuses", maxSSHIncludeDepth)
+			if r.refused == nil {
+				r.refused = &SSHConfigError{File: from, Line: line,
+					Err: fmt.Errorf("the file %s this Include line names is more than %d Include lines deep: ssh refuses the configuration then (\"Too many recursive configuration includes\") and connects to no host, so readproof does not connect either; remove the Include line that leads back to a file it is read from, or nest the files less deep", name, maxSSHIncludeDepth)}
+			}
+			fail(name, err)
 			continue
 		}
 		if r.files >= maxSSHIncludedFiles {
 			if !r.full { // said once: the files past it are not tried
+				if r.refused == nil {
+					r.refused = &SSHConfigError{File: from, Line: line,
+						Err: fmt.Errorf("the file %s this Include line names is past the %d files readproof reads for one configuration, so readproof cannot follow the configuration as ssh reads it and does not connect to any host over ssh; include fewer files, or remove the Include line that leads back to a file it is read from", name, maxSSHIncludedFiles)}
+				}
 				fail(name, fmt.Errorf("more than %d files included", maxSSHIncludedFiles))
 				r.full = true
 			}
@@ -622,7 +721,7 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 		f, err := r.read(name, depth+1)
 		if err != nil {
 			if r.refused == nil {
-				r.refused = refusedBy(name, err)
+				r.refused = refusedBy(from, line, name, err)
 			}
 			fail(name, err)
 			continue
@@ -730,6 +829,73 @@ func sshWord(s []byte) (word, rest []byte, ok bool) {
 		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
 	}
 	return s[:i], rest, true
+}
+
+// refusedLine is the first line of data that ssh refuses whatever its
+// keyword (readconf.c, process_config_line_depth), so refusing the whole
+// configuration, as an *sshRefusal: one with nothing after its keyword
+// ("no argument after keyword"), or whose arguments hold a quote not
+// closed ("invalid quotes"). A line whose keyword's quote is not closed
+// is ignored, as by ssh. nil when there is none.
+func refusedLine(data []byte) error {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		body := bytes.TrimRight(l, " \t\r\f")
+		kw, rest, ok := sshWord(body)
+		if ok && len(kw) == 0 {
+			kw, rest, ok = sshWord(rest)
+		}
+		if !ok || len(kw) == 0 || kw[0] == '#' {
+			continue
+		}
+		if len(rest) == 0 {
+			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, kw)}
+		}
+		if _, ok := sshArgs(string(rest)); !ok {
+			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: a quote is not closed, which ssh refuses", i+1)}
+		}
+	}
+	return nil
+}
+
+// sshArgs splits what follows a keyword into words as OpenSSH does
+// (misc.c, argv_split): at spaces and tabs, a # at a word's start ending
+// the line; double and single quotes keep spaces and are taken off; a
+// backslash before a quote, a backslash or (outside quotes) a space
+// stands for that character, before anything else for itself. ok is false
+// for a quote not closed.
+func sshArgs(s string) (args []string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			continue
+		}
+		if s[i] == '#' {
+			break
+		}
+		var b []byte
+		var quote byte
+	word:
+		for ; i < len(s); i++ {
+			c := s[i]
+			switch {
+			case c == '\\' && i+1 < len(s) && (s[i+1] == '\'' || s[i+1] == '"' || s[i+1] == '\\' || (quote == 0 && s[i+1] == ' ')):
+				i++
+				b = append(b, s[i])
+			case quote == 0 && (c == ' ' || c == '\t'):
+				break word
+			case quote == 0 && (c == '"' || c == '\''):
+				quote = c
+			case quote != 0 && c == quote:
+				quote = 0
+			default:
+				b = append(b, c)
+			}
+		}
+		if quote != 0 {
+			return nil, false
+		}
+		args = append(args, string(b))
+	}
+	return args, true
 }
 
 // keywordLine is a line of an ssh configuration that gives a keyword: its

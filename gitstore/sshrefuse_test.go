@@ -1,0 +1,177 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// sshG is what `ssh -G -F conf host` prints (stdout and stderr) and
+// whether it ran; ok is false when there is no ssh. It is the oracle:
+// ssh reads $HOME's ~/.ssh for an Include's ~, as readproof does.
+func sshG(t *testing.T, conf, host string) (out string, refused, ok bool) {
+	t.Helper()
+	if _, err := exec.LookPath("ssh"); err != nil {
+		return "", false, false
+	}
+	var b bytes.Buffer
+	cmd := exec.Command("ssh", "-G", "-F", conf, host)
+	cmd.Stdout, cmd.Stderr = &b, &b
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("ssh -G: %v", err)
+	}
+	return "\n" + b.String(), err != nil, true
+}
+
+// A ~/.ssh/config, or a file an Include line of it names, that ssh
+// refuses (a line it cannot parse, a file others can write, an included
+// file it cannot open, Include lines more than 16 deep), or that readproof
+// cannot read as ssh does (over 1 MiB; a FIFO: TestSSHConfigIncludedFIFORefused),
+// refuses every ssh fetch
+// before any connection, naming the file (and the line), with a hint:
+// ssh connects to no host then, or follows lines readproof never read.
+// Before, the fetch went on: without the file, said as a warning, so a
+// ProxyJump or Hostname in it was not followed, or, for a line ssh
+// refuses, with the file as the parser read it. Each case ssh
+// refuses too is checked against ssh -G when ssh is there.
+func TestSSHConfigUnreadableRefusesFetch(t *testing.T) {
+	s, home := newKeyServer(t)
+	dir := filepath.Join(home, ".ssh")
+	inc := filepath.Join(dir, "inc.conf")
+	config := filepath.Join(dir, "config")
+	jump := "Host git.example.test\n  ProxyJump bastion.example.test\n"
+	huge := append([]byte(jump), bytes.Repeat([]byte("# padding\n"), maxSSHConfigBytes/10+1)...)
+	type setup struct {
+		name          string
+		conf, incConf string
+		prepare       func(t *testing.T) // after the files are written
+		file          string             // the file the refusal names
+		line          int
+		want          string
+		sshRefuses    bool // ssh -G -F config refuses it too
+	}
+	cases := []setup{
+		{name: "keyword alone", conf: jump + "  Hostname\n", file: config, line: 3, want: `nothing after the keyword "Hostname"`, sshRefuses: true},
+		{name: "keyword and =", conf: jump + "  Port =\n", file: config, line: 3, want: `nothing after the keyword "Port"`, sshRefuses: true},
+		{name: "quote not closed", conf: jump + "  Hostname \"real.example.test\n", file: config, line: 3, want: "a quote is not closed", sshRefuses: true},
+		{name: "quote not closed, included", conf: "Include inc.conf\n" + jump, incConf: "# x\nUser \"git\n", file: inc, line: 2, want: "a quote is not closed", sshRefuses: true},
+		{name: "over 1 MiB", conf: string(huge), file: config, want: "larger than 1 MiB"},
+		{name: "included, over 1 MiB", conf: "Include inc.conf\n", incConf: string(huge), file: config, line: 1, want: "the file " + inc + " this Include line names is larger than 1 MiB"},
+		{name: "included, others can write it", conf: jump + "Include inc.conf\n", incConf: "User git\n", file: config, line: 3, want: "Bad owner or permissions",
+			prepare: func(t *testing.T) { unixModes(t); chmod(t, inc, 0o666) }, sshRefuses: true},
+		{name: "others can write it", conf: jump, file: config, want: "others than its owner can write it (mode 0620)",
+			prepare: func(t *testing.T) { unixModes(t); chmod(t, config, 0o620) }},
+		{name: "included, cannot be opened", conf: jump + "Include inc.conf\n", file: config, line: 3, want: "cannot be opened (",
+			prepare: func(t *testing.T) {
+				// a link to itself: open fails (ELOOP), even for root
+				if err := os.Symlink("inc.conf", inc); err != nil {
+					t.Skip(err)
+				}
+			}, sshRefuses: true},
+		{name: "Include lines 17 deep", conf: jump + "Include inc.conf\n", incConf: "Include inc.conf\n", file: inc, line: 1, want: "more than 16 Include lines deep", sshRefuses: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_ = os.Remove(inc)
+			writeSSHConfig(t, home, c.conf)
+			chmod(t, config, 0o600)
+			if c.incConf != "" {
+				if err := os.WriteFile(inc, []byte(c.incConf), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.prepare != nil {
+				c.prepare(t)
+			}
+			asked, err := fetchDialled(t, "git@git.example.test:r.git", s.target)
+			var ce *SSHConfigError
+			if !errors.As(err, &ce) || ce.File != c.file || ce.Line != c.line || !strings.Contains(err.Error(), c.want) || len(asked) != 0 {
+				t.Errorf("fetch: %v (dialled %q), want a refusal naming %s line %d, saying %q, before dialling", err, asked, c.file, c.line, c.want)
+			}
+			if err != nil && !strings.Contains(err.Error(), "; ") {
+				t.Errorf("refusal %q ends in no hint", err)
+			}
+			if err := ReadSSHConfig().Check("other.example.test"); !errors.As(err, &ce) {
+				t.Errorf("Check of another host: %v, want the same refusal", err)
+			}
+			if c.sshRefuses {
+				if out, refused, ok := sshG(t, config, "git.example.test"); ok && !refused {
+					t.Errorf("ssh -G takes the configuration: the case is wrong\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+// unixModes skips a test of OpenSSH's owner and mode check, a unix one.
+func unixModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("ssh's owner and mode check of its configuration is a unix one")
+	}
+}
+
+func chmod(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// What ssh goes on without stays a warning, and the fetch goes on, as
+// ssh's: no ~/.ssh/config, one that is a directory (ssh reads it as an
+// empty file), one that cannot be opened (ssh skips ~/.ssh/config then),
+// and a directory an Include line names.
+func TestSSHConfigSkippedAsSSHSkipsIt(t *testing.T) {
+	s, home := newKeyServer(t)
+	key := writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "")
+	s.allow(key.PublicKey())
+	config := filepath.Join(home, ".ssh", "config")
+	port := "Host git.example.test\n  Port " + s.port + "\n"
+	for _, c := range []struct {
+		name    string
+		prepare func(t *testing.T)
+		warned  bool
+	}{
+		{"missing", func(t *testing.T) {}, false},
+		{"a directory", func(t *testing.T) {
+			if err := os.Mkdir(config, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"cannot be opened", func(t *testing.T) {
+			if err := os.Symlink("config", config); err != nil {
+				t.Skip(err)
+			}
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_ = os.RemoveAll(config)
+			c.prepare(t)
+			conf := ReadSSHConfig()
+			if err := conf.Check("git.example.test"); err != nil {
+				t.Fatalf("Check: %v, want none: ssh goes on without the file", err)
+			}
+			if ws := conf.Warnings("git.example.test"); (len(ws) == 1) != c.warned || (c.warned && !strings.Contains(ws[0].Error(), config+": not read (")) {
+				t.Errorf("warnings %v, want one saying %s not read: %v", ws, config, c.warned)
+			}
+		})
+	}
+	// a directory an Include line names: read as empty, said, the rest
+	// followed (its Port)
+	_ = os.RemoveAll(config)
+	if err := os.Mkdir(filepath.Join(home, ".ssh", "conf.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeSSHConfig(t, home, "Include conf.d\n"+port)
+	asked, err := fetchDialled(t, "git@git.example.test:r.git", s.target)
+	if err != nil && !errors.Is(err, ErrRepoNotFound) || len(asked) != 1 || asked[0] != "git.example.test:"+s.port {
+		t.Errorf("fetch with a directory included: %v, dialled %q; want the file's Port followed", err, asked)
+	}
+}
