@@ -174,7 +174,7 @@ func (c *SSHConfig) Check(alias string) error {
 		if st.key == "" {
 			continue
 		}
-		if strings.EqualFold(unquote(st.value), "none") {
+		if strings.EqualFold(sshValue(st.value), "none") {
 			return nil
 		}
 		shown := st.value
@@ -195,7 +195,12 @@ func (c *SSHConfig) checkPort(alias string) error {
 		if st.value == "" {
 			continue
 		}
-		if p, err := strconv.Atoi(unquote(st.value)); err == nil && p > 0 && p <= 65535 {
+		args, _ := sshArgs(st.value)
+		if len(args) > 1 {
+			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
+				Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the port's number alone, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+		}
+		if p, err := strconv.Atoi(sshValue(st.value)); err == nil && p > 0 && p <= 65535 {
 			return nil
 		}
 		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
@@ -432,7 +437,7 @@ func (cs sshConfigs) Get(alias, key string) string {
 func (cs sshConfigs) lookup(alias, key string) (string, string) {
 	for _, c := range cs {
 		if st := c.first(alias, key); st.value != "" {
-			return unquote(st.value), st.file
+			return sshValue(st.value), st.file
 		}
 	}
 	return "", ""
@@ -762,7 +767,9 @@ func markIncludes(data []byte) ([]byte, []includeLine) {
 // quoted word for an unknown keyword, so that a "Match" block's lines
 // applied to the Host block above it and an "Include", "ProxyJump" or
 // "Hostname" line went unread. As OpenSSH, a keyword ends at its closing
-// quote; a line whose quote is not closed is ignored, and so is one whose
+// quote, and an "=" just after it is the value's ("Port"=22 gives Port
+// "=22", which ssh refuses; "Hostname"=h the host "=h"); a line whose
+// quote is not closed is ignored, and so is one whose
 // keyword is empty (an empty first word at the line's start stands for
 // nothing: the next word is the keyword); a quoted keyword holding a
 // space is an error, as ssh refuses it. Other lines are kept as they
@@ -792,7 +799,15 @@ func unquoteKeywords(data []byte) ([]byte, error) {
 		}
 		var out []byte
 		if ok && len(kw) > 0 && kw[0] != '#' {
-			out = append(append(append(out, kw...), ' '), after...)
+			sep := " "
+			if len(after) > 0 && after[0] == '=' {
+				// ssh takes no "=" after a closing quote for the
+				// one between keyword and value ("Port"=22 is Port
+				// "=22", which ssh refuses): the parser is given
+				// one of its own to take, and keeps the user's
+				sep = " = "
+			}
+			out = append(append(append(out, kw...), sep...), after...)
 		}
 		lines[i] = append(out, l[len(body):]...)
 		changed = true
@@ -896,6 +911,16 @@ func sshArgs(s string) (args []string, ok bool) {
 		args = append(args, string(b))
 	}
 	return args, true
+}
+
+// sshValue is the value of a keyword that takes one, as ssh reads it
+// (sshArgs): its first word, quotes and escapes taken off; v when it has
+// none.
+func sshValue(v string) string {
+	if args, ok := sshArgs(v); ok && len(args) > 0 {
+		return args[0]
+	}
+	return v
 }
 
 // keywordLine is a line of an ssh configuration that gives a keyword: its

@@ -175,3 +175,56 @@ func TestSSHConfigSkippedAsSSHSkipsIt(t *testing.T) {
 		t.Errorf("fetch with a directory included: %v, dialled %q; want the file's Port followed", err, asked)
 	}
 }
+
+// A keyword in double quotes takes no "=" after it (readconf.c, strdelim:
+// only whitespace is skipped after a closing quote), so the "=" is the
+// value's: "Port"=2200 is Port "=2200", which ssh refuses, and
+// "Hostname"=h is the host "=h". A value's quotes and escapes are ssh's
+// (Port 22"00" is 2200), and a second word after Port or Hostname is
+// refused, as ssh refuses it. Before, "Port"=2200 was port 2200, Port
+// 22"00" was refused, and Port 2200 x said "not a port number". Each case is checked against ssh -G when ssh is
+// there.
+func TestSSHQuotedKeywordEqualsAsSSH(t *testing.T) {
+	home := sshHome(t)
+	for _, c := range []struct{ line, host, port, user, refused string }{
+		{line: `"Port"=2200`, refused: `Port "=2200"`},
+		{line: `"Port" = 2200`, refused: `Port "= 2200"`},
+		{line: `Po"rt"=2200`, refused: `Port "=2200"`},
+		{line: `Port="2200"`, port: "2200"},
+		{line: `"Port" "2200"`, port: "2200"},
+		{line: `Port 22"00"`, port: "2200"},
+		{line: `Port 2200 # the port`, port: "2200"},
+		{line: `Port 2200 x`, refused: "more than one word"},
+		{line: `"Hostname"=real.example.test`, host: "=real.example.test"},
+		{line: `Hostname="real.example.test"`, host: "real.example.test"},
+		{line: `"User"=git`, user: "=git"},
+	} {
+		path := writeSSHConfig(t, home, "Host git.example.test\n  "+c.line+"\n")
+		conf := ReadSSHConfig()
+		err := conf.Check("git.example.test")
+		if c.refused != "" {
+			var ce *SSHConfigError
+			if !errors.As(err, &ce) || ce.Line != 2 || !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("%s: Check %v, want a refusal of line 2 saying %q", c.line, err, c.refused)
+			}
+		} else if err != nil {
+			t.Errorf("%s: Check %v", c.line, err)
+		}
+		h, p := conf.Address("git.example.test", "")
+		if c.host != "" && h != c.host || c.port != "" && p != c.port {
+			t.Errorf("%s: Address %s %s, want host %q port %q", c.line, h, p, c.host, c.port)
+		}
+		if c.user != "" {
+			if u, _, err := conf.remoteUser("", "git.example.test"); err != nil || u != c.user {
+				t.Errorf("%s: user %q, %v; want %q", c.line, u, err, c.user)
+			}
+		}
+		out, refused, ok := sshG(t, path, "git.example.test")
+		if !ok {
+			continue
+		}
+		if refused != (c.refused != "") || c.host != "" && !strings.Contains(out, "\nhostname "+c.host+"\n") || c.port != "" && !strings.Contains(out, "\nport "+c.port+"\n") || c.user != "" && !strings.Contains(out, "\nuser "+c.user+"\n") {
+			t.Errorf("%s: ssh -G does not agree: the case is wrong\n%s", c.line, out)
+		}
+	}
+}
