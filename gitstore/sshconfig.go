@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/kevinburke/ssh_config"
@@ -118,7 +119,7 @@ func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 		return strings.ToLower(host), portOr(port, 0)
 	}
 	if h := conf.Get(alias, "Hostname"); h != "" {
-		host = h
+		host = expandedHostname(h, alias)
 	}
 	var given int
 	if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 && p <= 65535 {
@@ -169,6 +170,9 @@ func (c *SSHConfig) Check(alias string) error {
 	if err := c.checkPort(alias); err != nil {
 		return err
 	}
+	if err := c.checkHostname(alias); err != nil {
+		return err
+	}
 	for _, f := range c.files {
 		st := f.first(alias, "ProxyJump", "ProxyCommand")
 		if st.key == "" {
@@ -207,6 +211,68 @@ func (c *SSHConfig) checkPort(alias string) error {
 			Err: errors.New(st.readThrough() + "not a port number (1 to 65535), which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
 	}
 	return nil
+}
+
+// checkHostname refuses the first Hostname given for alias when ssh
+// refuses it: a token ssh does not expand in it (it expands %h and %%
+// alone), a % ending it, or more than one word.
+func (c *SSHConfig) checkHostname(alias string) error {
+	for _, f := range c.files {
+		st := f.first(alias, "Hostname")
+		if st.value == "" {
+			continue
+		}
+		refuse := func(why string) error {
+			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Hostname", Value: st.value,
+				Err: errors.New(st.readThrough() + why)}
+		}
+		if args, _ := sshArgs(st.value); len(args) > 1 {
+			return refuse("more than one word, which ssh refuses (\"extra arguments at end of line\"); write the host name alone")
+		}
+		if _, err := expandHostname(sshValue(st.value), alias); err != nil {
+			return refuse(err.Error() + "; write the host name out, with %h for the host as the source's url names it and %% for a %")
+		}
+		return nil
+	}
+	return nil
+}
+
+// expandHostname expands the tokens ssh expands in a Hostname (ssh.c,
+// percent_expand with "h" alone): %h, the host as the URL names it, and
+// %%, a %. Any other token, or a % ending v, is an error naming it, as
+// ssh refuses it ("unknown key", "invalid format"); ${NAME} and ~ are
+// kept as written, as ssh keeps them.
+func expandHostname(v, alias string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '%' {
+			b.WriteByte(v[i])
+			continue
+		}
+		i++
+		switch {
+		case i == len(v):
+			return "", errors.New("a % ends it, which ssh refuses (\"invalid format\")")
+		case v[i] == '%':
+			b.WriteByte('%')
+		case v[i] == 'h':
+			b.WriteString(alias)
+		default:
+			r, _ := utf8.DecodeRuneInString(v[i:])
+			return "", fmt.Errorf("%%%c is a token ssh does not expand in Hostname, which it refuses (\"unknown key %%%c\"): ssh expands %%h and %%%% there alone", r, r)
+		}
+	}
+	return b.String(), nil
+}
+
+// expandedHostname is the Hostname v as ssh dials it for alias
+// (expandHostname), v itself when ssh refuses it (Check refuses it
+// before any connection).
+func expandedHostname(v, alias string) string {
+	if h, err := expandHostname(v, alias); err == nil {
+		return h
+	}
+	return v
 }
 
 // setting is a line of an ssh configuration that sets a keyword.
@@ -274,9 +340,9 @@ func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err er
 func (c *SSHConfig) Warnings(alias string) []error {
 	var out []error
 	out = append(out, c.unread...)
-	hostname := c.files.Get(alias, "Hostname")
-	if hostname == "" {
-		hostname = alias
+	hostname := alias
+	if h := c.files.Get(alias, "Hostname"); h != "" {
+		hostname = expandedHostname(h, alias)
 	}
 	var visit func(f *sshConfigFile)
 	visit = func(f *sshConfigFile) {

@@ -176,6 +176,54 @@ func TestSSHConfigSkippedAsSSHSkipsIt(t *testing.T) {
 	}
 }
 
+// Hostname's tokens are ssh's (ssh.c expands %h and %% alone there): %h
+// is the host as the url names it, %% a %, ${NAME} and ~ are kept; any
+// other token, a % ending it, or a second word, is refused naming it, as
+// ssh refuses it. Before, Hostname %h.example.test was dialled as written. Each case is
+// checked against ssh -G when ssh is there.
+func TestSSHHostnameTokensAsSSH(t *testing.T) {
+	home := sshHome(t)
+	for _, c := range []struct{ value, host, refused string }{
+		{"%h.example.test", "git.example.test.example.test", ""},
+		{"%%h.example.test", "%h.example.test", ""},
+		{"a%%%h", "a%git.example.test", ""},
+		{"${HOME}.example.test", "${home}.example.test", ""},
+		{"Real.Example.TEST", "real.example.test", ""},
+		{"%p.example.test", "", "%p is a token ssh does not expand in Hostname"},
+		{"%H", "", "%H is a token"},
+		{"%d", "", "%d is a token"},
+		{"x%", "", "a % ends it"},
+		{"\"%r.example.test\"", "", "%r is a token"},
+		{"real.example.test other", "", "more than one word"},
+	} {
+		path := writeSSHConfig(t, home, "Host git.example.test\n  Hostname "+c.value+"\n")
+		conf := ReadSSHConfig()
+		err := conf.Check("git.example.test")
+		var ce *SSHConfigError
+		if c.refused != "" {
+			if !errors.As(err, &ce) || ce.Key != "Hostname" || ce.File != path || ce.Line != 2 || !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("Hostname %s: Check %v, want a refusal at %s line 2 saying %q", c.value, err, path, c.refused)
+			}
+		} else {
+			if err != nil {
+				t.Errorf("Hostname %s: Check %v", c.value, err)
+			}
+			if h, _ := conf.Address("git.example.test", ""); h != c.host {
+				t.Errorf("Hostname %s: Address %s, want %s", c.value, h, c.host)
+			}
+		}
+		out, refused, ok := sshG(t, path, "git.example.test")
+		if ok && (refused != (c.refused != "") || (c.host != "" && !strings.Contains(out, "\nhostname "+c.host+"\n"))) {
+			t.Errorf("Hostname %s: ssh -G does not agree (refused %v, host %q): the case is wrong\n%s", c.value, refused, c.host, out)
+		}
+	}
+	// a Match block's host list is checked against the expanded name
+	writeSSHConfig(t, home, "Host git.example.test\n  Hostname %h.internal\nMatch host git.example.test.internal\n  User deploy\n")
+	if ws := ReadSSHConfig().Warnings("git.example.test"); len(ws) != 1 {
+		t.Errorf("warnings %v, want the Match block for the expanded Hostname said", ws)
+	}
+}
+
 // A keyword in double quotes takes no "=" after it (readconf.c, strdelim:
 // only whitespace is skipped after a closing quote), so the "=" is the
 // value's: "Port"=2200 is Port "=2200", which ssh refuses, and
