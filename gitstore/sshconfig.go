@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -756,8 +757,22 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 	case w == "~" || strings.HasPrefix(w, "~/"):
 		w = filepath.Join(r.home, w[1:])
 	case strings.HasPrefix(w, "~"):
-		badPattern(w, errors.New("~user is not expanded"))
-		return nil
+		// ~user is that user's home directory, as ssh's glob reads it
+		// (GLOB_TILDE); a user with none matches no file there either
+		name, rest, _ := strings.Cut(w[1:], "/")
+		u, err := user.Lookup(name)
+		var unknown user.UnknownUserError
+		switch {
+		case errors.As(err, &unknown):
+			return nil
+		case err != nil || u.HomeDir == "":
+			if r.refused == nil {
+				r.refused = &SSHConfigError{File: from, Line: line,
+					Err: fmt.Errorf("the home directory of the user %q this Include line's %s names is not known (%v), so readproof cannot read the files ssh would and does not connect to any host over ssh; write the path out in full", name, w, err)}
+			}
+			return nil
+		}
+		w = filepath.Join(u.HomeDir, rest)
 	case !filepath.IsAbs(w):
 		w = filepath.Join(r.dir, w)
 	}

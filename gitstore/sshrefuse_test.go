@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -274,5 +275,51 @@ func TestSSHQuotedKeywordEqualsAsSSH(t *testing.T) {
 		if refused != (c.refused != "") || c.host != "" && !strings.Contains(out, "\nhostname "+c.host+"\n") || c.port != "" && !strings.Contains(out, "\nport "+c.port+"\n") || c.user != "" && !strings.Contains(out, "\nuser "+c.user+"\n") {
 			t.Errorf("%s: ssh -G does not agree: the case is wrong\n%s", c.line, out)
 		}
+	}
+}
+
+// Include ~USER/PATH reads from that user's home directory, as ssh's glob
+// expands it; a user the system does not know matches no file, silently,
+// as in ssh. Before, ~USER was left out with a warning, and the files ssh
+// reads (a ProxyJump in them) were not.
+func TestSSHIncludeTildeUser(t *testing.T) {
+	_, home := newKeyServer(t)
+	me, err := user.Current()
+	if err != nil || me.HomeDir == "" || strings.ContainsAny(me.Username, "/ \t\"") {
+		t.Skipf("no usable current user: %v", err)
+	}
+	if _, err := os.Stat(me.HomeDir); err != nil {
+		t.Skipf("the passwd home %s: %v", me.HomeDir, err)
+	}
+	jump := filepath.Join(t.TempDir(), "jump.conf")
+	if err := os.WriteFile(jump, []byte("ProxyJump bastion.example.test\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(me.HomeDir, jump)
+	if err != nil {
+		t.Skip(err)
+	}
+	path := writeSSHConfig(t, home, "Host git.example.test\n  Include ~"+me.Username+"/"+filepath.ToSlash(rel)+"\n")
+	conf := ReadSSHConfig()
+	var ce *SSHConfigError
+	if err := conf.Check("git.example.test"); !errors.As(err, &ce) || ce.Key != "ProxyJump" || ce.File != jump {
+		t.Errorf("Check: %v, want the ProxyJump of %s, read through ~%s", err, jump, me.Username)
+	}
+	if ws := conf.Warnings("git.example.test"); len(ws) != 0 {
+		t.Errorf("warnings %v, want none", ws)
+	}
+	if out, _, ok := sshG(t, path, "git.example.test"); ok && !strings.Contains(out, "\nproxyjump bastion.example.test\n") {
+		t.Errorf("ssh -G does not read the ProxyJump through ~%s: the case is wrong\n%s", me.Username, out)
+	}
+	writeSSHConfig(t, home, "Host git.example.test\n  Include ~no-such-user-readproof/x.conf\n  User deploy\n")
+	conf = ReadSSHConfig()
+	if err := conf.Check("git.example.test"); err != nil {
+		t.Errorf("Check with an unknown user's ~: %v, want none", err)
+	}
+	if ws := conf.Warnings("git.example.test"); len(ws) != 0 {
+		t.Errorf("warnings with an unknown user's ~: %v, want none (ssh's glob matches nothing)", ws)
+	}
+	if u, _, err := conf.remoteUser("", "git.example.test"); err != nil || u != "deploy" {
+		t.Errorf("user %q, %v; want deploy, the rest of the file read", u, err)
 	}
 }
