@@ -36,7 +36,7 @@ type SSHConfig struct {
 	files   sshConfigs
 	notes   []string // the files not read, for an SSHAuthError
 	unread  []error  // $HOME/.ssh/config, or files it includes, not read: warnings
-	refused error    // a configuration ssh refuses whole, so connecting nowhere
+	refused error    // a configuration ssh refuses whole, or readproof cannot read as ssh does: connecting nowhere
 	// hosts is go-git's reader when a caller has swapped its default
 	// (which reads the passwd entry's home once per process) for another:
 	// then it gives Hostname and Port (none when it is nil)
@@ -408,8 +408,10 @@ type sshConfigFile struct {
 	// any depth, each an *SSHConfigError naming the file and line of the
 	// Include that names it
 	includeErrs []error
-	// refused is the first Include line, at any depth, for which ssh
-	// refuses the whole configuration: one with a ~ in the system file
+	// refused is the first Include line, at any depth, for which every
+	// ssh fetch is refused: one with a ~ in the system file, or one
+	// naming a file ssh refuses or readproof cannot read as ssh does
+	// (refusedBy)
 	refused error
 }
 
@@ -636,7 +638,7 @@ type includeReader struct {
 	files     int     // read so far
 	full      bool    // files reached maxSSHIncludedFiles
 	errs      []error // the included files not read, each an *SSHConfigError
-	refused   error   // the first Include with a ~ when home is ""
+	refused   error   // the first Include line that refuses every ssh fetch
 }
 
 // read reads the file at path, depth Include lines down from the first.
