@@ -174,6 +174,9 @@ func (c *SSHConfig) Check(alias string) error {
 	if err := c.checkHostname(alias); err != nil {
 		return err
 	}
+	if err := c.checkUser(alias); err != nil {
+		return err
+	}
 	for _, f := range c.files {
 		st := f.first(alias, "ProxyJump", "ProxyCommand")
 		if st.key == "" {
@@ -210,6 +213,24 @@ func (c *SSHConfig) checkPort(alias string) error {
 		}
 		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
 			Err: errors.New(st.readThrough() + "not a port number (1 to 65535), which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+	}
+	return nil
+}
+
+// checkUser refuses the first User given for alias when it is more than
+// one word, which ssh refuses ("extra arguments at end of line"): a
+// login with a space is written in quotes.
+func (c *SSHConfig) checkUser(alias string) error {
+	for _, f := range c.files {
+		st := f.first(alias, "User")
+		if st.value == "" {
+			continue
+		}
+		if args, _ := sshArgs(st.value); len(args) > 1 {
+			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "User", Value: st.value,
+				Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the user name alone, in double quotes if it holds a space, or in the source's url (ssh://USER@HOST/PATH)")}
+		}
+		return nil
 	}
 	return nil
 }

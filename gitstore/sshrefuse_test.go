@@ -229,9 +229,10 @@ func TestSSHHostnameTokensAsSSH(t *testing.T) {
 // only whitespace is skipped after a closing quote), so the "=" is the
 // value's: "Port"=2200 is Port "=2200", which ssh refuses, and
 // "Hostname"=h is the host "=h". A value's quotes and escapes are ssh's
-// (Port 22"00" is 2200), and a second word after Port or Hostname is
+// (Port 22"00" is 2200), and a second word after Port or User is
 // refused, as ssh refuses it. Before, "Port"=2200 was port 2200, Port
-// 22"00" was refused, and Port 2200 x said "not a port number". Each case is checked against ssh -G when ssh is
+// 22"00" was refused, Port 2200 x said "not a port number", and User git
+// deploy was the login "git deploy". Each case is checked against ssh -G when ssh is
 // there.
 func TestSSHQuotedKeywordEqualsAsSSH(t *testing.T) {
 	home := sshHome(t)
@@ -247,6 +248,8 @@ func TestSSHQuotedKeywordEqualsAsSSH(t *testing.T) {
 		{line: `"Hostname"=real.example.test`, host: "=real.example.test"},
 		{line: `Hostname="real.example.test"`, host: "real.example.test"},
 		{line: `"User"=git`, user: "=git"},
+		{line: `User "git deploy"`, user: "git deploy"},
+		{line: `User git deploy`, refused: "more than one word"},
 	} {
 		path := writeSSHConfig(t, home, "Host git.example.test\n  "+c.line+"\n")
 		conf := ReadSSHConfig()
