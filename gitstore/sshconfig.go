@@ -14,9 +14,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/kevinburke/ssh_config"
@@ -34,7 +36,7 @@ type SSHConfig struct {
 	files   sshConfigs
 	notes   []string // the files not read, for an SSHAuthError
 	unread  []error  // $HOME/.ssh/config, or files it includes, not read: warnings
-	refused error    // a configuration ssh refuses whole, so connecting nowhere
+	refused error    // a configuration ssh refuses whole, or readproof cannot read as ssh does: connecting nowhere
 	// hosts is go-git's reader when a caller has swapped its default
 	// (which reads the passwd entry's home once per process) for another:
 	// then it gives Hostname and Port (none when it is nil)
@@ -48,9 +50,12 @@ type sshConfigReader interface {
 }
 
 // ReadSSHConfig reads $HOME/.ssh/config, then /etc/ssh/ssh_config (a
-// keyword's value is the first one given, as in OpenSSH). A file that
-// cannot be read is left out and noted: SSHConfig.Warnings says so of
-// $HOME's, and an ssh server's refusal of every key names both.
+// keyword's value is the first one given, as in OpenSSH). A file ssh goes
+// on without (one it cannot open, a directory) is left out and noted:
+// SSHConfig.Warnings says so of $HOME's, and an ssh server's refusal of
+// every key names both. A file ssh refuses (a line it cannot parse, others
+// can write it), or that readproof cannot follow as ssh reads it (over 1
+// MiB, not a regular file), refuses every ssh fetch (Check).
 func ReadSSHConfig() *SSHConfig { return readSSHConfigs(systemSSHConfig) }
 
 // readSSHConfigs is ReadSSHConfig with system the system-wide file.
@@ -69,7 +74,7 @@ func readSSHConfigs(system string) *SSHConfig {
 		}
 		f, err := readSSHConfigFile(p, home)
 		if c.refused == nil {
-			c.refused = refusedBy(p, err)
+			c.refused = refusedBy("", 0, p, err)
 		}
 		if err != nil {
 			c.notes = append(c.notes, fmt.Sprintf("%s was not read, so neither were its IdentityFile lines (%v)", p, err))
@@ -115,7 +120,7 @@ func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 		return strings.ToLower(host), portOr(port, 0)
 	}
 	if h := conf.Get(alias, "Hostname"); h != "" {
-		host = h
+		host = expandedHostname(h, alias)
 	}
 	var given int
 	if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 && p <= 65535 {
@@ -149,11 +154,6 @@ func (c *SSHConfig) Address(host, port string) (string, string) {
 	return h, strconv.Itoa(p)
 }
 
-// SSHAddress is ReadSSHConfig().Address(host, port).
-func SSHAddress(host, port string) (string, string) {
-	return ReadSSHConfig().Address(host, port)
-}
-
 // Check is nil when readproof can follow the ssh configuration for a
 // fetch of alias (the host as the URL names it) as ssh would; else an
 // *SSHConfigError naming the file, the line and the setting, with a hint:
@@ -171,12 +171,18 @@ func (c *SSHConfig) Check(alias string) error {
 	if err := c.checkPort(alias); err != nil {
 		return err
 	}
+	if err := c.checkHostname(alias); err != nil {
+		return err
+	}
+	if err := c.checkUser(alias); err != nil {
+		return err
+	}
 	for _, f := range c.files {
 		st := f.first(alias, "ProxyJump", "ProxyCommand")
 		if st.key == "" {
 			continue
 		}
-		if strings.EqualFold(unquote(st.value), "none") {
+		if strings.EqualFold(sshValue(st.value), "none") {
 			return nil
 		}
 		shown := st.value
@@ -197,13 +203,98 @@ func (c *SSHConfig) checkPort(alias string) error {
 		if st.value == "" {
 			continue
 		}
-		if p, err := strconv.Atoi(unquote(st.value)); err == nil && p > 0 && p <= 65535 {
+		args, _ := sshArgs(st.value)
+		if len(args) > 1 {
+			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
+				Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the port's number alone, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+		}
+		if p, err := strconv.Atoi(sshValue(st.value)); err == nil && p > 0 && p <= 65535 {
 			return nil
 		}
 		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
 			Err: errors.New(st.readThrough() + "not a port number (1 to 65535), which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
 	}
 	return nil
+}
+
+// checkUser refuses the first User given for alias when it is more than
+// one word, which ssh refuses ("extra arguments at end of line"): a
+// login with a space is written in quotes.
+func (c *SSHConfig) checkUser(alias string) error {
+	for _, f := range c.files {
+		st := f.first(alias, "User")
+		if st.value == "" {
+			continue
+		}
+		if args, _ := sshArgs(st.value); len(args) > 1 {
+			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "User", Value: st.value,
+				Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the user name alone, in double quotes if it holds a space, or in the source's url (ssh://USER@HOST/PATH)")}
+		}
+		return nil
+	}
+	return nil
+}
+
+// checkHostname refuses the first Hostname given for alias when ssh
+// refuses it: a token ssh does not expand in it (it expands %h and %%
+// alone), a % ending it, or more than one word.
+func (c *SSHConfig) checkHostname(alias string) error {
+	for _, f := range c.files {
+		st := f.first(alias, "Hostname")
+		if st.value == "" {
+			continue
+		}
+		refuse := func(why string) error {
+			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Hostname", Value: st.value,
+				Err: errors.New(st.readThrough() + why)}
+		}
+		if args, _ := sshArgs(st.value); len(args) > 1 {
+			return refuse("more than one word, which ssh refuses (\"extra arguments at end of line\"); write the host name alone")
+		}
+		if _, err := expandHostname(sshValue(st.value), alias); err != nil {
+			return refuse(err.Error() + "; write the host name out, with %h for the host as the source's url names it and %% for a %")
+		}
+		return nil
+	}
+	return nil
+}
+
+// expandHostname expands the tokens ssh expands in a Hostname (ssh.c,
+// percent_expand with "h" alone): %h, the host as the URL names it, and
+// %%, a %. Any other token, or a % ending v, is an error naming it, as
+// ssh refuses it ("unknown key", "invalid format"); ${NAME} and ~ are
+// kept as written, as ssh keeps them.
+func expandHostname(v, alias string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] != '%' {
+			b.WriteByte(v[i])
+			continue
+		}
+		i++
+		switch {
+		case i == len(v):
+			return "", errors.New("a % ends it, which ssh refuses (\"invalid format\")")
+		case v[i] == '%':
+			b.WriteByte('%')
+		case v[i] == 'h':
+			b.WriteString(alias)
+		default:
+			r, _ := utf8.DecodeRuneInString(v[i:])
+			return "", fmt.Errorf("%%%c is a token ssh does not expand in Hostname, which it refuses (\"unknown key %%%c\"): ssh expands %%h and %%%% there alone", r, r)
+		}
+	}
+	return b.String(), nil
+}
+
+// expandedHostname is the Hostname v as ssh dials it for alias
+// (expandHostname), v itself when ssh refuses it (Check refuses it
+// before any connection).
+func expandedHostname(v, alias string) string {
+	if h, err := expandHostname(v, alias); err == nil {
+		return h
+	}
+	return v
 }
 
 // setting is a line of an ssh configuration that sets a keyword.
@@ -271,9 +362,9 @@ func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err er
 func (c *SSHConfig) Warnings(alias string) []error {
 	var out []error
 	out = append(out, c.unread...)
-	hostname := c.files.Get(alias, "Hostname")
-	if hostname == "" {
-		hostname = alias
+	hostname := alias
+	if h := c.files.Get(alias, "Hostname"); h != "" {
+		hostname = expandedHostname(h, alias)
 	}
 	var visit func(f *sshConfigFile)
 	visit = func(f *sshConfigFile) {
@@ -338,8 +429,10 @@ type sshConfigFile struct {
 	// any depth, each an *SSHConfigError naming the file and line of the
 	// Include that names it
 	includeErrs []error
-	// refused is the first Include line, at any depth, for which ssh
-	// refuses the whole configuration: one with a ~ in the system file
+	// refused is the first Include line, at any depth, for which every
+	// ssh fetch is refused: one with a ~ in the system file, or one
+	// naming a file ssh refuses or readproof cannot read as ssh does
+	// (refusedBy)
 	refused error
 }
 
@@ -434,7 +527,7 @@ func (cs sshConfigs) Get(alias, key string) string {
 func (cs sshConfigs) lookup(alias, key string) (string, string) {
 	for _, c := range cs {
 		if st := c.first(alias, key); st.value != "" {
-			return unquote(st.value), st.file
+			return sshValue(st.value), st.file
 		}
 	}
 	return "", ""
@@ -466,17 +559,88 @@ type sshRefusal struct {
 
 func (e *sshRefusal) Error() string { return e.msg }
 
+// sshSkipped is a configuration file ssh goes on without: one it cannot
+// open (ssh skips ~/.ssh/config or /etc/ssh/ssh_config then, but refuses
+// the configuration for a file an Include line names), or a directory,
+// which ssh reads as an empty file.
+type sshSkipped struct {
+	err  error
+	open bool // the open failed
+}
+
+func (e *sshSkipped) Error() string { return e.err.Error() }
+func (e *sshSkipped) Unwrap() error { return e.err }
+
+// sshBadPerm is a file ssh refuses for its owner or mode ("Bad owner or
+// permissions on FILE").
+type sshBadPerm struct{ err error }
+
+func (e *sshBadPerm) Error() string { return e.err.Error() }
+func (e *sshBadPerm) Unwrap() error { return e.err }
+
+// errSSHConfigTooLarge is a configuration file over maxSSHConfigBytes.
+var errSSHConfigTooLarge = fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
+
 // refusedBy is the refusal of every ssh fetch when err, from reading the
-// file at path, is a line ssh refuses: ssh then connects to no host, so
-// readproof connects to none either (the file left unread, a ProxyJump in
-// it would be gone around); nil for any other err.
-func refusedBy(path string, err error) error {
-	var r *sshRefusal
-	if !errors.As(err, &r) {
+// file at path (through the Include line of from at line; from "" for
+// ~/.ssh/config or /etc/ssh/ssh_config), is one for which ssh refuses the
+// configuration (a line it refuses, a file others can write, an included
+// file it cannot open) or readproof cannot read the file as ssh would
+// (over maxSSHConfigBytes, not a regular file, not parsed): ssh then
+// connects to no host, or to one readproof cannot know, so readproof
+// connects to none (the file left unread, a ProxyJump or Hostname in it
+// would be gone around). nil for a nil err, and for a file ssh goes on
+// without (sshSkipped: a directory, or a file it cannot open and need
+// not).
+func refusedBy(from string, line int, path string, err error) error {
+	if err == nil {
 		return nil
 	}
-	return &SSHConfigError{File: path, Line: r.line,
-		Err: errors.New(strings.TrimPrefix(r.msg, "line "+strconv.Itoa(r.line)+": ") + " (ssh -G HOST says \"no argument after keyword\" or \"bad configuration option\" and connects to no host), so readproof does not connect either; fix the line")}
+	const none = " and connects to no host, so readproof does not connect either"
+	const cannot = ", so readproof cannot follow the configuration as ssh reads it and does not connect to any host over ssh"
+	named := func(what string) error {
+		if from == "" {
+			return &SSHConfigError{File: path, Err: errors.New(what)}
+		}
+		return &SSHConfigError{File: from, Line: line, Err: fmt.Errorf("the file %s this Include line names %s", path, what)}
+	}
+	var r *sshRefusal
+	var skipped *sshSkipped
+	var perm *sshBadPerm
+	switch {
+	case errors.As(err, &r):
+		return &SSHConfigError{File: path, Line: r.line,
+			Err: errors.New(strings.TrimPrefix(r.msg, "line "+strconv.Itoa(r.line)+": ") + " (ssh -G HOST says \"no argument after keyword\", \"invalid quotes\" or \"bad configuration option\")" + none + "; fix the line")}
+	case errors.As(err, &skipped):
+		if !skipped.open || from == "" {
+			return nil
+		}
+		return named(fmt.Sprintf("cannot be opened (%v): ssh refuses the configuration then (\"Can't open user config file\")%s; make the file readable (chmod 600 %s), or remove it or the Include line", skipped.err, none, path))
+	case errors.As(err, &perm):
+		return named(fmt.Sprintf("is refused by ssh (\"Bad owner or permissions\": %v)%s; make it yours and writable by you alone (chmod go-w %s)", perm.err, none, path))
+	case errors.Is(err, errSSHConfigTooLarge):
+		return named(fmt.Sprintf("is larger than %d MiB, more than readproof reads of an ssh configuration file (ssh reads it whole)%s; shorten it, or move its Host blocks into files an Include line reads", maxSSHConfigBytes>>20, cannot))
+	}
+	if l, msg, ok := parsePosition(err.Error()); ok && from == "" {
+		return &SSHConfigError{File: path, Line: l, Err: fmt.Errorf("cannot be parsed (%s)%s; fix the line (ssh -G HOST shows how ssh reads the file)", msg, cannot)}
+	}
+	return named(fmt.Sprintf("was not read (%v)%s; fix the file or replace it with a regular one (ssh -G HOST shows how ssh reads the configuration)", err, cannot))
+}
+
+// parsePosition splits the parser's "(LINE, COLUMN): MESSAGE" (after an
+// "ssh_config: " the reader may put before it) into the line and message.
+func parsePosition(s string) (int, string, bool) {
+	s = strings.TrimPrefix(s, "ssh_config: ")
+	pos, msg, ok := strings.Cut(s, "): ")
+	if !ok || !strings.HasPrefix(pos, "(") {
+		return 0, "", false
+	}
+	l, _, _ := strings.Cut(pos[1:], ",")
+	n, err := strconv.Atoi(l)
+	if err != nil || n < 1 {
+		return 0, "", false
+	}
+	return n, strings.TrimSpace(msg), true
 }
 
 // maxSSHIncludeDepth is how deep Include lines nest, as in OpenSSH: a file
@@ -495,7 +659,7 @@ type includeReader struct {
 	files     int     // read so far
 	full      bool    // files reached maxSSHIncludedFiles
 	errs      []error // the included files not read, each an *SSHConfigError
-	refused   error   // the first Include with a ~ when home is ""
+	refused   error   // the first Include line that refuses every ssh fetch
 }
 
 // read reads the file at path, depth Include lines down from the first.
@@ -505,12 +669,24 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, &sshSkipped{err: err, open: true}
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil, err
-	} else if !fi.Mode().IsRegular() {
+	}
+	// as ssh, for ~/.ssh/config and any file an Include line reads (the
+	// system file itself is not checked)
+	if depth > 0 || r.home != "" {
+		if err := sshConfigPermErr(fi); err != nil {
+			return nil, &sshBadPerm{err}
+		}
+	}
+	if fi.IsDir() {
+		return nil, &sshSkipped{err: errors.New("a directory, which ssh reads as an empty file")}
+	}
+	if !fi.Mode().IsRegular() {
 		return nil, errors.New("not a regular file")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSSHConfigBytes+1))
@@ -518,8 +694,9 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 		return nil, err
 	}
 	if len(data) > maxSSHConfigBytes {
-		return nil, fmt.Errorf("larger than %d MiB", maxSSHConfigBytes>>20)
+		return nil, errSSHConfigTooLarge
 	}
+	raw := data
 	data, err = unquoteKeywords(data)
 	if err != nil {
 		return nil, err
@@ -536,6 +713,9 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 		if len(inc.paths) == 0 {
 			return nil, &sshRefusal{line: inc.line, msg: fmt.Sprintf("line %d: Include with no file named, which ssh refuses", inc.line)}
 		}
+	}
+	if err := refusedLine(raw); err != nil {
+		return nil, err
 	}
 	c, err := decodeSSHConfig(data)
 	if err != nil {
@@ -600,8 +780,22 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 	case w == "~" || strings.HasPrefix(w, "~/"):
 		w = filepath.Join(r.home, w[1:])
 	case strings.HasPrefix(w, "~"):
-		badPattern(w, errors.New("~user is not expanded"))
-		return nil
+		// ~user is that user's home directory, as ssh's glob reads it
+		// (GLOB_TILDE); a user with none matches no file there either
+		name, rest, _ := strings.Cut(w[1:], "/")
+		u, err := user.Lookup(name)
+		var unknown user.UnknownUserError
+		switch {
+		case errors.As(err, &unknown):
+			return nil
+		case err != nil || u.HomeDir == "":
+			if r.refused == nil {
+				r.refused = &SSHConfigError{File: from, Line: line,
+					Err: fmt.Errorf("the home directory of the user %q this Include line's %s names is not known (%v), so readproof cannot read the files ssh would and does not connect to any host over ssh; write the path out in full", name, w, err)}
+			}
+			return nil
+		}
+		w = filepath.Join(u.HomeDir, rest)
 	case !filepath.IsAbs(w):
 		w = filepath.Join(r.dir, w)
 	}
@@ -613,11 +807,20 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 	var out []*sshConfigFile
 	for _, name := range names {
 		if depth+1 > maxSSHIncludeDepth {
-			fail(name, fmt.Errorf("more than %d Include lines deep, which ssh refuses", maxSSHIncludeDepth))
+			err := fmt.Errorf("more than %d Include lines deep, which ssh refuses", maxSSHIncludeDepth)
+			if r.refused == nil {
+				r.refused = &SSHConfigError{File: from, Line: line,
+					Err: fmt.Errorf("the file %s this Include line names is more than %d Include lines deep: ssh refuses the configuration then (\"Too many recursive configuration includes\") and connects to no host, so readproof does not connect either; remove the Include line that leads back to a file it is read from, or nest the files less deep", name, maxSSHIncludeDepth)}
+			}
+			fail(name, err)
 			continue
 		}
 		if r.files >= maxSSHIncludedFiles {
 			if !r.full { // said once: the files past it are not tried
+				if r.refused == nil {
+					r.refused = &SSHConfigError{File: from, Line: line,
+						Err: fmt.Errorf("the file %s this Include line names is past the %d files readproof reads for one configuration, so readproof cannot follow the configuration as ssh reads it and does not connect to any host over ssh; include fewer files, or remove the Include line that leads back to a file it is read from", name, maxSSHIncludedFiles)}
+				}
 				fail(name, fmt.Errorf("more than %d files included", maxSSHIncludedFiles))
 				r.full = true
 			}
@@ -627,7 +830,7 @@ func (r *includeReader) include(from string, line int, w string, depth int) []*s
 		f, err := r.read(name, depth+1)
 		if err != nil {
 			if r.refused == nil {
-				r.refused = refusedBy(name, err)
+				r.refused = refusedBy(from, line, name, err)
 			}
 			fail(name, err)
 			continue
@@ -668,7 +871,9 @@ func markIncludes(data []byte) ([]byte, []includeLine) {
 // quoted word for an unknown keyword, so that a "Match" block's lines
 // applied to the Host block above it and an "Include", "ProxyJump" or
 // "Hostname" line went unread. As OpenSSH, a keyword ends at its closing
-// quote; a line whose quote is not closed is ignored, and so is one whose
+// quote, and an "=" just after it is the value's ("Port"=22 gives Port
+// "=22", which ssh refuses; "Hostname"=h the host "=h"); a line whose
+// quote is not closed is ignored, and so is one whose
 // keyword is empty (an empty first word at the line's start stands for
 // nothing: the next word is the keyword); a quoted keyword holding a
 // space is an error, as ssh refuses it. Other lines are kept as they
@@ -698,7 +903,15 @@ func unquoteKeywords(data []byte) ([]byte, error) {
 		}
 		var out []byte
 		if ok && len(kw) > 0 && kw[0] != '#' {
-			out = append(append(append(out, kw...), ' '), after...)
+			sep := " "
+			if len(after) > 0 && after[0] == '=' {
+				// ssh takes no "=" after a closing quote for the
+				// one between keyword and value ("Port"=22 is Port
+				// "=22", which ssh refuses): the parser is given
+				// one of its own to take, and keeps the user's
+				sep = " = "
+			}
+			out = append(append(append(out, kw...), sep...), after...)
 		}
 		lines[i] = append(out, l[len(body):]...)
 		changed = true
@@ -735,6 +948,83 @@ func sshWord(s []byte) (word, rest []byte, ok bool) {
 		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
 	}
 	return s[:i], rest, true
+}
+
+// refusedLine is the first line of data that ssh refuses whatever its
+// keyword (readconf.c, process_config_line_depth), so refusing the whole
+// configuration, as an *sshRefusal: one with nothing after its keyword
+// ("no argument after keyword"), or whose arguments hold a quote not
+// closed ("invalid quotes"). A line whose keyword's quote is not closed
+// is ignored, as by ssh. nil when there is none.
+func refusedLine(data []byte) error {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		body := bytes.TrimRight(l, " \t\r\f")
+		kw, rest, ok := sshWord(body)
+		if ok && len(kw) == 0 {
+			kw, rest, ok = sshWord(rest)
+		}
+		if !ok || len(kw) == 0 || kw[0] == '#' {
+			continue
+		}
+		if len(rest) == 0 {
+			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, kw)}
+		}
+		if _, ok := sshArgs(string(rest)); !ok {
+			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: a quote is not closed, which ssh refuses", i+1)}
+		}
+	}
+	return nil
+}
+
+// sshArgs splits what follows a keyword into words as OpenSSH does
+// (misc.c, argv_split): at spaces and tabs, a # at a word's start ending
+// the line; double and single quotes keep spaces and are taken off; a
+// backslash before a quote, a backslash or (outside quotes) a space
+// stands for that character, before anything else for itself. ok is false
+// for a quote not closed.
+func sshArgs(s string) (args []string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			continue
+		}
+		if s[i] == '#' {
+			break
+		}
+		var b []byte
+		var quote byte
+	word:
+		for ; i < len(s); i++ {
+			c := s[i]
+			switch {
+			case c == '\\' && i+1 < len(s) && (s[i+1] == '\'' || s[i+1] == '"' || s[i+1] == '\\' || (quote == 0 && s[i+1] == ' ')):
+				i++
+				b = append(b, s[i])
+			case quote == 0 && (c == ' ' || c == '\t'):
+				break word
+			case quote == 0 && (c == '"' || c == '\''):
+				quote = c
+			case quote != 0 && c == quote:
+				quote = 0
+			default:
+				b = append(b, c)
+			}
+		}
+		if quote != 0 {
+			return nil, false
+		}
+		args = append(args, string(b))
+	}
+	return args, true
+}
+
+// sshValue is the value of a keyword that takes one, as ssh reads it
+// (sshArgs): its first word, quotes and escapes taken off; v when it has
+// none.
+func sshValue(v string) string {
+	if args, ok := sshArgs(v); ok && len(args) > 0 {
+		return args[0]
+	}
+	return v
 }
 
 // keywordLine is a line of an ssh configuration that gives a keyword: its

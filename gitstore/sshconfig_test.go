@@ -329,7 +329,7 @@ func TestSSHConfigIncludeRefusedSaid(t *testing.T) {
 // Include lines become markers in place, numbered in order; other lines
 // are unchanged.
 func FuzzMarkIncludes(f *testing.F) {
-	for _, s := range []string{"Include a b\n", "include=~/x # c\r\nHost y\n", "Include\n", "Includes x\n", "  INCLUDE \"q r\"\n"} {
+	for _, s := range []string{"Include a b\n", "include=~/x # c\r\nHost y\n", "Include\n", "Includes x\n", "  INCLUDE \"q r\"\n", "Include ~root/x ~/y\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

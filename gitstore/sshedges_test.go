@@ -247,7 +247,7 @@ func TestSSHQuotedKeywordReadAsSSH(t *testing.T) {
 // keep their numbers, and a line whose first word holds no quote is kept
 // as it is.
 func FuzzUnquoteKeywords(f *testing.F) {
-	for _, s := range []string{"\"Match\" host a\n", "  Ho\"stn\"ame x\r\n", "\"\" \"Include\" f\n", "\"Port\"=22\n", "\"Host\n", "# \"x\"\n", "Host a\n"} {
+	for _, s := range []string{"\"Match\" host a\n", "  Ho\"stn\"ame x\r\n", "\"\" \"Include\" f\n", "\"Port\"=22\n", "\"Hostname\" = =h\n", "Po\"rt\"\t=22\n", "\"Host\n", "# \"x\"\n", "Host a\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -10,8 +10,10 @@ import (
 	"testing"
 )
 
-// An included file larger than the bound on ~/.ssh/config is refused,
-// unread past the bound, and said; the rest is read.
+// An included file larger than the bound on ~/.ssh/config is unread past
+// the bound, and refuses every ssh fetch (Check), naming it and the
+// Include line: ssh reads it whole, and its lines (a ProxyJump) would be
+// gone around. The rest of the file is read, and the file is said.
 func TestSSHConfigIncludedHugeRefused(t *testing.T) {
 	_, home := newKeyServer(t)
 	huge := filepath.Join(home, ".ssh", "huge")
@@ -27,6 +29,9 @@ func TestSSHConfigIncludedHugeRefused(t *testing.T) {
 	ws := c.Warnings("git.example.test")
 	if len(ws) != 1 || !strings.Contains(ws[0].Error(), path+" line 1: the file "+huge+" this Include line names was not read (larger than 1 MiB)") {
 		t.Errorf("warnings %v, want the huge file refused", ws)
+	}
+	if err := c.Check("git.example.test"); err == nil || !strings.Contains(err.Error(), path+" line 1: the file "+huge+" this Include line names is larger than 1 MiB") {
+		t.Errorf("Check: %v, want every ssh fetch refused, naming the file", err)
 	}
 }
 
@@ -53,8 +58,10 @@ func TestSSHConfigNestedIncludeFromHome(t *testing.T) {
 	}
 }
 
-// Include lines nest 16 deep, as in OpenSSH; a file deeper is refused and
-// said, the rest read. A file that includes itself ends there too.
+// Include lines nest 16 deep, as in OpenSSH; a file deeper refuses every
+// ssh fetch, as ssh refuses the configuration ("Too many recursive
+// configuration includes"), and is said. A file that includes itself
+// ends there too, or at the bound on the files read.
 func TestSSHConfigIncludeDepthLimit(t *testing.T) {
 	_, home := newKeyServer(t)
 	for i := 1; i <= maxSSHIncludeDepth+1; i++ {
@@ -77,6 +84,9 @@ func TestSSHConfigIncludeDepthLimit(t *testing.T) {
 	if len(ws) != 1 || !strings.Contains(ws[0].Error(), from+" line 1: the file "+deep+" this Include line names was not read (more than 16 Include lines deep") {
 		t.Errorf("warnings %v, want d17 refused, named", ws)
 	}
+	if err := c.Check("level1"); err == nil || !strings.Contains(err.Error(), from+" line 1: the file "+deep+" this Include line names is more than 16 Include lines deep") {
+		t.Errorf("Check: %v, want every ssh fetch refused, naming d17", err)
+	}
 
 	// a file including itself twice: read a bounded number of times
 	if err := os.WriteFile(filepath.Join(home, ".ssh", "loop"), []byte("Include loop loop\nHost loop\n  User looped\n"), 0o600); err != nil {
@@ -90,6 +100,9 @@ func TestSSHConfigIncludeDepthLimit(t *testing.T) {
 	ws = c.Warnings("loop")
 	if len(ws) != 2 || !strings.Contains(ws[0].Error(), "Include lines deep") || !strings.Contains(ws[1].Error(), fmt.Sprintf("more than %d files included", maxSSHIncludedFiles)) {
 		t.Errorf("warnings for the loop %v, want the depth and the number of files said, once each", ws)
+	}
+	if err := c.Check("loop"); err == nil || !strings.Contains(err.Error(), "more than 16 Include lines deep") {
+		t.Errorf("Check for the loop: %v, want every ssh fetch refused", err)
 	}
 }
 

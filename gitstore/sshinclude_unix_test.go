@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// A FIFO an Include line names is refused as not a regular file, with a
-// warning naming it, not opened and waited on (the parser opened it
-// itself, and every ssh fetch hung there); the rest is read, the files
-// after it in the same pattern included.
+// A FIFO an Include line names is not opened and waited on (the parser
+// opened it itself, and every ssh fetch hung there): it is not read, as
+// not a regular file, is said, and refuses every ssh fetch (ssh would read
+// what it gives); the rest is read, the files after it in the same
+// pattern included.
 func TestSSHConfigIncludedFIFORefused(t *testing.T) {
 	_, home := newKeyServer(t)
 	dir := filepath.Join(home, ".ssh", "conf.d")
@@ -48,5 +49,8 @@ func TestSSHConfigIncludedFIFORefused(t *testing.T) {
 	ws := c.Warnings("git.example.test")
 	if len(ws) != 1 || !strings.Contains(ws[0].Error(), path+" line 1: the file "+fifo+" this Include line names was not read (not a regular file)") {
 		t.Errorf("warnings %v, want the FIFO named, not read", ws)
+	}
+	if err := c.Check("git.example.test"); err == nil || !strings.Contains(err.Error(), path+" line 1: the file "+fifo+" this Include line names was not read (not a regular file)") {
+		t.Errorf("Check: %v, want every ssh fetch refused, naming the FIFO", err)
 	}
 }

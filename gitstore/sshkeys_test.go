@@ -472,8 +472,8 @@ func TestSSHDeployKeyByHostAlias(t *testing.T) {
 		if want := "git.example.test:" + s.port; len(asked) != 1 || asked[0] != want {
 			t.Errorf("%s: dialled %q, want the alias's Hostname and Port %s", url, asked, want)
 		}
-		if h, p := SSHAddress("docs-deploy", ""); h != "git.example.test" || p != s.port {
-			t.Errorf("SSHAddress(docs-deploy) = %s %s, want the Hostname and Port the fetch dials", h, p)
+		if h, p := ReadSSHConfig().Address("docs-deploy", ""); h != "git.example.test" || p != s.port {
+			t.Errorf("Address(docs-deploy) = %s %s, want the Hostname and Port the fetch dials", h, p)
 		}
 	}
 	for _, k := range s.seen() {
