@@ -28,7 +28,11 @@ func CheckRefName(name string) error {
 		return fmt.Errorf("ref name %q %s: choose a name git check-ref-format accepts", name, why)
 	}
 	for i := 0; i < len(name); i++ {
-		switch c := name[i]; {
+		c := name[i]
+		if !refNameOdd(c) {
+			continue // most bytes: one test, not four (a listing checks 10^5 names)
+		}
+		switch {
 		case c < 0x20 || c == 0x7f:
 			return bad("contains a control character")
 		case c == ' ':
@@ -64,6 +68,22 @@ func CheckRefName(name string) error {
 		}
 	}
 	return nil
+}
+
+// The bytes below 0x80 that CheckRefName refuses, one bit each: control
+// characters, space, '~', '^', ':', '?', '*', '[', '\\' and DEL.
+const (
+	refOddLow  uint64 = 1<<0x20 - 1 | 1<<' ' | 1<<':' | 1<<'?' | 1<<'*'
+	refOddHigh uint64 = 1<<('~'-64) | 1<<('^'-64) | 1<<('['-64) | 1<<('\\'-64) | 1<<(0x7f-64)
+)
+
+// refNameOdd reports whether CheckRefName refuses the byte c wherever it
+// stands.
+func refNameOdd(c byte) bool {
+	if c < 64 {
+		return refOddLow>>c&1 != 0
+	}
+	return c < 128 && refOddHigh>>(c-64)&1 != 0
 }
 
 // parseLooseRef parses the content of a loose ref file: an object id
