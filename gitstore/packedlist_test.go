@@ -72,6 +72,11 @@ func TestPackedRefsListingChunks(t *testing.T) {
 	if err != nil || len(got) != len(want) {
 		t.Fatalf("%d refs (%v), want %d", len(got), err, len(want))
 	}
+	// made once at the size of the prefix's lines (5000 records, 715
+	// peeled lines), not grown by append
+	if cap(got) != 5715 {
+		t.Errorf("the listing's slice holds %d refs, want the 5715 lines of its prefix", cap(got))
+	}
 	for i, r := range got {
 		if r.Name != want[i] || r.OID != fuzzA {
 			t.Fatalf("ref %d: %v, want %s", i, r, want[i])
