@@ -221,6 +221,14 @@ const urlEnv = "READPROOF_GIT_URL"
 // environment (--config-env), so the URL is never split at an '='.
 // With url "", nothing is pinned.
 func (t *Transport) runAt(ctx context.Context, progress bool, in io.Reader, url string, args ...string) ([]byte, error) {
+	var stdout bytes.Buffer
+	err := t.runTo(ctx, progress, in, url, &stdout, args...)
+	return stdout.Bytes(), err
+}
+
+// runTo is runAt writing git's standard output to stdout as it comes (a
+// listing parsed while git writes it, not held whole first).
+func (t *Transport) runTo(ctx context.Context, progress bool, in io.Reader, url string, stdout io.Writer, args ...string) error {
 	full := []string{"--git-dir=" + t.dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
 	env := t.env()
 	if url != "" {
@@ -241,9 +249,8 @@ func (t *Transport) runAt(ctx context.Context, progress bool, in io.Reader, url 
 		cmd.Stdin = null
 	}
 	cmd.WaitDelay = 5 * time.Second
-	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: 8 << 10}
-	cmd.Stdout = &stdout
+	cmd.Stdout = stdout
 	if progress && t.opts.Progress != nil {
 		cmd.Stderr = io.MultiWriter(stderr, &redactingWriter{w: t.opts.Progress})
 	} else {
@@ -260,11 +267,11 @@ func (t *Transport) runAt(ctx context.Context, progress bool, in io.Reader, url 
 			ge.OldGit = oldGitNote(t.git, ge.ExitCode, text)
 		}
 		if ctx.Err() != nil {
-			return stdout.Bytes(), fmt.Errorf("%w: %w", ctx.Err(), ge)
+			return fmt.Errorf("%w: %w", ctx.Err(), ge)
 		}
-		return stdout.Bytes(), ge
+		return ge
 	}
-	return stdout.Bytes(), nil
+	return nil
 }
 
 // exitCode returns the exit code of a *GitError, or -1.
@@ -620,11 +627,14 @@ func (t *Transport) LsRemoteHead(ctx context.Context, remote string) ([]Ref, str
 // lsRemoteSymref runs `git ls-remote --symref` of remote, with the
 // configuration pre (-c name=value pairs) first.
 func (t *Transport) lsRemoteSymref(ctx context.Context, remote string, pre ...string) ([]Ref, string, error) {
-	out, err := t.run(ctx, false, append(pre, "ls-remote", "--symref", "--", remote)...)
-	if err != nil {
+	// parsed as git writes it (lsRemoteParser): at 10^6 refs the output
+	// is 79 MB, which was grown into a buffer, copied whole into a string
+	// and only then parsed
+	p := newLsRemoteParser()
+	if err := t.runTo(ctx, false, nil, "", p, append(pre, "ls-remote", "--symref", "--", remote)...); err != nil {
 		return nil, "", fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
 	}
-	refs, head, err := parseLsRemoteHead(out)
+	refs, head, err := p.finish()
 	if err != nil {
 		return nil, "", fmt.Errorf("list refs of %s: %w", RedactURL(remote), err)
 	}
@@ -656,39 +666,11 @@ func (t *Transport) LsRemoteWhole(ctx context.Context, remote, url string) ([]Re
 // parseLsRemoteHead parses `git ls-remote --symref` output: the refs as
 // parseLsRemote reads `--refs` output, leaving out what --refs leaves out
 // (HEAD and peeled "^{}" lines), and HEAD's target from its "ref: " line.
+// It is lsRemoteParser given the output at once.
 func parseLsRemoteHead(out []byte) ([]Ref, string, error) {
-	// One pass over one copy of the output: at 10^5 runs it is megabytes,
-	// and it was copied three times and split into slices of every line
-	// twice.
-	text := string(out)
-	var refs []Ref
-	head := ""
-	for rest := text; rest != ""; {
-		var line string
-		line, rest, _ = strings.Cut(rest, "\n")
-		if r, ok := strings.CutPrefix(line, "ref: "); ok {
-			target, name, _ := strings.Cut(r, "\t")
-			if name == "HEAD" && CheckRefName(target) == nil {
-				head = target
-			}
-			continue
-		}
-		if _, name, ok := strings.Cut(line, "\t"); ok && (name == "HEAD" || strings.HasSuffix(name, "^{}")) {
-			continue
-		}
-		if line == "" {
-			continue
-		}
-		if refs == nil {
-			refs = make([]Ref, 0, strings.Count(rest, "\n")+1)
-		}
-		r, err := parseLsRemoteLine(line)
-		if err != nil {
-			return nil, "", err
-		}
-		refs = append(refs, r)
-	}
-	return refs, head, nil
+	p := newLsRemoteParser()
+	p.Write(out)
+	return p.finish()
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

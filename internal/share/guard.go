@@ -101,7 +101,9 @@ func recognize(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem
 	}
 	var foreign []string
 	var main gitstore.OID
-	shared := make([]gitstore.Ref, 0, len(all)) // nearly all of them: grown once, not doubled 17 times at 10^5
+	// nearly all of them, kept in all's own array (the listing made it for
+	// this call): at 10^6 runs a copy was 32 MB
+	shared := all[:0]
 	for _, r := range all {
 		switch {
 		case r.Name == store.JournalRef:
