@@ -142,7 +142,7 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 	if name == "" {
 		name = DefaultFileName
 	}
-	build := sha256.Sum256([]byte(c.Build))
+	build := buildSum(c.Build)
 	var key []byte
 	if _, err := os.Lstat(c.Path); err == nil {
 		if key = c.Key(); len(key) == 0 {
@@ -190,6 +190,27 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		return encodeCache(path, name, f, text, heads, sumText(text), stamp, build, key)
 	})
 	return f, false, nil
+}
+
+// buildSum is the cache's build line for the build named build: the
+// SHA-256 of that name and of the lists whose places appendResource
+// writes a source type and a strategy as. A build's name is its binary's
+// path, size and time, which another build can have (a package installed
+// over another with the times it was built with); its codes are bound to
+// the names they stand for all the same.
+func buildSum(build string) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(build))
+	for _, t := range SourceTypes {
+		h.Write([]byte("\x00" + t))
+	}
+	h.Write([]byte("\x01"))
+	for _, st := range Strategies {
+		h.Write([]byte("\x00" + string(st)))
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // sumText is the SHA-256 of text, hashed a piece at a time (a []byte of
@@ -253,7 +274,7 @@ func sameSettings(f, g *File) bool {
 // outside any block), authenticated under key. The cache is
 //
 //	readproof-policy-cache/2
-//	build <sha256 of the build's name>
+//	build <buildSum of the build's name>
 //	policy <sha256 of the file> <size>
 //	stat <device> <inode> <mtime ns> <ctime ns>   or  stat -
 //	settings <n>

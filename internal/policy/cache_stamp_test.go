@@ -92,7 +92,7 @@ func TestCacheStampTrusted(t *testing.T) {
 	name := c.policy
 	f, heads := parseForCache(t, name, other)
 	stamp, _ := stampOf(t, c.policy)
-	build := sha256.Sum256([]byte(c.cache.Build))
+	build := buildSum(c.cache.Build)
 	for _, st := range []string{stamp, noStamp} {
 		b := encodeCache(c.policy, name, f, other, heads, sha256.Sum256([]byte(other)), st, build, userKey)
 		if err := os.WriteFile(c.cache.Path, b, 0o600); err != nil {
@@ -196,7 +196,7 @@ func TestCacheStampFileSystem(t *testing.T) {
 		}
 		other := strings.Replace(text, "docs/doc-999.md", "docs/doc-998.md", 1) // same size
 		f, heads := parseForCache(t, c.policy, other)
-		build := sha256.Sum256([]byte(c.cache.Build))
+		build := buildSum(c.cache.Build)
 		b := encodeCache(c.policy, c.policy, f, other, heads, sha256.Sum256([]byte(other)), stamp, build, userKey)
 		if err := os.WriteFile(c.cache.Path, b, 0o600); err != nil {
 			t.Fatal(err)
