@@ -857,7 +857,10 @@ func (t treeCache) isWithout(parent gitobj.OID, levels []listedTree, path []stri
 		for ; j < len(src.entries) && src.entries[j].Name != path[i]; j++ {
 			off += entryLen(src.entries[j])
 		}
-		if j == len(src.entries) {
+		if j == len(src.entries) || slices.ContainsFunc(src.entries[j+1:], func(e gitobj.TreeEntry) bool { return e.Name == path[i] }) {
+			// none, or a name twice (a tree git does not write): the
+			// parent without the first could still hold the second,
+			// which a read of the parent finds
 			return false
 		}
 		end := off + entryLen(src.entries[j])

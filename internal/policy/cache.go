@@ -77,6 +77,21 @@ type Cache struct {
 	// before which a policy file's last change must be for the cache to
 	// trust its stat line.
 	settledAt func(tmp os.FileInfo) time.Time
+	// fsType, when set (by a test), replaces fsType: the type of the
+	// file system the policy file is on.
+	fsType func(file *os.File, path string) (uint32, bool)
+}
+
+// ctimeKept reports whether the policy file, open as file (at path when
+// file is nil), is on a file system whose change times the kernel keeps
+// (keepsCtime): only there does its stat line bind its bytes.
+func (c Cache) ctimeKept(file *os.File, path string) bool {
+	get := c.fsType
+	if get == nil {
+		get = fsType
+	}
+	t, ok := get(file, path)
+	return ok && keepsCtime(t)
 }
 
 // stampSettle is how long before the cache is written a policy file must
@@ -127,7 +142,7 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 	if name == "" {
 		name = DefaultFileName
 	}
-	build := sha256.Sum256([]byte(c.Build))
+	build := buildSum(c.Build)
 	var key []byte
 	if _, err := os.Lstat(c.Path); err == nil {
 		if key = c.Key(); len(key) == 0 {
@@ -154,7 +169,7 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 	// the stat line of the bytes read: the file's, the same before the
 	// read and after it
 	stamp, ctime, stamped := fileStamp(fi)
-	if stamped {
+	if stamped = stamped && c.ctimeKept(nil, path); stamped {
 		after, err := os.Stat(path)
 		stamped = err == nil && after.Size() == int64(len(text))
 		if stamped {
@@ -175,6 +190,27 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		return encodeCache(path, name, f, text, heads, sumText(text), stamp, build, key)
 	})
 	return f, false, nil
+}
+
+// buildSum is the cache's build line for the build named build: the
+// SHA-256 of that name and of the lists whose places appendResource
+// writes a source type and a strategy as. A build's name is its binary's
+// path, size and time, which another build can have (a package installed
+// over another with the times it was built with); its codes are bound to
+// the names they stand for all the same.
+func buildSum(build string) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(build))
+	for _, t := range SourceTypes {
+		h.Write([]byte("\x00" + t))
+	}
+	h.Write([]byte("\x01"))
+	for _, st := range Strategies {
+		h.Write([]byte("\x00" + string(st)))
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // sumText is the SHA-256 of text, hashed a piece at a time (a []byte of
@@ -238,7 +274,7 @@ func sameSettings(f, g *File) bool {
 // outside any block), authenticated under key. The cache is
 //
 //	readproof-policy-cache/2
-//	build <sha256 of the build's name>
+//	build <buildSum of the build's name>
 //	policy <sha256 of the file> <size>
 //	stat <device> <inode> <mtime ns> <ctime ns>   or  stat -
 //	settings <n>
@@ -369,7 +405,7 @@ func readCache(c Cache, path, name string, size int64, build [32]byte, key []byt
 	if n, rest, ok = cacheInt(rest, '\n'); !ok || n < 1 || n > len(rest) {
 		return nil, nil
 	}
-	settings, now, ctime, ok := readSettings(path, psize, sum, spans, stamp)
+	settings, now, ctime, ok := readSettings(c, path, psize, sum, spans, stamp)
 	if !ok {
 		return nil, nil
 	}
@@ -544,11 +580,12 @@ const noStamp = "-"
 // whose SHA-256 is sum, and returns the text of its spans, in order. When
 // the file's stat (fileStamp) is stamp, from start to end of the read,
 // only the spans are read: the file is the one hashed when the stamp was
-// recorded, as no change since can have left its change time alone. Else
-// the whole file is hashed; now is then its stat, the same before the
-// read and after it, to record in the cache ("" when it cannot be), and
-// ctime its change time.
-func readSettings(path string, size int, sum [32]byte, spans [][2]int, stamp string) (settings, now string, ctime time.Time, ok bool) {
+// recorded, as no change since can have left its change time alone (on a
+// file system where the kernel keeps it: c.ctimeKept). Else the whole file
+// is hashed; now is then its stat, the same before the read and after it,
+// to record in the cache ("" when it cannot be), and ctime its change
+// time.
+func readSettings(c Cache, path string, size int, sum [32]byte, spans [][2]int, stamp string) (settings, now string, ctime time.Time, ok bool) {
 	file, err := os.Open(path)
 	if err != nil {
 		return "", "", ctime, false
@@ -563,7 +600,7 @@ func readSettings(path string, size int, sum [32]byte, spans [][2]int, stamp str
 		return "", "", ctime, false
 	}
 	now, ctime, stamped := fileStamp(before)
-	if !stamped {
+	if stamped = stamped && c.ctimeKept(file, path); !stamped {
 		now = ""
 	}
 	if stamped && stamp != noStamp && now == stamp {

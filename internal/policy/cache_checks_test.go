@@ -35,7 +35,7 @@ func newSealedCase(t *testing.T) sealedCase {
 // encode is encodeCache of f for the case's policy file, without a stat
 // line (each load hashes the file), sealed with the user's key.
 func (c sealedCase) encode(f *File) []byte {
-	return encodeCache(c.policy, c.policy, f, c.text, c.heads, sha256.Sum256([]byte(c.text)), noStamp, sha256.Sum256([]byte(c.cache.Build)), userKey)
+	return encodeCache(c.policy, c.policy, f, c.text, c.heads, sha256.Sum256([]byte(c.text)), noStamp, buildSum(c.cache.Build), userKey)
 }
 
 // wantParsed plants cache b and fails t unless the load parses past it.

@@ -25,6 +25,9 @@ func stampOf(t *testing.T, path string) (string, time.Time) {
 	if !ok {
 		t.Skip("this file system gives no inode or change time")
 	}
+	if typ, ok := fsType(nil, path); !ok || !keepsCtime(typ) {
+		t.Skipf("this file system (type %#x) is not one whose change times the kernel keeps", typ)
+	}
 	return s, ctime
 }
 
@@ -92,7 +95,7 @@ func TestCacheStampTrusted(t *testing.T) {
 	name := c.policy
 	f, heads := parseForCache(t, name, other)
 	stamp, _ := stampOf(t, c.policy)
-	build := sha256.Sum256([]byte(c.cache.Build))
+	build := buildSum(c.cache.Build)
 	for _, st := range []string{stamp, noStamp} {
 		b := encodeCache(c.policy, name, f, other, heads, sha256.Sum256([]byte(other)), st, build, userKey)
 		if err := os.WriteFile(c.cache.Path, b, 0o600); err != nil {
@@ -164,4 +167,49 @@ func TestCacheStampNotMtime(t *testing.T) {
 		t.Fatal("the cache of the bytes before the edit was used")
 	}
 	sameLoad(t, "edited, mtime set back", c.policy, f, err)
+}
+
+// TestCacheStampFileSystem: on a file system whose change times the
+// kernel does not keep (FUSE: sshfs reports the mtime as the ctime, and
+// `touch -r`, `cp -p` or `rsync -t` set that back; a network file system,
+// stamped by the server's clock), the stat line would not bind the file's
+// bytes: a cache with the file's stat line but for other bytes must not
+// be taken there, and none is recorded. On ext4 it is, as
+// TestCacheStampTrusted holds.
+func TestCacheStampFileSystem(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	text := big1000(1000)
+	for _, fs := range []struct {
+		name  string
+		magic uint32
+		kept  bool
+	}{{"fuse", 0x65735546, false}, {"nfs", 0x6969, false}, {"vfat", 0x4D44, false}, {"ext4", 0xEF53, true}} {
+		c := newCacheCase(t, text)
+		c.cache.settledAt = settledNow
+		c.cache.fsType = func(*os.File, string) (uint32, bool) { return fs.magic, true }
+		if _, _, err := c.load(t, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.load(t, false); err != nil {
+			t.Fatal(err)
+		}
+		stamp, _ := stampOf(t, c.policy)
+		if got := cacheStamp(t, c.cache.Path); fs.kept != (got == stamp) || !fs.kept && got != noStamp {
+			t.Fatalf("%s: stat line %q after two loads, the file's is %q", fs.name, got, stamp)
+		}
+		other := strings.Replace(text, "docs/doc-999.md", "docs/doc-998.md", 1) // same size
+		f, heads := parseForCache(t, c.policy, other)
+		build := buildSum(c.cache.Build)
+		b := encodeCache(c.policy, c.policy, f, other, heads, sha256.Sum256([]byte(other)), stamp, build, userKey)
+		if err := os.WriteFile(c.cache.Path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, hit, err := c.load(t, false)
+		if hit != fs.kept {
+			t.Fatalf("%s: a cache of other bytes with the file's stat line: hit %v", fs.name, hit)
+		}
+		if !fs.kept {
+			sameLoad(t, fs.name, c.policy, got, err)
+		}
+	}
 }
