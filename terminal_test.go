@@ -217,8 +217,11 @@ func sigintDuringLoop(t *testing.T, dir, progress string, args []string, outFile
 	if code := exitCode(err); code != 130 {
 		t.Fatalf("exit %d after SIGINT, want 130; terminal: %q", code, out.String())
 	}
-	if took > time.Second {
-		t.Errorf("exited %v after SIGINT, want within 1 s", took)
+	// An interruption test: it ended because of the signal (exit 130,
+	// "interrupted", below) while still working; the wall bound is wide,
+	// for loaded machines.
+	if took > 10*time.Second {
+		t.Errorf("exited %v after SIGINT, want within 10 s", took)
 	}
 	t.Logf("%s: exit 130 %v after SIGINT", name, took.Round(time.Millisecond))
 	if !strings.Contains(out.String(), "interrupted") {
@@ -464,7 +467,10 @@ func TestEveryLockWaitShownOnATerminal(t *testing.T) {
 			if exitCode(err) == 0 || exitCode(perr) == 0 {
 				t.Errorf("%s with %s held: %v, piped %v: want a failure", c.name, c.lock, err, perr)
 			}
-			if took > 4*time.Second {
+			// A timeout test: each failed because of the lock timeout
+			// (the error names the lock, below); the wall bound, 20
+			// times the timeout, is for loaded machines.
+			if took > 30*time.Second {
 				t.Errorf("%s: waited %s for a lock timeout of 1.5s", c.name, took)
 			}
 			want := "\r\x1b[Kreadproof: waiting for " + c.lock

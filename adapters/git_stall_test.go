@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,12 +61,15 @@ func TestGitRemoteSilentServerTimesOut(t *testing.T) {
 				held = append(held, c)
 			case err = <-done:
 				break wait
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s: fetch still waiting after 10s on a server that says nothing ([network] timeout %s)", u, timeout)
+			case <-time.After(time.Minute):
+				t.Fatalf("%s: fetch still waiting after a minute on a server that says nothing ([network] timeout %s)", u, timeout)
 			}
 		}
-		if err == nil || time.Since(start) > 5*time.Second {
-			t.Errorf("%s: %v after %s", u, err, time.Since(start))
+		// A timeout test: the fetch ended because of [network] timeout
+		// (the error says so); the wall bound, 300 times the timeout, is
+		// for loaded machines (the server says nothing until the test ends).
+		if d := time.Since(start); err == nil || !strings.Contains(err.Error(), "took longer than "+timeout.String()) || d > 30*time.Second {
+			t.Errorf("%s: %v after %s, want the [network] timeout of %s to end it", u, err, d, timeout)
 		}
 	}
 }

@@ -456,7 +456,10 @@ func TestHTTPFailures(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "within 200ms") || !strings.Contains(err.Error(), "[network] timeout") {
 			t.Errorf("%s: %v", path, err)
 		}
-		if d := time.Since(start); d > 3*time.Second {
+		// A timeout test: the fetch ended because of the timeout (the
+		// error says so); the wall bound, 150 times the timeout, is for
+		// loaded machines (the server stalls until the test ends).
+		if d := time.Since(start); d > 30*time.Second {
 			t.Errorf("%s: timed out after %s", path, d)
 		}
 	}
@@ -501,7 +504,10 @@ func TestHTTPCancelInFlight(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), uri) {
 		t.Fatalf("cancelled fetch: %v", err)
 	}
-	if d := time.Since(start); d > 3*time.Second {
+	// A cancellation test: the fetch ended because of the cancel (the
+	// error says so); the wall bound is wide, for loaded machines (the
+	// server stalls until the test ends).
+	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("cancel took %s", d)
 	}
 }

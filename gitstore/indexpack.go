@@ -226,6 +226,9 @@ type packIndexer struct {
 	arena     []byte
 	keptBytes int // kept so far, at most keptMax
 	reserved  int // the capacity of the chunks allocated
+	// deltaVisits counts the entries resolveDeltas looked at, over all
+	// its passes: the work its test holds to the pack's size
+	deltaVisits int
 }
 
 // indexPackGo indexes and checks pack, a whole pack file. It returns the
@@ -546,6 +549,7 @@ func (x *packIndexer) resolveDeltas(left int) string {
 			return "delta bases after their deltas"
 		}
 		progress := false
+		x.deltaVisits += len(x.objs)
 		for i := range x.objs {
 			o := &x.objs[i]
 			if o.done {

@@ -60,3 +60,16 @@ func BenchmarkIndexPackGo(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIndexPackGoRefDeltasBackwards indexes a pack of 40,000 blobs,
+// all but one REF_DELTAs each based on the next entry, the speed
+// TestIndexPackGoRefDeltasBackwards guards by counting (one pass over
+// the pack per delta took seconds).
+func BenchmarkIndexPackGoRefDeltasBackwards(b *testing.B) {
+	pack := refDeltasBackwards(40_000)
+	b.SetBytes(int64(len(pack)))
+	b.ReportAllocs()
+	for b.Loop() {
+		indexPackGo(context.Background(), pack)
+	}
+}

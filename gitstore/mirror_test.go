@@ -519,8 +519,10 @@ func TestMirrorContext(t *testing.T) {
 	if err := m.Fetch(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("fetch behind a held lock: %v", err)
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("waited %s for the lock", d)
+	// A timeout test: it ended because of the deadline (the error says
+	// so); the wall bound, 300 times the deadline, is for loaded machines.
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("waited %s for the lock, past its deadline of 100ms", d)
 	}
 }
 

@@ -118,7 +118,10 @@ func TestExecContextCancel(t *testing.T) {
 	if res.ExitCode != 137 || res.Signal != "SIGKILL" {
 		t.Errorf("cancelled command: exit %d signal %q, want 137 SIGKILL", res.ExitCode, res.Signal)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// A cancellation test: the command ended because of the cancel and
+	// the grace period (SIGKILL, exit 137); the shell loops forever, and
+	// the wall bound is wide, for loaded machines.
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("cancel took %v", d)
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)

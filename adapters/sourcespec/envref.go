@@ -84,6 +84,13 @@ func RefNames(v string) ([]string, error) { return AppendRefNames(nil, v) }
 // (FuzzAppendRefNames holds the two to each other) without building the
 // parts.
 func AppendRefNames(dst []string, v string) ([]string, error) {
+	return appendRefNames(dst, v, nil)
+}
+
+// appendRefNames is AppendRefNames, adding to *compared, when compared is
+// not nil, the number of names it compared a name with one by one: its
+// test counts the work at n references and 4n.
+func appendRefNames(dst []string, v string, compared *int) ([]string, error) {
 	start := len(dst)
 	var seen map[string]bool // past maxRefSearch names: a search of them all was their square
 	for i := 0; i+1 < len(v); i++ {
@@ -109,14 +116,20 @@ func AppendRefNames(dst []string, v string) ([]string, error) {
 					continue
 				}
 				seen[name] = true
-			case slices.Contains(dst[start:], name):
-				continue
-			case len(dst)-start == maxRefSearch:
-				seen = make(map[string]bool, 2*maxRefSearch)
-				for _, n := range dst[start:] {
-					seen[n] = true
+			default:
+				if compared != nil {
+					*compared += len(dst) - start
 				}
-				seen[name] = true
+				if slices.Contains(dst[start:], name) {
+					continue
+				}
+				if len(dst)-start == maxRefSearch {
+					seen = make(map[string]bool, 2*maxRefSearch)
+					for _, n := range dst[start:] {
+						seen[n] = true
+					}
+					seen[name] = true
+				}
 			}
 			dst = append(dst, name)
 		}

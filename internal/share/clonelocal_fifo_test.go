@@ -41,7 +41,10 @@ func TestCloneLocalUnreadableConfig(t *testing.T) {
 		dst := filepath.Join(t.TempDir(), "clone")
 		start := time.Now()
 		_, err := Clone(context.Background(), dir, dst, Options{})
-		if d := time.Since(start); d > 5*time.Second {
+		// A bound test: the clone ended because of the refusal
+		// (ErrUnreadableRepoFile, below), not by reading the file; the
+		// wall bound is wide, for loaded machines.
+		if d := time.Since(start); d > 30*time.Second {
 			t.Errorf("%s: the clone took %v", what, d)
 		}
 		if err == nil || !errors.Is(err, gitstore.ErrUnreadableRepoFile) {
