@@ -284,3 +284,32 @@ func breakObjects(t *testing.T, dir string) {
 		t.Fatalf("breaking the objects: %d broken, %v", n, err)
 	}
 }
+
+// TestHTTPCommandHidesPathsLogKeeps: `readproof mcp --http --verbose`
+// names its store and policy file to the server (a client reads <store>
+// and <policy>, and no path of the project), and its log on stderr keeps
+// the full text.
+func TestHTTPCommandHidesPathsLogKeeps(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	p.declare(t, "readproof://demo/policies/gone", "policies/gone.md")
+	tok := p.token(t, "remote-agent")
+	hs := p.serveHTTP(t, "--verbose")
+	c := hs.connect(t, tok)
+	root := filepath.Dir(p.dir)
+
+	gone := answer(t, c, "readproof_resolve", map[string]any{"uri": "readproof://demo/policies/gone"})
+	mustContain(t, "a missing file over HTTP", gone, "no file at policies/gone.md (gone.md)")
+	if err := os.Rename(p.config, p.config+".away"); err != nil {
+		t.Fatal(err)
+	}
+	noPolicy := answer(t, c, "readproof_resources_list", map[string]any{})
+	mustContain(t, "a missing policy file over HTTP", noPolicy, "<policy>")
+	for _, a := range []string{gone, noPolicy} {
+		if strings.Contains(a, root) {
+			t.Errorf("an answer over HTTP names %s:\n%s", root, a)
+		}
+	}
+	hs.stop(t)
+	mustContain(t, "the server's log", string(hs.stderr.Bytes()), filepath.Join(p.dir, "policies", "gone.md"), p.config)
+}
