@@ -6,6 +6,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/adapters"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/buildinfo"
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
@@ -312,4 +315,57 @@ func TestHTTPCommandHidesPathsLogKeeps(t *testing.T) {
 	}
 	hs.stop(t)
 	mustContain(t, "the server's log", string(hs.stderr.Bytes()), filepath.Join(p.dir, "policies", "gone.md"), p.config)
+}
+
+// homeWarningSource warns as an ssh source warns of the server's
+// ~/.ssh/config, naming it by its absolute path.
+type homeWarningSource struct {
+	warn func(error)
+	home string
+}
+
+func (w homeWarningSource) Fetch(context.Context, adapters.Request) (adapters.Result, error) {
+	w.warn(hint.With(errors.New(filepath.Join(w.home, ".ssh", "config")+" line 2: Match \"exec x\" for host git.example.test: not applied"), "put those lines in a Host block"))
+	return adapters.Result{Content: []byte("Products can be refunded within 30 days.\n"), ContentType: "text/markdown"}, nil
+}
+
+// TestHTTPWarningsHideServerPaths: a source's warning that names the
+// server's ~/.ssh/config reaches a client over HTTP as ~/.ssh/config, in
+// warnings, the text and resources/read's _meta; over stdio by its path.
+func TestHTTPWarningsHideServerPaths(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := mcpserver.Options{Open: func() (*store.Store, error) {
+		pol, err := policy.Load(p.config)
+		if err != nil {
+			return nil, err
+		}
+		return store.Open(p.store, pol, store.Options{OpenSource: func(_ adapters.Spec, env adapters.Env) (adapters.Source, error) {
+			return homeWarningSource{warn: env.Warn, home: home}, nil
+		}})
+	}, StoreDir: p.store, PolicyFile: p.config}
+	tok := p.tokenOf(t, "remote-agent", mcpauth.ScopeWrite)
+	remote := p.serveHTTPOpts(t, opts).connect(t, tok)
+	local := p.serveWith(t, opts)
+	for _, c := range []struct {
+		s    *server
+		want string
+	}{{remote, "~/.ssh/config line 2"}, {local, filepath.Join(home, ".ssh", "config") + " line 2"}} {
+		out := c.s.ok(t, "readproof_resolve", map[string]any{"uri": refundsURI})
+		ws := list(t, out["warnings"])
+		if len(ws) != 1 || !strings.HasPrefix(ws[0].(string), c.want) {
+			t.Errorf("warnings %v, want one starting %q", ws, c.want)
+		}
+		rr, err := c.s.cs.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: refundsURI})
+		if err != nil {
+			t.Fatalf("resources/read: %v", err)
+		}
+		if ws, _ := rr.Contents[0].Meta["warnings"].([]any); len(ws) != 1 || !strings.HasPrefix(ws[0].(string), c.want) {
+			t.Errorf("resources/read: _meta warnings %v, want one starting %q", rr.Contents[0].Meta["warnings"], c.want)
+		}
+	}
 }
