@@ -194,7 +194,12 @@ func TestHTTPAnswersHideServerPaths(t *testing.T) {
 				remote.ok(t, "readproof_run_start", map[string]any{"run_id": "probed-r"})
 			}},
 		{what: "unreadable object", tool: "readproof_replay", args: map[string]any{"target": manifest},
-			before: func() { breakObjects(t, p.store) }},
+			before: func() {
+				// the receipts of the calls so far record the errors as
+				// each client read them
+				checkReceiptErrors(t, p, opts, root, home)
+				breakObjects(t, p.store)
+			}},
 		{what: "refused scope", tool: "readproof_run_start", args: map[string]any{"run_id": "scoped"}},
 		{what: "missing policy file", tool: "readproof_resources_list", args: map[string]any{},
 			path: p.config, hidden: "<policy>",
@@ -249,6 +254,35 @@ func TestHTTPAnswersHideServerPaths(t *testing.T) {
 	_, err = local.cs.ReadResource(ctxT(t), &mcp.ReadResourceParams{URI: refundsURI})
 	if err == nil || !strings.Contains(err.Error(), p.config) {
 		t.Errorf("resources/read over stdio without a policy file: %v, want it to name %s", err, p.config)
+	}
+}
+
+// checkReceiptErrors: the failed calls' receipts of the token's calls
+// record no path of the server's; those of the stdio calls name them.
+func checkReceiptErrors(t *testing.T, p *project, opts mcpserver.Options, root, home string) {
+	t.Helper()
+	st, err := opts.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	entries, err := st.Receipts().Scan(opts.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, e := range entries {
+		r := e.Receipt
+		switch {
+		case r.Error == "":
+		case r.Caller == "remote-agent" && (strings.Contains(r.Error, root) || strings.Contains(r.Error, home)):
+			t.Errorf("the receipt of %s over HTTP records a path of the server's: %s", r.Tool, r.Error)
+		case r.Caller == "" && (strings.Contains(r.Error, root) || strings.Contains(r.Error, home)):
+			named++
+		}
+	}
+	if named != 3 {
+		t.Errorf("%d receipts of failed stdio calls name the server's paths, want 3 (locked store, missing file, bad key)", named)
 	}
 }
 
