@@ -107,7 +107,7 @@ func replacePath(s, p, name string) string {
 			return b.String()
 		}
 		end := i + len(p)
-		whole := (i == 0 || !pathByte(s[i-1])) && (end == len(s) || s[end] == '/' || !pathByte(s[end]))
+		whole := (i == 0 || !pathByte(s[i-1])) && !continues(s[end:])
 		if whole {
 			b.WriteString(s[:i] + name)
 		} else {
@@ -115,6 +115,20 @@ func replacePath(s, p, name string) string {
 		}
 		s = s[end:]
 	}
+}
+
+// continues reports whether rest, what follows a path in a text, makes it
+// a longer name: a byte of a name, but not a '/' (a file below it) nor
+// the full stop that ends a sentence.
+func continues(rest string) bool {
+	if rest == "" || rest[0] == '/' {
+		return false
+	}
+	dots := len(rest) - len(strings.TrimLeft(rest, "."))
+	if dots > 0 {
+		return dots < len(rest) && pathByte(rest[dots])
+	}
+	return pathByte(rest[0])
 }
 
 // pathByte reports whether c may continue a file name.
