@@ -159,7 +159,8 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 		logger = slog.New(slog.NewTextHandler(e.err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	pc := &policyCache{}
-	opts := mcpserver.Options{Open: func() (*store.Store, error) { return pc.open(e) }, Version: buildinfo.Read().Version, Logger: logger, MaxAnswerBytes: o.MaxAnswer}
+	opts := mcpserver.Options{Open: func() (*store.Store, error) { return pc.open(e) }, Version: buildinfo.Read().Version, Logger: logger, MaxAnswerBytes: o.MaxAnswer,
+		StoreDir: e.storePath, PolicyFile: e.policyPath}
 	var verifier *mcpauth.Verifier
 	if o.HTTP != "" {
 		path, from, err := keyloc.MCPTokensPath(o.Tokens)

@@ -24,8 +24,11 @@ import (
 //   - result of a failed call: the error message as bytes, with the message
 //     also recorded as the receipt's error.
 //
-// The run is recorded when the call names a valid run id.
-func (s *Server) issue(ctx context.Context, st *store.Store, tool string, req *mcp.CallToolRequest, run string, start time.Time, output []byte, callErr error) (id, failure string) {
+// The run is recorded when the call names a valid run id. The error
+// message, and why no receipt could be issued, are worded for the client
+// by clean (forClient: over HTTP the receipt records the message without
+// the server's paths, as the client reads it).
+func (s *Server) issue(ctx context.Context, st *store.Store, tool string, req *mcp.CallToolRequest, run string, start time.Time, output []byte, callErr error, clean func(string) string) (id, failure string) {
 	if s.opts.ReceiptKey.IsZero() {
 		return "", ""
 	}
@@ -39,12 +42,12 @@ func (s *Server) issue(ctx context.Context, st *store.Store, tool string, req *m
 		// over their bytes as a JSON string rather than drop it.
 		quoted, _ := json.Marshal(string(rawArgs))
 		if args, err = receipts.JSONArgs(quoted); err != nil {
-			return "", "arguments could not be hashed: " + err.Error()
+			return "", clean("arguments could not be hashed: " + err.Error())
 		}
 	}
 	var res receipts.Result
 	if callErr != nil {
-		msg := callErr.Error()
+		msg := clean(callErr.Error())
 		res = receipts.BytesResult([]byte(msg)).WithError(msg)
 	} else {
 		canon, err := receipts.Canonicalize(output)
@@ -64,7 +67,7 @@ func (s *Server) issue(ctx context.Context, st *store.Store, tool string, req *m
 	})
 	if err != nil {
 		s.log.Warn("receipt", "tool", tool, "err", err)
-		return "", err.Error()
+		return "", clean(err.Error())
 	}
 	return r.ID, ""
 }

@@ -131,7 +131,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		return nil, rpcError(err)
 	}
 	defer st.Close()
-	warned := &sourceWarnings{log: s.log, what: "resources/read"}
+	warned := &sourceWarnings{log: s.log, what: "resources/read", clean: s.forClient(req)}
 	st.SetSourceWarn(warned.add)
 	d, err := st.Resolve(ctx, uri)
 	if err != nil {

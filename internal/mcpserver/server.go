@@ -65,6 +65,13 @@ type Options struct {
 	// replayChunk is replayChunkBytes unless a test sets it
 	// (WithReplayChunk).
 	replayChunk int64
+
+	// StoreDir and PolicyFile are the absolute paths of the store and
+	// the policy file. A client over HTTP reads them as <store> and
+	// <policy> in every error, hint, warning and receipt error (paths.go);
+	// the server's home directory is ~ there, and any other absolute path
+	// its base name. The log keeps the full text.
+	StoreDir, PolicyFile string
 }
 
 // DefaultMaxAnswerBytes is the content budget of one tool answer of
@@ -96,6 +103,8 @@ type Server struct {
 	// ints is each tool's integer arguments (exactIntegers); filled by
 	// addTool, read-only after New.
 	ints map[string][]string
+	// paths are hidden from clients over HTTP (forClient).
+	paths serverPaths
 }
 
 // New builds the server: resources, the template and every tool.
@@ -116,7 +125,7 @@ func New(opts Options) (*Server, error) {
 	if version == "" {
 		version = "devel"
 	}
-	s := &Server{opts: opts, log: log, args: map[string]string{}, ints: map[string][]string{}}
+	s := &Server{opts: opts, log: log, args: map[string]string{}, ints: map[string][]string{}, paths: newServerPaths(opts.StoreDir, opts.PolicyFile)}
 	instructions := Instructions
 	if !opts.ReceiptKey.IsZero() {
 		instructions += "\n\nTool receipts are on (session " + opts.Session + "): every tool result names its receipt_id. " +
@@ -138,7 +147,7 @@ func New(opts Options) (*Server, error) {
 	s.addTelemetry()
 	// Added last, so outermost: they see every answer, the resources
 	// middleware's included.
-	s.mcp.AddReceivingMiddleware(s.recovered, codedErrors, s.argumentHints, s.exactIntegers, undeclared)
+	s.mcp.AddReceivingMiddleware(s.recovered, s.codedErrors, s.argumentHints, s.exactIntegers, undeclared)
 	return s, nil
 }
 
@@ -181,19 +190,27 @@ func (s *Server) recovered(next mcp.MethodHandler) mcp.MethodHandler {
 // classify. A second initialize is an invalid request; anything else (a
 // source that fails under resources/read, a store that does not open) is
 // an internal error, the code MCP names for it. Cancellations pass as
-// they are.
-func codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
+// they are. Every error's message is worded for the client (forClient:
+// over HTTP, without the server's paths).
+func (s *Server) codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
+		if err == nil || errors.Is(err, context.Canceled) {
+			return res, err
+		}
+		clean := s.forClient(req)
 		var we *jsonrpc.Error
-		if err == nil || errors.As(err, &we) || errors.Is(err, context.Canceled) {
+		if errors.As(err, &we) {
+			if msg := clean(we.Message); msg != we.Message {
+				return res, &jsonrpc.Error{Code: we.Code, Message: msg, Data: we.Data}
+			}
 			return res, err
 		}
 		code := int64(jsonrpc.CodeInternalError)
 		if method == "initialize" {
 			code = jsonrpc.CodeInvalidRequest
 		}
-		return res, &jsonrpc.Error{Code: code, Message: err.Error()}
+		return res, &jsonrpc.Error{Code: code, Message: clean(err.Error())}
 	}
 }
 
@@ -370,24 +387,25 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 			run = rs.runOf()
 		}
 		caller, canWrite := callerOf(req)
+		clean := s.forClient(req)
 		if !canWrite && WritesStore(t.Name) {
-			return nil, zero, toolError(readOnlyRefusal(t.Name, caller), "", "")
+			return nil, zero, toolError(readOnlyRefusal(t.Name, caller), "", "", clean)
 		}
 		st, err := s.opts.Open()
 		if err != nil {
 			s.log.Warn("open store", "tool", t.Name, "err", err)
-			return nil, zero, toolError(err, "", "")
+			return nil, zero, toolError(err, "", "", clean)
 		}
 		defer st.Close()
 		st.SetCaller(caller)
-		warned := &sourceWarnings{log: s.log, what: t.Name}
+		warned := &sourceWarnings{log: s.log, what: t.Name, clean: clean}
 		st.SetSourceWarn(warned.add)
 		out, rep, err := guarded(s.log, t.Name, h, ctx, &call{st: st, req: req}, in)
 		if err != nil {
 			err = warned.onError(err)
 			s.log.Info("tool error", "tool", t.Name, "err", err)
-			id, rerr := s.issue(ctx, st, t.Name, req, run, start, nil, err)
-			return nil, zero, toolError(err, id, rerr)
+			id, rerr := s.issue(ctx, st, t.Name, req, run, start, nil, err, clean)
+			return nil, zero, toolError(err, id, rerr, clean)
 		}
 		// The receipt hashes the result as JSON: encoded here only when
 		// receipts are on (the SDK encodes it again for the answer, and a
@@ -402,7 +420,7 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 				return nil, zero, fmt.Errorf("%s: encode result: %w", t.Name, err)
 			}
 		}
-		id, rerr := s.issue(ctx, st, t.Name, req, run, start, data, nil)
+		id, rerr := s.issue(ctx, st, t.Name, req, run, start, data, nil, clean)
 		out.setReceipt(id, rerr)
 		text := escapeLines(rep.text)
 		meta := rep.meta
@@ -449,8 +467,9 @@ func schemaFor[T any]() *jsonschema.Schema {
 }
 
 // toolError renders err for the model: the message, then the hint, then
-// the receipt id, one per line.
-func toolError(err error, receiptID, receiptErr string) error {
+// the receipt id, one per line, worded for the client by clean
+// (forClient).
+func toolError(err error, receiptID, receiptErr string, clean func(string) string) error {
 	var b strings.Builder
 	b.WriteString(escapeLines(forModel(err.Error())))
 	if h := hint.Of(err); h != "" {
@@ -461,7 +480,7 @@ func toolError(err error, receiptID, receiptErr string) error {
 	} else if receiptErr != "" {
 		b.WriteString("\nno receipt: " + receiptErr)
 	}
-	return &renderedError{msg: b.String(), err: err}
+	return &renderedError{msg: clean(b.String()), err: err}
 }
 
 // escapeLines is s with every line passed through text.Escape, as the CLI

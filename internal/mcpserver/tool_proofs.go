@@ -146,6 +146,9 @@ func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys,
 // ClaimsOutput is a claims report (receipts.JSON).
 type ClaimsOutput struct {
 	receipts.JSON
+	// OmittedMore is how many of the session's receipts that were not
+	// cited the server left out of omitted (counts.omitted is all of them).
+	OmittedMore int `json:"omitted_more,omitempty" jsonschema:"how many receipts of the session that were not cited are not listed in omitted: a server that bounds its answers lists at most 1,000 (the first issued); counts.omitted counts them all"`
 	Receipt
 }
 
@@ -174,13 +177,23 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 		return nil, reply{}, err
 	}
 	j := rep.JSON()
+	// The receipts not cited are the whole session's but those cited: a
+	// long session's list is bounded as the cited ids are.
+	more := 0
+	if bound := s.pageBound(); bound > 0 && len(j.Omitted) > bound {
+		more = len(j.Omitted) - bound
+		j.Omitted = j.Omitted[:bound:bound]
+	}
 	text := fmt.Sprintf("Session %s: %d claim%s: %d valid, %d fabricated, %d tampered, %d from another session, %d under an unknown key; %d receipt%s not cited.",
 		session, j.Counts.Claims, plural(j.Counts.Claims), j.Counts.Valid, j.Counts.Fabricated, j.Counts.Tampered, j.Counts.OtherSession,
 		j.Counts.UnknownKey, j.Counts.Omitted, plural(j.Counts.Omitted))
+	if more > 0 {
+		text += fmt.Sprintf(" omitted lists the first %d of them; %d more are not listed (the operator's `readproof receipts verify-claims --session %s` lists all).", len(j.Omitted), more, session)
+	}
 	if j.StrictFail {
 		text += " STRICT CHECK FAILS: a cited receipt is fabricated, tampered or unverifiable."
 	}
-	return &ClaimsOutput{JSON: j}, reply{text: text}, nil
+	return &ClaimsOutput{JSON: j, OmittedMore: more}, reply{text: text}, nil
 }
 
 // ProbeOutput is a proof-of-read report.

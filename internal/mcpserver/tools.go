@@ -100,7 +100,7 @@ func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{Name: ToolReceiptsVerifyClms, Annotations: readOnly("Check cited receipts"),
 		Description: "Check the tool receipt ids cited in a text (or a JSON list of ids) against the store: each is valid, fabricated, " +
 			"tampered, from another session or under an unknown key; receipts of the session that were not cited are listed as omitted. " +
-			"A server may bound the ids one call checks (a server over HTTP does, at 1,000)."}, s.verifyClaims)
+			"A server may bound the ids one call checks and the omitted it lists (a server over HTTP does, at 1,000 each; omitted_more counts the rest)."}, s.verifyClaims)
 	addTool(s, &mcp.Tool{Name: ToolProbeCheck, Annotations: writes("Check proof of read", false, false),
 		Description: "Check an answer for the proof-of-read sentinels delivered in a run's probed mounts (readproof_run_mount with probe), " +
 			"as `readproof probe check` does: each probed entry gets a verdict (READ_VERIFIED, READ_STALE, HALLUCINATED, REPLAY_SUSPECT), " +

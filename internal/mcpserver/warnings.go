@@ -30,14 +30,19 @@ type warnable interface {
 type sourceWarnings struct {
 	log  *slog.Logger
 	what string // the tool or method, for the log
-	mu   sync.Mutex
-	said []string
+	// clean words a warning for the client (forClient); nil leaves it
+	clean func(string) string
+	mu    sync.Mutex
+	said  []string
 }
 
 func (w *sourceWarnings) add(err error) {
 	msg := forModel(err.Error())
 	if h := hint.Of(err); h != "" {
 		msg += "; " + forModel(h)
+	}
+	if w.clean != nil {
+		msg = w.clean(msg)
 	}
 	w.log.Info("source warning", "request", w.what, "warning", err)
 	w.mu.Lock()
