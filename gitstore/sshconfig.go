@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -123,10 +124,30 @@ func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 		host = expandedHostname(h, alias)
 	}
 	var given int
-	if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 && p <= 65535 {
+	if p, ok := sshPortNumber(conf.Get(alias, "Port")); ok {
 		given = p
 	}
 	return strings.ToLower(host), portOr(port, given)
+}
+
+// sshPortNumber is the port a Port value v gives, as ssh reads it (misc.c,
+// a2port): a number from 1 to 65535, else the port of the TCP service of
+// that name (Port ssh is 22); ok is false when it is neither, which ssh
+// refuses ("Bad port"). The name is looked up as Go's resolver does
+// (/etc/services, and Go's own table of a few services), spelt as in the
+// file: getservbyname matches case, so Port SSH is refused, as by ssh.
+func sshPortNumber(v string) (port int, ok bool) {
+	if p, err := strconv.Atoi(v); err == nil {
+		return p, p > 0 && p <= 65535
+	}
+	if v == "" || v != strings.ToLower(v) {
+		return 0, false
+	}
+	p, err := net.LookupPort("tcp", v)
+	if err != nil || p <= 0 || p > 65535 {
+		return 0, false
+	}
+	return p, true
 }
 
 // portOr is the URL's port, else the configuration's, else 22.
@@ -208,11 +229,11 @@ func (c *SSHConfig) checkPort(alias string) error {
 			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
 				Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the port's number alone, or give it in the source's url (ssh://HOST:PORT/PATH)")}
 		}
-		if p, err := strconv.Atoi(sshValue(st.value)); err == nil && p > 0 && p <= 65535 {
+		if _, ok := sshPortNumber(sshValue(st.value)); ok {
 			return nil
 		}
 		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
-			Err: errors.New(st.readThrough() + "not a port number (1 to 65535), which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+			Err: errors.New(st.readThrough() + "not a port number (1 to 65535) nor the name of a TCP service of /etc/services, which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
 	}
 	return nil
 }
