@@ -1,16 +1,18 @@
 package gitstore
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
 
 // Any arguments are split without a panic; printable words with no quote,
 // escape or # are split at spaces and tabs as strings.Fields splits them;
-// any line is checked without a panic; and any
+// any line is checked without a panic (a Hostname, Port or User line
+// refused names a line of the file); and any
 // Hostname expands without a panic, to a name with no % left of its own.
 func FuzzSSHArgs(f *testing.F) {
-	for _, s := range []string{`a b`, "Port\n  User \"x\n", "  \"Host\"\n", `"a b" c`, `22"00"`, `'x`, `a\ b`, `\"`, `x # c`, "\"\t\"", `%h.%%`, `x%`, `%H`} {
+	for _, s := range []string{`a b`, "Port\n  User \"x\n", "  \"Host\"\n", `"a b" c`, `22"00"`, `'x`, `a\ b`, `\"`, `x # c`, "\"\t\"", `%h.%%`, `x%`, `%H`, `Port x y`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -28,5 +30,11 @@ func FuzzSSHArgs(f *testing.F) {
 			t.Errorf("expandHostname(%q) = %q: a %% of its own", s, h)
 		}
 		_ = refusedLine([]byte(s))
+		if err := refusedValue("f", []byte(s)); err != nil {
+			var ce *SSHConfigError
+			if !errors.As(err, &ce) || ce.File != "f" || ce.Line < 1 || ce.Line > strings.Count(s, "\n")+1 {
+				t.Errorf("refusedValue(%q) = %v: not a line of the file", s, err)
+			}
+		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -37,6 +38,7 @@ type SSHConfig struct {
 	notes   []string // the files not read, for an SSHAuthError
 	unread  []error  // $HOME/.ssh/config, or files it includes, not read: warnings
 	refused error    // a configuration ssh refuses whole, or readproof cannot read as ssh does: connecting nowhere
+	values  error    // the first Hostname, Port or User line ssh refuses in any block (refusedValue): connecting nowhere
 	// hosts is go-git's reader when a caller has swapped its default
 	// (which reads the passwd entry's home once per process) for another:
 	// then it gives Hostname and Port (none when it is nil)
@@ -88,6 +90,9 @@ func readSSHConfigs(system string) *SSHConfig {
 			if f.refused != nil && c.refused == nil {
 				c.refused = f.refused
 			}
+			if f.values != nil && c.values == nil {
+				c.values = f.values
+			}
 			c.files = append(c.files, *f)
 			for _, e := range f.includeErrs {
 				c.notes = append(c.notes, fmt.Sprintf("%v, so neither are its IdentityFile lines", e))
@@ -123,10 +128,30 @@ func (c *SSHConfig) hostPort(alias string, port int) (string, int) {
 		host = expandedHostname(h, alias)
 	}
 	var given int
-	if p, err := strconv.Atoi(conf.Get(alias, "Port")); err == nil && p > 0 && p <= 65535 {
+	if p, ok := sshPortNumber(conf.Get(alias, "Port")); ok {
 		given = p
 	}
 	return strings.ToLower(host), portOr(port, given)
+}
+
+// sshPortNumber is the port a Port value v gives, as ssh reads it (misc.c,
+// a2port): a number from 1 to 65535, else the port of the TCP service of
+// that name (Port ssh is 22); ok is false when it is neither, which ssh
+// refuses ("Bad port"). The name is looked up as Go's resolver does
+// (/etc/services, and Go's own table of a few services), spelt as in the
+// file: getservbyname matches case, so Port SSH is refused, as by ssh.
+func sshPortNumber(v string) (port int, ok bool) {
+	if p, err := strconv.Atoi(v); err == nil {
+		return p, p > 0 && p <= 65535
+	}
+	if v == "" || v != strings.ToLower(v) {
+		return 0, false
+	}
+	p, err := net.LookupPort("tcp", v)
+	if err != nil || p <= 0 || p > 65535 {
+		return 0, false
+	}
+	return p, true
 }
 
 // portOr is the URL's port, else the configuration's, else 22.
@@ -177,6 +202,9 @@ func (c *SSHConfig) Check(alias string) error {
 	if err := c.checkUser(alias); err != nil {
 		return err
 	}
+	if c.values != nil {
+		return c.values
+	}
 	for _, f := range c.files {
 		st := f.first(alias, "ProxyJump", "ProxyCommand")
 		if st.key == "" {
@@ -208,11 +236,11 @@ func (c *SSHConfig) checkPort(alias string) error {
 			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
 				Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the port's number alone, or give it in the source's url (ssh://HOST:PORT/PATH)")}
 		}
-		if p, err := strconv.Atoi(sshValue(st.value)); err == nil && p > 0 && p <= 65535 {
+		if _, ok := sshPortNumber(sshValue(st.value)); ok {
 			return nil
 		}
 		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
-			Err: errors.New(st.readThrough() + "not a port number (1 to 65535), which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+			Err: errors.New(st.readThrough() + "not a port number (1 to 65535) nor the name of a TCP service of /etc/services, which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
 	}
 	return nil
 }
@@ -434,6 +462,9 @@ type sshConfigFile struct {
 	// naming a file ssh refuses or readproof cannot read as ssh does
 	// (refusedBy)
 	refused error
+	// values is the first Hostname, Port or User line, at any depth, that
+	// ssh refuses wherever it stands (refusedValue)
+	values error
 }
 
 // sshInclude is an Include line and the files it reads, in order.
@@ -545,7 +576,7 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 	r := &includeReader{dir: filepath.Dir(path), home: home}
 	f, err := r.read(path, 0)
 	if f != nil {
-		f.includeErrs, f.refused = r.errs, r.refused
+		f.includeErrs, f.refused, f.values = r.errs, r.refused, r.values
 	}
 	return f, err
 }
@@ -660,6 +691,7 @@ type includeReader struct {
 	full      bool    // files reached maxSSHIncludedFiles
 	errs      []error // the included files not read, each an *SSHConfigError
 	refused   error   // the first Include line that refuses every ssh fetch
+	values    error   // the first Hostname, Port or User line ssh refuses (refusedValue)
 }
 
 // read reads the file at path, depth Include lines down from the first.
@@ -716,6 +748,9 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	}
 	if err := refusedLine(raw); err != nil {
 		return nil, err
+	}
+	if r.values == nil {
+		r.values = refusedValue(path, raw)
 	}
 	c, err := decodeSSHConfig(data)
 	if err != nil {
@@ -971,6 +1006,47 @@ func refusedLine(data []byte) error {
 		}
 		if _, ok := sshArgs(string(rest)); !ok {
 			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: a quote is not closed, which ssh refuses", i+1)}
+		}
+	}
+	return nil
+}
+
+// refusedValue is the first Hostname, Port or User line of data (the
+// file at path) that ssh refuses wherever it stands, as an
+// *SSHConfigError; nil when there is none. ssh reads every line, in the
+// blocks that apply to the host it connects to and in the others, and
+// refuses the whole configuration for one of these keywords with no value
+// (a comment or "" alone: "Missing argument"), more than one word ("extra
+// arguments at end of line"), or a Port that is no port ("Bad port"). In
+// the block that applies to the host, Check names the host and the
+// setting first (checkPort, checkHostname, checkUser).
+func refusedValue(path string, data []byte) error {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		kw, rest, ok := sshWord(bytes.TrimRight(l, " \t\r\f"))
+		if ok && len(kw) == 0 {
+			kw, rest, ok = sshWord(rest)
+		}
+		key := strings.ToLower(string(kw))
+		if !ok || (key != "hostname" && key != "port" && key != "user") {
+			continue
+		}
+		args, ok := sshArgs(string(rest))
+		var why string
+		switch {
+		case !ok:
+			continue // refusedLine's
+		case len(args) == 0 || args[0] == "":
+			why = "no value (a comment or \"\" alone), which ssh refuses (\"Missing argument\")"
+		case len(args) > 1:
+			why = "more than one word, which ssh refuses (\"extra arguments at end of line\")"
+		case key == "port":
+			if _, ok := sshPortNumber(args[0]); !ok {
+				why = fmt.Sprintf("%q, not a port number (1 to 65535) nor the name of a TCP service of /etc/services, which ssh refuses (\"Bad port\")", args[0])
+			}
+		}
+		if why != "" {
+			return &SSHConfigError{File: path, Line: i + 1,
+				Err: fmt.Errorf("%s with %s wherever the line stands: ssh connects to no host then, so readproof does not connect either; fix the line (ssh -G HOST shows how ssh reads it), or remove it", kw, why)}
 		}
 	}
 	return nil

@@ -40,11 +40,12 @@ var cliCommand = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // shellCommand matches the shell commands the store's hints give a person
-// at the server's shell: rm, chmod and ls -ld of the paths that follow
+// at the server's shell: rm, chmod (an octal or a symbolic mode: the
+// ssh configuration's "chmod go-w FILE") and ls -ld of the paths that follow
 // (absolute, or quoted as text.ShellArg quotes), and git fsck; optionally
 // in backquotes.
 var shellCommand = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile("`?(\\b(?:rm(?: -f)?|chmod [0-7]{3,4}|ls -ld)(?: (?:'[^']*'|/[^\\s`),;']*))+|\\bgit fsck(?: --strict)?\\b)`?")
+	return regexp.MustCompile("`?(\\b(?:rm(?: -f)?|chmod (?:[0-7]{3,4}|[ugoa]*[-+=][rwxXst]+)|ls -ld)(?: (?:'[^']*'|/[^\\s`),;']*))+|\\bgit fsck(?: --strict)?\\b)`?")
 })
 
 // forModel rewrites the readproof commands in s for a model: a command

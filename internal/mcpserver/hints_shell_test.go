@@ -20,8 +20,10 @@ func TestForModelShellCommands(t *testing.T) {
 		"fix the permissions of the path named above (ls -ld shows its owner and mode)":        "fix the permissions of the path named above (ls -ld shows its owner and mode)",
 		"restore it from a backup (`git fsck` on the store lists every damaged object)":        "restore it from a backup (`git fsck`" + op + " on the store lists every damaged object)",
 		"the store was modified outside git; run git fsck":                                     "the store was modified outside git; run `git fsck`" + op,
-		"delete a tag: readproof tag rm readproof://demo/a prod":                               "delete a tag: the tool readproof_tag_delete (readproof://demo/a prod)",
-		"confirm the form, or arm the term /x":                                                 "confirm the form, or arm the term /x",
+		// an ssh configuration's refusal (gitstore, refusedBy)
+		"make it yours and writable by you alone (chmod go-w /h/.ssh/inc.conf)": "make it yours and writable by you alone (`chmod go-w /h/.ssh/inc.conf`" + op + ")",
+		"delete a tag: readproof tag rm readproof://demo/a prod":                "delete a tag: the tool readproof_tag_delete (readproof://demo/a prod)",
+		"confirm the form, or arm the term /x":                                  "confirm the form, or arm the term /x",
 	}
 	for in, want := range cases {
 		if got := forModel(in); got != want {
