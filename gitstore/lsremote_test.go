@@ -41,6 +41,14 @@ func parseLsRemoteHeadWhole(out []byte) ([]Ref, string, error) {
 	return refs, head, nil
 }
 
+// parseLsRemoteHead is lsRemoteParser given the whole output at once: the
+// tests' parse of an output they hold (lsRemoteSymref streams git's).
+func parseLsRemoteHead(out []byte) ([]Ref, string, error) {
+	p := newLsRemoteParser()
+	p.Write(out)
+	return p.finish()
+}
+
 // chunkReader returns its data in reads of the sizes given, in turn.
 type chunkReader struct {
 	data  []byte
