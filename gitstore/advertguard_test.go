@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,43 @@ func TestMirrorRefusesEndlessAdvertisement(t *testing.T) {
 		}
 		if want := fmt.Sprintf("over %d bytes", limit); !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %q does not say %q", tc.url, err, want)
+		}
+	}
+}
+
+// The bound is on the advertisement's bytes as upload-pack sends them
+// (pkt-line headers and the final flush included): a remote whose
+// advertisement is exactly the bound is fetched, one byte less refuses it.
+// At the default 100 MiB that is 10^6 refs of names up to 58 bytes.
+func TestMirrorAdvertisementAtTheBound(t *testing.T) {
+	t.Parallel()
+	_, dir, r := bareRemote(t, "--quiet", "--bare", "--initial-branch=main")
+	a := mkCommit(t, r, "a")
+	updates := []RefUpdate{{Name: "refs/heads/main", New: a}}
+	for i := 0; i < 300; i++ {
+		updates = append(updates, RefUpdate{Name: fmt.Sprintf("refs/tags/readproof/runs/run-%04d", i), New: a})
+	}
+	mustUpdate(t, r, updates...)
+	// what upload-pack sends a fetch first (asked nothing, it then stops;
+	// --advertise-refs would add http's no-done)
+	cmd := exec.Command("git", "upload-pack", "--", dir)
+	cmd.Env = (&Transport{}).env()
+	advert, _ := cmd.Output()
+	if !strings.HasSuffix(string(advert), "0000") || !strings.Contains(string(advert), "run-0299\n") {
+		t.Fatalf("git upload-pack: %q", advert)
+	}
+	size := int64(len(advert))
+	for _, max := range []int64{size, size - 1} {
+		m, err := OpenMirror(t.TempDir(), dir, MirrorOptions{MaxObjectBytes: max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Fetch(context.Background())
+		if max == size && err != nil {
+			t.Errorf("an advertisement of %d bytes, bound %d: %v", size, max, err)
+		}
+		if max < size && !errors.Is(err, ErrAdvertTooLarge) {
+			t.Errorf("an advertisement of %d bytes, bound %d: %v, want ErrAdvertTooLarge", size, max, err)
 		}
 	}
 }

@@ -26,8 +26,8 @@ const lsRemoteBlock = 4096
 // line not yet ended is held. The refs name substrings of one string per
 // read (64 KiB of output), not of a copy of the whole output.
 //
-// It answers as parseLsRemoteHead always has (the oracle of
-// FuzzLsRemoteParser is that parse of the whole output): the first line
+// It answers as the parse of the whole output before session 27 did (the
+// oracle of FuzzLsRemoteParser, parseLsRemoteHeadWhole): the first line
 // that is not a ref, a peeled or HEAD line or a "ref: " line is the error,
 // and after it nothing more is parsed (the output is still read to its
 // end, so that git finishes and its own error, if any, comes first).

@@ -41,6 +41,14 @@ func parseLsRemoteHeadWhole(out []byte) ([]Ref, string, error) {
 	return refs, head, nil
 }
 
+// parseLsRemoteHead is lsRemoteParser given the whole output at once: the
+// tests' parse of an output they hold (lsRemoteSymref streams git's).
+func parseLsRemoteHead(out []byte) ([]Ref, string, error) {
+	p := newLsRemoteParser()
+	p.Write(out)
+	return p.finish()
+}
+
 // chunkReader returns its data in reads of the sizes given, in turn.
 type chunkReader struct {
 	data  []byte
@@ -158,7 +166,8 @@ func TestLsRemoteParserLarge(t *testing.T) {
 // git's output is read to its end.
 func TestLsRemoteParserLongLine(t *testing.T) {
 	const id = "0123456789abcdef0123456789abcdef01234567"
-	long := id + "\trefs/heads/" + strings.Repeat("a", maxLsRemoteLine) + "\n"
+	// eight times the limit, so that holding it would show in what is held
+	long := id + "\trefs/heads/" + strings.Repeat("a", 8*maxLsRemoteLine) + "\n"
 	data := []byte(id + "\trefs/heads/main\n" + long + id + "\trefs/heads/z\n")
 	p := newLsRemoteParser()
 	n, err := p.ReadFrom(&chunkReader{data: data})

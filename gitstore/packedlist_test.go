@@ -90,3 +90,51 @@ func itoa(i int) string {
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
 }
+
+// TestPackedRefsListingLongLine lists a ref whose line is longer than the
+// 64 KiB copied at a time (the copy is then the line), and a file whose
+// header says sorted when it is not, where the end of the prefix's records
+// that the binary search finds may come before a record the scan reads.
+func TestPackedRefsListingLongLine(t *testing.T) {
+	const hdr = "# pack-refs with: peeled fully-peeled sorted \n"
+	long := "refs/tags/r/" + strings.Repeat("x", 70<<10)
+	dir := t.TempDir()
+	list := func(data, prefix string) []Ref {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "packed-refs"), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&repo{path: dir}).withPacked(prefix, nil)
+		if err != nil {
+			t.Fatalf("%q under %q: %v", data[:80], prefix, err)
+		}
+		return got
+	}
+	for _, prefix := range []string{"refs/", "refs/tags/r/", "refs/tags/r/x"} {
+		data := hdr + fuzzA + " refs/tags/r/a\n" + fuzzB + " " + long + "\n^" + fuzzA + "\n" + fuzzA + " refs/tags/r/y\n"
+		var want []Ref
+		for _, r := range []Ref{{Name: "refs/tags/r/a", OID: fuzzA}, {Name: long, OID: fuzzB}, {Name: "refs/tags/r/y", OID: fuzzA}} {
+			if strings.HasPrefix(r.Name, prefix) {
+				want = append(want, r)
+			}
+		}
+		if got := list(data, prefix); !slices.Equal(got, want) {
+			t.Errorf("under %q: %d refs, want %d", prefix, len(got), len(want))
+		}
+	}
+	// not sorted: what the scan finds is listed, in order, once
+	records := []string{"refs/tags/r/z", "refs/tags/r/a", long, "refs/tags/r/b", "refs/tags/q"}
+	data := hdr
+	for _, name := range records {
+		data += fuzzA + " " + name + "\n"
+	}
+	for _, prefix := range []string{"refs/", "refs/tags/r/", "refs/tags/r/a", "refs/tags/q"} {
+		got := list(data, prefix)
+		for i, r := range got {
+			if !strings.HasPrefix(r.Name, prefix) || !slices.Contains(records, r.Name) || r.OID != fuzzA ||
+				i > 0 && got[i-1].Name >= r.Name {
+				t.Errorf("under %q: ref %d %.40q, not a record under it listed once in order", prefix, i, r.Name)
+			}
+		}
+	}
+}

@@ -663,16 +663,6 @@ func (t *Transport) LsRemoteWhole(ctx context.Context, remote, url string) ([]Re
 	return t.lsRemoteSymref(ctx, remote, "-c", "protocol.version=0")
 }
 
-// parseLsRemoteHead parses `git ls-remote --symref` output: the refs as
-// parseLsRemote reads `--refs` output, leaving out what --refs leaves out
-// (HEAD and peeled "^{}" lines), and HEAD's target from its "ref: " line.
-// It is lsRemoteParser given the output at once.
-func parseLsRemoteHead(out []byte) ([]Ref, string, error) {
-	p := newLsRemoteParser()
-	p.Write(out)
-	return p.finish()
-}
-
 func hasAnyPrefix(s string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {

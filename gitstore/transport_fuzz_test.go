@@ -146,6 +146,9 @@ func FuzzParseLsRemoteHead(f *testing.F) {
 	f.Add([]byte(id + "\trefs/heads/a\nzz\trefs/x\nref: refs/heads/b\tHEAD\n"))
 	f.Add([]byte(id + "\trefs/heads/a\r\n" + id + "\trefs/heads/b"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > maxLsRemoteLine {
+			return // a line may be longer than any git writes: refused since session 27, where the old parse took it
+		}
 		refs, head, err := parseLsRemoteHead(data)
 		wantRefs, wantHead, wantErr := oldParseLsRemoteHead(data)
 		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {

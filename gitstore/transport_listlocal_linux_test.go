@@ -35,11 +35,7 @@ func TestPlainLooseRefs(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("%s: not read in place (%v)", what, err)
 		}
-		out, err := tr.run(ctx, false, "ls-remote", "--symref", "--", dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantRefs, wantHead, err := parseLsRemoteHead(out)
+		wantRefs, wantHead, err := tr.lsRemoteSymref(ctx, dir) // git ls-remote --symref, parsed as it streams
 		if err != nil {
 			t.Fatal(err)
 		}
