@@ -168,6 +168,9 @@ func (c *SSHConfig) Check(alias string) error {
 	if c.refused != nil {
 		return c.refused
 	}
+	if err := c.checkKeywords(alias); err != nil {
+		return err
+	}
 	if err := c.checkPort(alias); err != nil {
 		return err
 	}
