@@ -142,22 +142,33 @@ func (conf *SSHConfig) keys(ctx context.Context, alias, host, remoteUser string)
 	home, herr := conf.home, conf.homeErr
 	k.skipped = append(k.skipped, conf.notes...)
 	var paths []string
-	only, onlySet := false, false
+	only, onlySet, named := false, false, false
 	for _, c := range conf.files {
 		vals, o := c.identities(alias)
 		if o != "" && !onlySet {
-			// the first value obtained wins, as in OpenSSH
-			only, onlySet = strings.EqualFold(unquote(o), "yes"), true
+			// the first value obtained wins, as in OpenSSH, which
+			// takes yes and true in any case (Check refuses any
+			// other word but no and false)
+			o = strings.ToLower(sshValue(o))
+			only, onlySet = o == "yes" || o == "true", true
 		}
 		for _, v := range vals {
-			p, err := expandIdentityPath(unquote(v), home, localUserName(), host, remoteUser)
+			// the path as ssh reads it: quotes and escapes taken off
+			// (a second word is refused by Check, as by ssh)
+			named = true
+			w := sshValue(v)
+			if strings.EqualFold(w, "none") {
+				// ssh loads no key for it, and offers no default
+				// key file either
+				continue
+			}
+			p, err := expandIdentityPath(w, home, localUserName(), host, remoteUser)
 			if err != nil {
 				return nil, &SSHConfigError{File: c.path, Host: alias, Key: "IdentityFile", Value: v, Err: err}
 			}
 			paths = append(paths, p)
 		}
 	}
-	named := len(paths) > 0
 	if !named {
 		if herr != nil {
 			k.skipped = append(k.skipped, fmt.Sprintf("no home directory for the default key files (%v)", herr))
