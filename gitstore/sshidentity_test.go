@@ -1,13 +1,17 @@
 package gitstore
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // An IdentityFile's path is read as ssh reads it: its quotes, single or
@@ -101,5 +105,85 @@ func TestSSHIdentityLinesSSHRefuses(t *testing.T) {
 		if out, refused, ok := sshG(t, config, "git.example.test"); ok && !refused {
 			t.Errorf("%q: ssh -G takes it:\n%s", c.conf, out)
 		}
+	}
+}
+
+// sshLoads is the key file paths ssh -v loads for host under the
+// configuration conf (its ProxyCommand true: ssh reads the keys after
+// the connection is made, and none is); refused when ssh says it cannot
+// expand one. ok is false without ssh.
+func sshLoads(t *testing.T, conf, host string) (paths []string, refused, ok bool) {
+	t.Helper()
+	if _, err := exec.LookPath("ssh"); err != nil {
+		return nil, false, false
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, "ssh", "-v", "-F", conf, "-o", "BatchMode=yes", host, "true").CombinedOutput()
+	for _, l := range strings.Split(string(out), "\n") {
+		if p, ok := strings.CutPrefix(l, "debug1: identity file "); ok && !strings.Contains(p, "-cert type ") {
+			p, _, _ = strings.Cut(p, " type ")
+			paths = append(paths, p)
+		}
+	}
+	return paths, strings.Contains(string(out), "percent_dollar_expand: failed"), true
+}
+
+// An IdentityFile's %-tokens are those ssh 9.2 expands, with the values
+// it gives them (ssh -v shows the paths it loads): %n, %k, %p, %i, %l,
+// %L and %C too. Before, readproof refused all but %d %u %h %r and %%,
+// so that IdentityFile ~/.ssh/%n, which ssh reads, refused the source.
+// A token ssh does not know (%j) is refused by both.
+func TestSSHIdentityFileTokensAsSSH(t *testing.T) {
+	me, err := user.Current()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "config")
+	for _, c := range []struct{ lines, value string }{
+		{"", "/keys/%d/%u/%h/%r/%n/%k/%p/%i/%l/%L/%C/%%"},
+		{"  HostKeyAlias keys.example.test\n", "/keys/%k-%n"},
+		{"", `"/keys/a b/%n@%h:%p"`},
+		{"", "/keys/%j"},
+	} {
+		text := "Host git.example.test\n  Hostname Real.Example.Test\n  Port 2222\n  User bob\n  ProxyCommand true\n" + c.lines + "  IdentityFile " + c.value + "\n"
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := readSSHConfigFile(conf, me.HomeDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := (&SSHConfig{files: sshConfigs{*f}}).identityPath(c.value, "git.example.test", "real.example.test", "2222", "bob", me.HomeDir)
+		if c.value == "/keys/%j" {
+			if err == nil || !strings.Contains(err.Error(), `unknown key %j`) {
+				t.Errorf("%s: %q, %v; want it refused", c.value, got, err)
+			}
+		} else if err != nil || strings.Contains(got, "%") && !strings.HasSuffix(got, "/%") {
+			t.Errorf("%s: %q, %v", c.value, got, err)
+		}
+		paths, refused, ok := sshLoads(t, conf, "git.example.test")
+		if !ok {
+			continue
+		}
+		if refused != (err != nil) || !refused && (len(paths) != 1 || paths[0] != got) {
+			t.Errorf("%s: readproof %q (%v), ssh loads %q (refused: %v)", c.value, got, err, paths, refused)
+		}
+	}
+}
+
+// A fetch offers the key an IdentityFile with %n and %p names: the host
+// as the URL names it and the port dialled.
+func TestSSHIdentityFileAliasAndPort(t *testing.T) {
+	s, home := newKeyServer(t)
+	if err := os.Mkdir(filepath.Join(home, "keys"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := writeKeyFile(t, filepath.Join(home, "keys", "git.example.test-"+s.port), 0o600, "")
+	s.allow(key.PublicKey())
+	writeSSHConfig(t, home, "Host git.example.test\n  IdentityFile ~/keys/%n-%p\n")
+	if err := s.open(t, "ssh://git@git.example.test:"+s.port+"/r.git"); err != nil {
+		t.Errorf("IdentityFile ~/keys/%%n-%%p: %v, want ~/keys/git.example.test-%s offered", err, s.port)
 	}
 }
