@@ -407,7 +407,7 @@ func mustSigner(t *testing.T, k ed25519.PrivateKey) ssh.Signer {
 // expandIdentityPath: the tokens it knows are expanded, and a path whose
 // % are escaped as %% comes back as it was; it never panics.
 func FuzzExpandIdentityPath(f *testing.F) {
-	for _, s := range []string{"~/.ssh/id_%r@%h", "%d/.ssh/%u", "/k/%%p", "~", "~other/k", "/k/${HOME}", "/k/%p", "/k/%"} {
+	for _, s := range []string{"~/.ssh/id_%r@%h", "%d/.ssh/%u", "/k/%%p", "~", "~other/k", "/k/${HOME}", "/k/%p", "/k/%", "/k/%n-%k", "/k/%C", "/k/%i.%l.%L", "/k/%j"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -493,6 +493,9 @@ func FuzzSSHConfigIdentityLines(f *testing.F) {
 		"Host !git.example.test *.example.test\n  IdentityFile x\n",
 		"Include nowhere/*\n",
 		"Host git.example.test\n  ProxyCommand none\n  ProxyJump=bastion\n",
+		"IgnoreUnknown use*,!usedns\nHost *\n  UseKeychain yes\n  Hostnam x\n",
+		"Host git.example.test\n  IdentityFile \"a b\" c\n  IdentitiesOnly maybe\n",
+		"Match all\n  IgnoreUnknown x\nHost *\n  x y\n",
 	} {
 		f.Add([]byte(s))
 	}
