@@ -504,7 +504,9 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 func (c *sshConfigFile) identities(alias string) (files []string, only string) {
 	c.each(alias, func(kv *ssh_config.KV, _ *sshConfigFile, _ int) bool {
 		switch {
-		case strings.EqualFold(kv.Key, "IdentityFile"):
+		case strings.EqualFold(kv.Key, "IdentityFile"), strings.EqualFold(kv.Key, "IdentityFile2"):
+			// IdentityFile2 is an older name ssh still reads as
+			// IdentityFile (sshKeywords)
 			files = append(files, kv.Value)
 		case strings.EqualFold(kv.Key, "IdentitiesOnly") && only == "":
 			only = kv.Value

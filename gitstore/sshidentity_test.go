@@ -187,3 +187,19 @@ func TestSSHIdentityFileAliasAndPort(t *testing.T) {
 		t.Errorf("IdentityFile ~/keys/%%n-%%p: %v, want ~/keys/git.example.test-%s offered", err, s.port)
 	}
 }
+
+// IdentityFile2, an older name OpenSSH 9.2 still reads as IdentityFile
+// (ssh -G prints it as identityfile), names a key offered. Before, its
+// line was read past.
+func TestSSHIdentityFile2(t *testing.T) {
+	s, home := newKeyServer(t)
+	key := writeKeyFile(t, filepath.Join(home, ".ssh", "old"), 0o600, "")
+	s.allow(key.PublicKey())
+	config := writeSSHConfig(t, home, "Host git.example.test\n  identityfile2 ~/.ssh/old\n")
+	if err := s.open(t, "ssh://git@git.example.test:"+s.port+"/r.git"); err != nil {
+		t.Errorf("IdentityFile2 ~/.ssh/old: %v, want its key offered", err)
+	}
+	if out, refused, ok := sshG(t, config, "git.example.test"); ok && (refused || !strings.Contains(out, "\nidentityfile ~/.ssh/old\n")) {
+		t.Errorf("ssh -G reads IdentityFile2 otherwise:\n%s", out)
+	}
+}
