@@ -126,3 +126,25 @@ func TestSSHKeywordsAsSSHReadsThem(t *testing.T) {
 		}
 	}
 }
+
+// Any line is checked for an IdentityFile, IdentitiesOnly or
+// IgnoreUnknown value ssh refuses without a panic, a refusal naming that
+// line; and the keyword a hint offers for any word is one ssh reads, two
+// edits away at most.
+func FuzzSSHKeywordLines(f *testing.F) {
+	for _, s := range []string{"IdentityFile a b\n", "IdentityFile '~/a b'\n", "identitiesonly TRUE\n", "IdentitiesOnly yes no\n",
+		"IdentitiesOnly \"\"\n", "# x\nIgnoreUnknown a,b c\n", "Hostnam x\n", "UseKeychain", "IdentityFile2 \"x\" y\n", "IdentitiesOnly=maybe\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var r *sshRefusal
+		if err := refusedLine([]byte(s)); errors.As(err, &r) && (r.line < 1 || r.line > strings.Count(s, "\n")+1) {
+			t.Errorf("refusedLine(%q) = %v: not a line of it", s, err)
+		}
+		if near := nearestSSHKeyword(s); near != "" {
+			if info, ok := sshKeywords[strings.ToLower(near)]; !ok || info.kind != sshKeyword || editDistance(strings.ToLower(s), strings.ToLower(near), 3) > 2 {
+				t.Errorf("nearestSSHKeyword(%q) = %q", s, near)
+			}
+		}
+	})
+}
