@@ -1138,7 +1138,11 @@ func (m matchBlock) keywords() []string {
 		if kv.Key == includeMarker {
 			return readKeywords()
 		}
-		set[strings.ToLower(kv.Key)] = true
+		k := strings.ToLower(kv.Key)
+		if info := sshKeywords[k]; info.kind == sshKeywordAlias {
+			k = strings.ToLower(info.of) // IdentityFile2 is IdentityFile
+		}
+		set[k] = true
 	}
 	var out []string
 	for _, k := range readKeywords() {

@@ -203,3 +203,15 @@ func TestSSHIdentityFile2(t *testing.T) {
 		t.Errorf("ssh -G reads IdentityFile2 otherwise:\n%s", out)
 	}
 }
+
+// A Match block, which readproof does not apply, that sets IdentityFile2
+// is said as one setting IdentityFile, as ssh reads it. Before, it was
+// not said.
+func TestSSHMatchIdentityFile2Said(t *testing.T) {
+	_, home := newKeyServer(t)
+	writeSSHConfig(t, home, "Match host git.example.test\n  IdentityFile2 ~/.ssh/m\n")
+	w := readSSHConfigs(filepath.Join(home, "no-system-config")).Warnings("git.example.test")
+	if len(w) != 1 || !strings.Contains(w[0].Error(), "this one's IdentityFile is not used") {
+		t.Errorf("warnings %v, want the Match block's IdentityFile said", w)
+	}
+}
