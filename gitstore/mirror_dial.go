@@ -124,8 +124,8 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 		return nil, err
 	}
 	addr := conf.sshAddr(ep)
-	host, _, _ := net.SplitHostPort(addr)
-	keys, err := conf.keys(t.ctx, alias, host, user)
+	host, port, _ := net.SplitHostPort(addr)
+	keys, err := conf.keysAt(t.ctx, alias, host, port, user)
 	if err != nil {
 		return nil, err
 	}

@@ -193,6 +193,9 @@ func (c *SSHConfig) Check(alias string) error {
 	if c.refused != nil {
 		return c.refused
 	}
+	if err := c.checkKeywords(alias); err != nil {
+		return err
+	}
 	if err := c.checkPort(alias); err != nil {
 		return err
 	}
@@ -532,7 +535,9 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 func (c *sshConfigFile) identities(alias string) (files []string, only string) {
 	c.each(alias, func(kv *ssh_config.KV, _ *sshConfigFile, _ int) bool {
 		switch {
-		case strings.EqualFold(kv.Key, "IdentityFile"):
+		case strings.EqualFold(kv.Key, "IdentityFile"), strings.EqualFold(kv.Key, "IdentityFile2"):
+			// IdentityFile2 is an older name ssh still reads as
+			// IdentityFile (sshKeywords)
 			files = append(files, kv.Value)
 		case strings.EqualFold(kv.Key, "IdentitiesOnly") && only == "":
 			only = kv.Value
@@ -586,6 +591,7 @@ func readSSHConfigFile(path, home string) (*sshConfigFile, error) {
 type sshRefusal struct {
 	line int
 	msg  string
+	fix  string // the hint; "" for the one every such line gets
 }
 
 func (e *sshRefusal) Error() string { return e.msg }
@@ -639,6 +645,9 @@ func refusedBy(from string, line int, path string, err error) error {
 	var skipped *sshSkipped
 	var perm *sshBadPerm
 	switch {
+	case errors.As(err, &r) && r.fix != "":
+		return &SSHConfigError{File: path, Line: r.line,
+			Err: errors.New(strings.TrimPrefix(r.msg, "line "+strconv.Itoa(r.line)+": ") + none + "; " + r.fix)}
 	case errors.As(err, &r):
 		return &SSHConfigError{File: path, Line: r.line,
 			Err: errors.New(strings.TrimPrefix(r.msg, "line "+strconv.Itoa(r.line)+": ") + " (ssh -G HOST says \"no argument after keyword\", \"invalid quotes\" or \"bad configuration option\")" + none + "; fix the line")}
@@ -1004,8 +1013,12 @@ func refusedLine(data []byte) error {
 		if len(rest) == 0 {
 			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, kw)}
 		}
-		if _, ok := sshArgs(string(rest)); !ok {
+		args, ok := sshArgs(string(rest))
+		if !ok {
 			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: a quote is not closed, which ssh refuses", i+1)}
+		}
+		if err := refusedIdentityLine(i+1, string(kw), args); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -1201,7 +1214,11 @@ func (m matchBlock) keywords() []string {
 		if kv.Key == includeMarker {
 			return readKeywords()
 		}
-		set[strings.ToLower(kv.Key)] = true
+		k := strings.ToLower(kv.Key)
+		if info := sshKeywords[k]; info.kind == sshKeywordAlias {
+			k = strings.ToLower(info.of) // IdentityFile2 is IdentityFile
+		}
+		set[k] = true
 	}
 	var out []string
 	for _, k := range readKeywords() {

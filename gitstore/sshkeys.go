@@ -11,6 +11,8 @@ package gitstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +23,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	sshagent "github.com/xanzy/ssh-agent"
 	"golang.org/x/crypto/ssh"
@@ -138,26 +141,43 @@ func loadSSHKeys(ctx context.Context, alias, host, remoteUser string) (*sshKeys,
 // readproof will not guess at (a %-token it does not expand); a key that
 // cannot be used is skipped and noted.
 func (conf *SSHConfig) keys(ctx context.Context, alias, host, remoteUser string) (*sshKeys, error) {
+	return conf.keysAt(ctx, alias, host, "", remoteUser)
+}
+
+// keysAt is keys for a fetch connecting to port ("" when not known: an
+// IdentityFile with %p or %C is refused then).
+func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser string) (*sshKeys, error) {
 	k := &sshKeys{close: func() {}}
 	home, herr := conf.home, conf.homeErr
 	k.skipped = append(k.skipped, conf.notes...)
 	var paths []string
-	only, onlySet := false, false
+	only, onlySet, named := false, false, false
 	for _, c := range conf.files {
 		vals, o := c.identities(alias)
 		if o != "" && !onlySet {
-			// the first value obtained wins, as in OpenSSH
-			only, onlySet = strings.EqualFold(unquote(o), "yes"), true
+			// the first value obtained wins, as in OpenSSH, which
+			// takes yes and true in any case (Check refuses any
+			// other word but no and false)
+			o = strings.ToLower(sshValue(o))
+			only, onlySet = o == "yes" || o == "true", true
 		}
 		for _, v := range vals {
-			p, err := expandIdentityPath(unquote(v), home, localUserName(), host, remoteUser)
+			// the path as ssh reads it: quotes and escapes taken off
+			// (a second word is refused by Check, as by ssh)
+			named = true
+			w := sshValue(v)
+			if strings.EqualFold(w, "none") {
+				// ssh loads no key for it, and offers no default
+				// key file either
+				continue
+			}
+			p, err := conf.identityPath(v, alias, host, port, remoteUser, home)
 			if err != nil {
 				return nil, &SSHConfigError{File: c.path, Host: alias, Key: "IdentityFile", Value: v, Err: err}
 			}
 			paths = append(paths, p)
 		}
 	}
-	named := len(paths) > 0
 	if !named {
 		if herr != nil {
 			k.skipped = append(k.skipped, fmt.Sprintf("no home directory for the default key files (%v)", herr))
@@ -395,14 +415,48 @@ func localUserName() string {
 	return os.Getenv("USER")
 }
 
-// expandIdentityPath expands an IdentityFile value as OpenSSH does for the
-// tokens readproof knows: a leading ~ (the home directory), %d (the home
-// directory), %u (the local user), %h (the remote host), %r (the remote
-// user) and %% (a %). Any other token, ~user and ${VAR} are refused: a
-// path guessed at would offer, or miss, the wrong key. So is a host or
-// remote user, which the source's URL gives, that is not one file name
-// (a / or \, . or ..): ~/.ssh/keys/%r must not lead out of ~/.ssh/keys.
+// identityPath is the key file the IdentityFile value v (as the file
+// writes it) names for a fetch of alias at host and port as remoteUser,
+// home the home directory: v unquoted and its tokens expanded as ssh 9.2
+// reads it.
+func (conf *SSHConfig) identityPath(v, alias, host, port, remoteUser, home string) (string, error) {
+	return expandIdentityPathFor(sshValue(v), identityTokens{home: home, localUser: localUserName(), host: host, remoteUser: remoteUser,
+		alias: alias, keyAlias: conf.files.Get(alias, "HostKeyAlias"), port: port})
+}
+
+// identityTokens are the values of the %-tokens ssh 9.2 expands in an
+// IdentityFile (man ssh_config, TOKENS): "" for one not known.
+type identityTokens struct {
+	home       string // %d, and ~
+	localUser  string // %u
+	host       string // %h: the Hostname the configuration gives, else the host as the URL names it
+	remoteUser string // %r
+	alias      string // %n: the host as the URL names it
+	keyAlias   string // %k: the HostKeyAlias the configuration gives ("" for none: %k is then alias)
+	port       string // %p
+}
+
+// expandIdentityPath expands an IdentityFile value as OpenSSH does (see
+// expandIdentityPathFor), for a fetch whose port and host alias are not
+// known: %p, %C, %n and %k are refused.
 func expandIdentityPath(p, home, localUser, host, remoteUser string) (string, error) {
+	return expandIdentityPathFor(p, identityTokens{home: home, localUser: localUser, host: host, remoteUser: remoteUser})
+}
+
+// expandIdentityPathFor expands an IdentityFile value as OpenSSH 9.2 does
+// (ssh -v shows the paths it loads): a leading ~ (the home directory),
+// %d (the home directory), %u (the local user), %h (the remote host), %r
+// (the remote user), %n (the host as the URL names it), %k (the
+// HostKeyAlias, else %n), %p (the port), %i (the local user id), %l and
+// %L (the local host name, and its part before the first dot), %C (the
+// SHA-1 of %l%h%p%r, in hex) and %% (a %). Any other token, a % ending
+// the value (which ssh refuses too), ~user and ${VAR} (which ssh expands)
+// are refused: a path guessed at would offer, or miss, the wrong key. So
+// is a value the URL gives (host, alias, remote user), or the
+// configuration (HostKeyAlias), that is not one file name (a / or \, .
+// or ..): ~/.ssh/keys/%r must not lead out of ~/.ssh/keys.
+func expandIdentityPathFor(p string, x identityTokens) (string, error) {
+	home := x.home
 	needHome := func() error {
 		if home == "" {
 			return errors.New("it names the home directory, which is not known (set HOME)")
@@ -425,13 +479,23 @@ func expandIdentityPath(p, home, localUser, host, remoteUser string) (string, er
 			return "", err
 		}
 	}
-	return expandTokens(p, home, localUser, host, remoteUser)
+	return expandTokens(p, x)
 }
 
 // expandTokens replaces the %-tokens of p.
-func expandTokens(p, home, localUser, host, remoteUser string) (string, error) {
+func expandTokens(p string, x identityTokens) (string, error) {
 	if strings.Contains(p, "${") {
 		return "", errors.New("environment variables (${NAME}) are not expanded; write the path out")
+	}
+	notKnown := func(tok byte, what string) error {
+		return fmt.Errorf("%%%c is %s, which readproof does not know here; write the path out", tok, what)
+	}
+	localHost := func() (string, error) {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			return "", fmt.Errorf("the local host name is not known (%v); write the path out", err)
+		}
+		return h, nil
 	}
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
@@ -440,34 +504,74 @@ func expandTokens(p, home, localUser, host, remoteUser string) (string, error) {
 			continue
 		}
 		if i+1 == len(p) {
-			return "", errors.New("it ends in a lone %; write %% for a %")
+			return "", errors.New("it ends in a lone %, which ssh refuses (\"invalid format\"); write %% for a %")
 		}
 		i++
-		switch p[i] {
+		switch tok := p[i]; tok {
 		case 'd':
-			b.WriteString(home)
+			b.WriteString(x.home)
 		case 'u':
-			b.WriteString(localUser)
-		case 'h':
-			if err := oneName("host", host); err != nil {
+			b.WriteString(x.localUser)
+		case 'h', 'r', 'n', 'k':
+			what, v := "host", x.host
+			switch tok {
+			case 'r':
+				what, v = "remote user", x.remoteUser
+			case 'n', 'k':
+				if x.alias == "" {
+					return "", notKnown(tok, "the host as the url names it")
+				}
+				v = x.alias
+				if tok == 'k' && x.keyAlias != "" {
+					what, v = "host key alias", x.keyAlias
+				}
+			}
+			if err := oneName(what, v); err != nil {
 				return "", err
 			}
-			b.WriteString(host)
-		case 'r':
-			if err := oneName("remote user", remoteUser); err != nil {
+			b.WriteString(v)
+		case 'p':
+			if x.port == "" {
+				return "", notKnown(tok, "the port")
+			}
+			b.WriteString(x.port)
+		case 'i':
+			uid := os.Getuid()
+			if uid < 0 {
+				return "", notKnown(tok, "the local user id")
+			}
+			b.WriteString(strconv.Itoa(uid))
+		case 'l', 'L':
+			h, err := localHost()
+			if err != nil {
 				return "", err
 			}
-			b.WriteString(remoteUser)
+			if tok == 'L' {
+				h, _, _ = strings.Cut(h, ".")
+			}
+			b.WriteString(h)
+		case 'C':
+			h, err := localHost()
+			if err != nil {
+				return "", err
+			}
+			if x.port == "" {
+				return "", notKnown(tok, "a hash of the port among others")
+			}
+			sum := sha1.Sum([]byte(h + x.host + x.port + x.remoteUser))
+			b.WriteString(hex.EncodeToString(sum[:]))
 		case '%':
 			b.WriteByte('%')
 		default:
-			return "", fmt.Errorf("readproof expands only %%d %%u %%h %%r and %%%% in it, not %%%c; write the path out", p[i])
+			r, _ := utf8.DecodeRuneInString(p[i:])
+			return "", fmt.Errorf("%%%c is not a token ssh expands in an IdentityFile (it refuses it: \"unknown key %%%c\"); ssh 9.2 expands %%%% %%C %%d %%h %%i %%k %%L %%l %%n %%p %%r %%u there; write the path out, with %%%% for a %%", r, r)
 		}
 	}
 	return b.String(), nil
 }
 
-// oneName refuses, for %h or %r, a value (what, from the URL) that would
+// oneName refuses, for %h, %r, %n or %k, a value (what, from the URL or
+// the configuration) that would
 // not be one file name in the path: a separator, . or .., or nothing.
 func oneName(what, v string) error {
 	if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/\\") {

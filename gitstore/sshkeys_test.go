@@ -231,16 +231,16 @@ func TestSSHIdentityFileFromConfig(t *testing.T) {
 			t.Errorf("~/.ssh/id_ed25519 offered although ~/.ssh/config names an IdentityFile for the host")
 		}
 	}
-	// A token readproof does not expand is refused before dialling,
-	// naming it and the file.
-	conf = "Host git.example.test\n  IdentityFile ~/keys/deploy-%p\n"
+	// A token ssh 9.2 does not expand (ssh -v: "unknown key %j") is
+	// refused before dialling, naming it and the file.
+	conf = "Host git.example.test\n  IdentityFile ~/keys/deploy-%j\n"
 	if err := os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	n := len(s.seen())
 	err := s.open(t, "ssh://git@git.example.test:"+s.port+"/r.git")
-	if err == nil || !strings.Contains(err.Error(), "%p") || !strings.Contains(err.Error(), filepath.Join(home, ".ssh", "config")) || len(s.seen()) != n {
-		t.Errorf("IdentityFile with %%p: %v, want a refusal naming %%p and ~/.ssh/config before any key is offered", err)
+	if err == nil || !strings.Contains(err.Error(), "%j") || !strings.Contains(err.Error(), filepath.Join(home, ".ssh", "config")) || len(s.seen()) != n {
+		t.Errorf("IdentityFile with %%j: %v, want a refusal naming %%j and ~/.ssh/config before any key is offered", err)
 	}
 }
 
@@ -407,7 +407,7 @@ func mustSigner(t *testing.T, k ed25519.PrivateKey) ssh.Signer {
 // expandIdentityPath: the tokens it knows are expanded, and a path whose
 // % are escaped as %% comes back as it was; it never panics.
 func FuzzExpandIdentityPath(f *testing.F) {
-	for _, s := range []string{"~/.ssh/id_%r@%h", "%d/.ssh/%u", "/k/%%p", "~", "~other/k", "/k/${HOME}", "/k/%p", "/k/%"} {
+	for _, s := range []string{"~/.ssh/id_%r@%h", "%d/.ssh/%u", "/k/%%p", "~", "~other/k", "/k/${HOME}", "/k/%p", "/k/%", "/k/%n-%k", "/k/%C", "/k/%i.%l.%L", "/k/%j"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -493,6 +493,9 @@ func FuzzSSHConfigIdentityLines(f *testing.F) {
 		"Host !git.example.test *.example.test\n  IdentityFile x\n",
 		"Include nowhere/*\n",
 		"Host git.example.test\n  ProxyCommand none\n  ProxyJump=bastion\n",
+		"IgnoreUnknown use*,!usedns\nHost *\n  UseKeychain yes\n  Hostnam x\n",
+		"Host git.example.test\n  IdentityFile \"a b\" c\n  IdentitiesOnly maybe\n",
+		"Match all\n  IgnoreUnknown x\nHost *\n  x y\n",
 	} {
 		f.Add([]byte(s))
 	}

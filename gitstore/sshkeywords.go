@@ -1,0 +1,274 @@
+package gitstore
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kevinburke/ssh_config"
+)
+
+// sshKeywordKind is how OpenSSH 9.2 takes a keyword of its client
+// configuration.
+type sshKeywordKind uint8
+
+const (
+	// sshKeyword is a keyword ssh reads.
+	sshKeyword sshKeywordKind = iota
+	// sshKeywordAlias is an older name ssh reads as another keyword
+	// (ChallengeResponseAuthentication is KbdInteractiveAuthentication).
+	sshKeywordAlias
+	// sshKeywordDeprecated is a keyword ssh accepts and does nothing with
+	// (with ssh -v: "Deprecated option").
+	sshKeywordDeprecated
+	// sshKeywordUnsupported is a keyword ssh accepts and does nothing with,
+	// saying so ("Unsupported option").
+	sshKeywordUnsupported
+	// sshKeywordIgnored is a keyword ssh accepts and says nothing of.
+	sshKeywordIgnored
+)
+
+// sshKeywords are the keywords of OpenSSH 9.2's client configuration
+// (OpenSSH_9.2p1 as Debian 12 builds it, its GSSAPI key exchange and
+// keep-alive keywords included), as ssh -G -F FILE HOST takes them: a
+// keyword not listed makes ssh refuse the whole configuration ("Bad
+// configuration option") unless an IgnoreUnknown line before it lists it.
+// Found by reading man ssh_config and by giving ssh -G each candidate
+// (the words of the ssh binary and of the manual page); keywords are
+// matched in any case, and the key of the map is in lower case; the value
+// is the spelling the manual gives, for a hint, with its kind, and for an
+// alias, the keyword it stands for.
+var sshKeywords = func() map[string]sshKeywordInfo {
+	m := map[string]sshKeywordInfo{}
+	for _, k := range strings.Fields(`
+		AddKeysToAgent AddressFamily BatchMode BindAddress BindInterface
+		CanonicalDomains CanonicalizeFallbackLocal CanonicalizeHostname
+		CanonicalizeMaxDots CanonicalizePermittedCNAMEs CASignatureAlgorithms
+		CertificateFile CheckHostIP Ciphers ClearAllForwardings Compression
+		ConnectionAttempts ConnectTimeout ControlMaster ControlPath
+		ControlPersist DynamicForward EnableEscapeCommandline EnableSSHKeysign
+		EscapeChar ExitOnForwardFailure FingerprintHash ForkAfterAuthentication
+		ForwardAgent ForwardX11 ForwardX11Timeout ForwardX11Trusted
+		GatewayPorts GlobalKnownHostsFile GSSAPIAuthentication
+		GSSAPIClientIdentity GSSAPIDelegateCredentials GSSAPIKexAlgorithms
+		GSSAPIKeyExchange GSSAPIRenewalForcesRekey GSSAPIServerIdentity
+		GSSAPITrustDns HashKnownHosts Host HostbasedAcceptedAlgorithms
+		HostbasedAuthentication HostKeyAlgorithms HostKeyAlias Hostname
+		IdentitiesOnly IdentityAgent IdentityFile IgnoreUnknown Include IPQoS
+		KbdInteractiveAuthentication KbdInteractiveDevices KexAlgorithms
+		KnownHostsCommand LocalCommand LocalForward LogLevel LogVerbose MACs
+		Match NoHostAuthenticationForLocalhost NumberOfPasswordPrompts
+		PasswordAuthentication PermitLocalCommand PermitRemoteOpen
+		PKCS11Provider Port PreferredAuthentications ProxyCommand ProxyJump
+		ProxyUseFdpass PubkeyAcceptedAlgorithms PubkeyAuthentication
+		RekeyLimit RemoteCommand RemoteForward RequestTTY RequiredRSASize
+		RevokedHostKeys SecurityKeyProvider SendEnv ServerAliveCountMax
+		ServerAliveInterval SessionType SetEnv StdinNull StreamLocalBindMask
+		StreamLocalBindUnlink StrictHostKeyChecking SyslogFacility TCPKeepAlive
+		Tunnel TunnelDevice UpdateHostKeys User UserKnownHostsFile
+		VerifyHostKeyDNS VisualHostKey XAuthLocation`) {
+		m[strings.ToLower(k)] = sshKeywordInfo{name: k}
+	}
+	for alias, of := range map[string]string{
+		"ChallengeResponseAuthentication": "KbdInteractiveAuthentication",
+		"SKeyAuthentication":              "KbdInteractiveAuthentication",
+		"TISAuthentication":               "KbdInteractiveAuthentication",
+		"DSAAuthentication":               "PubkeyAuthentication",
+		"HostbasedKeyTypes":               "HostbasedAcceptedAlgorithms",
+		"PubkeyAcceptedKeyTypes":          "PubkeyAcceptedAlgorithms",
+		"IdentityFile2":                   "IdentityFile",
+		"SmartcardDevice":                 "PKCS11Provider",
+		"ProtocolKeepAlives":              "ServerAliveInterval",
+		"SetupTimeOut":                    "ServerAliveInterval",
+	} {
+		m[strings.ToLower(alias)] = sshKeywordInfo{name: alias, kind: sshKeywordAlias, of: of}
+	}
+	for kind, names := range map[sshKeywordKind]string{
+		sshKeywordDeprecated: `Cipher FallBackToRsh GlobalKnownHostsFile2
+			RhostsAuthentication UseBlacklistedKeys UsePrivilegedPort
+			UserKnownHostsFile2 UseRoaming UseRsh`,
+		sshKeywordUnsupported: `AFSTokenPassing CompressionLevel
+			KerberosAuthentication KerberosTGTPassing RhostsRSAAuthentication`,
+		sshKeywordIgnored: `Protocol`,
+	} {
+		for _, k := range strings.Fields(names) {
+			m[strings.ToLower(k)] = sshKeywordInfo{name: k, kind: kind}
+		}
+	}
+	return m
+}()
+
+// sshKeywordInfo is a keyword of sshKeywords.
+type sshKeywordInfo struct {
+	name string // as the manual spells it
+	kind sshKeywordKind
+	of   string // for an alias, the keyword it stands for
+}
+
+// nearestSSHKeyword is the keyword of sshKeywords closest to k (in any
+// case) when it is at most two edits away, for a hint; "" for none.
+func nearestSSHKeyword(k string) string {
+	k = strings.ToLower(k)
+	best, bestD := "", 3
+	for low, info := range sshKeywords {
+		if info.kind != sshKeyword {
+			continue // suggested by their current names
+		}
+		if d := editDistance(k, low, 3); d < bestD || (d == bestD && d < 3 && info.name < best) {
+			best, bestD = info.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, or limit when it is
+// at least limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d >= limit || -d >= limit {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
+}
+
+// checkKeywords refuses, as ssh refuses the whole configuration for a
+// fetch of alias, the first line, in the order ssh reads the files, whose
+// keyword OpenSSH 9.2 does not know (sshKeywords), unless the
+// IgnoreUnknown in force there lists it: the first IgnoreUnknown given
+// before it in a block that applies to alias (a Match block that could
+// apply included, as readproof does not evaluate all of its criteria),
+// its comma-separated patterns matched in any case, a negated one
+// matching ruling the keyword out, as in ssh. A line in a block for
+// another host counts too, as ssh reads every line: the error names the
+// file, the line and the keyword, with the keyword the spelling may have
+// meant and the IgnoreUnknown that lets ssh go past it.
+func (c *SSHConfig) checkKeywords(alias string) error {
+	hostname := alias
+	if h := c.files.Get(alias, "Hostname"); h != "" {
+		hostname = expandedHostname(h, alias)
+	}
+	ignore, ignoreSet := "", false
+	var refused error
+	var visit func(f *sshConfigFile, active bool, via string, viaAt int) bool
+	visit = func(f *sshConfigFile, active bool, via string, viaAt int) bool {
+		if f.conf == nil {
+			return true
+		}
+		for _, h := range f.conf.Hosts {
+			on := active && f.blockCouldApply(h, alias, hostname)
+			for _, n := range h.Nodes {
+				kv, ok := n.(*ssh_config.KV)
+				if !ok {
+					continue
+				}
+				if kv.Key == includeMarker {
+					i, err := strconv.Atoi(kv.Value)
+					if err == nil && i >= 0 && i < len(f.includes) && f.includes[i].line == kv.Pos().Line {
+						v, at := via, viaAt
+						if v == "" {
+							v, at = f.path, f.includes[i].line
+						}
+						for _, g := range f.includes[i].files {
+							if !visit(g, on, v, at) {
+								return false
+							}
+						}
+						continue
+					}
+				}
+				key := strings.ToLower(kv.Key)
+				if key == "ignoreunknown" {
+					if on && !ignoreSet {
+						ignore, ignoreSet = sshValue(kv.Value), true
+					}
+					continue
+				}
+				if _, known := sshKeywords[key]; known {
+					continue
+				}
+				if ignoreSet {
+					if m, ok := matchList(strings.ToLower(ignore), []string{key}); ok && m {
+						continue
+					}
+				}
+				refused = unknownKeyword(f.path, kv.Pos().Line, kv.Key, via, viaAt, ignoreSet)
+				return false
+			}
+		}
+		return true
+	}
+	for i := range c.files {
+		if !visit(&c.files[i], true, "", 0) {
+			return refused
+		}
+	}
+	return nil
+}
+
+// unknownKeyword is the refusal of a line of file whose keyword ssh does
+// not know.
+func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet bool) error {
+	st := setting{via: via, viaAt: viaAt}
+	fix := "list it in an IgnoreUnknown line before it (IgnoreUnknown " + key + "), at the top of the file, when it is meant for another program or a newer ssh, or remove the line"
+	if ignoreSet {
+		fix = "add it to the first IgnoreUnknown line given before it, when it is meant for another program or a newer ssh, or remove the line"
+	}
+	if near := nearestSSHKeyword(key); near != "" {
+		fix = "did you mean " + near + "? Fix the spelling, or " + fix
+	}
+	return &SSHConfigError{File: file, Line: line,
+		Err: fmt.Errorf("%sthe keyword %q is not one OpenSSH 9.2 knows: ssh refuses the configuration then (\"Bad configuration option: %s\") and connects to no host, so readproof does not connect either; %s (ssh -G HOST shows how ssh reads the configuration)",
+			st.readThrough(), key, strings.ToLower(key), fix)}
+}
+
+// refusedIdentityLine refuses, as an *sshRefusal, the words args of a line (at
+// line, from 1) giving keyword kw, when ssh refuses the whole
+// configuration for them wherever the line stands: a second word after
+// IdentityFile, IdentitiesOnly or IgnoreUnknown ("extra arguments at end
+// of line"), an IdentitiesOnly other than yes, no, true or false, in any
+// case ("unsupported option"). nil for a line of another keyword.
+func refusedIdentityLine(line int, kw string, args []string) error {
+	kw = strings.ToLower(kw)
+	var name string
+	switch kw {
+	case "identityfile", "identityfile2":
+		name = "IdentityFile"
+	case "identitiesonly":
+		name = "IdentitiesOnly"
+	case "ignoreunknown":
+		name = "IgnoreUnknown"
+	default:
+		return nil
+	}
+	if len(args) > 1 {
+		how := map[string]string{
+			"IdentityFile":   "write one path a line, in double quotes if it holds a space, and an IdentityFile line for each key",
+			"IdentitiesOnly": "write yes or no alone",
+			"IgnoreUnknown":  "write the keywords as one comma-separated list (IgnoreUnknown UseKeychain,AddKeysToKeychain)",
+		}[name]
+		return &sshRefusal{line: line, msg: fmt.Sprintf("line %d: %s takes one word and is given %d, which ssh refuses (\"keyword %s extra arguments at end of line\")", line, name, len(args), kw), fix: how}
+	}
+	if name == "IdentitiesOnly" {
+		switch strings.ToLower(args[0]) {
+		case "yes", "no", "true", "false":
+		default:
+			return &sshRefusal{line: line, msg: fmt.Sprintf("line %d: IdentitiesOnly %q is neither yes nor no, which ssh refuses (\"unsupported option\")", line, args[0]), fix: "write yes or no"}
+		}
+	}
+	return nil
+}

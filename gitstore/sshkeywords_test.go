@@ -1,0 +1,150 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A keyword OpenSSH 9.2 does not know refuses the whole configuration,
+// as ssh refuses it ("Bad configuration option"), unless an IgnoreUnknown
+// in force before it lists it: the refusal names the file, the line and
+// the keyword, with the spelling meant or the IgnoreUnknown to write.
+// Before, readproof read past it, so that it fetched over a configuration
+// with which ssh, and git, connect to no host. Each case is checked
+// against ssh -G when ssh is there.
+func TestSSHConfigUnknownKeyword(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := filepath.Join(home, ".ssh")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	config, inc := filepath.Join(dir, "config"), filepath.Join(dir, "inc.conf")
+	cases := []struct {
+		name, conf, inc string
+		file            string // the file the refusal names; "" for none
+		line            int
+		want            []string
+	}{
+		{name: "misspelt", conf: "Host git.example.test\n  Hostnam real.example.test\n", file: config, line: 2,
+			want: []string{`the keyword "Hostnam"`, `Bad configuration option: hostnam`, "did you mean Hostname?", "IgnoreUnknown Hostnam"}},
+		{name: "quoted", conf: "\"Bogus\" x\n", file: config, line: 1, want: []string{`"Bogus"`}},
+		{name: "in another host's block", conf: "Host other.example.test\n  UseKeychain yes\n", file: config, line: 2},
+		{name: "in a Match block", conf: "Match host other.example.test\n  UseKeychain yes\n", file: config, line: 2},
+		{name: "ignored", conf: "IgnoreUnknown UseKeychain,AddKeysToKeychain\nHost *\n  UseKeychain yes\n"},
+		{name: "ignored by a pattern, in any case", conf: "ignoreunknown use*\nHost *\n  USEKEYCHAIN yes\n"},
+		{name: "ignored in a Match all block", conf: "Match all\n  IgnoreUnknown UseKeychain\nHost *\n  UseKeychain yes\n"},
+		{name: "IgnoreUnknown after it", conf: "Host *\n  UseKeychain yes\n  IgnoreUnknown UseKeychain\n", file: config, line: 2},
+		{name: "IgnoreUnknown for another host", conf: "Host other.example.test\n  IgnoreUnknown UseKeychain\nHost *\n  UseKeychain yes\n", file: config, line: 4},
+		{name: "IgnoreUnknown negated", conf: "IgnoreUnknown *,!usekeychain\nUseKeychain yes\n", file: config, line: 2,
+			want: []string{"add it to the first IgnoreUnknown line"}},
+		{name: "the first IgnoreUnknown wins", conf: "IgnoreUnknown a\nIgnoreUnknown b\nb x\n", file: config, line: 3},
+		{name: "included", conf: "Host other.example.test\n  Include inc.conf\n", inc: "IgnoreUnknown b\nb x\n", file: inc, line: 2,
+			want: []string{"read through the Include on " + config + " line 2"}},
+		{name: "ignored in an included file", conf: "Host git.example.test\n  Include inc.conf\nHost *\n  b x\n", inc: "IgnoreUnknown b\n"},
+		{name: "deprecated, unsupported, aliases", conf: "Cipher blowfish\nRhostsRSAAuthentication yes\nProtocol 2\nChallengeResponseAuthentication no\nPubkeyAcceptedKeyTypes ssh-ed25519\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_ = os.Remove(inc)
+			writeSSHConfig(t, home, c.conf)
+			if c.inc != "" {
+				if err := os.WriteFile(inc, []byte(c.inc), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := readSSHConfigs(filepath.Join(home, "no-system-config")).Check("git.example.test")
+			var ce *SSHConfigError
+			switch {
+			case c.file == "" && err != nil:
+				t.Errorf("Check: %v, want none", err)
+			case c.file != "" && (!errors.As(err, &ce) || ce.File != c.file || ce.Line != c.line || !strings.Contains(err.Error(), "OpenSSH 9.2")):
+				t.Errorf("Check: %v, want a refusal of an unknown keyword naming %s line %d", err, c.file, c.line)
+			}
+			for _, w := range c.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("Check: %v, want it to say %q", err, w)
+				}
+			}
+			if out, refused, ok := sshG(t, config, "git.example.test"); ok && refused != (c.file != "") {
+				t.Errorf("ssh -G refused: %v, readproof: %v\n%s", refused, err, out)
+			}
+		})
+	}
+}
+
+// A fetch over a configuration with a keyword ssh does not know stops
+// before any connection.
+func TestSSHConfigUnknownKeywordRefusesFetch(t *testing.T) {
+	s, home := newKeyServer(t)
+	writeSSHConfig(t, home, "Host git.example.test\n  IdentitiyFile ~/.ssh/deploy\n")
+	asked, err := fetchDialled(t, "git@git.example.test:r.git", s.target)
+	var ce *SSHConfigError
+	if !errors.As(err, &ce) || ce.Line != 2 || !strings.Contains(err.Error(), "did you mean IdentityFile?") || len(asked) != 0 {
+		t.Errorf("fetch: %v (dialled %q), want a refusal of line 2 before dialling", err, asked)
+	}
+}
+
+// The keywords listed are those ssh takes, and a keyword one letter off
+// one of them is refused by ssh as readproof refuses it: the list is
+// checked against ssh -G (skipped without ssh).
+func TestSSHKeywordsAsSSHReadsThem(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("no ssh")
+	}
+	if out, _ := exec.Command("ssh", "-V").CombinedOutput(); !strings.Contains(string(out), "OpenSSH_9.2") {
+		t.Skipf("the list is OpenSSH 9.2's, this is %s", out)
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "config")
+	bad := func(line string) bool {
+		t.Helper()
+		if err := os.WriteFile(conf, []byte(line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, _, _ := sshG(t, conf, "h.example.test")
+		return strings.Contains(out, "Bad configuration option")
+	}
+	for low, info := range sshKeywords {
+		if strings.ToLower(info.name) != low {
+			t.Errorf("%s listed as %s", info.name, low)
+		}
+		if bad(info.name + " x") {
+			t.Errorf("ssh refuses the keyword %s, listed as one it knows", info.name)
+		}
+		if _, listed := sshKeywords[low[1:]]; !listed && !bad(low[1:]+" x") {
+			t.Errorf("ssh takes the keyword %s, not listed", low[1:])
+		}
+	}
+	for _, k := range []string{"UseKeychain", "Tag", "ChannelTimeout", "ObscureKeystrokeTiming", "UseDNS"} {
+		if _, listed := sshKeywords[strings.ToLower(k)]; listed || !bad(k+" x") {
+			t.Errorf("%s: listed %v; ssh 9.2 refuses it", k, listed)
+		}
+	}
+}
+
+// Any line is checked for an IdentityFile, IdentitiesOnly or
+// IgnoreUnknown value ssh refuses without a panic, a refusal naming that
+// line; and the keyword a hint offers for any word is one ssh reads, two
+// edits away at most.
+func FuzzSSHKeywordLines(f *testing.F) {
+	for _, s := range []string{"IdentityFile a b\n", "IdentityFile '~/a b'\n", "identitiesonly TRUE\n", "IdentitiesOnly yes no\n",
+		"IdentitiesOnly \"\"\n", "# x\nIgnoreUnknown a,b c\n", "Hostnam x\n", "UseKeychain", "IdentityFile2 \"x\" y\n", "IdentitiesOnly=maybe\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var r *sshRefusal
+		if err := refusedLine([]byte(s)); errors.As(err, &r) && (r.line < 1 || r.line > strings.Count(s, "\n")+1) {
+			t.Errorf("refusedLine(%q) = %v: not a line of it", s, err)
+		}
+		if near := nearestSSHKeyword(s); near != "" {
+			if info, ok := sshKeywords[strings.ToLower(near)]; !ok || info.kind != sshKeyword || editDistance(strings.ToLower(s), strings.ToLower(near), 3) > 2 {
+				t.Errorf("nearestSSHKeyword(%q) = %q", s, near)
+			}
+		}
+	})
+}
