@@ -209,6 +209,19 @@ func (c *SSHConfig) Check(alias string) error {
 		return c.values
 	}
 	for _, f := range c.files {
+		// OpenSSH 10.1's RefuseConnection (sshKeywordLater): ssh ends at
+		// once rather than connect; so does the fetch
+		st := f.first(alias, "RefuseConnection")
+		if st.key == "" {
+			continue
+		}
+		if v := strings.ToLower(sshValue(st.value)); v == "yes" || v == "true" {
+			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: st.key, Value: st.value,
+				Err: errors.New(st.readThrough() + "ssh refuses to connect to this host (OpenSSH 10.1 and later), so readproof does not fetch this source; remove the setting for this host if the refusal is not meant for this source")}
+		}
+		break
+	}
+	for _, f := range c.files {
 		st := f.first(alias, "ProxyJump", "ProxyCommand")
 		if st.key == "" {
 			continue
@@ -1215,7 +1228,7 @@ func (m matchBlock) keywords() []string {
 			return readKeywords()
 		}
 		k := strings.ToLower(kv.Key)
-		if info := sshKeywords[k]; info.kind == sshKeywordAlias {
+		if info := sshKeywords()[k]; info.kind == sshKeywordAlias {
 			k = strings.ToLower(info.of) // IdentityFile2 is IdentityFile
 		}
 		set[k] = true

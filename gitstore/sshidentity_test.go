@@ -94,7 +94,7 @@ func TestSSHIdentityLinesSSHRefuses(t *testing.T) {
 		{"Host git.example.test\n  IdentitiesOnly yes please\n", "IdentitiesOnly takes one word"},
 		{"Host other.example.test\n  IdentitiesOnly on\n", `IdentitiesOnly "on" is neither yes nor no`},
 		{"Host git.example.test\n  IdentitiesOnly \"\"\n", `IdentitiesOnly "" is neither yes nor no`},
-		{"Host git.example.test\n  IgnoreUnknown UseKeychain AddKeysToKeychain\n", "one comma-separated list"},
+		{"Host git.example.test\n  IgnoreUnknown UseKeyring AddKeysToKeyring\n", "one comma-separated list"},
 	} {
 		config := writeSSHConfig(t, home, c.conf)
 		asked, err := fetchDialled(t, "git@git.example.test:r.git", s.target)

@@ -493,7 +493,7 @@ func FuzzSSHConfigIdentityLines(f *testing.F) {
 		"Host !git.example.test *.example.test\n  IdentityFile x\n",
 		"Include nowhere/*\n",
 		"Host git.example.test\n  ProxyCommand none\n  ProxyJump=bastion\n",
-		"IgnoreUnknown use*,!usedns\nHost *\n  UseKeychain yes\n  Hostnam x\n",
+		"IgnoreUnknown use*,!usedns\nHost *\n  UseKeyring yes\n  Hostnam x\n",
 		"Host git.example.test\n  IdentityFile \"a b\" c\n  IdentitiesOnly maybe\n",
 		"Match all\n  IgnoreUnknown x\nHost *\n  x y\n",
 	} {

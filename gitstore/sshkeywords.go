@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kevinburke/ssh_config"
 )
@@ -26,6 +27,11 @@ const (
 	sshKeywordUnsupported
 	// sshKeywordIgnored is a keyword ssh accepts and says nothing of.
 	sshKeywordIgnored
+	// sshKeywordLater is a keyword OpenSSH 9.2 refuses that a later
+	// OpenSSH (9.3 to 10.x) or Apple's ssh reads: the user's own ssh may
+	// take the file, so readproof does too, and reads nothing from it but
+	// RefuseConnection (SSHConfig.Check).
+	sshKeywordLater
 )
 
 // sshKeywords are the keywords of OpenSSH 9.2's client configuration
@@ -38,7 +44,10 @@ const (
 // matched in any case, and the key of the map is in lower case; the value
 // is the spelling the manual gives, for a hint, with its kind, and for an
 // alias, the keyword it stands for.
-var sshKeywords = func() map[string]sshKeywordInfo {
+//
+// Built on first use (a configuration that names an ssh source), not when
+// the program starts.
+var sshKeywords = sync.OnceValue(func() map[string]sshKeywordInfo {
 	m := map[string]sshKeywordInfo{}
 	for _, k := range strings.Fields(`
 		AddKeysToAgent AddressFamily BatchMode BindAddress BindInterface
@@ -90,13 +99,18 @@ var sshKeywords = func() map[string]sshKeywordInfo {
 		sshKeywordUnsupported: `AFSTokenPassing CompressionLevel
 			KerberosAuthentication KerberosTGTPassing RhostsRSAAuthentication`,
 		sshKeywordIgnored: `Protocol`,
+		// readconf.c of OpenSSH 9.4 (Tag), 9.5 (ObscureKeystrokeTiming),
+		// 9.6 (ChannelTimeout), 10.0 (VersionAddendum) and 10.1
+		// (RefuseConnection, WarnWeakCrypto); macOS's UseKeychain
+		sshKeywordLater: `ChannelTimeout ObscureKeystrokeTiming RefuseConnection
+			Tag UseKeychain VersionAddendum WarnWeakCrypto`,
 	} {
 		for _, k := range strings.Fields(names) {
 			m[strings.ToLower(k)] = sshKeywordInfo{name: k, kind: kind}
 		}
 	}
 	return m
-}()
+})
 
 // sshKeywordInfo is a keyword of sshKeywords.
 type sshKeywordInfo struct {
@@ -110,7 +124,7 @@ type sshKeywordInfo struct {
 func nearestSSHKeyword(k string) string {
 	k = strings.ToLower(k)
 	best, bestD := "", 3
-	for low, info := range sshKeywords {
+	for low, info := range sshKeywords() {
 		if info.kind != sshKeyword {
 			continue // suggested by their current names
 		}
@@ -198,7 +212,7 @@ func (c *SSHConfig) checkKeywords(alias string) error {
 					}
 					continue
 				}
-				if _, known := sshKeywords[key]; known {
+				if _, known := sshKeywords()[key]; known {
 					continue
 				}
 				if ignoreSet {

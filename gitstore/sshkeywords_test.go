@@ -33,14 +33,14 @@ func TestSSHConfigUnknownKeyword(t *testing.T) {
 		{name: "misspelt", conf: "Host git.example.test\n  Hostnam real.example.test\n", file: config, line: 2,
 			want: []string{`the keyword "Hostnam"`, `Bad configuration option: hostnam`, "did you mean Hostname?", "IgnoreUnknown Hostnam"}},
 		{name: "quoted", conf: "\"Bogus\" x\n", file: config, line: 1, want: []string{`"Bogus"`}},
-		{name: "in another host's block", conf: "Host other.example.test\n  UseKeychain yes\n", file: config, line: 2},
-		{name: "in a Match block", conf: "Match host other.example.test\n  UseKeychain yes\n", file: config, line: 2},
-		{name: "ignored", conf: "IgnoreUnknown UseKeychain,AddKeysToKeychain\nHost *\n  UseKeychain yes\n"},
-		{name: "ignored by a pattern, in any case", conf: "ignoreunknown use*\nHost *\n  USEKEYCHAIN yes\n"},
-		{name: "ignored in a Match all block", conf: "Match all\n  IgnoreUnknown UseKeychain\nHost *\n  UseKeychain yes\n"},
-		{name: "IgnoreUnknown after it", conf: "Host *\n  UseKeychain yes\n  IgnoreUnknown UseKeychain\n", file: config, line: 2},
-		{name: "IgnoreUnknown for another host", conf: "Host other.example.test\n  IgnoreUnknown UseKeychain\nHost *\n  UseKeychain yes\n", file: config, line: 4},
-		{name: "IgnoreUnknown negated", conf: "IgnoreUnknown *,!usekeychain\nUseKeychain yes\n", file: config, line: 2,
+		{name: "in another host's block", conf: "Host other.example.test\n  UseKeyring yes\n", file: config, line: 2},
+		{name: "in a Match block", conf: "Match host other.example.test\n  UseKeyring yes\n", file: config, line: 2},
+		{name: "ignored", conf: "IgnoreUnknown UseKeyring,AddKeysToKeyring\nHost *\n  UseKeyring yes\n"},
+		{name: "ignored by a pattern, in any case", conf: "ignoreunknown use*\nHost *\n  USEKEYRING yes\n"},
+		{name: "ignored in a Match all block", conf: "Match all\n  IgnoreUnknown UseKeyring\nHost *\n  UseKeyring yes\n"},
+		{name: "IgnoreUnknown after it", conf: "Host *\n  UseKeyring yes\n  IgnoreUnknown UseKeyring\n", file: config, line: 2},
+		{name: "IgnoreUnknown for another host", conf: "Host other.example.test\n  IgnoreUnknown UseKeyring\nHost *\n  UseKeyring yes\n", file: config, line: 4},
+		{name: "IgnoreUnknown negated", conf: "IgnoreUnknown *,!usekeyring\nUseKeyring yes\n", file: config, line: 2,
 			want: []string{"add it to the first IgnoreUnknown line"}},
 		{name: "the first IgnoreUnknown wins", conf: "IgnoreUnknown a\nIgnoreUnknown b\nb x\n", file: config, line: 3},
 		{name: "included", conf: "Host other.example.test\n  Include inc.conf\n", inc: "IgnoreUnknown b\nb x\n", file: inc, line: 2,
@@ -109,21 +109,66 @@ func TestSSHKeywordsAsSSHReadsThem(t *testing.T) {
 		out, _, _ := sshG(t, conf, "h.example.test")
 		return strings.Contains(out, "Bad configuration option")
 	}
-	for low, info := range sshKeywords {
+	for low, info := range sshKeywords() {
 		if strings.ToLower(info.name) != low {
 			t.Errorf("%s listed as %s", info.name, low)
+		}
+		if info.kind == sshKeywordLater {
+			// a later ssh's: 9.2 refuses it, readproof takes it
+			if !bad(info.name + " x") {
+				t.Errorf("ssh 9.2 takes the keyword %s, listed as a later ssh's", info.name)
+			}
+			continue
 		}
 		if bad(info.name + " x") {
 			t.Errorf("ssh refuses the keyword %s, listed as one it knows", info.name)
 		}
-		if _, listed := sshKeywords[low[1:]]; !listed && !bad(low[1:]+" x") {
+		if _, listed := sshKeywords()[low[1:]]; !listed && !bad(low[1:]+" x") {
 			t.Errorf("ssh takes the keyword %s, not listed", low[1:])
 		}
 	}
-	for _, k := range []string{"UseKeychain", "Tag", "ChannelTimeout", "ObscureKeystrokeTiming", "UseDNS"} {
-		if _, listed := sshKeywords[strings.ToLower(k)]; listed || !bad(k+" x") {
+	for _, k := range []string{"UseKeyring", "UseDNS"} {
+		if _, listed := sshKeywords()[strings.ToLower(k)]; listed || !bad(k+" x") {
 			t.Errorf("%s: listed %v; ssh 9.2 refuses it", k, listed)
 		}
+	}
+}
+
+// A keyword of a later OpenSSH or of Apple's ssh (UseKeychain under Host *
+// is common on macOS) does not refuse the configuration: the user's own
+// ssh may read it. Of them readproof honours RefuseConnection, with which
+// ssh 10.1 connects to no host the block applies to.
+func TestSSHConfigLaterKeywords(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(home, ".ssh", "config")
+	for _, c := range []struct {
+		name, conf string
+		line       int // of the refusal; 0 for none
+	}{
+		{name: "macOS", conf: "Host *\n  UseKeychain yes\n  AddKeysToAgent yes\n"},
+		{name: "OpenSSH 9.4 to 10.1", conf: "Tag t\nObscureKeystrokeTiming no\nChannelTimeout session=5m\nVersionAddendum none\nWarnWeakCrypto no\n"},
+		{name: "RefuseConnection", conf: "Host other.example.test\n  RefuseConnection no\nHost git.example.test\n  RefuseConnection yes\n", line: 4},
+		{name: "RefuseConnection for another host", conf: "Host other.example.test\n  RefuseConnection yes\n"},
+		{name: "RefuseConnection no first", conf: "Host git.example.test\n  RefuseConnection no\nHost *\n  RefuseConnection yes\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			writeSSHConfig(t, home, c.conf)
+			err := readSSHConfigs(filepath.Join(home, "no-system-config")).Check("git.example.test")
+			if c.line == 0 {
+				if err != nil {
+					t.Fatalf("%q: %v, want it read", c.conf, err)
+				}
+				return
+			}
+			var ce *SSHConfigError
+			if !errors.As(err, &ce) || ce.File != config || ce.Line != c.line || ce.Key != "RefuseConnection" {
+				t.Fatalf("%q: %v, want a refusal naming %s line %d", c.conf, err, config, c.line)
+			}
+		})
 	}
 }
 
@@ -133,7 +178,7 @@ func TestSSHKeywordsAsSSHReadsThem(t *testing.T) {
 // edits away at most.
 func FuzzSSHKeywordLines(f *testing.F) {
 	for _, s := range []string{"IdentityFile a b\n", "IdentityFile '~/a b'\n", "identitiesonly TRUE\n", "IdentitiesOnly yes no\n",
-		"IdentitiesOnly \"\"\n", "# x\nIgnoreUnknown a,b c\n", "Hostnam x\n", "UseKeychain", "IdentityFile2 \"x\" y\n", "IdentitiesOnly=maybe\n"} {
+		"IdentitiesOnly \"\"\n", "# x\nIgnoreUnknown a,b c\n", "Hostnam x\n", "UseKeyring", "IdentityFile2 \"x\" y\n", "IdentitiesOnly=maybe\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -142,7 +187,7 @@ func FuzzSSHKeywordLines(f *testing.F) {
 			t.Errorf("refusedLine(%q) = %v: not a line of it", s, err)
 		}
 		if near := nearestSSHKeyword(s); near != "" {
-			if info, ok := sshKeywords[strings.ToLower(near)]; !ok || info.kind != sshKeyword || editDistance(strings.ToLower(s), strings.ToLower(near), 3) > 2 {
+			if info, ok := sshKeywords()[strings.ToLower(near)]; !ok || info.kind != sshKeyword || editDistance(strings.ToLower(s), strings.ToLower(near), 3) > 2 {
 				t.Errorf("nearestSSHKeyword(%q) = %q", s, near)
 			}
 		}
