@@ -208,18 +208,13 @@ func (c *SSHConfig) Check(alias string) error {
 	if c.values != nil {
 		return c.values
 	}
-	for _, f := range c.files {
-		// OpenSSH 10.1's RefuseConnection (sshKeywordLater): ssh ends at
-		// once rather than connect; so does the fetch
-		st := f.first(alias, "RefuseConnection")
-		if st.key == "" {
-			continue
-		}
+	// OpenSSH 10.1's RefuseConnection (sshKeywordLater): ssh ends at once
+	// rather than connect; so does the fetch
+	if st, ok := c.firstSet(alias, "RefuseConnection"); ok {
 		if v := strings.ToLower(sshValue(st.value)); v == "yes" || v == "true" {
 			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: st.key, Value: st.value,
 				Err: errors.New(st.readThrough() + "ssh refuses to connect to this host (OpenSSH 10.1 and later), so readproof does not fetch this source; remove the setting for this host if the refusal is not meant for this source")}
 		}
-		break
 	}
 	for _, f := range c.files {
 		st := f.first(alias, "ProxyJump", "ProxyCommand")
@@ -242,39 +237,44 @@ func (c *SSHConfig) Check(alias string) error {
 // checkPort refuses the first Port given for alias when it is not a port
 // number.
 func (c *SSHConfig) checkPort(alias string) error {
-	for _, f := range c.files {
-		st := f.first(alias, "Port")
-		if st.value == "" {
-			continue
-		}
-		args, _ := sshArgs(st.value)
-		if len(args) > 1 {
-			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
-				Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the port's number alone, or give it in the source's url (ssh://HOST:PORT/PATH)")}
-		}
-		if _, ok := sshPortNumber(sshValue(st.value)); ok {
-			return nil
-		}
-		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
-			Err: errors.New(st.readThrough() + "not a port number (1 to 65535) nor the name of a TCP service of /etc/services, which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+	st, ok := c.firstSet(alias, "Port")
+	if !ok {
+		return nil
 	}
-	return nil
+	args, _ := sshArgs(st.value)
+	if len(args) > 1 {
+		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
+			Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the port's number alone, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+	}
+	if _, ok := sshPortNumber(sshValue(st.value)); ok {
+		return nil
+	}
+	return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
+		Err: errors.New(st.readThrough() + "not a port number (1 to 65535) nor the name of a TCP service of /etc/services, which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+}
+
+// firstSet is the first line of the files, in the order ssh reads them,
+// that sets key for alias with a value; false when none does.
+func (c *SSHConfig) firstSet(alias, key string) (setting, bool) {
+	for _, f := range c.files {
+		if st := f.first(alias, key); st.value != "" {
+			return st, true
+		}
+	}
+	return setting{}, false
 }
 
 // checkUser refuses the first User given for alias when it is more than
 // one word, which ssh refuses ("extra arguments at end of line"): a
 // login with a space is written in quotes.
 func (c *SSHConfig) checkUser(alias string) error {
-	for _, f := range c.files {
-		st := f.first(alias, "User")
-		if st.value == "" {
-			continue
-		}
-		if args, _ := sshArgs(st.value); len(args) > 1 {
-			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "User", Value: st.value,
-				Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the user name alone, in double quotes if it holds a space, or in the source's url (ssh://USER@HOST/PATH)")}
-		}
+	st, ok := c.firstSet(alias, "User")
+	if !ok {
 		return nil
+	}
+	if args, _ := sshArgs(st.value); len(args) > 1 {
+		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "User", Value: st.value,
+			Err: errors.New(st.readThrough() + "more than one word, which ssh refuses (\"extra arguments at end of line\"); write the user name alone, in double quotes if it holds a space, or in the source's url (ssh://USER@HOST/PATH)")}
 	}
 	return nil
 }
@@ -283,22 +283,19 @@ func (c *SSHConfig) checkUser(alias string) error {
 // refuses it: a token ssh does not expand in it (it expands %h and %%
 // alone), a % ending it, or more than one word.
 func (c *SSHConfig) checkHostname(alias string) error {
-	for _, f := range c.files {
-		st := f.first(alias, "Hostname")
-		if st.value == "" {
-			continue
-		}
-		refuse := func(why string) error {
-			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Hostname", Value: st.value,
-				Err: errors.New(st.readThrough() + why)}
-		}
-		if args, _ := sshArgs(st.value); len(args) > 1 {
-			return refuse("more than one word, which ssh refuses (\"extra arguments at end of line\"); write the host name alone")
-		}
-		if _, err := expandHostname(sshValue(st.value), alias); err != nil {
-			return refuse(err.Error() + "; write the host name out, with %h for the host as the source's url names it and %% for a %")
-		}
+	st, ok := c.firstSet(alias, "Hostname")
+	if !ok {
 		return nil
+	}
+	refuse := func(why string) error {
+		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Hostname", Value: st.value,
+			Err: errors.New(st.readThrough() + why)}
+	}
+	if args, _ := sshArgs(st.value); len(args) > 1 {
+		return refuse("more than one word, which ssh refuses (\"extra arguments at end of line\"); write the host name alone")
+	}
+	if _, err := expandHostname(sshValue(st.value), alias); err != nil {
+		return refuse(err.Error() + "; write the host name out, with %h for the host as the source's url names it and %% for a %")
 	}
 	return nil
 }
