@@ -26,6 +26,7 @@ import (
 	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/probe"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -400,6 +401,54 @@ func TestHTTPWarningsHideServerPaths(t *testing.T) {
 		}
 		if ws, _ := rr.Contents[0].Meta["warnings"].([]any); len(ws) != 1 || !strings.HasPrefix(ws[0].(string), c.want) {
 			t.Errorf("resources/read: _meta warnings %v, want one starting %q", rr.Contents[0].Meta["warnings"], c.want)
+		}
+	}
+}
+
+// TestHTTPReplayNotesHideServerPaths: a replay over HTTP of a probed run
+// whose probe key has become unusable says so in its notes without the
+// key file's path (it is under the server's home: ~ there); over stdio
+// the note names the path.
+func TestHTTPReplayNotesHideServerPaths(t *testing.T) {
+	t.Parallel()
+	p, opts, home := pathsProject(t)
+	key := mustPolicy(t, p).ProbeKey
+	if err := os.Remove(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := probe.CreateKeyFile(key); err != nil {
+		t.Fatal(err)
+	}
+	local := p.serveWith(t, opts)
+	local.ok(t, "readproof_run_start", map[string]any{"run_id": "probed"})
+	local.ok(t, "readproof_run_mount", map[string]any{"run_id": "probed", "uri": refundsURI, "position": 0, "probe": true})
+	manifest := str(t, local.ok(t, "readproof_run_commit", map[string]any{"run_id": "probed"}), "manifest_id")
+	if err := os.WriteFile(key, []byte("not a key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok := p.tokenOf(t, "remote-reader", mcpauth.ScopeRead)
+	remote := p.serveHTTPOpts(t, opts).connect(t, tok)
+	root := filepath.Dir(p.dir)
+	for _, c := range []struct {
+		s      *server
+		remote bool
+	}{{remote, true}, {local, false}} {
+		res, err := c.s.cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "readproof_replay", Arguments: map[string]any{"target": manifest}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := text(res) + "\n" + jsonOf(res.StructuredContent)
+		if !strings.Contains(got, "no usable probe key at") {
+			t.Fatalf("replay with an unusable probe key (remote %v): want a note saying so in\n%s", c.remote, got)
+		}
+		named := strings.Contains(got, key)
+		switch {
+		case c.remote && (named || strings.Contains(got, home) || strings.Contains(got, root)):
+			t.Errorf("replay over HTTP names a path of the server's:\n%s", got)
+		case c.remote && !strings.Contains(got, "~/"+strings.TrimPrefix(key, home+"/")):
+			t.Errorf("replay over HTTP: want the key as ~/... in\n%s", got)
+		case !c.remote && !named:
+			t.Errorf("replay over stdio: want the key's path %s in\n%s", key, got)
 		}
 	}
 }

@@ -233,12 +233,17 @@ func (s *Server) replay(ctx context.Context, c *call, in ReplayInput) (*ReplayOu
 	if ahead <= 0 {
 		ahead = replayChunkBytes
 	}
-	res, rerr := c.st.ReplayEach(ctx, m, ahead, func(i int, e *store.ReplayEntry) {
+	// an entry's error and the notes are worded for the client
+	// (forClient: over HTTP, without the server's paths)
+	clean := s.forClient(c.req)
+	res, rerr := c.st.ReplayEach(ctx, m, ahead, func(i int, orig *store.ReplayEntry) {
+		e := *orig
+		e.Error = clean(e.Error)
 		me := m.Entries[i]
 		out.TotalBytes += me.Bytes
 		if !e.Match {
 			if nfailed++; nfailed <= summaryItems {
-				failed = append(failed, replayFailure(e))
+				failed = append(failed, replayFailure(&e))
 			}
 		}
 		if i < from || i >= to {
@@ -259,10 +264,12 @@ func (s *Server) replay(ctx context.Context, c *call, in ReplayInput) (*ReplayOu
 	}
 	out.AllMatch, out.Matched = res.AllMatch, res.Matched
 	notes, err := proofread.ReplayLines(c.st, res)
-	out.Notes = notes
+	for _, n := range notes {
+		out.Notes = append(out.Notes, clean(n))
+	}
 	if err != nil {
 		out.AllMatch = false
-		out.Notes = append(out.Notes, err.Error())
+		out.Notes = append(out.Notes, clean(err.Error()))
 	}
 	var text string
 	if out.AllMatch {
