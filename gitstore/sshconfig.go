@@ -543,12 +543,27 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 // identities are the IdentityFile values the file gives for alias, in
 // order, and its first IdentitiesOnly value ("" for none).
 func (c *sshConfigFile) identities(alias string) (files []string, only string) {
-	c.each(alias, func(kv *ssh_config.KV, _ *sshConfigFile, _ int) bool {
+	sts, only := c.identitySettings(alias)
+	for _, st := range sts {
+		files = append(files, st.value)
+	}
+	return files, only
+}
+
+// identitySettings are the IdentityFile lines the file, or a file it
+// includes, gives for alias, in order, each with its file and line, and
+// the first IdentitiesOnly value ("" for none).
+func (c *sshConfigFile) identitySettings(alias string) (files []setting, only string) {
+	c.each(alias, func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
 		switch {
 		case strings.EqualFold(kv.Key, "IdentityFile"), strings.EqualFold(kv.Key, "IdentityFile2"):
 			// IdentityFile2 is an older name ssh still reads as
 			// IdentityFile (sshKeywords)
-			files = append(files, kv.Value)
+			st := setting{key: "IdentityFile", value: kv.Value, file: in.path, line: kv.Pos().Line}
+			if top != 0 {
+				st.via, st.viaAt = c.path, top
+			}
+			files = append(files, st)
 		case strings.EqualFold(kv.Key, "IdentitiesOnly") && only == "":
 			only = kv.Value
 		}
