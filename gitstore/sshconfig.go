@@ -1222,9 +1222,10 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 	return out, blocks
 }
 
-// readKeywords are the keywords readproof reads of an ssh configuration.
+// readKeywords are the keywords readproof reads of an ssh configuration
+// (RefuseConnection: OpenSSH 10.1's, mostly written in Match blocks).
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all

@@ -172,6 +172,32 @@ func TestSSHConfigLaterKeywords(t *testing.T) {
 	}
 }
 
+// A RefuseConnection in a Match block that may apply to the host (where
+// it is mostly written) is said as a warning, as any line readproof reads
+// in a Match block it does not apply; one for another host is not. Before,
+// it was passed over in silence, where ssh 10.1 connects to no host.
+func TestSSHConfigRefuseConnectionInMatchWarned(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		conf string
+		warn bool
+	}{
+		{"Match host git.example.test\n  RefuseConnection yes\n", true},
+		{"Match host other.example.test\n  RefuseConnection yes\n", false},
+	} {
+		writeSSHConfig(t, home, c.conf)
+		warns := readSSHConfigs(filepath.Join(home, "no-system-config")).Warnings("git.example.test")
+		said := len(warns) == 1 && strings.Contains(warns[0].Error(), "RefuseConnection is not used") && strings.Contains(warns[0].Error(), " line 1: ")
+		if said != c.warn || (!c.warn && len(warns) != 0) {
+			t.Errorf("%q: warnings %v, want a warning of the Match block's RefuseConnection: %v", c.conf, warns, c.warn)
+		}
+	}
+}
+
 // Any line is checked for an IdentityFile, IdentitiesOnly or
 // IgnoreUnknown value ssh refuses without a panic, a refusal naming that
 // line; and the keyword a hint offers for any word is one ssh reads, two
