@@ -147,13 +147,17 @@ func TestSSHConfigLaterKeywords(t *testing.T) {
 	config := filepath.Join(home, ".ssh", "config")
 	for _, c := range []struct {
 		name, conf string
-		line       int // of the refusal; 0 for none
+		line       int    // of the refusal; 0 for none
+		refusal    string // what it says, for a value ssh 10.1 refuses; "" for RefuseConnection yes
 	}{
 		{name: "macOS", conf: "Host *\n  UseKeychain yes\n  AddKeysToAgent yes\n"},
 		{name: "OpenSSH 9.4 to 10.1", conf: "Tag t\nObscureKeystrokeTiming no\nChannelTimeout session=5m\nVersionAddendum none\nWarnWeakCrypto no\n"},
 		{name: "RefuseConnection", conf: "Host other.example.test\n  RefuseConnection no\nHost git.example.test\n  RefuseConnection yes\n", line: 4},
 		{name: "RefuseConnection for another host", conf: "Host other.example.test\n  RefuseConnection yes\n"},
 		{name: "RefuseConnection no first", conf: "Host git.example.test\n  RefuseConnection no\nHost *\n  RefuseConnection yes\n"},
+		// ssh 10.1 refuses the configuration for these in any block
+		{name: "RefuseConnection neither yes nor no", conf: "Host other.example.test\n  RefuseConnection maybe\n", line: 2, refusal: "neither yes nor no"},
+		{name: "RefuseConnection of two words", conf: "Host other.example.test\n  RefuseConnection yes no\n", line: 2, refusal: "takes one word"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			writeSSHConfig(t, home, c.conf)
@@ -165,6 +169,12 @@ func TestSSHConfigLaterKeywords(t *testing.T) {
 				return
 			}
 			var ce *SSHConfigError
+			if c.refusal != "" {
+				if !errors.As(err, &ce) || ce.File != config || ce.Line != c.line || !strings.Contains(err.Error(), c.refusal) {
+					t.Fatalf("%q: %v, want a refusal naming %s line %d saying %q", c.conf, err, config, c.line, c.refusal)
+				}
+				return
+			}
 			if !errors.As(err, &ce) || ce.File != config || ce.Line != c.line || ce.Key != "RefuseConnection" {
 				t.Fatalf("%q: %v, want a refusal naming %s line %d", c.conf, err, config, c.line)
 			}
