@@ -767,6 +767,7 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	data = unquoteHostPatterns(data)
 	data, matches := neutraliseMatch(data)
 	data, incs := markIncludes(data)
 	// as ssh does, a bare Match or Include costs the file
@@ -1129,6 +1130,45 @@ func sshArgs(s string) (args []string, ok bool) {
 		args = append(args, string(b))
 	}
 	return args, true
+}
+
+// unquoteHostPatterns rewrites each Host line of data whose patterns are
+// written with quotes or escapes (Host "git.example.test") with the
+// patterns as ssh reads them (sshArgs), which the parser matches as
+// written, quotes included, so that the block applies to the host, as in
+// ssh, and its ProxyJump or User is not passed over. A line with a
+// pattern holding a space, a quote or a "#" is left as written.
+func unquoteHostPatterns(data []byte) []byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	changed := false
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		rest := bytes.TrimLeft(body, " \t")
+		end := bytes.IndexAny(rest, " \t=")
+		if end < 0 || !strings.EqualFold(string(rest[:end]), "host") || !bytes.ContainsAny(rest[end:], `"'\`) {
+			continue
+		}
+		args := bytes.TrimLeft(rest[end:], " \t")
+		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t")
+		words, ok := sshArgs(string(args))
+		if !ok || len(words) == 0 {
+			continue // refusedLine says so
+		}
+		plain := true
+		for _, w := range words {
+			if w == "" || strings.ContainsAny(w, " \t\"'\\#") {
+				plain = false
+			}
+		}
+		if plain {
+			lines[i] = append([]byte("Host "+strings.Join(words, " ")), l[len(body):]...)
+			changed = true
+		}
+	}
+	if !changed {
+		return data
+	}
+	return bytes.Join(lines, nil)
 }
 
 // sshValue is the value of a keyword that takes one, as ssh reads it
