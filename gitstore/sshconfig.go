@@ -543,12 +543,27 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 // identities are the IdentityFile values the file gives for alias, in
 // order, and its first IdentitiesOnly value ("" for none).
 func (c *sshConfigFile) identities(alias string) (files []string, only string) {
-	c.each(alias, func(kv *ssh_config.KV, _ *sshConfigFile, _ int) bool {
+	sts, only := c.identitySettings(alias)
+	for _, st := range sts {
+		files = append(files, st.value)
+	}
+	return files, only
+}
+
+// identitySettings are the IdentityFile lines the file, or a file it
+// includes, gives for alias, in order, each with its file and line, and
+// the first IdentitiesOnly value ("" for none).
+func (c *sshConfigFile) identitySettings(alias string) (files []setting, only string) {
+	c.each(alias, func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
 		switch {
 		case strings.EqualFold(kv.Key, "IdentityFile"), strings.EqualFold(kv.Key, "IdentityFile2"):
 			// IdentityFile2 is an older name ssh still reads as
 			// IdentityFile (sshKeywords)
-			files = append(files, kv.Value)
+			st := setting{key: "IdentityFile", value: kv.Value, file: in.path, line: kv.Pos().Line}
+			if top != 0 {
+				st.via, st.viaAt = c.path, top
+			}
+			files = append(files, st)
 		case strings.EqualFold(kv.Key, "IdentitiesOnly") && only == "":
 			only = kv.Value
 		}
@@ -752,6 +767,7 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	data = unquoteHostPatterns(data)
 	data, matches := neutraliseMatch(data)
 	data, incs := markIncludes(data)
 	// as ssh does, a bare Match or Include costs the file
@@ -1116,6 +1132,45 @@ func sshArgs(s string) (args []string, ok bool) {
 	return args, true
 }
 
+// unquoteHostPatterns rewrites each Host line of data whose patterns are
+// written with quotes or escapes (Host "git.example.test") with the
+// patterns as ssh reads them (sshArgs), which the parser matches as
+// written, quotes included, so that the block applies to the host, as in
+// ssh, and its ProxyJump or User is not passed over. A line with a
+// pattern holding a space, a quote or a "#" is left as written.
+func unquoteHostPatterns(data []byte) []byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	changed := false
+	for i, l := range lines {
+		body := bytes.TrimRight(l, "\r\n")
+		rest := bytes.TrimLeft(body, " \t")
+		end := bytes.IndexAny(rest, " \t=")
+		if end < 0 || !strings.EqualFold(string(rest[:end]), "host") || !bytes.ContainsAny(rest[end:], `"'\`) {
+			continue
+		}
+		args := bytes.TrimLeft(rest[end:], " \t")
+		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t")
+		words, ok := sshArgs(string(args))
+		if !ok || len(words) == 0 {
+			continue // refusedLine says so
+		}
+		plain := true
+		for _, w := range words {
+			if w == "" || strings.ContainsAny(w, " \t\"'\\#") {
+				plain = false
+			}
+		}
+		if plain {
+			lines[i] = append([]byte("Host "+strings.Join(words, " ")), l[len(body):]...)
+			changed = true
+		}
+	}
+	if !changed {
+		return data
+	}
+	return bytes.Join(lines, nil)
+}
+
 // sshValue is the value of a keyword that takes one, as ssh reads it
 // (sshArgs): its first word, quotes and escapes taken off; v when it has
 // none.
@@ -1207,9 +1262,10 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 	return out, blocks
 }
 
-// readKeywords are the keywords readproof reads of an ssh configuration.
+// readKeywords are the keywords readproof reads of an ssh configuration
+// (RefuseConnection: OpenSSH 10.1's, mostly written in Match blocks).
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all

@@ -435,3 +435,61 @@ func TestSSHIdentitiesOnlyPEMKey(t *testing.T) {
 		})
 	}
 }
+
+// A Host line whose patterns are written in quotes (Host "git.example.test",
+// Host 'a' "b") applies to the host, as ssh reads it: its User is the
+// login and its ProxyJump refuses the fetch. Before, the patterns were
+// matched with their quotes, so the block was passed over and the fetch
+// went around the jump host ssh goes through.
+func TestSSHHostQuotedPatterns(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, conf := range []string{
+		"Host \"git.example.test\"\n  User bob\n  ProxyJump jump.example.test\n",
+		"Host 'other' \"git.example.*\" # c\n  User bob\n  ProxyJump jump.example.test\n",
+		"Host=\"git.example.test\"\r\n  User bob\r\n  ProxyJump jump.example.test\r\n",
+	} {
+		config := writeSSHConfig(t, home, conf)
+		c := readSSHConfigs(filepath.Join(home, "no-system-config"))
+		user, _, err := c.remoteUser("", "git.example.test")
+		if err != nil || user != "bob" {
+			t.Errorf("%q: login %q (%v), want bob", conf, user, err)
+		}
+		var ce *SSHConfigError
+		if err := c.Check("git.example.test"); !errors.As(err, &ce) || ce.Key != "ProxyJump" || ce.Line != 3 {
+			t.Errorf("%q: Check: %v, want the ProxyJump of line 3 refused", conf, err)
+		}
+		if out, refused, ok := sshG(t, config, "git.example.test"); ok && (refused || !strings.Contains(out, "\nuser bob\n")) {
+			t.Errorf("%q: ssh -G does not read it so:\n%s", conf, out)
+		}
+	}
+}
+
+// Any configuration has its Host patterns unquoted line for line without
+// a panic: its lines keep their numbers, a line holding no quote or
+// backslash is kept as it is, and a line rewritten is a Host line of
+// patterns with no quote, space or "#".
+func FuzzUnquoteHostPatterns(f *testing.F) {
+	for _, s := range []string{"Host \"a\"\n", "host='a' b # c\r\n", "Host \"a b\"\n", "Host \"a\n", "Host \\\"\n", "Hostname \"a\"\n", "Host\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out := unquoteHostPatterns(data)
+		in, got := strings.SplitAfter(string(data), "\n"), strings.SplitAfter(string(out), "\n")
+		if len(in) != len(got) {
+			t.Fatalf("%q -> %q: the lines moved", data, out)
+		}
+		for i, l := range in {
+			if got[i] == l {
+				continue
+			}
+			body := strings.TrimRight(got[i], "\r\n")
+			if !strings.ContainsAny(l, "\"'\\") || !strings.HasPrefix(body, "Host ") || strings.ContainsAny(body, "\"'\\#\t") || strings.Contains(body, "  ") {
+				t.Errorf("%q: line %d %q became %q", data, i+1, l, got[i])
+			}
+		}
+	})
+}

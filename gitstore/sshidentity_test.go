@@ -215,3 +215,35 @@ func TestSSHMatchIdentityFile2Said(t *testing.T) {
 		t.Errorf("warnings %v, want the Match block's IdentityFile said", w)
 	}
 }
+
+// An IdentityFile readproof cannot expand is refused naming the file that
+// holds it and its line: an included file's, with the Include line that
+// reads it. Before, the refusal named the file read first (the one with
+// the Include) and no line.
+func TestSSHIdentityRefusalNamesItsLine(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := filepath.Join(home, ".ssh")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	inc := filepath.Join(dir, "inc.conf")
+	if err := os.WriteFile(inc, []byte("# keys\n\nIdentityFile ~/.ssh/${KEY}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		conf, file string
+		line       int
+		want       string
+	}{
+		{"Host *\n  User git\n  IdentityFile ~/.ssh/${KEY}\n", filepath.Join(dir, "config"), 3, "${NAME}"},
+		{"Host *\n  Include inc.conf\n", inc, 3, "read through the Include on " + filepath.Join(dir, "config") + " line 2"},
+	} {
+		writeSSHConfig(t, home, c.conf)
+		_, err := readSSHConfigs(filepath.Join(home, "no-system-config")).keys(t.Context(), "git.example.test", "git.example.test", "git")
+		var ce *SSHConfigError
+		if !errors.As(err, &ce) || ce.File != c.file || ce.Line != c.line || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "write the path out") {
+			t.Errorf("%q: %v, want a refusal naming %s line %d saying %q", c.conf, err, c.file, c.line, c.want)
+		}
+	}
+}

@@ -153,7 +153,7 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 	var paths []string
 	only, onlySet, named := false, false, false
 	for _, c := range conf.files {
-		vals, o := c.identities(alias)
+		vals, o := c.identitySettings(alias)
 		if o != "" && !onlySet {
 			// the first value obtained wins, as in OpenSSH, which
 			// takes yes and true in any case (Check refuses any
@@ -161,7 +161,8 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 			o = strings.ToLower(sshValue(o))
 			only, onlySet = o == "yes" || o == "true", true
 		}
-		for _, v := range vals {
+		for _, st := range vals {
+			v := st.value
 			// the path as ssh reads it: quotes and escapes taken off
 			// (a second word is refused by Check, as by ssh)
 			named = true
@@ -173,7 +174,7 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 			}
 			p, err := conf.identityPath(v, alias, host, port, remoteUser, home)
 			if err != nil {
-				return nil, &SSHConfigError{File: c.path, Host: alias, Key: "IdentityFile", Value: v, Err: err}
+				return nil, &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "IdentityFile", Value: v, Err: fmt.Errorf("%s%w", st.readThrough(), err)}
 			}
 			paths = append(paths, p)
 		}

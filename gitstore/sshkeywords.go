@@ -253,9 +253,10 @@ func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet
 // refusedIdentityLine refuses, as an *sshRefusal, the words args of a line (at
 // line, from 1) giving keyword kw, when ssh refuses the whole
 // configuration for them wherever the line stands: a second word after
-// IdentityFile, IdentitiesOnly or IgnoreUnknown ("extra arguments at end
-// of line"), an IdentitiesOnly other than yes, no, true or false, in any
-// case ("unsupported option"). nil for a line of another keyword.
+// IdentityFile, IdentitiesOnly, IgnoreUnknown or RefuseConnection ("extra
+// arguments at end of line"), an IdentitiesOnly or RefuseConnection (as
+// ssh 10.1 reads it) other than yes, no, true or false, in any case
+// ("unsupported option"). nil for a line of another keyword.
 func refusedIdentityLine(line int, kw string, args []string) error {
 	kw = strings.ToLower(kw)
 	var name string
@@ -266,22 +267,26 @@ func refusedIdentityLine(line int, kw string, args []string) error {
 		name = "IdentitiesOnly"
 	case "ignoreunknown":
 		name = "IgnoreUnknown"
+	case "refuseconnection":
+		// OpenSSH 10.1's (sshKeywordLater), read as ssh 10.1 reads it
+		name = "RefuseConnection"
 	default:
 		return nil
 	}
 	if len(args) > 1 {
 		how := map[string]string{
-			"IdentityFile":   "write one path a line, in double quotes if it holds a space, and an IdentityFile line for each key",
-			"IdentitiesOnly": "write yes or no alone",
-			"IgnoreUnknown":  "write the keywords as one comma-separated list (IgnoreUnknown UseKeychain,AddKeysToKeychain)",
+			"IdentityFile":     "write one path a line, in double quotes if it holds a space, and an IdentityFile line for each key",
+			"IdentitiesOnly":   "write yes or no alone",
+			"IgnoreUnknown":    "write the keywords as one comma-separated list (IgnoreUnknown UseKeychain,AddKeysToKeychain)",
+			"RefuseConnection": "write yes or no alone",
 		}[name]
 		return &sshRefusal{line: line, msg: fmt.Sprintf("line %d: %s takes one word and is given %d, which ssh refuses (\"keyword %s extra arguments at end of line\")", line, name, len(args), kw), fix: how}
 	}
-	if name == "IdentitiesOnly" {
+	if name == "IdentitiesOnly" || name == "RefuseConnection" {
 		switch strings.ToLower(args[0]) {
 		case "yes", "no", "true", "false":
 		default:
-			return &sshRefusal{line: line, msg: fmt.Sprintf("line %d: IdentitiesOnly %q is neither yes nor no, which ssh refuses (\"unsupported option\")", line, args[0]), fix: "write yes or no"}
+			return &sshRefusal{line: line, msg: fmt.Sprintf("line %d: %s %q is neither yes nor no, which ssh refuses (\"unsupported option\")", line, name, args[0]), fix: "write yes or no"}
 		}
 	}
 	return nil

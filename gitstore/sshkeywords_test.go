@@ -147,13 +147,17 @@ func TestSSHConfigLaterKeywords(t *testing.T) {
 	config := filepath.Join(home, ".ssh", "config")
 	for _, c := range []struct {
 		name, conf string
-		line       int // of the refusal; 0 for none
+		line       int    // of the refusal; 0 for none
+		refusal    string // what it says, for a value ssh 10.1 refuses; "" for RefuseConnection yes
 	}{
 		{name: "macOS", conf: "Host *\n  UseKeychain yes\n  AddKeysToAgent yes\n"},
 		{name: "OpenSSH 9.4 to 10.1", conf: "Tag t\nObscureKeystrokeTiming no\nChannelTimeout session=5m\nVersionAddendum none\nWarnWeakCrypto no\n"},
 		{name: "RefuseConnection", conf: "Host other.example.test\n  RefuseConnection no\nHost git.example.test\n  RefuseConnection yes\n", line: 4},
 		{name: "RefuseConnection for another host", conf: "Host other.example.test\n  RefuseConnection yes\n"},
 		{name: "RefuseConnection no first", conf: "Host git.example.test\n  RefuseConnection no\nHost *\n  RefuseConnection yes\n"},
+		// ssh 10.1 refuses the configuration for these in any block
+		{name: "RefuseConnection neither yes nor no", conf: "Host other.example.test\n  RefuseConnection maybe\n", line: 2, refusal: "neither yes nor no"},
+		{name: "RefuseConnection of two words", conf: "Host other.example.test\n  RefuseConnection yes no\n", line: 2, refusal: "takes one word"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			writeSSHConfig(t, home, c.conf)
@@ -165,10 +169,42 @@ func TestSSHConfigLaterKeywords(t *testing.T) {
 				return
 			}
 			var ce *SSHConfigError
+			if c.refusal != "" {
+				if !errors.As(err, &ce) || ce.File != config || ce.Line != c.line || !strings.Contains(err.Error(), c.refusal) {
+					t.Fatalf("%q: %v, want a refusal naming %s line %d saying %q", c.conf, err, config, c.line, c.refusal)
+				}
+				return
+			}
 			if !errors.As(err, &ce) || ce.File != config || ce.Line != c.line || ce.Key != "RefuseConnection" {
 				t.Fatalf("%q: %v, want a refusal naming %s line %d", c.conf, err, config, c.line)
 			}
 		})
+	}
+}
+
+// A RefuseConnection in a Match block that may apply to the host (where
+// it is mostly written) is said as a warning, as any line readproof reads
+// in a Match block it does not apply; one for another host is not. Before,
+// it was passed over in silence, where ssh 10.1 connects to no host.
+func TestSSHConfigRefuseConnectionInMatchWarned(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		conf string
+		warn bool
+	}{
+		{"Match host git.example.test\n  RefuseConnection yes\n", true},
+		{"Match host other.example.test\n  RefuseConnection yes\n", false},
+	} {
+		writeSSHConfig(t, home, c.conf)
+		warns := readSSHConfigs(filepath.Join(home, "no-system-config")).Warnings("git.example.test")
+		said := len(warns) == 1 && strings.Contains(warns[0].Error(), "RefuseConnection is not used") && strings.Contains(warns[0].Error(), " line 1: ")
+		if said != c.warn || (!c.warn && len(warns) != 0) {
+			t.Errorf("%q: warnings %v, want a warning of the Match block's RefuseConnection: %v", c.conf, warns, c.warn)
+		}
 	}
 }
 
