@@ -10,24 +10,22 @@ import (
 	"github.com/readproof/readproof/probe"
 )
 
-// TestCheckAnswerLinear: the answer is the agent's, and so is the number of
-// probed entries (an agent mounts with probe set over MCP), so checking one
-// against the other takes time in their sum, not their product. An answer of
-// 1 MiB holds some 45,000 sentinel-shaped values; 4,000 entries compared
-// with each of them took seconds (27 s for 1,000 entries and a 16 MiB answer).
-// The guard counts work, not time: with 4 times the entries and an answer 4
-// times as long, a sentinel is compared with at most 4 times as many
-// candidates (their product was 16 times). BenchmarkCheckAnswerMany times
-// it.
-func TestCheckAnswerLinear(t *testing.T) {
+// TestCheckAnswerLarge: the answer is the agent's, and so is the number of
+// probed entries (an agent mounts with probe set over MCP), so a checker
+// looks each entry's sentinel up among the candidates instead of comparing
+// every pair: an answer of 1 MiB holds some 45,000 sentinel-shaped values,
+// and 4,000 entries compared pairwise took seconds. This test holds the
+// verdicts at 1,000 entries with 256 KiB and 4,000 with 1 MiB; the time is
+// BenchmarkCheckAnswerMany's to hold (a count of lookups kept here in session
+// 27 could not fail: it counted one per lookup whatever the lookup cost).
+func TestCheckAnswerLarge(t *testing.T) {
 	t.Parallel()
 	k := testKeys(t, "linear")
 	now := at(b0, 10)
-	var compared [2]int
-	for x, size := range []int{1, 4} {
+	for _, size := range []int{1, 4} {
 		n := 1000 * size
 		entries, answer, other := answerOfSize(t, k, n, size<<18)
-		results, c, err := k.CheckAnswerCompared(entries, answer, now, probe.AnswerOptions{Others: []probe.Issued{other}})
+		results, err := k.CheckAnswer(entries, answer, now, probe.AnswerOptions{Others: []probe.Issued{other}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,11 +38,9 @@ func TestCheckAnswerLinear(t *testing.T) {
 				t.Fatalf("%d entries: entry %d: %s (%s), want %s", n, i, r.Verdict, r.Reason, want)
 			}
 		}
-		compared[x] = c
-		t.Logf("%d entries, %d KiB answer of %d candidates: %d compared", n, len(answer)>>10, len(probe.FindSentinels(answer)), c)
-	}
-	if compared[0] == 0 || compared[1] > 4*compared[0] {
-		t.Errorf("candidates compared: %d for 1,000 entries and 256 KiB, %d for 4,000 entries and 1 MiB; want at most 4 times as many", compared[0], compared[1])
+		if len(results) != n {
+			t.Fatalf("%d entries: %d results", n, len(results))
+		}
 	}
 }
 
@@ -77,8 +73,8 @@ func answerOfSize(t testing.TB, k probe.Keys, n, size int) (entries []probe.Issu
 	return entries, b.String(), other
 }
 
-// BenchmarkCheckAnswerMany checks 4,000 entries against a 1 MiB answer, the
-// speed TestCheckAnswerLinear guards by counting.
+// BenchmarkCheckAnswerMany checks 4,000 entries against a 1 MiB answer: the
+// guard of the lookup's speed (about 20 ms; pairwise comparison took 6.2 s).
 func BenchmarkCheckAnswerMany(b *testing.B) {
 	k := testKeys(b, "linear")
 	now := at(b0, 10)

@@ -287,14 +287,6 @@ type AnswerOptions struct {
 //     sentinel of one of opts.Others, the entry is REPLAY_SUSPECT;
 //   - otherwise the entry is HALLUCINATED.
 func (k Keys) CheckAnswer(entries []Issued, answer string, now time.Time, opts AnswerOptions) ([]Result, error) {
-	return k.checkAnswer(entries, answer, now, opts, nil)
-}
-
-// checkAnswer is CheckAnswer, adding to *compared, when compared is not
-// nil, the number of candidates a sentinel was compared with (one per
-// lookup): the work its test holds to the sum of the entries and the
-// answer, not their product.
-func (k Keys) checkAnswer(entries []Issued, answer string, now time.Time, opts AnswerOptions, compared *int) ([]Result, error) {
 	w, err := opts.Window.resolve()
 	if err != nil {
 		return nil, err
@@ -340,9 +332,6 @@ func (k Keys) checkAnswer(entries []Issued, answer string, now time.Time, opts A
 		byRaw[string(cs[j].raw)] = j // FindSentinels returns each value once
 	}
 	own := make([]bool, len(entries)) // entries[i]'s sentinel is in the answer
-	if compared != nil {
-		*compared += len(entries)
-	}
 	for i, e := range entries {
 		if j, ok := byRaw[string(m.mac(e.Session, e.Bucket)[:e.Length])]; ok {
 			own[i], cs[j].claimed = true, true
@@ -355,9 +344,6 @@ func (k Keys) checkAnswer(entries []Issued, answer string, now time.Time, opts A
 	for _, o := range opts.Others {
 		if !w.inWindow(o.Bucket, c) {
 			continue
-		}
-		if compared != nil {
-			*compared++
 		}
 		if j, ok := byRaw[string(m.mac(o.Session, o.Bucket)[:o.Length])]; ok && !cs[j].claimed {
 			if otherHits == nil {
