@@ -43,10 +43,8 @@ func appendEntry(b []byte, e gitobj.TreeEntry) ([]byte, bool) {
 	b = append(b, ' ')
 	b = append(b, e.Name...)
 	b = append(b, 0)
-	for i := 0; i < len(e.OID); i += 2 {
-		b = append(b, unhex(e.OID[i])<<4|unhex(e.OID[i+1]))
-	}
-	return b, true
+	b, err := hex.AppendDecode(b, []byte(e.OID)) // 40 lower-case digits: no error
+	return b, err == nil
 }
 
 // entryLen is the length of e in a tree object.
@@ -56,14 +54,6 @@ func entryLen(e gitobj.TreeEntry) int {
 		n++
 	}
 	return n + 1 + len(e.Name) + 1 + sha1.Size
-}
-
-// unhex is the value of a lower-case hex digit.
-func unhex(c byte) byte {
-	if c >= 'a' {
-		return c - 'a' + 10
-	}
-	return c - '0'
 }
 
 // contentID is the id of the tree object whose content is content: the
