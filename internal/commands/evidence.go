@@ -267,9 +267,11 @@ func checkKind(c evidence.Check) string {
 }
 
 // checkJSONOf is check c as `evidence verify --json` and a stopped
-// `evidence export --json` list it.
+// `evidence export --json` list it: its detail escaped as stderr escapes
+// it (a store check's detail may quote an error that names a path of the
+// store, with a control or bidi character in it).
 func checkJSONOf(c evidence.Check) checkJSON {
-	return checkJSON{Name: c.Name, OK: c.OK, Detail: c.Detail, Kind: checkKind(c)}
+	return checkJSON{Name: c.Name, OK: c.OK, Detail: text.Escape(c.Detail), Kind: checkKind(c)}
 }
 
 func evidenceVerify(c *cli.Context) error {

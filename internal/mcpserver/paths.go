@@ -12,6 +12,9 @@ package mcpserver
 
 import (
 	"cmp"
+	"errors"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +23,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/readproof/readproof/internal/text"
 )
 
 // serverPaths are the directories an HTTP client reads under a name of
@@ -62,37 +67,164 @@ func resolved(p string) string {
 // hide is s with the server's paths replaced: the store directory by
 // <store>, the policy file by <policy>, the home directory by ~ (what is
 // below them stays: <store>/refs/heads/x.lock is the store's own name of a
-// file), and any other absolute path by its base name.
-func (ps serverPaths) hide(s string) string {
-	if !strings.Contains(s, "/") {
+// file), and any other absolute path of this machine by its base name
+// (onThisMachine). A path of this machine is a Unix path (/srv/docs/a.md),
+// a Windows one (C:\Users\a\b.md, \\host\share\b.md) or a file URL
+// of this host (file:///srv/docs/a.md, which reads as its path would)
+// whose first directory exists here; a word that only looks like one
+// stays ("404 for /api/v1/docs", unless this machine has a /api).
+func (ps serverPaths) hide(s string) string { return ps.hideOn(s, onThisMachine) }
+
+// hideOn is hide with local saying whether a path's first directory
+// (/srv, C:\Users, \\host\share) is one of this machine's.
+func (ps serverPaths) hideOn(s string, local func(top string) bool) string {
+	if !strings.ContainsAny(s, `/\`) {
 		return s
 	}
 	for _, p := range ps {
 		s = replacePath(s, p.path, p.name)
 	}
-	return otherPath().ReplaceAllStringFunc(s, func(m string) string {
-		lead := ""
-		if m[0] != '/' {
-			lead, m = m[:1], m[1:]
-		}
-		// a sentence's full stop, not the name's
-		path := strings.TrimRight(m, ".")
-		base := filepath.Base(path)
-		if base == "/" || base == "." || base == ".." {
-			return lead + m
-		}
-		return lead + base + m[len(path):]
-	})
+	var b strings.Builder
+	last := 0
+	for _, m := range otherPath().FindAllStringSubmatchIndex(s, -1) {
+		i, j := m[2], m[3]
+		b.WriteString(s[last:i])
+		b.WriteString(ps.hideOne(s[i:j], local))
+		last = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
-// otherPath matches an absolute path that starts a word (at the start, or
-// after a space, a quote, a parenthesis, a bracket, '=', ',' or ';'), up to a
-// character that ends it in a message (a space, a quote, a colon, a
-// parenthesis, a bracket, a comma or a semicolon). A URL's "//host/path"
-// does not start a word, and "<store>/x" and "~/x" are not absolute.
+// hideOne is what the path or file URL w, a whole word of a text, becomes.
+func (ps serverPaths) hideOne(w string, local func(string) bool) string {
+	if len(w) > 5 && strings.EqualFold(w[:5], "file:") {
+		path := fileURLPath(w)
+		if path == "" {
+			return w
+		}
+		// the store's, the policy file's and the home's names first; an
+		// escape decoded is escaped again, as the text around it was
+		for _, p := range ps {
+			if q := replacePath(path, p.path, p.name); q != path {
+				return text.Escape(q)
+			}
+		}
+		if h := baseOf(path, local); h != path {
+			return text.Escape(h)
+		}
+		return w
+	}
+	return baseOf(w, local)
+}
+
+// fileURLPath is the path of the file URL w when it names this host
+// (file:///p or file://localhost/p), its escapes decoded; "" otherwise.
+func fileURLPath(w string) string {
+	rest := w[len("file:"):]
+	if !strings.HasPrefix(rest, "//") {
+		return ""
+	}
+	rest = rest[2:]
+	if len(rest) >= len("localhost/") && strings.EqualFold(rest[:len("localhost")], "localhost") {
+		rest = rest[len("localhost"):]
+	}
+	if !strings.HasPrefix(rest, "/") {
+		return ""
+	}
+	if p, err := url.PathUnescape(rest); err == nil {
+		rest = p
+	}
+	// file:///C:/Users/... names a Windows path, as C:\Users\...
+	if len(rest) > 3 && rest[0] == '/' && isDrive(rest[1:]) {
+		rest = strings.ReplaceAll(rest[1:], "/", `\`)
+	}
+	return rest
+}
+
+// baseOf is the absolute path p as its base name when its first directory
+// is one of this machine's (local), p as it is otherwise. A sentence's
+// full stop after it is not the name's.
+func baseOf(p string, local func(string) bool) string {
+	path := strings.TrimRight(p, ".")
+	top := topOf(path)
+	if top == "" || !local(top) {
+		return p
+	}
+	base := path[strings.LastIndexAny(path, `/\`)+1:]
+	if base == "" || base == "." || base == ".." {
+		return p
+	}
+	return base + p[len(path):]
+}
+
+// topOf is the first directory of the absolute path p: /srv of
+// /srv/docs/a.md, C:\Users of C:\Users\a or C:/Users/a, \\host\share
+// of \\host\share\a; "" when p is a root.
+func topOf(p string) string {
+	var from int
+	switch {
+	case strings.HasPrefix(p, `\\`):
+		// \\host\share: the share is the root's part
+		i := strings.IndexAny(p[2:], `/\`)
+		if i < 0 {
+			return ""
+		}
+		from = 2 + i + 1
+	case isDrive(p):
+		from = 3
+	case strings.HasPrefix(p, "/"):
+		from = 1
+	default:
+		return ""
+	}
+	if from >= len(p) {
+		return ""
+	}
+	top := p
+	if i := strings.IndexAny(p[from:], `/\`); i >= 0 {
+		top = p[:from+i]
+	}
+	if from > 1 {
+		// Windows reads C:/Users as C:\Users
+		top = strings.ReplaceAll(top, "/", `\`)
+	}
+	return top
+}
+
+// isDrive reports whether p starts with a Windows drive's root: C:\ or C:/.
+func isDrive(p string) bool {
+	return len(p) >= 3 && ('a' <= p[0]|0x20 && p[0]|0x20 <= 'z') && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}
+
+// onThisMachine reports whether top, the first directory of an absolute
+// path, is there on this machine (anything but "does not exist" counts:
+// a directory it may not read is still its own).
+func onThisMachine(top string) bool {
+	if !filepath.IsAbs(top) {
+		return false
+	}
+	_, err := os.Lstat(top)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// otherPath matches, as its first group, a path that starts a word (at the
+// start, or after a space, a quote, a parenthesis, a bracket, '=', ',' or
+// ';'), up to a character that ends it in a message (a space, a quote, a
+// colon, a parenthesis, a bracket, a comma or a semicolon): a Unix path
+// (/x), a Windows one (C:\x, C:/x, \\host\share) or a file URL
+// (file:///x). A URL's "//host/path" does not start a word, and "<store>/x"
+// and "~/x" are not absolute.
 var otherPath = sync.OnceValue(func() *regexp.Regexp {
 	const end = "\\s\"'`:;,()\\[\\]"
-	return regexp.MustCompile("(?:^|[\\s\"'(\\[=,;`])/[^/" + end + "][^" + end + "]*")
+	return regexp.MustCompile("(?:^|[\\s\"'(\\[=,;`])(" +
+		"(?i:file)://[^\\s\"'`;,()\\[\\]]*" + // a URL's colon is its own
+		"|/[^/" + end + "][^" + end + "]*" +
+		"|[A-Za-z]:[\\\\/][^" + end + "]*" +
+		"|\\\\\\\\[^\\\\/" + end + "]+[\\\\/][^" + end + "]*)")
 })
 
 // replacePath replaces each occurrence of the directory or file p in s that

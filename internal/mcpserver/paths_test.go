@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,6 +13,65 @@ var testPaths = serverPaths{
 	{"/home/alice/proj/readproof.toml", "<policy>"},
 	{"/home/alice/proj/.readproof", "<store>"},
 	{"/home/alice", "~"},
+}
+
+// testLocal are the first directories of the paths of the tests' machine
+// (onThisMachine reads the real one's).
+func testLocal(top string) bool {
+	switch top {
+	case "/home", "/srv", "/etc", "/var", "/opt", "/tmp", `C:\Users`, `\\fs01\home$`:
+		return true
+	}
+	return false
+}
+
+// winPaths are a server's paths on Windows.
+var winPaths = serverPaths{
+	{`C:\Users\alice\proj\.readproof`, "<store>"},
+	{`C:\Users\alice`, "~"},
+}
+
+// TestHideOnlyThisMachinesPaths (session 28): what hide shortens is a path
+// of this machine: a word that starts with / but whose first directory the
+// machine does not have stays (before, "404 for /api/v1/docs" read "404
+// for docs"); a file URL of this host is hidden as its path is (before, it
+// was kept whole); a Windows path is hidden as a Unix one is (before, kept
+// whole).
+func TestHideOnlyThisMachinesPaths(t *testing.T) {
+	for _, c := range []struct {
+		ps      serverPaths
+		in, out string
+	}{
+		{testPaths, "GET https://docs.example/api/v1/docs: 404 for /api/v1/docs", "GET https://docs.example/api/v1/docs: 404 for /api/v1/docs"},
+		{testPaths, "the route /v2/items (POST) is gone", "the route /v2/items (POST) is gone"},
+		{testPaths, "open /srv/data/docs/a.md and /api/x", "open a.md and /api/x"},
+		{testPaths, "file:///home/alice/proj/.readproof/refs/x.lock exists", "<store>/refs/x.lock exists"},
+		{testPaths, "clone file:///home/alice/repos/docs.git: no such ref", "clone ~/repos/docs.git: no such ref"},
+		{testPaths, "clone file://localhost/srv/repos/My%20Docs.git failed", "clone My Docs.git failed"},
+		{testPaths, "file:///srv/a%1b.md", `a\x1b.md`},
+		{testPaths, "FILE:///srv/repos/x.git", "x.git"},
+		{testPaths, "file://git.example/srv/x.git and file:///api/x", "file://git.example/srv/x.git and file:///api/x"},
+		{testPaths, `open C:\Users\bob\docs\a.md: Access is denied.`, `open a.md: Access is denied.`},
+		{testPaths, `key=C:/Users/bob/k.key, then D:\data\x.md`, `key=k.key, then D:\data\x.md`},
+		{testPaths, `read \\fs01\home$\bob\x.md: denied`, `read x.md: denied`},
+		{testPaths, `read \\nas\pub\x.md`, `read \\nas\pub\x.md`},
+		{winPaths, `lock C:\Users\alice\proj\.readproof\refs\x.lock: exists`, `lock <store>\refs\x.lock: exists`},
+		{winPaths, `probe key C:\Users\alice\AppData\probe.key: not 32 bytes`, `probe key ~\AppData\probe.key: not 32 bytes`},
+		{winPaths, `file:///C:/Users/alice/proj/.readproof/x`, `<store>\x`},
+	} {
+		if got := c.ps.hideOn(c.in, testLocal); got != c.out {
+			t.Errorf("hide(%q)\n got %q\nwant %q", c.in, got, c.out)
+		}
+	}
+	// the machine's own: its temporary directory's first directory is
+	// there, a made-up one is not
+	tmp := filepath.Join(os.TempDir(), "x", "a.md")
+	if got := testPaths.hide("open " + tmp); got != "open a.md" {
+		t.Errorf("hide(open %s) = %q, want \"open a.md\"", tmp, got)
+	}
+	if got := testPaths.hide("404 for /readproof-no-such-dir/v1/docs"); got != "404 for /readproof-no-such-dir/v1/docs" {
+		t.Errorf("a path this machine does not have: %q", got)
+	}
 }
 
 // TestHidePaths: the store's directory is <store>, the policy file
@@ -40,7 +101,7 @@ func TestHidePaths(t *testing.T) {
 		"<store>/objects/ab and ~/x, hidden twice":        "<store>/objects/ab and ~/x, hidden twice",
 		"two: /home/alice/proj/.readproof;/tmp/t1/a.lock": "two: <store>;a.lock",
 	} {
-		if got := testPaths.hide(in); got != want {
+		if got := testPaths.hideOn(in, testLocal); got != want {
 			t.Errorf("hide(%q)\n got %q\nwant %q", in, got, want)
 		}
 	}
@@ -50,12 +111,13 @@ func TestHidePaths(t *testing.T) {
 // home's absolute paths do not survive as whole paths, and hiding twice
 // changes nothing more.
 func FuzzHidePaths(f *testing.F) {
-	for _, s := range []string{"open /home/alice/proj/.readproof/x.lock: exists", "(/home/alice)", "a /b/c.", "\"/x\" '/y'", "~/z <store>/q"} {
+	for _, s := range []string{"open /home/alice/proj/.readproof/x.lock: exists", "(/home/alice)", "a /b/c.", "\"/x\" '/y'", "~/z <store>/q",
+		"file:///srv/a%1b.md", `C:\Users\a\b.md`, `\\fs01\home$\x`, "file://localhost/home/alice/x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := testPaths.hide(s)
-		if again := testPaths.hide(got); again != got {
+		got := testPaths.hideOn(s, testLocal)
+		if again := testPaths.hideOn(got, testLocal); again != got {
 			t.Fatalf("hide is not stable: %q -> %q -> %q", s, got, again)
 		}
 		for _, p := range testPaths {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,13 +22,15 @@ import (
 //   - result of a successful call: the canonical JSON (RFC 8785) of the
 //     structuredContent without its receipt_id and receipt_error members,
 //     as bytes (receipts.BytesResult);
-//   - result of a failed call: the error message as bytes, with the message
-//     also recorded as the receipt's error.
+//   - result of a failed call: the error's text as the client reads it
+//     (errorText: its message and hint lines, without the receipt line),
+//     as bytes, also recorded as the receipt's error (one line: the line
+//     break before the hint is "; ").
 //
-// The run is recorded when the call names a valid run id. The error
-// message, and why no receipt could be issued, are worded for the client
-// by clean (forClient: over HTTP the receipt records the message without
-// the server's paths, as the client reads it).
+// The run is recorded when the call names a valid run id. The error's
+// text, and why no receipt could be issued, are worded for the client by
+// clean (forClient: over HTTP without the server's paths), so a receipt
+// records exactly what the client read.
 func (s *Server) issue(ctx context.Context, st *store.Store, tool string, req *mcp.CallToolRequest, run string, start time.Time, output []byte, callErr error, clean func(string) string) (id, failure string) {
 	if s.opts.ReceiptKey.IsZero() {
 		return "", ""
@@ -47,8 +50,9 @@ func (s *Server) issue(ctx context.Context, st *store.Store, tool string, req *m
 	}
 	var res receipts.Result
 	if callErr != nil {
-		msg := clean(callErr.Error())
-		res = receipts.BytesResult([]byte(msg)).WithError(msg)
+		// the error field is one line: the hint's line break is "; "
+		msg := errorText(callErr, clean)
+		res = receipts.BytesResult([]byte(msg)).WithError(strings.ReplaceAll(msg, "\n", "; "))
 	} else {
 		canon, err := receipts.Canonicalize(output)
 		if err != nil {

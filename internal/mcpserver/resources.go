@@ -38,7 +38,7 @@ func (s *Server) addResources() {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "resources/list":
-				return s.listResources(ctx)
+				return s.listResources(ctx, req)
 			case "resources/read":
 				if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
 					if _, err := identity.ParseURI(r.Params.URI); err != nil {
@@ -51,8 +51,9 @@ func (s *Server) addResources() {
 	})
 }
 
-// listResources lists every declared resource with its current snapshot.
-func (s *Server) listResources(context.Context) (*mcp.ListResourcesResult, error) {
+// listResources lists every declared resource with its current snapshot,
+// worded for the client of req (forClient).
+func (s *Server) listResources(_ context.Context, req mcp.Request) (*mcp.ListResourcesResult, error) {
 	st, err := s.opts.Open()
 	if err != nil {
 		return nil, rpcError(err)
@@ -64,18 +65,20 @@ func (s *Server) listResources(context.Context) (*mcp.ListResourcesResult, error
 	}
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
 	out.CacheScope = "private"
+	clean := s.forClient(req)
 	for _, r := range infos {
-		out.Resources = append(out.Resources, resourceOf(r))
+		out.Resources = append(out.Resources, resourceOf(r, clean))
 	}
 	return out, nil
 }
 
-// resourceOf is the resources/list entry of a declared resource.
-func resourceOf(r store.ResourceInfo) *mcp.Resource {
+// resourceOf is the resources/list entry of a declared resource, its
+// source worded by clean (sourceFor).
+func resourceOf(r store.ResourceInfo, clean func(string) string) *mcp.Resource {
 	meta := mcp.Meta{
 		"namespace":        r.Namespace,
 		"path":             r.Path,
-		"source":           r.Source, // already redacted by store.DefinitionOf
+		"source":           sourceFor(r.Source, clean), // already redacted by store.DefinitionOf
 		"policy":           r.Policy,
 		"current_snapshot": "",
 		"tags":             r.Tags,
@@ -87,7 +90,7 @@ func resourceOf(r store.ResourceInfo) *mcp.Resource {
 		URI:         r.URI,
 		Name:        r.Path,
 		Title:       r.URI,
-		Description: describe(r.Definition),
+		Description: clean(describe(r.Definition)),
 		Meta:        meta,
 	}
 	if c := r.Current; c != nil {

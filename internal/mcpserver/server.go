@@ -466,21 +466,28 @@ func schemaFor[T any]() *jsonschema.Schema {
 	return sc
 }
 
-// toolError renders err for the model: the message, then the hint, then
-// the receipt id, one per line, worded for the client by clean
-// (forClient).
+// toolError renders err for the model: its text (errorText), then the
+// receipt id, or why there is none, on a line of its own.
 func toolError(err error, receiptID, receiptErr string, clean func(string) string) error {
-	var b strings.Builder
-	b.WriteString(escapeLines(forModel(err.Error())))
-	if h := hint.Of(err); h != "" {
-		b.WriteString("\nhint: " + escapeLines(forModel(h)))
-	}
+	msg := errorText(err, clean)
 	if receiptID != "" {
-		b.WriteString("\nreceipt: " + receiptID)
+		msg += "\nreceipt: " + receiptID
 	} else if receiptErr != "" {
-		b.WriteString("\nno receipt: " + receiptErr)
+		msg += "\nno receipt: " + clean(receiptErr)
 	}
-	return &renderedError{msg: clean(b.String()), err: err}
+	return &renderedError{msg: msg, err: err}
+}
+
+// errorText is err as the client of a failed call reads it, and as its
+// receipt records it: the message, then the hint on a line of its own,
+// worded for the model (forModel), escaped (escapeLines) and worded for
+// the client by clean (forClient).
+func errorText(err error, clean func(string) string) string {
+	msg := escapeLines(forModel(err.Error()))
+	if h := hint.Of(err); h != "" {
+		msg += "\nhint: " + escapeLines(forModel(h))
+	}
+	return clean(msg)
 }
 
 // escapeLines is s with every line passed through text.Escape, as the CLI

@@ -90,9 +90,10 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 		Counts: DiffCounts{Changed: cmp.Changed, Added: cmp.Added, Removed: cmp.Removed, Unchanged: cmp.Unchanged}}
 	budget := InlineLimit
 	var lines []string
+	clean := s.forClient(c.req)
 	for _, p := range page {
 		ch := manifest.Change{Kind: p.Kind, URI: p.URI, A: entryA[p.A], B: entryB[p.B]}
-		dc := DiffChange{Kind: ch.Kind, URI: ch.URI, A: redactEntry(ch.A), B: redactEntry(ch.B)}
+		dc := DiffChange{Kind: ch.Kind, URI: ch.URI, A: redactEntry(ch.A, clean), B: redactEntry(ch.B, clean)}
 		if ch.Kind == manifest.Changed {
 			dc.Why = ch.Why()
 			lines = append(lines, ch.URI+" changed; "+dc.Why)
@@ -140,12 +141,12 @@ func keptAt(kept []manifest.Entry) map[int]*manifest.Entry {
 	return m
 }
 
-func redactEntry(e *manifest.Entry) *manifest.Entry {
+func redactEntry(e *manifest.Entry, clean func(string) string) *manifest.Entry {
 	if e == nil {
 		return nil
 	}
 	cp := *e
-	cp.Provenance = redactProvenance(cp.Provenance)
+	cp.Provenance = redactProvenance(cp.Provenance, clean)
 	return &cp
 }
 

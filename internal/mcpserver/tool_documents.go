@@ -39,11 +39,11 @@ type Document struct {
 	ShownBytes     int64             `json:"shown_bytes" jsonschema:"bytes of the document included in this result"`
 }
 
-func documentOf(d *store.Delivery, content []byte) (Document, inline) {
+func documentOf(d *store.Delivery, content []byte, clean func(string) string) (Document, inline) {
 	in := prepare(d.ContentType, content, d.ContentHash, InlineLimit)
 	doc := Document{
 		URI: d.URI, Ref: d.Ref, Snapshot: d.Snapshot, ContentHash: d.ContentHash, SourceRevision: d.SourceRevision,
-		ObservedAt: d.ObservedAt, Decision: d.Decision, ContentType: d.ContentType, Provenance: redactProvenance(d.Provenance),
+		ObservedAt: d.ObservedAt, Decision: d.Decision, ContentType: d.ContentType, Provenance: redactProvenance(d.Provenance, clean),
 		Truncated: in.Cut, TotalBytes: in.Total, ShownBytes: in.Shown,
 	}
 	if in.IsText {
@@ -55,8 +55,11 @@ func documentOf(d *store.Delivery, content []byte) (Document, inline) {
 }
 
 // redactProvenance hides URL credentials in provenance values that are
-// URLs; adapters already keep secrets out of provenance.
-func redactProvenance(p map[string]string) map[string]string {
+// URLs (adapters already keep secrets out of provenance), and words each
+// value for the client by clean (forClient: over HTTP, a file source's
+// absolute path or a git source's local repository is hidden as in an
+// error).
+func redactProvenance(p map[string]string, clean func(string) string) map[string]string {
 	if len(p) == 0 {
 		return nil
 	}
@@ -65,9 +68,18 @@ func redactProvenance(p map[string]string) map[string]string {
 		if strings.Contains(v, "://") {
 			v = adapters.Spec{Type: "http", URL: v}.Redacted().URL
 		}
-		out[k] = v
+		out[k] = clean(v)
 	}
 	return out
+}
+
+// sourceFor is a resource's (redacted) source definition as the client
+// reads it: its path, URL and API base worded by clean (forClient: over
+// HTTP a path of the server's machine is hidden as in an error, and a
+// relative path, the policy file's own name, stays).
+func sourceFor(sp adapters.Spec, clean func(string) string) adapters.Spec {
+	sp.Path, sp.URL, sp.APIBase = clean(sp.Path), clean(sp.URL), clean(sp.APIBase)
+	return sp
 }
 
 func documentMeta(doc Document, in inline) mcp.Meta {
@@ -127,15 +139,16 @@ func (s *Server) resourcesList(_ context.Context, c *call, _ NoInput) (*Resource
 	}
 	out := &ResourcesOutput{Resources: []ResourceItem{}}
 	var names []string
+	clean := s.forClient(c.req)
 	for _, r := range infos {
-		item := ResourceItem{URI: r.URI, Namespace: r.Namespace, Path: r.Path, Description: describe(r.Definition), Note: r.Description,
-			Source: r.Source, Policy: r.Policy, ContentType: r.ContentType, Current: r.Current, Tags: r.Tags}
+		item := ResourceItem{URI: r.URI, Namespace: r.Namespace, Path: r.Path, Description: clean(describe(r.Definition)), Note: r.Description,
+			Source: sourceFor(r.Source, clean), Policy: r.Policy, ContentType: r.ContentType, Current: r.Current, Tags: r.Tags}
 		if item.Tags == nil {
 			item.Tags = []string{}
 		}
 		if item.Current != nil {
 			cur := *item.Current
-			cur.Provenance = redactProvenance(cur.Provenance)
+			cur.Provenance = redactProvenance(cur.Provenance, clean)
 			item.Current = &cur
 		}
 		out.Resources = append(out.Resources, item)
@@ -161,7 +174,7 @@ func (s *Server) resolve(ctx context.Context, c *call, in URIInput) (*DocumentOu
 	if err != nil {
 		return nil, reply{}, err
 	}
-	doc, inl := documentOf(d, d.Content)
+	doc, inl := documentOf(d, d.Content, s.forClient(c.req))
 	return &DocumentOutput{Document: doc}, reply{text: documentLine(doc), meta: documentMeta(doc, inl)}, nil
 }
 

@@ -73,7 +73,16 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 	if err != nil {
 		return nil, reply{}, err
 	}
+	// worded for the client as an error is (forClient): a store check's
+	// detail may name a file of the store (its info/grafts)
 	warnings, hints := outcome.AllWarnings(), outcome.AllHints()
+	clean := s.forClient(c.req)
+	for i := range warnings {
+		warnings[i] = clean(warnings[i])
+	}
+	for i := range hints {
+		hints[i] = clean(hints[i])
+	}
 	sum := sha256.Sum256(data)
 	out := &EvidenceOutput{Target: in.Target, WithContent: in.WithContent, Bundle: string(data), BundleBytes: len(data), BundleSHA256: hex.EncodeToString(sum[:])}
 	p := st.Predicate

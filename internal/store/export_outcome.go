@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // ExportKeyWarning is a key the store checks of an export could not load
@@ -28,7 +29,9 @@ type ExportOutcome struct {
 
 // AllWarnings are o's warnings in the order the MCP tool's result and
 // `evidence export --json` list them: the store checks', the replay's,
-// then the keys'.
+// then the keys', each escaped as stderr says it (text.Escape: a check's
+// detail may quote an error that names a path with a control or bidi
+// character in it, which JSON's escaping alone decodes back to).
 func (o ExportOutcome) AllWarnings() []string {
 	w := slices.Clone(o.Warnings)
 	if o.Replay != "" {
@@ -36,6 +39,9 @@ func (o ExportOutcome) AllWarnings() []string {
 	}
 	for _, k := range o.Keys {
 		w = append(w, k.Text)
+	}
+	for i := range w {
+		w[i] = text.Escape(w[i])
 	}
 	return w
 }
