@@ -136,6 +136,12 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 		DisableLocalhostProtection: o.AnyHost,
 	})
 	h = refuseRepeated(h)
+	// The token is checked again once the request holds its slot: it may
+	// have waited up to QueueWait for it, and a token revoked (or expired)
+	// meanwhile must not run a call (before session 28 it did, up to 10 s
+	// after `readproof mcp token revoke`).
+	bearer := auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	h = bearer(h)
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
 	// The body is read before a slot is taken: a client that trickles
 	// its body holds no slot meanwhile. What bodies hold in memory, read
@@ -143,7 +149,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	// slots' bodies could hold.
 	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: bodyBudget(o.MaxConcurrent, o.MaxBodyBytes)})
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
-	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	h = bearer(h)
 	h = challenge(h)
 	h = s.accessLog(h)
 	h = answerDeadline(h, o.AnswerTimeout)
