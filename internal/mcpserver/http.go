@@ -301,16 +301,23 @@ func (l *rateLimiter) limiter(name string) *rate.Limiter {
 	return lim
 }
 
+// take takes one from name's bucket, or says how long until one is there.
+func (l *rateLimiter) take(name string) (wait time.Duration, ok bool) {
+	res := l.limiter(name).Reserve()
+	if d := res.Delay(); d > 0 {
+		res.Cancel()
+		return d, false
+	}
+	return 0, true
+}
+
 func (l *rateLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := callerName(r)
 		if v, ok := r.Context().Value(callerSlot{}).(*atomic.Value); ok {
 			v.Store(name)
 		}
-		lim := l.limiter(name)
-		res := lim.Reserve()
-		if d := res.Delay(); d > 0 {
-			res.Cancel()
+		if d, ok := l.take(name); !ok {
 			secs := int(d/time.Second) + 1
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			http.Error(w, "too many requests for this token: slow down (the limit is per token; see mcp --rate and --burst)", http.StatusTooManyRequests)

@@ -16,6 +16,7 @@ import (
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/receipts"
 )
 
 // tokenTable is a verifier whose tokens the test issues and revokes.
@@ -133,5 +134,101 @@ func TestHTTPTokenRevokedWhileQueued(t *testing.T) {
 	}
 	if runs := p.cli(t, "run", "list"); strings.Contains(runs, "late") {
 		t.Errorf("the revoked token's run was started:\n%s", runs)
+	}
+}
+
+// TestHTTPReadTokenRecordsNoSnapshot: a snapshot recorded by a read is a
+// write, so a token of scope read is served what the store holds (a tagged
+// snapshot; under allow_stale the current one within max_age) and refused,
+// by readproof_resolve and resources/read alike, where the freshness
+// policy would read the source and record a new snapshot: before session 28
+// a read token recorded a snapshot of a require_fresh document with every
+// read, up to --rate a second.
+func TestHTTPReadTokenRecordsNoSnapshot(t *testing.T) {
+	t.Parallel()
+	const staleURI = "readproof://demo/policies/shipping"
+	p := newProject(t, "version = 1\n\n[[resource]]\nuri = \""+refundsURI+"\"\nsource = { type = \"filesystem\", path = \"policies/refunds.md\" }\n\n"+
+		"[[resource]]\nuri = \""+staleURI+"\"\nsource = { type = \"filesystem\", path = \"policies/shipping.md\" }\npolicy = \"allow_stale\"\nmax_age = \"1h\"\n",
+		map[string]string{"policies/refunds.md": "Refunds within 30 days.\n", "policies/shipping.md": "Ships in 2 days.\n"})
+	w := p.tokenOf(t, "writer", mcpauth.ScopeWrite)
+	r := p.tokenOf(t, "reader", mcpauth.ScopeRead)
+	srv := p.serveHTTPOpts(t, mcpserver.Options{Open: p.opener()})
+	ws, rs := srv.connect(t, w), srv.connect(t, r)
+
+	// nothing recorded yet: even allow_stale would read the source
+	msg := rs.fail(t, mcpserver.ToolResolve, map[string]any{"uri": staleURI})
+	mustContain(t, "allow_stale, nothing recorded", msg, "record a new snapshot", `token "reader" has scope read: refused`, "hint: read a tagged snapshot")
+
+	ws.ok(t, mcpserver.ToolResolve, map[string]any{"uri": refundsURI})
+	ws.ok(t, mcpserver.ToolTagSet, map[string]any{"uri": refundsURI, "tag": "prod"})
+	ws.ok(t, mcpserver.ToolResolve, map[string]any{"uri": staleURI})
+	p.write(t, "policies/refunds.md", "Refunds within 14 days.\n")
+
+	msg = rs.fail(t, mcpserver.ToolResolve, map[string]any{"uri": refundsURI})
+	mustContain(t, "require_fresh", msg, "record a new snapshot", "require_fresh", "scope read: refused")
+	if we := rs.readErr(t, refundsURI); !strings.Contains(we.Message, "scope read: refused") {
+		t.Errorf("resources/read of a require_fresh document by a read token: %v", we)
+	}
+	doc := rs.ok(t, mcpserver.ToolResolve, map[string]any{"uri": refundsURI + "@prod"})
+	if str(t, doc, "content") != "Refunds within 30 days.\n" {
+		t.Errorf("tagged read: %v", doc)
+	}
+	doc = rs.ok(t, mcpserver.ToolResolve, map[string]any{"uri": staleURI})
+	if str(t, doc, "decision") != "use_current" {
+		t.Errorf("allow_stale within max_age: decision %q", str(t, doc, "decision"))
+	}
+	if c := rs.read(t, staleURI); c.Text != "Ships in 2 days.\n" {
+		t.Errorf("resources/read allow_stale: %q", c.Text)
+	}
+
+	// one snapshot each: the write token's
+	for _, uri := range []string{refundsURI, staleURI} {
+		h := ws.ok(t, mcpserver.ToolHistory, map[string]any{"uri": uri})
+		if n := len(list(t, h["snapshots"])); n != 1 {
+			t.Errorf("%s: %d snapshots after the read token's reads, want the writer's 1", uri, n)
+		}
+	}
+	// the write token still reads fresh
+	doc = ws.ok(t, mcpserver.ToolResolve, map[string]any{"uri": refundsURI})
+	if str(t, doc, "content") != "Refunds within 14 days.\n" || str(t, doc, "decision") != "fetch" {
+		t.Errorf("write token's read: %v", doc)
+	}
+}
+
+// TestHTTPReadTokenReceiptsBounded: with receipts on, every executed call
+// of a read token is receipted, within a budget of its own
+// (Options.ReadReceiptRate, ReadReceiptBurst); beyond it the call is
+// refused before it runs, with no receipt, while a write token's calls go
+// on. Before session 28 a read token wrote a receipt with each call, up to
+// --rate (50 a second).
+func TestHTTPReadTokenReceiptsBounded(t *testing.T) {
+	t.Parallel()
+	p, keyPath := receiptsProject(t)
+	key, err := receipts.LoadKey(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.tokenOf(t, "writer", mcpauth.ScopeWrite)
+	r := p.tokenOf(t, "reader", mcpauth.ScopeRead)
+	srv := p.serveHTTPOpts(t, mcpserver.Options{Open: p.opener(), ReceiptKey: key, Session: "bound-1",
+		ReadReceiptRate: 1.0 / 3600, ReadReceiptBurst: 3})
+	ws, rs := srv.connect(t, w), srv.connect(t, r)
+	for i := range 3 {
+		out := rs.ok(t, mcpserver.ToolResourcesList, nil)
+		if !strings.HasPrefix(str(t, out, "receipt_id"), "rcpt_") {
+			t.Fatalf("read call %d: no receipt: %v", i, out)
+		}
+	}
+	msg := rs.fail(t, mcpserver.ToolResourcesList, nil)
+	mustContain(t, "read token over its receipts", msg, `token "reader" has scope read`, "bound on the receipts a read token causes", "nothing recorded", "hint: call again in")
+	if strings.Contains(msg, "receipt: rcpt_") {
+		t.Errorf("the refused call was receipted: %s", msg)
+	}
+	for range 4 {
+		ws.ok(t, mcpserver.ToolResourcesList, nil)
+	}
+	rep := ws.ok(t, mcpserver.ToolReceiptsVerifyClms, map[string]any{"claims": "[]"})
+	if n := num(t, obj(t, rep["counts"]), "omitted"); n != 7 {
+		t.Errorf("the session holds %d receipts, want 3 of the read token and 4 of the write token", n)
 	}
 }
