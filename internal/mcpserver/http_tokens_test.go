@@ -4,6 +4,7 @@ package mcpserver_test
 // once the operator has taken the token back (session 28).
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -230,5 +231,70 @@ func TestHTTPReadTokenReceiptsBounded(t *testing.T) {
 	rep := ws.ok(t, mcpserver.ToolReceiptsVerifyClms, map[string]any{"claims": "[]"})
 	if n := num(t, obj(t, rep["counts"]), "omitted"); n != 7 {
 		t.Errorf("the session holds %d receipts, want 3 of the read token and 4 of the write token", n)
+	}
+}
+
+// TestHTTPReadTokenSeesOnlyItsReceipts: readproof_receipts_verify_claims
+// shows a token of scope read the receipts issued to it, whatever session
+// it names: another client's receipt that it cites is answered as an id no
+// receipt has, in the same words (no oracle of which ids exist), and none
+// is listed in omitted. A write token sees every receipt. Before session 28
+// any token checked any receipt and listed, in omitted, every call of a
+// session it named (the server's own, which every token shares).
+func TestHTTPReadTokenSeesOnlyItsReceipts(t *testing.T) {
+	t.Parallel()
+	p, keyPath := receiptsProject(t)
+	key, err := receipts.LoadKey(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := p.tokenOf(t, "alice", mcpauth.ScopeWrite)
+	b := p.tokenOf(t, "bob", mcpauth.ScopeRead)
+	c := p.tokenOf(t, "carol", mcpauth.ScopeRead)
+	srv := p.serveHTTPOpts(t, mcpserver.Options{Open: p.opener(), ReceiptKey: key, Session: "shared-1"})
+	as, bs, cs := srv.connect(t, a), srv.connect(t, b), srv.connect(t, c)
+	aliceID := str(t, as.ok(t, mcpserver.ToolRunStart, map[string]any{"run_id": "secret-run"}), "receipt_id")
+	bobID := str(t, bs.ok(t, mcpserver.ToolResourcesList, nil), "receipt_id")
+	const absent = "rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+	verdicts := func(rep map[string]any) map[string]string {
+		out := map[string]string{}
+		for _, cl := range list(t, rep["claims"]) {
+			m := obj(t, cl)
+			out[str(t, m, "id")] = str(t, m, "verdict") + ": " + str(t, m, "detail")
+		}
+		return out
+	}
+	omitted := func(rep map[string]any) string { return jsonOf(rep["omitted"]) }
+
+	cited, _ := json.Marshal([]string{aliceID, bobID, absent})
+	for _, session := range []string{"", "shared-1"} {
+		rep := bs.ok(t, mcpserver.ToolReceiptsVerifyClms, map[string]any{"claims": string(cited), "session": session})
+		v := verdicts(rep)
+		if v[aliceID] != v[absent] || !strings.HasPrefix(v[absent], "fabricated") {
+			t.Errorf("session %q: a read token citing another token's receipt got %q, and an absent id %q: want the same answer", session, v[aliceID], v[absent])
+		}
+		if !strings.HasPrefix(v[bobID], "valid") {
+			t.Errorf("session %q: the read token's own receipt: %q", session, v[bobID])
+		}
+		if o := omitted(rep); strings.Contains(o, aliceID) || strings.Contains(o, "secret-run") || strings.Contains(o, "run_start") {
+			t.Errorf("session %q: omitted shows the read token another token's call: %s", session, o)
+		}
+		if strings.Contains(jsonOf(rep), "secret-run") {
+			t.Errorf("session %q: the answer names another token's run: %s", session, jsonOf(rep))
+		}
+	}
+	// another read token sees neither alice's nor bob's
+	rep := cs.ok(t, mcpserver.ToolReceiptsVerifyClms, map[string]any{"claims": "[]"})
+	if o := omitted(rep); strings.Contains(o, aliceID) || strings.Contains(o, bobID) {
+		t.Errorf("carol's omitted lists other tokens' receipts: %s", o)
+	}
+	// the write token sees all
+	rep = as.ok(t, mcpserver.ToolReceiptsVerifyClms, map[string]any{"claims": `["` + bobID + `"]`})
+	if v := verdicts(rep); !strings.HasPrefix(v[bobID], "valid") {
+		t.Errorf("a write token citing a read token's receipt: %q", v[bobID])
+	}
+	if o := omitted(rep); !strings.Contains(o, aliceID) {
+		t.Errorf("a write token's omitted lacks its own run_start receipt: %s", o)
 	}
 }
