@@ -39,6 +39,7 @@ const (
 	DefaultShutdownTimeout = 60 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
 	DefaultAnswerTimeout   = 30 * time.Second
+	DefaultMaxConns        = 512 // TCP connections held open at once
 )
 
 // HTTPOptions configure the HTTP front end. Verify is required.
@@ -68,6 +69,12 @@ type HTTPOptions struct {
 	// over it gets 429 with Retry-After while other tokens are served.
 	Rate  float64
 	Burst int
+	// MaxConns bounds the connections ServeHTTP holds open at once
+	// (DefaultMaxConns when 0). A connection accepted at the bound closes
+	// the one that has waited longest without a request in progress (idle
+	// between requests, or not yet sent one); when every connection has a
+	// request in progress, the new one is closed.
+	MaxConns int
 	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
 	// requests when its context ends.
 	ShutdownTimeout time.Duration
@@ -113,6 +120,9 @@ func (o *HTTPOptions) defaults() {
 	}
 	if o.AnswerTimeout <= 0 {
 		o.AnswerTimeout = DefaultAnswerTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
 	}
 }
 
@@ -566,8 +576,11 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 	// Calls join the trace of their traceparent header, exported by ctx's
 	// tracer provider when OTEL_* configures one.
 	h = telemetry.Middleware(ctx)(h)
+	conns := &connCap{max: ho.MaxConns, held: map[net.Conn]connState{}}
+	ln = conns.listener(ln)
 	srv := &http.Server{
 		Handler:           h,
+		ConnState:         conns.track,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		IdleTimeout:       2 * time.Minute,
@@ -601,4 +614,88 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 		return fmt.Errorf("mcp: requests still running after %s were cut off: %w", ho.ShutdownTimeout, err)
 	}
 	return nil
+}
+
+// connCap holds the connections of a server to a number: each accepted at
+// the bound closes the one that has waited longest with no request in
+// progress, or, when every one has one in progress, is closed itself.
+// Without it a client (no token needed) held every connection it opened
+// until ReadHeaderTimeout or IdleTimeout closed it, each with a goroutine
+// and its buffers, and opened them faster than they were closed.
+type connCap struct {
+	max  int
+	mu   sync.Mutex
+	held map[net.Conn]connState
+}
+
+type connState struct {
+	busy  bool      // a request is in progress
+	since time.Time // when it entered this state
+}
+
+// track is the server's ConnState hook: it sees each connection as the
+// server does (a TLS connection as *tls.Conn).
+func (c *connCap) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch st {
+	case http.StateNew, http.StateIdle:
+		c.held[conn] = connState{since: time.Now()}
+	case http.StateActive:
+		c.held[conn] = connState{busy: true, since: time.Now()}
+	default: // closed, hijacked
+		delete(c.held, conn)
+	}
+}
+
+// room makes room for one more connection: it closes the connection that
+// has been idle longest when the bound is reached, and reports false when
+// every held connection is busy.
+func (c *connCap) room() bool {
+	c.mu.Lock()
+	if len(c.held) < c.max {
+		c.mu.Unlock()
+		return true
+	}
+	var oldest net.Conn
+	var at time.Time
+	for conn, st := range c.held {
+		if !st.busy && (oldest == nil || st.since.Before(at)) {
+			oldest, at = conn, st.since
+		}
+	}
+	if oldest != nil {
+		delete(c.held, oldest)
+	}
+	c.mu.Unlock()
+	if oldest == nil {
+		return false
+	}
+	// apart: a TLS connection says goodbye, which may wait on its peer
+	go oldest.Close()
+	return true
+}
+
+func (c *connCap) listener(ln net.Listener) net.Listener {
+	return &cappedListener{Listener: ln, cap: c}
+}
+
+type cappedListener struct {
+	net.Listener
+	cap *connCap
+}
+
+// Accept returns the next connection there is room for; the server's
+// ConnState hook counts it before Accept is called again.
+func (l *cappedListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.cap.room() {
+			return conn, nil
+		}
+		conn.Close()
+	}
 }

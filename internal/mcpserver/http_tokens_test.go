@@ -4,8 +4,10 @@ package mcpserver_test
 // once the operator has taken the token back (session 28).
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -296,5 +298,73 @@ func TestHTTPReadTokenSeesOnlyItsReceipts(t *testing.T) {
 	}
 	if o := omitted(rep); !strings.Contains(o, aliceID) {
 		t.Errorf("a write token's omitted lacks its own run_start receipt: %s", o)
+	}
+}
+
+// TestHTTPIdleConnectionsCapped: connections that send nothing (no token
+// needed to open one) are held to HTTPOptions.MaxConns: each new one closes
+// the one idle longest, so a client opening many keeps no more than that
+// number open on the server (a goroutine and its buffers each), and a
+// legitimate client opening its own is served. Before session 28 every one
+// was held until ReadHeaderTimeout (10 s) closed it.
+func TestHTTPIdleConnectionsCapped(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := newTokenTable()
+	tt.add("tok-w", "w", mcpauth.ScopeWrite)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTP(ctx, mcpserver.HTTPOptions{Verify: tt.Verify, MaxConns: 8}, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeHTTP: %v", err)
+		}
+	})
+	const idle = 120
+	conns := make([]net.Conn, 0, idle)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for range idle {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		conns = append(conns, c)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	for i := range 3 {
+		if code, body := rawCall(t, url, "tok-w", mcpserver.ToolResourcesList, `{}`); code != http.StatusOK {
+			t.Fatalf("legitimate call %d among %d idle connections: %d %.200s", i, idle, code, body)
+		}
+	}
+	// Each idle connection the server closed reads EOF; the ones it holds
+	// block until the deadline.
+	var held atomic.Int32
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() {
+			_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			if _, err := c.Read(make([]byte, 1)); err != nil {
+				if ne, ok := err.(net.Error); ok && ne.Timeout() {
+					held.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := held.Load(); n > 8 {
+		t.Errorf("the server holds %d of %d idle connections open, over its MaxConns of 8", n, idle)
 	}
 }
