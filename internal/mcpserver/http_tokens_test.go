@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/testproc"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -367,4 +369,38 @@ func TestHTTPIdleConnectionsCapped(t *testing.T) {
 	if n := held.Load(); n > 8 {
 		t.Errorf("the server holds %d of %d idle connections open, over its MaxConns of 8", n, idle)
 	}
+}
+
+// TestHTTPLogMasksTokens: the server's log (--verbose) never holds a token,
+// wherever a client put it: the access log quotes the URL path (the
+// endpoint answers every path), and a tool error quotes what a call sent.
+// Before session 28 both were logged whole.
+func TestHTTPLogMasksTokens(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	var log testproc.SyncBuffer
+	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener(), Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tok = "rpmcp_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	tt := newTokenTable()
+	tt.add(tok, "w", mcpauth.ScopeWrite)
+	h, err := srv.HTTPHandler(mcpserver.HTTPOptions{Verify: tt.Verify})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	if code, body := rawCall(t, ts.URL+"/mcp/"+tok, tok, mcpserver.ToolResourcesList, `{}`); code != http.StatusOK {
+		t.Fatalf("token in the path: %d %.200s", code, body)
+	}
+	if code, body := rawCall(t, ts.URL+"/", tok, mcpserver.ToolResolve, `{"uri":"`+tok+`"}`); code != http.StatusOK || !strings.Contains(body, "isError") {
+		t.Fatalf("token as an argument: %d %.200s", code, body)
+	}
+	got := string(log.Bytes())
+	if strings.Contains(got, tok[len(mcpauth.TokenPrefix):len(mcpauth.TokenPrefix)+8]) {
+		t.Errorf("the log holds the token:\n%s", got)
+	}
+	mustContain(t, "log", got, "path=/mcp/rpmcp_[REDACTED]", `tool error`, `rpmcp_[REDACTED]`)
 }

@@ -142,6 +142,8 @@ func New(opts Options) (*Server, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	} else {
+		log = slog.New(tokenMask{log.Handler()})
 	}
 	version := opts.Version
 	if version == "" {
