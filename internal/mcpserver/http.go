@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,6 +147,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 		DisableLocalhostProtection: o.AnyHost,
 	})
 	h = refuseRepeated(h)
+	h = s.recheckAnswer(h, o.Verify)
 	// The token is checked again once the request holds its slot: it may
 	// have waited up to QueueWait for it, and a token revoked (or expired)
 	// meanwhile must not run a call (before session 28 it did, up to 10 s
@@ -235,6 +237,85 @@ func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.Toke
 		return &auth.TokenInfo{UserID: c.Name, Scopes: []string{string(c.Scope)}, Expiration: c.ExpiresAt}, nil
 	}
 }
+
+// recheckAnswer checks the request's token again when its answer is
+// written, and withholds a successful answer (401, or 500 when the token
+// file became unusable) from a token revoked or expired while its call
+// ran: a call that reads a slow source, or exports a large bundle, would
+// otherwise hand its bytes to a token the operator has taken back (before
+// session 28 it did). What the call wrote stays written, as a call the
+// client cancels, and its receipt names it; the answer is one JSON
+// response, so the whole of it is withheld.
+func (s *Server) recheckAnswer(next http.Handler, verify func(string) (mcpauth.Caller, error)) http.Handler {
+	check := s.verifier(verify)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := ""
+		if f := strings.Fields(r.Header.Get("Authorization")); len(f) == 2 {
+			token = f[1]
+		}
+		rw := &recheckWriter{ResponseWriter: w, check: func() (int, string) {
+			_, err := check(r.Context(), token, r)
+			switch {
+			case err == nil:
+				return 0, ""
+			case errors.Is(err, auth.ErrInvalidToken):
+				return http.StatusUnauthorized, err.Error() + " while the call ran: its answer is withheld (what the call wrote stays, and its receipt names it)"
+			}
+			return http.StatusInternalServerError, err.Error()
+		}}
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// recheckWriter decides at the first byte or status of a successful answer
+// whether to send it (check).
+type recheckWriter struct {
+	http.ResponseWriter
+	check             func() (code int, msg string)
+	decided, withheld bool
+}
+
+// decide checks once, before the answer's status goes out: an answer of
+// code 300 or more is sent as it is; a success is replaced by check's
+// refusal, if any. It reports whether the answer is withheld.
+func (w *recheckWriter) decide(code int) bool {
+	if w.decided {
+		return w.withheld
+	}
+	w.decided = true
+	if code >= http.StatusMultipleChoices {
+		return false
+	}
+	if c, msg := w.check(); c != 0 {
+		w.withheld = true
+		http.Error(w.ResponseWriter, msg, c)
+	}
+	return w.withheld
+}
+
+func (w *recheckWriter) WriteHeader(code int) {
+	if !w.decide(code) {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *recheckWriter) Write(p []byte) (int, error) {
+	if w.decide(http.StatusOK) {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *recheckWriter) Flush() {
+	if w.decide(http.StatusOK) {
+		return
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *recheckWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // challenge gives every 401 its WWW-Authenticate header, which RFC 6750
 // (section 3) requires and the SDK's bearer middleware sends only with

@@ -404,3 +404,46 @@ func TestHTTPLogMasksTokens(t *testing.T) {
 	}
 	mustContain(t, "log", got, "path=/mcp/rpmcp_[REDACTED]", `tool error`, `rpmcp_[REDACTED]`)
 }
+
+// TestHTTPTokenRevokedWhileCallRuns: a token revoked while its call runs
+// does not get the answer: the token is checked again when the answer is
+// written, and the answer withheld (401). What the call did stays done.
+// Before session 28 the answer (a document's bytes, a bundle) went to the
+// revoked token.
+func TestHTTPTokenRevokedWhileCallRuns(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var opens atomic.Int32
+	open := p.opener()
+	srv, err := mcpserver.New(mcpserver.Options{Open: func() (*store.Store, error) {
+		if opens.Add(1) == 1 {
+			close(entered)
+			<-release
+		}
+		return open()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := newTokenTable()
+	tt.add("tok-a", "alice", mcpauth.ScopeWrite)
+	h, err := srv.HTTPHandler(mcpserver.HTTPOptions{Verify: tt.Verify})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	answered := make(chan string, 1)
+	go func() {
+		code, body := rawCall(t, ts.URL+"/", "tok-a", mcpserver.ToolResolve, `{"uri":"`+refundsURI+`"}`)
+		answered <- fmt.Sprint(code, " ", body)
+	}()
+	<-entered // the call runs
+	tt.revoke("tok-a")
+	close(release)
+	got := <-answered
+	if !strings.HasPrefix(got, "401 ") || !strings.Contains(got, "revoked while the call ran") || strings.Contains(got, "refunded") {
+		t.Errorf("a call whose token was revoked while it ran was answered %.300s; want 401 and no document", got)
+	}
+}
