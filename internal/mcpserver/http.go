@@ -71,10 +71,13 @@ type HTTPOptions struct {
 	Rate  float64
 	Burst int
 	// MaxConns bounds the connections ServeHTTP holds open at once
-	// (DefaultMaxConns when 0). A connection accepted at the bound closes
-	// the one that has waited longest without a request in progress (idle
-	// between requests, or not yet sent one); when every connection has a
-	// request in progress, the new one is closed.
+	// without a request in progress: idle between requests, or not yet
+	// sent one whole (DefaultMaxConns when 0). A connection accepted at the
+	// bound closes the one of them that has waited longest. Connections
+	// with a request in progress are not counted and never refused: only a
+	// token's requests stay in progress (a request without one is answered
+	// 401 once its headers are read), and those are bounded by the rate,
+	// the body budget and the timeouts.
 	MaxConns int
 	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
 	// requests when its context ends.
@@ -697,12 +700,14 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 	return nil
 }
 
-// connCap holds the connections of a server to a number: each accepted at
-// the bound closes the one that has waited longest with no request in
-// progress, or, when every one has one in progress, is closed itself.
-// Without it a client (no token needed) held every connection it opened
-// until ReadHeaderTimeout or IdleTimeout closed it, each with a goroutine
-// and its buffers, and opened them faster than they were closed.
+// connCap holds the connections of a server that have no request in
+// progress to a number: each accepted at the bound closes the one of them
+// that has waited longest. Without it a client (no token needed) held every
+// connection it opened until ReadHeaderTimeout or IdleTimeout closed it,
+// each with a goroutine and its buffers, and opened them faster than they
+// were closed. Busy connections are left out: counting them would let a
+// token's requests, stalled on purpose, fill the bound and have every new
+// connection refused.
 type connCap struct {
 	max  int
 	mu   sync.Mutex
@@ -710,7 +715,7 @@ type connCap struct {
 }
 
 type connState struct {
-	busy  bool      // a request is in progress
+	busy  bool      // a request is in progress (its headers were read)
 	since time.Time // when it entered this state
 }
 
@@ -729,32 +734,30 @@ func (c *connCap) track(conn net.Conn, st http.ConnState) {
 	}
 }
 
-// room makes room for one more connection: it closes the connection that
-// has been idle longest when the bound is reached, and reports false when
-// every held connection is busy.
-func (c *connCap) room() bool {
+// makeRoom makes room for one more connection without a request in
+// progress: at the bound it closes the one that has waited longest.
+func (c *connCap) makeRoom() {
 	c.mu.Lock()
-	if len(c.held) < c.max {
-		c.mu.Unlock()
-		return true
-	}
+	waiting := 0
 	var oldest net.Conn
 	var at time.Time
 	for conn, st := range c.held {
-		if !st.busy && (oldest == nil || st.since.Before(at)) {
+		if st.busy {
+			continue
+		}
+		waiting++
+		if oldest == nil || st.since.Before(at) {
 			oldest, at = conn, st.since
 		}
 	}
-	if oldest != nil {
-		delete(c.held, oldest)
+	if waiting < c.max {
+		c.mu.Unlock()
+		return
 	}
+	delete(c.held, oldest)
 	c.mu.Unlock()
-	if oldest == nil {
-		return false
-	}
 	// apart: a TLS connection says goodbye, which may wait on its peer
 	go oldest.Close()
-	return true
 }
 
 func (c *connCap) listener(ln net.Listener) net.Listener {
@@ -766,17 +769,13 @@ type cappedListener struct {
 	cap *connCap
 }
 
-// Accept returns the next connection there is room for; the server's
-// ConnState hook counts it before Accept is called again.
+// Accept returns the next connection, once there is room for it; the
+// server's ConnState hook counts it before Accept is called again.
 func (l *cappedListener) Accept() (net.Conn, error) {
-	for {
-		conn, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.cap.room() {
-			return conn, nil
-		}
-		conn.Close()
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
+	l.cap.makeRoom()
+	return conn, nil
 }

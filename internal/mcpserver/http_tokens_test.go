@@ -307,8 +307,9 @@ func TestHTTPReadTokenSeesOnlyItsReceipts(t *testing.T) {
 // needed to open one) are held to HTTPOptions.MaxConns: each new one closes
 // the one idle longest, so a client opening many keeps no more than that
 // number open on the server (a goroutine and its buffers each), and a
-// legitimate client opening its own is served. Before session 28 every one
-// was held until ReadHeaderTimeout (10 s) closed it.
+// legitimate client opening its own is served, also while more than
+// MaxConns connections have a request in progress. Before session 28 every
+// idle one was held until ReadHeaderTimeout (10 s) closed it.
 func TestHTTPIdleConnectionsCapped(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
@@ -333,8 +334,9 @@ func TestHTTPIdleConnectionsCapped(t *testing.T) {
 	})
 	const idle = 120
 	conns := make([]net.Conn, 0, idle)
+	var busyConns []net.Conn
 	t.Cleanup(func() {
-		for _, c := range conns {
+		for _, c := range append(conns, busyConns...) {
 			c.Close()
 		}
 	})
@@ -345,10 +347,23 @@ func TestHTTPIdleConnectionsCapped(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
+	// Connections with a request in progress (a token's, its body
+	// stalled) are not counted, and do not keep a new one out.
+	const busy = 10
+	for range busy {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		busyConns = append(busyConns, c)
+		if _, err := c.Write([]byte("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-w\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	url := "http://" + ln.Addr().String() + "/"
 	for i := range 3 {
 		if code, body := rawCall(t, url, "tok-w", mcpserver.ToolResourcesList, `{}`); code != http.StatusOK {
-			t.Fatalf("legitimate call %d among %d idle connections: %d %.200s", i, idle, code, body)
+			t.Fatalf("legitimate call %d among %d idle connections and %d busy ones: %d %.200s", i, idle, busy, code, body)
 		}
 	}
 	// Each idle connection the server closed reads EOF; the ones it holds
