@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,7 @@ const (
 	DefaultShutdownTimeout = 60 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
 	DefaultAnswerTimeout   = 30 * time.Second
+	DefaultMaxConns        = 512 // TCP connections held open at once
 )
 
 // HTTPOptions configure the HTTP front end. Verify is required.
@@ -68,6 +70,15 @@ type HTTPOptions struct {
 	// over it gets 429 with Retry-After while other tokens are served.
 	Rate  float64
 	Burst int
+	// MaxConns bounds the connections ServeHTTP holds open at once
+	// without a request in progress: idle between requests, or not yet
+	// sent one whole (DefaultMaxConns when 0). A connection accepted at the
+	// bound closes the one of them that has waited longest. Connections
+	// with a request in progress are not counted and never refused: only a
+	// token's requests stay in progress (a request without one is answered
+	// 401 once its headers are read), and those are bounded by the rate,
+	// the body budget and the timeouts.
+	MaxConns int
 	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
 	// requests when its context ends.
 	ShutdownTimeout time.Duration
@@ -114,6 +125,9 @@ func (o *HTTPOptions) defaults() {
 	if o.AnswerTimeout <= 0 {
 		o.AnswerTimeout = DefaultAnswerTimeout
 	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
 }
 
 // HTTPHandler is the server as an http.Handler: the MCP streamable HTTP
@@ -136,6 +150,13 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 		DisableLocalhostProtection: o.AnyHost,
 	})
 	h = refuseRepeated(h)
+	h = s.recheckAnswer(h, o.Verify)
+	// The token is checked again once the request holds its slot: it may
+	// have waited up to QueueWait for it, and a token revoked (or expired)
+	// meanwhile must not run a call (before session 28 it did, up to 10 s
+	// after `readproof mcp token revoke`).
+	bearer := auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	h = bearer(h)
 	h = limitConcurrency(h, o.MaxConcurrent, o.QueueWait)
 	// The body is read before a slot is taken: a client that trickles
 	// its body holds no slot meanwhile. What bodies hold in memory, read
@@ -143,7 +164,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	// slots' bodies could hold.
 	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: bodyBudget(o.MaxConcurrent, o.MaxBodyBytes)})
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
-	h = auth.RequireBearerToken(s.verifier(o.Verify), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	h = bearer(h)
 	h = challenge(h)
 	h = s.accessLog(h)
 	h = answerDeadline(h, o.AnswerTimeout)
@@ -220,6 +241,85 @@ func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.Toke
 	}
 }
 
+// recheckAnswer checks the request's token again when its answer is
+// written, and withholds a successful answer (401, or 500 when the token
+// file became unusable) from a token revoked or expired while its call
+// ran: a call that reads a slow source, or exports a large bundle, would
+// otherwise hand its bytes to a token the operator has taken back (before
+// session 28 it did). What the call wrote stays written, as a call the
+// client cancels, and its receipt names it; the answer is one JSON
+// response, so the whole of it is withheld.
+func (s *Server) recheckAnswer(next http.Handler, verify func(string) (mcpauth.Caller, error)) http.Handler {
+	check := s.verifier(verify)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := ""
+		if f := strings.Fields(r.Header.Get("Authorization")); len(f) == 2 {
+			token = f[1]
+		}
+		rw := &recheckWriter{ResponseWriter: w, check: func() (int, string) {
+			_, err := check(r.Context(), token, r)
+			switch {
+			case err == nil:
+				return 0, ""
+			case errors.Is(err, auth.ErrInvalidToken):
+				return http.StatusUnauthorized, err.Error() + " while the call ran: its answer is withheld (what the call wrote stays, and its receipt names it)"
+			}
+			return http.StatusInternalServerError, err.Error()
+		}}
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// recheckWriter decides at the first byte or status of a successful answer
+// whether to send it (check).
+type recheckWriter struct {
+	http.ResponseWriter
+	check             func() (code int, msg string)
+	decided, withheld bool
+}
+
+// decide checks once, before the answer's status goes out: an answer of
+// code 300 or more is sent as it is; a success is replaced by check's
+// refusal, if any. It reports whether the answer is withheld.
+func (w *recheckWriter) decide(code int) bool {
+	if w.decided {
+		return w.withheld
+	}
+	w.decided = true
+	if code >= http.StatusMultipleChoices {
+		return false
+	}
+	if c, msg := w.check(); c != 0 {
+		w.withheld = true
+		http.Error(w.ResponseWriter, msg, c)
+	}
+	return w.withheld
+}
+
+func (w *recheckWriter) WriteHeader(code int) {
+	if !w.decide(code) {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *recheckWriter) Write(p []byte) (int, error) {
+	if w.decide(http.StatusOK) {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *recheckWriter) Flush() {
+	if w.decide(http.StatusOK) {
+		return
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *recheckWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // challenge gives every 401 its WWW-Authenticate header, which RFC 6750
 // (section 3) requires and the SDK's bearer middleware sends only with
 // OAuth resource metadata: the scheme and realm, and error="invalid_token"
@@ -295,16 +395,23 @@ func (l *rateLimiter) limiter(name string) *rate.Limiter {
 	return lim
 }
 
+// take takes one from name's bucket, or says how long until one is there.
+func (l *rateLimiter) take(name string) (wait time.Duration, ok bool) {
+	res := l.limiter(name).Reserve()
+	if d := res.Delay(); d > 0 {
+		res.Cancel()
+		return d, false
+	}
+	return 0, true
+}
+
 func (l *rateLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := callerName(r)
 		if v, ok := r.Context().Value(callerSlot{}).(*atomic.Value); ok {
 			v.Store(name)
 		}
-		lim := l.limiter(name)
-		res := lim.Reserve()
-		if d := res.Delay(); d > 0 {
-			res.Cancel()
+		if d, ok := l.take(name); !ok {
 			secs := int(d/time.Second) + 1
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			http.Error(w, "too many requests for this token: slow down (the limit is per token; see mcp --rate and --burst)", http.StatusTooManyRequests)
@@ -553,8 +660,11 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 	// Calls join the trace of their traceparent header, exported by ctx's
 	// tracer provider when OTEL_* configures one.
 	h = telemetry.Middleware(ctx)(h)
+	conns := &connCap{max: ho.MaxConns, held: map[net.Conn]connState{}}
+	ln = conns.listener(ln)
 	srv := &http.Server{
 		Handler:           h,
+		ConnState:         conns.track,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		IdleTimeout:       2 * time.Minute,
@@ -588,4 +698,84 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 		return fmt.Errorf("mcp: requests still running after %s were cut off: %w", ho.ShutdownTimeout, err)
 	}
 	return nil
+}
+
+// connCap holds the connections of a server that have no request in
+// progress to a number: each accepted at the bound closes the one of them
+// that has waited longest. Without it a client (no token needed) held every
+// connection it opened until ReadHeaderTimeout or IdleTimeout closed it,
+// each with a goroutine and its buffers, and opened them faster than they
+// were closed. Busy connections are left out: counting them would let a
+// token's requests, stalled on purpose, fill the bound and have every new
+// connection refused.
+type connCap struct {
+	max  int
+	mu   sync.Mutex
+	held map[net.Conn]connState
+}
+
+type connState struct {
+	busy  bool      // a request is in progress (its headers were read)
+	since time.Time // when it entered this state
+}
+
+// track is the server's ConnState hook: it sees each connection as the
+// server does (a TLS connection as *tls.Conn).
+func (c *connCap) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch st {
+	case http.StateNew, http.StateIdle:
+		c.held[conn] = connState{since: time.Now()}
+	case http.StateActive:
+		c.held[conn] = connState{busy: true, since: time.Now()}
+	default: // closed, hijacked
+		delete(c.held, conn)
+	}
+}
+
+// makeRoom makes room for one more connection without a request in
+// progress: at the bound it closes the one that has waited longest.
+func (c *connCap) makeRoom() {
+	c.mu.Lock()
+	waiting := 0
+	var oldest net.Conn
+	var at time.Time
+	for conn, st := range c.held {
+		if st.busy {
+			continue
+		}
+		waiting++
+		if oldest == nil || st.since.Before(at) {
+			oldest, at = conn, st.since
+		}
+	}
+	if waiting < c.max {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.held, oldest)
+	c.mu.Unlock()
+	// apart: a TLS connection says goodbye, which may wait on its peer
+	go oldest.Close()
+}
+
+func (c *connCap) listener(ln net.Listener) net.Listener {
+	return &cappedListener{Listener: ln, cap: c}
+}
+
+type cappedListener struct {
+	net.Listener
+	cap *connCap
+}
+
+// Accept returns the next connection, once there is room for it; the
+// server's ConnState hook counts it before Accept is called again.
+func (l *cappedListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.cap.makeRoom()
+	return conn, nil
 }

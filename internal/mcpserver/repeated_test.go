@@ -22,6 +22,12 @@ var repeatedMembers = []struct{ what, msg, id, name string }{
 	{"the method", `{"jsonrpc":"2.0","id":33,"method":"ping","method":"tools/call","params":{"name":"readproof_run_start","arguments":{"run_id":"dupM"}}}`, "33", "method"},
 	{"the id", `{"jsonrpc":"2.0","id":34,"id":35,"method":"tools/call","params":{"name":"readproof_run_start","arguments":{"run_id":"dupI"}}}`, "null", "id"},
 	{"a resource URI", `{"jsonrpc":"2.0","id":36,"method":"resources/read","params":{"uri":"readproof://demo/policies/refunds","uri":"readproof://demo/x"}}`, "36", "uri"},
+	// Refused too where the SDK reads nothing of it: _meta is the
+	// client's to fill (a progress token, a host's own keys), a proxy or
+	// a log reader may read it, and no JSON encoder writes a member twice,
+	// so refusing costs a well-formed client nothing (session 28).
+	{"_meta", `{"jsonrpc":"2.0","id":37,"method":"tools/call","params":{"name":"readproof_run_start","arguments":{"run_id":"dupT"},"_meta":{},"_meta":{"x":1}}}`, "37", "_meta"},
+	{"a member of _meta", `{"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"name":"readproof_run_start","arguments":{"run_id":"dupP"},"_meta":{"progressToken":1,"progressToken":2}}}`, "38", "progressToken"},
 }
 
 // TestRepeatedMembersRefused: over stdio, such a message is answered with
@@ -46,7 +52,7 @@ func TestRepeatedMembersRefused(t *testing.T) {
 		t.Fatalf("run_start once: %s %+v", r.Result, r.Error)
 	}
 	runs := p.cli(t, "run", "list")
-	for _, id := range []string{"dupN", "dupA", "dupB", "dupC", "dupD", "dupM", "dupI"} {
+	for _, id := range []string{"dupN", "dupA", "dupB", "dupC", "dupD", "dupM", "dupI", "dupT", "dupP"} {
 		if strings.Contains(runs, id) {
 			t.Errorf("run %s was started by a refused message: run list says\n%s", id, runs)
 		}

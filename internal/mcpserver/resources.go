@@ -136,7 +136,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	defer st.Close()
 	warned := &sourceWarnings{log: s.log, what: "resources/read", clean: s.forClient(req)}
 	st.SetSourceWarn(warned.add)
-	d, err := st.Resolve(ctx, uri)
+	d, err := resolveFor(ctx, st, req, uri)
 	if err != nil {
 		err = warned.onError(err)
 		if notFound(err) {

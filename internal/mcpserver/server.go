@@ -66,6 +66,17 @@ type Options struct {
 	// (WithReplayChunk).
 	replayChunk int64
 
+	// ReadReceiptRate and ReadReceiptBurst bound the receipts that the
+	// calls of a token of scope read cause to be written, per token (a
+	// token bucket: DefaultReadReceiptRate per second sustained,
+	// DefaultReadReceiptBurst at once, when 0): with receipts on, a read
+	// token's call beyond it is refused before it runs, with a tool error
+	// and no receipt. A read token writes nothing else (resolveFor); its
+	// receipts are the one record of what it was given, so they are kept,
+	// within this bound rather than --rate's.
+	ReadReceiptRate  float64
+	ReadReceiptBurst int
+
 	// StoreDir and PolicyFile are the absolute paths of the store and
 	// the policy file. A client over HTTP reads them as <store> and
 	// <policy> in every error, hint, warning and receipt error (paths.go);
@@ -81,6 +92,14 @@ type Options struct {
 // size at peak (50 MiB answered at 370 MB of RSS), and the server is
 // shared by every token.
 const DefaultMaxAnswerBytes = 16 << 20
+
+// The receipts a read token's calls may cause (Options.ReadReceiptRate):
+// one a second sustained, 60 at once; 86,400 a day per read token at
+// most, against the 4.3 million of --rate's default 50 a second.
+const (
+	DefaultReadReceiptRate  = 1
+	DefaultReadReceiptBurst = 60
+)
 
 // Instructions is the initialize result's instructions: what readproof is
 // and how a run works, before the model calls anything.
@@ -105,6 +124,9 @@ type Server struct {
 	ints map[string][]string
 	// paths are hidden from clients over HTTP (forClient).
 	paths serverPaths
+	// readReceipts is each read token's budget of receipted calls
+	// (Options.ReadReceiptRate).
+	readReceipts *rateLimiter
 }
 
 // New builds the server: resources, the template and every tool.
@@ -120,12 +142,21 @@ func New(opts Options) (*Server, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	} else {
+		log = slog.New(tokenMask{log.Handler()})
 	}
 	version := opts.Version
 	if version == "" {
 		version = "devel"
 	}
-	s := &Server{opts: opts, log: log, args: map[string]string{}, ints: map[string][]string{}, paths: newServerPaths(opts.StoreDir, opts.PolicyFile)}
+	if opts.ReadReceiptRate <= 0 {
+		opts.ReadReceiptRate = DefaultReadReceiptRate
+	}
+	if opts.ReadReceiptBurst <= 0 {
+		opts.ReadReceiptBurst = DefaultReadReceiptBurst
+	}
+	s := &Server{opts: opts, log: log, args: map[string]string{}, ints: map[string][]string{}, paths: newServerPaths(opts.StoreDir, opts.PolicyFile),
+		readReceipts: newRateLimiter(opts.ReadReceiptRate, opts.ReadReceiptBurst)}
 	instructions := Instructions
 	if !opts.ReceiptKey.IsZero() {
 		instructions += "\n\nTool receipts are on (session " + opts.Session + "): every tool result names its receipt_id. " +
@@ -391,6 +422,11 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		if !canWrite && WritesStore(t.Name) {
 			return nil, zero, toolError(readOnlyRefusal(t.Name, caller), "", "", clean)
 		}
+		if !canWrite && !s.opts.ReceiptKey.IsZero() {
+			if wait, ok := s.readReceipts.take(caller); !ok {
+				return nil, zero, toolError(s.readReceiptRefusal(t.Name, caller, wait), "", "", clean)
+			}
+		}
 		st, err := s.opts.Open()
 		if err != nil {
 			s.log.Warn("open store", "tool", t.Name, "err", err)
@@ -525,11 +561,32 @@ func callerOf(req *mcp.CallToolRequest) (name string, canWrite bool) {
 	return ti.UserID, slices.Contains(ti.Scopes, ScopeWrite)
 }
 
+// requestCaller is callerOf for any request: the token's name and whether
+// its scope may write; a request without a token (stdio) may write.
+func requestCaller(req mcp.Request) (name string, canWrite bool) {
+	if req == nil {
+		return "", true
+	}
+	extra := req.GetExtra()
+	if extra == nil || extra.TokenInfo == nil {
+		return "", true
+	}
+	return extra.TokenInfo.UserID, slices.Contains(extra.TokenInfo.Scopes, ScopeWrite)
+}
+
 // readOnlyRefusal is the tool error a read-only token gets from a tool
 // that writes.
 func readOnlyRefusal(tool, caller string) error {
 	return hint.With(fmt.Errorf("%s writes to the store, and the token %q has scope read: refused", tool, caller),
 		"read-only tokens may list, read, resolve, compare, replay and export; for runs, tags and probe checks ask for a write token (readproof mcp token add NAME --scope write)")
+}
+
+// readReceiptRefusal is the tool error of a read token's call beyond its
+// budget of receipts (Options.ReadReceiptRate).
+func (s *Server) readReceiptRefusal(tool, caller string, wait time.Duration) error {
+	return hint.With(fmt.Errorf("%s: the token %q has scope read, and its calls have reached this server's bound on the receipts a read token causes (%g a second, %d at once): refused before it ran, nothing recorded",
+		tool, caller, s.opts.ReadReceiptRate, s.opts.ReadReceiptBurst),
+		fmt.Sprintf("call again in %d s; every call of a read token is receipted, so its calls are bounded by what the receipts write", int(wait/time.Second)+1))
 }
 
 // annotations for tools that change nothing.

@@ -5,6 +5,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -170,7 +171,7 @@ type DocumentOutput struct {
 }
 
 func (s *Server) resolve(ctx context.Context, c *call, in URIInput) (*DocumentOutput, reply, error) {
-	d, err := c.st.Resolve(ctx, in.URI)
+	d, err := resolveFor(ctx, c.st, c.req, in.URI)
 	if err != nil {
 		return nil, reply{}, err
 	}
@@ -214,4 +215,23 @@ func (s *Server) history(_ context.Context, c *call, in PlainURIInput) (*History
 		text = fmt.Sprintf("%s: %d snapshot%s; newest %s (%s).", u, len(h), plural(len(h)), manifest.Short(h[0].Snapshot), h[0].ContentHash)
 	}
 	return out, reply{text: text}, nil
+}
+
+// resolveFor resolves ref for the client of req: as `readproof get` does,
+// or, for a token of scope read, without writing (store.ResolveStored): a
+// snapshot recorded by a read is a write, so a read token is served what
+// the store holds (a tag, a pin, an allow_stale snapshot within max_age)
+// and refused where the freshness policy would read the source and record
+// a new snapshot.
+func resolveFor(ctx context.Context, st *store.Store, req mcp.Request, ref string) (*store.Delivery, error) {
+	name, canWrite := requestCaller(req)
+	if canWrite {
+		return st.Resolve(ctx, ref)
+	}
+	d, err := st.ResolveStored(ctx, ref)
+	if errors.Is(err, store.ErrWouldRecord) {
+		return nil, hint.With(fmt.Errorf("%w: a write, and the token %q has scope read: refused", err, name),
+			"read a tagged snapshot instead (URI@TAG; readproof_tag_list names the tags), or ask the operator for a write token (readproof mcp token add NAME --scope write)")
+	}
+	return d, err
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -185,6 +186,9 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 	if err != nil {
 		return nil, reply{}, err
 	}
+	if name, canWrite := callerOf(c.req); !canWrite {
+		rep = ownReceipts(rep, name)
+	}
 	j := rep.JSON()
 	// The receipts not cited are the whole session's but those cited: a
 	// long session's list is bounded as the cited ids are.
@@ -203,6 +207,28 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 		text += " STRICT CHECK FAILS: a cited receipt is fabricated, tampered or unverifiable."
 	}
 	return &ClaimsOutput{JSON: j, OmittedMore: more}, reply{text: text}, nil
+}
+
+// absentReceipt is the detail receipts.VerifyClaims gives a well-formed id
+// that no receipt has.
+const absentReceipt = "no receipt with this id in the store"
+
+// ownReceipts is rep as a token of scope read may see it: the receipts
+// issued to its caller, whatever session is named. Another caller's
+// receipt (another token's, the operator's over stdio), and one whose
+// caller cannot be read, is answered as an id no receipt has, in the same
+// words, so a read token learns neither what another client called nor
+// whether an id it guessed or was shown exists; it is left out of omitted.
+// A write token sees every receipt, as the operator's command does.
+func ownReceipts(rep receipts.Report, caller string) receipts.Report {
+	mine := func(c receipts.ClaimResult) bool { return c.Receipt != nil && c.Receipt.Caller == caller }
+	for i, c := range rep.Claims {
+		if receipts.ValidID(c.ID) && !mine(c) {
+			rep.Claims[i] = receipts.ClaimResult{ID: c.ID, Verdict: receipts.Fabricated, Detail: absentReceipt}
+		}
+	}
+	rep.Omitted = slices.DeleteFunc(rep.Omitted, func(c receipts.ClaimResult) bool { return !mine(c) })
+	return rep
 }
 
 // ProbeOutput is a proof-of-read report.

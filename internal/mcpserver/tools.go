@@ -38,8 +38,8 @@ const (
 // WritesStore reports whether a tool needs a write-scoped token: it opens,
 // fills or commits a run, moves a tag or records proof-of-read verdicts.
 // Every other tool is open to read tokens; readproof_resolve (like
-// resources/read) may record a new snapshot of a source, which is what
-// reading through readproof means, and receipts are issued for every call.
+// resources/read) records no snapshot for them (resolveFor), and their
+// calls' receipts are bounded (Options.ReadReceiptRate).
 func WritesStore(tool string) bool {
 	switch tool {
 	case ToolRunStart, ToolRunMount, ToolRunCommit, ToolTagSet, ToolTagDelete, ToolProbeCheck:

@@ -99,6 +99,9 @@ type batch struct {
 	// 10,000-document run allocated 40 MB for its reads).
 	reuseReads bool
 	readBuf    []byte
+	// noRecord is set for a reader that may not write (ResolveStored): a
+	// resolve that would read the source fails with ErrWouldRecord.
+	noRecord bool
 }
 
 func newBatch() *batch { return &batch{byRef: map[string]int{}} }
@@ -131,6 +134,22 @@ func (s *Store) Resolve(ctx context.Context, ref string) (*Delivery, error) {
 	return d, nil
 }
 
+// ErrWouldRecord: a read that may not write (ResolveStored) would have read
+// the source and recorded a new snapshot.
+var ErrWouldRecord = errors.New("reading it now would read the source and record a new snapshot")
+
+// ResolveStored is Resolve for a reader that may not write to the store: it
+// delivers what Resolve delivers without reading the source (a tagged
+// snapshot, a pinned one, or under allow_stale the current one within
+// max_age) and, where the freshness policy would read the source and record
+// an observation, fails with ErrWouldRecord before the source is contacted
+// or anything is written.
+func (s *Store) ResolveStored(ctx context.Context, ref string) (*Delivery, error) {
+	b := newBatch()
+	b.noRecord = true
+	return s.resolve(ctx, ref, b)
+}
+
 func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery, err error) {
 	ctx, span := telemetry.Start(ctx, telemetry.SpanResolve)
 	defer func() { s.endResolve(span, ref, d, err) }()
@@ -161,6 +180,9 @@ func (s *Store) resolve(ctx context.Context, ref string, b *batch) (d *Delivery,
 		if cur != nil && reusable(s.now().Sub(cur.ObservedAt), res.Freshness.MaxAge) {
 			return deliveryOf(s, cur, manifest.DecisionUseCurrent, "")
 		}
+	}
+	if b.noRecord {
+		return nil, fmt.Errorf("%s: %w (its freshness policy is %s)", u, ErrWouldRecord, res.Freshness.Strategy)
 	}
 	return s.fetch(ctx, u, res, b)
 }
