@@ -26,7 +26,7 @@ func TestHTTPResourcesHideDeclaredPaths(t *testing.T) {
 	abs := filepath.Join(p.dir, "policies", "refunds.md")
 	const absURI = "readproof://demo/policies/refunds-abs"
 	p.declare(t, absURI, abs)
-	tok := p.tokenOf(t, "remote-reader", mcpauth.ScopeRead)
+	tok := p.tokenOf(t, "remote-agent", mcpauth.ScopeWrite)
 	opts := mcpserver.Options{Open: p.opener(), StoreDir: p.store, PolicyFile: p.config}
 	remote := p.serveHTTPOpts(t, opts).connect(t, tok)
 	local := p.serveWith(t, opts)
