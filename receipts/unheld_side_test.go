@@ -13,8 +13,8 @@ import (
 // (receipts list) as one on the first-parent history is, in verify's
 // words: whether the walk of the other side is needed for a receipt's
 // append commit (y, appended there only) or not (every receipt appended
-// on the first-parent history). Before session 28 only the first-parent
-// history was checked.
+// on the first-parent history), reading each commit of the chain once.
+// Before session 28 only the first-parent history was checked.
 func TestScanUnheldOtherSide(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -35,22 +35,29 @@ func TestScanUnheldOtherSide(t *testing.T) {
 	tx := put("", x)
 	txy := put(tx, y)
 	a := f.putCommit(t, tx, appendMessage(x, bind))
+	var chain []gitobj.OID // the commits of the chain, a and the case's
+	commit := func(tree gitobj.OID, msg string, parents ...gitobj.OID) gitobj.OID {
+		c := f.putCommit(t, tree, msg, parents...)
+		chain = append(chain, c)
+		return c
+	}
 	for _, c := range []struct {
 		name string
 		// first and other are the merge's parents, given a
 		first, other func() gitobj.OID
 	}{
 		{"y appended on the other side", func() gitobj.OID { return a }, func() gitobj.OID {
-			b := f.putCommit(t, txy, appendMessage(y, bind), a)
-			return f.putCommit(t, txy, appendMessage(z, bind), b)
+			b := commit(txy, appendMessage(y, bind), a)
+			return commit(txy, appendMessage(z, bind), b)
 		}},
 		{"every receipt appended on the first-parent history", func() gitobj.OID {
-			return f.putCommit(t, txy, appendMessage(y, bind), a)
+			return commit(txy, appendMessage(y, bind), a)
 		}, func() gitobj.OID {
-			return f.putCommit(t, tx, appendMessage(z, bind), a)
+			return commit(tx, appendMessage(z, bind), a)
 		}},
 	} {
-		m := f.putCommit(t, txy, "merge receipts of sessions/s\n", c.first(), c.other())
+		chain = []gitobj.OID{a}
+		m := commit(txy, "merge receipts of sessions/s\n", c.first(), c.other())
 		old, err := l.ref(SessionRef("s"))
 		if err != nil {
 			t.Fatal(err)
@@ -58,9 +65,15 @@ func TestScanUnheldOtherSide(t *testing.T) {
 		if err := f.store.Update(gitobj.RefUpdate{Name: SessionRef("s"), Old: old, New: m}); err != nil {
 			t.Fatal(err)
 		}
-		entries, err := l.Scan("s")
+		counter := &commitCounter{Store: f.store, reads: map[gitobj.OID]int{}}
+		entries, err := NewLedger(counter).Scan("s")
 		if err != nil {
 			t.Fatalf("%s: Scan: %v", c.name, err)
+		}
+		for _, id := range chain {
+			if n := counter.reads[id]; n != 1 {
+				t.Errorf("%s: Scan read commit %s %d times, want once", c.name, id, n)
+			}
 		}
 		zPath := strings.Join(sessionPath(z.ID), "/")
 		var found bool
