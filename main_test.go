@@ -180,6 +180,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"jsonnorm": jsonNormCmd,
 	// plantpolicycache CACHE POLICY KEYFILE|-: the policy cache of another file, made to match POLICY and sealed with a key (policy_cache_plant_test.go)
 	"plantpolicycache": plantPolicyCacheCmd,
+	// policycache VAR STORE POLICY: sets $VAR to the policy cache of POLICY in STORE (policy_cache_plant_test.go)
+	"policycache": policyCacheCmd,
 }
 
 // closedPortCmd sets an environment variable to a loopback port that was

@@ -53,3 +53,15 @@ func plantPolicyCacheCmd(ts *testscript.TestScript, neg bool, args []string) {
 	body = append(body, "mac "+hex.EncodeToString(m.Sum(nil))+"\n"...)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), body, 0o644))
 }
+
+// policyCacheCmd is `policycache VAR STORE POLICY`: sets $VAR to the cache
+// of the policy file POLICY in the store STORE, named as docs/store-format.md
+// says (readproof-policy-cache- and the first 16 hex digits of the SHA-256
+// of POLICY's absolute path).
+func policyCacheCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: policycache VAR STORE POLICY")
+	}
+	sum := sha256.Sum256([]byte(ts.MkAbs(args[2])))
+	ts.Setenv(args[0], ts.MkAbs(args[1])+"/readproof-policy-cache-"+hex.EncodeToString(sum[:8]))
+}

@@ -598,30 +598,54 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 		others = append(others, cm.Parents[1:]...)
 		c, cm = cm.Parents[0], parent
 	}
-	// Receipts a merge brought in are appended on the other side's
-	// history: walked only when there are such receipts, and only until
-	// each has its append commit.
-	if missing := len(blobs) - len(seen); missing > 0 {
+	// The merges' other sides: the append commits of the receipts a
+	// merge brought in, and the commits there that name a receipt the
+	// tip does not hold, reported as on the first-parent history. Each
+	// commit is read once (visited holds the first-parent history).
+	if len(others) > 0 {
 		var visitErr error
+		fail := func(c gitobj.OID, err error) bool {
+			visitErr = fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
+			return true
+		}
 		c, err := walkCommits(commits.commit, others, visited, false, func(oc gitobj.OID, cm gitobj.Commit) bool {
-			if id, ok := appendedID(cm); ok && blobs[id] != "" && !seen[id] {
+			id, ok := appendedID(cm)
+			if !ok {
+				return false
+			}
+			if blobs[id] != "" && !seen[id] {
 				if _, done := msgs[id]; !done {
 					// as on the first-parent history: a commit
 					// naming it that does not append it is passed over
 					why, err := notAppended(trees, cm, sessionPath(id), commits.tree)
 					switch {
 					case err != nil:
-						visitErr = fmt.Errorf("reading receipt commit %s of session %q: %w", oc, session, err)
-						return true
+						return fail(oc, err)
 					case why != "":
 						passOver(id, oc, why)
 						return false
 					}
 					msgs[id] = cm.Message
-					missing--
 				}
+			} else if ValidID(id) && blobs[id] == "" && !unheldAt[strings.Join(sessionPath(id), "/")] {
+				var parent gitobj.OID
+				if len(cm.Parents) > 0 {
+					tree, err := commits.tree(cm.Parents[0])
+					if err != nil {
+						return fail(cm.Parents[0], err)
+					}
+					parent = tree
+				}
+				e, err := l.unheld(session, oc, cm, parent, bad)
+				if err != nil {
+					return fail(oc, err)
+				}
+				for _, e := range e {
+					unheldAt[e.ID] = true
+				}
+				unheld = append(unheld, e...)
 			}
-			return missing == 0
+			return false
 		})
 		if err != nil {
 			return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)

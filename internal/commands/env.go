@@ -142,7 +142,8 @@ func (e *env) loadPolicy() (*policy.File, error) {
 }
 
 // policyCache is where a large policy file's parse is kept: in the store
-// (policy.CacheFile), for this build of readproof, and only when the store
+// (policy.CacheFile and a slot of the policy file's path, one for each
+// policy file used with the store, policy.CacheMaxFiles at most), for this build of readproof, and only when the store
 // path is a store's git directory (a command never writes where no store
 // is), authenticated under the user's policy cache key
 // (keyloc.PolicyCacheKey), which the store does not hold. Without a build
@@ -154,7 +155,7 @@ func (e *env) policyCache() policy.Cache {
 		return policy.Cache{}
 	}
 	return policy.Cache{
-		Path:  filepath.Join(e.storePath, policy.CacheFile),
+		Dir:   e.storePath,
 		Build: build,
 		Ours:  func() bool { return gitobj.IsGitDir(e.storePath) && gitstore.IsStore(e.storePath) },
 		Key: func() []byte {

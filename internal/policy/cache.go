@@ -1,12 +1,14 @@
 package policy
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -42,11 +44,29 @@ import (
 // disk) cannot make a cache the user's commands accept, so they cannot
 // point a resource elsewhere than the reviewed file says.
 
-// CacheFile is the parse cache's name at the top of the store.
+// CacheFile is the parse cache's name at the top of the store: each
+// policy file's cache is CacheFile-<16 hex digits> there (Cache.Dir), and
+// a cache of format 3 or before was CacheFile itself.
 const CacheFile = "readproof-policy-cache"
 
 // cacheFormat is the cache's first line.
-const cacheFormat = "readproof-policy-cache/3"
+const cacheFormat = "readproof-policy-cache/4"
+
+// CacheMaxFiles and CacheMaxBytes bound the caches in a store's directory
+// (Cache.Dir): after a cache is written, the others are removed, the
+// oldest written first, until there are at most CacheMaxFiles in all and
+// their sizes add up to at most CacheMaxBytes. The cache just written is
+// always kept. A 10,000-resource policy's cache is about 0.5 MB.
+const (
+	CacheMaxFiles = 8
+	CacheMaxBytes = 64 << 20
+)
+
+// cacheMaxResources is the most bytes a cache's resources and index may
+// take: where each resource starts is kept as an int32 (lazyResources.at).
+// A policy whose resources take more (a policy file of hundreds of MB) is
+// not cached: every load parses it, without a word.
+const cacheMaxResources = math.MaxInt32
 
 // CacheMinBytes is the size from which a policy file is cached: below it
 // the parse (about a millisecond a 100 KB) costs less than a file's open.
@@ -54,7 +74,15 @@ const CacheMinBytes = 64 << 10
 
 // Cache names the parse cache for LoadCached.
 type Cache struct {
-	// Path is the cache file.
+	// Dir, when set, is the directory of the caches (the store's): the
+	// cache of the policy file at path is Dir/CacheFile-<slot>, the slot
+	// the first 16 hex digits of the SHA-256 of path made absolute
+	// (cacheSlot), so that policy files used in turn with one store keep
+	// a cache each; they are bounded by CacheMaxFiles and CacheMaxBytes.
+	// Path is then not used.
+	Dir string
+	// Path, when Dir is not set, is the one cache file, whatever the
+	// policy file (tests).
 	Path string
 	// Build identifies the program that parses: a cache written by another
 	// build, whose checks may differ, is not used.
@@ -80,6 +108,73 @@ type Cache struct {
 	// fsType, when set (by a test), replaces fsType: the type of the
 	// file system the policy file is on.
 	fsType func(file *os.File, path string) (uint32, bool)
+	// maxFiles, maxBytes and maxResources, when set (by a test), replace
+	// CacheMaxFiles, CacheMaxBytes and cacheMaxResources.
+	maxFiles, maxBytes, maxResources int
+}
+
+// cacheSlot is the name of the cache of the policy file at path in a
+// cache directory: CacheFile-<the first 16 hex digits of fileID(path)>;
+// ok is false when path cannot be made absolute.
+func cacheSlot(path string) (slot string, ok bool) {
+	id, ok := fileID(path)
+	if !ok {
+		return "", false
+	}
+	return CacheFile + "-" + hex.EncodeToString(id[:8]), true
+}
+
+// fileID identifies the policy file at path for its cache (the file line):
+// the SHA-256 of path made absolute and cleaned. Its device and inode are
+// the stat line's.
+func fileID(path string) (id [32]byte, ok bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return id, false
+	}
+	return sha256.Sum256([]byte(abs)), true
+}
+
+// isCacheSlot reports whether name is a cache's name in a cache
+// directory, as cacheSlot makes them.
+func isCacheSlot(name string) bool {
+	h, ok := strings.CutPrefix(name, CacheFile+"-")
+	if !ok || len(h) != 16 {
+		return false
+	}
+	for _, c := range []byte(h) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// file is the cache file of the policy file at path: Path, or its slot in
+// Dir; "" when there is none.
+func (c Cache) file(path string) string {
+	if c.Dir == "" {
+		return c.Path
+	}
+	slot, ok := cacheSlot(path)
+	if !ok {
+		return ""
+	}
+	return filepath.Join(c.Dir, slot)
+}
+
+func (c Cache) limits() (files, bytes, resources int) {
+	files, bytes, resources = CacheMaxFiles, CacheMaxBytes, cacheMaxResources
+	if c.maxFiles > 0 {
+		files = c.maxFiles
+	}
+	if c.maxBytes > 0 {
+		bytes = c.maxBytes
+	}
+	if c.maxResources > 0 {
+		resources = c.maxResources
+	}
+	return files, bytes, resources
 }
 
 // ctimeKept reports whether the policy file, open as file (at path when
@@ -134,10 +229,15 @@ func LoadCached(path string, c Cache) (*File, error) {
 // whether the cache was used.
 func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err error) {
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < int64(minBytes) || c.Path == "" || c.Key == nil || c.Ours != nil && !c.Ours() {
+	var cachePath string
+	if err == nil && fi.Mode().IsRegular() && fi.Size() >= int64(minBytes) {
+		cachePath = c.file(path)
+	}
+	if cachePath == "" || c.Key == nil || c.Ours != nil && !c.Ours() {
 		f, err := Load(path)
 		return f, false, err
 	}
+	c.Path = cachePath
 	name := path
 	if name == "" {
 		name = DefaultFileName
@@ -151,7 +251,7 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		}
 		if f, restamp := readCache(c, path, name, fi.Size(), build, key); f != nil {
 			if restamp != nil {
-				writeCache(c.Path, restamp)
+				c.writeCache(restamp)
 			}
 			return f, true, nil
 		}
@@ -177,7 +277,7 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 			stamped = again == stamp
 		}
 	}
-	writeCache(c.Path, func(tmp os.FileInfo) []byte {
+	c.writeCache(func(tmp os.FileInfo) []byte {
 		if key == nil {
 			key = c.Key()
 		}
@@ -187,7 +287,11 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		if !stamped || !c.settled(ctime, tmp) {
 			stamp = noStamp
 		}
-		return encodeCache(path, name, f, text, heads, sumText(text), stamp, build, key)
+		b := encodeCache(path, name, f, text, heads, sumText(text), stamp, build, key)
+		if _, _, maxRes := c.limits(); resourcesLen(b) > maxRes {
+			return nil // its resources' offsets would not fit an int32
+		}
+		return b
 	})
 	return f, false, nil
 }
@@ -273,9 +377,10 @@ func sameSettings(f, g *File) bool {
 // as f's, with no resource (a root key `resource = [...]` declares them
 // outside any block), authenticated under key. The cache is
 //
-//	readproof-policy-cache/2
+//	readproof-policy-cache/4
 //	build <buildSum of the build's name>
 //	policy <sha256 of the file> <size>
+//	file <fileID of its path>
 //	stat <device> <inode> <mtime ns> <ctime ns>   or  stat -
 //	settings <n>
 //	<start> <end>                 n lines: the byte ranges of the settings
@@ -289,9 +394,11 @@ func sameSettings(f, g *File) bool {
 // format 1, which a second pass over the cache would only repeat. The
 // policy file's own bytes are matched by SHA-256, or, when the stat line
 // was recorded and the file's stat is still that one, by the stat alone
-// (readSettings; format 3).
+// (readSettings; format 3). The file line names the path the cache is for
+// (format 4: a directory keeps one cache per policy file, Cache.Dir).
 func encodeCache(path, name string, f *File, text string, heads []headRun, sum [32]byte, stamp string, build [32]byte, key []byte) []byte {
-	if len(f.res) == 0 {
+	id, ok := fileID(path)
+	if len(f.res) == 0 || !ok {
 		return nil
 	}
 	spans := settingsSpans(text, heads)
@@ -306,6 +413,8 @@ func encodeCache(path, name string, f *File, text string, heads []headRun, sum [
 	b = hex.AppendEncode(b, sum[:])
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(len(text)), 10)
+	b = append(b, "\nfile "...)
+	b = hex.AppendEncode(b, id[:])
 	b = append(b, "\nstat "...)
 	b = append(b, stamp...)
 	b = append(b, "\nsettings "...)
@@ -327,6 +436,20 @@ func encodeCache(path, name string, f *File, text string, heads []headRun, sum [
 		b = binary.AppendUvarint(b, uint64(i))
 	}
 	return appendMAC(b, key)
+}
+
+// resourcesLen is the length of the resources and the index in cache b
+// (encodeCache's), 0 for nil: where each resource starts is an offset
+// into them.
+func resourcesLen(b []byte) int {
+	if b == nil {
+		return 0
+	}
+	// the first "\nresources " is the line's: the lines before it are
+	// digits and hex
+	i := strings.Index(string(b), "\nresources ")
+	j := strings.IndexByte(string(b[i+1:]), '\n')
+	return len(b) - macLine - (i + 1 + j + 1)
 }
 
 // appendMAC appends the mac line of b under key.
@@ -369,6 +492,14 @@ func readCache(c Cache, path, name string, size int64, build [32]byte, key []byt
 		// another file's cache, and the bound of the settings' count
 		return nil, nil
 	}
+	// the cache of this path: not another file's of the same bytes
+	id, ok := fileID(path)
+	if !ok {
+		return nil, nil
+	}
+	if rest, ok = strings.CutPrefix(rest, "file "+hex.EncodeToString(id[:])+"\n"); !ok {
+		return nil, nil
+	}
 	statAt := len(raw) - len(rest)
 	if rest, ok = strings.CutPrefix(rest, "stat "); !ok {
 		return nil, nil
@@ -404,6 +535,9 @@ func readCache(c Cache, path, name string, size int64, build [32]byte, key []byt
 	}
 	if n, rest, ok = cacheInt(rest, '\n'); !ok || n < 1 || n > len(rest) {
 		return nil, nil
+	}
+	if _, _, maxRes := c.limits(); len(rest) > maxRes {
+		return nil, nil // offsets into rest are int32s
 	}
 	settings, now, ctime, ok := readSettings(c, path, psize, sum, spans, stamp)
 	if !ok {
@@ -872,7 +1006,8 @@ func (cr *cacheReader) resource(r *Resource) {
 // that cannot take a cache makes none); nil writes nothing. The temporary
 // name ends in ".lock": one a killed writer leaves is swept with the
 // store's stale locks. Errors only lose the cache.
-func writeCache(path string, encode func(tmp os.FileInfo) []byte) {
+func (c Cache) writeCache(encode func(tmp os.FileInfo) []byte) {
+	path := c.Path
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+"-*.lock")
 	if err != nil {
@@ -894,5 +1029,57 @@ func writeCache(path string, encode func(tmp os.FileInfo) []byte) {
 	}
 	if cerr := tmp.Close(); err != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
+		return
+	}
+	if c.Dir != "" {
+		c.evict(filepath.Base(path))
+	}
+}
+
+// evict removes caches from Dir, the oldest written first (by
+// modification time, then name), until at most maxFiles are left and
+// their sizes add up to at most maxBytes (those newer than the first
+// removed are kept, older ones go); the cache kept, just written, is
+// never removed. The cache file of format 3 and before (CacheFile itself)
+// goes too. Errors are ignored: another command may be removing the same.
+func (c Cache) evict(kept string) {
+	entries, err := os.ReadDir(c.Dir)
+	if err != nil {
+		return
+	}
+	type cacheEntry struct {
+		name string
+		fi   os.FileInfo
+	}
+	var caches []cacheEntry
+	maxFiles, maxBytes, _ := c.limits()
+	files, bytes := 1, int64(0)
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case name == CacheFile && e.Type().IsRegular():
+			os.Remove(filepath.Join(c.Dir, name))
+		case isCacheSlot(name) && e.Type().IsRegular():
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			if name == kept {
+				bytes += fi.Size()
+				continue
+			}
+			caches = append(caches, cacheEntry{name, fi})
+		}
+	}
+	slices.SortFunc(caches, func(a, b cacheEntry) int {
+		// newest first
+		return cmp.Or(b.fi.ModTime().Compare(a.fi.ModTime()), strings.Compare(a.name, b.name))
+	})
+	full := false
+	for _, e := range caches {
+		if full = full || files >= maxFiles || bytes+e.fi.Size() > int64(maxBytes); !full {
+			files, bytes = files+1, bytes+e.fi.Size()
+			continue
+		}
+		os.Remove(filepath.Join(c.Dir, e.name))
 	}
 }

@@ -24,7 +24,8 @@
 // from the index it builds for Lookup.
 // A parsed File answers Lookup from an index; Lazy defers reading the file
 // to the first command that needs it. LoadCached keeps the resources of a
-// large file in a cache file the caller names (the CLI's is in the store),
+// large file in a cache file the caller names, or one for each policy file
+// in a directory it names (the CLI's store, a bounded number of caches),
 // used only for the file's very bytes (its SHA-256, or the stat of a file
 // that has settled) and the same build, with the settings parsed again at
 // every load, its resources decoded when asked for (Lookup one, Resources

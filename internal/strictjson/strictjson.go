@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/readproof/readproof/internal/text"
 )
@@ -101,10 +102,18 @@ func Check(data []byte, s Shape) error {
 // Members is Check without Text: the member names alone. A reader that
 // takes every string as encoding/json reads it (the MCP server, whose
 // protocol library does) needs only this part of the rule.
+//
+// The document is read by a scanner of JSON's grammar as encoding/json's
+// own scanner has it (RFC 8259 strings, numbers and literals, nesting
+// below 10,000 in a value read whole): encoding/json's Decoder.Token made
+// an error value for every name and plain value it read (its scanner
+// learns that a value has ended from the byte after it), a cost on every
+// format using the rule. A name is decoded by encoding/json when it holds
+// an escape or a byte that is not UTF-8 (FuzzMembersOracle holds this
+// reader to the Decoder's).
 func Members(data []byte, s Shape) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if e, ok := value(dec, s, 0).(*Error); ok {
+	sc := scanner{data: data}
+	if e, ok := sc.value(s, 0).(*Error); ok {
 		return e
 	}
 	return nil
@@ -115,25 +124,57 @@ type tooDeep struct{}
 
 func (tooDeep) Error() string { return "too deep" }
 
-func value(dec *json.Decoder, s Shape, depth int) error {
+// notJSON stops a Check at the first syntax error.
+type notJSON struct{}
+
+func (notJSON) Error() string { return "not JSON" }
+
+// maxNesting is encoding/json's bound on the nesting of a value it reads
+// whole (an Opaque or Ignored member's): deeper is a syntax error.
+const maxNesting = 10000
+
+// scanner reads data from i on.
+type scanner struct {
+	data []byte
+	i    int
+}
+
+// space skips white space and returns the next byte, or 0 at the end.
+func (sc *scanner) space() byte {
+	for ; sc.i < len(sc.data); sc.i++ {
+		switch c := sc.data[sc.i]; c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// value reads the value at i, whose objects are of shape s, depth deep.
+func (sc *scanner) value(s Shape, depth int) error {
 	if depth > MaxDepth {
 		return tooDeep{}
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
+	switch sc.space() {
+	case '{':
+		sc.i++
 		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return err
+		if sc.space() == '}' {
+			sc.i++
+			return nil
+		}
+		for {
+			if sc.space() != '"' {
+				return notJSON{}
 			}
-			name, _ := k.(string)
+			name, ok := sc.name()
+			if !ok {
+				return notJSON{}
+			}
 			vs := Shape(nil)
 			if s != nil {
+				var err error
 				if vs, err = s.Member(name); err != nil {
 					return err
 				}
@@ -144,33 +185,246 @@ func value(dec *json.Decoder, s Shape, depth int) error {
 				}
 				seen[name] = true
 			}
-			if vs == Opaque || vs == Ignored {
-				var skip json.RawMessage
-				if err := dec.Decode(&skip); err != nil {
-					return err
-				}
-				continue
+			if sc.space() != ':' {
+				return notJSON{}
 			}
-			if err := value(dec, vs, depth+1); err != nil {
+			sc.i++
+			if vs == Opaque || vs == Ignored {
+				if !sc.skip() {
+					return notJSON{}
+				}
+			} else if err := sc.value(vs, depth+1); err != nil {
 				return err
 			}
+			switch sc.space() {
+			case ',':
+				sc.i++
+			case '}':
+				sc.i++
+				return nil
+			default:
+				return notJSON{}
+			}
 		}
-		_, err = dec.Token()
-		return err
-	case json.Delim('['):
+	case '[':
+		sc.i++
 		var es Shape
 		if s != nil {
 			es = s.Elem()
 		}
-		for dec.More() {
-			if err := value(dec, es, depth+1); err != nil {
+		if sc.space() == ']' {
+			sc.i++
+			return nil
+		}
+		for {
+			if err := sc.value(es, depth+1); err != nil {
 				return err
 			}
+			switch sc.space() {
+			case ',':
+				sc.i++
+			case ']':
+				sc.i++
+				return nil
+			default:
+				return notJSON{}
+			}
 		}
-		_, err = dec.Token()
-		return err
+	}
+	if !sc.scalar() {
+		return notJSON{}
 	}
 	return nil
+}
+
+// skip reads the value at i whole, as encoding/json reads a value it keeps
+// (json.RawMessage): nested at most maxNesting deep.
+func (sc *scanner) skip() bool {
+	return sc.skipNested(1)
+}
+
+// skipNested is skip of a value whose objects and arrays are depth deep.
+func (sc *scanner) skipNested(depth int) bool {
+	switch sc.space() {
+	case '{':
+		sc.i++
+		if depth > maxNesting {
+			return false
+		}
+		if sc.space() == '}' {
+			sc.i++
+			return true
+		}
+		for {
+			if sc.space() != '"' || !sc.str() || sc.space() != ':' {
+				return false
+			}
+			sc.i++
+			if !sc.skipNested(depth + 1) {
+				return false
+			}
+			switch sc.space() {
+			case ',':
+				sc.i++
+			case '}':
+				sc.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case '[':
+		sc.i++
+		if depth > maxNesting {
+			return false
+		}
+		if sc.space() == ']' {
+			sc.i++
+			return true
+		}
+		for {
+			if !sc.skipNested(depth + 1) {
+				return false
+			}
+			switch sc.space() {
+			case ',':
+				sc.i++
+			case ']':
+				sc.i++
+				return true
+			default:
+				return false
+			}
+		}
+	}
+	return sc.scalar()
+}
+
+// scalar reads a string, a number, true, false or null at i.
+func (sc *scanner) scalar() bool {
+	if sc.i >= len(sc.data) {
+		return false
+	}
+	switch c := sc.data[sc.i]; {
+	case c == '"':
+		return sc.str()
+	case c == '-' || '0' <= c && c <= '9':
+		return sc.number()
+	case c == 't':
+		return sc.literal("true")
+	case c == 'f':
+		return sc.literal("false")
+	case c == 'n':
+		return sc.literal("null")
+	}
+	return false
+}
+
+func (sc *scanner) literal(word string) bool {
+	if !bytes.HasPrefix(sc.data[sc.i:], []byte(word)) {
+		return false
+	}
+	sc.i += len(word)
+	return true
+}
+
+// number reads a number at i: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (sc *scanner) number() bool {
+	d := sc.data
+	i := sc.i
+	if d[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		start := i
+		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	sc.i = i
+	return true
+}
+
+// str reads a string at i (its opening quote): no control character, and
+// each escape one of JSON's.
+func (sc *scanner) str() bool {
+	_, _, ok := sc.strKinds()
+	return ok
+}
+
+// strKinds is str, and whether the string holds an escape, and a byte that
+// is not ASCII.
+func (sc *scanner) strKinds() (escaped, nonASCII, ok bool) {
+	d := sc.data
+	for i := sc.i + 1; i < len(d); i++ {
+		switch c := d[i]; {
+		case c == '"':
+			sc.i = i + 1
+			return escaped, nonASCII, true
+		case c < 0x20:
+			return false, false, false
+		case c >= utf8.RuneSelf:
+			nonASCII = true
+		case c == '\\':
+			escaped = true
+			if i++; i >= len(d) {
+				return false, false, false
+			}
+			switch d[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if _, ok := hex4(d, i+1); !ok {
+					return false, false, false
+				}
+				i += 4
+			default:
+				return false, false, false
+			}
+		}
+	}
+	return false, false, false
+}
+
+// name reads a member name at i, decoded as encoding/json decodes it: the
+// bytes themselves when they hold no escape and are UTF-8, else by
+// encoding/json (a lone surrogate or a byte that is not UTF-8 is U+FFFD).
+func (sc *scanner) name() (string, bool) {
+	start := sc.i
+	escaped, nonASCII, ok := sc.strKinds()
+	if !ok {
+		return "", false
+	}
+	raw := sc.data[start+1 : sc.i-1]
+	if !escaped && (!nonASCII || utf8.Valid(raw)) {
+		return string(raw), true
+	}
+	var name string
+	if json.Unmarshal(sc.data[start:sc.i], &name) != nil {
+		return "", false
+	}
+	return name, true
 }
 
 // Closed is the Shape of an object whose member names are those Known
