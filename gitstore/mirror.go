@@ -64,8 +64,8 @@ type MirrorOptions struct {
 	// (ErrObjectTooLarge), before it is inflated, or whose remote lists
 	// more bytes of refs (ErrAdvertTooLarge; over http and https only
 	// through HTTPClient); 0 means DefaultMirrorMaxObject. Every object of a fetched pack is held whole
-	// in memory once while the pack is indexed, so this bounds a fetch's
-	// memory whatever the remote sends.
+	// in memory once while the pack is indexed, so this bounds what one
+	// object costs; MaxPackBytes and MaxPackObjects bound the whole pack.
 	MaxObjectBytes int64
 	// MaxPackBytes refuses a fetch whose pack is larger (ErrRepoTooLarge)
 	// once one byte more has arrived; 0 means 10 times the object bound.
