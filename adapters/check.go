@@ -66,27 +66,58 @@ func (s scrubber) str(v string) string {
 
 // url returns u, a URL about to be recorded (an http source's final_url),
 // with everything after its host replaced by Redacted when a secret
-// appears in it once percent-decoded: a server that puts the token its
-// request carried in a redirect (a '+' of it written %2B, or every byte
-// escaped) would get it past str. str still hides a secret written
-// plainly.
+// appears in it percent-decoded once or more: a server that puts the token
+// its request carried in a redirect (a '+' of it written %2B, every byte
+// escaped, or the escaped value escaped again, as a URL nested in a query
+// is) would get it past str. Each decoding is compared with '+' and ' '
+// taken as one character, in the URL and in the secret, so a space that
+// one layer wrote '+' matches whatever layers follow. A URL still
+// decoding after maxDecodeRounds is hidden too. str still hides a secret
+// written plainly.
 func (s scrubber) url(u string) string {
 	if len(s) == 0 {
 		return u
 	}
-	decoded := []string{percentDecode(u, false), percentDecode(u, true)}
-	for _, secret := range s {
-		for _, dec := range decoded {
-			if !strings.Contains(dec, secret) {
-				continue
-			}
-			if p, err := url.Parse(u); err == nil && p.Host != "" {
-				return p.Scheme + "://" + p.Host + "/" + Redacted
-			}
-			return Redacted
+	if s.inDecoded(u) {
+		if p, err := url.Parse(u); err == nil && p.Host != "" {
+			return p.Scheme + "://" + p.Host + "/" + Redacted
 		}
+		return Redacted
 	}
 	return u
+}
+
+// maxDecodeRounds bounds how many times url percent-decodes a URL: each
+// round of a URL that still changes shortens it, and no URL a server
+// means is escaped this deep.
+const maxDecodeRounds = 8
+
+// inDecoded reports whether a secret appears in u or in one of its
+// repeated percent-decodings ('+' and ' ' as one), or u decodes further
+// than maxDecodeRounds.
+func (s scrubber) inDecoded(u string) bool {
+	plusSpace := strings.NewReplacer(" ", "+")
+	secrets := make([]string, len(s))
+	for i, v := range s {
+		secrets[i] = plusSpace.Replace(v)
+	}
+	cur := u
+	for round := 0; ; round++ {
+		canon := plusSpace.Replace(cur)
+		for _, v := range secrets {
+			if strings.Contains(canon, v) {
+				return true
+			}
+		}
+		next := percentDecode(cur, false)
+		if next == cur {
+			return false
+		}
+		if round == maxDecodeRounds {
+			return true
+		}
+		cur = next
+	}
 }
 
 // text is str, and then url for each word of v that holds a URL (a

@@ -32,6 +32,7 @@ const (
 	RuleRegular          = "regular files only"
 	RuleEnvAllow         = "environment allow-list"
 	RuleSecretInDocument = "no secrets in documents"
+	RuleCleartext        = "no secrets over plain http"
 )
 
 // kindError is a message that matches a sentinel (ErrNotFound, ...) and

@@ -186,6 +186,15 @@ func (s *fsSource) read(ctx context.Context, uri string, f *os.File, st fs.FileI
 	if !st.Mode().IsRegular() {
 		return Result{}, refuse(uri, RuleRegular, "%s is %s, not a regular file; point path at a file", s.spec.Path, fspath.DescribeMode(st.Mode()))
 	}
+	// A hard link is a second name of the same file, and nothing in a
+	// name tells where the others are: a link inside the roots to a file
+	// outside them (a key in ~/.ssh, made by whoever can write in the
+	// root, an agent among them) reads that file as if it were inside. A
+	// document with more than one name is refused; real document trees
+	// rarely have one (docs/README-sources.md, Files, gives the count).
+	if n, ok := linkCount(st); ok && n > 1 {
+		return Result{}, refuse(uri, RuleRoots, "%s has %d names (hard links), and readproof cannot tell whether one lies outside the allowed roots; give the document a name of its own: copy it (cp %s %s.new && mv %s.new %s)", s.spec.Path, n, s.spec.Path, s.spec.Path, s.spec.Path, s.spec.Path)
+	}
 	if st.Size() > s.max {
 		return Result{}, fail(uri, ErrTooLarge, nil, "%s is %d bytes, over the %d-byte limit; %s", s.spec.Path, st.Size(), s.max, hintMaxBytes)
 	}

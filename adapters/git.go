@@ -305,6 +305,8 @@ func (s *gitSource) fetchErr(parent context.Context, uri string, err error) erro
 		return fail(uri, ErrNotFound, err, "no git repository at %s; check url in readproof.toml", s.shown)
 	case errors.Is(err, gitstore.ErrAdvertTooLarge):
 		return fail(uri, ErrTooLarge, err, "%s lists more refs than readproof reads from a git source (%v); point url at a repository with fewer branches and tags, or %s above it", s.shown, err, hintMaxBytes)
+	case errors.Is(err, gitstore.ErrRepoTooLarge):
+		return fail(uri, ErrTooLarge, err, "%s is a larger repository than readproof fetches from a git source (%v); its pack may be 10 times max_bytes or 100 MiB, whichever is larger, with one object per 2 KiB of that: point url at a smaller repository, or %s", s.shown, err, hintMaxBytes)
 	case errors.Is(err, gitstore.ErrObjectTooLarge):
 		return fail(uri, ErrTooLarge, err, "%s holds a file larger than readproof fetches from a git source (%v); keep large files out of the repository, or %s above it", s.shown, err, hintMaxBytes)
 	case errors.As(err, &badSSHConfig):

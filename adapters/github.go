@@ -79,6 +79,9 @@ func openGitHub(spec Spec, env Env) (Source, error) {
 			return broken(refuse("", RuleEnvAllow, "token_env names %s, which readproof.toml does not allow; %s", spec.TokenEnv, hintEnv))
 		}
 	}
+	if spec.TokenEnv != "" && sourcespec.CleartextRemote(rawBase) {
+		return broken(refuse("", RuleCleartext, "api_base %s is plain http:// to another machine, and the token in %s would go to it unencrypted; %s", shown, spec.TokenEnv, sourcespec.HintCleartext))
+	}
 	s.n.g.secretHeaders = []string{"Authorization"}
 	return s, nil
 }

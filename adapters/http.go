@@ -69,6 +69,9 @@ func openHTTP(spec Spec, env Env) (Source, error) {
 			s.n.g.secretHeaders = append(s.n.g.secretHeaders, k)
 		}
 	}
+	if len(spec.Headers) > 0 && sourcespec.CleartextRemote(spec.URL) {
+		return broken(refuse("", RuleCleartext, "%s is plain http:// to another machine, and the source's headers would send their secrets to it unencrypted; %s", shown, sourcespec.HintCleartext))
+	}
 	// Public headers are sent as written: no references, nothing secret.
 	public := make([]string, 0, len(spec.PublicHeaders))
 	for k := range spec.PublicHeaders {

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -298,10 +300,73 @@ const maxResponseHeaderBytes = 64 << 10
 
 // client returns an HTTP client that applies the guard. It has no overall
 // timeout: callers bound each fetch with a context deadline.
+//
+// Its transport, and so its pool of idle connections, is shared within
+// the process by every guard whose dial settings (allowed hosts and
+// CIDRs, timeout) are the same: N resources on one server hold one
+// connection, not N, each for IdleConnTimeout. The dial is still the
+// requesting source's own (the guard rides in the request's context, and
+// the shared dialer calls that guard's dialContext), and a connection
+// pooled by one guard is reused only by guards that would have allowed
+// the same address. Redirects (their bound, the secret headers they drop,
+// Referer) are per client, so per source.
 func (g *guard) client() *http.Client {
-	tr := &http.Transport{
+	key := g.dialKey()
+	tr, ok := sharedTransports.Load(key)
+	if !ok {
+		tr, _ = sharedTransports.LoadOrStore(key, newSharedTransport())
+	}
+	return &http.Client{Transport: guardRoundTripper{g: g, next: tr.(*http.Transport)}, CheckRedirect: g.checkRedirect}
+}
+
+// sharedTransports holds the transport of each set of dial settings
+// (dialKey) used in the process: a few, one per distinct [network] table.
+var sharedTransports sync.Map
+
+// dialKey names what dialContext's decision depends on, so that guards
+// with the same key decide every address alike.
+func (g *guard) dialKey() string {
+	hosts := make([]string, 0, len(g.hosts))
+	for h := range g.hosts {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	cidrs := make([]string, 0, len(g.cidrs))
+	for _, p := range g.cidrs {
+		cidrs = append(cidrs, p.String())
+	}
+	sort.Strings(cidrs)
+	return g.timeout.String() + "\x00" + strings.Join(hosts, ",") + "\x00" + strings.Join(cidrs, ",")
+}
+
+// guardKey is the context key of the guard a request is sent under.
+type guardKey struct{}
+
+// guardRoundTripper sends a request through a shared transport with its
+// source's guard in its context, where sharedDial finds it.
+type guardRoundTripper struct {
+	g    *guard
+	next http.RoundTripper
+}
+
+func (rt guardRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	return rt.next.RoundTrip(req.WithContext(context.WithValue(req.Context(), guardKey{}, rt.g)))
+}
+
+// sharedDial dials for a shared transport under the guard of the request
+// that asked for the connection. A dial without one is refused.
+func sharedDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	g, ok := ctx.Value(guardKey{}).(*guard)
+	if !ok {
+		return nil, refuse("", RuleReserved, "a connection to %s was asked for without an address policy; report this as a bug", addr)
+	}
+	return g.dialContext(ctx, network, addr)
+}
+
+func newSharedTransport() *http.Transport {
+	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           g.dialContext,
+		DialContext:           sharedDial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          16,
 		MaxIdleConnsPerHost:   4,
@@ -312,5 +377,4 @@ func (g *guard) client() *http.Client {
 		// than a few KiB.
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 	}
-	return &http.Client{Transport: tr, CheckRedirect: g.checkRedirect}
 }

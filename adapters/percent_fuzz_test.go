@@ -24,3 +24,29 @@ func FuzzPercentDecode(f *testing.F) {
 		}
 	})
 }
+
+// A secret escaped any number of times up to maxDecodeRounds, each layer
+// by query or path rules, is hidden by scrubber.url.
+func FuzzScrubURLLayers(f *testing.F) {
+	f.Add("tok+en/with=chars x", uint8(2), uint8(1))
+	f.Add("%41bc", uint8(1), uint8(0))
+	f.Add("a b+c", uint8(3), uint8(5))
+	f.Fuzz(func(t *testing.T, secret string, layers, modes uint8) {
+		if len(secret) < 3 {
+			return
+		}
+		enc := secret
+		for i := 0; i < int(layers)%(maxDecodeRounds+1); i++ {
+			if modes>>i&1 == 1 {
+				enc = url.PathEscape(enc)
+			} else {
+				enc = url.QueryEscape(enc)
+			}
+		}
+		u := "https://h.example/p?q=" + enc
+		got := newScrubber([]string{secret}).url(u)
+		if got != "https://h.example/"+Redacted && got != Redacted {
+			t.Errorf("secret %q in %d layers (modes %b): url(%q) = %q", secret, layers, modes, u, got)
+		}
+	})
+}

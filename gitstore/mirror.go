@@ -64,9 +64,18 @@ type MirrorOptions struct {
 	// (ErrObjectTooLarge), before it is inflated, or whose remote lists
 	// more bytes of refs (ErrAdvertTooLarge; over http and https only
 	// through HTTPClient); 0 means DefaultMirrorMaxObject. Every object of a fetched pack is held whole
-	// in memory once while the pack is indexed, so this bounds a fetch's
-	// memory whatever the remote sends.
+	// in memory once while the pack is indexed, so this bounds what one
+	// object costs; MaxPackBytes and MaxPackObjects bound the whole pack.
 	MaxObjectBytes int64
+	// MaxPackBytes refuses a fetch whose pack is larger (ErrRepoTooLarge)
+	// once one byte more has arrived; 0 means 10 times the object bound.
+	// The pack is spooled to disk whole before it is indexed.
+	MaxPackBytes int64
+	// MaxPackObjects refuses a fetch whose pack holds more objects
+	// (ErrRepoTooLarge), from the pack's header, before an object is
+	// read; 0 means one per 2 KiB of MaxPackBytes. go-git keeps about 470
+	// bytes per object while it indexes the pack.
+	MaxPackObjects int64
 	// Dial connects git:// and ssh fetches (the caller can check the
 	// address it connects to); nil means a plain net.Dialer. The address
 	// is host:port as the URL (or, for ssh, ~/.ssh/config) names it.
@@ -171,11 +180,8 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("git mirror: %q is not a git URL", redactUserinfo(m.url))
 	}
-	max := m.opts.MaxObjectBytes
-	if max <= 0 {
-		max = DefaultMirrorMaxObject
-	}
-	m.advert = &advertGuard{max: max}
+	bounds := mirrorPackBounds(m.opts)
+	m.advert = &advertGuard{max: bounds.object}
 	defer func() { m.advert = nil }()
 	tr, err := m.transport(ctx, ep)
 	if err != nil {
@@ -253,7 +259,13 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 		}
 		if err == nil {
 			var f *os.File
-			f, err = receivePack(m.dir, demux(req.Capabilities, resp), max)
+			f, err = receivePackBounded(m.dir, demux(req.Capabilities, resp), bounds)
+			if ls, ok := sess.(*localSession); ok && err != nil {
+				// a refused pack is not read to its end: upload-pack (or
+				// the connection) is stopped, not waited for while it
+				// blocks writing the rest
+				ls.stop()
+			}
 			resp.Close()
 			if err == nil {
 				err = packfile.UpdateObjectStorage(st, f)

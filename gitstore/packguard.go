@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -25,6 +26,50 @@ var ErrObjectTooLarge = errors.New("the repository holds an object over the size
 // repository GitHub holds fetches.
 const DefaultMirrorMaxObject = 100 << 20
 
+// ErrRepoTooLarge: a fetched pack is larger, or holds more objects, than
+// the mirror's bounds (MirrorOptions.MaxPackBytes, MaxPackObjects). The
+// pack is spooled to disk whole before go-git indexes it, and go-git keeps
+// about 470 bytes of memory per object while it does: a remote that sends
+// a pack of millions of tiny objects, or gigabytes of noise, costs that
+// much memory or disk before the fetch's timeout stops it.
+var ErrRepoTooLarge = errors.New("the repository is over the size limit")
+
+// Pack bounds derived from the object bound when MirrorOptions sets none:
+// a pack may be packBytesPerObjectBound times the object bound (1,000 MiB
+// under the default object bound, GitHub's advice for a repository's
+// size), and hold one object per packBytesPerObject bytes of that bound
+// (512,000 under the default: about 240 MB of go-git's index while the
+// pack is indexed; git.git has about 400,000 objects).
+const (
+	packBytesPerObjectBound = 10
+	packBytesPerObject      = 2 << 10
+)
+
+// packBounds are the limits receivePack applies to one pack: the largest
+// object, the pack's bytes and its number of objects.
+type packBounds struct {
+	object, bytes, objects int64
+}
+
+// mirrorPackBounds returns the bounds of a fetch under opts, the defaults
+// applied.
+func mirrorPackBounds(opts MirrorOptions) packBounds {
+	b := packBounds{object: opts.MaxObjectBytes, bytes: opts.MaxPackBytes, objects: opts.MaxPackObjects}
+	if b.object <= 0 {
+		b.object = DefaultMirrorMaxObject
+	}
+	if b.bytes <= 0 {
+		b.bytes = math.MaxInt64
+		if b.object <= math.MaxInt64/packBytesPerObjectBound {
+			b.bytes = b.object * packBytesPerObjectBound
+		}
+	}
+	if b.objects <= 0 {
+		b.objects = max(b.bytes/packBytesPerObject, 1)
+	}
+	return b
+}
+
 // maxPackTrailer bounds what receivePack keeps of a stream after the
 // pack's checksum: git sends nothing there, go-git judges what a server
 // does send, and an endless stream is refused instead of spooled to disk
@@ -39,6 +84,14 @@ const maxPackTrailer = 64 << 10
 // inflates each object whole, so the check cannot run beside it. The
 // caller closes and removes the file.
 func receivePack(dir string, r io.Reader, max int64) (_ *os.File, err error) {
+	return receivePackBounded(dir, r, packBounds{object: max, bytes: math.MaxInt64, objects: math.MaxInt64})
+}
+
+// receivePackBounded is receivePack under all of b: besides each object's
+// size, the pack's number of objects, refused from its header before an
+// entry is read, and its bytes, refused as soon as one more than b.bytes
+// has arrived (ErrRepoTooLarge).
+func receivePackBounded(dir string, r io.Reader, b packBounds) (_ *os.File, err error) {
 	f, err := os.CreateTemp(dir, receivedPrefix)
 	if err != nil {
 		return nil, err
@@ -50,12 +103,20 @@ func receivePack(dir string, r io.Reader, max int64) (_ *os.File, err error) {
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := scanPackSizes(io.TeeReader(r, bw), max); err != nil {
+	cr := &packCounter{r: r, left: b.bytes}
+	r = cr
+	if err := scanPack(io.TeeReader(r, bw), b); err != nil {
+		if cr.over {
+			// what the scanner made of the cut stream is beside the point
+			return nil, fmt.Errorf("%w: the pack is over the %d-byte limit", ErrRepoTooLarge, b.bytes)
+		}
 		return nil, err
 	}
 	// What follows the pack's checksum is go-git's to judge, up to
 	// maxPackTrailer bytes.
-	if n, err := io.CopyN(bw, r, maxPackTrailer+1); err != nil && err != io.EOF {
+	if n, err := io.CopyN(bw, r, maxPackTrailer+1); cr.over {
+		return nil, fmt.Errorf("%w: the pack is over the %d-byte limit", ErrRepoTooLarge, b.bytes)
+	} else if err != nil && err != io.EOF {
 		return nil, err
 	} else if n > maxPackTrailer {
 		return nil, fmt.Errorf("%w: the remote sent more than %d bytes after the pack", errPackCorrupt, maxPackTrailer)
@@ -87,6 +148,13 @@ func removeReceived(dir string) {
 // It checks the format only as far as it must to find the entries; go-git
 // checks the rest (names, checksum, delta bases).
 func scanPackSizes(r io.Reader, max int64) error {
+	return scanPack(r, packBounds{object: max, bytes: math.MaxInt64, objects: math.MaxInt64})
+}
+
+// scanPack is scanPackSizes that also refuses, from the pack's header, a
+// pack of more than b.objects objects (ErrRepoTooLarge).
+func scanPack(r io.Reader, b packBounds) error {
+	max := b.object
 	br := bufio.NewReaderSize(r, 64<<10)
 	var hdr [12]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
@@ -99,6 +167,9 @@ func scanPackSizes(r io.Reader, max int64) error {
 		return fmt.Errorf("%w: pack version %d", errPackCorrupt, v)
 	}
 	count := binary.BigEndian.Uint32(hdr[8:12])
+	if int64(count) > b.objects {
+		return fmt.Errorf("%w: the pack holds %d objects, over the limit of %d", ErrRepoTooLarge, count, b.objects)
+	}
 	var zr io.ReadCloser
 	var head [20]byte
 	for i := uint32(0); i < count; i++ {
@@ -155,6 +226,30 @@ func scanPackSizes(r io.Reader, max int64) error {
 		return fmt.Errorf("pack checksum: %w", unexpectedEOF(err))
 	}
 	return nil
+}
+
+// packCounter reads r until left bytes are gone; one more byte is an
+// error, and over says so.
+type packCounter struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (c *packCounter) Read(p []byte) (int, error) {
+	if c.over {
+		return 0, ErrRepoTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	if int64(n) > c.left {
+		c.over = true
+		return int(c.left), ErrRepoTooLarge
+	}
+	c.left -= int64(n)
+	return n, err
 }
 
 func packObjectTooLarge(i uint32, size uint64, max int64, delta bool) error {

@@ -494,6 +494,9 @@ func (c *checker) source(f *File, sp *keyPath, spec *sourcespec.Spec, keys keySe
 		var buf [4]string
 		folded := c.headers(f, sp, spec.Headers, foldedNames{names: buf[:0]})
 		c.publicHeaders(sp, spec.PublicHeaders, folded)
+		if len(spec.Headers) > 0 && sourcespec.CleartextRemote(spec.URL) {
+			c.add(sp.child("url"), "url is plain http:// to another machine, and headers would send their secrets to it unencrypted", sourcespec.HintCleartext, sourcespec.ErrRefused)
+		}
 		if len(spec.Headers) == 0 {
 			spec.Headers = nil
 		}
@@ -535,6 +538,9 @@ func (c *checker) source(f *File, sp *keyPath, spec *sourcespec.Spec, keys keySe
 					fmt.Sprintf(`add env = [%q] to [sources]`, name), sourcespec.ErrRefused)
 			default:
 				spec.TokenEnv = name
+				if sourcespec.CleartextRemote(spec.APIBase) {
+					c.add(sp.child("api_base"), "api_base is plain http:// to another machine, and the token in token_env would go to it unencrypted", sourcespec.HintCleartext, sourcespec.ErrRefused)
+				}
 			}
 		}
 		if spec.Ref == "" && !present("ref") {
