@@ -453,6 +453,11 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 				"name a policy file outside the repository with --config")
 		}
 	}
+	// a policy file that is not a file (a named pipe, a device) is refused
+	// before the store is made: reading it to warn would hang or not end
+	if err := checkPolicyKind(e.policyPath, e.policyNamed); err != nil {
+		return err
+	}
 	if err := store.InitWith(e.storePath, gopts); errors.Is(err, store.ErrExists) {
 		return initExisting(ctx, e, err, opts)
 	} else if err != nil {
