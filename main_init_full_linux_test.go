@@ -65,3 +65,56 @@ func TestInitPolicyFileFullDisk(t *testing.T) {
 		t.Errorf("init again: exit %d, want 0 and the policy file created\n%s", code, out)
 	}
 }
+
+// TestResourceAddFullDisk: `readproof resource add` whose readproof.toml
+// is on a full disk leaves the file as it was and says so, with the space
+// to free. It said only the temporary file's write error, with no hint.
+// On a 1 MiB tmpfs (root only).
+func TestResourceAddFullDisk(t *testing.T) {
+	proj := testproc.SmallTmpfs(t, "1m")
+	bin, err := exec.LookPath("readproof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	env := append(os.Environ(), "READPROOF_STORE="+filepath.Join(t.TempDir(), "st"), "READPROOF_CONFIG=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
+	readproof := func(args ...string) (string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = proj, env
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out), ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("readproof %s: %v", strings.Join(args, " "), err)
+		}
+		return string(out), 0
+	}
+	if out, code := readproof("init"); code != 0 {
+		t.Fatalf("init: exit %d\n%s", code, out)
+	}
+	policy := filepath.Join(proj, "readproof.toml")
+	before, err := os.ReadFile(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(proj, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(proj, "filler"), make([]byte, int64(fs.Bavail)*int64(fs.Bsize)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := readproof("resource", "add", "readproof://demo/doc", "--source-type", "filesystem", "--path", "doc.md")
+	if code != 1 || !strings.Contains(out, "no space left on device") {
+		t.Errorf("resource add on a full disk: exit %d, want 1 and the full disk\n%s", code, out)
+	}
+	if h := hintLine(out); !strings.Contains(h, "readproof.toml is unchanged") || !strings.Contains(h, "free space") {
+		t.Errorf("resource add on a full disk: want a hint that readproof.toml is unchanged and to free space\n%s", out)
+	}
+	if after, err := os.ReadFile(policy); err != nil || string(after) != string(before) {
+		t.Errorf("readproof.toml changed (%v):\n%s", err, after)
+	}
+	if left, _ := filepath.Glob(filepath.Join(proj, ".readproof.toml*")); len(left) > 0 {
+		t.Errorf("resource add left %v", left)
+	}
+}

@@ -270,6 +270,10 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 			return withCode(ExitUsage, hint.With(err, pe.Hint))
 		case errors.As(err, &pe):
 			return withCode(ExitUsage, err)
+		case hint.Of(err) == "" && gitstore.WriteLimitRemedy(err, "") != "":
+			// the file is written whole (a temporary file renamed over
+			// it) or not at all
+			return hint.With(err, filepath.Base(e.policyPath)+" is unchanged: "+gitstore.WriteLimitRemedy(err, filepath.Dir(e.policyPath))+", then run the same resource add again")
 		}
 		return err
 	}
