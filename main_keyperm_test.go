@@ -45,3 +45,35 @@ func TestKeyDirPermissionMessages(t *testing.T) {
 		t.Errorf("the config directory holds %d files (%v), want none", len(entries), err)
 	}
 }
+
+// TestPolicyUnreadableMessage: a readproof.toml this user may not read is
+// named as such, with a hint about its permissions. The hint was "fix
+// FILE; readproof.toml.example documents every key", as for a mistake in
+// its text.
+func TestPolicyUnreadableMessage(t *testing.T) {
+	t.Parallel()
+	asUser, root, bin := permissionSandbox(t, "readproof-polperm-")
+	proj := filepath.Join(root, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(proj, "readproof.toml")
+	if err := os.WriteFile(policy, []byte("version = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(policy, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := permRunner(t, asUser, root, bin, proj)
+	for _, args := range [][]string{{"resource", "list"}, {"resource", "add", "readproof://demo/doc", "--source-type", "filesystem", "--path", "doc.md"}} {
+		out, code := run(true, args...)
+		if code != 2 || !strings.Contains(out, "permission denied") || !strings.Contains(out, policy) {
+			t.Errorf("readproof %s with a policy file the user may not read: exit %d, want 2, naming it and \"permission denied\"\n%s", strings.Join(args, " "), code, out)
+		}
+		if h := hintLine(out); !strings.Contains(h, "may not read") || !strings.Contains(h, "ls -l") || strings.Contains(h, "readproof.toml.example") {
+			t.Errorf("readproof %s with a policy file the user may not read: want a hint about its permissions, not its keys\n%s", strings.Join(args, " "), out)
+		}
+	}
+}

@@ -143,6 +143,10 @@ func (e *env) loadPolicy() (*policy.File, error) {
 		if errors.As(err, &pe) && pe.Hint != "" {
 			return nil, withCode(ExitUsage, hint.With(err, pe.Hint))
 		}
+		if !errors.As(err, &pe) && errors.Is(err, fs.ErrPermission) {
+			// not the file's text: who may read it
+			return nil, withCode(ExitUsage, hint.With(err, "this user may not read "+e.policyPath+" (permission denied): fix its permissions or its directory's (ls -l "+text.ShellArg(e.policyPath)+" shows the owner and mode), or run readproof as a user who may"))
+		}
 		return nil, withCode(ExitUsage, hint.With(err, "fix "+e.policyPath+"; readproof.toml.example documents every key"))
 	}
 	return f, nil
