@@ -22,6 +22,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf16"
@@ -133,6 +134,8 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	if hint.Of(err) == "" && errors.Is(err, fs.ErrPermission) {
 		// the system's error names the path; say what to do about it
 		err = hint.With(err, "this user may not write (or read) the path named above (permission denied): fix its permissions or its directory's (ls -ld shows the owner and mode), or run readproof as a user who may")
+	} else if hint.Of(err) == "" && errors.Is(err, syscall.EROFS) {
+		err = hint.With(err, "the path named above is on a read-only file system: remount it read-write, or name a path on one where you can write")
 	}
 	msg, h := errorLines(err)
 	fmt.Fprintf(stderr, "readproof: error: %s\n", msg)

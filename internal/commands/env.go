@@ -18,6 +18,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/internal/buildinfo"
+	"github.com/readproof/readproof/internal/fspath"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/policy"
@@ -68,6 +69,9 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG) is a directory", abs),
 				"name the policy file itself: --config "+text.ShellArg(filepath.Join(abs, PolicyName))))
+		}
+		if err := checkPolicyKind(abs, true); err != nil {
+			return nil, err
 		}
 	}
 	s := storeFlag
@@ -123,6 +127,9 @@ func storeHere(policyPath, def string) string {
 // unless --config or READPROOF_CONFIG named it: a named file that does not
 // exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
+	if err := checkPolicyKind(e.policyPath, e.policyNamed); err != nil {
+		return nil, err
+	}
 	f, err := policy.LoadCached(e.policyPath, e.policyCache())
 	if errors.Is(err, fs.ErrNotExist) {
 		if e.policyNamed {
@@ -136,9 +143,37 @@ func (e *env) loadPolicy() (*policy.File, error) {
 		if errors.As(err, &pe) && pe.Hint != "" {
 			return nil, withCode(ExitUsage, hint.With(err, pe.Hint))
 		}
+		if !errors.As(err, &pe) && errors.Is(err, fs.ErrPermission) {
+			// not the file's text: who may read it
+			return nil, withCode(ExitUsage, hint.With(err, "this user may not read "+e.policyPath+" (permission denied): fix its permissions or its directory's (ls -l "+text.ShellArg(e.policyPath)+" shows the owner and mode), or run readproof as a user who may"))
+		}
 		return nil, withCode(ExitUsage, hint.With(err, "fix "+e.policyPath+"; readproof.toml.example documents every key"))
 	}
 	return f, nil
+}
+
+// checkPolicyKind refuses a policy file at path that is neither a regular
+// file nor the null device (which reads as an empty file): a named pipe
+// would hold the command at its open until something writes to it, and a
+// device such as /dev/zero would be read without end. named says --config
+// or READPROOF_CONFIG gave path. A missing file, or one that cannot be
+// looked at, is left to the read, which names it.
+func checkPolicyKind(path string, named bool) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil
+	}
+	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(fi, null) {
+		return nil
+	}
+	by, h := "", "replace it with a regular file (readproof.toml.example documents every key), or name the policy file with --config"
+	if named {
+		by, h = " (named by --config or READPROOF_CONFIG)", "name the policy file itself with --config or READPROOF_CONFIG"
+	}
+	if fi.IsDir() && !named {
+		h = "move the directory away and put the policy file there (readproof.toml.example documents every key), or name the policy file with --config"
+	}
+	return withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s%s is %s, not a regular file; nothing was read from it", path, by, fspath.DescribeMode(fi.Mode())), h))
 }
 
 // policyCache is where a large policy file's parse is kept: in the store

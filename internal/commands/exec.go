@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/preflight"
 	"github.com/readproof/readproof/internal/store"
@@ -93,6 +94,9 @@ func preflightReceipt(e *env, st *store.Store, session, what string) error {
 	case errors.Is(err, preflight.ErrLocked):
 		// the hint names the lock file and how to remove it
 		return fmt.Errorf("%s: receipts could not be stored: %w", what, err)
+	case err != nil && gitstore.WriteLimitRemedy(err, "the store") != "":
+		return hint.With(fmt.Errorf("%s: receipts could not be stored: %w", what, err),
+			gitstore.WriteLimitRemedy(err, "the store")+", then run it again")
 	case err != nil:
 		return hint.With(fmt.Errorf("%s: receipts could not be stored: %w", what, err),
 			"make the store writable (or use one that is: --store), then run it again")

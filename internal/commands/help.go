@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/text"
@@ -242,11 +243,13 @@ func runMan(_ context.Context, opts manOptions, dir string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := io.WriteString(tmp, page); err != nil {
-		tmp.Close()
-		return err
+	_, err = io.WriteString(tmp, page)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
+	if r := gitstore.WriteLimitRemedy(err, dir); r != "" {
+		return hint.With(fmt.Errorf("man: write %s: %w", path, err), "nothing was written at "+path+" (a page already there is unchanged): "+r+", then run it again")
+	} else if err != nil {
 		return err
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
@@ -470,6 +471,8 @@ func installHook(dir, name, script string) (hookResult, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, fmt.Errorf("hooks: %w", err)
 	}
+	tmp := path + ".readproof-tmp"
+	moved := false // the user's hook was moved to local, to be chained
 	ours, err := isOurHook(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -495,21 +498,41 @@ func installHook(dir, name, script string) (hookResult, error) {
 		if err := os.Rename(path, local); err != nil {
 			return r, fmt.Errorf("hooks: keep the existing hook: %w", err)
 		}
+		moved = true
 	}
 	if _, err := os.Lstat(local); err == nil {
 		r.Chained = local
 	}
-	tmp := path + ".readproof-tmp"
+	// A hook that cannot be written (a full disk) leaves no part of it,
+	// and the user's own hook, moved aside to be chained, back in place:
+	// git would have run neither.
+	fail := func(err error) (hookResult, error) {
+		os.Remove(tmp)
+		kept := " is unchanged"
+		if moved {
+			if rerr := os.Rename(local, path); rerr != nil {
+				return r, fmt.Errorf("hooks: write %s: %w; and moving %s back: %w", path, err, local, rerr)
+			}
+			kept = ", the existing hook, is back in place"
+		}
+		err = fmt.Errorf("hooks: write %s: %w", path, err)
+		if hint.Of(err) != "" {
+			return r, err
+		}
+		what := gitstore.WriteLimitRemedy(err, filepath.Dir(path))
+		if what == "" {
+			return r, err // Main's hint says what to do of a permission
+		}
+		return r, hint.With(err, path+kept+": "+what+", then run readproof hooks install again")
+	}
 	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
-		return r, fmt.Errorf("hooks: write %s: %w", path, err)
+		return fail(err)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.Remove(tmp)
-		return r, fmt.Errorf("hooks: %w", err)
+		return fail(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return r, fmt.Errorf("hooks: write %s: %w", path, err)
+		return fail(err)
 	}
 	return r, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -178,6 +179,8 @@ func tokenHint(err error, path string) error {
 		return hint.With(err, "a token file is a secret of the user who runs the server: mode 0600, owned by that user")
 	case errors.Is(err, mcpauth.ErrFile):
 		return hint.With(err, "the token file "+path+" is damaged: restore it, or move it away and add the tokens again")
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		return err // a path this user cannot write: Main's hint says so
 	case hint.Of(err) != "":
 		// a lock file held by another readproof (mcpauth.ErrLocked:
 		// internal/lockfile gives each such error a hint) or that cannot

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -269,6 +270,10 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 			return withCode(ExitUsage, hint.With(err, pe.Hint))
 		case errors.As(err, &pe):
 			return withCode(ExitUsage, err)
+		case hint.Of(err) == "" && gitstore.WriteLimitRemedy(err, "") != "":
+			// the file is written whole (a temporary file renamed over
+			// it) or not at all
+			return hint.With(err, filepath.Base(e.policyPath)+" is unchanged: "+gitstore.WriteLimitRemedy(err, filepath.Dir(e.policyPath))+", then run the same resource add again")
 		}
 		return err
 	}
@@ -453,6 +458,11 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 				"name a policy file outside the repository with --config")
 		}
 	}
+	// a policy file that is not a file (a named pipe, a device) is refused
+	// before the store is made: reading it to warn would hang or not end
+	if err := checkPolicyKind(e.policyPath, e.policyNamed); err != nil {
+		return err
+	}
 	if err := store.InitWith(e.storePath, gopts); errors.Is(err, store.ErrExists) {
 		return initExisting(ctx, e, err, opts)
 	} else if err != nil {
@@ -461,7 +471,7 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	created := false
 	if _, err := os.Stat(e.policyPath); errors.Is(err, os.ErrNotExist) {
 		if err := policy.CreateFile(e.policyPath); err != nil {
-			return err
+			return policyNotCreated(e, err, "was made")
 		}
 		created = true
 	}
@@ -477,6 +487,26 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 		warnPolicy(e)
 	}
 	return err
+}
+
+// policyNotCreated is init's error when the store is there (made by this
+// init, or kept: kept says which) but the new policy file could not be
+// written (nothing of it is left): what stopped the write, and that init
+// run again writes the file beside the store it keeps.
+func policyNotCreated(e *env, err error, kept string) error {
+	err = fmt.Errorf("init: the store %s %s, but the policy file was not written: %w", e.storePath, kept, err)
+	dir := filepath.Dir(e.policyPath)
+	what := gitstore.WriteLimitRemedy(err, dir)
+	switch {
+	case what != "":
+	case errors.Is(err, syscall.EROFS):
+		what = dir + " is on a read-only file system; remount it read-write"
+	case errors.Is(err, fs.ErrPermission):
+		what = "this user may not create files in " + dir + " (permission denied); fix its permissions (ls -ld " + text.ShellArg(dir) + " shows its owner and mode)"
+	default:
+		what = "fix what the error names"
+	}
+	return hint.With(err, what+", then run `readproof init` again: it keeps the store and writes "+filepath.Base(e.policyPath))
 }
 
 // warnPolicy warns, after init made the store (or found it) beside a
@@ -561,7 +591,7 @@ func initExisting(ctx context.Context, e *env, exists error, opts initOptions) e
 			"run `readproof --store "+text.ShellArg(e.storePath)+" init` in the project directory, or name a policy file outside the repository with --config")
 	}
 	if err := policy.CreateFile(e.policyPath); err != nil {
-		return err
+		return policyNotCreated(e, err, "is kept as it was")
 	}
 	if e.json {
 		return printJSON(e.out, result(true))

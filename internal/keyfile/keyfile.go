@@ -67,7 +67,14 @@ type writeError struct{ err error }
 func (w *writeError) Error() string { return w.err.Error() }
 func (w *writeError) Unwrap() error { return w.err }
 func (w *writeError) Hint() string {
-	return "nothing was written at the key's path: free space on the file system that holds it (df shows it) or repair it, then run the command again"
+	const none = "nothing was written at the key's path: "
+	switch {
+	case errors.Is(w.err, syscall.EROFS):
+		return none + "the file system that holds it is read-only; remount it read-write, or name a key path on one where you can write"
+	case errors.Is(w.err, fs.ErrPermission):
+		return none + "this user may not write in the directory named above (permission denied); fix its permissions (ls -ld shows its owner and mode), or name a key path in a directory this user can write"
+	}
+	return none + "free space on the file system that holds it (df shows it) or repair it, then run the command again"
 }
 
 // pathFileError is CheckAbsent's error for a path through a file: no key

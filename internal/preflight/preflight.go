@@ -10,7 +10,8 @@
 // A check passing does not reserve anything: a later write can still lose a
 // race, and then fails the way it always did. What it rules out is the
 // common case of a store that is read-only, on a read-only file system, or
-// jammed by a lock that a killed process left behind.
+// jammed by a lock that a killed process left behind, or whose file system
+// is full.
 //
 // It imports only internal/lockfile and the leaf internal/progress.
 package preflight
@@ -31,6 +32,11 @@ import (
 
 // ErrNotWritable is wrapped by the error of a store that refuses writes.
 var ErrNotWritable = errors.New("the store cannot be written")
+
+// probeBytes is what Write writes into its temporary object file: room
+// for the few small files a receipt or a ref update makes (a pack, its
+// index, lock files), each a block of 4 KiB on most file systems.
+const probeBytes = 16 << 10
 
 // ErrLocked is wrapped by the error of a ref lock held past the timeout.
 var ErrLocked = errors.New("a ref lock is held")
@@ -60,9 +66,15 @@ func Write(gitDir string, refs []string, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: no new object can be written: %w", ErrNotWritable, gitDir, err)
 	}
+	// bytes, not only a name: a full disk (or quota) still makes an empty
+	// file, and then the write after the command would fail
+	_, err = f.Write(make([]byte, probeBytes))
 	name := f.Name()
 	f.Close()
 	os.Remove(name)
+	if err != nil {
+		return fmt.Errorf("%w: %s: no new object can be written: %w", ErrNotWritable, gitDir, err)
+	}
 
 	deadline := time.Now().Add(opts.LockTimeout)
 	for _, target := range append(append([]string(nil), refs...), "packed-refs") {

@@ -61,6 +61,15 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 			st.Discard()
 		}
 	}()
+	// A write that hit a full disk or the file size limit at any step (the
+	// objects, origin's config, the refs) is the new store's, which is
+	// discarded: its hint says so, not that of a write to a store kept
+	// ("nothing was recorded ..., then retry").
+	defer func() {
+		if err != nil && !errors.Is(err, gitstore.ErrPublishedUnsynced) && gitstore.WriteLimitRemedy(err, "") != "" {
+			err = hint.With(err, copyFailedHint(err, gitstore.RedactURL(url)))
+		}
+	}()
 	t, err := opts.transport(g)
 	if err != nil {
 		return nil, err
