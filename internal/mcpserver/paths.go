@@ -86,6 +86,7 @@ func (ps serverPaths) hideOn(s string, local func(top string) bool) string {
 	}
 	var b strings.Builder
 	last := 0
+	local = lookingUpTo(maxLooks, local)
 	for _, m := range otherPath().FindAllStringSubmatchIndex(s, -1) {
 		i, j := m[2], m[3]
 		b.WriteString(s[last:i])
@@ -97,6 +98,32 @@ func (ps serverPaths) hideOn(s string, local func(top string) bool) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// maxLooks bounds the first directories one text has looked up on the
+// machine (onThisMachine, a stat each): a text that names more, such as a
+// caller's value of 100,000 words " /aN" quoted in an error, has the paths
+// of the others hidden without a look, as if the machine had them.
+const maxLooks = 32
+
+// lookingUpTo is local answering each first directory once, and at most
+// max different ones: after those, every other is taken as the machine's.
+func lookingUpTo(max int, local func(string) bool) func(string) bool {
+	var seen map[string]bool
+	return func(top string) bool {
+		if v, ok := seen[top]; ok {
+			return v
+		}
+		if len(seen) >= max {
+			return true
+		}
+		if seen == nil {
+			seen = make(map[string]bool)
+		}
+		v := local(top)
+		seen[top] = v
+		return v
+	}
 }
 
 // hideOne is what the path or file URL w, a whole word of a text, becomes.

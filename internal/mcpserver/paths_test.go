@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,4 +127,30 @@ func FuzzHidePaths(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHideLooksUpFewDirectories (session 28, re-read): a text that names
+// 100,000 paths costs at most maxLooks stats, one a first directory, and
+// every path past them is hidden; a first directory named again is not
+// looked up again. Before, each path cost a stat: a hostile text of
+// 100,000 " /aN" words cost 100,000 (most of a second).
+func TestHideLooksUpFewDirectories(t *testing.T) {
+	var b strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&b, " /a%d/x%d", i, i)
+	}
+	looked := map[string]int{}
+	count := func(top string) bool { looked[top]++; return false }
+	got := testPaths.hideOn(b.String(), count)
+	if len(looked) > maxLooks {
+		t.Errorf("%d first directories looked up, want at most %d", len(looked), maxLooks)
+	}
+	if !strings.HasPrefix(got, " /a0/x0 /a1/x1") || !strings.HasSuffix(got, " x99998 x99999") {
+		t.Errorf("the first paths are not the machine's, the last not looked up (hidden): got %q…%q", got[:20], got[len(got)-20:])
+	}
+	clear(looked)
+	testPaths.hideOn(strings.Repeat(" /srv/x", 100_000), count)
+	if looked["/srv"] != 1 {
+		t.Errorf("/srv looked up %d times, want once", looked["/srv"])
+	}
 }
