@@ -181,11 +181,28 @@ func baseOf(p string, local func(string) bool) string {
 	if top == "" || !local(top) {
 		return p
 	}
-	base := path[strings.LastIndexAny(path, `/\`)+1:]
-	if base == "" || base == "." || base == ".." {
+	base := lastName(path)
+	if base == "" {
 		return p
 	}
 	return base + p[len(path):]
+}
+
+// lastName is the last name in the path p that is not "." or "..": docs
+// of /srv/docs, /srv/docs/ and /srv/docs/./ (a directory as a git URL or a
+// policy may write it); "" when p has none.
+func lastName(p string) string {
+	for {
+		p = strings.TrimRight(p, `/\`)
+		i := strings.LastIndexAny(p, `/\`)
+		if name := p[i+1:]; name != "." && name != ".." {
+			return name
+		}
+		if i < 0 {
+			return ""
+		}
+		p = p[:i]
+	}
 }
 
 // topOf is the first directory of the absolute path p: /srv of

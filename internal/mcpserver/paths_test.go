@@ -154,3 +154,29 @@ func TestHideLooksUpFewDirectories(t *testing.T) {
 		t.Errorf("/srv looked up %d times, want once", looked["/srv"])
 	}
 }
+
+// TestHideDirectoryWrittenWithSlash (session 28, re-read): a path of this
+// machine that ends in a separator or a "." (a git source's url as a
+// policy may write it, /srv/repos/docs.git/, which resources_list,
+// provenance and errors name) is hidden as its last name. Before, its base
+// name was "", and it was kept whole.
+func TestHideDirectoryWrittenWithSlash(t *testing.T) {
+	for in, want := range map[string]string{
+		"clone /srv/repos/docs.git/: not a repository":    "clone docs.git: not a repository",
+		"git · require_fresh — /srv/repos/docs.git/:a.md": "git · require_fresh — docs.git:a.md",
+		"url file:///srv/repos/docs.git/ (a mirror)":      "url docs.git (a mirror)",
+		"read /srv/docs/./ and /srv/docs//":               "read docs and docs",
+		"read /srv/docs/./.":                              "read docs.",
+		"under /tmp/x/../":                                "under x",
+		`open C:\Users\bob\repos\`:                        `open repos`,
+		"the root / and /. and /..":                       "the root / and /. and /..",
+	} {
+		if got := testPaths.hideOn(in, testLocal); got != want {
+			t.Errorf("hide(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+	dir := filepath.Join(os.TempDir(), "repos", "docs.git") + "/"
+	if got := testPaths.hide("clone " + dir + ": not a repository"); got != "clone docs.git: not a repository" {
+		t.Errorf("hide(clone %s) = %q", dir, got)
+	}
+}
