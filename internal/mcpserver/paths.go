@@ -221,7 +221,8 @@ func topOf(p string) string {
 	case isDrive(p):
 		from = 3
 	case strings.HasPrefix(p, "/"):
-		from = 1
+		// //srv/a.md is /srv/a.md to the machine
+		p, from = "/"+strings.TrimLeft(p, "/"), 1
 	default:
 		return ""
 	}
@@ -260,13 +261,14 @@ func onThisMachine(top string) bool {
 // ';'), up to a character that ends it in a message (a space, a quote, a
 // colon, a parenthesis, a bracket, a comma or a semicolon): a Unix path
 // (/x), a Windows one (C:\x, C:/x, \\host\share) or a file URL
-// (file:///x). A URL's "//host/path" does not start a word, and "<store>/x"
-// and "~/x" are not absolute.
+// (file:///x). A URL's "//host/path" does not start a word (a lone
+// "//srv/x" does, the machine reads it as /srv/x), and "<store>/x" and
+// "~/x" are not absolute.
 var otherPath = sync.OnceValue(func() *regexp.Regexp {
 	const end = "\\s\"'`:;,()\\[\\]"
 	return regexp.MustCompile("(?:^|[\\s\"'(\\[=,;`])(" +
 		"(?i:file)://[^\\s\"'`;,()\\[\\]]*" + // a URL's colon is its own
-		"|/[^/" + end + "][^" + end + "]*" +
+		"|/+[^/" + end + "][^" + end + "]*" +
 		"|[A-Za-z]:[\\\\/][^" + end + "]*" +
 		"|\\\\\\\\[^\\\\/" + end + "]+[\\\\/][^" + end + "]*)")
 })

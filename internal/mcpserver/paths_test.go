@@ -180,3 +180,21 @@ func TestHideDirectoryWrittenWithSlash(t *testing.T) {
 		t.Errorf("hide(clone %s) = %q", dir, got)
 	}
 }
+
+// TestHideLeadingSlashes (session 28, re-read): a path of this machine
+// written with two leading slashes (//srv/docs/a.md, which the machine reads
+// as /srv/docs/a.md, as a policy may declare it) is hidden as /srv/docs/a.md
+// is; a protocol-relative URL's //host/path stays unless the machine has
+// /host. Before, a word starting "//" was never a path, and kept whole.
+func TestHideLeadingSlashes(t *testing.T) {
+	for in, want := range map[string]string{
+		"read //srv/docs/a.md: denied":     "read a.md: denied",
+		"read ///srv/docs/a.md":            "read a.md",
+		"load (//cdn.example/app.js) here": "load (//cdn.example/app.js) here",
+		"see //home/alice/proj/.readproof": "see .readproof",
+	} {
+		if got := testPaths.hideOn(in, testLocal); got != want {
+			t.Errorf("hide(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
