@@ -257,16 +257,17 @@ func onThisMachine(top string) bool {
 }
 
 // otherPath matches, as its first group, a path that starts a word (at the
-// start, or after a space, a quote, a parenthesis, a bracket, '=', ',' or
-// ';'), up to a character that ends it in a message (a space, a quote, a
-// colon, a parenthesis, a bracket, a comma or a semicolon): a Unix path
+// start, or after a space, a no-break one too, a quote, a parenthesis, a
+// bracket, '=', ',' or ';'), up to a character that ends it in a message (a
+// space, a quote, a colon, a parenthesis, a bracket, a comma or a
+// semicolon): a Unix path
 // (/x), a Windows one (C:\x, C:/x, \\host\share) or a file URL
 // (file:///x). A URL's "//host/path" does not start a word (a lone
 // "//srv/x" does, the machine reads it as /srv/x), and "<store>/x" and
 // "~/x" are not absolute.
 var otherPath = sync.OnceValue(func() *regexp.Regexp {
 	const end = "\\s\"'`:;,()\\[\\]"
-	return regexp.MustCompile("(?:^|[\\s\"'(\\[=,;`])(" +
+	return regexp.MustCompile("(?:^|[\\s\\p{Zs}\"'(\\[=,;`])(" +
 		"(?i:file)://[^\\s\"'`;,()\\[\\]]*" + // a URL's colon is its own
 		"|/+[^/" + end + "][^" + end + "]*" +
 		"|[A-Za-z]:[\\\\/][^" + end + "]*" +
