@@ -326,6 +326,27 @@ func remote(req mcp.Request) bool {
 	return extra != nil && extra.TokenInfo != nil
 }
 
+// declaredForClient is how the server words for the client of req a path
+// or URL the operator's policy declares (a source's path and url, a
+// document's provenance): as forClient does, and over HTTP a relative path
+// that climbs out of the policy's directory (../alice/notes.md, which says
+// where on the server a document lies as an absolute path would) as its
+// last name. A path below the policy's directory, the policy's own name,
+// stays.
+func (s *Server) declaredForClient(req mcp.Request) func(string) string {
+	if !remote(req) {
+		return func(t string) string { return t }
+	}
+	return func(v string) string {
+		if v != "" && !filepath.IsAbs(v) && !filepath.IsLocal(v) && !strings.Contains(v, "://") {
+			if name := lastName(v); name != "" {
+				return name
+			}
+		}
+		return s.paths.hide(v)
+	}
+}
+
 // forClient is how the server words text for the client of req: as it is
 // over stdio, with the server's paths hidden over HTTP.
 func (s *Server) forClient(req mcp.Request) func(string) string {
