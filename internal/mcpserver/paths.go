@@ -72,7 +72,8 @@ func resolved(p string) string {
 // a Windows one (C:\Users\a\b.md, \\host\share\b.md) or a file URL
 // of this host (file:///srv/docs/a.md, which reads as its path would)
 // whose first directory exists here; a word that only looks like one
-// stays ("404 for /api/v1/docs", unless this machine has a /api).
+// stays ("404 for /api/v1/docs", unless this machine has a /api). A
+// relative path that climbs out (../alice-notes/notes.md) is its last name.
 func (ps serverPaths) hide(s string) string { return ps.hideOn(s, onThisMachine) }
 
 // hideOn is hide with local saying whether a path's first directory
@@ -128,6 +129,16 @@ func lookingUpTo(max int, local func(string) bool) func(string) bool {
 
 // hideOne is what the path or file URL w, a whole word of a text, becomes.
 func (ps serverPaths) hideOne(w string, local func(string) bool) string {
+	if strings.HasPrefix(w, "../") {
+		// a relative path that climbs out of the directory it is read
+		// from (a policy's ../alice-notes/notes.md) says where it lies as
+		// an absolute path does
+		path := strings.TrimRight(w, ".")
+		if name := lastName(path); name != "" {
+			return name + w[len(path):]
+		}
+		return w
+	}
 	if len(w) > 5 && strings.EqualFold(w[:5], "file:") {
 		path := fileURLPath(w)
 		if path == "" {
@@ -260,17 +271,18 @@ func onThisMachine(top string) bool {
 // start, or after a space, a no-break one too, a quote, a parenthesis, a
 // bracket, '=', ',' or ';'), up to a character that ends it in a message (a
 // space, a quote, a colon, a parenthesis, a bracket, a comma or a
-// semicolon): a Unix path
-// (/x), a Windows one (C:\x, C:/x, \\host\share) or a file URL
-// (file:///x). A URL's "//host/path" does not start a word (a lone
-// "//srv/x" does, the machine reads it as /srv/x), and "<store>/x" and
-// "~/x" are not absolute.
+// semicolon): a Unix path (/x), a Windows one (C:\x, C:/x,
+// \\host\share), a file URL (file:///x) or a relative path that climbs
+// out (../x). A URL's "//host/path" does not start a word (a lone "//srv/x"
+// does, the machine reads it as /srv/x), and "<store>/x" and "~/x" are not
+// absolute.
 var otherPath = sync.OnceValue(func() *regexp.Regexp {
 	const end = "\\s\"'`:;,()\\[\\]"
 	return regexp.MustCompile("(?:^|[\\s\\p{Zs}\"'(\\[=,;`])(" +
 		"(?i:file)://[^\\s\"'`;,()\\[\\]]*" + // a URL's colon is its own
 		"|/+[^/" + end + "][^" + end + "]*" +
 		"|[A-Za-z]:[\\\\/][^" + end + "]*" +
+		"|\\.\\./[^" + end + "]*" +
 		"|\\\\\\\\[^\\\\/" + end + "]+[\\\\/][^" + end + "]*)")
 })
 

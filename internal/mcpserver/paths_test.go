@@ -198,3 +198,22 @@ func TestHideLeadingSlashes(t *testing.T) {
 		}
 	}
 }
+
+// TestHideClimbingPaths (session 28, re-read): a relative path that climbs
+// out of the directory it is read from (a policy's ../alice-notes/notes.md,
+// which an error about its source names) is its last name, as
+// resources_list shows it; a relative path below stays. Before, it was
+// kept whole.
+func TestHideClimbingPaths(t *testing.T) {
+	for in, want := range map[string]string{
+		"readproof://demo/notes: no file at ../alice-notes/notes.md (notes.md); check path": "readproof://demo/notes: no file at notes.md (notes.md); check path",
+		"../bob/x.md is outside the allowed roots (proj, alice-notes)":                      "x.md is outside the allowed roots (proj, alice-notes)",
+		"at ../../home/bob/x.md.":                   "at x.md.",
+		"at policies/x.md and ./x.md and a/../b.md": "at policies/x.md and ./x.md and a/../b.md",
+		"the parent ../ and ..":                     "the parent ../ and ..",
+	} {
+		if got := testPaths.hideOn(in, testLocal); got != want {
+			t.Errorf("hide(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}

@@ -19,8 +19,8 @@ import (
 // over HTTP it reads as its last name, notes.md, in resources_list,
 // resources/list, a resolve's provenance and a manifest's entries; a path
 // below the policy's directory (policies/refunds.md) stays, and over stdio
-// every one is as readproof.toml declares it. Before, it was shown whole
-// over HTTP.
+// every one is as readproof.toml declares it; so does the error of a
+// declared file that is not there. Before, it was shown whole over HTTP.
 func TestHTTPResourcesHideClimbingPaths(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
@@ -41,6 +41,8 @@ func TestHTTPResourcesHideClimbingPaths(t *testing.T) {
 	}
 	const rel, notesURI = "../alice-notes/notes.md", "readproof://demo/notes"
 	p.declare(t, notesURI, rel)
+	const goneRel, goneURI = "../alice-notes/gone.md", "readproof://demo/gone"
+	p.declare(t, goneURI, goneRel)
 	tok := p.tokenOf(t, "remote-reader", mcpauth.ScopeRead)
 	opts := mcpserver.Options{Open: p.opener(), StoreDir: p.store, PolicyFile: p.config}
 	remote := p.serveHTTPOpts(t, opts).connect(t, tok)
@@ -77,6 +79,16 @@ func TestHTTPResourcesHideClimbingPaths(t *testing.T) {
 		}
 		if c.remote {
 			mustContain(t, "resources_list's description over HTTP", got["readproof_resources_list"], "— notes.md")
+		}
+		// the error of a file that is not there names it as the list does
+		res := c.s.call(t, "readproof_resolve", map[string]any{"uri": goneURI})
+		switch msg := text(res); {
+		case !res.IsError:
+			t.Errorf("resolve of a missing file: %s", msg)
+		case c.remote && (strings.Contains(msg, "alice-notes") || !strings.Contains(msg, "no file at gone.md")):
+			t.Errorf("resolve's error over HTTP names the directory beside the project, or not the file:\n%s", msg)
+		case !c.remote && !strings.Contains(msg, "no file at "+goneRel):
+			t.Errorf("resolve's error over stdio: want %s in\n%s", goneRel, msg)
 		}
 	}
 }
