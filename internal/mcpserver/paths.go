@@ -72,7 +72,8 @@ func resolved(p string) string {
 // a Windows one (C:\Users\a\b.md, \\host\share\b.md) or a file URL
 // of this host (file:///srv/docs/a.md, which reads as its path would)
 // whose first directory exists here; a word that only looks like one
-// stays ("404 for /api/v1/docs", unless this machine has a /api).
+// stays ("404 for /api/v1/docs", unless this machine has a /api). A
+// relative path that climbs out (../alice-notes/notes.md) is its last name.
 func (ps serverPaths) hide(s string) string { return ps.hideOn(s, onThisMachine) }
 
 // hideOn is hide with local saying whether a path's first directory
@@ -86,6 +87,7 @@ func (ps serverPaths) hideOn(s string, local func(top string) bool) string {
 	}
 	var b strings.Builder
 	last := 0
+	local = lookingUpTo(maxLooks, local)
 	for _, m := range otherPath().FindAllStringSubmatchIndex(s, -1) {
 		i, j := m[2], m[3]
 		b.WriteString(s[last:i])
@@ -99,8 +101,44 @@ func (ps serverPaths) hideOn(s string, local func(top string) bool) string {
 	return b.String()
 }
 
+// maxLooks bounds the first directories one text has looked up on the
+// machine (onThisMachine, a stat each): a text that names more, such as a
+// caller's value of 100,000 words " /aN" quoted in an error, has the paths
+// of the others hidden without a look, as if the machine had them.
+const maxLooks = 32
+
+// lookingUpTo is local answering each first directory once, and at most
+// max different ones: after those, every other is taken as the machine's.
+func lookingUpTo(max int, local func(string) bool) func(string) bool {
+	var seen map[string]bool
+	return func(top string) bool {
+		if v, ok := seen[top]; ok {
+			return v
+		}
+		if len(seen) >= max {
+			return true
+		}
+		if seen == nil {
+			seen = make(map[string]bool)
+		}
+		v := local(top)
+		seen[top] = v
+		return v
+	}
+}
+
 // hideOne is what the path or file URL w, a whole word of a text, becomes.
 func (ps serverPaths) hideOne(w string, local func(string) bool) string {
+	if strings.HasPrefix(w, "../") {
+		// a relative path that climbs out of the directory it is read
+		// from (a policy's ../alice-notes/notes.md) says where it lies as
+		// an absolute path does
+		path := strings.TrimRight(w, ".")
+		if name := lastName(path); name != "" {
+			return name + w[len(path):]
+		}
+		return w
+	}
 	if len(w) > 5 && strings.EqualFold(w[:5], "file:") {
 		path := fileURLPath(w)
 		if path == "" {
@@ -154,11 +192,28 @@ func baseOf(p string, local func(string) bool) string {
 	if top == "" || !local(top) {
 		return p
 	}
-	base := path[strings.LastIndexAny(path, `/\`)+1:]
-	if base == "" || base == "." || base == ".." {
+	base := lastName(path)
+	if base == "" {
 		return p
 	}
 	return base + p[len(path):]
+}
+
+// lastName is the last name in the path p that is not "." or "..": docs
+// of /srv/docs, /srv/docs/ and /srv/docs/./ (a directory as a git URL or a
+// policy may write it); "" when p has none.
+func lastName(p string) string {
+	for {
+		p = strings.TrimRight(p, `/\`)
+		i := strings.LastIndexAny(p, `/\`)
+		if name := p[i+1:]; name != "." && name != ".." {
+			return name
+		}
+		if i < 0 {
+			return ""
+		}
+		p = p[:i]
+	}
 }
 
 // topOf is the first directory of the absolute path p: /srv of
@@ -177,7 +232,8 @@ func topOf(p string) string {
 	case isDrive(p):
 		from = 3
 	case strings.HasPrefix(p, "/"):
-		from = 1
+		// //srv/a.md is /srv/a.md to the machine
+		p, from = "/"+strings.TrimLeft(p, "/"), 1
 	default:
 		return ""
 	}
@@ -212,18 +268,21 @@ func onThisMachine(top string) bool {
 }
 
 // otherPath matches, as its first group, a path that starts a word (at the
-// start, or after a space, a quote, a parenthesis, a bracket, '=', ',' or
-// ';'), up to a character that ends it in a message (a space, a quote, a
-// colon, a parenthesis, a bracket, a comma or a semicolon): a Unix path
-// (/x), a Windows one (C:\x, C:/x, \\host\share) or a file URL
-// (file:///x). A URL's "//host/path" does not start a word, and "<store>/x"
-// and "~/x" are not absolute.
+// start, or after a space, a no-break one too, a quote, a parenthesis, a
+// bracket, '=', ',' or ';'), up to a character that ends it in a message (a
+// space, a quote, a colon, a parenthesis, a bracket, a comma or a
+// semicolon): a Unix path (/x), a Windows one (C:\x, C:/x,
+// \\host\share), a file URL (file:///x) or a relative path that climbs
+// out (../x). A URL's "//host/path" does not start a word (a lone "//srv/x"
+// does, the machine reads it as /srv/x), and "<store>/x" and "~/x" are not
+// absolute.
 var otherPath = sync.OnceValue(func() *regexp.Regexp {
 	const end = "\\s\"'`:;,()\\[\\]"
-	return regexp.MustCompile("(?:^|[\\s\"'(\\[=,;`])(" +
+	return regexp.MustCompile("(?:^|[\\s\\p{Zs}\"'(\\[=,;`])(" +
 		"(?i:file)://[^\\s\"'`;,()\\[\\]]*" + // a URL's colon is its own
-		"|/[^/" + end + "][^" + end + "]*" +
+		"|/+[^/" + end + "][^" + end + "]*" +
 		"|[A-Za-z]:[\\\\/][^" + end + "]*" +
+		"|\\.\\./[^" + end + "]*" +
 		"|\\\\\\\\[^\\\\/" + end + "]+[\\\\/][^" + end + "]*)")
 })
 
@@ -277,6 +336,27 @@ func remote(req mcp.Request) bool {
 	}
 	extra := req.GetExtra()
 	return extra != nil && extra.TokenInfo != nil
+}
+
+// declaredForClient is how the server words for the client of req a path
+// or URL the operator's policy declares (a source's path and url, a
+// document's provenance): as forClient does, and over HTTP a relative path
+// that climbs out of the policy's directory (../alice/notes.md, which says
+// where on the server a document lies as an absolute path would) as its
+// last name. A path below the policy's directory, the policy's own name,
+// stays.
+func (s *Server) declaredForClient(req mcp.Request) func(string) string {
+	if !remote(req) {
+		return func(t string) string { return t }
+	}
+	return func(v string) string {
+		if v != "" && !filepath.IsAbs(v) && !filepath.IsLocal(v) && !strings.Contains(v, "://") {
+			if name := lastName(v); name != "" {
+				return name
+			}
+		}
+		return s.paths.hide(v)
+	}
 }
 
 // forClient is how the server words text for the client of req: as it is

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,4 +127,93 @@ func FuzzHidePaths(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHideLooksUpFewDirectories (session 28, re-read): a text that names
+// 100,000 paths costs at most maxLooks stats, one a first directory, and
+// every path past them is hidden; a first directory named again is not
+// looked up again. Before, each path cost a stat: a hostile text of
+// 100,000 " /aN" words cost 100,000 (most of a second).
+func TestHideLooksUpFewDirectories(t *testing.T) {
+	var b strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&b, " /a%d/x%d", i, i)
+	}
+	looked := map[string]int{}
+	count := func(top string) bool { looked[top]++; return false }
+	got := testPaths.hideOn(b.String(), count)
+	if len(looked) > maxLooks {
+		t.Errorf("%d first directories looked up, want at most %d", len(looked), maxLooks)
+	}
+	if !strings.HasPrefix(got, " /a0/x0 /a1/x1") || !strings.HasSuffix(got, " x99998 x99999") {
+		t.Errorf("the first paths are not the machine's, the last not looked up (hidden): got %q…%q", got[:20], got[len(got)-20:])
+	}
+	clear(looked)
+	testPaths.hideOn(strings.Repeat(" /srv/x", 100_000), count)
+	if looked["/srv"] != 1 {
+		t.Errorf("/srv looked up %d times, want once", looked["/srv"])
+	}
+}
+
+// TestHideDirectoryWrittenWithSlash (session 28, re-read): a path of this
+// machine that ends in a separator or a "." (a git source's url as a
+// policy may write it, /srv/repos/docs.git/, which resources_list,
+// provenance and errors name) is hidden as its last name. Before, its base
+// name was "", and it was kept whole.
+func TestHideDirectoryWrittenWithSlash(t *testing.T) {
+	for in, want := range map[string]string{
+		"clone /srv/repos/docs.git/: not a repository":    "clone docs.git: not a repository",
+		"git · require_fresh — /srv/repos/docs.git/:a.md": "git · require_fresh — docs.git:a.md",
+		"url file:///srv/repos/docs.git/ (a mirror)":      "url docs.git (a mirror)",
+		"read /srv/docs/./ and /srv/docs//":               "read docs and docs",
+		"read /srv/docs/./.":                              "read docs.",
+		"under /tmp/x/../":                                "under x",
+		`open C:\Users\bob\repos\`:                        `open repos`,
+		"the root / and /. and /..":                       "the root / and /. and /..",
+	} {
+		if got := testPaths.hideOn(in, testLocal); got != want {
+			t.Errorf("hide(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+	dir := filepath.Join(os.TempDir(), "repos", "docs.git") + "/"
+	if got := testPaths.hide("clone " + dir + ": not a repository"); got != "clone docs.git: not a repository" {
+		t.Errorf("hide(clone %s) = %q", dir, got)
+	}
+}
+
+// TestHideLeadingSlashes (session 28, re-read): a path of this machine
+// written with two leading slashes (//srv/docs/a.md, which the machine reads
+// as /srv/docs/a.md, as a policy may declare it) is hidden as /srv/docs/a.md
+// is; a protocol-relative URL's //host/path stays unless the machine has
+// /host. Before, a word starting "//" was never a path, and kept whole.
+func TestHideLeadingSlashes(t *testing.T) {
+	for in, want := range map[string]string{
+		"read //srv/docs/a.md: denied":     "read a.md: denied",
+		"read ///srv/docs/a.md":            "read a.md",
+		"load (//cdn.example/app.js) here": "load (//cdn.example/app.js) here",
+		"see //home/alice/proj/.readproof": "see .readproof",
+	} {
+		if got := testPaths.hideOn(in, testLocal); got != want {
+			t.Errorf("hide(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+// TestHideClimbingPaths (session 28, re-read): a relative path that climbs
+// out of the directory it is read from (a policy's ../alice-notes/notes.md,
+// which an error about its source names) is its last name, as
+// resources_list shows it; a relative path below stays. Before, it was
+// kept whole.
+func TestHideClimbingPaths(t *testing.T) {
+	for in, want := range map[string]string{
+		"readproof://demo/notes: no file at ../alice-notes/notes.md (notes.md); check path": "readproof://demo/notes: no file at notes.md (notes.md); check path",
+		"../bob/x.md is outside the allowed roots (proj, alice-notes)":                      "x.md is outside the allowed roots (proj, alice-notes)",
+		"at ../../home/bob/x.md.":                   "at x.md.",
+		"at policies/x.md and ./x.md and a/../b.md": "at policies/x.md and ./x.md and a/../b.md",
+		"the parent ../ and ..":                     "the parent ../ and ..",
+	} {
+		if got := testPaths.hideOn(in, testLocal); got != want {
+			t.Errorf("hide(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
 }

@@ -65,7 +65,7 @@ func (s *Server) listResources(_ context.Context, req mcp.Request) (*mcp.ListRes
 	}
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
 	out.CacheScope = "private"
-	clean := s.forClient(req)
+	clean := s.declaredForClient(req)
 	for _, r := range infos {
 		out.Resources = append(out.Resources, resourceOf(r, clean))
 	}
@@ -73,7 +73,7 @@ func (s *Server) listResources(_ context.Context, req mcp.Request) (*mcp.ListRes
 }
 
 // resourceOf is the resources/list entry of a declared resource, its
-// source worded by clean (sourceFor).
+// source worded by clean (sourceFor, declaredForClient).
 func resourceOf(r store.ResourceInfo, clean func(string) string) *mcp.Resource {
 	meta := mcp.Meta{
 		"namespace":        r.Namespace,
@@ -90,7 +90,7 @@ func resourceOf(r store.ResourceInfo, clean func(string) string) *mcp.Resource {
 		URI:         r.URI,
 		Name:        r.Path,
 		Title:       r.URI,
-		Description: clean(describe(r.Definition)),
+		Description: describe(definitionFor(r.Definition, clean)),
 		Meta:        meta,
 	}
 	if c := r.Current; c != nil {

@@ -516,14 +516,17 @@ func toolError(err error, receiptID, receiptErr string, clean func(string) strin
 
 // errorText is err as the client of a failed call reads it, and as its
 // receipt records it: the message, then the hint on a line of its own,
-// worded for the model (forModel), escaped (escapeLines) and worded for
-// the client by clean (forClient).
+// worded for the model (forModel) and for the client by clean (forClient),
+// then escaped (escapeLines). The paths are hidden in the text as it was
+// said: escaped, a tab before a path is the two characters \t, which
+// start no word, and a store's path with a bidi character in it is no
+// longer the store's.
 func errorText(err error, clean func(string) string) string {
-	msg := escapeLines(forModel(err.Error()))
+	msg := forModel(err.Error())
 	if h := hint.Of(err); h != "" {
-		msg += "\nhint: " + escapeLines(forModel(h))
+		msg += "\nhint: " + forModel(h)
 	}
-	return clean(msg)
+	return escapeLines(clean(msg))
 }
 
 // escapeLines is s with every line passed through text.Escape, as the CLI

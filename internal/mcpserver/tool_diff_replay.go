@@ -90,7 +90,7 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 		Counts: DiffCounts{Changed: cmp.Changed, Added: cmp.Added, Removed: cmp.Removed, Unchanged: cmp.Unchanged}}
 	budget := InlineLimit
 	var lines []string
-	clean := s.forClient(c.req)
+	clean := s.declaredForClient(c.req)
 	for _, p := range page {
 		ch := manifest.Change{Kind: p.Kind, URI: p.URI, A: entryA[p.A], B: entryB[p.B]}
 		dc := DiffChange{Kind: ch.Kind, URI: ch.URI, A: redactEntry(ch.A, clean), B: redactEntry(ch.B, clean)}

@@ -57,9 +57,9 @@ func documentOf(d *store.Delivery, content []byte, clean func(string) string) (D
 
 // redactProvenance hides URL credentials in provenance values that are
 // URLs (adapters already keep secrets out of provenance), and words each
-// value for the client by clean (forClient: over HTTP, a file source's
-// absolute path or a git source's local repository is hidden as in an
-// error).
+// value for the client by clean (declaredForClient: over HTTP, a file
+// source's path or a git source's local repository is hidden as in
+// resources_list).
 func redactProvenance(p map[string]string, clean func(string) string) map[string]string {
 	if len(p) == 0 {
 		return nil
@@ -75,12 +75,20 @@ func redactProvenance(p map[string]string, clean func(string) string) map[string
 }
 
 // sourceFor is a resource's (redacted) source definition as the client
-// reads it: its path, URL and API base worded by clean (forClient: over
-// HTTP a path of the server's machine is hidden as in an error, and a
-// relative path, the policy file's own name, stays).
+// reads it: its path, URL and API base worded by clean (declaredForClient:
+// over HTTP a path of the server's machine is hidden as in an error, and
+// so is a relative path that climbs out of the policy's directory; one
+// below it, the policy file's own name, stays).
 func sourceFor(sp adapters.Spec, clean func(string) string) adapters.Spec {
 	sp.Path, sp.URL, sp.APIBase = clean(sp.Path), clean(sp.URL), clean(sp.APIBase)
 	return sp
+}
+
+// definitionFor is d with its source worded by clean (sourceFor), for its
+// description (describe).
+func definitionFor(d store.Definition, clean func(string) string) store.Definition {
+	d.Source = sourceFor(d.Source, clean)
+	return d
 }
 
 func documentMeta(doc Document, in inline) mcp.Meta {
@@ -140,9 +148,9 @@ func (s *Server) resourcesList(_ context.Context, c *call, _ NoInput) (*Resource
 	}
 	out := &ResourcesOutput{Resources: []ResourceItem{}}
 	var names []string
-	clean := s.forClient(c.req)
+	clean := s.declaredForClient(c.req)
 	for _, r := range infos {
-		item := ResourceItem{URI: r.URI, Namespace: r.Namespace, Path: r.Path, Description: clean(describe(r.Definition)), Note: r.Description,
+		item := ResourceItem{URI: r.URI, Namespace: r.Namespace, Path: r.Path, Description: describe(definitionFor(r.Definition, clean)), Note: r.Description,
 			Source: sourceFor(r.Source, clean), Policy: r.Policy, ContentType: r.ContentType, Current: r.Current, Tags: r.Tags}
 		if item.Tags == nil {
 			item.Tags = []string{}
@@ -175,7 +183,7 @@ func (s *Server) resolve(ctx context.Context, c *call, in URIInput) (*DocumentOu
 	if err != nil {
 		return nil, reply{}, err
 	}
-	doc, inl := documentOf(d, d.Content, s.forClient(c.req))
+	doc, inl := documentOf(d, d.Content, s.declaredForClient(c.req))
 	return &DocumentOutput{Document: doc}, reply{text: documentLine(doc), meta: documentMeta(doc, inl)}, nil
 }
 

@@ -60,7 +60,7 @@ func (s *Server) runMount(ctx context.Context, c *call, in MountInput) (*MountOu
 		}
 	}
 	content := d.Content
-	doc, inl := documentOf(d, content, s.forClient(c.req))
+	doc, inl := documentOf(d, content, s.declaredForClient(c.req))
 	text := fmt.Sprintf("%s at position %d of run %s. %s", said, d.Position, in.RunID, documentLine(doc))
 	return &MountOutput{RunID: in.RunID, Position: d.Position, Probe: d.Probe, Document: doc}, reply{text: text, meta: documentMeta(doc, inl)}, nil
 }
@@ -115,7 +115,7 @@ func (s *Server) manifest(_ context.Context, c *call, in ManifestInput) (*Manife
 	if out.Entries == nil {
 		out.Entries = []manifest.Entry{}
 	}
-	clean := s.forClient(c.req)
+	clean := s.declaredForClient(c.req)
 	for i := range out.Entries {
 		out.Entries[i].Provenance = redactProvenance(out.Entries[i].Provenance, clean)
 	}
