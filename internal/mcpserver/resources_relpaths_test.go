@@ -43,7 +43,7 @@ func TestHTTPResourcesHideClimbingPaths(t *testing.T) {
 	p.declare(t, notesURI, rel)
 	const goneRel, goneURI = "../alice-notes/gone.md", "readproof://demo/gone"
 	p.declare(t, goneURI, goneRel)
-	tok := p.tokenOf(t, "remote-reader", mcpauth.ScopeRead)
+	tok := p.tokenOf(t, "remote-agent", mcpauth.ScopeWrite)
 	opts := mcpserver.Options{Open: p.opener(), StoreDir: p.store, PolicyFile: p.config}
 	remote := p.serveHTTPOpts(t, opts).connect(t, tok)
 	local := p.serveWith(t, opts)
