@@ -106,10 +106,20 @@ const (
 // holds the flock, it waits (up to deadline) for its verdict.
 func takeLock(lock string, f *os.File, deadline time.Time) (l *heldLock, ok bool, err error) {
 	held, busy := holdFlock(f)
+	// A breaker looking at it (or a waiter asking lockHolder) decides in
+	// microseconds, unless it is stopped: at least a second for it.
+	if least := time.Now().Add(time.Second); deadline.Before(least) {
+		deadline = least
+	}
 	for wait := time.Millisecond; busy; held, busy = holdFlock(f) {
-		// a breaker looking at it: it breaks the lock, or finds it young
-		// (or another file) and lets it go
+		// it breaks the lock, or finds it young (or another file) and
+		// lets it go
 		if time.Now().After(deadline) {
+			if fi, err := f.Stat(); err == nil {
+				if cur, err := os.Lstat(lock); err == nil && os.SameFile(cur, fi) {
+					os.Remove(lock) // still ours: not left behind
+				}
+			}
 			f.Close()
 			return nil, false, fmt.Errorf("lock %s: %w: another process held the flock of the lock just made", lock, ErrLocked)
 		}
@@ -235,7 +245,7 @@ func (s *repo) lockedError(lock string) error {
 			"another readproof is writing to the store, or is stopped while it holds the lock (Ctrl-Z, a debugger, a paused machine): let it finish (fg, or continue it), then run the command again; a lock is never taken from a live process ("+flockFind+")")
 	case holderUnknown:
 		return hint.With(fmt.Errorf("lock %s: %w: still held after %s; if no git or readproof process is using the store, remove the file", lock, ErrLocked, s.opts.LockTimeout),
-			"another git or readproof is writing to the store: run the command again once it is done; this file system has no flock, so readproof cannot tell a killed writer's lock from a live one's and never removes one: if no git or readproof process is using the store, remove it: rm "+text.ShellArg(lock))
+			"another git or readproof is writing to the store: run the command again once it is done; readproof cannot take this lock's flock (a file system without flock, or a lock file it may not open), so it cannot tell a killed writer's lock from a live one's and never removes it: if no git or readproof process is using the store, remove it: rm "+text.ShellArg(lock))
 	}
 	return hint.With(fmt.Errorf("lock %s: %w: still held after %s; if no git or readproof process is using the store, remove the file",
 		lock, ErrLocked, s.opts.LockTimeout),
