@@ -99,12 +99,16 @@ const (
 )
 
 // takeLock makes f, the lock file just created at lock, a heldLock: it
-// takes the file's flock and checks that the path still names the file.
-// A breaker finds the file old only if this process stopped between its
-// create and its flock for the whole stale-lock age; when it broke the
-// lock first, ok is false and the caller tries again. While a breaker
-// holds the flock, it waits (up to deadline) for its verdict.
-func takeLock(lock string, f *os.File, deadline time.Time) (l *heldLock, ok bool, err error) {
+// takes the file's flock and makes sure the path still names the file. A
+// breaker finds the file old only if this process stopped between its
+// create and its flock for the whole stale-lock age; the path is looked
+// at again (an lstat) only then: when the file's modification time, read
+// once the flock is held, is at least half the stale-lock age ago. (A
+// breaker whose clock is that far ahead of the file system's is outside
+// the protocol: it would break any lock.) When a breaker broke the lock
+// first, ok is false and the caller tries again. While a breaker holds
+// the flock, it waits (up to deadline) for its verdict.
+func (s *repo) takeLock(lock string, f *os.File, deadline time.Time) (l *heldLock, ok bool, err error) {
 	held, busy := holdFlock(f)
 	// A breaker looking at it (or a waiter asking lockHolder) decides in
 	// microseconds, unless it is stopped: at least a second for it.
@@ -132,7 +136,7 @@ func takeLock(lock string, f *os.File, deadline time.Time) (l *heldLock, ok bool
 		os.Remove(lock)
 		return nil, false, fmt.Errorf("lock %s: %w", lock, err)
 	}
-	if held {
+	if held && time.Since(fi.ModTime()) >= s.opts.StaleLockAge/2 {
 		if cur, err := os.Lstat(lock); err != nil || !os.SameFile(cur, fi) {
 			f.Close()
 			return nil, false, nil
@@ -152,7 +156,7 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 	for attempt := 0; ; attempt++ {
 		f, err := s.perm.create(lock, s.perm.file())
 		if err == nil {
-			l, ok, err := takeLock(lock, f, deadline)
+			l, ok, err := s.takeLock(lock, f, deadline)
 			if ok || err != nil {
 				return l, err
 			}

@@ -122,7 +122,7 @@ func (s *repo) packRefsBy(deadline time.Time) (packRefsStats, error) {
 		// this process stopped after its read, the lock would let another
 		// writer move the ref, and the removal below would take the new
 		// value away
-		refLock, ok, err := takeLock(path+".lock", f, time.Now())
+		refLock, ok, err := s.takeLock(path+".lock", f, time.Now())
 		if !ok || err != nil {
 			st.Busy++
 			continue

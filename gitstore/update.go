@@ -796,7 +796,7 @@ func (s *repo) createPackedTemp(name string) (*heldLock, error) {
 		}
 		// flocked as a lock is, so that the stale-lock sweep of another
 		// process leaves it alone while its writer lives
-		l, ok, err := takeLock(path, f, time.Now().Add(s.opts.LockTimeout))
+		l, ok, err := s.takeLock(path, f, time.Now().Add(s.opts.LockTimeout))
 		if ok || err != nil {
 			return l, err
 		}
