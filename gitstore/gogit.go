@@ -28,8 +28,10 @@ type Options struct {
 	// holds before it fails with ErrLocked. Zero means DefaultLockTimeout.
 	LockTimeout time.Duration
 	// StaleLockAge is the age (by modification time) after which a lock file
-	// is taken to be left behind by a crashed process and is removed. Zero
-	// means DefaultStaleLockAge.
+	// is taken to be left behind by a crashed process and is removed, if no
+	// live process holds its flock (a readproof holds one on each lock it
+	// holds, stopped or not; see breakStaleLock). Zero means
+	// DefaultStaleLockAge.
 	StaleLockAge time.Duration
 	// Sharing is who may read a new store (InitWithOptions only; an open
 	// store keeps what its config says). Zero means SharePrivate.

@@ -118,13 +118,21 @@ func (s *repo) packRefsBy(deadline time.Time) (packRefsStats, error) {
 			st.Busy++
 			continue
 		}
-		f.Close()
+		// flocked (takeLock) until the loose file is removed: broken while
+		// this process stopped after its read, the lock would let another
+		// writer move the ref, and the removal below would take the new
+		// value away
+		refLock, ok, err := s.takeLock(path+".lock", f, time.Now())
+		if !ok || err != nil {
+			st.Busy++
+			continue
+		}
 		oid, target, found, err := s.readLoose(r.name)
 		if err == nil && found && target == "" && oid == r.oid && os.Remove(path) == nil {
 			st.Removed++
 			dirs[filepath.Dir(path)] = true
 		}
-		os.Remove(path + ".lock")
+		refLock.release()
 	}
 	removeEmptyRefDirs(filepath.Join(s.path, "refs"), dirs)
 	if err := s.syncDirs(dirs); err != nil {
@@ -148,9 +156,7 @@ func (s *repo) writePackedRefs(data []byte, stillOurs func() error) error {
 	if err := tmp.f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", tmp.path, err)
 	}
-	err = tmp.f.Close()
-	tmp.f = nil
-	if err != nil {
+	if err := tmp.closeUnflocked(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp.path, err)
 	}
 	if err := stillOurs(); err != nil {
@@ -159,7 +165,7 @@ func (s *repo) writePackedRefs(data []byte, stillOurs func() error) error {
 	if err := renameFile(tmp.path, filepath.Join(s.path, "packed-refs")); err != nil {
 		return fmt.Errorf("replace packed-refs: %w", err)
 	}
-	tmp.done = true
+	tmp.renamed()
 	if err := syncDir(s.path); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}

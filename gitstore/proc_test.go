@@ -61,6 +61,16 @@ func runHelper(role string) error {
 		return helperReader(path, ref, os.Getenv("GITSTORE_STOP"))
 	case "fetchview":
 		return helperFetchView(path)
+	case "oneupdate":
+		timeout, _ := time.ParseDuration(os.Getenv("GITSTORE_TIMEOUT"))
+		return helperOneUpdate(path, ref, Options{StaleLockAge: stale, LockTimeout: timeout}, os.Getenv("GITSTORE_PAUSE") != "")
+	case "pausingappend":
+		if os.Getenv("GITSTORE_PAUSE") != "" {
+			beforeRename = stopBeforeRename
+		}
+		// says when it waits for a lock another process holds
+		waiting := func(w LockWaitInfo) { fmt.Println("waiting", w.Path) }
+		return helperAppend(path, ref, n, Options{StaleLockAge: stale, LockWait: waiting, LockWaitNotice: 10 * time.Millisecond}, false)
 	}
 	return fmt.Errorf("unknown helper role %q", role)
 }

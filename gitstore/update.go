@@ -785,26 +785,29 @@ func (tx *txn) packedVersion(upto map[*refTx]bool) ([]byte, error) {
 // writer removes one a killed process left.
 func (s *repo) createPackedTemp(name string) (*heldLock, error) {
 	path := filepath.Join(s.path, name)
-	f, err := s.perm.create(path, s.perm.file())
-	if errors.Is(err, fs.ErrExist) {
-		os.Remove(path)
-		f, err = s.perm.create(path, s.perm.file())
+	for try := 0; ; try++ {
+		f, err := s.perm.create(path, s.perm.file())
+		if errors.Is(err, fs.ErrExist) && try < 8 {
+			os.Remove(path)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", path, err)
+		}
+		// flocked as a lock is, so that the stale-lock sweep of another
+		// process leaves it alone while its writer lives
+		l, ok, err := s.takeLock(path, f, time.Now().Add(s.opts.LockTimeout))
+		if ok || err != nil {
+			return l, err
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("create %s: %w", path, err)
-	}
-	return &heldLock{path: path, f: f, fi: fi}, nil
 }
 
 // makeDurable syncs objects and the staged values before any rename, closes
-// the lock files, and checks that a lock held long enough to look stale is
-// still ours.
+// the lock files whose flock we do not hold (one we hold stays open, and
+// with it the flock, until its rename or removal), and checks that a lock
+// held long enough to look stale is still ours (only a lock without our
+// flock can have been broken).
 func (tx *txn) makeDurable(files []*os.File) error {
 	if err := tx.s.syncForUpdate(files); err != nil {
 		return fmt.Errorf("update refs: sync: %w", err)
@@ -813,10 +816,9 @@ func (tx *txn) makeDurable(files []*os.File) error {
 		if t.lock == nil {
 			continue // written into packed-refs
 		}
-		if err := t.lock.f.Close(); err != nil {
+		if err := t.lock.closeUnflocked(); err != nil {
 			return fmt.Errorf("update %s: close %s: %w", t.Name, t.lock.path, err)
 		}
-		t.lock.f = nil
 	}
 	packed := []*heldLock{tx.packedLock}
 	for _, step := range tx.packedSteps {
@@ -828,10 +830,9 @@ func (tx *txn) makeDurable(files []*os.File) error {
 		if l == nil {
 			continue
 		}
-		if err := l.f.Close(); err != nil {
+		if err := l.closeUnflocked(); err != nil {
 			return fmt.Errorf("update refs: close %s: %w", l.path, err)
 		}
-		l.f = nil
 	}
 	// A lock held longer than half the stale age may have been broken by
 	// another process: make sure every lock is still ours.
@@ -883,7 +884,7 @@ func (tx *txn) publish() error {
 				return hint.With(fmt.Errorf("update refs: replace packed-refs: %w", err),
 					"the refs listed before this version of packed-refs moved and the others did not, as if the command had been killed there: repair the file system, then run `readproof verify` to see what was recorded before running the command again")
 			}
-			l.done = true
+			l.renamed()
 			dirs[tx.s.path] = true
 			steps = steps[1:]
 		}
@@ -940,10 +941,13 @@ func (tx *txn) publishRef(t *refTx) (changed bool, err error) {
 		if tx.heldLong() && !t.lock.owned() {
 			return false, fmt.Errorf("lock %s was removed as stale by another process: %w: retry the update", t.lock.path, ErrLocked)
 		}
+		if beforeRename != nil {
+			beforeRename(t.lock.path)
+		}
 		if err := renameFile(t.lock.path, t.path()); err != nil {
 			return false, err
 		}
-		t.lock.done = true
+		t.lock.renamed()
 		changed = true
 	}
 	return changed, nil
@@ -990,3 +994,8 @@ func (s *repo) checkDirFile(name, path string, packed *packedRefs, lookAtPath bo
 // publishTrace, when a test sets it, is told of each loose ref publish is
 // about to move, in order.
 var publishTrace func(name string)
+
+// beforeRename, when a test sets it, is called with the path of each ref
+// lock publish is about to rename into place, after the last check that
+// the lock is still ours: the worst moment for the writer to stop.
+var beforeRename func(lock string)

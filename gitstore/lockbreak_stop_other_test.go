@@ -1,0 +1,7 @@
+//go:build !linux
+
+package gitstore
+
+// stopBeforeRename cannot stop the process here (no tgkill); the tests
+// that use it run on Linux only.
+func stopBeforeRename(string) {}
