@@ -255,3 +255,22 @@ func TestCacheResourcesBound(t *testing.T) {
 		t.Fatalf("a cache over the bound was written: %v", got)
 	}
 }
+
+// TestCacheResourcesLenNoCopy: the bound's check of a cache about to be
+// written reads it in place: it runs on caches of up to 2 GiB, which a
+// copy (a []byte made a string) would hold two and three times over.
+func TestCacheResourcesLenNoCopy(t *testing.T) {
+	s := newSlotsCase(t, bench1000(50))
+	s.load(t, 0)
+	b, err := os.ReadFile(s.slot(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := resourcesLen(b)
+	if got := testing.AllocsPerRun(10, func() { want = resourcesLen(b) }); got != 0 {
+		t.Fatalf("resourcesLen of a cache of %d bytes made %v allocations, want none", len(b), got)
+	}
+	if want < 1000 {
+		t.Fatalf("the resources take %d bytes", want)
+	}
+}
