@@ -609,6 +609,9 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 			return true
 		}
 		c, err := walkCommits(commits.commit, others, visited, false, func(oc gitobj.OID, cm gitobj.Commit) bool {
+			// a merge there may have walked here by one parent
+			// and come back by the other (TestScanNestedMergeReadsOnce)
+			commits.trees[oc] = cm.Tree
 			id, ok := appendedID(cm)
 			if !ok {
 				return false
@@ -950,9 +953,9 @@ func notAppended(trees treeCache, cm gitobj.Commit, path []string, treeOf func(g
 
 // commitReader reads the commits of a chain for Scan's walk of merges'
 // other sides, each once: it keeps the tree of each commit of the
-// first-parent history below a merge (a commit of the other side may have
-// one for its parent) and the commit last read for its tree alone (a
-// commit's parent, which the walk takes next).
+// first-parent history below a merge and of the other sides (a commit of
+// the other side may have one for its parent) and the commit last read
+// for its tree alone (a commit's parent, which the walk takes next).
 type commitReader struct {
 	read    func(gitobj.OID) (gitobj.Commit, error)
 	trees   map[gitobj.OID]gitobj.OID

@@ -97,3 +97,53 @@ func TestScanUnheldOtherSide(t *testing.T) {
 		}
 	}
 }
+
+// TestScanNestedMergeReadsOnce: a merge's other side that holds a merge
+// of its own (a chain that merged another before it was merged) is read
+// each commit once too: o0 is the parent of both sides of the inner
+// merge, walked before the second of them asks for its tree.
+func TestScanNestedMergeReadsOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	l := f.ledger
+	put := func(tree gitobj.OID, r Receipt) gitobj.OID {
+		t.Helper()
+		blob, err := f.store.PutBlob(r.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree, err = l.insert(tree, sessionPath(r.ID), blob); err != nil {
+			t.Fatal(err)
+		}
+		return tree
+	}
+	x, y, z, w, v := f.sealV1(t, "x"), f.sealV1(t, "y"), f.sealV1(t, "z"), f.sealV1(t, "w"), f.sealV1(t, "v")
+	tx := put("", x)
+	base := f.putCommit(t, tx, appendMessage(x, Binding{}))
+	a := f.putCommit(t, put(tx, z), appendMessage(z, Binding{}), base)
+	ty := put(tx, y)
+	o0 := f.putCommit(t, ty, appendMessage(y, Binding{}), base)
+	o1 := f.putCommit(t, put(ty, w), appendMessage(w, Binding{}), o0)
+	o2 := f.putCommit(t, put(ty, v), appendMessage(v, Binding{}), o0)
+	tyvw := put(put(ty, w), v)
+	inner := f.putCommit(t, tyvw, "merge receipts of sessions/s\n", o1, o2)
+	m := f.putCommit(t, put(tyvw, z), "merge receipts of sessions/s\n", a, inner)
+	if err := f.store.Update(gitobj.RefUpdate{Name: SessionRef("s"), New: m}); err != nil {
+		t.Fatal(err)
+	}
+	counter := &commitCounter{Store: f.store, reads: map[gitobj.OID]int{}}
+	entries, err := NewLedger(counter).Scan("s")
+	if err != nil || len(entries) != 5 {
+		t.Fatalf("Scan = %+v, %v", entries, err)
+	}
+	for _, e := range entries {
+		if e.Err != nil {
+			t.Errorf("receipt %s: %v", e.ID, e.Err)
+		}
+	}
+	for name, c := range map[string]gitobj.OID{"m": m, "a": a, "base": base, "inner": inner, "o0": o0, "o1": o1, "o2": o2} {
+		if n := counter.reads[c]; n != 1 {
+			t.Errorf("Scan read %s (%s) %d times, want once", name, c, n)
+		}
+	}
+}

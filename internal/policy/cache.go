@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -446,9 +447,9 @@ func resourcesLen(b []byte) int {
 		return 0
 	}
 	// the first "\nresources " is the line's: the lines before it are
-	// digits and hex
-	i := strings.Index(string(b), "\nresources ")
-	j := strings.IndexByte(string(b[i+1:]), '\n')
+	// digits and hex; read in place (b may be some GiB)
+	i := bytes.Index(b, []byte("\nresources "))
+	j := bytes.IndexByte(b[i+1:], '\n')
 	return len(b) - macLine - (i + 1 + j + 1)
 }
 

@@ -255,3 +255,130 @@ func TestCacheResourcesBound(t *testing.T) {
 		t.Fatalf("a cache over the bound was written: %v", got)
 	}
 }
+
+// TestCacheResourcesLenNoCopy: the bound's check of a cache about to be
+// written reads it in place: it runs on caches of up to 2 GiB, which a
+// copy (a []byte made a string) would hold two and three times over.
+func TestCacheResourcesLenNoCopy(t *testing.T) {
+	s := newSlotsCase(t, bench1000(50))
+	s.load(t, 0)
+	b, err := os.ReadFile(s.slot(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := resourcesLen(b)
+	if got := testing.AllocsPerRun(10, func() { want = resourcesLen(b) }); got != 0 {
+		t.Fatalf("resourcesLen of a cache of %d bytes made %v allocations, want none", len(b), got)
+	}
+	if want < 1000 {
+		t.Fatalf("the resources take %d bytes", want)
+	}
+}
+
+// TestCacheSlotPaths: a slot follows the path as given, made absolute,
+// whatever it spells (letters of any script, spaces): a file and a
+// symbolic link to it are two names with a cache each, both used; the
+// link pointed at another file of the same size is read from that file,
+// not from its old cache, and so is a file replaced by a rename.
+func TestCacheSlotPaths(t *testing.T) {
+	text := bench1000(300)
+	s := newSlotsCase(t, text)
+	dir := filepath.Join(filepath.Dir(s.policies[0]), "projets d'été ✓")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, DefaultFileName)
+	if err := os.Rename(s.policies[0], file); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "lien vers ✓.toml")
+	if err := os.Symlink(file, link); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	other := filepath.Join(t.TempDir(), DefaultFileName)
+	changed := strings.Replace(text, "docs/doc-42.md", "docs/doc-24.md", 1)
+	if err := os.WriteFile(other, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.policies = []string{file, link, other}
+	s.cache.settledAt = settledNow
+	for i := range 2 {
+		if s.load(t, i) {
+			t.Fatalf("name %d: a hit before any cache was written", i)
+		}
+		if !s.load(t, i) {
+			t.Fatalf("name %d: its cache was not used", i)
+		}
+		if name := filepath.Base(s.slot(t, i)); !isCacheSlot(name) {
+			t.Fatalf("name %d: its cache %q is not named as a cache", i, name)
+		}
+	}
+	if got := s.caches(t); len(got) != 2 || s.slot(t, 0) == s.slot(t, 1) {
+		t.Fatalf("the store holds %v, want a cache for each name", got)
+	}
+	// the link pointed at another file (load compares with its full parse)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, link); err != nil {
+		t.Fatal(err)
+	}
+	if s.load(t, 1) {
+		t.Fatal("the link's cache of the file it pointed at before was used")
+	}
+	if !s.load(t, 1) || !s.load(t, 0) {
+		t.Fatal("the caches were not used after the link moved")
+	}
+	// another file renamed to the file's name
+	if err := os.Rename(other, file); err != nil {
+		t.Fatal(err)
+	}
+	if s.load(t, 0) {
+		t.Fatal("the cache of the file replaced by a rename was used")
+	}
+}
+
+// TestCacheEvictOnlyCaches: eviction removes regular files named as
+// caches alone: not a temporary file of a writer under way, a link or a
+// directory at a cache's name, names close to a cache's, nor git's files.
+func TestCacheEvictOnlyCaches(t *testing.T) {
+	s := newSlotsCase(t, bench1000(100), bench1000(110))
+	s.cache.maxFiles = 1
+	s.load(t, 0)
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(outside, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keep := []string{
+		"HEAD", "config", CacheFile + "-0123456789abcdef-1234.lock", CacheFile + "-0123456789ABCDEF",
+		CacheFile + "-0123456789abcde", CacheFile + "-0123456789abcdef0", CacheFile + "-0123456789abcdeg",
+		CacheFile + ".bak", "x" + CacheFile + "-0123456789abcdef",
+	}
+	for _, name := range keep {
+		if err := os.WriteFile(filepath.Join(s.store, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link, sub := CacheFile+"-1111111111111111", CacheFile+"-2222222222222222"
+	if err := os.Symlink(outside, filepath.Join(s.store, link)); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := os.Mkdir(filepath.Join(s.store, sub), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, name := range append(keep, s.slot(t, 0)) {
+		if err := os.Chtimes(filepath.Join(s.store, filepath.Base(name)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.load(t, 1)
+	want := append(slices.Clone(keep), link, sub, filepath.Base(s.slot(t, 1)))
+	slices.Sort(want)
+	if got := s.caches(t); !slices.Equal(got, want) {
+		t.Fatalf("the store holds %v, want %v", got, want)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Fatalf("the file a link at a cache's name points at: %v", err)
+	}
+}

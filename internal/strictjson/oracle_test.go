@@ -132,6 +132,9 @@ func FuzzMembersOracle(f *testing.F) {
 	for _, s := range oracleSeeds {
 		f.Add([]byte(s))
 	}
+	for _, e := range oracleEdges {
+		f.Add([]byte(`{"a":` + e.v + `,"a":2}`))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameAsOracle(t, data)
 	})

@@ -105,7 +105,7 @@ func Check(data []byte, s Shape) error {
 //
 // The document is read by a scanner of JSON's grammar as encoding/json's
 // own scanner has it (RFC 8259 strings, numbers and literals, nesting
-// below 10,000 in a value read whole): encoding/json's Decoder.Token made
+// at most 10,000 deep in a value read whole): encoding/json's Decoder.Token made
 // an error value for every name and plain value it read (its scanner
 // learns that a value has ended from the byte after it), a cost on every
 // format using the rule. A name is decoded by encoding/json when it holds
