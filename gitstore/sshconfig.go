@@ -944,8 +944,9 @@ func markIncludes(data []byte) ([]byte, []includeLine) {
 // quote, and an "=" just after it is the value's ("Port"=22 gives Port
 // "=22", which ssh refuses; "Hostname"=h the host "=h"); a line whose
 // quote is not closed is ignored, and so is one whose
-// keyword is empty (an empty first word at the line's start stands for
-// nothing: the next word is the keyword); a quoted keyword holding a
+// keyword is empty (an empty first word stands for nothing: the next
+// word is the keyword, so that "=Port 2200" is Port 2200 and "==Port 2200"
+// nothing, as in ssh); a quoted keyword holding a
 // space is an error, as ssh refuses it. Other lines are kept as they
 // are, and so are the line numbers.
 func unquoteKeywords(data []byte) ([]byte, error) {
@@ -961,11 +962,18 @@ func unquoteKeywords(data []byte) ([]byte, error) {
 		if end := bytes.IndexAny(rest, " \t="); end >= 0 {
 			first = rest[:end]
 		}
-		if !bytes.Contains(first, []byte(`"`)) {
+		// a line starting with "=" (after spaces or not) has an empty
+		// first word: ssh takes the next for the keyword (=Port 2200
+		// is Port 2200), where the parser would take an empty one
+		// (and a line with a form feed, which ssh takes for a word's
+		// byte but at the line's end: " \f" is a blank line)
+		if !bytes.Contains(first, []byte(`"`)) && rest[0] != '=' && bytes.IndexByte(body, '\f') < 0 {
 			continue
 		}
-		kw, after, ok := sshWord(rest)
-		if ok && len(kw) == 0 && len(rest) == len(body) {
+		// the words as ssh takes them from the line as written (leading
+		// spaces and an "=" after them make the first word empty)
+		kw, after, ok := sshWord(sshTrimLine(body))
+		if ok && len(kw) == 0 {
 			kw, after, ok = sshWord(after)
 		}
 		if bytes.ContainsAny(kw, " \t") {
@@ -1020,6 +1028,19 @@ func sshWord(s []byte) (word, rest []byte, ok bool) {
 	return s[:i], rest, true
 }
 
+// sshTrimLine is a line as ssh reads it before taking its words
+// (readconf.c, process_config_line_depth): the spaces, tabs, carriage
+// returns and form feeds ending it taken off, all but its first byte, so
+// that a line of a form feed alone is a keyword "\f" with nothing after
+// it, which ssh refuses, where " \f" is a blank line.
+func sshTrimLine(l []byte) []byte {
+	n := len(l)
+	for n > 1 && bytes.IndexByte([]byte(" \t\r\n\f"), l[n-1]) >= 0 {
+		n--
+	}
+	return l[:n]
+}
+
 // refusedLine is the first line of data that ssh refuses whatever its
 // keyword (readconf.c, process_config_line_depth), so refusing the whole
 // configuration, as an *sshRefusal: one with nothing after its keyword
@@ -1028,7 +1049,7 @@ func sshWord(s []byte) (word, rest []byte, ok bool) {
 // is ignored, as by ssh. nil when there is none.
 func refusedLine(data []byte) error {
 	for i, l := range bytes.Split(data, []byte("\n")) {
-		body := bytes.TrimRight(l, " \t\r\f")
+		body := sshTrimLine(l)
 		kw, rest, ok := sshWord(body)
 		if ok && len(kw) == 0 {
 			kw, rest, ok = sshWord(rest)
@@ -1037,6 +1058,9 @@ func refusedLine(data []byte) error {
 			continue
 		}
 		if len(rest) == 0 {
+			if bytes.HasPrefix(kw, []byte(utf8BOM)) {
+				return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: %s", i+1, bomRefusal), fix: bomFix}
+			}
 			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, kw)}
 		}
 		args, ok := sshArgs(string(rest))
@@ -1061,7 +1085,7 @@ func refusedLine(data []byte) error {
 // setting first (checkPort, checkHostname, checkUser).
 func refusedValue(path string, data []byte) error {
 	for i, l := range bytes.Split(data, []byte("\n")) {
-		kw, rest, ok := sshWord(bytes.TrimRight(l, " \t\r\f"))
+		kw, rest, ok := sshWord(sshTrimLine(l))
 		if ok && len(kw) == 0 {
 			kw, rest, ok = sshWord(rest)
 		}

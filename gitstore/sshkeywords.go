@@ -238,6 +238,10 @@ func (c *SSHConfig) checkKeywords(alias string) error {
 // not know.
 func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet bool) error {
 	st := setting{via: via, viaAt: viaAt}
+	if strings.HasPrefix(key, utf8BOM) {
+		return &SSHConfigError{File: file, Line: line,
+			Err: fmt.Errorf("%s%s and connects to no host, so readproof does not connect either; %s", st.readThrough(), bomRefusal, bomFix)}
+	}
 	fix := "list it in an IgnoreUnknown line before it (IgnoreUnknown " + key + "), at the top of the file, when it is meant for another program or a newer ssh, or remove the line"
 	if ignoreSet {
 		fix = "add it to the first IgnoreUnknown line given before it, when it is meant for another program or a newer ssh, or remove the line"
@@ -249,6 +253,19 @@ func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet
 		Err: fmt.Errorf("%sthe keyword %q is not one OpenSSH 9.2 knows: ssh refuses the configuration then (\"Bad configuration option: %s\") and connects to no host, so readproof does not connect either; %s (ssh -G HOST shows how ssh reads the configuration)",
 			st.readThrough(), key, strings.ToLower(key), fix)}
 }
+
+// utf8BOM is the byte order mark some editors write at the start of a
+// UTF-8 file; ssh reads it as bytes of the first keyword.
+const utf8BOM = "\ufeff"
+
+// bomRefusal and bomFix say why ssh refuses a file starting with a byte
+// order mark, and what to do: ssh -G names only an unknown keyword
+// ("Bad configuration option: \357\273\277host"), or "no argument
+// after keyword" for a mark alone on its line.
+const (
+	bomRefusal = "the file starts with a UTF-8 byte order mark (the bytes EF BB BF, invisible in most editors), which ssh reads as part of the first keyword, so refusing the configuration (\"Bad configuration option\")"
+	bomFix     = "save the file without the byte order mark (as UTF-8 without BOM, or ASCII; sed -i '1s/^\\xEF\\xBB\\xBF//' FILE takes it off)"
+)
 
 // refusedIdentityLine refuses, as an *sshRefusal, the words args of a line (at
 // line, from 1) giving keyword kw, when ssh refuses the whole
