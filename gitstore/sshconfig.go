@@ -93,6 +93,7 @@ func readSSHConfigs(system string) *SSHConfig {
 			if f.values != nil && c.values == nil {
 				c.values = f.values
 			}
+			f.system = home == ""
 			c.files = append(c.files, *f)
 			for _, e := range f.includeErrs {
 				c.notes = append(c.notes, fmt.Sprintf("%v, so neither are its IdentityFile lines", e))
@@ -205,6 +206,9 @@ func (c *SSHConfig) Check(alias string) error {
 	if err := c.checkUser(alias); err != nil {
 		return err
 	}
+	if err := c.checkIdentityCount(alias); err != nil {
+		return err
+	}
 	if c.values != nil {
 		return c.values
 	}
@@ -251,6 +255,35 @@ func (c *SSHConfig) checkPort(alias string) error {
 	}
 	return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
 		Err: errors.New(st.readThrough() + "not a port number (1 to 65535) nor the name of a TCP service of /etc/services, which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+}
+
+// maxSSHIdentityFiles is OpenSSH's bound on the IdentityFile lines that
+// apply to a host (ssh.h, SSH_MAX_IDENTITY_FILES).
+const maxSSHIdentityFiles = 100
+
+// checkIdentityCount refuses, as ssh refuses the configuration ("Too many
+// identity files specified (max 100)"), the IdentityFile line for alias
+// that comes when 100 are given already: ssh counts a path once (as
+// written, quotes taken off, the user's files apart from the system's),
+// but refuses any line past the hundredth, a path given before included.
+func (c *SSHConfig) checkIdentityCount(alias string) error {
+	type path struct {
+		system bool
+		v      string
+	}
+	seen := map[path]bool{}
+	for _, f := range c.files {
+		sts, _ := f.identitySettings(alias)
+		for _, st := range sts {
+			p := path{f.system, sshValue(st.value)}
+			if len(seen) >= maxSSHIdentityFiles {
+				return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "IdentityFile", Value: st.value,
+					Err: fmt.Errorf("%smore than %d IdentityFile lines apply to this host, which ssh refuses (\"Too many identity files specified (max %d)\") and connects to no host, so readproof does not connect either; give the host the keys it takes alone (a Host block of its own with IdentitiesOnly yes), or load the keys into ssh-agent", st.readThrough(), maxSSHIdentityFiles, maxSSHIdentityFiles)}
+			}
+			seen[p] = true
+		}
+	}
+	return nil
 }
 
 // firstSet is the first line of the files, in the order ssh reads them,
@@ -461,6 +494,7 @@ func pluralVerb(n int) string {
 // sshConfigFile is one ssh configuration file read.
 type sshConfigFile struct {
 	path    string
+	system  bool // /etc/ssh/ssh_config (or a file it includes), not the user's
 	conf    *ssh_config.Config
 	matches []matchBlock // its Match blocks, in order, none of them applied
 	// includes are the files each Include line reads, by the number its
