@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -39,9 +40,12 @@ const (
 	maxSSHConfigBytes = 1 << 20
 )
 
-// defaultIdentityFiles are the key files under ~/.ssh offered when
-// ~/.ssh/config names none for the host, in OpenSSH's order.
-var defaultIdentityFiles = []string{"id_ed25519", "id_ecdsa", "id_rsa"}
+// defaultIdentityFiles are the key files under ~/.ssh tried when
+// ~/.ssh/config names none for the host, in OpenSSH 9.2's order
+// (readconf.c, fill_default_options; ssh -G HOST lists them). Of these
+// readproof offers the rsa, ecdsa and ed25519 keys: a security key's
+// (_sk), an XMSS one or a DSA one is said and left out (unusableKey).
+var defaultIdentityFiles = []string{"id_rsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk", "id_xmss", "id_dsa"}
 
 // systemSSHConfig is the system-wide ssh configuration, read after the
 // user's as OpenSSH does.
@@ -241,7 +245,7 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 
 	if !named && !defaultSeen && home != "" {
 		k.skipped = append(k.skipped, fmt.Sprintf("no IdentityFile for %s in ~/.ssh/config and no key file %s, %s or %s", alias,
-			filepath.Join(home, ".ssh", defaultIdentityFiles[0]), defaultIdentityFiles[1], defaultIdentityFiles[2]))
+			filepath.Join(home, ".ssh", defaultIdentityFiles[0]), strings.Join(defaultIdentityFiles[1:len(defaultIdentityFiles)-1], ", "), defaultIdentityFiles[len(defaultIdentityFiles)-1]))
 	}
 	offeredPub := map[string]bool{}
 	if sshagent.Available() {
@@ -364,7 +368,15 @@ func readKeyFile(path string) (signer ssh.Signer, pub ssh.PublicKey, why string,
 	if len(data) > maxKeyFileBytes {
 		return nil, nil, fmt.Sprintf("%s is larger than %d KiB, too large for a private key", path, maxKeyFileBytes>>10), false
 	}
+	if why := unusableKey(path, privateKeyType(data)); why != "" {
+		return nil, nil, why, false
+	}
 	signer, err = ssh.ParsePrivateKey(data)
+	if err == nil {
+		if why := unusableKey(path, signer.PublicKey().Type()); why != "" {
+			return nil, nil, why, false
+		}
+	}
 	var pass *ssh.PassphraseMissingError
 	switch {
 	case errors.As(err, &pass):
@@ -375,6 +387,58 @@ func readKeyFile(path string) (signer ssh.Signer, pub ssh.PublicKey, why string,
 		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err), false
 	}
 	return signer, signer.PublicKey(), "", false
+}
+
+// privateKeyType is the key type an OpenSSH private key file shows
+// outside its encryption (the type of its first public key:
+// "sk-ssh-ed25519@openssh.com"), "DSA" for a PEM DSA key, "" for any
+// other file.
+func privateKeyType(data []byte) string {
+	block, _ := pem.Decode(data)
+	switch {
+	case block == nil:
+		return ""
+	case block.Type == "DSA PRIVATE KEY":
+		return "DSA"
+	case block.Type != "OPENSSH PRIVATE KEY":
+		return ""
+	}
+	const magic = "openssh-key-v1\x00"
+	if !bytes.HasPrefix(block.Bytes, []byte(magic)) {
+		return ""
+	}
+	var head struct {
+		Cipher, KDF, KDFOptions string
+		Keys                    uint32
+		Pub                     []byte
+		Rest                    []byte `ssh:"rest"`
+	}
+	var pub struct {
+		Type string
+		Rest []byte `ssh:"rest"`
+	}
+	if ssh.Unmarshal(block.Bytes[len(magic):], &head) != nil || head.Keys < 1 || ssh.Unmarshal(head.Pub, &pub) != nil {
+		return ""
+	}
+	return pub.Type
+}
+
+// unusableKey is why readproof offers no key of type typ (an ssh key
+// type name, or "DSA" for a PEM one) at path, as a skipped key's reason:
+// a security key's, which signs only with the key plugged in and touched
+// (readproof asks for no touch, rather than wait for one); an XMSS one,
+// which it cannot read; a DSA one, which ssh 9.2 does not offer either
+// unless PubkeyAcceptedAlgorithms enables ssh-dss. "" for any other.
+func unusableKey(path, typ string) string {
+	switch {
+	case strings.HasPrefix(typ, "sk-"):
+		return fmt.Sprintf("%s is a security key's (%s), which signs only with the security key plugged in and touched: readproof asks for no touch, so it does not offer it; give this source a key file of its own (ssh-keygen -t ed25519 -f FILE, with FILE.pub added on the server) and name it in an IdentityFile line for the host", path, typ)
+	case strings.HasPrefix(typ, "ssh-xmss"):
+		return fmt.Sprintf("%s is an XMSS key (%s), which readproof cannot read (OpenSSH builds XMSS only as an experiment); give this source an ed25519, ecdsa or rsa key", path, typ)
+	case typ == "DSA" || typ == "ssh-dss":
+		return fmt.Sprintf("%s is a DSA key, which ssh 9.2 offers only when PubkeyAcceptedAlgorithms enables ssh-dss, and readproof never offers; give this source an ed25519, ecdsa or rsa key", path)
+	}
+	return ""
 }
 
 // readPublicKeyFile reads the public key at path (a .pub file: one line
