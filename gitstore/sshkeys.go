@@ -514,9 +514,11 @@ func expandIdentityPath(p, home, localUser, host, remoteUser string) (string, er
 // (the remote user), %n (the host as the URL names it), %k (the
 // HostKeyAlias, else %n), %p (the port), %i (the local user id), %l and
 // %L (the local host name, and its part before the first dot), %C (the
-// SHA-1 of %l%h%p%r, in hex) and %% (a %). Any other token, a % ending
-// the value (which ssh refuses too), ~user and ${VAR} (which ssh expands)
-// are refused: a path guessed at would offer, or miss, the wrong key. So
+// SHA-1 of %l%h%p%r, in hex) and %% (a %); ~user (that user's home
+// directory) and ${NAME} (the environment variable's value). Any other
+// token, a % ending the value, a user the system does not know and a
+// variable not set (all of which ssh refuses too) are refused: a path
+// guessed at would offer, or miss, the wrong key. So
 // is a value the URL gives (host, alias, remote user), or the
 // configuration (HostKeyAlias), that is not one file name (a / or \, .
 // or ..): ~/.ssh/keys/%r must not lead out of ~/.ssh/keys.
@@ -531,7 +533,18 @@ func expandIdentityPathFor(p string, x identityTokens) (string, error) {
 	if strings.HasPrefix(p, "~") {
 		rest := p[1:]
 		if rest != "" && rest[0] != '/' {
-			return "", errors.New("~user is not expanded; write the path from / or ~/")
+			// ~user: that user's home directory, as ssh reads it
+			// (misc.c, tilde_expand: the passwd entry's)
+			name, after, _ := strings.Cut(rest, "/")
+			u, err := user.Lookup(name)
+			if err != nil {
+				return "", fmt.Errorf("~%s is the home directory of the user %q, whom this system does not know (%v): ssh exits then (\"No such user\"), connecting to no host; write the path from / or ~/", name, name, err)
+			}
+			out, err := expandTokens(after, x)
+			if err != nil {
+				return "", err
+			}
+			return strings.TrimSuffix(u.HomeDir, "/") + "/" + strings.TrimLeft(out, "/"), nil
 		}
 		if err := needHome(); err != nil {
 			return "", err
@@ -549,9 +562,6 @@ func expandIdentityPathFor(p string, x identityTokens) (string, error) {
 
 // expandTokens replaces the %-tokens of p.
 func expandTokens(p string, x identityTokens) (string, error) {
-	if strings.Contains(p, "${") {
-		return "", errors.New("environment variables (${NAME}) are not expanded; write the path out")
-	}
 	notKnown := func(tok byte, what string) error {
 		return fmt.Errorf("%%%c is %s, which readproof does not know here; write the path out", tok, what)
 	}
@@ -564,6 +574,25 @@ func expandTokens(p string, x identityTokens) (string, error) {
 	}
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
+		if strings.HasPrefix(p[i:], "${") {
+			// ${NAME}: the environment variable's value, as ssh
+			// expands it (misc.c, percent_dollar_expand), not read
+			// again for tokens
+			name, _, ok := strings.Cut(p[i+2:], "}")
+			switch {
+			case !ok:
+				return "", errors.New("a ${ has no closing }, which ssh refuses (\"missing closing '}'\"); write ${NAME} whole, or the path out")
+			case name == "":
+				return "", errors.New("it holds ${}, which ssh refuses (\"zero-length environment variable\"); write ${NAME} with a name, or the path out")
+			}
+			v, set := os.LookupEnv(name)
+			if !set {
+				return "", fmt.Errorf("it names the environment variable ${%s}, which is not set: ssh exits then (\"env var ${%s} has no value\"), connecting to no host; set %s (ssh expands ${NAME} from the environment), or write the path out", name, name, name)
+			}
+			b.WriteString(v)
+			i += 2 + len(name) // at the }
+			continue
+		}
 		if p[i] != '%' {
 			b.WriteByte(p[i])
 			continue
