@@ -436,6 +436,9 @@ func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err er
 func (c *SSHConfig) Warnings(alias string) []error {
 	var out []error
 	out = append(out, c.unread...)
+	for i := range c.files {
+		out = append(out, c.files[i].unsupported()...)
+	}
 	hostname := alias
 	if h := c.files.Get(alias, "Hostname"); h != "" {
 		hostname = expandedHostname(h, alias)
@@ -464,6 +467,34 @@ func (c *SSHConfig) Warnings(alias string) []error {
 	}
 	for i := range c.files {
 		visit(&c.files[i])
+	}
+	return out
+}
+
+// unsupported are the lines of the file, and of the files it includes,
+// in any block, whose keyword OpenSSH 9.2 takes and does nothing with,
+// saying so on each run ("Unsupported option": CompressionLevel,
+// RSAAuthentication...), each a warning naming the file and line; the
+// same for every host, so said once however many sources read it.
+func (c *sshConfigFile) unsupported() []error {
+	var out []error
+	if c.conf != nil {
+		for _, h := range c.conf.Hosts {
+			for _, n := range h.Nodes {
+				kv, ok := n.(*ssh_config.KV)
+				if !ok || sshKeywords()[strings.ToLower(kv.Key)].kind != sshKeywordUnsupported {
+					continue
+				}
+				out = append(out, hint.With(&SSHConfigError{File: c.path, Line: kv.Pos().Line,
+					Err: fmt.Errorf("%s is a keyword ssh takes and does nothing with, saying so each time it runs (ssh: Unsupported option \"%s\"); readproof does nothing with it either", kv.Key, strings.ToLower(kv.Key))},
+					"remove the line, or put a # before it"))
+			}
+		}
+	}
+	for _, inc := range c.includes {
+		for _, f := range inc.files {
+			out = append(out, f.unsupported()...)
+		}
 	}
 	return out
 }

@@ -97,7 +97,8 @@ var sshKeywords = sync.OnceValue(func() map[string]sshKeywordInfo {
 			RhostsAuthentication UseBlacklistedKeys UsePrivilegedPort
 			UserKnownHostsFile2 UseRoaming UseRsh`,
 		sshKeywordUnsupported: `AFSTokenPassing CompressionLevel
-			KerberosAuthentication KerberosTGTPassing RhostsRSAAuthentication`,
+			KerberosAuthentication KerberosTGTPassing RhostsRSAAuthentication
+			RSAAuthentication`,
 		sshKeywordIgnored: `Protocol`,
 		// readconf.c of OpenSSH 9.4 (Tag), 9.5 (ObscureKeystrokeTiming),
 		// 9.6 (ChannelTimeout), 10.0 (VersionAddendum) and 10.1
