@@ -212,13 +212,8 @@ func (c *SSHConfig) Check(alias string) error {
 	if c.values != nil {
 		return c.values
 	}
-	// OpenSSH 10.1's RefuseConnection (sshKeywordLater): ssh ends at once
-	// rather than connect; so does the fetch
-	if st, ok := c.firstSet(alias, "RefuseConnection"); ok {
-		if v := strings.ToLower(sshValue(st.value)); v == "yes" || v == "true" {
-			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: st.key, Value: st.value,
-				Err: errors.New(st.readThrough() + "ssh refuses to connect to this host (OpenSSH 10.1 and later), so readproof does not fetch this source; remove the setting for this host if the refusal is not meant for this source")}
-		}
+	if err := c.checkRefuseConnection(alias); err != nil {
+		return err
 	}
 	for _, f := range c.files {
 		st := f.first(alias, "ProxyJump", "ProxyCommand")
@@ -236,6 +231,35 @@ func (c *SSHConfig) Check(alias string) error {
 			Err: errors.New(st.readThrough() + "readproof connects to the host directly, never through a proxy or a jump host, so it does not fetch this source; remove the setting for this host, or give the source's url a Host alias without it (with the host's Hostname), or mirror the repository where readproof can reach it directly")}
 	}
 	return nil
+}
+
+// checkRefuseConnection refuses a fetch of alias that OpenSSH 10.1's
+// RefuseConnection (sshKeywordLater) refuses: ssh ends at once rather
+// than connect; so does the fetch. The first value given for alias wins,
+// in a Host block or a Match block that applies; one in a Match block
+// that may apply (its criteria hold an exec, a user, canonical or final,
+// which readproof does not evaluate: matchBlock.verdict) refuses it too,
+// saying so, as ssh 10.1 may refuse it, and a no there does not stop a
+// later yes from counting.
+func (c *SSHConfig) checkRefuseConnection(alias string) error {
+	var refused error
+	c.walkBlocks(alias, func(kv *ssh_config.KV, f *sshConfigFile, on matchVerdict, st setting) bool {
+		if on == matchNo || !strings.EqualFold(kv.Key, "RefuseConnection") {
+			return true
+		}
+		v := strings.ToLower(sshValue(kv.Value))
+		if v != "yes" && v != "true" {
+			return on == matchMaybe // a no that surely applies wins
+		}
+		why := "ssh refuses to connect to this host (OpenSSH 10.1 and later), so readproof does not fetch this source; remove the setting for this host if the refusal is not meant for this source"
+		if on == matchMaybe {
+			why = "this line stands in a Match block whose criteria readproof does not evaluate (an exec, user, canonical or final), where ssh refuses to connect when they hold (OpenSSH 10.1 and later), so readproof does not fetch this source; narrow the Match block's host list so that it leaves this host out, or give the refusal in a Host block for the hosts it is meant for"
+		}
+		refused = &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "RefuseConnection", Value: kv.Value,
+			Err: errors.New(st.readThrough() + why)}
+		return false
+	})
+	return refused
 }
 
 // checkPort refuses the first Port given for alias when it is not a port
@@ -497,6 +521,25 @@ func (c *sshConfigFile) unsupported() []error {
 		}
 	}
 	return out
+}
+
+// blockVerdict is whether the block of the file (a Host block, or the
+// stand-in of a Match block) applies to a fetch of alias at hostname: a
+// Host block whose patterns match alias does, a Match block as its
+// verdict says. A block not known (nil) may.
+func (c *sshConfigFile) blockVerdict(b *ssh_config.Host, alias, hostname string) matchVerdict {
+	if b == nil {
+		return matchMaybe
+	}
+	for _, m := range c.matches {
+		if m.host == b {
+			return m.verdict(alias, hostname)
+		}
+	}
+	if b.Matches(alias) {
+		return matchYes
+	}
+	return matchNo
 }
 
 // blockCouldApply is whether the block of the file (a Host block, or the
@@ -1384,9 +1427,21 @@ func (m matchBlock) keywords() []string {
 	return out
 }
 
+// matchVerdict is what readproof can tell of whether a Match block
+// applies to a fetch.
+type matchVerdict uint8
+
+const (
+	matchNo    matchVerdict = iota // its criteria rule the fetch out
+	matchMaybe                     // a criterion readproof does not evaluate may hold
+	matchYes                       // every criterion holds
+)
+
 // couldApply is false when the block's criteria rule out a fetch of alias
 // at hostname: a host or originalhost list that matches neither. Any
 // other criterion (exec, user, final...) is taken as one that may hold.
+// (verdict tells more: a negated list, localuser, a block that surely
+// applies.)
 func (m matchBlock) couldApply(alias, hostname string) bool {
 	words := splitCriteria(m.criteria)
 	for i := 0; i < len(words); i++ {
@@ -1415,6 +1470,84 @@ func (m matchBlock) couldApply(alias, hostname string) bool {
 		}
 	}
 	return true
+}
+
+// verdict is whether the block applies to a fetch of alias at hostname,
+// its criteria read as OpenSSH 9.2 reads them (readconf.c,
+// match_cfg_line): all of them must hold, a ! negating one. all holds;
+// an originalhost list is matched against alias, a host list against
+// the Hostname when the configuration gives one before the Match line,
+// else alias (so, when they differ, a list matching one of them alone
+// may hold), in any case; localuser against the local user's name.
+// exec (a command readproof does not run), user (the login, which a
+// later line may give), canonical and final (which depend on ssh's
+// second reading of the file) and any other criterion may hold.
+func (m matchBlock) verdict(alias, hostname string) matchVerdict {
+	out := matchYes
+	maybe := func() {
+		if out == matchYes {
+			out = matchMaybe
+		}
+	}
+	words := splitCriteria(m.criteria)
+	for i := 0; i < len(words); i++ {
+		name := strings.ToLower(words[i])
+		negate := strings.HasPrefix(name, "!")
+		holds := func(ok bool) {
+			if ok == negate {
+				out = matchNo
+			}
+		}
+		switch attr := strings.TrimPrefix(name, "!"); attr {
+		case "all":
+			holds(true)
+		case "canonical", "final":
+			maybe()
+		case "host", "originalhost", "localuser":
+			if i+1 == len(words) {
+				maybe() // malformed: ssh refuses it; say so
+				continue
+			}
+			i++
+			var names []string
+			switch attr {
+			case "originalhost":
+				names = []string{strings.ToLower(alias)}
+			case "host":
+				names = []string{strings.ToLower(alias), strings.ToLower(hostname)}
+			default:
+				names = []string{localUserName()}
+			}
+			list := words[i]
+			if attr != "localuser" {
+				list = strings.ToLower(list) // as OpenSSH's match_hostname
+			}
+			var hits int
+			for _, n := range names {
+				matched, ok := matchList(list, []string{n})
+				if !ok {
+					hits = -1
+					break
+				}
+				if matched {
+					hits++
+				}
+			}
+			switch {
+			case hits < 0 || (hits > 0 && hits < len(names)):
+				maybe() // not a list, or the alias and the Hostname part
+			default:
+				holds(hits > 0)
+			}
+		default:
+			i++ // exec, user, localnetwork, tagged...: one argument
+			maybe()
+		}
+		if out == matchNo {
+			return matchNo
+		}
+	}
+	return out
 }
 
 // shownCriteria are the block's criteria as a message shows them: the
