@@ -116,3 +116,17 @@ func TestMatchVerdict(t *testing.T) {
 		}
 	}
 }
+
+// Any criteria are read for a verdict without a panic, and criteria that
+// rule a block out for couldApply rule it out for verdict too.
+func FuzzMatchVerdict(f *testing.F) {
+	for _, s := range []string{"all", "!host a,b exec x", "host", "originalhost \"a b\" localuser me", "final !all", "user"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, criteria string) {
+		m := matchBlock{criteria: criteria}
+		if !m.couldApply("alias", "real.example") && m.verdict("alias", "real.example") != matchNo {
+			t.Errorf("Match %q: ruled out by couldApply, verdict %d", criteria, m.verdict("alias", "real.example"))
+		}
+	})
+}
