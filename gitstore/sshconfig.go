@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -51,7 +52,35 @@ type sshConfigReader interface {
 	Get(alias, key string) string
 }
 
-// ReadSSHConfig reads $HOME/.ssh/config, then /etc/ssh/ssh_config (a
+// sshUserHome is the home directory ssh reads ~/.ssh/config from and
+// expands ~ and %d to: the passwd entry's of this user (ssh.c and misc.c,
+// getpwuid), not $HOME, which sudo may keep from another user (ssh then
+// reads root's configuration; $HOME's, another user's, would be refused
+// as not this user's). Tests whose configuration is under $HOME swap it
+// (SSHHomeFromEnvForTest).
+var sshUserHome = passwdHome
+
+// passwdHome is the home directory of this process's user as the passwd
+// entry gives it (os/user: /etc/passwd, or the system's lookup with
+// cgo), $HOME's on Windows, where there is none.
+func passwdHome() (string, error) {
+	if runtime.GOOS == "windows" {
+		return os.UserHomeDir()
+	}
+	uid := strconv.Itoa(os.Getuid())
+	u, err := user.LookupId(uid)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("no passwd entry for this user (uid %s): %w; ssh refuses to run then (\"No user exists for uid\")", uid, err)
+	case u.HomeDir == "":
+		return "", fmt.Errorf("the passwd entry of this user (uid %s) gives no home directory", uid)
+	}
+	return u.HomeDir, nil
+}
+
+// ReadSSHConfig reads ~/.ssh/config (~ the passwd entry's home
+// directory, as ssh has it, not $HOME: sshUserHome), then
+// /etc/ssh/ssh_config (a
 // keyword's value is the first one given, as in OpenSSH). A file ssh goes
 // on without (one it cannot open, a directory) is left out and noted:
 // SSHConfig.Warnings says so of $HOME's, and an ssh server's refusal of
@@ -63,7 +92,7 @@ func ReadSSHConfig() *SSHConfig { return readSSHConfigs(systemSSHConfig) }
 // readSSHConfigs is ReadSSHConfig with system the system-wide file.
 func readSSHConfigs(system string) *SSHConfig {
 	c := &SSHConfig{}
-	c.home, c.homeErr = os.UserHomeDir()
+	c.home, c.homeErr = sshUserHome()
 	var paths []string
 	if c.home != "" {
 		paths = append(paths, filepath.Join(c.home, ".ssh", "config"))
