@@ -1,14 +1,18 @@
 package gitstore
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/pem"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
 )
 
 // writeTypedKeyFile writes at path an unencrypted OpenSSH private key file
@@ -110,4 +114,69 @@ func FuzzPrivateKeyType(f *testing.F) {
 			t.Errorf("%q: type %q from a file that is no OpenSSH key", data, typ)
 		}
 	})
+}
+
+// skAgent is an ssh agent that lists, beside its keyring's keys, a
+// security key's, as ssh-agent lists one added with ssh-add; signing with
+// it fails (a real agent would wait for a touch).
+type skAgent struct {
+	agent.Agent
+	sk ssh.PublicKey
+}
+
+func (a skAgent) List() ([]*agent.Key, error) {
+	keys, err := a.Agent.List()
+	return append(keys, &agent.Key{Format: a.sk.Type(), Blob: a.sk.Marshal(), Comment: "yubikey"}), err
+}
+
+// The agent's security keys are not offered, and said so with a hint:
+// signing with one waits for a touch that readproof never asks for. Its
+// other keys are. Before, the security key was offered, and a server
+// taking it left the fetch waiting on the agent.
+func TestSSHAgentSecurityKeyNotOffered(t *testing.T) {
+	home := sshHome(t)
+	sock := testAgent(t)
+	_ = os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Skipf("no unix socket: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	keyring := agent.NewKeyring()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keyring.Add(agent.AddedKey{PrivateKey: priv}); err != nil {
+		t.Fatal(err)
+	}
+	sk, err := ssh.ParsePublicKey(ssh.Marshal(struct{ Type, Key, App string }{ssh.KeyAlgoSKED25519, strings.Repeat("k", 32), "ssh:"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _ = agent.ServeAgent(skAgent{keyring, sk}, c) }()
+		}
+	}()
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	k, err := readSSHConfigs(filepath.Join(home, "no-system-config")).keys(t.Context(), "git.example.test", "git.example.test", "git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.close()
+	if len(k.signers) != 1 || k.signers[0].PublicKey().Type() != ssh.KeyAlgoED25519 {
+		var types []string
+		for _, s := range k.signers {
+			types = append(types, s.PublicKey().Type())
+		}
+		t.Errorf("offered keys of types %q, want the ed25519 one alone", types)
+	}
+	if skipped := strings.Join(k.skipped, "\n"); !strings.Contains(skipped, "1 key of a security key, which signs only with the security key plugged in and touched") {
+		t.Errorf("not offered:\n%s\ndoes not say the agent's security key is left out", skipped)
+	}
 }

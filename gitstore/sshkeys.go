@@ -294,8 +294,14 @@ func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, o
 		k.skipped = append(k.skipped, fmt.Sprintf("%s did not list its keys (%v)", where, err))
 		return
 	}
-	n := 0
+	n, sk := 0, 0
 	for _, s := range signers {
+		if strings.HasPrefix(s.PublicKey().Type(), "sk-") {
+			// a security key's: the agent would wait for a touch
+			// (unusableKey)
+			sk++
+			continue
+		}
 		pub := s.PublicKey().Marshal()
 		if only && !containsKey(filePubs, pub) {
 			continue
@@ -307,12 +313,15 @@ func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, o
 		k.signers = append(k.signers, s)
 		n++
 	}
+	if sk > 0 {
+		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s of a security key, which signs only with the security key plugged in and touched: readproof asks for no touch, so it does not offer them (give this source a key file of its own: ssh-keygen -t ed25519 -f FILE)", where, plural(sk, "key")))
+	}
 	switch {
 	case n > 0:
 		k.offered = append(k.offered, fmt.Sprintf("%s: %s", where, plural(n, "key")))
-	case only && len(signers) > 0:
-		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s, none of them an IdentityFile key (IdentitiesOnly yes)", where, plural(len(signers), "key")))
-	default:
+	case only && len(signers) > sk:
+		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s, none of them an IdentityFile key (IdentitiesOnly yes)", where, plural(len(signers)-sk, "key")))
+	case sk == 0:
 		k.skipped = append(k.skipped, where+" holds no key")
 	}
 }
