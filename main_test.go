@@ -20,6 +20,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// the scripts' ~/.ssh/config is under their HOME ($WORK), not the
+	// passwd entry's home ssh reads: in the readproof they start, too
+	gitstore.SSHHomeFromEnvForTest()
 	// testproc.Run fails the run if a test leaves a process behind.
 	testscript.Main(procChecked{m}, map[string]func(){
 		"readproof": func() { os.Exit(commands.Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	// test that opens a Transport from running in parallel. A test about
 	// those files points GIT_CONFIG_GLOBAL elsewhere with t.Setenv.
 	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	// the tests' ~/.ssh/config is under a HOME of their own (t.Setenv),
+	// not the passwd entry's home ssh reads (TestSSHHomeIsPasswdEntrys)
+	SSHHomeFromEnvForTest()
 	os.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
 	code := testproc.Run(m)
 	removeTemplates()

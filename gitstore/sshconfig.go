@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -51,7 +52,35 @@ type sshConfigReader interface {
 	Get(alias, key string) string
 }
 
-// ReadSSHConfig reads $HOME/.ssh/config, then /etc/ssh/ssh_config (a
+// sshUserHome is the home directory ssh reads ~/.ssh/config from and
+// expands ~ and %d to: the passwd entry's of this user (ssh.c and misc.c,
+// getpwuid), not $HOME, which sudo may keep from another user (ssh then
+// reads root's configuration; $HOME's, another user's, would be refused
+// as not this user's). Tests whose configuration is under $HOME swap it
+// (SSHHomeFromEnvForTest).
+var sshUserHome = passwdHome
+
+// passwdHome is the home directory of this process's user as the passwd
+// entry gives it (os/user: /etc/passwd, or the system's lookup with
+// cgo), $HOME's on Windows, where there is none.
+func passwdHome() (string, error) {
+	if runtime.GOOS == "windows" {
+		return os.UserHomeDir()
+	}
+	uid := strconv.Itoa(os.Getuid())
+	u, err := user.LookupId(uid)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("no passwd entry for this user (uid %s): %w; ssh refuses to run then (\"No user exists for uid\")", uid, err)
+	case u.HomeDir == "":
+		return "", fmt.Errorf("the passwd entry of this user (uid %s) gives no home directory", uid)
+	}
+	return u.HomeDir, nil
+}
+
+// ReadSSHConfig reads ~/.ssh/config (~ the passwd entry's home
+// directory, as ssh has it, not $HOME: sshUserHome), then
+// /etc/ssh/ssh_config (a
 // keyword's value is the first one given, as in OpenSSH). A file ssh goes
 // on without (one it cannot open, a directory) is left out and noted:
 // SSHConfig.Warnings says so of $HOME's, and an ssh server's refusal of
@@ -63,7 +92,7 @@ func ReadSSHConfig() *SSHConfig { return readSSHConfigs(systemSSHConfig) }
 // readSSHConfigs is ReadSSHConfig with system the system-wide file.
 func readSSHConfigs(system string) *SSHConfig {
 	c := &SSHConfig{}
-	c.home, c.homeErr = os.UserHomeDir()
+	c.home, c.homeErr = sshUserHome()
 	var paths []string
 	if c.home != "" {
 		paths = append(paths, filepath.Join(c.home, ".ssh", "config"))
@@ -93,6 +122,7 @@ func readSSHConfigs(system string) *SSHConfig {
 			if f.values != nil && c.values == nil {
 				c.values = f.values
 			}
+			f.system = home == ""
 			c.files = append(c.files, *f)
 			for _, e := range f.includeErrs {
 				c.notes = append(c.notes, fmt.Sprintf("%v, so neither are its IdentityFile lines", e))
@@ -205,16 +235,14 @@ func (c *SSHConfig) Check(alias string) error {
 	if err := c.checkUser(alias); err != nil {
 		return err
 	}
+	if err := c.checkIdentityCount(alias); err != nil {
+		return err
+	}
 	if c.values != nil {
 		return c.values
 	}
-	// OpenSSH 10.1's RefuseConnection (sshKeywordLater): ssh ends at once
-	// rather than connect; so does the fetch
-	if st, ok := c.firstSet(alias, "RefuseConnection"); ok {
-		if v := strings.ToLower(sshValue(st.value)); v == "yes" || v == "true" {
-			return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: st.key, Value: st.value,
-				Err: errors.New(st.readThrough() + "ssh refuses to connect to this host (OpenSSH 10.1 and later), so readproof does not fetch this source; remove the setting for this host if the refusal is not meant for this source")}
-		}
+	if err := c.checkRefuseConnection(alias); err != nil {
+		return err
 	}
 	for _, f := range c.files {
 		st := f.first(alias, "ProxyJump", "ProxyCommand")
@@ -234,6 +262,35 @@ func (c *SSHConfig) Check(alias string) error {
 	return nil
 }
 
+// checkRefuseConnection refuses a fetch of alias that OpenSSH 10.1's
+// RefuseConnection (sshKeywordLater) refuses: ssh ends at once rather
+// than connect; so does the fetch. The first value given for alias wins,
+// in a Host block or a Match block that applies; one in a Match block
+// that may apply (its criteria hold an exec, a user, canonical or final,
+// which readproof does not evaluate: matchBlock.verdict) refuses it too,
+// saying so, as ssh 10.1 may refuse it, and a no there does not stop a
+// later yes from counting.
+func (c *SSHConfig) checkRefuseConnection(alias string) error {
+	var refused error
+	c.walkBlocks(alias, func(kv *ssh_config.KV, f *sshConfigFile, on matchVerdict, st setting) bool {
+		if on == matchNo || !strings.EqualFold(kv.Key, "RefuseConnection") {
+			return true
+		}
+		v := strings.ToLower(sshValue(kv.Value))
+		if v != "yes" && v != "true" {
+			return on == matchMaybe // a no that surely applies wins
+		}
+		why := "ssh refuses to connect to this host (OpenSSH 10.1 and later), so readproof does not fetch this source; remove the setting for this host if the refusal is not meant for this source"
+		if on == matchMaybe {
+			why = "this line stands in a Match block whose criteria readproof does not evaluate (an exec, user, canonical or final), where ssh refuses to connect when they hold (OpenSSH 10.1 and later), so readproof does not fetch this source; narrow the Match block's host list so that it leaves this host out, or give the refusal in a Host block for the hosts it is meant for"
+		}
+		refused = &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "RefuseConnection", Value: kv.Value,
+			Err: errors.New(st.readThrough() + why)}
+		return false
+	})
+	return refused
+}
+
 // checkPort refuses the first Port given for alias when it is not a port
 // number.
 func (c *SSHConfig) checkPort(alias string) error {
@@ -251,6 +308,35 @@ func (c *SSHConfig) checkPort(alias string) error {
 	}
 	return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "Port", Value: st.value,
 		Err: errors.New(st.readThrough() + "not a port number (1 to 65535) nor the name of a TCP service of /etc/services, which ssh refuses; write the port's number, or give it in the source's url (ssh://HOST:PORT/PATH)")}
+}
+
+// maxSSHIdentityFiles is OpenSSH's bound on the IdentityFile lines that
+// apply to a host (ssh.h, SSH_MAX_IDENTITY_FILES).
+const maxSSHIdentityFiles = 100
+
+// checkIdentityCount refuses, as ssh refuses the configuration ("Too many
+// identity files specified (max 100)"), the IdentityFile line for alias
+// that comes when 100 are given already: ssh counts a path once (as
+// written, quotes taken off, the user's files apart from the system's),
+// but refuses any line past the hundredth, a path given before included.
+func (c *SSHConfig) checkIdentityCount(alias string) error {
+	type path struct {
+		system bool
+		v      string
+	}
+	seen := map[path]bool{}
+	for _, f := range c.files {
+		sts, _ := f.identitySettings(alias)
+		for _, st := range sts {
+			p := path{f.system, sshValue(st.value)}
+			if len(seen) >= maxSSHIdentityFiles {
+				return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "IdentityFile", Value: st.value,
+					Err: fmt.Errorf("%smore than %d IdentityFile lines apply to this host, which ssh refuses (\"Too many identity files specified (max %d)\") and connects to no host, so readproof does not connect either; give the host the keys it takes alone (a Host block of its own with IdentitiesOnly yes), or load the keys into ssh-agent", st.readThrough(), maxSSHIdentityFiles, maxSSHIdentityFiles)}
+			}
+			seen[p] = true
+		}
+	}
+	return nil
 }
 
 // firstSet is the first line of the files, in the order ssh reads them,
@@ -403,6 +489,9 @@ func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err er
 func (c *SSHConfig) Warnings(alias string) []error {
 	var out []error
 	out = append(out, c.unread...)
+	for i := range c.files {
+		out = append(out, c.files[i].unsupported()...)
+	}
 	hostname := alias
 	if h := c.files.Get(alias, "Hostname"); h != "" {
 		hostname = expandedHostname(h, alias)
@@ -435,6 +524,53 @@ func (c *SSHConfig) Warnings(alias string) []error {
 	return out
 }
 
+// unsupported are the lines of the file, and of the files it includes,
+// in any block, whose keyword OpenSSH 9.2 takes and does nothing with,
+// saying so on each run ("Unsupported option": CompressionLevel,
+// RSAAuthentication...), each a warning naming the file and line; the
+// same for every host, so said once however many sources read it.
+func (c *sshConfigFile) unsupported() []error {
+	var out []error
+	if c.conf != nil {
+		for _, h := range c.conf.Hosts {
+			for _, n := range h.Nodes {
+				kv, ok := n.(*ssh_config.KV)
+				if !ok || sshKeywords()[strings.ToLower(kv.Key)].kind != sshKeywordUnsupported {
+					continue
+				}
+				out = append(out, hint.With(&SSHConfigError{File: c.path, Line: kv.Pos().Line,
+					Err: fmt.Errorf("%s is a keyword ssh takes and does nothing with, saying so each time it runs (ssh: Unsupported option \"%s\"); readproof does nothing with it either", kv.Key, strings.ToLower(kv.Key))},
+					"remove the line, or put a # before it"))
+			}
+		}
+	}
+	for _, inc := range c.includes {
+		for _, f := range inc.files {
+			out = append(out, f.unsupported()...)
+		}
+	}
+	return out
+}
+
+// blockVerdict is whether the block of the file (a Host block, or the
+// stand-in of a Match block) applies to a fetch of alias at hostname: a
+// Host block whose patterns match alias does, a Match block as its
+// verdict says. A block not known (nil) may.
+func (c *sshConfigFile) blockVerdict(b *ssh_config.Host, alias, hostname string) matchVerdict {
+	if b == nil {
+		return matchMaybe
+	}
+	for _, m := range c.matches {
+		if m.host == b {
+			return m.verdict(alias, hostname)
+		}
+	}
+	if b.Matches(alias) {
+		return matchYes
+	}
+	return matchNo
+}
+
 // blockCouldApply is whether the block of the file (a Host block, or the
 // stand-in of a Match block) could apply to a fetch of alias at hostname:
 // a Host block whose patterns match alias, a Match block that couldApply.
@@ -461,6 +597,7 @@ func pluralVerb(n int) string {
 // sshConfigFile is one ssh configuration file read.
 type sshConfigFile struct {
 	path    string
+	system  bool // /etc/ssh/ssh_config (or a file it includes), not the user's
 	conf    *ssh_config.Config
 	matches []matchBlock // its Match blocks, in order, none of them applied
 	// includes are the files each Include line reads, by the number its
@@ -944,8 +1081,9 @@ func markIncludes(data []byte) ([]byte, []includeLine) {
 // quote, and an "=" just after it is the value's ("Port"=22 gives Port
 // "=22", which ssh refuses; "Hostname"=h the host "=h"); a line whose
 // quote is not closed is ignored, and so is one whose
-// keyword is empty (an empty first word at the line's start stands for
-// nothing: the next word is the keyword); a quoted keyword holding a
+// keyword is empty (an empty first word stands for nothing: the next
+// word is the keyword, so that "=Port 2200" is Port 2200 and "==Port 2200"
+// nothing, as in ssh); a quoted keyword holding a
 // space is an error, as ssh refuses it. Other lines are kept as they
 // are, and so are the line numbers.
 func unquoteKeywords(data []byte) ([]byte, error) {
@@ -961,11 +1099,18 @@ func unquoteKeywords(data []byte) ([]byte, error) {
 		if end := bytes.IndexAny(rest, " \t="); end >= 0 {
 			first = rest[:end]
 		}
-		if !bytes.Contains(first, []byte(`"`)) {
+		// a line starting with "=" (after spaces or not) has an empty
+		// first word: ssh takes the next for the keyword (=Port 2200
+		// is Port 2200), where the parser would take an empty one
+		// (and a line with a form feed, which ssh takes for a word's
+		// byte but at the line's end: " \f" is a blank line)
+		if !bytes.Contains(first, []byte(`"`)) && rest[0] != '=' && bytes.IndexByte(body, '\f') < 0 {
 			continue
 		}
-		kw, after, ok := sshWord(rest)
-		if ok && len(kw) == 0 && len(rest) == len(body) {
+		// the words as ssh takes them from the line as written (leading
+		// spaces and an "=" after them make the first word empty)
+		kw, after, ok := sshWord(sshTrimLine(body))
+		if ok && len(kw) == 0 {
 			kw, after, ok = sshWord(after)
 		}
 		if bytes.ContainsAny(kw, " \t") {
@@ -1020,6 +1165,19 @@ func sshWord(s []byte) (word, rest []byte, ok bool) {
 	return s[:i], rest, true
 }
 
+// sshTrimLine is a line as ssh reads it before taking its words
+// (readconf.c, process_config_line_depth): the spaces, tabs, carriage
+// returns and form feeds ending it taken off, all but its first byte, so
+// that a line of a form feed alone is a keyword "\f" with nothing after
+// it, which ssh refuses, where " \f" is a blank line.
+func sshTrimLine(l []byte) []byte {
+	n := len(l)
+	for n > 1 && bytes.IndexByte([]byte(" \t\r\n\f"), l[n-1]) >= 0 {
+		n--
+	}
+	return l[:n]
+}
+
 // refusedLine is the first line of data that ssh refuses whatever its
 // keyword (readconf.c, process_config_line_depth), so refusing the whole
 // configuration, as an *sshRefusal: one with nothing after its keyword
@@ -1028,7 +1186,7 @@ func sshWord(s []byte) (word, rest []byte, ok bool) {
 // is ignored, as by ssh. nil when there is none.
 func refusedLine(data []byte) error {
 	for i, l := range bytes.Split(data, []byte("\n")) {
-		body := bytes.TrimRight(l, " \t\r\f")
+		body := sshTrimLine(l)
 		kw, rest, ok := sshWord(body)
 		if ok && len(kw) == 0 {
 			kw, rest, ok = sshWord(rest)
@@ -1037,6 +1195,9 @@ func refusedLine(data []byte) error {
 			continue
 		}
 		if len(rest) == 0 {
+			if bytes.HasPrefix(kw, []byte(utf8BOM)) {
+				return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: %s", i+1, bomRefusal), fix: bomFix}
+			}
 			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, kw)}
 		}
 		args, ok := sshArgs(string(rest))
@@ -1061,7 +1222,7 @@ func refusedLine(data []byte) error {
 // setting first (checkPort, checkHostname, checkUser).
 func refusedValue(path string, data []byte) error {
 	for i, l := range bytes.Split(data, []byte("\n")) {
-		kw, rest, ok := sshWord(bytes.TrimRight(l, " \t\r\f"))
+		kw, rest, ok := sshWord(sshTrimLine(l))
 		if ok && len(kw) == 0 {
 			kw, rest, ok = sshWord(rest)
 		}
@@ -1295,9 +1456,21 @@ func (m matchBlock) keywords() []string {
 	return out
 }
 
+// matchVerdict is what readproof can tell of whether a Match block
+// applies to a fetch.
+type matchVerdict uint8
+
+const (
+	matchNo    matchVerdict = iota // its criteria rule the fetch out
+	matchMaybe                     // a criterion readproof does not evaluate may hold
+	matchYes                       // every criterion holds
+)
+
 // couldApply is false when the block's criteria rule out a fetch of alias
 // at hostname: a host or originalhost list that matches neither. Any
 // other criterion (exec, user, final...) is taken as one that may hold.
+// (verdict tells more: a negated list, localuser, a block that surely
+// applies.)
 func (m matchBlock) couldApply(alias, hostname string) bool {
 	words := splitCriteria(m.criteria)
 	for i := 0; i < len(words); i++ {
@@ -1326,6 +1499,84 @@ func (m matchBlock) couldApply(alias, hostname string) bool {
 		}
 	}
 	return true
+}
+
+// verdict is whether the block applies to a fetch of alias at hostname,
+// its criteria read as OpenSSH 9.2 reads them (readconf.c,
+// match_cfg_line): all of them must hold, a ! negating one. all holds;
+// an originalhost list is matched against alias, a host list against
+// the Hostname when the configuration gives one before the Match line,
+// else alias (so, when they differ, a list matching one of them alone
+// may hold), in any case; localuser against the local user's name.
+// exec (a command readproof does not run), user (the login, which a
+// later line may give), canonical and final (which depend on ssh's
+// second reading of the file) and any other criterion may hold.
+func (m matchBlock) verdict(alias, hostname string) matchVerdict {
+	out := matchYes
+	maybe := func() {
+		if out == matchYes {
+			out = matchMaybe
+		}
+	}
+	words := splitCriteria(m.criteria)
+	for i := 0; i < len(words); i++ {
+		name := strings.ToLower(words[i])
+		negate := strings.HasPrefix(name, "!")
+		holds := func(ok bool) {
+			if ok == negate {
+				out = matchNo
+			}
+		}
+		switch attr := strings.TrimPrefix(name, "!"); attr {
+		case "all":
+			holds(true)
+		case "canonical", "final":
+			maybe()
+		case "host", "originalhost", "localuser":
+			if i+1 == len(words) {
+				maybe() // malformed: ssh refuses it; say so
+				continue
+			}
+			i++
+			var names []string
+			switch attr {
+			case "originalhost":
+				names = []string{strings.ToLower(alias)}
+			case "host":
+				names = []string{strings.ToLower(alias), strings.ToLower(hostname)}
+			default:
+				names = []string{localUserName()}
+			}
+			list := words[i]
+			if attr != "localuser" {
+				list = strings.ToLower(list) // as OpenSSH's match_hostname
+			}
+			var hits int
+			for _, n := range names {
+				matched, ok := matchList(list, []string{n})
+				if !ok {
+					hits = -1
+					break
+				}
+				if matched {
+					hits++
+				}
+			}
+			switch {
+			case hits < 0 || (hits > 0 && hits < len(names)):
+				maybe() // not a list, or the alias and the Hostname part
+			default:
+				holds(hits > 0)
+			}
+		default:
+			i++ // exec, user, localnetwork, tagged...: one argument
+			maybe()
+		}
+		if out == matchNo {
+			return matchNo
+		}
+	}
+	return out
 }
 
 // shownCriteria are the block's criteria as a message shows them: the

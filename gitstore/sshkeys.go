@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -39,9 +40,12 @@ const (
 	maxSSHConfigBytes = 1 << 20
 )
 
-// defaultIdentityFiles are the key files under ~/.ssh offered when
-// ~/.ssh/config names none for the host, in OpenSSH's order.
-var defaultIdentityFiles = []string{"id_ed25519", "id_ecdsa", "id_rsa"}
+// defaultIdentityFiles are the key files under ~/.ssh tried when
+// ~/.ssh/config names none for the host, in OpenSSH 9.2's order
+// (readconf.c, fill_default_options; ssh -G HOST lists them). Of these
+// readproof offers the rsa, ecdsa and ed25519 keys: a security key's
+// (_sk), an XMSS one or a DSA one is said and left out (unusableKey).
+var defaultIdentityFiles = []string{"id_rsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk", "id_xmss", "id_dsa"}
 
 // systemSSHConfig is the system-wide ssh configuration, read after the
 // user's as OpenSSH does.
@@ -241,7 +245,7 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 
 	if !named && !defaultSeen && home != "" {
 		k.skipped = append(k.skipped, fmt.Sprintf("no IdentityFile for %s in ~/.ssh/config and no key file %s, %s or %s", alias,
-			filepath.Join(home, ".ssh", defaultIdentityFiles[0]), defaultIdentityFiles[1], defaultIdentityFiles[2]))
+			filepath.Join(home, ".ssh", defaultIdentityFiles[0]), strings.Join(defaultIdentityFiles[1:len(defaultIdentityFiles)-1], ", "), defaultIdentityFiles[len(defaultIdentityFiles)-1]))
 	}
 	offeredPub := map[string]bool{}
 	if sshagent.Available() {
@@ -290,8 +294,14 @@ func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, o
 		k.skipped = append(k.skipped, fmt.Sprintf("%s did not list its keys (%v)", where, err))
 		return
 	}
-	n := 0
+	n, sk := 0, 0
 	for _, s := range signers {
+		if strings.HasPrefix(s.PublicKey().Type(), "sk-") {
+			// a security key's: the agent would wait for a touch
+			// (unusableKey)
+			sk++
+			continue
+		}
 		pub := s.PublicKey().Marshal()
 		if only && !containsKey(filePubs, pub) {
 			continue
@@ -303,12 +313,15 @@ func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, o
 		k.signers = append(k.signers, s)
 		n++
 	}
+	if sk > 0 {
+		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s of a security key, which signs only with the security key plugged in and touched: readproof asks for no touch, so it does not offer them (give this source a key file of its own: ssh-keygen -t ed25519 -f FILE)", where, plural(sk, "key")))
+	}
 	switch {
 	case n > 0:
 		k.offered = append(k.offered, fmt.Sprintf("%s: %s", where, plural(n, "key")))
-	case only && len(signers) > 0:
-		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s, none of them an IdentityFile key (IdentitiesOnly yes)", where, plural(len(signers), "key")))
-	default:
+	case only && len(signers) > sk:
+		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s, none of them an IdentityFile key (IdentitiesOnly yes)", where, plural(len(signers)-sk, "key")))
+	case sk == 0:
 		k.skipped = append(k.skipped, where+" holds no key")
 	}
 }
@@ -364,7 +377,15 @@ func readKeyFile(path string) (signer ssh.Signer, pub ssh.PublicKey, why string,
 	if len(data) > maxKeyFileBytes {
 		return nil, nil, fmt.Sprintf("%s is larger than %d KiB, too large for a private key", path, maxKeyFileBytes>>10), false
 	}
+	if why := unusableKey(path, privateKeyType(data)); why != "" {
+		return nil, nil, why, false
+	}
 	signer, err = ssh.ParsePrivateKey(data)
+	if err == nil {
+		if why := unusableKey(path, signer.PublicKey().Type()); why != "" {
+			return nil, nil, why, false
+		}
+	}
 	var pass *ssh.PassphraseMissingError
 	switch {
 	case errors.As(err, &pass):
@@ -375,6 +396,58 @@ func readKeyFile(path string) (signer ssh.Signer, pub ssh.PublicKey, why string,
 		return nil, nil, fmt.Sprintf("%s is not a private key ssh can read (%v)", path, err), false
 	}
 	return signer, signer.PublicKey(), "", false
+}
+
+// privateKeyType is the key type an OpenSSH private key file shows
+// outside its encryption (the type of its first public key:
+// "sk-ssh-ed25519@openssh.com"), "DSA" for a PEM DSA key, "" for any
+// other file.
+func privateKeyType(data []byte) string {
+	block, _ := pem.Decode(data)
+	switch {
+	case block == nil:
+		return ""
+	case block.Type == "DSA PRIVATE KEY":
+		return "DSA"
+	case block.Type != "OPENSSH PRIVATE KEY":
+		return ""
+	}
+	const magic = "openssh-key-v1\x00"
+	if !bytes.HasPrefix(block.Bytes, []byte(magic)) {
+		return ""
+	}
+	var head struct {
+		Cipher, KDF, KDFOptions string
+		Keys                    uint32
+		Pub                     []byte
+		Rest                    []byte `ssh:"rest"`
+	}
+	var pub struct {
+		Type string
+		Rest []byte `ssh:"rest"`
+	}
+	if ssh.Unmarshal(block.Bytes[len(magic):], &head) != nil || head.Keys < 1 || ssh.Unmarshal(head.Pub, &pub) != nil {
+		return ""
+	}
+	return pub.Type
+}
+
+// unusableKey is why readproof offers no key of type typ (an ssh key
+// type name, or "DSA" for a PEM one) at path, as a skipped key's reason:
+// a security key's, which signs only with the key plugged in and touched
+// (readproof asks for no touch, rather than wait for one); an XMSS one,
+// which it cannot read; a DSA one, which ssh 9.2 does not offer either
+// unless PubkeyAcceptedAlgorithms enables ssh-dss. "" for any other.
+func unusableKey(path, typ string) string {
+	switch {
+	case strings.HasPrefix(typ, "sk-"):
+		return fmt.Sprintf("%s is a security key's (%s), which signs only with the security key plugged in and touched: readproof asks for no touch, so it does not offer it; give this source a key file of its own (ssh-keygen -t ed25519 -f FILE, with FILE.pub added on the server) and name it in an IdentityFile line for the host", path, typ)
+	case strings.HasPrefix(typ, "ssh-xmss"):
+		return fmt.Sprintf("%s is an XMSS key (%s), which readproof cannot read (OpenSSH builds XMSS only as an experiment); give this source an ed25519, ecdsa or rsa key", path, typ)
+	case typ == "DSA" || typ == "ssh-dss":
+		return fmt.Sprintf("%s is a DSA key, which ssh 9.2 offers only when PubkeyAcceptedAlgorithms enables ssh-dss, and readproof never offers; give this source an ed25519, ecdsa or rsa key", path)
+	}
+	return ""
 }
 
 // readPublicKeyFile reads the public key at path (a .pub file: one line
@@ -450,9 +523,11 @@ func expandIdentityPath(p, home, localUser, host, remoteUser string) (string, er
 // (the remote user), %n (the host as the URL names it), %k (the
 // HostKeyAlias, else %n), %p (the port), %i (the local user id), %l and
 // %L (the local host name, and its part before the first dot), %C (the
-// SHA-1 of %l%h%p%r, in hex) and %% (a %). Any other token, a % ending
-// the value (which ssh refuses too), ~user and ${VAR} (which ssh expands)
-// are refused: a path guessed at would offer, or miss, the wrong key. So
+// SHA-1 of %l%h%p%r, in hex) and %% (a %); ~user (that user's home
+// directory) and ${NAME} (the environment variable's value). Any other
+// token, a % ending the value, a user the system does not know and a
+// variable not set (all of which ssh refuses too) are refused: a path
+// guessed at would offer, or miss, the wrong key. So
 // is a value the URL gives (host, alias, remote user), or the
 // configuration (HostKeyAlias), that is not one file name (a / or \, .
 // or ..): ~/.ssh/keys/%r must not lead out of ~/.ssh/keys.
@@ -467,7 +542,18 @@ func expandIdentityPathFor(p string, x identityTokens) (string, error) {
 	if strings.HasPrefix(p, "~") {
 		rest := p[1:]
 		if rest != "" && rest[0] != '/' {
-			return "", errors.New("~user is not expanded; write the path from / or ~/")
+			// ~user: that user's home directory, as ssh reads it
+			// (misc.c, tilde_expand: the passwd entry's)
+			name, after, _ := strings.Cut(rest, "/")
+			u, err := user.Lookup(name)
+			if err != nil {
+				return "", fmt.Errorf("~%s is the home directory of the user %q, whom this system does not know (%v): ssh exits then (\"No such user\"), connecting to no host; write the path from / or ~/", name, name, err)
+			}
+			out, err := expandTokens(after, x)
+			if err != nil {
+				return "", err
+			}
+			return strings.TrimSuffix(u.HomeDir, "/") + "/" + strings.TrimLeft(out, "/"), nil
 		}
 		if err := needHome(); err != nil {
 			return "", err
@@ -485,9 +571,6 @@ func expandIdentityPathFor(p string, x identityTokens) (string, error) {
 
 // expandTokens replaces the %-tokens of p.
 func expandTokens(p string, x identityTokens) (string, error) {
-	if strings.Contains(p, "${") {
-		return "", errors.New("environment variables (${NAME}) are not expanded; write the path out")
-	}
 	notKnown := func(tok byte, what string) error {
 		return fmt.Errorf("%%%c is %s, which readproof does not know here; write the path out", tok, what)
 	}
@@ -500,6 +583,25 @@ func expandTokens(p string, x identityTokens) (string, error) {
 	}
 	var b strings.Builder
 	for i := 0; i < len(p); i++ {
+		if strings.HasPrefix(p[i:], "${") {
+			// ${NAME}: the environment variable's value, as ssh
+			// expands it (misc.c, percent_dollar_expand), not read
+			// again for tokens
+			name, _, ok := strings.Cut(p[i+2:], "}")
+			switch {
+			case !ok:
+				return "", errors.New("a ${ has no closing }, which ssh refuses (\"missing closing '}'\"); write ${NAME} whole, or the path out")
+			case name == "":
+				return "", errors.New("it holds ${}, which ssh refuses (\"zero-length environment variable\"); write ${NAME} with a name, or the path out")
+			}
+			v, set := os.LookupEnv(name)
+			if !set {
+				return "", fmt.Errorf("it names the environment variable ${%s}, which is not set: ssh exits then (\"env var ${%s} has no value\"), connecting to no host; set %s (ssh expands ${NAME} from the environment), or write the path out", name, name, name)
+			}
+			b.WriteString(v)
+			i += 2 + len(name) // at the }
+			continue
+		}
 		if p[i] != '%' {
 			b.WriteByte(p[i])
 			continue

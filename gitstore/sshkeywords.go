@@ -97,7 +97,8 @@ var sshKeywords = sync.OnceValue(func() map[string]sshKeywordInfo {
 			RhostsAuthentication UseBlacklistedKeys UsePrivilegedPort
 			UserKnownHostsFile2 UseRoaming UseRsh`,
 		sshKeywordUnsupported: `AFSTokenPassing CompressionLevel
-			KerberosAuthentication KerberosTGTPassing RhostsRSAAuthentication`,
+			KerberosAuthentication KerberosTGTPassing RhostsRSAAuthentication
+			RSAAuthentication`,
 		sshKeywordIgnored: `Protocol`,
 		// readconf.c of OpenSSH 9.4 (Tag), 9.5 (ObscureKeystrokeTiming),
 		// 9.6 (ChannelTimeout), 10.0 (VersionAddendum) and 10.1
@@ -164,27 +165,67 @@ func editDistance(a, b string, limit int) int {
 // fetch of alias, the first line, in the order ssh reads the files, whose
 // keyword OpenSSH 9.2 does not know (sshKeywords), unless the
 // IgnoreUnknown in force there lists it: the first IgnoreUnknown given
-// before it in a block that applies to alias (a Match block that could
-// apply included, as readproof does not evaluate all of its criteria),
-// its comma-separated patterns matched in any case, a negated one
+// before it in a block that applies to alias (a Match block counts when
+// readproof can tell that it applies: matchBlock.verdict; one whose
+// criteria it does not evaluate, an exec, does not, and the refusal says
+// so), its comma-separated patterns matched in any case, a negated one
 // matching ruling the keyword out, as in ssh. A line in a block for
 // another host counts too, as ssh reads every line: the error names the
 // file, the line and the keyword, with the keyword the spelling may have
 // meant and the IgnoreUnknown that lets ssh go past it.
 func (c *SSHConfig) checkKeywords(alias string) error {
+	ignore, ignoreSet := "", false
+	var maybe *setting // the first IgnoreUnknown of a Match block that may apply
+	var refused error
+	c.walkBlocks(alias, func(kv *ssh_config.KV, f *sshConfigFile, on matchVerdict, st setting) bool {
+		key := strings.ToLower(kv.Key)
+		if key == "ignoreunknown" {
+			switch {
+			case on == matchYes && !ignoreSet:
+				ignore, ignoreSet = sshValue(kv.Value), true
+			case on == matchMaybe && maybe == nil:
+				maybe = &st
+			}
+			return true
+		}
+		if _, known := sshKeywords()[key]; known {
+			return true
+		}
+		if ignoreSet {
+			if m, ok := matchList(strings.ToLower(ignore), []string{key}); ok && m {
+				return true
+			}
+		}
+		note := ""
+		if maybe != nil {
+			if m, ok := matchList(strings.ToLower(sshValue(maybe.value)), []string{key}); ok && m {
+				note = fmt.Sprintf("the IgnoreUnknown on %s line %d lists it, but stands in a Match block whose criteria readproof does not evaluate (an exec, user, canonical or final), so it may not apply and is not counted; ", maybe.file, maybe.line)
+			}
+		}
+		refused = unknownKeyword(f.path, kv.Pos().Line, kv.Key, st.via, st.viaAt, ignoreSet, note)
+		return false
+	})
+	return refused
+}
+
+// walkBlocks visits every line of the files, and of the files they
+// include, in the order ssh reads them, with whether the block it stands
+// in applies to a fetch of alias (a Host block whose patterns match it,
+// a Match block's verdict; for a file included, the including block's
+// too), as a setting naming the line (key "" and value the line's),
+// until visit returns false.
+func (c *SSHConfig) walkBlocks(alias string, visit func(kv *ssh_config.KV, f *sshConfigFile, on matchVerdict, st setting) bool) {
 	hostname := alias
 	if h := c.files.Get(alias, "Hostname"); h != "" {
 		hostname = expandedHostname(h, alias)
 	}
-	ignore, ignoreSet := "", false
-	var refused error
-	var visit func(f *sshConfigFile, active bool, via string, viaAt int) bool
-	visit = func(f *sshConfigFile, active bool, via string, viaAt int) bool {
+	var walk func(f *sshConfigFile, active matchVerdict, via string, viaAt int) bool
+	walk = func(f *sshConfigFile, active matchVerdict, via string, viaAt int) bool {
 		if f.conf == nil {
 			return true
 		}
 		for _, h := range f.conf.Hosts {
-			on := active && f.blockCouldApply(h, alias, hostname)
+			on := min(active, f.blockVerdict(h, alias, hostname))
 			for _, n := range h.Nodes {
 				kv, ok := n.(*ssh_config.KV)
 				if !ok {
@@ -198,46 +239,35 @@ func (c *SSHConfig) checkKeywords(alias string) error {
 							v, at = f.path, f.includes[i].line
 						}
 						for _, g := range f.includes[i].files {
-							if !visit(g, on, v, at) {
+							if !walk(g, on, v, at) {
 								return false
 							}
 						}
 						continue
 					}
 				}
-				key := strings.ToLower(kv.Key)
-				if key == "ignoreunknown" {
-					if on && !ignoreSet {
-						ignore, ignoreSet = sshValue(kv.Value), true
-					}
-					continue
+				if !visit(kv, f, on, setting{value: kv.Value, file: f.path, line: kv.Pos().Line, via: via, viaAt: viaAt}) {
+					return false
 				}
-				if _, known := sshKeywords()[key]; known {
-					continue
-				}
-				if ignoreSet {
-					if m, ok := matchList(strings.ToLower(ignore), []string{key}); ok && m {
-						continue
-					}
-				}
-				refused = unknownKeyword(f.path, kv.Pos().Line, kv.Key, via, viaAt, ignoreSet)
-				return false
 			}
 		}
 		return true
 	}
 	for i := range c.files {
-		if !visit(&c.files[i], true, "", 0) {
-			return refused
+		if !walk(&c.files[i], matchYes, "", 0) {
+			return
 		}
 	}
-	return nil
 }
 
 // unknownKeyword is the refusal of a line of file whose keyword ssh does
 // not know.
-func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet bool) error {
+func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet bool, note string) error {
 	st := setting{via: via, viaAt: viaAt}
+	if strings.HasPrefix(key, utf8BOM) {
+		return &SSHConfigError{File: file, Line: line,
+			Err: fmt.Errorf("%s%s and connects to no host, so readproof does not connect either; %s", st.readThrough(), bomRefusal, bomFix)}
+	}
 	fix := "list it in an IgnoreUnknown line before it (IgnoreUnknown " + key + "), at the top of the file, when it is meant for another program or a newer ssh, or remove the line"
 	if ignoreSet {
 		fix = "add it to the first IgnoreUnknown line given before it, when it is meant for another program or a newer ssh, or remove the line"
@@ -245,10 +275,26 @@ func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet
 	if near := nearestSSHKeyword(key); near != "" {
 		fix = "did you mean " + near + "? Fix the spelling, or " + fix
 	}
+	if note != "" {
+		fix = note + "move that IgnoreUnknown line to the top of the file, out of the Match block, or remove this line"
+	}
 	return &SSHConfigError{File: file, Line: line,
 		Err: fmt.Errorf("%sthe keyword %q is not one OpenSSH 9.2 knows: ssh refuses the configuration then (\"Bad configuration option: %s\") and connects to no host, so readproof does not connect either; %s (ssh -G HOST shows how ssh reads the configuration)",
 			st.readThrough(), key, strings.ToLower(key), fix)}
 }
+
+// utf8BOM is the byte order mark some editors write at the start of a
+// UTF-8 file; ssh reads it as bytes of the first keyword.
+const utf8BOM = "\ufeff"
+
+// bomRefusal and bomFix say why ssh refuses a file starting with a byte
+// order mark, and what to do: ssh -G names only an unknown keyword
+// ("Bad configuration option: \357\273\277host"), or "no argument
+// after keyword" for a mark alone on its line.
+const (
+	bomRefusal = "the file starts with a UTF-8 byte order mark (the bytes EF BB BF, invisible in most editors), which ssh reads as part of the first keyword, so refusing the configuration (\"Bad configuration option\")"
+	bomFix     = "save the file without the byte order mark (as UTF-8 without BOM, or ASCII; sed -i '1s/^\\xEF\\xBB\\xBF//' FILE takes it off)"
+)
 
 // refusedIdentityLine refuses, as an *sshRefusal, the words args of a line (at
 // line, from 1) giving keyword kw, when ssh refuses the whole

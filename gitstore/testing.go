@@ -21,6 +21,13 @@ type TB interface {
 	Skip(args ...any)
 }
 
+// SSHHomeFromEnvForTest makes the ssh configuration's home directory
+// $HOME's (os.UserHomeDir) for the rest of the process, in place of the
+// passwd entry's that ssh reads (sshUserHome): for a test binary, whose
+// tests write their ~/.ssh/config under a HOME of their own. Call it from
+// TestMain, before any test runs; the readproof binary never calls it.
+func SSHHomeFromEnvForTest() { sshUserHome = os.UserHomeDir }
+
 // NewTestStore creates a store in a fresh temporary directory for a test and
 // closes it when the test ends. Its path is NewTestStore(t).Path().
 func NewTestStore(t TB) Store {

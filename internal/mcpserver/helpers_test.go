@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/commands"
 	"github.com/readproof/readproof/internal/mcpserver"
@@ -32,6 +33,9 @@ import (
 const mainEnv = "READPROOF_MCPSERVER_TEST_MAIN"
 
 func TestMain(m *testing.M) {
+	// the tests' ~/.ssh/config is under their HOME, not the passwd
+	// entry's home ssh reads (gitstore's sshUserHome)
+	gitstore.SSHHomeFromEnvForTest()
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(commands.Main(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}
