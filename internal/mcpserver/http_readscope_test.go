@@ -152,3 +152,33 @@ func TestHTTPReadTokenResourceRefusal(t *testing.T) {
 		t.Errorf("data %s (%v): want the URI and the reason", we.Data, err)
 	}
 }
+
+// TestReadScopeDescribed: the description of readproof_resolve and of the
+// resource template say what a token of scope read gets (what the store
+// holds; a refusal where the policy would read the source): before the
+// re-read of session 28 they said only that a read may record a snapshot,
+// and a model holding a read token read a require_fresh document, was
+// refused, and was not told of URI@TAG before.
+func TestReadScopeDescribed(t *testing.T) {
+	t.Parallel()
+	s := demoProject(t).serve(t)
+	tools, err := s.cs.ListTools(ctxT(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tool := range tools.Tools {
+		if tool.Name == mcpserver.ToolResolve {
+			found = true
+			mustContain(t, "readproof_resolve description", tool.Description, "A token of scope read records nothing", "refused where the policy would read the source", "URI@TAG")
+		}
+	}
+	if !found {
+		t.Fatalf("no %s in tools/list", mcpserver.ToolResolve)
+	}
+	tpls, err := s.cs.ListResourceTemplates(ctxT(t), nil)
+	if err != nil || len(tpls.ResourceTemplates) != 1 {
+		t.Fatalf("resources/templates/list: %v %v", tpls, err)
+	}
+	mustContain(t, "template description", tpls.ResourceTemplates[0].Description, "a token of scope read is refused where it would")
+}

@@ -27,7 +27,7 @@ func (s *Server) addResources() {
 		Name:        "readproof-resource",
 		Title:       "readproof resource (optionally @tag)",
 		Description: "A governed document: readproof://NAMESPACE/PATH resolves under the resource's freshness policy " +
-			"(it may read the source and record a snapshot); readproof://NAMESPACE/PATH@TAG delivers exactly the tagged snapshot.",
+			"(it may read the source and record a snapshot; a token of scope read is refused where it would); readproof://NAMESPACE/PATH@TAG delivers exactly the tagged snapshot.",
 	}, s.readResource)
 	// resources/list is answered from the store and readproof.toml as they
 	// are now, not from a list registered at start-up.
