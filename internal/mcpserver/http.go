@@ -40,7 +40,7 @@ const (
 	DefaultShutdownTimeout = 60 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
 	DefaultAnswerTimeout   = 30 * time.Second
-	DefaultMaxConns        = 512 // TCP connections held open at once
+	DefaultMaxConns        = 512 // connections held open without a request in progress
 )
 
 // HTTPOptions configure the HTTP front end. Verify is required.
@@ -73,11 +73,12 @@ type HTTPOptions struct {
 	// MaxConns bounds the connections ServeHTTP holds open at once
 	// without a request in progress: idle between requests, or not yet
 	// sent one whole (DefaultMaxConns when 0). A connection accepted at the
-	// bound closes the one of them that has waited longest. Connections
-	// with a request in progress are not counted and never refused: only a
-	// token's requests stay in progress (a request without one is answered
-	// 401 once its headers are read), and those are bounded by the rate,
-	// the body budget and the timeouts.
+	// bound closes the one of them that has waited longest, of those that
+	// never carried a request with a valid token when there is one
+	// (connCap). Connections with a request in progress are not counted
+	// and never refused: only a token's requests stay in progress (a
+	// request without one is answered 401 once its headers are read), and
+	// those are bounded by the rate, the body budget and the timeouts.
 	MaxConns int
 	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
 	// requests when its context ends.
