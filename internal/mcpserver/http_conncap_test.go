@@ -5,26 +5,35 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/mcpserver"
+	"github.com/readproof/readproof/internal/testproc"
 )
 
 // TestHTTPIdleCapSparesClientConnection: the connection cap closes a
 // connection that never carried a valid token before one that did, so a
 // client's kept-alive connection is not closed by raw connections opened
 // after it, also while the client has begun its next request on it (its
-// headers not yet whole, so the server counts it idle). Before the re-read
+// headers not yet whole, so the server counts it idle), nor by connections
+// idle after a request that needed no token (OPTIONS *). Before the re-read
 // of session 28 the cap closed the one idle longest, whoever's: MaxConns
 // raw connections, no token needed, closed the client's connection under
-// its request, which the client lost.
+// its request, which the client lost. (TestConnCapClosesUntrustedFirst
+// pins the order without the network's timing.)
 func TestHTTPIdleCapSparesClientConnection(t *testing.T) {
 	t.Parallel()
 	p := demoProject(t)
-	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener()})
+	// The access log says when a request's handler has returned: the
+	// connection is idle a moment later (net/http's ConnState).
+	var log testproc.SyncBuffer
+	srv, err := mcpserver.New(mcpserver.Options{Open: p.opener(), Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,17 +79,39 @@ func TestHTTPIdleCapSparesClientConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer("the client's first request")
+	for !strings.Contains(string(log.Bytes()), "msg=http ") {
+		// the answer is read before its handler returns (the SDK
+		// flushes it)
+		time.Sleep(time.Millisecond)
+	}
 	// The next request begins; the rest of it comes after the raw
 	// connections.
 	if _, err := io.WriteString(client, head); err != nil {
 		t.Fatal(err)
 	}
-	for range 12 {
+	for i := range 12 {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
+		if i%2 == 1 {
+			continue
+		}
+		// net/http answers OPTIONS * itself (200, kept alive), no
+		// token asked: a connection idle after a request is not a
+		// client's for that.
+		if _, err := io.WriteString(c, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("OPTIONS *: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Close {
+			t.Fatalf("OPTIONS *: %d (close %v), want 200 kept alive", resp.StatusCode, resp.Close)
+		}
 	}
 	// A call on a connection of its own is answered once the server has
 	// accepted every raw connection opened before it.
