@@ -40,7 +40,7 @@ const (
 	DefaultShutdownTimeout = 60 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
 	DefaultAnswerTimeout   = 30 * time.Second
-	DefaultMaxConns        = 512 // TCP connections held open at once
+	DefaultMaxConns        = 512 // connections held open without a request in progress
 )
 
 // HTTPOptions configure the HTTP front end. Verify is required.
@@ -73,11 +73,12 @@ type HTTPOptions struct {
 	// MaxConns bounds the connections ServeHTTP holds open at once
 	// without a request in progress: idle between requests, or not yet
 	// sent one whole (DefaultMaxConns when 0). A connection accepted at the
-	// bound closes the one of them that has waited longest. Connections
-	// with a request in progress are not counted and never refused: only a
-	// token's requests stay in progress (a request without one is answered
-	// 401 once its headers are read), and those are bounded by the rate,
-	// the body budget and the timeouts.
+	// bound closes the one of them that has waited longest, of those that
+	// never carried a request with a valid token when there is one
+	// (connCap). Connections with a request in progress are not counted
+	// and never refused: only a token's requests stay in progress (a
+	// request without one is answered 401 once its headers are read), and
+	// those are bounded by the rate, the body budget and the timeouts.
 	MaxConns int
 	// ShutdownTimeout bounds how long ServeHTTP waits for in-flight
 	// requests when its context ends.
@@ -164,6 +165,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	// slots' bodies could hold.
 	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: bodyBudget(o.MaxConcurrent, o.MaxBodyBytes)})
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
+	h = trustConn(h)
 	h = bearer(h)
 	h = challenge(h)
 	h = s.accessLog(h)
@@ -665,6 +667,7 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 	srv := &http.Server{
 		Handler:           h,
 		ConnState:         conns.track,
+		ConnContext:       conns.connContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		IdleTimeout:       2 * time.Minute,
@@ -708,6 +711,14 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 // were closed. Busy connections are left out: counting them would let a
 // token's requests, stalled on purpose, fill the bound and have every new
 // connection refused.
+//
+// A connection that has carried a request with a valid token (trust) is
+// closed only when no other can be: an idle keep-alive connection of a
+// client is the oldest idle one as soon as enough raw connections arrive
+// after it, and a client that has begun its next request on it (its
+// headers not yet whole, so still idle here) would lose that request (a
+// POST is not retried). Before the re-read of session 28 anyone could
+// close every client's kept-alive connections that way, no token needed.
 type connCap struct {
 	max  int
 	mu   sync.Mutex
@@ -715,8 +726,24 @@ type connCap struct {
 }
 
 type connState struct {
-	busy  bool      // a request is in progress (its headers were read)
-	since time.Time // when it entered this state
+	busy    bool      // a request is in progress (its headers were read)
+	trusted bool      // a request with a valid token came on it
+	since   time.Time // when it entered this state
+}
+
+// connRef is a request's connection and its cap, in the request's context
+// (ConnContext), for trustConn.
+type connRef struct {
+	cap  *connCap
+	conn net.Conn
+}
+
+type connKey struct{}
+
+// connContext is the server's ConnContext hook: the request contexts of
+// conn carry it (trustConn).
+func (c *connCap) connContext(ctx context.Context, conn net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, connRef{c, conn})
 }
 
 // track is the server's ConnState hook: it sees each connection as the
@@ -725,29 +752,51 @@ func (c *connCap) track(conn net.Conn, st http.ConnState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch st {
-	case http.StateNew, http.StateIdle:
+	case http.StateNew:
 		c.held[conn] = connState{since: time.Now()}
-	case http.StateActive:
-		c.held[conn] = connState{busy: true, since: time.Now()}
+	case http.StateIdle, http.StateActive:
+		c.held[conn] = connState{busy: st == http.StateActive, trusted: c.held[conn].trusted, since: time.Now()}
 	default: // closed, hijacked
 		delete(c.held, conn)
 	}
 }
 
+// trust marks conn as a client's: a request with a valid token came on it.
+func (c *connCap) trust(conn net.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.held[conn]; ok {
+		st.trusted = true
+		c.held[conn] = st
+	}
+}
+
+// trustConn marks the request's connection as a client's (connCap.trust);
+// it runs once the token is verified.
+func trustConn(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ref, ok := r.Context().Value(connKey{}).(connRef); ok {
+			ref.cap.trust(ref.conn)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // makeRoom makes room for one more connection without a request in
-// progress: at the bound it closes the one that has waited longest.
+// progress: at the bound it closes the one that has waited longest, of
+// those that never carried a valid token if there is one.
 func (c *connCap) makeRoom() {
 	c.mu.Lock()
 	waiting := 0
 	var oldest net.Conn
-	var at time.Time
+	var old connState
 	for conn, st := range c.held {
 		if st.busy {
 			continue
 		}
 		waiting++
-		if oldest == nil || st.since.Before(at) {
-			oldest, at = conn, st.since
+		if oldest == nil || old.trusted && !st.trusted || old.trusted == st.trusted && st.since.Before(old.since) {
+			oldest, old = conn, st
 		}
 	}
 	if waiting < c.max {

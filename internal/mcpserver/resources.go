@@ -27,7 +27,7 @@ func (s *Server) addResources() {
 		Name:        "readproof-resource",
 		Title:       "readproof resource (optionally @tag)",
 		Description: "A governed document: readproof://NAMESPACE/PATH resolves under the resource's freshness policy " +
-			"(it may read the source and record a snapshot); readproof://NAMESPACE/PATH@TAG delivers exactly the tagged snapshot.",
+			"(it may read the source and record a snapshot; a token of scope read is refused where it would); readproof://NAMESPACE/PATH@TAG delivers exactly the tagged snapshot.",
 	}, s.readResource)
 	// resources/list is answered from the store and readproof.toml as they
 	// are now, not from a list registered at start-up.
@@ -142,6 +142,9 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		if notFound(err) {
 			return nil, resourceNotFound(uri, err)
 		}
+		if errors.Is(err, store.ErrWouldRecord) {
+			return nil, resourceRefused(uri, err)
+		}
 		s.log.Info("resources/read", "uri", uri, "err", err)
 		return nil, rpcError(err)
 	}
@@ -235,6 +238,26 @@ func notReadproofURI(uri string, err error) error {
 // the URI and the reason.
 func resourceNotFound(uri string, cause error) error {
 	reason := notFoundReason(cause)
+	return resourceError(uri, reason, "Resource not found: "+reason+": ", cause)
+}
+
+// reasonReadScope is the reason of resourceRefused.
+const reasonReadScope = "refused for a read token"
+
+// resourceRefused is the error for a read that a token of scope read may
+// not make (resolveFor: it would record a snapshot). It is invalid params
+// (-32602), as resource-not-found is: the request is refused for what it
+// asks, and asking again answers the same. Before the re-read of session 28
+// it was an internal error (-32603), which says the server failed and which
+// clients retry; a code of the server range (-32000 to -32099) means
+// different things to different clients (-32001 is a timeout to some).
+func resourceRefused(uri string, cause error) error {
+	return resourceError(uri, reasonReadScope, "Resource refused: ", cause)
+}
+
+// resourceError is an invalid-params error for uri: the message is prefix,
+// the error and its hint, and the data holds the URI and the reason.
+func resourceError(uri, reason, prefix string, cause error) error {
 	data, err := json.Marshal(struct {
 		URI    string `json:"uri"`
 		Reason string `json:"reason"`
@@ -242,7 +265,7 @@ func resourceNotFound(uri string, cause error) error {
 	if err != nil {
 		data = nil
 	}
-	msg := "Resource not found: " + reason + ": " + forModel(cause.Error())
+	msg := prefix + forModel(cause.Error())
 	if h := hint.Of(cause); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}

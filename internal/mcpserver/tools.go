@@ -56,7 +56,8 @@ func (s *Server) addTools() {
 		Description: "Read one document by readproof:// URI, exactly as `readproof get` does, and return its bytes with the snapshot id, " +
 			"content hash, source revision and the decision (fetch, use_current, use_pinned, use_tag). " +
 			"Side effect: under the resource's freshness policy this may read the source and record a new snapshot in the store. " +
-			"URI@TAG returns the tagged snapshot without reading the source. Inline content is capped at 1 MiB. " +
+			"URI@TAG returns the tagged snapshot without reading the source. A token of scope read records nothing: it is served what the store holds, " +
+			"and refused where the policy would read the source (read URI@TAG instead). Inline content is capped at 1 MiB. " +
 			"To record the read in a run, use readproof_run_mount instead."}, s.resolve)
 	addTool(s, &mcp.Tool{Name: ToolHistory, Annotations: readOnly("Snapshot history"),
 		Description: "List a resource's distinct snapshots, newest first, with the tags pointing at each."}, s.history)
