@@ -50,7 +50,7 @@ func TestInitPolicyFileFullDisk(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "init: the store "+st+" was made, but the policy file was not written") || !strings.Contains(out, "no space left on device") {
 		t.Errorf("init with the policy file's directory full: exit %d, want 1, the store made and the policy file not written\n%s", code, out)
 	}
-	if h := hintLine(out); !strings.Contains(h, "free space") || !strings.Contains(h, "run `readproof init` again") {
+	if h := hintLine(out); !strings.Contains(h, "free space") || !strings.Contains(h, "run `readproof --store "+st+" init` again") {
 		t.Errorf("init with the policy file's directory full: want a hint to free space and run init again\n%s", out)
 	}
 	if _, err := os.Lstat(policy); err == nil {
@@ -59,8 +59,20 @@ func TestInitPolicyFileFullDisk(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(st, "HEAD")); err != nil {
 		t.Errorf("the store: %v", err)
 	}
+	// with the store and the policy file named on the line, the hint's
+	// command names them too: `readproof init` as written made another
+	// store in the working directory
+	st2, policy2 := filepath.Join(t.TempDir(), "st2"), filepath.Join(proj, "p2.toml")
+	out, code = readproof("--store", st2, "--config", policy2, "init")
+	again := "`readproof --store " + st2 + " --config " + policy2 + " init` again"
+	if h := hintLine(out); code != 1 || !strings.Contains(h, again) {
+		t.Errorf("init --store --config with the policy file's directory full: exit %d, want 1 and a hint to run %s\n%s", code, again, out)
+	}
 	// as the hint says: space again, init again
 	os.Remove(filler)
+	if out, code := readproof("--store", st2, "--config", policy2, "init"); code != 0 || !strings.Contains(out, "Created "+policy2) {
+		t.Errorf("the hint's init: exit %d, want 0 and the policy file created\n%s", code, out)
+	}
 	if out, code := readproof("init"); code != 0 || !strings.Contains(out, "Created "+policy) {
 		t.Errorf("init again: exit %d, want 0 and the policy file created\n%s", code, out)
 	}

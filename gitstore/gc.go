@@ -211,7 +211,7 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	unlock()
 	if err != nil {
 		if strings.Contains(err.Error(), "gc is already running") {
-			return nil, fmt.Errorf("gc %s: %w: wait for it to finish", path, ErrGCRunning)
+			return nil, gcRunningError(path, gitDir, err.Error())
 		}
 		if lock := filepath.Join(gitDir, "gc.pid.lock"); strings.Contains(err.Error(), "gc.pid.lock': File exists") {
 			// another git gc (or maintenance) was taking git's gc lock
@@ -243,6 +243,40 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 		return nil, fmt.Errorf("gc %s: %w", path, err)
 	}
 	return res, nil
+}
+
+// gcRunningError is GC's error when git gc refused to start beside
+// another (msg, git's message, names it): the holder of gc.pid, its pid and
+// host as git's message or gc.pid gives them. A `readproof gc` killed with
+// kill -9 leaves its git gc running to its end, unseen: the pid says which
+// process to wait for.
+func gcRunningError(path, gitDir, msg string) error {
+	pidFile := filepath.Join(gitDir, "gc.pid")
+	host, pid := "", ""
+	// git: "gc is already running on machine '%s' pid %d (use --force if not)"
+	if _, rest, ok := strings.Cut(msg, "gc is already running on machine '"); ok {
+		if i := strings.LastIndex(rest, "' pid "); i >= 0 {
+			host = rest[:i]
+			pid, _, _ = strings.Cut(rest[i+len("' pid "):], " ")
+		}
+	}
+	if _, err := strconv.ParseUint(pid, 10, 63); err != nil || host == "" {
+		host, pid = "", ""
+		if b, err := os.ReadFile(pidFile); err == nil && len(b) <= 512 {
+			p, h, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+			if _, err := strconv.ParseUint(p, 10, 63); err == nil && ok && h != "" {
+				host, pid = h, p
+			}
+		}
+	}
+	if pid == "" {
+		return hint.With(fmt.Errorf("gc %s: %w", path, ErrGCRunning), "wait for it to finish, then run `readproof gc` again")
+	}
+	err := fmt.Errorf("gc %s: %w: pid %s on %s (%s)", path, ErrGCRunning, pid, text.Escape(host), pidFile)
+	if self, _ := os.Hostname(); host != self {
+		return hint.With(err, "it runs on the machine "+text.Escape(host)+" that shares the store: wait for it to finish there, then run `readproof gc` again")
+	}
+	return hint.With(err, "wait for it to finish (ps -p "+pid+" shows it; a `readproof gc` killed with kill -9 leaves its git gc running to its end), then run `readproof gc` again")
 }
 
 // removeStaleGitTemps removes stock git's temporary files in objects/pack

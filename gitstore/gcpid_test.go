@@ -2,11 +2,16 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // pendingBlobs writes n unreachable blobs, as a writer's objects are
@@ -120,4 +125,60 @@ func TestGCWaitsForMaintenance(t *testing.T) {
 		t.Errorf("after gc: %d loose objects, %d packs; want no loose object and two packs", loose, packs)
 	}
 	Fsck(t, s.path)
+}
+
+// TestGCNamesRunningGitGC: a gc that finds another git gc running (a
+// `readproof gc` killed with kill -9 leaves its git gc running) names the
+// process to wait for, from git's gc.pid, and ends in a hint. It said only
+// "another git gc is running on this store: wait for it to finish".
+func TestGCNamesRunningGitGC(t *testing.T) {
+	t.Parallel()
+	if _, err := lookGit(); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := NewTestStore(t)
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	// this process: alive, as the orphaned git gc is
+	pid := strconv.Itoa(os.Getpid())
+	pidFile := filepath.Join(s.Path(), "gc.pid")
+	if err := os.WriteFile(pidFile, []byte(pid+" "+host), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = GC(context.Background(), s.Path(), GCOptions{Grace: time.Hour})
+	if !errors.Is(err, ErrGCRunning) {
+		t.Fatalf("gc beside a running git gc: %v, want ErrGCRunning", err)
+	}
+	if want := "pid " + pid + " on " + host + " (" + pidFile + ")"; !strings.Contains(err.Error(), want) {
+		t.Errorf("gc beside a running git gc: %q, want it to name %q", err, want)
+	}
+	if h := hint.Of(err); !strings.Contains(h, "ps -p "+pid) || !strings.Contains(h, "run `readproof gc` again") {
+		t.Errorf("gc beside a running git gc: hint %q, want `ps -p %s` and to run gc again", h, pid)
+	}
+	if b, err := os.ReadFile(pidFile); err != nil || string(b) != pid+" "+host {
+		t.Errorf("gc.pid was changed: %q, %v", b, err)
+	}
+}
+
+// TestGCRunningErrorFromGCPid: git's message without the pid (another
+// wording) falls back on gc.pid, and a gc.pid of another machine is said
+// to run there.
+func TestGCRunningErrorFromGCPid(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gc.pid"), []byte("4242 elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := gcRunningError("st", dir, "fatal: gc is already running")
+	if !errors.Is(err, ErrGCRunning) || !strings.Contains(err.Error(), "pid 4242 on elsewhere") || !strings.Contains(hint.Of(err), "on the machine elsewhere") {
+		t.Errorf("%q (hint %q), want pid 4242 on elsewhere", err, hint.Of(err))
+	}
+	if err := os.Remove(filepath.Join(dir, "gc.pid")); err != nil {
+		t.Fatal(err)
+	}
+	err = gcRunningError("st", dir, "fatal: gc is already running")
+	if !errors.Is(err, ErrGCRunning) || strings.Contains(err.Error(), "pid") || !strings.Contains(hint.Of(err), "wait for it to finish") {
+		t.Errorf("%q (hint %q), want no pid and a hint to wait", err, hint.Of(err))
+	}
 }

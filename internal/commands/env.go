@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -156,7 +157,9 @@ func (e *env) loadPolicy() (*policy.File, error) {
 // file nor the null device (which reads as an empty file): a named pipe
 // would hold the command at its open until something writes to it, and a
 // device such as /dev/zero would be read without end. named says --config
-// or READPROOF_CONFIG gave path. A missing file, or one that cannot be
+// or READPROOF_CONFIG gave path; such a path may also be a pipe this
+// process was handed (--config /dev/stdin, a shell's --config <(...)),
+// which has its writer already. A missing file, or one that cannot be
 // looked at, is left to the read, which names it.
 func checkPolicyKind(path string, named bool) error {
 	fi, err := os.Stat(path)
@@ -164,6 +167,9 @@ func checkPolicyKind(path string, named bool) error {
 		return nil
 	}
 	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(fi, null) {
+		return nil
+	}
+	if named && fi.Mode()&fs.ModeNamedPipe != 0 && handedPipe(path) {
 		return nil
 	}
 	by, h := "", "replace it with a regular file (readproof.toml.example documents every key), or name the policy file with --config"
@@ -174,6 +180,28 @@ func checkPolicyKind(path string, named bool) error {
 		h = "move the directory away and put the policy file there (readproof.toml.example documents every key), or name the policy file with --config"
 	}
 	return withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s%s is %s, not a regular file; nothing was read from it", path, by, fspath.DescribeMode(fi.Mode())), h))
+}
+
+// handedPipe says whether path, a pipe, is one of this process's
+// descriptors and not a named pipe in a directory: its links lead to an
+// anonymous pipe ("pipe:[N]", Linux's /proc/self/fd), or it is a /dev/fd
+// entry that is not a link (macOS, the BSDs). A named pipe reached through
+// a descriptor (/dev/fd/3 opened on one) ends at the named pipe's path.
+func handedPipe(path string) bool {
+	for range 40 {
+		to, err := os.Readlink(path)
+		if err != nil {
+			return strings.HasPrefix(path, "/dev/fd/")
+		}
+		if strings.HasPrefix(to, "pipe:[") {
+			return true
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return false
 }
 
 // policyCache is where a large policy file's parse is kept: in the store

@@ -465,6 +465,16 @@ func isHuskyHook(data []byte) bool {
 }
 
 func installHook(dir, name, script string) (hookResult, error) {
+	return installHookSteps(dir, name, script, nil)
+}
+
+// installHookSteps is installHook; step, when set, is called after each
+// change it makes in dir, for a test to look at what a kill -9 there
+// would leave. At every step git finds a hook at path: the user's until
+// ours replaces it in one rename, with the user's hook linked at local
+// first, to be chained. A killed install leaves the two names linked to
+// the user's hook, which the next install takes as the user's hook kept.
+func installHookSteps(dir, name, script string, step func(string)) (hookResult, error) {
 	path := filepath.Join(dir, name)
 	local := path + chainedSuffix
 	r := hookResult{Hook: name, Path: path, Action: "installed"}
@@ -472,7 +482,7 @@ func installHook(dir, name, script string) (hookResult, error) {
 		return r, fmt.Errorf("hooks: %w", err)
 	}
 	tmp := path + ".readproof-tmp"
-	moved := false // the user's hook was moved to local, to be chained
+	keep := false // the user's hook at path is to be kept at local, to be chained
 	ours, err := isOurHook(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -491,30 +501,22 @@ func installHook(dir, name, script string) (hookResult, error) {
 			}
 		}
 	default:
-		if _, err := os.Lstat(local); err == nil {
-			return r, hint.With(fmt.Errorf("hooks: %s exists and so does %s", path, local),
-				"merge the two hooks into one, or move one away, then run readproof hooks install again")
+		if fi, err := os.Lstat(local); err == nil {
+			// the same file at both names: an install killed after it
+			// kept the user's hook, which is kept already
+			if pi, perr := os.Lstat(path); perr != nil || !os.SameFile(fi, pi) {
+				return r, hint.With(fmt.Errorf("hooks: %s exists and so does %s", path, local),
+					"merge the two hooks into one, or move one away, then run readproof hooks install again")
+			}
+		} else {
+			keep = true
 		}
-		if err := os.Rename(path, local); err != nil {
-			return r, fmt.Errorf("hooks: keep the existing hook: %w", err)
-		}
-		moved = true
-	}
-	if _, err := os.Lstat(local); err == nil {
-		r.Chained = local
 	}
 	// A hook that cannot be written (a full disk) leaves no part of it,
-	// and the user's own hook, moved aside to be chained, back in place:
-	// git would have run neither.
-	fail := func(err error) (hookResult, error) {
+	// and the user's own hook in place: it is written before the user's
+	// hook is touched.
+	fail := func(err error, kept string) (hookResult, error) {
 		os.Remove(tmp)
-		kept := " is unchanged"
-		if moved {
-			if rerr := os.Rename(local, path); rerr != nil {
-				return r, fmt.Errorf("hooks: write %s: %w; and moving %s back: %w", path, err, local, rerr)
-			}
-			kept = ", the existing hook, is back in place"
-		}
 		err = fmt.Errorf("hooks: write %s: %w", path, err)
 		if hint.Of(err) != "" {
 			return r, err
@@ -525,14 +527,51 @@ func installHook(dir, name, script string) (hookResult, error) {
 		}
 		return r, hint.With(err, path+kept+": "+what+", then run readproof hooks install again")
 	}
+	unchanged := " is unchanged"
+	if keep {
+		unchanged = ", the existing hook, is unchanged"
+	}
 	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
-		return fail(err)
+		return fail(err, unchanged)
+	}
+	if step != nil {
+		step("written")
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fail(err)
+		return fail(err, unchanged)
+	}
+	if keep {
+		if err := os.Link(path, local); err != nil {
+			// a file system without hard links: moved, and back on failure
+			if err := os.Rename(path, local); err != nil {
+				os.Remove(tmp)
+				return r, fmt.Errorf("hooks: keep the existing hook: %w", err)
+			}
+			if step != nil {
+				step("moved")
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				if rerr := os.Rename(local, path); rerr != nil {
+					os.Remove(tmp)
+					return r, fmt.Errorf("hooks: write %s: %w; and moving %s back: %w", path, err, local, rerr)
+				}
+				return fail(err, ", the existing hook, is back in place")
+			}
+			r.Chained = local
+			return r, nil
+		}
+		if step != nil {
+			step("linked")
+		}
+	}
+	if _, err := os.Lstat(local); err == nil {
+		r.Chained = local
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fail(err)
+		if keep {
+			os.Remove(local) // the user's hook is still at path
+		}
+		return fail(err, unchanged)
 	}
 	return r, nil
 }
@@ -552,14 +591,18 @@ func uninstallHook(dir, name string) (hookResult, error) {
 		r.Action = "foreign"
 		return r, nil
 	}
-	if err := os.Remove(path); err != nil {
-		return r, fmt.Errorf("hooks: remove %s: %w", path, err)
-	}
+	// the user's hook, kept at local, replaces ours in one rename: a
+	// removal first, then a kill -9, left it at local, where git does not
+	// run it and the next uninstall found no hook of ours to remove
 	if _, err := os.Lstat(local); err == nil {
 		if err := os.Rename(local, path); err != nil {
 			return r, fmt.Errorf("hooks: restore %s: %w", local, err)
 		}
 		r.Chained = local
+		return r, nil
+	}
+	if err := os.Remove(path); err != nil {
+		return r, fmt.Errorf("hooks: remove %s: %w", path, err)
 	}
 	return r, nil
 }

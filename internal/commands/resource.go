@@ -506,7 +506,16 @@ func policyNotCreated(e *env, err error, kept string) error {
 	default:
 		what = "fix what the error names"
 	}
-	return hint.With(err, what+", then run `readproof init` again: it keeps the store and writes "+filepath.Base(e.policyPath))
+	// the same store and policy file as this init: --store or --config
+	// given on the line are not there when the command is run as written
+	again := "readproof"
+	if e.storeNamed {
+		again += " --store " + text.ShellArg(e.storePath)
+	}
+	if e.policyNamed {
+		again += " --config " + text.ShellArg(e.policyPath)
+	}
+	return hint.With(err, what+", then run `"+again+" init` again: it keeps the store and writes "+filepath.Base(e.policyPath))
 }
 
 // warnPolicy warns, after init made the store (or found it) beside a

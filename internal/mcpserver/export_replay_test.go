@@ -60,7 +60,7 @@ func TestEvidenceExportReplayWarning(t *testing.T) {
 	if ws, _ := out["warnings"].([]any); len(ws) != 1 || ws[0] != want {
 		t.Errorf("warnings = %v, want [%q]", out["warnings"], want)
 	}
-	mustContain(t, "text", text(res), "Warning: "+want+".", "Hint: `readproof verify` ", "names what is damaged; restore it from a clone")
+	mustContain(t, "text", text(res), "Warning: "+want+".", "Hint: `readproof verify --read-data` ", "names what is damaged; restore it from a clone")
 	if !strings.Contains(str(t, out, "bundle"), `"all_match": false`) {
 		t.Errorf("the bundle does not record all_match false")
 	}

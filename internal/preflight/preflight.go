@@ -62,7 +62,9 @@ func Write(gitDir string, refs []string, opts Options) error {
 	if opts.StaleLockAge <= 0 {
 		opts.StaleLockAge = 10 * time.Second
 	}
-	f, err := os.CreateTemp(filepath.Join(gitDir, "objects"), "tmp_preflight_")
+	// named as the store's own temporary object files: one left by a kill
+	// -9 is removed by the next write's sweep (16 KiB, not an empty file)
+	f, err := os.CreateTemp(filepath.Join(gitDir, "objects"), "tmp_obj_preflight_")
 	if err != nil {
 		return fmt.Errorf("%w: %s: no new object can be written: %w", ErrNotWritable, gitDir, err)
 	}

@@ -569,7 +569,9 @@ func ReplayCouldNotRead(target string, res *ReplayResult, rerr error) error {
 // match (replay.all_match false), naming run (as a message names it), and
 // its hint; both "" when it matched. The bundle records it honestly, and
 // `evidence verify` of it fails: the command and the MCP tool say so while
-// the store can still be repaired.
+// the store can still be repaired. The hint names verify --read-data: the
+// replay read the snapshots' bytes, which verify without it does not (a
+// loose object whose zlib checksum alone is damaged passes it).
 func ExportReplayWarning(run string, rp *evidence.BundleReplay) (warning, hint string) {
 	if rp == nil || rp.AllMatch {
 		return "", ""
@@ -585,7 +587,7 @@ func ExportReplayWarning(run string, rp *evidence.BundleReplay) (warning, hint s
 		what = "the manifest could not be replayed from this store: " + text.Escape(rp.Error)
 	}
 	return fmt.Sprintf("run %s: %s (the bundle records it: replay.all_match false); `evidence verify` of it fails", run, what),
-		"`readproof verify` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again"
+		"`readproof verify --read-data` names what is damaged; restore it from a clone (readproof pull) or a backup, then export again"
 }
 
 // ExportWarnings are the warnings of an export whose checks
