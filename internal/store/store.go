@@ -183,7 +183,7 @@ func initFailed(path string, err error) error {
 		}
 		what = "check the file system that holds it (a read-only mount, or an I/O error: dmesg may say why)"
 	}
-	return hint.With(err, "nothing was made at "+path+" (its temporary directory was removed): "+what+", then run `readproof init` again")
+	return hint.With(err, "nothing was made at "+path+" (its temporary directory was removed): "+what+", then run the same init command again (with the same --store and --config)")
 }
 
 // Open opens the store at path. pol may be nil when no policy file exists;
