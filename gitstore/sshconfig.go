@@ -78,6 +78,21 @@ func passwdHome() (string, error) {
 	return u.HomeDir, nil
 }
 
+// knownHostsFiles are the known_hosts files the host key is looked up
+// in: those SSH_KNOWN_HOSTS lists, else ~/.ssh/known_hosts, ~ the home
+// directory ~/.ssh/config is read from (the passwd entry's, as ssh reads
+// both: sshUserHome), and /etc/ssh/ssh_known_hosts.
+func (c *SSHConfig) knownHostsFiles() []string {
+	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
+		return files
+	}
+	var files []string
+	if c.home != "" {
+		files = append(files, filepath.Join(c.home, ".ssh", "known_hosts"))
+	}
+	return append(files, "/etc/ssh/ssh_known_hosts")
+}
+
 // ReadSSHConfig reads ~/.ssh/config (~ the passwd entry's home
 // directory, as ssh has it, not $HOME: sshUserHome), then
 // /etc/ssh/ssh_config (a
