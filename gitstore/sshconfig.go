@@ -56,8 +56,9 @@ type sshConfigReader interface {
 // expands ~ and %d to: the passwd entry's of this user (ssh.c and misc.c,
 // getpwuid), not $HOME, which sudo may keep from another user (ssh then
 // reads root's configuration; $HOME's, another user's, would be refused
-// as not this user's). Tests whose configuration is under $HOME swap it
-// (SSHHomeFromEnvForTest).
+// as not this user's). With no passwd entry readproof can read,
+// readSSHConfigs takes $HOME's, saying so. Tests whose configuration is
+// under $HOME swap it (SSHHomeFromEnvForTest).
 var sshUserHome = passwdHome
 
 // passwdHome is the home directory of this process's user as the passwd
@@ -71,7 +72,7 @@ func passwdHome() (string, error) {
 	u, err := user.LookupId(uid)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("no passwd entry for this user (uid %s): %w; ssh refuses to run then (\"No user exists for uid\")", uid, err)
+		return "", fmt.Errorf("no passwd entry for this user (uid %s): %w", uid, err)
 	case u.HomeDir == "":
 		return "", fmt.Errorf("the passwd entry of this user (uid %s) gives no home directory", uid)
 	}
@@ -108,6 +109,17 @@ func ReadSSHConfig() *SSHConfig { return readSSHConfigs(systemSSHConfig) }
 func readSSHConfigs(system string) *SSHConfig {
 	c := &SSHConfig{}
 	c.home, c.homeErr = sshUserHome()
+	if c.homeErr != nil {
+		// no passwd entry readproof can read: a static build reads
+		// /etc/passwd alone, not LDAP or SSSD, where ssh finds the
+		// user; $HOME rather than no ~/.ssh/config at all, whose
+		// Hostname, ProxyJump and RefuseConnection would go unread
+		if h, err := os.UserHomeDir(); err == nil && h != "" {
+			c.unread = append(c.unread, hint.With(fmt.Errorf("%w, so readproof reads ~/.ssh/config and ~/.ssh/known_hosts under $HOME (%s); ssh reads them under the passwd entry's home, which it may find where a static readproof, reading /etc/passwd alone, does not (LDAP, SSSD), and refuses to run when there is none (\"No user exists for uid\")", c.homeErr, h),
+				"give this uid an entry in /etc/passwd (in a container, run as a user the image lists), or check that $HOME is this user's home directory"))
+			c.home, c.homeErr = h, nil
+		}
+	}
 	var paths []string
 	if c.home != "" {
 		paths = append(paths, filepath.Join(c.home, ".ssh", "config"))
