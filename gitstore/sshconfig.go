@@ -57,9 +57,18 @@ type sshConfigReader interface {
 // getpwuid), not $HOME, which sudo may keep from another user (ssh then
 // reads root's configuration; $HOME's, another user's, would be refused
 // as not this user's). With no passwd entry readproof can read,
-// readSSHConfigs takes $HOME's, saying so. Tests whose configuration is
-// under $HOME swap it (SSHHomeFromEnvForTest).
-var sshUserHome = passwdHome
+// readSSHConfigs takes $HOME's, saying so.
+func sshUserHome() (string, error) {
+	if sshHomeForTest != nil {
+		return sshHomeForTest()
+	}
+	return passwdHome()
+}
+
+// sshHomeForTest, when not nil, is sshUserHome in a test binary, whose
+// tests write their ~/.ssh/config under a HOME of their own
+// (SSHHomeFromEnvForTest); nil in the readproof binary.
+var sshHomeForTest func() (string, error)
 
 // passwdHome is the home directory of this process's user as the passwd
 // entry gives it (os/user: /etc/passwd, or the system's lookup with

@@ -17,10 +17,10 @@ import (
 func TestSSHKnownHostsFromConfigHome(t *testing.T) {
 	s, home := newKeyServer(t) // home's known_hosts lists the server
 	s.allow(writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "").PublicKey())
-	prev := sshUserHome
-	t.Cleanup(func() { sshUserHome = prev })
-	sshUserHome = func() (string, error) { return home, nil } // the passwd entry's
-	other := sshHome(t)                                       // $HOME, another user's
+	prev := sshHomeForTest
+	t.Cleanup(func() { sshHomeForTest = prev })
+	sshHomeForTest = func() (string, error) { return home, nil } // the passwd entry's
+	other := sshHome(t)                                          // $HOME, another user's
 	if err := s.open(t, "git@git.example.test:r.git"); err != nil {
 		t.Errorf("known_hosts under the configuration's home lists the host: %v, want it known", err)
 	}

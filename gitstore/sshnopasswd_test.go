@@ -19,9 +19,9 @@ func TestSSHNoPasswdEntryReadsHOME(t *testing.T) {
 	home := sshHome(t)
 	t.Setenv("SSH_KNOWN_HOSTS", "")
 	writeSSHConfig(t, home, "Host git.example.test\n  RefuseConnection yes\n")
-	prev := sshUserHome
-	t.Cleanup(func() { sshUserHome = prev })
-	sshUserHome = func() (string, error) {
+	prev := sshHomeForTest
+	t.Cleanup(func() { sshHomeForTest = prev })
+	sshHomeForTest = func() (string, error) {
 		return "", errors.New("no passwd entry for this user (uid 4242): user: unknown userid 4242")
 	}
 	conf := ReadSSHConfig()
