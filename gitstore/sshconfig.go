@@ -28,7 +28,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 )
 
-// SSHConfig is $HOME/.ssh/config and /etc/ssh/ssh_config as one ssh fetch
+// SSHConfig is ~/.ssh/config (~ the passwd entry's home: sshUserHome) and /etc/ssh/ssh_config as one ssh fetch
 // reads them. Read it with ReadSSHConfig, check the address it gives
 // (Address), and hand it to the fetch (MirrorOptions.SSHConfig) so that
 // the fetch dials the address checked and reads the files no second time.
@@ -37,7 +37,7 @@ type SSHConfig struct {
 	homeErr error
 	files   sshConfigs
 	notes   []string // the files not read, for an SSHAuthError
-	unread  []error  // $HOME/.ssh/config, or files it includes, not read: warnings
+	unread  []error  // ~/.ssh/config, or files it includes, not read: warnings
 	refused error    // a configuration ssh refuses whole, or readproof cannot read as ssh does: connecting nowhere
 	values  error    // the first Hostname, Port or User line ssh refuses in any block (refusedValue): connecting nowhere
 	// hosts is go-git's reader when a caller has swapped its default
@@ -108,7 +108,7 @@ func (c *SSHConfig) knownHostsFiles() []string {
 // /etc/ssh/ssh_config (a
 // keyword's value is the first one given, as in OpenSSH). A file ssh goes
 // on without (one it cannot open, a directory) is left out and noted:
-// SSHConfig.Warnings says so of $HOME's, and an ssh server's refusal of
+// SSHConfig.Warnings says so of the user's, and an ssh server's refusal of
 // every key names both. A file ssh refuses (a line it cannot parse, others
 // can write it), or that readproof cannot follow as ssh reads it (over 1
 // MiB, not a regular file), refuses every ssh fetch (Check).
@@ -518,7 +518,7 @@ func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err er
 }
 
 // Warnings are what a user should hear before an ssh fetch of alias (the
-// host as the URL names it): $HOME/.ssh/config not read, and each Match
+// host as the URL names it): ~/.ssh/config not read, and each Match
 // block, which readproof does not apply, that could apply to the host and
 // sets a keyword readproof reads. Each names the file and line and carries
 // a hint.
