@@ -95,14 +95,15 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 }
 
 // sshSession connects to an ssh server and runs git-upload-pack there,
-// following the ssh configuration (the transport's, else $HOME's read
+// following the ssh configuration (the transport's, else the user's read
 // now) for the host: the user from the URL, else the configuration's
 // User, else the local user, as OpenSSH has it; the keys OpenSSH would
 // offer (the agent's, then the IdentityFile keys for the host or the
 // default key files); the Hostname when it has one, and the URL's port,
 // else the Port it gives, else 22. The host
-// key is checked against known_hosts (SSH_KNOWN_HOSTS,
-// ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts) under the host name. The
+// key is checked against known_hosts (SSH_KNOWN_HOSTS, else
+// ~/.ssh/known_hosts, ~ the home the configuration is read from, and
+// /etc/ssh/ssh_known_hosts: knownHostsFiles) under the host name. The
 // address dialled is the one dial checks.
 //
 // The server is asked for a host key of the types known_hosts lists for the
@@ -110,11 +111,11 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 // types offers the one Go prefers (ecdsa before ed25519), and a host listed
 // by another of its keys reads as a changed key (go-git issue 411).
 func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackSession, error) {
-	known, err := gitssh.NewKnownHostsDb()
+	conf := t.sshConfig()
+	known, err := gitssh.NewKnownHostsDb(conf.knownHostsFiles()...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read known hosts: %w", err)
 	}
-	conf := t.sshConfig()
 	alias := endpointHost(ep)
 	if err := conf.Check(alias); err != nil {
 		return nil, err
@@ -143,7 +144,7 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	return s, err
 }
 
-// sshConfig is the transport's ssh configuration, else $HOME's read now.
+// sshConfig is the transport's ssh configuration, else the user's read now.
 func (t dialTransport) sshConfig() *SSHConfig {
 	if t.ssh != nil {
 		return t.ssh

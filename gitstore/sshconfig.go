@@ -28,7 +28,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 )
 
-// SSHConfig is $HOME/.ssh/config and /etc/ssh/ssh_config as one ssh fetch
+// SSHConfig is ~/.ssh/config (~ the passwd entry's home: sshUserHome) and /etc/ssh/ssh_config as one ssh fetch
 // reads them. Read it with ReadSSHConfig, check the address it gives
 // (Address), and hand it to the fetch (MirrorOptions.SSHConfig) so that
 // the fetch dials the address checked and reads the files no second time.
@@ -37,7 +37,7 @@ type SSHConfig struct {
 	homeErr error
 	files   sshConfigs
 	notes   []string // the files not read, for an SSHAuthError
-	unread  []error  // $HOME/.ssh/config, or files it includes, not read: warnings
+	unread  []error  // ~/.ssh/config, or files it includes, not read: warnings
 	refused error    // a configuration ssh refuses whole, or readproof cannot read as ssh does: connecting nowhere
 	values  error    // the first Hostname, Port or User line ssh refuses in any block (refusedValue): connecting nowhere
 	// hosts is go-git's reader when a caller has swapped its default
@@ -56,9 +56,19 @@ type sshConfigReader interface {
 // expands ~ and %d to: the passwd entry's of this user (ssh.c and misc.c,
 // getpwuid), not $HOME, which sudo may keep from another user (ssh then
 // reads root's configuration; $HOME's, another user's, would be refused
-// as not this user's). Tests whose configuration is under $HOME swap it
-// (SSHHomeFromEnvForTest).
-var sshUserHome = passwdHome
+// as not this user's). With no passwd entry readproof can read,
+// readSSHConfigs takes $HOME's, saying so.
+func sshUserHome() (string, error) {
+	if sshHomeForTest != nil {
+		return sshHomeForTest()
+	}
+	return passwdHome()
+}
+
+// sshHomeForTest, when not nil, is sshUserHome in a test binary, whose
+// tests write their ~/.ssh/config under a HOME of their own
+// (SSHHomeFromEnvForTest); nil in the readproof binary.
+var sshHomeForTest func() (string, error)
 
 // passwdHome is the home directory of this process's user as the passwd
 // entry gives it (os/user: /etc/passwd, or the system's lookup with
@@ -71,11 +81,26 @@ func passwdHome() (string, error) {
 	u, err := user.LookupId(uid)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("no passwd entry for this user (uid %s): %w; ssh refuses to run then (\"No user exists for uid\")", uid, err)
+		return "", fmt.Errorf("no passwd entry for this user (uid %s): %w", uid, err)
 	case u.HomeDir == "":
 		return "", fmt.Errorf("the passwd entry of this user (uid %s) gives no home directory", uid)
 	}
 	return u.HomeDir, nil
+}
+
+// knownHostsFiles are the known_hosts files the host key is looked up
+// in: those SSH_KNOWN_HOSTS lists, else ~/.ssh/known_hosts, ~ the home
+// directory ~/.ssh/config is read from (the passwd entry's, as ssh reads
+// both: sshUserHome), and /etc/ssh/ssh_known_hosts.
+func (c *SSHConfig) knownHostsFiles() []string {
+	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
+		return files
+	}
+	var files []string
+	if c.home != "" {
+		files = append(files, filepath.Join(c.home, ".ssh", "known_hosts"))
+	}
+	return append(files, "/etc/ssh/ssh_known_hosts")
 }
 
 // ReadSSHConfig reads ~/.ssh/config (~ the passwd entry's home
@@ -83,7 +108,7 @@ func passwdHome() (string, error) {
 // /etc/ssh/ssh_config (a
 // keyword's value is the first one given, as in OpenSSH). A file ssh goes
 // on without (one it cannot open, a directory) is left out and noted:
-// SSHConfig.Warnings says so of $HOME's, and an ssh server's refusal of
+// SSHConfig.Warnings says so of the user's, and an ssh server's refusal of
 // every key names both. A file ssh refuses (a line it cannot parse, others
 // can write it), or that readproof cannot follow as ssh reads it (over 1
 // MiB, not a regular file), refuses every ssh fetch (Check).
@@ -93,6 +118,17 @@ func ReadSSHConfig() *SSHConfig { return readSSHConfigs(systemSSHConfig) }
 func readSSHConfigs(system string) *SSHConfig {
 	c := &SSHConfig{}
 	c.home, c.homeErr = sshUserHome()
+	if c.homeErr != nil {
+		// no passwd entry readproof can read: a static build reads
+		// /etc/passwd alone, not LDAP or SSSD, where ssh finds the
+		// user; $HOME rather than no ~/.ssh/config at all, whose
+		// Hostname, ProxyJump and RefuseConnection would go unread
+		if h, err := os.UserHomeDir(); err == nil && h != "" {
+			c.unread = append(c.unread, hint.With(fmt.Errorf("%w, so readproof reads ~/.ssh/config and ~/.ssh/known_hosts under $HOME (%s); ssh reads them under the passwd entry's home, which it may find where a static readproof, reading /etc/passwd alone, does not (LDAP, SSSD), and refuses to run when there is none (\"No user exists for uid\")", c.homeErr, h),
+				"give this uid an entry in /etc/passwd (in a container, run as a user the image lists), or check that $HOME is this user's home directory"))
+			c.home, c.homeErr = h, nil
+		}
+	}
 	var paths []string
 	if c.home != "" {
 		paths = append(paths, filepath.Join(c.home, ".ssh", "config"))
@@ -482,7 +518,7 @@ func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err er
 }
 
 // Warnings are what a user should hear before an ssh fetch of alias (the
-// host as the URL names it): $HOME/.ssh/config not read, and each Match
+// host as the URL names it): ~/.ssh/config not read, and each Match
 // block, which readproof does not apply, that could apply to the host and
 // sets a keyword readproof reads. Each names the file and line and carries
 // a hint.

@@ -21,9 +21,9 @@ func TestSSHHomeIsPasswdEntrys(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no passwd entry")
 	}
-	prev := sshUserHome
-	sshUserHome = passwdHome // as the readproof binary has it
-	t.Cleanup(func() { sshUserHome = prev })
+	prev := sshHomeForTest
+	sshHomeForTest = nil // as the readproof binary has it
+	t.Cleanup(func() { sshHomeForTest = prev })
 	u, err := user.LookupId(strconv.Itoa(os.Getuid()))
 	if err != nil || u.HomeDir == "" {
 		t.Skipf("no passwd entry for this user: %v", err)

@@ -57,6 +57,7 @@ type sshKeys struct {
 	signers []ssh.Signer
 	offered []string // each key source offered: the agent's keys, key file paths
 	skipped []string // each key not offered, with why
+	tried   []string // the key files looked at, in order, expanded (never shown: ${NAME} values)
 	close   func()   // ends the agent connection, once the handshake is done
 }
 
@@ -155,6 +156,24 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 	home, herr := conf.home, conf.homeErr
 	k.skipped = append(k.skipped, conf.notes...)
 	var paths []string
+	// shown are the paths expanded from an environment variable
+	// (${NAME}), by the IdentityFile value as written: what the fetch
+	// says of the key (offered, not offered and why, which an MCP client
+	// or an evidence bundle may receive) shows no variable's value
+	shown := map[string]string{}
+	hide := func(p, s string) string {
+		w, ok := shown[p]
+		if !ok {
+			return s
+		}
+		// a path quoted for a shell, in a hint's command, then as it is
+		for _, q := range []string{p + ".pub", p} {
+			if text.ShellArg(q) != q {
+				s = strings.ReplaceAll(s, text.ShellArg(q), strings.Replace(q, p, w, 1))
+			}
+		}
+		return strings.ReplaceAll(s, p, w)
+	}
 	only, onlySet, named := false, false, false
 	for _, c := range conf.files {
 		vals, o := c.identitySettings(alias)
@@ -180,6 +199,9 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 			if err != nil {
 				return nil, &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "IdentityFile", Value: v, Err: fmt.Errorf("%s%w", st.readThrough(), err)}
 			}
+			if strings.Contains(w, "${") {
+				shown[p] = w
+			}
 			paths = append(paths, p)
 		}
 	}
@@ -194,6 +216,7 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 		}
 	}
 
+	k.tried = paths
 	// The files first, so that IdentitiesOnly can keep the agent's keys
 	// to theirs; offered after the agent's, as OpenSSH offers them.
 	type fileKey struct {
@@ -240,7 +263,7 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 		if !named {
 			defaultSeen = true
 		}
-		k.skipped = append(k.skipped, why)
+		k.skipped = append(k.skipped, hide(p, why))
 	}
 
 	if !named && !defaultSeen && home != "" {
@@ -264,7 +287,7 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 		}
 		offeredPub[pub] = true
 		k.signers = append(k.signers, f.signer)
-		k.offered = append(k.offered, f.path)
+		k.offered = append(k.offered, hide(f.path, f.path))
 	}
 	return k, nil
 }

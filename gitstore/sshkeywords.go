@@ -168,7 +168,8 @@ func editDistance(a, b string, limit int) int {
 // before it in a block that applies to alias (a Match block counts when
 // readproof can tell that it applies: matchBlock.verdict; one whose
 // criteria it does not evaluate, an exec, does not, and the refusal says
-// so), its comma-separated patterns matched in any case, a negated one
+// so; given before the one in force, it must list the keyword too, as
+// ssh takes its list where the block applies), its comma-separated patterns matched in any case, a negated one
 // matching ruling the keyword out, as in ssh. A line in a block for
 // another host counts too, as ssh reads every line: the error names the
 // file, the line and the keyword, with the keyword the spelling may have
@@ -176,31 +177,48 @@ func editDistance(a, b string, limit int) int {
 func (c *SSHConfig) checkKeywords(alias string) error {
 	ignore, ignoreSet := "", false
 	var maybe *setting // the first IgnoreUnknown of a Match block that may apply
+	// those of Match blocks that may apply given before the one in force:
+	// where such a block applies, ssh takes its list instead
+	var maybeFirst []setting
 	var refused error
+	lists := func(st setting, key string) bool {
+		m, ok := matchList(strings.ToLower(sshValue(st.value)), []string{key})
+		return ok && m
+	}
 	c.walkBlocks(alias, func(kv *ssh_config.KV, f *sshConfigFile, on matchVerdict, st setting) bool {
 		key := strings.ToLower(kv.Key)
 		if key == "ignoreunknown" {
 			switch {
 			case on == matchYes && !ignoreSet:
 				ignore, ignoreSet = sshValue(kv.Value), true
-			case on == matchMaybe && maybe == nil:
-				maybe = &st
+			case on == matchMaybe:
+				if maybe == nil {
+					maybe = &st
+				}
+				if !ignoreSet {
+					maybeFirst = append(maybeFirst, st)
+				}
 			}
 			return true
 		}
 		if _, known := sshKeywords()[key]; known {
 			return true
 		}
+		note := ""
 		if ignoreSet {
 			if m, ok := matchList(strings.ToLower(ignore), []string{key}); ok && m {
-				return true
+				i := 0
+				for i < len(maybeFirst) && lists(maybeFirst[i], key) {
+					i++
+				}
+				if i == len(maybeFirst) {
+					return true
+				}
+				note = fmt.Sprintf("the IgnoreUnknown in force lists it, but the one on %s line %d, which does not, comes first in a Match block whose criteria readproof does not evaluate (an exec, user, canonical or final): where that block applies, ssh takes its list and refuses this line; add the keyword to that IgnoreUnknown line too, or remove this line", maybeFirst[i].file, maybeFirst[i].line)
 			}
 		}
-		note := ""
-		if maybe != nil {
-			if m, ok := matchList(strings.ToLower(sshValue(maybe.value)), []string{key}); ok && m {
-				note = fmt.Sprintf("the IgnoreUnknown on %s line %d lists it, but stands in a Match block whose criteria readproof does not evaluate (an exec, user, canonical or final), so it may not apply and is not counted; ", maybe.file, maybe.line)
-			}
+		if note == "" && maybe != nil && lists(*maybe, key) {
+			note = fmt.Sprintf("the IgnoreUnknown on %s line %d lists it, but stands in a Match block whose criteria readproof does not evaluate (an exec, user, canonical or final), so it may not apply and is not counted; move that IgnoreUnknown line to the top of the file, out of the Match block, or remove this line", maybe.file, maybe.line)
 		}
 		refused = unknownKeyword(f.path, kv.Pos().Line, kv.Key, st.via, st.viaAt, ignoreSet, note)
 		return false
@@ -261,7 +279,8 @@ func (c *SSHConfig) walkBlocks(alias string, visit func(kv *ssh_config.KV, f *ss
 }
 
 // unknownKeyword is the refusal of a line of file whose keyword ssh does
-// not know.
+// not know; note, when not "", is the whole of its way out (an
+// IgnoreUnknown of a Match block readproof does not evaluate).
 func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet bool, note string) error {
 	st := setting{via: via, viaAt: viaAt}
 	if strings.HasPrefix(key, utf8BOM) {
@@ -276,7 +295,7 @@ func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet
 		fix = "did you mean " + near + "? Fix the spelling, or " + fix
 	}
 	if note != "" {
-		fix = note + "move that IgnoreUnknown line to the top of the file, out of the Match block, or remove this line"
+		fix = note
 	}
 	return &SSHConfigError{File: file, Line: line,
 		Err: fmt.Errorf("%sthe keyword %q is not one OpenSSH 9.2 knows: ssh refuses the configuration then (\"Bad configuration option: %s\") and connects to no host, so readproof does not connect either; %s (ssh -G HOST shows how ssh reads the configuration)",

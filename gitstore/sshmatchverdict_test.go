@@ -130,3 +130,36 @@ func FuzzMatchVerdict(f *testing.F) {
 		}
 	})
 }
+
+// An IgnoreUnknown in a Match block readproof cannot evaluate (exec),
+// given before the one in force, is the list ssh takes where the block
+// applies (the first IgnoreUnknown obtained wins): a keyword the later
+// list holds and it does not is refused, naming that line, as ssh
+// refuses it under Match exec true; one both lists hold is taken. Before,
+// the Match block's list was passed over and the keyword taken, where ssh
+// connects to no host. Checked against ssh -G when ssh is there.
+func TestSSHIgnoreUnknownMatchFirstAsSSH(t *testing.T) {
+	home := sshHome(t)
+	for _, c := range []struct {
+		conf    string
+		refused bool
+		sshTake bool // under Match exec true
+	}{
+		{conf: "Match exec true\n  IgnoreUnknown Foo\nHost *\n  IgnoreUnknown Bar\n  Bar yes\n", refused: true},
+		{conf: "Match exec true\n  IgnoreUnknown Foo,Bar\nHost *\n  IgnoreUnknown Bar\n  Bar yes\n", sshTake: true},
+		{conf: "Host *\n  IgnoreUnknown Bar\nMatch exec true\n  IgnoreUnknown Foo\nHost *\n  Bar yes\n", sshTake: true},
+	} {
+		path := writeSSHConfig(t, home, c.conf)
+		err := readSSHConfigs(filepath.Join(home, "no-system-config")).Check("git.example.test")
+		var ce *SSHConfigError
+		switch {
+		case !c.refused && err != nil:
+			t.Errorf("%q: Check %v", c.conf, err)
+		case c.refused && (!errors.As(err, &ce) || ce.File != path || ce.Line != 5 || !strings.Contains(err.Error(), path+" line 2, which does not, comes first in a Match block")):
+			t.Errorf("%q: Check %v, want line 5 refused, naming the IgnoreUnknown of line 2", c.conf, err)
+		}
+		if out, refused, ok := sshG(t, path, "git.example.test"); ok && refused == c.sshTake {
+			t.Errorf("%q: ssh -G takes it: %v; the case is wrong\n%s", c.conf, !refused, out)
+		}
+	}
+}

@@ -26,7 +26,7 @@ type TB interface {
 // passwd entry's that ssh reads (sshUserHome): for a test binary, whose
 // tests write their ~/.ssh/config under a HOME of their own. Call it from
 // TestMain, before any test runs; the readproof binary never calls it.
-func SSHHomeFromEnvForTest() { sshUserHome = os.UserHomeDir }
+func SSHHomeFromEnvForTest() { sshHomeForTest = os.UserHomeDir }
 
 // NewTestStore creates a store in a fresh temporary directory for a test and
 // closes it when the test ends. Its path is NewTestStore(t).Path().
