@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,4 +106,49 @@ func TestMirrorPackBoundsEveryTransport(t *testing.T) {
 	if len(urls) < 4 {
 		t.Log("git http-backend unavailable: smart HTTP not tried")
 	}
+}
+
+// pktLine is s as one pkt-line.
+func pktLine(s string) string { return fmt.Sprintf("%04x%s", len(s)+4, s) }
+
+// A remote that answers a fetch with progress messages and nothing else
+// (sideband channel 2, which the pack bounds do not see, and which it was
+// asked not to send) is stopped once it has sent maxProgress bytes of
+// them, not when the fetch times out.
+func TestMirrorRefusesEndlessProgress(t *testing.T) {
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/info/refs"):
+			w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
+			io.WriteString(w, pktLine("# service=git-upload-pack\n")+"0000"+
+				pktLine(strings.Repeat("1", 40)+" refs/heads/main\x00side-band-64k ofs-delta no-progress\n")+"0000")
+		case strings.HasSuffix(r.URL.Path, "/git-upload-pack"):
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
+			io.WriteString(w, pktLine("NAK\n"))
+			noise := pktLine("\x02" + strings.Repeat("counting objects\r", 3000))
+			// at most 64 MiB, so that a client that reads on ends too
+			for sent.Load() < 64<<20 {
+				if _, err := io.WriteString(w, noise); err != nil {
+					return
+				}
+				sent.Add(int64(len(noise)))
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	m, err := OpenMirror(t.TempDir(), srv.URL+"/r.git", MirrorOptions{HTTPClient: &http.Client{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = m.Fetch(ctx)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "bytes of progress messages") {
+		t.Fatalf("Fetch = %v, want a refusal of the progress messages", err)
+	}
+	noPack(t, m)
 }
