@@ -192,12 +192,13 @@ func (s *fsSource) read(ctx context.Context, uri string, f *os.File, st fs.FileI
 	// root, an agent among them) reads that file as if it were inside. A
 	// document with more than one name is refused; real document trees
 	// rarely have one (docs/README-sources.md, Files, gives the count).
-	// The hint's commands name the file by its absolute path, quoted, so
+	// The hint's commands name the file by its declared path made
+	// absolute (the same on both ways in, TestFetchBelowRootSameAsFullChecks), quoted, so
 	// that they act on it from any directory, whatever its name holds;
 	// and they come after a look at the other names, since one may be
 	// the file outside the roots that the copy would then let in.
 	if n, ok := linkCount(st); ok && n > 1 {
-		q, qn := shellWord(final), shellWord(final+".new")
+		q, qn := shellWord(s.abs), shellWord(s.abs+".new")
 		return Result{}, refuse(uri, RuleRoots, "%s has %d names (hard links), and readproof cannot tell whether one lies outside the allowed roots; if every name is a file you mean to record (find / -xdev -samefile %s lists them), give the document a name of its own: cp %s %s && mv %s %s", s.spec.Path, n, q, q, qn, qn, q)
 	}
 	if st.Size() > s.max {
