@@ -192,8 +192,14 @@ func (s *fsSource) read(ctx context.Context, uri string, f *os.File, st fs.FileI
 	// root, an agent among them) reads that file as if it were inside. A
 	// document with more than one name is refused; real document trees
 	// rarely have one (docs/README-sources.md, Files, gives the count).
+	// The hint's commands name the file by its declared path made
+	// absolute (the same on both ways in, TestFetchBelowRootSameAsFullChecks), quoted, so
+	// that they act on it from any directory, whatever its name holds;
+	// and they come after a look at the other names, since one may be
+	// the file outside the roots that the copy would then let in.
 	if n, ok := linkCount(st); ok && n > 1 {
-		return Result{}, refuse(uri, RuleRoots, "%s has %d names (hard links), and readproof cannot tell whether one lies outside the allowed roots; give the document a name of its own: copy it (cp %s %s.new && mv %s.new %s)", s.spec.Path, n, s.spec.Path, s.spec.Path, s.spec.Path, s.spec.Path)
+		q, qn := shellWord(s.abs), shellWord(s.abs+".new")
+		return Result{}, refuse(uri, RuleRoots, "%s has %d names (hard links), and readproof cannot tell whether one lies outside the allowed roots; if every name is a file you mean to record (find / -xdev -samefile %s lists them), give the document a name of its own: cp %s %s && mv %s %s", s.spec.Path, n, q, q, qn, qn, q)
 	}
 	if st.Size() > s.max {
 		return Result{}, fail(uri, ErrTooLarge, nil, "%s is %d bytes, over the %d-byte limit; %s", s.spec.Path, st.Size(), s.max, hintMaxBytes)
@@ -301,4 +307,10 @@ func readSizedInto(buf []byte, r io.Reader, size, max int64) ([]byte, error) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
+}
+
+// shellWord quotes s as one word for a POSIX shell (in single quotes, a
+// quote in s closed, escaped and reopened), for a command a hint gives.
+func shellWord(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -20,12 +20,15 @@ func TestGitFetchErrRepoTooLarge(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) || !errors.Is(err, gitstore.ErrRepoTooLarge) {
 		t.Fatalf("fetchErr = %v, want ErrTooLarge wrapping gitstore.ErrRepoTooLarge", err)
 	}
-	for _, want := range []string{"readproof://t/a", "https://git.example.test/docs.git", "9000000 objects", "limit of 512000", "raise [defaults] max_bytes in readproof.toml"} {
+	// The bound is 10 times the larger of max_bytes and 100 MiB: raising
+	// max_bytes to 50 MiB, say, changes nothing, so the hint names a
+	// value that does.
+	for _, want := range []string{"readproof://t/a", "https://git.example.test/docs.git", "9000000 objects", "limit of 512000", "10 times the larger of max_bytes and 100 MiB"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
 	}
-	if !strings.HasSuffix(err.Error(), hintMaxBytes) {
+	if !strings.HasSuffix(err.Error(), hintMaxBytes+" above 100 MiB") {
 		t.Errorf("%q does not end in the hint", err)
 	}
 }

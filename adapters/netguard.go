@@ -324,7 +324,7 @@ func (g *guard) client() *http.Client {
 var sharedTransports sync.Map
 
 // dialKey names what dialContext's decision depends on, so that guards
-// with the same key decide every address alike.
+// with the same key decide every address alike, and only those.
 func (g *guard) dialKey() string {
 	hosts := make([]string, 0, len(g.hosts))
 	for h := range g.hosts {
@@ -336,7 +336,9 @@ func (g *guard) dialKey() string {
 		cidrs = append(cidrs, p.String())
 	}
 	sort.Strings(cidrs)
-	return g.timeout.String() + "\x00" + strings.Join(hosts, ",") + "\x00" + strings.Join(cidrs, ",")
+	// each name quoted: a caller's name may hold any byte, a ',' among
+	// them, and two lists must not read as one
+	return fmt.Sprintf("%s %q %q", g.timeout, hosts, cidrs)
 }
 
 // guardKey is the context key of the guard a request is sent under.

@@ -97,3 +97,23 @@ func TestSharedTransportKeepsEachSourcesPolicy(t *testing.T) {
 	src, _ = openHTTP(Spec{Type: "http", URL: byName + "/moved"}, Env{Network: allowed})
 	fetchOK(t, src, "readproof://t/moved")
 }
+
+// The dial settings name a transport unambiguously: an allow-list of one
+// odd name ("localhost,x", which a library caller can pass) is not the
+// allow-list of the two names it would read as if joined with commas, so
+// a connection the second let its source make is not handed to the
+// first, whose own dial would refuse the address.
+func TestSharedTransportKeyIsUnambiguous(t *testing.T) {
+	srv, _ := connServer(t)
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	byName := "http://localhost:" + port
+	// a timeout no other test uses: these transports are this test's own
+	two := NetPolicy{AllowHosts: []string{"localhost", "x"}, Timeout: 47 * time.Second}
+	src, _ := openHTTP(Spec{Type: "http", URL: byName + "/doc"}, Env{Network: two})
+	fetchOK(t, src, "readproof://t/two")
+	one := NetPolicy{AllowHosts: []string{"localhost,x"}, Timeout: 47 * time.Second}
+	src, _ = openHTTP(Spec{Type: "http", URL: byName + "/doc"}, Env{Network: one})
+	if _, err := src.Fetch(context.Background(), Request{URI: "readproof://t/one"}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a source that does not allow loopback fetched it on another source's connection: %v", err)
+	}
+}

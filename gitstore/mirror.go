@@ -311,14 +311,40 @@ func (m *Mirror) transport(ctx context.Context, ep *transport.Endpoint) (transpo
 	return nil, fmt.Errorf("unsupported scheme %q", ep.Protocol)
 }
 
+// demux returns the pack data of r, the response to an upload-pack
+// request. Its progress messages (sideband channel 2), which the pack
+// bounds do not see, are dropped, up to maxProgress bytes: the demuxer
+// reads on through them without returning, so a remote sending nothing
+// else would otherwise be stopped only by the fetch's timeout.
 func demux(caps *capability.List, r io.Reader) io.Reader {
+	var d *sideband.Demuxer
 	switch {
 	case caps.Supports(capability.Sideband64k):
-		return sideband.NewDemuxer(sideband.Sideband64k, r)
+		d = sideband.NewDemuxer(sideband.Sideband64k, r)
 	case caps.Supports(capability.Sideband):
-		return sideband.NewDemuxer(sideband.Sideband, r)
+		d = sideband.NewDemuxer(sideband.Sideband, r)
+	default:
+		return r
 	}
-	return r
+	d.Progress = &progressLimit{left: maxProgress}
+	return d
+}
+
+// maxProgress bounds the progress messages of one fetch: the request asks
+// for none when the remote can be asked (no-progress), and git's own,
+// when it sends them, are a few KiB.
+const maxProgress = 1 << 20
+
+// progressLimit drops what is written to it, and fails once more than
+// left bytes have been.
+type progressLimit struct{ left int }
+
+func (p *progressLimit) Write(b []byte) (int, error) {
+	if len(b) > p.left {
+		return 0, fmt.Errorf("%w: the remote sent more than %d bytes of progress messages", errPackCorrupt, maxProgress)
+	}
+	p.left -= len(b)
+	return len(b), nil
 }
 
 // remoteErr translates go-git's transport errors into the mirror's.
