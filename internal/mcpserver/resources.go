@@ -189,9 +189,12 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 }
 
 // notFound reports an unknown resource or tag: not declared, no such tag,
-// or nothing recorded for a pinned or tagged read.
+// or nothing recorded for a pinned or tagged read (store.ErrNoSnapshot:
+// before session 28's follow-up a resource pinned to a snapshot never
+// recorded for it was an internal error, -32603, which clients retry).
 func notFound(err error) bool {
-	return errors.Is(err, store.ErrNotRegistered) || errors.Is(err, store.ErrUnknownTag) || errors.Is(err, identity.ErrInvalid)
+	return errors.Is(err, store.ErrNotRegistered) || errors.Is(err, store.ErrUnknownTag) ||
+		errors.Is(err, store.ErrNoSnapshot) || errors.Is(err, identity.ErrInvalid)
 }
 
 // rpcError is a protocol-level error for list and read: the message with
@@ -211,13 +214,16 @@ const (
 	reasonNotURI        = "not a readproof URI"
 	reasonNotRegistered = "not registered"
 	reasonUnknownTag    = "unknown tag"
+	reasonNoSnapshot    = "no snapshot recorded"
 )
 
-// notFoundReason names which of the three err is.
+// notFoundReason names which of the four err is.
 func notFoundReason(err error) string {
 	switch {
 	case errors.Is(err, store.ErrUnknownTag):
 		return reasonUnknownTag
+	case errors.Is(err, store.ErrNoSnapshot):
+		return reasonNoSnapshot
 	case errors.Is(err, store.ErrNotRegistered):
 		return reasonNotRegistered
 	}
