@@ -365,7 +365,9 @@ func hideBelow(s, root string) string {
 // message (otherPath's).
 const pathEnd = "\"'`:;,()[]"
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // continues reports whether rest, what follows a path in a text, makes it
 // a longer name: a byte of a name, but not a '/' (a file below it) nor

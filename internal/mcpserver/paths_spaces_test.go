@@ -65,3 +65,30 @@ func TestServerPathsKnowPolicyRoots(t *testing.T) {
 		t.Errorf("a path below a root with a space reads %q", got)
 	}
 }
+
+// FuzzHideSpacedRoots: whatever the text, no known directory whose path
+// holds a space survives as a whole path, and hiding twice changes
+// nothing more.
+func FuzzHideSpacedRoots(f *testing.F) {
+	ps := serverPaths{
+		{"/srv/Team Share/proj/.readproof", "<store>"},
+		{"/data/Shared Docs/team", ""},
+		{"/srv/Team Share/proj", ""},
+		{"/home/Ann Lee", "~"},
+	}
+	for _, s := range []string{"no file at /srv/Team Share/proj/a.md (a.md)", "/data/Shared Docs/team.", "x/srv/Team Share/proj/y",
+		"/srv/Team Share/proj/srv/Team Share/proj/x", "(/home/Ann Lee/.config) /srv/Team Share/projX"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := ps.hideOn(s, testLocal)
+		if again := ps.hideOn(got, testLocal); again != got {
+			t.Fatalf("hide is not stable: %q -> %q -> %q", s, got, again)
+		}
+		for _, p := range ps {
+			if p.name == "" && hideBelow(got, p.path) != got {
+				t.Fatalf("hide(%q) = %q keeps %s", s, got, p.path)
+			}
+		}
+	})
+}
