@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
-	"github.com/readproof/readproof/internal/mcpauth"
+	"github.com/readproof/readproof/internal/telemetry"
 )
 
 // tokenMask is the server's log handler: every token-shaped string in a
@@ -17,57 +16,10 @@ import (
 // Before session 28 both went to the log whole.
 type tokenMask struct{ slog.Handler }
 
-// maskTokens is s with every token-shaped run (the token prefix, in any
-// case, followed by 8 hex digits or more: a token, or the most of one a
-// log could quote) masked. A token in capitals is the same secret (its hex
-// names the same bytes); before the re-read of session 28 it was logged
-// whole.
-func maskTokens(s string) string {
-	if indexPrefix(s) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := indexPrefix(s)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		j := i + len(mcpauth.TokenPrefix)
-		k := j
-		for k < len(s) && isHex(s[k]) {
-			k++
-		}
-		b.WriteString(s[:j])
-		if k-j >= 8 {
-			b.WriteString("[REDACTED]")
-		} else {
-			b.WriteString(s[j:k])
-		}
-		s = s[k:]
-	}
-}
-
-// indexPrefix is the index of the first token prefix in s, in any case,
-// or -1: each '_' (found fast) is checked for the prefix's other letters
-// before it.
-func indexPrefix(s string) int {
-	const p = mcpauth.TokenPrefix
-	last := len(p) - 1
-	for off := 0; ; {
-		k := strings.IndexByte(s[off:], p[last])
-		if k < 0 {
-			return -1
-		}
-		k += off
-		if k >= last && s[k-1]|0x20 == p[last-1] && strings.EqualFold(s[k-last:k+1], p) {
-			return k - last
-		}
-		off = k + 1
-	}
-}
-
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+// maskTokens is s with every token-shaped run masked
+// (telemetry.MaskTokens, which the OTLP exporter shares: one rule for
+// what the server logs and what it exports).
+func maskTokens(s string) string { return telemetry.MaskTokens(s) }
 
 func maskAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()

@@ -3,6 +3,9 @@ package mcpserver
 import (
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/mcpauth"
+	"github.com/readproof/readproof/internal/telemetry"
 )
 
 // FuzzMaskTokens: what maskTokens returns holds no token-shaped run (the
@@ -46,4 +49,14 @@ func asciiLower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// TestTokenPrefixShared: the prefix telemetry masks (it may import no
+// other package of the module) is the prefix of the tokens mcpauth issues.
+func TestTokenPrefixShared(t *testing.T) {
+	if telemetry.TokenPrefix != mcpauth.TokenPrefix {
+		t.Fatalf("telemetry masks %q, tokens start %q", telemetry.TokenPrefix, mcpauth.TokenPrefix)
+	}
 }

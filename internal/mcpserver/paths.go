@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/text"
 )
 
@@ -31,11 +32,18 @@ import (
 // their own, longest first (a store inside the home is the store).
 type serverPaths []namedPath
 
+// namedPath is a path the server knows and the name it is read as; a
+// root (name "") is a directory the policy's sources read below (the
+// policy's directory, its roots): a path below it is its base name, as
+// any other path of the machine, found whole although the root's own
+// path holds a space (/srv/Team Share/docs/a.md reads a.md, not
+// "Team Share/docs/a.md").
 type namedPath struct{ path, name string }
 
 // newServerPaths names the store directory <store>, the policy file
 // <policy> and the home directory ~, each also as its symbolic links
-// resolve (an error may name either).
+// resolve (an error may name either), and the policy's directory and
+// roots (read once, at start) as roots.
 func newServerPaths(storeDir, policyFile string) serverPaths {
 	home, _ := os.UserHomeDir()
 	var ps serverPaths
@@ -52,6 +60,14 @@ func newServerPaths(storeDir, policyFile string) serverPaths {
 	add(policyFile, "<policy>")
 	add(storeDir, "<store>")
 	add(home, "~")
+	if policyFile != "" {
+		add(filepath.Dir(policyFile), "")
+		if f, err := policy.Load(policyFile); err == nil {
+			for _, r := range f.Roots {
+				add(r, "")
+			}
+		}
+	}
 	slices.SortStableFunc(ps, func(a, b namedPath) int { return cmp.Compare(len(b.path), len(a.path)) })
 	return ps
 }
@@ -83,6 +99,10 @@ func (ps serverPaths) hideOn(s string, local func(top string) bool) string {
 		return s
 	}
 	for _, p := range ps {
+		if p.name == "" {
+			s = hideBelow(s, p.path)
+			continue
+		}
 		s = replacePath(s, p.path, p.name)
 	}
 	var b strings.Builder
@@ -306,6 +326,47 @@ func replacePath(s, p, name string) string {
 		}
 		s = s[end:]
 	}
+}
+
+// hideBelow replaces each path in s that is the directory root, a whole
+// path, or a path below it by its last name: a sentence's full stop after
+// it is not the name's, and what is below the root ends where otherPath
+// ends a path. The root is found whole, spaces and all.
+func hideBelow(s, root string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, root)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(root)
+		if (i > 0 && pathByte(s[i-1])) || (end < len(s) && s[end] != '/' && s[end] != '\\' && continues(s[end:])) {
+			b.WriteString(s[:end])
+			s = s[end:]
+			continue
+		}
+		j := end
+		for j < len(s) && !strings.ContainsRune(pathEnd, rune(s[j])) && !isSpace(s[j]) {
+			j++
+		}
+		w := s[i:j]
+		path := strings.TrimRight(w, ".")
+		name := lastName(path)
+		if name == "" {
+			name, path = w, w
+		}
+		b.WriteString(s[:i] + name + w[len(path):])
+		s = s[j:]
+	}
+}
+
+// pathEnd are the characters, besides white space, that end a path in a
+// message (otherPath's).
+const pathEnd = "\"'`:;,()[]"
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
 // continues reports whether rest, what follows a path in a text, makes it

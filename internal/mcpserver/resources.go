@@ -42,7 +42,7 @@ func (s *Server) addResources() {
 			case "resources/read":
 				if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil {
 					if _, err := identity.ParseURI(r.Params.URI); err != nil {
-						return nil, notReadproofURI(r.Params.URI, err)
+						return nil, notReadproofURI(r.Params.URI, err, s.forClient(req))
 					}
 				}
 			}
@@ -56,12 +56,12 @@ func (s *Server) addResources() {
 func (s *Server) listResources(_ context.Context, req mcp.Request) (*mcp.ListResourcesResult, error) {
 	st, err := s.opts.Open()
 	if err != nil {
-		return nil, rpcError(err)
+		return nil, rpcError(err, s.forClient(req))
 	}
 	defer st.Close()
 	infos, err := st.Resources()
 	if err != nil {
-		return nil, rpcError(err)
+		return nil, rpcError(err, s.forClient(req))
 	}
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
 	out.CacheScope = "private"
@@ -127,11 +127,11 @@ func describePolicy(p store.PolicyView) string {
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	if _, err := identity.ParseURI(uri); err != nil {
-		return nil, notReadproofURI(uri, err)
+		return nil, notReadproofURI(uri, err, s.forClient(req))
 	}
 	st, err := s.opts.Open()
 	if err != nil {
-		return nil, rpcError(err)
+		return nil, rpcError(err, s.forClient(req))
 	}
 	defer st.Close()
 	warned := &sourceWarnings{log: s.log, what: "resources/read", clean: s.forClient(req)}
@@ -140,13 +140,13 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		err = warned.onError(err)
 		if notFound(err) {
-			return nil, resourceNotFound(uri, err)
+			return nil, resourceNotFound(uri, err, s.forClient(req))
 		}
 		if errors.Is(err, store.ErrWouldRecord) {
-			return nil, resourceRefused(uri, err)
+			return nil, resourceRefused(uri, err, s.forClient(req))
 		}
 		s.log.Info("resources/read", "uri", uri, "err", err)
-		return nil, rpcError(err)
+		return nil, rpcError(err, s.forClient(req))
 	}
 	in := prepare(d.ContentType, d.Content, d.ContentHash, InlineLimit)
 	meta := mcp.Meta{
@@ -189,19 +189,25 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 }
 
 // notFound reports an unknown resource or tag: not declared, no such tag,
-// or nothing recorded for a pinned or tagged read.
+// or nothing recorded for a pinned or tagged read (store.ErrNoSnapshot:
+// before session 28's follow-up a resource pinned to a snapshot never
+// recorded for it was an internal error, -32603, which clients retry).
 func notFound(err error) bool {
-	return errors.Is(err, store.ErrNotRegistered) || errors.Is(err, store.ErrUnknownTag) || errors.Is(err, identity.ErrInvalid)
+	return errors.Is(err, store.ErrNotRegistered) || errors.Is(err, store.ErrUnknownTag) ||
+		errors.Is(err, store.ErrNoSnapshot) || errors.Is(err, identity.ErrInvalid)
 }
 
 // rpcError is a protocol-level error for list and read: the message with
-// its hint, since the client shows only the message.
-func rpcError(err error) error {
+// its hint, since the client shows only the message, worded for the
+// client by clean (forClient) before it is escaped (codedErrors' own
+// wording came after the escaping before session 28's follow-up: a path
+// after a tab or a no-break space was kept whole).
+func rpcError(err error, clean func(string) string) error {
 	msg := forModel(err.Error())
 	if h := hint.Of(err); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return errors.New(escapeLines(msg))
+	return errors.New(escapeLines(clean(msg)))
 }
 
 // Why a resources/read found nothing (issue 15: the tools said which, the
@@ -211,13 +217,16 @@ const (
 	reasonNotURI        = "not a readproof URI"
 	reasonNotRegistered = "not registered"
 	reasonUnknownTag    = "unknown tag"
+	reasonNoSnapshot    = "no snapshot recorded"
 )
 
-// notFoundReason names which of the three err is.
+// notFoundReason names which of the four err is.
 func notFoundReason(err error) string {
 	switch {
 	case errors.Is(err, store.ErrUnknownTag):
 		return reasonUnknownTag
+	case errors.Is(err, store.ErrNoSnapshot):
+		return reasonNoSnapshot
 	case errors.Is(err, store.ErrNotRegistered):
 		return reasonNotRegistered
 	}
@@ -226,8 +235,8 @@ func notFoundReason(err error) string {
 
 // notReadproofURI is the resource-not-found error for a URI that
 // identity.ParseURI refused with err.
-func notReadproofURI(uri string, err error) error {
-	return resourceNotFound(uri, hint.With(err, identity.URIHint(uri, true)))
+func notReadproofURI(uri string, err error, clean func(string) string) error {
+	return resourceNotFound(uri, hint.With(err, identity.URIHint(uri, true)), clean)
 }
 
 // resourceNotFound is mcp.ResourceNotFoundError (code -32602, invalid
@@ -236,9 +245,9 @@ func notReadproofURI(uri string, err error) error {
 // holding a control character or invalid UTF-8. The message says which of
 // the reasons above applies, then the error and its hint; the data holds
 // the URI and the reason.
-func resourceNotFound(uri string, cause error) error {
+func resourceNotFound(uri string, cause error, clean func(string) string) error {
 	reason := notFoundReason(cause)
-	return resourceError(uri, reason, "Resource not found: "+reason+": ", cause)
+	return resourceError(uri, reason, "Resource not found: "+reason+": ", cause, clean)
 }
 
 // reasonReadScope is the reason of resourceRefused.
@@ -251,13 +260,14 @@ const reasonReadScope = "refused for a read token"
 // it was an internal error (-32603), which says the server failed and which
 // clients retry; a code of the server range (-32000 to -32099) means
 // different things to different clients (-32001 is a timeout to some).
-func resourceRefused(uri string, cause error) error {
-	return resourceError(uri, reasonReadScope, "Resource refused: ", cause)
+func resourceRefused(uri string, cause error, clean func(string) string) error {
+	return resourceError(uri, reasonReadScope, "Resource refused: ", cause, clean)
 }
 
 // resourceError is an invalid-params error for uri: the message is prefix,
-// the error and its hint, and the data holds the URI and the reason.
-func resourceError(uri, reason, prefix string, cause error) error {
+// the error and its hint, worded by clean (as rpcError) and escaped, and
+// the data holds the URI and the reason.
+func resourceError(uri, reason, prefix string, cause error, clean func(string) string) error {
 	data, err := json.Marshal(struct {
 		URI    string `json:"uri"`
 		Reason string `json:"reason"`
@@ -269,5 +279,5 @@ func resourceError(uri, reason, prefix string, cause error) error {
 	if h := hint.Of(cause); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: escapeLines(msg), Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: escapeLines(clean(msg)), Data: data}
 }

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -313,5 +314,43 @@ func TestResourceDescriptionEscaped(t *testing.T) {
 	}
 	if len(res.Resources) != 1 || res.Resources[0].Description != `filesystem · require_fresh — a\u202egnp.md` {
 		t.Fatalf("resources: %s", jsonOf(res))
+	}
+}
+
+// TestResourcesReadPinnedNeverRecorded: a resource pinned to a snapshot
+// never recorded for it is a resource-not-found error (-32602) saying so,
+// with the hint, as the other not-found reads are; before session 28's
+// follow-up it was an internal error (-32603) for every token, which a
+// client retries.
+func TestResourcesReadPinnedNeverRecorded(t *testing.T) {
+	t.Parallel()
+	p := demoProject(t)
+	s := p.serve(t)
+	snap, _ := s.read(t, refundsURI).Meta["snapshot"].(string)
+	if snap == "" {
+		t.Fatal("no snapshot recorded for the refunds policy")
+	}
+	const pinned = "readproof://demo/policies/pinned"
+	f, err := os.OpenFile(p.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fmt.Fprintf(f, "\n[[resource]]\nuri = %q\npolicy = \"pinned\"\nsnapshot = %q\nsource = { type = \"filesystem\", path = \"policies/refunds.md\" }\n", pinned, snap)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.readErr(t, pinned)
+	if e.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("code %d (%s), want %d", e.Code, e.Message, jsonrpc.CodeInvalidParams)
+	}
+	if !strings.HasPrefix(e.Message, "Resource not found: no snapshot recorded: ") || !strings.Contains(e.Message, "(hint: ") {
+		t.Errorf("message %q, want the reason and a hint", e.Message)
+	}
+	var data struct{ URI, Reason string }
+	if err := json.Unmarshal(e.Data, &data); err != nil || data.URI != pinned || data.Reason != "no snapshot recorded" {
+		t.Errorf("data %s (%v), want the URI and the reason", e.Data, err)
 	}
 }

@@ -32,7 +32,13 @@ type ExportOutcome struct {
 // then the keys', each escaped as stderr says it (text.Escape: a check's
 // detail may quote an error that names a path with a control or bidi
 // character in it, which JSON's escaping alone decodes back to).
-func (o ExportOutcome) AllWarnings() []string {
+func (o ExportOutcome) AllWarnings() []string { return o.AllWarningsWorded(nil) }
+
+// AllWarningsWorded is AllWarnings with each warning worded by clean (when
+// not nil) before it is escaped: a text that hides paths (the MCP server's
+// over HTTP) must read them as they were said, since escaped, a tab before
+// a path is the two characters \t, which start no word.
+func (o ExportOutcome) AllWarningsWorded(clean func(string) string) []string {
 	w := slices.Clone(o.Warnings)
 	if o.Replay != "" {
 		w = append(w, o.Replay)
@@ -41,6 +47,9 @@ func (o ExportOutcome) AllWarnings() []string {
 		w = append(w, k.Text)
 	}
 	for i := range w {
+		if clean != nil {
+			w[i] = clean(w[i])
+		}
 		w[i] = text.Escape(w[i])
 	}
 	return w

@@ -338,7 +338,8 @@ func anyValue(p *pb, v attribute.Value) {
 	case attribute.FLOAT64:
 		p.fixed64(4, math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
-		s := v.AsString()
+		// a URI or path a client sent may hold its bearer token
+		s := MaskTokens(v.AsString())
 		p.tag(1, wireBytes)
 		p.varint(uint64(len(s)))
 		p.b = append(p.b, s...)

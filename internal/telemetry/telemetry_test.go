@@ -250,3 +250,35 @@ func TestEnvResourceKeepsValidParts(t *testing.T) {
 		t.Errorf("warnings %q, want one naming OTEL_RESOURCE_ATTRIBUTES and quoting no item", warned)
 	}
 }
+
+// TestEncodeMasksTokens: every string attribute the exporter encodes has
+// its MCP bearer tokens masked (MaskTokens), in an array too; the span's
+// other values are as they were.
+func TestEncodeMasksTokens(t *testing.T) {
+	const hexPart = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+	mem := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem))
+	defer tp.Shutdown(context.Background())
+	ctx := WithProvider(context.Background(), tp)
+	_, span := StartMCP(ctx, ToolCall{Method: "resources/read", DataSources: []string{"readproof://demo/rpmcp_" + hexPart}})
+	span.SetAttributes(attribute.StringSlice("ss", []string{"RPMCP_" + strings.ToUpper(hexPart)}), attribute.String(KeyURI, "readproof://demo/a"))
+	span.End()
+	var req tracepb.TracesData
+	if err := proto.Unmarshal(encodeRequest(mem.GetSpans().Snapshots()), &req); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, kv := range req.ResourceSpans[0].ScopeSpans[0].Spans[0].Attributes {
+		got[kv.Key] = strings.Join(strings.Fields(kv.Value.String()), " ")
+	}
+	for k, want := range map[string]string{
+		KeyGenAIDataSource: `string_value:"readproof://demo/rpmcp_[REDACTED]"`,
+		KeyMCPResourceURI:  `string_value:"readproof://demo/rpmcp_[REDACTED]"`,
+		"ss":               `array_value:{values:{string_value:"RPMCP_[REDACTED]"}}`,
+		KeyURI:             `string_value:"readproof://demo/a"`,
+	} {
+		if got[k] != want {
+			t.Errorf("%s encoded as %s, want %s", k, got[k], want)
+		}
+	}
+}
