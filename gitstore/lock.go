@@ -125,7 +125,8 @@ func (s *repo) takeLock(lock string, f *os.File, deadline time.Time) (l *heldLoc
 				}
 			}
 			f.Close()
-			return nil, false, fmt.Errorf("lock %s: %w: another process held the flock of the lock just made", lock, ErrLocked)
+			return nil, false, hint.With(fmt.Errorf("lock %s: %w: another process held the flock of the lock just made", lock, ErrLocked),
+				"another readproof was looking at this lock as this one took it, and stopped there (Ctrl-Z, a debugger, a paused machine): let it go on (fg, or continue it), then run the command again ("+flockFind+")")
 		}
 		time.Sleep(wait)
 		wait = min(2*wait, 64*time.Millisecond)

@@ -3,10 +3,13 @@
 package gitstore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // TestLockBrokenBeforeItsFlock: a writer stopped between creating its lock
@@ -107,4 +110,36 @@ func TestLockWaitSaysLiveHolder(t *testing.T) {
 	if w, ok := r.lockWaitInfo(dead, now, now.Add(5*time.Second)); !ok || !w.Stale || w.Left != 0 {
 		t.Errorf("the wait for a lock nobody holds, an hour old: %+v, want it taken over now", w)
 	}
+}
+
+// TestLockFlockBusyHint: a lock file just made whose flock another process
+// holds (a waiter stopped as it looked at it) ends the wait, after a
+// second, with ErrLocked and a hint, as every error does.
+func TestLockFlockBusyHint(t *testing.T) {
+	t.Parallel()
+	r := NewTestStore(t).(*repo)
+	lock := filepath.Join(r.path, "refs", "heads", "y.lock")
+	os.MkdirAll(filepath.Dir(lock), 0o755)
+	f, err := r.perm.create(lock, r.perm.file())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, release := lockHolder(lock, mustLstat(t, lock)) // the stopped waiter
+	if st != holderGone {
+		t.Fatalf("a lock nobody holds the flock of: %v", st)
+	}
+	defer release()
+	_, ok, err := r.takeLock(lock, f, time.Now())
+	if ok || !errors.Is(err, ErrLocked) || hint.Of(err) == "" {
+		t.Errorf("a lock whose flock another holds: %v (ok %v, hint %q), want ErrLocked with a hint", err, ok, hint.Of(err))
+	}
+}
+
+func mustLstat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
 }
