@@ -157,6 +157,9 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 	for attempt := 0; ; attempt++ {
 		f, err := s.perm.create(lock, s.perm.file())
 		if err == nil {
+			if afterCreate != nil {
+				afterCreate(lock)
+			}
 			l, ok, err := s.takeLock(lock, f, deadline)
 			if ok || err != nil {
 				return l, err
