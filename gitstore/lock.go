@@ -125,7 +125,8 @@ func (s *repo) takeLock(lock string, f *os.File, deadline time.Time) (l *heldLoc
 				}
 			}
 			f.Close()
-			return nil, false, fmt.Errorf("lock %s: %w: another process held the flock of the lock just made", lock, ErrLocked)
+			return nil, false, hint.With(fmt.Errorf("lock %s: %w: another process held the flock of the lock just made", lock, ErrLocked),
+				"another readproof was looking at this lock as this one took it, and stopped there (Ctrl-Z, a debugger, a paused machine): let it go on (fg, or continue it), then run the command again ("+flockFind+")")
 		}
 		time.Sleep(wait)
 		wait = min(2*wait, 64*time.Millisecond)
@@ -156,6 +157,9 @@ func (s *repo) lockFile(target, refName string, deadline time.Time) (*heldLock, 
 	for attempt := 0; ; attempt++ {
 		f, err := s.perm.create(lock, s.perm.file())
 		if err == nil {
+			if afterCreate != nil {
+				afterCreate(lock)
+			}
 			l, ok, err := s.takeLock(lock, f, deadline)
 			if ok || err != nil {
 				return l, err

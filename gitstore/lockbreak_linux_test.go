@@ -273,3 +273,102 @@ func TestStoppedWritersLoseNothing(t *testing.T) {
 	}
 	assertNoLocks(t, s.Path())
 }
+
+// TestGitBesideStoppedWriter: stock git, run beside a readproof stopped
+// with a ref lock held (and flocked), neither waits on the flock nor takes
+// the lock: git update-ref of that ref fails at once ("File exists"), as
+// beside any held lock, and touches nothing; git pack-refs and git gc run
+// to the end and leave the lock alone. The stopped writer, continued,
+// lands its update.
+func TestGitBesideStoppedWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Parallel()
+	s := NewTestStore(t)
+	const ref = "refs/heads/chain"
+	root := mkCommit(t, s, "root")
+	mustUpdate(t, s, RefUpdate{Name: ref, New: root}, RefUpdate{Name: "refs/heads/other", New: root})
+	a := startChild(t, "oneupdate", "GITSTORE_PATH="+s.Path(), "GITSTORE_REF="+ref, "GITSTORE_PAUSE=1")
+	lock, ok := strings.CutPrefix(a.next(t), "paused ")
+	if !ok {
+		t.Fatalf("writer did not reach its rename: %v\n%s", a.out, a.stderr.String())
+	}
+	a.stopped(t)
+	ageLocks(t, s.Path(), time.Hour)
+	held := mustLstat(t, lock)
+
+	other := mkCommit(t, s, "git's", root)
+	cmd := GitCommand(t, s.Path(), "update-ref", ref, string(other), string(root))
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "File exists") {
+		t.Errorf("git update-ref of a ref whose lock a stopped readproof holds: %v\n%s\nwant it refused: the lock exists", err, out)
+	}
+	git(t, s.Path(), "pack-refs", "--all")
+	git(t, s.Path(), "gc", "--quiet")
+	if now, err := os.Lstat(lock); err != nil || !os.SameFile(now, held) || !now.ModTime().Equal(held.ModTime()) {
+		t.Errorf("stock git moved the stopped writer's lock %s (%v)", lock, err)
+	}
+	a.resume(t)
+	if err := a.finish(t); err != nil || len(a.ok()) != 1 {
+		t.Fatalf("the stopped writer, continued: %v, output %q\n%s", err, a.out, a.stderr.String())
+	}
+	if tip, _ := s.Ref(ref); tip != a.ok()[0] {
+		t.Errorf("%s is %s, want the continued writer's %s", ref, tip, a.ok()[0])
+	}
+	checkLanded(t, s, ref, a)
+	assertNoLocks(t, s.Path())
+}
+
+// TestStoppedBeforeItsFlock: a writer stopped between the create of its
+// ref lock and its flock, for longer than the stale-lock age, loses the
+// lock to a second writer, which stops in turn before its rename. The
+// first, continued, finds its file gone from the path once it has the
+// flock and waits for the second's lock (before the check it took the
+// second's lock file for its own and renamed it into place, reporting its
+// own update, which never landed). Once the second is continued, every
+// update reported is in the chain.
+func TestStoppedBeforeItsFlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Parallel()
+	s := NewTestStore(t)
+	const ref = "refs/heads/chain"
+	mustUpdate(t, s, RefUpdate{Name: ref, New: mkCommit(t, s, "root")})
+	env := []string{"GITSTORE_PATH=" + s.Path(), "GITSTORE_REF=" + ref}
+	a := startChild(t, "oneupdate", append(env, "GITSTORE_STOPCREATE=1")...)
+	lock, ok := strings.CutPrefix(a.next(t), "created ")
+	if !ok || !strings.HasSuffix(lock, "chain.lock") {
+		t.Fatalf("writer did not stop after its create: %v\n%s", a.out, a.stderr.String())
+	}
+	a.stopped(t)
+	ageLocks(t, s.Path(), time.Hour)
+	b := startChild(t, "oneupdate", append(env, "GITSTORE_PAUSE=1", "GITSTORE_STALE=1s")...)
+	if !strings.HasPrefix(b.next(t), "paused ") {
+		t.Fatalf("the second writer did not take the lock over: %v\n%s", b.out, b.stderr.String())
+	}
+	b.stopped(t)
+	a.resume(t)
+	// a waits for b's lock (or, the defect, renames it into place and
+	// exits): give it a moment to do either
+	exited := make(chan struct{})
+	go func() {
+		for l := range a.lines {
+			a.out = append(a.out, l)
+		}
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(2 * time.Second):
+	}
+	b.resume(t)
+	<-exited
+	a.cmd.Wait()
+	if err := b.finish(t); err != nil || len(b.ok()) != 1 {
+		t.Errorf("the second writer: %v, output %q\n%s", err, b.out, b.stderr.String())
+	}
+	checkLanded(t, s, ref, a, b)
+	assertNoLocks(t, s.Path())
+}

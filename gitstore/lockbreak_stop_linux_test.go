@@ -16,6 +16,19 @@ import (
 // take it while this one runs on into the rename.
 func stopBeforeRename(lock string) {
 	fmt.Fprintln(os.Stdout, "paused", lock)
+	stopHere()
+}
+
+// stopAfterCreate, set as afterCreate in a helper process, says where it
+// stops ("created <lock>") and stops the process between the create of its
+// first lock and its flock, until the test continues it.
+func stopAfterCreate(lock string) {
+	afterCreate = nil
+	fmt.Fprintln(os.Stdout, "created", lock)
+	stopHere()
+}
+
+func stopHere() {
 	runtime.LockOSThread()
 	syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
 	runtime.UnlockOSThread()

@@ -66,6 +66,9 @@ func runHelper(role string) error {
 		return helperFetchView(path)
 	case "oneupdate":
 		timeout, _ := time.ParseDuration(os.Getenv("GITSTORE_TIMEOUT"))
+		if os.Getenv("GITSTORE_STOPCREATE") != "" {
+			afterCreate = stopAfterCreate
+		}
 		return helperOneUpdate(path, ref, Options{StaleLockAge: stale, LockTimeout: timeout}, os.Getenv("GITSTORE_PAUSE") != "")
 	case "pausingappend":
 		if os.Getenv("GITSTORE_PAUSE") != "" {

@@ -995,6 +995,11 @@ func (s *repo) checkDirFile(name, path string, packed *packedRefs, lookAtPath bo
 // about to move, in order.
 var publishTrace func(name string)
 
+// afterCreate, when a test sets it, is called with the path of each lock
+// lockFile creates, between its create and its flock: the moment a
+// stopped writer can lose its lock.
+var afterCreate func(lock string)
+
 // beforeRename, when a test sets it, is called with the path of each ref
 // lock publish is about to rename into place, after the last check that
 // the lock is still ours: the worst moment for the writer to stop.

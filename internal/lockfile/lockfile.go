@@ -5,8 +5,17 @@
 // O_CREAT|O_EXCL, as git takes its locks; it is empty and held only while
 // the file it guards is read, changed and replaced.
 //
-// A lock older than the stale age (its modification time) was left by a
-// killed process and is taken over. Two waiters that find one stale lock at
+// A readproof that holds a lock holds an exclusive flock on it, from just
+// after its create until its removal: the kernel drops it when the process
+// dies, however it dies, and keeps it while the process is stopped (Ctrl-Z,
+// a debugger, a paused machine). A lock older than the stale age (its
+// modification time) whose flock nobody holds was left by a killed process
+// and is taken over; one whose flock a live process holds never is, however
+// old, nor is any lock on a file system without flock (nobody can tell
+// there whether its holder lives). A process stopped between its create
+// and its flock for the whole stale age can lose its lock: it finds so once
+// it has the flock (the path names another file, or none) and tries
+// again. Two waiters that find one stale lock at
 // once must not both get in: each first takes a second lock, the break lock
 // (PATH's name with ".break.lock" for ".lock"), checks under it that the lock
 // is still the file it judged stale, and only then removes it. Errors other
@@ -50,8 +59,9 @@ type Options struct {
 	// share one timeout; the error still names Timeout.
 	Timeout  time.Duration
 	Deadline time.Time
-	// StaleAge: a lock whose modification time is at least this old was
-	// left by a killed process and is taken over (zero or less: never).
+	// StaleAge: a lock whose modification time is at least this old, and
+	// whose flock no live process holds, was left by a killed process and
+	// is taken over (zero or less: never).
 	StaleAge time.Duration
 	// Holder names who holds a lock ("another readproof"; empty: "another
 	// process"), Task what it is doing ("changing the token file"): the
@@ -70,6 +80,7 @@ type Options struct {
 type Lock struct {
 	path string
 	fi   fs.FileInfo // the file we created, to tell it from a later one
+	f    *os.File    // open while we hold its flock (nil: no flock here)
 }
 
 // Acquire creates the lock file path, waiting while another process holds
@@ -77,11 +88,11 @@ type Lock struct {
 // is taken over, or until the deadline, when the error matches ErrLocked.
 // Any other failure to create the file returns at once.
 func Acquire(path string, o Options) (*Lock, error) {
-	fi, err := take(path, o, false)
+	fi, f, err := take(path, o, false)
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{path: path, fi: fi}, nil
+	return &Lock{path: path, fi: fi, f: f}, nil
 }
 
 // Owner is what the owner of a file that readproof rewrites (the policy
@@ -124,28 +135,39 @@ func (w Owner) Acquire(file string, o Options) (*Lock, error) {
 }
 
 // Probe checks that the lock file path can be taken now or within the
-// timeout: it takes the lock and releases it at once. A stale lock is left
-// where it is and counts as free, for the writer that follows to take over
-// (gitstore, whose ref locks hold values and are broken by its own rules).
+// timeout: it takes the lock and releases it at once. A stale lock whose
+// flock nobody holds is left where it is and counts as free, for the
+// writer that follows to take over (gitstore, whose ref locks hold values
+// and are broken by its own rules, which are these).
 // Its errors are Acquire's.
 func Probe(path string, o Options) error {
-	fi, err := take(path, o, true)
+	fi, f, err := take(path, o, true)
 	if err != nil || fi == nil {
 		return err
 	}
-	return (&Lock{path: path, fi: fi}).Release()
+	return (&Lock{path: path, fi: fi, f: f}).Release()
 }
 
 // Release removes the lock file if it is still the one Acquire created: a
 // lock held past the stale age may have been taken over, and the new
-// holder's file is not removed. Calls after the first do nothing.
+// holder's file is not removed. A lock whose flock we hold is removed
+// before the flock goes, so that nobody breaks it between the look and the
+// removal. Calls after the first do nothing.
 func (l *Lock) Release() error {
 	if l == nil || l.path == "" {
 		return nil
 	}
 	path := l.path
 	l.path = ""
-	if fi, err := os.Lstat(path); err != nil || !same(fi, l.fi) {
+	mine := func(fi fs.FileInfo) bool { return same(fi, l.fi) }
+	if f := l.f; f != nil {
+		defer f.Close()
+		l.f = nil
+		// open, its inode is not reused: the path names our file if it
+		// names that inode
+		mine = func(fi fs.FileInfo) bool { return os.SameFile(fi, l.fi) }
+	}
+	if fi, err := os.Lstat(path); err != nil || !mine(fi) {
 		return nil
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -155,8 +177,9 @@ func (l *Lock) Release() error {
 }
 
 // take is Acquire and, with probe, Probe: it returns the created file's
-// identity, or nil for a stale lock that a probe leaves in place.
-func take(path string, o Options, probe bool) (fs.FileInfo, error) {
+// identity and, while its flock is held, the open file; or nil for a stale
+// lock that a probe leaves in place.
+func take(path string, o Options, probe bool) (fs.FileInfo, *os.File, error) {
 	start := time.Now()
 	deadline := o.Deadline
 	if deadline.IsZero() {
@@ -169,12 +192,17 @@ func take(path string, o Options, probe bool) (fs.FileInfo, error) {
 	backoff := time.Millisecond
 	var wait progress.Waiter // started when the lock is first found held
 	for waiting := false; ; {
-		fi, err := create(path)
+		fi, f, err := createHeld(path, deadline)
 		if err == nil {
-			return fi, nil
+			return fi, f, nil
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, notWritable("cannot create the lock file", path, err)
+		switch {
+		case errors.Is(err, errBroken):
+			continue
+		case errors.Is(err, errFlockBusy):
+			return nil, nil, heldError(path, o)
+		case !errors.Is(err, fs.ErrExist):
+			return nil, nil, notWritable("cannot create the lock file", path, err)
 		}
 		held, err := os.Lstat(path)
 		switch {
@@ -183,17 +211,25 @@ func take(path string, o Options, probe bool) (fs.FileInfo, error) {
 				continue // released meanwhile
 			}
 		case err != nil:
-			return nil, fmt.Errorf("lock file %s: %w", path, err)
-		case time.Since(held.ModTime()) >= stale:
-			if probe {
-				return nil, nil
+			return nil, nil, fmt.Errorf("lock file %s: %w", path, err)
+		case time.Since(held.ModTime()) >= stale && probe:
+			st, release := lockHolder(path, held)
+			if release != nil {
+				release()
 			}
+			switch st {
+			case holderGone:
+				return nil, nil, nil
+			case holderChanged:
+				continue
+			}
+		case time.Since(held.ModTime()) >= stale:
 			if o.judged != nil {
 				o.judged()
 			}
-			gone, err := breakStale(path, held, stale)
+			gone, err := breakStale(path, held)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if gone {
 				continue
@@ -201,7 +237,7 @@ func take(path string, o Options, probe bool) (fs.FileInfo, error) {
 		}
 		now := time.Now()
 		if !now.Before(deadline) {
-			return nil, heldError(path, o)
+			return nil, nil, heldError(path, o)
 		}
 		if !waiting {
 			wait, waiting = progress.NewWaiter(o.Wait, 0), true
@@ -211,7 +247,11 @@ func take(path string, o Options, probe bool) (fs.FileInfo, error) {
 			if err != nil {
 				return progress.Wait{}, false
 			}
-			return progress.FileWait(path, holder(o), fi.ModTime(), now, deadline, stale), true
+			willBreak := stale
+			if !breakable(path, fi) {
+				willBreak = time.Duration(1<<63 - 1) // a live holder's: never taken over
+			}
+			return progress.FileWait(path, holder(o), fi.ModTime(), now, deadline, willBreak), true
 		})
 		// jittered, so that waiters polling one lock drift apart
 		time.Sleep(min(backoff/2+rand.N(backoff), deadline.Sub(now)))
@@ -219,7 +259,101 @@ func take(path string, o Options, probe bool) (fs.FileInfo, error) {
 	}
 }
 
-// create makes the lock file and returns its identity.
+var (
+	// errBroken: a waiter broke the lock file just created before its
+	// flock was taken (this process stopped that long between the two)
+	errBroken = errors.New("the lock file was taken over before its flock was taken")
+	// errFlockBusy: another process held the flock of the lock file just
+	// created for longer than the wait
+	errFlockBusy = errors.New("another process held the flock of the lock file just created")
+)
+
+// createHeld makes the lock file and takes its flock; it returns the
+// file's identity and, while its flock is held, the open file (nil on a
+// file system without flock). A waiter takes the flock of a lock it judges
+// stale, and of a lock it happens to open as this process creates it, for
+// microseconds: createHeld waits for it (up to deadline, and at least a
+// second), then makes sure the path still names its file (errBroken: it
+// was stopped between its create and its flock for the stale age, and the
+// waiter broke the lock).
+func createHeld(path string, deadline time.Time) (fs.FileInfo, *os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	if afterCreate != nil {
+		afterCreate(path)
+	}
+	if least := time.Now().Add(time.Second); deadline.Before(least) {
+		deadline = least
+	}
+	held, busy := holdFlock(f)
+	for wait := time.Millisecond; busy; held, busy = holdFlock(f) {
+		if time.Now().After(deadline) {
+			// Left in place, for the flock's holder to remove, or for a
+			// waiter to take over once stale: removed here, a new lock
+			// could take the name while a breaker that judged this file
+			// is about to remove it.
+			f.Close()
+			return nil, nil, errFlockBusy
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 64*time.Millisecond)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, nil, err
+	}
+	if !held {
+		// no flock here: as before flocks, the file is closed at once
+		if err := f.Close(); err != nil {
+			os.Remove(path)
+			return nil, nil, err
+		}
+		return fi, nil, nil
+	}
+	if cur, err := os.Lstat(path); err != nil || !same(cur, fi) {
+		f.Close()
+		return nil, nil, errBroken
+	}
+	return fi, f, nil
+}
+
+// afterCreate, when a test sets it, is called between the create of a lock
+// file and the take of its flock: the moment a stopped process can lose
+// its lock.
+var afterCreate func(path string)
+
+// breakable reports whether the lock file at path, which lstat saw as fi,
+// may be taken over once stale: nobody holds its flock.
+func breakable(path string, fi fs.FileInfo) bool {
+	st, release := lockHolder(path, fi)
+	if release != nil {
+		release()
+	}
+	return st != holderAlive && st != holderUnknown
+}
+
+// holderState is what lockHolder can tell of a lock file's holder.
+type holderState int
+
+const (
+	// holderGone: nobody holds the lock's flock (a killed process left
+	// the lock, or a process without flocks holds it).
+	holderGone holderState = iota
+	// holderAlive: a live process holds its flock, running or stopped.
+	holderAlive
+	// holderUnknown: the file system has no flock, or the file cannot be
+	// opened: nobody can tell whether the holder lives.
+	holderUnknown
+	// holderChanged: the path names another file now, or none.
+	holderChanged
+)
+
+// create makes a file that is not held with a flock (the break lock) and
+// returns its identity.
 func create(path string) (fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -239,7 +373,7 @@ func create(path string) (fs.FileInfo, error) {
 // breakStale removes the stale lock path, judged stale as judged, under the
 // break lock; it reports whether path is gone or changed (try again at
 // once) rather than still held.
-func breakStale(path string, judged fs.FileInfo, stale time.Duration) (bool, error) {
+func breakStale(path string, judged fs.FileInfo) (bool, error) {
 	guard := breakName(path)
 	g, err := create(guard)
 	if err != nil {
@@ -265,6 +399,15 @@ func breakStale(path string, judged fs.FileInfo, stale time.Duration) (bool, err
 	if !same(now, judged) {
 		return true, nil // taken over by another waiter, who got in
 	}
+	// Holding its flock, we may remove it: its holder is gone.
+	st, release := lockHolder(path, judged)
+	switch st {
+	case holderChanged:
+		return true, nil
+	case holderAlive, holderUnknown:
+		return false, nil
+	}
+	defer release()
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, notWritable("cannot take over the stale lock file", path, err)
 	}
@@ -308,6 +451,22 @@ func heldError(path string, o Options) error {
 	if o.Timeout > 0 {
 		msg = fmt.Sprintf("%s is still held after %s", path, o.Timeout)
 	}
+	task := o.Task
+	if task == "" {
+		task = "using it"
+	}
+	if li, err := os.Lstat(path); err == nil {
+		st, release := lockHolder(path, li)
+		if release != nil {
+			release()
+		}
+		if st == holderAlive {
+			// never taken over, and no rm offered (a model given the hint
+			// may run it)
+			return hint.With(&lockedError{msg: msg + " by a live process (it holds the lock's flock), maybe stopped"},
+				fmt.Sprintf("%s is %s, or is stopped while it holds the lock (Ctrl-Z, a debugger, a paused machine): let it finish (fg, or continue it), then run the command again; a lock is never taken from a live process", holder(o), task))
+		}
+	}
 	if o.StaleAge > 0 {
 		// a stale lock whose break lock a waiter killed while taking it
 		// over left behind: neither is taken over (breakStale)
@@ -319,10 +478,6 @@ func heldError(path string, o Options) error {
 				return hint.With(&lockedError{msg: msg + " (stale, with the break lock " + guard + " a killed process left)"}, h)
 			}
 		}
-	}
-	task := o.Task
-	if task == "" {
-		task = "using it"
 	}
 	h := fmt.Sprintf("%s is %s: run the command again once it is done", holder(o), task)
 	if o.StaleAge > 0 {

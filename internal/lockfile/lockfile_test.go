@@ -3,6 +3,7 @@ package lockfile_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -27,9 +28,38 @@ import (
 // its value is the directory holding the lock and the counter it guards.
 const childEnv = "READPROOF_LOCKFILE_TEST_CHILD"
 
+// holdEnv makes the test binary a holder of the lock file it names
+// (TestStoppedHolderKeepsItsLock): it takes the lock, says "held", and
+// releases it once its stdin is closed.
+const holdEnv = "READPROOF_LOCKFILE_TEST_HOLD"
+
+func hold(lock string) error {
+	o := wide
+	if os.Getenv(holdEnv+"_STOP") != "" {
+		// stopped between its create and its flock; once continued, it
+		// waits a little and fails
+		lockfile.AfterCreate(stopSelf)
+		o.Timeout, o.StaleAge = 300*time.Millisecond, time.Second
+	}
+	l, err := lockfile.Acquire(lock, o)
+	if err != nil {
+		return err
+	}
+	fmt.Println("held")
+	io.Copy(io.Discard, os.Stdin)
+	return l.Release()
+}
+
 // TestMain runs a contender when asked, and otherwise the tests, failing
 // the run if a test leaves a process behind (testproc.Run).
 func TestMain(m *testing.M) {
+	if lock := os.Getenv(holdEnv); lock != "" {
+		if err := hold(lock); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if dir := os.Getenv(childEnv); dir != "" {
 		rounds, _ := strconv.Atoi(os.Getenv(childEnv + "_ROUNDS"))
 		for { // start with the other contender
@@ -458,15 +488,26 @@ func TestOwnerAcquire(t *testing.T) {
 	if !errors.Is(err, lockfile.ErrLocked) || !errors.Is(err, errHeld) {
 		t.Fatalf("a held owner's lock: %v, want both ErrLocked and the owner's error", err)
 	}
-	if want := "the policy is locked: " + file + ".lock is still held after 20ms"; err.Error() != want {
+	// held by this live process (its flock): never taken over, no rm
+	if want := "the policy is locked: " + file + ".lock is still held after 20ms by a live process (it holds the lock's flock), maybe stopped"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
-	if h := hint.Of(err); !strings.HasPrefix(h, "another readproof is changing the policy: ") || !strings.Contains(h, "older than 1h0m0s") {
-		t.Errorf("hint %q, want the owner's holder, task and stale age", h)
+	if h := hint.Of(err); !strings.HasPrefix(h, "another readproof is changing the policy, or is stopped ") || strings.Contains(h, "rm ") {
+		t.Errorf("hint %q, want the owner's holder and task, and no rm", h)
 	}
 	// the caller's timeout, where set, is the one named
 	if _, err := owner.Acquire(file, lockfile.Options{Timeout: 30 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "after 30ms") {
 		t.Errorf("with the caller's timeout: %v, want it named", err)
+	}
+	// a lock a killed process left (nobody holds its flock): the owner's
+	// stale age is named
+	held.Release()
+	if err := os.WriteFile(file+".lock", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = owner.Acquire(file, lockfile.Options{})
+	if h := hint.Of(err); !strings.HasPrefix(h, "another readproof is changing the policy: ") || !strings.Contains(h, "older than 1h0m0s") {
+		t.Errorf("hint %q, want the owner's holder, task and stale age", h)
 	}
 	// the caller's stale age, where set, takes the lock over
 	old := time.Now().Add(-time.Minute)
@@ -477,7 +518,6 @@ func TestOwnerAcquire(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a lock older than the caller's stale age: %v, want it taken over", err)
 	}
-	held.Release()
 	l.Release()
 	// any other failure: the owner's other words first
 	_, err = owner.Acquire(filepath.Join(dir, "no such dir", "policy.toml"), lockfile.Options{})
