@@ -302,9 +302,12 @@ func (s *repo) breakStaleLock(lock string) bool {
 		os.Remove(aside)
 		return true
 	}
-	// We moved a fresh lock: put it back unless the name is taken again.
-	if os.Link(aside, lock) != nil {
-		os.Rename(aside, lock) // fails harmlessly where links are unsupported
+	// We moved a fresh lock: put it back unless the name is taken again
+	// (a rename would then replace the newer holder's lock, and two
+	// writers would each think they hold it; the moved lock's writer
+	// finds its file gone instead, and its update fails).
+	if err := os.Link(aside, lock); err != nil && !errors.Is(err, fs.ErrExist) {
+		os.Rename(aside, lock) // where links are unsupported
 	}
 	os.Remove(aside)
 	return false
