@@ -297,6 +297,9 @@ func (s *repo) breakStaleLock(lock string) bool {
 	if err := os.Rename(lock, aside); err != nil {
 		return errors.Is(err, fs.ErrNotExist)
 	}
+	if movedAside != nil {
+		movedAside(lock, aside)
+	}
 	got, err := os.Lstat(aside)
 	if err == nil && os.SameFile(got, fi) {
 		os.Remove(aside)

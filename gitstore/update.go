@@ -1000,6 +1000,11 @@ var publishTrace func(name string)
 // stopped writer can lose its lock.
 var afterCreate func(lock string)
 
+// movedAside, when a test sets it, is called with the path of a stale lock
+// breakStaleLock has just moved aside and that of the file it moved it
+// to, before it checks that it moved the file it judged stale.
+var movedAside func(lock, aside string)
+
 // beforeRename, when a test sets it, is called with the path of each ref
 // lock publish is about to rename into place, after the last check that
 // the lock is still ours: the worst moment for the writer to stop.

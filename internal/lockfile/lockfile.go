@@ -455,8 +455,10 @@ func heldError(path string, o Options) error {
 	if task == "" {
 		task = "using it"
 	}
+	st := holderChanged
 	if li, err := os.Lstat(path); err == nil {
-		st, release := lockHolder(path, li)
+		var release func()
+		st, release = lockHolder(path, li)
 		if release != nil {
 			release()
 		}
@@ -480,9 +482,14 @@ func heldError(path string, o Options) error {
 		}
 	}
 	h := fmt.Sprintf("%s is %s: run the command again once it is done", holder(o), task)
-	if o.StaleAge > 0 {
+	switch {
+	case st == holderUnknown:
+		// never taken over (breakable): before session 28's re-read the
+		// hint said it would be once older than the stale age
+		h += fmt.Sprintf("; readproof cannot take this lock's flock (a file system without flock, or a lock file it may not open), so it cannot tell a killed process's lock from a live one's and never takes it over: if none is, remove it: rm %s", text.ShellArg(path))
+	case o.StaleAge > 0:
 		h += fmt.Sprintf("; if none is (a killed process left the lock), readproof takes it over once it is older than %s, or remove it now: rm %s", o.StaleAge, text.ShellArg(path))
-	} else {
+	default:
 		h += fmt.Sprintf("; if none is (a killed process left the lock), remove it: rm %s", text.ShellArg(path))
 	}
 	return hint.With(&lockedError{msg: msg}, h)
