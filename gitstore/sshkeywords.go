@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/kevinburke/ssh_config"
+
+	"github.com/readproof/readproof/internal/text"
 )
 
 // sshKeywordKind is how OpenSSH 9.2 takes a keyword of its client
@@ -129,36 +131,11 @@ func nearestSSHKeyword(k string) string {
 		if info.kind != sshKeyword {
 			continue // suggested by their current names
 		}
-		if d := editDistance(k, low, 3); d < bestD || (d == bestD && d < 3 && info.name < best) {
+		if d := min(text.EditDistance(k, low), 3); d < bestD || (d == bestD && d < 3 && info.name < best) {
 			best, bestD = info.name, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, or limit when it is
-// at least limit.
-func editDistance(a, b string, limit int) int {
-	if d := len(a) - len(b); d >= limit || -d >= limit {
-		return limit
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return min(prev[len(b)], limit)
 }
 
 // checkKeywords refuses, as ssh refuses the whole configuration for a

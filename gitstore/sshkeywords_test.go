@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/text"
 )
 
 // A keyword OpenSSH 9.2 does not know refuses the whole configuration,
@@ -223,7 +225,7 @@ func FuzzSSHKeywordLines(f *testing.F) {
 			t.Errorf("refusedLine(%q) = %v: not a line of it", s, err)
 		}
 		if near := nearestSSHKeyword(s); near != "" {
-			if info, ok := sshKeywords()[strings.ToLower(near)]; !ok || info.kind != sshKeyword || editDistance(strings.ToLower(s), strings.ToLower(near), 3) > 2 {
+			if info, ok := sshKeywords()[strings.ToLower(near)]; !ok || info.kind != sshKeyword || text.EditDistance(strings.ToLower(s), strings.ToLower(near)) > 2 {
 				t.Errorf("nearestSSHKeyword(%q) = %q", s, near)
 			}
 		}
