@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/lockfile"
 	"github.com/readproof/readproof/internal/progress"
 	"github.com/readproof/readproof/internal/text"
 )
@@ -81,22 +82,32 @@ func (l *heldLock) owned() bool {
 	return err == nil && os.SameFile(fi, l.fi)
 }
 
-// holderState is what lockHolder can tell of a lock file's holder.
-type holderState int
+// The flock protocol of a lock file (its holder's flock, and what a
+// breaker can tell of it) is internal/lockfile's, shared with the locks on
+// readproof.toml and the MCP token file.
+type holderState = lockfile.HolderState
 
 const (
-	// holderGone: nobody holds the lock's flock, so no live readproof
-	// holds the lock (a killed one left it, or a git that takes no flock
-	// holds it).
-	holderGone holderState = iota
-	// holderAlive: a live process holds its flock, running or stopped.
-	holderAlive
-	// holderUnknown: the file system has no flock (or the file cannot be
-	// opened): nobody can tell whether the holder lives.
-	holderUnknown
-	// holderChanged: the path names another file now (or none).
-	holderChanged
+	holderGone    = lockfile.HolderGone
+	holderAlive   = lockfile.HolderAlive
+	holderUnknown = lockfile.HolderUnknown
+	holderChanged = lockfile.HolderChanged
 )
+
+// holdFlock is lockfile.HoldFlock. On Windows there is no flock: while the
+// holder keeps its lock file open (until its content is durable,
+// makeDurable), Windows refuses to rename or remove it (Go opens files
+// without FILE_SHARE_DELETE), so no breaker takes it then; the holder must
+// close it before its own rename.
+func holdFlock(f *os.File) (held, busy bool) { return lockfile.HoldFlock(f) }
+
+// lockHolder is lockfile.FlockHolder: holderGone only when nobody holds
+// the lock's flock and path still names the file lstat saw as fi (device,
+// inode, modification time and size); the caller then holds the flock
+// until it calls release.
+func lockHolder(path string, fi os.FileInfo) (holderState, func()) {
+	return lockfile.FlockHolder(path, fi)
+}
 
 // takeLock makes f, the lock file just created at lock, a heldLock: it
 // takes the file's flock and makes sure the path still names the file. A

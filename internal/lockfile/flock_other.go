@@ -7,9 +7,9 @@ import (
 	"os"
 )
 
-// holdFlock takes no lock here: there is no flock.
-func holdFlock(*os.File) (held, busy bool) { return false, false }
+// HoldFlock takes no lock here: there is no flock.
+func HoldFlock(*os.File) (held, busy bool) { return false, false }
 
-// lockHolder cannot tell here: a lock older than the stale age is taken
+// FlockHolder cannot tell here: a lock older than the stale age is taken
 // for a killed process's, by age alone.
-func lockHolder(string, fs.FileInfo) (holderState, func()) { return holderGone, func() {} }
+func FlockHolder(string, fs.FileInfo) (HolderState, func()) { return HolderGone, func() {} }

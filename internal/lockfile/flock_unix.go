@@ -9,12 +9,12 @@ import (
 	"syscall"
 )
 
-// holdFlock takes an exclusive flock on f, a lock file this process has
+// HoldFlock takes an exclusive flock on f, a lock file this process has
 // just created, for as long as f is open: the kernel drops it when the
 // process dies, however it dies, and keeps it while the process is
 // stopped. busy: another process holds it (a waiter looking at it, for
 // microseconds). Neither held nor busy: the file system has no flock.
-func holdFlock(f *os.File) (held, busy bool) {
+func HoldFlock(f *os.File) (held, busy bool) {
 	for {
 		switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err {
 		case nil:
@@ -28,31 +28,31 @@ func holdFlock(f *os.File) (held, busy bool) {
 	}
 }
 
-// lockHolder tells what can be known of the holder of the lock file at
-// path, which lstat saw as judged. holderGone: nobody holds its flock, so
+// FlockHolder tells what can be known of the holder of the lock file at
+// path, which lstat saw as judged. HolderGone: nobody holds its flock, so
 // no live readproof holds the lock (a killed one left it); the caller then
 // holds the flock itself, and the right to remove the file, until it calls
 // release.
-func lockHolder(path string, judged fs.FileInfo) (st holderState, release func()) {
+func FlockHolder(path string, judged fs.FileInfo) (st HolderState, release func()) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return holderChanged, nil
+			return HolderChanged, nil
 		}
-		return holderUnknown, nil
+		return HolderUnknown, nil
 	}
-	held, busy := holdFlock(f)
+	held, busy := HoldFlock(f)
 	switch {
 	case busy:
 		f.Close()
-		return holderAlive, nil
+		return HolderAlive, nil
 	case !held:
 		f.Close()
-		return holderUnknown, nil
+		return HolderUnknown, nil
 	}
 	if cur, err := f.Stat(); err != nil || !same(cur, judged) {
 		f.Close()
-		return holderChanged, nil
+		return HolderChanged, nil
 	}
-	return holderGone, func() { f.Close() }
+	return HolderGone, func() { f.Close() }
 }

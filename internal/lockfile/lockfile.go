@@ -213,14 +213,14 @@ func take(path string, o Options, probe bool) (fs.FileInfo, *os.File, error) {
 		case err != nil:
 			return nil, nil, fmt.Errorf("lock file %s: %w", path, err)
 		case time.Since(held.ModTime()) >= stale && probe:
-			st, release := lockHolder(path, held)
+			st, release := FlockHolder(path, held)
 			if release != nil {
 				release()
 			}
 			switch st {
-			case holderGone:
+			case HolderGone:
 				return nil, nil, nil
-			case holderChanged:
+			case HolderChanged:
 				continue
 			}
 		case time.Since(held.ModTime()) >= stale:
@@ -287,8 +287,8 @@ func createHeld(path string, deadline time.Time) (fs.FileInfo, *os.File, error) 
 	if least := time.Now().Add(time.Second); deadline.Before(least) {
 		deadline = least
 	}
-	held, busy := holdFlock(f)
-	for wait := time.Millisecond; busy; held, busy = holdFlock(f) {
+	held, busy := HoldFlock(f)
+	for wait := time.Millisecond; busy; held, busy = HoldFlock(f) {
 		if time.Now().After(deadline) {
 			// Left in place, for the flock's holder to remove, or for a
 			// waiter to take over once stale: removed here, a new lock
@@ -329,27 +329,27 @@ var afterCreate func(path string)
 // breakable reports whether the lock file at path, which lstat saw as fi,
 // may be taken over once stale: nobody holds its flock.
 func breakable(path string, fi fs.FileInfo) bool {
-	st, release := lockHolder(path, fi)
+	st, release := FlockHolder(path, fi)
 	if release != nil {
 		release()
 	}
-	return st != holderAlive && st != holderUnknown
+	return st != HolderAlive && st != HolderUnknown
 }
 
-// holderState is what lockHolder can tell of a lock file's holder.
-type holderState int
+// HolderState is what FlockHolder can tell of a lock file's holder.
+type HolderState int
 
 const (
-	// holderGone: nobody holds the lock's flock (a killed process left
+	// HolderGone: nobody holds the lock's flock (a killed process left
 	// the lock, or a process without flocks holds it).
-	holderGone holderState = iota
-	// holderAlive: a live process holds its flock, running or stopped.
-	holderAlive
-	// holderUnknown: the file system has no flock, or the file cannot be
+	HolderGone HolderState = iota
+	// HolderAlive: a live process holds its flock, running or stopped.
+	HolderAlive
+	// HolderUnknown: the file system has no flock, or the file cannot be
 	// opened: nobody can tell whether the holder lives.
-	holderUnknown
-	// holderChanged: the path names another file now, or none.
-	holderChanged
+	HolderUnknown
+	// HolderChanged: the path names another file now, or none.
+	HolderChanged
 )
 
 // create makes a file that is not held with a flock (the break lock) and
@@ -400,11 +400,11 @@ func breakStale(path string, judged fs.FileInfo) (bool, error) {
 		return true, nil // taken over by another waiter, who got in
 	}
 	// Holding its flock, we may remove it: its holder is gone.
-	st, release := lockHolder(path, judged)
+	st, release := FlockHolder(path, judged)
 	switch st {
-	case holderChanged:
+	case HolderChanged:
 		return true, nil
-	case holderAlive, holderUnknown:
+	case HolderAlive, HolderUnknown:
 		return false, nil
 	}
 	defer release()
@@ -455,14 +455,14 @@ func heldError(path string, o Options) error {
 	if task == "" {
 		task = "using it"
 	}
-	st := holderChanged
+	st := HolderChanged
 	if li, err := os.Lstat(path); err == nil {
 		var release func()
-		st, release = lockHolder(path, li)
+		st, release = FlockHolder(path, li)
 		if release != nil {
 			release()
 		}
-		if st == holderAlive {
+		if st == HolderAlive {
 			// never taken over, and no rm offered (a model given the hint
 			// may run it)
 			return hint.With(&lockedError{msg: msg + " by a live process (it holds the lock's flock), maybe stopped"},
@@ -483,7 +483,7 @@ func heldError(path string, o Options) error {
 	}
 	h := fmt.Sprintf("%s is %s: run the command again once it is done", holder(o), task)
 	switch {
-	case st == holderUnknown:
+	case st == HolderUnknown:
 		// never taken over (breakable): before session 28's re-read the
 		// hint said it would be once older than the stale age
 		h += fmt.Sprintf("; readproof cannot take this lock's flock (a file system without flock, or a lock file it may not open), so it cannot tell a killed process's lock from a live one's and never takes it over: if none is, remove it: rm %s", text.ShellArg(path))
