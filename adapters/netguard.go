@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"net"
@@ -404,17 +405,66 @@ const maxResponseHeaderBytes = 64 << 10
 // the same address. Redirects (their bound, the secret headers they drop,
 // Referer) are per client, so per source.
 func (g *guard) client() *http.Client {
-	key := g.dialKey()
-	tr, ok := sharedTransports.Load(key)
-	if !ok {
-		tr, _ = sharedTransports.LoadOrStore(key, newSharedTransport())
-	}
-	return &http.Client{Transport: guardRoundTripper{g: g, next: tr.(*http.Transport)}, CheckRedirect: g.checkRedirect}
+	return &http.Client{Transport: guardRoundTripper{g: g, next: sharedTransports.get(g.dialKey())}, CheckRedirect: g.checkRedirect}
 }
 
+// maxSharedTransports bounds the transports kept for sharing: a process
+// reads through a few sets of dial settings at a time (one per [network]
+// table), but a long-lived one (mcp serve) that reloads policies whose
+// settings change would otherwise keep every set it ever saw, each with
+// its idle connections.
+const maxSharedTransports = 16
+
 // sharedTransports holds the transport of each set of dial settings
-// (dialKey) used in the process: a few, one per distinct [network] table.
-var sharedTransports sync.Map
+// (dialKey) used in the process, the maxSharedTransports used last.
+var sharedTransports = newTransportCache(maxSharedTransports)
+
+// transportCache is a least-recently-used map from dial settings to their
+// shared transport. An evicted transport's idle connections are closed;
+// the clients made with it keep working (a connection they open later
+// idles for IdleConnTimeout, then closes), and the next client with its
+// settings gets a new transport.
+type transportCache struct {
+	mu    sync.Mutex
+	max   int
+	byKey map[string]*list.Element // of *transportEntry
+	order *list.List               // the last used first
+}
+
+type transportEntry struct {
+	key string
+	tr  *http.Transport
+}
+
+func newTransportCache(max int) *transportCache {
+	return &transportCache{max: max, byKey: map[string]*list.Element{}, order: list.New()}
+}
+
+// get returns the transport of key, made if it has none, and marks it
+// used last.
+func (c *transportCache) get(key string) *http.Transport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(e)
+		return e.Value.(*transportEntry).tr
+	}
+	tr := newSharedTransport()
+	c.byKey[key] = c.order.PushFront(&transportEntry{key: key, tr: tr})
+	for c.order.Len() > c.max {
+		old := c.order.Remove(c.order.Back()).(*transportEntry)
+		delete(c.byKey, old.key)
+		old.tr.CloseIdleConnections()
+	}
+	return tr
+}
+
+// len is the number of transports kept.
+func (c *transportCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
 
 // dialKey names what dialContext's decision depends on, so that guards
 // with the same key decide every address alike, and only those.
