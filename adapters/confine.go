@@ -17,7 +17,8 @@ import (
 // path in the message. The refusal is the *Error Fetch would return
 // (ErrRefused, Rule RuleRoots) for resource uri. A git source is checked when
 // its url is a local path or file:// URL; other source types, and a spec
-// Check refuses, give nil: Check reports those.
+// Check refuses, give nil: Check reports those. A file there already is
+// also refused when Fetch would refuse it for its hard links.
 func CheckRoots(uri string, spec Spec, env Env, flag string) error {
 	src, err := Open(spec, env)
 	if err != nil {
@@ -42,8 +43,15 @@ func CheckRoots(uri string, spec Spec, env Env, flag string) error {
 		}
 		// a directory is never a document (Fetch refuses it the same
 		// way); a file that does not exist yet may come
-		if fi, err := os.Stat(final); err == nil && fi.IsDir() {
+		fi, err := os.Stat(final)
+		if err == nil && fi.IsDir() {
 			return refuse(uri, RuleRegular, "%s is a directory, not a regular file; point %s at a file", shown, cmp.Or(flag, "path"))
+		}
+		// a file with more than one name, refused as Fetch refuses it
+		if err == nil && fi.Mode().IsRegular() {
+			if err := s.checkLinks(uri, shown, fi); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -197,9 +197,8 @@ func (s *fsSource) read(ctx context.Context, uri string, f *os.File, st fs.FileI
 	// that they act on it from any directory, whatever its name holds;
 	// and they come after a look at the other names, since one may be
 	// the file outside the roots that the copy would then let in.
-	if n, ok := linkCount(st); ok && n > 1 {
-		q, qn := shellWord(s.abs), shellWord(s.abs+".new")
-		return Result{}, refuse(uri, RuleRoots, "%s has %d names (hard links), and readproof cannot tell whether one lies outside the allowed roots; if every name is a file you mean to record (find / -xdev -samefile %s lists them), give the document a name of its own: cp %s %s && mv %s %s", s.spec.Path, n, q, q, qn, qn, q)
+	if err := s.checkLinks(uri, s.spec.Path, st); err != nil {
+		return Result{}, err
 	}
 	if st.Size() > s.max {
 		return Result{}, fail(uri, ErrTooLarge, nil, "%s is %d bytes, over the %d-byte limit; %s", s.spec.Path, st.Size(), s.max, hintMaxBytes)
@@ -220,6 +219,18 @@ func (s *fsSource) read(ctx context.Context, uri string, f *os.File, st fs.FileI
 		Revision:    shortHash(content),
 		Provenance:  map[string]string{"source_type": "filesystem", "path": s.spec.Path},
 	}, nil
+}
+
+// checkLinks refuses the document whose Stat is st when it has more than
+// one name (read's comment says why); shown names it in the message.
+// CheckRoots makes the same check when the resource is added.
+func (s *fsSource) checkLinks(uri, shown string, st fs.FileInfo) error {
+	n, ok := linkCount(st)
+	if !ok || n <= 1 {
+		return nil
+	}
+	q, qn := shellWord(s.abs), shellWord(s.abs+".new")
+	return refuse(uri, RuleRoots, "%s has %d names (hard links), and readproof cannot tell whether one lies outside the allowed roots; if every name is a file you mean to record (find / -xdev -samefile %s lists them), give the document a name of its own: cp %s %s && mv %s %s", shown, n, q, q, qn, qn, q)
 }
 
 // resolvedRoots returns each root with its links resolved, "" where that

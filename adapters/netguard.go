@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"net"
@@ -95,8 +96,9 @@ type guard struct {
 	// dial replaces the real connect in tests; the policy checks that run
 	// before it are the same.
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// lookup replaces the resolver of checkHost in tests (a DNS answer
-	// that changes between the check and the connection).
+	// lookup replaces the resolver in tests, checkHost's and the
+	// dialer's (a DNS answer that changes between the check and the
+	// connection, a resolver that lies about localhost).
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
@@ -168,10 +170,37 @@ func (g *guard) checkURL(u *url.URL) error {
 	if g.hostAllowed(host, port) {
 		return nil
 	}
+	if isLocalhost(host) {
+		return g.checkLocalhost()
+	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return g.checkIP(host, ip)
 	}
 	return nil
+}
+
+// loopbackAddrs are the addresses the name localhost is dialled at, in
+// this order.
+var loopbackAddrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
+
+// isLocalhost reports whether host, as written, is the name localhost
+// (one trailing dot allowed, any case). RFC 6761 (6.3) makes it this
+// machine: readproof decides so without a lookup, and dials 127.0.0.1 or
+// ::1 for it, whatever a hosts file or a resolver answers. A longer name
+// (localhost.evil.example, 127.0.0.1.nip.io) is a name like any other.
+func isLocalhost(host string) bool {
+	return normHost(host) == "localhost"
+}
+
+// checkLocalhost refuses the name localhost unless the policy allows one
+// of loopbackAddrs (the name itself allowed is hostAllowed's).
+func (g *guard) checkLocalhost() error {
+	for _, ip := range loopbackAddrs {
+		if g.checkIP("", ip) == nil {
+			return nil
+		}
+	}
+	return refuse("", RuleLoopback, "localhost is a loopback address (this machine: the name is not looked up); %s", hintNetwork)
 }
 
 // checkHost resolves host and checks every address: the early answer for
@@ -182,6 +211,9 @@ func (g *guard) checkURL(u *url.URL) error {
 func (g *guard) checkHost(ctx context.Context, host, port string) error {
 	if g.hostAllowed(host, port) {
 		return nil
+	}
+	if isLocalhost(host) {
+		return g.checkLocalhost()
 	}
 	if ip, err := netip.ParseAddr(normHost(host)); err == nil {
 		return g.checkIP(host, ip)
@@ -205,11 +237,73 @@ func (g *guard) checkHost(ctx context.Context, host, port string) error {
 }
 
 // dialContext connects to addr, refusing any connection whose peer address
-// the policy forbids, whatever name led to it.
+// the policy forbids, whatever name led to it. The name localhost is
+// dialled at loopbackAddrs, never looked up.
 func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
+	}
+	if isLocalhost(host) {
+		return g.dialLocalhost(ctx, network, host, port)
+	}
+	return g.dialAddr(ctx, network, host, port, addr)
+}
+
+// dialLocalhost dials the name localhost at 127.0.0.1, then at ::1 (those
+// network allows), under the checks of dialAddr: the name allowed allows
+// both; otherwise each address must be.
+func (g *guard) dialLocalhost(ctx context.Context, network, host, port string) (net.Conn, error) {
+	if !g.hostAllowed(host, port) {
+		if err := g.checkLocalhost(); err != nil {
+			return nil, err
+		}
+	}
+	var first error
+	for _, ip := range loopbackAddrs {
+		if (network == "tcp4" && !ip.Is4()) || (network == "tcp6" && !ip.Is6()) {
+			continue
+		}
+		c, err := g.dialAddr(ctx, network, host, port, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if first == nil {
+		first = &net.AddrError{Err: "no loopback address for network " + network, Addr: host}
+	}
+	return nil, first
+}
+
+// dialAddr connects to addr (host:port, or for the name localhost one of
+// its addresses), checking the address connected unless host:port is
+// allowed by name.
+func (g *guard) dialAddr(ctx context.Context, network, host, port, addr string) (net.Conn, error) {
+	dialled, _, _ := net.SplitHostPort(addr)
+	if _, err := netip.ParseAddr(normHost(dialled)); err != nil && g.lookup != nil {
+		// a test's resolver stands in for the dialer's: the name's
+		// addresses in turn, each checked as the dialer's would be
+		ips, err := g.lookup(ctx, dialled)
+		if err != nil {
+			return nil, err
+		}
+		var first error = &net.AddrError{Err: "no address", Addr: dialled}
+		for i, ip := range ips {
+			c, err := g.dialAddr(ctx, network, host, port, net.JoinHostPort(ip.String(), port))
+			if err == nil {
+				return c, nil
+			}
+			if i == 0 {
+				first = err
+			}
+		}
+		return nil, first
 	}
 	allowed := g.hostAllowed(host, port)
 	d := &net.Dialer{Timeout: g.timeout, KeepAlive: 30 * time.Second}
@@ -224,7 +318,7 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	}
 	if g.dial != nil {
 		if !allowed {
-			ip, err := netip.ParseAddr(normHost(host))
+			ip, err := netip.ParseAddr(normHost(dialled))
 			if err != nil {
 				return nil, fmt.Errorf("test dial hook needs an IP literal, got %q", host)
 			}
@@ -311,17 +405,66 @@ const maxResponseHeaderBytes = 64 << 10
 // the same address. Redirects (their bound, the secret headers they drop,
 // Referer) are per client, so per source.
 func (g *guard) client() *http.Client {
-	key := g.dialKey()
-	tr, ok := sharedTransports.Load(key)
-	if !ok {
-		tr, _ = sharedTransports.LoadOrStore(key, newSharedTransport())
-	}
-	return &http.Client{Transport: guardRoundTripper{g: g, next: tr.(*http.Transport)}, CheckRedirect: g.checkRedirect}
+	return &http.Client{Transport: guardRoundTripper{g: g, next: sharedTransports.get(g.dialKey())}, CheckRedirect: g.checkRedirect}
 }
 
+// maxSharedTransports bounds the transports kept for sharing: a process
+// reads through a few sets of dial settings at a time (one per [network]
+// table), but a long-lived one (mcp serve) that reloads policies whose
+// settings change would otherwise keep every set it ever saw, each with
+// its idle connections.
+const maxSharedTransports = 16
+
 // sharedTransports holds the transport of each set of dial settings
-// (dialKey) used in the process: a few, one per distinct [network] table.
-var sharedTransports sync.Map
+// (dialKey) used in the process, the maxSharedTransports used last.
+var sharedTransports = newTransportCache(maxSharedTransports)
+
+// transportCache is a least-recently-used map from dial settings to their
+// shared transport. An evicted transport's idle connections are closed;
+// the clients made with it keep working (a connection they open later
+// idles for IdleConnTimeout, then closes), and the next client with its
+// settings gets a new transport.
+type transportCache struct {
+	mu    sync.Mutex
+	max   int
+	byKey map[string]*list.Element // of *transportEntry
+	order *list.List               // the last used first
+}
+
+type transportEntry struct {
+	key string
+	tr  *http.Transport
+}
+
+func newTransportCache(max int) *transportCache {
+	return &transportCache{max: max, byKey: map[string]*list.Element{}, order: list.New()}
+}
+
+// get returns the transport of key, made if it has none, and marks it
+// used last.
+func (c *transportCache) get(key string) *http.Transport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(e)
+		return e.Value.(*transportEntry).tr
+	}
+	tr := newSharedTransport()
+	c.byKey[key] = c.order.PushFront(&transportEntry{key: key, tr: tr})
+	for c.order.Len() > c.max {
+		old := c.order.Remove(c.order.Back()).(*transportEntry)
+		delete(c.byKey, old.key)
+		old.tr.CloseIdleConnections()
+	}
+	return tr
+}
+
+// len is the number of transports kept.
+func (c *transportCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
 
 // dialKey names what dialContext's decision depends on, so that guards
 // with the same key decide every address alike, and only those.

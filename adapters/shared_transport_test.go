@@ -117,3 +117,62 @@ func TestSharedTransportKeyIsUnambiguous(t *testing.T) {
 		t.Fatalf("a source that does not allow loopback fetched it on another source's connection: %v", err)
 	}
 }
+
+// The shared transports are bounded: a process that goes through many
+// sets of dial settings (mcp serve reloading policies whose [network]
+// changes) keeps the maxSharedTransports used last. An evicted transport's
+// idle connections are closed; a source that still holds it keeps
+// working, and sources with its settings share a new one.
+func TestSharedTransportsBounded(t *testing.T) {
+	var conns atomic.Int64
+	closed := make(chan struct{}, 16)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("the document"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			conns.Add(1)
+		case http.StateClosed:
+			closed <- struct{}{}
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	// a timeout no other test uses: a transport of its own
+	first := NetPolicy{AllowCIDRs: loopback, Timeout: 53 * time.Second}
+	old, err := openHTTP(Spec{Type: "http", URL: srv.URL + "/doc"}, Env{Network: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetchOK(t, old, "readproof://t/first")
+	if got := conns.Load(); got != 1 {
+		t.Fatalf("%d connections, want 1", got)
+	}
+	// as many other settings as are kept, each used once
+	for i := 0; i < maxSharedTransports; i++ {
+		newGuard(NetPolicy{AllowCIDRs: loopback, Timeout: time.Duration(1000+i) * time.Second}).client()
+	}
+	if n := sharedTransports.len(); n > maxSharedTransports {
+		t.Errorf("%d shared transports kept, want at most %d", n, maxSharedTransports)
+	}
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the idle connection of the evicted transport is still open")
+	}
+	// The source that holds the evicted transport still reads.
+	fetchOK(t, old, "readproof://t/first-again")
+	if got := conns.Load(); got != 2 {
+		t.Errorf("%d connections, want 2", got)
+	}
+	// Sources with the first settings share one new transport.
+	for i := 0; i < 3; i++ {
+		src, _ := openHTTP(Spec{Type: "http", URL: srv.URL + "/doc"}, Env{Network: first})
+		fetchOK(t, src, "readproof://t/again")
+	}
+	if got := conns.Load(); got != 3 {
+		t.Errorf("three sources with the first settings: %d connections in all, want 3", got)
+	}
+}

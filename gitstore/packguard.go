@@ -151,11 +151,50 @@ func scanPackSizes(r io.Reader, max int64) error {
 	return scanPack(r, packBounds{object: max, bytes: math.MaxInt64, objects: math.MaxInt64})
 }
 
+// madePerPackByte bounds what a pack makes (the sum of its objects'
+// sizes, a delta counted by the size of the object it makes) by the
+// bytes of pack read so far, beyond the larger of the pack and object
+// bounds, which a pack may always make: zeros deflate a thousandfold,
+// and a delta of a few bytes makes an object as large as its base, so a
+// pack of megabytes could otherwise make terabytes. go-git makes every
+// object whole to index the pack, which costs its size in CPU (about 5 s
+// a GB), after the fetch's timeout has stopped counting. A repository's
+// history makes about 5 to 100 times its pack (this one 5.5, git.git
+// about 100, counted with git cat-file --batch-all-objects).
+const madePerPackByte = 256
+
+// countingReader counts what is read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// madeBound is what a pack may make once read bytes of it have arrived
+// under b: the larger of b.bytes and b.object, or madePerPackByte times
+// read.
+func madeBound(b packBounds, read int64) uint64 {
+	floor := uint64(max(b.bytes, b.object))
+	if read > math.MaxInt64/madePerPackByte {
+		return math.MaxInt64
+	}
+	return max(floor, uint64(read*madePerPackByte))
+}
+
 // scanPack is scanPackSizes that also refuses, from the pack's header, a
-// pack of more than b.objects objects (ErrRepoTooLarge).
+// pack of more than b.objects objects (ErrRepoTooLarge), and, from each
+// entry's header before it is inflated, a pack whose objects come to
+// more than madeBound (ErrRepoTooLarge).
 func scanPack(r io.Reader, b packBounds) error {
-	max := b.object
-	br := bufio.NewReaderSize(r, 64<<10)
+	max, bounds := b.object, b
+	cr := &countingReader{r: r}
+	br := bufio.NewReaderSize(cr, 64<<10)
+	var made uint64
 	var hdr [12]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return fmt.Errorf("pack header: %w", unexpectedEOF(err))
@@ -187,6 +226,11 @@ func scanPack(r io.Reader, b packBounds) error {
 			return packObjectTooLarge(i, size, max, delta)
 		}
 		var err error
+		if !delta {
+			if made, err = addMade(made, size, bounds, cr.n, i); err != nil {
+				return err
+			}
+		}
 		if zr == nil {
 			zr, err = zlib.NewReader(br)
 		} else {
@@ -213,6 +257,9 @@ func scanPack(r io.Reader, b packBounds) error {
 			if target > uint64(max) {
 				return packObjectTooLarge(i, target, max, true)
 			}
+			if made, err = addMade(made, target, bounds, cr.n, i); err != nil {
+				return err
+			}
 		}
 		got, err := io.Copy(io.Discard, lr)
 		if err != nil {
@@ -226,6 +273,17 @@ func scanPack(r io.Reader, b packBounds) error {
 		return fmt.Errorf("pack checksum: %w", unexpectedEOF(err))
 	}
 	return nil
+}
+
+// addMade adds size, what entry i makes, to made, the sum of the entries
+// before it, or refuses the pack when the sum passes madeBound after
+// read bytes.
+func addMade(made, size uint64, b packBounds, read int64, i uint32) (uint64, error) {
+	bound := madeBound(b, read)
+	if size > bound || made > bound-size {
+		return made, fmt.Errorf("%w: its objects come to more than %d bytes by pack entry %d, made from %d bytes of pack (a pack may make %d times its bytes, or %d bytes)", ErrRepoTooLarge, bound, i, read, madePerPackByte, uint64(max(b.bytes, b.object)))
+	}
+	return made + size, nil
 }
 
 // packCounter reads r until left bytes are gone; one more byte is an

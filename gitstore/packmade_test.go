@@ -1,0 +1,127 @@
+package gitstore
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// churn makes a repository of commits commits, each rewriting files
+// files of size bytes of zeros that differ from the last version in a
+// few bytes, written with git fast-import: its history makes far more
+// bytes than its pack holds (each version a delta of a few bytes).
+func churn(t *testing.T, commits, files, size int) string {
+	t.Helper()
+	git, err := findGit()
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := filepath.Join(t.TempDir(), "up")
+	mirrorGit(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
+	var in strings.Builder
+	body := make([]byte, size)
+	for c := 0; c < commits; c++ {
+		fmt.Fprintf(&in, "commit refs/heads/main\ncommitter T <t@example.test> %d +0000\ndata 2\nc\n", 1700000000+c)
+		for f := 0; f < files; f++ {
+			copy(body[size/2:], fmt.Sprintf("version %d of file %d", c, f))
+			fmt.Fprintf(&in, "M 100644 inline f%d.bin\ndata %d\n%s\n", f, size, body)
+		}
+		in.WriteString("\n")
+	}
+	cmd := exec.Command(git, "fast-import", "--quiet")
+	cmd.Dir = dir
+	cmd.Env = append(gitEnv(), "HOME="+dir)
+	cmd.Stdin = strings.NewReader(in.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// A remote whose pack makes far more than it weighs (here 40 versions of
+// 8 files of 64 KiB, each a delta of a few bytes: 20 MiB made from a pack
+// of tens of KiB) is refused while the pack is scanned, once what its
+// entries make passes the larger of the pack bound and madePerPackByte
+// times the bytes read: go-git makes every object whole to index a pack,
+// so a pack of megabytes could cost it terabytes. Over a path remote and
+// a file:// URL (stock git's upload-pack, which fetches a git source on
+// this machine), nothing of the refused pack is kept; under a pack bound
+// that covers what it makes, the same repository fetches.
+func TestMirrorRefusesPackMakingTooMuch(t *testing.T) {
+	up := churn(t, 40, 8, 64<<10)
+	for _, url := range []string{up, "file://" + filepath.ToSlash(up)} {
+		m, err := OpenMirror(t.TempDir(), url, MirrorOptions{MaxObjectBytes: 128 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = m.Fetch(ctx)
+		cancel()
+		if !errors.Is(err, ErrRepoTooLarge) || !strings.Contains(err.Error(), "its objects come to more than") {
+			t.Fatalf("%s: Fetch = %v, want ErrRepoTooLarge for what the pack makes", url, err)
+		}
+		noPack(t, m)
+		m, _ = OpenMirror(t.TempDir(), url, MirrorOptions{MaxObjectBytes: 128 << 10, MaxPackBytes: 64 << 20})
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+		err = m.Fetch(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: Fetch under a pack bound that covers what it makes: %v", url, err)
+		}
+		if got, _, _, err := m.ResolveFile("main", "f7.bin", 1<<20); err != nil || !bytes.Contains(got, []byte("version 39 of file 7")) {
+			t.Fatalf("%s: ResolveFile = %d bytes, %v", url, len(got), err)
+		}
+	}
+}
+
+// What a pack makes is counted from each entry's header (a delta's from
+// the sizes its data starts with), so the entry that passes the bound is
+// refused before the rest of it is inflated: here the stream of that
+// entry is broken after its header (a whole object) or after the delta's
+// sizes, and the answer is still the size refusal, not a damaged pack.
+func TestScanPackCountsMadeBeforeInflating(t *testing.T) {
+	const size = 1 << 20
+	b := packBounds{object: size, bytes: size, objects: 100}
+	base := packEntry(3, size, nil, make([]byte, size))
+	garbage := bytes.Repeat([]byte{0xff}, 64)
+	// a whole object's header: packEntry's less the stream of nothing
+	// (what follows a header of one byte)
+	head := packEntry(3, size, nil, nil)
+	head = head[:len(head)-len(packEntry(0, 0, nil, nil)[1:])]
+	// a delta stored, not deflated, so that its sizes come through and
+	// the stream breaks where its checksum should be
+	delta := append(varint(size), varint(size)...)
+	delta = append(delta, 0x90, 0x10) // copy 4096 bytes from offset 0
+	var stored bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&stored, zlib.NoCompression)
+	zw.Write(delta)
+	zw.Close()
+	deltaHead := packEntry(7, len(delta), make([]byte, 20), nil)
+	deltaHead = deltaHead[:1+20]
+	brokenDelta := append(append(deltaHead, stored.Bytes()[:stored.Len()-4]...), garbage...)
+	for name, entry := range map[string][]byte{
+		"whole": append(head, garbage...),
+		"delta": brokenDelta,
+	} {
+		err := scanPack(bytes.NewReader(packOf(base, entry)), b)
+		if !errors.Is(err, ErrRepoTooLarge) || !strings.Contains(err.Error(), "by pack entry 1") {
+			t.Errorf("%s: scanPack = %v, want ErrRepoTooLarge at entry 1", name, err)
+		}
+		// the same entries under a bound that admits them: the broken
+		// stream is read, and said to be
+		if err := scanPack(bytes.NewReader(packOf(base, entry)), packBounds{object: size, bytes: 2 * size, objects: 100}); !errors.Is(err, errPackCorrupt) {
+			t.Errorf("%s under a bound that admits it: scanPack = %v, want a damaged pack", name, err)
+		}
+	}
+	// one entry that makes the bound exactly passes
+	if err := scanPack(bytes.NewReader(packOf(base)), b); err != nil {
+		t.Errorf("a pack that makes its bound: %v", err)
+	}
+}
