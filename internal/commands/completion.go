@@ -177,6 +177,7 @@ func completionArgs() map[string]argSpec {
 		"replay":          {kinds: []argKind{argRun}},
 		"evidence export": {kinds: []argKind{argRun}},
 		"probe check":     {kinds: []argKind{argRun}},
+		"verify-commit":   {kinds: []argKind{argRun}, many: true},
 		"tag set":         {kinds: []argKind{argURI, argTag}},
 		"tag list":        {kinds: []argKind{argURI}},
 		"tag rm":          {kinds: []argKind{argURI, argTag}},
@@ -213,6 +214,7 @@ func complete(app *cli.App, words []string, out io.Writer) {
 		cmds       = app.Commands
 		positional []string
 		globalVals = map[string]string{}
+		cmdFlags   = map[string]bool{} // the command's own flags on the line
 	)
 	flagOf := func(name string) (cli.Flag, bool) {
 		if cmd != nil {
@@ -236,6 +238,11 @@ func complete(app *cli.App, words []string, out io.Writer) {
 		if strings.HasPrefix(w, "-") && len(w) > 1 {
 			name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
 			f, global := flagOf(name)
+			if f != nil && !global {
+				for _, n := range f.Names() {
+					cmdFlags[n] = true
+				}
+			}
 			if f == nil || !takesValue(f) || hasValue {
 				if global && hasValue {
 					globalVals[name] = value
@@ -291,7 +298,10 @@ func complete(app *cli.App, words []string, out io.Writer) {
 		}
 		return
 	}
-	if len(positional) == 0 && len(cmds) > 0 && (cmd == nil || cmd.Action == nil || len(cmd.Subcommands) > 0) {
+	// `run --id ID` takes URIs, not a subcommand (`run --id x start`
+	// fails: start has no --id)
+	oneShot := cmd != nil && cmd.Name == "run" && cmdFlags["id"]
+	if len(positional) == 0 && len(cmds) > 0 && (cmd == nil || cmd.Action == nil || len(cmd.Subcommands) > 0) && !oneShot {
 		printCommands(cmds, out)
 		if cmd == nil || cmd.Name != "run" {
 			return
