@@ -371,7 +371,7 @@ func addFlagHint(key string, opts resourceAddOptions, r policy.Resource, h strin
 	case k == "snapshot" && r.Freshness.Strategy != policy.Pinned:
 		return "drop --snapshot, or add --policy pinned"
 	case k == "snapshot" && opts.Snapshot == "":
-		return "give --snapshot with the snapshot's 40-hex id: `readproof history --json " + r.URI.String() + "` prints them whole (the history table shows the first 12)"
+		return "give --snapshot with the snapshot's 40-hex id: `readproof history --json URI` prints them whole (the history table shows the first 12)"
 	}
 	return h
 }
