@@ -33,14 +33,13 @@ func completionCommand() *cli.Command {
 			if err := needArgs(c, 1, 1, "bash|zsh|fish"); err != nil {
 				return err
 			}
-			return runCompletion(c.Context, completionOptions{out: c.App.Writer, app: c.App}, c.Args().First())
+			return runCompletion(c.Context, completionOptions{out: c.App.Writer}, c.Args().First())
 		},
 	}
 }
 
 type completionOptions struct {
 	out io.Writer
-	app *cli.App // for fish's static part
 }
 
 func runCompletion(_ context.Context, opts completionOptions, shell string) error {
@@ -52,15 +51,18 @@ func runCompletion(_ context.Context, opts completionOptions, shell string) erro
 		_, err := io.WriteString(opts.out, zshCompletion)
 		return err
 	case "fish":
-		static, err := opts.app.ToFishCompletion()
-		if err != nil {
-			return fmt.Errorf("fish completion: %w", err)
-		}
-		_, err = io.WriteString(opts.out, static+fishDynamic)
+		_, err := io.WriteString(opts.out, fishCompletion)
 		return err
 	}
 	return withCode(ExitUsage, hint.With(fmt.Errorf("completion: unknown shell %q", shell), "readproof completion bash, zsh or fish"))
 }
+
+// The three scripts ask readproof for the candidates by running the words
+// typed so far with completeFlag appended. After a "--" they ask nothing
+// and offer file names: isCompletion does not take a line holding "--" for
+// a request, so `readproof exec --session S -- CMD ARGS <TAB>` would run
+// CMD, and record a receipt of a call nobody made (before session 29 all
+// three asked).
 
 // bashCompletion reads the words from COMP_LINE (bash splits URIs at ':'
 // in COMP_WORDS), falling back to COMP_WORDS, and trims what bash
@@ -84,7 +86,18 @@ _readproof_complete() {
     words=("${COMP_WORDS[@]:0:COMP_CWORD}")
     cur="${COMP_WORDS[COMP_CWORD]}"
   fi
-  [[ "$cur" == -* ]] && words+=("$cur")
+  local w
+  for w in "${words[@]:1}"; do
+    # the words after -- are a command's (exec): never run them
+    [[ "$w" == "--" ]] && return 0
+  done
+  # a flag being typed is asked for; "--" as "-", since a line holding
+  # "--" is not a request and would run
+  if [[ "$cur" == "--" ]]; then
+    words+=("-")
+  elif [[ "$cur" == -* ]]; then
+    words+=("$cur")
+  fi
   local IFS=$'\n'
   local candidates
   candidates="$("${words[@]}" --generate-bash-completion 2>/dev/null)"
@@ -107,7 +120,18 @@ _readproof() {
   local -a req candidates
   local cur=${words[CURRENT]}
   req=("${(@)words[1,CURRENT-1]}")
-  [[ $cur == -* ]] && req+=("$cur")
+  if (( ${req[(Ie)--]} )); then
+    # the words after -- are a command's (exec): never run them
+    _files
+    return
+  fi
+  # a flag being typed is asked for; "--" as "-", since a line holding
+  # "--" is not a request and would run
+  if [[ $cur == -- ]]; then
+    req+=(-)
+  elif [[ $cur == -* ]]; then
+    req+=("$cur")
+  fi
   candidates=("${(@f)$("${(@)req}" --generate-bash-completion 2>/dev/null)}")
   if [[ -n ${candidates[1]} ]]; then
     compadd -- "${(@)candidates}"
@@ -122,19 +146,39 @@ else
 fi
 `
 
-// fishDynamic adds, after urfave/cli's static commands and flags, the
-// values readproof knows: resource URIs, tags and run ids.
-const fishDynamic = `
-# Values from the store: resource URIs, URI@TAG, tags and run ids.
-function __readproof_values
+// fishCompletion asks readproof for everything, commands and flags
+// included, as the bash and zsh scripts do. Before session 29 the commands
+// and flags came from urfave/cli's static fish script, whose conditions
+// know a subcommand by its name alone: `init` took remote, key, probe and
+// receipts init's flags, `run show` key show's, and `run mount RUN` offered
+// run's subcommands.
+const fishCompletion = `# readproof completion for fish (readproof completion fish)
+# Install: readproof completion fish > ~/.config/fish/completions/readproof.fish
+function __readproof_complete
     set -l words (commandline -opc)
     set -l cur (commandline -ct)
-    if string match -q -- '-*' $cur
+    if contains -- -- $words
+        # the words after -- are a command's (exec): never run them
+        __fish_complete_path $cur
         return
     end
-    $words --generate-bash-completion 2>/dev/null
+    set -l req $words
+    # a flag being typed is asked for; "--" as "-", since a line holding
+    # "--" is not a request and would run
+    if test "$cur" = --
+        set -a req -
+    else if string match -q -- '-*' $cur
+        set -a req $cur
+    end
+    set -l out ($req --generate-bash-completion 2>/dev/null)
+    if set -q out[1]
+        printf '%s\n' $out
+    else if not string match -q -- '-*' $cur
+        # nothing readproof knows: a flag's value or a file argument
+        __fish_complete_path $cur
+    end
 end
-complete -c readproof -f -a '(__readproof_values)'
+complete -c readproof -f -a '(__readproof_complete)'
 `
 
 // argKind is what a positional argument takes, for completion.
@@ -163,28 +207,31 @@ type argSpec struct {
 // TestCompletionArgsNameCommands keeps the keys in the command tree.
 func completionArgs() map[string]argSpec {
 	return map[string]argSpec{
-		"get":             {kinds: []argKind{argURITag}},
-		"inspect":         {kinds: []argKind{argURI}},
-		"history":         {kinds: []argKind{argURI}},
-		"run":             {kinds: []argKind{argURITag}, many: true},
-		"run mount":       {kinds: []argKind{argOpenRun, argURITag}, many: true},
-		"run commit":      {kinds: []argKind{argOpenRun}},
-		"run show":        {kinds: []argKind{argAnyRun}},
-		"run abort":       {kinds: []argKind{argOpenRun}},
-		"run reopen":      {kinds: []argKind{argAbortedRun}},
-		"manifest":        {kinds: []argKind{argRun}},
-		"diff":            {kinds: []argKind{argRun, argRun}},
-		"replay":          {kinds: []argKind{argRun}},
-		"evidence export": {kinds: []argKind{argRun}},
-		"probe check":     {kinds: []argKind{argRun}},
-		"tag set":         {kinds: []argKind{argURI, argTag}},
-		"tag list":        {kinds: []argKind{argURI}},
-		"tag rm":          {kinds: []argKind{argURI, argTag}},
-		"tag history":     {kinds: []argKind{argURI, argTag}},
-		"tag revert":      {kinds: []argKind{argURI, argTag}},
-		"tag promote":     {kinds: []argKind{argURI, argTag, argTag}},
-		"tag propose":     {kinds: []argKind{argURI, argTag}},
-		"help":            {kinds: []argKind{argCommand}, many: true},
+		"get":               {kinds: []argKind{argURITag}},
+		"inspect":           {kinds: []argKind{argURITag}},
+		"history":           {kinds: []argKind{argURI}},
+		"run":               {kinds: []argKind{argURITag}, many: true},
+		"run mount":         {kinds: []argKind{argOpenRun, argURITag}, many: true},
+		"run commit":        {kinds: []argKind{argOpenRun}},
+		"run show":          {kinds: []argKind{argAnyRun}},
+		"run abort":         {kinds: []argKind{argOpenRun}},
+		"run reopen":        {kinds: []argKind{argAbortedRun}},
+		"manifest":          {kinds: []argKind{argRun}},
+		"diff":              {kinds: []argKind{argRun, argRun}},
+		"replay":            {kinds: []argKind{argRun}},
+		"evidence export":   {kinds: []argKind{argRun}},
+		"probe check":       {kinds: []argKind{argRun}},
+		"verify-commit":     {kinds: []argKind{argRun}, many: true},
+		"tag set":           {kinds: []argKind{argURI, argTag}},
+		"tag list":          {kinds: []argKind{argURI}},
+		"tag rm":            {kinds: []argKind{argURI, argTag}},
+		"tag history":       {kinds: []argKind{argURI, argTag}},
+		"tag revert":        {kinds: []argKind{argURI, argTag}},
+		"tag promote":       {kinds: []argKind{argURI, argTag, argTag}},
+		"tag propose":       {kinds: []argKind{argURI, argTag}},
+		"conflicts show":    {kinds: []argKind{argURI, argTag}},
+		"conflicts resolve": {kinds: []argKind{argURI, argTag}},
+		"help":              {kinds: []argKind{argCommand}, many: true},
 	}
 }
 
@@ -213,6 +260,7 @@ func complete(app *cli.App, words []string, out io.Writer) {
 		cmds       = app.Commands
 		positional []string
 		globalVals = map[string]string{}
+		cmdFlags   = map[string]bool{} // the command's own flags on the line
 	)
 	flagOf := func(name string) (cli.Flag, bool) {
 		if cmd != nil {
@@ -236,6 +284,11 @@ func complete(app *cli.App, words []string, out io.Writer) {
 		if strings.HasPrefix(w, "-") && len(w) > 1 {
 			name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
 			f, global := flagOf(name)
+			if f != nil && !global {
+				for _, n := range f.Names() {
+					cmdFlags[n] = true
+				}
+			}
 			if f == nil || !takesValue(f) || hasValue {
 				if global && hasValue {
 					globalVals[name] = value
@@ -291,7 +344,10 @@ func complete(app *cli.App, words []string, out io.Writer) {
 		}
 		return
 	}
-	if len(positional) == 0 && len(cmds) > 0 && (cmd == nil || cmd.Action == nil || len(cmd.Subcommands) > 0) {
+	// `run --id ID` takes URIs, not a subcommand (`run --id x start`
+	// fails: start has no --id)
+	oneShot := cmd != nil && cmd.Name == "run" && cmdFlags["id"]
+	if len(positional) == 0 && len(cmds) > 0 && (cmd == nil || cmd.Action == nil || len(cmd.Subcommands) > 0) && !oneShot {
 		printCommands(cmds, out)
 		if cmd == nil || cmd.Name != "run" {
 			return

@@ -13,13 +13,26 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// docPages are README.md and the topic pages, as paths from this package.
+// docPages are README.md and the topic pages, as paths from this package,
+// and the other files a newcomer copies commands from: the skill the model
+// reads, the examples' pages and the example policy file (before session
+// 29 these were read by no check, so a renamed flag or subcommand could
+// stay in them).
 func docPages(t *testing.T) []string {
 	t.Helper()
 	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	examples, err := filepath.Glob("../../examples/*/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(examples) == 0 {
+		t.Fatal("no examples/*/README.md: the examples moved; name their pages here")
+	}
+	pages = append(pages, examples...)
+	pages = append(pages, "../../skills/readproof/SKILL.md", "../../readproof.toml.example")
 	return append([]string{"../../README.md"}, pages...)
 }
 

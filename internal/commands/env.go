@@ -96,14 +96,23 @@ func findPolicy() string {
 	if err != nil {
 		return PolicyName
 	}
-	for dir := wd; ; {
+	if p, ok := findPolicyFrom(wd); ok {
+		return p
+	}
+	return filepath.Join(wd, PolicyName)
+}
+
+// findPolicyFrom is the readproof.toml a command run in dir finds: the one
+// in dir or its nearest parent that has one.
+func findPolicyFrom(dir string) (string, bool) {
+	for {
 		p := filepath.Join(dir, PolicyName)
 		if _, err := os.Stat(p); err == nil {
-			return p
+			return p, true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return filepath.Join(wd, PolicyName)
+			return "", false
 		}
 		dir = parent
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // minSafeGrace is the shortest grace period readproof gc accepts without a
@@ -134,8 +135,8 @@ func runGC(ctx context.Context, e *env, opts gcOptions) error {
 		if now {
 			removed = "every unreachable object"
 		}
-		fmt.Fprintf(e.out, "Packed the store: %d objects in %d pack(s), %d loose; %s -> %s; removed %s\n",
-			res.After.Packed, res.After.Packs, res.After.Loose, sizeString(res.Before.Bytes()), sizeString(res.After.Bytes()), removed)
+		fmt.Fprintf(e.out, "Packed the store: %d objects in %s, %d loose; %s -> %s; removed %s\n",
+			res.After.Packed, text.Count(res.After.Packs, "pack", "packs"), res.After.Loose, sizeString(res.Before.Bytes()), sizeString(res.After.Bytes()), removed)
 		for _, r := range res.Recorded {
 			e.say("readproof: recorded run %s (manifest %s) on the journal: the writer that committed it stopped before recording it", r.RunID, r.Manifest)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 )
 
 func migrateCommand() *cli.Command {
@@ -43,12 +44,12 @@ func runMigrate(_ context.Context, e *env, _ migrateOptions) error {
 		}
 		switch {
 		case res.Changed:
-			fmt.Fprintf(e.out, "Migrated the store from format %d to %d: main %s carries the view of %d run(s) (tree %s)\n",
-				res.From, res.To, res.Journal, res.Runs, res.Tree)
+			fmt.Fprintf(e.out, "Migrated the store from format %d to %d: main %s carries the view of %s (tree %s)\n",
+				res.From, res.To, res.Journal, text.Count(res.Runs, "run", "runs"), res.Tree)
 		case res.Journal == "":
 			fmt.Fprintf(e.out, "Nothing to migrate: the store has no journal yet (format %d)\n", res.To)
 		default:
-			fmt.Fprintf(e.out, "Nothing to migrate: the store is in format %d (main %s, %d run(s))\n", res.To, res.Journal, res.Runs)
+			fmt.Fprintf(e.out, "Nothing to migrate: the store is in format %d (main %s, %s)\n", res.To, res.Journal, text.Count(res.Runs, "run", "runs"))
 		}
 		return nil
 	})

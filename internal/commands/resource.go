@@ -259,8 +259,8 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 			// a problem of the block the flags make: name the flag
 			if flag, ok := addFlagOf(pe.Key, opts); ok {
 				err = &flagError{msg: fmt.Sprintf("resource add %s: %s: %s", u, flag, pe.Msg), err: err}
-				if pe.Hint != "" {
-					err = hint.With(err, pe.Hint)
+				if h := addFlagHint(pe.Key, opts, r, pe.Hint); h != "" {
+					err = hint.With(err, h)
 				}
 				return withCode(ExitUsage, err)
 			}
@@ -354,6 +354,26 @@ func addFlagOf(key string, opts resourceAddOptions) (string, bool) {
 		return with("--snapshot", opts.Snapshot)
 	}
 	return "", false
+}
+
+// addFlagHint is the hint for a refusal of the block `resource add` was
+// about to append, where key (addFlagOf's) is a value a flag gives or
+// lacks: the policy file's hint says which key to write in readproof.toml,
+// while here a flag is what to give or drop. Other hints (a bad value)
+// are the policy file's, h.
+func addFlagHint(key string, opts resourceAddOptions, r policy.Resource, h string) string {
+	_, k, _ := strings.Cut(key, "].")
+	switch {
+	case k == "max_age" && r.Freshness.Strategy != policy.AllowStale:
+		return "drop --max-age, or add --policy allow_stale"
+	case k == "max_age" && opts.MaxAge == "":
+		return "give --max-age 1h (or another duration), or set max_age in [defaults] of readproof.toml for every allow_stale resource"
+	case k == "snapshot" && r.Freshness.Strategy != policy.Pinned:
+		return "drop --snapshot, or add --policy pinned"
+	case k == "snapshot" && opts.Snapshot == "":
+		return "give --snapshot with the snapshot's 40-hex id: `readproof history --json URI` prints them whole (the history table shows the first 12)"
+	}
+	return h
 }
 
 // storeToCreate says whether `resource add` creates the store: only at the

@@ -38,6 +38,19 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "id", Usage: "run id for a single-shot run"},
 		},
 		Action: func(c *cli.Context) error {
+			if first := c.Args().First(); c.String("id") == "" && first != "" && !strings.Contains(first, "://") {
+				if second := c.Args().Get(1); strings.Contains(second, "://") && text.Nearest(first, subcommandNames(c.Command)) == "" {
+					// a run id given without --id (`run r1 URI`)
+					line := "readproof run --id " + text.ShellArg(first) + " " + text.ShellArg(second)
+					if c.NArg() > 2 {
+						line += " ..."
+					}
+					return withCode(ExitUsage, hint.With(fmt.Errorf("unknown command %q", "run "+first),
+						"to record a run with this id, give it with --id: "+line+" (see `readproof run --help`)"))
+				}
+				// a subcommand mistyped (`run strat r1`), not a URI
+				return unknownCommandError("run ", c.Command.Subcommands, first)
+			}
 			return withEnv(c, func(e *env) error {
 				return runOnce(c.Context, e, runOnceOptions{ID: c.String("id")}, c.Args().Slice())
 			})
@@ -131,6 +144,17 @@ func runCommand() *cli.Command {
 	}
 }
 
+// subcommandNames are the names of cmd's visible subcommands.
+func subcommandNames(cmd *cli.Command) []string {
+	var names []string
+	for _, c := range cmd.Subcommands {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	return names
+}
+
 // runOnceOptions are the flags of `run --id`.
 type runOnceOptions struct {
 	ID string
@@ -138,7 +162,15 @@ type runOnceOptions struct {
 
 func runOnce(ctx context.Context, e *env, opts runOnceOptions, args []string) error {
 	if opts.ID == "" {
-		return usageError("run: give --id ID and URIs for a single-shot run, or use run start|mount|commit|list")
+		if len(args) > 0 {
+			line := "readproof run --id ID " + text.ShellArg(args[0])
+			if len(args) > 1 {
+				line += " ..."
+			}
+			return withCode(ExitUsage, hint.With(fmt.Errorf("run %s: no --id: a one-step run needs the id to record it under", text.Printable(args[0])),
+				"give one: "+line+"; or record it step by step with run start, mount and commit (see `readproof run --help`)"))
+		}
+		return usageError("run: give --id ID and URIs for a single-shot run, or use run start|mount|commit|show|abort|reopen|list")
 	}
 	if len(args) == 0 {
 		return withCode(ExitUsage, hint.With(fmt.Errorf("run --id %s: no URIs to mount", opts.ID), "name the documents the run reads: readproof run --id "+opts.ID+" URI[@TAG]... (`readproof resource list` shows them)"))

@@ -88,17 +88,17 @@ func printStatus(e *env, list []store.ResourceStatus) {
 	}
 	tw.Flush()
 	var parts []string
-	for _, k := range []struct{ state, word string }{
-		{store.StatusUpToDate, "up to date"}, {store.StatusChanged, "changed"},
-		{store.StatusNoSnapshot, "without snapshot"}, {store.StatusSourceError, "source errors"},
+	for _, k := range []struct{ state, one, many string }{
+		{store.StatusUpToDate, "up to date", "up to date"}, {store.StatusChanged, "changed", "changed"},
+		{store.StatusNoSnapshot, "without snapshot", "without snapshot"}, {store.StatusSourceError, "source error", "source errors"},
 	} {
 		if n := counts[k.state]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, k.word))
+			parts = append(parts, text.Count(n, k.one, k.many))
 		}
 	}
-	summary := fmt.Sprintf("%d resource(s): %s", len(list), strings.Join(parts, ", "))
+	summary := fmt.Sprintf("%s: %s", text.Count(len(list), "resource", "resources"), strings.Join(parts, ", "))
 	if behind > 0 {
-		summary += fmt.Sprintf("; %d tag(s) or pin(s) behind source", behind)
+		summary += fmt.Sprintf("; %s behind source", text.Count(behind, "tag or pin", "tags or pins"))
 	}
 	fmt.Fprintln(e.err, summary)
 }
@@ -166,10 +166,10 @@ func runStatus(ctx context.Context, e *env, opts statusOptions) error {
 		}
 		switch {
 		case failed > 0:
-			return withCode(ExitError, hint.With(fmt.Errorf("status: %d source(s) could not be read", failed),
+			return withCode(ExitError, hint.With(fmt.Errorf("status: %s could not be read", text.Count(failed, "source", "sources")),
 				"fix the sources named above (readproof inspect URI shows their definition)"))
 		case drifted > 0 && opts.ExitCode:
-			return withCode(ExitDrift, hint.With(fmt.Errorf("status: %d resource(s) drifted from what the store recorded", drifted),
+			return withCode(ExitDrift, hint.With(fmt.Errorf("status: %s drifted from what the store recorded", text.Count(drifted, "resource", "resources")),
 				"record the new content (readproof get URI), move the tags that should follow it (readproof tag set URI TAG), or restore the source"))
 		}
 		return nil

@@ -602,15 +602,21 @@ func runClone(ctx context.Context, e *env, args []string) error {
 
 // sayHowToUse tells, on stderr, how to reach a clone that the commands run
 // here would not find: they look for .readproof beside readproof.toml, or
-// use the working directory when it is a store itself. The path is quoted
-// for a person at a bash prompt (text.ShellArg): a control or bidi
-// character in it is escaped, not sent to the terminal.
+// use the working directory when it is a store itself. A clone that a
+// readproof.toml encloses (DIR inside the project) is not used from inside
+// it: the store beside that file wins, so only --store reaches it. The path
+// is quoted for a person at a bash prompt (text.ShellArg): a control or
+// bidi character in it is escaped, not sent to the terminal.
 func sayHowToUse(e *env, dir string) {
 	abs, err := filepath.Abs(dir)
 	if err != nil || abs == e.storePath {
 		return
 	}
 	q := text.ShellArg(abs)
+	if p, ok := findPolicyFrom(abs); ok && store.DefaultPath(filepath.Dir(p)) != abs {
+		e.say("readproof: to use this store, name it with --store %s or READPROOF_STORE=%s; inside it, readproof finds %s first and uses the store beside that file", q, q, text.ShellArg(p))
+		return
+	}
 	e.say("readproof: to use this store, run readproof inside it (cd %s), or name it from anywhere with --store %s or READPROOF_STORE=%s", q, q, q)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
+	"github.com/readproof/readproof/internal/text"
 )
 
 func verifyCommand() *cli.Command {
@@ -140,9 +141,9 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 		if onlyReplaced(rep) {
 			h = "every problem above is a refs/replace/ ref, info/grafts or commondir, which stock git follows and readproof does not: remove each as its line says, then verify again"
 		}
-		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %d problem(s)", s.Path(), rep.Broken()), h))
+		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %s", s.Path(), text.Count(rep.Broken(), "problem", "problems")), h))
 	case rep.CouldNotCheck() > 0:
-		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("store %s could not be fully checked: %d check(s) could not run", s.Path(), rep.CouldNotCheck()),
+		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("store %s could not be fully checked: %s could not run", s.Path(), text.Count(rep.CouldNotCheck(), "check", "checks")),
 			"fix what the lines above name and run readproof verify again"))
 	}
 	return nil
