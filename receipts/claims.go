@@ -247,28 +247,34 @@ func VerifyClaims(ledger *Ledger, key Key, session string, claims []string) (Rep
 	if key.IsZero() {
 		return Report{}, errors.New("verifying claims: no key loaded (use LoadKey)")
 	}
-	entries, err := ledger.Scan(session)
+	sc, err := ledger.ScanSession(session)
 	if err != nil {
 		return Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
 	}
-	inSession := make(map[string]Entry, len(entries))
-	for _, e := range entries {
-		inSession[e.ID] = e
-	}
-	rep := Report{Session: session, KeyID: key.ID(), Claims: make([]ClaimResult, 0, len(claims))}
 	cited := make(map[string]bool, len(claims))
 	for _, id := range claims {
 		cited[id] = true
+	}
+	// The session's receipts are read one at a time: the cited ones are
+	// kept for their claims, the others judged as they come.
+	rep := Report{Session: session, KeyID: key.ID(), Claims: make([]ClaimResult, 0, len(claims))}
+	inSession := make(map[string]Entry, len(claims))
+	if sc != nil {
+		_ = sc.Each(func(e Entry) error {
+			if cited[e.ID] {
+				inSession[e.ID] = e
+			} else {
+				rep.Omitted = append(rep.Omitted, judge(key, session, e.ID, e.Receipt, e.Err, ""))
+			}
+			return nil
+		})
+	}
+	for _, id := range claims {
 		c, err := classifyClaim(ledger, key, session, id, inSession)
 		if err != nil {
 			return Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
 		}
 		rep.Claims = append(rep.Claims, c)
-	}
-	for _, e := range entries {
-		if !cited[e.ID] {
-			rep.Omitted = append(rep.Omitted, judge(key, session, e.ID, e.Receipt, e.Err, ""))
-		}
 	}
 	return rep, nil
 }

@@ -512,7 +512,81 @@ func (l *Ledger) List(session string) ([]Receipt, error) {
 // (each append commit names its receipt on its first line). Receipts in the
 // tree that no first-parent commit names (brought in by a merge) follow,
 // ordered by end time, start time and id.
+//
+// Scan holds every receipt of the session at once: ScanSession reads the
+// same entries one at a time.
 func (l *Ledger) Scan(session string) ([]Entry, error) {
+	sc, err := l.ScanSession(session)
+	if err != nil || sc == nil {
+		return nil, err
+	}
+	entries := make([]Entry, 0, sc.Len())
+	err = sc.Each(func(e Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	return entries, err
+}
+
+// SessionScan is a session chain read for its receipts (ScanSession):
+// which receipts it holds, in which order, and how each was appended,
+// without the receipts themselves, which Each reads one at a time. What it
+// keeps is a few small strings a receipt (its id, its blob's id and its
+// append commit's message), whatever the receipts hold.
+type SessionScan struct {
+	l       *Ledger
+	session string
+	ref     string
+	ids     []string              // issue order, then the receipts no append commit names
+	blobs   map[string]gitobj.OID // id -> blob
+	msgs    map[string]string     // id -> message of the commit appending it
+	// notAppends are the receipts a commit names without appending them:
+	// what the newest such commit does
+	notAppends map[string]string
+	bad        map[string]string // tree paths that hold no receipt file, and why
+	unheld     []Entry           // commits naming a receipt the tip does not hold
+}
+
+// Len is the number of entries Each gives.
+func (sc *SessionScan) Len() int { return len(sc.ids) + len(sc.bad) + len(sc.unheld) }
+
+// Each calls fn with every entry of the chain, in Scan's order, each
+// receipt read and decoded when its turn comes, and stops at fn's first
+// error, which it returns. It may be called again: it reads the receipts
+// again, not the chain.
+func (sc *SessionScan) Each(fn func(Entry) error) error {
+	for _, id := range sc.ids {
+		if err := fn(sc.entry(id)); err != nil {
+			return err
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(sc.bad)) {
+		if err := fn(Entry{ID: path, Err: fmt.Errorf("session %q: %s: %w: %s", sc.session, path, ErrCorrupt, sc.bad[path])}); err != nil {
+			return err
+		}
+	}
+	for _, e := range sc.unheld {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entry reads the receipt id of the chain.
+func (sc *SessionScan) entry(id string) Entry {
+	e := sc.l.entry(sc.ref, id, sc.blobs[id], sc.msgs)
+	if why, ok := sc.notAppends[id]; ok && (e.Err == nil || errors.Is(e.Err, ErrBindingEdited)) {
+		e.Err = errNotAppend(id, sc.session, sc.ref, why)
+	}
+	return e
+}
+
+// ScanSession reads a session's chain as Scan does, but not its receipts:
+// Each reads them, one at a time, so that a command going through a
+// session of 100,000 receipts holds one of them at a time. It returns nil
+// for a session without receipts.
+func (l *Ledger) ScanSession(session string) (*SessionScan, error) {
 	if err := identity.ValidateSessionID(session); err != nil {
 		return nil, fmt.Errorf("listing receipts: %w", err)
 	}
@@ -658,32 +732,28 @@ func (l *Ledger) Scan(session string) ([]Entry, error) {
 		}
 	}
 	slices.Reverse(order)
-	sref := SessionRef(session)
-	entry := func(id string) Entry {
-		e := l.entry(sref, id, blobs[id], msgs)
-		if why, ok := notAppends[id]; ok && (e.Err == nil || errors.Is(e.Err, ErrBindingEdited)) {
-			e.Err = errNotAppend(id, session, sref, why)
-		}
-		return e
+	sc := &SessionScan{l: l, session: session, ref: SessionRef(session), ids: order, blobs: blobs, msgs: msgs,
+		notAppends: notAppends, bad: bad, unheld: unheld}
+	// The receipts no append commit names go by their times: those are
+	// read now, and kept without the receipts.
+	type restKey struct {
+		id         string
+		end, start time.Time
 	}
-	entries := make([]Entry, 0, len(blobs))
-	for _, id := range order {
-		entries = append(entries, entry(id))
-	}
-	var rest []Entry
+	var rest []restKey
 	for id := range blobs {
 		if !seen[id] {
-			rest = append(rest, entry(id))
+			e := sc.entry(id)
+			rest = append(rest, restKey{id, e.Receipt.End, e.Receipt.Start})
 		}
 	}
-	slices.SortFunc(rest, func(a, b Entry) int {
-		return cmp.Or(a.Receipt.End.Compare(b.Receipt.End), a.Receipt.Start.Compare(b.Receipt.Start), strings.Compare(a.ID, b.ID))
+	slices.SortFunc(rest, func(a, b restKey) int {
+		return cmp.Or(a.end.Compare(b.end), a.start.Compare(b.start), strings.Compare(a.id, b.id))
 	})
-	entries = append(entries, rest...)
-	for _, path := range slices.Sorted(maps.Keys(bad)) {
-		entries = append(entries, Entry{ID: path, Err: fmt.Errorf("session %q: %s: %w: %s", session, path, ErrCorrupt, bad[path])})
+	for _, k := range rest {
+		sc.ids = append(sc.ids, k.id)
 	}
-	return append(entries, unheld...), nil
+	return sc, nil
 }
 
 // unheld reports commit c (cm) of session's chain, whose first line names

@@ -640,6 +640,40 @@ func printJSON(w io.Writer, v any) error {
 	return err
 }
 
+// printJSONArray prints, as printJSON prints a slice of them, the values
+// each gives, one at a time: the array is never held whole.
+func printJSONArray[T any](w io.Writer, each func(func(T) error) error) error {
+	bw := bufio.NewWriter(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("  ", "  ")
+	enc.SetEscapeHTML(false)
+	n := 0
+	if err := each(func(v T) error {
+		b.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		sep := ",\n  "
+		if n == 0 {
+			sep = "[\n  "
+		}
+		n++
+		bw.WriteString(sep)
+		// Encode ends the value with a newline
+		_, err := bw.Write(escapeJSONControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))))
+		return err
+	}); err != nil {
+		return err
+	}
+	if n == 0 {
+		bw.WriteString("[]\n")
+	} else {
+		bw.WriteString("\n]\n")
+	}
+	return bw.Flush()
+}
+
 // escapeJSONControls writes each rune of encoded JSON that a terminal acts
 // on and encoding/json leaves as it is (DEL, C1 controls, bidi overrides and
 // other format characters: text.Printable's) as a \u escape, so what a

@@ -3,6 +3,7 @@ package commands
 // `readproof receipts list` and `receipts show`, and the receipt JSON shape.
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -203,85 +205,132 @@ type receiptsListOptions struct {
 	Key string // the receipts key file ("" for the configured one)
 }
 
-// runReceiptsList is `readproof receipts list`.
+// runReceiptsList is `readproof receipts list`. The session's receipts are
+// read one at a time (receipts.SessionScan), never all at once: the table
+// reads them twice, once for its columns' widths and once to print them,
+// and --json prints each as it is read.
 func runReceiptsList(_ context.Context, e *env, opts receiptsListOptions, args []string) error {
 	session := args[0]
 	if err := identity.ValidateSessionID(session); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	return e.withReceipts(opts.Key, false, func(rc *receiptsCtx) error {
-		entries, err := rc.ledger.Scan(session)
+		sc, err := rc.ledger.ScanSession(session)
 		if err != nil {
 			return err
 		}
 		if rc.keyErr != nil {
 			rc.say("readproof: receipts not checked (VALID ?): %s", strings.ReplaceAll(rc.keyErr.Error(), "\n", " "))
 		}
-		rows := make([]receiptJSON, 0, len(entries))
-		for _, en := range entries {
-			if errors.Is(en.Err, receipts.ErrBindingEdited) {
-				// a genuine receipt whose append commit's binding line
-				// was edited: shown with the binding its MAC covers
-				rows = append(rows, toReceiptJSON(en.Receipt, en.Binding, string(receipts.Tampered), en.Err.Error()))
-				continue
+		each := func(fn func(receiptJSON) error) error {
+			if sc == nil {
+				return nil
 			}
-			if en.Err != nil {
-				rows = append(rows, receiptJSON{ID: en.ID, Check: string(receipts.Tampered), Detail: en.Err.Error()})
-				continue
-			}
-			check, detail := rc.check(en.Receipt)
-			rows = append(rows, toReceiptJSON(en.Receipt, en.Binding, check, detail))
+			return sc.Each(func(en receipts.Entry) error { return fn(rc.listRow(en)) })
 		}
 		if rc.json {
-			return printJSON(rc.out, rows)
+			return printJSONArray(rc.out, each)
 		}
-		if len(rows) == 0 {
+		if sc == nil || sc.Len() == 0 {
 			rc.say("session %s has no receipts; issue one with `readproof exec --session %s -- COMMAND` or `readproof receipts issue`", session, session)
 			return nil
 		}
-		// The CALLER column appears when a receipt names one (calls made
-		// over mcp --http with a token); RUN and BOUND when one names a run.
-		withCaller, withRun := false, false
-		for _, r := range rows {
-			withCaller = withCaller || r.Caller != ""
-			withRun = withRun || r.Run != ""
-		}
-		tw := tabwriter.NewWriter(rc.out, 0, 4, 2, ' ', 0)
-		head := "ID\tTOOL\t"
-		if withCaller {
-			head += "CALLER\t"
-		}
-		if withRun {
-			head += "RUN\tBOUND\t"
-		}
-		fmt.Fprintln(tw, head+"START\tEND\tEXIT\tVALID")
-		for _, r := range rows {
-			caller := ""
-			if withCaller {
-				caller = "-\t"
-				if r.Caller != "" {
-					caller = r.Caller + "\t"
-				}
-			}
-			if withRun {
-				run := "-"
-				if r.Run != "" {
-					run = r.Run
-				}
-				caller += run + "\t" + bindingText(r, false) + "\t"
-			}
-			if r.Tool == "" {
-				fmt.Fprintf(tw, "%s\t-\t%s-\t-\t-\t%s\n", r.ID, caller, r.Check)
-				continue
-			}
-			exit := "-"
-			if r.ExitCode != nil {
-				exit = strconv.Itoa(*r.ExitCode)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s%s\t%s\t%s\t%s\n", r.ID, receiptText(r.Tool), caller, receiptTableTime(r.Start), receiptTableTime(r.End), exit, r.Check)
-		}
-		return tw.Flush()
+		return writeReceiptTable(rc.out, each)
 	})
+}
+
+// writeReceiptTable writes the `receipts list` table of the rows each
+// gives, which it asks for twice: once for the columns' widths, once to
+// print them, holding no row longer than that.
+func writeReceiptTable(out io.Writer, each func(func(receiptJSON) error) error) error {
+	// The CALLER column appears when a receipt names one (calls made
+	// over mcp --http with a token); RUN and BOUND when one names a
+	// run. The columns are as wide as their widest cell and two
+	// spaces (as text/tabwriter would make them, which holds every
+	// line until its Flush).
+	head := listCells{"ID", "TOOL", "CALLER", "RUN", "BOUND", "START", "END", "EXIT", "VALID"}
+	var widths [len(head)]int
+	withCaller, withRun := false, false
+	measure := func(cells listCells) {
+		for i, c := range cells {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	measure(head)
+	if err := each(func(r receiptJSON) error {
+		withCaller = withCaller || r.Caller != ""
+		withRun = withRun || r.Run != ""
+		measure(receiptListCells(r))
+		return nil
+	}); err != nil {
+		return err
+	}
+	cols := []int{0, 1}
+	if withCaller {
+		cols = append(cols, 2)
+	}
+	if withRun {
+		cols = append(cols, 3, 4)
+	}
+	cols = append(cols, 5, 6, 7, 8)
+	w := bufio.NewWriter(out)
+	line := func(cells listCells) {
+		for k, i := range cols {
+			w.WriteString(cells[i])
+			if k == len(cols)-1 {
+				w.WriteByte('\n')
+				break
+			}
+			w.WriteString(strings.Repeat(" ", widths[i]+2-utf8.RuneCountInString(cells[i])))
+		}
+	}
+	line(head)
+	if err := each(func(r receiptJSON) error {
+		line(receiptListCells(r))
+		return nil
+	}); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// listRow is the row of `receipts list` for one entry of a session chain.
+func (rc *receiptsCtx) listRow(en receipts.Entry) receiptJSON {
+	if errors.Is(en.Err, receipts.ErrBindingEdited) {
+		// a genuine receipt whose append commit's binding line was
+		// edited: shown with the binding its MAC covers
+		return toReceiptJSON(en.Receipt, en.Binding, string(receipts.Tampered), en.Err.Error())
+	}
+	if en.Err != nil {
+		return receiptJSON{ID: en.ID, Check: string(receipts.Tampered), Detail: en.Err.Error()}
+	}
+	check, detail := rc.check(en.Receipt)
+	return toReceiptJSON(en.Receipt, en.Binding, check, detail)
+}
+
+// listCells are the cells of a line of the `receipts list` table, every
+// column there: ID, TOOL, CALLER, RUN, BOUND, START, END, EXIT, VALID.
+type listCells [9]string
+
+// receiptListCells are r's cells in the `receipts list` table; a row
+// without a tool (a receipt that could not be read) has "-" in every
+// column but ID, RUN, BOUND and VALID.
+func receiptListCells(r receiptJSON) listCells {
+	caller, run := "-", "-"
+	if r.Caller != "" {
+		caller = r.Caller
+	}
+	if r.Run != "" {
+		run = r.Run
+	}
+	if r.Tool == "" {
+		return listCells{r.ID, "-", caller, run, bindingText(r, false), "-", "-", "-", r.Check}
+	}
+	exit := "-"
+	if r.ExitCode != nil {
+		exit = strconv.Itoa(*r.ExitCode)
+	}
+	return listCells{r.ID, receiptText(r.Tool), caller, run, bindingText(r, false), receiptTableTime(r.Start), receiptTableTime(r.End), exit, r.Check}
 }
 
 // receiptsShowOptions are the flags of `readproof receipts show`.

@@ -15,10 +15,23 @@ import (
 // wire is a `readproof mcp` subprocess driven line by line over its stdin
 // and stdout, with no client library in between.
 type wire struct {
-	t   *testing.T
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Scanner
+	t      *testing.T
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *testproc.SyncBuffer
+}
+
+// patience is how long the wire waits for the server to answer or to
+// exit: until shortly before the test binary's deadline (go test
+// -timeout), not a fixed time that a loaded machine may exceed. A server
+// that stops answering still fails the test: at once when its stdout
+// ends, at that deadline when it hangs.
+func patience(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-15*time.Second, time.Second)
+	}
+	return 10 * time.Minute
 }
 
 func (p *project) wire(t *testing.T) *wire {
@@ -39,7 +52,7 @@ func (p *project) wire(t *testing.T) *wire {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w := &wire{t: t, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	w := &wire{t: t, cmd: cmd, in: in, out: bufio.NewScanner(out), stderr: stderr}
 	w.out.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	t.Cleanup(func() {
 		in.Close()
@@ -50,9 +63,9 @@ func (p *project) wire(t *testing.T) *wire {
 			if err != nil {
 				t.Errorf("readproof mcp exited with %v\nstderr: %s", err, stderr.Bytes())
 			}
-		case <-time.After(20 * time.Second):
+		case <-time.After(patience(t)):
 			_ = cmd.Process.Kill()
-			t.Errorf("readproof mcp did not exit at stdin EOF")
+			t.Errorf("readproof mcp did not exit at stdin EOF\nstderr: %s", stderr.Bytes())
 		}
 	})
 	return w
@@ -86,14 +99,14 @@ func (w *wire) next() wireReply {
 	select {
 	case ok := <-lines:
 		if !ok {
-			w.t.Fatalf("stdout ended (%v): the server stopped", w.out.Err())
+			w.t.Fatalf("stdout ended (%v): the server stopped\nstderr: %s", w.out.Err(), w.stderr.Bytes())
 		}
-	case <-time.After(30 * time.Second):
-		w.t.Fatal("no answer within 30 s")
+	case <-time.After(patience(w.t)):
+		w.t.Fatalf("no answer before the test's deadline\nstderr: %s", w.stderr.Bytes())
 	}
 	var r wireReply
 	if err := json.Unmarshal(w.out.Bytes(), &r); err != nil || r.JSONRPC != "2.0" {
-		w.t.Fatalf("stdout line is not a JSON-RPC message: %q (%v)", w.out.Bytes(), err)
+		w.t.Fatalf("stdout line is not a JSON-RPC message: %q (%v)\nstderr: %s", w.out.Bytes(), err, w.stderr.Bytes())
 	}
 	return r
 }

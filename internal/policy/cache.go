@@ -55,8 +55,9 @@ const cacheFormat = "readproof-policy-cache/4"
 
 // CacheMaxFiles and CacheMaxBytes bound the caches in a store's directory
 // (Cache.Dir): after a cache is written, the others are removed, the
-// oldest written first, until there are at most CacheMaxFiles in all and
-// their sizes add up to at most CacheMaxBytes. The cache just written is
+// least recently used first (a write or a use: markUsed), until there
+// are at most CacheMaxFiles in all and their sizes add up to at most
+// CacheMaxBytes. The cache just written is
 // always kept. A 10,000-resource policy's cache is about 0.5 MB.
 const (
 	CacheMaxFiles = 8
@@ -109,6 +110,8 @@ type Cache struct {
 	// fsType, when set (by a test), replaces fsType: the type of the
 	// file system the policy file is on.
 	fsType func(file *os.File, path string) (uint32, bool)
+	// now, when set (by a test), replaces time.Now as markUsed's clock.
+	now func() time.Time
 	// maxFiles, maxBytes and maxResources, when set (by a test), replace
 	// CacheMaxFiles, CacheMaxBytes and cacheMaxResources.
 	maxFiles, maxBytes, maxResources int
@@ -250,10 +253,11 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 			f, err := Load(path)
 			return f, false, err
 		}
-		if f, restamp := readCache(c, path, name, fi.Size(), build, key); f != nil {
+		if f, restamp, written := readCache(c, path, name, fi.Size(), build, key); f != nil {
 			if restamp != nil {
 				c.writeCache(restamp)
 			}
+			c.markUsed(written)
 			return f, true, nil
 		}
 	}
@@ -474,12 +478,20 @@ const macLine = len("mac \n") + 2*sha256.Size
 //
 // restamp, when not nil, is the cache again with the stat line of the file
 // as read now, for writeCache: the file was hashed (its stat was not the
-// one recorded), and the new stat is recorded once it has settled.
-func readCache(c Cache, path, name string, size int64, build [32]byte, key []byte) (f *File, restamp func(os.FileInfo) []byte) {
-	raw, ok := readCacheFile(c.Path, 4*size+64<<10, key)
+// one recorded), and the new stat is recorded once it has settled. used
+// is the cache file's modification time, for markUsed.
+func readCache(c Cache, path, name string, size int64, build [32]byte, key []byte) (f *File, restamp func(os.FileInfo) []byte, used time.Time) {
+	raw, used, ok := readCacheFile(c.Path, 4*size+64<<10, key)
 	if !ok {
-		return nil, nil
+		return nil, nil, used
 	}
+	f, restamp = readCacheText(c, path, name, size, build, key, raw)
+	return f, restamp, used
+}
+
+// readCacheText is readCache of the cache's text raw, read and
+// authenticated.
+func readCacheText(c Cache, path, name string, size int64, build [32]byte, key []byte, raw string) (f *File, restamp func(os.FileInfo) []byte) {
 	rest, ok := strings.CutPrefix(raw, cacheFormat+"\nbuild "+hex.EncodeToString(build[:])+"\npolicy ")
 	if !ok || len(rest) < 2*sha256.Size+1 || rest[2*sha256.Size] != ' ' {
 		return nil, nil
@@ -661,20 +673,22 @@ func (lz *lazyResources) lookup(u identity.URI) (*Resource, bool) {
 // (compared in constant time). Nothing of it is parsed before. It is read
 // through a small buffer into one string, which the resources' strings
 // then point into: the file is not held twice, and a process pays a page
-// fault for every page it touches first.
-func readCacheFile(path string, max int64, key []byte) (string, bool) {
+// fault for every page it touches first. modTime is the file's
+// modification time: when it was written or last marked used (markUsed).
+func readCacheFile(path string, max int64, key []byte) (text string, modTime time.Time, ok bool) {
 	// A regular file only, read to the size it has: the open does not
 	// wait for a writer of a FIFO put at this name (O_NONBLOCK, which a
 	// regular file ignores), and a device is not read without end.
 	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", false
+		return "", modTime, false
 	}
 	defer file.Close()
 	fi, err := file.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > max || fi.Size() < int64(macLine) {
-		return "", false
+		return "", modTime, false
 	}
+	modTime = fi.ModTime()
 	body := int(fi.Size()) - macLine
 	var b strings.Builder
 	b.Grow(body)
@@ -690,22 +704,22 @@ func readCacheFile(path string, max int64, key []byte) (string, bool) {
 			chunk = chunk[k:]
 		}
 		if len(chunk) > cap(tail)-len(tail) {
-			return "", false // grew while read
+			return "", modTime, false // grew while read
 		}
 		tail = append(tail, chunk...)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return "", false
+			return "", modTime, false
 		}
 	}
 	// the line as appendMAC writes it, lower-case hex: compared whole
 	want := append(hex.AppendEncode([]byte("mac "), m.Sum(nil)), '\n')
 	if b.Len() != body || !hmac.Equal(tail, want) {
-		return "", false
+		return "", modTime, false
 	}
-	return b.String(), true
+	return b.String(), modTime, true
 }
 
 // noStamp is the stat line of a cache that records none.
@@ -1037,8 +1051,37 @@ func (c Cache) writeCache(encode func(tmp os.FileInfo) []byte) {
 	}
 }
 
-// evict removes caches from Dir, the oldest written first (by
-// modification time, then name), until at most maxFiles are left and
+// cacheUseEvery is how often a cache's use is recorded: a hit moves its
+// modification time to the clock's time once it is this far from it, so
+// a policy used on every command costs a metadata write a minute at most,
+// not one a load. (The access time would cost none, but relatime moves it
+// once a day at most and noatime never.)
+const cacheUseEvery = time.Minute
+
+// markUsed records a hit on the cache at Path, in a directory of caches
+// (Dir), whose modification time was modTime: it becomes the clock's time
+// when modTime is cacheUseEvery or more from it, either way (a time ahead
+// of the clock would keep the cache first in line for ever). evict then
+// removes the least recently used caches first. Errors (a read-only
+// store, a cache of another user's) are ignored: the cache is used all the
+// same, and merely goes sooner.
+func (c Cache) markUsed(modTime time.Time) {
+	if c.Dir == "" {
+		return
+	}
+	now := time.Now()
+	if c.now != nil {
+		now = c.now()
+	}
+	if d := now.Sub(modTime); d < cacheUseEvery && d > -cacheUseEvery {
+		return
+	}
+	_ = os.Chtimes(c.Path, now, now)
+}
+
+// evict removes caches from Dir, the least recently used first (by
+// modification time, which a write sets and a use moves on: markUsed;
+// then by name), until at most maxFiles are left and
 // their sizes add up to at most maxBytes (those newer than the first
 // removed are kept, older ones go); the cache kept, just written, is
 // never removed. The cache file of format 3 and before (CacheFile itself)

@@ -177,14 +177,27 @@ func TestCloneInteractiveOneGitAtATime(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	bin := t.TempDir()
-	log := filepath.Join(bin, "log")
-	// each git that talks to the remote logs its start and end, and takes
-	// a quarter of a second more
+	log, wait := filepath.Join(bin, "log"), filepath.Join(bin, "wait")
+	// Each git that talks to the remote logs its start and end and, before
+	// it runs, waits for a second one to start, for at most the tenths of
+	// a second in wait: two gits the clone lets overlap then do, however
+	// late the machine's load starts the second (a quarter of a second's
+	// sleep here, in place of the wait, let a loaded machine start the
+	// read of main after the listing and the fetch had ended: no overlap
+	// seen, the test failed). A clone that runs one at
+	// a time makes its first git wait the whole bound: long for the
+	// clone expected to overlap (a clone that no longer does is slow
+	// and fails), a second for the one expected not to (it runs alone
+	// all the same; one that no longer does overlaps in that second).
 	script := `#!/bin/sh
 case "$*" in
 *ls-remote*|*" fetch "*)
 	echo start >> '` + log + `'
-	sleep 0.25
+	i=0
+	while [ "$(grep -c start '` + log + `')" -lt 2 ] && [ $i -lt "$(cat '` + wait + `')" ]; do
+		sleep 0.1
+		i=$((i+1))
+	done
 	'` + real + `' "$@"
 	rc=$?
 	echo end >> '` + log + `'
@@ -196,8 +209,12 @@ exec '` + real + `' "$@"
 	for _, c := range []struct {
 		url     string
 		overlap bool
-	}{{h + "/s.git", false}, {d.url("s.git"), true}} {
+		wait    string // tenths of a second
+	}{{h + "/s.git", false, "10"}, {d.url("s.git"), true, "300"}} {
 		os.Remove(log)
+		if err := os.WriteFile(wait, []byte(c.wait), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := Clone(context.Background(), c.url, filepath.Join(t.TempDir(), "c"), Options{Interactive: true}); err != nil {
 			t.Fatalf("clone of %s: %v", c.url, err)
 		}
