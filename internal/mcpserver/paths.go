@@ -428,3 +428,15 @@ func (s *Server) forClient(req mcp.Request) func(string) string {
 	}
 	return s.paths.hide
 }
+
+// noteForClient is how the server words for the client of req the free
+// text the operator writes in readproof.toml for clients to read (a
+// resource's description): as every other text (forClient: over HTTP
+// without the server's paths), with every MCP bearer token in it masked as
+// the log masks it (maskTokens), over stdio too: a note is read by every
+// token holder, and a token pasted into it is a secret. Before session 29
+// it reached clients as written.
+func (s *Server) noteForClient(req mcp.Request) func(string) string {
+	clean := s.forClient(req)
+	return func(t string) string { return maskTokens(clean(t)) }
+}
