@@ -738,6 +738,18 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 // headers not yet whole, so still idle here) would lose that request (a
 // POST is not retried). Before the re-read of session 28 anyone could
 // close every client's kept-alive connections that way, no token needed.
+//
+// When every waiting connection is a client's, the one waiting longest is
+// closed for the newcomer, although the newcomer has carried no token yet:
+// closing the newcomer instead would refuse every new client (its first
+// connection carries no token until its first request is read) for as
+// long as the clients' idle connections fill the bound, up to IdleTimeout
+// (2 minutes), and a busy connection without a token (its request being
+// answered 401) is on its way out, not one to close. What a tokenless
+// client gains is bounded: its connection is then the one that goes at
+// the next arrival, so it closes one client connection each time the
+// clients' idle connections fill the bound, and none while a tokenless
+// connection waits (TestConnCapRealConnections).
 type connCap struct {
 	max  int
 	mu   sync.Mutex
