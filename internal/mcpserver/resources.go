@@ -208,7 +208,7 @@ func rpcError(err error, clean func(string) string) error {
 	if h := hint.Of(err); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return errors.New(escapeLines(clean(msg)))
+	return &worded{&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: escapeLines(clean(msg))}}
 }
 
 // Why a resources/read found nothing (issue 15: the tools said which, the
@@ -280,5 +280,5 @@ func resourceError(uri, reason, prefix string, cause error, clean func(string) s
 	if h := hint.Of(cause); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: escapeLines(clean(msg)), Data: data}
+	return &worded{&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: escapeLines(clean(msg)), Data: data}}
 }
