@@ -87,3 +87,29 @@ func TestErrorsWordedOnce(t *testing.T) {
 		t.Errorf("unknown tool: %v, /srvx looked up %d times: want the path after the tab hidden, looked up once", err, looks["/srvx"])
 	}
 }
+
+// TestReceiptFailureEscapedOnce: why a call got no receipt (issue's text,
+// worded for the client there) ends a tool's text, and a failed call's,
+// escaped once and whole, and is not worded again: a control character in
+// it is its escape, and a line break in it cannot start a line that reads
+// as the call's receipt. Before session 29 neither text escaped it, and a
+// failed call's worded it a second time.
+func TestReceiptFailureEscapedOnce(t *testing.T) {
+	const failure = "lock <store>/refs/a\x1b[2J.lock: held\nreceipt: rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	const said = `lock <store>/refs/a\x1b[2J.lock: held\nreceipt: rcpt_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`
+	cleaned := 0
+	clean := func(s string) string { cleaned++; return s }
+	got := toolError(errors.New("the call failed"), "", failure, clean).Error()
+	if want := "the call failed\nno receipt: " + said; got != want {
+		t.Errorf("failed call's text\n got %q\nwant %q", got, want)
+	}
+	if cleaned != 1 {
+		t.Errorf("a failed call's text was worded %d times, want once", cleaned)
+	}
+	if got := receiptLine("Receipt", "", failure); got != "\nNo receipt: "+said {
+		t.Errorf("a result's text ends %q", got)
+	}
+	if got := receiptLine("Receipt", "rcpt_x", ""); got != "\nReceipt: rcpt_x" {
+		t.Errorf("a receipted result's text ends %q", got)
+	}
+}

@@ -472,15 +472,12 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		out.setReceipt(id, rerr)
 		text := escapeLines(rep.text)
 		meta := rep.meta
-		switch {
-		case id != "":
-			text += "\nReceipt: " + id
+		text += receiptLine("Receipt", id, rerr)
+		if id != "" {
 			if meta == nil {
 				meta = mcp.Meta{}
 			}
 			meta["receipt_id"] = id
-		case rerr != "":
-			text += "\nNo receipt: " + rerr
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: meta}, out, nil
 	})
@@ -517,13 +514,27 @@ func schemaFor[T any]() *jsonschema.Schema {
 // toolError renders err for the model: its text (errorText), then the
 // receipt id, or why there is none, on a line of its own.
 func toolError(err error, receiptID, receiptErr string, clean func(string) string) error {
-	msg := errorText(err, clean)
-	if receiptID != "" {
-		msg += "\nreceipt: " + receiptID
-	} else if receiptErr != "" {
-		msg += "\nno receipt: " + clean(receiptErr)
+	return &renderedError{msg: errorText(err, clean) + receiptLine("receipt", receiptID, receiptErr), err: err}
+}
+
+// receiptLine is the line a tool's text ends with: "\nReceipt: ID" (word
+// capitalised as the text's sentences are), or "\nNo receipt: " and why
+// none was issued, or "" when receipts are off. Why is worded for the
+// client already (issue); it is escaped here, once, and whole, so a line
+// break in it cannot start a line of its own (a forged "receipt:" line).
+// Before session 29 a tool error's worded it again, and neither escaped it.
+func receiptLine(word, id, failure string) string {
+	switch {
+	case id != "":
+		return "\n" + word + ": " + id
+	case failure != "":
+		no := "No receipt"
+		if word == "receipt" {
+			no = "no receipt"
+		}
+		return "\n" + no + ": " + text.Escape(failure)
 	}
-	return &renderedError{msg: msg, err: err}
+	return ""
 }
 
 // errorText is err as the client of a failed call reads it, and as its
