@@ -2,8 +2,10 @@ package mcpserver
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,4 +147,37 @@ func TestUntrustedLimiterBounded(t *testing.T) {
 	if l.wait(old, now) != 0 {
 		t.Errorf("the address used least recently was kept")
 	}
+}
+
+// FuzzAddrKey: the key of a remote address never panics, is an IPv4
+// address whole or an IPv6 /64 (never a wider prefix, which would put
+// other hosts' refusals in one bucket), and does not depend on the port.
+func FuzzAddrKey(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:80", "[::1]:443", "[2001:db8::1%eth0]:1", "[::ffff:10.0.0.1]:5", "10.0.0.1", "x:1", "", "[]:0", "@"} {
+		f.Add(s, uint16(8080))
+	}
+	f.Fuzz(func(t *testing.T, remote string, port uint16) {
+		p, ok := addrKey(remote)
+		if !ok {
+			return
+		}
+		switch {
+		case p.Addr().Is4() && p.Bits() != 32, p.Addr().Is6() && p.Bits() != 64, !p.IsValid():
+			t.Fatalf("%q: key %v", remote, p)
+		case p.Addr().Zone() != "" || p.Addr().Is4In6():
+			t.Fatalf("%q: key %v keeps a zone or a mapped IPv4", remote, p)
+		}
+		// an IPv4 address written as IPv6 (::ffff:a.b.c.d, as a
+		// dual-stack socket may give it) is that IPv4 address, not the
+		// /64 every such address shares
+		if host, _, err := net.SplitHostPort(remote); err == nil {
+			if a, err := netip.ParseAddr(host); err == nil && a.Is4In6() && p != netip.PrefixFrom(a.Unmap(), 32) {
+				t.Fatalf("%q: key %v, want %v/32", remote, p, a.Unmap())
+			}
+		}
+		q, ok := addrKey(net.JoinHostPort(p.Addr().String(), strconv.Itoa(int(port))))
+		if !ok || q != p {
+			t.Fatalf("%q: key %v, and %v on port %d", remote, p, q, port)
+		}
+	})
 }
