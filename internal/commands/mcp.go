@@ -57,6 +57,9 @@ func mcpCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-concurrent", Value: mcpserver.DefaultMaxConcurrent, Usage: "with --http: requests executing at once (others wait, then 503)"},
 			&cli.Float64Flag{Name: "rate", Value: mcpserver.DefaultRate, Usage: "with --http: requests per second per token (429 beyond, with Retry-After)"},
 			&cli.IntFlag{Name: "burst", Value: mcpserver.DefaultBurst, Usage: "with --http: requests a token may make at once above --rate"},
+			&cli.Float64Flag{Name: "read-receipt-rate", Value: mcpserver.DefaultReadReceiptRate, Usage: "with --http and receipts on: receipted calls per second per token of scope read (a tool error beyond, nothing run); more than 0, at most " + strconv.Itoa(maxReadReceiptRate)},
+			&cli.IntFlag{Name: "read-receipt-burst", Value: mcpserver.DefaultReadReceiptBurst, Usage: "with --http and receipts on: receipted calls a token of scope read may make at once above --read-receipt-rate; 1 to " + strconv.Itoa(maxReadReceiptBurst)},
+			&cli.IntFlag{Name: "max-idle-conns", Value: mcpserver.DefaultMaxConns, Usage: "with --http: connections held open without a request in progress; one more closes the one waiting longest, a client's last; 1 to " + strconv.Itoa(maxIdleConns)},
 			&cli.Int64Flag{Name: "max-answer", Usage: "most document `BYTES` one tool answer carries (replay with include_content, evidence export with with_content); more is refused, naming the windows that return every byte; with a limit, the entry lists of manifest, diff and replay come in pages of at most 1,000 entries; 0: no limit",
 				DefaultText: strconv.Itoa(mcpserver.DefaultMaxAnswerBytes) + " with --http, no limit on stdio"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: mcpserver.DefaultShutdownTimeout, Usage: "with --http: on SIGTERM or SIGINT, how long requests in flight may take to finish"},
@@ -72,6 +75,7 @@ func mcpCommand() *cli.Command {
 				TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"), Tokens: c.String("tokens"),
 				MaxBody: c.Int64("max-body"), MaxConcurrent: c.Int("max-concurrent"),
 				Rate: c.Float64("rate"), Burst: c.Int("burst"), ShutdownTimeout: c.Duration("shutdown-timeout"),
+				ReadReceiptRate: c.Float64("read-receipt-rate"), ReadReceiptBurst: c.Int("read-receipt-burst"), MaxIdleConns: c.Int("max-idle-conns"),
 				MaxAnswer: c.Int64("max-answer"),
 			}
 			if !c.IsSet("max-answer") && opts.HTTP != "" {
@@ -83,8 +87,14 @@ func mcpCommand() *cli.Command {
 			if opts.MaxAnswer < 0 {
 				return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --max-answer %d: must not be negative", opts.MaxAnswer), "give a number of bytes, or 0 for no limit"))
 			}
+			if opts.HTTP != "" {
+				if err := checkRanges(opts); err != nil {
+					return err
+				}
+			}
 			if opts.HTTP == "" {
-				for _, f := range []string{"public", "insecure-public", "tls-cert", "tls-key", "tokens", "max-body", "max-concurrent", "rate", "burst", "shutdown-timeout"} {
+				for _, f := range []string{"public", "insecure-public", "tls-cert", "tls-key", "tokens", "max-body", "max-concurrent", "rate", "burst", "shutdown-timeout",
+					"read-receipt-rate", "read-receipt-burst", "max-idle-conns"} {
 					if c.IsSet(f) {
 						return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --%s applies to --http only", f), "add --http 127.0.0.1:PORT, or drop --"+f))
 					}
@@ -111,6 +121,10 @@ type mcpOptions struct {
 	Burst           int
 	ShutdownTimeout time.Duration
 	MaxAnswer       int64 // Options.MaxAnswerBytes; 0 for no limit
+	// Options.ReadReceiptRate and ReadReceiptBurst, HTTPOptions.MaxConns
+	ReadReceiptRate  float64
+	ReadReceiptBurst int
+	MaxIdleConns     int
 
 	// listen is net.Listen unless a test binds elsewhere.
 	listen func(network, address string) (net.Listener, error)
@@ -160,7 +174,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	}
 	pc := &policyCache{}
 	opts := mcpserver.Options{Open: func() (*store.Store, error) { return pc.open(e) }, Version: buildinfo.Read().Version, Logger: logger, MaxAnswerBytes: o.MaxAnswer,
-		StoreDir: e.storePath, PolicyFile: e.policyPath}
+		StoreDir: e.storePath, PolicyFile: e.policyPath, ReadReceiptRate: o.ReadReceiptRate, ReadReceiptBurst: o.ReadReceiptBurst}
 	var verifier *mcpauth.Verifier
 	if o.HTTP != "" {
 		path, from, err := keyloc.MCPTokensPath(o.Tokens)
@@ -244,7 +258,7 @@ func runMCP(ctx context.Context, e *env, o mcpOptions) error {
 	ho := mcpserver.HTTPOptions{
 		Verify:       tokenProblems(verifier.Verify, e.err),
 		MaxBodyBytes: o.MaxBody, MaxConcurrent: o.MaxConcurrent,
-		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout,
+		Rate: o.Rate, Burst: o.Burst, ShutdownTimeout: o.ShutdownTimeout, MaxConns: o.MaxIdleConns,
 		TLSCert: o.TLSCert, TLSKey: o.TLSKey, AnyHost: o.Public,
 	}
 	served := make(chan struct{})
@@ -356,6 +370,33 @@ func checkListen(o mcpOptions) error {
 			"give --tls-cert FILE --tls-key FILE, or accept clear text behind your own TLS proxy with --insecure-public"))
 	}
 	return nil
+}
+
+// The ranges of the flags of `mcp --http` that bound what a token, or
+// anyone, may hold of the server.
+const (
+	maxReadReceiptRate  = 1000
+	maxReadReceiptBurst = 100000
+	maxIdleConns        = 1000000
+)
+
+// checkRanges refuses a value of --read-receipt-rate, --read-receipt-burst
+// or --max-idle-conns outside its range, naming the flag and the range
+// (the command's values: each flag has a default; mcpOptions of 0 are the
+// server's defaults).
+func checkRanges(o mcpOptions) error {
+	var bad, want string
+	switch {
+	case !(o.ReadReceiptRate > 0 && o.ReadReceiptRate <= maxReadReceiptRate):
+		bad, want = fmt.Sprintf("read-receipt-rate %g", o.ReadReceiptRate), fmt.Sprintf("more than 0 and at most %d (receipted calls a second per read token)", maxReadReceiptRate)
+	case o.ReadReceiptBurst < 1 || o.ReadReceiptBurst > maxReadReceiptBurst:
+		bad, want = fmt.Sprintf("read-receipt-burst %d", o.ReadReceiptBurst), fmt.Sprintf("from 1 to %d (receipted calls at once per read token)", maxReadReceiptBurst)
+	case o.MaxIdleConns < 1 || o.MaxIdleConns > maxIdleConns:
+		bad, want = fmt.Sprintf("max-idle-conns %d", o.MaxIdleConns), fmt.Sprintf("from 1 to %d (connections without a request in progress)", maxIdleConns)
+	default:
+		return nil
+	}
+	return withCode(ExitUsage, hint.With(fmt.Errorf("mcp --%s: out of range: must be %s", bad, want), "leave it out for the default (see readproof mcp --help)"))
 }
 
 // boundLoopback refuses a listener of `mcp --http ADDR` bound to an

@@ -1,8 +1,9 @@
 package mcpserver
 
 // The streamable HTTP front end of `readproof mcp --http`: bearer tokens
-// (the SDK's auth.RequireBearerToken over internal/mcpauth), a per-token
-// rate limit, a concurrency limit, a request body limit and a graceful
+// (the SDK's auth.RequireBearerToken over internal/mcpauth), a bound on
+// the requests refused for their token per remote address (untrusted.go),
+// a per-token rate limit, a concurrency limit, a request body limit and a graceful
 // shutdown that lets in-flight calls finish.
 
 import (
@@ -70,6 +71,15 @@ type HTTPOptions struct {
 	// over it gets 429 with Retry-After while other tokens are served.
 	Rate  float64
 	Burst int
+	// UntrustedRate and UntrustedBurst are each remote address's budget
+	// of requests refused for their token (401: none, or one the server
+	// did not issue, revoked or expired): past it the address's requests
+	// get 429 with Retry-After, their token unchecked, until the bucket
+	// refills (DefaultUntrustedRate and DefaultUntrustedBurst when 0). A
+	// valid token's request takes nothing from it, and only its own
+	// address's empty bucket refuses it (untrustedLimiter).
+	UntrustedRate  float64
+	UntrustedBurst int
 	// MaxConns bounds the connections ServeHTTP holds open at once
 	// without a request in progress: idle between requests, or not yet
 	// sent one whole (DefaultMaxConns when 0). A connection accepted at the
@@ -116,6 +126,12 @@ func (o *HTTPOptions) defaults() {
 	}
 	if o.Burst <= 0 {
 		o.Burst = DefaultBurst
+	}
+	if o.UntrustedRate <= 0 {
+		o.UntrustedRate = DefaultUntrustedRate
+	}
+	if o.UntrustedBurst <= 0 {
+		o.UntrustedBurst = DefaultUntrustedBurst
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
@@ -167,6 +183,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = trustConn(h)
 	h = bearer(h)
+	// Outside the token check: past an address's budget of refusals its
+	// requests are answered before their token is checked.
+	h = newUntrustedLimiter(o.UntrustedRate, o.UntrustedBurst, DefaultUntrustedEntries).wrap(h)
 	h = challenge(h)
 	h = s.accessLog(h)
 	h = answerDeadline(h, o.AnswerTimeout)
@@ -719,6 +738,18 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 // headers not yet whole, so still idle here) would lose that request (a
 // POST is not retried). Before the re-read of session 28 anyone could
 // close every client's kept-alive connections that way, no token needed.
+//
+// When every waiting connection is a client's, the one waiting longest is
+// closed for the newcomer, although the newcomer has carried no token yet:
+// closing the newcomer instead would refuse every new client (its first
+// connection carries no token until its first request is read) for as
+// long as the clients' idle connections fill the bound, up to IdleTimeout
+// (2 minutes), and a busy connection without a token (its request being
+// answered 401) is on its way out, not one to close. What a tokenless
+// client gains is bounded: its connection is then the one that goes at
+// the next arrival, so it closes one client connection each time the
+// clients' idle connections fill the bound, and none while a tokenless
+// connection waits (TestConnCapRealConnections).
 type connCap struct {
 	max  int
 	mu   sync.Mutex

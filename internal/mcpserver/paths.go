@@ -416,7 +416,7 @@ func (s *Server) declaredForClient(req mcp.Request) func(string) string {
 				return name
 			}
 		}
-		return s.paths.hide(v)
+		return s.paths.hideOn(v, s.onMachine())
 	}
 }
 
@@ -426,5 +426,27 @@ func (s *Server) forClient(req mcp.Request) func(string) string {
 	if !remote(req) {
 		return func(t string) string { return t }
 	}
-	return s.paths.hide
+	local := s.onMachine()
+	return func(t string) string { return s.paths.hideOn(t, local) }
+}
+
+// onMachine is what tells hiding whether a path's first directory is this
+// machine's: onThisMachine, unless a test counts the looks (lookFor).
+func (s *Server) onMachine() func(string) bool {
+	if s.lookFor != nil {
+		return s.lookFor
+	}
+	return onThisMachine
+}
+
+// noteForClient is how the server words for the client of req the free
+// text the operator writes in readproof.toml for clients to read (a
+// resource's description): as every other text (forClient: over HTTP
+// without the server's paths), with every MCP bearer token in it masked as
+// the log masks it (maskTokens), over stdio too: a note is read by every
+// token holder, and a token pasted into it is a secret. Before session 29
+// it reached clients as written.
+func (s *Server) noteForClient(req mcp.Request) func(string) string {
+	clean := s.forClient(req)
+	return func(t string) string { return maskTokens(clean(t)) }
 }

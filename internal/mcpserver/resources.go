@@ -65,16 +65,17 @@ func (s *Server) listResources(_ context.Context, req mcp.Request) (*mcp.ListRes
 	}
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
 	out.CacheScope = "private"
-	clean := s.declaredForClient(req)
+	clean, note := s.declaredForClient(req), s.noteForClient(req)
 	for _, r := range infos {
-		out.Resources = append(out.Resources, resourceOf(r, clean))
+		out.Resources = append(out.Resources, resourceOf(r, clean, note))
 	}
 	return out, nil
 }
 
 // resourceOf is the resources/list entry of a declared resource, its
-// source worded by clean (sourceFor, declaredForClient).
-func resourceOf(r store.ResourceInfo, clean func(string) string) *mcp.Resource {
+// source worded by clean (sourceFor, declaredForClient) and the operator's
+// description by note (noteForClient).
+func resourceOf(r store.ResourceInfo, clean, note func(string) string) *mcp.Resource {
 	meta := mcp.Meta{
 		"namespace":        r.Namespace,
 		"path":             r.Path,
@@ -84,7 +85,7 @@ func resourceOf(r store.ResourceInfo, clean func(string) string) *mcp.Resource {
 		"tags":             r.Tags,
 	}
 	if r.Description != "" {
-		meta["description"] = r.Description
+		meta["description"] = note(r.Description)
 	}
 	res := &mcp.Resource{
 		URI:         r.URI,
@@ -207,7 +208,7 @@ func rpcError(err error, clean func(string) string) error {
 	if h := hint.Of(err); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return errors.New(escapeLines(clean(msg)))
+	return &worded{&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: escapeLines(clean(msg))}}
 }
 
 // Why a resources/read found nothing (issue 15: the tools said which, the
@@ -279,5 +280,5 @@ func resourceError(uri, reason, prefix string, cause error, clean func(string) s
 	if h := hint.Of(cause); h != "" {
 		msg += " (hint: " + forModel(h) + ")"
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: escapeLines(clean(msg)), Data: data}
+	return &worded{&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: escapeLines(clean(msg)), Data: data}}
 }

@@ -127,6 +127,9 @@ type Server struct {
 	// readReceipts is each read token's budget of receipted calls
 	// (Options.ReadReceiptRate).
 	readReceipts *rateLimiter
+	// lookFor, when set, is onThisMachine for hiding paths (a test's,
+	// counting the looks); nil is onThisMachine.
+	lookFor func(top string) bool
 }
 
 // New builds the server: resources, the template and every tool.
@@ -221,18 +224,27 @@ func (s *Server) recovered(next mcp.MethodHandler) mcp.MethodHandler {
 // classify. A second initialize is an invalid request; anything else (a
 // source that fails under resources/read, a store that does not open) is
 // an internal error, the code MCP names for it. Cancellations pass as
-// they are. Every error's message is worded for the client (forClient:
-// over HTTP, without the server's paths).
+// they are. Every error's message is worded for the client once (forClient:
+// over HTTP, without the server's paths), then escaped (escapeLines), as a
+// tool error's is; one already worded (worded) is sent as it is.
 func (s *Server) codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if err == nil || errors.Is(err, context.Canceled) {
 			return res, err
 		}
+		// A text already worded for the client and escaped (rpcError,
+		// resourceError, argumentHints) is sent as it is: worded again
+		// after its escaping, its paths were looked up twice (up to 32
+		// stats more per error) in a text no longer as it was said.
+		var w *worded
+		if errors.As(err, &w) {
+			return res, w.rpc
+		}
 		clean := s.forClient(req)
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {
-			if msg := clean(we.Message); msg != we.Message {
+			if msg := escapeLines(clean(we.Message)); msg != we.Message {
 				return res, &jsonrpc.Error{Code: we.Code, Message: msg, Data: we.Data}
 			}
 			return res, err
@@ -241,7 +253,7 @@ func (s *Server) codedErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "initialize" {
 			code = jsonrpc.CodeInvalidRequest
 		}
-		return res, &jsonrpc.Error{Code: code, Message: clean(err.Error())}
+		return res, &jsonrpc.Error{Code: code, Message: escapeLines(clean(err.Error()))}
 	}
 }
 
@@ -267,8 +279,8 @@ func (s *Server) argumentHints(next mcp.MethodHandler) mcp.MethodHandler {
 					h = "did you mean " + near + "? " + h
 				}
 			}
-			msg := escapeLines(identity.Shorten(we.Message, maxArgumentError))
-			return res, &jsonrpc.Error{Code: we.Code, Message: msg + " (hint: " + h + ")", Data: we.Data}
+			msg := escapeLines(s.forClient(req)(identity.Shorten(we.Message, maxArgumentError) + " (hint: " + h + ")"))
+			return res, &worded{&jsonrpc.Error{Code: we.Code, Message: msg, Data: we.Data}}
 		}
 		r, ok := res.(*mcp.CallToolResult)
 		if err != nil || !ok || !r.IsError || len(r.Content) != 1 {
@@ -460,15 +472,12 @@ func addTool[In any, Out receipted](s *Server, t *mcp.Tool, h func(context.Conte
 		out.setReceipt(id, rerr)
 		text := escapeLines(rep.text)
 		meta := rep.meta
-		switch {
-		case id != "":
-			text += "\nReceipt: " + id
+		text += receiptLine("Receipt", id, rerr)
+		if id != "" {
 			if meta == nil {
 				meta = mcp.Meta{}
 			}
 			meta["receipt_id"] = id
-		case rerr != "":
-			text += "\nNo receipt: " + rerr
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: meta}, out, nil
 	})
@@ -505,13 +514,27 @@ func schemaFor[T any]() *jsonschema.Schema {
 // toolError renders err for the model: its text (errorText), then the
 // receipt id, or why there is none, on a line of its own.
 func toolError(err error, receiptID, receiptErr string, clean func(string) string) error {
-	msg := errorText(err, clean)
-	if receiptID != "" {
-		msg += "\nreceipt: " + receiptID
-	} else if receiptErr != "" {
-		msg += "\nno receipt: " + clean(receiptErr)
+	return &renderedError{msg: errorText(err, clean) + receiptLine("receipt", receiptID, receiptErr), err: err}
+}
+
+// receiptLine is the line a tool's text ends with: "\nReceipt: ID" (word
+// capitalised as the text's sentences are), or "\nNo receipt: " and why
+// none was issued, or "" when receipts are off. Why is worded for the
+// client already (issue); it is escaped here, once, and whole, so a line
+// break in it cannot start a line of its own (a forged "receipt:" line).
+// Before session 29 a tool error's worded it again, and neither escaped it.
+func receiptLine(word, id, failure string) string {
+	switch {
+	case id != "":
+		return "\n" + word + ": " + id
+	case failure != "":
+		no := "No receipt"
+		if word == "receipt" {
+			no = "no receipt"
+		}
+		return "\n" + no + ": " + text.Escape(failure)
 	}
-	return &renderedError{msg: msg, err: err}
+	return ""
 }
 
 // errorText is err as the client of a failed call reads it, and as its
@@ -542,6 +565,13 @@ func escapeLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// worded is a JSON-RPC error whose message is worded for the client
+// (forClient) and escaped: codedErrors sends rpc as it is.
+type worded struct{ rpc *jsonrpc.Error }
+
+func (w *worded) Error() string { return w.rpc.Message }
+func (w *worded) Unwrap() error { return w.rpc }
 
 type renderedError struct {
 	msg string

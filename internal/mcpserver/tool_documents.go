@@ -148,9 +148,9 @@ func (s *Server) resourcesList(_ context.Context, c *call, _ NoInput) (*Resource
 	}
 	out := &ResourcesOutput{Resources: []ResourceItem{}}
 	var names []string
-	clean := s.declaredForClient(c.req)
+	clean, note := s.declaredForClient(c.req), s.noteForClient(c.req)
 	for _, r := range infos {
-		item := ResourceItem{URI: r.URI, Namespace: r.Namespace, Path: r.Path, Description: describe(definitionFor(r.Definition, clean)), Note: r.Description,
+		item := ResourceItem{URI: r.URI, Namespace: r.Namespace, Path: r.Path, Description: describe(definitionFor(r.Definition, clean)), Note: note(r.Description),
 			Source: sourceFor(r.Source, clean), Policy: r.Policy, ContentType: r.ContentType, Current: r.Current, Tags: r.Tags}
 		if item.Tags == nil {
 			item.Tags = []string{}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/readproof/readproof/evidence"
+	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
@@ -186,12 +187,14 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 		return nil, reply{}, hint.With(fmt.Errorf("%d receipt ids cited: this server checks at most %d per call", len(claims), bound),
 			fmt.Sprintf("check them in calls of at most %d ids each (each call's omitted list then also names the receipts the other calls cite)", bound))
 	}
-	rep, err := receipts.VerifyClaims(c.st.Receipts(), s.opts.ReceiptKey, session, claims)
+	var rep receipts.Report
+	if name, canWrite := callerOf(c.req); canWrite {
+		rep, err = receipts.VerifyClaims(c.st.Receipts(), s.opts.ReceiptKey, session, claims)
+	} else {
+		rep, err = ownClaims(c.st.Receipts(), s.opts.ReceiptKey, session, claims, name)
+	}
 	if err != nil {
 		return nil, reply{}, err
-	}
-	if name, canWrite := callerOf(c.req); !canWrite {
-		rep = ownReceipts(rep, name)
 	}
 	j := rep.JSON()
 	// The receipts not cited are the whole session's but those cited: a
@@ -213,26 +216,67 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 	return &ClaimsOutput{JSON: j, OmittedMore: more}, reply{text: text}, nil
 }
 
-// absentReceipt is the detail receipts.VerifyClaims gives a well-formed id
-// that no receipt has.
-const absentReceipt = "no receipt with this id in the store"
-
-// ownReceipts is rep as a token of scope read may see it: the receipts
-// issued to its caller, whatever session is named. Another caller's
-// receipt (another token's, the operator's over stdio), and one whose
-// caller cannot be read, is answered as an id no receipt has, in the same
-// words, so a read token learns neither what another client called nor
-// whether an id it guessed or was shown exists; it is left out of omitted.
-// A write token sees every receipt, as the operator's command does.
-func ownReceipts(rep receipts.Report, caller string) receipts.Report {
-	mine := func(c receipts.ClaimResult) bool { return c.Receipt != nil && c.Receipt.Caller == caller }
-	for i, c := range rep.Claims {
-		if receipts.ValidID(c.ID) && !mine(c) {
-			rep.Claims[i] = receipts.ClaimResult{ID: c.ID, Verdict: receipts.Fabricated, Detail: absentReceipt}
+// ownClaims is the claims report a token of scope read gets: of the
+// receipts issued to its caller in session, and nothing of any other. Its
+// caller's receipts are found in the session's chain, read whole whatever
+// is cited (Ledger.Scan); only the ids cited among them are checked
+// (receipts.VerifyClaims, which finds each in that chain, looking up no
+// other). Every other id of a receipt's form is answered alike, without a
+// look-up: another caller's receipt (another token's, the operator's over
+// stdio), one whose caller cannot be read, one of another session, one no
+// receipt has. So a read token learns neither what another client called
+// nor whether an id it guessed or was shown exists, from the answer's
+// words or from its time: before session 29 each such id was looked up in
+// the store's index, and one that existed was read, its binding walked
+// and its MAC checked before it was answered as absent. The receipts not
+// cited (omitted) are its caller's only. A write token sees every receipt,
+// as the operator's command does.
+func ownClaims(ledger *receipts.Ledger, key receipts.Key, session string, claims []string, caller string) (receipts.Report, error) {
+	if err := identity.ValidateSessionID(session); err != nil {
+		return receipts.Report{}, fmt.Errorf("verifying claims: %w", err)
+	}
+	entries, err := ledger.Scan(session)
+	if err != nil {
+		return receipts.Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
+	}
+	own := map[string]bool{}
+	for _, e := range entries {
+		if e.Err == nil && e.Receipt.Caller == caller {
+			own[e.ID] = true
 		}
 	}
-	rep.Omitted = slices.DeleteFunc(rep.Omitted, func(c receipts.ClaimResult) bool { return !mine(c) })
-	return rep
+	// what is checked: the caller's own receipts, and what is not an id
+	// at all (answered by its form alone)
+	checked := make([]string, 0, len(claims))
+	for _, id := range claims {
+		if own[id] || !receipts.ValidID(id) {
+			checked = append(checked, id)
+		}
+	}
+	rep, err := receipts.VerifyClaims(ledger, key, session, checked)
+	if err != nil {
+		return receipts.Report{}, err
+	}
+	absent := absentReceipt(session)
+	all := make([]receipts.ClaimResult, 0, len(claims))
+	next := 0
+	for _, id := range claims {
+		if own[id] || !receipts.ValidID(id) {
+			all = append(all, rep.Claims[next])
+			next++
+			continue
+		}
+		all = append(all, receipts.ClaimResult{ID: id, Verdict: receipts.Fabricated, Detail: absent})
+	}
+	rep.Claims = all
+	rep.Omitted = slices.DeleteFunc(rep.Omitted, func(c receipts.ClaimResult) bool { return !own[c.ID] })
+	return rep, nil
+}
+
+// absentReceipt is the detail a read token's claim gets when it is not
+// one of its caller's receipts in session (ownClaims).
+func absentReceipt(session string) string {
+	return "no receipt of this token with this id in session " + session
 }
 
 // ProbeOutput is a proof-of-read report.
