@@ -355,24 +355,44 @@ const maxSSHIdentityFiles = 100
 // that comes when 100 are given already: ssh counts a path once (as
 // written, quotes taken off, the user's files apart from the system's),
 // but refuses any line past the hundredth, a path given before included.
+// The lines counted are those of the blocks that apply, in the order ssh
+// reads them: Host blocks matching alias and Match blocks whose criteria
+// hold (matchBlock.verdict), interleaved as the files write them; a Match
+// block whose criteria readproof does not evaluate (an exec, user,
+// canonical or final) counts too, as ssh counts it where they hold, and
+// the refusal says so.
 func (c *SSHConfig) checkIdentityCount(alias string) error {
 	type path struct {
 		system bool
 		v      string
 	}
 	seen := map[path]bool{}
-	for _, f := range c.files {
-		sts, _ := f.identitySettings(alias)
-		for _, st := range sts {
-			p := path{f.system, sshValue(st.value)}
-			if len(seen) >= maxSSHIdentityFiles {
-				return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "IdentityFile", Value: st.value,
-					Err: fmt.Errorf("%smore than %d IdentityFile lines apply to this host, which ssh refuses (\"Too many identity files specified (max %d)\") and connects to no host, so readproof does not connect either; give the host the keys it takes alone (a Host block of its own with IdentitiesOnly yes), or load the keys into ssh-agent", st.readThrough(), maxSSHIdentityFiles, maxSSHIdentityFiles)}
-			}
-			seen[p] = true
+	var maybe *setting // the first line counted of a Match block that may not apply
+	var refused error
+	c.walkBlocks(alias, func(kv *ssh_config.KV, f *sshConfigFile, on matchVerdict, st setting) bool {
+		if on == matchNo || !strings.EqualFold(kv.Key, "IdentityFile") && !strings.EqualFold(kv.Key, "IdentityFile2") {
+			return true
 		}
-	}
-	return nil
+		if len(seen) < maxSSHIdentityFiles {
+			seen[path{f.system, sshValue(kv.Value)}] = true
+			if on == matchMaybe && maybe == nil {
+				maybe = &st
+			}
+			return true
+		}
+		why := fmt.Sprintf("more than %d IdentityFile lines apply to this host, which ssh refuses (\"Too many identity files specified (max %d)\") and connects to no host, so readproof does not connect either; give the host the keys it takes alone (a Host block of its own with IdentitiesOnly yes), or load the keys into ssh-agent", maxSSHIdentityFiles, maxSSHIdentityFiles)
+		if on == matchMaybe || maybe != nil {
+			at := st
+			if maybe != nil {
+				at = *maybe
+			}
+			why = fmt.Sprintf("more than %d IdentityFile lines apply to this host when the Match block holding the IdentityFile on %s line %d applies, and its criteria are ones readproof does not evaluate (an exec, user, canonical or final): where they hold, ssh refuses the configuration (\"Too many identity files specified (max %d)\") and connects to no host, so readproof does not connect either; give the host the keys it takes alone (a Host block of its own with IdentitiesOnly yes), narrow that Match block's criteria so that they leave this host out, or load the keys into ssh-agent", maxSSHIdentityFiles, at.file, at.line, maxSSHIdentityFiles)
+		}
+		refused = &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "IdentityFile", Value: kv.Value,
+			Err: errors.New(st.readThrough() + why)}
+		return false
+	})
+	return refused
 }
 
 // firstSet is the first line of the files, in the order ssh reads them,
@@ -975,7 +995,7 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	if i != len(matches) {
 		return nil, errors.New("ssh_config: a Match block was not found again after parsing")
 	}
-	out := &sshConfigFile{path: path, conf: c, matches: matches, includes: make([]sshInclude, len(incs))}
+	out := &sshConfigFile{path: path, system: r.home == "", conf: c, matches: matches, includes: make([]sshInclude, len(incs))}
 	for _, h := range c.Hosts {
 		for _, n := range h.Nodes {
 			if kv, ok := n.(*ssh_config.KV); ok && kv.Key == includeMarker {
