@@ -88,21 +88,6 @@ func passwdHome() (string, error) {
 	return u.HomeDir, nil
 }
 
-// knownHostsFiles are the known_hosts files the host key is looked up
-// in: those SSH_KNOWN_HOSTS lists, else ~/.ssh/known_hosts, ~ the home
-// directory ~/.ssh/config is read from (the passwd entry's, as ssh reads
-// both: sshUserHome), and /etc/ssh/ssh_known_hosts.
-func (c *SSHConfig) knownHostsFiles() []string {
-	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
-		return files
-	}
-	var files []string
-	if c.home != "" {
-		files = append(files, filepath.Join(c.home, ".ssh", "known_hosts"))
-	}
-	return append(files, "/etc/ssh/ssh_known_hosts")
-}
-
 // ReadSSHConfig reads ~/.ssh/config (~ the passwd entry's home
 // directory, as ssh has it, not $HOME: sshUserHome), then
 // /etc/ssh/ssh_config (a
@@ -1482,7 +1467,7 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 // readKeywords are the keywords readproof reads of an ssh configuration
 // (RefuseConnection: OpenSSH 10.1's, mostly written in Match blocks).
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection", "UserKnownHostsFile", "GlobalKnownHostsFile"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all

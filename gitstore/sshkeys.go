@@ -711,7 +711,7 @@ func expandTokens(p string, x identityTokens) (string, error) {
 			b.WriteByte('%')
 		default:
 			r, _ := utf8.DecodeRuneInString(p[i:])
-			return "", fmt.Errorf("%%%c is not a token ssh expands in an IdentityFile (it refuses it: \"unknown key %%%c\"); ssh 9.2 expands %%%% %%C %%d %%h %%i %%k %%L %%l %%n %%p %%r %%u there; write the path out, with %%%% for a %%", r, r)
+			return "", fmt.Errorf("%%%c is not a token ssh expands in an IdentityFile or a UserKnownHostsFile (it refuses it: \"unknown key %%%c\"); ssh 9.2 expands %%%% %%C %%d %%h %%i %%k %%L %%l %%n %%p %%r %%u there; write the path out, with %%%% for a %%", r, r)
 		}
 	}
 	return b.String(), nil
