@@ -552,7 +552,7 @@ func (c *SSHConfig) Warnings(alias string) []error {
 			// OpenSSH reads the files of an Include in a block that does
 			// not apply to the host without applying any of their
 			// lines, their Match blocks' included
-			if f.blockCouldApply(inc.block, alias, hostname) {
+			if f.blockVerdict(inc.block, alias, hostname) != matchNo {
 				for _, g := range inc.files {
 					visit(g)
 				}
@@ -612,22 +612,6 @@ func (c *sshConfigFile) blockVerdict(b *ssh_config.Host, alias, hostname string)
 	return matchNo
 }
 
-// blockCouldApply is whether the block of the file (a Host block, or the
-// stand-in of a Match block) could apply to a fetch of alias at hostname:
-// a Host block whose patterns match alias, a Match block that couldApply.
-// A block not known (nil) could.
-func (c *sshConfigFile) blockCouldApply(b *ssh_config.Host, alias, hostname string) bool {
-	if b == nil {
-		return true
-	}
-	for _, m := range c.matches {
-		if m.host == b {
-			return m.couldApply(alias, hostname)
-		}
-	}
-	return b.Matches(alias)
-}
-
 func pluralVerb(n int) string {
 	if n == 1 {
 		return "is"
@@ -676,7 +660,7 @@ type sshInclude struct {
 // Git.Example.TEST does not get Host git.example.test's lines, and ssh -G
 // GIT.UP gets Host GIT.UP's ProxyJump). Only the name it then dials and
 // looks up in known_hosts is in lower case (hostPort); Match host lists
-// are matched in any case (couldApply).
+// are matched in any case (matchBlock.verdict).
 func (c *sshConfigFile) each(alias string, visit func(kv *ssh_config.KV, in *sshConfigFile, top int) bool) {
 	c.walk(alias, 0, visit)
 }
@@ -1507,39 +1491,11 @@ const (
 	matchYes                       // every criterion holds
 )
 
-// couldApply is false when the block's criteria rule out a fetch of alias
-// at hostname: a host or originalhost list that matches neither. Any
-// other criterion (exec, user, final...) is taken as one that may hold.
-// (verdict tells more: a negated list, localuser, a block that surely
-// applies.)
+// couldApply is false when the block surely does not apply to a fetch
+// of alias at hostname: its verdict is matchNo. A block that may apply
+// (a criterion readproof does not evaluate) could.
 func (m matchBlock) couldApply(alias, hostname string) bool {
-	words := splitCriteria(m.criteria)
-	for i := 0; i < len(words); i++ {
-		name := strings.ToLower(words[i])
-		switch strings.TrimPrefix(name, "!") {
-		case "all", "canonical", "final":
-			continue
-		case "host", "originalhost":
-			if i+1 == len(words) {
-				return true // malformed: ssh refuses it; say so
-			}
-			i++
-			if strings.HasPrefix(name, "!") {
-				continue
-			}
-			// as OpenSSH's match_hostname: in any case
-			names := []string{strings.ToLower(alias)}
-			if strings.TrimPrefix(name, "!") == "host" {
-				names = append(names, strings.ToLower(hostname))
-			}
-			if matched, ok := matchList(strings.ToLower(words[i]), names); ok && !matched {
-				return false
-			}
-		default:
-			i++ // exec, user, localuser, localnetwork, tagged...: one argument
-		}
-	}
-	return true
+	return m.verdict(alias, hostname) != matchNo
 }
 
 // verdict is whether the block applies to a fetch of alias at hostname,
