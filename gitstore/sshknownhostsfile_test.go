@@ -170,3 +170,65 @@ func TestSSHKnownHostsFileFollowed(t *testing.T) {
 		}
 	}
 }
+
+// The files a UserKnownHostsFile line names are read as ssh reads them:
+// one missing passed over, a directory read as empty, none for none; the
+// host key is taken by the fetch where ssh takes it. Checked by
+// connecting ssh itself to the same server when ssh is there:
+// `ssh -vvv -F CONFIG git@git.example.test true`, with Hostname 127.0.0.1,
+// HostKeyAlias git.example.test, StrictHostKeyChecking yes and
+// BatchMode yes (ssh says "load_hostkeys: fopen FILE: No such file or
+// directory" of a missing file and goes on to the server's refusal of
+// its key, "Permission denied (publickey)", where it takes the host key;
+// "Host key verification failed" where it does not). The paths are
+// absolute: ssh expands ~ to the passwd entry's home, not the test's.
+func TestSSHKnownHostsFilesReadAsSSH(t *testing.T) {
+	s, home := newKeyServer(t) // home's known_hosts lists the server
+	s.allow(writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "").PublicKey())
+	dir := filepath.Join(home, ".ssh")
+	listed, err := os.ReadFile(filepath.Join(dir, "known_hosts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "known_hosts")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "a-directory"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"listed": listed, "unlisted": []byte("# no host\n")} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, sshErr := exec.LookPath("ssh")
+	for _, c := range []struct {
+		files string // the UserKnownHostsFile value, ~/.ssh/ written D/
+		taken bool
+	}{
+		{"D/missing D/a-directory D/listed", true},
+		{"D/unlisted D/listed", true},
+		{"D/missing D/unlisted", false},
+		{"D/a-directory", false},
+		{"none", false},
+	} {
+		files := strings.ReplaceAll(c.files, "D/", dir+"/")
+		path := writeSSHConfig(t, home, "Host git.example.test\n  UserKnownHostsFile "+files+"\n  GlobalKnownHostsFile none\n")
+		err := s.open(t, "git@git.example.test:r.git")
+		if (err == nil) != c.taken {
+			t.Errorf("UserKnownHostsFile %s: %v, want the host key taken: %v", c.files, err, c.taken)
+		}
+		if sshErr != nil {
+			continue
+		}
+		sshConf := filepath.Join(home, "ssh-check.conf")
+		if err := os.WriteFile(sshConf, []byte("Host git.example.test\n  Hostname 127.0.0.1\n  Port "+s.port+"\n  HostKeyAlias git.example.test\n  CheckHostIP no\n  StrictHostKeyChecking yes\n  BatchMode yes\n  UpdateHostKeys no\n  ControlPath none\n  IdentitiesOnly yes\n  IdentityFile none\n  UserKnownHostsFile "+files+"\n  GlobalKnownHostsFile none\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command("ssh", "-vvv", "-F", sshConf, "git@git.example.test", "true").CombinedOutput()
+		sshTaken := strings.Contains(string(out), "Permission denied (publickey)")
+		if sshTaken != c.taken || !sshTaken && !strings.Contains(string(out), "Host key verification failed") {
+			t.Errorf("UserKnownHostsFile %s (%s): ssh takes the host key: %v; the case is wrong\n%s", c.files, path, sshTaken, out)
+		}
+	}
+}
