@@ -100,6 +100,12 @@ func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, expand 
 	}
 	var out []string
 	for _, a := range args {
+		if a == "" {
+			// a word the parser read otherwise than ssh (""# is the
+			// file # to ssh, nothing to the parser): no file to read;
+			// an empty word as ssh reads it is refusedLine's
+			continue
+		}
 		p, err := expand(a)
 		if err != nil {
 			return nil, refuse(err)

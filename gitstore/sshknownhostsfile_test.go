@@ -232,3 +232,48 @@ func TestSSHKnownHostsFilesReadAsSSH(t *testing.T) {
 		}
 	}
 }
+
+// Any configuration is read for the known_hosts files of a host without a
+// panic: the files are at most 32 of the user's and 32 of the system's,
+// none of them empty, or the refusal is an *SSHConfigError naming a line
+// of the file; a line refusedLine refuses is one of the file's.
+func FuzzSSHKnownHostsLines(f *testing.F) {
+	for _, s := range []string{
+		"Host git.*\n  UserKnownHostsFile ~/a %h/b ${HOME}/c \"d e\"\n",
+		"Host *\n  UserKnownHostsFile none\n  GlobalKnownHostsFile ~/g %h\n",
+		"Host *\n  UserKnownHostsFile a none\n",
+		"UserKnownHostsFile=\"\"\n",
+		"Host *\n  GlobalKnownHostsFile NONE x\n  UserKnownHostsFile /x/%Z\n",
+		"Host *\n  UserKnownHostsFile ~nobody-here/x ~\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r *sshRefusal
+		if err := refusedLine(data); errors.As(err, &r) && (r.line < 1 || r.line > strings.Count(string(data), "\n")+1) {
+			t.Errorf("refusedLine(%q) = %v: not a line of it", data, err)
+		}
+		path := filepath.Join(t.TempDir(), "config")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := readSSHConfigFile(path, "/home/u")
+		if err != nil || f == nil {
+			return
+		}
+		c := &SSHConfig{home: "/home/u", files: sshConfigs{*f}}
+		files, err := c.knownHostsFor("git.example.test", "git.example.test", "22", "git")
+		var ce *SSHConfigError
+		switch {
+		case err != nil && (!errors.As(err, &ce) || ce.File != path || ce.Line < 1):
+			t.Errorf("%q: %v, want an *SSHConfigError naming a line of %s", data, err, path)
+		case err == nil && len(files) > 2*maxSSHHostsFiles:
+			t.Errorf("%q: %d files", data, len(files))
+		}
+		for _, p := range files {
+			if p == "" {
+				t.Errorf("%q: an empty file name in %q", data, files)
+			}
+		}
+	})
+}
