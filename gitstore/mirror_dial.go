@@ -17,7 +17,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/utils/ioutil"
 	"golang.org/x/crypto/ssh"
 )
@@ -101,9 +100,9 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 // offer (the agent's, then the IdentityFile keys for the host or the
 // default key files); the Hostname when it has one, and the URL's port,
 // else the Port it gives, else 22. The host
-// key is checked against known_hosts (SSH_KNOWN_HOSTS, else
-// ~/.ssh/known_hosts, ~ the home the configuration is read from, and
-// /etc/ssh/ssh_known_hosts: knownHostsFiles) under the host name. The
+// key is checked against the known_hosts files ssh reads for the host
+// (SSH_KNOWN_HOSTS, else its UserKnownHostsFile and GlobalKnownHostsFile
+// or their defaults: knownHostsFor) under the host name. The
 // address dialled is the one dial checks.
 //
 // The server is asked for a host key of the types known_hosts lists for the
@@ -112,10 +111,6 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 // by another of its keys reads as a changed key (go-git issue 411).
 func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackSession, error) {
 	conf := t.sshConfig()
-	known, err := gitssh.NewKnownHostsDb(conf.knownHostsFiles()...)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read known hosts: %w", err)
-	}
 	alias := endpointHost(ep)
 	if err := conf.Check(alias); err != nil {
 		return nil, err
@@ -126,6 +121,10 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	}
 	addr := conf.sshAddr(ep)
 	host, port, _ := net.SplitHostPort(addr)
+	known, err := conf.hostKeys(alias, host, port, user)
+	if err != nil {
+		return nil, err
+	}
 	keys, err := conf.keysAt(t.ctx, alias, host, port, user)
 	if err != nil {
 		return nil, err

@@ -88,21 +88,6 @@ func passwdHome() (string, error) {
 	return u.HomeDir, nil
 }
 
-// knownHostsFiles are the known_hosts files the host key is looked up
-// in: those SSH_KNOWN_HOSTS lists, else ~/.ssh/known_hosts, ~ the home
-// directory ~/.ssh/config is read from (the passwd entry's, as ssh reads
-// both: sshUserHome), and /etc/ssh/ssh_known_hosts.
-func (c *SSHConfig) knownHostsFiles() []string {
-	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
-		return files
-	}
-	var files []string
-	if c.home != "" {
-		files = append(files, filepath.Join(c.home, ".ssh", "known_hosts"))
-	}
-	return append(files, "/etc/ssh/ssh_known_hosts")
-}
-
 // ReadSSHConfig reads ~/.ssh/config (~ the passwd entry's home
 // directory, as ssh has it, not $HOME: sshUserHome), then
 // /etc/ssh/ssh_config (a
@@ -355,24 +340,44 @@ const maxSSHIdentityFiles = 100
 // that comes when 100 are given already: ssh counts a path once (as
 // written, quotes taken off, the user's files apart from the system's),
 // but refuses any line past the hundredth, a path given before included.
+// The lines counted are those of the blocks that apply, in the order ssh
+// reads them: Host blocks matching alias and Match blocks whose criteria
+// hold (matchBlock.verdict), interleaved as the files write them; a Match
+// block whose criteria readproof does not evaluate (an exec, user,
+// canonical or final) counts too, as ssh counts it where they hold, and
+// the refusal says so.
 func (c *SSHConfig) checkIdentityCount(alias string) error {
 	type path struct {
 		system bool
 		v      string
 	}
 	seen := map[path]bool{}
-	for _, f := range c.files {
-		sts, _ := f.identitySettings(alias)
-		for _, st := range sts {
-			p := path{f.system, sshValue(st.value)}
-			if len(seen) >= maxSSHIdentityFiles {
-				return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "IdentityFile", Value: st.value,
-					Err: fmt.Errorf("%smore than %d IdentityFile lines apply to this host, which ssh refuses (\"Too many identity files specified (max %d)\") and connects to no host, so readproof does not connect either; give the host the keys it takes alone (a Host block of its own with IdentitiesOnly yes), or load the keys into ssh-agent", st.readThrough(), maxSSHIdentityFiles, maxSSHIdentityFiles)}
-			}
-			seen[p] = true
+	var maybe *setting // the first line counted of a Match block that may not apply
+	var refused error
+	c.walkBlocks(alias, func(kv *ssh_config.KV, f *sshConfigFile, on matchVerdict, st setting) bool {
+		if on == matchNo || !strings.EqualFold(kv.Key, "IdentityFile") && !strings.EqualFold(kv.Key, "IdentityFile2") {
+			return true
 		}
-	}
-	return nil
+		if len(seen) < maxSSHIdentityFiles {
+			seen[path{f.system, sshValue(kv.Value)}] = true
+			if on == matchMaybe && maybe == nil {
+				maybe = &st
+			}
+			return true
+		}
+		why := fmt.Sprintf("more than %d IdentityFile lines apply to this host, which ssh refuses (\"Too many identity files specified (max %d)\") and connects to no host, so readproof does not connect either; give the host the keys it takes alone (a Host block of its own with IdentitiesOnly yes), or load the keys into ssh-agent", maxSSHIdentityFiles, maxSSHIdentityFiles)
+		if on == matchMaybe || maybe != nil {
+			at := st
+			if maybe != nil {
+				at = *maybe
+			}
+			why = fmt.Sprintf("more than %d IdentityFile lines apply to this host when the Match block holding the IdentityFile on %s line %d applies, and its criteria are ones readproof does not evaluate (an exec, user, canonical or final): where they hold, ssh refuses the configuration (\"Too many identity files specified (max %d)\") and connects to no host, so readproof does not connect either; give the host the keys it takes alone (a Host block of its own with IdentitiesOnly yes), narrow that Match block's criteria so that they leave this host out, or load the keys into ssh-agent", maxSSHIdentityFiles, at.file, at.line, maxSSHIdentityFiles)
+		}
+		refused = &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "IdentityFile", Value: kv.Value,
+			Err: errors.New(st.readThrough() + why)}
+		return false
+	})
+	return refused
 }
 
 // firstSet is the first line of the files, in the order ssh reads them,
@@ -547,7 +552,7 @@ func (c *SSHConfig) Warnings(alias string) []error {
 			// OpenSSH reads the files of an Include in a block that does
 			// not apply to the host without applying any of their
 			// lines, their Match blocks' included
-			if f.blockCouldApply(inc.block, alias, hostname) {
+			if f.blockVerdict(inc.block, alias, hostname) != matchNo {
 				for _, g := range inc.files {
 					visit(g)
 				}
@@ -607,22 +612,6 @@ func (c *sshConfigFile) blockVerdict(b *ssh_config.Host, alias, hostname string)
 	return matchNo
 }
 
-// blockCouldApply is whether the block of the file (a Host block, or the
-// stand-in of a Match block) could apply to a fetch of alias at hostname:
-// a Host block whose patterns match alias, a Match block that couldApply.
-// A block not known (nil) could.
-func (c *sshConfigFile) blockCouldApply(b *ssh_config.Host, alias, hostname string) bool {
-	if b == nil {
-		return true
-	}
-	for _, m := range c.matches {
-		if m.host == b {
-			return m.couldApply(alias, hostname)
-		}
-	}
-	return b.Matches(alias)
-}
-
 func pluralVerb(n int) string {
 	if n == 1 {
 		return "is"
@@ -671,7 +660,7 @@ type sshInclude struct {
 // Git.Example.TEST does not get Host git.example.test's lines, and ssh -G
 // GIT.UP gets Host GIT.UP's ProxyJump). Only the name it then dials and
 // looks up in known_hosts is in lower case (hostPort); Match host lists
-// are matched in any case (couldApply).
+// are matched in any case (matchBlock.verdict).
 func (c *sshConfigFile) each(alias string, visit func(kv *ssh_config.KV, in *sshConfigFile, top int) bool) {
 	c.walk(alias, 0, visit)
 }
@@ -975,7 +964,7 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	if i != len(matches) {
 		return nil, errors.New("ssh_config: a Match block was not found again after parsing")
 	}
-	out := &sshConfigFile{path: path, conf: c, matches: matches, includes: make([]sshInclude, len(incs))}
+	out := &sshConfigFile{path: path, system: r.home == "", conf: c, matches: matches, includes: make([]sshInclude, len(incs))}
 	for _, h := range c.Hosts {
 		for _, n := range h.Nodes {
 			if kv, ok := n.(*ssh_config.KV); ok && kv.Key == includeMarker {
@@ -1462,7 +1451,7 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 // readKeywords are the keywords readproof reads of an ssh configuration
 // (RefuseConnection: OpenSSH 10.1's, mostly written in Match blocks).
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection", "UserKnownHostsFile", "GlobalKnownHostsFile"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all
@@ -1502,39 +1491,11 @@ const (
 	matchYes                       // every criterion holds
 )
 
-// couldApply is false when the block's criteria rule out a fetch of alias
-// at hostname: a host or originalhost list that matches neither. Any
-// other criterion (exec, user, final...) is taken as one that may hold.
-// (verdict tells more: a negated list, localuser, a block that surely
-// applies.)
+// couldApply is false when the block surely does not apply to a fetch
+// of alias at hostname: its verdict is matchNo. A block that may apply
+// (a criterion readproof does not evaluate) could.
 func (m matchBlock) couldApply(alias, hostname string) bool {
-	words := splitCriteria(m.criteria)
-	for i := 0; i < len(words); i++ {
-		name := strings.ToLower(words[i])
-		switch strings.TrimPrefix(name, "!") {
-		case "all", "canonical", "final":
-			continue
-		case "host", "originalhost":
-			if i+1 == len(words) {
-				return true // malformed: ssh refuses it; say so
-			}
-			i++
-			if strings.HasPrefix(name, "!") {
-				continue
-			}
-			// as OpenSSH's match_hostname: in any case
-			names := []string{strings.ToLower(alias)}
-			if strings.TrimPrefix(name, "!") == "host" {
-				names = append(names, strings.ToLower(hostname))
-			}
-			if matched, ok := matchList(strings.ToLower(words[i]), names); ok && !matched {
-				return false
-			}
-		default:
-			i++ // exec, user, localuser, localnetwork, tagged...: one argument
-		}
-	}
-	return true
+	return m.verdict(alias, hostname) != matchNo
 }
 
 // verdict is whether the block applies to a fetch of alias at hostname,

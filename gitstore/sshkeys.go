@@ -296,6 +296,8 @@ func (conf *SSHConfig) keysAt(ctx context.Context, alias, host, port, remoteUser
 // the OpenSSH agent's pipe on Windows, as go-git's ssh transport found
 // it); with IdentitiesOnly, only those whose public key is one of
 // filePubs (the IdentityFile keys, whose passphrase the agent holds).
+// A security key's is not offered, nor a DSA one, which OpenSSH 9.2
+// skips as it skips a DSA key file (unusableKey); both are said.
 func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, offeredPub map[string]bool) {
 	where := "the ssh agent"
 	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
@@ -317,12 +319,17 @@ func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, o
 		k.skipped = append(k.skipped, fmt.Sprintf("%s did not list its keys (%v)", where, err))
 		return
 	}
-	n, sk := 0, 0
+	n, sk, dss := 0, 0, 0
 	for _, s := range signers {
-		if strings.HasPrefix(s.PublicKey().Type(), "sk-") {
+		switch typ := s.PublicKey().Type(); {
+		case strings.HasPrefix(typ, "sk-"):
 			// a security key's: the agent would wait for a touch
 			// (unusableKey)
 			sk++
+			continue
+		case isDSAKeyType(typ):
+			// ssh 9.2 offers none, the agent's included (unusableKey)
+			dss++
 			continue
 		}
 		pub := s.PublicKey().Marshal()
@@ -339,12 +346,15 @@ func (k *sshKeys) agentKeys(ctx context.Context, only bool, filePubs [][]byte, o
 	if sk > 0 {
 		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s of a security key, which signs only with the security key plugged in and touched: readproof asks for no touch, so it does not offer them (give this source a key file of its own: ssh-keygen -t ed25519 -f FILE)", where, plural(sk, "key")))
 	}
+	if dss > 0 {
+		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s (ssh-dss), %s", where, plural(dss, "DSA key"), dsaRefusal))
+	}
 	switch {
 	case n > 0:
 		k.offered = append(k.offered, fmt.Sprintf("%s: %s", where, plural(n, "key")))
-	case only && len(signers) > sk:
-		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s, none of them an IdentityFile key (IdentitiesOnly yes)", where, plural(len(signers)-sk, "key")))
-	case sk == 0:
+	case only && len(signers) > sk+dss:
+		k.skipped = append(k.skipped, fmt.Sprintf("%s: %s, none of them an IdentityFile key (IdentitiesOnly yes)", where, plural(len(signers)-sk-dss, "key")))
+	case sk == 0 && dss == 0:
 		k.skipped = append(k.skipped, where+" holds no key")
 	}
 }
@@ -467,10 +477,21 @@ func unusableKey(path, typ string) string {
 		return fmt.Sprintf("%s is a security key's (%s), which signs only with the security key plugged in and touched: readproof asks for no touch, so it does not offer it; give this source a key file of its own (ssh-keygen -t ed25519 -f FILE, with FILE.pub added on the server) and name it in an IdentityFile line for the host", path, typ)
 	case strings.HasPrefix(typ, "ssh-xmss"):
 		return fmt.Sprintf("%s is an XMSS key (%s), which readproof cannot read (OpenSSH builds XMSS only as an experiment); give this source an ed25519, ecdsa or rsa key", path, typ)
-	case typ == "DSA" || typ == "ssh-dss":
-		return fmt.Sprintf("%s is a DSA key, which ssh 9.2 offers only when PubkeyAcceptedAlgorithms enables ssh-dss, and readproof never offers; give this source an ed25519, ecdsa or rsa key", path)
+	case typ == "DSA" || isDSAKeyType(typ):
+		return fmt.Sprintf("%s is a DSA key, %s", path, dsaRefusal)
 	}
 	return ""
+}
+
+// dsaRefusal is why a DSA key, a file's or the agent's, is not offered,
+// in words that follow "is a DSA key, ".
+const dsaRefusal = "which ssh 9.2 offers only when PubkeyAcceptedAlgorithms enables ssh-dss, and readproof never offers; give this source an ed25519, ecdsa or rsa key"
+
+// isDSAKeyType is whether typ, an ssh key type name, is a DSA key's or
+// a DSA key's certificate's: ssh 9.2's PubkeyAcceptedAlgorithms lists
+// neither (ssh -G HOST | grep pubkeyacceptedalgorithms).
+func isDSAKeyType(typ string) bool {
+	return typ == "ssh-dss" || typ == "ssh-dss-cert-v01@openssh.com"
 }
 
 // readPublicKeyFile reads the public key at path (a .pub file: one line
@@ -690,7 +711,7 @@ func expandTokens(p string, x identityTokens) (string, error) {
 			b.WriteByte('%')
 		default:
 			r, _ := utf8.DecodeRuneInString(p[i:])
-			return "", fmt.Errorf("%%%c is not a token ssh expands in an IdentityFile (it refuses it: \"unknown key %%%c\"); ssh 9.2 expands %%%% %%C %%d %%h %%i %%k %%L %%l %%n %%p %%r %%u there; write the path out, with %%%% for a %%", r, r)
+			return "", fmt.Errorf("%%%c is not a token ssh expands in an IdentityFile or a UserKnownHostsFile (it refuses it: \"unknown key %%%c\"); ssh 9.2 expands %%%% %%C %%d %%h %%i %%k %%L %%l %%n %%p %%r %%u there; write the path out, with %%%% for a %%", r, r)
 		}
 	}
 	return b.String(), nil

@@ -298,9 +298,14 @@ const (
 // IdentityFile, IdentitiesOnly, IgnoreUnknown or RefuseConnection ("extra
 // arguments at end of line"), an IdentitiesOnly or RefuseConnection (as
 // ssh 10.1 reads it) other than yes, no, true or false, in any case
-// ("unsupported option"). nil for a line of another keyword.
+// ("unsupported option"); an empty word of a UserKnownHostsFile or
+// GlobalKnownHostsFile, or its none beside another word
+// (refusedKnownHostsLine). nil for a line of another keyword.
 func refusedIdentityLine(line int, kw string, args []string) error {
 	kw = strings.ToLower(kw)
+	if kw == "userknownhostsfile" || kw == "globalknownhostsfile" {
+		return refusedKnownHostsLine(line, kw, args)
+	}
 	var name string
 	switch kw {
 	case "identityfile", "identityfile2":
@@ -329,6 +334,22 @@ func refusedIdentityLine(line int, kw string, args []string) error {
 		case "yes", "no", "true", "false":
 		default:
 			return &sshRefusal{line: line, msg: fmt.Sprintf("line %d: %s %q is neither yes nor no, which ssh refuses (\"unsupported option\")", line, name, args[0]), fix: "write yes or no"}
+		}
+	}
+	return nil
+}
+
+// refusedKnownHostsLine refuses, as an *sshRefusal, the words args of a
+// UserKnownHostsFile or GlobalKnownHostsFile line (kw, in lower case)
+// that ssh refuses wherever the line stands (readconf.c,
+// parse_char_array): an empty word (""), or none beside another word.
+func refusedKnownHostsLine(line int, kw string, args []string) error {
+	for _, a := range args {
+		switch {
+		case a == "":
+			return &sshRefusal{line: line, msg: fmt.Sprintf(`line %d: %s is given an empty word (""), which ssh refuses (ssh -G says: keyword %s empty argument)`, line, kw, kw), fix: "remove the empty word, or the line"}
+		case strings.EqualFold(a, "none") && len(args) > 1:
+			return &sshRefusal{line: line, msg: fmt.Sprintf(`line %d: %s gives none beside other files, which ssh refuses (ssh -G says: keyword %s "none" argument must appear alone)`, line, kw, kw), fix: "write none alone, for no file, or the files alone"}
 		}
 	}
 	return nil

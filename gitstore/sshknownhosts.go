@@ -1,0 +1,190 @@
+package gitstore
+
+// The known_hosts files an ssh fetch checks the server's host key
+// against, as OpenSSH 9.2 picks them for the host (readconf.c,
+// fill_default_options; ssh.c, main) and reads them (hostfile.c,
+// load_hostkeys).
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// maxSSHHostsFiles is OpenSSH's bound on the files a UserKnownHostsFile
+// or GlobalKnownHostsFile line names (ssh.h, SSH_MAX_HOSTS_FILES).
+const maxSSHHostsFiles = 32
+
+// knownHostsFiles are the known_hosts files ssh reads for a host the
+// configuration gives no UserKnownHostsFile or GlobalKnownHostsFile for:
+// those SSH_KNOWN_HOSTS lists (readproof's, as go-git's), else
+// ~/.ssh/known_hosts and ~/.ssh/known_hosts2, ~ the home directory
+// ~/.ssh/config is read from (the passwd entry's, as ssh reads both:
+// sshUserHome), then /etc/ssh/ssh_known_hosts and
+// /etc/ssh/ssh_known_hosts2.
+func (c *SSHConfig) knownHostsFiles() []string {
+	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
+		return files
+	}
+	return append(c.defaultUserKnownHosts(), defaultGlobalKnownHosts...)
+}
+
+// defaultGlobalKnownHosts are ssh's system-wide known_hosts files.
+var defaultGlobalKnownHosts = []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}
+
+// defaultUserKnownHosts are ssh's known_hosts files under the home
+// directory; none when it is not known.
+func (c *SSHConfig) defaultUserKnownHosts() []string {
+	if c.home == "" {
+		return nil
+	}
+	return []string{filepath.Join(c.home, ".ssh", "known_hosts"), filepath.Join(c.home, ".ssh", "known_hosts2")}
+}
+
+// knownHostsFor are the known_hosts files ssh reads for a fetch of alias
+// (the host as the URL names it) at host and port as remoteUser, in its
+// order: the user's, then the system's. The user's are those the first
+// UserKnownHostsFile line for alias names, each with ~ and the tokens
+// and ${NAME} of an IdentityFile expanded (expandIdentityPathFor), none
+// for "none" (in any case), else ~/.ssh/known_hosts and known_hosts2;
+// the system's those the first GlobalKnownHostsFile line names, ~ alone
+// expanded, none for "none", else /etc/ssh/ssh_known_hosts and
+// ssh_known_hosts2. SSH_KNOWN_HOSTS, when set, stands for both. An error
+// is a line ssh refuses for this host, naming it: a token or variable it
+// does not expand, a user it does not know, more than 32 files.
+func (c *SSHConfig) knownHostsFor(alias, host, port, remoteUser string) ([]string, error) {
+	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
+		return files, nil
+	}
+	userFiles, err := c.knownHostsLine(alias, "UserKnownHostsFile", c.defaultUserKnownHosts(), func(v string) (string, error) {
+		return expandIdentityPathFor(v, identityTokens{home: c.home, localUser: localUserName(), host: host, remoteUser: remoteUser,
+			alias: alias, keyAlias: c.files.Get(alias, "HostKeyAlias"), port: port})
+	})
+	if err != nil {
+		return nil, err
+	}
+	global, err := c.knownHostsLine(alias, "GlobalKnownHostsFile", defaultGlobalKnownHosts, func(v string) (string, error) {
+		return expandTildeOnly(v, c.home)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(userFiles, global...), nil
+}
+
+// knownHostsLine are the files the first line giving key for alias
+// names, each expanded; defaults when no line gives it.
+func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, expand func(string) (string, error)) ([]string, error) {
+	st, ok := c.firstSet(alias, key)
+	if !ok {
+		return defaults, nil
+	}
+	refuse := func(err error) error {
+		return &SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: key, Value: st.value, Err: fmt.Errorf("%s%w", st.readThrough(), err)}
+	}
+	args, _ := sshArgs(st.value) // a quote not closed is refusedLine's
+	if len(args) == 1 && strings.EqualFold(args[0], "none") {
+		return nil, nil
+	}
+	if len(args) > maxSSHHostsFiles {
+		return nil, refuse(fmt.Errorf("more than %d files, which ssh refuses (\"too many %s entries\") and connects to no host, so readproof does not connect either; name %d files at most", maxSSHHostsFiles, strings.ToLower(key), maxSSHHostsFiles))
+	}
+	var out []string
+	for _, a := range args {
+		if a == "" {
+			// a word the parser read otherwise than ssh (""# is the
+			// file # to ssh, nothing to the parser): no file to read;
+			// an empty word as ssh reads it is refusedLine's
+			continue
+		}
+		p, err := expand(a)
+		if err != nil {
+			return nil, refuse(err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// expandTildeOnly expands a leading ~ (home) or ~user (that user's home
+// directory) of a GlobalKnownHostsFile path, as ssh does (ssh.c,
+// tilde_expand_paths), which expands no %-token or ${NAME} there.
+func expandTildeOnly(p, home string) (string, error) {
+	if !strings.HasPrefix(p, "~") {
+		return p, nil
+	}
+	name, rest, _ := strings.Cut(p[1:], "/")
+	if name == "" {
+		if home == "" {
+			return "", errors.New("it names the home directory, which is not known (set HOME)")
+		}
+		return filepath.Join(home, rest), nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil || u.HomeDir == "" {
+		return "", fmt.Errorf("~%s is the home directory of the user %q, whom this system does not know (%v): ssh exits then, connecting to no host; write the path from / or ~/", name, name, err)
+	}
+	return filepath.Join(u.HomeDir, rest), nil
+}
+
+// readableKnownHosts are those of files ssh would read host keys from:
+// ssh passes over a file it cannot open (hostfile.c, load_hostkeys: one
+// missing, or unreadable) and reads a directory as an empty file;
+// readproof reads regular files alone, so that a FIFO does not hold the
+// fetch, and /dev/null (UserKnownHostsFile /dev/null) is empty for both.
+func readableKnownHosts(files []string) []string {
+	var out []string
+	for _, p := range files {
+		f, err := openRead(p) // a FIFO does not block the open
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		_ = f.Close()
+		if err == nil && fi.Mode().IsRegular() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// hostKeyDB checks a server's host key against known_hosts files.
+type hostKeyDB interface {
+	HostKeyCallback() ssh.HostKeyCallback
+	HostKeyAlgorithms(hostWithPort string) []string
+}
+
+// hostKeys reads the known_hosts files ssh reads for a fetch of alias at
+// host and port as remoteUser (knownHostsFor), those it can open. None
+// is an error naming the files looked at, with a hint: ssh would find
+// the host unknown.
+func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, error) {
+	files, err := c.knownHostsFor(alias, host, port, remoteUser)
+	if err != nil {
+		return nil, err
+	}
+	read := readableKnownHosts(files)
+	if len(read) == 0 {
+		looked := "none: UserKnownHostsFile and GlobalKnownHostsFile are both none for this host"
+		if len(files) > 0 {
+			looked = strings.Join(files, ", ")
+		}
+		return nil, hint.With(fmt.Errorf("no known_hosts file to check the host key of %s against (the files ssh reads for this host: %s), so the host is not known", host, looked),
+			"add the host's key to ~/.ssh/known_hosts (ssh-keyscan prints it: check its fingerprint with the host's owner first), or name the file that lists it in a UserKnownHostsFile line for the host")
+	}
+	known, err := gitssh.NewKnownHostsDb(read...)
+	if err != nil {
+		return nil, hint.With(fmt.Errorf("cannot read known hosts (%s): %w", strings.Join(read, ", "), err),
+			"fix or remove the line the error names (ssh-keygen -R HOST removes a host's lines)")
+	}
+	return known, nil
+}
