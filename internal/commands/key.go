@@ -27,7 +27,8 @@ func keyFormats() []string {
 
 func keyCommand() *cli.Command {
 	keyFlag := &cli.StringFlag{Name: "key", Usage: "the private key file (default: " + SigningKeyEnv + ", else [signing] key in readproof.toml, else $XDG_CONFIG_HOME/readproof/evidence_ed25519)"}
-	principalFlag := &cli.StringFlag{Name: "principal", Usage: "the principal of the allowed_signers line; key init records it beside the key (default: the recorded one, else \"readproof\")"}
+	initPrincipalFlag := &cli.StringFlag{Name: "principal", Usage: "the principal of the allowed_signers line, recorded beside the new key, where key show finds it (default: \"readproof\")"}
+	showPrincipalFlag := &cli.StringFlag{Name: "principal", Usage: "the principal of the allowed_signers line (default: the one key init recorded beside the key, else \"readproof\")"}
 	return &cli.Command{
 		Name:  "key",
 		Usage: "manage the ed25519 key that signs evidence bundles and manifest commits",
@@ -36,7 +37,7 @@ func keyCommand() *cli.Command {
 				Name:      "init",
 				Usage:     "create a signing key outside every repository (mode 0600) and print its public key as an allowed_signers line and as PKIX PEM",
 				ArgsUsage: "[PATH]",
-				Flags:     []cli.Flag{keyFlag, principalFlag},
+				Flags:     []cli.Flag{keyFlag, initPrincipalFlag},
 				Action: func(c *cli.Context) error {
 					flag, err := keyArg(c, "[--key PATH | PATH] [--principal NAME]")
 					if err != nil {
@@ -50,7 +51,7 @@ func keyCommand() *cli.Command {
 				Name:      "show",
 				Usage:     "print the signing key's public key (an existing OpenSSH ed25519 key works too)",
 				ArgsUsage: "[PATH]",
-				Flags: []cli.Flag{keyFlag, principalFlag,
+				Flags: []cli.Flag{keyFlag, showPrincipalFlag,
 					&cli.StringFlag{Name: "format", Value: "all", Usage: "one of " + strings.Join(keyFormats(), ", ")},
 				},
 				Action: func(c *cli.Context) error {
