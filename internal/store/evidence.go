@@ -94,6 +94,9 @@ type EvidenceVerifyOptions struct {
 	RequireSignature bool
 	// ReceiptsKey, when set, also checks every receipt's MAC.
 	ReceiptsKey *receipts.Key
+	// ReceiptsKeyFound says ReceiptsKey was not configured but found at
+	// the default location (EvidenceCheckKeys.ReceiptsKeyFound).
+	ReceiptsKeyFound bool
 	// ProbeKeys, when set, also checks the MAC of the verdict record the
 	// bundle carries (docs/PROBE_PROTOCOL.md §10.6).
 	ProbeKeys *probe.Keys
@@ -345,7 +348,13 @@ func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *ev
 type EvidenceCheckKeys struct {
 	Signers     evidence.AllowedSigners
 	ReceiptsKey *receipts.Key
-	ProbeKeys   *probe.Keys
+	// ReceiptsKeyFound says ReceiptsKey is the key at the default location,
+	// which no setting named: the receipts made under it are checked and
+	// fail when their MAC does not verify, and those under another key
+	// (an auditor's own key is not the issuer's) are left unchecked, as
+	// the check's detail says. A key named by a setting fails them.
+	ReceiptsKeyFound bool
+	ProbeKeys        *probe.Keys
 }
 
 // Names and kinds that only an export's store checks report
@@ -1166,7 +1175,7 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 			return rep, nil // as above
 		}
 	}
-	rep.Checks = append(rep.Checks, s.storeChecks(p, m, sum, EvidenceCheckKeys{Signers: opts.Signers, ReceiptsKey: opts.ReceiptsKey, ProbeKeys: opts.ProbeKeys}, "")...)
+	rep.Checks = append(rep.Checks, s.storeChecks(p, m, sum, EvidenceCheckKeys{Signers: opts.Signers, ReceiptsKey: opts.ReceiptsKey, ReceiptsKeyFound: opts.ReceiptsKeyFound, ProbeKeys: opts.ProbeKeys}, "")...)
 	return rep, nil
 }
 
@@ -1241,7 +1250,7 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 			}
 		}
 	} else {
-		s.checkReceipts(p, m, keys.ReceiptsKey, add, unreadable)
+		s.checkReceipts(p, m, keys.ReceiptsKey, keys.ReceiptsKeyFound, add, unreadable)
 	}
 	if len(p.ProofOfRead) > 0 {
 		s.checkVerdicts(p, keys.ProbeKeys, add)
@@ -1734,7 +1743,7 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 
 // checkReceipts compares the bundle's summary with the store's receipts of
 // its run id issued for m, the stored manifest the bundle names.
-func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, add addCheck, unreadable func(UnreadableReceipt)) {
+func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, found bool, add addCheck, unreadable func(UnreadableReceipt)) {
 	var sum receipts.EvidenceSummary
 	if err := strictDecode(p.Receipts, &sum); err != nil {
 		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
@@ -1754,11 +1763,39 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 		// forged one from an export (which only warns of the first)
 		if key != nil {
 			for _, r := range rs {
+				if found && r.KeyID != key.ID() {
+					continue
+				}
 				if err := receipts.Verify(r, *key); err != nil {
 					add(CheckReceipts, false, "receipt %s of session %s: %s", r.ID, text.Printable(r.Session), text.Printable(err.Error()))
 				}
 			}
 		}
+		return
+	}
+	if key != nil && found {
+		if err := sum.Matches(rs); err != nil {
+			add(CheckReceipts, false, "%s", text.Printable(err.Error()))
+			return
+		}
+		var under []receipts.Receipt
+		for _, r := range rs {
+			if r.KeyID == key.ID() {
+				under = append(under, r)
+			}
+		}
+		for _, r := range under {
+			if err := receipts.Verify(r, *key); err != nil {
+				add(CheckReceipts, false, "verifying receipt summary: %s", text.Printable(err.Error()))
+				return
+			}
+		}
+		if other := len(rs) - len(under); other > 0 {
+			add(CheckReceipts, true, "%d receipts match the store; MACs verified with key %s (the default key) for %d, not checked for %d made under another key (name that key to check them)",
+				len(rs), key.ID(), len(under), other)
+			return
+		}
+		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s (the default key)", len(rs), key.ID())
 		return
 	}
 	if key != nil {
