@@ -1244,9 +1244,17 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 		// No summary: still name the manifest's receipts that cannot be
 		// read, as export and checkReceipts do (not another manifest's of
 		// the run id).
-		if _, bad, err := s.receiptsOf(p.RunID, m); err == nil {
+		if rs, bad, err := s.receiptsOf(p.RunID, m); err == nil {
 			for _, u := range bad {
 				unreadable(u)
+			}
+			// export writes a summary whenever the manifest has receipts,
+			// and a summary must list them all: a bundle without one
+			// would hide the calls from its reader (before session 29 a
+			// summary removed from a bundle passed)
+			if len(rs) > 0 {
+				add(CheckReceipts, false, "the store holds %s of this manifest (%s), the bundle carries no receipt summary: it was removed, or the bundle was exported before they were issued",
+					text.Count(len(rs), "tool receipt", "tool receipts"), receiptsNamed(rs))
 			}
 		}
 	} else {
@@ -1811,6 +1819,19 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 		return
 	}
 	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
+}
+
+// receiptsNamed names up to three receipts by id, and how many more.
+func receiptsNamed(rs []receipts.Receipt) string {
+	var ids []string
+	for i, r := range rs {
+		if i == 3 {
+			ids = append(ids, fmt.Sprintf("and %d more", len(rs)-3))
+			break
+		}
+		ids = append(ids, r.ID)
+	}
+	return strings.Join(ids, ", ")
 }
 
 // strictDecode decodes an addition of a bundle (proof_of_read, receipts)
