@@ -1261,7 +1261,7 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 		s.checkReceipts(p, m, keys.ReceiptsKey, keys.ReceiptsKeyFound, add, unreadable)
 	}
 	if len(p.ProofOfRead) > 0 {
-		s.checkVerdicts(p, keys.ProbeKeys, add)
+		s.checkVerdicts(p, m, keys.ProbeKeys, add)
 	}
 	if c, ok := s.checkJournal(m); ok {
 		out = append(out, c)
@@ -1848,7 +1848,7 @@ func strictDecode(data []byte, v any) error {
 	return dec.Decode(v)
 }
 
-func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCheck) {
+func (s *Store) checkVerdicts(p *evidence.Predicate, m *manifest.Manifest, keys *probe.Keys, add addCheck) {
 	var got evidenceVerdicts
 	if err := strictDecode(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
 		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", text.Printable(fmt.Sprint(err)))
@@ -1900,6 +1900,22 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			break
 		}
 		j := JudgeVerdictChain(chain, keys)[len(chain)-1]
+		if j.Standing == VerdictOtherKey && keys != nil {
+			// Another key is a rotation only if it could have judged the
+			// entries: a check under a key the entry was not mounted with
+			// finds neither its sentinel nor its delivered bytes. For an
+			// entry mounted with the key in use, any other verdict was
+			// written without a check (before session 29 such a record,
+			// first of its chain, passed as "not checked").
+			mounted := s.mountedWith(*keys, m)
+			for _, v := range rec.Entries {
+				if mounted[v.Position] && (v.Verdict != string(probe.Hallucinated) || v.DeliveredHashVerified) {
+					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
+						rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, text.Printable(v.Verdict), v.DeliveredHashVerified)
+					return
+				}
+			}
+		}
 		switch {
 		case j.Standing == VerdictStripped:
 			add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but check %d before it in the chain does: its MAC was stripped, or it was appended without the probe key", rec.ID, rec.RunID, rec.Check, j.Before.Check)
@@ -1920,6 +1936,11 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			auth = "it carries no MAC (recorded before verdict records were authenticated)"
 		case j.Standing == VerdictOtherKey:
 			auth = "it is authenticated under another probe key, so its MAC was not checked"
+		}
+		if rec.ClockOverride {
+			// as `manifest` marks it: a back-dated check can give
+			// READ_VERIFIED to an answer the clock would find stale
+			auth += fmt.Sprintf("; it judged the answer as of %s, a time given with probe check --at, not read from the clock", rec.CheckedAt.UTC().Format(time.RFC3339))
 		}
 		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s; %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID, auth)
 		return
