@@ -1900,6 +1900,22 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, m *manifest.Manifest, keys 
 			break
 		}
 		j := JudgeVerdictChain(chain, keys)[len(chain)-1]
+		if rec.MAC == "" && rec.MACKey == "" && !j.Standing.Broken() {
+			// Verdict records carry a MAC since before probed entries were
+			// bound to their content (session "content"), and a readproof
+			// older than that binding refuses such a manifest: no check of
+			// one was ever recorded without a MAC (before session 29 a
+			// record written by hand without one, first of its chain,
+			// passed as "recorded before verdict records were
+			// authenticated"). Judged without the key.
+			for _, en := range m.Entries {
+				if en.Probe != nil && en.Probe.Session == manifest.ProbeSessionContent {
+					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but entry %d of manifest %s was mounted by a readproof that authenticates every verdict record: the record was written without the probe key",
+						rec.ID, rec.RunID, rec.Check, en.Position, m.ID)
+					return
+				}
+			}
+		}
 		if j.Standing == VerdictOtherKey && keys != nil {
 			// Another key is a rotation only if it could have judged the
 			// entries: a check under a key the entry was not mounted with
