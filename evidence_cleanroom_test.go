@@ -146,7 +146,7 @@ func crCheck(data []byte, trusted ed25519.PublicKey) (failed []string, signed bo
 	if len(subjects) == 1 {
 		s, _ := subjects[0].(map[string]any)
 		digest = str(obj(s, "digest"), "sha256")
-		if str(s, "name") != str(p, "manifest_id") || !crHex64.MatchString(digest) {
+		if str(s, "name") != str(p, "manifest_id") || !crHex64.MatchString(digest) || len(obj(s, "digest")) != 1 {
 			fail("subject")
 		}
 	} else {

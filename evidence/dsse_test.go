@@ -6,6 +6,7 @@ import (
 	"crypto"
 	"crypto/ed25519"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -397,6 +398,40 @@ func TestAuditorMerkleScript(t *testing.T) {
 	}
 	if got := root([]byte(`{"predicate":{"entries":[]}}`)); got != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
 		t.Fatalf("empty root %s", got)
+	}
+	// jq hands the entries to the shell as tab-separated lines. Before
+	// session 29 (evaudit) a uri holding a tab and a newline moved text to
+	// another field and entry: one entry whose uri is
+	// "<uri0>\t<hash0>\n1\t<uri1>" read as the two entries of a genuine
+	// run, so a forged one-entry bundle recomputed to the genuine root.
+	// The script now stops at such an entry; others it hashes as the rule.
+	two := []BundleEntry{
+		{Position: 0, URI: "readproof://demo/a", ContentHash: "sha256:" + strings.Repeat("a", 64)},
+		{Position: 1, URI: "readproof://demo/b", ContentHash: "sha256:" + strings.Repeat("b", 64)},
+	}
+	for _, es := range [][]BundleEntry{two, {{Position: 7, URI: "readproof://d/ é x\\y ", ContentHash: " h"}}} {
+		leaves, err := entryLeaves(es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Root(leaves)
+		data, _ := json.Marshal(map[string]any{"predicate": map[string]any{"entries": es}})
+		if got := root(data); got != hex.EncodeToString(want[:]) {
+			t.Fatalf("script root %s of %q, the rule gives %x", got, data, want)
+		}
+	}
+	// an entry the rule cannot hash stops the script: it prints no root
+	// of the entries before it
+	forged, _ := json.Marshal(BundleEntry{Position: 1, URI: two[0].URI + "\t" + two[0].ContentHash + "\n1\t" + two[1].URI, ContentHash: two[1].ContentHash})
+	for _, bad := range []string{string(forged), `{"position":1,"uri":"a\u0000","content_hash":"b"}`, `{"position":1,"uri":"a","content_hash":"b\u007f"}`,
+		`{"position":1,"uri":"","content_hash":"b"}`, `{"position":1,"uri":"a","content_hash":""}`,
+		`{"position":0.5,"uri":"a","content_hash":"b"}`, `{"position":-1,"uri":"a","content_hash":"b"}`, `{"position":4294967296,"uri":"a","content_hash":"b"}`,
+		`{"position":1,"uri":1,"content_hash":"b"}`, `{"position":1,"uri":"a"}`} {
+		p := filepath.Join(dir, "bad.json")
+		os.WriteFile(p, []byte(`{"predicate":{"entries":[{"position":0,"uri":"a","content_hash":"b"},`+bad+`]}}`), 0o644)
+		if out, err := exec.Command("sh", script, p).CombinedOutput(); err == nil {
+			t.Fatalf("merkle-root.sh passed %s: %s", bad, out)
+		}
 	}
 }
 

@@ -77,7 +77,8 @@ func ParseTrust(data []byte, now time.Time) (keys []ed25519.PublicKey, signers A
 	// An envelope carries no time but the signer's word, so a key signs
 	// envelopes while one of its allowed_signers lines admits the present,
 	// as ssh-keygen -Y verify without a verify-time judges: a key past its
-	// valid-before (a retired key) signs no bundle.
+	// valid-before (a retired key) signs no bundle. A line with a
+	// namespaces option must also admit EnvelopeNamespace.
 	envelope := keys[:0:0]
 	for _, k := range keys {
 		pub, err := ssh.NewPublicKey(k)
@@ -87,7 +88,14 @@ func ParseTrust(data []byte, now time.Time) (keys []ed25519.PublicKey, signers A
 		lines := linesNaming(signers[:listed], pub)
 		var outside []TrustWarning
 		for _, s := range lines {
-			if why := outsideWindow(s, now); why != "" {
+			why := outsideWindow(s, now)
+			if why == "" && s.Namespaces != "" && matchPatternList(EnvelopeNamespace, s.Namespaces) != 1 {
+				// a line that limits what its key signs (git's
+				// namespaces="git") does not vouch for an envelope
+				// unless it names ours
+				why = fmt.Sprintf("is limited to namespaces=%q, which does not admit %q", s.Namespaces, EnvelopeNamespace)
+			}
+			if why != "" {
 				outside = append(outside, TrustWarning{Line: s.Line, Principals: s.Principals, Why: why})
 			}
 		}
@@ -99,6 +107,13 @@ func ParseTrust(data []byte, now time.Time) (keys []ed25519.PublicKey, signers A
 	}
 	return envelope, signers, warnings, nil
 }
+
+// EnvelopeNamespace is the signature namespace of a DSSE envelope as an
+// allowed_signers line's namespaces="..." option names it: a line with the
+// option vouches for envelopes only when its list admits this name
+// (namespaces="git,readproof-evidence"), as ssh-keygen -Y verify -n admits
+// a namespace. The comment `key show` writes is the same word.
+const EnvelopeNamespace = "readproof-evidence"
 
 // linesNaming returns the allowed_signers lines whose key is pub.
 func linesNaming(signers AllowedSigners, pub ssh.PublicKey) []AllowedSigner {

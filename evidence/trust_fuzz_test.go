@@ -3,6 +3,7 @@ package evidence
 import (
 	"bytes"
 	"crypto/ed25519"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +53,49 @@ func FuzzParseTrust(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseTrustNamespaces: an allowed_signers line whose namespaces option
+// limits its key (git's namespaces="git") vouches for no envelope unless the
+// list admits readproof-evidence, and a warning names it; the line still
+// vouches for commit signatures. Before session 29 (evaudit) every ed25519
+// key of the file signed envelopes, whatever its namespaces.
+func TestParseTrustNamespaces(t *testing.T) {
+	t.Parallel()
+	k := testKey(t, 1)
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		file  string
+		signs bool
+	}{
+		{`a@x namespaces="git" ` + k.AuthorizedKey(), false},
+		{`a@x namespaces="file,git" ` + k.AuthorizedKey(), false},
+		{`a@x namespaces="!readproof-evidence,*" ` + k.AuthorizedKey(), false},
+		{`a@x namespaces="git,readproof-evidence" ` + k.AuthorizedKey(), true},
+		{`a@x namespaces="readproof-*" ` + k.AuthorizedKey(), true},
+		{`a@x namespaces="*" ` + k.AuthorizedKey(), true},
+		{`a@x ` + k.AuthorizedKey(), true},
+		{`a@x namespaces="git" ` + k.AuthorizedKey() + "\nb@x " + k.AuthorizedKey(), true},
+		// a line that is not allowed_signers throughout: the
+		// allowed_signers line still limits its key
+		{`a@x namespaces="git" ` + k.AuthorizedKey() + "\n" + testKey(t, 2).AuthorizedKey(), false},
+	} {
+		keys, signers, warnings, err := ParseTrust([]byte(tc.file), now)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.file, err)
+		}
+		signs := false
+		for _, key := range keys {
+			signs = signs || key.Equal(k.Public)
+		}
+		if signs != tc.signs {
+			t.Errorf("%q: signs envelopes %v, want %v", tc.file, signs, tc.signs)
+		}
+		if !tc.signs && (len(warnings) == 0 || !strings.Contains(warnings[0].Why, `does not admit "readproof-evidence"`)) {
+			t.Errorf("%q: warnings %+v", tc.file, warnings)
+		}
+		if len(signers) == 0 {
+			t.Errorf("%q: no signer for commit signatures", tc.file)
+		}
+	}
 }

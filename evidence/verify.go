@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -297,6 +298,11 @@ func verifyStatement(r *Report, st *Statement, opts VerifyOptions, x *early) {
 		r.add("subject", false, "subject name %q is not the predicate's manifest_id %q", st.Subject[0].Name, p.ManifestID)
 	case !isHex64(st.Subject[0].Digest["sha256"]):
 		r.add("subject", false, "%s: sha256 digest %q is not 64 lower-case hex digits", st.Subject[0].Name, st.Subject[0].Digest["sha256"])
+	case len(st.Subject[0].Digest) != 1:
+		// in-toto tools match a subject to an artifact by any digest they
+		// share: another algorithm's digest, which nothing here checks,
+		// would tie this verified statement to a file it does not describe
+		r.add("subject", false, "%s: digest holds %s besides sha256: the format's subject has the Merkle root alone, and no check covers another digest", text.Printable(st.Subject[0].Name), otherDigests(st.Subject[0].Digest))
 	default:
 		r.add("subject", true, "%s sha256 %s", text.Printable(st.Subject[0].Name), abbrevRoot(subjectRoot))
 	}
@@ -452,6 +458,19 @@ func checkRecordedReplay(r *Report, rp *BundleReplay, entries []BundleEntry) {
 		return
 	}
 	r.add(name, true, "export-time replay matched %d/%d at %s", matched, len(entries), text.Printable(rp.VerifiedAt))
+}
+
+// otherDigests names the algorithms of digest other than sha256, sorted
+// and quoted: "\"sha512\"".
+func otherDigests(digest map[string]string) string {
+	var names []string
+	for name := range digest {
+		if name != "sha256" {
+			names = append(names, strconv.Quote(text.Shorten(name, 40)))
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // abbrevRoot shortens a hex root to 8…4 characters; anything else is quoted.

@@ -531,3 +531,38 @@ func TestVerifySignedDoesNotCopyPayload(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifySubjectOtherDigest: an in-toto tool matches a subject to an
+// artifact by any digest algorithm the two share, so a digest beside the
+// root (a sha512 of some file) would tie a verified bundle to that file,
+// while no check reads it. Before session 29 (evaudit) verify passed such a
+// bundle, offline and against the store.
+func TestVerifySubjectOtherDigest(t *testing.T) {
+	t.Parallel()
+	in, store := threeInput(t)
+	good := mustBundle(t, in)
+	for name, extra := range map[string]string{
+		"sha512":             `"sha512": "` + strings.Repeat("ab", 64) + `"`,
+		"sha256 in capitals": `"SHA256": "` + strings.Repeat("0", 64) + `"`,
+		"empty name":         `"": ""`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := bytes.Replace(good, []byte(`"digest": {`), []byte(`"digest": {`+extra+`, `), 1)
+			if bytes.Equal(data, good) {
+				t.Fatal("the edit changed nothing")
+			}
+			for _, opts := range []VerifyOptions{{Offline: true}, {Store: store}} {
+				r, err := Verify(data, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantFailed(t, r, "subject")
+				for _, c := range r.Checks {
+					if c.Name == "subject" && !strings.Contains(c.Detail, "besides sha256") {
+						t.Fatalf("subject detail %q", c.Detail)
+					}
+				}
+			}
+		})
+	}
+}

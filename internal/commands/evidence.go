@@ -506,18 +506,29 @@ func loadTrust(path string, now time.Time) (keys []ed25519.PublicKey, signers ev
 	return keys, signers, warnings, nil
 }
 
-// loadReceiptsKey loads the receipts key when one is configured
-// ($READPROOF_RECEIPTS_KEY, else [receipts] key), through the same lookup
-// the receipts commands use; nil when none is.
-func loadReceiptsKey(e *env, pol *policy.File) (*receipts.Key, error) {
+// loadReceiptsKey loads the receipts key through the lookup the receipts
+// commands use: the one configured ($READPROOF_RECEIPTS_KEY, else
+// [receipts] key), else the one at the default location when a file is
+// there, the key `readproof exec` and `receipts issue` made the receipts
+// under (found is then true); nil when there is none. Before session 29
+// (evaudit) the default key was not looked for, and a receipt edited in
+// the store passed export and verify while `receipts list` said tampered.
+func loadReceiptsKey(e *env, pol *policy.File) (key *receipts.Key, found bool, err error) {
 	if !keyloc.ReceiptsConfigured(pol) {
-		return nil, nil
+		path, err := keyloc.DefaultReceiptsPath()
+		if err != nil {
+			return nil, false, nil
+		}
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		found = true
 	}
 	k, _, err := keyloc.LoadReceipts("", e.storePath, pol)
 	if err != nil {
-		return nil, err
+		return nil, found, err
 	}
-	return &k, nil
+	return &k, found, nil
 }
 
 func verifyCommit(c *cli.Context) error {
@@ -773,11 +784,15 @@ func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.E
 	} else {
 		keys.Signers = signers
 	}
-	if k, err := loadReceiptsKey(e, pol); err != nil {
+	if k, found, err := loadReceiptsKey(e, pol); err != nil {
+		what := "the key $" + keyloc.ReceiptsKeyEnv + " or [receipts] key names"
+		if found {
+			what = "the key at the default location"
+		}
 		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckReceipts, Text: "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error(),
-			Hint: "the bundle is written; make the key $" + keyloc.ReceiptsKeyEnv + " or [receipts] key names readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
+			Hint: "the bundle is written; make " + what + " readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
 	} else {
-		keys.ReceiptsKey = k
+		keys.ReceiptsKey, keys.ReceiptsKeyFound = k, found
 	}
 	var keyWarn error
 	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
@@ -927,7 +942,8 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 	}
 	offline := opts.Offline
 	var rep evidence.Report
-	var keyWarn error // a probe key file that is there but unusable
+	var keyWarn error         // a probe key file that is there but unusable
+	var receiptsKeyWarn error // a receipts key at the default location that is unusable
 	if offline {
 		rep, err = evidence.Verify(data, evidence.VerifyOptions{Offline: true, TrustedKeys: keys, RequireSignature: opts.RequireSignature})
 	} else {
@@ -948,8 +964,13 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		opts := store.EvidenceVerifyOptions{TrustedKeys: keys, Signers: signers, RequireSignature: opts.RequireSignature, Context: ctx, Progress: line.Update}
 		// the verdict record's MAC is checked when the key is at hand
 		opts.ProbeKeys, _, keyWarn = proofread.CheckKeys(s)
-		if opts.ReceiptsKey, err = loadReceiptsKey(e, pol); err != nil {
-			return withCode(ExitCannotCheck, err)
+		if opts.ReceiptsKey, opts.ReceiptsKeyFound, err = loadReceiptsKey(e, pol); err != nil {
+			if !opts.ReceiptsKeyFound {
+				return withCode(ExitCannotCheck, err)
+			}
+			// a key no setting names, which did not load: the receipts
+			// are checked as without a key, and the user told so
+			receiptsKeyWarn, opts.ReceiptsKey = err, nil
 		}
 		ierr := interruptible(ctx, func() error {
 			rep, err = s.VerifyEvidence(data, opts)
@@ -974,6 +995,10 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 			warnings = append(warnings, "store check journal: "+c.Detail)
 			e.say("readproof: warning: %s", warnings[len(warnings)-1])
 		}
+	}
+	if receiptsKeyWarn != nil && hasCheck(rep, store.CheckReceipts) {
+		warnings = append(warnings, "receipt MACs not checked: "+receiptsKeyWarn.Error())
+		e.say("readproof: warning: %s", text.Escape(warnings[len(warnings)-1]))
 	}
 	if keyWarn != nil && hasCheck(rep, store.CheckProofOfRead) {
 		warnings = append(warnings, proofread.NotCheckedWarning(keyWarn))

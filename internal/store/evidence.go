@@ -94,6 +94,9 @@ type EvidenceVerifyOptions struct {
 	RequireSignature bool
 	// ReceiptsKey, when set, also checks every receipt's MAC.
 	ReceiptsKey *receipts.Key
+	// ReceiptsKeyFound says ReceiptsKey was not configured but found at
+	// the default location (EvidenceCheckKeys.ReceiptsKeyFound).
+	ReceiptsKeyFound bool
 	// ProbeKeys, when set, also checks the MAC of the verdict record the
 	// bundle carries (docs/PROBE_PROTOCOL.md §10.6).
 	ProbeKeys *probe.Keys
@@ -345,7 +348,13 @@ func (s *Store) ExportEvidence(target string, opts EvidenceOptions) ([]byte, *ev
 type EvidenceCheckKeys struct {
 	Signers     evidence.AllowedSigners
 	ReceiptsKey *receipts.Key
-	ProbeKeys   *probe.Keys
+	// ReceiptsKeyFound says ReceiptsKey is the key at the default location,
+	// which no setting named: the receipts made under it are checked and
+	// fail when their MAC does not verify, and those under another key
+	// (an auditor's own key is not the issuer's) are left unchecked, as
+	// the check's detail says. A key named by a setting fails them.
+	ReceiptsKeyFound bool
+	ProbeKeys        *probe.Keys
 }
 
 // Names and kinds that only an export's store checks report
@@ -1166,7 +1175,7 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 			return rep, nil // as above
 		}
 	}
-	rep.Checks = append(rep.Checks, s.storeChecks(p, m, sum, EvidenceCheckKeys{Signers: opts.Signers, ReceiptsKey: opts.ReceiptsKey, ProbeKeys: opts.ProbeKeys}, "")...)
+	rep.Checks = append(rep.Checks, s.storeChecks(p, m, sum, EvidenceCheckKeys{Signers: opts.Signers, ReceiptsKey: opts.ReceiptsKey, ReceiptsKeyFound: opts.ReceiptsKeyFound, ProbeKeys: opts.ProbeKeys}, "")...)
 	return rep, nil
 }
 
@@ -1235,16 +1244,24 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 		// No summary: still name the manifest's receipts that cannot be
 		// read, as export and checkReceipts do (not another manifest's of
 		// the run id).
-		if _, bad, err := s.receiptsOf(p.RunID, m); err == nil {
+		if rs, bad, err := s.receiptsOf(p.RunID, m); err == nil {
 			for _, u := range bad {
 				unreadable(u)
 			}
+			// export writes a summary whenever the manifest has receipts,
+			// and a summary must list them all: a bundle without one
+			// would hide the calls from its reader (before session 29 a
+			// summary removed from a bundle passed)
+			if len(rs) > 0 {
+				add(CheckReceipts, false, "the store holds %s of this manifest (%s), the bundle carries no receipt summary: it was removed, or the bundle was exported before they were issued",
+					text.Count(len(rs), "tool receipt", "tool receipts"), receiptsNamed(rs))
+			}
 		}
 	} else {
-		s.checkReceipts(p, m, keys.ReceiptsKey, add, unreadable)
+		s.checkReceipts(p, m, keys.ReceiptsKey, keys.ReceiptsKeyFound, add, unreadable)
 	}
 	if len(p.ProofOfRead) > 0 {
-		s.checkVerdicts(p, keys.ProbeKeys, add)
+		s.checkVerdicts(p, m, keys.ProbeKeys, add)
 	}
 	if c, ok := s.checkJournal(m); ok {
 		out = append(out, c)
@@ -1734,7 +1751,7 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 
 // checkReceipts compares the bundle's summary with the store's receipts of
 // its run id issued for m, the stored manifest the bundle names.
-func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, add addCheck, unreadable func(UnreadableReceipt)) {
+func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, found bool, add addCheck, unreadable func(UnreadableReceipt)) {
 	var sum receipts.EvidenceSummary
 	if err := strictDecode(p.Receipts, &sum); err != nil {
 		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
@@ -1754,11 +1771,39 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 		// forged one from an export (which only warns of the first)
 		if key != nil {
 			for _, r := range rs {
+				if found && r.KeyID != key.ID() {
+					continue
+				}
 				if err := receipts.Verify(r, *key); err != nil {
 					add(CheckReceipts, false, "receipt %s of session %s: %s", r.ID, text.Printable(r.Session), text.Printable(err.Error()))
 				}
 			}
 		}
+		return
+	}
+	if key != nil && found {
+		if err := sum.Matches(rs); err != nil {
+			add(CheckReceipts, false, "%s", text.Printable(err.Error()))
+			return
+		}
+		var under []receipts.Receipt
+		for _, r := range rs {
+			if r.KeyID == key.ID() {
+				under = append(under, r)
+			}
+		}
+		for _, r := range under {
+			if err := receipts.Verify(r, *key); err != nil {
+				add(CheckReceipts, false, "verifying receipt summary: %s", text.Printable(err.Error()))
+				return
+			}
+		}
+		if other := len(rs) - len(under); other > 0 {
+			add(CheckReceipts, true, "%d receipts match the store; MACs verified with key %s (the default key) for %d, not checked for %d made under another key (name that key to check them)",
+				len(rs), key.ID(), len(under), other)
+			return
+		}
+		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s (the default key)", len(rs), key.ID())
 		return
 	}
 	if key != nil {
@@ -1776,6 +1821,19 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
 }
 
+// receiptsNamed names up to three receipts by id, and how many more.
+func receiptsNamed(rs []receipts.Receipt) string {
+	var ids []string
+	for i, r := range rs {
+		if i == 3 {
+			ids = append(ids, fmt.Sprintf("and %d more", len(rs)-3))
+			break
+		}
+		ids = append(ids, r.ID)
+	}
+	return strings.Join(ids, ", ")
+}
+
 // strictDecode decodes an addition of a bundle (proof_of_read, receipts)
 // into v as strictly as evidence.Verify reads the rest of the bundle: no
 // unknown member, no member named twice or in other case than its tag
@@ -1790,7 +1848,7 @@ func strictDecode(data []byte, v any) error {
 	return dec.Decode(v)
 }
 
-func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCheck) {
+func (s *Store) checkVerdicts(p *evidence.Predicate, m *manifest.Manifest, keys *probe.Keys, add addCheck) {
 	var got evidenceVerdicts
 	if err := strictDecode(p.ProofOfRead, &got); err != nil || got.VerdictRecord == nil {
 		add(CheckProofOfRead, false, "proof_of_read is not a verdict record: %s", text.Printable(fmt.Sprint(err)))
@@ -1842,6 +1900,38 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			break
 		}
 		j := JudgeVerdictChain(chain, keys)[len(chain)-1]
+		if rec.MAC == "" && rec.MACKey == "" && !j.Standing.Broken() {
+			// Verdict records carry a MAC since before probed entries were
+			// bound to their content (session "content"), and a readproof
+			// older than that binding refuses such a manifest: no check of
+			// one was ever recorded without a MAC (before session 29 a
+			// record written by hand without one, first of its chain,
+			// passed as "recorded before verdict records were
+			// authenticated"). Judged without the key.
+			for _, en := range m.Entries {
+				if en.Probe != nil && en.Probe.Session == manifest.ProbeSessionContent {
+					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but entry %d of manifest %s was mounted by a readproof that authenticates every verdict record: the record was written without the probe key",
+						rec.ID, rec.RunID, rec.Check, en.Position, m.ID)
+					return
+				}
+			}
+		}
+		if j.Standing == VerdictOtherKey && keys != nil {
+			// Another key is a rotation only if it could have judged the
+			// entries: a check under a key the entry was not mounted with
+			// finds neither its sentinel nor its delivered bytes. For an
+			// entry mounted with the key in use, any other verdict was
+			// written without a check (before session 29 such a record,
+			// first of its chain, passed as "not checked").
+			mounted := s.mountedWith(*keys, m)
+			for _, v := range rec.Entries {
+				if mounted[v.Position] && (v.Verdict != string(probe.Hallucinated) || v.DeliveredHashVerified) {
+					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
+						rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, text.Printable(v.Verdict), v.DeliveredHashVerified)
+					return
+				}
+			}
+		}
 		switch {
 		case j.Standing == VerdictStripped:
 			add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but check %d before it in the chain does: its MAC was stripped, or it was appended without the probe key", rec.ID, rec.RunID, rec.Check, j.Before.Check)
@@ -1862,6 +1952,11 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, keys *probe.Keys, add addCh
 			auth = "it carries no MAC (recorded before verdict records were authenticated)"
 		case j.Standing == VerdictOtherKey:
 			auth = "it is authenticated under another probe key, so its MAC was not checked"
+		}
+		if rec.ClockOverride {
+			// as `manifest` marks it: a back-dated check can give
+			// READ_VERIFIED to an answer the clock would find stale
+			auth += fmt.Sprintf("; it judged the answer as of %s, a time given with probe check --at, not read from the clock", rec.CheckedAt.UTC().Format(time.RFC3339))
 		}
 		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s; %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID, auth)
 		return
