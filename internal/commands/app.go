@@ -131,13 +131,7 @@ func mainApp(args []string, stdin io.Reader, stdout, stderr io.Writer, sole bool
 	if errors.Is(err, errQuiet) {
 		return code
 	}
-	if h, ok := hint.OpenFiles(err); ok {
-		// a limit on open files met anywhere (the store, a source, a
-		// lock): said once, in place of a hint that blames what failed
-		// to open (session 29: "the file system failed (dmesg may say
-		// why)", a source's freshness)
-		err = hint.With(err, h)
-	} else if hint.Of(err) == "" && errors.Is(err, fs.ErrPermission) {
+	if hint.Of(err) == "" && errors.Is(err, fs.ErrPermission) {
 		// the system's error names the path; say what to do about it
 		err = hint.With(err, "this user may not write (or read) the path named above (permission denied): fix its permissions or its directory's (ls -ld shows the owner and mode), or run readproof as a user who may")
 	} else if hint.Of(err) == "" && errors.Is(err, syscall.EROFS) {

@@ -1,5 +1,6 @@
 // Package hint attaches a suggestion for the user to an error without
 // changing what the error matches: errors.Is and errors.As see through it.
+// One hint is its own: a limit on open files met (OpenFiles).
 // The CLI prints the message on one line and the hint on the next.
 package hint
 
@@ -26,8 +27,14 @@ func With(err error, hint string) error {
 	return &hinted{err: err, hint: hint}
 }
 
-// Of returns the outermost hint carried by err, or "".
+// Of returns the outermost hint carried by err, or "". An err that is, or
+// wraps, a limit on open files met has OpenFiles' hint instead, whatever
+// it carries: the CLI's hint line, the MCP server's tool errors and the
+// JSON errors all say that limit, and no hint blames what failed to open.
 func Of(err error) string {
+	if h, ok := OpenFiles(err); ok {
+		return h
+	}
 	var h interface{ Hint() string }
 	if errors.As(err, &h) {
 		return h.Hint()

@@ -30,3 +30,16 @@ func TestOpenFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestOfSaysOpenFiles: Of, which every reader of hints asks (the CLI's
+// hint line, the MCP server's errors), gives the open files' hint for an
+// error that met the limit, in place of the one it carries.
+func TestOfSaysOpenFiles(t *testing.T) {
+	err := hint.With(fmt.Errorf("sync: %w", &fs.PathError{Op: "open", Path: "/s/objects", Err: syscall.EMFILE}), "the file system failed (dmesg may say why)")
+	if h := hint.Of(err); !strings.Contains(h, "limit on open files") || strings.Contains(h, "dmesg") {
+		t.Errorf("hint.Of = %q", h)
+	}
+	if h := hint.Of(hint.With(errors.New("x"), "do y")); h != "do y" {
+		t.Errorf("hint.Of of another error = %q", h)
+	}
+}
