@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -66,11 +65,8 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 	e.policyPath = abs
 	if e.policyNamed {
 		// a directory is not the policy file, and the store beside it
-		// would be looked for in its parent
-		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
-			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG) is a directory", abs),
-				"name the policy file itself: --config "+text.ShellArg(filepath.Join(abs, PolicyName))))
-		}
+		// would be looked for in its parent: refused, as a named pipe or
+		// a device, by every command
 		if err := checkPolicyKind(abs, true); err != nil {
 			return nil, err
 		}
@@ -137,10 +133,10 @@ func storeHere(policyPath, def string) string {
 // unless --config or READPROOF_CONFIG named it: a named file that does not
 // exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
-	if err := checkPolicyKind(e.policyPath, e.policyNamed); err != nil {
-		return nil, err
-	}
 	f, err := policy.LoadCached(e.policyPath, e.policyCache())
+	if kerr := policyKindError(err, e.policyPath, e.policyNamed); kerr != nil {
+		return nil, kerr
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if e.policyNamed {
 			return nil, withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG): %w", e.policyPath, err),
@@ -162,55 +158,40 @@ func (e *env) loadPolicy() (*policy.File, error) {
 	return f, nil
 }
 
-// checkPolicyKind refuses a policy file at path that is neither a regular
-// file nor the null device (which reads as an empty file): a named pipe
-// would hold the command at its open until something writes to it, and a
-// device such as /dev/zero would be read without end. named says --config
-// or READPROOF_CONFIG gave path; such a path may also be a pipe this
-// process was handed (--config /dev/stdin, a shell's --config <(...)),
-// which has its writer already. A missing file, or one that cannot be
-// looked at, is left to the read, which names it.
+// checkPolicyKind refuses a policy file at path that policy.Open refuses
+// for what it is (a named pipe, a device other than the null device, a
+// directory), judged from the file opened (without waiting for a named
+// pipe's writer) and not from a look at the path first: a named pipe
+// would hold a reader until something wrote to it, and a device such as
+// /dev/zero would be read without end. A pipe this process was handed
+// (--config /dev/stdin, a shell's --config <(...)) has its writer already
+// and is read. named says --config or READPROOF_CONFIG gave path. Any
+// other error (a missing file, one too large, one this user may not
+// read) is left to the read, which names it.
 func checkPolicyKind(path string, named bool) error {
-	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().IsRegular() {
+	return policyKindError(policy.Check(path), path, named)
+}
+
+// policyKindError is err, from policy.Open, as the command line words a
+// policy file refused for what it is, exit 2, with a hint; nil for any
+// other error.
+func policyKindError(err error, path string, named bool) error {
+	var ke *fspath.KindError
+	if !errors.As(err, &ke) {
 		return nil
 	}
-	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(fi, null) {
-		return nil
-	}
-	if named && fi.Mode()&fs.ModeNamedPipe != 0 && handedPipe(path) {
-		return nil
+	if named && ke.Mode.IsDir() {
+		return withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s (named by --config or READPROOF_CONFIG) is a directory", path),
+			"name the policy file itself: --config "+text.ShellArg(filepath.Join(path, PolicyName))))
 	}
 	by, h := "", "replace it with a regular file (readproof.toml.example documents every key), or name the policy file with --config"
 	if named {
 		by, h = " (named by --config or READPROOF_CONFIG)", "name the policy file itself with --config or READPROOF_CONFIG"
 	}
-	if fi.IsDir() && !named {
+	if ke.Mode.IsDir() && !named {
 		h = "move the directory away and put the policy file there (readproof.toml.example documents every key), or name the policy file with --config"
 	}
-	return withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s%s is %s, not a regular file; nothing was read from it", path, by, fspath.DescribeMode(fi.Mode())), h))
-}
-
-// handedPipe says whether path, a pipe, is one of this process's
-// descriptors and not a named pipe in a directory: its links lead to an
-// anonymous pipe ("pipe:[N]", Linux's /proc/self/fd), or it is a /dev/fd
-// entry that is not a link (macOS, the BSDs). A named pipe reached through
-// a descriptor (/dev/fd/3 opened on one) ends at the named pipe's path.
-func handedPipe(path string) bool {
-	for range 40 {
-		to, err := os.Readlink(path)
-		if err != nil {
-			return strings.HasPrefix(path, "/dev/fd/")
-		}
-		if strings.HasPrefix(to, "pipe:[") {
-			return true
-		}
-		if !filepath.IsAbs(to) {
-			to = filepath.Join(filepath.Dir(path), to)
-		}
-		path = to
-	}
-	return false
+	return withCode(ExitUsage, hint.With(fmt.Errorf("policy file %s%s is %s, not a regular file; nothing was read from it", path, by, fspath.DescribeMode(ke.Mode)), h))
 }
 
 // policyCache is where a large policy file's parse is kept: in the store

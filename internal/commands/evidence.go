@@ -443,15 +443,27 @@ func readBundle(stdin io.Reader, name string) ([]byte, error) {
 		}
 	} else {
 		const giveFile = "give the file written by `readproof evidence export --out`, or - for stdin"
-		f, err := os.Open(name)
-		if err != nil {
+		// what FILE is, is judged from the file opened (without waiting
+		// for a named pipe's writer): a named pipe or a device (/dev/zero)
+		// is refused before anything is read; a pipe handed to readproof
+		// (<(...), /dev/stdin) is read as stdin is, to the bound
+		f, fi, err := fspath.OpenRegular(name)
+		var ke *fspath.KindError
+		switch {
+		case errors.As(err, &ke) && ke.Mode.IsDir():
+			return nil, hint.With(fmt.Errorf("read bundle %s: it is a directory", name), giveFile)
+		case errors.As(err, &ke) && ke.Mode&fs.ModeNamedPipe != 0:
+			return nil, hint.With(fmt.Errorf("read bundle %s: it is a named pipe, not a regular file; nothing was read from it", name),
+				giveFile+" (a bundle that comes through a pipe: readproof evidence verify - < "+text.ShellArg(name)+")")
+		case errors.As(err, &ke):
+			return nil, hint.With(fmt.Errorf("read bundle %s: it is %s, not a regular file; nothing was read from it", name, fspath.DescribeMode(ke.Mode)), giveFile)
+		case err != nil:
 			return nil, hint.With(fmt.Errorf("read bundle %s: %w", name, err), giveFile)
 		}
 		defer f.Close()
 		r = f
-		fi, err := f.Stat()
-		if err == nil && fi.IsDir() {
-			return nil, hint.With(fmt.Errorf("read bundle %s: it is a directory", name), giveFile)
+		if fi.Mode().IsRegular() && fi.Size() > maxBundleBytes {
+			return nil, hint.With(fmt.Errorf("bundle %s is %d bytes, larger than %d GiB, more than any export; nothing was read from it", name, fi.Size(), maxBundleBytes>>30), giveFile)
 		}
 		// A regular file is read into one allocation of its size and a
 		// byte more (to see that it grew). Not bytes.Buffer.Grow: its
@@ -481,6 +493,34 @@ func readBundle(stdin io.Reader, name string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// maxKeysFileBytes bounds a file of public keys (--trusted-keys,
+// --allowed-signers): some 100,000 keys.
+const maxKeysFileBytes = 16 << 20
+
+// readKeysFile reads a file of public keys: a regular file, or a pipe
+// handed to readproof, of at most maxKeysFileBytes, judged from the file
+// opened (fspath.OpenRegular); a named pipe or a device (/dev/zero) is
+// refused before anything is read from it.
+func readKeysFile(path string) ([]byte, error) {
+	f, fi, err := fspath.OpenRegular(path)
+	var ke *fspath.KindError
+	if errors.As(err, &ke) {
+		return nil, fmt.Errorf("it is %s, not a regular file; nothing was read from it", fspath.DescribeMode(ke.Mode))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Mode().IsRegular() && fi.Size() > maxKeysFileBytes {
+		return nil, fmt.Errorf("it is %d bytes, more than the %d MiB a file of public keys may be; nothing was read from it", fi.Size(), maxKeysFileBytes>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxKeysFileBytes+1))
+	if err == nil && len(data) > maxKeysFileBytes {
+		err = fmt.Errorf("it holds more than the %d MiB a file of public keys may be", maxKeysFileBytes>>20)
+	}
+	return data, err
+}
+
 // loadTrust reads trusted public keys from path (evidence.ParseTrust): for
 // DSSE envelopes every ed25519 key that may sign now, for manifest commit
 // signatures the file as allowed_signers. "" trusts nothing. warnings name
@@ -490,7 +530,7 @@ func loadTrust(path string, now time.Time) (keys []ed25519.PublicKey, signers ev
 	if path == "" {
 		return nil, nil, nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readKeysFile(path)
 	if err != nil {
 		return nil, nil, nil, withCode(ExitUsage, hint.With(fmt.Errorf("read trusted keys %s: %w", path, err),
 			"give an allowed_signers, authorized_keys or PEM file holding the signer's public key (readproof key show prints them)"))
@@ -860,7 +900,7 @@ func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args [
 		if path == "" {
 			return withCode(ExitUsage, hint.With(errors.New("verify-commit: no allowed_signers file"), "pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml (`readproof key show --format allowed-signers` prints the line for a key)"))
 		}
-		data, err := os.ReadFile(path)
+		data, err := readKeysFile(path)
 		if err != nil {
 			return withCode(ExitUsage, hint.With(fmt.Errorf("read allowed signers %s: %w", path, err), "readproof key show --format allowed-signers prints a line for your key"))
 		}

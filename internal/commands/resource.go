@@ -265,6 +265,9 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 				return withCode(ExitUsage, err)
 			}
 		}
+		if kerr := policyKindError(err, e.policyPath, e.policyNamed); kerr != nil {
+			return kerr
+		}
 		switch {
 		case errors.As(err, &pe) && pe.Hint != "":
 			return withCode(ExitUsage, hint.With(err, pe.Hint))

@@ -2,7 +2,9 @@
 // Resolve (symbolic links resolved in the longest existing prefix, so a path
 // that does not exist yet is judged by where it would land), EvalSymlinks
 // and Within. Key files (internal/keyfile) and the filesystem source
-// (adapters) use them.
+// (adapters) use them. OpenRegular opens a file that must be a regular
+// file (the policy file, an evidence bundle) and judges it from the file
+// opened, never waiting at a named pipe.
 //
 // fspath imports only the standard library.
 package fspath

@@ -1,9 +1,14 @@
 // Package hint attaches a suggestion for the user to an error without
 // changing what the error matches: errors.Is and errors.As see through it.
+// One hint is its own: a limit on open files met (OpenFiles).
 // The CLI prints the message on one line and the hint on the next.
 package hint
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
 
 type hinted struct {
 	err  error
@@ -22,11 +27,36 @@ func With(err error, hint string) error {
 	return &hinted{err: err, hint: hint}
 }
 
-// Of returns the outermost hint carried by err, or "".
+// Of returns the outermost hint carried by err, or "". An err that is, or
+// wraps, a limit on open files met has OpenFiles' hint instead, whatever
+// it carries: the CLI's hint line, the MCP server's tool errors and the
+// JSON errors all say that limit, and no hint blames what failed to open.
 func Of(err error) string {
+	if h, ok := OpenFiles(err); ok {
+		return h
+	}
 	var h interface{ Hint() string }
 	if errors.As(err, &h) {
 		return h.Hint()
 	}
 	return ""
+}
+
+// OpenFiles is the hint for err when it is, or wraps, a limit on open
+// files met: this process's (EMFILE, `ulimit -n`), named with its value
+// where it can be read, or the whole system's (ENFILE); ok is false for
+// any other error. The error it replaces, if any, blamed what failed to
+// open (a file system, a source, the store), which is not at fault.
+func OpenFiles(err error) (h string, ok bool) {
+	switch {
+	case errors.Is(err, syscall.EMFILE):
+		limit := "ulimit -n"
+		if n, ok := openFilesLimit(); ok {
+			limit = fmt.Sprintf("ulimit -n: %d", n)
+		}
+		return fmt.Sprintf("readproof met this process's limit on open files (%s), not a fault of what it opened: raise it in the shell that runs readproof (ulimit -n 4096; for a service, LimitNOFILE=4096 in its unit), then run the command again", limit), true
+	case errors.Is(err, syscall.ENFILE):
+		return "the system's table of open files is full (all processes together; fs.file-max on Linux, kern.maxfiles on macOS), not a fault of what readproof opened: close programs that hold many files, or raise the limit (sysctl -w fs.file-max=N as root), then run the command again", true
+	}
+	return "", false
 }

@@ -99,7 +99,7 @@ var exactImports = map[string][]string{
 	"evidence":             {"gitstore/gitobj", "internal/keyfile", "internal/strictjson", "internal/text"},
 	"probe":                {"internal/keyfile", "internal/text"},
 	"receipts":             {"gitstore/gitobj", "identity", "internal/keyfile", "internal/strictjson", "internal/text"},
-	"internal/policy":      {"adapters/sourcespec", "identity", "internal/lockfile", "internal/progress", "internal/text"},
+	"internal/policy":      {"adapters/sourcespec", "identity", "internal/fspath", "internal/lockfile", "internal/progress", "internal/text"},
 	"gitstore":             {"gitstore/gitobj", "internal/diskfull", "internal/fspath", "internal/hint", "internal/lockfile", "internal/progress", "internal/text"},
 	"adapters":             {"adapters/sourcespec", "gitstore", "internal/fspath"},
 	"adapters/adaptertest": {"adapters"},

@@ -269,16 +269,22 @@ var (
 )
 
 // createHeld makes the lock file and takes its flock; it returns the
-// file's identity and, while its flock is held, the open file (nil on a
-// file system without flock). A waiter takes the flock of a lock it judges
-// stale, and of a lock it happens to open as this process creates it, for
-// microseconds: createHeld waits for it (up to deadline, and at least a
-// second), then makes sure the path still names its file (errBroken: it
-// was stopped between its create and its flock for the stale age, and the
-// waiter broke the lock).
+// file's identity and, while the flock is held, the open file. Another
+// process holds the flock of a file just created only while a waiter
+// looks at it, for microseconds: createHeld waits for it (up to deadline,
+// and at least a second), and a file it made and then failed to hold is
+// removed (dropCreated), never another's at its name.
 func createHeld(path string, deadline time.Time) (fs.FileInfo, *os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		return nil, nil, err
+	}
+	// the identity of the file made, to remove it and no other if it
+	// cannot be held; an fstat that fails leaves it (it cannot be told
+	// from a file another made at its name since), for the stale rule
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
 		return nil, nil, err
 	}
 	if afterCreate != nil {
@@ -290,26 +296,17 @@ func createHeld(path string, deadline time.Time) (fs.FileInfo, *os.File, error) 
 	held, busy := HoldFlock(f)
 	for wait := time.Millisecond; busy; held, busy = HoldFlock(f) {
 		if time.Now().After(deadline) {
-			// Left in place, for the flock's holder to remove, or for a
-			// waiter to take over once stale: removed here, a new lock
-			// could take the name while a breaker that judged this file
-			// is about to remove it.
+			dropCreated(path, fi)
 			f.Close()
 			return nil, nil, errFlockBusy
 		}
 		time.Sleep(wait)
 		wait = min(2*wait, 64*time.Millisecond)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, nil, err
-	}
 	if !held {
 		// no flock here: as before flocks, the file is closed at once
 		if err := f.Close(); err != nil {
-			os.Remove(path)
+			removeIfSame(path, fi)
 			return nil, nil, err
 		}
 		return fi, nil, nil
@@ -319,6 +316,28 @@ func createHeld(path string, deadline time.Time) (fs.FileInfo, *os.File, error) 
 		return nil, nil, errBroken
 	}
 	return fi, f, nil
+}
+
+// dropCreated removes the lock file path, which this process created
+// (fi, still open: its inode is not reused) and could not take the flock
+// of, another process holding it past the wait: a waiter stopped while it
+// looked (the file would be left, held by nobody, for the stale rule or a
+// human to remove), or one that judged it stale (this process stopped
+// between its create and its flock) and is taking it over. It is removed
+// only under the break lock, so that no waiter is between its look at the
+// file and its removal of it (breakStale), and only while path still names
+// it: never a lock another made at the name since. A break lock another
+// holds leaves the file to that waiter, which removes it if it judged it.
+func dropCreated(path string, fi fs.FileInfo) {
+	guard := breakName(path)
+	g, err := create(guard)
+	if err != nil {
+		return
+	}
+	defer removeIfSame(guard, g)
+	if now, err := os.Lstat(path); err == nil && os.SameFile(now, fi) {
+		os.Remove(path)
+	}
 }
 
 // afterCreate, when a test sets it, is called between the create of a lock

@@ -79,17 +79,9 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 	}
 	defer lock.Release()
 
-	old, err := os.ReadFile(target)
-	perm := fs.FileMode(0o644)
-	switch {
-	case err == nil:
-		if st, err := os.Stat(target); err == nil {
-			perm = st.Mode().Perm()
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		old = nil
-	default:
-		return fmt.Errorf("read policy file: %w", err)
+	old, perm, err := readOld(target)
+	if err != nil {
+		return err
 	}
 
 	base := old
@@ -393,4 +385,22 @@ func writeAtomic(target string, data []byte, perm fs.FileMode) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// readOld reads the policy file at path as Open opens it, for
+// AppendResource: its bytes (nil when there is none) and its permissions.
+func readOld(path string) (old []byte, perm fs.FileMode, err error) {
+	f, fi, err := Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0o644, nil
+	}
+	if err != nil {
+		return nil, 0, readError(err)
+	}
+	defer f.Close()
+	text, err := readFrom(path, f, fi)
+	if err != nil {
+		return nil, 0, readError(err)
+	}
+	return []byte(text), fi.Mode().Perm(), nil
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -232,14 +231,26 @@ func LoadCached(path string, c Cache) (*File, error) {
 // loadCached is LoadCached for files of minBytes or more; hit says
 // whether the cache was used.
 func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err error) {
-	fi, err := os.Stat(path)
+	// opened once (Open), read through this descriptor to the end
+	file, fi, err := Open(path)
+	if err != nil {
+		return nil, false, readError(err)
+	}
+	defer file.Close()
+	parse := func() (*File, bool, error) {
+		text, err := readFrom(path, file, fi)
+		if err != nil {
+			return nil, false, readError(err)
+		}
+		f, err := parseText(path, text)
+		return f, false, err
+	}
 	var cachePath string
-	if err == nil && fi.Mode().IsRegular() && fi.Size() >= int64(minBytes) {
+	if fi.Mode().IsRegular() && fi.Size() >= int64(minBytes) {
 		cachePath = c.file(path)
 	}
 	if cachePath == "" || c.Key == nil || c.Ours != nil && !c.Ours() {
-		f, err := Load(path)
-		return f, false, err
+		return parse()
 	}
 	c.Path = cachePath
 	name := path
@@ -250,10 +261,9 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 	var key []byte
 	if _, err := os.Lstat(c.Path); err == nil {
 		if key = c.Key(); len(key) == 0 {
-			f, err := Load(path)
-			return f, false, err
+			return parse()
 		}
-		if f, restamp, written := readCache(c, path, name, fi.Size(), build, key); f != nil {
+		if f, restamp, written := readCache(c, file, path, name, fi.Size(), build, key); f != nil {
 			if restamp != nil {
 				c.writeCache(restamp)
 			}
@@ -261,9 +271,12 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 			return f, true, nil
 		}
 	}
-	text, err := readText(path)
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return nil, false, readError(err)
+	}
+	text, err := readFrom(path, file, fi)
 	if err != nil {
-		return nil, false, fmt.Errorf("read policy file: %w", err)
+		return nil, false, readError(err)
 	}
 	var heads []headRun
 	f, ok := parseFastHeads(path, name, text, &heads)
@@ -469,8 +482,8 @@ func appendMAC(b, key []byte) []byte {
 // macLine is the length of the cache's last line.
 const macLine = len("mac \n") + 2*sha256.Size
 
-// readCache returns the File of the policy file at path (size bytes at
-// its stat) from the cache file at cache, or nil when the cache does not
+// readCache returns the File of the policy file at path, open as file
+// (size bytes at its stat), from the cache file at cache, or nil when the cache does not
 // hold it: missing, not a regular file, torn, damaged, of
 // another format or build, of other bytes (the file's SHA-256 and size, as
 // read now), when its MAC does not check under key, or when the settings
@@ -480,18 +493,18 @@ const macLine = len("mac \n") + 2*sha256.Size
 // as read now, for writeCache: the file was hashed (its stat was not the
 // one recorded), and the new stat is recorded once it has settled. used
 // is the cache file's modification time, for markUsed.
-func readCache(c Cache, path, name string, size int64, build [32]byte, key []byte) (f *File, restamp func(os.FileInfo) []byte, used time.Time) {
+func readCache(c Cache, file *os.File, path, name string, size int64, build [32]byte, key []byte) (f *File, restamp func(os.FileInfo) []byte, used time.Time) {
 	raw, used, ok := readCacheFile(c.Path, 4*size+64<<10, key)
 	if !ok {
 		return nil, nil, used
 	}
-	f, restamp = readCacheText(c, path, name, size, build, key, raw)
+	f, restamp = readCacheText(c, file, path, name, size, build, key, raw)
 	return f, restamp, used
 }
 
 // readCacheText is readCache of the cache's text raw, read and
 // authenticated.
-func readCacheText(c Cache, path, name string, size int64, build [32]byte, key []byte, raw string) (f *File, restamp func(os.FileInfo) []byte) {
+func readCacheText(c Cache, file *os.File, path, name string, size int64, build [32]byte, key []byte, raw string) (f *File, restamp func(os.FileInfo) []byte) {
 	rest, ok := strings.CutPrefix(raw, cacheFormat+"\nbuild "+hex.EncodeToString(build[:])+"\npolicy ")
 	if !ok || len(rest) < 2*sha256.Size+1 || rest[2*sha256.Size] != ' ' {
 		return nil, nil
@@ -552,7 +565,7 @@ func readCacheText(c Cache, path, name string, size int64, build [32]byte, key [
 	if _, _, maxRes := c.limits(); len(rest) > maxRes {
 		return nil, nil // offsets into rest are int32s
 	}
-	settings, now, ctime, ok := readSettings(c, path, psize, sum, spans, stamp)
+	settings, now, ctime, ok := readSettings(c, file, path, psize, sum, spans, stamp)
 	if !ok {
 		return nil, nil
 	}
@@ -725,7 +738,8 @@ func readCacheFile(path string, max int64, key []byte) (text string, modTime tim
 // noStamp is the stat line of a cache that records none.
 const noStamp = "-"
 
-// readSettings reads the policy file at path, which must be size bytes
+// readSettings reads the policy file at path, open as file (at its start;
+// Open opened it, once for the whole load), which must be size bytes
 // whose SHA-256 is sum, and returns the text of its spans, in order. When
 // the file's stat (fileStamp) is stamp, from start to end of the read,
 // only the spans are read: the file is the one hashed when the stamp was
@@ -734,12 +748,7 @@ const noStamp = "-"
 // is hashed; now is then its stat, the same before the read and after it,
 // to record in the cache ("" when it cannot be), and ctime its change
 // time.
-func readSettings(c Cache, path string, size int, sum [32]byte, spans [][2]int, stamp string) (settings, now string, ctime time.Time, ok bool) {
-	file, err := os.Open(path)
-	if err != nil {
-		return "", "", ctime, false
-	}
-	defer file.Close()
+func readSettings(c Cache, file *os.File, path string, size int, sum [32]byte, spans [][2]int, stamp string) (settings, now string, ctime time.Time, ok bool) {
 	n := 0
 	for _, s := range spans {
 		n += s[1] - s[0]

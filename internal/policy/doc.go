@@ -35,7 +35,8 @@
 // holds whatever the cache file holds to the MAC.
 //
 // policy depends on identity and adapters/sourcespec (the types it hands to
-// sources) and on BurntSushi/toml. It must not import adapters, gitstore,
+// sources), on internal/fspath (Open judges what the policy file is from
+// the file opened) and on BurntSushi/toml. It must not import adapters, gitstore,
 // go-git, the store or the CLI (internal/layering's test enforces it), and it
 // performs no network access.
 package policy

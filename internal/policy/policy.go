@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -120,40 +119,38 @@ func (f *File) Resources() []Resource {
 }
 
 // Load reads and parses the policy file at path. A missing file is an error
-// matching fs.ErrNotExist; use Empty for the defaults.
+// matching fs.ErrNotExist; use Empty for the defaults. What Open refuses
+// is refused.
 func Load(path string) (*File, error) {
 	text, err := readText(path)
 	if err != nil {
-		return nil, fmt.Errorf("read policy file: %w", err)
+		return nil, err
 	}
 	return parseText(path, text)
 }
 
-// readText reads the file at path as a string, through a small buffer
-// into one the size of the file: os.ReadFile and a conversion to string
-// would hold the file twice, and every page a process touches first costs
-// it a page fault.
+// readText reads the policy file at path (Open, readFrom). Its errors
+// start "read policy file", but for the *Error of a file over the bound.
 func readText(path string) (string, error) {
-	f, err := os.Open(path)
+	f, fi, err := Open(path)
 	if err != nil {
-		return "", err
+		return "", readError(err)
 	}
 	defer f.Close()
-	var b strings.Builder
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < 1<<30 {
-		b.Grow(int(fi.Size()))
+	text, err := readFrom(path, f, fi)
+	if err != nil {
+		return "", readError(err)
 	}
-	buf := make([]byte, 16<<10)
-	for {
-		n, err := f.Read(buf)
-		b.Write(buf[:n])
-		if err == io.EOF {
-			return b.String(), nil
-		}
-		if err != nil {
-			return "", err
-		}
+	return text, nil
+}
+
+// readError is err of a read of the policy file: an *Error as it is,
+// anything else after "read policy file".
+func readError(err error) error {
+	if _, ok := err.(*Error); ok {
+		return err
 	}
+	return fmt.Errorf("read policy file: %w", err)
 }
 
 // Empty returns the settings of a policy file that does not exist yet: the

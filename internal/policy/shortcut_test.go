@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/readproof/readproof/internal/fspath"
 )
 
 // The checker's shortcuts answer as the checks they shortcut: the fuzz
@@ -75,7 +77,8 @@ func TestFastPathLeavesDuplicates(t *testing.T) {
 }
 
 // Load reads the file as Parse is given it: the same File, the same
-// error, and os.ReadFile's errors for what is not a readable file.
+// error, and os.ReadFile's errors for a file that is not there; a
+// directory is refused at its open, as not a regular file (Open).
 func TestLoadReadsAsParse(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	dir := t.TempDir()
@@ -96,7 +99,10 @@ func TestLoadReadsAsParse(t *testing.T) {
 			t.Errorf("%s: Load gave %v, %v; Parse %v, %v", name, got, gerr, want, werr)
 		}
 	}
-	for _, path := range []string{dir, filepath.Join(dir, "nosuch.toml")} {
+	if _, err := Load(dir); !errors.Is(err, fspath.ErrNotRegular) || err.Error() != "read policy file: "+dir+" is a directory, not a regular file" {
+		t.Errorf("Load(%s) = %v, want it refused as a directory", dir, err)
+	}
+	for _, path := range []string{filepath.Join(dir, "nosuch.toml")} {
 		_, rerr := os.ReadFile(path)
 		_, err := Load(path)
 		if want := "read policy file: " + rerr.Error(); err == nil || err.Error() != want {

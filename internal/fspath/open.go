@@ -1,0 +1,91 @@
+package fspath
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotRegular is matched (errors.Is) by the *KindError of OpenRegular.
+var ErrNotRegular = errors.New("not a regular file")
+
+// KindError is a file OpenRegular refused for its type: Path, as given,
+// names Mode's type (a named pipe, a device, a directory, a socket).
+type KindError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *KindError) Error() string {
+	return e.Path + " is " + DescribeMode(e.Mode) + ", not a regular file"
+}
+
+// Is lets errors.Is match ErrNotRegular.
+func (e *KindError) Is(target error) bool { return target == ErrNotRegular }
+
+// OpenRegular opens the file at path for reading, and judges what it is
+// from the open file itself (fstat), not from a look at the path before
+// the open that the path could change after: a regular file, the null
+// device (read as an empty file) and a pipe this process was handed (a
+// /dev/fd or /proc/self/fd entry: --config /dev/stdin, a shell's <(...))
+// are returned open, with their FileInfo; anything else (a named pipe in a
+// directory, a device such as /dev/zero, a directory, a socket) is closed
+// again and refused with a *KindError. The open does not wait for a writer
+// of a named pipe (O_NONBLOCK, where the platform has it; a regular file
+// ignores it), and the file returned is in blocking mode again, for reads
+// that wait for a handed pipe's writer as any read does.
+func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if m := fi.Mode(); !m.IsRegular() && !isNull(fi) && (m&fs.ModeNamedPipe == 0 || !handedPipe(f, path)) {
+		f.Close()
+		return nil, nil, &KindError{Path: path, Mode: m}
+	}
+	if err := setBlocking(f); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// isNull reports whether fi is the null device's.
+func isNull(fi fs.FileInfo) bool {
+	if fi.Mode()&fs.ModeDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(fi, null)
+}
+
+// handedPath says whether path, opened as a pipe, names one of this
+// process's descriptors and not a named pipe in a directory: its links
+// lead to an anonymous pipe ("pipe:[N]", Linux's /proc/self/fd), or it is
+// a /dev/fd entry that is not a link (macOS, the BSDs). A named pipe
+// reached through a descriptor (/dev/fd/3 opened on one) ends at the named
+// pipe's path. It is the judge where the open descriptor itself cannot be
+// asked (handedPipe).
+func handedPath(path string) bool {
+	for range 40 {
+		to, err := os.Readlink(path)
+		if err != nil {
+			return strings.HasPrefix(path, "/dev/fd/")
+		}
+		if strings.HasPrefix(to, "pipe:[") {
+			return true
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return false
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package hint
+
+func openFilesLimit() (uint64, bool) { return 0, false }

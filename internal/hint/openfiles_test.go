@@ -1,0 +1,45 @@
+package hint_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// TestOpenFiles: a limit on open files met, however deep it is wrapped
+// and whatever hint it carried, has the one hint that names the limit and
+// how to raise it; any other error has none from it.
+func TestOpenFiles(t *testing.T) {
+	emfile := hint.With(fmt.Errorf("update refs: %w", &fs.PathError{Op: "open", Path: "/s/objects", Err: syscall.EMFILE}), "the file system failed (dmesg may say why)")
+	h, ok := hint.OpenFiles(emfile)
+	if !ok || !strings.Contains(h, "limit on open files (ulimit -n") || !strings.Contains(h, "ulimit -n 4096") {
+		t.Errorf("EMFILE: %q, %v", h, ok)
+	}
+	h, ok = hint.OpenFiles(fmt.Errorf("read: %w", syscall.ENFILE))
+	if !ok || !strings.Contains(h, "the system's table of open files is full") || !strings.Contains(h, "fs.file-max") {
+		t.Errorf("ENFILE: %q, %v", h, ok)
+	}
+	for _, err := range []error{nil, errors.New("too many open files"), &fs.PathError{Op: "open", Path: "x", Err: syscall.ENOSPC}} {
+		if h, ok := hint.OpenFiles(err); ok || h != "" {
+			t.Errorf("%v: %q", err, h)
+		}
+	}
+}
+
+// TestOfSaysOpenFiles: Of, which every reader of hints asks (the CLI's
+// hint line, the MCP server's errors), gives the open files' hint for an
+// error that met the limit, in place of the one it carries.
+func TestOfSaysOpenFiles(t *testing.T) {
+	err := hint.With(fmt.Errorf("sync: %w", &fs.PathError{Op: "open", Path: "/s/objects", Err: syscall.EMFILE}), "the file system failed (dmesg may say why)")
+	if h := hint.Of(err); !strings.Contains(h, "limit on open files") || strings.Contains(h, "dmesg") {
+		t.Errorf("hint.Of = %q", h)
+	}
+	if h := hint.Of(hint.With(errors.New("x"), "do y")); h != "do y" {
+		t.Errorf("hint.Of of another error = %q", h)
+	}
+}
