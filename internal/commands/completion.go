@@ -425,7 +425,11 @@ func printCommands(cs []*cli.Command, out io.Writer) {
 }
 
 // completionValues lists the store's values of one kind; prev is the
-// argument before (the URI whose tags are wanted).
+// argument before (the URI whose tags are wanted). A run id that no
+// command takes (a ref that plain git, not readproof, put in the store) is
+// not offered: it would reach the terminal unescaped, a bidi character and
+// all, where `run list` quotes it. (A tag's name is checked against the
+// record its ref points to, which Tags refuses when they differ.)
 func completionValues(e *env, kind argKind, prev string) []string {
 	pol, err := e.loadPolicy()
 	if err != nil {
@@ -469,7 +473,7 @@ func completionValues(e *env, kind argKind, prev string) []string {
 	case argRun, argOpenRun, argAnyRun:
 		runs, _ := s.Runs()
 		for _, r := range runs {
-			if kind == argAnyRun || r.Open == (kind == argOpenRun) {
+			if (kind == argAnyRun || r.Open == (kind == argOpenRun)) && identity.ValidateRunID(r.RunID) == nil {
 				out = append(out, r.RunID)
 			}
 		}
