@@ -16,8 +16,9 @@ import (
 
 // completeFlag is urfave/cli's completion protocol: the shell script runs
 // `readproof WORDS... --generate-bash-completion` with the words before the
-// cursor (and the current word too when it starts with "-") and offers the
-// lines printed, filtered by what is typed.
+// cursor and the current word when it starts with "-" (else "", readproof's
+// addition: the words before are whole), and offers the lines printed,
+// filtered by what is typed.
 const completeFlag = "--generate-bash-completion"
 
 // completionCommand is `readproof completion bash|zsh|fish`.
@@ -92,11 +93,15 @@ _readproof_complete() {
     [[ "$w" == "--" ]] && return 0
   done
   # a flag being typed is asked for; "--" as "-", since a line holding
-  # "--" is not a request and would run
+  # "--" is not a request and would run; any other word as "", so that
+  # the word before is taken whole (after "--id=ID " or "--json " comes
+  # a value, not a flag)
   if [[ "$cur" == "--" ]]; then
     words+=("-")
   elif [[ "$cur" == -* ]]; then
     words+=("$cur")
+  else
+    words+=("")
   fi
   local IFS=$'\n'
   local candidates
@@ -126,11 +131,15 @@ _readproof() {
     return
   fi
   # a flag being typed is asked for; "--" as "-", since a line holding
-  # "--" is not a request and would run
+  # "--" is not a request and would run; any other word as "", so that
+  # the word before is taken whole (after "--id=ID " or "--json " comes
+  # a value, not a flag)
   if [[ $cur == -- ]]; then
     req+=(-)
   elif [[ $cur == -* ]]; then
     req+=("$cur")
+  else
+    req+=("")
   fi
   candidates=("${(@f)$("${(@)req}" --generate-bash-completion 2>/dev/null)}")
   if [[ -n ${candidates[1]} ]]; then
@@ -164,11 +173,15 @@ function __readproof_complete
     end
     set -l req $words
     # a flag being typed is asked for; "--" as "-", since a line holding
-    # "--" is not a request and would run
+    # "--" is not a request and would run; any other word as "", so that
+    # the word before is taken whole (after "--id=ID " or "--json " comes
+    # a value, not a flag)
     if test "$cur" = --
         set -a req -
     else if string match -q -- '-*' $cur
         set -a req $cur
+    else
+        set -a req ''
     end
     set -l out ($req --generate-bash-completion 2>/dev/null)
     if set -q out[1]
@@ -245,12 +258,18 @@ func complete(app *cli.App, words []string, out io.Writer) {
 			globals[n] = f
 		}
 	}
-	// The protocol's one ambiguity: a last word starting with "-" is
-	// the flag being typed, unless it is a whole flag that takes a value
-	// (`--store <TAB>`): then the value is being typed and the shell
-	// offers files.
+	// The scripts send the word being typed when it starts with "-" (a
+	// flag being typed), and "" for any other: the words before it are
+	// whole, a last one starting with "-" too (`run --id=ID <TAB>`,
+	// `get --json <TAB>`). A script saved before session 29 sends nothing
+	// for the other words, which leaves the protocol's one ambiguity: a
+	// last word starting with "-" is then the flag being typed, unless it
+	// is a whole flag that takes a value (`--store <TAB>`): then the value
+	// is being typed and the shell offers files.
 	flagPrefix := ""
-	if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "-") {
+	if n := len(words); n > 0 && words[n-1] == "" {
+		words = words[:n-1]
+	} else if n > 0 && strings.HasPrefix(words[n-1], "-") {
 		flagPrefix = words[n-1]
 		words = words[:n-1]
 	}
@@ -406,7 +425,11 @@ func printCommands(cs []*cli.Command, out io.Writer) {
 }
 
 // completionValues lists the store's values of one kind; prev is the
-// argument before (the URI whose tags are wanted).
+// argument before (the URI whose tags are wanted). A run id that no
+// command takes (a ref that plain git, not readproof, put in the store) is
+// not offered: it would reach the terminal unescaped, a bidi character and
+// all, where `run list` quotes it. (A tag's name is checked against the
+// record its ref points to, which Tags refuses when they differ.)
 func completionValues(e *env, kind argKind, prev string) []string {
 	pol, err := e.loadPolicy()
 	if err != nil {
@@ -450,7 +473,7 @@ func completionValues(e *env, kind argKind, prev string) []string {
 	case argRun, argOpenRun, argAnyRun:
 		runs, _ := s.Runs()
 		for _, r := range runs {
-			if kind == argAnyRun || r.Open == (kind == argOpenRun) {
+			if (kind == argAnyRun || r.Open == (kind == argOpenRun)) && identity.ValidateRunID(r.RunID) == nil {
 				out = append(out, r.RunID)
 			}
 		}

@@ -374,7 +374,12 @@ func addFlagHint(key string, opts resourceAddOptions, r policy.Resource, h strin
 	case k == "snapshot" && r.Freshness.Strategy != policy.Pinned:
 		return "drop --snapshot, or add --policy pinned"
 	case k == "snapshot" && opts.Snapshot == "":
-		return "give --snapshot with the snapshot's 40-hex id: `readproof history --json URI` prints them whole (the history table shows the first 12)"
+		// a pin delivers a snapshot recorded for its own URI (get refuses
+		// another's), and history lists only a declared resource's: the
+		// resource is declared and read first, then pinned in the file
+		u := r.URI.String()
+		return "a pinned resource delivers a snapshot recorded for its own URI, and `readproof history` lists them only once it is declared: add " + u +
+			" with --policy require_fresh, record it (`readproof get " + u + "`), then in its block of readproof.toml set policy = \"pinned\" and snapshot = the 40-hex id `readproof history --json " + u + "` prints"
 	}
 	return h
 }

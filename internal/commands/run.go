@@ -39,8 +39,9 @@ func runCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if first := c.Args().First(); c.String("id") == "" && first != "" && !strings.Contains(first, "://") {
-				if second := c.Args().Get(1); strings.Contains(second, "://") && text.Nearest(first, subcommandNames(c.Command)) == "" {
-					// a run id given without --id (`run r1 URI`)
+				if second := c.Args().Get(1); strings.Contains(second, "://") && text.Nearest(first, subcommandNames(c.Command)) == "" && identity.ValidateRunID(first) == nil {
+					// a run id given without --id (`run r1 URI`); a word
+					// no run may be named (`run ./a.md URI`) is not one
 					line := "readproof run --id " + text.ShellArg(first) + " " + text.ShellArg(second)
 					if c.NArg() > 2 {
 						line += " ..."
