@@ -181,3 +181,131 @@ func FuzzAddrKey(f *testing.F) {
 		}
 	})
 }
+
+// TestUntrustedChargedBeforeCheck: requests of one address sent at once
+// are bounded as requests sent one after another: each takes its refusal
+// before its token is checked, so with a burst of 3 and ten tokenless
+// requests arriving while the checks are held, three are checked and
+// seven answered 429 unchecked. Before the re-read of session 29 a refusal
+// was taken when its 401 was written, and all ten were checked.
+func TestUntrustedChargedBeforeCheck(t *testing.T) {
+	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, hold := make(chan struct{}, 16), make(chan struct{})
+	verify := func(string) (mcpauth.Caller, error) {
+		entered <- struct{}{}
+		<-hold
+		return mcpauth.Caller{}, mcpauth.ErrUnknown
+	}
+	h, err := s.HTTPHandler(HTTPOptions{Verify: verify, UntrustedRate: 0.001, UntrustedBurst: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := make(chan int, 10)
+	for range 10 {
+		go func() { codes <- post(h, "10.0.0.9:4000", "rpmcp_"+strings.Repeat("2", 64)).Code }()
+	}
+	checks, refused := 0, 0
+	for refused < 7 {
+		select {
+		case <-entered:
+			if checks++; checks > 3 {
+				close(hold)
+				t.Fatalf("%d tokens of one address checked at once, over its burst of 3", checks)
+			}
+		case c := <-codes:
+			if c != http.StatusTooManyRequests {
+				close(hold)
+				t.Fatalf("a request past the burst, while three are checked: %d, want 429", c)
+			}
+			refused++
+		}
+	}
+	close(hold)
+	for range 3 {
+		if c := <-codes; c != http.StatusUnauthorized {
+			t.Errorf("a request checked within the burst: %d, want 401", c)
+		}
+	}
+}
+
+// TestUntrustedGivenBack: a request takes its refusal only until its token
+// is accepted, not for as long as its call runs, and gives it back on
+// every path that is not a 401 (here a panic before any check): with a
+// burst of 2, two calls held running and a panicking request leave the
+// whole bucket for tokenless requests.
+func TestUntrustedGivenBack(t *testing.T) {
+	l := newUntrustedLimiter(0.001, 2, 8)
+	running, hold := make(chan struct{}, 4), make(chan struct{})
+	call := l.accepted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		running <- struct{}{}
+		<-hold
+	}))
+	h := l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("Authorization") {
+		case "Bearer good":
+			call.ServeHTTP(w, r)
+		case "Bearer boom":
+			panic(http.ErrAbortHandler)
+		default:
+			http.Error(w, "no", http.StatusUnauthorized)
+		}
+	}))
+	send := func(token string) int {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", nil)
+		r.RemoteAddr = "10.0.0.7:1"
+		r.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		func() {
+			defer func() { _ = recover() }()
+			h.ServeHTTP(w, r)
+		}()
+		return w.Code
+	}
+	done := make(chan struct{})
+	for range 2 {
+		go func() { send("good"); done <- struct{}{} }()
+		<-running
+	}
+	send("boom")
+	for i := range 2 {
+		if c := send("bad"); c != http.StatusUnauthorized {
+			t.Errorf("refusal %d with two calls running and a panic behind: %d, want 401", i+1, c)
+		}
+	}
+	if c := send("bad"); c != http.StatusTooManyRequests {
+		t.Errorf("past the burst: %d, want 429", c)
+	}
+	close(hold)
+	<-done
+	<-done
+}
+
+// TestUntrustedLoopbackShared: on loopback every client of the machine has
+// one address, so a local client without a token that spends the budget
+// has a valid token's requests from that address answered 429 as well, as
+// the README says (on IPv6 too, ::1).
+func TestUntrustedLoopbackShared(t *testing.T) {
+	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v countingVerifier
+	h, err := s.HTTPHandler(HTTPOptions{Verify: v.verify, UntrustedRate: 0.001, UntrustedBurst: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"127.0.0.1", "[::1]"} {
+		if c := post(h, host+":4000", "good").Code; c != http.StatusOK {
+			t.Fatalf("%s: a valid token before any refusal: %d", host, c)
+		}
+		for range 2 {
+			post(h, host+":4001", "")
+		}
+		if c := post(h, host+":4002", "good").Code; c != http.StatusTooManyRequests {
+			t.Errorf("%s: a valid token once another local client spent the budget: %d, want 429 (shared)", host, c)
+		}
+	}
+}
