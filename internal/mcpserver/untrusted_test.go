@@ -309,3 +309,34 @@ func TestUntrustedLoopbackShared(t *testing.T) {
 		}
 	}
 }
+
+// TestUntrustedForgottenRefilled: as the README says, an address forgotten
+// at the bound has its whole budget again, so a client sending from more
+// addresses than the limiter remembers (IPv6 /64s of one wider prefix)
+// gives back the budget of an address it spent; a mapped IPv4 address and
+// a zone change nothing of the address's budget.
+func TestUntrustedForgottenRefilled(t *testing.T) {
+	l := newUntrustedLimiter(0.001, 1, 8)
+	now := time.Now()
+	spent, _ := addrKey("[2001:db8:0:100::1]:1")
+	if l.take(spent, now) != 0 || l.take(spent, now) == 0 {
+		t.Fatal("a burst of 1: the first refusal taken, the second not")
+	}
+	for _, same := range []string{"[2001:db8:0:100::2%eth0]:2", "[2001:db8:0:100:ffff::9]:3"} {
+		if k, _ := addrKey(same); l.wait(k, now) == 0 {
+			t.Errorf("%s: another host of the spent /64 has a budget", same)
+		}
+	}
+	v4, _ := addrKey("192.0.2.7:1")
+	l.take(v4, now)
+	if k, _ := addrKey("[::ffff:192.0.2.7]:9"); l.wait(k, now) == 0 {
+		t.Errorf("the spent IPv4 address written as IPv6 has a budget")
+	}
+	for i := range 8 {
+		k, _ := addrKey("[2001:db8:0:" + strconv.Itoa(i+1) + "::1]:1")
+		l.take(k, now)
+	}
+	if l.wait(spent, now) != 0 || l.take(spent, now) != 0 {
+		t.Errorf("the spent /64, forgotten after 8 others: want its budget back, as documented")
+	}
+}
