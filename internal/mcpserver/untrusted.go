@@ -11,7 +11,6 @@ package mcpserver
 
 import (
 	"container/list"
-	"context"
 	"net"
 	"net/http"
 	"net/netip"
@@ -187,44 +186,53 @@ func (l *untrustedLimiter) wrap(next http.Handler) http.Handler {
 			http.Error(w, "too many requests refused for their token from this address: slow down, and check the token (readproof mcp token list shows which are live)", http.StatusTooManyRequests)
 			return
 		}
-		held := &heldRefusal{give: func() { l.give(addr, time.Now()) }}
-		rw := &refusalWriter{ResponseWriter: w}
+		rw := &refusalWriter{ResponseWriter: w, l: l, addr: addr}
 		defer func() {
 			if !rw.refused {
-				held.release()
+				rw.release()
 			}
 		}()
-		next.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), heldRefusalKey{}, held)))
+		next.ServeHTTP(rw, r)
 	})
 }
 
 // accepted gives back the refusal its request took (wrap) once its token
-// is accepted: next is what runs after the token check.
+// is accepted: next is what runs after the token check. The request's
+// writer is wrap's, or wraps it (Unwrap).
 func (l *untrustedLimiter) accepted(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if held, ok := r.Context().Value(heldRefusalKey{}).(*heldRefusal); ok {
-			held.release()
+		for u := w; u != nil; {
+			if rw, ok := u.(*refusalWriter); ok && rw.l == l {
+				rw.release()
+				break
+			}
+			inner, ok := u.(interface{ Unwrap() http.ResponseWriter })
+			if !ok {
+				break
+			}
+			u = inner.Unwrap()
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-type heldRefusalKey struct{}
-
-// heldRefusal is the refusal a request took from its address's bucket
-// before its token was checked; release gives it back, once.
-type heldRefusal struct {
-	once sync.Once
-	give func()
-}
-
-func (h *heldRefusal) release() { h.once.Do(h.give) }
-
-// refusalWriter records whether the answer's status is 401.
+// refusalWriter records whether the answer's status is 401, and holds
+// the refusal its request took from addr's bucket until release gives it
+// back (once; a request's handlers run on one goroutine).
 type refusalWriter struct {
 	http.ResponseWriter
-	refused bool
-	done    bool
+	l        *untrustedLimiter
+	addr     netip.Prefix
+	refused  bool
+	done     bool
+	released bool
+}
+
+func (w *refusalWriter) release() {
+	if !w.released {
+		w.released = true
+		w.l.give(w.addr, time.Now())
+	}
 }
 
 func (w *refusalWriter) WriteHeader(code int) {

@@ -340,3 +340,52 @@ func TestUntrustedForgottenRefilled(t *testing.T) {
 		t.Errorf("the spent /64, forgotten after 8 others: want its budget back, as documented")
 	}
 }
+
+// TestUntrustedGivenBackOnceAccepted: through the server's handler, a
+// valid token's request gives its refusal back once its token is accepted,
+// while its call is still held (here at its second token check, the one
+// made once it holds a slot): two such requests at a burst of 2 leave the
+// address's whole budget.
+func TestUntrustedGivenBackOnceAccepted(t *testing.T) {
+	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	inside, hold := make(chan struct{}, 4), make(chan struct{})
+	verify := func(token string) (mcpauth.Caller, error) {
+		if !strings.HasPrefix(token, "slow") {
+			return mcpauth.Caller{}, mcpauth.ErrUnknown
+		}
+		mu.Lock()
+		seen[token]++
+		n := seen[token]
+		mu.Unlock()
+		if n == 2 {
+			inside <- struct{}{}
+			<-hold
+		}
+		return mcpauth.Caller{Name: token, Scope: mcpauth.ScopeRead}, nil
+	}
+	h, err := s.HTTPHandler(HTTPOptions{Verify: verify, UntrustedRate: 0.001, UntrustedBurst: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 2)
+	for _, tok := range []string{"slow1", "slow2"} {
+		go func() { done <- post(h, "10.0.0.8:1", tok).Code }()
+		<-inside
+	}
+	for i := range 2 {
+		if c := post(h, "10.0.0.8:2", "").Code; c != http.StatusUnauthorized {
+			t.Errorf("refusal %d while two accepted calls are held: %d, want 401", i+1, c)
+		}
+	}
+	close(hold)
+	for range 2 {
+		if c := <-done; c != http.StatusOK {
+			t.Errorf("a held call: %d, want 200", c)
+		}
+	}
+}
