@@ -66,8 +66,11 @@ func mcpCommand() *cli.Command {
 		},
 		Subcommands: []*cli.Command{mcpTokenCommand()},
 		Action: func(c *cli.Context) error {
-			if err := needArgs(c, 0, 0, "[--http ADDR] | token add|list|revoke"); err != nil {
-				return err
+			// mcp takes no argument of its own: one is a subcommand
+			// mistyped (`mcp tokn add x`), answered as every unknown
+			// command is, with the nearest name
+			if first := c.Args().First(); first != "" {
+				return unknownCommandError("mcp ", c.Command.Subcommands, first)
 			}
 			opts := mcpOptions{
 				Verbose: c.Bool("verbose"), Session: c.String("session"),

@@ -76,8 +76,9 @@ type HTTPOptions struct {
 	// did not issue, revoked or expired): past it the address's requests
 	// get 429 with Retry-After, their token unchecked, until the bucket
 	// refills (DefaultUntrustedRate and DefaultUntrustedBurst when 0). A
-	// valid token's request takes nothing from it, and only its own
-	// address's empty bucket refuses it (untrustedLimiter).
+	// request takes one before its token is checked and a valid token's
+	// gives it back once accepted; only its own address's empty bucket
+	// refuses it (untrustedLimiter).
 	UntrustedRate  float64
 	UntrustedBurst int
 	// MaxConns bounds the connections ServeHTTP holds open at once
@@ -182,10 +183,13 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	h = readBody(h, o.MaxBodyBytes, o.BodyTimeout, &byteBudget{left: bodyBudget(o.MaxConcurrent, o.MaxBodyBytes)})
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = trustConn(h)
+	// Around the token check: past an address's budget of refusals its
+	// requests are answered before their token is checked; a request
+	// whose token is accepted gives back what it took.
+	untrusted := newUntrustedLimiter(o.UntrustedRate, o.UntrustedBurst, DefaultUntrustedEntries)
+	h = untrusted.accepted(h)
 	h = bearer(h)
-	// Outside the token check: past an address's budget of refusals its
-	// requests are answered before their token is checked.
-	h = newUntrustedLimiter(o.UntrustedRate, o.UntrustedBurst, DefaultUntrustedEntries).wrap(h)
+	h = untrusted.wrap(h)
 	h = challenge(h)
 	h = s.accessLog(h)
 	h = answerDeadline(h, o.AnswerTimeout)

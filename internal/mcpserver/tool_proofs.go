@@ -219,7 +219,7 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 // ownClaims is the claims report a token of scope read gets: of the
 // receipts issued to its caller in session, and nothing of any other. Its
 // caller's receipts are found in the session's chain, read whole whatever
-// is cited (Ledger.Scan); only the ids cited among them are checked
+// is cited (Ledger.ScanSession); only the ids cited among them are checked
 // (receipts.VerifyClaims, which finds each in that chain, looking up no
 // other). Every other id of a receipt's form is answered alike, without a
 // look-up: another caller's receipt (another token's, the operator's over
@@ -235,14 +235,22 @@ func ownClaims(ledger *receipts.Ledger, key receipts.Key, session string, claims
 	if err := identity.ValidateSessionID(session); err != nil {
 		return receipts.Report{}, fmt.Errorf("verifying claims: %w", err)
 	}
-	entries, err := ledger.Scan(session)
+	// one receipt at a time (ScanSession), as VerifyClaims reads them:
+	// a long session's receipts are not all held at once
+	sc, err := ledger.ScanSession(session)
 	if err != nil {
 		return receipts.Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
 	}
 	own := map[string]bool{}
-	for _, e := range entries {
-		if e.Err == nil && e.Receipt.Caller == caller {
-			own[e.ID] = true
+	if sc != nil {
+		err = sc.Each(func(e receipts.Entry) error {
+			if e.Err == nil && e.Receipt.Caller == caller {
+				own[e.ID] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return receipts.Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
 		}
 	}
 	// what is checked: the caller's own receipts, and what is not an id

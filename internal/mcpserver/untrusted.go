@@ -17,8 +17,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Defaults of the refusal budget (HTTPOptions.UntrustedRate and
@@ -35,14 +33,21 @@ const (
 // forgotten (a list in the order of use and a map into it, so memory is
 // bounded whatever the number of addresses that send).
 //
-// A request with a valid token never takes from a bucket, and is refused
+// Every request takes one refusal from its address's bucket before its
+// token is checked, and gives it back once the token is accepted (or when
+// its answer is not a 401: the token file unusable, a panic): so however
+// many requests of one address arrive at once, no more than the bucket
+// holds are checked and refused (before the re-read of session 29 a
+// refusal was taken only when its 401 was written, and requests sent at
+// once were all checked, TestUntrustedChargedBeforeCheck). A request with
+// a valid token takes nothing for longer than its check, and is refused
 // only when its own address's bucket is empty: another address's refusals
 // never slow it. Forgetting an address gives it a full bucket again, so
 // many addresses that each stay within their budget are not refused; each
 // of them still costs only its budget.
 type untrustedLimiter struct {
-	rate  rate.Limit
-	burst int
+	rate  float64
+	burst float64
 	max   int
 
 	mu     sync.Mutex
@@ -50,13 +55,23 @@ type untrustedLimiter struct {
 	byAddr map[netip.Prefix]*list.Element
 }
 
+// untrustedEntry is an address's bucket: tokens refusals left at last.
 type untrustedEntry struct {
-	addr netip.Prefix
-	lim  *rate.Limiter
+	addr   netip.Prefix
+	tokens float64
+	last   time.Time
+}
+
+// fill adds what the bucket has earned since last, up to burst.
+func (l *untrustedLimiter) fill(e *untrustedEntry, now time.Time) {
+	if now.After(e.last) {
+		e.tokens = min(l.burst, e.tokens+now.Sub(e.last).Seconds()*l.rate)
+		e.last = now
+	}
 }
 
 func newUntrustedLimiter(r float64, burst, max int) *untrustedLimiter {
-	return &untrustedLimiter{rate: rate.Limit(r), burst: burst, max: max, order: list.New(), byAddr: map[netip.Prefix]*list.Element{}}
+	return &untrustedLimiter{rate: r, burst: float64(burst), max: max, order: list.New(), byAddr: map[netip.Prefix]*list.Element{}}
 }
 
 // addrKey is the key of a request's remote address: the IPv4 address, or
@@ -90,17 +105,23 @@ func (l *untrustedLimiter) wait(addr netip.Prefix, now time.Time) time.Duration 
 		return 0
 	}
 	l.order.MoveToFront(el)
-	lim := el.Value.(*untrustedEntry).lim
-	tokens := lim.TokensAt(now)
-	if tokens >= 1 {
-		return 0
-	}
-	return time.Duration((1 - tokens) / float64(l.rate) * float64(time.Second))
+	e := el.Value.(*untrustedEntry)
+	l.fill(e, now)
+	return l.waitFor(e)
 }
 
-// charge takes one refusal from addr's bucket, making it (and forgetting
-// the address used least recently, at the bound) when addr has none.
-func (l *untrustedLimiter) charge(addr netip.Prefix, now time.Time) {
+func (l *untrustedLimiter) waitFor(e *untrustedEntry) time.Duration {
+	if e.tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - e.tokens) / l.rate * float64(time.Second))
+}
+
+// take takes one refusal from addr's bucket, making it (and forgetting
+// the address used least recently, at the bound) when addr has none, and
+// returns 0; when the bucket is empty it takes nothing and says how long
+// until it holds one.
+func (l *untrustedLimiter) take(addr netip.Prefix, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	el := l.byAddr[addr]
@@ -110,12 +131,33 @@ func (l *untrustedLimiter) charge(addr netip.Prefix, now time.Time) {
 			l.order.Remove(old)
 			delete(l.byAddr, old.Value.(*untrustedEntry).addr)
 		}
-		el = l.order.PushFront(&untrustedEntry{addr: addr, lim: rate.NewLimiter(l.rate, l.burst)})
+		el = l.order.PushFront(&untrustedEntry{addr: addr, tokens: l.burst, last: now})
 		l.byAddr[addr] = el
 	} else {
 		l.order.MoveToFront(el)
 	}
-	el.Value.(*untrustedEntry).lim.AllowN(now, 1)
+	e := el.Value.(*untrustedEntry)
+	l.fill(e, now)
+	if d := l.waitFor(e); d > 0 {
+		return d
+	}
+	e.tokens--
+	return 0
+}
+
+// charge takes one refusal from addr's bucket, if it holds one (take).
+func (l *untrustedLimiter) charge(addr netip.Prefix, now time.Time) { l.take(addr, now) }
+
+// give gives back a refusal take took from addr's bucket (none when the
+// address has been forgotten since: its bucket is full again).
+func (l *untrustedLimiter) give(addr netip.Prefix, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if el := l.byAddr[addr]; el != nil {
+		e := el.Value.(*untrustedEntry)
+		l.fill(e, now)
+		e.tokens = min(l.burst, e.tokens+1)
+	}
 }
 
 // remembered is the number of addresses the limiter holds.
@@ -127,7 +169,10 @@ func (l *untrustedLimiter) remembered() int {
 
 // wrap bounds the refusals of next (the token check) per remote address:
 // an address whose bucket is empty is answered 429 with Retry-After, its
-// token unchecked; a 401 that next answers takes one from the bucket.
+// token unchecked; any other request takes one refusal before its token
+// is checked, and gives it back when the token is accepted (accepted,
+// placed after the check) or when its answer is not a 401, whichever
+// comes first, on every path (a panic, a client gone, a timeout).
 func (l *untrustedLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr, ok := addrKey(r.RemoteAddr)
@@ -135,29 +180,65 @@ func (l *untrustedLimiter) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if d := l.wait(addr, time.Now()); d > 0 {
+		if d := l.take(addr, time.Now()); d > 0 {
 			// (the connection closes with the answer: challengeWriter)
 			w.Header().Set("Retry-After", strconv.Itoa(int(d/time.Second)+1))
 			http.Error(w, "too many requests refused for their token from this address: slow down, and check the token (readproof mcp token list shows which are live)", http.StatusTooManyRequests)
 			return
 		}
-		next.ServeHTTP(&refusalWriter{ResponseWriter: w, refused: func() { l.charge(addr, time.Now()) }}, r)
+		rw := &refusalWriter{ResponseWriter: w, l: l, addr: addr}
+		defer func() {
+			if !rw.refused {
+				rw.release()
+			}
+		}()
+		next.ServeHTTP(rw, r)
 	})
 }
 
-// refusalWriter calls refused when a 401 is written.
+// accepted gives back the refusal its request took (wrap) once its token
+// is accepted: next is what runs after the token check. The request's
+// writer is wrap's, or wraps it (Unwrap).
+func (l *untrustedLimiter) accepted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for u := w; u != nil; {
+			if rw, ok := u.(*refusalWriter); ok && rw.l == l {
+				rw.release()
+				break
+			}
+			inner, ok := u.(interface{ Unwrap() http.ResponseWriter })
+			if !ok {
+				break
+			}
+			u = inner.Unwrap()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refusalWriter records whether the answer's status is 401, and holds
+// the refusal its request took from addr's bucket until release gives it
+// back (once; a request's handlers run on one goroutine).
 type refusalWriter struct {
 	http.ResponseWriter
-	refused func()
-	done    bool
+	l        *untrustedLimiter
+	addr     netip.Prefix
+	refused  bool
+	done     bool
+	released bool
+}
+
+func (w *refusalWriter) release() {
+	if !w.released {
+		w.released = true
+		w.l.give(w.addr, time.Now())
+	}
 }
 
 func (w *refusalWriter) WriteHeader(code int) {
 	if !w.done {
 		w.done = true
-		if code == http.StatusUnauthorized {
-			w.refused()
-		}
+		w.refused = code == http.StatusUnauthorized
 	}
 	w.ResponseWriter.WriteHeader(code)
 }

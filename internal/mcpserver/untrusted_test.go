@@ -181,3 +181,211 @@ func FuzzAddrKey(f *testing.F) {
 		}
 	})
 }
+
+// TestUntrustedChargedBeforeCheck: requests of one address sent at once
+// are bounded as requests sent one after another: each takes its refusal
+// before its token is checked, so with a burst of 3 and ten tokenless
+// requests arriving while the checks are held, three are checked and
+// seven answered 429 unchecked. Before the re-read of session 29 a refusal
+// was taken when its 401 was written, and all ten were checked.
+func TestUntrustedChargedBeforeCheck(t *testing.T) {
+	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, hold := make(chan struct{}, 16), make(chan struct{})
+	verify := func(string) (mcpauth.Caller, error) {
+		entered <- struct{}{}
+		<-hold
+		return mcpauth.Caller{}, mcpauth.ErrUnknown
+	}
+	h, err := s.HTTPHandler(HTTPOptions{Verify: verify, UntrustedRate: 0.001, UntrustedBurst: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := make(chan int, 10)
+	for range 10 {
+		go func() { codes <- post(h, "10.0.0.9:4000", "rpmcp_"+strings.Repeat("2", 64)).Code }()
+	}
+	checks, refused := 0, 0
+	for refused < 7 {
+		select {
+		case <-entered:
+			if checks++; checks > 3 {
+				close(hold)
+				t.Fatalf("%d tokens of one address checked at once, over its burst of 3", checks)
+			}
+		case c := <-codes:
+			if c != http.StatusTooManyRequests {
+				close(hold)
+				t.Fatalf("a request past the burst, while three are checked: %d, want 429", c)
+			}
+			refused++
+		}
+	}
+	close(hold)
+	for range 3 {
+		if c := <-codes; c != http.StatusUnauthorized {
+			t.Errorf("a request checked within the burst: %d, want 401", c)
+		}
+	}
+}
+
+// TestUntrustedGivenBack: a request takes its refusal only until its token
+// is accepted, not for as long as its call runs, and gives it back on
+// every path that is not a 401 (here a panic before any check): with a
+// burst of 2, two calls held running and a panicking request leave the
+// whole bucket for tokenless requests.
+func TestUntrustedGivenBack(t *testing.T) {
+	l := newUntrustedLimiter(0.001, 2, 8)
+	running, hold := make(chan struct{}, 4), make(chan struct{})
+	call := l.accepted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		running <- struct{}{}
+		<-hold
+	}))
+	h := l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("Authorization") {
+		case "Bearer good":
+			call.ServeHTTP(w, r)
+		case "Bearer boom":
+			panic(http.ErrAbortHandler)
+		default:
+			http.Error(w, "no", http.StatusUnauthorized)
+		}
+	}))
+	send := func(token string) int {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", nil)
+		r.RemoteAddr = "10.0.0.7:1"
+		r.Header.Set("Authorization", "Bearer "+token)
+		w := httptest.NewRecorder()
+		func() {
+			defer func() { _ = recover() }()
+			h.ServeHTTP(w, r)
+		}()
+		return w.Code
+	}
+	done := make(chan struct{})
+	for range 2 {
+		go func() { send("good"); done <- struct{}{} }()
+		<-running
+	}
+	send("boom")
+	for i := range 2 {
+		if c := send("bad"); c != http.StatusUnauthorized {
+			t.Errorf("refusal %d with two calls running and a panic behind: %d, want 401", i+1, c)
+		}
+	}
+	if c := send("bad"); c != http.StatusTooManyRequests {
+		t.Errorf("past the burst: %d, want 429", c)
+	}
+	close(hold)
+	<-done
+	<-done
+}
+
+// TestUntrustedLoopbackShared: on loopback every client of the machine has
+// one address, so a local client without a token that spends the budget
+// has a valid token's requests from that address answered 429 as well, as
+// the README says (on IPv6 too, ::1).
+func TestUntrustedLoopbackShared(t *testing.T) {
+	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v countingVerifier
+	h, err := s.HTTPHandler(HTTPOptions{Verify: v.verify, UntrustedRate: 0.001, UntrustedBurst: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"127.0.0.1", "[::1]"} {
+		if c := post(h, host+":4000", "good").Code; c != http.StatusOK {
+			t.Fatalf("%s: a valid token before any refusal: %d", host, c)
+		}
+		for range 2 {
+			post(h, host+":4001", "")
+		}
+		if c := post(h, host+":4002", "good").Code; c != http.StatusTooManyRequests {
+			t.Errorf("%s: a valid token once another local client spent the budget: %d, want 429 (shared)", host, c)
+		}
+	}
+}
+
+// TestUntrustedForgottenRefilled: as the README says, an address forgotten
+// at the bound has its whole budget again, so a client sending from more
+// addresses than the limiter remembers (IPv6 /64s of one wider prefix)
+// gives back the budget of an address it spent; a mapped IPv4 address and
+// a zone change nothing of the address's budget.
+func TestUntrustedForgottenRefilled(t *testing.T) {
+	l := newUntrustedLimiter(0.001, 1, 8)
+	now := time.Now()
+	spent, _ := addrKey("[2001:db8:0:100::1]:1")
+	if l.take(spent, now) != 0 || l.take(spent, now) == 0 {
+		t.Fatal("a burst of 1: the first refusal taken, the second not")
+	}
+	for _, same := range []string{"[2001:db8:0:100::2%eth0]:2", "[2001:db8:0:100:ffff::9]:3"} {
+		if k, _ := addrKey(same); l.wait(k, now) == 0 {
+			t.Errorf("%s: another host of the spent /64 has a budget", same)
+		}
+	}
+	v4, _ := addrKey("192.0.2.7:1")
+	l.take(v4, now)
+	if k, _ := addrKey("[::ffff:192.0.2.7]:9"); l.wait(k, now) == 0 {
+		t.Errorf("the spent IPv4 address written as IPv6 has a budget")
+	}
+	for i := range 8 {
+		k, _ := addrKey("[2001:db8:0:" + strconv.Itoa(i+1) + "::1]:1")
+		l.take(k, now)
+	}
+	if l.wait(spent, now) != 0 || l.take(spent, now) != 0 {
+		t.Errorf("the spent /64, forgotten after 8 others: want its budget back, as documented")
+	}
+}
+
+// TestUntrustedGivenBackOnceAccepted: through the server's handler, a
+// valid token's request gives its refusal back once its token is accepted,
+// while its call is still held (here at its second token check, the one
+// made once it holds a slot): two such requests at a burst of 2 leave the
+// address's whole budget.
+func TestUntrustedGivenBackOnceAccepted(t *testing.T) {
+	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	inside, hold := make(chan struct{}, 4), make(chan struct{})
+	verify := func(token string) (mcpauth.Caller, error) {
+		if !strings.HasPrefix(token, "slow") {
+			return mcpauth.Caller{}, mcpauth.ErrUnknown
+		}
+		mu.Lock()
+		seen[token]++
+		n := seen[token]
+		mu.Unlock()
+		if n == 2 {
+			inside <- struct{}{}
+			<-hold
+		}
+		return mcpauth.Caller{Name: token, Scope: mcpauth.ScopeRead}, nil
+	}
+	h, err := s.HTTPHandler(HTTPOptions{Verify: verify, UntrustedRate: 0.001, UntrustedBurst: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 2)
+	for _, tok := range []string{"slow1", "slow2"} {
+		go func() { done <- post(h, "10.0.0.8:1", tok).Code }()
+		<-inside
+	}
+	for i := range 2 {
+		if c := post(h, "10.0.0.8:2", "").Code; c != http.StatusUnauthorized {
+			t.Errorf("refusal %d while two accepted calls are held: %d, want 401", i+1, c)
+		}
+	}
+	close(hold)
+	for range 2 {
+		if c := <-done; c != http.StatusOK {
+			t.Errorf("a held call: %d, want 200", c)
+		}
+	}
+}
