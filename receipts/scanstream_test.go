@@ -74,3 +74,38 @@ func TestScanSessionReadsOneReceiptAtATime(t *testing.T) {
 		t.Fatalf("a session without receipts: %v, %v", sc, err)
 	}
 }
+
+// TestScanSessionPassesAgree: a receipt issued in the session after
+// ScanSession read the chain is in none of Each's passes, so the two
+// passes of `receipts list`'s table (widths, then lines) go over the same
+// receipts, and a receipt's row is the same in both.
+func TestScanSessionPassesAgree(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for i := range 3 {
+		f.issue(t, "s", "t"+strconv.Itoa(i))
+	}
+	sc, err := f.ledger.ScanSession("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := func() []Entry {
+		var got []Entry
+		if err := sc.Each(func(e Entry) error { got = append(got, e); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	first := pass()
+	late := f.issue(t, "s", "a-tool-issued-between-the-passes")
+	second := pass()
+	if len(first) != 3 || len(second) != 3 || sc.Len() != 3 {
+		t.Fatalf("passes of %d and %d entries (Len %d), want 3 each", len(first), len(second), sc.Len())
+	}
+	for k := range first {
+		a, b := first[k], second[k]
+		if a.ID != b.ID || a.Err != nil || b.Err != nil || !a.Receipt.Equal(b.Receipt) || a.Binding != b.Binding || b.ID == late.ID {
+			t.Fatalf("entry %d: %s (%v) then %s (%v)", k, a.ID, a.Err, b.ID, b.Err)
+		}
+	}
+}

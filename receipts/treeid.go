@@ -59,10 +59,22 @@ func entryLen(e gitobj.TreeEntry) int {
 // contentID is the id of the tree object whose content is content: the
 // SHA-1 of "tree SIZE", a NUL, and the content.
 func contentID(content []byte) gitobj.OID {
+	return piecesID(content)
+}
+
+// piecesID is contentID of the content that is the pieces one after the
+// other, which it does not join.
+func piecesID(pieces ...[]byte) gitobj.OID {
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
 	var head [24]byte
 	h := sha1.New()
-	h.Write(append(strconv.AppendInt(append(head[:0], "tree "...), int64(len(content)), 10), 0))
-	h.Write(content)
+	h.Write(append(strconv.AppendInt(append(head[:0], "tree "...), int64(n), 10), 0))
+	for _, p := range pieces {
+		h.Write(p)
+	}
 	var sum [sha1.Size]byte
 	return gitobj.OID(hex.EncodeToString(h.Sum(sum[:0])))
 }

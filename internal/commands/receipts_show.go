@@ -281,7 +281,11 @@ func writeReceiptTable(out io.Writer, each func(func(receiptJSON) error) error) 
 				w.WriteByte('\n')
 				break
 			}
-			w.WriteString(strings.Repeat(" ", widths[i]+2-utf8.RuneCountInString(cells[i])))
+			// two spaces at least: a cell wider than the first pass
+			// measured (a receipt read then that cannot be read now, a
+			// pack removed by a gc meanwhile) sets its line off, but
+			// keeps its columns apart
+			w.WriteString(strings.Repeat(" ", max(widths[i]+2-utf8.RuneCountInString(cells[i]), 2)))
 		}
 	}
 	line(head)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"text/tabwriter"
 )
@@ -123,5 +124,32 @@ func TestPrintJSONArrayStreamed(t *testing.T) {
 		if got.String() != want.String() || passes != 1 {
 			t.Errorf("streamed (%d passes):\n%s\nwant:\n%s", passes, got.String(), want.String())
 		}
+	}
+}
+
+// TestReceiptTableSecondPassDiffers: a row the second pass gives wider
+// than the first measured (a receipt that could not be read for the
+// widths and was read for its line: a pack a gc was writing meanwhile)
+// is written with its cells two spaces apart at least, not a panic.
+func TestReceiptTableSecondPassDiffers(t *testing.T) {
+	id := "rcpt_" + string(bytes.Repeat([]byte{'a'}, 32))
+	tool := "a-tool-wider-than-its-column"
+	unread := receiptJSON{ID: id, Check: "tampered", Detail: "reading receipt: object not found"}
+	read := receiptJSON{ID: id, Tool: tool, Start: "2026-01-01T00:00:00.000000000Z", End: "2026-01-01T00:00:01.000000000Z", Check: "valid"}
+	pass := 0
+	each := func(fn func(receiptJSON) error) error {
+		if pass++; pass == 1 {
+			return fn(unread)
+		}
+		return fn(read)
+	}
+	var b bytes.Buffer
+	if err := writeReceiptTable(&b, each); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	want := id + "  " + tool + "  " + receiptTableTime(read.Start) + "  " + receiptTableTime(read.End) + "  -     valid"
+	if len(lines) != 3 || lines[1] != want || lines[2] != "" {
+		t.Fatalf("the table is\n%s\nwant its second line\n%s", b.String(), want)
 	}
 }

@@ -1073,7 +1073,9 @@ const cacheUseEvery = time.Minute
 // of the clock would keep the cache first in line for ever). evict then
 // removes the least recently used caches first. Errors (a read-only
 // store, a cache of another user's) are ignored: the cache is used all the
-// same, and merely goes sooner.
+// same, and merely goes sooner. The time is set within Dir (os.Root): a
+// cache put there as a symbolic link to a file elsewhere (whoever can
+// write the store, not the user's files) does not move that file's time.
 func (c Cache) markUsed(modTime time.Time) {
 	if c.Dir == "" {
 		return
@@ -1085,7 +1087,12 @@ func (c Cache) markUsed(modTime time.Time) {
 	if d := now.Sub(modTime); d < cacheUseEvery && d > -cacheUseEvery {
 		return
 	}
-	_ = os.Chtimes(c.Path, now, now)
+	root, err := os.OpenRoot(c.Dir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	_ = root.Chtimes(filepath.Base(c.Path), now, now)
 }
 
 // evict removes caches from Dir, the least recently used first (by

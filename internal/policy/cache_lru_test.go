@@ -126,3 +126,39 @@ func TestCacheUseRecordedOnceAMinute(t *testing.T) {
 		t.Fatalf("the cache at Path was touched: %v, was %v", got, before)
 	}
 }
+
+// TestCacheUseStaysInStore: a cache used through a symbolic link in the
+// store to a file outside it (planted by whoever can write the store) is
+// used, but the time of the file outside is not moved: the user's files
+// are not the store's to touch.
+func TestCacheUseStaysInStore(t *testing.T) {
+	s := newSlotsCase(t, bench1000(100))
+	s.cache.settledAt = settledNow
+	s.load(t, 0)
+	slot := s.slot(t, 0)
+	outside := filepath.Join(t.TempDir(), "user-file")
+	b, err := os.ReadFile(slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(outside, at, at); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(slot); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, slot); err != nil {
+		t.Fatal(err)
+	}
+	s.cache.now = func() time.Time { return at.Add(time.Hour) }
+	if !s.load(t, 0) {
+		t.Fatal("the cache (a link to a valid cache) was not used")
+	}
+	if got := modTime(t, outside); !got.Equal(at) {
+		t.Fatalf("the file outside the store was touched: its time is %v, was %v", got, at)
+	}
+}
