@@ -388,6 +388,13 @@ func movedRunRef(rep evidence.Report) string {
 // verifySummary is the success line: the report's, then what the store
 // check found of the manifest commit's signature, which the auditor who
 // reads only this line would otherwise not learn.
+//
+// It also says when the store check passed the run's tool receipts or its
+// proof-of-read verdicts without checking their MACs (no key at hand, or a
+// key of another issuer): both are authenticated by a secret key, so an
+// auditor without the issuer's key learns from the store only that they are
+// there, which whoever could write the store could have made. Before
+// session 29 the line said "evidence verified" and nothing of it.
 func verifySummary(rep evidence.Report) string {
 	line := rep.Summary()
 	for _, c := range rep.Checks {
@@ -395,9 +402,26 @@ func verifySummary(rep evidence.Report) string {
 			continue
 		}
 		if strings.HasPrefix(c.Detail, "signed by ") {
-			return line + ", manifest commit " + c.Detail
+			line += ", manifest commit " + c.Detail
+		} else {
+			line += ", manifest commit signature valid (signer not checked: pass --trusted-keys)"
 		}
-		return line + ", manifest commit signature valid (signer not checked: pass --trusted-keys)"
+		break
+	}
+	for _, c := range rep.Checks {
+		if !c.OK {
+			continue
+		}
+		switch {
+		case c.Name == store.CheckReceipts && strings.HasSuffix(c.Detail, "(MACs not checked: no receipts key)"):
+			line += ", tool receipts MACs not checked (no receipts key: READPROOF_RECEIPTS_KEY names the issuer's)"
+		case c.Name == store.CheckReceipts && strings.Contains(c.Detail, " not checked for "):
+			line += ", tool receipts MACs partly not checked (some made under another key: see --json)"
+		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "its MAC was not checked (no probe key)"):
+			line += ", proof-of-read verdicts MAC not checked (no probe key)"
+		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "under another probe key, so its MAC was not checked"):
+			line += ", proof-of-read verdicts MAC not checked (another probe key)"
+		}
 	}
 	return line
 }
