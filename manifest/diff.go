@@ -55,8 +55,19 @@ func Compare(a, b *Manifest) *Comparison {
 	return c
 }
 
+// whereKeys are the provenance members that say where a document's bytes
+// were read (its source type, URL, repository, path, ref), as the adapters
+// record them; the others (a blob or commit id, an HTTP status) change with
+// every revision and are in the source revision already.
+var whereKeys = []string{"source_type", "url", "owner", "repo", "path", "ref"}
+
 // Why explains a changed entry in one line: "source revision X → Y; observed
-// T1 → T2", plus "; ref A → B" when either side was mounted by tag.
+// T1 → T2", plus "; source path P1 → P2" (and url, owner, repo, ref,
+// source_type) when the bytes were read from another place, and "; ref A →
+// B" when either side was mounted by tag. A document whose source file was
+// renamed, or moved to another URL or repository, is said to be: a reviewer
+// of the diff would otherwise take the new bytes for a new revision of the
+// same file (before session 29 nothing said so).
 func (c Change) Why() string {
 	if c.A == nil || c.B == nil {
 		return ""
@@ -66,6 +77,13 @@ func (c Change) Why() string {
 		parts = append(parts, fmt.Sprintf("source revision %s → %s", c.A.SourceRevision, c.B.SourceRevision))
 	} else {
 		parts = append(parts, fmt.Sprintf("source revision %s (unchanged)", c.A.SourceRevision))
+	}
+	for _, k := range whereKeys {
+		va, oka := c.A.Provenance[k]
+		vb, okb := c.B.Provenance[k]
+		if va != vb || oka != okb {
+			parts = append(parts, fmt.Sprintf("source %s %s → %s", k, orNone(va, oka), orNone(vb, okb)))
+		}
 	}
 	parts = append(parts, fmt.Sprintf("observed %s → %s", stamp(c.A.ObservedAt), stamp(c.B.ObservedAt)))
 	if c.A.Ref != "" || c.B.Ref != "" {
@@ -78,6 +96,13 @@ func (c Change) Why() string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func orNone(v string, ok bool) string {
+	if !ok {
+		return "(none)"
+	}
+	return v
+}
 
 func refName(r string) string {
 	if r == "" {

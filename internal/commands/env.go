@@ -292,6 +292,12 @@ func (e *env) parentStore(err error) error {
 	if _, serr := os.Stat(e.policyPath); serr == nil {
 		return err
 	}
+	if wd := filepath.Dir(e.storePath); gitobj.IsGitDir(wd) {
+		// a copy of a store made with stock git (`git clone --mirror`)
+		// carries no marker: readproof reads it when named, and `readproof
+		// init` here would make a second store inside it
+		return hint.With(err, "the working directory is a git repository: if it is a copy of a store made with git (git clone --mirror), name it with --store . (or --store "+text.ShellArg(wd)+")")
+	}
 	for dir := filepath.Dir(filepath.Dir(e.storePath)); ; {
 		if p := store.DefaultPath(dir); gitstore.IsStore(p) {
 			return hint.With(err, "a store was found in a parent directory: run readproof there (cd "+text.ShellArg(dir)+"), or name it with --store "+text.ShellArg(p))

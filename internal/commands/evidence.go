@@ -22,6 +22,7 @@ import (
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/fspath"
@@ -388,6 +389,13 @@ func movedRunRef(rep evidence.Report) string {
 // verifySummary is the success line: the report's, then what the store
 // check found of the manifest commit's signature, which the auditor who
 // reads only this line would otherwise not learn.
+//
+// It also says when the store check passed the run's tool receipts or its
+// proof-of-read verdicts without checking their MACs (no key at hand, or a
+// key of another issuer): both are authenticated by a secret key, so an
+// auditor without the issuer's key learns from the store only that they are
+// there, which whoever could write the store could have made. Before
+// session 29 the line said "evidence verified" and nothing of it.
 func verifySummary(rep evidence.Report) string {
 	line := rep.Summary()
 	for _, c := range rep.Checks {
@@ -395,9 +403,26 @@ func verifySummary(rep evidence.Report) string {
 			continue
 		}
 		if strings.HasPrefix(c.Detail, "signed by ") {
-			return line + ", manifest commit " + c.Detail
+			line += ", manifest commit " + c.Detail
+		} else {
+			line += ", manifest commit signature valid (signer not checked: pass --trusted-keys)"
 		}
-		return line + ", manifest commit signature valid (signer not checked: pass --trusted-keys)"
+		break
+	}
+	for _, c := range rep.Checks {
+		if !c.OK {
+			continue
+		}
+		switch {
+		case c.Name == store.CheckReceipts && strings.HasSuffix(c.Detail, "(MACs not checked: no receipts key)"):
+			line += ", tool receipts MACs not checked (no receipts key: READPROOF_RECEIPTS_KEY names the issuer's)"
+		case c.Name == store.CheckReceipts && strings.Contains(c.Detail, " not checked for "):
+			line += ", tool receipts MACs partly not checked (some made under another key: see --json)"
+		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "its MAC was not checked (no probe key)"):
+			line += ", proof-of-read verdicts MAC not checked (no probe key)"
+		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "under another probe key, so its MAC was not checked"):
+			line += ", proof-of-read verdicts MAC not checked (another probe key)"
+		}
 	}
 	return line
 }
@@ -990,6 +1015,9 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		s, oerr := e.openWith(pol)
 		if oerr != nil {
 			if errors.Is(oerr, store.ErrNotInitialized) {
+				if wd := filepath.Dir(e.storePath); !e.storeNamed && gitobj.IsGitDir(wd) {
+					return withCode(ExitCannotCheck, hint.With(oerr, "the working directory is a git repository: if it is a copy of a store made with git (git clone --mirror), name it with --store . (or --store "+text.ShellArg(wd)+"), or check the file alone with --offline"))
+				}
 				return withCode(ExitCannotCheck, hint.With(oerr, "point --store at the store or a clone of it (git clone works), or check the file alone with --offline"))
 			}
 			return withCode(ExitCannotCheck, oerr)

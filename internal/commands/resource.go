@@ -480,8 +480,16 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	// --config inside a bare repository (a work tree's .git): neither the
 	// policy file nor a store beside it belongs there, as initExisting
 	// says for an existing store
-	if dir := filepath.Dir(e.policyPath); e.policyNamed && gitobj.IsGitDir(dir) {
+	// Nor in a working directory that is a git directory and not the store
+	// (a `git clone --mirror` of a store, where an auditor who ran a
+	// command was told "run `readproof init` first": before session 29
+	// init then made a second, empty store and readproof.toml inside it).
+	if dir := filepath.Dir(e.policyPath); gitobj.IsGitDir(dir) && (e.policyNamed || dir != e.storePath) {
 		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
+			if !e.policyNamed {
+				return hint.With(fmt.Errorf("init: the working directory %s is a git repository (a bare one, as `git clone --mirror` makes), where neither %s nor a store belongs; nothing was written", text.Printable(dir), PolicyName),
+					"to read a copy of a store made with git, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory")
+			}
 			return hint.With(fmt.Errorf("init: the policy file %s would be inside a git repository, where it does not belong; nothing was written", e.policyPath),
 				"name a policy file outside the repository with --config")
 		}
