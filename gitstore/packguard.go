@@ -205,6 +205,8 @@ func scanPack(r io.Reader, b packBounds) error {
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, 64<<10)
 	var made uint64
+	// the bytes scanned so far: those read less those br holds ahead
+	scanned := func() int64 { return cr.n - int64(br.Buffered()) }
 	var hdr [12]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return fmt.Errorf("pack header: %w", unexpectedEOF(err))
@@ -237,7 +239,7 @@ func scanPack(r io.Reader, b packBounds) error {
 		}
 		var err error
 		if !delta {
-			if made, err = addMade(made, size, bounds, cr.n, i); err != nil {
+			if made, err = addMade(made, size, bounds, scanned(), i); err != nil {
 				return err
 			}
 		}
@@ -271,7 +273,7 @@ func scanPack(r io.Reader, b packBounds) error {
 			// the base counts with what the delta makes (a base said to
 			// be larger than the object bound is a lie go-git finds once
 			// it has read the real one: it counts at the bound)
-			if made, err = addMade(made, min(base, uint64(max))+target, bounds, cr.n, i); err != nil {
+			if made, err = addMade(made, min(base, uint64(max))+target, bounds, scanned(), i); err != nil {
 				return err
 			}
 		}

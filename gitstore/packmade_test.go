@@ -199,3 +199,27 @@ func TestScanPackRatioCountsBases(t *testing.T) {
 		t.Errorf("deltas of 40 bytes: %v, want ErrRepoTooLarge for what they make", err)
 	}
 }
+
+// The bytes of pack that what a pack makes is held to are those scanned
+// up to the entry, not those read ahead of it into a buffer: two 1 MiB
+// objects of zeros (a KB of pack each) under a bound of 1 MiB are refused
+// at the second, the 60 KB of noise after them not counted yet. (Read
+// ahead, the noise allowed 30 MB.)
+func TestScanPackCountsBytesScanned(t *testing.T) {
+	const size = 1 << 20
+	r := rand.New(rand.NewPCG(11, 12))
+	noise := make([]byte, 60<<10)
+	for i := range noise {
+		noise[i] = byte(r.Uint32())
+	}
+	zeros := packEntry(3, size, nil, make([]byte, size))
+	err := scanPack(bytes.NewReader(packOf(zeros, zeros, packEntry(3, len(noise), nil, noise))), packBounds{object: size, bytes: size, objects: 10})
+	if !errors.Is(err, ErrRepoTooLarge) || !strings.Contains(err.Error(), "by pack entry 1, made from") {
+		t.Fatalf("scanPack = %v, want ErrRepoTooLarge at entry 1", err)
+	}
+	// an entry's header: packEntry's less the stream of nothing
+	head := len(packEntry(3, size, nil, nil)) - len(packEntry(0, 0, nil, nil)[1:])
+	if want := fmt.Sprintf("made from %d bytes of pack", 12+len(zeros)+head); !strings.Contains(err.Error(), want) {
+		t.Errorf("scanPack = %v, want it %s (the pack's header, the first entry and the second's header)", err, want)
+	}
+}
