@@ -306,7 +306,7 @@ func (s *gitSource) fetchErr(parent context.Context, uri string, err error) erro
 	case errors.Is(err, gitstore.ErrAdvertTooLarge):
 		return fail(uri, ErrTooLarge, err, "%s lists more refs than readproof reads from a git source (%v); point url at a repository with fewer branches and tags, or %s above it", s.shown, err, hintMaxBytes)
 	case errors.Is(err, gitstore.ErrRepoTooLarge):
-		return fail(uri, ErrTooLarge, err, "%s is a larger repository than readproof fetches from a git source (%v): its pack may be 10 times the larger of max_bytes and 100 MiB (1,000 MiB unless max_bytes is over 100 MiB), with one object per 2 KiB of that, and its objects may come to that many bytes once inflated, or to 256 times the pack's; point url at a smaller repository, or %s above 100 MiB", s.shown, err, hintMaxBytes)
+		return fail(uri, ErrTooLarge, err, "%s is a larger repository than readproof fetches from a git source (%v): its pack may be 10 times the larger of max_bytes and 100 MiB (1,000 MiB unless max_bytes is over 100 MiB), with one object per 2 KiB of that, and its objects (a delta counted with its base) may come to that many bytes once inflated, or to 512 times the pack's; point url at a smaller repository, or %s above 100 MiB", s.shown, err, hintMaxBytes)
 	case errors.Is(err, gitstore.ErrObjectTooLarge):
 		return fail(uri, ErrTooLarge, err, "%s holds a file larger than readproof fetches from a git source (%v); keep large files out of the repository, or %s above it", s.shown, err, hintMaxBytes)
 	case errors.As(err, &badSSHConfig):

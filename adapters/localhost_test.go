@@ -118,3 +118,59 @@ func TestLocalhostAllowedDialsLoopback(t *testing.T) {
 		t.Errorf("localhost was looked up %d times", n)
 	}
 }
+
+// localhost is dialled at 127.0.0.1, and at ::1 only when that fails; an
+// address the policy refuses is not dialled, and the answer is the
+// failure to reach the one allowed (a server down on ::1 is said so, not
+// that 127.0.0.1 is refused).
+func TestLocalhostFallback(t *testing.T) {
+	ctx := context.Background()
+	down := errors.New("test: nothing listens")
+	v4 := netip.MustParsePrefix("127.0.0.0/8")
+	v6 := netip.MustParsePrefix("::1/128")
+	for _, c := range []struct {
+		name    string
+		p       NetPolicy
+		network string
+		up      string // the address that answers, "" for none
+		dialled []string
+		refused bool // the answer is a refusal, not down
+	}{
+		{"by name, 127.0.0.1 up", NetPolicy{AllowHosts: []string{"localhost"}}, "tcp", "127.0.0.1:80", []string{"127.0.0.1:80"}, false},
+		{"by name, 127.0.0.1 down", NetPolicy{AllowHosts: []string{"localhost"}}, "tcp", "[::1]:80", []string{"127.0.0.1:80", "[::1]:80"}, false},
+		{"by name, both down", NetPolicy{AllowHosts: []string{"localhost:80"}}, "tcp", "", []string{"127.0.0.1:80", "[::1]:80"}, false},
+		{"::1 allowed, down", NetPolicy{AllowCIDRs: []netip.Prefix{v6}}, "tcp", "", []string{"[::1]:80"}, false},
+		{"::1 allowed, up", NetPolicy{AllowCIDRs: []netip.Prefix{v6}}, "tcp", "[::1]:80", []string{"[::1]:80"}, false},
+		{"127/8 allowed, down", NetPolicy{AllowCIDRs: []netip.Prefix{v4}}, "tcp", "", []string{"127.0.0.1:80"}, false},
+		{"127/8 allowed, tcp6", NetPolicy{AllowCIDRs: []netip.Prefix{v4}}, "tcp6", "", nil, true},
+		{"by name, tcp6", NetPolicy{AllowHosts: []string{"localhost"}}, "tcp6", "", []string{"[::1]:80"}, false},
+		{"another port allowed", NetPolicy{AllowHosts: []string{"localhost:81"}}, "tcp", "", nil, true},
+	} {
+		g := newGuard(c.p)
+		var dialled []string
+		g.dial = func(_ context.Context, _, addr string) (net.Conn, error) {
+			dialled = append(dialled, addr)
+			if addr == c.up {
+				a, b := net.Pipe()
+				b.Close()
+				return a, nil
+			}
+			return nil, down
+		}
+		conn, err := g.dialContext(ctx, c.network, "localhost:80")
+		if conn != nil {
+			conn.Close()
+		}
+		if strings.Join(dialled, " ") != strings.Join(c.dialled, " ") {
+			t.Errorf("%s: dialled %q, want %q", c.name, dialled, c.dialled)
+		}
+		switch {
+		case c.up != "" && err != nil:
+			t.Errorf("%s: %v, want a connection to %s", c.name, err, c.up)
+		case c.up == "" && c.refused && !errors.Is(err, ErrRefused):
+			t.Errorf("%s: %v, want a refusal", c.name, err)
+		case c.up == "" && !c.refused && !errors.Is(err, down):
+			t.Errorf("%s: %v, want the failure to connect", c.name, err)
+		}
+	}
+}

@@ -252,17 +252,28 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 
 // dialLocalhost dials the name localhost at 127.0.0.1, then at ::1 (those
 // network allows), under the checks of dialAddr: the name allowed allows
-// both; otherwise each address must be.
+// both; otherwise each address must be, and one the policy refuses is not
+// dialled (a failure to reach ::1, the one allowed, is the answer, not
+// 127.0.0.1's refusal).
 func (g *guard) dialLocalhost(ctx context.Context, network, host, port string) (net.Conn, error) {
-	if !g.hostAllowed(host, port) {
+	named := g.hostAllowed(host, port)
+	if !named {
 		if err := g.checkLocalhost(); err != nil {
 			return nil, err
 		}
 	}
-	var first error
+	var first, refused error
 	for _, ip := range loopbackAddrs {
 		if (network == "tcp4" && !ip.Is4()) || (network == "tcp6" && !ip.Is6()) {
 			continue
+		}
+		if !named {
+			if err := g.checkIP("", ip); err != nil {
+				if refused == nil {
+					refused = err
+				}
+				continue
+			}
 		}
 		c, err := g.dialAddr(ctx, network, host, port, net.JoinHostPort(ip.String(), port))
 		if err == nil {
@@ -274,6 +285,9 @@ func (g *guard) dialLocalhost(ctx context.Context, network, host, port string) (
 		if ctx.Err() != nil {
 			break
 		}
+	}
+	if first == nil {
+		first = refused
 	}
 	if first == nil {
 		first = &net.AddrError{Err: "no loopback address for network " + network, Addr: host}

@@ -70,9 +70,10 @@ type MirrorOptions struct {
 	// MaxPackBytes refuses a fetch whose pack is larger (ErrRepoTooLarge)
 	// once one byte more has arrived; 0 means 10 times the object bound.
 	// The pack is spooled to disk whole before it is indexed. It also
-	// bounds what the pack's objects come to once inflated (ErrRepoTooLarge,
-	// from each entry's header): at the larger of it and the object bound,
-	// or madePerPackByte times the bytes of pack read.
+	// bounds what the pack's objects come to once inflated, a delta counted
+	// with its base (ErrRepoTooLarge, from each entry's header): at the
+	// larger of it and the object bound, or madePerPackByte times the
+	// bytes of pack read.
 	MaxPackBytes int64
 	// MaxPackObjects refuses a fetch whose pack holds more objects
 	// (ErrRepoTooLarge), from the pack's header, before an object is
