@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,4 +98,34 @@ func startTestAgent(t *testing.T) string {
 		}
 	}()
 	return sock
+}
+
+// TestGitRemoteAllowedByDefaultPort: an allow_hosts entry with a port
+// admits a git:// or ssh:// URL that names no port when the entry's port is
+// the one the fetch dials (9418, 22): the port checked is the port dialled,
+// not the URL's empty one.
+func TestGitRemoteAllowedByDefaultPort(t *testing.T) {
+	t.Setenv("SSH_AUTH_SOCK", startTestAgent(t))
+	knownHosts := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(knownHosts, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSH_KNOWN_HOSTS", knownHosts)
+	for _, c := range []struct{ url, allow string }{
+		{"git://localhost/repo", "localhost:9418"},
+		{"ssh://git@localhost/repo", "localhost:22"},
+	} {
+		src, _ := openGit(Spec{Type: "git", URL: c.url, Path: "README"}, Env{CacheDir: t.TempDir(), Network: NetPolicy{Timeout: 2 * time.Second, AllowHosts: []string{c.allow}}})
+		gs, ok := src.(*gitSource)
+		if !ok {
+			t.Fatalf("%s opened as %T", c.url, src)
+		}
+		_, err := gs.Fetch(context.Background(), Request{URI: "readproof://t/port"})
+		if err == nil {
+			t.Fatalf("%s: fetched a repository that does not exist", c.url)
+		}
+		if strings.Contains(err.Error(), "loopback address") {
+			t.Errorf("%s with allow_hosts [%q]: refused as if not allowed: %v", c.url, c.allow, err)
+		}
+	}
 }
