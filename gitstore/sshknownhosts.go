@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
@@ -82,9 +83,13 @@ func (c *SSHConfig) knownHostsFor(alias, host, port, remoteUser string) ([]strin
 }
 
 // knownHostsLine are the files the first line giving key for alias
-// names, each expanded; defaults when no line gives it.
+// names, each expanded; defaults when no line gives it. A line whose
+// words are a comment alone (UserKnownHostsFile # old) gives nothing:
+// ssh leaves the setting to the next line (readconf.c,
+// parse_char_array), where firstSet would stop at it and read the
+// defaults, ~/.ssh/known_hosts included, in place of the files ssh reads.
 func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, expand func(string) (string, error)) ([]string, error) {
-	st, ok := c.firstSet(alias, key)
+	st, ok := c.firstWithWords(alias, key)
 	if !ok {
 		return defaults, nil
 	}
@@ -113,6 +118,32 @@ func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, expand 
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// firstWithWords is the first line of the files, in the order ssh reads
+// them, in a Host block matching alias, that gives key a word (sshArgs:
+// a comment alone is none); false when none does.
+func (c *SSHConfig) firstWithWords(alias, key string) (setting, bool) {
+	for _, f := range c.files {
+		var st setting
+		f.each(alias, func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
+			if !strings.EqualFold(kv.Key, key) {
+				return true
+			}
+			if args, _ := sshArgs(kv.Value); len(args) == 0 {
+				return true
+			}
+			st = setting{key: key, value: kv.Value, file: in.path, line: kv.Pos().Line}
+			if top != 0 {
+				st.via, st.viaAt = f.path, top
+			}
+			return false
+		})
+		if st.key != "" {
+			return st, true
+		}
+	}
+	return setting{}, false
 }
 
 // expandTildeOnly expands a leading ~ (home) or ~user (that user's home

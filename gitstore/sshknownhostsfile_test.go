@@ -233,6 +233,28 @@ func TestSSHKnownHostsFilesReadAsSSH(t *testing.T) {
 	}
 }
 
+// A UserKnownHostsFile or GlobalKnownHostsFile line given a comment alone
+// sets nothing: the next line for the host gives the files, as in ssh
+// (ssh -G shows it). Before, the comment's line was taken for the first,
+// and ~/.ssh/known_hosts and known_hosts2 read where ssh reads the next
+// line's file alone.
+func TestSSHKnownHostsLineCommentAlone(t *testing.T) {
+	home := sshHome(t)
+	t.Setenv("SSH_KNOWN_HOSTS", "")
+	path := writeSSHConfig(t, home, "Host git.example.test\n  UserKnownHostsFile # old\n  GlobalKnownHostsFile #\nHost *\n  UserKnownHostsFile /kh/user\n  GlobalKnownHostsFile /kh/global\n")
+	c := ReadSSHConfig()
+	if err := c.Check("git.example.test"); err != nil {
+		t.Fatal(err)
+	}
+	files, err := c.knownHostsFor("git.example.test", "git.example.test", "22", "git")
+	if want := []string{filepath.FromSlash("/kh/user"), filepath.FromSlash("/kh/global")}; err != nil || !equalStrings(files, want) {
+		t.Errorf("known_hosts files %q, %v; want %q", files, err, want)
+	}
+	if out, refused, ok := sshG(t, path, "git.example.test"); ok && (refused || !strings.Contains(out, "\nuserknownhostsfile /kh/user\n") || !strings.Contains(out, "\nglobalknownhostsfile /kh/global\n")) {
+		t.Errorf("ssh -G reads other files: the case is wrong\n%s", out)
+	}
+}
+
 // Any configuration is read for the known_hosts files of a host without a
 // panic: the files are at most 32 of the user's and 32 of the system's,
 // none of them empty, or the refusal is an *SSHConfigError naming a line
