@@ -299,3 +299,38 @@ func FuzzSSHKnownHostsLines(f *testing.F) {
 		}
 	})
 }
+
+// What a fetch says of the known_hosts files (none read, or one it cannot
+// read) shows a file a UserKnownHostsFile line names through ${NAME} as
+// the line writes it, never with the variable's value, as for an
+// IdentityFile: an MCP client or an evidence bundle may receive it.
+// Before, the path was shown expanded.
+func TestSSHKnownHostsFileVariableNotShown(t *testing.T) {
+	s, home := newKeyServer(t)
+	secret := "s3cret-in-a-variable"
+	dir := filepath.Join(home, secret)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("READPROOF_KH_DIR", dir)
+	for _, c := range []struct {
+		name string
+		data []byte // the file's; nil for none
+		want string
+	}{
+		{name: "missing", want: "(the files ssh reads for this host: ${READPROOF_KH_DIR}/kh)"},
+		{name: "unreadable line", data: []byte("git.example.test ssh-ed25519 not-base64!\n"), want: "cannot read known hosts (${READPROOF_KH_DIR}/kh): knownhosts: ${READPROOF_KH_DIR}/kh"},
+	} {
+		_ = os.Remove(filepath.Join(dir, "kh"))
+		if c.data != nil {
+			if err := os.WriteFile(filepath.Join(dir, "kh"), c.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeSSHConfig(t, home, "Host git.example.test\n  UserKnownHostsFile ${READPROOF_KH_DIR}/kh\n  GlobalKnownHostsFile none\n")
+		err := s.open(t, "git@git.example.test:r.git")
+		if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q, and no %q", c.name, err, c.want, secret)
+		}
+	}
+}
