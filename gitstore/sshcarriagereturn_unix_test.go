@@ -30,7 +30,7 @@ func TestSSHConfigIncludeAfterCarriageReturn(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("no FIFO: %v", err)
 	}
-	for _, line := range []string{"\rInclude other", " \r Include other", "Include\rother", "include\r=\rother"} {
+	for _, line := range []string{"\rInclude other", " \r Include other", "Include\rother", "include\r=\rother", "\r=Include other", "\r\"Include\" other"} {
 		path := writeSSHConfig(t, home, line+"\nHost git.example.test\n  User deploy\n")
 		c := readWithin(t, fifo)
 		if host, _ := c.Address("git.example.test", ""); host != "inc.example" {

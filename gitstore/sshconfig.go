@@ -1116,7 +1116,9 @@ func unquoteKeywords(data []byte) ([]byte, error) {
 	changed := false
 	for i, l := range lines {
 		body := bytes.TrimRight(l, "\r\n")
-		rest := bytes.TrimLeft(body, " \t")
+		// a carriage return before the keyword is a space, as to ssh
+		// ("\r=Include FILE" is an Include)
+		rest := bytes.TrimLeft(body, " \t\r")
 		if len(rest) == 0 || rest[0] == '#' {
 			continue
 		}
