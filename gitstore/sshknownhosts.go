@@ -8,6 +8,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -79,7 +80,7 @@ func (c *SSHConfig) knownHostsWritten(alias, host, port, remoteUser string) (fil
 	written = map[string]string{}
 	userFiles, err := c.knownHostsLine(alias, "UserKnownHostsFile", c.defaultUserKnownHosts(), written, func(v string) (string, error) {
 		return expandIdentityPathFor(v, identityTokens{home: c.home, localUser: localUserName(), host: host, remoteUser: remoteUser,
-			alias: alias, keyAlias: c.files.Get(alias, "HostKeyAlias"), port: port})
+			alias: alias, keyAlias: c.hostKeyAlias(alias), port: port})
 	})
 	if err != nil {
 		return nil, nil, err
@@ -180,6 +181,27 @@ func expandTildeOnly(p, home string) (string, error) {
 		return "", fmt.Errorf("~%s is the home directory of the user %q, whom this system does not know (%v): ssh exits then, connecting to no host; write the path from / or ~/", name, name, err)
 	}
 	return filepath.Join(u.HomeDir, rest), nil
+}
+
+// hostKeyAlias is the HostKeyAlias the configuration gives for alias, in
+// lower case, as ssh reads it (ssh -G shows it so, and %k); "" for none.
+func (c *SSHConfig) hostKeyAlias(alias string) string {
+	return strings.ToLower(c.files.Get(alias, "HostKeyAlias"))
+}
+
+// hostKeyAddr is the name, with a port, the host key of a fetch of alias
+// dialling addr is looked up under in known_hosts, as ssh looks it up
+// (sshconnect.c, check_host_key): the HostKeyAlias when the
+// configuration gives one, alone (port 22 reads as no port, so that a
+// line of the alias without [ ]:port matches, as in ssh), else addr.
+// Before, addr was looked up whatever the HostKeyAlias: a key known_hosts
+// lists for the host name was taken where ssh, looking up the alias,
+// refuses it.
+func (c *SSHConfig) hostKeyAddr(alias, addr string) string {
+	if ka := c.hostKeyAlias(alias); ka != "" {
+		return net.JoinHostPort(ka, "22")
+	}
+	return addr
 }
 
 // readableKnownHosts are those of files ssh would read host keys from:
