@@ -102,7 +102,8 @@ func (t dialTransport) daemonSession(ep *transport.Endpoint) (transport.UploadPa
 // else the Port it gives, else 22. The host
 // key is checked against the known_hosts files ssh reads for the host
 // (SSH_KNOWN_HOSTS, else its UserKnownHostsFile and GlobalKnownHostsFile
-// or their defaults: knownHostsFor) under the host name. The
+// or their defaults: knownHostsFor) under the host name, or the
+// HostKeyAlias the configuration gives (hostKeyAddr). The
 // address dialled is the one dial checks.
 //
 // The server is asked for a host key of the types known_hosts lists for the
@@ -130,11 +131,15 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 		return nil, err
 	}
 	defer keys.close()
+	// the host key is looked up under the HostKeyAlias, when given
+	keyAddr, check := conf.hostKeyAddr(alias, addr), known.HostKeyCallback()
 	cfg := &ssh.ClientConfig{
-		User:              user,
-		Auth:              []ssh.AuthMethod{ssh.PublicKeys(keys.signers...)},
-		HostKeyCallback:   known.HostKeyCallback(),
-		HostKeyAlgorithms: known.HostKeyAlgorithms(addr),
+		User: user,
+		Auth: []ssh.AuthMethod{ssh.PublicKeys(keys.signers...)},
+		HostKeyCallback: func(_ string, remote net.Addr, key ssh.PublicKey) error {
+			return check(keyAddr, remote, key)
+		},
+		HostKeyAlgorithms: known.HostKeyAlgorithms(keyAddr),
 	}
 	s, err := t.sshSessionAt(ep, addr, cfg)
 	if errors.Is(err, transport.ErrAuthorizationFailed) {

@@ -1116,7 +1116,9 @@ func unquoteKeywords(data []byte) ([]byte, error) {
 	changed := false
 	for i, l := range lines {
 		body := bytes.TrimRight(l, "\r\n")
-		rest := bytes.TrimLeft(body, " \t")
+		// a carriage return before the keyword is a space, as to ssh
+		// ("\r=Include FILE" is an Include)
+		rest := bytes.TrimLeft(body, " \t\r")
 		if len(rest) == 0 || rest[0] == '#' {
 			continue
 		}
@@ -1376,25 +1378,29 @@ type keywordLine struct {
 }
 
 // keywordLines replaces each line of data that gives keyword (in any
-// case, followed by a space, a tab, an "=" or the line's end: a bare
-// keyword is one too) by stand(n), n counting those lines from 0, the
-// line's end and so the line numbers kept. It returns data so changed
-// and the lines replaced, in order.
+// case, followed by a space, a tab, a carriage return, an "=" or the
+// line's end: a bare keyword is one too) by stand(n), n counting those
+// lines from 0, the line's end and so the line numbers kept. It returns
+// data so changed and the lines replaced, in order. A carriage return
+// is a space here, before the keyword or after it, as to ssh (readconf.c,
+// strdelim: " \t\r\n") and to the parser, which would otherwise read a
+// "\rInclude FILE" line's files itself, unbounded (a FIFO waited on),
+// and refuse a "\rMatch" line's file.
 func keywordLines(data []byte, keyword string, stand func(n int) string) ([]byte, []keywordLine) {
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	var found []keywordLine
 	for i, l := range lines {
 		body := bytes.TrimRight(l, "\r\n")
-		rest := bytes.TrimLeft(body, " \t")
-		end := bytes.IndexAny(rest, " \t=")
+		rest := bytes.TrimLeft(body, " \t\r")
+		end := bytes.IndexAny(rest, " \t\r=")
 		if end < 0 {
 			end = len(rest)
 		}
 		if !strings.EqualFold(string(rest[:end]), keyword) {
 			continue
 		}
-		args := bytes.TrimLeft(rest[end:], " \t")
-		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t")
+		args := bytes.TrimLeft(rest[end:], " \t\r")
+		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t\r")
 		if j := bytes.IndexByte(args, '#'); j >= 0 {
 			args = args[:j]
 		}

@@ -539,7 +539,7 @@ func localUserName() string {
 // reads it.
 func (conf *SSHConfig) identityPath(v, alias, host, port, remoteUser, home string) (string, error) {
 	return expandIdentityPathFor(sshValue(v), identityTokens{home: home, localUser: localUserName(), host: host, remoteUser: remoteUser,
-		alias: alias, keyAlias: conf.files.Get(alias, "HostKeyAlias"), port: port})
+		alias: alias, keyAlias: conf.hostKeyAlias(alias), port: port})
 }
 
 // identityTokens are the values of the %-tokens ssh 9.2 expands in an

@@ -298,7 +298,8 @@ const (
 // IdentityFile, IdentitiesOnly, IgnoreUnknown or RefuseConnection ("extra
 // arguments at end of line"), an IdentitiesOnly or RefuseConnection (as
 // ssh 10.1 reads it) other than yes, no, true or false, in any case
-// ("unsupported option"); an empty word of a UserKnownHostsFile or
+// ("unsupported option"); any of them given a comment alone ("missing
+// argument"); an empty word of a UserKnownHostsFile or
 // GlobalKnownHostsFile, or its none beside another word
 // (refusedKnownHostsLine). nil for a line of another keyword.
 func refusedIdentityLine(line int, kw string, args []string) error {
@@ -319,6 +320,11 @@ func refusedIdentityLine(line int, kw string, args []string) error {
 		name = "RefuseConnection"
 	default:
 		return nil
+	}
+	if len(args) == 0 {
+		// a comment alone (IdentitiesOnly #): ssh says "missing
+		// argument" and refuses the configuration
+		return &sshRefusal{line: line, msg: fmt.Sprintf("line %d: %s is given a comment alone, no value, which ssh refuses (\"missing argument\")", line, name), fix: "give it a value, or remove the line"}
 	}
 	if len(args) > 1 {
 		how := map[string]string{

@@ -8,11 +8,14 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
@@ -62,29 +65,44 @@ func (c *SSHConfig) defaultUserKnownHosts() []string {
 // is a line ssh refuses for this host, naming it: a token or variable it
 // does not expand, a user it does not know, more than 32 files.
 func (c *SSHConfig) knownHostsFor(alias, host, port, remoteUser string) ([]string, error) {
+	files, _, err := c.knownHostsWritten(alias, host, port, remoteUser)
+	return files, err
+}
+
+// knownHostsWritten is knownHostsFor, with each file expanded from a
+// ${NAME} mapped to the path as the line writes it: what a message says
+// of the files shows no variable's value, as for an IdentityFile
+// (keysAt), since an MCP client or an evidence bundle may receive it.
+func (c *SSHConfig) knownHostsWritten(alias, host, port, remoteUser string) (files []string, written map[string]string, err error) {
 	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
-		return files, nil
+		return files, nil, nil
 	}
-	userFiles, err := c.knownHostsLine(alias, "UserKnownHostsFile", c.defaultUserKnownHosts(), func(v string) (string, error) {
+	written = map[string]string{}
+	userFiles, err := c.knownHostsLine(alias, "UserKnownHostsFile", c.defaultUserKnownHosts(), written, func(v string) (string, error) {
 		return expandIdentityPathFor(v, identityTokens{home: c.home, localUser: localUserName(), host: host, remoteUser: remoteUser,
-			alias: alias, keyAlias: c.files.Get(alias, "HostKeyAlias"), port: port})
+			alias: alias, keyAlias: c.hostKeyAlias(alias), port: port})
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	global, err := c.knownHostsLine(alias, "GlobalKnownHostsFile", defaultGlobalKnownHosts, func(v string) (string, error) {
+	global, err := c.knownHostsLine(alias, "GlobalKnownHostsFile", defaultGlobalKnownHosts, written, func(v string) (string, error) {
 		return expandTildeOnly(v, c.home)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(userFiles, global...), nil
+	return append(userFiles, global...), written, nil
 }
 
 // knownHostsLine are the files the first line giving key for alias
-// names, each expanded; defaults when no line gives it.
-func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, expand func(string) (string, error)) ([]string, error) {
-	st, ok := c.firstSet(alias, key)
+// names, each expanded (those expanded from a ${NAME} added to written,
+// each to the word as written); defaults when no line gives it. A line whose
+// words are a comment alone (UserKnownHostsFile # old) gives nothing:
+// ssh leaves the setting to the next line (readconf.c,
+// parse_char_array), where firstSet would stop at it and read the
+// defaults, ~/.ssh/known_hosts included, in place of the files ssh reads.
+func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, written map[string]string, expand func(string) (string, error)) ([]string, error) {
+	st, ok := c.firstWithWords(alias, key)
 	if !ok {
 		return defaults, nil
 	}
@@ -110,9 +128,38 @@ func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, expand 
 		if err != nil {
 			return nil, refuse(err)
 		}
+		if strings.Contains(a, "${") {
+			written[p] = a
+		}
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// firstWithWords is the first line of the files, in the order ssh reads
+// them, in a Host block matching alias, that gives key a word (sshArgs:
+// a comment alone is none); false when none does.
+func (c *SSHConfig) firstWithWords(alias, key string) (setting, bool) {
+	for _, f := range c.files {
+		var st setting
+		f.each(alias, func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
+			if !strings.EqualFold(kv.Key, key) {
+				return true
+			}
+			if args, _ := sshArgs(kv.Value); len(args) == 0 {
+				return true
+			}
+			st = setting{key: key, value: kv.Value, file: in.path, line: kv.Pos().Line}
+			if top != 0 {
+				st.via, st.viaAt = f.path, top
+			}
+			return false
+		})
+		if st.key != "" {
+			return st, true
+		}
+	}
+	return setting{}, false
 }
 
 // expandTildeOnly expands a leading ~ (home) or ~user (that user's home
@@ -134,6 +181,27 @@ func expandTildeOnly(p, home string) (string, error) {
 		return "", fmt.Errorf("~%s is the home directory of the user %q, whom this system does not know (%v): ssh exits then, connecting to no host; write the path from / or ~/", name, name, err)
 	}
 	return filepath.Join(u.HomeDir, rest), nil
+}
+
+// hostKeyAlias is the HostKeyAlias the configuration gives for alias, in
+// lower case, as ssh reads it (ssh -G shows it so, and %k); "" for none.
+func (c *SSHConfig) hostKeyAlias(alias string) string {
+	return strings.ToLower(c.files.Get(alias, "HostKeyAlias"))
+}
+
+// hostKeyAddr is the name, with a port, the host key of a fetch of alias
+// dialling addr is looked up under in known_hosts, as ssh looks it up
+// (sshconnect.c, check_host_key): the HostKeyAlias when the
+// configuration gives one, alone (port 22 reads as no port, so that a
+// line of the alias without [ ]:port matches, as in ssh), else addr.
+// Before, addr was looked up whatever the HostKeyAlias: a key known_hosts
+// lists for the host name was taken where ssh, looking up the alias,
+// refuses it.
+func (c *SSHConfig) hostKeyAddr(alias, addr string) string {
+	if ka := c.hostKeyAlias(alias); ka != "" {
+		return net.JoinHostPort(ka, "22")
+	}
+	return addr
 }
 
 // readableKnownHosts are those of files ssh would read host keys from:
@@ -168,7 +236,7 @@ type hostKeyDB interface {
 // is an error naming the files looked at, with a hint: ssh would find
 // the host unknown.
 func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, error) {
-	files, err := c.knownHostsFor(alias, host, port, remoteUser)
+	files, written, err := c.knownHostsWritten(alias, host, port, remoteUser)
 	if err != nil {
 		return nil, err
 	}
@@ -176,15 +244,30 @@ func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, e
 	if len(read) == 0 {
 		looked := "none: UserKnownHostsFile and GlobalKnownHostsFile are both none for this host"
 		if len(files) > 0 {
-			looked = strings.Join(files, ", ")
+			looked = showWritten(strings.Join(files, ", "), written)
 		}
 		return nil, hint.With(fmt.Errorf("no known_hosts file to check the host key of %s against (the files ssh reads for this host: %s), so the host is not known", host, looked),
 			"add the host's key to ~/.ssh/known_hosts (ssh-keyscan prints it: check its fingerprint with the host's owner first), or name the file that lists it in a UserKnownHostsFile line for the host")
 	}
 	known, err := gitssh.NewKnownHostsDb(read...)
 	if err != nil {
-		return nil, hint.With(fmt.Errorf("cannot read known hosts (%s): %w", strings.Join(read, ", "), err),
+		// the error names the file (knownhosts: FILE:LINE: ...)
+		return nil, hint.With(fmt.Errorf("cannot read known hosts (%s): %s", showWritten(strings.Join(read, ", "), written), showWritten(err.Error(), written)),
 			"fix or remove the line the error names (ssh-keygen -R HOST removes a host's lines)")
 	}
 	return known, nil
+}
+
+// showWritten is s with each path of written (one expanded from a
+// ${NAME}) as the configuration writes it, the longest first.
+func showWritten(s string, written map[string]string) string {
+	paths := make([]string, 0, len(written))
+	for p := range written {
+		paths = append(paths, p)
+	}
+	slices.SortFunc(paths, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range paths {
+		s = strings.ReplaceAll(s, p, written[p])
+	}
+	return s
 }

@@ -38,6 +38,8 @@ func TestSSHKnownHostsFilesAsSSH(t *testing.T) {
 			user: "HOME/.ssh/a git.example.test/b /k/git-22-git.example.test-%-HOME /env/c /q/d", global: "/etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2"},
 		{name: "Hostname and HostKeyAlias", conf: "Host git.*\n  Hostname real.example\n  HostKeyAlias kal\n  UserKnownHostsFile /x/%h-%k\n",
 			user: "/x/real.example-kal", global: "/etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2"},
+		{name: "HostKeyAlias in capitals", conf: "Host git.*\n  HostKeyAlias KAL\n  UserKnownHostsFile /x/%k\n",
+			user: "/x/kal", global: "/etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2"},
 		{name: "the first line wins", conf: "Host git.*\n  UserKnownHostsFile /first\n  GlobalKnownHostsFile /g1\nHost *\n  UserKnownHostsFile /second\n  GlobalKnownHostsFile /g2\n",
 			user: "/first", global: "/g1"},
 		{name: "none", conf: "Host git.*\n  UserKnownHostsFile NONE\n  GlobalKnownHostsFile none\n",
@@ -233,6 +235,28 @@ func TestSSHKnownHostsFilesReadAsSSH(t *testing.T) {
 	}
 }
 
+// A UserKnownHostsFile or GlobalKnownHostsFile line given a comment alone
+// sets nothing: the next line for the host gives the files, as in ssh
+// (ssh -G shows it). Before, the comment's line was taken for the first,
+// and ~/.ssh/known_hosts and known_hosts2 read where ssh reads the next
+// line's file alone.
+func TestSSHKnownHostsLineCommentAlone(t *testing.T) {
+	home := sshHome(t)
+	t.Setenv("SSH_KNOWN_HOSTS", "")
+	path := writeSSHConfig(t, home, "Host git.example.test\n  UserKnownHostsFile # old\n  GlobalKnownHostsFile #\nHost *\n  UserKnownHostsFile /kh/user\n  GlobalKnownHostsFile /kh/global\n")
+	c := ReadSSHConfig()
+	if err := c.Check("git.example.test"); err != nil {
+		t.Fatal(err)
+	}
+	files, err := c.knownHostsFor("git.example.test", "git.example.test", "22", "git")
+	if want := []string{filepath.FromSlash("/kh/user"), filepath.FromSlash("/kh/global")}; err != nil || !equalStrings(files, want) {
+		t.Errorf("known_hosts files %q, %v; want %q", files, err, want)
+	}
+	if out, refused, ok := sshG(t, path, "git.example.test"); ok && (refused || !strings.Contains(out, "\nuserknownhostsfile /kh/user\n") || !strings.Contains(out, "\nglobalknownhostsfile /kh/global\n")) {
+		t.Errorf("ssh -G reads other files: the case is wrong\n%s", out)
+	}
+}
+
 // Any configuration is read for the known_hosts files of a host without a
 // panic: the files are at most 32 of the user's and 32 of the system's,
 // none of them empty, or the refusal is an *SSHConfigError naming a line
@@ -276,4 +300,90 @@ func FuzzSSHKnownHostsLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// What a fetch says of the known_hosts files (none read, or one it cannot
+// read) shows a file a UserKnownHostsFile line names through ${NAME} as
+// the line writes it, never with the variable's value, as for an
+// IdentityFile: an MCP client or an evidence bundle may receive it.
+// Before, the path was shown expanded.
+func TestSSHKnownHostsFileVariableNotShown(t *testing.T) {
+	s, home := newKeyServer(t)
+	secret := "s3cret-in-a-variable"
+	dir := filepath.Join(home, secret)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("READPROOF_KH_DIR", dir)
+	for _, c := range []struct {
+		name string
+		data []byte // the file's; nil for none
+		want string
+	}{
+		{name: "missing", want: "(the files ssh reads for this host: ${READPROOF_KH_DIR}/kh)"},
+		{name: "unreadable line", data: []byte("git.example.test ssh-ed25519 not-base64!\n"), want: "cannot read known hosts (${READPROOF_KH_DIR}/kh): knownhosts: ${READPROOF_KH_DIR}/kh"},
+	} {
+		_ = os.Remove(filepath.Join(dir, "kh"))
+		if c.data != nil {
+			if err := os.WriteFile(filepath.Join(dir, "kh"), c.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeSSHConfig(t, home, "Host git.example.test\n  UserKnownHostsFile ${READPROOF_KH_DIR}/kh\n  GlobalKnownHostsFile none\n")
+		err := s.open(t, "git@git.example.test:r.git")
+		if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q, and no %q", c.name, err, c.want, secret)
+		}
+	}
+}
+
+// With a HostKeyAlias, the host key is looked up under the alias, in
+// lower case and without a port, as ssh looks it up: a key known_hosts
+// lists for the host name alone is not taken. Before, the host name was
+// looked up whatever the alias, so a key ssh refuses was taken, and one
+// it takes refused. Checked by connecting ssh itself to the same server
+// when ssh is there (as in TestSSHKnownHostsFilesReadAsSSH).
+func TestSSHHostKeyAlias(t *testing.T) {
+	s, home := newKeyServer(t)
+	s.allow(writeKeyFile(t, filepath.Join(home, ".ssh", "id_ed25519"), 0o600, "").PublicKey())
+	dir := filepath.Join(home, ".ssh")
+	listed, err := os.ReadFile(filepath.Join(dir, "known_hosts")) // under [git.example.test]:PORT and git.example.test
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Fields(string(listed))
+	key := words[1] + " " + words[2]
+	_, sshErr := exec.LookPath("ssh")
+	for _, c := range []struct {
+		alias, kh string
+		taken     bool
+	}{
+		{"kal", string(listed), false},
+		{"kal", "[127.0.0.1]:" + s.port + " " + key + "\n", false},
+		{"KAL", "kal " + key + "\n", true},
+		{"kal", "[kal]:" + s.port + " " + key + "\n", false},
+	} {
+		kh := filepath.Join(dir, "kh")
+		if err := os.WriteFile(kh, []byte(c.kh), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		conf := "Host git.example.test\n  Hostname 127.0.0.1\n  Port " + s.port + "\n  HostKeyAlias " + c.alias + "\n  UserKnownHostsFile " + kh + "\n  GlobalKnownHostsFile none\n"
+		writeSSHConfig(t, home, conf)
+		err := s.open(t, "ssh://git@git.example.test/r.git")
+		if (err == nil) != c.taken {
+			t.Errorf("HostKeyAlias %s, known_hosts %q: %v, want the host key taken: %v", c.alias, c.kh, err, c.taken)
+		}
+		if sshErr != nil {
+			continue
+		}
+		sshConf := filepath.Join(home, "ssh-check.conf")
+		if err := os.WriteFile(sshConf, []byte(conf+"  CheckHostIP no\n  StrictHostKeyChecking yes\n  BatchMode yes\n  UpdateHostKeys no\n  ControlPath none\n  IdentitiesOnly yes\n  IdentityFile none\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command("ssh", "-F", sshConf, "git@git.example.test", "true").CombinedOutput()
+		sshTaken := strings.Contains(string(out), "Permission denied (publickey)")
+		if sshTaken != c.taken || !sshTaken && !strings.Contains(string(out), "Host key verification failed") {
+			t.Errorf("HostKeyAlias %s, known_hosts %q: ssh takes the host key: %v; the case is wrong\n%s", c.alias, c.kh, sshTaken, out)
+		}
+	}
 }
