@@ -3,7 +3,9 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -81,4 +83,48 @@ func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest) map[int]bool 
 		}
 	}
 	return out
+}
+
+// VerdictWithoutKey says why rec, a record of a check of m that its chain's
+// rules (JudgeVerdictChain, judged j) pass, was nonetheless written without
+// the probe key: "" when nothing shows it. Evidence verify fails such a
+// record's proof_of_read and readproof verify reports it broken, so the two
+// agree (before session 29 verify only warned of both).
+//
+//   - No MAC and no mac_key, for a manifest with an entry bound to its
+//     content (session "content"): verdict records carry a MAC since before
+//     that binding, and an older readproof refuses such a manifest, so no
+//     genuine check of one lacks it. Judged with or without the key.
+//   - Another mac_key, with keys at hand, giving an entry mounted with the
+//     key in use (the key reproduces its delivered hash) a verdict but
+//     HALLUCINATED, or delivered_hash_verified: a check under another key
+//     finds neither the entry's sentinel nor its delivered bytes.
+//
+// mounted caches the entries mounted with keys (mountedWith) across the
+// records of one chain; a caller passes a pointer to a nil map.
+func (s *Store) VerdictWithoutKey(rec *VerdictRecord, j VerdictJudgement, m *manifest.Manifest, keys *probe.Keys, mounted *map[int]bool) string {
+	if j.Standing.Broken() || rec.ManifestID != m.ID {
+		return ""
+	}
+	if rec.MAC == "" && rec.MACKey == "" {
+		for _, en := range m.Entries {
+			if en.Probe != nil && en.Probe.Session == manifest.ProbeSessionContent {
+				return fmt.Sprintf("verdict record %s of run %s (check %d) carries no MAC, but entry %d of manifest %s was mounted by a readproof that authenticates every verdict record: the record was written without the probe key",
+					rec.ID, rec.RunID, rec.Check, en.Position, m.ID)
+			}
+		}
+	}
+	if j.Standing != VerdictOtherKey || keys == nil {
+		return ""
+	}
+	if *mounted == nil {
+		*mounted = s.mountedWith(*keys, m)
+	}
+	for _, v := range rec.Entries {
+		if (*mounted)[v.Position] && (v.Verdict != string(probe.Hallucinated) || v.DeliveredHashVerified) {
+			return fmt.Sprintf("verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
+				rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, text.Printable(v.Verdict), v.DeliveredHashVerified)
+		}
+	}
+	return ""
 }
