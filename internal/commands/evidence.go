@@ -546,29 +546,14 @@ func loadTrust(path string, now time.Time) (keys []ed25519.PublicKey, signers ev
 	return keys, signers, warnings, nil
 }
 
-// loadReceiptsKey loads the receipts key through the lookup the receipts
-// commands use: the one configured ($READPROOF_RECEIPTS_KEY, else
-// [receipts] key), else the one at the default location when a file is
-// there, the key `readproof exec` and `receipts issue` made the receipts
-// under (found is then true); nil when there is none. Before session 29
+// loadReceiptsKey loads the receipts key evidence export and verify check
+// receipt MACs with (keyloc.ReceiptsForCheck, which the MCP server's export
+// calls too): the one configured, else the one at the default location
+// (found is then true); nil when there is none. Before session 29
 // (evaudit) the default key was not looked for, and a receipt edited in
 // the store passed export and verify while `receipts list` said tampered.
 func loadReceiptsKey(e *env, pol *policy.File) (key *receipts.Key, found bool, err error) {
-	if !keyloc.ReceiptsConfigured(pol) {
-		path, err := keyloc.DefaultReceiptsPath()
-		if err != nil {
-			return nil, false, nil
-		}
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, false, nil
-		}
-		found = true
-	}
-	k, _, err := keyloc.LoadReceipts("", e.storePath, pol)
-	if err != nil {
-		return nil, found, err
-	}
-	return &k, found, nil
+	return keyloc.ReceiptsForCheck(e.storePath, pol)
 }
 
 func verifyCommit(c *cli.Context) error {
