@@ -1072,12 +1072,26 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		fmt.Fprint(e.out, rep.Listing())
 	}
 	if !rep.OK() {
+		// the error names the bundle, as an error names its input (before
+		// session 29's re-read it said only "evidence verification
+		// failed: N of M checks failed", which names no file in a script
+		// that verifies several)
+		err := fmt.Errorf("%s: %w", bundleSubject(args[0]), rep.Err())
 		if h := couldNotReadHint(rep); h != "" {
-			return withCode(ExitCannotCheck, hint.With(rep.Err(), h))
+			return withCode(ExitCannotCheck, hint.With(err, h))
 		}
-		return withCode(ExitMismatch, hint.With(rep.Err(), verifyHint(rep, len(keys) > 0 || len(trustWarnings) > 0)))
+		return withCode(ExitMismatch, hint.With(err, verifyHint(rep, len(keys) > 0 || len(trustWarnings) > 0)))
 	}
 	return nil
+}
+
+// bundleSubject names a bundle at the head of an error: "bundle FILE", or
+// "the bundle on stdin" for "-".
+func bundleSubject(file string) string {
+	if file == "-" {
+		return bundleName(file)
+	}
+	return "bundle " + bundleName(file)
 }
 
 // couldNotReadHint is the hint of a verification whose every failed check
