@@ -61,28 +61,31 @@ func delivers(keys probe.Keys, iss probe.Issued, en manifest.Entry, content []by
 	return "sha256:"+hex.EncodeToString(sum[:]) == en.Probe.DeliveredHash
 }
 
-// mountedWith returns the positions of m's probed entries that keys were
-// mounted with: keys reproduce the entry's delivered hash from the
-// snapshot the store holds.
-func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest) map[int]bool {
-	out := map[int]bool{}
+// mountedWith reports whether keys were mounted with m's probed entry at
+// position pos: keys reproduce its delivered hash from the snapshot the
+// store holds. cache keeps the answers across the records of one chain.
+func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest, pos int, cache map[int]bool) bool {
+	if ok, done := cache[pos]; done {
+		return ok
+	}
+	ok := false
 	for _, en := range m.Entries {
-		if en.Probe == nil {
+		if en.Position != pos || en.Probe == nil {
 			continue
 		}
 		c, err := s.Content(en.Snapshot)
 		if err != nil {
-			continue
+			break
 		}
 		sum := sha256.Sum256(c)
 		if "sha256:"+hex.EncodeToString(sum[:]) != en.ContentHash {
-			continue
+			break
 		}
-		if _, ok, _ := ProbeIssuance(keys, m.RunID, en, c); ok {
-			out[en.Position] = true
-		}
+		_, ok, _ = ProbeIssuance(keys, m.RunID, en, c)
+		break
 	}
-	return out
+	cache[pos] = ok
+	return ok
 }
 
 // VerdictWithoutKey says why rec, a record of a check of m that its chain's
@@ -100,7 +103,8 @@ func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest) map[int]bool 
 //     HALLUCINATED, or delivered_hash_verified: a check under another key
 //     finds neither the entry's sentinel nor its delivered bytes.
 //
-// mounted caches the entries mounted with keys (mountedWith) across the
+// mounted caches which entries keys were mounted with (mountedWith, read
+// only for an entry such a record gives more than HALLUCINATED) across the
 // records of one chain; a caller passes a pointer to a nil map.
 func (s *Store) VerdictWithoutKey(rec *VerdictRecord, j VerdictJudgement, m *manifest.Manifest, keys *probe.Keys, mounted *map[int]bool) string {
 	if j.Standing.Broken() || rec.ManifestID != m.ID {
@@ -117,11 +121,14 @@ func (s *Store) VerdictWithoutKey(rec *VerdictRecord, j VerdictJudgement, m *man
 	if j.Standing != VerdictOtherKey || keys == nil {
 		return ""
 	}
-	if *mounted == nil {
-		*mounted = s.mountedWith(*keys, m)
-	}
 	for _, v := range rec.Entries {
-		if (*mounted)[v.Position] && (v.Verdict != string(probe.Hallucinated) || v.DeliveredHashVerified) {
+		if v.Verdict == string(probe.Hallucinated) && !v.DeliveredHashVerified {
+			continue // what a check under another key gives: no snapshot read
+		}
+		if *mounted == nil {
+			*mounted = map[int]bool{}
+		}
+		if s.mountedWith(*keys, m, v.Position, *mounted) {
 			return fmt.Sprintf("verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
 				rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, text.Printable(v.Verdict), v.DeliveredHashVerified)
 		}
