@@ -69,4 +69,19 @@ func TestEvidenceExportDefaultReceiptsKey(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("evidence export wrote %s", out)
 	}
+
+	// a default key that cannot be used: both write the bundle and say
+	// that the MACs were not checked
+	if err := os.Chmod(filepath.Join(p.home, ".config", "readproof", "receipts.key"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, cliErr, err = p.run("evidence", "export", "run-a", "--out", out); err != nil {
+		t.Fatalf("evidence export with an unusable default key: %v\n%s", err, cliErr)
+	}
+	mustContain(t, "command's warning", cliErr, "the receipts key cannot be loaded, so the receipts' MACs were not checked")
+	res := s.call(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
+	if res.IsError {
+		t.Fatalf("export with an unusable default key: %s", text(res))
+	}
+	mustContain(t, "tool's warning", text(res), "the receipts key cannot be loaded, so the receipts' MACs were not checked; the operator fixes the key")
 }
