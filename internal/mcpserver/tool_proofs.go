@@ -127,7 +127,8 @@ func namingFurther(stop *store.ExportStopped) error {
 
 // exportCheckKeys are what the store checks of an export trust, as the
 // command loads them: [signing] allowed_signers, the server's receipts key
-// (else the command's: the default one), the probe key. One that is configured but cannot be read leaves its check
+// (else the command's: the default one), the probe key. One that is
+// configured but cannot be read leaves its check
 // to validity (the commit signature) or unchecked (the MACs), and is said
 // in warnings, each with the check it weakens, as the command says it (not
 // the file's path: the server's files are the operator's), in the order of
