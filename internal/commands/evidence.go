@@ -571,29 +571,14 @@ func loadTrust(path string, now time.Time) (keys []ed25519.PublicKey, signers ev
 	return keys, signers, warnings, nil
 }
 
-// loadReceiptsKey loads the receipts key through the lookup the receipts
-// commands use: the one configured ($READPROOF_RECEIPTS_KEY, else
-// [receipts] key), else the one at the default location when a file is
-// there, the key `readproof exec` and `receipts issue` made the receipts
-// under (found is then true); nil when there is none. Before session 29
+// loadReceiptsKey loads the receipts key evidence export and verify check
+// receipt MACs with (keyloc.ReceiptsForCheck, which the MCP server's export
+// calls too): the one configured, else the one at the default location
+// (found is then true); nil when there is none. Before session 29
 // (evaudit) the default key was not looked for, and a receipt edited in
 // the store passed export and verify while `receipts list` said tampered.
 func loadReceiptsKey(e *env, pol *policy.File) (key *receipts.Key, found bool, err error) {
-	if !keyloc.ReceiptsConfigured(pol) {
-		path, err := keyloc.DefaultReceiptsPath()
-		if err != nil {
-			return nil, false, nil
-		}
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, false, nil
-		}
-		found = true
-	}
-	k, _, err := keyloc.LoadReceipts("", e.storePath, pol)
-	if err != nil {
-		return nil, found, err
-	}
-	return &k, found, nil
+	return keyloc.ReceiptsForCheck(e.storePath, pol)
 }
 
 func verifyCommit(c *cli.Context) error {
@@ -1115,12 +1100,26 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		fmt.Fprint(e.out, rep.Listing())
 	}
 	if !rep.OK() {
+		// the error names the bundle, as an error names its input (before
+		// session 29's re-read it said only "evidence verification
+		// failed: N of M checks failed", which names no file in a script
+		// that verifies several)
+		err := fmt.Errorf("%s: %w", bundleSubject(args[0]), rep.Err())
 		if h := couldNotReadHint(rep); h != "" {
-			return withCode(ExitCannotCheck, hint.With(rep.Err(), h))
+			return withCode(ExitCannotCheck, hint.With(err, h))
 		}
-		return withCode(ExitMismatch, hint.With(rep.Err(), verifyHint(rep, len(keys) > 0 || len(trustWarnings) > 0)))
+		return withCode(ExitMismatch, hint.With(err, verifyHint(rep, len(keys) > 0 || len(trustWarnings) > 0)))
 	}
 	return nil
+}
+
+// bundleSubject names a bundle at the head of an error: "bundle FILE", or
+// "the bundle on stdin" for "-".
+func bundleSubject(file string) string {
+	if file == "-" {
+		return bundleName(file)
+	}
+	return "bundle " + bundleName(file)
 }
 
 // couldNotReadHint is the hint of a verification whose every failed check

@@ -110,3 +110,30 @@ type missingKey struct {
 
 func (e *missingKey) Error() string { return e.msg }
 func (e *missingKey) Unwrap() error { return e.err }
+
+// ReceiptsForCheck loads the key evidence export and verify check receipt
+// MACs with, through the lookup the receipts commands use: the one
+// configured (READPROOF_RECEIPTS_KEY, else [receipts] key), else the one at
+// the default location when a file is there, the key `readproof exec` and
+// `receipts issue` made the receipts under (found is then true); nil when
+// there is none. The command and the MCP server's readproof_evidence_export
+// both call it (before session 29's re-read the server checked only with
+// the key it issues under, and exported a receipt edited in the store that
+// `evidence export` refuses).
+func ReceiptsForCheck(storePath string, pol *policy.File) (key *receipts.Key, found bool, err error) {
+	if !ReceiptsConfigured(pol) {
+		path, err := DefaultReceiptsPath()
+		if err != nil {
+			return nil, false, nil
+		}
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		found = true
+	}
+	k, _, err := LoadReceipts("", storePath, pol)
+	if err != nil {
+		return nil, found, err
+	}
+	return &k, found, nil
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/receipts"
@@ -125,8 +126,9 @@ func namingFurther(stop *store.ExportStopped) error {
 }
 
 // exportCheckKeys are what the store checks of an export trust, as the
-// command loads them: [signing] allowed_signers, the server's receipts key,
-// the probe key. One that is configured but cannot be read leaves its check
+// command loads them: [signing] allowed_signers, the server's receipts key
+// (else the command's: the default one), the probe key. One that is
+// configured but cannot be read leaves its check
 // to validity (the commit signature) or unchecked (the MACs), and is said
 // in warnings, each with the check it weakens, as the command says it (not
 // the file's path: the server's files are the operator's), in the order of
@@ -145,9 +147,20 @@ func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys,
 				Text: "the [signing] allowed_signers file of the server's readproof.toml cannot be read, so the manifest commit's signer was not checked against it (only that the signature is valid); the operator fixes the file"})
 		}
 	}
+	// the key the server issues under, else the command's lookup
+	// (keyloc.ReceiptsForCheck): a configured key, or the one at the
+	// default location, which checks the receipts made under it
 	if !s.opts.ReceiptKey.IsZero() {
 		k := s.opts.ReceiptKey
 		keys.ReceiptsKey = &k
+	} else if pol, err := st.Policy(); err == nil {
+		k, found, err := keyloc.ReceiptsForCheck(st.Path(), pol)
+		if err != nil {
+			warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckReceipts,
+				Text: "the receipts key cannot be loaded, so the receipts' MACs were not checked; the operator fixes the key"})
+		} else {
+			keys.ReceiptsKey, keys.ReceiptsKeyFound = k, found
+		}
 	}
 	var keyWarn error
 	keys.ProbeKeys, _, keyWarn = proofread.CheckKeys(st)

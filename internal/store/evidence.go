@@ -1900,37 +1900,13 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, m *manifest.Manifest, keys 
 			break
 		}
 		j := JudgeVerdictChain(chain, keys)[len(chain)-1]
-		if rec.MAC == "" && rec.MACKey == "" && !j.Standing.Broken() {
-			// Verdict records carry a MAC since before probed entries were
-			// bound to their content (session "content"), and a readproof
-			// older than that binding refuses such a manifest: no check of
-			// one was ever recorded without a MAC (before session 29 a
-			// record written by hand without one, first of its chain,
-			// passed as "recorded before verdict records were
-			// authenticated"). Judged without the key.
-			for _, en := range m.Entries {
-				if en.Probe != nil && en.Probe.Session == manifest.ProbeSessionContent {
-					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) carries no MAC, but entry %d of manifest %s was mounted by a readproof that authenticates every verdict record: the record was written without the probe key",
-						rec.ID, rec.RunID, rec.Check, en.Position, m.ID)
-					return
-				}
-			}
-		}
-		if j.Standing == VerdictOtherKey && keys != nil {
-			// Another key is a rotation only if it could have judged the
-			// entries: a check under a key the entry was not mounted with
-			// finds neither its sentinel nor its delivered bytes. For an
-			// entry mounted with the key in use, any other verdict was
-			// written without a check (before session 29 such a record,
-			// first of its chain, passed as "not checked").
-			mounted := s.mountedWith(*keys, m)
-			for _, v := range rec.Entries {
-				if mounted[v.Position] && (v.Verdict != string(probe.Hallucinated) || v.DeliveredHashVerified) {
-					add(CheckProofOfRead, false, "verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
-						rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, text.Printable(v.Verdict), v.DeliveredHashVerified)
-					return
-				}
-			}
+		// a record its chain's rules pass that was still written without
+		// the key (before session 29 both passed): one code path with
+		// readproof verify's
+		var mounted map[int]bool
+		if why := s.VerdictWithoutKey(rec, j, m, keys, &mounted); why != "" {
+			add(CheckProofOfRead, false, "%s", why)
+			return
 		}
 		switch {
 		case j.Standing == VerdictStripped:

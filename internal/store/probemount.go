@@ -3,7 +3,9 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -59,26 +61,77 @@ func delivers(keys probe.Keys, iss probe.Issued, en manifest.Entry, content []by
 	return "sha256:"+hex.EncodeToString(sum[:]) == en.Probe.DeliveredHash
 }
 
-// mountedWith returns the positions of m's probed entries that keys were
-// mounted with: keys reproduce the entry's delivered hash from the
-// snapshot the store holds.
-func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest) map[int]bool {
-	out := map[int]bool{}
+// mountedWith reports whether keys were mounted with m's probed entry at
+// position pos: keys reproduce its delivered hash from the snapshot the
+// store holds. cache keeps the answers across the records of one chain.
+func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest, pos int, cache map[int]bool) bool {
+	if ok, done := cache[pos]; done {
+		return ok
+	}
+	ok := false
 	for _, en := range m.Entries {
-		if en.Probe == nil {
+		if en.Position != pos || en.Probe == nil {
 			continue
 		}
 		c, err := s.Content(en.Snapshot)
 		if err != nil {
-			continue
+			break
 		}
 		sum := sha256.Sum256(c)
 		if "sha256:"+hex.EncodeToString(sum[:]) != en.ContentHash {
-			continue
+			break
 		}
-		if _, ok, _ := ProbeIssuance(keys, m.RunID, en, c); ok {
-			out[en.Position] = true
+		_, ok, _ = ProbeIssuance(keys, m.RunID, en, c)
+		break
+	}
+	cache[pos] = ok
+	return ok
+}
+
+// VerdictWithoutKey says why rec, a record of a check of m that its chain's
+// rules (JudgeVerdictChain, judged j) pass, was nonetheless written without
+// the probe key: "" when nothing shows it. Evidence verify fails such a
+// record's proof_of_read and readproof verify reports it broken, so the two
+// agree (before session 29 verify only warned of both).
+//
+//   - No MAC and no mac_key, for a manifest with an entry bound to its
+//     content (session "content"): verdict records carry a MAC since before
+//     that binding, and an older readproof refuses such a manifest, so no
+//     genuine check of one lacks it. Judged with or without the key.
+//   - Another mac_key, with keys at hand, giving an entry mounted with the
+//     key in use (the key reproduces its delivered hash) a verdict but
+//     HALLUCINATED, or delivered_hash_verified: a check under another key
+//     finds neither the entry's sentinel nor its delivered bytes.
+//
+// mounted caches which entries keys were mounted with (mountedWith, read
+// only for an entry such a record gives more than HALLUCINATED) across the
+// records of one chain; a caller passes a pointer to a nil map.
+func (s *Store) VerdictWithoutKey(rec *VerdictRecord, j VerdictJudgement, m *manifest.Manifest, keys *probe.Keys, mounted *map[int]bool) string {
+	if j.Standing.Broken() || rec.ManifestID != m.ID {
+		return ""
+	}
+	if rec.MAC == "" && rec.MACKey == "" {
+		for _, en := range m.Entries {
+			if en.Probe != nil && en.Probe.Session == manifest.ProbeSessionContent {
+				return fmt.Sprintf("verdict record %s of run %s (check %d) carries no MAC, but entry %d of manifest %s was mounted by a readproof that authenticates every verdict record: the record was written without the probe key",
+					rec.ID, rec.RunID, rec.Check, en.Position, m.ID)
+			}
 		}
 	}
-	return out
+	if j.Standing != VerdictOtherKey || keys == nil {
+		return ""
+	}
+	for _, v := range rec.Entries {
+		if v.Verdict == string(probe.Hallucinated) && !v.DeliveredHashVerified {
+			continue // what a check under another key gives: no snapshot read
+		}
+		if *mounted == nil {
+			*mounted = map[int]bool{}
+		}
+		if s.mountedWith(*keys, m, v.Position, *mounted) {
+			return fmt.Sprintf("verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
+				rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, text.Printable(v.Verdict), v.DeliveredHashVerified)
+		}
+	}
+	return ""
 }

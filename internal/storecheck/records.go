@@ -232,9 +232,17 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 		}
 		// the MACs, by the rules pull and evidence verify apply as well
 		slices.Reverse(links)
+		var mounted map[int]bool // the entries mounted with the key in use, read once a chain
 		for i, j := range store.JudgeVerdictChain(links, c.opts.ProbeKeys) {
 			rec := links[i].Record
 			id := gitstore.OID(rec.ID)
+			// a record the rules below pass that was still written
+			// without the key, as evidence verify judges it (before
+			// session 29 verify only warned of it)
+			if why := c.s.VerdictWithoutKey(rec, j, m, c.opts.ProbeKeys, &mounted); why != "" {
+				broken(id, "%s", why)
+				continue
+			}
 			switch j.Standing {
 			case store.VerdictNotChecked:
 				if rec.MAC != "" {
