@@ -70,7 +70,16 @@ func (e *GitError) Error() string {
 	return msg
 }
 
-func (e *GitError) Unwrap() error { return ErrGit }
+// Unwrap is ErrGit and the failure's cause, Err (an exit status, or why
+// git could not be started: a limit on open files met at its pipes or
+// its fork), so that errors.Is sees both and the hint for the cause
+// (hint.OpenFiles) is given.
+func (e *GitError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrGit}
+	}
+	return []error{ErrGit, e.Err}
+}
 
 // TransportOptions tune how git is run.
 type TransportOptions struct {

@@ -250,7 +250,7 @@ func (c *checker) loadTrust() {
 		if c.opts.AllowedSigners != "" {
 			named = "--allowed-signers"
 		}
-		c.add(Problem{Kind: CouldNotCheck, Check: "signature", Subject: "store", Path: path,
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "signature", Subject: "store", Path: path,
 			Message: fmt.Sprintf("cannot use allowed_signers: %v; manifest signatures were not verified (fix the file named by %s)", err, named)})
 	}
 }
@@ -405,7 +405,7 @@ func (c *checker) objectProblem(ref string, id gitstore.OID, path, want string, 
 		ok, herr := c.g.Has(id)
 		switch {
 		case herr != nil:
-			p.Message = fmt.Sprintf("cannot read %s: %v", want, herr)
+			p.Message, p.cause = fmt.Sprintf("cannot read %s: %v", want, herr), herr
 		case !ok:
 			p.Kind, p.Message = Broken, "missing "+want
 		case gitstore.CheckObjectSize(c.g, id, manifest.MaxBytes) != nil:
@@ -420,7 +420,7 @@ func (c *checker) objectProblem(ref string, id gitstore.OID, path, want string, 
 	case errors.Is(err, gitstore.ErrTooLarge):
 		p.Kind, p.Message = Broken, fmt.Sprintf("%s is larger than readproof writes it: %v", strings.TrimSpace(path+" "+want), err)
 	default:
-		p.Message = fmt.Sprintf("cannot read %s: %v", want, err)
+		p.Message, p.cause = fmt.Sprintf("cannot read %s: %v", want, err), err
 	}
 	c.bad[id] = true
 	c.refBad[ref] = true
@@ -620,7 +620,7 @@ func (c *checker) checkRun(r gitstore.Ref) {
 	m, err := manifest.Decode(data)
 	if errors.Is(err, manifest.ErrNewerFormat) {
 		// not broken: this readproof cannot read it, a newer one can
-		c.add(Problem{Kind: CouldNotCheck, Check: "manifest", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID),
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "manifest", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID),
 			Message: fmt.Sprintf("manifest.json %v; upgrade readproof to check this run", err)})
 		return
 	}
@@ -782,7 +782,7 @@ func (c *checker) checkOpen(r gitstore.Ref) {
 	st, err := c.s.OpenRunAt(r.OID)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			p.Kind = CouldNotCheck
+			p.Kind, p.cause = CouldNotCheck, err
 		}
 		p.Message = fmt.Sprintf("open run does not decode: %v", err)
 		c.add(p)
@@ -819,7 +819,7 @@ func (c *checker) checkAborted(r gitstore.Ref) {
 	a, err := c.s.AbortedRunAt(r)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			p.Kind = CouldNotCheck
+			p.Kind, p.cause = CouldNotCheck, err
 		}
 		p.Message = fmt.Sprintf("aborted run does not decode: %v", err)
 		c.add(p)
@@ -870,7 +870,7 @@ func (c *checker) commitsFrom(tip gitstore.OID) []gitstore.OID {
 func (c *checker) checkResources() {
 	chains, bad, err := c.s.ResourceChains()
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "observation", Subject: "store", Message: fmt.Sprintf("cannot list resource chains: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "observation", Subject: "store", Message: fmt.Sprintf("cannot list resource chains: %v", err)})
 		return
 	}
 	for _, b := range bad {
@@ -994,7 +994,7 @@ func (c *checker) checkChainless() {
 func (c *checker) checkTags() {
 	tags, bad, err := c.s.TagRefs()
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "tag", Subject: "store", Message: fmt.Sprintf("cannot list tags: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "tag", Subject: "store", Message: fmt.Sprintf("cannot list tags: %v", err)})
 		return
 	}
 	for _, b := range bad {
@@ -1173,7 +1173,7 @@ func (c *checker) checkIgnored() {
 	}
 	ok, err := store.Ignored(path)
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "ignore", Subject: "store", Message: fmt.Sprintf("read %s: %v", store.IgnoreFile, err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "ignore", Subject: "store", Message: fmt.Sprintf("read %s: %v", store.IgnoreFile, err)})
 		return
 	}
 	if !ok {
@@ -1271,7 +1271,7 @@ func (c *checker) checkRaw() error {
 			p := Problem{Kind: Broken, Check: "object", Subject: "object " + short(id), Object: string(id),
 				Message: fmt.Sprintf("%v; restore the object from a clone (readproof pull) or a backup", err)}
 			if !errors.Is(err, gitstore.ErrCorrupt) {
-				p.Kind, p.Message = CouldNotCheck, fmt.Sprintf("cannot read loose object %s: %v", id, err)
+				p.Kind, p.Message, p.cause = CouldNotCheck, fmt.Sprintf("cannot read loose object %s: %v", id, err), err
 			}
 			c.bad[id] = true
 			c.add(p)
@@ -1282,7 +1282,7 @@ func (c *checker) checkRaw() error {
 		c.add(Problem{Kind: Broken, Check: "object", Subject: "store", Message: b.Error()})
 	}
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "object", Subject: "store", Message: fmt.Sprintf("cannot read packs: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "object", Subject: "store", Message: fmt.Sprintf("cannot read packs: %v", err)})
 	}
 	return nil
 }
