@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/fspath"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
@@ -225,6 +226,10 @@ func (c *checker) progress() {
 	}
 }
 
+// MaxAllowedSignersBytes bounds the allowed_signers file verify reads:
+// 16 MiB, as evidence verify and verify-commit bound theirs.
+const MaxAllowedSignersBytes = 16 << 20
+
 // loadTrust reads allowed_signers when trust is configured.
 func (c *checker) loadTrust() {
 	path := c.opts.AllowedSigners
@@ -237,7 +242,10 @@ func (c *checker) loadTrust() {
 		return
 	}
 	c.trust, c.rep.Trust = true, true
-	data, err := os.ReadFile(path)
+	// judged from the file opened, as the other commands read it: a
+	// named pipe held verify at its open, unmoved by SIGTERM, and
+	// /dev/zero was read until memory ran out
+	data, err := fspath.ReadRegular(path, MaxAllowedSignersBytes, "an allowed_signers file")
 	if err == nil {
 		c.signers, err = evidence.ParseAllowedSigners(data)
 		if err == nil && len(c.signers) == 0 {
