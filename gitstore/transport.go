@@ -70,12 +70,14 @@ func (e *GitError) Error() string {
 	return msg
 }
 
-// Unwrap is ErrGit and the failure's cause, Err (an exit status, or why
-// git could not be started: a limit on open files met at its pipes or
-// its fork), so that errors.Is sees both and the hint for the cause
-// (hint.OpenFiles) is given.
+// Unwrap is ErrGit and, when git could not be started or waited for,
+// why (Err: a limit on open files met at its pipes or its fork), so that
+// errors.Is sees both and the hint for the cause (hint.OpenFiles) is
+// given. Git's exit status (*exec.ExitError) stays hidden: git's own
+// failure is ErrGit, and its exit code is ExitCode.
 func (e *GitError) Unwrap() []error {
-	if e.Err == nil {
+	var ee *exec.ExitError
+	if e.Err == nil || errors.As(e.Err, &ee) {
 		return []error{ErrGit}
 	}
 	return []error{ErrGit, e.Err}
