@@ -70,7 +70,18 @@ func (e *GitError) Error() string {
 	return msg
 }
 
-func (e *GitError) Unwrap() error { return ErrGit }
+// Unwrap is ErrGit and, when git could not be started or waited for,
+// why (Err: a limit on open files met at its pipes or its fork), so that
+// errors.Is sees both and the hint for the cause (hint.OpenFiles) is
+// given. Git's exit status (*exec.ExitError) stays hidden: git's own
+// failure is ErrGit, and its exit code is ExitCode.
+func (e *GitError) Unwrap() []error {
+	var ee *exec.ExitError
+	if e.Err == nil || errors.As(e.Err, &ee) {
+		return []error{ErrGit}
+	}
+	return []error{ErrGit, e.Err}
+}
 
 // TransportOptions tune how git is run.
 type TransportOptions struct {

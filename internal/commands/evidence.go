@@ -524,26 +524,10 @@ const maxKeysFileBytes = 16 << 20
 
 // readKeysFile reads a file of public keys: a regular file, or a pipe
 // handed to readproof, of at most maxKeysFileBytes, judged from the file
-// opened (fspath.OpenRegular); a named pipe or a device (/dev/zero) is
+// opened (fspath.ReadRegular); a named pipe or a device (/dev/zero) is
 // refused before anything is read from it.
 func readKeysFile(path string) ([]byte, error) {
-	f, fi, err := fspath.OpenRegular(path)
-	var ke *fspath.KindError
-	if errors.As(err, &ke) {
-		return nil, fmt.Errorf("it is %s, not a regular file; nothing was read from it", fspath.DescribeMode(ke.Mode))
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi.Mode().IsRegular() && fi.Size() > maxKeysFileBytes {
-		return nil, fmt.Errorf("it is %d bytes, more than the %d MiB a file of public keys may be; nothing was read from it", fi.Size(), maxKeysFileBytes>>20)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeysFileBytes+1))
-	if err == nil && len(data) > maxKeysFileBytes {
-		err = fmt.Errorf("it holds more than the %d MiB a file of public keys may be", maxKeysFileBytes>>20)
-	}
-	return data, err
+	return fspath.ReadRegular(path, maxKeysFileBytes, "a file of public keys")
 }
 
 // loadTrust reads trusted public keys from path (evidence.ParseTrust): for

@@ -143,8 +143,12 @@ func checkStore(ctx context.Context, e *env, s *store.Store, opts storecheck.Opt
 		}
 		return withCode(ExitMismatch, hint.With(fmt.Errorf("store %s failed verification: %s", s.Path(), text.Count(rep.Broken(), "problem", "problems")), h))
 	case rep.CouldNotCheck() > 0:
-		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("store %s could not be fully checked: %s could not run", s.Path(), text.Count(rep.CouldNotCheck(), "check", "checks")),
-			"fix what the lines above name and run readproof verify again"))
+		h := "fix what the lines above name and run readproof verify again"
+		if oh, ok := hint.OpenFiles(errors.Join(rep.Causes()...)); ok {
+			// the store is not at fault: the limit is what to fix
+			h = oh
+		}
+		return withCode(ExitCannotCheck, hint.With(fmt.Errorf("store %s could not be fully checked: %s could not run", s.Path(), text.Count(rep.CouldNotCheck(), "check", "checks")), h))
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package fspath
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -88,4 +90,31 @@ func handedPath(path string) bool {
 		path = to
 	}
 	return false
+}
+
+// ReadRegular reads the file at path, opened as OpenRegular opens it, to
+// its end: a regular file or a pipe handed to this process of at most max
+// bytes. what names such a file in the errors ("a file of public keys").
+// What OpenRegular refuses (a named pipe, a device such as /dev/zero) and
+// a regular file over max are refused before anything is read from them;
+// a pipe is read to max and no further. The errors start "it is" or "it
+// holds", for a caller that names the file before them.
+func ReadRegular(path string, max int64, what string) ([]byte, error) {
+	f, fi, err := OpenRegular(path)
+	var ke *KindError
+	if errors.As(err, &ke) {
+		return nil, fmt.Errorf("it is %s, not a regular file; nothing was read from it", DescribeMode(ke.Mode))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Mode().IsRegular() && fi.Size() > max {
+		return nil, fmt.Errorf("it is %d bytes, more than the %d MiB %s may be; nothing was read from it", fi.Size(), max>>20, what)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("it holds more than the %d MiB %s may be", max>>20, what)
+	}
+	return data, err
 }

@@ -166,6 +166,11 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 		return &Error{File: name, Msg: "internal error: the new resource reads back differently; nothing was written",
 			Hint: "report this as a bug, with the command that was run"}
 	}
+	if len(next) > MaxFileBytes {
+		// written, it would be refused by every command that reads it
+		return &Error{File: name, Msg: fmt.Sprintf("adding %s would make the policy file %d bytes, more than the %d MiB a policy file may be; nothing was written", r.URI.String(), len(next), MaxFileBytes>>20),
+			Hint: fmt.Sprintf("a policy file holds at most %d MiB (some 150,000 resources): split the resources among projects, each with its own readproof.toml and store", MaxFileBytes>>20)}
+	}
 	if beforeWrite != nil {
 		if err := beforeWrite(); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/fspath"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
@@ -225,6 +226,10 @@ func (c *checker) progress() {
 	}
 }
 
+// MaxAllowedSignersBytes bounds the allowed_signers file verify reads:
+// 16 MiB, as evidence verify and verify-commit bound theirs.
+const MaxAllowedSignersBytes = 16 << 20
+
 // loadTrust reads allowed_signers when trust is configured.
 func (c *checker) loadTrust() {
 	path := c.opts.AllowedSigners
@@ -237,7 +242,10 @@ func (c *checker) loadTrust() {
 		return
 	}
 	c.trust, c.rep.Trust = true, true
-	data, err := os.ReadFile(path)
+	// judged from the file opened, as the other commands read it: a
+	// named pipe held verify at its open, unmoved by SIGTERM, and
+	// /dev/zero was read until memory ran out
+	data, err := fspath.ReadRegular(path, MaxAllowedSignersBytes, "an allowed_signers file")
 	if err == nil {
 		c.signers, err = evidence.ParseAllowedSigners(data)
 		if err == nil && len(c.signers) == 0 {
@@ -250,7 +258,7 @@ func (c *checker) loadTrust() {
 		if c.opts.AllowedSigners != "" {
 			named = "--allowed-signers"
 		}
-		c.add(Problem{Kind: CouldNotCheck, Check: "signature", Subject: "store", Path: path,
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "signature", Subject: "store", Path: path,
 			Message: fmt.Sprintf("cannot use allowed_signers: %v; manifest signatures were not verified (fix the file named by %s)", err, named)})
 	}
 }
@@ -405,7 +413,7 @@ func (c *checker) objectProblem(ref string, id gitstore.OID, path, want string, 
 		ok, herr := c.g.Has(id)
 		switch {
 		case herr != nil:
-			p.Message = fmt.Sprintf("cannot read %s: %v", want, herr)
+			p.Message, p.cause = fmt.Sprintf("cannot read %s: %v", want, herr), herr
 		case !ok:
 			p.Kind, p.Message = Broken, "missing "+want
 		case gitstore.CheckObjectSize(c.g, id, manifest.MaxBytes) != nil:
@@ -420,7 +428,7 @@ func (c *checker) objectProblem(ref string, id gitstore.OID, path, want string, 
 	case errors.Is(err, gitstore.ErrTooLarge):
 		p.Kind, p.Message = Broken, fmt.Sprintf("%s is larger than readproof writes it: %v", strings.TrimSpace(path+" "+want), err)
 	default:
-		p.Message = fmt.Sprintf("cannot read %s: %v", want, err)
+		p.Message, p.cause = fmt.Sprintf("cannot read %s: %v", want, err), err
 	}
 	c.bad[id] = true
 	c.refBad[ref] = true
@@ -620,7 +628,7 @@ func (c *checker) checkRun(r gitstore.Ref) {
 	m, err := manifest.Decode(data)
 	if errors.Is(err, manifest.ErrNewerFormat) {
 		// not broken: this readproof cannot read it, a newer one can
-		c.add(Problem{Kind: CouldNotCheck, Check: "manifest", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID),
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "manifest", Subject: subject, Ref: r.Name, Run: id, Object: string(r.OID),
 			Message: fmt.Sprintf("manifest.json %v; upgrade readproof to check this run", err)})
 		return
 	}
@@ -782,7 +790,7 @@ func (c *checker) checkOpen(r gitstore.Ref) {
 	st, err := c.s.OpenRunAt(r.OID)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			p.Kind = CouldNotCheck
+			p.Kind, p.cause = CouldNotCheck, err
 		}
 		p.Message = fmt.Sprintf("open run does not decode: %v", err)
 		c.add(p)
@@ -819,7 +827,7 @@ func (c *checker) checkAborted(r gitstore.Ref) {
 	a, err := c.s.AbortedRunAt(r)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			p.Kind = CouldNotCheck
+			p.Kind, p.cause = CouldNotCheck, err
 		}
 		p.Message = fmt.Sprintf("aborted run does not decode: %v", err)
 		c.add(p)
@@ -870,7 +878,7 @@ func (c *checker) commitsFrom(tip gitstore.OID) []gitstore.OID {
 func (c *checker) checkResources() {
 	chains, bad, err := c.s.ResourceChains()
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "observation", Subject: "store", Message: fmt.Sprintf("cannot list resource chains: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "observation", Subject: "store", Message: fmt.Sprintf("cannot list resource chains: %v", err)})
 		return
 	}
 	for _, b := range bad {
@@ -994,7 +1002,7 @@ func (c *checker) checkChainless() {
 func (c *checker) checkTags() {
 	tags, bad, err := c.s.TagRefs()
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "tag", Subject: "store", Message: fmt.Sprintf("cannot list tags: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "tag", Subject: "store", Message: fmt.Sprintf("cannot list tags: %v", err)})
 		return
 	}
 	for _, b := range bad {
@@ -1173,7 +1181,7 @@ func (c *checker) checkIgnored() {
 	}
 	ok, err := store.Ignored(path)
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "ignore", Subject: "store", Message: fmt.Sprintf("read %s: %v", store.IgnoreFile, err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "ignore", Subject: "store", Message: fmt.Sprintf("read %s: %v", store.IgnoreFile, err)})
 		return
 	}
 	if !ok {
@@ -1271,7 +1279,7 @@ func (c *checker) checkRaw() error {
 			p := Problem{Kind: Broken, Check: "object", Subject: "object " + short(id), Object: string(id),
 				Message: fmt.Sprintf("%v; restore the object from a clone (readproof pull) or a backup", err)}
 			if !errors.Is(err, gitstore.ErrCorrupt) {
-				p.Kind, p.Message = CouldNotCheck, fmt.Sprintf("cannot read loose object %s: %v", id, err)
+				p.Kind, p.Message, p.cause = CouldNotCheck, fmt.Sprintf("cannot read loose object %s: %v", id, err), err
 			}
 			c.bad[id] = true
 			c.add(p)
@@ -1282,7 +1290,7 @@ func (c *checker) checkRaw() error {
 		c.add(Problem{Kind: Broken, Check: "object", Subject: "store", Message: b.Error()})
 	}
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "object", Subject: "store", Message: fmt.Sprintf("cannot read packs: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "object", Subject: "store", Message: fmt.Sprintf("cannot read packs: %v", err)})
 	}
 	return nil
 }

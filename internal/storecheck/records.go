@@ -26,7 +26,7 @@ import (
 func (c *checker) checkReceipts() {
 	issues, err := receipts.NewReadOnlyLedger(walked{c.g, c}).Check()
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "receipts", Subject: "receipts", Message: err.Error()})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "receipts", Subject: "receipts", Message: err.Error()})
 		return
 	}
 	n := len(c.rep.Problems)
@@ -293,7 +293,7 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 func (c *checker) checkRecordedChecks() {
 	recorded, err := c.s.RecordedChecks()
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "verdicts", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot read the checks the journal records: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "verdicts", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot read the checks the journal records: %v", err)})
 		return
 	}
 	for _, run := range sortedKeys(recorded) {
@@ -412,7 +412,7 @@ func (c *checker) checkJournalShape(main gitstore.OID) {
 func (c *checker) checkJournalView(main gitstore.OID) {
 	format, err := store.JournalFormat(c.g, main)
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "journal", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot read the journal's view: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "journal", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot read the journal's view: %v", err)})
 		return
 	}
 	if format < store.JournalFormatVersion {
@@ -429,7 +429,7 @@ func (c *checker) checkJournalView(main gitstore.OID) {
 	}
 	want, err := store.FullJournalTree(c.g, main)
 	if err != nil {
-		c.add(Problem{Kind: CouldNotCheck, Check: "journal", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot compute the journal's view: %v", err)})
+		c.add(Problem{Kind: CouldNotCheck, cause: err, Check: "journal", Subject: "journal", Ref: store.JournalRef, Message: fmt.Sprintf("cannot compute the journal's view: %v", err)})
 		return
 	}
 	if want != cm.Tree && !(want == store.EmptyTree && cm.Tree == store.EmptyTree) {

@@ -34,6 +34,9 @@ type Problem struct {
 	Object  string `json:"object,omitempty"`
 	Path    string `json:"path,omitempty"`
 	Message string `json:"message"`
+	// cause is the error a check that could not run met, when it had
+	// one (Causes), for a hint that names it; never printed or encoded.
+	cause error
 }
 
 // String is the one-line form the CLI prints.
@@ -108,6 +111,19 @@ func (r *Report) Broken() int { return r.count(Broken) }
 
 // CouldNotCheck is the number of checks that could not run.
 func (r *Report) CouldNotCheck() int { return r.count(CouldNotCheck) }
+
+// Causes are the errors the checks that could not run met, in the order
+// of Problems: the command's hint names a cause that is not the store's
+// (a limit on open files met: hint.OpenFiles).
+func (r *Report) Causes() []error {
+	var errs []error
+	for _, p := range r.Problems {
+		if p.Kind == CouldNotCheck && p.cause != nil {
+			errs = append(errs, p.cause)
+		}
+	}
+	return errs
+}
 
 // Warnings is the number of warnings.
 func (r *Report) Warnings() int { return r.count(Warning) }
