@@ -8,17 +8,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/identity"
+	"github.com/readproof/readproof/internal/fspath"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/storecheck"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -137,7 +138,8 @@ func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys,
 	if pol, err := st.Policy(); err == nil && pol.AllowedSigners != "" {
 		// read as the command reads it (allowed_signers, authorized_keys
 		// or PEM), so both trust the same signers
-		data, err := os.ReadFile(pol.AllowedSigners)
+		// (never a FIFO or a device: one open, checked and bounded)
+		data, err := fspath.ReadRegular(pol.AllowedSigners, storecheck.MaxAllowedSignersBytes, "an allowed_signers file")
 		if err == nil {
 			_, keys.Signers, _, err = evidence.ParseTrust(data, time.Now())
 		}
