@@ -73,12 +73,13 @@ type HTTPOptions struct {
 	Burst int
 	// UntrustedRate and UntrustedBurst are each remote address's budget
 	// of requests refused for their token (401: none, or one the server
-	// did not issue, revoked or expired): past it the address's requests
-	// get 429 with Retry-After, their token unchecked, until the bucket
-	// refills (DefaultUntrustedRate and DefaultUntrustedBurst when 0). A
-	// request takes one before its token is checked and a valid token's
-	// gives it back once accepted; only its own address's empty bucket
-	// refuses it (untrustedLimiter).
+	// did not issue, revoked or expired): past it, until the bucket
+	// refills, the address's requests without a token get 429 with
+	// Retry-After unchecked and those with one are checked, a refused one
+	// answered 429 with Retry-After instead of 401 (DefaultUntrustedRate and
+	// DefaultUntrustedBurst when 0). A request takes one before its token is
+	// checked and a valid token's gives it back once accepted; a valid
+	// token is never refused by the budget (untrustedLimiter).
 	UntrustedRate  float64
 	UntrustedBurst int
 	// MaxConns bounds the connections ServeHTTP holds open at once
@@ -184,8 +185,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = trustConn(h)
 	// Around the token check: past an address's budget of refusals its
-	// requests are answered before their token is checked; a request
-	// whose token is accepted gives back what it took.
+	// requests without a token are answered 429 unchecked, and those whose
+	// token is refused 429 after the check; a request whose token is
+	// accepted gives back what it took, and is never refused.
 	untrusted := newUntrustedLimiter(o.UntrustedRate, o.UntrustedBurst, DefaultUntrustedEntries)
 	h = untrusted.accepted(h)
 	h = bearer(h)
