@@ -57,7 +57,7 @@ func mcpCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-concurrent", Value: mcpserver.DefaultMaxConcurrent, Usage: "with --http: requests executing at once (others wait, then 503)"},
 			&cli.Float64Flag{Name: "rate", Value: mcpserver.DefaultRate, Usage: "with --http: requests per second per token (429 beyond, with Retry-After)"},
 			&cli.IntFlag{Name: "burst", Value: mcpserver.DefaultBurst, Usage: "with --http: requests a token may make at once above --rate"},
-			&cli.Float64Flag{Name: "read-receipt-rate", Value: mcpserver.DefaultReadReceiptRate, Usage: "with --http and receipts on: receipted calls per second per token of scope read (a tool error beyond, nothing run); more than 0, at most " + strconv.Itoa(maxReadReceiptRate)},
+			&cli.Float64Flag{Name: "read-receipt-rate", Value: mcpserver.DefaultReadReceiptRate, Usage: "with --http and receipts on: receipted calls per second per token of scope read (a tool error beyond, nothing run); from " + strconv.FormatFloat(minReadReceiptRate, 'g', -1, 64) + " (one each ~17 minutes) to " + strconv.Itoa(maxReadReceiptRate)},
 			&cli.IntFlag{Name: "read-receipt-burst", Value: mcpserver.DefaultReadReceiptBurst, Usage: "with --http and receipts on: receipted calls a token of scope read may make at once above --read-receipt-rate; 1 to " + strconv.Itoa(maxReadReceiptBurst)},
 			&cli.IntFlag{Name: "max-idle-conns", Value: mcpserver.DefaultMaxConns, Usage: "with --http: connections held open without a request in progress; one more closes the one waiting longest, a client's last; 1 to " + strconv.Itoa(maxIdleConns)},
 			&cli.Int64Flag{Name: "max-answer", Usage: "most document `BYTES` one tool answer carries (replay with include_content, evidence export with with_content); more is refused, naming the windows that return every byte; with a limit, the entry lists of manifest, diff and replay come in pages of at most 1,000 entries; 0: no limit",
@@ -378,6 +378,10 @@ func checkListen(o mcpOptions) error {
 // The ranges of the flags of `mcp --http` that bound what a token, or
 // anyone, may hold of the server.
 const (
+	// the least rate is one receipted call each 1,000 s (~17 minutes): a
+	// rate as small as 1e-300 was accepted and told a read token to call
+	// again in 9223372037 s
+	minReadReceiptRate  = 0.001
 	maxReadReceiptRate  = 1000
 	maxReadReceiptBurst = 100000
 	maxIdleConns        = 1000000
@@ -390,8 +394,8 @@ const (
 func checkRanges(o mcpOptions) error {
 	var bad, want string
 	switch {
-	case !(o.ReadReceiptRate > 0 && o.ReadReceiptRate <= maxReadReceiptRate):
-		bad, want = fmt.Sprintf("read-receipt-rate %g", o.ReadReceiptRate), fmt.Sprintf("more than 0 and at most %d (receipted calls a second per read token)", maxReadReceiptRate)
+	case !(o.ReadReceiptRate >= minReadReceiptRate && o.ReadReceiptRate <= maxReadReceiptRate):
+		bad, want = fmt.Sprintf("read-receipt-rate %g", o.ReadReceiptRate), fmt.Sprintf("from %g to %d (receipted calls a second per read token; %g is one each ~17 minutes)", minReadReceiptRate, maxReadReceiptRate, minReadReceiptRate)
 	case o.ReadReceiptBurst < 1 || o.ReadReceiptBurst > maxReadReceiptBurst:
 		bad, want = fmt.Sprintf("read-receipt-burst %d", o.ReadReceiptBurst), fmt.Sprintf("from 1 to %d (receipted calls at once per read token)", maxReadReceiptBurst)
 	case o.MaxIdleConns < 1 || o.MaxIdleConns > maxIdleConns:

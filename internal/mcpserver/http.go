@@ -8,6 +8,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -73,12 +74,13 @@ type HTTPOptions struct {
 	Burst int
 	// UntrustedRate and UntrustedBurst are each remote address's budget
 	// of requests refused for their token (401: none, or one the server
-	// did not issue, revoked or expired): past it the address's requests
-	// get 429 with Retry-After, their token unchecked, until the bucket
-	// refills (DefaultUntrustedRate and DefaultUntrustedBurst when 0). A
-	// request takes one before its token is checked and a valid token's
-	// gives it back once accepted; only its own address's empty bucket
-	// refuses it (untrustedLimiter).
+	// did not issue, revoked or expired): past it, until the bucket
+	// refills, the address's requests without a token get 429 with
+	// Retry-After unchecked and those with one are checked, a refused one
+	// answered 429 with Retry-After instead of 401 (DefaultUntrustedRate and
+	// DefaultUntrustedBurst when 0). A request takes one before its token is
+	// checked and a valid token's gives it back once accepted; a valid
+	// token is never refused by the budget (untrustedLimiter).
 	UntrustedRate  float64
 	UntrustedBurst int
 	// MaxConns bounds the connections ServeHTTP holds open at once
@@ -184,8 +186,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, error) {
 	h = newRateLimiter(o.Rate, o.Burst).wrap(h)
 	h = trustConn(h)
 	// Around the token check: past an address's budget of refusals its
-	// requests are answered before their token is checked; a request
-	// whose token is accepted gives back what it took.
+	// requests without a token are answered 429 unchecked, and those whose
+	// token is refused 429 after the check; a request whose token is
+	// accepted gives back what it took, and is never refused.
 	untrusted := newUntrustedLimiter(o.UntrustedRate, o.UntrustedBurst, DefaultUntrustedEntries)
 	h = untrusted.accepted(h)
 	h = bearer(h)
@@ -754,10 +757,23 @@ func (s *Server) ServeHTTP(ctx context.Context, ho HTTPOptions, ln net.Listener)
 // the next arrival, so it closes one client connection each time the
 // clients' idle connections fill the bound, and none while a tokenless
 // connection waits (TestConnCapRealConnections).
+//
+// The choice takes constant time whatever the bound (--max-idle-conns
+// allows 1,000,000): the waiting connections are kept in two lists, those
+// that never carried a valid token and clients', each in the order they
+// began to wait, and the one to close is the front of the first that is
+// not empty. Before the re-read of session 29 every held connection was
+// scanned under the lock at each accept (0.6 to 1.7 ms at 20,000, 67 to
+// 94 ms at 1,000,000).
 type connCap struct {
 	max  int
 	mu   sync.Mutex
 	held map[net.Conn]connState
+	// waiting lists the connections of held without a request in
+	// progress, [0] those not trusted and [1] clients', each longest
+	// waiting first; at is each one's element.
+	waiting [2]list.List
+	at      map[net.Conn]*list.Element
 }
 
 type connState struct {
@@ -788,21 +804,62 @@ func (c *connCap) track(conn net.Conn, st http.ConnState) {
 	defer c.mu.Unlock()
 	switch st {
 	case http.StateNew:
-		c.held[conn] = connState{since: time.Now()}
+		c.set(conn, connState{since: time.Now()})
 	case http.StateIdle, http.StateActive:
-		c.held[conn] = connState{busy: st == http.StateActive, trusted: c.held[conn].trusted, since: time.Now()}
+		c.set(conn, connState{busy: st == http.StateActive, trusted: c.held[conn].trusted, since: time.Now()})
 	default: // closed, hijacked
+		c.unlist(conn)
 		delete(c.held, conn)
 	}
+}
+
+// set records conn's state, and lists it as waiting when it is not busy:
+// at the back of its list, since states are set in the order of their
+// since (under c.mu), unless it was waiting already (trust), then in its
+// place by since. c.mu is held.
+func (c *connCap) set(conn net.Conn, st connState) {
+	c.unlist(conn)
+	c.held[conn] = st
+	if st.busy {
+		return
+	}
+	if c.at == nil {
+		c.at = map[net.Conn]*list.Element{}
+	}
+	l := &c.waiting[trustIndex(st.trusted)]
+	e := l.Back()
+	for e != nil && c.held[e.Value.(net.Conn)].since.After(st.since) {
+		e = e.Prev()
+	}
+	if e == nil {
+		c.at[conn] = l.PushFront(conn)
+	} else {
+		c.at[conn] = l.InsertAfter(conn, e)
+	}
+}
+
+// unlist takes conn out of its waiting list, if it is in one. c.mu is held.
+func (c *connCap) unlist(conn net.Conn) {
+	if e, ok := c.at[conn]; ok {
+		c.waiting[trustIndex(c.held[conn].trusted)].Remove(e)
+		delete(c.at, conn)
+	}
+}
+
+func trustIndex(trusted bool) int {
+	if trusted {
+		return 1
+	}
+	return 0
 }
 
 // trust marks conn as a client's: a request with a valid token came on it.
 func (c *connCap) trust(conn net.Conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st, ok := c.held[conn]; ok {
+	if st, ok := c.held[conn]; ok && !st.trusted {
 		st.trusted = true
-		c.held[conn] = st
+		c.set(conn, st)
 	}
 }
 
@@ -822,22 +879,16 @@ func trustConn(next http.Handler) http.Handler {
 // those that never carried a valid token if there is one.
 func (c *connCap) makeRoom() {
 	c.mu.Lock()
-	waiting := 0
-	var oldest net.Conn
-	var old connState
-	for conn, st := range c.held {
-		if st.busy {
-			continue
-		}
-		waiting++
-		if oldest == nil || old.trusted && !st.trusted || old.trusted == st.trusted && st.since.Before(old.since) {
-			oldest, old = conn, st
-		}
+	e := c.waiting[0].Front()
+	if e == nil {
+		e = c.waiting[1].Front()
 	}
-	if waiting < c.max {
+	if e == nil || c.waiting[0].Len()+c.waiting[1].Len() < c.max {
 		c.mu.Unlock()
 		return
 	}
+	oldest := e.Value.(net.Conn)
+	c.unlist(oldest)
 	delete(c.held, oldest)
 	c.mu.Unlock()
 	// apart: a TLS connection says goodbye, which may wait on its peer

@@ -7,7 +7,9 @@ package mcpserver
 // client with no token made the server do that, and write a 401, as fast
 // as it could send; now each address has a small budget of refusals
 // (a token bucket), and past it the address's requests are answered 429
-// with Retry-After before any token is checked.
+// with Retry-After: unchecked when they carry no token, after the check
+// when they do, so that a valid token is never refused by the budget of
+// an address it shares (127.0.0.1) with a client that spent it.
 
 import (
 	"container/list"
@@ -15,6 +17,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -40,9 +43,9 @@ const (
 // holds are checked and refused (before the re-read of session 29 a
 // refusal was taken only when its 401 was written, and requests sent at
 // once were all checked, TestUntrustedChargedBeforeCheck). A request with
-// a valid token takes nothing for longer than its check, and is refused
-// only when its own address's bucket is empty: another address's refusals
-// never slow it. Forgetting an address gives it a full bucket again, so
+// a valid token takes nothing for longer than its check, and is never
+// refused: past the budget a request that presents a token is still
+// checked (a stat and a hash), and only a refused one answered 429. Forgetting an address gives it a full bucket again, so
 // many addresses that each stay within their budget are not refused; each
 // of them still costs only its budget.
 type untrustedLimiter struct {
@@ -167,12 +170,18 @@ func (l *untrustedLimiter) remembered() int {
 	return l.order.Len()
 }
 
-// wrap bounds the refusals of next (the token check) per remote address:
-// an address whose bucket is empty is answered 429 with Retry-After, its
-// token unchecked; any other request takes one refusal before its token
-// is checked, and gives it back when the token is accepted (accepted,
-// placed after the check) or when its answer is not a 401, whichever
-// comes first, on every path (a panic, a client gone, a timeout).
+// wrap bounds the refusals of next (the token check) per remote address.
+// A request takes one refusal before its token is checked, and gives it
+// back when the token is accepted (accepted, placed after the check) or
+// when its answer is not a 401, whichever comes first, on every path (a
+// panic, a client gone, a timeout). When its address's bucket is empty, a
+// request without a token is answered 429 with Retry-After unchecked,
+// while one that presents a token still has it checked: a valid token
+// goes on (taking nothing), a refused one is answered 429 with
+// Retry-After instead of its 401. So a valid token is never refused here,
+// whoever else sends from its address (before the re-read of session 29,
+// any local process without a token, on loopback, had every agent's
+// requests answered 429, TestUntrustedLoopbackShared).
 func (l *untrustedLimiter) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr, ok := addrKey(r.RemoteAddr)
@@ -181,9 +190,12 @@ func (l *untrustedLimiter) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if d := l.take(addr, time.Now()); d > 0 {
-			// (the connection closes with the answer: challengeWriter)
-			w.Header().Set("Retry-After", strconv.Itoa(int(d/time.Second)+1))
-			http.Error(w, "too many requests refused for their token from this address: slow down, and check the token (readproof mcp token list shows which are live)", http.StatusTooManyRequests)
+			if !presentsToken(r) {
+				tooManyRefused(w, d)
+				return
+			}
+			// nothing taken, nothing to give back
+			next.ServeHTTP(&refusalWriter{ResponseWriter: w, l: l, addr: addr, released: true, over: d}, r)
 			return
 		}
 		rw := &refusalWriter{ResponseWriter: w, l: l, addr: addr}
@@ -194,6 +206,21 @@ func (l *untrustedLimiter) wrap(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rw, r)
 	})
+}
+
+// presentsToken says whether r carries a bearer token the token check
+// would look up (as the SDK's middleware reads the header).
+func presentsToken(r *http.Request) bool {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	return len(f) == 2 && strings.EqualFold(f[0], "bearer")
+}
+
+// tooManyRefused answers 429 for an address whose budget of refusals is
+// spent, d being how long until it holds one again.
+func tooManyRefused(w http.ResponseWriter, d time.Duration) {
+	// (the connection closes with the answer: challengeWriter)
+	w.Header().Set("Retry-After", strconv.Itoa(int(d/time.Second)+1))
+	http.Error(w, "too many requests refused for their token from this address: slow down, and check the token (readproof mcp token list shows which are live)", http.StatusTooManyRequests)
 }
 
 // accepted gives back the refusal its request took (wrap) once its token
@@ -218,14 +245,18 @@ func (l *untrustedLimiter) accepted(next http.Handler) http.Handler {
 
 // refusalWriter records whether the answer's status is 401, and holds
 // the refusal its request took from addr's bucket until release gives it
-// back (once; a request's handlers run on one goroutine).
+// back (once; a request's handlers run on one goroutine). When over is
+// not 0 the address's budget was spent (wrap): a 401 is answered 429 with
+// Retry-After instead, the token check's words dropped.
 type refusalWriter struct {
 	http.ResponseWriter
 	l        *untrustedLimiter
 	addr     netip.Prefix
+	over     time.Duration
 	refused  bool
 	done     bool
 	released bool
+	muted    bool // the 401's body, replaced by the 429's
 }
 
 func (w *refusalWriter) release() {
@@ -239,12 +270,25 @@ func (w *refusalWriter) WriteHeader(code int) {
 	if !w.done {
 		w.done = true
 		w.refused = code == http.StatusUnauthorized
+		if w.refused && w.over > 0 {
+			w.muted = true
+			h := w.Header()
+			h.Del("WWW-Authenticate")
+			h.Del("Content-Length")
+			tooManyRefused(w.ResponseWriter, w.over)
+			return
+		}
 	}
-	w.ResponseWriter.WriteHeader(code)
+	if !w.muted {
+		w.ResponseWriter.WriteHeader(code)
+	}
 }
 
 func (w *refusalWriter) Write(p []byte) (int, error) {
 	w.done = true
+	if w.muted {
+		return len(p), nil
+	}
 	return w.ResponseWriter.Write(p)
 }
 
