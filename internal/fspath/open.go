@@ -71,10 +71,12 @@ func isNull(fi fs.FileInfo) bool {
 // handedPath says whether path, opened as a pipe, names one of this
 // process's descriptors and not a named pipe in a directory: its links
 // lead to an anonymous pipe ("pipe:[N]", Linux's /proc/self/fd), or it is
-// a /dev/fd entry that is not a link (macOS, the BSDs). A named pipe
-// reached through a descriptor (/dev/fd/3 opened on one) ends at the named
-// pipe's path. It is the judge where the open descriptor itself cannot be
-// asked (handedPipe).
+// a /dev/fd entry that is not a link (macOS, the BSDs). On Linux a named
+// pipe reached through a descriptor (/dev/fd/3 opened on one) ends at the
+// named pipe's path and is refused; on macOS and the BSDs /dev/fd/N is
+// judged by its path alone, so a named pipe reached that way is read as a
+// handed pipe (the user named the descriptor). It is the judge where the
+// open descriptor itself cannot be asked (handedPipe).
 func handedPath(path string) bool {
 	for range 40 {
 		to, err := os.Readlink(path)
