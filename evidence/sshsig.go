@@ -125,6 +125,10 @@ type AllowedSigner struct {
 	Principals string
 	// Namespaces is the namespaces="..." pattern list ("" when absent).
 	Namespaces string
+	// HasNamespaces is true when the line has a namespaces option, even
+	// namespaces="": ssh-keygen -Y verify then admits only the namespaces
+	// the list matches, and an empty list matches none.
+	HasNamespaces bool
 	// ValidAfter and ValidBefore are the key's validity window (zero when
 	// absent), compared with the commit time as ssh-keygen does.
 	ValidAfter, ValidBefore time.Time
@@ -271,7 +275,7 @@ func parseSignerOptions(s *AllowedSigner, opts string) error {
 			if err != nil {
 				return fmt.Errorf("namespaces: %v", err)
 			}
-			s.Namespaces, opts, haveNS = v, rest, true
+			s.Namespaces, s.HasNamespaces, opts, haveNS = v, true, rest, true
 		case hasPrefixFold(opts, "valid-after="), hasPrefixFold(opts, "valid-before="):
 			name := opts[:strings.IndexByte(opts, '=')]
 			v, rest, err := dequote(opts[len(name)+1:])
@@ -447,7 +451,9 @@ func (a AllowedSigners) principalFor(key ssh.PublicKey, namespace string, t time
 			if matchPatternList(p, s.Principals) != 1 || !bytes.Equal(s.Key.Marshal(), want) || s.validAt(t) != nil {
 				continue
 			}
-			if s.Namespaces != "" && matchPatternList(namespace, s.Namespaces) != 1 {
+			// namespaces="" admits none, as in ssh-keygen (before
+			// session 29's follow-up it was taken as no limit)
+			if s.HasNamespaces && matchPatternList(namespace, s.Namespaces) != 1 {
 				continue
 			}
 			return p, nil

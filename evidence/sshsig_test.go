@@ -258,6 +258,11 @@ func TestCommitSignaturesAgreeWithGit(t *testing.T) {
 		{"namespace list", good, `alice@example.com namespaces="file,git" ` + ak, true, nil},
 		{"namespace wildcard", good, `alice@example.com namespaces="g*" ` + ak, true, nil},
 		{"namespace negated", good, `alice@example.com namespaces="*,!git" ` + ak, false, ErrKeyNotValid},
+		// namespaces="" matches no namespace: git verify-commit (ssh-keygen -Y
+		// verify -n git) refuses it, as `ssh-keygen -Y verify -f allowed -I
+		// alice@example.com -n readproof-evidence -s m.sig < m` does for an
+		// envelope; before session 29's follow-up it was taken as no limit
+		{"empty namespaces", good, `alice@example.com namespaces="" ` + ak, false, ErrKeyNotValid},
 		{"several principals", good, "bob@example.com,alice@example.com " + ak, true, nil},
 		{"wildcard principal", good, "*@example.com " + ak, true, nil},
 		{"first matching line decides the principal", good, `alice@example.com namespaces="file" ` + ak + "\nbob@example.com " + ak, false, ErrKeyNotValid},

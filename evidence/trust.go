@@ -89,7 +89,7 @@ func ParseTrust(data []byte, now time.Time) (keys []ed25519.PublicKey, signers A
 		var outside []TrustWarning
 		for _, s := range lines {
 			why := outsideWindow(s, now)
-			if why == "" && s.Namespaces != "" && matchPatternList(EnvelopeNamespace, s.Namespaces) != 1 {
+			if why == "" && s.HasNamespaces && matchPatternList(EnvelopeNamespace, s.Namespaces) != 1 {
 				// a line that limits what its key signs (git's
 				// namespaces="git") does not vouch for an envelope
 				// unless it names ours

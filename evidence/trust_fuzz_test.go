@@ -74,6 +74,11 @@ func TestParseTrustNamespaces(t *testing.T) {
 		{`a@x namespaces="git,readproof-evidence" ` + k.AuthorizedKey(), true},
 		{`a@x namespaces="readproof-*" ` + k.AuthorizedKey(), true},
 		{`a@x namespaces="*" ` + k.AuthorizedKey(), true},
+		// an empty list admits no namespace, as in ssh-keygen: `ssh-keygen
+		// -Y verify -f allowed -I a@x -n readproof-evidence -s m.sig < m`
+		// with this line says "key is not permitted for use in signature
+		// namespace" (before session 29's follow-up it was no limit)
+		{`a@x namespaces="" ` + k.AuthorizedKey(), false},
 		{`a@x ` + k.AuthorizedKey(), true},
 		{`a@x namespaces="git" ` + k.AuthorizedKey() + "\nb@x " + k.AuthorizedKey(), true},
 		// a line that is not allowed_signers throughout: the

@@ -1244,7 +1244,14 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 		// No summary: still name the manifest's receipts that cannot be
 		// read, as export and checkReceipts do (not another manifest's of
 		// the run id).
-		if rs, bad, err := s.receiptsOf(p.RunID, m); err == nil {
+		// A store whose receipts cannot be listed (a damaged session
+		// ref, an unreadable object) fails the check, as checkReceipts
+		// does: it cannot show that none were hidden (before session
+		// 29's follow-up such a bundle passed); a read the system
+		// refused is "could not read" (exit 4), not a forgery.
+		if rs, bad, err := s.receiptsOf(p.RunID, m); err != nil {
+			add(CheckReceipts, false, "the bundle carries no receipt summary, and the store's receipts could not be listed to show it has none: %v", err)
+		} else {
 			for _, u := range bad {
 				unreadable(u)
 			}

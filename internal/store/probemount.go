@@ -100,8 +100,9 @@ func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest, pos int, cach
 //     genuine check of one lacks it. Judged with or without the key.
 //   - Another mac_key, with keys at hand, giving an entry mounted with the
 //     key in use (the key reproduces its delivered hash) a verdict but
-//     HALLUCINATED, or delivered_hash_verified: a check under another key
-//     finds neither the entry's sentinel nor its delivered bytes.
+//     HALLUCINATED, delivered_hash_verified, or an adjudication (the
+//     verdict the record finally gives): a check under another key finds
+//     neither the entry's sentinel nor its delivered bytes.
 //
 // mounted caches which entries keys were mounted with (mountedWith, read
 // only for an entry such a record gives more than HALLUCINATED) across the
@@ -122,15 +123,23 @@ func (s *Store) VerdictWithoutKey(rec *VerdictRecord, j VerdictJudgement, m *man
 		return ""
 	}
 	for _, v := range rec.Entries {
-		if v.Verdict == string(probe.Hallucinated) && !v.DeliveredHashVerified {
+		// the verdict the record finally gives: an adjudication
+		// (adjudicated, adjudicated_verdict) gives the entry a positive
+		// verdict whatever its verdict field says (before session 29 a
+		// HALLUCINATED entry adjudicated READ_VERIFIED passed)
+		if v.Verdict == string(probe.Hallucinated) && !v.DeliveredHashVerified && !v.Adjudicated && v.AdjudicatedVerdict == "" {
 			continue // what a check under another key gives: no snapshot read
 		}
 		if *mounted == nil {
 			*mounted = map[int]bool{}
 		}
 		if s.mountedWith(*keys, m, v.Position, *mounted) {
+			given := text.Printable(v.Verdict)
+			if v.AdjudicatedVerdict != "" && v.AdjudicatedVerdict != v.Verdict {
+				given += fmt.Sprintf(", adjudicated %q", text.Printable(v.AdjudicatedVerdict))
+			}
 			return fmt.Sprintf("verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
-				rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, text.Printable(v.Verdict), v.DeliveredHashVerified)
+				rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, given, v.DeliveredHashVerified)
 		}
 	}
 	return ""
