@@ -1225,7 +1225,7 @@ func refusedLine(data []byte) error {
 			if bytes.HasPrefix(kw, []byte(utf8BOM)) {
 				return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: %s", i+1, bomRefusal), fix: bomFix}
 			}
-			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, kw)}
+			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, shownKeyword(string(kw)))}
 		}
 		args, ok := sshArgs(string(rest))
 		if !ok {
