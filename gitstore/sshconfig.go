@@ -953,6 +953,7 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	keepWordHashes(c, data)
 	// The blocks the Match lines became, in the order of the file.
 	i := 0
 	for _, h := range c.Hosts {
