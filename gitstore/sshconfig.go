@@ -606,7 +606,7 @@ func (c *sshConfigFile) blockVerdict(b *ssh_config.Host, alias, hostname string)
 			return m.verdict(alias, hostname)
 		}
 	}
-	if b.Matches(alias) {
+	if sshHostMatches(b, alias) {
 		return matchYes
 	}
 	return matchNo
@@ -670,7 +670,7 @@ func (c *sshConfigFile) walk(alias string, top int, visit func(kv *ssh_config.KV
 		return true
 	}
 	for _, h := range c.conf.Hosts {
-		if !h.Matches(alias) {
+		if !sshHostMatches(h, alias) {
 			continue
 		}
 		for _, n := range h.Nodes {
@@ -953,6 +953,7 @@ func (r *includeReader) read(path string, depth int) (*sshConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	keepWordHashes(c, data)
 	// The blocks the Match lines became, in the order of the file.
 	i := 0
 	for _, h := range c.Hosts {
@@ -1225,7 +1226,7 @@ func refusedLine(data []byte) error {
 			if bytes.HasPrefix(kw, []byte(utf8BOM)) {
 				return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: %s", i+1, bomRefusal), fix: bomFix}
 			}
-			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, kw)}
+			return &sshRefusal{line: i + 1, msg: fmt.Sprintf("line %d: nothing after the keyword %q, which ssh refuses", i+1, shownKeyword(string(kw)))}
 		}
 		args, ok := sshArgs(string(rest))
 		if !ok {
@@ -1596,26 +1597,6 @@ func (m matchBlock) shownCriteria() string {
 		}
 	}
 	return strings.Join(words, " ")
-}
-
-// matchList is whether a comma-separated pattern list matches one of
-// names, as a Host line's patterns do; ok is false for a list that is not
-// one.
-func matchList(list string, names []string) (matched, ok bool) {
-	h := &ssh_config.Host{}
-	for _, p := range strings.Split(list, ",") {
-		pat, err := ssh_config.NewPattern(p)
-		if err != nil || p == "" {
-			return false, false
-		}
-		h.Patterns = append(h.Patterns, pat)
-	}
-	for _, n := range names {
-		if h.Matches(n) {
-			return true, true
-		}
-	}
-	return false, true
 }
 
 // splitCriteria splits Match criteria into words at spaces and tabs, a

@@ -264,7 +264,8 @@ func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet
 		return &SSHConfigError{File: file, Line: line,
 			Err: fmt.Errorf("%s%s and connects to no host, so readproof does not connect either; %s", st.readThrough(), bomRefusal, bomFix)}
 	}
-	fix := "list it in an IgnoreUnknown line before it (IgnoreUnknown " + key + "), at the top of the file, when it is meant for another program or a newer ssh, or remove the line"
+	shown := shownKeyword(key)
+	fix := "list it in an IgnoreUnknown line before it (IgnoreUnknown " + text.Printable(shown) + "), at the top of the file, when it is meant for another program or a newer ssh, or remove the line"
 	if ignoreSet {
 		fix = "add it to the first IgnoreUnknown line given before it, when it is meant for another program or a newer ssh, or remove the line"
 	}
@@ -276,8 +277,16 @@ func unknownKeyword(file string, line int, key, via string, viaAt int, ignoreSet
 	}
 	return &SSHConfigError{File: file, Line: line,
 		Err: fmt.Errorf("%sthe keyword %q is not one OpenSSH 9.2 knows: ssh refuses the configuration then (\"Bad configuration option: %s\") and connects to no host, so readproof does not connect either; %s (ssh -G HOST shows how ssh reads the configuration)",
-			st.readThrough(), key, strings.ToLower(key), fix)}
+			st.readThrough(), shown, text.Printable(strings.ToLower(shown)), fix)}
 }
+
+// maxShownKeyword is how many bytes of a keyword a message quotes: a
+// line of a configuration may be a megabyte long.
+const maxShownKeyword = 64
+
+// shownKeyword is a keyword of a configuration line as a message quotes
+// it, cut to maxShownKeyword bytes (the cut marked).
+func shownKeyword(key string) string { return text.Shorten(key, maxShownKeyword) }
 
 // utf8BOM is the byte order mark some editors write at the start of a
 // UTF-8 file; ssh reads it as bytes of the first keyword.
