@@ -32,3 +32,31 @@ func TestSSHHostHashInWord(t *testing.T) {
 		}
 	}
 }
+
+// TestSSHIncludeHashInWord: an Include line names a file with a # inside
+// a word as ssh reads it (Include x#y reads x#y, not x), and a # that
+// starts a word begins a comment.
+func TestSSHIncludeHashInWord(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("x#y", "Host a\n  Hostname from-x-hash-y.example\n")
+	write("x", "Host a\n  Hostname from-x.example\n")
+	write("z", "Host b\n  Hostname from-z.example\n")
+	write("config", "Include x#y\nInclude z #x\n")
+	f, err := readSSHConfigFile(filepath.Join(dir, "config"), t.TempDir())
+	if err != nil || f == nil {
+		t.Fatalf("read: %v", err)
+	}
+	cs := sshConfigs{*f}
+	if got := cs.Get("a", "Hostname"); got != "from-x-hash-y.example" {
+		t.Errorf("Hostname of a: %q, want the one of the file x#y", got)
+	}
+	if got := cs.Get("b", "Hostname"); got != "from-z.example" {
+		t.Errorf("Hostname of b: %q, want the one of the file z", got)
+	}
+}
