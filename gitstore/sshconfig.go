@@ -1400,13 +1400,11 @@ func keywordLines(data []byte, keyword string, stand func(n int) string) ([]byte
 		if !strings.EqualFold(string(rest[:end]), keyword) {
 			continue
 		}
-		args := bytes.TrimLeft(rest[end:], " \t\r")
-		args = bytes.TrimLeft(bytes.TrimPrefix(args, []byte("=")), " \t\r")
-		if j := bytes.IndexByte(args, '#'); j >= 0 {
-			args = args[:j]
-		}
+		// cut at a # that starts a word, as ssh does: Include ~/x#y
+		// names ~/x#y (before rr1's re-read of session 29, ~/x)
+		args := sshLineValue(string(rest))
 		lines[i] = append([]byte(stand(len(found))), l[len(body):]...)
-		found = append(found, keywordLine{line: i + 1, args: string(bytes.TrimRight(args, " \t"))})
+		found = append(found, keywordLine{line: i + 1, args: args})
 	}
 	if len(found) == 0 {
 		return data, nil

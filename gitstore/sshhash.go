@@ -14,6 +14,9 @@ import (
 func keepWordHashes(c *ssh_config.Config, data []byte) {
 	lines := strings.Split(string(data), "\n")
 	for _, h := range c.Hosts {
+		keepHostHashes(h, lines)
+	}
+	for _, h := range c.Hosts {
 		for _, n := range h.Nodes {
 			kv, ok := n.(*ssh_config.KV)
 			if !ok || kv.Comment == "" {
@@ -72,4 +75,39 @@ func trimSSHValue(v string) string {
 		t = v[:len(t)+1]
 	}
 	return t
+}
+
+// keepHostHashes gives the Host line of h the patterns ssh reads where
+// the parser cut them at a # inside a word: Host foo#bar applies to
+// foo#bar only, not to foo (before rr1's re-read of session 29 readproof
+// applied its block to foo, whose fetch ssh does not give its Hostname,
+// Port or IdentityFile). The Host line is the one before the block's
+// first line; a line with quotes or backslashes is left as parsed.
+func keepHostHashes(h *ssh_config.Host, lines []string) {
+	if h.EOLComment == "" || len(h.Nodes) == 0 || isMatchStandIn(h) {
+		return
+	}
+	at := h.Nodes[0].Pos().Line - 2
+	if at < 0 || at >= len(lines) {
+		return
+	}
+	l := strings.TrimLeft(lines[at], " \t\r")
+	if len(l) < 5 || !strings.EqualFold(l[:4], "host") || !strings.ContainsRune(" \t=", rune(l[4])) {
+		return
+	}
+	v := sshLineValue(l)
+	if strings.ContainsAny(v, "\"'\\") {
+		return
+	}
+	var pats []*ssh_config.Pattern
+	for _, w := range strings.Fields(v) {
+		p, err := ssh_config.NewPattern(w)
+		if err != nil {
+			return
+		}
+		pats = append(pats, p)
+	}
+	if len(pats) > 0 {
+		h.Patterns = pats
+	}
 }
