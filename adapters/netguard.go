@@ -189,7 +189,7 @@ var loopbackAddrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.I
 // ::1 for it, whatever a hosts file or a resolver answers. A longer name
 // (localhost.evil.example, 127.0.0.1.nip.io) is a name like any other.
 func isLocalhost(host string) bool {
-	return normHost(host) == "localhost"
+	return sourcespec.IsLocalhost(strings.Trim(strings.TrimSpace(host), "[]"))
 }
 
 // checkLocalhost refuses the name localhost unless the policy allows one

@@ -19,14 +19,21 @@ func CleartextRemote(raw string) bool {
 	if err != nil || !strings.EqualFold(u.Scheme, "http") {
 		return false
 	}
-	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	if h == "localhost" {
+	if IsLocalhost(u.Hostname()) {
 		return false
 	}
-	if ip, err := netip.ParseAddr(h); err == nil && ip.WithZone("").Unmap().IsLoopback() {
+	if ip, err := netip.ParseAddr(strings.TrimSuffix(u.Hostname(), ".")); err == nil && ip.WithZone("").Unmap().IsLoopback() {
 		return false
 	}
 	return true
+}
+
+// IsLocalhost reports whether host, a name as written (without port or
+// brackets), is the name localhost in any case with at most one trailing
+// dot: this machine by name (RFC 6761), never looked up. The one rule for
+// the cleartext check here and the network guard's loopback refusal.
+func IsLocalhost(host string) bool {
+	return strings.EqualFold(strings.TrimSuffix(host, "."), "localhost")
 }
 
 // HintCleartext is what to do about a secret refused for a CleartextRemote

@@ -36,8 +36,8 @@ func (e *KindError) Is(target error) bool { return target == ErrNotRegular }
 // directory, a device such as /dev/zero, a directory, a socket) is closed
 // again and refused with a *KindError. The open does not wait for a writer
 // of a named pipe (O_NONBLOCK, where the platform has it; a regular file
-// ignores it), and the file returned is in blocking mode again, for reads
-// that wait for a handed pipe's writer as any read does.
+// ignores it), and a pipe or device returned is in blocking mode again, for
+// reads that wait for a handed pipe's writer as any read does.
 func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
@@ -52,9 +52,13 @@ func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, &KindError{Path: path, Mode: m}
 	}
-	if err := setBlocking(f); err != nil {
-		f.Close()
-		return nil, nil, err
+	// a regular file ignores O_NONBLOCK: only a pipe or a device is put
+	// back in blocking mode (one fcntl fewer on every policy read)
+	if !fi.Mode().IsRegular() {
+		if err := setBlocking(f); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
 	}
 	return f, fi, nil
 }
