@@ -222,13 +222,11 @@ func (s *gitSource) Fetch(ctx context.Context, req Request) (res Result, err err
 			host, port = conf.Address(host, port)
 			opts.SSHConfig = conf
 		}
-		// the port checked against allow_hosts is the one dialled: a URL
-		// that names none is fetched at git's or ssh's port
-		if port == "" || port == "0" {
+		// the port checked against allow_hosts is the one dialled: a git://
+		// URL that names none is fetched at git's port (an ssh one has its
+		// port from Address above: the URL's, else Port, else 22)
+		if !s.ssh && (port == "" || port == "0") {
 			port = "9418"
-			if s.ssh {
-				port = "22"
-			}
 		}
 		if err := s.n.g.checkHost(ctx, host, port); err != nil {
 			if perr := ctx.Err(); perr != nil {
