@@ -416,6 +416,11 @@ func verifySummary(rep evidence.Report) string {
 		switch {
 		case c.Name == store.CheckReceipts && strings.HasSuffix(c.Detail, "(MACs not checked: no receipts key)"):
 			line += ", tool receipts MACs not checked (no receipts key: READPROOF_RECEIPTS_KEY names the issuer's)"
+		case c.Name == store.CheckReceipts && strings.Contains(c.Detail, " (the default key) for 0, not checked for "):
+			// every receipt under another key than the auditor's own
+			// default one: none was checked (before session 30 the line
+			// said "partly")
+			line += ", tool receipts MACs not checked (made under another key: READPROOF_RECEIPTS_KEY names the issuer's)"
 		case c.Name == store.CheckReceipts && strings.Contains(c.Detail, " not checked for "):
 			line += ", tool receipts MACs partly not checked (some made under another key: see --json)"
 		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "its MAC was not checked (no probe key)"):
