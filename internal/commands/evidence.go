@@ -427,6 +427,11 @@ func verifySummary(rep evidence.Report) string {
 			line += ", proof-of-read verdicts MAC not checked (no probe key)"
 		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "under another probe key, so its MAC was not checked"):
 			line += ", proof-of-read verdicts MAC not checked (another probe key)"
+		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "; it carries no MAC (recorded before verdict records were authenticated)"):
+			// a record of a manifest mounted before verdict records were
+			// authenticated: nothing vouches for it, key or no key
+			// (before session 30 the line said nothing of it)
+			line += ", proof-of-read verdicts carry no MAC (recorded before verdict records were authenticated)"
 		}
 	}
 	return line
