@@ -22,7 +22,6 @@ import (
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
-	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/fspath"
@@ -994,8 +993,10 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		s, oerr := e.openWith(pol)
 		if oerr != nil {
 			if errors.Is(oerr, store.ErrNotInitialized) {
-				if wd := filepath.Dir(e.storePath); !e.storeNamed && gitobj.IsGitDir(wd) {
-					return withCode(ExitCannotCheck, hint.With(oerr, "the working directory is a git repository: if it is a copy of a store made with git (git clone --mirror), name it with --store . (or --store "+text.ShellArg(wd)+"), or check the file alone with --offline"))
+				if !e.storeNamed {
+					if h := copyHint(filepath.Dir(e.storePath)); h != "" {
+						return withCode(ExitCannotCheck, hint.With(oerr, h+", or check the file alone with --offline"))
+					}
 				}
 				return withCode(ExitCannotCheck, hint.With(oerr, "point --store at the store or a clone of it (git clone works), or check the file alone with --offline"))
 			}
