@@ -292,11 +292,8 @@ func (e *env) parentStore(err error) error {
 	if _, serr := os.Stat(e.policyPath); serr == nil {
 		return err
 	}
-	if wd := filepath.Dir(e.storePath); gitobj.IsGitDir(wd) {
-		// a copy of a store made with stock git (`git clone --mirror`)
-		// carries no marker: readproof reads it when named, and `readproof
-		// init` here would make a second store inside it
-		return hint.With(err, "the working directory is a git repository: if it is a copy of a store made with git (git clone --mirror), name it with --store . (or --store "+text.ShellArg(wd)+")")
+	if h := copyHint(filepath.Dir(e.storePath)); h != "" {
+		return hint.With(err, h)
 	}
 	for dir := filepath.Dir(filepath.Dir(e.storePath)); ; {
 		if p := store.DefaultPath(dir); gitstore.IsStore(p) {
@@ -308,6 +305,39 @@ func (e *env) parentStore(err error) error {
 		}
 		dir = parent
 	}
+}
+
+// copyHint is the hint for a working directory wd that is, or may be, a
+// copy of a store made with stock git, which carries no store marker:
+// readproof reads it when named, and `readproof init` there would make a
+// second store inside it. A git directory (`git clone --mirror`, `--bare`)
+// may be one; the work tree of a plain `git clone` is said to be one only
+// when readproof reads it as a store (every project is a git work tree;
+// before session 30 a plain clone's hint said to run `readproof init`).
+// "" for any other directory.
+func copyHint(wd string) string {
+	if gitobj.IsGitDir(wd) {
+		return "the working directory is a git repository: if it is a copy of a store made with git (git clone --mirror), name it with --store . (or --store " + text.ShellArg(wd) + ")"
+	}
+	if !plainCloneOfStore(wd) {
+		return ""
+	}
+	return "the working directory is a plain git clone of a store, which readproof reads when named: name it with --store . (or --store " + text.ShellArg(wd) + ")"
+}
+
+// plainCloneOfStore reports whether dir is the work tree of a plain `git
+// clone` of a store: its .git directory is one readproof reads as a store
+// (store.Open recognises it by its journal; it writes nothing there).
+func plainCloneOfStore(dir string) bool {
+	if !gitobj.IsGitDir(filepath.Join(dir, ".git")) {
+		return false
+	}
+	s, err := store.Open(dir, nil, store.Options{})
+	if err != nil {
+		return false
+	}
+	s.Close()
+	return true
 }
 
 // openRead opens the store for a command that reads what is recorded

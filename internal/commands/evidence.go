@@ -22,7 +22,6 @@ import (
 
 	"github.com/readproof/readproof/evidence"
 	"github.com/readproof/readproof/gitstore"
-	"github.com/readproof/readproof/gitstore/gitobj"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/buildinfo"
 	"github.com/readproof/readproof/internal/fspath"
@@ -414,14 +413,29 @@ func verifySummary(rep evidence.Report) string {
 			continue
 		}
 		switch {
+		case c.Name == store.CheckJournal && c.Kind == store.KindJournalUnchecked:
+			// the bounded walk stopped before the manifest: a run written
+			// by hand into a long journal passed with a warning on stderr
+			// only (before session 30 this line said nothing of it)
+			line += ", journal record not checked (beyond the newest journal commits the check reads: `readproof verify` walks them all)"
 		case c.Name == store.CheckReceipts && strings.HasSuffix(c.Detail, "(MACs not checked: no receipts key)"):
 			line += ", tool receipts MACs not checked (no receipts key: READPROOF_RECEIPTS_KEY names the issuer's)"
+		case c.Name == store.CheckReceipts && strings.Contains(c.Detail, " (the default key) for 0, not checked for "):
+			// every receipt under another key than the auditor's own
+			// default one: none was checked (before session 30 the line
+			// said "partly")
+			line += ", tool receipts MACs not checked (made under another key: READPROOF_RECEIPTS_KEY names the issuer's)"
 		case c.Name == store.CheckReceipts && strings.Contains(c.Detail, " not checked for "):
 			line += ", tool receipts MACs partly not checked (some made under another key: see --json)"
 		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "its MAC was not checked (no probe key)"):
 			line += ", proof-of-read verdicts MAC not checked (no probe key)"
 		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "under another probe key, so its MAC was not checked"):
 			line += ", proof-of-read verdicts MAC not checked (another probe key)"
+		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "; it carries no MAC (recorded before verdict records were authenticated)"):
+			// a record of a manifest mounted before verdict records were
+			// authenticated: nothing vouches for it, key or no key
+			// (before session 30 the line said nothing of it)
+			line += ", proof-of-read verdicts carry no MAC (recorded before verdict records were authenticated)"
 		}
 	}
 	return line
@@ -984,8 +998,10 @@ func runEvidenceVerify(ctx context.Context, e *env, opts evidenceVerifyOptions, 
 		s, oerr := e.openWith(pol)
 		if oerr != nil {
 			if errors.Is(oerr, store.ErrNotInitialized) {
-				if wd := filepath.Dir(e.storePath); !e.storeNamed && gitobj.IsGitDir(wd) {
-					return withCode(ExitCannotCheck, hint.With(oerr, "the working directory is a git repository: if it is a copy of a store made with git (git clone --mirror), name it with --store . (or --store "+text.ShellArg(wd)+"), or check the file alone with --offline"))
+				if !e.storeNamed {
+					if h := copyHint(filepath.Dir(e.storePath)); h != "" {
+						return withCode(ExitCannotCheck, hint.With(oerr, h+", or check the file alone with --offline"))
+					}
 				}
 				return withCode(ExitCannotCheck, hint.With(oerr, "point --store at the store or a clone of it (git clone works), or check the file alone with --offline"))
 			}

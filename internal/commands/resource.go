@@ -494,6 +494,17 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 				"name a policy file outside the repository with --config")
 		}
 	}
+	// Nor in the work tree of a plain `git clone` of a store, whose hint
+	// names it with --store . (copyHint): before session 30 init made a
+	// second, empty store and readproof.toml inside the copy.
+	// (One store open of the project's repository, only when init is to
+	// write the policy file.)
+	if dir := filepath.Dir(e.policyPath); !e.policyNamed {
+		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) && plainCloneOfStore(dir) {
+			return hint.With(fmt.Errorf("init: the working directory %s is a plain git clone of a readproof store, where neither %s nor a second store belongs; nothing was written", text.Printable(dir), PolicyName),
+				"to read the copy, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory")
+		}
+	}
 	// a policy file that is not a file (a named pipe, a device) is refused
 	// before the store is made: reading it to warn would hang or not end
 	if err := checkPolicyKind(e.policyPath, e.policyNamed); err != nil {

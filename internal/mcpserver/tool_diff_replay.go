@@ -95,7 +95,11 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 		ch := manifest.Change{Kind: p.Kind, URI: p.URI, A: entryA[p.A], B: entryB[p.B]}
 		dc := DiffChange{Kind: ch.Kind, URI: ch.URI, A: redactEntry(ch.A, clean), B: redactEntry(ch.B, clean)}
 		if ch.Kind == manifest.Changed {
-			dc.Why = ch.Why()
+			// from the entries as the client reads them: the why line
+			// names a moved source's path or URL (session 29), which
+			// redactEntry words for the client (before session 30 it
+			// named over HTTP the paths the entries hide)
+			dc.Why = manifest.Change{Kind: ch.Kind, URI: ch.URI, A: dc.A, B: dc.B}.Why()
 			lines = append(lines, ch.URI+" changed; "+dc.Why)
 			if ch.A.ContentHash != ch.B.ContentHash {
 				ab, err := c.st.Content(ch.A.Snapshot)
