@@ -4,55 +4,114 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
-// compareMaps is Compare as it was, with maps keyed by URI and occurrence.
+// compareMaps is Compare written with maps: entries keyed by URI, tag
+// and occurrence pair first, then those left of a URI by their order
+// among its entries left.
 func compareMaps(a, b *Manifest) *Comparison {
 	type key struct {
-		uri string
-		n   int
+		uri, ref string
+		n        int
 	}
-	seen := map[string]int{}
-	inA := map[key]*Entry{}
-	var orderA []key
-	for i := range a.Entries {
-		e := &a.Entries[i]
-		k := key{e.URI, seen[e.URI]}
-		seen[e.URI]++
-		inA[k] = e
-		orderA = append(orderA, k)
+	match := map[int]int{} // entry of B -> entry of A
+	usedA := map[int]bool{}
+	pass := func(keyOf func(e *Entry) (string, string)) {
+		seen := map[[2]string]int{}
+		inA := map[key]int{}
+		for i := range a.Entries {
+			if usedA[i] {
+				continue
+			}
+			uri, ref := keyOf(&a.Entries[i])
+			inA[key{uri, ref, seen[[2]string{uri, ref}]}] = i
+			seen[[2]string{uri, ref}]++
+		}
+		seen = map[[2]string]int{}
+		for i := range b.Entries {
+			if _, ok := match[i]; ok {
+				continue
+			}
+			uri, ref := keyOf(&b.Entries[i])
+			k := key{uri, ref, seen[[2]string{uri, ref}]}
+			seen[[2]string{uri, ref}]++
+			if j, ok := inA[k]; ok {
+				match[i], usedA[j] = j, true
+			}
+		}
 	}
-	seen = map[string]int{}
-	used := map[key]bool{}
+	pass(func(e *Entry) (string, string) { return e.URI, e.Ref })
+	pass(func(e *Entry) (string, string) { return e.URI, "" })
 	c := &Comparison{Changes: []Change{}}
 	for i := range b.Entries {
 		e := &b.Entries[i]
-		k := key{e.URI, seen[e.URI]}
-		seen[e.URI]++
-		old, ok := inA[k]
+		j, ok := match[i]
 		switch {
 		case !ok:
 			c.Changes = append(c.Changes, Change{Kind: Added, URI: e.URI, B: e})
 			c.Added++
-		case old.ContentHash == e.ContentHash && old.Ref == e.Ref:
-			used[k] = true
-			c.Changes = append(c.Changes, Change{Kind: Unchanged, URI: e.URI, A: old, B: e})
+		case a.Entries[j].ContentHash == e.ContentHash && a.Entries[j].Ref == e.Ref:
+			c.Changes = append(c.Changes, Change{Kind: Unchanged, URI: e.URI, A: &a.Entries[j], B: e})
 			c.Unchanged++
 		default:
-			used[k] = true
-			c.Changes = append(c.Changes, Change{Kind: Changed, URI: e.URI, A: old, B: e})
+			c.Changes = append(c.Changes, Change{Kind: Changed, URI: e.URI, A: &a.Entries[j], B: e})
 			c.Changed++
 		}
 	}
-	for _, k := range orderA {
-		if !used[k] {
-			e := inA[k]
+	for j := range a.Entries {
+		if !usedA[j] {
+			e := &a.Entries[j]
 			c.Changes = append(c.Changes, Change{Kind: Removed, URI: e.URI, A: e})
 			c.Removed++
 		}
 	}
 	return c
+}
+
+// An entry both runs mounted alike (the same URI and tag) pairs with
+// itself, unchanged, even when the other run mounted its URI another way
+// too; a URI read by tag in one run and plainly in the other still pairs,
+// as a change of tag.
+func TestComparePairsSameIdentity(t *testing.T) {
+	e := func(pos int, uri, ref, hash string) Entry {
+		return Entry{Position: pos, URI: uri, Ref: ref, ContentHash: hash}
+	}
+	kinds := func(c *Comparison) string {
+		var out []string
+		for _, ch := range c.Changes {
+			s := ch.Kind + " " + ch.URI
+			if ch.A != nil {
+				s += fmt.Sprintf(" a%d@%s", ch.A.Position, ch.A.Ref)
+			}
+			if ch.B != nil {
+				s += fmt.Sprintf(" b%d@%s", ch.B.Position, ch.B.Ref)
+			}
+			out = append(out, s)
+		}
+		return strings.Join(out, "; ")
+	}
+	for _, tc := range []struct {
+		name string
+		a, b []Entry
+		want string
+	}{
+		{"plain and tagged against tagged", []Entry{e(0, "d", "", "1"), e(1, "d", "prod", "2")}, []Entry{e(0, "d", "prod", "2")},
+			"unchanged d a1@prod b0@prod; removed d a0@"},
+		{"tagged against plain and tagged", []Entry{e(0, "d", "prod", "2")}, []Entry{e(0, "d", "", "1"), e(1, "d", "prod", "2")},
+			"added d b0@; unchanged d a0@prod b1@prod"},
+		{"tag against plain", []Entry{e(0, "d", "prod", "2")}, []Entry{e(0, "d", "", "1")},
+			"changed d a0@prod b0@"},
+		{"two tags, one kept", []Entry{e(0, "d", "v1", "1"), e(1, "d", "v2", "2")}, []Entry{e(0, "d", "v2", "2"), e(1, "d", "v3", "3")},
+			"unchanged d a1@v2 b0@v2; changed d a0@v1 b1@v3"},
+	} {
+		a, b := &Manifest{Entries: tc.a}, &Manifest{Entries: tc.b}
+		if got := kinds(Compare(a, b)); got != tc.want {
+			t.Errorf("%s: Compare = %s, want %s", tc.name, got, tc.want)
+		}
+		checkCompareViews(t, a, b)
+	}
 }
 
 // Compare pairs the same entries as the map-based pairing did, with

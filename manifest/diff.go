@@ -18,8 +18,9 @@ const (
 )
 
 // Change is one entry's fate between two manifests. Entries are paired by
-// URI and by occurrence: the second mount of a URI in A pairs with the second
-// mount of it in B.
+// identity (URI and tag) and by occurrence: the second mount of URI@prod in
+// A pairs with the second mount of it in B. The entries of a URI left then
+// pair in order whatever their tags, as a change of tag.
 type Change struct {
 	Kind string `json:"kind"`
 	URI  string `json:"uri"`
@@ -253,35 +254,61 @@ func CompareViews(a, b *View) *ViewComparison {
 }
 
 // pairEntries pairs the entries of A and B as Compare says, by position,
-// key giving an entry's URI, content hash and ref: the n-th mount of a URI
-// in B takes the n-th in A (one map of A's URIs; next[i] is the entry of A
-// after i with the same URI, -1 for none, and head[URI] the first of them
-// not yet paired).
+// key giving an entry's URI, content hash and ref. First by identity: the
+// n-th mount of a URI with a tag (or none) in B takes the n-th in A with
+// the same tag. Then the entries left of a URI pair in order whatever
+// their tags (a run that read URI@prod and one that read URI: the why
+// names the tag). So an entry that both runs mounted alike is never
+// paired with another mount of its URI (before session 30, `doc` and
+// `doc@prod` in A against `doc@prod` in B paired B's with A's `doc`, a
+// change, and left A's `doc@prod` removed). Each pass keeps one map of
+// A's keys; next[i] is the entry of A after i with the same key, -1 for
+// none, and head[key] the first of them not yet paired.
 func pairEntries[E any](a, b []E, key func(*E) (uri, hash, ref string)) *ViewComparison {
-	head := make(map[string]int, len(a))
-	next := make([]int, len(a))
-	for i := len(a) - 1; i >= 0; i-- {
-		uri, _, _ := key(&a[i])
-		next[i] = -1
-		if j, ok := head[uri]; ok {
-			next[i] = j
-		}
-		head[uri] = i
-	}
+	type identity struct{ uri, ref string }
+	match := make([]int, len(b)) // the entry of A each of B takes, -1 for none
 	used := make([]bool, len(a))
+	next := make([]int, len(a))
+	pass := func(keyOf func(uri, ref string) identity) {
+		head := make(map[identity]int, len(a))
+		for i := len(a) - 1; i >= 0; i-- {
+			if used[i] {
+				continue
+			}
+			uri, _, ref := key(&a[i])
+			k := keyOf(uri, ref)
+			next[i] = -1
+			if j, ok := head[k]; ok {
+				next[i] = j
+			}
+			head[k] = i
+		}
+		for i := range b {
+			if match[i] >= 0 {
+				continue
+			}
+			uri, _, ref := key(&b[i])
+			k := keyOf(uri, ref)
+			if j, ok := head[k]; ok && j >= 0 {
+				head[k] = next[j]
+				match[i], used[j] = j, true
+			}
+		}
+	}
+	for i := range match {
+		match[i] = -1
+	}
+	pass(func(uri, ref string) identity { return identity{uri, ref} })
+	pass(func(uri, _ string) identity { return identity{uri: uri} })
 	c := &ViewComparison{Pairs: make([]Pair, 0, max(len(a), len(b)))}
 	for i := range b {
 		uri, hash, ref := key(&b[i])
-		j, ok := head[uri]
-		if ok && j >= 0 {
-			head[uri] = next[j]
-		}
-		if !ok || j < 0 {
+		j := match[i]
+		if j < 0 {
 			c.Pairs = append(c.Pairs, Pair{Kind: Added, URI: uri, A: -1, B: i})
 			c.Added++
 			continue
 		}
-		used[j] = true
 		if _, ah, ar := key(&a[j]); ah == hash && ar == ref {
 			c.Pairs = append(c.Pairs, Pair{Kind: Unchanged, URI: uri, A: j, B: i})
 			c.Unchanged++

@@ -630,9 +630,14 @@ func (l *Ledger) ScanSession(session string) (*SessionScan, error) {
 	}
 	commits := &commitReader{read: l.store.Commit, trees: map[gitobj.OID]gitobj.OID{}}
 	for c, cm := tip, tipCommit; ; {
-		visited[c] = true
 		if len(others) > 0 {
-			commits.trees[c] = cm.Tree // below a merge: the other side may fork here
+			// below a merge: the other side may fork here, and its
+			// walk must not read this commit again. Above the newest
+			// merge no other side reaches (a merge's parents are older
+			// than it), so a chain without merges marks none (at
+			// 100,000 receipts, about 9 MB of commit ids).
+			visited[c] = true
+			commits.trees[c] = cm.Tree
 		}
 		var parent gitobj.Commit
 		if len(cm.Parents) > 0 {
@@ -675,7 +680,8 @@ func (l *Ledger) ScanSession(session string) (*SessionScan, error) {
 	// The merges' other sides: the append commits of the receipts a
 	// merge brought in, and the commits there that name a receipt the
 	// tip does not hold, reported as on the first-parent history. Each
-	// commit is read once (visited holds the first-parent history).
+	// commit is read once (visited holds the first-parent history below
+	// the newest merge, all the other sides can reach).
 	if len(others) > 0 {
 		var visitErr error
 		fail := func(c gitobj.OID, err error) bool {

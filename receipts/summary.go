@@ -1,8 +1,12 @@
 package receipts
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -37,28 +41,74 @@ type EvidenceSummary struct {
 // Summary summarises receipts in the given order (issue order for a
 // session or run listing).
 func Summary(rs []Receipt) EvidenceSummary {
-	s := EvidenceSummary{Version: SummaryVersion, Count: len(rs), IDs: make([]string, 0, len(rs)), Tools: []string{}, KeyIDs: []string{}}
-	parts := make([][]byte, 0, 1+2*len(rs))
-	parts = append(parts, []byte(labelSummary))
+	b := NewSummaryBuilder()
 	for _, r := range rs {
-		s.IDs = append(s.IDs, r.ID)
-		s.Tools = append(s.Tools, r.Tool)
-		s.KeyIDs = append(s.KeyIDs, r.KeyID)
-		mac := r.MAC
-		parts = append(parts, []byte(r.ID), mac[:])
+		b.Add(r)
 	}
-	slices.Sort(s.Tools)
-	s.Tools = slices.Compact(s.Tools)
-	slices.Sort(s.KeyIDs)
-	s.KeyIDs = slices.Compact(s.KeyIDs)
-	s.Digest = "sha256:" + framedHash(parts...).String()
-	return s
+	return b.Summary()
+}
+
+// SummaryBuilder summarises receipts given one at a time, in order, as
+// Summary summarises a slice of them: it keeps their ids and their
+// distinct tools and key ids, never the receipts, so that a run's receipts
+// can be read one at a time into a bundle.
+type SummaryBuilder struct {
+	ids           []string
+	tools, keyIDs map[string]bool
+	h             hash.Hash
+}
+
+// NewSummaryBuilder returns a builder of the summary of no receipts yet.
+func NewSummaryBuilder() *SummaryBuilder {
+	b := &SummaryBuilder{ids: []string{}, tools: map[string]bool{}, keyIDs: map[string]bool{}, h: sha256.New()}
+	b.frame([]byte(labelSummary))
+	return b
+}
+
+// frame writes p to the digest as framedHash frames it.
+func (b *SummaryBuilder) frame(p []byte) {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(p)))
+	b.h.Write(n[:])
+	b.h.Write(p)
+}
+
+// Add summarises r after the receipts added before it.
+func (b *SummaryBuilder) Add(r Receipt) {
+	b.ids = append(b.ids, r.ID)
+	b.tools[r.Tool] = true
+	b.keyIDs[r.KeyID] = true
+	mac := r.MAC
+	b.frame([]byte(r.ID))
+	b.frame(mac[:])
+}
+
+// Len is the number of receipts added.
+func (b *SummaryBuilder) Len() int { return len(b.ids) }
+
+// Summary is the summary of the receipts added, in the order added.
+func (b *SummaryBuilder) Summary() EvidenceSummary {
+	var d Digest
+	copy(d[:], b.h.Sum(nil))
+	return EvidenceSummary{Version: SummaryVersion, Count: len(b.ids), IDs: slices.Clip(b.ids),
+		Tools: sortedKeys(b.tools), KeyIDs: sortedKeys(b.keyIDs), Digest: "sha256:" + d.String()}
+}
+
+// sortedKeys are the keys of m, sorted ([] for none, never nil: a
+// summary's arrays are never null).
+func sortedKeys(m map[string]bool) []string {
+	keys := slices.AppendSeq(make([]string, 0, len(m)), maps.Keys(m))
+	slices.Sort(keys)
+	return keys
 }
 
 // Matches checks, without a key, that rs are exactly the receipts s
 // summarises, in order.
-func (s EvidenceSummary) Matches(rs []Receipt) error {
-	got := Summary(rs)
+func (s EvidenceSummary) Matches(rs []Receipt) error { return s.MatchesSummary(Summary(rs)) }
+
+// MatchesSummary is Matches given the summary of the receipts (a
+// SummaryBuilder's, which read them one at a time).
+func (s EvidenceSummary) MatchesSummary(got EvidenceSummary) error {
 	switch {
 	case s.Version != SummaryVersion:
 		return fmt.Errorf("%w: summary version %d, this readproof reads version %d", ErrSummaryMismatch, s.Version, SummaryVersion)

@@ -641,7 +641,9 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // printJSONArray prints, as printJSON prints a slice of them, the values
-// each gives, one at a time: the array is never held whole.
+// each gives, one at a time: the array is never held whole. A write that
+// fails on the way (a full device, a reader gone) fails it with
+// outputCut's error: what stdout received stops part-way, no valid JSON.
 func printJSONArray[T any](w io.Writer, each func(func(T) error) error) error {
 	bw := bufio.NewWriter(w)
 	var b bytes.Buffer
@@ -649,6 +651,7 @@ func printJSONArray[T any](w io.Writer, each func(func(T) error) error) error {
 	enc.SetIndent("  ", "  ")
 	enc.SetEscapeHTML(false)
 	n := 0
+	var werr error // the write that failed
 	if err := each(func(v T) error {
 		b.Reset()
 		if err := enc.Encode(v); err != nil {
@@ -661,9 +664,12 @@ func printJSONArray[T any](w io.Writer, each func(func(T) error) error) error {
 		n++
 		bw.WriteString(sep)
 		// Encode ends the value with a newline
-		_, err := bw.Write(escapeJSONControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))))
-		return err
+		_, werr = bw.Write(escapeJSONControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))))
+		return werr
 	}); err != nil {
+		if werr != nil {
+			return outputCut("the JSON array", "without its closing ], so it is not valid JSON", werr)
+		}
 		return err
 	}
 	if n == 0 {
@@ -671,7 +677,19 @@ func printJSONArray[T any](w io.Writer, each func(func(T) error) error) error {
 	} else {
 		bw.WriteString("\n]\n")
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return outputCut("the JSON array", "without its closing ], so it is not valid JSON", err)
+	}
+	return nil
+}
+
+// outputCut is the error of a write that cut what (the JSON array, the
+// table a command streams to stdout) short: the command fails (exit 1)
+// saying that what reached stdout is a part of it (how says which), so
+// that no script takes it for the whole.
+func outputCut(what, how string, err error) error {
+	return hint.With(fmt.Errorf("writing %s to stdout: %w: what was printed stops part-way, %s", what, err, how),
+		"discard what was printed: make room where stdout goes (or keep its reader open to the end) and run the command again")
 }
 
 // escapeJSONControls writes each rune of encoded JSON that a terminal acts

@@ -274,12 +274,12 @@ func writeReceiptTable(out io.Writer, each func(func(receiptJSON) error) error) 
 	}
 	cols = append(cols, 5, 6, 7, 8)
 	w := bufio.NewWriter(out)
-	line := func(cells listCells) {
+	// line returns the error of a write that failed (bufio keeps it)
+	line := func(cells listCells) error {
 		for k, i := range cols {
 			w.WriteString(cells[i])
 			if k == len(cols)-1 {
-				w.WriteByte('\n')
-				break
+				return w.WriteByte('\n')
 			}
 			// two spaces at least: a cell wider than the first pass
 			// measured (a receipt read then that cannot be read now, a
@@ -287,15 +287,26 @@ func writeReceiptTable(out io.Writer, each func(func(receiptJSON) error) error) 
 			// keeps its columns apart
 			w.WriteString(strings.Repeat(" ", max(widths[i]+2-utf8.RuneCountInString(cells[i]), 2)))
 		}
-	}
-	line(head)
-	if err := each(func(r receiptJSON) error {
-		line(receiptListCells(r))
 		return nil
+	}
+	const how = "so receipts of the session are missing from it"
+	if err := line(head); err != nil {
+		return outputCut("the table", how, err)
+	}
+	var werr error // the write that failed
+	if err := each(func(r receiptJSON) error {
+		werr = line(receiptListCells(r))
+		return werr
 	}); err != nil {
+		if werr != nil {
+			return outputCut("the table", how, werr)
+		}
 		return err
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return outputCut("the table", how, err)
+	}
+	return nil
 }
 
 // listRow is the row of `receipts list` for one entry of a session chain.

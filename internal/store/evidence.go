@@ -236,7 +236,7 @@ func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.
 		resources []evidence.Resource
 		git       *evidence.GitInfo
 		verdicts  json.RawMessage
-		receipts  []receipts.Receipt
+		receipts  *receipts.SummaryBuilder // the manifest's receipts, summarised as read
 		bad       []UnreadableReceipt
 		err       error
 	}
@@ -246,7 +246,11 @@ func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.
 		if x.resources, x.err = s.evidenceResources(m); x.err == nil {
 			if x.git, x.err = s.evidenceGit(m, opts.StoreHint, sum); x.err == nil {
 				if x.verdicts, x.err = s.evidenceVerdicts(m); x.err == nil {
-					x.receipts, x.bad, x.err = s.ManifestReceiptsChecked(m)
+					x.receipts = receipts.NewSummaryBuilder()
+					x.bad, x.err = s.eachReceiptOf(m.RunID, m, func(r receipts.Receipt) error {
+						x.receipts.Add(r)
+						return nil
+					})
 				}
 			}
 		}
@@ -322,8 +326,8 @@ func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.
 	in.Resources, in.Git, in.ProofOfRead = x.resources, x.git, x.verdicts
 	// A receipt that cannot be read is left out of the summary, which is
 	// then present even if empty, so that evidence verify names it.
-	if len(x.receipts) > 0 || len(x.bad) > 0 {
-		if in.Receipts, err = json.Marshal(receipts.Summary(x.receipts)); err != nil {
+	if x.receipts.Len() > 0 || len(x.bad) > 0 {
+		if in.Receipts, err = json.Marshal(x.receipts.Summary()); err != nil {
 			return nil, nil, "", err
 		}
 	}
@@ -959,39 +963,58 @@ func (s *Store) ManifestReceiptsChecked(m *manifest.Manifest) ([]receipts.Receip
 // name the journal records m was renamed to (the name it had where they
 // were issued), and of runID bound to m's start or to no manifest.
 func (s *Store) receiptsOf(runID string, m *manifest.Manifest) ([]receipts.Receipt, []UnreadableReceipt, error) {
-	ledger := receipts.NewLedger(s.git)
-	sessions, err := ledger.Sessions()
+	var out []receipts.Receipt
+	bad, err := s.eachReceiptOf(runID, m, func(r receipts.Receipt) error {
+		out = append(out, r)
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
+	return out, bad, nil
+}
+
+// eachReceiptOf calls fn with each receipt receiptsOf lists, in its order,
+// reading them one at a time (receipts.SessionScan): what it holds is a
+// session's index of ids, never the receipts of a session or of the run
+// (before session 30 an export held every receipt of every session). It
+// returns the unreadable receipts receiptsOf returns, and fn's first error.
+func (s *Store) eachReceiptOf(runID string, m *manifest.Manifest, fn func(receipts.Receipt) error) ([]UnreadableReceipt, error) {
+	ledger := receipts.NewLedger(s.git)
+	sessions, err := ledger.Sessions()
+	if err != nil {
+		return nil, err
+	}
 	renamed := s.renamedTo(m)
-	var out []receipts.Receipt
 	var bad []UnreadableReceipt
 	for _, session := range sessions {
-		entries, err := ledger.Scan(session)
+		sc, err := ledger.ScanSession(session)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		for _, e := range entries {
+		if sc == nil {
+			continue
+		}
+		if err := sc.Each(func(e receipts.Entry) error {
 			if e.Err != nil {
 				if m != nil && !e.Binding.IsZero() && !e.Binding.Of(m.ID, m.StartedAt) {
-					continue // issued for another manifest: that one's check names it
+					return nil // issued for another manifest: that one's check names it
 				}
 				if run, ok := looseRun(s, session, e.ID); !ok || run == runID || m != nil && e.Binding.Manifest == m.ID {
 					bad = append(bad, UnreadableReceipt{Session: session, ID: e.ID, Err: e.Err})
 				}
-				continue
+				return nil
 			}
 			ok, err := receiptOf(e, runID, m, renamed)
-			if err != nil {
-				return nil, nil, err
+			if err != nil || !ok {
+				return err
 			}
-			if ok {
-				out = append(out, e.Receipt)
-			}
+			return fn(e.Receipt)
+		}); err != nil {
+			return nil, err
 		}
 	}
-	return out, bad, nil
+	return bad, nil
 }
 
 // receiptOf reports whether the decoded receipt e is one receiptsOf lists.
@@ -1249,7 +1272,13 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 		// does: it cannot show that none were hidden (before session
 		// 29's follow-up such a bundle passed); a read the system
 		// refused is "could not read" (exit 4), not a forgery.
-		if rs, bad, err := s.receiptsOf(p.RunID, m); err != nil {
+		n, first := 0, []string{} // the manifest's receipts: how many, the first three ids
+		if bad, err := s.eachReceiptOf(p.RunID, m, func(r receipts.Receipt) error {
+			if n++; len(first) < 3 {
+				first = append(first, r.ID)
+			}
+			return nil
+		}); err != nil {
 			add(CheckReceipts, false, "the bundle carries no receipt summary, and the store's receipts could not be listed to show it has none: %v", err)
 		} else {
 			for _, u := range bad {
@@ -1259,9 +1288,9 @@ func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum str
 			// and a summary must list them all: a bundle without one
 			// would hide the calls from its reader (before session 29 a
 			// summary removed from a bundle passed)
-			if len(rs) > 0 {
+			if n > 0 {
 				add(CheckReceipts, false, "the store holds %s of this manifest (%s), the bundle carries no receipt summary: it was removed, or the bundle was exported before they were issued",
-					text.Count(len(rs), "tool receipt", "tool receipts"), receiptsNamed(rs))
+					text.Count(n, "tool receipt", "tool receipts"), receiptsNamed(first, n))
 			}
 		}
 	} else {
@@ -1757,18 +1786,41 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 }
 
 // checkReceipts compares the bundle's summary with the store's receipts of
-// its run id issued for m, the stored manifest the bundle names.
+// its run id issued for m, the stored manifest the bundle names. The
+// receipts are read one at a time (eachReceiptOf), summarised and their
+// MACs checked as they are read; the checks say what they said when the
+// receipts were held: the summary first, then the first MAC that fails.
 func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *receipts.Key, found bool, add addCheck, unreadable func(UnreadableReceipt)) {
 	var sum receipts.EvidenceSummary
 	if err := strictDecode(p.Receipts, &sum); err != nil {
 		add(CheckReceipts, false, "receipts is not a receipt summary: %s", text.Printable(err.Error()))
 		return
 	}
-	rs, bad, err := s.receiptsOf(p.RunID, m)
+	got := receipts.NewSummaryBuilder()
+	// with a key: the receipts whose MACs are checked (with the default
+	// key, those made under it), and the failures
+	checked := 0
+	var failed []string
+	var firstFailed error
+	bad, err := s.eachReceiptOf(p.RunID, m, func(r receipts.Receipt) error {
+		got.Add(r)
+		if key == nil || found && r.KeyID != key.ID() {
+			return nil
+		}
+		checked++
+		if err := receipts.Verify(r, *key); err != nil {
+			failed = append(failed, fmt.Sprintf("receipt %s of session %s: %s", r.ID, text.Printable(r.Session), text.Printable(err.Error())))
+			if firstFailed == nil {
+				firstFailed = err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		add(CheckReceipts, false, "reading the run's receipts from the store: %v", err)
 		return
 	}
+	n := got.Len()
 	if len(bad) > 0 {
 		for _, u := range bad {
 			unreadable(u)
@@ -1776,67 +1828,43 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 		// the summary cannot match, but the MACs of the receipts that
 		// read are still checked: an unreadable receipt must not hide a
 		// forged one from an export (which only warns of the first)
-		if key != nil {
-			for _, r := range rs {
-				if found && r.KeyID != key.ID() {
-					continue
-				}
-				if err := receipts.Verify(r, *key); err != nil {
-					add(CheckReceipts, false, "receipt %s of session %s: %s", r.ID, text.Printable(r.Session), text.Printable(err.Error()))
-				}
-			}
+		for _, f := range failed {
+			add(CheckReceipts, false, "%s", f)
 		}
 		return
 	}
-	if key != nil && found {
-		if err := sum.Matches(rs); err != nil {
-			add(CheckReceipts, false, "%s", text.Printable(err.Error()))
-			return
-		}
-		var under []receipts.Receipt
-		for _, r := range rs {
-			if r.KeyID == key.ID() {
-				under = append(under, r)
-			}
-		}
-		for _, r := range under {
-			if err := receipts.Verify(r, *key); err != nil {
-				add(CheckReceipts, false, "verifying receipt summary: %s", text.Printable(err.Error()))
-				return
-			}
-		}
-		if other := len(rs) - len(under); other > 0 {
-			add(CheckReceipts, true, "%d receipts match the store; MACs verified with key %s (the default key) for %d, not checked for %d made under another key (name that key to check them)",
-				len(rs), key.ID(), len(under), other)
-			return
-		}
-		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s (the default key)", len(rs), key.ID())
-		return
-	}
-	if key != nil {
-		if err := receipts.VerifySummary(sum, rs, *key); err != nil {
-			add(CheckReceipts, false, "%s", text.Printable(err.Error()))
-			return
-		}
-		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s", len(rs), key.ID())
-		return
-	}
-	if err := sum.Matches(rs); err != nil {
+	if err := sum.MatchesSummary(got.Summary()); err != nil {
 		add(CheckReceipts, false, "%s", text.Printable(err.Error()))
 		return
 	}
-	add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", len(rs))
+	switch {
+	case firstFailed != nil && found:
+		add(CheckReceipts, false, "verifying receipt summary: %s", text.Printable(firstFailed.Error()))
+		return
+	case firstFailed != nil:
+		// receipts.VerifySummary's words, made printable whole
+		add(CheckReceipts, false, "%s", text.Printable("verifying receipt summary: "+firstFailed.Error()))
+		return
+	}
+	switch {
+	case key != nil && found && n > checked:
+		add(CheckReceipts, true, "%d receipts match the store; MACs verified with key %s (the default key) for %d, not checked for %d made under another key (name that key to check them)",
+			n, key.ID(), checked, n-checked)
+	case key != nil && found:
+		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s (the default key)", n, key.ID())
+	case key != nil:
+		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s", n, key.ID())
+	default:
+		add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", n)
+	}
 }
 
-// receiptsNamed names up to three receipts by id, and how many more.
-func receiptsNamed(rs []receipts.Receipt) string {
-	var ids []string
-	for i, r := range rs {
-		if i == 3 {
-			ids = append(ids, fmt.Sprintf("and %d more", len(rs)-3))
-			break
-		}
-		ids = append(ids, r.ID)
+// receiptsNamed names up to three receipts by id (first, the first ids
+// of n), and how many more.
+func receiptsNamed(first []string, n int) string {
+	ids := slices.Clone(first[:min(len(first), 3)])
+	if n > 3 {
+		ids = append(ids, fmt.Sprintf("and %d more", n-3))
 	}
 	return strings.Join(ids, ", ")
 }
