@@ -78,7 +78,8 @@ func checkAs(t testing.TB, p *project, keys probe.Keys, run string, edit func(*s
 // the run and the record, before any ref moves: a record without a MAC of
 // a manifest bound to its content (with or without the key), and, with the
 // key, one under a made-up key that gives an entry mounted with the key in
-// use READ_VERIFIED, or HALLUCINATED adjudicated READ_VERIFIED. A teammate's
+// use READ_VERIFIED, or HALLUCINATED adjudicated (READ_VERIFIED, or with no
+// adjudicated verdict). A teammate's
 // remote planted them: before session 30 the pull adopted all three, and
 // verify then reported the store broken. A genuine rotation (a record under
 // another key that judges the entry only HALLUCINATED) is still adopted, and
@@ -106,6 +107,8 @@ func TestPullVerdictWithoutKey(t *testing.T) {
 		{"made-up key, adjudicated", madeUp, func(v *store.VerdictEntry) {
 			v.Adjudicated, v.AdjudicatedVerdict = true, string(probe.ReadVerified)
 		}, `could not give it HALLUCINATED, adjudicated "READ_VERIFIED"`, false},
+		{"made-up key, adjudicated without a verdict", madeUp, func(v *store.VerdictEntry) { v.Adjudicated = true },
+			`could not give it HALLUCINATED, adjudicated (delivered_hash_verified false)`, false},
 		{"rotated key, HALLUCINATED", madeUp, func(*store.VerdictEntry) {}, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

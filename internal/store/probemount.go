@@ -148,8 +148,11 @@ func VerdictWithoutKeyIn(objs gitstore.Reader, rec *VerdictRecord, j VerdictJudg
 		}
 		if mountedWith(objs, *keys, m, v.Position, *mounted) {
 			given := text.Printable(v.Verdict)
-			if v.AdjudicatedVerdict != "" && v.AdjudicatedVerdict != v.Verdict {
+			switch {
+			case v.AdjudicatedVerdict != "" && v.AdjudicatedVerdict != v.Verdict:
 				given += fmt.Sprintf(", adjudicated %q", text.Printable(v.AdjudicatedVerdict))
+			case v.Adjudicated && v.AdjudicatedVerdict == "" && v.Verdict == string(probe.Hallucinated):
+				given += ", adjudicated" // what fails it: a positive verdict, unnamed
 			}
 			return fmt.Sprintf("verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
 				rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, given, v.DeliveredHashVerified)
