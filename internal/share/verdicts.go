@@ -72,7 +72,10 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 			}
 			links, f := verdictChainFrom(g, run, start, isNew, walked, keys)
 			failures = append(failures, f...)
-			var mounted map[int]bool // entries mounted with the key in use, read once a chain
+			// the entries of each manifest mounted with the key in use, read
+			// once a chain (a chain a run conflict shares holds checks of
+			// two manifests)
+			mounted := map[string]map[int]bool{}
 			for i, j := range store.JudgeVerdictChain(links, keys) {
 				rec := links[i].Record
 				if !isNew[gitstore.OID(rec.ID)] || judged[rec.ID] {
@@ -81,7 +84,10 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 				judged[rec.ID] = true
 				if withoutKeyRule(rec, j, keys) {
 					if m := recordManifest(g, rec.ManifestID, manifests); m != nil {
-						if why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &mounted); why != "" {
+						cache := mounted[m.ID]
+						why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &cache)
+						mounted[m.ID] = cache
+						if why != "" {
 							failures = append(failures, why)
 							continue
 						}
