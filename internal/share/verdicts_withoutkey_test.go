@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
@@ -165,5 +167,54 @@ func TestPullVerdictWithoutKey(t *testing.T) {
 				t.Fatalf("pull (key %v): %+v, %v; want the record adopted", k != nil, res, err)
 			}
 		})
+	}
+}
+
+// TestIncomingVerdictsTwoManifests: a verdict chain that holds checks of two
+// manifests (a pull's run conflict shares one) is judged with each record's
+// own manifest, and which entries the key in use mounted is remembered per
+// manifest: a record of manifest B, whose entry 0 another key mounted,
+// passes as a rotation, and a later record of manifest A, whose entry 0 the
+// key in use mounted, is still refused (judged with B's answer for entry 0,
+// it passed).
+func TestIncomingVerdictsTwoManifests(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, map[string]string{"policy": "p\n", "runbook": "r\n"})
+	mb := probedRun(t, p, "r2", "runbook") // entry 0 mounted under no key of ours
+	ma := boundRun(t, p, keys, "r1", "policy")
+	g := p.s.Git()
+	sum := sha256.Sum256([]byte("answer"))
+	var tip gitstore.OID
+	for i, m := range []*manifest.Manifest{mb, ma} {
+		e := m.Entries[0]
+		rec := store.VerdictRecord{Format: store.VerdictsFormat, RunID: "r1", ManifestID: m.ID, CheckedAt: p.clock(), Check: i + 1,
+			Entries: []store.VerdictEntry{{Position: e.Position, URI: e.URI, Session: "r1.0", Verdict: string(probe.ReadVerified), Reason: "test",
+				Bucket: e.Probe.Bucket, AnswerSHA256: "sha256:" + hex.EncodeToString(sum[:])}},
+			MACKey: "0123456789abcdef", MAC: strings.Repeat("0", 64)}
+		data, err := json.MarshalIndent(rec, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		blob, _ := g.PutBlob(append(data, '\n'))
+		tree, _ := g.PutTree([]gitstore.TreeEntry{{Name: store.VerdictsFile, Mode: gitstore.ModeFile, OID: blob}})
+		sig := signature(p.clock())
+		c := gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: fmt.Sprintf("probe check r1: %d verdicts\n", i+1)}
+		if tip != "" {
+			c.Parents = []gitstore.OID{tip}
+		}
+		if tip, err = g.PutCommit(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failures, err := checkIncomingVerdicts(context.Background(), g, nil, map[string]gitstore.OID{"r1": tip}, nil, &keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failures) != 1 || !strings.Contains(failures[0], "(check 2) names key \"0123456789abcdef\", but entry 0 was mounted with the probe key in use") {
+		t.Fatalf("failures %q: want check 2 alone refused, as written without the key", failures)
 	}
 }
