@@ -185,12 +185,14 @@ const (
 var Verdicts = []Verdict{Valid, Fabricated, Tampered, OtherSession, UnknownKey}
 
 // FailsStrict reports whether a claim with this verdict makes --strict
-// fail: fabricated, tampered and unknown_key do (an unverifiable claim is not
-// accepted, and an edited key id must not turn "tampered" into a pass);
-// valid and other_session do not (the call really ran; the report shows it
-// belongs elsewhere).
+// fail: every verdict but valid. Fabricated, tampered and unknown_key (an
+// unverifiable claim is not accepted, and an edited key id must not turn
+// "tampered" into a pass), and other_session: the call ran, but not in the
+// session whose work is being judged, so it is not evidence of that work
+// (before session 30 it passed --strict, and an agent could cite a call made
+// in another session, its own earlier one or another agent's, as its own).
 func (v Verdict) FailsStrict() bool {
-	return v == Fabricated || v == Tampered || v == UnknownKey
+	return v == Fabricated || v == Tampered || v == OtherSession || v == UnknownKey
 }
 
 // ClaimResult is the verdict on one claim.
@@ -214,7 +216,8 @@ type Report struct {
 }
 
 // Strict reports whether --strict must fail: whether any claim is
-// fabricated, tampered or under an unknown key (see Verdict.FailsStrict).
+// fabricated, tampered, of another session or under an unknown key (see
+// Verdict.FailsStrict).
 // Omitted receipts never fail strict.
 func (r Report) Strict() bool {
 	for _, c := range r.Claims {

@@ -124,14 +124,16 @@ func TestVerifyClaimsEveryClass(t *testing.T) {
 		t.Errorf("counts %v", rep.JSON().Counts)
 	}
 
-	// Strict fails exactly on fabricated, tampered and unknown_key.
+	// Strict fails exactly on fabricated, tampered, other_session (since
+	// session 30) and unknown_key.
 	for _, tc := range []struct {
 		claims []string
 		fail   bool
 	}{
 		{nil, false},
 		{[]string{valid1.ID}, false},
-		{[]string{valid1.ID, elsewhere.ID}, false},
+		{[]string{valid1.ID, elsewhere.ID}, true},
+		{[]string{elsewhere.ID}, true},
 		{[]string{valid1.ID, fabricated}, true},
 		{[]string{tampered.ID}, true},
 		{[]string{rotated.ID}, true},

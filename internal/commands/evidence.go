@@ -638,7 +638,7 @@ func runEvidenceExport(ctx context.Context, e *env, opts evidenceExportOptions, 
 			}
 			key = k
 		}
-		checkKeys, keyWarnings, err := exportCheckKeys(e, s)
+		checkKeys, keyWarnings, err := exportCheckKeys(e, s, args[0])
 		if err != nil {
 			return err
 		}
@@ -813,13 +813,18 @@ type exportStopped struct {
 	Checks     []checkJSON `json:"checks"`
 }
 
-// exportCheckKeys loads what the store checks of an export trust, as
-// `evidence verify` does: [signing] allowed_signers for the manifest
-// commit's signature, the receipts key, the probe key. A key that is
-// configured but cannot be loaded leaves its check to validity (the
+// exportCheckKeys loads what the store checks of an export of target
+// trust, as `evidence verify` does: [signing] allowed_signers for the
+// manifest commit's signature, the receipts key, the probe key. A key that
+// is configured but cannot be loaded leaves its check to validity (the
 // signature) or unchecked (the MACs), with a warning: export still writes
-// what it can prove.
-func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.ExportKeyWarning, error) {
+// what it can prove. The receipts key is the exception, as in verify: one
+// that READPROOF_RECEIPTS_KEY or [receipts] key names and that cannot be
+// loaded fails the export, exit 4, before anything is written (before
+// session 30 it warned and wrote a bundle whose receipts were never
+// checked, which verify with the same setting refuses to judge); one found
+// only at the default location warns, as verify does.
+func exportCheckKeys(e *env, s *store.Store, target string) (store.EvidenceCheckKeys, []store.ExportKeyWarning, error) {
 	var keys store.EvidenceCheckKeys
 	var warnings []store.ExportKeyWarning
 	pol, err := s.Policy()
@@ -833,12 +838,11 @@ func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.E
 		keys.Signers = signers
 	}
 	if k, found, err := loadReceiptsKey(e, pol); err != nil {
-		what := "the key $" + keyloc.ReceiptsKeyEnv + " or [receipts] key names"
-		if found {
-			what = "the key at the default location"
+		if !found {
+			return keys, nil, withCode(ExitCannotCheck, receiptsKeyUnloadable(target, pol, err))
 		}
 		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckReceipts, Text: "the receipts key cannot be loaded, so the receipts' MACs were not checked: " + err.Error(),
-			Hint: "the bundle is written; make " + what + " readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
+			Hint: "the bundle is written; make the key at the default location readable (the key that issued the receipts: a new one cannot check them), then export again to have the MACs checked"})
 	} else {
 		keys.ReceiptsKey, keys.ReceiptsKeyFound = k, found
 	}
@@ -849,6 +853,26 @@ func exportCheckKeys(e *env, s *store.Store) (store.EvidenceCheckKeys, []store.E
 			Hint: "the bundle is written; make the probe key file the warning names readable (the key that wrote the verdicts: a new one cannot check them), then export again to have the verdict record's MACs checked"})
 	}
 	return keys, warnings, nil
+}
+
+// receiptsKeyUnloadable is the error of an export of target stopped
+// because the receipts key READPROOF_RECEIPTS_KEY or [receipts] key names
+// (in pol) cannot be loaded (err): it names the key's file and ends in a
+// hint that says nothing was written. The loader's own remedy for a key
+// that is there (chmod 600, move the key out of the store) is kept; for a
+// missing one it would say to create a key, which cannot check receipts
+// issued under another.
+func receiptsKeyUnloadable(target string, pol *policy.File, err error) error {
+	named := ""
+	if path, from, perr := keyloc.ReceiptsPath("", pol); perr == nil && !strings.Contains(err.Error(), path) {
+		named = fmt.Sprintf(" (key file %s, from %s)", path, from)
+	}
+	remedy := "point $" + keyloc.ReceiptsKeyEnv + " or [receipts] key at the key that issued the receipts, readable (a new key cannot check them)"
+	if h := hint.Of(err); h != "" && (errors.Is(err, receipts.ErrKeyInsecure) || errors.Is(err, receipts.ErrKeyPath)) {
+		remedy = h // the key is there: the loader says what to change
+	}
+	return hint.With(fmt.Errorf("evidence export %s: the configured receipts key cannot be loaded, so the receipts' MACs cannot be checked: %w%s", text.Escape(target), err, named),
+		"nothing was written (export checks the receipts' MACs with the key configured before it writes a bundle): "+remedy+", then export again")
 }
 
 // sayExportOutcome says on stderr what an export warns of beside the

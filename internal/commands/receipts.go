@@ -89,7 +89,7 @@ func receiptsCommand() *cli.Command {
 				ArgsUsage: "--session S [--strict] CLAIMS",
 				Flags: []cli.Flag{
 					receiptSessionFlag(),
-					&cli.BoolFlag{Name: "strict", Usage: "exit 3 when a claim is fabricated, tampered or under an unknown key (for pre-merge hooks)"},
+					&cli.BoolFlag{Name: "strict", Usage: "exit 3 when a claim is fabricated, tampered, of another session or under an unknown key (for pre-merge hooks)"},
 					receiptKeyFlag(),
 				},
 				Action: receiptsVerifyClaims,

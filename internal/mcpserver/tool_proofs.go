@@ -226,7 +226,7 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 		text += fmt.Sprintf(" omitted lists the first %d of them; %d more are not listed (the operator's `readproof receipts verify-claims --session %s` lists all).", len(j.Omitted), more, session)
 	}
 	if j.StrictFail {
-		text += " STRICT CHECK FAILS: a cited receipt is fabricated, tampered or unverifiable."
+		text += " STRICT CHECK FAILS: a cited receipt is fabricated, tampered, of another session or unverifiable."
 	}
 	return &ClaimsOutput{JSON: j, OmittedMore: more}, reply{text: text}, nil
 }

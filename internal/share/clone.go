@@ -561,8 +561,8 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			res.Verdicts = append(res.Verdicts, run)
 		}
 	}
-	if opts.ProbeKeys != nil && len(failures) == 0 { // verdict MACs (verdicts.go)
-		macFailures, err := checkIncomingVerdicts(ctx, g, t, local.verdicts, nil, *opts.ProbeKeys)
+	if len(failures) == 0 { // verdict records by verify's rules, MACs with the key (verdicts.go)
+		macFailures, err := checkIncomingVerdicts(ctx, g, t, local.verdicts, nil, opts.ProbeKeys)
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,8 @@ type Options struct {
 	// a remote on this machine; zero means gitstore.DefaultStaleLockAge.
 	StaleLockAge time.Duration
 	// ProbeKeys, when set, makes a pull check the MAC of every verdict
-	// record it would adopt and refuse the pull when one fails (verdicts.go).
+	// record it would adopt and refuse the pull when one fails; the checks
+	// that need no key run without it (verdicts.go).
 	ProbeKeys *probe.Keys
 	// Notice receives what the user must hear even when nothing is a
 	// terminal: a change readproof made on the remote (a stale lock file it

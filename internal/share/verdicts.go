@@ -9,30 +9,41 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
 
 // Verdict records carry a MAC under the probe key (docs/PROBE_PROTOCOL.md
-// §10.6). A pull that holds the key (Options.ProbeKeys) checks the MAC of
-// every verdict record it would bring in before it adopts anything, so a
-// record edited on the remote (or in transit through a shared remote that
-// anyone can write) is refused rather than adopted; verify would report it
-// only afterwards. Without the key the MACs cannot be checked here, and the
-// caller says so.
+// §10.6). A pull checks every verdict record it would bring in before it
+// adopts anything, by the rules verify and evidence verify apply
+// (store.JudgeVerdictChain, store.VerdictWithoutKeyIn), so that a record
+// edited or written on the remote (or in transit through a shared remote
+// that anyone can write) is refused rather than adopted; verify would
+// report it only afterwards. With the probe key (Options.ProbeKeys) the
+// MACs are checked; without it what needs no key still is: a record that
+// drops the MAC a record before it carries, and a record without a MAC of
+// a manifest whose entries are bound to their content (before session 30
+// a pull adopted both, and a record under a made-up key, which verify then
+// reported broken). The caller says that the MACs were not checked.
 
-// checkIncomingVerdicts checks, with keys, the MAC of every verdict record
-// that the remote tips in incoming (run id -> tip) bring and the local tips
-// in have (run id -> tip, "" or absent for none) do not hold, by the rules
-// verify applies (store.JudgeVerdictChain, PROBE_PROTOCOL.md §10.6). Records
-// of merges that copy their first parent's record are checked through that
-// record. A record under another probe key (rotated since) cannot be
-// checked and passes unless a record under the key in use precedes it in
-// its chain (keys rotate forward), as does a record without a MAC that no
-// record before it in its chain has (written before records were
-// authenticated); a record that fails its MAC, or drops the MAC a record
-// before it carries, is refused. It returns the failures, each naming the
-// run and the record.
-func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys probe.Keys) ([]string, error) {
+// checkIncomingVerdicts checks every verdict record that the remote tips
+// in incoming (run id -> tip) bring and the local tips in have (run id ->
+// tip, "" or absent for none) do not hold, by the rules verify applies
+// (store.JudgeVerdictChain, PROBE_PROTOCOL.md §10.6), with keys when not
+// nil. Records of merges that copy their first parent's record are checked
+// through that record. A record under another probe key (rotated since)
+// cannot be checked and passes unless a record under the key in use
+// precedes it in its chain (keys rotate forward), as does a record without
+// a MAC that no record before it in its chain has (written before records
+// were authenticated); a record that fails its MAC, or drops the MAC a
+// record before it carries, is refused. So is a record the rules pass that
+// was still written without the key (store.VerdictWithoutKeyIn, judged
+// with the manifest the record names, as evidence verify judges it: no
+// MAC for a manifest bound to its content; under another key, a verdict
+// only the key in use could give). It returns the failures, each naming
+// the run and the record.
+func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys *probe.Keys) ([]string, error) {
+	manifests := map[string]*manifest.Manifest{} // by id, nil when it does not read
 	var failures []string
 	for _, run := range sortedKeys(incoming) {
 		tip, old := incoming[run], have[run]
@@ -61,12 +72,27 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 			}
 			links, f := verdictChainFrom(g, run, start, isNew, walked, keys)
 			failures = append(failures, f...)
-			for i, j := range store.JudgeVerdictChain(links, &keys) {
+			// the entries of each manifest mounted with the key in use, read
+			// once a chain (a chain a run conflict shares holds checks of
+			// two manifests)
+			mounted := map[string]map[int]bool{}
+			for i, j := range store.JudgeVerdictChain(links, keys) {
 				rec := links[i].Record
 				if !isNew[gitstore.OID(rec.ID)] || judged[rec.ID] {
 					continue // adopted before, or judged on a chain walked already
 				}
 				judged[rec.ID] = true
+				if withoutKeyRule(rec, j, keys) {
+					if m := recordManifest(g, rec.ManifestID, manifests); m != nil {
+						cache := mounted[m.ID]
+						why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &cache)
+						mounted[m.ID] = cache
+						if why != "" {
+							failures = append(failures, why)
+							continue
+						}
+					}
+				}
 				switch j.Standing {
 				case store.VerdictFails:
 					failures = append(failures, j.Err.Error())
@@ -81,15 +107,59 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 	return failures, nil
 }
 
+// withoutKeyRule reports whether store.VerdictWithoutKeyIn can find
+// anything of rec, judged j: it has neither MAC nor mac_key, or it stands
+// under another key and keys are at hand. Only then is the manifest it
+// names read: a pull of intact records reads no manifest for them.
+func withoutKeyRule(rec *store.VerdictRecord, j store.VerdictJudgement, keys *probe.Keys) bool {
+	if j.Standing.Broken() {
+		return false
+	}
+	return rec.MAC == "" && rec.MACKey == "" || keys != nil && j.Standing == store.VerdictOtherKey
+}
+
+// recordManifest is the manifest of id, the manifest a verdict record
+// names, read from the objects a pull fetched (bounded as the manifest
+// check reads it), memoised in memo; nil when id names no manifest that
+// reads, which the manifest and chain checks report on their own.
+func recordManifest(g gitstore.Store, id string, memo map[string]*manifest.Manifest) *manifest.Manifest {
+	if m, done := memo[id]; done {
+		return m
+	}
+	memo[id] = nil
+	if !identity.IsObjectID(id) {
+		return nil
+	}
+	c, err := commitFields(g, gitstore.OID(id))
+	if err != nil {
+		return nil
+	}
+	blob, err := gitstore.FileAt(g, c.Tree, "manifest.json")
+	if err != nil {
+		return nil
+	}
+	data, err := g.BlobAtMost(blob, manifest.MaxBytes)
+	if err != nil {
+		return nil
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return nil
+	}
+	m.ID = id
+	memo[id] = m
+	return m
+}
+
 // verdictChainFrom reads run's verdict chain from commit start along first
 // parents for store.JudgeVerdictChain (oldest first; a merge copying its
 // first parent's record stands as that record), marking each commit in
 // walked. It reads past the incoming commits (isNew) only while a record
 // read so far needs the records before it to be judged: one without a MAC
-// or under another key. A record that does not decode ends the chain (the
-// chain check, checkVerdictChain, refuses it); an incoming commit that
-// cannot be read is a failure.
-func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, walked map[gitstore.OID]bool, keys probe.Keys) (links []store.VerdictLink, failures []string) {
+// or, with keys, under another key. A record that does not decode ends the
+// chain (the chain check, checkVerdictChain, refuses it); an incoming
+// commit that cannot be read is a failure.
+func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, walked map[gitstore.OID]bool, keys *probe.Keys) (links []store.VerdictLink, failures []string) {
 	needOlder := false
 	for id := start; id != "" && (isNew[id] || needOlder); {
 		walked[id] = true
@@ -119,7 +189,7 @@ func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, w
 		if err != nil {
 			break
 		}
-		if rec.MAC == "" || rec.MACKey != keys.RecordKeyID() {
+		if rec.MAC == "" || keys != nil && rec.MACKey != keys.RecordKeyID() {
 			needOlder = true
 		}
 		links = append(links, store.VerdictLink{Record: rec, Parent: next})
@@ -129,13 +199,11 @@ func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, w
 	return links, failures
 }
 
-// pullVerdictMACs is the verdict MAC check of a pull from remote whose
-// refs were fetched into the tracking refs: nothing when opts carries no
-// probe key, else an ErrUnverified error naming each record that fails.
+// pullVerdictMACs is the verdict record check of a pull from remote whose
+// refs were fetched into the tracking refs (checkIncomingVerdicts, with
+// opts' probe key when it carries one): an ErrUnverified error naming each
+// record that fails, before any ref of the store moves.
 func pullVerdictMACs(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options) error {
-	if opts.ProbeKeys == nil {
-		return nil
-	}
 	// the verdict chains alone: a state of each side (every run ref) cost
 	// a pull with the probe key two more readings of 10^5 refs at 10^5 runs
 	local, err := readRefMap(g, localPrefixes().verdicts)
@@ -146,13 +214,13 @@ func pullVerdictMACs(ctx context.Context, g gitstore.Store, t *gitstore.Transpor
 	if err != nil {
 		return err
 	}
-	failures, err := checkIncomingVerdicts(ctx, g, t, rem, local, *opts.ProbeKeys)
+	failures, err := checkIncomingVerdicts(ctx, g, t, rem, local, opts.ProbeKeys)
 	if err != nil {
 		return fmt.Errorf("pull %s: %w", remote, err)
 	}
 	if len(failures) > 0 {
 		return hint.With(fmt.Errorf("pull %s: %w: nothing was adopted: %s", remote, ErrUnverified, summarize(failures, 3)),
-			"the remote holds a verdict record edited after its check recorded it; keep your store as it is and tell whoever runs the remote: `readproof verify` with the probe key on a copy of it names the record")
+			"the remote holds a verdict record edited after its check recorded it, or written without the probe key (`readproof verify` reports either broken); keep your store as it is and tell whoever runs the remote: `readproof verify` with the probe key on a copy of it names the record")
 	}
 	return nil
 }

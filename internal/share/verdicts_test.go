@@ -82,7 +82,8 @@ func rewriteTip(t testing.TB, p *project, run string, edit func(map[string]any))
 // verdict record it brings in: intact chains (a new one, a fast-forward, a
 // sync merge on both sides) are adopted; an edited record and a record whose
 // MAC was stripped are refused with nothing adopted; without the key the
-// same pull goes through.
+// edited one goes through, and the stripped one, which needs no key to be
+// seen, is refused as well (since session 30).
 func TestPullVerdictMACs(t *testing.T) {
 	t.Parallel()
 	keys, err := probe.NewRandomKeys()
@@ -156,12 +157,22 @@ func TestPullVerdictMACs(t *testing.T) {
 			if after := refsExcept(t, d.path(), RemotesPrefix); after != before {
 				t.Fatalf("refused pull changed refs:\n%s\nwant\n%s", after, before)
 			}
-			// Without the key the MACs are not checked here (the CLI says so).
-			if res, err := Pull(context.Background(), d.s, "origin", Options{}); err != nil || !slices.Equal(res.Verdicts, []string{"r1"}) {
-				t.Fatalf("pull without the key: %+v, %v", res, err)
-			}
+			// Without the key the MACs are not checked here (the CLI says
+			// so); a stripped MAC needs no key to be seen, and verify
+			// without the key reports it broken: since session 30 such a
+			// pull refuses it too (it was adopted).
+			res, err := Pull(context.Background(), d.s, "origin", Options{})
 			if tc.name != "stripped" {
+				if err != nil || !slices.Equal(res.Verdicts, []string{"r1"}) {
+					t.Fatalf("pull without the key: %+v, %v", res, err)
+				}
 				return
+			}
+			if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), "of run r1 (check 2): verdict record carries no MAC, although check 1") {
+				t.Fatalf("pull of a stripped record without the key: %v, want ErrUnverified naming check 2 and check 1", err)
+			}
+			if after := refsExcept(t, d.path(), RemotesPrefix); after != before {
+				t.Fatalf("refused pull without the key changed refs:\n%s\nwant\n%s", after, before)
 			}
 			// A record without a MAC after the stripped one is refused as
 			// well: check 1 before it has a MAC (as verify judges it), not

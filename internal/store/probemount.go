@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
@@ -62,9 +63,10 @@ func delivers(keys probe.Keys, iss probe.Issued, en manifest.Entry, content []by
 }
 
 // mountedWith reports whether keys were mounted with m's probed entry at
-// position pos: keys reproduce its delivered hash from the snapshot the
-// store holds. cache keeps the answers across the records of one chain.
-func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest, pos int, cache map[int]bool) bool {
+// position pos: keys reproduce its delivered hash from the snapshot objs
+// hold (read up to the size the entry records: a pull judges snapshots a
+// remote sent). cache keeps the answers across the records of one chain.
+func mountedWith(objs gitstore.Reader, keys probe.Keys, m *manifest.Manifest, pos int, cache map[int]bool) bool {
 	if ok, done := cache[pos]; done {
 		return ok
 	}
@@ -73,7 +75,10 @@ func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest, pos int, cach
 		if en.Position != pos || en.Probe == nil {
 			continue
 		}
-		c, err := s.Content(en.Snapshot)
+		if en.Bytes < 0 {
+			break
+		}
+		c, err := objs.BlobAtMost(gitstore.OID(en.Snapshot), en.Bytes)
 		if err != nil {
 			break
 		}
@@ -108,6 +113,14 @@ func (s *Store) mountedWith(keys probe.Keys, m *manifest.Manifest, pos int, cach
 // only for an entry such a record gives more than HALLUCINATED) across the
 // records of one chain; a caller passes a pointer to a nil map.
 func (s *Store) VerdictWithoutKey(rec *VerdictRecord, j VerdictJudgement, m *manifest.Manifest, keys *probe.Keys, mounted *map[int]bool) string {
+	return VerdictWithoutKeyIn(s.git, rec, j, m, keys, mounted)
+}
+
+// VerdictWithoutKeyIn is Store.VerdictWithoutKey judged with the objects
+// of objs: a pull (internal/share) judges the records it would adopt with
+// the objects it fetched, before any ref of the store names them, by the
+// same rule verify and evidence verify apply.
+func VerdictWithoutKeyIn(objs gitstore.Reader, rec *VerdictRecord, j VerdictJudgement, m *manifest.Manifest, keys *probe.Keys, mounted *map[int]bool) string {
 	if j.Standing.Broken() || rec.ManifestID != m.ID {
 		return ""
 	}
@@ -133,10 +146,13 @@ func (s *Store) VerdictWithoutKey(rec *VerdictRecord, j VerdictJudgement, m *man
 		if *mounted == nil {
 			*mounted = map[int]bool{}
 		}
-		if s.mountedWith(*keys, m, v.Position, *mounted) {
+		if mountedWith(objs, *keys, m, v.Position, *mounted) {
 			given := text.Printable(v.Verdict)
-			if v.AdjudicatedVerdict != "" && v.AdjudicatedVerdict != v.Verdict {
+			switch {
+			case v.AdjudicatedVerdict != "" && v.AdjudicatedVerdict != v.Verdict:
 				given += fmt.Sprintf(", adjudicated %q", text.Printable(v.AdjudicatedVerdict))
+			case v.Adjudicated && v.AdjudicatedVerdict == "" && v.Verdict == string(probe.Hallucinated):
+				given += ", adjudicated" // what fails it: a positive verdict, unnamed
 			}
 			return fmt.Sprintf("verdict record %s of run %s (check %d) names key %q, but entry %d was mounted with the probe key in use, so a check under another key could not give it %s (delivered_hash_verified %v): the record was written without the key",
 				rec.ID, rec.RunID, rec.Check, text.Printable(rec.MACKey), v.Position, given, v.DeliveredHashVerified)
