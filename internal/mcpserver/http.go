@@ -250,9 +250,17 @@ func (w *deadlineWriter) Flush() {
 func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // verifier adapts mcpauth to the SDK: the caller's name becomes the
-// TokenInfo's UserID and its scope the one scope.
+// TokenInfo's UserID and its scope the one scope. A string that is not
+// shaped as a token we issue (mcpauth.ParseToken: "rpmcp_" and 64
+// lower-case hex digits) is refused here, without calling verify: it
+// cannot be valid, so it costs no stat of the token file and no hash, and
+// its refusal takes the time of reading its own bytes whatever the valid
+// tokens are (before session 30 every presented string was checked).
 func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.TokenVerifier {
 	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if mcpauth.ParseToken(token) != nil {
+			return nil, fmt.Errorf("%w: not a token of this server", auth.ErrInvalidToken)
+		}
 		c, err := verify(token)
 		switch {
 		case errors.Is(err, mcpauth.ErrRevoked):
