@@ -376,7 +376,11 @@ func challenge(next http.Handler) http.Handler {
 // refused it first), and net/http would read the rest of it before it sent
 // the answer, to reuse the connection, so a client that stalls its body
 // would hold the connection and a goroutine, unanswered, for as long as it
-// liked.
+// liked. Over HTTP/2 (served with TLS; h2c is not) the header has no
+// meaning, and net/http's HTTP/2 server takes it as a graceful shutdown of
+// the connection instead: a GOAWAY, then the connection closed a second
+// after its streams end, whatever the client does; an unread body there
+// holds nothing, its stream is reset (TestHTTP2RefusedConnectionClosed).
 type challengeWriter struct {
 	http.ResponseWriter
 	challenge string
