@@ -244,6 +244,12 @@ func (r Report) Count(v Verdict) int {
 // reserved for a session id that is not valid and for store failures; every
 // property of a claim or a receipt is a verdict.
 func VerifyClaims(ledger *Ledger, key Key, session string, claims []string) (Report, error) {
+	return verifyClaims(ledger, key, session, claims, nil)
+}
+
+// verifyClaims is VerifyClaims, shown only the receipts of only when it is
+// not nil (VerifyCallerClaims).
+func verifyClaims(ledger *Ledger, key Key, session string, claims []string, only *callerView) (Report, error) {
 	if err := identity.ValidateSessionID(session); err != nil {
 		return Report{}, fmt.Errorf("verifying claims: %w", err)
 	}
@@ -264,6 +270,9 @@ func VerifyClaims(ledger *Ledger, key Key, session string, claims []string) (Rep
 	inSession := make(map[string]Entry, len(claims))
 	if sc != nil {
 		_ = sc.Each(func(e Entry) error {
+			if only != nil && !only.owns(sc, e) {
+				return nil
+			}
 			if cited[e.ID] {
 				inSession[e.ID] = e
 			} else {
@@ -273,6 +282,10 @@ func VerifyClaims(ledger *Ledger, key Key, session string, claims []string) (Rep
 		})
 	}
 	for _, id := range claims {
+		if only != nil {
+			rep.Claims = append(rep.Claims, only.classify(key, session, id, inSession))
+			continue
+		}
 		c, err := classifyClaim(ledger, key, session, id, inSession)
 		if err != nil {
 			return Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
@@ -282,9 +295,12 @@ func VerifyClaims(ledger *Ledger, key Key, session string, claims []string) (Rep
 	return rep, nil
 }
 
+// notAnID is the detail of a claim that is not a receipt id by its form.
+const notAnID = "not a receipt id (" + IDPrefix + " and 32 base32 digits)"
+
 func classifyClaim(ledger *Ledger, key Key, session, id string, inSession map[string]Entry) (ClaimResult, error) {
 	if !ValidID(id) {
-		return ClaimResult{ID: id, Verdict: Fabricated, Detail: "not a receipt id (" + IDPrefix + " and 32 base32 digits)"}, nil
+		return ClaimResult{ID: id, Verdict: Fabricated, Detail: notAnID}, nil
 	}
 	if e, ok := inSession[id]; ok {
 		return judge(key, session, id, e.Receipt, e.Err, ""), nil

@@ -128,16 +128,24 @@ func NewToken(r io.Reader) (string, error) {
 	return TokenPrefix + hex.EncodeToString(b[:]), nil
 }
 
+// ParseToken's errors, made once: a server refuses junk with them at the
+// rate it arrives.
+var (
+	errShape  = fmt.Errorf("%w: want %s followed by %d hex digits", ErrMalformed, TokenPrefix, tokenHexLen)
+	errDigits = fmt.Errorf("%w: want %s followed by %d lower-case hex digits", ErrMalformed, TokenPrefix, tokenHexLen)
+)
+
 // ParseToken checks the form of a presented token: the prefix and 64
-// lower-case hex digits. Its errors never quote the token.
+// lower-case hex digits. It reads only s, so its time says nothing of the
+// tokens a file holds. Its errors never quote the token.
 func ParseToken(s string) error {
 	if len(s) != TokenLen || s[:len(TokenPrefix)] != TokenPrefix {
-		return fmt.Errorf("%w: want %s followed by %d hex digits", ErrMalformed, TokenPrefix, tokenHexLen)
+		return errShape
 	}
 	for i := len(TokenPrefix); i < len(s); i++ {
 		c := s[i]
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return fmt.Errorf("%w: want %s followed by %d lower-case hex digits", ErrMalformed, TokenPrefix, tokenHexLen)
+			return errDigits
 		}
 	}
 	return nil
@@ -278,21 +286,23 @@ func (f *File) rehash() {
 	}
 }
 
-// Verify returns the caller a presented token belongs to. The token's hash
-// is compared with every stored hash in constant time, and the loop never
-// stops early, so the time taken says nothing about which entry (if any)
-// matched. Errors wrap ErrMalformed, ErrUnknown, ErrExpired or ErrRevoked
-// and never contain the token.
+// Verify returns the caller a presented token belongs to. A string that
+// is not shaped as a token (ParseToken) cannot be one this file issued,
+// and is refused with ErrMalformed before it is hashed: its refusal takes
+// the time of reading its own bytes, whatever tokens the file holds. A
+// well-shaped token's hash is compared with every stored hash in constant
+// time, and the loop never stops early, so the time taken says nothing
+// about which entry (if any) matched. Errors wrap ErrMalformed,
+// ErrUnknown, ErrExpired or ErrRevoked and never contain the token.
 func (f *File) Verify(token string, now time.Time) (Caller, error) {
-	malformed := ParseToken(token)
+	if err := ParseToken(token); err != nil {
+		return Caller{}, err
+	}
 	h := Hash(token)
 	match := -1
 	for i := range f.hashes {
 		eq := subtle.ConstantTimeCompare(h[:], f.hashes[i][:])
 		match = subtle.ConstantTimeSelect(eq, i, match)
-	}
-	if malformed != nil {
-		return Caller{}, malformed
 	}
 	if match < 0 {
 		return Caller{}, ErrUnknown

@@ -30,7 +30,7 @@ func TestHTTPBatchRefused(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", strings.NewReader(batch))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer x")
+		req.Header.Set("Authorization", "Bearer "+anyToken)
 		if version != "" {
 			req.Header.Set("Mcp-Protocol-Version", version)
 		}

@@ -399,7 +399,7 @@ func TestHTTPSlowBodyHoldsNoSlot(t *testing.T) {
 	url, _ := stalledBody(t, mcpserver.HTTPOptions{MaxConcurrent: 1, QueueWait: 500 * time.Millisecond})
 	time.Sleep(100 * time.Millisecond) // the stalled request is in the handler
 	s := &httpServer{url: url}
-	if resp, body := s.postRaw(t, "x", listTools); resp.StatusCode != http.StatusOK {
+	if resp, body := s.postRaw(t, anyToken, listTools); resp.StatusCode != http.StatusOK {
 		t.Errorf("another client while one body stalls: %d %s, want 200", resp.StatusCode, body)
 	}
 }
@@ -580,9 +580,13 @@ func stall(t *testing.T, ts *httptest.Server, n int) net.Conn {
 	}
 	t.Cleanup(func() { conn.Close() })
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
-		"Authorization: Bearer x\r\nContent-Length: %d\r\n\r\n%s", ts.Listener.Addr(), n, listTools[:10])
+		"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", ts.Listener.Addr(), anyToken, n, listTools[:10])
 	return conn
 }
+
+// anyToken is a token demoHTTP's server accepts: any token shaped as the
+// server's (a string of any other shape is refused before any check).
+const anyToken = "rpmcp_" + "f0f0f0f0f0f0f0f0" + "f0f0f0f0f0f0f0f0" + "f0f0f0f0f0f0f0f0" + "f0f0f0f0f0f0f0f0"
 
 // demoHTTP serves the demo project over HTTP with o, any token writing.
 func demoHTTP(t *testing.T, o mcpserver.HTTPOptions) *httptest.Server {
@@ -622,7 +626,7 @@ func TestHTTPBodiesBounded(t *testing.T) {
 	// the rest of the body, which never comes): after each 200 another is
 	// stalled, so that two come to hold the budget together.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, body := s.postRaw(t, "x", listTools)
+		resp, body := s.postRaw(t, anyToken, listTools)
 		if resp.StatusCode == http.StatusServiceUnavailable {
 			if resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "--max-body") {
 				t.Fatalf("503 %q without Retry-After or the flags to change", body)
@@ -650,7 +654,7 @@ func TestHTTPRefusedStallAnswered(t *testing.T) {
 	stall(t, ts, 100)
 	stall(t, ts, 100)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if resp, _ := s.postRaw(t, "x", listTools); resp.StatusCode == http.StatusServiceUnavailable {
+		if resp, _ := s.postRaw(t, anyToken, listTools); resp.StatusCode == http.StatusServiceUnavailable {
 			break
 		}
 		stall(t, ts, 100)

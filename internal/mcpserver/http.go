@@ -250,9 +250,17 @@ func (w *deadlineWriter) Flush() {
 func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // verifier adapts mcpauth to the SDK: the caller's name becomes the
-// TokenInfo's UserID and its scope the one scope.
+// TokenInfo's UserID and its scope the one scope. A string that is not
+// shaped as a token we issue (mcpauth.ParseToken: "rpmcp_" and 64
+// lower-case hex digits) is refused here, without calling verify: it
+// cannot be valid, so it costs no stat of the token file and no hash, and
+// its refusal takes the time of reading its own bytes whatever the valid
+// tokens are (before session 30 every presented string was checked).
 func (s *Server) verifier(verify func(string) (mcpauth.Caller, error)) auth.TokenVerifier {
 	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if mcpauth.ParseToken(token) != nil {
+			return nil, fmt.Errorf("%w: not a token of this server", auth.ErrInvalidToken)
+		}
 		c, err := verify(token)
 		switch {
 		case errors.Is(err, mcpauth.ErrRevoked):
@@ -368,7 +376,11 @@ func challenge(next http.Handler) http.Handler {
 // refused it first), and net/http would read the rest of it before it sent
 // the answer, to reuse the connection, so a client that stalls its body
 // would hold the connection and a goroutine, unanswered, for as long as it
-// liked.
+// liked. Over HTTP/2 (served with TLS; h2c is not) the header has no
+// meaning, and net/http's HTTP/2 server takes it as a graceful shutdown of
+// the connection instead: a GOAWAY, then the connection closed a second
+// after its streams end, whatever the client does; an unread body there
+// holds nothing, its stream is reset (TestHTTP2RefusedConnectionClosed).
 type challengeWriter struct {
 	http.ResponseWriter
 	challenge string

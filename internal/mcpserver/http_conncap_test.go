@@ -38,7 +38,7 @@ func TestHTTPIdleCapSparesClientConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	tt := newTokenTable()
-	tt.add("tok-w", "w", mcpauth.ScopeWrite)
+	tt.add(tokW, "w", mcpauth.ScopeWrite)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestHTTPIdleCapSparesClientConnection(t *testing.T) {
 	})
 	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	head := "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-	rest := fmt.Sprintf("Authorization: Bearer tok-w\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+	rest := fmt.Sprintf("Authorization: Bearer "+tokW+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"Mcp-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 
 	client, err := net.Dial("tcp", ln.Addr().String())
@@ -115,7 +115,7 @@ func TestHTTPIdleCapSparesClientConnection(t *testing.T) {
 	}
 	// A call on a connection of its own is answered once the server has
 	// accepted every raw connection opened before it.
-	if code, got := rawCall(t, "http://"+ln.Addr().String()+"/", "tok-w", mcpserver.ToolResourcesList, `{}`); code != http.StatusOK {
+	if code, got := rawCall(t, "http://"+ln.Addr().String()+"/", tokW, mcpserver.ToolResourcesList, `{}`); code != http.StatusOK {
 		t.Fatalf("a call after the raw connections: %d %.200s", code, got)
 	}
 	if _, err := io.WriteString(client, rest); err != nil {

@@ -32,6 +32,14 @@ type tokenTable struct {
 	checks  map[string]int
 }
 
+// Fixture tokens of a tokenTable, shaped as the server's (a string of any
+// other shape is refused before any check).
+const (
+	tokW = "rpmcp_" + "e1e1e1e1e1e1e1e1" + "e1e1e1e1e1e1e1e1" + "e1e1e1e1e1e1e1e1" + "e1e1e1e1e1e1e1e1"
+	tokA = "rpmcp_" + "a1a1a1a1a1a1a1a1" + "a1a1a1a1a1a1a1a1" + "a1a1a1a1a1a1a1a1" + "a1a1a1a1a1a1a1a1"
+	tokB = "rpmcp_" + "b1b1b1b1b1b1b1b1" + "b1b1b1b1b1b1b1b1" + "b1b1b1b1b1b1b1b1" + "b1b1b1b1b1b1b1b1"
+)
+
 func newTokenTable() *tokenTable {
 	return &tokenTable{callers: map[string]mcpauth.Caller{}, revoked: map[string]bool{}, checks: map[string]int{}}
 }
@@ -98,8 +106,8 @@ func TestHTTPTokenRevokedWhileQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	tt := newTokenTable()
-	tt.add("tok-a", "alice", mcpauth.ScopeWrite)
-	tt.add("tok-b", "bob", mcpauth.ScopeWrite)
+	tt.add(tokA, "alice", mcpauth.ScopeWrite)
+	tt.add(tokB, "bob", mcpauth.ScopeWrite)
 	h, err := srv.HTTPHandler(mcpserver.HTTPOptions{Verify: tt.Verify, MaxConcurrent: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -109,16 +117,16 @@ func TestHTTPTokenRevokedWhileQueued(t *testing.T) {
 
 	first := make(chan int, 1)
 	go func() {
-		code, _ := rawCall(t, ts.URL+"/", "tok-a", mcpserver.ToolResourcesList, `{}`)
+		code, _ := rawCall(t, ts.URL+"/", tokA, mcpserver.ToolResourcesList, `{}`)
 		first <- code
 	}()
 	<-entered // alice's call holds the one slot
 	second := make(chan string, 1)
 	go func() {
-		code, body := rawCall(t, ts.URL+"/", "tok-b", mcpserver.ToolRunStart, `{"run_id":"late"}`)
+		code, body := rawCall(t, ts.URL+"/", tokB, mcpserver.ToolRunStart, `{"run_id":"late"}`)
 		second <- fmt.Sprint(code, " ", body)
 	}()
-	for tt.checked("tok-b") == 0 {
+	for tt.checked(tokB) == 0 {
 		// until bob's request is past the first check, on its way to
 		// the queue (or in it)
 		select {
@@ -128,7 +136,7 @@ func TestHTTPTokenRevokedWhileQueued(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	tt.revoke("tok-b")
+	tt.revoke(tokB)
 	close(release)
 	if code := <-first; code != http.StatusOK {
 		t.Fatalf("alice's call: %d", code)
@@ -318,7 +326,7 @@ func TestHTTPIdleConnectionsCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	tt := newTokenTable()
-	tt.add("tok-w", "w", mcpauth.ScopeWrite)
+	tt.add(tokW, "w", mcpauth.ScopeWrite)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -356,13 +364,13 @@ func TestHTTPIdleConnectionsCapped(t *testing.T) {
 			t.Fatalf("dial: %v", err)
 		}
 		busyConns = append(busyConns, c)
-		if _, err := c.Write([]byte("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-w\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n")); err != nil {
+		if _, err := c.Write([]byte("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + tokW + "\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	for i := range 3 {
-		if code, body := rawCall(t, url, "tok-w", mcpserver.ToolResourcesList, `{}`); code != http.StatusOK {
+		if code, body := rawCall(t, url, tokW, mcpserver.ToolResourcesList, `{}`); code != http.StatusOK {
 			t.Fatalf("legitimate call %d among %d idle connections and %d busy ones: %d %.200s", i, idle, busy, code, body)
 		}
 	}
@@ -442,7 +450,7 @@ func TestHTTPTokenRevokedWhileCallRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	tt := newTokenTable()
-	tt.add("tok-a", "alice", mcpauth.ScopeWrite)
+	tt.add(tokA, "alice", mcpauth.ScopeWrite)
 	h, err := srv.HTTPHandler(mcpserver.HTTPOptions{Verify: tt.Verify})
 	if err != nil {
 		t.Fatal(err)
@@ -451,11 +459,11 @@ func TestHTTPTokenRevokedWhileCallRuns(t *testing.T) {
 	t.Cleanup(ts.Close)
 	answered := make(chan string, 1)
 	go func() {
-		code, body := rawCall(t, ts.URL+"/", "tok-a", mcpserver.ToolResolve, `{"uri":"`+refundsURI+`"}`)
+		code, body := rawCall(t, ts.URL+"/", tokA, mcpserver.ToolResolve, `{"uri":"`+refundsURI+`"}`)
 		answered <- fmt.Sprint(code, " ", body)
 	}()
 	<-entered // the call runs
-	tt.revoke("tok-a")
+	tt.revoke(tokA)
 	close(release)
 	got := <-answered
 	if !strings.HasPrefix(got, "401 ") || !strings.Contains(got, "revoked while the call ran") || strings.Contains(got, "refunded") {

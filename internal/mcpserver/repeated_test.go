@@ -71,7 +71,7 @@ func TestHTTPRepeatedMembersRefused(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/", strings.NewReader(c.msg))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer x")
+		req.Header.Set("Authorization", "Bearer "+anyToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

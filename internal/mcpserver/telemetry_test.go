@@ -132,7 +132,7 @@ func TestServeHTTPJoinsTraceparent(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
 	open := p.opener()
-	const token = "rp-token-9c2e71d05ab34f68"
+	const token = "rpmcp_9c2e71d05ab34f689c2e71d05ab34f689c2e71d05ab34f689c2e71d05ab34f68"
 	verify := func(tok string) (mcpauth.Caller, error) {
 		if tok != token {
 			return mcpauth.Caller{}, mcpauth.ErrUnknown

@@ -8,12 +8,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/readproof/readproof/evidence"
-	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/fspath"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/keyloc"
@@ -232,68 +230,26 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 }
 
 // ownClaims is the claims report a token of scope read gets: of the
-// receipts issued to its caller in session, and nothing of any other. Its
-// caller's receipts are found in the session's chain, read whole whatever
-// is cited (Ledger.ScanSession); only the ids cited among them are checked
-// (receipts.VerifyClaims, which finds each in that chain, looking up no
-// other). Every other id of a receipt's form is answered alike, without a
-// look-up: another caller's receipt (another token's, the operator's over
-// stdio), one whose caller cannot be read, one of another session, one no
+// receipts issued to its caller in session, and nothing of any other
+// (receipts.VerifyCallerClaims). The session's chain is read once, whole
+// whatever is cited, and only its caller's receipts are judged; every
+// other id of a receipt's form is answered alike, without a look-up:
+// another caller's receipt (another token's, the operator's over stdio),
+// one whose caller cannot be read, one of another session, one no
 // receipt has. So a read token learns neither what another client called
 // nor whether an id it guessed or was shown exists, from the answer's
 // words or from its time: before session 29 each such id was looked up in
 // the store's index, and one that existed was read, its binding walked
-// and its MAC checked before it was answered as absent. The receipts not
-// cited (omitted) are its caller's only. A write token sees every receipt,
-// as the operator's command does.
+// and its MAC checked before it was answered as absent. Its own receipt
+// that fails its MAC, does not decode (its bytes still naming its
+// caller) or whose binding was edited is tampered, as the operator's
+// command says (before session 30 one whose record did not read whole was
+// answered as absent, fabricated, and the chain was read twice, once to
+// find the caller's receipts and once to check them). The receipts not
+// cited (omitted) are its caller's only. A write token sees every
+// receipt, as the operator's command does.
 func ownClaims(ledger *receipts.Ledger, key receipts.Key, session string, claims []string, caller string) (receipts.Report, error) {
-	if err := identity.ValidateSessionID(session); err != nil {
-		return receipts.Report{}, fmt.Errorf("verifying claims: %w", err)
-	}
-	// one receipt at a time (ScanSession), as VerifyClaims reads them:
-	// a long session's receipts are not all held at once
-	sc, err := ledger.ScanSession(session)
-	if err != nil {
-		return receipts.Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
-	}
-	own := map[string]bool{}
-	if sc != nil {
-		err = sc.Each(func(e receipts.Entry) error {
-			if e.Err == nil && e.Receipt.Caller == caller {
-				own[e.ID] = true
-			}
-			return nil
-		})
-		if err != nil {
-			return receipts.Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
-		}
-	}
-	// what is checked: the caller's own receipts, and what is not an id
-	// at all (answered by its form alone)
-	checked := make([]string, 0, len(claims))
-	for _, id := range claims {
-		if own[id] || !receipts.ValidID(id) {
-			checked = append(checked, id)
-		}
-	}
-	rep, err := receipts.VerifyClaims(ledger, key, session, checked)
-	if err != nil {
-		return receipts.Report{}, err
-	}
-	absent := absentReceipt(session)
-	all := make([]receipts.ClaimResult, 0, len(claims))
-	next := 0
-	for _, id := range claims {
-		if own[id] || !receipts.ValidID(id) {
-			all = append(all, rep.Claims[next])
-			next++
-			continue
-		}
-		all = append(all, receipts.ClaimResult{ID: id, Verdict: receipts.Fabricated, Detail: absent})
-	}
-	rep.Claims = all
-	rep.Omitted = slices.DeleteFunc(rep.Omitted, func(c receipts.ClaimResult) bool { return !own[c.ID] })
-	return rep, nil
+	return receipts.VerifyCallerClaims(ledger, key, session, claims, caller, absentReceipt(session))
 }
 
 // absentReceipt is the detail a read token's claim gets when it is not

@@ -36,7 +36,7 @@ func TestUndeclaredMethodsNotFound(t *testing.T) {
 	}
 	s := &httpServer{url: demoHTTP(t, mcpserver.HTTPOptions{}).URL + "/"}
 	for _, body := range undeclaredCalls {
-		resp, got := s.postRaw(t, "x", body)
+		resp, got := s.postRaw(t, anyToken, body)
 		var r struct {
 			ID     json.RawMessage
 			Result json.RawMessage

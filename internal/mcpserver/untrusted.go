@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/readproof/readproof/internal/mcpauth"
 )
 
 // Defaults of the refusal budget (HTTPOptions.UntrustedRate and
@@ -44,10 +46,15 @@ const (
 // refusal was taken only when its 401 was written, and requests sent at
 // once were all checked, TestUntrustedChargedBeforeCheck). A request with
 // a valid token takes nothing for longer than its check, and is never
-// refused: past the budget a request that presents a token is still
-// checked (a stat and a hash), and only a refused one answered 429. Forgetting an address gives it a full bucket again, so
-// many addresses that each stay within their budget are not refused; each
-// of them still costs only its budget.
+// refused: past the budget a request that presents a token shaped as the
+// ones we issue is still checked (a stat and a hash), and only a refused
+// one answered 429. A string of any other shape cannot be valid: it is
+// refused as no token is, without a check, before the budget (401) and
+// past it (429), so a flood of junk tokens costs neither a stat nor a hash
+// (before session 30 each was checked, TestUntrustedJunkTokensUnchecked).
+// Forgetting an address gives it a full bucket again, so many addresses
+// that each stay within their budget are not refused; each of them still
+// costs only its budget.
 type untrustedLimiter struct {
 	rate  float64
 	burst float64
@@ -175,8 +182,9 @@ func (l *untrustedLimiter) remembered() int {
 // back when the token is accepted (accepted, placed after the check) or
 // when its answer is not a 401, whichever comes first, on every path (a
 // panic, a client gone, a timeout). When its address's bucket is empty, a
-// request without a token is answered 429 with Retry-After unchecked,
-// while one that presents a token still has it checked: a valid token
+// request without a token, or with a string not shaped as one, is
+// answered 429 with Retry-After unchecked, while one that presents a
+// well-shaped token still has it checked: a valid token
 // goes on (taking nothing), a refused one is answered 429 with
 // Retry-After instead of its 401. So a valid token is never refused here,
 // whoever else sends from its address (before the re-read of session 29,
@@ -190,7 +198,7 @@ func (l *untrustedLimiter) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if d := l.take(addr, time.Now()); d > 0 {
-			if !presentsToken(r) {
+			if !presentsWellShapedToken(r) {
 				tooManyRefused(w, d)
 				return
 			}
@@ -208,11 +216,13 @@ func (l *untrustedLimiter) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// presentsToken says whether r carries a bearer token the token check
-// would look up (as the SDK's middleware reads the header).
-func presentsToken(r *http.Request) bool {
+// presentsWellShapedToken says whether r carries a bearer token the token
+// check would look up (as the SDK's middleware reads the header): one
+// shaped as the tokens we issue (mcpauth.ParseToken). Any other string
+// cannot be valid, and is refused as no token is, unchecked.
+func presentsWellShapedToken(r *http.Request) bool {
 	f := strings.Fields(r.Header.Get("Authorization"))
-	return len(f) == 2 && strings.EqualFold(f[0], "bearer")
+	return len(f) == 2 && strings.EqualFold(f[0], "bearer") && mcpauth.ParseToken(f[1]) == nil
 }
 
 // tooManyRefused answers 429 for an address whose budget of refusals is

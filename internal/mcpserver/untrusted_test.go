@@ -16,7 +16,16 @@ import (
 	"github.com/readproof/readproof/internal/store"
 )
 
-// countingVerifier accepts one token and counts the checks made.
+// Fixture tokens, shaped as the server's (mcpauth.ParseToken): a string
+// of any other shape is refused before any check.
+const (
+	goodToken = "rpmcp_" + "aaaaaaaaaaaaaaaa" + "aaaaaaaaaaaaaaaa" + "aaaaaaaaaaaaaaaa" + "aaaaaaaaaaaaaaaa"
+	badToken  = "rpmcp_" + "bbbbbbbbbbbbbbbb" + "bbbbbbbbbbbbbbbb" + "bbbbbbbbbbbbbbbb" + "bbbbbbbbbbbbbbbb"
+	boomToken = "rpmcp_" + "cccccccccccccccc" + "cccccccccccccccc" + "cccccccccccccccc" + "cccccccccccccccc"
+)
+
+// countingVerifier accepts one token (goodToken) and counts the checks
+// made.
 type countingVerifier struct {
 	mu     sync.Mutex
 	checks int
@@ -26,7 +35,7 @@ func (v *countingVerifier) verify(token string) (mcpauth.Caller, error) {
 	v.mu.Lock()
 	v.checks++
 	v.mu.Unlock()
-	if token == "good" {
+	if token == goodToken {
 		return mcpauth.Caller{Name: "good", Scope: mcpauth.ScopeRead}, nil
 	}
 	return mcpauth.Caller{}, mcpauth.ErrUnknown
@@ -114,7 +123,7 @@ func TestUntrustedBoundedPerAddress(t *testing.T) {
 	// another address's valid token, many times over: served, and its
 	// own address's budget untouched by them
 	for range 10 {
-		if c := post(h, "10.0.0.2:5000", "good").Code; c != http.StatusOK {
+		if c := post(h, "10.0.0.2:5000", goodToken).Code; c != http.StatusOK {
 			t.Fatalf("a valid token from another address: %d, want 200", c)
 		}
 	}
@@ -130,10 +139,10 @@ func TestUntrustedBoundedPerAddress(t *testing.T) {
 	if c := post(h, "[2001:db8:0:1::99]:80", "").Code; c != http.StatusTooManyRequests {
 		t.Errorf("a host of the refused /64: %d, want 429", c)
 	}
-	if c := post(h, "[2001:db8:0:1::99]:80", "good").Code; c != http.StatusOK {
+	if c := post(h, "[2001:db8:0:1::99]:80", goodToken).Code; c != http.StatusOK {
 		t.Errorf("a valid token from a host of the refused /64: %d, want 200", c)
 	}
-	if c := post(h, "[2001:db8:0:2::1]:80", "good").Code; c != http.StatusOK {
+	if c := post(h, "[2001:db8:0:2::1]:80", goodToken).Code; c != http.StatusOK {
 		t.Errorf("a valid token from the next /64: %d, want 200", c)
 	}
 }
@@ -255,9 +264,9 @@ func TestUntrustedGivenBack(t *testing.T) {
 	}))
 	h := l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Header.Get("Authorization") {
-		case "Bearer good":
+		case "Bearer " + goodToken:
 			call.ServeHTTP(w, r)
-		case "Bearer boom":
+		case "Bearer " + boomToken:
 			panic(http.ErrAbortHandler)
 		default:
 			http.Error(w, "no", http.StatusUnauthorized)
@@ -276,16 +285,16 @@ func TestUntrustedGivenBack(t *testing.T) {
 	}
 	done := make(chan struct{})
 	for range 2 {
-		go func() { send("good"); done <- struct{}{} }()
+		go func() { send(goodToken); done <- struct{}{} }()
 		<-running
 	}
-	send("boom")
+	send(boomToken)
 	for i := range 2 {
-		if c := send("bad"); c != http.StatusUnauthorized {
+		if c := send(badToken); c != http.StatusUnauthorized {
 			t.Errorf("refusal %d with two calls running and a panic behind: %d, want 401", i+1, c)
 		}
 	}
-	if c := send("bad"); c != http.StatusTooManyRequests {
+	if c := send(badToken); c != http.StatusTooManyRequests {
 		t.Errorf("past the burst: %d, want 429", c)
 	}
 	close(hold)
@@ -312,7 +321,7 @@ func TestUntrustedLoopbackShared(t *testing.T) {
 	}
 	revoked := "rpmcp_" + strings.Repeat("3", 64)
 	for _, host := range []string{"127.0.0.1", "[::1]"} {
-		if c := post(h, host+":4000", "good").Code; c != http.StatusOK {
+		if c := post(h, host+":4000", goodToken).Code; c != http.StatusOK {
 			t.Fatalf("%s: a valid token before any refusal: %d", host, c)
 		}
 		for range 2 {
@@ -322,7 +331,7 @@ func TestUntrustedLoopbackShared(t *testing.T) {
 			if c := post(h, host+":4001", tok).Code; c != http.StatusTooManyRequests {
 				t.Errorf("%s: the flooding client's request %d past the budget: %d, want 429", host, i+1, c)
 			}
-			if c := post(h, host+":4002", "good").Code; c != http.StatusOK {
+			if c := post(h, host+":4002", goodToken).Code; c != http.StatusOK {
 				t.Errorf("%s: a valid token while another local client floods: %d, want 200", host, c)
 			}
 		}
@@ -370,11 +379,13 @@ func TestUntrustedGivenBackOnceAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const slow1, slow2 = "rpmcp_" + "1111111111111111" + "1111111111111111" + "1111111111111111" + "1111111111111111",
+		"rpmcp_" + "2222222222222222" + "2222222222222222" + "2222222222222222" + "2222222222222222"
 	var mu sync.Mutex
 	seen := map[string]int{}
 	inside, hold := make(chan struct{}, 4), make(chan struct{})
 	verify := func(token string) (mcpauth.Caller, error) {
-		if !strings.HasPrefix(token, "slow") {
+		if token != slow1 && token != slow2 {
 			return mcpauth.Caller{}, mcpauth.ErrUnknown
 		}
 		mu.Lock()
@@ -385,14 +396,14 @@ func TestUntrustedGivenBackOnceAccepted(t *testing.T) {
 			inside <- struct{}{}
 			<-hold
 		}
-		return mcpauth.Caller{Name: token, Scope: mcpauth.ScopeRead}, nil
+		return mcpauth.Caller{Name: "slow", Scope: mcpauth.ScopeRead}, nil
 	}
 	h, err := s.HTTPHandler(HTTPOptions{Verify: verify, UntrustedRate: 0.001, UntrustedBurst: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan int, 2)
-	for _, tok := range []string{"slow1", "slow2"} {
+	for _, tok := range []string{slow1, slow2} {
 		go func() { done <- post(h, "10.0.0.8:1", tok).Code }()
 		<-inside
 	}
@@ -406,5 +417,74 @@ func TestUntrustedGivenBackOnceAccepted(t *testing.T) {
 		if c := <-done; c != http.StatusOK {
 			t.Errorf("a held call: %d, want 200", c)
 		}
+	}
+}
+
+// TestUntrustedJunkTokensUnchecked: a string that is not shaped as a token
+// the server issues ("rpmcp_" and 64 lower-case hex digits) cannot be
+// valid, and is refused without a check (no stat of the token file, no
+// hash): 401 within the address's budget, 429 past it, as a request
+// without a token. Before session 30 each was checked, past the budget
+// too (a valid token is never refused there), so a flood of junk cost a
+// stat and a hash each.
+func TestUntrustedJunkTokensUnchecked(t *testing.T) {
+	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v countingVerifier
+	h, err := s.HTTPHandler(HTTPOptions{Verify: v.verify, UntrustedRate: 0.001, UntrustedBurst: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hexes := strings.Repeat("0", 64)
+	junk := []string{
+		"good",
+		"rpmcp_" + hexes[:63],  // a digit short
+		"rpmcp_" + hexes + "0", // a digit over
+		"rpmcp_" + strings.ToUpper("ab"+hexes[2:]), // upper case
+		"rpmcp_" + "g" + hexes[1:],                 // not hex
+		"RPMCP_" + hexes,                           // another prefix
+		"rpmcp-" + hexes,
+		strings.Repeat("x", 4096),
+	}
+	const addr = "10.0.0.3:4000"
+	for i, tok := range junk[:3] {
+		w := post(h, addr, tok)
+		if w.Code != http.StatusUnauthorized {
+			t.Errorf("junk token %d within the budget: %d, want 401", i, w.Code)
+		}
+		if a := w.Header().Get("WWW-Authenticate"); !strings.Contains(a, `error="invalid_token"`) {
+			t.Errorf("junk token %d within the budget: challenge %q, want invalid_token", i, a)
+		}
+	}
+	for i, tok := range junk {
+		w := post(h, addr, tok)
+		if w.Code != http.StatusTooManyRequests {
+			t.Errorf("junk token %d past the budget: %d, want 429", i, w.Code)
+		}
+		if secs, err := strconv.Atoi(w.Header().Get("Retry-After")); err != nil || secs < 1 {
+			t.Errorf("junk token %d past the budget: Retry-After %q", i, w.Header().Get("Retry-After"))
+		}
+	}
+	// another address, within its budget: junk of every shape
+	for i, tok := range junk {
+		if c := post(h, "10.0.1."+strconv.Itoa(i)+":1", tok).Code; c != http.StatusUnauthorized {
+			t.Errorf("junk token %d from a fresh address: %d, want 401", i, c)
+		}
+	}
+	if n := v.count(); n != 0 {
+		t.Errorf("the server checked %d junk tokens, want none", n)
+	}
+	// a well-shaped token is still checked, past the budget too, and a
+	// valid one served from the spent address
+	if c := post(h, addr, badToken).Code; c != http.StatusTooManyRequests {
+		t.Errorf("a well-shaped refused token past the budget: %d, want 429", c)
+	}
+	if n := v.count(); n != 1 {
+		t.Errorf("a well-shaped token presented: %d checks, want 1", n)
+	}
+	if c := post(h, addr, goodToken).Code; c != http.StatusOK {
+		t.Errorf("a valid token from the spent address: %d, want 200", c)
 	}
 }
