@@ -1,0 +1,241 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// sshKeygen runs ssh-keygen in dir, skipping the test without it.
+func sshKeygen(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("no ssh-keygen")
+	}
+	cmd := exec.Command("ssh-keygen", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil && !slices.Contains(args, "-F") {
+		t.Fatalf("ssh-keygen %q: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// hostKeyServer serves upload-pack over ssh with the host keys given,
+// taking any client, and returns its address and a function that opens
+// a session to git.example.test on the server's port with known as the
+// known_hosts file's content: nil when the host key is taken.
+func hostKeyServer(t *testing.T, keys ...ssh.Signer) (port string, open func(known string) error) {
+	t.Helper()
+	conf := &ssh.ServerConfig{NoClientAuth: true}
+	for _, k := range keys {
+		conf.AddHostKey(k)
+	}
+	commands := make(chan string, 64)
+	target := listenOnce(t, func(c net.Conn) { serveUploadPackSSH(c, conf, commands) })
+	_, port, _ = net.SplitHostPort(target)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("SSH_AUTH_SOCK", testAgent(t))
+	ep, err := transport.NewEndpoint("ssh://git@git.example.test:" + port + "/r.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port, func(known string) error {
+		file := filepath.Join(t.TempDir(), "known_hosts")
+		if err := os.WriteFile(file, []byte(known), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("SSH_KNOWN_HOSTS", file)
+		s, err := (dialTransport{ctx: context.Background(), dial: dialTo(target, new([]string))}).sshSession(ep)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		if _, err := s.AdvertisedReferencesContext(context.Background()); !errors.Is(err, transport.ErrEmptyRemoteRepository) {
+			t.Errorf("advertised refs: %v, want an empty repository", err)
+		}
+		return nil
+	}
+}
+
+// A known_hosts line longer than 64 KiB (a long comment, a host field
+// listing many names) is read as ssh reads it, and the host's line after
+// it found. Before, the known_hosts library's line scanner stopped at
+// 64 KiB and the fetch failed ("token too long").
+func TestKnownHostsLongLine(t *testing.T) {
+	key := newKey(t)
+	port, open := hostKeyServer(t, key)
+	name := knownhosts.Normalize(net.JoinHostPort("git.example.test", port))
+	long := "# " + strings.Repeat("x", 70<<10) + "\n"
+	many := strings.Repeat("h.example.test,", 5000) + "other.example.test " + string(ssh.MarshalAuthorizedKey(key.PublicKey()))
+	for what, data := range map[string]string{"a 70 KiB comment": long, "a 75 KiB host field": many} {
+		if err := open(data + knownhosts.Line([]string{name}, key.PublicKey()) + "\n"); err != nil {
+			t.Errorf("%s before the host's line: %v, want the host key taken", what, err)
+		}
+	}
+}
+
+// A known_hosts file over the bound readproof reads is refused, naming the
+// file, with a hint, before anything is read from it.
+func TestKnownHostsTooLarge(t *testing.T) {
+	key := newKey(t)
+	_, open := hostKeyServer(t, key)
+	err := open(strings.Repeat("#\n", maxKnownHostsBytes/2+1))
+	if err == nil || !strings.Contains(err.Error(), os.Getenv("SSH_KNOWN_HOSTS")+": "+errKnownHostsTooLarge.Error()) || !strings.Contains(hint.Of(err), "ssh-keygen -R") {
+		t.Errorf("a known_hosts file over %d bytes: %v, want it refused by name", maxKnownHostsBytes, err)
+	}
+}
+
+// Hashed lines as ssh-keygen -H writes them are matched: the host's line
+// taken, another host's line not, under the [host]:port name of a port
+// other than 22.
+func TestKnownHostsHashedBySSHKeygen(t *testing.T) {
+	key := newKey(t)
+	port, open := hostKeyServer(t, key)
+	dir := t.TempDir()
+	write := func(host string) string {
+		file := filepath.Join(dir, "kh")
+		if err := os.WriteFile(file, []byte(knownhosts.Line([]string{host}, key.PublicKey())+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sshKeygen(t, dir, "-H", "-f", "kh")
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(data), "|1|") {
+			t.Fatalf("ssh-keygen -H wrote %q, want a hashed line", data)
+		}
+		return string(data)
+	}
+	if err := open(write("[git.example.test]:" + port)); err != nil {
+		t.Errorf("the host hashed by ssh-keygen: %v, want its key taken", err)
+	}
+	var keyErr *knownhosts.KeyError
+	if err := open(write("git.example.test")); !errors.As(err, &keyErr) || len(keyErr.Want) != 0 {
+		t.Errorf("the host hashed without its port %s: %v, want it unknown", port, err)
+	}
+}
+
+// The lines a known_hosts file lists for a name are those ssh finds
+// (ssh-keygen -F, which matches as ssh does: hostfile.c): wildcards over
+// the whole [host]:port name, patterns in any case, a negated pattern
+// leaving its line out, hashed names. Before, a * pattern applied to
+// port 22 alone and a pattern in capitals to no host.
+func TestKnownHostsLinesAsSSHKeygenFinds(t *testing.T) {
+	key := newKey(t).PublicKey()
+	k := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(key)), "\n")
+	lines := []string{
+		"* " + k,
+		"GIT.Example.TEST " + k,
+		"*.example.test,!bad.example.test " + k,
+		"[git.example.test]:2222 " + k,
+		"[*.example.test]:* " + k,
+		"git.example.test:2222 " + k,
+		"git.example.te? " + k,
+		"!git.example.test,* " + k,
+		knownhosts.HashHostname("[git.example.test]:2222") + " " + k,
+		knownhosts.HashHostname("bad.example.test") + " " + k,
+		"@revoked bad.* " + k,
+		"@cert-authority [*]:2222 " + k,
+	}
+	dir := t.TempDir()
+	data := strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "kh"), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := &knownHostsDB{}
+	if err := db.add([]byte(data), "kh"); err != nil {
+		t.Fatal(err)
+	}
+	found := regexp.MustCompile(`found: line (\d+)`)
+	for _, addr := range []string{"git.example.test:22", "git.example.test:2222", "bad.example.test:22", "BAD.example.test:2222", "elsewhere.test:22"} {
+		name, _, err := lookupName(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int
+		for _, m := range found.FindAllStringSubmatch(sshKeygen(t, dir, "-F", name, "-f", "kh"), -1) {
+			n, _ := strconv.Atoi(m[1])
+			want = append(want, n)
+		}
+		var got []int
+		for _, l := range db.linesFor(name) {
+			got = append(got, l.line)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: lines %v, want those ssh-keygen -F finds: %v", name, got, want)
+		}
+	}
+}
+
+// A key a @revoked line for the host lists is refused, though another
+// line lists it for the host, as ssh refuses it; one revoked for other
+// hosts alone is taken, as ssh takes it.
+func TestKnownHostsRevoked(t *testing.T) {
+	key := newKey(t)
+	port, open := hostKeyServer(t, key)
+	name := knownhosts.Normalize(net.JoinHostPort("git.example.test", port))
+	k := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(key.PublicKey())), "\n")
+	var revoked *knownhosts.RevokedError
+	if err := open(name + " " + k + "\n@revoked * " + k + "\n"); !errors.As(err, &revoked) || revoked.Revoked.Line != 2 {
+		t.Errorf("the host's key revoked: %v, want it refused, naming line 2", err)
+	}
+	if err := open(name + " " + k + "\n@revoked elsewhere.test " + k + "\n"); err != nil {
+		t.Errorf("the host's key revoked for another host: %v, want it taken", err)
+	}
+}
+
+// A * line, and a line writing the host in capitals, list the host on any
+// port, as ssh reads them; *.example.test does not list it on a port
+// other than 22, whose name is [git.example.test]:PORT. Before, * applied
+// to port 22 alone, and a pattern in capitals to no host.
+func TestKnownHostsWildcardAnyPort(t *testing.T) {
+	key := newKey(t)
+	_, open := hostKeyServer(t, key)
+	k := string(ssh.MarshalAuthorizedKey(key.PublicKey()))
+	for _, c := range []struct {
+		pat   string
+		taken bool
+	}{{"*", true}, {"[GIT.Example.TEST]:*", true}, {"[*]:*,!bad.example.test", true}, {"*.example.test", false}} {
+		if err := open(c.pat + " " + k); (err == nil) != c.taken {
+			t.Errorf("%s: %v, want the host key taken: %v", c.pat, err, c.taken)
+		}
+	}
+}
+
+// Any bytes read as a known_hosts file give a verdict on any host key,
+// without a panic.
+func FuzzKnownHostsLines(f *testing.F) {
+	k := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMg5m+w6OGXrXdvNz4DNrtbCJhLXYjNl3rpxXZSaPhdd"
+	for _, s := range []string{"* " + k, "@revoked * " + k, "@cert-authority *.test " + k, "|1|x|y " + k, "!a,[b]:2 " + k + " c\r\n#\n", "@x y " + k} {
+		f.Add([]byte(s), "git.example.test:22")
+	}
+	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(k))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, addr string) {
+		db := &knownHostsDB{}
+		if db.add(data, "kh") != nil {
+			return
+		}
+		_ = db.check(addr, key)
+		_ = db.HostKeyAlgorithms(addr)
+	})
+}
