@@ -35,6 +35,22 @@ func sshKeygen(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
+// keygenKey makes a key pair with ssh-keygen in dir, named name, and
+// returns its signer.
+func keygenKey(t *testing.T, dir, name, typ string) ssh.Signer {
+	t.Helper()
+	sshKeygen(t, dir, "-q", "-t", typ, "-N", "", "-C", name, "-f", name)
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ssh.ParsePrivateKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // hostKeyServer serves upload-pack over ssh with the host keys given,
 // taking any client, and returns its address and a function that opens
 // a session to git.example.test on the server's port with known as the
@@ -238,4 +254,80 @@ func FuzzKnownHostsLines(f *testing.F) {
 		_ = db.check(addr, key)
 		_ = db.HostKeyAlgorithms(addr)
 	})
+}
+
+// hostCert signs the public key of the key pair name in dir with the CA
+// key file ca, by ssh-keygen -s with args (-h, -n, -V...), and returns a
+// signer presenting the certificate.
+func hostCert(t *testing.T, dir, name, ca string, args ...string) ssh.Signer {
+	t.Helper()
+	id := name + "-" + strconv.Itoa(len(args)) + "-" + strings.Join(args, "")
+	sshKeygen(t, dir, append(append([]string{"-q", "-s", ca, "-I", id}, args...), name+".pub")...)
+	data, err := os.ReadFile(filepath.Join(dir, name+"-cert.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.ParsePrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := ssh.NewCertSigner(pub.(*ssh.Certificate), signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// A host certificate made by ssh-keygen -s is taken when a
+// @cert-authority line for the host lists its CA and it holds for the
+// host: the host name among its principals, within its validity window,
+// a host certificate. A certificate that does not hold is refused,
+// saying why, unless known_hosts lists its key itself (ssh retries the
+// plain key), and one whose CA a @revoked line lists is refused outright.
+// Before, a CA's certificate of a key of another type than the CA's
+// (ecdsa signed by ed25519) was never asked for, and the fetch failed.
+func TestKnownHostsCertAuthority(t *testing.T) {
+	dir := t.TempDir()
+	ca := keygenKey(t, dir, "ca", "ed25519")
+	caLine := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(ca.PublicKey())), "\n")
+	edHost := keygenKey(t, dir, "ed", "ed25519")
+	keygenKey(t, dir, "ec", "ecdsa")
+	var revoked *knownhosts.RevokedError
+	for _, c := range []struct {
+		what  string
+		cert  ssh.Signer
+		known string // %CA is the CA's key, %KEY the host's
+		want  string // "" for taken, "revoked" for a *knownhosts.RevokedError
+	}{
+		{what: "an ed25519 host certificate", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority [*.example.test]:* %CA\n"},
+		{what: "an ecdsa host certificate of an ed25519 CA", cert: hostCert(t, dir, "ec", "ca", "-h", "-n", "other.test,git.example.test"), known: "@cert-authority * %CA\n"},
+		{what: "a certificate for other principals", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "other.test"), known: "@cert-authority * %CA\n", want: `principal "git.example.test" not in the set`},
+		{what: "an expired certificate", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test", "-V", "20000101:20010101"), known: "@cert-authority * %CA\n", want: "expired"},
+		{what: "a certificate not yet valid", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test", "-V", "+520w:+530w"), known: "@cert-authority * %CA\n", want: "not yet valid"},
+		{what: "a user certificate", cert: hostCert(t, dir, "ed", "ca", "-n", "git.example.test"), known: "@cert-authority * %CA\n", want: "not a host certificate"},
+		{what: "a CA listed for other hosts", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority *.other.test %CA\n", want: "key is unknown"},
+		{what: "a CA revoked", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority * %CA\n@revoked * %CA\n", want: "revoked"},
+		{what: "a certificate for other principals, its key listed", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "other.test"), known: "@cert-authority * %CA\n* %KEY\n"},
+	} {
+		_, open := hostKeyServer(t, c.cert)
+		known := strings.ReplaceAll(c.known, "%CA", caLine)
+		known = strings.ReplaceAll(known, "%KEY", strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(edHost.PublicKey())), "\n"))
+		err := open(known)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want it taken", c.what, err)
+		case c.want == "revoked" && !errors.As(err, &revoked):
+			t.Errorf("%s: %v, want a revoked key", c.what, err)
+		case c.want != "" && c.want != "revoked" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want it refused: %s", c.what, err, c.want)
+		}
+	}
 }
