@@ -18,6 +18,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -525,8 +526,9 @@ func (c *SSHConfig) remoteUser(urlUser, alias string) (user, from string, err er
 // Warnings are what a user should hear before an ssh fetch of alias (the
 // host as the URL names it): ~/.ssh/config not read, and each Match
 // block, which readproof does not apply, that could apply to the host and
-// sets a keyword readproof reads. Each names the file and line and carries
-// a hint.
+// sets a keyword readproof reads (but for the known_hosts files of a
+// block that applies, which are applied: appliedInMatch). Each names the
+// file and line and carries a hint.
 func (c *SSHConfig) Warnings(alias string) []error {
 	var out []error
 	out = append(out, c.unread...)
@@ -540,8 +542,16 @@ func (c *SSHConfig) Warnings(alias string) []error {
 	var visit func(f *sshConfigFile)
 	visit = func(f *sshConfigFile) {
 		for _, m := range f.matches {
+			v := m.verdict(alias, hostname)
+			if v == matchNo {
+				continue
+			}
 			keys := m.keywords()
-			if len(keys) == 0 || !m.couldApply(alias, hostname) {
+			if v == matchYes {
+				// applied where the block applies (firstWithWords)
+				keys = slices.DeleteFunc(keys, appliedInMatch)
+			}
+			if len(keys) == 0 {
 				continue
 			}
 			out = append(out, hint.With(&SSHConfigError{File: f.path, Line: m.line, Host: alias, Key: "Match", Value: m.shownCriteria(),
@@ -563,6 +573,13 @@ func (c *SSHConfig) Warnings(alias string) []error {
 		visit(&c.files[i])
 	}
 	return out
+}
+
+// appliedInMatch is whether readproof applies key, one of readKeywords,
+// where it stands in a Match block that applies to the host, as ssh
+// does: the known_hosts files.
+func appliedInMatch(key string) bool {
+	return key == "UserKnownHostsFile" || key == "GlobalKnownHostsFile"
 }
 
 // unsupported are the lines of the file, and of the files it includes,

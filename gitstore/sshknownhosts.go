@@ -135,29 +135,26 @@ func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, written
 }
 
 // firstWithWords is the first line of the files, in the order ssh reads
-// them, in a Host block matching alias, that gives key a word (sshArgs:
-// a comment alone is none); false when none does.
+// them, that gives key a word (sshArgs: a comment alone is none) in a
+// Host block matching alias or a Match block that applies to it (its
+// verdict matchYes), as ssh takes the first value it obtains wherever it
+// stands; false when none does. A Match block that may apply (a
+// criterion readproof does not evaluate) is passed over, and said
+// (Warnings). Before session 30 a Match block's line was said and never
+// applied, so that the files ssh reads for the host went unread.
 func (c *SSHConfig) firstWithWords(alias, key string) (setting, bool) {
-	for _, f := range c.files {
-		var st setting
-		f.each(alias, func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
-			if !strings.EqualFold(kv.Key, key) {
-				return true
-			}
-			if args, _ := sshArgs(kv.Value); len(args) == 0 {
-				return true
-			}
-			st = setting{key: key, value: kv.Value, file: in.path, line: kv.Pos().Line}
-			if top != 0 {
-				st.via, st.viaAt = f.path, top
-			}
-			return false
-		})
-		if st.key != "" {
-			return st, true
+	var st setting
+	c.walkBlocks(alias, func(kv *ssh_config.KV, _ *sshConfigFile, on matchVerdict, at setting) bool {
+		if on != matchYes || !strings.EqualFold(kv.Key, key) {
+			return true
 		}
-	}
-	return setting{}, false
+		if args, _ := sshArgs(kv.Value); len(args) == 0 {
+			return true
+		}
+		st, st.key = at, key
+		return false
+	})
+	return st, st.key != ""
 }
 
 // expandTildeOnly expands a leading ~ (home) or ~user (that user's home
