@@ -284,7 +284,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		keyErr.Want = append(keyErr.Want, knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line})
 	}
 	if certErr != nil {
-		return fmt.Errorf("the host's certificate is not taken (%v), and its key %w", certErr, keyErr)
+		return fmt.Errorf("the host's certificate is not taken (%v), and known_hosts does not list its key itself for the host: %w", certErr, keyErr)
 	}
 	return keyErr
 }

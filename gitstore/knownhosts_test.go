@@ -286,14 +286,34 @@ func hostCert(t *testing.T, dir, name, ca string, args ...string) ssh.Signer {
 	return cs
 }
 
+// sshTakesHostKey connects ssh itself to the server on port as
+// git.example.test (its HostKeyAlias) with known as its one known_hosts
+// file, and says whether ssh took the host key; ok is false without ssh.
+func sshTakesHostKey(t *testing.T, port, known string) (taken bool, out string, ok bool) {
+	t.Helper()
+	if _, err := exec.LookPath("ssh"); err != nil {
+		return false, "", false
+	}
+	conf := filepath.Join(t.TempDir(), "ssh.conf")
+	if err := os.WriteFile(conf, []byte("Host git.example.test\n  Hostname 127.0.0.1\n  Port "+port+"\n  HostKeyAlias git.example.test\n  CheckHostIP no\n  StrictHostKeyChecking yes\n  BatchMode yes\n  UpdateHostKeys no\n  ControlPath none\n  IdentitiesOnly yes\n  IdentityFile none\n  UserKnownHostsFile "+known+"\n  GlobalKnownHostsFile none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := exec.Command("ssh", "-vvv", "-F", conf, "git@git.example.test", "true").CombinedOutput()
+	out = string(b)
+	return strings.Contains(out, "Authenticated to"), out, true
+}
+
 // A host certificate made by ssh-keygen -s is taken when a
 // @cert-authority line for the host lists its CA and it holds for the
 // host: the host name among its principals, within its validity window,
 // a host certificate. A certificate that does not hold is refused,
 // saying why, unless known_hosts lists its key itself (ssh retries the
 // plain key), and one whose CA a @revoked line lists is refused outright.
-// Before, a CA's certificate of a key of another type than the CA's
-// (ecdsa signed by ed25519) was never asked for, and the fetch failed.
+// Each case is checked by connecting ssh itself to the same server, when
+// ssh is there; the host is looked up under its HostKeyAlias, which both
+// read. Before, a CA's certificate of a key of another type than the
+// CA's (ecdsa signed by ed25519) was never asked for, and the fetch
+// failed.
 func TestKnownHostsCertAuthority(t *testing.T) {
 	dir := t.TempDir()
 	ca := keygenKey(t, dir, "ca", "ed25519")
@@ -302,14 +322,16 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 	keygenKey(t, dir, "ec", "ecdsa")
 	var revoked *knownhosts.RevokedError
 	for _, c := range []struct {
-		what  string
-		cert  ssh.Signer
-		known string // %CA is the CA's key, %KEY the host's
-		want  string // "" for taken, "revoked" for a *knownhosts.RevokedError
+		what     string
+		cert     ssh.Signer
+		known    string // %CA is the CA's key, %KEY the host's
+		want     string // "" for taken, "revoked" for a *knownhosts.RevokedError
+		stricter bool   // refused where ssh takes it
 	}{
-		{what: "an ed25519 host certificate", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority [*.example.test]:* %CA\n"},
+		{what: "an ed25519 host certificate", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority *.example.test %CA\n"},
 		{what: "an ecdsa host certificate of an ed25519 CA", cert: hostCert(t, dir, "ec", "ca", "-h", "-n", "other.test,git.example.test"), known: "@cert-authority * %CA\n"},
 		{what: "a certificate for other principals", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "other.test"), known: "@cert-authority * %CA\n", want: `principal "git.example.test" not in the set`},
+		{what: "a certificate with no principals", cert: hostCert(t, dir, "ed", "ca", "-h"), known: "@cert-authority * %CA\n", want: `principal "git.example.test" not in the set`, stricter: true},
 		{what: "an expired certificate", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test", "-V", "20000101:20010101"), known: "@cert-authority * %CA\n", want: "expired"},
 		{what: "a certificate not yet valid", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test", "-V", "+520w:+530w"), known: "@cert-authority * %CA\n", want: "not yet valid"},
 		{what: "a user certificate", cert: hostCert(t, dir, "ed", "ca", "-n", "git.example.test"), known: "@cert-authority * %CA\n", want: "not a host certificate"},
@@ -317,7 +339,12 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 		{what: "a CA revoked", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority * %CA\n@revoked * %CA\n", want: "revoked"},
 		{what: "a certificate for other principals, its key listed", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "other.test"), known: "@cert-authority * %CA\n* %KEY\n"},
 	} {
-		_, open := hostKeyServer(t, c.cert)
+		port, open := hostKeyServer(t, c.cert)
+		home := os.Getenv("HOME")
+		if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeSSHConfig(t, home, "Host git.example.test\n  HostKeyAlias git.example.test\n")
 		known := strings.ReplaceAll(c.known, "%CA", caLine)
 		known = strings.ReplaceAll(known, "%KEY", strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(edHost.PublicKey())), "\n"))
 		err := open(known)
@@ -328,6 +355,9 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 			t.Errorf("%s: %v, want a revoked key", c.what, err)
 		case c.want != "" && c.want != "revoked" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want it refused: %s", c.what, err, c.want)
+		}
+		if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && taken != (c.want == "" || c.stricter) {
+			t.Errorf("%s: ssh takes the host key: %v; the case is wrong\n%s", c.what, taken, out)
 		}
 	}
 }
