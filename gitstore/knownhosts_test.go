@@ -202,18 +202,30 @@ func TestKnownHostsLinesAsSSHKeygenFinds(t *testing.T) {
 
 // A key a @revoked line for the host lists is refused, though another
 // line lists it for the host, as ssh refuses it; one revoked for other
-// hosts alone is taken, as ssh takes it.
+// hosts alone is taken, as ssh takes it (checked by connecting ssh
+// itself to the same server, when ssh is there). Before, a @revoked line
+// refused its key for every host.
 func TestKnownHostsRevoked(t *testing.T) {
 	key := newKey(t)
 	port, open := hostKeyServer(t, key)
-	name := knownhosts.Normalize(net.JoinHostPort("git.example.test", port))
+	home := os.Getenv("HOME")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeSSHConfig(t, home, "Host git.example.test\n  HostKeyAlias git.example.test\n")
 	k := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(key.PublicKey())), "\n")
 	var revoked *knownhosts.RevokedError
-	if err := open(name + " " + k + "\n@revoked * " + k + "\n"); !errors.As(err, &revoked) || revoked.Revoked.Line != 2 {
+	if err := open("git.example.test " + k + "\n@revoked * " + k + "\n"); !errors.As(err, &revoked) || revoked.Revoked.Line != 2 {
 		t.Errorf("the host's key revoked: %v, want it refused, naming line 2", err)
 	}
-	if err := open(name + " " + k + "\n@revoked elsewhere.test " + k + "\n"); err != nil {
+	if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && taken {
+		t.Errorf("ssh takes a key revoked for the host: the case is wrong\n%s", out)
+	}
+	if err := open("git.example.test " + k + "\n@revoked elsewhere.test " + k + "\n"); err != nil {
 		t.Errorf("the host's key revoked for another host: %v, want it taken", err)
+	}
+	if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && !taken {
+		t.Errorf("ssh refuses a key revoked for another host: the case is wrong\n%s", out)
 	}
 }
 
