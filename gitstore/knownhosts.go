@@ -50,8 +50,8 @@ type knownHostsDB struct {
 // cannot open (missing, unreadable) is passed over as ssh passes it
 // over (hostfile.c, load_hostkeys), and so is what is not a regular file
 // (a directory, which ssh reads as empty; a named pipe or a device,
-// which readproof does not wait on or read without end; the null device
-// and a pipe handed to readproof are read, empty or to their end). read
+// which readproof does not wait on or read without end; the null device,
+// empty to ssh; a pipe handed to readproof, such as /dev/stdin). read
 // are the files read. An error names a file over maxKnownHostsBytes, or
 // one whose lines are none of them valid.
 func readKnownHostsFiles(files []string) (db *knownHostsDB, read []string, err error) {
@@ -83,8 +83,15 @@ func readKnownHostsFile(p string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		// the null device, or a pipe handed to readproof (/dev/stdin,
+		// which under readproof mcp is the client's requests): passed
+		// over as before, so that /dev/null alone is no file read and
+		// the fetch stops before dialling
+		return nil, false, nil
+	}
 	tooLarge := fmt.Errorf("%s: %w", p, errKnownHostsTooLarge)
-	if fi.Mode().IsRegular() && fi.Size() > maxKnownHostsBytes {
+	if fi.Size() > maxKnownHostsBytes {
 		return nil, false, tooLarge
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKnownHostsBytes+1))

@@ -373,3 +373,25 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 		}
 	}
 }
+
+// /dev/null and /dev/stdin (a pipe readproof was handed; under readproof
+// mcp, the client's requests) named as known_hosts files are passed over,
+// not read: with nothing else named, the fetch stops before dialling,
+// saying no known_hosts file is read.
+func TestKnownHostsNullAndStdinPassedOver(t *testing.T) {
+	s, home := newKeyServer(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := w.WriteString("# a comment\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close() // read to its end, were it read
+	fd := "/proc/self/fd/" + strconv.Itoa(int(r.Fd()))
+	writeSSHConfig(t, home, "Host git.example.test\n  UserKnownHostsFile /dev/null "+fd+"\n  GlobalKnownHostsFile none\n")
+	if err := s.open(t, "git@git.example.test:r.git"); err == nil || !strings.Contains(err.Error(), "no known_hosts file to check the host key") {
+		t.Errorf("/dev/null and a handed pipe: %v, want no known_hosts file read", err)
+	}
+}
