@@ -18,8 +18,6 @@ import (
 	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 
-	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
-
 	"github.com/readproof/readproof/internal/hint"
 )
 
@@ -137,29 +135,26 @@ func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, written
 }
 
 // firstWithWords is the first line of the files, in the order ssh reads
-// them, in a Host block matching alias, that gives key a word (sshArgs:
-// a comment alone is none); false when none does.
+// them, that gives key a word (sshArgs: a comment alone is none) in a
+// Host block matching alias or a Match block that applies to it (its
+// verdict matchYes), as ssh takes the first value it obtains wherever it
+// stands; false when none does. A Match block that may apply (a
+// criterion readproof does not evaluate) is passed over, and said
+// (Warnings). Before session 30 a Match block's line was said and never
+// applied, so that the files ssh reads for the host went unread.
 func (c *SSHConfig) firstWithWords(alias, key string) (setting, bool) {
-	for _, f := range c.files {
-		var st setting
-		f.each(alias, func(kv *ssh_config.KV, in *sshConfigFile, top int) bool {
-			if !strings.EqualFold(kv.Key, key) {
-				return true
-			}
-			if args, _ := sshArgs(kv.Value); len(args) == 0 {
-				return true
-			}
-			st = setting{key: key, value: kv.Value, file: in.path, line: kv.Pos().Line}
-			if top != 0 {
-				st.via, st.viaAt = f.path, top
-			}
-			return false
-		})
-		if st.key != "" {
-			return st, true
+	var st setting
+	c.walkBlocks(alias, func(kv *ssh_config.KV, _ *sshConfigFile, on matchVerdict, at setting) bool {
+		if on != matchYes || !strings.EqualFold(kv.Key, key) {
+			return true
 		}
-	}
-	return setting{}, false
+		if args, _ := sshArgs(kv.Value); len(args) == 0 {
+			return true
+		}
+		st, st.key = at, key
+		return false
+	})
+	return st, st.key != ""
 }
 
 // expandTildeOnly expands a leading ~ (home) or ~user (that user's home
@@ -204,27 +199,6 @@ func (c *SSHConfig) hostKeyAddr(alias, addr string) string {
 	return addr
 }
 
-// readableKnownHosts are those of files ssh would read host keys from:
-// ssh passes over a file it cannot open (hostfile.c, load_hostkeys: one
-// missing, or unreadable) and reads a directory as an empty file;
-// readproof reads regular files alone, so that a FIFO does not hold the
-// fetch, and /dev/null (UserKnownHostsFile /dev/null) is empty for both.
-func readableKnownHosts(files []string) []string {
-	var out []string
-	for _, p := range files {
-		f, err := openRead(p) // a FIFO does not block the open
-		if err != nil {
-			continue
-		}
-		fi, err := f.Stat()
-		_ = f.Close()
-		if err == nil && fi.Mode().IsRegular() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // hostKeyDB checks a server's host key against known_hosts files.
 type hostKeyDB interface {
 	HostKeyCallback() ssh.HostKeyCallback
@@ -232,28 +206,30 @@ type hostKeyDB interface {
 }
 
 // hostKeys reads the known_hosts files ssh reads for a fetch of alias at
-// host and port as remoteUser (knownHostsFor), those it can open. None
-// is an error naming the files looked at, with a hint: ssh would find
-// the host unknown.
+// host and port as remoteUser (knownHostsFor), each once, those it can
+// open (readKnownHostsFiles). None is an error naming the files looked
+// at, with a hint: ssh would find the host unknown.
 func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, error) {
 	files, written, err := c.knownHostsWritten(alias, host, port, remoteUser)
 	if err != nil {
 		return nil, err
 	}
-	read := readableKnownHosts(files)
+	known, read, err := readKnownHostsFiles(files)
+	if err != nil {
+		// the error names the file (knownhosts: FILE: ... line N)
+		fix := "fix or remove the line the error names (ssh-keygen -R HOST removes a host's lines)"
+		if errors.Is(err, errKnownHostsTooLarge) {
+			fix = "remove the lines of hosts no longer used (ssh-keygen -R HOST -f FILE), or list this host's key in a file of its own, named in a UserKnownHostsFile line for the host"
+		}
+		return nil, hint.With(fmt.Errorf("cannot read known hosts (%s): %s", showWritten(strings.Join(files, ", "), written), showWritten(err.Error(), written)), fix)
+	}
 	if len(read) == 0 {
 		looked := "none: UserKnownHostsFile and GlobalKnownHostsFile are both none for this host"
 		if len(files) > 0 {
 			looked = showWritten(strings.Join(files, ", "), written)
 		}
 		return nil, hint.With(fmt.Errorf("no known_hosts file to check the host key of %s against (the files ssh reads for this host: %s), so the host is not known", host, looked),
-			"add the host's key to ~/.ssh/known_hosts (ssh-keyscan prints it: check its fingerprint with the host's owner first), or name the file that lists it in a UserKnownHostsFile line for the host")
-	}
-	known, err := gitssh.NewKnownHostsDb(read...)
-	if err != nil {
-		// the error names the file (knownhosts: FILE:LINE: ...)
-		return nil, hint.With(fmt.Errorf("cannot read known hosts (%s): %s", showWritten(strings.Join(read, ", "), written), showWritten(err.Error(), written)),
-			"fix or remove the line the error names (ssh-keygen -R HOST removes a host's lines)")
+			"add the host's key to ~/.ssh/known_hosts (ssh-keygen -F HOST shows whether it is listed; ssh-keyscan prints it: check its fingerprint with the host's owner first), or name the file that lists it in a UserKnownHostsFile line for the host")
 	}
 	return known, nil
 }

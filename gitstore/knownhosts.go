@@ -1,0 +1,355 @@
+package gitstore
+
+// A host key database read from known_hosts files as OpenSSH 9.2 reads
+// and checks them (hostfile.c, hostkeys_foreach_file and
+// check_hostkeys_by_key_or_type; sshconnect.c, check_host_key): each
+// file read once, through fspath's regular-file opener and within
+// maxKnownHostsBytes, and every check made from those bytes. Before,
+// the files were looked at and then opened again by name by the
+// known_hosts library, so that a FIFO put in a file's place between the
+// two held the fetch, and a line over 64 KiB failed it.
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/readproof/readproof/internal/fspath"
+)
+
+// maxKnownHostsBytes bounds what is read of one known_hosts file: ssh
+// reads any size, readproof refuses a larger file rather than hold it.
+// Tens of thousands of hosts fit in it.
+const maxKnownHostsBytes = 16 << 20
+
+// hostKeyLine is one line of a known_hosts file that ssh reads.
+type hostKeyLine struct {
+	marker string // "", "cert-authority" or "revoked"
+	hosts  string // the host field: a pattern list, or a hashed name (|1|salt|hash)
+	key    ssh.PublicKey
+	file   string
+	line   int
+}
+
+// knownHostsDB is the lines of the known_hosts files read, in order.
+type knownHostsDB struct {
+	lines []hostKeyLine
+}
+
+// readKnownHostsFiles reads the files ssh reads host keys from: one it
+// cannot open (missing, unreadable) is passed over as ssh passes it
+// over (hostfile.c, load_hostkeys), and so is what is not a regular file
+// (a directory, which ssh reads as empty; a named pipe or a device,
+// which readproof does not wait on or read without end; the null device,
+// empty to ssh; a pipe handed to readproof, such as /dev/stdin). read
+// are the files read. An error names a file over maxKnownHostsBytes, or
+// one whose lines are none of them valid.
+func readKnownHostsFiles(files []string) (db *knownHostsDB, read []string, err error) {
+	db = &knownHostsDB{}
+	for _, p := range files {
+		data, ok, err := readKnownHostsFile(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		read = append(read, p)
+		if err := db.add(data, p); err != nil {
+			return nil, nil, err
+		}
+	}
+	return db, read, nil
+}
+
+// errKnownHostsTooLarge is a known_hosts file over maxKnownHostsBytes.
+var errKnownHostsTooLarge = fmt.Errorf("larger than %d MiB, more than readproof reads of a known_hosts file", maxKnownHostsBytes>>20)
+
+// readKnownHostsFile is the bytes of the known_hosts file at p; false
+// for one passed over (readKnownHostsFiles).
+func readKnownHostsFile(p string) ([]byte, bool, error) {
+	f, fi, err := fspath.OpenRegular(p)
+	if err != nil {
+		return nil, false, nil
+	}
+	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		// the null device, or a pipe handed to readproof (/dev/stdin,
+		// which under readproof mcp is the client's requests): passed
+		// over as before, so that /dev/null alone is no file read and
+		// the fetch stops before dialling
+		return nil, false, nil
+	}
+	tooLarge := fmt.Errorf("%s: %w", p, errKnownHostsTooLarge)
+	if fi.Size() > maxKnownHostsBytes {
+		return nil, false, tooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxKnownHostsBytes+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", p, err)
+	}
+	if len(data) > maxKnownHostsBytes {
+		return nil, false, tooLarge
+	}
+	return data, true, nil
+}
+
+// add reads the lines of data, the file's: blank lines and comments are
+// passed over, and so is a line ssh would not read (an unknown marker, a
+// key that does not parse), as ssh passes it over; a file none of whose
+// lines is valid is refused, naming the first invalid line.
+func (db *knownHostsDB) add(data []byte, file string) error {
+	var firstErr error
+	firstAt, valid := 0, 0
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		l, err := parseHostKeyLine(line)
+		if err != nil {
+			if firstErr == nil {
+				firstErr, firstAt = err, n
+			}
+			continue
+		}
+		l.file, l.line = file, n
+		db.lines = append(db.lines, l)
+		valid++
+	}
+	if valid == 0 && firstErr != nil {
+		return fmt.Errorf("knownhosts: %s: no valid entries, line %d: %w", file, firstAt, firstErr)
+	}
+	return nil
+}
+
+// parseHostKeyLine reads one known_hosts line, not blank, not a comment.
+func parseHostKeyLine(line []byte) (hostKeyLine, error) {
+	marker, hosts, key, _, _, err := ssh.ParseKnownHosts(line)
+	if errors.Is(err, io.EOF) {
+		return hostKeyLine{}, errors.New("a line of one word, with no key")
+	}
+	if err != nil {
+		return hostKeyLine{}, err
+	}
+	if marker != "" && marker != "cert-authority" && marker != "revoked" {
+		return hostKeyLine{}, fmt.Errorf("unknown marker @%s (ssh knows @cert-authority and @revoked)", marker)
+	}
+	field := strings.Join(hosts, ",")
+	if strings.HasPrefix(field, "|") {
+		if _, _, err := decodeHashedHost(field); err != nil {
+			return hostKeyLine{}, err
+		}
+	}
+	return hostKeyLine{marker: marker, hosts: field, key: key}, nil
+}
+
+// decodeHashedHost is the salt and hash of a hashed host field
+// (|1|salt|hash, base64, as ssh-keygen -H writes it: HMAC-SHA1 of the
+// name under the salt), as ssh reads it (hostfile.c, extract_salt).
+func decodeHashedHost(field string) (salt, hash []byte, err error) {
+	parts := strings.Split(field, "|")
+	if len(parts) != 4 || parts[0] != "" || parts[1] != "1" {
+		return nil, nil, fmt.Errorf("hashed host %q is not |1|salt|hash", field)
+	}
+	salt, err = base64.StdEncoding.DecodeString(parts[2])
+	if err == nil {
+		hash, err = base64.StdEncoding.DecodeString(parts[3])
+	}
+	if err != nil || len(salt) != sha1.Size || len(hash) != sha1.Size {
+		return nil, nil, fmt.Errorf("hashed host %q is not |1|salt|hash of %d-byte base64 values", field, sha1.Size)
+	}
+	return salt, hash, nil
+}
+
+// lookupName is the name a host key of addr (host:port) is looked up
+// under, as ssh looks it up (hostfile.c, put_host_port): the host in
+// lower case, as [host]:port when the port is not 22.
+func lookupName(addr string) (name, host string, err error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", err
+	}
+	host = strings.ToLower(host)
+	if port == "22" || port == "" {
+		return host, host, nil
+	}
+	return "[" + host + "]:" + port, host, nil
+}
+
+// matches is whether the line's host field names name, as ssh matches it
+// (hostfile.c, hostkeys_foreach_file): a hashed field by its HMAC, else
+// the pattern list as match_hostname matches it: * and ? wildcards over
+// the whole name ([host]:port included), in any case, and a negated
+// pattern (!name) that matches leaves the line out.
+func (l *hostKeyLine) matches(name string) bool {
+	if strings.HasPrefix(l.hosts, "|") {
+		salt, hash, err := decodeHashedHost(l.hosts)
+		if err != nil {
+			return false
+		}
+		m := hmac.New(sha1.New, salt)
+		m.Write([]byte(name))
+		return hmac.Equal(m.Sum(nil), hash)
+	}
+	hit := false
+	for _, p := range strings.Split(l.hosts, ",") {
+		neg := strings.HasPrefix(p, "!")
+		if !sshPatternMatch(name, strings.ToLower(strings.TrimPrefix(p, "!"))) {
+			continue
+		}
+		if neg {
+			return false
+		}
+		hit = true
+	}
+	return hit
+}
+
+// linesFor are the lines whose host field names name.
+func (db *knownHostsDB) linesFor(name string) []*hostKeyLine {
+	var out []*hostKeyLine
+	for i := range db.lines {
+		if db.lines[i].matches(name) {
+			out = append(out, &db.lines[i])
+		}
+	}
+	return out
+}
+
+// HostKeyCallback checks a server's host key as ssh checks it
+// (sshconnect.c, check_host_key) under the address it is given (the host
+// name, or the HostKeyAlias, with the port), never the one dialled:
+//   - a key, or a certificate's key or signing CA, that a @revoked line
+//     for the host lists is refused (a *knownhosts.RevokedError);
+//   - a host certificate is taken when a @cert-authority line for the
+//     host lists its signing key and it holds for the host: the host
+//     name among its principals, within its validity window, no
+//     critical option, its signature good. Else, as ssh retries, its key
+//     is checked as a plain key;
+//   - a key a plain line for the host lists is taken; else the error is
+//     a *knownhosts.KeyError, whose Want are the host's keys listed
+//     (none: the host is unknown).
+func (db *knownHostsDB) HostKeyCallback() ssh.HostKeyCallback {
+	return func(addr string, _ net.Addr, key ssh.PublicKey) error {
+		return db.check(addr, key)
+	}
+}
+
+func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
+	name, host, err := lookupName(addr)
+	if err != nil {
+		return fmt.Errorf("knownhosts: %w", err)
+	}
+	lines := db.linesFor(name)
+	revoked := func(k ssh.PublicKey) *hostKeyLine {
+		for _, l := range lines {
+			if l.marker == "revoked" && sameKey(l.key, k) {
+				return l
+			}
+		}
+		return nil
+	}
+	var certErr error
+	if cert, ok := key.(*ssh.Certificate); ok {
+		for _, k := range []ssh.PublicKey{cert.Key, cert.SignatureKey} {
+			if l := revoked(k); l != nil {
+				return &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}}
+			}
+		}
+		if certErr = db.checkCert(lines, host, cert); certErr == nil {
+			return nil
+		}
+		key = cert.Key // ssh: "No matching CA found. Retry with plain key"
+	} else if l := revoked(key); l != nil {
+		return &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}}
+	}
+	keyErr := &knownhosts.KeyError{}
+	for _, l := range lines {
+		if l.marker != "" {
+			continue
+		}
+		if sameKey(l.key, key) {
+			return nil
+		}
+		keyErr.Want = append(keyErr.Want, knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line})
+	}
+	if certErr != nil {
+		return fmt.Errorf("the host's certificate is not taken (%v), and known_hosts does not list its key itself for the host: %w", certErr, keyErr)
+	}
+	return keyErr
+}
+
+// checkCert is nil when a @cert-authority line of lines lists the
+// signing key of cert and cert holds for host as ssh checks a host
+// certificate (sshconnect.c, check_host_cert), else why not.
+func (db *knownHostsDB) checkCert(lines []*hostKeyLine, host string, cert *ssh.Certificate) error {
+	if cert.CertType != ssh.HostCert {
+		return errors.New("it is not a host certificate")
+	}
+	listed := slices.ContainsFunc(lines, func(l *hostKeyLine) bool {
+		return l.marker == "cert-authority" && sameKey(l.key, cert.SignatureKey)
+	})
+	if !listed {
+		return fmt.Errorf("no @cert-authority line for the host lists its signing key %s", ssh.FingerprintSHA256(cert.SignatureKey))
+	}
+	// the clock is the time now; no critical option is supported
+	return (&ssh.CertChecker{}).CheckCert(host, cert)
+}
+
+// sameKey is whether a and b are the same public key.
+func sameKey(a, b ssh.PublicKey) bool { return bytes.Equal(a.Marshal(), b.Marshal()) }
+
+// HostKeyAlgorithms are the host key algorithms to ask the server for
+// hostWithPort: those of the certificates when a @cert-authority line
+// names the host (ssh asks for certificates first), then those of the
+// keys plain lines list for it, so that a server holding keys of several
+// types offers the one listed (go-git issue 411); nil, the defaults,
+// when no line names the host.
+func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) []string {
+	name, _, err := lookupName(hostWithPort)
+	if err != nil {
+		return nil
+	}
+	var certs, plain []string
+	add := func(to *[]string, algos ...string) {
+		for _, a := range algos {
+			if !slices.Contains(*to, a) {
+				*to = append(*to, a)
+			}
+		}
+	}
+	for _, l := range db.linesFor(name) {
+		switch l.marker {
+		case "cert-authority":
+			for _, a := range ssh.SupportedAlgorithms().HostKeys {
+				if strings.Contains(a, "-cert-") {
+					add(&certs, a)
+				}
+			}
+		case "":
+			if t := l.key.Type(); t == ssh.KeyAlgoRSA {
+				add(&plain, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA)
+			} else {
+				add(&plain, t)
+			}
+		}
+	}
+	return append(certs, plain...)
+}
