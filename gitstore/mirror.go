@@ -27,7 +27,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
@@ -272,7 +271,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 			}
 			resp.Close()
 			if err == nil {
-				err = packfile.UpdateObjectStorage(st, f)
+				err = storeReceived(ctx, st, m.dir, f)
 				f.Close()
 				os.Remove(f.Name())
 			}
