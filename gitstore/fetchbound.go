@@ -102,8 +102,30 @@ func boundedFetch(ctx context.Context, gitDir string, remote func(context.Contex
 		return hint.With(fmt.Errorf("%w (%s): git was stopped once %d bytes had arrived from %s", ErrFetchTooLarge, sizeText(limit), n, remote(ctx)),
 			"no run, resource, tag or journal ref moved and the part received was removed; a store's history is rarely this large, so check the remote; if you trust it, raise the limit: "+MaxFetchFlag+" "+sizeText(limit*2))
 	}
+	if err != nil {
+		err = packSizeLimited(err, gitDir, before)
+	}
 	if err != nil && (OutOfSpace(err) || FileSizeLimited(err)) {
 		removeTemps(gitDir, before)
+	}
+	return err
+}
+
+// packSizeLimited is err, of a fetch that failed, marked as the file size
+// limit's (FileSizeLimited: git's words for SIGXFSZ) when a temporary file git left in gitDir's
+// objects/pack (one not in before) reached that limit: index-pack, which
+// writes the pack, was then killed by SIGXFSZ, and git fetch, reading
+// index-pack's answer for the pack it keeps (fetch.unpackLimit=1), says
+// only "fetch-pack: invalid index-pack output".
+func packSizeLimited(err error, gitDir string, before map[string]bool) error {
+	limit, ok := fileSizeLimit()
+	if !ok || FileSizeLimited(err) {
+		return err
+	}
+	for f := range gitTempFiles(gitDir, before) {
+		if fi, serr := os.Lstat(f); serr == nil && fi.Size() >= limit {
+			return fmt.Errorf("%w: git's index-pack died of signal 25 (SIGXFSZ): the pack it wrote reached the file size limit of %d bytes", err, limit)
+		}
 	}
 	return err
 }
