@@ -313,6 +313,8 @@ func (s *gitSource) fetchErr(parent context.Context, uri string, err error) erro
 		return fail(uri, ErrTooLarge, err, "%s lists more refs than readproof reads from a git source (%v); point url at a repository with fewer branches and tags, or %s above it", s.shown, err, hintMaxBytes)
 	case errors.Is(err, gitstore.ErrRepoTooLarge):
 		return fail(uri, ErrTooLarge, err, "%s is a larger repository than readproof fetches from a git source (%v): its pack may be 10 times the larger of max_bytes and 100 MiB (1,000 MiB unless max_bytes is over 100 MiB), with one object per 2 KiB of that, and its objects (a delta counted with its base) may come to that many bytes once inflated, or to 512 times the pack's; point url at a smaller repository, or %s above 100 MiB", s.shown, err, hintMaxBytes)
+	case errors.Is(err, gitstore.ErrDeltaChainTooLarge):
+		return fail(uri, ErrTooLarge, err, "%s holds a history of deltas of large files deeper than readproof indexes from a git source (%v): a chain of deltas may make the larger of 512 MiB and twice max_bytes (its objects, each as large as max_bytes allows, are held at once while it is indexed); point url at a repository without such a history, or %s above 256 MiB", s.shown, err, hintMaxBytes)
 	case errors.Is(err, gitstore.ErrObjectTooLarge):
 		return fail(uri, ErrTooLarge, err, "%s holds a file larger than readproof fetches from a git source (%v); keep large files out of the repository, or %s above it", s.shown, err, hintMaxBytes)
 	case errors.As(err, &badSSHConfig):

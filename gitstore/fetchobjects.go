@@ -12,7 +12,8 @@ import (
 // FetchObjects fetches from remote everything reachable from the given
 // object ids (ref tips the remote advertised, from LsRemote) and writes no
 // ref at all: not the tips, not the remote's tracking refs, not FETCH_HEAD.
-// Like Fetch it checks incoming objects (fetch.fsckObjects) and git checks
+// Like Fetch it checks incoming objects (fetch.fsckObjects), bounds what
+// arrives (MaxFetchBytes), and git checks
 // that what arrived is connected before it returns. The ids go to git on
 // stdin, so their number is not bounded by the command line. A tip the
 // remote no longer has (it moved since it was listed) fails the fetch over
@@ -43,7 +44,7 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	// The store's branches (the journal, which reaches every manifest, and
 	// the chains) are the haves offered to the remote: offering every ref,
 	// one run tag and one tracking ref per run, costs more than it saves.
-	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin"}
+	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin"}
 	run, heads := t, true
 	if !t.opts.HookObjects {
 		// git fetch reads every ref of the repository twice whatever it
@@ -71,7 +72,7 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	args = append(args, t.localUploadPack(ctx, remote)...)
 	args = append(args, t.progressFlag())
 	args = append(args, "--", remote)
-	if err := removingGitTemps(t.dir, func() error {
+	if err := boundedFetch(ctx, t.dir, t.shownRemote(remote), t.maxFetch(), func(ctx context.Context) error {
 		_, err := run.runInput(ctx, true, strings.NewReader(in.String()), args...)
 		return err
 	}); err != nil {

@@ -27,7 +27,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
@@ -80,6 +79,13 @@ type MirrorOptions struct {
 	// read; 0 means one per 2 KiB of MaxPackBytes. go-git keeps about 470
 	// bytes per object while it indexes the pack.
 	MaxPackObjects int64
+	// MaxChainBytes refuses a fetch whose pack holds a delta whose chain
+	// (the delta, its base, its base's base ...) makes more bytes
+	// (ErrDeltaChainTooLarge), from each entry's header before it is
+	// inflated: go-git holds every level of a chain at once while it
+	// makes a delta. 0 means the larger of DefaultMirrorMaxChain and twice
+	// the object bound.
+	MaxChainBytes int64
 	// Dial connects git:// and ssh fetches (the caller can check the
 	// address it connects to); nil means a plain net.Dialer. The address
 	// is host:port as the URL (or, for ssh, ~/.ssh/config) names it.
@@ -263,7 +269,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 		}
 		if err == nil {
 			var f *os.File
-			f, err = receivePackBounded(m.dir, demux(req.Capabilities, resp), bounds)
+			f, err = receivePackChained(m.dir, demux(req.Capabilities, resp), bounds, mirrorChainBound(m.opts, bounds))
 			if ls, ok := sess.(*localSession); ok && err != nil {
 				// a refused pack is not read to its end: upload-pack (or
 				// the connection) is stopped, not waited for while it
@@ -272,7 +278,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 			}
 			resp.Close()
 			if err == nil {
-				err = packfile.UpdateObjectStorage(st, f)
+				err = storeReceived(ctx, st, m.dir, f)
 				f.Close()
 				os.Remove(f.Name())
 			}

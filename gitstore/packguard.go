@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -45,6 +46,21 @@ const (
 	packBytesPerObject      = 2 << 10
 )
 
+// ErrDeltaChainTooLarge: a fetched pack holds a delta whose chain (the
+// delta, its base, the base's base and so on to a whole object) makes more
+// bytes than the mirror's chain bound (MirrorOptions.MaxChainBytes).
+// go-git rebuilds a delta's chain whole each time it makes the delta, and
+// holds the object of every level at once while it does: a chain of 8
+// deltas of 97 MiB objects costs it GBs of memory (measured in
+// TestMirrorRefusesLongDeltaChain's comment), refused here from each
+// entry's header before it is inflated.
+var ErrDeltaChainTooLarge = errors.New("the repository holds a delta chain over the size limit")
+
+// DefaultMirrorMaxChain is the floor of a mirror's chain bound when
+// MirrorOptions sets no MaxChainBytes: the bound is the larger of it and
+// twice the object bound (one delta and its whole base).
+const DefaultMirrorMaxChain = 512 << 20
+
 // packBounds are the limits receivePack applies to one pack: the largest
 // object, the pack's bytes and its number of objects.
 type packBounds struct {
@@ -70,6 +86,19 @@ func mirrorPackBounds(opts MirrorOptions) packBounds {
 	return b
 }
 
+// mirrorChainBound is the chain bound of a fetch under opts whose pack
+// bounds are b: MaxChainBytes, else the larger of DefaultMirrorMaxChain
+// and twice the object bound.
+func mirrorChainBound(opts MirrorOptions, b packBounds) int64 {
+	if opts.MaxChainBytes > 0 {
+		return opts.MaxChainBytes
+	}
+	if b.object > math.MaxInt64/2 {
+		return math.MaxInt64
+	}
+	return max(DefaultMirrorMaxChain, 2*b.object)
+}
+
 // maxPackTrailer bounds what receivePack keeps of a stream after the
 // pack's checksum: git sends nothing there, go-git judges what a server
 // does send, and an endless stream is refused instead of spooled to disk
@@ -92,6 +121,13 @@ func receivePack(dir string, r io.Reader, max int64) (_ *os.File, err error) {
 // entry is read, and its bytes, refused as soon as one more than b.bytes
 // has arrived (ErrRepoTooLarge).
 func receivePackBounded(dir string, r io.Reader, b packBounds) (_ *os.File, err error) {
+	return receivePackChained(dir, r, b, 0)
+}
+
+// receivePackChained is receivePackBounded that also refuses a delta
+// whose chain makes more than chain bytes (ErrDeltaChainTooLarge; 0: no
+// bound).
+func receivePackChained(dir string, r io.Reader, b packBounds, chain int64) (_ *os.File, err error) {
 	f, err := os.CreateTemp(dir, receivedPrefix)
 	if err != nil {
 		return nil, err
@@ -105,7 +141,7 @@ func receivePackBounded(dir string, r io.Reader, b packBounds) (_ *os.File, err 
 	bw := bufio.NewWriterSize(f, 64<<10)
 	cr := &packCounter{r: r, left: b.bytes}
 	r = cr
-	if err := scanPack(io.TeeReader(r, bw), b); err != nil {
+	if err := scanPackChained(io.TeeReader(r, bw), b, chain); err != nil {
 		if cr.over {
 			// what the scanner made of the cut stream is beside the point
 			return nil, fmt.Errorf("%w: the pack is over the %d-byte limit", ErrRepoTooLarge, b.bytes)
@@ -201,6 +237,14 @@ func madeBound(b packBounds, read int64) uint64 {
 // entry's header before it is inflated, a pack whose objects (a delta
 // with its base) come to more than madeBound (ErrRepoTooLarge).
 func scanPack(r io.Reader, b packBounds) error {
+	return scanPackChained(r, b, 0)
+}
+
+// scanPackChained is scanPack that also refuses, from each delta's header
+// before it is inflated, a delta whose chain (what it makes, its base's,
+// and so on to a whole object) makes more than chain bytes
+// (ErrDeltaChainTooLarge; 0: no bound).
+func scanPackChained(r io.Reader, b packBounds, chain int64) error {
 	max, bounds := b.object, b
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, 64<<10)
@@ -223,12 +267,14 @@ func scanPack(r io.Reader, b packBounds) error {
 	}
 	var zr io.ReadCloser
 	var head [20]byte
+	chains := newChainBook(chain)
 	for i := uint32(0); i < count; i++ {
+		start := scanned()
 		// A header is at most 30 bytes (the packed reader's entryHeader
 		// decodes it); at the stream's end Peek gives what is left, and
 		// entryHeader says it is cut short.
 		b, _ := br.Peek(64)
-		e, _, hn, why := entryHeader(b)
+		e, back, hn, why := entryHeader(b)
 		if why != "" {
 			return fmt.Errorf("%w: pack entry %d: %s", errPackCorrupt, i, why)
 		}
@@ -242,6 +288,7 @@ func scanPack(r io.Reader, b packBounds) error {
 			if made, err = addMade(made, size, bounds, scanned(), i); err != nil {
 				return err
 			}
+			chains.add(start, size, size)
 		}
 		if zr == nil {
 			zr, err = zlib.NewReader(br)
@@ -276,6 +323,17 @@ func scanPack(r io.Reader, b packBounds) error {
 			if made, err = addMade(made, min(base, uint64(max))+target, bounds, scanned(), i); err != nil {
 				return err
 			}
+			// go-git holds every level of the delta's chain at once
+			var held uint64
+			if e.t == plumbing.OFSDeltaObject {
+				held = chains.at(start - back)
+			} else {
+				held = chains.ofSize(min(base, uint64(max)))
+			}
+			if chain > 0 && held+target > uint64(chain) {
+				return fmt.Errorf("%w: pack entry %d is a delta whose chain (the object of %d bytes it makes, its base, and the base's own bases) makes %d bytes, over the %d-byte limit", ErrDeltaChainTooLarge, i, target, held+target, chain)
+			}
+			chains.add(start, target, held+target)
 		}
 		got, err := io.Copy(io.Discard, lr)
 		if err != nil {
@@ -289,6 +347,59 @@ func scanPack(r io.Reader, b packBounds) error {
 		return fmt.Errorf("pack checksum: %w", unexpectedEOF(err))
 	}
 	return nil
+}
+
+// chainTracked is the least chain a chainBook remembers an entry by: an
+// entry it does not find made less, and is counted at this.
+const chainTracked = 64 << 10
+
+// chainBook remembers, for the entries of a pack scanned so far, what the
+// chain of each makes: a whole object its size, a delta what it makes
+// and what its base's chain makes. go-git rebuilds the chain whole each
+// time it makes a delta, holding the object of each level at once. Only
+// entries whose chain makes at least chainTracked are kept (a pack of
+// small objects costs nothing), by offset (entries come in the order of
+// their offsets) and by the size of the object they make.
+type chainBook struct {
+	off    []int64
+	chain  []uint64
+	bySize map[uint64]uint64 // the largest chain of an object of that size
+	keep   bool              // a zero bound keeps nothing
+}
+
+func newChainBook(bound int64) *chainBook {
+	return &chainBook{bySize: map[uint64]uint64{}, keep: bound > 0}
+}
+
+// add records the entry at off, which makes size bytes with a chain
+// making chain.
+func (c *chainBook) add(off int64, size, chain uint64) {
+	if !c.keep || chain < chainTracked {
+		return
+	}
+	c.off = append(c.off, off)
+	c.chain = append(c.chain, chain)
+	if chain > c.bySize[size] {
+		c.bySize[size] = chain
+	}
+}
+
+// at is what the chain of the entry at off makes (an OFS_DELTA's base).
+func (c *chainBook) at(off int64) uint64 {
+	if i, ok := slices.BinarySearch(c.off, off); ok {
+		return c.chain[i]
+	}
+	return chainTracked
+}
+
+// ofSize is what the chain of a REF_DELTA's base of size bytes makes:
+// the base is named by its id, which the scan does not compute, so it is
+// taken as the longest chain of an earlier entry that makes that size, or
+// as a whole object of that size. Git writes a base before its deltas;
+// a REF_DELTA of a later delta (git never writes one) is counted as of a
+// whole object.
+func (c *chainBook) ofSize(size uint64) uint64 {
+	return max(size, c.bySize[size])
 }
 
 // addMade adds size, what entry i makes (a delta with its base), to

@@ -92,6 +92,11 @@ type TransportOptions struct {
 	// GIT_TERMINAL_PROMPT=0 is set, so a missing credential fails instead
 	// of waiting for input.
 	Interactive bool
+	// MaxFetchBytes bounds what one git fetch of the transport (Fetch,
+	// FetchObjects, ProbeCommitAt) may receive: past it git is stopped,
+	// its temporary pack removed, and the fetch fails with
+	// ErrFetchTooLarge. Zero means DefaultMaxFetchBytes.
+	MaxFetchBytes int64
 	// HookObjects keeps git's object-directory variables (a pre-receive
 	// hook's quarantine), so git sees the objects of the push being judged.
 	HookObjects bool
@@ -710,7 +715,8 @@ func parseLsRemoteLine(line string) (Ref, error) {
 
 // Fetch runs `git fetch` from remote with the given refspecs, pruning
 // destination refs whose source is gone. It never follows tags and checks
-// incoming objects (fetch.fsckObjects).
+// incoming objects (fetch.fsckObjects). What it receives is bounded by
+// MaxFetchBytes (boundedFetch).
 //
 // The destinations are tracking refs (a quarantine that each fetch forces
 // anew), so git makes the fetched objects durable but not each ref it
@@ -719,13 +725,13 @@ func parseLsRemoteLine(line string) (Ref, error) {
 // may lose a tracking ref; the next fetch writes it again. Refs that
 // records live in are only ever written by Update, which makes them durable.
 func (t *Transport) Fetch(ctx context.Context, remote string, refspecs []string) error {
-	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", "core.fsync=objects,pack-metadata,derived-metadata",
+	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", "core.fsync=objects,pack-metadata,derived-metadata",
 		"fetch", "--no-tags", "--prune", "--no-write-fetch-head", "--no-auto-gc"}
 	args = append(args, t.localUploadPack(ctx, remote)...)
 	args = append(args, t.progressFlag())
 	args = append(args, "--", remote)
 	args = append(args, refspecs...)
-	if err := removingGitTemps(t.dir, func() error { _, err := t.run(ctx, true, args...); return err }); err != nil {
+	if err := boundedFetch(ctx, t.dir, t.shownRemote(remote), t.maxFetch(), func(ctx context.Context) error { _, err := t.run(ctx, true, args...); return err }); err != nil {
 		return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
 	}
 	return nil

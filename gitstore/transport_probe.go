@@ -114,8 +114,11 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
 	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
-	if _, err := p.runAt(ctx, false, nil, url, "-c", "core.bare=true", "-c", bigObjects, "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
-		"--", url, "+"+ref+":refs/probe"); err != nil {
+	if err := boundedFetch(ctx, tmp, t.shownRemote(url), t.maxFetch(), func(ctx context.Context) error {
+		_, err := p.runAt(ctx, false, nil, url, "-c", "core.bare=true", "-c", bigObjects, "-c", fetchUnpackLimit, "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
+			"--", url, "+"+ref+":refs/probe")
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
 	if raw, ok, err := readLocalCommit(tmp, "refs/probe"); ok || err != nil {

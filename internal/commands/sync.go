@@ -18,6 +18,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/policy"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/share"
 	"github.com/readproof/readproof/internal/store"
@@ -42,6 +43,26 @@ func shareOptions(e *env) share.Options {
 		o.StaleLockAge = d
 	}
 	return o
+}
+
+// maxFetchCLIFlag is pull's and clone's bound on what one git fetch may
+// receive.
+func maxFetchCLIFlag() cli.Flag {
+	return &cli.StringFlag{Name: strings.TrimPrefix(gitstore.MaxFetchFlag, "--"), Value: policy.FormatSize(gitstore.DefaultMaxFetchBytes),
+		Usage: "stop a fetch, changing nothing, once the remote has sent more than `SIZE` (such as 512MiB or 8GiB)"}
+}
+
+// maxFetchFlag reads --max-fetch-bytes (0 when not given: the default).
+func maxFetchFlag(c *cli.Context) (int64, error) {
+	name := strings.TrimPrefix(gitstore.MaxFetchFlag, "--")
+	if !c.IsSet(name) {
+		return 0, nil
+	}
+	n, err := policy.ParseSize(c.String(name))
+	if err != nil {
+		return 0, withCode(ExitUsage, hint.With(fmt.Errorf("%s: %w", gitstore.MaxFetchFlag, err), `write a size such as "512MiB" or "8GiB"`))
+	}
+	return n, nil
 }
 
 // syncErr gives share's errors their exit codes.
@@ -142,8 +163,13 @@ func pullCommand() *cli.Command {
 			if err := needArgs(c, 0, 1, "[REMOTE]"); err != nil {
 				return err
 			}
-			return withEnv(c, func(e *env) error { return runPull(c.Context, e, c.Args().Slice()) })
+			max, err := maxFetchFlag(c)
+			if err != nil {
+				return err
+			}
+			return withEnv(c, func(e *env) error { return runPull(c.Context, e, c.Args().Slice(), max) })
 		},
+		Flags: []cli.Flag{maxFetchCLIFlag()},
 	}
 }
 
@@ -218,8 +244,13 @@ func cloneCommand() *cli.Command {
 			if err := needArgs(c, 1, 2, "URL [DIR]"); err != nil {
 				return err
 			}
-			return withEnv(c, func(e *env) error { return runClone(c.Context, e, c.Args().Slice()) })
+			max, err := maxFetchFlag(c)
+			if err != nil {
+				return err
+			}
+			return withEnv(c, func(e *env) error { return runClone(c.Context, e, c.Args().Slice(), max) })
 		},
+		Flags: []cli.Flag{maxFetchCLIFlag()},
 	}
 }
 
@@ -386,10 +417,11 @@ func runPush(ctx context.Context, e *env, args []string) error {
 }
 
 // runPull is `readproof pull`.
-func runPull(ctx context.Context, e *env, args []string) error {
+func runPull(ctx context.Context, e *env, args []string, maxFetch int64) error {
 	return e.withStore(func(s *store.Store) error {
 		remote := remoteArg(args, 0)
 		opts := shareOptions(e)
+		opts.MaxFetchBytes = maxFetch
 		// with the probe key, every verdict record pulled in is checked
 		// against its MAC before anything is adopted
 		keys, keyPath, keyWarn := proofread.CheckKeys(s)
@@ -562,13 +594,14 @@ func runConflictsRename(_ context.Context, e *env, opts conflictsRenameOptions, 
 }
 
 // runClone is `readproof clone`.
-func runClone(ctx context.Context, e *env, args []string) error {
+func runClone(ctx context.Context, e *env, args []string, maxFetch int64) error {
 	dir := e.storePath
 	if len(args) == 2 {
 		dir = args[1]
 	}
 	url := args[0]
 	opts := shareOptions(e)
+	opts.MaxFetchBytes = maxFetch
 	// with the probe key, every verdict record fetched is checked against
 	// its MAC before the clone is kept
 	pol, err := e.loadPolicy()

@@ -90,7 +90,7 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 	ct, meter := t, (*heldWriter)(nil)
 	if early {
 		// its own transport: t is configured meanwhile (AddRemoteURL)
-		topts := gitstore.TransportOptions{Interactive: opts.Interactive}
+		topts := gitstore.TransportOptions{Interactive: opts.Interactive, MaxFetchBytes: opts.MaxFetchBytes}
 		if opts.Progress != nil {
 			meter = &heldWriter{w: opts.Progress}
 			topts.Progress = meter
@@ -234,6 +234,11 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		}
 		if err == nil {
 			break
+		}
+		if errors.Is(err, gitstore.ErrFetchTooLarge) {
+			// listing again would not make the remote send less
+			<-pre
+			return nil, fmt.Errorf("clone %s: %w", shown, err)
 		}
 		again, _, lerr := recognize(ctx, g, t, "origin", fetchURL, "clone "+shown, false, fetchURL, nil)
 		if attempt >= 2 || lerr != nil || slices.Equal(again, refs) {

@@ -195,6 +195,8 @@ func transportHint(err error, otherwise string) string {
 	switch {
 	case errors.Is(err, gitstore.ErrUnreadableRepoFile):
 		return hint.Of(err) // not git ls-remote: it would block on the file
+	case errors.Is(err, gitstore.ErrFetchTooLarge):
+		return hint.Of(err) // the remote is reached; it sends too much
 	case damagedMessage(err.Error()):
 		return damagedHint
 	case authMessage(err.Error()):

@@ -37,6 +37,10 @@ type Options struct {
 	// record it would adopt and refuse the pull when one fails; the checks
 	// that need no key run without it (verdicts.go).
 	ProbeKeys *probe.Keys
+	// MaxFetchBytes bounds what one git fetch of a pull or clone may
+	// receive (gitstore.TransportOptions.MaxFetchBytes); zero means
+	// gitstore.DefaultMaxFetchBytes.
+	MaxFetchBytes int64
 	// Notice receives what the user must hear even when nothing is a
 	// terminal: a change readproof made on the remote (a stale lock file it
 	// removed). nil sends it to Progress.
@@ -77,7 +81,7 @@ func (o Options) say(format string, args ...any) {
 // transport is the transport of one command: the remote's configuration
 // is read once (gitstore.Transport.OneCommand).
 func (o Options) transport(g gitstore.Store) (*gitstore.Transport, error) {
-	t, err := gitstore.NewTransport(g.Path(), gitstore.TransportOptions{Progress: o.Progress, Interactive: o.Interactive})
+	t, err := gitstore.NewTransport(g.Path(), gitstore.TransportOptions{Progress: o.Progress, Interactive: o.Interactive, MaxFetchBytes: o.MaxFetchBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +183,7 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 	// what the tracking refs hold once fetched: the listing, when
 	// fetchListed wrote it (no second listing of 10^5 tracking refs)
 	fetched, written := rem.tracked(), rem.listed
-	if err = fetchListed(ctx, g, t, remote, rem.listed, tracking); err != nil {
+	if err = fetchListed(ctx, g, t, remote, rem.listed, tracking); err != nil && !errors.Is(err, gitstore.ErrFetchTooLarge) {
 		// the remote moved since it was listed, or another pull moved the
 		// tracking refs: git fetch lists again and forces them, and the
 		// plan reads what it wrote

@@ -1,0 +1,205 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/readproof/readproof/internal/hint"
+)
+
+// ErrFetchTooLarge: a remote sent one fetch (of a pull, a clone, or the
+// read of a remote's main) more than the transport's bound
+// (TransportOptions.MaxFetchBytes). Stock git 2.39 has no bound of its own
+// on what a fetch receives: a hostile or broken remote could fill the
+// disk. Git was stopped, its temporary pack removed and no ref written.
+var ErrFetchTooLarge = errors.New("the remote sent more than the fetch size limit")
+
+// DefaultMaxFetchBytes bounds one fetch when TransportOptions sets no
+// MaxFetchBytes: 4 GiB, four times the largest pack a git source may
+// send by default and more than any store's history readproof has seen.
+const DefaultMaxFetchBytes = 4 << 30
+
+// MaxFetchFlag names the option of pull and clone that sets
+// TransportOptions.MaxFetchBytes; the limit's hint names it.
+const MaxFetchFlag = "--max-fetch-bytes"
+
+// fetchWatchEvery is how often a fetch's incoming pack is measured: at
+// 1 GB/s a fetch passes the bound by at most some 20 MB before git is
+// stopped.
+const fetchWatchEvery = 20 * time.Millisecond
+
+// fetchUnpackLimit makes git keep every fetched pack as the pack it
+// received (index-pack), never unpacking a small one into loose objects:
+// all the remote sends then lands in one temporary file,
+// objects/pack/tmp_pack_XXXXXX, whose size boundedFetch watches. With
+// git's default (100 objects), a pack of fewer objects went to
+// unpack-objects, which writes each object, however large, to a loose
+// file of its own.
+const fetchUnpackLimit = "fetch.unpackLimit=1"
+
+// maxFetch is the transport's bound on one fetch.
+func (t *Transport) maxFetch() int64 {
+	if t.opts.MaxFetchBytes > 0 {
+		return t.opts.MaxFetchBytes
+	}
+	return DefaultMaxFetchBytes
+}
+
+// boundedFetch runs fetch, a git fetch into the repository gitDir (whose
+// objects/pack the pack arrives in), with a context that is
+// cancelled, stopping git, once git's new temporary files in
+// objects/pack (the pack it receives) come to more than limit bytes.
+// Then, and when the disk or the file size limit was met, the temporary
+// files git left are removed; git writes no ref before its pack is
+// complete, so none moved. remote names the remote in the error.
+func boundedFetch(ctx context.Context, gitDir string, remote func(context.Context) string, limit int64, fetch func(context.Context) error) error {
+	before := gitTempFiles(gitDir, nil)
+	packsBefore := packFiles(gitDir)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var over atomic.Int64 // the size seen past limit
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(fetchWatchEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if n := tempBytes(gitDir, before); n > limit {
+				over.Store(n)
+				cancel()
+				return
+			}
+		}
+	}()
+	err := fetch(fctx)
+	close(done)
+	<-stopped
+	if err == nil && over.Load() == 0 {
+		// a pack that arrived whole between two looks is measured now:
+		// the same remote is refused however fast it sends (the pack
+		// stays, unreachable, for gc to prune)
+		if n := newPackBytes(gitDir, packsBefore); n > limit {
+			return hint.With(fmt.Errorf("%w (%s): %d bytes arrived from %s", ErrFetchTooLarge, sizeText(limit), n, remote(ctx)),
+				"no run, resource, tag or journal ref moved; a store's history is rarely this large, so check the remote; if you trust it, raise the limit: "+MaxFetchFlag+" "+sizeText(limit*2))
+		}
+		return nil
+	}
+	if n := over.Load(); n > 0 && ctx.Err() == nil {
+		removeTemps(gitDir, before)
+		return hint.With(fmt.Errorf("%w (%s): git was stopped once %d bytes had arrived from %s", ErrFetchTooLarge, sizeText(limit), n, remote(ctx)),
+			"no run, resource, tag or journal ref moved and the part received was removed; a store's history is rarely this large, so check the remote; if you trust it, raise the limit: "+MaxFetchFlag+" "+sizeText(limit*2))
+	}
+	if err != nil {
+		err = packSizeLimited(err, gitDir, before)
+	}
+	if err != nil && (OutOfSpace(err) || FileSizeLimited(err)) {
+		removeTemps(gitDir, before)
+	}
+	return err
+}
+
+// packSizeLimited is err, of a fetch that failed, marked as the file size
+// limit's (FileSizeLimited: git's words for SIGXFSZ) when a temporary file git left in gitDir's
+// objects/pack (one not in before) reached that limit: index-pack, which
+// writes the pack, was then killed by SIGXFSZ, and git fetch, reading
+// index-pack's answer for the pack it keeps (fetch.unpackLimit=1), says
+// only "fetch-pack: invalid index-pack output".
+func packSizeLimited(err error, gitDir string, before map[string]bool) error {
+	limit, ok := fileSizeLimit()
+	if !ok || FileSizeLimited(err) {
+		return err
+	}
+	for f := range gitTempFiles(gitDir, before) {
+		if fi, serr := os.Lstat(f); serr == nil && fi.Size() >= limit {
+			return fmt.Errorf("%w: git's index-pack died of signal 25 (SIGXFSZ): the pack it wrote reached the file size limit of %d bytes", err, limit)
+		}
+	}
+	return err
+}
+
+// tempBytes is the size of git's temporary files in gitDir's
+// objects/pack that are not in skip.
+func tempBytes(gitDir string, skip map[string]bool) int64 {
+	var n int64
+	for f := range gitTempFiles(gitDir, skip) {
+		if fi, err := os.Lstat(f); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// packFiles lists the packs (pack-*.pack) in gitDir's objects/pack.
+func packFiles(gitDir string) map[string]bool {
+	entries, _ := readDir(filepath.Join(gitDir, "objects", "pack"))
+	out := map[string]bool{}
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".pack") {
+			out[n] = true
+		}
+	}
+	return out
+}
+
+// newPackBytes is the size of the packs in gitDir's objects/pack that are
+// not in before.
+func newPackBytes(gitDir string, before map[string]bool) int64 {
+	var n int64
+	for name := range packFiles(gitDir) {
+		if before[name] {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(gitDir, "objects", "pack", name)); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// removeTemps removes git's temporary files in gitDir's objects/pack that
+// are not in skip.
+func removeTemps(gitDir string, skip map[string]bool) {
+	for f := range gitTempFiles(gitDir, skip) {
+		os.Remove(f)
+	}
+}
+
+// sizeText writes n bytes as the option takes it: in GiB, MiB or KiB when
+// one divides it exactly, else in bytes.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// shownRemote names remote, a configured remote's name or a URL, for an
+// error: a name with the URL git fetches from, a URL redacted.
+func (t *Transport) shownRemote(remote string) func(context.Context) string {
+	return func(ctx context.Context) string {
+		if CheckRemoteName(remote) == nil {
+			if url, err := t.RemoteFetchURL(ctx, remote); err == nil {
+				return remote + " (" + RedactURL(url) + ")"
+			}
+		}
+		return RedactURL(remote)
+	}
+}
