@@ -327,7 +327,14 @@ func copyHint(wd string) string {
 
 // plainCloneOfStore reports whether dir is the work tree of a plain `git
 // clone` of a store: its .git directory is one readproof reads as a store
-// (store.Open recognises it by its journal; it writes nothing there).
+// (store.Open recognises it by its journal; it writes nothing there), and
+// what is checked out (HEAD) is a journal commit, as `git clone` checks out
+// the store's main, or nothing (a remote whose HEAD names a branch it does
+// not have, as `git init --bare` on a server may make it). A project whose
+// repository also holds a store's refs (`git remote add audit STORE && git
+// fetch audit`: store.Open reads them too) has its own commit checked out:
+// it is no copy, and init there makes the project's store (before session
+// 30's re-read init refused it).
 func plainCloneOfStore(dir string) bool {
 	if !gitobj.IsGitDir(filepath.Join(dir, ".git")) {
 		return false
@@ -336,8 +343,17 @@ func plainCloneOfStore(dir string) bool {
 	if err != nil {
 		return false
 	}
-	s.Close()
-	return true
+	defer s.Close()
+	g := s.Objects()
+	head, err := g.Ref("HEAD")
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return true // nothing checked out: nothing of a project's
+	}
+	if err != nil {
+		return false
+	}
+	c, err := g.Commit(head)
+	return err == nil && store.IsJournalCommit(c) && store.ViewShape(g, c.Tree) == nil
 }
 
 // openRead opens the store for a command that reads what is recorded

@@ -1956,11 +1956,13 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, m *manifest.Manifest, keys 
 		}
 		auth := "its MAC was not checked (no probe key)"
 		switch {
+		case j.Standing == VerdictUnauthenticated:
+			// key or no key: nothing to check (before session 30's
+			// re-read, without a key, "not checked (no probe key)")
+			auth = "it carries no MAC (recorded before verdict records were authenticated)"
 		case keys == nil:
 		case j.Standing == VerdictVerified:
 			auth = "its MAC verifies under the probe key"
-		case j.Standing == VerdictUnauthenticated:
-			auth = "it carries no MAC (recorded before verdict records were authenticated)"
 		case j.Standing == VerdictOtherKey:
 			auth = "it is authenticated under another probe key, so its MAC was not checked"
 		}
