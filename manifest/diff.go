@@ -269,8 +269,12 @@ func pairEntries[E any](a, b []E, key func(*E) (uri, hash, ref string)) *ViewCom
 	match := make([]int, len(b)) // the entry of A each of B takes, -1 for none
 	used := make([]bool, len(a))
 	next := make([]int, len(a))
+	leftA, leftB := len(a), len(b) // entries not yet paired
 	pass := func(keyOf func(uri, ref string) identity) {
-		head := make(map[identity]int, len(a))
+		if leftA == 0 || leftB == 0 {
+			return // nothing left to pair: no map to build
+		}
+		head := make(map[identity]int, leftA)
 		for i := len(a) - 1; i >= 0; i-- {
 			if used[i] {
 				continue
@@ -292,6 +296,8 @@ func pairEntries[E any](a, b []E, key func(*E) (uri, hash, ref string)) *ViewCom
 			if j, ok := head[k]; ok && j >= 0 {
 				head[k] = next[j]
 				match[i], used[j] = j, true
+				leftA--
+				leftB--
 			}
 		}
 	}
