@@ -488,3 +488,33 @@ func TestUntrustedJunkTokensUnchecked(t *testing.T) {
 		t.Errorf("a valid token from the spent address: %d, want 200", c)
 	}
 }
+
+// TestUntrustedJunkStopsAtTheBudget: past an address's budget, the
+// limiter itself answers a string not shaped as a token 429, as a request
+// without one, and passes on to the token check only a well-shaped token
+// (which may be valid). TestUntrustedJunkTokensUnchecked cannot tell the
+// two apart: the check behind refuses junk on its shape too, and its 401
+// becomes the same 429.
+func TestUntrustedJunkStopsAtTheBudget(t *testing.T) {
+	l := newUntrustedLimiter(0.001, 1, 16)
+	var reached []string
+	h := l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached = append(reached, r.Header.Get("Authorization"))
+		http.Error(w, "refused", http.StatusUnauthorized)
+	}))
+	const addr = "10.0.0.9:1"
+	if c := post(h, addr, "junk").Code; c != http.StatusUnauthorized {
+		t.Fatalf("junk within the budget: %d, want the check's 401", c)
+	}
+	for _, tok := range []string{"junk", strings.ToUpper(badToken), badToken + "0", badToken[:len(badToken)-1]} {
+		if c := post(h, addr, tok).Code; c != http.StatusTooManyRequests {
+			t.Errorf("junk of %d bytes past the budget: %d, want 429", len(tok), c)
+		}
+	}
+	if len(reached) != 1 {
+		t.Errorf("past the budget, %d junk tokens were passed on to the token check, want none", len(reached)-1)
+	}
+	if c := post(h, addr, badToken).Code; c != http.StatusTooManyRequests || len(reached) != 2 {
+		t.Errorf("a well-shaped token past the budget: %d, passed on %v, want it checked and answered 429", c, len(reached) == 2)
+	}
+}
