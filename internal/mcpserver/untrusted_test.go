@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/store"
@@ -517,4 +520,32 @@ func TestUntrustedJunkStopsAtTheBudget(t *testing.T) {
 	if c := post(h, addr, badToken).Code; c != http.StatusTooManyRequests || len(reached) != 2 {
 		t.Errorf("a well-shaped token past the budget: %d, passed on %v, want it checked and answered 429", c, len(reached) == 2)
 	}
+}
+
+// FuzzWellShapedAsTheSDKReadsIt: past an address's budget the limiter
+// passes on to the token check only a header it reads as a well-shaped
+// token (presentsWellShapedToken); the SDK's bearer middleware reads the
+// header itself. Whatever the header, a token the SDK would hand to the
+// check shaped as ours (so possibly valid) is one the limiter passes on:
+// a valid token is never refused by the budget for a header the two read
+// apart (another split, another spelling of the scheme).
+func FuzzWellShapedAsTheSDKReadsIt(f *testing.F) {
+	for _, h := range []string{"Bearer " + goodToken, "bearer\t" + goodToken + " ", "BEARER  " + goodToken,
+		"Bearer " + goodToken + "\u00a0", "Bearer\u0085" + goodToken, "Basic " + goodToken, "Bearer " + goodToken + " x",
+		"Bearer " + strings.ToUpper(goodToken), "Bearer", "", "Bearer x y"} {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		var handed string
+		sdk := auth.RequireBearerToken(func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			handed = token
+			return nil, auth.ErrInvalidToken
+		}, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", nil)
+		r.Header["Authorization"] = []string{header}
+		sdk.ServeHTTP(httptest.NewRecorder(), r)
+		if mcpauth.ParseToken(handed) == nil && !presentsWellShapedToken(r) {
+			t.Fatalf("header %q: the SDK checks the well-shaped token in it, the limiter past the budget refuses it unchecked", header)
+		}
+	})
 }
