@@ -243,9 +243,10 @@ func (s *Server) verifyClaims(_ context.Context, c *call, in ClaimsInput) (*Clai
 // and its MAC checked before it was answered as absent. Its own receipt
 // that fails its MAC, does not decode (its bytes still naming its
 // caller) or whose binding was edited is tampered, as the operator's
-// command says (before session 30 one whose record did not read whole was
-// answered as absent, fabricated, and the chain was read twice, once to
-// find the caller's receipts and once to check them). The receipts not
+// command says (before session 30 one whose record did not read whole,
+// or whose binding was edited, was answered as absent, fabricated, and
+// the chain was read twice, once to find the caller's receipts and once
+// to check them). The receipts not
 // cited (omitted) are its caller's only. A write token sees every
 // receipt, as the operator's command does.
 func ownClaims(ledger *receipts.Ledger, key receipts.Key, session string, claims []string, caller string) (receipts.Report, error) {

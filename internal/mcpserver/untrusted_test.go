@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/readproof/readproof/internal/mcpauth"
 	"github.com/readproof/readproof/internal/store"
@@ -487,4 +490,62 @@ func TestUntrustedJunkTokensUnchecked(t *testing.T) {
 	if c := post(h, addr, goodToken).Code; c != http.StatusOK {
 		t.Errorf("a valid token from the spent address: %d, want 200", c)
 	}
+}
+
+// TestUntrustedJunkStopsAtTheBudget: past an address's budget, the
+// limiter itself answers a string not shaped as a token 429, as a request
+// without one, and passes on to the token check only a well-shaped token
+// (which may be valid). TestUntrustedJunkTokensUnchecked cannot tell the
+// two apart: the check behind refuses junk on its shape too, and its 401
+// becomes the same 429.
+func TestUntrustedJunkStopsAtTheBudget(t *testing.T) {
+	l := newUntrustedLimiter(0.001, 1, 16)
+	var reached []string
+	h := l.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached = append(reached, r.Header.Get("Authorization"))
+		http.Error(w, "refused", http.StatusUnauthorized)
+	}))
+	const addr = "10.0.0.9:1"
+	if c := post(h, addr, "junk").Code; c != http.StatusUnauthorized {
+		t.Fatalf("junk within the budget: %d, want the check's 401", c)
+	}
+	for _, tok := range []string{"junk", strings.ToUpper(badToken), badToken + "0", badToken[:len(badToken)-1]} {
+		if c := post(h, addr, tok).Code; c != http.StatusTooManyRequests {
+			t.Errorf("junk of %d bytes past the budget: %d, want 429", len(tok), c)
+		}
+	}
+	if len(reached) != 1 {
+		t.Errorf("past the budget, %d junk tokens were passed on to the token check, want none", len(reached)-1)
+	}
+	if c := post(h, addr, badToken).Code; c != http.StatusTooManyRequests || len(reached) != 2 {
+		t.Errorf("a well-shaped token past the budget: %d, passed on %v, want it checked and answered 429", c, len(reached) == 2)
+	}
+}
+
+// FuzzWellShapedAsTheSDKReadsIt: past an address's budget the limiter
+// passes on to the token check only a header it reads as a well-shaped
+// token (presentsWellShapedToken); the SDK's bearer middleware reads the
+// header itself. Whatever the header, a token the SDK would hand to the
+// check shaped as ours (so possibly valid) is one the limiter passes on:
+// a valid token is never refused by the budget for a header the two read
+// apart (another split, another spelling of the scheme).
+func FuzzWellShapedAsTheSDKReadsIt(f *testing.F) {
+	for _, h := range []string{"Bearer " + goodToken, "bearer\t" + goodToken + " ", "BEARER  " + goodToken,
+		"Bearer " + goodToken + "\u00a0", "Bearer\u0085" + goodToken, "Basic " + goodToken, "Bearer " + goodToken + " x",
+		"Bearer " + strings.ToUpper(goodToken), "Bearer", "", "Bearer x y"} {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		var handed string
+		sdk := auth.RequireBearerToken(func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			handed = token
+			return nil, auth.ErrInvalidToken
+		}, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/", nil)
+		r.Header["Authorization"] = []string{header}
+		sdk.ServeHTTP(httptest.NewRecorder(), r)
+		if mcpauth.ParseToken(handed) == nil && !presentsWellShapedToken(r) {
+			t.Fatalf("header %q: the SDK checks the well-shaped token in it, the limiter past the budget refuses it unchecked", header)
+		}
+	})
 }
