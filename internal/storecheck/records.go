@@ -247,13 +247,13 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			case store.VerdictNotChecked:
 				if rec.MAC != "" {
 					noKey++
+				} else {
+					unauth++ // no key checks what is not there
 				}
 			case store.VerdictVerified:
 				verified++
 			case store.VerdictUnauthenticated:
-				if c.opts.ProbeKeys != nil {
-					unauth++
-				}
+				unauth++
 			case store.VerdictOtherKey:
 				otherKey++ // rotated since: no record under the key in use precedes it
 			case store.VerdictFails:
@@ -270,7 +270,7 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 	}
 	if unauth > 0 {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
-			Message: fmt.Sprintf("%d verdict record%s carry no MAC (recorded before verdict records were authenticated, or without the probe key)", unauth, text.Plural(unauth, "", "s"))})
+			Message: fmt.Sprintf("%d verdict record%s no MAC (recorded before verdict records were authenticated, or without the probe key)", unauth, text.Plural(unauth, " carries", "s carry"))})
 	}
 	if otherKey > 0 {
 		c.add(Problem{Kind: Warning, Check: "verdicts", Subject: "store",
