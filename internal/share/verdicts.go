@@ -54,53 +54,69 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 		if err != nil {
 			return nil, fmt.Errorf("verdicts of run %s: %w", run, err)
 		}
-		isNew := make(map[gitstore.OID]bool, len(commits))
-		starts := []gitstore.OID{tip}
-		for _, c := range commits {
-			isNew[c.ID] = true
-			starts = append(starts, c.ID)
+		f, err := checkIncomingRun(ctx, g, run, tip, commits, keys, manifests, nil)
+		if err != nil {
+			return nil, err
 		}
-		// each chain an incoming record is on: the remote tip's, then that
-		// of each incoming commit no walk met (a side chain a sync merged)
-		walked, judged := map[gitstore.OID]bool{}, map[string]bool{}
-		for _, start := range starts {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+		failures = append(failures, f...)
+	}
+	return failures, nil
+}
+
+// checkIncomingRun is checkIncomingVerdicts of one run whose remote tip
+// brings commits (revList from tip, not from the local tip). manifests
+// memoises the manifests records name across runs (recordManifest); read,
+// when not nil, holds records of commits decoded already (a clone's chain
+// check, checkVerdictChainRead, decoded every one: before session 30's
+// re-read a keyless clone read and decoded each record twice).
+func checkIncomingRun(ctx context.Context, g gitstore.Store, run string, tip gitstore.OID, commits []gitstore.RevListCommit, keys *probe.Keys, manifests map[string]*manifest.Manifest, read map[gitstore.OID]*store.VerdictRecord) ([]string, error) {
+	var failures []string
+	isNew := make(map[gitstore.OID]bool, len(commits))
+	starts := []gitstore.OID{tip}
+	for _, c := range commits {
+		isNew[c.ID] = true
+		starts = append(starts, c.ID)
+	}
+	// each chain an incoming record is on: the remote tip's, then that
+	// of each incoming commit no walk met (a side chain a sync merged)
+	walked, judged := map[gitstore.OID]bool{}, map[string]bool{}
+	for _, start := range starts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if walked[start] {
+			continue
+		}
+		links, f := verdictChainFrom(g, run, start, isNew, walked, keys, read)
+		failures = append(failures, f...)
+		// the entries of each manifest mounted with the key in use, read
+		// once a chain (a chain a run conflict shares holds checks of
+		// two manifests)
+		mounted := map[string]map[int]bool{}
+		for i, j := range store.JudgeVerdictChain(links, keys) {
+			rec := links[i].Record
+			if !isNew[gitstore.OID(rec.ID)] || judged[rec.ID] {
+				continue // adopted before, or judged on a chain walked already
 			}
-			if walked[start] {
-				continue
-			}
-			links, f := verdictChainFrom(g, run, start, isNew, walked, keys)
-			failures = append(failures, f...)
-			// the entries of each manifest mounted with the key in use, read
-			// once a chain (a chain a run conflict shares holds checks of
-			// two manifests)
-			mounted := map[string]map[int]bool{}
-			for i, j := range store.JudgeVerdictChain(links, keys) {
-				rec := links[i].Record
-				if !isNew[gitstore.OID(rec.ID)] || judged[rec.ID] {
-					continue // adopted before, or judged on a chain walked already
-				}
-				judged[rec.ID] = true
-				if withoutKeyRule(rec, j, keys) {
-					if m := recordManifest(g, rec.ManifestID, manifests); m != nil {
-						cache := mounted[m.ID]
-						why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &cache)
-						mounted[m.ID] = cache
-						if why != "" {
-							failures = append(failures, why)
-							continue
-						}
+			judged[rec.ID] = true
+			if withoutKeyRule(rec, j, keys) {
+				if m := recordManifest(g, rec.ManifestID, manifests); m != nil {
+					cache := mounted[m.ID]
+					why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &cache)
+					mounted[m.ID] = cache
+					if why != "" {
+						failures = append(failures, why)
+						continue
 					}
 				}
-				switch j.Standing {
-				case store.VerdictFails:
-					failures = append(failures, j.Err.Error())
-				case store.VerdictStripped:
-					failures = append(failures, fmt.Sprintf("%v, although check %d before it does: it was written or edited without the probe key", j.Err, j.Before.Check))
-				case store.VerdictRotatedBackwards:
-					failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v; check %d before it is under the probe key in use, and keys only rotate forward", run, rec.ID, j.Err, j.Before.Check))
-				}
+			}
+			switch j.Standing {
+			case store.VerdictFails:
+				failures = append(failures, j.Err.Error())
+			case store.VerdictStripped:
+				failures = append(failures, fmt.Sprintf("%v, although check %d before it does: it was written or edited without the probe key", j.Err, j.Before.Check))
+			case store.VerdictRotatedBackwards:
+				failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v; check %d before it is under the probe key in use, and keys only rotate forward", run, rec.ID, j.Err, j.Before.Check))
 			}
 		}
 	}
@@ -158,8 +174,9 @@ func recordManifest(g gitstore.Store, id string, memo map[string]*manifest.Manif
 // read so far needs the records before it to be judged: one without a MAC
 // or, with keys, under another key. A record that does not decode ends the
 // chain (the chain check, checkVerdictChain, refuses it); an incoming
-// commit that cannot be read is a failure.
-func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, walked map[gitstore.OID]bool, keys *probe.Keys) (links []store.VerdictLink, failures []string) {
+// commit that cannot be read is a failure. A record read holds is not read
+// again.
+func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, walked map[gitstore.OID]bool, keys *probe.Keys, read map[gitstore.OID]*store.VerdictRecord) (links []store.VerdictLink, failures []string) {
 	needOlder := false
 	for id := start; id != "" && (isNew[id] || needOlder); {
 		walked[id] = true
@@ -185,9 +202,12 @@ func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, w
 				continue
 			}
 		}
-		rec, _, err := verdictsAt(g, run, id)
-		if err != nil {
-			break
+		rec := read[id]
+		if rec == nil {
+			var err error
+			if rec, _, err = verdictsAt(g, run, id); err != nil {
+				break
+			}
 		}
 		if rec.MAC == "" || keys != nil && rec.MACKey != keys.RecordKeyID() {
 			needOlder = true
