@@ -9,6 +9,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -40,8 +41,10 @@ import (
 // was still written without the key (store.VerdictWithoutKeyIn, judged
 // with the manifest the record names, as evidence verify judges it: no
 // MAC for a manifest bound to its content; under another key, a verdict
-// only the key in use could give). It returns the failures, each naming
-// the run and the record.
+// only the key in use could give). A record that rule would judge whose
+// manifest neither the store nor the remote holds is refused: it cannot be
+// judged, and the pull that later brings the manifest would not judge it
+// again. It returns the failures, each naming the run and the record.
 func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys *probe.Keys) ([]string, error) {
 	manifests := map[string]*manifest.Manifest{} // by id, nil when it does not read
 	var failures []string
@@ -100,14 +103,23 @@ func checkIncomingRun(ctx context.Context, g gitstore.Store, run string, tip git
 			}
 			judged[rec.ID] = true
 			if withoutKeyRule(rec, j, keys) {
-				if m := recordManifest(g, rec.ManifestID, manifests); m != nil {
-					cache := mounted[m.ID]
-					why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &cache)
-					mounted[m.ID] = cache
-					if why != "" {
-						failures = append(failures, why)
-						continue
-					}
+				m := recordManifest(g, rec.ManifestID, manifests)
+				if m == nil {
+					// readproof checks only a run it holds and shares the
+					// run with the chain: a chain served before its run
+					// would be adopted unjudged, and the pull that brings
+					// the run judges only the records it brings (before
+					// session 30's re-read it was adopted)
+					failures = append(failures, fmt.Sprintf("verdict record %s of run %s (check %d) names manifest %s, which neither the store nor the remote holds, so the record cannot be judged: readproof records a check only of a run it holds and shares the run with it",
+						rec.ID, run, rec.Check, text.Printable(rec.ManifestID)))
+					continue
+				}
+				cache := mounted[m.ID]
+				why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &cache)
+				mounted[m.ID] = cache
+				if why != "" {
+					failures = append(failures, why)
+					continue
 				}
 			}
 			switch j.Standing {
@@ -137,7 +149,7 @@ func withoutKeyRule(rec *store.VerdictRecord, j store.VerdictJudgement, keys *pr
 // recordManifest is the manifest of id, the manifest a verdict record
 // names, read from the objects a pull fetched (bounded as the manifest
 // check reads it), memoised in memo; nil when id names no manifest that
-// reads, which the manifest and chain checks report on their own.
+// reads, which refuses the record (checkIncomingRun).
 func recordManifest(g gitstore.Store, id string, memo map[string]*manifest.Manifest) *manifest.Manifest {
 	if m, done := memo[id]; done {
 		return m

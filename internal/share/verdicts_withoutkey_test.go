@@ -290,3 +290,40 @@ func TestCloneReadsVerdictsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPullVerdictBeforeItsManifest: a verdict record the rule of records
+// written without the key would judge (no MAC, here) that names a manifest
+// neither the store nor the remote holds is refused: a remote that serves
+// a run's verdict chain before the run (its manifest) would otherwise have
+// it adopted unjudged, and a later pull of the run, which judges only the
+// records it brings, adopts the manifest beside it; verify then reports the
+// store broken. Before session 30's re-read the record was adopted.
+func TestPullVerdictBeforeItsManifest(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, a, b := twoProjects(t)
+	boundRun(t, a, keys, "r1", "policy")
+	rec := checkAs(t, a, probe.Keys{}, "r1", func(v *store.VerdictEntry) { v.Verdict = string(probe.ReadVerified) })
+	early := bareServer(t, t.TempDir(), "early.git")
+	git(t, a.path(), "push", "-q", early, store.VerdictsPrefix+"r1")
+	addRemote(t, b, "early", early)
+	before := refsExcept(t, b.path(), RemotesPrefix)
+	for _, k := range []*probe.Keys{&keys, nil} {
+		_, err := Pull(context.Background(), b.s, "early", Options{ProbeKeys: k})
+		if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), "verdict record "+rec.ID+" of run r1 (check 1) names manifest ") {
+			t.Fatalf("pull of a verdict chain before its run (key %v): %v; want ErrUnverified naming record %s", k != nil, err, rec.ID)
+		}
+		if after := refsExcept(t, b.path(), RemotesPrefix); after != before {
+			t.Fatalf("refused pull (key %v) moved refs:\n%s\nwant\n%s", k != nil, after, before)
+		}
+	}
+	// with the run, the same record is judged with its manifest
+	mustPush(t, a, "origin")
+	_, err = Pull(context.Background(), b.s, "origin", Options{})
+	if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), "carries no MAC, but entry 0 of manifest") {
+		t.Fatalf("pull of the run and its chain: %v; want the record refused", err)
+	}
+}
