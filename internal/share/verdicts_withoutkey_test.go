@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -153,9 +155,13 @@ func TestPullVerdictWithoutKey(t *testing.T) {
 					if k == nil && !tc.keyless {
 						continue
 					}
-					_, err := Clone(context.Background(), srv, filepath.Join(t.TempDir(), "clone"), Options{ProbeKeys: k})
+					dir := filepath.Join(t.TempDir(), "clone")
+					_, err := Clone(context.Background(), srv, dir, Options{ProbeKeys: k})
 					if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), tc.want) {
 						t.Fatalf("clone (key %v): %v; want ErrUnverified with %q", k != nil, err, tc.want)
+					}
+					if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+						t.Fatalf("refused clone (key %v) left %s behind: %v", k != nil, dir, err)
 					}
 				}
 			}
