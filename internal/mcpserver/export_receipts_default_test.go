@@ -1,6 +1,8 @@
 package mcpserver_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,4 +86,69 @@ func TestEvidenceExportDefaultReceiptsKey(t *testing.T) {
 		t.Fatalf("export with an unusable default key: %s", text(res))
 	}
 	mustContain(t, "tool's warning", text(res), "the receipts key cannot be loaded, so the receipts' MACs were not checked; the operator fixes the key")
+}
+
+// TestEvidenceExportConfiguredReceiptsKeyUnloadable: a receipts key that
+// [receipts] key names and that cannot be loaded refuses
+// readproof_evidence_export, as it refuses `evidence export` (exit 4,
+// since session 30), before a bundle is made; the tool's error names
+// neither the key's file nor the loader's error (the server's files are
+// the operator's). Before session 30's re-read (revevpull) the tool warned
+// and answered a bundle whose receipts' MACs were never checked. The
+// server starts without a key; the setting is added while it runs (the
+// server reads readproof.toml again when it changes).
+func TestEvidenceExportConfiguredReceiptsKeyUnloadable(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	p := demoProject(t)
+	p.cli(t, "run", "--id", "run-a", refundsURI)
+	s := p.start(t) // no key configured
+	if res := s.call(t, "readproof_evidence_export", map[string]any{"target": "run-a"}); res.IsError {
+		t.Fatalf("export without a key: %s", text(res))
+	}
+	keyFile := filepath.Join(p.home, "keys", "issuer.key")
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T)
+	}{
+		{"missing", func(*testing.T) {}},
+		{"open to others", func(t *testing.T) {
+			p.cli(t, "receipts", "key", "init", "--key", keyFile)
+			if err := os.Chmod(keyFile, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		tc.setup(t)
+		if tc.name == "missing" {
+			f, err := os.OpenFile(p.config, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fmt.Fprintf(f, "\n[receipts]\nkey = %q\n", keyFile); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := filepath.Join(p.dir, "cli.json")
+		_, cliErr, err := p.run("evidence", "export", "run-a", "--out", out)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 4 {
+			t.Fatalf("%s: evidence export: %v, want exit 4\n%s", tc.name, err, cliErr)
+		}
+		mustContain(t, tc.name+": command's refusal", cliErr, "the configured receipts key cannot be loaded, so the receipts' MACs cannot be checked")
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: evidence export wrote %s", tc.name, out)
+		}
+		msg := s.fail(t, "readproof_evidence_export", map[string]any{"target": "run-a"})
+		mustContain(t, tc.name+": tool's refusal", msg, "evidence export run-a: the receipts key configured for this server (READPROOF_RECEIPTS_KEY or [receipts] key) cannot be loaded, so the receipts' MACs cannot be checked")
+		mustContain(t, tc.name+": tool's hint", msg, "no bundle was made")
+		if strings.Contains(msg, keyFile) || strings.Contains(msg, "issuer.key") {
+			t.Errorf("%s: the tool's error names the operator's key file: %s", tc.name, msg)
+		}
+	}
 }

@@ -60,7 +60,10 @@ func (s *Server) evidenceExport(_ context.Context, c *call, in EvidenceInput) (*
 					"a bundle with content of run "+m.RunID+" is exported where the store is, by the operator (the evidence export command with --with-content)")
 		}
 	}
-	keys, keyWarnings := s.exportCheckKeys(c.st)
+	keys, keyWarnings, err := s.exportCheckKeys(c.st, in.Target)
+	if err != nil {
+		return nil, reply{}, err
+	}
 	data, st, checks, err := c.st.ExportEvidenceChecked(in.Target, store.EvidenceOptions{WithContent: in.WithContent, ExporterVersion: s.opts.Version}, keys)
 	if err != nil {
 		return nil, reply{}, err
@@ -131,8 +134,13 @@ func namingFurther(stop *store.ExportStopped) error {
 // to validity (the commit signature) or unchecked (the MACs), and is said
 // in warnings, each with the check it weakens, as the command says it (not
 // the file's path: the server's files are the operator's), in the order of
-// the checks.
-func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys, warnings []store.ExportKeyWarning) {
+// the checks. The receipts key is the exception, as in the command: one
+// that READPROOF_RECEIPTS_KEY or [receipts] key names and that cannot be
+// loaded refuses the export of target before a bundle is made (before
+// session 30's re-read the tool warned and answered a bundle whose
+// receipts were never checked, which the command refuses since session
+// 30); one found only at the default location warns.
+func (s *Server) exportCheckKeys(st *store.Store, target string) (keys store.EvidenceCheckKeys, warnings []store.ExportKeyWarning, err error) {
 	if pol, err := st.Policy(); err == nil && pol.AllowedSigners != "" {
 		// read as the command reads it (allowed_signers, authorized_keys
 		// or PEM), so both trust the same signers
@@ -155,6 +163,11 @@ func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys,
 		keys.ReceiptsKey = &k
 	} else if pol, err := st.Policy(); err == nil {
 		k, found, err := keyloc.ReceiptsForCheck(st.Path(), pol)
+		if err != nil && !found {
+			// not the loader's error: it names the operator's file
+			return keys, nil, hint.With(fmt.Errorf("evidence export %s: the receipts key configured for this server (READPROOF_RECEIPTS_KEY or [receipts] key) cannot be loaded, so the receipts' MACs cannot be checked", target),
+				"no bundle was made (an export checks the receipts' MACs with the key configured before it makes one); the operator points [receipts] key at the key that issued the receipts, readable (a new key cannot check them), then export again")
+		}
 		if err != nil {
 			warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckReceipts,
 				Text: "the receipts key cannot be loaded, so the receipts' MACs were not checked; the operator fixes the key"})
@@ -168,7 +181,7 @@ func (s *Server) exportCheckKeys(st *store.Store) (keys store.EvidenceCheckKeys,
 		warnings = append(warnings, store.ExportKeyWarning{Check: store.CheckProofOfRead,
 			Text: "the probe key cannot be loaded, so the proof-of-read records were not checked; the operator fixes the key"})
 	}
-	return keys, warnings
+	return keys, warnings, nil
 }
 
 // ClaimsOutput is a claims report (receipts.JSON).

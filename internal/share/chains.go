@@ -231,16 +231,28 @@ func verdictsAt(g gitstore.Store, run string, id gitstore.OID) (*store.VerdictRe
 // checkVerdictChain decodes verdicts.json of every commit of run's verdict
 // chain reachable from tip and not from oldTip ("" for none).
 func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID) []string {
+	failures, _ := checkVerdictChainRead(ctx, g, t, run, tip, oldTip, nil)
+	return failures
+}
+
+// checkVerdictChainRead is checkVerdictChain, returning as well the
+// commits it checked (revList's answer) and keeping in read, when not nil,
+// the record of each that decoded, for the record check of a clone
+// (checkIncomingRun) to judge without reading them again.
+func checkVerdictChainRead(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID, read map[gitstore.OID]*store.VerdictRecord) ([]string, []gitstore.RevListCommit) {
 	commits, err := revList(ctx, g, t, tip, oldTip)
 	if err != nil {
-		return []string{fmt.Sprintf("verdicts of run %s: %v", run, err)}
+		return []string{fmt.Sprintf("verdicts of run %s: %v", run, err)}, nil
 	}
 	var failures []string
 	for _, c := range commits {
-		_, cm, err := verdictsAt(g, run, c.ID)
+		rec, cm, err := verdictsAt(g, run, c.ID)
 		if err != nil {
 			failures = append(failures, err.Error())
 			continue
+		}
+		if read != nil {
+			read[c.ID] = rec
 		}
 		entries, err := g.Tree(cm.Tree)
 		if err != nil {
@@ -249,7 +261,7 @@ func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transp
 			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s); %s", run, c.ID, text.Printable(p), store.VerdictTreeRule, handWritten(p, c.ID)))
 		}
 	}
-	return failures
+	return failures, commits
 }
 
 // mergeVerdicts writes the merge of two tips of run's verdict chain: both

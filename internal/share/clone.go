@@ -15,6 +15,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
+	"github.com/readproof/readproof/manifest"
 )
 
 // Clone creates a store at dir from the repository at url (a path to a
@@ -560,17 +561,29 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			res.Receipts = append(res.Receipts, key)
 		}
 	}
+	// each chain decoded, then its records judged by verify's rules (MACs
+	// with the key; verdicts.go) from what the decoding read, while no
+	// check failed: the judging reads no record again
+	var macFailures []string
+	recordManifests := map[string]*manifest.Manifest{}
 	for _, run := range sortedKeys(local.verdicts) {
-		if identity.ValidateRunID(run) == nil {
-			failures = append(failures, checkVerdictChain(ctx, g, t, run, local.verdicts[run], "")...)
-			res.Verdicts = append(res.Verdicts, run)
+		if identity.ValidateRunID(run) != nil {
+			continue
+		}
+		tip := local.verdicts[run]
+		read := map[gitstore.OID]*store.VerdictRecord{}
+		f, commits := checkVerdictChainRead(ctx, g, t, run, tip, "", read)
+		failures = append(failures, f...)
+		res.Verdicts = append(res.Verdicts, run)
+		if len(failures) == 0 {
+			f, err := checkIncomingRun(ctx, g, run, tip, commits, opts.ProbeKeys, recordManifests, read)
+			if err != nil {
+				return nil, err
+			}
+			macFailures = append(macFailures, f...)
 		}
 	}
-	if len(failures) == 0 { // verdict records by verify's rules, MACs with the key (verdicts.go)
-		macFailures, err := checkIncomingVerdicts(ctx, g, t, local.verdicts, nil, opts.ProbeKeys)
-		if err != nil {
-			return nil, err
-		}
+	if len(failures) == 0 {
 		failures = macFailures
 	}
 	if len(failures) > 0 {

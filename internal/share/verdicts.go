@@ -9,6 +9,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -40,8 +41,10 @@ import (
 // was still written without the key (store.VerdictWithoutKeyIn, judged
 // with the manifest the record names, as evidence verify judges it: no
 // MAC for a manifest bound to its content; under another key, a verdict
-// only the key in use could give). It returns the failures, each naming
-// the run and the record.
+// only the key in use could give). A record that rule would judge whose
+// manifest neither the store nor the remote holds is refused: it cannot be
+// judged, and the pull that later brings the manifest would not judge it
+// again. It returns the failures, each naming the run and the record.
 func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys *probe.Keys) ([]string, error) {
 	manifests := map[string]*manifest.Manifest{} // by id, nil when it does not read
 	var failures []string
@@ -54,53 +57,78 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 		if err != nil {
 			return nil, fmt.Errorf("verdicts of run %s: %w", run, err)
 		}
-		isNew := make(map[gitstore.OID]bool, len(commits))
-		starts := []gitstore.OID{tip}
-		for _, c := range commits {
-			isNew[c.ID] = true
-			starts = append(starts, c.ID)
+		f, err := checkIncomingRun(ctx, g, run, tip, commits, keys, manifests, nil)
+		if err != nil {
+			return nil, err
 		}
-		// each chain an incoming record is on: the remote tip's, then that
-		// of each incoming commit no walk met (a side chain a sync merged)
-		walked, judged := map[gitstore.OID]bool{}, map[string]bool{}
-		for _, start := range starts {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+		failures = append(failures, f...)
+	}
+	return failures, nil
+}
+
+// checkIncomingRun is checkIncomingVerdicts of one run whose remote tip
+// brings commits (revList from tip, not from the local tip). manifests
+// memoises the manifests records name across runs (recordManifest); read,
+// when not nil, holds records of commits decoded already (a clone's chain
+// check, checkVerdictChainRead, decoded every one: before session 30's
+// re-read a keyless clone read and decoded each record twice).
+func checkIncomingRun(ctx context.Context, g gitstore.Store, run string, tip gitstore.OID, commits []gitstore.RevListCommit, keys *probe.Keys, manifests map[string]*manifest.Manifest, read map[gitstore.OID]*store.VerdictRecord) ([]string, error) {
+	var failures []string
+	isNew := make(map[gitstore.OID]bool, len(commits))
+	starts := []gitstore.OID{tip}
+	for _, c := range commits {
+		isNew[c.ID] = true
+		starts = append(starts, c.ID)
+	}
+	// each chain an incoming record is on: the remote tip's, then that
+	// of each incoming commit no walk met (a side chain a sync merged)
+	walked, judged := map[gitstore.OID]bool{}, map[string]bool{}
+	for _, start := range starts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if walked[start] {
+			continue
+		}
+		links, f := verdictChainFrom(g, run, start, isNew, walked, keys, read)
+		failures = append(failures, f...)
+		// the entries of each manifest mounted with the key in use, read
+		// once a chain (a chain a run conflict shares holds checks of
+		// two manifests)
+		mounted := map[string]map[int]bool{}
+		for i, j := range store.JudgeVerdictChain(links, keys) {
+			rec := links[i].Record
+			if !isNew[gitstore.OID(rec.ID)] || judged[rec.ID] {
+				continue // adopted before, or judged on a chain walked already
 			}
-			if walked[start] {
-				continue
+			judged[rec.ID] = true
+			if withoutKeyRule(rec, j, keys) {
+				m := recordManifest(g, rec.ManifestID, manifests)
+				if m == nil {
+					// readproof checks only a run it holds and shares the
+					// run with the chain: a chain served before its run
+					// would be adopted unjudged, and the pull that brings
+					// the run judges only the records it brings (before
+					// session 30's re-read it was adopted)
+					failures = append(failures, fmt.Sprintf("verdict record %s of run %s (check %d) names manifest %s, which neither the store nor the remote holds, so the record cannot be judged: readproof records a check only of a run it holds and shares the run with it",
+						rec.ID, run, rec.Check, text.Printable(rec.ManifestID)))
+					continue
+				}
+				cache := mounted[m.ID]
+				why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &cache)
+				mounted[m.ID] = cache
+				if why != "" {
+					failures = append(failures, why)
+					continue
+				}
 			}
-			links, f := verdictChainFrom(g, run, start, isNew, walked, keys)
-			failures = append(failures, f...)
-			// the entries of each manifest mounted with the key in use, read
-			// once a chain (a chain a run conflict shares holds checks of
-			// two manifests)
-			mounted := map[string]map[int]bool{}
-			for i, j := range store.JudgeVerdictChain(links, keys) {
-				rec := links[i].Record
-				if !isNew[gitstore.OID(rec.ID)] || judged[rec.ID] {
-					continue // adopted before, or judged on a chain walked already
-				}
-				judged[rec.ID] = true
-				if withoutKeyRule(rec, j, keys) {
-					if m := recordManifest(g, rec.ManifestID, manifests); m != nil {
-						cache := mounted[m.ID]
-						why := store.VerdictWithoutKeyIn(g, rec, j, m, keys, &cache)
-						mounted[m.ID] = cache
-						if why != "" {
-							failures = append(failures, why)
-							continue
-						}
-					}
-				}
-				switch j.Standing {
-				case store.VerdictFails:
-					failures = append(failures, j.Err.Error())
-				case store.VerdictStripped:
-					failures = append(failures, fmt.Sprintf("%v, although check %d before it does: it was written or edited without the probe key", j.Err, j.Before.Check))
-				case store.VerdictRotatedBackwards:
-					failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v; check %d before it is under the probe key in use, and keys only rotate forward", run, rec.ID, j.Err, j.Before.Check))
-				}
+			switch j.Standing {
+			case store.VerdictFails:
+				failures = append(failures, j.Err.Error())
+			case store.VerdictStripped:
+				failures = append(failures, fmt.Sprintf("%v, although check %d before it does: it was written or edited without the probe key", j.Err, j.Before.Check))
+			case store.VerdictRotatedBackwards:
+				failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v; check %d before it is under the probe key in use, and keys only rotate forward", run, rec.ID, j.Err, j.Before.Check))
 			}
 		}
 	}
@@ -121,7 +149,7 @@ func withoutKeyRule(rec *store.VerdictRecord, j store.VerdictJudgement, keys *pr
 // recordManifest is the manifest of id, the manifest a verdict record
 // names, read from the objects a pull fetched (bounded as the manifest
 // check reads it), memoised in memo; nil when id names no manifest that
-// reads, which the manifest and chain checks report on their own.
+// reads, which refuses the record (checkIncomingRun).
 func recordManifest(g gitstore.Store, id string, memo map[string]*manifest.Manifest) *manifest.Manifest {
 	if m, done := memo[id]; done {
 		return m
@@ -158,8 +186,9 @@ func recordManifest(g gitstore.Store, id string, memo map[string]*manifest.Manif
 // read so far needs the records before it to be judged: one without a MAC
 // or, with keys, under another key. A record that does not decode ends the
 // chain (the chain check, checkVerdictChain, refuses it); an incoming
-// commit that cannot be read is a failure.
-func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, walked map[gitstore.OID]bool, keys *probe.Keys) (links []store.VerdictLink, failures []string) {
+// commit that cannot be read is a failure. A record read holds is not read
+// again.
+func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, walked map[gitstore.OID]bool, keys *probe.Keys, read map[gitstore.OID]*store.VerdictRecord) (links []store.VerdictLink, failures []string) {
 	needOlder := false
 	for id := start; id != "" && (isNew[id] || needOlder); {
 		walked[id] = true
@@ -185,9 +214,12 @@ func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, w
 				continue
 			}
 		}
-		rec, _, err := verdictsAt(g, run, id)
-		if err != nil {
-			break
+		rec := read[id]
+		if rec == nil {
+			var err error
+			if rec, _, err = verdictsAt(g, run, id); err != nil {
+				break
+			}
 		}
 		if rec.MAC == "" || keys != nil && rec.MACKey != keys.RecordKeyID() {
 			needOlder = true
