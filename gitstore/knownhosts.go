@@ -241,7 +241,8 @@ func (db *knownHostsDB) linesFor(name string) []*hostKeyLine {
 //   - a host certificate is taken when a @cert-authority line for the
 //     host lists its signing key and it holds for the host: the host
 //     name among its principals, within its validity window, no
-//     critical option, its signature good. Else, as ssh retries, its key
+//     critical option, its signature good and made by an algorithm ssh
+//     takes from a CA (caSignatureAlgorithms). Else, as ssh retries, its key
 //     is checked as a plain key;
 //   - a key a plain line for the host lists is taken; else the error is
 //     a *knownhosts.KeyError, whose Want are the host's keys listed
@@ -309,8 +310,25 @@ func (db *knownHostsDB) checkCert(lines []*hostKeyLine, host string, cert *ssh.C
 	if !listed {
 		return fmt.Errorf("no @cert-authority line for the host lists its signing key %s", ssh.FingerprintSHA256(cert.SignatureKey))
 	}
+	if cert.Signature == nil || !slices.Contains(caSignatureAlgorithms, cert.Signature.Format) {
+		format := "none"
+		if cert.Signature != nil {
+			format = cert.Signature.Format
+		}
+		return fmt.Errorf("its CA signed it with %s, which ssh does not take for a certificate (CASignatureAlgorithms: %s)", format, strings.Join(caSignatureAlgorithms, ","))
+	}
 	// the clock is the time now; no critical option is supported
 	return (&ssh.CertChecker{}).CheckCert(host, cert)
+}
+
+// caSignatureAlgorithms are the signature algorithms ssh takes from the
+// CA of a host certificate, OpenSSH 9.2's default CASignatureAlgorithms
+// (sshconnect.c, check_host_cert; ssh -G shows them): not ssh-rsa, whose
+// SHA-1 signatures ssh has refused since 8.2. Before, readproof took a
+// certificate its CA signed with ssh-rsa, which ssh refuses.
+var caSignatureAlgorithms = []string{
+	ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521,
+	ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
 }
 
 // sameKey is whether a and b are the same public key.

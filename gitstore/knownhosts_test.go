@@ -332,6 +332,8 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 	caLine := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(ca.PublicKey())), "\n")
 	edHost := keygenKey(t, dir, "ed", "ed25519")
 	keygenKey(t, dir, "ec", "ecdsa")
+	rsaCA := keygenKey(t, dir, "rsaca", "rsa")
+	rsaCALine := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(rsaCA.PublicKey())), "\n")
 	var revoked *knownhosts.RevokedError
 	for _, c := range []struct {
 		what     string
@@ -349,6 +351,8 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 		{what: "a user certificate", cert: hostCert(t, dir, "ed", "ca", "-n", "git.example.test"), known: "@cert-authority * %CA\n", want: "not a host certificate"},
 		{what: "a CA listed for other hosts", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority *.other.test %CA\n", want: "key is unknown"},
 		{what: "a CA revoked", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority * %CA\n@revoked * %CA\n", want: "revoked"},
+		{what: "a certificate its RSA CA signed with rsa-sha2-512", cert: hostCert(t, dir, "ed", "rsaca", "-t", "rsa-sha2-512", "-h", "-n", "git.example.test"), known: "@cert-authority * %RSACA\n"},
+		{what: "a certificate its RSA CA signed with ssh-rsa (SHA-1)", cert: hostCert(t, dir, "ed", "rsaca", "-t", "ssh-rsa", "-h", "-n", "git.example.test"), known: "@cert-authority * %RSACA\n", want: "signed it with ssh-rsa"},
 		{what: "a certificate for other principals, its key listed", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "other.test"), known: "@cert-authority * %CA\n* %KEY\n"},
 	} {
 		port, open := hostKeyServer(t, c.cert)
@@ -358,6 +362,7 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 		}
 		writeSSHConfig(t, home, "Host git.example.test\n  HostKeyAlias git.example.test\n")
 		known := strings.ReplaceAll(c.known, "%CA", caLine)
+		known = strings.ReplaceAll(known, "%RSACA", rsaCALine)
 		known = strings.ReplaceAll(known, "%KEY", strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(edHost.PublicKey())), "\n"))
 		err := open(known)
 		switch {
