@@ -141,7 +141,7 @@ func (db *knownHostsDB) add(data []byte, file string) error {
 
 // parseHostKeyLine reads one known_hosts line, not blank, not a comment.
 func parseHostKeyLine(line []byte) (hostKeyLine, error) {
-	marker, hosts, key, _, _, err := ssh.ParseKnownHosts(line)
+	marker, hosts, key, _, _, err := ssh.ParseKnownHosts(canonicalKeyType(line))
 	if errors.Is(err, io.EOF) {
 		return hostKeyLine{}, errors.New("a line of one word, with no key")
 	}
@@ -158,6 +158,36 @@ func parseHostKeyLine(line []byte) (hostKeyLine, error) {
 		}
 	}
 	return hostKeyLine{marker: marker, hosts: field, key: key}, nil
+}
+
+// rsaTypeNames are the names ssh reads in known_hosts as the type of an
+// RSA key or certificate besides its own (sshkey.c, sshkey_read: any name
+// sshkey_type_from_name gives the key's type by), which the known_hosts
+// parser refuses as not the key's. Before, a line writing one was passed
+// over, and a @revoked line so written revoked nothing: readproof took
+// the key, where ssh refuses it.
+var rsaTypeNames = map[string]string{
+	ssh.KeyAlgoRSASHA256: ssh.KeyAlgoRSA, ssh.KeyAlgoRSASHA512: ssh.KeyAlgoRSA,
+	ssh.CertAlgoRSASHA256v01: ssh.CertAlgoRSAv01, ssh.CertAlgoRSASHA512v01: ssh.CertAlgoRSAv01,
+}
+
+// canonicalKeyType is line with its key type field, when one of
+// rsaTypeNames, the key's own name; else line.
+func canonicalKeyType(line []byte) []byte {
+	f := bytes.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' })
+	i := 1 // the field after the host field, and after a marker
+	if len(f) > 0 && f[0][0] == '@' {
+		i = 2
+	}
+	if len(f) <= i {
+		return line
+	}
+	t, ok := rsaTypeNames[string(f[i])]
+	if !ok {
+		return line
+	}
+	f[i] = []byte(t)
+	return bytes.Join(f, []byte(" "))
 }
 
 // decodeHashedHost is the salt and hash of a hashed host field
@@ -261,7 +291,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 	lines := db.linesFor(name)
 	revoked := func(k ssh.PublicKey) *hostKeyLine {
 		for _, l := range lines {
-			if l.marker == "revoked" && sameKey(l.key, k) {
+			if l.marker == "revoked" && sameKey(plainKey(l.key), k) {
 				return l
 			}
 		}
@@ -329,6 +359,17 @@ func (db *knownHostsDB) checkCert(lines []*hostKeyLine, host string, cert *ssh.C
 var caSignatureAlgorithms = []string{
 	ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521,
 	ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
+}
+
+// plainKey is the key a certificate certifies, else k: ssh compares a
+// @revoked line's key so (sshkey_equal_public), so that one listing a
+// certificate revokes its key, and every certificate of it. Before, such
+// a line revoked nothing.
+func plainKey(k ssh.PublicKey) ssh.PublicKey {
+	if c, ok := k.(*ssh.Certificate); ok {
+		return c.Key
+	}
+	return k
 }
 
 // sameKey is whether a and b are the same public key.

@@ -229,6 +229,59 @@ func TestKnownHostsRevoked(t *testing.T) {
 	}
 }
 
+// A @revoked line revokes what ssh reads it to revoke, checked by
+// connecting ssh itself to the same server: an RSA key written with the
+// type name rsa-sha2-512 (a plain line so written lists the key), and a
+// key written as one of its certificates, which revokes the key and its
+// certificates. Before, each such @revoked line was passed over or
+// matched nothing, and readproof took the key ssh refuses.
+func TestKnownHostsRevokedAsSSHReadsIt(t *testing.T) {
+	dir := t.TempDir()
+	keygenKey(t, dir, "ca", "ed25519")
+	ca := strings.TrimSpace(sshKeygenFile(t, dir, "ca.pub"))
+	rsaKey := keygenKey(t, dir, "rsa", "rsa")
+	rsaCert := hostCert(t, dir, "rsa", "ca", "-h", "-n", "git.example.test")
+	rsaLine := strings.Fields(string(ssh.MarshalAuthorizedKey(rsaKey.PublicKey())))
+	certLine := strings.Fields(string(ssh.MarshalAuthorizedKey(rsaCert.PublicKey())))
+	plain, cert := strings.Join(rsaLine, " "), strings.Join(certLine, " ")
+	var revoked *knownhosts.RevokedError
+	for _, c := range []struct {
+		what   string
+		signer ssh.Signer
+		known  string
+		taken  bool
+	}{
+		{"a plain line writing rsa-sha2-256", rsaKey, "git.example.test rsa-sha2-256 " + rsaLine[1] + "\n", true},
+		{"the key revoked as rsa-sha2-512", rsaKey, "git.example.test " + plain + "\n@revoked * rsa-sha2-512 " + rsaLine[1] + "\n", false},
+		{"the key revoked as its certificate", rsaKey, "git.example.test " + plain + "\n@revoked * " + cert + "\n", false},
+		{"the certificate revoked as rsa-sha2-256-cert", rsaCert, "@cert-authority * " + ca + "\n@revoked * rsa-sha2-256-cert-v01@openssh.com " + certLine[1] + "\n", false},
+	} {
+		port, open := hostKeyServer(t, c.signer)
+		home := os.Getenv("HOME")
+		if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeSSHConfig(t, home, "Host git.example.test\n  HostKeyAlias git.example.test\n")
+		err := open(c.known)
+		if c.taken && err != nil || !c.taken && !errors.As(err, &revoked) {
+			t.Errorf("%s: %v, want the key taken: %v (else revoked)", c.what, err, c.taken)
+		}
+		if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && taken != c.taken {
+			t.Errorf("%s: ssh takes the host key: %v; the case is wrong\n%s", c.what, taken, out)
+		}
+	}
+}
+
+// sshKeygenFile is the content of the file name in dir.
+func sshKeygenFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 // A * line, and a line writing the host in capitals, list the host on any
 // port, as ssh reads them; *.example.test does not list it on a port
 // other than 22, whose name is [git.example.test]:PORT. Before, * applied
