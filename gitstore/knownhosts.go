@@ -216,7 +216,7 @@ func lookupName(addr string) (name, host string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	host = strings.ToLower(host)
+	host = asciiLower(host)
 	if port == "22" || port == "" {
 		return host, host, nil
 	}
@@ -226,8 +226,9 @@ func lookupName(addr string) (name, host string, err error) {
 // matches is whether the line's host field names name, as ssh matches it
 // (hostfile.c, hostkeys_foreach_file): a hashed field by its HMAC, else
 // the pattern list as match_hostname matches it: * and ? wildcards over
-// the whole name ([host]:port included), in any case, and a negated
-// pattern (!name) that matches leaves the line out.
+// the whole name ([host]:port included), in any case (A to Z), a negated
+// pattern (!name) that matches leaves the line out, and a pattern over
+// maxSSHSubpattern bytes makes the line match nothing.
 func (l *hostKeyLine) matches(name string) bool {
 	if strings.HasPrefix(l.hosts, "|") {
 		salt, hash, err := decodeHashedHost(l.hosts)
@@ -241,7 +242,11 @@ func (l *hostKeyLine) matches(name string) bool {
 	hit := false
 	for _, p := range strings.Split(l.hosts, ",") {
 		neg := strings.HasPrefix(p, "!")
-		if !sshPatternMatch(name, strings.ToLower(strings.TrimPrefix(p, "!"))) {
+		p = strings.TrimPrefix(p, "!")
+		if len(p) > maxSSHSubpattern {
+			return false
+		}
+		if !sshPatternMatch(name, asciiLower(p)) {
 			continue
 		}
 		if neg {
@@ -250,6 +255,29 @@ func (l *hostKeyLine) matches(name string) bool {
 		hit = true
 	}
 	return hit
+}
+
+// maxSSHSubpattern is the longest pattern of a list ssh matches
+// (match.c, match_pattern_list): a longer one makes the whole list match
+// nothing, wherever it stands. Before, readproof matched the list's other
+// patterns, and took a key for a host ssh finds unknown.
+const maxSSHSubpattern = 1022
+
+// asciiLower is s with A to Z in lower case, as ssh lowers a name and a
+// pattern (tolower, byte by byte): strings.ToLower also lowers other
+// letters (the Kelvin sign to k) and turns invalid UTF-8 into U+FFFD, so
+// that a pattern matched names ssh does not match it to.
+func asciiLower(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return 'A' <= r && r <= 'Z' }) {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // linesFor are the lines whose host field names name.

@@ -200,6 +200,53 @@ func TestKnownHostsLinesAsSSHKeygenFinds(t *testing.T) {
 	}
 }
 
+// A pattern list is matched as ssh matches it (ssh-keygen -F shows it):
+// one pattern over 1022 bytes, negated or not, makes the line match
+// nothing; case is A to Z alone (a Kelvin sign is no k). Before, the
+// other patterns of such a line were matched, and a Kelvin sign matched
+// k: readproof took a key for a host ssh finds unknown.
+func TestKnownHostsPatternsAsSSHMatchesThem(t *testing.T) {
+	k := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(newKey(t).PublicKey())), "\n")
+	lines := []string{
+		"git.example.test," + strings.Repeat("a", 1023) + " " + k,
+		"git.example.test,!" + strings.Repeat("a", 1023) + " " + k,
+		strings.Repeat("b", 1023) + ",git.example.test " + k,
+		"git.example.test," + strings.Repeat("a", 1022) + " " + k,
+		"\u212aey.example.test " + k,
+		"KEY.Example.TEST " + k,
+	}
+	data := strings.Join(lines, "\n") + "\n"
+	db := &knownHostsDB{}
+	if err := db.add([]byte(data), "kh"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]int{"git.example.test": {4}, "key.example.test": {6}}
+	for name, w := range want {
+		var got []int
+		for _, l := range db.linesFor(name) {
+			got = append(got, l.line)
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("%s: lines %v, want %v", name, got, w)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "kh"), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	found := regexp.MustCompile(`found: line (\d+)`)
+	for name, w := range want {
+		var ssh []int
+		for _, m := range found.FindAllStringSubmatch(sshKeygen(t, dir, "-F", name, "-f", "kh"), -1) {
+			n, _ := strconv.Atoi(m[1])
+			ssh = append(ssh, n)
+		}
+		if !slices.Equal(ssh, w) {
+			t.Errorf("%s: ssh-keygen -F finds lines %v, not %v: the case is wrong", name, ssh, w)
+		}
+	}
+}
+
 // A key a @revoked line for the host lists is refused, though another
 // line lists it for the host, as ssh refuses it; one revoked for other
 // hosts alone is taken, as ssh takes it (checked by connecting ssh
