@@ -174,6 +174,9 @@ var rsaTypeNames = map[string]string{
 // canonicalKeyType is line with its key type field, when one of
 // rsaTypeNames, the key's own name; else line.
 func canonicalKeyType(line []byte) []byte {
+	if !bytes.Contains(line, []byte("rsa-sha2-")) {
+		return line // most lines: no fields split out
+	}
 	f := bytes.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' })
 	i := 1 // the field after the host field, and after a marker
 	if len(f) > 0 && f[0][0] == '@' {
