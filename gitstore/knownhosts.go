@@ -25,6 +25,8 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/readproof/readproof/internal/fspath"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // maxKnownHostsBytes bounds what is read of one known_hosts file: ssh
@@ -332,7 +334,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 	if cert, ok := key.(*ssh.Certificate); ok {
 		for _, k := range []ssh.PublicKey{cert.Key, cert.SignatureKey} {
 			if l := revoked(k); l != nil {
-				return &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}}
+				return refusedHostKey(name, cert.Key, &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}})
 			}
 		}
 		if certErr = db.checkCert(lines, host, cert); certErr == nil {
@@ -340,7 +342,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		}
 		key = cert.Key // ssh: "No matching CA found. Retry with plain key"
 	} else if l := revoked(key); l != nil {
-		return &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}}
+		return refusedHostKey(name, key, &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}})
 	}
 	keyErr := &knownhosts.KeyError{}
 	for _, l := range lines {
@@ -353,9 +355,33 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		keyErr.Want = append(keyErr.Want, knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line})
 	}
 	if certErr != nil {
-		return fmt.Errorf("the host's certificate is not taken (%v), and known_hosts does not list its key itself for the host: %w", certErr, keyErr)
+		return refusedHostKey(name, key, fmt.Errorf("the host's certificate is not taken (%v), and known_hosts does not list its key itself for the host: %w", certErr, keyErr))
 	}
-	return keyErr
+	return refusedHostKey(name, key, keyErr)
+}
+
+// refusedHostKey is err, the refusal of the host key key of the host
+// looked up as name, saying the key's fingerprint and the name, with a
+// hint by the refusal's kind: revoked, another key listed, none. It names
+// no known_hosts file, whose path may hold a variable's value
+// (showWritten). Before, the refusal was "knownhosts: key is unknown"
+// alone, with no hint.
+func refusedHostKey(name string, key ssh.PublicKey, err error) error {
+	shown := text.Printable(name)
+	arg := shown
+	if strings.ContainsAny(arg, "[]*?") {
+		arg = "'" + arg + "'"
+	}
+	var revoked *knownhosts.RevokedError
+	var keyErr *knownhosts.KeyError
+	fix := "check the key's fingerprint with the host's owner, then add the host's key to the known_hosts file ssh reads for it (ssh-keyscan prints it; ssh-keygen -F " + arg + " shows no line lists it now)"
+	switch {
+	case errors.As(err, &revoked):
+		fix = "a @revoked line lists the key for the host (ssh-keygen -F " + arg + " shows the host's lines): ask the host's owner for its new key, and do not connect with this one"
+	case errors.As(err, &keyErr) && len(keyErr.Want) > 0:
+		fix = "known_hosts lists another key for the host (ssh-keygen -F " + arg + " shows it): the host's key changed or another machine answers; ask the host's owner for the key's fingerprint, and only if it changed, remove the old line (ssh-keygen -R " + arg + ") and add the new key"
+	}
+	return hint.With(fmt.Errorf("host key %s %s of %s: %w", key.Type(), ssh.FingerprintSHA256(key), shown, err), fix)
 }
 
 // checkCert is nil when a @cert-authority line of lines lists the

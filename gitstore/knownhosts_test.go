@@ -329,6 +329,27 @@ func sshKeygenFile(t *testing.T, dir, name string) string {
 	return string(data)
 }
 
+// A host key refused says the key's fingerprint and the name looked up,
+// and ends in a hint by the refusal's kind: no line for the host, another
+// key listed, the key revoked. Before, the refusal was "knownhosts: key
+// is unknown" (or "key mismatch", "key is revoked") alone, with no hint.
+func TestKnownHostsRefusalSaysWhy(t *testing.T) {
+	key, other := newKey(t), newKey(t)
+	port, open := hostKeyServer(t, key)
+	k := string(ssh.MarshalAuthorizedKey(key.PublicKey()))
+	name := "[git.example.test]:" + port
+	for _, c := range []struct{ known, fix string }{
+		{"elsewhere.test " + k, "ssh-keygen -F '" + name + "' shows no line lists it"},
+		{name + " " + string(ssh.MarshalAuthorizedKey(other.PublicKey())), "ssh-keygen -R '" + name + "'"},
+		{name + " " + k + "@revoked * " + k, "a @revoked line lists the key"},
+	} {
+		err := open(c.known)
+		if err == nil || !strings.Contains(err.Error(), "host key ssh-ed25519 "+ssh.FingerprintSHA256(key.PublicKey())+" of "+name+": knownhosts: ") || !strings.Contains(hint.Of(err), c.fix) {
+			t.Errorf("%q: %v (hint %q), want the key and the name said, and a hint: %s", c.known, err, hint.Of(err), c.fix)
+		}
+	}
+}
+
 // A * line, and a line writing the host in capitals, list the host on any
 // port, as ssh reads them; *.example.test does not list it on a port
 // other than 22, whose name is [git.example.test]:PORT. Before, * applied
