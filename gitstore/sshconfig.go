@@ -577,9 +577,10 @@ func (c *SSHConfig) Warnings(alias string) []error {
 
 // appliedInMatch is whether readproof applies key, one of readKeywords,
 // where it stands in a Match block that applies to the host, as ssh
-// does: the known_hosts files.
+// does: the known_hosts files, and the name the host key is looked up
+// under in them (hostKeyAlias).
 func appliedInMatch(key string) bool {
-	return key == "UserKnownHostsFile" || key == "GlobalKnownHostsFile"
+	return key == "UserKnownHostsFile" || key == "GlobalKnownHostsFile" || key == "HostKeyAlias"
 }
 
 // unsupported are the lines of the file, and of the files it includes,
@@ -1478,7 +1479,7 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 // readKeywords are the keywords readproof reads of an ssh configuration
 // (RefuseConnection: OpenSSH 10.1's, mostly written in Match blocks).
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection", "UserKnownHostsFile", "GlobalKnownHostsFile"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection", "UserKnownHostsFile", "GlobalKnownHostsFile", "HostKeyAlias"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all

@@ -180,8 +180,19 @@ func expandTildeOnly(p, home string) (string, error) {
 
 // hostKeyAlias is the HostKeyAlias the configuration gives for alias, in
 // lower case, as ssh reads it (ssh -G shows it so, and %k); "" for none.
+//
+// A Match block that applies to alias gives it as a Host block does, the
+// first value obtained winning (firstWithWords), as for the known_hosts
+// files; one that may apply is said (Warnings). Before session 30's
+// review a Match block's HostKeyAlias was passed over and not said: the
+// host key was looked up under the host name, where ssh looks it up
+// under the alias, and a key listed for the name alone was taken.
 func (c *SSHConfig) hostKeyAlias(alias string) string {
-	return strings.ToLower(c.files.Get(alias, "HostKeyAlias"))
+	st, ok := c.firstWithWords(alias, "HostKeyAlias")
+	if !ok {
+		return ""
+	}
+	return strings.ToLower(sshValue(st.value))
 }
 
 // hostKeyAddr is the name, with a port, the host key of a fetch of alias
