@@ -20,6 +20,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"unicode"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -120,7 +121,11 @@ func (db *knownHostsDB) add(data []byte, file string) error {
 		} else {
 			data = nil
 		}
-		line = bytes.TrimSpace(line)
+		// ssh passes over spaces and tabs alone before the host field
+		// (hostfile.c): a line starting with another space (\v, a
+		// no-break space) names no host it is looked up under. Before,
+		// every space was trimmed, and such a line listed its host.
+		line = bytes.TrimRightFunc(bytes.TrimLeft(line, " \t"), unicode.IsSpace)
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}

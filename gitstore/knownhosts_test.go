@@ -202,9 +202,11 @@ func TestKnownHostsLinesAsSSHKeygenFinds(t *testing.T) {
 
 // A pattern list is matched as ssh matches it (ssh-keygen -F shows it):
 // one pattern over 1022 bytes, negated or not, makes the line match
-// nothing; case is A to Z alone (a Kelvin sign is no k). Before, the
-// other patterns of such a line were matched, and a Kelvin sign matched
-// k: readproof took a key for a host ssh finds unknown.
+// nothing; case is A to Z alone (a Kelvin sign is no k); spaces and tabs
+// alone are passed over before the host field (a \v or a no-break space
+// is part of it). Before, the other patterns of such a line were matched,
+// a Kelvin sign matched k, and any leading space was trimmed: readproof
+// took a key for a host ssh finds unknown.
 func TestKnownHostsPatternsAsSSHMatchesThem(t *testing.T) {
 	k := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(newKey(t).PublicKey())), "\n")
 	lines := []string{
@@ -214,13 +216,16 @@ func TestKnownHostsPatternsAsSSHMatchesThem(t *testing.T) {
 		"git.example.test," + strings.Repeat("a", 1022) + " " + k,
 		"\u212aey.example.test " + k,
 		"KEY.Example.TEST " + k,
+		"\vgit.example.test " + k,
+		"\u00a0git.example.test " + k,
+		" \tgit.example.test " + k + " \v",
 	}
 	data := strings.Join(lines, "\n") + "\n"
 	db := &knownHostsDB{}
 	if err := db.add([]byte(data), "kh"); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]int{"git.example.test": {4}, "key.example.test": {6}}
+	want := map[string][]int{"git.example.test": {4, 9}, "key.example.test": {6}}
 	for name, w := range want {
 		var got []int
 		for _, l := range db.linesFor(name) {
