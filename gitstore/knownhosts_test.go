@@ -526,3 +526,27 @@ func TestKnownHostsNullAndStdinPassedOver(t *testing.T) {
 		t.Errorf("/dev/null and a handed pipe: %v, want no known_hosts file read", err)
 	}
 }
+
+// A RevokedHostKeys file for the host, in a Host block or a Match block
+// that applies, refuses the fetch before dialling, naming its line, with
+// a hint; "none" names no file. Before, the line was passed over unsaid,
+// and a key ssh refuses as revoked was taken.
+func TestKnownHostsRevokedHostKeysFileRefused(t *testing.T) {
+	s, home := newKeyServer(t)
+	for _, c := range []struct {
+		conf    string
+		refused bool
+	}{
+		{"Host git.example.test\n  RevokedHostKeys ~/.ssh/revoked\n", true},
+		{"Match host git.example.test\n  RevokedHostKeys ~/.ssh/revoked\n", true},
+		{"Host git.example.test\n  RevokedHostKeys none\n", false},
+		{"Host other.example.test\n  RevokedHostKeys ~/.ssh/revoked\n", false},
+	} {
+		path := writeSSHConfig(t, home, c.conf)
+		err := s.open(t, "git@git.example.test:r.git")
+		said := err != nil && strings.Contains(err.Error(), path+" line 2: RevokedHostKeys") && strings.Contains(hint.Of(err), "@revoked")
+		if said != c.refused {
+			t.Errorf("%q: %v (hint %q), want the fetch refused by the line: %v", c.conf, err, hint.Of(err), c.refused)
+		}
+	}
+}

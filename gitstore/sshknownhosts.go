@@ -220,7 +220,19 @@ type hostKeyDB interface {
 // host and port as remoteUser (knownHostsFor), each once, those it can
 // open (readKnownHostsFiles). None is an error naming the files looked
 // at, with a hint: ssh would find the host unknown.
+//
+// A RevokedHostKeys file for the host refuses the fetch, naming its line:
+// ssh refuses the keys it lists (a KRL, or public keys), and readproof
+// does not read it. Before session 30's review it was passed over unsaid,
+// and readproof took a key ssh refuses as revoked.
 func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, error) {
+	if st, ok := c.firstWithWords(alias, "RevokedHostKeys"); ok {
+		if args, _ := sshArgs(st.value); len(args) != 1 || !strings.EqualFold(args[0], "none") {
+			return nil, hint.With(&SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "RevokedHostKeys", Value: st.value,
+				Err: errors.New(st.readThrough() + "ssh refuses the host keys this file revokes, and readproof does not read it, so it does not connect")},
+				"list each revoked key as a @revoked * KEY line in a known_hosts file ssh reads for the host, then remove the RevokedHostKeys line for it (or give the source's url a Host alias without it)")
+		}
+	}
 	files, written, err := c.knownHostsWritten(alias, host, port, remoteUser)
 	if err != nil {
 		return nil, err
