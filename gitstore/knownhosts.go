@@ -20,11 +20,14 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"unicode"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/readproof/readproof/internal/fspath"
+	"github.com/readproof/readproof/internal/hint"
+	"github.com/readproof/readproof/internal/text"
 )
 
 // maxKnownHostsBytes bounds what is read of one known_hosts file: ssh
@@ -118,7 +121,11 @@ func (db *knownHostsDB) add(data []byte, file string) error {
 		} else {
 			data = nil
 		}
-		line = bytes.TrimSpace(line)
+		// ssh passes over spaces and tabs alone before the host field
+		// (hostfile.c): a line starting with another space (\v, a
+		// no-break space) names no host it is looked up under. Before,
+		// every space was trimmed, and such a line listed its host.
+		line = bytes.TrimRightFunc(bytes.TrimLeft(line, " \t"), unicode.IsSpace)
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
@@ -141,7 +148,7 @@ func (db *knownHostsDB) add(data []byte, file string) error {
 
 // parseHostKeyLine reads one known_hosts line, not blank, not a comment.
 func parseHostKeyLine(line []byte) (hostKeyLine, error) {
-	marker, hosts, key, _, _, err := ssh.ParseKnownHosts(line)
+	marker, hosts, key, _, _, err := ssh.ParseKnownHosts(canonicalKeyType(line))
 	if errors.Is(err, io.EOF) {
 		return hostKeyLine{}, errors.New("a line of one word, with no key")
 	}
@@ -158,6 +165,39 @@ func parseHostKeyLine(line []byte) (hostKeyLine, error) {
 		}
 	}
 	return hostKeyLine{marker: marker, hosts: field, key: key}, nil
+}
+
+// rsaTypeNames are the names ssh reads in known_hosts as the type of an
+// RSA key or certificate besides its own (sshkey.c, sshkey_read: any name
+// sshkey_type_from_name gives the key's type by), which the known_hosts
+// parser refuses as not the key's. Before, a line writing one was passed
+// over, and a @revoked line so written revoked nothing: readproof took
+// the key, where ssh refuses it.
+var rsaTypeNames = map[string]string{
+	ssh.KeyAlgoRSASHA256: ssh.KeyAlgoRSA, ssh.KeyAlgoRSASHA512: ssh.KeyAlgoRSA,
+	ssh.CertAlgoRSASHA256v01: ssh.CertAlgoRSAv01, ssh.CertAlgoRSASHA512v01: ssh.CertAlgoRSAv01,
+}
+
+// canonicalKeyType is line with its key type field, when one of
+// rsaTypeNames, the key's own name; else line.
+func canonicalKeyType(line []byte) []byte {
+	if !bytes.Contains(line, []byte("rsa-sha2-")) {
+		return line // most lines: no fields split out
+	}
+	f := bytes.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' })
+	i := 1 // the field after the host field, and after a marker
+	if len(f) > 0 && f[0][0] == '@' {
+		i = 2
+	}
+	if len(f) <= i {
+		return line
+	}
+	t, ok := rsaTypeNames[string(f[i])]
+	if !ok {
+		return line
+	}
+	f[i] = []byte(t)
+	return bytes.Join(f, []byte(" "))
 }
 
 // decodeHashedHost is the salt and hash of a hashed host field
@@ -186,7 +226,7 @@ func lookupName(addr string) (name, host string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	host = strings.ToLower(host)
+	host = asciiLower(host)
 	if port == "22" || port == "" {
 		return host, host, nil
 	}
@@ -196,8 +236,9 @@ func lookupName(addr string) (name, host string, err error) {
 // matches is whether the line's host field names name, as ssh matches it
 // (hostfile.c, hostkeys_foreach_file): a hashed field by its HMAC, else
 // the pattern list as match_hostname matches it: * and ? wildcards over
-// the whole name ([host]:port included), in any case, and a negated
-// pattern (!name) that matches leaves the line out.
+// the whole name ([host]:port included), in any case (A to Z), a negated
+// pattern (!name) that matches leaves the line out, and a pattern over
+// maxSSHSubpattern bytes makes the line match nothing.
 func (l *hostKeyLine) matches(name string) bool {
 	if strings.HasPrefix(l.hosts, "|") {
 		salt, hash, err := decodeHashedHost(l.hosts)
@@ -211,7 +252,11 @@ func (l *hostKeyLine) matches(name string) bool {
 	hit := false
 	for _, p := range strings.Split(l.hosts, ",") {
 		neg := strings.HasPrefix(p, "!")
-		if !sshPatternMatch(name, strings.ToLower(strings.TrimPrefix(p, "!"))) {
+		p = strings.TrimPrefix(p, "!")
+		if len(p) > maxSSHSubpattern {
+			return false
+		}
+		if !sshPatternMatch(name, asciiLower(p)) {
 			continue
 		}
 		if neg {
@@ -220,6 +265,29 @@ func (l *hostKeyLine) matches(name string) bool {
 		hit = true
 	}
 	return hit
+}
+
+// maxSSHSubpattern is the longest pattern of a list ssh matches
+// (match.c, match_pattern_list): a longer one makes the whole list match
+// nothing, wherever it stands. Before, readproof matched the list's other
+// patterns, and took a key for a host ssh finds unknown.
+const maxSSHSubpattern = 1022
+
+// asciiLower is s with A to Z in lower case, as ssh lowers a name and a
+// pattern (tolower, byte by byte): strings.ToLower also lowers other
+// letters (the Kelvin sign to k) and turns invalid UTF-8 into U+FFFD, so
+// that a pattern matched names ssh does not match it to.
+func asciiLower(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return 'A' <= r && r <= 'Z' }) {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // linesFor are the lines whose host field names name.
@@ -241,7 +309,8 @@ func (db *knownHostsDB) linesFor(name string) []*hostKeyLine {
 //   - a host certificate is taken when a @cert-authority line for the
 //     host lists its signing key and it holds for the host: the host
 //     name among its principals, within its validity window, no
-//     critical option, its signature good. Else, as ssh retries, its key
+//     critical option, its signature good and made by an algorithm ssh
+//     takes from a CA (caSignatureAlgorithms). Else, as ssh retries, its key
 //     is checked as a plain key;
 //   - a key a plain line for the host lists is taken; else the error is
 //     a *knownhosts.KeyError, whose Want are the host's keys listed
@@ -260,7 +329,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 	lines := db.linesFor(name)
 	revoked := func(k ssh.PublicKey) *hostKeyLine {
 		for _, l := range lines {
-			if l.marker == "revoked" && sameKey(l.key, k) {
+			if l.marker == "revoked" && sameKey(plainKey(l.key), k) {
 				return l
 			}
 		}
@@ -270,7 +339,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 	if cert, ok := key.(*ssh.Certificate); ok {
 		for _, k := range []ssh.PublicKey{cert.Key, cert.SignatureKey} {
 			if l := revoked(k); l != nil {
-				return &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}}
+				return refusedHostKey(name, cert.Key, &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}})
 			}
 		}
 		if certErr = db.checkCert(lines, host, cert); certErr == nil {
@@ -278,7 +347,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		}
 		key = cert.Key // ssh: "No matching CA found. Retry with plain key"
 	} else if l := revoked(key); l != nil {
-		return &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}}
+		return refusedHostKey(name, key, &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}})
 	}
 	keyErr := &knownhosts.KeyError{}
 	for _, l := range lines {
@@ -291,9 +360,33 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		keyErr.Want = append(keyErr.Want, knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line})
 	}
 	if certErr != nil {
-		return fmt.Errorf("the host's certificate is not taken (%v), and known_hosts does not list its key itself for the host: %w", certErr, keyErr)
+		return refusedHostKey(name, key, fmt.Errorf("the host's certificate is not taken (%v), and known_hosts does not list its key itself for the host: %w", certErr, keyErr))
 	}
-	return keyErr
+	return refusedHostKey(name, key, keyErr)
+}
+
+// refusedHostKey is err, the refusal of the host key key of the host
+// looked up as name, saying the key's fingerprint and the name, with a
+// hint by the refusal's kind: revoked, another key listed, none. It names
+// no known_hosts file, whose path may hold a variable's value
+// (showWritten). Before, the refusal was "knownhosts: key is unknown"
+// alone, with no hint.
+func refusedHostKey(name string, key ssh.PublicKey, err error) error {
+	shown := text.Printable(name)
+	arg := shown
+	if strings.ContainsAny(arg, "[]*?") {
+		arg = "'" + arg + "'"
+	}
+	var revoked *knownhosts.RevokedError
+	var keyErr *knownhosts.KeyError
+	fix := "check the key's fingerprint with the host's owner, then add the host's key to the known_hosts file ssh reads for it (ssh-keyscan prints it; ssh-keygen -F " + arg + " shows no line lists it now)"
+	switch {
+	case errors.As(err, &revoked):
+		fix = "a @revoked line lists the key for the host (ssh-keygen -F " + arg + " shows the host's lines): ask the host's owner for its new key, and do not connect with this one"
+	case errors.As(err, &keyErr) && len(keyErr.Want) > 0:
+		fix = "known_hosts lists another key for the host (ssh-keygen -F " + arg + " shows it): the host's key changed or another machine answers; ask the host's owner for the key's fingerprint, and only if it changed, remove the old line (ssh-keygen -R " + arg + ") and add the new key"
+	}
+	return hint.With(fmt.Errorf("host key %s %s of %s: %w", key.Type(), ssh.FingerprintSHA256(key), shown, err), fix)
 }
 
 // checkCert is nil when a @cert-authority line of lines lists the
@@ -309,8 +402,36 @@ func (db *knownHostsDB) checkCert(lines []*hostKeyLine, host string, cert *ssh.C
 	if !listed {
 		return fmt.Errorf("no @cert-authority line for the host lists its signing key %s", ssh.FingerprintSHA256(cert.SignatureKey))
 	}
+	if cert.Signature == nil || !slices.Contains(caSignatureAlgorithms, cert.Signature.Format) {
+		format := "none"
+		if cert.Signature != nil {
+			format = cert.Signature.Format
+		}
+		return fmt.Errorf("its CA signed it with %s, which ssh does not take for a certificate (CASignatureAlgorithms: %s)", format, strings.Join(caSignatureAlgorithms, ","))
+	}
 	// the clock is the time now; no critical option is supported
 	return (&ssh.CertChecker{}).CheckCert(host, cert)
+}
+
+// caSignatureAlgorithms are the signature algorithms ssh takes from the
+// CA of a host certificate, OpenSSH 9.2's default CASignatureAlgorithms
+// (sshconnect.c, check_host_cert; ssh -G shows them): not ssh-rsa, whose
+// SHA-1 signatures ssh has refused since 8.2. Before, readproof took a
+// certificate its CA signed with ssh-rsa, which ssh refuses.
+var caSignatureAlgorithms = []string{
+	ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521,
+	ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256,
+}
+
+// plainKey is the key a certificate certifies, else k: ssh compares a
+// @revoked line's key so (sshkey_equal_public), so that one listing a
+// certificate revokes its key, and every certificate of it. Before, such
+// a line revoked nothing.
+func plainKey(k ssh.PublicKey) ssh.PublicKey {
+	if c, ok := k.(*ssh.Certificate); ok {
+		return c.Key
+	}
+	return k
 }
 
 // sameKey is whether a and b are the same public key.

@@ -200,6 +200,58 @@ func TestKnownHostsLinesAsSSHKeygenFinds(t *testing.T) {
 	}
 }
 
+// A pattern list is matched as ssh matches it (ssh-keygen -F shows it):
+// one pattern over 1022 bytes, negated or not, makes the line match
+// nothing; case is A to Z alone (a Kelvin sign is no k); spaces and tabs
+// alone are passed over before the host field (a \v or a no-break space
+// is part of it). Before, the other patterns of such a line were matched,
+// a Kelvin sign matched k, and any leading space was trimmed: readproof
+// took a key for a host ssh finds unknown.
+func TestKnownHostsPatternsAsSSHMatchesThem(t *testing.T) {
+	k := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(newKey(t).PublicKey())), "\n")
+	lines := []string{
+		"git.example.test," + strings.Repeat("a", 1023) + " " + k,
+		"git.example.test,!" + strings.Repeat("a", 1023) + " " + k,
+		strings.Repeat("b", 1023) + ",git.example.test " + k,
+		"git.example.test," + strings.Repeat("a", 1022) + " " + k,
+		"\u212aey.example.test " + k,
+		"KEY.Example.TEST " + k,
+		"\vgit.example.test " + k,
+		"\u00a0git.example.test " + k,
+		" \tgit.example.test " + k + " \v",
+	}
+	data := strings.Join(lines, "\n") + "\n"
+	db := &knownHostsDB{}
+	if err := db.add([]byte(data), "kh"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]int{"git.example.test": {4, 9}, "key.example.test": {6}}
+	for name, w := range want {
+		var got []int
+		for _, l := range db.linesFor(name) {
+			got = append(got, l.line)
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("%s: lines %v, want %v", name, got, w)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "kh"), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	found := regexp.MustCompile(`found: line (\d+)`)
+	for name, w := range want {
+		var ssh []int
+		for _, m := range found.FindAllStringSubmatch(sshKeygen(t, dir, "-F", name, "-f", "kh"), -1) {
+			n, _ := strconv.Atoi(m[1])
+			ssh = append(ssh, n)
+		}
+		if !slices.Equal(ssh, w) {
+			t.Errorf("%s: ssh-keygen -F finds lines %v, not %v: the case is wrong", name, ssh, w)
+		}
+	}
+}
+
 // A key a @revoked line for the host lists is refused, though another
 // line lists it for the host, as ssh refuses it; one revoked for other
 // hosts alone is taken, as ssh takes it (checked by connecting ssh
@@ -226,6 +278,80 @@ func TestKnownHostsRevoked(t *testing.T) {
 	}
 	if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && !taken {
 		t.Errorf("ssh refuses a key revoked for another host: the case is wrong\n%s", out)
+	}
+}
+
+// A @revoked line revokes what ssh reads it to revoke, checked by
+// connecting ssh itself to the same server: an RSA key written with the
+// type name rsa-sha2-512 (a plain line so written lists the key), and a
+// key written as one of its certificates, which revokes the key and its
+// certificates. Before, each such @revoked line was passed over or
+// matched nothing, and readproof took the key ssh refuses.
+func TestKnownHostsRevokedAsSSHReadsIt(t *testing.T) {
+	dir := t.TempDir()
+	keygenKey(t, dir, "ca", "ed25519")
+	ca := strings.TrimSpace(sshKeygenFile(t, dir, "ca.pub"))
+	rsaKey := keygenKey(t, dir, "rsa", "rsa")
+	rsaCert := hostCert(t, dir, "rsa", "ca", "-h", "-n", "git.example.test")
+	rsaLine := strings.Fields(string(ssh.MarshalAuthorizedKey(rsaKey.PublicKey())))
+	certLine := strings.Fields(string(ssh.MarshalAuthorizedKey(rsaCert.PublicKey())))
+	plain, cert := strings.Join(rsaLine, " "), strings.Join(certLine, " ")
+	var revoked *knownhosts.RevokedError
+	for _, c := range []struct {
+		what   string
+		signer ssh.Signer
+		known  string
+		taken  bool
+	}{
+		{"a plain line writing rsa-sha2-256", rsaKey, "git.example.test rsa-sha2-256 " + rsaLine[1] + "\n", true},
+		{"the key revoked as rsa-sha2-512", rsaKey, "git.example.test " + plain + "\n@revoked * rsa-sha2-512 " + rsaLine[1] + "\n", false},
+		{"the key revoked as its certificate", rsaKey, "git.example.test " + plain + "\n@revoked * " + cert + "\n", false},
+		{"the certificate revoked as rsa-sha2-256-cert", rsaCert, "@cert-authority * " + ca + "\n@revoked * rsa-sha2-256-cert-v01@openssh.com " + certLine[1] + "\n", false},
+	} {
+		port, open := hostKeyServer(t, c.signer)
+		home := os.Getenv("HOME")
+		if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeSSHConfig(t, home, "Host git.example.test\n  HostKeyAlias git.example.test\n")
+		err := open(c.known)
+		if c.taken && err != nil || !c.taken && !errors.As(err, &revoked) {
+			t.Errorf("%s: %v, want the key taken: %v (else revoked)", c.what, err, c.taken)
+		}
+		if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && taken != c.taken {
+			t.Errorf("%s: ssh takes the host key: %v; the case is wrong\n%s", c.what, taken, out)
+		}
+	}
+}
+
+// sshKeygenFile is the content of the file name in dir.
+func sshKeygenFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// A host key refused says the key's fingerprint and the name looked up,
+// and ends in a hint by the refusal's kind: no line for the host, another
+// key listed, the key revoked. Before, the refusal was "knownhosts: key
+// is unknown" (or "key mismatch", "key is revoked") alone, with no hint.
+func TestKnownHostsRefusalSaysWhy(t *testing.T) {
+	key, other := newKey(t), newKey(t)
+	port, open := hostKeyServer(t, key)
+	k := string(ssh.MarshalAuthorizedKey(key.PublicKey()))
+	name := "[git.example.test]:" + port
+	for _, c := range []struct{ known, fix string }{
+		{"elsewhere.test " + k, "ssh-keygen -F '" + name + "' shows no line lists it"},
+		{name + " " + string(ssh.MarshalAuthorizedKey(other.PublicKey())), "ssh-keygen -R '" + name + "'"},
+		{name + " " + k + "@revoked * " + k, "a @revoked line lists the key"},
+	} {
+		err := open(c.known)
+		if err == nil || !strings.Contains(err.Error(), "host key ssh-ed25519 "+ssh.FingerprintSHA256(key.PublicKey())+" of "+name+": knownhosts: ") || !strings.Contains(hint.Of(err), c.fix) {
+			t.Errorf("%q: %v (hint %q), want the key and the name said, and a hint: %s", c.known, err, hint.Of(err), c.fix)
+		}
 	}
 }
 
@@ -332,6 +458,8 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 	caLine := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(ca.PublicKey())), "\n")
 	edHost := keygenKey(t, dir, "ed", "ed25519")
 	keygenKey(t, dir, "ec", "ecdsa")
+	rsaCA := keygenKey(t, dir, "rsaca", "rsa")
+	rsaCALine := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(rsaCA.PublicKey())), "\n")
 	var revoked *knownhosts.RevokedError
 	for _, c := range []struct {
 		what     string
@@ -349,6 +477,8 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 		{what: "a user certificate", cert: hostCert(t, dir, "ed", "ca", "-n", "git.example.test"), known: "@cert-authority * %CA\n", want: "not a host certificate"},
 		{what: "a CA listed for other hosts", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority *.other.test %CA\n", want: "key is unknown"},
 		{what: "a CA revoked", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority * %CA\n@revoked * %CA\n", want: "revoked"},
+		{what: "a certificate its RSA CA signed with rsa-sha2-512", cert: hostCert(t, dir, "ed", "rsaca", "-t", "rsa-sha2-512", "-h", "-n", "git.example.test"), known: "@cert-authority * %RSACA\n"},
+		{what: "a certificate its RSA CA signed with ssh-rsa (SHA-1)", cert: hostCert(t, dir, "ed", "rsaca", "-t", "ssh-rsa", "-h", "-n", "git.example.test"), known: "@cert-authority * %RSACA\n", want: "signed it with ssh-rsa"},
 		{what: "a certificate for other principals, its key listed", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "other.test"), known: "@cert-authority * %CA\n* %KEY\n"},
 	} {
 		port, open := hostKeyServer(t, c.cert)
@@ -358,6 +488,7 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 		}
 		writeSSHConfig(t, home, "Host git.example.test\n  HostKeyAlias git.example.test\n")
 		known := strings.ReplaceAll(c.known, "%CA", caLine)
+		known = strings.ReplaceAll(known, "%RSACA", rsaCALine)
 		known = strings.ReplaceAll(known, "%KEY", strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(edHost.PublicKey())), "\n"))
 		err := open(known)
 		switch {
@@ -393,5 +524,29 @@ func TestKnownHostsNullAndStdinPassedOver(t *testing.T) {
 	writeSSHConfig(t, home, "Host git.example.test\n  UserKnownHostsFile /dev/null "+fd+"\n  GlobalKnownHostsFile none\n")
 	if err := s.open(t, "git@git.example.test:r.git"); err == nil || !strings.Contains(err.Error(), "no known_hosts file to check the host key") {
 		t.Errorf("/dev/null and a handed pipe: %v, want no known_hosts file read", err)
+	}
+}
+
+// A RevokedHostKeys file for the host, in a Host block or a Match block
+// that applies, refuses the fetch before dialling, naming its line, with
+// a hint; "none" names no file. Before, the line was passed over unsaid,
+// and a key ssh refuses as revoked was taken.
+func TestKnownHostsRevokedHostKeysFileRefused(t *testing.T) {
+	s, home := newKeyServer(t)
+	for _, c := range []struct {
+		conf    string
+		refused bool
+	}{
+		{"Host git.example.test\n  RevokedHostKeys ~/.ssh/revoked\n", true},
+		{"Match host git.example.test\n  RevokedHostKeys ~/.ssh/revoked\n", true},
+		{"Host git.example.test\n  RevokedHostKeys none\n", false},
+		{"Host other.example.test\n  RevokedHostKeys ~/.ssh/revoked\n", false},
+	} {
+		path := writeSSHConfig(t, home, c.conf)
+		err := s.open(t, "git@git.example.test:r.git")
+		said := err != nil && strings.Contains(err.Error(), path+" line 2: RevokedHostKeys") && strings.Contains(hint.Of(err), "@revoked")
+		if said != c.refused {
+			t.Errorf("%q: %v (hint %q), want the fetch refused by the line: %v", c.conf, err, hint.Of(err), c.refused)
+		}
 	}
 }

@@ -577,9 +577,11 @@ func (c *SSHConfig) Warnings(alias string) []error {
 
 // appliedInMatch is whether readproof applies key, one of readKeywords,
 // where it stands in a Match block that applies to the host, as ssh
-// does: the known_hosts files.
+// does: the known_hosts files, the name the host key is looked up under
+// in them (hostKeyAlias), and a file of revoked keys, which refuses the
+// fetch (hostKeys).
 func appliedInMatch(key string) bool {
-	return key == "UserKnownHostsFile" || key == "GlobalKnownHostsFile"
+	return key == "UserKnownHostsFile" || key == "GlobalKnownHostsFile" || key == "HostKeyAlias" || key == "RevokedHostKeys"
 }
 
 // unsupported are the lines of the file, and of the files it includes,
@@ -1478,7 +1480,7 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 // readKeywords are the keywords readproof reads of an ssh configuration
 // (RefuseConnection: OpenSSH 10.1's, mostly written in Match blocks).
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection", "UserKnownHostsFile", "GlobalKnownHostsFile"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection", "UserKnownHostsFile", "GlobalKnownHostsFile", "HostKeyAlias", "RevokedHostKeys"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all

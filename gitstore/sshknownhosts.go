@@ -180,8 +180,19 @@ func expandTildeOnly(p, home string) (string, error) {
 
 // hostKeyAlias is the HostKeyAlias the configuration gives for alias, in
 // lower case, as ssh reads it (ssh -G shows it so, and %k); "" for none.
+//
+// A Match block that applies to alias gives it as a Host block does, the
+// first value obtained winning (firstWithWords), as for the known_hosts
+// files; one that may apply is said (Warnings). Before session 30's
+// review a Match block's HostKeyAlias was passed over and not said: the
+// host key was looked up under the host name, where ssh looks it up
+// under the alias, and a key listed for the name alone was taken.
 func (c *SSHConfig) hostKeyAlias(alias string) string {
-	return strings.ToLower(c.files.Get(alias, "HostKeyAlias"))
+	st, ok := c.firstWithWords(alias, "HostKeyAlias")
+	if !ok {
+		return ""
+	}
+	return strings.ToLower(sshValue(st.value))
 }
 
 // hostKeyAddr is the name, with a port, the host key of a fetch of alias
@@ -209,7 +220,19 @@ type hostKeyDB interface {
 // host and port as remoteUser (knownHostsFor), each once, those it can
 // open (readKnownHostsFiles). None is an error naming the files looked
 // at, with a hint: ssh would find the host unknown.
+//
+// A RevokedHostKeys file for the host refuses the fetch, naming its line:
+// ssh refuses the keys it lists (a KRL, or public keys), and readproof
+// does not read it. Before session 30's review it was passed over unsaid,
+// and readproof took a key ssh refuses as revoked.
 func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, error) {
+	if st, ok := c.firstWithWords(alias, "RevokedHostKeys"); ok {
+		if args, _ := sshArgs(st.value); len(args) != 1 || !strings.EqualFold(args[0], "none") {
+			return nil, hint.With(&SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "RevokedHostKeys", Value: st.value,
+				Err: errors.New(st.readThrough() + "ssh refuses the host keys this file revokes, and readproof does not read it, so it does not connect")},
+				"list each revoked key as a @revoked * KEY line in a known_hosts file ssh reads for the host, then remove the RevokedHostKeys line for it (or give the source's url a Host alias without it)")
+		}
+	}
 	files, written, err := c.knownHostsWritten(alias, host, port, remoteUser)
 	if err != nil {
 		return nil, err

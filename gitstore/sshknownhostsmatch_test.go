@@ -65,3 +65,50 @@ func TestSSHKnownHostsFileInMatch(t *testing.T) {
 		}
 	}
 }
+
+// A HostKeyAlias line of a Match block that applies to the host is
+// applied as ssh applies it, the first value obtained winning; one in a
+// block that may apply (exec) is said and passed over. Checked with ssh -G
+// when ssh is there. Before, a Match block's HostKeyAlias was passed over
+// and not said: the host key was looked up under the host name, where ssh
+// looks it up under the alias, and a key listed for the name alone was
+// taken.
+func TestSSHHostKeyAliasInMatch(t *testing.T) {
+	home := sshHome(t)
+	for _, c := range []struct {
+		conf, alias string
+		said        bool
+	}{
+		{conf: "Match host git.example.test\n  HostKeyAlias Matched.Alias\nHost git.example.test\n  HostKeyAlias host.alias\n", alias: "matched.alias"},
+		{conf: "Host git.example.test\n  HostKeyAlias host.alias\nMatch all\n  HostKeyAlias matched.alias\n", alias: "host.alias"},
+		{conf: "Match host other.example.test\n  HostKeyAlias matched.alias\n", alias: ""},
+		{conf: "Match originalhost git.example.test exec true\n  HostKeyAlias matched.alias\n", alias: "", said: true},
+	} {
+		path := writeSSHConfig(t, home, c.conf)
+		conf := ReadSSHConfig()
+		if err := conf.Check("git.example.test"); err != nil {
+			t.Fatal(err)
+		}
+		if got := conf.hostKeyAlias("git.example.test"); got != c.alias {
+			t.Errorf("%q: HostKeyAlias %q, want %q", c.conf, got, c.alias)
+		}
+		said := false
+		for _, w := range conf.Warnings("git.example.test") {
+			var ce *SSHConfigError
+			said = said || errors.As(w, &ce) && ce.Key == "Match" && strings.Contains(w.Error(), "HostKeyAlias")
+		}
+		if said != c.said {
+			t.Errorf("%q: the Match block's HostKeyAlias said not applied: %v, want %v", c.conf, said, c.said)
+		}
+		if strings.Contains(c.conf, "exec") {
+			continue // ssh runs it; the block then applies
+		}
+		want := "\nhostkeyalias " + c.alias + "\n"
+		if c.alias == "" {
+			want = "\nhostkeyalias "
+		}
+		if out, refused, ok := sshG(t, path, "git.example.test"); ok && (refused || strings.Contains(out, want) != (c.alias != "")) {
+			t.Errorf("%q: ssh -G reads another HostKeyAlias: the case is wrong\n%s", c.conf, out)
+		}
+	}
+}
