@@ -466,7 +466,9 @@ func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) []string {
 			}
 		case "":
 			if t := l.key.Type(); t == ssh.KeyAlgoRSA {
-				add(&plain, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA)
+				// not ssh-rsa: its signatures are SHA-1, which ssh
+				// refuses since OpenSSH 8.8 (HostKeyAlgorithms)
+				add(&plain, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256)
 			} else {
 				add(&plain, t)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/utils/ioutil"
+	"github.com/readproof/readproof/internal/hint"
 	"golang.org/x/crypto/ssh"
 )
 
@@ -194,6 +195,13 @@ func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.Clie
 			// x/crypto/ssh has no error type for it: the server took
 			// none of the keys offered
 			return nil, fmt.Errorf("%w (%v)", transport.ErrAuthorizationFailed, err)
+		}
+		if strings.Contains(err.Error(), "no common algorithm for host key") {
+			// known_hosts lists the host with keys of other types than
+			// the server offers (x/crypto/ssh has no error type for it)
+			return nil, hint.With(fmt.Errorf("%s offers no host key of a type known_hosts lists for it: %w", addr, err),
+				"the server's host key may have changed (ssh says REMOTE HOST IDENTIFICATION HAS CHANGED): compare its fingerprint (ssh-keyscan HOST | ssh-keygen -lf -) with one you trust, then update known_hosts; "+
+					"a server whose RSA key signs only with ssh-rsa (SHA-1) is refused, as ssh refuses it")
 		}
 		return nil, err
 	}
