@@ -456,8 +456,15 @@ func walkCommits(read func(gitobj.OID) (gitobj.Commit, error), stack []gitobj.OI
 	return "", nil
 }
 
+// readReceipt reads and decodes the stored receipt id from blob. A blob
+// over MaxEncodedLen bytes (a pulled store's, say) is refused from its
+// stated size before its content is inflated, as ErrCorrupt: no receipt
+// readproof writes is that large.
 func (l *Ledger) readReceipt(id string, blob gitobj.OID) (Receipt, error) {
-	data, err := l.store.Blob(blob)
+	data, err := l.store.BlobAtMost(blob, MaxEncodedLen)
+	if errors.Is(err, gitobj.ErrTooLarge) {
+		return Receipt{}, fmt.Errorf("receipt %s: %w: %v, a receipt's bound (readproof writes none larger): the store was edited; restore the chain from a copy", id, ErrCorrupt, err)
+	}
 	if err != nil {
 		return Receipt{}, fmt.Errorf("reading receipt %s (blob %s): %w", id, blob, err)
 	}
