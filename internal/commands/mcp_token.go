@@ -253,7 +253,7 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 	if shown != nil {
 		// The token is shown once and kept nowhere: one whose line did
 		// not arrive is a live credential nobody holds. Revoked, its name
-		// can be given again.
+		// can be given again with --same-caller: no call was made with it.
 		rerr := mcpauth.UpdateWith(path, forbidden, lock, func(f *mcpauth.File) error {
 			if cur, ok := f.Find(name); !ok || cur.SHA256 != entry.SHA256 {
 				return nil
@@ -262,10 +262,10 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 		})
 		if rerr != nil {
 			return hint.With(fmt.Errorf("mcp token add: the token could not be shown: %w", shown),
-				"revoke it with `readproof mcp token revoke "+name+"` (revoking failed: "+rerr.Error()+") and add it again where stdout can be written")
+				"revoke it with `readproof mcp token revoke "+name+"` (revoking failed: "+rerr.Error()+") and add it again where stdout can be written, with --same-caller (no one held it)")
 		}
 		return hint.With(fmt.Errorf("mcp token add: the token could not be shown: %w", shown),
-			"it was revoked; add it again where stdout can be written")
+			"it was revoked; no one held it, so add it again with --same-caller where stdout can be written")
 	}
 	if e.json {
 		return nil
