@@ -280,6 +280,18 @@ func verifyClaims(ledger *Ledger, key Key, session string, claims []string, only
 			}
 			return nil
 		})
+		// A receipt an append commit added and a later commit removed:
+		// the chain is the session's record, so it is judged tampered
+		// here, by both views, not found through the index as valid
+		// (before session 30 VerifyClaims said valid and a read
+		// token's view fabricated). Every one is read, cited or not,
+		// so a read token's answer takes the same time whatever it
+		// cites; they are not listed as omitted.
+		for _, e := range sc.Dropped() {
+			if (only == nil || only.owns(sc, e)) && cited[e.ID] {
+				inSession[e.ID] = e
+			}
+		}
 	}
 	for _, id := range claims {
 		if only != nil {

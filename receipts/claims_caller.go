@@ -51,7 +51,11 @@ func (v *callerView) owns(sc *SessionScan, e Entry) bool {
 func looseCaller(sc *SessionScan, id string) (string, bool) {
 	blob, ok := sc.blobs[id]
 	if !ok {
-		return "", false
+		d, dropped := sc.dropped[id]
+		if !dropped {
+			return "", false
+		}
+		blob = d.blob
 	}
 	data, err := sc.l.store.BlobAtMost(blob, MaxEncodedLen)
 	if err != nil {

@@ -189,7 +189,8 @@ func FuzzCallerClaimsAsVerifyClaims(f *testing.F) {
 // the store, as their bytes still name it, get the verdict and detail
 // VerifyClaims gives them (tampered), cited or omitted: one whose append
 // commit's binding line was edited, one that no longer decodes, one whose
-// file holds another of its receipts; one damaged past naming a caller is
+// file holds another of its receipts, one a later commit removed from the
+// chain (cited only); one damaged past naming a caller is
 // no one's, and another caller's damaged receipt is absent to it.
 func TestCallerClaimsDamagedAsVerifyClaims(t *testing.T) {
 	cs := newCallerSession(t)
@@ -233,12 +234,27 @@ func TestCallerClaimsDamagedAsVerifyClaims(t *testing.T) {
 	cs.owns["bob"] = append(slices.Clone(bob[:2]), bob[3:]...)
 	cs.owns["bob"] = append(cs.owns["bob"], carol[1], bound.ID)
 	cs.owns["carol"] = slices.DeleteFunc(slices.Clone(carol), func(id string) bool { return id == carol[1] })
+	// Receipts a later commit removed from the chain (session 30): each
+	// still its caller's, read from its append commit.
+	var dropped []string
+	for _, caller := range []string{"bob", "carol", ""} {
+		r, err := f.issuer.Issue(t.Context(), Call{Session: "s", Caller: caller, Tool: "dropped", Args: ArgvArgs(nil), Result: BytesResult(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropReceipt(t, f, "s", r.ID)
+		dropped = append(dropped, r.ID)
+		cs.ids = append(cs.ids, r.ID)
+		if caller != "" {
+			cs.owns[caller] = append(cs.owns[caller], r.ID)
+		}
+	}
 
 	all, err := VerifyClaims(f.ledger, f.key, "s", cs.ids)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{bob[0], carol[0], carol[1], bob[2], bound.ID} {
+	for _, id := range append([]string{bob[0], carol[0], carol[1], bob[2], bound.ID}, dropped...) {
 		if v := verdicts(all)[id]; v != Tampered {
 			t.Fatalf("VerifyClaims says %s of damaged receipt %s", v, id)
 		}

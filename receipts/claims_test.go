@@ -291,3 +291,25 @@ func FuzzParseClaims(f *testing.F) {
 		}
 	})
 }
+
+// TestClaimsJSONVersion2StrictFail: strict_fail says whether --strict
+// fails, and a claim of another session fails it since session 30, so the
+// JSON says version 2: a reader of version 1, where such a claim left
+// strict_fail false, is told the meaning changed.
+func TestClaimsJSONVersion2StrictFail(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	other := f.issue(t, "s2", "fetch")
+	f.issue(t, "s1", "read")
+	rep, err := VerifyClaims(f.ledger, f.key, "s1", []string{other.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := rep.JSON()
+	if j.Counts.OtherSession != 1 || !j.StrictFail || !rep.Strict() {
+		t.Fatalf("one other_session claim: counts %+v, strict_fail %v", j.Counts, j.StrictFail)
+	}
+	if j.Version != 2 {
+		t.Errorf("version %d: strict_fail counts other_session claims since version 2", j.Version)
+	}
+}

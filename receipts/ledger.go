@@ -456,8 +456,15 @@ func walkCommits(read func(gitobj.OID) (gitobj.Commit, error), stack []gitobj.OI
 	return "", nil
 }
 
+// readReceipt reads and decodes the stored receipt id from blob. A blob
+// over MaxEncodedLen bytes (a pulled store's, say) is refused from its
+// stated size before its content is inflated, as ErrCorrupt: no receipt
+// readproof writes is that large.
 func (l *Ledger) readReceipt(id string, blob gitobj.OID) (Receipt, error) {
-	data, err := l.store.Blob(blob)
+	data, err := l.store.BlobAtMost(blob, MaxEncodedLen)
+	if errors.Is(err, gitobj.ErrTooLarge) {
+		return Receipt{}, fmt.Errorf("receipt %s: %w: %v, a receipt's bound (readproof writes none larger): the store was edited; restore the chain from a copy", id, ErrCorrupt, err)
+	}
 	if err != nil {
 		return Receipt{}, fmt.Errorf("reading receipt %s (blob %s): %w", id, blob, err)
 	}
@@ -545,6 +552,40 @@ type SessionScan struct {
 	notAppends map[string]string
 	bad        map[string]string // tree paths that hold no receipt file, and why
 	unheld     []Entry           // commits naming a receipt the tip does not hold
+	// dropped are the receipts an append commit of the chain added and a
+	// later commit removed, which the tip does not hold: the newest append
+	// commit of each, and the blob it added
+	dropped map[string]droppedAt
+}
+
+// droppedAt is where a receipt the tip no longer holds was appended.
+type droppedAt struct {
+	commit gitobj.OID
+	blob   gitobj.OID
+}
+
+// Dropped returns, sorted by id, the receipts of the chain that an append
+// commit added and a later commit removed (readproof never writes such a
+// commit; `readproof verify` reports it), each read from its append
+// commit's tree, its Err wrapping ErrCorrupt: the chain is the session's
+// record, and a receipt dropped from it is no proof of a call of the
+// session. Each and Len leave them out.
+func (sc *SessionScan) Dropped() []Entry {
+	if sc == nil || len(sc.dropped) == 0 {
+		return nil
+	}
+	var out []Entry
+	for _, id := range slices.Sorted(maps.Keys(sc.dropped)) {
+		d := sc.dropped[id]
+		r, err := sc.l.readReceipt(id, d.blob)
+		e := Entry{ID: id, Receipt: r, Err: err}
+		if err == nil {
+			e.Binding = r.Bound
+			e.Err = fmt.Errorf("session %q: receipt %s: %w: appended by commit %s of %s, then removed from the chain by a later commit, so the session's record no longer holds it; readproof never removes a receipt: restore the chain from a copy that holds it", sc.session, id, ErrCorrupt, d.commit, sc.ref)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // Len is the number of entries Each gives.
@@ -628,6 +669,25 @@ func (l *Ledger) ScanSession(session string) (*SessionScan, error) {
 			notAppends[id] = namesBut(c, why)
 		}
 	}
+	// A commit naming a receipt the tip does not hold that adds it (no
+	// unheld entry) appended it, and a later commit dropped it.
+	dropped := map[string]droppedAt{}
+	noteDropped := func(id string, c, tree gitobj.OID, unheldHere []Entry) error {
+		path := strings.Join(sessionPath(id), "/")
+		if _, done := dropped[id]; done || bad[path] != "" {
+			return nil
+		}
+		for _, e := range unheldHere {
+			if e.ID == path {
+				return nil // the commit did not add it
+			}
+		}
+		blob, ok, err := l.lookup(tree, sessionPath(id))
+		if err == nil && ok {
+			dropped[id] = droppedAt{commit: c, blob: blob}
+		}
+		return err
+	}
 	commits := &commitReader{read: l.store.Commit, trees: map[gitobj.OID]gitobj.OID{}}
 	for c, cm := tip, tipCommit; ; {
 		if len(others) > 0 {
@@ -663,6 +723,9 @@ func (l *Ledger) ScanSession(session string) (*SessionScan, error) {
 		} else if ok && ValidID(id) && blobs[id] == "" && !unheldAt[strings.Join(sessionPath(id), "/")] {
 			// names a receipt the tip does not hold
 			e, err := l.unheld(session, c, cm, parent.Tree, bad)
+			if err == nil {
+				err = noteDropped(id, c, cm.Tree, e)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("reading receipt commit %s of session %q: %w", c, session, err)
 			}
@@ -720,6 +783,9 @@ func (l *Ledger) ScanSession(session string) (*SessionScan, error) {
 					parent = tree
 				}
 				e, err := l.unheld(session, oc, cm, parent, bad)
+				if err == nil {
+					err = noteDropped(id, oc, cm.Tree, e)
+				}
 				if err != nil {
 					return fail(oc, err)
 				}
@@ -739,7 +805,7 @@ func (l *Ledger) ScanSession(session string) (*SessionScan, error) {
 	}
 	slices.Reverse(order)
 	sc := &SessionScan{l: l, session: session, ref: SessionRef(session), ids: order, blobs: blobs, msgs: msgs,
-		notAppends: notAppends, bad: bad, unheld: unheld}
+		notAppends: notAppends, bad: bad, unheld: unheld, dropped: dropped}
 	// The receipts no append commit names go by their times: those are
 	// read now, and kept without the receipts.
 	type restKey struct {

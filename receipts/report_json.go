@@ -1,8 +1,11 @@
 package receipts
 
 // JSONVersion is the version of the JSON shape below. Members may be added
-// within a version; none is removed or renamed.
-const JSONVersion = 1
+// within a version; none is removed, renamed or given another meaning.
+// Version 2 (session 30): strict_fail is true when a claim is
+// other_session too, as --strict now fails on one; in version 1 it was
+// not.
+const JSONVersion = 2
 
 // JSON is the stable --json shape of a claims report. Claims and Omitted are
 // always arrays, never null.
@@ -10,7 +13,7 @@ type JSON struct {
 	Version    int         `json:"version"`
 	Session    string      `json:"session"`
 	KeyID      string      `json:"key_id"`
-	StrictFail bool        `json:"strict_fail"`
+	StrictFail bool        `json:"strict_fail"` // Report.Strict: whether --strict fails
 	Counts     JSONCounts  `json:"counts"`
 	Claims     []JSONClaim `json:"claims"`
 	Omitted    []JSONClaim `json:"omitted"`

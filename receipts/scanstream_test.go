@@ -20,6 +20,12 @@ func (c *blobCounter) Blob(id gitobj.OID) ([]byte, error) {
 	return c.Store.Blob(id)
 }
 
+// BlobAtMost counts as Blob does: receipts are read through it, bounded.
+func (c *blobCounter) BlobAtMost(id gitobj.OID, max int64) ([]byte, error) {
+	c.blobs++
+	return c.Store.BlobAtMost(id, max)
+}
+
 // TestScanSessionReadsOneReceiptAtATime: ScanSession reads a session's
 // chain without its receipts, and Each reads each receipt when its turn
 // comes, so a listing of 100,000 receipts holds one at a time; Each gives

@@ -37,12 +37,13 @@ func mcpTokenCommand() *cli.Command {
 					mcpTokensFlag(),
 					&cli.StringFlag{Name: "scope", Value: string(mcpauth.ScopeWrite), Usage: "read (every tool that changes nothing) or write (runs, tags and probe checks too)"},
 					&cli.StringFlag{Name: "expires", Usage: "lifetime in s, m, h, d (days) or w (weeks), such as 12h, 30d or 2w (default: never)"},
+					&cli.BoolFlag{Name: "same-caller", Usage: "give the name of a revoked or expired token again: the new token is that caller, and sees and continues its receipts and open runs"},
 				},
 				Action: func(c *cli.Context) error {
 					if err := needArgs(c, 1, 1, "NAME [--scope read|write] [--expires DURATION]"); err != nil {
 						return err
 					}
-					o := mcpTokenOptions{Tokens: c.String("tokens"), Scope: c.String("scope"), Expires: c.String("expires"), Now: time.Now}
+					o := mcpTokenOptions{Tokens: c.String("tokens"), Scope: c.String("scope"), Expires: c.String("expires"), SameCaller: c.Bool("same-caller"), Now: time.Now}
 					return withEnv(c, func(e *env) error { return runMCPTokenAdd(c.Context, e, o, c.Args().First()) })
 				},
 			},
@@ -80,7 +81,10 @@ type mcpTokenOptions struct {
 	Tokens  string // token file ("" for the default)
 	Scope   string // add: read or write
 	Expires string // add: lifetime ("" for none)
-	Now     func() time.Time
+	// SameCaller (add): the name of a revoked or expired token may be
+	// given again (mcpauth.File.Readd)
+	SameCaller bool
+	Now        func() time.Time
 }
 
 // tokenFile is where the token file is and the directories it must stay
@@ -173,6 +177,8 @@ func tokenHint(err error, path string) error {
 		return withCode(ExitUsage, hint.With(err, "token names are letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64"))
 	case errors.Is(err, mcpauth.ErrExists):
 		return withCode(ExitUsage, hint.With(err, "revoke it first (readproof mcp token revoke NAME) or choose another name"))
+	case errors.Is(err, mcpauth.ErrUsed):
+		return withCode(ExitUsage, hint.With(err, "receipts, runs and tag moves name their caller by the token's name, so a new token of this name would see and continue what the old one did: choose another name for a new caller, or give --same-caller if the new token is the same caller (an agent's lost or expired token replaced)"))
 	case errors.Is(err, mcpauth.ErrNotFound):
 		return hint.With(err, "see the names with: readproof mcp token list")
 	case errors.Is(err, mcpauth.ErrOwner):
@@ -225,7 +231,11 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 	var entry mcpauth.Entry
 	err = mcpauth.UpdateWith(path, forbidden, lock, func(f *mcpauth.File) error {
 		var err error
-		if token, err = f.Add(name, scope, ttl, now, nil); err != nil {
+		add := f.Add
+		if o.SameCaller {
+			add = f.Readd
+		}
+		if token, err = add(name, scope, ttl, now, nil); err != nil {
 			return err
 		}
 		entry, _ = f.Find(name)
@@ -243,7 +253,7 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 	if shown != nil {
 		// The token is shown once and kept nowhere: one whose line did
 		// not arrive is a live credential nobody holds. Revoked, its name
-		// can be given again.
+		// can be given again with --same-caller: no call was made with it.
 		rerr := mcpauth.UpdateWith(path, forbidden, lock, func(f *mcpauth.File) error {
 			if cur, ok := f.Find(name); !ok || cur.SHA256 != entry.SHA256 {
 				return nil
@@ -252,10 +262,10 @@ func runMCPTokenAdd(_ context.Context, e *env, o mcpTokenOptions, name string) e
 		})
 		if rerr != nil {
 			return hint.With(fmt.Errorf("mcp token add: the token could not be shown: %w", shown),
-				"revoke it with `readproof mcp token revoke "+name+"` (revoking failed: "+rerr.Error()+") and add it again where stdout can be written")
+				"revoke it with `readproof mcp token revoke "+name+"` (revoking failed: "+rerr.Error()+") and add it again where stdout can be written, with --same-caller (no one held it)")
 		}
 		return hint.With(fmt.Errorf("mcp token add: the token could not be shown: %w", shown),
-			"it was revoked; add it again where stdout can be written")
+			"it was revoked; no one held it, so add it again with --same-caller where stdout can be written")
 	}
 	if e.json {
 		return nil

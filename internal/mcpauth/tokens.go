@@ -53,6 +53,11 @@ var (
 	ErrName = errors.New("invalid token name")
 	// ErrExists: a live token already has the name.
 	ErrExists = errors.New("a live token has this name")
+	// ErrUsed: a revoked or expired token had the name. What a token
+	// does is recorded under its name (the caller of its receipts,
+	// manifests and tag moves), so a new token of that name would see,
+	// and be counted as the caller of, everything the old one did.
+	ErrUsed = errors.New("a revoked or expired token had this name")
 	// ErrNotFound: no token has the name.
 	ErrNotFound = errors.New("no token of this name")
 	// ErrFile: the token file does not decode.
@@ -223,10 +228,25 @@ func (f *File) Find(name string) (Entry, bool) {
 }
 
 // Add issues a new token named name and records its hash; ttl 0 means it
-// does not expire. A name held by a revoked or expired token is reused (the
-// old entry is replaced); a live one is refused with ErrExists. The token is
-// returned once and kept nowhere.
+// does not expire. A name a live token holds is refused with ErrExists,
+// and one a revoked or expired token held with ErrUsed: receipts, runs
+// and tag moves name their caller by its token's name, so a new token of
+// that name would be shown (and counted as the caller of) what the old
+// one did. Readd gives the name again on purpose. The token is returned
+// once and kept nowhere.
 func (f *File) Add(name string, scope Scope, ttl time.Duration, now time.Time, random io.Reader) (string, error) {
+	return f.add(name, scope, ttl, now, random, false)
+}
+
+// Readd is Add for a token that is the same caller as the revoked or
+// expired token named name (an agent's lost or expired token replaced):
+// the old entry is replaced, and the new token sees and continues what
+// the old one did. A live token of the name is refused with ErrExists.
+func (f *File) Readd(name string, scope Scope, ttl time.Duration, now time.Time, random io.Reader) (string, error) {
+	return f.add(name, scope, ttl, now, random, true)
+}
+
+func (f *File) add(name string, scope Scope, ttl time.Duration, now time.Time, random io.Reader, again bool) (string, error) {
 	if err := ValidateName(name); err != nil {
 		return "", err
 	}
@@ -241,6 +261,9 @@ func (f *File) Add(name string, scope Scope, ttl time.Duration, now time.Time, r
 		if e.Name == name {
 			if e.State(now) == "active" {
 				return "", fmt.Errorf("%w: %s", ErrExists, name)
+			}
+			if !again {
+				return "", fmt.Errorf("%w: %s (%s)", ErrUsed, name, e.State(now))
 			}
 			continue
 		}

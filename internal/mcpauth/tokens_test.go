@@ -52,8 +52,12 @@ func TestAddVerifyRevokeExpire(t *testing.T) {
 	if err := f.Revoke("nobody", t0); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("revoke unknown: %v", err)
 	}
-	// A revoked name can be issued again; the old token stays dead.
-	w2, err := f.Add("writer", ScopeWrite, 0, t0, nil)
+	// A revoked name is refused (its receipts would be the new
+	// token's); given again as the same caller, the old token stays dead.
+	if _, err := f.Add("writer", ScopeWrite, 0, t0, nil); !errors.Is(err, ErrUsed) {
+		t.Fatalf("Add of a revoked name: %v, want ErrUsed", err)
+	}
+	w2, err := f.Readd("writer", ScopeWrite, 0, t0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,5 +193,44 @@ func TestUpdateLockedHint(t *testing.T) {
 	var h interface{ Hint() string }
 	if !errors.Is(err, ErrLocked) || !errors.As(err, &h) || !strings.Contains(h.Hint(), "rm "+path+".lock") {
 		t.Fatalf("update under a held lock: %v, want ErrLocked with a hint naming rm %s.lock", err, path)
+	}
+}
+
+// TestAddRefusesAUsedName: receipts, runs and tag moves belong to a
+// token's name, so Add refuses the name of a revoked or an expired token
+// (ErrUsed, naming it and its state) as it refuses a live one's
+// (ErrExists), and leaves the file as it was; Readd gives a used name
+// again, as the same caller, and still refuses a live one's.
+func TestAddRefusesAUsedName(t *testing.T) {
+	f := Empty()
+	if _, err := f.Add("gone", ScopeRead, 0, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Add("brief", ScopeRead, time.Hour, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Revoke("gone", t0); err != nil {
+		t.Fatal(err)
+	}
+	later := t0.Add(2 * time.Hour)
+	before := string(f.Encode())
+	for name, state := range map[string]string{"gone": "revoked", "brief": "expired"} {
+		_, err := f.Add(name, ScopeRead, 0, later, nil)
+		if !errors.Is(err, ErrUsed) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), state) {
+			t.Errorf("Add(%s), %s: %v, want ErrUsed naming it", name, state, err)
+		}
+	}
+	if got := string(f.Encode()); got != before {
+		t.Errorf("a refused Add changed the file:\n%s\nwas\n%s", got, before)
+	}
+	tok, err := f.Readd("brief", ScopeWrite, 0, later, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := f.Verify(tok, later); err != nil || c.Name != "brief" || !c.CanWrite() {
+		t.Fatalf("readded token: %+v, %v", c, err)
+	}
+	if _, err := f.Readd("brief", ScopeWrite, 0, later, nil); !errors.Is(err, ErrExists) {
+		t.Errorf("Readd of a live name: %v, want ErrExists", err)
 	}
 }
