@@ -42,12 +42,33 @@ func Of(err error) string {
 	return ""
 }
 
+// ChildLimitError is a limit on open files that a program readproof ran
+// met (stock git, which said "Too many open files" as it failed): Errno is
+// EMFILE or ENFILE, which errors.Is matches. A child's limit on open files
+// is not readproof's: Go raises its own soft limit to the hard one at
+// start and gives a child the limit it was started with (os/exec), the
+// shell's ulimit -n, so OpenFiles names no value for it.
+type ChildLimitError struct {
+	Program string
+	Errno   syscall.Errno
+}
+
+func (e *ChildLimitError) Error() string { return e.Program + ": " + e.Errno.Error() }
+
+// Is lets errors.Is match Errno.
+func (e *ChildLimitError) Is(target error) bool { return target == e.Errno }
+
 // OpenFiles is the hint for err when it is, or wraps, a limit on open
-// files met: this process's (EMFILE, `ulimit -n`), named with its value
-// where it can be read, or the whole system's (ENFILE); ok is false for
-// any other error. The error it replaces, if any, blamed what failed to
+// files met: a program readproof ran met its own (ChildLimitError), or
+// this process's (EMFILE, `ulimit -n`), named with its value where it can
+// be read, or the whole system's (ENFILE); ok is false for any other
+// error. The error it replaces, if any, blamed what failed to
 // open (a file system, a source, the store), which is not at fault.
 func OpenFiles(err error) (h string, ok bool) {
+	var child *ChildLimitError
+	if errors.As(err, &child) && child.Errno == syscall.EMFILE {
+		return fmt.Sprintf("%s, which readproof runs, met its limit on open files, not a fault of the store or the remote: it has the limit of the shell that started readproof (ulimit -n), not the higher one readproof sets for itself; raise it in that shell (ulimit -n 4096; for a service, LimitNOFILE=4096 in its unit), then run the command again", child.Program), true
+	}
 	switch {
 	case errors.Is(err, syscall.EMFILE):
 		limit := "ulimit -n"

@@ -43,3 +43,19 @@ func TestOfSaysOpenFiles(t *testing.T) {
 		t.Errorf("hint.Of of another error = %q", h)
 	}
 }
+
+// TestOpenFilesOfChild: a limit on open files a child met (git) has a
+// hint that names the child and the shell's limit, not readproof's own
+// value, which the child does not have; the system's limit met by a child
+// has the system's hint.
+func TestOpenFilesOfChild(t *testing.T) {
+	err := fmt.Errorf("fetch: %w", &hint.ChildLimitError{Program: "git", Errno: syscall.EMFILE})
+	h, ok := hint.OpenFiles(hint.With(err, "check the remote's URL"))
+	if !ok || !strings.HasPrefix(h, "git, which readproof runs, met its limit on open files") || strings.Contains(h, "ulimit -n:") || !errors.Is(err, syscall.EMFILE) {
+		t.Errorf("EMFILE of git: %q, %v", h, ok)
+	}
+	err = fmt.Errorf("fetch: %w", &hint.ChildLimitError{Program: "git", Errno: syscall.ENFILE})
+	if h, ok := hint.OpenFiles(err); !ok || !strings.Contains(h, "the system's table of open files is full") {
+		t.Errorf("ENFILE of git: %q, %v", h, ok)
+	}
+}
