@@ -52,3 +52,40 @@ func TestEnvironmentIsNotDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestCloneInPlaceMetOpenFiles: a clone whose last step, the sync of the
+// directory that holds the store it put in place, met the limit on open
+// files says that the verified store is there and to check it with
+// verify, not to run the command again (a clone into it is refused: "pull
+// into it instead"), and the store is there and verifies.
+func TestCloneInPlaceMetOpenFiles(t *testing.T) {
+	t.Parallel()
+	strace := requireStrace(t)
+	dir, uris, _, env := killProject(t, 1)
+	mustRP(t, dir, "run", "--id", "r0", uris[0])
+	shared := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", "--initial-branch=main", shared).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	mustRP(t, dir, "remote", "add", "origin", shared)
+	mustRP(t, dir, "push")
+	to := t.TempDir()
+	// the parent of the clone is opened once, by the sync that ends it
+	cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-P", to, "-e", "trace=openat", "-e", "inject=openat:error=EMFILE:when=1+",
+		"readproof", "clone", shared, filepath.Join(to, "copy"))
+	var errb bytes.Buffer
+	cmd.Dir, cmd.Env, cmd.Stderr = dir, env, &errb
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("clone with the sync of its parent failing: no error\n%s", errb.String())
+	}
+	h := errb.String()
+	if !strings.Contains(h, "the store is in place, but its directory could not be synced") ||
+		!strings.Contains(h, "readproof: hint: the verified store is in place at "+filepath.Join(to, "copy")+"; only the sync of its directory failed") ||
+		!strings.Contains(h, "limit on open files") || !strings.Contains(h, "then check it with readproof --store "+filepath.Join(to, "copy")+" verify (not clone again") ||
+		strings.Contains(h, "run the command again") {
+		t.Fatalf("clone whose sync met the limit on open files:\n%s", h)
+	}
+	if out := mustRP(t, dir, "--store", filepath.Join(to, "copy"), "verify"); !strings.Contains(out, "store ok; 1 run") {
+		t.Fatalf("the store in place: %s", out)
+	}
+}

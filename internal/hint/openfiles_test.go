@@ -59,3 +59,22 @@ func TestOpenFilesOfChild(t *testing.T) {
 		t.Errorf("ENFILE of git: %q, %v", h, ok)
 	}
 }
+
+// TestSettled: a Settled hint is given as it is, also for an error that
+// met the limit on open files (it says the limit itself, through
+// OpenFilesThen, with another last step than running the command again);
+// an outer hint.With does not undo it.
+func TestSettled(t *testing.T) {
+	emfile := fmt.Errorf("publish: %w", &fs.PathError{Op: "open", Path: "/p", Err: syscall.EMFILE})
+	then, ok := hint.OpenFilesThen(emfile, "check it with readproof verify")
+	if !ok || !strings.HasSuffix(then, ", then check it with readproof verify") || strings.Contains(then, "run the command again") {
+		t.Fatalf("OpenFilesThen = %q, %v", then, ok)
+	}
+	err := hint.Settled(emfile, "the store is in place: "+then)
+	if h := hint.Of(fmt.Errorf("clone: %w", err)); h != "the store is in place: "+then {
+		t.Errorf("Of of a settled hint = %q", h)
+	}
+	if !errors.Is(err, syscall.EMFILE) || hint.Settled(nil, "x") != nil {
+		t.Error("Settled hides its error, or makes one of nil")
+	}
+}
