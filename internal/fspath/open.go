@@ -32,9 +32,8 @@ func (e *KindError) Is(target error) bool { return target == ErrNotRegular }
 // from the open file itself (fstat), not from a look at the path before
 // the open that the path could change after: a regular file, the null
 // device (read as an empty file) and a pipe this process was handed (a
-// /dev/fd or /proc/self/fd entry: --config /dev/stdin, a shell's <(...);
-// a named pipe too when it is the one held at the descriptor named:
-// --config /dev/stdin < fifo) are returned open, with their FileInfo; anything else (a named pipe in a
+// /dev/fd or /proc/self/fd entry: --config /dev/stdin, a shell's <(...))
+// are returned open, with their FileInfo; anything else (a named pipe in a
 // directory, a device such as /dev/zero, a directory, a socket) is closed
 // again and refused with a *KindError. The open does not wait for a writer
 // of a named pipe (O_NONBLOCK, where the platform has it; a regular file
@@ -88,8 +87,7 @@ func isNull(fi fs.FileInfo) bool {
 // lead to an anonymous pipe ("pipe:[N]", Linux's /proc/self/fd), or it is
 // a /dev/fd entry that is not a link (macOS, the BSDs). On Linux a named
 // pipe reached through a descriptor (/dev/fd/3 opened on one) ends at the
-// named pipe's path, and is read only when the open file is the one the
-// descriptor holds (handedFIFO); on macOS and the BSDs /dev/fd/N is
+// named pipe's path and is refused; on macOS and the BSDs /dev/fd/N is
 // judged by its path alone, so a named pipe reached that way is read as a
 // handed pipe (the user named the descriptor). It is the judge where the
 // open descriptor itself cannot be asked (handedPipe).

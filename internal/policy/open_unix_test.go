@@ -95,40 +95,6 @@ func openWaits() bool {
 	return false
 }
 
-// TestOpenReadsHandedNamedPipe: a named pipe this process holds at a
-// descriptor and is named by it (`--config /dev/stdin < fifo`, /dev/fd/N)
-// is read as the policy it carries, as docs/cli.md says /dev/stdin is
-// read: the shell opened it, and the user named the descriptor. Before,
-// it was refused as a named pipe.
-func TestOpenReadsHandedNamedPipe(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "policy.fifo")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Skip("no named pipes here:", err)
-	}
-	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // as a shell's < fifo
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	w, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.WriteString("version = 1\n[defaults]\npolicy = \"allow_stale\"\nmax_age = \"1h\"\n")
-	w.Close()
-	held := "/dev/fd/" + strconv.Itoa(int(r.Fd()))
-	if _, err := os.Stat(held); err != nil {
-		t.Skip("no /dev/fd here:", err)
-	}
-	f, err := Load(held)
-	if err != nil {
-		t.Fatalf("Load(%s), a named pipe handed as a descriptor: %v", held, err)
-	}
-	if f.Defaults.Policy != AllowStale {
-		t.Fatalf("Load(%s) read %+v", held, f.Defaults)
-	}
-}
-
 // TestOpenReadsHandedPipe: a pipe this process holds, named by its
 // descriptor (--config /dev/stdin, a shell's <(...)), is read as the
 // policy it carries.
