@@ -566,7 +566,11 @@ func runGitEnv(ctx context.Context, git, gitDir, what string, progress io.Writer
 				msg += "\n" + note
 			}
 		}
-		return nil, fmt.Errorf("git %s: %s", what, strings.ReplaceAll(msg, "\n", "; "))
+		err = fmt.Errorf("git %s: %s", what, strings.ReplaceAll(msg, "\n", "; "))
+		if lim := gitLimit(msg); lim != nil {
+			err = fmt.Errorf("%w: %w", err, lim) // "git: too many open files"
+		}
+		return nil, err
 	}
 	return stdout.Bytes(), nil
 }

@@ -45,13 +45,37 @@ func readLooseFile(path string) ([]byte, error) {
 	return readWholeSized(f, fi.Size())
 }
 
+// Unreadable reports whether err is a read the system refused or could
+// not complete, whatever the bytes it was to read: permission denied, an
+// I/O error, this process's or the system's limit on open files met
+// (EMFILE, ENFILE), memory, a stale NFS handle, or an object's file that
+// is not a regular file (ObjectNotRegular). Nothing was learnt of what was
+// to be read, so such an error is never damage: a check that meets it
+// could not run (verify's could-not-check, exit 4), and an object read
+// that meets it is not ErrCorrupt (objectReadError). A missing object, or
+// one that does not inflate, decode or hash to its id, is not Unreadable.
+func Unreadable(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, e := range []error{fs.ErrPermission, syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ESTALE} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return ObjectNotRegular(err)
+}
+
 // objectReadError is the error of a read of object id that failed with err,
 // neither a miss nor a permission. An object whose file is not a regular
 // file (ObjectNotRegular: a socket, a FIFO or a device where the object's
 // file should be) was not read, so the error says what stands there and
 // keeps its cause (a read the store refused, store.CouldNotRead, exit 4),
-// not ErrCorrupt, which is damage git fsck would name. Any other error is
-// damage.
+// not ErrCorrupt, which is damage git fsck would name. Nor is any other
+// read the system refused or could not complete (Unreadable: a pack file
+// that did not open for the limit on open files, an I/O error): the error
+// keeps its cause and says that the object was not read. Any other error
+// is damage.
 func objectReadError(id OID, err error) error {
 	if ObjectNotRegular(err) {
 		what := ""
@@ -73,8 +97,16 @@ func objectReadError(id OID, err error) error {
 		}
 		return hint.With(fmt.Errorf("read object %s: %w, so the object could not be read", id, err), notRegularObjectHint)
 	}
+	if Unreadable(err) {
+		// hint.Of names the limit on open files when that is the cause
+		return hint.With(fmt.Errorf("read object %s: %w, so the object could not be read", id, err), unreadableObjectHint)
+	}
 	return hint.With(fmt.Errorf("read object %s: %w: %w: run git fsck on the store", id, ErrCorrupt, err), damagedObjectHint)
 }
+
+// unreadableObjectHint is the hint of an object the system would not let
+// read (Unreadable, objectReadError).
+const unreadableObjectHint = "this says nothing of the object, which was not read: the system failed to read the store's file named above (dmesg may say why); once it reads, run the command again"
 
 // notRegularObjectHint is the hint of an object whose file is not a regular
 // file (objectReadError).

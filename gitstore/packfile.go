@@ -210,6 +210,15 @@ func (p *packFile) offsetOf(i int) (int64, error) {
 	return int64(off), nil
 }
 
+// mayPass reports whether err, an open or a read that failed, is one the
+// system may not give again (Unreadable, neither a permission nor a file
+// that is not a regular file: the limit on open files met, an I/O error,
+// memory), so a pack that met it is not remembered as failed: a later read
+// of the same process opens it again.
+func mayPass(err error) bool {
+	return Unreadable(err) && !errors.Is(err, fs.ErrPermission) && !ObjectNotRegular(err)
+}
+
 // openPack opens the .pack on first use and checks its header against the
 // index.
 func (p *packFile) openPack() error {
@@ -227,7 +236,9 @@ func (p *packFile) openPack() error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return errPackGone // not remembered: it may come back
 		}
-		p.packErr = err
+		if !mayPass(err) {
+			p.packErr = err
+		}
 		return err
 	}
 	fi, err := f.Stat()
@@ -236,7 +247,14 @@ func (p *packFile) openPack() error {
 		return err
 	}
 	var hdr [12]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil || !bytes.Equal(hdr[:4], []byte("PACK")) {
+	_, err = f.ReadAt(hdr[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		// the system failed to read it (EIO): that says nothing of
+		// its header, and is not remembered
+		f.Close()
+		return fmt.Errorf("%s.pack: read its header: %w", p.name, err)
+	}
+	if err != nil || !bytes.Equal(hdr[:4], []byte("PACK")) {
 		f.Close()
 		p.packErr = fmt.Errorf("%s.pack: %w: bad header", p.name, errPackCorrupt)
 		return p.packErr

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/internal/hint"
@@ -54,6 +55,9 @@ type GitError struct {
 	// oldest and the failure looks like an option it does not know
 	// (gitversion.go).
 	OldGit string
+	// limit is the limit on open files git said it met (gitLimit), nil
+	// when it said none.
+	limit error
 }
 
 func (e *GitError) Error() string {
@@ -78,9 +82,34 @@ func (e *GitError) Error() string {
 func (e *GitError) Unwrap() []error {
 	var ee *exec.ExitError
 	if e.Err == nil || errors.As(e.Err, &ee) {
+		if e.limit != nil {
+			// git ran and failed at its limit on open files
+			return []error{ErrGit, e.limit}
+		}
 		return []error{ErrGit}
 	}
 	return []error{ErrGit, e.Err}
+}
+
+// gitLimit is the limit on open files that git's stderr (text) says git
+// met, as a *hint.ChildLimitError, or nil. Git reports a failed open, pipe
+// or fork with strerror: "Too many open files" (EMFILE, git's own limit,
+// which is the shell's and not readproof's: hint.ChildLimitError), "Too
+// many open files in system" (ENFILE). A line the server sent ("remote:")
+// is the server's limit, not this machine's, and is not read.
+func gitLimit(text string) error {
+	for l := range strings.SplitSeq(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "remote:") {
+			continue
+		}
+		switch {
+		case strings.Contains(l, "Too many open files in system"):
+			return &hint.ChildLimitError{Program: "git", Errno: syscall.ENFILE}
+		case strings.Contains(l, "Too many open files"):
+			return &hint.ChildLimitError{Program: "git", Errno: syscall.EMFILE}
+		}
+	}
+	return nil
 }
 
 // TransportOptions tune how git is run.
@@ -276,7 +305,7 @@ func (t *Transport) runTo(ctx context.Context, progress bool, in io.Reader, url 
 	if err != nil {
 		forgetGit(t.git, err)
 		text := RedactText(stderr.String())
-		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: stderrSummary(text), Err: err, Remote: remoteLines(text)}
+		ge := &GitError{Args: redactArgs(args), ExitCode: -1, Stderr: stderrSummary(text), Err: err, Remote: remoteLines(text), limit: gitLimit(text)}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			ge.ExitCode = ee.ExitCode()

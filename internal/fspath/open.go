@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // ErrNotRegular is matched (errors.Is) by the *KindError of OpenRegular.
@@ -37,9 +38,18 @@ func (e *KindError) Is(target error) bool { return target == ErrNotRegular }
 // again and refused with a *KindError. The open does not wait for a writer
 // of a named pipe (O_NONBLOCK, where the platform has it; a regular file
 // ignores it), and a pipe or device returned is in blocking mode again, for
-// reads that wait for a handed pipe's writer as any read does.
+// reads that wait for a handed pipe's writer as any read does. A regular
+// file under another process's lease, which makes an O_NONBLOCK open fail
+// with EWOULDBLOCK on Linux (Samba's oplocks, the kernel NFS server's
+// delegations), is opened again in blocking mode, once judged a regular
+// file from a descriptor of its own (openLeased).
 func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		// a regular file under another process's lease (Samba, the
+		// kernel NFS server): opened again, waiting for the lease
+		f, err = openLeased(path, err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,38 +35,64 @@ func readers(t *testing.T) map[string]func(path string) error {
 
 // TestOpenRefusesNamedPipe: a named pipe where the policy file is looked
 // for is refused at its open, from what the open file is, without waiting
-// for a writer, and none of what a writer sends is read. The writer here
-// waits for a reader and sends a valid policy: a reader that judged the
-// path before its open, or not at all, read it.
+// for a writer (O_NONBLOCK), and nothing a writer sends is read. No writer
+// comes: an open that waits for one is seen asleep in the kernel's wait
+// for the pipe's other end (a thread of this process in
+// wait_for_partner, /proc/self/task/*/wchan), which fails the test; a
+// writer is then let in, which sends a valid policy, and the reader must
+// still refuse the pipe. No deadline: each reader either returns or is
+// seen waiting.
 func TestOpenRefusesNamedPipe(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
+	if _, err := os.ReadFile("/proc/self/wchan"); err != nil {
+		t.Skip("no /proc/self/wchan here to see an open wait:", err)
+	}
 	for name, read := range readers(t) {
 		path := filepath.Join(t.TempDir(), DefaultFileName)
 		if err := syscall.Mkfifo(path, 0o600); err != nil {
 			t.Skip("no named pipes here:", err)
 		}
-		wrote := make(chan struct{})
-		go func() {
-			defer close(wrote)
-			w, err := os.OpenFile(path, os.O_WRONLY, 0) // waits for a reader
-			if err != nil {
-				return
+		done := make(chan error, 1)
+		go func() { done <- read(path) }()
+		var err error
+	wait:
+		for {
+			select {
+			case err = <-done:
+				break wait
+			default:
 			}
-			w.WriteString("version = 1\n")
-			w.Close()
-		}()
-		err := read(path)
-		// the writer is let go if no reader took the pipe
-		if r, oerr := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); oerr == nil {
-			<-wrote
-			r.Close()
+			if openWaits() {
+				t.Errorf("%s of a named pipe waited at its open for a writer", name)
+				// let it go: a writer that sends a valid policy
+				w, werr := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+				if werr != nil {
+					t.Fatal(werr)
+				}
+				w.WriteString("version = 1\n")
+				w.Close()
+				err = <-done
+				break
+			}
+			runtime.Gosched()
 		}
-		<-wrote
 		var ke *fspath.KindError
 		if !errors.As(err, &ke) || !errors.Is(err, fspath.ErrNotRegular) || !strings.Contains(err.Error(), path+" is a named pipe, not a regular file") {
 			t.Errorf("%s of a named pipe: %v, want it refused as a named pipe", name, err)
 		}
 	}
+}
+
+// openWaits reports whether a thread of this process sleeps in an open of
+// a named pipe, waiting for its other end.
+func openWaits() bool {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, task := range tasks {
+		if w, err := os.ReadFile("/proc/self/task/" + task.Name() + "/wchan"); err == nil && strings.Contains(string(w), "wait_for_partner") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestOpenReadsHandedPipe: a pipe this process holds, named by its

@@ -268,6 +268,12 @@ func Clone(ctx context.Context, url, dir string, opts Options) (res *PullResult,
 		switch {
 		case errors.Is(err, gitstore.ErrPublishedUnsynced):
 			// only the sync of dir's parent failed: Discard leaves the store
+			// in place, so the hint says it is there and what to run, and
+			// not "run the command again" (a clone into it is refused)
+			verify := "readproof --store " + text.ShellArg(dir) + " verify"
+			if oh, ok := hint.OpenFilesThen(err, "check it with "+verify+" (not clone again: it would refuse the store in place)"); ok {
+				return nil, hint.Settled(err, "the verified store is in place at "+dir+"; only the sync of its directory failed, so its name may not survive a crash: "+oh)
+			}
 			return nil, hint.With(err, "the verified store is at "+dir+", but the file system could not make its name durable: repair the file system, then check it with readproof --store "+dir+" verify")
 		case errors.Is(err, gitstore.ErrExists):
 			// another init or clone made a store at dir meanwhile

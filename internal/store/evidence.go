@@ -25,7 +25,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -215,6 +214,14 @@ func (s *Store) EvidenceInput(target string, opts EvidenceOptions) (*evidence.In
 // and the SHA-256 (hex) of its manifest.json, for the store checks of an
 // export (ExportEvidenceChecked).
 func (s *Store) evidenceInput(target string, opts EvidenceOptions) (_ *evidence.Input, _ *manifest.Manifest, _ string, err error) {
+	defer func() {
+		// a read the store refused anywhere (the manifest, a resource,
+		// a receipt) learnt nothing of the record: the export stops as
+		// its replay's does (exit 4), not as a failure of the record
+		if err != nil && CouldNotRead(err) && !errors.Is(err, ErrCouldNotRead) {
+			err = hint.With(fmt.Errorf("evidence export %s: %w: %w", text.Escape(target), ErrCouldNotRead, err), couldNotReadExportHint(err))
+		}
+	}()
 	m, sum, err := s.manifestWithSum(target)
 	if err != nil {
 		return nil, nil, "", err
@@ -1320,12 +1327,7 @@ const KindCouldNotRead = "could_not_read"
 // missing object, or one that does not decode or hash to its id, is not:
 // that is damage, or a forgery.
 func CouldNotRead(err error) bool {
-	for _, e := range []error{fs.ErrPermission, syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENXIO, syscall.ESTALE, gitstore.ErrObjectNotRegular} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
+	return gitstore.Unreadable(err)
 }
 
 // markCouldNotRead gives failed check c Kind KindCouldNotRead, and the

@@ -404,11 +404,16 @@ func subjectOf(ref string) (subject, run string) {
 }
 
 // objectProblem records a failed read of object id, telling a missing or
-// corrupt object (broken) from an I/O error (could not check).
+// corrupt object (broken) from an I/O error (could not check). A read the
+// system refused or could not complete (gitstore.Unreadable: the limit on
+// open files met, an I/O error) could not check, whatever else the error
+// wraps: an audit never reports its environment as damage.
 func (c *checker) objectProblem(ref string, id gitstore.OID, path, want string, err error) {
 	subject, run := subjectOf(ref)
 	p := Problem{Kind: CouldNotCheck, Check: "object", Subject: subject, Ref: ref, Run: run, Object: string(id), Path: path}
 	switch {
+	case gitstore.Unreadable(err):
+		p.Message, p.cause = fmt.Sprintf("cannot read %s: %v", want, err), err
 	case errors.Is(err, gitstore.ErrNotFound):
 		ok, herr := c.g.Has(id)
 		switch {
