@@ -259,6 +259,7 @@ func (t *Transport) runTo(ctx context.Context, progress bool, in io.Reader, url 
 	cmd := exec.CommandContext(ctx, t.git, full...)
 	cmd.Env = env
 	endsWithUs(cmd)
+	killsItsChildren(cmd)
 	if in != nil {
 		cmd.Stdin = in
 	} else if null := devNull(); null != nil {
