@@ -95,7 +95,8 @@ type TransportOptions struct {
 	// MaxFetchBytes bounds what one git fetch of the transport (Fetch,
 	// FetchObjects, ProbeCommitAt) may receive: past it git is stopped,
 	// its temporary pack removed, and the fetch fails with
-	// ErrFetchTooLarge. Zero means DefaultMaxFetchBytes.
+	// ErrFetchTooLarge. CopyLocalObjects refuses a larger source the same
+	// way before it copies anything. Zero means DefaultMaxFetchBytes.
 	MaxFetchBytes int64
 	// HookObjects keeps git's object-directory variables (a pre-receive
 	// hook's quarantine), so git sees the objects of the push being judged.
