@@ -169,12 +169,18 @@ func receivePackChained(dir string, r io.Reader, b packBounds, chain int64) (_ *
 // receivedPrefix names the file receivePack spools a pack to.
 const receivedPrefix = "tmp_pack_received_"
 
+// receivedIdxPrefix names the file storeReceived writes a received
+// pack's index to, in objects/pack, before it renames it into place.
+const receivedIdxPrefix = "tmp_idx_received_"
+
 // removeReceived removes what a fetch killed while it received a pack left
-// in dir: a spooled pack, as large as the pack was. The caller holds the
-// mirror's lock for writing, so no other fetch is receiving one.
+// in dir: a spooled pack, as large as the pack was, or the index of one
+// being written (storeReceived). The caller holds the mirror's lock for
+// writing, so no other fetch is receiving one.
 func removeReceived(dir string) {
 	left, _ := filepath.Glob(filepath.Join(dir, receivedPrefix+"*"))
-	for _, f := range left {
+	idx, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", receivedIdxPrefix+"*"))
+	for _, f := range append(left, idx...) {
 		os.Remove(f)
 	}
 }
