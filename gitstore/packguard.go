@@ -334,7 +334,7 @@ func scanPackChained(r io.Reader, b packBounds, chain int64) error {
 			if e.t == plumbing.OFSDeltaObject {
 				held = chains.at(start - back)
 			} else {
-				held = chains.ofSize(min(base, uint64(max)))
+				held = chains.ofSize(min(base, uint64(max)), uint64(max))
 			}
 			if chain > 0 && held+target > uint64(chain) {
 				return fmt.Errorf("%w: pack entry %d is a delta whose chain (the object of %d bytes it makes, its base, and the base's own bases) makes %d bytes, over the %d-byte limit", ErrDeltaChainTooLarge, i, target, held+target, chain)
@@ -400,12 +400,18 @@ func (c *chainBook) at(off int64) uint64 {
 
 // ofSize is what the chain of a REF_DELTA's base of size bytes makes:
 // the base is named by its id, which the scan does not compute, so it is
-// taken as the longest chain of an earlier entry that makes that size, or
-// as a whole object of that size. Git writes a base before its deltas;
-// a REF_DELTA of a later delta (git never writes one) is counted as of a
-// whole object.
-func (c *chainBook) ofSize(size uint64) uint64 {
-	return max(size, c.bySize[size])
+// taken as the longest chain of an earlier entry that makes that size.
+// Git writes a base before its deltas. A base no earlier entry makes
+// (with a chain of at least chainTracked) comes later in the pack (git
+// never writes that; a base outside it go-git does not look up), and
+// go-git resolves one there only when it is a delta of a whole object,
+// one of at most object bytes: the base's chain is counted as its size
+// and object.
+func (c *chainBook) ofSize(size, object uint64) uint64 {
+	if chain, ok := c.bySize[size]; ok {
+		return max(size, chain)
+	}
+	return size + object
 }
 
 // addMade adds size, what entry i makes (a delta with its base), to
