@@ -44,6 +44,12 @@ const fetchWatchEvery = 20 * time.Millisecond
 // file of its own.
 const fetchUnpackLimit = "fetch.unpackLimit=1"
 
+// transferUnpackLimit goes with fetchUnpackLimit: git 2.39 reads
+// transfer.unpackLimit first when it is set, so a user's
+// transfer.unpackLimit (in ~/.gitconfig) had a fetch of fewer objects
+// unpacked into loose files, which boundedFetch does not measure.
+const transferUnpackLimit = "transfer.unpackLimit=1"
+
 // maxFetch is the transport's bound on one fetch.
 func (t *Transport) maxFetch() int64 {
 	if t.opts.MaxFetchBytes > 0 {

@@ -133,3 +133,41 @@ func TestCopyLocalObjectsBound(t *testing.T) {
 		t.Fatalf("copy under the default limit: copied %v, %v", copied, err)
 	}
 }
+
+// TestFetchBoundDespiteTransferUnpackLimit: git 2.39 reads
+// transfer.unpackLimit before fetch.unpackLimit, so a user's
+// transfer.unpackLimit of 100000 (in the global config) had git unpack a
+// fetch of fewer objects into loose files, which the bound does not
+// measure: the read of a remote's main alone (ProbeCommitAt, whose fetch
+// does not fsck, the one case where git 2.39 then unpacks) took 1 MiB
+// under a limit of 64 KiB. Each fetch now keeps its pack whatever the
+// user's config says.
+func TestFetchBoundDespiteTransferUnpackLimit(t *testing.T) {
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[transfer]\n\tunpackLimit = 100000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	up := manyBlobs(t, 1, 1<<20)
+	tip := OID(strings.TrimSpace(mirrorGit(t, up, "rev-parse", "main")))
+	url := up
+	for name, fetch := range map[string]func(*Transport) error{
+		"objects": func(tr *Transport) error { return tr.FetchObjects(context.Background(), url, []OID{tip}) },
+		"refs": func(tr *Transport) error {
+			return tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+		},
+		"probe": func(tr *Transport) error {
+			_, err := tr.ProbeCommitAt(context.Background(), url, "refs/heads/main")
+			return err
+		},
+	} {
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{MaxFetchBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fetch(tr); !errors.Is(err, ErrFetchTooLarge) {
+			t.Errorf("%s: fetch of 1 MiB under a 64 KiB limit with transfer.unpackLimit=100000: got %v, want ErrFetchTooLarge", name, err)
+		}
+	}
+}

@@ -727,7 +727,7 @@ func parseLsRemoteLine(line string) (Ref, error) {
 // may lose a tracking ref; the next fetch writes it again. Refs that
 // records live in are only ever written by Update, which makes them durable.
 func (t *Transport) Fetch(ctx context.Context, remote string, refspecs []string) error {
-	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", "core.fsync=objects,pack-metadata,derived-metadata",
+	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", transferUnpackLimit, "-c", "core.fsync=objects,pack-metadata,derived-metadata",
 		"fetch", "--no-tags", "--prune", "--no-write-fetch-head", "--no-auto-gc"}
 	args = append(args, t.localUploadPack(ctx, remote)...)
 	args = append(args, t.progressFlag())
