@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -159,4 +163,133 @@ func storeHolders(dir string) []string {
 		}
 	}
 	return out
+}
+
+// packfileURIFront forwards git:// connections to target, adding
+// "packfile-uris http" to each fetch command of protocol v2, as if git had
+// asked for packfile URIs: the daemon then answers with the URL its
+// uploadpack.blobPackfileUri names, as a hostile remote may unasked.
+func packfileURIFront(t *testing.T, target string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				s, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go func() {
+					io.Copy(c, s)
+					c.Close()
+				}()
+				inFetch := false
+				for {
+					var head [4]byte
+					if _, err := io.ReadFull(c, head[:]); err != nil {
+						return
+					}
+					n, err := strconv.ParseUint(string(head[:]), 16, 16)
+					if err != nil {
+						return
+					}
+					body := []byte{}
+					if n > 4 {
+						body = make([]byte, n-4)
+						if _, err := io.ReadFull(c, body); err != nil {
+							return
+						}
+					}
+					s.Write(append(head[:], body...))
+					if bytes.HasPrefix(body, []byte("command=fetch")) {
+						inFetch = true
+					}
+					if inFetch && n == 1 { // the delimiter before the fetch's arguments
+						writePkt(s, []byte("packfile-uris http\n"))
+						inFetch = false
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestFetchBoundMeasuresPackfileURIs: a protocol v2 remote may answer a
+// fetch with the URL of a pack, which git 2.39 downloads (git http-fetch,
+// a child of git fetch) into objects/pack/pack-HASH.pack.temp whether or
+// not it asked for packfile URIs. The bound measured only index-pack's
+// tmp_pack_XXXXXX, so the download went on to its end (and was refused
+// only once whole); it is now measured too, and stopped with git: of a
+// 1 MiB pack sent at about 400 KB/s under a limit of 64 KiB, less than
+// half is sent, and no part of it is left in the store.
+func TestFetchBoundMeasuresPackfileURIs(t *testing.T) {
+	t.Parallel()
+	up := manyBlobs(t, 1, 1<<20)
+	blob := mirrorGit(t, up, "rev-parse", "main:noise.bin")
+	git, err := findGit()
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	docs := t.TempDir()
+	cmd := exec.Command(git, "pack-objects", filepath.Join(docs, "uri"))
+	cmd.Dir = up
+	cmd.Env = append(gitEnv(), "HOME="+up)
+	cmd.Stdin = strings.NewReader(blob + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := strings.TrimSpace(string(out))
+	pack, err := os.ReadFile(filepath.Join(docs, "uri-"+hash+".pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(pack)))
+		for off := 0; off < len(pack); off += 4 << 10 {
+			n, err := w.Write(pack[off:min(off+4<<10, len(pack))])
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", blob+" "+hash+" "+srv.URL+"/uri.pack")
+	mirrorGit(t, up, "config", "uploadpack.allowSidebandAll", "true")
+	url := "git://" + packfileURIFront(t, serveGitDaemon(t, filepath.Dir(up))) + "/up"
+	tip := OID(strings.TrimSpace(mirrorGit(t, up, "rev-parse", "main")))
+	s := NewTestStore(t)
+	tr, err := NewTransport(s.Path(), TransportOptions{MaxFetchBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.FetchObjects(context.Background(), url, []OID{tip})
+	if !errors.Is(err, ErrFetchTooLarge) {
+		t.Fatalf("fetch of a 1 MiB pack by its URI under a 64 KiB limit: got %v, want ErrFetchTooLarge", err)
+	}
+	if n := sent.Load(); n == 0 {
+		t.Fatalf("git did not download the pack by its URI (%v)", err)
+	} else if n > int64(len(pack))/2 {
+		t.Errorf("%d of the pack's %d bytes were sent before the fetch stopped", n, len(pack))
+	}
+	// the pack git received itself, before the download, is whole and
+	// stays, unreachable, for gc
+	if left := incomingFiles(s.Path(), nil); len(left) != 0 {
+		t.Errorf("a stopped fetch left %v", left)
+	}
 }
