@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // CopyLocalObjects copies every object of the repository url names into
@@ -38,7 +41,9 @@ import (
 // resolved it: RemoteFetchURL, AddRemoteURL) whose objects it can read
 // directly. It reports false, having written nothing, for any other
 // source (a remote URL, a repository with alternates, a shallow or partial
-// clone, an object in two packs): the caller fetches instead.
+// clone, an object in two packs): the caller fetches instead. A source
+// whose packs and loose objects come to more than MaxFetchBytes is refused
+// (ErrFetchTooLarge) before anything is written, as a fetch of it would be.
 //
 // What arrives is checked as a fetch checks it (fetch.fsckObjects): every
 // object hashed and fsck'd as `git index-pack --strict` does (in Go for a
@@ -148,6 +153,9 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string, kept 
 		return false, nil // the fetch reads the source its own way
 	}
 	defer src.close()
+	if err := src.checkBound(url, t.maxFetch()); err != nil {
+		return true, err
+	}
 	if canMap && t.objects == "" {
 		return t.copyIndexed(ctx, src, url, kept)
 	}
@@ -186,6 +194,29 @@ func (t *Transport) copyLocalObjects(ctx context.Context, url, dir string, kept 
 		return true, src.indexPackError(url, err)
 	}
 	return true, nil
+}
+
+// checkBound refuses, before anything is written, a copy whose source's
+// objects (its packs and loose files, as they lie on disk: what the copy
+// writes) come to more than limit, the fetch bound (MaxFetchBytes) that
+// a fetch of the same source would have met.
+func (c *copySource) checkBound(url string, limit int64) error {
+	var n int64
+	for _, p := range c.packs {
+		n += p.packSize
+	}
+	for _, fi := range c.looseInfo {
+		n += fi.Size()
+	}
+	if n <= limit {
+		return nil
+	}
+	raise := limit
+	for raise < n && raise <= math.MaxInt64/2 {
+		raise *= 2
+	}
+	return hint.With(fmt.Errorf("%w (%s): the objects of %s come to %d bytes", ErrFetchTooLarge, sizeText(limit), RedactURL(url), n),
+		"nothing was copied; if you mean to copy that much, raise the limit: "+MaxFetchFlag+" "+sizeText(raise))
 }
 
 // writeError is the error of a copy whose source could not be read:

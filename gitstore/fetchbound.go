@@ -44,6 +44,12 @@ const fetchWatchEvery = 20 * time.Millisecond
 // file of its own.
 const fetchUnpackLimit = "fetch.unpackLimit=1"
 
+// transferUnpackLimit goes with fetchUnpackLimit: git 2.39 reads
+// transfer.unpackLimit first when it is set, so a user's
+// transfer.unpackLimit (in ~/.gitconfig) had a fetch of fewer objects
+// unpacked into loose files, which boundedFetch does not measure.
+const transferUnpackLimit = "transfer.unpackLimit=1"
+
 // maxFetch is the transport's bound on one fetch.
 func (t *Transport) maxFetch() int64 {
 	if t.opts.MaxFetchBytes > 0 {
@@ -60,7 +66,7 @@ func (t *Transport) maxFetch() int64 {
 // files git left are removed; git writes no ref before its pack is
 // complete, so none moved. remote names the remote in the error.
 func boundedFetch(ctx context.Context, gitDir string, remote func(context.Context) string, limit int64, fetch func(context.Context) error) error {
-	before := gitTempFiles(gitDir, nil)
+	before := incomingFiles(gitDir, nil)
 	packsBefore := packFiles(gitDir)
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -130,11 +136,33 @@ func packSizeLimited(err error, gitDir string, before map[string]bool) error {
 	return err
 }
 
-// tempBytes is the size of git's temporary files in gitDir's
-// objects/pack that are not in skip.
+// incomingFiles lists the files a fetch writes into gitDir's objects/pack
+// before they are whole and not in skip: git's temporary files
+// (gitTempFiles) and the packs git http-fetch downloads, named
+// pack-HASH.pack.temp. A protocol v2 remote may answer a fetch with the
+// URLs of packs (packfile-uris) whether or not git asked for them, and
+// git 2.39 downloads each, so what such a remote sends does not all come
+// through index-pack's tmp_pack_XXXXXX.
+func incomingFiles(gitDir string, skip map[string]bool) map[string]bool {
+	out := gitTempFiles(gitDir, skip)
+	dir := filepath.Join(gitDir, "objects", "pack")
+	entries, _ := readDir(dir)
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".pack.temp") && !e.IsDir() {
+			if f := filepath.Join(dir, n); !skip[f] {
+				out[f] = true
+			}
+		}
+	}
+	return out
+}
+
+// tempBytes is the size of the files a fetch is writing into gitDir's
+// objects/pack (incomingFiles) that are not in skip.
 func tempBytes(gitDir string, skip map[string]bool) int64 {
 	var n int64
-	for f := range gitTempFiles(gitDir, skip) {
+	for f := range incomingFiles(gitDir, skip) {
 		if fi, err := os.Lstat(f); err == nil {
 			n += fi.Size()
 		}
@@ -169,10 +197,10 @@ func newPackBytes(gitDir string, before map[string]bool) int64 {
 	return n
 }
 
-// removeTemps removes git's temporary files in gitDir's objects/pack that
-// are not in skip.
+// removeTemps removes the files a fetch was writing into gitDir's
+// objects/pack (incomingFiles) that are not in skip.
 func removeTemps(gitDir string, skip map[string]bool) {
-	for f := range gitTempFiles(gitDir, skip) {
+	for f := range incomingFiles(gitDir, skip) {
 		os.Remove(f)
 	}
 }

@@ -91,3 +91,83 @@ func TestFetchBoundStopsGit(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyLocalObjectsBound: the copy of a local repository's objects (a
+// path clone) meets the same bound as a fetch: a source of 1 MiB under a
+// limit of 64 KiB is refused with ErrFetchTooLarge naming the source and
+// the limit, the hint a limit that holds it, and nothing is written.
+// Before, the copy took any size.
+func TestCopyLocalObjectsBound(t *testing.T) {
+	t.Parallel()
+	up := manyBlobs(t, 1, 1<<20)
+	src := filepath.Join(filepath.Dir(up), "up.git")
+	mirrorGit(t, filepath.Dir(up), "clone", "-q", "--bare", up, src)
+	dst := NewTestStore(t)
+	tr, err := NewTransport(dst.Path(), TransportOptions{MaxFetchBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := tr.CopyLocalObjects(context.Background(), src)
+	if !copied || !errors.Is(err, ErrFetchTooLarge) || !strings.Contains(err.Error(), src) || !strings.Contains(err.Error(), "64KiB") {
+		t.Fatalf("copy of 1 MiB under a 64 KiB limit: copied %v, %v; want ErrFetchTooLarge naming %s and 64KiB", copied, err, src)
+	}
+	if h := hint.Of(err); !strings.Contains(h, MaxFetchFlag+" 2MiB") {
+		t.Errorf("the hint names no limit that holds the source: %q", h)
+	}
+	var left []string
+	filepath.WalkDir(filepath.Join(dst.Path(), "objects"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) != 0 {
+		t.Errorf("a refused copy wrote %v", left)
+	}
+	// under the default bound the same source is copied
+	tr, err = NewTransport(NewTestStore(t).Path(), TransportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied, err := tr.CopyLocalObjects(context.Background(), src); !copied || err != nil {
+		t.Fatalf("copy under the default limit: copied %v, %v", copied, err)
+	}
+}
+
+// TestFetchBoundDespiteTransferUnpackLimit: git 2.39 reads
+// transfer.unpackLimit before fetch.unpackLimit, so a user's
+// transfer.unpackLimit of 100000 (in the global config) had git unpack a
+// fetch of fewer objects into loose files, which the bound does not
+// measure: the read of a remote's main alone (ProbeCommitAt, whose fetch
+// does not fsck, the one case where git 2.39 then unpacks) took 1 MiB
+// under a limit of 64 KiB. Each fetch now keeps its pack whatever the
+// user's config says.
+func TestFetchBoundDespiteTransferUnpackLimit(t *testing.T) {
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[transfer]\n\tunpackLimit = 100000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	up := manyBlobs(t, 1, 1<<20)
+	tip := OID(strings.TrimSpace(mirrorGit(t, up, "rev-parse", "main")))
+	url := up
+	for name, fetch := range map[string]func(*Transport) error{
+		"objects": func(tr *Transport) error { return tr.FetchObjects(context.Background(), url, []OID{tip}) },
+		"refs": func(tr *Transport) error {
+			return tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+		},
+		"probe": func(tr *Transport) error {
+			_, err := tr.ProbeCommitAt(context.Background(), url, "refs/heads/main")
+			return err
+		},
+	} {
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{MaxFetchBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fetch(tr); !errors.Is(err, ErrFetchTooLarge) {
+			t.Errorf("%s: fetch of 1 MiB under a 64 KiB limit with transfer.unpackLimit=100000: got %v, want ErrFetchTooLarge", name, err)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	// The store's branches (the journal, which reaches every manifest, and
 	// the chains) are the haves offered to the remote: offering every ref,
 	// one run tag and one tracking ref per run, costs more than it saves.
-	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin"}
+	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", transferUnpackLimit, "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin"}
 	run, heads := t, true
 	if !t.opts.HookObjects {
 		// git fetch reads every ref of the repository twice whatever it

@@ -272,3 +272,18 @@ func (s *repo) maintain(ctx context.Context) bool {
 	s.mu.Unlock()
 	return err == nil
 }
+
+// NoteFetched tells g, a store's objects, that a git fetch has just added
+// a pack to it: git keeps each fetch's pack as it arrived
+// (fetch.unpackLimit=1, fetchbound.go), so a store that only pulls gains a
+// pack per pull, which no write of its own counted. Its next Update then
+// counts the packs as after a write of a small pack, and past
+// gc.autoPackLimit rolls them up (maybeMaintain). A g that is not a
+// store's (a staged clone's) is left as it is.
+func NoteFetched(g Store) {
+	if s, ok := g.(*repo); ok {
+		s.mu.Lock()
+		s.wroteSmall = true
+		s.mu.Unlock()
+	}
+}

@@ -45,7 +45,7 @@ func storeReceived(ctx context.Context, st *filesystem.Storage, dir string, f *o
 	// alone (a kill in between) is never read, and a pack is never listed
 	// without its index
 	if _, err := os.Lstat(base + ".idx"); os.IsNotExist(err) {
-		tmp, err := os.CreateTemp(packDir, "tmp_idx_received_")
+		tmp, err := os.CreateTemp(packDir, receivedIdxPrefix)
 		if err != nil {
 			return err
 		}

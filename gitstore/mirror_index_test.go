@@ -108,3 +108,30 @@ func TestMirrorIndexStopsOnCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoveReceivedTakesIndex: what a fetch killed while it wrote a
+// received pack's index (storeReceived) left in objects/pack goes with
+// the spooled pack at the next fetch; before, only the spooled pack did,
+// and the index's temporary file stayed for good. The mirror's packs stay.
+func TestRemoveReceivedTakesIndex(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mirror")
+	if err := initMirror(dir); err != nil {
+		t.Fatal(err)
+	}
+	packDir := filepath.Join(dir, "objects", "pack")
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(dir, receivedPrefix+"1"), filepath.Join(packDir, receivedIdxPrefix+"2"), filepath.Join(packDir, "pack-a.pack"), filepath.Join(packDir, "pack-a.idx")} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeReceived(dir)
+	left, _ := filepath.Glob(filepath.Join(packDir, "*"))
+	spooled, _ := filepath.Glob(filepath.Join(dir, receivedPrefix+"*"))
+	if len(left) != 2 || len(spooled) != 0 {
+		t.Errorf("after removeReceived: objects/pack holds %v, the mirror %v; want the pack and its index alone", left, spooled)
+	}
+}

@@ -3,9 +3,18 @@ package gitstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // copyAll is a delta of a base of size bytes that makes the same bytes:
@@ -121,4 +130,61 @@ func TestMirrorRefusesLongDeltaChain(t *testing.T) {
 		t.Fatalf("Fetch = %v, want ErrDeltaChainTooLarge naming the 524288-byte limit", err)
 	}
 	noPack(t, m)
+}
+
+// TestScanPackBoundsForwardRefDelta: a hostile pack names, by id, a base
+// that comes after its delta (git never writes one): R, a whole blob of
+// 1 MiB of zeros; X, a REF_DELTA on D's id; D, an OFS_DELTA on R. go-git
+// resolves X through D and R, holding three objects of 1 MiB, but the
+// scan counted X's base as a whole object (two levels), so the pack
+// passed a chain bound of 2.5 MiB. A base no earlier entry makes is now
+// counted with a whole object of the object bound under it; go-git does
+// store the pack, so the chain is real.
+func TestScanPackBoundsForwardRefDelta(t *testing.T) {
+	const size = 1 << 20
+	delta := func(src, dst int, add byte) []byte {
+		d := append(varint(uint64(src)), varint(uint64(dst))...)
+		d = append(d, 0x80|0x0f|0x70, 0, 0, 0, 0, byte(src), byte(src>>8), byte(src>>16))
+		return append(d, 1, add)
+	}
+	dBody := append(make([]byte, size), 'a')
+	dID := sha1.Sum(append([]byte(fmt.Sprintf("blob %d\x00", len(dBody))), dBody...))
+	r := packEntry(3, size, nil, make([]byte, size))
+	dx := delta(size+1, size+2, 'x')
+	x := packEntry(7, len(dx), dID[:], dx)
+	dd := delta(size, size+1, 'a')
+	d := packEntry(6, len(dd), ofsBack(int64(len(r)+len(x))), dd)
+	pack := packOf(r, x, d)
+	b := packBounds{object: size + 2, bytes: 1 << 30, objects: 100}
+	err := scanPackChained(bytes.NewReader(pack), b, 5*size/2)
+	if !errors.Is(err, ErrDeltaChainTooLarge) || !strings.Contains(err.Error(), "pack entry 1 ") {
+		t.Fatalf("a REF_DELTA on a later delta of a 1 MiB blob under a 2.5 MiB chain bound: got %v, want ErrDeltaChainTooLarge at pack entry 1", err)
+	}
+	if err := scanPackChained(bytes.NewReader(pack), b, 4*size); err != nil {
+		t.Fatalf("the same pack under a 4 MiB chain bound: %v", err)
+	}
+	// go-git resolves it: X is stored, made through D and R
+	dir := filepath.Join(t.TempDir(), "mirror")
+	if err := initMirror(dir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(dir, receivedPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(pack); err != nil {
+		t.Fatal(err)
+	}
+	f.Seek(0, 0)
+	st := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
+	defer st.Close()
+	if err := storeReceived(context.Background(), st, dir, f); err != nil {
+		t.Fatalf("go-git refused the pack: %v", err)
+	}
+	xBody := append(dBody, 'x')
+	xID := sha1.Sum(append([]byte(fmt.Sprintf("blob %d\x00", len(xBody))), xBody...))
+	if o, err := st.EncodedObject(plumbing.AnyObject, plumbing.Hash(xID)); err != nil || o.Size() != size+2 {
+		t.Fatalf("X as go-git stored it: %v", err)
+	}
 }

@@ -169,12 +169,18 @@ func receivePackChained(dir string, r io.Reader, b packBounds, chain int64) (_ *
 // receivedPrefix names the file receivePack spools a pack to.
 const receivedPrefix = "tmp_pack_received_"
 
+// receivedIdxPrefix names the file storeReceived writes a received
+// pack's index to, in objects/pack, before it renames it into place.
+const receivedIdxPrefix = "tmp_idx_received_"
+
 // removeReceived removes what a fetch killed while it received a pack left
-// in dir: a spooled pack, as large as the pack was. The caller holds the
-// mirror's lock for writing, so no other fetch is receiving one.
+// in dir: a spooled pack, as large as the pack was, or the index of one
+// being written (storeReceived). The caller holds the mirror's lock for
+// writing, so no other fetch is receiving one.
 func removeReceived(dir string) {
 	left, _ := filepath.Glob(filepath.Join(dir, receivedPrefix+"*"))
-	for _, f := range left {
+	idx, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", receivedIdxPrefix+"*"))
+	for _, f := range append(left, idx...) {
 		os.Remove(f)
 	}
 }
@@ -328,7 +334,7 @@ func scanPackChained(r io.Reader, b packBounds, chain int64) error {
 			if e.t == plumbing.OFSDeltaObject {
 				held = chains.at(start - back)
 			} else {
-				held = chains.ofSize(min(base, uint64(max)))
+				held = chains.ofSize(min(base, uint64(max)), uint64(max))
 			}
 			if chain > 0 && held+target > uint64(chain) {
 				return fmt.Errorf("%w: pack entry %d is a delta whose chain (the object of %d bytes it makes, its base, and the base's own bases) makes %d bytes, over the %d-byte limit", ErrDeltaChainTooLarge, i, target, held+target, chain)
@@ -394,12 +400,18 @@ func (c *chainBook) at(off int64) uint64 {
 
 // ofSize is what the chain of a REF_DELTA's base of size bytes makes:
 // the base is named by its id, which the scan does not compute, so it is
-// taken as the longest chain of an earlier entry that makes that size, or
-// as a whole object of that size. Git writes a base before its deltas;
-// a REF_DELTA of a later delta (git never writes one) is counted as of a
-// whole object.
-func (c *chainBook) ofSize(size uint64) uint64 {
-	return max(size, c.bySize[size])
+// taken as the longest chain of an earlier entry that makes that size.
+// Git writes a base before its deltas. A base no earlier entry makes
+// (with a chain of at least chainTracked) comes later in the pack (git
+// never writes that; a base outside it go-git does not look up), and
+// go-git resolves one there only when it is a delta of a whole object,
+// one of at most object bytes: the base's chain is counted as its size
+// and object.
+func (c *chainBook) ofSize(size, object uint64) uint64 {
+	if chain, ok := c.bySize[size]; ok {
+		return max(size, chain)
+	}
+	return size + object
 }
 
 // addMade adds size, what entry i makes (a delta with its base), to

@@ -124,7 +124,8 @@ type TransportOptions struct {
 	// MaxFetchBytes bounds what one git fetch of the transport (Fetch,
 	// FetchObjects, ProbeCommitAt) may receive: past it git is stopped,
 	// its temporary pack removed, and the fetch fails with
-	// ErrFetchTooLarge. Zero means DefaultMaxFetchBytes.
+	// ErrFetchTooLarge. CopyLocalObjects refuses a larger source the same
+	// way before it copies anything. Zero means DefaultMaxFetchBytes.
 	MaxFetchBytes int64
 	// HookObjects keeps git's object-directory variables (a pre-receive
 	// hook's quarantine), so git sees the objects of the push being judged.
@@ -288,6 +289,7 @@ func (t *Transport) runTo(ctx context.Context, progress bool, in io.Reader, url 
 	cmd := exec.CommandContext(ctx, t.git, full...)
 	cmd.Env = env
 	endsWithUs(cmd)
+	killsItsChildren(cmd)
 	if in != nil {
 		cmd.Stdin = in
 	} else if null := devNull(); null != nil {
@@ -754,7 +756,7 @@ func parseLsRemoteLine(line string) (Ref, error) {
 // may lose a tracking ref; the next fetch writes it again. Refs that
 // records live in are only ever written by Update, which makes them durable.
 func (t *Transport) Fetch(ctx context.Context, remote string, refspecs []string) error {
-	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", "core.fsync=objects,pack-metadata,derived-metadata",
+	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", transferUnpackLimit, "-c", "core.fsync=objects,pack-metadata,derived-metadata",
 		"fetch", "--no-tags", "--prune", "--no-write-fetch-head", "--no-auto-gc"}
 	args = append(args, t.localUploadPack(ctx, remote)...)
 	args = append(args, t.progressFlag())

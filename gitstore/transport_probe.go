@@ -115,7 +115,7 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 	}
 	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
 	if err := boundedFetch(ctx, tmp, t.shownRemote(url), t.maxFetch(), func(ctx context.Context) error {
-		_, err := p.runAt(ctx, false, nil, url, "-c", "core.bare=true", "-c", bigObjects, "-c", fetchUnpackLimit, "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
+		_, err := p.runAt(ctx, false, nil, url, "-c", "core.bare=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", transferUnpackLimit, "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
 			"--", url, "+"+ref+":refs/probe")
 		return err
 	}); err != nil {

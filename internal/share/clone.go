@@ -674,6 +674,9 @@ func (h *heldWriter) release() {
 // is not at fault); anything else
 // points at the source's objects. Nothing of the clone is kept either way.
 func copyFailedHint(err error, shown string) string {
+	if errors.Is(err, gitstore.ErrFetchTooLarge) {
+		return hint.Of(err) // the source is larger than --max-fetch-bytes
+	}
 	if r := gitstore.WriteLimitRemedy(err, "the new store"); r != "" {
 		return "writing the new store failed, not reading " + shown + ": " + r + ", then clone again; nothing of the clone was kept"
 	}

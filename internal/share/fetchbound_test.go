@@ -128,3 +128,28 @@ func slowProxy(t *testing.T, port int) string {
 	t.Cleanup(stop)
 	return "git://" + addr
 }
+
+// TestPullOnlyStorePacksMaintained: git keeps each pull's fetch as a pack
+// of its own (fetch.unpackLimit=1, for the fetch bound), so a store that
+// only pulls, writing nothing of its own, gained a pack per pull that
+// maintenance never counted: 40 pulls left 40 packs. Past
+// gc.autoPackLimit (16) they are rolled up as a write's small packs are.
+func TestPullOnlyStorePacksMaintained(t *testing.T) {
+	t.Parallel()
+	a := newProject(t, map[string]string{"small": "refunds within 30 days\n"})
+	u := bareServer(t, t.TempDir(), "shared.git")
+	addRemote(t, a, "origin", u)
+	b := newProject(t, map[string]string{"other": "drain, then deploy\n"})
+	addRemote(t, b, "origin", u)
+	for i := 0; i < 40; i++ {
+		a.run(t, fmt.Sprintf("a-%d", i), "small")
+		mustPush(t, a, "origin")
+		mustPull(t, b, "origin")
+	}
+	if n := len(strings.Fields(packNames(t, b.path()))); n > gitstore.DefaultAutoPackLimit+1 {
+		t.Errorf("after 40 pulls the store holds %d packs, want at most %d", n, gitstore.DefaultAutoPackLimit+1)
+	}
+	if _, err := b.s.Manifest("a-39"); err != nil {
+		t.Errorf("the last run pulled: %v", err)
+	}
+}

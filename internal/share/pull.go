@@ -201,6 +201,8 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		}
 		return nil, unreachable(ctx, g, t, remote, "pull "+remote, err)
 	}
+	// git kept what it fetched as a pack of its own: maintenance counts it
+	gitstore.NoteFetched(g)
 	res, err := func() (*PullResult, error) {
 		// every ref the fetch moved names a commit, adopted or not; the
 		// plan's check of the chains' tips (tipFailures) reads none again
