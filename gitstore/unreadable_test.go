@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,5 +57,22 @@ func TestPackThatLiesIsDamage(t *testing.T) {
 	}
 	if p.pack != nil {
 		t.Error("the pack was kept open")
+	}
+}
+
+// TestLooseObjectThatLiesIsDamage: a loose object's file that is a link to
+// a file that says it holds nothing and fails its reads with EIO
+// (/proc/self/mem) reads as the empty file it says it is, which holds no
+// object (damage), not as a read the system could not complete.
+func TestLooseObjectThatLiesIsDamage(t *testing.T) {
+	if _, err := os.Open("/proc/self/mem"); err != nil {
+		t.Skip("no /proc/self/mem here:", err)
+	}
+	path := filepath.Join(t.TempDir(), "5f9af5d189350bafd5e24feaa7fcc5b677f312")
+	if err := os.Symlink("/proc/self/mem", path); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := readLooseFile(path); err != nil || len(raw) != 0 {
+		t.Fatalf("a loose object's file of 0 bytes that fails its reads with EIO: %d bytes, %v (unreadable %v), want it empty", len(raw), err, Unreadable(err))
 	}
 }
