@@ -42,6 +42,11 @@ func readLooseFile(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: ErrObjectNotRegular}
 	}
+	if fi.Size() == 0 {
+		// nothing to read, whatever a read would give (a link to
+		// /proc/self/mem fails with EIO): an empty object file, damage
+		return nil, nil
+	}
 	return readWholeSized(f, fi.Size())
 }
 

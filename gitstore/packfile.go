@@ -219,6 +219,10 @@ func mayPass(err error) bool {
 	return Unreadable(err) && !errors.Is(err, fs.ErrPermission) && !ObjectNotRegular(err)
 }
 
+// packMin is the fewest bytes a .pack holds: its 12-byte header and its
+// 20-byte trailer.
+const packMin = 12 + 20
+
 // openPack opens the .pack on first use and checks its header against the
 // index.
 func (p *packFile) openPack() error {
@@ -247,6 +251,14 @@ func (p *packFile) openPack() error {
 		return err
 	}
 	var hdr [12]byte
+	if fi.Size() < packMin {
+		// shorter than a pack's header and trailer, whatever a read
+		// of it would give (a link to /proc/self/mem says 0 bytes and
+		// fails its reads with EIO): damage, not a failed read
+		f.Close()
+		p.packErr = fmt.Errorf("%s.pack: %w: %d bytes, less than a pack's header and trailer", p.name, errPackCorrupt, fi.Size())
+		return p.packErr
+	}
 	_, err = f.ReadAt(hdr[:], 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		// the system failed to read it (EIO): that says nothing of

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,5 +34,45 @@ func TestUnreadableIsNotCorrupt(t *testing.T) {
 	}
 	if Unreadable(nil) || Unreadable(ErrNotFound) || Unreadable(fmt.Errorf("x: %w", ErrCorrupt)) {
 		t.Error("a miss or damage read as Unreadable")
+	}
+}
+
+// TestPackThatLiesIsDamage: a .pack that is a symbolic link to a file that
+// says it holds nothing and fails every read with EIO (/proc/self/mem)
+// is damage, not a read the system could not complete: a pack is never
+// shorter than its header and trailer, so it is refused from its size
+// before any read. Without that, whoever can write the store turned a
+// broken store (exit 3) into one that could not be checked (exit 4).
+func TestPackThatLiesIsDamage(t *testing.T) {
+	if _, err := os.Open("/proc/self/mem"); err != nil {
+		t.Skip("no /proc/self/mem here:", err)
+	}
+	p := &packFile{name: "pack-1", openFile: func() (*os.File, error) { return os.Open("/proc/self/mem") }}
+	err := p.openPack()
+	if !errors.Is(err, errPackCorrupt) || Unreadable(err) {
+		t.Fatalf("a pack of 0 bytes that fails its reads with EIO: %v, want it damaged", err)
+	}
+	if err := objectReadError("0123456789abcdef0123456789abcdef01234567", err); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("its object: %v, want ErrCorrupt", err)
+	}
+	if p.pack != nil {
+		t.Error("the pack was kept open")
+	}
+}
+
+// TestLooseObjectThatLiesIsDamage: a loose object's file that is a link to
+// a file that says it holds nothing and fails its reads with EIO
+// (/proc/self/mem) reads as the empty file it says it is, which holds no
+// object (damage), not as a read the system could not complete.
+func TestLooseObjectThatLiesIsDamage(t *testing.T) {
+	if _, err := os.Open("/proc/self/mem"); err != nil {
+		t.Skip("no /proc/self/mem here:", err)
+	}
+	path := filepath.Join(t.TempDir(), "5f9af5d189350bafd5e24feaa7fcc5b677f312")
+	if err := os.Symlink("/proc/self/mem", path); err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := readLooseFile(path); err != nil || len(raw) != 0 {
+		t.Fatalf("a loose object's file of 0 bytes that fails its reads with EIO: %d bytes, %v (unreadable %v), want it empty", len(raw), err, Unreadable(err))
 	}
 }
