@@ -340,6 +340,14 @@ func checkContent(id OID, t plumbing.ObjectType, data []byte, h plumbing.Hash) e
 // against the id, which the caller makes when h is not nil (an object
 // still in the write buffer has nothing to check). Called with s.mu held.
 func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plumbing.Hash, error) {
+	return s.readObjectUncheckedAtMost(id, -1)
+}
+
+// readObjectUncheckedAtMost is readObjectUnchecked for an object of at
+// most max bytes (max < 0: any size): a larger one is refused with an
+// error wrapping ErrTooLarge in the one read, before its content is
+// inflated (odb.readAtMost). Called with s.mu held.
+func (s *repo) readObjectUncheckedAtMost(id OID, max int64) (plumbing.EncodedObject, []byte, *plumbing.Hash, error) {
 	if s.closed {
 		return nil, nil, nil, errClosed
 	}
@@ -348,6 +356,9 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 		return nil, nil, nil, err
 	}
 	if o, data, ok := s.buffered(h); ok {
+		if max >= 0 && int64(len(data)) > max {
+			return nil, nil, nil, tooLarge(id, int64(len(data)), max)
+		}
 		return o, data, nil, nil
 	}
 	if s.copied != nil {
@@ -356,6 +367,9 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 			return nil, nil, nil, fmt.Errorf("read object %s: the copy of this repository failed: %w", id, err)
 		}
 		if k, ok := s.copied.get(h); ok {
+			if max >= 0 && int64(len(k.data)) > max {
+				return nil, nil, nil, tooLarge(id, int64(len(k.data)), max)
+			}
 			// hashed to h by the copy's index: nothing to check; the
 			// caller owns what it reads, as an inflated object, so it
 			// gets a copy (one: a MemoryObject would copy it again)
@@ -366,7 +380,7 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 	var o plumbing.EncodedObject
 	var data []byte
 	read := func() error {
-		t, d, err := s.st.read(h)
+		t, d, err := s.st.readAtMost(h, max)
 		if err != nil {
 			return err
 		}
@@ -375,10 +389,15 @@ func (s *repo) readObjectUnchecked(id OID) (plumbing.EncodedObject, []byte, *plu
 	}
 	if err := read(); err != nil {
 		// git gc may have packed the object, or replaced the pack we knew
-		// (the index may still name a pack that was just removed).
-		err = s.afterMiss(read)
+		// (the index may still name a pack that was just removed). One
+		// found too large was found.
+		if !errors.Is(err, ErrTooLarge) {
+			err = s.afterMiss(read)
+		}
 		switch {
 		case err == nil:
+		case errors.Is(err, ErrTooLarge):
+			return nil, nil, nil, fmt.Errorf("object %s: %w", id, err)
 		case errors.Is(err, plumbing.ErrObjectNotFound):
 			return nil, nil, nil, s.missingObject(id)
 		case errors.Is(err, fs.ErrPermission):

@@ -242,6 +242,20 @@ func (d *odb) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 const maxRefDeltaDepth = 64
 
 func (d *odb) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+	return d.readDepthAtMost(h, depth, -1)
+}
+
+// readAtMost is read for an object of at most max bytes (max < 0: any
+// size): one whose size, read in the same pass as its content (a pack
+// entry's header, a delta's result size, a loose object's header), is
+// over max is refused with an error wrapping ErrTooLarge before its
+// content is inflated. The bases a delta is applied to are read whole, as
+// git stores them.
+func (d *odb) readAtMost(h plumbing.Hash, max int64) (plumbing.ObjectType, []byte, error) {
+	return d.readDepthAtMost(h, 0, max)
+}
+
+func (d *odb) readDepthAtMost(h plumbing.Hash, depth int, max int64) (plumbing.ObjectType, []byte, error) {
 	if depth > maxRefDeltaDepth {
 		return 0, nil, fmt.Errorf("object %s: delta chain through more than %d objects named by id: %w", h, maxRefDeltaDepth, errPackCorrupt)
 	}
@@ -250,18 +264,18 @@ func (d *odb) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte
 		return 0, nil, err
 	}
 	if ok {
-		t, data, err := d.readPackedAt(p, off, depth)
+		t, data, err := d.readPackedAtMost(p, off, depth, nil, max)
 		if !errors.Is(err, errPackGone) {
 			return t, data, err
 		}
 		// Removed by a gc since we listed it: look elsewhere.
 	}
-	t, data, err := d.readLoose(filepath.Join(d.dir, h.String()[:2], h.String()[2:]))
+	t, data, err := d.readLooseAtMost(filepath.Join(d.dir, h.String()[:2], h.String()[2:]), max)
 	if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
 		return t, data, err
 	}
 	for _, a := range d.alternates() {
-		t, data, err := a.readDepth(h, depth)
+		t, data, err := a.readDepthAtMost(h, depth, max)
 		if err == nil || !errors.Is(err, plumbing.ErrObjectNotFound) {
 			return t, data, err
 		}
@@ -273,6 +287,31 @@ func (d *odb) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte
 // zlib("<type> <size>\x00" content).
 func (d *odb) readLoose(path string) (plumbing.ObjectType, []byte, error) {
 	t, data, _, err := d.readLooseStream(path, false)
+	return t, data, err
+}
+
+// readLooseAtMost is readLoose for an object of at most max bytes (max <
+// 0: any size): the file is read once, and a header stating more than
+// max refuses it, with an error wrapping ErrTooLarge, before the content
+// is inflated.
+func (d *odb) readLooseAtMost(path string, max int64) (plumbing.ObjectType, []byte, error) {
+	if max < 0 {
+		return d.readLoose(path)
+	}
+	raw, err := readLooseFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil, plumbing.ErrObjectNotFound
+		}
+		return 0, nil, err
+	}
+	if err := d.zr.reset(bytes.NewReader(raw)); err == nil {
+		// a bad stream or header is decodeLoose's to report
+		if _, sz, err := d.looseHeader(path); err == nil && sz > max {
+			return 0, nil, tooLargeSize(sz, max)
+		}
+	}
+	t, data, _, err := d.decodeLoose(path, raw, false)
 	return t, data, err
 }
 

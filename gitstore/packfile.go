@@ -448,10 +448,22 @@ func (d *odb) readPackedAt(p *packFile, off int64, depth int) (plumbing.ObjectTy
 // its own: a ReadBlobs reader that reuses its buffers (ReuseBuffers). No
 // part of dst goes into d.cache.
 func (d *odb) readPackedInto(p *packFile, off int64, depth int, dst []byte) (plumbing.ObjectType, []byte, error) {
+	return d.readPackedAtMost(p, off, depth, dst, -1)
+}
+
+// readPackedAtMost is readPackedInto for an object of at most max bytes
+// (max < 0: any size). A larger one is refused with an error wrapping
+// ErrTooLarge before its content is inflated: a whole object by its
+// entry's header, a delta by the result size at the start of the delta,
+// which is inflated before its bases and then applied (once).
+func (d *odb) readPackedAtMost(p *packFile, off int64, depth int, dst []byte, max int64) (plumbing.ObjectType, []byte, error) {
 	if err := p.openPack(); err != nil {
 		return 0, nil, err
 	}
 	if t, data, ok := d.cache.get(p, off); ok {
+		if max >= 0 && int64(len(data)) > max {
+			return 0, nil, tooLargeSize(int64(len(data)), max)
+		}
 		if len(data) <= cap(dst) {
 			return t, append(dst[:0], data...), nil
 		}
@@ -463,6 +475,7 @@ func (d *odb) readPackedInto(p *packFile, off int64, depth int, dst []byte) (plu
 		e   entry
 	}
 	var chain []link
+	var top []byte // the requested entry's delta, inflated by boundEntry
 	var baseT plumbing.ObjectType
 	var base []byte
 	cur := off
@@ -474,6 +487,11 @@ func (d *odb) readPackedInto(p *packFile, off int64, depth int, dst []byte) (plu
 		e, err := p.entryAt(cur)
 		if err != nil {
 			return 0, nil, err
+		}
+		if cur == off && max >= 0 {
+			if top, err = d.boundEntry(p, e, max); err != nil {
+				return 0, nil, err
+			}
 		}
 		if e.t == plumbing.OFSDeltaObject || e.t == plumbing.REFDeltaObject {
 			chain = append(chain, link{cur, e})
@@ -525,9 +543,12 @@ func (d *odb) readPackedInto(p *packFile, off int64, depth int, dst []byte) (plu
 		return baseT, base, nil
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		delta, err := p.inflate(chain[i].e, zr, &d.fi)
-		if err != nil {
-			return 0, nil, err
+		delta := top
+		if i > 0 || delta == nil {
+			var err error
+			if delta, err = p.inflate(chain[i].e, zr, &d.fi); err != nil {
+				return 0, nil, err
+			}
 		}
 		into := dst
 		if i > 0 {

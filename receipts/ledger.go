@@ -582,6 +582,9 @@ func (sc *SessionScan) Dropped() []Entry {
 		if err == nil {
 			e.Binding = r.Bound
 			e.Err = fmt.Errorf("session %q: receipt %s: %w: appended by commit %s of %s, then removed from the chain by a later commit, so the session's record no longer holds it; readproof never removes a receipt: restore the chain from a copy that holds it", sc.session, id, ErrCorrupt, d.commit, sc.ref)
+		} else {
+			// its bytes fail too: the removal is named all the same
+			e.Err = fmt.Errorf("session %q: %w (as appended by commit %s of %s, which a later commit removed from the chain; readproof never removes a receipt: restore the chain from a copy that holds it)", sc.session, err, d.commit, sc.ref)
 		}
 		out = append(out, e)
 	}

@@ -179,6 +179,8 @@ func tokenHint(err error, path string) error {
 		return withCode(ExitUsage, hint.With(err, "revoke it first (readproof mcp token revoke NAME) or choose another name"))
 	case errors.Is(err, mcpauth.ErrUsed):
 		return withCode(ExitUsage, hint.With(err, "receipts, runs and tag moves name their caller by the token's name, so a new token of this name would see and continue what the old one did: choose another name for a new caller, or give --same-caller if the new token is the same caller (an agent's lost or expired token replaced)"))
+	case errors.Is(err, mcpauth.ErrUnused):
+		return withCode(ExitUsage, hint.With(err, "--same-caller gives again the name of a revoked or expired token (see them with: readproof mcp token list); without it the name is a new caller's"))
 	case errors.Is(err, mcpauth.ErrNotFound):
 		return hint.With(err, "see the names with: readproof mcp token list")
 	case errors.Is(err, mcpauth.ErrOwner):

@@ -58,6 +58,10 @@ var (
 	// manifests and tag moves), so a new token of that name would see,
 	// and be counted as the caller of, everything the old one did.
 	ErrUsed = errors.New("a revoked or expired token had this name")
+	// ErrUnused: Readd of a name no token of the file had, so not the
+	// same caller as any (a mistyped name would otherwise be a new
+	// caller the operator took for an old one).
+	ErrUnused = errors.New("no revoked or expired token had this name")
 	// ErrNotFound: no token has the name.
 	ErrNotFound = errors.New("no token of this name")
 	// ErrFile: the token file does not decode.
@@ -241,7 +245,8 @@ func (f *File) Add(name string, scope Scope, ttl time.Duration, now time.Time, r
 // Readd is Add for a token that is the same caller as the revoked or
 // expired token named name (an agent's lost or expired token replaced):
 // the old entry is replaced, and the new token sees and continues what
-// the old one did. A live token of the name is refused with ErrExists.
+// the old one did. A live token of the name is refused with ErrExists,
+// and a name no token of the file had with ErrUnused.
 func (f *File) Readd(name string, scope Scope, ttl time.Duration, now time.Time, random io.Reader) (string, error) {
 	return f.add(name, scope, ttl, now, random, true)
 }
@@ -257,8 +262,10 @@ func (f *File) add(name string, scope Scope, ttl time.Duration, now time.Time, r
 		return "", fmt.Errorf("expiry %s: must be positive", ttl)
 	}
 	keep := f.Tokens[:0:0]
+	used := false
 	for _, e := range f.Tokens {
 		if e.Name == name {
+			used = true
 			if e.State(now) == "active" {
 				return "", fmt.Errorf("%w: %s", ErrExists, name)
 			}
@@ -268,6 +275,9 @@ func (f *File) add(name string, scope Scope, ttl time.Duration, now time.Time, r
 			continue
 		}
 		keep = append(keep, e)
+	}
+	if again && !used {
+		return "", fmt.Errorf("%w: %s", ErrUnused, name)
 	}
 	tok, err := NewToken(randomOr(random))
 	if err != nil {

@@ -234,3 +234,25 @@ func TestAddRefusesAUsedName(t *testing.T) {
 		t.Errorf("Readd of a live name: %v, want ErrExists", err)
 	}
 }
+
+// TestReaddRefusesANameNeverUsed: Readd says the new token is the same
+// caller as a revoked or expired one; for a name no token of the file had
+// (a mistyped name) it is refused with ErrUnused, naming it, and leaves
+// the file as it was, rather than adding a new caller taken for an old one.
+func TestReaddRefusesANameNeverUsed(t *testing.T) {
+	f := Empty()
+	if _, err := f.Add("agent-7", ScopeRead, 0, t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Revoke("agent-7", t0); err != nil {
+		t.Fatal(err)
+	}
+	before := string(f.Encode())
+	_, err := f.Readd("agnet-7", ScopeRead, 0, t0, nil)
+	if !errors.Is(err, ErrUnused) || !strings.Contains(err.Error(), "agnet-7") {
+		t.Errorf("Readd of a name never used: %v, want ErrUnused naming it", err)
+	}
+	if got := string(f.Encode()); got != before {
+		t.Errorf("a refused Readd changed the file:\n%s\nwas\n%s", got, before)
+	}
+}
