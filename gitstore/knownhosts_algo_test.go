@@ -3,6 +3,8 @@ package gitstore
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,5 +68,62 @@ func TestKnownHostsOtherKeyTypeSaysWhy(t *testing.T) {
 	err := open("[git.example.test]:" + port + " " + string(ssh.MarshalAuthorizedKey(rsaPub)))
 	if err == nil || !strings.Contains(err.Error(), "git.example.test") || !strings.Contains(hint.Of(err), "may have changed") {
 		t.Errorf("%v (hint %q), want the host named and a hint that its key may have changed", err, hint.Of(err))
+	}
+}
+
+// An RSA host key, or an RSA host certificate, is taken whichever SHA-2
+// signature algorithms its server offers (rsa-sha2-256 only, rsa-sha2-512
+// only, both), and refused when it offers ssh-rsa (SHA-1) only, as ssh 9.2
+// with its default settings takes and refuses them; each case is checked
+// by connecting ssh itself to the same server, when ssh is there.
+func TestKnownHostsRSAAlgorithmsAsSSH(t *testing.T) {
+	dir := t.TempDir()
+	ca := keygenKey(t, dir, "ca", "ed25519")
+	caLine := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(ca.PublicKey())), "\n")
+	rsaKey := keygenKey(t, dir, "rsa", "rsa")
+	rsaLine := "git.example.test " + string(ssh.MarshalAuthorizedKey(rsaKey.PublicKey()))
+	cert := hostCert(t, dir, "rsa", "ca", "-h", "-n", "git.example.test")
+	certLine := "@cert-authority * " + caLine + "\n"
+	for _, c := range []struct {
+		what   string
+		signer ssh.Signer
+		algos  []string
+		known  string
+		taken  bool
+	}{
+		{"a key signing with rsa-sha2-256 only", rsaKey, []string{ssh.KeyAlgoRSASHA256}, rsaLine, true},
+		{"a key signing with rsa-sha2-512 only", rsaKey, []string{ssh.KeyAlgoRSASHA512}, rsaLine, true},
+		{"a key signing with both", rsaKey, []string{ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSASHA512}, rsaLine, true},
+		{"a key signing with ssh-rsa only", rsaKey, []string{ssh.KeyAlgoRSA}, rsaLine, false},
+		{"a certificate signing with any", cert, nil, certLine, true},
+		{"a certificate signing with rsa-sha2-256 only", cert, []string{ssh.KeyAlgoRSASHA256}, certLine, true},
+		{"a certificate signing with rsa-sha2-512 only", cert, []string{ssh.KeyAlgoRSASHA512}, certLine, true},
+		{"a certificate signing with ssh-rsa only", cert, []string{ssh.KeyAlgoRSA}, certLine, false},
+	} {
+		signer := c.signer
+		if c.algos != nil {
+			var err error
+			if signer, err = ssh.NewSignerWithAlgorithms(rsaKey.(ssh.AlgorithmSigner), c.algos); err != nil {
+				t.Fatal(err)
+			}
+			if c.signer == cert { // the certificate over the key so restricted
+				if signer, err = ssh.NewCertSigner(cert.PublicKey().(*ssh.Certificate), signer); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		port, open := hostKeyServer(t, signer)
+		home := os.Getenv("HOME")
+		if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeSSHConfig(t, home, "Host git.example.test\n  HostKeyAlias git.example.test\n")
+		err := open(c.known)
+		if c.taken && err != nil || !c.taken && err == nil {
+			t.Errorf("%s: %v, want it taken: %v", c.what, err, c.taken)
+		}
+		if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && taken != c.taken {
+			t.Errorf("%s: ssh takes the host key: %v; the case is wrong\n%s", c.what, taken, out)
+		}
 	}
 }

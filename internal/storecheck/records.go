@@ -245,11 +245,9 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			}
 			switch j.Standing {
 			case store.VerdictNotChecked:
-				if rec.MAC != "" {
-					noKey++
-				} else {
-					unauth++ // no key checks what is not there
-				}
+				// a MAC, or a mac_key without one (a cut MAC): a key
+				// checks it, so it is not a record without a MAC
+				noKey++
 			case store.VerdictVerified:
 				verified++
 			case store.VerdictUnauthenticated:
@@ -259,9 +257,7 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			case store.VerdictFails:
 				broken(id, "%v", j.Err)
 			case store.VerdictStripped:
-				if c.opts.ProbeKeys != nil {
-					unauth++
-				}
+				unauth++ // with the key or without: it carries none
 				broken(id, "check %d carries no MAC although check %d does: it was written or edited without the probe key", rec.Check, j.Before.Check)
 			case store.VerdictRotatedBackwards:
 				broken(id, "%v; check %d before it is under the probe key in use, and keys only rotate forward", j.Err, j.Before.Check)

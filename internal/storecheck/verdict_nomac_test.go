@@ -2,9 +2,11 @@ package storecheck_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
 	"github.com/readproof/readproof/manifest"
@@ -49,5 +51,130 @@ func TestVerifyVerdictWithoutMACNoKey(t *testing.T) {
 		if len(find(rep, storecheck.Warning, "1 verdict record carries no MAC")) != 1 {
 			t.Errorf("with key %v: want the record without a MAC named, got:\n%s", opts.ProbeKeys != nil, problems(rep))
 		}
+	}
+}
+
+// TestVerifyNoMACWarningSameWithOrWithoutKey: the warning of verdict
+// records without a MAC counts the same records whether or not the
+// auditor holds the probe key, and never a record a key would check. A
+// record that names a mac_key but whose mac was cut away is one a key
+// checks (it fails under the key it names): without the key it is a MAC
+// not checked, as evidence verify says, not "recorded before verdict
+// records were authenticated". A stripped record (no MAC after one that
+// has one) carries no MAC with or without the key. Before this re-read
+// mine3 counted the stripped records only with the key, and the cut MAC
+// only without it.
+func TestVerifyNoMACWarningSameWithOrWithoutKey(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		keys   []probe.Keys // of checks 1, 2, ...
+		cut    bool         // check 1's mac cut away, its mac_key kept
+		noMAC  string       // the warning with and without the key
+		notChk string       // the warning without the key
+	}{
+		{"cut", []probe.Keys{keys, {}}, true, "1 verdict record carries no MAC", "1 verdict record MAC not checked"},
+		{"stripped", []probe.Keys{keys, {}, {}}, false, "2 verdict records carry no MAC", "1 verdict record MAC not checked"},
+	} {
+		p := newProject(t, twoDocs, "")
+		ctx := context.Background()
+		if err := p.s.StartRun("run-p"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.s.MountWithPosition(ctx, "run-p", uriOf("policies/refunds.md"), func(d *store.Delivery) error {
+			d.Probe = &manifest.Probe{Bucket: 1000, Length: 16, DeliveredHash: store.ContentHash([]byte("x")), DeliveredSize: 1}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.s.CommitRun("run-p"); err != nil {
+			t.Fatal(err)
+		}
+		for i, k := range c.keys {
+			if _, err := p.s.RecordVerdictsWithKey("run-p", k, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
+				e := m.Entries[0]
+				r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: m.RunID, ManifestID: m.ID, CheckedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Check: 1,
+					Entries: []store.VerdictEntry{{Position: 0, URI: e.URI, Session: "run-p.0", Verdict: "HALLUCINATED", Reason: "test", Bucket: e.Probe.Bucket,
+						AnswerSHA256: store.ContentHash([]byte("answer"))}}}
+				if prev != nil {
+					r.Check = prev.Check + 1
+				}
+				return r, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 && c.cut {
+				cutMAC(t, p, store.VerdictsPrefix+"run-p")
+			}
+		}
+		for _, opts := range []storecheck.Options{{ProbeKeys: &keys}, {}} {
+			rep := p.check(t, opts)
+			if len(find(rep, storecheck.Warning, c.noMAC)) != 1 {
+				t.Errorf("%s, with key %v: want %q, got:\n%s", c.name, opts.ProbeKeys != nil, c.noMAC, problems(rep))
+			}
+			if opts.ProbeKeys == nil && len(find(rep, storecheck.Warning, c.notChk)) != 1 {
+				t.Errorf("%s, without key: want %q, got:\n%s", c.name, c.notChk, problems(rep))
+			}
+			if opts.ProbeKeys != nil && c.cut && len(find(rep, storecheck.Broken, "(check 1)", "fails its MAC")) != 1 {
+				t.Errorf("%s, with key: want check 1 broken, got:\n%s", c.name, problems(rep))
+			}
+		}
+	}
+}
+
+// cutMAC rewrites the tip of a verdict chain (a chain of one commit)
+// without its record's "mac" member, keeping "mac_key".
+func cutMAC(t *testing.T, p *project, ref string) {
+	t.Helper()
+	g := p.s.Git()
+	tip, err := g.Ref(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.Commit(tip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := g.Tree(c.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		if e.Name != store.VerdictsFile {
+			continue
+		}
+		data, err := g.Blob(e.OID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec["mac"] == nil || rec["mac_key"] == nil {
+			t.Fatalf("record has no mac to cut: %s", data)
+		}
+		delete(rec, "mac")
+		out, err := json.MarshalIndent(rec, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if entries[i].OID, err = g.PutBlob(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Tree, err = g.PutTree(entries); err != nil {
+		t.Fatal(err)
+	}
+	id, err := g.PutCommit(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: ref, Old: tip, New: id}); err != nil {
+		t.Fatal(err)
 	}
 }
