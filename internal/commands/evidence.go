@@ -920,58 +920,70 @@ type verifyCommitOptions struct {
 
 // runVerifyCommit is `readproof verify-commit`.
 func runVerifyCommit(_ context.Context, e *env, opts verifyCommitOptions, args []string) error {
-	return e.withReadStore(func(s *store.Store) error {
-		path := opts.AllowedSigners
-		if path == "" {
-			pol, err := s.Policy()
-			if err != nil {
-				return err
+	open := func() (*store.Store, error) {
+		s, err := e.openRead()
+		var ee *exitError
+		if err != nil && !errors.As(err, &ee) {
+			// no store to check the commits against: the check could not
+			// run (exit 4), as verify and evidence verify say it
+			err = withCode(ExitCannotCheck, err)
+		}
+		return s, err
+	}
+	return e.bufferedOut(func() error {
+		return withOpened(context.Background(), open, func(s *store.Store) error {
+			path := opts.AllowedSigners
+			if path == "" {
+				pol, err := s.Policy()
+				if err != nil {
+					return err
+				}
+				path = pol.AllowedSigners
 			}
-			path = pol.AllowedSigners
-		}
-		if path == "" {
-			return withCode(ExitUsage, hint.With(errors.New("verify-commit: no allowed_signers file"), "pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml (`readproof key show --format allowed-signers` prints the line for a key)"))
-		}
-		data, err := readKeysFile(path)
-		if err != nil {
-			return withCode(ExitUsage, hint.With(fmt.Errorf("read allowed signers %s: %w", path, err), "readproof key show --format allowed-signers prints a line for your key"))
-		}
-		signers, err := evidence.ParseAllowedSigners(data)
-		if err != nil {
-			return withCode(ExitUsage, hint.With(fmt.Errorf("%s: %w", path, err), "see ssh-keygen(1), ALLOWED SIGNERS"))
-		}
-		var results []any
-		bad := 0
-		for _, target := range args {
-			sig, err := s.VerifyManifestSignature(target, signers)
-			if err != nil && !isSignatureError(err) {
-				return err
+			if path == "" {
+				return withCode(ExitUsage, hint.With(errors.New("verify-commit: no allowed_signers file"), "pass --allowed-signers FILE or set [signing] allowed_signers in readproof.toml (`readproof key show --format allowed-signers` prints the line for a key)"))
+			}
+			data, err := readKeysFile(path)
+			if err != nil {
+				return withCode(ExitUsage, hint.With(fmt.Errorf("read allowed signers %s: %w", path, err), "readproof key show --format allowed-signers prints a line for your key"))
+			}
+			signers, err := evidence.ParseAllowedSigners(data)
+			if err != nil {
+				return withCode(ExitUsage, hint.With(fmt.Errorf("%s: %w", path, err), "see ssh-keygen(1), ALLOWED SIGNERS"))
+			}
+			var results []any
+			bad := 0
+			for _, target := range args {
+				sig, err := s.VerifyManifestSignature(target, signers)
+				if err != nil && !isSignatureError(err) {
+					return err
+				}
+				if e.json {
+					if err != nil {
+						results = append(results, map[string]any{"target": target, "ok": false, "error": err.Error()})
+					} else {
+						results = append(results, map[string]any{"target": target, "ok": true, "signature": sig})
+					}
+				} else if err != nil {
+					fmt.Fprintf(e.out, "BAD %v\n", err)
+				} else {
+					fmt.Fprintf(e.out, "good signature on manifest %s (run %s) by %s with ED25519 key %s\n", sig.ManifestID, sig.RunID, sig.Principal, sig.Fingerprint)
+				}
+				if err != nil {
+					bad++
+				}
 			}
 			if e.json {
-				if err != nil {
-					results = append(results, map[string]any{"target": target, "ok": false, "error": err.Error()})
-				} else {
-					results = append(results, map[string]any{"target": target, "ok": true, "signature": sig})
+				if err := printJSON(e.out, results); err != nil {
+					return err
 				}
-			} else if err != nil {
-				fmt.Fprintf(e.out, "BAD %v\n", err)
-			} else {
-				fmt.Fprintf(e.out, "good signature on manifest %s (run %s) by %s with ED25519 key %s\n", sig.ManifestID, sig.RunID, sig.Principal, sig.Fingerprint)
 			}
-			if err != nil {
-				bad++
+			if bad > 0 {
+				return withCode(ExitMismatch, hint.With(fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, len(args)),
+					"the BAD lines on stdout say why (--json: each target's error); a commit made before [signing] key was set is unsigned"))
 			}
-		}
-		if e.json {
-			if err := printJSON(e.out, results); err != nil {
-				return err
-			}
-		}
-		if bad > 0 {
-			return withCode(ExitMismatch, hint.With(fmt.Errorf("%d of %d manifest commit signatures do not verify", bad, len(args)),
-				"the BAD lines on stdout say why (--json: each target's error); a commit made before [signing] key was set is unsigned"))
-		}
-		return nil
+			return nil
+		})
 	})
 }
 
