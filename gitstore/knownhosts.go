@@ -39,6 +39,8 @@ const maxKnownHostsBytes = 16 << 20
 type hostKeyLine struct {
 	marker string // "", "cert-authority" or "revoked"
 	hosts  string // the host field: a pattern list, or a hashed name (|1|salt|hash)
+	salt   []byte // a hashed name's salt and hash, decoded as the line is read
+	hash   []byte
 	key    ssh.PublicKey
 	file   string
 	line   int
@@ -158,13 +160,13 @@ func parseHostKeyLine(line []byte) (hostKeyLine, error) {
 	if marker != "" && marker != "cert-authority" && marker != "revoked" {
 		return hostKeyLine{}, fmt.Errorf("unknown marker @%s (ssh knows @cert-authority and @revoked)", marker)
 	}
-	field := strings.Join(hosts, ",")
-	if strings.HasPrefix(field, "|") {
-		if _, _, err := decodeHashedHost(field); err != nil {
+	l := hostKeyLine{marker: marker, hosts: strings.Join(hosts, ","), key: key}
+	if strings.HasPrefix(l.hosts, "|") {
+		if l.salt, l.hash, err = decodeHashedHost(l.hosts); err != nil {
 			return hostKeyLine{}, err
 		}
 	}
-	return hostKeyLine{marker: marker, hosts: field, key: key}, nil
+	return l, nil
 }
 
 // rsaTypeNames are the names ssh reads in known_hosts as the type of an
@@ -240,14 +242,10 @@ func lookupName(addr string) (name, host string, err error) {
 // pattern (!name) that matches leaves the line out, and a pattern over
 // maxSSHSubpattern bytes makes the line match nothing.
 func (l *hostKeyLine) matches(name string) bool {
-	if strings.HasPrefix(l.hosts, "|") {
-		salt, hash, err := decodeHashedHost(l.hosts)
-		if err != nil {
-			return false
-		}
-		m := hmac.New(sha1.New, salt)
+	if l.hash != nil {
+		m := hmac.New(sha1.New, l.salt)
 		m.Write([]byte(name))
-		return hmac.Equal(m.Sum(nil), hash)
+		return hmac.Equal(m.Sum(nil), l.hash)
 	}
 	hit := false
 	for _, p := range strings.Split(l.hosts, ",") {
