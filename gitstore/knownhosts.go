@@ -288,6 +288,11 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
+// known is the line as a knownhosts error names it.
+func (l *hostKeyLine) known() knownhosts.KnownKey {
+	return knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}
+}
+
 // linesFor are the lines whose host field names name.
 func (db *knownHostsDB) linesFor(name string) []*hostKeyLine {
 	var out []*hostKeyLine
@@ -337,7 +342,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 	if cert, ok := key.(*ssh.Certificate); ok {
 		for _, k := range []ssh.PublicKey{cert.Key, cert.SignatureKey} {
 			if l := revoked(k); l != nil {
-				return refusedHostKey(name, cert.Key, &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}})
+				return refusedHostKey(name, cert.Key, &knownhosts.RevokedError{Revoked: l.known()})
 			}
 		}
 		if certErr = db.checkCert(lines, host, cert); certErr == nil {
@@ -345,7 +350,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		}
 		key = cert.Key // ssh: "No matching CA found. Retry with plain key"
 	} else if l := revoked(key); l != nil {
-		return refusedHostKey(name, key, &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}})
+		return refusedHostKey(name, key, &knownhosts.RevokedError{Revoked: l.known()})
 	}
 	keyErr := &knownhosts.KeyError{}
 	for _, l := range lines {
@@ -355,7 +360,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		if sameKey(l.key, key) {
 			return nil
 		}
-		keyErr.Want = append(keyErr.Want, knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line})
+		keyErr.Want = append(keyErr.Want, l.known())
 	}
 	if certErr != nil {
 		return refusedHostKey(name, key, fmt.Errorf("the host's certificate is not taken (%v), and known_hosts does not list its key itself for the host: %w", certErr, keyErr))
