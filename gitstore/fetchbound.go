@@ -143,16 +143,21 @@ func packSizeLimited(err error, gitDir string, before map[string]bool) error {
 // URLs of packs (packfile-uris) whether or not git asked for them, and
 // git 2.39 downloads each, so what such a remote sends does not all come
 // through index-pack's tmp_pack_XXXXXX.
+//
+// One read of the directory gives both, as it is read every
+// fetchWatchEvery while git runs.
 func incomingFiles(gitDir string, skip map[string]bool) map[string]bool {
-	out := gitTempFiles(gitDir, skip)
 	dir := filepath.Join(gitDir, "objects", "pack")
 	entries, _ := readDir(dir)
+	out := map[string]bool{}
 	for _, e := range entries {
 		n := e.Name()
-		if strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".pack.temp") && !e.IsDir() {
-			if f := filepath.Join(dir, n); !skip[f] {
-				out[f] = true
-			}
+		incoming := isGitTemp(n) || strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".pack.temp")
+		if !incoming || e.IsDir() {
+			continue
+		}
+		if f := filepath.Join(dir, n); !skip[f] {
+			out[f] = true
 		}
 	}
 	return out

@@ -39,6 +39,8 @@ const maxKnownHostsBytes = 16 << 20
 type hostKeyLine struct {
 	marker string // "", "cert-authority" or "revoked"
 	hosts  string // the host field: a pattern list, or a hashed name (|1|salt|hash)
+	salt   []byte // a hashed name's salt and hash, decoded as the line is read
+	hash   []byte
 	key    ssh.PublicKey
 	file   string
 	line   int
@@ -158,13 +160,13 @@ func parseHostKeyLine(line []byte) (hostKeyLine, error) {
 	if marker != "" && marker != "cert-authority" && marker != "revoked" {
 		return hostKeyLine{}, fmt.Errorf("unknown marker @%s (ssh knows @cert-authority and @revoked)", marker)
 	}
-	field := strings.Join(hosts, ",")
-	if strings.HasPrefix(field, "|") {
-		if _, _, err := decodeHashedHost(field); err != nil {
+	l := hostKeyLine{marker: marker, hosts: strings.Join(hosts, ","), key: key}
+	if strings.HasPrefix(l.hosts, "|") {
+		if l.salt, l.hash, err = decodeHashedHost(l.hosts); err != nil {
 			return hostKeyLine{}, err
 		}
 	}
-	return hostKeyLine{marker: marker, hosts: field, key: key}, nil
+	return l, nil
 }
 
 // rsaTypeNames are the names ssh reads in known_hosts as the type of an
@@ -240,14 +242,10 @@ func lookupName(addr string) (name, host string, err error) {
 // pattern (!name) that matches leaves the line out, and a pattern over
 // maxSSHSubpattern bytes makes the line match nothing.
 func (l *hostKeyLine) matches(name string) bool {
-	if strings.HasPrefix(l.hosts, "|") {
-		salt, hash, err := decodeHashedHost(l.hosts)
-		if err != nil {
-			return false
-		}
-		m := hmac.New(sha1.New, salt)
+	if l.hash != nil {
+		m := hmac.New(sha1.New, l.salt)
 		m.Write([]byte(name))
-		return hmac.Equal(m.Sum(nil), hash)
+		return hmac.Equal(m.Sum(nil), l.hash)
 	}
 	hit := false
 	for _, p := range strings.Split(l.hosts, ",") {
@@ -288,6 +286,11 @@ func asciiLower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// known is the line as a knownhosts error names it.
+func (l *hostKeyLine) known() knownhosts.KnownKey {
+	return knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}
 }
 
 // linesFor are the lines whose host field names name.
@@ -339,7 +342,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 	if cert, ok := key.(*ssh.Certificate); ok {
 		for _, k := range []ssh.PublicKey{cert.Key, cert.SignatureKey} {
 			if l := revoked(k); l != nil {
-				return refusedHostKey(name, cert.Key, &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}})
+				return refusedHostKey(name, cert.Key, &knownhosts.RevokedError{Revoked: l.known()})
 			}
 		}
 		if certErr = db.checkCert(lines, host, cert); certErr == nil {
@@ -347,7 +350,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		}
 		key = cert.Key // ssh: "No matching CA found. Retry with plain key"
 	} else if l := revoked(key); l != nil {
-		return refusedHostKey(name, key, &knownhosts.RevokedError{Revoked: knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line}})
+		return refusedHostKey(name, key, &knownhosts.RevokedError{Revoked: l.known()})
 	}
 	keyErr := &knownhosts.KeyError{}
 	for _, l := range lines {
@@ -357,7 +360,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 		if sameKey(l.key, key) {
 			return nil
 		}
-		keyErr.Want = append(keyErr.Want, knownhosts.KnownKey{Key: l.key, Filename: l.file, Line: l.line})
+		keyErr.Want = append(keyErr.Want, l.known())
 	}
 	if certErr != nil {
 		return refusedHostKey(name, key, fmt.Errorf("the host's certificate is not taken (%v), and known_hosts does not list its key itself for the host: %w", certErr, keyErr))

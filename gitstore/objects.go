@@ -317,7 +317,14 @@ func writeZlib(w io.Writer, t plumbing.ObjectType, data []byte) error {
 // readObject returns an object whose content matches its id. Called with
 // s.mu held.
 func (s *repo) readObject(id OID) (plumbing.EncodedObject, []byte, error) {
-	o, data, h, err := s.readObjectUnchecked(id)
+	return s.readObjectAtMost(id, -1)
+}
+
+// readObjectAtMost is readObject for an object of at most max bytes (max
+// < 0: any size), refused as readObjectUncheckedAtMost refuses one.
+// Called with s.mu held.
+func (s *repo) readObjectAtMost(id OID, max int64) (plumbing.EncodedObject, []byte, error) {
+	o, data, h, err := s.readObjectUncheckedAtMost(id, max)
 	if err != nil || h == nil {
 		return o, data, err
 	}
