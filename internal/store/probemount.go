@@ -1,8 +1,6 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/readproof/readproof/gitstore"
@@ -58,8 +56,7 @@ func delivers(keys probe.Keys, iss probe.Issued, en manifest.Entry, content []by
 	if err != nil || int64(len(out)) != en.Probe.DeliveredSize {
 		return false
 	}
-	sum := sha256.Sum256(out)
-	return "sha256:"+hex.EncodeToString(sum[:]) == en.Probe.DeliveredHash
+	return contentHash(out) == en.Probe.DeliveredHash
 }
 
 // mountedWith reports whether keys were mounted with m's probed entry at
@@ -82,8 +79,7 @@ func mountedWith(objs gitstore.Reader, keys probe.Keys, m *manifest.Manifest, po
 		if err != nil {
 			break
 		}
-		sum := sha256.Sum256(c)
-		if "sha256:"+hex.EncodeToString(sum[:]) != en.ContentHash {
+		if contentHash(c) != en.ContentHash {
 			break
 		}
 		_, ok, _ = ProbeIssuance(keys, m.RunID, en, c)
