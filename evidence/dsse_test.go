@@ -428,7 +428,9 @@ func TestAuditorMerkleScript(t *testing.T) {
 		`{"position":0.5,"uri":"a","content_hash":"b"}`, `{"position":-1,"uri":"a","content_hash":"b"}`, `{"position":4294967296,"uri":"a","content_hash":"b"}`,
 		`{"position":1,"uri":1,"content_hash":"b"}`, `{"position":1,"uri":"a"}`} {
 		p := filepath.Join(dir, "bad.json")
-		os.WriteFile(p, []byte(`{"predicate":{"entries":[{"position":0,"uri":"a","content_hash":"b"},`+bad+`]}}`), 0o644)
+		if err := os.WriteFile(p, []byte(`{"predicate":{"entries":[{"position":0,"uri":"a","content_hash":"b"},`+bad+`]}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := exec.Command("sh", script, p).CombinedOutput(); err == nil {
 			t.Fatalf("merkle-root.sh passed %s: %s", bad, out)
 		}

@@ -23,7 +23,7 @@ import (
 // with a hint naming the option to raise it; no ref of the store moved and
 // no temporary pack is left in it. The clone leaves nothing at DIR nor
 // beside it. Git 2.39 bounds nothing itself: before, both fetched the
-// whole document (1.3 MB of base64) of random bytes under a limit of 256 KiB. Under
+// whole document (1.3 MB of base64) of random bytes under a limit of 64 KiB. Under
 // the default limit the same pull and clone pass.
 func TestFetchBoundStopsPullAndClone(t *testing.T) {
 	t.Parallel()

@@ -102,7 +102,9 @@ func checkIncomingRun(ctx context.Context, g gitstore.Store, run string, tip git
 				continue // adopted before, or judged on a chain walked already
 			}
 			judged[rec.ID] = true
-			if withoutKeyRule(rec, j, keys) {
+			// only then is the manifest the record names read: a pull
+			// of intact records reads no manifest for them
+			if store.VerdictWithoutKeyApplies(rec, j, keys) {
 				m := recordManifest(g, rec.ManifestID, manifests)
 				if m == nil {
 					// readproof checks only a run it holds and shares the
@@ -133,17 +135,6 @@ func checkIncomingRun(ctx context.Context, g gitstore.Store, run string, tip git
 		}
 	}
 	return failures, nil
-}
-
-// withoutKeyRule reports whether store.VerdictWithoutKeyIn can find
-// anything of rec, judged j: it has neither MAC nor mac_key, or it stands
-// under another key and keys are at hand. Only then is the manifest it
-// names read: a pull of intact records reads no manifest for them.
-func withoutKeyRule(rec *store.VerdictRecord, j store.VerdictJudgement, keys *probe.Keys) bool {
-	if j.Standing.Broken() {
-		return false
-	}
-	return rec.MAC == "" && rec.MACKey == "" || keys != nil && j.Standing == store.VerdictOtherKey
 }
 
 // recordManifest is the manifest of id, the manifest a verdict record

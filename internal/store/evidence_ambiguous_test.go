@@ -5,7 +5,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -17,12 +16,7 @@ import (
 func TestEvidenceAdditionsAmbiguous(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
-	m := probedRun(t, f, "r", 1)
-	if _, err := f.s.RecordVerdicts("r", func(got *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error) {
-		return record(got, prev, "READ_VERIFIED", f.clock.Now()), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	m, _ := verifiedRun(t, f, "r", 1)
 	key, err := receipts.NewKey(bytes.Repeat([]byte{7}, receipts.KeySize))
 	if err != nil {
 		t.Fatal(err)

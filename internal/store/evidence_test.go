@@ -430,13 +430,7 @@ func TestEvidenceReceipts(t *testing.T) {
 func TestEvidenceProofOfRead(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
-	m := probedRun(t, f, "r", 2)
-	rec, err := f.s.RecordVerdicts("r", func(got *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error) {
-		return record(got, prev, "READ_VERIFIED", f.clock.Now()), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, rec := verifiedRun(t, f, "r", 2)
 	st, data := exportStatement(t, f.s, m.ID, false)
 	var got struct {
 		VerdictsCommit string         `json:"verdicts_commit"`

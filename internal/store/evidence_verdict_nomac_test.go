@@ -3,8 +3,6 @@ package store
 import (
 	"strings"
 	"testing"
-
-	"github.com/readproof/readproof/manifest"
 )
 
 // TestEvidenceVerdictWithoutMACNoKey (session 30's re-read): a verdict
@@ -17,12 +15,7 @@ import (
 func TestEvidenceVerdictWithoutMACNoKey(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})
-	m := probedRun(t, f, "r", 1)
-	if _, err := f.s.RecordVerdicts("r", func(got *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error) {
-		return record(got, prev, "READ_VERIFIED", f.clock.Now()), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	m, _ := verifiedRun(t, f, "r", 1)
 	_, data := exportStatement(t, f.s, m.ID, false)
 	rep, err := f.s.VerifyEvidence(data, EvidenceVerifyOptions{})
 	c := checkNamed(rep, CheckProofOfRead)

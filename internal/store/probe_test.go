@@ -140,6 +140,20 @@ func record(m *manifest.Manifest, prev *VerdictRecord, verdict string, at time.T
 	return r
 }
 
+// verifiedRun is probedRun with check 1 recorded: every entry
+// READ_VERIFIED.
+func verifiedRun(t *testing.T, f *fixture, id string, n int) (*manifest.Manifest, *VerdictRecord) {
+	t.Helper()
+	m := probedRun(t, f, id, n)
+	rec, err := f.s.RecordVerdicts(id, func(got *manifest.Manifest, prev *VerdictRecord) (*VerdictRecord, error) {
+		return record(got, prev, "READ_VERIFIED", f.clock.Now()), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, rec
+}
+
 func TestRecordVerdictsChain(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, probeToml, map[string]string{"a.md": "alpha\n"})

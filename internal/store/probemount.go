@@ -1,8 +1,6 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
 	"github.com/readproof/readproof/gitstore"
@@ -58,8 +56,7 @@ func delivers(keys probe.Keys, iss probe.Issued, en manifest.Entry, content []by
 	if err != nil || int64(len(out)) != en.Probe.DeliveredSize {
 		return false
 	}
-	sum := sha256.Sum256(out)
-	return "sha256:"+hex.EncodeToString(sum[:]) == en.Probe.DeliveredHash
+	return contentHash(out) == en.Probe.DeliveredHash
 }
 
 // mountedWith reports whether keys were mounted with m's probed entry at
@@ -82,8 +79,7 @@ func mountedWith(objs gitstore.Reader, keys probe.Keys, m *manifest.Manifest, po
 		if err != nil {
 			break
 		}
-		sum := sha256.Sum256(c)
-		if "sha256:"+hex.EncodeToString(sum[:]) != en.ContentHash {
+		if contentHash(c) != en.ContentHash {
 			break
 		}
 		_, ok, _ = ProbeIssuance(keys, m.RunID, en, c)
@@ -121,7 +117,7 @@ func (s *Store) VerdictWithoutKey(rec *VerdictRecord, j VerdictJudgement, m *man
 // the objects it fetched, before any ref of the store names them, by the
 // same rule verify and evidence verify apply.
 func VerdictWithoutKeyIn(objs gitstore.Reader, rec *VerdictRecord, j VerdictJudgement, m *manifest.Manifest, keys *probe.Keys, mounted *map[int]bool) string {
-	if j.Standing.Broken() || rec.ManifestID != m.ID {
+	if !VerdictWithoutKeyApplies(rec, j, keys) || rec.ManifestID != m.ID {
 		return ""
 	}
 	if rec.MAC == "" && rec.MACKey == "" {
@@ -159,4 +155,15 @@ func VerdictWithoutKeyIn(objs gitstore.Reader, rec *VerdictRecord, j VerdictJudg
 		}
 	}
 	return ""
+}
+
+// VerdictWithoutKeyApplies reports whether VerdictWithoutKey can find
+// anything of rec, judged j, whatever its manifest: rec is not broken, and
+// it has neither MAC nor mac_key, or it stands under another key and keys
+// are at hand. A pull reads the manifest a record names only then.
+func VerdictWithoutKeyApplies(rec *VerdictRecord, j VerdictJudgement, keys *probe.Keys) bool {
+	if j.Standing.Broken() {
+		return false
+	}
+	return rec.MAC == "" && rec.MACKey == "" || keys != nil && j.Standing == VerdictOtherKey
 }

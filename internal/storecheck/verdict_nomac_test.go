@@ -1,15 +1,12 @@
 package storecheck_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/storecheck"
-	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
 
@@ -20,28 +17,8 @@ import (
 // check (rra's re-read; evidence verify already named it both ways).
 func TestVerifyVerdictWithoutMACNoKey(t *testing.T) {
 	t.Parallel()
-	p := newProject(t, twoDocs, "")
-	ctx := context.Background()
-	if err := p.s.StartRun("run-p"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.s.MountWithPosition(ctx, "run-p", uriOf("policies/refunds.md"), func(d *store.Delivery) error {
-		d.Probe = &manifest.Probe{Bucket: 1000, Length: 16, DeliveredHash: store.ContentHash([]byte("x")), DeliveredSize: 1}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.s.CommitRun("run-p"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.s.RecordVerdictsWithKey("run-p", probe.Keys{}, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
-		e := m.Entries[0]
-		return &store.VerdictRecord{Format: store.VerdictsFormat, RunID: m.RunID, ManifestID: m.ID, CheckedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Check: 1,
-			Entries: []store.VerdictEntry{{Position: 0, URI: e.URI, Session: "run-p.0", Verdict: "HALLUCINATED", Reason: "test", Bucket: e.Probe.Bucket,
-				AnswerSHA256: store.ContentHash([]byte("answer"))}}}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	p := probedRun(t)
+	recordVerdict(t, p, probe.Keys{})
 	keys, err := probe.NewRandomKeys()
 	if err != nil {
 		t.Fatal(err)
@@ -80,33 +57,9 @@ func TestVerifyNoMACWarningSameWithOrWithoutKey(t *testing.T) {
 		{"cut", []probe.Keys{keys, {}}, true, "1 verdict record carries no MAC", "1 verdict record MAC not checked"},
 		{"stripped", []probe.Keys{keys, {}, {}}, false, "2 verdict records carry no MAC", "1 verdict record MAC not checked"},
 	} {
-		p := newProject(t, twoDocs, "")
-		ctx := context.Background()
-		if err := p.s.StartRun("run-p"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.s.MountWithPosition(ctx, "run-p", uriOf("policies/refunds.md"), func(d *store.Delivery) error {
-			d.Probe = &manifest.Probe{Bucket: 1000, Length: 16, DeliveredHash: store.ContentHash([]byte("x")), DeliveredSize: 1}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.s.CommitRun("run-p"); err != nil {
-			t.Fatal(err)
-		}
+		p := probedRun(t)
 		for i, k := range c.keys {
-			if _, err := p.s.RecordVerdictsWithKey("run-p", k, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
-				e := m.Entries[0]
-				r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: m.RunID, ManifestID: m.ID, CheckedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Check: 1,
-					Entries: []store.VerdictEntry{{Position: 0, URI: e.URI, Session: "run-p.0", Verdict: "HALLUCINATED", Reason: "test", Bucket: e.Probe.Bucket,
-						AnswerSHA256: store.ContentHash([]byte("answer"))}}}
-				if prev != nil {
-					r.Check = prev.Check + 1
-				}
-				return r, nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			recordVerdict(t, p, k)
 			if i == 0 && c.cut {
 				cutMAC(t, p, store.VerdictsPrefix+"run-p")
 			}

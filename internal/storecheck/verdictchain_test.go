@@ -18,37 +18,13 @@ import (
 // both reported, with and without the key.
 func TestVerifyStrippedPastOneRecord(t *testing.T) {
 	t.Parallel()
-	p := newProject(t, twoDocs, "")
-	ctx := context.Background()
-	if err := p.s.StartRun("run-p"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.s.MountWithPosition(ctx, "run-p", uriOf("policies/refunds.md"), func(d *store.Delivery) error {
-		d.Probe = &manifest.Probe{Bucket: 1000, Length: 16, DeliveredHash: store.ContentHash([]byte("x")), DeliveredSize: 1}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.s.CommitRun("run-p"); err != nil {
-		t.Fatal(err)
-	}
+	p := probedRun(t)
 	keys, err := probe.NewRandomKeys()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []probe.Keys{keys, {}, {}} {
-		if _, err := p.s.RecordVerdictsWithKey("run-p", k, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
-			e := m.Entries[0]
-			r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: m.RunID, ManifestID: m.ID, CheckedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Check: 1,
-				Entries: []store.VerdictEntry{{Position: 0, URI: e.URI, Session: "run-p.0", Verdict: "HALLUCINATED", Reason: "test", Bucket: e.Probe.Bucket,
-					AnswerSHA256: store.ContentHash([]byte("answer"))}}}
-			if prev != nil {
-				r.Check = prev.Check + 1
-			}
-			return r, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		recordVerdict(t, p, k)
 	}
 	for _, opts := range []storecheck.Options{{ProbeKeys: &keys}, {}} {
 		rep := p.check(t, opts)
@@ -57,5 +33,43 @@ func TestVerifyStrippedPastOneRecord(t *testing.T) {
 				t.Errorf("with key %v: want one broken %q, got:\n%s", opts.ProbeKeys != nil, want, problems(rep))
 			}
 		}
+	}
+}
+
+// probedRun is a project with one committed run, "run-p", that delivered
+// one probed document.
+func probedRun(t testing.TB) *project {
+	t.Helper()
+	p := newProject(t, twoDocs, "")
+	if err := p.s.StartRun("run-p"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.MountWithPosition(context.Background(), "run-p", uriOf("policies/refunds.md"), func(d *store.Delivery) error {
+		d.Probe = &manifest.Probe{Bucket: 1000, Length: 16, DeliveredHash: store.ContentHash([]byte("x")), DeliveredSize: 1}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.s.CommitRun("run-p"); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recordVerdict appends to run-p's verdict chain the next check (check 1
+// on an empty chain), recorded with k (no MAC when k is empty).
+func recordVerdict(t testing.TB, p *project, k probe.Keys) {
+	t.Helper()
+	if _, err := p.s.RecordVerdictsWithKey("run-p", k, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
+		e := m.Entries[0]
+		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: m.RunID, ManifestID: m.ID, CheckedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Check: 1,
+			Entries: []store.VerdictEntry{{Position: 0, URI: e.URI, Session: "run-p.0", Verdict: "HALLUCINATED", Reason: "test", Bucket: e.Probe.Bucket,
+				AnswerSHA256: store.ContentHash([]byte("answer"))}}}
+		if prev != nil {
+			r.Check = prev.Check + 1
+		}
+		return r, nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
