@@ -294,11 +294,7 @@ func verifyClaims(ledger *Ledger, key Key, session string, claims []string, only
 		}
 	}
 	for _, id := range claims {
-		if only != nil {
-			rep.Claims = append(rep.Claims, only.classify(key, session, id, inSession))
-			continue
-		}
-		c, err := classifyClaim(ledger, key, session, id, inSession)
+		c, err := classifyClaim(ledger, key, session, id, inSession, only)
 		if err != nil {
 			return Report{}, fmt.Errorf("verifying claims of session %q: %w", session, err)
 		}
@@ -310,12 +306,18 @@ func verifyClaims(ledger *Ledger, key Key, session string, claims []string, only
 // notAnID is the detail of a claim that is not a receipt id by its form.
 const notAnID = "not a receipt id (" + IDPrefix + " and 32 base32 digits)"
 
-func classifyClaim(ledger *Ledger, key Key, session, id string, inSession map[string]Entry) (ClaimResult, error) {
+// classifyClaim is the verdict on the claim id. In a view (only not nil),
+// an id of a receipt's form not among the view's receipts of the session
+// is answered absent, without a look-up.
+func classifyClaim(ledger *Ledger, key Key, session, id string, inSession map[string]Entry, only *callerView) (ClaimResult, error) {
 	if !ValidID(id) {
 		return ClaimResult{ID: id, Verdict: Fabricated, Detail: notAnID}, nil
 	}
 	if e, ok := inSession[id]; ok {
 		return judge(key, session, id, e.Receipt, e.Err, ""), nil
+	}
+	if only != nil {
+		return ClaimResult{ID: id, Verdict: Fabricated, Detail: only.absent}, nil
 	}
 	r, err := ledger.Get(id)
 	switch {

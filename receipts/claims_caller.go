@@ -77,16 +77,3 @@ func callerMember(data []byte) (string, bool) {
 	}
 	return name, true
 }
-
-// classify is a claim's verdict in the view: what is not an id by its
-// form, a receipt of the view as VerifyClaims judges it, any other id
-// absent.
-func (v *callerView) classify(key Key, session, id string, inSession map[string]Entry) ClaimResult {
-	if !ValidID(id) {
-		return ClaimResult{ID: id, Verdict: Fabricated, Detail: notAnID}
-	}
-	if e, ok := inSession[id]; ok {
-		return judge(key, session, id, e.Receipt, e.Err, "")
-	}
-	return ClaimResult{ID: id, Verdict: Fabricated, Detail: v.absent}
-}

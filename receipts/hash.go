@@ -23,15 +23,21 @@ const (
 // length followed by the bytes.
 func framedHash(parts ...[]byte) Digest {
 	h := sha256.New()
-	var n [4]byte
 	for _, p := range parts {
-		binary.BigEndian.PutUint32(n[:], uint32(len(p)))
-		h.Write(n[:])
-		h.Write(p)
+		writeFrame(h, p)
 	}
 	var d Digest
 	copy(d[:], h.Sum(nil))
 	return d
+}
+
+// writeFrame writes p to h as framedHash frames each part: its length (4
+// bytes, big-endian), then its bytes.
+func writeFrame(h hash.Hash, p []byte) {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(p)))
+	h.Write(n[:])
+	h.Write(p)
 }
 
 func sha(b []byte) []byte {

@@ -2,7 +2,6 @@ package receipts
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash"
@@ -61,16 +60,8 @@ type SummaryBuilder struct {
 // NewSummaryBuilder returns a builder of the summary of no receipts yet.
 func NewSummaryBuilder() *SummaryBuilder {
 	b := &SummaryBuilder{ids: []string{}, tools: map[string]bool{}, keyIDs: map[string]bool{}, h: sha256.New()}
-	b.frame([]byte(labelSummary))
+	writeFrame(b.h, []byte(labelSummary))
 	return b
-}
-
-// frame writes p to the digest as framedHash frames it.
-func (b *SummaryBuilder) frame(p []byte) {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(p)))
-	b.h.Write(n[:])
-	b.h.Write(p)
 }
 
 // Add summarises r after the receipts added before it.
@@ -79,8 +70,8 @@ func (b *SummaryBuilder) Add(r Receipt) {
 	b.tools[r.Tool] = true
 	b.keyIDs[r.KeyID] = true
 	mac := r.MAC
-	b.frame([]byte(r.ID))
-	b.frame(mac[:])
+	writeFrame(b.h, []byte(r.ID))
+	writeFrame(b.h, mac[:])
 }
 
 // Len is the number of receipts added.

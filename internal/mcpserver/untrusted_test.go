@@ -66,6 +66,22 @@ func post(h http.Handler, remote, token string) *httptest.ResponseRecorder {
 	return w
 }
 
+// untrustedHandler is the HTTP handler of a server without a store whose
+// tokens verify checks, with a budget of burst refusals per address
+// refilled at one per 1,000 s (not during a test).
+func untrustedHandler(t *testing.T, verify func(string) (mcpauth.Caller, error), burst int) http.Handler {
+	t.Helper()
+	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.HTTPHandler(HTTPOptions{Verify: verify, UntrustedRate: 0.001, UntrustedBurst: burst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // TestUntrustedBoundedPerAddress: requests refused for their token (none,
 // or one the server did not issue) are bounded per remote address: past
 // the burst an address gets 429 with Retry-After, tokenless requests
@@ -75,17 +91,10 @@ func post(h http.Handler, remote, token string) *httptest.ResponseRecorder {
 // requests take nothing from its own address's budget. Before session 29
 // each such request was checked and answered 401, as fast as it was sent.
 func TestUntrustedBoundedPerAddress(t *testing.T) {
-	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v countingVerifier
 	// One refusal per 1,000 s beyond the burst: the bucket cannot refill
 	// during the test.
-	h, err := s.HTTPHandler(HTTPOptions{Verify: v.verify, UntrustedRate: 0.001, UntrustedBurst: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := untrustedHandler(t, v.verify, 3)
 	const junk = "10.0.0.1:4000"
 	for i := range 3 {
 		token := ""
@@ -216,20 +225,13 @@ func FuzzAddrKey(f *testing.F) {
 // it could be valid). Before the re-read of session 29 a refusal was
 // taken when its 401 was written, and all ten were answered 401.
 func TestUntrustedChargedBeforeCheck(t *testing.T) {
-	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	entered, hold := make(chan struct{}, 16), make(chan struct{})
 	verify := func(string) (mcpauth.Caller, error) {
 		entered <- struct{}{}
 		<-hold
 		return mcpauth.Caller{}, mcpauth.ErrUnknown
 	}
-	h, err := s.HTTPHandler(HTTPOptions{Verify: verify, UntrustedRate: 0.001, UntrustedBurst: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := untrustedHandler(t, verify, 3)
 	codes := make(chan int, 10)
 	for range 10 {
 		go func() { codes <- post(h, "10.0.0.9:4000", "rpmcp_"+strings.Repeat("2", 64)).Code }()
@@ -313,15 +315,8 @@ func TestUntrustedGivenBack(t *testing.T) {
 // 29 the valid token's were answered 429 as well, and any local process
 // could lock every agent out.
 func TestUntrustedLoopbackShared(t *testing.T) {
-	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v countingVerifier
-	h, err := s.HTTPHandler(HTTPOptions{Verify: v.verify, UntrustedRate: 0.001, UntrustedBurst: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := untrustedHandler(t, v.verify, 2)
 	revoked := "rpmcp_" + strings.Repeat("3", 64)
 	for _, host := range []string{"127.0.0.1", "[::1]"} {
 		if c := post(h, host+":4000", goodToken).Code; c != http.StatusOK {
@@ -378,10 +373,6 @@ func TestUntrustedForgottenRefilled(t *testing.T) {
 // made once it holds a slot): two such requests at a burst of 2 leave the
 // address's whole budget.
 func TestUntrustedGivenBackOnceAccepted(t *testing.T) {
-	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const slow1, slow2 = "rpmcp_" + "1111111111111111" + "1111111111111111" + "1111111111111111" + "1111111111111111",
 		"rpmcp_" + "2222222222222222" + "2222222222222222" + "2222222222222222" + "2222222222222222"
 	var mu sync.Mutex
@@ -401,10 +392,7 @@ func TestUntrustedGivenBackOnceAccepted(t *testing.T) {
 		}
 		return mcpauth.Caller{Name: "slow", Scope: mcpauth.ScopeRead}, nil
 	}
-	h, err := s.HTTPHandler(HTTPOptions{Verify: verify, UntrustedRate: 0.001, UntrustedBurst: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := untrustedHandler(t, verify, 2)
 	done := make(chan int, 2)
 	for _, tok := range []string{slow1, slow2} {
 		go func() { done <- post(h, "10.0.0.8:1", tok).Code }()
@@ -431,15 +419,8 @@ func TestUntrustedGivenBackOnceAccepted(t *testing.T) {
 // too (a valid token is never refused there), so a flood of junk cost a
 // stat and a hash each.
 func TestUntrustedJunkTokensUnchecked(t *testing.T) {
-	s, err := New(Options{Open: func() (*store.Store, error) { return nil, errors.New("no store in this test") }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v countingVerifier
-	h, err := s.HTTPHandler(HTTPOptions{Verify: v.verify, UntrustedRate: 0.001, UntrustedBurst: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := untrustedHandler(t, v.verify, 3)
 	hexes := strings.Repeat("0", 64)
 	junk := []string{
 		"good",

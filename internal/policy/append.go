@@ -392,20 +392,15 @@ func writeAtomic(target string, data []byte, perm fs.FileMode) (err error) {
 	return nil
 }
 
-// readOld reads the policy file at path as Open opens it, for
+// readOld reads the policy file at path as Open opens it (readText), for
 // AppendResource: its bytes (nil when there is none) and its permissions.
 func readOld(path string) (old []byte, perm fs.FileMode, err error) {
-	f, fi, err := Open(path)
+	text, fi, err := readText(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0o644, nil
 	}
 	if err != nil {
-		return nil, 0, readError(err)
-	}
-	defer f.Close()
-	text, err := readFrom(path, f, fi)
-	if err != nil {
-		return nil, 0, readError(err)
+		return nil, 0, err
 	}
 	return []byte(text), fi.Mode().Perm(), nil
 }

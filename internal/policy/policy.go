@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -122,26 +123,27 @@ func (f *File) Resources() []Resource {
 // matching fs.ErrNotExist; use Empty for the defaults. What Open refuses
 // is refused.
 func Load(path string) (*File, error) {
-	text, err := readText(path)
+	text, _, err := readText(path)
 	if err != nil {
 		return nil, err
 	}
 	return parseText(path, text)
 }
 
-// readText reads the policy file at path (Open, readFrom). Its errors
-// start "read policy file", but for the *Error of a file over the bound.
-func readText(path string) (string, error) {
+// readText reads the policy file at path (Open, readFrom), and gives its
+// FileInfo as opened. Its errors start "read policy file", but for the
+// *Error of a file over the bound.
+func readText(path string) (string, fs.FileInfo, error) {
 	f, fi, err := Open(path)
 	if err != nil {
-		return "", readError(err)
+		return "", nil, readError(err)
 	}
 	defer f.Close()
 	text, err := readFrom(path, f, fi)
 	if err != nil {
-		return "", readError(err)
+		return "", nil, readError(err)
 	}
-	return text, nil
+	return text, fi, nil
 }
 
 // readError is err of a read of the policy file: an *Error as it is,
