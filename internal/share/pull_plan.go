@@ -20,6 +20,7 @@ type planner struct {
 	t        *gitstore.Transport
 	opts     Options
 	verified verifiedSet
+	reads    decodedVerdicts // the verdict commits decoded (pullVerdictMACs, then the chain check)
 
 	local, rem   *state
 	tagConflicts map[string]gitstore.OID
@@ -55,9 +56,13 @@ type planner struct {
 //
 // local is the local side when the caller has read it (nil: read here);
 // rem the remote's side when the caller knows what the tracking refs hold
-// (nil: read here).
-func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, local *localRefs, rem *state) (*PullResult, []gitstore.RefUpdate, error) {
-	p := &planner{ctx: ctx, g: g, t: t, opts: opts, verified: verified, res: newPullResult(remote, false),
+// (nil: read here). reads holds the verdict commits decoded already (nil:
+// none).
+func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, reads decodedVerdicts, local *localRefs, rem *state) (*PullResult, []gitstore.RefUpdate, error) {
+	if reads == nil {
+		reads = decodedVerdicts{}
+	}
+	p := &planner{ctx: ctx, g: g, t: t, opts: opts, verified: verified, reads: reads, res: newPullResult(remote, false),
 		manifests: map[gitstore.OID]bool{}, adopted: map[gitstore.OID]string{}, onJournal: map[gitstore.OID]bool{}}
 	var err error
 	if local == nil {
@@ -266,7 +271,8 @@ var verdictChains = chainKind{
 	side:   func(s *state) map[string]gitstore.OID { return s.verdicts },
 	label:  func(run string) (string, bool) { return run, identity.ValidateRunID(run) == nil },
 	check: func(p *planner, run string, tip, old gitstore.OID) []string {
-		return checkVerdictChain(p.ctx, p.g, p.t, run, tip, old)
+		failures, _ := checkVerdictChainRead(p.ctx, p.g, p.t, run, tip, old, nil, p.reads)
+		return failures
 	},
 	merge: func(p *planner, run, _ string, l, r gitstore.OID) (gitstore.OID, error) {
 		return mergeVerdicts(p.g, run, l, r)
@@ -403,7 +409,7 @@ func (p *planner) journal() error {
 	for _, c := range commits {
 		p.onJournal[c.ID] = true
 	}
-	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified)
+	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified, p.reads)
 	failures = append(failures, journalOrphans(records, p.finalRun, p.named)...)
 	if len(failures) > 0 {
 		return unverified(failures)
