@@ -273,7 +273,7 @@ func decodeVerdictCommits(g gitstore.Store, run string, commits []gitstore.RevLi
 		} else if p := store.VerdictTreeExtra(entries); p != "" {
 			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s); %s", run, c.ID, text.Printable(p), store.VerdictTreeRule, handWritten(p, c.ID)))
 		} else if reads != nil {
-			reads[c.ID] = decodedVerdict{run: run}
+			reads[c.ID] = decodedVerdict{run: run, manifest: rec.ManifestID, check: rec.Check, copy: mergeCopy(g, cm)}
 		}
 	}
 	return failures

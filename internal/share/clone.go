@@ -583,6 +583,18 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		read := map[gitstore.OID]*store.VerdictRecord{}
 		f, commits := checkVerdictChainRead(ctx, g, t, run, tip, "", read, reads)
 		failures = append(failures, f...)
+		// each record names the run's manifest or one of its conflicts
+		// (before session 31 a clone adopted a record naming another,
+		// which verify reports broken)
+		named, _ := local.runs.get(run)
+		kept := func(m gitstore.OID) bool {
+			return local.conflicts[run][m] || slices.Contains(journalKept, RunRef{RunID: run, Manifest: string(m)})
+		}
+		ids := make([]gitstore.OID, len(commits))
+		for i, c := range commits {
+			ids[i] = c.ID
+		}
+		failures = append(failures, verdictManifests(run, ids, reads, named, kept)...)
 		res.Verdicts = append(res.Verdicts, run)
 		if len(failures) == 0 {
 			f, err := checkIncomingRun(ctx, g, run, tip, commits, opts.ProbeKeys, recordManifests, read)

@@ -2,12 +2,19 @@ package share
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
 
@@ -84,6 +91,88 @@ func TestPullReadsVerdictsOnce(t *testing.T) {
 		}
 		if n := c.n.Load(); n != records {
 			t.Errorf("a clone's checks (key %v) read %d verdict records, want each of the %d once", k != nil, n, records)
+		}
+	}
+}
+
+// plantRecord appends to run's verdict chain in p a record of check
+// check naming manifest m (its entries fitting m), under keys, as a
+// teammate's store could hold it without `readproof probe check`, which
+// writes only records of the run's manifest. It returns the commit.
+func plantRecord(t *testing.T, p *project, keys probe.Keys, run string, check int, m *manifest.Manifest) gitstore.OID {
+	t.Helper()
+	g := p.s.Git()
+	parent, err := g.Ref(store.VerdictsPrefix + run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("answer"))
+	e := m.Entries[0]
+	rec := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: p.clock(), Check: check,
+		Entries: []store.VerdictEntry{{Position: e.Position, URI: e.URI, Session: fmt.Sprintf("%s.%d", run, e.Position), Verdict: string(probe.Hallucinated),
+			Reason: "test", Bucket: e.Probe.Bucket, AnswerSHA256: "sha256:" + hex.EncodeToString(sum[:])}}}
+	rec.MACKey = keys.RecordKeyID()
+	if rec.MAC, err = keys.RecordMAC(store.VerdictMACInput(rec, string(parent))); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := g.PutBlob(append(data, '\n'))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := g.PutTree([]gitstore.TreeEntry{{Name: store.VerdictsFile, Mode: gitstore.ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := signature(p.clock())
+	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{parent}, Author: sig, Committer: sig,
+		Message: fmt.Sprintf("probe check %s: 1 verdict\n", run)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: store.VerdictsPrefix + run, Old: parent, New: id}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestPullVerdictOfAnotherManifest (session 31): a verdict record that
+// names a manifest other than its run's (here run r2's, in r1's chain,
+// authenticated under the key in use, so every MAC rule passes) is refused
+// by pull and clone, with the probe key and without it, naming the run,
+// the record and the manifest it names, before any ref moves: `readproof
+// verify` reports it broken. Before session 31 both adopted it.
+func TestPullVerdictOfAnotherManifest(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, a, b := twoProjects(t)
+	boundRun(t, a, keys, "r1", "policy")
+	m2 := boundRun(t, a, keys, "r2", "policy")
+	checkAs(t, a, keys, "r1", func(*store.VerdictEntry) {})
+	mustPush(t, a, "origin")
+	if _, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys}); err != nil {
+		t.Fatal(err)
+	}
+	planted := plantRecord(t, a, keys, "r1", 2, m2)
+	mustPush(t, a, "origin")
+	want := fmt.Sprintf("verdict record %s of run r1 (check 2) names manifest %s, but run r1 names manifest ", planted, m2.ID)
+	before := refsExcept(t, b.path(), RemotesPrefix)
+	for _, k := range []*probe.Keys{nil, &keys} {
+		_, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: k})
+		if !errors.Is(err, ErrUnverified) || !strings.HasPrefix(err.Error(), "pull origin: ") || !strings.Contains(err.Error(), want) {
+			t.Fatalf("pull (key %v): %v; want ErrUnverified naming origin and %q", k != nil, err, want)
+		}
+		if after := refsExcept(t, b.path(), RemotesPrefix); after != before {
+			t.Fatalf("refused pull (key %v) moved refs:\n%s\nwant\n%s", k != nil, after, before)
+		}
+		if _, err := Clone(context.Background(), srv, filepath.Join(t.TempDir(), "clone"), Options{ProbeKeys: k}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("clone (key %v): %v; want ErrUnverified with %q", k != nil, err, want)
 		}
 	}
 }

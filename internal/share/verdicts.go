@@ -81,19 +81,58 @@ func incomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transpo
 // decoded, by commit, so that no check of the command reads a record again
 // (before session 31 a keyless pull read each new record three times: its
 // record check, its chain check and its journal check; a clone twice):
-// the run it decoded as, with nothing else in its tree. Nothing of a
-// record is kept but that, so a clone of many checks holds no record
-// beyond its run's. A nil decodedVerdicts keeps nothing.
+// the run it decoded as, with nothing else in its tree, and what the plan
+// checks of it after (verdictManifests). Nothing of a record is kept but
+// these few fields, so a clone of many checks holds no record beyond its
+// run's. A nil decodedVerdicts keeps nothing.
 type decodedVerdicts map[gitstore.OID]decodedVerdict
 
 type decodedVerdict struct {
-	run string
+	run, manifest string
+	check         int
+	copy          bool // a sync merge copying its first parent's record
 }
 
 // decoded reports whether commit id decoded as a verdict record of run.
 func (r decodedVerdicts) decoded(run string, id gitstore.OID) bool {
 	v, ok := r[id]
 	return ok && v.run == run
+}
+
+// mergeCopy reports whether cm is a sync merge that copies its first
+// parent's record (store.IsVerdictMergeCopy); only a merge has its parent
+// read.
+func mergeCopy(g gitstore.Store, cm gitstore.Commit) bool {
+	if len(cm.Parents) != 2 {
+		return false
+	}
+	p, err := g.Commit(cm.Parents[0])
+	return err == nil && store.IsVerdictMergeCopy(cm, p.Tree)
+}
+
+// verdictManifests returns a failure for each of commits, verdict commits
+// new on run's chain that reads holds (those that decoded), whose record
+// names a manifest that is not the run's: named, the manifest run's ref
+// names after the command ("" for none), nor one kept as a conflict of run
+// (conflict). `readproof verify` reports such a record broken ("record
+// names manifest M, the run's manifest is N"), and `readproof probe check`
+// never writes one. A merge copying its first parent's record stands as
+// that record.
+func verdictManifests(run string, commits []gitstore.OID, reads decodedVerdicts, named gitstore.OID, conflict func(gitstore.OID) bool) []string {
+	var failures []string
+	for _, id := range commits {
+		v, ok := reads[id]
+		if !ok || v.run != run || v.copy || gitstore.OID(v.manifest) == named && named != "" || conflict(gitstore.OID(v.manifest)) {
+			continue
+		}
+		why := fmt.Sprintf("run %s names manifest %s", run, named)
+		if named == "" {
+			why = fmt.Sprintf("no run ref %s%s is held here or on the remote", store.RunsPrefix, run)
+		}
+		failures = append(failures, fmt.Sprintf("verdict record %s of run %s (check %d) names manifest %s, but %s and no conflict of that run keeps the one it names: `readproof verify` would report the record broken, and `readproof probe check` never writes one",
+			id, run, v.check, text.Printable(v.manifest), why))
+	}
+	return failures
 }
 
 // checkIncomingRun is checkIncomingVerdicts of one run whose remote tip
