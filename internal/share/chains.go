@@ -231,21 +231,34 @@ func verdictsAt(g gitstore.Store, run string, id gitstore.OID) (*store.VerdictRe
 // checkVerdictChain decodes verdicts.json of every commit of run's verdict
 // chain reachable from tip and not from oldTip ("" for none).
 func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID) []string {
-	failures, _ := checkVerdictChainRead(ctx, g, t, run, tip, oldTip, nil)
+	failures, _ := checkVerdictChainRead(ctx, g, t, run, tip, oldTip, nil, nil)
 	return failures
 }
 
 // checkVerdictChainRead is checkVerdictChain, returning as well the
 // commits it checked (revList's answer) and keeping in read, when not nil,
 // the record of each that decoded, for the record check of a clone
-// (checkIncomingRun) to judge without reading them again.
-func checkVerdictChainRead(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID, read map[gitstore.OID]*store.VerdictRecord) ([]string, []gitstore.RevListCommit) {
+// (checkIncomingRun) to judge without reading them again. A commit reads
+// holds as decoded for run is not read again (a pull's record check,
+// pullVerdictMACs, decoded it); one that decodes is added to reads.
+func checkVerdictChainRead(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID, read map[gitstore.OID]*store.VerdictRecord, reads decodedVerdicts) ([]string, []gitstore.RevListCommit) {
 	commits, err := revList(ctx, g, t, tip, oldTip)
 	if err != nil {
 		return []string{fmt.Sprintf("verdicts of run %s: %v", run, err)}, nil
 	}
+	return decodeVerdictCommits(g, run, commits, read, reads), commits
+}
+
+// decodeVerdictCommits decodes verdicts.json of each of commits, commits
+// of run's verdict chain, and checks that its tree holds nothing else.
+// Each that passes is added to reads, when not nil, and its record to
+// read, when not nil; a commit reads holds for run already is skipped.
+func decodeVerdictCommits(g gitstore.Store, run string, commits []gitstore.RevListCommit, read map[gitstore.OID]*store.VerdictRecord, reads decodedVerdicts) []string {
 	var failures []string
 	for _, c := range commits {
+		if reads.decoded(run, c.ID) {
+			continue
+		}
 		rec, cm, err := verdictsAt(g, run, c.ID)
 		if err != nil {
 			failures = append(failures, err.Error())
@@ -259,9 +272,11 @@ func checkVerdictChainRead(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: %v", run, c.ID, err))
 		} else if p := store.VerdictTreeExtra(entries); p != "" {
 			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s); %s", run, c.ID, text.Printable(p), store.VerdictTreeRule, handWritten(p, c.ID)))
+		} else if reads != nil {
+			reads[c.ID] = decodedVerdict{run: run, manifest: rec.ManifestID, check: rec.Check, copy: mergeCopy(g, cm)}
 		}
 	}
-	return failures, commits
+	return failures
 }
 
 // mergeVerdicts writes the merge of two tips of run's verdict chain: both

@@ -393,7 +393,8 @@ func cloneManifests(local *state, res *PullResult) (map[gitstore.OID]bool, map[g
 // cloneChecks is what the checks of a clone's journal and of the manifests
 // its refs name found: the refs read, the manifests (those the refs name,
 // then those the journal records), what passed, the journal's failures and
-// records, and the manifests' failures (early).
+// records, the manifests' failures (early), and the verdict records the
+// journal's check records name, read after the chains (verifyClone).
 type cloneChecks struct {
 	local           *state
 	manifests       map[gitstore.OID]bool
@@ -401,6 +402,7 @@ type cloneChecks struct {
 	journalFailures []string
 	records         []RunRef
 	early           []string
+	journalVerdicts []journalVerdict
 }
 
 // checkCloneObjects checks the journal from local.main while the manifests
@@ -424,7 +426,7 @@ func checkCloneObjects(g gitstore.Store, local *state, manifests map[gitstore.OI
 		}
 		go func() {
 			defer close(journalDone)
-			c.journalFailures, c.records = checkJournalWhere(jr, local.main, func(gitstore.OID) bool { return true }, manifests, journalVerified)
+			c.journalFailures, c.records = checkJournalIn(jr, local.main, func(gitstore.OID) bool { return true }, manifests, journalVerified, nil, &c.journalVerdicts)
 		}()
 	} else {
 		close(journalDone)
@@ -572,14 +574,27 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	// check failed: the judging reads no record again
 	var macFailures []string
 	recordManifests := map[string]*manifest.Manifest{}
+	reads := decodedVerdicts{}
 	for _, run := range sortedKeys(local.verdicts) {
 		if identity.ValidateRunID(run) != nil {
 			continue
 		}
 		tip := local.verdicts[run]
 		read := map[gitstore.OID]*store.VerdictRecord{}
-		f, commits := checkVerdictChainRead(ctx, g, t, run, tip, "", read)
+		f, commits := checkVerdictChainRead(ctx, g, t, run, tip, "", read, reads)
 		failures = append(failures, f...)
+		// each record names the run's manifest or one of its conflicts
+		// (before session 31 a clone adopted a record naming another,
+		// which verify reports broken)
+		named, _ := local.runs.get(run)
+		kept := func(m gitstore.OID) bool {
+			return local.conflicts[run][m] || slices.Contains(journalKept, RunRef{RunID: run, Manifest: string(m)})
+		}
+		ids := make([]gitstore.OID, len(commits))
+		for i, c := range commits {
+			ids[i] = c.ID
+		}
+		failures = append(failures, verdictManifests(run, ids, reads, named, kept)...)
 		res.Verdicts = append(res.Verdicts, run)
 		if len(failures) == 0 {
 			f, err := checkIncomingRun(ctx, g, run, tip, commits, opts.ProbeKeys, recordManifests, read)
@@ -588,6 +603,20 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 			}
 			macFailures = append(macFailures, f...)
 		}
+	}
+	// the verdict records the journal's checks name that no chain decoded
+	// (each chain's were read once, above): their failures come first, as
+	// the journal's do
+	var journalVerdicts []string
+	for _, jv := range c.journalVerdicts {
+		if !reads.decoded(jv.run, jv.verdict) {
+			if why := journalVerdictFailure(g, jv, verified); why != "" {
+				journalVerdicts = append(journalVerdicts, why)
+			}
+		}
+	}
+	if len(journalVerdicts) > 0 {
+		return nil, unverified(journalVerdicts)
 	}
 	if len(failures) == 0 {
 		failures = macFailures

@@ -363,12 +363,13 @@ func warnHead(ctx context.Context, t *gitstore.Transport, remote string, hasMain
 // second parent is a verdict record of that run. Commits the journal merely
 // points at (manifests, verdict chains) are not journal commits. It also
 // returns what the new `record run` commits record (run id and manifest).
-func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevListCommit, manifests map[gitstore.OID]bool, verified verifiedSet) (failures []string, records []RunRef) {
+// A verdict record reads holds as decoded for its run is not read again.
+func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevListCommit, manifests map[gitstore.OID]bool, verified verifiedSet, reads decodedVerdicts) (failures []string, records []RunRef) {
 	isNew := make(map[gitstore.OID]bool, len(commits))
 	for _, c := range commits {
 		isNew[c.ID] = true
 	}
-	return checkJournalWhere(g, tip, func(id gitstore.OID) bool { return isNew[id] }, manifests, verified)
+	return checkJournalIn(g, tip, func(id gitstore.OID) bool { return isNew[id] }, manifests, verified, reads, nil)
 }
 
 // checkJournalWhere is checkJournal with the new commits given as a
@@ -376,6 +377,22 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 // for every commit (everything reachable from tip is new), which is what
 // checkJournal does with the whole `git rev-list` of tip, without listing it.
 func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.OID) bool, manifests map[gitstore.OID]bool, verified verifiedSet) (failures []string, records []RunRef) {
+	return checkJournalIn(g, tip, isNew, manifests, verified, nil, nil)
+}
+
+// journalVerdict is a verdict record a journal's `record check` commit
+// names (journal), of run.
+type journalVerdict struct {
+	journal, verdict gitstore.OID
+	run              string
+}
+
+// checkJournalIn is checkJournalWhere, taking a verdict record a `record
+// check` commit names as read when reads holds it for that run; deferred,
+// when not nil, receives each other one unread (a clone decodes the chains
+// after the journal, and checks after them what they did not decode:
+// journalVerdictFailure), the walk going on as though it passed.
+func checkJournalIn(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.OID) bool, manifests map[gitstore.OID]bool, verified verifiedSet, reads decodedVerdicts, deferred *[]journalVerdict) (failures []string, records []RunRef) {
 	fail := func(id gitstore.OID, format string, args ...any) {
 		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
 	}
@@ -440,8 +457,12 @@ func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.O
 			}
 			v := parents[1]
 			parents = parents[:1]
-			if err := verified.check("verdict", v, func() error { _, _, err := verdictsAt(g, run, v); return err }); err != nil {
-				fail(id, "it records %s, which is not a verdict record of run %s: %v", v, run, err)
+			if reads.decoded(run, v) {
+				// read by the chain check
+			} else if deferred != nil {
+				*deferred = append(*deferred, journalVerdict{journal: id, verdict: v, run: run})
+			} else if why := journalVerdictFailure(g, journalVerdict{journal: id, verdict: v, run: run}, verified); why != "" {
+				failures = append(failures, why)
 				continue
 			}
 		}
@@ -466,6 +487,15 @@ func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.O
 		}
 	}
 	return failures, records
+}
+
+// journalVerdictFailure says why jv's verdict record is not one of its
+// run ("" when it is), reading it unless verified holds it.
+func journalVerdictFailure(g gitstore.Store, jv journalVerdict, verified verifiedSet) string {
+	if err := verified.check("verdict", jv.verdict, func() error { _, _, err := verdictsAt(g, jv.run, jv.verdict); return err }); err != nil {
+		return fmt.Sprintf("journal commit %s: it records %s, which is not a verdict record of run %s: %v", jv.journal, jv.verdict, jv.run, err)
+	}
+	return ""
 }
 
 // parentsFirst orders the commits of walked (each with its journal parents)

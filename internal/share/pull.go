@@ -212,10 +212,11 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		} else if len(failures) > 0 {
 			return nil, nameRemote(unverified(failures), "pull "+remote)
 		}
-		if err := pullVerdictMACs(ctx, g, t, remote, opts); err != nil {
+		reads, err := pullVerdictMACs(ctx, g, t, remote, opts)
+		if err != nil {
 			return nil, err
 		}
-		res, err := integrate(ctx, g, t, remote, opts, verified, local, fetched)
+		res, err := integrate(ctx, g, t, remote, opts, verified, reads, local, fetched)
 		if err == nil {
 			res.ProposalsStale = staleProposals(s, res.Tags)
 		}
@@ -526,14 +527,15 @@ func holdsAll(ctx context.Context, g gitstore.Store, t *gitstore.Transport, rem,
 // tracking refs' tips, trackingTipFailures) and what each plan verifies.
 // local, when not nil, is the local side as upToDate read it, used by the
 // first plan; fetched, when not nil, what the tracking refs hold (as
-// fetchListed wrote them), used by every plan.
-func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, local *localRefs, fetched *state) (*PullResult, error) {
+// fetchListed wrote them), used by every plan. reads holds the verdict
+// commits pullVerdictMACs decoded.
+func integrate(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, reads decodedVerdicts, local *localRefs, fetched *state) (*PullResult, error) {
 	delay := time.Millisecond
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res, ups, err := plan(ctx, g, t, remote, opts, verified, local, fetched)
+		res, ups, err := plan(ctx, g, t, remote, opts, verified, reads, local, fetched)
 		local = nil // a plan made again reads the local refs again
 		if err != nil {
 			return nil, nameRemote(err, "pull "+remote)

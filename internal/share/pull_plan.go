@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,6 +21,11 @@ type planner struct {
 	t        *gitstore.Transport
 	opts     Options
 	verified verifiedSet
+	// reads holds the verdict commits decoded (by pullVerdictMACs, then
+	// the chain check), verdictNew the commits new on each run's chain,
+	// whose records must name the run's manifest (verdictManifests)
+	reads      decodedVerdicts
+	verdictNew map[string][]gitstore.OID
 
 	local, rem   *state
 	tagConflicts map[string]gitstore.OID
@@ -55,10 +61,14 @@ type planner struct {
 //
 // local is the local side when the caller has read it (nil: read here);
 // rem the remote's side when the caller knows what the tracking refs hold
-// (nil: read here).
-func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, local *localRefs, rem *state) (*PullResult, []gitstore.RefUpdate, error) {
-	p := &planner{ctx: ctx, g: g, t: t, opts: opts, verified: verified, res: newPullResult(remote, false),
-		manifests: map[gitstore.OID]bool{}, adopted: map[gitstore.OID]string{}, onJournal: map[gitstore.OID]bool{}}
+// (nil: read here). reads holds the verdict commits decoded already (nil:
+// none).
+func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options, verified verifiedSet, reads decodedVerdicts, local *localRefs, rem *state) (*PullResult, []gitstore.RefUpdate, error) {
+	if reads == nil {
+		reads = decodedVerdicts{}
+	}
+	p := &planner{ctx: ctx, g: g, t: t, opts: opts, verified: verified, reads: reads, verdictNew: map[string][]gitstore.OID{},
+		res: newPullResult(remote, false), manifests: map[gitstore.OID]bool{}, adopted: map[gitstore.OID]string{}, onJournal: map[gitstore.OID]bool{}}
 	var err error
 	if local == nil {
 		if local, err = readLocal(g); err != nil {
@@ -88,6 +98,16 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 		if err := step(); err != nil {
 			return nil, nil, err
 		}
+	}
+	// every new verdict record names its run's manifest, as the run and
+	// its conflicts stand once the journal's are known (before session 31
+	// a pull adopted a record naming another, which verify reports broken)
+	for _, run := range sortedKeys(p.verdictNew) {
+		named, _ := p.finalRun(run)
+		kept := func(m gitstore.OID) bool {
+			return p.local.conflicts[run][m] || slices.Contains(p.newConflicts[run], string(m))
+		}
+		p.failures = append(p.failures, verdictManifests(run, p.verdictNew[run], p.reads, named, kept)...)
 	}
 	p.reportConflicts()
 	// Verify before anything is adopted.
@@ -266,7 +286,11 @@ var verdictChains = chainKind{
 	side:   func(s *state) map[string]gitstore.OID { return s.verdicts },
 	label:  func(run string) (string, bool) { return run, identity.ValidateRunID(run) == nil },
 	check: func(p *planner, run string, tip, old gitstore.OID) []string {
-		return checkVerdictChain(p.ctx, p.g, p.t, run, tip, old)
+		failures, commits := checkVerdictChainRead(p.ctx, p.g, p.t, run, tip, old, nil, p.reads)
+		for _, c := range commits {
+			p.verdictNew[run] = append(p.verdictNew[run], c.ID)
+		}
+		return failures
 	},
 	merge: func(p *planner, run, _ string, l, r gitstore.OID) (gitstore.OID, error) {
 		return mergeVerdicts(p.g, run, l, r)
@@ -403,7 +427,7 @@ func (p *planner) journal() error {
 	for _, c := range commits {
 		p.onJournal[c.ID] = true
 	}
-	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified)
+	failures, records := checkJournal(p.g, r, commits, p.manifests, p.verified, p.reads)
 	failures = append(failures, journalOrphans(records, p.finalRun, p.named)...)
 	if len(failures) > 0 {
 		return unverified(failures)

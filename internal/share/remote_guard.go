@@ -268,7 +268,7 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				continue
 			}
 			manifests := map[gitstore.OID]bool{}
-			failures, records := checkJournal(g, in.New, commits, manifests, verified)
+			failures, records := checkJournal(g, in.New, commits, manifests, verified, nil)
 			for _, f := range failures {
 				no(in, "%s", f)
 			}

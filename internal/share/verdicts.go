@@ -46,6 +46,15 @@ import (
 // judged, and the pull that later brings the manifest would not judge it
 // again. It returns the failures, each naming the run and the record.
 func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys *probe.Keys) ([]string, error) {
+	return incomingVerdicts(ctx, g, t, incoming, have, keys, nil)
+}
+
+// incomingVerdicts is checkIncomingVerdicts, decoding first every commit
+// incoming brings (decodeVerdictCommits) and adding each that passes to
+// reads, when not nil: the chain and journal checks of the pull's plan
+// then read none of them again. What fails to decode is the chain check's
+// to report (a record that does not decode ends the chain here).
+func incomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys *probe.Keys, reads decodedVerdicts) ([]string, error) {
 	manifests := map[string]*manifest.Manifest{} // by id, nil when it does not read
 	var failures []string
 	for _, run := range sortedKeys(incoming) {
@@ -57,13 +66,73 @@ func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 		if err != nil {
 			return nil, fmt.Errorf("verdicts of run %s: %w", run, err)
 		}
-		f, err := checkIncomingRun(ctx, g, run, tip, commits, keys, manifests, nil)
+		read := map[gitstore.OID]*store.VerdictRecord{}
+		decodeVerdictCommits(g, run, commits, read, reads)
+		f, err := checkIncomingRun(ctx, g, run, tip, commits, keys, manifests, read)
 		if err != nil {
 			return nil, err
 		}
 		failures = append(failures, f...)
 	}
 	return failures, nil
+}
+
+// decodedVerdicts is what one pull or clone learned of the verdict commits it
+// decoded, by commit, so that no check of the command reads a record again
+// (before session 31 a keyless pull read each new record three times: its
+// record check, its chain check and its journal check; a clone twice):
+// the run it decoded as, with nothing else in its tree, and what the plan
+// checks of it after (verdictManifests). Nothing of a record is kept but
+// these few fields, so a clone of many checks holds no record beyond its
+// run's. A nil decodedVerdicts keeps nothing.
+type decodedVerdicts map[gitstore.OID]decodedVerdict
+
+type decodedVerdict struct {
+	run, manifest string
+	check         int
+	copy          bool // a sync merge copying its first parent's record
+}
+
+// decoded reports whether commit id decoded as a verdict record of run.
+func (r decodedVerdicts) decoded(run string, id gitstore.OID) bool {
+	v, ok := r[id]
+	return ok && v.run == run
+}
+
+// mergeCopy reports whether cm is a sync merge that copies its first
+// parent's record (store.IsVerdictMergeCopy); only a merge has its parent
+// read.
+func mergeCopy(g gitstore.Store, cm gitstore.Commit) bool {
+	if len(cm.Parents) != 2 {
+		return false
+	}
+	p, err := g.Commit(cm.Parents[0])
+	return err == nil && store.IsVerdictMergeCopy(cm, p.Tree)
+}
+
+// verdictManifests returns a failure for each of commits, verdict commits
+// new on run's chain that reads holds (those that decoded), whose record
+// names a manifest that is not the run's: named, the manifest run's ref
+// names after the command ("" for none), nor one kept as a conflict of run
+// (conflict). `readproof verify` reports such a record broken ("record
+// names manifest M, the run's manifest is N"), and `readproof probe check`
+// never writes one. A merge copying its first parent's record stands as
+// that record.
+func verdictManifests(run string, commits []gitstore.OID, reads decodedVerdicts, named gitstore.OID, conflict func(gitstore.OID) bool) []string {
+	var failures []string
+	for _, id := range commits {
+		v, ok := reads[id]
+		if !ok || v.run != run || v.copy || gitstore.OID(v.manifest) == named && named != "" || conflict(gitstore.OID(v.manifest)) {
+			continue
+		}
+		why := fmt.Sprintf("run %s names manifest %s", run, named)
+		if named == "" {
+			why = fmt.Sprintf("no run ref %s%s is held here or on the remote", store.RunsPrefix, run)
+		}
+		failures = append(failures, fmt.Sprintf("verdict record %s of run %s (check %d) names manifest %s, but %s and no conflict of that run keeps the one it names: `readproof verify` would report the record broken, and `readproof probe check` never writes one",
+			id, run, v.check, text.Printable(v.manifest), why))
+	}
+	return failures
 }
 
 // checkIncomingRun is checkIncomingVerdicts of one run whose remote tip
@@ -225,25 +294,27 @@ func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, w
 // pullVerdictMACs is the verdict record check of a pull from remote whose
 // refs were fetched into the tracking refs (checkIncomingVerdicts, with
 // opts' probe key when it carries one): an ErrUnverified error naming each
-// record that fails, before any ref of the store moves.
-func pullVerdictMACs(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options) error {
+// record that fails, before any ref of the store moves. It returns the
+// commits it decoded, for the plan's checks (decodedVerdicts).
+func pullVerdictMACs(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options) (decodedVerdicts, error) {
 	// the verdict chains alone: a state of each side (every run ref) cost
 	// a pull with the probe key two more readings of 10^5 refs at 10^5 runs
 	local, err := readRefMap(g, localPrefixes().verdicts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rem, err := readRefMap(g, trackingPrefixes(remote).verdicts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	failures, err := checkIncomingVerdicts(ctx, g, t, rem, local, opts.ProbeKeys)
+	reads := decodedVerdicts{}
+	failures, err := incomingVerdicts(ctx, g, t, rem, local, opts.ProbeKeys, reads)
 	if err != nil {
-		return fmt.Errorf("pull %s: %w", remote, err)
+		return nil, fmt.Errorf("pull %s: %w", remote, err)
 	}
 	if len(failures) > 0 {
-		return hint.With(fmt.Errorf("pull %s: %w: nothing was adopted: %s", remote, ErrUnverified, summarize(failures, 3)),
+		return nil, hint.With(fmt.Errorf("pull %s: %w: nothing was adopted: %s", remote, ErrUnverified, summarize(failures, 3)),
 			"the remote holds a verdict record edited after its check recorded it, or written without the probe key (`readproof verify` reports either broken); keep your store as it is and tell whoever runs the remote: `readproof verify` with the probe key on a copy of it names the record")
 	}
-	return nil
+	return reads, nil
 }

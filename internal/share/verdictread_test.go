@@ -1,0 +1,178 @@
+package share
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/manifest"
+	"github.com/readproof/readproof/probe"
+)
+
+// recordReads counts the reads of the verdict records of blobs (their
+// verdicts.json blobs; a manifest is read under the same bound), from any
+// goroutine: a clone checks its journal while it checks its manifests.
+type recordReads struct {
+	gitstore.Store
+	blobs map[gitstore.OID]bool
+	n     atomic.Int64
+}
+
+func (c *recordReads) BlobAtMost(id gitstore.OID, most int64) ([]byte, error) {
+	if c.blobs[id] {
+		c.n.Add(1)
+	}
+	return c.Store.BlobAtMost(id, most)
+}
+
+// TestPullReadsVerdictsOnce (session 31): a pull reads each verdict record
+// it brings once, with the probe key or without it: the record check
+// (pullVerdictMACs) decodes each, and the plan's chain check and journal
+// check take what it decoded. Before, a keyless pull read each record
+// three times (the record check, the chain check, the journal check of
+// `record check` commits), and a clone twice (the journal check, then the
+// chains); a clone now checks the journal's records after the chains, and
+// reads none of them again.
+func TestPullReadsVerdictsOnce(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, a, _ := twoProjects(t)
+	for _, run := range []string{"r1", "r2"} {
+		boundRun(t, a, keys, run, "policy")
+		for range 3 {
+			checkAs(t, a, keys, run, func(*store.VerdictEntry) {})
+		}
+	}
+	mustPush(t, a, "origin")
+	blobs := map[gitstore.OID]bool{}
+	for _, run := range []string{"r1", "r2"} {
+		for _, c := range strings.Fields(git(t, a.path(), "rev-list", store.VerdictsPrefix+run)) {
+			blobs[gitstore.OID(strings.TrimSpace(git(t, a.path(), "rev-parse", c+":"+store.VerdictsFile)))] = true
+		}
+	}
+	const records = 6
+	if len(blobs) != records {
+		t.Fatalf("the chains hold %d records, want %d", len(blobs), records)
+	}
+	for _, k := range []*probe.Keys{nil, &keys} {
+		p := newProject(t, map[string]string{"runbook": "r\n"})
+		addRemote(t, p, "origin", srv)
+		g := &recordReads{Store: p.s.Git(), blobs: blobs}
+		res, err := pullWith(context.Background(), p.s, g, "origin", Options{ProbeKeys: k})
+		if err != nil || len(res.Verdicts) != 2 {
+			t.Fatalf("pull (key %v): %+v, %v; want both verdict chains adopted", k != nil, res, err)
+		}
+		if n := g.n.Load(); n != records {
+			t.Errorf("pull (key %v) read %d verdict records, want each of the %d once", k != nil, n, records)
+		}
+		// a clone's checks of the same store: the journal's, then the
+		// chains' (as precheckClone and verifyClone make them)
+		local, err := readState(p.s.Git(), localPrefixes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifests, _ := cloneManifests(local, newPullResult("origin", false))
+		c := &recordReads{Store: p.s.Git(), blobs: blobs}
+		pre := checkCloneObjects(c, local, manifests, Options{})
+		if res, err := verifyClone(context.Background(), c, nil, Options{ProbeKeys: k}, pre); err != nil || len(res.Verdicts) != 2 {
+			t.Fatalf("verifyClone (key %v): %+v, %v", k != nil, res, err)
+		}
+		if n := c.n.Load(); n != records {
+			t.Errorf("a clone's checks (key %v) read %d verdict records, want each of the %d once", k != nil, n, records)
+		}
+	}
+}
+
+// plantRecord appends to run's verdict chain in p a record of check
+// check naming manifest m (its entries fitting m), under keys, as a
+// teammate's store could hold it without `readproof probe check`, which
+// writes only records of the run's manifest. It returns the commit.
+func plantRecord(t *testing.T, p *project, keys probe.Keys, run string, check int, m *manifest.Manifest) gitstore.OID {
+	t.Helper()
+	g := p.s.Git()
+	parent, err := g.Ref(store.VerdictsPrefix + run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("answer"))
+	e := m.Entries[0]
+	rec := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: p.clock(), Check: check,
+		Entries: []store.VerdictEntry{{Position: e.Position, URI: e.URI, Session: fmt.Sprintf("%s.%d", run, e.Position), Verdict: string(probe.Hallucinated),
+			Reason: "test", Bucket: e.Probe.Bucket, AnswerSHA256: "sha256:" + hex.EncodeToString(sum[:])}}}
+	rec.MACKey = keys.RecordKeyID()
+	if rec.MAC, err = keys.RecordMAC(store.VerdictMACInput(rec, string(parent))); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := g.PutBlob(append(data, '\n'))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := g.PutTree([]gitstore.TreeEntry{{Name: store.VerdictsFile, Mode: gitstore.ModeFile, OID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := signature(p.clock())
+	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{parent}, Author: sig, Committer: sig,
+		Message: fmt.Sprintf("probe check %s: 1 verdict\n", run)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(gitstore.RefUpdate{Name: store.VerdictsPrefix + run, Old: parent, New: id}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestPullVerdictOfAnotherManifest (session 31): a verdict record that
+// names a manifest other than its run's (here run r2's, in r1's chain,
+// authenticated under the key in use, so every MAC rule passes) is refused
+// by pull and clone, with the probe key and without it, naming the run,
+// the record and the manifest it names, before any ref moves: `readproof
+// verify` reports it broken. Before session 31 both adopted it.
+func TestPullVerdictOfAnotherManifest(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, a, b := twoProjects(t)
+	boundRun(t, a, keys, "r1", "policy")
+	m2 := boundRun(t, a, keys, "r2", "policy")
+	checkAs(t, a, keys, "r1", func(*store.VerdictEntry) {})
+	mustPush(t, a, "origin")
+	if _, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys}); err != nil {
+		t.Fatal(err)
+	}
+	planted := plantRecord(t, a, keys, "r1", 2, m2)
+	mustPush(t, a, "origin")
+	want := fmt.Sprintf("verdict record %s of run r1 (check 2) names manifest %s, but run r1 names manifest ", planted, m2.ID)
+	before := refsExcept(t, b.path(), RemotesPrefix)
+	for _, k := range []*probe.Keys{nil, &keys} {
+		_, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: k})
+		if !errors.Is(err, ErrUnverified) || !strings.HasPrefix(err.Error(), "pull origin: ") || !strings.Contains(err.Error(), want) {
+			t.Fatalf("pull (key %v): %v; want ErrUnverified naming origin and %q", k != nil, err, want)
+		}
+		if after := refsExcept(t, b.path(), RemotesPrefix); after != before {
+			t.Fatalf("refused pull (key %v) moved refs:\n%s\nwant\n%s", k != nil, after, before)
+		}
+		if _, err := Clone(context.Background(), srv, filepath.Join(t.TempDir(), "clone"), Options{ProbeKeys: k}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("clone (key %v): %v; want ErrUnverified with %q", k != nil, err, want)
+		}
+	}
+}
