@@ -66,5 +66,43 @@ func mapFileOnce(f *os.File, size int64, period time.Duration) (data []byte, rel
 	}, nil
 }
 
+// mapFileTrimmable is mapFile that also returns trim, which gives the
+// mapping's pages back (madvise MADV_DONTNEED), as mapFileOnce does on a
+// timer: a pack and its index read through a long walk (every commit,
+// tree and receipt of a session's chain) would otherwise end with every
+// page of both in the process's resident set. The pages stay in the page
+// cache; one read again is mapped again, a minor fault. A file read into
+// memory (mapFile's fallback) is never trimmed, and trim after release
+// does nothing (the address range may be the heap's by then).
+func mapFileTrimmable(f *os.File, size int64) (data []byte, release, trim func(), err error) {
+	if size == 0 || int64(int(size)) != size {
+		data, release, err = mapFile(f, size)
+		return data, release, func() {}, err
+	}
+	data, err = unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_PRIVATE)
+	if err != nil {
+		data, release, err = readAllFile(f, size)
+		return data, release, func() {}, err
+	}
+	var mu sync.Mutex
+	released := false
+	release = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !released {
+			released = true
+			unix.Munmap(data)
+		}
+	}
+	trim = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !released {
+			unix.Madvise(data, unix.MADV_DONTNEED)
+		}
+	}
+	return data, release, trim, nil
+}
+
 // canMap says packs are mapped rather than read with pread.
 const canMap = true

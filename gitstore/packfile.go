@@ -59,6 +59,55 @@ type packFile struct {
 	// headerReads counts the entry headers read (entryAt): tests check
 	// that a read reads each once
 	headerReads atomic.Int64
+
+	// read counts the bytes of the pack and its index read since their
+	// mappings were last trimmed (as estimated by touch); past
+	// trimAfter, trimIdx and trimPack give their pages back, so that a
+	// long read of a store (a session's chain of 100,000 receipts) keeps
+	// about trimAfter bytes of them resident, not the whole files
+	read      atomic.Int64
+	trimAfter int64
+	trimIdx   func()
+	trimPack  func()
+}
+
+// packTrimAfter is how many bytes of a pack and its index one process
+// reads (touch) between two trims of their mappings: a few times what
+// one command's read of a run or a receipt maps, so a short command never
+// trims, and small beside the 100+ MB of a long chain's pack.
+const packTrimAfter = 32 << 20
+
+// lookupBytes is what one lookup in an index is counted as read, and
+// entryBytes what one entry of a pack is beside its content: a read of a
+// page not mapped yet maps the pages around it too (Linux's fault-around,
+// 64 KB), so a walk reading small objects here and there maps far more
+// than it reads (counting an entry as its content and 16 KB, a session's
+// walk at 100,000 receipts had 55 MB of the pack mapped after 32 MB
+// counted; as its content and 64 KB, 45 MB of the pack and its index).
+const (
+	lookupBytes = 16 << 10
+	entryBytes  = 64 << 10
+)
+
+// touch counts n more bytes read from the pack or its index, and trims
+// both mappings when trimAfter is passed. Only the goroutine whose count
+// passes it trims; a trim while another reads is harmless (the mappings
+// are read-only and private: a page given back is read again from the
+// page cache).
+func (p *packFile) touch(n int64) {
+	if p.trimAfter <= 0 {
+		return
+	}
+	v := p.read.Add(n)
+	if v < p.trimAfter || !p.read.CompareAndSwap(v, 0) {
+		return
+	}
+	if p.trimIdx != nil {
+		p.trimIdx()
+	}
+	if p.trimPack != nil {
+		p.trimPack()
+	}
 }
 
 const (
@@ -83,11 +132,11 @@ func mapPackIndex(f *os.File, dir, name string) (*packFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, release, err := mapFile(f, fi.Size())
+	data, release, trim, err := mapFileTrimmable(f, fi.Size())
 	if err != nil {
 		return nil, err
 	}
-	p := &packFile{dir: dir, name: name, mtime: fi.ModTime(), idx: data, release: release}
+	p := &packFile{dir: dir, name: name, mtime: fi.ModTime(), idx: data, release: release, trimAfter: packTrimAfter, trimIdx: trim}
 	if err := p.checkIndex(); err != nil {
 		release()
 		return nil, fmt.Errorf("%s.idx: %w", name, err)
@@ -154,6 +203,7 @@ func (p *packFile) find(h plumbing.Hash) (int64, bool, error) {
 	if p.idx == nil {
 		return 0, false, nil
 	}
+	p.touch(lookupBytes)
 	fan := p.idx[idxHeader:]
 	if p.version == 1 {
 		fan = p.idx
@@ -283,8 +333,8 @@ func (p *packFile) openPack() error {
 	}
 	p.pack, p.packFile, p.packSize = f, f, fi.Size()
 	if canMap {
-		if data, unmap, err := mapFile(f, fi.Size()); err == nil {
-			p.mapped, p.unmap = data, unmap
+		if data, unmap, trim, err := mapFileTrimmable(f, fi.Size()); err == nil {
+			p.mapped, p.unmap, p.trimPack = data, unmap, trim
 			p.pack = bytes.NewReader(data)
 		}
 	}
@@ -374,6 +424,10 @@ func (p *packFile) entryAt(off int64) (entry, error) {
 		e.baseOff = off - back
 	}
 	e.data = off + int64(i)
+	// its content is read next: counted at its inflated size (what
+	// it takes compressed is no more, but for a few bytes), as far as
+	// the pack goes, and the pages around it
+	p.touch(entryBytes + min(e.size, end-e.data))
 	return e, nil
 }
 

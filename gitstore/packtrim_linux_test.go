@@ -1,0 +1,71 @@
+package gitstore
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestLongReadGivesPackPagesBack: a read of every object of a pack much
+// larger than the trim bound keeps about that bound of the pack mapped,
+// not the whole pack (docs/scaling.md, session 31: `receipts list` of a
+// session of 100,000 receipts ended with every page of its 110 MB pack in
+// its resident set). Each object is still read right.
+func TestLongReadGivesPackPagesBack(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	git(t, dir, "init", "--bare", "-q")
+	// 1,000 incompressible blobs of 8 KB: a pack of about 8 MB
+	contents := make([]string, 1000)
+	for i := range contents {
+		b := make([]byte, 8<<10)
+		rand.Read(b)
+		contents[i] = string(b)
+	}
+	ids := gitHashObjects(t, dir, contents)
+	var refs strings.Builder
+	for i, id := range ids {
+		fmt.Fprintf(&refs, "create refs/tags/b%d %s\n", i, id)
+	}
+	cmd := GitCommand(t, dir, "update-ref", "--stdin")
+	cmd.Stdin = strings.NewReader(refs.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref --stdin: %v\n%s", err, out)
+	}
+	git(t, dir, "repack", "-adq")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.(*repo)
+	if _, err := r.Blob(ids[0]); err != nil { // the pack opened and listed
+		t.Fatal(err)
+	}
+	const bound = 1 << 20
+	if len(r.st.packs) != 1 || r.st.packs[0].mapped == nil {
+		t.Fatalf("want one mapped pack, have %d", len(r.st.packs))
+	}
+	p := r.st.packs[0]
+	p.trimAfter = bound
+	size := len(p.mapped)
+	if size < 7<<20 {
+		t.Fatalf("the pack is %d bytes, want over 7 MB for the test to mean something", size)
+	}
+	peak := 0
+	for i, id := range ids {
+		got, err := r.Blob(id)
+		if err != nil || string(got) != contents[i] {
+			t.Fatalf("blob %d: %d bytes, %v", i, len(got), err)
+		}
+		if i%50 == 49 {
+			peak = max(peak, mappedRSS(t, p.mapped)<<10)
+		}
+	}
+	// the bound counted, and what a read maps around what it reads
+	// (64 KB an entry, a few entries between two samples)
+	if peak > 3*bound {
+		t.Errorf("at most %d bytes of the %d-byte pack were resident at once, want at most %d", peak, size, 3*bound)
+	}
+}
