@@ -487,8 +487,12 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	if dir := filepath.Dir(e.policyPath); gitobj.IsGitDir(dir) && (e.policyNamed || dir != e.storePath) {
 		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
 			if !e.policyNamed {
-				return hint.With(fmt.Errorf("init: the working directory %s is a git repository (a bare one, as `git clone --mirror` makes), where neither %s nor a store belongs; nothing was written", text.Printable(dir), PolicyName),
-					"to read a copy of a store made with git, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory")
+				what, h := "a bare one, as `git clone --mirror` makes", "to read a copy of a store made with git, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory"
+				if wt, ok := workTreeOf(dir); ok {
+					// not a copy of anything: the project's own .git
+					what, h = "the .git directory of the work tree "+text.Printable(wt), "to create the project's store, run `readproof init` in the work tree: cd "+text.ShellArg(wt)
+				}
+				return hint.With(fmt.Errorf("init: the working directory %s is a git repository (%s), where neither %s nor a store belongs; nothing was written", text.Printable(dir), what, PolicyName), h)
 			}
 			return hint.With(fmt.Errorf("init: the policy file %s would be inside a git repository, where it does not belong; nothing was written", e.policyPath),
 				"name a policy file outside the repository with --config")
@@ -534,6 +538,17 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 		warnPolicy(e)
 	}
 	return err
+}
+
+// workTreeOf is the work tree whose .git directory gitDir is (a git
+// directory named .git, as `git init` and `git clone` make one inside the
+// project), and whether it is one: a bare repository is no work tree's.
+func workTreeOf(gitDir string) (string, bool) {
+	if filepath.Base(gitDir) != ".git" {
+		return "", false
+	}
+	wt := filepath.Dir(gitDir)
+	return wt, wt != gitDir
 }
 
 // policyNotCreated is init's error when the store is there (made by this
