@@ -42,6 +42,20 @@ type env struct {
 	policyNamed bool
 	storePath   string
 	storeNamed  bool // --store or READPROOF_STORE named the store
+	// policyFile is the policy file --config or READPROOF_CONFIG named,
+	// opened (policy.Open) when envFor judged what it is, and not read
+	// yet: the first loadPolicy reads it (the file judged, opened once),
+	// with policyInfo its FileInfo. nil when not named, when its open
+	// failed (the read names the error) or once read. (A command that
+	// never reads the policy holds it open until it exits.)
+	policyFile *os.File
+	policyInfo fs.FileInfo
+	// keepPolicy asks loadPolicy to keep the file it read open, as
+	// policyKept, for the command to read again (resource add's append,
+	// under the file's lock, policy.AppendOptions.Opened); the command
+	// closes it.
+	keepPolicy bool
+	policyKept *os.File
 }
 
 func newEnv(c *cli.Context) (*env, error) {
@@ -67,8 +81,12 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 		// a directory is not the policy file, and the store beside it
 		// would be looked for in its parent: refused, as a named pipe or
 		// a device, by every command
-		if err := checkPolicyKind(abs, true); err != nil {
-			return nil, err
+		f, fi, err := policy.Open(abs)
+		if kerr := policyKindError(err, abs, true); kerr != nil {
+			return nil, kerr
+		}
+		if err == nil {
+			e.policyFile, e.policyInfo = f, fi
 		}
 	}
 	s := storeFlag
@@ -133,7 +151,26 @@ func storeHere(policyPath, def string) string {
 // unless --config or READPROOF_CONFIG named it: a named file that does not
 // exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
-	f, err := policy.LoadCached(e.policyPath, e.policyCache())
+	// the file envFor judged, opened once
+	file, fi := e.policyFile, e.policyInfo
+	e.policyFile, e.policyInfo = nil, nil
+	if file == nil && e.keepPolicy && e.policyKept == nil {
+		if o, oi, err := policy.Open(e.policyPath); err == nil {
+			file, fi = o, oi // (an error is LoadCached's to word)
+		}
+	}
+	var f *policy.File
+	var err error
+	if file != nil {
+		f, err = policy.LoadCachedFrom(e.policyPath, file, fi, e.policyCache())
+		if e.keepPolicy && e.policyKept == nil {
+			e.policyKept = file
+		} else {
+			file.Close()
+		}
+	} else {
+		f, err = policy.LoadCached(e.policyPath, e.policyCache())
+	}
 	if kerr := policyKindError(err, e.policyPath, e.policyNamed); kerr != nil {
 		return nil, kerr
 	}

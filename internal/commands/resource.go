@@ -186,6 +186,14 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		}
 		r.Source.PublicHeaders[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	}
+	// the policy file read here is read again, under its lock, by the
+	// append: opened once (e.policyKept)
+	e.keepPolicy = true
+	defer func() {
+		if e.policyKept != nil {
+			e.policyKept.Close()
+		}
+	}()
 	pol, err := e.loadPolicy()
 	if err != nil {
 		return err
@@ -253,7 +261,7 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		return err
 	}
 	if err := policy.AppendResourceWith(e.policyPath, r, policy.AppendOptions{BeforeWrite: makeStore,
-		LockTimeout: lo.Git.LockTimeout, StaleLockAge: lo.Git.StaleLockAge, LockWait: lo.Git.LockWait}); err != nil {
+		LockTimeout: lo.Git.LockTimeout, StaleLockAge: lo.Git.StaleLockAge, LockWait: lo.Git.LockWait, Opened: e.policyKept}); err != nil {
 		var pe *policy.Error
 		if errors.As(err, &pe) && pe.Line == 0 {
 			// a problem of the block the flags make: name the flag
