@@ -512,9 +512,15 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	// (One store open of the project's repository, only when init is to
 	// write the policy file.)
 	if dir := filepath.Dir(e.policyPath); !e.policyNamed {
-		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) && plainCloneOfStore(dir) {
-			return hint.With(fmt.Errorf("init: the working directory %s is a plain git clone of a readproof store, where neither %s nor a second store belongs; nothing was written", text.Printable(dir), PolicyName),
-				"to read the copy, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory")
+		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
+			if h := incompleteCopyHint(filepath.Join(dir, ".git"), "it", dir); h != "" {
+				// a shallow or partial copy (session 31)
+				return hint.With(fmt.Errorf("init: the working directory %s is an incomplete git clone of a readproof store, where neither %s nor a second store belongs; nothing was written", text.Printable(dir), PolicyName), h)
+			}
+			if plainCloneOfStore(dir) {
+				return hint.With(fmt.Errorf("init: the working directory %s is a plain git clone of a readproof store, where neither %s nor a second store belongs; nothing was written", text.Printable(dir), PolicyName),
+					"to read the copy, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory")
+			}
 		}
 	}
 	// a policy file that is not a file (a named pipe, a device) is refused
