@@ -228,7 +228,7 @@ func (d *odb) entrySize(p *packFile, e entry) (int64, error) {
 // looseSize is the size a loose object's header states: only the start of
 // the file is read and inflated.
 func (d *odb) looseSize(path string) (int64, error) {
-	f, err := openRead(path)
+	f, err := openLoose(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, plumbing.ErrObjectNotFound

@@ -356,7 +356,7 @@ func (d *odb) streamObject(h plumbing.Hash, depth int, sp *spill, sink objectSin
 // read whole: a small object in it is then decoded in place, as Blob
 // decodes it.
 func (d *odb) streamLoose(path string, sp *spill, sink objectSink) error {
-	f, err := openRead(path)
+	f, err := openLoose(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return plumbing.ErrObjectNotFound

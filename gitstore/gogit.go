@@ -435,6 +435,19 @@ func IsOpenStore(s Store) bool {
 // such a copy lacks.
 var ErrIncompleteClone = errors.New("an incomplete clone")
 
+// ErrShallowClone and ErrPartialClone tell IncompleteClone's two cases
+// apart (both are ErrIncompleteClone, and read as it does): a shallow
+// clone (git clone --depth) and a partial one (git clone --filter).
+var (
+	ErrShallowClone error = incompleteClone{"shallow"}
+	ErrPartialClone error = incompleteClone{"partial"}
+)
+
+type incompleteClone struct{ kind string }
+
+func (incompleteClone) Error() string { return ErrIncompleteClone.Error() }
+func (incompleteClone) Unwrap() error { return ErrIncompleteClone }
+
 // IncompleteClone returns an error wrapping ErrIncompleteClone, with a hint,
 // when the repository of the open store s is a shallow clone (git clone
 // --depth: a shallow file) or a partial clone (git clone --filter: a
@@ -446,7 +459,7 @@ func IncompleteClone(s Store) error {
 	q := text.ShellArg(dir)
 	get := "clone the store whole instead: git clone --mirror URL (the store's URL: git -C " + q + " remote get-url origin)"
 	if _, err := os.Stat(filepath.Join(dir, "shallow")); err == nil {
-		return hint.With(fmt.Errorf("%s is a shallow clone (git clone --depth): %w that holds only the newest commits, so the runs, observations and journal history readproof checks are not there", dir, ErrIncompleteClone),
+		return hint.With(fmt.Errorf("%s is a shallow clone (git clone --depth): %w that holds only the newest commits, so the runs, observations and journal history readproof checks are not there", dir, ErrShallowClone),
 			get)
 	}
 	cfg, err := readConfig(dir)
@@ -463,7 +476,7 @@ func IncompleteClone(s Store) error {
 		}
 	}
 	if promisor != "" {
-		return hint.With(fmt.Errorf("%s is a partial clone (git clone --filter): %w whose objects git left with remote %s; readproof reads every object itself and fetches none, so it cannot check or replay the runs", dir, ErrIncompleteClone, text.Printable(promisor)),
+		return hint.With(fmt.Errorf("%s is a partial clone (git clone --filter): %w whose objects git left with remote %s; readproof reads every object itself and fetches none, so it cannot check or replay the runs", dir, ErrPartialClone, text.Printable(promisor)),
 			get)
 	}
 	return nil

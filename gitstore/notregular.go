@@ -17,6 +17,19 @@ import (
 // ObjectNotRegular reports either.
 var ErrObjectNotRegular = errors.New("not a regular file")
 
+// ErrLooseLink is the open of a loose object whose file is a symbolic
+// link (openLoose): git never writes one for an object, so it is damage
+// (errors.Is ErrCorrupt), whatever it points to, and is not followed.
+var ErrLooseLink error = looseLinkError{}
+
+type looseLinkError struct{}
+
+func (looseLinkError) Error() string {
+	return "a symbolic link where git writes the object's file, not followed: damage"
+}
+
+func (looseLinkError) Is(target error) bool { return target == ErrCorrupt }
+
 // ObjectNotRegular reports whether err is a read of an object whose file
 // is not a regular file: a socket or a device with no driver, which does
 // not open (ENXIO), or a FIFO or a device, which does (ErrObjectNotRegular).
@@ -30,7 +43,7 @@ func ObjectNotRegular(err error) bool {
 // FIFO or a device gives (nothing, or bytes that are not the object's) as
 // a damaged object. readFile makes the same fstat.
 func readLooseFile(path string) ([]byte, error) {
-	f, err := openRead(path)
+	f, err := openLoose(path)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,10 @@ func renameFile(oldname, newname string) error { return os.Rename(oldname, newna
 
 func openRead(name string) (*os.File, error) { return os.Open(name) }
 
+// openLoose is openRead of a loose object's file; rawfile_unix.go's does
+// not follow a symbolic link in its place.
+func openLoose(name string) (*os.File, error) { return os.Open(name) }
+
 // sourceOpenFlags: no O_NOFOLLOW here; openSourceFile's fstat check
 // refuses what is not the file that was listed.
 const sourceOpenFlags = 0

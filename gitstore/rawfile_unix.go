@@ -3,6 +3,8 @@
 package gitstore
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -83,6 +85,21 @@ func renameFile(oldname, newname string) error {
 // fcntl calls). A FIFO planted in the store does not block the open.
 func openRead(name string) (*os.File, error) {
 	return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// openLoose is openRead of a loose object's file, which git writes as a
+// regular file: a symbolic link in its place is not followed (O_NOFOLLOW)
+// and is damage (ErrLooseLink), whatever it points to. Followed, a link to
+// a file that states a size and fails its reads (a sysfs file) was a read
+// the system refused, a check that could not run (exit 4), not the damage
+// it is.
+func openLoose(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	// ELOOP: Linux, macOS; EMLINK: FreeBSD's O_NOFOLLOW
+	if err != nil && (errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK)) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrLooseLink}
+	}
+	return f, err
 }
 
 // sourceOpenFlags are added to O_RDONLY to open a file of a source

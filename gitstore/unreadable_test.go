@@ -62,8 +62,9 @@ func TestPackThatLiesIsDamage(t *testing.T) {
 
 // TestLooseObjectThatLiesIsDamage: a loose object's file that is a link to
 // a file that says it holds nothing and fails its reads with EIO
-// (/proc/self/mem) reads as the empty file it says it is, which holds no
-// object (damage), not as a read the system could not complete.
+// (/proc/self/mem) is damage, not a read the system could not complete:
+// it read as the empty file it says it is, which holds no object; since
+// session 31 the link is not followed (openLoose), and is damage itself.
 func TestLooseObjectThatLiesIsDamage(t *testing.T) {
 	if _, err := os.Open("/proc/self/mem"); err != nil {
 		t.Skip("no /proc/self/mem here:", err)
@@ -72,7 +73,7 @@ func TestLooseObjectThatLiesIsDamage(t *testing.T) {
 	if err := os.Symlink("/proc/self/mem", path); err != nil {
 		t.Fatal(err)
 	}
-	if raw, err := readLooseFile(path); err != nil || len(raw) != 0 {
-		t.Fatalf("a loose object's file of 0 bytes that fails its reads with EIO: %d bytes, %v (unreadable %v), want it empty", len(raw), err, Unreadable(err))
+	if raw, err := readLooseFile(path); Unreadable(err) || err == nil && len(raw) != 0 || err != nil && !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a loose object's file of 0 bytes that fails its reads with EIO: %d bytes, %v (unreadable %v), want it damaged", len(raw), err, Unreadable(err))
 	}
 }

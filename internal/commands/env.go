@@ -42,6 +42,20 @@ type env struct {
 	policyNamed bool
 	storePath   string
 	storeNamed  bool // --store or READPROOF_STORE named the store
+	// policyFile is the policy file --config or READPROOF_CONFIG named,
+	// opened (policy.Open) when envFor judged what it is, and not read
+	// yet: the first loadPolicy reads it (the file judged, opened once),
+	// with policyInfo its FileInfo. nil when not named, when its open
+	// failed (the read names the error) or once read. (A command that
+	// never reads the policy holds it open until it exits.)
+	policyFile *os.File
+	policyInfo fs.FileInfo
+	// keepPolicy asks loadPolicy to keep the file it read open, as
+	// policyKept, for the command to read again (resource add's append,
+	// under the file's lock, policy.AppendOptions.Opened); the command
+	// closes it.
+	keepPolicy bool
+	policyKept *os.File
 }
 
 func newEnv(c *cli.Context) (*env, error) {
@@ -67,8 +81,12 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 		// a directory is not the policy file, and the store beside it
 		// would be looked for in its parent: refused, as a named pipe or
 		// a device, by every command
-		if err := checkPolicyKind(abs, true); err != nil {
-			return nil, err
+		f, fi, err := policy.Open(abs)
+		if kerr := policyKindError(err, abs, true); kerr != nil {
+			return nil, kerr
+		}
+		if err == nil {
+			e.policyFile, e.policyInfo = f, fi
 		}
 	}
 	s := storeFlag
@@ -133,7 +151,26 @@ func storeHere(policyPath, def string) string {
 // unless --config or READPROOF_CONFIG named it: a named file that does not
 // exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
-	f, err := policy.LoadCached(e.policyPath, e.policyCache())
+	// the file envFor judged, opened once
+	file, fi := e.policyFile, e.policyInfo
+	e.policyFile, e.policyInfo = nil, nil
+	if file == nil && e.keepPolicy && e.policyKept == nil {
+		if o, oi, err := policy.Open(e.policyPath); err == nil {
+			file, fi = o, oi // (an error is LoadCached's to word)
+		}
+	}
+	var f *policy.File
+	var err error
+	if file != nil {
+		f, err = policy.LoadCachedFrom(e.policyPath, file, fi, e.policyCache())
+		if e.keepPolicy && e.policyKept == nil {
+			e.policyKept = file
+		} else {
+			file.Close()
+		}
+	} else {
+		f, err = policy.LoadCached(e.policyPath, e.policyCache())
+	}
 	if kerr := policyKindError(err, e.policyPath, e.policyNamed); kerr != nil {
 		return nil, kerr
 	}
@@ -295,9 +332,22 @@ func (e *env) parentStore(err error) error {
 	if h := copyHint(filepath.Dir(e.storePath)); h != "" {
 		return hint.With(err, h)
 	}
+	inRepo := false // a parent's work tree was met (its git directory)
 	for dir := filepath.Dir(filepath.Dir(e.storePath)); ; {
 		if p := store.DefaultPath(dir); gitstore.IsStore(p) {
 			return hint.With(err, "a store was found in a parent directory: run readproof there (cd "+text.ShellArg(dir)+"), or name it with --store "+text.ShellArg(p))
+		}
+		if !inRepo && gitobj.IsGitDir(filepath.Join(dir, ".git")) {
+			// the work tree the working directory is in: a copy of a
+			// store made with git, used from a subdirectory (before
+			// session 31, "run `readproof init` first")
+			inRepo = true
+			if h := incompleteCopyHint(filepath.Join(dir, ".git"), "the parent directory "+text.Printable(dir), dir); h != "" {
+				return hint.With(err, h)
+			}
+			if plainCloneOfStore(dir) {
+				return hint.With(err, "the parent directory "+text.Printable(dir)+" is a plain git clone of a store, which readproof reads when named: run readproof there (cd "+text.ShellArg(dir)+") with --store ., or name it with --store "+text.ShellArg(dir))
+			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -315,14 +365,57 @@ func (e *env) parentStore(err error) error {
 // when readproof reads it as a store (every project is a git work tree;
 // before session 30 a plain clone's hint said to run `readproof init`).
 // "" for any other directory.
+//
+// A shallow (git clone --depth) or partial (git clone --filter) copy of a
+// store lacks objects readproof reads, and naming it would not help: the
+// hint says which it is and to clone the store whole (readproof clone).
+// Before session 31 such a work tree had the hint to run `readproof init`.
 func copyHint(wd string) string {
 	if gitobj.IsGitDir(wd) {
+		if h := incompleteCopyHint(wd, "the working directory", wd); h != "" {
+			return h
+		}
 		return "the working directory is a git repository: if it is a copy of a store made with git (git clone --mirror), name it with --store . (or --store " + text.ShellArg(wd) + ")"
+	}
+	if h := incompleteCopyHint(filepath.Join(wd, ".git"), "the working directory", wd); h != "" {
+		return h
 	}
 	if !plainCloneOfStore(wd) {
 		return ""
 	}
 	return "the working directory is a plain git clone of a store, which readproof reads when named: name it with --store . (or --store " + text.ShellArg(wd) + ")"
+}
+
+// incompleteCopyHint is the hint for dir (said as what), whose git
+// directory gitDir is a shallow or a partial clone of a store (what is
+// checked out, HEAD, is a journal commit, as plainCloneOfStore asks): what
+// it is, and to clone the store whole with `readproof clone URL DIR`. ""
+// when gitDir is no such clone (a shallow clone of a project is not one).
+func incompleteCopyHint(gitDir, what, dir string) string {
+	if !gitobj.IsGitDir(gitDir) {
+		return ""
+	}
+	g, err := gitstore.Open(gitDir)
+	if err != nil {
+		return ""
+	}
+	defer g.Close()
+	ierr := gitstore.IncompleteClone(g)
+	if ierr == nil {
+		return ""
+	}
+	head, err := g.Ref("HEAD")
+	if err != nil {
+		return ""
+	}
+	if c, err := g.Commit(head); err != nil || !store.IsJournalCommit(c) {
+		return ""
+	}
+	kind := "a partial git clone of a store (git clone --filter), which lacks the objects git left with its remote"
+	if errors.Is(ierr, gitstore.ErrShallowClone) {
+		kind = "a shallow git clone of a store (git clone --depth), which holds only its newest commits"
+	}
+	return what + " is " + kind + ": readproof reads every object itself and fetches none, so it cannot check this copy; clone the store whole with `readproof clone URL DIR` (its URL: git -C " + text.ShellArg(dir) + " remote get-url origin)"
 }
 
 // plainCloneOfStore reports whether dir is the work tree of a plain `git

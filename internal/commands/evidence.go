@@ -395,16 +395,21 @@ func movedRunRef(rep evidence.Report) string {
 // auditor without the issuer's key learns from the store only that they are
 // there, which whoever could write the store could have made. Before
 // session 29 the line said "evidence verified" and nothing of it.
+//
+// It tells the checks apart by their kinds (store.KindSignerUnchecked,
+// KindReceiptMACs*, KindVerdict*), never by their details' words, which a
+// rewording of a detail would silently no longer match (before session 31
+// it matched the words).
 func verifySummary(rep evidence.Report) string {
 	line := rep.Summary()
 	for _, c := range rep.Checks {
 		if c.Name != store.CheckCommitSignature || !c.OK {
 			continue
 		}
-		if strings.HasPrefix(c.Detail, "signed by ") {
-			line += ", manifest commit " + c.Detail
-		} else {
+		if c.Kind == store.KindSignerUnchecked {
 			line += ", manifest commit signature valid (signer not checked: pass --trusted-keys)"
+		} else {
+			line += ", manifest commit " + c.Detail // "signed by PRINCIPAL with KEY"
 		}
 		break
 	}
@@ -418,20 +423,20 @@ func verifySummary(rep evidence.Report) string {
 			// by hand into a long journal passed with a warning on stderr
 			// only (before session 30 this line said nothing of it)
 			line += ", journal record not checked (beyond the newest journal commits the check reads: `readproof verify` walks them all)"
-		case c.Name == store.CheckReceipts && strings.HasSuffix(c.Detail, "(MACs not checked: no receipts key)"):
+		case c.Name == store.CheckReceipts && c.Kind == store.KindReceiptMACsUnchecked:
 			line += ", tool receipts MACs not checked (no receipts key: READPROOF_RECEIPTS_KEY names the issuer's)"
-		case c.Name == store.CheckReceipts && strings.Contains(c.Detail, " (the default key) for 0, not checked for "):
+		case c.Name == store.CheckReceipts && c.Kind == store.KindReceiptMACsOtherKey:
 			// every receipt under another key than the auditor's own
 			// default one: none was checked (before session 30 the line
 			// said "partly")
 			line += ", tool receipts MACs not checked (made under another key: READPROOF_RECEIPTS_KEY names the issuer's)"
-		case c.Name == store.CheckReceipts && strings.Contains(c.Detail, " not checked for "):
+		case c.Name == store.CheckReceipts && c.Kind == store.KindReceiptMACsPartly:
 			line += ", tool receipts MACs partly not checked (some made under another key: see --json)"
-		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "its MAC was not checked (no probe key)"):
+		case c.Name == store.CheckProofOfRead && c.Kind == store.KindVerdictMACUnchecked:
 			line += ", proof-of-read verdicts MAC not checked (no probe key)"
-		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "under another probe key, so its MAC was not checked"):
+		case c.Name == store.CheckProofOfRead && c.Kind == store.KindVerdictMACOtherKey:
 			line += ", proof-of-read verdicts MAC not checked (another probe key)"
-		case c.Name == store.CheckProofOfRead && strings.Contains(c.Detail, "; it carries no MAC (recorded before verdict records were authenticated)"):
+		case c.Name == store.CheckProofOfRead && c.Kind == store.KindVerdictNoMAC:
 			// a record of a manifest mounted before verdict records were
 			// authenticated: nothing vouches for it, key or no key
 			// (before session 30 the line said nothing of it)
@@ -445,7 +450,7 @@ func verifySummary(rep evidence.Report) string {
 // manifest commit's signer with the trusted keys.
 func commitSignerChecked(rep evidence.Report) bool {
 	for _, c := range rep.Checks {
-		if c.Name == store.CheckCommitSignature && c.OK && strings.HasPrefix(c.Detail, "signed by ") {
+		if c.Name == store.CheckCommitSignature && c.OK && c.Kind != store.KindSignerUnchecked {
 			return true
 		}
 	}

@@ -186,6 +186,14 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		}
 		r.Source.PublicHeaders[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	}
+	// the policy file read here is read again, under its lock, by the
+	// append: opened once (e.policyKept)
+	e.keepPolicy = true
+	defer func() {
+		if e.policyKept != nil {
+			e.policyKept.Close()
+		}
+	}()
 	pol, err := e.loadPolicy()
 	if err != nil {
 		return err
@@ -253,7 +261,7 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 		return err
 	}
 	if err := policy.AppendResourceWith(e.policyPath, r, policy.AppendOptions{BeforeWrite: makeStore,
-		LockTimeout: lo.Git.LockTimeout, StaleLockAge: lo.Git.StaleLockAge, LockWait: lo.Git.LockWait}); err != nil {
+		LockTimeout: lo.Git.LockTimeout, StaleLockAge: lo.Git.StaleLockAge, LockWait: lo.Git.LockWait, Opened: e.policyKept}); err != nil {
 		var pe *policy.Error
 		if errors.As(err, &pe) && pe.Line == 0 {
 			// a problem of the block the flags make: name the flag
@@ -487,8 +495,12 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	if dir := filepath.Dir(e.policyPath); gitobj.IsGitDir(dir) && (e.policyNamed || dir != e.storePath) {
 		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
 			if !e.policyNamed {
-				return hint.With(fmt.Errorf("init: the working directory %s is a git repository (a bare one, as `git clone --mirror` makes), where neither %s nor a store belongs; nothing was written", text.Printable(dir), PolicyName),
-					"to read a copy of a store made with git, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory")
+				what, h := "a bare one, as `git clone --mirror` makes", "to read a copy of a store made with git, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory"
+				if wt, ok := workTreeOf(dir); ok {
+					// not a copy of anything: the project's own .git
+					what, h = "the .git directory of the work tree "+text.Printable(wt), "to create the project's store, run `readproof init` in the work tree: cd "+text.ShellArg(wt)
+				}
+				return hint.With(fmt.Errorf("init: the working directory %s is a git repository (%s), where neither %s nor a store belongs; nothing was written", text.Printable(dir), what, PolicyName), h)
 			}
 			return hint.With(fmt.Errorf("init: the policy file %s would be inside a git repository, where it does not belong; nothing was written", e.policyPath),
 				"name a policy file outside the repository with --config")
@@ -500,9 +512,15 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	// (One store open of the project's repository, only when init is to
 	// write the policy file.)
 	if dir := filepath.Dir(e.policyPath); !e.policyNamed {
-		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) && plainCloneOfStore(dir) {
-			return hint.With(fmt.Errorf("init: the working directory %s is a plain git clone of a readproof store, where neither %s nor a second store belongs; nothing was written", text.Printable(dir), PolicyName),
-				"to read the copy, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory")
+		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
+			if h := incompleteCopyHint(filepath.Join(dir, ".git"), "it", dir); h != "" {
+				// a shallow or partial copy (session 31)
+				return hint.With(fmt.Errorf("init: the working directory %s is an incomplete git clone of a readproof store, where neither %s nor a second store belongs; nothing was written", text.Printable(dir), PolicyName), h)
+			}
+			if plainCloneOfStore(dir) {
+				return hint.With(fmt.Errorf("init: the working directory %s is a plain git clone of a readproof store, where neither %s nor a second store belongs; nothing was written", text.Printable(dir), PolicyName),
+					"to read the copy, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory")
+			}
 		}
 	}
 	// a policy file that is not a file (a named pipe, a device) is refused
@@ -534,6 +552,17 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 		warnPolicy(e)
 	}
 	return err
+}
+
+// workTreeOf is the work tree whose .git directory gitDir is (a git
+// directory named .git, as `git init` and `git clone` make one inside the
+// project), and whether it is one: a bare repository is no work tree's.
+func workTreeOf(gitDir string) (string, bool) {
+	if filepath.Base(gitDir) != ".git" {
+		return "", false
+	}
+	wt := filepath.Dir(gitDir)
+	return wt, wt != gitDir
 }
 
 // policyNotCreated is init's error when the store is there (made by this

@@ -14,6 +14,7 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/proofread"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -100,7 +101,11 @@ func (s *Server) diff(_ context.Context, c *call, in DiffInput) (*DiffOutput, re
 			// redactEntry words for the client (before session 30 it
 			// named over HTTP the paths the entries hide)
 			dc.Why = manifest.Change{Kind: ch.Kind, URI: ch.URI, A: dc.A, B: dc.B}.Why()
-			lines = append(lines, ch.URI+" changed; "+dc.Why)
+			// through text.Printable, as the CLI prints it: quoted whole
+			// when a source's revision holds a control character (a line
+			// break in it began a line of its own in the text, which
+			// escapeLines escapes line by line)
+			lines = append(lines, ch.URI+" changed; "+text.Printable(dc.Why))
 			if ch.A.ContentHash != ch.B.ContentHash {
 				ab, err := c.st.Content(ch.A.Snapshot)
 				if err != nil {

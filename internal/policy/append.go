@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,6 +60,11 @@ type AppendOptions struct {
 	// LockWait, when set, hears once of a wait for the lock that has
 	// lasted progress.WaitNotice.
 	LockWait func(progress.Wait)
+	// Opened, when set, is the policy file at path as the caller opened
+	// it (Open) before the lock: read again under the lock, from its
+	// start, when path still names that file (os.SameFile), so that the
+	// command opens it once; else path is opened. The caller closes it.
+	Opened *os.File
 }
 
 // AppendResourceWith is AppendResource with options.
@@ -79,7 +85,7 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 	}
 	defer lock.Release()
 
-	old, perm, err := readOld(target)
+	old, perm, err := readOld(target, opts.Opened)
 	if err != nil {
 		return err
 	}
@@ -394,7 +400,10 @@ func writeAtomic(target string, data []byte, perm fs.FileMode) (err error) {
 
 // readOld reads the policy file at path as Open opens it (readText), for
 // AppendResource: its bytes (nil when there is none) and its permissions.
-func readOld(path string) (old []byte, perm fs.FileMode, err error) {
+func readOld(path string, opened *os.File) (old []byte, perm fs.FileMode, err error) {
+	if text, fi, ok := readOpened(path, opened); ok {
+		return []byte(text), fi.Mode().Perm(), nil
+	}
 	text, fi, err := readText(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0o644, nil
@@ -403,4 +412,29 @@ func readOld(path string) (old []byte, perm fs.FileMode, err error) {
 		return nil, 0, err
 	}
 	return []byte(text), fi.Mode().Perm(), nil
+}
+
+// readOpened reads opened, the policy file as opened (Open) at path
+// before the file's lock was taken, from its start, when path names that
+// file still (a writer replaces the file by a rename, so its bytes read
+// now are the file's under the lock); ok is false when it does not, or
+// the read failed (readOld then opens path, and names any error).
+func readOpened(path string, opened *os.File) (text string, fi fs.FileInfo, ok bool) {
+	if opened == nil {
+		return "", nil, false
+	}
+	fi, err := opened.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", nil, false
+	}
+	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
+		return "", nil, false
+	}
+	if _, err := opened.Seek(0, io.SeekStart); err != nil {
+		return "", nil, false
+	}
+	if text, err = readFrom(path, opened, fi); err != nil {
+		return "", nil, false
+	}
+	return text, fi, true
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -237,6 +238,22 @@ func loadCached(path string, c Cache, minBytes int) (f *File, hit bool, err erro
 		return nil, false, readError(err)
 	}
 	defer file.Close()
+	return loadCachedFrom(path, file, fi, c, minBytes)
+}
+
+// LoadCachedFrom is LoadCached of the policy file at path already opened
+// by Open as file, with fi its FileInfo, and not read from: a command that
+// judged the file at its open reads the file it judged, and opens it once.
+// file is left open, for the caller to close (or to read again, as
+// AppendOptions.Opened).
+func LoadCachedFrom(path string, file *os.File, fi fs.FileInfo, c Cache) (*File, error) {
+	f, _, err := loadCachedFrom(path, file, fi, c, CacheMinBytes)
+	return f, err
+}
+
+// loadCachedFrom is loadCached of file, opened at path by Open and not
+// read from.
+func loadCachedFrom(path string, file *os.File, fi fs.FileInfo, c Cache, minBytes int) (f *File, hit bool, err error) {
 	parse := func() (*File, bool, error) {
 		text, err := readFrom(path, file, fi)
 		if err != nil {

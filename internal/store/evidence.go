@@ -1226,12 +1226,13 @@ func (s *Store) VerifyEvidence(data []byte, opts EvidenceVerifyOptions) (evidenc
 // record.
 func (s *Store) storeChecks(p *evidence.Predicate, m *manifest.Manifest, sum string, keys EvidenceCheckKeys, named string) []evidence.Check {
 	var out []evidence.Check
-	add := func(name string, ok bool, format string, args ...any) {
+	add := func(name string, ok bool, format string, args ...any) *evidence.Check {
 		c := evidence.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)}
 		if !ok {
 			markCouldNotRead(&c, args)
 		}
 		out = append(out, c)
+		return &out[len(out)-1]
 	}
 	unreadable := func(u UnreadableReceipt) {
 		add(CheckReceipts, false, "%s", text.Printable(u.String()))
@@ -1390,7 +1391,41 @@ func (s *Store) checkJournal(m *manifest.Manifest) (c evidence.Check, ok bool) {
 		JournalRef, m.ID, text.Printable(m.RunID))
 }
 
-type addCheck func(name string, ok bool, format string, args ...any)
+// addCheck adds a check to those storeChecks reports, and gives it, for
+// its Kind to be set (until the next check is added).
+type addCheck func(name string, ok bool, format string, args ...any) *evidence.Check
+
+// Kinds of passing checks that passed without checking all they could
+// (no key at hand, or a key of another issuer): `evidence verify` says so
+// on its success line, which an auditor may read alone.
+const (
+	// KindSignerUnchecked is the Kind of a passing git_commit_signature
+	// whose signature verifies but whose signer was not checked: no
+	// trusted keys were given.
+	KindSignerUnchecked = "signer_unchecked"
+	// KindReceiptMACsUnchecked is the Kind of a passing receipts check
+	// made without a receipts key: the MACs were not checked.
+	KindReceiptMACsUnchecked = "receipt_macs_unchecked"
+	// KindReceiptMACsOtherKey is the Kind of a passing receipts check
+	// whose receipts were all made under another key than the auditor's
+	// default one: none of their MACs was checked.
+	KindReceiptMACsOtherKey = "receipt_macs_other_key"
+	// KindReceiptMACsPartly is the Kind of a passing receipts check some
+	// of whose receipts were made under another key: their MACs were not
+	// checked, the others' were.
+	KindReceiptMACsPartly = "receipt_macs_partly_unchecked"
+	// KindVerdictMACUnchecked is the Kind of a passing proof_of_read
+	// check made without a probe key: the record's MAC was not checked.
+	KindVerdictMACUnchecked = "verdict_mac_unchecked"
+	// KindVerdictMACOtherKey is the Kind of a passing proof_of_read check
+	// whose record is authenticated under another probe key than those
+	// at hand: its MAC was not checked.
+	KindVerdictMACOtherKey = "verdict_mac_other_key"
+	// KindVerdictNoMAC is the Kind of a passing proof_of_read check whose
+	// record carries no MAC (recorded before verdict records were
+	// authenticated): nothing vouches for it, key or no key.
+	KindVerdictNoMAC = "verdict_no_mac"
+)
 
 // checkReplaced fails CheckStoreReplace for every refs/replace/ ref and for
 // an info/grafts file: readproof reads the objects as stored, stock git
@@ -1781,7 +1816,7 @@ func (s *Store) checkCommitSignature(p *evidence.Predicate, m *manifest.Manifest
 	case claimed != "" && claimed != cs.Fingerprint:
 		add(CheckCommitSignature, false, "the bundle names commit signer %s, the manifest commit is signed by %s", text.Printable(claimed), cs.Fingerprint)
 	case signers == nil:
-		add(CheckCommitSignature, true, "valid SSH signature by %s; signer not checked against allowed signers (pass trusted keys to check it)", cs.Fingerprint)
+		add(CheckCommitSignature, true, "valid SSH signature by %s; signer not checked against allowed signers (pass trusted keys to check it)", cs.Fingerprint).Kind = KindSignerUnchecked
 	default:
 		add(CheckCommitSignature, true, "signed by %s with %s", text.Printable(cs.Principal), cs.Fingerprint)
 	}
@@ -1850,14 +1885,18 @@ func (s *Store) checkReceipts(p *evidence.Predicate, m *manifest.Manifest, key *
 	}
 	switch {
 	case key != nil && found && n > checked:
+		kind := KindReceiptMACsPartly
+		if checked == 0 {
+			kind = KindReceiptMACsOtherKey
+		}
 		add(CheckReceipts, true, "%d receipts match the store; MACs verified with key %s (the default key) for %d, not checked for %d made under another key (name that key to check them)",
-			n, key.ID(), checked, n-checked)
+			n, key.ID(), checked, n-checked).Kind = kind
 	case key != nil && found:
 		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s (the default key)", n, key.ID())
 	case key != nil:
 		add(CheckReceipts, true, "%d receipts match the store, MACs verified with key %s", n, key.ID())
 	default:
-		add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", n)
+		add(CheckReceipts, true, "%d receipts match the store (MACs not checked: no receipts key)", n).Kind = KindReceiptMACsUnchecked
 	}
 }
 
@@ -1956,24 +1995,24 @@ func (s *Store) checkVerdicts(p *evidence.Predicate, m *manifest.Manifest, keys 
 			add(CheckProofOfRead, false, "verdict record %s of run %s: %s", rec.ID, rec.RunID, text.Printable(j.Err.Error()))
 			return
 		}
-		auth := "its MAC was not checked (no probe key)"
+		auth, kind := "its MAC was not checked (no probe key)", KindVerdictMACUnchecked
 		switch {
 		case j.Standing == VerdictUnauthenticated:
 			// key or no key: nothing to check (before session 30's
 			// re-read, without a key, "not checked (no probe key)")
-			auth = "it carries no MAC (recorded before verdict records were authenticated)"
+			auth, kind = "it carries no MAC (recorded before verdict records were authenticated)", KindVerdictNoMAC
 		case keys == nil:
 		case j.Standing == VerdictVerified:
-			auth = "its MAC verifies under the probe key"
+			auth, kind = "its MAC verifies under the probe key", ""
 		case j.Standing == VerdictOtherKey:
-			auth = "it is authenticated under another probe key, so its MAC was not checked"
+			auth, kind = "it is authenticated under another probe key, so its MAC was not checked", KindVerdictMACOtherKey
 		}
 		if rec.ClockOverride {
 			// as `manifest` marks it: a back-dated check can give
 			// READ_VERIFIED to an answer the clock would find stale
 			auth += fmt.Sprintf("; it judged the answer as of %s, a time given with probe check --at, not read from the clock", rec.CheckedAt.UTC().Format(time.RFC3339))
 		}
-		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s; %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID, auth)
+		add(CheckProofOfRead, true, "check %d of run %s (%d verdicts) is verdict record %s; %s", rec.Check, rec.RunID, len(rec.Entries), rec.ID, auth).Kind = kind
 		return
 	}
 	add(CheckProofOfRead, false, "verdict record %s is not in the store's verdict chain of run %s", text.Printable(got.VerdictsCommit), p.RunID)

@@ -1,0 +1,90 @@
+//go:build unix
+
+package gitstore
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestLooseObjectSymlink (session 31, opsmall): git writes a loose
+// object's file as a regular file, never a symbolic link. Followed, a link
+// in its place to a file that states a size and fails its reads (a sysfs
+// file) or to a FIFO was a read the system refused: a check that could
+// not run (exit 4), not damage; and a link to a copy of the object's file
+// elsewhere read as the object. The link is not followed now, and every
+// read of the object (Blob, BlobTo, BlobAtMost's size, verify's
+// CheckLooseObject) calls it damage (ErrCorrupt), not a read the system
+// refused (Unreadable).
+func TestLooseObjectSymlink(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		target func(t *testing.T, dir string, good []byte) string
+	}{
+		{"FIFO", func(t *testing.T, dir string, _ []byte) string {
+			p := filepath.Join(dir, "fifo")
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+			return p
+		}},
+		{"copy of the object", func(t *testing.T, dir string, good []byte) string {
+			p := filepath.Join(dir, "copy")
+			if err := os.WriteFile(p, good, 0o444); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
+		{"nothing", func(t *testing.T, dir string, _ []byte) string { return filepath.Join(dir, "gone") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := looseWrites(NewTestStore(t))
+			id, err := s.PutBlob([]byte("Products can be refunded within 30 days.\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.(*repo).Sync(); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(s.Path(), "objects", string(id[:2]), string(id[2:]))
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(c.target(t, t.TempDir(), good), path); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(s.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			_, blobErr := r.Blob(id)
+			_, toErr := r.BlobTo(id, 1<<20, io.Discard)
+			_, mostErr := r.BlobAtMost(id, 4)
+			checkErr := CheckLooseObject(s.Path(), id)
+			for name, err := range map[string]error{"Blob": blobErr, "BlobTo": toErr, "BlobAtMost": mostErr, "CheckLooseObject": checkErr} {
+				if err == nil {
+					t.Errorf("%s of an object whose file is a symbolic link to a %s: no error", name, c.name)
+					continue
+				}
+				if !errors.Is(err, ErrCorrupt) || Unreadable(err) || errors.Is(err, ErrNotFound) {
+					t.Errorf("%s: %v: want damage (ErrCorrupt), not a read refused or a missing object", name, err)
+				}
+				if !strings.Contains(err.Error(), "symbolic link") {
+					t.Errorf("%s: %v does not say the object's file is a symbolic link", name, err)
+				}
+			}
+		})
+	}
+}
