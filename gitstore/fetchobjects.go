@@ -69,6 +69,11 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 			return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
 		}
 		run, heads, watch = view, n > 0, view.dir
+		// git reads an alternate's refs as its own: `git for-each-ref`
+		// of every ref of the store, once to negotiate and once to check
+		// what arrived is connected (--alternate-refs), which the view
+		// exists to spare; the view's branches are the store's
+		args = append([]string{"-c", "core.alternateRefsCommand=true"}, args...)
 	}
 	if heads {
 		// with no branch (a clone's empty store) git offers nothing either
