@@ -95,8 +95,9 @@ func boundedFetch(ctx context.Context, gitDir string, remote func(context.Contex
 	<-stopped
 	if err == nil && over.Load() == 0 {
 		// a pack that arrived whole between two looks is measured now:
-		// the same remote is refused however fast it sends (the pack
-		// stays, unreachable, for gc to prune)
+		// the same remote is refused however fast it sends (FetchObjects
+		// removes it with the fetch's own object directory; a fetch into
+		// the store itself, Fetch, leaves it unreachable for gc to prune)
 		if n := newPackBytes(gitDir, packsBefore); n > limit {
 			return hint.With(fmt.Errorf("%w (%s): %d bytes arrived from %s", ErrFetchTooLarge, sizeText(limit), n, remote(ctx)),
 				"no run, resource, tag or journal ref moved; a store's history is rarely this large, so check the remote; if you trust it, raise the limit: "+MaxFetchFlag+" "+sizeText(limit*2))
@@ -235,4 +236,108 @@ func (t *Transport) shownRemote(remote string) func(context.Context) string {
 		}
 		return RedactURL(remote)
 	}
+}
+
+// fetchIncoming makes t, a fetch view (fetchView), write the objects git
+// fetches into objects/ inside the view, a directory of this fetch's own,
+// and read the store's objects (the view's object directory until now)
+// beside it as an alternate: git then skips what the store holds and checks
+// that what arrived is connected to it, and the fetch bound (boundedFetch
+// on the view) measures only this git's files. adoptIncoming moves what
+// arrived into the store.
+func (t *Transport) fetchIncoming() error {
+	incoming := filepath.Join(t.dir, "objects")
+	if err := os.MkdirAll(filepath.Join(incoming, "pack"), 0o700); err != nil {
+		return err
+	}
+	t.objects, t.alternates = incoming, t.objects
+	return nil
+}
+
+// adoptIncoming moves what a fetch wrote into the object directory
+// incoming (fetchIncoming) into the store's, objects: each pack's .pack
+// (and .rev) first and its .idx last, since git finds a pack by its index,
+// each file flushed to disk first and the directories after, so the
+// objects are durable in the store before any ref names them. Loose
+// objects, which git writes none of with fetch.unpackLimit=1, are moved
+// the same way. A file the store holds already under that name (the same
+// pack, named by its content) is left as it is.
+func adoptIncoming(incoming, objects string) error {
+	packDir := filepath.Join(incoming, "pack")
+	entries, err := readDir(packDir)
+	if err != nil {
+		return err
+	}
+	var packs []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".idx") && !e.IsDir() {
+			packs = append(packs, strings.TrimSuffix(n, ".idx"))
+		}
+	}
+	dest := filepath.Join(objects, "pack")
+	moved := false
+	for _, p := range packs {
+		for _, ext := range []string{".pack", ".rev", ".idx"} {
+			from := filepath.Join(packDir, p+ext)
+			if _, err := os.Lstat(from); errors.Is(err, os.ErrNotExist) && ext == ".rev" {
+				continue
+			}
+			ok, err := moveIn(from, filepath.Join(dest, p+ext))
+			if err != nil {
+				return err
+			}
+			moved = moved || ok
+		}
+	}
+	// loose objects: objects/xx/yyyy
+	dirs, err := readDir(incoming)
+	if err != nil {
+		return err
+	}
+	var looseDirs []string
+	for _, d := range dirs {
+		if n := d.Name(); len(n) != 2 || !d.IsDir() || !isHexOID(n+strings.Repeat("0", 38)) {
+			continue
+		}
+		files, err := readDir(filepath.Join(incoming, d.Name()))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			to := filepath.Join(objects, d.Name())
+			if err := os.MkdirAll(to, 0o755); err != nil {
+				return err
+			}
+			if _, err := moveIn(filepath.Join(incoming, d.Name(), f.Name()), filepath.Join(to, f.Name())); err != nil {
+				return err
+			}
+			looseDirs = append(looseDirs, to)
+		}
+	}
+	if moved {
+		if err := syncDir(dest); err != nil {
+			return err
+		}
+	}
+	for _, d := range looseDirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveIn renames from to to, from flushed to disk first, unless to exists
+// already; it reports whether it renamed.
+func moveIn(from, to string) (bool, error) {
+	if _, err := os.Lstat(to); err == nil {
+		return false, nil
+	}
+	if err := fsyncPath(from); err != nil {
+		return false, err
+	}
+	if err := os.Rename(from, to); err != nil {
+		return false, err
+	}
+	return true, nil
 }

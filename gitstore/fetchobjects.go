@@ -45,7 +45,7 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	// the chains) are the haves offered to the remote: offering every ref,
 	// one run tag and one tracking ref per run, costs more than it saves.
 	args := []string{"-c", "fetch.fsckObjects=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", transferUnpackLimit, "fetch", "--refmap=", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", "--stdin"}
-	run, heads := t, true
+	run, heads, watch := t, true, t.dir
 	if !t.opts.HookObjects {
 		// git fetch reads every ref of the repository twice whatever it
 		// fetches: it parses the object of each to mark what is complete
@@ -61,7 +61,19 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 			return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
 		}
 		defer cleanup()
-		run, heads = view, n > 0
+		// git writes what arrives into an object directory of the view's
+		// own, reading the store's beside it (fetchIncoming): the fetch
+		// bound measures, and a refused fetch removes, this fetch's files
+		// alone, not those of another pull or a `git repack` of the store
+		if err := view.fetchIncoming(); err != nil {
+			return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
+		}
+		run, heads, watch = view, n > 0, view.dir
+		// git reads an alternate's refs as its own: `git for-each-ref`
+		// of every ref of the store, once to negotiate and once to check
+		// what arrived is connected (--alternate-refs), which the view
+		// exists to spare; the view's branches are the store's
+		args = append([]string{"-c", "core.alternateRefsCommand=true"}, args...)
 	}
 	if heads {
 		// with no branch (a clone's empty store) git offers nothing either
@@ -72,10 +84,17 @@ func (t *Transport) FetchObjects(ctx context.Context, remote string, oids []OID)
 	args = append(args, t.localUploadPack(ctx, remote)...)
 	args = append(args, t.progressFlag())
 	args = append(args, "--", remote)
-	if err := boundedFetch(ctx, t.dir, t.shownRemote(remote), t.maxFetch(), func(ctx context.Context) error {
+	err := boundedFetch(ctx, watch, t.shownRemote(remote), t.maxFetch(), func(ctx context.Context) error {
 		_, err := run.runInput(ctx, true, strings.NewReader(in.String()), args...)
 		return err
-	}); err != nil {
+	})
+	if err == nil && run.alternates != "" {
+		// what arrived goes into the store before the caller writes any
+		// ref naming it; a refused fetch leaves it in the view, removed
+		// whole with it
+		err = adoptIncoming(run.objects, run.alternates)
+	}
+	if err != nil {
 		return fmt.Errorf("fetch from %s: %w", RedactURL(remote), err)
 	}
 	return nil
@@ -131,8 +150,9 @@ func sweepScratch(path string, mod time.Time) bool {
 // its branches (refs/heads/) as its only refs: HEAD, refs/, a packed-refs
 // of the branches, and a config that includes the store's own (remotes,
 // URL rules, fsck settings). Git is given the store's object directory
-// (GIT_OBJECT_DIRECTORY), so what a fetch there writes is written into the
-// store, as a fetch in the store would write it; no ref is written there.
+// (GIT_OBJECT_DIRECTORY; FetchObjects makes it the alternate of an object
+// directory of the view's own, fetchIncoming, whose packs it then moves
+// into the store); no ref is written there.
 // The directory is readproof-fetch-* inside the store, flocked while in
 // use; one a killed process left is removed by the next write's sweep.
 // It also returns how many branches the view holds.

@@ -141,6 +141,10 @@ type Transport struct {
 	// (GIT_OBJECT_DIRECTORY): a ref view (fetchView) of a store whose
 	// objects live elsewhere.
 	objects string
+	// alternates, when set, is the object directory git reads beside
+	// objects (GIT_ALTERNATE_OBJECT_DIRECTORIES): the store's, when a fetch
+	// writes into a directory of its own (FetchObjects)
+	alternates string
 	// listAt: where the configuration says a remote is listed
 	// (transport_urls.go)
 	listAt listTarget
@@ -239,6 +243,9 @@ func (t *Transport) env() []string {
 	env = append(env, "GIT_GRAFT_FILE=")
 	if t.objects != "" {
 		env = append(env, "GIT_OBJECT_DIRECTORY="+t.objects)
+	}
+	if t.alternates != "" {
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+t.alternates)
 	}
 	return env
 }

@@ -2,7 +2,6 @@ package share
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -105,24 +104,17 @@ func (r refspec) apply(name string) (string, bool) {
 	return r.dstPre + name[len(r.srcPre):len(name)-len(r.srcSuf)] + r.dstSuf, true
 }
 
-// fetchListed is `git fetch --prune` of remote's shared refs into its
-// tracking refs, with the listing connect already made: the objects of the
-// listed tips (git skips those the store has), then every tracking ref
-// that changed in one ref transaction, compared with tracking (their values
-// before). So a pull lists the remote's refs once, not once for the
-// recognition and again for the fetch, and git writes no ref file of its
-// own. An error means nothing was written, or tracking refs only: the
-// caller falls back to git fetch, which lists again and forces them.
-//
-// The listing and tracking are joined namespace by namespace, both sorted
-// by name (a listing that is not is sorted here), so no map of every ref
-// is built and no tracking name is made but those of the refs that move.
+// fetchListed fetches the objects of the tips in listed, the listing of
+// remote's shared refs connect already made, and writes no ref: the
+// objects of the tips but the run refs' (git skips those the store has),
+// then those of the run refs that move or appear (tracking: the tracking
+// refs as they are) that the store lacks. So a pull lists the remote's
+// refs once, not once for the recognition and again for the fetch; the
+// tracking refs are moved afterwards, by readproof, once what they name
+// passed the pull's checks (moveTracking).
 func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, listed, tracking []gitstore.Ref) error {
-	if listed == nil {
-		return errors.New("no listing")
-	}
 	listed = dropUntrackable(listed)
-	ups, runs, err := trackingUpdates(remote, listed, tracking)
+	_, runs, err := trackingUpdates(remote, listed, tracking)
 	if err != nil {
 		return err
 	}
@@ -132,10 +124,7 @@ func fetchListed(ctx context.Context, g gitstore.Store, t *gitstore.Transport, r
 			first = append(first, r.OID)
 		}
 	}
-	if err := fetchObjects(ctx, g, t, remote, first, runs); err != nil {
-		return err
-	}
-	return g.Update(store.JournalLast(ups)...)
+	return fetchObjects(ctx, g, t, remote, first, runs)
 }
 
 // trackingUpdates returns the updates that make remote's tracking refs

@@ -180,15 +180,22 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 	if err != nil {
 		return nil, err
 	}
-	// what the tracking refs hold once fetched: the listing, when
-	// fetchListed wrote it (no second listing of 10^5 tracking refs)
-	fetched, written := rem.tracked(), rem.listed
-	if err = fetchListed(ctx, g, t, remote, rem.listed, tracking); err != nil && !errors.Is(err, gitstore.ErrFetchTooLarge) {
-		// the remote moved since it was listed, or another pull moved the
-		// tracking refs: git fetch lists again and forces them, and the
-		// plan reads what it wrote
-		fetched, written = nil, nil
-		err = t.Fetch(ctx, remote, fetchRefspecs(remote))
+	// The fetch writes no ref: the tracking refs move in readproof's own
+	// compare-and-swap transaction once everything passed its checks
+	// (moveTracking), so a fetch refused (by the size bound, say) or a
+	// pull refused or killed leaves every ref as it was.
+	if err = fetchListed(ctx, g, t, remote, rem.listed, tracking); err != nil && !errors.Is(err, gitstore.ErrFetchTooLarge) && ctx.Err() == nil {
+		// the remote moved since it was listed (over protocol v0 a tip it
+		// no longer has cannot be fetched): list it again, and fetch what
+		// that listing names, still writing no ref
+		quiet := opts
+		quiet.Notice = io.Discard // its warnings were given once
+		t2, rem2, cerr := connect(ctx, g, remote, quiet, "pull")
+		if cerr != nil {
+			return nil, cerr
+		}
+		t, rem = t2, rem2
+		err = fetchListed(ctx, g, t, remote, rem.listed, tracking)
 	}
 	if err != nil {
 		if r := gitstore.WriteLimitRemedy(err, "the store"); r != "" {
@@ -203,60 +210,60 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 	}
 	// git kept what it fetched as a pack of its own: maintenance counts it
 	gitstore.NoteFetched(g)
-	res, err := func() (*PullResult, error) {
-		// every ref the fetch moved names a commit, adopted or not; the
-		// plan's check of the chains' tips (tipFailures) reads none again
-		verified := verifiedSet{}
-		if failures, err := trackingTipFailures(g, remote, written, tracking, verified); err != nil {
-			return nil, err
-		} else if len(failures) > 0 {
-			return nil, nameRemote(unverified(failures), "pull "+remote)
-		}
-		reads, err := pullVerdictMACs(ctx, g, t, remote, opts)
-		if err != nil {
-			return nil, err
-		}
-		res, err := integrate(ctx, g, t, remote, opts, verified, reads, local, fetched)
-		if err == nil {
-			res.ProposalsStale = staleProposals(s, res.Tags)
-		}
-		return res, err
-	}()
-	if errors.Is(err, ErrUnverified) {
-		// Refused data leaves no ref behind: the remote-tracking refs go
-		// back to what they were, so nothing names the refused commits.
-		if rerr := restoreRefs(g, RemotesPrefix+remote+"/", tracking); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("restore %s%s/: %w", RemotesPrefix, remote, rerr))
-		}
+	// what the tracking refs will hold: the listing (no second listing of
+	// 10^5 tracking refs)
+	fetched, listed := rem.tracked(), rem.listed
+	if listed == nil {
+		listed = []gitstore.Ref{} // an empty remote: every tracking ref goes
 	}
-	return res, err
+	// every ref the fetch would move names a commit, adopted or not; the
+	// plan's check of the chains' tips (tipFailures) reads none again
+	verified := verifiedSet{}
+	if failures, err := trackingTipFailures(g, remote, listed, tracking, verified); err != nil {
+		return nil, err
+	} else if len(failures) > 0 {
+		return nil, nameRemote(unverified(failures), "pull "+remote)
+	}
+	reads, err := pullVerdictMACs(ctx, g, t, remote, fetched.verdicts, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := integrate(ctx, g, t, remote, opts, verified, reads, local, fetched)
+	if err != nil {
+		return nil, err
+	}
+	res.ProposalsStale = staleProposals(s, res.Tags)
+	if err := moveTracking(g, remote, listed, tracking); err != nil {
+		return nil, hint.With(fmt.Errorf("pull %s: what the remote held was adopted, but its remote-tracking refs (%s%s/) were not moved: %w", remote, RemotesPrefix, remote, err),
+			"pull again: it adopts nothing twice and moves them")
+	}
+	return res, nil
 }
 
-// restoreRefs sets the refs under prefix back to before: refs that moved go
-// back, refs that appeared are deleted, in one transaction.
-func restoreRefs(g gitstore.Store, prefix string, before []gitstore.Ref) error {
-	now, err := g.Refs(prefix)
-	if err != nil {
-		return err
-	}
-	was := map[string]gitstore.OID{}
-	for _, r := range before {
-		was[r.Name] = r.OID
-	}
-	var ups []gitstore.RefUpdate
-	for _, r := range now {
-		if old := was[r.Name]; old != r.OID {
-			ups = append(ups, gitstore.RefUpdate{Name: r.Name, Old: r.OID, New: old})
+// moveTracking makes remote's tracking refs (tracking: their values as the
+// pull read them) what listed, the remote's listing, maps them to, in one
+// compare-and-swap transaction. Another pull of the same remote that moved
+// them meanwhile makes it read them again and retry: they mirror the
+// remote, so the last listing written stands.
+func moveTracking(g gitstore.Store, remote string, listed, tracking []gitstore.Ref) error {
+	listed = dropUntrackable(listed)
+	for attempt := 0; ; attempt++ {
+		ups, _, err := trackingUpdates(remote, listed, tracking)
+		if err != nil {
+			return err
 		}
-		delete(was, r.Name)
+		if len(ups) == 0 {
+			return nil
+		}
+		err = g.Update(store.JournalLast(ups)...)
+		if err == nil || !errors.Is(err, gitstore.ErrConflict) || attempt >= 20 {
+			return err
+		}
+		time.Sleep(time.Millisecond + rand.N(10*time.Millisecond))
+		if tracking, err = g.Refs(RemotesPrefix + remote + "/"); err != nil {
+			return err
+		}
 	}
-	for name, old := range was {
-		ups = append(ups, gitstore.RefUpdate{Name: name, New: old})
-	}
-	if len(ups) == 0 {
-		return nil
-	}
-	return g.Update(store.JournalLast(ups)...)
 }
 
 // connect checks the remote's name and URL and reads its shared refs (one

@@ -292,18 +292,14 @@ func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, w
 }
 
 // pullVerdictMACs is the verdict record check of a pull from remote whose
-// refs were fetched into the tracking refs (checkIncomingVerdicts, with
+// verdict chains' tips, rem (run id -> tip, as listed), were fetched (checkIncomingVerdicts, with
 // opts' probe key when it carries one): an ErrUnverified error naming each
 // record that fails, before any ref of the store moves. It returns the
 // commits it decoded, for the plan's checks (decodedVerdicts).
-func pullVerdictMACs(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, opts Options) (decodedVerdicts, error) {
+func pullVerdictMACs(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote string, rem map[string]gitstore.OID, opts Options) (decodedVerdicts, error) {
 	// the verdict chains alone: a state of each side (every run ref) cost
 	// a pull with the probe key two more readings of 10^5 refs at 10^5 runs
 	local, err := readRefMap(g, localPrefixes().verdicts)
-	if err != nil {
-		return nil, err
-	}
-	rem, err := readRefMap(g, trackingPrefixes(remote).verdicts)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,87 @@
+package share
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/store"
+)
+
+// movedRemoteGit puts a git on PATH that, once armed (the file it
+// returns exists), answers the next fetch of object ids (FetchObjects:
+// --stdin) as git does over protocol v0 when the remote moved since it was
+// listed: "not our ref". The fetch after it, once the pull listed the
+// remote again, runs.
+func movedRemoteGit(t *testing.T) (arm string) {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	bin := t.TempDir()
+	arm = filepath.Join(bin, "arm")
+	script := `#!/bin/sh
+case "$*" in
+*" fetch "*--stdin*)
+	if [ -e '` + arm + `' ]; then
+		rm '` + arm + `'
+		cat > /dev/null
+		echo "fatal: remote error: upload-pack: not our ref 1111111111111111111111111111111111111111" >&2
+		exit 128
+	fi ;;
+esac
+exec '` + real + `' "$@"
+`
+	gitOnPath(t, bin, script)
+	return arm
+}
+
+// TestPullMovedRemoteRefusedMovesNoRef: a pull whose first fetch fails
+// because the remote moved since it was listed fetches again, and that
+// fetch, refused by the size bound, leaves every ref of the store as it
+// was, the remote-tracking refs too. Before, the second fetch was `git
+// fetch` with refspecs, which moved the tracking refs to the refused pack
+// when it arrived whole between two measures, and nothing put them back.
+func TestPullMovedRemoteRefusedMovesNoRef(t *testing.T) {
+	arm := movedRemoteGit(t) // PATH: not parallel
+	// 128 KiB of base64: a pack written whole within one measure, mostly
+	big := make([]byte, 96<<10)
+	rand.Read(big)
+	a := newProject(t, map[string]string{"small": "refunds within 30 days\n", "big": base64.StdEncoding.EncodeToString(big)})
+	a.run(t, "a-1", "small")
+	u := bareServer(t, t.TempDir(), "shared.git")
+	addRemote(t, a, "origin", u)
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"other": "drain, then deploy\n"})
+	addRemote(t, b, "origin", u)
+	mustPull(t, b, "origin")
+	a.run(t, "a-2", "small", "big")
+	mustPush(t, a, "origin")
+
+	before := allRefs(t, b.path())
+	writeFile(t, arm, "")
+	_, err := Pull(context.Background(), b.s, "origin", Options{MaxFetchBytes: 64 << 10})
+	if !errors.Is(err, gitstore.ErrFetchTooLarge) {
+		t.Fatalf("pull of 128 KiB under a 64 KiB limit after the remote moved: got %v, want ErrFetchTooLarge", err)
+	}
+	t.Logf("ERR %v", err)
+	if after := allRefs(t, b.path()); after != before {
+		t.Errorf("a refused pull moved refs:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if _, err := os.Lstat(arm); !os.IsNotExist(err) {
+		t.Fatalf("the pull's first fetch did not fail as the remote moved: %v", err)
+	}
+	if res := mustPull(t, b, "origin"); len(res.NewRuns) != 1 {
+		t.Errorf("pull under the default limit: %+v", res)
+	}
+	if got := git(t, b.path(), "rev-parse", RemotesPrefix+"origin/runs/a-2"); got != git(t, u, "rev-parse", store.RunsPrefix+"a-2") {
+		t.Errorf("tracking ref of a-2 after the pull: %s", got)
+	}
+}
