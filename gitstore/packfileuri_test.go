@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
+	"net/http/httputil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -265,6 +266,47 @@ func TestNoProxyMatches(t *testing.T) {
 	} {
 		if got := urlHost(url); got != want {
 			t.Errorf("urlHost(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
+
+// TestFetchKeepsUsersProxy: the remote's own URL is fetched through the
+// proxy the user's git would use for it, whether http_proxy or the
+// configuration (http.<url>.proxy) names it, with the pack URLs of other
+// addresses refused.
+func TestFetchKeepsUsersProxy(t *testing.T) {
+	up, _, _ := packURIOffer(t)
+	remote := packfileURIHTTP(t, filepath.Dir(up), false, nil) + "/up/.git"
+	var through atomic.Int64
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		through.Add(1)
+		r.Out.URL = r.In.URL // a proxy's request names the whole URL
+	}})
+	t.Cleanup(proxy.Close)
+	for _, how := range []string{"env", "config"} {
+		global := filepath.Join(t.TempDir(), "gitconfig")
+		body := ""
+		if how == "config" {
+			body = "[http \"" + remote + "\"]\n\tproxy = " + proxy.URL + "\n"
+			t.Setenv("http_proxy", "")
+		} else {
+			t.Setenv("http_proxy", proxy.URL)
+		}
+		if err := os.WriteFile(global, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GIT_CONFIG_GLOBAL", global)
+		before := through.Load()
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fetch(context.Background(), remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+			t.Errorf("%s: fetch through the user's proxy: %v", how, err)
+		}
+		if through.Load() == before {
+			t.Errorf("%s: the fetch did not go through the user's proxy", how)
 		}
 	}
 }
