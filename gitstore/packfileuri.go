@@ -70,12 +70,49 @@ func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []
 	if !isHTTPURL(url) {
 		return append(opts, "-c", "protocol.http.allow=never", "-c", "protocol.https.allow=never"), nil
 	}
+	g := t.proxyGuard(ctx, url)
 	opts = append(opts, "-c", "http.proxy="+refusingProxy)
-	for _, key := range t.userProxyKeys(ctx) {
+	for _, key := range g.userKeys {
 		opts = append(opts, "-c", key+"="+refusingProxy)
 	}
 	opts = append(opts, "--config-env=http."+url+".proxy="+proxyEnv)
-	return opts, []string{proxyEnv + "=" + t.remoteProxy(ctx, url), "NO_PROXY=", "no_proxy="}
+	return opts, []string{proxyEnv + "=" + g.remote, "NO_PROXY=", "no_proxy="}
+}
+
+// proxyGuard is what fetchGuard reads of the user's proxy settings for
+// an http(s) remote's URL: the proxy for that URL (remoteProxy) and the
+// per-URL proxy settings to override (userProxyKeys).
+type proxyGuard struct {
+	remote   string
+	userKeys []string
+}
+
+// proxyGuard reads the user's proxy settings for url: two `git config`
+// processes, asked once for the transport's life when it serves one
+// command (OneCommand). A ref view and the probe's scratch repository ask
+// their store's transport (urlsFrom), whose configuration is the one the
+// user's git reads for the store.
+func (t *Transport) proxyGuard(ctx context.Context, url string) proxyGuard {
+	keep := t
+	if t.urlsFrom != nil {
+		keep = t.urlsFrom
+	}
+	keep.urlsMu.Lock()
+	g, ok := keep.proxies[url]
+	keep.urlsMu.Unlock()
+	if ok {
+		return g
+	}
+	g = proxyGuard{remote: keep.remoteProxy(ctx, url), userKeys: keep.userProxyKeys(ctx)}
+	keep.urlsMu.Lock()
+	if keep.keepURLs {
+		if keep.proxies == nil {
+			keep.proxies = map[string]proxyGuard{}
+		}
+		keep.proxies[url] = g
+	}
+	keep.urlsMu.Unlock()
+	return g
 }
 
 // isHTTPURL reports whether url is an http:// or https:// URL.

@@ -155,6 +155,9 @@ type Transport struct {
 	// this one's fetch guard asks (fetchGuard): a ref view's (fetchView)
 	// are its store's, kept there when it serves one command
 	urlsFrom *Transport
+	// proxies: for each http(s) URL, fetchGuard's answer of the user's
+	// proxy settings, kept as urls is (keepURLs)
+	proxies map[string]proxyGuard
 }
 
 // OneCommand says the transport serves one command (a push, a pull, a
