@@ -55,6 +55,8 @@ const proxyEnv = "READPROOF_GIT_REMOTE_PROXY"
 //     is still fetched: the remote's server is the one asked.
 //
 // ftp and ftps, which git would also let curl use, are refused in both.
+// A remote helper's URL (<transport>::<address>) is left to its helper,
+// which may itself fetch over http(s) from an address only it knows.
 func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []string) {
 	opts = []string{"-c", "protocol.ftp.allow=never", "-c", "protocol.ftps.allow=never"}
 	url := remote
@@ -66,6 +68,12 @@ func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []
 		if u, err := ask.RemoteFetchURL(ctx, remote); err == nil {
 			url = u
 		}
+	}
+	if _, helper := remoteHelper(url); helper {
+		// a remote helper's URL (codecommit::, persistent-https::) names
+		// an address only the helper knows, which it may reach over
+		// http(s) itself: it is the helper's to guard
+		return opts, nil
 	}
 	if !isHTTPURL(url) {
 		return append(opts, "-c", "protocol.http.allow=never", "-c", "protocol.https.allow=never"), nil

@@ -310,3 +310,31 @@ func TestFetchKeepsUsersProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchGuardOptions: which git fetch is guarded, and how, by the
+// remote's kind.
+func TestFetchGuardOptions(t *testing.T) {
+	tr := &Transport{}
+	for remote, want := range map[string]string{
+		"git://example.com/s":           "protocol.https.allow=never",
+		"/srv/store.git":                "protocol.https.allow=never",
+		"host:store.git":                "protocol.https.allow=never",
+		"codecommit::us-east-1://store": "protocol.ftps.allow=never",
+	} {
+		opts, env := tr.fetchGuard(context.Background(), remote)
+		if got := opts[len(opts)-1]; got != want || len(env) != 0 {
+			t.Errorf("fetchGuard(%q) = %q %q, want its last option %q and no environment", remote, opts, env, want)
+		}
+	}
+	for args, want := range map[string]string{
+		"-c a=b fetch --no-tags -- origin +refs/x:refs/y": "origin",
+		"fetch --quiet -- git://h/s refs/probe":           "git://h/s",
+		"ls-remote --symref -- origin":                    "",
+		"config --get remote.fetch.url":                   "",
+	} {
+		got, ok := fetchRemote(strings.Fields(args))
+		if got != want || ok != (want != "") {
+			t.Errorf("fetchRemote(%q) = %q %v, want %q", args, got, ok, want)
+		}
+	}
+}
