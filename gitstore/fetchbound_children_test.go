@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,7 +225,8 @@ func packfileURIFront(t *testing.T, target string) string {
 }
 
 // TestFetchBoundMeasuresPackfileURIs: a protocol v2 remote may answer a
-// fetch with the URL of a pack, which git 2.39 downloads (git http-fetch,
+// fetch with the URL of a pack (here on its own server, the one place
+// readproof lets git download it from), which git 2.39 downloads (git http-fetch,
 // a child of git fetch) into objects/pack/pack-HASH.pack.temp whether or
 // not it asked for packfile URIs. The bound measured only index-pack's
 // tmp_pack_XXXXXX, so the download went on to its end (and was refused
@@ -256,7 +256,9 @@ func TestFetchBoundMeasuresPackfileURIs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sent atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// on the remote's own server: a pack URL elsewhere is refused before
+	// anything is downloaded (TestFetchRefusesPackfileURIs)
+	remote := packfileURIHTTP(t, filepath.Dir(up), true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(pack)))
 		for off := 0; off < len(pack); off += 4 << 10 {
 			n, err := w.Write(pack[off:min(off+4<<10, len(pack))])
@@ -268,10 +270,9 @@ func TestFetchBoundMeasuresPackfileURIs(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}))
-	t.Cleanup(srv.Close)
-	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", blob+" "+hash+" "+srv.URL+"/uri.pack")
+	url := remote + "/up/.git"
+	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", blob+" "+hash+" "+url+"/uri.pack")
 	mirrorGit(t, up, "config", "uploadpack.allowSidebandAll", "true")
-	url := "git://" + packfileURIFront(t, serveGitDaemon(t, filepath.Dir(up))) + "/up"
 	tip := OID(strings.TrimSpace(mirrorGit(t, up, "rev-parse", "main")))
 	s := NewTestStore(t)
 	tr, err := NewTransport(s.Path(), TransportOptions{MaxFetchBytes: 64 << 10})
@@ -291,5 +292,9 @@ func TestFetchBoundMeasuresPackfileURIs(t *testing.T) {
 	// stays, unreachable, for gc
 	if left := incomingFiles(s.Path(), nil); len(left) != 0 {
 		t.Errorf("a stopped fetch left %v", left)
+	}
+	// nor a .keep file, which would keep that pack from gc for ever
+	if keeps, _ := filepath.Glob(filepath.Join(s.Path(), "objects", "pack", "*.keep")); len(keeps) != 0 {
+		t.Errorf("a stopped fetch left %v", keeps)
 	}
 }

@@ -195,5 +195,5 @@ func (t *Transport) fetchView() (*Transport, int, func(), error) {
 		cleanup()
 		return nil, 0, nil, err
 	}
-	return &Transport{dir: tmp, git: t.git, opts: t.opts, objects: filepath.Join(dir, "objects")}, len(heads), cleanup, nil
+	return &Transport{dir: tmp, git: t.git, opts: t.opts, objects: filepath.Join(dir, "objects"), urlsFrom: t}, len(heads), cleanup, nil
 }

@@ -155,6 +155,13 @@ type Transport struct {
 	urlsMu   sync.Mutex
 	keepURLs bool
 	urls     map[string]readURLs
+	// urlsFrom, when set, is the transport whose configuration questions
+	// this one's fetch guard asks (fetchGuard): a ref view's (fetchView)
+	// are its store's, kept there when it serves one command
+	urlsFrom *Transport
+	// proxies: for each http(s) URL, fetchGuard's answer of the user's
+	// proxy settings, kept as urls is (keepURLs)
+	proxies map[string]proxyGuard
 }
 
 // OneCommand says the transport serves one command (a push, a pull, a
@@ -292,6 +299,15 @@ func (t *Transport) runTo(ctx context.Context, progress bool, in io.Reader, url 
 		full = append(full, "--config-env=url."+url+"."+kind+"="+urlEnv)
 		env = append(env, urlEnv+"="+url)
 	}
+	// every git fetch is kept from downloading a pack from an address
+	// the remote names (packfile URIs)
+	fetchFrom, guarded := fetchRemote(args)
+	var temps map[string]bool
+	if guarded {
+		opts, genv := t.fetchGuard(ctx, fetchFrom)
+		full, env = append(full, opts...), append(env, genv...)
+		temps = packTemps(t.objectDir())
+	}
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, t.git, full...)
 	cmd.Env = env
@@ -311,6 +327,9 @@ func (t *Transport) runTo(ctx context.Context, progress bool, in io.Reader, url 
 		cmd.Stderr = stderr
 	}
 	err := cmd.Run()
+	if err != nil && guarded && cmd.Process != nil {
+		removeFetchKeeps(t.objectDir(), cmd.Process.Pid)
+	}
 	if err != nil {
 		forgetGit(t.git, err)
 		text := RedactText(stderr.String())
@@ -322,6 +341,9 @@ func (t *Transport) runTo(ctx context.Context, progress bool, in io.Reader, url 
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ctx.Err(), ge)
+		}
+		if guarded {
+			return packfileURIRefused(ge, t.objectDir(), fetchFrom, temps)
 		}
 		return ge
 	}

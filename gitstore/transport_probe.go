@@ -113,7 +113,7 @@ func (t *Transport) ProbeCommitAt(ctx context.Context, url, ref string) ([]byte,
 	if err := os.WriteFile(filepath.Join(tmp, "HEAD"), []byte("ref: refs/heads/main\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("probe %s: %w", RedactURL(url), err)
 	}
-	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}}
+	p := &Transport{dir: tmp, git: t.git, opts: TransportOptions{Interactive: t.opts.Interactive}, urlsFrom: t}
 	if err := boundedFetch(ctx, tmp, t.shownRemote(url), t.maxFetch(), func(ctx context.Context) error {
 		_, err := p.runAt(ctx, false, nil, url, "-c", "core.bare=true", "-c", bigObjects, "-c", fetchUnpackLimit, "-c", transferUnpackLimit, "fetch", "--quiet", "--no-tags", "--depth=1", "--no-write-fetch-head", "--no-auto-gc",
 			"--", url, "+"+ref+":refs/probe")

@@ -161,7 +161,7 @@ func (t *Transport) remoteURLsOnce(ctx context.Context, name string) (remoteURLs
 // change the configuration.
 func (t *Transport) forgetURLs() {
 	t.urlsMu.Lock()
-	t.urls = nil
+	t.urls, t.proxies = nil, nil
 	t.urlsMu.Unlock()
 }
 

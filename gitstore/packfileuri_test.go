@@ -1,0 +1,340 @@
+package gitstore
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"net/http/httputil"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// packfileURIHTTP serves the repositories under root with git
+// http-backend, adding "packfile-uris http" to each protocol v2 fetch
+// request as packfileURIFront does for git://: upload-pack then answers
+// with the URL its uploadpack.blobPackfileUri names, as a hostile remote
+// may unasked. A request for a path ending in /uri.pack goes to pack
+// (when not nil): a pack URL on the remote's own server.
+func packfileURIHTTP(t *testing.T, root string, inject bool, pack http.Handler) string {
+	t.Helper()
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skip("git --exec-path failed")
+	}
+	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skipf("git http-backend unavailable: %v", err)
+	}
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "HOME=" + root}, Stderr: io.Discard, Logger: log.New(io.Discard, "", 0)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if pack != nil && strings.HasSuffix(r.URL.Path, "/uri.pack") {
+			pack.ServeHTTP(w, r)
+			return
+		}
+		if inject && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
+			var body io.Reader = r.Body
+			if r.Header.Get("Content-Encoding") == "gzip" {
+				zr, err := gzip.NewReader(r.Body)
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				body = zr
+				r.Header.Del("Content-Encoding")
+			}
+			b, err := io.ReadAll(body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if len(b) > 4 && bytes.HasPrefix(b[4:], []byte("command=fetch")) {
+				if i := bytes.Index(b, []byte("0001")); i >= 0 {
+					var add bytes.Buffer
+					writePkt(&add, []byte("packfile-uris http\n"))
+					b = append(b[:i+4:i+4], append(add.Bytes(), b[i+4:]...)...)
+				}
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.ContentLength = int64(len(b))
+			r.Header.Set("Content-Length", strconv.Itoa(len(b)))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestFetchRefusesPackfileURIs: a protocol v2 remote may answer a fetch
+// with the URL of a pack, which git 2.39 downloads (git http-fetch)
+// whether or not it asked, wherever the URL points: a remote could make
+// the machine that pulls contact any address it reaches (a cloud's
+// metadata address, a service inside a CI runner's network). Stock git
+// daemon and git http-backend, each made to offer such a URL on
+// 127.0.0.1 (an httptest server standing for the inner address), are
+// refused for each of a transport's fetches, by URL and by a remote's
+// name: ErrPackfileURI naming the URL's host, and that server receives
+// no request at all. From the same repositories without the offer, each
+// fetch works.
+// packURIOffer makes the repository up whose upload-pack names, for its
+// one large blob, a pack at the URL of an httptest server on 127.0.0.1
+// (written "localhost", so that an error naming it is told apart from one
+// naming the remote, 127.0.0.1), standing for an address inside the
+// network of the machine that pulls; asked counts the requests it
+// receives; inner is its URL.
+func packURIOffer(t *testing.T) (up, inner string, asked *atomic.Int64) {
+	up = manyBlobs(t, 1, 32<<10)
+	blob := mirrorGit(t, up, "rev-parse", "main:noise.bin")
+	git, err := findGit()
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	docs := t.TempDir()
+	cmd := exec.Command(git, "pack-objects", filepath.Join(docs, "uri"))
+	cmd.Dir = up
+	cmd.Env = append(gitEnv(), "HOME="+up)
+	cmd.Stdin = strings.NewReader(blob + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := strings.TrimSpace(string(out))
+	pack, err := os.ReadFile(filepath.Join(docs, "uri-"+hash+".pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.Write(pack)
+	}))
+	t.Cleanup(srv.Close)
+	inner = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", blob+" "+hash+" "+inner+"/uri.pack")
+	mirrorGit(t, up, "config", "uploadpack.allowSidebandAll", "true")
+	return up, inner, asked
+}
+
+func TestFetchRefusesPackfileURIs(t *testing.T) {
+	t.Parallel()
+	up, _, asked := packURIOffer(t)
+	root := filepath.Dir(up)
+	daemon := serveGitDaemon(t, root)
+	remotes := map[string][2]string{ // kind: offering URL, plain URL
+		"git":  {"git://" + packfileURIFront(t, daemon) + "/up", "git://" + daemon + "/up"},
+		"http": {packfileURIHTTP(t, root, true, nil) + "/up/.git", packfileURIHTTP(t, root, false, nil) + "/up/.git"},
+	}
+	tip := OID(strings.TrimSpace(mirrorGit(t, up, "rev-parse", "main")))
+	fetches := map[string]func(tr *Transport, remote string) error{
+		"objects": func(tr *Transport, remote string) error {
+			return tr.FetchObjects(context.Background(), remote, []OID{tip})
+		},
+		"refs": func(tr *Transport, remote string) error {
+			return tr.Fetch(context.Background(), remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+		},
+		"probe": func(tr *Transport, remote string) error {
+			_, err := tr.ProbeCommitAt(context.Background(), remote, "refs/heads/main")
+			return err
+		},
+	}
+	for kind, urls := range remotes {
+		for name, fetch := range fetches {
+			for _, byName := range []bool{false, true} {
+				if byName && name == "probe" {
+					continue // ProbeCommitAt takes a URL
+				}
+				for i, offer := range []bool{true, false} {
+					label := kind + "/" + name
+					if byName {
+						label += "/name"
+					}
+					if !offer {
+						label += "/plain"
+					}
+					t.Run(label, func(t *testing.T) {
+						s := NewTestStore(t)
+						tr, err := NewTransport(s.Path(), TransportOptions{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						remote := urls[i]
+						if byName {
+							if err := tr.AddRemote(context.Background(), "up", remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+								t.Fatal(err)
+							}
+							remote = "up"
+						}
+						before := asked.Load()
+						err = fetch(tr, remote)
+						if n := asked.Load() - before; n != 0 {
+							t.Errorf("the address the remote named received %d requests", n)
+						}
+						if !offer {
+							if err != nil {
+								t.Errorf("fetch from a remote that offers no pack URL: %v", err)
+							}
+							return
+						}
+						if !errors.Is(err, ErrPackfileURI) {
+							t.Fatalf("fetch from a remote that answers with a pack URL: got %v, want ErrPackfileURI", err)
+						}
+						if !strings.Contains(err.Error(), "localhost") {
+							t.Errorf("the error does not name the URL's host, localhost: %v", err)
+						}
+						if left := incomingFiles(s.Path(), nil); len(left) != 0 {
+							t.Errorf("the refused fetch left %v", left)
+						}
+						if keeps, _ := filepath.Glob(filepath.Join(s.Path(), "objects", "pack", "*.keep")); len(keeps) != 0 {
+							t.Errorf("the refused fetch left %v, which would keep its pack from gc for ever", keeps)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestFetchRefusesPackfileURIsNoProxy: the user's no_proxy and NO_PROXY
+// name the address the remote's pack URL points at, and the user's git
+// configuration sends it no proxy (http.<url>.proxy empty): curl would go
+// straight to such a host past any proxy git is given, so neither may
+// open a way to it; a fetch from the remote itself, which neither names,
+// works.
+func TestFetchRefusesPackfileURIsNoProxy(t *testing.T) {
+	up, inner, asked := packURIOffer(t)
+	root := filepath.Dir(up)
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[http \""+inner+"\"]\n\tproxy =\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	t.Setenv("NO_PROXY", "localhost,127.0.0.1")
+	t.Setenv("no_proxy", "localhost,127.0.0.1")
+	for i, url := range []string{packfileURIHTTP(t, root, true, nil) + "/up/.git", packfileURIHTTP(t, root, false, nil) + "/up/.git"} {
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+		if n := asked.Load(); n != 0 {
+			t.Fatalf("the address the remote named received %d requests", n)
+		}
+		if offer := i == 0; offer && !errors.Is(err, ErrPackfileURI) {
+			t.Errorf("fetch from a remote that answers with a pack URL: got %v, want ErrPackfileURI", err)
+		} else if !offer && err != nil {
+			t.Errorf("fetch from a remote that offers no pack URL: %v", err)
+		}
+	}
+}
+
+func TestNoProxyMatches(t *testing.T) {
+	for _, c := range []struct {
+		list, host string
+		want       bool
+	}{
+		{"", "example.com", false},
+		{"*", "example.com", true},
+		{"example.com", "example.com", true},
+		{"example.com", "git.example.com", true},
+		{".example.com", "git.example.com", true},
+		{"example.com", "badexample.com", false},
+		{" other.org , Example.COM ", "example.com", true},
+		{"10.0.0.0/8", "10.1.2.3", true},
+		{"10.0.0.0/8", "11.1.2.3", false},
+		{"169.254.169.254", "169.254.169.254", true},
+		{"[::1]", "::1", true},
+	} {
+		if got := noProxyMatches(c.list, c.host); got != c.want {
+			t.Errorf("noProxyMatches(%q, %q) = %v, want %v", c.list, c.host, got, c.want)
+		}
+	}
+	for url, want := range map[string]string{
+		"http://user@Host.example:8080/path?q": "Host.example",
+		"https://[::1]:443/x":                  "::1",
+		"http://10.0.0.1/x":                    "10.0.0.1",
+	} {
+		if got := urlHost(url); got != want {
+			t.Errorf("urlHost(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
+
+// TestFetchKeepsUsersProxy: the remote's own URL is fetched through the
+// proxy the user's git would use for it, whether http_proxy or the
+// configuration (http.<url>.proxy) names it, with the pack URLs of other
+// addresses refused.
+func TestFetchKeepsUsersProxy(t *testing.T) {
+	up, _, _ := packURIOffer(t)
+	remote := packfileURIHTTP(t, filepath.Dir(up), false, nil) + "/up/.git"
+	var through atomic.Int64
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		through.Add(1)
+		r.Out.URL = r.In.URL // a proxy's request names the whole URL
+	}})
+	t.Cleanup(proxy.Close)
+	for _, how := range []string{"env", "config"} {
+		global := filepath.Join(t.TempDir(), "gitconfig")
+		body := ""
+		if how == "config" {
+			body = "[http \"" + remote + "\"]\n\tproxy = " + proxy.URL + "\n"
+			t.Setenv("http_proxy", "")
+		} else {
+			t.Setenv("http_proxy", proxy.URL)
+		}
+		if err := os.WriteFile(global, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GIT_CONFIG_GLOBAL", global)
+		before := through.Load()
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fetch(context.Background(), remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+			t.Errorf("%s: fetch through the user's proxy: %v", how, err)
+		}
+		if through.Load() == before {
+			t.Errorf("%s: the fetch did not go through the user's proxy", how)
+		}
+	}
+}
+
+// TestFetchGuardOptions: which git fetch is guarded, and how, by the
+// remote's kind.
+func TestFetchGuardOptions(t *testing.T) {
+	tr := &Transport{}
+	for remote, want := range map[string]string{
+		"git://example.com/s":           "protocol.https.allow=never",
+		"/srv/store.git":                "protocol.https.allow=never",
+		"host:store.git":                "protocol.https.allow=never",
+		"codecommit::us-east-1://store": "protocol.ftps.allow=never",
+	} {
+		opts, env := tr.fetchGuard(context.Background(), remote)
+		if got := opts[len(opts)-1]; got != want || len(env) != 0 {
+			t.Errorf("fetchGuard(%q) = %q %q, want its last option %q and no environment", remote, opts, env, want)
+		}
+	}
+	for args, want := range map[string]string{
+		"-c a=b fetch --no-tags -- origin +refs/x:refs/y": "origin",
+		"fetch --quiet -- git://h/s refs/probe":           "git://h/s",
+		"ls-remote --symref -- origin":                    "",
+		"config --get remote.fetch.url":                   "",
+	} {
+		got, ok := fetchRemote(strings.Fields(args))
+		if got != want || ok != (want != "") {
+			t.Errorf("fetchRemote(%q) = %q %v, want %q", args, got, ok, want)
+		}
+	}
+}
