@@ -311,7 +311,8 @@ func (db *knownHostsDB) linesFor(name string) []*hostKeyLine {
 //     for the host lists is refused (a *knownhosts.RevokedError);
 //   - a host certificate is taken when a @cert-authority line for the
 //     host lists its signing key and it holds for the host: the host
-//     name among its principals, within its validity window, no
+//     name among its principals (or none: any host, as ssh takes
+//     it), within its validity window, no
 //     critical option, its signature good and made by an algorithm ssh
 //     takes from a CA (caSignatureAlgorithms). Else, as ssh retries, its key
 //     is checked as a plain key;
@@ -413,7 +414,38 @@ func (db *knownHostsDB) checkCert(lines []*hostKeyLine, host string, cert *ssh.C
 		return fmt.Errorf("its CA signed it with %s, which ssh does not take for a certificate (CASignatureAlgorithms: %s)", format, strings.Join(caSignatureAlgorithms, ","))
 	}
 	// the clock is the time now; no critical option is supported
-	return (&ssh.CertChecker{}).CheckCert(host, cert)
+	if len(cert.ValidPrincipals) > 0 {
+		return (&ssh.CertChecker{}).CheckCert(host, cert)
+	}
+	return checkCertAnyHost(host, cert)
+}
+
+// errCertSignature is the error x/crypto's CertChecker gives a
+// certificate whose CA signature does not verify.
+const errCertSignature = "ssh: certificate signature does not verify"
+
+// checkCertAnyHost checks cert, a host certificate naming no principal,
+// as ssh checks it (sshkey.c, sshkey_cert_check_authority: a host
+// certificate's principals are not required, and none means any host):
+// no critical option, within its validity window, its CA signature good.
+// x/crypto's CertChecker refuses it ("principal not in the set"): it is
+// checked there as naming host, every check but the signature's, which
+// that copy no longer carries, and the signature is verified here over
+// the certificate as its CA signed it. Before, readproof refused such a
+// certificate where ssh 9.2 takes it.
+func checkCertAnyHost(host string, cert *ssh.Certificate) error {
+	named := *cert
+	named.ValidPrincipals = []string{host}
+	if err := (&ssh.CertChecker{}).CheckCert(host, &named); err != nil && err.Error() != errCertSignature {
+		return err
+	}
+	unsigned := *cert
+	unsigned.Signature = nil
+	b := unsigned.Marshal()
+	if err := cert.SignatureKey.Verify(b[:len(b)-4], cert.Signature); err != nil { // less the empty signature's length
+		return errors.New(errCertSignature)
+	}
+	return nil
 }
 
 // caSignatureAlgorithms are the signature algorithms ssh takes from the
