@@ -11,6 +11,7 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha1"
 	"encoding/base64"
@@ -46,9 +47,31 @@ type hostKeyLine struct {
 	line   int
 }
 
-// knownHostsDB is the lines of the known_hosts files read, in order.
+// knownHostsDB is the lines of the known_hosts files read, in order,
+// and the KnownHostsCommand for the host, whose lines follow them.
 type knownHostsDB struct {
 	lines []hostKeyLine
+	cmd   *knownHostsCommand // nil for none
+	ctx   context.Context    // the fetch's, which the command runs under
+}
+
+// linesForLookup are the lines naming name (linesFor), then those the
+// KnownHostsCommand prints for the lookup, as ssh reads them
+// (sshconnect.c: the files, then the command).
+func (db *knownHostsDB) linesForLookup(lookup commandKeyTokens) ([]*hostKeyLine, error) {
+	lines := db.linesFor(lookup.name)
+	if db.cmd == nil {
+		return lines, nil
+	}
+	ctx := db.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	more, err := db.cmd.linesFrom(ctx, lookup)
+	if err != nil {
+		return nil, err
+	}
+	return append(lines, more...), nil
 }
 
 // readKnownHostsFiles reads the files ssh reads host keys from: one it
@@ -330,7 +353,10 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 	if err != nil {
 		return fmt.Errorf("knownhosts: %w", err)
 	}
-	lines := db.linesFor(name)
+	lines, err := db.linesForLookup(commandKeyTokens{name: name, invocation: "HOSTNAME", key: key})
+	if err != nil {
+		return err
+	}
 	revoked := func(k ssh.PublicKey) *hostKeyLine {
 		for _, l := range lines {
 			if l.marker == "revoked" && sameKey(plainKey(l.key), k) {
@@ -477,11 +503,12 @@ func sameKey(a, b ssh.PublicKey) bool { return bytes.Equal(a.Marshal(), b.Marsha
 // names the host (ssh asks for certificates first), then those of the
 // keys plain lines list for it, so that a server holding keys of several
 // types offers the one listed (go-git issue 411); nil, the defaults,
-// when no line names the host.
-func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) []string {
+// when no line names the host. An error is a KnownHostsCommand that
+// failed.
+func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) ([]string, error) {
 	name, _, err := lookupName(hostWithPort)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var certs, plain []string
 	add := func(to *[]string, algos ...string) {
@@ -491,7 +518,13 @@ func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) []string {
 			}
 		}
 	}
-	for _, l := range db.linesFor(name) {
+	// ssh runs the command for the order too, with %H the host name
+	// and no key, and connects to no host when it fails
+	lines, err := db.linesForLookup(commandKeyTokens{name: name, invocation: "ORDER"})
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
 		switch l.marker {
 		case "cert-authority":
 			for _, a := range ssh.SupportedAlgorithms().HostKeys {
@@ -509,5 +542,5 @@ func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) []string {
 			}
 		}
 	}
-	return append(certs, plain...)
+	return append(certs, plain...), nil
 }

@@ -390,7 +390,7 @@ func FuzzKnownHostsLines(f *testing.F) {
 			return
 		}
 		_ = db.check(addr, key)
-		_ = db.HostKeyAlgorithms(addr)
+		_, _ = db.HostKeyAlgorithms(addr)
 	})
 }
 
@@ -429,11 +429,19 @@ func hostCert(t *testing.T, dir, name, ca string, args ...string) ssh.Signer {
 // file, and says whether ssh took the host key; ok is false without ssh.
 func sshTakesHostKey(t *testing.T, port, known string) (taken bool, out string, ok bool) {
 	t.Helper()
+	return sshTakesHostKeyWith(t, port, known, "")
+}
+
+// sshTakesHostKeyWith is sshTakesHostKey with the lines extra added to
+// the host's block of ssh's configuration, before the others (the first
+// value obtained wins).
+func sshTakesHostKeyWith(t *testing.T, port, known, extra string) (taken bool, out string, ok bool) {
+	t.Helper()
 	if _, err := exec.LookPath("ssh"); err != nil {
 		return false, "", false
 	}
 	conf := filepath.Join(t.TempDir(), "ssh.conf")
-	if err := os.WriteFile(conf, []byte("Host git.example.test\n  Hostname 127.0.0.1\n  Port "+port+"\n  HostKeyAlias git.example.test\n  CheckHostIP no\n  StrictHostKeyChecking yes\n  BatchMode yes\n  UpdateHostKeys no\n  ControlPath none\n  IdentitiesOnly yes\n  IdentityFile none\n  UserKnownHostsFile "+known+"\n  GlobalKnownHostsFile none\n"), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte("Host git.example.test\n"+extra+"  Hostname 127.0.0.1\n  Port "+port+"\n  HostKeyAlias git.example.test\n  CheckHostIP no\n  StrictHostKeyChecking yes\n  BatchMode yes\n  UpdateHostKeys no\n  ControlPath none\n  IdentitiesOnly yes\n  IdentityFile none\n  UserKnownHostsFile "+known+"\n  GlobalKnownHostsFile none\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := exec.Command("ssh", "-vvv", "-F", conf, "git@git.example.test", "true").CombinedOutput()

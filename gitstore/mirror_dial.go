@@ -123,7 +123,7 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	}
 	addr := conf.sshAddr(ep)
 	host, port, _ := net.SplitHostPort(addr)
-	known, err := conf.hostKeys(alias, host, port, user)
+	known, err := conf.hostKeys(t.ctx, alias, host, port, user)
 	if err != nil {
 		return nil, err
 	}
@@ -134,13 +134,17 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	defer keys.close()
 	// the host key is looked up under the HostKeyAlias, when given
 	keyAddr, check := conf.hostKeyAddr(alias, addr), known.HostKeyCallback()
+	algos, err := known.HostKeyAlgorithms(keyAddr)
+	if err != nil {
+		return nil, err
+	}
 	cfg := &ssh.ClientConfig{
 		User: user,
 		Auth: []ssh.AuthMethod{ssh.PublicKeys(keys.signers...)},
 		HostKeyCallback: func(_ string, remote net.Addr, key ssh.PublicKey) error {
 			return check(keyAddr, remote, key)
 		},
-		HostKeyAlgorithms: known.HostKeyAlgorithms(keyAddr),
+		HostKeyAlgorithms: algos,
 	}
 	s, err := t.sshSessionAt(ep, addr, cfg)
 	if errors.Is(err, transport.ErrAuthorizationFailed) {

@@ -6,6 +6,7 @@ package gitstore
 // load_hostkeys).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -213,7 +214,7 @@ func (c *SSHConfig) hostKeyAddr(alias, addr string) string {
 // hostKeyDB checks a server's host key against known_hosts files.
 type hostKeyDB interface {
 	HostKeyCallback() ssh.HostKeyCallback
-	HostKeyAlgorithms(hostWithPort string) []string
+	HostKeyAlgorithms(hostWithPort string) ([]string, error)
 }
 
 // hostKeys reads the known_hosts files ssh reads for a fetch of alias at
@@ -225,7 +226,7 @@ type hostKeyDB interface {
 // ssh refuses the keys it lists (a KRL, or public keys), and readproof
 // does not read it. Before session 30's review it was passed over unsaid,
 // and readproof took a key ssh refuses as revoked.
-func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, error) {
+func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser string) (hostKeyDB, error) {
 	if st, ok := c.firstWithWords(alias, "RevokedHostKeys"); ok {
 		if args, _ := sshArgs(st.value); len(args) != 1 || !strings.EqualFold(args[0], "none") {
 			return nil, hint.With(&SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "RevokedHostKeys", Value: st.value,
@@ -234,6 +235,10 @@ func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, e
 		}
 	}
 	files, written, err := c.knownHostsWritten(alias, host, port, remoteUser)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := c.knownHostsCommandFor(alias, host, port, remoteUser)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +251,8 @@ func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, e
 		}
 		return nil, hint.With(fmt.Errorf("cannot read known hosts (%s): %s", showWritten(strings.Join(files, ", "), written), showWritten(err.Error(), written)), fix)
 	}
-	if len(read) == 0 {
+	known.cmd, known.ctx = cmd, ctx
+	if len(read) == 0 && cmd == nil {
 		looked := "none: UserKnownHostsFile and GlobalKnownHostsFile are both none for this host"
 		if len(files) > 0 {
 			looked = showWritten(strings.Join(files, ", "), written)
