@@ -53,6 +53,11 @@ type knownHostsDB struct {
 	lines []hostKeyLine
 	cmd   *knownHostsCommand // nil for none
 	ctx   context.Context    // the fetch's, which the command runs under
+	// the HostKeyAlgorithms and CASignatureAlgorithms for the host
+	// (assembleAlgorithms), nil for the defaults, and whether the host
+	// key algorithms are put in known_hosts' order
+	algos, caAlgos []string
+	reorder        bool
 }
 
 // linesForLookup are the lines naming name (linesFor), then those the
@@ -432,12 +437,16 @@ func (db *knownHostsDB) checkCert(lines []*hostKeyLine, host string, cert *ssh.C
 	if !listed {
 		return fmt.Errorf("no @cert-authority line for the host lists its signing key %s", ssh.FingerprintSHA256(cert.SignatureKey))
 	}
-	if cert.Signature == nil || !slices.Contains(caSignatureAlgorithms, cert.Signature.Format) {
+	caAlgos := db.caAlgos
+	if caAlgos == nil {
+		caAlgos = caSignatureAlgorithms
+	}
+	if cert.Signature == nil || !slices.Contains(caAlgos, cert.Signature.Format) {
 		format := "none"
 		if cert.Signature != nil {
 			format = cert.Signature.Format
 		}
-		return fmt.Errorf("its CA signed it with %s, which ssh does not take for a certificate (CASignatureAlgorithms: %s)", format, strings.Join(caSignatureAlgorithms, ","))
+		return fmt.Errorf("its CA signed it with %s, which ssh does not take for a certificate (CASignatureAlgorithms: %s)", format, strings.Join(caAlgos, ","))
 	}
 	// the clock is the time now; no critical option is supported
 	if len(cert.ValidPrincipals) > 0 {
@@ -475,7 +484,8 @@ func checkCertAnyHost(host string, cert *ssh.Certificate) error {
 }
 
 // caSignatureAlgorithms are the signature algorithms ssh takes from the
-// CA of a host certificate, OpenSSH 9.2's default CASignatureAlgorithms
+// CA of a host certificate when the configuration gives none for the
+// host, OpenSSH 9.2's default CASignatureAlgorithms
 // (sshconnect.c, check_host_cert; ssh -G shows them): not ssh-rsa, whose
 // SHA-1 signatures ssh has refused since 8.2. Before, readproof took a
 // certificate its CA signed with ssh-rsa, which ssh refuses.
@@ -499,24 +509,30 @@ func plainKey(k ssh.PublicKey) ssh.PublicKey {
 func sameKey(a, b ssh.PublicKey) bool { return bytes.Equal(a.Marshal(), b.Marshal()) }
 
 // HostKeyAlgorithms are the host key algorithms to ask the server for
-// hostWithPort: those of the certificates when a @cert-authority line
-// names the host (ssh asks for certificates first), then those of the
-// keys plain lines list for it, so that a server holding keys of several
-// types offers the one listed (go-git issue 411); nil, the defaults,
-// when no line names the host. An error is a KnownHostsCommand that
-// failed.
+// hostWithPort, as ssh 9.2 asks for them (sshconnect2.c, ssh_kex2 and
+// order_hostkeyalgs): its HostKeyAlgorithms (the configuration's, else
+// the default), those x/crypto speaks. With no HostKeyAlgorithms given,
+// or a +list or -list, ssh puts first the algorithms of the certificates
+// when a @cert-authority line names the host, and of the keys plain lines
+// list for it (the KnownHostsCommand's too, run for the order); readproof
+// asks for those alone, so that a server holding keys of several types
+// offers the one listed (go-git issue 411) and one holding none is named
+// (ssh would take a key of another type only to refuse it). A list or
+// ^list given is asked for as written, as ssh asks for it. An error is a
+// KnownHostsCommand that failed, or a list readproof speaks none of.
 func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) ([]string, error) {
-	name, _, err := lookupName(hostWithPort)
-	if err != nil {
-		return nil, nil
+	list, reorder := db.algos, db.reorder
+	if list == nil {
+		list, reorder = defaultHostKeyAlgorithms, true
 	}
-	var certs, plain []string
-	add := func(to *[]string, algos ...string) {
-		for _, a := range algos {
-			if !slices.Contains(*to, a) {
-				*to = append(*to, a)
-			}
-		}
+	offered := slices.DeleteFunc(slices.Clone(list), func(a string) bool { return !slices.Contains(hostKeyAlgorithmsGo, a) })
+	if len(offered) == 0 {
+		return nil, hint.With(fmt.Errorf("HostKeyAlgorithms for the host names none of the algorithms readproof speaks (%s)", strings.Join(hostKeyAlgorithmsGo, ",")),
+			"add one the host's key signs with to the HostKeyAlgorithms line for the host (ssh -G HOST shows the list)")
+	}
+	name, _, err := lookupName(hostWithPort)
+	if err != nil || !reorder {
+		return offered, nil
 	}
 	// ssh runs the command for the order too, with %H the host name
 	// and no key, and connects to no host when it fails
@@ -524,23 +540,16 @@ func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range lines {
-		switch l.marker {
-		case "cert-authority":
-			for _, a := range ssh.SupportedAlgorithms().HostKeys {
-				if strings.Contains(a, "-cert-") {
-					add(&certs, a)
-				}
-			}
-		case "":
-			if t := l.key.Type(); t == ssh.KeyAlgoRSA {
-				// not ssh-rsa: its signatures are SHA-1, which ssh
-				// refuses since OpenSSH 8.8 (HostKeyAlgorithms)
-				add(&plain, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256)
-			} else {
-				add(&plain, t)
-			}
+	ca := slices.ContainsFunc(lines, func(l *hostKeyLine) bool { return l.marker == "cert-authority" })
+	var first []string
+	for _, a := range offered {
+		cert := strings.Contains(a, "-cert-")
+		if cert && ca || !cert && slices.ContainsFunc(lines, func(l *hostKeyLine) bool { return l.marker == "" && l.key.Type() == algorithmKeyType(a) }) {
+			first = append(first, a)
 		}
 	}
-	return append(certs, plain...), nil
+	if len(first) == 0 {
+		return offered, nil // no line names the host: ssh's list
+	}
+	return first, nil
 }

@@ -202,11 +202,12 @@ func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.Clie
 		}
 		if strings.Contains(err.Error(), "no common algorithm for host key") {
 			// the server offers no host key of the types asked for: those
-			// known_hosts lists for the host, or x/crypto's defaults when
-			// it lists none (x/crypto/ssh has no error type for it)
+			// known_hosts lists for the host, or the host's
+			// HostKeyAlgorithms when it lists none (x/crypto/ssh has no
+			// error type for it)
 			return nil, hint.With(fmt.Errorf("%s offers no host key of a type readproof asks for: %w", addr, err),
 				"if known_hosts lists this host, the server's host key may have changed (ssh says REMOTE HOST IDENTIFICATION HAS CHANGED): compare its fingerprint (ssh-keyscan HOST | ssh-keygen -lf -) with one you trust, then update known_hosts; "+
-					"a server whose RSA key signs only with ssh-rsa (SHA-1), or whose only key is DSA, is refused, as ssh refuses it")
+					"a server whose RSA key signs only with ssh-rsa (SHA-1), or whose only key is DSA, is refused, as ssh refuses it, unless the host's HostKeyAlgorithms allows ssh-rsa (HostKeyAlgorithms +ssh-rsa)")
 		}
 		return nil, err
 	}

@@ -242,6 +242,14 @@ func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser 
 	if err != nil {
 		return nil, err
 	}
+	algos, reorder, err := c.algorithmsFor(alias, "HostKeyAlgorithms", defaultHostKeyAlgorithms, sshHostKeyAlgorithms)
+	if err != nil {
+		return nil, err
+	}
+	caAlgos, _, err := c.algorithmsFor(alias, "CASignatureAlgorithms", caSignatureAlgorithms, sshCASignatureAlgorithms)
+	if err != nil {
+		return nil, err
+	}
 	known, read, err := readKnownHostsFiles(files)
 	if err != nil {
 		// the error names the file (knownhosts: FILE: ... line N)
@@ -252,6 +260,7 @@ func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser 
 		return nil, hint.With(fmt.Errorf("cannot read known hosts (%s): %s", showWritten(strings.Join(files, ", "), written), showWritten(err.Error(), written)), fix)
 	}
 	known.cmd, known.ctx = cmd, ctx
+	known.algos, known.reorder, known.caAlgos = algos, reorder, caAlgos
 	if len(read) == 0 && cmd == nil {
 		looked := "none: UserKnownHostsFile and GlobalKnownHostsFile are both none for this host"
 		if len(files) > 0 {
