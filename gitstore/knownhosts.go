@@ -58,6 +58,15 @@ type knownHostsDB struct {
 	// key algorithms are put in known_hosts' order
 	algos, caAlgos []string
 	reorder        bool
+	ip             *hostIPCheck // CheckHostIP yes; nil for no
+}
+
+// context is the fetch's context, the command's.
+func (db *knownHostsDB) context() context.Context {
+	if db.ctx == nil {
+		return context.Background()
+	}
+	return db.ctx
 }
 
 // linesForLookup are the lines naming name (linesFor), then those the
@@ -68,11 +77,7 @@ func (db *knownHostsDB) linesForLookup(lookup commandKeyTokens) ([]*hostKeyLine,
 	if db.cmd == nil {
 		return lines, nil
 	}
-	ctx := db.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	more, err := db.cmd.linesFrom(ctx, lookup)
+	more, err := db.cmd.linesFrom(db.context(), lookup)
 	if err != nil {
 		return nil, err
 	}
@@ -348,12 +353,12 @@ func (db *knownHostsDB) linesFor(name string) []*hostKeyLine {
 //     a *knownhosts.KeyError, whose Want are the host's keys listed
 //     (none: the host is unknown).
 func (db *knownHostsDB) HostKeyCallback() ssh.HostKeyCallback {
-	return func(addr string, _ net.Addr, key ssh.PublicKey) error {
-		return db.check(addr, key)
+	return func(addr string, remote net.Addr, key ssh.PublicKey) error {
+		return db.check(addr, remote, key)
 	}
 }
 
-func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
+func (db *knownHostsDB) check(addr string, remote net.Addr, key ssh.PublicKey) error {
 	name, host, err := lookupName(addr)
 	if err != nil {
 		return fmt.Errorf("knownhosts: %w", err)
@@ -390,7 +395,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 			continue
 		}
 		if sameKey(l.key, key) {
-			return nil
+			return db.checkAddress(remote, key) // a certificate taken is not (ssh)
 		}
 		keyErr.Want = append(keyErr.Want, l.known())
 	}

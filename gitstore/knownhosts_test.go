@@ -389,7 +389,7 @@ func FuzzKnownHostsLines(f *testing.F) {
 		if db.add(data, "kh") != nil {
 			return
 		}
-		_ = db.check(addr, key)
+		_ = db.check(addr, nil, key)
 		_, _ = db.HostKeyAlgorithms(addr)
 	})
 }

@@ -73,24 +73,31 @@ func (c *SSHConfig) knownHostsFor(alias, host, port, remoteUser string) ([]strin
 // of the files shows no variable's value, as for an IdentityFile
 // (keysAt), since an MCP client or an evidence bundle may receive it.
 func (c *SSHConfig) knownHostsWritten(alias, host, port, remoteUser string) (files []string, written map[string]string, err error) {
+	userFiles, global, written, err := c.knownHostsSplit(alias, host, port, remoteUser)
+	return append(userFiles, global...), written, err
+}
+
+// knownHostsSplit is knownHostsWritten, the user's files apart from the
+// system's (all of them the user's under SSH_KNOWN_HOSTS).
+func (c *SSHConfig) knownHostsSplit(alias, host, port, remoteUser string) (userFiles, global []string, written map[string]string, err error) {
 	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
-		return files, nil, nil
+		return files, nil, nil, nil
 	}
 	written = map[string]string{}
-	userFiles, err := c.knownHostsLine(alias, "UserKnownHostsFile", c.defaultUserKnownHosts(), written, func(v string) (string, error) {
+	userFiles, err = c.knownHostsLine(alias, "UserKnownHostsFile", c.defaultUserKnownHosts(), written, func(v string) (string, error) {
 		return expandIdentityPathFor(v, identityTokens{home: c.home, localUser: localUserName(), host: host, remoteUser: remoteUser,
 			alias: alias, keyAlias: c.hostKeyAlias(alias), port: port})
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	global, err := c.knownHostsLine(alias, "GlobalKnownHostsFile", defaultGlobalKnownHosts, written, func(v string) (string, error) {
+	global, err = c.knownHostsLine(alias, "GlobalKnownHostsFile", defaultGlobalKnownHosts, written, func(v string) (string, error) {
 		return expandTildeOnly(v, c.home)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return append(userFiles, global...), written, nil
+	return userFiles, global, written, nil
 }
 
 // knownHostsLine are the files the first line giving key for alias
@@ -234,7 +241,12 @@ func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser 
 				"list each revoked key as a @revoked * KEY line in a known_hosts file ssh reads for the host, then remove the RevokedHostKeys line for it (or give the source's url a Host alias without it)")
 		}
 	}
-	files, written, err := c.knownHostsWritten(alias, host, port, remoteUser)
+	userFiles, global, written, err := c.knownHostsSplit(alias, host, port, remoteUser)
+	if err != nil {
+		return nil, err
+	}
+	files := append(slices.Clone(userFiles), global...)
+	checkIP, err := c.checkHostIP(alias)
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +273,16 @@ func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser 
 	}
 	known.cmd, known.ctx = cmd, ctx
 	known.algos, known.reorder, known.caAlgos = algos, reorder, caAlgos
+	if checkIP {
+		// ssh reads the IP address's lines from the first of the
+		// user's files and the system's (sshconnect.c, check_host_key)
+		known.ip = &hostIPCheck{hostname: host, files: global}
+		if len(userFiles) > 0 && os.Getenv("SSH_KNOWN_HOSTS") == "" {
+			known.ip.files = append(known.ip.files, userFiles[0])
+		} else {
+			known.ip.files = append(known.ip.files, userFiles...)
+		}
+	}
 	if len(read) == 0 && cmd == nil {
 		looked := "none: UserKnownHostsFile and GlobalKnownHostsFile are both none for this host"
 		if len(files) > 0 {
