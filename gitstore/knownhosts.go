@@ -530,9 +530,10 @@ func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) ([]string, error)
 	if list == nil {
 		list, reorder = defaultHostKeyAlgorithms, true
 	}
-	offered := slices.DeleteFunc(slices.Clone(list), func(a string) bool { return !slices.Contains(hostKeyAlgorithmsGo, a) })
+	spoken := hostKeyAlgorithmsGo()
+	offered := slices.DeleteFunc(slices.Clone(list), func(a string) bool { return !slices.Contains(spoken, a) })
 	if len(offered) == 0 {
-		return nil, hint.With(fmt.Errorf("HostKeyAlgorithms for the host names none of the algorithms readproof speaks (%s)", strings.Join(hostKeyAlgorithmsGo, ",")),
+		return nil, hint.With(fmt.Errorf("HostKeyAlgorithms for the host names none of the algorithms readproof speaks (%s)", strings.Join(spoken, ",")),
 			"add one the host's key signs with to the HostKeyAlgorithms line for the host (ssh -G HOST shows the list)")
 	}
 	name, _, err := lookupName(hostWithPort)

@@ -134,7 +134,9 @@ func (c *SSHConfig) algorithmsFor(alias, key string, def, all []string) ([]strin
 
 // hostKeyAlgorithmsGo are the host key algorithms x/crypto speaks: those
 // ssh asks for that it lacks (sk-, ssh-dss) are not asked for.
-var hostKeyAlgorithmsGo = append(ssh.SupportedAlgorithms().HostKeys, ssh.InsecureAlgorithms().HostKeys...)
+func hostKeyAlgorithmsGo() []string {
+	return append(ssh.SupportedAlgorithms().HostKeys, ssh.InsecureAlgorithms().HostKeys...)
+}
 
 // algorithmKeyType is the key type an algorithm signs with: an RSA key's
 // for rsa-sha2-256 and rsa-sha2-512, and an RSA certificate's for theirs.

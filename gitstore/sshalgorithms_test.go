@@ -50,6 +50,7 @@ func TestKnownHostsAlgorithmsAsSSH(t *testing.T) {
 		{"a +list, known_hosts' order first", []ssh.Signer{ed, ec}, line("git.example.test", ed), "HostKeyAlgorithms +ecdsa-sha2-nistp256", true},
 		{"a pattern", []ssh.Signer{ed, ec}, line("git.example.test", ed), "HostKeyAlgorithms ssh-ed*", true},
 		{"an unknown algorithm", []ssh.Signer{ed}, line("git.example.test", ed), "HostKeyAlgorithms ssh-ed25519,foo", false},
+		{"an algorithm x/crypto does not speak, alone", []ssh.Signer{ed}, line("git.example.test", ed), "HostKeyAlgorithms sk-ssh-ed25519@openssh.com", false},
 		{"a negated algorithm", []ssh.Signer{ed}, line("git.example.test", ed), "HostKeyAlgorithms ssh-ed25519,!ssh-rsa", false},
 		{"a certificate signed with ssh-rsa, allowed", []ssh.Signer{sha1Cert}, caLine, "CASignatureAlgorithms +ssh-rsa", true},
 		{"a certificate signed with ssh-rsa, by default", []ssh.Signer{sha1Cert}, caLine, "CASignatureAlgorithms -ssh-ed25519", false},
