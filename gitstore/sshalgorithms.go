@@ -110,9 +110,10 @@ func assembleAlgorithms(value string, def, all []string) (list []string, reorder
 
 // algorithmsFor is the list the first line giving key (HostKeyAlgorithms
 // or CASignatureAlgorithms) for alias makes (assembleAlgorithms), def for
-// none; an error names the line.
-func (c *SSHConfig) algorithmsFor(alias, key string, def, all []string) ([]string, bool, error) {
-	st, ok := c.firstWithWords(alias, key)
+// none; set are the host's settings (firstsWithWords). An error names the
+// line.
+func algorithmsFor(set map[string]setting, alias, key string, def, all []string) ([]string, bool, error) {
+	st, ok := set[key]
 	if !ok {
 		return assembleAlgorithms("", def, all)
 	}

@@ -19,9 +19,10 @@ import (
 )
 
 // checkHostIP is whether the configuration sets CheckHostIP yes for
-// alias (the first value obtained); an error names a line ssh refuses.
-func (c *SSHConfig) checkHostIP(alias string) (bool, error) {
-	st, ok := c.firstWithWords(alias, "CheckHostIP")
+// alias (the first value obtained; set: firstsWithWords); an error names
+// a line ssh refuses.
+func checkHostIP(set map[string]setting, alias string) (bool, error) {
+	st, ok := set["CheckHostIP"]
 	if !ok {
 		return false, nil // ssh 9.2's default
 	}

@@ -151,18 +151,30 @@ func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, written
 // (Warnings). Before session 30 a Match block's line was said and never
 // applied, so that the files ssh reads for the host went unread.
 func (c *SSHConfig) firstWithWords(alias, key string) (setting, bool) {
-	var st setting
+	st, ok := c.firstsWithWords(alias, key)[key]
+	return st, ok
+}
+
+// firstsWithWords is firstWithWords for each of keys, in one walk of the
+// blocks: the settings found, by key as given.
+func (c *SSHConfig) firstsWithWords(alias string, keys ...string) map[string]setting {
+	found := make(map[string]setting, len(keys))
 	c.walkBlocks(alias, func(kv *ssh_config.KV, _ *sshConfigFile, on matchVerdict, at setting) bool {
-		if on != matchYes || !strings.EqualFold(kv.Key, key) {
+		if on != matchYes {
 			return true
 		}
-		if args, _ := sshArgs(kv.Value); len(args) == 0 {
-			return true
+		for _, key := range keys {
+			if _, done := found[key]; done || !strings.EqualFold(kv.Key, key) {
+				continue
+			}
+			if args, _ := sshArgs(kv.Value); len(args) > 0 {
+				at.key = key
+				found[key] = at
+			}
 		}
-		st, st.key = at, key
-		return false
+		return len(found) < len(keys)
 	})
-	return st, st.key != ""
+	return found
 }
 
 // expandTildeOnly expands a leading ~ (home) or ~user (that user's home
@@ -234,7 +246,10 @@ type hostKeyDB interface {
 // does not read it. Before session 30's review it was passed over unsaid,
 // and readproof took a key ssh refuses as revoked.
 func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser string) (hostKeyDB, error) {
-	if st, ok := c.firstWithWords(alias, "RevokedHostKeys"); ok {
+	// one walk of the blocks for these (a configuration of tens of
+	// thousands of Match blocks: one walk each doubled a fetch's check)
+	set := c.firstsWithWords(alias, "RevokedHostKeys", "KnownHostsCommand", "HostKeyAlgorithms", "CASignatureAlgorithms", "CheckHostIP")
+	if st, ok := set["RevokedHostKeys"]; ok {
 		if args, _ := sshArgs(st.value); len(args) != 1 || !strings.EqualFold(args[0], "none") {
 			return nil, hint.With(&SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "RevokedHostKeys", Value: st.value,
 				Err: errors.New(st.readThrough() + "ssh refuses the host keys this file revokes, and readproof does not read it, so it does not connect")},
@@ -246,19 +261,19 @@ func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser 
 		return nil, err
 	}
 	files := append(slices.Clone(userFiles), global...)
-	checkIP, err := c.checkHostIP(alias)
+	checkIP, err := checkHostIP(set, alias)
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := c.knownHostsCommandFor(alias, host, port, remoteUser)
+	cmd, err := c.knownHostsCommandFor(set, alias, host, port, remoteUser)
 	if err != nil {
 		return nil, err
 	}
-	algos, reorder, err := c.algorithmsFor(alias, "HostKeyAlgorithms", defaultHostKeyAlgorithms, sshHostKeyAlgorithms)
+	algos, reorder, err := algorithmsFor(set, alias, "HostKeyAlgorithms", defaultHostKeyAlgorithms, sshHostKeyAlgorithms)
 	if err != nil {
 		return nil, err
 	}
-	caAlgos, _, err := c.algorithmsFor(alias, "CASignatureAlgorithms", caSignatureAlgorithms, sshCASignatureAlgorithms)
+	caAlgos, _, err := algorithmsFor(set, alias, "CASignatureAlgorithms", caSignatureAlgorithms, sshCASignatureAlgorithms)
 	if err != nil {
 		return nil, err
 	}

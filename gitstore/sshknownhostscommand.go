@@ -43,13 +43,13 @@ type knownHostsCommand struct {
 }
 
 // knownHostsCommandFor is the KnownHostsCommand the first line giving it
-// for alias names (none for "none", in any case); nil for none. An error
+// for alias names (set: firstsWithWords) (none for "none", in any case); nil for none. An error
 // is a line ssh would not run for this host, naming it: a program not
 // written from / (ssh: "path is not absolute"), a token or variable ssh
 // does not expand there; ssh then goes on with the files alone, readproof
 // does not.
-func (c *SSHConfig) knownHostsCommandFor(alias, host, port, remoteUser string) (*knownHostsCommand, error) {
-	st, ok := c.firstWithWords(alias, "KnownHostsCommand")
+func (c *SSHConfig) knownHostsCommandFor(set map[string]setting, alias, host, port, remoteUser string) (*knownHostsCommand, error) {
+	st, ok := set["KnownHostsCommand"]
 	if !ok {
 		return nil, nil
 	}
