@@ -339,19 +339,23 @@ func (db *knownHostsDB) linesFor(name string) []*hostKeyLine {
 
 // HostKeyCallback checks a server's host key as ssh checks it
 // (sshconnect.c, check_host_key) under the address it is given (the host
-// name, or the HostKeyAlias, with the port), never the one dialled:
+// name, or the HostKeyAlias, with the port), the address dialled looked
+// up only for CheckHostIP yes:
 //   - a key, or a certificate's key or signing CA, that a @revoked line
 //     for the host lists is refused (a *knownhosts.RevokedError);
 //   - a host certificate is taken when a @cert-authority line for the
 //     host lists its signing key and it holds for the host: the host
-//     name among its principals (or none: any host, as ssh takes
-//     it), within its validity window, no
-//     critical option, its signature good and made by an algorithm ssh
-//     takes from a CA (caSignatureAlgorithms). Else, as ssh retries, its key
-//     is checked as a plain key;
-//   - a key a plain line for the host lists is taken; else the error is
-//     a *knownhosts.KeyError, whose Want are the host's keys listed
-//     (none: the host is unknown).
+//     name among its principals (or none: any host, as ssh takes it),
+//     within its validity window, no critical option, its signature
+//     good and made by an algorithm ssh takes from a CA (the host's
+//     CASignatureAlgorithms, else caSignatureAlgorithms). Else, as ssh
+//     retries, its key is checked as a plain key;
+//   - a key a plain line for the host lists is taken (with CheckHostIP
+//     yes, unless the address's lines list another: checkAddress); else
+//     the error is a *knownhosts.KeyError, whose Want are the host's
+//     keys listed (none: the host is unknown).
+//
+// The lines are the files' and then the KnownHostsCommand's.
 func (db *knownHostsDB) HostKeyCallback() ssh.HostKeyCallback {
 	return func(addr string, remote net.Addr, key ssh.PublicKey) error {
 		return db.check(addr, remote, key)
