@@ -517,7 +517,7 @@ func plainKey(k ssh.PublicKey) ssh.PublicKey {
 // sameKey is whether a and b are the same public key.
 func sameKey(a, b ssh.PublicKey) bool { return bytes.Equal(a.Marshal(), b.Marshal()) }
 
-// HostKeyAlgorithms are the host key algorithms to ask the server for
+// hostKeyAlgorithms are the host key algorithms to ask the server for
 // hostWithPort, as ssh 9.2 asks for them (sshconnect2.c, ssh_kex2 and
 // order_hostkeyalgs): its HostKeyAlgorithms (the configuration's, else
 // the default), those x/crypto speaks. With no HostKeyAlgorithms given,
@@ -529,7 +529,7 @@ func sameKey(a, b ssh.PublicKey) bool { return bytes.Equal(a.Marshal(), b.Marsha
 // (ssh would take a key of another type only to refuse it). A list or
 // ^list given is asked for as written, as ssh asks for it. An error is a
 // KnownHostsCommand that failed, or a list readproof speaks none of.
-func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) ([]string, error) {
+func (db *knownHostsDB) hostKeyAlgorithms(hostWithPort string) ([]string, error) {
 	list, reorder := db.algos, db.reorder
 	if list == nil {
 		list, reorder = defaultHostKeyAlgorithms, true

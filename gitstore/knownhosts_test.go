@@ -390,7 +390,7 @@ func FuzzKnownHostsLines(f *testing.F) {
 			return
 		}
 		_ = db.check(addr, nil, key)
-		_, _ = db.HostKeyAlgorithms(addr)
+		_, _ = db.hostKeyAlgorithms(addr)
 	})
 }
 

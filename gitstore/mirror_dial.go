@@ -134,7 +134,7 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	defer keys.close()
 	// the host key is looked up under the HostKeyAlias, when given
 	keyAddr, check := conf.hostKeyAddr(alias, addr), known.HostKeyCallback()
-	algos, err := known.HostKeyAlgorithms(keyAddr)
+	algos, err := known.hostKeyAlgorithms(keyAddr)
 	if err != nil {
 		return nil, err
 	}

@@ -233,7 +233,7 @@ func (c *SSHConfig) hostKeyAddr(alias, addr string) string {
 // hostKeyDB checks a server's host key against known_hosts files.
 type hostKeyDB interface {
 	HostKeyCallback() ssh.HostKeyCallback
-	HostKeyAlgorithms(hostWithPort string) ([]string, error)
+	hostKeyAlgorithms(hostWithPort string) ([]string, error)
 }
 
 // hostKeys reads the known_hosts files ssh reads for a fetch of alias at
