@@ -11,6 +11,7 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha1"
 	"encoding/base64"
@@ -46,9 +47,41 @@ type hostKeyLine struct {
 	line   int
 }
 
-// knownHostsDB is the lines of the known_hosts files read, in order.
+// knownHostsDB is the lines of the known_hosts files read, in order,
+// and the KnownHostsCommand for the host, whose lines follow them.
 type knownHostsDB struct {
 	lines []hostKeyLine
+	cmd   *knownHostsCommand // nil for none
+	ctx   context.Context    // the fetch's, which the command runs under
+	// the HostKeyAlgorithms and CASignatureAlgorithms for the host
+	// (assembleAlgorithms), nil for the defaults, and whether the host
+	// key algorithms are put in known_hosts' order
+	algos, caAlgos []string
+	reorder        bool
+	ip             *hostIPCheck // CheckHostIP yes; nil for no
+}
+
+// context is the fetch's context, the command's.
+func (db *knownHostsDB) context() context.Context {
+	if db.ctx == nil {
+		return context.Background()
+	}
+	return db.ctx
+}
+
+// linesForLookup are the lines naming name (linesFor), then those the
+// KnownHostsCommand prints for the lookup, as ssh reads them
+// (sshconnect.c: the files, then the command).
+func (db *knownHostsDB) linesForLookup(lookup commandKeyTokens) ([]*hostKeyLine, error) {
+	lines := db.linesFor(lookup.name)
+	if db.cmd == nil {
+		return lines, nil
+	}
+	more, err := db.cmd.linesFrom(db.context(), lookup)
+	if err != nil {
+		return nil, err
+	}
+	return append(lines, more...), nil
 }
 
 // readKnownHostsFiles reads the files ssh reads host keys from: one it
@@ -306,30 +339,38 @@ func (db *knownHostsDB) linesFor(name string) []*hostKeyLine {
 
 // HostKeyCallback checks a server's host key as ssh checks it
 // (sshconnect.c, check_host_key) under the address it is given (the host
-// name, or the HostKeyAlias, with the port), never the one dialled:
+// name, or the HostKeyAlias, with the port), the address dialled looked
+// up only for CheckHostIP yes:
 //   - a key, or a certificate's key or signing CA, that a @revoked line
 //     for the host lists is refused (a *knownhosts.RevokedError);
 //   - a host certificate is taken when a @cert-authority line for the
 //     host lists its signing key and it holds for the host: the host
-//     name among its principals, within its validity window, no
-//     critical option, its signature good and made by an algorithm ssh
-//     takes from a CA (caSignatureAlgorithms). Else, as ssh retries, its key
-//     is checked as a plain key;
-//   - a key a plain line for the host lists is taken; else the error is
-//     a *knownhosts.KeyError, whose Want are the host's keys listed
-//     (none: the host is unknown).
+//     name among its principals (or none: any host, as ssh takes it),
+//     within its validity window, no critical option, its signature
+//     good and made by an algorithm ssh takes from a CA (the host's
+//     CASignatureAlgorithms, else caSignatureAlgorithms). Else, as ssh
+//     retries, its key is checked as a plain key;
+//   - a key a plain line for the host lists is taken (with CheckHostIP
+//     yes, unless the address's lines list another: checkAddress); else
+//     the error is a *knownhosts.KeyError, whose Want are the host's
+//     keys listed (none: the host is unknown).
+//
+// The lines are the files' and then the KnownHostsCommand's.
 func (db *knownHostsDB) HostKeyCallback() ssh.HostKeyCallback {
-	return func(addr string, _ net.Addr, key ssh.PublicKey) error {
-		return db.check(addr, key)
+	return func(addr string, remote net.Addr, key ssh.PublicKey) error {
+		return db.check(addr, remote, key)
 	}
 }
 
-func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
+func (db *knownHostsDB) check(addr string, remote net.Addr, key ssh.PublicKey) error {
 	name, host, err := lookupName(addr)
 	if err != nil {
 		return fmt.Errorf("knownhosts: %w", err)
 	}
-	lines := db.linesFor(name)
+	lines, err := db.linesForLookup(commandKeyTokens{name: name, invocation: "HOSTNAME", key: key})
+	if err != nil {
+		return err
+	}
 	revoked := func(k ssh.PublicKey) *hostKeyLine {
 		for _, l := range lines {
 			if l.marker == "revoked" && sameKey(plainKey(l.key), k) {
@@ -358,7 +399,7 @@ func (db *knownHostsDB) check(addr string, key ssh.PublicKey) error {
 			continue
 		}
 		if sameKey(l.key, key) {
-			return nil
+			return db.checkAddress(remote, key) // a certificate taken is not (ssh)
 		}
 		keyErr.Want = append(keyErr.Want, l.known())
 	}
@@ -405,19 +446,55 @@ func (db *knownHostsDB) checkCert(lines []*hostKeyLine, host string, cert *ssh.C
 	if !listed {
 		return fmt.Errorf("no @cert-authority line for the host lists its signing key %s", ssh.FingerprintSHA256(cert.SignatureKey))
 	}
-	if cert.Signature == nil || !slices.Contains(caSignatureAlgorithms, cert.Signature.Format) {
+	caAlgos := db.caAlgos
+	if caAlgos == nil {
+		caAlgos = caSignatureAlgorithms
+	}
+	if cert.Signature == nil || !slices.Contains(caAlgos, cert.Signature.Format) {
 		format := "none"
 		if cert.Signature != nil {
 			format = cert.Signature.Format
 		}
-		return fmt.Errorf("its CA signed it with %s, which ssh does not take for a certificate (CASignatureAlgorithms: %s)", format, strings.Join(caSignatureAlgorithms, ","))
+		return fmt.Errorf("its CA signed it with %s, which ssh does not take for a certificate (CASignatureAlgorithms: %s)", format, strings.Join(caAlgos, ","))
 	}
 	// the clock is the time now; no critical option is supported
-	return (&ssh.CertChecker{}).CheckCert(host, cert)
+	if len(cert.ValidPrincipals) > 0 {
+		return (&ssh.CertChecker{}).CheckCert(host, cert)
+	}
+	return checkCertAnyHost(host, cert)
+}
+
+// errCertSignature is the error x/crypto's CertChecker gives a
+// certificate whose CA signature does not verify.
+const errCertSignature = "ssh: certificate signature does not verify"
+
+// checkCertAnyHost checks cert, a host certificate naming no principal,
+// as ssh checks it (sshkey.c, sshkey_cert_check_authority: a host
+// certificate's principals are not required, and none means any host):
+// no critical option, within its validity window, its CA signature good.
+// x/crypto's CertChecker refuses it ("principal not in the set"): it is
+// checked there as naming host, every check but the signature's, which
+// that copy no longer carries, and the signature is verified here over
+// the certificate as its CA signed it. Before, readproof refused such a
+// certificate where ssh 9.2 takes it.
+func checkCertAnyHost(host string, cert *ssh.Certificate) error {
+	named := *cert
+	named.ValidPrincipals = []string{host}
+	if err := (&ssh.CertChecker{}).CheckCert(host, &named); err != nil && err.Error() != errCertSignature {
+		return err
+	}
+	unsigned := *cert
+	unsigned.Signature = nil
+	b := unsigned.Marshal()
+	if err := cert.SignatureKey.Verify(b[:len(b)-4], cert.Signature); err != nil { // less the empty signature's length
+		return errors.New(errCertSignature)
+	}
+	return nil
 }
 
 // caSignatureAlgorithms are the signature algorithms ssh takes from the
-// CA of a host certificate, OpenSSH 9.2's default CASignatureAlgorithms
+// CA of a host certificate when the configuration gives none for the
+// host, OpenSSH 9.2's default CASignatureAlgorithms
 // (sshconnect.c, check_host_cert; ssh -G shows them): not ssh-rsa, whose
 // SHA-1 signatures ssh has refused since 8.2. Before, readproof took a
 // certificate its CA signed with ssh-rsa, which ssh refuses.
@@ -440,42 +517,49 @@ func plainKey(k ssh.PublicKey) ssh.PublicKey {
 // sameKey is whether a and b are the same public key.
 func sameKey(a, b ssh.PublicKey) bool { return bytes.Equal(a.Marshal(), b.Marshal()) }
 
-// HostKeyAlgorithms are the host key algorithms to ask the server for
-// hostWithPort: those of the certificates when a @cert-authority line
-// names the host (ssh asks for certificates first), then those of the
-// keys plain lines list for it, so that a server holding keys of several
-// types offers the one listed (go-git issue 411); nil, the defaults,
-// when no line names the host.
-func (db *knownHostsDB) HostKeyAlgorithms(hostWithPort string) []string {
+// hostKeyAlgorithms are the host key algorithms to ask the server for
+// hostWithPort, as ssh 9.2 asks for them (sshconnect2.c, ssh_kex2 and
+// order_hostkeyalgs): its HostKeyAlgorithms (the configuration's, else
+// the default), those x/crypto speaks. With no HostKeyAlgorithms given,
+// or a +list or -list, ssh puts first the algorithms of the certificates
+// when a @cert-authority line names the host, and of the keys plain lines
+// list for it (the KnownHostsCommand's too, run for the order); readproof
+// asks for those alone, so that a server holding keys of several types
+// offers the one listed (go-git issue 411) and one holding none is named
+// (ssh would take a key of another type only to refuse it). A list or
+// ^list given is asked for as written, as ssh asks for it. An error is a
+// KnownHostsCommand that failed, or a list readproof speaks none of.
+func (db *knownHostsDB) hostKeyAlgorithms(hostWithPort string) ([]string, error) {
+	list, reorder := db.algos, db.reorder
+	if list == nil {
+		list, reorder = defaultHostKeyAlgorithms, true
+	}
+	spoken := hostKeyAlgorithmsGo()
+	offered := slices.DeleteFunc(slices.Clone(list), func(a string) bool { return !slices.Contains(spoken, a) })
+	if len(offered) == 0 {
+		return nil, hint.With(fmt.Errorf("HostKeyAlgorithms for the host names none of the algorithms readproof speaks (%s)", strings.Join(spoken, ",")),
+			"add one the host's key signs with to the HostKeyAlgorithms line for the host (ssh -G HOST shows the list)")
+	}
 	name, _, err := lookupName(hostWithPort)
+	if err != nil || !reorder {
+		return offered, nil
+	}
+	// ssh runs the command for the order too, with %H the host name
+	// and no key, and connects to no host when it fails
+	lines, err := db.linesForLookup(commandKeyTokens{name: name, invocation: "ORDER"})
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	var certs, plain []string
-	add := func(to *[]string, algos ...string) {
-		for _, a := range algos {
-			if !slices.Contains(*to, a) {
-				*to = append(*to, a)
-			}
+	ca := slices.ContainsFunc(lines, func(l *hostKeyLine) bool { return l.marker == "cert-authority" })
+	var first []string
+	for _, a := range offered {
+		cert := strings.Contains(a, "-cert-")
+		if cert && ca || !cert && slices.ContainsFunc(lines, func(l *hostKeyLine) bool { return l.marker == "" && l.key.Type() == algorithmKeyType(a) }) {
+			first = append(first, a)
 		}
 	}
-	for _, l := range db.linesFor(name) {
-		switch l.marker {
-		case "cert-authority":
-			for _, a := range ssh.SupportedAlgorithms().HostKeys {
-				if strings.Contains(a, "-cert-") {
-					add(&certs, a)
-				}
-			}
-		case "":
-			if t := l.key.Type(); t == ssh.KeyAlgoRSA {
-				// not ssh-rsa: its signatures are SHA-1, which ssh
-				// refuses since OpenSSH 8.8 (HostKeyAlgorithms)
-				add(&plain, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256)
-			} else {
-				add(&plain, t)
-			}
-		}
+	if len(first) == 0 {
+		return offered, nil // no line names the host: ssh's list
 	}
-	return append(certs, plain...)
+	return first, nil
 }

@@ -389,8 +389,8 @@ func FuzzKnownHostsLines(f *testing.F) {
 		if db.add(data, "kh") != nil {
 			return
 		}
-		_ = db.check(addr, key)
-		_ = db.HostKeyAlgorithms(addr)
+		_ = db.check(addr, nil, key)
+		_, _ = db.hostKeyAlgorithms(addr)
 	})
 }
 
@@ -429,11 +429,19 @@ func hostCert(t *testing.T, dir, name, ca string, args ...string) ssh.Signer {
 // file, and says whether ssh took the host key; ok is false without ssh.
 func sshTakesHostKey(t *testing.T, port, known string) (taken bool, out string, ok bool) {
 	t.Helper()
+	return sshTakesHostKeyWith(t, port, known, "")
+}
+
+// sshTakesHostKeyWith is sshTakesHostKey with the lines extra added to
+// the host's block of ssh's configuration, before the others (the first
+// value obtained wins).
+func sshTakesHostKeyWith(t *testing.T, port, known, extra string) (taken bool, out string, ok bool) {
+	t.Helper()
 	if _, err := exec.LookPath("ssh"); err != nil {
 		return false, "", false
 	}
 	conf := filepath.Join(t.TempDir(), "ssh.conf")
-	if err := os.WriteFile(conf, []byte("Host git.example.test\n  Hostname 127.0.0.1\n  Port "+port+"\n  HostKeyAlias git.example.test\n  CheckHostIP no\n  StrictHostKeyChecking yes\n  BatchMode yes\n  UpdateHostKeys no\n  ControlPath none\n  IdentitiesOnly yes\n  IdentityFile none\n  UserKnownHostsFile "+known+"\n  GlobalKnownHostsFile none\n"), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte("Host git.example.test\n"+extra+"  Hostname 127.0.0.1\n  Port "+port+"\n  HostKeyAlias git.example.test\n  CheckHostIP no\n  StrictHostKeyChecking yes\n  BatchMode yes\n  UpdateHostKeys no\n  ControlPath none\n  IdentitiesOnly yes\n  IdentityFile none\n  UserKnownHostsFile "+known+"\n  GlobalKnownHostsFile none\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := exec.Command("ssh", "-vvv", "-F", conf, "git@git.example.test", "true").CombinedOutput()
@@ -462,16 +470,17 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 	rsaCALine := strings.TrimSuffix(string(ssh.MarshalAuthorizedKey(rsaCA.PublicKey())), "\n")
 	var revoked *knownhosts.RevokedError
 	for _, c := range []struct {
-		what     string
-		cert     ssh.Signer
-		known    string // %CA is the CA's key, %KEY the host's
-		want     string // "" for taken, "revoked" for a *knownhosts.RevokedError
-		stricter bool   // refused where ssh takes it
+		what  string
+		cert  ssh.Signer
+		known string // %CA is the CA's key, %KEY the host's
+		want  string // "" for taken, "revoked" for a *knownhosts.RevokedError
 	}{
 		{what: "an ed25519 host certificate", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test"), known: "@cert-authority *.example.test %CA\n"},
 		{what: "an ecdsa host certificate of an ed25519 CA", cert: hostCert(t, dir, "ec", "ca", "-h", "-n", "other.test,git.example.test"), known: "@cert-authority * %CA\n"},
 		{what: "a certificate for other principals", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "other.test"), known: "@cert-authority * %CA\n", want: `principal "git.example.test" not in the set`},
-		{what: "a certificate with no principals", cert: hostCert(t, dir, "ed", "ca", "-h"), known: "@cert-authority * %CA\n", want: `principal "git.example.test" not in the set`, stricter: true},
+		{what: "a certificate with no principals", cert: hostCert(t, dir, "ed", "ca", "-h"), known: "@cert-authority * %CA\n"},
+		{what: "a certificate with no principals, expired", cert: hostCert(t, dir, "ed", "ca", "-h", "-V", "20000101:20010101"), known: "@cert-authority * %CA\n", want: "expired"},
+		{what: "a certificate with no principals, its CA listed for other hosts", cert: hostCert(t, dir, "ed", "ca", "-h"), known: "@cert-authority *.other.test %CA\n", want: "key is unknown"},
 		{what: "an expired certificate", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test", "-V", "20000101:20010101"), known: "@cert-authority * %CA\n", want: "expired"},
 		{what: "a certificate not yet valid", cert: hostCert(t, dir, "ed", "ca", "-h", "-n", "git.example.test", "-V", "+520w:+530w"), known: "@cert-authority * %CA\n", want: "not yet valid"},
 		{what: "a user certificate", cert: hostCert(t, dir, "ed", "ca", "-n", "git.example.test"), known: "@cert-authority * %CA\n", want: "not a host certificate"},
@@ -499,7 +508,7 @@ func TestKnownHostsCertAuthority(t *testing.T) {
 		case c.want != "" && c.want != "revoked" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want it refused: %s", c.what, err, c.want)
 		}
-		if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && taken != (c.want == "" || c.stricter) {
+		if taken, out, ok := sshTakesHostKey(t, port, os.Getenv("SSH_KNOWN_HOSTS")); ok && taken != (c.want == "") {
 			t.Errorf("%s: ssh takes the host key: %v; the case is wrong\n%s", c.what, taken, out)
 		}
 	}
@@ -547,6 +556,35 @@ func TestKnownHostsRevokedHostKeysFileRefused(t *testing.T) {
 		said := err != nil && strings.Contains(err.Error(), path+" line 2: RevokedHostKeys") && strings.Contains(hint.Of(err), "@revoked")
 		if said != c.refused {
 			t.Errorf("%q: %v (hint %q), want the fetch refused by the line: %v", c.conf, err, hint.Of(err), c.refused)
+		}
+	}
+}
+
+// A host certificate naming no principal is taken for any host, as ssh
+// 9.2 takes it, only when its CA's signature holds over it as signed: one
+// changed after signing (its key id, its validity window) is refused.
+func TestKnownHostsCertNoPrincipalsSignatureChecked(t *testing.T) {
+	dir := t.TempDir()
+	ca := keygenKey(t, dir, "ca", "ed25519")
+	keygenKey(t, dir, "ed", "ed25519")
+	cert := hostCert(t, dir, "ed", "ca", "-h").PublicKey().(*ssh.Certificate)
+	db := &knownHostsDB{}
+	if err := db.add([]byte("@cert-authority * "+string(ssh.MarshalAuthorizedKey(ca.PublicKey()))), "kh"); err != nil {
+		t.Fatal(err)
+	}
+	lines := db.linesFor("git.example.test")
+	if err := db.checkCert(lines, "git.example.test", cert); err != nil {
+		t.Fatalf("the certificate as signed: %v, want it taken", err)
+	}
+	for what, change := range map[string]func(c *ssh.Certificate){
+		"its key id":  func(c *ssh.Certificate) { c.KeyId += "x" },
+		"its window":  func(c *ssh.Certificate) { c.ValidAfter++ },
+		"a principal": func(c *ssh.Certificate) { c.ValidPrincipals = []string{"git.example.test"} },
+	} {
+		changed := *cert
+		change(&changed)
+		if err := db.checkCert(lines, "git.example.test", &changed); err == nil || !strings.Contains(err.Error(), "signature does not verify") {
+			t.Errorf("%s changed after signing: %v, want the signature refused", what, err)
 		}
 	}
 }

@@ -123,7 +123,7 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	}
 	addr := conf.sshAddr(ep)
 	host, port, _ := net.SplitHostPort(addr)
-	known, err := conf.hostKeys(alias, host, port, user)
+	known, err := conf.hostKeys(t.ctx, alias, host, port, user)
 	if err != nil {
 		return nil, err
 	}
@@ -134,13 +134,17 @@ func (t dialTransport) sshSession(ep *transport.Endpoint) (transport.UploadPackS
 	defer keys.close()
 	// the host key is looked up under the HostKeyAlias, when given
 	keyAddr, check := conf.hostKeyAddr(alias, addr), known.HostKeyCallback()
+	algos, err := known.hostKeyAlgorithms(keyAddr)
+	if err != nil {
+		return nil, err
+	}
 	cfg := &ssh.ClientConfig{
 		User: user,
 		Auth: []ssh.AuthMethod{ssh.PublicKeys(keys.signers...)},
 		HostKeyCallback: func(_ string, remote net.Addr, key ssh.PublicKey) error {
 			return check(keyAddr, remote, key)
 		},
-		HostKeyAlgorithms: known.HostKeyAlgorithms(keyAddr),
+		HostKeyAlgorithms: algos,
 	}
 	s, err := t.sshSessionAt(ep, addr, cfg)
 	if errors.Is(err, transport.ErrAuthorizationFailed) {
@@ -198,11 +202,12 @@ func (t dialTransport) startUploadPack(conn net.Conn, addr string, cfg *ssh.Clie
 		}
 		if strings.Contains(err.Error(), "no common algorithm for host key") {
 			// the server offers no host key of the types asked for: those
-			// known_hosts lists for the host, or x/crypto's defaults when
-			// it lists none (x/crypto/ssh has no error type for it)
+			// known_hosts lists for the host, or the host's
+			// HostKeyAlgorithms when it lists none (x/crypto/ssh has no
+			// error type for it)
 			return nil, hint.With(fmt.Errorf("%s offers no host key of a type readproof asks for: %w", addr, err),
 				"if known_hosts lists this host, the server's host key may have changed (ssh says REMOTE HOST IDENTIFICATION HAS CHANGED): compare its fingerprint (ssh-keyscan HOST | ssh-keygen -lf -) with one you trust, then update known_hosts; "+
-					"a server whose RSA key signs only with ssh-rsa (SHA-1), or whose only key is DSA, is refused, as ssh refuses it")
+					"a server whose RSA key signs only with ssh-rsa (SHA-1), or whose only key is DSA, is refused, as ssh refuses it, unless the host's HostKeyAlgorithms allows ssh-rsa (HostKeyAlgorithms +ssh-rsa)")
 		}
 		return nil, err
 	}

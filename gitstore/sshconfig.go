@@ -578,10 +578,17 @@ func (c *SSHConfig) Warnings(alias string) []error {
 // appliedInMatch is whether readproof applies key, one of readKeywords,
 // where it stands in a Match block that applies to the host, as ssh
 // does: the known_hosts files, the name the host key is looked up under
-// in them (hostKeyAlias), and a file of revoked keys, which refuses the
-// fetch (hostKeys).
+// in them (hostKeyAlias), a file of revoked keys, which refuses the
+// fetch (hostKeys), the command that lists host keys
+// (knownHostsCommandFor), the algorithms asked for and taken from a CA
+// (algorithmsFor), and whether the address's lines count (checkHostIP).
 func appliedInMatch(key string) bool {
-	return key == "UserKnownHostsFile" || key == "GlobalKnownHostsFile" || key == "HostKeyAlias" || key == "RevokedHostKeys"
+	switch key {
+	case "UserKnownHostsFile", "GlobalKnownHostsFile", "HostKeyAlias", "RevokedHostKeys", "KnownHostsCommand",
+		"HostKeyAlgorithms", "CASignatureAlgorithms", "CheckHostIP":
+		return true
+	}
+	return false
 }
 
 // unsupported are the lines of the file, and of the files it includes,
@@ -1480,7 +1487,7 @@ func neutraliseMatch(data []byte) ([]byte, []matchBlock) {
 // readKeywords are the keywords readproof reads of an ssh configuration
 // (RefuseConnection: OpenSSH 10.1's, mostly written in Match blocks).
 func readKeywords() []string {
-	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection", "UserKnownHostsFile", "GlobalKnownHostsFile", "HostKeyAlias", "RevokedHostKeys"}
+	return []string{"Hostname", "Port", "User", "IdentityFile", "IdentitiesOnly", "ProxyJump", "ProxyCommand", "RefuseConnection", "UserKnownHostsFile", "GlobalKnownHostsFile", "HostKeyAlias", "RevokedHostKeys", "KnownHostsCommand", "HostKeyAlgorithms", "CASignatureAlgorithms", "CheckHostIP"}
 }
 
 // keywords are those of readKeywords the block sets, in that order; all

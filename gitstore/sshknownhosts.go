@@ -6,6 +6,7 @@ package gitstore
 // load_hostkeys).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -72,24 +73,31 @@ func (c *SSHConfig) knownHostsFor(alias, host, port, remoteUser string) ([]strin
 // of the files shows no variable's value, as for an IdentityFile
 // (keysAt), since an MCP client or an evidence bundle may receive it.
 func (c *SSHConfig) knownHostsWritten(alias, host, port, remoteUser string) (files []string, written map[string]string, err error) {
+	userFiles, global, written, err := c.knownHostsSplit(alias, host, port, remoteUser)
+	return append(userFiles, global...), written, err
+}
+
+// knownHostsSplit is knownHostsWritten, the user's files apart from the
+// system's (all of them the user's under SSH_KNOWN_HOSTS).
+func (c *SSHConfig) knownHostsSplit(alias, host, port, remoteUser string) (userFiles, global []string, written map[string]string, err error) {
 	if files := filepath.SplitList(os.Getenv("SSH_KNOWN_HOSTS")); len(files) > 0 {
-		return files, nil, nil
+		return files, nil, nil, nil
 	}
 	written = map[string]string{}
-	userFiles, err := c.knownHostsLine(alias, "UserKnownHostsFile", c.defaultUserKnownHosts(), written, func(v string) (string, error) {
+	userFiles, err = c.knownHostsLine(alias, "UserKnownHostsFile", c.defaultUserKnownHosts(), written, func(v string) (string, error) {
 		return expandIdentityPathFor(v, identityTokens{home: c.home, localUser: localUserName(), host: host, remoteUser: remoteUser,
 			alias: alias, keyAlias: c.hostKeyAlias(alias), port: port})
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	global, err := c.knownHostsLine(alias, "GlobalKnownHostsFile", defaultGlobalKnownHosts, written, func(v string) (string, error) {
+	global, err = c.knownHostsLine(alias, "GlobalKnownHostsFile", defaultGlobalKnownHosts, written, func(v string) (string, error) {
 		return expandTildeOnly(v, c.home)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return append(userFiles, global...), written, nil
+	return userFiles, global, written, nil
 }
 
 // knownHostsLine are the files the first line giving key for alias
@@ -143,18 +151,30 @@ func (c *SSHConfig) knownHostsLine(alias, key string, defaults []string, written
 // (Warnings). Before session 30 a Match block's line was said and never
 // applied, so that the files ssh reads for the host went unread.
 func (c *SSHConfig) firstWithWords(alias, key string) (setting, bool) {
-	var st setting
+	st, ok := c.firstsWithWords(alias, key)[key]
+	return st, ok
+}
+
+// firstsWithWords is firstWithWords for each of keys, in one walk of the
+// blocks: the settings found, by key as given.
+func (c *SSHConfig) firstsWithWords(alias string, keys ...string) map[string]setting {
+	found := make(map[string]setting, len(keys))
 	c.walkBlocks(alias, func(kv *ssh_config.KV, _ *sshConfigFile, on matchVerdict, at setting) bool {
-		if on != matchYes || !strings.EqualFold(kv.Key, key) {
+		if on != matchYes {
 			return true
 		}
-		if args, _ := sshArgs(kv.Value); len(args) == 0 {
-			return true
+		for _, key := range keys {
+			if _, done := found[key]; done || !strings.EqualFold(kv.Key, key) {
+				continue
+			}
+			if args, _ := sshArgs(kv.Value); len(args) > 0 {
+				at.key = key
+				found[key] = at
+			}
 		}
-		st, st.key = at, key
-		return false
+		return len(found) < len(keys)
 	})
-	return st, st.key != ""
+	return found
 }
 
 // expandTildeOnly expands a leading ~ (home) or ~user (that user's home
@@ -213,7 +233,7 @@ func (c *SSHConfig) hostKeyAddr(alias, addr string) string {
 // hostKeyDB checks a server's host key against known_hosts files.
 type hostKeyDB interface {
 	HostKeyCallback() ssh.HostKeyCallback
-	HostKeyAlgorithms(hostWithPort string) []string
+	hostKeyAlgorithms(hostWithPort string) ([]string, error)
 }
 
 // hostKeys reads the known_hosts files ssh reads for a fetch of alias at
@@ -225,15 +245,35 @@ type hostKeyDB interface {
 // ssh refuses the keys it lists (a KRL, or public keys), and readproof
 // does not read it. Before session 30's review it was passed over unsaid,
 // and readproof took a key ssh refuses as revoked.
-func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, error) {
-	if st, ok := c.firstWithWords(alias, "RevokedHostKeys"); ok {
+func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser string) (hostKeyDB, error) {
+	// one walk of the blocks for these (a configuration of tens of
+	// thousands of Match blocks: one walk each doubled a fetch's check)
+	set := c.firstsWithWords(alias, "RevokedHostKeys", "KnownHostsCommand", "HostKeyAlgorithms", "CASignatureAlgorithms", "CheckHostIP")
+	if st, ok := set["RevokedHostKeys"]; ok {
 		if args, _ := sshArgs(st.value); len(args) != 1 || !strings.EqualFold(args[0], "none") {
 			return nil, hint.With(&SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "RevokedHostKeys", Value: st.value,
 				Err: errors.New(st.readThrough() + "ssh refuses the host keys this file revokes, and readproof does not read it, so it does not connect")},
 				"list each revoked key as a @revoked * KEY line in a known_hosts file ssh reads for the host, then remove the RevokedHostKeys line for it (or give the source's url a Host alias without it)")
 		}
 	}
-	files, written, err := c.knownHostsWritten(alias, host, port, remoteUser)
+	userFiles, global, written, err := c.knownHostsSplit(alias, host, port, remoteUser)
+	if err != nil {
+		return nil, err
+	}
+	files := append(slices.Clone(userFiles), global...)
+	checkIP, err := checkHostIP(set, alias)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := c.knownHostsCommandFor(set, alias, host, port, remoteUser)
+	if err != nil {
+		return nil, err
+	}
+	algos, reorder, err := algorithmsFor(set, alias, "HostKeyAlgorithms", defaultHostKeyAlgorithms, sshHostKeyAlgorithms)
+	if err != nil {
+		return nil, err
+	}
+	caAlgos, _, err := algorithmsFor(set, alias, "CASignatureAlgorithms", caSignatureAlgorithms, sshCASignatureAlgorithms)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +286,19 @@ func (c *SSHConfig) hostKeys(alias, host, port, remoteUser string) (hostKeyDB, e
 		}
 		return nil, hint.With(fmt.Errorf("cannot read known hosts (%s): %s", showWritten(strings.Join(files, ", "), written), showWritten(err.Error(), written)), fix)
 	}
-	if len(read) == 0 {
+	known.cmd, known.ctx = cmd, ctx
+	known.algos, known.reorder, known.caAlgos = algos, reorder, caAlgos
+	if checkIP {
+		// ssh reads the IP address's lines from the first of the
+		// user's files and the system's (sshconnect.c, check_host_key)
+		known.ip = &hostIPCheck{hostname: host, files: global}
+		if len(userFiles) > 0 && os.Getenv("SSH_KNOWN_HOSTS") == "" {
+			known.ip.files = append(known.ip.files, userFiles[0])
+		} else {
+			known.ip.files = append(known.ip.files, userFiles...)
+		}
+	}
+	if len(read) == 0 && cmd == nil {
 		looked := "none: UserKnownHostsFile and GlobalKnownHostsFile are both none for this host"
 		if len(files) > 0 {
 			looked = showWritten(strings.Join(files, ", "), written)
