@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/storecheck"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
@@ -102,8 +104,8 @@ func TestPullReadsVerdictsOnce(t *testing.T) {
 func plantRecord(t *testing.T, p *project, keys probe.Keys, run string, check int, m *manifest.Manifest) gitstore.OID {
 	t.Helper()
 	g := p.s.Git()
-	parent, err := g.Ref(store.VerdictsPrefix + run)
-	if err != nil {
+	parent, err := g.Ref(store.VerdictsPrefix + run) // none: a chain's first record
+	if err != nil && !errors.Is(err, gitstore.ErrNotFound) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte("answer"))
@@ -111,9 +113,11 @@ func plantRecord(t *testing.T, p *project, keys probe.Keys, run string, check in
 	rec := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: p.clock(), Check: check,
 		Entries: []store.VerdictEntry{{Position: e.Position, URI: e.URI, Session: fmt.Sprintf("%s.%d", run, e.Position), Verdict: string(probe.Hallucinated),
 			Reason: "test", Bucket: e.Probe.Bucket, AnswerSHA256: "sha256:" + hex.EncodeToString(sum[:])}}}
-	rec.MACKey = keys.RecordKeyID()
-	if rec.MAC, err = keys.RecordMAC(store.VerdictMACInput(rec, string(parent))); err != nil {
-		t.Fatal(err)
+	if keys.Valid() { // zero keys: a record without a MAC
+		rec.MACKey = keys.RecordKeyID()
+		if rec.MAC, err = keys.RecordMAC(store.VerdictMACInput(rec, string(parent))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -128,8 +132,11 @@ func plantRecord(t *testing.T, p *project, keys probe.Keys, run string, check in
 		t.Fatal(err)
 	}
 	sig := signature(p.clock())
-	id, err := g.PutCommit(gitstore.Commit{Tree: tree, Parents: []gitstore.OID{parent}, Author: sig, Committer: sig,
-		Message: fmt.Sprintf("probe check %s: 1 verdict\n", run)})
+	cm := gitstore.Commit{Tree: tree, Author: sig, Committer: sig, Message: fmt.Sprintf("probe check %s: 1 verdict\n", run)}
+	if parent != "" {
+		cm.Parents = []gitstore.OID{parent}
+	}
+	id, err := g.PutCommit(cm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +180,56 @@ func TestPullVerdictOfAnotherManifest(t *testing.T) {
 		}
 		if _, err := Clone(context.Background(), srv, filepath.Join(t.TempDir(), "clone"), Options{ProbeKeys: k}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("clone (key %v): %v; want ErrUnverified with %q", k != nil, err, want)
+		}
+	}
+}
+
+// TestPullVerdictOfConflictVerifies (session 31's re-read): two stores
+// record run x with different manifests, a checks its x and pushes, and b
+// pulls: b keeps a's manifest as a conflict of x and adopts a's verdict
+// chain of x, whose record names that manifest (pull and clone accept a
+// record naming one kept as a conflict of its run id). `readproof verify`
+// of b, with the probe key and without, judges that record with the
+// manifest it names and finds the store sound: before the re-read it
+// judged it with run x's manifest and reported b's store broken after a
+// pull that passed.
+func TestPullVerdictOfConflictVerifies(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, a, b := twoProjects(t)
+	ma := boundRun(t, a, keys, "x", "policy")
+	mb := boundRun(t, b, keys, "x", "runbook")
+	checkAs(t, a, keys, "x", func(*store.VerdictEntry) {})
+	mustPush(t, a, "origin")
+	res, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
+	if err != nil || len(res.RunConflicts) != 1 || res.RunConflicts[0].Local != mb.ID || !slices.Equal(res.RunConflicts[0].Others, []string{ma.ID}) ||
+		!slices.Equal(res.Verdicts, []string{"x"}) {
+		t.Fatalf("pull: %+v, %v; want %s kept as a conflict of run x and a's verdict chain adopted", res, err, ma.ID)
+	}
+	for _, k := range []*probe.Keys{nil, &keys} {
+		rep, err := storecheck.Check(context.Background(), b.s, storecheck.Options{ProbeKeys: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.OK() {
+			t.Errorf("verify (key %v) after the pull: %+v; want the store sound", k != nil, rep.Problems)
+		}
+	}
+	// a record of that manifest is judged by the rules of its own: one
+	// without a MAC, of a manifest bound to its content, is broken (here a
+	// chain of x replaced by one such record)
+	git(t, b.path(), "update-ref", "-d", store.VerdictsPrefix+"x")
+	planted := plantRecord(t, b, probe.Keys{}, "x", 1, ma)
+	for _, k := range []*probe.Keys{nil, &keys} {
+		rep, err := storecheck.Check(context.Background(), b.s, storecheck.Options{ProbeKeys: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Problems) == 0 || !strings.Contains(fmt.Sprint(rep.Problems), fmt.Sprintf("verdict record %s of run x (check 1) carries no MAC, but entry 0 of manifest %s", planted, ma.ID)) {
+			t.Errorf("verify (key %v) of a record of %s without a MAC: %+v; want it broken", k != nil, ma.ID, rep.Problems)
 		}
 	}
 }
