@@ -228,15 +228,9 @@ func verdictsAt(g gitstore.Store, run string, id gitstore.OID) (*store.VerdictRe
 	return r, c, nil
 }
 
-// checkVerdictChain decodes verdicts.json of every commit of run's verdict
-// chain reachable from tip and not from oldTip ("" for none).
-func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID) []string {
-	failures, _ := checkVerdictChainRead(ctx, g, t, run, tip, oldTip, nil, nil)
-	return failures
-}
-
-// checkVerdictChainRead is checkVerdictChain, returning as well the
-// commits it checked (revList's answer) and keeping in read, when not nil,
+// checkVerdictChainRead decodes verdicts.json of every commit of run's
+// verdict chain reachable from tip and not from oldTip ("" for none),
+// returning as well the commits it checked (revList's answer) and keeping in read, when not nil,
 // the record of each that decoded, for the record check of a clone
 // (checkIncomingRun) to judge without reading them again. A commit reads
 // holds as decoded for run is not read again (a pull's record check,

@@ -233,3 +233,37 @@ func TestPullVerdictOfConflictVerifies(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardRefusesVerdictOfAnotherManifest (session 31's re-read): a
+// guarded remote's hook refuses a pushed verdict record that names a
+// manifest other than its run's, as pull and clone do since session 31:
+// before, the hook took it, and every pull from the remote was then
+// refused. A record of the run's manifest pushed after it is taken.
+func TestGuardRefusesVerdictOfAnotherManifest(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := guardedRemote(t, t.TempDir(), "shared.git")
+	a := newProject(t, map[string]string{"policy": "p\n"})
+	addRemote(t, a, "origin", u)
+	boundRun(t, a, keys, "r1", "policy")
+	m2 := boundRun(t, a, keys, "r2", "policy")
+	checkAs(t, a, keys, "r1", func(*store.VerdictEntry) {})
+	mustPush(t, a, "origin")
+	good := git(t, a.path(), "rev-parse", store.VerdictsPrefix+"r1")
+	planted := plantRecord(t, a, keys, "r1", 2, m2)
+	before := allRefs(t, u)
+	out := pushRefused(t, a.path(), u, store.VerdictsPrefix+"r1")
+	if want := fmt.Sprintf("verdict record %s of run r1 (check 2) names manifest %s, but run r1 names manifest ", planted, m2.ID); !strings.Contains(out, want) {
+		t.Fatalf("the hook's refusal:\n%s\nwant it to say %q", out, want)
+	}
+	if after := allRefs(t, u); after != before {
+		t.Fatalf("a refused push moved the remote's refs:\n%s\nwant\n%s", after, before)
+	}
+	// the chain put back on its good tip, a record of r1's manifest is taken
+	git(t, a.path(), "update-ref", store.VerdictsPrefix+"r1", strings.TrimSpace(good))
+	checkAs(t, a, keys, "r1", func(*store.VerdictEntry) {})
+	mustPush(t, a, "origin")
+}
