@@ -267,3 +267,41 @@ func TestGuardRefusesVerdictOfAnotherManifest(t *testing.T) {
 	checkAs(t, a, keys, "r1", func(*store.VerdictEntry) {})
 	mustPush(t, a, "origin")
 }
+
+// TestPushLeavesConflictVerdictsOut (session 31's re-read): a and b both
+// record and check run x (different manifests); a pushes, b pulls (a's
+// manifest kept as a conflict, the verdict chains merged) and pushes. b's
+// push leaves its run x out, and now its verdict chain of x too, saying
+// so: the chain holds b's records, which name b's manifest, not the one
+// run x names on the remote. Before, the chain was sent, and every later
+// pull and clone from the remote refused it.
+func TestPushLeavesConflictVerdictsOut(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, a, b := twoProjects(t)
+	boundRun(t, a, keys, "x", "policy")
+	boundRun(t, b, keys, "x", "runbook")
+	checkAs(t, a, keys, "x", func(*store.VerdictEntry) {})
+	checkAs(t, b, keys, "x", func(*store.VerdictEntry) {})
+	mustPush(t, a, "origin")
+	if res, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys}); err != nil || len(res.RunConflicts) != 1 || !slices.Equal(res.VerdictsMerged, []string{"x"}) {
+		t.Fatalf("b's pull: %+v, %v; want run x in conflict and its verdict chains merged", res, err)
+	}
+	remoteChain := git(t, srv, "rev-parse", store.VerdictsPrefix+"x")
+	res := mustPush(t, b, "origin")
+	if want := store.VerdictsPrefix + "x not pushed: it holds checks of this store's run x, whose id names another manifest on the remote"; !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("b's push warnings %q; want one saying %q", res.Warnings, want)
+	}
+	if got := git(t, srv, "rev-parse", store.VerdictsPrefix+"x"); got != remoteChain {
+		t.Errorf("b's push moved the remote's verdict chain of x to %s", got)
+	}
+	if _, err := Pull(context.Background(), a.s, "origin", Options{ProbeKeys: &keys}); err != nil {
+		t.Errorf("a's pull after b's push: %v", err)
+	}
+	if _, err := Clone(context.Background(), srv, filepath.Join(t.TempDir(), "c"), Options{ProbeKeys: &keys}); err != nil {
+		t.Errorf("a clone after b's push: %v", err)
+	}
+}
