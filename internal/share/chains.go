@@ -228,15 +228,9 @@ func verdictsAt(g gitstore.Store, run string, id gitstore.OID) (*store.VerdictRe
 	return r, c, nil
 }
 
-// checkVerdictChain decodes verdicts.json of every commit of run's verdict
-// chain reachable from tip and not from oldTip ("" for none).
-func checkVerdictChain(ctx context.Context, g gitstore.Store, t *gitstore.Transport, run string, tip, oldTip gitstore.OID) []string {
-	failures, _ := checkVerdictChainRead(ctx, g, t, run, tip, oldTip, nil, nil)
-	return failures
-}
-
-// checkVerdictChainRead is checkVerdictChain, returning as well the
-// commits it checked (revList's answer) and keeping in read, when not nil,
+// checkVerdictChainRead decodes verdicts.json of every commit of run's
+// verdict chain reachable from tip and not from oldTip ("" for none),
+// returning as well the commits it checked (revList's answer) and keeping in read, when not nil,
 // the record of each that decoded, for the record check of a clone
 // (checkIncomingRun) to judge without reading them again. A commit reads
 // holds as decoded for run is not read again (a pull's record check,
@@ -255,6 +249,7 @@ func checkVerdictChainRead(ctx context.Context, g gitstore.Store, t *gitstore.Tr
 // read, when not nil; a commit reads holds for run already is skipped.
 func decodeVerdictCommits(g gitstore.Store, run string, commits []gitstore.RevListCommit, read map[gitstore.OID]*store.VerdictRecord, reads decodedVerdicts) []string {
 	var failures []string
+	var named string // the manifest the last record kept names: a chain's records share one string
 	for _, c := range commits {
 		if reads.decoded(run, c.ID) {
 			continue
@@ -273,7 +268,10 @@ func decodeVerdictCommits(g gitstore.Store, run string, commits []gitstore.RevLi
 		} else if p := store.VerdictTreeExtra(entries); p != "" {
 			failures = append(failures, fmt.Sprintf("verdicts of run %s, commit %s: tree entry %s is not part of the verdict record: no reader reads it, yet `git show` of the chain would show it with the check (%s); %s", run, c.ID, text.Printable(p), store.VerdictTreeRule, handWritten(p, c.ID)))
 		} else if reads != nil {
-			reads[c.ID] = decodedVerdict{run: run, manifest: rec.ManifestID, check: rec.Check, copy: mergeCopy(g, cm)}
+			if rec.ManifestID != named {
+				named = rec.ManifestID
+			}
+			reads[c.ID] = decodedVerdict{run: run, manifest: named, check: rec.Check, copy: mergeCopy(g, cm)}
 		}
 	}
 	return failures

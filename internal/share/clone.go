@@ -407,8 +407,11 @@ type cloneChecks struct {
 
 // checkCloneObjects checks the journal from local.main while the manifests
 // the refs name are checked (both cores busy), reading through g and
-// handles on it. The journal's own failures are still reported first, and
-// the manifests only it records are checked after it (verifyAll). The
+// handles on it. The journal's own failures are still reported first
+// (but for a `record check` commit naming what is not a verdict record of
+// its run: verifyClone reports that after the manifests' failures, once
+// the chains are decoded), and the manifests only it records are checked
+// after it (verifyAll). The
 // journal goroutine reads through its own handle and records what it
 // verified in its own set (merged after): it shares no map the manifest
 // workers touch. The store had no journal, so every commit reachable from
@@ -605,8 +608,9 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		}
 	}
 	// the verdict records the journal's checks name that no chain decoded
-	// (each chain's were read once, above): their failures come first, as
-	// the journal's do
+	// (each chain's were read once, above): their failures come before
+	// those of the chains and the other records, though after the
+	// manifests' (before session 31 they came with the journal's, first)
 	var journalVerdicts []string
 	for _, jv := range c.journalVerdicts {
 		if !reads.decoded(jv.run, jv.verdict) {

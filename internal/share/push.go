@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -214,7 +215,22 @@ func (p *pusher) movingSpecs() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	verdicts, err := p.chainSpecs(store.VerdictsPrefix, p.local.verdicts, p.rem.verdicts)
+	// The verdict chain of a run left out as a conflict stays too: the
+	// records this store added name its own manifest, not the one the
+	// remote's run of that id names, and pull, clone and verify refuse
+	// them (before session 31's re-read it was sent, and since session 31
+	// every pull and clone from the remote was then refused).
+	localVerdicts := p.local.verdicts
+	for _, c := range p.res.Conflicts {
+		if l, ok := p.local.verdicts[c.RunID]; ok && l != p.rem.verdicts[c.RunID] {
+			if len(localVerdicts) == len(p.local.verdicts) { // not copied yet
+				localVerdicts = maps.Clone(p.local.verdicts)
+			}
+			delete(localVerdicts, c.RunID)
+			p.res.Warnings = append(p.res.Warnings, fmt.Sprintf("%s%s not pushed: it holds checks of this store's run %s, whose id names another manifest on the remote", store.VerdictsPrefix, c.RunID, c.RunID))
+		}
+	}
+	verdicts, err := p.chainSpecs(store.VerdictsPrefix, localVerdicts, p.rem.verdicts)
 	if err != nil {
 		return nil, err
 	}

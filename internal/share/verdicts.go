@@ -245,7 +245,7 @@ func recordManifest(g gitstore.Store, id string, memo map[string]*manifest.Manif
 // walked. It reads past the incoming commits (isNew) only while a record
 // read so far needs the records before it to be judged: one without a MAC
 // or, with keys, under another key. A record that does not decode ends the
-// chain (the chain check, checkVerdictChain, refuses it); an incoming
+// chain (the chain check, checkVerdictChainRead, refuses it); an incoming
 // commit that cannot be read is a failure. A record read holds is not read
 // again.
 func verdictChainFrom(g gitstore.Store, run string, start gitstore.OID, isNew, walked map[gitstore.OID]bool, keys *probe.Keys, read map[gitstore.OID]*store.VerdictRecord) (links []store.VerdictLink, failures []string) {

@@ -11,6 +11,7 @@ import (
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/text"
+	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/receipts"
 )
 
@@ -177,6 +178,33 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 		if err != nil {
 			continue // the run's own check reports it
 		}
+		// the manifest a record is judged with: the one it names when that
+		// is the run's, or one a pull keeps as a conflict of this run id
+		// (the remote's run of the same id, whose checks its chain brought:
+		// docs/sync.md; pull and clone adopt such a record, and before
+		// session 31's re-read verify reported it broken); any other
+		// record is judged with the run's, which it does not fit
+		var conflicts map[string]*manifest.Manifest
+		manifestOf := func(id string) *manifest.Manifest {
+			if id == m.ID {
+				return m
+			}
+			if conflicts == nil {
+				conflicts = map[string]*manifest.Manifest{}
+				refs, _ := c.g.Refs(store.ConflictRunsPrefix + run + "/")
+				for _, ref := range refs {
+					if string(ref.OID) == strings.TrimPrefix(ref.Name, store.ConflictRunsPrefix+run+"/") {
+						if cm, err := c.s.ManifestAt(ref.OID); err == nil && cm.ID == string(ref.OID) {
+							conflicts[cm.ID] = cm
+						}
+					}
+				}
+			}
+			if cm, ok := conflicts[id]; ok {
+				return cm
+			}
+			return m
+		}
 		var newer *store.VerdictRecord
 		var newerID gitstore.OID
 		var links []store.VerdictLink // newest first
@@ -206,7 +234,7 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			}
 			rec, err := store.DecodeVerdicts(run, data)
 			if err == nil {
-				err = rec.Validate(run, m)
+				err = rec.Validate(run, manifestOf(rec.ManifestID))
 			}
 			if err != nil {
 				broken(id, "record does not decode: %v", err)
@@ -232,14 +260,18 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 		}
 		// the MACs, by the rules pull and evidence verify apply as well
 		slices.Reverse(links)
-		var mounted map[int]bool // the entries mounted with the key in use, read once a chain
+		mounted := map[string]map[int]bool{} // by manifest, the entries mounted with the key in use, read once a chain
 		for i, j := range store.JudgeVerdictChain(links, c.opts.ProbeKeys) {
 			rec := links[i].Record
 			id := gitstore.OID(rec.ID)
 			// a record the rules below pass that was still written
 			// without the key, as evidence verify judges it (before
 			// session 29 verify only warned of it)
-			if why := c.s.VerdictWithoutKey(rec, j, m, c.opts.ProbeKeys, &mounted); why != "" {
+			rm := manifestOf(rec.ManifestID)
+			seen := mounted[rm.ID]
+			why := c.s.VerdictWithoutKey(rec, j, rm, c.opts.ProbeKeys, &seen)
+			mounted[rm.ID] = seen
+			if why != "" {
 				broken(id, "%s", why)
 				continue
 			}
