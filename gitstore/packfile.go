@@ -69,12 +69,18 @@ type packFile struct {
 	trimAfter int64
 	trimIdx   func()
 	trimPack  func()
+	// trims counts the trims done: tests check that a pack and index
+	// no larger than trimAfter are never trimmed
+	trims atomic.Int64
 }
 
 // packTrimAfter is how many bytes of a pack and its index one process
 // reads (touch) between two trims of their mappings: a few times what
-// one command's read of a run or a receipt maps, so a short command never
-// trims, and small beside the 100+ MB of a long chain's pack.
+// one command's read of a run or a receipt maps, and small beside the
+// 100+ MB of a long chain's pack. A pack and its index no larger than it
+// together are never trimmed: fewer of their bytes than that can ever be
+// resident, so a trim would only cost the faults that map them again (a
+// replay of 1,000 documents read a pack of 5 MB and trimmed it).
 const packTrimAfter = 32 << 20
 
 // lookupBytes is what one lookup in an index is counted as read, and
@@ -90,10 +96,11 @@ const (
 )
 
 // touch counts n more bytes read from the pack or its index, and trims
-// both mappings when trimAfter is passed. Only the goroutine whose count
-// passes it trims; a trim while another reads is harmless (the mappings
-// are read-only and private: a page given back is read again from the
-// page cache).
+// both mappings when trimAfter is passed, unless the two files together
+// are no larger than trimAfter. Only the goroutine whose count passes it
+// trims; a trim while another reads is harmless (the mappings are
+// read-only and private: a page given back is read again from the page
+// cache).
 func (p *packFile) touch(n int64) {
 	if p.trimAfter <= 0 {
 		return
@@ -102,6 +109,10 @@ func (p *packFile) touch(n int64) {
 	if v < p.trimAfter || !p.read.CompareAndSwap(v, 0) {
 		return
 	}
+	if int64(len(p.idx))+p.packSize <= p.trimAfter {
+		return
+	}
+	p.trims.Add(1)
 	if p.trimIdx != nil {
 		p.trimIdx()
 	}

@@ -69,3 +69,66 @@ func TestLongReadGivesPackPagesBack(t *testing.T) {
 		t.Errorf("at most %d bytes of the %d-byte pack were resident at once, want at most %d", peak, size, 3*bound)
 	}
 }
+
+// TestSmallPackNeverTrimmed: a pack and index no larger together than the
+// trim bound are never trimmed, however much is read from them (a replay
+// of 1,000 documents trimmed its 5 MB pack: faults for nothing); one
+// larger than the bound is.
+func TestSmallPackNeverTrimmed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	git(t, dir, "init", "--bare", "-q")
+	// 200 incompressible blobs of 8 KB: a pack of about 1.6 MB
+	contents := make([]string, 200)
+	for i := range contents {
+		b := make([]byte, 8<<10)
+		rand.Read(b)
+		contents[i] = string(b)
+	}
+	ids := gitHashObjects(t, dir, contents)
+	var refs strings.Builder
+	for i, id := range ids {
+		fmt.Fprintf(&refs, "create refs/tags/b%d %s\n", i, id)
+	}
+	cmd := GitCommand(t, dir, "update-ref", "--stdin")
+	cmd.Stdin = strings.NewReader(refs.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref --stdin: %v\n%s", err, out)
+	}
+	git(t, dir, "repack", "-adq")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.(*repo)
+	if _, err := r.Blob(ids[0]); err != nil { // the pack opened and listed
+		t.Fatal(err)
+	}
+	if len(r.st.packs) != 1 || r.st.packs[0].mapped == nil {
+		t.Fatalf("want one mapped pack, have %d", len(r.st.packs))
+	}
+	p := r.st.packs[0]
+	files := int64(len(p.idx)) + p.packSize
+	// each pass counts about 200 x 88 KB, 17 MB: past the bound each time
+	readAll := func() {
+		for range 3 {
+			for i, id := range ids {
+				got, err := r.Blob(id)
+				if err != nil || string(got) != contents[i] {
+					t.Fatalf("blob %d: %d bytes, %v", i, len(got), err)
+				}
+			}
+		}
+	}
+	p.trimAfter = files
+	readAll()
+	if n := p.trims.Load(); n != 0 {
+		t.Errorf("a pack and index of %d bytes with a bound of %d were trimmed %d times, want never", files, p.trimAfter, n)
+	}
+	p.trimAfter = files - 1
+	readAll()
+	if n := p.trims.Load(); n == 0 {
+		t.Errorf("a pack and index of %d bytes with a bound of %d were never trimmed", files, p.trimAfter)
+	}
+}
