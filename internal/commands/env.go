@@ -44,10 +44,11 @@ type env struct {
 	storeNamed  bool // --store or READPROOF_STORE named the store
 	// policyFile is the policy file --config or READPROOF_CONFIG named,
 	// opened (policy.Open) when envFor judged what it is, and not read
-	// yet: the first loadPolicy reads it (the file judged, opened once),
-	// with policyInfo its FileInfo. nil when not named, when its open
-	// failed (the read names the error) or once read. (A command that
-	// never reads the policy holds it open until it exits.)
+	// yet: the first loadPolicy reads it (the file judged, opened once)
+	// when the path still names it, with policyInfo its FileInfo. nil
+	// when not named, when its open failed (the read names the error) or
+	// once read. (A command that never reads the policy holds it open
+	// until it exits.)
 	policyFile *os.File
 	policyInfo fs.FileInfo
 	// keepPolicy asks loadPolicy to keep the file it read open, as
@@ -154,6 +155,18 @@ func (e *env) loadPolicy() (*policy.File, error) {
 	// the file envFor judged, opened once
 	file, fi := e.policyFile, e.policyInfo
 	e.policyFile, e.policyInfo = nil, nil
+	if file != nil && fi.Mode().IsRegular() {
+		// a command that reads it only when it needs it (openRead's
+		// policy.NewLazy: a commit's signing after a long replay) may
+		// read it long after envFor opened it: a file replaced by a
+		// rename since (an editor's save, resource add) is not read as
+		// it was when the command started, but opened and judged again
+		// by its path, as before session 31
+		if now, err := os.Stat(e.policyPath); err != nil || !os.SameFile(fi, now) {
+			file.Close()
+			file, fi = nil, nil
+		}
+	}
 	if file == nil && e.keepPolicy && e.policyKept == nil {
 		if o, oi, err := policy.Open(e.policyPath); err == nil {
 			file, fi = o, oi // (an error is LoadCached's to word)

@@ -16,6 +16,7 @@ import (
 	"github.com/readproof/readproof/identity"
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/text"
 	"github.com/readproof/readproof/manifest"
 )
 
@@ -105,9 +106,13 @@ func documentLine(doc Document) string {
 	if doc.Ref != "" {
 		ref += "@" + doc.Ref
 	}
+	// the content type and the revision are a source's words: through
+	// text.Printable, quoted whole when they hold a line break, which
+	// escapeLines would leave as the start of a line of the client's text
+	// (a forged "Receipt:" line; before session 31's re-read)
 	s := fmt.Sprintf("%s: %d bytes %s, decision %s, snapshot %s, %s, source revision %s, observed %s.",
-		ref, doc.TotalBytes, doc.ContentType, doc.Decision, manifest.Short(doc.Snapshot), doc.ContentHash,
-		doc.SourceRevision, doc.ObservedAt.UTC().Format(time.RFC3339))
+		ref, doc.TotalBytes, text.Printable(doc.ContentType), doc.Decision, manifest.Short(doc.Snapshot), doc.ContentHash,
+		text.Printable(doc.SourceRevision), doc.ObservedAt.UTC().Format(time.RFC3339))
 	where := "content"
 	if doc.Encoding == "base64" {
 		where = "content_b64"

@@ -63,7 +63,9 @@ type AppendOptions struct {
 	// Opened, when set, is the policy file at path as the caller opened
 	// it (Open) before the lock: read again under the lock, from its
 	// start, when path still names that file (os.SameFile), so that the
-	// command opens it once; else path is opened. The caller closes it.
+	// command opens it once; else path is opened. It is closed once read,
+	// before the write (a rename over an open file fails on Windows); the
+	// caller closes it too (the lock may fail before the read).
 	Opened *os.File
 }
 
@@ -86,6 +88,13 @@ func AppendResourceWith(path string, r Resource, opts AppendOptions) (err error)
 	defer lock.Release()
 
 	old, perm, err := readOld(target, opts.Opened)
+	if opts.Opened != nil {
+		// read: closed before the new file is renamed over it, which
+		// Windows refuses while the file is open (Go opens it without
+		// FILE_SHARE_DELETE); before session 31's re-read every resource
+		// add failed there
+		opts.Opened.Close()
+	}
 	if err != nil {
 		return err
 	}

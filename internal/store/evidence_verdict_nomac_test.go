@@ -25,4 +25,9 @@ func TestEvidenceVerdictWithoutMACNoKey(t *testing.T) {
 	if want := "; it carries no MAC (recorded before verdict records were authenticated)"; !strings.HasSuffix(c.Detail, want) {
 		t.Errorf("proof_of_read without a probe key: %q, want it to end %q", c.Detail, want)
 	}
+	// the success line names it by this kind since session 31, not by
+	// the detail's words (no other test had a store give it)
+	if c.Kind != KindVerdictNoMAC {
+		t.Errorf("proof_of_read of a record without a MAC: kind %q, want %q", c.Kind, KindVerdictNoMAC)
+	}
 }
