@@ -105,9 +105,20 @@ func TestKnownHostsCommandStoppedWithItsChildren(t *testing.T) {
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && !strings.HasPrefix(string(stat[i+1:]), " Z") {
+	// SIGKILL takes the process at once but not in the same instant: it
+	// is waited for to end (gone, or a zombie), for long enough that one
+	// still there was not killed
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			break // gone (or no /proc here)
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i < 0 || strings.HasPrefix(string(stat[i+1:]), " Z") || strings.HasPrefix(string(stat[i+1:]), " X") {
+			break
+		}
+		if time.Now().After(deadline) {
 			t.Errorf("the command's child %d still runs after the command was stopped: %s", pid, stat)
+			break
 		}
 	}
 }
