@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/readproof/readproof/internal/hint"
 )
 
 // The HostKeyAlgorithms and CASignatureAlgorithms the configuration
@@ -119,4 +121,19 @@ func FuzzAssembleAlgorithms(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A HostKeyAlgorithms naming none of the host key algorithms readproof
+// speaks (ssh speaks them: sk- keys) refuses the fetch before dialling,
+// naming the configuration's file and line, with a hint. Before, the
+// message named neither the file nor the line.
+func TestHostKeyAlgorithmsNoneSpokenNamesTheLine(t *testing.T) {
+	s, home := newKeyServer(t)
+	for _, conf := range []string{"HostKeyAlgorithms sk-ssh-ed25519@openssh.com", "HostKeyAlgorithms sk-*"} {
+		path := writeSSHConfig(t, home, "Host git.example.test\n  "+conf+"\n")
+		err := s.open(t, "git@git.example.test:r.git")
+		if err == nil || !strings.Contains(err.Error(), path+" line 2: HostKeyAlgorithms") || !strings.Contains(err.Error(), "none of the host key algorithms readproof speaks") || hint.Of(err) == "" {
+			t.Errorf("%s: %v (hint %q), want the line named", conf, err, hint.Of(err))
+		}
+	}
 }

@@ -100,3 +100,33 @@ func TestKnownHostsCheckHostIPLoopbackAsSSH(t *testing.T) {
 		t.Errorf("CheckHostIP maybe: %v, want the line named", err)
 	}
 }
+
+// With CheckHostIP yes, a host dialled by its address (its Hostname an
+// address, the key looked up under a HostKeyAlias) is not checked again
+// under that address, as ssh turns the check off then: a line for the
+// address listing another key does not refuse the key the alias's line
+// lists. (Untested before session 31's review: the rule could go unseen.)
+func TestKnownHostsCheckHostIPDialledByAddress(t *testing.T) {
+	_, home := newKeyServer(t)
+	t.Setenv("SSH_KNOWN_HOSTS", "")
+	key, other := newKey(t).PublicKey(), newKey(t).PublicKey()
+	writeSSHConfig(t, home, "Host git.example.test\n  UserKnownHostsFile ~/.ssh/kh1\n  GlobalKnownHostsFile none\n  CheckHostIP yes\n")
+	known := "git.example.test " + string(ssh.MarshalAuthorizedKey(key)) + "192.0.2.7 " + string(ssh.MarshalAuthorizedKey(other))
+	if err := os.WriteFile(filepath.Join(home, ".ssh", "kh1"), []byte(known), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	far := &net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 22}
+	for _, c := range []struct {
+		hostname string
+		refused  bool
+	}{{"192.0.2.7", false}, {"git.example.test", true}} {
+		db, err := ReadSSHConfig().hostKeys(context.Background(), "git.example.test", c.hostname, "22", "git")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.(*knownHostsDB).check("git.example.test:22", far, key)
+		if c.refused != (err != nil) {
+			t.Errorf("Hostname %s, dialled at %s: %v, want it refused: %v", c.hostname, far, err, c.refused)
+		}
+	}
+}

@@ -273,6 +273,15 @@ func (c *SSHConfig) hostKeys(ctx context.Context, alias, host, port, remoteUser 
 	if err != nil {
 		return nil, err
 	}
+	if st, ok := set["HostKeyAlgorithms"]; ok {
+		// one ssh takes (sk- keys) that readproof does not speak:
+		// refused here, by its line, not when asked for
+		if spoken := hostKeyAlgorithmsGo(); !slices.ContainsFunc(algos, func(a string) bool { return slices.Contains(spoken, a) }) {
+			return nil, hint.With(&SSHConfigError{File: st.file, Line: st.line, Host: alias, Key: "HostKeyAlgorithms", Value: st.value,
+				Err: fmt.Errorf("%sit names none of the host key algorithms readproof speaks (%s)", st.readThrough(), strings.Join(spoken, ","))},
+				"add one the host's key signs with to the line (ssh -G HOST shows the list), or give the source's url a Host alias without it")
+		}
+	}
 	caAlgos, _, err := algorithmsFor(set, alias, "CASignatureAlgorithms", caSignatureAlgorithms, sshCASignatureAlgorithms)
 	if err != nil {
 		return nil, err

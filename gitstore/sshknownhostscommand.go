@@ -15,7 +15,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,7 +183,9 @@ func expandCommandTokens(w string, x identityTokens, k commandKeyTokens) (string
 // run runs the command for the lookup k and returns its output, at most
 // maxKnownHostsBytes, read once. An error names the line and the program,
 // with a hint: a program that does not start, exits other than 0, prints
-// more than the bound or runs past knownHostsCommandTimeout. ssh goes on
+// more than the bound, runs past knownHostsCommandTimeout (killed with the
+// processes it started) or the fetch, or exits leaving a process holding
+// its output (not waited on past a second). ssh goes on
 // with the files alone then; readproof does not take a host key on less
 // than the command would have said (a @revoked line it prints).
 func (k *knownHostsCommand) run(ctx context.Context, lookup commandKeyTokens) ([]byte, error) {
@@ -196,34 +197,52 @@ func (k *knownHostsCommand) run(ctx context.Context, lookup commandKeyTokens) ([
 		}
 		args[i] = v
 	}
+	fetch := ctx
 	ctx, cancel := context.WithTimeout(ctx, knownHostsCommandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, k.argv[0], args...)
-	cmd.WaitDelay = time.Second // a child it leaves holding the output
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
+	killsItsChildren(cmd) // stopped, with the processes it started
+	// a process it leaves holding the output is not waited on: its pipe
+	// is closed a second after the command exits (exec.ErrWaitDelay)
+	cmd.WaitDelay = time.Second
+	out := &cappedOutput{max: maxKnownHostsBytes}
+	cmd.Stdout = out
 	fix := "run the command as ssh would (ssh -G HOST shows it; its %H is " + lookup.name + ") and fix it, or set KnownHostsCommand none for the host and list its keys in a known_hosts file"
 	if err := cmd.Start(); err != nil {
 		return nil, k.refuse(fmt.Errorf("%s does not start: %w", k.argv[0], err), fix)
 	}
-	out, readErr := io.ReadAll(io.LimitReader(stdout, maxKnownHostsBytes+1))
-	if len(out) > maxKnownHostsBytes {
-		cancel()
-		_ = cmd.Wait()
-		return nil, k.refuse(fmt.Errorf("%s prints more than %d MiB, more than readproof reads of a known_hosts file", k.argv[0], maxKnownHostsBytes>>20), fix)
-	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	switch {
+	case out.over:
+		return nil, k.refuse(fmt.Errorf("%s prints more than %d MiB, more than readproof reads of a known_hosts file", k.argv[0], maxKnownHostsBytes>>20), fix)
+	case fetch.Err() != nil:
+		return nil, k.refuse(fmt.Errorf("%s was stopped: %w", k.argv[0], fetch.Err()), fix)
 	case ctx.Err() == context.DeadlineExceeded:
 		return nil, k.refuse(fmt.Errorf("%s did not finish within %v", k.argv[0], knownHostsCommandTimeout), fix)
+	case errors.Is(err, exec.ErrWaitDelay):
+		return nil, k.refuse(fmt.Errorf("%s exited but left a process holding its output, so what it prints is not known in full", k.argv[0]), fix)
 	case err != nil:
 		return nil, k.refuse(fmt.Errorf("%s failed (%w), so the host keys it lists are not known", k.argv[0], err), fix)
-	case readErr != nil:
-		return nil, k.refuse(fmt.Errorf("%s: reading its output: %w", k.argv[0], readErr), fix)
 	}
-	return out, nil
+	return out.b, nil
+}
+
+// cappedOutput keeps what a KnownHostsCommand prints, up to max bytes; a
+// write past them fails (the command's output pipe is closed) and sets
+// over.
+type cappedOutput struct {
+	b    []byte
+	max  int
+	over bool
+}
+
+func (o *cappedOutput) Write(p []byte) (int, error) {
+	if len(o.b)+len(p) > o.max {
+		o.over = true
+		return 0, errors.New("more output than a known_hosts file")
+	}
+	o.b = append(o.b, p...)
+	return len(p), nil
 }
 
 // linesFrom are the lines of the command's output for the lookup that

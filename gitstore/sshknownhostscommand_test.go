@@ -96,7 +96,9 @@ func TestKnownHostsCommandAsSSH(t *testing.T) {
 // fetch before dialling, naming the line, with a hint: a program not
 // written from / (ssh does not run it), a token ssh does not expand; one
 // printing more than a known_hosts file's bound is refused, naming it.
-// "none" is no command.
+// "none" is no command. A ${NAME} not set in the environment is refused,
+// as ssh refuses it ("env var ${NAME} has no value"), not put in as
+// nothing.
 func TestKnownHostsCommandRefused(t *testing.T) {
 	s, home := newKeyServer(t)
 	for _, c := range []struct {
@@ -105,6 +107,7 @@ func TestKnownHostsCommandRefused(t *testing.T) {
 		{"  KnownHostsCommand khcmd %H\n", "not written from /"},
 		{"  KnownHostsCommand /bin/cat %Q\n", "%Q is not a token"},
 		{"  KnownHostsCommand /bin/cat %H%\n", "lone %"},
+		{"  KnownHostsCommand /bin/cat ${READPROOF_REVSSH_NOT_SET}\n", "${READPROOF_REVSSH_NOT_SET}, which is not set"},
 		{"  KnownHostsCommand /usr/bin/head -c 16777217 /dev/zero\n", "prints more than 16 MiB"},
 		{"  KnownHostsCommand /nonexistent/khcmd\n", "does not start"},
 		{"  KnownHostsCommand none\n", ""},
