@@ -3,8 +3,10 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +88,58 @@ func TestLooseObjectSymlink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMaintenanceLeavesLinkedObject (session 31): maintenance read loose
+// objects following links, so a loose object whose file is a symbolic link
+// to a copy of its content was packed and the link removed: the damage
+// every read reports (TestLooseObjectSymlink) vanished without a word. It
+// is left as it is now, for verify to report, and the store's other loose
+// objects are packed as before.
+func TestMaintenanceLeavesLinkedObject(t *testing.T) {
+	t.Parallel()
+	s := looseWrites(NewTestStore(t))
+	linked, err := s.PutBlob([]byte("Products can be refunded within 30 days.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.PutBlob([]byte("Shipping takes five days.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.(*repo)
+	if err := r.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	loose := func(id OID) string { return filepath.Join(s.Path(), "objects", string(id[:2]), string(id[2:])) }
+	good, err := os.ReadFile(loose(linked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy")
+	if err := os.WriteFile(copyPath, good, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(loose(linked)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(copyPath, loose(linked)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.packLoose(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(loose(linked)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the linked object's file after maintenance: %v, %v: want the symbolic link left in place", fi, err)
+	}
+	if err := CheckLooseObject(s.Path(), linked); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("CheckLooseObject of the linked object after maintenance: %v, want damage", err)
+	}
+	if _, err := os.Lstat(loose(other)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the other loose object after maintenance: %v, want it packed and its loose file removed", err)
+	}
+	if _, err := Open(s.Path()); err != nil {
+		t.Fatal(err)
 	}
 }

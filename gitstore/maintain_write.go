@@ -145,7 +145,11 @@ func readLooseRange(ctx context.Context, objects string, ids []plumbing.Hash, bu
 			return nil
 		}
 		setLooseID(path, len(objects), h)
-		raw, err := readFile(string(path))
+		// as every read of a loose object (readLooseFile): a file that
+		// is not a regular one, a symbolic link above all, is damage that
+		// verify reports; packed, its content would live on under the
+		// id and the link be removed, the damage gone unnoticed
+		raw, err := readLooseFile(string(path))
 		if err != nil {
 			continue
 		}

@@ -492,13 +492,20 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	// (a `git clone --mirror` of a store, where an auditor who ran a
 	// command was told "run `readproof init` first": before session 29
 	// init then made a second, empty store and readproof.toml inside it).
-	if dir := filepath.Dir(e.policyPath); gitobj.IsGitDir(dir) && (e.policyNamed || dir != e.storePath) {
+	// (A linked work tree's git directory, .git/worktrees/NAME, holds
+	// neither objects/ nor refs/, so IsGitDir does not see it: workTreeOf
+	// does, by its gitdir file.)
+	if dir := filepath.Dir(e.policyPath); inGitDir(dir) && (e.policyNamed || dir != e.storePath) {
 		if _, err := os.Lstat(e.policyPath); errors.Is(err, fs.ErrNotExist) {
 			if !e.policyNamed {
 				what, h := "a bare one, as `git clone --mirror` makes", "to read a copy of a store made with git, name it: `readproof --store . verify`; to create a store, run `readproof init` in the project directory"
-				if wt, ok := workTreeOf(dir); ok {
+				if wt, linked, ok := workTreeOf(dir); ok {
 					// not a copy of anything: the project's own .git
-					what, h = "the .git directory of the work tree "+text.Printable(wt), "to create the project's store, run `readproof init` in the work tree: cd "+text.ShellArg(wt)
+					what = "the .git directory of the work tree " + text.Printable(wt)
+					if linked {
+						what = "the git directory of the linked work tree " + text.Printable(wt)
+					}
+					h = "to create the project's store, run `readproof init` in the work tree: cd " + text.ShellArg(wt)
 				}
 				return hint.With(fmt.Errorf("init: the working directory %s is a git repository (%s), where neither %s nor a store belongs; nothing was written", text.Printable(dir), what, PolicyName), h)
 			}
@@ -554,15 +561,69 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	return err
 }
 
-// workTreeOf is the work tree whose .git directory gitDir is (a git
-// directory named .git, as `git init` and `git clone` make one inside the
-// project), and whether it is one: a bare repository is no work tree's.
-func workTreeOf(gitDir string) (string, bool) {
-	if filepath.Base(gitDir) != ".git" {
-		return "", false
+// workTreeOf is the work tree whose git directory gitDir is, and whether
+// it is one: a directory named .git, as `git init` and `git clone` make
+// one inside the project, unless its config says it is bare (`git clone
+// --bare x .git`); or a linked work tree's (`git worktree add`:
+// .git/worktrees/NAME, whose gitdir file names the work tree's .git file).
+// A bare repository is no work tree's.
+func workTreeOf(gitDir string) (wt string, linked, ok bool) {
+	if filepath.Base(filepath.Dir(gitDir)) == "worktrees" {
+		if b, err := fspath.ReadRegular(filepath.Join(gitDir, "gitdir"), 64<<10, "a linked work tree's gitdir file"); err == nil {
+			if p := strings.TrimSpace(string(b)); filepath.IsAbs(p) && filepath.Base(p) == ".git" {
+				return filepath.Dir(p), true, true
+			}
+		}
 	}
-	wt := filepath.Dir(gitDir)
-	return wt, wt != gitDir
+	if filepath.Base(gitDir) != ".git" || configSaysBare(gitDir) {
+		return "", false, false
+	}
+	wt = filepath.Dir(gitDir)
+	return wt, false, wt != gitDir
+}
+
+// inGitDir reports whether dir is a git directory: a repository's
+// (gitobj.IsGitDir) or a linked work tree's (workTreeOf).
+func inGitDir(dir string) bool {
+	if gitobj.IsGitDir(dir) {
+		return true
+	}
+	_, linked, _ := workTreeOf(dir)
+	return linked
+}
+
+// configSaysBare reports whether the config file of gitDir sets
+// core.bare to true (git's spellings of true: true, yes, on, 1).
+func configSaysBare(gitDir string) bool {
+	b, err := fspath.ReadRegular(filepath.Join(gitDir, "config"), 1<<20, "a git config file")
+	if err != nil {
+		return false
+	}
+	core := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.ToLower(strings.TrimSpace(line))
+		if strings.HasPrefix(line, "[") {
+			core = strings.HasPrefix(line, "[core]")
+			continue
+		}
+		if !core {
+			continue
+		}
+		if i := strings.IndexAny(line, "#;"); i >= 0 {
+			line = line[:i] // a comment (a quoted value never says bare)
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if strings.TrimSpace(k) == "bare" {
+			switch strings.TrimSpace(v) {
+			case "true", "yes", "on", "1":
+				return true
+			case "":
+				return !ok // a key alone is true
+			}
+			return false
+		}
+	}
+	return false
 }
 
 // policyNotCreated is init's error when the store is there (made by this
