@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -243,14 +244,19 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 // moveTracking makes remote's tracking refs (tracking: their values as the
 // pull read them) what listed, the remote's listing, maps them to, in one
 // compare-and-swap transaction. Another pull of the same remote that moved
-// them meanwhile makes it read them again and retry: they mirror the
-// remote, so the last listing written stands.
+// some of them meanwhile makes it read them again and retry, leaving each
+// ref that pull moved (or made, or deleted) as it is: its listing may be
+// the newer one, and a ref goes back to an older listing never.
 func moveTracking(g gitstore.Store, remote string, listed, tracking []gitstore.Ref) error {
 	listed = dropUntrackable(listed)
+	var read map[string]gitstore.OID // tracking as the pull read it, once a retry needs it
 	for attempt := 0; ; attempt++ {
 		ups, _, err := trackingUpdates(remote, listed, tracking)
 		if err != nil {
 			return err
+		}
+		if read != nil {
+			ups = slices.DeleteFunc(ups, func(u gitstore.RefUpdate) bool { return read[u.Name] != u.Old })
 		}
 		if len(ups) == 0 {
 			return nil
@@ -258,6 +264,12 @@ func moveTracking(g gitstore.Store, remote string, listed, tracking []gitstore.R
 		err = g.Update(store.JournalLast(ups)...)
 		if err == nil || !errors.Is(err, gitstore.ErrConflict) || attempt >= 20 {
 			return err
+		}
+		if read == nil {
+			read = make(map[string]gitstore.OID, len(tracking))
+			for _, r := range tracking {
+				read[r.Name] = r.OID
+			}
 		}
 		time.Sleep(time.Millisecond + rand.N(10*time.Millisecond))
 		if tracking, err = g.Refs(RemotesPrefix + remote + "/"); err != nil {
