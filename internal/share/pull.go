@@ -236,7 +236,7 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 	res.ProposalsStale = staleProposals(s, res.Tags)
 	if err := moveTracking(g, remote, listed, tracking); err != nil {
 		return nil, hint.With(fmt.Errorf("pull %s: what the remote held was adopted, but its remote-tracking refs (%s%s/) were not moved: %w", remote, RemotesPrefix, remote, err),
-			"pull again: it adopts nothing twice and moves them")
+			"nothing is missing from the store; the tracking refs, which record the remote's last listing, catch up at the next pull that finds something new on the remote (a pull with nothing new leaves them)")
 	}
 	return res, nil
 }
