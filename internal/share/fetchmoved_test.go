@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/readproof/readproof/gitstore"
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 )
 
@@ -83,5 +85,42 @@ func TestPullMovedRemoteRefusedMovesNoRef(t *testing.T) {
 	}
 	if got := git(t, b.path(), "rev-parse", RemotesPrefix+"origin/runs/a-2"); got != git(t, u, "rev-parse", store.RunsPrefix+"a-2") {
 		t.Errorf("tracking ref of a-2 after the pull: %s", got)
+	}
+}
+
+// TestPullRemoteKeepsMovingHint: a pull whose fetch fails as the remote
+// moved since it was listed, twice (over protocol v0, "not our ref"),
+// stops after listing it once again, moves no ref, and says so, with a
+// hint to pull again once pushes pause. Before, the hint was to check the
+// remote's URL and that git can reach it, which it did.
+func TestPullRemoteKeepsMovingHint(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	bin := t.TempDir()
+	gitOnPath(t, bin, `#!/bin/sh
+case "$*" in
+*" fetch "*--stdin*)
+	cat > /dev/null
+	echo "fatal: remote error: upload-pack: not our ref 1111111111111111111111111111111111111111" >&2
+	exit 128 ;;
+esac
+exec '`+real+`' "$@"
+`) // PATH: not parallel
+	a := newProject(t, map[string]string{"small": "refunds within 30 days\n"})
+	a.run(t, "a-1", "small")
+	u := bareServer(t, t.TempDir(), "shared.git")
+	addRemote(t, a, "origin", u)
+	mustPush(t, a, "origin")
+	b := newProject(t, map[string]string{"other": "drain, then deploy\n"})
+	addRemote(t, b, "origin", u)
+	before := allRefs(t, b.path())
+	_, err = Pull(context.Background(), b.s, "origin", Options{})
+	if err == nil || !strings.Contains(err.Error(), "no longer had a tip it had just listed, twice") || !strings.Contains(hint.Of(err), "pull again once they pause") {
+		t.Fatalf("pull of a remote that keeps moving: got %v (hint %q)", err, hint.Of(err))
+	}
+	if after := allRefs(t, b.path()); after != before {
+		t.Errorf("a failed pull moved refs:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }

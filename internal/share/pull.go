@@ -197,6 +197,12 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		}
 		t, rem = t2, rem2
 		err = fetchListed(ctx, g, t, remote, rem.listed, tracking)
+		if err != nil && strings.Contains(err.Error(), "not our ref") {
+			// once more over protocol v0: git's upload-pack no longer has
+			// a tip of the second listing either
+			return nil, hint.With(fmt.Errorf("pull %s: the remote no longer had a tip it had just listed, twice: %w", remote, err),
+				"pushes to "+remote+" kept moving it: pull again once they pause; if this persists while nothing pushes, the remote may be damaged (`git fsck` in it lists what it lacks); no ref moved")
+		}
 	}
 	if err != nil {
 		if r := gitstore.WriteLimitRemedy(err, "the store"); r != "" {
