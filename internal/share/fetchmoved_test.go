@@ -20,7 +20,9 @@ import (
 // returns exists), answers the next fetch of object ids (FetchObjects:
 // --stdin) as git does over protocol v0 when the remote moved since it was
 // listed: "not our ref". The fetch after it, once the pull listed the
-// remote again, runs.
+// remote again, runs, receiving its pack beside the directory the fetch
+// bound watches and moving it there once whole: the bound measures it
+// after git is done, whatever the timing.
 func movedRemoteGit(t *testing.T) (arm string) {
 	t.Helper()
 	real, err := exec.LookPath("git")
@@ -37,7 +39,13 @@ case "$*" in
 		cat > /dev/null
 		echo "fatal: remote error: upload-pack: not our ref 1111111111111111111111111111111111111111" >&2
 		exit 128
-	fi ;;
+	fi
+	stage="$GIT_OBJECT_DIRECTORY.whole"
+	mkdir -p "$stage/pack" || exit 1
+	GIT_OBJECT_DIRECTORY="$stage" '` + real + `' "$@" || exit
+	set -- "$stage"/pack/pack-*
+	[ -e "$1" ] || exit 0
+	exec mv "$@" "$GIT_OBJECT_DIRECTORY/pack/" ;;
 esac
 exec '` + real + `' "$@"
 `
@@ -53,7 +61,7 @@ exec '` + real + `' "$@"
 // when it arrived whole between two measures, and nothing put them back.
 func TestPullMovedRemoteRefusedMovesNoRef(t *testing.T) {
 	arm := movedRemoteGit(t) // PATH: not parallel
-	// 128 KiB of base64: a pack written whole within one measure, mostly
+	// 128 KiB of base64, which arrives whole (movedRemoteGit)
 	big := make([]byte, 96<<10)
 	rand.Read(big)
 	a := newProject(t, map[string]string{"small": "refunds within 30 days\n", "big": base64.StdEncoding.EncodeToString(big)})
@@ -70,8 +78,8 @@ func TestPullMovedRemoteRefusedMovesNoRef(t *testing.T) {
 	before := allRefs(t, b.path())
 	writeFile(t, arm, "")
 	_, err := Pull(context.Background(), b.s, "origin", Options{MaxFetchBytes: 64 << 10})
-	if !errors.Is(err, gitstore.ErrFetchTooLarge) {
-		t.Fatalf("pull of 128 KiB under a 64 KiB limit after the remote moved: got %v, want ErrFetchTooLarge", err)
+	if !errors.Is(err, gitstore.ErrFetchTooLarge) || !strings.Contains(err.Error(), "bytes arrived from") {
+		t.Fatalf("pull of 128 KiB, arriving whole, under a 64 KiB limit after the remote moved: got %v, want ErrFetchTooLarge measured once git was done", err)
 	}
 	t.Logf("ERR %v", err)
 	if after := allRefs(t, b.path()); after != before {
