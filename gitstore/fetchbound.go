@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/readproof/readproof/internal/hint"
@@ -328,7 +330,9 @@ func adoptIncoming(incoming, objects string) error {
 }
 
 // moveIn renames from to to, from flushed to disk first, unless to exists
-// already; it reports whether it renamed.
+// already; it reports whether it renamed. When the store's objects/ is on
+// another file system than the store (a link to another disk), where no
+// rename reaches, from is copied beside to and that copy renamed.
 func moveIn(from, to string) (bool, error) {
 	if _, err := os.Lstat(to); err == nil {
 		return false, nil
@@ -336,8 +340,53 @@ func moveIn(from, to string) (bool, error) {
 	if err := fsyncPath(from); err != nil {
 		return false, err
 	}
-	if err := os.Rename(from, to); err != nil {
+	err := os.Rename(from, to)
+	if errors.Is(err, syscall.EXDEV) {
+		err = copyIn(from, to)
+	}
+	if err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// copyIn copies from into a temporary file in the store's objects/pack
+// (tmp_pack_*; for a loose object, tmp_obj_* in objects/), where what a
+// killed copy leaves goes with the stale temporary files (sweepStale),
+// flushes it to disk, and renames it to to.
+func copyIn(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	dir, prefix := filepath.Dir(to), "tmp_pack_"
+	if filepath.Base(dir) != "pack" {
+		dir, prefix = filepath.Dir(dir), "tmp_obj_"
+	}
+	tmp, err := os.CreateTemp(dir, prefix)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tmp, src)
+	if err == nil {
+		err = tmp.Chmod(fi.Mode().Perm())
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = renameFile(tmp.Name(), to)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }

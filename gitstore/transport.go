@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -252,9 +253,35 @@ func (t *Transport) env() []string {
 		env = append(env, "GIT_OBJECT_DIRECTORY="+t.objects)
 	}
 	if t.alternates != "" {
-		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+t.alternates)
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+alternateEntry(t.alternates))
 	}
 	return env
+}
+
+// alternateEntry is dir as the one entry of GIT_ALTERNATE_OBJECT_DIRECTORIES.
+// Git splits that variable at the path list separator (':'), so a store
+// whose path holds one, or starts with a double quote, is given C-quoted,
+// which git unquotes; unquoted, git read two directories, neither the
+// store's, and a pull fetched the remote's whole history each time.
+func alternateEntry(dir string) string {
+	if !strings.ContainsRune(dir, filepath.ListSeparator) && !strings.HasPrefix(dir, `"`) {
+		return dir
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(dir); i++ {
+		switch c := dir[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // run runs git on the repository and returns its stdout. When progress is

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -196,6 +197,12 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 		}
 		t, rem = t2, rem2
 		err = fetchListed(ctx, g, t, remote, rem.listed, tracking)
+		if err != nil && strings.Contains(err.Error(), "not our ref") {
+			// once more over protocol v0: git's upload-pack no longer has
+			// a tip of the second listing either
+			return nil, hint.With(fmt.Errorf("pull %s: the remote no longer had a tip it had just listed, twice: %w", remote, err),
+				"pushes to "+remote+" kept moving it: pull again once they pause; if this persists while nothing pushes, the remote may be damaged (`git fsck` in it lists what it lacks); no ref moved")
+		}
 	}
 	if err != nil {
 		if r := gitstore.WriteLimitRemedy(err, "the store"); r != "" {
@@ -235,7 +242,7 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 	res.ProposalsStale = staleProposals(s, res.Tags)
 	if err := moveTracking(g, remote, listed, tracking); err != nil {
 		return nil, hint.With(fmt.Errorf("pull %s: what the remote held was adopted, but its remote-tracking refs (%s%s/) were not moved: %w", remote, RemotesPrefix, remote, err),
-			"pull again: it adopts nothing twice and moves them")
+			"nothing is missing from the store; the tracking refs, which record the remote's last listing, catch up at the next pull that finds something new on the remote (a pull with nothing new leaves them)")
 	}
 	return res, nil
 }
@@ -243,14 +250,19 @@ func pullWith(ctx context.Context, s *store.Store, g gitstore.Store, remote stri
 // moveTracking makes remote's tracking refs (tracking: their values as the
 // pull read them) what listed, the remote's listing, maps them to, in one
 // compare-and-swap transaction. Another pull of the same remote that moved
-// them meanwhile makes it read them again and retry: they mirror the
-// remote, so the last listing written stands.
+// some of them meanwhile makes it read them again and retry, leaving each
+// ref that pull moved (or made, or deleted) as it is: its listing may be
+// the newer one, and a ref goes back to an older listing never.
 func moveTracking(g gitstore.Store, remote string, listed, tracking []gitstore.Ref) error {
 	listed = dropUntrackable(listed)
+	var read map[string]gitstore.OID // tracking as the pull read it, once a retry needs it
 	for attempt := 0; ; attempt++ {
 		ups, _, err := trackingUpdates(remote, listed, tracking)
 		if err != nil {
 			return err
+		}
+		if read != nil {
+			ups = slices.DeleteFunc(ups, func(u gitstore.RefUpdate) bool { return read[u.Name] != u.Old })
 		}
 		if len(ups) == 0 {
 			return nil
@@ -258,6 +270,12 @@ func moveTracking(g gitstore.Store, remote string, listed, tracking []gitstore.R
 		err = g.Update(store.JournalLast(ups)...)
 		if err == nil || !errors.Is(err, gitstore.ErrConflict) || attempt >= 20 {
 			return err
+		}
+		if read == nil {
+			read = make(map[string]gitstore.OID, len(tracking))
+			for _, r := range tracking {
+				read[r.Name] = r.OID
+			}
 		}
 		time.Sleep(time.Millisecond + rand.N(10*time.Millisecond))
 		if tracking, err = g.Refs(RemotesPrefix + remote + "/"); err != nil {
