@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,7 +43,8 @@ const proxyEnv = "READPROOF_GIT_REMOTE_PROXY"
 //   - from a remote that is not http(s) (git://, ssh, a path), curl is
 //     allowed no protocol at all (protocol.{http,https,ftp,ftps}.allow=never,
 //     which git turns into curl's list of allowed protocols for each
-//     handle, http-fetch's included);
+//     handle, http-fetch's included; the user's GIT_ALLOW_PROTOCOL,
+//     which git lets decide over those settings, loses them too);
 //   - from an http(s) remote, every URL goes through a proxy that refuses
 //     (refusingProxy) but the remote's own (http.<url>.proxy, the most
 //     specific match git's per-URL settings allow), which keeps the proxy
@@ -76,7 +78,7 @@ func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []
 		return opts, nil
 	}
 	if !isHTTPURL(url) {
-		return append(opts, "-c", "protocol.http.allow=never", "-c", "protocol.https.allow=never"), nil
+		return append(opts, "-c", "protocol.http.allow=never", "-c", "protocol.https.allow=never"), allowProtocolEnv("http", "https", "ftp", "ftps")
 	}
 	g := t.proxyGuard(ctx, url)
 	opts = append(opts, "-c", "http.proxy="+refusingProxy)
@@ -84,7 +86,25 @@ func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []
 		opts = append(opts, "-c", key+"="+refusingProxy)
 	}
 	opts = append(opts, "--config-env=http."+url+".proxy="+proxyEnv)
-	return opts, []string{proxyEnv + "=" + g.remote, "NO_PROXY=", "no_proxy="}
+	return opts, append([]string{proxyEnv + "=" + g.remote, "NO_PROXY=", "no_proxy="}, allowProtocolEnv("ftp", "ftps")...)
+}
+
+// allowProtocolEnv is GIT_ALLOW_PROTOCOL, when the user sets it, without
+// the protocols drop: git lets that list decide over every
+// protocol.<name>.allow setting, the guard's included, so a list that
+// names https would let a git:// remote's pack URL through.
+func allowProtocolEnv(drop ...string) []string {
+	list, ok := os.LookupEnv("GIT_ALLOW_PROTOCOL")
+	if !ok {
+		return nil
+	}
+	var keep []string
+	for _, p := range strings.Split(list, ":") {
+		if !slices.Contains(drop, strings.ToLower(p)) {
+			keep = append(keep, p)
+		}
+	}
+	return []string{"GIT_ALLOW_PROTOCOL=" + strings.Join(keep, ":")}
 }
 
 // proxyGuard is what fetchGuard reads of the user's proxy settings for

@@ -338,3 +338,30 @@ func TestFetchGuardOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchRefusesPackfileURIsAllowProtocol: GIT_ALLOW_PROTOCOL, which a
+// CI runner may set to restrict git's transports, decides over every
+// protocol.<name>.allow setting in git; a list naming http and https
+// must not let a git:// remote's pack URL through, and a fetch from the
+// same remote offering none still works.
+func TestFetchRefusesPackfileURIsAllowProtocol(t *testing.T) {
+	up, _, asked := packURIOffer(t)
+	daemon := serveGitDaemon(t, filepath.Dir(up))
+	t.Setenv("GIT_ALLOW_PROTOCOL", "file:git:http:https")
+	for i, url := range []string{"git://" + packfileURIFront(t, daemon) + "/up", "git://" + daemon + "/up"} {
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+		if n := asked.Load(); n != 0 {
+			t.Fatalf("the address the remote named received %d requests", n)
+		}
+		if offer := i == 0; offer && !errors.Is(err, ErrPackfileURI) {
+			t.Errorf("fetch from a remote that answers with a pack URL: got %v, want ErrPackfileURI", err)
+		} else if !offer && err != nil {
+			t.Errorf("fetch from a remote that offers no pack URL: %v", err)
+		}
+	}
+}
