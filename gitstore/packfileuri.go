@@ -80,6 +80,12 @@ func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []
 	if !isHTTPURL(url) {
 		return append(opts, "-c", "protocol.http.allow=never", "-c", "protocol.https.allow=never"), allowProtocolEnv("http", "https", "ftp", "ftps")
 	}
+	// git's argv is for any user of the machine to read (ps): the URL
+	// is named there without its password, nor a user name that is an
+	// access token (a CI runner's url.<base>.insteadOf often adds one),
+	// which matches the same URLs (git's per-URL settings ignore the
+	// password; one naming no user matches every user)
+	url = withoutSecret(url, true)
 	g := t.proxyGuard(ctx, url)
 	opts = append(opts, "-c", "http.proxy="+refusingProxy)
 	for _, key := range g.userKeys {
@@ -161,7 +167,9 @@ func (t *Transport) userProxyKeys(ctx context.Context) []string {
 		// a key whose URL holds an '=' cannot be given with -c; git's
 		// own key names never do
 		if k != "" && !strings.ContainsAny(k, "=\n") {
-			keys = append(keys, k)
+			// its user name stays: a setting naming none would match
+			// less closely than the user's, and not replace it
+			keys = append(keys, "http."+withoutSecret(strings.TrimSuffix(strings.TrimPrefix(k, "http."), ".proxy"), false)+".proxy")
 		}
 	}
 	return keys
@@ -334,6 +342,29 @@ func packfileURIRefused(err error, objects, remote string, before map[string]boo
 	}
 	return hint.With(fmt.Errorf("%w: %s asked for a pack to be downloaded from %s, which readproof does not let git contact: %w", ErrPackfileURI, RedactURL(remote), host, err),
 		"no run, resource, tag or journal ref moved; a remote sends pack URLs only when its server is set up to (uploadpack.blobPackfileUri): ask its operator to turn that off, or pull from another copy of the store")
+}
+
+// withoutSecret is url without the password of its user information and,
+// when token is set, without a user name that is an access token
+// (accessTokenUser).
+func withoutSecret(url string, token bool) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	auth := rest
+	if i := strings.IndexAny(auth, "/?#"); i >= 0 {
+		auth = auth[:i]
+	}
+	at := strings.LastIndexByte(auth, '@')
+	if at < 0 {
+		return url
+	}
+	user, _, _ := strings.Cut(auth[:at], ":")
+	if token && accessTokenUser(user) {
+		return scheme + "://" + rest[at+1:]
+	}
+	return scheme + "://" + user + rest[at:]
 }
 
 // urlHostPort is the host and port of a URL as written in it.

@@ -365,3 +365,80 @@ func TestFetchRefusesPackfileURIsAllowProtocol(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchGuardKeepsPasswordsOffArgv: a CI runner's git configuration
+// often rewrites a host's URLs to ones holding an access token
+// (url.https://x-access-token:TOKEN@host/.insteadOf https://host/); a
+// remote fetched by its name is then not named in git's argv, which any
+// user of the machine reads (ps), and the guard's per-URL proxy setting
+// must not put the token there either (git's per-URL settings match a
+// URL whatever its user and password when they name none); the fetch
+// still goes through, with the token.
+func TestFetchGuardKeepsPasswordsOffArgv(t *testing.T) {
+	up, _, _ := packURIOffer(t)
+	remote := packfileURIHTTP(t, filepath.Dir(up), false, nil) + "/up/.git"
+	base := strings.TrimSuffix(remote, "/up/.git") + "/"
+	for _, userinfo := range []string{"reader:s3cr3t-token@", "ghp_s3cr3t-token@"} {
+		global := filepath.Join(t.TempDir(), "gitconfig")
+		rule := "[url \"" + strings.Replace(base, "http://", "http://"+userinfo, 1) + "\"]\n\tinsteadOf = " + base + "\n"
+		if err := os.WriteFile(global, []byte(rule), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GIT_CONFIG_GLOBAL", global)
+		git, err := findGit()
+		if err != nil {
+			t.Skip("git is not installed")
+		}
+		dir := t.TempDir()
+		logf := filepath.Join(dir, "argv")
+		wrapper := filepath.Join(dir, "git")
+		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nprintf '%s\\n' \"$*\" >>'"+logf+"'\nexec '"+git+"' \"$@\"\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.AddRemote(context.Background(), "up", remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+			t.Fatal(err)
+		}
+		tr.git = wrapper
+		if err := tr.Fetch(context.Background(), "up", []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+			t.Fatalf("%s: fetch by name: %v", userinfo, err)
+		}
+		b, err := os.ReadFile(logf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), ".proxy=READPROOF_GIT_REMOTE_PROXY") {
+			t.Errorf("%s: no guarded fetch in git's argv (%q)", userinfo, b)
+		}
+		if strings.Contains(string(b), "s3cr3t") {
+			t.Errorf("%s: git's argv holds the token:\n%s", userinfo, b)
+		}
+	}
+}
+
+func TestWithoutSecret(t *testing.T) {
+	for _, c := range []struct {
+		url   string
+		token bool
+		want  string
+	}{
+		{"https://h/a", true, "https://h/a"},
+		{"https://u@h/a", true, "https://u@h/a"},
+		{"https://u:p@h/a", true, "https://u@h/a"},
+		{"https://u:p@h/a", false, "https://u@h/a"},
+		{"https://ghp_0123456789abcdef@h/a", true, "https://h/a"},
+		{"https://ghp_0123456789abcdef:x-oauth-basic@h:8443/a", true, "https://h:8443/a"},
+		{"https://ghp_0123456789abcdef@h/a", false, "https://ghp_0123456789abcdef@h/a"},
+		{"https://h/a@b", true, "https://h/a@b"},
+		{"https://u:p@[::1]:8443/a", true, "https://u@[::1]:8443/a"},
+		{"https://*.example.com", false, "https://*.example.com"},
+	} {
+		if got := withoutSecret(c.url, c.token); got != c.want {
+			t.Errorf("withoutSecret(%q, %v) = %q, want %q", c.url, c.token, got, c.want)
+		}
+	}
+}
