@@ -442,3 +442,36 @@ func TestWithoutSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchKeepsUsersNoProxy: the guard empties no_proxy and NO_PROXY for
+// git, so the remote's own URL must still go straight to the remote when
+// the user's list names its host, as the user's git would send it, not
+// through the proxy the user set for everything else.
+func TestFetchKeepsUsersNoProxy(t *testing.T) {
+	up, _, _ := packURIOffer(t)
+	remote := packfileURIHTTP(t, filepath.Dir(up), false, nil) + "/up/.git"
+	var through atomic.Int64
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		through.Add(1)
+		r.Out.URL = r.In.URL
+	}})
+	t.Cleanup(proxy.Close)
+	t.Setenv("http_proxy", proxy.URL)
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	for _, name := range []string{"no_proxy", "NO_PROXY"} {
+		t.Setenv("no_proxy", "")
+		os.Unsetenv("no_proxy")
+		t.Setenv(name, "example.org, 127.0.0.1")
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fetch(context.Background(), remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+			t.Errorf("%s: fetch: %v", name, err)
+		}
+		if n := through.Load(); n != 0 {
+			t.Errorf("%s names the remote's host, yet %d requests went through the proxy", name, n)
+		}
+	}
+}
