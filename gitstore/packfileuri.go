@@ -33,6 +33,10 @@ const refusingProxy = "http://127.0.0.1:0"
 // with an '=' is not split).
 const proxyEnv = "READPROOF_GIT_REMOTE_PROXY"
 
+// refusingEnv carries refusingProxy to git for the user's per-URL proxy
+// settings (--config-env, for the same reason).
+const refusingEnv = "READPROOF_GIT_REFUSING_PROXY"
+
 // fetchGuard returns the git options (before the command) and the
 // environment that keep a `git fetch` from remote (a configured remote's
 // name, a URL or a path) from downloading a pack from any address but the
@@ -89,10 +93,10 @@ func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []
 	g := t.proxyGuard(ctx, url)
 	opts = append(opts, "-c", "http.proxy="+refusingProxy)
 	for _, key := range g.userKeys {
-		opts = append(opts, "-c", key+"="+refusingProxy)
+		opts = append(opts, "--config-env="+key+"="+refusingEnv)
 	}
 	opts = append(opts, "--config-env=http."+url+".proxy="+proxyEnv)
-	return opts, append([]string{proxyEnv + "=" + g.remote, "NO_PROXY=", "no_proxy="}, allowProtocolEnv("ftp", "ftps")...)
+	return opts, append([]string{proxyEnv + "=" + g.remote, refusingEnv + "=" + refusingProxy, "NO_PROXY=", "no_proxy="}, allowProtocolEnv("ftp", "ftps")...)
 }
 
 // allowProtocolEnv is GIT_ALLOW_PROTOCOL, when the user sets it, without
@@ -164,9 +168,9 @@ func (t *Transport) userProxyKeys(ctx context.Context) []string {
 	}
 	var keys []string
 	for _, k := range strings.Split(string(out), "\x00") {
-		// a key whose URL holds an '=' cannot be given with -c; git's
-		// own key names never do
-		if k != "" && !strings.ContainsAny(k, "=\n") {
+		// a key whose URL holds an '=' is given with --config-env, which
+		// git splits at its last '='
+		if k != "" && !strings.Contains(k, "\n") {
 			// its user name stays: a setting naming none would match
 			// less closely than the user's, and not replace it
 			keys = append(keys, "http."+withoutSecret(strings.TrimSuffix(strings.TrimPrefix(k, "http."), ".proxy"), false)+".proxy")

@@ -475,3 +475,31 @@ func TestFetchKeepsUsersNoProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchRefusesPackfileURIsEqualsKey: a proxy setting of the user's
+// configuration for a URL holding an '=' (http."https://h/x=y".proxy,
+// which `git -c` cannot name) is replaced by the refusing proxy like any
+// other: a pack URL under it is not fetched straight.
+func TestFetchRefusesPackfileURIsEqualsKey(t *testing.T) {
+	up, inner, asked := packURIOffer(t)
+	offer := strings.Fields(mirrorGit(t, up, "config", "uploadpack.blobPackfileUri"))
+	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", offer[0]+" "+offer[1]+" "+inner+"/x=y/uri.pack")
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[http \""+inner+"/x=y\"]\n\tproxy =\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	url := packfileURIHTTP(t, filepath.Dir(up), true, nil) + "/up/.git"
+	s := NewTestStore(t)
+	tr, err := NewTransport(s.Path(), TransportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the address the remote named received %d requests", n)
+	}
+	if !errors.Is(err, ErrPackfileURI) {
+		t.Errorf("got %v, want ErrPackfileURI", err)
+	}
+}
