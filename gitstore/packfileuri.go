@@ -283,6 +283,10 @@ func fetchRemote(args []string) (string, bool) {
 // GIT_TRACE_REDACT=0), or "unable to get pack file 'URL'".
 var packURLLine = regexp.MustCompile(`failed to get '[^'\s]*' url from '([^'\s]*)'|unable to get pack file '([^'\s]*)'`)
 
+// guardRefused finds curl's words for a download the guard refused: a
+// connection to refusingProxy, or a protocol git did not allow it.
+var guardRefused = regexp.MustCompile(`127\.0\.0\.1 port 0\b|Protocol "[^"\s]*" (not supported|disabled)`)
+
 // packTemps lists git http-fetch's downloads in the object directory's
 // pack/ (pack-HASH.pack.temp), which a fetch that dies while it downloads
 // packs by their URLs leaves behind.
@@ -323,8 +327,9 @@ func removeFetchKeeps(objects string, pid int) {
 // packfileURIRefused is err, of a git fetch from remote that fetchGuard
 // guarded, as ErrPackfileURI when git failed because it was refused the
 // download of a pack by its URL (git's fetch-pack then names
-// "http-fetch"); the downloads that fetch left in objects/pack
-// (packTemps, those not in before) are removed. objects is the object
+// "http-fetch", and curl tells of the guard's refusal, guardRefused); the
+// downloads that fetch left in objects/pack (packTemps, those not in
+// before) are removed whenever http-fetch failed. objects is the object
 // directory.
 func packfileURIRefused(err error, objects, remote string, before map[string]bool) error {
 	var ge *GitError
@@ -335,6 +340,11 @@ func packfileURIRefused(err error, objects, remote string, before map[string]boo
 		if !before[f] {
 			os.Remove(f)
 		}
+	}
+	if !guardRefused.MatchString(ge.Stderr) {
+		// a pack URL the guard let through (on the remote's own server)
+		// that failed there is the remote's failure, told as git tells it
+		return err
 	}
 	host := "an address it named"
 	if m := packURLLine.FindStringSubmatch(ge.Stderr); m != nil {

@@ -503,3 +503,27 @@ func TestFetchRefusesPackfileURIsEqualsKey(t *testing.T) {
 		t.Errorf("got %v, want ErrPackfileURI", err)
 	}
 }
+
+// TestFetchPackfileURIOwnServerFails: a pack URL on the remote's own
+// server, which the guard lets git download, that fails there (404) is
+// not reported as refused by readproof: the error would blame the guard
+// for the remote's own failure.
+func TestFetchPackfileURIOwnServerFails(t *testing.T) {
+	up, _, _ := packURIOffer(t)
+	remote := packfileURIHTTP(t, filepath.Dir(up), true, http.NotFoundHandler()) + "/up/.git"
+	offer := strings.Fields(mirrorGit(t, up, "config", "uploadpack.blobPackfileUri"))
+	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", offer[0]+" "+offer[1]+" "+remote+"/uri.pack")
+	s := NewTestStore(t)
+	tr, err := NewTransport(s.Path(), TransportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.Fetch(context.Background(), remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+	var ge *GitError
+	if err == nil || errors.Is(err, ErrPackfileURI) || !errors.As(err, &ge) {
+		t.Errorf("a pack URL on the remote's own server that answers 404: got %v, want git's error, not ErrPackfileURI", err)
+	}
+	if left := incomingFiles(s.Path(), nil); len(left) != 0 {
+		t.Errorf("the failed fetch left %v", left)
+	}
+}
