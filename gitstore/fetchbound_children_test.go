@@ -274,27 +274,39 @@ func TestFetchBoundMeasuresPackfileURIs(t *testing.T) {
 	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", blob+" "+hash+" "+url+"/uri.pack")
 	mirrorGit(t, up, "config", "uploadpack.allowSidebandAll", "true")
 	tip := OID(strings.TrimSpace(mirrorGit(t, up, "rev-parse", "main")))
-	s := NewTestStore(t)
-	tr, err := NewTransport(s.Path(), TransportOptions{MaxFetchBytes: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
+	// FetchObjects writes into a ref view's object directory of its own,
+	// removed whole with the view; Fetch writes into the store's, where
+	// what the stopped fetch left is removed file by file
+	fetches := map[string]func(tr *Transport) error{
+		"objects": func(tr *Transport) error { return tr.FetchObjects(context.Background(), url, []OID{tip}) },
+		"refs": func(tr *Transport) error {
+			return tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+		},
 	}
-	err = tr.FetchObjects(context.Background(), url, []OID{tip})
-	if !errors.Is(err, ErrFetchTooLarge) {
-		t.Fatalf("fetch of a 1 MiB pack by its URI under a 64 KiB limit: got %v, want ErrFetchTooLarge", err)
-	}
-	if n := sent.Load(); n == 0 {
-		t.Fatalf("git did not download the pack by its URI (%v)", err)
-	} else if n > int64(len(pack))/2 {
-		t.Errorf("%d of the pack's %d bytes were sent before the fetch stopped", n, len(pack))
-	}
-	// the pack git received itself, before the download, is whole and
-	// stays, unreachable, for gc
-	if left := incomingFiles(s.Path(), nil); len(left) != 0 {
-		t.Errorf("a stopped fetch left %v", left)
-	}
-	// nor a .keep file, which would keep that pack from gc for ever
-	if keeps, _ := filepath.Glob(filepath.Join(s.Path(), "objects", "pack", "*.keep")); len(keeps) != 0 {
-		t.Errorf("a stopped fetch left %v", keeps)
+	for name, fetch := range fetches {
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{MaxFetchBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := sent.Load()
+		err = fetch(tr)
+		if !errors.Is(err, ErrFetchTooLarge) {
+			t.Fatalf("%s: fetch of a 1 MiB pack by its URI under a 64 KiB limit: got %v, want ErrFetchTooLarge", name, err)
+		}
+		if n := sent.Load() - before; n == 0 {
+			t.Fatalf("%s: git did not download the pack by its URI (%v)", name, err)
+		} else if n > int64(len(pack))/2 {
+			t.Errorf("%s: %d of the pack's %d bytes were sent before the fetch stopped", name, n, len(pack))
+		}
+		// the pack git received itself, before the download, is whole and
+		// stays, unreachable, for gc
+		if left := incomingFiles(s.Path(), nil); len(left) != 0 {
+			t.Errorf("%s: a stopped fetch left %v", name, left)
+		}
+		// nor a .keep file, which would keep that pack from gc for ever
+		if keeps, _ := filepath.Glob(filepath.Join(s.Path(), "objects", "pack", "*.keep")); len(keeps) != 0 {
+			t.Errorf("%s: a stopped fetch left %v", name, keeps)
+		}
 	}
 }

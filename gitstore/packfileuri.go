@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,10 @@ const refusingProxy = "http://127.0.0.1:0"
 // with an '=' is not split).
 const proxyEnv = "READPROOF_GIT_REMOTE_PROXY"
 
+// refusingEnv carries refusingProxy to git for the user's per-URL proxy
+// settings (--config-env, for the same reason).
+const refusingEnv = "READPROOF_GIT_REFUSING_PROXY"
+
 // fetchGuard returns the git options (before the command) and the
 // environment that keep a `git fetch` from remote (a configured remote's
 // name, a URL or a path) from downloading a pack from any address but the
@@ -42,7 +47,8 @@ const proxyEnv = "READPROOF_GIT_REMOTE_PROXY"
 //   - from a remote that is not http(s) (git://, ssh, a path), curl is
 //     allowed no protocol at all (protocol.{http,https,ftp,ftps}.allow=never,
 //     which git turns into curl's list of allowed protocols for each
-//     handle, http-fetch's included);
+//     handle, http-fetch's included; the user's GIT_ALLOW_PROTOCOL,
+//     which git lets decide over those settings, loses them too);
 //   - from an http(s) remote, every URL goes through a proxy that refuses
 //     (refusingProxy) but the remote's own (http.<url>.proxy, the most
 //     specific match git's per-URL settings allow), which keeps the proxy
@@ -76,15 +82,39 @@ func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []
 		return opts, nil
 	}
 	if !isHTTPURL(url) {
-		return append(opts, "-c", "protocol.http.allow=never", "-c", "protocol.https.allow=never"), nil
+		return append(opts, "-c", "protocol.http.allow=never", "-c", "protocol.https.allow=never"), allowProtocolEnv("http", "https", "ftp", "ftps")
 	}
+	// git's argv is for any user of the machine to read (ps): the URL
+	// is named there without its password, nor a user name that is an
+	// access token (a CI runner's url.<base>.insteadOf often adds one),
+	// which matches the same URLs (git's per-URL settings ignore the
+	// password; one naming no user matches every user)
+	url = withoutSecret(url, true)
 	g := t.proxyGuard(ctx, url)
 	opts = append(opts, "-c", "http.proxy="+refusingProxy)
 	for _, key := range g.userKeys {
-		opts = append(opts, "-c", key+"="+refusingProxy)
+		opts = append(opts, "--config-env="+key+"="+refusingEnv)
 	}
 	opts = append(opts, "--config-env=http."+url+".proxy="+proxyEnv)
-	return opts, []string{proxyEnv + "=" + g.remote, "NO_PROXY=", "no_proxy="}
+	return opts, append([]string{proxyEnv + "=" + g.remote, refusingEnv + "=" + refusingProxy, "NO_PROXY=", "no_proxy="}, allowProtocolEnv("ftp", "ftps")...)
+}
+
+// allowProtocolEnv is GIT_ALLOW_PROTOCOL, when the user sets it, without
+// the protocols drop: git lets that list decide over every
+// protocol.<name>.allow setting, the guard's included, so a list that
+// names https would let a git:// remote's pack URL through.
+func allowProtocolEnv(drop ...string) []string {
+	list, ok := os.LookupEnv("GIT_ALLOW_PROTOCOL")
+	if !ok {
+		return nil
+	}
+	var keep []string
+	for _, p := range strings.Split(list, ":") {
+		if !slices.Contains(drop, strings.ToLower(p)) {
+			keep = append(keep, p)
+		}
+	}
+	return []string{"GIT_ALLOW_PROTOCOL=" + strings.Join(keep, ":")}
 }
 
 // proxyGuard is what fetchGuard reads of the user's proxy settings for
@@ -138,10 +168,12 @@ func (t *Transport) userProxyKeys(ctx context.Context) []string {
 	}
 	var keys []string
 	for _, k := range strings.Split(string(out), "\x00") {
-		// a key whose URL holds an '=' cannot be given with -c; git's
-		// own key names never do
-		if k != "" && !strings.ContainsAny(k, "=\n") {
-			keys = append(keys, k)
+		// a key whose URL holds an '=' is given with --config-env, which
+		// git splits at its last '='
+		if k != "" && !strings.Contains(k, "\n") {
+			// its user name stays: a setting naming none would match
+			// less closely than the user's, and not replace it
+			keys = append(keys, "http."+withoutSecret(strings.TrimSuffix(strings.TrimPrefix(k, "http."), ".proxy"), false)+".proxy")
 		}
 	}
 	return keys
@@ -251,6 +283,10 @@ func fetchRemote(args []string) (string, bool) {
 // GIT_TRACE_REDACT=0), or "unable to get pack file 'URL'".
 var packURLLine = regexp.MustCompile(`failed to get '[^'\s]*' url from '([^'\s]*)'|unable to get pack file '([^'\s]*)'`)
 
+// guardRefused finds curl's words for a download the guard refused: a
+// connection to refusingProxy, or a protocol git did not allow it.
+var guardRefused = regexp.MustCompile(`127\.0\.0\.1 port 0\b|Protocol "[^"\s]*" (not supported|disabled)`)
+
 // packTemps lists git http-fetch's downloads in the object directory's
 // pack/ (pack-HASH.pack.temp), which a fetch that dies while it downloads
 // packs by their URLs leaves behind.
@@ -291,8 +327,9 @@ func removeFetchKeeps(objects string, pid int) {
 // packfileURIRefused is err, of a git fetch from remote that fetchGuard
 // guarded, as ErrPackfileURI when git failed because it was refused the
 // download of a pack by its URL (git's fetch-pack then names
-// "http-fetch"); the downloads that fetch left in objects/pack
-// (packTemps, those not in before) are removed. objects is the object
+// "http-fetch", and curl tells of the guard's refusal, guardRefused); the
+// downloads that fetch left in objects/pack (packTemps, those not in
+// before) are removed whenever http-fetch failed. objects is the object
 // directory.
 func packfileURIRefused(err error, objects, remote string, before map[string]bool) error {
 	var ge *GitError
@@ -304,6 +341,11 @@ func packfileURIRefused(err error, objects, remote string, before map[string]boo
 			os.Remove(f)
 		}
 	}
+	if !guardRefused.MatchString(ge.Stderr) {
+		// a pack URL the guard let through (on the remote's own server)
+		// that failed there is the remote's failure, told as git tells it
+		return err
+	}
 	host := "an address it named"
 	if m := packURLLine.FindStringSubmatch(ge.Stderr); m != nil {
 		if m[1] != "" {
@@ -314,6 +356,29 @@ func packfileURIRefused(err error, objects, remote string, before map[string]boo
 	}
 	return hint.With(fmt.Errorf("%w: %s asked for a pack to be downloaded from %s, which readproof does not let git contact: %w", ErrPackfileURI, RedactURL(remote), host, err),
 		"no run, resource, tag or journal ref moved; a remote sends pack URLs only when its server is set up to (uploadpack.blobPackfileUri): ask its operator to turn that off, or pull from another copy of the store")
+}
+
+// withoutSecret is url without the password of its user information and,
+// when token is set, without a user name that is an access token
+// (accessTokenUser).
+func withoutSecret(url string, token bool) string {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return url
+	}
+	auth := rest
+	if i := strings.IndexAny(auth, "/?#"); i >= 0 {
+		auth = auth[:i]
+	}
+	at := strings.LastIndexByte(auth, '@')
+	if at < 0 {
+		return url
+	}
+	user, _, _ := strings.Cut(auth[:at], ":")
+	if token && accessTokenUser(user) {
+		return scheme + "://" + rest[at+1:]
+	}
+	return scheme + "://" + user + rest[at:]
 }
 
 // urlHostPort is the host and port of a URL as written in it.

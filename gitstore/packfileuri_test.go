@@ -338,3 +338,192 @@ func TestFetchGuardOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchRefusesPackfileURIsAllowProtocol: GIT_ALLOW_PROTOCOL, which a
+// CI runner may set to restrict git's transports, decides over every
+// protocol.<name>.allow setting in git; a list naming http and https
+// must not let a git:// remote's pack URL through, and a fetch from the
+// same remote offering none still works.
+func TestFetchRefusesPackfileURIsAllowProtocol(t *testing.T) {
+	up, _, asked := packURIOffer(t)
+	daemon := serveGitDaemon(t, filepath.Dir(up))
+	t.Setenv("GIT_ALLOW_PROTOCOL", "file:git:http:https")
+	for i, url := range []string{"git://" + packfileURIFront(t, daemon) + "/up", "git://" + daemon + "/up"} {
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+		if n := asked.Load(); n != 0 {
+			t.Fatalf("the address the remote named received %d requests", n)
+		}
+		if offer := i == 0; offer && !errors.Is(err, ErrPackfileURI) {
+			t.Errorf("fetch from a remote that answers with a pack URL: got %v, want ErrPackfileURI", err)
+		} else if !offer && err != nil {
+			t.Errorf("fetch from a remote that offers no pack URL: %v", err)
+		}
+	}
+}
+
+// TestFetchGuardKeepsPasswordsOffArgv: a CI runner's git configuration
+// often rewrites a host's URLs to ones holding an access token
+// (url.https://x-access-token:TOKEN@host/.insteadOf https://host/); a
+// remote fetched by its name is then not named in git's argv, which any
+// user of the machine reads (ps), and the guard's per-URL proxy setting
+// must not put the token there either (git's per-URL settings match a
+// URL whatever its user and password when they name none); the fetch
+// still goes through, with the token.
+func TestFetchGuardKeepsPasswordsOffArgv(t *testing.T) {
+	up, _, _ := packURIOffer(t)
+	remote := packfileURIHTTP(t, filepath.Dir(up), false, nil) + "/up/.git"
+	base := strings.TrimSuffix(remote, "/up/.git") + "/"
+	for _, userinfo := range []string{"reader:s3cr3t-token@", "ghp_s3cr3t-token@"} {
+		global := filepath.Join(t.TempDir(), "gitconfig")
+		rule := "[url \"" + strings.Replace(base, "http://", "http://"+userinfo, 1) + "\"]\n\tinsteadOf = " + base + "\n"
+		if err := os.WriteFile(global, []byte(rule), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GIT_CONFIG_GLOBAL", global)
+		git, err := findGit()
+		if err != nil {
+			t.Skip("git is not installed")
+		}
+		dir := t.TempDir()
+		logf := filepath.Join(dir, "argv")
+		wrapper := filepath.Join(dir, "git")
+		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nprintf '%s\\n' \"$*\" >>'"+logf+"'\nexec '"+git+"' \"$@\"\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.AddRemote(context.Background(), "up", remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+			t.Fatal(err)
+		}
+		tr.git = wrapper
+		if err := tr.Fetch(context.Background(), "up", []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+			t.Fatalf("%s: fetch by name: %v", userinfo, err)
+		}
+		b, err := os.ReadFile(logf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), ".proxy=READPROOF_GIT_REMOTE_PROXY") {
+			t.Errorf("%s: no guarded fetch in git's argv (%q)", userinfo, b)
+		}
+		if strings.Contains(string(b), "s3cr3t") {
+			t.Errorf("%s: git's argv holds the token:\n%s", userinfo, b)
+		}
+	}
+}
+
+func TestWithoutSecret(t *testing.T) {
+	for _, c := range []struct {
+		url   string
+		token bool
+		want  string
+	}{
+		{"https://h/a", true, "https://h/a"},
+		{"https://u@h/a", true, "https://u@h/a"},
+		{"https://u:p@h/a", true, "https://u@h/a"},
+		{"https://u:p@h/a", false, "https://u@h/a"},
+		{"https://ghp_0123456789abcdef@h/a", true, "https://h/a"},
+		{"https://ghp_0123456789abcdef:x-oauth-basic@h:8443/a", true, "https://h:8443/a"},
+		{"https://ghp_0123456789abcdef@h/a", false, "https://ghp_0123456789abcdef@h/a"},
+		{"https://h/a@b", true, "https://h/a@b"},
+		{"https://u:p@[::1]:8443/a", true, "https://u@[::1]:8443/a"},
+		{"https://*.example.com", false, "https://*.example.com"},
+	} {
+		if got := withoutSecret(c.url, c.token); got != c.want {
+			t.Errorf("withoutSecret(%q, %v) = %q, want %q", c.url, c.token, got, c.want)
+		}
+	}
+}
+
+// TestFetchKeepsUsersNoProxy: the guard empties no_proxy and NO_PROXY for
+// git, so the remote's own URL must still go straight to the remote when
+// the user's list names its host, as the user's git would send it, not
+// through the proxy the user set for everything else.
+func TestFetchKeepsUsersNoProxy(t *testing.T) {
+	up, _, _ := packURIOffer(t)
+	remote := packfileURIHTTP(t, filepath.Dir(up), false, nil) + "/up/.git"
+	var through atomic.Int64
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		through.Add(1)
+		r.Out.URL = r.In.URL
+	}})
+	t.Cleanup(proxy.Close)
+	t.Setenv("http_proxy", proxy.URL)
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	for _, name := range []string{"no_proxy", "NO_PROXY"} {
+		t.Setenv("no_proxy", "")
+		os.Unsetenv("no_proxy")
+		t.Setenv(name, "example.org, 127.0.0.1")
+		s := NewTestStore(t)
+		tr, err := NewTransport(s.Path(), TransportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fetch(context.Background(), remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"}); err != nil {
+			t.Errorf("%s: fetch: %v", name, err)
+		}
+		if n := through.Load(); n != 0 {
+			t.Errorf("%s names the remote's host, yet %d requests went through the proxy", name, n)
+		}
+	}
+}
+
+// TestFetchRefusesPackfileURIsEqualsKey: a proxy setting of the user's
+// configuration for a URL holding an '=' (http."https://h/x=y".proxy,
+// which `git -c` cannot name) is replaced by the refusing proxy like any
+// other: a pack URL under it is not fetched straight.
+func TestFetchRefusesPackfileURIsEqualsKey(t *testing.T) {
+	up, inner, asked := packURIOffer(t)
+	offer := strings.Fields(mirrorGit(t, up, "config", "uploadpack.blobPackfileUri"))
+	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", offer[0]+" "+offer[1]+" "+inner+"/x=y/uri.pack")
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[http \""+inner+"/x=y\"]\n\tproxy =\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	url := packfileURIHTTP(t, filepath.Dir(up), true, nil) + "/up/.git"
+	s := NewTestStore(t)
+	tr, err := NewTransport(s.Path(), TransportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the address the remote named received %d requests", n)
+	}
+	if !errors.Is(err, ErrPackfileURI) {
+		t.Errorf("got %v, want ErrPackfileURI", err)
+	}
+}
+
+// TestFetchPackfileURIOwnServerFails: a pack URL on the remote's own
+// server, which the guard lets git download, that fails there (404) is
+// not reported as refused by readproof: the error would blame the guard
+// for the remote's own failure.
+func TestFetchPackfileURIOwnServerFails(t *testing.T) {
+	up, _, _ := packURIOffer(t)
+	remote := packfileURIHTTP(t, filepath.Dir(up), true, http.NotFoundHandler()) + "/up/.git"
+	offer := strings.Fields(mirrorGit(t, up, "config", "uploadpack.blobPackfileUri"))
+	mirrorGit(t, up, "config", "uploadpack.blobPackfileUri", offer[0]+" "+offer[1]+" "+remote+"/uri.pack")
+	s := NewTestStore(t)
+	tr, err := NewTransport(s.Path(), TransportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.Fetch(context.Background(), remote, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
+	var ge *GitError
+	if err == nil || errors.Is(err, ErrPackfileURI) || !errors.As(err, &ge) {
+		t.Errorf("a pack URL on the remote's own server that answers 404: got %v, want git's error, not ErrPackfileURI", err)
+	}
+	if left := incomingFiles(s.Path(), nil); len(left) != 0 {
+		t.Errorf("the failed fetch left %v", left)
+	}
+}
