@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
@@ -64,7 +65,41 @@ func Check(_ context.Context, s *store.Store, m *manifest.Manifest, answer []byt
 	if !opts.At.IsZero() {
 		now, override = opts.At, true
 	}
-	return s.RecordVerdictsWithKey(m.RunID, opts.Keys, Judge(opts.Keys, s, answer, now, override))
+	// A check goes to the chain of the run id m records, and judges the
+	// manifest that id's run ref names. After `conflicts rename` that may
+	// be another manifest (the one kept as a conflict took the id), or
+	// none: refused, naming both (before session 31's re-read a check of
+	// the renamed run judged the other side's manifest, or failed on the
+	// chain's newest record, or found no run).
+	run, err := s.Manifest(m.RunID)
+	if err != nil && !errors.Is(err, store.ErrUnknownTarget) {
+		return nil, err
+	}
+	if err != nil || run.ID != m.ID {
+		return nil, notItsRun(m, run)
+	}
+	judge := Judge(opts.Keys, s, answer, now, override)
+	return s.RecordVerdictsWithKey(m.RunID, opts.Keys, func(run *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
+		if run.ID != m.ID { // renamed meanwhile
+			return nil, notItsRun(m, run)
+		}
+		return judge(run, prev)
+	})
+}
+
+// ErrNotItsRun is returned by Check for a manifest whose recorded run id
+// names another manifest, or no run: a renamed run, or a conflict kept by a
+// pull.
+var ErrNotItsRun = errors.New("cannot record a check")
+
+func notItsRun(m, run *manifest.Manifest) error {
+	now := "no run"
+	if run != nil {
+		now = "manifest " + run.ID
+	}
+	return hint.With(fmt.Errorf("%w of manifest %s: it records run %s, which now names %s (after `readproof conflicts rename`, or a conflict a pull kept), and a check goes to the verdict chain of run %s and judges that run's manifest, not this one",
+		ErrNotItsRun, m.ID, m.RunID, now, m.RunID),
+		"the checks of "+m.ID+" recorded before the rename stay valid (`readproof verify` and `readproof evidence export` use them); to check an answer again, record the run again under a new id")
 }
 
 func probedCount(m *manifest.Manifest) int {

@@ -555,7 +555,8 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 	if err := verifyAll(g, manifests, verified, opts); err != nil {
 		return nil, err
 	}
-	failures, err := checkRunNames(g, res.NewRuns, verified, &journalRenames{g: g, heads: []gitstore.OID{local.main}})
+	renames := &journalRenames{g: g, heads: []gitstore.OID{local.main}}
+	failures, err := checkRunNames(g, res.NewRuns, verified, renames)
 	if err != nil {
 		return nil, err
 	}
@@ -597,7 +598,11 @@ func verifyClone(ctx context.Context, g gitstore.Store, t *gitstore.Transport, o
 		for i, c := range commits {
 			ids[i] = c.ID
 		}
-		failures = append(failures, verdictManifests(run, ids, reads, named, kept)...)
+		f, err = verdictManifests(run, ids, reads, named, kept, renames)
+		if err != nil {
+			return nil, err
+		}
+		failures = append(failures, f...)
 		res.Verdicts = append(res.Verdicts, run)
 		if len(failures) == 0 {
 			f, err := checkIncomingRun(ctx, g, run, tip, commits, opts.ProbeKeys, recordManifests, read)

@@ -100,14 +100,20 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 		}
 	}
 	// every new verdict record names its run's manifest, as the run and
-	// its conflicts stand once the journal's are known (before session 31
-	// a pull adopted a record naming another, which verify reports broken)
+	// its conflicts stand once the journal's are known, or one either
+	// journal records renamed away from the run (before session 31 a pull
+	// adopted a record naming another, which verify reports broken)
+	renames := &journalRenames{g: g, heads: []gitstore.OID{p.local.main, p.rem.main}}
 	for _, run := range sortedKeys(p.verdictNew) {
 		named, _ := p.finalRun(run)
 		kept := func(m gitstore.OID) bool {
 			return p.local.conflicts[run][m] || slices.Contains(p.newConflicts[run], string(m))
 		}
-		p.failures = append(p.failures, verdictManifests(run, p.verdictNew[run], p.reads, named, kept)...)
+		f, err := verdictManifests(run, p.verdictNew[run], p.reads, named, kept, renames)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.failures = append(p.failures, f...)
 	}
 	p.reportConflicts()
 	// Verify before anything is adopted.
@@ -121,7 +127,7 @@ func plan(ctx context.Context, g gitstore.Store, t *gitstore.Transport, remote s
 		}
 	}
 	runNames = append(runNames, p.otherNames...)
-	names, err := checkRunNames(g, runNames, verified, &journalRenames{g: g, heads: []gitstore.OID{p.local.main, p.rem.main}})
+	names, err := checkRunNames(g, runNames, verified, renames)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -318,9 +318,12 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 		}
 	}
 	// Every new verdict record names the manifest its run's ref names once
-	// the push lands, as pull and clone require (verdictManifests; a remote
-	// keeps no conflict of a run id): before session 31's re-read the hook
-	// took one naming another, which every pull then refused.
+	// the push lands, or one the journal (the remote's, or the one pushed
+	// with it) records renamed away from the run, as pull and clone require
+	// (verdictManifests; a remote keeps no conflict of a run id): before
+	// session 31's re-read the hook took one naming another, which every
+	// pull then refused.
+	renames := &journalRenames{g: g, heads: heads}
 	for _, in := range verdicts {
 		run := strings.TrimPrefix(in.Ref, store.VerdictsPrefix)
 		named, err := g.Ref(store.RunsPrefix + run)
@@ -333,14 +336,17 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 				named = r.New
 			}
 		}
-		for _, f := range verdictManifests(run, verdictNew[run], verdictReads, named, func(gitstore.OID) bool { return false }) {
+		f, err := verdictManifests(run, verdictNew[run], verdictReads, named, func(gitstore.OID) bool { return false }, renames)
+		if err != nil {
+			no(in, "%v", err)
+		}
+		for _, f := range f {
 			no(in, "%s", f)
 		}
 	}
 	// A run tag names a manifest recorded under its id, or one the journal
 	// (the remote's, or the one pushed with it) records renamed to it, as
 	// pull and clone require (checkRunNames).
-	renames := &journalRenames{g: g, heads: heads}
 	for _, in := range runs {
 		failures, err := checkRunNames(g, []RunRef{{RunID: strings.TrimPrefix(in.Ref, store.RunsPrefix), Manifest: string(in.New)}}, verified, renames)
 		if err != nil {

@@ -114,25 +114,33 @@ func mergeCopy(g gitstore.Store, cm gitstore.Commit) bool {
 // new on run's chain that reads holds (those that decoded), whose record
 // names a manifest that is not the run's: named, the manifest run's ref
 // names after the command ("" for none), nor one kept as a conflict of run
-// (conflict). `readproof verify` reports such a record broken ("record
-// names manifest M, the run's manifest is N"), and `readproof probe check`
-// never writes one. A merge copying its first parent's record stands as
-// that record.
-func verdictManifests(run string, commits []gitstore.OID, reads decodedVerdicts, named gitstore.OID, conflict func(gitstore.OID) bool) []string {
+// (conflict), nor one the journal from renames' heads records renamed away
+// from run (a settled conflict: the chain holds the checks of the manifest
+// while it was run, docs/PROBE_PROTOCOL.md §10.6). `readproof verify`
+// reports such a record broken ("record names manifest M, the run's
+// manifest is N"), and `readproof probe check` never writes one. A merge
+// copying its first parent's record stands as that record. The journal is
+// read only for a record no other rule passes.
+func verdictManifests(run string, commits []gitstore.OID, reads decodedVerdicts, named gitstore.OID, conflict func(gitstore.OID) bool, renames *journalRenames) ([]string, error) {
 	var failures []string
 	for _, id := range commits {
 		v, ok := reads[id]
 		if !ok || v.run != run || v.copy || gitstore.OID(v.manifest) == named && named != "" || conflict(gitstore.OID(v.manifest)) {
 			continue
 		}
+		if away, err := renames.away(gitstore.OID(v.manifest), run); err != nil {
+			return nil, err
+		} else if away {
+			continue
+		}
 		why := fmt.Sprintf("run %s names manifest %s", run, named)
 		if named == "" {
 			why = fmt.Sprintf("no run ref %s%s is held here or on the remote", store.RunsPrefix, run)
 		}
-		failures = append(failures, fmt.Sprintf("verdict record %s of run %s (check %d) names manifest %s, but %s and no conflict of that run keeps the one it names: `readproof verify` would report the record broken, and `readproof probe check` never writes one",
-			id, run, v.check, text.Printable(v.manifest), why))
+		failures = append(failures, fmt.Sprintf("verdict record %s of run %s (check %d) names manifest %s, but %s, no conflict of that run keeps the one it names and the journal records no rename of it away from %s: `readproof verify` would report the record broken, and `readproof probe check` never writes one",
+			id, run, v.check, text.Printable(v.manifest), why, run))
 	}
-	return failures
+	return failures, nil
 }
 
 // checkIncomingRun is checkIncomingVerdicts of one run whose remote tip

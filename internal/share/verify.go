@@ -383,15 +383,29 @@ type journalRenames struct {
 	m     map[gitstore.OID]map[string][]string
 }
 
-// leads reports whether the journal records renames of manifest m leading
-// from run id from to run id to (store.RenameLeads).
-func (j *journalRenames) leads(m gitstore.OID, from, to string) (bool, error) {
+// of returns the renames the journal records of manifest m
+// (store.JournalRenames), reading the journal on the first call.
+func (j *journalRenames) of(m gitstore.OID) (map[string][]string, error) {
 	if !j.read {
 		var err error
 		if j.m, err = store.JournalRenames(j.g, j.heads); err != nil {
-			return false, err
+			return nil, err
 		}
 		j.read = true
 	}
-	return store.RenameLeads(j.m[m], from, to), nil
+	return j.m[m], nil
+}
+
+// leads reports whether the journal records renames of manifest m leading
+// from run id from to run id to (store.RenameLeads).
+func (j *journalRenames) leads(m gitstore.OID, from, to string) (bool, error) {
+	edges, err := j.of(m)
+	return err == nil && store.RenameLeads(edges, from, to), err
+}
+
+// away reports whether the journal records manifest m renamed away from
+// run id from (store.RenamedAway).
+func (j *journalRenames) away(m gitstore.OID, from string) (bool, error) {
+	edges, err := j.of(m)
+	return err == nil && store.RenamedAway(edges, from), err
 }

@@ -101,3 +101,12 @@ func RenameLeads(edges map[string][]string, from, to string) bool {
 	}
 	return false
 }
+
+// RenamedAway reports whether the renames of one manifest (JournalRenames)
+// rename it away from run id from: what lets a verdict record in the chain
+// of from that names it stand after a run id conflict was settled
+// (docs/PROBE_PROTOCOL.md §10.6; the record was a check of the manifest
+// while it was run from, and a rename moves no verdict chain).
+func RenamedAway(edges map[string][]string, from string) bool {
+	return len(edges[from]) > 0
+}

@@ -179,11 +179,15 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			continue // the run's own check reports it
 		}
 		// the manifest a record is judged with: the one it names when that
-		// is the run's, or one a pull keeps as a conflict of this run id
+		// is the run's, one a pull keeps as a conflict of this run id
 		// (the remote's run of the same id, whose checks its chain brought:
 		// docs/sync.md; pull and clone adopt such a record, and before
-		// session 31's re-read verify reported it broken); any other
-		// record is judged with the run's, which it does not fit
+		// session 31's re-read verify reported it broken), or one the
+		// journal records renamed away from this run id (a settled
+		// conflict: a rename moves no chain, so the checks of the manifest
+		// while it was this run stay here; before, verify reported them
+		// broken once `conflicts rename` had run); any other record is
+		// judged with the run's, which it does not fit
 		var conflicts map[string]*manifest.Manifest
 		manifestOf := func(id string) *manifest.Manifest {
 			if id == m.ID {
@@ -202,6 +206,12 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			}
 			if cm, ok := conflicts[id]; ok {
 				return cm
+			}
+			if store.RenamedAway(c.renames[gitstore.OID(id)], run) {
+				if cm, err := c.s.ManifestAt(gitstore.OID(id)); err == nil && cm.ID == id {
+					conflicts[id] = cm
+					return cm
+				}
 			}
 			return m
 		}

@@ -1,0 +1,65 @@
+package share
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/readproof/readproof/internal/store"
+	"github.com/readproof/readproof/internal/storecheck"
+	"github.com/readproof/readproof/probe"
+)
+
+// TestRenameVouchesOnlyForItsOwnChain (session 31, renamechain): a record
+// in run x's verdict chain may name a manifest the journal records renamed
+// away from x (a settled conflict), but a rename away from another id
+// vouches for nothing in x's chain. A record of chain r1 naming the
+// manifest renamed from r2 to r3 stays broken for verify and refused by a
+// pull and a guarded remote, with its MAC intact.
+func TestRenameVouchesOnlyForItsOwnChain(t *testing.T) {
+	t.Parallel()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, a, b := twoProjects(t)
+	boundRun(t, a, keys, "r1", "policy")
+	m2 := boundRun(t, a, keys, "r2", "policy")
+	checkAs(t, a, keys, "r1", func(*store.VerdictEntry) {})
+	if _, err := RenameRun(a.s, "r2", "r3", "", a.clock()); err != nil {
+		t.Fatal(err)
+	}
+	mustPush(t, a, "origin")
+	good := strings.TrimSpace(git(t, a.path(), "rev-parse", store.VerdictsPrefix+"r1"))
+	planted := plantRecord(t, a, keys, "r1", 2, m2)
+	want := fmt.Sprintf("names manifest %s", m2.ID)
+	for _, k := range []*probe.Keys{nil, &keys} {
+		rep, err := storecheck.Check(context.Background(), a.s, storecheck.Options{ProbeKeys: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), "record names manifest "+m2.ID) {
+			t.Errorf("verify (key %v) of record %s in chain r1 naming %s (renamed from r2): %+v; want it broken", k != nil, planted, m2.ID, rep.Problems)
+		}
+	}
+	mustPush(t, a, "origin") // the bare server has no hook
+	before := allRefs(t, b.path())
+	_, err = Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("verdict record %s of run r1 (check 2) %s", planted, want)) {
+		t.Fatalf("pull of record %s: %v; want it refused as naming %s", planted, err, m2.ID)
+	}
+	if after := allRefs(t, b.path()); after != before {
+		t.Fatalf("a refused pull moved refs:\n%s\nwant\n%s", after, before)
+	}
+	// a guarded remote seeded with the good chain refuses the planted record
+	u := guardedRemote(t, t.TempDir(), "guarded.git")
+	addRemote(t, a, "guarded", u)
+	git(t, a.path(), "update-ref", store.VerdictsPrefix+"r1", good)
+	mustPush(t, a, "guarded")
+	git(t, a.path(), "update-ref", store.VerdictsPrefix+"r1", string(planted))
+	out := pushRefused(t, a.path(), u, store.VerdictsPrefix+"r1")
+	if !strings.Contains(out, fmt.Sprintf("verdict record %s of run r1 (check 2) %s", planted, want)) {
+		t.Fatalf("the hook's refusal:\n%s\nwant it to name record %s and manifest %s", out, planted, m2.ID)
+	}
+}
