@@ -143,3 +143,48 @@ func TestMaintenanceLeavesLinkedObject(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGitRepackLeavesLinkedObject (session 31, revlast): the roll-up's
+// fallback to stock git (git repack --geometric -d, for a pack index this
+// cannot read) packs loose objects through links and removes them, as
+// maintenance's own packing did before TestMaintenanceLeavesLinkedObject.
+// With a linked loose object it is not run: the link stays for verify.
+func TestGitRepackLeavesLinkedObject(t *testing.T) {
+	t.Parallel()
+	if _, err := findGit(); err != nil {
+		t.Skip("needs git")
+	}
+	s := looseWrites(NewTestStore(t))
+	linked, err := s.PutBlob([]byte("Products can be refunded within 30 days.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.(*repo)
+	if err := r.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	loose := filepath.Join(s.Path(), "objects", string(linked[:2]), string(linked[2:]))
+	good, err := os.ReadFile(loose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy")
+	if err := os.WriteFile(copyPath, good, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(loose); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(copyPath, loose); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.repackWithGit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(loose); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the linked object's file after git repack: %v, %v: want the symbolic link left in place", fi, err)
+	}
+	if err := CheckLooseObject(s.Path(), linked); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("CheckLooseObject of the linked object after git repack: %v, want damage", err)
+	}
+}
