@@ -67,19 +67,20 @@ func listLoose(objects string) []plumbing.Hash {
 	return ids
 }
 
-// irregularLoose reports whether a loose object's file under objects is
-// not a regular file (a symbolic link above all: readLooseFile refuses
-// it). It lists and stats every loose object, so it is asked only before
-// handing the store's loose objects to git.
-func irregularLoose(objects string) bool {
+// irregularLoose returns the id and mode of the first loose object under
+// objects whose file is not a regular file (a symbolic link above all:
+// readLooseFile refuses it); ok is false when there is none. It lists and
+// stats every loose object, so it is asked only before handing the store's
+// loose objects to git.
+func irregularLoose(objects string) (id OID, mode os.FileMode, ok bool) {
 	path := loosePathBuf(objects)
 	for _, h := range listLoose(objects) {
 		setLooseID(path, len(objects), h)
 		if fi, err := os.Lstat(string(path)); err == nil && !fi.Mode().IsRegular() {
-			return true
+			return OID(h.String()), fi.Mode(), true
 		}
 	}
-	return false
+	return "", 0, false
 }
 
 // newStaging makes a private staging directory inside the git directory,
@@ -291,7 +292,7 @@ func removeReplacedPacks(packDir, kept string, names []string) {
 // session 31's last re-read it packed the content a link led to under the
 // object's id, whatever it hashed to, and removed the link).
 func (s *repo) repackWithGit(ctx context.Context) error {
-	if irregularLoose(filepath.Join(s.path, "objects")) {
+	if _, _, ok := irregularLoose(filepath.Join(s.path, "objects")); ok {
 		return nil
 	}
 	git, err := findGit() // once per PATH, as the transport finds it
