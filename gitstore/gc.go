@@ -142,6 +142,18 @@ func gc(ctx context.Context, path string, opts GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, hint.With(fmt.Errorf("gc %s: %w", path, ErrGitMissing), "install git: readproof gc runs `git gc --prune=<date>`")
 	}
+	// git gc reads a loose object through a symbolic link (or a FIFO)
+	// where git writes its file, packs what it finds under the object's
+	// id and removes the file: damage verify reports would be gone (before
+	// session 31's last re-read it was). Refused first, nothing changed.
+	if id, mode, ok := irregularLoose(filepath.Join(gitDir, "objects")); ok {
+		why := fmt.Errorf("%w (its mode %s)", ErrObjectNotRegular, mode.Type())
+		if mode&os.ModeSymlink != 0 {
+			why = ErrLooseLink
+		}
+		return nil, hint.With(fmt.Errorf("gc %s: the file of loose object %s: %w; git gc would pack what it leads to under that id and remove it, so nothing was changed", path, id, why),
+			"`readproof verify` reports it: put the object's own file in its place (from another copy of the store), then run `readproof gc` again")
+	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestLooseObjectSymlink (session 31, opsmall): git writes a loose
@@ -142,4 +143,75 @@ func TestMaintenanceLeavesLinkedObject(t *testing.T) {
 	if _, err := Open(s.Path()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestGitRepackLeavesLinkedObject (session 31, revlast): the roll-up's
+// fallback to stock git (git repack --geometric -d, for a pack index this
+// cannot read) packs loose objects through links and removes them, as
+// maintenance's own packing did before TestMaintenanceLeavesLinkedObject.
+// With a linked loose object it is not run: the link stays for verify.
+func TestGitRepackLeavesLinkedObject(t *testing.T) {
+	t.Parallel()
+	s, linked, loose := linkedLooseStore(t)
+	if err := s.(*repo).repackWithGit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(loose); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the linked object's file after git repack: %v, %v: want the symbolic link left in place", fi, err)
+	}
+	if err := CheckLooseObject(s.Path(), linked); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("CheckLooseObject of the linked object after git repack: %v, want damage", err)
+	}
+}
+
+// TestGCRefusesLinkedObject (session 31, revlast): `readproof gc` ran git
+// gc, which packed a loose object through a symbolic link in its file's
+// place and removed the link, the damage verify reports gone. It is
+// refused now, naming the object, before anything changes.
+func TestGCRefusesLinkedObject(t *testing.T) {
+	t.Parallel()
+	s, linked, loose := linkedLooseStore(t)
+	_, err := GC(context.Background(), s.Path(), GCOptions{Grace: time.Hour})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "loose object "+string(linked)) {
+		t.Fatalf("gc with loose object %s a symbolic link: %v; want it refused as damage, naming the object", linked, err)
+	}
+	if fi, err := os.Lstat(loose); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the linked object's file after gc: %v, %v: want the symbolic link left in place", fi, err)
+	}
+}
+
+// linkedLooseStore is a store of loose objects, one of which (linked, at
+// loose) has a symbolic link to a copy of its file in its file's place.
+func linkedLooseStore(t *testing.T) (s Store, linked OID, loose string) {
+	t.Helper()
+	if _, err := findGit(); err != nil {
+		t.Skip("needs git")
+	}
+	s = looseWrites(NewTestStore(t))
+	linked, err := s.PutBlob([]byte("Products can be refunded within 30 days.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutBlob([]byte("Shipping takes five days.\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.(*repo).Sync(); err != nil {
+		t.Fatal(err)
+	}
+	loose = filepath.Join(s.Path(), "objects", string(linked[:2]), string(linked[2:]))
+	good, err := os.ReadFile(loose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy")
+	if err := os.WriteFile(copyPath, good, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(loose); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(copyPath, loose); err != nil {
+		t.Fatal(err)
+	}
+	return s, linked, loose
 }

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"net"
 	"strings"
 	"testing"
 )
@@ -78,9 +79,14 @@ func FuzzURLHost(f *testing.F) {
 
 // FuzzNoProxyMatches: "*" in a no_proxy list names every host, an empty
 // list none, and a list naming the host itself (a plain name, as written)
-// names it.
+// names it; and, as curl reads the list (session 31's last re-read: none
+// of the first three can fail when the list names too many hosts, which
+// sends the pack fetch around the user's proxy), a name does not name a
+// host that only ends in its letters, a range names no host that is not
+// an address, and ASCII case does not matter.
 func FuzzNoProxyMatches(f *testing.F) {
-	for _, s := range [][2]string{{"*", "h"}, {".example.com", "a.example.com"}, {"10.0.0.0/8", "10.1.2.3"}, {"[::1]", "::1"}, {"a, b\tc", "c"}, {"", "h"}} {
+	for _, s := range [][2]string{{"*", "h"}, {".example.com", "a.example.com"}, {"10.0.0.0/8", "10.1.2.3"}, {"[::1]", "::1"}, {"a, b\tc", "c"}, {"", "h"},
+		{"example.com", "badexample.com"}, {"10.0.0.0/8", "example.com"}, {"Example.COM", "a.example.com"}} {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, list, host string) {
@@ -95,5 +101,26 @@ func FuzzNoProxyMatches(f *testing.F) {
 		if plain && !noProxyMatches(host, host) {
 			t.Fatalf("noProxyMatches(%q, %q): a list naming the host itself must name it", host, host)
 		}
+		if plain && host != "*" && noProxyMatches(host, "x"+host) {
+			t.Fatalf("noProxyMatches(%q, %q): a name must not name a host that only ends in it", host, "x"+host)
+		}
+		if one := strings.TrimSpace(list); strings.Contains(one, "/") && !strings.ContainsAny(one, ", \t*") && net.ParseIP(strings.TrimSuffix(host, ".")) == nil && got {
+			t.Fatalf("noProxyMatches(%q, %q): a range names a host that is not an address", list, host)
+		}
+		if up := noProxyMatches(asciiUpper(list), asciiUpper(host)); up != got {
+			t.Fatalf("noProxyMatches(%q, %q) = %v, with its letters in upper case %v: case must not matter", list, host, got, up)
+		}
 	})
+}
+
+// asciiUpper is s with its ASCII letters in upper case, and nothing else
+// changed.
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
 }

@@ -28,6 +28,19 @@ func TestConfigSaysBareAgreesWithGit(t *testing.T) {
 		"[core \"x\"]\n\tbare = true\n",
 		"[user]\n\tname = bare\n",
 		"",
+		// session 31's last re-read: the last value wins, a quoted
+		// value, a key after the header on its line, a continued value,
+		// an integer, a value with a quote inside
+		"[core]\n\tbare = true\n\tbare = false\n",
+		"[core]\n\tbare = yes\n[core]\n\tbare = no\n",
+		"[core]\n\tbare = false\n[CORE]\n\tbare = true\n",
+		"[core]\n\tbare = \"true\"\n",
+		"[core] bare = true\n",
+		"[core]\n\tbare = \\\n true\n",
+		"[core]\n\tbare = 2\n",
+		"[core]\n\tbare = tr\"ue\"\n",
+		"[core]\n\tbare = \"false # x\"\n",
+		"[core]\n\tbare = true\r\n",
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "config"), []byte(cfg), 0o644); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -593,37 +594,71 @@ func inGitDir(dir string) bool {
 }
 
 // configSaysBare reports whether the config file of gitDir sets
-// core.bare to true (git's spellings of true: true, yes, on, 1).
+// core.bare to true, as git reads it: the last value set wins, a section
+// header may have a key after it on its line, a value may be quoted or go
+// on past a line ending in a backslash, and true is true, yes, on, a key
+// alone or a nonzero integer. (Included files, [include], are not read.)
+// Before session 31's last re-read the first value won and a quoted one
+// or one after the header on its line was missed.
 func configSaysBare(gitDir string) bool {
 	b, err := fspath.ReadRegular(filepath.Join(gitDir, "config"), 1<<20, "a git config file")
 	if err != nil {
 		return false
 	}
-	core := false
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.ToLower(strings.TrimSpace(line))
+	core, bare := false, false
+	for _, line := range strings.Split(strings.ReplaceAll(string(b), "\\\n", ""), "\n") {
+		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "[") {
-			core = strings.HasPrefix(line, "[core]")
-			continue
-		}
-		if !core {
-			continue
-		}
-		if i := strings.IndexAny(line, "#;"); i >= 0 {
-			line = line[:i] // a comment (a quoted value never says bare)
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if strings.TrimSpace(k) == "bare" {
-			switch strings.TrimSpace(v) {
-			case "true", "yes", "on", "1":
-				return true
-			case "":
-				return !ok // a key alone is true
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				core = false
+				continue
 			}
-			return false
+			core = strings.EqualFold(line[1:end], "core")
+			line = strings.TrimSpace(line[end+1:])
+		}
+		if !core || line == "" {
+			continue
+		}
+		k, v, set := strings.Cut(line, "=")
+		if !strings.EqualFold(strings.TrimSpace(configValue(k)), "bare") {
+			continue
+		}
+		if !set {
+			bare = true // a key alone is true
+			continue
+		}
+		switch v := strings.ToLower(configValue(v)); v {
+		case "true", "yes", "on":
+			bare = true
+		default:
+			n, err := strconv.ParseInt(v, 0, 64)
+			bare = err == nil && n != 0
 		}
 	}
-	return false
+	return bare
+}
+
+// configValue is a git config value as written (after the '='): its
+// comment (from a '#' or ';' outside quotes) cut, quotes removed,
+// backslash escapes read, and the whitespace around it trimmed.
+func configValue(v string) string {
+	var out strings.Builder
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '"':
+			quoted = !quoted
+		case c == '\\' && i+1 < len(v):
+			i++
+			out.WriteByte(v[i])
+		case !quoted && (c == '#' || c == ';'):
+			return strings.TrimSpace(out.String())
+		default:
+			out.WriteByte(c)
+		}
+	}
+	return strings.TrimSpace(out.String())
 }
 
 // policyNotCreated is init's error when the store is there (made by this

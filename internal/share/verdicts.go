@@ -114,8 +114,8 @@ func mergeCopy(g gitstore.Store, cm gitstore.Commit) bool {
 // new on run's chain that reads holds (those that decoded), whose record
 // names a manifest that is not the run's: named, the manifest run's ref
 // names after the command ("" for none), nor one kept as a conflict of run
-// (conflict), nor one the journal from renames' heads records renamed away
-// from run (a settled conflict: the chain holds the checks of the manifest
+// (conflict), nor one recorded under run that the journal from renames'
+// heads records renamed away from it (a settled conflict: the chain holds the checks of the manifest
 // while it was run, docs/PROBE_PROTOCOL.md §10.6). `readproof verify`
 // reports such a record broken ("record names manifest M, the run's
 // manifest is N"), and `readproof probe check` never writes one. A merge
@@ -137,7 +137,7 @@ func verdictManifests(run string, commits []gitstore.OID, reads decodedVerdicts,
 		if named == "" {
 			why = fmt.Sprintf("no run ref %s%s is held here or on the remote", store.RunsPrefix, run)
 		}
-		failures = append(failures, fmt.Sprintf("verdict record %s of run %s (check %d) names manifest %s, but %s, no conflict of that run keeps the one it names and the journal records no rename of it away from %s: `readproof verify` would report the record broken, and `readproof probe check` never writes one",
+		failures = append(failures, fmt.Sprintf("verdict record %s of run %s (check %d) names manifest %s, but %s, no conflict of that run keeps the one it names and the journal records no rename away from %s of a manifest recorded under it: `readproof verify` would report the record broken, and `readproof probe check` never writes one",
 			id, run, v.check, text.Printable(v.manifest), why, run))
 	}
 	return failures, nil

@@ -381,6 +381,8 @@ type journalRenames struct {
 	heads []gitstore.OID
 	read  bool
 	m     map[gitstore.OID]map[string][]string
+	// manifests read by away (recordManifest)
+	manifests map[string]*manifest.Manifest
 }
 
 // of returns the renames the journal records of manifest m
@@ -403,9 +405,17 @@ func (j *journalRenames) leads(m gitstore.OID, from, to string) (bool, error) {
 	return err == nil && store.RenameLeads(edges, from, to), err
 }
 
-// away reports whether the journal records manifest m renamed away from
-// run id from (store.RenamedAway).
+// away reports whether the journal records manifest m, which records run
+// id from, renamed away from it (store.RenamedAway). m is read only when
+// the journal records a rename of it away from from.
 func (j *journalRenames) away(m gitstore.OID, from string) (bool, error) {
 	edges, err := j.of(m)
-	return err == nil && store.RenamedAway(edges, from), err
+	if err != nil || len(edges[from]) == 0 {
+		return false, err
+	}
+	if j.manifests == nil {
+		j.manifests = map[string]*manifest.Manifest{}
+	}
+	man := recordManifest(j.g, string(m), j.manifests)
+	return man != nil && store.RenamedAway(edges, man.RunID, from), nil
 }

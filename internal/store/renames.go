@@ -102,11 +102,16 @@ func RenameLeads(edges map[string][]string, from, to string) bool {
 	return false
 }
 
-// RenamedAway reports whether the renames of one manifest (JournalRenames)
-// rename it away from run id from: what lets a verdict record in the chain
-// of from that names it stand after a run id conflict was settled
-// (docs/PROBE_PROTOCOL.md §10.6; the record was a check of the manifest
-// while it was run from, and a rename moves no verdict chain).
-func RenamedAway(edges map[string][]string, from string) bool {
-	return len(edges[from]) > 0
+// RenamedAway reports whether the renames of one manifest (JournalRenames),
+// which records run id recorded, rename it away from run id from, the id
+// it records: what lets a verdict record in the chain of from that names it
+// stand after a run id conflict was settled (docs/PROBE_PROTOCOL.md §10.6;
+// the record was a check of the manifest while it was run from, and a
+// rename moves no verdict chain). A check goes only to the chain of the id
+// its manifest records, so a journal record renaming a manifest away from
+// any other id vouches for nothing (before session 31's last re-read one
+// planted on a remote's journal made any record of that id's chain naming
+// the manifest pass verify, pull, clone and the guard).
+func RenamedAway(edges map[string][]string, recorded, from string) bool {
+	return recorded == from && len(edges[from]) > 0
 }

@@ -182,9 +182,9 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 		// is the run's, one a pull keeps as a conflict of this run id
 		// (the remote's run of the same id, whose checks its chain brought:
 		// docs/sync.md; pull and clone adopt such a record, and before
-		// session 31's re-read verify reported it broken), or one the
-		// journal records renamed away from this run id (a settled
-		// conflict: a rename moves no chain, so the checks of the manifest
+		// session 31's re-read verify reported it broken), or one
+		// recorded under this run id that the journal records renamed
+		// away from it (a settled conflict: a rename moves no chain, so the checks of the manifest
 		// while it was this run stay here; before, verify reported them
 		// broken once `conflicts rename` had run); any other record is
 		// judged with the run's, which it does not fit
@@ -207,8 +207,8 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 			if cm, ok := conflicts[id]; ok {
 				return cm
 			}
-			if store.RenamedAway(c.renames[gitstore.OID(id)], run) {
-				if cm, err := c.s.ManifestAt(gitstore.OID(id)); err == nil && cm.ID == id {
+			if edges := c.renames[gitstore.OID(id)]; len(edges[run]) > 0 {
+				if cm, err := c.s.ManifestAt(gitstore.OID(id)); err == nil && cm.ID == id && store.RenamedAway(edges, cm.RunID, run) {
 					conflicts[id] = cm
 					return cm
 				}
