@@ -148,7 +148,7 @@ func storeHere(policyPath, def string) string {
 // unless --config or READPROOF_CONFIG named it: a named file that does not
 // exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
-	// the file envFor judged, opened once
+	// the file judgePolicy judged, opened once
 	file, fi := e.policyFile, e.policyInfo
 	e.policyFile, e.policyInfo = nil, nil
 	if file != nil && fi.Mode().IsRegular() {
@@ -161,11 +161,6 @@ func (e *env) loadPolicy() (*policy.File, error) {
 		if now, err := os.Stat(e.policyPath); err != nil || !os.SameFile(fi, now) {
 			file.Close()
 			file, fi = nil, nil
-		}
-	}
-	if file == nil && e.keepPolicy && e.policyKept == nil {
-		if o, oi, err := policy.Open(e.policyPath); err == nil {
-			file, fi = o, oi // (an error is LoadCached's to word)
 		}
 	}
 	var f *policy.File

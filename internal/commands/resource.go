@@ -195,6 +195,10 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 			e.policyKept.Close()
 		}
 	}()
+	// (judged and opened here unless envFor did, for --config)
+	if err := e.judgePolicy(); err != nil {
+		return err
+	}
 	pol, err := e.loadPolicy()
 	if err != nil {
 		return err
