@@ -42,13 +42,13 @@ type env struct {
 	policyNamed bool
 	storePath   string
 	storeNamed  bool // --store or READPROOF_STORE named the store
-	// policyFile is the policy file --config or READPROOF_CONFIG named,
-	// opened (policy.Open) when envFor judged what it is, and not read
-	// yet: the first loadPolicy reads it (the file judged, opened once)
-	// when the path still names it, with policyInfo its FileInfo. nil
-	// when not named, when its open failed (the read names the error) or
-	// once read. (A command that never reads the policy holds it open
-	// until it exits.)
+	// policyFile is the policy file, opened (policy.Open) when
+	// judgePolicy judged what it is (envFor, for the file --config or
+	// READPROOF_CONFIG named; init), and not read yet: the first
+	// loadPolicy reads it (the file judged, opened once) when the path
+	// still names it, with policyInfo its FileInfo. nil when not judged,
+	// when its open failed (the read names the error) or once read. (A
+	// command that never reads the policy holds it open until it exits.)
 	policyFile *os.File
 	policyInfo fs.FileInfo
 	// keepPolicy asks loadPolicy to keep the file it read open, as
@@ -82,12 +82,8 @@ func envFor(in io.Reader, out, errw io.Writer, config, storeFlag string, json bo
 		// a directory is not the policy file, and the store beside it
 		// would be looked for in its parent: refused, as a named pipe or
 		// a device, by every command
-		f, fi, err := policy.Open(abs)
-		if kerr := policyKindError(err, abs, true); kerr != nil {
-			return nil, kerr
-		}
-		if err == nil {
-			e.policyFile, e.policyInfo = f, fi
+		if err := e.judgePolicy(); err != nil {
+			return nil, err
 		}
 	}
 	s := storeFlag
@@ -152,7 +148,7 @@ func storeHere(policyPath, def string) string {
 // unless --config or READPROOF_CONFIG named it: a named file that does not
 // exist is a usage error, not a policy without rules.
 func (e *env) loadPolicy() (*policy.File, error) {
-	// the file envFor judged, opened once
+	// the file judgePolicy judged, opened once
 	file, fi := e.policyFile, e.policyInfo
 	e.policyFile, e.policyInfo = nil, nil
 	if file != nil && fi.Mode().IsRegular() {
@@ -165,11 +161,6 @@ func (e *env) loadPolicy() (*policy.File, error) {
 		if now, err := os.Stat(e.policyPath); err != nil || !os.SameFile(fi, now) {
 			file.Close()
 			file, fi = nil, nil
-		}
-	}
-	if file == nil && e.keepPolicy && e.policyKept == nil {
-		if o, oi, err := policy.Open(e.policyPath); err == nil {
-			file, fi = o, oi // (an error is LoadCached's to word)
 		}
 	}
 	var f *policy.File
@@ -208,18 +199,30 @@ func (e *env) loadPolicy() (*policy.File, error) {
 	return f, nil
 }
 
-// checkPolicyKind refuses a policy file at path that policy.Open refuses
+// judgePolicy refuses the policy file (policyPath) that policy.Open refuses
 // for what it is (a named pipe, a device other than the null device, a
 // directory), judged from the file opened (without waiting for a named
 // pipe's writer) and not from a look at the path first: a named pipe
 // would hold a reader until something wrote to it, and a device such as
 // /dev/zero would be read without end. A pipe this process was handed
 // (--config /dev/stdin, a shell's --config <(...)) has its writer already
-// and is read. named says --config or READPROOF_CONFIG gave path. Any
-// other error (a missing file, one too large, one this user may not
-// read) is left to the read, which names it.
-func checkPolicyKind(path string, named bool) error {
-	return policyKindError(policy.Check(path), path, named)
+// and is read. Any other error (a missing file, one too large, one this
+// user may not read) is left to the read, which names it. The file
+// opened is kept (policyFile) for the first loadPolicy to read: the file
+// judged is the one read, opened once. A file judged already (by envFor)
+// is not opened again.
+func (e *env) judgePolicy() error {
+	if e.policyFile != nil {
+		return nil
+	}
+	f, fi, err := policy.Open(e.policyPath)
+	if kerr := policyKindError(err, e.policyPath, e.policyNamed); kerr != nil {
+		return kerr
+	}
+	if err == nil {
+		e.policyFile, e.policyInfo = f, fi
+	}
+	return nil
 }
 
 // policyKindError is err, from policy.Open, as the command line words a

@@ -51,11 +51,17 @@ func opensOf(t *testing.T, path string, do func()) int {
 		t.Skip("inotify:", err)
 	}
 	defer syscall.Close(fd)
-	// reads and closes watched too: inotify merges an event with the one
-	// before it when they are the same, and two opens in a row would count
-	// as one (an open, then another while the first is held, with no read
-	// between them, still would)
-	if _, err := syscall.InotifyAddWatch(fd, path, syscall.IN_OPEN|syscall.IN_ACCESS|syscall.IN_CLOSE); err != nil {
+	// reads and closes watched too, and the file's directory: inotify
+	// merges an event with the one before it in the queue when they are
+	// the same, and two opens in a row would count as one (an open, then
+	// another while the first is held, with no read between them, did:
+	// init's two opens of a --config file counted as one). The directory's
+	// event for each open comes between the file's; only the file's count.
+	if _, err := syscall.InotifyAddWatch(fd, filepath.Dir(path), syscall.IN_OPEN); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := syscall.InotifyAddWatch(fd, path, syscall.IN_OPEN|syscall.IN_ACCESS|syscall.IN_CLOSE)
+	if err != nil {
 		t.Fatal(err)
 	}
 	do()
@@ -71,7 +77,7 @@ func opensOf(t *testing.T, path string, do func()) int {
 		}
 		for off := 0; off+syscall.SizeofInotifyEvent <= k; {
 			ev := (*syscall.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			if ev.Mask&syscall.IN_OPEN != 0 {
+			if ev.Wd == int32(wd) && ev.Mask&syscall.IN_OPEN != 0 {
 				n++
 			}
 			off += syscall.SizeofInotifyEvent + int(ev.Len)

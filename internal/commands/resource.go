@@ -195,6 +195,10 @@ func runResourceAdd(_ context.Context, e *env, opts resourceAddOptions, args []s
 			e.policyKept.Close()
 		}
 	}()
+	// (judged and opened here unless envFor did, for --config)
+	if err := e.judgePolicy(); err != nil {
+		return err
+	}
 	pol, err := e.loadPolicy()
 	if err != nil {
 		return err
@@ -533,7 +537,7 @@ func runInit(ctx context.Context, e *env, opts initOptions) error {
 	}
 	// a policy file that is not a file (a named pipe, a device) is refused
 	// before the store is made: reading it to warn would hang or not end
-	if err := checkPolicyKind(e.policyPath, e.policyNamed); err != nil {
+	if err := e.judgePolicy(); err != nil {
 		return err
 	}
 	if err := store.InitWith(e.storePath, gopts); errors.Is(err, store.ErrExists) {
