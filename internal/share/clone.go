@@ -429,7 +429,7 @@ func checkCloneObjects(g gitstore.Store, local *state, manifests map[gitstore.OI
 		}
 		go func() {
 			defer close(journalDone)
-			c.journalFailures, c.records = checkJournalIn(jr, local.main, func(gitstore.OID) bool { return true }, manifests, journalVerified, nil, &c.journalVerdicts)
+			c.journalFailures, c.records = checkJournalWhere(jr, local.main, func(gitstore.OID) bool { return true }, manifests, journalVerified, nil, &c.journalVerdicts)
 		}()
 	} else {
 		close(journalDone)

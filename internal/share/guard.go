@@ -369,15 +369,7 @@ func checkJournal(g gitstore.Store, tip gitstore.OID, commits []gitstore.RevList
 	for _, c := range commits {
 		isNew[c.ID] = true
 	}
-	return checkJournalIn(g, tip, func(id gitstore.OID) bool { return isNew[id] }, manifests, verified, reads, nil)
-}
-
-// checkJournalWhere is checkJournal with the new commits given as a
-// predicate: a clone, whose store has no journal yet, passes one that holds
-// for every commit (everything reachable from tip is new), which is what
-// checkJournal does with the whole `git rev-list` of tip, without listing it.
-func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.OID) bool, manifests map[gitstore.OID]bool, verified verifiedSet) (failures []string, records []RunRef) {
-	return checkJournalIn(g, tip, isNew, manifests, verified, nil, nil)
+	return checkJournalWhere(g, tip, func(id gitstore.OID) bool { return isNew[id] }, manifests, verified, reads, nil)
 }
 
 // journalVerdict is a verdict record a journal's `record check` commit
@@ -387,12 +379,16 @@ type journalVerdict struct {
 	run              string
 }
 
-// checkJournalIn is checkJournalWhere, taking a verdict record a `record
-// check` commit names as read when reads holds it for that run; deferred,
-// when not nil, receives each other one unread (a clone decodes the chains
-// after the journal, and checks after them what they did not decode:
-// journalVerdictFailure), the walk going on as though it passed.
-func checkJournalIn(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.OID) bool, manifests map[gitstore.OID]bool, verified verifiedSet, reads decodedVerdicts, deferred *[]journalVerdict) (failures []string, records []RunRef) {
+// checkJournalWhere is checkJournal with the new commits given as a
+// predicate: a clone, whose store has no journal yet, passes one that holds
+// for every commit (everything reachable from tip is new), which is what
+// checkJournal does with the whole `git rev-list` of tip, without listing it.
+// A verdict record a `record check` commit names is taken as read when
+// reads holds it for that run; deferred, when not nil, receives each other
+// one unread (a clone decodes the chains after the journal, and checks
+// after them what they did not decode: journalVerdictFailure), the walk
+// going on as though it passed.
+func checkJournalWhere(g gitstore.Store, tip gitstore.OID, isNew func(gitstore.OID) bool, manifests map[gitstore.OID]bool, verified verifiedSet, reads decodedVerdicts, deferred *[]journalVerdict) (failures []string, records []RunRef) {
 	fail := func(id gitstore.OID, format string, args ...any) {
 		failures = append(failures, fmt.Sprintf("journal commit %s: %s", id, fmt.Sprintf(format, args...)))
 	}

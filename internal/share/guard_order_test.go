@@ -96,7 +96,7 @@ func TestPullCheckBehindFutureRun(t *testing.T) {
 	read := map[int]int{}
 	for _, k := range []int{40, 80} {
 		g := &countingGit{Store: p.s.Git()}
-		failures, records := checkJournalWhere(g, tips[k], func(gitstore.OID) bool { return true }, map[gitstore.OID]bool{}, verifiedSet{})
+		failures, records := checkJournalWhere(g, tips[k], func(gitstore.OID) bool { return true }, map[gitstore.OID]bool{}, verifiedSet{}, nil, nil)
 		if len(failures) > 0 || len(records) != k+2 {
 			t.Fatalf("check of %d runs: %v, %d records", k, failures, len(records))
 		}

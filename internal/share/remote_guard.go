@@ -292,6 +292,16 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 			heads = append(heads, in.New)
 		}
 	}
+	// the manifest each run ref pushed names, by run id (the last update
+	// of a name wins, as it lands), built once: the verdict chains' check
+	// below looked each up in every update, 10^10 comparisons for a first
+	// push of 10^5 runs
+	pushedRuns := map[string]gitstore.OID{}
+	for _, in := range updates {
+		if strings.HasPrefix(in.Ref, store.RunsPrefix) && in.New != "" {
+			pushedRuns[strings.TrimPrefix(in.Ref, store.RunsPrefix)] = in.New
+		}
+	}
 	// A journal records only runs a run ref names once the push lands, as
 	// pull and clone require (journalOrphans).
 	if journalRecords != nil {
@@ -304,10 +314,8 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 		for _, r := range have {
 			final[strings.TrimPrefix(r.Name, store.RunsPrefix)] = r.OID
 		}
-		for _, in := range updates {
-			if strings.HasPrefix(in.Ref, store.RunsPrefix) && in.New != "" {
-				final[strings.TrimPrefix(in.Ref, store.RunsPrefix)] = in.New
-			}
+		for id, m := range pushedRuns {
+			final[id] = m
 		}
 		for _, m := range final {
 			named[m] = true
@@ -331,10 +339,8 @@ func CheckIncoming(ctx context.Context, g gitstore.Store, t *gitstore.Transport,
 			no(in, "%v", err)
 			continue
 		}
-		for _, r := range updates {
-			if r.Ref == store.RunsPrefix+run && r.New != "" {
-				named = r.New
-			}
+		if m, ok := pushedRuns[run]; ok {
+			named = m
 		}
 		f, err := verdictManifests(run, verdictNew[run], verdictReads, named, func(gitstore.OID) bool { return false }, renames)
 		if err != nil {

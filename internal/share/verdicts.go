@@ -45,16 +45,13 @@ import (
 // manifest neither the store nor the remote holds is refused: it cannot be
 // judged, and the pull that later brings the manifest would not judge it
 // again. It returns the failures, each naming the run and the record.
-func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys *probe.Keys) ([]string, error) {
-	return incomingVerdicts(ctx, g, t, incoming, have, keys, nil)
-}
-
-// incomingVerdicts is checkIncomingVerdicts, decoding first every commit
-// incoming brings (decodeVerdictCommits) and adding each that passes to
-// reads, when not nil: the chain and journal checks of the pull's plan
-// then read none of them again. What fails to decode is the chain check's
-// to report (a record that does not decode ends the chain here).
-func incomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys *probe.Keys, reads decodedVerdicts) ([]string, error) {
+//
+// It decodes first every commit incoming brings (decodeVerdictCommits),
+// adding each that passes to reads, when not nil: the chain and journal
+// checks of the pull's plan then read none of them again. What fails to
+// decode is the chain check's to report (a record that does not decode
+// ends the chain here).
+func checkIncomingVerdicts(ctx context.Context, g gitstore.Store, t *gitstore.Transport, incoming, have map[string]gitstore.OID, keys *probe.Keys, reads decodedVerdicts) ([]string, error) {
 	manifests := map[string]*manifest.Manifest{} // by id, nil when it does not read
 	var failures []string
 	for _, run := range sortedKeys(incoming) {
@@ -312,7 +309,7 @@ func pullVerdictMACs(ctx context.Context, g gitstore.Store, t *gitstore.Transpor
 		return nil, err
 	}
 	reads := decodedVerdicts{}
-	failures, err := incomingVerdicts(ctx, g, t, rem, local, opts.ProbeKeys, reads)
+	failures, err := checkIncomingVerdicts(ctx, g, t, rem, local, opts.ProbeKeys, reads)
 	if err != nil {
 		return nil, fmt.Errorf("pull %s: %w", remote, err)
 	}

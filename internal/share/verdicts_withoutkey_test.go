@@ -223,7 +223,7 @@ func TestIncomingVerdictsTwoManifests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	failures, err := checkIncomingVerdicts(context.Background(), g, nil, map[string]gitstore.OID{"r1": tip}, nil, &keys)
+	failures, err := checkIncomingVerdicts(context.Background(), g, nil, map[string]gitstore.OID{"r1": tip}, nil, &keys, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

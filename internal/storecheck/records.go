@@ -197,7 +197,7 @@ func (c *checker) checkVerdicts(refs []gitstore.Ref) {
 				conflicts = map[string]*manifest.Manifest{}
 				refs, _ := c.g.Refs(store.ConflictRunsPrefix + run + "/")
 				for _, ref := range refs {
-					if string(ref.OID) == strings.TrimPrefix(ref.Name, store.ConflictRunsPrefix+run+"/") {
+					if ref.Name == store.ConflictRunRef(run, ref.OID) {
 						if cm, err := c.s.ManifestAt(ref.OID); err == nil && cm.ID == string(ref.OID) {
 							conflicts[cm.ID] = cm
 						}
