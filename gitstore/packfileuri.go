@@ -220,13 +220,7 @@ func firstEnv(names ...string) (string, bool) {
 
 // urlHost is the host of an http(s) URL, without user, port or brackets.
 func urlHost(url string) string {
-	_, rest, _ := strings.Cut(url, "://")
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-		rest = rest[i+1:]
-	}
+	rest := urlHostPort(url)
 	if h, _, err := net.SplitHostPort(rest); err == nil {
 		return h
 	}
