@@ -305,16 +305,19 @@ func adoptIncoming(incoming, objects string) error {
 		if err != nil {
 			return err
 		}
+		if len(files) == 0 {
+			continue
+		}
+		to := filepath.Join(objects, d.Name())
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			return err
+		}
 		for _, f := range files {
-			to := filepath.Join(objects, d.Name())
-			if err := os.MkdirAll(to, 0o755); err != nil {
-				return err
-			}
 			if _, err := moveIn(filepath.Join(incoming, d.Name(), f.Name()), filepath.Join(to, f.Name())); err != nil {
 				return err
 			}
-			looseDirs = append(looseDirs, to)
 		}
+		looseDirs = append(looseDirs, to)
 	}
 	if moved {
 		if err := syncDir(dest); err != nil {

@@ -67,11 +67,7 @@ func (t *Transport) fetchGuard(ctx context.Context, remote string) (opts, env []
 	opts = []string{"-c", "protocol.ftp.allow=never", "-c", "protocol.ftps.allow=never"}
 	url := remote
 	if !isHTTPURL(url) && CheckRemoteName(remote) == nil {
-		ask := t
-		if t.urlsFrom != nil {
-			ask = t.urlsFrom
-		}
-		if u, err := ask.RemoteFetchURL(ctx, remote); err == nil {
+		if u, err := t.configFrom().RemoteFetchURL(ctx, remote); err == nil {
 			url = u
 		}
 	}
@@ -131,10 +127,7 @@ type proxyGuard struct {
 // their store's transport (urlsFrom), whose configuration is the one the
 // user's git reads for the store.
 func (t *Transport) proxyGuard(ctx context.Context, url string) proxyGuard {
-	keep := t
-	if t.urlsFrom != nil {
-		keep = t.urlsFrom
-	}
+	keep := t.configFrom()
 	keep.urlsMu.Lock()
 	g, ok := keep.proxies[url]
 	keep.urlsMu.Unlock()
@@ -151,6 +144,16 @@ func (t *Transport) proxyGuard(ctx context.Context, url string) proxyGuard {
 	}
 	keep.urlsMu.Unlock()
 	return g
+}
+
+// configFrom is the transport whose configuration t's fetch guard reads
+// and whose answers it keeps: urlsFrom when set (a ref view's or the
+// probe's store), else t.
+func (t *Transport) configFrom() *Transport {
+	if t.urlsFrom != nil {
+		return t.urlsFrom
+	}
+	return t
 }
 
 // isHTTPURL reports whether url is an http:// or https:// URL.
@@ -220,13 +223,7 @@ func firstEnv(names ...string) (string, bool) {
 
 // urlHost is the host of an http(s) URL, without user, port or brackets.
 func urlHost(url string) string {
-	_, rest, _ := strings.Cut(url, "://")
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-		rest = rest[i+1:]
-	}
+	rest := urlHostPort(url)
 	if h, _, err := net.SplitHostPort(rest); err == nil {
 		return h
 	}

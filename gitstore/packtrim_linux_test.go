@@ -14,39 +14,9 @@ import (
 // its resident set). Each object is still read right.
 func TestLongReadGivesPackPagesBack(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	git(t, dir, "init", "--bare", "-q")
-	// 1,000 incompressible blobs of 8 KB: a pack of about 8 MB
-	contents := make([]string, 1000)
-	for i := range contents {
-		b := make([]byte, 8<<10)
-		rand.Read(b)
-		contents[i] = string(b)
-	}
-	ids := gitHashObjects(t, dir, contents)
-	var refs strings.Builder
-	for i, id := range ids {
-		fmt.Fprintf(&refs, "create refs/tags/b%d %s\n", i, id)
-	}
-	cmd := GitCommand(t, dir, "update-ref", "--stdin")
-	cmd.Stdin = strings.NewReader(refs.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git update-ref --stdin: %v\n%s", err, out)
-	}
-	git(t, dir, "repack", "-adq")
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	r := s.(*repo)
-	if _, err := r.Blob(ids[0]); err != nil { // the pack opened and listed
-		t.Fatal(err)
-	}
+	// a pack of about 8 MB
+	r, ids, contents := blobPack(t, 1000)
 	const bound = 1 << 20
-	if len(r.st.packs) != 1 || r.st.packs[0].mapped == nil {
-		t.Fatalf("want one mapped pack, have %d", len(r.st.packs))
-	}
 	p := r.st.packs[0]
 	p.trimAfter = bound
 	size := len(p.mapped)
@@ -76,38 +46,8 @@ func TestLongReadGivesPackPagesBack(t *testing.T) {
 // larger than the bound is.
 func TestSmallPackNeverTrimmed(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	git(t, dir, "init", "--bare", "-q")
-	// 200 incompressible blobs of 8 KB: a pack of about 1.6 MB
-	contents := make([]string, 200)
-	for i := range contents {
-		b := make([]byte, 8<<10)
-		rand.Read(b)
-		contents[i] = string(b)
-	}
-	ids := gitHashObjects(t, dir, contents)
-	var refs strings.Builder
-	for i, id := range ids {
-		fmt.Fprintf(&refs, "create refs/tags/b%d %s\n", i, id)
-	}
-	cmd := GitCommand(t, dir, "update-ref", "--stdin")
-	cmd.Stdin = strings.NewReader(refs.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git update-ref --stdin: %v\n%s", err, out)
-	}
-	git(t, dir, "repack", "-adq")
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	r := s.(*repo)
-	if _, err := r.Blob(ids[0]); err != nil { // the pack opened and listed
-		t.Fatal(err)
-	}
-	if len(r.st.packs) != 1 || r.st.packs[0].mapped == nil {
-		t.Fatalf("want one mapped pack, have %d", len(r.st.packs))
-	}
+	// a pack of about 1.6 MB
+	r, ids, contents := blobPack(t, 200)
 	p := r.st.packs[0]
 	files := int64(len(p.idx)) + p.packSize
 	// each pass counts about 200 x 88 KB, 17 MB: past the bound each time
@@ -131,4 +71,43 @@ func TestSmallPackNeverTrimmed(t *testing.T) {
 	if n := p.trims.Load(); n == 0 {
 		t.Errorf("a pack and index of %d bytes with a bound of %d were never trimmed", files, p.trimAfter)
 	}
+}
+
+// blobPack makes a bare repository whose one pack holds n incompressible
+// blobs of 8 KB, each named by a tag, and opens it: the store, its pack
+// opened, listed and mapped, the blobs' ids and their contents.
+func blobPack(t *testing.T, n int) (*repo, []OID, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "--bare", "-q")
+	contents := make([]string, n)
+	for i := range contents {
+		b := make([]byte, 8<<10)
+		rand.Read(b)
+		contents[i] = string(b)
+	}
+	ids := gitHashObjects(t, dir, contents)
+	var refs strings.Builder
+	for i, id := range ids {
+		fmt.Fprintf(&refs, "create refs/tags/b%d %s\n", i, id)
+	}
+	cmd := GitCommand(t, dir, "update-ref", "--stdin")
+	cmd.Stdin = strings.NewReader(refs.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git update-ref --stdin: %v\n%s", err, out)
+	}
+	git(t, dir, "repack", "-adq")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	r := s.(*repo)
+	if _, err := r.Blob(ids[0]); err != nil { // the pack opened and listed
+		t.Fatal(err)
+	}
+	if len(r.st.packs) != 1 || r.st.packs[0].mapped == nil {
+		t.Fatalf("want one mapped pack, have %d", len(r.st.packs))
+	}
+	return r, ids, contents
 }
