@@ -105,12 +105,16 @@ func runReceiptsVerifyClaims(_ context.Context, e *env, opts receiptsVerifyClaim
 			printClaims(rc.out, rep, opts.Strict)
 		}
 		if opts.Strict && rep.Strict() {
-			n := rep.Count(receipts.Fabricated) + rep.Count(receipts.Tampered) + rep.Count(receipts.UnknownKey)
+			n := 0 // the claims that fail it (Verdict.FailsStrict)
+			for _, c := range rep.Claims {
+				if c.Verdict.FailsStrict() {
+					n++
+				}
+			}
 			detail := fmt.Sprintf("%d fabricated, %d tampered, %d unknown key", rep.Count(receipts.Fabricated), rep.Count(receipts.Tampered), rep.Count(receipts.UnknownKey))
 			if o := rep.Count(receipts.OtherSession); o > 0 {
 				// said only when it counts: the line keeps its shape
 				// for the failures it named before session 30
-				n += o
 				detail += fmt.Sprintf(", %d other session", o)
 			}
 			return withCode(ExitMismatch, hint.With(
