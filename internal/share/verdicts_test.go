@@ -86,10 +86,7 @@ func rewriteTip(t testing.TB, p *project, run string, edit func(map[string]any))
 // seen, is refused as well (since session 30).
 func TestPullVerdictMACs(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	withKey := Options{ProbeKeys: &keys}
 	_, a, b := twoProjects(t)
 	probedRun(t, a, "r1", "policy")
@@ -191,12 +188,9 @@ func TestPullVerdictMACs(t *testing.T) {
 // hint, not reported as an edited record.
 func TestPullVerdictMACsUndecodable(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, b := pushedUndecodableVerdicts(t)
-	_, err = Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
+	_, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
 	if !errors.Is(err, ErrUnverified) || strings.Contains(err.Error(), "MAC") || strings.Contains(hint.Of(err), "edited") {
 		t.Fatalf("pull of an undecodable verdict record with the key: %v (hint %q), want the chain check's refusal", err, hint.Of(err))
 	}

@@ -21,6 +21,16 @@ import (
 	"github.com/readproof/readproof/probe"
 )
 
+// randomKeys returns new random probe keys.
+func randomKeys(t testing.TB) probe.Keys {
+	t.Helper()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
 // boundRun commits run id in p with one entry, doc, mounted as readproof
 // mounts it now: its probe session bound to its content, its delivered
 // hash the one keys give, so keys reproduce it.
@@ -90,14 +100,8 @@ func checkAs(t testing.TB, p *project, keys probe.Keys, run string, edit func(*s
 // a clone refuses what a pull refuses.
 func TestPullVerdictWithoutKey(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
-	madeUp, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
+	madeUp := randomKeys(t)
 	readVerified := func(v *store.VerdictEntry) { v.Verdict = string(probe.ReadVerified) }
 	for _, tc := range []struct {
 		name    string
@@ -192,10 +196,7 @@ func TestPullVerdictWithoutKey(t *testing.T) {
 // it passed).
 func TestIncomingVerdictsTwoManifests(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	p := newProject(t, map[string]string{"policy": "p\n", "runbook": "r\n"})
 	mb := probedRun(t, p, "r2", "runbook") // entry 0 mounted under no key of ours
 	ma := boundRun(t, p, keys, "r1", "policy")
@@ -256,10 +257,7 @@ func (c *verdictReads) BlobAtMost(id gitstore.OID, most int64) ([]byte, error) {
 // commits name) is made beforehand, as precheckClone makes it.
 func TestCloneReadsVerdictsOnce(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, a, b := twoProjects(t)
 	boundRun(t, a, keys, "r1", "policy")
 	checkAs(t, a, keys, "r1", func(*store.VerdictEntry) {})
@@ -306,10 +304,7 @@ func TestCloneReadsVerdictsOnce(t *testing.T) {
 // store broken. Before session 30's re-read the record was adopted.
 func TestPullVerdictBeforeItsManifest(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, a, b := twoProjects(t)
 	boundRun(t, a, keys, "r1", "policy")
 	rec := checkAs(t, a, probe.Keys{}, "r1", func(v *store.VerdictEntry) { v.Verdict = string(probe.ReadVerified) })
@@ -328,7 +323,7 @@ func TestPullVerdictBeforeItsManifest(t *testing.T) {
 	}
 	// with the run, the same record is judged with its manifest
 	mustPush(t, a, "origin")
-	_, err = Pull(context.Background(), b.s, "origin", Options{})
+	_, err := Pull(context.Background(), b.s, "origin", Options{})
 	if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), "carries no MAC, but entry 0 of manifest") {
 		t.Fatalf("pull of the run and its chain: %v; want the record refused", err)
 	}
