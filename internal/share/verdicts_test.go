@@ -2,11 +2,8 @@ package share
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,29 +14,13 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/testproc"
-	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
 
 // checkKeyed records one check of run in p, authenticated under keys.
 func checkKeyed(t testing.TB, p *project, keys probe.Keys, run, verdict string, at time.Time) *store.VerdictRecord {
 	t.Helper()
-	sum := sha256.Sum256([]byte("answer"))
-	r, err := p.s.RecordVerdictsWithKey(run, keys, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
-		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: at, Check: 1}
-		if prev != nil {
-			r.Check = prev.Check + 1
-		}
-		for _, e := range m.Entries {
-			r.Entries = append(r.Entries, store.VerdictEntry{Position: e.Position, URI: e.URI, Session: fmt.Sprintf("%s.%d", run, e.Position),
-				Verdict: verdict, Reason: "test", Bucket: e.Probe.Bucket, AnswerSHA256: "sha256:" + hex.EncodeToString(sum[:])})
-		}
-		return r, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return checkAt(t, p, keys, run, func() time.Time { return at }, func(v *store.VerdictEntry) { v.Verdict = verdict })
 }
 
 // rewriteTip replaces the tip of run's verdict chain in p by a commit with

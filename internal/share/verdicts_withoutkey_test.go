@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
@@ -62,12 +63,19 @@ func boundRun(t testing.TB, p *project, keys probe.Keys, id, doc string) *manife
 }
 
 // checkAs records one check of run in p under keys (none: no MAC), each
-// entry's verdict set by edit.
+// entry's verdict set by edit, checked at the project's clock.
 func checkAs(t testing.TB, p *project, keys probe.Keys, run string, edit func(*store.VerdictEntry)) *store.VerdictRecord {
+	t.Helper()
+	return checkAt(t, p, keys, run, p.clock, edit)
+}
+
+// checkAt is checkAs checked at the time at gives (asked as the record is
+// made): each entry HALLUCINATED, then edited by edit.
+func checkAt(t testing.TB, p *project, keys probe.Keys, run string, at func() time.Time, edit func(*store.VerdictEntry)) *store.VerdictRecord {
 	t.Helper()
 	sum := sha256.Sum256([]byte("answer"))
 	r, err := p.s.RecordVerdictsWithKey(run, keys, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
-		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: p.clock(), Check: 1}
+		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: at(), Check: 1}
 		if prev != nil {
 			r.Check = prev.Check + 1
 		}
