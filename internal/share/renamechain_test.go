@@ -20,10 +20,7 @@ import (
 // pull and a guarded remote, with its MAC intact.
 func TestRenameVouchesOnlyForItsOwnChain(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, a, b := twoProjects(t)
 	boundRun(t, a, keys, "r1", "policy")
 	m2 := boundRun(t, a, keys, "r2", "policy")
@@ -46,7 +43,7 @@ func TestRenameVouchesOnlyForItsOwnChain(t *testing.T) {
 	}
 	mustPush(t, a, "origin") // the bare server has no hook
 	before := allRefs(t, b.path())
-	_, err = Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
+	_, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("verdict record %s of run r1 (check 2) %s", planted, want)) {
 		t.Fatalf("pull of record %s: %v; want it refused as naming %s", planted, err, m2.ID)
 	}
@@ -75,10 +72,7 @@ func TestRenameVouchesOnlyForItsOwnChain(t *testing.T) {
 // refuse it.
 func TestPlantedRenameVouchesForNothing(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, a, b := twoProjects(t)
 	boundRun(t, a, keys, "r1", "policy")
 	m2 := boundRun(t, a, keys, "r2", "policy")

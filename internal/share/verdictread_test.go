@@ -47,10 +47,7 @@ func (c *recordReads) BlobAtMost(id gitstore.OID, most int64) ([]byte, error) {
 // reads none of them again.
 func TestPullReadsVerdictsOnce(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	srv, a, _ := twoProjects(t)
 	for _, run := range []string{"r1", "r2"} {
 		boundRun(t, a, keys, run, "policy")
@@ -155,10 +152,7 @@ func plantRecord(t *testing.T, p *project, keys probe.Keys, run string, check in
 // verify` reports it broken. Before session 31 both adopted it.
 func TestPullVerdictOfAnotherManifest(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	srv, a, b := twoProjects(t)
 	boundRun(t, a, keys, "r1", "policy")
 	m2 := boundRun(t, a, keys, "r2", "policy")
@@ -196,10 +190,7 @@ func TestPullVerdictOfAnotherManifest(t *testing.T) {
 // pull that passed.
 func TestPullVerdictOfConflictVerifies(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, a, b := twoProjects(t)
 	ma := boundRun(t, a, keys, "x", "policy")
 	mb := boundRun(t, b, keys, "x", "runbook")
@@ -242,10 +233,7 @@ func TestPullVerdictOfConflictVerifies(t *testing.T) {
 // refused. A record of the run's manifest pushed after it is taken.
 func TestGuardRefusesVerdictOfAnotherManifest(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	u := guardedRemote(t, t.TempDir(), "shared.git")
 	a := newProject(t, map[string]string{"policy": "p\n"})
 	addRemote(t, a, "origin", u)
@@ -278,10 +266,7 @@ func TestGuardRefusesVerdictOfAnotherManifest(t *testing.T) {
 // pull and clone from the remote refused it.
 func TestPushLeavesConflictVerdictsOut(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	srv, a, b := twoProjects(t)
 	boundRun(t, a, keys, "x", "policy")
 	boundRun(t, b, keys, "x", "runbook")
@@ -313,10 +298,7 @@ func TestPushLeavesConflictVerdictsOut(t *testing.T) {
 // kept 14.2 MB (142 bytes a record), now 9.9 MB (99 bytes).
 func TestDecodedVerdictsShareManifest(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	p := newProject(t, map[string]string{"policy": "p\n"})
 	boundRun(t, p, keys, "r1", "policy")
 	for range 3 {

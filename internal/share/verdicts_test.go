@@ -2,11 +2,8 @@ package share
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,29 +14,13 @@ import (
 	"github.com/readproof/readproof/internal/hint"
 	"github.com/readproof/readproof/internal/store"
 	"github.com/readproof/readproof/internal/testproc"
-	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
 
 // checkKeyed records one check of run in p, authenticated under keys.
 func checkKeyed(t testing.TB, p *project, keys probe.Keys, run, verdict string, at time.Time) *store.VerdictRecord {
 	t.Helper()
-	sum := sha256.Sum256([]byte("answer"))
-	r, err := p.s.RecordVerdictsWithKey(run, keys, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
-		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: at, Check: 1}
-		if prev != nil {
-			r.Check = prev.Check + 1
-		}
-		for _, e := range m.Entries {
-			r.Entries = append(r.Entries, store.VerdictEntry{Position: e.Position, URI: e.URI, Session: fmt.Sprintf("%s.%d", run, e.Position),
-				Verdict: verdict, Reason: "test", Bucket: e.Probe.Bucket, AnswerSHA256: "sha256:" + hex.EncodeToString(sum[:])})
-		}
-		return r, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return checkAt(t, p, keys, run, func() time.Time { return at }, func(v *store.VerdictEntry) { v.Verdict = verdict })
 }
 
 // rewriteTip replaces the tip of run's verdict chain in p by a commit with
@@ -86,10 +67,7 @@ func rewriteTip(t testing.TB, p *project, run string, edit func(map[string]any))
 // seen, is refused as well (since session 30).
 func TestPullVerdictMACs(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	withKey := Options{ProbeKeys: &keys}
 	_, a, b := twoProjects(t)
 	probedRun(t, a, "r1", "policy")
@@ -191,12 +169,9 @@ func TestPullVerdictMACs(t *testing.T) {
 // hint, not reported as an edited record.
 func TestPullVerdictMACsUndecodable(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, b := pushedUndecodableVerdicts(t)
-	_, err = Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
+	_, err := Pull(context.Background(), b.s, "origin", Options{ProbeKeys: &keys})
 	if !errors.Is(err, ErrUnverified) || strings.Contains(err.Error(), "MAC") || strings.Contains(hint.Of(err), "edited") {
 		t.Fatalf("pull of an undecodable verdict record with the key: %v (hint %q), want the chain check's refusal", err, hint.Of(err))
 	}

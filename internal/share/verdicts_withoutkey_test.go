@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/readproof/readproof/gitstore"
 	"github.com/readproof/readproof/internal/hint"
@@ -20,6 +21,16 @@ import (
 	"github.com/readproof/readproof/manifest"
 	"github.com/readproof/readproof/probe"
 )
+
+// randomKeys returns new random probe keys.
+func randomKeys(t testing.TB) probe.Keys {
+	t.Helper()
+	keys, err := probe.NewRandomKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
 
 // boundRun commits run id in p with one entry, doc, mounted as readproof
 // mounts it now: its probe session bound to its content, its delivered
@@ -52,12 +63,19 @@ func boundRun(t testing.TB, p *project, keys probe.Keys, id, doc string) *manife
 }
 
 // checkAs records one check of run in p under keys (none: no MAC), each
-// entry's verdict set by edit.
+// entry's verdict set by edit, checked at the project's clock.
 func checkAs(t testing.TB, p *project, keys probe.Keys, run string, edit func(*store.VerdictEntry)) *store.VerdictRecord {
+	t.Helper()
+	return checkAt(t, p, keys, run, p.clock, edit)
+}
+
+// checkAt is checkAs checked at the time at gives (asked as the record is
+// made): each entry HALLUCINATED, then edited by edit.
+func checkAt(t testing.TB, p *project, keys probe.Keys, run string, at func() time.Time, edit func(*store.VerdictEntry)) *store.VerdictRecord {
 	t.Helper()
 	sum := sha256.Sum256([]byte("answer"))
 	r, err := p.s.RecordVerdictsWithKey(run, keys, func(m *manifest.Manifest, prev *store.VerdictRecord) (*store.VerdictRecord, error) {
-		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: p.clock(), Check: 1}
+		r := &store.VerdictRecord{Format: store.VerdictsFormat, RunID: run, ManifestID: m.ID, CheckedAt: at(), Check: 1}
 		if prev != nil {
 			r.Check = prev.Check + 1
 		}
@@ -90,14 +108,8 @@ func checkAs(t testing.TB, p *project, keys probe.Keys, run string, edit func(*s
 // a clone refuses what a pull refuses.
 func TestPullVerdictWithoutKey(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
-	madeUp, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
+	madeUp := randomKeys(t)
 	readVerified := func(v *store.VerdictEntry) { v.Verdict = string(probe.ReadVerified) }
 	for _, tc := range []struct {
 		name    string
@@ -192,10 +204,7 @@ func TestPullVerdictWithoutKey(t *testing.T) {
 // it passed).
 func TestIncomingVerdictsTwoManifests(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	p := newProject(t, map[string]string{"policy": "p\n", "runbook": "r\n"})
 	mb := probedRun(t, p, "r2", "runbook") // entry 0 mounted under no key of ours
 	ma := boundRun(t, p, keys, "r1", "policy")
@@ -256,10 +265,7 @@ func (c *verdictReads) BlobAtMost(id gitstore.OID, most int64) ([]byte, error) {
 // commits name) is made beforehand, as precheckClone makes it.
 func TestCloneReadsVerdictsOnce(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, a, b := twoProjects(t)
 	boundRun(t, a, keys, "r1", "policy")
 	checkAs(t, a, keys, "r1", func(*store.VerdictEntry) {})
@@ -306,10 +312,7 @@ func TestCloneReadsVerdictsOnce(t *testing.T) {
 // store broken. Before session 30's re-read the record was adopted.
 func TestPullVerdictBeforeItsManifest(t *testing.T) {
 	t.Parallel()
-	keys, err := probe.NewRandomKeys()
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := randomKeys(t)
 	_, a, b := twoProjects(t)
 	boundRun(t, a, keys, "r1", "policy")
 	rec := checkAs(t, a, probe.Keys{}, "r1", func(v *store.VerdictEntry) { v.Verdict = string(probe.ReadVerified) })
@@ -328,7 +331,7 @@ func TestPullVerdictBeforeItsManifest(t *testing.T) {
 	}
 	// with the run, the same record is judged with its manifest
 	mustPush(t, a, "origin")
-	_, err = Pull(context.Background(), b.s, "origin", Options{})
+	_, err := Pull(context.Background(), b.s, "origin", Options{})
 	if !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), "carries no MAC, but entry 0 of manifest") {
 		t.Fatalf("pull of the run and its chain: %v; want the record refused", err)
 	}
