@@ -87,14 +87,12 @@ func packfileURIHTTP(t *testing.T, root string, inject bool, pack http.Handler) 
 // no request at all. From the same repositories without the offer, each
 // fetch works.
 // packURIOffer makes the repository up whose upload-pack names, for its
-// one large blob, a pack at the URL of an httptest server on 127.0.0.1
-// (written "localhost", so that an error naming it is told apart from one
-// naming the remote, 127.0.0.1), standing for an address inside the
-// network of the machine that pulls; asked counts the requests it
-// receives; inner is its URL.
-func packURIOffer(t *testing.T) (up, inner string, asked *atomic.Int64) {
-	up = manyBlobs(t, 1, 32<<10)
-	blob := mirrorGit(t, up, "rev-parse", "main:noise.bin")
+// blobURIPack writes a pack holding only the blob noise.bin at the tip
+// of up's main, as a remote offers by uploadpack.blobPackfileUri: blob
+// is the blob's name, hash the pack's and pack its bytes.
+func blobURIPack(t *testing.T, up string) (blob, hash string, pack []byte) {
+	t.Helper()
+	blob = mirrorGit(t, up, "rev-parse", "main:noise.bin")
 	git, err := findGit()
 	if err != nil {
 		t.Skip("git is not installed")
@@ -108,11 +106,22 @@ func packURIOffer(t *testing.T) (up, inner string, asked *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash := strings.TrimSpace(string(out))
-	pack, err := os.ReadFile(filepath.Join(docs, "uri-"+hash+".pack"))
+	hash = strings.TrimSpace(string(out))
+	pack, err = os.ReadFile(filepath.Join(docs, "uri-"+hash+".pack"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return blob, hash, pack
+}
+
+// one large blob, a pack at the URL of an httptest server on 127.0.0.1
+// (written "localhost", so that an error naming it is told apart from one
+// naming the remote, 127.0.0.1), standing for an address inside the
+// network of the machine that pulls; asked counts the requests it
+// receives; inner is its URL.
+func packURIOffer(t *testing.T) (up, inner string, asked *atomic.Int64) {
+	up = manyBlobs(t, 1, 32<<10)
+	blob, hash, pack := blobURIPack(t, up)
 	asked = new(atomic.Int64)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked.Add(1)
