@@ -229,7 +229,16 @@ func TestFetchRefusesPackfileURIsNoProxy(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
 	t.Setenv("NO_PROXY", "localhost,127.0.0.1")
 	t.Setenv("no_proxy", "localhost,127.0.0.1")
-	for i, url := range []string{packfileURIHTTP(t, root, true, nil) + "/up/.git", packfileURIHTTP(t, root, false, nil) + "/up/.git"} {
+	fetchOfferThenPlain(t, asked, packfileURIHTTP(t, root, true, nil)+"/up/.git", packfileURIHTTP(t, root, false, nil)+"/up/.git")
+}
+
+// fetchOfferThenPlain fetches into a new store first from offering, a
+// remote that answers with a pack URL, which must fail with
+// ErrPackfileURI, then from plain, the same remote offering none, which
+// must not fail; neither may send a request to the pack URL (asked).
+func fetchOfferThenPlain(t *testing.T, asked *atomic.Int64, offering, plain string) {
+	t.Helper()
+	for i, url := range []string{offering, plain} {
 		s := NewTestStore(t)
 		tr, err := NewTransport(s.Path(), TransportOptions{})
 		if err != nil {
@@ -357,22 +366,7 @@ func TestFetchRefusesPackfileURIsAllowProtocol(t *testing.T) {
 	up, _, asked := packURIOffer(t)
 	daemon := serveGitDaemon(t, filepath.Dir(up))
 	t.Setenv("GIT_ALLOW_PROTOCOL", "file:git:http:https")
-	for i, url := range []string{"git://" + packfileURIFront(t, daemon) + "/up", "git://" + daemon + "/up"} {
-		s := NewTestStore(t)
-		tr, err := NewTransport(s.Path(), TransportOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
-		if n := asked.Load(); n != 0 {
-			t.Fatalf("the address the remote named received %d requests", n)
-		}
-		if offer := i == 0; offer && !errors.Is(err, ErrPackfileURI) {
-			t.Errorf("fetch from a remote that answers with a pack URL: got %v, want ErrPackfileURI", err)
-		} else if !offer && err != nil {
-			t.Errorf("fetch from a remote that offers no pack URL: %v", err)
-		}
-	}
+	fetchOfferThenPlain(t, asked, "git://"+packfileURIFront(t, daemon)+"/up", "git://"+daemon+"/up")
 }
 
 // TestFetchGuardKeepsPasswordsOffArgv: a CI runner's git configuration
