@@ -155,7 +155,7 @@ func incomingFiles(gitDir string, skip map[string]bool) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range entries {
 		n := e.Name()
-		incoming := isGitTemp(n) || strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".pack.temp")
+		incoming := isGitTemp(n) || isPackDownload(n)
 		if !incoming || e.IsDir() {
 			continue
 		}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -236,25 +235,7 @@ func packfileURIFront(t *testing.T, target string) string {
 func TestFetchBoundMeasuresPackfileURIs(t *testing.T) {
 	t.Parallel()
 	up := manyBlobs(t, 1, 1<<20)
-	blob := mirrorGit(t, up, "rev-parse", "main:noise.bin")
-	git, err := findGit()
-	if err != nil {
-		t.Skip("git is not installed")
-	}
-	docs := t.TempDir()
-	cmd := exec.Command(git, "pack-objects", filepath.Join(docs, "uri"))
-	cmd.Dir = up
-	cmd.Env = append(gitEnv(), "HOME="+up)
-	cmd.Stdin = strings.NewReader(blob + "\n")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hash := strings.TrimSpace(string(out))
-	pack, err := os.ReadFile(filepath.Join(docs, "uri-"+hash+".pack"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob, hash, pack := blobURIPack(t, up)
 	var sent atomic.Int64
 	// on the remote's own server: a pack URL elsewhere is refused before
 	// anything is downloaded (TestFetchRefusesPackfileURIs)

@@ -269,7 +269,7 @@ func (m *Mirror) Fetch(ctx context.Context) (err error) {
 		}
 		if err == nil {
 			var f *os.File
-			f, err = receivePackChained(m.dir, demux(req.Capabilities, resp), bounds, mirrorChainBound(m.opts, bounds))
+			f, err = receivePackBounded(m.dir, demux(req.Capabilities, resp), bounds, mirrorChainBound(m.opts, bounds))
 			if ls, ok := sess.(*localSession); ok && err != nil {
 				// a refused pack is not read to its end: upload-pack (or
 				// the connection) is stopped, not waited for while it

@@ -292,11 +292,17 @@ func packTemps(objects string) map[string]bool {
 	dir := filepath.Join(objects, "pack")
 	names, _ := readDirNames(dir)
 	for _, n := range names {
-		if strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".pack.temp") {
+		if isPackDownload(n) {
 			out[filepath.Join(dir, n)] = true
 		}
 	}
 	return out
+}
+
+// isPackDownload is whether n names a pack git http-fetch is downloading
+// by its URL (pack-HASH.pack.temp).
+func isPackDownload(n string) bool {
+	return strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".pack.temp")
 }
 
 // removeFetchKeeps removes the .keep files in the object directory's

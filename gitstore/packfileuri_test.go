@@ -87,14 +87,12 @@ func packfileURIHTTP(t *testing.T, root string, inject bool, pack http.Handler) 
 // no request at all. From the same repositories without the offer, each
 // fetch works.
 // packURIOffer makes the repository up whose upload-pack names, for its
-// one large blob, a pack at the URL of an httptest server on 127.0.0.1
-// (written "localhost", so that an error naming it is told apart from one
-// naming the remote, 127.0.0.1), standing for an address inside the
-// network of the machine that pulls; asked counts the requests it
-// receives; inner is its URL.
-func packURIOffer(t *testing.T) (up, inner string, asked *atomic.Int64) {
-	up = manyBlobs(t, 1, 32<<10)
-	blob := mirrorGit(t, up, "rev-parse", "main:noise.bin")
+// blobURIPack writes a pack holding only the blob noise.bin at the tip
+// of up's main, as a remote offers by uploadpack.blobPackfileUri: blob
+// is the blob's name, hash the pack's and pack its bytes.
+func blobURIPack(t *testing.T, up string) (blob, hash string, pack []byte) {
+	t.Helper()
+	blob = mirrorGit(t, up, "rev-parse", "main:noise.bin")
 	git, err := findGit()
 	if err != nil {
 		t.Skip("git is not installed")
@@ -108,11 +106,22 @@ func packURIOffer(t *testing.T) (up, inner string, asked *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash := strings.TrimSpace(string(out))
-	pack, err := os.ReadFile(filepath.Join(docs, "uri-"+hash+".pack"))
+	hash = strings.TrimSpace(string(out))
+	pack, err = os.ReadFile(filepath.Join(docs, "uri-"+hash+".pack"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return blob, hash, pack
+}
+
+// one large blob, a pack at the URL of an httptest server on 127.0.0.1
+// (written "localhost", so that an error naming it is told apart from one
+// naming the remote, 127.0.0.1), standing for an address inside the
+// network of the machine that pulls; asked counts the requests it
+// receives; inner is its URL.
+func packURIOffer(t *testing.T) (up, inner string, asked *atomic.Int64) {
+	up = manyBlobs(t, 1, 32<<10)
+	blob, hash, pack := blobURIPack(t, up)
 	asked = new(atomic.Int64)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked.Add(1)
@@ -220,7 +229,16 @@ func TestFetchRefusesPackfileURIsNoProxy(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
 	t.Setenv("NO_PROXY", "localhost,127.0.0.1")
 	t.Setenv("no_proxy", "localhost,127.0.0.1")
-	for i, url := range []string{packfileURIHTTP(t, root, true, nil) + "/up/.git", packfileURIHTTP(t, root, false, nil) + "/up/.git"} {
+	fetchOfferThenPlain(t, asked, packfileURIHTTP(t, root, true, nil)+"/up/.git", packfileURIHTTP(t, root, false, nil)+"/up/.git")
+}
+
+// fetchOfferThenPlain fetches into a new store first from offering, a
+// remote that answers with a pack URL, which must fail with
+// ErrPackfileURI, then from plain, the same remote offering none, which
+// must not fail; neither may send a request to the pack URL (asked).
+func fetchOfferThenPlain(t *testing.T, asked *atomic.Int64, offering, plain string) {
+	t.Helper()
+	for i, url := range []string{offering, plain} {
 		s := NewTestStore(t)
 		tr, err := NewTransport(s.Path(), TransportOptions{})
 		if err != nil {
@@ -348,22 +366,7 @@ func TestFetchRefusesPackfileURIsAllowProtocol(t *testing.T) {
 	up, _, asked := packURIOffer(t)
 	daemon := serveGitDaemon(t, filepath.Dir(up))
 	t.Setenv("GIT_ALLOW_PROTOCOL", "file:git:http:https")
-	for i, url := range []string{"git://" + packfileURIFront(t, daemon) + "/up", "git://" + daemon + "/up"} {
-		s := NewTestStore(t)
-		tr, err := NewTransport(s.Path(), TransportOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = tr.Fetch(context.Background(), url, []string{"+refs/heads/*:refs/readproof-remotes/up/*"})
-		if n := asked.Load(); n != 0 {
-			t.Fatalf("the address the remote named received %d requests", n)
-		}
-		if offer := i == 0; offer && !errors.Is(err, ErrPackfileURI) {
-			t.Errorf("fetch from a remote that answers with a pack URL: got %v, want ErrPackfileURI", err)
-		} else if !offer && err != nil {
-			t.Errorf("fetch from a remote that offers no pack URL: %v", err)
-		}
-	}
+	fetchOfferThenPlain(t, asked, "git://"+packfileURIFront(t, daemon)+"/up", "git://"+daemon+"/up")
 }
 
 // TestFetchGuardKeepsPasswordsOffArgv: a CI runner's git configuration

@@ -113,21 +113,15 @@ const maxPackTrailer = 64 << 10
 // inflates each object whole, so the check cannot run beside it. The
 // caller closes and removes the file.
 func receivePack(dir string, r io.Reader, max int64) (_ *os.File, err error) {
-	return receivePackBounded(dir, r, packBounds{object: max, bytes: math.MaxInt64, objects: math.MaxInt64})
+	return receivePackBounded(dir, r, packBounds{object: max, bytes: math.MaxInt64, objects: math.MaxInt64}, 0)
 }
 
 // receivePackBounded is receivePack under all of b: besides each object's
 // size, the pack's number of objects, refused from its header before an
 // entry is read, and its bytes, refused as soon as one more than b.bytes
-// has arrived (ErrRepoTooLarge).
-func receivePackBounded(dir string, r io.Reader, b packBounds) (_ *os.File, err error) {
-	return receivePackChained(dir, r, b, 0)
-}
-
-// receivePackChained is receivePackBounded that also refuses a delta
-// whose chain makes more than chain bytes (ErrDeltaChainTooLarge; 0: no
-// bound).
-func receivePackChained(dir string, r io.Reader, b packBounds, chain int64) (_ *os.File, err error) {
+// has arrived (ErrRepoTooLarge); and a delta whose chain makes more than
+// chain bytes (ErrDeltaChainTooLarge; 0: no bound).
+func receivePackBounded(dir string, r io.Reader, b packBounds, chain int64) (_ *os.File, err error) {
 	f, err := os.CreateTemp(dir, receivedPrefix)
 	if err != nil {
 		return nil, err

@@ -140,13 +140,11 @@ func hostKeyAlgorithmsGo() []string {
 }
 
 // algorithmKeyType is the key type an algorithm signs with: an RSA key's
-// for rsa-sha2-256 and rsa-sha2-512, and an RSA certificate's for theirs.
+// for rsa-sha2-256 and rsa-sha2-512, and an RSA certificate's for theirs
+// (rsaTypeNames).
 func algorithmKeyType(a string) string {
-	switch a {
-	case ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSASHA512:
-		return ssh.KeyAlgoRSA
-	case ssh.CertAlgoRSASHA256v01, ssh.CertAlgoRSASHA512v01:
-		return ssh.CertAlgoRSAv01
+	if t, ok := rsaTypeNames[a]; ok {
+		return t
 	}
 	return a
 }
